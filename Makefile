@@ -1,0 +1,18 @@
+# The two commands a newcomer runs (see README):
+#   make demo   set up .venv and attribute a real answer with the embedded model
+#   make test   set up .venv (+ dev tools, integrations, vLLM) and run lint, types and tests
+.PHONY: demo test lint
+
+demo:
+	scripts/setup.sh demo
+	.venv/bin/camab demo
+
+lint:
+	.venv/bin/ruff check camab_rag tests integrations benchmarks cookbook
+	.venv/bin/ruff format --check camab_rag tests integrations benchmarks cookbook
+	.venv/bin/mypy camab_rag
+
+test:
+	scripts/setup.sh test
+	$(MAKE) lint
+	scripts/run_tests.sh

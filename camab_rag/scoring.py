@@ -1,0 +1,95 @@
+"""The scorer protocol: the only way the engine talks to a language model.
+
+A scorer returns the per-token log-probabilities of a *given* response under a *given*
+prompt (teacher forcing), for a batch of requests at once. Real scorers live in
+:mod:`camab_rag.scorers`; the engine never calls a model directly.
+
+A prompt is either plain text (used verbatim, no chat template) or a list of chat
+messages ``{"role": ..., "content": ...}`` that the scorer renders with its model's chat
+template, appending the response as the assistant's turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, Union, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+ChatMessage = Mapping[str, str]
+"""One chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
+
+Prompt = Union[str, Sequence[ChatMessage]]
+"""Plain text (scored verbatim) or a list of chat messages (scored with a chat template)."""
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    """Score ``response`` as the continuation of ``prompt``."""
+
+    prompt: Prompt
+    response: str
+
+
+@dataclass(frozen=True)
+class ResponseLogprobs:
+    """Teacher-forced log-probabilities of the response tokens.
+
+    Attributes:
+        logprobs: shape ``(T,)``, natural-log probability of each response token.
+        token_offsets: shape ``(T,)``, character offset in the response where each token
+            starts (used to restrict a reward to one answer sentence).
+        tokens: the decoded text of each token (for display and checks).
+        prompt_tokens: number of tokens the model processed before the response
+            (for cost reports).
+    """
+
+    logprobs: NDArray[np.float64]
+    token_offsets: NDArray[np.int64]
+    tokens: tuple[str, ...] = ()
+    prompt_tokens: int = 0
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.logprobs.ndim != 1 or self.token_offsets.shape != self.logprobs.shape:
+            raise ValueError(
+                "ResponseLogprobs: logprobs and token_offsets must be 1-D arrays of equal "
+                f"length, got shapes {self.logprobs.shape} and {self.token_offsets.shape}"
+            )
+        if self.logprobs.size == 0:
+            raise ValueError("ResponseLogprobs: the response has no tokens to score")
+        if not np.all(np.isfinite(self.logprobs)):
+            raise ValueError("ResponseLogprobs: a token log-probability is not finite")
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """Anything that scores a batch of (prompt, response) pairs.
+
+    ``score`` and ``ascore`` return one :class:`ResponseLogprobs` per request, in order.
+    """
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]: ...
+
+    async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]: ...
+
+
+class BaseScorer:
+    """Convenience base: implement ``score``; ``ascore`` runs it in a worker thread."""
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        raise NotImplementedError
+
+    async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        return await asyncio.to_thread(self.score, requests)
+
+
+@runtime_checkable
+class TextGenerator(Protocol):
+    """A model that can answer a prompt (greedy decoding), used to produce and regenerate
+    responses. Real scorers usually implement this too."""
+
+    def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]: ...

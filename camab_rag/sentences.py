@@ -1,0 +1,77 @@
+"""Rule-based sentence splitting that works across scripts.
+
+Handles Latin, Cyrillic, Arabic (``؟`` ``۔``), Bengali/Devanagari (``।`` ``॥``), CJK
+full-width marks and Korean/Telugu/Finnish/Indonesian/Swahili text that ends sentences with
+``.``, ``!`` or ``?``. A boundary is a terminator (plus any closing quotes/brackets)
+followed by whitespace, or a line break. Common abbreviations, initials and decimal
+numbers do not end a sentence. Spans are character offsets into the original text, so the
+sentences always map back to their source.
+"""
+
+from __future__ import annotations
+
+import re
+
+_TERMINATORS = ".!?…。！？؟۔।॥።"
+_CLOSERS = "\"'”’»)]}》」』"
+# A terminator run, any closers, then whitespace (or a CJK terminator needing no space).
+_BOUNDARY = re.compile(
+    rf"(?:[{re.escape(_TERMINATORS)}]+[{re.escape(_CLOSERS)}]*(?=\s)"
+    rf"|[。！？]+[{re.escape(_CLOSERS)}]*"
+    rf"|\n\s*\n"
+    rf"|\n)"
+)
+_ABBREVIATIONS = frozenset(
+    """mr mrs ms dr prof sr jr st mt vs etc eg ie al fig no nos vol pp approx dept est
+    inc ltd co corp gen gov sen rep col lt sgt capt jan feb mar apr jun jul aug sep sept
+    oct nov dec u.s u.k e.g i.e a.m p.m ca cf op ed eds
+    г гг ул им т.е т.д др проф стр см""".split()
+)
+
+
+def _is_false_boundary(text: str, end: int) -> bool:
+    """True when the '.' ending at ``end`` belongs to an abbreviation or an initial."""
+    if text[end - 1] != ".":
+        return False
+    start = end - 1
+    while start > 0 and not text[start - 1].isspace() and text[start - 1] not in "([\"'":
+        start -= 1
+    word = text[start : end - 1].lower()
+    if not word:
+        return False
+    if word in _ABBREVIATIONS:
+        return True
+    # A single letter initial ("J. R. R. Tolkien"), but not a lone pronoun-like word.
+    if len(word) == 1 and word.isalpha() and word not in {"i", "a"}:
+        following = text[end:].lstrip()
+        return bool(following) and following[0].isupper()
+    return False
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Split ``text`` into sentences; return ``(start, end)`` character spans.
+
+    Leading and trailing whitespace is excluded from each span; the text between spans is
+    only whitespace, so ``text[s:e]`` over the spans, joined by the original separators,
+    reproduces ``text``. Text with no boundary is one sentence; empty or blank text gives
+    no sentences.
+    """
+    spans: list[tuple[int, int]] = []
+    cursor = 0
+    for match in _BOUNDARY.finditer(text):
+        end = match.end()
+        if match.group().strip() and _is_false_boundary(text, end):
+            continue
+        _append_span(text, cursor, end, spans)
+        cursor = end
+    _append_span(text, cursor, len(text), spans)
+    return spans
+
+
+def _append_span(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if end > start:
+        spans.append((start, end))

