@@ -7,6 +7,7 @@ command that produced it. Figures are never typed by hand.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import platform
 import re
@@ -20,10 +21,8 @@ BENCHMARKS_MD = Path(__file__).resolve().parent.parent / "BENCHMARKS.md"
 def command_line() -> str:
     """The command that is running, as a user would type it from the repository root."""
     script = Path(sys.argv[0])
-    try:
+    with contextlib.suppress(ValueError):  # a script outside the repository keeps its path
         script = script.resolve().relative_to(BENCHMARKS_MD.parent)
-    except ValueError:
-        pass
     return " ".join([".venv/bin/python", shlex.quote(str(script)), *map(shlex.quote, sys.argv[1:])])
 
 
@@ -37,9 +36,13 @@ def write_section(name: str, title: str, body: str, command: str | None = None) 
         f"({_cpu_count()} cores), Python {platform.python_version()}.\n\n"
         f"{body.rstrip()}\n<!-- /bench:{name} -->\n"
     )
-    text = BENCHMARKS_MD.read_text(encoding="utf-8") if BENCHMARKS_MD.exists() else (
-        "# Benchmarks\n\nEvery section below is written by the script named in it; "
-        "re-run the command to refresh it.\n\n"
+    text = (
+        BENCHMARKS_MD.read_text(encoding="utf-8")
+        if BENCHMARKS_MD.exists()
+        else (
+            "# Benchmarks\n\nEvery section below is written by the script named in it; "
+            "re-run the command to refresh it.\n\n"
+        )
     )
     pattern = re.compile(
         rf"<!-- bench:{re.escape(name)} -->.*?<!-- /bench:{re.escape(name)} -->\n", re.S

@@ -3,9 +3,9 @@
 Handles Latin, Cyrillic, Arabic (``؟`` ``۔``), Bengali/Devanagari (``।`` ``॥``), CJK
 full-width marks and Korean/Telugu/Finnish/Indonesian/Swahili text that ends sentences with
 ``.``, ``!`` or ``?``. A boundary is a terminator (plus any closing quotes/brackets)
-followed by whitespace, or a line break. Common abbreviations, initials and decimal
-numbers do not end a sentence. Spans are character offsets into the original text, so the
-sentences always map back to their source.
+followed by whitespace, or a line break. Common abbreviations, initials, decimal numbers
+and ordinals (``31. joulukuuta``) do not end a sentence. Spans are character offsets into
+the original text, so the sentences always map back to their source.
 """
 
 from __future__ import annotations
@@ -15,18 +15,90 @@ import re
 _TERMINATORS = ".!?…。！？؟۔।॥።"
 _CLOSERS = "\"'”’»)]}》」』"
 # A terminator run, any closers, then whitespace (or a CJK terminator needing no space).
+# Wikipedia-style citation markers may follow the terminator: "Alwar.[2] In 1998".
+_CITATIONS = r"(?:\[[^\]\s]{1,12}\])*"
 _BOUNDARY = re.compile(
-    rf"(?:[{re.escape(_TERMINATORS)}]+[{re.escape(_CLOSERS)}]*(?=\s)"
-    rf"|[。！？]+[{re.escape(_CLOSERS)}]*"
+    rf"(?:(?P<term>[{re.escape(_TERMINATORS)}]+)[{re.escape(_CLOSERS)}]*{_CITATIONS}(?=\s)"
+    rf"|[。！？]+[{re.escape(_CLOSERS)}]*{_CITATIONS}"
     rf"|\n\s*\n"
     rf"|\n)"
 )
 _ABBREVIATIONS = frozenset(
-    """mr mrs ms dr prof sr jr st mt vs etc eg ie al fig no nos vol pp approx dept est
-    inc ltd co corp gen gov sen rep col lt sgt capt jan feb mar apr jun jul aug sep sept
-    oct nov dec u.s u.k e.g i.e a.m p.m ca cf op ed eds
-    г гг ул им т.е т.д др проф стр см""".split()
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "sr",
+        "jr",
+        "st",
+        "mt",
+        "vs",
+        "etc",
+        "eg",
+        "ie",
+        "al",
+        "fig",
+        "no",
+        "nos",
+        "vol",
+        "pp",
+        "approx",
+        "dept",
+        "est",
+        "nr",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+        "gen",
+        "gov",
+        "sen",
+        "rep",
+        "col",
+        "lt",
+        "sgt",
+        "capt",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "u.s",
+        "u.k",
+        "e.g",
+        "i.e",
+        "a.m",
+        "p.m",
+        "ca",
+        "cf",
+        "op",
+        "ed",
+        "eds",
+        "г",
+        "гг",
+        "ул",
+        "им",
+        "т.е",
+        "т.д",
+        "др",
+        "проф",
+        "стр",
+        "см",
+    ]
 )
+
+
+def _is_indic(char: str) -> bool:
+    return "\u0900" <= char <= "\u0dff"
 
 
 def _is_false_boundary(text: str, end: int) -> bool:
@@ -39,11 +111,17 @@ def _is_false_boundary(text: str, end: int) -> bool:
     word = text[start : end - 1].lower()
     if not word:
         return False
-    if word in _ABBREVIATIONS:
+    if word in _ABBREVIATIONS or word.rsplit(".", 1)[-1] in _ABBREVIATIONS:
+        return True
+    following = text[end:].lstrip()
+    # An ordinal number ("31. joulukuuta", "3. März") is followed by a lower-case word.
+    if word.isdigit() and following[:1].islower():
+        return True
+    # Indic scripts abbreviate with very short words ("కి.మీ." = kilometre).
+    if len(word) <= 2 and _is_indic(word[0]):
         return True
     # A single letter initial ("J. R. R. Tolkien"), but not a lone pronoun-like word.
     if len(word) == 1 and word.isalpha() and word not in {"i", "a"}:
-        following = text[end:].lstrip()
         return bool(following) and following[0].isupper()
     return False
 
@@ -60,7 +138,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     cursor = 0
     for match in _BOUNDARY.finditer(text):
         end = match.end()
-        if match.group().strip() and _is_false_boundary(text, end):
+        if match.group("term") and _is_false_boundary(text, match.end("term")):
             continue
         _append_span(text, cursor, end, spans)
         cursor = end

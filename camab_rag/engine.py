@@ -1,0 +1,304 @@
+"""The public entry points: :func:`attribute`, :func:`aattribute` and :func:`attribute_fn`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from camab_rag.errors import InputError
+from camab_rag.methods import Method, Sampler, get_method
+from camab_rag.oracle import FunctionOracle, ScorerOracle
+from camab_rag.prompts import (
+    DEFAULT_SYSTEM_PROMPT,
+    DEFAULT_USER_TEMPLATE,
+    PromptBuilder,
+    TemplatePromptBuilder,
+)
+from camab_rag.result import AttributionResult
+from camab_rag.rewards import RewardFn, get_reward
+from camab_rag.segments import Granularity, Segment, SourceDocument, segment_documents, to_documents
+from camab_rag.statements import attribute_statements
+
+Masks = NDArray[np.bool_]
+FloatArray = NDArray[np.float64]
+MAX_SEGMENTS = 5000
+
+
+@dataclass
+class _Run:
+    """One attribution run being assembled."""
+
+    method: Method
+    sampler: Sampler
+    budget: int
+    seed: int
+    started: float
+    masks: list[Masks]
+    rewards: list[FloatArray]
+
+    def record(self, masks: Masks, rewards: FloatArray) -> None:
+        self.sampler.observe(masks, rewards)
+        self.masks.append(masks)
+        self.rewards.append(rewards)
+
+    def history(self, n_segments: int) -> tuple[Masks, FloatArray]:
+        if not self.masks:
+            return np.zeros((0, n_segments), dtype=bool), np.zeros(0)
+        return np.concatenate(self.masks), np.concatenate(self.rewards)
+
+
+def _check_budget(budget: object) -> int:
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
+        raise InputError(f"budget must be an integer, got {budget!r}")
+    if budget < 1:
+        raise InputError(f"budget must be >= 1 model call, got {budget}")
+    return int(budget)
+
+
+def _start(
+    n_segments: int, budget: object, method: str | Method, seed: int, options: dict[str, Any]
+) -> _Run:
+    if n_segments > MAX_SEGMENTS:
+        raise InputError(
+            f"{n_segments} segments is more than {MAX_SEGMENTS}: use a coarser granularity "
+            "(e.g. 'chunk') or fewer documents"
+        )
+    checked = _check_budget(budget)
+    chosen = get_method(method, **options)
+    if chosen.name == "kernelshap" and checked < 2:
+        raise InputError("kernelshap needs a budget of at least 2 (empty and full context)")
+    rng = np.random.default_rng(seed)
+    return _Run(
+        chosen, chosen.sampler(n_segments, checked, rng), checked, seed, time.perf_counter(), [], []
+    )
+
+
+def _finish(
+    run: _Run,
+    n_segments: int,
+    n_queries: int,
+    prompt_tokens: int,
+    **fields: Any,
+) -> AttributionResult:
+    masks, rewards = run.history(n_segments)
+    return AttributionResult(
+        scores=run.method.fit(masks, rewards, run.seed),
+        method=run.method.name,
+        budget=run.budget,
+        n_queries=n_queries,
+        n_evaluations=int(masks.shape[0]),
+        prompt_tokens=prompt_tokens,
+        masks=masks,
+        rewards=rewards,
+        stopped_early=run.sampler.stopped_early,
+        seed=run.seed,
+        method_config=run.method.config(),
+        **fields,
+    )
+
+
+# ---------------------------------------------------------------------- text attribution
+def _prepare(
+    question: str,
+    context: object,
+    response: str,
+    scorer: Any,
+    granularity: Granularity,
+    prompt_builder: PromptBuilder | Callable[..., PromptBuilder] | None,
+    reward: str | RewardFn,
+    user_template: str,
+    system_prompt: str | None,
+) -> tuple[list[SourceDocument], list[Segment], ScorerOracle, str]:
+    if not isinstance(question, str):
+        raise InputError(f"question must be a string, got {type(question).__name__}")
+    if not isinstance(response, str) or not response.strip():
+        raise InputError("the response is empty: there is nothing to attribute")
+    if not callable(getattr(scorer, "score", None)):
+        raise InputError(
+            "scorer must have a score(requests) method, e.g. camab_rag.default_scorer() or "
+            "camab_rag.OpenAICompletionsScorer(...)"
+        )
+    documents = to_documents(context)
+    segments = segment_documents(documents, granularity)
+    if prompt_builder is None:
+        builder: PromptBuilder = TemplatePromptBuilder(
+            question,
+            documents,
+            segments,
+            user_template=user_template,
+            system_prompt=system_prompt,
+        )
+    elif callable(prompt_builder) and not hasattr(prompt_builder, "build"):
+        builder = prompt_builder(question, documents, segments)
+    else:
+        builder = prompt_builder  # type: ignore[assignment]
+    if builder.n_segments != len(segments):
+        raise InputError(
+            f"the prompt builder covers {builder.n_segments} segments, the context has "
+            f"{len(segments)}"
+        )
+    reward_name, reward_fn = get_reward(reward)
+    return documents, segments, ScorerOracle(builder, scorer, response, reward_fn), reward_name
+
+
+def _result_for_text(
+    run: _Run,
+    oracle: ScorerOracle,
+    documents: list[SourceDocument],
+    segments: list[Segment],
+    question: str,
+    response: str,
+    reward_name: str,
+    statements: bool,
+) -> AttributionResult:
+    result = _finish(
+        run,
+        len(segments),
+        oracle.n_queries,
+        oracle.prompt_tokens,
+        segments=segments,
+        question=question,
+        response=response,
+        reward=reward_name,
+        n_documents=len(documents),
+    )
+    per_statement = (
+        attribute_statements(run.method, oracle, result.masks, run.seed) if statements else []
+    )
+    return replace(result, statements=per_statement, wall_time_s=time.perf_counter() - run.started)
+
+
+def attribute(
+    question: str,
+    context: object,
+    response: str,
+    scorer: Any,
+    *,
+    budget: int = 40,
+    method: str | Method = "camab",
+    granularity: Granularity = "sentence",
+    seed: int = 0,
+    reward: str | RewardFn = "mean_logprob",
+    prompt_builder: PromptBuilder | Callable[..., PromptBuilder] | None = None,
+    user_template: str = DEFAULT_USER_TEMPLATE,
+    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+    statements: bool = True,
+    **method_options: Any,
+) -> AttributionResult:
+    """Attribute ``response`` to the segments of ``context``.
+
+    Args:
+        question: the user's question.
+        context: a string or a sequence of documents (strings, mappings with ``text`` or
+            ``page_content``, LangChain ``Document``, LlamaIndex nodes).
+        response: the answer to explain (scored as given, never regenerated).
+        scorer: a :class:`~camab_rag.scoring.Scorer` (``camab_rag.default_scorer()``,
+            ``camab_rag.OpenAICompletionsScorer(...)``, ...).
+        budget: evaluations allowed (LLM calls; a repeated subset is served from cache).
+        method: ``"camab"``, ``"kernelshap"``, ``"contextcite"``, ``"loo"``, ``"random"``,
+            or a :class:`~camab_rag.methods.Method` instance.
+        granularity: ``"sentence"``, ``"chunk"`` or a splitter callable.
+        seed: makes the run reproducible.
+        reward: ``"mean_logprob"`` (the paper's Eq. 1), ``"sum_logprob"``, ``"logit"`` or a
+            function of the token log-probabilities.
+        prompt_builder: how a subset becomes a prompt (default: question + kept segments in
+            ``user_template`` with ``system_prompt``); a builder or a factory
+            ``(question, documents, segments) -> builder``.
+        statements: also attribute each answer sentence (no extra model calls).
+        **method_options: passed to the method, e.g. ``batch_size=4`` (Thompson samples per
+            round, scored concurrently), ``early_stop=EarlyStop()``, ``noise_variance``.
+    """
+    documents, segments, oracle, reward_name = _prepare(
+        question,
+        context,
+        response,
+        scorer,
+        granularity,
+        prompt_builder,
+        reward,
+        user_template,
+        system_prompt,
+    )
+    run = _start(len(segments), budget, method, seed, method_options)
+    while (masks := run.sampler.next_masks()) is not None:
+        if masks.shape[0]:
+            run.record(masks, oracle.evaluate(masks))
+    return _result_for_text(
+        run, oracle, documents, segments, question, response, reward_name, statements
+    )
+
+
+async def aattribute(
+    question: str,
+    context: object,
+    response: str,
+    scorer: Any,
+    *,
+    budget: int = 40,
+    method: str | Method = "camab",
+    granularity: Granularity = "sentence",
+    seed: int = 0,
+    reward: str | RewardFn = "mean_logprob",
+    prompt_builder: PromptBuilder | Callable[..., PromptBuilder] | None = None,
+    user_template: str = DEFAULT_USER_TEMPLATE,
+    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+    statements: bool = True,
+    **method_options: Any,
+) -> AttributionResult:
+    """Async :func:`attribute`: each batch of subsets is scored with ``scorer.ascore``."""
+    documents, segments, oracle, reward_name = _prepare(
+        question,
+        context,
+        response,
+        scorer,
+        granularity,
+        prompt_builder,
+        reward,
+        user_template,
+        system_prompt,
+    )
+    run = _start(len(segments), budget, method, seed, method_options)
+    while (masks := run.sampler.next_masks()) is not None:
+        if masks.shape[0]:
+            run.record(masks, await oracle.aevaluate(masks))
+    return _result_for_text(
+        run, oracle, documents, segments, question, response, reward_name, statements
+    )
+
+
+# ---------------------------------------------------------------------- no LLM at all
+def attribute_fn(
+    value_fn: Callable[[NDArray[np.bool_]], float],
+    n_segments: int,
+    *,
+    budget: int = 40,
+    method: str | Method = "camab",
+    seed: int = 0,
+    **method_options: Any,
+) -> AttributionResult:
+    """Attribute a reward function over ``n_segments`` binary inclusions.
+
+    ``value_fn`` maps a boolean mask of shape ``(n_segments,)`` to a float reward; each
+    distinct mask is evaluated once.
+    """
+    if isinstance(n_segments, bool) or not isinstance(n_segments, (int, np.integer)):
+        raise InputError(f"n_segments must be an integer, got {n_segments!r}")
+    if n_segments < 1:
+        raise InputError("n_segments must be >= 1: there is nothing to attribute")
+    if not callable(value_fn):
+        raise InputError("value_fn must be callable: mask -> float")
+    oracle = FunctionOracle(value_fn)
+    run = _start(int(n_segments), budget, method, seed, method_options)
+    while (masks := run.sampler.next_masks()) is not None:
+        if masks.shape[0]:
+            run.record(masks, oracle.evaluate(masks))
+    result = _finish(run, int(n_segments), oracle.n_queries, 0)
+    return replace(result, wall_time_s=time.perf_counter() - run.started)
+
+
+__all__ = ["aattribute", "attribute", "attribute_fn"]

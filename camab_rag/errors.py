@@ -1,0 +1,15 @@
+"""Exceptions raised by camab-rag."""
+
+from __future__ import annotations
+
+
+class CamabError(Exception):
+    """Base class of every camab-rag error."""
+
+
+class InputError(CamabError, ValueError):
+    """The caller's input cannot be attributed (named in the message)."""
+
+
+class ScorerError(CamabError, RuntimeError):
+    """A scorer could not return log-probabilities for a request."""

@@ -1,0 +1,116 @@
+"""Reward oracles: evaluate V(S) for inclusion masks, paying for each subset once.
+
+:class:`ScorerOracle` asks a :class:`~camab_rag.scoring.Scorer` for the response's token
+log-probabilities under each subset's prompt, caches them by subset, and counts distinct
+queries and prompt tokens. :class:`FunctionOracle` wraps a plain ``mask -> reward``
+function (the engine with no LLM at all).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from camab_rag.errors import InputError, ScorerError
+from camab_rag.prompts import PromptBuilder
+from camab_rag.rewards import RewardFn
+from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest
+
+Masks = NDArray[np.bool_]
+FloatArray = NDArray[np.float64]
+
+
+class ScorerOracle:
+    """Rewards from a scorer, cached by subset (no subset is ever paid for twice)."""
+
+    def __init__(
+        self, builder: PromptBuilder, scorer: Scorer, response: str, reward_fn: RewardFn
+    ) -> None:
+        self.builder = builder
+        self.scorer = scorer
+        self.response = response
+        self.reward_fn = reward_fn
+        self.cache: dict[bytes, ResponseLogprobs] = {}
+        self.n_queries = 0
+        self.prompt_tokens = 0
+
+    def _new_masks(self, masks: Masks) -> list[NDArray[np.bool_]]:
+        pending: dict[bytes, NDArray[np.bool_]] = {}
+        for mask in masks:
+            key = mask.tobytes()
+            if key not in self.cache:
+                pending.setdefault(key, mask)
+        return list(pending.values())
+
+    def _store(self, masks: Sequence[NDArray[np.bool_]], results: list[ResponseLogprobs]) -> None:
+        if len(results) != len(masks):
+            raise ScorerError(
+                f"the scorer returned {len(results)} results for {len(masks)} requests"
+            )
+        for mask, result in zip(masks, results):
+            if not isinstance(result, ResponseLogprobs):
+                raise ScorerError(
+                    f"the scorer returned {type(result).__name__}, expected ResponseLogprobs"
+                )
+            self.cache[mask.tobytes()] = result
+            self.n_queries += 1
+            self.prompt_tokens += int(result.prompt_tokens)
+
+    def _requests(self, masks: Sequence[NDArray[np.bool_]]) -> list[ScoreRequest]:
+        return [ScoreRequest(self.builder.build(mask), self.response) for mask in masks]
+
+    def _rewards(self, masks: Masks) -> FloatArray:
+        return np.array([self.reward_fn(self.cache[m.tobytes()].logprobs) for m in masks])
+
+    def evaluate(self, masks: Masks) -> FloatArray:
+        new = self._new_masks(masks)
+        if new:
+            self._store(new, self.scorer.score(self._requests(new)))
+        return self._rewards(masks)
+
+    async def aevaluate(self, masks: Masks) -> FloatArray:
+        new = self._new_masks(masks)
+        if new:
+            self._store(new, await self.scorer.ascore(self._requests(new)))
+        return self._rewards(masks)
+
+    def logprobs(self, mask: NDArray[np.bool_]) -> ResponseLogprobs:
+        """The cached log-probabilities of an evaluated subset."""
+        return self.cache[mask.tobytes()]
+
+
+class FunctionOracle:
+    """Rewards from a ``mask -> float`` function, cached by subset."""
+
+    def __init__(self, value_fn: Callable[[NDArray[np.bool_]], float]) -> None:
+        self.value_fn = value_fn
+        self.cache: dict[bytes, float] = {}
+        self.n_queries = 0
+        self.prompt_tokens = 0
+
+    def evaluate(self, masks: Masks) -> FloatArray:
+        values = []
+        for mask in masks:
+            key = mask.tobytes()
+            if key not in self.cache:
+                value = self.value_fn(mask.copy())
+                try:
+                    number = float(value)
+                except (TypeError, ValueError):
+                    raise InputError(
+                        f"value_fn must return a float, got {type(value).__name__}"
+                    ) from None
+                if not math.isfinite(number):
+                    raise InputError(
+                        f"value_fn returned {number} for mask {mask.astype(int).tolist()}"
+                    )
+                self.cache[key] = number
+                self.n_queries += 1
+            values.append(self.cache[key])
+        return np.asarray(values, dtype=float)
+
+    async def aevaluate(self, masks: Masks) -> FloatArray:
+        return self.evaluate(masks)

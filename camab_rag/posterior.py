@@ -1,0 +1,142 @@
+"""Gaussian posterior of Bayesian linear regression, updated one observation at a time.
+
+Model: ``v = w^T x + eps``, ``eps ~ N(0, noise_variance)``, prior ``w ~ N(mu0, prior_variance I)``.
+The precision ``B = I / prior_variance + sum x x^T / noise_variance`` is kept as its upper
+Cholesky factor ``U`` (``B = U^T U``), updated in O(d^2) per observation (a rank-one
+Cholesky update); the mean ``B^-1 f`` and posterior samples cost two triangular solves,
+also O(d^2). No O(d^3) inverse is formed per round, and the factor stays well conditioned
+because ``B`` only grows from a scaled identity.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.linalg import cho_solve, solve_triangular
+
+FloatArray = NDArray[np.float64]
+
+
+class GaussianLinearPosterior:
+    """Posterior ``N(mean, B^-1)`` over the weights of a linear reward model.
+
+    Args:
+        dim: number of weights (segments + 1 for the intercept).
+        prior_mean: scalar or vector prior mean (default 0).
+        prior_variance: prior variance of every weight (default 1).
+        noise_variance: observation noise variance ``sigma^2`` (default 0.01).
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        *,
+        prior_mean: float | ArrayLike = 0.0,
+        prior_variance: float = 1.0,
+        noise_variance: float = 0.01,
+    ) -> None:
+        if dim < 1:
+            raise ValueError(f"dim must be >= 1, got {dim}")
+        if prior_variance <= 0 or noise_variance <= 0:
+            raise ValueError("prior_variance and noise_variance must be positive")
+        self.dim = dim
+        self.prior_variance = float(prior_variance)
+        self.noise_variance = float(noise_variance)
+        self.prior_mean = np.broadcast_to(np.asarray(prior_mean, dtype=float), (dim,)).copy()
+        self._factor = np.eye(dim) / np.sqrt(self.prior_variance)  # upper Cholesky of B
+        self._information = self.prior_mean / self.prior_variance  # f = B0 mu0 + X^T v / s2
+        self._mean = self.prior_mean.copy()
+        self.n_observations = 0
+
+    # ------------------------------------------------------------------ updates
+    def update(self, x: ArrayLike, value: float) -> None:
+        """Absorb one observation ``(x, v)``: ``B += x x^T / s2``, ``f += v x / s2``."""
+        features = np.asarray(x, dtype=float)
+        if features.shape != (self.dim,):
+            raise ValueError(f"x must have shape ({self.dim},), got {features.shape}")
+        if not np.isfinite(value):
+            raise ValueError(f"reward must be finite, got {value}")
+        scale = 1.0 / np.sqrt(self.noise_variance)
+        _cholesky_rank_one_update(self._factor, features * scale)
+        self._information += (float(value) / self.noise_variance) * features
+        self._mean = np.asarray(cho_solve((self._factor, False), self._information), dtype=float)
+        self.n_observations += 1
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def mean(self) -> FloatArray:
+        """Posterior mean ``B^-1 f`` (a copy)."""
+        return np.array(self._mean, dtype=float)
+
+    @property
+    def precision(self) -> FloatArray:
+        """Posterior precision ``B``."""
+        return np.asarray(self._factor.T @ self._factor, dtype=float)
+
+    @property
+    def cholesky_factor(self) -> FloatArray:
+        """Upper-triangular ``U`` with ``B = U^T U`` (a copy)."""
+        return np.array(self._factor, dtype=float)
+
+    def covariance(self) -> FloatArray:
+        """Posterior covariance ``B^-1`` (O(d^3): call once, not per round)."""
+        return np.asarray(cho_solve((self._factor, False), np.eye(self.dim)), dtype=float)
+
+    def correlation(self) -> FloatArray:
+        """Posterior correlation matrix of the weights."""
+        return covariance_to_correlation(self.covariance())
+
+    def sample(self, rng: np.random.Generator, size: int = 1) -> FloatArray:
+        """Draw ``size`` weight vectors from the posterior; shape ``(size, dim)``."""
+        noise = rng.standard_normal((self.dim, size))
+        # U w = z  =>  Cov(w) = U^-1 U^-T = B^-1
+        offsets = solve_triangular(self._factor, noise, lower=False)
+        return np.asarray((self._mean[:, None] + offsets).T, dtype=float)
+
+
+def covariance_to_correlation(covariance: FloatArray) -> FloatArray:
+    std = np.sqrt(np.clip(np.diag(covariance), 1e-300, None))
+    correlation = covariance / np.outer(std, std)
+    np.fill_diagonal(correlation, 1.0)
+    return np.asarray(correlation, dtype=float)
+
+
+def closed_form_posterior(
+    features: ArrayLike,
+    values: ArrayLike,
+    *,
+    prior_mean: float | ArrayLike = 0.0,
+    prior_variance: float = 1.0,
+    noise_variance: float = 0.01,
+) -> tuple[FloatArray, FloatArray]:
+    """The batch Bayesian linear regression posterior ``(mean, precision)``.
+
+    Equal to feeding the rows of ``features`` one by one to :class:`GaussianLinearPosterior`.
+    """
+    x = np.atleast_2d(np.asarray(features, dtype=float))
+    v = np.asarray(values, dtype=float).reshape(-1)
+    dim = x.shape[1]
+    mu0 = np.broadcast_to(np.asarray(prior_mean, dtype=float), (dim,))
+    precision = np.eye(dim) / prior_variance + x.T @ x / noise_variance
+    information = mu0 / prior_variance + x.T @ v / noise_variance
+    return np.asarray(np.linalg.solve(precision, information), dtype=float), precision
+
+
+def _cholesky_rank_one_update(factor: FloatArray, x: FloatArray) -> None:
+    """In place: ``factor`` (upper, ``A = R^T R``) becomes the factor of ``A + x x^T``."""
+    x = x.copy()
+    n = factor.shape[0]
+    for k in range(n):
+        xk = x[k]
+        if xk == 0.0:
+            continue
+        rkk = factor[k, k]
+        r = np.hypot(rkk, xk)
+        c = r / rkk
+        s = xk / rkk
+        factor[k, k] = r
+        if k + 1 < n:
+            row = factor[k, k + 1 :]
+            row += s * x[k + 1 :]
+            row /= c
+            x[k + 1 :] = c * x[k + 1 :] - s * row

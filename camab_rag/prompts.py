@@ -1,0 +1,251 @@
+"""Build the prompt the model sees for a subset of the context.
+
+The same builder serves scoring and regeneration, so an ablated prompt is exactly what the
+model would have been asked with those segments removed. Two builders:
+
+* :class:`TemplatePromptBuilder` renders question + kept segments (original order and
+  original separators) into a template.
+* :class:`SpanRemovalPromptBuilder` starts from the prompt the LLM actually received and
+  cuts the ablated segments' text out of it, so any prompt template works unchanged.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from camab_rag.errors import InputError
+from camab_rag.scoring import ChatMessage, Prompt
+from camab_rag.segments import Segment, SourceDocument
+
+Mask = NDArray[np.bool_]
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a helpful assistant. Answer the question using only the given context."
+)
+DEFAULT_USER_TEMPLATE = "Context:\n{context}\n\nQuestion: {question}"
+DEFAULT_DOCUMENT_TEMPLATE = "{text}"
+
+
+class PromptBuilder(Protocol):
+    """Maps a boolean inclusion mask over the segments to a prompt."""
+
+    @property
+    def n_segments(self) -> int: ...
+
+    def build(self, mask: Mask) -> Prompt: ...
+
+
+def check_mask(mask: Mask, n_segments: int) -> Mask:
+    """Validate a mask's shape and return it as a boolean array."""
+    array = np.asarray(mask, dtype=bool)
+    if array.shape != (n_segments,):
+        raise InputError(f"mask must have shape ({n_segments},), got {array.shape}")
+    return array
+
+
+class TemplatePromptBuilder:
+    """Question + kept segments rendered into a template.
+
+    Within a document, kept segments keep their original order and the original text that
+    separated each from its predecessor; a document with no kept segment disappears
+    (header included); documents are joined by ``document_separator``.
+
+    Args:
+        question: the user's question.
+        documents: the source documents.
+        segments: the segments, as from :func:`camab_rag.segments.segment_documents`.
+        user_template: has ``{context}`` and ``{question}`` fields.
+        system_prompt: the system message (``None`` for none).
+        document_template: how one document is shown; fields ``{text}``, ``{title}``,
+            ``{index}`` (1-based position among the documents).
+        chat: build chat messages (``True``) or one plain-text prompt.
+    """
+
+    def __init__(
+        self,
+        question: str,
+        documents: Sequence[SourceDocument],
+        segments: Sequence[Segment],
+        *,
+        user_template: str = DEFAULT_USER_TEMPLATE,
+        system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+        document_template: str = DEFAULT_DOCUMENT_TEMPLATE,
+        document_separator: str = "\n\n",
+        chat: bool = True,
+    ) -> None:
+        for name in ("{context}", "{question}"):
+            if name not in user_template:
+                raise InputError(f"user_template must contain the field {name}")
+        self.question = question
+        self.documents = list(documents)
+        self.segments = list(segments)
+        self.user_template = user_template
+        self.system_prompt = system_prompt
+        self.document_template = document_template
+        self.document_separator = document_separator
+        self.chat = chat
+        self._separator_before = _separators(self.documents, self.segments)
+
+    @property
+    def n_segments(self) -> int:
+        return len(self.segments)
+
+    def render_context(self, mask: Mask) -> str:
+        """The context text with only the kept segments."""
+        keep = check_mask(mask, self.n_segments)
+        parts_by_doc: dict[int, list[str]] = {}
+        for i, segment in enumerate(self.segments):
+            if not keep[i]:
+                continue
+            parts = parts_by_doc.setdefault(segment.doc_index, [])
+            if parts:
+                parts.append(self._separator_before[i])
+            parts.append(segment.text)
+        rendered = []
+        for position, doc_index in enumerate(sorted(parts_by_doc)):
+            doc = self.documents[doc_index]
+            rendered.append(
+                self.document_template.format(
+                    text="".join(parts_by_doc[doc_index]),
+                    title=doc.title or "",
+                    index=position + 1,
+                )
+            )
+        return self.document_separator.join(rendered)
+
+    def build(self, mask: Mask) -> Prompt:
+        user = self.user_template.format(context=self.render_context(mask), question=self.question)
+        if not self.chat:
+            return user if self.system_prompt is None else f"{self.system_prompt}\n\n{user}"
+        messages: list[ChatMessage] = []
+        if self.system_prompt is not None:
+            messages.append({"role": "system", "content": self.system_prompt})
+        messages.append({"role": "user", "content": user})
+        return messages
+
+
+def _separators(documents: Sequence[SourceDocument], segments: Sequence[Segment]) -> list[str]:
+    """For each segment, the original text between it and the previous segment of its document
+    (whitespace only, collapsed to one space when it holds no line break)."""
+    separators: list[str] = []
+    previous_end: dict[int, int] = {}
+    for segment in segments:
+        doc_text = documents[segment.doc_index].text
+        end = previous_end.get(segment.doc_index)
+        if end is None:
+            separators.append("")
+        else:
+            gap = doc_text[end : segment.start]
+            separators.append(gap if gap.strip() == "" and gap else " ")
+        previous_end[segment.doc_index] = segment.end
+    return separators
+
+
+@dataclass(frozen=True)
+class SpanLocation:
+    """Where a segment's text stands in a prompt: message index and character span."""
+
+    message: int
+    start: int
+    end: int
+
+
+class SpanRemovalPromptBuilder:
+    """Cut ablated segments out of the prompt the LLM actually received.
+
+    Args:
+        prompt: the captured prompt (text or chat messages).
+        locations: for each segment, where its text stands in the prompt (non-overlapping).
+    """
+
+    def __init__(self, prompt: Prompt, locations: Sequence[SpanLocation]) -> None:
+        self.prompt = prompt
+        self.locations = list(locations)
+        self._texts = [prompt] if isinstance(prompt, str) else [m["content"] for m in prompt]
+        ordered = sorted(self.locations, key=lambda loc: (loc.message, loc.start))
+        for before, after in itertools.pairwise(ordered):
+            if before.message == after.message and after.start < before.end:
+                raise InputError("segment locations in the prompt overlap")
+
+    @property
+    def n_segments(self) -> int:
+        return len(self.locations)
+
+    def build(self, mask: Mask) -> Prompt:
+        keep = check_mask(mask, self.n_segments)
+        cuts: dict[int, list[tuple[int, int]]] = {}
+        for i, location in enumerate(self.locations):
+            if not keep[i]:
+                cuts.setdefault(location.message, []).append((location.start, location.end))
+        texts = [_remove_spans(text, cuts.get(m, [])) for m, text in enumerate(self._texts)]
+        if isinstance(self.prompt, str):
+            return texts[0]
+        return [{**message, "content": texts[m]} for m, message in enumerate(self.prompt)]
+
+
+def _remove_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    if not spans:
+        return text
+    pieces = []
+    cursor = 0
+    for start, end in sorted(spans):
+        pieces.append(text[cursor:start])
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def locate_segments(
+    prompt: Prompt, documents: Sequence[SourceDocument], segments: Sequence[Segment]
+) -> list[SpanLocation] | None:
+    """Find each segment in the prompt, via its document's text.
+
+    Documents are searched in order (each after the previous one's match, falling back to a
+    search from the start of the message), so duplicate texts resolve to distinct places.
+    Returns ``None`` when some document's text cannot be found verbatim: the caller should
+    fall back to a template prompt and say so.
+    """
+    texts = [prompt] if isinstance(prompt, str) else [m["content"] for m in prompt]
+    doc_locations: dict[int, tuple[int, int]] = {}
+    used: list[tuple[int, int, int]] = []
+    cursor = (0, 0)
+    needed = sorted({segment.doc_index for segment in segments})
+    for doc_index in needed:
+        found = _find_unused(texts, documents[doc_index].text, cursor, used)
+        if found is None:
+            return None
+        message, start = found
+        doc_locations[doc_index] = (message, start)
+        used.append((message, start, start + len(documents[doc_index].text)))
+        cursor = (message, start + len(documents[doc_index].text))
+    return [
+        SpanLocation(
+            doc_locations[s.doc_index][0],
+            doc_locations[s.doc_index][1] + s.start,
+            doc_locations[s.doc_index][1] + s.end,
+        )
+        for s in segments
+    ]
+
+
+def _find_unused(
+    texts: list[str], needle: str, cursor: tuple[int, int], used: list[tuple[int, int, int]]
+) -> tuple[int, int] | None:
+    if not needle:
+        return None
+    order = [(m, cursor[1] if m == cursor[0] else 0) for m in range(cursor[0], len(texts))]
+    order += [(m, 0) for m in range(len(texts))]
+    for message, begin in order:
+        start = texts[message].find(needle, begin)
+        while start != -1:
+            end = start + len(needle)
+            if not any(m == message and s < end and start < e for m, s, e in used):
+                return message, start
+            start = texts[message].find(needle, start + 1)
+    return None

@@ -1,0 +1,248 @@
+"""The attribution result and its stable JSON form."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from camab_rag.methods import Camab, get_method
+from camab_rag.posterior import GaussianLinearPosterior
+from camab_rag.segments import Segment
+
+FloatArray = NDArray[np.float64]
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class StatementAttribution:
+    """The attribution of one answer sentence (reward restricted to its tokens)."""
+
+    text: str
+    start: int
+    end: int
+    scores: FloatArray
+
+    def top_k(self, k: int) -> list[int]:
+        return _top_k(self.scores, k)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "start": self.start,
+            "end": self.end,
+            "scores": [float(s) for s in self.scores],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> StatementAttribution:
+        return cls(
+            str(data["text"]),
+            int(data["start"]),
+            int(data["end"]),
+            np.asarray(data["scores"], dtype=float),
+        )
+
+
+@dataclass(frozen=True)
+class AttributionResult:
+    """Per-segment attribution of a response to its context.
+
+    Attributes:
+        scores: one score per segment (higher = the response relied on it more). For CAMAB
+            the posterior means ``w_1..w_N``.
+        segments: the attribution units (empty for :func:`camab_rag.attribute_fn`).
+        method, budget: what ran, with what budget (evaluations allowed).
+        n_queries: distinct model calls paid for (a repeated subset is served from cache).
+        n_evaluations: subsets evaluated (including cache hits); CAMAB's rounds.
+        prompt_tokens: prompt tokens the model processed over the paid calls.
+        wall_time_s: seconds the attribution took.
+        masks, rewards: the evaluated subsets (in order) and their rewards.
+        statements: per answer sentence attribution (no extra model calls).
+        stopped_early: CAMAB's early stop fired; ``queries_saved`` = budget - evaluations.
+        status, error: ``"ok"`` or ``"error"`` with a message (used by integrations, where
+            attribution must never break the host chain).
+        document_scores: per source document, the **sum** of its segments' scores: under
+            the linear surrogate that is the predicted reward change of removing the whole
+            document.
+    """
+
+    scores: FloatArray
+    segments: list[Segment] = field(default_factory=list)
+    method: str = "camab"
+    budget: int = 0
+    n_queries: int = 0
+    n_evaluations: int = 0
+    prompt_tokens: int = 0
+    wall_time_s: float = 0.0
+    masks: NDArray[np.bool_] = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
+    rewards: FloatArray = field(default_factory=lambda: np.zeros(0))
+    statements: list[StatementAttribution] = field(default_factory=list)
+    stopped_early: bool = False
+    question: str = ""
+    response: str = ""
+    reward: str = "mean_logprob"
+    seed: int = 0
+    method_config: dict[str, Any] = field(default_factory=dict)
+    status: str = "ok"
+    error: str | None = None
+    n_documents: int = 0
+
+    # ------------------------------------------------------------------ views
+    @property
+    def n_segments(self) -> int:
+        return int(self.scores.shape[0])
+
+    @property
+    def queries_saved(self) -> int:
+        return max(self.budget - self.n_evaluations, 0) if self.stopped_early else 0
+
+    @property
+    def document_scores(self) -> FloatArray:
+        n_docs = self.n_documents or (max((s.doc_index for s in self.segments), default=-1) + 1)
+        totals = np.zeros(n_docs)
+        for segment, score in zip(self.segments, self.scores):
+            totals[segment.doc_index] += score
+        return totals
+
+    def top_k(self, k: int) -> list[int]:
+        """Indices of the ``k`` highest-scoring segments, best first (ties: earlier first)."""
+        return _top_k(self.scores, k)
+
+    def top_documents(self, k: int) -> list[int]:
+        """Indices of the ``k`` highest-scoring source documents, best first."""
+        return _top_k(self.document_scores, k)
+
+    def reward_of(self, mask: Sequence[bool] | NDArray[np.bool_]) -> float | None:
+        """The observed reward of a subset, if it was evaluated."""
+        key = np.asarray(mask, dtype=bool).tobytes()
+        for row, value in zip(self.masks, self.rewards):
+            if row.tobytes() == key:
+                return float(value)
+        return None
+
+    # ------------------------------------------------------------------ anytime
+    def at_budget(self, budget: int) -> AttributionResult:
+        """The attribution a run with a smaller ``budget`` would have returned, refitted on
+        the first ``budget`` evaluations of this run (no model calls). Only for methods
+        whose prefix is a valid run (not leave-one-out)."""
+        method = get_method(self.method, **_constructor_config(self.method, self.method_config))
+        if not method.anytime:
+            raise ValueError(f"method {self.method!r} has no anytime results")
+        if budget < 1 or budget > self.masks.shape[0]:
+            raise ValueError(f"budget must be in [1, {self.masks.shape[0]}], got {budget}")
+        masks, rewards = self.masks[:budget], self.rewards[:budget]
+        distinct = {row.tobytes() for row in masks}
+        return replace(
+            self,
+            scores=method.fit(masks, rewards, self.seed),
+            budget=budget,
+            n_evaluations=budget,
+            n_queries=len(distinct),
+            masks=masks,
+            rewards=rewards,
+            statements=[],
+            stopped_early=False,
+        )
+
+    # ------------------------------------------------------------------ posterior
+    def posterior(self) -> GaussianLinearPosterior:
+        """CAMAB's posterior over ``[intercept, w_1..w_N]`` (rebuilt from the history)."""
+        if self.method != "camab":
+            raise ValueError(f"method {self.method!r} has no posterior")
+        method = get_method("camab", **_constructor_config("camab", self.method_config))
+        assert isinstance(method, Camab)
+        return method.posterior_from(self.masks, self.rewards)
+
+    def posterior_covariance(self) -> FloatArray:
+        """Posterior covariance of the segment weights (intercept excluded)."""
+        return self.posterior().covariance()[1:, 1:]
+
+    def posterior_correlation(self) -> FloatArray:
+        """Posterior correlation of the segment weights (the paper's interaction view)."""
+        return self.posterior().correlation()[1:, 1:]
+
+    # ------------------------------------------------------------------ JSON
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable form; :meth:`from_dict` restores it exactly."""
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "status": self.status,
+            "error": self.error,
+            "method": self.method,
+            "method_config": self.method_config,
+            "reward": self.reward,
+            "seed": self.seed,
+            "question": self.question,
+            "response": self.response,
+            "budget": self.budget,
+            "n_queries": self.n_queries,
+            "n_evaluations": self.n_evaluations,
+            "prompt_tokens": self.prompt_tokens,
+            "wall_time_s": self.wall_time_s,
+            "stopped_early": self.stopped_early,
+            "queries_saved": self.queries_saved,
+            "n_documents": self.n_documents,
+            "segments": [s.to_dict() for s in self.segments],
+            "scores": [float(s) for s in self.scores],
+            "document_scores": [float(s) for s in self.document_scores],
+            "top_k": self.top_k(min(5, self.n_segments)),
+            "masks": ["".join("1" if b else "0" for b in row) for row in self.masks],
+            "rewards": [float(r) for r in self.rewards],
+            "statements": [s.to_dict() for s in self.statements],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AttributionResult:
+        version = data.get("schema_version", SCHEMA_VERSION)
+        if version != SCHEMA_VERSION:
+            raise ValueError(f"unsupported attribution schema_version {version!r}")
+        scores = np.asarray(data["scores"], dtype=float)
+        masks = [[c == "1" for c in row] for row in data.get("masks", [])]
+        return cls(
+            scores=scores,
+            segments=[Segment.from_dict(s) for s in data.get("segments", [])],
+            method=str(data.get("method", "camab")),
+            budget=int(data.get("budget", 0)),
+            n_queries=int(data.get("n_queries", 0)),
+            n_evaluations=int(data.get("n_evaluations", 0)),
+            prompt_tokens=int(data.get("prompt_tokens", 0)),
+            wall_time_s=float(data.get("wall_time_s", 0.0)),
+            masks=np.asarray(masks, dtype=bool).reshape(len(masks), scores.shape[0]),
+            rewards=np.asarray(data.get("rewards", []), dtype=float),
+            statements=[StatementAttribution.from_dict(s) for s in data.get("statements", [])],
+            stopped_early=bool(data.get("stopped_early", False)),
+            question=str(data.get("question", "")),
+            response=str(data.get("response", "")),
+            reward=str(data.get("reward", "mean_logprob")),
+            seed=int(data.get("seed", 0)),
+            method_config=dict(data.get("method_config", {})),
+            status=str(data.get("status", "ok")),
+            error=data.get("error"),
+            n_documents=int(data.get("n_documents", 0)),
+        )
+
+    @classmethod
+    def failed(cls, error: BaseException | str, **fields: Any) -> AttributionResult:
+        """An empty result that records why attribution failed (the host chain goes on)."""
+        message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        return cls(scores=np.zeros(0), status="error", error=message, **fields)
+
+
+def _top_k(scores: FloatArray, k: int) -> list[int]:
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k}")
+    order = np.argsort(-np.asarray(scores), kind="stable")
+    return [int(i) for i in order[:k]]
+
+
+def _constructor_config(method: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    options = dict(config)
+    if method == "camab" and options.get("early_stop") is not None:
+        from camab_rag.methods.camab import EarlyStop
+
+        options["early_stop"] = EarlyStop(**options["early_stop"])
+    return options

@@ -1,0 +1,154 @@
+"""Turn retrieved documents into attribution units (segments).
+
+A *segment* is what attribution scores: a whole document (``granularity="chunk"``) or a
+sentence inside one (``granularity="sentence"``). Each segment remembers its document
+index and character span, so scores map back to the source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from camab_rag.errors import InputError
+from camab_rag.sentences import split_sentences
+
+Splitter = Callable[[str], list[tuple[int, int]]]
+Granularity = Literal["chunk", "sentence"] | Splitter
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """A retrieved document, normalised from whatever the caller passed."""
+
+    text: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str | None:
+        title = self.metadata.get("title")
+        return str(title) if title is not None else None
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One attribution unit: ``text == documents[doc_index].text[start:end]``."""
+
+    text: str
+    doc_index: int
+    start: int
+    end: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "doc_index": self.doc_index,
+            "start": self.start,
+            "end": self.end,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Segment:
+        return cls(str(data["text"]), int(data["doc_index"]), int(data["start"]), int(data["end"]))
+
+
+def to_document(item: object, index: int = 0) -> SourceDocument:
+    """Normalise one context item into a :class:`SourceDocument`.
+
+    Accepts a string; a mapping with ``text``/``page_content``/``content`` (and optional
+    ``metadata``/``title``); or an object with ``page_content`` (LangChain ``Document``),
+    ``text`` or ``get_content()`` (LlamaIndex nodes), plus an optional ``metadata``.
+    """
+    if isinstance(item, SourceDocument):
+        return item
+    if isinstance(item, str):
+        return SourceDocument(item)
+    text: object = None
+    metadata: object = {}
+    if isinstance(item, Mapping):
+        for key in ("text", "page_content", "content"):
+            if key in item:
+                text = item[key]
+                break
+        metadata = dict(item.get("metadata") or {})
+        if "title" in item and isinstance(metadata, dict):
+            metadata.setdefault("title", item["title"])
+    else:
+        node = getattr(item, "node", None)  # LlamaIndex NodeWithScore wraps a node
+        target = node if node is not None else item
+        for attr in ("page_content", "text"):
+            value = getattr(target, attr, None)
+            if isinstance(value, str):
+                text = value
+                break
+        get_content = getattr(target, "get_content", None)
+        if text is None and callable(get_content):
+            text = get_content()
+        metadata = getattr(target, "metadata", None) or {}
+    if not isinstance(text, str):
+        raise InputError(
+            f"context[{index}] has no text: expected a string, a mapping with 'text' or "
+            f"'page_content', or a document object, got {type(item).__name__}"
+        )
+    if not isinstance(metadata, Mapping):
+        raise InputError(f"context[{index}].metadata must be a mapping")
+    return SourceDocument(text, dict(metadata))
+
+
+def to_documents(context: object) -> list[SourceDocument]:
+    """Normalise a context (a string or a sequence of documents) into documents."""
+    if isinstance(context, (str, SourceDocument, Mapping)):
+        items: Sequence[object] = [context]
+    elif isinstance(context, Sequence):
+        items = context
+    else:
+        try:
+            items = list(context)  # type: ignore[call-overload]
+        except TypeError:
+            raise InputError(
+                f"context must be a string or a sequence of documents, got {type(context).__name__}"
+            ) from None
+    return [to_document(item, i) for i, item in enumerate(items)]
+
+
+def segment_documents(
+    documents: Sequence[SourceDocument], granularity: Granularity = "sentence"
+) -> list[Segment]:
+    """Split documents into segments at the given granularity.
+
+    ``granularity`` is ``"chunk"`` (one segment per document), ``"sentence"`` or a callable
+    returning ``(start, end)`` spans for a document's text. Blank documents give no
+    segments. Raises :class:`InputError` when nothing is left to attribute.
+    """
+    splitter = _splitter_for(granularity)
+    segments: list[Segment] = []
+    for doc_index, doc in enumerate(documents):
+        for start, end in splitter(doc.text):
+            if not (0 <= start < end <= len(doc.text)):
+                raise InputError(
+                    f"the splitter returned span ({start}, {end}) outside document "
+                    f"{doc_index} of length {len(doc.text)}"
+                )
+            segments.append(Segment(doc.text[start:end], doc_index, start, end))
+    if not segments:
+        raise InputError("the context is empty: there is no text to attribute the answer to")
+    return segments
+
+
+def _chunk_span(text: str) -> list[tuple[int, int]]:
+    stripped = text.strip()
+    if not stripped:
+        return []
+    start = text.index(stripped)
+    return [(start, start + len(stripped))]
+
+
+def _splitter_for(granularity: Granularity) -> Splitter:
+    if callable(granularity):
+        return granularity
+    if granularity == "chunk":
+        return _chunk_span
+    if granularity == "sentence":
+        return split_sentences
+    raise InputError(f"granularity must be 'chunk', 'sentence' or a callable, got {granularity!r}")

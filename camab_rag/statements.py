@@ -1,0 +1,65 @@
+"""Per-statement attribution: which segments support each answer sentence.
+
+The response is split into sentences; each sentence's reward is the chosen reward
+restricted to the tokens that start inside it, computed from the token log-probabilities
+already collected for every evaluated subset. The method's estimator is refitted on the
+same subsets, so this costs no model calls.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from camab_rag.methods import Method
+from camab_rag.result import StatementAttribution
+from camab_rag.rewards import RewardFn
+from camab_rag.scoring import ResponseLogprobs
+from camab_rag.sentences import split_sentences
+
+
+class _LogprobSource(Protocol):
+    response: str
+    reward_fn: RewardFn
+
+    def logprobs(self, mask: NDArray[np.bool_]) -> ResponseLogprobs: ...
+
+
+def token_starts(result: ResponseLogprobs) -> NDArray[np.int64]:
+    """Where each token's first visible character stands in the response."""
+    starts = result.token_offsets.astype(np.int64).copy()
+    for i, token in enumerate(result.tokens):
+        starts[i] += len(token) - len(token.lstrip())
+    return np.asarray(starts, dtype=np.int64)
+
+
+def attribute_statements(
+    method: Method, source: _LogprobSource, masks: NDArray[np.bool_], seed: int = 0
+) -> list[StatementAttribution]:
+    """One :class:`StatementAttribution` per answer sentence that owns at least one token."""
+    spans = split_sentences(source.response)
+    if not spans or masks.shape[0] == 0:
+        return []
+    kept: list[tuple[int, int]] = []
+    columns: list[list[float]] = []
+    rows = [source.logprobs(mask) for mask in masks]
+    starts = [token_starts(row) for row in rows]
+    for start, end in spans:
+        column = []
+        for row, token_start in zip(rows, starts):
+            inside = (token_start >= start) & (token_start < end)
+            if not inside.any():
+                break
+            column.append(source.reward_fn(row.logprobs[inside]))
+        else:
+            kept.append((start, end))
+            columns.append(column)
+    if not kept:
+        return []
+    scores = method.fit_many(masks, np.asarray(columns, dtype=float).T, seed)
+    return [
+        StatementAttribution(source.response[start:end], start, end, scores[k])
+        for k, (start, end) in enumerate(kept)
+    ]

@@ -1,0 +1,148 @@
+import json
+
+import numpy as np
+import pytest
+from fakes import FailingScorer, KeywordScorer
+
+import camab_rag
+from camab_rag import AttributionResult, aattribute, attribute
+from camab_rag.errors import InputError
+
+CONTEXT = [
+    "The Eiffel Tower is in Paris. It was completed in 1889.",
+    "Bananas are yellow. Apples can be red.",
+    "Gustave Eiffel's company designed the tower. Engineers built it quickly.",
+]
+QUESTION = "Where is the Eiffel Tower and who designed it?"
+RESPONSE = "It stands in Paris. Gustave Eiffel's company designed it."
+
+
+def test_public_api_names():
+    for name in ("attribute", "attribute_fn", "AttributionResult", "aattribute"):
+        assert callable(getattr(camab_rag, name))
+
+
+@pytest.mark.parametrize("method", ["camab", "kernelshap", "contextcite", "loo"])
+def test_text_attribution_finds_the_supporting_sentences(method):
+    scorer = KeywordScorer()
+    result = attribute(QUESTION, CONTEXT, RESPONSE, scorer, budget=30, method=method, seed=0)
+    texts = [s.text for s in result.segments]
+    assert len(texts) == 6
+    top2 = {texts[i] for i in result.top_k(2)}
+    assert top2 == {"The Eiffel Tower is in Paris.", "Gustave Eiffel's company designed the tower."}
+    assert result.top_documents(1) in ([0], [2])
+    assert result.document_scores[1] < result.document_scores[0]
+    # every paid query is one scorer call for a distinct subset
+    assert result.n_queries == len(scorer.calls)
+    assert len({json.dumps(c.prompt) for c in scorer.calls}) == result.n_queries
+    assert result.prompt_tokens > 0 and result.wall_time_s > 0
+
+
+def test_each_answer_sentence_gets_its_own_attribution_without_extra_calls():
+    scorer = KeywordScorer()
+    result = attribute(QUESTION, CONTEXT, RESPONSE, scorer, budget=40, seed=1)
+    calls = len(scorer.calls)
+    assert [s.text for s in result.statements] == [
+        "It stands in Paris.",
+        "Gustave Eiffel's company designed it.",
+    ]
+    texts = [s.text for s in result.segments]
+    first, second = result.statements
+    assert texts[first.top_k(1)[0]] == "The Eiffel Tower is in Paris."
+    assert texts[second.top_k(1)[0]] == "Gustave Eiffel's company designed the tower."
+    assert len(scorer.calls) == calls
+
+
+def test_repeated_subsets_are_never_paid_twice():
+    scorer = KeywordScorer()
+    result = attribute(QUESTION, ["Paris.", "Bananas."], "Paris", scorer, budget=40)
+    assert result.n_evaluations == 40
+    assert result.n_queries == len(scorer.calls) <= 4  # only 4 subsets exist
+
+
+async def test_async_matches_sync():
+    sync = attribute(QUESTION, CONTEXT, RESPONSE, KeywordScorer(), budget=20, seed=3)
+    async_result = await aattribute(QUESTION, CONTEXT, RESPONSE, KeywordScorer(), budget=20, seed=3)
+    np.testing.assert_allclose(sync.scores, async_result.scores)
+    np.testing.assert_array_equal(sync.masks, async_result.masks)
+
+
+def test_json_round_trip_is_exact():
+    result = attribute(QUESTION, CONTEXT, RESPONSE, KeywordScorer(), budget=15, seed=2)
+    data = json.loads(json.dumps(result.to_dict()))
+    restored = AttributionResult.from_dict(data)
+    assert restored.to_dict() == data
+    np.testing.assert_array_equal(restored.scores, result.scores)
+    np.testing.assert_array_equal(restored.masks, result.masks)
+    assert restored.segments == result.segments
+    np.testing.assert_allclose(restored.at_budget(10).scores, result.at_budget(10).scores)
+    assert data["schema_version"] == 1 and data["method"] == "camab"
+
+
+def test_duplicate_and_single_segments():
+    dup = attribute("Q?", ["Paris is big.", "Paris is big."], "Paris", KeywordScorer(), budget=10)
+    assert dup.scores.shape == (2,)
+    assert np.all(dup.scores > 0.3)  # substitutes: each alone carries the answer
+    exact = attribute(
+        "Q?",
+        ["Paris is big.", "Paris is big."],
+        "Paris",
+        KeywordScorer(),
+        budget=4,
+        method="kernelshap",
+    )
+    np.testing.assert_allclose(exact.scores, [1.45, 1.45])  # Shapley splits evenly
+    single = attribute("Q?", "Paris is big.", "Paris", KeywordScorer(), budget=5)
+    assert single.scores.shape == (1,) and single.scores[0] > 1.0
+
+
+def test_chunk_granularity_gives_one_segment_per_document():
+    result = attribute(QUESTION, CONTEXT, RESPONSE, KeywordScorer(), granularity="chunk")
+    assert [s.doc_index for s in result.segments] == [0, 1, 2]
+    np.testing.assert_allclose(result.document_scores, result.scores)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("Q?", [], "answer"), "context is empty"),
+        (("Q?", ["  "], "answer"), "context is empty"),
+        (("Q?", ["doc"], "   "), "response is empty"),
+        (("Q?", ["doc"], ""), "response is empty"),
+        ((None, ["doc"], "answer"), "question must be a string"),
+    ],
+)
+def test_bad_input_gets_a_clear_error(args, message):
+    with pytest.raises(InputError, match=message):
+        attribute(*args, KeywordScorer())
+
+
+def test_bad_scorer_and_budget():
+    with pytest.raises(InputError, match="score"):
+        attribute("Q?", ["doc"], "answer", object())
+    with pytest.raises(InputError, match="budget"):
+        attribute("Q?", ["doc"], "answer", KeywordScorer(), budget=0)
+
+
+def test_scorer_failures_propagate_from_the_core():
+    # The core raises; the integrations catch and record (see their tests).
+    with pytest.raises(RuntimeError, match="scorer is down"):
+        attribute("Q?", ["doc"], "answer", FailingScorer())
+
+
+def test_failed_result_records_the_error():
+    failed = AttributionResult.failed(RuntimeError("boom"), question="Q?")
+    assert failed.status == "error" and failed.error == "RuntimeError: boom"
+    assert AttributionResult.from_dict(failed.to_dict()).error == "RuntimeError: boom"
+
+
+def test_thousands_of_sentence_segments():
+    context = [
+        " ".join(f"Fact number {i * 10 + j} is noted." for j in range(10)) for i in range(150)
+    ]
+    context[77] += " Zebras live in Kenya."
+    result = attribute(
+        "Where?", context, "Zebras Kenya", KeywordScorer(), budget=20, statements=False
+    )
+    assert result.scores.shape == (1501,)
+    assert result.segments[result.top_k(1)[0]].text == "Zebras live in Kenya."

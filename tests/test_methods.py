@@ -1,0 +1,227 @@
+from itertools import product
+from math import factorial
+
+import numpy as np
+import pytest
+from planted import PlantedReward, auroc
+
+from camab_rag import EarlyStop, attribute_fn
+from camab_rag.errors import InputError
+from camab_rag.methods import Camab, ContextCite, KernelShap
+from camab_rag.methods.contextcite import lasso
+
+SEEDS = range(20)
+
+
+def recovery(method: str, budget: int, n: int = 40) -> tuple[float, float]:
+    """Mean AUROC and precision@|planted| over seeds."""
+    aurocs, precisions = [], []
+    for seed in SEEDS:
+        reward = PlantedReward.make(n, seed)
+        result = attribute_fn(reward, n, budget=budget, method=method, seed=seed)
+        assert result.scores.shape == (n,)
+        aurocs.append(auroc(result.scores, reward.labels))
+        top = set(result.top_k(len(reward.important)))
+        precisions.append(len(top & set(reward.important.tolist())) / len(reward.important))
+    return float(np.mean(aurocs)), float(np.mean(precisions))
+
+
+@pytest.mark.parametrize(
+    "method, min_auroc, min_precision",
+    [
+        ("camab", 0.95, 0.85),
+        ("kernelshap", 0.85, 0.5),
+        ("contextcite", 0.95, 0.9),
+        ("loo", 0.95, 0.9),
+    ],
+)
+def test_planted_signal_is_recovered_at_budget_40(method, min_auroc, min_precision):
+    mean_auroc, precision = recovery(method, 40)
+    assert mean_auroc >= min_auroc
+    assert precision >= min_precision
+
+
+def test_camab_beats_random_and_kernelshap_on_planted_signal():
+    camab, _ = recovery("camab", 40)
+    random, random_p = recovery("random", 40)
+    shap, _ = recovery("kernelshap", 40)
+    assert 0.35 <= random <= 0.65 and random_p < 0.3
+    assert camab > random + 0.3
+    assert camab > shap
+
+
+def test_camab_is_seedable_and_seeds_matter():
+    reward_a, reward_b = PlantedReward.make(20, 1, noise=0), PlantedReward.make(20, 1, noise=0)
+    first = attribute_fn(reward_a, 20, budget=30, seed=5)
+    again = attribute_fn(reward_b, 20, budget=30, seed=5)
+    other = attribute_fn(PlantedReward.make(20, 1, noise=0), 20, budget=30, seed=6)
+    np.testing.assert_array_equal(first.masks, again.masks)
+    np.testing.assert_allclose(first.scores, again.scores)
+    assert not np.array_equal(first.masks, other.masks)
+
+
+def test_camab_anytime_prefix_equals_a_shorter_run():
+    reward = PlantedReward.make(15, 2, noise=0)
+    long_run = attribute_fn(reward, 15, budget=60, seed=3)
+    short_run = attribute_fn(PlantedReward.make(15, 2, noise=0), 15, budget=20, seed=3)
+    prefix = long_run.at_budget(20)
+    np.testing.assert_array_equal(prefix.masks, short_run.masks)
+    np.testing.assert_allclose(prefix.scores, short_run.scores, atol=1e-9)
+    assert prefix.budget == 20 and prefix.n_evaluations == 20
+
+
+def test_camab_scores_are_the_sequential_posterior_mean():
+    reward = PlantedReward.make(10, 4, noise=0)
+    result = attribute_fn(reward, 10, budget=25, seed=0)
+    posterior = result.posterior()
+    np.testing.assert_allclose(result.scores, posterior.mean[1:], atol=1e-9)
+    assert result.posterior_covariance().shape == (10, 10)
+    np.testing.assert_allclose(np.diag(result.posterior_correlation()), 1.0)
+
+
+def test_camab_subsets_are_the_positive_sampled_weights():
+    # Round 1 samples from the prior N(0, I): each segment is kept with probability 1/2.
+    reward = PlantedReward.make(200, 0, noise=0)
+    result = attribute_fn(reward, 200, budget=1, seed=0)
+    first = result.masks[0]
+    assert 70 < first.sum() < 130
+    w = np.random.default_rng(0).standard_normal(201)
+    np.testing.assert_array_equal(first, w[1:] > 0)
+
+
+def test_batched_thompson_sampling_spends_the_same_budget():
+    reward = PlantedReward.make(30, 3)
+    result = attribute_fn(reward, 30, budget=40, seed=1, batch_size=4)
+    assert result.n_evaluations == 40
+    assert auroc(result.scores, reward.labels) > 0.9
+
+
+def test_early_stop_saves_queries_on_a_clear_signal():
+    n = 12
+    weights = np.zeros(n)
+    weights[[1, 5]] = [2.0, 1.5]
+
+    def value(mask):
+        return -3.0 + float(weights @ mask)
+
+    stop = EarlyStop(k=2, threshold=0.95, min_rounds=8)
+    result = attribute_fn(value, n, budget=100, seed=0, early_stop=stop)
+    assert result.stopped_early
+    assert result.queries_saved > 0
+    assert result.n_evaluations + result.queries_saved == 100
+    assert set(result.top_k(2)) == {1, 5}
+    never = attribute_fn(value, n, budget=30, seed=0)
+    assert not never.stopped_early and never.n_evaluations == 30
+
+
+def test_kernelshap_is_exact_shapley_when_budget_covers_every_coalition():
+    n = 4
+    weights = np.array([0.5, 0.2, 0.0, 0.9])
+
+    def value(mask):
+        return float(weights @ mask + 1.0 * mask[0] * mask[1])
+
+    result = attribute_fn(value, n, budget=2**n, method="kernelshap")
+    # Exact Shapley values: the interaction is split evenly between 0 and 1.
+    expected = weights + np.array([0.5, 0.5, 0, 0])
+    np.testing.assert_allclose(result.scores, expected, atol=1e-9)
+    np.testing.assert_allclose(result.scores, brute_force_shapley(value, n), atol=1e-9)
+
+
+def brute_force_shapley(value, n):
+    phi = np.zeros(n)
+    for i in range(n):
+        for bits in product([0, 1], repeat=n - 1):
+            mask = np.insert(np.array(bits, dtype=bool), i, False)
+            size = int(mask.sum())
+            weight = factorial(size) * factorial(n - size - 1) / factorial(n)
+            with_i = mask.copy()
+            with_i[i] = True
+            phi[i] += weight * (value(with_i) - value(mask))
+    return phi
+
+
+def test_kernelshap_respects_efficiency_and_budget():
+    reward = PlantedReward.make(30, 5, noise=0)
+    result = attribute_fn(reward, 30, budget=40, method="kernelshap", seed=0)
+    assert result.n_evaluations == 40
+    assert result.masks[0].sum() == 0 and result.masks[1].all()
+    total = result.reward_of(np.ones(30, bool)) - result.reward_of(np.zeros(30, bool))
+    assert result.scores.sum() == pytest.approx(total, abs=1e-9)
+
+
+def test_leave_one_out_costs_n_plus_one_and_is_exact_for_linear_rewards():
+    weights = np.linspace(0, 1, 8)
+    result = attribute_fn(lambda m: float(weights @ m), 8, budget=3, method="loo")
+    assert result.n_queries == 9
+    np.testing.assert_allclose(result.scores, weights)
+    with pytest.raises(ValueError, match="anytime"):
+        result.at_budget(3)
+
+
+def test_lasso_matches_soft_thresholding_on_an_orthogonal_design():
+    rng = np.random.default_rng(0)
+    q, _ = np.linalg.qr(rng.normal(size=(50, 5)))
+    x = q * np.sqrt(50)  # columns with x_j^T x_j / m = 1, orthogonal
+    beta = np.array([1.0, -0.5, 0.05, 0.0, 2.0])
+    y = x @ beta
+    fitted = lasso(x, y, alpha=0.1)
+    expected = np.sign(beta) * np.maximum(np.abs(beta) - 0.1, 0)
+    np.testing.assert_allclose(fitted, expected, atol=1e-6)
+
+
+def test_contextcite_design_is_bernoulli_half():
+    rng = np.random.default_rng(0)
+    masks = ContextCite().sampler(50, 400, rng).next_masks()
+    assert masks.shape == (400, 50)
+    assert abs(masks.mean() - 0.5) < 0.02
+
+
+def test_camab_fit_many_equals_fit_per_column():
+    rng = np.random.default_rng(0)
+    masks = rng.random((30, 10)) < 0.5
+    rewards = rng.normal(size=(30, 3))
+    method = Camab()
+    many = method.fit_many(masks, rewards)
+    for k in range(3):
+        np.testing.assert_allclose(many[k], method.fit(masks, rewards[:, k]), atol=1e-10)
+
+
+def test_kernelshap_single_segment():
+    result = attribute_fn(lambda m: 1.0 + 2.0 * m[0], 1, budget=5, method="kernelshap")
+    np.testing.assert_allclose(result.scores, [2.0])
+    assert isinstance(KernelShap().name, str)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"budget": 0}, "budget must be >= 1"),
+        ({"budget": 2.5}, "budget must be an integer"),
+        ({"method": "lime"}, "unknown method"),
+        ({"method": "kernelshap", "budget": 1}, "at least 2"),
+        ({"method": "camab", "prior_varianc": 1.0}, "bad options"),
+    ],
+)
+def test_bad_arguments_get_clear_errors(kwargs, message):
+    with pytest.raises(InputError, match=message):
+        attribute_fn(lambda m: 0.0, 5, **kwargs)
+
+
+def test_bad_value_functions_get_clear_errors():
+    with pytest.raises(InputError, match="n_segments must be >= 1"):
+        attribute_fn(lambda m: 0.0, 0)
+    with pytest.raises(InputError, match="returned nan"):
+        attribute_fn(lambda m: float("nan"), 3)
+    with pytest.raises(InputError, match="must return a float"):
+        attribute_fn(lambda m: "high", 3)
+
+
+def test_thousands_of_segments_run_and_find_the_signal():
+    n = 2000
+    weights = np.zeros(n)
+    weights[[10, 1500]] = [3.0, 2.0]
+    result = attribute_fn(lambda m: float(weights @ m), n, budget=30, seed=0)
+    assert result.scores.shape == (n,)
+    assert np.all(np.isfinite(result.scores))
+    assert set(result.top_k(2)) == {10, 1500}
