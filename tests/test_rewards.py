@@ -1,0 +1,33 @@
+import numpy as np
+import pytest
+from fakes import KeywordScorer
+
+from camab_rag import attribute
+from camab_rag.errors import InputError
+from camab_rag.rewards import get_reward, mean_logit, mean_logprob, sum_logprob
+
+LOGPROBS = np.log(np.array([0.5, 0.25, 0.9]))
+
+
+def test_reward_values():
+    assert mean_logprob(LOGPROBS) == pytest.approx(np.log([0.5, 0.25, 0.9]).mean())
+    assert sum_logprob(LOGPROBS) == pytest.approx(np.log(0.5 * 0.25 * 0.9))
+    expected = np.mean([np.log(p / (1 - p)) for p in (0.5, 0.25, 0.9)])
+    assert mean_logit(LOGPROBS) == pytest.approx(expected)
+    assert np.isfinite(mean_logit(np.array([0.0, -1e-20])))  # p == 1 is capped, not inf
+
+
+def test_rewards_are_selectable_and_change_the_scores():
+    args = ("Where?", ["Paris is big.", "Rome is old."], "Paris is big", KeywordScorer())
+    mean = attribute(*args, budget=12, reward="mean_logprob", method="loo")
+    total = attribute(*args, budget=12, reward="sum_logprob", method="loo")
+    custom = attribute(*args, budget=12, reward=lambda lp: float(lp.min()), method="loo")
+    # "Paris" and "big" both come from segment 0: the sum counts them twice over the mean.
+    assert total.scores[0] == pytest.approx(3 * mean.scores[0])
+    assert total.reward == "sum_logprob" and custom.reward == "<lambda>"
+    assert mean.top_k(1) == total.top_k(1) == [0]
+
+
+def test_unknown_reward():
+    with pytest.raises(InputError, match="unknown reward"):
+        get_reward("rouge")
