@@ -1,0 +1,294 @@
+"""The logged-record format read by ``camab attribute`` and ``camab audit``.
+
+A record is one logged RAG interaction, stored as one JSON object per line (JSONL) or one
+row of a Parquet file::
+
+    {"id": "q-17",                      # optional (string or integer); default: line number
+     "question": "Who wrote Dune?",      # string, required
+     "documents": [                      # non-empty list, required
+         "Dune is a 1965 novel by Frank Herbert.",
+         {"text": "...", "metadata": {"source": "wiki"}, "title": "Dune"},
+         {"page_content": "..."}         # LangChain's field name works too
+     ],
+     "response": "Frank Herbert."}      # string; required for audit
+
+:func:`read_records` yields ``(line_number, Record | RecordError)`` so a batch job can
+report a bad line and go on; every error names the line and the field, e.g.
+``line 7: field 'documents' must be a list``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from camab_rag.errors import InputError
+from camab_rag.segments import SourceDocument
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+TEXT_KEYS = ("text", "page_content")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One logged interaction, validated.
+
+    Attributes:
+        id: the record's ``id`` as a string (the line/row number when the record has none).
+        line: 1-based line (JSONL) or row (Parquet) number in the input.
+        question: the user's question.
+        documents: the retrieved documents, normalised.
+        response: the logged answer (``None`` when the record has none).
+        extra: any other fields of the record, kept as they were.
+    """
+
+    id: str
+    line: int
+    question: str
+    documents: list[SourceDocument]
+    response: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record in the input format (``parse_record(r.to_dict(), r.line)`` == ``r``)."""
+        data: dict[str, Any] = dict(self.extra)
+        data["id"] = self.id
+        data["question"] = self.question
+        data["documents"] = [_document_dict(doc) for doc in self.documents]
+        if self.response is not None:
+            data["response"] = self.response
+        return data
+
+
+@dataclass(frozen=True)
+class RecordError:
+    """Why one input line could not be used (``str(error)`` is the message to show)."""
+
+    line: int
+    message: str
+    field: str | None = None
+    id: str | None = None
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+class _Invalid(Exception):
+    def __init__(self, field_name: str | None, message: str) -> None:
+        super().__init__(message)
+        self.field_name = field_name
+        self.message = message
+
+
+def _document_dict(doc: SourceDocument) -> dict[str, Any]:
+    data: dict[str, Any] = {"text": doc.text}
+    if doc.metadata:
+        data["metadata"] = dict(doc.metadata)
+    return data
+
+
+def _parse_document(item: object, index: int) -> SourceDocument:
+    name = f"documents[{index}]"
+    if isinstance(item, str):
+        return SourceDocument(item)
+    if not isinstance(item, Mapping):
+        raise _Invalid(
+            name,
+            f"field '{name}' must be a string or an object with 'text' or 'page_content', "
+            f"got {_json_type(item)}",
+        )
+    key = next((k for k in TEXT_KEYS if item.get(k) is not None), None)
+    if key is None:
+        raise _Invalid(name, f"field '{name}' has no 'text' or 'page_content'")
+    text = item[key]
+    if not isinstance(text, str):
+        raise _Invalid(f"{name}.{key}", f"field '{name}.{key}' must be a string")
+    metadata = item.get("metadata")
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, Mapping):
+        raise _Invalid(f"{name}.metadata", f"field '{name}.metadata' must be an object")
+    meta = dict(metadata)
+    title = item.get("title")
+    if title is not None:
+        if not isinstance(title, str):
+            raise _Invalid(f"{name}.title", f"field '{name}.title' must be a string")
+        meta.setdefault("title", title)
+    return SourceDocument(text, meta)
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__
+
+
+def _record_id(data: Mapping[str, Any], line: int) -> str:
+    raw = data.get("id")
+    if raw is None:
+        return str(line)
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        raise _Invalid("id", f"field 'id' must be a string or an integer, got {_json_type(raw)}")
+    text = str(raw)
+    if not text.strip():
+        raise _Invalid("id", "field 'id' is empty")
+    return text
+
+
+def _parse(data: object, line: int, require_response: bool) -> Record:
+    if not isinstance(data, Mapping):
+        raise _Invalid(None, f"a record must be a JSON object, got {_json_type(data)}")
+    record_id = _record_id(data, line)
+    question = data.get("question")
+    if question is None:
+        raise _Invalid("question", "field 'question' is missing")
+    if not isinstance(question, str):
+        raise _Invalid("question", f"field 'question' must be a string, got {_json_type(question)}")
+    documents = data.get("documents")
+    if documents is None:
+        raise _Invalid("documents", "field 'documents' is missing")
+    if isinstance(documents, str) or not isinstance(documents, (list, tuple)):
+        raise _Invalid(
+            "documents", f"field 'documents' must be a list, got {_json_type(documents)}"
+        )
+    if not documents:
+        raise _Invalid("documents", "field 'documents' is empty: nothing to attribute to")
+    docs = [_parse_document(item, i) for i, item in enumerate(documents)]
+    if not any(doc.text.strip() for doc in docs):
+        raise _Invalid("documents", "field 'documents' holds no text: nothing to attribute to")
+    response = data.get("response")
+    if response is None:
+        if require_response:
+            raise _Invalid("response", "field 'response' is missing")
+    elif not isinstance(response, str):
+        raise _Invalid("response", f"field 'response' must be a string, got {_json_type(response)}")
+    elif require_response and not response.strip():
+        raise _Invalid("response", "field 'response' is empty: there is nothing to attribute")
+    known = {"id", "question", "documents", "response"}
+    extra = {k: v for k, v in data.items() if k not in known}
+    return Record(record_id, line, question, docs, response, extra)
+
+
+def parse_record(data: object, line: int, *, require_response: bool = True) -> Record:
+    """Validate one decoded record.
+
+    Raises:
+        InputError: naming the line and field, e.g. ``line 7: field 'documents' must be a
+            list``.
+    """
+    result = try_parse_record(data, line, require_response=require_response)
+    if isinstance(result, RecordError):
+        raise InputError(str(result))
+    return result
+
+
+def try_parse_record(
+    data: object, line: int, *, require_response: bool = True
+) -> Record | RecordError:
+    """Like :func:`parse_record`, returning a :class:`RecordError` instead of raising."""
+    try:
+        return _parse(data, line, require_response)
+    except _Invalid as invalid:
+        raw_id = data.get("id") if isinstance(data, Mapping) else None
+        rid = (
+            str(raw_id) if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
+        )
+        return RecordError(line, invalid.message, invalid.field_name, rid)
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[int, object | RecordError]]:
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield line_no, RecordError(line_no, f"not valid UTF-8 ({exc.reason})")
+                continue
+            if not text.strip():
+                continue
+            try:
+                yield line_no, json.loads(text)
+            except json.JSONDecodeError as exc:
+                yield (
+                    line_no,
+                    RecordError(line_no, f"not valid JSON ({exc.msg}, column {exc.colno})"),
+                )
+
+
+def _parquet_rows(path: Path) -> Iterator[tuple[int, object | RecordError]]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError(
+            f"{path}: reading Parquet needs pyarrow: pip install 'camab-rag[parquet]'"
+        ) from None
+    try:
+        parquet = pq.ParquetFile(path)
+    except Exception as exc:  # pyarrow raises several types for a bad file
+        raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
+    row = 0
+    for batch in parquet.iter_batches(batch_size=1024):
+        for item in batch.to_pylist():
+            row += 1
+            yield row, item
+
+
+def is_parquet(path: str | Path) -> bool:
+    """Whether ``path`` is read as Parquet (by its suffix)."""
+    return Path(path).suffix.lower() in PARQUET_SUFFIXES
+
+
+def read_records(
+    path: str | Path, *, require_response: bool = True
+) -> Iterator[tuple[int, Record | RecordError]]:
+    """Read logged records from a JSONL or Parquet (``.parquet``/``.pq``) file.
+
+    Yields ``(line_number, Record | RecordError)`` for every non-blank line (row), in
+    order, so a batch job can report bad records and go on. A record whose ``id`` repeats
+    an earlier record's is an error (ids key resumable output). Blank lines are skipped.
+
+    Raises:
+        InputError: the file itself cannot be read (missing, or Parquet without pyarrow).
+    """
+    source = Path(path)
+    if not source.is_file():
+        raise InputError(f"{source}: no such input file")
+    rows = _parquet_rows(source) if is_parquet(source) else _jsonl_rows(source)
+    seen: dict[str, int] = {}
+    for line_no, data in rows:
+        if isinstance(data, RecordError):
+            yield line_no, data
+            continue
+        result = try_parse_record(data, line_no, require_response=require_response)
+        if isinstance(result, Record):
+            first = seen.get(result.id)
+            if first is not None:
+                result = RecordError(
+                    line_no, f"field 'id' {result.id!r} repeats line {first}", "id", result.id
+                )
+            else:
+                seen[result.id] = line_no
+        yield line_no, result
+
+
+__all__ = [
+    "Record",
+    "RecordError",
+    "is_parquet",
+    "parse_record",
+    "read_records",
+    "try_parse_record",
+]
