@@ -1,0 +1,25 @@
+"""LangChain integration of camab-rag: which retrieved documents did the answer come from?
+
+* :class:`CamabCallbackHandler` / :class:`AsyncCamabCallbackHandler`: add to any chain's
+  ``config={"callbacks": [...]}``; attributes each root run's answer when it ends, against
+  the exact prompt the LLM received.
+* :class:`CamabAttributor`: an LCEL step / LangGraph node placed after the answer.
+* :class:`CamabChatModel`: a chat model over camab-rag's in-process model (offline RAG).
+"""
+
+from langchain_camab.attributor import CamabAttributor
+from langchain_camab.callbacks import AsyncCamabCallbackHandler, CamabCallbackHandler
+from langchain_camab.chat_models import CamabChatModel
+from langchain_camab.result import ChainAttribution
+from langchain_camab.scorer import ScorerUnavailableError, resolve_scorer, scorer_from_llm
+
+__all__ = [
+    "AsyncCamabCallbackHandler",
+    "CamabAttributor",
+    "CamabCallbackHandler",
+    "CamabChatModel",
+    "ChainAttribution",
+    "ScorerUnavailableError",
+    "resolve_scorer",
+    "scorer_from_llm",
+]

@@ -1,0 +1,74 @@
+"""Put attribution metadata on LangChain objects (answers and documents)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.messages import BaseMessage
+
+from camab_rag.result import AttributionResult
+from langchain_camab.result import document_metadata, summary
+
+METADATA_KEY = "attribution"
+RUN_METADATA_KEY = "camab_attribution"
+
+
+def titles_of(documents: Sequence[Document]) -> list[str | None]:
+    """A display name per document (``title`` or ``source`` metadata)."""
+    names: list[str | None] = []
+    for doc in documents:
+        value = doc.metadata.get("title") or doc.metadata.get("source")
+        names.append(str(value) if value is not None else None)
+    return names
+
+
+def pending(run_id: str | None = None) -> dict[str, Any]:
+    """The placeholder shown while a background attribution runs."""
+    return {"status": "pending", "error": None, "run_id": run_id}
+
+
+def fill(target: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """Replace ``target``'s content in place (readers holding it see the update)."""
+    target.clear()
+    target.update(values)
+    return target
+
+
+def annotate_documents(
+    documents: Sequence[Document],
+    result: AttributionResult,
+    *,
+    extra: Sequence[Document] = (),
+    previous: Sequence[dict[str, Any]] | None = None,
+) -> None:
+    """Set ``metadata["attribution"]`` on each attributed document (in place).
+
+    ``documents`` are the attributed documents in order; ``extra`` are more objects whose
+    text equals one of them (duplicates from several retrievers) and get the same entry.
+    ``previous`` are placeholder dicts to fill in place instead of replacing.
+    """
+    entries = document_metadata(result, len(documents))
+    by_text = {doc.page_content: i for i, doc in enumerate(documents)}
+    for i, doc in enumerate(documents):
+        if previous is not None and i < len(previous):
+            doc.metadata[METADATA_KEY] = fill(previous[i], entries[i])
+        else:
+            doc.metadata[METADATA_KEY] = entries[i]
+    for doc in extra:
+        index = by_text.get(doc.page_content)
+        if index is not None:
+            doc.metadata[METADATA_KEY] = documents[index].metadata[METADATA_KEY]
+
+
+def annotate_message(message: BaseMessage, data: dict[str, Any]) -> None:
+    """Set ``response_metadata["attribution"]`` on an answer message (in place)."""
+    metadata = getattr(message, "response_metadata", None)
+    if isinstance(metadata, dict):
+        metadata[METADATA_KEY] = data
+
+
+def summarize(result: AttributionResult, documents: Sequence[Document]) -> dict[str, Any]:
+    """The answer-level attribution dict, with document titles."""
+    return summary(result, titles_of(documents))

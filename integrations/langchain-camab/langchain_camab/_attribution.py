@@ -1,0 +1,120 @@
+"""Run camab-rag on what a chain saw: ablate the real prompt when possible."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from camab_rag.engine import aattribute, attribute
+from camab_rag.prompts import PromptBuilder, SpanRemovalPromptBuilder, locate_segments
+from camab_rag.scoring import Prompt
+from camab_rag.segments import Granularity, SourceDocument, segment_documents, to_documents
+from langchain_camab.result import ChainAttribution, PromptMode
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every attribution of an integration object runs with."""
+
+    budget: int = 40
+    method: str = "camab"
+    granularity: Granularity = "chunk"
+    seed: int = 0
+    options: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class PromptPlan:
+    """How subsets become prompts for one run."""
+
+    mode: PromptMode
+    builder: PromptBuilder | None
+    note: str | None
+
+
+def _texts(prompt: Prompt) -> list[str]:
+    return [prompt] if isinstance(prompt, str) else [str(m["content"]) for m in prompt]
+
+
+def plan_prompt(
+    prompt: Prompt | None, documents: Sequence[SourceDocument], granularity: Granularity
+) -> PromptPlan:
+    """Span removal on ``prompt`` when every document's text is in it, else the template."""
+    if prompt is None:
+        return PromptPlan("template", None, "no prompt was captured: used the default template")
+    segments = segment_documents(documents, granularity)
+    locations = locate_segments(prompt, documents, segments)
+    if locations is not None:
+        return PromptPlan("captured", SpanRemovalPromptBuilder(prompt, locations), None)
+    texts = _texts(prompt)
+    missing = [
+        i for i, doc in enumerate(documents) if doc.text and not any(doc.text in t for t in texts)
+    ]
+    which = ", ".join(str(i) for i in missing) if missing else "?"
+    return PromptPlan(
+        "template",
+        None,
+        f"the text of document(s) {which} was not found verbatim in the prompt the LLM "
+        "received: used the default template",
+    )
+
+
+def _prepare(
+    documents: object, prompt: Prompt | None, settings: Settings
+) -> tuple[list[SourceDocument], PromptPlan, dict[str, Any]]:
+    docs = to_documents(documents)
+    plan = plan_prompt(prompt, docs, settings.granularity)
+    kwargs: dict[str, Any] = {
+        "budget": settings.budget,
+        "method": settings.method,
+        "granularity": settings.granularity,
+        "seed": settings.seed,
+        **dict(settings.options),
+    }
+    if plan.builder is not None:
+        kwargs["prompt_builder"] = plan.builder
+    return docs, plan, kwargs
+
+
+def run(
+    question: str,
+    documents: object,
+    answer: str,
+    scorer: Any,
+    settings: Settings,
+    *,
+    prompt: Prompt | None = None,
+    run_id: str | None = None,
+) -> ChainAttribution:
+    """Attribute ``answer`` to ``documents`` (raises on failure; callers catch)."""
+    docs, plan, kwargs = _prepare(documents, prompt, settings)
+    result = attribute(question, docs, answer, scorer, **kwargs)
+    return ChainAttribution.from_result(
+        result, prompt_mode=plan.mode, prompt_note=plan.note, run_id=run_id
+    )
+
+
+async def arun(
+    question: str,
+    documents: object,
+    answer: str,
+    scorer: Any,
+    settings: Settings,
+    *,
+    prompt: Prompt | None = None,
+    run_id: str | None = None,
+) -> ChainAttribution:
+    """Async :func:`run` (scores with ``scorer.ascore``)."""
+    docs, plan, kwargs = _prepare(documents, prompt, settings)
+    result = await aattribute(question, docs, answer, scorer, **kwargs)
+    return ChainAttribution.from_result(
+        result, prompt_mode=plan.mode, prompt_note=plan.note, run_id=run_id
+    )
+
+
+def failed(
+    error: BaseException | str, run_id: str | None = None, **fields: Any
+) -> ChainAttribution:
+    """A result recording why attribution failed (the chain's answer is untouched)."""
+    return ChainAttribution.failed(error, run_id=run_id, **fields)  # type: ignore[return-value]

@@ -1,0 +1,366 @@
+"""``CamabAttributor``: an LCEL step (or LangGraph node) that attributes an answer.
+
+Place it after the answer::
+
+    chain = retrieval_chain | CamabAttributor(scorer)              # adds an "attribution" key
+    chain = retrieval_chain.assign(attribution=CamabAttributor(scorer))
+
+It reads the question, the documents and the answer from its input dict (LangChain's RAG
+keys by default: ``input``/``question``, ``context``, ``answer``) and returns the answer
+with the attribution attached. It never breaks the chain: a failure is recorded as
+``{"status": "error", "error": ...}`` unless ``strict=True``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
+from langchain_core.documents import Document
+from langchain_core.messages import BaseMessage
+from langchain_core.prompts import BasePromptTemplate
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import ensure_config
+
+from camab_rag.scoring import Prompt
+from camab_rag.segments import Granularity
+from langchain_camab import _attach
+from langchain_camab._attribution import Settings, arun, failed, run
+from langchain_camab._messages import message_text, to_prompt
+from langchain_camab.result import ChainAttribution
+from langchain_camab.scorer import resolve_scorer
+
+logger = logging.getLogger(__name__)
+
+OutputMode = Literal["auto", "merge", "attribution"]
+_MAP_KEY_TAG = "map:key:"
+
+
+@dataclass
+class _Request:
+    """What one invocation attributes, and where its result goes."""
+
+    question: str
+    documents: list[Document]
+    texts: object
+    answer: str
+    prompt: Prompt | None
+    run_id: str | None
+    doc_entries: list[dict[str, Any]] = field(default_factory=list)
+
+
+class CamabAttributor(Runnable[Any, Any]):
+    """Attribute an answer to its documents as a chain step.
+
+    Input: a dict with the question (first of ``question_keys``), the documents
+    (``context_key``: a list of ``Document``, strings, or one formatted string) and the
+    answer (``answer_key``: a string or an ``AIMessage``). Optionally the exact prompt
+    under ``prompt_key`` (a ``PromptValue``, messages or text): then ablations cut the
+    documents out of that prompt. Without it, pass ``prompt=`` (the chain's prompt
+    template) to rebuild it, or camab-rag's default template is used.
+
+    Output: for ``chain | CamabAttributor()`` the input dict plus an ``"attribution"`` key
+    (a JSON-ready summary), the answer ``AIMessage`` with
+    ``response_metadata["attribution"]`` and each ``Document`` with
+    ``metadata["attribution"]`` (``score``, ``rank``, ``supporting_sentences``). As a
+    value of ``.assign(attribution=...)`` or ``RunnableParallel`` (``output="auto"``
+    detects it) just the summary, with the documents annotated in place.
+
+    Args:
+        scorer: a camab-rag scorer; ``None`` builds it from ``llm`` (the chain's own
+            ``ChatOpenAI`` with a base URL, or :class:`~langchain_camab.CamabChatModel`).
+        budget, method, granularity, seed: as in :func:`camab_rag.attribute`.
+        llm: the chain's chat model (used when ``scorer`` is ``None``).
+        prompt: the chain's prompt template, rendered with the input (documents joined by
+            ``document_separator`` under ``context_key``) to get the real prompt.
+        question_keys, context_key, answer_key, prompt_key: where to read the input.
+        output: ``"merge"`` (input dict + attribution), ``"attribution"`` (the summary
+            only) or ``"auto"``.
+        strict: re-raise attribution errors.
+        background: return at once with ``{"status": "pending", "run_id": ...}`` and fill
+            the same dicts in place when ready; ``attributor.wait(run_id)`` (sync) or
+            ``await attributor.await_result(run_id)`` (async) gives the result.
+        **method_options: passed to the method.
+    """
+
+    def __init__(
+        self,
+        scorer: object = None,
+        *,
+        budget: int = 40,
+        method: str = "camab",
+        granularity: Granularity = "chunk",
+        llm: object = None,
+        prompt: BasePromptTemplate | None = None,
+        document_separator: str = "\n\n",
+        question_keys: Sequence[str] = ("input", "question"),
+        context_key: str = "context",
+        answer_key: str = "answer",
+        prompt_key: str = "prompt",
+        output: OutputMode = "auto",
+        seed: int = 0,
+        strict: bool = False,
+        background: bool = False,
+        name: str | None = "CamabAttributor",
+        **method_options: Any,
+    ) -> None:
+        if output not in ("auto", "merge", "attribution"):
+            raise ValueError(f"output must be 'auto', 'merge' or 'attribution', got {output!r}")
+        self.scorer = scorer
+        self.llm = llm
+        self.prompt = prompt
+        self.document_separator = document_separator
+        self.settings = Settings(budget, method, granularity, seed, tuple(method_options.items()))
+        self.question_keys = tuple(question_keys)
+        self.context_key = context_key
+        self.answer_key = answer_key
+        self.prompt_key = prompt_key
+        self.output = output
+        self.strict = strict
+        self.background = background
+        self.name = name
+        self.last_result: ChainAttribution | None = None
+        self.pending: dict[str, Future[ChainAttribution] | asyncio.Task[ChainAttribution]] = {}
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ Runnable
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return self._call_with_config(self._invoke, input, ensure_config(config), **kwargs)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return await self._acall_with_config(self._ainvoke, input, ensure_config(config), **kwargs)
+
+    def _invoke(self, input: Any, run_manager: CallbackManagerForChainRun) -> Any:
+        request, early = self._request(input, run_manager)
+        if request is None:
+            return early
+        if self.background:
+            placeholder = self._placeholders(request)
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="camab")
+            future = self._executor.submit(self._compute, request, placeholder)
+            self.pending[str(request.run_id)] = future
+            return self._output(input, request, placeholder, run_manager)
+        result = self._compute(request, None)
+        return self._output(input, request, self._summary(request, result), run_manager)
+
+    async def _ainvoke(self, input: Any, run_manager: AsyncCallbackManagerForChainRun) -> Any:
+        request, early = self._request(input, run_manager)
+        if request is None:
+            return early
+        if self.background:
+            placeholder = self._placeholders(request)
+            task = asyncio.create_task(self._acompute(request, placeholder))
+            self.pending[str(request.run_id)] = task
+            return self._output(input, request, placeholder, run_manager)
+        result = await self._acompute(request, None)
+        return self._output(input, request, self._summary(request, result), run_manager)
+
+    # ------------------------------------------------------------------ input
+    def _request(self, input: Any, run_manager: Any) -> tuple[_Request | None, Any]:
+        """Read the input; on bad input return ``(None, output)`` with the error recorded."""
+        run_id = str(run_manager.run_id) if run_manager is not None else None
+        try:
+            return self._read(input, run_id), None
+        except Exception as error:
+            if self.strict:
+                raise
+            result = failed(error, run_id=run_id)
+            self.last_result = result
+            logger.warning("camab: cannot attribute this input: %s", error)
+            return None, self._error_output(input, _attach.summarize(result, []), run_manager)
+
+    def _read(self, input: Any, run_id: str | None) -> _Request:
+        if not isinstance(input, Mapping):
+            raise ValueError(
+                f"CamabAttributor needs a dict with the question, '{self.context_key}' and "
+                f"'{self.answer_key}', got {type(input).__name__} (put it after a chain that "
+                "returns them, e.g. create_retrieval_chain or RunnablePassthrough.assign)"
+            )
+        question = next(
+            (input[k] for k in self.question_keys if isinstance(input.get(k), str)), None
+        )
+        if question is None:
+            raise ValueError(f"the input has no question under any of {list(self.question_keys)}")
+        if self.context_key not in input:
+            raise ValueError(f"the input has no documents under '{self.context_key}'")
+        if self.answer_key not in input:
+            raise ValueError(f"the input has no answer under '{self.answer_key}'")
+        context = input[self.context_key]
+        raw = input[self.answer_key]
+        answer = message_text(raw) if isinstance(raw, BaseMessage) else raw
+        if not isinstance(answer, str):
+            raise ValueError(
+                f"the answer under '{self.answer_key}' must be a string or a message, got "
+                f"{type(raw).__name__}"
+            )
+        items = [context] if isinstance(context, (str, Document)) else list(context)
+        documents = [d for d in items if isinstance(d, Document)]
+        return _Request(question, documents, items, answer, self._prompt_for(input, items), run_id)
+
+    def _prompt_for(self, input: Mapping[str, Any], items: list[Any]) -> Prompt | None:
+        if self.prompt_key in input and input[self.prompt_key] is not None:
+            return to_prompt(input[self.prompt_key])
+        if self.prompt is None:
+            return None
+        texts = [d.page_content if isinstance(d, Document) else str(d) for d in items]
+        values = {**input, self.context_key: self.document_separator.join(texts)}
+        return to_prompt(self.prompt.invoke(values))
+
+    # ------------------------------------------------------------------ attribution
+    def _finish(self, request: _Request, result: ChainAttribution) -> ChainAttribution:
+        with self._lock:
+            self.last_result = result
+        return result
+
+    def _error(self, request: _Request, error: Exception) -> ChainAttribution:
+        if self.strict:
+            raise error
+        logger.warning("camab: attribution failed: %s", error)
+        return failed(
+            error, run_id=request.run_id, question=request.question, response=request.answer
+        )
+
+    def _compute(self, request: _Request, placeholder: dict[str, Any] | None) -> ChainAttribution:
+        try:
+            scorer = resolve_scorer(self.scorer, self.llm)
+            result = run(
+                request.question,
+                request.texts,
+                request.answer,
+                scorer,
+                self.settings,
+                prompt=request.prompt,
+                run_id=request.run_id,
+            )
+        except Exception as error:
+            result = self._error(request, error)
+        if placeholder is not None:
+            self._fill(request, result, placeholder)
+        return self._finish(request, result)
+
+    async def _acompute(
+        self, request: _Request, placeholder: dict[str, Any] | None
+    ) -> ChainAttribution:
+        try:
+            scorer = resolve_scorer(self.scorer, self.llm)
+            result = await arun(
+                request.question,
+                request.texts,
+                request.answer,
+                scorer,
+                self.settings,
+                prompt=request.prompt,
+                run_id=request.run_id,
+            )
+        except Exception as error:
+            result = self._error(request, error)
+        if placeholder is not None:
+            self._fill(request, result, placeholder)
+        return self._finish(request, result)
+
+    # ------------------------------------------------------------------ output
+    def _summary(self, request: _Request, result: ChainAttribution) -> dict[str, Any]:
+        request.doc_entries = _attach_doc_entries(request, result)
+        return _attach.summarize(result, request.documents)
+
+    def _placeholders(self, request: _Request) -> dict[str, Any]:
+        request.doc_entries = [_attach.pending(request.run_id) for _ in request.texts]
+        return _attach.pending(request.run_id)
+
+    def _fill(
+        self, request: _Request, result: ChainAttribution, placeholder: dict[str, Any]
+    ) -> None:
+        entries = _attach_doc_entries(request, result)
+        for target, values in zip(request.doc_entries, entries):
+            _attach.fill(target, values)
+        _attach.fill(placeholder, _attach.summarize(result, request.documents))
+
+    def _mode(self, run_manager: Any) -> OutputMode:
+        if self.output != "auto":
+            return self.output
+        tags = getattr(run_manager, "tags", None) or []
+        return "attribution" if any(t.startswith(_MAP_KEY_TAG) for t in tags) else "merge"
+
+    def _output(self, input: Any, request: _Request, data: dict[str, Any], run_manager: Any) -> Any:
+        mode = self._mode(run_manager)
+        context = input[self.context_key]
+        items = [context] if isinstance(context, (str, Document)) else list(context)
+        if mode == "attribution":
+            for item, entry in zip(items, request.doc_entries):
+                if isinstance(item, Document):
+                    item.metadata[_attach.METADATA_KEY] = entry
+            return data
+        annotated = [
+            item.model_copy(update={"metadata": {**item.metadata, _attach.METADATA_KEY: entry}})
+            if isinstance(item, Document)
+            else item
+            for item, entry in zip(items, request.doc_entries)
+        ]
+        output = dict(input)
+        output[self.context_key] = (
+            annotated if not isinstance(context, (str, Document)) else (annotated[0])
+        )
+        raw = input[self.answer_key]
+        if isinstance(raw, BaseMessage):
+            output[self.answer_key] = _with_metadata(raw, data)
+        output["attribution"] = data
+        return output
+
+    def _error_output(self, input: Any, data: dict[str, Any], run_manager: Any) -> Any:
+        """The input unchanged, with the failure recorded where it fits."""
+        if self._mode(run_manager) == "attribution":
+            return data
+        if isinstance(input, BaseMessage):
+            return _with_metadata(input, data)
+        if isinstance(input, Mapping):
+            output = dict(input)
+            raw = input.get(self.answer_key)
+            if isinstance(raw, BaseMessage):
+                output[self.answer_key] = _with_metadata(raw, data)
+            output["attribution"] = data
+            return output
+        return input
+
+    # ------------------------------------------------------------------ background
+    def wait(self, run_id: str | None = None, timeout: float | None = None) -> ChainAttribution:
+        """Block until a background attribution (started by ``invoke``) is done."""
+        future = self._pending(run_id)
+        if isinstance(future, asyncio.Task):
+            raise TypeError("this attribution runs in an event loop: use await_result()")
+        return future.result(timeout)
+
+    async def await_result(self, run_id: str | None = None) -> ChainAttribution:
+        """Await a background attribution (started by ``invoke`` or ``ainvoke``)."""
+        future = self._pending(run_id)
+        if isinstance(future, asyncio.Task):
+            return await future
+        return await asyncio.wrap_future(future)
+
+    def _pending(
+        self, run_id: str | None
+    ) -> Future[ChainAttribution] | asyncio.Task[ChainAttribution]:
+        if not self.pending:
+            raise KeyError("no background attribution was started")
+        if run_id is None:
+            return next(reversed(self.pending.values()))
+        return self.pending[str(run_id)]
+
+
+def _attach_doc_entries(request: _Request, result: ChainAttribution) -> list[dict[str, Any]]:
+    from langchain_camab.result import document_metadata
+
+    return document_metadata(result, len(request.texts))
+
+
+def _with_metadata(message: BaseMessage, data: dict[str, Any]) -> BaseMessage:
+    metadata = dict(getattr(message, "response_metadata", {}) or {})
+    metadata[_attach.METADATA_KEY] = data
+    return message.model_copy(update={"response_metadata": metadata})

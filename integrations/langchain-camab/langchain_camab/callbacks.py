@@ -1,0 +1,643 @@
+"""Callback handlers that attribute a chain's answer when its root run ends.
+
+Pass one in ``config={"callbacks": [handler]}`` of any chain. The handler records the
+retrieved documents (``on_retriever_end``), the exact prompt of each LLM call
+(``on_chat_model_start`` / ``on_llm_start``) and each answer (``on_llm_end``) under the
+root run they belong to, and attributes the answer to the documents when the root run
+ends. Nothing it does can break the chain: a failure is recorded in the result
+(``status="error"``) unless ``strict=True``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
+from langchain_core.documents import Document
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatGeneration, LLMResult
+
+from camab_rag.segments import Granularity
+from langchain_camab import _attach
+from langchain_camab._attribution import Settings, arun, failed, plan_prompt, run
+from langchain_camab._capture import (
+    DEFAULT_CONTEXT_KEYS,
+    DEFAULT_QUESTION_KEYS,
+    Capture,
+    CaptureStore,
+    LLMCall,
+)
+from langchain_camab._messages import to_chat_messages
+from langchain_camab.result import ChainAttribution
+from langchain_camab.scorer import resolve_scorer, scorer_from_run
+
+logger = logging.getLogger(__name__)
+
+
+class Results(OrderedDict[UUID, ChainAttribution]):
+    """Results by root run id (a ``UUID`` or its string), oldest evicted past ``limit``."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    @staticmethod
+    def _key(key: object) -> Any:
+        return UUID(key) if isinstance(key, str) else key
+
+    def __getitem__(self, key: object) -> ChainAttribution:
+        return super().__getitem__(self._key(key))
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(self._key(key))
+
+    def get(self, key: object, default: Any = None) -> Any:  # type: ignore[override]
+        return super().get(self._key(key), default)
+
+    def add(self, key: UUID, value: ChainAttribution) -> None:
+        self[key] = value
+        while len(self) > self.limit:
+            self.popitem(last=False)
+
+
+class _Job:
+    """One root run ready to attribute: inputs resolved, placeholders attached."""
+
+    def __init__(self, capture: Capture, call: LLMCall | None, documents: list[Document]) -> None:
+        self.capture = capture
+        self.call = call
+        self.documents = documents
+        self.doc_placeholders: list[dict[str, Any]] = []
+        self.answer_placeholder: dict[str, Any] | None = None
+
+
+class _HandlerCore:
+    """State and logic shared by the sync and async handlers."""
+
+    def _setup(
+        self,
+        scorer: object,
+        budget: int,
+        method: str,
+        granularity: Granularity,
+        *,
+        llm: object,
+        seed: int,
+        strict: bool,
+        background: bool,
+        question_keys: Sequence[str],
+        context_keys: Sequence[str],
+        report_run_metadata: bool,
+        max_results: int,
+        method_options: dict[str, Any],
+    ) -> None:
+        self.scorer = scorer
+        self.llm = llm
+        self.settings = Settings(budget, method, granularity, seed, tuple(method_options.items()))
+        self.strict = strict
+        self.background = background
+        self.question_keys = tuple(question_keys)
+        self.context_keys = tuple(context_keys)
+        self.report_run_metadata = report_run_metadata
+        self.results: Results = Results(max_results)
+        self.last_result: ChainAttribution | None = None
+        self._store = CaptureStore()
+        self._results_lock = threading.Lock()
+        self._scorer_cache: dict[str, Any] = {}
+        # strict mode: let LangChain re-raise our errors into the chain
+        self.raise_error = strict
+
+    # ------------------------------------------------------------------ recording
+    def _chain_start(self, inputs: Any, run_id: UUID, parent: UUID | None, metadata: Any) -> None:
+        self._store.track(
+            run_id, parent, inputs=inputs, metadata=metadata if isinstance(metadata, dict) else None
+        )
+
+    def _retriever_start(self, query: str, run_id: UUID, parent: UUID | None) -> None:
+        capture = self._store.track(run_id, parent)
+        capture.queries.append(query)
+
+    def _retriever_end(self, documents: Sequence[Document], run_id: UUID) -> None:
+        if self._store.is_root(run_id):  # a bare retriever call: nothing to attribute
+            self._store.pop(run_id)
+            return
+        self._store.add_documents(run_id, list(documents))
+
+    def _llm_start(
+        self,
+        prompt: Any,
+        serialized: Any,
+        run_id: UUID,
+        parent: UUID | None,
+        kwargs: dict[str, Any],
+    ) -> None:
+        self._store.track(run_id, parent)
+        params = kwargs.get("invocation_params") or {}
+        self._store.add_llm_call(
+            run_id,
+            LLMCall(
+                prompt,
+                serialized if isinstance(serialized, dict) else None,
+                params if isinstance(params, dict) else {},
+            ),
+        )
+
+    def _llm_end(self, response: LLMResult, run_id: UUID) -> None:
+        call = self._store.llm_call(run_id)
+        if call is None or not response.generations or not response.generations[0]:
+            return
+        generation = response.generations[0][0]
+        call.answer = generation.text
+        if isinstance(generation, ChatGeneration):
+            call.message = generation.message
+            if not call.answer:
+                call.answer = _text_of(generation.message)
+
+    # ------------------------------------------------------------------ attribution
+    def _take(self, run_id: UUID) -> _Job | None:
+        """Close a root run: its capture, the answer to attribute, the documents."""
+        if not self._store.is_root(run_id):
+            return None
+        capture = self._store.pop(run_id)
+        if capture is None or (not capture.llm_calls and not capture.documents):
+            return None  # not a RAG run (no model, no retriever): nothing to report
+        documents = capture.unique_documents(self.context_keys)
+        calls = capture.answered_calls()
+        call = _choose_call(calls, documents, self.settings.granularity)
+        return _Job(capture, call, documents)
+
+    def _inputs(self, job: _Job) -> tuple[str, str, Any]:
+        """(question, answer, scorer) of a job; raises a clear error when one is missing."""
+        if job.call is None or job.call.answer is None:
+            raise ValueError(
+                "no LLM answer was captured in this run: there is nothing to attribute"
+            )
+        if not job.documents:
+            raise ValueError(
+                "no documents were captured in this run (no retriever ran and the input has "
+                f"none of the keys {list(self.context_keys)} holding Documents)"
+            )
+        return job.capture.question(self.question_keys), job.call.answer, self._scorer_for(job.call)
+
+    def _scorer_for(self, call: LLMCall) -> Any:
+        if self.scorer is not None or self.llm is not None:
+            return resolve_scorer(self.scorer, self.llm)
+        key = repr((call.serialized or {}).get("id")) + repr(sorted(map(str, call.params.items())))
+        cached = self._scorer_cache.get(key)
+        if cached is None:
+            cached = scorer_from_run(call.serialized, call.params)
+            self._scorer_cache[key] = cached
+        return cached
+
+    def _placeholders(self, job: _Job) -> None:
+        """Background mode: show ``status="pending"`` until the result is ready."""
+        run_id = str(job.capture.run_id)
+        job.doc_placeholders = [_attach.pending(run_id) for _ in job.documents]
+        for doc, placeholder in zip(job.documents, job.doc_placeholders):
+            doc.metadata[_attach.METADATA_KEY] = placeholder
+        if job.call is not None and job.call.message is not None:
+            job.answer_placeholder = _attach.pending(run_id)
+            _attach.annotate_message(job.call.message, job.answer_placeholder)
+
+    def _publish(self, job: _Job, result: ChainAttribution) -> None:
+        """Store the result and put it on the run's documents, answer and run metadata."""
+        with self._results_lock:
+            self.results.add(job.capture.run_id, result)
+            self.last_result = result
+        try:
+            data = _attach.summarize(result, job.documents)
+            _attach.annotate_documents(
+                job.documents,
+                result,
+                extra=job.capture.documents,
+                previous=job.doc_placeholders or None,
+            )
+            if job.call is not None and job.call.message is not None:
+                if job.answer_placeholder is not None:
+                    data = _attach.fill(job.answer_placeholder, data)
+                _attach.annotate_message(job.call.message, data)
+            if self.report_run_metadata and job.capture.metadata is not None:
+                # the dict tracers hold for the root run: they report it when it ends
+                job.capture.metadata[_attach.RUN_METADATA_KEY] = data
+        except Exception:  # pragma: no cover - reporting must never break the chain
+            logger.exception("camab: could not attach the attribution metadata")
+
+    def _failure(self, job: _Job, error: BaseException) -> ChainAttribution:
+        if self.strict:
+            raise error
+        logger.warning("camab: attribution failed for run %s: %s", job.capture.run_id, error)
+        return failed(
+            error,
+            run_id=str(job.capture.run_id),
+            question=job.capture.question(self.question_keys),
+            response=(job.call.answer or "") if job.call is not None else "",
+        )
+
+    def _attribute(self, job: _Job) -> ChainAttribution:
+        try:
+            question, answer, scorer = self._inputs(job)
+            prompt = job.call.prompt if job.call is not None else None
+            result = run(
+                question,
+                job.documents,
+                answer,
+                scorer,
+                self.settings,
+                prompt=prompt,
+                run_id=str(job.capture.run_id),
+            )
+        except Exception as error:
+            result = self._failure(job, error)
+        self._publish(job, result)
+        return result
+
+    async def _aattribute(self, job: _Job) -> ChainAttribution:
+        try:
+            question, answer, scorer = self._inputs(job)
+            prompt = job.call.prompt if job.call is not None else None
+            result = await arun(
+                question,
+                job.documents,
+                answer,
+                scorer,
+                self.settings,
+                prompt=prompt,
+                run_id=str(job.capture.run_id),
+            )
+        except Exception as error:
+            result = self._failure(job, error)
+        self._publish(job, result)
+        return result
+
+    def _forget(self, run_id: UUID) -> None:
+        if self._store.is_root(run_id):
+            self._store.pop(run_id)
+
+
+def _text_of(message: BaseMessage) -> str:
+    from langchain_camab._messages import message_text
+
+    return message_text(message)
+
+
+def _choose_call(
+    calls: list[LLMCall], documents: list[Document], granularity: Granularity
+) -> LLMCall | None:
+    """The LLM call to attribute: the last one whose prompt holds every document's text
+    (the answer step of a RAG chain), else the last one that answered."""
+    if not calls:
+        return None
+    if documents:
+        from camab_rag.segments import to_documents
+
+        sources = to_documents(documents)
+        for call in reversed(calls):
+            try:
+                if plan_prompt(call.prompt, sources, granularity).mode == "captured":
+                    return call
+            except Exception:  # pragma: no cover - a bad prompt just is not chosen
+                continue
+    return calls[-1]
+
+
+_DOC = """
+    Args:
+        scorer: a camab-rag scorer (``camab_rag.default_scorer()``,
+            ``camab_rag.OpenAICompletionsScorer(...)``). ``None``: built from the chain's own
+            model (an OpenAI-compatible ``ChatOpenAI`` with a base URL, or
+            :class:`~langchain_camab.CamabChatModel`).
+        budget: model calls per attribution.
+        method: ``"camab"`` or a baseline (``"kernelshap"``, ``"contextcite"``, ``"loo"``).
+        granularity: ``"chunk"`` (one unit per document) or ``"sentence"``.
+        llm: the chain's chat model, to build the scorer from when ``scorer`` is ``None``
+            (otherwise it is rebuilt from what callbacks see of the model).
+        seed: makes attribution reproducible.
+        strict: re-raise attribution errors into the chain (default: record them in the
+            result, ``status="error"``, and let the chain's answer through).
+        background: return from the chain at once and attribute in the background; the
+            documents and answer show ``{"status": "pending"}`` until then.
+        question_keys: root input keys that may hold the question.
+        context_keys: root input keys that may hold documents when no retriever ran.
+        report_run_metadata: add the summary to the root run's metadata (key
+            ``camab_attribution``) so tracers that report at run end show it.
+        max_results: results kept in ``.results`` (oldest dropped first).
+        **method_options: passed to the method (e.g. ``batch_size=4``).
+"""
+
+
+class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
+    """Attribute the answer of every root run to its retrieved documents.
+
+    ``handler.results[run_id]`` is the :class:`~langchain_camab.ChainAttribution` of a
+    finished root run, ``handler.last_result`` the latest one. The answer message (when
+    the chain's model returned one) gets ``response_metadata["attribution"]`` and each
+    retrieved ``Document`` gets ``metadata["attribution"]``.
+    """
+
+    __doc__ = (__doc__ or "") + _DOC
+
+    def __init__(
+        self,
+        scorer: object = None,
+        *,
+        budget: int = 40,
+        method: str = "camab",
+        granularity: Granularity = "chunk",
+        llm: object = None,
+        seed: int = 0,
+        strict: bool = False,
+        background: bool = False,
+        question_keys: Sequence[str] = DEFAULT_QUESTION_KEYS,
+        context_keys: Sequence[str] = DEFAULT_CONTEXT_KEYS,
+        report_run_metadata: bool = True,
+        max_results: int = 1000,
+        **method_options: Any,
+    ) -> None:
+        super().__init__()
+        self._setup(
+            scorer,
+            budget,
+            method,
+            granularity,
+            llm=llm,
+            seed=seed,
+            strict=strict,
+            background=background,
+            question_keys=question_keys,
+            context_keys=context_keys,
+            report_run_metadata=report_run_metadata,
+            max_results=max_results,
+            method_options=method_options,
+        )
+        self.futures: dict[UUID, Future[ChainAttribution]] = {}
+        self._executor: ThreadPoolExecutor | None = None
+
+    # ---------------------------------------------------------------- events
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any],
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._chain_start(inputs, run_id, parent_run_id, metadata)
+
+    def on_retriever_start(
+        self,
+        serialized: dict[str, Any],
+        query: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._retriever_start(query, run_id, parent_run_id)
+
+    def on_retriever_end(
+        self,
+        documents: Sequence[Document],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._retriever_end(documents, run_id)
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._llm_start(to_chat_messages(messages[0]), serialized, run_id, parent_run_id, kwargs)
+
+    def on_llm_start(
+        self,
+        serialized: dict[str, Any],
+        prompts: list[str],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._llm_start(prompts[0], serialized, run_id, parent_run_id, kwargs)
+
+    def on_llm_end(
+        self, response: LLMResult, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
+        self._llm_end(response, run_id)
+        self._finish(run_id)
+
+    def on_chain_end(
+        self,
+        outputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._finish(run_id)
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._forget(run_id)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._forget(run_id)
+
+    def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._forget(run_id)
+
+    # ---------------------------------------------------------------- attribution
+    def _finish(self, run_id: UUID) -> None:
+        job = self._take(run_id)
+        if job is None:
+            return
+        if not self.background:
+            self._attribute(job)
+            return
+        self._placeholders(job)
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="camab")
+        self.futures[job.capture.run_id] = self._executor.submit(self._attribute, job)
+
+    def wait(
+        self, run_id: UUID | str | None = None, timeout: float | None = None
+    ) -> ChainAttribution:
+        """The result of a background attribution, waiting for it (the latest root run's
+        when ``run_id`` is ``None``)."""
+        if not self.futures:
+            if run_id is None and self.last_result is not None:
+                return self.last_result
+            raise KeyError("no background attribution was started")
+        key = UUID(run_id) if isinstance(run_id, str) else run_id
+        future = self.futures[key] if key is not None else next(reversed(self.futures.values()))
+        return future.result(timeout)
+
+    def close(self) -> None:
+        """Wait for background work and stop its thread."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+
+
+class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
+    """The async :class:`CamabCallbackHandler` (scores with ``scorer.ascore``).
+
+    It runs inline, before other handlers see the root run's end, so tracers report the
+    attribution in the run's metadata. With ``background=True`` the attribution is an
+    ``asyncio.Task`` in ``handler.tasks[run_id]``; ``await handler.wait(run_id)``.
+    """
+
+    __doc__ = (__doc__ or "") + _DOC
+    run_inline = True
+
+    def __init__(
+        self,
+        scorer: object = None,
+        *,
+        budget: int = 40,
+        method: str = "camab",
+        granularity: Granularity = "chunk",
+        llm: object = None,
+        seed: int = 0,
+        strict: bool = False,
+        background: bool = False,
+        question_keys: Sequence[str] = DEFAULT_QUESTION_KEYS,
+        context_keys: Sequence[str] = DEFAULT_CONTEXT_KEYS,
+        report_run_metadata: bool = True,
+        max_results: int = 1000,
+        **method_options: Any,
+    ) -> None:
+        super().__init__()
+        self._setup(
+            scorer,
+            budget,
+            method,
+            granularity,
+            llm=llm,
+            seed=seed,
+            strict=strict,
+            background=background,
+            question_keys=question_keys,
+            context_keys=context_keys,
+            report_run_metadata=report_run_metadata,
+            max_results=max_results,
+            method_options=method_options,
+        )
+        self.tasks: dict[UUID, asyncio.Task[ChainAttribution]] = {}
+
+    async def on_chain_start(
+        self,
+        serialized: dict[str, Any],
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._chain_start(inputs, run_id, parent_run_id, metadata)
+
+    async def on_retriever_start(
+        self,
+        serialized: dict[str, Any],
+        query: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._retriever_start(query, run_id, parent_run_id)
+
+    async def on_retriever_end(
+        self,
+        documents: Sequence[Document],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._retriever_end(documents, run_id)
+
+    async def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._llm_start(to_chat_messages(messages[0]), serialized, run_id, parent_run_id, kwargs)
+
+    async def on_llm_start(
+        self,
+        serialized: dict[str, Any],
+        prompts: list[str],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._llm_start(prompts[0], serialized, run_id, parent_run_id, kwargs)
+
+    async def on_llm_end(
+        self, response: LLMResult, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
+        self._llm_end(response, run_id)
+        await self._finish(run_id)
+
+    async def on_chain_end(
+        self,
+        outputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        await self._finish(run_id)
+
+    async def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._forget(run_id)
+
+    async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._forget(run_id)
+
+    async def on_retriever_error(
+        self, error: BaseException, *, run_id: UUID, **kwargs: Any
+    ) -> None:
+        self._forget(run_id)
+
+    async def _finish(self, run_id: UUID) -> None:
+        job = self._take(run_id)
+        if job is None:
+            return
+        if not self.background:
+            await self._aattribute(job)
+            return
+        self._placeholders(job)
+        self.tasks[job.capture.run_id] = asyncio.create_task(self._aattribute(job))
+
+    async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
+        """The result of a background attribution, awaiting it (the latest root run's when
+        ``run_id`` is ``None``)."""
+        if not self.tasks:
+            if run_id is None and self.last_result is not None:
+                return self.last_result
+            raise KeyError("no background attribution was started")
+        key = UUID(run_id) if isinstance(run_id, str) else run_id
+        task = self.tasks[key] if key is not None else next(reversed(self.tasks.values()))
+        return await task

@@ -1,0 +1,113 @@
+"""A LangChain chat model over an in-process camab-rag model (e.g. the embedded SmolLM2).
+
+``CamabChatModel(generator=camab_rag.default_scorer())`` answers with the same weights that
+score the attribution, so a chain built on it needs no server, and ``scorer=None`` in the
+handler or the attributor picks that same model up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    CallbackManagerForLLMRun,
+)
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from camab_rag.scoring import Prompt
+from langchain_camab._messages import to_chat_messages
+
+MODEL_KEY = "camab_model_key"
+"""Invocation parameter naming the in-process model, so callbacks can find its scorer."""
+
+_registry: weakref.WeakValueDictionary[str, CamabChatModel] = weakref.WeakValueDictionary()
+_counter = itertools.count()
+_registry_lock = threading.Lock()
+
+
+def registered_model(key: object) -> CamabChatModel | None:
+    """The live :class:`CamabChatModel` registered under ``key`` (``None`` if gone)."""
+    with _registry_lock:
+        return _registry.get(str(key)) if key is not None else None
+
+
+class CamabChatModel(BaseChatModel):
+    """Chat model answering by greedy decoding with a camab-rag in-process model.
+
+    Args:
+        generator: an object with ``generate(prompts, max_new_tokens=...)`` and, to serve
+            as the attribution scorer too, ``score(requests)``: e.g.
+            ``camab_rag.default_scorer()``.
+        max_new_tokens: answer length limit in tokens.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    generator: Any = Field(exclude=True)
+    max_new_tokens: int = 64
+    _key: str = PrivateAttr(default="")
+
+    def model_post_init(self, context: Any, /) -> None:
+        super().model_post_init(context)
+        if not callable(getattr(self.generator, "generate", None)):
+            raise TypeError(
+                "CamabChatModel needs generator= an object with generate(prompts, "
+                "max_new_tokens=...), e.g. camab_rag.default_scorer()"
+            )
+        with _registry_lock:
+            self._key = f"camab-{next(_counter)}"
+            _registry[self._key] = self
+
+    @property
+    def scorer(self) -> Any:
+        """The scorer of the same weights (the generator itself when it can score)."""
+        if not callable(getattr(self.generator, "score", None)):
+            raise TypeError(f"{type(self.generator).__name__} cannot score: it has no score()")
+        return self.generator
+
+    @property
+    def _llm_type(self) -> str:
+        return "camab-in-process"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {
+            "model": str(getattr(self.generator, "name", type(self.generator).__name__)),
+            "max_new_tokens": self.max_new_tokens,
+            MODEL_KEY: self._key,
+        }
+
+    def _answer(self, messages: Sequence[BaseMessage], stop: list[str] | None) -> ChatResult:
+        prompt: Prompt = to_chat_messages(messages)
+        text = str(self.generator.generate([prompt], max_new_tokens=self.max_new_tokens)[0])
+        for marker in stop or []:
+            if marker and marker in text:
+                text = text[: text.index(marker)]
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return self._answer(messages, stop)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return await asyncio.to_thread(self._answer, messages, stop)

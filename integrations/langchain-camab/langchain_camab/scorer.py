@@ -1,0 +1,123 @@
+"""Find the scorer for a chain: explicit, the in-process chat model, or the chain's own
+OpenAI-compatible chat model (``ChatOpenAI`` with a base URL)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from types import SimpleNamespace
+from typing import Any
+
+from camab_rag.errors import InputError
+from langchain_camab.chat_models import MODEL_KEY, CamabChatModel, registered_model
+
+_BUILDER_NAMES = ("scorer_from_chat_model", "scorer_from_client", "from_chat_model", "build_scorer")
+
+
+class ScorerUnavailableError(InputError):
+    """No scorer could be built for the chain's model (the message says what to pass)."""
+
+
+def _is_scorer(obj: object) -> bool:
+    return callable(getattr(obj, "score", None))
+
+
+def _chat_clients_builder() -> Any:
+    try:
+        module = importlib.import_module("camab_rag.scorers.chat_clients")
+    except ImportError as error:  # pragma: no cover - depends on the installed camab-rag
+        raise ScorerUnavailableError(
+            "this camab-rag has no camab_rag.scorers.chat_clients: pass scorer= explicitly"
+        ) from error
+    for name in _BUILDER_NAMES:
+        builder = getattr(module, name, None)
+        if callable(builder):
+            return builder
+    raise ScorerUnavailableError(  # pragma: no cover
+        "camab_rag.scorers.chat_clients has no scorer builder: pass scorer= explicitly"
+    )
+
+
+def scorer_from_llm(llm: object) -> Any:
+    """The scorer for a chat model object: its own weights for :class:`CamabChatModel`,
+    the HTTP scorer of its server for an OpenAI-compatible client (``ChatOpenAI``)."""
+    if isinstance(llm, CamabChatModel):
+        return llm.scorer
+    bound = getattr(llm, "bound", None)  # llm.bind(...) / with_config wrappers
+    if bound is not None and bound is not llm:
+        return scorer_from_llm(bound)
+    if _is_scorer(llm):
+        return llm
+    try:
+        return _chat_clients_builder()(llm)
+    except ScorerUnavailableError:
+        raise
+    except Exception as error:
+        raise ScorerUnavailableError(
+            f"cannot score with the chain's model {type(llm).__name__}: {error}. Attribution "
+            "needs the log-probabilities of a given text (an OpenAI-compatible server such "
+            "as vLLM, or an in-process model): pass scorer=camab_rag.default_scorer() or "
+            "scorer=camab_rag.OpenAICompletionsScorer(...)"
+        ) from error
+
+
+def _secret(value: object) -> str | None:
+    """An API key from a serialized secret (``{"type": "secret", "id": [ENV_VAR]}``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping) and value.get("type") == "secret":
+        ids = value.get("id") or []
+        return os.environ.get(str(ids[0])) if ids else None
+    return None
+
+
+def scorer_from_run(serialized: Mapping[str, Any] | None, params: Mapping[str, Any]) -> Any:
+    """The scorer for the model of an LLM run, from what callbacks see of it.
+
+    ``params`` are the run's invocation parameters. An in-process :class:`CamabChatModel`
+    is found by its key; an OpenAI-compatible client is rebuilt from its serialized
+    constructor arguments (base URL, model, API key from the environment variable it
+    names).
+    """
+    model = registered_model(params.get(MODEL_KEY))
+    if model is not None:
+        return model.scorer
+    kwargs = dict((serialized or {}).get("kwargs") or {})
+    base_url = kwargs.get("openai_api_base") or kwargs.get("base_url") or kwargs.get("api_base")
+    name = params.get("model") or params.get("model_name") or kwargs.get("model_name")
+    ident = ".".join(str(p) for p in (serialized or {}).get("id") or []) or "unknown model"
+    if not base_url or not name:
+        raise ScorerUnavailableError(
+            f"cannot build a scorer from the chain's model ({ident}): it is not an "
+            "OpenAI-compatible chat model with a base URL. Attribution needs the "
+            "log-probabilities of a given text: pass scorer=camab_rag.default_scorer(), "
+            "scorer=camab_rag.OpenAICompletionsScorer(...) or llm=<the chain's chat model>"
+        )
+    api_key = _secret(kwargs.get("openai_api_key") or kwargs.get("api_key")) or "EMPTY"
+    client = SimpleNamespace(
+        model_name=str(name),
+        model=str(name),
+        openai_api_base=str(base_url),
+        base_url=str(base_url),
+        openai_api_key=api_key,
+        api_key=api_key,
+    )
+    return scorer_from_llm(client)
+
+
+def resolve_scorer(scorer: object, llm: object = None) -> Any:
+    """``scorer`` when given (checked), else the scorer of ``llm``."""
+    if scorer is not None:
+        if not _is_scorer(scorer):
+            raise InputError(
+                f"scorer must have a score(requests) method, got {type(scorer).__name__}: "
+                "e.g. camab_rag.default_scorer() or camab_rag.OpenAICompletionsScorer(...)"
+            )
+        return scorer
+    if llm is None:
+        raise ScorerUnavailableError(
+            "no scorer: pass scorer=... or llm=<the chain's chat model> (scorer=None uses "
+            "the chain's own model, which this step cannot see)"
+        )
+    return scorer_from_llm(llm)

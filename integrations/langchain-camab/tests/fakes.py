@@ -1,0 +1,71 @@
+"""Test doubles for the pure-logic unit tests (the integration tests use real parts)."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+
+
+def prompt_text(prompt: object) -> str:
+    if isinstance(prompt, str):
+        return prompt
+    return "\n".join(message["content"] for message in prompt)  # type: ignore[attr-defined]
+
+
+class KeywordScorer(BaseScorer):
+    """Each answer word is likely (-0.1) when the prompt contains it, unlikely (-3)
+    otherwise: the documents holding the answer's words matter."""
+
+    def __init__(self) -> None:
+        self.calls: list[ScoreRequest] = []
+        self._lock = threading.Lock()
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        with self._lock:
+            self.calls.extend(requests)
+        results = []
+        for request in requests:
+            text = prompt_text(request.prompt).lower()
+            words = list(re.finditer(r"\S+", request.response))
+            logprobs = [
+                -0.1 if re.sub(r"\W", "", m.group()).lower() in text else -3.0 for m in words
+            ]
+            results.append(
+                ResponseLogprobs(
+                    logprobs=np.array(logprobs, dtype=float),
+                    token_offsets=np.array([m.start() for m in words], dtype=np.int64),
+                    tokens=tuple(m.group() for m in words),
+                    prompt_tokens=len(text.split()),
+                )
+            )
+        return results
+
+
+class FailingScorer(BaseScorer):
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        raise RuntimeError("scorer is down")
+
+
+class KeywordRetriever(BaseRetriever):
+    """Returns the documents sharing a word with the query (fresh copies, in order)."""
+
+    documents: list[Document]
+    k: int = 3
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        words = {w.lower() for w in re.findall(r"\w+", query) if len(w) > 3}
+        hits = [
+            d
+            for d in self.documents
+            if words & {w.lower() for w in re.findall(r"\w+", d.page_content)}
+        ]
+        return [Document(d.page_content, metadata=dict(d.metadata)) for d in hits[: self.k]]
