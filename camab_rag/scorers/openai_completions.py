@@ -239,15 +239,15 @@ def _text_mode_boundary(
             position -= len(entries[i].token)
             offsets[i] = position
     start = next((i for i, o in enumerate(offsets) if o >= prompt_chars), len(entries))
-    if start == len(entries):
-        raise ScorerError("no echoed token starts inside the response")
-    if offsets[start] != prompt_chars:
+    if start == len(entries) or offsets[start] != prompt_chars:
+        span_start = offsets[start - 1] if start else 0
+        span_end = offsets[start] if start < len(entries) else full_len
         raise ScorerError(
             "the response's first token merges with the end of the prompt in the server's "
-            f"tokenization (a token spans characters {offsets[start - 1] if start else 0}.."
-            f"{offsets[start]} around the boundary at {prompt_chars}); end the prompt with a "
-            "space or newline, or use a server with a /tokenize endpoint (vLLM), which "
-            "tokenizes prompt and response separately"
+            f"tokenization (one token spans characters {span_start}..{span_end} across the "
+            f"boundary at {prompt_chars}); end the prompt with a space or newline, or use a "
+            "server with a /tokenize endpoint (vLLM), which tokenizes prompt and response "
+            "separately"
         )
     picked = entries[start:]
     joined = "".join(e.token for e in picked)
