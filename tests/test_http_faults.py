@@ -1,0 +1,373 @@
+"""The HTTP scorer against a faulty OpenAI-compatible endpoint on 127.0.0.1.
+
+The endpoint (a small threaded ``http.server`` written here) answers ``/v1/completions``
+with a real vLLM response recorded in ``tests/fixtures/echo/text_echo.json`` unless its
+script says otherwise: slow answers, 429 with Retry-After, 500, truncated or invalid JSON,
+missing log-probs, refusals. Every fault must end in a retry that succeeds or a clear error.
+All traffic stays on 127.0.0.1 and every request loop is bounded.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from camab_rag.errors import InputError, ScorerError
+from camab_rag.scorers.openai_completions import (
+    NoPromptLogprobsError,
+    OpenAICompletionsScorer,
+    _retry_after,
+)
+from camab_rag.scoring import ScoreRequest
+
+FIXTURE = json.loads(
+    (Path(__file__).resolve().parent / "fixtures" / "echo" / "text_echo.json").read_text("utf-8")
+)
+FULL_TEXT: str = FIXTURE["request"]["prompt"]
+PROMPT = FULL_TEXT[: FIXTURE["expect"]["prompt_chars"]]
+RESPONSE: str = FIXTURE["expect"]["response"]
+GOOD = json.dumps(FIXTURE["response"]).encode()
+SECRET = "sk-test-DO-NOT-LOG-4f9a2b"
+
+
+class FaultyServer:
+    """A scripted OpenAI-compatible endpoint. ``script`` holds one behaviour per incoming
+    completion request; ``default`` applies once the script is used up."""
+
+    def __init__(self) -> None:
+        self.script: deque[tuple[Any, ...]] = deque()
+        self.default: tuple[Any, ...] = ("ok",)
+        self.completions: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.tokenize_calls = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path.endswith("/tokenize"):
+                    with server.lock:
+                        server.tokenize_calls += 1
+                    self.reply(404, b'{"detail":"Not Found"}')
+                    return
+                with server.lock:
+                    server.completions.append(body)
+                    server.headers.append(dict(self.headers))
+                    action = server.script.popleft() if server.script else server.default
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    self.act(action)
+                finally:
+                    with server.lock:
+                        server.in_flight -= 1
+
+            def act(self, action: tuple[Any, ...]) -> None:
+                kind = action[0]
+                if kind == "ok":
+                    self.reply(200, GOOD)
+                elif kind in ("sleep_ok", "slow"):  # "slow": longer than the client's timeout
+                    time.sleep(action[1])
+                    self.reply(200, GOOD)
+                elif kind == "status":
+                    _, code, headers, payload = action
+                    self.reply(code, json.dumps(payload).encode(), headers)
+                elif kind == "truncated":  # promises more bytes than it sends, then closes
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(GOOD)))
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.write(GOOD[: len(GOOD) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                elif kind == "invalid_json":  # a complete body that is cut-off JSON
+                    self.reply(200, GOOD[: len(GOOD) // 2])
+                elif kind == "no_logprobs":
+                    body = json.loads(GOOD)
+                    body["choices"][0]["logprobs"] = None
+                    body["choices"][0].pop("prompt_logprobs", None)
+                    self.reply(200, json.dumps(body).encode())
+                elif kind == "text":
+                    payload = {
+                        "object": "text_completion",
+                        "model": "fake",
+                        "choices": [{"index": 0, "text": action[1], "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+                    }
+                    self.reply(200, json.dumps(payload).encode())
+                else:  # pragma: no cover - a typo in a test's script
+                    raise AssertionError(kind)
+
+            def reply(self, code: int, payload: bytes, headers: dict[str, str] | None = None):
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server() -> Iterator[FaultyServer]:
+    fake = FaultyServer()
+    yield fake
+    fake.close()
+
+
+def make_scorer(server: FaultyServer, **options: Any) -> OpenAICompletionsScorer:
+    defaults: dict[str, Any] = {"timeout": 5.0, "max_retries": 3, "backoff_base": 0.01}
+    return OpenAICompletionsScorer(
+        server.base_url, "smollm2", api_key=SECRET, **{**defaults, **options}
+    )
+
+
+REQUEST = ScoreRequest(PROMPT, RESPONSE)
+
+
+def assert_good(result: Any) -> None:
+    assert "".join(result.tokens) == RESPONSE
+    lp = FIXTURE["response"]["choices"][0]["logprobs"]["token_logprobs"]
+    n = FIXTURE["response"]["usage"]["prompt_tokens"]
+    np.testing.assert_allclose(result.logprobs, lp[n - len(result.tokens) : n])
+
+
+def test_request_shape_and_text_mode_without_tokenize(server: FaultyServer) -> None:
+    [result] = make_scorer(server).score([REQUEST])
+    assert_good(result)
+    assert server.tokenize_calls == 1  # probed once, 404: text mode
+    [body] = server.completions
+    assert body["prompt"] == PROMPT + RESPONSE
+    assert body["echo"] is True and body["logprobs"] == 0
+    assert body["max_tokens"] == 1  # never 0: some servers read 0 as unlimited
+    assert body["temperature"] == 0.0
+    assert server.headers[0]["Authorization"] == f"Bearer {SECRET}"
+
+
+def test_slow_response_times_out_then_the_retry_succeeds(server: FaultyServer) -> None:
+    server.script.append(("slow", 2.0))
+    start = time.monotonic()
+    [result] = make_scorer(server, timeout=0.5).score([REQUEST])
+    assert_good(result)
+    assert len(server.completions) == 2
+    assert time.monotonic() - start < 2.0  # the slow answer was not waited for
+
+
+def test_always_slow_ends_in_a_clear_timeout_error(server: FaultyServer) -> None:
+    server.default = ("slow", 1.5)
+    with pytest.raises(ScorerError, match=r"failed after 2 attempts: request timed out after"):
+        make_scorer(server, timeout=0.3, max_retries=1).score([REQUEST])
+    assert len(server.completions) == 2
+
+
+def test_429_honours_retry_after(server: FaultyServer) -> None:
+    server.script.append(("status", 429, {"Retry-After": "1"}, {"error": {"message": "slow down"}}))
+    start = time.monotonic()
+    [result] = make_scorer(server, backoff_base=0.001).score([REQUEST])
+    elapsed = time.monotonic() - start
+    assert_good(result)
+    assert len(server.completions) == 2
+    assert elapsed >= 0.95, f"retried after {elapsed:.2f} s, before Retry-After: 1"
+
+
+def test_retry_after_is_capped_by_backoff_max(server: FaultyServer) -> None:
+    server.script.append(("status", 429, {"Retry-After": "3600"}, {"error": {"message": "x"}}))
+    start = time.monotonic()
+    [result] = make_scorer(server, backoff_max=0.2).score([REQUEST])
+    assert_good(result)
+    assert time.monotonic() - start < 3
+
+
+def test_500_then_success(server: FaultyServer) -> None:
+    server.script.extend([("status", 500, {}, {"error": {"message": "boom"}})] * 2)
+    [result] = make_scorer(server).score([REQUEST])
+    assert_good(result)
+    assert len(server.completions) == 3
+
+
+def test_persistent_503_is_a_clear_error(server: FaultyServer) -> None:
+    server.default = ("status", 503, {}, {"error": {"message": "overloaded"}})
+    with pytest.raises(ScorerError, match=r"failed after 3 attempts: HTTP 503: overloaded"):
+        make_scorer(server, max_retries=2).score([REQUEST])
+    assert len(server.completions) == 3
+
+
+def test_truncated_body_is_retried(server: FaultyServer) -> None:
+    server.script.append(("truncated",))
+    [result] = make_scorer(server).score([REQUEST])
+    assert_good(result)
+    assert len(server.completions) == 2
+
+
+def test_invalid_json_is_retried(server: FaultyServer) -> None:
+    server.script.append(("invalid_json",))
+    [result] = make_scorer(server).score([REQUEST])
+    assert_good(result)
+    assert len(server.completions) == 2
+
+
+def test_always_invalid_json_is_a_clear_error(server: FaultyServer) -> None:
+    server.default = ("invalid_json",)
+    with pytest.raises(ScorerError, match="malformed response body"):
+        make_scorer(server, max_retries=1).score([REQUEST])
+
+
+def test_missing_logprobs_fails_once_with_an_actionable_error(server: FaultyServer) -> None:
+    server.default = ("no_logprobs",)
+    scorer = make_scorer(server)
+    with pytest.raises(NoPromptLogprobsError) as info:
+        scorer.score([REQUEST] * 6)
+    message = str(info.value)
+    assert "OpenAI's own chat models cannot" in message
+    assert "vllm" in message.lower()
+    # echo tried once, vLLM's prompt_logprobs tried once: not once per request, no retries
+    assert len(server.completions) == 2
+    assert server.completions[1].get("prompt_logprobs") == 0
+
+
+def test_echo_rejected_by_the_server_is_a_clear_error(server: FaultyServer) -> None:
+    # what OpenAI's API says to echo + logprobs on a chat model
+    refusal = {"error": {"message": "The 'echo' and 'logprobs' parameters are not supported"}}
+    server.default = ("status", 400, {}, refusal)
+    with pytest.raises(NoPromptLogprobsError, match="OpenAI's own chat models cannot do this"):
+        make_scorer(server, use_prompt_logprobs=False).score([REQUEST])
+    assert len(server.completions) == 1
+
+
+def test_unauthorized_names_the_problem_not_the_key(server: FaultyServer) -> None:
+    server.default = ("status", 401, {}, {"error": {"message": f"bad key {SECRET[:6]}"}})
+    with pytest.raises(ScorerError) as info:
+        make_scorer(server).score([REQUEST])
+    assert "api_key" in str(info.value)
+    assert SECRET not in str(info.value)
+    assert len(server.completions) == 1  # not retried
+
+
+def test_sync_concurrency_is_limited(server: FaultyServer) -> None:
+    server.default = ("sleep_ok", 0.3)
+    results = make_scorer(server, max_concurrency=3).score([REQUEST] * 10)
+    assert len(results) == 10
+    assert server.max_in_flight == 3
+
+
+async def test_async_concurrency_is_limited(server: FaultyServer) -> None:
+    server.default = ("sleep_ok", 0.3)
+    scorer = make_scorer(server, max_concurrency=4)
+    start = time.monotonic()
+    results = await scorer.ascore([REQUEST] * 13)
+    elapsed = time.monotonic() - start
+    assert len(results) == 13
+    for result in results:
+        assert_good(result)
+    assert server.max_in_flight == 4
+    # 1 alone, then 12 in 3 waves of 4: about 4 x 0.3 s (serial would be 3.9 s)
+    assert elapsed < 3.0
+
+
+async def test_async_retries_after_500(server: FaultyServer) -> None:
+    server.script.append(("status", 500, {}, {"error": {"message": "boom"}}))
+    [result] = await make_scorer(server).ascore([REQUEST])
+    assert_good(result)
+    assert len(server.completions) == 2
+
+
+def test_api_key_is_never_shown_or_logged(
+    server: FaultyServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    scorer = make_scorer(server)
+    assert SECRET not in repr(scorer)
+    assert SECRET not in str(scorer)
+    assert "api_key=<set>" in repr(scorer)
+    server.script.append(("status", 500, {}, {"error": {"message": "boom"}}))
+    with caplog.at_level(logging.DEBUG):
+        scorer.score([REQUEST])
+    assert "retrying" in caplog.text
+    assert SECRET not in caplog.text
+    assert SECRET not in repr(vars(scorer).get("_headers"))
+
+
+def test_chat_prompt_without_tokenize_or_template_is_a_clear_error(server: FaultyServer) -> None:
+    chat = [{"role": "user", "content": "What is the capital of France?"}]
+    with pytest.raises(InputError, match="chat_template_renderer"):
+        make_scorer(server).score([ScoreRequest(chat, RESPONSE)])
+    assert server.completions == []
+
+
+def test_chat_prompt_with_a_renderer_uses_text_mode(server: FaultyServer) -> None:
+    chat = [{"role": "user", "content": "What is the capital of France?"}]
+    rendered: list[object] = []
+
+    def renderer(messages: object) -> str:
+        rendered.append(messages)
+        return PROMPT
+
+    [result] = make_scorer(server, chat_template_renderer=renderer).score(
+        [ScoreRequest(chat, RESPONSE)]
+    )
+    assert_good(result)
+    assert rendered == [chat]
+    assert server.completions[0]["prompt"] == PROMPT + RESPONSE
+
+
+def test_generate_is_greedy_and_stripped(server: FaultyServer) -> None:
+    server.default = ("text", " Paris. \n")
+    answers = make_scorer(server).generate(["Q: capital of France?\nA:"], max_new_tokens=7)
+    assert answers == ["Paris."]
+    body = server.completions[0]
+    assert body["max_tokens"] == 7 and body["temperature"] == 0.0
+    assert "echo" not in body
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(InputError, match="base_url"):
+        OpenAICompletionsScorer("127.0.0.1:8000", "m")
+    with pytest.raises(InputError, match="model"):
+        OpenAICompletionsScorer("http://127.0.0.1:8000/v1", "")
+    with pytest.raises(InputError, match="max_concurrency"):
+        OpenAICompletionsScorer("http://127.0.0.1:8000/v1", "m", max_concurrency=0)
+
+
+def test_empty_response_is_refused(server: FaultyServer) -> None:
+    with pytest.raises(InputError, match="response"):
+        make_scorer(server).score([ScoreRequest(PROMPT, "")])
+
+
+def test_retry_after_header_forms() -> None:
+    assert _retry_after({"retry-after": "2"}) == 2.0
+    assert _retry_after({"retry-after-ms": "250"}) == 0.25
+    assert _retry_after({}) is None
+    future = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 30))
+    assert 25 <= (_retry_after({"retry-after": future}) or 0) <= 31
