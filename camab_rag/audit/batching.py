@@ -1,0 +1,103 @@
+"""Cross-record batching for an in-process scorer.
+
+With several records in flight, each asks the model for a few subsets per round. Running
+those calls in parallel threads would make one CPU/GPU model fight itself; instead
+:class:`MicroBatcher` queues every pending request and runs them through the model in one
+``score`` call at a time (up to ``max_batch`` requests), so the model sees full batches and
+records take turns without contention.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from camab_rag.errors import InputError
+from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest
+
+
+@dataclass
+class _Pending:
+    request: ScoreRequest
+    future: asyncio.Future[ResponseLogprobs]
+
+
+def _settle(pending: _Pending, outcome: ResponseLogprobs | BaseException) -> None:
+    if pending.future.done():
+        return
+    if isinstance(outcome, BaseException):
+        pending.future.set_exception(outcome)
+    else:
+        pending.future.set_result(outcome)
+
+
+class MicroBatcher:
+    """Merge concurrent ``ascore`` calls into batched ``scorer.score`` calls.
+
+    One model call runs at a time (in a worker thread, so the event loop stays free);
+    requests that arrive meanwhile form the next batch.
+
+    Args:
+        scorer: the in-process scorer (its ``score`` is called from one thread at a time).
+        max_batch: most requests per ``score`` call.
+    """
+
+    def __init__(self, scorer: Scorer, max_batch: int = 16) -> None:
+        if max_batch < 1:
+            raise InputError(f"max_batch must be at least 1, got {max_batch}")
+        self.scorer = scorer
+        self.max_batch = max_batch
+        self.batches = 0
+        self.requests = 0
+        self._queue: list[_Pending] = []
+        self._worker: asyncio.Task[None] | None = None
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        return self.scorer.score(requests)
+
+    async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        loop = asyncio.get_running_loop()
+        pending = [_Pending(r, loop.create_future()) for r in requests]
+        self._queue.extend(pending)
+        if self._worker is None or self._worker.done():
+            self._worker = loop.create_task(self._drain())
+        return list(await asyncio.gather(*(p.future for p in pending)))
+
+    async def _drain(self) -> None:
+        await asyncio.sleep(0)  # let the other records in flight add their requests
+        while self._queue:
+            batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch :]
+            self.batches += 1
+            self.requests += len(batch)
+            try:
+                results = await asyncio.to_thread(self.scorer.score, [p.request for p in batch])
+                if len(results) != len(batch):
+                    raise RuntimeError(
+                        f"the scorer returned {len(results)} results for {len(batch)} requests"
+                    )
+            except Exception as exc:
+                if len(batch) == 1:
+                    _settle(batch[0], exc)
+                else:  # isolate the bad request: one record's error must not fail others
+                    for p in batch:
+                        await self._score_alone(p)
+                continue
+            for p, result in zip(batch, results):
+                _settle(p, result)
+
+    async def _score_alone(self, pending: _Pending) -> None:
+        try:
+            [result] = await asyncio.to_thread(self.scorer.score, [pending.request])
+        except Exception as exc:
+            _settle(pending, exc)
+        else:
+            _settle(pending, result)
+
+    @property
+    def mean_batch(self) -> float:
+        """Average requests per model call so far."""
+        return self.requests / self.batches if self.batches else 0.0
+
+
+__all__ = ["MicroBatcher"]

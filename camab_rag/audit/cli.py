@@ -1,0 +1,172 @@
+"""``camab audit INPUT --out OUTPUT``: the command-line front of the batch audit.
+
+:func:`add_audit_parser` registers the sub-command on a ``camab`` argparse parser and
+:func:`run_audit` runs it; ``python -m camab_rag.audit`` works on its own too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from camab_rag.audit.config import METHODS, AuditConfig
+from camab_rag.audit.run import audit
+from camab_rag.audit.scorers import ScorerSpec
+from camab_rag.audit.summary import cost_report
+from camab_rag.errors import CamabError
+
+DESCRIPTION = (
+    "Audit logged RAG answers: attribute each record of INPUT (JSONL or Parquet: question, "
+    "documents, response, optional id), write one result line per record to OUTPUT "
+    "(attribution, per-sentence citations, groundedness verdict, cost) and a summary. "
+    "Re-running skips records already in OUTPUT."
+)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the audit's arguments to ``parser``."""
+    parser.add_argument("input", metavar="INPUT", help="logged records (.jsonl or .parquet)")
+    parser.add_argument("--out", "-o", required=True, metavar="OUTPUT", help="result JSONL")
+    parser.add_argument(
+        "--summary", metavar="PATH", help="summary JSON (default: OUTPUT.summary.json)"
+    )
+    parser.add_argument("--engine", choices=("local", "ray"), default="local")
+    scoring = parser.add_argument_group("scorer")
+    scoring.add_argument(
+        "--model", default="smollm2", help="in-process model: smollm2, qwen2.5-0.5b or a path"
+    )
+    scoring.add_argument(
+        "--base-url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="OpenAI-compatible server (repeat for a pool of servers)",
+    )
+    scoring.add_argument("--model-name", default="", help="the served model's name")
+    scoring.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
+        help="environment variable holding the servers' API key (if any)",
+    )
+    attribution = parser.add_argument_group("attribution")
+    attribution.add_argument("--budget", type=_positive_int, default=40)
+    attribution.add_argument("--method", choices=METHODS, default="camab")
+    attribution.add_argument("--granularity", choices=("sentence", "chunk"), default="sentence")
+    attribution.add_argument("--seed", type=int, default=0)
+    attribution.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        default=None,
+        help="CAMAB Thompson samples per round (scored as one batch)",
+    )
+    attribution.add_argument("--top-k", type=_positive_int, default=3, help="citations/sentence")
+    attribution.add_argument(
+        "--ungrounded-threshold",
+        type=float,
+        default=0.1,
+        help="flag an answer whose context gain is below this",
+    )
+    running = parser.add_argument_group("running")
+    running.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        default=None,
+        help="records in flight (default 16 with servers, 4 in-process; per actor on Ray)",
+    )
+    running.add_argument(
+        "--max-batch", type=_positive_int, default=16, help="requests per in-process model call"
+    )
+    running.add_argument(
+        "--retry-errors", action="store_true", help="redo records whose last result is an error"
+    )
+    running.add_argument("--no-progress", action="store_true", help="no progress bar")
+    running.add_argument("--ray-actors", type=_positive_int, default=2)
+    running.add_argument("--ray-batch-size", type=_positive_int, default=4)
+    running.add_argument("--ray-cpus-per-actor", type=float, default=None)
+    running.add_argument("--ray-address", default=None, help="Ray cluster (default: local)")
+    return parser
+
+
+def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``audit`` on the ``camab`` sub-command parsers (``add_subparsers()``)."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "audit", help="audit logged RAG answers in batch", description=DESCRIPTION
+    )
+    configure_parser(parser)
+    parser.set_defaults(func=run_audit)
+    return parser
+
+
+def spec_from_args(args: argparse.Namespace) -> ScorerSpec:
+    """The scorer recipe the arguments describe."""
+    if args.base_url:
+        return ScorerSpec(
+            kind="http",
+            base_urls=tuple(args.base_url),
+            model_name=args.model_name,
+            api_key_env=args.api_key_env,
+            options={"max_retries": 0},  # the audit's shared gate does the retrying
+        )
+    return ScorerSpec(kind="model", model=args.model)
+
+
+def config_from_args(args: argparse.Namespace) -> AuditConfig:
+    options: dict[str, Any] = {}
+    if args.batch_size is not None:
+        options["batch_size"] = args.batch_size
+    return AuditConfig(
+        budget=args.budget,
+        method=args.method,
+        granularity=args.granularity,
+        seed=args.seed,
+        top_k=args.top_k,
+        ungrounded_threshold=args.ungrounded_threshold,
+        method_options=options,
+    )
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    """Run ``camab audit``; returns the exit code (0 done, 2 bad input/usage)."""
+    try:
+        summary = audit(
+            args.input,
+            args.out,
+            spec=spec_from_args(args),
+            config=config_from_args(args),
+            engine=args.engine,
+            concurrency=args.concurrency,
+            max_batch=args.max_batch,
+            retry_errors=args.retry_errors,
+            summary_path=args.summary,
+            progress=not args.no_progress,
+            ray_actors=args.ray_actors,
+            ray_batch_size=args.ray_batch_size,
+            ray_cpus_per_actor=args.ray_cpus_per_actor,
+            ray_address=args.ray_address,
+        )
+    except CamabError as exc:
+        print(f"camab audit: error: {exc}", file=sys.stderr)
+        return 2
+    print(cost_report(summary), file=sys.stderr)
+    print(json.dumps({"summary": args.summary or f"{args.out}.summary.json"}))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = configure_parser(
+        argparse.ArgumentParser(prog="python -m camab_rag.audit", description=DESCRIPTION)
+    )
+    return run_audit(parser.parse_args(argv))
+
+
+__all__ = ["add_audit_parser", "configure_parser", "main", "run_audit", "spec_from_args"]

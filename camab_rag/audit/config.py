@@ -1,0 +1,54 @@
+"""What an audit runs: attribution settings and the citation/groundedness rules."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from camab_rag.errors import InputError
+
+METHODS = ("camab", "kernelshap", "contextcite", "loo", "random")
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """Settings shared by every record of an audit (and every Ray actor).
+
+    Attributes:
+        budget: evaluations per record (``s``).
+        method, granularity, seed, reward: passed to :func:`camab_rag.aattribute`; every
+            record uses the same ``seed``, so a record's result does not depend on the
+            order or the machine it ran on.
+        top_k: segments cited per answer sentence (at most).
+        min_citation_score: a segment is cited only if its score is above this.
+        ungrounded_threshold: an answer whose context gain (how much the context raises
+            the answer's mean token log-probability) is below this is flagged ungrounded.
+        method_options: extra method options, e.g. ``{"batch_size": 4}`` (CAMAB's
+            Thompson samples per round, scored as one batch).
+    """
+
+    budget: int = 40
+    method: str = "camab"
+    granularity: str = "sentence"
+    seed: int = 0
+    reward: str = "mean_logprob"
+    top_k: int = 3
+    min_citation_score: float = 0.0
+    ungrounded_threshold: float = 0.1
+    method_options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.budget, bool) or not isinstance(self.budget, int) or self.budget < 1:
+            raise InputError(f"budget must be a positive integer, got {self.budget!r}")
+        if self.method not in METHODS:
+            raise InputError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if self.granularity not in ("sentence", "chunk"):
+            raise InputError(f"granularity must be 'sentence' or 'chunk', got {self.granularity!r}")
+        if self.top_k < 1:
+            raise InputError(f"top_k must be at least 1, got {self.top_k}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+__all__ = ["METHODS", "AuditConfig"]

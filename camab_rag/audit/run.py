@@ -1,0 +1,183 @@
+"""Run an audit end to end: read, skip what is done, attribute, write, summarise."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from camab_rag.audit.config import AuditConfig
+from camab_rag.audit.lines import failed_line
+from camab_rag.audit.local import audit_records, wrap_scorer, wrapper_stats
+from camab_rag.audit.outputs import OutputFile
+from camab_rag.audit.progress import Progress
+from camab_rag.audit.scorers import ScorerSpec
+from camab_rag.audit.summary import RunStats, cost_report, summarize
+from camab_rag.errors import InputError
+from camab_rag.records import Record, RecordError, is_parquet, read_records, try_parse_record
+
+Engine = Literal["local", "ray"]
+
+
+def count_rows(path: str | Path) -> int:
+    """Non-blank lines (JSONL) or rows (Parquet) of the input, for the progress bar."""
+    if is_parquet(path):
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            return 0
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    with Path(path).open("rb") as handle:
+        return sum(1 for raw in handle if raw.strip())
+
+
+def pending_records(
+    rows: Iterable[tuple[int, Record | RecordError]],
+    done: dict[str, str],
+    stats: RunStats,
+    *,
+    retry_errors: bool = False,
+    on_bad: Callable[[RecordError], None] | None = None,
+) -> Iterator[Record]:
+    """The valid records not yet in the output (bad ones go to ``stats`` and ``on_bad``)."""
+    for _, item in rows:
+        if isinstance(item, RecordError):
+            stats.bad_records.append(item)
+            if on_bad is not None:
+                on_bad(item)
+            continue
+        status = done.get(item.id)
+        if status is not None and not (retry_errors and status != "ok"):
+            stats.skipped_done += 1
+            continue
+        yield item
+
+
+def _write_json_atomically(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def summary_path_for(output: str | Path) -> Path:
+    """Default summary file: ``OUTPUT`` with ``.summary.json`` appended."""
+    out = Path(output)
+    return out.with_name(out.name + ".summary.json")
+
+
+def audit(
+    input_path: str | Path,
+    output_path: str | Path,
+    *,
+    scorer: Any = None,
+    spec: ScorerSpec | None = None,
+    config: AuditConfig | None = None,
+    engine: Engine = "local",
+    concurrency: int | None = None,
+    max_batch: int = 16,
+    retry_errors: bool = False,
+    summary_path: str | Path | None = None,
+    progress: bool = True,
+    stream: TextIO | None = None,
+    ray_actors: int = 2,
+    ray_batch_size: int = 4,
+    ray_cpus_per_actor: float | None = None,
+    ray_address: str | None = None,
+    fsync: bool = True,
+) -> dict[str, Any]:
+    """Audit every record of ``input_path`` into ``output_path``; returns the summary.
+
+    Records whose id is already in the output are skipped (``retry_errors`` redoes those
+    whose last line is an error); bad input lines are reported (``stream``) and skipped;
+    a record whose attribution fails gets a ``status: error`` line. The summary is also
+    written to ``summary_path`` (default ``OUTPUT.summary.json``).
+
+    Args:
+        scorer: a ready scorer (local engine only), or
+        spec: how to build it (required for ``engine="ray"``: each actor builds one).
+        concurrency: records in flight (local engine; per actor on Ray). Default: 16
+            with a server, 4 with an in-process model (its calls are micro-batched).
+        max_batch: most requests per in-process model call.
+    """
+    config = config or AuditConfig()
+    stream = stream if stream is not None else sys.stderr
+    if scorer is None and spec is None:
+        raise InputError("audit needs a scorer or a ScorerSpec")
+    if engine not in ("local", "ray"):
+        raise InputError(f"engine must be 'local' or 'ray', got {engine!r}")
+    if engine == "ray" and spec is None:
+        raise InputError("the ray engine needs a ScorerSpec: each actor builds its own scorer")
+    remote = spec.remote if spec is not None else hasattr(scorer, "base_url")
+    in_flight = concurrency if concurrency is not None else (16 if remote else 4)
+    if in_flight < 1:
+        raise InputError(f"concurrency must be at least 1, got {in_flight}")
+    rows = read_records(input_path)  # checks the file exists before any output is touched
+    started = time.perf_counter()
+    stats = RunStats(engine=engine)
+    output = OutputFile.open(output_path, fsync=fsync)
+    stats.torn_bytes = output.recovery.torn_bytes
+    done = output.recovery.done
+    total = max(count_rows(input_path) - len(done), 0)
+    bar = Progress(total, stream=stream, enabled=progress)
+
+    def on_bad(error: RecordError) -> None:
+        stream.write(f"audit: skipped {error}\n")
+        bar.total = max((bar.total or 0) - 1, 0)
+
+    def sink(line: dict[str, Any]) -> None:
+        try:
+            output.write(line)
+        except ValueError as exc:  # e.g. a non-finite number: keep the record, as an error
+            record = try_parse_record(
+                {"id": line["id"], "question": "", "documents": ["-"], "response": "-"},
+                int(line.get("line", 0)),
+            )
+            assert isinstance(record, Record)
+            output.write(failed_line(record, exc, 0.0))
+        stats.audited += 1
+        bar.update(error=line.get("status") != "ok")
+
+    records = pending_records(rows, done, stats, retry_errors=retry_errors, on_bad=on_bad)
+    try:
+        if engine == "local":
+            built = scorer if scorer is not None else spec.build()  # type: ignore[union-attr]
+            wrapped = wrap_scorer(built, remote=remote, concurrency=in_flight, max_batch=max_batch)
+            asyncio.run(audit_records(records, wrapped, config, sink, concurrency=in_flight))
+            extra = wrapper_stats(wrapped)
+            stats.gate = extra.get("gate")
+            stats.batching = extra.get("batching")
+        else:
+            from camab_rag.audit.ray_engine import run_ray
+
+            assert spec is not None
+            run_ray(
+                records,
+                spec,
+                config,
+                sink,
+                work_dir=Path(str(output_path) + ".ray-work"),
+                actors=ray_actors,
+                concurrency=concurrency if concurrency is not None else (4 if remote else 1),
+                batch_size=ray_batch_size,
+                cpus_per_actor=ray_cpus_per_actor,
+                address=ray_address,
+                total_hint=total,
+            )
+    finally:
+        output.close()
+        bar.close()
+    stats.pending = stats.audited
+    stats.wall_time_s = time.perf_counter() - started
+    summary = summarize(output_path, stats)
+    summary["input"] = str(input_path)
+    summary["config"] = config.to_dict()
+    _write_json_atomically(Path(summary_path or summary_path_for(output_path)), summary)
+    return summary
+
+
+__all__ = ["audit", "cost_report", "count_rows", "pending_records", "summary_path_for"]

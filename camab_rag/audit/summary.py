@@ -1,0 +1,141 @@
+"""The audit summary: ungrounded share, documents never cited, cost.
+
+Computed from the whole output file (so a resumed audit reports every record, with the
+last line of an id winning) plus what this run did (bad input lines, wall time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from camab_rag.audit.outputs import iter_lines
+from camab_rag.records import RecordError
+
+MAX_LISTED_ERRORS = 1000
+
+
+@dataclass
+class RunStats:
+    """What one invocation did (the output file holds the rest)."""
+
+    engine: str = "local"
+    pending: int = 0  # records this run set out to audit
+    audited: int = 0  # result lines this run wrote
+    skipped_done: int = 0  # records already in the output
+    bad_records: list[RecordError] = field(default_factory=list)
+    wall_time_s: float = 0.0
+    torn_bytes: int = 0
+    gate: dict[str, Any] | None = None
+    batching: dict[str, Any] | None = None
+
+
+def _share(part: float, whole: float) -> float | None:
+    return part / whole if whole else None
+
+
+def summarize(output: str | Path, run: RunStats) -> dict[str, Any]:
+    """The summary of ``output`` after ``run``."""
+    last: dict[str, dict[str, Any]] = {}
+    for line in iter_lines(output):
+        last[str(line["id"])] = line
+    lines = list(last.values())
+    ok = [line for line in lines if line.get("status") == "ok"]
+    flagged = [line for line in ok if line.get("groundedness", {}).get("flagged")]
+    n_documents = sum(len(line.get("documents", {}).get("scores", [])) for line in ok)
+    never = sum(len(line.get("documents", {}).get("never_cited", [])) for line in ok)
+    with_uncited = sum(1 for line in ok if line.get("documents", {}).get("never_cited"))
+    queries = sum(int(line.get("cost", {}).get("queries", 0)) for line in lines)
+    tokens = sum(int(line.get("cost", {}).get("prompt_tokens", 0)) for line in lines)
+    record_time = sum(float(line.get("cost", {}).get("wall_time_s", 0.0)) for line in lines)
+    sources = sorted({str(line["groundedness"].get("source")) for line in ok})
+    return {
+        "output": str(output),
+        "engine": run.engine,
+        "records": {
+            "in_output": len(lines),
+            "ok": len(ok),
+            "error": len(lines) - len(ok),
+            "audited_this_run": run.audited,
+            "skipped_already_done": run.skipped_done,
+            "bad_input_lines": len(run.bad_records),
+        },
+        "bad_records": [
+            {"line": e.line, "field": e.field, "error": str(e)}
+            for e in run.bad_records[:MAX_LISTED_ERRORS]
+        ],
+        "errors": [
+            {"id": line["id"], "line": line.get("line"), "error": line.get("error")}
+            for line in lines
+            if line.get("status") != "ok"
+        ][:MAX_LISTED_ERRORS],
+        "groundedness": {
+            "source": sources[0] if len(sources) == 1 else sources,
+            "flagged_ungrounded": len(flagged),
+            "share_flagged_ungrounded": _share(len(flagged), len(ok)),
+        },
+        "documents": {
+            "total": n_documents,
+            "never_cited": never,
+            "share_never_cited": _share(never, n_documents),
+            "records_with_uncited_documents": with_uncited,
+        },
+        "cost": {
+            "queries": queries,
+            "prompt_tokens": tokens,
+            "queries_per_record": _share(queries, len(lines)),
+            "prompt_tokens_per_record": _share(tokens, len(lines)),
+            "record_time_s": record_time,
+            "run_wall_time_s": run.wall_time_s,
+            "run_records_per_s": _share(run.audited, run.wall_time_s)
+            if run.wall_time_s > 0
+            else None,
+            "gate": run.gate,
+            "batching": run.batching,
+        },
+        "torn_bytes_recovered": run.torn_bytes,
+    }
+
+
+def cost_report(summary: dict[str, Any]) -> str:
+    """The final human-readable cost report."""
+    records = summary["records"]
+    cost = summary["cost"]
+    ground = summary["groundedness"]
+    docs = summary["documents"]
+    rate = cost["run_records_per_s"]
+    lines = [
+        f"audit: {records['audited_this_run']} records audited this run "
+        f"({records['skipped_already_done']} already done, "
+        f"{records['bad_input_lines']} bad input lines skipped) "
+        f"in {cost['run_wall_time_s']:.1f} s" + (f" = {rate:.2f} records/s" if rate else ""),
+        f"output: {records['in_output']} records ({records['ok']} ok, {records['error']} error)",
+        f"cost: {cost['queries']} model queries, {cost['prompt_tokens']} prompt tokens"
+        + (
+            f" ({cost['queries_per_record']:.1f} queries and "
+            f"{cost['prompt_tokens_per_record']:.0f} prompt tokens per record)"
+            if cost["queries_per_record"] is not None
+            else ""
+        ),
+    ]
+    if ground["share_flagged_ungrounded"] is not None:
+        lines.append(
+            f"groundedness: {ground['flagged_ungrounded']} of {records['ok']} answers flagged "
+            f"ungrounded ({100 * ground['share_flagged_ungrounded']:.1f}%)"
+        )
+    if docs["share_never_cited"] is not None:
+        lines.append(
+            f"documents: {docs['never_cited']} of {docs['total']} retrieved documents never "
+            f"cited ({100 * docs['share_never_cited']:.1f}%)"
+        )
+    gate = cost.get("gate")
+    if gate and gate.get("transient_errors"):
+        lines.append(
+            f"rate limiting: {gate['transient_errors']} transient errors, "
+            f"{gate['retries']} retries, concurrency went down to {gate['min_limit']}"
+        )
+    return "\n".join(lines)
+
+
+__all__ = ["RunStats", "cost_report", "summarize"]
