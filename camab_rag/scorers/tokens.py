@@ -86,7 +86,9 @@ class TokenCounter:
 
     Args:
         model: a model name tiktoken may know (e.g. ``"gpt-4o"``); picks its encoding.
-        encoding: a tiktoken encoding name; overrides ``model``.
+        encoding: a tiktoken encoding name, or an encoding object (anything with
+            ``encode(text)``, e.g. a ``tiktoken.Encoding`` built from local files);
+            overrides ``model``.
         tokenizer: fallback when tiktoken is unavailable: anything with
             ``encode(text) -> list[int]`` (a Hugging Face tokenizer) or a callable
             ``text -> int``.
@@ -102,7 +104,7 @@ class TokenCounter:
         self,
         model: str | None = None,
         *,
-        encoding: str | None = None,
+        encoding: str | _Encoder | None = None,
         tokenizer: _Encoder | Callable[[str], int] | None = None,
         use_tiktoken: bool = True,
         load_timeout: float = 10.0,
@@ -111,10 +113,17 @@ class TokenCounter:
         self._count_fn: Callable[[str], int] | None = None
         self.method = "estimate"
         failure = "tiktoken disabled"
+        if encoding is not None and not isinstance(encoding, str):
+            if not hasattr(encoding, "encode"):
+                raise TypeError("TokenCounter: encoding must be a name or have encode(text)")
+            self._encoder = encoding
+            self.method = f"tiktoken:{getattr(encoding, 'name', '?')}"
+            return
         if use_tiktoken:
             try:
                 self._encoder = _load_tiktoken(encoding, model, load_timeout)
-                self.method = f"tiktoken:{getattr(self._encoder, 'name', encoding or '?')}"
+                label = getattr(self._encoder, "name", encoding or "?")
+                self.method = f"tiktoken:{label}"
                 return
             except RuntimeError as exc:
                 failure = str(exc)
@@ -123,7 +132,10 @@ class TokenCounter:
                 enc = tokenizer
 
                 def count_with_tokenizer(text: str) -> int:
-                    ids = enc.encode(text, add_special_tokens=False)  # type: ignore[call-arg]
+                    try:  # a Hugging Face tokenizer: count the text's own tokens only
+                        ids = enc.encode(text, add_special_tokens=False)  # type: ignore[call-arg]
+                    except TypeError:
+                        ids = enc.encode(text)
                     return len(ids)
 
                 self._count_fn = count_with_tokenizer
