@@ -1,0 +1,418 @@
+"""Citations: which sources each answer sentence cites, decided from the attribution.
+
+:func:`cite` turns an :class:`~camab_rag.result.AttributionResult` into a
+:class:`CitedAnswer`: the answer split into sentences, each with citation markers
+(``[1][3]``) that point into a numbered source list. A :class:`CitationRule` decides what
+counts as a citation (top-k and/or a score threshold on the sentence's own attribution).
+Sources are whole documents (default) or single segments; each source lists its
+supporting segments with a strength in ``[0, 1]`` for highlighting.
+
+Render a cited answer with :meth:`CitedAnswer.to_markdown`, :meth:`~CitedAnswer.to_html`,
+:meth:`~CitedAnswer.to_terminal` or :meth:`~CitedAnswer.to_dict` (plain JSON for front
+ends); in a notebook the object displays itself as HTML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from camab_rag.errors import InputError
+from camab_rag.result import AttributionResult
+from camab_rag.segments import SourceDocument, to_documents
+
+FloatArray = NDArray[np.float64]
+SourceUnit = Literal["document", "segment"]
+
+
+@dataclass(frozen=True)
+class CitationRule:
+    """What counts as a citation of one answer sentence.
+
+    A source is cited when it is among the sentence's ``top_k`` sources **and** its score
+    is at least ``threshold`` **and** at least ``relative`` times the sentence's best
+    score. Scores are the sentence's own attribution (its statement scores), summed per
+    document when ``unit="document"``.
+
+    Args:
+        top_k: at most this many citations per sentence (``None``: no limit).
+        threshold: minimum score (reward units; the default 0 keeps only sources whose
+            presence raised the answer's likelihood).
+        relative: minimum fraction of the sentence's best score (0 disables).
+        unit: cite whole ``"document"``s or single ``"segment"``s.
+    """
+
+    top_k: int | None = 2
+    threshold: float = 0.0
+    relative: float = 0.25
+    unit: SourceUnit = "document"
+
+    def __post_init__(self) -> None:
+        if self.top_k is not None and (isinstance(self.top_k, bool) or self.top_k < 1):
+            raise InputError(f"top_k must be >= 1 or None, got {self.top_k!r}")
+        if not np.isfinite(self.threshold):
+            raise InputError(f"threshold must be a finite number, got {self.threshold!r}")
+        if not 0.0 <= self.relative <= 1.0:
+            raise InputError(f"relative must be in [0, 1], got {self.relative!r}")
+        if self.unit not in ("document", "segment"):
+            raise InputError(f"unit must be 'document' or 'segment', got {self.unit!r}")
+
+    def select(self, scores: Sequence[float] | FloatArray) -> list[int]:
+        """Indices of the cited units, best first."""
+        values = np.asarray(scores, dtype=float)
+        if values.size == 0:
+            return []
+        order = [int(i) for i in np.argsort(-values, kind="stable")]
+        best = float(values[order[0]])
+        chosen = [
+            i
+            for i in order
+            if values[i] >= self.threshold and (best <= 0 or values[i] >= self.relative * best)
+        ]
+        return chosen if self.top_k is None else chosen[: self.top_k]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "top_k": self.top_k,
+            "threshold": self.threshold,
+            "relative": self.relative,
+            "unit": self.unit,
+        }
+
+
+@dataclass(frozen=True)
+class Highlight:
+    """A supporting segment inside a source, with its strength for highlighting."""
+
+    segment_index: int
+    start: int
+    """Character offset in the source's ``text``."""
+    end: int
+    text: str
+    score: float
+    strength: float
+    """``score`` relative to the strongest segment of the whole answer, in ``[0, 1]``."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "segment_index": self.segment_index,
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "score": self.score,
+            "strength": self.strength,
+        }
+
+
+@dataclass(frozen=True)
+class Source:
+    """One numbered entry of the source list (a document or a segment)."""
+
+    number: int
+    kind: SourceUnit
+    doc_index: int
+    segment_index: int | None
+    title: str | None
+    text: str
+    score: float
+    highlights: list[Highlight] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        if self.title:
+            return self.title
+        if self.kind == "segment":
+            return f"Document {self.doc_index + 1}, segment {(self.segment_index or 0) + 1}"
+        return f"Document {self.doc_index + 1}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "kind": self.kind,
+            "doc_index": self.doc_index,
+            "segment_index": self.segment_index,
+            "title": self.title,
+            "label": self.label,
+            "text": self.text,
+            "score": self.score,
+            "highlights": [h.to_dict() for h in self.highlights],
+        }
+
+
+@dataclass(frozen=True)
+class CitedSentence:
+    """One answer sentence and the source numbers it cites (best first)."""
+
+    text: str
+    start: int
+    end: int
+    citations: list[int]
+    scores: list[float]
+    """The score of each cited source for this sentence (same order as ``citations``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "start": self.start,
+            "end": self.end,
+            "citations": list(self.citations),
+            "scores": list(self.scores),
+        }
+
+
+@dataclass(frozen=True)
+class CitedAnswer:
+    """An answer with per-sentence citations and its source list.
+
+    ``sentences`` cover the answer in order; text between them (whitespace) is kept in
+    ``answer`` and rendered as is. ``groundedness`` is an optional verdict attached by
+    :meth:`with_groundedness` (any object with ``to_dict()``, e.g. a
+    :class:`~camab_rag.groundedness.GroundednessReport`).
+    """
+
+    answer: str
+    question: str
+    sentences: list[CitedSentence]
+    sources: list[Source]
+    rule: CitationRule
+    method: str = "camab"
+    n_queries: int = 0
+    groundedness: Any = None
+
+    def source(self, number: int) -> Source:
+        for source in self.sources:
+            if source.number == number:
+                return source
+        raise KeyError(number)
+
+    def with_groundedness(self, report: Any) -> CitedAnswer:
+        """A copy carrying a groundedness verdict (shown by every renderer)."""
+        return CitedAnswer(
+            self.answer,
+            self.question,
+            self.sentences,
+            self.sources,
+            self.rule,
+            self.method,
+            self.n_queries,
+            report,
+        )
+
+    # ----------------------------------------------------------------- renderers
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON for front ends (everything as data; the front end must escape)."""
+        return {
+            "question": self.question,
+            "answer": self.answer,
+            "sentences": [s.to_dict() for s in self.sentences],
+            "sources": [s.to_dict() for s in self.sources],
+            "rule": self.rule.to_dict(),
+            "method": self.method,
+            "n_queries": self.n_queries,
+            "groundedness": self.groundedness.to_dict() if self.groundedness is not None else None,
+        }
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        from camab_rag.render.json_render import render_json
+
+        return render_json(self, indent=indent)
+
+    def to_markdown(self) -> str:
+        from camab_rag.render.markdown import render_markdown
+
+        return render_markdown(self)
+
+    def to_html(self, *, full_page: bool = True, title: str = "Answer with citations") -> str:
+        """Self-contained HTML (inline CSS, no scripts, no external assets)."""
+        from camab_rag.render.html import render_html
+
+        return render_html(self, full_page=full_page, title=title)
+
+    def to_terminal(self, *, color: bool | None = None, stream: IO[str] | None = None) -> str:
+        """Text for a terminal: ANSI colours when ``color`` (default: ``stream`` is a TTY
+        and ``NO_COLOR`` is unset), plain text otherwise."""
+        from camab_rag.render.terminal import render_terminal
+
+        return render_terminal(self, color=color, stream=stream)
+
+    def _repr_html_(self) -> str:
+        return self.to_html(full_page=False)
+
+    def __str__(self) -> str:
+        return self.to_terminal(color=False)
+
+
+# --------------------------------------------------------------------------- building
+def _statement_rows(result: AttributionResult) -> list[tuple[str, int, int, FloatArray]]:
+    if result.statements:
+        return [(s.text, s.start, s.end, np.asarray(s.scores, float)) for s in result.statements]
+    response = result.response
+    stripped = response.strip()
+    start = response.find(stripped) if stripped else 0
+    return [(stripped, start, start + len(stripped), np.asarray(result.scores, float))]
+
+
+def _documents_for(
+    result: AttributionResult, documents: object | None
+) -> list[SourceDocument] | None:
+    if documents is None:
+        return None
+    docs = to_documents(documents)
+    n_needed = max((s.doc_index for s in result.segments), default=-1) + 1
+    if len(docs) < n_needed:
+        raise InputError(
+            f"the attribution has segments from {n_needed} documents, {len(docs)} were given"
+        )
+    for i, segment in enumerate(result.segments):
+        if docs[segment.doc_index].text[segment.start : segment.end] != segment.text:
+            raise InputError(
+                f"segment {i} does not match document {segment.doc_index}: pass the documents "
+                "that were attributed, in the same order"
+            )
+    return docs
+
+
+def cite(
+    result: AttributionResult,
+    documents: object | None = None,
+    *,
+    rule: CitationRule | None = None,
+    max_highlights: int = 3,
+    min_strength: float = 0.1,
+) -> CitedAnswer:
+    """Decide the citations of each answer sentence and build the source list.
+
+    Args:
+        result: an attribution with segments (from :func:`camab_rag.attribute`).
+        documents: the attributed documents (same order), to show each source's full text
+            and title; without them a source shows its supporting segments only.
+        rule: the citation rule (default: up to 2 documents per sentence with a positive
+            score of at least a quarter of the sentence's best).
+        max_highlights: supporting segments listed per source (by score).
+        min_strength: a segment is highlighted only if its score is at least this share of
+            the strongest segment's score.
+
+    Sources are numbered in order of first citation in the answer; uncited documents are
+    not listed.
+    """
+    if result.status != "ok":
+        raise InputError(f"the attribution failed ({result.error}); there is nothing to cite")
+    if not result.segments:
+        raise InputError("the attribution has no segments (attribute_fn results cannot be cited)")
+    if max_highlights < 0:
+        raise InputError(f"max_highlights must be >= 0, got {max_highlights}")
+    rule = rule or CitationRule()
+    docs = _documents_for(result, documents)
+    segments = result.segments
+    n_docs = max(result.n_documents, max(s.doc_index for s in segments) + 1)
+    answer_scores = np.asarray(result.scores, dtype=float)
+    peak = float(answer_scores.max()) if answer_scores.size else 0.0
+
+    numbers: dict[int, int] = {}  # unit index -> source number
+    sentences: list[CitedSentence] = []
+    for text, start, end, scores in _statement_rows(result):
+        unit_scores = scores
+        if rule.unit == "document":
+            unit_scores = np.zeros(n_docs)
+            for segment, value in zip(segments, scores):
+                unit_scores[segment.doc_index] += value
+        chosen = rule.select(unit_scores)
+        for unit in chosen:
+            numbers.setdefault(unit, len(numbers) + 1)
+        sentences.append(
+            CitedSentence(
+                text,
+                start,
+                end,
+                [numbers[u] for u in chosen],
+                [float(unit_scores[u]) for u in chosen],
+            )
+        )
+
+    doc_scores = result.document_scores
+    sources: list[Source] = []
+    for unit, number in sorted(numbers.items(), key=lambda item: item[1]):
+        if rule.unit == "document":
+            members = [i for i, s in enumerate(segments) if s.doc_index == unit]
+            doc_index, segment_index = unit, None
+            score = float(doc_scores[unit]) if unit < len(doc_scores) else 0.0
+        else:
+            members = [unit]
+            doc_index, segment_index = segments[unit].doc_index, unit
+            score = float(answer_scores[unit])
+        document = docs[doc_index] if docs is not None else None
+        if rule.unit == "segment":
+            base = segments[unit].start
+            text = segments[unit].text
+        elif document is not None:
+            base, text = 0, document.text
+        else:
+            base = segments[members[0]].start
+            text = _joined_segments(result, members, base)
+        strong = sorted(
+            (
+                i
+                for i in members
+                if answer_scores[i] > 0 and answer_scores[i] >= min_strength * peak
+            ),
+            key=lambda i: -answer_scores[i],
+        )[:max_highlights]
+        highlights = [
+            Highlight(
+                segment_index=i,
+                start=segments[i].start - base,
+                end=segments[i].end - base,
+                text=segments[i].text,
+                score=float(answer_scores[i]),
+                strength=float(answer_scores[i] / peak) if peak > 0 else 0.0,
+            )
+            for i in sorted(strong, key=lambda i: segments[i].start)
+        ]
+        sources.append(
+            Source(
+                number=number,
+                kind=rule.unit,
+                doc_index=doc_index,
+                segment_index=segment_index,
+                title=document.title if document is not None else None,
+                text=text,
+                score=score,
+                highlights=highlights,
+            )
+        )
+    return CitedAnswer(
+        answer=result.response,
+        question=result.question,
+        sentences=sentences,
+        sources=sources,
+        rule=rule,
+        method=result.method,
+        n_queries=result.n_queries,
+    )
+
+
+def _joined_segments(result: AttributionResult, members: list[int], base: int) -> str:
+    """A document's text rebuilt from its segments (gaps filled with spaces)."""
+    pieces: list[str] = []
+    cursor = base
+    for i in sorted(members, key=lambda i: result.segments[i].start):
+        segment = result.segments[i]
+        if segment.start > cursor:
+            pieces.append(" " * (segment.start - cursor))
+        pieces.append(segment.text)
+        cursor = segment.end
+    return "".join(pieces)
+
+
+__all__ = [
+    "CitationRule",
+    "CitedAnswer",
+    "CitedSentence",
+    "Highlight",
+    "Source",
+    "cite",
+]

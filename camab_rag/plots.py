@@ -1,0 +1,134 @@
+"""Plots of an attribution (needs the ``plot`` extra: ``pip install camab-rag[plot]``).
+
+* :func:`plot_attribution`: a bar per segment (or document), gold segments marked and
+  cited ones outlined.
+* :func:`plot_correlation`: CAMAB's posterior correlation of the segment weights (the
+  paper's interaction view: negative = the segments substitute for each other).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from camab_rag.errors import InputError
+from camab_rag.result import AttributionResult
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+
+        if matplotlib.get_backend().lower() not in (
+            "agg",
+            "module://matplotlib_inline.backend_inline",
+        ):
+            import os
+
+            if not os.environ.get("DISPLAY") and not os.environ.get("MPLBACKEND"):
+                matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("plots need matplotlib: pip install 'camab-rag[plot]'") from None
+    return plt
+
+
+def _tight(ax: Axes) -> None:
+    figure = ax.get_figure()
+    layout = getattr(figure, "tight_layout", None)
+    if callable(layout):
+        layout()
+
+
+def _label(text: str, limit: int = 40) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def plot_attribution(
+    result: AttributionResult,
+    *,
+    ax: Axes | None = None,
+    gold: Iterable[int] = (),
+    cited: Iterable[int] = (),
+    by: str = "segment",
+    top: int | None = 20,
+    title: str | None = None,
+) -> Axes:
+    """Horizontal bar chart of the attribution scores.
+
+    Args:
+        gold: indices (segments or documents, as ``by``) known to support the answer;
+            marked with a star and a gold bar.
+        cited: indices that were cited; drawn with a thick outline.
+        by: ``"segment"`` or ``"document"`` (document scores).
+        top: show only the ``top`` highest scores (``None``: all, in order).
+    """
+    if by not in ("segment", "document"):
+        raise InputError(f"by must be 'segment' or 'document', got {by!r}")
+    plt = _pyplot()
+    scores = np.asarray(result.scores if by == "segment" else result.document_scores, float)
+    if scores.size == 0:
+        raise InputError("the attribution has no scores to plot")
+    if by == "segment" and result.segments:
+        labels = [f"{i}: {_label(s.text)}" for i, s in enumerate(result.segments)]
+    else:
+        labels = [f"{by} {i}" for i in range(scores.size)]
+    order = (
+        list(np.argsort(-scores, kind="stable")) if top is not None else list(range(scores.size))
+    )
+    order = order[:top] if top is not None else order
+    gold_set, cited_set = set(gold), set(cited)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 0.35 * len(order) + 1.2))
+    positions = np.arange(len(order))
+    colors = ["#e0a800" if i in gold_set else "#4c78a8" for i in order]
+    bars = ax.barh(positions, scores[order], color=colors)
+    for bar, i in zip(bars, order):
+        if i in cited_set:
+            bar.set_edgecolor("#d62728")
+            bar.set_linewidth(2.0)
+    ax.set_yticks(positions)
+    ax.set_yticklabels([("★ " if i in gold_set else "") + labels[i] for i in order], fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(0.0, color="#333", linewidth=0.8)
+    ax.set_xlabel(f"attribution score ({result.method}, {result.n_queries} model calls)")
+    ax.set_title(title or "Attribution: gold = ★/yellow, cited = red outline", fontsize=10)
+    _tight(ax)
+    return ax
+
+
+def plot_correlation(
+    result: AttributionResult,
+    *,
+    ax: Axes | None = None,
+    labels: Sequence[str] | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Heatmap of CAMAB's posterior correlation between segment weights."""
+    plt = _pyplot()
+    correlation = result.posterior_correlation()
+    n = correlation.shape[0]
+    if ax is None:
+        size = min(10.0, 2.5 + 0.35 * n)
+        _, ax = plt.subplots(figsize=(size + 1.0, size))
+    image = ax.imshow(correlation, cmap="RdBu_r", vmin=-1.0, vmax=1.0)
+    ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="posterior correlation")
+    names = list(labels) if labels is not None else [str(i) for i in range(n)]
+    if len(names) != n:
+        raise InputError(f"labels has {len(names)} entries for {n} segments")
+    ax.set_xticks(range(n))
+    ax.set_yticks(range(n))
+    ax.set_xticklabels(names, fontsize=7, rotation=90)
+    ax.set_yticklabels(names, fontsize=7)
+    ax.set_title(title or "CAMAB posterior correlation of segment weights", fontsize=10)
+    _tight(ax)
+    return ax
+
+
+__all__ = ["plot_attribution", "plot_correlation"]

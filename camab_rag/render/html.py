@@ -1,0 +1,166 @@
+"""Self-contained HTML: inline CSS, no scripts, no external assets.
+
+Every piece of document or model text goes through :func:`html.escape` (``quote=True``)
+after control characters are neutralised. Attribute values are built only from numbers
+and fixed strings (never from document text, except escaped ``title`` tooltips), links
+point only to in-page anchors made of a hex digest and integers, and the full page
+carries a Content-Security-Policy that forbids scripts altogether.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from html import escape
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from camab_rag.render.text import clean, split_highlights, strength_level, verdict_text
+
+if TYPE_CHECKING:
+    from camab_rag.citations import CitedAnswer, Source
+
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+    "form-action 'none'"
+)
+
+
+CSS = """
+.camab-cite { font-family: system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif;
+  line-height: 1.5; color: #1d1d1f; max-width: 46rem; }
+.camab-cite .camab-question { color: #555; margin: 0 0 .5rem 0; }
+.camab-cite .camab-label { font-weight: 600; margin-right: .35rem; }
+.camab-cite .camab-answer { font-size: 1.1rem; margin: 0 0 .75rem 0; }
+.camab-cite .camab-marker { color: #0b57d0; text-decoration: none; font-size: .8em;
+  vertical-align: super; font-weight: 600; }
+.camab-cite .camab-verdict { padding: .35rem .6rem; border-radius: .35rem; margin: 0 0 .75rem 0;
+  font-size: .95rem; }
+.camab-cite .camab-ok { background: #e6f4ea; color: #137333; }
+.camab-cite .camab-warn { background: #fce8e6; color: #a50e0e; }
+.camab-cite .camab-sources { padding-left: 1.5rem; margin: 0; }
+.camab-cite .camab-source { margin-bottom: .75rem; }
+.camab-cite .camab-source-head { font-weight: 600; }
+.camab-cite .camab-score { color: #666; font-weight: 400; font-size: .85rem; margin-left: .4rem; }
+.camab-cite .camab-source-text { margin: .25rem 0 0 0; color: #333; font-size: .95rem;
+  max-height: 14rem; overflow-y: auto; white-space: pre-wrap; }
+.camab-cite mark { color: inherit; border-radius: .2rem; padding: 0 .1rem; }
+.camab-cite .camab-hl-1 { background-color: rgba(255, 179, 0, 0.25); }
+.camab-cite .camab-hl-2 { background-color: rgba(255, 179, 0, 0.5); }
+.camab-cite .camab-hl-3 { background-color: rgba(255, 179, 0, 0.85); }
+.camab-cite .camab-footer { color: #777; font-size: .8rem; margin-top: .75rem; }
+"""
+
+
+def esc(text: str) -> str:
+    """Untrusted text as HTML text or a quoted attribute value."""
+    return escape(clean(text), quote=True)
+
+
+def _page_id(answer: CitedAnswer) -> str:
+    digest = hashlib.sha256()
+    digest.update(answer.answer.encode("utf-8", "surrogatepass"))
+    for source in answer.sources:
+        digest.update(source.text.encode("utf-8", "surrogatepass"))
+    return "camab-" + digest.hexdigest()[:10]
+
+
+def _marker(page_id: str, number: int, score: float) -> str:
+    return (
+        f'<a class="camab-marker" href="#{page_id}-src-{int(number)}" '
+        f'title="source {int(number)}, score {float(score):+.3f}">[{int(number)}]</a>'
+    )
+
+
+def _source_html(page_id: str, source: Source) -> str:
+    body = []
+    for piece, highlight in split_highlights(source.text, source.highlights):
+        if highlight is None:
+            body.append(esc(piece))
+            continue
+        level = strength_level(highlight.strength)
+        body.append(
+            f'<mark class="camab-hl camab-hl-{level}" '
+            f'title="score {float(highlight.score):+.4f}, '
+            f'strength {float(highlight.strength):.2f}">'
+            f"{esc(piece)}</mark>"
+        )
+    return (
+        f'<li class="camab-source" id="{page_id}-src-{int(source.number)}">'
+        f'<div class="camab-source-head">{esc(source.label)}'
+        f'<span class="camab-score">score {float(source.score):+.3f}</span></div>'
+        f'<p class="camab-source-text">{"".join(body).strip()}</p></li>'
+    )
+
+
+def render_fragment(answer: CitedAnswer) -> str:
+    """The cited answer as an HTML fragment with its own scoped ``<style>`` (for notebooks
+    and for embedding in a chat page)."""
+    page_id = _page_id(answer)
+    parts = [f'<div class="camab-cite" id="{page_id}">', f"<style>{CSS}</style>"]
+    if answer.question:
+        parts.append(
+            f'<p class="camab-question"><span class="camab-label">Question</span>'
+            f"{esc(answer.question)}</p>"
+        )
+    sentences = []
+    for sentence in answer.sentences:
+        marks = "".join(_marker(page_id, n, s) for n, s in zip(sentence.citations, sentence.scores))
+        sentences.append(f"{esc(sentence.text)}{marks}")
+    text = " ".join(sentences) if sentences else esc(answer.answer)
+    parts.append(f'<p class="camab-answer">{text}</p>')
+    verdict = verdict_text(answer.groundedness)
+    if verdict is not None:
+        css_class = "camab-ok" if answer.groundedness.grounded else "camab-warn"
+        parts.append(f'<p class="camab-verdict {css_class}">{esc(verdict)}</p>')
+    if answer.sources:
+        parts.append('<ol class="camab-sources">')
+        parts += [_source_html(page_id, source) for source in answer.sources]
+        parts.append("</ol>")
+    parts.append(
+        f'<p class="camab-footer">{esc(answer.method)} attribution, '
+        f"{int(answer.n_queries)} model calls; highlight = support strength</p>"
+    )
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+def render_html(
+    answer: CitedAnswer, *, full_page: bool = True, title: str = "Answer with citations"
+) -> str:
+    """The cited answer as a standalone HTML page (or a fragment with ``full_page=False``)."""
+    fragment = render_fragment(answer)
+    if not full_page:
+        return fragment
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{escape(CSP, quote=True)}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{esc(title)}</title>\n"
+        "<style>body { margin: 2rem; background: #fff; }</style>\n"
+        f"</head><body>\n{fragment}\n</body></html>\n"
+    )
+
+
+class HtmlView:
+    """A rendered HTML page that a notebook displays (``_repr_html_``) and that can be saved."""
+
+    def __init__(self, answer: CitedAnswer, *, title: str = "Answer with citations") -> None:
+        self.answer = answer
+        self.title = title
+
+    def _repr_html_(self) -> str:
+        return render_html(self.answer, full_page=False)
+
+    @property
+    def page(self) -> str:
+        return render_html(self.answer, full_page=True, title=self.title)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the standalone page (UTF-8) and return its path."""
+        target = Path(path)
+        target.write_text(self.page, encoding="utf-8")
+        return target
+
+    def __str__(self) -> str:
+        return self.page

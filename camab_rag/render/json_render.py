@@ -1,0 +1,29 @@
+"""Plain JSON for front ends."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from camab_rag.citations import CitedAnswer
+
+_HTML_SAFE = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+
+
+def render_json(answer: CitedAnswer, *, indent: int | None = 2, html_safe: bool = True) -> str:
+    """``answer.to_dict()`` as JSON. With ``html_safe`` (default) ``<``, ``>``, ``&`` and
+    the JavaScript line separators are ``\\u`` escaped, so the JSON can sit inside an HTML
+    ``<script type="application/json">`` block without ending it. Texts are data: a front
+    end must still escape them when it inserts them into a page."""
+    text = json.dumps(answer.to_dict(), ensure_ascii=False, indent=indent, allow_nan=False)
+    if html_safe:
+        for raw, escaped in _HTML_SAFE.items():
+            text = text.replace(raw, escaped)
+    return text

@@ -1,0 +1,71 @@
+"""Markdown rendering: the answer with ``[n]`` markers and a numbered source list.
+
+All document and model text is backslash-escaped (every ASCII punctuation character), so
+it can neither open links, images, emphasis or code, nor inject raw HTML.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from camab_rag.render.text import clean, split_highlights, strength_level, verdict_text
+
+if TYPE_CHECKING:
+    from camab_rag.citations import CitedAnswer, Source
+
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` safe to embed in Markdown: control characters neutralised, every ASCII
+    punctuation character backslash-escaped, line breaks kept."""
+    return _PUNCTUATION.sub(r"\\\1", clean(text))
+
+
+def _inline(text: str) -> str:
+    """Escaped text on one line (line breaks become spaces)."""
+    return " ".join(escape_markdown(text).split())
+
+
+def markers(numbers: list[int]) -> str:
+    return "".join(f"\\[{n}\\]" for n in numbers)
+
+
+def _source_text(source: Source) -> str:
+    parts = []
+    for piece, highlight in split_highlights(source.text, source.highlights):
+        body = _inline(piece)
+        if highlight is None or not body:
+            parts.append(re.sub(r"\s+", " ", escape_markdown(piece)))
+            continue
+        wrapped = f"**{body}**" if strength_level(highlight.strength) >= 2 else f"*{body}*"
+        parts.append(f" {wrapped} ")
+    return " ".join("".join(parts).split())
+
+
+def render_markdown(answer: CitedAnswer) -> str:
+    """The cited answer as Markdown (CommonMark)."""
+    lines: list[str] = []
+    if answer.question:
+        lines += [f"**Question:** {_inline(answer.question)}", ""]
+    pieces = []
+    for sentence in answer.sentences:
+        marks = markers(sentence.citations)
+        pieces.append(_inline(sentence.text) + (f" {marks}" if marks else ""))
+    lines += [" ".join(pieces) if pieces else _inline(answer.answer), ""]
+    verdict = verdict_text(answer.groundedness)
+    if verdict:
+        lines += [f"*{escape_markdown(verdict)}*", ""]
+    if answer.sources:
+        lines += ["**Sources**", ""]
+        for source in answer.sources:
+            lines.append(
+                f"{source.number}\\. **{_inline(source.label)}** (score {source.score:+.3f})"
+            )
+            text = _source_text(source)
+            if text:
+                lines.append(f"   > {text}")
+            lines.append("")
+        lines.append("*Bold: strong support; italic: weaker support.*")
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,106 @@
+"""Terminal rendering: ANSI colours on a TTY, plain text otherwise.
+
+Colour is used when the output stream is a terminal, ``NO_COLOR`` is unset and ``TERM`` is
+not ``dumb`` (``FORCE_COLOR`` forces it). Document and model text is always cleaned of
+control characters first, so a document cannot inject terminal escape sequences.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import textwrap
+from typing import IO, TYPE_CHECKING
+
+from camab_rag.render.text import clean, strength_level, verdict_text
+
+if TYPE_CHECKING:
+    from camab_rag.citations import CitedAnswer
+
+RESET = "\x1b[0m"
+BOLD = "\x1b[1m"
+DIM = "\x1b[2m"
+CYAN = "\x1b[36m"
+GREEN = "\x1b[32m"
+RED = "\x1b[31m"
+# strong / medium / weak support
+LEVEL_STYLE = {3: "\x1b[1;30;43m", 2: "\x1b[33m", 1: "\x1b[2;33m"}
+
+
+def use_color(stream: IO[str] | None = None) -> bool:
+    """Whether to colour output written to ``stream`` (default ``sys.stdout``)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("TERM") == "dumb":
+        return False
+    target = stream if stream is not None else sys.stdout
+    isatty = getattr(target, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _one_line(text: str) -> str:
+    return " ".join(clean(text).split())
+
+
+def _bar(strength: float, width: int = 8, *, ascii_only: bool) -> str:
+    filled = max(0, min(width, round(strength * width)))
+    if ascii_only:
+        return "[" + "#" * filled + " " * (width - filled) + "]"
+    return "█" * filled + "·" * (width - filled)
+
+
+def render_terminal(
+    answer: CitedAnswer,
+    *,
+    color: bool | None = None,
+    stream: IO[str] | None = None,
+    width: int | None = None,
+) -> str:
+    """The cited answer for a terminal (coloured if ``color``; see :func:`use_color`)."""
+    colored = use_color(stream) if color is None else color
+    cols = width or max(40, min(shutil.get_terminal_size((100, 24)).columns, 120))
+
+    def style(code: str, text: str) -> str:
+        return f"{code}{text}{RESET}" if colored else text
+
+    out: list[str] = []
+    if answer.question:
+        out += textwrap.wrap(
+            f"{style(BOLD, 'Question:')} {_one_line(answer.question)}", cols, break_long_words=False
+        )
+    pieces = []
+    for sentence in answer.sentences:
+        marks = "".join(f"[{n}]" for n in sentence.citations)
+        pieces.append(_one_line(sentence.text) + (style(BOLD + CYAN, marks) if marks else ""))
+    text = " ".join(pieces) if pieces else _one_line(answer.answer)
+    out += textwrap.wrap(f"{style(BOLD, 'Answer:')} {text}", cols, break_long_words=False)
+    verdict = verdict_text(answer.groundedness)
+    if verdict is not None:
+        out += ["", style(GREEN if answer.groundedness.grounded else RED, verdict)]
+    if answer.sources:
+        out += ["", style(BOLD, "Sources")]
+        indent = " " * 6
+        for source in answer.sources:
+            head = f"{style(BOLD + CYAN, f'[{source.number}]')} {_one_line(source.label)}"
+            out.append(f"  {head} {style(DIM, f'(score {source.score:+.3f})')}")
+            for highlight in sorted(source.highlights, key=lambda h: -h.score):
+                level = strength_level(highlight.strength)
+                bar = _bar(highlight.strength, ascii_only=not colored)
+                label = f"{bar} {highlight.score:+.3f} "
+                body = textwrap.wrap(
+                    _one_line(highlight.text),
+                    cols - len(indent) - len(label),
+                    break_long_words=True,
+                )
+                for k, line in enumerate(body):
+                    prefix = label if k == 0 else " " * len(label)
+                    out.append(indent + prefix + style(LEVEL_STYLE[level], line))
+        legend = "bar = support strength (share of the strongest segment)"
+        out += [
+            "",
+            style(DIM, f"{answer.method} attribution, {answer.n_queries} model calls; {legend}"),
+        ]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,72 @@
+"""Shared text helpers for the renderers: neutralise control characters, split highlights."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from camab_rag.citations import Highlight
+
+# C0 controls except tab and line feed, DEL, C1 controls, and the Unicode format characters
+# that reorder or hide text (bidirectional overrides/isolates, zero-width marks, BOM).
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
+REPLACEMENT = "\ufffd"
+
+
+def clean(text: str) -> str:
+    """``text`` with line endings normalised and unsafe control characters replaced by
+    U+FFFD (so a document cannot move the cursor, recolour a terminal or reverse text)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n")
+    text = text.replace("\u2029", "\n")
+    return _UNSAFE.sub(REPLACEMENT, text)
+
+
+def split_highlights(
+    text: str, highlights: Sequence[Highlight]
+) -> list[tuple[str, Highlight | None]]:
+    """``text`` cut into pieces, each either plain (``None``) or one highlight's span.
+
+    Highlights outside the text or overlapping an earlier one are ignored."""
+    pieces: list[tuple[str, Highlight | None]] = []
+    cursor = 0
+    for highlight in sorted(highlights, key=lambda h: h.start):
+        start, end = max(highlight.start, 0), min(highlight.end, len(text))
+        if start < cursor or start >= end:
+            continue
+        if start > cursor:
+            pieces.append((text[cursor:start], None))
+        pieces.append((text[start:end], highlight))
+        cursor = end
+    if cursor < len(text):
+        pieces.append((text[cursor:], None))
+    return pieces
+
+
+def strength_level(strength: float) -> int:
+    """Highlight level 1 (weak) .. 3 (strong) for a strength in ``[0, 1]``."""
+    if strength >= 2 / 3:
+        return 3
+    if strength >= 1 / 3:
+        return 2
+    return 1
+
+
+def verdict_text(report: Any) -> str | None:
+    """One line describing a groundedness report (``None`` if there is none)."""
+    if report is None:
+        return None
+    score, threshold = float(report.score), float(report.threshold)
+    if report.grounded:
+        head = "Grounded"
+        relation = ">="
+    else:
+        head = "Not grounded"
+        relation = "<"
+    line = f"{head}: context gain {score:+.3f} {relation} threshold {threshold:.3f}"
+    unsupported = getattr(report, "unsupported_sentences", [])
+    if unsupported:
+        line += f"; {len(unsupported)} sentence(s) without support"
+    return line
