@@ -1,0 +1,168 @@
+"""How much of CAMAB's prompt work could a prefix (KV) cache save?
+
+Runs ``camab_rag.attribute`` (method CAMAB, sentence granularity, default prompt:
+system prompt, then the kept context, then the question) on HotpotQA distractor examples,
+records every prompt the engine sends, in order, tokenizes it with the SmolLM2 tokenizer,
+and counts the prompt tokens that must really be recomputed:
+
+* *previous*: reusing the longest common token prefix with the previous request (what a
+  scorer that keeps one KV cache could save);
+* *any earlier*: reusing the longest common prefix with any earlier request of the same
+  run (what a prefix tree of caches, as in vLLM's prefix caching, could save).
+
+Rewards come from the real SmolLM2 scorer on ``--real`` examples and, to cover more
+examples cheaply, from a word-overlap proxy reward on ``--proxy`` examples (the subsets
+CAMAB picks depend on the rewards only through its posterior; the prefix structure is
+driven by which segments each Thompson sample keeps).
+
+    .venv/bin/python benchmarks/bench_prefix_reuse.py            # 3 real + 30 proxy runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import re
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._report import markdown_table, write_section  # noqa: E402
+from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "hotpotqa_distractor_dev.jsonl"
+
+
+class Recording(BaseScorer):
+    """Forwards to ``inner`` and keeps every request's prompt in call order."""
+
+    def __init__(self, inner: BaseScorer) -> None:
+        self.inner = inner
+        self.prompts: list[object] = []
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        self.prompts.extend(r.prompt for r in requests)
+        return self.inner.score(requests)
+
+
+class WordOverlap(BaseScorer):
+    """Proxy reward: a response word is likely when the prompt contains it."""
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        out = []
+        for request in requests:
+            prompt = request.prompt
+            text = prompt if isinstance(prompt, str) else " ".join(m["content"] for m in prompt)
+            words = list(re.finditer(r"\S+", request.response))
+            lp = [-0.1 if w.group().lower() in text.lower() else -3.0 for w in words]
+            out.append(
+                ResponseLogprobs(
+                    np.array(lp, dtype=float),
+                    np.array([w.start() for w in words], dtype=np.int64),
+                )
+            )
+        return out
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    k = 0
+    while k < n and a[k] == b[k]:
+        k += 1
+    return k
+
+
+def measure(token_lists: list[list[int]]) -> tuple[int, int, int]:
+    """(total prompt tokens, reusable from the previous request, reusable from any earlier)."""
+    total = sum(len(t) for t in token_lists)
+    previous = sum(common_prefix(a, b) for a, b in itertools.pairwise(token_lists))
+    any_earlier = sum(
+        max(common_prefix(token_lists[j], token_lists[i]) for i in range(j))
+        for j in range(1, len(token_lists))
+    )
+    return total, previous, any_earlier
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--real", type=int, default=3, help="runs scored by SmolLM2")
+    parser.add_argument("--proxy", type=int, default=30, help="runs with the proxy reward")
+    parser.add_argument("--budget", type=int, default=40)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+
+    import camab_rag
+    from camab_rag.scorers import default_scorer
+
+    scorer = default_scorer()
+    with DATA.open(encoding="utf-8") as handle:
+        rows = [json.loads(line) for _, line in zip(range(args.real + args.proxy), handle)]
+
+    table = []
+    for label, chosen, make in (
+        ("SmolLM2 rewards", rows[: args.real], lambda: scorer),
+        ("word-overlap proxy rewards", rows[args.real :], WordOverlap),
+    ):
+        if not chosen:
+            continue
+        totals = np.zeros(3)
+        n_requests = 0
+        started = time.perf_counter()
+        for row in chosen:
+            documents = [f"{title}: {''.join(sents).strip()}" for title, sents in row["context"]]
+            recorder = Recording(make())
+            camab_rag.attribute(
+                row["question"],
+                documents,
+                str(row["answer"]),
+                recorder,
+                budget=args.budget,
+                method="camab",
+                seed=0,
+                statements=False,
+            )
+            tokens = [scorer.encode_prompt(p) for p in recorder.prompts]  # type: ignore[arg-type]
+            totals += measure(tokens)
+            n_requests += len(tokens)
+        total, previous, any_earlier = totals
+        table.append(
+            [
+                label,
+                len(chosen),
+                n_requests,
+                f"{total / n_requests:.0f}",
+                f"{1 - previous / total:.1%}",
+                f"{1 - any_earlier / total:.1%}",
+            ]
+        )
+        print(label, table[-1], f"{time.perf_counter() - started:.0f}s", flush=True)
+
+    header = [
+        "rewards",
+        "examples",
+        "requests",
+        "mean prompt tokens",
+        "recomputed, reuse previous",
+        "recomputed, reuse any earlier",
+    ]
+    body = markdown_table(header, table)
+    body += (
+        f"\n\nCAMAB, budget {args.budget}, sentence granularity, default prompt (system prompt, "
+        "context, question), HotpotQA distractor dev rows from the top of the file, SmolLM2 "
+        "tokenizer. 'Recomputed' = share of prompt tokens left after reusing the longest "
+        "common token prefix."
+    )
+    print(body)
+    if not args.no_write:
+        write_section("prefix_reuse", "Prefix reuse over CAMAB runs (HotpotQA)", body)
+
+
+if __name__ == "__main__":
+    main()
