@@ -1,0 +1,33 @@
+"""camab-rag for LlamaIndex: which retrieved nodes did the answer come from?
+
+``CamabQueryEngine(query_engine)`` attributes every response to its source nodes,
+``CamabEventHandler.attach(...)`` does it for every query engine in the app, and
+``CamabNodePostprocessor(top_k=..., threshold=...)`` keeps the nodes an answer relied on.
+"""
+
+from llama_index.postprocessor.camab.base import (
+    ATTRIBUTION_KEY,
+    AttributionConfig,
+    CamabEventHandler,
+    CamabNodePostprocessor,
+    CamabQueryEngine,
+    aattribute_response,
+    attribute_response,
+    attribution_of,
+    scorer_from_llm,
+)
+from llama_index.postprocessor.camab.local import CamabLocalLLM, MiniLMEmbedding
+
+__all__ = [
+    "ATTRIBUTION_KEY",
+    "AttributionConfig",
+    "CamabEventHandler",
+    "CamabLocalLLM",
+    "CamabNodePostprocessor",
+    "CamabQueryEngine",
+    "MiniLMEmbedding",
+    "aattribute_response",
+    "attribute_response",
+    "attribution_of",
+    "scorer_from_llm",
+]

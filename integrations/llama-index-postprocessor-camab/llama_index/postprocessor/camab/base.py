@@ -1,0 +1,982 @@
+"""camab-rag for LlamaIndex: attribute a query engine's answer to its source nodes.
+
+Three entry points share one capture mechanism:
+
+* :class:`CamabQueryEngine` wraps any ``BaseQueryEngine``; after each ``query`` /
+  ``aquery`` it attributes the response text to ``response.source_nodes``.
+* :class:`CamabEventHandler` is an instrumentation event handler: attached once to the
+  dispatcher, it attributes every completed query of every query engine in the app.
+* :class:`CamabNodePostprocessor` re-orders or filters nodes that already carry an
+  attribution (the second pass of "answer, attribute, re-answer from supporting nodes").
+
+Capture: a span handler on the root dispatcher records the span tree (each span's parent
+and instance), so retrieval events and LLM start events are assigned to the query whose
+span encloses them. Concurrent queries (threads or ``asyncio`` tasks) have disjoint span
+trees, so their nodes and prompts never mix. The prompt the LLM actually received (chat
+messages or completion text) is captured from ``LLMChatStartEvent`` /
+``LLMCompletionStartEvent``; subsets are scored by cutting ablated node text out of that
+prompt (:class:`camab_rag.prompts.SpanRemovalPromptBuilder`). When no single captured
+prompt contains every node (e.g. ``refine`` response mode, several LLM calls), the default
+camab-rag template is used and ``prompt_source``/``prompt_note`` in the attribution say so.
+
+Attribution never breaks a query: on failure the response is returned unchanged, with
+``response.metadata["attribution"]["status"] == "error"`` and the error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import importlib
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from llama_index.core.base.base_query_engine import BaseQueryEngine
+from llama_index.core.base.response.schema import RESPONSE_TYPE, Response
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.dispatcher import Dispatcher
+from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+from llama_index.core.instrumentation.events import BaseEvent
+from llama_index.core.instrumentation.events.llm import (
+    LLMChatStartEvent,
+    LLMCompletionStartEvent,
+)
+from llama_index.core.instrumentation.events.query import QueryEndEvent, QueryStartEvent
+from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent
+from llama_index.core.instrumentation.span import active_span_id
+from llama_index.core.instrumentation.span.simple import SimpleSpan
+from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
+from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, QueryType
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from camab_rag.engine import aattribute, attribute
+from camab_rag.errors import InputError
+from camab_rag.prompts import SpanRemovalPromptBuilder, locate_segments
+from camab_rag.result import AttributionResult
+from camab_rag.scoring import Prompt
+from camab_rag.segments import Granularity, SourceDocument, segment_documents
+
+logger = logging.getLogger(__name__)
+
+ATTRIBUTION_KEY = "attribution"
+"""The metadata key under which responses and nodes carry their attribution."""
+
+_CHAT_CLIENT_BUILDERS = ("scorer_from_chat_model", "scorer_from_client", "from_chat_model")
+_MAX_SPAN_DEPTH = 10_000
+
+
+# ---------------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class AttributionConfig:
+    """How each response is attributed (see :func:`camab_rag.attribute`)."""
+
+    budget: int = 40
+    method: str = "camab"
+    granularity: Granularity = "chunk"
+    seed: int = 0
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.budget, bool) or not isinstance(self.budget, int):
+            raise InputError(f"budget must be an integer, got {self.budget!r}")
+        if self.budget < 1:
+            raise InputError(f"budget must be >= 1 model call, got {self.budget}")
+        if not isinstance(self.method, str) and not hasattr(self.method, "sampler"):
+            raise InputError(f"method must be a method name such as 'camab', got {self.method!r}")
+        if not callable(self.granularity) and self.granularity not in ("chunk", "sentence"):
+            raise InputError(
+                f"granularity must be 'chunk', 'sentence' or a splitter, got {self.granularity!r}"
+            )
+
+    def kwargs(self) -> dict[str, Any]:
+        return {
+            "budget": self.budget,
+            "method": self.method,
+            "granularity": self.granularity,
+            "seed": self.seed,
+            **self.options,
+        }
+
+
+# ---------------------------------------------------------------------- capture
+@dataclass
+class LLMCall:
+    """One LLM call inside a query: the prompt it received and the LLM object."""
+
+    span_id: str
+    prompt: Prompt
+    llm: Any
+    ancestors: frozenset[str]
+
+
+@dataclass
+class QueryRecord:
+    """What was captured inside one query span."""
+
+    span_id: str
+    query: str = ""
+    managed: bool = False
+    retrieved: list[NodeWithScore] = field(default_factory=list)
+    calls: list[LLMCall] = field(default_factory=list)
+
+    def add_call(self, call: LLMCall) -> None:
+        # A call made inside another call of this query (e.g. chat() implemented through
+        # complete()) replaces it: the inner prompt is what the model actually received.
+        self.calls = [c for c in self.calls if c.span_id not in call.ancestors]
+        self.calls.append(call)
+
+    @property
+    def llm(self) -> Any:
+        return self.calls[-1].llm if self.calls else None
+
+
+class _SpanTree(BaseSpanHandler[SimpleSpan]):
+    """Records each open span's parent and instance; tells the tracker when spans close."""
+
+    _instances: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _on_close: Callable[[str], None] | None = PrivateAttr(default=None)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "CamabSpanTree"
+
+    def new_span(
+        self,
+        id_: str,
+        bound_args: Any,
+        instance: Any | None = None,
+        parent_span_id: str | None = None,
+        tags: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> SimpleSpan | None:
+        if instance is not None:
+            with self.lock:
+                self._instances[id_] = instance
+        return SimpleSpan(id_=id_, parent_id=parent_span_id, tags=tags or {})
+
+    def _close(self, id_: str) -> SimpleSpan | None:
+        with self.lock:
+            self._instances.pop(id_, None)
+            span = self.open_spans.get(id_)
+        if self._on_close is not None:
+            self._on_close(id_)
+        return span
+
+    def prepare_to_exit_span(
+        self,
+        id_: str,
+        bound_args: Any,
+        instance: Any | None = None,
+        result: Any | None = None,
+        **kwargs: Any,
+    ) -> SimpleSpan | None:
+        return self._close(id_)
+
+    def prepare_to_drop_span(
+        self,
+        id_: str,
+        bound_args: Any,
+        instance: Any | None = None,
+        err: BaseException | None = None,
+        **kwargs: Any,
+    ) -> SimpleSpan | None:
+        return self._close(id_)
+
+    def chain(self, span_id: str | None) -> list[str]:
+        """``span_id`` and its open ancestors, innermost first."""
+        chain: list[str] = []
+        seen: set[str] = set()
+        current = span_id
+        with self.lock:
+            while current is not None and current not in seen and len(chain) < _MAX_SPAN_DEPTH:
+                chain.append(current)
+                seen.add(current)
+                span = self.open_spans.get(current)
+                current = span.parent_id if span is not None else None
+        return chain
+
+    def instance(self, span_id: str) -> Any:
+        with self.lock:
+            return self._instances.get(span_id)
+
+
+class _TrackerEvents(BaseEventHandler):
+    """Feeds dispatcher events to the process-wide tracker."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    tracker: Any = None
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "CamabTrackerEvents"
+
+    def handle(self, event: BaseEvent, **kwargs: Any) -> Any:
+        self.tracker.on_event(event)
+
+
+class QueryTracker:
+    """Assigns retrieval and LLM events to the query spans that enclose them.
+
+    One tracker per process, attached to the root dispatcher by :func:`query_tracker`. A
+    record lives as long as its query span is open.
+    """
+
+    def __init__(self) -> None:
+        self.spans = _SpanTree()
+        self.spans._on_close = self._span_closed
+        self.events = _TrackerEvents(tracker=self)
+        self._records: dict[str, QueryRecord] = {}
+        self._lock = threading.Lock()
+
+    def attach(self, dispatcher: Dispatcher) -> None:
+        if not any(h is self.spans for h in dispatcher.span_handlers):
+            dispatcher.add_span_handler(self.spans)
+        if not any(h is self.events for h in dispatcher.event_handlers):
+            dispatcher.add_event_handler(self.events)
+
+    def open_record(self, span_id: str, *, query: str = "", managed: bool = False) -> QueryRecord:
+        """Start (or take over) the record of a query span."""
+        with self._lock:
+            record = self._records.get(span_id)
+            if record is None:
+                record = self._records[span_id] = QueryRecord(span_id, query, managed)
+            record.managed = record.managed or managed
+            if query and not record.query:
+                record.query = query
+            return record
+
+    def record(self, span_id: str | None) -> QueryRecord | None:
+        if span_id is None:
+            return None
+        with self._lock:
+            return self._records.get(span_id)
+
+    def records_for(self, span_id: str | None) -> list[QueryRecord]:
+        """The records of ``span_id`` and its enclosing spans, innermost first."""
+        chain = self.spans.chain(span_id)
+        with self._lock:
+            return [self._records[s] for s in chain if s in self._records]
+
+    def _span_closed(self, span_id: str) -> None:
+        with self._lock:
+            self._records.pop(span_id, None)
+
+    def on_event(self, event: BaseEvent) -> None:
+        if isinstance(event, QueryStartEvent):
+            if event.span_id is not None:
+                self.open_record(event.span_id, query=query_text(event.query))
+        elif isinstance(event, RetrievalEndEvent):
+            for record in self.records_for(event.span_id):
+                record.retrieved.extend(event.nodes)
+        elif isinstance(event, (LLMChatStartEvent, LLMCompletionStartEvent)):
+            self._on_llm_start(event)
+
+    def _on_llm_start(self, event: LLMChatStartEvent | LLMCompletionStartEvent) -> None:
+        if event.span_id is None:
+            return
+        chain = self.spans.chain(event.span_id)
+        records = self.records_for(event.span_id)
+        if not records:
+            return
+        prompt: Prompt
+        if isinstance(event, LLMChatStartEvent):
+            prompt = [_message_dict(m) for m in event.messages]
+        else:
+            prompt = event.prompt
+        llm = None
+        for span_id in chain:
+            candidate = self.spans.instance(span_id)
+            if candidate is not None and _looks_like_llm(candidate):
+                llm = candidate
+                break
+        call = LLMCall(event.span_id, prompt, llm, frozenset(chain[1:]))
+        with self._lock:
+            for record in records:
+                record.add_call(call)
+
+
+_TRACKER: QueryTracker | None = None
+_TRACKER_LOCK = threading.Lock()
+
+
+def query_tracker() -> QueryTracker:
+    """The process-wide tracker, attached to the root dispatcher on first use."""
+    global _TRACKER
+    with _TRACKER_LOCK:
+        if _TRACKER is None:
+            _TRACKER = QueryTracker()
+        _TRACKER.attach(get_dispatcher())
+        return _TRACKER
+
+
+def _looks_like_llm(obj: object) -> bool:
+    from llama_index.core.base.llms.base import BaseLLM
+
+    return isinstance(obj, BaseLLM)
+
+
+def _message_dict(message: Any) -> dict[str, str]:
+    role = getattr(message, "role", "user")
+    role_text = str(getattr(role, "value", role))
+    content = getattr(message, "content", None)
+    return {"role": role_text, "content": content if isinstance(content, str) else ""}
+
+
+def query_text(query: QueryType) -> str:
+    """The query string of a ``str`` or ``QueryBundle``."""
+    if isinstance(query, str):
+        return query
+    return str(getattr(query, "query_str", query))
+
+
+# ---------------------------------------------------------------------- scorers
+def scorer_from_llm(llm: object) -> Any:
+    """The scorer for a LlamaIndex LLM.
+
+    * an LLM that carries its own scorer (``llm.scorer`` with a ``score`` method, e.g.
+      :class:`~llama_index.postprocessor.camab.local.CamabLocalLLM`) uses it;
+    * an OpenAI-compatible LLM (``OpenAILike``, or ``OpenAI`` with an ``api_base``) gets the
+      HTTP scorer of its server (built by ``camab_rag.scorers.chat_clients`` when present,
+      else :class:`camab_rag.OpenAICompletionsScorer` from ``api_base``/``model``);
+    * anything else is an :class:`~camab_rag.errors.InputError` asking for ``scorer=``.
+    """
+    if llm is None:
+        raise InputError(
+            "no scorer: pass scorer=camab_rag.default_scorer() (or an OpenAICompletionsScorer), "
+            "or use an OpenAI-compatible LLM (OpenAILike / OpenAI with api_base)"
+        )
+    own = getattr(llm, "scorer", None)
+    if callable(getattr(own, "score", None)):
+        return own
+    api_base = getattr(llm, "api_base", None)
+    if not isinstance(api_base, str) or not api_base:
+        raise InputError(
+            f"cannot build a scorer from {type(llm).__name__}: it is not OpenAI-compatible "
+            "(no api_base). Pass scorer=camab_rag.default_scorer() or "
+            "scorer=camab_rag.OpenAICompletionsScorer(base_url, model)"
+        )
+    try:
+        module = importlib.import_module("camab_rag.scorers.chat_clients")
+    except ImportError:
+        module = None
+    for name in _CHAT_CLIENT_BUILDERS:
+        builder = getattr(module, name, None)
+        if callable(builder):
+            return builder(llm)
+    from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+
+    model = getattr(llm, "model", None)
+    if not isinstance(model, str) or not model:
+        raise InputError(f"{type(llm).__name__} has no model name to score with")
+    api_key = getattr(llm, "api_key", None)
+    return OpenAICompletionsScorer(
+        api_base, model, api_key if isinstance(api_key, str) and api_key else None
+    )
+
+
+class _ScorerCache:
+    """One scorer per LLM object (an HTTP scorer keeps its connection pool)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[int, tuple[object, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, llm: object) -> Any:
+        with self._lock:
+            hit = self._cache.get(id(llm))
+            if hit is not None and hit[0] is llm:
+                return hit[1]
+        scorer = scorer_from_llm(llm)
+        with self._lock:
+            self._cache[id(llm)] = (llm, scorer)
+        return scorer
+
+
+# ---------------------------------------------------------------------- one attribution
+@dataclass
+class _Job:
+    question: str
+    response: Response
+    nodes: list[NodeWithScore]
+    documents: list[SourceDocument]
+    prompt_builder: SpanRemovalPromptBuilder | None
+    prompt_source: str
+    prompt_note: str
+    node_source: str
+    scorer: Any
+
+    def kwargs(self, config: AttributionConfig) -> dict[str, Any]:
+        return {**config.kwargs(), "prompt_builder": self.prompt_builder}
+
+
+def node_documents(nodes: Sequence[NodeWithScore]) -> list[SourceDocument]:
+    """Each node as the text the LLM saw (content with LLM metadata, stripped)."""
+    documents = []
+    for nws in nodes:
+        node = nws.node
+        text = node.get_content(metadata_mode=MetadataMode.LLM).strip()
+        documents.append(SourceDocument(text, {"node_id": node.node_id}))
+    return documents
+
+
+def _choose_prompt(
+    calls: Sequence[LLMCall],
+    documents: Sequence[SourceDocument],
+    granularity: Granularity,
+) -> tuple[SpanRemovalPromptBuilder | None, str, str]:
+    if not calls:
+        return None, "template", "no LLM prompt was captured; scored with the default template"
+    segments = segment_documents(documents, granularity)
+    for call in reversed(calls):  # the answer comes from the last call that saw every node
+        locations = locate_segments(call.prompt, documents, segments)
+        if locations is not None:
+            note = "ablations cut node text out of the prompt the LLM received"
+            if len(calls) > 1:
+                note += f" (the last of {len(calls)} LLM calls that contains every node)"
+            return SpanRemovalPromptBuilder(call.prompt, locations), "captured", note
+    return (
+        None,
+        "template",
+        f"no captured LLM prompt (of {len(calls)}) contains every source node verbatim "
+        "(e.g. refine/tree_summarize response modes or a context split across calls); "
+        "scored with the default template",
+    )
+
+
+def _prepare(
+    response: object,
+    question: str,
+    record: QueryRecord | None,
+    scorer: Any,
+    scorers: _ScorerCache,
+    config: AttributionConfig,
+    fallback_llm: object = None,
+) -> _Job:
+    if not isinstance(response, Response):
+        raise InputError(
+            f"cannot attribute a {type(response).__name__}: only a plain Response (not "
+            "streaming or structured output) has the final text to attribute"
+        )
+    text = response.response
+    if not isinstance(text, str) or not text.strip():
+        raise InputError("the response is empty: there is nothing to attribute")
+    nodes = list(response.source_nodes)
+    node_source = "response.source_nodes"
+    if not nodes and record is not None and record.retrieved:
+        nodes, node_source = list(record.retrieved), "retrieval events"
+    if not nodes:
+        raise InputError("the response has no source nodes to attribute it to")
+    documents = node_documents(nodes)
+    if scorer is None:
+        llm = record.llm if record is not None and record.llm is not None else fallback_llm
+        scorer = scorers.get(llm)
+    calls = record.calls if record is not None else []
+    builder, source, note = _choose_prompt(calls, documents, config.granularity)
+    if builder is None:
+        logger.info("camab attribution of %r: %s", question[:80], note)
+    return _Job(question, response, nodes, documents, builder, source, note, node_source, scorer)
+
+
+def _supporting_sentences(result: AttributionResult, n_documents: int) -> list[list[str]]:
+    """For each document, the answer sentences it supports best (positive score)."""
+    supports: list[list[str]] = [[] for _ in range(n_documents)]
+    doc_of = np.array([s.doc_index for s in result.segments], dtype=int)
+    for statement in result.statements:
+        totals = np.zeros(n_documents)
+        np.add.at(totals, doc_of, statement.scores)
+        if n_documents and totals.max() > 0:
+            supports[int(np.argmax(totals))].append(statement.text)
+    return supports
+
+
+def _apply(job: _Job, result: AttributionResult) -> None:
+    n_docs = len(job.documents)
+    doc_scores = result.document_scores
+    order = np.argsort(-doc_scores, kind="stable")
+    ranks = np.empty(n_docs, dtype=int)
+    ranks[order] = np.arange(1, n_docs + 1)
+    supports = _supporting_sentences(result, n_docs)
+    segments_of: list[list[dict[str, Any]]] = [[] for _ in range(n_docs)]
+    for segment, score in zip(result.segments, result.scores):
+        segments_of[segment.doc_index].append({"text": segment.text, "score": float(score)})
+    new_nodes: list[NodeWithScore] = []
+    for i, nws in enumerate(job.nodes):
+        info = {
+            "score": float(doc_scores[i]),
+            "rank": int(ranks[i]),
+            "supporting_sentences": supports[i],
+            "segments": segments_of[i],
+            "method": result.method,
+            "n_queries": result.n_queries,
+            "status": result.status,
+        }
+        new_nodes.append(NodeWithScore(node=_with_attribution(nws.node, info), score=nws.score))
+    summary = {
+        **result.to_dict(),
+        "prompt_source": job.prompt_source,
+        "prompt_note": job.prompt_note,
+        "node_source": job.node_source,
+        "node_ids": [nws.node.node_id for nws in job.nodes],
+    }
+    if job.node_source == "response.source_nodes":
+        job.response.source_nodes = new_nodes
+    else:
+        summary["nodes"] = [
+            {"node_id": n.node.node_id, **n.node.metadata[ATTRIBUTION_KEY]} for n in new_nodes
+        ]
+    _set_metadata(job.response, summary)
+
+
+def _with_attribution(node: Any, info: dict[str, Any]) -> Any:
+    """A copy of ``node`` whose metadata carries ``info`` (the original is untouched, so a
+    node shared between queries never mixes attributions); the key is excluded from the
+    text LlamaIndex sends to LLMs and embedding models."""
+    llm_keys = list(node.excluded_llm_metadata_keys)
+    embed_keys = list(node.excluded_embed_metadata_keys)
+    for keys in (llm_keys, embed_keys):
+        if ATTRIBUTION_KEY not in keys:
+            keys.append(ATTRIBUTION_KEY)
+    return node.model_copy(
+        update={
+            "metadata": {**node.metadata, ATTRIBUTION_KEY: info},
+            "excluded_llm_metadata_keys": llm_keys,
+            "excluded_embed_metadata_keys": embed_keys,
+        }
+    )
+
+
+def _set_metadata(response: object, value: dict[str, Any]) -> None:
+    if not hasattr(response, "metadata"):
+        return
+    metadata = getattr(response, "metadata", None)
+    if not isinstance(metadata, dict):
+        metadata = {}
+        response.metadata = metadata
+    metadata[ATTRIBUTION_KEY] = value
+
+
+def _record_failure(response: object, question: str, error: BaseException) -> None:
+    logger.warning(
+        "camab attribution failed (the response is returned unchanged): %s: %s",
+        type(error).__name__,
+        error,
+    )
+    text = getattr(response, "response", None)
+    failed = AttributionResult.failed(
+        error, question=question, response=text if isinstance(text, str) else ""
+    )
+    try:
+        _set_metadata(response, {**failed.to_dict(), "prompt_source": None})
+    except Exception:  # pragma: no cover - a response type that refuses attributes
+        logger.exception("could not record the attribution failure on the response")
+
+
+def attribute_response(
+    response: RESPONSE_TYPE,
+    question: str,
+    *,
+    scorer: Any = None,
+    config: AttributionConfig | None = None,
+    record: QueryRecord | None = None,
+    llm: object = None,
+    scorers: _ScorerCache | None = None,
+) -> RESPONSE_TYPE:
+    """Attribute ``response`` in place; never raises (failures go to its metadata)."""
+    config = config or AttributionConfig()
+    try:
+        job = _prepare(response, question, record, scorer, scorers or _ScorerCache(), config, llm)
+        result = attribute(
+            job.question,
+            job.documents,
+            job.response.response or "",
+            job.scorer,
+            **job.kwargs(config),
+        )
+        _apply(job, result)
+    except Exception as error:
+        _record_failure(response, question, error)
+    return response
+
+
+async def aattribute_response(
+    response: RESPONSE_TYPE,
+    question: str,
+    *,
+    scorer: Any = None,
+    config: AttributionConfig | None = None,
+    record: QueryRecord | None = None,
+    llm: object = None,
+    scorers: _ScorerCache | None = None,
+) -> RESPONSE_TYPE:
+    """Async :func:`attribute_response` (scores with ``scorer.ascore``)."""
+    config = config or AttributionConfig()
+    try:
+        job = _prepare(response, question, record, scorer, scorers or _ScorerCache(), config, llm)
+        result = await aattribute(
+            job.question,
+            job.documents,
+            job.response.response or "",
+            job.scorer,
+            **job.kwargs(config),
+        )
+        _apply(job, result)
+    except Exception as error:
+        _record_failure(response, question, error)
+    return response
+
+
+def attribution_of(response: object) -> AttributionResult:
+    """The :class:`~camab_rag.AttributionResult` stored on a response.
+
+    Raises:
+        KeyError: the response carries no attribution.
+    """
+    metadata = getattr(response, "metadata", None)
+    if not isinstance(metadata, Mapping) or ATTRIBUTION_KEY not in metadata:
+        raise KeyError(f"the response has no metadata[{ATTRIBUTION_KEY!r}]")
+    return AttributionResult.from_dict(metadata[ATTRIBUTION_KEY])
+
+
+def _engine_llm(query_engine: object) -> object:
+    """The LLM a query engine synthesizes with, if it exposes one."""
+    synthesizer = getattr(query_engine, "_response_synthesizer", None)
+    return getattr(synthesizer, "_llm", None)
+
+
+# ---------------------------------------------------------------------- query engine
+class CamabQueryEngine(BaseQueryEngine):
+    """Wrap a query engine so every response carries its attribution.
+
+    ``response.metadata["attribution"]`` holds the full result
+    (:meth:`camab_rag.AttributionResult.to_dict` plus ``prompt_source``/``prompt_note``);
+    each source node keeps its retrieval score and gains ``node.metadata["attribution"]``
+    with ``score`` (sum of its segments' scores), ``rank`` (1 = most relied on),
+    ``supporting_sentences`` (answer sentences it supports best) and ``segments``.
+
+    Args:
+        query_engine: any ``BaseQueryEngine`` (e.g. ``index.as_query_engine(llm=...)``).
+        scorer: scores subsets of the context; ``None`` builds one from the engine's own
+            LLM (an OpenAI-compatible server, or an LLM that carries a scorer).
+        budget: model calls per attribution.
+        method: ``"camab"`` or a baseline (``"kernelshap"``, ``"contextcite"``, ``"loo"``).
+        granularity: ``"chunk"`` (one unit per node) or ``"sentence"``.
+        seed: makes attribution reproducible.
+        **attribute_options: passed to :func:`camab_rag.attribute` (e.g. ``batch_size``).
+    """
+
+    def __init__(
+        self,
+        query_engine: BaseQueryEngine,
+        scorer: Any = None,
+        *,
+        budget: int = 40,
+        method: str = "camab",
+        granularity: Granularity = "chunk",
+        seed: int = 0,
+        callback_manager: CallbackManager | None = None,
+        **attribute_options: Any,
+    ) -> None:
+        if not isinstance(query_engine, BaseQueryEngine):
+            raise InputError(
+                f"query_engine must be a LlamaIndex BaseQueryEngine, got "
+                f"{type(query_engine).__name__}"
+            )
+        if scorer is not None and not callable(getattr(scorer, "score", None)):
+            raise InputError("scorer must have a score(requests) method (or be None)")
+        self.query_engine = query_engine
+        self.scorer = scorer
+        self.config = AttributionConfig(budget, method, granularity, seed, attribute_options)
+        self._scorers = _ScorerCache()
+        self._tracker = query_tracker()
+        super().__init__(callback_manager or getattr(query_engine, "callback_manager", None))
+
+    def _get_prompt_modules(self) -> PromptMixinType:
+        return {"query_engine": self.query_engine}
+
+    def _get_prompts(self) -> PromptDictType:
+        return {}
+
+    def _begin(self, query_bundle: QueryBundle) -> str | None:
+        span_id = active_span_id.get()
+        if span_id is not None:
+            self._tracker.open_record(span_id, query=query_bundle.query_str, managed=True)
+        return span_id
+
+    def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
+        span_id = self._begin(query_bundle)
+        response = self.query_engine.query(query_bundle)
+        return attribute_response(
+            response,
+            query_bundle.query_str,
+            scorer=self.scorer,
+            config=self.config,
+            record=self._tracker.record(span_id),
+            llm=_engine_llm(self.query_engine),
+            scorers=self._scorers,
+        )
+
+    async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
+        span_id = self._begin(query_bundle)
+        response = await self.query_engine.aquery(query_bundle)
+        return await aattribute_response(
+            response,
+            query_bundle.query_str,
+            scorer=self.scorer,
+            config=self.config,
+            record=self._tracker.record(span_id),
+            llm=_engine_llm(self.query_engine),
+            scorers=self._scorers,
+        )
+
+
+# ---------------------------------------------------------------------- event handler
+class CamabEventHandler(BaseEventHandler):
+    """Attribute every completed query of every query engine (instrumentation handler).
+
+    Attach once, e.g. ``CamabEventHandler.attach(scorer=camab_rag.default_scorer())``
+    (or ``get_dispatcher().add_event_handler(CamabEventHandler(...))``). On each
+    ``QueryEndEvent`` the response is attributed in place, exactly as
+    :class:`CamabQueryEngine` does, using the nodes and LLM prompt captured inside that
+    query's span, so concurrent queries never mix. Queries run through a
+    :class:`CamabQueryEngine` are left to it.
+
+    Inside a running event loop (``aquery``) attribution runs as a background task, so the
+    loop is never blocked; the response's attribution shows ``status: "pending"`` until
+    :meth:`aflush` has awaited it. Set ``background=False`` to attribute inline.
+
+    Attributes:
+        results: the most recent attributions (``maxlen`` 256), each
+            ``{"query_id", "query", "attribution"}`` in completion order.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    scorer: Any = Field(default=None, description="scorer; None = from the query's LLM")
+    budget: int = Field(default=40, description="model calls per attribution")
+    method: str = Field(default="camab", description="attribution method")
+    granularity: Any = Field(default="chunk", description="'chunk' or 'sentence'")
+    seed: int = Field(default=0)
+    background: bool | None = Field(
+        default=None, description="run inside a running event loop as a task (None = auto)"
+    )
+    attribute_options: dict[str, Any] = Field(default_factory=dict)
+
+    _config: AttributionConfig = PrivateAttr()
+    _tracker: QueryTracker = PrivateAttr()
+    _scorers: _ScorerCache = PrivateAttr(default_factory=_ScorerCache)
+    _pending: set[asyncio.Task[Any]] = PrivateAttr(default_factory=set)
+    _results: collections.deque[dict[str, Any]] = PrivateAttr(
+        default_factory=lambda: collections.deque(maxlen=256)
+    )
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def model_post_init(self, context: Any, /) -> None:
+        if self.scorer is not None and not callable(getattr(self.scorer, "score", None)):
+            raise InputError("scorer must have a score(requests) method (or be None)")
+        self._config = AttributionConfig(
+            self.budget, self.method, self.granularity, self.seed, dict(self.attribute_options)
+        )
+        self._tracker = query_tracker()
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "CamabEventHandler"
+
+    @classmethod
+    def attach(cls, dispatcher: Dispatcher | None = None, **kwargs: Any) -> CamabEventHandler:
+        """Create a handler and add it to ``dispatcher`` (default: the root dispatcher)."""
+        handler = cls(**kwargs)
+        target = dispatcher or get_dispatcher()
+        target.add_event_handler(handler)
+        return handler
+
+    def detach(self, dispatcher: Dispatcher | None = None) -> None:
+        """Remove this handler from ``dispatcher`` (default: the root dispatcher)."""
+        target = dispatcher or get_dispatcher()
+        target.event_handlers = [h for h in target.event_handlers if h is not self]
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._results)
+
+    def handle(self, event: BaseEvent, **kwargs: Any) -> Any:
+        if isinstance(event, QueryEndEvent):
+            self._on_query_end(event)
+
+    def _on_query_end(self, event: QueryEndEvent) -> None:
+        records = self._tracker.records_for(event.span_id)
+        record = records[0] if records and records[0].span_id == event.span_id else None
+        if any(r.managed for r in records):
+            return  # a CamabQueryEngine attributes this query itself
+        response = event.response
+        metadata = getattr(response, "metadata", None)
+        if isinstance(metadata, Mapping) and ATTRIBUTION_KEY in metadata:
+            return  # already attributed (an enclosing query returning the same response)
+        question = query_text(event.query)
+        query_id = event.span_id or ""
+        loop = _running_loop()
+        background = self.background if self.background is not None else loop is not None
+        if background and loop is not None:
+            _set_metadata(response, {"status": "pending", "error": None})
+            task = loop.create_task(self._arun(response, question, record, query_id))
+            with self._lock:
+                self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
+        else:
+            attribute_response(
+                response,
+                question,
+                scorer=self.scorer,
+                config=self._config,
+                record=record,
+                scorers=self._scorers,
+            )
+            self._remember(query_id, question, response)
+
+    async def _arun(
+        self, response: Any, question: str, record: QueryRecord | None, query_id: str
+    ) -> None:
+        await aattribute_response(
+            response,
+            question,
+            scorer=self.scorer,
+            config=self._config,
+            record=record,
+            scorers=self._scorers,
+        )
+        self._remember(query_id, question, response)
+
+    def _remember(self, query_id: str, question: str, response: Any) -> None:
+        metadata = getattr(response, "metadata", None) or {}
+        with self._lock:
+            self._results.append(
+                {
+                    "query_id": query_id,
+                    "query": question,
+                    "attribution": metadata.get(ATTRIBUTION_KEY),
+                }
+            )
+
+    async def aflush(self) -> None:
+        """Wait for every background attribution started so far."""
+        while True:
+            with self._lock:
+                pending = [t for t in self._pending if not t.done()]
+            if not pending:
+                return
+            await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+# ---------------------------------------------------------------------- postprocessor
+class CamabNodePostprocessor(BaseNodePostprocessor):
+    """Re-order or filter nodes by the attribution they carry.
+
+    A post-processor never sees the answer, so it works on nodes attributed by a first
+    answer (``CamabQueryEngine`` or ``CamabEventHandler``): nodes are sorted by
+    ``node.metadata["attribution"]["score"]`` (best first, ties keep their order), those
+    under ``threshold`` are dropped, and at most ``top_k`` are kept. Use it for the second
+    pass of "answer, attribute, re-answer from the supporting nodes only".
+
+    Args:
+        top_k: keep at most this many nodes (``None`` = all).
+        threshold: drop nodes whose attribution score is below this (``None`` = none).
+        missing: what to do with a node that carries no attribution: ``"error"`` (default,
+            a clear ``ValueError``), ``"keep"`` (placed after attributed nodes, never
+            filtered) or ``"drop"``.
+    """
+
+    top_k: int | None = Field(default=None, description="keep at most this many nodes")
+    threshold: float | None = Field(default=None, description="minimum attribution score")
+    missing: Literal["error", "keep", "drop"] = Field(default="error")
+
+    def __init__(
+        self,
+        top_k: int | None = None,
+        threshold: float | None = None,
+        *,
+        missing: Literal["error", "keep", "drop"] = "error",
+        **kwargs: Any,
+    ) -> None:
+        if top_k is not None and (
+            isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1
+        ):
+            raise InputError(f"top_k must be a positive integer or None, got {top_k!r}")
+        if threshold is not None and (
+            isinstance(threshold, bool)
+            or not isinstance(threshold, (int, float))
+            or not np.isfinite(threshold)
+        ):
+            raise InputError(f"threshold must be a finite number or None, got {threshold!r}")
+        if missing not in ("error", "keep", "drop"):
+            raise InputError(f"missing must be 'error', 'keep' or 'drop', got {missing!r}")
+        super().__init__(top_k=top_k, threshold=threshold, missing=missing, **kwargs)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "CamabNodePostprocessor"
+
+    def _postprocess_nodes(
+        self,
+        nodes: list[NodeWithScore],
+        query_bundle: QueryBundle | None = None,
+    ) -> list[NodeWithScore]:
+        attributed: list[tuple[float, NodeWithScore]] = []
+        unattributed: list[NodeWithScore] = []
+        for nws in nodes:
+            score = _attribution_score(nws)
+            if score is not None:
+                attributed.append((score, nws))
+            elif self.missing == "error":
+                raise ValueError(
+                    f"node {nws.node.node_id} carries no metadata['{ATTRIBUTION_KEY}']['score']: "
+                    "attribute a first answer with CamabQueryEngine (or CamabEventHandler) "
+                    "and pass its response.source_nodes, or set missing='keep'/'drop'"
+                )
+            elif self.missing == "keep":
+                unattributed.append(nws)
+        ranked = [n for _, n in sorted(attributed, key=lambda pair: -pair[0])]
+        if self.threshold is not None:
+            ranked = [n for n in ranked if (_attribution_score(n) or 0.0) >= self.threshold]
+        if self.top_k is not None:
+            ranked = ranked[: self.top_k]
+        return ranked + unattributed
+
+
+def _attribution_score(nws: NodeWithScore) -> float | None:
+    info = nws.node.metadata.get(ATTRIBUTION_KEY)
+    if not isinstance(info, Mapping):
+        return None
+    score = info.get("score")
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        return None
+    return float(score)
+
+
+__all__ = [
+    "ATTRIBUTION_KEY",
+    "AttributionConfig",
+    "CamabEventHandler",
+    "CamabNodePostprocessor",
+    "CamabQueryEngine",
+    "QueryTracker",
+    "aattribute_response",
+    "attribute_response",
+    "attribution_of",
+    "query_tracker",
+    "scorer_from_llm",
+]
