@@ -1,0 +1,269 @@
+"""Citation rule, source list, and the Markdown / terminal / JSON renderers."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import numpy as np
+import pytest
+from fakes import KeywordScorer
+
+from camab_rag import attribute
+from camab_rag.citations import CitationRule, cite
+from camab_rag.errors import InputError
+from camab_rag.render.markdown import escape_markdown
+from camab_rag.render.terminal import render_terminal, use_color
+from camab_rag.render.text import clean
+from camab_rag.result import AttributionResult, StatementAttribution
+from camab_rag.segments import Segment
+
+DOCS = [
+    {"title": "Eiffel Tower", "text": "The Eiffel Tower is in Paris. It was completed in 1889."},
+    {"title": "Fruit", "text": "Bananas are yellow. Apples can be red."},
+    {"title": "Company", "text": "Gustave Eiffel's company designed the tower. It was fast."},
+]
+SEGMENTS = [
+    Segment("The Eiffel Tower is in Paris.", 0, 0, 29),
+    Segment("It was completed in 1889.", 0, 30, 55),
+    Segment("Bananas are yellow.", 1, 0, 19),
+    Segment("Apples can be red.", 1, 20, 38),
+    Segment("Gustave Eiffel's company designed the tower.", 2, 0, 44),
+    Segment("It was fast.", 2, 45, 57),
+]
+RESPONSE = "It stands in Paris. Gustave Eiffel's company designed it."
+
+
+def make_result(**changes: object) -> AttributionResult:
+    fields: dict[str, object] = dict(
+        scores=np.array([0.8, 0.1, -0.05, 0.0, 0.6, 0.02]),
+        segments=SEGMENTS,
+        question="Where is the tower and who designed it?",
+        response=RESPONSE,
+        n_documents=3,
+        n_queries=12,
+        statements=[
+            StatementAttribution(
+                "It stands in Paris.", 0, 19, np.array([0.9, 0.05, 0.0, -0.1, 0.1, 0.0])
+            ),
+            StatementAttribution(
+                "Gustave Eiffel's company designed it.",
+                20,
+                57,
+                np.array([0.05, 0.0, 0.0, 0.0, 0.7, 0.3]),
+            ),
+        ],
+    )
+    fields.update(changes)
+    return AttributionResult(**fields)  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------- rule
+def test_rule_top_k_threshold_and_relative():
+    scores = [0.5, 0.1, 0.45, -0.2, 0.3]
+    assert CitationRule(top_k=2, relative=0.0).select(scores) == [0, 2]
+    assert CitationRule(top_k=None, relative=0.0).select(scores) == [0, 2, 4, 1]
+    assert CitationRule(top_k=None, relative=0.5).select(scores) == [0, 2, 4]
+    assert CitationRule(top_k=None, threshold=0.4, relative=0.0).select(scores) == [0, 2]
+    assert CitationRule(top_k=3).select([-1.0, -2.0]) == []  # nothing raised the answer
+    assert CitationRule().select([]) == []
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"top_k": 0}, {"relative": 1.5}, {"threshold": float("nan")}, {"unit": "page"}],
+)
+def test_rule_rejects_bad_settings(kwargs):
+    with pytest.raises(InputError):
+        CitationRule(**kwargs)
+
+
+# ----------------------------------------------------------------------------- cite
+def test_document_citations_per_sentence_and_numbered_sources():
+    cited = cite(make_result(), DOCS)
+    # sentence 1: doc 0 (0.95) cites; doc 2 (0.1) is below a quarter of 0.95
+    # sentence 2: doc 2 (1.0) first, then doc 0 (0.05) is below the relative cut
+    assert [s.citations for s in cited.sentences] == [[1], [2]]
+    assert [(s.number, s.doc_index, s.title) for s in cited.sources] == [
+        (1, 0, "Eiffel Tower"),
+        (2, 2, "Company"),
+    ]
+    assert cited.sentences[0].scores == pytest.approx([0.95])
+    first = cited.sources[0]
+    assert first.text == DOCS[0]["text"]
+    assert first.score == pytest.approx(0.9)
+    # highlights: segments with a positive score >= 10% of the strongest (0.8)
+    assert [(h.segment_index, h.strength) for h in first.highlights] == [
+        (0, pytest.approx(1.0)),
+        (1, pytest.approx(0.125)),
+    ]
+    assert first.text[first.highlights[0].start : first.highlights[0].end] == SEGMENTS[0].text
+    assert [h.segment_index for h in cited.sources[1].highlights] == [4]  # 0.02 < 10% of 0.8
+
+
+def test_sources_are_numbered_in_order_of_first_citation():
+    rule = CitationRule(top_k=2, relative=0.0)
+    cited = cite(make_result(), DOCS, rule=rule)
+    assert [s.citations for s in cited.sentences] == [[1, 2], [2, 1]]
+    assert [s.doc_index for s in cited.sources] == [0, 2]
+
+
+def test_segment_citations():
+    cited = cite(make_result(), DOCS, rule=CitationRule(unit="segment", top_k=1))
+    assert [s.citations for s in cited.sentences] == [[1], [2]]
+    assert [(s.kind, s.segment_index, s.text) for s in cited.sources] == [
+        ("segment", 0, SEGMENTS[0].text),
+        ("segment", 4, SEGMENTS[4].text),
+    ]
+    assert cited.sources[1].highlights[0].start == 0
+    assert cited.sources[1].highlights[0].end == len(SEGMENTS[4].text)
+
+
+def test_without_documents_sources_show_their_segments():
+    cited = cite(make_result())
+    assert cited.sources[0].title is None
+    assert cited.sources[0].label == "Document 1"
+    assert cited.sources[0].text == "The Eiffel Tower is in Paris. It was completed in 1889."
+
+
+def test_without_statements_the_whole_answer_is_one_sentence():
+    cited = cite(make_result(statements=[]), DOCS)
+    assert len(cited.sentences) == 1
+    assert cited.sentences[0].text == RESPONSE
+    assert cited.sentences[0].citations == [1, 2]  # docs 0 (0.9) and 2 (0.62)
+
+
+def test_cite_refuses_mismatched_documents_and_failed_results():
+    with pytest.raises(InputError, match="segment 0 does not match document 0"):
+        cite(make_result(), [DOCS[1], DOCS[0], DOCS[2]])
+    with pytest.raises(InputError, match="3 documents, 2 were given"):
+        cite(make_result(), DOCS[:2])
+    with pytest.raises(InputError, match="failed"):
+        cite(AttributionResult.failed("scorer is down"))
+
+
+def test_cite_a_real_attribution_run():
+    context = [d["text"] for d in DOCS]
+    result = attribute("Where and who?", context, RESPONSE, KeywordScorer(), budget=40, seed=0)
+    cited = cite(result, context)
+    assert [s.text for s in cited.sentences] == [
+        "It stands in Paris.",
+        "Gustave Eiffel's company designed it.",
+    ]
+    labels = {n: cited.source(n).doc_index for s in cited.sentences for n in s.citations}
+    assert labels[cited.sentences[0].citations[0]] == 0
+    assert labels[cited.sentences[1].citations[0]] == 2
+    assert 1 not in labels.values()  # the fruit document is never cited
+
+
+# ----------------------------------------------------------------------------- JSON
+def test_json_is_plain_data_and_html_safe():
+    docs = [dict(d) for d in DOCS]
+    docs[0]["title"] = "</script><script>alert(1)</script>"
+    text = cite(make_result(), docs).to_json()
+    assert "<" not in text and ">" not in text
+    data = json.loads(text)
+    assert data["sources"][0]["title"] == "</script><script>alert(1)</script>"
+    assert data["sentences"][0]["citations"] == [1]
+    assert data["rule"] == {"top_k": 2, "threshold": 0.0, "relative": 0.25, "unit": "document"}
+    assert set(data["sources"][0]) >= {"number", "doc_index", "text", "score", "highlights"}
+
+
+# ----------------------------------------------------------------------------- Markdown
+def test_markdown_escapes_every_special_character():
+    hostile = "[click](javascript:alert(1)) **bold** <img src=x onerror=alert(1)> `code` # h"
+    escaped = escape_markdown(hostile)
+    assert re.search(r"(?<!\\)[\[\]()*<>`#]", escaped) is None
+    assert escaped.replace("\\", "") == hostile
+
+
+def test_markdown_output_renders_to_inert_html():
+    markdown_it = pytest.importorskip("markdown_it")
+    docs = [dict(d) for d in DOCS]
+    docs[0]["title"] = "[x](javascript:alert(1))"
+    docs[0]["text"] = "The Eiffel Tower is in Paris. <script>alert(1)</script> in 1889."
+    segments = [
+        Segment("The Eiffel Tower is in Paris.", 0, 0, 29),
+        Segment("<script>alert(1)</script> in 1889.", 0, 30, 64),
+        *SEGMENTS[2:],
+    ]
+    result = make_result(segments=segments, response="It is in Paris <b>onerror</b>.")
+    md = cite(result, docs).to_markdown()
+    html = markdown_it.MarkdownIt("commonmark").render(md)
+    assert "<script" not in html and "<b>" not in html
+    assert "href" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "[1]" in html  # the marker shows literally
+    assert "**The Eiffel Tower is in Paris\\.**" in md  # strong support is bold
+
+
+# ----------------------------------------------------------------------------- terminal
+def test_terminal_plain_and_coloured():
+    cited = cite(make_result(), DOCS)
+    plain = cited.to_terminal(color=False)
+    assert "\x1b" not in plain
+    assert "It stands in Paris.[1] Gustave Eiffel's company designed it.[2]" in plain
+    assert "[1] Eiffel Tower (score +0.900)" in plain
+    assert "[########] +0.800 The Eiffel Tower is in Paris." in plain
+    coloured = cited.to_terminal(color=True)
+    assert "\x1b[1m\x1b[36m[1]\x1b[0m" in coloured
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured).count("The Eiffel Tower is in Paris.") == 1
+
+
+def test_terminal_neutralises_escape_sequences_from_documents():
+    docs = [dict(d) for d in DOCS]
+    docs[0]["title"] = "evil\x1b]0;pwned\x07\x1b[2J title\u202eexe.txt"
+    text = render_terminal(cite(make_result(), docs), color=True)
+    assert "\x1b]0;" not in text and "\x1b[2J" not in text and "\u202e" not in text
+    assert "evil\ufffd]0;pwned\ufffd\ufffd[2J title\ufffdexe.txt" in text
+    assert clean("a\r\nb\rc\u2028d") == "a\nb\nc\nd"
+
+
+def test_use_color_follows_tty_and_no_color(monkeypatch):
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert use_color(Tty()) is True
+    assert use_color(io.StringIO()) is False
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert use_color(Tty()) is False
+    cited = cite(make_result(), DOCS)
+    assert "\x1b" not in cited.to_terminal(stream=Tty())
+    monkeypatch.delenv("NO_COLOR")
+    assert "\x1b" in cited.to_terminal(stream=Tty())
+
+
+# ----------------------------------------------------------------------------- plots
+def test_attribution_bar_chart_marks_gold_and_cited():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.colors import to_hex
+
+    from camab_rag.plots import plot_attribution, plot_correlation
+
+    result = make_result()
+    ax = plot_attribution(result, gold=[0, 4], cited=[0], top=4)
+    bars = ax.patches
+    assert len(bars) == 4
+    assert [round(b.get_width(), 3) for b in bars] == [0.8, 0.6, 0.1, 0.02]
+    assert [to_hex(b.get_facecolor()) for b in bars[:3]] == ["#e0a800", "#e0a800", "#4c78a8"]
+    assert bars[0].get_linewidth() == 2.0 and bars[1].get_linewidth() != 2.0
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[0].startswith("★ 0: The Eiffel Tower")
+
+    camab = attribute(
+        "Where and who?", [d["text"] for d in DOCS], RESPONSE, KeywordScorer(), budget=20
+    )
+    heat = plot_correlation(camab)
+    image = heat.images[0].get_array()
+    assert image.shape == (camab.n_segments, camab.n_segments)
+    assert np.allclose(np.diag(image), 1.0)
+    assert np.all(np.abs(image) <= 1.0 + 1e-9)
+    matplotlib.pyplot.close("all")
