@@ -44,6 +44,18 @@ else
     echo "setup: .venv ready ($mode)"
 fi
 
+# The HTML renderer's tests open pages in a real headless browser (Debian chromium, about a
+# minute to install). Installed only in test mode, and only where apt-get runs as root.
+if [ "$mode" = "test" ] && ! command -v chromium >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        echo "setup: installing Debian chromium for the browser tests"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+    else
+        echo "setup: chromium is not installed and apt-get is unavailable: browser tests will be skipped"
+    fi
+fi
+
 if [ "$mode" = "test" ] && [ -x scripts/setup_vllm.sh ]; then
     scripts/setup_vllm.sh
 fi
