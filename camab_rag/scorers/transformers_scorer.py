@@ -18,6 +18,7 @@ back to the joint tokenization, with a clear error if a token straddles the boun
 
 from __future__ import annotations
 
+import inspect
 import os
 import threading
 from collections.abc import Sequence
@@ -113,6 +114,8 @@ class TransformersScorer(BaseScorer):
         limit = getattr(self.model.config, "max_position_embeddings", None)
         self.max_length = max_length or (int(limit) if limit else None)
         self._lock = threading.Lock()
+        forward = inspect.signature(self.model.forward).parameters
+        self._keeps_logits = "logits_to_keep" in forward
         pad = self.tokenizer.pad_token_id
         if pad is None:
             pad = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else 0
@@ -236,16 +239,19 @@ class TransformersScorer(BaseScorer):
         input_ids, attention_mask = self._left_pad(sequences)
         position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
         longest = max(len(e.response_ids) for e in batch)
+        options: dict[str, Any] = {}
+        if self._keeps_logits:
+            # Only the positions that predict response tokens need the LM head.
+            options["logits_to_keep"] = longest + 1
         with torch.inference_mode():
             out = self.model(
                 input_ids=input_ids,
                 attention_mask=attention_mask,
                 position_ids=position_ids,
                 use_cache=False,
-                # Only the positions that predict response tokens need the LM head.
-                logits_to_keep=longest + 1,
+                **options,
             )
-            logits = out.logits[:, :-1, :]
+            logits = out.logits[:, -(longest + 1) : -1, :]
             results = []
             for row, e in enumerate(batch):
                 n = len(e.response_ids)
