@@ -1,0 +1,197 @@
+"""Groundedness score and filter (pure logic with the KeywordScorer fake)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fakes import KeywordScorer
+
+from camab_rag import attribute
+from camab_rag.errors import InputError
+from camab_rag.groundedness import (
+    DEFAULT_FALLBACK,
+    ContextGain,
+    GroundednessFilter,
+    assess_groundedness,
+    measure_context_gain,
+    observed_context_gain,
+    top_share,
+)
+from camab_rag.result import AttributionResult, StatementAttribution
+from camab_rag.segments import Segment
+
+CONTEXT = [
+    "The Eiffel Tower is in Paris. It was completed in 1889.",
+    "Bananas are yellow. Apples can be red.",
+]
+QUESTION = "Where is the tower?"
+SUPPORTED = "The tower is in Paris. It was completed in 1889."
+UNSUPPORTED = "Quokkas hop around Rottnest beaches nightly."
+
+
+def hand_result(masks: list[list[bool]], rewards: list[float]) -> AttributionResult:
+    segments = [Segment("a.", 0, 0, 2), Segment("b.", 0, 3, 5), Segment("c.", 1, 0, 2)]
+    return AttributionResult(
+        scores=np.array([0.5, 0.3, -0.1]),
+        segments=segments,
+        response="One. Two.",
+        question="q",
+        n_documents=2,
+        masks=np.array(masks, dtype=bool).reshape(len(masks), 3),
+        rewards=np.array(rewards, dtype=float),
+        statements=[
+            StatementAttribution("One.", 0, 4, np.array([0.4, 0.0, 0.0])),
+            StatementAttribution("Two.", 5, 9, np.array([0.02, 0.01, -0.2])),
+        ],
+    )
+
+
+def test_top_share():
+    assert top_share([0.5, 0.3, -0.1, 0.2], 1) == pytest.approx(0.5)
+    assert top_share([0.5, 0.3, -0.1, 0.2], 2) == pytest.approx(0.8)
+    assert top_share([-1.0, 0.0], 2) == 0.0
+    with pytest.raises(InputError):
+        top_share([1.0], 0)
+
+
+def test_observed_gain_comes_from_the_attribution_history():
+    result = hand_result([[True] * 3, [False, True, False], [False] * 3], [-0.4, -1.0, -1.9])
+    assert observed_context_gain(result) == ContextGain(-0.4, -1.9, 0)
+    report = assess_groundedness(result, threshold=1.0, top_k=1)
+    assert report.source == "observed" and report.extra_queries == 0
+    assert report.score == pytest.approx(1.5)
+    assert report.grounded is True
+    assert report.top_share == pytest.approx(0.5 / 0.8)
+    assert report.top_segments == [0]
+    # per sentence: surrogate gain = sum of its scores
+    assert [s.gain for s in report.sentences] == pytest.approx([0.4, -0.17])
+    assert [s.supported for s in report.sentences] == [False, False]
+    assert [s.top_share for s in report.sentences] == pytest.approx([1.0, 2 / 3])
+    low = assess_groundedness(result, threshold=0.3)
+    assert [s.text for s in low.unsupported_sentences] == ["Two."]
+    assert low.to_dict()["sentences"][0]["supported"] is True
+
+
+def test_surrogate_when_the_endpoints_were_not_evaluated():
+    result = hand_result([[False, True, False]], [-1.0])
+    assert observed_context_gain(result) is None
+    report = assess_groundedness(result, threshold=0.8)
+    assert report.source == "surrogate"
+    assert report.score == pytest.approx(0.7)  # 0.5 + 0.3 - 0.1
+    assert report.grounded is False
+    assert report.full_reward is None and report.empty_reward is None
+
+
+def test_measure_asks_only_for_the_missing_endpoints():
+    scorer = KeywordScorer()
+    result = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=6, method="loo")
+    # leave-one-out evaluated the full context but not the empty one: one extra call
+    n = result.n_segments
+    assert result.reward_of(np.ones(n, bool)) is not None
+    assert result.reward_of(np.zeros(n, bool)) is None
+    before = len(scorer.calls)
+    gain = measure_context_gain(result, CONTEXT, scorer)
+    assert gain.n_queries == 1 and len(scorer.calls) == before + 1
+    # the same value a method that evaluates the empty context observes
+    shap = attribute(QUESTION, CONTEXT, SUPPORTED, KeywordScorer(), budget=8, method="kernelshap")
+    observed = observed_context_gain(shap)
+    assert observed is not None
+    assert gain.full == pytest.approx(observed.full)
+    assert gain.empty == pytest.approx(observed.empty)
+
+
+def test_measure_costs_at_most_two_queries():
+    scorer = KeywordScorer()
+    result = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=3, method="camab", seed=3)
+    before = len(scorer.calls)
+    report = assess_groundedness(result, context=CONTEXT, scorer=scorer)
+    assert report.extra_queries == len(scorer.calls) - before <= 2
+    assert report.source in ("measured", "observed")
+    # every word of the answer is in the context, few are in the question
+    assert report.full_reward == pytest.approx(-0.1)
+    assert report.score > 1.0 and report.grounded
+
+
+def test_unsupported_answer_is_not_grounded():
+    scorer = KeywordScorer()
+    supported = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=10, method="kernelshap")
+    unsupported = attribute(QUESTION, CONTEXT, UNSUPPORTED, scorer, budget=10, method="kernelshap")
+    good, bad = assess_groundedness(supported), assess_groundedness(unsupported)
+    assert good.grounded and not bad.grounded
+    assert bad.score == pytest.approx(0.0)  # no answer word is in any document
+    assert good.score > bad.score + 1.0
+
+
+def test_measure_errors():
+    result = hand_result([[False, True, False]], [-1.0])
+    with pytest.raises(InputError, match="fewer documents"):
+        measure_context_gain(result, ["only one document"], KeywordScorer())
+    custom = AttributionResult(**{**result.__dict__, "reward": "my_reward"})
+    with pytest.raises(InputError, match="custom reward"):
+        measure_context_gain(custom, ["a. b.", "c."], KeywordScorer())
+    with pytest.raises(InputError, match="failed"):
+        measure_context_gain(AttributionResult.failed("down"), CONTEXT, KeywordScorer())
+
+
+# ----------------------------------------------------------------------------- filter
+def test_flag_mode_keeps_the_answer_and_attaches_the_verdict():
+    scorer = KeywordScorer()
+    result = attribute(QUESTION, CONTEXT, UNSUPPORTED, scorer, budget=10, method="kernelshap")
+    verdict = GroundednessFilter(threshold=0.5)(result)
+    assert verdict.answer == UNSUPPORTED and not verdict.blocked
+    assert verdict.grounded is False
+    assert verdict.report is not None and verdict.report.score < 0.5
+    assert verdict.to_dict()["report"]["grounded"] is False
+
+
+def test_block_mode_replaces_ungrounded_answers_only():
+    scorer = KeywordScorer()
+    bad = attribute(QUESTION, CONTEXT, UNSUPPORTED, scorer, budget=10, method="kernelshap")
+    good = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=10, method="kernelshap")
+    gate = GroundednessFilter(threshold=0.5, mode="block")
+    blocked = gate(bad)
+    assert blocked.blocked and blocked.answer == DEFAULT_FALLBACK
+    assert blocked.original_answer == UNSUPPORTED
+    passed = gate(good)
+    assert not passed.blocked and passed.answer == SUPPORTED and passed.grounded
+    custom = GroundednessFilter(
+        threshold=0.5,
+        mode="block",
+        fallback=lambda result, report: (
+            f"No support (gain {report.score:.1f}) for: {result.question}"
+        ),
+    )
+    assert custom(bad).answer == "No support (gain 0.0) for: Where is the tower?"
+
+
+def test_filter_measures_missing_endpoints_with_its_scorer():
+    scorer = KeywordScorer()
+    result = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=3, seed=5)
+    gate = GroundednessFilter(threshold=0.5, scorer=scorer)
+    verdict = gate(result, context=CONTEXT)
+    assert verdict.report is not None and verdict.report.source in ("observed", "measured")
+    assert verdict.report.extra_queries <= 2 and verdict.grounded
+
+
+def test_failed_attribution_passes_unless_told_otherwise():
+    failed = AttributionResult.failed("scorer is down", response="An answer.")
+    verdict = GroundednessFilter(mode="block")(failed)
+    assert verdict.grounded is None and not verdict.blocked and verdict.answer == "An answer."
+    assert verdict.error == "scorer is down"
+    strict = GroundednessFilter(mode="block", on_error="block", fallback="Sorry.")(failed)
+    assert strict.blocked and strict.answer == "Sorry."
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"mode": "drop"},
+        {"on_error": "raise"},
+        {"threshold": float("nan")},
+        {"top_k": 0},
+        {"fallback": 3},
+    ],
+)
+def test_filter_rejects_bad_settings(kwargs):
+    with pytest.raises(InputError):
+        GroundednessFilter(**kwargs)
