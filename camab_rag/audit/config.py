@@ -23,6 +23,9 @@ class AuditConfig:
         min_citation_score: a segment is cited only if its score is above this.
         ungrounded_threshold: an answer whose context gain (how much the context raises
             the answer's mean token log-probability) is below this is flagged ungrounded.
+        measure_gain: when the attribution did not evaluate the full and the empty
+            context, score them (at most two extra queries per record) for the
+            groundedness verdict; ``False`` uses the linear surrogate ``sum(scores)``.
         method_options: extra method options, e.g. ``{"batch_size": 4}`` (CAMAB's
             Thompson samples per round, scored as one batch).
     """
@@ -35,6 +38,7 @@ class AuditConfig:
     top_k: int = 3
     min_citation_score: float = 0.0
     ungrounded_threshold: float = 0.1
+    measure_gain: bool = True
     method_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -11,24 +11,30 @@ The result line is a JSON object::
                       "flagged"},
      "cost": {"queries", "prompt_tokens", "wall_time_s"}}
 
-Groundedness here is a placeholder until the groundedness module lands: the context gain
-``V(full) - V(empty)`` (how much the whole context raises the answer's mean token
-log-probability), observed when both subsets were evaluated, else the attribution's
-linear surrogate ``sum(scores)`` (its prediction of that same difference).
+Groundedness is the context gain ``L(full) - L(empty)`` (how much the whole context raises
+the answer's reward, nats per token by default): read from the attribution history when
+both subsets were evaluated, else measured with the same scorer (at most two extra
+queries, counted in the cost; ``AuditConfig.measure_gain=False`` falls back to the
+linear surrogate ``sum(scores)`` instead). The verdict flags an answer whose gain is below
+``AuditConfig.ungrounded_threshold``.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from camab_rag.audit.config import AuditConfig
+from camab_rag.oracle import ScorerOracle
+from camab_rag.prompts import TemplatePromptBuilder
 from camab_rag.records import Record
 from camab_rag.result import AttributionResult
+from camab_rag.rewards import get_reward
 
-GROUNDEDNESS_SOURCE = "placeholder:context_gain"
+GROUNDEDNESS_SOURCE = "audit:context_gain"
 TIMING_KEYS = ("wall_time_s",)
 
 
@@ -55,27 +61,63 @@ def _citations(result: AttributionResult, config: AuditConfig) -> list[dict[str,
     return cited
 
 
-def _groundedness(result: AttributionResult, config: AuditConfig) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Gain:
+    """``L(full)`` and ``L(empty)`` (``None`` when neither observed nor measured)."""
+
+    full: float | None
+    empty: float | None
+    source: str  # "observed", "measured" or "surrogate"
+    extra_queries: int = 0
+    extra_prompt_tokens: int = 0
+
+
+async def context_gain(
+    record: Record, result: AttributionResult, scorer: Any, config: AuditConfig
+) -> Gain:
+    """The full and empty context rewards: from the history, else asked of ``scorer``."""
     n = result.n_segments
-    full = result.reward_of(np.ones(n, dtype=bool))
-    empty = result.reward_of(np.zeros(n, dtype=bool))
-    if full is not None and empty is not None:
-        gain, source = full - empty, "observed"
+    masks = {"full": np.ones(n, dtype=bool), "empty": np.zeros(n, dtype=bool)}
+    known = {name: result.reward_of(mask) for name, mask in masks.items()}
+    missing = [name for name, value in known.items() if value is None]
+    if not missing:
+        return Gain(known["full"], known["empty"], "observed")
+    if not config.measure_gain:
+        return Gain(None, None, "surrogate")
+    builder = TemplatePromptBuilder(result.question, record.documents, result.segments)
+    _, reward_fn = get_reward(config.reward)
+    oracle = ScorerOracle(builder, scorer, result.response, reward_fn)
+    values = await oracle.aevaluate(np.array([masks[name] for name in missing]))
+    for name, value in zip(missing, values):
+        known[name] = float(value)
+    return Gain(known["full"], known["empty"], "measured", oracle.n_queries, oracle.prompt_tokens)
+
+
+def _groundedness(result: AttributionResult, gain: Gain, config: AuditConfig) -> dict[str, Any]:
+    if gain.full is not None and gain.empty is not None:
+        score = gain.full - gain.empty
     else:
-        gain, source = float(np.sum(result.scores)), "surrogate"
-    flagged = gain < config.ungrounded_threshold
+        score = float(np.sum(result.scores))
+    flagged = score < config.ungrounded_threshold
     return {
         "source": GROUNDEDNESS_SOURCE,
-        "context_gain": gain,
-        "gain_from": source,
+        "context_gain": score,
+        "gain_from": gain.source,
+        "full_reward": gain.full,
+        "empty_reward": gain.empty,
         "threshold": config.ungrounded_threshold,
         "verdict": "ungrounded" if flagged else "grounded",
         "flagged": bool(flagged),
+        "extra_queries": gain.extra_queries,
     }
 
 
 def result_line(
-    record: Record, result: AttributionResult, config: AuditConfig, wall_time_s: float
+    record: Record,
+    result: AttributionResult,
+    config: AuditConfig,
+    wall_time_s: float,
+    gain: Gain | None = None,
 ) -> dict[str, Any]:
     """The output line of one audited record (``status`` ``"error"`` keeps the message)."""
     line: dict[str, Any] = {
@@ -95,10 +137,13 @@ def result_line(
             "cited": cited,
             "never_cited": [d for d in range(n_docs) if d not in set(cited)],
         }
-        line["groundedness"] = _groundedness(result, config)
+        gain = gain or Gain(None, None, "surrogate")
+        line["groundedness"] = _groundedness(result, gain, config)
+    extra = gain or Gain(None, None, "surrogate")
     line["cost"] = {
-        "queries": result.n_queries,
-        "prompt_tokens": result.prompt_tokens,
+        "queries": result.n_queries + extra.extra_queries,
+        "prompt_tokens": result.prompt_tokens + extra.extra_prompt_tokens,
+        "attribution_queries": result.n_queries,
         "wall_time_s": wall_time_s,
     }
     return line
@@ -142,9 +187,10 @@ async def audit_record(record: Record, scorer: Any, config: AuditConfig) -> dict
             scorer,
             **attribute_kwargs(config),
         )
+        gain = await context_gain(record, result, scorer, config)
     except Exception as exc:
         return failed_line(record, exc, time.perf_counter() - started)
-    return result_line(record, result, config, time.perf_counter() - started)
+    return result_line(record, result, config, time.perf_counter() - started, gain)
 
 
 def without_timing(value: Any) -> Any:
@@ -158,8 +204,10 @@ def without_timing(value: Any) -> Any:
 
 __all__ = [
     "GROUNDEDNESS_SOURCE",
+    "Gain",
     "attribute_kwargs",
     "audit_record",
+    "context_gain",
     "failed_line",
     "result_line",
     "without_timing",

@@ -116,7 +116,9 @@ def audit(
     in_flight = concurrency if concurrency is not None else (16 if remote else 4)
     if in_flight < 1:
         raise InputError(f"concurrency must be at least 1, got {in_flight}")
-    rows = read_records(input_path)  # checks the file exists before any output is touched
+    if not Path(input_path).is_file():  # before any output is touched
+        raise InputError(f"{input_path}: no such input file")
+    rows = read_records(input_path)
     started = time.perf_counter()
     stats = RunStats(engine=engine)
     output = OutputFile.open(output_path, fsync=fsync)

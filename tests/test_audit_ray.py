@@ -1,0 +1,78 @@
+"""The Ray Data engine on a local Ray instance gives the single-process engine's output."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("ray", reason="the [ray] extra is not installed")
+pytest.importorskip("ray.data", reason="the [ray] extra is not installed")
+
+import ray
+
+from camab_rag.audit import AuditConfig, ScorerSpec, audit
+from camab_rag.audit.lines import without_timing
+from camab_rag.audit.outputs import iter_lines
+
+DOCS = [
+    "Ann met Bob in Paris. They talked about music.",
+    "Cy ran a marathon in Berlin.",
+    "Dee plays the violin.",
+]
+ROWS: list[Any] = [
+    {"id": f"r{i}", "question": "Who met whom?", "documents": DOCS, "response": response}
+    for i, response in enumerate(
+        ["Ann met Bob.", "Cy ran in Berlin.", "Dee plays violin.", "Zebras fly.", "Ann ran."]
+    )
+]
+ROWS.insert(2, {"id": "bad", "question": "Q?", "documents": "not a list", "response": "x"})
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+    yield
+    ray.shutdown()
+
+
+def comparable(path: Path) -> dict[str, Any]:
+    return {line["id"]: without_timing(line) for line in iter_lines(path)}
+
+
+def test_ray_engine_matches_the_single_process_engine(tmp_path: Path, local_ray: None) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
+    spec = ScorerSpec(kind="simulated")
+    config = AuditConfig(budget=8, seed=3)
+    local = audit(source, tmp_path / "local.jsonl", spec=spec, config=config, progress=False)
+    distributed = audit(
+        source,
+        tmp_path / "ray.jsonl",
+        spec=spec,
+        config=config,
+        engine="ray",
+        ray_actors=2,
+        ray_batch_size=2,
+        progress=False,
+    )
+    expected = comparable(tmp_path / "local.jsonl")
+    assert sorted(expected) == ["r0", "r1", "r2", "r3", "r4"]
+    assert comparable(tmp_path / "ray.jsonl") == expected  # same seeds, same scores
+    for key in ("records", "groundedness", "documents", "bad_records"):
+        assert distributed[key] == local[key], key
+    assert distributed["cost"]["queries"] == local["cost"]["queries"] > 0
+    assert distributed["records"]["bad_input_lines"] == 1
+    assert not (tmp_path / "ray.jsonl.ray-work").exists()  # the work shards are cleaned up
+
+    # resuming on Ray skips what is done and redoes a torn last line
+    out = tmp_path / "ray.jsonl"
+    raw = out.read_bytes().splitlines(keepends=True)
+    out.write_bytes(b"".join(raw[:-1]) + raw[-1][:10])
+    again = audit(source, out, spec=spec, config=config, engine="ray", ray_actors=2, progress=False)
+    assert again["records"]["audited_this_run"] == 1
+    assert again["records"]["skipped_already_done"] == 4
+    assert comparable(out) == expected
