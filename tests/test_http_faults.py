@@ -371,3 +371,13 @@ def test_retry_after_header_forms() -> None:
     assert _retry_after({}) is None
     future = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 30))
     assert 25 <= (_retry_after({"retry-after": future}) or 0) <= 31
+
+
+def test_unreachable_server_is_a_clear_error() -> None:
+    from vllm_server import free_port
+
+    scorer = OpenAICompletionsScorer(
+        f"http://127.0.0.1:{free_port()}/v1", "m", max_retries=1, backoff_base=0.01, timeout=2
+    )
+    with pytest.raises(ScorerError, match="failed after 2 attempts: connection error"):
+        scorer.score([REQUEST])

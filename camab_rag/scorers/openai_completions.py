@@ -548,8 +548,11 @@ class OpenAICompletionsScorer:
             try:
                 ids = self._tokenize({"prompt": "probe", "add_special_tokens": False})
                 self._has_tokenize = bool(ids)
-            except ScorerError:
-                self._has_tokenize = False
+            except ScorerError as error:
+                cause = error.__cause__
+                if isinstance(cause, (openai.APIConnectionError, openai.APITimeoutError)):
+                    raise  # the server is unreachable: say so rather than guess a mode
+                self._has_tokenize = False  # no usable endpoint (404, other API): text mode
             logger.debug("server /tokenize available: %s", self._has_tokenize)
         return self._has_tokenize
 
@@ -828,7 +831,7 @@ def _id_plan(response: str, prompt_ids: list[int], response_ids: list[int]) -> _
 def _tokens_from(body: object) -> list[int]:
     tokens = body.get("tokens") if isinstance(body, dict) else None
     if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
-        raise _Retryable("malformed /tokenize response: no integer 'tokens' list")
+        raise ScorerError("malformed /tokenize response: no integer 'tokens' list")
     return tokens
 
 

