@@ -263,8 +263,11 @@ def build_scorer(args: argparse.Namespace, progress: Progress) -> Any:
         )
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from transformers.utils import logging as transformers_logging
+
     from camab_rag.scorers.transformers_scorer import TransformersScorer
 
+    transformers_logging.disable_progress_bar()  # our own progress goes to stderr
     progress.message(f"loading model {args.model!r} (first use converts it into the cache)...")
     started = time.perf_counter()
     scorer = TransformersScorer(args.model, num_threads=args.threads)

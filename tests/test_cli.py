@@ -1,0 +1,236 @@
+"""The ``camab`` command: input errors (line and field named), and real runs with SmolLM2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from camab_rag import cli
+from camab_rag.cli import InputFileError, demo_record, main, read_records
+
+GOOD = {
+    "question": "Which writer was from England, Henry Roth or Robert Erskine Childers?",
+    "documents": [
+        {
+            "title": "Henry Roth",
+            "text": "Henry Roth (February 8, 1906 – October 13, 1995) was an American novelist.",
+        },
+        {
+            "title": "Robert Erskine Childers",
+            "text": "Robert Erskine Childers (25 June 1870 – 24 November 1922) was a British "
+            "writer born in London.",
+        },
+        "Bananas are yellow. Apples can be red.",
+    ],
+    "response": "Robert Erskine Childers was from England.",
+}
+
+
+def write_jsonl(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+# ----------------------------------------------------------------------------- reading
+def test_reads_json_object_list_and_jsonl(tmp_path):
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(GOOD), encoding="utf-8")
+    (record,) = read_records(str(one))
+    assert record.question == GOOD["question"] and record.response == GOOD["response"]
+    assert record.documents[2] == {"text": "Bananas are yellow. Apples can be red."}
+    assert record.documents[0]["title"] == "Henry Roth"
+
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps([GOOD, {**GOOD, "response": None}]), encoding="utf-8")
+    records = read_records(str(many))
+    assert [r.where for r in records] == [f"{many}[0]", f"{many}[1]"]
+    assert records[1].response is None  # to be generated
+
+    lines = write_jsonl(tmp_path / "r.jsonl", [json.dumps(GOOD), "", json.dumps(GOOD)])
+    assert [r.where for r in read_records(str(lines))] == [f"{lines}:1", f"{lines}:3"]
+    # objects one per line in a .json file are read as JSONL too
+    mixed = write_jsonl(tmp_path / "mixed.json", [json.dumps(GOOD), json.dumps(GOOD)])
+    assert len(read_records(str(mixed))) == 2
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        ([json.dumps(GOOD), "{not json"], "r.jsonl:2: invalid JSON"),
+        ([json.dumps(GOOD), "[1, 2]"], "r.jsonl:2: a record must be a JSON object, got a list"),
+        (
+            [json.dumps({**GOOD, "question": 7})],
+            "r.jsonl:1: field 'question' must be a non-empty string, got int",
+        ),
+        (
+            [json.dumps({k: v for k, v in GOOD.items() if k != "question"})],
+            "r.jsonl:1: field 'question' must be a non-empty string, got null (or missing)",
+        ),
+        (
+            ["", json.dumps({k: v for k, v in GOOD.items() if k != "documents"})],
+            "r.jsonl:2: field 'documents' is missing",
+        ),
+        (
+            [json.dumps({**GOOD, "documents": ["ok", {"text": 3}]})],
+            "r.jsonl:1: field 'documents[1].text' must be a string, got int",
+        ),
+        (
+            [json.dumps({**GOOD, "documents": ["ok", 5]})],
+            "r.jsonl:1: field 'documents[1]' must be a string or an object with 'text', got int",
+        ),
+        (
+            [json.dumps({**GOOD, "documents": [{"text": "x", "title": ["a"]}]})],
+            "r.jsonl:1: field 'documents[0].title' must be a string, got a list",
+        ),
+        (
+            [json.dumps({**GOOD, "documents": []})],
+            "r.jsonl:1: field 'documents' must be a non-empty list",
+        ),
+        (
+            [json.dumps({**GOOD, "documents": ["  ", ""]})],
+            "r.jsonl:1: field 'documents' holds only empty texts",
+        ),
+        (
+            [json.dumps({**GOOD, "response": ""})],
+            "r.jsonl:1: field 'response' must be a non-empty string",
+        ),
+        (
+            [json.dumps({k: v for k, v in GOOD.items() if k != "documents"} | {"context": 4})],
+            "r.jsonl:1: field 'context' must be a non-empty list",
+        ),
+    ],
+)
+def test_bad_records_name_the_line_and_field(tmp_path, lines, message):
+    path = write_jsonl(tmp_path / "r.jsonl", lines)
+    with pytest.raises(InputFileError) as error:
+        read_records(str(path))
+    assert str(error.value).startswith(f"{tmp_path}/{message}")
+
+
+def test_bad_files(tmp_path):
+    with pytest.raises(InputFileError, match="no such file"):
+        read_records(str(tmp_path / "missing.json"))
+    with pytest.raises(InputFileError, match="is a directory"):
+        read_records(str(tmp_path))
+    empty = tmp_path / "empty.json"
+    empty.write_text("  \n", encoding="utf-8")
+    with pytest.raises(InputFileError, match="empty.json: the file is empty"):
+        read_records(str(empty))
+    broken = tmp_path / "broken.json"
+    broken.write_text('{\n  "question": "q",\n  "documents": [,]\n}', encoding="utf-8")
+    with pytest.raises(InputFileError, match=r"broken.json:3: invalid JSON"):
+        read_records(str(broken))
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'{"question": "caf\xe9"}')
+    with pytest.raises(InputFileError, match="not UTF-8"):
+        read_records(str(latin))
+    with pytest.raises(InputFileError, match=r"\[1\]: field 'question'"):
+        (tmp_path / "list.json").write_text(json.dumps([GOOD, {}]), encoding="utf-8")
+        read_records(str(tmp_path / "list.json"))
+
+
+def test_command_reports_bad_input_before_loading_a_model(tmp_path, capsys, monkeypatch):
+    def no_model(*args: object) -> None:
+        raise AssertionError("the model must not load for a bad input file")
+
+    monkeypatch.setattr(cli, "build_scorer", no_model)
+    path = write_jsonl(tmp_path / "r.jsonl", [json.dumps(GOOD), json.dumps({"question": "q"})])
+    assert main(["attribute", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.strip() == f"camab: error: {path}:2: field 'documents' is missing (a list of documents)"
+    )
+    assert main(["attribute", str(path), "--budget", "0"]) == 2
+    assert "--budget must be at least 1, got 0" in capsys.readouterr().err
+
+
+def test_entry_point_is_installed_and_validates(tmp_path):
+    camab = Path(sys.executable).with_name("camab")
+    version = subprocess.run([str(camab), "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.startswith("camab-rag ")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**GOOD, "documents": "   "}), encoding="utf-8")
+    run = subprocess.run([str(camab), "attribute", str(bad)], capture_output=True, text=True)
+    assert run.returncode == 2
+    assert "field 'documents' holds only empty texts" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_bundled_demo_record_is_valid():
+    record = demo_record()
+    assert record.response is None
+    assert len(record.documents) == 4 and all(d.get("title") for d in record.documents)
+    assert record.extra["license"].startswith("CC BY-SA 4.0")
+    assert set(record.extra["gold_documents"]) <= {d["title"] for d in record.documents}
+
+
+def test_bench_subcommand_is_registered(capsys):
+    parser = cli.build_parser(["attribute"])
+    assert "bench" in parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+
+
+# ----------------------------------------------------------------------------- real model
+@pytest.fixture
+def real_scorer(smollm2_scorer, monkeypatch):
+    """The CLI's scorer is the real embedded SmolLM2 (loaded once per test session)."""
+    monkeypatch.setattr(cli, "build_scorer", lambda args, progress: smollm2_scorer)
+    return smollm2_scorer
+
+
+@pytest.mark.model
+def test_attribute_a_record_with_the_real_model(tmp_path, capsys, real_scorer):
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(GOOD), encoding="utf-8")
+    out = tmp_path / "out.json"
+    status = main(
+        ["attribute", str(path), "--budget", "6", "--granularity", "chunk", "--format", "json"]
+        + ["--out", str(out)]
+    )
+    assert status == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    attribution, citations = data["attribution"], data["citations"]
+    assert attribution["n_documents"] == 3 and len(attribution["scores"]) == 3
+    assert 1 <= attribution["n_queries"] <= 6
+    assert data["response_generated"] is False
+    assert citations["answer"] == GOOD["response"]
+    # the British-writer paragraph raises the answer's likelihood more than the fruit one
+    scores = attribution["scores"]
+    assert scores[1] > scores[2]
+    cited_docs = {s["doc_index"] for s in citations["sources"]}
+    assert 1 in cited_docs and 2 not in cited_docs
+    grounded = citations["groundedness"]
+    assert grounded["extra_queries"] <= 2 and grounded["score"] > 0
+    err = capsys.readouterr().err
+    assert "model calls" in err and f"wrote {out}" in err
+
+
+@pytest.mark.model
+def test_generates_the_response_and_renders_html(tmp_path, capsys, real_scorer):
+    path = tmp_path / "record.jsonl"
+    path.write_text(json.dumps({**GOOD, "response": None}) + "\n", encoding="utf-8")
+    out = tmp_path / "page.html"
+    status = main(
+        ["attribute", str(path), "--budget", "4", "--granularity", "chunk", "--format", "html"]
+        + ["--out", str(out), "--max-new-tokens", "16", "--no-groundedness"]
+    )
+    assert status == 0
+    html = out.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and "camab-sources" in html
+    assert "generating the answer" in capsys.readouterr().err
+
+
+@pytest.mark.model
+def test_demo_prints_citations_and_writes_html(tmp_path, capsys, real_scorer):
+    out = tmp_path / "demo.html"
+    status = main(["demo", "--budget", "6", "--granularity", "chunk", "--out", str(out)])
+    assert status == 0
+    captured = capsys.readouterr()
+    assert "Question:" in captured.out and "Sources" in captured.out
+    assert "[1]" in captured.out
+    assert "\x1b" not in captured.out  # captured output is not a terminal
+    assert "Henry Roth" in out.read_text(encoding="utf-8")
+    assert "demo finished" in captured.err
