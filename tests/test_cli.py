@@ -118,7 +118,7 @@ def test_bad_files(tmp_path):
         read_records(str(tmp_path))
     empty = tmp_path / "empty.json"
     empty.write_text("  \n", encoding="utf-8")
-    with pytest.raises(InputFileError, match="empty.json: the file is empty"):
+    with pytest.raises(InputFileError, match=r"empty\.json: the file is empty"):
         read_records(str(empty))
     broken = tmp_path / "broken.json"
     broken.write_text('{\n  "question": "q",\n  "documents": [,]\n}', encoding="utf-8")
@@ -187,8 +187,10 @@ def test_attribute_a_record_with_the_real_model(tmp_path, capsys, real_scorer):
     path.write_text(json.dumps(GOOD), encoding="utf-8")
     out = tmp_path / "out.json"
     status = main(
-        ["attribute", str(path), "--budget", "6", "--granularity", "chunk", "--format", "json"]
-        + ["--out", str(out)]
+        [
+            *("attribute", str(path), "--budget", "6", "--granularity", "chunk"),
+            *("--format", "json", "--out", str(out)),
+        ]
     )
     assert status == 0
     data = json.loads(out.read_text(encoding="utf-8"))
@@ -214,8 +216,10 @@ def test_generates_the_response_and_renders_html(tmp_path, capsys, real_scorer):
     path.write_text(json.dumps({**GOOD, "response": None}) + "\n", encoding="utf-8")
     out = tmp_path / "page.html"
     status = main(
-        ["attribute", str(path), "--budget", "4", "--granularity", "chunk", "--format", "html"]
-        + ["--out", str(out), "--max-new-tokens", "16", "--no-groundedness"]
+        [
+            *("attribute", str(path), "--budget", "4", "--granularity", "chunk"),
+            *("--format", "html", "--out", str(out), "--max-new-tokens", "16", "--no-groundedness"),
+        ]
     )
     assert status == 0
     html = out.read_text(encoding="utf-8")
