@@ -116,9 +116,13 @@ class _HandlerCore:
 
     # ------------------------------------------------------------------ recording
     def _chain_start(self, inputs: Any, run_id: UUID, parent: UUID | None, metadata: Any) -> None:
-        self._store.track(
+        capture = self._store.track(
             run_id, parent, inputs=inputs, metadata=metadata if isinstance(metadata, dict) else None
         )
+        if self.report_run_metadata and capture.run_id == run_id and capture.metadata is not None:
+            # Tracers keep the root run's metadata dict only when it is not empty: a
+            # placeholder now makes them hold the dict the result is written into later.
+            capture.metadata[_attach.RUN_METADATA_KEY] = _attach.pending(str(run_id))
 
     def _retriever_start(self, query: str, run_id: UUID, parent: UUID | None) -> None:
         capture = self._store.track(run_id, parent)
@@ -166,8 +170,13 @@ class _HandlerCore:
         if not self._store.is_root(run_id):
             return None
         capture = self._store.pop(run_id)
-        if capture is None or (not capture.llm_calls and not capture.documents):
-            return None  # not a RAG run (no model, no retriever): nothing to report
+        if capture is None:
+            return None
+        if not capture.llm_calls and not capture.documents:
+            # not a RAG run (no model, no retriever): nothing to report
+            if capture.metadata is not None:
+                capture.metadata.pop(_attach.RUN_METADATA_KEY, None)
+            return None
         documents = capture.unique_documents(self.context_keys)
         calls = capture.answered_calls()
         call = _choose_call(calls, documents, self.settings.granularity)
@@ -225,7 +234,11 @@ class _HandlerCore:
                 _attach.annotate_message(job.call.message, data)
             if self.report_run_metadata and job.capture.metadata is not None:
                 # the dict tracers hold for the root run: they report it when it ends
-                job.capture.metadata[_attach.RUN_METADATA_KEY] = data
+                slot = job.capture.metadata.get(_attach.RUN_METADATA_KEY)
+                if isinstance(slot, dict) and slot is not data:
+                    _attach.fill(slot, data)
+                else:
+                    job.capture.metadata[_attach.RUN_METADATA_KEY] = data
         except Exception:  # pragma: no cover - reporting must never break the chain
             logger.exception("camab: could not attach the attribution metadata")
 
@@ -278,7 +291,9 @@ class _HandlerCore:
 
     def _forget(self, run_id: UUID) -> None:
         if self._store.is_root(run_id):
-            self._store.pop(run_id)
+            capture = self._store.pop(run_id)
+            if capture is not None and capture.metadata is not None:
+                capture.metadata.pop(_attach.RUN_METADATA_KEY, None)
 
 
 def _text_of(message: BaseMessage) -> str:

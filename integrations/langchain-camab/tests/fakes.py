@@ -7,10 +7,11 @@ import threading
 from collections.abc import Sequence
 
 import numpy as np
-from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
+
+from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest
 
 
 def prompt_text(prompt: object) -> str:

@@ -1,0 +1,242 @@
+"""The callback handlers on real LangChain runnables with a fake model and scorer."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from uuid import uuid4
+
+import pytest
+from langchain_camab import AsyncCamabCallbackHandler, CamabCallbackHandler, ChainAttribution
+from langchain_core.documents import Document
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnableLambda, RunnableParallel, RunnablePassthrough
+from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
+
+from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer
+
+DOCS = [
+    Document("Paris is the capital of France.", metadata={"title": "Paris"}),
+    Document("Berlin is the capital of Germany.", metadata={"title": "Berlin"}),
+    Document("Madrid is the capital of Spain.", metadata={"title": "Madrid"}),
+]
+PROMPT = ChatPromptTemplate.from_messages(
+    [
+        ("system", "Answer from the context."),
+        ("human", "Context:\n{context}\n\nQuestion: {question}"),
+    ]
+)
+
+
+def _format(docs: list[Document]) -> str:
+    return "\n\n".join(d.page_content for d in docs)
+
+
+def _answers(question: str) -> str:
+    for city, country in (("Paris", "France"), ("Berlin", "Germany"), ("Madrid", "Spain")):
+        if country in question:
+            return f"{city} is the capital of {country}."
+    return "I do not know."
+
+
+class EchoModel(FakeListChatModel):
+    """A fake chat model whose answer depends on the question in its prompt."""
+
+    responses: list[str] = []
+
+    def _call(
+        self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> str:
+        return _answers(str(messages[-1].content).rsplit("Question:", 1)[-1])
+
+
+def _chain(llm: Any = None, retriever: Any = None, fmt: Any = _format) -> Any:
+    retriever = retriever or KeywordRetriever(documents=DOCS, k=3)
+    return (
+        {"context": retriever | fmt, "question": RunnablePassthrough()}
+        | PROMPT
+        | (llm or EchoModel())
+        | StrOutputParser()
+    )
+
+
+def test_attribution_lands_on_result_documents_and_message() -> None:
+    handler = CamabCallbackHandler(KeywordScorer(), budget=8)
+    run_id = uuid4()
+    seen: dict[str, Any] = {}
+    retriever = KeywordRetriever(documents=DOCS, k=3)
+
+    def keep(docs: list[Document]) -> str:
+        seen["docs"] = docs
+        return _format(docs)
+
+    llm = EchoModel()
+    chain = {"context": retriever | keep, "question": RunnablePassthrough()} | PROMPT | llm
+    message = chain.invoke(
+        "What is the capital of France?", {"callbacks": [handler], "run_id": run_id}
+    )
+    assert message.content == "Paris is the capital of France."
+    result = handler.results[run_id]
+    assert handler.results[str(run_id)] is result is handler.last_result
+    assert isinstance(result, ChainAttribution)
+    assert result.status == "ok" and result.prompt_mode == "captured" and result.prompt_note is None
+    assert result.run_id == str(run_id)
+    assert result.question == "What is the capital of France?"
+    assert result.n_documents == 3 and result.top_documents(1) == [0]
+    # the answer message and the very Document objects of the run carry it
+    assert isinstance(message, AIMessage)
+    data = message.response_metadata["attribution"]
+    assert data["status"] == "ok" and data["top_documents"][0] == 0
+    assert data["documents"][0]["title"] == "Paris"
+    entries = [d.metadata["attribution"] for d in seen["docs"]]
+    assert [e["rank"] for e in entries] == [1, 2, 3] or entries[0]["rank"] == 1
+    assert entries[0]["supporting_sentences"] == ["Paris is the capital of France."]
+    assert {"score", "rank", "supporting_sentences", "status"} <= set(entries[1])
+
+
+def test_ablations_cut_documents_out_of_the_real_prompt() -> None:
+    scorer = KeywordScorer()
+    handler = CamabCallbackHandler(scorer, budget=6)
+    _chain().invoke("What is the capital of France?", {"callbacks": [handler]})
+    prompts = [call.prompt for call in scorer.calls]
+    assert all(p[0] == {"role": "system", "content": "Answer from the context."} for p in prompts)
+    assert any("Paris" not in p[1]["content"] for p in prompts)  # an ablation without doc 0
+    assert all(
+        p[1]["content"].endswith("Question: What is the capital of France?") for p in prompts
+    )
+
+
+def test_falls_back_to_the_template_and_says_so() -> None:
+    handler = CamabCallbackHandler(KeywordScorer(), budget=6)
+    shout = RunnableLambda(lambda docs: _format(docs).upper())  # the prompt no longer has the text
+    _chain(fmt=shout).invoke("What is the capital of France?", {"callbacks": [handler]})
+    result = handler.last_result
+    assert result is not None and result.status == "ok"
+    assert result.prompt_mode == "template"
+    assert "document(s) 0, 1, 2 was not found" in (result.prompt_note or "")
+
+
+def test_batch_runs_do_not_mix() -> None:
+    handler = CamabCallbackHandler(KeywordScorer(), budget=6)
+    questions = ["Capital of France?", "Capital of Germany?", "Capital of Spain?"]
+    answers = _chain().batch(questions, {"callbacks": [handler], "max_concurrency": 3})
+    assert len(handler.results) == 3
+    by_question = {r.question: r for r in handler.results.values()}
+    assert set(by_question) == set(questions)
+    for question, answer in zip(questions, answers):
+        result = by_question[question]
+        assert result.response == answer
+        top = result.segments[result.top_k(1)[0]].text
+        assert top.split()[0] == answer.split()[0]  # the doc naming the answer's city
+
+
+async def test_abatch_runs_do_not_mix_with_the_async_handler() -> None:
+    handler = AsyncCamabCallbackHandler(KeywordScorer(), budget=6)
+    questions = ["Capital of France?", "Capital of Germany?", "Capital of Spain?"]
+    answers = await _chain().abatch(questions, {"callbacks": [handler]})
+    assert {r.question: r.response for r in handler.results.values()} == dict(
+        zip(questions, answers)
+    )
+    for result in handler.results.values():
+        assert result.status == "ok" and result.prompt_mode == "captured"
+        top = result.segments[result.top_k(1)[0]].text
+        assert top.split()[0] == result.response.split()[0]
+
+
+async def test_sync_handler_in_an_async_chain() -> None:
+    handler = CamabCallbackHandler(KeywordScorer(), budget=6)
+    await _chain().abatch(["Capital of France?", "Capital of Spain?"], {"callbacks": [handler]})
+    assert sorted(r.response for r in handler.results.values()) == [
+        "Madrid is the capital of Spain.",
+        "Paris is the capital of France.",
+    ]
+
+
+def test_several_retrievers_in_one_chain() -> None:
+    handler = CamabCallbackHandler(KeywordScorer(), budget=10)
+    first = KeywordRetriever(documents=DOCS[:2], k=2)
+    second = KeywordRetriever(documents=DOCS[1:], k=2)  # Berlin comes back twice
+    both = RunnableParallel(a=first, b=second) | RunnableLambda(lambda r: r["a"] + r["b"])
+    chain = {"context": both | _format, "question": RunnablePassthrough()} | PROMPT | EchoModel()
+    chain.invoke("What is the capital of Spain?", {"callbacks": [handler]})
+    result = handler.last_result
+    assert result is not None and result.status == "ok"
+    assert result.n_documents == 3  # the duplicate is attributed once
+    assert result.prompt_mode == "captured"
+    assert [s.text for s in result.segments][result.top_k(1)[0]].startswith("Madrid")
+
+
+def test_a_failing_scorer_never_breaks_the_chain() -> None:
+    handler = CamabCallbackHandler(FailingScorer(), budget=6)
+    answer = _chain().invoke("What is the capital of France?", {"callbacks": [handler]})
+    assert answer == "Paris is the capital of France."
+    result = handler.last_result
+    assert result is not None and result.status == "error"
+    assert result.error == "RuntimeError: scorer is down"
+
+
+def test_strict_mode_raises_into_the_chain() -> None:
+    handler = CamabCallbackHandler(FailingScorer(), budget=6, strict=True)
+    with pytest.raises(RuntimeError, match="scorer is down"):
+        _chain().invoke("What is the capital of France?", {"callbacks": [handler]})
+
+
+def test_no_scorer_and_an_unscorable_model_gives_a_clear_error() -> None:
+    handler = CamabCallbackHandler(budget=6)
+    answer = _chain().invoke("What is the capital of France?", {"callbacks": [handler]})
+    assert answer.startswith("Paris")
+    result = handler.last_result
+    assert result is not None and result.status == "error"
+    assert "not an OpenAI-compatible chat model" in (result.error or "")
+    assert "scorer=" in (result.error or "")
+
+
+def test_attribution_is_reported_in_the_root_run_metadata() -> None:
+    handler = CamabCallbackHandler(KeywordScorer(), budget=6)
+    collector = RunCollectorCallbackHandler()
+    _chain().invoke("What is the capital of France?", {"callbacks": [handler, collector]})
+    root = next(run for run in collector.traced_runs if run.parent_run_id is None)
+    reported = root.extra["metadata"]["camab_attribution"]
+    assert reported["status"] == "ok" and reported["top_documents"][0] == 0
+
+
+def test_chain_without_retriever_uses_input_documents() -> None:
+    handler = CamabCallbackHandler(KeywordScorer(), budget=6)
+    chain = (
+        RunnablePassthrough.assign(context=lambda x: _format(x["context"])) | PROMPT | EchoModel()
+    )
+    chain.invoke({"question": "Capital of Germany?", "context": DOCS}, {"callbacks": [handler]})
+    result = handler.last_result
+    assert result is not None and result.status == "ok" and result.n_documents == 3
+    assert result.top_documents(1) == [1]
+
+
+def test_background_mode_returns_at_once_and_fills_later() -> None:
+    handler = CamabCallbackHandler(KeywordScorer(), budget=6, background=True)
+    run_id = uuid4()
+    chain = {"context": KeywordRetriever(documents=DOCS), "question": RunnablePassthrough()}
+    docs_holder: dict[str, Any] = {}
+
+    def keep(x: dict[str, Any]) -> dict[str, Any]:
+        docs_holder["docs"] = x["context"]
+        return {"context": _format(x["context"]), "question": x["question"]}
+
+    message = (chain | RunnableLambda(keep) | PROMPT | EchoModel()).invoke(
+        "Capital of France?", {"callbacks": [handler], "run_id": run_id}
+    )
+    placeholder = message.response_metadata["attribution"]
+    result = handler.wait(run_id, timeout=30)
+    handler.close()
+    assert result.status == "ok" and handler.results[run_id] is result
+    assert placeholder["status"] == "ok"  # the same dict, filled in place
+    assert docs_holder["docs"][0].metadata["attribution"]["rank"] == 1
+
+
+async def test_async_background_mode() -> None:
+    handler = AsyncCamabCallbackHandler(KeywordScorer(), budget=6, background=True)
+    await _chain().ainvoke("Capital of Spain?", {"callbacks": [handler]})
+    result = await asyncio.wait_for(handler.wait(), 30)
+    assert result.status == "ok" and result.response.startswith("Madrid")

@@ -1,0 +1,48 @@
+"""LangChain prompts -> camab-rag prompts."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_camab._messages import message_text, to_chat_messages, to_prompt
+from langchain_core.messages import AIMessage, ChatMessage, HumanMessage, SystemMessage
+from langchain_core.prompts import ChatPromptTemplate
+
+from camab_rag.errors import InputError
+
+
+def test_roles_and_contents() -> None:
+    messages = [
+        SystemMessage("sys"),
+        HumanMessage("hi"),
+        AIMessage("hello"),
+        ChatMessage(role="critic", content="c"),
+    ]
+    assert to_chat_messages(messages) == [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+        {"role": "critic", "content": "c"},
+    ]
+
+
+def test_multipart_content_keeps_text_blocks() -> None:
+    message = HumanMessage(
+        content=[
+            {"type": "text", "text": "Context: "},
+            {"type": "image_url", "image_url": {"url": "data:"}},
+            "tail",
+        ]
+    )
+    assert message_text(message) == "Context: tail"
+
+
+def test_prompt_value_and_strings() -> None:
+    template = ChatPromptTemplate.from_messages([("system", "s"), ("human", "{q}")])
+    assert to_prompt(template.invoke({"q": "why?"})) == [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "why?"},
+    ]
+    assert to_prompt("plain") == "plain"
+    assert to_prompt([{"role": "user", "content": "x"}]) == [{"role": "user", "content": "x"}]
+    with pytest.raises(InputError, match="cannot use a int as a prompt"):
+        to_prompt(3)

@@ -1,0 +1,78 @@
+"""Shape of the metadata left on answers and documents."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from langchain_camab.result import (
+    ChainAttribution,
+    document_metadata,
+    document_ranks,
+    summary,
+)
+
+from camab_rag.result import AttributionResult, StatementAttribution
+from camab_rag.segments import Segment
+
+
+def _result() -> ChainAttribution:
+    segments = [Segment("a", 0, 0, 1), Segment("b", 1, 0, 1), Segment("c", 2, 0, 1)]
+    base = AttributionResult(
+        scores=np.array([0.1, 0.9, -0.2]),
+        segments=segments,
+        budget=8,
+        n_queries=8,
+        n_documents=3,
+        statements=[
+            StatementAttribution("First.", 0, 6, np.array([0.0, 0.5, 0.0])),
+            StatementAttribution("Second.", 7, 14, np.array([0.3, 0.1, 0.0])),
+            StatementAttribution("Third.", 15, 21, np.array([-0.1, -0.1, -0.1])),
+        ],
+    )
+    return ChainAttribution.from_result(base, prompt_mode="captured", run_id="r1")
+
+
+def test_ranks_are_one_based_best_first() -> None:
+    assert document_ranks(_result()) == [2, 1, 3]
+
+
+def test_document_metadata_shape() -> None:
+    entries = document_metadata(_result(), 3)
+    assert [e["rank"] for e in entries] == [2, 1, 3]
+    assert entries[1] == {
+        "status": "ok",
+        "score": 0.9,
+        "rank": 1,
+        "supporting_sentences": ["First."],
+    }
+    assert entries[0]["supporting_sentences"] == ["Second."]
+    assert entries[2]["supporting_sentences"] == []  # "Third." has no positive support
+
+
+def test_summary_is_json_ready_and_complete() -> None:
+    data = summary(_result(), ["A", "B", None])
+    json.dumps(data)
+    assert data["status"] == "ok" and data["prompt_mode"] == "captured"
+    assert data["top_documents"] == [1, 0, 2]
+    assert data["documents"][1] == {"index": 1, "score": 0.9, "rank": 1, "title": "B"}
+    assert data["citations"] == [
+        {"sentence": "First.", "document": 1},
+        {"sentence": "Second.", "document": 0},
+        {"sentence": "Third.", "document": None},
+    ]
+
+
+def test_failure_metadata() -> None:
+    failed = ChainAttribution.failed("boom", run_id="r2")
+    assert isinstance(failed, ChainAttribution)
+    assert summary(failed)["status"] == "error"
+    assert summary(failed)["error"] == "boom"
+    assert document_metadata(failed, 2) == [{"status": "error", "error": "boom"}] * 2
+
+
+def test_round_trip_keeps_chain_fields() -> None:
+    result = _result()
+    again = ChainAttribution.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again.prompt_mode == "captured" and again.run_id == "r1"
+    np.testing.assert_allclose(again.scores, result.scores)
