@@ -747,9 +747,10 @@ class CamabEventHandler(BaseEventHandler):
     query's span, so concurrent queries never mix. Queries run through a
     :class:`CamabQueryEngine` are left to it.
 
-    Inside a running event loop (``aquery``) attribution runs as a background task, so the
-    loop is never blocked; the response's attribution shows ``status: "pending"`` until
-    :meth:`aflush` has awaited it. Set ``background=False`` to attribute inline.
+    For ``aquery`` (inside a running event loop) attribution runs as a background task, so
+    the loop is never blocked; the response's attribution shows ``status: "pending"`` until
+    :meth:`aflush` has awaited it. ``query`` attributes inline, before it returns. Set
+    ``background`` to force either way.
 
     Attributes:
         results: the most recent attributions (``maxlen`` 256), each
@@ -823,7 +824,10 @@ class CamabEventHandler(BaseEventHandler):
         question = query_text(event.query)
         query_id = event.span_id or ""
         loop = _running_loop()
-        background = self.background if self.background is not None else loop is not None
+        if self.background is None:  # auto: a task for aquery(), inline for query()
+            background = loop is not None and _span_method(event.span_id) == "aquery"
+        else:
+            background = self.background
         if background and loop is not None:
             _set_metadata(response, {"status": "pending", "error": None})
             task = loop.create_task(self._arun(response, question, record, query_id))
@@ -873,6 +877,13 @@ class CamabEventHandler(BaseEventHandler):
             if not pending:
                 return
             await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _span_method(span_id: str | None) -> str:
+    """The method name in a LlamaIndex span id (``"Class.method-<uuid4>"``)."""
+    if not span_id or len(span_id) < 38 or span_id[-37] != "-":
+        return ""
+    return span_id[:-37].rsplit(".", 1)[-1]
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -1,0 +1,310 @@
+"""Pure-logic tests: the post-processor, metadata hygiene, prompt capture and the keying of
+concurrent queries (a real VectorStoreIndex with the real MiniLM embedding and LlamaIndex's
+own MockLLM; a planted scorer stands in for the model so the expected ranking is known)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+from llama_index.core.base.llms.types import CompletionResponse
+from llama_index.core.llms import MockLLM
+from llama_index.core.llms.callbacks import llm_completion_callback
+from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
+from llama_index.postprocessor.camab import (
+    ATTRIBUTION_KEY,
+    CamabEventHandler,
+    CamabNodePostprocessor,
+    CamabQueryEngine,
+    attribution_of,
+    scorer_from_llm,
+)
+from llama_index.postprocessor.camab.base import LLMCall, _choose_prompt, _with_attribution
+
+from camab_rag.errors import InputError
+from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest
+from camab_rag.segments import SourceDocument
+
+
+# ---------------------------------------------------------------------- helpers
+def attributed(score: float | None, name: str, retrieval: float = 0.5) -> NodeWithScore:
+    metadata: dict[str, Any] = {"title": name}
+    if score is not None:
+        metadata[ATTRIBUTION_KEY] = {"score": score, "rank": 0}
+    return NodeWithScore(node=TextNode(text=f"text of {name}", metadata=metadata), score=retrieval)
+
+
+def names(nodes: Sequence[NodeWithScore]) -> list[str]:
+    return [n.node.metadata["title"] for n in nodes]
+
+
+def prompt_text(prompt: Any) -> str:
+    return prompt if isinstance(prompt, str) else "\n".join(m["content"] for m in prompt)
+
+
+class PlantedScorer(BaseScorer):
+    """Reward = -3 + 1 for each planted phrase present in the prompt (one token)."""
+
+    def __init__(self, planted: Sequence[str], delay: float = 0.0) -> None:
+        self.planted = list(planted)
+        self.delay = delay
+        self.prompts: list[str] = []
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        out = []
+        for request in requests:
+            text = prompt_text(request.prompt)
+            self.prompts.append(text)
+            value = -3.0 + sum(1.0 for p in self.planted if p in text)
+            out.append(ResponseLogprobs(np.array([value]), np.array([0], dtype=np.int64)))
+        return out
+
+    async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        await asyncio.sleep(self.delay)
+        return self.score(requests)
+
+
+class FailingScorer(BaseScorer):
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        raise RuntimeError("scorer exploded on purpose")
+
+
+class SlowMockLLM(MockLLM):
+    """LlamaIndex's MockLLM whose async completion yields to the loop (so concurrent
+    queries interleave)."""
+
+    @llm_completion_callback()
+    async def acomplete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> CompletionResponse:
+        await asyncio.sleep(0.05)
+        return CompletionResponse(text="text text text")
+
+
+# ---------------------------------------------------------------------- post-processor
+def test_postprocessor_orders_by_attribution_and_keeps_retrieval_scores() -> None:
+    nodes = [attributed(0.1, "a", 0.9), attributed(0.7, "b", 0.2), attributed(-0.2, "c", 0.5)]
+    out = CamabNodePostprocessor().postprocess_nodes(nodes)
+    assert names(out) == ["b", "a", "c"]
+    assert [n.score for n in out] == [0.2, 0.9, 0.5]
+
+
+def test_postprocessor_top_k_and_threshold() -> None:
+    nodes = [
+        attributed(0.1, "a"),
+        attributed(0.7, "b"),
+        attributed(-0.2, "c"),
+        attributed(0.4, "d"),
+    ]
+    assert names(CamabNodePostprocessor(top_k=2).postprocess_nodes(nodes)) == ["b", "d"]
+    assert names(CamabNodePostprocessor(threshold=0.1).postprocess_nodes(nodes)) == ["b", "d", "a"]
+    both = CamabNodePostprocessor(top_k=1, threshold=0.0).postprocess_nodes(nodes)
+    assert names(both) == ["b"]
+    assert CamabNodePostprocessor(threshold=5.0).postprocess_nodes(nodes) == []
+
+
+def test_postprocessor_ties_keep_input_order() -> None:
+    nodes = [attributed(0.3, "x"), attributed(0.3, "y"), attributed(0.3, "z")]
+    assert names(CamabNodePostprocessor(top_k=2).postprocess_nodes(nodes)) == ["x", "y"]
+
+
+def test_postprocessor_missing_attribution() -> None:
+    nodes = [attributed(None, "plain"), attributed(0.2, "a")]
+    with pytest.raises(ValueError, match="carries no metadata\\['attribution'\\]"):
+        CamabNodePostprocessor().postprocess_nodes(nodes)
+    kept = CamabNodePostprocessor(top_k=1, missing="keep").postprocess_nodes(nodes)
+    assert names(kept) == ["a", "plain"]
+    assert names(CamabNodePostprocessor(missing="drop").postprocess_nodes(nodes)) == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"top_k": 0}, "top_k"),
+        ({"top_k": 1.5}, "top_k"),
+        ({"threshold": float("nan")}, "threshold"),
+        ({"threshold": "high"}, "threshold"),
+        ({"missing": "ignore"}, "missing"),
+    ],
+)
+def test_postprocessor_bad_arguments(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        CamabNodePostprocessor(**kwargs)
+
+
+async def test_postprocessor_async_path() -> None:
+    nodes = [attributed(0.1, "a"), attributed(0.7, "b")]
+    out = await CamabNodePostprocessor(top_k=1).apostprocess_nodes(nodes, query_str="q")
+    assert names(out) == ["b"]
+
+
+# ---------------------------------------------------------------------- metadata hygiene
+def test_attribution_never_leaks_into_llm_or_embedding_text() -> None:
+    node = TextNode(text="Paris is in France.", metadata={"title": "Paris"})
+    copy = _with_attribution(node, {"score": 0.5, "rank": 1})
+    assert copy.metadata[ATTRIBUTION_KEY]["score"] == 0.5
+    assert ATTRIBUTION_KEY not in node.metadata  # the original is untouched
+    for mode in (MetadataMode.LLM, MetadataMode.EMBED):
+        content = copy.get_content(metadata_mode=mode)
+        assert "title: Paris" in content
+        assert "score" not in content and ATTRIBUTION_KEY not in content
+    assert ATTRIBUTION_KEY in copy.get_content(metadata_mode=MetadataMode.ALL)
+
+
+# ---------------------------------------------------------------------- prompt choice
+DOCS = [SourceDocument("title: A\n\nAlpha text."), SourceDocument("title: B\n\nBeta text.")]
+
+
+def call(prompt: Any, span: str = "s") -> LLMCall:
+    return LLMCall(span, prompt, None, frozenset())
+
+
+def test_captured_prompt_is_used_when_it_contains_every_node() -> None:
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": f"Context:\n{DOCS[0].text}\n\n{DOCS[1].text}\nQ?"},
+    ]
+    builder, source, _ = _choose_prompt([call("unrelated"), call(messages)], DOCS, "chunk")
+    assert source == "captured" and builder is not None
+    ablated = builder.build(np.array([False, True]))
+    assert "Alpha" not in ablated[1]["content"] and "Beta text." in ablated[1]["content"]
+    assert ablated[0] == messages[0]
+
+
+def test_template_fallback_is_reported() -> None:
+    builder, source, note = _choose_prompt([call(f"only {DOCS[0].text}")], DOCS, "chunk")
+    assert builder is None and source == "template"
+    assert "default template" in note
+    _, source, note = _choose_prompt([], DOCS, "chunk")
+    assert source == "template" and "no LLM prompt was captured" in note
+
+
+# ---------------------------------------------------------------------- scorers
+def test_scorer_from_llm_errors_name_the_fix() -> None:
+    with pytest.raises(InputError, match="pass scorer="):
+        scorer_from_llm(None)
+    with pytest.raises(InputError, match="not OpenAI-compatible"):
+        scorer_from_llm(MockLLM())
+
+
+def test_scorer_from_openai_like_targets_its_server() -> None:
+    from llama_index.llms.openai_like import OpenAILike
+
+    llm = OpenAILike(model="smollm2", api_base="http://127.0.0.1:9/v1", api_key="sk-secret")
+    scorer = scorer_from_llm(llm)
+    assert callable(getattr(scorer, "score", None))
+    assert "sk-secret" not in repr(scorer)
+    assert "127.0.0.1:9" in repr(scorer) or "127.0.0.1:9" in str(vars(scorer))
+
+
+def test_engine_rejects_bad_arguments(index: Any) -> None:
+    engine = index.as_query_engine(llm=MockLLM(max_tokens=3))
+    with pytest.raises(InputError, match="BaseQueryEngine"):
+        CamabQueryEngine(object())  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="budget"):
+        CamabQueryEngine(engine, budget=0)
+    with pytest.raises(InputError, match="granularity"):
+        CamabQueryEngine(engine, granularity="word")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="score"):
+        CamabQueryEngine(engine, scorer=object())
+
+
+# ---------------------------------------------------------------------- keying
+def planted_titles(index: Any, questions: Sequence[str]) -> list[str]:
+    """For each question, a retrieved title that no other question retrieves."""
+    retrieved = [
+        [n.node.metadata["title"] for n in index.as_retriever(similarity_top_k=3).retrieve(q)]
+        for q in questions
+    ]
+    chosen = []
+    for i, titles in enumerate(retrieved):
+        others = {t for j, ts in enumerate(retrieved) if j != i for t in ts}
+        own = [t for t in titles if t not in others]
+        assert own, f"questions {questions} retrieve the same titles"
+        chosen.append(own[0])
+    return chosen
+
+
+async def test_concurrent_aqueries_keep_their_attributions_apart(
+    index: Any, hotpot_rows: list[dict[str, Any]]
+) -> None:
+    questions = [row["question"] for row in hotpot_rows]
+    planted = planted_titles(index, questions)
+    scorer = PlantedScorer([f"title: {t}\n" for t in planted], delay=0.01)
+    engine = index.as_query_engine(llm=SlowMockLLM(max_tokens=3), similarity_top_k=3)
+    camab = CamabQueryEngine(engine, scorer, budget=8)
+    responses = await asyncio.gather(*(camab.aquery(q) for q in questions))
+    for question, title, response in zip(questions, planted, responses):
+        info = response.metadata[ATTRIBUTION_KEY]
+        assert info["status"] == "ok", info["error"]
+        assert info["question"] == question
+        assert info["prompt_source"] == "captured"
+        assert info["node_ids"] == [n.node.node_id for n in response.source_nodes]
+        ranked = sorted(
+            response.source_nodes, key=lambda n: n.node.metadata[ATTRIBUTION_KEY]["rank"]
+        )
+        assert ranked[0].node.metadata["title"] == title
+        assert ranked[0].node.metadata[ATTRIBUTION_KEY]["score"] == pytest.approx(1.0, abs=0.05)
+        others = [n.node.metadata[ATTRIBUTION_KEY]["score"] for n in ranked[1:]]
+        assert max(abs(s) for s in others) < 0.05
+        assert attribution_of(response).n_queries <= 8
+
+
+async def test_handler_keys_concurrent_queries_by_span(
+    index: Any, hotpot_rows: list[dict[str, Any]]
+) -> None:
+    questions = [row["question"] for row in hotpot_rows]
+    planted = planted_titles(index, questions)
+    scorer = PlantedScorer([f"title: {t}\n" for t in planted], delay=0.01)
+    engine = index.as_query_engine(llm=SlowMockLLM(max_tokens=3), similarity_top_k=3)
+    handler = CamabEventHandler.attach(scorer=scorer, budget=8)
+    try:
+        responses = await asyncio.gather(*(engine.aquery(q) for q in questions))
+        await handler.aflush()
+        sync_response = engine.query(questions[0])  # inline in a worker-free sync call
+    finally:
+        handler.detach()
+    for question, title, response in zip(questions, planted, responses):
+        info = response.metadata[ATTRIBUTION_KEY]
+        assert info["status"] == "ok", info["error"]
+        assert info["question"] == question
+        top = min(response.source_nodes, key=lambda n: n.node.metadata[ATTRIBUTION_KEY]["rank"])
+        assert top.node.metadata["title"] == title
+    assert {r["query"] for r in handler.results} == set(questions)
+    assert sync_response.metadata[ATTRIBUTION_KEY]["status"] == "ok"
+    # detached: later queries are left alone
+    assert ATTRIBUTION_KEY not in (engine.query(questions[1]).metadata or {})
+
+
+def test_failing_scorer_returns_the_response_unchanged(index: Any) -> None:
+    engine = index.as_query_engine(llm=MockLLM(max_tokens=4), similarity_top_k=2)
+    plain = engine.query("Who was Henry Roth?")
+    response = CamabQueryEngine(engine, FailingScorer(), budget=4).query("Who was Henry Roth?")
+    assert response.response == plain.response == "text text text text"
+    assert [n.node.node_id for n in response.source_nodes] == [
+        n.node.node_id for n in plain.source_nodes
+    ]
+    assert [n.score for n in response.source_nodes] == [n.score for n in plain.source_nodes]
+    assert all(ATTRIBUTION_KEY not in n.node.metadata for n in response.source_nodes)
+    info = response.metadata[ATTRIBUTION_KEY]
+    assert info["status"] == "error"
+    assert "scorer exploded on purpose" in info["error"]
+
+
+def test_no_scorer_and_no_openai_llm_is_recorded_not_raised(index: Any) -> None:
+    engine = index.as_query_engine(llm=MockLLM(max_tokens=2), similarity_top_k=2)
+    response = CamabQueryEngine(engine, budget=4).query("Who was Henry Roth?")
+    assert response.response == "text text"
+    info = response.metadata[ATTRIBUTION_KEY]
+    assert info["status"] == "error" and "scorer=camab_rag.default_scorer()" in info["error"]
+
+
+def test_streaming_response_is_recorded_as_unsupported(index: Any) -> None:
+    engine = index.as_query_engine(llm=MockLLM(max_tokens=2), similarity_top_k=2, streaming=True)
+    response = CamabQueryEngine(engine, PlantedScorer([]), budget=4).query("Who was Henry Roth?")
+    assert response.metadata[ATTRIBUTION_KEY]["status"] == "error"
+    assert "streaming" in response.metadata[ATTRIBUTION_KEY]["error"]
+    assert "".join(response.response_gen) == "text text"
