@@ -53,12 +53,13 @@ def keyword_logprobs(request: ScoreRequest) -> ResponseLogprobs:
 
 
 class ServerModel:
-    """A fluid-queue server: ``tokens_per_s`` aggregate throughput plus ``latency_s``."""
+    """A pool of ``replicas`` fluid-queue servers behind a least-loaded balancer: each
+    processes ``tokens_per_s`` prompt tokens per second, plus ``latency_s`` per request."""
 
-    def __init__(self, tokens_per_s: float, latency_s: float) -> None:
+    def __init__(self, tokens_per_s: float, latency_s: float, replicas: int = 1) -> None:
         self.tokens_per_s = float(tokens_per_s)
         self.latency_s = float(latency_s)
-        self.busy_until = 0.0
+        self.busy_until = [0.0] * max(int(replicas), 1)
         self.requests = 0
         self.tokens = 0
         self._lock = threading.Lock()
@@ -67,11 +68,12 @@ class ServerModel:
         """Book ``tokens`` of server work now; the wall-clock time the answer arrives."""
         with self._lock:
             now = time.time()
-            start = max(now, self.busy_until)
-            self.busy_until = start + tokens / self.tokens_per_s
+            replica = min(range(len(self.busy_until)), key=self.busy_until.__getitem__)
+            start = max(now, self.busy_until[replica])
+            self.busy_until[replica] = start + tokens / self.tokens_per_s
             self.requests += 1
             self.tokens += tokens
-            return self.busy_until + self.latency_s
+            return self.busy_until[replica] + self.latency_s
 
     def stats(self) -> dict[str, float]:
         return {"requests": self.requests, "tokens": self.tokens}
@@ -81,21 +83,23 @@ _LOCAL: dict[str, ServerModel] = {}
 _LOCAL_LOCK = threading.Lock()
 
 
-def local_server(name: str, tokens_per_s: float, latency_s: float) -> ServerModel:
+def local_server(
+    name: str, tokens_per_s: float, latency_s: float, replicas: int = 1
+) -> ServerModel:
     """The process-wide :class:`ServerModel` called ``name`` (created on first use)."""
     with _LOCAL_LOCK:
         if name not in _LOCAL:
-            _LOCAL[name] = ServerModel(tokens_per_s, latency_s)
+            _LOCAL[name] = ServerModel(tokens_per_s, latency_s, replicas)
         return _LOCAL[name]
 
 
-def ray_server(name: str, tokens_per_s: float, latency_s: float) -> Any:
+def ray_server(name: str, tokens_per_s: float, latency_s: float, replicas: int = 1) -> Any:
     """A named Ray actor holding the shared :class:`ServerModel` (get or create)."""
     import ray
 
     remote = ray.remote(num_cpus=0)(ServerModel)
     return remote.options(name=name, get_if_exists=True, lifetime="detached").remote(
-        tokens_per_s, latency_s
+        tokens_per_s, latency_s, replicas
     )
 
 
@@ -105,6 +109,7 @@ class SimulatedScorer:
     Args:
         tokens_per_s: the server's aggregate prompt throughput (tokens/s).
         latency_s: fixed extra time per request.
+        replicas: servers in the pool (requests go to the least-loaded one).
         server: name of the shared server model.
         shared: ``"local"`` (one process) or ``"ray"`` (a named Ray actor, shared by all
             Ray workers of the cluster).
@@ -116,12 +121,14 @@ class SimulatedScorer:
         tokens_per_s: float = 1e9,
         latency_s: float = 0.0,
         *,
+        replicas: int = 1,
         server: str = "camab-simulated-server",
         shared: str = "local",
         tokens_scale: float = 1.3,
     ) -> None:
         self.tokens_per_s = tokens_per_s
         self.latency_s = latency_s
+        self.replicas = replicas
         self.server_name = server
         self.shared = shared
         self.tokens_scale = tokens_scale
@@ -130,9 +137,13 @@ class SimulatedScorer:
     def _reserve(self, tokens: int) -> Any:
         if self._server is None:
             if self.shared == "ray":
-                self._server = ray_server(self.server_name, self.tokens_per_s, self.latency_s)
+                self._server = ray_server(
+                    self.server_name, self.tokens_per_s, self.latency_s, self.replicas
+                )
             else:
-                self._server = local_server(self.server_name, self.tokens_per_s, self.latency_s)
+                self._server = local_server(
+                    self.server_name, self.tokens_per_s, self.latency_s, self.replicas
+                )
         if self.shared == "ray":
             return self._server.reserve.remote(tokens)
         return self._server.reserve(tokens)

@@ -1,0 +1,355 @@
+"""Batch audit throughput: one machine, a simulated cluster, and the cost of 1M records.
+
+1. **In-process scorer** (embedded SmolLM2, CPU): records/s of ``camab_rag.audit.audit``
+   with 1, 4 and 16 records in flight (their model calls are merged into batches).
+2. **Local vLLM server** (``.venv-vllm/``, SmolLM2, CPU) through the HTTP scorer and the
+   shared rate gate, 1, 4 and 16 records in flight. Also measures the server's per-query
+   latency (1 in flight) and saturated token throughput (16 in flight).
+3. **Scaling by simulation**: a simulated server pool (fluid-queue model,
+   ``camab_rag.audit.simulated``) with the latency and throughput measured in part 2,
+   driven through the Ray Data engine with 1, 2, 4 and 8 actors on a local Ray instance.
+   The simulated servers run ``--sim-speedup`` times faster than measured so the run is
+   short; records/s are converted back to real time.
+4. **On paper**: queries, prompt tokens, GPU-hours and cost of auditing 1,000,000 records
+   at s=40 at a stated GPU serving rate (``--gpu-tokens-per-s``, ``--gpu-dollars-per-hour``;
+   assumptions, not measured here), with the prompt tokens per query measured in part 1.
+
+Records are HotpotQA distractor dev examples (question, paragraphs as documents, the gold
+answer as the logged response).
+
+    .venv/bin/python benchmarks/bench_audit.py              # everything, writes BENCHMARKS.md
+    .venv/bin/python benchmarks/bench_audit.py --no-vllm    # skip part 2 (part 3 then uses
+                                                            # --sim-latency/--sim-tokens-per-s)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from benchmarks._report import markdown_table, write_section  # noqa: E402
+from camab_rag.audit import AuditConfig, ScorerSpec, audit  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "hotpotqa_distractor_dev.jsonl"
+CONCURRENCY = (1, 4, 16)
+ACTORS = (1, 2, 4, 8)
+
+
+def hotpot_records(n: int, n_docs: int, offset: int = 0) -> list[dict[str, Any]]:
+    """``n`` logged records: question, the first ``n_docs`` paragraphs, gold answer."""
+    records = []
+    with DATA.open(encoding="utf-8") as handle:
+        for i, line in enumerate(handle):
+            if i < offset:
+                continue
+            row = json.loads(line)
+            documents = [
+                f"{title}: {''.join(sentences).strip()}"
+                for title, sentences in row["context"][:n_docs]
+            ]
+            records.append(
+                {
+                    "id": row["id"],
+                    "question": row["question"],
+                    "documents": documents,
+                    "response": str(row["answer"]),
+                }
+            )
+            if len(records) == n:
+                break
+    return records
+
+
+def write_input(records: list[dict[str, Any]], directory: Path) -> Path:
+    path = directory / "in.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def run_local(
+    records: list[dict[str, Any]], config: AuditConfig, concurrency: int, **kwargs: Any
+) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        source = write_input(records, Path(tmp))
+        started = time.perf_counter()
+        summary = audit(
+            source,
+            Path(tmp) / "out.jsonl",
+            config=config,
+            concurrency=concurrency,
+            progress=False,
+            **kwargs,
+        )
+        wall = time.perf_counter() - started
+    cost = summary["cost"]
+    assert summary["records"]["ok"] == len(records), summary["errors"]
+    return {
+        "concurrency": concurrency,
+        "records": len(records),
+        "wall_s": wall,
+        "records_per_s": len(records) / wall,
+        "queries": cost["queries"],
+        "prompt_tokens": cost["prompt_tokens"],
+        "tokens_per_query": cost["prompt_tokens"] / max(cost["queries"], 1),
+        "mean_batch": (cost.get("batching") or {}).get("mean_batch", 0.0),
+    }
+
+
+def local_table(rows: list[dict[str, float]]) -> str:
+    return markdown_table(
+        [
+            "records in flight",
+            "records/s",
+            "wall s",
+            "queries",
+            "prompt tokens/query",
+            "mean model batch",
+        ],
+        [
+            [
+                int(r["concurrency"]),
+                f"{r['records_per_s']:.3f}",
+                f"{r['wall_s']:.1f}",
+                int(r["queries"]),
+                f"{r['tokens_per_query']:.0f}",
+                f"{r['mean_batch']:.2f}" if r["mean_batch"] else "-",
+            ]
+            for r in rows
+        ],
+    )
+
+
+# ----------------------------------------------------------------- part 1: in-process
+def part_in_process(args: argparse.Namespace) -> tuple[list[dict[str, float]], str]:
+    from camab_rag.scorers import default_scorer
+
+    records = hotpot_records(args.records, args.docs)
+    config = AuditConfig(budget=args.budget, granularity="chunk")
+    scorer = default_scorer()
+    run_local(records[:1], config, 1, scorer=scorer)  # warm-up, not timed
+    rows = [run_local(records, config, c, scorer=scorer) for c in CONCURRENCY]
+    text = (
+        f"{len(records)} HotpotQA records ({args.docs} paragraphs each, chunk granularity, "
+        f"s={args.budget}, plus at most 2 queries each for the groundedness verdict), "
+        "embedded SmolLM2-135M in float32 on the CPU, one model call at a time (calls of "
+        "the records in flight merged into batches):\n\n" + local_table(rows)
+    )
+    return rows, text
+
+
+# ----------------------------------------------------------------- part 2: vLLM server
+def part_vllm(args: argparse.Namespace) -> tuple[dict[str, float] | None, str]:
+    from vllm_server import VLLMServer, smollm2_dir, vllm_missing_reason
+
+    reason = vllm_missing_reason()
+    if reason:
+        return None, f"Not measured: {reason}."
+    records = hotpot_records(args.records, args.docs)
+    config = AuditConfig(budget=args.budget, granularity="chunk")
+    with VLLMServer(smollm2_dir(), "smollm2") as server:
+        spec = ScorerSpec(
+            kind="http",
+            base_urls=(server.base_url,),
+            model_name="smollm2",
+            options={"max_retries": 0, "timeout": 600},
+        )
+        run_local(records[:1], config, 1, spec=spec)  # warm-up
+        rows = [run_local(records, config, c, spec=spec) for c in CONCURRENCY]
+    one, many = rows[0], rows[-1]
+    figures = {
+        "latency_s": one["wall_s"] / one["queries"],  # one query at a time
+        "tokens_per_s": many["prompt_tokens"] / many["wall_s"],  # 16 records in flight
+        "tokens_per_query": one["tokens_per_query"],
+    }
+    text = (
+        "Same records through a local vLLM server (CPU build, SmolLM2-135M, float32, prefix "
+        "cache on) with the HTTP scorer and the audit's shared rate gate:\n\n"
+        + local_table(rows)
+        + f"\n\nMeasured server figures used by the simulation below: "
+        f"{figures['latency_s']:.3f} s per query with one query in flight "
+        f"({figures['tokens_per_query']:.0f} prompt tokens), "
+        f"{figures['tokens_per_s']:.0f} prompt tokens/s with 16 records in flight."
+    )
+    return figures, text
+
+
+# ----------------------------------------------------------------- part 3: Ray scaling
+def part_ray(args: argparse.Namespace, figures: dict[str, float], origin: str) -> str:
+    import ray
+
+    from camab_rag.audit.ray_engine import run_ray
+    from camab_rag.records import parse_record
+
+    speedup = args.sim_speedup
+    tokens_per_query = figures["tokens_per_query"]
+    service = tokens_per_query / figures["tokens_per_s"]  # server time per query, saturated
+    fixed = max(figures["latency_s"] - service, 0.0)
+    config = AuditConfig(budget=40, granularity="sentence")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+    rows = []
+    try:
+        for actors in ACTORS:
+            n = args.sim_records_per_actor * actors
+            records = [
+                parse_record(r, i + 1) for i, r in enumerate(hotpot_records(n, 10, offset=100))
+            ]
+            spec = ScorerSpec(
+                kind="simulated",
+                options={
+                    "tokens_per_s": figures["tokens_per_s"] * speedup,
+                    "latency_s": fixed / speedup,
+                    "replicas": args.sim_servers,
+                    "server": f"bench-audit-{actors}-{time.time_ns()}",
+                    "shared": "ray",
+                },
+            )
+            stamps: list[float] = []
+            with tempfile.TemporaryDirectory() as tmp:
+                started = time.perf_counter()
+                run_ray(
+                    records,
+                    spec,
+                    config,
+                    lambda _line, out=stamps: out.append(time.perf_counter()),
+                    work_dir=Path(tmp) / "work",
+                    actors=actors,
+                    concurrency=1,
+                    batch_size=1,
+                    cpus_per_actor=2 / max(ACTORS),
+                    total_hint=n,
+                )
+            half = len(stamps) // 2
+            steady = (len(stamps) - half) / max(stamps[-1] - stamps[half - 1], 1e-9)
+            rows.append(
+                {
+                    "actors": actors,
+                    "records": n,
+                    "wall_s": time.perf_counter() - started,
+                    "sim_records_per_s": steady,
+                    "real_records_per_s": steady / speedup,
+                }
+            )
+            print(f"ray actors={actors}: {rows[-1]}", flush=True)
+    finally:
+        ray.shutdown()
+    queries_per_record = 42  # s=40 plus at most 2 for the groundedness verdict
+    capacity = args.sim_servers * figures["tokens_per_s"] / (queries_per_record * tokens_per_query)
+    per_actor = 1 / (queries_per_record * figures["latency_s"])
+    table = markdown_table(
+        ["actors", "records", "records/s (real time)", "x 1 actor", "run wall s (simulated)"],
+        [
+            [
+                int(r["actors"]),
+                int(r["records"]),
+                f"{r['real_records_per_s']:.4f}",
+                f"{r['real_records_per_s'] / rows[0]['real_records_per_s']:.2f}",
+                f"{r['wall_s']:.1f}",
+            ]
+            for r in rows
+        ],
+    )
+    return (
+        f"Server model ({origin}): {figures['latency_s']:.3f} s per query alone, "
+        f"{figures['tokens_per_s']:.0f} prompt tokens/s when saturated, "
+        f"{tokens_per_query:.0f} prompt tokens per query; a pool of {args.sim_servers} such "
+        f"servers (least-loaded balancing), run {speedup:g}x faster than real and converted "
+        "back. Each Ray actor holds one client and audits one record at a time (CAMAB s=40, "
+        "sentence granularity, ten HotpotQA paragraphs per record, one query per round). "
+        "Records/s from the second half of the completions (actor start-up excluded).\n\n"
+        + table
+        + f"\n\nModel prediction: one actor is latency-bound at {per_actor:.4f} records/s; the "
+        f"pool saturates at {capacity:.4f} records/s, i.e. beyond about "
+        f"{capacity / per_actor:.1f} actors more actors add nothing (add servers instead). "
+        "On this 2-core machine the actors' own CPU work (bandit, prompts, Ray calls) is "
+        "shared by every actor, which can cap the growth earlier."
+    )
+
+
+# ----------------------------------------------------------------- part 4: on paper
+def part_paper(args: argparse.Namespace, tokens_per_query: float) -> str:
+    records = 1_000_000
+    queries = records * 42
+    tokens = queries * tokens_per_query
+    gpu_hours = tokens / args.gpu_tokens_per_s / 3600
+    dollars = gpu_hours * args.gpu_dollars_per_hour
+    return (
+        f"Auditing {records:,} records at s=40 (+ at most 2 queries each for the verdict): "
+        f"{queries:,} queries x {tokens_per_query:.0f} prompt tokens (measured per query in "
+        f"part 1) = {tokens / 1e9:.1f} billion prompt tokens. At an assumed serving rate of "
+        f"{args.gpu_tokens_per_s:,.0f} prompt tokens/s per GPU (prefill-bound scoring, one "
+        f"generated token, no prefix-cache savings counted) that is {gpu_hours:,.0f} GPU-hours"
+        f", about ${dollars:,.0f} at an assumed ${args.gpu_dollars_per_hour:.2f} per "
+        f"GPU-hour; {gpu_hours / 24:,.1f} days on one GPU, {gpu_hours / 24 / 64:,.2f} days on "
+        "64. The rate and price are assumptions stated on the command line, not measured here."
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=6, help="records for parts 1 and 2")
+    parser.add_argument("--docs", type=int, default=4, help="paragraphs per record (1, 2)")
+    parser.add_argument("--budget", type=int, default=6, help="s for parts 1 and 2")
+    parser.add_argument("--no-vllm", action="store_true")
+    parser.add_argument("--no-in-process", action="store_true")
+    parser.add_argument("--sim-latency", type=float, default=None, help="s/query without vLLM")
+    parser.add_argument("--sim-tokens-per-s", type=float, default=None)
+    parser.add_argument("--sim-tokens-per-query", type=float, default=1300.0)
+    parser.add_argument("--sim-servers", type=int, default=2)
+    parser.add_argument("--sim-speedup", type=float, default=None)
+    parser.add_argument("--sim-records-per-actor", type=int, default=6)
+    parser.add_argument("--gpu-tokens-per-s", type=float, default=20_000.0)
+    parser.add_argument("--gpu-dollars-per-hour", type=float, default=2.50)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+
+    sections: list[str] = []
+    tokens_per_query = args.sim_tokens_per_query
+    if not args.no_in_process:
+        rows, text = part_in_process(args)
+        print(text, flush=True)
+        sections.append("### One machine, in-process scorer\n\n" + text)
+        tokens_per_query = rows[0]["tokens_per_query"]
+    figures: dict[str, float] | None = None
+    origin = "measured in part 2"
+    if not args.no_vllm:
+        figures, text = part_vllm(args)
+        print(text, flush=True)
+        sections.append("### One machine, local vLLM server\n\n" + text)
+    if figures is None:
+        if args.sim_latency is None or args.sim_tokens_per_s is None:
+            raise SystemExit(
+                "without the vLLM measurement give --sim-latency and "
+                "--sim-tokens-per-s (and say where they come from)"
+            )
+        figures = {
+            "latency_s": args.sim_latency,
+            "tokens_per_s": args.sim_tokens_per_s,
+            "tokens_per_query": args.sim_tokens_per_query,
+        }
+        origin = "given on the command line, not measured in this run"
+    if args.sim_speedup is None:
+        args.sim_speedup = max(figures["latency_s"] / 0.03, 1.0)  # ~30 ms per simulated query
+    text = part_ray(args, figures, origin)
+    print(text, flush=True)
+    sections.append("### Many machines, simulated: Ray Data actors\n\n" + text)
+    text = part_paper(args, tokens_per_query)
+    print(text, flush=True)
+    sections.append("### On paper: 1 million records\n\n" + text)
+    if not args.no_write:
+        write_section("audit", "Batch audit throughput", "\n\n".join(sections))
+
+
+if __name__ == "__main__":
+    main()
