@@ -15,6 +15,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnableParallel, RunnablePassthrough
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
+from pydantic import Field
 
 from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer
 
@@ -45,7 +46,7 @@ def _answers(question: str) -> str:
 class EchoModel(FakeListChatModel):
     """A fake chat model whose answer depends on the question in its prompt."""
 
-    responses: list[str] = []
+    responses: list[str] = Field(default_factory=list)
 
     def _call(
         self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kw: Any

@@ -1,0 +1,161 @@
+"""CamabAttributor as an LCEL step, with a fake model and scorer."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from langchain_camab import CamabAttributor
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnableLambda, RunnablePassthrough
+
+from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer
+
+DOCS = [
+    Document("Paris is the capital of France.", metadata={"title": "Paris"}),
+    Document("Berlin is the capital of Germany.", metadata={"title": "Berlin"}),
+    Document("The Louvre is a museum in the capital.", metadata={"title": "Louvre"}),
+]
+PROMPT = ChatPromptTemplate.from_messages(
+    [("system", "Use the context."), ("human", "Context:\n{context}\n\nQuestion: {input}")]
+)
+
+
+def _answer(values: dict[str, Any]) -> AIMessage:
+    return AIMessage("Paris is the capital of France.", response_metadata={"model": "fake"})
+
+
+def _rag(answer: Any = _answer) -> Any:
+    """create_retrieval_chain's shape: {"input", "context": [Document], "answer"}."""
+    retriever = KeywordRetriever(documents=DOCS, k=3)
+    return RunnablePassthrough.assign(context=lambda x: retriever.invoke(x["input"])).assign(
+        answer=RunnableLambda(answer)
+    )
+
+
+QUESTION = {"input": "What is the capital city of France?"}
+
+
+def test_pipe_returns_the_dict_with_attribution_everywhere() -> None:
+    out = (_rag() | CamabAttributor(KeywordScorer(), budget=8)).invoke(QUESTION)
+    assert set(out) == {"input", "context", "answer", "attribution"}
+    data = out["attribution"]
+    assert data["status"] == "ok" and data["top_documents"][0] == 0
+    assert data["prompt_mode"] == "template"  # no prompt was given
+    assert isinstance(out["answer"], AIMessage)
+    assert out["answer"].content == "Paris is the capital of France."
+    assert out["answer"].response_metadata == {"model": "fake", "attribution": data}
+    entries = [d.metadata["attribution"] for d in out["context"]]
+    assert entries[0]["rank"] == 1 and entries[0]["score"] > entries[1]["score"]
+    assert entries[0]["supporting_sentences"] == ["Paris is the capital of France."]
+    assert [d.metadata["title"] for d in out["context"]] == ["Paris", "Berlin", "Louvre"]
+
+
+def test_assign_gives_just_the_attribution() -> None:
+    out = _rag().assign(attribution=CamabAttributor(KeywordScorer(), budget=8)).invoke(QUESTION)
+    assert set(out) == {"input", "context", "answer", "attribution"}
+    assert out["attribution"]["status"] == "ok"
+    assert "input" not in out["attribution"]
+    assert out["context"][0].metadata["attribution"]["rank"] == 1  # annotated in place
+
+
+def test_explicit_output_modes() -> None:
+    state = _rag().invoke(QUESTION)
+    only = CamabAttributor(KeywordScorer(), budget=6, output="attribution").invoke(state)
+    assert only["status"] == "ok" and "answer" not in only
+    with pytest.raises(ValueError, match="output must be"):
+        CamabAttributor(KeywordScorer(), output="other")  # type: ignore[arg-type]
+
+
+def test_the_real_prompt_from_a_template_or_the_input() -> None:
+    scorer = KeywordScorer()
+    out = (_rag() | CamabAttributor(scorer, budget=6, prompt=PROMPT)).invoke(QUESTION)
+    assert out["attribution"]["prompt_mode"] == "captured"
+    assert all(call.prompt[0]["content"] == "Use the context." for call in scorer.calls)
+    state = _rag().invoke(QUESTION)
+    state["prompt"] = PROMPT.invoke(
+        {"input": state["input"], "context": "\n\n".join(d.page_content for d in state["context"])}
+    )
+    out = CamabAttributor(KeywordScorer(), budget=6).invoke(state)
+    assert out["attribution"]["prompt_mode"] == "captured"
+
+
+def test_string_answer_and_question_key() -> None:
+    chain = RunnablePassthrough.assign(
+        context=lambda x: DOCS, answer=lambda x: "Berlin is the capital of Germany."
+    )
+    out = (chain | CamabAttributor(KeywordScorer(), budget=6)).invoke(
+        {"question": "Capital of Germany?"}
+    )
+    assert out["answer"] == "Berlin is the capital of Germany."
+    assert out["attribution"]["top_documents"][0] == 1
+
+
+def test_failures_leave_the_answer_unchanged() -> None:
+    out = (_rag() | CamabAttributor(FailingScorer(), budget=6)).invoke(QUESTION)
+    assert out["answer"].content == "Paris is the capital of France."
+    assert out["attribution"]["status"] == "error"
+    assert out["attribution"]["error"] == "RuntimeError: scorer is down"
+    assert out["answer"].response_metadata["attribution"]["status"] == "error"
+    assert out["context"][0].metadata["attribution"]["status"] == "error"
+
+
+def test_bad_input_is_recorded_not_raised() -> None:
+    attributor = CamabAttributor(KeywordScorer(), budget=6)
+    out = attributor.invoke({"input": "q", "answer": "a"})
+    assert out["attribution"]["status"] == "error"
+    assert "no documents under 'context'" in out["attribution"]["error"]
+    message = AIMessage("just a message")
+    back = attributor.invoke(message)
+    assert back.content == "just a message"
+    assert "needs a dict" in back.response_metadata["attribution"]["error"]
+
+
+def test_no_scorer_and_no_model_is_a_clear_error() -> None:
+    out = (_rag() | CamabAttributor(budget=6)).invoke(QUESTION)
+    assert out["attribution"]["status"] == "error"
+    assert "pass scorer=... or llm=" in out["attribution"]["error"]
+
+
+def test_strict_mode_raises() -> None:
+    with pytest.raises(RuntimeError, match="scorer is down"):
+        (_rag() | CamabAttributor(FailingScorer(), budget=6, strict=True)).invoke(QUESTION)
+    with pytest.raises(ValueError, match="needs a dict"):
+        CamabAttributor(KeywordScorer(), strict=True).invoke("text")
+
+
+async def test_async_and_abatch() -> None:
+    chain = _rag() | CamabAttributor(KeywordScorer(), budget=6)
+    out = await chain.ainvoke(QUESTION)
+    assert out["attribution"]["status"] == "ok"
+    outs = await chain.abatch([QUESTION, {"input": "Capital of Germany?"}])
+    assert [o["attribution"]["status"] for o in outs] == ["ok", "ok"]
+
+
+def test_background_sync() -> None:
+    attributor = CamabAttributor(KeywordScorer(), budget=6, background=True)
+    out = (_rag() | attributor).invoke(QUESTION)
+    data = out["attribution"]
+    run_id = data["run_id"]
+    result = attributor.wait(run_id, timeout=30)
+    assert result.status == "ok"
+    assert data["status"] == "ok" and data["top_documents"][0] == 0  # filled in place
+    assert out["context"][0].metadata["attribution"]["rank"] == 1
+
+
+class SlowScorer(KeywordScorer):
+    def score(self, requests: Any) -> Any:
+        time.sleep(0.2)
+        return super().score(requests)
+
+
+async def test_background_async() -> None:
+    attributor = CamabAttributor(SlowScorer(), budget=6, background=True)
+    out = await (_rag() | attributor).ainvoke(QUESTION)
+    assert out["attribution"]["status"] == "pending"
+    result = await asyncio.wait_for(attributor.await_result(), 30)
+    assert result.status == "ok" and out["attribution"]["status"] == "ok"
