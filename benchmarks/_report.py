@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import os
 import platform
 import re
 import shlex
@@ -33,7 +34,8 @@ def write_section(name: str, title: str, body: str, command: str | None = None) 
         f"<!-- bench:{name} -->\n## {title}\n\n"
         f"Command: `{command or command_line()}`  \n"
         f"Recorded {stamp} on {platform.machine()} "
-        f"({_cpu_count()} cores), Python {platform.python_version()}.\n\n"
+        f"({_cpu_count()} cores), Python {platform.python_version()}, "
+        f"load average {_load_average()} (figures taken under other load are slower).\n\n"
         f"{body.rstrip()}\n<!-- /bench:{name} -->\n"
     )
     text = (
@@ -61,7 +63,12 @@ def markdown_table(header: list[str], rows: list[list[object]]) -> str:
     return "\n".join(lines)
 
 
-def _cpu_count() -> int:
-    import os
+def _load_average() -> str:
+    try:
+        return " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
 
+
+def _cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
