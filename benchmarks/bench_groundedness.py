@@ -32,6 +32,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+# With other processes on the cores, spinning OpenMP threads slow torch down several times.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -263,11 +263,16 @@ def build_scorer(args: argparse.Namespace, progress: Progress) -> Any:
         )
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # Spinning OpenMP threads slow torch down several times when the cores are shared;
+    # effective only if torch is not imported yet (it is not, in the camab command).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from transformers.utils import logging as transformers_logging
 
     from camab_rag.scorers.transformers_scorer import TransformersScorer
 
-    transformers_logging.disable_progress_bar()  # our own progress goes to stderr
+    quiet_loading = getattr(transformers_logging, "disable_progress_bar", None)
+    if callable(quiet_loading):
+        quiet_loading()  # our own progress goes to stderr
     progress.message(f"loading model {args.model!r} (first use converts it into the cache)...")
     started = time.perf_counter()
     scorer = TransformersScorer(args.model, num_threads=args.threads)
