@@ -1,0 +1,167 @@
+"""``camab bench``: run (or resume) the benchmark and write its report.
+
+Registered by the main CLI through :func:`add_bench_parser` / :func:`run_bench`; also
+runnable as ``python -m camab_rag.evaluation``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from camab_rag.evaluation.runner import ALL_METHODS, BenchConfig
+
+SMOKE: dict[str, Any] = {
+    "n": 2,
+    "budgets": [4, 8],
+    "peer_budget": 6,
+    "max_segments": 6,
+    "max_new_tokens": 12,
+}
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}"
+        ) from None
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one integer")
+    return values
+
+
+def _names(text: str) -> list[str]:
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    unknown = [x for x in names if x not in ALL_METHODS]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(ALL_METHODS)}"
+        )
+    return names
+
+
+def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``bench`` subcommand to an ``argparse`` subparsers object."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "bench",
+        help="run the attribution benchmark (paper protocol) and write its report",
+        description=(
+            "Run every method on a dataset's examples with a real model, append one JSONL "
+            "line per example (re-running resumes), then write Markdown tables and plots."
+        ),
+    )
+    add_bench_arguments(parser)
+    return parser
+
+
+def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dataset",
+        default="hotpotqa",
+        help="hotpotqa, cnn_dailymail, tydiqa, or the path of a JSONL file in their format",
+    )
+    parser.add_argument("--n", type=int, default=50, help="number of examples (default 50)")
+    parser.add_argument("--offset", type=int, default=0, help="skip this many rows first")
+    parser.add_argument(
+        "--budgets", type=_ints, default=[20, 40, 60, 100], help="query budgets, e.g. 20,40,60"
+    )
+    parser.add_argument(
+        "--methods",
+        type=_names,
+        default=list(ALL_METHODS),
+        help=f"comma-separated, from {','.join(ALL_METHODS)} (default: all)",
+    )
+    parser.add_argument(
+        "--model", default="smollm2", help="scorer model: smollm2, qwen2.5-0.5b or a local path"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--peer-budget", type=int, default=40, help="budget of the real peers (default 40)"
+    )
+    parser.add_argument(
+        "--bert-budgets", type=_ints, default=[40], help="budgets with BERTScore (default 40)"
+    )
+    parser.add_argument(
+        "--bert-all-budgets",
+        type=_names,
+        default=[],
+        help="methods that get BERTScore at every budget, e.g. camab,kernelshap",
+    )
+    parser.add_argument("--no-bert", action="store_true", help="skip BERTScore consistency")
+    parser.add_argument("--max-new-tokens", type=int, default=None)
+    parser.add_argument("--max-segments", type=int, default=None, help="trim contexts")
+    parser.add_argument("--batch-size", type=int, default=8, help="scorer batch size")
+    parser.add_argument(
+        "--out", default=None, help="results folder (default benchmarks/results; smoke: a temp dir)"
+    )
+    parser.add_argument(
+        "--smoke", action="store_true", help="2 examples, tiny budgets and contexts (CI)"
+    )
+    parser.add_argument(
+        "--report-only", action="store_true", help="only rebuild the report from the results"
+    )
+
+
+def config_from_args(args: argparse.Namespace) -> BenchConfig:
+    """The :class:`BenchConfig` an argument namespace asks for."""
+    values: dict[str, Any] = {
+        "dataset": args.dataset,
+        "n": args.n,
+        "offset": args.offset,
+        "budgets": args.budgets,
+        "methods": args.methods,
+        "model": args.model,
+        "seed": args.seed,
+        "peer_budget": args.peer_budget,
+        "bert_budgets": args.bert_budgets,
+        "bert_all_budgets": args.bert_all_budgets,
+        "max_new_tokens": args.max_new_tokens,
+        "max_segments": args.max_segments,
+        "batch_size": args.batch_size,
+    }
+    if args.smoke:
+        values.update(SMOKE)
+        values["bert_budgets"] = [SMOKE["budgets"][-1]]
+    out = args.out
+    if out is None:
+        out = tempfile.mkdtemp(prefix="camab-bench-smoke-") if args.smoke else "benchmarks/results"
+    values["out_dir"] = out
+    return BenchConfig(**values)
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    """Run the ``bench`` subcommand; returns the exit code."""
+    from camab_rag.evaluation.report import write_report
+    from camab_rag.evaluation.runner import run_benchmark
+
+    try:
+        config = config_from_args(args)
+    except ValueError as error:
+        print(f"camab bench: {error}", file=sys.stderr)
+        return 2
+    if not args.report_only:
+        try:
+            run_benchmark(config, use_bert=not args.no_bert)
+        except KeyboardInterrupt:
+            print("camab bench: interrupted; re-run the same command to resume", file=sys.stderr)
+            return 130
+    path = config.results_path
+    if not path.exists():
+        print(f"camab bench: no results at {path}", file=sys.stderr)
+        return 1
+    markdown = write_report(path, Path(config.out_dir))
+    print(markdown)
+    print(f"camab bench: results {path}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m camab_rag.evaluation")
+    add_bench_arguments(parser)
+    return run_bench(parser.parse_args(argv))

