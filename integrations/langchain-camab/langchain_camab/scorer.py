@@ -3,7 +3,6 @@ OpenAI-compatible chat model (``ChatOpenAI`` with a base URL)."""
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Mapping
 from types import SimpleNamespace
@@ -12,8 +11,6 @@ from typing import Any
 from camab_rag.errors import InputError
 from langchain_camab.chat_models import MODEL_KEY, CamabChatModel, registered_model
 
-_BUILDER_NAMES = ("scorer_from_chat_model", "scorer_from_client", "from_chat_model", "build_scorer")
-
 
 class ScorerUnavailableError(InputError):
     """No scorer could be built for the chain's model (the message says what to pass)."""
@@ -21,22 +18,6 @@ class ScorerUnavailableError(InputError):
 
 def _is_scorer(obj: object) -> bool:
     return callable(getattr(obj, "score", None))
-
-
-def _chat_clients_builder() -> Any:
-    try:
-        module = importlib.import_module("camab_rag.scorers.chat_clients")
-    except ImportError as error:  # pragma: no cover - depends on the installed camab-rag
-        raise ScorerUnavailableError(
-            "this camab-rag has no camab_rag.scorers.chat_clients: pass scorer= explicitly"
-        ) from error
-    for name in _BUILDER_NAMES:
-        builder = getattr(module, name, None)
-        if callable(builder):
-            return builder
-    raise ScorerUnavailableError(  # pragma: no cover
-        "camab_rag.scorers.chat_clients has no scorer builder: pass scorer= explicitly"
-    )
 
 
 def scorer_from_llm(llm: object) -> Any:
@@ -49,11 +30,11 @@ def scorer_from_llm(llm: object) -> Any:
         return scorer_from_llm(bound)
     if _is_scorer(llm):
         return llm
+    from camab_rag.scorers.chat_clients import scorer_from_chat_client
+
     try:
-        return _chat_clients_builder()(llm)
-    except ScorerUnavailableError:
-        raise
-    except Exception as error:
+        return scorer_from_chat_client(llm)
+    except InputError as error:
         raise ScorerUnavailableError(
             f"cannot score with the chain's model {type(llm).__name__}: {error}. Attribution "
             "needs the log-probabilities of a given text (an OpenAI-compatible server such "

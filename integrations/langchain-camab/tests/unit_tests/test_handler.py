@@ -241,3 +241,19 @@ async def test_async_background_mode() -> None:
     await _chain().ainvoke("Capital of Spain?", {"callbacks": [handler]})
     result = await asyncio.wait_for(handler.wait(), 30)
     assert result.status == "ok" and result.response.startswith("Madrid")
+
+
+def test_no_scorer_uses_the_chains_in_process_model() -> None:
+    from langchain_camab import CamabChatModel
+
+    from tests.unit_tests.test_scorer import Generator
+
+    generator = Generator()
+    handler = CamabCallbackHandler(budget=6)
+    answer = _chain(llm=CamabChatModel(generator=generator)).invoke(
+        "What is the capital of France?", {"callbacks": [handler]}
+    )
+    assert answer == "Paris."
+    result = handler.last_result
+    assert result is not None and result.status == "ok", result
+    assert len(generator.calls) == result.n_queries > 0

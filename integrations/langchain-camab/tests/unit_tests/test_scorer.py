@@ -1,0 +1,70 @@
+"""Which scorer a chain gets: explicit, its in-process model, or its ChatOpenAI's server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_camab import CamabChatModel, ScorerUnavailableError, resolve_scorer
+from langchain_camab.chat_models import MODEL_KEY
+from langchain_camab.scorer import scorer_from_llm, scorer_from_run
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.load import dumpd
+from langchain_openai import ChatOpenAI
+
+from camab_rag.errors import InputError
+from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+from tests.fakes import KeywordScorer
+
+
+class Generator(KeywordScorer):
+    """A fake in-process model: generates and scores."""
+
+    def generate(self, prompts: Any, *, max_new_tokens: int = 128) -> list[str]:
+        return ["Paris." for _ in prompts]
+
+
+def test_explicit_scorer_is_checked() -> None:
+    scorer = KeywordScorer()
+    assert resolve_scorer(scorer) is scorer
+    with pytest.raises(InputError, match="scorer must have a score"):
+        resolve_scorer(object())
+    with pytest.raises(ScorerUnavailableError, match=r"pass scorer=\.\.\. or llm="):
+        resolve_scorer(None)
+
+
+def test_chat_openai_with_a_base_url_gives_the_http_scorer() -> None:
+    llm = ChatOpenAI(model="smollm2", base_url="http://127.0.0.1:9/v1", api_key="sk-test")
+    scorer = scorer_from_llm(llm)
+    assert isinstance(scorer, OpenAICompletionsScorer)
+    assert "sk-test" not in repr(scorer)
+    bound = scorer_from_llm(llm.bind(stop=["\n"]))
+    assert isinstance(bound, OpenAICompletionsScorer)
+
+
+def test_openai_own_api_is_refused_clearly() -> None:
+    llm = ChatOpenAI(model="gpt-4o-mini", api_key="sk-test")
+    with pytest.raises(ScorerUnavailableError, match="cannot score with the chain's model"):
+        scorer_from_llm(llm)
+
+
+def test_scorer_rebuilt_from_what_callbacks_see(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    llm = ChatOpenAI(model="smollm2", base_url="http://127.0.0.1:9/v1")
+    scorer = scorer_from_run(dumpd(llm), llm._get_invocation_params())
+    assert isinstance(scorer, OpenAICompletionsScorer)
+    fake = FakeListChatModel(responses=["x"])
+    with pytest.raises(ScorerUnavailableError, match="not an OpenAI-compatible chat model"):
+        scorer_from_run(dumpd(fake), fake._get_invocation_params())
+
+
+def test_in_process_chat_model_lends_its_scorer() -> None:
+    generator = Generator()
+    llm = CamabChatModel(generator=generator, max_new_tokens=8)
+    assert scorer_from_llm(llm) is generator
+    params = llm._get_invocation_params()
+    assert scorer_from_run(None, params) is generator
+    assert params[MODEL_KEY].startswith("camab-")
+    assert llm.invoke("Capital of France?").content == "Paris."
+    with pytest.raises(TypeError, match="needs generator="):
+        CamabChatModel(generator=object())
