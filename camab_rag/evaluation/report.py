@@ -219,6 +219,15 @@ def _reference_label(records: Sequence[dict[str, Any]], wanted: int) -> str:
     return min(numeric, key=lambda lab: abs(int(lab) - wanted)) if numeric else "own"
 
 
+def method_label(records: Sequence[dict[str, Any]], method: str, at: str) -> str:
+    """The budget label to show a method at: ``at`` when it has it, else its only one
+    (leave-one-out's ``own``, a peer's budget)."""
+    labels = {lab for r in records for lab in r["methods"].get(method, {}).get("budgets", {})}
+    if at in labels or len(labels) != 1:
+        return at
+    return next(iter(labels))
+
+
 def comparison_table(records: Sequence[dict[str, Any]], at: str, has_gold: bool) -> str:
     """CAMAB minus each other method at budget ``at`` (paired over examples)."""
     methods = [m for m in methods_of(records) if m != "camab"]
@@ -236,7 +245,7 @@ def comparison_table(records: Sequence[dict[str, Any]], at: str, has_gold: bool)
         row = [name]
         any_value = False
         for method in methods:
-            other = "own" if method == "loo" else at
+            other = method_label(records, method, at)
             diffs = paired(records, ("camab", at), (method, other), getter)
             mean, half, n = mean_ci(diffs)
             if n == 0:
@@ -490,7 +499,7 @@ def build_report(
     if has_gold:
 
         def label_for(method: str) -> str:
-            return "own" if method == "loo" else at
+            return method_label(good, method, at)
 
         parts.append(f"\n#### Gold alignment at s={at}, all examples\n")
         parts.append(gold_table(good, label_for))

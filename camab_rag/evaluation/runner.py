@@ -18,6 +18,7 @@ Results append to ``<out>/<dataset>_<model>.jsonl``; ids already there are skipp
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -72,6 +73,8 @@ class BenchConfig:
     """Trim each example to at most this many segments (smoke runs)."""
     out_dir: str = "benchmarks/results"
     batch_size: int = 8
+    threads: int | None = None
+    """torch threads for the scorer (``None``: torch's default)."""
 
     def __post_init__(self) -> None:
         unknown = [m for m in self.methods if m not in ALL_METHODS]
@@ -147,10 +150,17 @@ def make_builder(example: Example) -> TemplatePromptBuilder:
 class ExampleRunner:
     """Runs every method and metric on one example."""
 
-    def __init__(self, config: BenchConfig, scorer: CountingScorer, bert: Any) -> None:
+    def __init__(
+        self,
+        config: BenchConfig,
+        scorer: CountingScorer,
+        bert: Any,
+        checkpoint: Checkpoint | None = None,
+    ) -> None:
         self.config = config
         self.scorer = scorer
         self.bert = bert
+        self.checkpoint = checkpoint or Checkpoint(None, "")
 
     def max_new_tokens(self, example: Example) -> int:
         if self.config.max_new_tokens is not None:
@@ -172,12 +182,17 @@ class ExampleRunner:
         builder = make_builder(example)
         n = builder.n_segments
         full = np.ones(n, dtype=bool)
+        saved = self.checkpoint.load(example.id)
         status("generate")
         t0 = time.perf_counter()
-        response = self.scorer.generate(
-            [builder.build(full)], max_new_tokens=self.max_new_tokens(example)
-        )[0]
-        generate_s = time.perf_counter() - t0
+        if "response" in saved:
+            response = str(saved["response"]["response"])
+            generate_s = float(saved["response"]["generate_s"])
+        else:
+            response = self.scorer.generate(
+                [builder.build(full)], max_new_tokens=self.max_new_tokens(example)
+            )[0]
+            generate_s = time.perf_counter() - t0
         record: dict[str, Any] = {
             "id": example.id,
             "dataset": example.dataset,
@@ -191,7 +206,9 @@ class ExampleRunner:
             "answers": example.answers,
             "response": response,
             "config": {
-                k: v for k, v in asdict(config).items() if k not in ("out_dir", "offset", "n")
+                k: v
+                for k, v in asdict(config).items()
+                if k not in ("out_dir", "offset", "n", "threads", "batch_size")
             },
         }
         if not response.strip():
@@ -200,12 +217,23 @@ class ExampleRunner:
         record["answer_correct"] = (
             answer_contains_gold(response, example.answers) if example.task == "qa" else None
         )
-        full_reward = self._score(builder, response, [full])[0]
+        if "response" in saved:
+            full_reward = float(saved["response"]["full_logprob"])
+        else:
+            full_reward = self._score(builder, response, [full])[0]
+            self.checkpoint.save(
+                example.id,
+                "response",
+                {"response": response, "generate_s": generate_s, "full_logprob": full_reward},
+            )
         record["full_logprob"] = full_reward
         methods: dict[str, Any] = {}
         max_budget = max(config.budgets)
         for method in config.methods:
             status(method)
+            if f"method:{method}" in saved:
+                methods[method] = saved[f"method:{method}"]["entry"]
+                continue
             before = self.scorer.snapshot()
             if method in PEERS:
                 runner = run_shap if method == "shap-pkg" else run_context_cite
@@ -270,9 +298,10 @@ class ExampleRunner:
                             "cost": fitted.n_queries,
                         }
             methods[method] = entry
+            self.checkpoint.save(example.id, f"method:{method}", {"entry": entry})
         status("metrics")
         t0 = time.perf_counter()
-        self._metrics(example, builder, response, full_reward, methods)
+        self._metrics(example, builder, response, full_reward, methods, saved)
         record["methods"] = methods
         record["timing"] = {
             "generate_s": round(generate_s, 3),
@@ -289,6 +318,7 @@ class ExampleRunner:
         response: str,
         full_reward: float,
         methods: dict[str, Any],
+        saved: dict[str, Any],
     ) -> None:
         n = builder.n_segments
         config = self.config
@@ -315,21 +345,68 @@ class ExampleRunner:
                     if bert_here:
                         bert_sets.setdefault(removed, np.nan)
                     plan.append((fit, k, removed, bert_here))
-        keys = list(drop_sets)
+        known = _unkey(saved.get("drop", {}).get("values", {}))
+        keys = [r for r in drop_sets if r not in known]
         rewards = self._score(builder, response, [removal_mask(n, r) for r in keys])
-        drop_sets.update(zip(keys, rewards))
+        known.update(zip(keys, rewards))
+        drop_sets.update({r: known[r] for r in drop_sets})
+        self.checkpoint.save(example.id, "drop", {"values": _key(known)})
         if bert_sets and self.bert is not None:
-            keys = list(bert_sets)
-            prompts = [builder.build(removal_mask(n, r)) for r in keys]
-            regenerated = self.scorer.generate(prompts, max_new_tokens=self.max_new_tokens(example))
-            f1 = self.bert(regenerated, [response] * len(regenerated))
-            bert_sets.update(zip(keys, f1))
+            done = _unkey(saved.get("bert", {}).get("values", {}))
+            keys = [r for r in bert_sets if r not in done]
+            if keys:
+                prompts = [builder.build(removal_mask(n, r)) for r in keys]
+                regenerated = self.scorer.generate(
+                    prompts, max_new_tokens=self.max_new_tokens(example)
+                )
+                done.update(zip(keys, self.bert(regenerated, [response] * len(regenerated))))
+                self.checkpoint.save(example.id, "bert", {"values": _key(done)})
+            bert_sets.update({r: done[r] for r in bert_sets})
         for fit, k, removed, bert_here in plan:
             fit.setdefault("drop", {})[str(k)] = round(
                 logprob_drop(full_reward, drop_sets[removed]), 6
             )
             if bert_here and self.bert is not None:
                 fit.setdefault("bert", {})[str(k)] = round(bert_sets[removed], 6)
+
+
+def _key(values: dict[tuple[int, ...], float]) -> dict[str, float]:
+    return {",".join(map(str, k)): float(v) for k, v in values.items()}
+
+
+def _unkey(values: dict[str, float]) -> dict[tuple[int, ...], float]:
+    return {tuple(int(i) for i in k.split(",") if i): float(v) for k, v in values.items()}
+
+
+class Checkpoint:
+    """Work done inside the current example (response, each method, metric values), so a
+    run killed mid-example resumes there. Lines carry a digest of the run's settings;
+    the file is emptied once the example's record is written."""
+
+    def __init__(self, path: Path | None, digest: str) -> None:
+        self.path = path
+        self.digest = digest
+
+    def load(self, example_id: str) -> dict[str, Any]:
+        saved: dict[str, Any] = {}
+        if self.path is None or not self.path.exists():
+            return saved
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            if item.get("id") == example_id and item.get("digest") == self.digest:
+                saved[item["stage"]] = item
+        return saved
+
+    def save(self, example_id: str, stage: str, data: dict[str, Any]) -> None:
+        if self.path is not None:
+            _append(self.path, {"id": example_id, "digest": self.digest, "stage": stage, **data})
+
+    def clear(self) -> None:
+        if self.path is not None and self.path.exists():
+            self.path.write_text("", encoding="utf-8")
 
 
 def _progress(total: int, initial: int) -> Any:
@@ -375,13 +452,22 @@ def run_benchmark(
     if scorer is None:
         from camab_rag.scorers import TransformersScorer
 
-        scorer = TransformersScorer(config.model, batch_size=config.batch_size)
+        scorer = TransformersScorer(
+            config.model, batch_size=config.batch_size, num_threads=config.threads
+        )
     counting = scorer if isinstance(scorer, CountingScorer) else CountingScorer(scorer)
     if bert is None and use_bert:
         from camab_rag.evaluation.metrics import BertScoreF1
 
         bert = BertScoreF1()
-    runner = ExampleRunner(config, counting, bert if use_bert else None)
+    settings = {
+        k: v
+        for k, v in asdict(config).items()
+        if k not in ("out_dir", "offset", "n", "threads", "batch_size")
+    }
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+    checkpoint = Checkpoint(path.with_suffix(".partial.jsonl"), digest)
+    runner = ExampleRunner(config, counting, bert if use_bert else None, checkpoint)
     bar = _progress(len(examples), len(examples) - len(todo))
     for example in todo:
 
@@ -391,6 +477,7 @@ def run_benchmark(
 
         record = runner.run(example, status)
         _append(path, record)
+        checkpoint.clear()
         if bar is not None:
             bar.update(1)
         else:
