@@ -38,6 +38,11 @@ _LAZY: dict[str, str] = {
     "default_scorer": "camab_rag.scorers",
     "TransformersScorer": "camab_rag.scorers",
     "OpenAICompletionsScorer": "camab_rag.scorers",
+    "cite": "camab_rag.citations",
+    "CitationRule": "camab_rag.citations",
+    "CitedAnswer": "camab_rag.citations",
+    "assess_groundedness": "camab_rag.groundedness",
+    "GroundednessFilter": "camab_rag.groundedness",
 }
 
 __all__ = sorted([*_LAZY, "__version__"])
