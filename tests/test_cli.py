@@ -230,7 +230,19 @@ def test_generates_the_response_and_renders_html(tmp_path, capsys, real_scorer):
 @pytest.mark.model
 def test_demo_prints_citations_and_writes_html(tmp_path, capsys, real_scorer):
     out = tmp_path / "demo.html"
-    status = main(["demo", "--budget", "6", "--granularity", "chunk", "--out", str(out)])
+    status = main(
+        [
+            "demo",
+            "--budget",
+            "6",
+            "--granularity",
+            "chunk",
+            "--max-new-tokens",
+            "24",
+            "--out",
+            str(out),
+        ]
+    )
     assert status == 0
     captured = capsys.readouterr()
     assert "Question:" in captured.out and "Sources" in captured.out
@@ -238,3 +250,12 @@ def test_demo_prints_citations_and_writes_html(tmp_path, capsys, real_scorer):
     assert "\x1b" not in captured.out  # captured output is not a terminal
     assert "Henry Roth" in out.read_text(encoding="utf-8")
     assert "demo finished" in captured.err
+
+
+def test_server_options_are_checked(tmp_path, capsys):
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(GOOD), encoding="utf-8")
+    assert main(["attribute", str(path), "--base-url", "http://127.0.0.1:9/v1"]) == 2
+    assert "--base-url needs --model-name" in capsys.readouterr().err
+    assert main(["attribute", str(path), "--base-url", "ftp://x", "--model-name", "m"]) == 2
+    assert "base_url must be an http(s) URL" in capsys.readouterr().err
