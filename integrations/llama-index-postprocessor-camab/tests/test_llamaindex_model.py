@@ -1,0 +1,116 @@
+"""End-to-end with real parts: a real VectorStoreIndex (all-MiniLM-L6-v2) over HotpotQA
+paragraphs, the embedded SmolLM2 answering as a LlamaIndex LLM and scoring in process."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import numpy as np
+import pytest
+from llama_index.core import get_response_synthesizer
+from llama_index.core.schema import MetadataMode
+from llama_index.postprocessor.camab import (
+    ATTRIBUTION_KEY,
+    CamabEventHandler,
+    CamabNodePostprocessor,
+    CamabQueryEngine,
+    attribution_of,
+)
+
+pytestmark = pytest.mark.model
+BUDGET = 10
+
+
+def check_attributed(response: Any, question: str, n_nodes: int) -> dict[str, Any]:
+    info = response.metadata[ATTRIBUTION_KEY]
+    assert info["status"] == "ok", info["error"]
+    assert info["question"] == question
+    assert info["response"] == response.response
+    assert info["prompt_source"] == "captured", info["prompt_note"]
+    assert 1 <= info["n_queries"] <= BUDGET
+    assert len(info["scores"]) == len(info["document_scores"]) == n_nodes
+    assert info["statements"], "per-sentence attribution is missing"
+    for statement in info["statements"]:
+        assert len(statement["scores"]) == n_nodes
+        assert statement["text"] in response.response
+    assert info["node_ids"] == [n.node.node_id for n in response.source_nodes]
+    ranks = []
+    for nws, doc_score in zip(response.source_nodes, info["document_scores"]):
+        node_info = nws.node.metadata[ATTRIBUTION_KEY]
+        assert isinstance(node_info["score"], float)
+        assert node_info["score"] == pytest.approx(doc_score)
+        assert isinstance(nws.score, float) and 0.0 < nws.score <= 1.0  # retrieval score kept
+        assert all(s in response.response for s in node_info["supporting_sentences"])
+        assert ATTRIBUTION_KEY not in nws.node.get_content(metadata_mode=MetadataMode.LLM)
+        ranks.append(node_info["rank"])
+    assert sorted(ranks) == list(range(1, n_nodes + 1))
+    best = int(np.argmax(info["document_scores"]))
+    assert response.source_nodes[best].node.metadata[ATTRIBUTION_KEY]["rank"] == 1
+    return info
+
+
+def test_query_attributes_response_and_every_source_node(
+    query_engine: Any, hotpot_rows: list[dict[str, Any]]
+) -> None:
+    question = hotpot_rows[0]["question"]
+    retrieved = query_engine.retrieve(query_engine_bundle(question))
+    response = CamabQueryEngine(query_engine, budget=BUDGET).query(question)
+    assert response.response.strip()
+    info = check_attributed(response, question, len(retrieved))
+    assert [n.node.node_id for n in response.source_nodes] == [n.node.node_id for n in retrieved]
+    assert [n.score for n in response.source_nodes] == pytest.approx([n.score for n in retrieved])
+    result = attribution_of(response)
+    assert result.n_segments == len(retrieved) and result.method == "camab"
+    # the full-context reward was observed and is the best-supported subset's neighbourhood
+    assert result.reward_of(np.ones(len(retrieved), dtype=bool)) is not None
+    assert info["wall_time_s"] > 0
+
+
+def query_engine_bundle(question: str) -> Any:
+    from llama_index.core.schema import QueryBundle
+
+    return QueryBundle(question)
+
+
+async def test_concurrent_aqueries_match_their_own_sequential_runs(
+    query_engine: Any, hotpot_rows: list[dict[str, Any]]
+) -> None:
+    questions = [row["question"] for row in hotpot_rows]
+    camab = CamabQueryEngine(query_engine, budget=BUDGET)
+    together = await asyncio.gather(*(camab.aquery(q) for q in questions))
+    infos = [check_attributed(r, q, len(r.source_nodes)) for q, r in zip(questions, together)]
+    assert len({tuple(i["node_ids"]) for i in infos}) == len(questions)
+    alone = camab.query(questions[1])
+    assert alone.response == together[1].response
+    assert alone.metadata[ATTRIBUTION_KEY]["node_ids"] == infos[1]["node_ids"]
+    np.testing.assert_allclose(
+        alone.metadata[ATTRIBUTION_KEY]["scores"], infos[1]["scores"], atol=2e-3
+    )
+
+
+def test_handler_attributes_a_plain_query_engine(
+    query_engine: Any, scorer: Any, hotpot_rows: list[dict[str, Any]]
+) -> None:
+    question = hotpot_rows[1]["question"]
+    handler = CamabEventHandler.attach(scorer=scorer, budget=BUDGET)
+    try:
+        response = query_engine.query(question)
+    finally:
+        handler.detach()
+    check_attributed(response, question, len(response.source_nodes))
+    assert handler.results[-1]["query"] == question
+
+
+def test_two_pass_answer_attribute_reanswer(
+    query_engine: Any, llm: Any, hotpot_rows: list[dict[str, Any]]
+) -> None:
+    question = hotpot_rows[0]["question"]
+    first = CamabQueryEngine(query_engine, budget=BUDGET).query(question)
+    info = check_attributed(first, question, len(first.source_nodes))
+    kept = CamabNodePostprocessor(top_k=1).postprocess_nodes(first.source_nodes, query_str=question)
+    assert len(kept) == 1
+    assert kept[0].node.node_id == info["node_ids"][int(np.argmax(info["document_scores"]))]
+    second = get_response_synthesizer(llm=llm).synthesize(question, nodes=kept)
+    assert second.response.strip()
+    assert [n.node.node_id for n in second.source_nodes] == [kept[0].node.node_id]
