@@ -259,3 +259,26 @@ def test_server_options_are_checked(tmp_path, capsys):
     assert "--base-url needs --model-name" in capsys.readouterr().err
     assert main(["attribute", str(path), "--base-url", "ftp://x", "--model-name", "m"]) == 2
     assert "base_url must be an http(s) URL" in capsys.readouterr().err
+
+
+def test_several_records_render_into_one_output(tmp_path, capsys, monkeypatch):
+    from fakes import KeywordScorer
+
+    monkeypatch.setattr(cli, "build_scorer", lambda args, progress: KeywordScorer())
+    record = json.dumps({**GOOD, "response": "He was British, born in London."})
+    path = write_jsonl(tmp_path / "r.jsonl", [record, record])
+    assert main(["attribute", str(path), "--budget", "8", "--format", "json", "-q"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(line)["where"] for line in lines] == [f"{path}:1", f"{path}:2"]
+    out = tmp_path / "page.html"
+    assert (
+        main(["attribute", str(path), "--budget", "8", "--format", "html", "--out", str(out)]) == 0
+    )
+    page = out.read_text(encoding="utf-8")
+    assert page.count("<html") == 1 and page.count('<div class="camab-cite"') == 2
+    err = capsys.readouterr().err
+    assert "record 1/2: attributing" in err and "record 2/2: attributing" in err
+    assert main(["attribute", str(path), "--budget", "8", "--format", "markdown", "-q"]) == 0
+    markdown = capsys.readouterr().out
+    assert markdown.count("**Sources**") == 2
+    assert "**Robert Erskine Childers**" in markdown and "Grounded" in markdown
