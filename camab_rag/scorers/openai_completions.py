@@ -325,6 +325,8 @@ class OpenAICompletionsScorer:
         base_url: the server's OpenAI base URL, e.g. ``"http://127.0.0.1:8000/v1"``.
         model: the served model name.
         api_key: the key, if the server needs one (never logged or shown in a repr).
+            ``None`` sends a placeholder, never ``$OPENAI_API_KEY``, so a key meant for
+            OpenAI does not leak to another server.
         max_concurrency: requests in flight at once.
         timeout: seconds per HTTP request.
         max_retries: retries of a request after a transient failure (timeout, connection
