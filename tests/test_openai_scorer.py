@@ -5,7 +5,8 @@ One server is started for this module (about a minute, ~5.6 GB) from ``.venv-vll
 (``scripts/setup_vllm.sh``), serving the embedded SmolLM2 model converted by the model
 registry, and stopped at the end (``CAMAB_TEST_VLLM_PORT=PORT`` reuses a server already
 running on 127.0.0.1:PORT instead). Without ``.venv-vllm`` the module is skipped, except in
-CI (``CI`` set), where a missing server environment is an error.
+CI (``CI`` set), where a missing server environment is an error unless ``CAMAB_SKIP_VLLM=1``
+says it was left out on purpose.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def vllm_server() -> Iterator[VLLMServer]:
     if running:  # a developer's already running server (same model, served as "smollm2")
         yield VLLMServer(smollm2_dir(), "smollm2", port=int(running))
         return
+    if os.environ.get("CAMAB_SKIP_VLLM") == "1":
+        pytest.skip("CAMAB_SKIP_VLLM=1: no vLLM server environment wanted")
     reason = vllm_missing_reason()
     if reason:
         if os.environ.get("CI"):
