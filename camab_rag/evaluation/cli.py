@@ -18,10 +18,10 @@ from camab_rag.evaluation.runner import ALL_METHODS, BenchConfig
 
 SMOKE: dict[str, Any] = {
     "n": 2,
-    "budgets": [4, 8],
-    "peer_budget": 6,
-    "max_segments": 6,
-    "max_new_tokens": 12,
+    "budgets": [4, 6],
+    "peer_budget": 5,
+    "max_segments": 4,
+    "max_new_tokens": 8,
 }
 
 
