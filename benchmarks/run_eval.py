@@ -62,6 +62,15 @@ def main(argv: list[str]) -> int:
             f"resumed (already-done examples are skipped) with:\n\n"
             f"    {_resume_command(path)}\n"
         )
+        partial = path.with_suffix(".partial.jsonl")
+        stages = read_results(partial) if partial.exists() else []
+        if stages:
+            done = ", ".join(str(item.get("stage")) for item in stages)
+            body += (
+                f"\nIn progress: example `{stages[0].get('id')}` has these stages checkpointed "
+                f"in `benchmarks/results/{partial.name}` (a resumed run continues there): "
+                f"{done}.\n"
+            )
         print(markdown)
         write_section(f"eval-{path.stem}", f"Attribution quality: {path.stem}", body)
     return 0
