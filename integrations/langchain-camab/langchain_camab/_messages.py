@@ -51,7 +51,7 @@ def to_prompt(value: object) -> str | list[dict[str, str]]:
     if isinstance(value, PromptValue):
         return to_chat_messages(value.to_messages())
     if isinstance(value, Sequence) and all(isinstance(m, BaseMessage) for m in value):
-        return to_chat_messages(value)  # type: ignore[arg-type]
+        return to_chat_messages(value)
     if isinstance(value, Sequence) and all(
         isinstance(m, dict) and "role" in m and "content" in m for m in value
     ):

@@ -1,9 +1,9 @@
 """Fixtures with real parts: the embedded SmolLM2 model, HotpotQA documents, BM25.
 
 The model loads once per session (the first run on a fresh machine converts it into the
-cache, about a minute). ``easy_examples`` picks, among the first HotpotQA rows, questions
-the small model answers correctly with both gold paragraphs retrieved: gold alignment only
-means something when the answer is right.
+cache, about a minute). ``easy_examples`` keeps the candidate questions the small model
+answers correctly with both gold paragraphs retrieved: gold alignment only means something
+when the answer is right.
 """
 
 from __future__ import annotations
@@ -25,8 +25,18 @@ from tests.integration_tests.hotpot import (
     rag_chain,
 )
 
-N_ROWS = 40  # corpus: every paragraph of these rows (about 400 documents)
+N_ROWS = 120  # corpus: every paragraph of the first 120 rows (about 1200 documents)
 N_EASY = 3
+# Candidates: running this chain over the first 120 rows, SmolLM2-135M answered 4 of the
+# ~40 questions whose gold paragraphs BM25 retrieves (yes/no questions left out). Scanning
+# them all costs minutes of generation, so the tests start from these and still check
+# each answer (a candidate the model now gets wrong is dropped).
+CANDIDATES = (
+    "5a80721b554299485f5985ef",
+    "5a8704f8554299211dda2ba4",
+    "5ae533535542993aec5ec173",
+    "5ae21937554299234fd043d3",
+)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -59,11 +69,11 @@ def easy_examples(retriever: BM25Retriever, chat_model: CamabChatModel) -> list[
     chain = rag_chain(retriever, chat_model)
     chosen: list[Example] = []
     for example in examples(load_rows(N_ROWS)):
+        if example.id not in CANDIDATES:
+            continue
         titles = {d.metadata["title"] for d in retriever.invoke(example.question)}
         if not example.gold_titles <= titles:
             continue
-        if example.answer.lower() in ("yes", "no"):
-            continue  # a yes/no answer says little about which document it came from
         if is_correct(str(chain.invoke(example.question).content), example.answer):
             chosen.append(example)
         if len(chosen) == N_EASY:
