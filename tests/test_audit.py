@@ -19,7 +19,7 @@ from camab_rag.audit import AuditConfig, RateGate, ScorerSpec, audit
 from camab_rag.audit.batching import MicroBatcher
 from camab_rag.audit.cli import configure_parser, main, spec_from_args
 from camab_rag.audit.gate import GatedScorer, transient
-from camab_rag.audit.lines import GROUNDEDNESS_SOURCE, without_timing
+from camab_rag.audit.lines import GROUNDEDNESS_METHOD, without_timing
 from camab_rag.audit.local import audit_records
 from camab_rag.audit.outputs import OutputFile, iter_lines
 from camab_rag.records import read_records
@@ -87,7 +87,7 @@ def test_one_line_per_record_and_a_summary(tmp_path: Path) -> None:
     extra = dune["groundedness"]["extra_queries"]
     assert dune["cost"]["queries"] == dune["attribution"]["n_queries"] + extra
     assert 0 <= extra <= 2
-    assert dune["groundedness"]["gain_from"] in ("observed", "measured")
+    assert dune["groundedness"]["source"] in ("observed", "measured")
     # empty context: only "wrote" and "Dune" (in the question) are likely
     assert dune["groundedness"]["context_gain"] == pytest.approx(-0.1 - (-3 - 3 - 0.1 - 0.1) / 4)
     assert dune["cost"]["prompt_tokens"] > 0
@@ -102,7 +102,9 @@ def test_one_line_per_record_and_a_summary(tmp_path: Path) -> None:
     assert lines["zebra"]["groundedness"]["flagged"] is True
     assert lines["zebra"]["groundedness"]["verdict"] == "ungrounded"
     assert lines["dune"]["groundedness"]["flagged"] is False
-    assert lines["dune"]["groundedness"]["source"] == GROUNDEDNESS_SOURCE
+    assert lines["dune"]["groundedness"]["method"] == GROUNDEDNESS_METHOD
+    assert lines["dune"]["groundedness"]["grounded"] is True  # camab_rag.groundedness report
+    assert lines["zebra"]["groundedness"]["sentences"][0]["supported"] is False
     # summary: counts, bad lines named, cost
     assert summary["records"] == {
         "in_output": 3,

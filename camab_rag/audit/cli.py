@@ -16,6 +16,7 @@ from camab_rag.audit.run import audit
 from camab_rag.audit.scorers import ScorerSpec
 from camab_rag.audit.summary import cost_report
 from camab_rag.errors import CamabError
+from camab_rag.groundedness import DEFAULT_THRESHOLD
 
 DESCRIPTION = (
     "Audit logged RAG answers: attribute each record of INPUT (JSONL or Parquet: question, "
@@ -73,8 +74,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     attribution.add_argument(
         "--ungrounded-threshold",
         type=float,
-        default=0.1,
-        help="flag an answer whose context gain is below this",
+        default=DEFAULT_THRESHOLD,
+        help="flag an answer whose context gain (nats/token) is below this",
     )
     running = parser.add_argument_group("running")
     running.add_argument(

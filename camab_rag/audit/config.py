@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from camab_rag.errors import InputError
+from camab_rag.groundedness import DEFAULT_THRESHOLD
 
 METHODS = ("camab", "kernelshap", "contextcite", "loo", "random")
 
@@ -22,7 +23,9 @@ class AuditConfig:
         top_k: segments cited per answer sentence (at most).
         min_citation_score: a segment is cited only if its score is above this.
         ungrounded_threshold: an answer whose context gain (how much the context raises
-            the answer's mean token log-probability) is below this is flagged ungrounded.
+            the answer's mean token log-probability) is below this is flagged ungrounded
+            (default: :data:`camab_rag.groundedness.DEFAULT_THRESHOLD`, calibrated on
+            HotpotQA with the embedded model).
         measure_gain: when the attribution did not evaluate the full and the empty
             context, score them (at most two extra queries per record) for the
             groundedness verdict; ``False`` uses the linear surrogate ``sum(scores)``.
@@ -37,7 +40,7 @@ class AuditConfig:
     reward: str = "mean_logprob"
     top_k: int = 3
     min_citation_score: float = 0.0
-    ungrounded_threshold: float = 0.1
+    ungrounded_threshold: float = DEFAULT_THRESHOLD
     measure_gain: bool = True
     method_options: dict[str, Any] = field(default_factory=dict)
 

@@ -7,8 +7,8 @@ The result line is a JSON object::
      "citations": [{"statement", "start", "end", "segments": [{"segment", "doc_index",
                     "score", "text"}]}],           # top segments per answer sentence
      "documents": {"scores", "cited", "never_cited"},
-     "groundedness": {"source", "context_gain", "gain_from", "threshold", "verdict",
-                      "flagged"},
+     "groundedness": assess_groundedness(...).to_dict() + {"method", "source",
+                      "context_gain", "verdict", "flagged", "extra_queries"},
      "cost": {"queries", "prompt_tokens", "wall_time_s"}}
 
 Groundedness is the context gain ``L(full) - L(empty)`` (how much the whole context raises
@@ -28,13 +28,14 @@ from typing import Any
 import numpy as np
 
 from camab_rag.audit.config import AuditConfig
+from camab_rag.groundedness import ContextGain, assess_groundedness
 from camab_rag.oracle import ScorerOracle
 from camab_rag.prompts import TemplatePromptBuilder
 from camab_rag.records import Record
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import get_reward
 
-GROUNDEDNESS_SOURCE = "audit:context_gain"
+GROUNDEDNESS_METHOD = "camab_rag.groundedness:context_gain"
 TIMING_KEYS = ("wall_time_s",)
 
 
@@ -94,22 +95,26 @@ async def context_gain(
 
 
 def _groundedness(result: AttributionResult, gain: Gain, config: AuditConfig) -> dict[str, Any]:
-    if gain.full is not None and gain.empty is not None:
-        score = gain.full - gain.empty
-    else:
-        score = float(np.sum(result.scores))
-    flagged = score < config.ungrounded_threshold
-    return {
-        "source": GROUNDEDNESS_SOURCE,
-        "context_gain": score,
-        "gain_from": gain.source,
-        "full_reward": gain.full,
-        "empty_reward": gain.empty,
-        "threshold": config.ungrounded_threshold,
-        "verdict": "ungrounded" if flagged else "grounded",
-        "flagged": bool(flagged),
-        "extra_queries": gain.extra_queries,
-    }
+    """:func:`camab_rag.groundedness.assess_groundedness` on the gain measured here."""
+    measured = (
+        ContextGain(gain.full, gain.empty, gain.extra_queries)
+        if gain.full is not None and gain.empty is not None
+        else None
+    )
+    report = assess_groundedness(
+        result, threshold=config.ungrounded_threshold, top_k=config.top_k, gain=measured
+    ).to_dict()
+    report.update(
+        {
+            "method": GROUNDEDNESS_METHOD,
+            "source": gain.source,  # observed (history), measured (extra queries), surrogate
+            "context_gain": report["score"],
+            "verdict": "grounded" if report["grounded"] else "ungrounded",
+            "flagged": not report["grounded"],
+            "extra_queries": gain.extra_queries,
+        }
+    )
+    return report
 
 
 def result_line(
@@ -203,7 +208,7 @@ def without_timing(value: Any) -> Any:
 
 
 __all__ = [
-    "GROUNDEDNESS_SOURCE",
+    "GROUNDEDNESS_METHOD",
     "Gain",
     "attribute_kwargs",
     "audit_record",

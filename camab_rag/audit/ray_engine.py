@@ -153,7 +153,9 @@ def run_ray(
     context.enable_progress_bars = False
     logging.getLogger("ray.data").setLevel(logging.WARNING)
     cpus = cpus_per_actor if cpus_per_actor is not None else (0.25 if spec.remote else 1.0)
-    dataset = ray.data.read_text(str(work_dir)).map_batches(
+    shards = sorted(str(p) for p in work_dir.glob("part-*.jsonl"))
+    # one block per shard, so every actor gets work even when there are few records
+    dataset = ray.data.read_text(shards, override_num_blocks=len(shards)).map_batches(
         AuditActor,
         fn_constructor_kwargs={"spec": spec, "config": config, "concurrency": concurrency},
         batch_size=batch_size,

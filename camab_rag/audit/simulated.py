@@ -18,6 +18,7 @@ capacity model for benchmarks, never a substitute for a real scorer in an audit.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import threading
 import time
@@ -62,12 +63,14 @@ class ServerModel:
         self.busy_until = [0.0] * max(int(replicas), 1)
         self.requests = 0
         self.tokens = 0
+        self.first_seen: dict[str, float] = {}
         self._lock = threading.Lock()
 
-    def reserve(self, tokens: int) -> float:
+    def reserve(self, tokens: int, caller: str = "") -> float:
         """Book ``tokens`` of server work now; the wall-clock time the answer arrives."""
         with self._lock:
             now = time.time()
+            self.first_seen.setdefault(caller, now)
             replica = min(range(len(self.busy_until)), key=self.busy_until.__getitem__)
             start = max(now, self.busy_until[replica])
             self.busy_until[replica] = start + tokens / self.tokens_per_s
@@ -75,8 +78,13 @@ class ServerModel:
             self.tokens += tokens
             return self.busy_until[replica] + self.latency_s
 
-    def stats(self) -> dict[str, float]:
-        return {"requests": self.requests, "tokens": self.tokens}
+    def stats(self) -> dict[str, Any]:
+        """Requests, tokens, and when each caller (process) first called."""
+        return {
+            "requests": self.requests,
+            "tokens": self.tokens,
+            "first_seen": dict(self.first_seen),
+        }
 
 
 _LOCAL: dict[str, ServerModel] = {}
@@ -144,9 +152,10 @@ class SimulatedScorer:
                 self._server = local_server(
                     self.server_name, self.tokens_per_s, self.latency_s, self.replicas
                 )
+        caller = str(os.getpid())
         if self.shared == "ray":
-            return self._server.reserve.remote(tokens)
-        return self._server.reserve(tokens)
+            return self._server.reserve.remote(tokens, caller)
+        return self._server.reserve(tokens, caller)
 
     def _tokens(self, result: ResponseLogprobs) -> int:
         return int(result.prompt_tokens * self.tokens_scale) + len(result.logprobs)

@@ -49,7 +49,11 @@ def summarize(output: str | Path, run: RunStats) -> dict[str, Any]:
     queries = sum(int(line.get("cost", {}).get("queries", 0)) for line in lines)
     tokens = sum(int(line.get("cost", {}).get("prompt_tokens", 0)) for line in lines)
     record_time = sum(float(line.get("cost", {}).get("wall_time_s", 0.0)) for line in lines)
-    sources = sorted({str(line["groundedness"].get("source")) for line in ok})
+    methods = sorted({str(line["groundedness"].get("method")) for line in ok})
+    gain_sources: dict[str, int] = {}
+    for line in ok:
+        key = str(line["groundedness"].get("source"))
+        gain_sources[key] = gain_sources.get(key, 0) + 1
     return {
         "output": str(output),
         "engine": run.engine,
@@ -71,7 +75,8 @@ def summarize(output: str | Path, run: RunStats) -> dict[str, Any]:
             if line.get("status") != "ok"
         ][:MAX_LISTED_ERRORS],
         "groundedness": {
-            "source": sources[0] if len(sources) == 1 else sources,
+            "method": methods[0] if len(methods) == 1 else methods,
+            "context_gain_from": gain_sources,
             "flagged_ungrounded": len(flagged),
             "share_flagged_ungrounded": _share(len(flagged), len(ok)),
         },
