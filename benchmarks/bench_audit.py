@@ -333,17 +333,30 @@ def main() -> None:
 
     sections: list[str] = []
     tokens_per_query = args.sim_tokens_per_query
+    in_process_rows: list[dict[str, float]] = []
     if not args.no_in_process:
         rows, text = part_in_process(args)
+        in_process_rows = rows
         print(text, flush=True)
         sections.append("### One machine, in-process scorer\n\n" + text)
         tokens_per_query = rows[0]["tokens_per_query"]
     figures: dict[str, float] | None = None
     origin = "measured in part 2"
     if not args.no_vllm:
-        figures, text = part_vllm(args)
+        try:
+            figures, text = part_vllm(args)
+        except Exception as exc:  # a server that cannot start here is reported, not fatal
+            figures, text = None, f"Not measured: the vLLM server run failed ({exc})."
         print(text, flush=True)
         sections.append("### One machine, local vLLM server\n\n" + text)
+    if figures is None and in_process_rows and args.sim_latency is None:
+        one, many = in_process_rows[0], in_process_rows[-1]
+        figures = {
+            "latency_s": one["wall_s"] / one["queries"],
+            "tokens_per_s": many["prompt_tokens"] / many["wall_s"],
+            "tokens_per_query": one["tokens_per_query"],
+        }
+        origin = "measured in part 1 with the in-process scorer, as no vLLM figures were measured"
     if figures is None:
         if args.sim_latency is None or args.sim_tokens_per_s is None:
             raise SystemExit(

@@ -31,6 +31,8 @@ from camab_rag.audit.scorers import ScorerSpec
 from camab_rag.errors import InputError
 from camab_rag.records import Record, parse_record
 
+READ_CPUS = 0.01
+
 
 def import_ray() -> Any:
     """``ray`` (with Ray Data), or a clear error naming the extra to install."""
@@ -155,7 +157,11 @@ def run_ray(
     cpus = cpus_per_actor if cpus_per_actor is not None else (0.25 if spec.remote else 1.0)
     shards = sorted(str(p) for p in work_dir.glob("part-*.jsonl"))
     # one block per shard, so every actor gets work even when there are few records
-    dataset = ray.data.read_text(shards, override_num_blocks=len(shards)).map_batches(
+    # reading a shard is trivial: a sliver of CPU, so the read never waits for CPUs the
+    # actors hold (with actors taking every CPU, a 1-CPU read task would deadlock)
+    dataset = ray.data.read_text(
+        shards, override_num_blocks=len(shards), num_cpus=READ_CPUS
+    ).map_batches(
         AuditActor,
         fn_constructor_kwargs={"spec": spec, "config": config, "concurrency": concurrency},
         batch_size=batch_size,
