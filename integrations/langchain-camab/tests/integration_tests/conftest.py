@@ -28,11 +28,12 @@ from tests.integration_tests.hotpot import (
 N_ROWS = 120  # corpus: every paragraph of the first 120 rows (about 1200 documents)
 N_EASY = 3
 # Candidates: running this chain over the first 120 rows, SmolLM2-135M answered 4 of the
-# ~40 questions whose gold paragraphs BM25 retrieves (yes/no questions left out). Scanning
-# them all costs minutes of generation, so the tests start from these and still check
+# ~40 questions whose gold paragraphs BM25 retrieves (yes/no questions left out). One of
+# them (5a80721b...) is "right" by string match but copies a distractor paragraph's
+# sentence, so its answer is not grounded in the gold evidence and is left out. Scanning
+# every row costs minutes of generation, so the tests start from these and still check
 # each answer (a candidate the model now gets wrong is dropped).
 CANDIDATES = (
-    "5a80721b554299485f5985ef",
     "5a8704f8554299211dda2ba4",
     "5ae533535542993aec5ec173",
     "5ae21937554299234fd043d3",

@@ -64,8 +64,9 @@ def test_handler_attributes_real_answers_to_gold_paragraphs(
         titles = [d.metadata["title"] for d in docs]
         assert [d["title"] for d in data["documents"]] == titles
         top_is_gold += _gold_rank(entries, titles, example.gold_titles) == 1
-    # the answer came from a gold paragraph: it outranks every distractor
-    assert top_is_gold >= len(easy_examples) - 1, f"{top_is_gold}/{len(easy_examples)}"
+    # the answer came from a gold paragraph: it outranks every distractor (measured: 3 of
+    # 3, one with a small margin, so one miss is tolerated)
+    assert top_is_gold >= 2, f"a gold paragraph ranked first in {top_is_gold}/{len(easy_examples)}"
 
 
 def test_attributor_step_on_a_retrieval_chain(
