@@ -35,7 +35,10 @@ from pydantic import ConfigDict, PrivateAttr
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data" / "hotpotqa_distractor_dev.jsonl"
-DEFAULT_QUESTION = "Which writer was from England, Henry Roth or Robert Erskine Childers?"
+DEFAULT_QUESTION = (
+    "What is the name of the Isles who were led by Aonghus Mór and covered a total land "
+    "area of over 8300 km2?"
+)
 
 PROMPT = ChatPromptTemplate.from_messages(
     [
@@ -128,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--question", default=DEFAULT_QUESTION)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument(
-        "--rows", type=int, default=20, help="HotpotQA rows whose paragraphs form the corpus"
+        "--rows", type=int, default=120, help="HotpotQA rows whose paragraphs form the corpus"
     )
     parser.add_argument("--k", type=int, default=4, help="paragraphs retrieved")
     parser.add_argument("--budget", type=int, default=16, help="model calls for attribution")
@@ -138,21 +141,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     from camab_rag import default_scorer
 
     retriever = BM25Retriever(documents=load_paragraphs(args.data, args.rows), k=args.k)
-    llm = CamabChatModel(generator=default_scorer(), max_new_tokens=32)
+    llm = CamabChatModel(generator=default_scorer(), max_new_tokens=24)
 
     if args.step:
-        # create_retrieval_chain's shape ({"input", "context", "answer"}) + one more step
+        # a chain returning {"question", "context": [Document], "answer"} + one more step;
+        # given the chain's prompt template, the step ablates the real prompt too
         answer = (
-            RunnableLambda(lambda x: {"context": format_docs(x["context"]), "question": x["input"]})
-            | PROMPT
-            | llm
+            RunnableLambda(lambda x: {**x, "context": format_docs(x["context"])}) | PROMPT | llm
         )
-        chain = RunnablePassthrough.assign(context=lambda x: retriever.invoke(x["input"])).assign(
-            answer=answer
-        ) | CamabAttributor(
-            llm=llm, budget=args.budget, prompt=PROMPT.partial(question=args.question)
-        )
-        out = chain.invoke({"input": args.question})
+        chain = RunnablePassthrough.assign(
+            context=lambda x: retriever.invoke(x["question"])
+        ).assign(answer=answer) | CamabAttributor(llm=llm, budget=args.budget, prompt=PROMPT)
+        out = chain.invoke({"question": args.question})
         print_report(args.question, str(out["answer"].content), out["context"], out["attribution"])
         return
 
