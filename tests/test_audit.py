@@ -472,3 +472,33 @@ def test_real_audit_with_the_embedded_model(tmp_path: Path, smollm2_scorer: Any)
     paris = lines["paris"]["attribution"]["document_scores"]
     assert paris[1] > paris[0]
     assert summary["cost"]["batching"]["model_calls"] >= 1
+
+
+def test_the_gate_around_the_real_http_scorer_rides_out_a_429_storm() -> None:
+    """The real HTTP scorer (its own retries off) against a scripted 127.0.0.1 endpoint."""
+    from test_http_faults import REQUEST, FaultyServer, assert_good
+
+    from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+
+    server = FaultyServer()
+    try:
+        storm = ("status", 429, {"Retry-After": "0.2"}, {"error": {"message": "slow down"}})
+        server.script.extend([storm] * 6)
+        scorer = OpenAICompletionsScorer(server.base_url, "smollm2", max_retries=0, timeout=10)
+        gate = RateGate(limit=4, max_retries=10, backoff_base=0.01)
+        gated = GatedScorer(scorer, gate)
+
+        async def many() -> list[list[ResponseLogprobs]]:
+            return list(await asyncio.gather(*(gated.ascore([REQUEST]) for _ in range(10))))
+
+        started = time.monotonic()
+        results = asyncio.run(many())
+        assert len(results) == 10
+        for [result] in results:
+            assert_good(result)
+        assert gate.stats.transient_errors == 6
+        assert gate.stats.min_limit < 4  # the storm lowered everyone's concurrency
+        assert server.max_in_flight <= 4
+        assert time.monotonic() - started >= 0.2  # Retry-After was honoured by all
+    finally:
+        server.close()
