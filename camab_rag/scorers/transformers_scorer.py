@@ -1,8 +1,8 @@
 """In-process scorer on a Hugging Face transformers causal LM.
 
 Returns the exact teacher-forced log-probabilities of a given response under a given
-prompt, for many requests at once (left padding + attention mask), and answers prompts by
-greedy decoding. Nothing is fetched from a model hub: the offline flags are set before
+prompt, for many requests at once (right-padded batches), and answers prompts by greedy
+decoding. Nothing is fetched from a model hub: the offline flags are set before
 transformers is imported and every load uses local files only.
 
 Tokenization boundary: the prompt is rendered to text (chat template with the generation
@@ -233,29 +233,37 @@ class TransformersScorer(BaseScorer):
         return [r for r in results if r is not None]
 
     def _forward_logprobs(self, batch: Sequence[EncodedRequest]) -> list[np.ndarray]:
+        """One forward pass over a right-padded batch.
+
+        Right padding needs no attention mask for a causal LM: a real token attends only to
+        earlier positions, never to the pads after it, so each row computes exactly what it
+        would alone (same positions, no masked-attention slow path), and the pads' outputs
+        are never read. Only the positions that predict response tokens go through the LM
+        head (``logits_to_keep`` with their indices).
+        """
         import torch
 
         sequences = [list(e.prompt_ids) + list(e.response_ids) for e in batch]
-        input_ids, attention_mask = self._left_pad(sequences)
-        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-        longest = max(len(e.response_ids) for e in batch)
+        width = max(len(s) for s in sequences)
+        input_ids = torch.full((len(sequences), width), self.pad_token_id, dtype=torch.long)
+        for row, seq in enumerate(sequences):
+            input_ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+        # position t predicts token t + 1
+        wanted = [
+            range(len(e.prompt_ids) - 1, len(e.prompt_ids) + len(e.response_ids) - 1) for e in batch
+        ]
+        keep = sorted({t for positions in wanted for t in positions})
+        column = {t: k for k, t in enumerate(keep)}
         options: dict[str, Any] = {}
         if self._keeps_logits:
-            # Only the positions that predict response tokens need the LM head.
-            options["logits_to_keep"] = longest + 1
+            options["logits_to_keep"] = torch.tensor(keep, dtype=torch.long, device=self.device)
         with torch.inference_mode():
-            out = self.model(
-                input_ids=input_ids,
-                attention_mask=attention_mask,
-                position_ids=position_ids,
-                use_cache=False,
-                **options,
-            )
-            logits = out.logits[:, -(longest + 1) : -1, :]
+            out = self.model(input_ids=input_ids.to(self.device), use_cache=False, **options)
+            logits = out.logits
             results = []
-            for row, e in enumerate(batch):
-                n = len(e.response_ids)
-                row_logits = logits[row, longest - n :, :].float()
+            for row, (e, positions) in enumerate(zip(batch, wanted)):
+                index = [column[t] if self._keeps_logits else t for t in positions]
+                row_logits = logits[row, index, :].float()
                 logp = torch.log_softmax(row_logits, dim=-1)
                 target = torch.tensor(e.response_ids, device=logp.device).unsqueeze(-1)
                 picked = logp.gather(-1, target).squeeze(-1)
