@@ -257,3 +257,12 @@ def test_no_scorer_uses_the_chains_in_process_model() -> None:
     result = handler.last_result
     assert result is not None and result.status == "ok", result
     assert len(generator.calls) == result.n_queries > 0
+
+
+def test_async_handler_in_a_sync_chain() -> None:
+    handler = AsyncCamabCallbackHandler(KeywordScorer(), budget=6)
+    answers = _chain().batch(
+        ["Capital of France?", "Capital of Germany?"], {"callbacks": [handler]}
+    )
+    assert sorted(r.response for r in handler.results.values()) == sorted(answers)
+    assert all(r.status == "ok" for r in handler.results.values())
