@@ -185,34 +185,43 @@ def main() -> None:
     config = {"model": args.model, "budget": args.budget, "seed": args.seed}
     done: dict[str, dict[str, Any]] = {}
     cross: dict[str, dict[str, float]] = {}
+    reference: dict[str, dict[str, float]] = {}
     if cache.exists():
         for line in cache.read_text().splitlines():
             record = json.loads(line)
             if record.get("config") != config:
                 continue
-            if "cross" in record and "with_gold" not in record:
-                cross[record["id"]] = record["cross"]
-            else:
+            if "with_gold" in record:
                 done[record["id"]] = record
-                if record.get("cross") is not None:
-                    cross[record["id"]] = record["cross"]
+            for key, table in (("cross", cross), ("reference", reference)):
+                if record.get(key) is not None:
+                    table[record["id"]] = record[key]
 
     rows = [json.loads(line) for line in (DATA / "hotpotqa_distractor_dev.jsonl").open()]
     rows = [r for r in rows if normalize(r["answer"]) not in ("yes", "no")][: args.n]
     scorer = None
     started = time.perf_counter()
     for index, row in enumerate(rows):
-        if args.report_only or (row["id"] in done and row["id"] in cross):
+        if args.report_only or (
+            row["id"] in done and row["id"] in cross and row["id"] in reference
+        ):
             continue
         if scorer is None:
             scorer = camab_rag.TransformersScorer(args.model, num_threads=args.threads)
         with_gold, without_gold = contexts(row, args.seed)
-        if row["id"] in done:  # an earlier run: add the cross-context score only
-            answer = done[row["id"]]["without_gold"]["answer"]
-            cross[row["id"]] = score_against(scorer, row["question"], with_gold, answer)
+        if row["id"] in done:  # an earlier run: add the same-context scores only
+            extra: dict[str, Any] = {"id": row["id"], "config": config}
+            if row["id"] not in cross:
+                answer = done[row["id"]]["without_gold"]["answer"]
+                extra["cross"] = score_against(scorer, row["question"], with_gold, answer)
+                cross[row["id"]] = extra["cross"]
+            if row["id"] not in reference:
+                extra["reference"] = score_against(
+                    scorer, row["question"], with_gold, row["answer"]
+                )
+                reference[row["id"]] = extra["reference"]
             with cache.open("a") as handle:
-                line = {"id": row["id"], "config": config, "cross": cross[row["id"]]}
-                handle.write(json.dumps(line) + "\n")
+                handle.write(json.dumps(extra) + "\n")
             continue
         record: dict[str, Any] = {"id": row["id"], "config": config, "gold_answer": row["answer"]}
         record["with_gold"] = run_condition(
@@ -224,8 +233,10 @@ def main() -> None:
         record["cross"] = score_against(
             scorer, row["question"], with_gold, record["without_gold"]["answer"]
         )
+        record["reference"] = score_against(scorer, row["question"], with_gold, row["answer"])
         done[row["id"]] = record
         cross[row["id"]] = record["cross"]
+        reference[row["id"]] = record["reference"]
         with cache.open("a") as handle:
             handle.write(json.dumps(record) + "\n")
         elapsed = time.perf_counter() - started
@@ -237,7 +248,11 @@ def main() -> None:
             flush=True,
         )
 
-    records = [{**done[r["id"]], "cross": cross.get(r["id"])} for r in rows if r["id"] in done]
+    records = [
+        {**done[r["id"]], "cross": cross.get(r["id"]), "reference": reference.get(r["id"])}
+        for r in rows
+        if r["id"] in done
+    ]
     report(records, args)
 
 
@@ -282,12 +297,18 @@ def report(records: list[dict[str, Any]], args: argparse.Namespace) -> None:
         f"- `gain` ROC AUC, correct vs unsupported answers on the same context: "
         f"**{auc(same_pos, same_neg):.3f}** ({len(same_pos)} vs {len(same_neg)})"
     )
+    ref_pos = [r["reference"]["gain"] for r in records if r.get("reference")]
+    lines.append(
+        f"- `gain` ROC AUC, gold reference answers vs unsupported model answers on the same "
+        f"context: **{auc(ref_pos, same_neg):.3f}** ({len(ref_pos)} vs {len(same_neg)})"
+    )
     pos = [r["with_gold"]["gain"] for r in correct]
     neg = [r["without_gold"]["gain"] for r in ungroundable]
     calls = np.mean([r[c]["n_queries"] for r in records for c in ("with_gold", "without_gold")])
     for label, p_scores, n_scores in (
         ("own retrieved context", pos, neg),
         ("same (gold) context", same_pos, same_neg),
+        ("reference answers vs unsupported, same context", ref_pos, same_neg),
     ):
         if p_scores and n_scores:
             threshold, tpr, fpr = youden_threshold(p_scores, n_scores)
