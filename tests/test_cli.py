@@ -228,7 +228,8 @@ def test_generates_the_response_and_renders_html(tmp_path, capsys, real_scorer):
 
 
 @pytest.mark.model
-def test_demo_prints_citations_and_writes_html(tmp_path, capsys, real_scorer):
+def test_demo_prints_citations_and_writes_html(tmp_path, capsys, monkeypatch, real_scorer):
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
     out = tmp_path / "demo.html"
     status = main(
         [
