@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -74,7 +75,12 @@ def run_shap(
     started = time.perf_counter()
     np.random.seed(seed)  # shap draws its coalitions from numpy's global generator
     explainer = shap.KernelExplainer(value, np.zeros((1, n)), link="identity")
-    values = explainer.shap_values(np.ones((1, n)), nsamples=budget - 2, l1_reg=False, silent=True)
+    with warnings.catch_warnings():
+        # expected whenever nsamples < N: shap then takes the least-squares solution
+        warnings.filterwarnings("ignore", message="Linear regression equation is singular")
+        values = explainer.shap_values(
+            np.ones((1, n)), nsamples=budget - 2, l1_reg=False, silent=True
+        )
     scores = np.asarray(values, dtype=float).reshape(-1)[:n]
     return PeerResult(
         scores,
@@ -82,6 +88,7 @@ def run_shap(
         oracle.n_queries,
         oracle.prompt_tokens,
         time.perf_counter() - started,
+        "under-determined (nsamples < N): least-squares solution" if budget - 2 < n else "",
     )
 
 

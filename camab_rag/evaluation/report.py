@@ -225,7 +225,7 @@ def method_label(records: Sequence[dict[str, Any]], method: str, at: str) -> str
     labels = {lab for r in records for lab in r["methods"].get(method, {}).get("budgets", {})}
     if at in labels or len(labels) != 1:
         return at
-    return next(iter(labels))
+    return str(next(iter(labels)))
 
 
 def comparison_table(records: Sequence[dict[str, Any]], at: str, has_gold: bool) -> str:
