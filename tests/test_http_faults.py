@@ -50,6 +50,8 @@ class FaultyServer:
         self.completions: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.tokenize_calls = 0
+        self.tokenize: dict[str, list[int]] | None = None  # None: no /tokenize (404)
+        self.ids_reply: bytes = GOOD  # the answer to a token-id prompt
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
@@ -67,7 +69,11 @@ class FaultyServer:
                 if self.path.endswith("/tokenize"):
                     with server.lock:
                         server.tokenize_calls += 1
-                    self.reply(404, b'{"detail":"Not Found"}')
+                    if server.tokenize is None:
+                        self.reply(404, b'{"detail":"Not Found"}')
+                    else:
+                        ids = server.tokenize.get(body.get("prompt"), [7])
+                        self.reply(200, json.dumps({"tokens": ids}).encode())
                     return
                 with server.lock:
                     server.completions.append(body)
@@ -84,7 +90,8 @@ class FaultyServer:
             def act(self, action: tuple[Any, ...]) -> None:
                 kind = action[0]
                 if kind == "ok":
-                    self.reply(200, GOOD)
+                    prompt = server.completions[-1]["prompt"]
+                    self.reply(200, server.ids_reply if isinstance(prompt, list) else GOOD)
                 elif kind in ("sleep_ok", "slow"):  # "slow": longer than the client's timeout
                     time.sleep(action[1])
                     self.reply(200, GOOD)
@@ -381,3 +388,25 @@ def test_unreachable_server_is_a_clear_error() -> None:
     )
     with pytest.raises(ScorerError, match="failed after 2 attempts: connection error"):
         scorer.score([REQUEST])
+
+
+def test_token_ids_that_do_not_rejoin_fall_back_to_text(server: FaultyServer) -> None:
+    """A tokenizer that alters a text tokenized alone (a SentencePiece prefix space) makes
+    the token-id echo differ from the response: the scorer then scores the joint text."""
+    server.tokenize = {PROMPT: list(range(12)), RESPONSE: list(range(8))}
+    altered = json.loads(GOOD)
+    choice = altered["choices"][0]
+    choice["logprobs"]["tokens"][12] = "Paris"
+    choice["text"] = choice["text"].replace(" Paris", "Paris")
+    server.ids_reply = json.dumps(altered).encode()
+    [result] = make_scorer(server).score([REQUEST])
+    assert_good(result)
+    prompts = [body["prompt"] for body in server.completions]
+    assert prompts == [list(range(12)) + list(range(8)), PROMPT + RESPONSE]
+
+
+def test_token_id_mode_sends_ids(server: FaultyServer) -> None:
+    server.tokenize = {PROMPT: list(range(12)), RESPONSE: list(range(8))}
+    [result] = make_scorer(server).score([REQUEST])
+    assert_good(result)
+    assert server.completions[0]["prompt"] == list(range(12)) + list(range(8))

@@ -18,7 +18,9 @@ How the response's tokens are found in the echoed prompt:
   ``/tokenize``). Chat messages then need ``chat_template_renderer`` or ``tokenizer``.
 
 Either way the decoded response tokens must re-join to the response, else a clear
-:class:`~camab_rag.errors.ScorerError`. Server quirks handled: a null first log-prob,
+:class:`~camab_rag.errors.ScorerError`; in token-id mode a mismatch (a tokenizer that alters
+a text tokenized alone, e.g. a SentencePiece prefix space) first falls back to text mode
+when the prompt can be rendered locally. Server quirks handled: a null first log-prob,
 ``usage.prompt_tokens + 1`` echoed entries (``max_tokens=1`` is sent because some servers
 read 0 as "unlimited"; the generated entry is cut), and text offsets that count a BOS the
 returned text drops.
@@ -67,6 +69,10 @@ _NO_PROMPT_LOGPROBS_HELP = (
 
 class NoPromptLogprobsError(ScorerError):
     """The server does not return log-probabilities of the prompt (the message says why)."""
+
+
+class ResponseTokensMismatchError(ScorerError):
+    """The echoed response tokens do not re-join to the response text."""
 
 
 class _Retryable(Exception):
@@ -254,7 +260,7 @@ def _text_mode_boundary(
     if joined != response:
         echoed = text[prompt_chars:full_len] if isinstance(text, str) else None
         if echoed != response:
-            raise ScorerError(
+            raise ResponseTokensMismatchError(
                 "the echoed response tokens do not re-join to the response: "
                 f"{_clip(joined)!r} != {_clip(response)!r}"
             )
@@ -279,7 +285,7 @@ def _offsets_in_response(
         body = text[: len(text) - len(tail)] if tail and text.endswith(tail) else text
         rejoins = body.endswith(response)
     if not rejoins:
-        raise ScorerError(
+        raise ResponseTokensMismatchError(
             "the echoed response tokens do not re-join to the response: "
             f"{_clip(joined)!r} != {_clip(response)!r}"
         )
@@ -614,42 +620,46 @@ class OpenAICompletionsScorer:
             "add_special_tokens": False,
         }
 
-    def _plan_ids(self, request: ScoreRequest) -> tuple[list[tuple[str, dict[str, Any]]], ...]:
-        """The tokenize payloads a token-id plan needs (prompt, response)."""
-        prompt_payload = self._prompt_payload(request.prompt)
-        response_payload = {"prompt": request.response, "add_special_tokens": False}
-        return (
-            [(json.dumps(prompt_payload, sort_keys=True), prompt_payload)],
-            [(json.dumps(response_payload, sort_keys=True), response_payload)],
-        )
+    def _tokenize_payloads(self, request: ScoreRequest) -> list[tuple[str, dict[str, Any]]]:
+        """Cache key and ``/tokenize`` payload of the prompt, then of the response."""
+        payloads = [
+            self._prompt_payload(request.prompt),
+            {"prompt": request.response, "add_special_tokens": False},
+        ]
+        return [(json.dumps(p, sort_keys=True), p) for p in payloads]
+
+    def _text_plan(self, request: ScoreRequest) -> _Plan:
+        text = self.render_prompt(request.prompt)
+        return _Plan(text + request.response, request.response, prompt_chars=len(text))
+
+    def _can_render_locally(self, prompt: Prompt) -> bool:
+        return isinstance(prompt, str) or self._renderer is not None or bool(self._tokenizer_dir)
 
     def _plan(self, request: ScoreRequest) -> _Plan:
         _check_request(request)
-        if self._probe_tokenize():
-            ids = []
-            for [(key, payload)] in self._plan_ids(request):
-                cached = self._cached_ids(("t", key))
-                if cached is None:
-                    cached = self._tokenize(payload)
-                    self._store_ids(("t", key), cached)
-                ids.append(cached)
-            return _id_plan(request.response, ids[0], ids[1])
-        text = self.render_prompt(request.prompt)
-        return _Plan(text + request.response, request.response, prompt_chars=len(text))
+        if not self._probe_tokenize():
+            return self._text_plan(request)
+        ids = []
+        for key, payload in self._tokenize_payloads(request):
+            cached = self._cached_ids(("t", key))
+            if cached is None:
+                cached = self._tokenize(payload)
+                self._store_ids(("t", key), cached)
+            ids.append(cached)
+        return _id_plan(request.response, ids[0], ids[1])
 
     async def _aplan(self, root: openai.AsyncOpenAI, request: ScoreRequest) -> _Plan:
         _check_request(request)
-        if await asyncio.to_thread(self._probe_tokenize):
-            ids = []
-            for [(key, payload)] in self._plan_ids(request):
-                cached = self._cached_ids(("t", key))
-                if cached is None:
-                    cached = await self._atokenize(root, payload)
-                    self._store_ids(("t", key), cached)
-                ids.append(cached)
-            return _id_plan(request.response, ids[0], ids[1])
-        text = self.render_prompt(request.prompt)
-        return _Plan(text + request.response, request.response, prompt_chars=len(text))
+        if not await asyncio.to_thread(self._probe_tokenize):
+            return self._text_plan(request)
+        ids = []
+        for key, payload in self._tokenize_payloads(request):
+            cached = self._cached_ids(("t", key))
+            if cached is None:
+                cached = await self._atokenize(root, payload)
+                self._store_ids(("t", key), cached)
+            ids.append(cached)
+        return _id_plan(request.response, ids[0], ids[1])
 
     # ----------------------------------------------------------------------- scoring
 
@@ -684,8 +694,16 @@ class OpenAICompletionsScorer:
 
     def _score_one(self, request: ScoreRequest) -> ResponseLogprobs:
         plan = self._plan(request)
-        mode = self._prompt_logprobs_mode
+        try:
+            return self._score_plan(plan)
+        except ResponseTokensMismatchError:
+            # The tokenizer alters a text tokenized alone (e.g. a SentencePiece prefix
+            # space): score the joint text instead, as the in-process scorer does.
+            if plan.prompt_ids is None or not self._can_render_locally(request.prompt):
+                raise
+            return self._score_plan(self._text_plan(request))
 
+    def _score_plan(self, plan: _Plan) -> ResponseLogprobs:
         def call(prompt_logprobs: bool) -> Callable[[], ResponseLogprobs]:
             def run() -> ResponseLogprobs:
                 raw = self._client().completions.create(
@@ -695,6 +713,7 @@ class OpenAICompletionsScorer:
 
             return run
 
+        mode = self._prompt_logprobs_mode
         if mode is not None:
             return self._with_retries("completion", call(mode))
         try:
@@ -713,8 +732,14 @@ class OpenAICompletionsScorer:
         self, client: openai.AsyncOpenAI, root: openai.AsyncOpenAI, request: ScoreRequest
     ) -> ResponseLogprobs:
         plan = await self._aplan(root, request)
-        mode = self._prompt_logprobs_mode
+        try:
+            return await self._ascore_plan(client, plan)
+        except ResponseTokensMismatchError:
+            if plan.prompt_ids is None or not self._can_render_locally(request.prompt):
+                raise
+            return await self._ascore_plan(client, self._text_plan(request))
 
+    async def _ascore_plan(self, client: openai.AsyncOpenAI, plan: _Plan) -> ResponseLogprobs:
         def call(prompt_logprobs: bool) -> Callable[[], Awaitable[ResponseLogprobs]]:
             async def run() -> ResponseLogprobs:
                 raw = await client.completions.create(
@@ -724,6 +749,7 @@ class OpenAICompletionsScorer:
 
             return run
 
+        mode = self._prompt_logprobs_mode
         if mode is not None:
             return await self._awith_retries("completion", call(mode))
         try:
