@@ -9,6 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 from llama_index.core import get_response_synthesizer
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+from llama_index.core.instrumentation.events import BaseEvent
+from llama_index.core.instrumentation.events.llm import LLMChatStartEvent
 from llama_index.core.schema import MetadataMode
 from llama_index.postprocessor.camab import (
     ATTRIBUTION_KEY,
@@ -17,6 +21,7 @@ from llama_index.postprocessor.camab import (
     CamabQueryEngine,
     attribution_of,
 )
+from pydantic import Field
 
 pytestmark = pytest.mark.model
 BUDGET = 10
@@ -50,19 +55,24 @@ def check_attributed(response: Any, question: str, n_nodes: int) -> dict[str, An
     return info
 
 
-def test_query_attributes_response_and_every_source_node(
-    query_engine: Any, hotpot_rows: list[dict[str, Any]]
-) -> None:
+@pytest.fixture(scope="module")
+def first(query_engine: Any, hotpot_rows: list[dict[str, Any]]) -> tuple[str, Any]:
+    """The first question, answered and attributed once (shared by several tests)."""
     question = hotpot_rows[0]["question"]
+    return question, CamabQueryEngine(query_engine, budget=BUDGET).query(question)
+
+
+def test_query_attributes_response_and_every_source_node(
+    query_engine: Any, first: tuple[str, Any]
+) -> None:
+    question, response = first
     retrieved = query_engine.retrieve(query_engine_bundle(question))
-    response = CamabQueryEngine(query_engine, budget=BUDGET).query(question)
     assert response.response.strip()
     info = check_attributed(response, question, len(retrieved))
     assert [n.node.node_id for n in response.source_nodes] == [n.node.node_id for n in retrieved]
     assert [n.score for n in response.source_nodes] == pytest.approx([n.score for n in retrieved])
     result = attribution_of(response)
     assert result.n_segments == len(retrieved) and result.method == "camab"
-    # the full-context reward was observed and is the best-supported subset's neighbourhood
     assert result.reward_of(np.ones(len(retrieved), dtype=bool)) is not None
     assert info["wall_time_s"] > 0
 
@@ -74,18 +84,19 @@ def query_engine_bundle(question: str) -> Any:
 
 
 async def test_concurrent_aqueries_match_their_own_sequential_runs(
-    query_engine: Any, hotpot_rows: list[dict[str, Any]]
+    query_engine: Any, first: tuple[str, Any], hotpot_rows: list[dict[str, Any]]
 ) -> None:
     questions = [row["question"] for row in hotpot_rows]
     camab = CamabQueryEngine(query_engine, budget=BUDGET)
     together = await asyncio.gather(*(camab.aquery(q) for q in questions))
     infos = [check_attributed(r, q, len(r.source_nodes)) for q, r in zip(questions, together)]
     assert len({tuple(i["node_ids"]) for i in infos}) == len(questions)
-    alone = camab.query(questions[1])
-    assert alone.response == together[1].response
-    assert alone.metadata[ATTRIBUTION_KEY]["node_ids"] == infos[1]["node_ids"]
+    question, alone = first  # the same first question, answered on its own (sync)
+    assert question == questions[0]
+    assert alone.response == together[0].response
+    assert alone.metadata[ATTRIBUTION_KEY]["node_ids"] == infos[0]["node_ids"]
     np.testing.assert_allclose(
-        alone.metadata[ATTRIBUTION_KEY]["scores"], infos[1]["scores"], atol=2e-3
+        alone.metadata[ATTRIBUTION_KEY]["scores"], infos[0]["scores"], atol=2e-3
     )
 
 
@@ -102,15 +113,38 @@ def test_handler_attributes_a_plain_query_engine(
     assert handler.results[-1]["query"] == question
 
 
-def test_two_pass_answer_attribute_reanswer(
-    query_engine: Any, llm: Any, hotpot_rows: list[dict[str, Any]]
-) -> None:
-    question = hotpot_rows[0]["question"]
-    first = CamabQueryEngine(query_engine, budget=BUDGET).query(question)
-    info = check_attributed(first, question, len(first.source_nodes))
-    kept = CamabNodePostprocessor(top_k=1).postprocess_nodes(first.source_nodes, query_str=question)
+def test_two_pass_answer_attribute_reanswer(llm: Any, first: tuple[str, Any]) -> None:
+    question, response = first
+    info = response.metadata[ATTRIBUTION_KEY]
+    kept = CamabNodePostprocessor(top_k=1).postprocess_nodes(
+        response.source_nodes, query_str=question
+    )
     assert len(kept) == 1
     assert kept[0].node.node_id == info["node_ids"][int(np.argmax(info["document_scores"]))]
-    second = get_response_synthesizer(llm=llm).synthesize(question, nodes=kept)
+    capture = PromptCapture()
+    dispatcher = get_dispatcher()
+    dispatcher.add_event_handler(capture)
+    try:
+        second = get_response_synthesizer(llm=llm).synthesize(question, nodes=kept)
+    finally:
+        dispatcher.event_handlers = [h for h in dispatcher.event_handlers if h is not capture]
     assert second.response.strip()
     assert [n.node.node_id for n in second.source_nodes] == [kept[0].node.node_id]
+    # the re-answer prompt holds the kept node only, and no attribution metadata
+    assert len(capture.prompts) == 1
+    prompt = capture.prompts[0]
+    assert kept[0].node.get_content() in prompt
+    for nws in response.source_nodes:
+        if nws.node.node_id != kept[0].node.node_id:
+            assert nws.node.get_content() not in prompt
+    assert "attribution" not in prompt and "supporting_sentences" not in prompt
+
+
+class PromptCapture(BaseEventHandler):
+    """Records the text of every chat prompt sent to an LLM."""
+
+    prompts: list[str] = Field(default_factory=list)
+
+    def handle(self, event: BaseEvent, **kwargs: Any) -> None:
+        if isinstance(event, LLMChatStartEvent):
+            self.prompts.append("\n".join(m.content or "" for m in event.messages))

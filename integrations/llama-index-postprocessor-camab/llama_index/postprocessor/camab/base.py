@@ -68,7 +68,7 @@ logger = logging.getLogger(__name__)
 ATTRIBUTION_KEY = "attribution"
 """The metadata key under which responses and nodes carry their attribution."""
 
-_CHAT_CLIENT_BUILDERS = ("scorer_from_chat_model", "scorer_from_client", "from_chat_model")
+_CHAT_CLIENT_BUILDERS = ("scorer_from_chat_client", "scorer_from_chat_model", "from_chat_model")
 _MAX_SPAN_DEPTH = 10_000
 
 

@@ -1,0 +1,79 @@
+"""OpenAILike pointed at a real local vLLM server, attributed with ``scorer=None``: the
+engine builds the HTTP scorer from its own LLM (same server, same weights).
+
+The server comes from camab-rag's test helper (``tests/vllm_server.py``); set
+``CAMAB_TEST_VLLM_PORT`` to use an already running one (serving the embedded model as
+``smollm2``). Without the vLLM environment (``scripts/setup_vllm.sh``) the test is skipped,
+except in CI.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from llama_index.postprocessor.camab import ATTRIBUTION_KEY, CamabQueryEngine
+
+REPO = Path(__file__).resolve().parents[3]
+
+pytestmark = [pytest.mark.model, pytest.mark.server]
+
+
+def _vllm_helper() -> Any:
+    path = REPO / "tests" / "vllm_server.py"
+    spec = importlib.util.spec_from_file_location("camab_vllm_server", path)
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def vllm_base_url() -> Iterator[str]:
+    running = os.environ.get("CAMAB_TEST_VLLM_PORT")
+    if running:
+        yield f"http://127.0.0.1:{running}/v1"
+        return
+    helper = _vllm_helper()
+    reason = helper.vllm_missing_reason()
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs the vLLM server environment: {reason}")
+        pytest.skip(reason)
+    with helper.VLLMServer(helper.smollm2_dir(), "smollm2") as server:
+        yield server.base_url
+
+
+def test_openai_like_engine_is_attributed_by_its_own_server(
+    vllm_base_url: str, index: Any, hotpot_rows: list[dict[str, Any]]
+) -> None:
+    from llama_index.llms.openai_like import OpenAILike
+
+    llm = OpenAILike(
+        model="smollm2",
+        api_base=vllm_base_url,
+        api_key="EMPTY",
+        is_chat_model=True,
+        context_window=2048,
+        max_tokens=24,
+        temperature=0.0,
+    )
+    question = hotpot_rows[0]["question"]
+    engine = CamabQueryEngine(index.as_query_engine(llm=llm, similarity_top_k=3), budget=8)
+    response = engine.query(question)
+    info = response.metadata[ATTRIBUTION_KEY]
+    assert info["status"] == "ok", info["error"]
+    assert info["prompt_source"] == "captured", info["prompt_note"]
+    assert info["response"] == response.response and response.response.strip()
+    assert 1 <= info["n_queries"] <= 8
+    assert len(response.source_nodes) == 3
+    ranks = sorted(n.node.metadata[ATTRIBUTION_KEY]["rank"] for n in response.source_nodes)
+    assert ranks == [1, 2, 3]
+    assert all(
+        isinstance(n.node.metadata[ATTRIBUTION_KEY]["score"], float) for n in response.source_nodes
+    )
