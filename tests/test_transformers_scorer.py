@@ -172,3 +172,27 @@ def test_bad_construction_arguments(tmp_path) -> None:
     stray.write_bytes(b"x")
     with pytest.raises(InputError, match=r"not a \.gguf"):
         resolve_model_path(stray)
+
+
+def test_model_without_chat_template_joins_messages(smollm2_scorer: TransformersScorer) -> None:
+    saved = smollm2_scorer.tokenizer.chat_template
+    try:
+        smollm2_scorer.tokenizer.chat_template = None
+        rendered = smollm2_scorer.render_prompt(CHAT)
+    finally:
+        smollm2_scorer.tokenizer.chat_template = saved
+    assert rendered.startswith("system: Answer the question")
+    assert "\n\nuser: Context:\nParis" in rendered
+    assert rendered.endswith("\n\nassistant: ")
+
+
+def test_resolve_model_path(tmp_path) -> None:
+    from camab_rag.scorers.models import ensure_model
+
+    assert resolve_model_path("smollm2") == str(ensure_model("smollm2"))
+    assert resolve_model_path(tmp_path) == str(tmp_path)
+    assert resolve_model_path("HuggingFaceTB/SmolLM2-135M-Instruct") == (
+        "HuggingFaceTB/SmolLM2-135M-Instruct"
+    )
+    with pytest.raises(InputError, match="local files"):
+        TransformersScorer("no-such-org/no-such-model")
