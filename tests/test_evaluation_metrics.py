@@ -233,3 +233,15 @@ def test_report_says_where_camab_loses() -> None:
     assert "5 examples" in text
     # KernelSHAP reaches CAMAB@20's AUROC already at s=20
     assert "| KernelSHAP | 20 |" in text
+
+
+def test_missing_bench_packages_fail_before_any_model_call(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from camab_rag.evaluation import runner
+
+    monkeypatch.setattr(runner, "find_spec", lambda name: None)
+    config = runner.BenchConfig(dataset="hotpotqa", n=1, out_dir=str(tmp_path))
+    with pytest.raises(InputError, match=r"camab-rag\[bench\]"):
+        runner.run_benchmark(config, scorer=object())
+    assert not list(tmp_path.iterdir())

