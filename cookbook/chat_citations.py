@@ -24,8 +24,11 @@ import camab_rag
 from camab_rag.citations import CitedAnswer, cite
 from camab_rag.groundedness import assess_groundedness
 from camab_rag.prompts import TemplatePromptBuilder
-from camab_rag.render.html import CSP, CSS
+from camab_rag.render.html import CSP
 from camab_rag.segments import segment_documents, to_documents
+
+# The answers' own policy, except that the page's form may post back to this server.
+CHAT_CSP = CSP.replace("form-action 'none'", "form-action 'self'")
 
 
 def load_documents() -> tuple[str, list[dict[str, str]]]:
@@ -60,8 +63,8 @@ def page(history: list[CitedAnswer], suggestion: str) -> str:
     turns = "\n<hr>\n".join(answer.to_html(full_page=False) for answer in history)
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        f"<meta http-equiv='Content-Security-Policy' content=\"{html.escape(CSP)}\">"
-        f"<title>camab chat</title><style>body{{margin:2rem;font-family:sans-serif}}{CSS}"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{html.escape(CHAT_CSP)}\">"
+        "<title>camab chat</title><style>body{margin:2rem;font-family:sans-serif}"
         "form{margin-top:1.5rem}input[type=text]{width:32rem;padding:.4rem}</style></head><body>"
         "<h1>Chat with citations</h1>"
         f"{turns or '<p>Ask something about the documents.</p>'}"
@@ -79,7 +82,7 @@ def serve(bot: ChatBot, suggestion: str, port: int) -> None:
             data = body.encode("utf-8")
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Security-Policy", CSP)
+            self.send_header("Content-Security-Policy", CHAT_CSP)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
