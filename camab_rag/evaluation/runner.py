@@ -309,6 +309,7 @@ class ExampleRunner:
             "generate_s": round(generate_s, 3),
             "metrics_s": round(time.perf_counter() - t0, 3),
             "total_s": round(time.perf_counter() - started, 3),
+            "load_average_1m": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
         }
         record["status"] = "ok"
         return record
