@@ -71,7 +71,11 @@ def hotpot_requests(n: int) -> tuple[list[object], int]:
     return requests, size(row)
 
 
-def worker(model: str, threads: int | None) -> dict[str, object]:
+def batch_sizes(n_requests: int) -> list[int]:
+    return [b for b in BATCH_SIZES if b <= n_requests]
+
+
+def worker(model: str, threads: int | None, n_requests: int) -> dict[str, object]:
     """Measure one model (runs in a subprocess); returns the figures as a dict."""
     import torch
 
@@ -80,7 +84,7 @@ def worker(model: str, threads: int | None) -> dict[str, object]:
     started = time.perf_counter()
     scorer = TransformersScorer(model, num_threads=threads)
     load_s = time.perf_counter() - started
-    requests, _ = hotpot_requests(N_REQUESTS)
+    requests, _ = hotpot_requests(n_requests)
     encoded = [scorer.encode(r) for r in requests]
     sequences = [list(e.prompt_ids) + list(e.response_ids) for e in encoded]
     total_tokens = sum(len(s) for s in sequences)
@@ -100,7 +104,7 @@ def worker(model: str, threads: int | None) -> dict[str, object]:
     rates: dict[str, float] = {}
     ratios: dict[str, float] = {}
     raw_total = 0.0
-    for batch_size in BATCH_SIZES:
+    for batch_size in batch_sizes(n_requests):
         raw_s = raw_pass()
         raw_total += raw_s
         scorer.batch_size = batch_size
@@ -120,7 +124,8 @@ def worker(model: str, threads: int | None) -> dict[str, object]:
         "model": model,
         "load_s": load_s,
         "mean_tokens": total_tokens / len(sequences),
-        "raw_tps": total_tokens * len(BATCH_SIZES) / raw_total,
+        "raw_tps": total_tokens * len(rates) / raw_total,
+        "requests": n_requests,
         "scorer_tps": rates,
         "ratio": ratios,
         "loadavg": os.getloadavg()[0],
@@ -133,6 +138,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=["smollm2", "qwen2.5-0.5b"])
     parser.add_argument("--threads", type=int, default=None, help="torch threads")
+    parser.add_argument("--jobs", type=int, default=1, help="models measured at once")
+    parser.add_argument(
+        "--requests", type=int, default=N_REQUESTS, help="requests per pass (max batch size)"
+    )
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -140,48 +149,53 @@ def main() -> None:
         from camab_rag.scorers.models import ModelNotInstalledError
 
         try:
-            print(json.dumps(worker(args.worker, args.threads)))
+            print(json.dumps(worker(args.worker, args.threads, args.requests)))
         except ModelNotInstalledError as error:
             print(json.dumps({"skipped": str(error)}))
         return
 
     results, skipped = [], []
     load_before = os.getloadavg()[0]
+    # idle OpenMP threads sleep instead of spinning: on a shared machine spinning threads
+    # made forward passes several times slower (see tests/conftest.py)
+    env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+    pending = list(args.models)
+    running: list[tuple[str, subprocess.Popen[str]]] = []
+    finished: dict[str, tuple[int, str]] = {}
+    while pending or running:
+        while pending and len(running) < args.jobs:
+            model = pending.pop(0)
+            command = [
+                sys.executable,
+                __file__,
+                "--worker",
+                model,
+                "--requests",
+                str(args.requests),
+            ]
+            if args.threads:
+                command += ["--threads", str(args.threads)]
+            process = subprocess.Popen(
+                command, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env
+            )
+            running.append((model, process))
+        model, process = running.pop(0)
+        stdout, _ = process.communicate()
+        finished[model] = (process.returncode, stdout)
     for model in args.models:
-        command = [sys.executable, __file__, "--worker", model]
-        if args.threads:
-            command += ["--threads", str(args.threads)]
-        # idle OpenMP threads sleep instead of spinning: on a shared machine spinning
-        # threads made forward passes several times slower (see tests/conftest.py)
-        env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
-        done = subprocess.run(command, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
-        if done.returncode != 0:
-            reason = f"worker exited with status {done.returncode} (see its output above)"
+        returncode, stdout = finished[model]
+        if returncode != 0:
+            reason = f"worker exited with status {returncode} (see its output above)"
             print(f"{model}: skipped ({reason})", file=sys.stderr)
             skipped.append((model, reason))
             continue
-        result = json.loads(done.stdout.strip().splitlines()[-1])
+        result = json.loads(stdout.strip().splitlines()[-1])
         if "skipped" in result:
             print(f"{model}: skipped ({result['skipped']})", file=sys.stderr)
             skipped.append((model, str(result["skipped"])))
             continue
         results.append(result)
         print(json.dumps(result))
-    load_after = os.getloadavg()[0]
-
-    rows = []
-    for r in results:
-        rates = r["scorer_tps"]
-        rows.append(
-            [
-                r["model"],
-                f"{r['mean_tokens']:.0f}",
-                f"{r['raw_tps']:.0f}",
-                *(f"{rates[str(b)]:.0f} ({r['ratio'][str(b)]:.0%})" for b in BATCH_SIZES),
-                f"{r['peak_rss_mib']:.0f}",
-                f"{r['load_s']:.1f}",
-            ]
-        )
     header = [
         "model",
         "tokens/request",
@@ -190,22 +204,41 @@ def main() -> None:
         "peak RSS MiB",
         "load s (cached)",
     ]
-    body = markdown_table(header, rows)
-    threads = results[0]["threads"] if results else "?"
-    body += (
-        f"\n\n{N_REQUESTS} requests per measurement, float32 on CPU, {threads} torch threads; "
-        "tokens/s counts prompt + response tokens. Raw = one unpadded forward pass per "
-        "sequence with full logits; the percentage is raw time / scorer time, each scorer "
-        "pass paired with a raw pass run just before it. "
-        f"Load average (1 min) {load_before:.1f} before, {load_after:.1f} after: other "
-        "processes shared the 2 cores, so absolute rates are lower bounds; the ratio to raw "
-        "is measured under the same conditions."
-    )
+    for r in results:
+        rates, ratios = r["scorer_tps"], r["ratio"]
+        row = [
+            r["model"],
+            f"{r['mean_tokens']:.0f}",
+            f"{r['raw_tps']:.0f}",
+            *(
+                f"{rates[str(b)]:.0f} ({ratios[str(b)]:.0%})" if str(b) in rates else "-"
+                for b in BATCH_SIZES
+            ),
+            f"{r['peak_rss_mib']:.0f}",
+            f"{r['load_s']:.1f}",
+        ]
+        body = markdown_table(header, [row])
+        body += (
+            f"\n\n{r['requests']} requests per pass (one HotpotQA distractor prompt, each "
+            f"request without a different context sentence), float32 on CPU, {r['threads']} "
+            f"torch threads, OMP_WAIT_POLICY={env['OMP_WAIT_POLICY']}. Tokens/s counts "
+            "prompt + response tokens. Raw = one unpadded forward pass per sequence with full "
+            "logits (the limit); the percentage is raw time / scorer time, each scorer pass "
+            "paired with a raw pass run just before it. Peak RSS is the whole worker process "
+            f"(model, activations, tokenizer). {args.jobs} model(s) measured at a time; load "
+            f"average (1 min) {load_before:.1f} at the start, {r['loadavg']:.1f} at the end: "
+            "other processes shared the 2 cores, so absolute rates are far below an idle "
+            "machine's; the ratio to raw is measured under the same conditions."
+        )
+        print(body)
+        if not args.no_write:
+            write_section(
+                f"scorer-{r['model']}",
+                f"In-process scorer throughput, {r['model']} (HotpotQA-size prompt)",
+                body,
+            )
     for model, reason in skipped:
-        body += f"\n\nSkipped {model}: {reason}"
-    print(body)
-    if not args.no_write and results:
-        write_section("scorer", "In-process scorer throughput (HotpotQA-size prompt)", body)
+        print(f"Skipped {model}: {reason}")
 
 
 if __name__ == "__main__":
