@@ -245,3 +245,55 @@ def test_missing_bench_packages_fail_before_any_model_call(
     with pytest.raises(InputError, match=r"camab-rag\[bench\]"):
         runner.run_benchmark(config, scorer=object())
     assert not list(tmp_path.iterdir())
+
+
+class _CrashingScorer(_LinearScorer):
+    """The linear game, plus greedy 'generation'; raises on the ``crash_at``-th score call."""
+
+    def __init__(self, texts: list[str], weights: list[float], crash_at: int | None) -> None:
+        super().__init__(texts, weights)
+        self.crash_at = crash_at
+        self.calls = 0
+
+    def score(self, requests):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if self.crash_at is not None and self.calls == self.crash_at:
+            raise RuntimeError("killed")
+        return super().score(requests)
+
+    def generate(self, prompts, *, max_new_tokens=128):  # type: ignore[no-untyped-def]
+        return ["Ann wrote books." for _ in prompts]
+
+
+def test_a_run_killed_mid_example_resumes_where_it_stopped(tmp_path: Path) -> None:
+    from camab_rag.evaluation import runner
+
+    data = tmp_path / "mine.jsonl"
+    data.write_text(json.dumps(HOTPOT_ROW) + "\n", encoding="utf-8")
+    texts = ["Ann was born.", "She wrote books.", "Bob lived.", "He sang."]
+    weights = [0.1, 0.8, 0.0, -0.1]
+    config = runner.BenchConfig(
+        dataset=str(data),
+        n=1,
+        budgets=[4, 8],
+        methods=["camab", "kernelshap", "loo", "random"],
+        out_dir=str(tmp_path / "fresh"),
+    )
+    fresh = _CrashingScorer(texts, weights, crash_at=None)
+    runner.run_benchmark(config, fresh, use_bert=False)
+    (first,) = runner.read_results(config.results_path)
+    camab_calls = first["methods"]["camab"]["n_queries"]  # one score call per new subset
+    assert first["methods"]["camab"]["budgets"]["8"]["gold"]["p@1"] == 1.0  # "She wrote books."
+    # score calls: the full-context reward, CAMAB's, then KernelSHAP's first: killed there
+    config.out_dir = str(tmp_path / "out")
+    crashing = _CrashingScorer(texts, weights, crash_at=1 + camab_calls + 1)
+    with pytest.raises(RuntimeError, match="killed"):
+        runner.run_benchmark(config, crashing, use_bert=False)
+    assert not config.results_path.exists()
+    resumed = _CrashingScorer(texts, weights, crash_at=None)
+    runner.run_benchmark(config, resumed, use_bert=False)
+    # the resumed run skipped the full-context reward and CAMAB
+    assert resumed.calls == fresh.calls - 1 - camab_calls
+    (second,) = runner.read_results(config.results_path)
+    assert first["methods"]["camab"]["budgets"] == second["methods"]["camab"]["budgets"]
+    assert (tmp_path / "out" / "mine_smollm2.partial.jsonl").read_text() == ""
