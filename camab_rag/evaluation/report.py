@@ -496,6 +496,13 @@ def build_report(
             f"\nThe model's answer contains the gold answer (HotpotQA normalisation) in "
             f"{len(correct)}/{len(good)} examples."
         )
+        languages = group_by(good, "language")
+        if len(languages) > 1:
+            counts = ", ".join(
+                f"{lang} {sum(bool(r.get('answer_correct')) for r in rows)}/{len(rows)}"
+                for lang, rows in sorted(languages.items())
+            )
+            parts.append(f"By language: {counts}.")
     parts.append("\n#### Top-k log-probability drop ↑\n")
     parts.append(perturbation_table(good, "drop", True))
     parts.append("\n#### BERTScore consistency after regeneration without the top-k ↓\n")
