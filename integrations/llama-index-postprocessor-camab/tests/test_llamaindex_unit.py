@@ -308,3 +308,31 @@ def test_streaming_response_is_recorded_as_unsupported(index: Any) -> None:
     assert response.metadata[ATTRIBUTION_KEY]["status"] == "error"
     assert "streaming" in response.metadata[ATTRIBUTION_KEY]["error"]
     assert "".join(response.response_gen) == "text text"
+
+
+def test_refine_mode_falls_back_to_the_template_and_says_so(index: Any) -> None:
+    engine = index.as_query_engine(
+        llm=MockLLM(max_tokens=3), similarity_top_k=2, response_mode="refine"
+    )
+    scorer = PlantedScorer(["Henry Roth"])
+    response = CamabQueryEngine(engine, scorer, budget=4).query("Who was Henry Roth?")
+    info = response.metadata[ATTRIBUTION_KEY]
+    assert info["status"] == "ok", info["error"]
+    assert info["prompt_source"] == "template"
+    assert "default template" in info["prompt_note"]
+    # the template prompt is camab-rag's default (question + kept nodes)
+    assert all("Question: Who was Henry Roth?" in p for p in scorer.prompts)
+
+
+def test_handler_leaves_camab_query_engine_queries_alone(index: Any) -> None:
+    engine = index.as_query_engine(llm=MockLLM(max_tokens=3), similarity_top_k=2)
+    handler_scorer = PlantedScorer([])
+    engine_scorer = PlantedScorer(["Henry Roth"])
+    handler = CamabEventHandler.attach(scorer=handler_scorer, budget=4)
+    try:
+        response = CamabQueryEngine(engine, engine_scorer, budget=4).query("Who was Henry Roth?")
+    finally:
+        handler.detach()
+    assert response.metadata[ATTRIBUTION_KEY]["status"] == "ok"
+    assert engine_scorer.prompts and not handler_scorer.prompts
+    assert handler.results == []
