@@ -20,36 +20,52 @@ from camab_rag.evaluation.report import write_report
 from camab_rag.evaluation.runner import read_results
 
 RESULTS = Path(__file__).resolve().parent / "results"
+# examples each published run must reach (issue 6)
+TARGETS = {"hotpotqa_smollm2": 50, "hotpotqa_qwen2.5-0.5b": 20}
+DEFAULT_TARGET = 30
+
+
+# the protocol of the published runs (used until a run has a finished example to read it from)
+PROTOCOL = {
+    "budgets": [20, 40, 60, 100],
+    "peer_budget": 40,
+    "bert_budgets": [40],
+    "bert_all_budgets": ["camab", "kernelshap"],
+}
 
 
 def _resume_command(path: Path) -> str:
     records = read_results(path)
-    if not records:
-        return ""
-    first = records[0]
-    config = first.get("config", {})
-    dataset = first.get("dataset", path.stem)
-    budgets = ",".join(str(b) for b in config.get("budgets", []))
-    return (
+    dataset, _, model = path.stem.partition("_")
+    if dataset == "cnn":  # cnn_dailymail_<model>
+        dataset, _, model = path.stem.partition("_dailymail_")
+        dataset = "cnn_dailymail"
+    config = records[0].get("config", PROTOCOL) if records else PROTOCOL
+    if records:
+        dataset, model = records[0]["dataset"], records[0]["model"]
+
+    def joined(key: str) -> str:
+        return ",".join(str(v) for v in config.get(key, []))
+
+    command = (
         f"nice -n 10 .venv/bin/python -m camab_rag.evaluation --dataset {dataset} "
-        f"--n <N> --model {first.get('model')} --budgets {budgets} "
-        f"--peer-budget {config.get('peer_budget')} "
-        f"--bert-budgets {','.join(str(b) for b in config.get('bert_budgets', [40]))}"
-        + (
-            f" --bert-all-budgets {','.join(config['bert_all_budgets'])}"
-            if config.get("bert_all_budgets")
-            else ""
-        )
+        f"--n {TARGETS.get(path.stem, DEFAULT_TARGET)} --model {model} "
+        f"--budgets {joined('budgets')} --peer-budget {config.get('peer_budget')} "
+        f"--bert-budgets {joined('bert_budgets')} --threads 1"
     )
+    if config.get("bert_all_budgets"):
+        command += f" --bert-all-budgets {joined('bert_all_budgets')}"
+    return command
 
 
 def main(argv: list[str]) -> int:
     prefix = argv[0] if argv else ""
-    files = sorted(
-        p
+    stems = {
+        p.name.removesuffix(".partial.jsonl").removesuffix(".jsonl")
         for p in RESULTS.glob("*.jsonl")
-        if p.name.startswith(prefix) and not p.name.endswith(".partial.jsonl")
-    )
+        if p.name.startswith(prefix)
+    }
+    files = sorted(RESULTS / f"{stem}.jsonl" for stem in stems)
     if not files:
         print(f"no results files in {RESULTS}", file=sys.stderr)
         return 1
