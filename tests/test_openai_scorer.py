@@ -54,9 +54,9 @@ REQUESTS = [
 
 @pytest.fixture(scope="module")
 def vllm_server() -> Iterator[VLLMServer]:
-    running = os.environ.get("CAMAB_TEST_VLLM_PORT")
-    if running:  # a developer's already running server (same model, served as "smollm2")
-        yield VLLMServer(smollm2_dir(), "smollm2", port=int(running))
+    if os.environ.get("CAMAB_TEST_VLLM_PORT"):  # a server already running: use it
+        with VLLMServer(smollm2_dir(), "smollm2") as server:
+            yield server
         return
     if os.environ.get("CAMAB_SKIP_VLLM") == "1":
         pytest.skip("CAMAB_SKIP_VLLM=1: no vLLM server environment wanted")
