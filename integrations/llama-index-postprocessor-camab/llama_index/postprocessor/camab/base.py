@@ -703,6 +703,10 @@ class CamabQueryEngine(BaseQueryEngine):
     def _get_prompts(self) -> PromptDictType:
         return {}
 
+    def retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        """The wrapped engine's retrieval (no answer, so nothing to attribute)."""
+        return self.query_engine.retrieve(query_bundle)
+
     def _begin(self, query_bundle: QueryBundle) -> str | None:
         span_id = active_span_id.get()
         if span_id is not None:
