@@ -226,7 +226,7 @@ def part_ray(args: argparse.Namespace, figures: dict[str, float], origin: str) -
                     actors=actors,
                     concurrency=1,
                     batch_size=1,
-                    cpus_per_actor=2 / max(ACTORS),
+                    cpus_per_actor=1.5 / max(ACTORS),
                     total_hint=n,
                 )
             server = ray.get_actor(spec.options["server"])
@@ -313,6 +313,20 @@ def part_paper(args: argparse.Namespace, tokens_per_query: float) -> str:
     )
 
 
+def load_cache(args: argparse.Namespace) -> dict[str, Any]:
+    """Parts 1 and 2 measured by an earlier run of this script (``--reuse``)."""
+    if not args.reuse or not args.cache.exists():
+        return {}
+    return dict(json.loads(args.cache.read_text(encoding="utf-8")))
+
+
+def save_cache(args: argparse.Namespace, part: str, value: Any) -> None:
+    data = json.loads(args.cache.read_text(encoding="utf-8")) if args.cache.exists() else {}
+    data[part] = value
+    args.cache.parent.mkdir(parents=True, exist_ok=True)
+    args.cache.write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=6, help="records for parts 1 and 2")
@@ -329,22 +343,41 @@ def main() -> None:
     parser.add_argument("--gpu-tokens-per-s", type=float, default=20_000.0)
     parser.add_argument("--gpu-dollars-per-hour", type=float, default=2.50)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "camab-bench-audit.json",
+        help="where parts 1 and 2 keep their measurements",
+    )
+    parser.add_argument(
+        "--reuse", action="store_true", help="reuse parts 1 and 2 from --cache (same options)"
+    )
     args = parser.parse_args()
 
     sections: list[str] = []
     tokens_per_query = args.sim_tokens_per_query
     in_process_rows: list[dict[str, float]] = []
-    if not args.no_in_process:
+    cache = load_cache(args)
+    if "in_process" in cache:
+        in_process_rows, text = cache["in_process"]
+        sections.append("### One machine, in-process scorer\n\n" + text)
+        tokens_per_query = in_process_rows[0]["tokens_per_query"]
+    elif not args.no_in_process:
         rows, text = part_in_process(args)
+        save_cache(args, "in_process", [rows, text])
         in_process_rows = rows
         print(text, flush=True)
         sections.append("### One machine, in-process scorer\n\n" + text)
         tokens_per_query = rows[0]["tokens_per_query"]
     figures: dict[str, float] | None = None
     origin = "measured in part 2"
-    if not args.no_vllm:
+    if "vllm" in cache:
+        figures, text = cache["vllm"]
+        sections.append("### One machine, local vLLM server\n\n" + text)
+    elif not args.no_vllm:
         try:
             figures, text = part_vllm(args)
+            save_cache(args, "vllm", [figures, text])
         except Exception as exc:  # a server that cannot start here is reported, not fatal
             figures, text = None, f"Not measured: the vLLM server run failed ({exc})."
         print(text, flush=True)
@@ -377,6 +410,12 @@ def main() -> None:
     text = part_paper(args, tokens_per_query)
     print(text, flush=True)
     sections.append("### On paper: 1 million records\n\n" + text)
+    load = os.getloadavg()
+    sections.append(
+        f"Load average at the end of the run: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
+        f"(1/5/15 min) on {os.cpu_count()} cores: the machine was shared, so absolute "
+        "figures are pessimistic and noisy."
+    )
     if not args.no_write:
         write_section("audit", "Batch audit throughput", "\n\n".join(sections))
 

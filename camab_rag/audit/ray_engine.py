@@ -31,7 +31,7 @@ from camab_rag.audit.scorers import ScorerSpec
 from camab_rag.errors import InputError
 from camab_rag.records import Record, parse_record
 
-READ_CPUS = 0.01
+READ_CPUS = 0.0
 
 
 def import_ray() -> Any:
@@ -157,8 +157,8 @@ def run_ray(
     cpus = cpus_per_actor if cpus_per_actor is not None else (0.25 if spec.remote else 1.0)
     shards = sorted(str(p) for p in work_dir.glob("part-*.jsonl"))
     # one block per shard, so every actor gets work even when there are few records
-    # reading a shard is trivial: a sliver of CPU, so the read never waits for CPUs the
-    # actors hold (with actors taking every CPU, a 1-CPU read task would deadlock)
+    # reading a shard is trivial and reserves no CPU, so the read never waits for CPUs the
+    # actors hold (with actors taking every CPU, a read task that needs one would deadlock)
     dataset = ray.data.read_text(
         shards, override_num_blocks=len(shards), num_cpus=READ_CPUS
     ).map_batches(
