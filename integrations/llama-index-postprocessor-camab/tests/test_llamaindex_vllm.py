@@ -62,6 +62,8 @@ def test_openai_like_engine_is_attributed_by_its_own_server(
         context_window=2048,
         max_tokens=24,
         temperature=0.0,
+        timeout=300.0,  # a loaded CI machine: a slow answer is not a failure
+        max_retries=1,
     )
     question = hotpot_rows[0]["question"]
     engine = CamabQueryEngine(index.as_query_engine(llm=llm, similarity_top_k=3), budget=8)
