@@ -33,7 +33,7 @@ from camab_rag.segments import Granularity
 from langchain_camab import _attach
 from langchain_camab._attribution import Settings, arun, failed, run
 from langchain_camab._messages import message_text, to_prompt
-from langchain_camab.result import ChainAttribution
+from langchain_camab.result import ChainAttribution, document_metadata
 from langchain_camab.scorer import resolve_scorer
 
 logger = logging.getLogger(__name__)
@@ -355,8 +355,6 @@ class CamabAttributor(Runnable[Any, Any]):
 
 
 def _attach_doc_entries(request: _Request, result: ChainAttribution) -> list[dict[str, Any]]:
-    from langchain_camab.result import document_metadata
-
     return document_metadata(result, len(request.texts))
 
 

@@ -24,7 +24,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from camab_rag.segments import Granularity
+from camab_rag.segments import Granularity, to_documents
 from langchain_camab import _attach
 from langchain_camab._attribution import Settings, arun, failed, plan_prompt, run
 from langchain_camab._capture import (
@@ -34,7 +34,7 @@ from langchain_camab._capture import (
     CaptureStore,
     LLMCall,
 )
-from langchain_camab._messages import to_chat_messages
+from langchain_camab._messages import message_text, to_chat_messages
 from langchain_camab.result import ChainAttribution
 from langchain_camab.scorer import resolve_scorer, scorer_from_run
 
@@ -162,7 +162,7 @@ class _HandlerCore:
         if isinstance(generation, ChatGeneration):
             call.message = generation.message
             if not call.answer:
-                call.answer = _text_of(generation.message)
+                call.answer = message_text(generation.message)
 
     # ------------------------------------------------------------------ attribution
     def _take(self, run_id: UUID) -> _Job | None:
@@ -296,12 +296,6 @@ class _HandlerCore:
                 capture.metadata.pop(_attach.RUN_METADATA_KEY, None)
 
 
-def _text_of(message: BaseMessage) -> str:
-    from langchain_camab._messages import message_text
-
-    return message_text(message)
-
-
 def _choose_call(
     calls: list[LLMCall], documents: list[Document], granularity: Granularity
 ) -> LLMCall | None:
@@ -310,8 +304,6 @@ def _choose_call(
     if not calls:
         return None
     if documents:
-        from camab_rag.segments import to_documents
-
         sources = to_documents(documents)
         for call in reversed(calls):
             try:
