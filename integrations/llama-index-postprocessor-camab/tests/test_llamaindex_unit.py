@@ -336,3 +336,17 @@ def test_handler_leaves_camab_query_engine_queries_alone(index: Any) -> None:
     assert response.metadata[ATTRIBUTION_KEY]["status"] == "ok"
     assert engine_scorer.prompts and not handler_scorer.prompts
     assert handler.results == []
+
+
+def test_namespace_package_coexists_with_llama_index_core() -> None:
+    import importlib
+    from pathlib import Path
+
+    core = importlib.import_module("llama_index.core")
+    package = importlib.import_module("llama_index.postprocessor.camab")
+    namespace_root = Path(package.__file__).resolve().parents[2]  # .../llama_index
+    assert namespace_root.name == "llama_index"
+    assert not (namespace_root / "__init__.py").exists()
+    assert not (namespace_root / "postprocessor" / "__init__.py").exists()
+    assert Path(core.__file__).resolve().parents[1] != namespace_root  # two portions, one name
+    assert package.CamabQueryEngine.__module__ == "llama_index.postprocessor.camab.base"
