@@ -286,6 +286,11 @@ def report(records: list[dict[str, Any]], args: argparse.Namespace) -> None:
         lines.append(f"| `{signal}` | {auc(pos, neg):.3f} | {auc(pos, neg_all):.3f} |")
     lines += [
         "",
+        "Each answer on its own retrieved context: without the gold paragraphs the model "
+        "mostly copies a distractor sentence, which *is* grounded in that context (large "
+        "gain), so the score cannot tell these from correct answers: it measures where an "
+        "answer came from, not whether it answers the question.",
+        "",
         "Same evidence: the gold-removed answers scored against the with-gold context (the "
         "context that does hold the evidence; 2 model calls each), versus the correct answers "
         "on that same context.",
