@@ -1,9 +1,31 @@
 #!/usr/bin/env bash
 # Run every test suite (core and integrations). pytest's exit code 5 ("no tests collected")
 # is a failure here: a suite that silently collects nothing must not pass.
+#
+# One vLLM server (for the HTTP-scorer and integration tests) is started here, in the
+# background, and shared by every suite through CAMAB_TEST_VLLM_PORT: it boots while the
+# fast tests run, and the suites that need it wait for its health.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE
+
+server_pid=""
+stop_server() {
+    if [ -n "$server_pid" ]; then
+        kill "$server_pid" 2>/dev/null
+        wait "$server_pid" 2>/dev/null
+    fi
+}
+trap stop_server EXIT
+if [ "${CAMAB_SKIP_VLLM:-0}" != "1" ] && [ -x .venv-vllm/bin/python ] \
+    && [ -z "${CAMAB_TEST_VLLM_PORT:-}" ]; then
+    port="$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    .venv/bin/python tests/vllm_server.py --port "$port" > /tmp/camab-vllm-server.out 2>&1 &
+    server_pid=$!
+    export CAMAB_TEST_VLLM_PORT="$port"
+    echo "run_tests: shared vLLM server starting on 127.0.0.1:$port (pid $server_pid)"
+fi
+
 status=0
 .venv/bin/python -m pytest tests "$@" || status=$?
 for pkg in integrations/*/; do

@@ -254,10 +254,12 @@ def main() -> None:
     os.environ.pop(EXTERNAL_PORT_ENV, None)
     server = VLLMServer(smollm2_dir(), "smollm2", port=args.port)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop the server on SIGTERM too
-    server.start()
-    print(server.port, flush=True)
-    print(f"vLLM serving smollm2 on {server.base_url} (log: {server.log_path})", file=sys.stderr)
-    try:
+    try:  # a SIGTERM while still booting must stop the server's process group as well
+        server.start()
+        print(server.port, flush=True)
+        print(
+            f"vLLM serving smollm2 on {server.base_url} (log: {server.log_path})", file=sys.stderr
+        )
         while server.process is not None and server.process.poll() is None:
             time.sleep(1.0)
     except KeyboardInterrupt:
