@@ -17,7 +17,14 @@ python="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
-pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
+# This machine's pip configuration names local package indexes that lack most packages; pip
+# warns once per missing package. The filter keeps those lines out of the log (pip's exit
+# status is unaffected).
+pip_install() {
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check "$@" \
+        2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+}
+pip=(pip_install)
 
 stamp_inputs=(scripts/setup.sh pyproject.toml)
 for f in integrations/*/pyproject.toml; do [ -e "$f" ] && stamp_inputs+=("$f"); done
