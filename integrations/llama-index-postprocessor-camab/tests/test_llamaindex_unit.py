@@ -13,7 +13,7 @@ import pytest
 from llama_index.core.base.llms.types import CompletionResponse
 from llama_index.core.llms import MockLLM
 from llama_index.core.llms.callbacks import llm_completion_callback
-from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
+from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
 from llama_index.postprocessor.camab import (
     ATTRIBUTION_KEY,
     CamabEventHandler,
@@ -350,3 +350,26 @@ def test_namespace_package_coexists_with_llama_index_core() -> None:
     assert not (namespace_root / "postprocessor" / "__init__.py").exists()
     assert Path(core.__file__).resolve().parents[1] != namespace_root  # two portions, one name
     assert package.CamabQueryEngine.__module__ == "llama_index.postprocessor.camab.base"
+
+
+def test_sentence_granularity_scores_each_sentence_of_each_node(index: Any) -> None:
+    engine = index.as_query_engine(llm=MockLLM(max_tokens=3), similarity_top_k=2)
+    question = "Who was Henry Roth?"
+    top = engine.retrieve(QueryBundle(question))[0].node.get_content()
+    first_sentence = top.split(". ")[0]
+    scorer = PlantedScorer([first_sentence])
+    camab = CamabQueryEngine(engine, scorer, budget=12, granularity="sentence")
+    response = camab.query(question)
+    info = response.metadata[ATTRIBUTION_KEY]
+    assert info["status"] == "ok", info["error"]
+    assert info["prompt_source"] == "captured"
+    assert len(info["segments"]) > len(response.source_nodes)
+    best = max(response.source_nodes, key=lambda n: n.node.metadata[ATTRIBUTION_KEY]["score"])
+    assert best.node.get_content() == top
+    segments = best.node.metadata[ATTRIBUTION_KEY]["segments"]
+    # the node's text as the LLM saw it: a "title: ..." header, then its sentences
+    assert segments[0]["text"].startswith("title: ")
+    planted = [s for s in segments if first_sentence in s["text"]]
+    assert len(planted) == 1
+    assert planted[0]["score"] == max(s["score"] for s in segments)
+    assert planted[0]["score"] == pytest.approx(1.0, abs=0.1)
