@@ -502,3 +502,19 @@ def test_the_gate_around_the_real_http_scorer_rides_out_a_429_storm() -> None:
         assert time.monotonic() - started >= 0.2  # Retry-After was honoured by all
     finally:
         server.close()
+
+
+def test_nothing_left_to_do_builds_no_scorer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_input(tmp_path / "in.jsonl")
+    run(tmp_path)
+
+    def no_model(self: ScorerSpec) -> Any:
+        raise AssertionError("the model was loaded with nothing to audit")
+
+    monkeypatch.setattr(ScorerSpec, "build", no_model)
+    summary = audit(
+        tmp_path / "in.jsonl", tmp_path / "out.jsonl", spec=ScorerSpec(), progress=False
+    )
+    assert summary["records"]["skipped_already_done"] == 3

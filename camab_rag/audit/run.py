@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import sys
@@ -144,9 +145,15 @@ def audit(
         stats.audited += 1
         bar.update(error=line.get("status") != "ok")
 
-    records = pending_records(rows, done, stats, retry_errors=retry_errors, on_bad=on_bad)
+    records: Iterator[Record] = pending_records(
+        rows, done, stats, retry_errors=retry_errors, on_bad=on_bad
+    )
+    first = next(records, None)  # nothing left to do: do not load a model or start Ray
+    records = itertools.chain([first], records) if first is not None else iter(())
     try:
-        if engine == "local":
+        if first is None:
+            pass
+        elif engine == "local":
             built = scorer if scorer is not None else spec.build()  # type: ignore[union-attr]
             wrapped = wrap_scorer(built, remote=remote, concurrency=in_flight, max_batch=max_batch)
             asyncio.run(audit_records(records, wrapped, config, sink, concurrency=in_flight))
