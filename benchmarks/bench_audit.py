@@ -199,7 +199,7 @@ def part_ray(args: argparse.Namespace, figures: dict[str, float], origin: str) -
     ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
     rows = []
     try:
-        for actors in ACTORS:
+        for actors in args.actors:
             n = args.sim_records_per_actor * actors
             records = [
                 parse_record(r, i + 1) for i, r in enumerate(hotpot_records(n, 10, offset=100))
@@ -226,7 +226,7 @@ def part_ray(args: argparse.Namespace, figures: dict[str, float], origin: str) -
                     actors=actors,
                     concurrency=1,
                     batch_size=1,
-                    cpus_per_actor=1.5 / max(ACTORS),
+                    cpus_per_actor=1.5 / max(args.actors),
                     total_hint=n,
                 )
             server = ray.get_actor(spec.options["server"])
@@ -340,6 +340,12 @@ def main() -> None:
     parser.add_argument("--sim-servers", type=int, default=2)
     parser.add_argument("--sim-speedup", type=float, default=None)
     parser.add_argument("--sim-records-per-actor", type=int, default=5)
+    parser.add_argument(
+        "--actors",
+        type=lambda text: [int(x) for x in text.split(",")],
+        default=list(ACTORS),
+        help="Ray actor counts to try, e.g. 1,2,4,8",
+    )
     parser.add_argument("--gpu-tokens-per-s", type=float, default=20_000.0)
     parser.add_argument("--gpu-dollars-per-hour", type=float, default=2.50)
     parser.add_argument("--no-write", action="store_true")
