@@ -342,6 +342,14 @@ def report(records: list[dict[str, Any]], args: argparse.Namespace) -> None:
         "Score = `gain` = L(C) - L(empty), mean log-probability per answer token, measured "
         f"with at most 2 extra calls. Mean model calls per attributed answer: {calls:.1f}.",
     ]
+    if args.report_only:
+        lines += [
+            "",
+            "Written with `--report-only` from the per-example cache of a run of "
+            f"`nice -n 10 .venv/bin/python benchmarks/bench_groundedness.py --n {args.n} "
+            f"--budget {args.budget}` (the same command without `--report-only` recomputes "
+            "everything; about 3 minutes per question on 2 shared cores).",
+        ]
     body = "\n".join(lines)
     print(body)
     if not args.no_write:
