@@ -6,6 +6,7 @@
 * ``camab demo``: attribute a bundled HotpotQA example with the embedded model, offline;
   prints the citations and writes an HTML page.
 * ``camab bench``: benchmark attribution methods on real data (evaluation helpers).
+* ``camab audit``: batch audit of logged RAG answers (:mod:`camab_rag.audit`).
 """
 
 from __future__ import annotations
@@ -512,7 +513,15 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     demo.set_defaults(handler=cmd_demo)
 
     _add_bench(commands, real=bool(argv) and argv[0] == "bench")
+    _add_audit(commands)
     return parser
+
+
+def _add_audit(commands: Any) -> None:
+    """``camab audit`` comes from :mod:`camab_rag.audit.cli` (light to import: no model)."""
+    from camab_rag.audit.cli import add_audit_parser, run_audit
+
+    add_audit_parser(commands).set_defaults(handler=run_audit)
 
 
 def _add_bench(commands: Any, *, real: bool) -> None:
