@@ -14,10 +14,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
+
+from camab_rag.errors import InputError
 
 ChatMessage = Mapping[str, str]
 """One chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
@@ -93,3 +95,21 @@ class TextGenerator(Protocol):
     responses. Real scorers usually implement this too."""
 
     def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]: ...
+
+
+def check_messages(prompt: Any) -> list[dict[str, str]]:
+    """Validate chat messages: each a mapping with string ``role`` and ``content``."""
+    messages = []
+    for index, message in enumerate(prompt):
+        try:
+            role, content = message["role"], message["content"]
+        except (KeyError, TypeError):
+            raise InputError(
+                f"prompt message {index} must be a mapping with 'role' and 'content'"
+            ) from None
+        if not isinstance(role, str) or not isinstance(content, str):
+            raise InputError(f"prompt message {index}: 'role' and 'content' must be strings")
+        messages.append({"role": role, "content": content})
+    if not messages:
+        raise InputError("the prompt has no messages")
+    return messages

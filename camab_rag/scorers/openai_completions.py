@@ -49,7 +49,7 @@ import numpy as np
 import openai
 
 from camab_rag.errors import CamabError, InputError, ScorerError
-from camab_rag.scoring import ChatMessage, Prompt, ResponseLogprobs, ScoreRequest
+from camab_rag.scoring import ChatMessage, Prompt, ResponseLogprobs, ScoreRequest, check_messages
 
 logger = logging.getLogger(__name__)
 
@@ -586,7 +586,7 @@ class OpenAICompletionsScorer:
         """
         if isinstance(prompt, str):
             return prompt
-        messages = _check_messages(prompt)
+        messages = check_messages(prompt)
         if self._renderer is not None:
             return str(self._renderer(messages))
         if self._tokenizer_dir is not None:
@@ -615,7 +615,7 @@ class OpenAICompletionsScorer:
             text = self.render_prompt(prompt)
             return {"prompt": text, "add_special_tokens": isinstance(prompt, str)}
         return {
-            "messages": _check_messages(prompt),
+            "messages": check_messages(prompt),
             "add_generation_prompt": True,
             "add_special_tokens": False,
         }
@@ -916,21 +916,4 @@ def _check_request(request: ScoreRequest) -> None:
     if not isinstance(request.response, str) or not request.response:
         raise InputError("ScoreRequest.response must be a non-empty string")
     if not isinstance(request.prompt, str):
-        _check_messages(request.prompt)
-
-
-def _check_messages(prompt: Any) -> list[dict[str, str]]:
-    messages = []
-    for index, message in enumerate(prompt):
-        try:
-            role, content = message["role"], message["content"]
-        except (KeyError, TypeError):
-            raise InputError(
-                f"prompt message {index} must be a mapping with 'role' and 'content'"
-            ) from None
-        if not isinstance(role, str) or not isinstance(content, str):
-            raise InputError(f"prompt message {index}: 'role' and 'content' must be strings")
-        messages.append({"role": role, "content": content})
-    if not messages:
-        raise InputError("the prompt has no messages")
-    return messages
+        check_messages(request.prompt)

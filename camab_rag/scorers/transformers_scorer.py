@@ -35,7 +35,7 @@ from camab_rag.scorers.models import (
     ensure_model,
     set_offline_flags,
 )
-from camab_rag.scoring import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest
+from camab_rag.scoring import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest, check_messages
 
 if TYPE_CHECKING:
     import torch
@@ -132,7 +132,7 @@ class TransformersScorer(BaseScorer):
         chat template."""
         if isinstance(prompt, str):
             return prompt
-        messages = _check_messages(prompt)
+        messages = check_messages(prompt)
         if getattr(self.tokenizer, "chat_template", None):
             text = self.tokenizer.apply_chat_template(
                 messages, tokenize=False, add_generation_prompt=True
@@ -341,20 +341,3 @@ def resolve_model_path(model: str | os.PathLike[str]) -> str:
             f"model path {text!r} does not exist; known short names: {', '.join(sorted(MODELS))}"
         )
     return text  # a hub id: loads only if it is already in the local Hugging Face cache
-
-
-def _check_messages(prompt: Any) -> list[dict[str, str]]:
-    messages = []
-    for index, message in enumerate(prompt):
-        try:
-            role, content = message["role"], message["content"]
-        except (KeyError, TypeError):
-            raise InputError(
-                f"prompt message {index} must be a mapping with 'role' and 'content'"
-            ) from None
-        if not isinstance(role, str) or not isinstance(content, str):
-            raise InputError(f"prompt message {index}: 'role' and 'content' must be strings")
-        messages.append({"role": role, "content": content})
-    if not messages:
-        raise InputError("the prompt has no messages")
-    return messages
