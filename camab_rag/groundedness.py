@@ -19,7 +19,7 @@ ungrounded answer by a fallback (``mode="block"``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -90,6 +90,17 @@ class SentenceGroundedness:
             "supported": self.supported,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SentenceGroundedness:
+        return cls(
+            text=str(data["text"]),
+            start=int(data["start"]),
+            end=int(data["end"]),
+            gain=float(data["gain"]),
+            top_share=float(data["top_share"]),
+            supported=bool(data["supported"]),
+        )
+
 
 @dataclass(frozen=True)
 class GroundednessReport:
@@ -138,6 +149,27 @@ class GroundednessReport:
             "extra_queries": self.extra_queries,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GroundednessReport:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            score=float(data["score"]),
+            threshold=float(data["threshold"]),
+            grounded=bool(data["grounded"]),
+            source=data["source"],
+            full_reward=_optional_float(data.get("full_reward")),
+            empty_reward=_optional_float(data.get("empty_reward")),
+            top_share=float(data["top_share"]),
+            top_k=int(data["top_k"]),
+            top_segments=[int(i) for i in data.get("top_segments", [])],
+            sentences=[SentenceGroundedness.from_dict(x) for x in data.get("sentences", [])],
+            extra_queries=int(data.get("extra_queries", 0)),
+        )
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
 
 def top_share(scores: Sequence[float] | FloatArray, k: int) -> float:
     """Share of the positive score mass carried by the ``k`` largest scores (0 if none)."""
@@ -164,35 +196,48 @@ def observed_context_gain(result: AttributionResult) -> ContextGain | None:
     return ContextGain(full, empty, 0)
 
 
-def measure_context_gain(
+@dataclass(frozen=True)
+class _GainPlan:
+    """The endpoint rewards already known, and the oracle that prices the missing ones."""
+
+    known: dict[str, float | None]
+    missing: list[str]
+    oracle: ScorerOracle | None
+
+    def masks(self, n: int) -> NDArray[np.bool_]:
+        return np.array(
+            [
+                np.ones(n, dtype=bool) if name == "full" else np.zeros(n, dtype=bool)
+                for name in self.missing
+            ]
+        )
+
+    def finish(self, values: Sequence[float] | FloatArray = ()) -> ContextGain:
+        known = dict(self.known)
+        for name, value in zip(self.missing, values):
+            known[name] = float(value)
+        queries = self.oracle.n_queries if self.oracle is not None else 0
+        return ContextGain(float(known["full"] or 0.0), float(known["empty"] or 0.0), queries)
+
+
+def _plan_gain(
     result: AttributionResult,
     context: object,
     scorer: Any,
-    *,
-    prompt_builder: PromptBuilder | None = None,
-    reward: RewardFn | None = None,
-    user_template: str = DEFAULT_USER_TEMPLATE,
-    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
-) -> ContextGain:
-    """``L(C)`` and ``L(empty)`` for ``result``'s response, asking ``scorer`` only for the
-    subsets the attribution did not evaluate (at most two queries).
-
-    ``context`` is what was attributed (the same documents, same order); pass the same
-    ``prompt_builder`` (or ``user_template``/``system_prompt``) the attribution used, so
-    the prompts match. ``reward`` is needed only for a custom reward function.
-    """
+    prompt_builder: PromptBuilder | None,
+    reward: RewardFn | None,
+    user_template: str,
+    system_prompt: str | None,
+) -> _GainPlan:
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); there is nothing to measure")
     if not result.response.strip():
         raise InputError("the attribution result has no response to score")
     full_mask, empty_mask = _endpoint_masks(result)
-    known = {
-        "full": result.reward_of(full_mask),
-        "empty": result.reward_of(empty_mask),
-    }
+    known = {"full": result.reward_of(full_mask), "empty": result.reward_of(empty_mask)}
     missing = [name for name, value in known.items() if value is None]
     if not missing:
-        return ContextGain(float(known["full"] or 0.0), float(known["empty"] or 0.0), 0)
+        return _GainPlan(known, [], None)
     reward_fn = reward or REWARDS.get(result.reward)
     if reward_fn is None:
         raise InputError(
@@ -215,51 +260,71 @@ def measure_context_gain(
             f"the prompt builder covers {builder.n_segments} segments, the attribution has "
             f"{result.n_segments}"
         )
-    oracle = ScorerOracle(builder, scorer, result.response, reward_fn)
-    masks = np.array([full_mask if name == "full" else empty_mask for name in missing])
-    for name, value in zip(missing, oracle.evaluate(masks)):
-        known[name] = float(value)
-    return ContextGain(float(known["full"] or 0.0), float(known["empty"] or 0.0), oracle.n_queries)
+    return _GainPlan(known, missing, ScorerOracle(builder, scorer, result.response, reward_fn))
 
 
-def assess_groundedness(
+def measure_context_gain(
     result: AttributionResult,
+    context: object,
+    scorer: Any,
     *,
-    threshold: float = DEFAULT_THRESHOLD,
-    top_k: int = 2,
-    context: object = None,
-    scorer: Any = None,
     prompt_builder: PromptBuilder | None = None,
-    gain: ContextGain | None = None,
+    reward: RewardFn | None = None,
     user_template: str = DEFAULT_USER_TEMPLATE,
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
-) -> GroundednessReport:
-    """The groundedness report of an attribution.
+) -> ContextGain:
+    """``L(C)`` and ``L(empty)`` for ``result``'s response, asking ``scorer`` only for the
+    subsets the attribution did not evaluate (at most two queries).
 
-    The context gain is taken, in order, from ``gain`` (precomputed), the attribution
-    history, a measurement with ``scorer`` on ``context`` (at most two queries), or the
-    linear surrogate ``sum(result.scores)``.
+    ``context`` is what was attributed (the same documents, same order); pass the same
+    ``prompt_builder`` (or ``user_template``/``system_prompt``) the attribution used, so
+    the prompts match. ``reward`` is needed only for a custom reward function.
     """
+    plan = _plan_gain(result, context, scorer, prompt_builder, reward, user_template, system_prompt)
+    if plan.oracle is None:
+        return plan.finish()
+    return plan.finish(plan.oracle.evaluate(plan.masks(result.n_segments)))
+
+
+async def ameasure_context_gain(
+    result: AttributionResult,
+    context: object,
+    scorer: Any,
+    *,
+    prompt_builder: PromptBuilder | None = None,
+    reward: RewardFn | None = None,
+    user_template: str = DEFAULT_USER_TEMPLATE,
+    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+) -> ContextGain:
+    """Async :func:`measure_context_gain` (scores with ``scorer.ascore``)."""
+    plan = _plan_gain(result, context, scorer, prompt_builder, reward, user_template, system_prompt)
+    if plan.oracle is None:
+        return plan.finish()
+    return plan.finish(await plan.oracle.aevaluate(plan.masks(result.n_segments)))
+
+
+def _known_gain(
+    result: AttributionResult, threshold: float, gain: ContextGain | None
+) -> tuple[ContextGain | None, GainSource]:
+    """The gain that needs no model call: given, or read from the attribution history."""
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); groundedness is unknown")
     if not np.isfinite(threshold):
         raise InputError(f"threshold must be a finite number, got {threshold!r}")
-    source: GainSource
-    chosen = gain or observed_context_gain(result)
-    if chosen is not None:
-        source = "observed" if chosen.n_queries == 0 and gain is None else "measured"
-    elif scorer is not None and (context is not None or prompt_builder is not None):
-        chosen = measure_context_gain(
-            result,
-            context,
-            scorer,
-            prompt_builder=prompt_builder,
-            user_template=user_template,
-            system_prompt=system_prompt,
-        )
-        source = "measured" if chosen.n_queries else "observed"
-    else:
-        source = "surrogate"
+    if gain is not None:
+        return gain, "measured"
+    observed = observed_context_gain(result)
+    return observed, "observed" if observed is not None else "surrogate"
+
+
+def _report(
+    result: AttributionResult,
+    chosen: ContextGain | None,
+    source: GainSource,
+    threshold: float,
+    top_k: int,
+    extra_queries: int,
+) -> GroundednessReport:
     score = float(chosen.gain) if chosen is not None else float(np.sum(result.scores))
     sentences = [
         SentenceGroundedness(
@@ -283,8 +348,77 @@ def assess_groundedness(
         top_k=top_k,
         top_segments=[i for i in result.top_k(min(top_k, result.n_segments))],
         sentences=sentences,
-        extra_queries=chosen.n_queries if chosen is not None and gain is None else 0,
+        extra_queries=extra_queries,
     )
+
+
+def assess_groundedness(
+    result: AttributionResult,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    top_k: int = 2,
+    context: object = None,
+    scorer: Any = None,
+    prompt_builder: PromptBuilder | None = None,
+    gain: ContextGain | None = None,
+    user_template: str = DEFAULT_USER_TEMPLATE,
+    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+) -> GroundednessReport:
+    """The groundedness report of an attribution.
+
+    The context gain is taken, in order, from ``gain`` (precomputed), the attribution
+    history, a measurement with ``scorer`` on ``context`` (at most two queries), or the
+    linear surrogate ``sum(result.scores)``.
+    """
+    chosen, source = _known_gain(result, threshold, gain)
+    extra = 0
+    if (
+        chosen is None
+        and scorer is not None
+        and (context is not None or prompt_builder is not None)
+    ):
+        chosen = measure_context_gain(
+            result,
+            context,
+            scorer,
+            prompt_builder=prompt_builder,
+            user_template=user_template,
+            system_prompt=system_prompt,
+        )
+        source, extra = ("measured" if chosen.n_queries else "observed"), chosen.n_queries
+    return _report(result, chosen, source, threshold, top_k, extra)
+
+
+async def aassess_groundedness(
+    result: AttributionResult,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    top_k: int = 2,
+    context: object = None,
+    scorer: Any = None,
+    prompt_builder: PromptBuilder | None = None,
+    gain: ContextGain | None = None,
+    user_template: str = DEFAULT_USER_TEMPLATE,
+    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+) -> GroundednessReport:
+    """Async :func:`assess_groundedness` (measures with ``scorer.ascore``)."""
+    chosen, source = _known_gain(result, threshold, gain)
+    extra = 0
+    if (
+        chosen is None
+        and scorer is not None
+        and (context is not None or prompt_builder is not None)
+    ):
+        chosen = await ameasure_context_gain(
+            result,
+            context,
+            scorer,
+            prompt_builder=prompt_builder,
+            user_template=user_template,
+            system_prompt=system_prompt,
+        )
+        source, extra = ("measured" if chosen.n_queries else "observed"), chosen.n_queries
+    return _report(result, chosen, source, threshold, top_k, extra)
 
 
 @dataclass(frozen=True)
@@ -313,6 +447,21 @@ class FilteredAnswer:
             "report": self.report.to_dict() if self.report is not None else None,
             "error": self.error,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FilteredAnswer:
+        """Inverse of :meth:`to_dict`."""
+        report = data.get("report")
+        grounded = data.get("grounded")
+        return cls(
+            answer=str(data["answer"]),
+            original_answer=str(data["original_answer"]),
+            grounded=None if grounded is None else bool(grounded),
+            blocked=bool(data["blocked"]),
+            mode=data["mode"],
+            report=GroundednessReport.from_dict(report) if report is not None else None,
+            error=data.get("error"),
+        )
 
 
 Fallback = str | Callable[[AttributionResult, GroundednessReport | None], str]
@@ -368,33 +517,20 @@ class GroundednessFilter:
             return self.fallback
         return str(self.fallback(result, report))
 
-    def __call__(
-        self,
-        result: AttributionResult,
-        *,
-        context: object = None,
-        prompt_builder: PromptBuilder | None = None,
-    ) -> FilteredAnswer:
-        """Judge ``result.response``; returns the answer to show with its verdict."""
-        if result.status != "ok":
-            block = self.on_error == "block" and self.mode == "block"
-            return FilteredAnswer(
-                answer=self._fallback_text(result, None) if block else result.response,
-                original_answer=result.response,
-                grounded=None,
-                blocked=block,
-                mode=self.mode,
-                report=None,
-                error=result.error,
-            )
-        report = assess_groundedness(
-            result,
-            threshold=self.threshold,
-            top_k=self.top_k,
-            context=context,
-            scorer=self.scorer,
-            prompt_builder=prompt_builder,
+    def _unknown(self, result: AttributionResult, error: str | None) -> FilteredAnswer:
+        """The verdict when groundedness cannot be known (``on_error`` decides)."""
+        block = self.on_error == "block" and self.mode == "block"
+        return FilteredAnswer(
+            answer=self._fallback_text(result, None) if block else result.response,
+            original_answer=result.response,
+            grounded=None,
+            blocked=block,
+            mode=self.mode,
+            report=None,
+            error=error,
         )
+
+    def _verdict(self, result: AttributionResult, report: GroundednessReport) -> FilteredAnswer:
         block = self.mode == "block" and not report.grounded
         return FilteredAnswer(
             answer=self._fallback_text(result, report) if block else result.response,
@@ -405,6 +541,85 @@ class GroundednessFilter:
             report=report,
         )
 
+    def _assess_kwargs(
+        self, context: object, prompt_builder: PromptBuilder | None, scorer: Any
+    ) -> dict[str, Any]:
+        return {
+            "threshold": self.threshold,
+            "top_k": self.top_k,
+            "context": context,
+            "scorer": self.scorer if self.scorer is not None else scorer,
+            "prompt_builder": prompt_builder,
+        }
+
+    def __call__(
+        self,
+        result: AttributionResult,
+        *,
+        context: object = None,
+        prompt_builder: PromptBuilder | None = None,
+        scorer: Any = None,
+    ) -> FilteredAnswer:
+        """Judge ``result.response``; returns the answer to show with its verdict.
+
+        ``scorer`` (used when the filter has none of its own) and ``context`` or
+        ``prompt_builder`` let it measure ``L(C)``/``L(empty)`` when the attribution did
+        not evaluate them. Bad input (e.g. a context that does not match the attribution)
+        raises :class:`~camab_rag.errors.InputError`; :meth:`judge` never raises.
+        """
+        if result.status != "ok":
+            return self._unknown(result, result.error)
+        report = assess_groundedness(result, **self._assess_kwargs(context, prompt_builder, scorer))
+        return self._verdict(result, report)
+
+    async def acall(
+        self,
+        result: AttributionResult,
+        *,
+        context: object = None,
+        prompt_builder: PromptBuilder | None = None,
+        scorer: Any = None,
+    ) -> FilteredAnswer:
+        """Async :meth:`__call__` (measures with ``scorer.ascore``)."""
+        if result.status != "ok":
+            return self._unknown(result, result.error)
+        report = await aassess_groundedness(
+            result, **self._assess_kwargs(context, prompt_builder, scorer)
+        )
+        return self._verdict(result, report)
+
+    def judge(
+        self,
+        result: AttributionResult,
+        *,
+        context: object = None,
+        prompt_builder: PromptBuilder | None = None,
+        scorer: Any = None,
+    ) -> FilteredAnswer:
+        """:meth:`__call__` for host applications: never raises. When the verdict cannot
+        be computed (the attribution failed, the scorer errored) ``grounded`` is ``None``,
+        ``error`` says why and ``on_error`` decides whether the answer passes."""
+        try:
+            return self(result, context=context, prompt_builder=prompt_builder, scorer=scorer)
+        except Exception as error:  # the host chain must get its answer
+            return self._unknown(result, f"groundedness: {type(error).__name__}: {error}")
+
+    async def ajudge(
+        self,
+        result: AttributionResult,
+        *,
+        context: object = None,
+        prompt_builder: PromptBuilder | None = None,
+        scorer: Any = None,
+    ) -> FilteredAnswer:
+        """Async :meth:`judge` (never raises)."""
+        try:
+            return await self.acall(
+                result, context=context, prompt_builder=prompt_builder, scorer=scorer
+            )
+        except Exception as error:  # the host chain must get its answer
+            return self._unknown(result, f"groundedness: {type(error).__name__}: {error}")
+
 
 __all__ = [
     "DEFAULT_FALLBACK",
@@ -414,6 +629,8 @@ __all__ = [
     "GroundednessFilter",
     "GroundednessReport",
     "SentenceGroundedness",
+    "aassess_groundedness",
+    "ameasure_context_gain",
     "assess_groundedness",
     "measure_context_gain",
     "observed_context_gain",

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+
 import numpy as np
 import pytest
-from fakes import KeywordScorer
+from fakes import FailingScorer, KeywordScorer
 
 from camab_rag import attribute
 from camab_rag.errors import InputError
 from camab_rag.groundedness import (
     DEFAULT_FALLBACK,
     ContextGain,
+    FilteredAnswer,
     GroundednessFilter,
     assess_groundedness,
     measure_context_gain,
@@ -195,3 +199,40 @@ def test_failed_attribution_passes_unless_told_otherwise():
 def test_filter_rejects_bad_settings(kwargs):
     with pytest.raises(InputError):
         GroundednessFilter(**kwargs)
+
+
+def test_async_assessment_matches_the_sync_one():
+    scorer = KeywordScorer()
+    result = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=3, seed=5)
+    gate = GroundednessFilter(threshold=0.5)
+    sync = gate(result, context=CONTEXT, scorer=scorer)
+    asynchronous = asyncio.run(gate.acall(result, context=CONTEXT, scorer=scorer))
+    assert asynchronous.to_dict() == sync.to_dict()
+    assert sync.report is not None and sync.report.source == "measured"
+    assert sync.report.extra_queries >= 1
+
+
+def test_judge_never_raises_and_records_why():
+    result = attribute(QUESTION, CONTEXT, UNSUPPORTED, KeywordScorer(), budget=3, seed=5)
+    gate = GroundednessFilter(mode="block", on_error="pass")
+    # the measurement fails: the answer passes, grounded is unknown, the error is kept
+    verdict = gate.judge(result, context=CONTEXT, scorer=FailingScorer())
+    assert verdict.grounded is None and not verdict.blocked
+    assert verdict.answer == UNSUPPORTED
+    assert verdict.error is not None and "scorer is down" in verdict.error
+    strict = GroundednessFilter(mode="block", on_error="block", fallback="Sorry.")
+    blocked = asyncio.run(strict.ajudge(result, context=CONTEXT, scorer=FailingScorer()))
+    assert blocked.blocked and blocked.answer == "Sorry." and blocked.grounded is None
+    # __call__ raises on the same failure (standalone use wants the error)
+    with pytest.raises(RuntimeError, match="scorer is down"):
+        gate(result, context=CONTEXT, scorer=FailingScorer())
+
+
+def test_verdict_round_trips_through_json():
+    scorer = KeywordScorer()
+    result = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=10, method="kernelshap")
+    verdict = GroundednessFilter(threshold=0.5, mode="block")(result)
+    data = json.loads(json.dumps(verdict.to_dict()))
+    again = FilteredAnswer.from_dict(data)
+    assert again == verdict
+    assert again.report is not None and again.report.sentences == verdict.report.sentences
