@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from camab_rag.engine import aattribute, attribute
+from camab_rag.groundedness import GroundednessFilter
 from camab_rag.prompts import PromptBuilder, SpanRemovalPromptBuilder, locate_segments
 from camab_rag.scoring import Prompt
 from camab_rag.segments import Granularity, SourceDocument, segment_documents, to_documents
@@ -22,6 +23,25 @@ class Settings:
     granularity: Granularity = "chunk"
     seed: int = 0
     options: tuple[tuple[str, Any], ...] = ()
+    groundedness: GroundednessFilter | None = None
+    """Judges each attributed answer (flag, or block with a fallback)."""
+
+
+def check_filter(groundedness: object, *, can_block: bool, where: str) -> None:
+    """Reject a filter the integration object cannot honour, naming the problem."""
+    if groundedness is None:
+        return
+    if not isinstance(groundedness, GroundednessFilter):
+        raise TypeError(
+            "groundedness must be a camab_rag.groundedness.GroundednessFilter, got "
+            f"{type(groundedness).__name__}"
+        )
+    if groundedness.mode == "block" and not can_block:
+        raise ValueError(
+            f"{where} cannot replace the chain's answer, so GroundednessFilter(mode='block') "
+            "would not block anything: use mode='flag' here, or put "
+            "CamabAttributor(groundedness=GroundednessFilter(mode='block')) after the chain"
+        )
 
 
 @dataclass(frozen=True)
@@ -90,9 +110,15 @@ def run(
     """Attribute ``answer`` to ``documents`` (raises on failure; callers catch)."""
     docs, plan, kwargs = _prepare(documents, prompt, settings)
     result = attribute(question, docs, answer, scorer, **kwargs)
-    return ChainAttribution.from_result(
+    chain = ChainAttribution.from_result(
         result, prompt_mode=plan.mode, prompt_note=plan.note, run_id=run_id
     )
+    if settings.groundedness is None:
+        return chain
+    verdict = settings.groundedness.judge(
+        result, scorer=scorer, context=docs, prompt_builder=plan.builder
+    )
+    return replace(chain, groundedness=verdict)
 
 
 async def arun(
@@ -108,13 +134,28 @@ async def arun(
     """Async :func:`run` (scores with ``scorer.ascore``)."""
     docs, plan, kwargs = _prepare(documents, prompt, settings)
     result = await aattribute(question, docs, answer, scorer, **kwargs)
-    return ChainAttribution.from_result(
+    chain = ChainAttribution.from_result(
         result, prompt_mode=plan.mode, prompt_note=plan.note, run_id=run_id
     )
+    if settings.groundedness is None:
+        return chain
+    verdict = await settings.groundedness.ajudge(
+        result, scorer=scorer, context=docs, prompt_builder=plan.builder
+    )
+    return replace(chain, groundedness=verdict)
 
 
 def failed(
-    error: BaseException | str, run_id: str | None = None, **fields: Any
+    error: BaseException | str,
+    run_id: str | None = None,
+    settings: Settings | None = None,
+    **fields: Any,
 ) -> ChainAttribution:
-    """A result recording why attribution failed (the chain's answer is untouched)."""
-    return ChainAttribution.failed(error, run_id=run_id, **fields)  # type: ignore[return-value]
+    """A result recording why attribution failed. The chain's answer is untouched unless
+    the settings' groundedness filter blocks unjudgeable answers (``on_error="block"``)."""
+    result: ChainAttribution = ChainAttribution.failed(  # type: ignore[assignment]
+        error, run_id=run_id, **fields
+    )
+    if settings is None or settings.groundedness is None:
+        return result
+    return replace(result, groundedness=settings.groundedness.judge(result))

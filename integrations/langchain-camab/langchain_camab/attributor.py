@@ -28,10 +28,11 @@ from langchain_core.prompts import BasePromptTemplate
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
 
+from camab_rag.groundedness import GroundednessFilter
 from camab_rag.scoring import Prompt
 from camab_rag.segments import Granularity
 from langchain_camab import _attach
-from langchain_camab._attribution import Settings, arun, failed, run
+from langchain_camab._attribution import Settings, arun, check_filter, failed, run
 from langchain_camab._messages import message_text, to_prompt
 from langchain_camab.result import ChainAttribution, document_metadata
 from langchain_camab.scorer import resolve_scorer
@@ -83,6 +84,12 @@ class CamabAttributor(Runnable[Any, Any]):
         output: ``"merge"`` (input dict + attribution), ``"attribution"`` (the summary
             only) or ``"auto"``.
         strict: re-raise attribution errors.
+        groundedness: a :class:`~camab_rag.groundedness.GroundednessFilter` judging each
+            answer (at most two extra model calls). Its verdict is in
+            ``attribution["groundedness"]``; with ``mode="block"`` an ungrounded answer is
+            replaced by the filter's fallback under ``answer_key`` (the original stays in
+            ``attribution["groundedness"]["original_answer"]``). In ``.assign`` position
+            the sibling answer cannot be replaced: read ``["groundedness"]["answer"]``.
         background: return at once with ``{"status": "pending", "run_id": ...}`` and fill
             the same dicts in place when ready; ``attributor.wait(run_id)`` (sync) or
             ``await attributor.await_result(run_id)`` (async) gives the result.
@@ -106,17 +113,30 @@ class CamabAttributor(Runnable[Any, Any]):
         output: OutputMode = "auto",
         seed: int = 0,
         strict: bool = False,
+        groundedness: GroundednessFilter | None = None,
         background: bool = False,
         name: str | None = "CamabAttributor",
         **method_options: Any,
     ) -> None:
         if output not in ("auto", "merge", "attribution"):
             raise ValueError(f"output must be 'auto', 'merge' or 'attribution', got {output!r}")
+        check_filter(
+            groundedness,
+            can_block=not background,
+            where="CamabAttributor(background=True) returns the answer before it is judged and",
+        )
         self.scorer = scorer
         self.llm = llm
         self.prompt = prompt
         self.document_separator = document_separator
-        self.settings = Settings(budget, method, granularity, seed, tuple(method_options.items()))
+        self.settings = Settings(
+            budget,
+            method,
+            granularity,
+            seed,
+            tuple(method_options.items()),
+            groundedness=groundedness,
+        )
         self.question_keys = tuple(question_keys)
         self.context_key = context_key
         self.answer_key = answer_key
@@ -225,7 +245,11 @@ class CamabAttributor(Runnable[Any, Any]):
             raise error
         logger.warning("camab: attribution failed: %s", error)
         return failed(
-            error, run_id=request.run_id, question=request.question, response=request.answer
+            error,
+            run_id=request.run_id,
+            settings=self.settings,
+            question=request.question,
+            response=request.answer,
         )
 
     def _compute(self, request: _Request, placeholder: dict[str, Any] | None) -> ChainAttribution:
@@ -311,6 +335,9 @@ class CamabAttributor(Runnable[Any, Any]):
         raw = input[self.answer_key]
         if isinstance(raw, BaseMessage):
             output[self.answer_key] = _with_metadata(raw, data)
+        verdict = data.get("groundedness")
+        if isinstance(verdict, dict) and verdict.get("blocked"):
+            output[self.answer_key] = _replaced(output[self.answer_key], str(verdict["answer"]))
         output["attribution"] = data
         return output
 
@@ -356,6 +383,13 @@ class CamabAttributor(Runnable[Any, Any]):
 
 def _attach_doc_entries(request: _Request, result: ChainAttribution) -> list[dict[str, Any]]:
     return document_metadata(result, len(request.texts))
+
+
+def _replaced(answer: Any, text: str) -> Any:
+    """The blocked answer's replacement, in the answer's own type."""
+    if isinstance(answer, BaseMessage):
+        return answer.model_copy(update={"content": text})
+    return text
 
 
 def _with_metadata(message: BaseMessage, data: dict[str, Any]) -> BaseMessage:

@@ -24,9 +24,10 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
+from camab_rag.groundedness import GroundednessFilter
 from camab_rag.segments import Granularity, to_documents
 from langchain_camab import _attach
-from langchain_camab._attribution import Settings, arun, failed, plan_prompt, run
+from langchain_camab._attribution import Settings, arun, check_filter, failed, plan_prompt, run
 from langchain_camab._capture import (
     DEFAULT_CONTEXT_KEYS,
     DEFAULT_QUESTION_KEYS,
@@ -96,11 +97,20 @@ class _HandlerCore:
         context_keys: Sequence[str],
         report_run_metadata: bool,
         max_results: int,
+        groundedness: GroundednessFilter | None,
         method_options: dict[str, Any],
     ) -> None:
+        check_filter(groundedness, can_block=False, where=f"{type(self).__name__} observes and")
         self.scorer = scorer
         self.llm = llm
-        self.settings = Settings(budget, method, granularity, seed, tuple(method_options.items()))
+        self.settings = Settings(
+            budget,
+            method,
+            granularity,
+            seed,
+            tuple(method_options.items()),
+            groundedness=groundedness,
+        )
         self.strict = strict
         self.background = background
         self.question_keys = tuple(question_keys)
@@ -249,6 +259,7 @@ class _HandlerCore:
         return failed(
             error,
             run_id=str(job.capture.run_id),
+            settings=self.settings,
             question=job.capture.question(self.question_keys),
             response=(job.call.answer or "") if job.call is not None else "",
         )
@@ -328,6 +339,11 @@ _DOC = """
         seed: makes attribution reproducible.
         strict: re-raise attribution errors into the chain (default: record them in the
             result, ``status="error"``, and let the chain's answer through).
+        groundedness: a :class:`~camab_rag.groundedness.GroundednessFilter` with
+            ``mode="flag"``: its verdict goes to ``result.groundedness`` and the answer's
+            ``response_metadata["attribution"]["groundedness"]`` (at most two extra model
+            calls). A callback cannot replace the answer: to block, use
+            :class:`~langchain_camab.CamabAttributor` after the chain.
         background: return from the chain at once and attribute in the background; the
             documents and answer show ``{"status": "pending"}`` until then.
         question_keys: root input keys that may hold the question.
@@ -365,6 +381,7 @@ class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
         context_keys: Sequence[str] = DEFAULT_CONTEXT_KEYS,
         report_run_metadata: bool = True,
         max_results: int = 1000,
+        groundedness: GroundednessFilter | None = None,
         **method_options: Any,
     ) -> None:
         super().__init__()
@@ -381,6 +398,7 @@ class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
             context_keys=context_keys,
             report_run_metadata=report_run_metadata,
             max_results=max_results,
+            groundedness=groundedness,
             method_options=method_options,
         )
         self.futures: dict[UUID, Future[ChainAttribution]] = {}
@@ -526,6 +544,7 @@ class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
         context_keys: Sequence[str] = DEFAULT_CONTEXT_KEYS,
         report_run_metadata: bool = True,
         max_results: int = 1000,
+        groundedness: GroundednessFilter | None = None,
         **method_options: Any,
     ) -> None:
         super().__init__()
@@ -542,6 +561,7 @@ class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
             context_keys=context_keys,
             report_run_metadata=report_run_metadata,
             max_results=max_results,
+            groundedness=groundedness,
             method_options=method_options,
         )
         self.tasks: dict[UUID, asyncio.Task[ChainAttribution]] = {}

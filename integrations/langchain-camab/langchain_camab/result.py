@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from camab_rag.groundedness import FilteredAnswer
 from camab_rag.result import AttributionResult
 
 PromptMode = Literal["captured", "template", "none"]
@@ -24,11 +25,15 @@ class ChainAttribution(AttributionResult):
             ``"none"`` when attribution failed before any prompt was built.
         prompt_note: why the template was used (``None`` in captured mode).
         run_id: the LangChain root run this result belongs to (``None`` outside a run).
+        groundedness: the verdict of the integration's
+            :class:`~camab_rag.groundedness.GroundednessFilter` (``None`` without one):
+            ``grounded``, ``blocked``, the ``answer`` to show and the score's ``report``.
     """
 
     prompt_mode: PromptMode = "none"
     prompt_note: str | None = None
     run_id: str | None = None
+    groundedness: FilteredAnswer | None = None
 
     @classmethod
     def from_result(cls, result: AttributionResult, **extra: Any) -> ChainAttribution:
@@ -38,7 +43,12 @@ class ChainAttribution(AttributionResult):
 
     def to_dict(self) -> dict[str, Any]:
         data = super().to_dict()
-        data.update(prompt_mode=self.prompt_mode, prompt_note=self.prompt_note, run_id=self.run_id)
+        data.update(
+            prompt_mode=self.prompt_mode,
+            prompt_note=self.prompt_note,
+            run_id=self.run_id,
+            groundedness=self.groundedness.to_dict() if self.groundedness is not None else None,
+        )
         return data
 
     @classmethod
@@ -49,6 +59,11 @@ class ChainAttribution(AttributionResult):
             prompt_mode=data.get("prompt_mode", "none"),
             prompt_note=data.get("prompt_note"),
             run_id=data.get("run_id"),
+            groundedness=(
+                FilteredAnswer.from_dict(data["groundedness"])
+                if data.get("groundedness") is not None
+                else None
+            ),
         )
 
 
@@ -109,7 +124,8 @@ def summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dic
     ``prompt_mode``, ``prompt_note``, ``run_id``, ``documents`` (per document: ``index``,
     ``score``, ``rank``, ``title``), ``top_documents`` (indices, best first) and
     ``citations`` (per answer sentence: ``sentence`` and the supporting ``document`` index
-    or ``None``).
+    or ``None``), and ``groundedness`` (the filter's verdict as a dict, ``None`` without a
+    filter).
     """
     chain = result if isinstance(result, ChainAttribution) else None
     data: dict[str, Any] = {
@@ -125,6 +141,9 @@ def summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dic
         "documents": [],
         "top_documents": [],
         "citations": [],
+        "groundedness": (
+            chain.groundedness.to_dict() if chain and chain.groundedness is not None else None
+        ),
     }
     if result.status != "ok":
         return data

@@ -1,0 +1,130 @@
+"""The groundedness filter inside the LangChain integration (fake model and scorer)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from uuid import uuid4
+
+import pytest
+from langchain_camab import (
+    AsyncCamabCallbackHandler,
+    CamabAttributor,
+    CamabCallbackHandler,
+    ChainAttribution,
+)
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableLambda, RunnablePassthrough
+
+from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
+from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer
+from tests.unit_tests.test_handler import _chain
+
+DOCS = [
+    Document("Paris is the capital of France.", metadata={"title": "Paris"}),
+    Document("Berlin is the capital of Germany.", metadata={"title": "Berlin"}),
+]
+QUESTION = {"input": "What is the capital city of France?"}
+GROUNDED = "Paris is the capital of France."
+UNGROUNDED = "Quokkas hop around Rottnest beaches nightly."
+FALLBACK = "No supported answer."
+
+
+def _rag(answer: Any) -> Any:
+    retriever = KeywordRetriever(documents=DOCS, k=2)
+    return RunnablePassthrough.assign(context=lambda x: retriever.invoke(x["input"])).assign(
+        answer=RunnableLambda(lambda _x: answer)
+    )
+
+
+def _block(**kwargs: Any) -> GroundednessFilter:
+    return GroundednessFilter(mode="block", fallback=FALLBACK, **kwargs)
+
+
+def test_flag_attaches_the_verdict_and_keeps_the_answer() -> None:
+    attributor = CamabAttributor(KeywordScorer(), budget=6, groundedness=GroundednessFilter())
+    out = (_rag(AIMessage(UNGROUNDED)) | attributor).invoke(QUESTION)
+    verdict = out["attribution"]["groundedness"]
+    assert verdict["grounded"] is False and verdict["blocked"] is False
+    assert verdict["mode"] == "flag" and verdict["report"]["score"] < verdict["report"]["threshold"]
+    assert out["answer"].content == UNGROUNDED
+    assert out["answer"].response_metadata["attribution"]["groundedness"] == verdict
+    result = attributor.last_result
+    assert isinstance(result, ChainAttribution) and isinstance(result.groundedness, FilteredAnswer)
+    assert result.groundedness.to_dict() == verdict
+    assert ChainAttribution.from_dict(result.to_dict()).groundedness == result.groundedness
+
+
+def test_block_replaces_only_the_ungrounded_answer() -> None:
+    attributor = CamabAttributor(KeywordScorer(), budget=6, groundedness=_block())
+    bad = (_rag(AIMessage(UNGROUNDED, id="m1")) | attributor).invoke(QUESTION)
+    assert isinstance(bad["answer"], AIMessage) and bad["answer"].content == FALLBACK
+    assert bad["answer"].id == "m1"  # same message, new text, metadata kept
+    verdict = bad["answer"].response_metadata["attribution"]["groundedness"]
+    assert verdict["blocked"] and verdict["original_answer"] == UNGROUNDED
+    good = (_rag(AIMessage(GROUNDED)) | attributor).invoke(QUESTION)
+    assert good["answer"].content == GROUNDED
+    assert good["attribution"]["groundedness"]["grounded"] is True
+    # a plain string answer is replaced by a string
+    text = (_rag(UNGROUNDED) | attributor).invoke(QUESTION)
+    assert text["answer"] == FALLBACK
+
+
+def test_block_in_async_chains() -> None:
+    attributor = CamabAttributor(KeywordScorer(), budget=6, groundedness=_block())
+    out = asyncio.run((_rag(UNGROUNDED) | attributor).ainvoke(QUESTION))
+    assert out["answer"] == FALLBACK and out["attribution"]["groundedness"]["blocked"]
+
+
+def test_assign_position_reports_the_answer_to_show() -> None:
+    out = (
+        _rag(UNGROUNDED)
+        .assign(attribution=CamabAttributor(KeywordScorer(), budget=6, groundedness=_block()))
+        .invoke(QUESTION)
+    )
+    assert out["answer"] == UNGROUNDED  # a sibling value cannot be replaced
+    assert out["attribution"]["groundedness"]["answer"] == FALLBACK
+
+
+def test_a_failed_attribution_passes_or_blocks_as_configured() -> None:
+    passing = CamabAttributor(FailingScorer(), budget=6, groundedness=_block())
+    out = (_rag(UNGROUNDED) | passing).invoke(QUESTION)
+    assert out["answer"] == UNGROUNDED and out["attribution"]["status"] == "error"
+    assert out["attribution"]["groundedness"]["grounded"] is None
+    strict = CamabAttributor(FailingScorer(), budget=6, groundedness=_block(on_error="block"))
+    out = (_rag(UNGROUNDED) | strict).invoke(QUESTION)
+    assert out["answer"] == FALLBACK and out["attribution"]["groundedness"]["blocked"]
+
+
+def test_filters_that_cannot_work_are_refused() -> None:
+    with pytest.raises(ValueError, match="background=True"):
+        CamabAttributor(KeywordScorer(), background=True, groundedness=_block())
+    with pytest.raises(ValueError, match="CamabCallbackHandler observes"):
+        CamabCallbackHandler(KeywordScorer(), groundedness=_block())
+    with pytest.raises(ValueError, match="AsyncCamabCallbackHandler observes"):
+        AsyncCamabCallbackHandler(KeywordScorer(), groundedness=_block())
+    with pytest.raises(TypeError, match="GroundednessFilter"):
+        CamabAttributor(KeywordScorer(), groundedness=0.22)  # type: ignore[arg-type]
+    # flag mode works in the background and in handlers
+    CamabAttributor(KeywordScorer(), background=True, groundedness=GroundednessFilter())
+
+
+@pytest.mark.parametrize("handler_cls", [CamabCallbackHandler, AsyncCamabCallbackHandler])
+def test_handlers_flag_answers(handler_cls: Any) -> None:
+    handler = handler_cls(KeywordScorer(), budget=8, groundedness=GroundednessFilter())
+    chain = _chain()
+    for question, grounded in (
+        ("What is the capital of France?", True),
+        ("What is the capital of Atlantis?", False),
+    ):
+        run_id = uuid4()
+        config: Any = {"callbacks": [handler], "run_id": run_id}
+        if handler_cls is CamabCallbackHandler:
+            chain.invoke(question, config)
+        else:
+            asyncio.run(chain.ainvoke(question, config))
+        verdict = handler.results[run_id].groundedness
+        assert isinstance(verdict, FilteredAnswer)
+        assert verdict.grounded is grounded and not verdict.blocked
+        assert verdict.report is not None and verdict.report.extra_queries <= 2
