@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from llama_fakes import FailingScorer, PlantedScorer
 from llama_index.core.base.llms.types import CompletionResponse
 from llama_index.core.llms import MockLLM
 from llama_index.core.llms.callbacks import llm_completion_callback
@@ -25,7 +26,6 @@ from llama_index.postprocessor.camab import (
 from llama_index.postprocessor.camab.base import LLMCall, _choose_prompt, _with_attribution
 
 from camab_rag.errors import InputError
-from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest
 from camab_rag.segments import SourceDocument
 
 
@@ -39,37 +39,6 @@ def attributed(score: float | None, name: str, retrieval: float = 0.5) -> NodeWi
 
 def names(nodes: Sequence[NodeWithScore]) -> list[str]:
     return [n.node.metadata["title"] for n in nodes]
-
-
-def prompt_text(prompt: Any) -> str:
-    return prompt if isinstance(prompt, str) else "\n".join(m["content"] for m in prompt)
-
-
-class PlantedScorer(BaseScorer):
-    """Reward = -3 + 1 for each planted phrase present in the prompt (one token)."""
-
-    def __init__(self, planted: Sequence[str], delay: float = 0.0) -> None:
-        self.planted = list(planted)
-        self.delay = delay
-        self.prompts: list[str] = []
-
-    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
-        out = []
-        for request in requests:
-            text = prompt_text(request.prompt)
-            self.prompts.append(text)
-            value = -3.0 + sum(1.0 for p in self.planted if p in text)
-            out.append(ResponseLogprobs(np.array([value]), np.array([0], dtype=np.int64)))
-        return out
-
-    async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
-        await asyncio.sleep(self.delay)
-        return self.score(requests)
-
-
-class FailingScorer(BaseScorer):
-    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
-        raise RuntimeError("scorer exploded on purpose")
 
 
 class SlowMockLLM(MockLLM):

@@ -14,6 +14,7 @@ from llama_index.postprocessor.camab.base import (
     aattribute_response,
     attribute_response,
     attribution_of,
+    groundedness_of,
     scorer_from_llm,
 )
 from llama_index.postprocessor.camab.local import CamabLocalLLM, MiniLMEmbedding
@@ -29,5 +30,6 @@ __all__ = [
     "aattribute_response",
     "attribute_response",
     "attribution_of",
+    "groundedness_of",
     "scorer_from_llm",
 ]

@@ -58,6 +58,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.engine import aattribute, attribute
 from camab_rag.errors import InputError
+from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.prompts import SpanRemovalPromptBuilder, locate_segments
 from camab_rag.result import AttributionResult
 from camab_rag.scoring import Prompt
@@ -82,8 +83,15 @@ class AttributionConfig:
     granularity: Granularity = "chunk"
     seed: int = 0
     options: Mapping[str, Any] = field(default_factory=dict)
+    groundedness: GroundednessFilter | None = None
+    """Judges each attributed answer: flags it, or blocks it with a fallback."""
 
     def __post_init__(self) -> None:
+        if self.groundedness is not None and not isinstance(self.groundedness, GroundednessFilter):
+            raise InputError(
+                "groundedness must be a camab_rag.groundedness.GroundednessFilter, got "
+                f"{type(self.groundedness).__name__}"
+            )
         if isinstance(self.budget, bool) or not isinstance(self.budget, int):
             raise InputError(f"budget must be an integer, got {self.budget!r}")
         if self.budget < 1:
@@ -562,7 +570,7 @@ def _set_metadata(response: object, value: dict[str, Any]) -> None:
     metadata[ATTRIBUTION_KEY] = value
 
 
-def _record_failure(response: object, question: str, error: BaseException) -> None:
+def _record_failure(response: object, question: str, error: BaseException) -> AttributionResult:
     logger.warning(
         "camab attribution failed (the response is returned unchanged): %s: %s",
         type(error).__name__,
@@ -576,6 +584,17 @@ def _record_failure(response: object, question: str, error: BaseException) -> No
         _set_metadata(response, {**failed.to_dict(), "prompt_source": None})
     except Exception:  # pragma: no cover - a response type that refuses attributes
         logger.exception("could not record the attribution failure on the response")
+    return failed
+
+
+def _apply_verdict(response: object, verdict: FilteredAnswer) -> None:
+    """Put the filter's verdict in the attribution metadata; a blocked answer's text is
+    replaced by the fallback (the original stays in ``groundedness.original_answer``)."""
+    metadata = getattr(response, "metadata", None)
+    if isinstance(metadata, dict) and isinstance(metadata.get(ATTRIBUTION_KEY), dict):
+        metadata[ATTRIBUTION_KEY]["groundedness"] = verdict.to_dict()
+    if verdict.blocked and isinstance(response, Response):
+        response.response = verdict.answer
 
 
 def attribute_response(
@@ -588,8 +607,13 @@ def attribute_response(
     llm: object = None,
     scorers: _ScorerCache | None = None,
 ) -> RESPONSE_TYPE:
-    """Attribute ``response`` in place; never raises (failures go to its metadata)."""
+    """Attribute ``response`` in place; never raises (failures go to its metadata).
+
+    With ``config.groundedness`` the answer is judged too (its verdict lands in
+    ``metadata["attribution"]["groundedness"]``; ``mode="block"`` replaces an ungrounded
+    ``response.response`` by the fallback)."""
     config = config or AttributionConfig()
+    gate = config.groundedness
     try:
         job = _prepare(response, question, record, scorer, scorers or _ScorerCache(), config, llm)
         result = attribute(
@@ -601,7 +625,15 @@ def attribute_response(
         )
         _apply(job, result)
     except Exception as error:
-        _record_failure(response, question, error)
+        failed = _record_failure(response, question, error)
+        if gate is not None:
+            _apply_verdict(response, gate.judge(failed))
+        return response
+    if gate is not None:
+        verdict = gate.judge(
+            result, scorer=job.scorer, context=job.documents, prompt_builder=job.prompt_builder
+        )
+        _apply_verdict(response, verdict)
     return response
 
 
@@ -617,6 +649,7 @@ async def aattribute_response(
 ) -> RESPONSE_TYPE:
     """Async :func:`attribute_response` (scores with ``scorer.ascore``)."""
     config = config or AttributionConfig()
+    gate = config.groundedness
     try:
         job = _prepare(response, question, record, scorer, scorers or _ScorerCache(), config, llm)
         result = await aattribute(
@@ -628,7 +661,15 @@ async def aattribute_response(
         )
         _apply(job, result)
     except Exception as error:
-        _record_failure(response, question, error)
+        failed = _record_failure(response, question, error)
+        if gate is not None:
+            _apply_verdict(response, await gate.ajudge(failed))
+        return response
+    if gate is not None:
+        verdict = await gate.ajudge(
+            result, scorer=job.scorer, context=job.documents, prompt_builder=job.prompt_builder
+        )
+        _apply_verdict(response, verdict)
     return response
 
 
@@ -642,6 +683,19 @@ def attribution_of(response: object) -> AttributionResult:
     if not isinstance(metadata, Mapping) or ATTRIBUTION_KEY not in metadata:
         raise KeyError(f"the response has no metadata[{ATTRIBUTION_KEY!r}]")
     return AttributionResult.from_dict(metadata[ATTRIBUTION_KEY])
+
+
+def groundedness_of(response: object) -> FilteredAnswer:
+    """The groundedness verdict stored on a response by a filter-equipped engine/handler.
+
+    Raises:
+        KeyError: the response carries no verdict (no ``groundedness=`` filter was set).
+    """
+    metadata = getattr(response, "metadata", None)
+    data = metadata.get(ATTRIBUTION_KEY) if isinstance(metadata, Mapping) else None
+    if not isinstance(data, Mapping) or data.get("groundedness") is None:
+        raise KeyError(f"the response has no metadata[{ATTRIBUTION_KEY!r}]['groundedness']")
+    return FilteredAnswer.from_dict(data["groundedness"])
 
 
 def _engine_llm(query_engine: object) -> object:
@@ -668,6 +722,10 @@ class CamabQueryEngine(BaseQueryEngine):
         method: ``"camab"`` or a baseline (``"kernelshap"``, ``"contextcite"``, ``"loo"``).
         granularity: ``"chunk"`` (one unit per node) or ``"sentence"``.
         seed: makes attribution reproducible.
+        groundedness: a :class:`~camab_rag.groundedness.GroundednessFilter`; its verdict
+            goes to ``response.metadata["attribution"]["groundedness"]`` (at most two extra
+            model calls) and ``mode="block"`` replaces an ungrounded ``response.response``
+            by its fallback.
         **attribute_options: passed to :func:`camab_rag.attribute` (e.g. ``batch_size``).
     """
 
@@ -680,6 +738,7 @@ class CamabQueryEngine(BaseQueryEngine):
         method: str = "camab",
         granularity: Granularity = "chunk",
         seed: int = 0,
+        groundedness: GroundednessFilter | None = None,
         callback_manager: CallbackManager | None = None,
         **attribute_options: Any,
     ) -> None:
@@ -692,7 +751,9 @@ class CamabQueryEngine(BaseQueryEngine):
             raise InputError("scorer must have a score(requests) method (or be None)")
         self.query_engine = query_engine
         self.scorer = scorer
-        self.config = AttributionConfig(budget, method, granularity, seed, attribute_options)
+        self.config = AttributionConfig(
+            budget, method, granularity, seed, attribute_options, groundedness
+        )
         self._scorers = _ScorerCache()
         self._tracker = query_tracker()
         super().__init__(callback_manager or getattr(query_engine, "callback_manager", None))
@@ -756,6 +817,11 @@ class CamabEventHandler(BaseEventHandler):
     :meth:`aflush` has awaited it. ``query`` attributes inline, before it returns. Set
     ``background`` to force either way.
 
+    ``groundedness`` (a :class:`~camab_rag.groundedness.GroundednessFilter`) judges each
+    answer; its verdict goes to ``metadata["attribution"]["groundedness"]``. A filter with
+    ``mode="block"`` needs the verdict before the query returns, so those queries are
+    attributed inline (``background=True`` with a blocking filter is refused).
+
     Attributes:
         results: the most recent attributions (``maxlen`` 256), each
             ``{"query_id", "query", "attribution"}`` in completion order.
@@ -772,6 +838,7 @@ class CamabEventHandler(BaseEventHandler):
         default=None, description="run inside a running event loop as a task (None = auto)"
     )
     attribute_options: dict[str, Any] = Field(default_factory=dict)
+    groundedness: Any = Field(default=None, description="a GroundednessFilter, or None")
 
     _config: AttributionConfig = PrivateAttr()
     _tracker: QueryTracker = PrivateAttr()
@@ -786,9 +853,23 @@ class CamabEventHandler(BaseEventHandler):
         if self.scorer is not None and not callable(getattr(self.scorer, "score", None)):
             raise InputError("scorer must have a score(requests) method (or be None)")
         self._config = AttributionConfig(
-            self.budget, self.method, self.granularity, self.seed, dict(self.attribute_options)
+            self.budget,
+            self.method,
+            self.granularity,
+            self.seed,
+            dict(self.attribute_options),
+            self.groundedness,
         )
+        if self._blocks and self.background:
+            raise InputError(
+                "a GroundednessFilter with mode='block' must judge the answer before the "
+                "query returns: use background=None/False, or mode='flag'"
+            )
         self._tracker = query_tracker()
+
+    @property
+    def _blocks(self) -> bool:
+        return self.groundedness is not None and self.groundedness.mode == "block"
 
     @classmethod
     def class_name(cls) -> str:
@@ -828,7 +909,9 @@ class CamabEventHandler(BaseEventHandler):
         question = query_text(event.query)
         query_id = event.span_id or ""
         loop = _running_loop()
-        if self.background is None:  # auto: a task for aquery(), inline for query()
+        if self._blocks:  # the verdict must be in before the query returns
+            background = False
+        elif self.background is None:  # auto: a task for aquery(), inline for query()
             background = loop is not None and _span_method(event.span_id) == "aquery"
         else:
             background = self.background

@@ -1,0 +1,112 @@
+"""The groundedness filter inside the LlamaIndex integration: a real VectorStoreIndex with
+the real MiniLM embedding and LlamaIndex's MockLLM; a planted scorer decides which answers
+the retrieved nodes explain, so the verdicts are known in advance."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from llama_fakes import FailingScorer, PlantedScorer
+from llama_index.core.llms import MockLLM
+from llama_index.postprocessor.camab import (
+    ATTRIBUTION_KEY,
+    CamabEventHandler,
+    CamabQueryEngine,
+    attribution_of,
+    groundedness_of,
+)
+
+from camab_rag.errors import InputError
+from camab_rag.groundedness import GroundednessFilter
+
+QUESTION = "Who was Henry Roth?"
+ANSWER = "text text text"
+FALLBACK = "No supported answer."
+
+
+def _engine(index: Any) -> Any:
+    return index.as_query_engine(llm=MockLLM(max_tokens=3), similarity_top_k=2)
+
+
+def _supporting_scorer(index: Any) -> PlantedScorer:
+    """The answer is likely only when the top retrieved node is in the prompt."""
+    top = index.as_retriever(similarity_top_k=2).retrieve(QUESTION)[0]
+    return PlantedScorer([f"title: {top.node.metadata['title']}\n"])
+
+
+def _block(**kwargs: Any) -> GroundednessFilter:
+    return GroundednessFilter(mode="block", fallback=FALLBACK, **kwargs)
+
+
+def test_flag_records_the_verdict_and_keeps_the_answer(index: Any) -> None:
+    engine = CamabQueryEngine(
+        _engine(index), PlantedScorer([]), budget=4, groundedness=GroundednessFilter()
+    )
+    response = engine.query(QUESTION)
+    assert response.response == ANSWER
+    verdict = groundedness_of(response)
+    assert verdict.grounded is False and not verdict.blocked and verdict.mode == "flag"
+    assert verdict.report is not None and verdict.report.score == pytest.approx(0.0)
+    assert response.metadata[ATTRIBUTION_KEY]["groundedness"] == verdict.to_dict()
+    assert attribution_of(response).status == "ok"  # the extra key does not disturb it
+
+
+def test_block_replaces_only_unsupported_answers(index: Any) -> None:
+    blocked = CamabQueryEngine(
+        _engine(index), PlantedScorer([]), budget=4, groundedness=_block()
+    ).query(QUESTION)
+    assert blocked.response == FALLBACK
+    verdict = groundedness_of(blocked)
+    assert verdict.blocked and verdict.original_answer == ANSWER
+    assert blocked.source_nodes  # the sources stay, for the UI to show why
+    kept = CamabQueryEngine(
+        _engine(index), _supporting_scorer(index), budget=4, groundedness=_block()
+    ).query(QUESTION)
+    assert kept.response == ANSWER
+    good = groundedness_of(kept)
+    assert good.grounded is True and good.report is not None
+    assert good.report.score == pytest.approx(1.0)  # L(C) - L(empty) of the planted reward
+    assert good.report.extra_queries <= 2
+
+
+def test_block_in_aquery(index: Any) -> None:
+    engine = CamabQueryEngine(_engine(index), PlantedScorer([]), budget=4, groundedness=_block())
+    response = asyncio.run(engine.aquery(QUESTION))
+    assert response.response == FALLBACK and groundedness_of(response).blocked
+
+
+def test_failed_attribution_passes_or_blocks_as_configured(index: Any) -> None:
+    passing = CamabQueryEngine(_engine(index), FailingScorer(), budget=4, groundedness=_block())
+    response = passing.query(QUESTION)
+    assert response.response == ANSWER
+    assert response.metadata[ATTRIBUTION_KEY]["status"] == "error"
+    assert groundedness_of(response).grounded is None
+    strict = CamabQueryEngine(
+        _engine(index), FailingScorer(), budget=4, groundedness=_block(on_error="block")
+    )
+    assert strict.query(QUESTION).response == FALLBACK
+
+
+def test_event_handler_blocks_inline_even_in_aquery(index: Any) -> None:
+    handler = CamabEventHandler.attach(scorer=PlantedScorer([]), budget=4, groundedness=_block())
+    try:
+        response = asyncio.run(_engine(index).aquery(QUESTION))
+    finally:
+        handler.detach()
+    # no aflush needed: a blocking filter judges before the query returns
+    assert response.response == FALLBACK
+    assert groundedness_of(response).original_answer == ANSWER
+
+
+def test_settings_that_cannot_work_are_refused(index: Any) -> None:
+    # pydantic wraps the InputError (a ValueError) of the handler's validation
+    with pytest.raises(ValueError, match="mode='block'"):
+        CamabEventHandler(scorer=PlantedScorer([]), background=True, groundedness=_block())
+    with pytest.raises(InputError, match="GroundednessFilter"):
+        CamabQueryEngine(_engine(index), PlantedScorer([]), groundedness=0.5)  # type: ignore[arg-type]
+    with pytest.raises(KeyError, match="groundedness"):
+        groundedness_of(
+            CamabQueryEngine(_engine(index), PlantedScorer([]), budget=4).query(QUESTION)
+        )
