@@ -14,7 +14,9 @@ most two extra queries). The script reports the ROC AUC of the score (and of the
 candidate signals) for telling positives from negatives, and the threshold that maximises
 Youden's J, then writes its section of BENCHMARKS.md.
 
-Per-example records are appended to ``--cache`` so an interrupted run resumes.
+Per-example records are appended to ``--cache`` (default
+``benchmarks/results/groundedness_<model>.jsonl``, kept in the repository) so an
+interrupted run resumes and the report can be rebuilt with ``--report-only``.
 
     nice -n 10 .venv/bin/python benchmarks/bench_groundedness.py --n 30 --budget 16
 """
@@ -50,6 +52,7 @@ from camab_rag.result import AttributionResult
 from camab_rag.segments import segment_documents, to_documents
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+RESULTS = Path(__file__).resolve().parent / "results"
 USER_TEMPLATE = "Context:\n{context}\n\nQuestion: {question}\nAnswer in a few words."
 
 
@@ -174,14 +177,17 @@ def main() -> None:
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--cache", default="/tmp/camab_bench_groundedness.jsonl")
+    parser.add_argument(
+        "--cache", default=None, help="per-example records (default: benchmarks/results/...)"
+    )
     parser.add_argument("--report-only", action="store_true", help="use the cached records only")
     parser.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-    cache = Path(args.cache)
+    cache = Path(args.cache) if args.cache else RESULTS / f"groundedness_{args.model}.jsonl"
+    cache.parent.mkdir(parents=True, exist_ok=True)
     config = {"model": args.model, "budget": args.budget, "seed": args.seed}
     done: dict[str, dict[str, Any]] = {}
     cross: dict[str, dict[str, float]] = {}
@@ -224,6 +230,7 @@ def main() -> None:
                 handle.write(json.dumps(extra) + "\n")
             continue
         record: dict[str, Any] = {"id": row["id"], "config": config, "gold_answer": row["answer"]}
+        question_started = time.perf_counter()
         record["with_gold"] = run_condition(
             scorer, row["question"], with_gold, args.budget, args.seed
         )
@@ -234,6 +241,9 @@ def main() -> None:
             scorer, row["question"], with_gold, record["without_gold"]["answer"]
         )
         record["reference"] = score_against(scorer, row["question"], with_gold, row["answer"])
+        record["seconds"] = round(time.perf_counter() - question_started, 1)
+        record["threads"] = args.threads
+        record["load_average_1m"] = round(os.getloadavg()[0], 2)
         done[row["id"]] = record
         cross[row["id"]] = record["cross"]
         reference[row["id"]] = record["reference"]
@@ -342,13 +352,25 @@ def report(records: list[dict[str, Any]], args: argparse.Namespace) -> None:
         "Score = `gain` = L(C) - L(empty), mean log-probability per answer token, measured "
         f"with at most 2 extra calls. Mean model calls per attributed answer: {calls:.1f}.",
     ]
+    timed = [r for r in records if "seconds" in r]
+    if timed:
+        lines += [
+            "",
+            f"Time per question (both conditions, all calls), {len(timed)} timed questions: "
+            f"mean {np.mean([r['seconds'] for r in timed]):.0f} s with "
+            f"{timed[-1]['threads']} torch thread(s), load average (1 min) at the end of each "
+            f"question {min(r['load_average_1m'] for r in timed):.1f}-"
+            f"{max(r['load_average_1m'] for r in timed):.1f}.",
+        ]
     if args.report_only:
         lines += [
             "",
-            "Written with `--report-only` from the per-example cache of a run of "
+            "Written with `--report-only` from the per-example records in "
+            f"`benchmarks/results/groundedness_{args.model}.jsonl` (kept in the repository) "
+            "of runs of "
             f"`nice -n 10 .venv/bin/python benchmarks/bench_groundedness.py --n {args.n} "
-            f"--budget {args.budget}` (the same command without `--report-only` recomputes "
-            "everything; about 3 minutes per question on 2 shared cores).",
+            f"--budget {args.budget}` (the same command without `--report-only` resumes the "
+            "run and skips the questions already recorded).",
         ]
     body = "\n".join(lines)
     print(body)
