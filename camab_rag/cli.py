@@ -17,166 +17,24 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import IO, Any
 
 from camab_rag import __version__
 from camab_rag.errors import CamabError, InputError
+from camab_rag.records import Record, load_records, parse_record
 
 FORMATS = ("terminal", "markdown", "html", "json")
 METHODS = ("camab", "kernelshap", "contextcite", "loo", "random")
 DEMO_FILE = "demo_hotpotqa.json"
 
 
-class InputFileError(InputError):
-    """A record of an input file is malformed (the message names the line and field)."""
-
-
-# --------------------------------------------------------------------------- records
-@dataclass(frozen=True)
-class Record:
-    """One attribution job read from an input file."""
-
-    where: str
-    """``file:line`` (JSONL) or ``file[record]`` (JSON), for messages."""
-    question: str
-    documents: list[dict[str, Any]]
-    response: str | None
-    record_id: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-def _check_documents(where: str, value: object, name: str = "documents") -> list[dict[str, Any]]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not value:
-        raise InputFileError(
-            f"{where}: field '{name}' must be a non-empty list of strings or objects with "
-            f"'text', got {_kind(value)}"
-        )
-    documents: list[dict[str, Any]] = []
-    for i, item in enumerate(value):
-        if isinstance(item, str):
-            documents.append({"text": item})
-            continue
-        if not isinstance(item, dict):
-            raise InputFileError(
-                f"{where}: field '{name}[{i}]' must be a string or an object with 'text', "
-                f"got {_kind(item)}"
-            )
-        text = item.get("text", item.get("page_content"))
-        if not isinstance(text, str):
-            raise InputFileError(
-                f"{where}: field '{name}[{i}].text' must be a string, got {_kind(text)}"
-            )
-        title = item.get("title")
-        if title is not None and not isinstance(title, str):
-            raise InputFileError(
-                f"{where}: field '{name}[{i}].title' must be a string, got {_kind(title)}"
-            )
-        document: dict[str, Any] = {"text": text}
-        if title is not None:
-            document["title"] = title
-        documents.append(document)
-    if not any(d["text"].strip() for d in documents):
-        raise InputFileError(f"{where}: field '{name}' holds only empty texts")
-    return documents
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null (or missing)"
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
-        type(value), type(value).__name__
-    )
-
-
-def parse_record(where: str, data: object) -> Record:
-    """Validate one decoded record; errors name ``where`` and the field."""
-    if not isinstance(data, dict):
-        raise InputFileError(f"{where}: a record must be a JSON object, got {_kind(data)}")
-    question = data.get("question")
-    if not isinstance(question, str) or not question.strip():
-        raise InputFileError(
-            f"{where}: field 'question' must be a non-empty string, got {_kind(question)}"
-        )
-    if "documents" in data:
-        documents = _check_documents(where, data["documents"])
-    elif "context" in data:
-        documents = _check_documents(where, data["context"], "context")
-    else:
-        raise InputFileError(f"{where}: field 'documents' is missing (a list of documents)")
-    response = data.get("response", data.get("answer"))
-    if response is not None and (not isinstance(response, str) or not response.strip()):
-        raise InputFileError(
-            f"{where}: field 'response' must be a non-empty string (or absent, to generate "
-            f"it), got {_kind(response)}"
-        )
-    record_id = data.get("id")
-    known = {"question", "documents", "context", "response", "answer", "id"}
-    return Record(
-        where=where,
-        question=question,
-        documents=documents,
-        response=response,
-        record_id=str(record_id) if record_id is not None else None,
-        extra={k: v for k, v in data.items() if k not in known},
-    )
-
-
 def read_records(path: str, stdin: IO[str] | None = None) -> list[Record]:
-    """Records of a JSON file (an object or a list of objects) or a JSONL file (one object
-    per line; blank lines skipped). ``-`` reads standard input."""
-    name = "<stdin>" if path == "-" else path
-    if path == "-":
-        text = (stdin or sys.stdin).read()
-    else:
-        file = Path(path)
-        if not file.exists():
-            raise InputFileError(f"{path}: no such file")
-        if file.is_dir():
-            raise InputFileError(f"{path}: is a directory, expected a JSON or JSONL file")
-        try:
-            text = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputFileError(
-                f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
-            ) from None
-    if not text.strip():
-        raise InputFileError(f"{name}: the file is empty")
-    jsonl = name.endswith(".jsonl") or name.endswith(".ndjson")
-    if not jsonl:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            if text.lstrip().startswith("{") and exc.msg == "Extra data":
-                jsonl = True  # several objects, one per line
-            else:
-                raise InputFileError(
-                    f"{name}:{exc.lineno}: invalid JSON ({exc.msg}, column {exc.colno})"
-                ) from None
-        else:
-            if isinstance(data, list):
-                if not data:
-                    raise InputFileError(f"{name}: the list of records is empty")
-                return [parse_record(f"{name}[{i}]", item) for i, item in enumerate(data)]
-            return [parse_record(name, data)]
-    records = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputFileError(
-                f"{name}:{number}: invalid JSON ({exc.msg}, column {exc.colno})"
-            ) from None
-        records.append(parse_record(f"{name}:{number}", data))
-    if not records:
-        raise InputFileError(f"{name}: no records")
-    return records
+    """Records of a JSON, JSONL or Parquet file (``-``: standard input) for ``camab
+    attribute``; the response may be absent (then it is generated)."""
+    return load_records(path, require_response=False, stdin=stdin)
 
 
 # --------------------------------------------------------------------------- progress
@@ -375,7 +233,7 @@ def render_outcomes(
 def _json_object(outcome: Outcome) -> dict[str, Any]:
     data: dict[str, Any] = {
         "where": outcome.record.where,
-        "id": outcome.record.record_id,
+        "id": outcome.record.id,
         "response_generated": outcome.generated,
         "citations": outcome.cited.to_dict(),
         "attribution": outcome.result.to_dict(),
@@ -413,9 +271,11 @@ def demo_record() -> Record:
     """The bundled HotpotQA example (CC BY-SA 4.0)."""
     text = resources.files("camab_rag.data").joinpath(DEMO_FILE).read_text(encoding="utf-8")
     data = json.loads(text)
-    return parse_record(
-        f"camab_rag/data/{DEMO_FILE}", {k: v for k, v in data.items() if k != "response"}
+    where = f"camab_rag/data/{DEMO_FILE}"
+    record = parse_record(
+        {k: v for k, v in data.items() if k != "response"}, 1, require_response=False
     )
+    return replace(record, where=where)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

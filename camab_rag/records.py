@@ -1,7 +1,7 @@
-"""The logged-record format read by ``camab attribute`` and ``camab audit``.
+"""The record format read by ``camab attribute`` and ``camab audit``.
 
-A record is one logged RAG interaction, stored as one JSON object per line (JSONL) or one
-row of a Parquet file::
+A record is one RAG interaction, stored as one JSON object per line (JSONL), one row of a
+Parquet file, or (for ``camab attribute``) a JSON file holding one object or a list::
 
     {"id": "q-17",                      # optional (string or integer); default: line number
      "question": "Who wrote Dune?",      # string, required
@@ -12,24 +12,36 @@ row of a Parquet file::
      ],
      "response": "Frank Herbert."}      # string; required for audit
 
+``context`` is accepted for ``documents`` and ``answer`` for ``response`` (the names of
+LangChain's retrieval chain); a single string is one document.
+
 :func:`read_records` yields ``(line_number, Record | RecordError)`` so a batch job can
 report a bad line and go on; every error names the line and the field, e.g.
-``line 7: field 'documents' must be a list``.
+``line 7: field 'documents' must be a list``. :func:`load_records` reads a whole input
+(also JSON and standard input) and stops at the first bad record, naming the file, the
+line (or list index) and the field, e.g. ``logs.jsonl:7: field 'question' is missing``.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from camab_rag.errors import InputError
 from camab_rag.segments import SourceDocument
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 TEXT_KEYS = ("text", "page_content")
+DOCUMENT_KEYS = ("documents", "context")
+RESPONSE_KEYS = ("response", "answer")
+
+
+class InputFileError(InputError):
+    """An input file, or one of its records, cannot be used (the message says where)."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,7 @@ class Record:
         documents: the retrieved documents, normalised.
         response: the logged answer (``None`` when the record has none).
         extra: any other fields of the record, kept as they were.
+        where: where the record came from, for messages (``file:line``, ``file[index]``).
     """
 
     id: str
@@ -51,6 +64,7 @@ class Record:
     documents: list[SourceDocument]
     response: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    where: str | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The record in the input format (``parse_record(r.to_dict(), r.line)`` == ``r``)."""
@@ -90,8 +104,8 @@ def _document_dict(doc: SourceDocument) -> dict[str, Any]:
     return data
 
 
-def _parse_document(item: object, index: int) -> SourceDocument:
-    name = f"documents[{index}]"
+def _parse_document(item: object, index: int, list_key: str = "documents") -> SourceDocument:
+    name = f"{list_key}[{index}]"
     if isinstance(item, str):
         return SourceDocument(item)
     if not isinstance(item, Mapping):
@@ -157,27 +171,37 @@ def _parse(data: object, line: int, require_response: bool) -> Record:
         raise _Invalid("question", "field 'question' is missing")
     if not isinstance(question, str):
         raise _Invalid("question", f"field 'question' must be a string, got {_json_type(question)}")
-    documents = data.get("documents")
+    if not question.strip():
+        raise _Invalid("question", "field 'question' is empty")
+    docs_key = next((k for k in DOCUMENT_KEYS if data.get(k) is not None), DOCUMENT_KEYS[0])
+    documents = data.get(docs_key)
     if documents is None:
-        raise _Invalid("documents", "field 'documents' is missing")
-    if isinstance(documents, str) or not isinstance(documents, (list, tuple)):
-        raise _Invalid(
-            "documents", f"field 'documents' must be a list, got {_json_type(documents)}"
-        )
+        raise _Invalid(docs_key, f"field '{docs_key}' is missing (a list of documents)")
+    if isinstance(documents, str):
+        documents = [documents]
+    if not isinstance(documents, (list, tuple)):
+        raise _Invalid(docs_key, f"field '{docs_key}' must be a list, got {_json_type(documents)}")
     if not documents:
-        raise _Invalid("documents", "field 'documents' is empty: nothing to attribute to")
-    docs = [_parse_document(item, i) for i, item in enumerate(documents)]
+        raise _Invalid(docs_key, f"field '{docs_key}' is empty: nothing to attribute to")
+    docs = [_parse_document(item, i, docs_key) for i, item in enumerate(documents)]
     if not any(doc.text.strip() for doc in docs):
-        raise _Invalid("documents", "field 'documents' holds no text: nothing to attribute to")
-    response = data.get("response")
+        raise _Invalid(docs_key, f"field '{docs_key}' holds no text: nothing to attribute to")
+    response_key = next((k for k in RESPONSE_KEYS if data.get(k) is not None), RESPONSE_KEYS[0])
+    response = data.get(response_key)
     if response is None:
         if require_response:
-            raise _Invalid("response", "field 'response' is missing")
+            raise _Invalid(response_key, f"field '{response_key}' is missing")
     elif not isinstance(response, str):
-        raise _Invalid("response", f"field 'response' must be a string, got {_json_type(response)}")
-    elif require_response and not response.strip():
-        raise _Invalid("response", "field 'response' is empty: there is nothing to attribute")
-    known = {"id", "question", "documents", "response"}
+        raise _Invalid(
+            response_key,
+            f"field '{response_key}' must be a string, got {_json_type(response)}",
+        )
+    elif not response.strip():
+        hint = "" if require_response else " (leave it out to generate the answer)"
+        raise _Invalid(
+            response_key, f"field '{response_key}' is empty: there is nothing to attribute{hint}"
+        )
+    known = {"id", "question", docs_key, response_key}
     extra = {k: v for k, v in data.items() if k not in known}
     return Record(record_id, line, question, docs, response, extra)
 
@@ -284,10 +308,91 @@ def read_records(
         yield line_no, result
 
 
+def _read_text(path: str | Path, stdin: IO[str] | None) -> tuple[str, str]:
+    if str(path) == "-":
+        return "<stdin>", (stdin or sys.stdin).read()
+    source = Path(path)
+    if not source.exists():
+        raise InputFileError(f"{path}: no such file")
+    if source.is_dir():
+        raise InputFileError(f"{path}: is a directory, expected a JSON, JSONL or Parquet file")
+    try:
+        return str(path), source.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _text_rows(name: str, text: str) -> Iterator[tuple[str, int, object]]:
+    """``(where, line, decoded object)`` of a JSON (object or list) or JSONL text."""
+    if not text.strip():
+        raise InputFileError(f"{name}: the file is empty")
+    jsonl = name.endswith((".jsonl", ".ndjson"))
+    if not jsonl:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            if not (text.lstrip().startswith("{") and exc.msg == "Extra data"):
+                raise InputFileError(
+                    f"{name}:{exc.lineno}: invalid JSON ({exc.msg}, column {exc.colno})"
+                ) from None
+            jsonl = True  # several objects, one per line
+        else:
+            if isinstance(data, list):
+                if not data:
+                    raise InputFileError(f"{name}: the list of records is empty")
+                for index, item in enumerate(data):
+                    yield f"{name}[{index}]", index + 1, item
+            else:
+                yield name, 1, data
+            return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield f"{name}:{number}", number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputFileError(
+                f"{name}:{number}: invalid JSON ({exc.msg}, column {exc.colno})"
+            ) from None
+
+
+def load_records(
+    path: str | Path, *, require_response: bool = False, stdin: IO[str] | None = None
+) -> list[Record]:
+    """Every record of an input, validated; stops at the first bad one.
+
+    ``path`` is a JSON file (one object, or a list of objects), a JSONL file (one object
+    per line, blank lines skipped), a Parquet file, or ``-`` for standard input. Each
+    record's ``where`` is ``file:line`` (JSONL), ``file[index]`` (JSON list), ``file``
+    (one object) or ``file:row`` (Parquet).
+
+    Raises:
+        InputFileError: naming the file, the line or index, and the field, e.g.
+            ``logs.jsonl:2: field 'documents' is missing (a list of documents)``.
+    """
+    rows: Iterator[tuple[str, int, object]]
+    if str(path) != "-" and is_parquet(path) and Path(path).is_file():
+        rows = ((f"{path}:{row}", row, data) for row, data in _parquet_rows(Path(path)))
+    else:
+        name, text = _read_text(path, stdin)
+        rows = _text_rows(name, text)
+    records = []
+    for where, line, data in rows:
+        result = try_parse_record(data, line, require_response=require_response)
+        if isinstance(result, RecordError):
+            raise InputFileError(f"{where}: {result.message}")
+        records.append(replace(result, where=where))
+    if not records:
+        raise InputFileError(f"{path}: no records")
+    return records
+
+
 __all__ = [
+    "InputFileError",
     "Record",
     "RecordError",
     "is_parquet",
+    "load_records",
     "parse_record",
     "read_records",
     "try_parse_record",

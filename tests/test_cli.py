@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from camab_rag import cli
-from camab_rag.cli import InputFileError, demo_record, main, read_records
+from camab_rag.cli import demo_record, main, read_records
+from camab_rag.records import InputFileError
 
 GOOD = {
     "question": "Which writer was from England, Henry Roth or Robert Erskine Childers?",
@@ -41,8 +42,9 @@ def test_reads_json_object_list_and_jsonl(tmp_path):
     one.write_text(json.dumps(GOOD), encoding="utf-8")
     (record,) = read_records(str(one))
     assert record.question == GOOD["question"] and record.response == GOOD["response"]
-    assert record.documents[2] == {"text": "Bananas are yellow. Apples can be red."}
-    assert record.documents[0]["title"] == "Henry Roth"
+    assert record.documents[2].text == "Bananas are yellow. Apples can be red."
+    assert record.documents[2].metadata == {}
+    assert record.documents[0].metadata["title"] == "Henry Roth"
 
     many = tmp_path / "many.json"
     many.write_text(json.dumps([GOOD, {**GOOD, "response": None}]), encoding="utf-8")
@@ -64,11 +66,11 @@ def test_reads_json_object_list_and_jsonl(tmp_path):
         ([json.dumps(GOOD), "[1, 2]"], "r.jsonl:2: a record must be a JSON object, got a list"),
         (
             [json.dumps({**GOOD, "question": 7})],
-            "r.jsonl:1: field 'question' must be a non-empty string, got int",
+            "r.jsonl:1: field 'question' must be a string, got a number",
         ),
         (
             [json.dumps({k: v for k, v in GOOD.items() if k != "question"})],
-            "r.jsonl:1: field 'question' must be a non-empty string, got null (or missing)",
+            "r.jsonl:1: field 'question' is missing",
         ),
         (
             ["", json.dumps({k: v for k, v in GOOD.items() if k != "documents"})],
@@ -76,31 +78,33 @@ def test_reads_json_object_list_and_jsonl(tmp_path):
         ),
         (
             [json.dumps({**GOOD, "documents": ["ok", {"text": 3}]})],
-            "r.jsonl:1: field 'documents[1].text' must be a string, got int",
+            "r.jsonl:1: field 'documents[1].text' must be a string",
         ),
         (
             [json.dumps({**GOOD, "documents": ["ok", 5]})],
-            "r.jsonl:1: field 'documents[1]' must be a string or an object with 'text', got int",
+            "r.jsonl:1: field 'documents[1]' must be a string or an object with 'text' or "
+            "'page_content', got a number",
         ),
         (
             [json.dumps({**GOOD, "documents": [{"text": "x", "title": ["a"]}]})],
-            "r.jsonl:1: field 'documents[0].title' must be a string, got a list",
+            "r.jsonl:1: field 'documents[0].title' must be a string",
         ),
         (
             [json.dumps({**GOOD, "documents": []})],
-            "r.jsonl:1: field 'documents' must be a non-empty list",
+            "r.jsonl:1: field 'documents' is empty: nothing to attribute to",
         ),
         (
             [json.dumps({**GOOD, "documents": ["  ", ""]})],
-            "r.jsonl:1: field 'documents' holds only empty texts",
+            "r.jsonl:1: field 'documents' holds no text",
         ),
         (
             [json.dumps({**GOOD, "response": ""})],
-            "r.jsonl:1: field 'response' must be a non-empty string",
+            "r.jsonl:1: field 'response' is empty: there is nothing to attribute (leave it out to "
+            "generate the answer)",
         ),
         (
             [json.dumps({k: v for k, v in GOOD.items() if k != "documents"} | {"context": 4})],
-            "r.jsonl:1: field 'context' must be a non-empty list",
+            "r.jsonl:1: field 'context' must be a list, got a number",
         ),
     ],
 )
@@ -156,16 +160,16 @@ def test_entry_point_is_installed_and_validates(tmp_path):
     bad.write_text(json.dumps({**GOOD, "documents": "   "}), encoding="utf-8")
     run = subprocess.run([str(camab), "attribute", str(bad)], capture_output=True, text=True)
     assert run.returncode == 2
-    assert "field 'documents' holds only empty texts" in run.stderr
+    assert "field 'documents' holds no text" in run.stderr
     assert "Traceback" not in run.stderr
 
 
 def test_bundled_demo_record_is_valid():
     record = demo_record()
     assert record.response is None
-    assert len(record.documents) == 4 and all(d.get("title") for d in record.documents)
+    assert len(record.documents) == 4 and all(d.metadata.get("title") for d in record.documents)
     assert record.extra["license"].startswith("CC BY-SA 4.0")
-    assert set(record.extra["gold_documents"]) <= {d["title"] for d in record.documents}
+    assert set(record.extra["gold_documents"]) <= {d.metadata["title"] for d in record.documents}
 
 
 def test_bench_subcommand_is_registered(capsys):

@@ -54,7 +54,8 @@ def test_id_defaults_to_line_number_and_integers_become_strings() -> None:
 @pytest.mark.parametrize(
     ("patch", "field", "message"),
     [
-        ({"documents": "a string"}, "documents", "line 7: field 'documents' must be a list"),
+        ({"documents": 5}, "documents", "line 7: field 'documents' must be a list, got a number"),
+        ({"documents": "  "}, "documents", "line 7: field 'documents' holds no text"),
         ({"documents": []}, "documents", "line 7: field 'documents' is empty"),
         ({"documents": ["  "]}, "documents", "line 7: field 'documents' holds no text"),
         ({"documents": ["ok", 3]}, "documents[1]", "line 7: field 'documents[1]' must be"),
@@ -67,6 +68,7 @@ def test_id_defaults_to_line_number_and_integers_become_strings() -> None:
         ),
         ({"question": None}, "question", "line 7: field 'question' is missing"),
         ({"question": 3}, "question", "line 7: field 'question' must be a string, got a number"),
+        ({"question": " "}, "question", "line 7: field 'question' is empty"),
         ({"response": None}, "response", "line 7: field 'response' is missing"),
         ({"response": ["x"]}, "response", "field 'response' must be a string, got a list"),
         ({"response": "   "}, "response", "field 'response' is empty"),
@@ -93,6 +95,17 @@ def _tmp() -> str:
     import tempfile
 
     return tempfile.mkdtemp()
+
+
+def test_langchain_field_names_and_a_single_string_document() -> None:
+    data = {"question": "q?", "context": "One document.", "answer": "A."}
+    record = parse_record(data, 3)
+    assert [d.text for d in record.documents] == ["One document."]
+    assert record.response == "A." and record.extra == {}
+    with pytest.raises(InputError, match="line 3: field 'context\\[0\\]' must be"):
+        parse_record({**data, "context": [4]}, 3)
+    with pytest.raises(InputError, match="field 'answer' is empty"):
+        parse_record({**data, "answer": ""}, 3)
 
 
 def test_response_is_optional_for_attribute() -> None:
