@@ -1,82 +1,92 @@
-"""Filter ungrounded answers in a small RAG pipeline (retrieve -> generate -> attribute -> gate).
+"""Filter ungrounded answers in a LangChain RAG chain (offline, embedded model).
 
-A tiny keyword retriever picks paragraphs, the embedded SmolLM2 answers from them, CAMAB
-attributes the answer, and :class:`camab_rag.groundedness.GroundednessFilter` blocks
-answers that the retrieved context does not explain (``mode="block"``) or only flags them
-(``mode="flag"``). The second question has no evidence in the index at all, the way a
-retriever miss looks in production: whatever the model answers comes from its own memory,
-so the context barely raises the answer's likelihood and the gate blocks it.
+The chain of ``cookbook/langchain_rag.py`` -- HotpotQA paragraphs, a BM25 retriever, a chat
+prompt and the embedded SmolLM2 as the chat model -- ends with one more step:
+``CamabAttributor(groundedness=GroundednessFilter(mode="block"))``. It attributes the
+answer to the retrieved paragraphs with the chain's own model and, when the paragraphs do
+not explain the answer (the context gain ``L(C) - L(empty)`` is under the calibrated
+threshold), replaces it by a fallback; ``--mode flag`` keeps the answer and only attaches
+the verdict.
 
-The score measures whether the answer *came from* the retrieved text. An answer copied
-from an irrelevant passage still counts as grounded in it: the gate catches answers from
-the model's memory, not answers to a different question (BENCHMARKS.md has the figures).
+The second question has no evidence in the corpus, the way a retriever miss looks in
+production: whatever the model answers comes from its own memory, so the retrieved text
+barely raises the answer's likelihood and the gate blocks it. The score measures whether
+the answer *came from* the retrieved text: an answer copied from an irrelevant passage
+still counts as grounded in it (BENCHMARKS.md, "Groundedness score calibration").
 
-    .venv/bin/python cookbook/groundedness_filter.py [--mode flag|block] [--budget 12]
+Setup (once):   scripts/setup.sh test
+Run:            .venv/bin/python cookbook/groundedness_filter.py [--mode flag|block]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import re
-from importlib import resources
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
-import camab_rag
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from langchain_camab import CamabAttributor, CamabChatModel
+from langchain_core.runnables import RunnableLambda, RunnablePassthrough
+from langchain_rag import (
+    DATA,
+    DEFAULT_QUESTION,
+    PROMPT,
+    BM25Retriever,
+    format_docs,
+    load_paragraphs,
+)
+
+from camab_rag import default_scorer
 from camab_rag.groundedness import GroundednessFilter
 
-
-def load_corpus() -> tuple[str, list[dict[str, str]]]:
-    text = resources.files("camab_rag.data").joinpath("demo_hotpotqa.json").read_text("utf-8")
-    record = json.loads(text)
-    return record["question"], record["documents"]
+OUT_OF_CORPUS = "What is the capital of Australia?"
+FALLBACK = "The retrieved documents do not support an answer, so I will not guess."
 
 
-def retrieve(question: str, corpus: list[dict[str, str]], k: int = 3) -> list[dict[str, str]]:
-    """Rank paragraphs by shared words with the question (a stand-in for a vector store)."""
-    words = set(re.findall(r"\w+", question.lower()))
-    ranked = sorted(corpus, key=lambda d: -len(words & set(re.findall(r"\w+", d["text"].lower()))))
-    return ranked[:k]
+def build_chain(retriever: Any, llm: Any, gate: GroundednessFilter, budget: int) -> Any:
+    """retrieve -> prompt -> model -> attribute and judge (one LCEL chain)."""
+    answer = RunnableLambda(lambda x: {**x, "context": format_docs(x["context"])}) | PROMPT | llm
+    return RunnablePassthrough.assign(context=lambda x: retriever.invoke(x["question"])).assign(
+        answer=answer
+    ) | CamabAttributor(llm=llm, budget=budget, prompt=PROMPT, groundedness=gate)
 
 
-def answer(question: str, documents: list[dict[str, str]], scorer, gate, budget: int) -> None:
-    from camab_rag.prompts import TemplatePromptBuilder
-    from camab_rag.segments import segment_documents, to_documents
-
-    docs = to_documents(documents)
-    segments = segment_documents(docs, "chunk")
-    prompt = TemplatePromptBuilder(question, docs, segments).build([True] * len(segments))
-    response = scorer.generate([prompt], max_new_tokens=40)[0]
-    result = camab_rag.attribute(
-        question, documents, response, scorer, budget=budget, granularity="chunk"
-    )
-    verdict = gate(result, context=documents)
-    report = verdict.report
+def show(question: str, out: dict[str, Any]) -> None:
+    verdict = out["attribution"]["groundedness"]
+    report = verdict["report"]
     print(f"Q: {question}")
-    print(f"   retrieved: {[d.get('title') for d in documents]}")
-    print(f"   model said: {response!r}")
+    print(f"   retrieved: {[d.metadata['title'] for d in out['context']]}")
+    print(f"   model said: {verdict['original_answer']!r}")
     if report is not None:
         print(
-            f"   context gain {report.score:+.3f} ({report.source}), threshold "
-            f"{report.threshold:.3f} -> {'grounded' if report.grounded else 'NOT grounded'}"
+            f"   context gain {report['score']:+.3f} nats/token ({report['source']}), "
+            f"threshold {report['threshold']:.2f} -> "
+            f"{'grounded' if verdict['grounded'] else 'NOT grounded'}"
         )
-    print(f"   shown to the user: {verdict.answer!r}\n")
+    else:
+        print(f"   groundedness unknown: {verdict['error']}")
+    print(f"   shown to the user: {out['answer'].content!r}\n")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--mode", choices=("flag", "block"), default="block")
-    parser.add_argument("--budget", type=int, default=12)
-    args = parser.parse_args()
+    parser.add_argument("--budget", type=int, default=12, help="model calls for attribution")
+    parser.add_argument("--rows", type=int, default=120, help="HotpotQA rows in the corpus")
+    parser.add_argument("--data", type=Path, default=DATA)
+    args = parser.parse_args(argv)
 
-    question, corpus = load_corpus()
-    scorer = camab_rag.default_scorer()
-    gate = GroundednessFilter(mode=args.mode, scorer=scorer)
-
-    # 1. the evidence is in the index
-    answer(question, retrieve(question, corpus), scorer, gate, args.budget)
-    # 2. nothing in the index is about the question: the answer can only come from memory
-    other = "What is the capital of France?"
-    answer(other, retrieve(other, corpus), scorer, gate, args.budget)
+    retriever = BM25Retriever(documents=load_paragraphs(args.data, args.rows), k=4)
+    llm = CamabChatModel(generator=default_scorer(), max_new_tokens=24)
+    gate = GroundednessFilter(mode=args.mode, fallback=FALLBACK)
+    chain = build_chain(retriever, llm, gate, args.budget)
+    for question in (DEFAULT_QUESTION, OUT_OF_CORPUS):
+        show(question, chain.invoke({"question": question}))
 
 
 if __name__ == "__main__":
