@@ -48,7 +48,8 @@ DEFAULT_THRESHOLD = 0.22
 Chosen on 50 HotpotQA questions with the embedded SmolLM2 (``benchmarks/
 bench_groundedness.py``, section "Groundedness score calibration" of BENCHMARKS.md):
 Youden's J of correct answers against answers produced without the evidence, scored on
-the same context (ROC AUC 0.87; the threshold was 0.22 on the first 23 questions too). Recalibrate for another model, reward or prompt."""
+the same context (ROC AUC 0.87; the threshold was 0.22 on the first 23 questions too).
+Recalibrate for another model, reward or prompt."""
 
 DEFAULT_FALLBACK = (
     "I could not find support for an answer in the retrieved documents, so I will not guess."
