@@ -12,6 +12,7 @@ import pytest
 from camab_rag.errors import InputError
 from camab_rag.evaluation import metrics as M
 from camab_rag.evaluation.datasets import (
+    dataset_path,
     load_examples,
     parse_hotpotqa,
     parse_row,
@@ -297,3 +298,17 @@ def test_a_run_killed_mid_example_resumes_where_it_stopped(tmp_path: Path) -> No
     (second,) = runner.read_results(config.results_path)
     assert first["methods"]["camab"]["budgets"] == second["methods"]["camab"]["budgets"]
     assert (tmp_path / "out" / "mine_smollm2.partial.jsonl").read_text() == ""
+
+
+def test_multilingual_data_is_taken_round_robin_across_languages(tmp_path) -> None:
+    nine = load_examples("tydiqa", 9)
+    languages = [e.language for e in nine]
+    assert len(set(languages)) == 9  # one of each language, not nine Arabic rows
+    eighteen = load_examples("tydiqa", 18)
+    assert [e.id for e in eighteen[:9]] == [e.id for e in nine]
+    assert [e.language for e in eighteen[9:]] == languages  # then the second of each
+    # rows without a language field keep file order (and stop reading early)
+    hotpot = load_examples("hotpotqa", 3)
+    with open(dataset_path("hotpotqa"), encoding="utf-8") as handle:
+        first = [json.loads(next(handle))["id"] for _ in range(3)]
+    assert [e.id for e in hotpot] == first

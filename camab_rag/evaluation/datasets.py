@@ -176,7 +176,12 @@ def load_examples(
     offset: int = 0,
     min_segments: int = 2,
 ) -> list[Example]:
-    """The first ``n`` usable examples (file order, after skipping ``offset`` rows).
+    """The first ``n`` usable examples (after skipping ``offset`` rows).
+
+    File order, except when the rows carry a ``language`` field (TyDi QA): then the
+    examples are taken round-robin across languages (the first of each language, then
+    the second of each...), so a small ``n`` covers every language instead of the first
+    one in the file.
 
     Rows with fewer than ``min_segments`` segments (one sentence leaves nothing to
     attribute) or, for gold datasets, with no gold segment are skipped.
@@ -186,19 +191,34 @@ def load_examples(
     """
     path = dataset_path(name_or_path)
     examples: list[Example] = []
+    by_language: dict[str, list[Example]] = {}
+    multilingual: bool | None = None
     for number, row in enumerate(_rows(path)):
         if number < offset:
             continue
+        if multilingual is None:
+            multilingual = "language" in row
         try:
             example = parse_row(row)
         except InputError as error:
             raise InputError(f"{path}:{number + 1}: {error}") from None
         if example is None or example.n_segments < min_segments:
             continue
+        if multilingual:
+            by_language.setdefault(example.language, []).append(example)
+            continue
         examples.append(example)
         if n is not None and len(examples) >= n:
             break
-    return examples
+    if multilingual:
+        examples = _round_robin(list(by_language.values()))
+    return examples[:n] if n is not None else examples
+
+
+def _round_robin(groups: list[list[Example]]) -> list[Example]:
+    """The first item of each group, then the second of each, and so on."""
+    longest = max((len(g) for g in groups), default=0)
+    return [g[i] for i in range(longest) for g in groups if i < len(g)]
 
 
 def _rows(path: Path) -> Iterator[Mapping[str, Any]]:
