@@ -10,7 +10,7 @@ demo:
 lint:
 	.venv/bin/ruff check camab_rag tests integrations benchmarks cookbook
 	.venv/bin/ruff format --check camab_rag tests integrations benchmarks cookbook
-	.venv/bin/mypy camab_rag
+	.venv/bin/mypy camab_rag integrations/langchain-camab/langchain_camab
 
 test:
 	scripts/setup.sh test

@@ -49,7 +49,7 @@ class _Request:
 
     question: str
     documents: list[Document]
-    texts: object
+    texts: list[Any]
     answer: str
     prompt: Prompt | None
     run_id: str | None
@@ -104,7 +104,7 @@ class CamabAttributor(Runnable[Any, Any]):
         method: str = "camab",
         granularity: Granularity = "chunk",
         llm: object = None,
-        prompt: BasePromptTemplate | None = None,
+        prompt: BasePromptTemplate[Any] | None = None,
         document_separator: str = "\n\n",
         question_keys: Sequence[str] = ("input", "question"),
         context_key: str = "context",

@@ -59,7 +59,7 @@ class Results(OrderedDict[UUID, ChainAttribution]):
     def __contains__(self, key: object) -> bool:
         return super().__contains__(self._key(key))
 
-    def get(self, key: object, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: object, default: Any = None) -> Any:
         return super().get(self._key(key), default)
 
     def add(self, key: UUID, value: ChainAttribution) -> None:
