@@ -29,7 +29,7 @@ ROWS: list[Any] = [
         ["Ann met Bob.", "Cy ran in Berlin.", "Dee plays violin.", "Zebras fly.", "Ann ran."]
     )
 ]
-ROWS.insert(2, {"id": "bad", "question": "Q?", "documents": "not a list", "response": "x"})
+ROWS.insert(2, {"id": "bad", "question": "Q?", "documents": 5, "response": "x"})
 
 
 @pytest.fixture(scope="module")
