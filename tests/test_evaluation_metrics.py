@@ -234,6 +234,16 @@ def test_report_says_where_camab_loses() -> None:
     assert "5 examples" in text
     # KernelSHAP reaches CAMAB@20's AUROC already at s=20
     assert "| KernelSHAP | 20 |" in text
+    assert "AUROC by language" not in text  # one language
+    # several languages: one AUROC row per language, the best method in bold
+    for i, record in enumerate(records):
+        record["language"] = "swahili" if i < 2 else "finnish"
+    records[0]["methods"]["camab"]["budgets"]["40"]["gold"]["auroc"] = 1.0
+    records[1]["methods"]["camab"]["budgets"]["40"]["gold"]["auroc"] = 1.0
+    text = build_report(records)
+    assert "#### AUROC by language at s=40" in text
+    assert "| finnish (3) | 0.600 | **0.900** |" in text
+    assert "| swahili (2) | **1.000** | 0.900 |" in text
 
 
 def test_missing_bench_packages_fail_before_any_model_call(

@@ -212,6 +212,34 @@ def gold_by_budget_table(records: Sequence[dict[str, Any]], metric: str) -> str:
     return _table(header, rows)
 
 
+def language_table(
+    records: Sequence[dict[str, Any]], label_for: Callable[[str], str], metric: str = "auroc"
+) -> str:
+    """Mean gold-alignment ``metric`` per language (rows) and method (columns)."""
+    methods = methods_of(records)
+    header = ["Language (n)", *[LABELS.get(m, m) for m in methods]]
+    rows, means = [], []
+    for language, group in sorted(group_by(records, "language").items()):
+        row = [f"{language} ({len(group)})"]
+        mrow = []
+        for method in methods:
+            vals = values(group, method, label_for(method), field("gold", metric))
+            mean = _mean(vals)
+            row.append("–" if math.isnan(mean) else f"{mean:.3f}")
+            mrow.append(mean)
+        rows.append(row)
+        means.append(mrow)
+    # best method per language: transpose so _bold_best's columns are the languages
+    for r, mrow in enumerate(means):
+        finite = [v for v in mrow if not math.isnan(v)]
+        if len(finite) >= 2:
+            best = max(finite)
+            for c, value in enumerate(mrow):
+                if value == best:
+                    rows[r][1 + c] = f"**{rows[r][1 + c]}**"
+    return _table(header, rows)
+
+
 def _reference_label(records: Sequence[dict[str, Any]], wanted: int) -> str:
     numeric = [lab for lab in budget_labels(records) if lab.isdigit()]
     if str(wanted) in numeric:
@@ -523,6 +551,11 @@ def build_report(
             parts.append(gold_table(correct, label_for))
         parts.append("\n#### AUROC by budget\n")
         parts.append(gold_by_budget_table(good, "auroc"))
+        if len(group_by(good, "language")) > 1:
+            parts.append(
+                f"\n#### AUROC by language at s={at} (mean over the language's examples)\n"
+            )
+            parts.append(language_table(good, label_for))
     parts.append(f"\n#### CAMAB minus each method at s={at} (paired, mean ± 95% CI)\n")
     parts.append(comparison_table(good, at, has_gold))
     parts.append("\n#### Query efficiency\n")
