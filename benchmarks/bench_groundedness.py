@@ -15,7 +15,7 @@ candidate signals) for telling positives from negatives, and the threshold that 
 Youden's J, then writes its section of BENCHMARKS.md.
 
 Per-example records are appended to ``--cache`` (default
-``benchmarks/results/groundedness_<model>.jsonl``, kept in the repository) so an
+``benchmarks/results/groundedness/<model>.jsonl``, kept in the repository) so an
 interrupted run resumes and the report can be rebuilt with ``--report-only``.
 
     nice -n 10 .venv/bin/python benchmarks/bench_groundedness.py --n 30 --budget 16
@@ -186,7 +186,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-    cache = Path(args.cache) if args.cache else RESULTS / f"groundedness_{args.model}.jsonl"
+    cache = Path(args.cache) if args.cache else RESULTS / "groundedness" / f"{args.model}.jsonl"
     cache.parent.mkdir(parents=True, exist_ok=True)
     config = {"model": args.model, "budget": args.budget, "seed": args.seed}
     done: dict[str, dict[str, Any]] = {}
@@ -366,7 +366,7 @@ def report(records: list[dict[str, Any]], args: argparse.Namespace) -> None:
         lines += [
             "",
             "Written with `--report-only` from the per-example records in "
-            f"`benchmarks/results/groundedness_{args.model}.jsonl` (kept in the repository) "
+            f"`benchmarks/results/groundedness/{args.model}.jsonl` (kept in the repository) "
             "of runs of "
             f"`nice -n 10 .venv/bin/python benchmarks/bench_groundedness.py --n {args.n} "
             f"--budget {args.budget}` (the same command without `--report-only` resumes the "
