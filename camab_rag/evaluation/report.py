@@ -215,28 +215,19 @@ def gold_by_budget_table(records: Sequence[dict[str, Any]], metric: str) -> str:
 def language_table(
     records: Sequence[dict[str, Any]], label_for: Callable[[str], str], metric: str = "auroc"
 ) -> str:
-    """Mean gold-alignment ``metric`` per language (rows) and method (columns)."""
+    """Mean gold-alignment ``metric`` per language (rows) and method (columns); the best
+    method of each language in bold."""
     methods = methods_of(records)
     header = ["Language (n)", *[LABELS.get(m, m) for m in methods]]
-    rows, means = [], []
+    rows = []
     for language, group in sorted(group_by(records, "language").items()):
-        row = [f"{language} ({len(group)})"]
-        mrow = []
-        for method in methods:
-            vals = values(group, method, label_for(method), field("gold", metric))
-            mean = _mean(vals)
-            row.append("–" if math.isnan(mean) else f"{mean:.3f}")
-            mrow.append(mean)
-        rows.append(row)
-        means.append(mrow)
-    # best method per language: transpose so _bold_best's columns are the languages
-    for r, mrow in enumerate(means):
-        finite = [v for v in mrow if not math.isnan(v)]
-        if len(finite) >= 2:
-            best = max(finite)
-            for c, value in enumerate(mrow):
-                if value == best:
-                    rows[r][1 + c] = f"**{rows[r][1 + c]}**"
+        means = [_mean(values(group, m, label_for(m), field("gold", metric))) for m in methods]
+        finite = [v for v in means if not math.isnan(v)]
+        best = max(finite) if len(finite) >= 2 else None
+        cells = [
+            "–" if math.isnan(v) else f"**{v:.3f}**" if v == best else f"{v:.3f}" for v in means
+        ]
+        rows.append([f"{language} ({len(group)})", *cells])
     return _table(header, rows)
 
 
