@@ -322,3 +322,119 @@ def test_multilingual_data_is_taken_round_robin_across_languages(tmp_path) -> No
     with open(dataset_path("hotpotqa"), encoding="utf-8") as handle:
         first = [json.loads(next(handle))["id"] for _ in range(3)]
     assert [e.id for e in hotpot] == first
+
+
+def _two_example_file(tmp_path: Path) -> Path:
+    second = {**HOTPOT_ROW, "id": "h2"}
+    data = tmp_path / "mine.jsonl"
+    data.write_text(json.dumps(HOTPOT_ROW) + "\n" + json.dumps(second) + "\n", encoding="utf-8")
+    return data
+
+
+def test_random_baseline_is_seeded_per_example(tmp_path: Path) -> None:
+    from camab_rag.evaluation import runner
+
+    config = runner.BenchConfig(
+        dataset=str(_two_example_file(tmp_path)),
+        n=2,
+        budgets=[4],
+        methods=["random"],
+        out_dir=str(tmp_path / "out"),
+    )
+    texts = ["Ann was born.", "She wrote books.", "Bob lived.", "He sang."]
+    runner.run_benchmark(
+        config, _CrashingScorer(texts, [0.1, 0.8, 0.0, -0.1], None), use_bert=False
+    )
+    first, second = runner.read_results(config.results_path)
+    seeds = [r["methods"]["random"]["seed"] for r in (first, second)]
+    assert seeds == [runner.example_seed(0, "h1"), runner.example_seed(0, "h2")]
+    assert seeds[0] != seeds[1]
+    # same segments, same run seed: different random scores (one seed for all would
+    # give the same vector, a ranking by position)
+    scores = [r["methods"]["random"]["budgets"]["4"]["scores"] for r in (first, second)]
+    assert scores[0] != scores[1]
+    expected = np.random.default_rng(seeds[0]).uniform(size=4)
+    assert scores[0] == pytest.approx(expected.tolist(), abs=1e-6)
+
+
+def test_reseed_rewrites_only_stale_random_entries(tmp_path: Path) -> None:
+    from camab_rag.evaluation import runner
+    from camab_rag.evaluation.reseed import needs_reseed, reseed_random
+
+    config = runner.BenchConfig(
+        dataset=str(_two_example_file(tmp_path)),
+        n=2,
+        budgets=[4, 8],
+        methods=["camab", "random"],
+        out_dir=str(tmp_path / "out"),
+    )
+    texts = ["Ann was born.", "She wrote books.", "Bob lived.", "He sang."]
+    weights = [0.1, 0.8, 0.0, -0.1]
+    runner.run_benchmark(config, _CrashingScorer(texts, weights, None), use_bert=False)
+    fresh = runner.read_results(config.results_path)
+    # make the first record look like it came from a run before the fix
+    stale = json.loads(json.dumps(fresh[0]))
+    del stale["methods"]["random"]["seed"]
+    fixed_vector = np.random.default_rng(0).uniform(size=4).round(6).tolist()
+    for fit in stale["methods"]["random"]["budgets"].values():
+        fit["scores"] = fixed_vector
+        fit["gold"] = {"p@1": -1.0}
+        fit["drop"] = {"1": -1.0}
+    lines = [json.dumps(stale), json.dumps(fresh[1])]
+    config.results_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert [needs_reseed(r) for r in runner.read_results(config.results_path)] == [True, False]
+    warning = "Random is not valid here**: 1 record(s) predate"
+    assert warning in build_report(runner.read_results(config.results_path))
+
+    scorer = _CrashingScorer(texts, weights, None)
+    assert reseed_random(config, scorer, bert=None) == 1
+    repaired = runner.read_results(config.results_path)
+    assert "Random is not valid" not in build_report(repaired)
+    for record in (*repaired, *fresh):
+        record["methods"]["random"].pop("wall_time_s")
+    assert repaired[0] == fresh[0]  # exactly what a fixed run writes, metrics included
+    assert repaired[1] == fresh[1]
+    assert 1 <= scorer.calls <= 3  # only the new top-k removal sets were scored
+    again = _CrashingScorer(texts, weights, None)
+    assert reseed_random(config, again, bert=None) == 0
+    assert again.calls == 0
+
+
+def test_reseed_refuses_a_record_whose_example_changed(tmp_path: Path) -> None:
+    from camab_rag.evaluation import runner
+    from camab_rag.evaluation.reseed import reseed_random
+
+    data = _two_example_file(tmp_path)
+    config = runner.BenchConfig(
+        dataset=str(data), n=1, budgets=[4], methods=["random"], out_dir=str(tmp_path / "out")
+    )
+    texts = ["Ann was born.", "She wrote books.", "Bob lived.", "He sang."]
+    runner.run_benchmark(config, _CrashingScorer(texts, [0.0] * 4, None), use_bert=False)
+    (record,) = runner.read_results(config.results_path)
+    del record["methods"]["random"]["seed"]
+    record["n_segments"] = 5
+    config.results_path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="has 4 segments now, 5 when it was run"):
+        reseed_random(config, _CrashingScorer(texts, [0.0] * 4, None))
+    record["id"] = "gone"
+    config.results_path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="'gone' is not in"):
+        reseed_random(config, _CrashingScorer(texts, [0.0] * 4, None))
+
+
+def test_cli_reseed_with_nothing_stale_loads_no_model(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from camab_rag.evaluation import runner
+    from camab_rag.evaluation.cli import main
+
+    data = _two_example_file(tmp_path)
+    out = tmp_path / "out"
+    config = runner.BenchConfig(
+        dataset=str(data), n=2, budgets=[4], methods=["random"], out_dir=str(out)
+    )
+    texts = ["Ann was born.", "She wrote books.", "Bob lived.", "He sang."]
+    runner.run_benchmark(config, _CrashingScorer(texts, [0.0] * 4, None), use_bert=False)
+    before = config.results_path.read_bytes()
+    argv = ["--dataset", str(data), "--n", "2", "--budgets", "4", "--methods", "random"]
+    assert main([*argv, "--out", str(out), "--reseed-random", "--no-bert"]) == 0
+    assert "random baseline re-run on 0 record(s)" in capsys.readouterr().err
+    assert config.results_path.read_bytes() == before

@@ -111,6 +111,12 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--report-only", action="store_true", help="only rebuild the report from the results"
     )
+    parser.add_argument(
+        "--reseed-random",
+        action="store_true",
+        help="re-run the random baseline of records written before it was seeded per example "
+        "(stop any run appending to the same results file first), then rebuild the report",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> BenchConfig:
@@ -153,7 +159,14 @@ def run_bench(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"camab bench: {error}", file=sys.stderr)
         return 2
-    if not args.report_only:
+    if args.reseed_random:
+        try:
+            count = _reseed(config, use_bert=not args.no_bert)
+        except (InputError, ValueError) as error:
+            print(f"camab bench: {error}", file=sys.stderr)
+            return 2
+        print(f"camab bench: random baseline re-run on {count} record(s)", file=sys.stderr)
+    elif not args.report_only:
         try:
             run_benchmark(config, use_bert=not args.no_bert)
         except InputError as error:
@@ -170,6 +183,25 @@ def run_bench(args: argparse.Namespace) -> int:
     print(markdown)
     print(f"camab bench: results {path}", file=sys.stderr)
     return 0
+
+
+def _reseed(config: BenchConfig, *, use_bert: bool) -> int:
+    from camab_rag.evaluation.reseed import needs_reseed, reseed_random
+    from camab_rag.evaluation.runner import read_results
+
+    if not any(needs_reseed(r) for r in read_results(config.results_path)):
+        return 0  # nothing to do: no model to load
+    from camab_rag.scorers import TransformersScorer
+
+    scorer = TransformersScorer(
+        config.model, batch_size=config.batch_size, num_threads=config.threads
+    )
+    bert = None
+    if use_bert:
+        from camab_rag.evaluation.metrics import BertScoreF1
+
+        bert = BertScoreF1()
+    return reseed_random(config, scorer, bert=bert, log=lambda s: print(s, file=sys.stderr))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -507,8 +507,16 @@ def build_report(
         f"Budgets {config.get('budgets')}; real peers at s={config.get('peer_budget')}; "
         f"seed {config.get('seed')}. Mean ± 95% CI over examples (Student t). "
         "Anytime methods ran once at the largest budget and were refitted on prefixes; "
-        "leave-one-out runs at its own cost N+1; Random uses no model call. " + BERT_NOTE
+        "leave-one-out runs at its own cost N+1; Random uses no model call and its own "
+        "seed per example. " + BERT_NOTE
     )
+    stale = [r for r in good if "random" in r["methods"] and "seed" not in r["methods"]["random"]]
+    if stale:
+        parts.append(
+            f"\n**Random is not valid here**: {len(stale)} record(s) predate per-example "
+            "seeds, so their Random ranks segments by position. Re-run them with "
+            "`camab bench --reseed-random` (same arguments as the run)."
+        )
     if has_gold:
         correct = [r for r in good if r.get("answer_correct")]
         parts.append(

@@ -24,6 +24,7 @@ import os
 import random
 import sys
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib.util import find_spec
@@ -135,6 +136,13 @@ def _floats(values: Sequence[float] | NDArray[np.float64]) -> list[float]:
     return [round(float(v), 6) for v in values]
 
 
+def example_seed(seed: int, example_id: str) -> int:
+    """The seed of the random baseline on one example: the run's seed mixed with the
+    example's id, so every example gets its own random ranking (with one seed for all,
+    "random" would rank the segments by position, the same way on every example)."""
+    return zlib.crc32(f"{seed}:{example_id}".encode())
+
+
 def make_builder(example: Example) -> TemplatePromptBuilder:
     """The prompt of an example: the library's default chat prompt, documents shown with
     their titles when they have them."""
@@ -175,6 +183,53 @@ class ExampleRunner:
     ) -> list[float]:
         requests = [ScoreRequest(builder.build(m), response) for m in masks]
         return [mean_logprob(r.logprobs) for r in self.scorer.score(requests)]
+
+    def library_entry(
+        self, example: Example, builder: TemplatePromptBuilder, response: str, method: str
+    ) -> dict[str, Any]:
+        """Run one of the library's methods (not a real peer) on an example; its result
+        line, with the scores at every budget (before metrics)."""
+        config = self.config
+        n = builder.n_segments
+        budget = n + 1 if method == "loo" else max(config.budgets)
+        seed = example_seed(config.seed, example.id) if method == "random" else config.seed
+        result = attribute(
+            example.question,
+            example.documents,
+            response,
+            self.scorer,
+            budget=budget,
+            method=method,
+            granularity=example.granularity(),
+            seed=seed,
+            prompt_builder=lambda *_args: builder,
+            statements=False,
+        )
+        entry: dict[str, Any] = {
+            "budget": budget,
+            "n_queries": result.n_queries,
+            "prompt_tokens": result.prompt_tokens,
+            "wall_time_s": round(result.wall_time_s, 3),
+            "mean_subset_size": float(result.masks.mean()) if result.masks.size else None,
+            "method_config": result.method_config,
+            "masks": [_bits(m) for m in result.masks],
+            "rewards": _floats(result.rewards),
+            "budgets": {},
+        }
+        if method == "loo":
+            entry["budgets"]["own"] = {"scores": _floats(result.scores), "cost": result.n_queries}
+        elif method == "random":
+            entry["seed"] = seed
+            for b in config.budgets:
+                entry["budgets"][str(b)] = {"scores": _floats(result.scores), "cost": 0}
+        else:
+            for b in config.budgets:
+                fitted = result.at_budget(min(b, result.masks.shape[0]))
+                entry["budgets"][str(b)] = {
+                    "scores": _floats(fitted.scores),
+                    "cost": fitted.n_queries,
+                }
+        return entry
 
     def run(
         self, example: Example, status: Callable[[str], None] = lambda _s: None
@@ -230,7 +285,6 @@ class ExampleRunner:
             )
         record["full_logprob"] = full_reward
         methods: dict[str, Any] = {}
-        max_budget = max(config.budgets)
         for method in config.methods:
             status(method)
             if f"method:{method}" in saved:
@@ -258,52 +312,13 @@ class ExampleRunner:
                     },
                 }
             else:
-                budget = n + 1 if method == "loo" else max_budget
-                result = attribute(
-                    example.question,
-                    example.documents,
-                    response,
-                    self.scorer,
-                    budget=budget,
-                    method=method,
-                    granularity=example.granularity(),
-                    seed=config.seed,
-                    prompt_builder=lambda *_args: builder,
-                    statements=False,
-                )
-                used = self.scorer.snapshot() - before
-                entry = {
-                    "budget": budget,
-                    "n_queries": result.n_queries,
-                    "prompt_tokens": result.prompt_tokens,
-                    "wall_time_s": round(result.wall_time_s, 3),
-                    "model_seconds": round(used.score_seconds, 3),
-                    "mean_subset_size": float(result.masks.mean()) if result.masks.size else None,
-                    "method_config": result.method_config,
-                    "masks": [_bits(m) for m in result.masks],
-                    "rewards": _floats(result.rewards),
-                    "budgets": {},
-                }
-                if method == "loo":
-                    entry["budgets"]["own"] = {
-                        "scores": _floats(result.scores),
-                        "cost": result.n_queries,
-                    }
-                elif method == "random":
-                    for b in config.budgets:
-                        entry["budgets"][str(b)] = {"scores": _floats(result.scores), "cost": 0}
-                else:
-                    for b in config.budgets:
-                        fitted = result.at_budget(min(b, result.masks.shape[0]))
-                        entry["budgets"][str(b)] = {
-                            "scores": _floats(fitted.scores),
-                            "cost": fitted.n_queries,
-                        }
+                entry = self.library_entry(example, builder, response, method)
+                entry["model_seconds"] = round((self.scorer.snapshot() - before).score_seconds, 3)
             methods[method] = entry
             self.checkpoint.save(example.id, f"method:{method}", {"entry": entry})
         status("metrics")
         t0 = time.perf_counter()
-        self._metrics(example, builder, response, full_reward, methods, saved)
+        self.metrics(example, builder, response, full_reward, methods, saved)
         record["methods"] = methods
         record["timing"] = {
             "generate_s": round(generate_s, 3),
@@ -314,7 +329,7 @@ class ExampleRunner:
         record["status"] = "ok"
         return record
 
-    def _metrics(
+    def metrics(
         self,
         example: Example,
         builder: TemplatePromptBuilder,
