@@ -11,6 +11,8 @@ lint:
 	.venv/bin/ruff check camab_rag tests integrations benchmarks cookbook
 	.venv/bin/ruff format --check camab_rag tests integrations benchmarks cookbook
 	.venv/bin/mypy camab_rag integrations/langchain-camab/langchain_camab
+	cd integrations/llama-index-postprocessor-camab && \
+		MYPYPATH=../.. ../../.venv/bin/mypy -p llama_index.postprocessor.camab
 
 test:
 	scripts/setup.sh test
