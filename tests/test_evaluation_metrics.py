@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 from pathlib import Path
@@ -438,3 +439,22 @@ def test_cli_reseed_with_nothing_stale_loads_no_model(tmp_path: Path, capsys) ->
     assert main([*argv, "--out", str(out), "--reseed-random", "--no-bert"]) == 0
     assert "random baseline re-run on 0 record(s)" in capsys.readouterr().err
     assert config.results_path.read_bytes() == before
+
+
+def test_execution_settings_stay_out_of_records(tmp_path: Path) -> None:
+    from camab_rag.evaluation import runner
+    from camab_rag.evaluation.cli import add_bench_arguments, config_from_args
+
+    parser = argparse.ArgumentParser()
+    add_bench_arguments(parser)
+    data = _two_example_file(tmp_path)
+    args = ["--dataset", str(data), "--n", "1", "--budgets", "4", "--methods", "random"]
+    config = config_from_args(
+        parser.parse_args([*args, "--out", str(tmp_path), "--prefix-cache", "--batch-size", "1"])
+    )
+    assert config.prefix_cache and config.batch_size == 1
+    texts = ["Ann was born.", "She wrote books.", "Bob lived.", "He sang."]
+    runner.run_benchmark(config, _CrashingScorer(texts, [0.0] * 4, None), use_bert=False)
+    (record,) = runner.read_results(config.results_path)
+    # a run resumed with or without the cache (or another batch size) continues the file
+    assert not set(runner.EXECUTION_SETTINGS) & set(record["config"])

@@ -161,7 +161,50 @@ def test_bad_input(smollm2_scorer: TransformersScorer) -> None:
     assert smollm2_scorer.score([]) == []
 
 
+def test_prefix_cache_equals_full_forward_passes(smollm2_scorer: TransformersScorer) -> None:
+    sentences = [
+        "Paris is the capital of France.",
+        "Berlin is the capital of Germany.",
+        "The Seine flows through Paris.",
+        "Madrid is in Spain.",
+    ]
+    masks = [[1, 1, 1, 1], [1, 1, 0, 1], [1, 0, 1, 1], [0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 0, 1]]
+
+    def request(mask: list[int], response: str = "Paris.") -> ScoreRequest:
+        context = " ".join(t for t, keep in zip(sentences, mask) if keep)
+        question = f"Context: {context}\nQuestion: What is the capital of France?"
+        return ScoreRequest([{"role": "user", "content": question}], response)
+
+    # a repeated request (everything shared) and one sharing the prompt, not the response
+    requests = [request(m) for m in masks] + [request(masks[0], "It is Paris, in France.")]
+    requests.append(ScoreRequest("The capital of Germany is", " Berlin."))  # nothing shared
+    saved = smollm2_scorer.batch_size
+    try:
+        smollm2_scorer.batch_size = 1
+        full = smollm2_scorer.score(requests)
+        full_tokens = sum(len(r.logprobs) + r.prompt_tokens for r in full)
+        smollm2_scorer.prefix_cache = True
+        before = smollm2_scorer.computed_tokens
+        cached = smollm2_scorer.score(requests)
+        computed = smollm2_scorer.computed_tokens - before
+        again = smollm2_scorer.score(requests[:2])  # the cache carries over between calls
+    finally:
+        smollm2_scorer.batch_size = saved
+        smollm2_scorer.prefix_cache = False
+    assert len(cached) == len(requests)
+    for c, f, r in zip(cached, full, requests):
+        assert "".join(c.tokens) == r.response  # results come back in request order
+        assert c.prompt_tokens == f.prompt_tokens
+        np.testing.assert_allclose(c.logprobs, f.logprobs, atol=1e-4)
+    for c, f in zip(again, full[:2]):
+        np.testing.assert_allclose(c.logprobs, f.logprobs, atol=1e-4)
+    # the system prompt and the shared context heads were not recomputed
+    assert computed < 0.8 * full_tokens
+
+
 def test_bad_construction_arguments(tmp_path) -> None:
+    with pytest.raises(InputError, match="prefix_cache needs batch_size=1"):
+        TransformersScorer("smollm2", batch_size=4, prefix_cache=True)
     with pytest.raises(InputError, match="dtype"):
         TransformersScorer("smollm2", dtype="int8")
     with pytest.raises(InputError, match="batch_size"):

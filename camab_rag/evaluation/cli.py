@@ -103,6 +103,11 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--threads", type=int, default=None, help="torch threads (default: torch's choice)"
     )
     parser.add_argument(
+        "--prefix-cache",
+        action="store_true",
+        help="reuse the computed prefix consecutive requests share (needs --batch-size 1)",
+    )
+    parser.add_argument(
         "--out", default=None, help="results folder (default benchmarks/results; smoke: a temp dir)"
     )
     parser.add_argument(
@@ -136,6 +141,7 @@ def config_from_args(args: argparse.Namespace) -> BenchConfig:
         "max_segments": args.max_segments,
         "batch_size": args.batch_size,
         "threads": args.threads,
+        "prefix_cache": args.prefix_cache,
     }
     if args.smoke:
         values.update(SMOKE)
@@ -194,7 +200,10 @@ def _reseed(config: BenchConfig, *, use_bert: bool) -> int:
     from camab_rag.scorers import TransformersScorer
 
     scorer = TransformersScorer(
-        config.model, batch_size=config.batch_size, num_threads=config.threads
+        config.model,
+        batch_size=config.batch_size,
+        num_threads=config.threads,
+        prefix_cache=config.prefix_cache,
     )
     bert = None
     if use_bert:

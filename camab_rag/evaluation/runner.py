@@ -52,6 +52,9 @@ from camab_rag.scoring import ScoreRequest
 from camab_rag.segments import segment_documents, to_documents
 
 KS = (1, 3, 5)
+EXECUTION_SETTINGS = ("out_dir", "offset", "n", "threads", "batch_size", "prefix_cache")
+"""BenchConfig fields that change how fast a run goes, not its results: left out of the
+records and of the digest that lets a run resume."""
 ALL_METHODS = ("camab", "kernelshap", "contextcite", "loo", "random", *PEERS)
 Mask = NDArray[np.bool_]
 
@@ -78,6 +81,9 @@ class BenchConfig:
     batch_size: int = 8
     threads: int | None = None
     """torch threads for the scorer (``None``: torch's default)."""
+    prefix_cache: bool = False
+    """Reuse the key/value cache of the prefix consecutive requests share (needs
+    ``batch_size=1``; same numbers, fewer tokens computed)."""
 
     def __post_init__(self) -> None:
         unknown = [m for m in self.methods if m not in ALL_METHODS]
@@ -262,11 +268,7 @@ class ExampleRunner:
             "gold": example.gold,
             "answers": example.answers,
             "response": response,
-            "config": {
-                k: v
-                for k, v in asdict(config).items()
-                if k not in ("out_dir", "offset", "n", "threads", "batch_size")
-            },
+            "config": {k: v for k, v in asdict(config).items() if k not in EXECUTION_SETTINGS},
         }
         if not response.strip():
             record.update(status="skipped", reason="empty response")
@@ -486,18 +488,17 @@ def run_benchmark(
         from camab_rag.scorers import TransformersScorer
 
         scorer = TransformersScorer(
-            config.model, batch_size=config.batch_size, num_threads=config.threads
+            config.model,
+            batch_size=config.batch_size,
+            num_threads=config.threads,
+            prefix_cache=config.prefix_cache,
         )
     counting = scorer if isinstance(scorer, CountingScorer) else CountingScorer(scorer)
     if bert is None and use_bert:
         from camab_rag.evaluation.metrics import BertScoreF1
 
         bert = BertScoreF1()
-    settings = {
-        k: v
-        for k, v in asdict(config).items()
-        if k not in ("out_dir", "offset", "n", "threads", "batch_size")
-    }
+    settings = {k: v for k, v in asdict(config).items() if k not in EXECUTION_SETTINGS}
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
     checkpoint = Checkpoint(path.with_suffix(".partial.jsonl"), digest)
     runner = ExampleRunner(config, counting, bert if use_bert else None, checkpoint)
