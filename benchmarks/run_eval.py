@@ -51,7 +51,7 @@ def _resume_command(path: Path) -> str:
         f"nice -n 10 .venv/bin/python -m camab_rag.evaluation --dataset {dataset} "
         f"--n {TARGETS.get(path.stem, DEFAULT_TARGET)} --model {model} "
         f"--budgets {joined('budgets')} --peer-budget {config.get('peer_budget')} "
-        f"--bert-budgets {joined('bert_budgets')} --threads 1 --batch-size 1"
+        f"--bert-budgets {joined('bert_budgets')} --threads 1 --batch-size 1 --prefix-cache"
     )
     if config.get("bert_all_budgets"):
         command += f" --bert-all-budgets {joined('bert_all_budgets')}"
