@@ -193,18 +193,11 @@ def run_bench(args: argparse.Namespace) -> int:
 
 def _reseed(config: BenchConfig, *, use_bert: bool) -> int:
     from camab_rag.evaluation.reseed import needs_reseed, reseed_random
-    from camab_rag.evaluation.runner import read_results
+    from camab_rag.evaluation.runner import load_scorer, read_results
 
     if not any(needs_reseed(r) for r in read_results(config.results_path)):
         return 0  # nothing to do: no model to load
-    from camab_rag.scorers import TransformersScorer
-
-    scorer = TransformersScorer(
-        config.model,
-        batch_size=config.batch_size,
-        num_threads=config.threads,
-        prefix_cache=config.prefix_cache,
-    )
+    scorer = load_scorer(config)
     bert = None
     if use_bert:
         from camab_rag.evaluation.metrics import BertScoreF1

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from camab_rag.evaluation.metrics import mean_ci
+from camab_rag.evaluation.reseed import needs_reseed
 from camab_rag.evaluation.runner import ALL_METHODS, KS, read_results
 
 GOLD_METRICS = ("p@1", "f1@2", "f1@k*", "auroc", "ap")
@@ -510,7 +511,7 @@ def build_report(
         "leave-one-out runs at its own cost N+1; Random uses no model call and its own "
         "seed per example. " + BERT_NOTE
     )
-    stale = [r for r in good if "random" in r["methods"] and "seed" not in r["methods"]["random"]]
+    stale = [r for r in good if needs_reseed(r)]
     if stale:
         parts.append(
             f"\n**Random is not valid here**: {len(stale)} record(s) predate per-example "

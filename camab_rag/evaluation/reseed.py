@@ -51,8 +51,7 @@ def reseed_random(
         example = examples.get(str(record["id"]))
         if example is None:
             raise ValueError(f"{path}: example {record['id']!r} is not in {config.dataset}")
-        settings = {**json.loads(json.dumps(record["config"])), "out_dir": config.out_dir}
-        run_config = BenchConfig(**settings)
+        run_config = BenchConfig(**{**record["config"], "out_dir": config.out_dir})
         if run_config.max_segments is not None:
             example = example.trimmed(run_config.max_segments)
         builder = make_builder(example)

@@ -452,6 +452,18 @@ def check_requirements(config: BenchConfig, needs_bert: bool) -> None:
         )
 
 
+def load_scorer(config: BenchConfig) -> Any:
+    """The in-process scorer a run asks for (model, batch size, threads, prefix cache)."""
+    from camab_rag.scorers import TransformersScorer
+
+    return TransformersScorer(
+        config.model,
+        batch_size=config.batch_size,
+        num_threads=config.threads,
+        prefix_cache=config.prefix_cache,
+    )
+
+
 def run_benchmark(
     config: BenchConfig,
     scorer: Any | None = None,
@@ -485,14 +497,7 @@ def run_benchmark(
     random.seed(config.seed)
     np.random.seed(config.seed)
     if scorer is None:
-        from camab_rag.scorers import TransformersScorer
-
-        scorer = TransformersScorer(
-            config.model,
-            batch_size=config.batch_size,
-            num_threads=config.threads,
-            prefix_cache=config.prefix_cache,
-        )
+        scorer = load_scorer(config)
     counting = scorer if isinstance(scorer, CountingScorer) else CountingScorer(scorer)
     if bert is None and use_bert:
         from camab_rag.evaluation.metrics import BertScoreF1

@@ -288,11 +288,7 @@ class TransformersScorer(BaseScorer):
             results = []
             for row, (e, positions) in enumerate(zip(batch, wanted)):
                 index = [column[t] if self._keeps_logits else t for t in positions]
-                row_logits = logits[row, index, :].float()
-                logp = torch.log_softmax(row_logits, dim=-1)
-                target = torch.tensor(e.response_ids, device=logp.device).unsqueeze(-1)
-                picked = logp.gather(-1, target).squeeze(-1)
-                results.append(picked.double().cpu().numpy())
+                results.append(_response_logprobs(logits[row, index, :], e.response_ids))
         return results
 
     def _forward_cached(self, request: EncodedRequest) -> np.ndarray:
@@ -336,9 +332,7 @@ class TransformersScorer(BaseScorer):
                 if self._keeps_logits
                 else out.logits[0, wanted[0] - start : len(sequence) - 1 - start]
             )
-            logp = torch.log_softmax(logits.float(), dim=-1)
-            target = torch.tensor(request.response_ids, device=logp.device).unsqueeze(-1)
-            return np.asarray(logp.gather(-1, target).squeeze(-1).double().cpu().numpy())
+            return _response_logprobs(logits, request.response_ids)
 
     def _left_pad(self, sequences: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         import torch
@@ -389,6 +383,16 @@ class TransformersScorer(BaseScorer):
             elif isinstance(source, (list, tuple)):
                 ids.update(int(i) for i in source)
         return sorted(ids)
+
+
+def _response_logprobs(logits: torch.Tensor, response_ids: Sequence[int]) -> np.ndarray:
+    """Log-probability of each response token under the logits that predict it (one row
+    of logits per response token)."""
+    import torch
+
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    target = torch.tensor(list(response_ids), device=logp.device).unsqueeze(-1)
+    return np.asarray(logp.gather(-1, target).squeeze(-1).double().cpu().numpy())
 
 
 def resolve_model_path(model: str | os.PathLike[str]) -> str:
