@@ -458,3 +458,62 @@ def test_execution_settings_stay_out_of_records(tmp_path: Path) -> None:
     (record,) = runner.read_results(config.results_path)
     # a run resumed with or without the cache (or another batch size) continues the file
     assert not set(runner.EXECUTION_SETTINGS) & set(record["config"])
+
+
+class _LoggingScorer(_CrashingScorer):
+    """The linear game; logs every score and generate call with the context it saw, and
+    'regenerates' the first kept sentence."""
+
+    def __init__(self, texts: list[str], weights: list[float]) -> None:
+        super().__init__(texts, weights, crash_at=None)
+        self.log: list[tuple[str, str]] = []
+
+    def score(self, requests):  # type: ignore[no-untyped-def]
+        self.log += [("score", r.prompt[-1]["content"]) for r in requests]
+        return super().score(requests)
+
+    def generate(self, prompts, *, max_new_tokens=128):  # type: ignore[no-untyped-def]
+        self.log += [("generate", p[-1]["content"]) for p in prompts]
+        return [next((t for t in self.texts if t in p[-1]["content"]), "") for p in prompts]
+
+
+def test_prefix_cache_run_scores_each_prompt_right_before_regenerating_it(
+    tmp_path: Path,
+) -> None:
+    from camab_rag.evaluation import runner
+
+    texts = ["Ann was born.", "She wrote books.", "Bob lived.", "He sang."]
+    weights = [0.1, 0.8, 0.3, -0.1]
+
+    def bert(candidates: list[str], references: list[str]) -> list[float]:
+        return [float(len(c)) for c in candidates]
+
+    records, logs = [], []
+    for prefix_cache in (False, True):
+        config = runner.BenchConfig(
+            dataset=str(_two_example_file(tmp_path)),
+            n=1,
+            budgets=[4, 8],
+            methods=["camab", "kernelshap", "loo", "random"],
+            out_dir=str(tmp_path / f"cache{prefix_cache}"),
+            batch_size=1,
+            prefix_cache=prefix_cache,
+        )
+        scorer = _LoggingScorer(texts, weights)
+        runner.run_benchmark(config, scorer, bert=bert)
+        (record,) = runner.read_results(config.results_path)
+        records.append(record)
+        logs.append(scorer.log)
+    # the same record either way (drop and BERTScore of every top-k set)
+    plain, cached = ({m: e["budgets"] for m, e in r["methods"].items()} for r in records)
+    assert plain == cached
+    assert cached["loo"]["own"]["bert"]["1"] == float(len("Ann was born."))  # top-1 = seg 1 out
+    # every regeneration of a removal set directly follows the scoring of the same prompt
+    # (the first generation is the response itself, under the full context)
+    generations = [i for i, (kind, _) in enumerate(logs[1]) if kind == "generate"][1:]
+    assert generations
+    for i in generations:
+        assert logs[1][i - 1] == ("score", logs[1][i][1])
+    # without the cache, the regenerations come together after all the scoring
+    kinds = [kind for kind, _ in logs[0]]
+    assert kinds[-len(generations) :] == ["generate"] * len(generations)

@@ -7,6 +7,8 @@ Prompts are short so the whole file runs in well under a minute once the model i
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -161,6 +163,17 @@ def test_bad_input(smollm2_scorer: TransformersScorer) -> None:
     assert smollm2_scorer.score([]) == []
 
 
+@contextmanager
+def _prefix_cached(scorer: TransformersScorer) -> Iterator[None]:
+    """The session's scorer with the prefix cache on (batch size 1), for one block."""
+    saved = scorer.batch_size
+    try:
+        scorer.batch_size, scorer.prefix_cache = 1, True
+        yield
+    finally:
+        scorer.batch_size, scorer.prefix_cache = saved, False
+
+
 def test_prefix_cache_equals_full_forward_passes(smollm2_scorer: TransformersScorer) -> None:
     sentences = [
         "Paris is the capital of France.",
@@ -178,19 +191,13 @@ def test_prefix_cache_equals_full_forward_passes(smollm2_scorer: TransformersSco
     # a repeated request (everything shared) and one sharing the prompt, not the response
     requests = [request(m) for m in masks] + [request(masks[0], "It is Paris, in France.")]
     requests.append(ScoreRequest("The capital of Germany is", " Berlin."))  # nothing shared
-    saved = smollm2_scorer.batch_size
-    try:
-        smollm2_scorer.batch_size = 1
-        full = smollm2_scorer.score(requests)
-        full_tokens = sum(len(r.logprobs) + r.prompt_tokens for r in full)
-        smollm2_scorer.prefix_cache = True
+    full = smollm2_scorer.score(requests)
+    full_tokens = sum(len(r.logprobs) + r.prompt_tokens for r in full)
+    with _prefix_cached(smollm2_scorer):
         before = smollm2_scorer.computed_tokens
         cached = smollm2_scorer.score(requests)
         computed = smollm2_scorer.computed_tokens - before
         again = smollm2_scorer.score(requests[:2])  # the cache carries over between calls
-    finally:
-        smollm2_scorer.batch_size = saved
-        smollm2_scorer.prefix_cache = False
     assert len(cached) == len(requests)
     for c, f, r in zip(cached, full, requests):
         assert "".join(c.tokens) == r.response  # results come back in request order
@@ -200,6 +207,35 @@ def test_prefix_cache_equals_full_forward_passes(smollm2_scorer: TransformersSco
         np.testing.assert_allclose(c.logprobs, f.logprobs, atol=1e-4)
     # the system prompt and the shared context heads were not recomputed
     assert computed < 0.8 * full_tokens
+
+
+def test_prefix_cache_generates_the_same_answers(smollm2_scorer: TransformersScorer) -> None:
+    contexts = [
+        "Paris is the capital of France. Berlin is the capital of Germany.",
+        "Paris is the capital of France. Madrid is in Spain.",
+        "Berlin is the capital of Germany.",
+        "Paris is the capital of France. Berlin is the capital of Germany.",  # repeated
+    ]
+    prompts = [
+        [{"role": "user", "content": f"Context: {c}\nQuestion: Which cities are named?"}]
+        for c in contexts
+    ]
+    plain = smollm2_scorer.generate(prompts, max_new_tokens=12)
+    short = smollm2_scorer.generate(prompts[:1], max_new_tokens=3)
+    prompt_ids = smollm2_scorer.encode_prompt(prompts[2])
+    with _prefix_cached(smollm2_scorer):
+        cached = smollm2_scorer.generate(prompts, max_new_tokens=12)
+        assert smollm2_scorer.generate(prompts[:1], max_new_tokens=3) == short
+        # scoring a prompt and then answering it: the prompt is computed once
+        smollm2_scorer.score([ScoreRequest(prompts[2], "Berlin.")])
+        before = smollm2_scorer.computed_tokens
+        answer = smollm2_scorer.generate(prompts[2:3], max_new_tokens=12)
+        computed = smollm2_scorer.computed_tokens - before
+    assert cached == plain  # in the order asked, not the order computed
+    assert answer == plain[2:3]
+    n_answer = len(smollm2_scorer.tokenizer(plain[2], add_special_tokens=False)["input_ids"])
+    # the prompt's last token (it predicts the first answer token) and one per answer token
+    assert computed <= 1 + n_answer + 1 < len(prompt_ids)
 
 
 def test_bad_construction_arguments(tmp_path) -> None:

@@ -11,7 +11,8 @@ Per example (all model calls through one :class:`~camab_rag.evaluation.counting.
 4. metrics: gold alignment at every budget (no model calls); the top-k log-prob drop at
    every budget (one scoring call per distinct top-k set, shared by the methods); BERTScore
    after regenerating without the top-k at the ``bert_budgets`` (one generation per distinct
-   set).
+   set; with ``prefix_cache`` each such set is scored and regenerated back to back, so its
+   prompt is computed once).
 
 Results append to ``<out>/<dataset>_<model>.jsonl``; ids already there are skipped.
 """
@@ -190,6 +191,14 @@ class ExampleRunner:
         requests = [ScoreRequest(builder.build(m), response) for m in masks]
         return [mean_logprob(r.logprobs) for r in self.scorer.score(requests)]
 
+    def _regenerate(
+        self, example: Example, builder: TemplatePromptBuilder, masks: list[Mask]
+    ) -> list[str]:
+        if not masks:
+            return []
+        prompts = [builder.build(m) for m in masks]
+        return self.scorer.generate(prompts, max_new_tokens=self.max_new_tokens(example))
+
     def library_entry(
         self, example: Example, builder: TemplatePromptBuilder, response: str, method: str
     ) -> dict[str, Any]:
@@ -365,21 +374,37 @@ class ExampleRunner:
                     if bert_here:
                         bert_sets.setdefault(removed, np.nan)
                     plan.append((fit, k, removed, bert_here))
+        use_bert = bool(bert_sets) and self.bert is not None
         known = _unkey(saved.get("drop", {}).get("values", {}))
-        keys = [r for r in drop_sets if r not in known]
-        rewards = self._score(builder, response, [removal_mask(n, r) for r in keys])
-        known.update(zip(keys, rewards))
+        done = _unkey(saved.get("bert", {}).get("values", {})) if use_bert else {}
+        drop_todo = [r for r in drop_sets if r not in known]
+        bert_todo = [r for r in bert_sets if r not in done] if use_bert else []
+        # On the prefix cache, a regeneration right after scoring the same prompt does not
+        # compute the prompt again: those sets go one at a time, score then generate, in
+        # the order of their kept segments (neighbours share the longest prompt heads).
+        paired = (
+            sorted(set(drop_todo) & set(bert_todo), key=lambda r: _kept(n, r))
+            if config.prefix_cache
+            else []
+        )
+        alone = [r for r in drop_todo if r not in paired]
+        rewards = self._score(builder, response, [removal_mask(n, r) for r in alone])
+        known.update(zip(alone, rewards))
+        regenerated: dict[tuple[int, ...], str] = {}
+        for removed in paired:
+            mask = removal_mask(n, removed)
+            known[removed] = self._score(builder, response, [mask])[0]
+            regenerated[removed] = self._regenerate(example, builder, [mask])[0]
         drop_sets.update({r: known[r] for r in drop_sets})
         self.checkpoint.save(example.id, "drop", {"values": _key(known)})
-        if bert_sets and self.bert is not None:
-            done = _unkey(saved.get("bert", {}).get("values", {}))
-            keys = [r for r in bert_sets if r not in done]
-            if keys:
-                prompts = [builder.build(removal_mask(n, r)) for r in keys]
-                regenerated = self.scorer.generate(
-                    prompts, max_new_tokens=self.max_new_tokens(example)
-                )
-                done.update(zip(keys, self.bert(regenerated, [response] * len(regenerated))))
+        if use_bert:
+            rest = [r for r in bert_todo if r not in regenerated]
+            texts = self._regenerate(example, builder, [removal_mask(n, r) for r in rest])
+            regenerated.update(zip(rest, texts))
+            if regenerated:
+                keys = list(regenerated)
+                answers = [regenerated[r] for r in keys]
+                done.update(zip(keys, self.bert(answers, [response] * len(answers))))
                 self.checkpoint.save(example.id, "bert", {"values": _key(done)})
             bert_sets.update({r: done[r] for r in bert_sets})
         for fit, k, removed, bert_here in plan:
@@ -388,6 +413,11 @@ class ExampleRunner:
             )
             if bert_here and self.bert is not None:
                 fit.setdefault("bert", {})[str(k)] = round(bert_sets[removed], 6)
+
+
+def _kept(n: int, removed: tuple[int, ...]) -> tuple[int, ...]:
+    """The segments a removal set keeps, in order (prompts sort like these tuples)."""
+    return tuple(i for i in range(n) if i not in removed)
 
 
 def _key(values: dict[tuple[int, ...], float]) -> dict[str, float]:

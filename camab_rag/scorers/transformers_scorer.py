@@ -73,8 +73,10 @@ class TransformersScorer(BaseScorer):
         prefix_cache: with ``batch_size=1``, keep the key/value cache of the last request
             and compute only the tokens after the prefix it shares with the next one; the
             requests of one :meth:`score` call are taken in token order so that neighbours
-            share long prefixes. Same log-probs up to float rounding (~1e-5); fewer tokens
-            computed (counted in :attr:`computed_tokens`). Off by default.
+            share long prefixes. :meth:`generate` decodes on the same cache, so a prompt
+            scored just before is not computed again. Same log-probs up to float rounding
+            (~1e-5), same greedy answers unless two tokens tie within that rounding; fewer
+            tokens computed (counted in :attr:`computed_tokens`). Off by default.
     """
 
     def __init__(
@@ -126,7 +128,8 @@ class TransformersScorer(BaseScorer):
         self._cached_ids: list[int] = []
         self._cache: Any = None
         self.computed_tokens = 0
-        """Tokens run through the model by :meth:`score` (prefix-cache hits excluded)."""
+        """Tokens run through the model by :meth:`score`, and by :meth:`generate` on the
+        prefix cache (prefix-cache hits excluded)."""
         forward = inspect.signature(self.model.forward).parameters
         self._keeps_logits = "logits_to_keep" in forward
         pad = self.tokenizer.pad_token_id
@@ -291,25 +294,34 @@ class TransformersScorer(BaseScorer):
                 results.append(_response_logprobs(logits[row, index, :], e.response_ids))
         return results
 
-    def _forward_cached(self, request: EncodedRequest) -> np.ndarray:
-        """One request, reusing the cached keys/values of the prefix it shares with the
-        previous request (the position predicting the first response token and everything
-        after it are always computed)."""
-        import torch
+    def _reuse_prefix(self, sequence: Sequence[int], must_compute_from: int) -> int:
+        """Crop the cached keys/values to the prefix ``sequence`` shares with the tokens
+        they hold (never past ``must_compute_from``, a position whose output is needed);
+        the index of the first token left to compute."""
         from transformers import DynamicCache
 
-        sequence = list(request.prompt_ids) + list(request.response_ids)
         shared = 0
         for cached, new in zip(self._cached_ids, sequence):
             if cached != new:
                 break
             shared += 1
-        start = min(shared, len(request.prompt_ids) - 1)
+        start = min(shared, must_compute_from)
         if self._cache is None or start == 0:
             self._cache, start = DynamicCache(), 0
         elif self._cache.get_seq_length() > start:
             # a negative count removes that many tokens (transformers 4.x and 5.x alike)
             self._cache.crop(start - self._cache.get_seq_length())
+        self._cached_ids = []  # invalid until the caller's forward pass succeeds
+        return start
+
+    def _forward_cached(self, request: EncodedRequest) -> np.ndarray:
+        """One request, reusing the cached keys/values of the prefix it shares with the
+        previous request (the position predicting the first response token and everything
+        after it are always computed)."""
+        import torch
+
+        sequence = list(request.prompt_ids) + list(request.response_ids)
+        start = self._reuse_prefix(sequence, len(request.prompt_ids) - 1)
         # positions start .. end-1 are computed; position t predicts token t + 1
         wanted = range(len(request.prompt_ids) - 1, len(sequence) - 1)
         options: dict[str, Any] = {}
@@ -317,7 +329,6 @@ class TransformersScorer(BaseScorer):
             options["logits_to_keep"] = torch.tensor(
                 [t - start for t in wanted], dtype=torch.long, device=self.device
             )
-        self._cached_ids = []  # invalid until the forward pass succeeds
         with torch.inference_mode():
             out = self.model(
                 input_ids=torch.tensor([sequence[start:]], dtype=torch.long, device=self.device),
@@ -333,6 +344,36 @@ class TransformersScorer(BaseScorer):
                 else out.logits[0, wanted[0] - start : len(sequence) - 1 - start]
             )
             return _response_logprobs(logits, request.response_ids)
+
+    def _generate_cached(self, prompt_ids: Sequence[int], max_new_tokens: int) -> list[int]:
+        """Greedy decoding of one prompt on the prefix cache: the prompt's tokens already
+        cached (for example by scoring this prompt just before) are not computed again.
+        The generated token ids, the stopping EOS included."""
+        import torch
+
+        eos = set(self._eos_ids())
+        start = self._reuse_prefix(prompt_ids, len(prompt_ids) - 1)
+        fed = list(prompt_ids)
+        step_ids = fed[start:]
+        new: list[int] = []
+        options: dict[str, Any] = {"logits_to_keep": 1} if self._keeps_logits else {}
+        with torch.inference_mode():
+            while True:
+                out = self.model(
+                    input_ids=torch.tensor([step_ids], dtype=torch.long, device=self.device),
+                    past_key_values=self._cache,
+                    use_cache=True,
+                    **options,
+                )
+                self.computed_tokens += len(step_ids)
+                token = int(out.logits[0, -1].argmax())
+                new.append(token)
+                if token in eos or len(new) == max_new_tokens:
+                    break
+                fed.append(token)
+                step_ids = [token]
+        self._cached_ids = fed
+        return new
 
     def _left_pad(self, sequences: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         import torch
@@ -354,6 +395,9 @@ class TransformersScorer(BaseScorer):
 
         if max_new_tokens < 1:
             raise InputError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+        encoded = [self.encode_prompt(p) for p in prompts]
+        if self.prefix_cache:
+            return self._generate_all_cached(encoded, max_new_tokens)
         config = GenerationConfig(  # type: ignore[no-untyped-call]
             max_new_tokens=max_new_tokens,
             do_sample=False,
@@ -361,7 +405,6 @@ class TransformersScorer(BaseScorer):
             pad_token_id=self.pad_token_id,
             eos_token_id=self._eos_ids(),
         )
-        encoded = [self.encode_prompt(p) for p in prompts]
         answers: list[str] = []
         with self._lock, torch.inference_mode():
             for start in range(0, len(encoded), self.batch_size):
@@ -371,9 +414,19 @@ class TransformersScorer(BaseScorer):
                     input_ids=input_ids, attention_mask=attention_mask, generation_config=config
                 )
                 for row in output[:, input_ids.shape[1] :]:
-                    text = self.tokenizer.decode(row.tolist(), skip_special_tokens=True)
-                    answers.append(str(text).strip())
+                    answers.append(self._decode_answer(row.tolist()))
         return answers
+
+    def _generate_all_cached(self, encoded: Sequence[list[int]], max_new_tokens: int) -> list[str]:
+        """:meth:`generate` on the prefix cache, prompts taken in token order."""
+        answers: list[str | None] = [None] * len(encoded)
+        with self._lock:
+            for i in sorted(range(len(encoded)), key=lambda i: encoded[i]):
+                answers[i] = self._decode_answer(self._generate_cached(encoded[i], max_new_tokens))
+        return [a for a in answers if a is not None]
+
+    def _decode_answer(self, ids: Sequence[int]) -> str:
+        return str(self.tokenizer.decode(list(ids), skip_special_tokens=True)).strip()
 
     def _eos_ids(self) -> list[int]:
         ids: set[int] = set()
