@@ -622,6 +622,16 @@ class GroundednessFilter:
             return self._unknown(result, f"groundedness: {type(error).__name__}: {error}")
 
 
+def check_groundedness_filter(value: object) -> None:
+    """Refuse a ``groundedness=`` argument of an integration that is neither ``None`` nor a
+    :class:`GroundednessFilter` (a ``TypeError`` naming what was given)."""
+    if value is not None and not isinstance(value, GroundednessFilter):
+        raise TypeError(
+            "groundedness must be a camab_rag.groundedness.GroundednessFilter, got "
+            f"{type(value).__name__}"
+        )
+
+
 __all__ = [
     "DEFAULT_FALLBACK",
     "DEFAULT_THRESHOLD",
@@ -633,6 +643,7 @@ __all__ = [
     "aassess_groundedness",
     "ameasure_context_gain",
     "assess_groundedness",
+    "check_groundedness_filter",
     "measure_context_gain",
     "observed_context_gain",
     "top_share",

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from camab_rag.engine import aattribute, attribute
-from camab_rag.groundedness import GroundednessFilter
+from camab_rag.groundedness import GroundednessFilter, check_groundedness_filter
 from camab_rag.prompts import PromptBuilder, SpanRemovalPromptBuilder, locate_segments
 from camab_rag.scoring import Prompt
 from camab_rag.segments import Granularity, SourceDocument, segment_documents, to_documents
@@ -29,14 +29,12 @@ class Settings:
 
 def check_filter(groundedness: object, *, can_block: bool, where: str) -> None:
     """Reject a filter the integration object cannot honour, naming the problem."""
-    if groundedness is None:
-        return
-    if not isinstance(groundedness, GroundednessFilter):
-        raise TypeError(
-            "groundedness must be a camab_rag.groundedness.GroundednessFilter, got "
-            f"{type(groundedness).__name__}"
-        )
-    if groundedness.mode == "block" and not can_block:
+    check_groundedness_filter(groundedness)
+    if (
+        isinstance(groundedness, GroundednessFilter)
+        and groundedness.mode == "block"
+        and not can_block
+    ):
         raise ValueError(
             f"{where} cannot replace the chain's answer, so GroundednessFilter(mode='block') "
             "would not block anything: use mode='flag' here, or put "

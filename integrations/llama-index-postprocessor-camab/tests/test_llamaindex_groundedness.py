@@ -18,7 +18,6 @@ from llama_index.postprocessor.camab import (
     groundedness_of,
 )
 
-from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
 
 QUESTION = "Who was Henry Roth?"
@@ -104,7 +103,7 @@ def test_settings_that_cannot_work_are_refused(index: Any) -> None:
     # pydantic wraps the InputError (a ValueError) of the handler's validation
     with pytest.raises(ValueError, match="mode='block'"):
         CamabEventHandler(scorer=PlantedScorer([]), background=True, groundedness=_block())
-    with pytest.raises(InputError, match="GroundednessFilter"):
+    with pytest.raises(TypeError, match="GroundednessFilter"):
         CamabQueryEngine(_engine(index), PlantedScorer([]), groundedness=0.5)  # type: ignore[arg-type]
     with pytest.raises(KeyError, match="groundedness"):
         groundedness_of(

@@ -58,7 +58,11 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.engine import aattribute, attribute
 from camab_rag.errors import InputError
-from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
+from camab_rag.groundedness import (
+    FilteredAnswer,
+    GroundednessFilter,
+    check_groundedness_filter,
+)
 from camab_rag.prompts import SpanRemovalPromptBuilder, locate_segments
 from camab_rag.result import AttributionResult
 from camab_rag.scoring import Prompt
@@ -87,11 +91,7 @@ class AttributionConfig:
     """Judges each attributed answer: flags it, or blocks it with a fallback."""
 
     def __post_init__(self) -> None:
-        if self.groundedness is not None and not isinstance(self.groundedness, GroundednessFilter):
-            raise InputError(
-                "groundedness must be a camab_rag.groundedness.GroundednessFilter, got "
-                f"{type(self.groundedness).__name__}"
-            )
+        check_groundedness_filter(self.groundedness)
         if isinstance(self.budget, bool) or not isinstance(self.budget, int):
             raise InputError(f"budget must be an integer, got {self.budget!r}")
         if self.budget < 1:
