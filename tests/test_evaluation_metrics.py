@@ -511,7 +511,7 @@ def test_prefix_cache_run_scores_each_prompt_right_before_regenerating_it(
     # every regeneration of a removal set directly follows the scoring of the same prompt
     # (the first generation is the response itself, under the full context)
     generations = [i for i, (kind, _) in enumerate(logs[1]) if kind == "generate"][1:]
-    assert generations
+    assert len(generations) >= 2
     for i in generations:
         assert logs[1][i - 1] == ("score", logs[1][i][1])
     # without the cache, the regenerations come together after all the scoring

@@ -220,6 +220,7 @@ def test_prefix_cache_generates_the_same_answers(smollm2_scorer: TransformersSco
         [{"role": "user", "content": f"Context: {c}\nQuestion: Which cities are named?"}]
         for c in contexts
     ]
+    prompts.append([{"role": "user", "content": "Say only the word yes."}])  # stops early
     plain = smollm2_scorer.generate(prompts, max_new_tokens=12)
     short = smollm2_scorer.generate(prompts[:1], max_new_tokens=3)
     prompt_ids = smollm2_scorer.encode_prompt(prompts[2])
@@ -233,9 +234,31 @@ def test_prefix_cache_generates_the_same_answers(smollm2_scorer: TransformersSco
         computed = smollm2_scorer.computed_tokens - before
     assert cached == plain  # in the order asked, not the order computed
     assert answer == plain[2:3]
-    n_answer = len(smollm2_scorer.tokenizer(plain[2], add_special_tokens=False)["input_ids"])
-    # the prompt's last token (it predicts the first answer token) and one per answer token
-    assert computed <= 1 + n_answer + 1 < len(prompt_ids)
+    # the EOS path ran: the last answer ended well before the limit
+    assert len(smollm2_scorer.tokenizer(plain[-1], add_special_tokens=False)["input_ids"]) < 6
+    # only the prompt's last token (it predicts the first answer token) and the answer's
+    assert computed <= 12 < len(prompt_ids)
+
+
+def test_prefix_cache_defers_to_generate_when_the_model_sets_a_penalty(
+    smollm2_scorer: TransformersScorer,
+) -> None:
+    prompt = [{"role": "user", "content": "List the days of the week."}]
+    defaults = smollm2_scorer.model.generation_config
+    greedy = smollm2_scorer.generate([prompt], max_new_tokens=24)
+    saved = defaults.repetition_penalty
+    try:
+        defaults.repetition_penalty = 3.0  # model.generate applies the model's defaults
+        plain = smollm2_scorer.generate([prompt], max_new_tokens=24)
+        with _prefix_cached(smollm2_scorer):
+            before = smollm2_scorer.computed_tokens
+            cached = smollm2_scorer.generate([prompt], max_new_tokens=24)
+            assert smollm2_scorer.computed_tokens == before  # not decoded on the cache
+    finally:
+        defaults.repetition_penalty = saved
+    assert smollm2_scorer._greedy_is_argmax()
+    assert plain != greedy  # the penalty changes the answer here...
+    assert cached == plain  # ...and the cached scorer gives the same answer as generate
 
 
 def test_bad_construction_arguments(tmp_path) -> None:

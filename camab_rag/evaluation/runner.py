@@ -194,6 +194,7 @@ class ExampleRunner:
     def _regenerate(
         self, example: Example, builder: TemplatePromptBuilder, masks: list[Mask]
     ) -> list[str]:
+        """The model's greedy answers without the segments each mask leaves out."""
         if not masks:
             return []
         prompts = [builder.build(m) for m in masks]
@@ -390,13 +391,15 @@ class ExampleRunner:
         alone = [r for r in drop_todo if r not in paired]
         rewards = self._score(builder, response, [removal_mask(n, r) for r in alone])
         known.update(zip(alone, rewards))
+        self.checkpoint.save(example.id, "drop", {"values": _key(known)})
         regenerated: dict[tuple[int, ...], str] = {}
-        for removed in paired:
+        for count, removed in enumerate(paired, 1):
             mask = removal_mask(n, removed)
             known[removed] = self._score(builder, response, [mask])[0]
             regenerated[removed] = self._regenerate(example, builder, [mask])[0]
+            if count % 8 == 0 or count == len(paired):
+                self.checkpoint.save(example.id, "drop", {"values": _key(known)})
         drop_sets.update({r: known[r] for r in drop_sets})
-        self.checkpoint.save(example.id, "drop", {"values": _key(known)})
         if use_bert:
             rest = [r for r in bert_todo if r not in regenerated]
             texts = self._regenerate(example, builder, [removal_mask(n, r) for r in rest])
@@ -416,7 +419,8 @@ class ExampleRunner:
 
 
 def _kept(n: int, removed: tuple[int, ...]) -> tuple[int, ...]:
-    """The segments a removal set keeps, in order (prompts sort like these tuples)."""
+    """The segments a removal set keeps, in order: sorting by these tuples puts prompts
+    that begin with the same segments next to each other."""
     return tuple(i for i in range(n) if i not in removed)
 
 

@@ -41,6 +41,33 @@ if TYPE_CHECKING:
     import torch
 
 _DTYPES = ("float32", "bfloat16", "float16")
+_PLAIN_GREEDY_SETTINGS = frozenset(
+    {
+        "_from_model_config",
+        "transformers_version",
+        "bos_token_id",
+        "eos_token_id",
+        "pad_token_id",
+        "decoder_start_token_id",
+        "use_cache",
+        "output_attentions",
+        "output_hidden_states",
+        "return_dict_in_generate",
+        "max_length",
+        "max_new_tokens",
+        "do_sample",
+        "num_beams",
+        "temperature",
+        "top_k",
+        "top_p",
+        "min_p",
+        "typical_p",
+    }
+)
+"""Settings of a model's ``generation_config.json`` that leave greedy decoding a plain
+argmax per step (sampling settings do not apply with ``do_sample=False``); any other,
+such as ``repetition_penalty``, makes the prefix-cached :meth:`generate` fall back to
+``model.generate``, which applies it."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +101,9 @@ class TransformersScorer(BaseScorer):
             and compute only the tokens after the prefix it shares with the next one; the
             requests of one :meth:`score` call are taken in token order so that neighbours
             share long prefixes. :meth:`generate` decodes on the same cache, so a prompt
-            scored just before is not computed again. Same log-probs up to float rounding
+            scored just before is not computed again (unless the model's generation config
+            sets a logits processor such as ``repetition_penalty``: then it runs
+            ``model.generate``). Same log-probs up to float rounding
             (~1e-5), same greedy answers unless two tokens tie within that rounding; fewer
             tokens computed (counted in :attr:`computed_tokens`). Off by default.
     """
@@ -396,7 +425,7 @@ class TransformersScorer(BaseScorer):
         if max_new_tokens < 1:
             raise InputError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
         encoded = [self.encode_prompt(p) for p in prompts]
-        if self.prefix_cache:
+        if self.prefix_cache and self._greedy_is_argmax():
             return self._generate_all_cached(encoded, max_new_tokens)
         config = GenerationConfig(  # type: ignore[no-untyped-call]
             max_new_tokens=max_new_tokens,
@@ -417,6 +446,15 @@ class TransformersScorer(BaseScorer):
                     answers.append(self._decode_answer(row.tolist()))
         return answers
 
+    def _greedy_is_argmax(self) -> bool:
+        """Whether ``model.generate`` would decode greedily with nothing but an argmax per
+        step (its ``generation_config`` sets no logits processor), so the prefix-cached
+        decoding gives the same answers."""
+        defaults = getattr(self.model, "generation_config", None)
+        if defaults is None:
+            return True
+        return set(defaults.to_diff_dict()) <= _PLAIN_GREEDY_SETTINGS
+
     def _generate_all_cached(self, encoded: Sequence[list[int]], max_new_tokens: int) -> list[str]:
         """:meth:`generate` on the prefix cache, prompts taken in token order."""
         answers: list[str | None] = [None] * len(encoded)
@@ -426,6 +464,7 @@ class TransformersScorer(BaseScorer):
         return [a for a in answers if a is not None]
 
     def _decode_answer(self, ids: Sequence[int]) -> str:
+        """The answer text of generated token ids (special tokens dropped, stripped)."""
         return str(self.tokenizer.decode(list(ids), skip_special_tokens=True)).strip()
 
     def _eos_ids(self) -> list[int]:
