@@ -1,8 +1,8 @@
 """Design or estimator? Re-fit every method's stored queries with one estimator.
 
-CAMAB's gold AUROC trails KernelSHAP's and the ContextCite-style fit on HotpotQA. Two
-things differ between the methods: the subsets they query (the design) and how they turn
-the rewards into scores (the estimator). The results files keep every method's masks and
+At 13 HotpotQA examples CAMAB's gold AUROC trailed KernelSHAP's and the ContextCite-style
+fit. Two things differ between the methods: the subsets they query (the design) and how
+they turn the rewards into scores (the estimator). The results files keep every method's masks and
 rewards, so this script holds the estimator fixed, CAMAB's own Gaussian posterior mean
 (prior mean 0, prior variance 1, noise variance 0.01), and re-fits it on each method's
 first ``s`` queries. No model is run.
@@ -26,8 +26,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._report import markdown_table, write_section
-from camab_rag.evaluation.metrics import auroc, mean_ci
-from camab_rag.evaluation.runner import read_results
+from camab_rag.evaluation.metrics import auroc
+from camab_rag.evaluation.report import cell, ok_records
+from camab_rag.evaluation.runner import masks_from_bits, read_results
 from camab_rag.posterior import closed_form_posterior
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -40,7 +41,7 @@ def design_of(fit: dict[str, Any], budget: int) -> tuple[FloatArray, FloatArray]
 
     A method may have stored fewer (KernelSHAP enumerates every subset of a short context).
     """
-    masks = np.array([[bit == "1" for bit in m] for m in fit["masks"][:budget]], dtype=float)
+    masks = masks_from_bits(fit["masks"][:budget]).astype(float)
     rewards = np.asarray(fit["rewards"][:budget], dtype=float)
     return masks, rewards
 
@@ -64,7 +65,11 @@ def mean_abs_correlation(masks: FloatArray) -> float:
 
 
 def describe(records: list[dict[str, Any]], budget: int) -> dict[str, dict[str, list[float]]]:
-    """Per design, per figure, one value per example."""
+    """Per design, per figure, one value per example.
+
+    ``"gap"`` holds, per example that has both designs, the re-fit AUROC on this design
+    minus the re-fit AUROC on CAMAB's.
+    """
     out: dict[str, dict[str, list[float]]] = {d: {} for d in DESIGNS}
     for record in records:
         n = int(record["n_segments"])
@@ -73,6 +78,7 @@ def describe(records: list[dict[str, Any]], budget: int) -> dict[str, dict[str, 
             continue
         is_gold = np.zeros(n, dtype=bool)
         is_gold[gold] = True
+        refits: dict[str, float] = {}
         for design in DESIGNS:
             fit = record["methods"].get(design)
             if fit is None or len(fit.get("masks", [])) < 2:
@@ -91,14 +97,11 @@ def describe(records: list[dict[str, Any]], budget: int) -> dict[str, dict[str, 
             }
             for key, value in figures.items():
                 out[design].setdefault(key, []).append(value)
+            refits[design] = figures["refit"]
+        for design, refit in refits.items():
+            if design != "camab" and "camab" in refits:
+                out[design].setdefault("gap", []).append(refit - refits["camab"])
     return out
-
-
-def _cell(values: list[float]) -> str:
-    mean, half, n = mean_ci(values)
-    if n == 0:
-        return ""
-    return f"{mean:.3f}" if n == 1 or np.isnan(half) else f"{mean:.3f} ± {half:.3f}"
 
 
 def main() -> None:
@@ -123,7 +126,7 @@ def main() -> None:
     rows: list[list[object]] = []
     gaps: list[list[object]] = []
     for stem in args.files:
-        records = [r for r in read_results(RESULTS / f"{stem}.jsonl") if r.get("status") == "ok"]
+        records = ok_records(read_results(RESULTS / f"{stem}.jsonl"))
         for budget in budgets:
             figures = describe(records, budget)
             for design in DESIGNS:
@@ -131,14 +134,13 @@ def main() -> None:
                 if not f:
                     continue
                 rows.append(
-                    [stem, budget, design, len(f["refit"]), _cell(f["reported"]), _cell(f["refit"])]
-                    + [_cell(f[k]) for k in ("gold_out", "other_out", "sd", "corr")]
+                    [stem, budget, design, len(f["refit"]), cell(f["reported"]), cell(f["refit"])]
+                    + [cell(f[k]) for k in ("gold_out", "other_out", "sd", "corr")]
                 )
             for other in DESIGNS[1:]:
-                a, b = figures[other].get("refit", []), figures["camab"].get("refit", [])
-                if a and len(a) == len(b):
-                    diffs = list(np.subtract(a, b))
-                    gaps.append([stem, budget, f"{other} − camab", len(diffs), _cell(diffs)])
+                diffs = figures[other].get("gap", [])
+                if diffs:
+                    gaps.append([stem, budget, f"{other} − camab", len(diffs), cell(diffs)])
     body = (
         "Every method's first s stored queries (masks and rewards in `benchmarks/results/`) "
         "re-fitted with one estimator, CAMAB's Gaussian posterior mean (prior mean 0, prior "

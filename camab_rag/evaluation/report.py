@@ -17,7 +17,7 @@ import numpy as np
 
 from camab_rag.evaluation.metrics import mean_ci
 from camab_rag.evaluation.reseed import needs_reseed
-from camab_rag.evaluation.runner import ALL_METHODS, KS, read_results
+from camab_rag.evaluation.runner import ALL_METHODS, KS, masks_from_bits, read_results
 
 GOLD_METRICS = ("p@1", "f1@2", "f1@k*", "auroc", "ap")
 LABELS = {
@@ -450,7 +450,7 @@ def plot_posterior_heatmap(record: dict[str, Any], path: Path) -> Path | None:
     if entry is None or not entry.get("masks"):
         return None
     n = int(record["n_segments"])
-    masks = np.array([[c == "1" for c in row] for row in entry["masks"]], dtype=bool)
+    masks = masks_from_bits(entry["masks"])
     result = AttributionResult(
         scores=np.zeros(n),
         method="camab",

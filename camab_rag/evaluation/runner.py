@@ -139,6 +139,11 @@ def _bits(mask: Mask) -> str:
     return "".join("1" if b else "0" for b in mask)
 
 
+def masks_from_bits(rows: Sequence[str]) -> NDArray[np.bool_]:
+    """The masks of a results record (one ``"0101..."`` string per query) as a bool matrix."""
+    return np.array([[bit == "1" for bit in row] for row in rows], dtype=bool)
+
+
 def _floats(values: Sequence[float] | NDArray[np.float64]) -> list[float]:
     return [round(float(v), 6) for v in values]
 
