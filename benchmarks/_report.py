@@ -14,6 +14,7 @@ import platform
 import re
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 BENCHMARKS_MD = Path(__file__).resolve().parent.parent / "BENCHMARKS.md"
@@ -56,7 +57,7 @@ def write_section(name: str, title: str, body: str, command: str | None = None) 
     BENCHMARKS_MD.write_text(text, encoding="utf-8")
 
 
-def markdown_table(header: list[str], rows: list[list[object]]) -> str:
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """A GitHub-flavoured Markdown table."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]

@@ -25,7 +25,9 @@ answer as the logged response).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -45,6 +47,11 @@ from camab_rag.audit import AuditConfig, ScorerSpec, audit  # noqa: E402
 DATA = ROOT.parent / "shared" / "data" / "hotpotqa_distractor_dev.jsonl"
 CONCURRENCY = (1, 4, 16)
 ACTORS = (1, 2, 4, 8)
+
+
+def stamp_line(stamps: list[float], _line: dict[str, Any]) -> None:
+    """A line sink that records when each output line arrived."""
+    stamps.append(time.time())
 
 
 def hotpot_records(n: int, n_docs: int, offset: int = 0) -> list[dict[str, Any]]:
@@ -196,7 +203,7 @@ def part_ray(args: argparse.Namespace, figures: dict[str, float], origin: str) -
     service = figures["tokens_per_query"] / figures["tokens_per_s"]  # saturated server time
     fixed = max(figures["latency_s"] - service, 0.0)
     config = AuditConfig(budget=40, granularity="sentence")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
     rows = []
     try:
         for actors in args.actors:
@@ -221,7 +228,7 @@ def part_ray(args: argparse.Namespace, figures: dict[str, float], origin: str) -
                     records,
                     spec,
                     config,
-                    lambda _line, out=stamps: out.append(time.time()),
+                    functools.partial(stamp_line, stamps),
                     work_dir=Path(tmp) / "work",
                     actors=actors,
                     concurrency=1,

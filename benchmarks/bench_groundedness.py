@@ -40,12 +40,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _report import write_section
-
 import camab_rag
+from benchmarks._report import write_section
 from camab_rag.groundedness import assess_groundedness, measure_context_gain
 from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, TemplatePromptBuilder
 from camab_rag.result import AttributionResult
@@ -194,14 +192,14 @@ def main() -> None:
     reference: dict[str, dict[str, float]] = {}
     if cache.exists():
         for line in cache.read_text().splitlines():
-            record = json.loads(line)
-            if record.get("config") != config:
+            cached = json.loads(line)
+            if cached.get("config") != config:
                 continue
-            if "with_gold" in record:
-                done[record["id"]] = record
+            if "with_gold" in cached:
+                done[cached["id"]] = cached
             for key, table in (("cross", cross), ("reference", reference)):
-                if record.get(key) is not None:
-                    table[record["id"]] = record[key]
+                if cached.get(key) is not None:
+                    table[cached["id"]] = cached[key]
 
     rows = [json.loads(line) for line in (DATA / "hotpotqa_distractor_dev.jsonl").open()]
     rows = [r for r in rows if normalize(r["answer"]) not in ("yes", "no")][: args.n]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,16 @@ from camab_rag.scorers import TransformersScorer  # noqa: E402
 METHODS = ("camab", "kernelshap", "loo")
 
 
+@dataclass
+class MethodTotals:
+    """One method's sums over the examples; index 0 = plain scorer, 1 = prefix cache."""
+
+    queries: int = 0
+    tokens: list[int] = field(default_factory=lambda: [0, 0])
+    computed: list[int] = field(default_factory=lambda: [0, 0])
+    wall: list[float] = field(default_factory=lambda: [0.0, 0.0])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=1)
@@ -42,9 +53,7 @@ def main() -> None:
     plain = TransformersScorer(args.model, batch_size=1, num_threads=args.threads)
     cached = TransformersScorer(args.model, batch_size=1, prefix_cache=True)
     cached.model, cached.tokenizer = plain.model, plain.tokenizer  # one copy of the weights
-    totals = {
-        m: {"queries": 0, "tokens": [0, 0], "computed": [0, 0], "wall": [0.0, 0.0]} for m in METHODS
-    }
+    totals = {m: MethodTotals() for m in METHODS}
     worst = 0.0
     examples = load_examples("hotpotqa", args.examples)
     for example in examples:
@@ -69,11 +78,11 @@ def main() -> None:
                     statements=False,
                 )
                 row = totals[method]
-                row["wall"][k] += time.perf_counter() - started
-                row["computed"][k] += scorer.computed_tokens - before
-                row["tokens"][k] += result.prompt_tokens
+                row.wall[k] += time.perf_counter() - started
+                row.computed[k] += scorer.computed_tokens - before
+                row.tokens[k] += result.prompt_tokens
                 runs.append(result)
-            totals[method]["queries"] += runs[0].n_queries
+            totals[method].queries += runs[0].n_queries
             if (
                 runs[0].masks.shape == runs[1].masks.shape
                 and (runs[0].masks == runs[1].masks).all()
@@ -85,15 +94,15 @@ def main() -> None:
 
     table = []
     for method, row in totals.items():
-        off, on = row["wall"]
+        off, on = row.wall
         table.append(
             [
                 method,
-                row["queries"],
-                row["tokens"][0],
-                row["computed"][0],
-                row["computed"][1],
-                f"{row['computed'][1] / row['computed'][0]:.1%}",
+                row.queries,
+                row.tokens[0],
+                row.computed[0],
+                row.computed[1],
+                f"{row.computed[1] / row.computed[0]:.1%}",
                 f"{off:.1f}",
                 f"{on:.1f}",
                 f"{off / on:.2f}x",

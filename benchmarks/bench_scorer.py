@@ -26,18 +26,22 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
 
+if TYPE_CHECKING:
+    from camab_rag.scoring import ScoreRequest
+
 DATA = ROOT.parent / "shared" / "data" / "hotpotqa_distractor_dev.jsonl"
 BATCH_SIZES = (1, 4, 8)
 N_REQUESTS = 8
 
 
-def hotpot_requests(n: int) -> tuple[list[object], int]:
+def hotpot_requests(n: int) -> tuple[list[ScoreRequest], int]:
     """``n`` score requests on one HotpotQA example, each without one context sentence."""
     from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE
     from camab_rag.scoring import ScoreRequest
@@ -45,7 +49,7 @@ def hotpot_requests(n: int) -> tuple[list[object], int]:
     with DATA.open(encoding="utf-8") as handle:
         rows = [json.loads(line) for _, line in zip(range(50), handle)]
 
-    def prompt(row: dict, drop: int | None) -> list[dict[str, str]]:
+    def prompt(row: dict[str, Any], drop: int | None) -> list[dict[str, str]]:
         paragraphs, k = [], 0
         for title, sentences in row["context"]:
             kept = []
@@ -63,7 +67,7 @@ def hotpot_requests(n: int) -> tuple[list[object], int]:
         ]
 
     # the example whose prompt is closest to ~1,300 tokens (about 3.6 characters a token)
-    def size(row: dict) -> int:
+    def size(row: dict[str, Any]) -> int:
         return sum(len(s) for _, sents in row["context"] for s in sents)
 
     row = min(rows, key=lambda r: abs(size(r) - 4700))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -26,7 +27,7 @@ DEFAULT_TARGET = 30
 
 
 # the protocol of the published runs (used until a run has a finished example to read it from)
-PROTOCOL = {
+PROTOCOL: dict[str, Any] = {
     "budgets": [20, 40, 60, 100],
     "peer_budget": 40,
     "bert_budgets": [40],
@@ -40,7 +41,7 @@ def _resume_command(path: Path) -> str:
     if dataset == "cnn":  # cnn_dailymail_<model>
         dataset, _, model = path.stem.partition("_dailymail_")
         dataset = "cnn_dailymail"
-    config = records[0].get("config", PROTOCOL) if records else PROTOCOL
+    config: dict[str, Any] = records[0].get("config", PROTOCOL) if records else PROTOCOL
     if records:
         dataset, model = records[0]["dataset"], records[0]["model"]
 

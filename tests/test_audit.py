@@ -22,7 +22,7 @@ from camab_rag.audit.gate import GatedScorer, transient
 from camab_rag.audit.lines import GROUNDEDNESS_METHOD, without_timing
 from camab_rag.audit.local import audit_records
 from camab_rag.audit.outputs import OutputFile, iter_lines
-from camab_rag.records import read_records
+from camab_rag.records import Record, read_records
 from camab_rag.scoring import ResponseLogprobs, ScoreRequest
 
 RECORDS: list[Any] = [
@@ -213,7 +213,7 @@ def test_a_crash_loses_only_records_in_flight(tmp_path: Path) -> None:
     assert all(line["status"] == "ok" for line in finished.values())
     summary = run(tmp_path, concurrency=2)
     assert summary["records"]["audited_this_run"] == 8 - len(finished)
-    assert sorted(lines_by_id(tmp_path / "out.jsonl")) == sorted(r["id"] for r in rows)
+    assert sorted(lines_by_id(tmp_path / "out.jsonl")) == sorted(str(r["id"]) for r in rows)
     assert len(list(iter_lines(tmp_path / "out.jsonl"))) == 8  # no id written twice
 
 
@@ -346,14 +346,15 @@ def test_a_429_storm_slows_everyone_instead_of_failing_records(tmp_path: Path) -
         for i in range(12)
     ]
     write_input(tmp_path / "in.jsonl", rows)
-    records = [r for _, r in read_records(tmp_path / "in.jsonl")]
+    records = [r for _, r in read_records(tmp_path / "in.jsonl") if isinstance(r, Record)]
+    assert len(records) == 12
     server = StormScorer(storm=10)
     gate = RateGate(limit=8, max_retries=20, backoff_base=0.01, backoff_max=0.5)
     lines: list[dict[str, Any]] = []
     asyncio.run(
         audit_records(
             records, GatedScorer(server, gate), AuditConfig(budget=4), lines.append, concurrency=8
-        )  # type: ignore[arg-type]
+        )
     )
     assert [line["status"] for line in lines] == ["ok"] * 12
     assert gate.stats.transient_errors == 10 and gate.stats.retries == 10
@@ -383,12 +384,13 @@ def test_micro_batcher_isolates_a_bad_request() -> None:
 
     batcher = MicroBatcher(PickyScorer(), max_batch=8)
 
-    async def both() -> list[Any]:
-        return await asyncio.gather(
+    async def both() -> list[list[ResponseLogprobs] | BaseException]:
+        outcomes = await asyncio.gather(
             batcher.ascore([ScoreRequest("Ann met Bob.", "Ann.")]),
             batcher.ascore([ScoreRequest("x", "bad")]),
             return_exceptions=True,
         )
+        return list(outcomes)
 
     good, bad = asyncio.run(both())
     assert isinstance(good, list) and np.allclose(good[0].logprobs, [-0.1])

@@ -245,13 +245,14 @@ def test_attribution_bar_chart_marks_gold_and_cited():
 
     matplotlib.use("Agg")
     from matplotlib.colors import to_hex
+    from matplotlib.patches import Rectangle
 
     from camab_rag.plots import plot_attribution, plot_correlation
 
     result = make_result()
     ax = plot_attribution(result, gold=[0, 4], cited=[0], top=4)
-    bars = ax.patches
-    assert len(bars) == 4
+    bars = [patch for patch in ax.patches if isinstance(patch, Rectangle)]
+    assert len(bars) == len(ax.patches) == 4
     assert [round(b.get_width(), 3) for b in bars] == [0.8, 0.6, 0.1, 0.02]
     assert [to_hex(b.get_facecolor()) for b in bars[:3]] == ["#e0a800", "#e0a800", "#4c78a8"]
     assert bars[0].get_linewidth() == 2.0 and bars[1].get_linewidth() != 2.0
@@ -263,6 +264,7 @@ def test_attribution_bar_chart_marks_gold_and_cited():
     )
     heat = plot_correlation(camab)
     image = heat.images[0].get_array()
+    assert image is not None
     assert image.shape == (camab.n_segments, camab.n_segments)
     assert np.allclose(np.diag(image), 1.0)
     assert np.all(np.abs(image) <= 1.0 + 1e-9)

@@ -174,7 +174,8 @@ def test_bundled_demo_record_is_valid():
 
 def test_bench_subcommand_is_registered(capsys):
     parser = cli.build_parser(["attribute"])
-    assert "bench" in parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    choices = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert isinstance(choices, dict) and "bench" in choices
 
 
 # ----------------------------------------------------------------------------- real model

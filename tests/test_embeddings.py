@@ -56,7 +56,7 @@ def test_batching_and_padding_do_not_change_vectors(embedder: MiniLMEmbedder) ->
 def test_empty_input_and_bad_input(embedder: MiniLMEmbedder) -> None:
     assert embedder.embed([]).shape == (0, EMBEDDING_DIM)
     with pytest.raises(InputError, match="sequence of strings"):
-        embedder.embed("not a list")  # type: ignore[arg-type]
+        embedder.embed("not a list")
     with pytest.raises(InputError, match=r"texts\[1\]"):
         embedder.embed(["ok", 3])  # type: ignore[list-item]
 

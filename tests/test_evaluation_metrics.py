@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,7 +23,7 @@ from camab_rag.evaluation.datasets import (
 )
 from camab_rag.evaluation.report import build_report
 from camab_rag.prompts import TemplatePromptBuilder
-from camab_rag.scoring import BaseScorer, ResponseLogprobs
+from camab_rag.scoring import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest
 from camab_rag.segments import segment_documents, to_documents
 
 
@@ -168,16 +170,22 @@ def test_trimmed_keeps_gold_documents() -> None:
 
 
 # ---------------------------------------------------------------- the real shap peer
+def _user_text(prompt: Prompt) -> str:
+    """The last message of a chat prompt (the fakes here are only given chat prompts)."""
+    assert not isinstance(prompt, str)
+    return prompt[-1]["content"]
+
+
 class _LinearScorer(BaseScorer):
     """Reward = sum of the weights of the segments present in the prompt (a linear game)."""
 
     def __init__(self, texts: list[str], weights: list[float]) -> None:
         self.texts, self.weights = texts, weights
 
-    def score(self, requests):  # type: ignore[no-untyped-def]
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         out = []
         for request in requests:
-            content = request.prompt[-1]["content"]
+            content = _user_text(request.prompt)
             value = sum(w for t, w in zip(self.texts, self.weights) if t in content)
             out.append(ResponseLogprobs(np.array([value - 5.0]), np.array([0]), prompt_tokens=10))
         return out
@@ -206,7 +214,7 @@ def test_report_says_where_camab_loses() -> None:
             "gold": {"p@1": 1.0, "f1@2": 1.0, "f1@k*": 1.0, "auroc": auroc, "ap": 1.0},
         }
 
-    records = []
+    records: list[dict[str, Any]] = []
     for i in range(5):
         records.append(
             {
@@ -267,13 +275,13 @@ class _CrashingScorer(_LinearScorer):
         self.crash_at = crash_at
         self.calls = 0
 
-    def score(self, requests):  # type: ignore[no-untyped-def]
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         self.calls += 1
         if self.crash_at is not None and self.calls == self.crash_at:
             raise RuntimeError("killed")
         return super().score(requests)
 
-    def generate(self, prompts, *, max_new_tokens=128):  # type: ignore[no-untyped-def]
+    def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]:
         return ["Ann wrote books." for _ in prompts]
 
 
@@ -423,7 +431,9 @@ def test_reseed_refuses_a_record_whose_example_changed(tmp_path: Path) -> None:
         reseed_random(config, _CrashingScorer(texts, [0.0] * 4, None))
 
 
-def test_cli_reseed_with_nothing_stale_loads_no_model(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_cli_reseed_with_nothing_stale_loads_no_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from camab_rag.evaluation import runner
     from camab_rag.evaluation.cli import main
 
@@ -468,13 +478,13 @@ class _LoggingScorer(_CrashingScorer):
         super().__init__(texts, weights, crash_at=None)
         self.log: list[tuple[str, str]] = []
 
-    def score(self, requests):  # type: ignore[no-untyped-def]
-        self.log += [("score", r.prompt[-1]["content"]) for r in requests]
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        self.log += [("score", _user_text(r.prompt)) for r in requests]
         return super().score(requests)
 
-    def generate(self, prompts, *, max_new_tokens=128):  # type: ignore[no-untyped-def]
-        self.log += [("generate", p[-1]["content"]) for p in prompts]
-        return [next((t for t in self.texts if t in p[-1]["content"]), "") for p in prompts]
+    def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]:
+        self.log += [("generate", _user_text(p)) for p in prompts]
+        return [next((t for t in self.texts if t in _user_text(p)), "") for p in prompts]
 
 
 def test_prefix_cache_run_scores_each_prompt_right_before_regenerating_it(

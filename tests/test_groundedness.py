@@ -16,6 +16,7 @@ from camab_rag.groundedness import (
     ContextGain,
     FilteredAnswer,
     GroundednessFilter,
+    GroundednessReport,
     assess_groundedness,
     measure_context_gain,
     observed_context_gain,
@@ -158,13 +159,12 @@ def test_block_mode_replaces_ungrounded_answers_only():
     assert blocked.original_answer == UNSUPPORTED
     passed = gate(good)
     assert not passed.blocked and passed.answer == SUPPORTED and passed.grounded
-    custom = GroundednessFilter(
-        threshold=0.5,
-        mode="block",
-        fallback=lambda result, report: (
-            f"No support (gain {report.score:.1f}) for: {result.question}"
-        ),
-    )
+
+    def fallback(result: AttributionResult, report: GroundednessReport | None) -> str:
+        assert report is not None
+        return f"No support (gain {report.score:.1f}) for: {result.question}"
+
+    custom = GroundednessFilter(threshold=0.5, mode="block", fallback=fallback)
     assert custom(bad).answer == "No support (gain 0.0) for: Where is the tower?"
 
 
@@ -235,4 +235,5 @@ def test_verdict_round_trips_through_json():
     data = json.loads(json.dumps(verdict.to_dict()))
     again = FilteredAnswer.from_dict(data)
     assert again == verdict
-    assert again.report is not None and again.report.sentences == verdict.report.sentences
+    assert again.report is not None and verdict.report is not None
+    assert again.report.sentences == verdict.report.sentences

@@ -173,6 +173,7 @@ def test_lasso_matches_soft_thresholding_on_an_orthogonal_design():
 def test_contextcite_design_is_bernoulli_half():
     rng = np.random.default_rng(0)
     masks = ContextCite().sampler(50, 400, rng).next_masks()
+    assert masks is not None
     assert masks.shape == (400, 50)
     assert abs(masks.mean() - 0.5) < 0.02
 

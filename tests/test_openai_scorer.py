@@ -16,6 +16,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -26,6 +27,9 @@ from camab_rag.errors import ScorerError
 from camab_rag.groundedness import assess_groundedness
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest, TextGenerator
+
+if TYPE_CHECKING:
+    from camab_rag.scorers.transformers_scorer import TransformersScorer
 
 pytestmark = [pytest.mark.server, pytest.mark.model]
 
@@ -80,7 +84,7 @@ def http_scorer(vllm_server: VLLMServer) -> Iterator[OpenAICompletionsScorer]:
 
 
 @pytest.fixture(scope="module")
-def reference(smollm2_scorer) -> list[ResponseLogprobs]:
+def reference(smollm2_scorer: TransformersScorer) -> list[ResponseLogprobs]:
     return smollm2_scorer.score(REQUESTS)
 
 

@@ -69,6 +69,7 @@ def test_span_removal_on_a_real_looking_prompt():
     full = removal.build(np.ones(4, bool))
     assert full == prompt
     ablated = removal.build(np.array([True, True, True, False]))
+    assert isinstance(ablated, list)
     assert ablated[1]["content"].endswith("Doc B: \nQ: where?")
     assert "Berlin" not in ablated[1]["content"]
     assert ablated[0] == prompt[0]

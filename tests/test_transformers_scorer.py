@@ -7,7 +7,7 @@ Prompts are short so the whole file runs in well under a minute once the model i
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import numpy as np
@@ -137,7 +137,7 @@ def test_async_matches_sync(smollm2_scorer: TransformersScorer) -> None:
 
 
 def test_greedy_generation(smollm2_scorer: TransformersScorer) -> None:
-    prompts = [CHAT, "The capital of France is"]
+    prompts: list[str | Sequence[Mapping[str, str]]] = [CHAT, "The capital of France is"]
     answers = smollm2_scorer.generate(prompts, max_new_tokens=12)
     assert len(answers) == 2 and all(answers)
     assert "Paris" in answers[0]
