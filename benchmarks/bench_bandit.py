@@ -9,6 +9,7 @@ afresh (O(N^3)), which the rank-one Cholesky update avoids.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -50,6 +51,9 @@ def naive_round_ms(n: int, rounds: int = 5) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--no-write", action="store_true", help="print, leave BENCHMARKS.md")
+    args = parser.parse_args()
     rows = []
     for n in (50, 200, 1000):
         ours, naive = per_round_ms(n), naive_round_ms(n)
@@ -61,7 +65,8 @@ def main() -> None:
         "round (O(N^3)).\n\n"
         + markdown_table(["N segments", "ms / round", "naive ms / round", "speed-up"], rows)
     )
-    write_section("bandit", "Bandit time per round", body)
+    if not args.no_write:
+        write_section("bandit", "Bandit time per round", body)
 
 
 if __name__ == "__main__":
