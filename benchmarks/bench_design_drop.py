@@ -11,7 +11,7 @@ stored queries of each design (CAMAB, ContextCite-style, KernelSHAP), removes ea
 top-k segments, and scores the original response without them, so each of the 2 x 3
 cells has a drop measured the way the benchmark measures it.
 
-Scored removal sets are appended to ``benchmarks/results/design_drop_cache.jsonl`` (keyed by
+Scored removal sets are appended to ``benchmarks/results/design_drop/scored_sets.jsonl`` (keyed by
 results file, example and removed segments), so the script resumes and re-running it
 costs no model time.
 
@@ -40,7 +40,8 @@ from camab_rag.rewards import mean_logprob  # noqa: E402
 from camab_rag.scoring import Scorer, ScoreRequest  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
-CACHE = RESULTS / "design_drop_cache.jsonl"
+CACHE = RESULTS / "design_drop" / "scored_sets.jsonl"
+"""Outside ``results/*.jsonl``, which run_eval.py reads as benchmark runs."""
 DESIGNS = ("camab", "contextcite", "kernelshap")
 ESTIMATORS = ("posterior", "lasso")
 OWN_ESTIMATOR = {"camab": "posterior", "contextcite": "lasso"}
@@ -92,6 +93,7 @@ class RemovalScorer:
             value = mean_logprob(self.scorer.score([request])[0].logprobs)
             self.cache[(stem, example.id, removed)] = value
             self.scored += 1
+            CACHE.parent.mkdir(parents=True, exist_ok=True)
             with CACHE.open("a", encoding="utf-8") as handle:
                 row = {"results": stem, "id": example.id, "removed": list(removed)}
                 handle.write(json.dumps({**row, "logprob": value}) + "\n")
