@@ -79,6 +79,7 @@ class RemovalScorer:
         self.scorer = scorer
         self.cache = cache
         self.scored = 0
+        CACHE.parent.mkdir(parents=True, exist_ok=True)
 
     def values(
         self, stem: str, example: Example, response: str, wanted: set[Removed]
@@ -93,7 +94,6 @@ class RemovalScorer:
             value = mean_logprob(self.scorer.score([request])[0].logprobs)
             self.cache[(stem, example.id, removed)] = value
             self.scored += 1
-            CACHE.parent.mkdir(parents=True, exist_ok=True)
             with CACHE.open("a", encoding="utf-8") as handle:
                 row = {"results": stem, "id": example.id, "removed": list(removed)}
                 handle.write(json.dumps({**row, "logprob": value}) + "\n")
