@@ -32,7 +32,12 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._report import markdown_table, write_section  # noqa: E402
 from benchmarks.bench_design import FloatArray, design_of, posterior_fit  # noqa: E402
 from camab_rag.evaluation.datasets import Example, load_examples  # noqa: E402
-from camab_rag.evaluation.metrics import logprob_drop, removal_mask, top_k  # noqa: E402
+from camab_rag.evaluation.metrics import (  # noqa: E402
+    kept_segments,
+    logprob_drop,
+    removal_mask,
+    removal_set,
+)
 from camab_rag.evaluation.report import cell, ok_records  # noqa: E402
 from camab_rag.evaluation.runner import KS, make_builder, read_results  # noqa: E402
 from camab_rag.methods.contextcite import ContextCite  # noqa: E402
@@ -56,9 +61,9 @@ def fit_scores(estimator: str, masks: FloatArray, rewards: FloatArray, alpha: fl
     return ContextCite(alpha=alpha).fit(masks.astype(bool), rewards)
 
 
-def removal_sets(scores: FloatArray, n: int) -> dict[int, Removed]:
+def removal_sets(scores: FloatArray) -> dict[int, Removed]:
     """The top-k segments of a fit, per k (sorted tuples, as the benchmark keys them)."""
-    return {k: tuple(sorted(top_k(scores, min(k, n)))) for k in KS}
+    return {k: removal_set(scores, k) for k in KS}
 
 
 def read_cache(path: Path) -> dict[tuple[str, str, Removed], float]:
@@ -88,7 +93,7 @@ class RemovalScorer:
         n = builder.n_segments
         todo = [r for r in wanted if (stem, example.id, r) not in self.cache]
         # neighbours in the order of their kept segments share the longest prompt heads
-        todo.sort(key=lambda r: tuple(i for i in range(n) if i not in r))
+        todo.sort(key=lambda r: kept_segments(n, r))
         for removed in todo:
             request = ScoreRequest(builder.build(removal_mask(n, removed)), response)
             value = mean_logprob(self.scorer.score([request])[0].logprobs)
@@ -113,7 +118,6 @@ def measure(
     if len(examples) != len(wanted):
         raise SystemExit(f"{stem}: {len(wanted) - len(examples)} example(s) not found")
     for index, record in enumerate(records):
-        n = int(record["n_segments"])
         alpha = float(record["methods"]["contextcite"]["method_config"]["alpha"])
         sets: dict[tuple[str, str], dict[int, Removed]] = {}
         for design in DESIGNS:
@@ -123,7 +127,7 @@ def measure(
             masks, rewards = design_of(fit, budget)
             for estimator in ESTIMATORS:
                 scores = fit_scores(estimator, masks, rewards, alpha)
-                sets[(design, estimator)] = removal_sets(scores, n)
+                sets[(design, estimator)] = removal_sets(scores)
         wanted_sets = {r for by_k in sets.values() for r in by_k.values()}
         example = examples[record["id"]]
         values = removals.values(stem, example, record["response"], wanted_sets)
@@ -151,7 +155,12 @@ def paired(a: list[float], b: list[float]) -> list[float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--files", nargs="+", default=["cnn_dailymail_smollm2", "hotpotqa_smollm2"])
+    parser.add_argument(
+        "--files",
+        nargs="+",
+        default=["cnn_dailymail_smollm2", "hotpotqa_smollm2"],
+        help="results files in benchmarks/results/, by name (with or without .jsonl)",
+    )
     parser.add_argument("--budget", type=int, default=40)
     parser.add_argument("--examples", type=int, default=None, help="only the first N")
     parser.add_argument("--threads", type=int, default=1)
@@ -165,10 +174,14 @@ def main() -> None:
     rows: list[list[object]] = []
     effects: list[list[object]] = []
     checks: list[str] = []
-    for stem in args.files:
-        records = ok_records(read_results(RESULTS / f"{stem}.jsonl"))[: args.examples]
+    for name in args.files:
+        stem = name.removesuffix(".jsonl")
+        path = RESULTS / f"{stem}.jsonl"
+        if not path.exists():
+            raise SystemExit(f"--files: no results file {path}")
+        records = ok_records(read_results(path))[: args.examples]
         if not records:
-            continue
+            raise SystemExit(f"--files: {path} holds no completed example")
         if scorer is None:
             scorer = TransformersScorer(
                 records[0]["model"], batch_size=1, num_threads=args.threads, prefix_cache=True

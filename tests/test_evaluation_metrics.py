@@ -33,6 +33,20 @@ def test_top_k_breaks_ties_by_position() -> None:
     assert M.top_k([1.0, 2.0], 0) == []
 
 
+def test_removal_set_is_index_ordered_and_capped() -> None:
+    assert M.removal_set([0.5, 0.9, 0.5, 0.1], 3) == (0, 1, 2)
+    assert M.removal_set([0.2, 0.1], 5) == (0, 1)  # k above N removes every segment
+    assert M.removal_set([0.2, 0.1], 0) == ()
+
+
+def test_kept_segments_orders_removal_sets_by_shared_prompt_head() -> None:
+    assert M.kept_segments(5, (1, 3)) == (0, 2, 4)
+    assert M.kept_segments(3, ()) == (0, 1, 2)
+    sets = [(0,), (3,), (1,), (2, 3)]
+    # prompts keeping 0, 1, 2 first come first; neighbours share their longest heads
+    assert sorted(sets, key=lambda r: M.kept_segments(4, r)) == [(2, 3), (3,), (1,), (0,)]
+
+
 def test_removal_mask_and_drop() -> None:
     assert M.removal_mask(4, [1, 3]).tolist() == [True, False, True, False]
     assert M.logprob_drop(-0.5, -1.25) == pytest.approx(0.75)

@@ -48,6 +48,19 @@ def removal_mask(n_segments: int, removed: Sequence[int]) -> NDArray[np.bool_]:
     return mask
 
 
+def removal_set(scores: Sequence[float] | FloatArray, k: int) -> tuple[int, ...]:
+    """The top-``k`` segments to remove, in index order (the key results are stored under);
+    all of them when ``k`` exceeds their number."""
+    return tuple(sorted(top_k(scores, min(k, len(scores)))))
+
+
+def kept_segments(n_segments: int, removed: Sequence[int]) -> tuple[int, ...]:
+    """The segments a removal set keeps, in order. Sorting removal sets by these tuples puts
+    prompts that begin with the same segments next to each other (for the prefix cache)."""
+    gone = set(removed)
+    return tuple(i for i in range(n_segments) if i not in gone)
+
+
 def logprob_drop(full: float, without: float) -> float:
     """``L(C) - L(C minus top-k)``: how much the response's mean log-prob falls."""
     return float(full - without)

@@ -42,9 +42,10 @@ from camab_rag.evaluation.datasets import Example, dataset_label, load_examples
 from camab_rag.evaluation.metrics import (
     answer_contains_gold,
     gold_alignment,
+    kept_segments,
     logprob_drop,
     removal_mask,
-    top_k,
+    removal_set,
 )
 from camab_rag.evaluation.peers import PEERS, run_context_cite, run_shap
 from camab_rag.prompts import TemplatePromptBuilder
@@ -375,7 +376,7 @@ class ExampleRunner:
                     or (label.isdigit() and int(label) in config.bert_budgets)
                 )
                 for k in KS:
-                    removed = tuple(sorted(top_k(scores, min(k, n))))
+                    removed = removal_set(scores, k)
                     drop_sets.setdefault(removed, np.nan)
                     if bert_here:
                         bert_sets.setdefault(removed, np.nan)
@@ -389,7 +390,7 @@ class ExampleRunner:
         # compute the prompt again: those sets go one at a time, score then generate, in
         # the order of their kept segments (neighbours share the longest prompt heads).
         paired = (
-            sorted(set(drop_todo) & set(bert_todo), key=lambda r: _kept(n, r))
+            sorted(set(drop_todo) & set(bert_todo), key=lambda r: kept_segments(n, r))
             if config.prefix_cache
             else []
         )
@@ -421,12 +422,6 @@ class ExampleRunner:
             )
             if bert_here and self.bert is not None:
                 fit.setdefault("bert", {})[str(k)] = round(bert_sets[removed], 6)
-
-
-def _kept(n: int, removed: tuple[int, ...]) -> tuple[int, ...]:
-    """The segments a removal set keeps, in order: sorting by these tuples puts prompts
-    that begin with the same segments next to each other."""
-    return tuple(i for i in range(n) if i not in removed)
 
 
 def _key(values: dict[tuple[int, ...], float]) -> dict[str, float]:
