@@ -11,13 +11,19 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
-from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest
+from camab_rag.scoring import BaseScorer, ChatMessage, Prompt, ResponseLogprobs, ScoreRequest
 
 
-def prompt_text(prompt: object) -> str:
+def prompt_text(prompt: Prompt) -> str:
     if isinstance(prompt, str):
         return prompt
-    return "\n".join(message["content"] for message in prompt)  # type: ignore[attr-defined]
+    return "\n".join(message["content"] for message in prompt)
+
+
+def chat_messages(prompt: Prompt) -> Sequence[ChatMessage]:
+    """The messages of a chat prompt (fails the test on a plain-text prompt)."""
+    assert not isinstance(prompt, str), f"expected a chat prompt, got text: {prompt[:80]!r}"
+    return prompt
 
 
 class KeywordScorer(BaseScorer):

@@ -7,12 +7,29 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from llama_index.core.base.response.schema import Response
+from llama_index.postprocessor.camab import ATTRIBUTION_KEY
 
-from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest
+from camab_rag.scoring import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest
 
 
-def prompt_text(prompt: Any) -> str:
+def prompt_text(prompt: Prompt) -> str:
     return prompt if isinstance(prompt, str) else "\n".join(m["content"] for m in prompt)
+
+
+def answered(response: object) -> Response:
+    """A query's result as the non-streaming ``Response`` it must be (fails the test if not)."""
+    assert isinstance(response, Response), f"expected a Response, got {type(response).__name__}"
+    return response
+
+
+def attribution_info(response: object) -> dict[str, Any]:
+    """The attribution record in a response's metadata (fails the test when it is missing)."""
+    metadata = getattr(response, "metadata", None)
+    assert isinstance(metadata, dict) and ATTRIBUTION_KEY in metadata, metadata
+    info = metadata[ATTRIBUTION_KEY]
+    assert isinstance(info, dict)
+    return info
 
 
 class PlantedScorer(BaseScorer):

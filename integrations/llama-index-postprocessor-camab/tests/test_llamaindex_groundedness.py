@@ -8,10 +8,9 @@ import asyncio
 from typing import Any
 
 import pytest
-from llama_fakes import FailingScorer, PlantedScorer
+from llama_fakes import FailingScorer, PlantedScorer, answered, attribution_info
 from llama_index.core.llms import MockLLM
 from llama_index.postprocessor.camab import (
-    ATTRIBUTION_KEY,
     CamabEventHandler,
     CamabQueryEngine,
     attribution_of,
@@ -43,26 +42,30 @@ def test_flag_records_the_verdict_and_keeps_the_answer(index: Any) -> None:
     engine = CamabQueryEngine(
         _engine(index), PlantedScorer([]), budget=4, groundedness=GroundednessFilter()
     )
-    response = engine.query(QUESTION)
+    response = answered(engine.query(QUESTION))
     assert response.response == ANSWER
     verdict = groundedness_of(response)
     assert verdict.grounded is False and not verdict.blocked and verdict.mode == "flag"
     assert verdict.report is not None and verdict.report.score == pytest.approx(0.0)
-    assert response.metadata[ATTRIBUTION_KEY]["groundedness"] == verdict.to_dict()
+    assert attribution_info(response)["groundedness"] == verdict.to_dict()
     assert attribution_of(response).status == "ok"  # the extra key does not disturb it
 
 
 def test_block_replaces_only_unsupported_answers(index: Any) -> None:
-    blocked = CamabQueryEngine(
-        _engine(index), PlantedScorer([]), budget=4, groundedness=_block()
-    ).query(QUESTION)
+    blocked = answered(
+        CamabQueryEngine(_engine(index), PlantedScorer([]), budget=4, groundedness=_block()).query(
+            QUESTION
+        )
+    )
     assert blocked.response == FALLBACK
     verdict = groundedness_of(blocked)
     assert verdict.blocked and verdict.original_answer == ANSWER
     assert blocked.source_nodes  # the sources stay, for the UI to show why
-    kept = CamabQueryEngine(
-        _engine(index), _supporting_scorer(index), budget=4, groundedness=_block()
-    ).query(QUESTION)
+    kept = answered(
+        CamabQueryEngine(
+            _engine(index), _supporting_scorer(index), budget=4, groundedness=_block()
+        ).query(QUESTION)
+    )
     assert kept.response == ANSWER
     good = groundedness_of(kept)
     assert good.grounded is True and good.report is not None
@@ -72,20 +75,20 @@ def test_block_replaces_only_unsupported_answers(index: Any) -> None:
 
 def test_block_in_aquery(index: Any) -> None:
     engine = CamabQueryEngine(_engine(index), PlantedScorer([]), budget=4, groundedness=_block())
-    response = asyncio.run(engine.aquery(QUESTION))
+    response = answered(asyncio.run(engine.aquery(QUESTION)))
     assert response.response == FALLBACK and groundedness_of(response).blocked
 
 
 def test_failed_attribution_passes_or_blocks_as_configured(index: Any) -> None:
     passing = CamabQueryEngine(_engine(index), FailingScorer(), budget=4, groundedness=_block())
-    response = passing.query(QUESTION)
+    response = answered(passing.query(QUESTION))
     assert response.response == ANSWER
-    assert response.metadata[ATTRIBUTION_KEY]["status"] == "error"
+    assert attribution_info(response)["status"] == "error"
     assert groundedness_of(response).grounded is None
     strict = CamabQueryEngine(
         _engine(index), FailingScorer(), budget=4, groundedness=_block(on_error="block")
     )
-    assert strict.query(QUESTION).response == FALLBACK
+    assert answered(strict.query(QUESTION)).response == FALLBACK
 
 
 def test_event_handler_blocks_inline_even_in_aquery(index: Any) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from llama_fakes import answered, attribution_info
 from llama_index.postprocessor.camab import ATTRIBUTION_KEY, CamabQueryEngine
 
 REPO = Path(__file__).resolve().parents[3]
@@ -67,11 +68,12 @@ def test_openai_like_engine_is_attributed_by_its_own_server(
     )
     question = hotpot_rows[0]["question"]
     engine = CamabQueryEngine(index.as_query_engine(llm=llm, similarity_top_k=3), budget=8)
-    response = engine.query(question)
-    info = response.metadata[ATTRIBUTION_KEY]
+    response = answered(engine.query(question))
+    info = attribution_info(response)
     assert info["status"] == "ok", info["error"]
     assert info["prompt_source"] == "captured", info["prompt_note"]
-    assert info["response"] == response.response and response.response.strip()
+    assert response.response is not None and response.response.strip()
+    assert info["response"] == response.response
     assert 1 <= info["n_queries"] <= 8
     assert len(response.source_nodes) == 3
     ranks = sorted(n.node.metadata[ATTRIBUTION_KEY]["rank"] for n in response.source_nodes)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from langchain_camab import CamabCallbackHandler
+from pydantic import SecretStr
 
 from tests.integration_tests.hotpot import REPO, BM25Retriever, Example, rag_chain
 
@@ -52,14 +53,19 @@ def test_chat_openai_chain_is_attributed_by_its_own_server(
     from langchain_openai import ChatOpenAI
 
     llm = ChatOpenAI(
-        model="smollm2", base_url=vllm_base_url, api_key="EMPTY", temperature=0, max_tokens=24
+        model="smollm2",
+        base_url=vllm_base_url,
+        api_key=SecretStr("EMPTY"),
+        temperature=0,
+        max_completion_tokens=24,  # the field max_tokens, by its pydantic alias
     )
     handler = CamabCallbackHandler(budget=8)  # scorer=None: from the chain's ChatOpenAI
     chain = rag_chain(retriever, llm)
     example = easy_examples[0]
     message = chain.invoke(example.question, {"callbacks": [handler]})
     result = handler.last_result
-    assert result is not None and result.status == "ok", result.error
+    assert result is not None
+    assert result.status == "ok", result.error
     assert result.prompt_mode == "captured"
     assert result.response == message.content
     assert 0 < result.n_queries <= 8

@@ -14,6 +14,7 @@ from langchain_camab import (
     CamabCallbackHandler,
     CamabChatModel,
 )
+from langchain_core.documents import Document
 from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
@@ -33,22 +34,31 @@ BUDGET = 12
 
 def _gold_rank(entries: list[dict[str, Any]], titles: list[str], gold: frozenset[str]) -> int:
     """The best rank any gold paragraph got (1 = ranked above every distractor)."""
-    return min(e["rank"] for e, t in zip(entries, titles) if t in gold)
+    return min(int(e["rank"]) for e, t in zip(entries, titles) if t in gold)
 
 
 def test_handler_attributes_real_answers_to_gold_paragraphs(
     retriever: BM25Retriever, chat_model: CamabChatModel, smollm2: Any, easy_examples: list[Example]
 ) -> None:
     handler = CamabCallbackHandler(smollm2, budget=BUDGET)
-    seen: list[Any] = []
-    keep = RunnableLambda(lambda docs: seen.append(docs) or format_docs(docs))
-    chain = {"context": retriever | keep, "question": RunnablePassthrough()} | PROMPT | chat_model
+    seen: list[list[Document]] = []
+
+    def keep(docs: list[Document]) -> str:
+        seen.append(docs)
+        return format_docs(docs)
+
+    chain = (
+        {"context": retriever | RunnableLambda(keep), "question": RunnablePassthrough()}
+        | PROMPT
+        | chat_model
+    )
     top_is_gold = 0
     for example in easy_examples:
         message = chain.invoke(example.question, {"callbacks": [handler]})
         docs = seen[-1]
         result = handler.last_result
-        assert result is not None and result.status == "ok", result.error
+        assert result is not None
+        assert result.status == "ok", result.error
         assert result.prompt_mode == "captured"
         assert result.question == example.question
         assert result.response == message.content
@@ -77,11 +87,11 @@ def test_attributor_step_on_a_retrieval_chain(
     prompt = ChatPromptTemplate.from_messages(
         [*PROMPT.messages[:1], ("human", "Context:\n{context}\n\nQuestion: {input}")]
     )
-    answer = (
-        RunnableLambda(lambda x: {"context": format_docs(x["context"]), "input": x["input"]})
-        | prompt
-        | chat_model
-    )
+
+    def prompt_inputs(state: dict[str, Any]) -> dict[str, str]:
+        return {"context": format_docs(state["context"]), "input": state["input"]}
+
+    answer = RunnableLambda(prompt_inputs) | prompt | chat_model
     chain = RunnablePassthrough.assign(context=lambda x: retriever.invoke(x["input"])).assign(
         answer=answer
     ) | CamabAttributor(

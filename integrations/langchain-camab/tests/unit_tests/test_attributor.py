@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer
+from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer, chat_messages
 
 DOCS = [
     Document("Paris is the capital of France.", metadata={"title": "Paris"}),
@@ -75,7 +75,9 @@ def test_the_real_prompt_from_a_template_or_the_input() -> None:
     scorer = KeywordScorer()
     out = (_rag() | CamabAttributor(scorer, budget=6, prompt=PROMPT)).invoke(QUESTION)
     assert out["attribution"]["prompt_mode"] == "captured"
-    assert all(call.prompt[0]["content"] == "Use the context." for call in scorer.calls)
+    assert all(
+        chat_messages(call.prompt)[0]["content"] == "Use the context." for call in scorer.calls
+    )
     state = _rag().invoke(QUESTION)
     state["prompt"] = PROMPT.invoke(
         {"input": state["input"], "context": "\n\n".join(d.page_content for d in state["context"])}

@@ -17,7 +17,7 @@ from langchain_core.runnables import RunnableLambda, RunnableParallel, RunnableP
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from pydantic import Field
 
-from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer
+from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer, chat_messages
 
 DOCS = [
     Document("Paris is the capital of France.", metadata={"title": "Paris"}),
@@ -102,7 +102,7 @@ def test_ablations_cut_documents_out_of_the_real_prompt() -> None:
     scorer = KeywordScorer()
     handler = CamabCallbackHandler(scorer, budget=6)
     _chain().invoke("What is the capital of France?", {"callbacks": [handler]})
-    prompts = [call.prompt for call in scorer.calls]
+    prompts = [chat_messages(call.prompt) for call in scorer.calls]
     assert all(p[0] == {"role": "system", "content": "Answer from the context."} for p in prompts)
     assert any("Paris" not in p[1]["content"] for p in prompts)  # an ablation without doc 0
     assert all(
@@ -112,7 +112,9 @@ def test_ablations_cut_documents_out_of_the_real_prompt() -> None:
 
 def test_falls_back_to_the_template_and_says_so() -> None:
     handler = CamabCallbackHandler(KeywordScorer(), budget=6)
-    shout = RunnableLambda(lambda docs: _format(docs).upper())  # the prompt no longer has the text
+    shout: RunnableLambda[list[Document], str] = RunnableLambda(
+        lambda docs: _format(docs).upper()
+    )  # the prompt no longer has the text
     _chain(fmt=shout).invoke("What is the capital of France?", {"callbacks": [handler]})
     result = handler.last_result
     assert result is not None and result.status == "ok"

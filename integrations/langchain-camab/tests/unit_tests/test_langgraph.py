@@ -63,7 +63,8 @@ def test_handler_on_a_graph_uses_the_state_documents() -> None:
     handler = CamabCallbackHandler(KeywordScorer(), budget=6)
     _graph(None).invoke({"question": "What is the capital of France?"}, {"callbacks": [handler]})
     result = handler.last_result
-    assert result is not None and result.status == "ok", result.error
+    assert result is not None
+    assert result.status == "ok", result.error
     assert result.prompt_mode == "captured" and result.n_documents == 2
     assert result.question == "What is the capital of France?"
     assert result.top_documents(1) == [0]

@@ -11,6 +11,7 @@ from langchain_camab.scorer import scorer_from_llm, scorer_from_run
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.load import dumpd
 from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
 
 from camab_rag.errors import InputError
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
@@ -34,7 +35,9 @@ def test_explicit_scorer_is_checked() -> None:
 
 
 def test_chat_openai_with_a_base_url_gives_the_http_scorer() -> None:
-    llm = ChatOpenAI(model="smollm2", base_url="http://127.0.0.1:9/v1", api_key="sk-test")
+    llm = ChatOpenAI(
+        model="smollm2", base_url="http://127.0.0.1:9/v1", api_key=SecretStr("sk-test")
+    )
     scorer = scorer_from_llm(llm)
     assert isinstance(scorer, OpenAICompletionsScorer)
     assert "sk-test" not in repr(scorer)
@@ -43,7 +46,7 @@ def test_chat_openai_with_a_base_url_gives_the_http_scorer() -> None:
 
 
 def test_openai_own_api_is_refused_clearly() -> None:
-    llm = ChatOpenAI(model="gpt-4o-mini", api_key="sk-test")
+    llm = ChatOpenAI(model="gpt-4o-mini", api_key=SecretStr("sk-test"))
     with pytest.raises(ScorerUnavailableError, match="cannot score with the chain's model"):
         scorer_from_llm(llm)
 
