@@ -269,6 +269,33 @@ def test_report_says_where_camab_loses() -> None:
     assert "| swahili (2) | **1.000** | 0.900 |" in text
 
 
+def test_cost_table_reports_a_median_wall_time_robust_to_one_paused_example() -> None:
+    from camab_rag.evaluation.report import cost_table
+
+    walls = [10.0, 12.0, 11.0, 9.0, 6000.0]  # the last example sat paused for 100 minutes
+    records = [
+        {
+            "methods": {
+                "camab": {
+                    "budget": 40,
+                    "n_queries": 40,
+                    "prompt_tokens": 4000 + i,
+                    "wall_time_s": wall,
+                    "mean_subset_size": 0.5,
+                }
+            }
+        }
+        for i, wall in enumerate(walls)
+    ]
+    table = cost_table(records)
+    assert "| wall s / example | median wall s | total prompt tokens |" in table
+    row = next(line for line in table.splitlines() if line.startswith("| CAMAB |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[6].startswith("1208.4 ± ")  # the mean, inflated by the pause
+    assert cells[7] == "11.0"
+    assert cells[8] == "20,010"
+
+
 def test_missing_bench_packages_fail_before_any_model_call(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -333,6 +333,7 @@ def efficiency_table(records: Sequence[dict[str, Any]], has_gold: bool) -> str:
 
 
 def cost_table(records: Sequence[dict[str, Any]]) -> str:
+    """Per method: queries, prompt tokens and wall time per example (mean ± CI, median)."""
     header = [
         "Method",
         "budget run",
@@ -341,6 +342,7 @@ def cost_table(records: Sequence[dict[str, Any]]) -> str:
         "tokens / query",
         "share of segments kept",
         "wall s / example",
+        "median wall s",
         "total prompt tokens",
     ]
     rows = []
@@ -352,6 +354,7 @@ def cost_table(records: Sequence[dict[str, Any]]) -> str:
         kept = [e["mean_subset_size"] for e in entries if e.get("mean_subset_size") is not None]
         budgets = sorted({str(e["budget"]) for e in entries})
         budget = "N+1" if method == "loo" else ",".join(budgets)
+        walls = [float(e["wall_time_s"]) for e in entries]
         rows.append(
             [
                 LABELS.get(method, method),
@@ -360,7 +363,8 @@ def cost_table(records: Sequence[dict[str, Any]]) -> str:
                 cell(tokens, 0),
                 cell(per_query, 0) if per_query else "–",
                 cell(kept, 2) if kept else "–",
-                cell([e["wall_time_s"] for e in entries], 1),
+                cell(walls, 1),
+                f"{np.median(walls):.1f}",
                 f"{int(sum(tokens)):,}",
             ]
         )
@@ -568,7 +572,10 @@ def build_report(
         parts.append(
             f"Wall times were taken with a mean 1-minute load average of {np.mean(loads):.1f} "
             "at the end of each example (other "
-            "jobs shared the cores): compare methods with each other, not with other runs.\n"
+            "jobs shared the cores): compare methods with each other, not with other runs. "
+            "A process paused or starved during one example inflates that example's wall "
+            "time and the mean; the median is robust to a few such examples, and the "
+            "prompt tokens do not depend on the machine at all.\n"
         )
     parts.append(cost_table(good))
     if plot_dir is not None:
