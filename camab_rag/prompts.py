@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
-from camab_rag.scoring import ChatMessage, Prompt
+from camab_rag.scoring import ChatMessage, Prompt, prompt_texts
 from camab_rag.segments import Segment, SourceDocument
 
 Mask = NDArray[np.bool_]
@@ -167,7 +167,7 @@ class SpanRemovalPromptBuilder:
     def __init__(self, prompt: Prompt, locations: Sequence[SpanLocation]) -> None:
         self.prompt = prompt
         self.locations = list(locations)
-        self._texts = [prompt] if isinstance(prompt, str) else [m["content"] for m in prompt]
+        self._texts = prompt_texts(prompt)
         ordered = sorted(self.locations, key=lambda loc: (loc.message, loc.start))
         for before, after in itertools.pairwise(ordered):
             if before.message == after.message and after.start < before.end:
@@ -211,7 +211,7 @@ def locate_segments(
     Returns ``None`` when some document's text cannot be found verbatim: the caller should
     fall back to a template prompt and say so.
     """
-    texts = [prompt] if isinstance(prompt, str) else [m["content"] for m in prompt]
+    texts = prompt_texts(prompt)
     doc_locations: dict[int, tuple[int, int]] = {}
     used: list[tuple[int, int, int]] = []
     cursor = (0, 0)

@@ -28,6 +28,11 @@ Prompt = str | Sequence[ChatMessage]
 """Plain text (scored verbatim) or a list of chat messages (scored with a chat template)."""
 
 
+def prompt_texts(prompt: Prompt) -> list[str]:
+    """The texts a prompt holds: the prompt itself when plain, else each message's content."""
+    return [prompt] if isinstance(prompt, str) else [message["content"] for message in prompt]
+
+
 @dataclass(frozen=True)
 class ScoreRequest:
     """Score ``response`` as the continuation of ``prompt``."""

@@ -7,6 +7,7 @@ from camab_rag.prompts import (
     TemplatePromptBuilder,
     locate_segments,
 )
+from camab_rag.scoring import prompt_texts
 from camab_rag.segments import segment_documents, to_documents
 
 DOCS = to_documents(
@@ -46,6 +47,13 @@ def test_chat_and_plain_prompts():
     assert "Question: Where is Paris?" in messages[1]["content"]
     plain = builder(chat=False, system_prompt=None).build(np.ones(4, bool))
     assert isinstance(plain, str) and plain.startswith("Context:\n")
+
+
+def test_prompt_texts_of_plain_and_chat_prompts():
+    assert prompt_texts("Context: a") == ["Context: a"]
+    chat = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Q?"}]
+    assert prompt_texts(chat) == ["Be brief.", "Q?"]
+    assert prompt_texts([]) == []
 
 
 def test_template_must_have_fields_and_masks_must_fit():

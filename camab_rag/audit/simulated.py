@@ -27,20 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from camab_rag.scoring import ResponseLogprobs, ScoreRequest
+from camab_rag.scoring import ResponseLogprobs, ScoreRequest, prompt_texts
 
 _WORD = re.compile(r"\S+")
 
 
-def _prompt_text(prompt: object) -> str:
-    if isinstance(prompt, str):
-        return prompt
-    return "\n".join(str(m["content"]) for m in prompt)  # type: ignore[attr-defined]
-
-
 def keyword_logprobs(request: ScoreRequest) -> ResponseLogprobs:
     """Deterministic log-probs: -0.1 for a response word found in the prompt, else -3."""
-    text = _prompt_text(request.prompt).lower()
+    text = "\n".join(prompt_texts(request.prompt)).lower()
     words = list(_WORD.finditer(request.response))
     if not words:
         raise ValueError("the response has no words to score")

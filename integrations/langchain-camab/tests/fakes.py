@@ -6,18 +6,12 @@ import re
 import threading
 from collections.abc import Sequence
 
-import numpy as np
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
+from camab_rag.audit.simulated import keyword_logprobs
 from camab_rag.scoring import BaseScorer, ChatMessage, Prompt, ResponseLogprobs, ScoreRequest
-
-
-def prompt_text(prompt: Prompt) -> str:
-    if isinstance(prompt, str):
-        return prompt
-    return "\n".join(message["content"] for message in prompt)
 
 
 def chat_messages(prompt: Prompt) -> Sequence[ChatMessage]:
@@ -37,22 +31,7 @@ class KeywordScorer(BaseScorer):
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         with self._lock:
             self.calls.extend(requests)
-        results = []
-        for request in requests:
-            text = prompt_text(request.prompt).lower()
-            words = list(re.finditer(r"\S+", request.response))
-            logprobs = [
-                -0.1 if re.sub(r"\W", "", m.group()).lower() in text else -3.0 for m in words
-            ]
-            results.append(
-                ResponseLogprobs(
-                    logprobs=np.array(logprobs, dtype=float),
-                    token_offsets=np.array([m.start() for m in words], dtype=np.int64),
-                    tokens=tuple(m.group() for m in words),
-                    prompt_tokens=len(text.split()),
-                )
-            )
-        return results
+        return [keyword_logprobs(request) for request in requests]
 
 
 class FailingScorer(BaseScorer):

@@ -10,11 +10,7 @@ import numpy as np
 from llama_index.core.base.response.schema import Response
 from llama_index.postprocessor.camab import ATTRIBUTION_KEY
 
-from camab_rag.scoring import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest
-
-
-def prompt_text(prompt: Prompt) -> str:
-    return prompt if isinstance(prompt, str) else "\n".join(m["content"] for m in prompt)
+from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest, prompt_texts
 
 
 def answered(response: object) -> Response:
@@ -43,7 +39,7 @@ class PlantedScorer(BaseScorer):
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         out = []
         for request in requests:
-            text = prompt_text(request.prompt)
+            text = "\n".join(prompt_texts(request.prompt))
             self.prompts.append(text)
             value = -3.0 + sum(1.0 for p in self.planted if p in text)
             out.append(ResponseLogprobs(np.array([value]), np.array([0], dtype=np.int64)))
