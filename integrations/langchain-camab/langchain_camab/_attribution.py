@@ -9,7 +9,7 @@ from typing import Any
 from camab_rag.engine import aattribute, attribute
 from camab_rag.groundedness import GroundednessFilter, check_groundedness_filter
 from camab_rag.prompts import PromptBuilder, SpanRemovalPromptBuilder, locate_segments
-from camab_rag.scoring import Prompt
+from camab_rag.scoring import Prompt, prompt_texts
 from camab_rag.segments import Granularity, SourceDocument, segment_documents, to_documents
 from langchain_camab.result import ChainAttribution, PromptMode
 
@@ -51,10 +51,6 @@ class PromptPlan:
     note: str | None
 
 
-def _texts(prompt: Prompt) -> list[str]:
-    return [prompt] if isinstance(prompt, str) else [str(m["content"]) for m in prompt]
-
-
 def plan_prompt(
     prompt: Prompt | None, documents: Sequence[SourceDocument], granularity: Granularity
 ) -> PromptPlan:
@@ -65,7 +61,7 @@ def plan_prompt(
     locations = locate_segments(prompt, documents, segments)
     if locations is not None:
         return PromptPlan("captured", SpanRemovalPromptBuilder(prompt, locations), None)
-    texts = _texts(prompt)
+    texts = prompt_texts(prompt)
     missing = [
         i for i, doc in enumerate(documents) if doc.text and not any(doc.text in t for t in texts)
     ]
