@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -35,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
+from camab_rag.audit.simulated import keyword_logprobs  # noqa: E402
 from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "hotpotqa_distractor_dev.jsonl"
@@ -53,22 +53,11 @@ class Recording(BaseScorer):
 
 
 class WordOverlap(BaseScorer):
-    """Proxy reward: a response word is likely when the prompt contains it."""
+    """Proxy reward: the simulated scorer's keyword log-probs (a response word is likely
+    when the prompt contains it; :func:`camab_rag.audit.simulated.keyword_logprobs`)."""
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
-        out = []
-        for request in requests:
-            prompt = request.prompt
-            text = prompt if isinstance(prompt, str) else " ".join(m["content"] for m in prompt)
-            words = list(re.finditer(r"\S+", request.response))
-            lp = [-0.1 if w.group().lower() in text.lower() else -3.0 for w in words]
-            out.append(
-                ResponseLogprobs(
-                    np.array(lp, dtype=float),
-                    np.array([w.start() for w in words], dtype=np.int64),
-                )
-            )
-        return out
+        return [keyword_logprobs(request) for request in requests]
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
