@@ -118,6 +118,62 @@ def test_mean_ci_uses_student_t() -> None:
     assert M.mean_ci([])[2] == 0
 
 
+def test_paired_t_pvalue_matches_scipy_and_handles_degenerate_samples() -> None:
+    from scipy import stats
+
+    diffs = np.random.default_rng(3).normal(0.1, 0.3, size=25)
+    expected = stats.ttest_1samp(diffs, 0.0).pvalue
+    assert M.paired_t_pvalue([*diffs, float("nan")]) == pytest.approx(expected, rel=1e-9)
+    assert M.paired_t_pvalue([0.25, 0.25, 0.25]) == 0.0  # no spread, not zero
+    assert M.paired_t_pvalue([0.2, 0.2, 0.2]) < 1e-12  # float spread of equal values
+    assert M.paired_t_pvalue([0.0, 0.0]) == 1.0
+    assert math.isnan(M.paired_t_pvalue([0.5]))
+
+
+def test_holm_adjust_hand_computed() -> None:
+    # sorted 0.01, 0.03, 0.04 -> 3 x 0.01, max(0.03, 2 x 0.03), max(0.06, 1 x 0.04)
+    assert M.holm_adjust([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    adjusted = M.holm_adjust([0.5, float("nan"), 0.02])  # nan is not in the family
+    assert adjusted[0] == pytest.approx(0.5) and adjusted[2] == pytest.approx(0.04)
+    assert math.isnan(adjusted[1])
+    assert M.holm_adjust([0.03, 0.02]) == pytest.approx([0.04, 0.04])  # never below an earlier
+    assert M.holm_adjust([0.9, 0.8]) == [1.0, 1.0]  # capped at 1
+
+
+def test_comparison_table_keeps_only_differences_that_survive_holm() -> None:
+    from camab_rag.evaluation.report import comparison_table
+
+    sign = np.array([1.0, -1.0] * 5)  # 10 examples
+    camab_minus_shap = {
+        "1": -0.5 + 0.01 * sign,  # far below: holds after any correction
+        "3": -0.08 + 0.1 * sign,  # t = -2.4, p = 0.04: "worse" alone, not among 3 tests
+        "5": 0.0 * sign,  # no difference
+    }
+    records = [
+        {
+            "methods": {
+                "camab": {"budgets": {"40": {"drop": {k: 1.0 for k in camab_minus_shap}}}},
+                "kernelshap": {
+                    "budgets": {
+                        "40": {"drop": {k: 1.0 - d[i] for k, d in camab_minus_shap.items()}}
+                    }
+                },
+            }
+        }
+        for i in range(10)
+    ]
+    text = comparison_table(records, "40", has_gold=False)
+    row3 = next(line for line in text.splitlines() if line.startswith("| log-prob drop@3"))
+    assert "**CAMAB worse**" in row3  # the per-cell 95% verdict is unchanged
+    summary = text.splitlines()[-1]
+    assert summary.startswith("Corrected for all 3 comparisons in this table (Holm-Bonferroni")
+    assert "log-prob drop@1 ↑ vs KernelSHAP (CAMAB worse, adjusted p = " in summary
+    assert "drop@3" not in summary and "drop@5" not in summary
+    records[0]["methods"]["camab"]["budgets"]["40"]["drop"]["1"] = 1.0 - 5.0  # one outlier
+    summary = comparison_table(records, "40", has_gold=False).splitlines()[-1]
+    assert summary.endswith(", no difference holds.")
+
+
 # ---------------------------------------------------------------- datasets
 HOTPOT_ROW = {
     "id": "h1",

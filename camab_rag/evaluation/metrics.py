@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.stats import t as student_t
 
 FloatArray = NDArray[np.float64]
 
@@ -178,6 +179,39 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float, int]:
     key = max((d for d in _T975 if d <= df), default=1)
     quantile = _T975[key] if df <= 120 else 1.96
     return mean, float(quantile * array.std(ddof=1) / math.sqrt(n)), n
+
+
+def paired_t_pvalue(differences: Sequence[float]) -> float:
+    """Two-sided p-value of Student's t-test that the mean of paired differences is 0
+    (NaNs ignored; ``nan`` with fewer than two values). Differences that are all equal
+    give 1.0 when they are 0 and 0.0 otherwise."""
+    array = np.asarray([v for v in differences if v is not None], dtype=float)
+    array = array[np.isfinite(array)]
+    n = int(array.size)
+    if n < 2:
+        return math.nan
+    mean = float(array.mean())
+    spread = float(array.std(ddof=1))
+    if spread == 0.0:
+        return 1.0 if mean == 0.0 else 0.0
+    t = mean / (spread / math.sqrt(n))
+    return float(2.0 * student_t.sf(abs(t), n - 1))
+
+
+def holm_adjust(pvalues: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values, in the order given: a test whose adjusted value is
+    below alpha is significant with the family-wise error held at alpha over all the tests.
+    ``nan`` entries stay ``nan`` and do not count towards the family's size."""
+    indexed = sorted(
+        ((p, i) for i, p in enumerate(pvalues) if not math.isnan(p)), key=lambda pair: pair[0]
+    )
+    size = len(indexed)
+    adjusted = [math.nan] * len(pvalues)
+    running = 0.0
+    for rank, (p, i) in enumerate(indexed):
+        running = max(running, min(1.0, (size - rank) * p))
+        adjusted[i] = running
+    return adjusted
 
 
 # ------------------------------------------------------------------------ BERTScore

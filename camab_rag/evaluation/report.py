@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from camab_rag.evaluation.metrics import mean_ci
+from camab_rag.evaluation.metrics import holm_adjust, mean_ci, paired_t_pvalue
 from camab_rag.evaluation.reseed import needs_reseed
 from camab_rag.evaluation.runner import ALL_METHODS, KS, masks_from_bits, read_results
 
@@ -261,6 +261,7 @@ def comparison_table(records: Sequence[dict[str, Any]], at: str, has_gold: bool)
         metrics.append(("AP ↑", field("gold", "ap"), True))
     header = ["Metric", *[f"vs {LABELS.get(m, m)}" for m in methods]]
     rows = []
+    tests: list[tuple[str, bool, float]] = []  # (cell, CAMAB better, p-value)
     for name, getter, higher in metrics:
         row = [name]
         any_value = False
@@ -273,6 +274,9 @@ def comparison_table(records: Sequence[dict[str, Any]], at: str, has_gold: bool)
                 continue
             any_value = True
             better = mean > 0 if higher else mean < 0
+            tests.append(
+                (f"{name} vs {LABELS.get(method, method)}", better, paired_t_pvalue(diffs))
+            )
             if n > 1 and not math.isnan(half) and abs(mean) > half:
                 verdict = "CAMAB better" if better else "**CAMAB worse**"
             else:
@@ -281,7 +285,29 @@ def comparison_table(records: Sequence[dict[str, Any]], at: str, has_gold: bool)
             row.append(f"{mean:+.3f}{spread} ({verdict})")
         if any_value:
             rows.append(row)
-    return _table(header, rows)
+    return _table(header, rows) + "\n\n" + holm_summary(tests)
+
+
+def holm_summary(tests: Sequence[tuple[str, bool, float]], alpha: float = 0.05) -> str:
+    """One sentence: which cells of a comparison table stay significant when the error is
+    held at ``alpha`` over all of them (Holm-Bonferroni on paired t-tests). With dozens of
+    cells each at 95%, a few "better"/"worse" verdicts are expected by chance alone."""
+    finite = [test for test in tests if not math.isnan(test[2])]
+    if not finite:
+        return ""
+    adjusted = holm_adjust([p for _, _, p in finite])
+    kept = [
+        f"{cell} ({'CAMAB better' if better else 'CAMAB worse'}, adjusted p = {p_adj:.3g})"
+        for (cell, better, _), p_adj in zip(finite, adjusted)
+        if p_adj < alpha
+    ]
+    family = (
+        f"Corrected for all {len(finite)} comparisons in this table (Holm-Bonferroni on "
+        f"paired t-tests, family-wise error {alpha:.0%})"
+    )
+    if not kept:
+        return f"{family}, no difference holds."
+    return f"{family}, these differences hold: " + "; ".join(kept) + "."
 
 
 def efficiency_table(records: Sequence[dict[str, Any]], has_gold: bool) -> str:
