@@ -122,6 +122,15 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="re-run the random baseline of records written before it was seeded per example "
         "(stop any run appending to the same results file first), then rebuild the report",
     )
+    parser.add_argument(
+        "--merge-from",
+        type=Path,
+        default=None,
+        metavar="RESULTS_JSONL",
+        help="append the finished records of a shard (the same command run with --offset, "
+        "--n and its own --out) to this run's results, checking they were run with the same "
+        "settings; stop both runs first, then rebuild the report",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> BenchConfig:
@@ -165,7 +174,20 @@ def run_bench(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"camab bench: {error}", file=sys.stderr)
         return 2
-    if args.reseed_random:
+    if args.merge_from is not None:
+        from camab_rag.evaluation.merge import merge_results
+
+        try:
+            added, present = merge_results(config, args.merge_from)
+        except InputError as error:
+            print(f"camab bench: {error}", file=sys.stderr)
+            return 2
+        print(
+            f"camab bench: merged {added} record(s) from {args.merge_from} "
+            f"({present} already present)",
+            file=sys.stderr,
+        )
+    elif args.reseed_random:
         try:
             count = _reseed(config, use_bert=not args.no_bert)
         except (InputError, ValueError) as error:

@@ -101,6 +101,12 @@ class BenchConfig:
         return Path(self.out_dir) / f"{label}_{self.model.replace('/', '_')}.jsonl"
 
 
+def run_settings(config: BenchConfig) -> dict[str, Any]:
+    """The settings that decide a run's results (every field but the execution settings):
+    stored with each record and hashed into the digest a resumed run must match."""
+    return {k: v for k, v in asdict(config).items() if k not in EXECUTION_SETTINGS}
+
+
 def done_ids(path: Path) -> set[str]:
     """Ids already in a results file (a torn last line is ignored)."""
     ids: set[str] = set()
@@ -128,10 +134,17 @@ def read_results(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def _append(path: Path, record: dict[str, Any]) -> None:
+def append_record(path: Path, record: dict[str, Any]) -> None:
+    """Append one JSON line and flush it to disk. A kill leaves at most a torn last line;
+    the next append starts on a line of its own, so the torn one costs nothing else."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    torn = False
+    if path.exists() and path.stat().st_size > 0:
+        with open(path, "rb") as existing:
+            existing.seek(-1, os.SEEK_END)
+            torn = existing.read(1) != b"\n"
     with open(path, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        handle.write(("\n" if torn else "") + json.dumps(record, ensure_ascii=False) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
 
@@ -284,7 +297,7 @@ class ExampleRunner:
             "gold": example.gold,
             "answers": example.answers,
             "response": response,
-            "config": {k: v for k, v in asdict(config).items() if k not in EXECUTION_SETTINGS},
+            "config": run_settings(config),
         }
         if not response.strip():
             record.update(status="skipped", reason="empty response")
@@ -456,7 +469,9 @@ class Checkpoint:
 
     def save(self, example_id: str, stage: str, data: dict[str, Any]) -> None:
         if self.path is not None:
-            _append(self.path, {"id": example_id, "digest": self.digest, "stage": stage, **data})
+            append_record(
+                self.path, {"id": example_id, "digest": self.digest, "stage": stage, **data}
+            )
 
     def clear(self) -> None:
         if self.path is not None and self.path.exists():
@@ -537,8 +552,8 @@ def run_benchmark(
         from camab_rag.evaluation.metrics import BertScoreF1
 
         bert = BertScoreF1()
-    settings = {k: v for k, v in asdict(config).items() if k not in EXECUTION_SETTINGS}
-    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+    settings_json = json.dumps(run_settings(config), sort_keys=True)
+    digest = hashlib.sha256(settings_json.encode()).hexdigest()[:16]
     checkpoint = Checkpoint(path.with_suffix(".partial.jsonl"), digest)
     runner = ExampleRunner(config, counting, bert if use_bert else None, checkpoint)
     bar = _progress(len(examples), len(examples) - len(todo))
@@ -549,7 +564,7 @@ def run_benchmark(
                 bar.set_postfix_str(f"{example_id[:12]} {stage}")
 
         record = runner.run(example, status)
-        _append(path, record)
+        append_record(path, record)
         checkpoint.clear()
         if bar is not None:
             bar.update(1)
