@@ -21,7 +21,6 @@ costs no model time.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,12 @@ from camab_rag.evaluation.metrics import (  # noqa: E402
     removal_set,
 )
 from camab_rag.evaluation.report import cell, ok_records  # noqa: E402
-from camab_rag.evaluation.runner import KS, make_builder, read_results  # noqa: E402
+from camab_rag.evaluation.runner import (  # noqa: E402
+    KS,
+    append_record,
+    make_builder,
+    read_results,
+)
 from camab_rag.methods.contextcite import ContextCite  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402
 from camab_rag.scoring import Scorer, ScoreRequest  # noqa: E402
@@ -68,13 +72,10 @@ def removal_sets(scores: FloatArray) -> dict[int, Removed]:
 
 def read_cache(path: Path) -> dict[tuple[str, str, Removed], float]:
     """Mean response log-probs already scored: ``(results, example id, removed) -> value``."""
-    cache: dict[tuple[str, str, Removed], float] = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                cache[(row["results"], row["id"], tuple(row["removed"]))] = row["logprob"]
-    return cache
+    return {
+        (row["results"], row["id"], tuple(row["removed"])): row["logprob"]
+        for row in read_results(path)  # a line torn by a kill is skipped
+    }
 
 
 class RemovalScorer:
@@ -99,9 +100,8 @@ class RemovalScorer:
             value = mean_logprob(self.scorer.score([request])[0].logprobs)
             self.cache[(stem, example.id, removed)] = value
             self.scored += 1
-            with CACHE.open("a", encoding="utf-8") as handle:
-                row = {"results": stem, "id": example.id, "removed": list(removed)}
-                handle.write(json.dumps({**row, "logprob": value}) + "\n")
+            row = {"results": stem, "id": example.id, "removed": list(removed)}
+            append_record(CACHE, {**row, "logprob": value})
         return {r: self.cache[(stem, example.id, r)] for r in wanted}
 
 
