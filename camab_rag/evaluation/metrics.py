@@ -165,10 +165,16 @@ def answer_contains_gold(response: str, answers: Sequence[str]) -> bool:
 
 
 # ------------------------------------------------------------------------ statistics
+def _finite(values: Sequence[float | None]) -> FloatArray:
+    """The values as an array, without None, NaN or infinities."""
+    array = np.asarray([v for v in values if v is not None], dtype=float)
+    finite: FloatArray = array[np.isfinite(array)]
+    return finite
+
+
 def mean_ci(values: Sequence[float]) -> tuple[float, float, int]:
     """Mean, 95% confidence half-width (Student t) and count, ignoring NaNs."""
-    array = np.asarray([v for v in values if v is not None], dtype=float)
-    array = array[np.isfinite(array)]
+    array = _finite(values)
     n = int(array.size)
     if n == 0:
         return math.nan, math.nan, 0
@@ -185,8 +191,7 @@ def paired_t_pvalue(differences: Sequence[float]) -> float:
     """Two-sided p-value of Student's t-test that the mean of paired differences is 0
     (NaNs ignored; ``nan`` with fewer than two values). Differences that are all equal
     give 1.0 when they are 0 and 0.0 otherwise."""
-    array = np.asarray([v for v in differences if v is not None], dtype=float)
-    array = array[np.isfinite(array)]
+    array = _finite(differences)
     n = int(array.size)
     if n < 2:
         return math.nan
