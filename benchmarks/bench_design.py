@@ -106,7 +106,11 @@ def describe(records: list[dict[str, Any]], budget: int) -> dict[str, dict[str, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--files", nargs="+", default=["hotpotqa_smollm2", "tydiqa_smollm2"])
+    parser.add_argument(
+        "--files",
+        nargs="+",
+        default=["hotpotqa_smollm2", "tydiqa_smollm2", "hotpotqa_qwen2.5-0.5b"],
+    )
     parser.add_argument("--budgets", default="20,40,100")
     args = parser.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,10 +80,14 @@ def read_cache(path: Path) -> dict[tuple[str, str, Removed], float]:
 
 
 class RemovalScorer:
-    """Scores the response of one example without some segments, through the cache file."""
+    """Scores the response of one example without some segments, through the cache file.
+    The model is loaded (by ``load``) only when a set is not in the cache yet."""
 
-    def __init__(self, scorer: Scorer, cache: dict[tuple[str, str, Removed], float]) -> None:
-        self.scorer = scorer
+    def __init__(
+        self, load: Callable[[], Scorer], cache: dict[tuple[str, str, Removed], float]
+    ) -> None:
+        self.load = load
+        self.scorer: Scorer | None = None
         self.cache = cache
         self.scored = 0
         CACHE.parent.mkdir(parents=True, exist_ok=True)
@@ -96,6 +101,8 @@ class RemovalScorer:
         # neighbours in the order of their kept segments share the longest prompt heads
         todo.sort(key=lambda r: kept_segments(n, r))
         for removed in todo:
+            if self.scorer is None:
+                self.scorer = self.load()
             request = ScoreRequest(builder.build(removal_mask(n, removed)), response)
             value = mean_logprob(self.scorer.score([request])[0].logprobs)
             self.cache[(stem, example.id, removed)] = value
@@ -158,7 +165,7 @@ def main() -> None:
     parser.add_argument(
         "--files",
         nargs="+",
-        default=["cnn_dailymail_smollm2", "hotpotqa_smollm2"],
+        default=["cnn_dailymail_smollm2", "hotpotqa_smollm2", "hotpotqa_qwen2.5-0.5b"],
         help="results files in benchmarks/results/, by name (with or without .jsonl)",
     )
     parser.add_argument("--budget", type=int, default=40)
@@ -169,7 +176,6 @@ def main() -> None:
 
     from camab_rag.scorers import TransformersScorer
 
-    scorer: TransformersScorer | None = None
     cache = read_cache(CACHE)
     rows: list[list[object]] = []
     effects: list[list[object]] = []
@@ -182,11 +188,15 @@ def main() -> None:
         records = ok_records(read_results(path))[: args.examples]
         if not records:
             raise SystemExit(f"--files: {path} holds no completed example")
-        if scorer is None:
-            scorer = TransformersScorer(
-                records[0]["model"], batch_size=1, num_threads=args.threads, prefix_cache=True
+        # each results file is scored by its own run's model
+        model = str(records[0]["model"])
+
+        def load(model: str = model) -> TransformersScorer:
+            return TransformersScorer(
+                model, batch_size=1, num_threads=args.threads, prefix_cache=True
             )
-        drops, worst = measure(stem, records, args.budget, RemovalScorer(scorer, cache))
+
+        drops, worst = measure(stem, records, args.budget, RemovalScorer(load, cache))
         checks.append(f"{stem}: {worst:.1e}")
         for (design, estimator), by_k in drops.items():
             own = " (its own fit)" if OWN_ESTIMATOR.get(design) == estimator else ""
