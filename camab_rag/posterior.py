@@ -86,6 +86,12 @@ class GaussianLinearPosterior:
         """Posterior correlation matrix of the weights."""
         return covariance_to_correlation(self.covariance())
 
+    def predictive_variance(self, features: ArrayLike) -> FloatArray:
+        """``x^T B^-1 x`` for each row of ``features`` (the uncertainty of its reward)."""
+        rows = np.atleast_2d(np.asarray(features, dtype=float))
+        solved = solve_triangular(self._factor, rows.T, trans="T", lower=False)
+        return np.asarray(np.sum(solved**2, axis=0), dtype=float)
+
     def sample(self, rng: np.random.Generator, size: int = 1) -> FloatArray:
         """Draw ``size`` weight vectors from the posterior; shape ``(size, dim)``."""
         noise = rng.standard_normal((self.dim, size))

@@ -9,6 +9,7 @@ same subsets with rewards restricted to that sentence's tokens.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,9 +20,15 @@ FloatArray = NDArray[np.float64]
 
 
 class Sampler(ABC):
-    """Proposes batches of inclusion masks; adaptive samplers learn from the rewards."""
+    """Proposes batches of inclusion masks; adaptive samplers learn from the rewards.
+
+    Every mask a sampler proposes is a model call: samplers propose distinct subsets (a
+    cached subset is never proposed twice), except CAMAB's paper-faithful ``redraw=False``.
+    """
 
     stopped_early: bool = False
+    #: rounds whose first draw landed on a subset already paid for and was drawn again
+    n_redrawn: int = 0
 
     @abstractmethod
     def next_masks(self) -> Masks | None:
@@ -48,6 +55,8 @@ class Method(ABC):
     name: str = ""
     #: whether a prefix of a run is itself a valid run at a smaller budget
     anytime: bool = True
+    #: whether :meth:`fit` accepts any prefix of the design (not leave-one-out's)
+    prefix_fit: bool = True
 
     @abstractmethod
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
@@ -65,6 +74,50 @@ class Method(ABC):
     def config(self) -> dict[str, Any]:
         """The method's settings, for the result's JSON form."""
         return {}
+
+
+def all_masks(n_segments: int) -> Masks:
+    """Every subset of ``n_segments`` segments, the full context first, then the empty one."""
+    codes = np.arange(2**n_segments)[::-1]
+    masks = ((codes[:, None] >> np.arange(n_segments)[::-1]) & 1).astype(bool)
+    order = np.r_[0, len(masks) - 1, 1 : len(masks) - 1]
+    return np.asarray(masks[order], dtype=bool)
+
+
+def enumerates(method: Method, n_segments: int, budget: int) -> bool:
+    """Whether a run can afford every subset (``2**N <= budget``) and so fits exactly.
+
+    Leave-one-out and the random baseline keep their own cost (``N + 1`` and 0 calls), and
+    CAMAB's paper-faithful ``redraw=False`` keeps its loop as written.
+    """
+    if method.name in ("loo", "random") or getattr(method, "redraw", True) is False:
+        return False
+    return n_segments < 62 and 2**n_segments <= budget
+
+
+def plan_sampler(method: Method, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
+    """The sampler of one run: every subset once when the budget covers them all (exact),
+    else the method's own sampler."""
+    if enumerates(method, n_segments, budget):
+        return FixedDesignSampler(all_masks(n_segments))
+    return method.sampler(n_segments, budget, rng)
+
+
+def distinct_rows(
+    draw: Callable[[], Masks], budget: int, n_segments: int, rng: np.random.Generator
+) -> Masks:
+    """``budget`` distinct masks from repeated calls of ``draw`` (each returns a batch of
+    rows); when draws keep repeating, unseen uniformly random masks fill the rest."""
+    seen: dict[bytes, NDArray[np.bool_]] = {}
+    for _ in range(64):
+        for row in draw():
+            seen.setdefault(row.tobytes(), row)
+            if len(seen) >= budget:
+                return np.array(list(seen.values()), dtype=bool)
+    while len(seen) < min(budget, 2**n_segments):
+        row = rng.random(n_segments) < 0.5
+        seen.setdefault(row.tobytes(), row)
+    return np.array(list(seen.values()), dtype=bool).reshape(-1, n_segments)
 
 
 def full_mask(n_segments: int) -> Masks:

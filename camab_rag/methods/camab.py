@@ -5,6 +5,12 @@ segments whose sampled weight is positive, observes ``v = V(S)`` and updates
 ``B += x x^T / s2``, ``f += v x / s2``, ``mu = B^-1 f`` with ``x = [1, 1(s_1 in S), ...]``.
 The scores are the posterior means ``mu_1..mu_N``. Defaults follow the paper: prior mean 0,
 prior variance 1, noise variance 0.01, one sample per round (``batch_size=1``).
+
+The budget counts distinct model calls. When a Thompson draw lands on a subset already paid
+for, it is drawn again (up to ``MAX_REDRAWS`` times); if every redraw repeats, the round takes
+the unseen subset the posterior is least sure about (largest predictive variance
+``x^T B^-1 x`` among one-segment flips of the draw and random subsets). ``redraw=False``
+keeps the paper's loop exactly: a repeated draw is a round served from cache, not a call.
 """
 
 from __future__ import annotations
@@ -13,10 +19,14 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.linalg import cho_factor, cho_solve
 
 from camab_rag.methods.base import FloatArray, Masks, Method, Sampler
+from camab_rag.methods.estimators import ESTIMATORS, lasso_scores
 from camab_rag.posterior import GaussianLinearPosterior
+
+MAX_REDRAWS = 32
 
 
 @dataclass(frozen=True)
@@ -66,15 +76,48 @@ class CamabSampler(Sampler):
             noise_variance=method.noise_variance,
         )
         self.n_evaluated = 0
+        self.seen: set[bytes] = set()
 
     def next_masks(self) -> Masks | None:
         remaining = self.budget - self.n_evaluated
         if remaining <= 0 or self.stopped_early:
             return None
         draws = self.posterior.sample(self.rng, min(self.method.batch_size, remaining))
-        return draws[:, 1:] > 0
+        masks = draws[:, 1:] > 0
+        if not self.method.redraw:
+            return masks
+        proposed: set[bytes] = set(self.seen)
+        for row in range(masks.shape[0]):
+            if masks[row].tobytes() in proposed:
+                self.n_redrawn += 1
+                masks[row] = self._unseen(masks[row], proposed)
+            proposed.add(masks[row].tobytes())
+        return masks
+
+    def _unseen(self, first: NDArray[np.bool_], proposed: set[bytes]) -> NDArray[np.bool_]:
+        """A fresh Thompson draw not yet paid for, else the unseen subset the posterior is
+        least sure about."""
+        for _ in range(MAX_REDRAWS):
+            mask = self.posterior.sample(self.rng, 1)[0, 1:] > 0
+            if mask.tobytes() not in proposed:
+                return np.asarray(mask, dtype=bool)
+        n = first.size
+        flips = np.repeat(first[None, :], n, axis=0) ^ np.eye(n, dtype=bool)
+        candidates = np.concatenate([flips, self.rng.random((4 * n + 16, n)) < 0.5])
+        unseen = np.array([c.tobytes() not in proposed for c in candidates])
+        if not unseen.any():  # vanishingly rare once 2**N > budget: scan for any unseen one
+            for code in range(2**n):
+                mask = ((code >> np.arange(n)) & 1).astype(bool)
+                if mask.tobytes() not in proposed:
+                    return np.asarray(mask, dtype=bool)
+            raise RuntimeError("every subset has been evaluated")
+        candidates = candidates[unseen]
+        features = np.hstack([np.ones((len(candidates), 1)), candidates.astype(float)])
+        variance = self.posterior.predictive_variance(features)
+        return np.asarray(candidates[int(np.argmax(variance))], dtype=bool)
 
     def observe(self, masks: Masks, rewards: FloatArray) -> None:
+        self.seen.update(mask.tobytes() for mask in masks)
         for mask, value in zip(masks, rewards):
             self.posterior.update(np.concatenate(([1.0], mask.astype(float))), float(value))
         self.n_evaluated += len(masks)
@@ -86,13 +129,23 @@ class CamabSampler(Sampler):
 
 @dataclass
 class Camab(Method):
-    """CAMAB method settings (see module docstring)."""
+    """CAMAB method settings (see module docstring).
+
+    Args:
+        redraw: a draw that repeats a paid-for subset is drawn again, so the budget buys
+            ``budget`` distinct subsets (default); ``False`` is the paper's loop as written.
+        estimator: how the scores are read from the evaluated subsets: ``"posterior_mean"``
+            (the paper) or ``"lasso"`` (ContextCite's standardised LASSO on the same
+            subsets; no extra calls).
+    """
 
     prior_mean: float = 0.0
     prior_variance: float = 1.0
     noise_variance: float = 0.01
     batch_size: int = 1
     early_stop: EarlyStop | None = None
+    redraw: bool = True
+    estimator: str = "posterior_mean"
 
     name = "camab"
     anytime = True
@@ -102,6 +155,8 @@ class Camab(Method):
             raise ValueError("prior_variance and noise_variance must be positive")
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        if self.estimator not in ESTIMATORS:
+            raise ValueError(f"unknown estimator {self.estimator!r}; choose one of {ESTIMATORS}")
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> CamabSampler:
         return CamabSampler(self, n_segments, budget, rng)
@@ -110,8 +165,10 @@ class Camab(Method):
         return np.asarray(self.fit_many(masks, rewards[:, None], seed)[0], dtype=float)
 
     def fit_many(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
-        """Posterior means for several reward vectors on the same subsets: one factorisation
-        of the shared precision, one solve per reward vector."""
+        """Scores for several reward vectors on the same subsets. Posterior means: one
+        factorisation of the shared precision, one solve per reward vector."""
+        if self.estimator == "lasso":
+            return np.stack([lasso_scores(masks, rewards[:, k]) for k in range(rewards.shape[1])])
         features = np.hstack([np.ones((masks.shape[0], 1)), masks.astype(float)])
         dim = features.shape[1]
         precision = np.eye(dim) / self.prior_variance + features.T @ features / self.noise_variance
@@ -141,4 +198,6 @@ class Camab(Method):
             "noise_variance": self.noise_variance,
             "batch_size": self.batch_size,
             "early_stop": asdict(self.early_stop) if self.early_stop else None,
+            "redraw": self.redraw,
+            "estimator": self.estimator,
         }

@@ -14,32 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from camab_rag.methods.base import FixedDesignSampler, FloatArray, Masks, Method, Sampler
-
-
-def lasso(
-    x: FloatArray, y: FloatArray, alpha: float, *, max_iter: int = 2000, tol: float = 1e-8
-) -> FloatArray:
-    """Coordinate-descent LASSO on centred data (no intercept)."""
-    m, n = x.shape
-    weights = np.zeros(n)
-    residual = y.astype(float).copy()
-    col_sq = (x**2).sum(axis=0) / m
-    for _ in range(max_iter):
-        largest_step = 0.0
-        for j in range(n):
-            if col_sq[j] == 0.0:
-                continue
-            old = weights[j]
-            rho = x[:, j] @ residual / m + col_sq[j] * old
-            new = np.sign(rho) * max(abs(rho) - alpha, 0.0) / col_sq[j]
-            if new != old:
-                residual -= x[:, j] * (new - old)
-                weights[j] = new
-                largest_step = max(largest_step, abs(new - old))
-        if largest_step < tol:
-            break
-    return weights
+from camab_rag.methods.base import (
+    FixedDesignSampler,
+    FloatArray,
+    Masks,
+    Method,
+    Sampler,
+    distinct_rows,
+)
+from camab_rag.methods.estimators import lasso_scores
 
 
 @dataclass
@@ -53,16 +36,18 @@ class ContextCite(Method):
     anytime = True
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
-        return FixedDesignSampler(rng.random((budget, n_segments)) < self.keep_probability)
+        """``budget`` distinct Bernoulli ablation masks (a repeated draw is drawn again)."""
+        return FixedDesignSampler(
+            distinct_rows(
+                lambda: rng.random((budget, n_segments)) < self.keep_probability,
+                budget,
+                n_segments,
+                rng,
+            )
+        )
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
-        x = masks.astype(float)
-        mean = x.mean(axis=0)
-        scale = x.std(axis=0)
-        scale[scale == 0.0] = 1.0  # constant columns carry no signal (as StandardScaler)
-        standardised = (x - mean) / scale
-        coefficients = lasso(standardised, rewards - rewards.mean(), self.alpha)
-        return np.asarray(coefficients / scale, dtype=float)
+        return lasso_scores(masks, rewards, self.alpha)
 
     def config(self) -> dict[str, Any]:
         return {"alpha": self.alpha, "keep_probability": self.keep_probability}

@@ -2,8 +2,9 @@
 
 Reference = the fully masked context. The budget counts every evaluation: the empty and the
 full context first, then coalitions drawn from the Shapley kernel's size distribution
-(paired with their complements). When the budget covers every coalition (``2^N`` for small
-``N``) all are enumerated with their exact kernel weights, giving exact Shapley values.
+(paired with their complements), each coalition at most once. When the budget covers
+every coalition (``2^N`` for small ``N``) all are enumerated with their exact kernel
+weights, giving exact Shapley values.
 The fit is the kernel-weighted least squares with the efficiency constraint
 ``sum(phi) = v(full) - v(empty)``, minimum-norm when under-determined (budget < N).
 """
@@ -21,6 +22,7 @@ from camab_rag.methods.base import (
     Masks,
     Method,
     Sampler,
+    distinct_rows,
     rows_by_mask,
 )
 
@@ -47,14 +49,20 @@ class KernelShap(Method):
         sizes = np.arange(1, n)
         size_probs = (n - 1) / (sizes * (n - sizes))
         size_probs = size_probs / size_probs.sum()
-        masks = [empty, full]
-        while len(masks) < budget:
+
+        def pairs() -> Masks:
             mask = np.zeros(n, dtype=bool)
             mask[rng.choice(n, size=int(rng.choice(sizes, p=size_probs)), replace=False)] = True
-            masks.append(mask)
-            if len(masks) < budget:
-                masks.append(~mask)
-        return FixedDesignSampler(np.array(masks[: max(budget, 1)], dtype=bool))
+            return np.array([mask, ~mask])
+
+        # distinct coalitions, each paired with its complement, after the empty and full
+        design = distinct_rows(
+            lambda: np.concatenate([[empty, full], *(pairs() for _ in range(budget))]),
+            max(budget, 1),
+            n,
+            rng,
+        )
+        return FixedDesignSampler(design)
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
         n = masks.shape[1]
