@@ -179,7 +179,7 @@ class CitedAnswer:
     sentences: list[CitedSentence]
     sources: list[Source]
     rule: CitationRule
-    method: str = "camab"
+    method: str = "auto"
     n_queries: int = 0
     groundedness: Any = None
 

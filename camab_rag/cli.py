@@ -27,7 +27,7 @@ from camab_rag.errors import CamabError, InputError
 from camab_rag.records import Record, load_records, parse_record
 
 FORMATS = ("terminal", "markdown", "html", "json")
-METHODS = ("camab", "kernelshap", "contextcite", "loo", "random")
+METHODS = ("auto", "camab", "kernelshap", "contextcite", "loo", "random")
 DEMO_FILE = "demo_hotpotqa.json"
 
 
@@ -324,7 +324,12 @@ def _add_model_options(parser: argparse.ArgumentParser, budget: int, granularity
     )
     run = parser.add_argument_group("attribution")
     run.add_argument("--budget", type=int, default=budget, help=f"model calls (default {budget})")
-    run.add_argument("--method", choices=METHODS, default="camab")
+    run.add_argument(
+        "--method",
+        choices=METHODS,
+        default="auto",
+        help="attribution method (default auto: best quality per model call)",
+    )
     run.add_argument("--granularity", choices=("sentence", "chunk"), default=granularity)
     run.add_argument("--seed", type=int, default=0)
     cite = parser.add_argument_group("citations")

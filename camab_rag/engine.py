@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
-from camab_rag.methods import Method, Sampler, get_method
+from camab_rag.methods import Hierarchical, Method, Sampler, enumerates, get_method, plan_sampler
 from camab_rag.oracle import FunctionOracle, ScorerOracle
 from camab_rag.prompts import (
     DEFAULT_SYSTEM_PROMPT,
@@ -38,6 +38,7 @@ class _Run:
     budget: int
     seed: int
     started: float
+    exact: bool
     masks: list[Masks]
     rewards: list[FloatArray]
 
@@ -60,8 +61,34 @@ def _check_budget(budget: object) -> int:
     return int(budget)
 
 
+def _check_groups(groups: object, n_segments: int) -> list[int] | None:
+    if groups is None:
+        return None
+    try:
+        ids = [int(g) for g in groups]  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        raise InputError(f"groups must be a sequence of document indices, got {groups!r}") from None
+    if len(ids) != n_segments:
+        raise InputError(f"groups has {len(ids)} entries for {n_segments} segments")
+    if ids and (min(ids) < 0 or set(ids) != set(range(max(ids) + 1))):
+        raise InputError("groups must number the documents 0..D-1, each at least once")
+    return ids
+
+
+def _dense(ids: list[int]) -> list[int]:
+    """Document indices renumbered 0..D-1 in order (a document may own no segment)."""
+    order = {doc: rank for rank, doc in enumerate(sorted(set(ids)))}
+    return [order[doc] for doc in ids]
+
+
 def _start(
-    n_segments: int, budget: object, method: str | Method, seed: int, options: dict[str, Any]
+    n_segments: int,
+    budget: object,
+    method: str | Method,
+    seed: int,
+    options: dict[str, Any],
+    groups: list[int] | None = None,
+    hierarchical: bool | None = None,
 ) -> _Run:
     if n_segments > MAX_SEGMENTS:
         raise InputError(
@@ -72,10 +99,18 @@ def _start(
     chosen = get_method(method, **options)
     if chosen.name == "kernelshap" and checked < 2:
         raise InputError("kernelshap needs a budget of at least 2 (empty and full context)")
+    if hierarchical and groups is None:
+        raise InputError("hierarchical=True needs the segments' documents (groups=...)")
+    if hierarchical is None:
+        hierarchical = chosen.name == "auto"
+    exact = enumerates(chosen, n_segments, checked)
+    if hierarchical and groups is not None and not exact:
+        n_docs = max(groups) + 1
+        if 1 < n_docs < n_segments:  # else one level: nothing to refine
+            chosen = Hierarchical(chosen, groups)
     rng = np.random.default_rng(seed)
-    return _Run(
-        chosen, chosen.sampler(n_segments, checked, rng), checked, seed, time.perf_counter(), [], []
-    )
+    sampler = plan_sampler(chosen, n_segments, checked, rng)
+    return _Run(chosen, sampler, checked, seed, time.perf_counter(), exact, [], [])
 
 
 def _finish(
@@ -96,6 +131,8 @@ def _finish(
         masks=masks,
         rewards=rewards,
         stopped_early=run.sampler.stopped_early,
+        n_redrawn=run.sampler.n_redrawn,
+        exact=run.exact,
         seed=run.seed,
         method_config=run.method.config(),
         **fields,
@@ -180,7 +217,7 @@ def attribute(
     scorer: Any,
     *,
     budget: int = 40,
-    method: str | Method = "camab",
+    method: str | Method = "auto",
     granularity: Granularity = "sentence",
     seed: int = 0,
     reward: str | RewardFn = "mean_logprob",
@@ -188,6 +225,7 @@ def attribute(
     user_template: str = DEFAULT_USER_TEMPLATE,
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
     statements: bool = True,
+    hierarchical: bool | None = None,
     **method_options: Any,
 ) -> AttributionResult:
     """Attribute ``response`` to the segments of ``context``.
@@ -199,9 +237,14 @@ def attribute(
         response: the answer to explain (scored as given, never regenerated).
         scorer: a :class:`~camab_rag.scoring.Scorer` (``camab_rag.default_scorer()``,
             ``camab_rag.OpenAICompletionsScorer(...)``, ...).
-        budget: evaluations allowed (LLM calls; a repeated subset is served from cache).
-        method: ``"camab"``, ``"kernelshap"``, ``"contextcite"``, ``"loo"``, ``"random"``,
-            or a :class:`~camab_rag.methods.Method` instance.
+        budget: distinct model calls allowed: each call scores a different subset. When
+            ``2**N <= budget`` every subset is scored once and the fit is exact (then the
+            run makes ``2**N`` calls). Leave-one-out always makes ``N + 1``.
+        method: ``"auto"`` (default: the best quality per call on our benchmark, see
+            :mod:`camab_rag.methods.auto`), ``"camab"`` (the paper's Algorithm 1; pass
+            ``redraw=False`` for its loop as written), ``"kernelshap"``,
+            ``"contextcite"``, ``"loo"``, ``"random"``, or a
+            :class:`~camab_rag.methods.Method` instance.
         granularity: ``"sentence"``, ``"chunk"`` or a splitter callable.
         seed: makes the run reproducible.
         reward: ``"mean_logprob"`` (the paper's Eq. 1), ``"sum_logprob"``, ``"logit"`` or a
@@ -210,6 +253,9 @@ def attribute(
             ``user_template`` with ``system_prompt``); a builder or a factory
             ``(question, documents, segments) -> builder``.
         statements: also attribute each answer sentence (no extra model calls).
+        hierarchical: attribute whole documents first, then the segments inside the top
+            documents (:mod:`camab_rag.methods.hierarchical`); ``None`` (default) lets
+            ``"auto"`` do so and runs the other methods flat.
         **method_options: passed to the method, e.g. ``batch_size=4`` (Thompson samples per
             round, scored concurrently), ``early_stop=EarlyStop()``, ``noise_variance``.
     """
@@ -224,7 +270,15 @@ def attribute(
         user_template,
         system_prompt,
     )
-    run = _start(len(segments), budget, method, seed, method_options)
+    run = _start(
+        len(segments),
+        budget,
+        method,
+        seed,
+        method_options,
+        _dense([segment.doc_index for segment in segments]),
+        hierarchical,
+    )
     while (masks := run.sampler.next_masks()) is not None:
         if masks.shape[0]:
             run.record(masks, oracle.evaluate(masks))
@@ -240,7 +294,7 @@ async def aattribute(
     scorer: Any,
     *,
     budget: int = 40,
-    method: str | Method = "camab",
+    method: str | Method = "auto",
     granularity: Granularity = "sentence",
     seed: int = 0,
     reward: str | RewardFn = "mean_logprob",
@@ -248,6 +302,7 @@ async def aattribute(
     user_template: str = DEFAULT_USER_TEMPLATE,
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
     statements: bool = True,
+    hierarchical: bool | None = None,
     **method_options: Any,
 ) -> AttributionResult:
     """Async :func:`attribute`: each batch of subsets is scored with ``scorer.ascore``."""
@@ -262,7 +317,15 @@ async def aattribute(
         user_template,
         system_prompt,
     )
-    run = _start(len(segments), budget, method, seed, method_options)
+    run = _start(
+        len(segments),
+        budget,
+        method,
+        seed,
+        method_options,
+        _dense([segment.doc_index for segment in segments]),
+        hierarchical,
+    )
     while (masks := run.sampler.next_masks()) is not None:
         if masks.shape[0]:
             run.record(masks, await oracle.aevaluate(masks))
@@ -277,14 +340,19 @@ def attribute_fn(
     n_segments: int,
     *,
     budget: int = 40,
-    method: str | Method = "camab",
+    method: str | Method = "auto",
     seed: int = 0,
+    groups: Sequence[int] | None = None,
+    hierarchical: bool | None = None,
     **method_options: Any,
 ) -> AttributionResult:
     """Attribute a reward function over ``n_segments`` binary inclusions.
 
     ``value_fn`` maps a boolean mask of shape ``(n_segments,)`` to a float reward; each
-    distinct mask is evaluated once.
+    distinct mask is evaluated once, and ``budget`` counts those distinct calls.
+    ``groups`` gives each segment's document index (0..D-1): with it, ``"auto"`` (or any
+    method with ``hierarchical=True``) attributes the documents first, then the segments
+    inside the top ones.
     """
     if isinstance(n_segments, bool) or not isinstance(n_segments, (int, np.integer)):
         raise InputError(f"n_segments must be an integer, got {n_segments!r}")
@@ -293,7 +361,15 @@ def attribute_fn(
     if not callable(value_fn):
         raise InputError("value_fn must be callable: mask -> float")
     oracle = FunctionOracle(value_fn)
-    run = _start(int(n_segments), budget, method, seed, method_options)
+    run = _start(
+        int(n_segments),
+        budget,
+        method,
+        seed,
+        method_options,
+        _check_groups(groups, int(n_segments)),
+        hierarchical,
+    )
     while (masks := run.sampler.next_masks()) is not None:
         if masks.shape[0]:
             run.record(masks, oracle.evaluate(masks))

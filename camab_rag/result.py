@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from camab_rag.methods import Camab, get_method
+from camab_rag.methods import Auto, Camab, method_from_config
 from camab_rag.posterior import GaussianLinearPosterior
 from camab_rag.segments import Segment
 
@@ -55,9 +55,13 @@ class AttributionResult:
         scores: one score per segment (higher = the response relied on it more). For CAMAB
             the posterior means ``w_1..w_N``.
         segments: the attribution units (empty for :func:`camab_rag.attribute_fn`).
-        method, budget: what ran, with what budget (evaluations allowed).
+        method, budget: what ran, with what budget (distinct model calls allowed).
         n_queries: distinct model calls paid for (a repeated subset is served from cache).
-        n_evaluations: subsets evaluated (including cache hits); CAMAB's rounds.
+        n_evaluations: subsets evaluated (including cache hits: only CAMAB's paper-faithful
+            ``redraw=False`` repeats one).
+        n_redrawn: rounds whose Thompson draw repeated a paid-for subset and was drawn again.
+        exact: the budget covered every subset (``2**N <= budget``): each was evaluated once
+            and the fit is exact, with no sampling.
         prompt_tokens: prompt tokens the model processed over the paid calls.
         wall_time_s: seconds the attribution took.
         masks, rewards: the evaluated subsets (in order) and their rewards.
@@ -90,6 +94,8 @@ class AttributionResult:
     status: str = "ok"
     error: str | None = None
     n_documents: int = 0
+    n_redrawn: int = 0
+    exact: bool = False
 
     # ------------------------------------------------------------------ views
     @property
@@ -129,7 +135,7 @@ class AttributionResult:
         """The attribution a run with a smaller ``budget`` would have returned, refitted on
         the first ``budget`` evaluations of this run (no model calls). Only for methods
         whose prefix is a valid run (not leave-one-out)."""
-        method = get_method(self.method, **_constructor_config(self.method, self.method_config))
+        method = method_from_config(self.method, self.method_config)
         if not method.anytime:
             raise ValueError(f"method {self.method!r} has no anytime results")
         if budget < 1 or budget > self.masks.shape[0]:
@@ -150,11 +156,14 @@ class AttributionResult:
 
     # ------------------------------------------------------------------ posterior
     def posterior(self) -> GaussianLinearPosterior:
-        """CAMAB's posterior over ``[intercept, w_1..w_N]`` (rebuilt from the history)."""
-        if self.method != "camab":
-            raise ValueError(f"method {self.method!r} has no posterior")
-        method = get_method("camab", **_constructor_config("camab", self.method_config))
-        assert isinstance(method, Camab)
+        """CAMAB's posterior over ``[intercept, w_1..w_N]`` (rebuilt from the history), for
+        ``camab`` and flat ``auto`` runs (whose scores are its means)."""
+        method = method_from_config(self.method, self.method_config)
+        if isinstance(method, Auto):
+            method = method.bandit()
+        if not isinstance(method, Camab):
+            kind = "a hierarchical run" if self.method_config.get("hierarchical") else "it"
+            raise ValueError(f"method {self.method!r} has no single posterior ({kind})")
         return method.posterior_from(self.masks, self.rewards)
 
     def posterior_covariance(self) -> FloatArray:
@@ -185,6 +194,8 @@ class AttributionResult:
             "wall_time_s": self.wall_time_s,
             "stopped_early": self.stopped_early,
             "queries_saved": self.queries_saved,
+            "n_redrawn": self.n_redrawn,
+            "exact": self.exact,
             "n_documents": self.n_documents,
             "segments": [s.to_dict() for s in self.segments],
             "scores": [float(s) for s in self.scores],
@@ -223,6 +234,8 @@ class AttributionResult:
             status=str(data.get("status", "ok")),
             error=data.get("error"),
             n_documents=int(data.get("n_documents", 0)),
+            n_redrawn=int(data.get("n_redrawn", 0)),
+            exact=bool(data.get("exact", False)),
         )
 
     @classmethod
@@ -237,12 +250,3 @@ def _top_k(scores: FloatArray, k: int) -> list[int]:
         raise ValueError(f"k must be >= 0, got {k}")
     order = np.argsort(-np.asarray(scores), kind="stable")
     return [int(i) for i in order[:k]]
-
-
-def _constructor_config(method: str, config: Mapping[str, Any]) -> dict[str, Any]:
-    options = dict(config)
-    if method == "camab" and options.get("early_stop") is not None:
-        from camab_rag.methods.camab import EarlyStop
-
-        options["early_stop"] = EarlyStop(**options["early_stop"])
-    return options

@@ -260,7 +260,12 @@ def test_attribution_bar_chart_marks_gold_and_cited():
     assert labels[0].startswith("★ 0: The Eiffel Tower")
 
     camab = attribute(
-        "Where and who?", [d["text"] for d in DOCS], RESPONSE, KeywordScorer(), budget=20
+        "Where and who?",
+        [d["text"] for d in DOCS],
+        RESPONSE,
+        KeywordScorer(),
+        budget=20,
+        method="camab",
     )
     heat = plot_correlation(camab)
     image = heat.images[0].get_array()

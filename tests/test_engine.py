@@ -55,9 +55,21 @@ def test_each_answer_sentence_gets_its_own_attribution_without_extra_calls():
 
 def test_repeated_subsets_are_never_paid_twice():
     scorer = KeywordScorer()
-    result = attribute(QUESTION, ["Paris.", "Bananas."], "Paris", scorer, budget=40)
-    assert result.n_evaluations == 40
+    result = attribute(
+        QUESTION, ["Paris.", "Bananas."], "Paris", scorer, budget=40, method="camab", redraw=False
+    )
+    assert result.n_evaluations == 40  # the paper's loop: 40 rounds, repeats from cache
     assert result.n_queries == len(scorer.calls) <= 4  # only 4 subsets exist
+    assert not result.exact
+
+
+def test_small_context_is_enumerated_once_and_fitted_exactly():
+    for method in ("auto", "camab", "kernelshap", "contextcite"):
+        scorer = KeywordScorer()
+        result = attribute(
+            QUESTION, ["Paris.", "Bananas."], "Paris", scorer, budget=40, method=method
+        )
+        assert result.exact and result.n_evaluations == result.n_queries == len(scorer.calls) == 4
 
 
 async def test_async_matches_sync():
@@ -68,7 +80,9 @@ async def test_async_matches_sync():
 
 
 def test_json_round_trip_is_exact():
-    result = attribute(QUESTION, CONTEXT, RESPONSE, KeywordScorer(), budget=15, seed=2)
+    result = attribute(
+        QUESTION, CONTEXT, RESPONSE, KeywordScorer(), budget=15, seed=2, method="camab"
+    )
     data = json.loads(json.dumps(result.to_dict()))
     restored = AttributionResult.from_dict(data)
     assert restored.to_dict() == data
@@ -142,7 +156,13 @@ def test_thousands_of_sentence_segments():
     ]
     context[77] += " Zebras live in Kenya."
     result = attribute(
-        "Where?", context, "Zebras Kenya", KeywordScorer(), budget=20, statements=False
+        "Where?",
+        context,
+        "Zebras Kenya",
+        KeywordScorer(),
+        budget=20,
+        statements=False,
+        method="camab",
     )
     assert result.scores.shape == (1501,)
     assert result.segments[result.top_k(1)[0]].text == "Zebras live in Kenya."

@@ -170,7 +170,7 @@ def test_block_mode_replaces_ungrounded_answers_only():
 
 def test_filter_measures_missing_endpoints_with_its_scorer():
     scorer = KeywordScorer()
-    result = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=3, seed=5)
+    result = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=3, seed=5, method="camab")
     gate = GroundednessFilter(threshold=0.5, scorer=scorer)
     verdict = gate(result, context=CONTEXT)
     assert verdict.report is not None and verdict.report.source in ("observed", "measured")
@@ -203,7 +203,7 @@ def test_filter_rejects_bad_settings(kwargs):
 
 def test_async_assessment_matches_the_sync_one():
     scorer = KeywordScorer()
-    result = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=3, seed=5)
+    result = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=3, seed=5, method="camab")
     gate = GroundednessFilter(threshold=0.5)
     sync = gate(result, context=CONTEXT, scorer=scorer)
     asynchronous = asyncio.run(gate.acall(result, context=CONTEXT, scorer=scorer))
@@ -213,7 +213,9 @@ def test_async_assessment_matches_the_sync_one():
 
 
 def test_judge_never_raises_and_records_why():
-    result = attribute(QUESTION, CONTEXT, UNSUPPORTED, KeywordScorer(), budget=3, seed=5)
+    result = attribute(
+        QUESTION, CONTEXT, UNSUPPORTED, KeywordScorer(), budget=3, seed=5, method="camab"
+    )
     gate = GroundednessFilter(mode="block", on_error="pass")
     # the measurement fails: the answer passes, grounded is unknown, the error is kept
     verdict = gate.judge(result, context=CONTEXT, scorer=FailingScorer())

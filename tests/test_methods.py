@@ -8,7 +8,7 @@ from planted import PlantedReward, auroc
 from camab_rag import EarlyStop, attribute_fn
 from camab_rag.errors import InputError
 from camab_rag.methods import Camab, ContextCite, KernelShap
-from camab_rag.methods.contextcite import lasso
+from camab_rag.methods.estimators import lasso
 
 SEEDS = range(20)
 
@@ -52,9 +52,9 @@ def test_camab_beats_random_and_kernelshap_on_planted_signal():
 
 def test_camab_is_seedable_and_seeds_matter():
     reward_a, reward_b = PlantedReward.make(20, 1, noise=0), PlantedReward.make(20, 1, noise=0)
-    first = attribute_fn(reward_a, 20, budget=30, seed=5)
-    again = attribute_fn(reward_b, 20, budget=30, seed=5)
-    other = attribute_fn(PlantedReward.make(20, 1, noise=0), 20, budget=30, seed=6)
+    first = attribute_fn(reward_a, 20, budget=30, seed=5, method="camab")
+    again = attribute_fn(reward_b, 20, budget=30, seed=5, method="camab")
+    other = attribute_fn(PlantedReward.make(20, 1, noise=0), 20, budget=30, seed=6, method="camab")
     np.testing.assert_array_equal(first.masks, again.masks)
     np.testing.assert_allclose(first.scores, again.scores)
     assert not np.array_equal(first.masks, other.masks)
@@ -62,8 +62,10 @@ def test_camab_is_seedable_and_seeds_matter():
 
 def test_camab_anytime_prefix_equals_a_shorter_run():
     reward = PlantedReward.make(15, 2, noise=0)
-    long_run = attribute_fn(reward, 15, budget=60, seed=3)
-    short_run = attribute_fn(PlantedReward.make(15, 2, noise=0), 15, budget=20, seed=3)
+    long_run = attribute_fn(reward, 15, budget=60, seed=3, method="camab")
+    short_run = attribute_fn(
+        PlantedReward.make(15, 2, noise=0), 15, budget=20, seed=3, method="camab"
+    )
     prefix = long_run.at_budget(20)
     np.testing.assert_array_equal(prefix.masks, short_run.masks)
     np.testing.assert_allclose(prefix.scores, short_run.scores, atol=1e-9)
@@ -72,7 +74,7 @@ def test_camab_anytime_prefix_equals_a_shorter_run():
 
 def test_camab_scores_are_the_sequential_posterior_mean():
     reward = PlantedReward.make(10, 4, noise=0)
-    result = attribute_fn(reward, 10, budget=25, seed=0)
+    result = attribute_fn(reward, 10, budget=25, seed=0, method="camab")
     posterior = result.posterior()
     np.testing.assert_allclose(result.scores, posterior.mean[1:], atol=1e-9)
     assert result.posterior_covariance().shape == (10, 10)
@@ -82,7 +84,7 @@ def test_camab_scores_are_the_sequential_posterior_mean():
 def test_camab_subsets_are_the_positive_sampled_weights():
     # Round 1 samples from the prior N(0, I): each segment is kept with probability 1/2.
     reward = PlantedReward.make(200, 0, noise=0)
-    result = attribute_fn(reward, 200, budget=1, seed=0)
+    result = attribute_fn(reward, 200, budget=1, seed=0, method="camab")
     first = result.masks[0]
     assert 70 < first.sum() < 130
     w = np.random.default_rng(0).standard_normal(201)
@@ -91,7 +93,7 @@ def test_camab_subsets_are_the_positive_sampled_weights():
 
 def test_batched_thompson_sampling_spends_the_same_budget():
     reward = PlantedReward.make(30, 3)
-    result = attribute_fn(reward, 30, budget=40, seed=1, batch_size=4)
+    result = attribute_fn(reward, 30, budget=40, seed=1, method="camab", batch_size=4)
     assert result.n_evaluations == 40
     assert auroc(result.scores, reward.labels) > 0.9
 
@@ -105,12 +107,12 @@ def test_early_stop_saves_queries_on_a_clear_signal():
         return -3.0 + float(weights @ mask)
 
     stop = EarlyStop(k=2, threshold=0.95, min_rounds=8)
-    result = attribute_fn(value, n, budget=100, seed=0, early_stop=stop)
+    result = attribute_fn(value, n, budget=100, seed=0, method="camab", early_stop=stop)
     assert result.stopped_early
     assert result.queries_saved > 0
     assert result.n_evaluations + result.queries_saved == 100
     assert set(result.top_k(2)) == {1, 5}
-    never = attribute_fn(value, n, budget=30, seed=0)
+    never = attribute_fn(value, n, budget=30, seed=0, method="camab")
     assert not never.stopped_early and never.n_evaluations == 30
 
 

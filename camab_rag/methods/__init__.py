@@ -1,5 +1,6 @@
-"""Attribution methods, selectable by name: ``camab``, ``kernelshap``, ``contextcite``,
-``loo`` and ``random``."""
+"""Attribution methods, selectable by name: ``auto`` (the default), ``camab``,
+``kernelshap``, ``contextcite``, ``loo`` and ``random``; any of them can run hierarchically
+(:class:`Hierarchical`)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,17 @@ from collections.abc import Callable
 from typing import Any
 
 from camab_rag.errors import InputError
-from camab_rag.methods.base import FixedDesignSampler, Method, Sampler
+from camab_rag.methods.auto import Auto
+from camab_rag.methods.base import FixedDesignSampler, Method, Sampler, enumerates, plan_sampler
 from camab_rag.methods.camab import Camab, CamabSampler, EarlyStop
 from camab_rag.methods.contextcite import ContextCite
+from camab_rag.methods.hierarchical import Hierarchical
 from camab_rag.methods.kernelshap import KernelShap
 from camab_rag.methods.loo import LeaveOneOut
 from camab_rag.methods.random_scores import RandomScores
 
 METHODS: dict[str, Callable[..., Method]] = {
+    "auto": Auto,
     "camab": Camab,
     "kernelshap": KernelShap,
     "contextcite": ContextCite,
@@ -35,21 +39,40 @@ def get_method(method: str | Method, **options: Any) -> Method:
         raise InputError(f"unknown method {method!r}; choose one of {sorted(METHODS)}") from None
     try:
         return factory(**options)
-    except TypeError as error:
+    except (TypeError, ValueError) as error:
         raise InputError(f"bad options for method {method!r}: {error}") from None
+
+
+def method_from_config(name: str, config: dict[str, Any]) -> Method:
+    """Rebuild the method of a result from its name and ``method_config``."""
+    options = dict(config)
+    hierarchical = bool(options.pop("hierarchical", False))
+    groups = options.pop("groups", None)
+    stage1_calls = options.pop("stage1_calls", None)
+    if name == "camab" and options.get("early_stop") is not None:
+        options["early_stop"] = EarlyStop(**options["early_stop"])
+    method = get_method(name, **options)
+    if hierarchical and groups is not None:
+        return Hierarchical(method, groups, stage1_calls)
+    return method
 
 
 __all__ = [
     "METHODS",
+    "Auto",
     "Camab",
     "CamabSampler",
     "ContextCite",
     "EarlyStop",
     "FixedDesignSampler",
+    "Hierarchical",
     "KernelShap",
     "LeaveOneOut",
     "Method",
     "RandomScores",
     "Sampler",
+    "enumerates",
     "get_method",
+    "method_from_config",
+    "plan_sampler",
 ]

@@ -20,6 +20,7 @@ from camab_rag.methods.base import (
 class LeaveOneOut(Method):
     name = "loo"
     anytime = False
+    prefix_fit = False
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
         masks = np.ones((n_segments + 1, n_segments), dtype=bool)

@@ -19,7 +19,7 @@ class Settings:
     """What every attribution of an integration object runs with."""
 
     budget: int = 40
-    method: str = "camab"
+    method: str = "auto"
     granularity: Granularity = "chunk"
     seed: int = 0
     options: tuple[tuple[str, Any], ...] = ()

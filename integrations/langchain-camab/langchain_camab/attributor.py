@@ -101,7 +101,7 @@ class CamabAttributor(Runnable[Any, Any]):
         scorer: object = None,
         *,
         budget: int = 40,
-        method: str = "camab",
+        method: str = "auto",
         granularity: Granularity = "chunk",
         llm: object = None,
         prompt: BasePromptTemplate[Any] | None = None,

@@ -332,7 +332,8 @@ _DOC = """
             model (an OpenAI-compatible ``ChatOpenAI`` with a base URL, or
             :class:`~langchain_camab.CamabChatModel`).
         budget: model calls per attribution.
-        method: ``"camab"`` or a baseline (``"kernelshap"``, ``"contextcite"``, ``"loo"``).
+        method: ``"auto"`` (default: the best quality per model call), ``"camab"`` or a
+            baseline (``"kernelshap"``, ``"contextcite"``, ``"loo"``).
         granularity: ``"chunk"`` (one unit per document) or ``"sentence"``.
         llm: the chain's chat model, to build the scorer from when ``scorer`` is ``None``
             (otherwise it is rebuilt from what callbacks see of the model).
@@ -371,7 +372,7 @@ class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
         scorer: object = None,
         *,
         budget: int = 40,
-        method: str = "camab",
+        method: str = "auto",
         granularity: Granularity = "chunk",
         llm: object = None,
         seed: int = 0,
@@ -534,7 +535,7 @@ class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
         scorer: object = None,
         *,
         budget: int = 40,
-        method: str = "camab",
+        method: str = "auto",
         granularity: Granularity = "chunk",
         llm: object = None,
         seed: int = 0,

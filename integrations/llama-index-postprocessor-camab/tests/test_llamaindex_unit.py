@@ -348,3 +348,17 @@ def test_sentence_granularity_scores_each_sentence_of_each_node(index: Any) -> N
     assert len(planted) == 1
     assert planted[0]["score"] == max(s["score"] for s in segments)
     assert planted[0]["score"] == pytest.approx(1.0, abs=0.1)
+
+
+def test_auto_is_the_default_method_of_every_entry_point():
+    import inspect
+
+    from llama_index.postprocessor.camab import (
+        AttributionConfig,
+        CamabEventHandler,
+        CamabQueryEngine,
+    )
+
+    assert AttributionConfig().method == "auto"
+    assert CamabEventHandler.model_fields["method"].default == "auto"
+    assert inspect.signature(CamabQueryEngine.__init__).parameters["method"].default == "auto"

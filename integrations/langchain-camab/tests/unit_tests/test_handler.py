@@ -268,3 +268,14 @@ def test_async_handler_in_a_sync_chain() -> None:
     )
     assert sorted(r.response for r in handler.results.values()) == sorted(answers)
     assert all(r.status == "ok" for r in handler.results.values())
+
+
+def test_auto_is_the_default_method_of_every_entry_point():
+    import inspect
+
+    from langchain_camab import CamabAttributor
+    from langchain_camab._attribution import Settings
+
+    assert Settings().method == "auto"
+    for entry in (CamabCallbackHandler, AsyncCamabCallbackHandler, CamabAttributor):
+        assert inspect.signature(entry.__init__).parameters["method"].default == "auto"

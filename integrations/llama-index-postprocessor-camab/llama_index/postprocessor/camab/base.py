@@ -83,7 +83,7 @@ class AttributionConfig:
     """How each response is attributed (see :func:`camab_rag.attribute`)."""
 
     budget: int = 40
-    method: str = "camab"
+    method: str = "auto"
     granularity: Granularity = "chunk"
     seed: int = 0
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -719,7 +719,8 @@ class CamabQueryEngine(BaseQueryEngine):
         scorer: scores subsets of the context; ``None`` builds one from the engine's own
             LLM (an OpenAI-compatible server, or an LLM that carries a scorer).
         budget: model calls per attribution.
-        method: ``"camab"`` or a baseline (``"kernelshap"``, ``"contextcite"``, ``"loo"``).
+        method: ``"auto"`` (default: the best quality per model call), ``"camab"`` or a
+            baseline (``"kernelshap"``, ``"contextcite"``, ``"loo"``).
         granularity: ``"chunk"`` (one unit per node) or ``"sentence"``.
         seed: makes attribution reproducible.
         groundedness: a :class:`~camab_rag.groundedness.GroundednessFilter`; its verdict
@@ -735,7 +736,7 @@ class CamabQueryEngine(BaseQueryEngine):
         scorer: Any = None,
         *,
         budget: int = 40,
-        method: str = "camab",
+        method: str = "auto",
         granularity: Granularity = "chunk",
         seed: int = 0,
         groundedness: GroundednessFilter | None = None,
@@ -831,7 +832,7 @@ class CamabEventHandler(BaseEventHandler):
 
     scorer: Any = Field(default=None, description="scorer; None = from the query's LLM")
     budget: int = Field(default=40, description="model calls per attribution")
-    method: str = Field(default="camab", description="attribution method")
+    method: str = Field(default="auto", description="attribution method")
     granularity: Any = Field(default="chunk", description="'chunk' or 'sentence'")
     seed: int = Field(default=0)
     background: bool | None = Field(

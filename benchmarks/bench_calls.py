@@ -1,0 +1,394 @@
+"""Quality per model call: ``method="auto"`` against the stored peers, at equal distinct calls.
+
+``run`` attributes each example of a stored benchmark run (same responses, prompts and
+model) with the library's current methods (``auto`` by default) at each budget, and
+measures what the benchmark measures: gold alignment (no model call) and the top-k
+log-prob drop (one call per distinct top-k set). Records append to
+``benchmarks/results/calls/<results>.<variant>.jsonl`` (resumable; shard with
+``--offset/--n``, every shard appends to the same file, one line per example).
+The peers (CAMAB, KernelSHAP, ContextCite-style, leave-one-out, the real packages) are
+read from the stored run, not re-queried: their designs already make distinct calls at
+N ~ 40 segments.
+
+``report`` prints the tables (paired differences with 95% CIs and Holm over the table, on
+all examples and on the correctly answered ones; calls needed to reach leave-one-out) and
+writes them to BENCHMARKS.md with a plot.
+
+    .venv/bin/python benchmarks/bench_calls.py run --results hotpotqa_smollm2 --offset 0 --n 25
+    .venv/bin/python benchmarks/bench_calls.py report
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._report import markdown_table, write_section  # noqa: E402
+from camab_rag.engine import attribute  # noqa: E402
+from camab_rag.evaluation.datasets import Example, load_examples  # noqa: E402
+from camab_rag.evaluation.metrics import (  # noqa: E402
+    gold_alignment,
+    holm_adjust,
+    logprob_drop,
+    mean_ci,
+    paired_t_pvalue,
+    removal_mask,
+    removal_set,
+)
+from camab_rag.evaluation.runner import (  # noqa: E402
+    KS,
+    append_record,
+    done_ids,
+    make_builder,
+    read_results,
+)
+from camab_rag.rewards import mean_logprob  # noqa: E402
+from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+OUT = RESULTS / "calls"
+VARIANTS: dict[str, dict[str, Any]] = {
+    "auto": {"method": "auto"},
+    "auto-flat": {"method": "auto", "hierarchical": False},
+    "camab-hier": {"method": "camab", "hierarchical": True},
+}
+PEERS = ("camab", "kernelshap", "contextcite", "contextcite-pkg", "shap-pkg")
+LABELS = {
+    "auto": "auto (ours, default)",
+    "auto-flat": "auto without the document level",
+    "camab-hier": "CAMAB, hierarchical",
+    "camab": "CAMAB (Algorithm 1)",
+    "kernelshap": "KernelSHAP",
+    "contextcite": "ContextCite-style",
+    "contextcite-pkg": "context-cite package",
+    "shap-pkg": "shap package",
+    "loo": "leave-one-out",
+}
+
+
+class MemoScorer(BaseScorer):
+    """Serves a request seen before (same prompt and response) from memory. The budgets of
+    one example share model time this way; each run still counts every distinct subset it
+    asks for as a call, as a fresh run would."""
+
+    def __init__(self, scorer: Any) -> None:
+        self.scorer = scorer
+        self.memory: dict[str, ResponseLogprobs] = {}
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        keys = [
+            json.dumps([str(r.prompt), r.response], sort_keys=True, default=str) for r in requests
+        ]
+        todo = {k: r for k, r in zip(keys, requests) if k not in self.memory}
+        if todo:
+            self.memory.update(zip(todo, self.scorer.score(list(todo.values()))))
+        return [self.memory[k] for k in keys]
+
+
+def examples_by_id(records: list[dict[str, Any]]) -> dict[str, Example]:
+    wanted = {r["id"] for r in records}
+    loaded = load_examples(records[0]["dataset"], len(records) + 200)
+    return {e.id: e for e in loaded if e.id in wanted}
+
+
+def run(args: argparse.Namespace) -> None:
+    from camab_rag.scorers import TransformersScorer
+
+    records = [
+        r for r in read_results(RESULTS / f"{args.results}.jsonl") if r.get("status") == "ok"
+    ]
+    records = records[args.offset : args.offset + args.n]
+    examples = examples_by_id(records)
+    model = records[0]["model"]
+    out = OUT / f"{args.results}.{args.variant}.jsonl"
+    done = done_ids(out)
+    model_scorer = TransformersScorer(
+        model, batch_size=1, num_threads=args.threads, prefix_cache=True
+    )
+    options = VARIANTS[args.variant]
+    for record in records:
+        if record["id"] in done:
+            continue
+        example = examples[record["id"]]
+        builder = make_builder(example)
+        n = builder.n_segments
+        response = record["response"]
+        scorer = MemoScorer(model_scorer)
+        line: dict[str, Any] = {"id": record["id"], "variant": args.variant, "budgets": {}}
+        for budget in args.budgets:
+            started = time.perf_counter()
+            result = attribute(
+                example.question,
+                example.documents,
+                response,
+                scorer,
+                budget=budget,
+                granularity=example.granularity(),
+                seed=record["seed"],
+                prompt_builder=lambda *_a, fixed=builder: fixed,
+                statements=False,
+                **options,
+            )
+            removed = {k: removal_set(result.scores, k) for k in KS}
+            requests = [
+                ScoreRequest(builder.build(removal_mask(n, r)), response) for r in removed.values()
+            ]
+            dropped = [mean_logprob(x.logprobs) for x in scorer.score(requests)]
+            line["budgets"][str(budget)] = {
+                "scores": [round(float(s), 6) for s in result.scores],
+                "cost": result.n_queries,
+                "n_redrawn": result.n_redrawn,
+                "method_config": result.method_config,
+                "masks": ["".join("1" if b else "0" for b in m) for m in result.masks],
+                "rewards": [round(float(v), 6) for v in result.rewards],
+                "prompt_tokens": result.prompt_tokens,
+                "wall_time_s": round(time.perf_counter() - started, 3),
+                "gold": {
+                    k: round(v, 6)
+                    for k, v in gold_alignment(result.scores, example.gold or []).items()
+                },
+                "drop": {
+                    str(k): round(logprob_drop(record["full_logprob"], v), 6)
+                    for k, v in zip(KS, dropped)
+                },
+            }
+        append_record(out, line)
+        print(
+            f"{record['id']}: "
+            + ", ".join(
+                f"s={b} auroc {v['gold']['auroc']:.3f} drop3 {v['drop']['3']:.3f} calls {v['cost']}"
+                for b, v in line["budgets"].items()
+            ),
+            flush=True,
+        )
+
+
+# ---------------------------------------------------------------------- report
+Fits = dict[str, dict[tuple[str, str], dict[str, Any]]]
+"""example id -> (method, budget label) -> that fit's entry."""
+
+
+def _value(fit: dict[str, Any] | None, metric: str) -> float | None:
+    if fit is None:
+        return None
+    group, key = ("drop", "3") if metric == "drop@3" else ("gold", metric)
+    value = fit.get(group, {}).get(key)
+    return None if value is None else float(value)
+
+
+def column(
+    fits: Fits, records: list[dict[str, Any]], method: str, label: str, metric: str
+) -> list[float]:
+    """One value per example that has the cell."""
+    found = (_value(fits[r["id"]].get((method, label)), metric) for r in records)
+    return [v for v in found if v is not None]
+
+
+def cells(
+    record: dict[str, Any], ours: dict[str, dict[str, Any]]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every (method, budget label) fit of one example, ours and the stored peers'."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for method, entry in record["methods"].items():
+        for label, fit in entry["budgets"].items():
+            found[(method, label)] = fit
+    for variant, line in ours.items():
+        for label, fit in line["budgets"].items():
+            found[(variant, label)] = fit
+    return found
+
+
+def report(args: argparse.Namespace) -> None:
+    body = []
+    for stem in args.results_list:
+        records = [r for r in read_results(RESULTS / f"{stem}.jsonl") if r.get("status") == "ok"]
+        ours: dict[str, dict[str, dict[str, Any]]] = {}
+        for path in sorted(OUT.glob(f"{stem}.*.jsonl")):
+            for line in read_results(path):
+                ours.setdefault(line["id"], {})[line["variant"]] = line
+        records = [r for r in records if "auto" in ours.get(r["id"], {})]
+        if records:
+            body.append(section(stem, records, ours))
+    text = "\n\n".join(body)
+    print(text)
+    write_section("calls", 'Quality per model call (method="auto")', text)
+
+
+def _mean_cell(vals: list[float]) -> str:
+    mean, half, n = mean_ci(vals)
+    return f"{mean:.3f} ± {half:.3f}" if n else "–"
+
+
+def _cost(fits: Fits, records: list[dict[str, Any]], method: str, label: str) -> float:
+    costs = [
+        fits[r["id"]][(method, label)]["cost"] for r in records if (method, label) in fits[r["id"]]
+    ]
+    return float(np.mean(costs)) if costs else float("nan")
+
+
+def budgets_of(fits: Fits, records: list[dict[str, Any]], method: str) -> list[int]:
+    labels = {lab for r in records for (m, lab) in fits[r["id"]] if m == method and lab.isdigit()}
+    return sorted(int(b) for b in labels)
+
+
+def paired_tests(
+    fits: Fits, subset: list[dict[str, Any]], budgets: list[int]
+) -> list[tuple[str, float, float, float]]:
+    """auto minus each peer at equal calls (leave-one-out at its own N + 1)."""
+    tests = []
+    for b in budgets:
+        for peer in (*PEERS, "loo"):
+            label, at = ("own", "") if peer == "loo" else (str(b), f"@{b}")
+            for metric in ("auroc", "drop@3"):
+                diffs = []
+                for r in subset:
+                    ours = _value(fits[r["id"]].get(("auto", str(b))), metric)
+                    theirs = _value(fits[r["id"]].get((peer, label)), metric)
+                    if ours is not None and theirs is not None:
+                        diffs.append(ours - theirs)
+                if len(diffs) >= 3:
+                    mean, half, _ = mean_ci(diffs)
+                    name = f"auto@{b} − {LABELS[peer]}{at} ({metric})"
+                    tests.append((name, mean, half, paired_t_pvalue(diffs)))
+    return tests
+
+
+def section(
+    stem: str, records: list[dict[str, Any]], ours: dict[str, dict[str, dict[str, Any]]]
+) -> str:
+    variants = [v for v in VARIANTS if any(v in ours[r["id"]] for r in records)]
+    fits: Fits = {r["id"]: cells(r, ours[r["id"]]) for r in records}
+    budgets = budgets_of(fits, records, "auto")
+    correct = [r for r in records if r.get("answer_correct")]
+    metrics = ("auroc", "drop@3", "p@1", "ap")
+    methods = [*variants, *PEERS]
+    lines = [f"### {stem}: {len(records)} examples ({len(correct)} answered correctly)", ""]
+    rows: list[list[object]] = []
+    for method in methods:
+        for b in budgets:
+            if column(fits, records, method, str(b), "auroc"):
+                rows.append(
+                    [LABELS.get(method, method), b, f"{_cost(fits, records, method, str(b)):.1f}"]
+                    + [_mean_cell(column(fits, records, method, str(b), m)) for m in metrics]
+                )
+    loo_cost = _cost(fits, records, "loo", "own")
+    loo_cells = [_mean_cell(column(fits, records, "loo", "own", m)) for m in metrics]
+    rows.append(["leave-one-out", "own", f"{loo_cost:.1f}", *loo_cells])
+    lines += ["Mean ± 95% CI over examples (calls = distinct model calls made).", ""]
+    lines.append(
+        markdown_table(["method", "budget", "calls", "AUROC", "drop@3", "P@1", "AP"], rows)
+    )
+    for subset_name, subset in (("all examples", records), ("correctly answered", correct)):
+        tests = paired_tests(fits, subset, budgets)
+        if not tests:
+            continue
+        table: list[list[object]] = []
+        for (name, mean, half, p), q in zip(tests, holm_adjust([t[3] for t in tests])):
+            verdict = (
+                "no difference after Holm"
+                if q >= 0.05
+                else ("auto better" if mean > 0 else "auto worse")
+            )
+            table.append([name, f"{mean:+.3f} ± {half:.3f}", f"{p:.3g}", f"{q:.3g}", verdict])
+        lines += [
+            "",
+            f"Paired differences, {subset_name} ({len(subset)}), Holm over the {len(tests)} tests:",
+            "",
+            markdown_table(["comparison", "mean ± 95% CI", "p", "Holm p", "verdict"], table),
+        ]
+    lines += [
+        "",
+        "Calls needed to reach leave-one-out's mean (leave-one-out itself makes "
+        f"{loo_cost:.1f} calls on average): the smallest budget whose mean reaches it.",
+        "",
+    ]
+    eff_rows = []
+    for method in methods:
+        row = [LABELS.get(method, method)]
+        for metric in ("auroc", "drop@3"):
+            target = float(np.mean(column(fits, records, "loo", "own", metric)))
+            tried = budgets_of(fits, records, method)
+            reached = f"not within {max(tried)}" if tried else "–"
+            for b in tried:
+                vals = column(fits, records, method, str(b), metric)
+                if vals and np.mean(vals) >= target:
+                    reached = str(b)
+                    break
+            row.append(reached)
+        eff_rows.append(row)
+    lines.append(markdown_table(["method", "AUROC", "drop@3"], eff_rows))
+    plot_path = plot(stem, records, fits, methods)
+    if plot_path:
+        lines += ["", f"![calls vs quality]({plot_path.relative_to(ROOT)})"]
+    return "\n".join(lines)
+
+
+def plot(stem: str, records: list[dict[str, Any]], fits: Fits, methods: list[str]) -> Path | None:
+    """Mean AUROC and drop@3 against the mean distinct calls, per method."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    figure, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for axis, metric in zip(axes, ("auroc", "drop@3")):
+        for method in methods:
+            points = [
+                (_cost(fits, records, method, str(b)), np.mean(vals))
+                for b in budgets_of(fits, records, method)
+                if (vals := column(fits, records, method, str(b), metric))
+            ]
+            if points:
+                xs, ys = zip(*points)
+                axis.plot(xs, ys, marker="o", label=LABELS.get(method, method))
+        target = float(np.mean(column(fits, records, "loo", "own", metric)))
+        axis.axhline(target, color="black", linestyle="--", label="leave-one-out (N+1 calls)")
+        axis.set_xlabel("distinct model calls")
+        axis.set_ylabel(metric)
+        axis.set_title(f"{stem}: {metric}")
+    axes[0].legend(fontsize=7)
+    path = RESULTS / "plots" / f"calls_{stem}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run_parser = sub.add_parser("run")
+    run_parser.add_argument("--results", default="hotpotqa_smollm2")
+    run_parser.add_argument("--variant", default="auto", choices=sorted(VARIANTS))
+    run_parser.add_argument(
+        "--budgets", type=lambda t: [int(x) for x in t.split(",")], default=[20, 40]
+    )
+    run_parser.add_argument("--offset", type=int, default=0)
+    run_parser.add_argument("--n", type=int, default=50)
+    run_parser.add_argument("--threads", type=int, default=1)
+    report_parser = sub.add_parser("report")
+    report_parser.add_argument(
+        "--results-list", nargs="+", default=["hotpotqa_smollm2", "hotpotqa_qwen2.5-0.5b"]
+    )
+    args = parser.parse_args()
+    if args.command == "run":
+        run(args)
+    else:
+        report(args)
+
+
+if __name__ == "__main__":
+    main()

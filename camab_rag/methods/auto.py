@@ -1,0 +1,93 @@
+"""``method="auto"``: the library's default, chosen for quality per model call.
+
+At one level of ``N`` units with a budget of ``s`` distinct calls:
+
+* ``2**N <= s``: every subset once, exact fit (the engine's rule for every method);
+* ``N + 1 <= s``: the full context and each unit left out first (one batch, scored
+  concurrently), then CAMAB's Thompson draws, with distinct calls, for the rest;
+* otherwise: CAMAB's Thompson draws with distinct calls.
+
+The scores are CAMAB's posterior means over every evaluated subset. With several
+documents split into sentences the engine runs this hierarchically (documents first,
+then the sentences of the top documents: :mod:`camab_rag.methods.hierarchical`).
+
+Why: on the dev benchmark (BENCHMARKS.md, "Quality per model call") leave-one-out's
+near-full-context ablations gave the best gold alignment of the peers, and random
+half-context subsets (ContextCite, KernelSHAP, CAMAB's early draws) measure a different,
+noisier quantity; the document level makes ``N + 1`` affordable at small budgets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from camab_rag.methods.base import FloatArray, Masks, Method, Sampler
+from camab_rag.methods.camab import Camab, CamabSampler
+
+
+class AutoSampler(Sampler):
+    """Leave-one-out rows first when they fit, then distinct Thompson draws."""
+
+    def __init__(self, method: Auto, n_segments: int, budget: int, rng: np.random.Generator):
+        self.thompson = CamabSampler(method.bandit(), n_segments, budget, rng)
+        self.opening: Masks | None = None
+        if n_segments + 1 <= budget:
+            opening = np.ones((n_segments + 1, n_segments), dtype=bool)
+            opening[np.arange(1, n_segments + 1), np.arange(n_segments)] = False
+            self.opening = opening
+
+    def next_masks(self) -> Masks | None:
+        if self.opening is not None:
+            opening, self.opening = self.opening, None
+            return opening
+        return self.thompson.next_masks()
+
+    def observe(self, masks: Masks, rewards: FloatArray) -> None:
+        self.thompson.observe(masks, rewards)
+        self.n_redrawn = self.thompson.n_redrawn
+        self.stopped_early = self.thompson.stopped_early
+
+
+@dataclass
+class Auto(Method):
+    """The default method (see module docstring).
+
+    Args:
+        batch_size: Thompson samples per round after the opening batch.
+        noise_variance, prior_variance: CAMAB's posterior settings.
+    """
+
+    batch_size: int = 1
+    noise_variance: float = 0.01
+    prior_variance: float = 1.0
+
+    name = "auto"
+    #: a prefix is a valid fit, but not the run a smaller budget would make (that one
+    #: would open with fewer leave-one-out rows)
+    anytime = False
+
+    def bandit(self) -> Camab:
+        return Camab(
+            noise_variance=self.noise_variance,
+            prior_variance=self.prior_variance,
+            batch_size=self.batch_size,
+        )
+
+    def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
+        return AutoSampler(self, n_segments, budget, rng)
+
+    def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+        return self.bandit().fit(masks, rewards, seed)
+
+    def fit_many(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+        return self.bandit().fit_many(masks, rewards, seed)
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "batch_size": self.batch_size,
+            "noise_variance": self.noise_variance,
+            "prior_variance": self.prior_variance,
+        }

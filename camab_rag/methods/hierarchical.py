@@ -1,0 +1,265 @@
+"""Hierarchical attribution: whole documents first, then the segments inside the top ones.
+
+Stage 1 runs the base method over documents (a document's segments are kept or removed
+together) with up to half the budget, or ``D + 1`` calls (room for a document-level
+leave-one-out) when that leaves a third of the budget. It stops early once the documents
+it would refine stop changing between two checkpoints, so the split of the budget
+between the levels follows the data. Stage 2
+runs the base method over the segments of the top documents, every other document staying
+in the prompt, with the rest of the budget. Documents are refined in score order as long
+as their segments fit in what is left (the best one always is).
+
+The fit is a function of the evaluated subsets alone: document scores come from the base
+estimator on the subsets that keep or drop whole documents; segment scores inside refined
+documents from the base estimator on the subsets that keep every other document; a segment
+of an unrefined document gets an equal share of its document's score. Read AttriBoT's
+hierarchical ablation and MExGen's multi-level scheme for the same idea.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from camab_rag.methods.base import FloatArray, Masks, Method, Sampler, enumerates, plan_sampler
+
+IntArray = NDArray[np.int64]
+
+
+class _Stage:
+    """One level's sampler, in the full segment coordinates.
+
+    Rows the run has already paid for are answered from ``known`` (not returned as calls);
+    at most ``max_calls`` new rows are released.
+    """
+
+    def __init__(
+        self,
+        inner: Sampler,
+        to_full: Callable[[Masks], Masks],
+        known: dict[bytes, float],
+        max_calls: int | None,
+    ) -> None:
+        self.inner = inner
+        self.to_full = to_full
+        self.known = known
+        self.max_calls = max_calls
+        self.calls = 0
+        self.buffer: list[tuple[NDArray[np.bool_], NDArray[np.bool_]]] = []
+        self.done = False
+        self.pending: Masks = np.zeros((0, 0), dtype=bool)
+
+    def next_masks(self, limit: int | None = None) -> Masks | None:
+        """Up to ``limit`` new rows (full coordinates), or ``None`` when the stage is over."""
+        while not self.buffer and not self.done:
+            batch = self.inner.next_masks()
+            if batch is None:
+                self.done = True
+                break
+            full = self.to_full(batch)
+            keys = [row.tobytes() for row in full]
+            known = [k in self.known for k in keys]
+            if any(known):
+                rows = np.flatnonzero(known)
+                self.inner.observe(batch[rows], np.array([self.known[keys[i]] for i in rows]))
+            self.buffer.extend((batch[i], full[i]) for i in np.flatnonzero(~np.array(known)))
+        if not self.buffer:
+            return None
+        room = len(self.buffer)
+        if self.max_calls is not None:
+            room = min(room, self.max_calls - self.calls)
+        if limit is not None:
+            room = min(room, limit)
+        if room <= 0:
+            self.done, self.buffer = True, []
+            return None
+        taken, self.buffer = self.buffer[:room], self.buffer[room:]
+        self.pending = np.array([inner for inner, _ in taken], dtype=bool)
+        self.calls += room
+        return np.array([full for _, full in taken], dtype=bool)
+
+    def observe(self, rewards: FloatArray) -> None:
+        self.inner.observe(self.pending, rewards)
+
+
+class HierarchicalSampler(Sampler):
+    """Documents first, then the segments of the top documents (see module docstring)."""
+
+    def __init__(self, method: Hierarchical, budget: int, rng: np.random.Generator) -> None:
+        self.method = method
+        self.budget = budget
+        self.rng = rng
+        self.groups = np.asarray(method.groups, dtype=np.int64)
+        self.n_docs = int(self.groups.max()) + 1
+        self.members = [np.flatnonzero(self.groups == d) for d in range(self.n_docs)]
+        self.known: dict[bytes, float] = {}
+        self.history: list[tuple[NDArray[np.bool_], float]] = []
+        d = self.n_docs
+        # a document-level leave-one-out (d + 1 calls) when it leaves a third of the
+        # budget for the segments, else half the budget
+        cap = max(d + 1 if 3 * (d + 1) <= 2 * budget else budget // 2, 1)
+        if d < 62:
+            cap = min(cap, 2**d)
+        base = method.base
+        self.checkpoints = not enumerates(base, d, cap) and base.prefix_fit
+        self.next_checkpoint = min(d + 1, cap)
+        self.step = max(2, d // 2)
+        self.previous_plan: list[int] | None = None
+        self.stage1 = _Stage(
+            plan_sampler(base, d, cap, rng),
+            self._docs_to_full,
+            self.known,
+            cap if base.prefix_fit else None,  # leave-one-out keeps its own cost
+        )
+        self.stage2: _Stage | None = None
+        self.stage = 1
+
+    def _docs_to_full(self, doc_masks: Masks) -> Masks:
+        return np.asarray(doc_masks[:, self.groups], dtype=bool)
+
+    @property
+    def calls(self) -> int:
+        return len(self.history)
+
+    def next_masks(self) -> Masks | None:
+        if self.stage == 1:
+            limit = self.next_checkpoint - self.calls if self.checkpoints else None
+            batch = self.stage1.next_masks(limit)
+            if batch is not None:
+                return batch
+            self._start_stage2()
+        if self.stage2 is None:
+            return None
+        return self.stage2.next_masks()
+
+    def observe(self, masks: Masks, rewards: FloatArray) -> None:
+        for mask, value in zip(masks, rewards):
+            self.known[mask.tobytes()] = float(value)
+            self.history.append((mask.copy(), float(value)))
+        if self.stage == 1:
+            self.stage1.observe(rewards)
+            if self.checkpoints and self.calls >= self.next_checkpoint:
+                plan = self._plan()
+                if plan == self.previous_plan:
+                    self.stage1.done, self.stage1.buffer = True, []
+                self.previous_plan = plan
+                self.next_checkpoint = self.calls + self.step
+        elif self.stage2 is not None:
+            self.stage2.observe(rewards)
+        self.n_redrawn = self.stage1.inner.n_redrawn + (
+            self.stage2.inner.n_redrawn if self.stage2 is not None else 0
+        )
+
+    def _evaluated(self) -> tuple[Masks, FloatArray]:
+        masks = np.array([m for m, _ in self.history], dtype=bool).reshape(-1, self.groups.size)
+        return masks, np.array([v for _, v in self.history])
+
+    def _plan(self) -> list[int]:
+        """The documents stage 2 would refine now, best first."""
+        masks, rewards = self._evaluated()
+        doc_scores = self.method.document_scores(masks, rewards)
+        remaining = self.budget - self.calls
+        refined: list[int] = []
+        count = 0
+        for d in np.argsort(-doc_scores, kind="stable"):
+            size = self.members[d].size
+            if size < 2:  # a one-segment document is already attributed
+                continue
+            if refined and count + size > remaining:
+                continue  # a smaller document further down may still fit
+            refined.append(int(d))
+            count += size
+        return refined
+
+    def _start_stage2(self) -> None:
+        self.stage = 2
+        self.method.stage1_calls = self.calls
+        remaining = self.budget - self.calls
+        refined = self._plan()
+        if remaining <= 0 or not refined:
+            return
+        columns = np.sort(np.concatenate([self.members[d] for d in refined]))
+        n_columns = columns.size
+        known_here = sum(
+            1 for mask, _ in self.history if mask[np.setdiff1d(np.arange(mask.size), columns)].all()
+        )
+
+        def to_full(sub: Masks) -> Masks:
+            full = np.ones((sub.shape[0], self.groups.size), dtype=bool)
+            full[:, columns] = sub
+            return full
+
+        inner = plan_sampler(self.method.base, n_columns, remaining + known_here, self.rng)
+        self.stage2 = _Stage(
+            inner, to_full, self.known, remaining if self.method.base.prefix_fit else None
+        )
+
+
+class Hierarchical(Method):
+    """Any method run hierarchically over ``groups`` (the document index of each segment).
+
+    Args:
+        base: the method used at both levels.
+        groups: document index of each segment (0-based, every document present).
+    """
+
+    anytime = False
+
+    def __init__(
+        self, base: Method, groups: Sequence[int], stage1_calls: int | None = None
+    ) -> None:
+        ids = np.asarray(groups, dtype=np.int64).reshape(-1)
+        if ids.size == 0 or ids.min() < 0:
+            raise ValueError("groups must be non-negative document indices, one per segment")
+        if set(np.unique(ids).tolist()) != set(range(int(ids.max()) + 1)):
+            raise ValueError("groups must number the documents 0..D-1 with none missing")
+        self.base = base
+        self.groups = ids
+        self.name = base.name
+        #: evaluations of the document stage (set by the run; the fit reads the document
+        #: scores from those rows only)
+        self.stage1_calls = stage1_calls
+
+    def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
+        if n_segments != self.groups.size:
+            raise ValueError(f"groups has {self.groups.size} entries for {n_segments} segments")
+        return HierarchicalSampler(self, budget, rng)
+
+    def _members(self) -> list[IntArray]:
+        return [np.flatnonzero(self.groups == d) for d in range(int(self.groups.max()) + 1)]
+
+    def document_scores(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+        """Base-method scores of the documents, from the subsets that keep or drop whole
+        documents."""
+        first = np.array([m[0] for m in self._members()])
+        whole = np.all(masks == masks[:, first][:, self.groups], axis=1)
+        if self.stage1_calls is not None:
+            whole[self.stage1_calls :] = False
+        if not whole.any():
+            return np.zeros(first.size)
+        return self.base.fit(masks[whole][:, first], rewards[whole], seed)
+
+    def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+        members = self._members()
+        sizes = np.array([m.size for m in members], dtype=float)
+        scores = (self.document_scores(masks, rewards, seed) / sizes)[self.groups]
+        first = np.array([m[0] for m in members])
+        varies = np.any(masks != masks[:, first][:, self.groups], axis=0)
+        refined = np.unique(self.groups[varies])
+        if refined.size:
+            columns = np.flatnonzero(np.isin(self.groups, refined))
+            others = np.flatnonzero(~np.isin(self.groups, refined))
+            rows = masks[:, others].all(axis=1)
+            scores[columns] = self.base.fit(masks[rows][:, columns], rewards[rows], seed)
+        return np.asarray(scores, dtype=float)
+
+    def config(self) -> dict[str, Any]:
+        return {
+            **self.base.config(),
+            "hierarchical": True,
+            "groups": [int(g) for g in self.groups],
+            "stage1_calls": self.stage1_calls,
+        }

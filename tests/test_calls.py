@@ -1,0 +1,226 @@
+"""Every model call counts: distinct-call budgets, exact small contexts, hierarchical
+attribution, the estimator choice and the ``auto`` default (planted-signal rewards)."""
+
+import inspect
+from itertools import product
+from math import factorial
+
+import numpy as np
+import pytest
+from fakes import KeywordScorer
+from planted import auroc
+
+from camab_rag import GaussianLinearPosterior, aattribute, attribute, attribute_fn
+from camab_rag.cli import build_parser
+from camab_rag.errors import InputError
+from camab_rag.methods import ContextCite, Hierarchical, method_from_config
+from camab_rag.result import AttributionResult
+
+BUDGETED = ("auto", "camab", "kernelshap", "contextcite")
+
+
+def interacting(mask: np.ndarray) -> float:
+    """A small reward with an interaction, so Shapley and least squares differ."""
+    weights = np.array([1.0, 0.5, 0.0, -0.2])
+    return float(weights @ mask + 0.8 * mask[0] * mask[1])
+
+
+def shapley(value, n: int) -> np.ndarray:
+    phi = np.zeros(n)
+    for bits in product([0, 1], repeat=n):
+        mask = np.array(bits, dtype=bool)
+        for i in np.flatnonzero(~mask):
+            size = int(mask.sum())
+            weight = factorial(size) * factorial(n - size - 1) / factorial(n)
+            with_i = mask.copy()
+            with_i[i] = True
+            phi[i] += weight * (value(with_i) - value(mask))
+    return phi
+
+
+def banzhaf(value, n: int) -> np.ndarray:
+    """Least squares over every subset: mean reward with a segment minus without it."""
+    masks = np.array(list(product([False, True], repeat=n)))
+    rewards = np.array([value(m) for m in masks])
+    return np.array([rewards[masks[:, i]].mean() - rewards[~masks[:, i]].mean() for i in range(n)])
+
+
+# ---------------------------------------------------------------------- small contexts
+@pytest.mark.parametrize("method", BUDGETED)
+def test_four_segments_budget_40_pays_16_calls_and_fits_exactly(method):
+    calls = []
+
+    def value(mask):
+        calls.append(mask.tobytes())
+        return interacting(mask)
+
+    result = attribute_fn(value, 4, budget=40, method=method)
+    assert result.exact
+    assert result.n_queries == result.n_evaluations == len(calls) == len(set(calls)) == 16
+    if method == "kernelshap":
+        np.testing.assert_allclose(result.scores, shapley(interacting, 4), atol=1e-9)
+    elif method == "contextcite":  # the LASSO's shrinkage is its own, on exact data
+        np.testing.assert_allclose(result.scores, banzhaf(interacting, 4), atol=0.05)
+    else:  # the posterior mean over every subset: least squares up to the weak prior
+        np.testing.assert_allclose(result.scores, banzhaf(interacting, 4), atol=5e-3)
+    again = attribute_fn(interacting, 4, budget=40, method=method, seed=7)
+    np.testing.assert_allclose(again.scores, result.scores)  # no sampling left
+
+
+@pytest.mark.parametrize("method", BUDGETED)
+def test_eight_segments_pay_exactly_the_budget_in_distinct_calls(method):
+    calls = []
+
+    def value(mask):
+        calls.append(mask.tobytes())
+        return interacting(mask[:4]) + 0.3 * float(mask[4:].sum())
+
+    result = attribute_fn(value, 8, budget=40, method=method, seed=3)
+    assert not result.exact
+    assert result.n_queries == result.n_evaluations == len(calls) == len(set(calls)) == 40
+    assert len({row.tobytes() for row in result.masks}) == 40
+
+
+def test_camab_redraws_a_repeated_draw_and_says_so():
+    result = attribute_fn(lambda m: float(m[:2].sum()), 8, budget=60, method="camab", seed=0)
+    assert len({row.tobytes() for row in result.masks}) == result.n_queries == 60
+    assert result.n_redrawn > 0  # the posterior concentrates: many first draws repeated
+    assert result.to_dict()["n_redrawn"] == result.n_redrawn
+    restored = AttributionResult.from_dict(result.to_dict())
+    assert restored.n_redrawn == result.n_redrawn and restored.exact is False
+
+
+def test_paper_faithful_camab_is_algorithm_1_as_written():
+    def value(mask):
+        return float(np.array([1.0, 0.2, 0.0, 0.0, 0.6, 0.0]) @ mask)
+
+    result = attribute_fn(value, 6, budget=50, method="camab", redraw=False, seed=4)
+    # Algorithm 1 by hand: draw, keep the positive weights, observe, update; repeats stay
+    rng = np.random.default_rng(4)
+    posterior = GaussianLinearPosterior(7, prior_variance=1.0, noise_variance=0.01)
+    masks = []
+    for _ in range(50):
+        mask = posterior.sample(rng, 1)[0, 1:] > 0
+        masks.append(mask)
+        posterior.update(np.concatenate(([1.0], mask.astype(float))), value(mask))
+    np.testing.assert_array_equal(result.masks, np.array(masks))
+    np.testing.assert_allclose(result.scores, posterior.mean[1:], atol=1e-9)
+    assert result.n_evaluations == 50 and result.n_queries < 50 and not result.exact
+    assert result.n_redrawn == 0
+
+
+def test_unseen_fallback_picks_the_most_uncertain_subset():
+    posterior = GaussianLinearPosterior(4, prior_variance=1.0, noise_variance=0.01)
+    for row in ([1, 1, 0, 0], [1, 1, 0, 0], [1, 0, 1, 0]):
+        posterior.update(np.array(row, dtype=float), 0.0)
+    rows = np.array([[1, 1, 0, 0], [1, 0, 0, 1]], dtype=float)
+    variance = posterior.predictive_variance(rows)
+    expected = [row @ posterior.covariance() @ row for row in rows]
+    np.testing.assert_allclose(variance, expected)
+    assert variance[1] > variance[0]  # the never-seen segment is the uncertain one
+
+
+# ---------------------------------------------------------------------- estimators
+def test_camab_lasso_estimator_is_contextcites_fit_on_camabs_subsets():
+    reward = lambda m: float(np.arange(12) @ m) / 10  # noqa: E731
+    posterior = attribute_fn(reward, 12, budget=30, method="camab", seed=1)
+    lasso = attribute_fn(reward, 12, budget=30, method="camab", estimator="lasso", seed=1)
+    np.testing.assert_array_equal(posterior.masks, lasso.masks)  # same design
+    np.testing.assert_allclose(lasso.scores, ContextCite().fit(lasso.masks, lasso.rewards))
+    assert lasso.method_config["estimator"] == "lasso"
+    with pytest.raises(InputError, match="unknown estimator"):
+        attribute_fn(reward, 12, method="camab", estimator="median")
+
+
+# ---------------------------------------------------------------------- hierarchical
+def planted_documents(seed: int):
+    """40 sentences in 10 documents of 4; two gold sentences in two gold documents."""
+    rng = np.random.default_rng(seed)
+    groups = np.repeat(np.arange(10), 4)
+    gold_docs = rng.choice(10, size=2, replace=False)
+    gold = np.array([4 * d + rng.integers(4) for d in gold_docs])
+    weights = np.zeros(40)
+    weights[gold] = rng.uniform(0.6, 1.0, 2)
+    noise = np.random.default_rng(100 + seed)
+
+    def value(mask):
+        return float(-3.0 + weights @ mask + noise.normal(0, 0.02))
+
+    return value, groups, gold
+
+
+@pytest.mark.parametrize("method", ["auto", "camab", "contextcite", "loo"])
+def test_hierarchical_recovers_gold_sentences_in_gold_documents(method):
+    hits, doc_hits, aurocs = 0, 0, []
+    for seed in range(10):
+        value, groups, gold = planted_documents(seed)
+        result = attribute_fn(
+            value, 40, budget=24, method=method, seed=seed, groups=groups, hierarchical=True
+        )
+        assert result.method_config["hierarchical"] is True
+        if method != "loo":
+            assert result.n_queries <= 24
+        labels = np.zeros(40, dtype=bool)
+        labels[gold] = True
+        aurocs.append(auroc(result.scores, labels))
+        hits += set(result.top_k(2)) == set(gold.tolist())
+        fitted = method_from_config(result.method, result.method_config)
+        assert isinstance(fitted, Hierarchical)
+        docs = fitted.document_scores(result.masks, result.rewards)
+        doc_hits += set(np.argsort(-docs)[:2].tolist()) == set(groups[gold].tolist())
+    assert hits >= 9 and doc_hits >= 9 and np.mean(aurocs) >= 0.95
+
+
+def test_auto_is_hierarchical_over_documents_and_beats_flat_camab_at_budget_24():
+    flat, auto = [], []
+    for seed in range(10):
+        value, groups, gold = planted_documents(seed)
+        labels = np.zeros(40, dtype=bool)
+        labels[gold] = True
+        ours = attribute_fn(value, 40, budget=24, seed=seed, groups=groups)
+        assert ours.method == "auto" and ours.method_config["hierarchical"]
+        stage1 = ours.method_config["stage1_calls"]
+        assert 2 <= stage1 < 24  # the split follows the data, within the budget
+        auto.append(set(ours.top_k(2)) == set(gold.tolist()))
+        camab = attribute_fn(value, 40, budget=24, method="camab", seed=seed)
+        flat.append(set(camab.top_k(2)) == set(gold.tolist()))
+    assert sum(auto) >= 9 and sum(auto) > sum(flat)
+
+
+def test_hierarchical_result_refits_from_its_json():
+    value, groups, _ = planted_documents(0)
+    result = attribute_fn(value, 40, budget=24, seed=0, groups=groups)
+    restored = AttributionResult.from_dict(result.to_dict())
+    method = method_from_config(restored.method, restored.method_config)
+    np.testing.assert_allclose(method.fit(restored.masks, restored.rewards), result.scores)
+
+
+def test_groups_are_checked():
+    with pytest.raises(InputError, match="3 entries for 4 segments"):
+        attribute_fn(interacting, 4, groups=[0, 0, 1])
+    with pytest.raises(InputError, match=r"0\.\.D-1"):
+        attribute_fn(interacting, 4, groups=[0, 0, 2, 2])
+    with pytest.raises(InputError, match="needs the segments' documents"):
+        attribute_fn(interacting, 4, budget=5, hierarchical=True)
+
+
+def test_sentence_attribution_of_documents_is_hierarchical_by_default():
+    context = [
+        "The Eiffel Tower is in Paris. It is made of iron. It opened in 1889.",
+        "Bananas are yellow. Monkeys like them. They grow in bunches.",
+        "Berlin has many museums. The Spree flows through it. It is large.",
+    ]
+    scorer = KeywordScorer()
+    result = attribute("Where is it?", context, "Paris", scorer, budget=12)
+    assert result.method == "auto" and result.method_config["hierarchical"]
+    assert result.segments[result.top_k(1)[0]].text == "The Eiffel Tower is in Paris."
+    assert result.top_documents(1) == [0]
+    assert result.n_queries == len(scorer.calls) <= 12
+
+
+# ---------------------------------------------------------------------- the default
+def test_auto_is_the_default_everywhere():
+    for function in (attribute, aattribute, attribute_fn):
+        assert inspect.signature(function).parameters["method"].default == "auto"
+    for command in (["attribute", "in.jsonl"], ["demo"]):
+        assert build_parser(command).parse_args(command).method == "auto"
