@@ -427,7 +427,8 @@ class FilteredAnswer:
     """What the filter returns: the answer to show and the verdict behind it.
 
     ``grounded`` is ``None`` when groundedness is unknown (the attribution failed); such an
-    answer passes unless the filter was built with ``on_error="block"``.
+    answer is blocked by a ``mode="block"`` filter (fail closed) unless it was built with
+    ``on_error="pass"``.
     """
 
     answer: str
@@ -477,8 +478,11 @@ class GroundednessFilter:
             ungrounded answer by ``fallback``.
         fallback: the replacement text, or a function ``(result, report) -> str``.
         top_k: segments counted in the top-share figure.
-        on_error: what to do when the attribution failed: ``"pass"`` (default: never break
-            the host application) or ``"block"``.
+        on_error: what to do when groundedness cannot be judged (the attribution failed,
+            the scorer errored): ``"block"`` shows the fallback, ``"pass"`` the answer.
+            Default: ``"block"`` in ``mode="block"`` (a filter meant to stop unsupported
+            answers fails closed), ``"pass"`` in ``mode="flag"`` (nothing is ever blocked;
+            the verdict says ``grounded=None`` with the error).
         scorer: optional scorer used to measure ``L(C)``/``L(empty)`` when the attribution
             did not evaluate them (at most two extra queries; needs ``context``).
 
@@ -493,11 +497,13 @@ class GroundednessFilter:
         mode: Mode = "flag",
         fallback: Fallback = DEFAULT_FALLBACK,
         top_k: int = 2,
-        on_error: Literal["pass", "block"] = "pass",
+        on_error: Literal["pass", "block"] | None = None,
         scorer: Any = None,
     ) -> None:
         if mode not in ("flag", "block"):
             raise InputError(f"mode must be 'flag' or 'block', got {mode!r}")
+        if on_error is None:
+            on_error = "block" if mode == "block" else "pass"
         if on_error not in ("pass", "block"):
             raise InputError(f"on_error must be 'pass' or 'block', got {on_error!r}")
         if not np.isfinite(threshold):

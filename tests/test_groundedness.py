@@ -177,13 +177,13 @@ def test_filter_measures_missing_endpoints_with_its_scorer():
     assert verdict.report.extra_queries <= 2 and verdict.grounded
 
 
-def test_failed_attribution_passes_unless_told_otherwise():
+def test_failed_attribution_is_blocked_unless_told_to_pass():
     failed = AttributionResult.failed("scorer is down", response="An answer.")
-    verdict = GroundednessFilter(mode="block")(failed)
+    verdict = GroundednessFilter(mode="block", on_error="pass")(failed)
     assert verdict.grounded is None and not verdict.blocked and verdict.answer == "An answer."
     assert verdict.error == "scorer is down"
-    strict = GroundednessFilter(mode="block", on_error="block", fallback="Sorry.")(failed)
-    assert strict.blocked and strict.answer == "Sorry."
+    strict = GroundednessFilter(mode="block", fallback="Sorry.")(failed)
+    assert strict.blocked and strict.answer == "Sorry." and strict.grounded is None
 
 
 @pytest.mark.parametrize(
@@ -239,3 +239,18 @@ def test_verdict_round_trips_through_json():
     assert again == verdict
     assert again.report is not None and verdict.report is not None
     assert again.report.sentences == verdict.report.sentences
+
+
+def test_a_blocking_filter_fails_closed_when_it_cannot_judge():
+    result = attribute(
+        QUESTION, CONTEXT, UNSUPPORTED, KeywordScorer(), budget=3, seed=5, method="camab"
+    )
+    blocking = GroundednessFilter(mode="block", fallback="Sorry.")
+    assert blocking.on_error == "block"
+    verdict = blocking.judge(result, context=CONTEXT, scorer=FailingScorer())
+    assert verdict.blocked and verdict.answer == "Sorry." and verdict.grounded is None
+    assert verdict.error is not None and "scorer is down" in verdict.error
+    failed = AttributionResult.failed("no documents", response=UNSUPPORTED)
+    assert blocking.judge(failed).blocked
+    flagging = GroundednessFilter(mode="flag")
+    assert flagging.on_error == "pass" and not flagging.judge(failed).blocked

@@ -79,16 +79,18 @@ def test_block_in_aquery(index: Any) -> None:
     assert response.response == FALLBACK and groundedness_of(response).blocked
 
 
-def test_failed_attribution_passes_or_blocks_as_configured(index: Any) -> None:
-    passing = CamabQueryEngine(_engine(index), FailingScorer(), budget=4, groundedness=_block())
+def test_failed_attribution_is_blocked_by_default_or_passes_as_configured(index: Any) -> None:
+    passing = CamabQueryEngine(
+        _engine(index), FailingScorer(), budget=4, groundedness=_block(on_error="pass")
+    )
     response = answered(passing.query(QUESTION))
     assert response.response == ANSWER
     assert attribution_info(response)["status"] == "error"
     assert groundedness_of(response).grounded is None
-    strict = CamabQueryEngine(
-        _engine(index), FailingScorer(), budget=4, groundedness=_block(on_error="block")
-    )
-    assert answered(strict.query(QUESTION)).response == FALLBACK
+    # a blocking filter that cannot judge fails closed
+    strict = CamabQueryEngine(_engine(index), FailingScorer(), budget=4, groundedness=_block())
+    blocked = answered(strict.query(QUESTION))
+    assert blocked.response == FALLBACK and groundedness_of(blocked).grounded is None
 
 
 def test_event_handler_blocks_inline_even_in_aquery(index: Any) -> None:

@@ -87,14 +87,16 @@ def test_assign_position_reports_the_answer_to_show() -> None:
     assert out["attribution"]["groundedness"]["answer"] == FALLBACK
 
 
-def test_a_failed_attribution_passes_or_blocks_as_configured() -> None:
-    passing = CamabAttributor(FailingScorer(), budget=6, groundedness=_block())
+def test_a_failed_attribution_is_blocked_by_default_or_passes_as_configured() -> None:
+    passing = CamabAttributor(FailingScorer(), budget=6, groundedness=_block(on_error="pass"))
     out = (_rag(UNGROUNDED) | passing).invoke(QUESTION)
     assert out["answer"] == UNGROUNDED and out["attribution"]["status"] == "error"
     assert out["attribution"]["groundedness"]["grounded"] is None
-    strict = CamabAttributor(FailingScorer(), budget=6, groundedness=_block(on_error="block"))
+    # a blocking filter that cannot judge fails closed
+    strict = CamabAttributor(FailingScorer(), budget=6, groundedness=_block())
     out = (_rag(UNGROUNDED) | strict).invoke(QUESTION)
     assert out["answer"] == FALLBACK and out["attribution"]["groundedness"]["blocked"]
+    assert out["attribution"]["groundedness"]["grounded"] is None
 
 
 def test_filters_that_cannot_work_are_refused() -> None:
