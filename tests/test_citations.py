@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from html import unescape as html_unescape
 
 import numpy as np
 import pytest
@@ -174,8 +175,32 @@ def test_json_is_plain_data_and_html_safe():
 def test_markdown_escapes_every_special_character():
     hostile = "[click](javascript:alert(1)) **bold** <img src=x onerror=alert(1)> `code` # h"
     escaped = escape_markdown(hostile)
-    assert re.search(r"(?<!\\)[\[\]()*<>`#]", escaped) is None
+    assert re.search(r"(?<!\\)[\[\]*<>`]", escaped) is None
     assert escaped.replace("\\", "") == hostile
+    assert escape_markdown("# Title\n- item\n2. step\n+ x") == (
+        "\\# Title\n\\- item\n2\\. step\n\\+ x"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Is the Lighthouse open? Yes, its panels, lamps and lenses date from 1889.",
+        "Costs: 3.5 m (about 12 ft); see p. 4 - or ask!",
+        "# Not a heading\n1. not a list\n> not a quote",
+        "a_b*c* [x](y) <i>z</i> &amp; `q` | ~~s~~ $x$ \\ end",
+    ],
+)
+def test_markdown_escapes_only_what_would_change_the_rendering(text):
+    markdown_it = pytest.importorskip("markdown_it")
+    escaped = escape_markdown(text)
+    for harmless in "?,;:!()'/":  # plain prose reads as written: no "\?" or "\,"
+        assert "\\" + harmless not in escaped
+    html = markdown_it.MarkdownIt("commonmark").enable("table").enable("strikethrough")
+    rendered = html.render(escaped)
+    inner = re.sub(r"</?p>|\n$", "", rendered).replace("<br />", "")
+    assert "<" not in re.sub(r"&lt;", "", inner.replace("\n", " "))  # no tags made
+    assert html_unescape(inner).replace("\n", " ") == text.replace("\n", " ")
 
 
 def test_markdown_output_renders_to_inert_html():
@@ -195,7 +220,7 @@ def test_markdown_output_renders_to_inert_html():
     assert "href" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "[1]" in html  # the marker shows literally
-    assert "**The Eiffel Tower is in Paris\\.**" in md  # strong support is bold
+    assert "**The Eiffel Tower is in Paris.**" in md  # strong support is bold
 
 
 # ----------------------------------------------------------------------------- terminal

@@ -1,7 +1,10 @@
 """Markdown rendering: the answer with ``[n]`` markers and a numbered source list.
 
-All document and model text is backslash-escaped (every ASCII punctuation character), so
-it can neither open links, images, emphasis or code, nor inject raw HTML.
+Document and model text is backslash-escaped where a character could change the
+rendering (emphasis, code, links and images, raw HTML, entities, tables, strikethrough,
+math, and block markers at the start of a line), so it can neither open links, images,
+emphasis or code, nor inject raw HTML, and still reads as plain text (``?``, ``,`` or
+``.`` are left alone).
 """
 
 from __future__ import annotations
@@ -14,13 +17,25 @@ from camab_rag.render.text import clean, split_highlights, strength_level, verdi
 if TYPE_CHECKING:
     from camab_rag.citations import CitedAnswer, Source
 
-_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+_ANYWHERE = re.compile(r"([\\`*_\[\]<>&|~$])")
+"""Characters that act wherever they stand (without ``[``/``]`` no link or image opens, so
+parentheses and ``!`` need nothing)."""
+_LINE_START = re.compile(r"^([ \t]*)([#+\-=]|\d+(?=[.)]))", re.MULTILINE)
+"""Block markers at the start of a line: headings, list items, setext underlines."""
 
 
 def escape_markdown(text: str) -> str:
-    """``text`` safe to embed in Markdown: control characters neutralised, every ASCII
-    punctuation character backslash-escaped, line breaks kept."""
-    return _PUNCTUATION.sub(r"\\\1", clean(text))
+    """``text`` safe to embed in Markdown: control characters neutralised, the characters
+    that could change the rendering backslash-escaped, line breaks kept."""
+    escaped = _ANYWHERE.sub(r"\\\1", clean(text))
+    return _LINE_START.sub(_escape_marker, escaped)
+
+
+def _escape_marker(match: re.Match[str]) -> str:
+    indent, marker = match.group(1), match.group(2)
+    if marker.isdigit():  # "1." opens an ordered list: escape the dot or parenthesis
+        return f"{indent}{marker}\\"
+    return f"{indent}\\{marker}"
 
 
 def _inline(text: str) -> str:
