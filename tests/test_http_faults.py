@@ -9,6 +9,7 @@ All traffic stays on 127.0.0.1 and every request loop is bounded.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import threading
@@ -230,6 +231,26 @@ def test_persistent_503_is_a_clear_error(server: FaultyServer) -> None:
     with pytest.raises(ScorerError, match=r"failed after 3 attempts: HTTP 503: overloaded"):
         make_scorer(server, max_retries=2).score([REQUEST])
     assert len(server.completions) == 3
+
+
+def test_retries_stop_when_the_retry_budget_is_spent(server: FaultyServer) -> None:
+    server.default = ("status", 503, {}, {"error": {"message": "overloaded"}})
+    # pauses of 0.5-1 s then 1-2 s: the second would take the waiting past 1.2 s
+    scorer = make_scorer(server, max_retries=5, backoff_base=1.0, retry_budget_s=1.2)
+    with pytest.raises(ScorerError, match=r"after 2 attempts \(retry budget of 1.2 s spent\)"):
+        scorer.score([REQUEST])
+    assert len(server.completions) == 2
+    server.completions.clear()
+    with pytest.raises(ScorerError, match="after 2 attempts"):
+        asyncio.run(scorer.ascore([REQUEST]))
+    assert len(server.completions) == 2
+
+
+def test_the_default_retry_budget_suits_a_chat() -> None:
+    scorer = OpenAICompletionsScorer("http://127.0.0.1:9/v1", "m")
+    assert scorer.retry_budget_s == 3.0
+    with pytest.raises(InputError, match="retry_budget_s"):
+        OpenAICompletionsScorer("http://127.0.0.1:9/v1", "m", retry_budget_s=-1)
 
 
 def test_truncated_body_is_retried(server: FaultyServer) -> None:

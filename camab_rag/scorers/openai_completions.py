@@ -348,6 +348,10 @@ class OpenAICompletionsScorer:
             chat prompts (alternative to ``chat_template_renderer``; needs transformers).
         backoff_base: first retry delay in seconds (doubled each retry, with jitter).
         backoff_max: longest delay between retries, also the cap on ``Retry-After``.
+        retry_budget_s: the most seconds one request may spend waiting to be retried
+            (default 3: inside a chat, an answer whose attribution cannot be scored comes
+            back within seconds, with the error in its metadata); ``None``: no limit
+            beyond ``max_retries``. Raise it for batch jobs against a busy server.
         default_headers: extra HTTP headers for every request.
     """
 
@@ -366,6 +370,7 @@ class OpenAICompletionsScorer:
         tokenizer: str | None = None,
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
+        retry_budget_s: float | None = 3.0,
         default_headers: Mapping[str, str] | None = None,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
@@ -378,6 +383,8 @@ class OpenAICompletionsScorer:
             raise InputError(f"timeout must be positive, got {timeout}")
         if max_retries < 0:
             raise InputError(f"max_retries must be >= 0, got {max_retries}")
+        if retry_budget_s is not None and not retry_budget_s >= 0:
+            raise InputError(f"retry_budget_s must be >= 0 or None, got {retry_budget_s}")
         if use_prompt_logprobs not in (True, False, "auto"):
             raise InputError("use_prompt_logprobs must be True, False or 'auto'")
         if tokenization not in ("auto", "server", "text"):
@@ -391,6 +398,7 @@ class OpenAICompletionsScorer:
         self.tokenization = tokenization
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
+        self.retry_budget_s = retry_budget_s
         self._api_key = api_key
         self._headers = dict(default_headers or {})
         self._renderer = chat_template_renderer
@@ -499,38 +507,44 @@ class OpenAICompletionsScorer:
             )
         return ScorerError(f"HTTP {status} from {self.base_url}: {_clip(message, 300)}")
 
+    def _retry_delay(self, what: str, attempt: int, waited: float, exc: Exception) -> float:
+        """The pause before attempt ``attempt + 1`` after ``exc``; raises instead when the
+        failure is not transient, the retries are used up, or the pause would take the
+        time spent waiting past ``retry_budget_s``."""
+        error = self._classify(exc)
+        if not isinstance(error, _Retryable):
+            raise error from exc
+        if attempt == self.max_retries:
+            raise ScorerError(f"{what} failed after {attempt + 1} attempts: {error}") from exc
+        delay = self._delay(attempt, error.retry_after)
+        if self.retry_budget_s is not None and waited + delay > self.retry_budget_s:
+            raise ScorerError(
+                f"{what} failed after {attempt + 1} attempts (retry budget of "
+                f"{self.retry_budget_s:g} s spent): {error}"
+            ) from exc
+        logger.info("%s: %s; retrying in %.2f s", what, error, delay)
+        return delay
+
     def _with_retries(self, what: str, call: Callable[[], T]) -> T:
+        waited = 0.0
         for attempt in range(self.max_retries + 1):
             try:
                 return call()
             except Exception as exc:
-                error = self._classify(exc)
-                if not isinstance(error, _Retryable):
-                    raise error from exc
-                if attempt == self.max_retries:
-                    raise ScorerError(
-                        f"{what} failed after {attempt + 1} attempts: {error}"
-                    ) from exc
-                delay = self._delay(attempt, error.retry_after)
-                logger.info("%s: %s; retrying in %.2f s", what, error, delay)
-                time.sleep(delay)
+                delay = self._retry_delay(what, attempt, waited, exc)
+            time.sleep(delay)
+            waited += delay
         raise AssertionError("unreachable")
 
     async def _awith_retries(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
+        waited = 0.0
         for attempt in range(self.max_retries + 1):
             try:
                 return await call()
             except Exception as exc:
-                error = self._classify(exc)
-                if not isinstance(error, _Retryable):
-                    raise error from exc
-                if attempt == self.max_retries:
-                    raise ScorerError(
-                        f"{what} failed after {attempt + 1} attempts: {error}"
-                    ) from exc
-                delay = self._delay(attempt, error.retry_after)
-                logger.info("%s: %s; retrying in %.2f s", what, error, delay)
-                await asyncio.sleep(delay)
+                delay = self._retry_delay(what, attempt, waited, exc)
+            await asyncio.sleep(delay)
+            waited += delay
         raise AssertionError("unreachable")
 
     # ------------------------------------------------------------------ tokenization
