@@ -14,8 +14,9 @@ ends); in a notebook the object displays itself as HTML.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, Any, Literal
 
 import numpy as np
@@ -23,7 +24,7 @@ from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.result import AttributionResult
-from camab_rag.segments import SourceDocument, to_documents
+from camab_rag.segments import Segment, SourceDocument, to_documents
 
 FloatArray = NDArray[np.float64]
 SourceUnit = Literal["document", "segment"]
@@ -258,22 +259,53 @@ def _statement_rows(result: AttributionResult) -> list[tuple[str, int, int, Floa
 
 def _documents_for(
     result: AttributionResult, documents: object | None
-) -> list[SourceDocument] | None:
+) -> tuple[AttributionResult, list[SourceDocument] | None]:
+    """The documents to show, and the result with its segments placed in them.
+
+    The documents may be the attributed ones, or the same documents as the application
+    holds them (a LangChain ``Document``'s ``page_content``, a LlamaIndex node's text)
+    when the attribution saw them decorated (metadata lines, titles): each segment is
+    then found again in its document, in order, and a one-segment document that contains
+    the given text whole maps to all of it.
+    """
     if documents is None:
-        return None
+        return result, None
     docs = to_documents(documents)
     n_needed = max((s.doc_index for s in result.segments), default=-1) + 1
     if len(docs) < n_needed:
         raise InputError(
             f"the attribution has segments from {n_needed} documents, {len(docs)} were given"
         )
-    for i, segment in enumerate(result.segments):
-        if docs[segment.doc_index].text[segment.start : segment.end] != segment.text:
+    placed: list[Segment | None] = []
+    cursors: dict[int, int] = {}
+    per_doc = Counter(s.doc_index for s in result.segments)
+    for segment in result.segments:
+        text = docs[segment.doc_index].text
+        core = text.strip()
+        spot: Segment | None = None
+        if text[segment.start : segment.end] == segment.text:
+            spot = segment
+        elif (found := text.find(segment.text, cursors.get(segment.doc_index, 0))) >= 0:
+            spot = replace(segment, start=found, end=found + len(segment.text))
+        elif per_doc[segment.doc_index] == 1 and core and core in segment.text:
+            start = text.find(core)
+            spot = Segment(core, segment.doc_index, start, start + len(core))
+        placed.append(spot)  # None: decoration the application's text does not have
+        if spot is not None:
+            cursors[segment.doc_index] = spot.end
+    located = {s.doc_index for s in placed if s is not None}
+    for i, (segment, spot) in enumerate(zip(result.segments, placed)):
+        if spot is None and segment.doc_index not in located:
             raise InputError(
-                f"segment {i} does not match document {segment.doc_index}: pass the documents "
-                "that were attributed, in the same order"
+                f"segment {i} ({segment.text[:40]!r}) is not in document {segment.doc_index}: "
+                "pass the documents that were attributed, in the same order"
             )
-    return docs
+    # a decoration segment keeps its score and is shown nowhere (an empty span)
+    segments = [
+        spot if spot is not None else Segment("", segment.doc_index, 0, 0)
+        for segment, spot in zip(result.segments, placed)
+    ]
+    return replace(result, segments=segments), docs
 
 
 def cite(
@@ -306,7 +338,7 @@ def cite(
     if max_highlights < 0:
         raise InputError(f"max_highlights must be >= 0, got {max_highlights}")
     rule = rule or CitationRule()
-    docs = _documents_for(result, documents)
+    result, docs = _documents_for(result, documents)
     segments = result.segments
     n_docs = max(result.n_documents, max(s.doc_index for s in segments) + 1)
     answer_scores = np.asarray(result.scores, dtype=float)
@@ -357,7 +389,9 @@ def cite(
             (
                 i
                 for i in members
-                if answer_scores[i] > 0 and answer_scores[i] >= min_strength * peak
+                if answer_scores[i] > 0
+                and answer_scores[i] >= min_strength * peak
+                and segments[i].end > segments[i].start
             ),
             key=lambda i: -answer_scores[i],
         )[:max_highlights]

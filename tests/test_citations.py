@@ -136,12 +136,37 @@ def test_without_statements_the_whole_answer_is_one_sentence():
 
 
 def test_cite_refuses_mismatched_documents_and_failed_results():
-    with pytest.raises(InputError, match="segment 0 does not match document 0"):
+    with pytest.raises(InputError, match=r"segment 0 .* is not in document 0"):
         cite(make_result(), [DOCS[1], DOCS[0], DOCS[2]])
     with pytest.raises(InputError, match="3 documents, 2 were given"):
         cite(make_result(), DOCS[:2])
     with pytest.raises(InputError, match="failed"):
         cite(AttributionResult.failed("scorer is down"))
+
+
+@pytest.mark.parametrize("granularity", ["sentence", "chunk"])
+def test_cite_takes_the_documents_as_the_application_holds_them(granularity):
+    """Attributed on decorated texts (as a LlamaIndex prompt shows a node: its metadata
+    lines, then its text), cited from the plain documents with their titles."""
+    plain = [
+        {"text": "The Eiffel Tower is in Paris. It opened in 1889.", "title": "Tower"},
+        {"text": "Bananas are yellow.", "title": "Fruit"},
+    ]
+    decorated = [f"title: {d['title']}\n\n{d['text']}" for d in plain]
+    result = attribute(
+        "Where?",
+        decorated,
+        "It is in Paris.",
+        KeywordScorer(),
+        budget=8,
+        granularity=granularity,
+    )
+    cited = cite(result, plain)
+    source = cited.source(1)  # the best-supported document is cited first
+    assert source.title == "Tower" and source.text == plain[0]["text"]
+    for highlight in source.highlights:
+        assert plain[0]["text"][highlight.start : highlight.end] == highlight.text
+    assert any("Paris" in h.text for h in source.highlights)
 
 
 def test_cite_a_real_attribution_run():

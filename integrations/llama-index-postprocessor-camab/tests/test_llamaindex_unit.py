@@ -362,3 +362,25 @@ def test_auto_is_the_default_method_of_every_entry_point():
     assert AttributionConfig().method == "auto"
     assert CamabEventHandler.model_fields["method"].default == "auto"
     assert inspect.signature(CamabQueryEngine.__init__).parameters["method"].default == "auto"
+
+
+@pytest.mark.parametrize("granularity", ["chunk", "sentence"])
+def test_cite_from_the_source_nodes_of_a_response(index: Any, granularity: str) -> None:
+    from llama_index.postprocessor.camab import attribution_of
+
+    import camab_rag
+
+    engine = index.as_query_engine(llm=MockLLM(max_tokens=3), similarity_top_k=2)
+    question = "Who was Henry Roth?"
+    top = engine.retrieve(QueryBundle(question))[0].node
+    first_sentence = top.get_content().split(". ")[0]
+    camab = CamabQueryEngine(
+        engine, PlantedScorer([first_sentence]), budget=12, granularity=granularity
+    )
+    response = camab.query(question)
+    cited = camab_rag.cite(attribution_of(response), response.source_nodes)
+    best = cited.source(1)
+    assert best.text == top.get_content()  # the node's own text, no metadata header
+    assert best.title == top.metadata["title"]
+    for highlight in best.highlights:
+        assert best.text[highlight.start : highlight.end] == highlight.text

@@ -279,3 +279,27 @@ def test_auto_is_the_default_method_of_every_entry_point():
     assert Settings().method == "auto"
     for entry in (CamabCallbackHandler, AsyncCamabCallbackHandler, CamabAttributor):
         assert inspect.signature(entry.__init__).parameters["method"].default == "auto"
+
+
+def test_cite_from_the_langchain_documents_of_the_run() -> None:
+    import camab_rag
+
+    def titled(docs: list[Document]) -> str:  # the prompt numbers the documents
+        return "\n\n".join(f"Source {i + 1}: {d.page_content}" for i, d in enumerate(docs))
+
+    handler = CamabCallbackHandler(KeywordScorer(), budget=8, granularity="sentence")
+    retriever = KeywordRetriever(documents=DOCS, k=3)
+    seen: dict[str, Any] = {}
+
+    def keep(docs: list[Document]) -> str:
+        seen["docs"] = docs
+        return titled(docs)
+
+    chain = {"context": retriever | keep, "question": RunnablePassthrough()} | PROMPT | EchoModel()
+    chain.invoke("What is the capital of France?", {"callbacks": [handler]})
+    result = handler.last_result
+    assert result is not None and result.status == "ok", result and result.error
+    cited = camab_rag.cite(result, seen["docs"])
+    best = cited.source(1)
+    assert best.title == "Paris" and best.text == "Paris is the capital of France."
+    assert [h.text for h in best.highlights] == ["Paris is the capital of France."]
