@@ -13,3 +13,10 @@ class InputError(CamabError, ValueError):
 
 class ScorerError(CamabError, RuntimeError):
     """A scorer could not return log-probabilities for a request."""
+
+
+class NoContextError(InputError):
+    """No retrieved context reached the model (nothing retrieved, or every retrieved
+    document discarded before the answer): the answer cannot be attributed to any, and is
+    not grounded in retrieved context. Results that fail this way have
+    ``status="no_context"``."""

@@ -525,12 +525,15 @@ class GroundednessFilter:
         return str(self.fallback(result, report))
 
     def _unknown(self, result: AttributionResult, error: str | None) -> FilteredAnswer:
-        """The verdict when groundedness cannot be known (``on_error`` decides)."""
-        block = self.on_error == "block" and self.mode == "block"
+        """The verdict when groundedness cannot be measured: not grounded when no retrieved
+        context reached the model (``status="no_context"``), else unknown (``on_error``
+        decides)."""
+        no_context = result.status == "no_context"
+        block = self.mode == "block" and (no_context or self.on_error == "block")
         return FilteredAnswer(
             answer=self._fallback_text(result, None) if block else result.response,
             original_answer=result.response,
-            grounded=None,
+            grounded=False if no_context else None,
             blocked=block,
             mode=self.mode,
             report=None,

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from camab_rag.errors import NoContextError
 from camab_rag.methods import Auto, Camab, method_from_config
 from camab_rag.posterior import GaussianLinearPosterior
 from camab_rag.segments import Segment
@@ -67,8 +68,9 @@ class AttributionResult:
         masks, rewards: the evaluated subsets (in order) and their rewards.
         statements: per answer sentence attribution (no extra model calls).
         stopped_early: CAMAB's early stop fired; ``queries_saved`` = budget - evaluations.
-        status, error: ``"ok"`` or ``"error"`` with a message (used by integrations, where
-            attribution must never break the host chain).
+        status, error: ``"ok"``, or ``"error"`` / ``"no_context"`` (no retrieved context
+            reached the model) with a message (used by integrations, where attribution
+            must never break the host chain).
         document_scores: per source document, the **sum** of its segments' scores: under
             the linear surrogate that is the predicted reward change of removing the whole
             document.
@@ -240,9 +242,12 @@ class AttributionResult:
 
     @classmethod
     def failed(cls, error: BaseException | str, **fields: Any) -> AttributionResult:
-        """An empty result that records why attribution failed (the host chain goes on)."""
+        """An empty result that records why attribution failed (the host chain goes on):
+        ``status="no_context"`` when no retrieved context reached the model
+        (:class:`~camab_rag.errors.NoContextError`), else ``"error"``."""
         message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-        return cls(scores=np.zeros(0), status="error", error=message, **fields)
+        status = "no_context" if isinstance(error, NoContextError) else "error"
+        return cls(scores=np.zeros(0), status=status, error=message, **fields)
 
 
 def _top_k(scores: FloatArray, k: int) -> list[int]:

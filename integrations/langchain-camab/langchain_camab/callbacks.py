@@ -24,6 +24,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
+from camab_rag.errors import NoContextError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.segments import Granularity, to_documents
 from langchain_camab import _attach
@@ -197,6 +198,11 @@ class _HandlerCore:
         if job.call is None or job.call.answer is None:
             raise ValueError(
                 "no LLM answer was captured in this run: there is nothing to attribute"
+            )
+        if not job.documents and job.capture.queries:
+            raise NoContextError(
+                "the retriever ran and returned no documents: the answer has no retrieved "
+                "context to come from"
             )
         if not job.documents:
             raise ValueError(

@@ -384,3 +384,31 @@ def test_cite_from_the_source_nodes_of_a_response(index: Any, granularity: str) 
     assert best.title == top.metadata["title"]
     for highlight in best.highlights:
         assert best.text[highlight.start : highlight.end] == highlight.text
+
+
+def test_nodes_discarded_by_a_postprocessor_are_not_attributed(index: Any) -> None:
+    from llama_index.core.postprocessor import SimilarityPostprocessor
+    from llama_index.postprocessor.camab import groundedness_of
+
+    from camab_rag.groundedness import GroundednessFilter
+
+    engine = index.as_query_engine(
+        llm=MockLLM(max_tokens=3),
+        similarity_top_k=2,
+        node_postprocessors=[SimilarityPostprocessor(similarity_cutoff=0.99)],
+    )
+    camab = CamabQueryEngine(
+        engine,
+        PlantedScorer([]),
+        budget=8,
+        groundedness=GroundednessFilter(mode="block", fallback="No supported answer."),
+    )
+    response = answered(camab.query("Who was Henry Roth?"))
+    assert response.source_nodes == []
+    info = attribution_info(response)
+    assert info["status"] == "no_context"
+    assert "none of the 2 retrieved nodes reached the LLM" in info["error"]
+    assert info["scores"] == [] and "nodes" not in info
+    verdict = groundedness_of(response)
+    assert verdict.grounded is False and verdict.blocked
+    assert response.response == "No supported answer."

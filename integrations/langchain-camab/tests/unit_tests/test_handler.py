@@ -303,3 +303,19 @@ def test_cite_from_the_langchain_documents_of_the_run() -> None:
     best = cited.source(1)
     assert best.title == "Paris" and best.text == "Paris is the capital of France."
     assert [h.text for h in best.highlights] == ["Paris is the capital of France."]
+
+
+def test_empty_retrieval_says_so_and_is_never_grounded() -> None:
+    from camab_rag.groundedness import GroundednessFilter
+
+    handler = CamabCallbackHandler(
+        KeywordScorer(), budget=8, groundedness=GroundednessFilter(mode="flag")
+    )
+    empty = KeywordRetriever(documents=DOCS, k=3)
+    answer = _chain(retriever=empty).invoke("Zzzz qqqq?", {"callbacks": [handler]})
+    assert answer == "I do not know."  # the chain's answer is untouched
+    result = handler.last_result
+    assert result is not None and result.status == "no_context"
+    assert result.error is not None and "retriever ran and returned no documents" in result.error
+    assert result.n_documents == 0 and result.scores.size == 0
+    assert result.groundedness is not None and result.groundedness.grounded is False

@@ -57,7 +57,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, Qu
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.engine import aattribute, attribute
-from camab_rag.errors import InputError
+from camab_rag.errors import InputError, NoContextError
 from camab_rag.groundedness import (
     FilteredAnswer,
     GroundednessFilter,
@@ -434,6 +434,12 @@ def node_documents(nodes: Sequence[NodeWithScore]) -> list[SourceDocument]:
     return documents
 
 
+def _reached_the_llm(calls: Sequence[LLMCall], documents: Sequence[SourceDocument]) -> bool:
+    """Whether some captured LLM prompt contains every one of ``documents``."""
+    segments = segment_documents(list(documents), "chunk")
+    return any(locate_segments(c.prompt, documents, segments) is not None for c in calls)
+
+
 def _choose_prompt(
     calls: Sequence[LLMCall],
     documents: Sequence[SourceDocument],
@@ -477,15 +483,25 @@ def _prepare(
         raise InputError("the response is empty: there is nothing to attribute")
     nodes = list(response.source_nodes)
     node_source = "response.source_nodes"
+    calls = record.calls if record is not None else []
     if not nodes and record is not None and record.retrieved:
-        nodes, node_source = list(record.retrieved), "retrieval events"
+        retrieved = list(record.retrieved)
+        if not _reached_the_llm(calls, node_documents(retrieved)):
+            raise NoContextError(
+                f"none of the {len(retrieved)} retrieved nodes reached the LLM "
+                "(response.source_nodes is empty: e.g. a node post-processor discarded "
+                "them all), so the answer has no retrieved context to come from"
+            )
+        nodes, node_source = retrieved, "retrieval events"
     if not nodes:
-        raise InputError("the response has no source nodes to attribute it to")
+        raise NoContextError(
+            "no nodes were retrieved for this query: the answer has no retrieved context "
+            "to come from"
+        )
     documents = node_documents(nodes)
     if scorer is None:
         llm = record.llm if record is not None and record.llm is not None else fallback_llm
         scorer = scorers.get(llm)
-    calls = record.calls if record is not None else []
     builder, source, note = _choose_prompt(calls, documents, config.granularity)
     if builder is None:
         logger.info("camab attribution of %r: %s", question[:80], note)
