@@ -39,6 +39,7 @@ _LAZY: dict[str, str] = {
     "TransformersScorer": "camab_rag.scorers",
     "OpenAICompletionsScorer": "camab_rag.scorers",
     "cite": "camab_rag.citations",
+    "citation_pairs": "camab_rag.citations",
     "CitationRule": "camab_rag.citations",
     "CitedAnswer": "camab_rag.citations",
     "assess_groundedness": "camab_rag.groundedness",

@@ -429,6 +429,51 @@ def cite(
     )
 
 
+@dataclass(frozen=True)
+class CitationPair:
+    """One answer sentence citing one source, with the segment that supports it best.
+
+    What the frameworks' native citation types are built from
+    (``langchain_camab.to_citations``, ``llama_index.postprocessor.camab.
+    to_citation_blocks``)."""
+
+    sentence: CitedSentence
+    source: Source
+    cited_text: str
+    """The source's segment that supports this sentence most (its text as given)."""
+    score: float
+    """The sentence's attribution to the source (the citation rule's unit score)."""
+
+
+def citation_pairs(
+    result: AttributionResult,
+    documents: object | None = None,
+    *,
+    rule: CitationRule | None = None,
+) -> list[CitationPair]:
+    """Every (answer sentence, cited source) pair :func:`cite` decides, in answer order:
+    only what the attribution supports is cited, never every retrieved document."""
+    cited = cite(result, documents, rule=rule)
+    placed, _ = _documents_for(result, documents)
+    statements = {(s.start, s.end): np.asarray(s.scores, float) for s in result.statements}
+    pairs = []
+    for sentence in cited.sentences:
+        scores = statements.get((sentence.start, sentence.end), np.asarray(result.scores))
+        for number, score in zip(sentence.citations, sentence.scores):
+            source = cited.source(number)
+            members = [
+                i
+                for i, seg in enumerate(placed.segments)
+                if seg.doc_index == source.doc_index
+                and seg.end > seg.start
+                and (source.segment_index is None or i == source.segment_index)
+            ]
+            best = max(members, key=lambda i: scores[i]) if members else None
+            text = placed.segments[best].text if best is not None else source.text
+            pairs.append(CitationPair(sentence, source, text.strip(), float(score)))
+    return pairs
+
+
 def _joined_segments(result: AttributionResult, members: list[int], base: int) -> str:
     """A document's text rebuilt from its segments (gaps filled with spaces)."""
     pieces: list[str] = []
@@ -443,10 +488,12 @@ def _joined_segments(result: AttributionResult, members: list[int], base: int) -
 
 
 __all__ = [
+    "CitationPair",
     "CitationRule",
     "CitedAnswer",
     "CitedSentence",
     "Highlight",
     "Source",
+    "citation_pairs",
     "cite",
 ]

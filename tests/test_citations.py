@@ -324,3 +324,18 @@ def test_attribution_bar_chart_marks_gold_and_cited():
     assert np.allclose(np.diag(image), 1.0)
     assert np.all(np.abs(image) <= 1.0 + 1e-9)
     matplotlib.pyplot.close("all")
+
+
+def test_citation_pairs_name_the_segment_behind_each_sentence():
+    from camab_rag import citation_pairs
+
+    context = [d["text"] for d in DOCS]
+    result = attribute("Where and who?", context, RESPONSE, KeywordScorer(), budget=40, seed=0)
+    pairs = citation_pairs(result, context)
+    cited = cite(result, context)
+    assert [(p.sentence.text, p.source.number) for p in pairs] == [
+        (s.text, n) for s in cited.sentences for n in s.citations
+    ]
+    for pair in pairs:
+        assert pair.cited_text in context[pair.source.doc_index]
+    assert any("Paris" in p.cited_text for p in pairs if "Paris" in p.sentence.text)

@@ -5,11 +5,13 @@
   the exact prompt the LLM received.
 * :class:`CamabAttributor`: an LCEL step / LangGraph node placed after the answer.
 * :class:`CamabChatModel`: a chat model over camab-rag's in-process model (offline RAG).
+* :func:`to_citations`: LangChain ``Citation`` annotations from an attribution.
 """
 
 from langchain_camab.attributor import CamabAttributor
 from langchain_camab.callbacks import AsyncCamabCallbackHandler, CamabCallbackHandler
 from langchain_camab.chat_models import CamabChatModel
+from langchain_camab.citations import to_citations, with_citations
 from langchain_camab.result import ChainAttribution
 from langchain_camab.scorer import ScorerUnavailableError, resolve_scorer, scorer_from_llm
 
@@ -22,4 +24,6 @@ __all__ = [
     "ScorerUnavailableError",
     "resolve_scorer",
     "scorer_from_llm",
+    "to_citations",
+    "with_citations",
 ]

@@ -73,7 +73,7 @@ def test_query_attributes_response_and_every_source_node(
     assert [n.node.node_id for n in response.source_nodes] == [n.node.node_id for n in retrieved]
     assert [n.score for n in response.source_nodes] == pytest.approx([n.score for n in retrieved])
     result = attribution_of(response)
-    assert result.n_segments == len(retrieved) and result.method == "camab"
+    assert result.n_segments == len(retrieved) and result.method == "auto"
     assert result.reward_of(np.ones(len(retrieved), dtype=bool)) is not None
     assert info["wall_time_s"] > 0
 

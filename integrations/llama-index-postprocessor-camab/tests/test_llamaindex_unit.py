@@ -412,3 +412,26 @@ def test_nodes_discarded_by_a_postprocessor_are_not_attributed(index: Any) -> No
     verdict = groundedness_of(response)
     assert verdict.grounded is False and verdict.blocked
     assert response.response == "No supported answer."
+
+
+def test_citation_blocks_cite_only_the_supporting_node(index: Any) -> None:
+    from llama_index.core.base.llms.types import CitationBlock
+    from llama_index.postprocessor.camab import attribution_of, to_citation_blocks
+
+    engine = index.as_query_engine(llm=MockLLM(max_tokens=3), similarity_top_k=3)
+    question = "Who was Henry Roth?"
+    top = engine.retrieve(QueryBundle(question))[0].node
+    first_sentence = top.get_content().split(". ")[0]
+    camab = CamabQueryEngine(engine, PlantedScorer([first_sentence]), budget=12)
+    response = camab.query(question)
+    blocks = to_citation_blocks(attribution_of(response), response.source_nodes)
+    assert len(blocks) == 1  # three nodes retrieved, one supports the answer
+    [block] = blocks
+    again = CitationBlock.model_validate(block.model_dump())  # LlamaIndex's own schema
+    assert again == block
+    assert block.source == top.node_id and block.title == top.metadata["title"]
+    assert block.cited_content.text == top.get_content().strip()
+    location = block.additional_location_info
+    assert location["node_index"] == 0
+    text = response.response
+    assert text[location["answer_start"] : location["answer_end"]].strip()

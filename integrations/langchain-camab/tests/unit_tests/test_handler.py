@@ -319,3 +319,36 @@ def test_empty_retrieval_says_so_and_is_never_grounded() -> None:
     assert result.error is not None and "retriever ran and returned no documents" in result.error
     assert result.n_documents == 0 and result.scores.size == 0
     assert result.groundedness is not None and result.groundedness.grounded is False
+
+
+def test_native_citations_cite_only_the_supporting_document() -> None:
+    from langchain_camab import to_citations, with_citations
+
+    handler = CamabCallbackHandler(KeywordScorer(), budget=8, granularity="sentence")
+    docs = [
+        Document(d.page_content, metadata={**d.metadata, "source": f"https://x.test/{i}"})
+        for i, d in enumerate(DOCS)
+    ]
+    retriever = KeywordRetriever(documents=docs, k=3)
+    seen: dict[str, Any] = {}
+
+    def keep(found: list[Document]) -> str:
+        seen["docs"] = found
+        return _format(found)
+
+    chain = {"context": retriever | keep, "question": RunnablePassthrough()} | PROMPT | EchoModel()
+    message = chain.invoke("What is the capital of France?", {"callbacks": [handler]})
+    result = handler.last_result
+    assert result is not None and result.status == "ok"
+    citations = to_citations(result, seen["docs"])
+    assert len(citations) == 1  # three documents retrieved, one supports the answer
+    [citation] = citations
+    assert citation["type"] == "citation" and citation["id"].startswith("lc_")
+    assert citation["title"] == "Paris" and citation["url"] == "https://x.test/0"
+    answer = "Paris is the capital of France."
+    assert answer[citation["start_index"] : citation["end_index"]] == answer
+    assert citation["cited_text"] == "Paris is the capital of France."
+    annotated = with_citations(message, citations)
+    [block] = annotated.content_blocks  # LangChain's own parser reads the annotations
+    assert block["type"] == "text" and block["text"] == answer
+    assert block["annotations"][0]["cited_text"] == citation["cited_text"]

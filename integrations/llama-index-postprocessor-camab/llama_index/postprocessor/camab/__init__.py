@@ -17,6 +17,7 @@ from llama_index.postprocessor.camab.base import (
     groundedness_of,
     scorer_from_llm,
 )
+from llama_index.postprocessor.camab.citations import to_citation_blocks
 from llama_index.postprocessor.camab.local import CamabLocalLLM, MiniLMEmbedding
 
 __all__ = [
@@ -32,4 +33,5 @@ __all__ = [
     "attribution_of",
     "groundedness_of",
     "scorer_from_llm",
+    "to_citation_blocks",
 ]

@@ -1,0 +1,69 @@
+"""LangChain's own citation type from an attribution: ``Citation`` annotations.
+
+Each answer sentence cites only the documents its attribution supports (camab-rag's
+:class:`~camab_rag.CitationRule`), never every retrieved document. ``start_index`` and
+``end_index`` are the sentence's span in the answer text, ``cited_text`` the document's
+segment that supports it most, ``title`` and ``url`` come from the document's metadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langchain_core.messages.content import Citation, create_citation
+
+from camab_rag.citations import CitationRule, citation_pairs
+from camab_rag.result import AttributionResult
+from camab_rag.segments import to_documents
+
+URL_KEYS = ("url", "source", "file_path")
+"""Document metadata keys read as the citation's ``url``, first found wins."""
+
+
+def to_citations(
+    result: AttributionResult,
+    documents: Sequence[Any],
+    *,
+    rule: CitationRule | None = None,
+) -> list[Citation]:
+    """LangChain ``Citation`` annotations for ``result.response``, in answer order.
+
+    Args:
+        result: an attribution (``handler.last_result``, ``camab_rag.attribute(...)``).
+        documents: the attributed documents, in the same order, as the chain holds them
+            (LangChain ``Document`` objects, strings or mappings).
+        rule: which documents a sentence cites (default: ``CitationRule()``).
+    """
+    docs = to_documents(documents)
+    citations = []
+    for pair in citation_pairs(result, documents, rule=rule):
+        metadata: Mapping[str, Any] = docs[pair.source.doc_index].metadata
+        url = next((str(metadata[k]) for k in URL_KEYS if metadata.get(k)), None)
+        citations.append(
+            create_citation(
+                url=url,
+                title=pair.source.title,
+                start_index=pair.sentence.start,
+                end_index=pair.sentence.end,
+                cited_text=pair.cited_text,
+                document_index=pair.source.doc_index,
+                score=pair.score,
+                camab_source=pair.source.number,
+            )
+        )
+    return citations
+
+
+def with_citations(message: AIMessage, citations: Sequence[Citation]) -> AIMessage:
+    """A copy of ``message`` whose content is one text block carrying ``citations`` as
+    annotations (LangChain's standard content blocks). The content changes from a string
+    to a list of blocks: use it where the chain's consumers read ``content_blocks`` (or
+    ``.text``), not a plain string."""
+    text = message.text
+    block: dict[str, Any] = {"type": "text", "text": text, "annotations": list(citations)}
+    return message.model_copy(update={"content": [block]})
+
+
+__all__ = ["to_citations", "with_citations"]
