@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -26,7 +27,10 @@ from camab_rag.statements import attribute_statements
 
 Masks = NDArray[np.bool_]
 FloatArray = NDArray[np.float64]
+ProgressFn = Callable[[int, int], object]
+"""``progress(calls_made, budget)``, called after each scored batch of subsets."""
 MAX_SEGMENTS = 5000
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -41,11 +45,17 @@ class _Run:
     exact: bool
     masks: list[Masks]
     rewards: list[FloatArray]
+    progress: ProgressFn | None = None
 
-    def record(self, masks: Masks, rewards: FloatArray) -> None:
+    def record(self, masks: Masks, rewards: FloatArray, calls: int) -> None:
         self.sampler.observe(masks, rewards)
         self.masks.append(masks)
         self.rewards.append(rewards)
+        if self.progress is not None:
+            try:
+                self.progress(calls, self.budget)
+            except Exception:  # a progress display must never stop the attribution
+                logger.warning("camab: the progress callback raised", exc_info=True)
 
     def history(self, n_segments: int) -> tuple[Masks, FloatArray]:
         if not self.masks:
@@ -226,6 +236,7 @@ def attribute(
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
     statements: bool = True,
     hierarchical: bool | None = None,
+    progress: ProgressFn | None = None,
     **method_options: Any,
 ) -> AttributionResult:
     """Attribute ``response`` to the segments of ``context``.
@@ -256,6 +267,8 @@ def attribute(
         hierarchical: attribute whole documents first, then the segments inside the top
             documents (:mod:`camab_rag.methods.hierarchical`); ``None`` (default) lets
             ``"auto"`` do so and runs the other methods flat.
+        progress: called as ``progress(calls_made, budget)`` after each scored batch (a
+            progress bar, a log line); an exception it raises is logged and ignored.
         **method_options: passed to the method, e.g. ``batch_size=4`` (Thompson samples per
             round, scored concurrently), ``early_stop=EarlyStop()``, ``noise_variance``.
     """
@@ -279,9 +292,10 @@ def attribute(
         _dense([segment.doc_index for segment in segments]),
         hierarchical,
     )
+    run.progress = progress
     while (masks := run.sampler.next_masks()) is not None:
         if masks.shape[0]:
-            run.record(masks, oracle.evaluate(masks))
+            run.record(masks, oracle.evaluate(masks), oracle.n_queries)
     return _result_for_text(
         run, oracle, documents, segments, question, response, reward_name, statements
     )
@@ -303,6 +317,7 @@ async def aattribute(
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
     statements: bool = True,
     hierarchical: bool | None = None,
+    progress: ProgressFn | None = None,
     **method_options: Any,
 ) -> AttributionResult:
     """Async :func:`attribute`: each batch of subsets is scored with ``scorer.ascore``."""
@@ -326,9 +341,10 @@ async def aattribute(
         _dense([segment.doc_index for segment in segments]),
         hierarchical,
     )
+    run.progress = progress
     while (masks := run.sampler.next_masks()) is not None:
         if masks.shape[0]:
-            run.record(masks, await oracle.aevaluate(masks))
+            run.record(masks, await oracle.aevaluate(masks), oracle.n_queries)
     return _result_for_text(
         run, oracle, documents, segments, question, response, reward_name, statements
     )
@@ -344,6 +360,7 @@ def attribute_fn(
     seed: int = 0,
     groups: Sequence[int] | None = None,
     hierarchical: bool | None = None,
+    progress: ProgressFn | None = None,
     **method_options: Any,
 ) -> AttributionResult:
     """Attribute a reward function over ``n_segments`` binary inclusions.
@@ -370,9 +387,10 @@ def attribute_fn(
         _check_groups(groups, int(n_segments)),
         hierarchical,
     )
+    run.progress = progress
     while (masks := run.sampler.next_masks()) is not None:
         if masks.shape[0]:
-            run.record(masks, oracle.evaluate(masks))
+            run.record(masks, oracle.evaluate(masks), oracle.n_queries)
     result = _finish(run, int(n_segments), oracle.n_queries, 0)
     return replace(result, wall_time_s=time.perf_counter() - run.started)
 

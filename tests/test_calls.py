@@ -224,3 +224,20 @@ def test_auto_is_the_default_everywhere():
         assert inspect.signature(function).parameters["method"].default == "auto"
     for command in (["attribute", "in.jsonl"], ["demo"]):
         assert build_parser(command).parse_args(command).method == "auto"
+
+
+def test_progress_reports_calls_after_each_batch_and_never_breaks_the_run():
+    seen = []
+    value, groups, _ = planted_documents(1)
+    result = attribute_fn(
+        value, 40, budget=24, groups=groups, progress=lambda done, total: seen.append((done, total))
+    )
+    assert seen and seen[-1] == (result.n_queries, 24)
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+
+    def broken(done: int, total: int) -> None:
+        raise RuntimeError("display is gone")
+
+    scorer = KeywordScorer()
+    again = attribute("Where?", ["Paris is big.", "Rome is old."], "Paris", scorer, progress=broken)
+    assert again.status == "ok" and again.n_queries == len(scorer.calls)
