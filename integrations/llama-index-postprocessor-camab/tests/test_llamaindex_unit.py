@@ -275,13 +275,23 @@ def test_no_scorer_and_no_openai_llm_is_recorded_not_raised(index: Any) -> None:
     assert info["status"] == "error" and "scorer=camab_rag.default_scorer()" in info["error"]
 
 
-def test_streaming_response_is_recorded_as_unsupported(index: Any) -> None:
+def test_a_streamed_response_is_attributed_once_consumed(index: Any) -> None:
     engine = index.as_query_engine(llm=MockLLM(max_tokens=2), similarity_top_k=2, streaming=True)
-    response = CamabQueryEngine(engine, PlantedScorer([]), budget=4).query("Who was Henry Roth?")
-    assert attribution_info(response)["status"] == "error"
-    assert "streaming" in attribution_info(response)["error"]
+    question = "Who was Henry Roth?"
+    top = engine.retrieve(QueryBundle(question))[0].node.get_content()
+    scorer = PlantedScorer([top.split(". ")[0]])
+    response = CamabQueryEngine(engine, scorer, budget=4).query(question)
     assert isinstance(response, StreamingResponse)
-    assert "".join(response.response_gen) == "text text"
+    assert "attribution" not in (response.metadata or {})  # nothing before the stream ends
+    assert "".join(response.response_gen) == "text text"  # the tokens, as streamed
+    info = attribution_info(response)
+    assert info["status"] == "ok" and info["response"] == "text text"
+    # the LLM call of a stream starts after the query returns: scored with the template
+    assert info["prompt_source"] == "template" and info["prompt_note"]
+    assert response.response_txt == "text text"
+    ranks = [n.node.metadata[ATTRIBUTION_KEY]["rank"] for n in response.source_nodes]
+    assert sorted(ranks) == [1, 2]
+    assert response.source_nodes[ranks.index(1)].node.get_content() == top
 
 
 def test_refine_mode_falls_back_to_the_template_and_says_so(index: Any) -> None:
@@ -365,7 +375,7 @@ def test_auto_is_the_default_method_of_every_entry_point():
 
 
 @pytest.mark.parametrize("granularity", ["chunk", "sentence"])
-def test_cite_from_the_source_nodes_of_a_response(index: Any, granularity: str) -> None:
+def test_cite_from_the_source_nodes_of_a_response(index: Any, granularity: Any) -> None:
     from llama_index.postprocessor.camab import attribution_of
 
     import camab_rag
@@ -415,7 +425,7 @@ def test_nodes_discarded_by_a_postprocessor_are_not_attributed(index: Any) -> No
 
 
 def test_citation_blocks_cite_only_the_supporting_node(index: Any) -> None:
-    from llama_index.core.base.llms.types import CitationBlock
+    from llama_index.core.base.llms.types import CitationBlock, TextBlock
     from llama_index.postprocessor.camab import attribution_of, to_citation_blocks
 
     engine = index.as_query_engine(llm=MockLLM(max_tokens=3), similarity_top_k=3)
@@ -430,8 +440,9 @@ def test_citation_blocks_cite_only_the_supporting_node(index: Any) -> None:
     again = CitationBlock.model_validate(block.model_dump())  # LlamaIndex's own schema
     assert again == block
     assert block.source == top.node_id and block.title == top.metadata["title"]
+    assert isinstance(block.cited_content, TextBlock)
     assert block.cited_content.text == top.get_content().strip()
     location = block.additional_location_info
     assert location["node_index"] == 0
-    text = response.response
-    assert text[location["answer_start"] : location["answer_end"]].strip()
+    text = answered(response).response
+    assert text is not None and text[location["answer_start"] : location["answer_end"]].strip()

@@ -30,13 +30,13 @@ import collections
 import importlib
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 from llama_index.core.base.base_query_engine import BaseQueryEngine
-from llama_index.core.base.response.schema import RESPONSE_TYPE, Response
+from llama_index.core.base.response.schema import RESPONSE_TYPE, Response, StreamingResponse
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.dispatcher import Dispatcher
@@ -794,15 +794,48 @@ class CamabQueryEngine(BaseQueryEngine):
     def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         span_id = self._begin(query_bundle)
         response = self.query_engine.query(query_bundle)
+        record = self._tracker.record(span_id)
+        if isinstance(response, StreamingResponse):
+            return self._stream(response, query_bundle.query_str, record)
         return attribute_response(
             response,
             query_bundle.query_str,
             scorer=self.scorer,
             config=self.config,
-            record=self._tracker.record(span_id),
+            record=record,
             llm=_engine_llm(self.query_engine),
             scorers=self._scorers,
         )
+
+    def _stream(
+        self, response: StreamingResponse, question: str, record: QueryRecord | None
+    ) -> StreamingResponse:
+        """The stream as it came, attributed once it is consumed: when its last token has
+        been read, ``metadata["attribution"]`` and the source nodes carry the attribution
+        (a blocking filter's verdict is recorded, but streamed text cannot be taken back)."""
+        tokens = response.response_gen
+
+        def attributed() -> Generator[str, None, None]:
+            pieces = []
+            for token in tokens:
+                pieces.append(token)
+                yield token
+            final = Response("".join(pieces), list(response.source_nodes), response.metadata)
+            attribute_response(
+                final,
+                question,
+                scorer=self.scorer,
+                config=self.config,
+                record=record,
+                llm=_engine_llm(self.query_engine),
+                scorers=self._scorers,
+            )
+            response.source_nodes = final.source_nodes
+            response.metadata = final.metadata
+            response.response_txt = "".join(pieces)
+
+        response.response_gen = attributed()
+        return response
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         span_id = self._begin(query_bundle)
