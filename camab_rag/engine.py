@@ -193,31 +193,67 @@ def _prepare(
     return documents, segments, ScorerOracle(builder, scorer, response, reward_fn), reward_name
 
 
-def _result_for_text(
-    run: _Run,
-    oracle: ScorerOracle,
-    documents: list[SourceDocument],
-    segments: list[Segment],
-    question: str,
-    response: str,
-    reward_name: str,
-    statements: bool,
-) -> AttributionResult:
-    result = _finish(
-        run,
-        len(segments),
-        oracle.n_queries,
-        oracle.prompt_tokens,
-        segments=segments,
-        question=question,
-        response=response,
-        reward=reward_name,
-        n_documents=len(documents),
-    )
-    per_statement = (
-        attribute_statements(run.method, oracle, result.masks, run.seed) if statements else []
-    )
-    return replace(result, statements=per_statement, wall_time_s=time.perf_counter() - run.started)
+@dataclass
+class _TextJob:
+    """One text attribution: its documents, segments, oracle and run, built once from the
+    arguments of :func:`attribute` / :func:`aattribute` (the two differ only in how a
+    batch is scored)."""
+
+    arguments: dict[str, Any]
+    documents: list[SourceDocument]
+    segments: list[Segment]
+    oracle: ScorerOracle
+    reward_name: str
+    run: _Run
+
+    @classmethod
+    def start(cls, arguments: dict[str, Any]) -> _TextJob:
+        a = arguments
+        documents, segments, oracle, reward_name = _prepare(
+            a["question"],
+            a["context"],
+            a["response"],
+            a["scorer"],
+            a["granularity"],
+            a["prompt_builder"],
+            a["reward"],
+            a["user_template"],
+            a["system_prompt"],
+        )
+        groups = _dense([segment.doc_index for segment in segments])
+        run = _start(
+            len(segments),
+            a["budget"],
+            a["method"],
+            a["seed"],
+            a["method_options"],
+            groups,
+            a["hierarchical"],
+        )
+        run.progress = a["progress"]
+        return cls(arguments, documents, segments, oracle, reward_name, run)
+
+    def result(self) -> AttributionResult:
+        a, run, oracle = self.arguments, self.run, self.oracle
+        result = _finish(
+            run,
+            len(self.segments),
+            oracle.n_queries,
+            oracle.prompt_tokens,
+            segments=self.segments,
+            question=a["question"],
+            response=a["response"],
+            reward=self.reward_name,
+            n_documents=len(self.documents),
+        )
+        per_statement = (
+            attribute_statements(run.method, oracle, result.masks, run.seed)
+            if a["statements"]
+            else []
+        )
+        return replace(
+            result, statements=per_statement, wall_time_s=time.perf_counter() - run.started
+        )
 
 
 def attribute(
@@ -272,33 +308,11 @@ def attribute(
         **method_options: passed to the method, e.g. ``batch_size=4`` (Thompson samples per
             round, scored concurrently), ``early_stop=EarlyStop()``, ``noise_variance``.
     """
-    documents, segments, oracle, reward_name = _prepare(
-        question,
-        context,
-        response,
-        scorer,
-        granularity,
-        prompt_builder,
-        reward,
-        user_template,
-        system_prompt,
-    )
-    run = _start(
-        len(segments),
-        budget,
-        method,
-        seed,
-        method_options,
-        _dense([segment.doc_index for segment in segments]),
-        hierarchical,
-    )
-    run.progress = progress
-    while (masks := run.sampler.next_masks()) is not None:
+    job = _TextJob.start(dict(locals()))
+    while (masks := job.run.sampler.next_masks()) is not None:
         if masks.shape[0]:
-            run.record(masks, oracle.evaluate(masks), oracle.n_queries)
-    return _result_for_text(
-        run, oracle, documents, segments, question, response, reward_name, statements
-    )
+            job.run.record(masks, job.oracle.evaluate(masks), job.oracle.n_queries)
+    return job.result()
 
 
 async def aattribute(
@@ -321,33 +335,11 @@ async def aattribute(
     **method_options: Any,
 ) -> AttributionResult:
     """Async :func:`attribute`: each batch of subsets is scored with ``scorer.ascore``."""
-    documents, segments, oracle, reward_name = _prepare(
-        question,
-        context,
-        response,
-        scorer,
-        granularity,
-        prompt_builder,
-        reward,
-        user_template,
-        system_prompt,
-    )
-    run = _start(
-        len(segments),
-        budget,
-        method,
-        seed,
-        method_options,
-        _dense([segment.doc_index for segment in segments]),
-        hierarchical,
-    )
-    run.progress = progress
-    while (masks := run.sampler.next_masks()) is not None:
+    job = _TextJob.start(dict(locals()))
+    while (masks := job.run.sampler.next_masks()) is not None:
         if masks.shape[0]:
-            run.record(masks, await oracle.aevaluate(masks), oracle.n_queries)
-    return _result_for_text(
-        run, oracle, documents, segments, question, response, reward_name, statements
-    )
+            job.run.record(masks, await job.oracle.aevaluate(masks), job.oracle.n_queries)
+    return job.result()
 
 
 # ---------------------------------------------------------------------- no LLM at all

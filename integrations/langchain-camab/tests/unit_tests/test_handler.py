@@ -281,6 +281,23 @@ def test_auto_is_the_default_method_of_every_entry_point():
         assert inspect.signature(entry.__init__).parameters["method"].default == "auto"
 
 
+def _run_keeping_documents(
+    handler: Any, documents: list[Document], fmt: Any = _format
+) -> tuple[Any, list[Document], Any]:
+    """Invoke the France question; (answer message, the Documents the run retrieved,
+    the handler's result)."""
+    seen: dict[str, Any] = {}
+
+    def keep(docs: list[Document]) -> str:
+        seen["docs"] = docs
+        return str(fmt(docs))
+
+    retriever = KeywordRetriever(documents=documents, k=3)
+    chain = {"context": retriever | keep, "question": RunnablePassthrough()} | PROMPT | EchoModel()
+    message = chain.invoke("What is the capital of France?", {"callbacks": [handler]})
+    return message, seen["docs"], handler.last_result
+
+
 def test_cite_from_the_langchain_documents_of_the_run() -> None:
     import camab_rag
 
@@ -288,18 +305,9 @@ def test_cite_from_the_langchain_documents_of_the_run() -> None:
         return "\n\n".join(f"Source {i + 1}: {d.page_content}" for i, d in enumerate(docs))
 
     handler = CamabCallbackHandler(KeywordScorer(), budget=8, granularity="sentence")
-    retriever = KeywordRetriever(documents=DOCS, k=3)
-    seen: dict[str, Any] = {}
-
-    def keep(docs: list[Document]) -> str:
-        seen["docs"] = docs
-        return titled(docs)
-
-    chain = {"context": retriever | keep, "question": RunnablePassthrough()} | PROMPT | EchoModel()
-    chain.invoke("What is the capital of France?", {"callbacks": [handler]})
-    result = handler.last_result
+    _, docs, result = _run_keeping_documents(handler, DOCS, titled)
     assert result is not None and result.status == "ok", result and result.error
-    cited = camab_rag.cite(result, seen["docs"])
+    cited = camab_rag.cite(result, docs)
     best = cited.source(1)
     assert best.title == "Paris" and best.text == "Paris is the capital of France."
     assert [h.text for h in best.highlights] == ["Paris is the capital of France."]
@@ -325,22 +333,13 @@ def test_native_citations_cite_only_the_supporting_document() -> None:
     from langchain_camab import to_citations, with_citations
 
     handler = CamabCallbackHandler(KeywordScorer(), budget=8, granularity="sentence")
-    docs = [
+    sourced = [
         Document(d.page_content, metadata={**d.metadata, "source": f"https://x.test/{i}"})
         for i, d in enumerate(DOCS)
     ]
-    retriever = KeywordRetriever(documents=docs, k=3)
-    seen: dict[str, Any] = {}
-
-    def keep(found: list[Document]) -> str:
-        seen["docs"] = found
-        return _format(found)
-
-    chain = {"context": retriever | keep, "question": RunnablePassthrough()} | PROMPT | EchoModel()
-    message = chain.invoke("What is the capital of France?", {"callbacks": [handler]})
-    result = handler.last_result
+    message, docs, result = _run_keeping_documents(handler, sourced)
     assert result is not None and result.status == "ok"
-    citations = to_citations(result, seen["docs"])
+    citations = to_citations(result, docs)
     assert len(citations) == 1  # three documents retrieved, one supports the answer
     [citation] = citations
     assert citation["type"] == "citation" and citation["id"].startswith("lc_")
