@@ -12,7 +12,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
-from camab_rag.methods import Hierarchical, Method, Sampler, enumerates, get_method, plan_sampler
+from camab_rag.methods import (
+    Auto,
+    Hierarchical,
+    Method,
+    Sampler,
+    enumerates,
+    get_method,
+    plan_sampler,
+)
 from camab_rag.oracle import FunctionOracle, ScorerOracle
 from camab_rag.prompts import (
     DEFAULT_SYSTEM_PROMPT,
@@ -114,10 +122,11 @@ def _start(
     if hierarchical is None:
         hierarchical = chosen.name == "auto"
     exact = enumerates(chosen, n_segments, checked)
-    if hierarchical and groups is not None and not exact:
-        n_docs = max(groups) + 1
-        if 1 < n_docs < n_segments:  # else one level: nothing to refine
-            chosen = Hierarchical(chosen, groups)
+    n_docs = max(groups) + 1 if groups else 1
+    if hierarchical and groups is not None and not exact and 1 < n_docs < n_segments:
+        chosen = Hierarchical(chosen, groups)
+    elif isinstance(chosen, Auto):  # one level: Thompson draws only (see methods.auto)
+        chosen = replace(chosen, leave_one_out_first=False)
     rng = np.random.default_rng(seed)
     sampler = plan_sampler(chosen, n_segments, checked, rng)
     return _Run(chosen, sampler, checked, seed, time.perf_counter(), exact, [], [])

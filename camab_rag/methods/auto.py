@@ -1,25 +1,28 @@
 """``method="auto"``: the library's default, chosen for quality per model call.
 
-At one level of ``N`` units with a budget of ``s`` distinct calls:
+With ``N`` units and a budget of ``s`` distinct calls:
 
 * ``2**N <= s``: every subset once, exact fit (the engine's rule for every method);
-* ``N + 1 <= s``: the full context and each unit left out first (one batch, scored
-  concurrently), then CAMAB's Thompson draws, with distinct calls, for the rest;
-* otherwise: CAMAB's Thompson draws with distinct calls.
+* one level (chunks, or a single document's sentences): CAMAB's Thompson draws with
+  distinct calls;
+* several documents split into sentences: hierarchically (documents first, then the
+  sentences of the top documents: :mod:`camab_rag.methods.hierarchical`), each level
+  opening with the full context and each unit left out once when ``N + 1 <= s`` (one
+  batch, scored concurrently), then Thompson draws for the rest.
 
-The scores are CAMAB's posterior means over every evaluated subset. With several
-documents split into sentences the engine runs this hierarchically (documents first,
-then the sentences of the top documents: :mod:`camab_rag.methods.hierarchical`).
+The scores are CAMAB's posterior means over every evaluated subset.
 
 Why (BENCHMARKS.md, "Quality per model call" and "Small contexts"): with 4-10 chunks,
 the common RAG case, spending the budget on distinct subsets and fitting exactly when
 every subset fits is what separates the methods from the paper's loop as written. On
 HotpotQA sentences, leave-one-out's near-full-context ablations had the best gold
 alignment of the peers but cost ``N + 1`` calls; the document level makes them affordable
-at the default budget of 40, where ``auto`` matches leave-one-out. The margins over CAMAB,
-KernelSHAP and the ContextCite fit on HotpotQA are not significant after Holm correction
-(and at a budget of 20 ``auto``'s gold AUROC trails them, also not significantly): the
-tables say so.
+at the default budget of 40, where ``auto`` matches leave-one-out. On one level of a few
+chunks, leave-one-out rows agree least with the exact attribution (substitutes hide each
+other when only one is removed), so a one-level run uses Thompson draws only. The
+margins over CAMAB, KernelSHAP and the ContextCite fit on HotpotQA are not significant
+after Holm correction (and at a budget of 20 ``auto``'s gold AUROC trails them, also not
+significantly): the tables say so.
 """
 
 from __future__ import annotations
@@ -34,12 +37,12 @@ from camab_rag.methods.camab import Camab, CamabSampler
 
 
 class AutoSampler(Sampler):
-    """Leave-one-out rows first when they fit, then distinct Thompson draws."""
+    """Leave-one-out rows first when asked and they fit, then distinct Thompson draws."""
 
     def __init__(self, method: Auto, n_segments: int, budget: int, rng: np.random.Generator):
         self.thompson = CamabSampler(method.bandit(), n_segments, budget, rng)
         self.opening: Masks | None = None
-        if n_segments + 1 <= budget:
+        if method.leave_one_out_first and n_segments + 1 <= budget:
             opening = np.ones((n_segments + 1, n_segments), dtype=bool)
             opening[np.arange(1, n_segments + 1), np.arange(n_segments)] = False
             self.opening = opening
@@ -63,11 +66,15 @@ class Auto(Method):
     Args:
         batch_size: Thompson samples per round after the opening batch.
         noise_variance, prior_variance: CAMAB's posterior settings.
+        leave_one_out_first: open with the full context and each unit left out once when
+            that fits the budget (the engine sets it for the levels of a hierarchical run
+            and clears it for a one-level run).
     """
 
     batch_size: int = 1
     noise_variance: float = 0.01
     prior_variance: float = 1.0
+    leave_one_out_first: bool = True
 
     name = "auto"
     #: a prefix is a valid fit, but not the run a smaller budget would make (that one
@@ -95,4 +102,5 @@ class Auto(Method):
             "batch_size": self.batch_size,
             "noise_variance": self.noise_variance,
             "prior_variance": self.prior_variance,
+            "leave_one_out_first": self.leave_one_out_first,
         }
