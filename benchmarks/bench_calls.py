@@ -50,8 +50,11 @@ from camab_rag.evaluation.runner import (  # noqa: E402
     append_record,
     done_ids,
     make_builder,
+    masks_from_bits,
     read_results,
 )
+from camab_rag.methods import Camab, Hierarchical  # noqa: E402
+from camab_rag.methods.estimators import ESTIMATORS  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402
 from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest  # noqa: E402
 
@@ -219,7 +222,15 @@ def report(args: argparse.Namespace) -> None:
         records = [r for r in records if "auto" in ours.get(r["id"], {})]
         if records:
             body.append(section(stem, records, ours))
-    text = "\n\n".join(body)
+    intro = (
+        "The runs: `.venv/bin/python benchmarks/bench_calls.py run --results RESULTS "
+        "--offset 0 --n 25 --threads 1 --budgets 20,40` and the same with `--offset 25`, "
+        "one per core, stopped where the session ended (the examples below are those both "
+        "shards finished). The peers are read from the stored run `RESULTS.jsonl` (same "
+        "responses, prompts and model); their budgets are prefixes of one run, auto runs "
+        "once per budget. Calls are distinct model calls; leave-one-out makes N + 1."
+    )
+    text = "\n\n".join([intro, *body])
     print(text)
     write_section("calls", 'Quality per model call (method="auto")', text)
 
@@ -327,10 +338,46 @@ def section(
             row.append(reached)
         eff_rows.append(row)
     lines.append(markdown_table(["method", "AUROC", "drop@3"], eff_rows))
+    lines += ["", estimator_table(records, ours, budgets)]
     plot_path = plot(stem, records, fits, methods)
     if plot_path:
         lines += ["", f"![calls vs quality]({plot_path.relative_to(ROOT)})"]
     return "\n".join(lines)
+
+
+def estimator_table(
+    records: list[dict[str, Any]], ours: dict[str, dict[str, dict[str, Any]]], budgets: list[int]
+) -> str:
+    """auto's own subsets read with each estimator (gold AUROC; no model call)."""
+    by_id = {r["id"]: r for r in records}
+    examples = examples_by_id(records)
+    rows = []
+    for b in budgets:
+        found: dict[str, list[float]] = {name: [] for name in ESTIMATORS}
+        for example_id, variants in ours.items():
+            fit = variants.get("auto", {}).get("budgets", {}).get(str(b))
+            if fit is None or example_id not in by_id or "masks" not in fit:
+                continue
+            masks = masks_from_bits(fit["masks"])
+            rewards = np.asarray(fit["rewards"], dtype=float)
+            config = fit["method_config"]
+            for name in ESTIMATORS:
+                level = Camab(estimator=name)
+                method = (
+                    Hierarchical(level, config["groups"], config.get("stage1_calls"))
+                    if config.get("hierarchical")
+                    else level
+                )
+                scores = method.fit(masks, rewards)
+                gold = examples[example_id].gold or []
+                found[name].append(gold_alignment(scores, gold)["auroc"])
+        rows.append([b, *(_mean_cell(found[name]) for name in ESTIMATORS)])
+    return (
+        "auto's own subsets read with each estimator (gold AUROC, no model call; the top-k "
+        "drop of the same swap on the stored designs is in 'Design or estimator? The "
+        "log-prob drop'):\n\n"
+        + markdown_table(["budget", *(f"AUROC, {name}" for name in ESTIMATORS)], rows)
+    )
 
 
 def plot(stem: str, records: list[dict[str, Any]], fits: Fits, methods: list[str]) -> Path | None:
