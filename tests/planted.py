@@ -47,3 +47,20 @@ def auroc(scores: np.ndarray, labels: np.ndarray) -> float:
     greater = (pos[:, None] > neg[None, :]).sum()
     ties = (pos[:, None] == neg[None, :]).sum()
     return float((greater + 0.5 * ties) / (pos.size * neg.size))
+
+
+def brute_force_shapley(value, n: int) -> np.ndarray:
+    """Exact Shapley values of ``value`` (a mask -> float function) over ``n`` players."""
+    from itertools import product
+    from math import factorial
+
+    phi = np.zeros(n)
+    for i in range(n):
+        for bits in product([0, 1], repeat=n - 1):
+            mask = np.insert(np.array(bits, dtype=bool), i, False)
+            size = int(mask.sum())
+            weight = factorial(size) * factorial(n - size - 1) / factorial(n)
+            with_i = mask.copy()
+            with_i[i] = True
+            phi[i] += weight * (value(with_i) - value(mask))
+    return phi

@@ -3,12 +3,11 @@ attribution, the estimator choice and the ``auto`` default (planted-signal rewar
 
 import inspect
 from itertools import product
-from math import factorial
 
 import numpy as np
 import pytest
 from fakes import KeywordScorer
-from planted import auroc
+from planted import auroc, brute_force_shapley
 
 from camab_rag import GaussianLinearPosterior, aattribute, attribute, attribute_fn
 from camab_rag.cli import build_parser
@@ -23,19 +22,6 @@ def interacting(mask: np.ndarray) -> float:
     """A small reward with an interaction, so Shapley and least squares differ."""
     weights = np.array([1.0, 0.5, 0.0, -0.2])
     return float(weights @ mask + 0.8 * mask[0] * mask[1])
-
-
-def shapley(value, n: int) -> np.ndarray:
-    phi = np.zeros(n)
-    for bits in product([0, 1], repeat=n):
-        mask = np.array(bits, dtype=bool)
-        for i in np.flatnonzero(~mask):
-            size = int(mask.sum())
-            weight = factorial(size) * factorial(n - size - 1) / factorial(n)
-            with_i = mask.copy()
-            with_i[i] = True
-            phi[i] += weight * (value(with_i) - value(mask))
-    return phi
 
 
 def banzhaf(value, n: int) -> np.ndarray:
@@ -58,7 +44,7 @@ def test_four_segments_budget_40_pays_16_calls_and_fits_exactly(method):
     assert result.exact
     assert result.n_queries == result.n_evaluations == len(calls) == len(set(calls)) == 16
     if method == "kernelshap":
-        np.testing.assert_allclose(result.scores, shapley(interacting, 4), atol=1e-9)
+        np.testing.assert_allclose(result.scores, brute_force_shapley(interacting, 4), atol=1e-9)
     elif method == "contextcite":  # the LASSO's shrinkage is its own, on exact data
         np.testing.assert_allclose(result.scores, banzhaf(interacting, 4), atol=0.05)
     else:  # the posterior mean over every subset: least squares up to the weak prior

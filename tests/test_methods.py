@@ -1,9 +1,6 @@
-from itertools import product
-from math import factorial
-
 import numpy as np
 import pytest
-from planted import PlantedReward, auroc
+from planted import PlantedReward, auroc, brute_force_shapley
 
 from camab_rag import EarlyStop, attribute_fn
 from camab_rag.errors import InputError
@@ -128,19 +125,6 @@ def test_kernelshap_is_exact_shapley_when_budget_covers_every_coalition():
     expected = weights + np.array([0.5, 0.5, 0, 0])
     np.testing.assert_allclose(result.scores, expected, atol=1e-9)
     np.testing.assert_allclose(result.scores, brute_force_shapley(value, n), atol=1e-9)
-
-
-def brute_force_shapley(value, n):
-    phi = np.zeros(n)
-    for i in range(n):
-        for bits in product([0, 1], repeat=n - 1):
-            mask = np.insert(np.array(bits, dtype=bool), i, False)
-            size = int(mask.sum())
-            weight = factorial(size) * factorial(n - size - 1) / factorial(n)
-            with_i = mask.copy()
-            with_i[i] = True
-            phi[i] += weight * (value(with_i) - value(mask))
-    return phi
 
 
 def test_kernelshap_respects_efficiency_and_budget():
