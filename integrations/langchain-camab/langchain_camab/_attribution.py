@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from camab_rag.engine import aattribute, attribute
+from camab_rag.engine import ProgressFn, aattribute, attribute
 from camab_rag.groundedness import GroundednessFilter, check_groundedness_filter
 from camab_rag.prompts import PromptBuilder, SpanRemovalPromptBuilder, locate_segments
 from camab_rag.scoring import Prompt, prompt_texts
@@ -75,7 +75,7 @@ def plan_prompt(
 
 
 def _prepare(
-    documents: object, prompt: Prompt | None, settings: Settings
+    documents: object, prompt: Prompt | None, settings: Settings, progress: ProgressFn | None
 ) -> tuple[list[SourceDocument], PromptPlan, dict[str, Any]]:
     docs = to_documents(documents)
     plan = plan_prompt(prompt, docs, settings.granularity)
@@ -88,7 +88,16 @@ def _prepare(
     }
     if plan.builder is not None:
         kwargs["prompt_builder"] = plan.builder
+    if progress is not None:
+        kwargs["progress"] = progress
     return docs, plan, kwargs
+
+
+def _held(documents: object) -> tuple[Any, ...]:
+    """The document objects the chain held, for ``ChainAttribution.documents``."""
+    if isinstance(documents, (list, tuple)):
+        return tuple(documents)
+    return (documents,)
 
 
 def run(
@@ -100,12 +109,17 @@ def run(
     *,
     prompt: Prompt | None = None,
     run_id: str | None = None,
+    progress: ProgressFn | None = None,
 ) -> ChainAttribution:
     """Attribute ``answer`` to ``documents`` (raises on failure; callers catch)."""
-    docs, plan, kwargs = _prepare(documents, prompt, settings)
+    docs, plan, kwargs = _prepare(documents, prompt, settings, progress)
     result = attribute(question, docs, answer, scorer, **kwargs)
     chain = ChainAttribution.from_result(
-        result, prompt_mode=plan.mode, prompt_note=plan.note, run_id=run_id
+        result,
+        prompt_mode=plan.mode,
+        prompt_note=plan.note,
+        run_id=run_id,
+        documents=_held(documents),
     )
     if settings.groundedness is None:
         return chain
@@ -124,12 +138,17 @@ async def arun(
     *,
     prompt: Prompt | None = None,
     run_id: str | None = None,
+    progress: ProgressFn | None = None,
 ) -> ChainAttribution:
     """Async :func:`run` (scores with ``scorer.ascore``)."""
-    docs, plan, kwargs = _prepare(documents, prompt, settings)
+    docs, plan, kwargs = _prepare(documents, prompt, settings, progress)
     result = await aattribute(question, docs, answer, scorer, **kwargs)
     chain = ChainAttribution.from_result(
-        result, prompt_mode=plan.mode, prompt_note=plan.note, run_id=run_id
+        result,
+        prompt_mode=plan.mode,
+        prompt_note=plan.note,
+        run_id=run_id,
+        documents=_held(documents),
     )
     if settings.groundedness is None:
         return chain

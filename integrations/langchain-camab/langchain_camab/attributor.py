@@ -16,17 +16,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.documents import Document
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, BaseMessageChunk
 from langchain_core.prompts import BasePromptTemplate
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
+from langchain_core.runnables.utils import AddableDict
 
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.scoring import Prompt
@@ -34,7 +35,8 @@ from camab_rag.segments import Granularity
 from langchain_camab import _attach
 from langchain_camab._attribution import Settings, arun, check_filter, failed, run
 from langchain_camab._messages import message_text, to_prompt
-from langchain_camab.result import ChainAttribution, document_metadata
+from langchain_camab._progress import ProgressHook, RunProgress
+from langchain_camab.result import ChainAttribution, Results, document_metadata
 from langchain_camab.scorer import resolve_scorer
 
 logger = logging.getLogger(__name__)
@@ -54,6 +56,7 @@ class _Request:
     prompt: Prompt | None
     run_id: str | None
     doc_entries: list[dict[str, Any]] = field(default_factory=list)
+    progress: RunProgress | None = None
 
 
 class CamabAttributor(Runnable[Any, Any]):
@@ -93,7 +96,25 @@ class CamabAttributor(Runnable[Any, Any]):
         background: return at once with ``{"status": "pending", "run_id": ...}`` and fill
             the same dicts in place when ready; ``attributor.wait(run_id)`` (sync) or
             ``await attributor.await_result(run_id)`` (async) gives the result.
+        progress: called as ``progress(calls_made, budget)`` after each scored batch. Inside
+            a run the same figures also go to the run's callbacks as the custom event
+            ``"camab_progress"`` (``{"run_id", "calls", "budget"}``; ``astream_events``
+            shows it).
+        max_results: results kept in ``.results`` (oldest dropped first).
         **method_options: passed to the method.
+
+    Streaming: ``chain.stream()`` / ``astream()`` pass every chunk of the chain through as
+    it comes (the answer streams), then add one last chunk ``{"attribution": summary}``
+    once the stream has ended; the streamed ``Document`` objects get
+    ``metadata["attribution"]`` in place, and a streamed ``AIMessageChunk`` answer gets a
+    last empty chunk carrying ``response_metadata["attribution"]``. With a blocking
+    groundedness filter the output is held back until it is judged (a streamed answer
+    cannot be taken back), and in ``.assign`` position only the summary is streamed.
+
+    Attributes:
+        results: :class:`~langchain_camab.ChainAttribution` by run id (``results[run_id]``,
+            a ``UUID`` or its string); ``last_result`` is the latest. Each result's
+            ``scored_documents()`` gives ``(document, score)`` pairs, best first.
     """
 
     def __init__(
@@ -115,6 +136,8 @@ class CamabAttributor(Runnable[Any, Any]):
         strict: bool = False,
         groundedness: GroundednessFilter | None = None,
         background: bool = False,
+        progress: ProgressHook | None = None,
+        max_results: int = 1000,
         name: str | None = "CamabAttributor",
         **method_options: Any,
     ) -> None:
@@ -144,7 +167,9 @@ class CamabAttributor(Runnable[Any, Any]):
         self.output = output
         self.strict = strict
         self.background = background
+        self.progress = progress
         self.name = name
+        self.results = Results(max_results)
         self.last_result: ChainAttribution | None = None
         self.pending: dict[str, Future[ChainAttribution] | asyncio.Task[ChainAttribution]] = {}
         self._executor: ThreadPoolExecutor | None = None
@@ -157,17 +182,99 @@ class CamabAttributor(Runnable[Any, Any]):
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         return await self._acall_with_config(self._ainvoke, input, ensure_config(config), **kwargs)
 
+    def transform(
+        self, input: Iterator[Any], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        yield from self._transform_stream_with_config(input, self._transform, config, **kwargs)
+
+    async def atransform(
+        self, input: AsyncIterator[Any], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        async for chunk in self._atransform_stream_with_config(
+            input, self._atransform, config, **kwargs
+        ):
+            yield chunk
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        yield from self.transform(iter([input]), config, **kwargs)
+
+    async def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        async def single() -> AsyncIterator[Any]:
+            yield input
+
+        async for chunk in self.atransform(single(), config, **kwargs):
+            yield chunk
+
+    def _transform(
+        self, chunks: Iterator[Any], run_manager: CallbackManagerForChainRun
+    ) -> Iterator[Any]:
+        passes = self._passes_through(run_manager)
+        merged: Any = None
+        for chunk in chunks:
+            if passes:
+                yield chunk
+            merged = _added(merged, chunk)
+        output = self._invoke(merged, run_manager)
+        yield self._last_chunk(merged, output) if passes else output
+
+    async def _atransform(
+        self, chunks: AsyncIterator[Any], run_manager: AsyncCallbackManagerForChainRun
+    ) -> AsyncIterator[Any]:
+        passes = self._passes_through(run_manager)
+        merged: Any = None
+        async for chunk in chunks:
+            if passes:
+                yield chunk
+            merged = _added(merged, chunk)
+        output = await self._ainvoke(merged, run_manager)
+        yield self._last_chunk(merged, output) if passes else output
+
+    def _passes_through(self, run_manager: Any) -> bool:
+        """Stream the input through (then add the attribution) unless the output is only
+        the summary, or a blocking filter must judge the answer before anyone sees it."""
+        gate = self.settings.groundedness
+        blocks = gate is not None and gate.mode == "block"
+        return self._mode(run_manager) == "merge" and not blocks
+
+    def _last_chunk(self, merged: Any, output: Any) -> Any:
+        """What the stream still lacks once the input has streamed through: the summary,
+        the annotations on the streamed documents, the answer's metadata."""
+        if not isinstance(output, Mapping) or not isinstance(merged, Mapping):
+            return AddableDict()
+        data = output.get("attribution")
+        last = AddableDict(attribution=data)
+        streamed = merged.get(self.context_key)
+        annotated = output.get(self.context_key)
+        if isinstance(streamed, Document):
+            streamed, annotated = [streamed], [annotated]
+        if isinstance(streamed, list) and isinstance(annotated, list):
+            for original, copy in zip(streamed, annotated):
+                if isinstance(original, Document) and isinstance(copy, Document):
+                    original.metadata.update(copy.metadata)
+        if isinstance(merged.get(self.answer_key), BaseMessageChunk):
+            answer = merged[self.answer_key]
+            last[self.answer_key] = type(answer)(
+                content="", response_metadata={_attach.METADATA_KEY: data}
+            )
+        return last
+
     def _invoke(self, input: Any, run_manager: CallbackManagerForChainRun) -> Any:
         request, early = self._request(input, run_manager)
         if request is None:
             return early
         if self.background:
+            request.progress = RunProgress(self.progress, None, request.run_id)
             placeholder = self._placeholders(request)
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="camab")
             future = self._executor.submit(self._compute, request, placeholder)
             self.pending[str(request.run_id)] = future
             return self._output(input, request, placeholder, run_manager)
+        request.progress = RunProgress(self.progress, run_manager, request.run_id)
         result = self._compute(request, None)
         return self._output(input, request, self._summary(request, result), run_manager)
 
@@ -176,10 +283,12 @@ class CamabAttributor(Runnable[Any, Any]):
         if request is None:
             return early
         if self.background:
+            request.progress = RunProgress(self.progress, None, request.run_id)
             placeholder = self._placeholders(request)
             task = asyncio.create_task(self._acompute(request, placeholder))
             self.pending[str(request.run_id)] = task
             return self._output(input, request, placeholder, run_manager)
+        request.progress = RunProgress(self.progress, run_manager, request.run_id)
         result = await self._acompute(request, None)
         return self._output(input, request, self._summary(request, result), run_manager)
 
@@ -238,6 +347,8 @@ class CamabAttributor(Runnable[Any, Any]):
     def _finish(self, request: _Request, result: ChainAttribution) -> ChainAttribution:
         with self._lock:
             self.last_result = result
+            if request.run_id is not None:
+                self.results.add(request.run_id, result)
         return result
 
     def _error(self, request: _Request, error: Exception) -> ChainAttribution:
@@ -263,6 +374,7 @@ class CamabAttributor(Runnable[Any, Any]):
                 self.settings,
                 prompt=request.prompt,
                 run_id=request.run_id,
+                progress=request.progress,
             )
         except Exception as error:
             result = self._error(request, error)
@@ -283,9 +395,13 @@ class CamabAttributor(Runnable[Any, Any]):
                 self.settings,
                 prompt=request.prompt,
                 run_id=request.run_id,
+                progress=request.progress,
             )
         except Exception as error:
             result = self._error(request, error)
+        finally:
+            if request.progress is not None:
+                await request.progress.drain()
         if placeholder is not None:
             self._fill(request, result, placeholder)
         return self._finish(request, result)
@@ -379,6 +495,22 @@ class CamabAttributor(Runnable[Any, Any]):
         if run_id is None:
             return next(reversed(self.pending.values()))
         return self.pending[str(run_id)]
+
+
+def _added(merged: Any, chunk: Any) -> Any:
+    """The stream so far plus ``chunk``: dicts key by key, addable values added (text,
+    message chunks), anything else replaced by the newer value."""
+    if merged is None:
+        return chunk
+    if isinstance(merged, Mapping) and isinstance(chunk, Mapping):
+        out = AddableDict(merged)
+        for key, value in chunk.items():
+            out[key] = _added(out.get(key), value)
+        return out
+    try:
+        return merged + chunk
+    except TypeError:
+        return chunk
 
 
 def _attach_doc_entries(request: _Request, result: ChainAttribution) -> list[dict[str, Any]]:

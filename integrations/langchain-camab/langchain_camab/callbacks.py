@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -37,36 +36,11 @@ from langchain_camab._capture import (
     LLMCall,
 )
 from langchain_camab._messages import message_text, to_chat_messages
-from langchain_camab.result import ChainAttribution
+from langchain_camab._progress import ProgressHook
+from langchain_camab.result import ChainAttribution, Results
 from langchain_camab.scorer import resolve_scorer, scorer_from_run
 
 logger = logging.getLogger(__name__)
-
-
-class Results(OrderedDict[UUID, ChainAttribution]):
-    """Results by root run id (a ``UUID`` or its string), oldest evicted past ``limit``."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__()
-        self.limit = limit
-
-    @staticmethod
-    def _key(key: object) -> Any:
-        return UUID(key) if isinstance(key, str) else key
-
-    def __getitem__(self, key: object) -> ChainAttribution:
-        return super().__getitem__(self._key(key))
-
-    def __contains__(self, key: object) -> bool:
-        return super().__contains__(self._key(key))
-
-    def get(self, key: object, default: Any = None) -> Any:
-        return super().get(self._key(key), default)
-
-    def add(self, key: UUID, value: ChainAttribution) -> None:
-        self[key] = value
-        while len(self) > self.limit:
-            self.popitem(last=False)
 
 
 class _Job:
@@ -99,6 +73,7 @@ class _HandlerCore:
         report_run_metadata: bool,
         max_results: int,
         groundedness: GroundednessFilter | None,
+        progress: ProgressHook | None,
         method_options: dict[str, Any],
     ) -> None:
         check_filter(groundedness, can_block=False, where=f"{type(self).__name__} observes and")
@@ -114,6 +89,7 @@ class _HandlerCore:
         )
         self.strict = strict
         self.background = background
+        self.progress = progress
         self.question_keys = tuple(question_keys)
         self.context_keys = tuple(context_keys)
         self.report_run_metadata = report_run_metadata
@@ -282,6 +258,7 @@ class _HandlerCore:
                 self.settings,
                 prompt=prompt,
                 run_id=str(job.capture.run_id),
+                progress=self.progress,
             )
         except Exception as error:
             result = self._failure(job, error)
@@ -300,6 +277,7 @@ class _HandlerCore:
                 self.settings,
                 prompt=prompt,
                 run_id=str(job.capture.run_id),
+                progress=self.progress,
             )
         except Exception as error:
             result = self._failure(job, error)
@@ -358,6 +336,8 @@ _DOC = """
         report_run_metadata: add the summary to the root run's metadata (key
             ``camab_attribution``) so tracers that report at run end show it.
         max_results: results kept in ``.results`` (oldest dropped first).
+        progress: called as ``progress(calls_made, budget)`` after each scored batch (the
+            root run has ended by then, so a handler has no run to send events to).
         **method_options: passed to the method (e.g. ``batch_size=4``).
 """
 
@@ -389,6 +369,7 @@ class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
         report_run_metadata: bool = True,
         max_results: int = 1000,
         groundedness: GroundednessFilter | None = None,
+        progress: ProgressHook | None = None,
         **method_options: Any,
     ) -> None:
         super().__init__()
@@ -406,6 +387,7 @@ class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
             report_run_metadata=report_run_metadata,
             max_results=max_results,
             groundedness=groundedness,
+            progress=progress,
             method_options=method_options,
         )
         self.futures: dict[UUID, Future[ChainAttribution]] = {}
@@ -552,6 +534,7 @@ class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
         report_run_metadata: bool = True,
         max_results: int = 1000,
         groundedness: GroundednessFilter | None = None,
+        progress: ProgressHook | None = None,
         **method_options: Any,
     ) -> None:
         super().__init__()
@@ -569,6 +552,7 @@ class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
             report_run_metadata=report_run_metadata,
             max_results=max_results,
             groundedness=groundedness,
+            progress=progress,
             method_options=method_options,
         )
         self.tasks: dict[UUID, asyncio.Task[ChainAttribution]] = {}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
+from uuid import UUID
 
 import numpy as np
 
@@ -28,12 +30,27 @@ class ChainAttribution(AttributionResult):
         groundedness: the verdict of the integration's
             :class:`~camab_rag.groundedness.GroundednessFilter` (``None`` without one):
             ``grounded``, ``blocked``, the ``answer`` to show and the score's ``report``.
+        documents: the attributed documents themselves (``Document`` objects, or the
+            texts the chain held), in attribution order; not serialized by ``to_dict``.
     """
 
     prompt_mode: PromptMode = "none"
     prompt_note: str | None = None
     run_id: str | None = None
     groundedness: FilteredAnswer | None = None
+    documents: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+
+    def scored_documents(self) -> list[tuple[Any, float]]:
+        """``(document, score)`` pairs, most relied-on first (empty when attribution failed).
+
+        The simple view for chains whose documents were consumed on the way (e.g. by a
+        ``format_docs`` step): ``handler.last_result.scored_documents()``.
+        """
+        if self.status != "ok" or not self.documents:
+            return []
+        scores = self.document_scores
+        order = self.top_documents(min(len(scores), len(self.documents)))
+        return [(self.documents[i], float(scores[i])) for i in order]
 
     @classmethod
     def from_result(cls, result: AttributionResult, **extra: Any) -> ChainAttribution:
@@ -164,3 +181,30 @@ def summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dic
         for statement, doc_index in zip(result.statements, supporting_documents(result))
     ]
     return data
+
+
+class Results(OrderedDict[UUID, ChainAttribution]):
+    """Results by root run id (a ``UUID`` or its string), oldest evicted past ``limit``."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    @staticmethod
+    def _key(key: object) -> Any:
+        return UUID(key) if isinstance(key, str) else key
+
+    def __getitem__(self, key: object) -> ChainAttribution:
+        return super().__getitem__(self._key(key))
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(self._key(key))
+
+    def get(self, key: object, default: Any = None) -> Any:
+        return super().get(self._key(key), default)
+
+    def add(self, key: UUID | str, value: ChainAttribution) -> None:
+        """Store ``value`` under ``key``, dropping the oldest results past ``limit``."""
+        self[self._key(key)] = value
+        while len(self) > self.limit:
+            self.popitem(last=False)

@@ -1,0 +1,58 @@
+"""Attribution progress, reported to a user hook and to the run's LangChain callbacks."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
+
+PROGRESS_EVENT = "camab_progress"
+"""Name of the custom event sent after each scored batch: ``{"run_id", "calls", "budget"}``
+(``astream_events`` shows it as ``on_custom_event``; handlers get ``on_custom_event``)."""
+
+ProgressHook = Callable[[int, int], object]
+logger = logging.getLogger(__name__)
+
+
+class RunProgress:
+    """The core's ``progress(calls, budget)`` hook for one attribution.
+
+    It calls the user's ``hook`` and, when the attribution runs inside a chain run,
+    dispatches :data:`PROGRESS_EVENT` to that run's callbacks. In async runs the events are
+    tasks on the running loop; :meth:`drain` awaits them before the run ends.
+    """
+
+    def __init__(
+        self,
+        hook: ProgressHook | None,
+        run_manager: CallbackManagerForChainRun | AsyncCallbackManagerForChainRun | None,
+        run_id: str | None,
+    ) -> None:
+        self.hook = hook
+        self.run_manager = run_manager
+        self.run_id = run_id
+        self._tasks: list[asyncio.Task[Any]] = []
+
+    def __call__(self, calls: int, budget: int) -> None:
+        if self.hook is not None:
+            self.hook(calls, budget)
+        manager = self.run_manager
+        if manager is None:
+            return
+        data = {"run_id": self.run_id, "calls": calls, "budget": budget}
+        child = manager.get_child()
+        if isinstance(manager, AsyncCallbackManagerForChainRun):
+            event = child.on_custom_event(PROGRESS_EVENT, data, run_id=manager.run_id)
+            self._tasks.append(asyncio.get_running_loop().create_task(event))  # type: ignore[arg-type]
+        else:
+            child.on_custom_event(PROGRESS_EVENT, data, run_id=manager.run_id)
+
+    async def drain(self) -> None:
+        """Wait until every progress event of an async run has been delivered."""
+        tasks, self._tasks = self._tasks, []
+        for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                logger.warning("camab: a progress event failed: %s", outcome)
