@@ -12,12 +12,16 @@ import numpy as np
 import pytest
 from llama_fakes import FailingScorer, PlantedScorer, answered, attribution_info
 from llama_index.core.base.llms.types import CompletionResponse
-from llama_index.core.base.response.schema import StreamingResponse
+from llama_index.core.base.response.schema import AsyncStreamingResponse, StreamingResponse
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.llms import MockLLM
 from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
 from llama_index.postprocessor.camab import (
     ATTRIBUTION_KEY,
+    AttributionProgressEvent,
     CamabEventHandler,
     CamabNodePostprocessor,
     CamabQueryEngine,
@@ -25,6 +29,7 @@ from llama_index.postprocessor.camab import (
     scorer_from_llm,
 )
 from llama_index.postprocessor.camab.base import LLMCall, _choose_prompt, _with_attribution
+from pydantic import Field
 
 from camab_rag.errors import InputError
 from camab_rag.segments import SourceDocument
@@ -292,6 +297,90 @@ def test_a_streamed_response_is_attributed_once_consumed(index: Any) -> None:
     ranks = [n.node.metadata[ATTRIBUTION_KEY]["rank"] for n in response.source_nodes]
     assert sorted(ranks) == [1, 2]
     assert response.source_nodes[ranks.index(1)].node.get_content() == top
+
+
+def _streaming_case(index: Any) -> tuple[Any, str, str, PlantedScorer]:
+    engine = index.as_query_engine(llm=MockLLM(max_tokens=2), similarity_top_k=2, streaming=True)
+    question = "Who was Henry Roth?"
+    top = engine.retrieve(QueryBundle(question))[0].node.get_content()
+    return engine, question, top, PlantedScorer([top.split(". ")[0]])
+
+
+def _check_streamed(response: Any, top: str) -> None:
+    info = attribution_info(response)
+    assert info["status"] == "ok" and info["response"] == "text text"
+    ranks = [n.node.metadata[ATTRIBUTION_KEY]["rank"] for n in response.source_nodes]
+    assert sorted(ranks) == [1, 2]
+    assert response.source_nodes[ranks.index(1)].node.get_content() == top
+
+
+async def test_an_async_streamed_response_is_attributed_once_consumed(index: Any) -> None:
+    engine, question, top, scorer = _streaming_case(index)
+    response = await CamabQueryEngine(engine, scorer, budget=4).aquery(question)
+    assert isinstance(response, AsyncStreamingResponse)
+    assert "attribution" not in (response.metadata or {})  # nothing before the stream ends
+    tokens = [token async for token in response.async_response_gen()]
+    assert "".join(tokens) == "text text"
+    _check_streamed(response, top)
+
+
+def test_the_event_handler_attributes_a_stream_once_consumed(index: Any) -> None:
+    engine, question, top, scorer = _streaming_case(index)
+    handler = CamabEventHandler.attach(scorer=scorer, budget=4)
+    try:
+        response = engine.query(question)
+        assert isinstance(response, StreamingResponse)
+        assert "".join(response.response_gen) == "text text"
+    finally:
+        handler.detach()
+    _check_streamed(response, top)
+    assert [r["query"] for r in handler.results] == [question]
+
+
+async def test_the_event_handler_attributes_an_async_stream_once_consumed(index: Any) -> None:
+    engine, question, top, scorer = _streaming_case(index)
+    handler = CamabEventHandler.attach(scorer=scorer, budget=4)
+    try:
+        response = await engine.aquery(question)
+        assert isinstance(response, AsyncStreamingResponse)
+        assert "".join([t async for t in response.async_response_gen()]) == "text text"
+    finally:
+        handler.detach()
+    _check_streamed(response, top)
+
+
+class _Collect(BaseEventHandler):
+    events: list[AttributionProgressEvent] = Field(default_factory=list)
+
+    def handle(self, event: BaseEvent, **kwargs: Any) -> Any:
+        if isinstance(event, AttributionProgressEvent):
+            self.events.append(event)
+
+
+def test_progress_goes_to_the_dispatcher_and_the_hook(index: Any) -> None:
+    engine = index.as_query_engine(llm=MockLLM(max_tokens=2), similarity_top_k=3)
+    collect = _Collect(events=[])
+    seen: list[tuple[int, int]] = []
+    dispatcher = get_dispatcher()
+    dispatcher.add_event_handler(collect)
+    try:
+        wrapped = CamabQueryEngine(
+            engine,
+            PlantedScorer(["Henry Roth"]),
+            budget=6,
+            method="kernelshap",
+            progress=lambda calls, budget: seen.append((calls, budget)),
+        )
+        response = answered(wrapped.query("Who was Henry Roth?"))
+    finally:
+        dispatcher.event_handlers = [h for h in dispatcher.event_handlers if h is not collect]
+    assert attribution_info(response)["status"] == "ok"
+    calls = [e.calls for e in collect.events]
+    assert calls and calls[-1] == 6 and calls == sorted(calls)
+    assert {e.budget for e in collect.events} == {6}
+    assert {e.query for e in collect.events} == {"Who was Henry Roth?"}
+    assert collect.events[0].span_id is not None  # inside the query's span
+    assert seen == [(e.calls, e.budget) for e in collect.events]
 
 
 def test_refine_mode_falls_back_to_the_template_and_says_so(index: Any) -> None:

@@ -18,11 +18,13 @@ from llama_index.postprocessor.camab.base import (
     scorer_from_llm,
 )
 from llama_index.postprocessor.camab.citations import to_citation_blocks
+from llama_index.postprocessor.camab.events import AttributionProgressEvent
 from llama_index.postprocessor.camab.local import CamabLocalLLM, MiniLMEmbedding
 
 __all__ = [
     "ATTRIBUTION_KEY",
     "AttributionConfig",
+    "AttributionProgressEvent",
     "CamabEventHandler",
     "CamabLocalLLM",
     "CamabNodePostprocessor",

@@ -30,13 +30,18 @@ import collections
 import importlib
 import logging
 import threading
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 from llama_index.core.base.base_query_engine import BaseQueryEngine
-from llama_index.core.base.response.schema import RESPONSE_TYPE, Response, StreamingResponse
+from llama_index.core.base.response.schema import (
+    RESPONSE_TYPE,
+    AsyncStreamingResponse,
+    Response,
+    StreamingResponse,
+)
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.dispatcher import Dispatcher
@@ -54,6 +59,7 @@ from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, QueryType
+from llama_index.postprocessor.camab.events import QueryProgress
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.engine import aattribute, attribute
@@ -421,7 +427,9 @@ class _Job:
     scorer: Any
 
     def kwargs(self, config: AttributionConfig) -> dict[str, Any]:
-        return {**config.kwargs(), "prompt_builder": self.prompt_builder}
+        options = {**config.kwargs(), "prompt_builder": self.prompt_builder}
+        options["progress"] = QueryProgress(self.question, options.get("progress"))
+        return options
 
 
 def node_documents(nodes: Sequence[NodeWithScore]) -> list[SourceDocument]:
@@ -714,6 +722,50 @@ def groundedness_of(response: object) -> FilteredAnswer:
     return FilteredAnswer.from_dict(data["groundedness"])
 
 
+def attribute_when_consumed(
+    response: StreamingResponse, attribute: Callable[[Response], object]
+) -> StreamingResponse:
+    """The stream as it came, attributed once consumed: right after its last token,
+    ``attribute`` runs on the full ``Response`` and ``metadata["attribution"]`` and the
+    source nodes of ``response`` carry the result (a blocking filter's verdict is recorded,
+    but streamed text cannot be taken back)."""
+    tokens = response.response_gen
+
+    def attributed() -> Generator[str, None, None]:
+        pieces = []
+        for token in tokens:
+            pieces.append(token)
+            yield token
+        final = Response("".join(pieces), list(response.source_nodes), response.metadata)
+        attribute(final)
+        response.source_nodes = final.source_nodes
+        response.metadata = final.metadata
+        response.response_txt = "".join(pieces)
+
+    response.response_gen = attributed()
+    return response
+
+
+def aattribute_when_consumed(
+    response: AsyncStreamingResponse, attribute: Callable[[Response], Awaitable[object]]
+) -> AsyncStreamingResponse:
+    """Async :func:`attribute_when_consumed` for ``aquery`` with ``streaming=True``."""
+    tokens = response.response_gen
+
+    async def attributed() -> AsyncGenerator[str, None]:
+        pieces = []
+        async for token in tokens:
+            pieces.append(token)
+            yield token
+        final = Response("".join(pieces), list(response.source_nodes), response.metadata)
+        await attribute(final)
+        response.source_nodes = final.source_nodes
+        response.metadata = final.metadata
+
+    response.response_gen = attributed()
+    return response
+
+
 def _engine_llm(query_engine: object) -> object:
     """The LLM a query engine synthesizes with, if it exposes one."""
     synthesizer = getattr(query_engine, "_response_synthesizer", None)
@@ -729,6 +781,15 @@ class CamabQueryEngine(BaseQueryEngine):
     each source node keeps its retrieval score and gains ``node.metadata["attribution"]``
     with ``score`` (sum of its segments' scores), ``rank`` (1 = most relied on),
     ``supporting_sentences`` (answer sentences it supports best) and ``segments``.
+
+    Streaming (``streaming=True``): ``query`` returns the ``StreamingResponse`` and
+    ``aquery`` the ``AsyncStreamingResponse`` as they came; right after the last token has
+    been read, the response's metadata and source nodes carry the attribution.
+
+    Progress: every scored batch sends an
+    :class:`~llama_index.postprocessor.camab.AttributionProgressEvent` (``calls`` of
+    ``budget``) to the instrumentation dispatcher, inside the query's span; a
+    ``progress=lambda calls, budget: ...`` option is called too.
 
     Args:
         query_engine: any ``BaseQueryEngine`` (e.g. ``index.as_query_engine(llm=...)``).
@@ -795,33 +856,10 @@ class CamabQueryEngine(BaseQueryEngine):
         span_id = self._begin(query_bundle)
         response = self.query_engine.query(query_bundle)
         record = self._tracker.record(span_id)
-        if isinstance(response, StreamingResponse):
-            return self._stream(response, query_bundle.query_str, record)
-        return attribute_response(
-            response,
-            query_bundle.query_str,
-            scorer=self.scorer,
-            config=self.config,
-            record=record,
-            llm=_engine_llm(self.query_engine),
-            scorers=self._scorers,
-        )
+        question = query_bundle.query_str
 
-    def _stream(
-        self, response: StreamingResponse, question: str, record: QueryRecord | None
-    ) -> StreamingResponse:
-        """The stream as it came, attributed once it is consumed: when its last token has
-        been read, ``metadata["attribution"]`` and the source nodes carry the attribution
-        (a blocking filter's verdict is recorded, but streamed text cannot be taken back)."""
-        tokens = response.response_gen
-
-        def attributed() -> Generator[str, None, None]:
-            pieces = []
-            for token in tokens:
-                pieces.append(token)
-                yield token
-            final = Response("".join(pieces), list(response.source_nodes), response.metadata)
-            attribute_response(
+        def attributed(final: RESPONSE_TYPE) -> RESPONSE_TYPE:
+            return attribute_response(
                 final,
                 question,
                 scorer=self.scorer,
@@ -830,25 +868,31 @@ class CamabQueryEngine(BaseQueryEngine):
                 llm=_engine_llm(self.query_engine),
                 scorers=self._scorers,
             )
-            response.source_nodes = final.source_nodes
-            response.metadata = final.metadata
-            response.response_txt = "".join(pieces)
 
-        response.response_gen = attributed()
-        return response
+        if isinstance(response, StreamingResponse):
+            return attribute_when_consumed(response, attributed)
+        return attributed(response)
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         span_id = self._begin(query_bundle)
         response = await self.query_engine.aquery(query_bundle)
-        return await aattribute_response(
-            response,
-            query_bundle.query_str,
-            scorer=self.scorer,
-            config=self.config,
-            record=self._tracker.record(span_id),
-            llm=_engine_llm(self.query_engine),
-            scorers=self._scorers,
-        )
+        record = self._tracker.record(span_id)
+        question = query_bundle.query_str
+
+        async def attributed(final: RESPONSE_TYPE) -> RESPONSE_TYPE:
+            return await aattribute_response(
+                final,
+                question,
+                scorer=self.scorer,
+                config=self.config,
+                record=record,
+                llm=_engine_llm(self.query_engine),
+                scorers=self._scorers,
+            )
+
+        if isinstance(response, AsyncStreamingResponse):
+            return aattribute_when_consumed(response, attributed)
+        return await attributed(response)
 
 
 # ---------------------------------------------------------------------- event handler
@@ -861,6 +905,9 @@ class CamabEventHandler(BaseEventHandler):
     :class:`CamabQueryEngine` does, using the nodes and LLM prompt captured inside that
     query's span, so concurrent queries never mix. Queries run through a
     :class:`CamabQueryEngine` are left to it.
+
+    A streamed response (``streaming=True``, ``query`` or ``aquery``) is attributed once
+    its stream has been consumed, as :class:`CamabQueryEngine` does.
 
     For ``aquery`` (inside a running event loop) attribution runs as a background task, so
     the loop is never blocked; the response's attribution shows ``status: "pending"`` until
@@ -958,6 +1005,9 @@ class CamabEventHandler(BaseEventHandler):
             return  # already attributed (an enclosing query returning the same response)
         question = query_text(event.query)
         query_id = event.span_id or ""
+        if isinstance(response, (StreamingResponse, AsyncStreamingResponse)):
+            self._on_stream(response, question, record, query_id)
+            return
         loop = _running_loop()
         if self._blocks:  # the verdict must be in before the query returns
             background = False
@@ -981,6 +1031,43 @@ class CamabEventHandler(BaseEventHandler):
                 scorers=self._scorers,
             )
             self._remember(query_id, question, response)
+
+    def _on_stream(
+        self,
+        response: StreamingResponse | AsyncStreamingResponse,
+        question: str,
+        record: QueryRecord | None,
+        query_id: str,
+    ) -> None:
+        """A streamed answer is attributed when its stream has been consumed."""
+        if isinstance(response, AsyncStreamingResponse):
+
+            async def aattributed(final: Any) -> None:
+                await aattribute_response(
+                    final,
+                    question,
+                    scorer=self.scorer,
+                    config=self._config,
+                    record=record,
+                    scorers=self._scorers,
+                )
+                self._remember(query_id, question, final)
+
+            aattribute_when_consumed(response, aattributed)
+            return
+
+        def attributed(final: Any) -> None:
+            attribute_response(
+                final,
+                question,
+                scorer=self.scorer,
+                config=self._config,
+                record=record,
+                scorers=self._scorers,
+            )
+            self._remember(query_id, question, final)
+
+        attribute_when_consumed(response, attributed)
 
     async def _arun(
         self, response: Any, question: str, record: QueryRecord | None, query_id: str

@@ -1,0 +1,41 @@
+"""Attribution progress as a LlamaIndex instrumentation event."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.events import BaseEvent
+
+ProgressHook = Callable[[int, int], object]
+_dispatcher = get_dispatcher(__name__)
+
+
+class AttributionProgressEvent(BaseEvent):
+    """Sent after each scored batch of an attribution, inside the query's span.
+
+    Any event handler on the root dispatcher receives it (a progress bar, a log line, an
+    observability tool); ``calls`` of ``budget`` model calls have been made so far.
+    """
+
+    query: str
+    calls: int
+    budget: int
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "AttributionProgressEvent"
+
+
+class QueryProgress:
+    """The core's ``progress(calls, budget)`` hook for one query: the user's ``hook``
+    (the ``progress=`` option), then an :class:`AttributionProgressEvent`."""
+
+    def __init__(self, query: str, hook: ProgressHook | None = None) -> None:
+        self.query = query
+        self.hook = hook
+
+    def __call__(self, calls: int, budget: int) -> None:
+        if self.hook is not None:
+            self.hook(calls, budget)
+        _dispatcher.event(AttributionProgressEvent(query=self.query, calls=calls, budget=budget))
