@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -19,8 +20,8 @@ from langchain_core.callbacks import (
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.scoring import Prompt
@@ -48,6 +49,10 @@ class CamabChatModel(BaseChatModel):
             as the attribution scorer too, ``score(requests)``: e.g.
             ``camab_rag.default_scorer()``.
         max_new_tokens: answer length limit in tokens.
+
+    ``stream()`` yields the answer word by word (with its spacing) once it has been
+    decoded: the in-process model decodes the whole answer first, so the chunks arrive
+    together, but a chain streams them as it would a server's tokens.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -102,6 +107,20 @@ class CamabChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         return self._answer(messages, stop)
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        text = str(self._answer(messages, stop).generations[0].message.content)
+        for piece in re.findall(r"\s*\S+", text) or [text]:
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            if run_manager is not None:
+                run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk
 
     async def _agenerate(
         self,

@@ -9,8 +9,11 @@ except in CI.
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import importlib.util
 import os
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -81,3 +84,49 @@ def test_openai_like_engine_is_attributed_by_its_own_server(
     assert all(
         isinstance(n.node.metadata[ATTRIBUTION_KEY]["score"], float) for n in response.source_nodes
     )
+
+
+def test_async_and_streamed_queries_leave_no_connection_open(
+    vllm_base_url: str, index: Any, hotpot_rows: list[dict[str, Any]]
+) -> None:
+    """aquery (plain and streamed) attributed by the engine's own server: every HTTP client
+    the attribution opens is closed, so once the app closes its own client no
+    ``ResourceWarning: unclosed transport`` is left."""
+    import httpx
+    from llama_index.core.base.response.schema import AsyncStreamingResponse
+    from llama_index.llms.openai_like import OpenAILike
+
+    question = hotpot_rows[0]["question"]
+
+    async def run() -> list[dict[str, Any]]:
+        http = httpx.AsyncClient(timeout=300.0)  # the app's own client, closed by the app
+        llm = OpenAILike(
+            model="smollm2",
+            api_base=vllm_base_url,
+            api_key="EMPTY",
+            is_chat_model=True,
+            context_window=2048,
+            max_tokens=16,
+            temperature=0.0,
+            async_http_client=http,
+        )
+        infos = []
+        for streaming in (False, False, True):
+            inner = index.as_query_engine(llm=llm, similarity_top_k=3, streaming=streaming)
+            response = await CamabQueryEngine(inner, budget=6).aquery(question)
+            if streaming:
+                assert isinstance(response, AsyncStreamingResponse)
+                text = "".join([token async for token in response.async_response_gen()])
+                assert text.strip()
+            infos.append(attribution_info(response))
+        await http.aclose()
+        return infos
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        infos = asyncio.run(run())
+        gc.collect()  # the engines, their scorers and clients are garbage now
+    assert [info["status"] for info in infos] == ["ok"] * 3, [i["error"] for i in infos]
+    assert all(1 <= info["n_queries"] <= 6 for info in infos)
+    leaks = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    assert leaks == []
