@@ -17,6 +17,7 @@ from llama_index.postprocessor.camab.base import (
     groundedness_of,
     scorer_from_llm,
 )
+from llama_index.postprocessor.camab.chat import CamabChatEngine
 from llama_index.postprocessor.camab.citations import to_citation_blocks
 from llama_index.postprocessor.camab.events import AttributionProgressEvent
 from llama_index.postprocessor.camab.local import CamabLocalLLM, MiniLMEmbedding
@@ -25,6 +26,7 @@ __all__ = [
     "ATTRIBUTION_KEY",
     "AttributionConfig",
     "AttributionProgressEvent",
+    "CamabChatEngine",
     "CamabEventHandler",
     "CamabLocalLLM",
     "CamabNodePostprocessor",

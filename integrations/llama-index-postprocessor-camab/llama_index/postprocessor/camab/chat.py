@@ -1,0 +1,211 @@
+"""``CamabChatEngine``: every turn of a LlamaIndex chat engine attributed to its own nodes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from typing import Any, TypeVar
+
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.base.response.schema import Response
+from llama_index.core.chat_engine.types import (
+    AGENT_CHAT_RESPONSE_TYPE,
+    AgentChatResponse,
+    BaseChatEngine,
+    StreamingAgentChatResponse,
+)
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.span import active_span_id
+from llama_index.postprocessor.camab.base import (
+    AttributionConfig,
+    QueryRecord,
+    _ScorerCache,
+    aattribute_response,
+    attribute_response,
+    query_tracker,
+)
+
+from camab_rag.errors import InputError
+from camab_rag.groundedness import GroundednessFilter
+from camab_rag.segments import Granularity
+
+dispatcher = get_dispatcher(__name__)
+_Turn = TypeVar("_Turn", AgentChatResponse, StreamingAgentChatResponse)
+
+
+class CamabChatEngine(BaseChatEngine):
+    """Wrap a chat engine so each turn's answer carries its attribution.
+
+    Works with the retrieval chat engines (``index.as_chat_engine(chat_mode="context")``
+    or ``"condense_plus_context"``, i.e. ``ContextChatEngine`` and
+    ``CondensePlusContextChatEngine``): each turn's answer is attributed to the nodes
+    retrieved *for that turn*, against the prompt the LLM actually received (system prompt
+    with the context, and the chat history), by cutting the left-out nodes' text out of it.
+    The turn's ``response.metadata["attribution"]`` and its ``source_nodes``
+    (``node.metadata["attribution"]``) carry the same fields as
+    :class:`~llama_index.postprocessor.camab.CamabQueryEngine`'s. Chat history, memory and
+    ``reset`` are the wrapped engine's own.
+
+    ``chat``/``achat`` attribute before returning. ``stream_chat``/``astream_chat`` return
+    the wrapped engine's stream; right after its last token has been read (through
+    ``response_gen`` / ``async_response_gen``), the stream object's ``metadata`` and
+    ``source_nodes`` carry the attribution. The LLM call of a stream runs while it is
+    read, after the turn has returned, so a stream is scored with camab-rag's template
+    prompt (``prompt_source == "template"`` says so).
+
+    Args:
+        chat_engine: the chat engine to wrap.
+        scorer: scores subsets of the context; ``None`` builds one from the engine's LLM.
+        budget, method, granularity, seed, groundedness, **attribute_options: as in
+            :class:`~llama_index.postprocessor.camab.CamabQueryEngine`.
+    """
+
+    def __init__(
+        self,
+        chat_engine: BaseChatEngine,
+        scorer: Any = None,
+        *,
+        budget: int = 40,
+        method: str = "auto",
+        granularity: Granularity = "chunk",
+        seed: int = 0,
+        groundedness: GroundednessFilter | None = None,
+        **attribute_options: Any,
+    ) -> None:
+        if not isinstance(chat_engine, BaseChatEngine):
+            raise InputError(
+                f"chat_engine must be a LlamaIndex BaseChatEngine, got {type(chat_engine).__name__}"
+            )
+        if scorer is not None and not callable(getattr(scorer, "score", None)):
+            raise InputError("scorer must have a score(requests) method (or be None)")
+        self.chat_engine = chat_engine
+        self.scorer = scorer
+        self.config = AttributionConfig(
+            budget, method, granularity, seed, attribute_options, groundedness
+        )
+        self._scorers = _ScorerCache()
+        self._tracker = query_tracker()
+
+    # ------------------------------------------------------------------ turns
+    @dispatcher.span
+    def chat(
+        self, message: str, chat_history: list[ChatMessage] | None = None
+    ) -> AGENT_CHAT_RESPONSE_TYPE:
+        record = self._begin(message)
+        response = self.chat_engine.chat(message, chat_history)
+        if not isinstance(response, AgentChatResponse):
+            return response  # an agent's stream: not a finished answer
+        final = _as_response(response)
+        attribute_response(final, message, **self._options(record))
+        return _carry(final, response)
+
+    @dispatcher.span
+    async def achat(
+        self, message: str, chat_history: list[ChatMessage] | None = None
+    ) -> AGENT_CHAT_RESPONSE_TYPE:
+        record = self._begin(message)
+        response = await self.chat_engine.achat(message, chat_history)
+        if not isinstance(response, AgentChatResponse):
+            return response  # an agent's stream: not a finished answer
+        final = _as_response(response)
+        await aattribute_response(final, message, **self._options(record))
+        return _carry(final, response)
+
+    @dispatcher.span
+    def stream_chat(
+        self, message: str, chat_history: list[ChatMessage] | None = None
+    ) -> StreamingAgentChatResponse:
+        record = self._begin(message)
+        stream = self.chat_engine.stream_chat(message, chat_history)
+
+        def finish(final: Response) -> None:
+            attribute_response(final, message, **self._options(record))
+
+        return _AttributedChatStream.wrap(stream, finish, None)
+
+    @dispatcher.span
+    async def astream_chat(
+        self, message: str, chat_history: list[ChatMessage] | None = None
+    ) -> StreamingAgentChatResponse:
+        record = self._begin(message)
+        stream = await self.chat_engine.astream_chat(message, chat_history)
+
+        async def afinish(final: Response) -> None:
+            await aattribute_response(final, message, **self._options(record))
+
+        return _AttributedChatStream.wrap(stream, None, afinish)
+
+    def reset(self) -> None:
+        self.chat_engine.reset()
+
+    @property
+    def chat_history(self) -> list[ChatMessage]:
+        return self.chat_engine.chat_history
+
+    # ------------------------------------------------------------------ helpers
+    def _begin(self, message: str) -> QueryRecord | None:
+        span_id = active_span_id.get()
+        if span_id is None:
+            return None
+        return self._tracker.open_record(span_id, query=message, managed=True)
+
+    def _options(self, record: QueryRecord | None) -> dict[str, Any]:
+        return {
+            "scorer": self.scorer,
+            "config": self.config,
+            "record": record,
+            "llm": getattr(self.chat_engine, "_llm", None),
+            "scorers": self._scorers,
+        }
+
+
+class _AttributedChatStream(StreamingAgentChatResponse):
+    """A chat stream that attributes its answer once its last token has been read."""
+
+    @classmethod
+    def wrap(
+        cls,
+        stream: StreamingAgentChatResponse,
+        finish: Callable[[Response], None] | None,
+        afinish: Callable[[Response], Awaitable[None]] | None,
+    ) -> StreamingAgentChatResponse:
+        stream.__class__ = cls  # same fields: only the two generators change
+        stream.__dict__["_camab_finish"] = finish
+        stream.__dict__["_camab_afinish"] = afinish
+        return stream
+
+    def _final(self) -> Response:
+        metadata = getattr(self, "metadata", None) or {}  # a stream has none until attributed
+        return Response(self.response, list(self.source_nodes), dict(metadata))
+
+    @property
+    def response_gen(self) -> Generator[str, None, None]:
+        yield from StreamingAgentChatResponse.response_gen.fget(self)  # type: ignore[attr-defined]
+        finish = self.__dict__.pop("_camab_finish", None)
+        if finish is not None:
+            final = self._final()
+            finish(final)
+            _carry(final, self)
+
+    async def async_response_gen(self) -> AsyncGenerator[str, None]:
+        async for token in super().async_response_gen():
+            yield token
+        afinish = self.__dict__.pop("_camab_afinish", None)
+        if afinish is not None:
+            final = self._final()
+            await afinish(final)
+            _carry(final, self)
+
+
+def _as_response(turn: AgentChatResponse) -> Response:
+    """The turn as the ``Response`` the attribution reads and annotates."""
+    return Response(turn.response, list(turn.source_nodes), dict(turn.metadata or {}))
+
+
+def _carry(final: Response, turn: _Turn) -> _Turn:
+    """Put the attribution (metadata, annotated node copies) back on the chat turn (a
+    stream gains a ``metadata`` attribute)."""
+    turn.source_nodes = final.source_nodes
+    turn.metadata = final.metadata  # type: ignore[attr-defined,union-attr,unused-ignore]
+    if final.response is not None:
+        turn.response = final.response  # a blocking filter's fallback
+    return turn

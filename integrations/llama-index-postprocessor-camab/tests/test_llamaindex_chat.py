@@ -1,0 +1,135 @@
+"""CamabChatEngine on real chat engines: a real VectorStoreIndex (all-MiniLM-L6-v2) over
+HotpotQA paragraphs, a scripted LLM (so each turn's answer is fixed) and the embedded
+SmolLM2 scoring in process. Two turns whose answers come from different paragraphs: each
+turn cites its own."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from llama_index.core.base.llms.types import (
+    CompletionResponse,
+    CompletionResponseGen,
+    LLMMetadata,
+)
+from llama_index.core.chat_engine.types import AgentChatResponse
+from llama_index.core.llms import CustomLLM
+from llama_index.core.llms.callbacks import llm_completion_callback
+from llama_index.postprocessor.camab import ATTRIBUTION_KEY, CamabChatEngine
+
+from camab_rag.errors import InputError
+
+pytestmark = pytest.mark.model
+
+
+class ScriptedLLM(CustomLLM):
+    """Answers the latest question of the prompt with its scripted answer; asked to
+    condense a conversation, returns the latest question as it is."""
+
+    script: dict[str, str]
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(context_window=4096, num_output=64, model_name="scripted")
+
+    def _latest(self, prompt: str) -> str:
+        return max(self.script, key=lambda q: prompt.rfind(q))
+
+    def _answer(self, prompt: str) -> str:
+        question = self._latest(prompt)
+        return question if "standalone question" in prompt.lower() else self.script[question]
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return CompletionResponse(text=self._answer(prompt))
+
+    @llm_completion_callback()
+    def stream_complete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> CompletionResponseGen:
+        text = self._answer(prompt)
+        yield CompletionResponse(text=text, delta=text)
+
+
+def _turns(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """(question, answer copied from one paragraph, that paragraph's title) per row."""
+    turns = []
+    for row in rows:
+        title = row["supporting_facts"][0][0]
+        sentences = dict((t, s) for t, s in row["context"])[title]
+        turns.append((f"What do we know about {title}?", sentences[0].strip(), title))
+    return turns
+
+
+def _top_title(response: Any) -> str:
+    ranked = sorted(response.source_nodes, key=lambda n: n.node.metadata[ATTRIBUTION_KEY]["rank"])
+    return str(ranked[0].node.metadata["title"])
+
+
+@pytest.mark.parametrize("mode", ["context", "condense_plus_context"])
+def test_each_turn_cites_its_own_paragraph(
+    mode: str, index: Any, scorer: Any, hotpot_rows: list[dict[str, Any]]
+) -> None:
+    turns = _turns(hotpot_rows)
+    llm = ScriptedLLM(script={q: a for q, a, _ in turns})
+    engine = CamabChatEngine(
+        index.as_chat_engine(chat_mode=mode, llm=llm, similarity_top_k=3), scorer, budget=8
+    )
+    for question, answer, title in turns:
+        response = engine.chat(question)
+        assert isinstance(response, AgentChatResponse)
+        assert response.response == answer
+        info = (response.metadata or {})[ATTRIBUTION_KEY]
+        assert info["status"] == "ok", info["error"]
+        assert info["question"] == question
+        assert info["prompt_source"] == "captured", info["prompt_note"]
+        assert info["n_queries"] == 8  # 3 nodes: every subset once
+        assert len(response.source_nodes) == 3
+        assert _top_title(response) == title
+    assert len(engine.chat_history) == 4  # the wrapped engine's memory holds both turns
+
+
+async def test_achat_attributes_each_turn(
+    index: Any, scorer: Any, hotpot_rows: list[dict[str, Any]]
+) -> None:
+    turns = _turns(hotpot_rows)
+    llm = ScriptedLLM(script={q: a for q, a, _ in turns})
+    engine = CamabChatEngine(
+        index.as_chat_engine(chat_mode="context", llm=llm, similarity_top_k=3), scorer, budget=8
+    )
+    for question, _, title in turns:
+        response = await engine.achat(question)
+        assert isinstance(response, AgentChatResponse)
+        assert (response.metadata or {})[ATTRIBUTION_KEY]["status"] == "ok"
+        assert _top_title(response) == title
+    engine.reset()
+    assert engine.chat_history == []
+
+
+async def test_streamed_turns_are_attributed_once_read(
+    index: Any, scorer: Any, hotpot_rows: list[dict[str, Any]]
+) -> None:
+    turns = _turns(hotpot_rows)
+    llm = ScriptedLLM(script={q: a for q, a, _ in turns})
+    engine = CamabChatEngine(
+        index.as_chat_engine(chat_mode="context", llm=llm, similarity_top_k=3), scorer, budget=8
+    )
+    (q1, a1, title1), (q2, a2, title2) = turns
+    first = engine.stream_chat(q1)
+    assert getattr(first, "metadata", None) is None  # nothing before the stream is read
+    assert "".join(first.response_gen).strip() == a1
+    second = await engine.astream_chat(q2)
+    assert "".join([t async for t in second.async_response_gen()]).strip() == a2
+    for stream, title in ((first, title1), (second, title2)):
+        info = stream.metadata[ATTRIBUTION_KEY]  # type: ignore[attr-defined]
+        assert info["status"] == "ok", info["error"]
+        assert info["n_queries"] == 8
+        assert _top_title(stream) == title
+    assert len(engine.chat_history) == 4
+
+
+def test_bad_engine_is_a_clear_error(query_engine: Any) -> None:
+    with pytest.raises(InputError, match="BaseChatEngine"):
+        CamabChatEngine(query_engine)
