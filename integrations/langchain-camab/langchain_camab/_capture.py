@@ -17,6 +17,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 
 from camab_rag.scoring import Prompt
+from langchain_camab._messages import message_text
 
 DEFAULT_QUESTION_KEYS = ("input", "question", "query")
 DEFAULT_CONTEXT_KEYS = ("context", "documents", "docs")
@@ -42,13 +43,15 @@ class Capture:
     metadata: dict[str, Any] | None = None
     queries: list[str] = field(default_factory=list)
     documents: list[Document] = field(default_factory=list)
+    tool_documents: list[Document] = field(default_factory=list)
     llm_calls: list[LLMCall] = field(default_factory=list)
     descendants: set[UUID] = field(default_factory=set)
     llm_by_run: dict[UUID, LLMCall] = field(default_factory=dict)
 
     def question(self, keys: Sequence[str] = DEFAULT_QUESTION_KEYS) -> str:
         """The user's question: the root input itself when it is a string, else the first
-        of ``keys`` holding a string, else the first retriever query, else ``""``."""
+        of ``keys`` holding a string, else the last human message of the input's
+        ``messages`` (chat models, agents), else the first retriever query, else ``""``."""
         if isinstance(self.inputs, str):
             return self.inputs
         if isinstance(self.inputs, Mapping):
@@ -56,12 +59,19 @@ class Capture:
                 value = self.inputs.get(key)
                 if isinstance(value, str):
                     return value
+            asked = _last_human_text(self.inputs.get("messages"))
+            if asked:
+                return asked
+        asked = _last_human_text(self.inputs)
+        if asked:
+            return asked
         return self.queries[0] if self.queries else ""
 
     def unique_documents(self, keys: Sequence[str] = DEFAULT_CONTEXT_KEYS) -> list[Document]:
         """Retrieved documents in retrieval order, exact duplicates (same text) once; when
-        no retriever ran, the documents passed in the root input under ``keys``."""
-        documents = list(self.documents)
+        no retriever ran, what the run's tools returned (an agent's retrieval tool), else
+        the documents passed in the root input under ``keys``."""
+        documents = list(self.documents) or list(self.tool_documents)
         if not documents and isinstance(self.inputs, Mapping):
             for key in keys:
                 value = self.inputs.get(key)
@@ -135,6 +145,12 @@ class CaptureStore:
             if root is not None and root in self._captures:
                 self._captures[root].documents.extend(documents)
 
+    def add_tool_documents(self, run_id: UUID, documents: Sequence[Document]) -> None:
+        with self._lock:
+            root = self._root_of.get(run_id)
+            if root is not None and root in self._captures:
+                self._captures[root].tool_documents.extend(documents)
+
     def add_llm_call(self, run_id: UUID, call: LLMCall) -> None:
         with self._lock:
             root = self._root_of.get(run_id)
@@ -158,3 +174,35 @@ class CaptureStore:
             for run_id in (*capture.descendants, root_id):
                 self._root_of.pop(run_id, None)
             return capture
+
+
+def _last_human_text(messages: object) -> str:
+    """The text of the last human message in a list of messages (``""`` if none)."""
+    if not isinstance(messages, Sequence) or isinstance(messages, str):
+        return ""
+    for message in reversed(messages):
+        if isinstance(message, BaseMessage) and message.type == "human":
+            return message_text(message)
+    return ""
+
+
+def tool_documents(output: object, tool_name: str | None) -> list[Document]:
+    """The documents a tool returned: its ``Document`` list (or a ``ToolMessage`` artifact
+    of them, as ``response_format="content_and_artifact"`` retrieval tools give), else its
+    text as one document named after the tool."""
+    artifact = getattr(output, "artifact", None)
+    for candidate in (artifact, output):
+        if isinstance(candidate, Document):
+            return [candidate]
+        if (
+            isinstance(candidate, Sequence)
+            and candidate
+            and all(isinstance(d, Document) for d in candidate)
+        ):
+            return list(candidate)
+    content = message_text(output) if isinstance(output, BaseMessage) else output
+    if not isinstance(content, str):
+        content = str(content) if content is not None else ""
+    if not content.strip():
+        return []
+    return [Document(content, metadata={"source": tool_name} if tool_name else {})]

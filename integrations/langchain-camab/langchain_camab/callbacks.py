@@ -34,6 +34,7 @@ from langchain_camab._capture import (
     Capture,
     CaptureStore,
     LLMCall,
+    tool_documents,
 )
 from langchain_camab._messages import message_text, to_chat_messages
 from langchain_camab._progress import ProgressHook
@@ -98,6 +99,7 @@ class _HandlerCore:
         self._store = CaptureStore()
         self._results_lock = threading.Lock()
         self._scorer_cache: dict[str, Any] = {}
+        self._tool_names: dict[UUID, str | None] = {}
         # strict mode: let LangChain re-raise our errors into the chain
         self.raise_error = strict
 
@@ -114,6 +116,19 @@ class _HandlerCore:
     def _retriever_start(self, query: str, run_id: UUID, parent: UUID | None) -> None:
         capture = self._store.track(run_id, parent)
         capture.queries.append(query)
+
+    def _tool_start(self, serialized: Any, run_id: UUID, parent: UUID | None) -> None:
+        capture = self._store.track(run_id, parent)
+        if capture.run_id != run_id:
+            name = serialized.get("name") if isinstance(serialized, dict) else None
+            self._tool_names[run_id] = str(name) if name else None
+
+    def _tool_end(self, output: Any, run_id: UUID) -> None:
+        name = self._tool_names.pop(run_id, None)
+        if self._store.is_root(run_id):  # a bare tool call: nothing to attribute
+            self._store.pop(run_id)
+            return
+        self._store.add_tool_documents(run_id, tool_documents(output, name))
 
     def _retriever_end(self, documents: Sequence[Document], run_id: UUID) -> None:
         if self._store.is_root(run_id):  # a bare retriever call: nothing to attribute
@@ -427,6 +442,22 @@ class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
     ) -> None:
         self._retriever_end(documents, run_id)
 
+    def on_tool_start(
+        self,
+        serialized: dict[str, Any],
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._tool_start(serialized, run_id, parent_run_id)
+
+    def on_tool_end(
+        self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
+        self._tool_end(output, run_id)
+
     def on_chat_model_start(
         self,
         serialized: dict[str, Any],
@@ -472,6 +503,10 @@ class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
         self._forget(run_id)
 
     def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._forget(run_id)
+
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._tool_names.pop(run_id, None)
         self._forget(run_id)
 
     # ---------------------------------------------------------------- attribution
@@ -590,6 +625,22 @@ class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
     ) -> None:
         self._retriever_end(documents, run_id)
 
+    async def on_tool_start(
+        self,
+        serialized: dict[str, Any],
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._tool_start(serialized, run_id, parent_run_id)
+
+    async def on_tool_end(
+        self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
+        self._tool_end(output, run_id)
+
     async def on_chat_model_start(
         self,
         serialized: dict[str, Any],
@@ -637,6 +688,10 @@ class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
     async def on_retriever_error(
         self, error: BaseException, *, run_id: UUID, **kwargs: Any
     ) -> None:
+        self._forget(run_id)
+
+    async def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._tool_names.pop(run_id, None)
         self._forget(run_id)
 
     async def _finish(self, run_id: UUID) -> None:
