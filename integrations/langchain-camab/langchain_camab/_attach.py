@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.documents import Document
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
 from camab_rag.result import AttributionResult
+from langchain_camab.citations import to_citations, with_citations
 from langchain_camab.result import document_metadata, summary
 
 METADATA_KEY = "attribution"
@@ -67,6 +68,15 @@ def annotate_message(message: BaseMessage, data: dict[str, Any]) -> None:
     metadata = getattr(message, "response_metadata", None)
     if isinstance(metadata, dict):
         metadata[METADATA_KEY] = data
+
+
+def annotate_citations(
+    message: BaseMessage, result: AttributionResult, documents: Sequence[Document]
+) -> None:
+    """Give an answer message, in place, one text block carrying its ``Citation``
+    annotations (a message that is not an ``AIMessage`` is left alone)."""
+    if isinstance(message, AIMessage):
+        message.content = with_citations(message, to_citations(result, documents)).content
 
 
 def summarize(result: AttributionResult, documents: Sequence[Document]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.documents import Document
-from langchain_core.messages import BaseMessage, BaseMessageChunk
+from langchain_core.messages import AIMessage, BaseMessage, BaseMessageChunk
 from langchain_core.prompts import BasePromptTemplate
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
@@ -36,6 +36,7 @@ from langchain_camab import _attach
 from langchain_camab._attribution import Settings, arun, check_filter, failed, run
 from langchain_camab._messages import message_text, to_prompt
 from langchain_camab._progress import ProgressHook, RunProgress
+from langchain_camab.citations import to_citations, with_citations
 from langchain_camab.result import ChainAttribution, Results, document_metadata
 from langchain_camab.scorer import resolve_scorer
 
@@ -57,6 +58,7 @@ class _Request:
     run_id: str | None
     doc_entries: list[dict[str, Any]] = field(default_factory=list)
     progress: RunProgress | None = None
+    result: ChainAttribution | None = None
 
 
 class CamabAttributor(Runnable[Any, Any]):
@@ -101,6 +103,10 @@ class CamabAttributor(Runnable[Any, Any]):
             ``"camab_progress"`` (``{"run_id", "calls", "budget"}``; ``astream_events``
             shows it).
         max_results: results kept in ``.results`` (oldest dropped first).
+        citations: also put LangChain ``Citation`` annotations
+            (:func:`~langchain_camab.to_citations`) on an ``AIMessage`` answer: its content
+            becomes one text block carrying them (opt in where consumers read
+            ``content_blocks``; a streamed answer keeps its chunks as they were).
         **method_options: passed to the method.
 
     Streaming: ``chain.stream()`` / ``astream()`` pass every chunk of the chain through as
@@ -138,6 +144,7 @@ class CamabAttributor(Runnable[Any, Any]):
         background: bool = False,
         progress: ProgressHook | None = None,
         max_results: int = 1000,
+        citations: bool = False,
         name: str | None = "CamabAttributor",
         **method_options: Any,
     ) -> None:
@@ -168,6 +175,7 @@ class CamabAttributor(Runnable[Any, Any]):
         self.strict = strict
         self.background = background
         self.progress = progress
+        self.citations = citations
         self.name = name
         self.results = Results(max_results)
         self.last_result: ChainAttribution | None = None
@@ -345,6 +353,7 @@ class CamabAttributor(Runnable[Any, Any]):
 
     # ------------------------------------------------------------------ attribution
     def _finish(self, request: _Request, result: ChainAttribution) -> ChainAttribution:
+        request.result = result
         with self._lock:
             self.last_result = result
             if request.run_id is not None:
@@ -451,6 +460,10 @@ class CamabAttributor(Runnable[Any, Any]):
         raw = input[self.answer_key]
         if isinstance(raw, BaseMessage):
             output[self.answer_key] = _with_metadata(raw, data)
+            result = request.result
+            if self.citations and isinstance(raw, AIMessage) and result and result.status == "ok":
+                cited = to_citations(result, request.texts)
+                output[self.answer_key] = with_citations(output[self.answer_key], cited)
         verdict = data.get("groundedness")
         if isinstance(verdict, dict) and verdict.get("blocked"):
             output[self.answer_key] = _replaced(output[self.answer_key], str(verdict["answer"]))

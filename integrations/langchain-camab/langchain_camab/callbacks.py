@@ -75,6 +75,7 @@ class _HandlerCore:
         max_results: int,
         groundedness: GroundednessFilter | None,
         progress: ProgressHook | None,
+        citations: bool,
         method_options: dict[str, Any],
     ) -> None:
         check_filter(groundedness, can_block=False, where=f"{type(self).__name__} observes and")
@@ -91,6 +92,7 @@ class _HandlerCore:
         self.strict = strict
         self.background = background
         self.progress = progress
+        self.citations = citations
         self.question_keys = tuple(question_keys)
         self.context_keys = tuple(context_keys)
         self.report_run_metadata = report_run_metadata
@@ -239,6 +241,8 @@ class _HandlerCore:
                 if job.answer_placeholder is not None:
                     data = _attach.fill(job.answer_placeholder, data)
                 _attach.annotate_message(job.call.message, data)
+                if self.citations and result.status == "ok":
+                    _attach.annotate_citations(job.call.message, result, job.documents)
             if self.report_run_metadata and job.capture.metadata is not None:
                 # the dict tracers hold for the root run: they report it when it ends
                 slot = job.capture.metadata.get(_attach.RUN_METADATA_KEY)
@@ -353,6 +357,9 @@ _DOC = """
         max_results: results kept in ``.results`` (oldest dropped first).
         progress: called as ``progress(calls_made, budget)`` after each scored batch (the
             root run has ended by then, so a handler has no run to send events to).
+        citations: also put LangChain ``Citation`` annotations on the answer message, in
+            place: its content becomes one text block carrying them (opt in where
+            consumers read ``content_blocks``).
         **method_options: passed to the method (e.g. ``batch_size=4``).
 """
 
@@ -385,6 +392,7 @@ class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
         max_results: int = 1000,
         groundedness: GroundednessFilter | None = None,
         progress: ProgressHook | None = None,
+        citations: bool = False,
         **method_options: Any,
     ) -> None:
         super().__init__()
@@ -403,6 +411,7 @@ class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
             max_results=max_results,
             groundedness=groundedness,
             progress=progress,
+            citations=citations,
             method_options=method_options,
         )
         self.futures: dict[UUID, Future[ChainAttribution]] = {}
@@ -570,6 +579,7 @@ class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
         max_results: int = 1000,
         groundedness: GroundednessFilter | None = None,
         progress: ProgressHook | None = None,
+        citations: bool = False,
         **method_options: Any,
     ) -> None:
         super().__init__()
@@ -588,6 +598,7 @@ class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
             max_results=max_results,
             groundedness=groundedness,
             progress=progress,
+            citations=citations,
             method_options=method_options,
         )
         self.tasks: dict[UUID, asyncio.Task[ChainAttribution]] = {}

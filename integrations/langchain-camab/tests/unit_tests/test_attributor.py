@@ -161,3 +161,13 @@ async def test_background_async() -> None:
     assert out["attribution"]["status"] == "pending"
     result = await asyncio.wait_for(attributor.await_result(), 30)
     assert result.status == "ok" and out["attribution"]["status"] == "ok"
+
+
+def test_citations_option_annotates_the_answer_message() -> None:
+    out = (_rag() | CamabAttributor(KeywordScorer(), budget=8, citations=True)).invoke(QUESTION)
+    [block] = out["answer"].content_blocks
+    assert block["text"] == "Paris is the capital of France."
+    assert [c["title"] for c in block["annotations"]] == ["Paris"]
+    assert out["answer"].response_metadata["attribution"]["status"] == "ok"
+    plain = (_rag() | CamabAttributor(KeywordScorer(), budget=8)).invoke(QUESTION)
+    assert plain["answer"].content == "Paris is the capital of France."  # opt-in only

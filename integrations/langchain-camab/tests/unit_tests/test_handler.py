@@ -351,3 +351,19 @@ def test_native_citations_cite_only_the_supporting_document() -> None:
     [block] = annotated.content_blocks  # LangChain's own parser reads the annotations
     assert block["type"] == "text" and block["text"] == answer
     assert block["annotations"][0]["cited_text"] == citation["cited_text"]
+
+
+def test_citations_option_puts_the_annotations_on_the_answer() -> None:
+    handler = CamabCallbackHandler(KeywordScorer(), budget=8, citations=True)
+    message = _chain().invoke("What is the capital of France?", {"callbacks": [handler]})
+    assert message == "Paris is the capital of France."  # a string answer: left alone
+    retriever = KeywordRetriever(documents=DOCS, k=3)
+    chain = (
+        {"context": retriever | _format, "question": RunnablePassthrough()} | PROMPT | EchoModel()
+    )
+    answer = chain.invoke("What is the capital of France?", {"callbacks": [handler]})
+    [block] = answer.content_blocks
+    assert block["type"] == "text" and block["text"] == "Paris is the capital of France."
+    [citation] = block["annotations"]
+    assert citation["type"] == "citation" and citation["title"] == "Paris"
+    assert answer.response_metadata["attribution"]["status"] == "ok"
