@@ -28,6 +28,8 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import RunnablePassthrough
 from langchain_rag import DATA, BM25Retriever, format_docs, load_paragraphs
 
+from camab_rag.citations import cite
+
 PROMPT = ChatPromptTemplate.from_messages(
     [
         ("system", "Answer in a few words, using only the context.\n\nContext:\n{context}"),
@@ -43,27 +45,12 @@ def first_questions(path: Path, n: int) -> list[str]:
         return [json.loads(line)["question"] for _, line in zip(range(n), handle)]
 
 
-def cited_turn(handler: CamabCallbackHandler, answer: str) -> Iterator[str]:
-    """The answer with ``[n]`` after each sentence, then the sources it cites."""
+def cited_turn(handler: CamabCallbackHandler, answer: str) -> str:
+    """The turn's answer with ``[n]`` citations and the sources they point to."""
     result = handler.last_result
     if result is None or result.status != "ok":
-        yield f"Answer: {answer}\n  (no attribution: {result.error if result else None})"
-        return
-    data = result.to_dict()
-    ranked = result.scored_documents()
-    number = {id(doc): n + 1 for n, (doc, _) in enumerate(ranked)}
-    parts = []
-    for statement in data["statements"]:
-        totals = [0.0] * len(result.documents)
-        for segment, score in zip(data["segments"], statement["scores"]):
-            totals[segment["doc_index"]] += score
-        best = max(range(len(totals)), key=lambda i: totals[i])
-        mark = f" [{number[id(result.documents[best])]}]" if totals[best] > 0 else ""
-        parts.append(statement["text"] + mark)
-    yield f"Answer: {' '.join(parts) or answer}"
-    yield f"  ({result.n_queries} model calls, prompt {result.prompt_mode})"
-    for n, (doc, score) in enumerate(ranked, start=1):
-        yield f"  [{n}] {score:+.3f}  {doc.metadata['title']}"
+        return f"Answer: {answer}\n  (no attribution: {result.error if result else None})"
+    return cite(result, result.documents).to_terminal()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -92,13 +79,12 @@ def main(argv: list[str] | None = None) -> None:
     else:
         questions = iter(first_questions(args.data, 2))
     for question in questions:
-        print(f"\nYou: {question}")
+        print()  # cited_turn shows the question
         message: Any = chain.invoke(
             {"question": question, "history": history}, {"callbacks": [handler]}
         )
         history += [HumanMessage(question), message]
-        for line in cited_turn(handler, str(message.content)):
-            print(line)
+        print(cited_turn(handler, str(message.content)))
 
 
 if __name__ == "__main__":

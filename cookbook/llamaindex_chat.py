@@ -25,25 +25,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from llamaindex_rag import DATA, load_rows  # also sets the offline environment
 
 
-def cited_turn(response: Any) -> Iterator[str]:
-    """The answer with ``[n]`` after each sentence, then the sources it cites."""
-    info = (response.metadata or {}).get("attribution", {})
-    if info.get("status") != "ok":
-        yield f"Answer: {response.response}\n  (no attribution: {info.get('error')})"
-        return
-    nodes = response.source_nodes
-    parts = []
-    for statement in info["statements"]:
-        totals = [0.0] * len(nodes)
-        for segment, score in zip(info["segments"], statement["scores"]):
-            totals[segment["doc_index"]] += score
-        best = max(range(len(totals)), key=lambda i: totals[i])
-        parts.append(statement["text"] + (f" [{best + 1}]" if totals[best] > 0 else ""))
-    yield f"Answer: {' '.join(parts) or response.response}"
-    yield f"  ({info['n_queries']} model calls, prompt {info['prompt_source']})"
-    for i, nws in enumerate(nodes, start=1):
-        entry = nws.node.metadata.get("attribution", {})
-        yield f"  [{i}] {entry.get('score', 0.0):+.3f}  {nws.node.metadata.get('title')}"
+def cited_turn(response: Any) -> str:
+    """The turn's answer with ``[n]`` citations and the sources they point to."""
+    from llama_index.postprocessor.camab import attribution_of
+
+    from camab_rag.citations import cite
+
+    result = attribution_of(response)
+    if result.status != "ok":
+        return f"Answer: {response.response}\n  (no attribution: {result.error})"
+    return cite(result, response.source_nodes).to_terminal()
 
 
 def main() -> None:
@@ -79,9 +70,8 @@ def main() -> None:
     else:
         questions = iter([rows[0]["question"], rows[1]["question"]])
     for question in questions:
-        print(f"\nYou: {question}")
-        for line in cited_turn(chat.chat(question)):
-            print(line)
+        print()  # cited_turn shows the question
+        print(cited_turn(chat.chat(question)))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from langchain_camab import CamabAttributor, CamabChatModel
-from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_rag import (
     DATA,
@@ -36,6 +35,8 @@ from langchain_rag import (
     format_docs,
     load_paragraphs,
 )
+
+from camab_rag.citations import cite
 
 
 def chat_model(args: argparse.Namespace) -> Any:
@@ -54,7 +55,7 @@ def chat_model(args: argparse.Namespace) -> Any:
     return CamabChatModel(generator=default_scorer(), max_new_tokens=args.max_tokens)
 
 
-def build_chain(retriever: BM25Retriever, llm: Any, budget: int) -> Any:
+def build_chain(retriever: BM25Retriever, llm: Any, budget: int) -> tuple[Any, CamabAttributor]:
     """{"question"} -> {"question", "context", "answer"}, then the attribution step."""
     answer = RunnableLambda(lambda x: {**x, "context": format_docs(x["context"])}) | PROMPT | llm
 
@@ -67,40 +68,24 @@ def build_chain(retriever: BM25Retriever, llm: Any, budget: int) -> Any:
         if calls >= total:
             shown.clear()
 
-    return RunnablePassthrough.assign(context=lambda x: retriever.invoke(x["question"])).assign(
-        answer=answer
-    ) | CamabAttributor(llm=llm, budget=budget, prompt=PROMPT, progress=progress)
+    attributor = CamabAttributor(llm=llm, budget=budget, prompt=PROMPT, progress=progress)
+    retrieve = RunnablePassthrough.assign(context=lambda x: retriever.invoke(x["question"]))
+    return retrieve.assign(answer=answer) | attributor, attributor
 
 
-def stream_turn(chain: Any, question: str) -> Iterator[str]:
-    """Print the answer as it streams; yield the cited report lines at the end."""
-    docs: Sequence[Document] = []
+def stream_turn(chain: Any, attributor: CamabAttributor, question: str) -> str:
+    """Print the answer as it streams; return it cited once the last chunk has come."""
+    print("Streaming: ", end="", flush=True)
     attribution: dict[str, Any] | None = None
-    print("Answer: ", end="", flush=True)
     for chunk in chain.stream({"question": question}):
-        if "context" in chunk:
-            docs = chunk["context"]
         if "answer" in chunk:
             print(chunk["answer"].content, end="", flush=True)
-        if "attribution" in chunk:
-            attribution = chunk["attribution"]
+        attribution = chunk.get("attribution", attribution)
     print(file=sys.stderr)
-    yield from report(docs, attribution)
-
-
-def report(docs: Sequence[Document], data: dict[str, Any] | None) -> Iterator[str]:
-    if data is None or data["status"] != "ok":
-        yield f"(no attribution: {data['error'] if data else 'the stream carried none'})"
-        return
-    number = {doc: n + 1 for n, doc in enumerate(data["top_documents"])}
-    for citation in data["citations"]:
-        mark = f"[{number[citation['document']]}]" if citation["document"] is not None else "[-]"
-        yield f"  {mark} {citation['sentence']}"
-    yield f"Sources ({data['n_queries']} model calls, {data['wall_time_s']:.1f} s):"
-    for doc_index in data["top_documents"]:
-        doc = docs[doc_index]
-        entry = doc.metadata["attribution"]
-        yield f"  [{number[doc_index]}] {entry['score']:+.3f}  {doc.metadata['title']}"
+    result = attributor.last_result  # the full result behind the last chunk's summary
+    if attribution is None or result is None or result.status != "ok":
+        return f"(no attribution: {attribution and attribution['error']})"
+    return cite(result, result.documents).to_terminal()
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -118,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     retriever = BM25Retriever(documents=load_paragraphs(args.data, args.rows), k=args.k)
-    chain = build_chain(retriever, chat_model(args), args.budget)
+    chain, attributor = build_chain(retriever, chat_model(args), args.budget)
     questions = [args.question] if args.question else None
     if questions is None:
         print(f"Ask about the corpus (empty line to quit), e.g.: {DEFAULT_QUESTION}")
@@ -126,8 +111,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         question = questions.pop() if questions else (None if questions == [] else input("> "))
         if not question or not question.strip():
             return
-        for line in stream_turn(chain, question.strip()):
-            print(line)
+        print(stream_turn(chain, attributor, question.strip()))
         if questions == []:
             return
 

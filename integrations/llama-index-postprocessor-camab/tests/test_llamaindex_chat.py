@@ -63,6 +63,13 @@ def _turns(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, str]]:
     return turns
 
 
+def _chat(index: Any, scorer: Any, turns: list[tuple[str, str, str]], mode: str) -> Any:
+    """A chat engine of ``mode`` answering ``turns`` by script, wrapped, 3 nodes a turn."""
+    llm = ScriptedLLM(script={q: a for q, a, _ in turns})
+    inner = index.as_chat_engine(chat_mode=mode, llm=llm, similarity_top_k=3)
+    return CamabChatEngine(inner, scorer, budget=8)
+
+
 def _top_title(response: Any) -> str:
     ranked = sorted(response.source_nodes, key=lambda n: n.node.metadata[ATTRIBUTION_KEY]["rank"])
     return str(ranked[0].node.metadata["title"])
@@ -73,10 +80,7 @@ def test_each_turn_cites_its_own_paragraph(
     mode: str, index: Any, scorer: Any, hotpot_rows: list[dict[str, Any]]
 ) -> None:
     turns = _turns(hotpot_rows)
-    llm = ScriptedLLM(script={q: a for q, a, _ in turns})
-    engine = CamabChatEngine(
-        index.as_chat_engine(chat_mode=mode, llm=llm, similarity_top_k=3), scorer, budget=8
-    )
+    engine = _chat(index, scorer, turns, mode)
     for question, answer, title in turns:
         response = engine.chat(question)
         assert isinstance(response, AgentChatResponse)
@@ -95,10 +99,7 @@ async def test_achat_attributes_each_turn(
     index: Any, scorer: Any, hotpot_rows: list[dict[str, Any]]
 ) -> None:
     turns = _turns(hotpot_rows)
-    llm = ScriptedLLM(script={q: a for q, a, _ in turns})
-    engine = CamabChatEngine(
-        index.as_chat_engine(chat_mode="context", llm=llm, similarity_top_k=3), scorer, budget=8
-    )
+    engine = _chat(index, scorer, turns, "context")
     for question, _, title in turns:
         response = await engine.achat(question)
         assert isinstance(response, AgentChatResponse)
@@ -112,10 +113,7 @@ async def test_streamed_turns_are_attributed_once_read(
     index: Any, scorer: Any, hotpot_rows: list[dict[str, Any]]
 ) -> None:
     turns = _turns(hotpot_rows)
-    llm = ScriptedLLM(script={q: a for q, a, _ in turns})
-    engine = CamabChatEngine(
-        index.as_chat_engine(chat_mode="context", llm=llm, similarity_top_k=3), scorer, budget=8
-    )
+    engine = _chat(index, scorer, turns, "context")
     (q1, a1, title1), (q2, a2, title2) = turns
     first = engine.stream_chat(q1)
     assert getattr(first, "metadata", None) is None  # nothing before the stream is read

@@ -53,22 +53,26 @@ def vllm_base_url() -> Iterator[str]:
         yield server.base_url
 
 
-def test_openai_like_engine_is_attributed_by_its_own_server(
-    vllm_base_url: str, index: Any, hotpot_rows: list[dict[str, Any]]
-) -> None:
+def _openai_like(base_url: str, **options: Any) -> Any:
+    """The engine's LLM: OpenAILike on the local server (a slow CI answer is no failure)."""
     from llama_index.llms.openai_like import OpenAILike
 
-    llm = OpenAILike(
+    settings: dict[str, Any] = {"timeout": 300.0, **options}
+    return OpenAILike(
         model="smollm2",
-        api_base=vllm_base_url,
+        api_base=base_url,
         api_key="EMPTY",
         is_chat_model=True,
         context_window=2048,
-        max_tokens=24,
         temperature=0.0,
-        timeout=300.0,  # a loaded CI machine: a slow answer is not a failure
-        max_retries=1,
+        **settings,
     )
+
+
+def test_openai_like_engine_is_attributed_by_its_own_server(
+    vllm_base_url: str, index: Any, hotpot_rows: list[dict[str, Any]]
+) -> None:
+    llm = _openai_like(vllm_base_url, max_tokens=24, max_retries=1)
     question = hotpot_rows[0]["question"]
     engine = CamabQueryEngine(index.as_query_engine(llm=llm, similarity_top_k=3), budget=8)
     response = answered(engine.query(question))
@@ -94,22 +98,12 @@ def test_async_and_streamed_queries_leave_no_connection_open(
     ``ResourceWarning: unclosed transport`` is left."""
     import httpx
     from llama_index.core.base.response.schema import AsyncStreamingResponse
-    from llama_index.llms.openai_like import OpenAILike
 
     question = hotpot_rows[0]["question"]
 
     async def run() -> list[dict[str, Any]]:
         http = httpx.AsyncClient(timeout=300.0)  # the app's own client, closed by the app
-        llm = OpenAILike(
-            model="smollm2",
-            api_base=vllm_base_url,
-            api_key="EMPTY",
-            is_chat_model=True,
-            context_window=2048,
-            max_tokens=16,
-            temperature=0.0,
-            async_http_client=http,
-        )
+        llm = _openai_like(vllm_base_url, max_tokens=16, async_http_client=http)
         infos = []
         for streaming in (False, False, True):
             inner = index.as_query_engine(llm=llm, similarity_top_k=3, streaming=streaming)
@@ -122,11 +116,12 @@ def test_async_and_streamed_queries_leave_no_connection_open(
         await http.aclose()
         return infos
 
+    gc.collect()  # what earlier tests left behind is not this test's to judge
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
         infos = asyncio.run(run())
         gc.collect()  # the engines, their scorers and clients are garbage now
     assert [info["status"] for info in infos] == ["ok"] * 3, [i["error"] for i in infos]
     assert all(1 <= info["n_queries"] <= 6 for info in infos)
-    leaks = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
-    assert leaks == []
+    warned = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    assert [w for w in warned if "transport" in w or "socket" in w] == []

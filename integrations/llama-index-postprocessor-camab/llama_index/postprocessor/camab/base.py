@@ -766,6 +766,13 @@ def aattribute_when_consumed(
     return response
 
 
+def checked_scorer(scorer: Any) -> Any:
+    """``scorer`` itself when it can score (or is ``None``); else a clear error."""
+    if scorer is not None and not callable(getattr(scorer, "score", None)):
+        raise InputError("scorer must have a score(requests) method (or be None)")
+    return scorer
+
+
 def _engine_llm(query_engine: object) -> object:
     """The LLM a query engine synthesizes with, if it exposes one."""
     synthesizer = getattr(query_engine, "_response_synthesizer", None)
@@ -825,10 +832,8 @@ class CamabQueryEngine(BaseQueryEngine):
                 f"query_engine must be a LlamaIndex BaseQueryEngine, got "
                 f"{type(query_engine).__name__}"
             )
-        if scorer is not None and not callable(getattr(scorer, "score", None)):
-            raise InputError("scorer must have a score(requests) method (or be None)")
         self.query_engine = query_engine
-        self.scorer = scorer
+        self.scorer = checked_scorer(scorer)
         self.config = AttributionConfig(
             budget, method, granularity, seed, attribute_options, groundedness
         )
@@ -852,47 +857,35 @@ class CamabQueryEngine(BaseQueryEngine):
             self._tracker.open_record(span_id, query=query_bundle.query_str, managed=True)
         return span_id
 
+    def _options(self, record: QueryRecord | None) -> dict[str, Any]:
+        """What :func:`attribute_response` needs besides the response and question."""
+        return {
+            "scorer": self.scorer,
+            "config": self.config,
+            "record": record,
+            "llm": _engine_llm(self.query_engine),
+            "scorers": self._scorers,
+        }
+
     def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         span_id = self._begin(query_bundle)
         response = self.query_engine.query(query_bundle)
-        record = self._tracker.record(span_id)
-        question = query_bundle.query_str
-
-        def attributed(final: RESPONSE_TYPE) -> RESPONSE_TYPE:
-            return attribute_response(
-                final,
-                question,
-                scorer=self.scorer,
-                config=self.config,
-                record=record,
-                llm=_engine_llm(self.query_engine),
-                scorers=self._scorers,
-            )
-
+        question, options = query_bundle.query_str, self._options(self._tracker.record(span_id))
         if isinstance(response, StreamingResponse):
-            return attribute_when_consumed(response, attributed)
-        return attributed(response)
+            return attribute_when_consumed(
+                response, lambda final: attribute_response(final, question, **options)
+            )
+        return attribute_response(response, question, **options)
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         span_id = self._begin(query_bundle)
         response = await self.query_engine.aquery(query_bundle)
-        record = self._tracker.record(span_id)
-        question = query_bundle.query_str
-
-        async def attributed(final: RESPONSE_TYPE) -> RESPONSE_TYPE:
-            return await aattribute_response(
-                final,
-                question,
-                scorer=self.scorer,
-                config=self.config,
-                record=record,
-                llm=_engine_llm(self.query_engine),
-                scorers=self._scorers,
-            )
-
+        question, options = query_bundle.query_str, self._options(self._tracker.record(span_id))
         if isinstance(response, AsyncStreamingResponse):
-            return aattribute_when_consumed(response, attributed)
-        return await attributed(response)
+            return aattribute_when_consumed(
+                response, lambda final: aattribute_response(final, question, **options)
+            )
+        return await aattribute_response(response, question, **options)
 
 
 # ---------------------------------------------------------------------- event handler
@@ -947,8 +940,7 @@ class CamabEventHandler(BaseEventHandler):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def model_post_init(self, context: Any, /) -> None:
-        if self.scorer is not None and not callable(getattr(self.scorer, "score", None)):
-            raise InputError("scorer must have a score(requests) method (or be None)")
+        checked_scorer(self.scorer)
         self._config = AttributionConfig(
             self.budget,
             self.method,
@@ -1022,15 +1014,7 @@ class CamabEventHandler(BaseEventHandler):
                 self._pending.add(task)
             task.add_done_callback(self._pending.discard)
         else:
-            attribute_response(
-                response,
-                question,
-                scorer=self.scorer,
-                config=self._config,
-                record=record,
-                scorers=self._scorers,
-            )
-            self._remember(query_id, question, response)
+            self._attribute(response, question, record, query_id)
 
     def _on_stream(
         self,
@@ -1041,46 +1025,35 @@ class CamabEventHandler(BaseEventHandler):
     ) -> None:
         """A streamed answer is attributed when its stream has been consumed."""
         if isinstance(response, AsyncStreamingResponse):
-
-            async def aattributed(final: Any) -> None:
-                await aattribute_response(
-                    final,
-                    question,
-                    scorer=self.scorer,
-                    config=self._config,
-                    record=record,
-                    scorers=self._scorers,
-                )
-                self._remember(query_id, question, final)
-
-            aattribute_when_consumed(response, aattributed)
-            return
-
-        def attributed(final: Any) -> None:
-            attribute_response(
-                final,
-                question,
-                scorer=self.scorer,
-                config=self._config,
-                record=record,
-                scorers=self._scorers,
+            aattribute_when_consumed(
+                response, lambda final: self._arun(final, question, record, query_id)
             )
-            self._remember(query_id, question, final)
+        else:
+            attribute_when_consumed(
+                response, lambda final: self._attribute(final, question, record, query_id)
+            )
 
-        attribute_when_consumed(response, attributed)
+    def _options(self, record: QueryRecord | None) -> dict[str, Any]:
+        return {
+            "scorer": self.scorer,
+            "config": self._config,
+            "record": record,
+            "scorers": self._scorers,
+        }
+
+    def _attribute(
+        self, response: Any, question: str, record: QueryRecord | None, query_id: str
+    ) -> Any:
+        attribute_response(response, question, **self._options(record))
+        self._remember(query_id, question, response)
+        return response
 
     async def _arun(
         self, response: Any, question: str, record: QueryRecord | None, query_id: str
-    ) -> None:
-        await aattribute_response(
-            response,
-            question,
-            scorer=self.scorer,
-            config=self._config,
-            record=record,
-            scorers=self._scorers,
-        )
+    ) -> Any:
+        await aattribute_response(response, question, **self._options(record))
         self._remember(query_id, question, response)
+        return response
 
     def _remember(self, query_id: str, question: str, response: Any) -> None:
         metadata = getattr(response, "metadata", None) or {}

@@ -21,6 +21,7 @@ from llama_index.postprocessor.camab.base import (
     _ScorerCache,
     aattribute_response,
     attribute_response,
+    checked_scorer,
     query_tracker,
 )
 
@@ -75,10 +76,8 @@ class CamabChatEngine(BaseChatEngine):
             raise InputError(
                 f"chat_engine must be a LlamaIndex BaseChatEngine, got {type(chat_engine).__name__}"
             )
-        if scorer is not None and not callable(getattr(scorer, "score", None)):
-            raise InputError("scorer must have a score(requests) method (or be None)")
         self.chat_engine = chat_engine
-        self.scorer = scorer
+        self.scorer = checked_scorer(scorer)
         self.config = AttributionConfig(
             budget, method, granularity, seed, attribute_options, groundedness
         )
