@@ -109,23 +109,35 @@ async def test_achat_attributes_each_turn(
     assert engine.chat_history == []
 
 
-async def test_streamed_turns_are_attributed_once_read(
+def _check_streamed(stream: Any, title: str) -> None:
+    info = stream.metadata[ATTRIBUTION_KEY]
+    assert info["status"] == "ok", info["error"]
+    assert info["n_queries"] == 8
+    assert _top_title(stream) == title
+
+
+def test_streamed_turns_are_attributed_once_read(
     index: Any, scorer: Any, hotpot_rows: list[dict[str, Any]]
 ) -> None:
     turns = _turns(hotpot_rows)
     engine = _chat(index, scorer, turns, "context")
-    (q1, a1, title1), (q2, a2, title2) = turns
-    first = engine.stream_chat(q1)
-    assert getattr(first, "metadata", None) is None  # nothing before the stream is read
-    assert "".join(first.response_gen).strip() == a1
-    second = await engine.astream_chat(q2)
-    assert "".join([t async for t in second.async_response_gen()]).strip() == a2
-    for stream, title in ((first, title1), (second, title2)):
-        info = stream.metadata[ATTRIBUTION_KEY]  # type: ignore[attr-defined]
-        assert info["status"] == "ok", info["error"]
-        assert info["n_queries"] == 8
-        assert _top_title(stream) == title
+    for question, answer, title in turns:
+        stream = engine.stream_chat(question)
+        assert getattr(stream, "metadata", None) is None  # nothing before it is read
+        assert "".join(stream.response_gen).strip() == answer
+        _check_streamed(stream, title)
     assert len(engine.chat_history) == 4
+
+
+async def test_async_streamed_turns_are_attributed_once_read(
+    index: Any, scorer: Any, hotpot_rows: list[dict[str, Any]]
+) -> None:
+    turns = _turns(hotpot_rows)
+    engine = _chat(index, scorer, turns, "context")
+    for question, answer, title in turns:
+        stream = await engine.astream_chat(question)
+        assert "".join([t async for t in stream.async_response_gen()]).strip() == answer
+        _check_streamed(stream, title)
 
 
 def test_bad_engine_is_a_clear_error(query_engine: Any) -> None:

@@ -105,9 +105,9 @@ def test_async_and_streamed_queries_leave_no_connection_open(
         http = httpx.AsyncClient(timeout=300.0)  # the app's own client, closed by the app
         llm = _openai_like(vllm_base_url, max_tokens=16, async_http_client=http)
         infos = []
-        for streaming in (False, False, True):
+        for streaming in (False, True):
             inner = index.as_query_engine(llm=llm, similarity_top_k=3, streaming=streaming)
-            response = await CamabQueryEngine(inner, budget=6).aquery(question)
+            response = await CamabQueryEngine(inner, budget=4).aquery(question)
             if streaming:
                 assert isinstance(response, AsyncStreamingResponse)
                 text = "".join([token async for token in response.async_response_gen()])
@@ -121,7 +121,7 @@ def test_async_and_streamed_queries_leave_no_connection_open(
         warnings.simplefilter("always", ResourceWarning)
         infos = asyncio.run(run())
         gc.collect()  # the engines, their scorers and clients are garbage now
-    assert [info["status"] for info in infos] == ["ok"] * 3, [i["error"] for i in infos]
-    assert all(1 <= info["n_queries"] <= 6 for info in infos)
+    assert [info["status"] for info in infos] == ["ok"] * 2, [i["error"] for i in infos]
+    assert all(1 <= info["n_queries"] <= 4 for info in infos)
     warned = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
     assert [w for w in warned if "transport" in w or "socket" in w] == []

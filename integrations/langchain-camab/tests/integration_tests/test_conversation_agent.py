@@ -29,7 +29,8 @@ from pydantic import Field
 from tests.integration_tests.hotpot import BM25Retriever, format_docs, load_rows
 
 pytestmark = pytest.mark.model
-BUDGET = 16  # 4 retrieved paragraphs: every subset once
+K = 3  # paragraphs retrieved per turn
+BUDGET = 2**K  # every subset once
 
 
 class ScriptedChat(BaseChatModel):
@@ -66,6 +67,11 @@ class ScriptedChat(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
+@pytest.fixture()
+def retriever3(retriever: BM25Retriever) -> BM25Retriever:
+    return BM25Retriever(documents=retriever.documents, k=K)
+
+
 def _turns(retriever: BM25Retriever) -> list[tuple[str, str, str]]:
     """Two (question, answer copied from one paragraph, its title), from two HotpotQA rows,
     whose paragraph the retriever finds."""
@@ -89,8 +95,9 @@ def _top_title(handler: CamabCallbackHandler) -> str:
 
 
 def test_a_conversation_with_history_cites_each_turn_from_its_own_retrieval(
-    retriever: BM25Retriever, smollm2: Any
+    retriever3: BM25Retriever, smollm2: Any
 ) -> None:
+    retriever = retriever3
     turns = _turns(retriever)
     llm = ScriptedChat(script={q: a for q, a, _ in turns})
     prompt = ChatPromptTemplate.from_messages(
@@ -121,7 +128,7 @@ def test_a_conversation_with_history_cites_each_turn_from_its_own_retrieval(
         assert result is not None and result.status == "ok", result and result.error
         assert result.prompt_mode == "captured", result.prompt_note  # history included
         assert result.question == question and result.response == answer
-        assert result.n_queries == BUDGET and result.n_documents == 4
+        assert result.n_queries == BUDGET and result.n_documents == K
         assert _top_title(handler) == title
         assert len(llm.prompts[-1]) == 2 + 2 * turn  # system, history, question
     assert len(handler.results) == 2
@@ -138,12 +145,13 @@ def _agent(llm: ScriptedChat, search: Any) -> Any:
 
 @pytest.mark.parametrize("returns", ["text", "artifact"])
 def test_an_agent_attributes_what_its_retrieval_tool_returned(
-    returns: str, retriever: BM25Retriever, smollm2: Any
+    returns: str, retriever3: BM25Retriever, smollm2: Any
 ) -> None:
     """The tool's output is the context: the documents its retriever returned (``text``:
     the tool formats them), or the ``Document`` artifact of a content-and-artifact tool
     that calls no retriever run (``artifact``)."""
     pytest.importorskip("langgraph.prebuilt")
+    retriever = retriever3
     corpus = retriever.documents
 
     @tool
@@ -156,7 +164,7 @@ def test_an_agent_attributes_what_its_retrieval_tool_returned(
         """Search the encyclopedia."""
         words = set(re.findall(r"\w+", query.lower()))
         hits = [d for d in corpus if words & set(re.findall(r"\w+", d.metadata["title"].lower()))]
-        docs = [Document(d.page_content, metadata=dict(d.metadata)) for d in hits[:4]]
+        docs = [Document(d.page_content, metadata=dict(d.metadata)) for d in hits[:K]]
         return format_docs(docs), docs
 
     search_artifact.name = "search"
@@ -171,6 +179,6 @@ def test_an_agent_attributes_what_its_retrieval_tool_returned(
         assert result is not None and result.status == "ok", result and result.error
         assert result.prompt_mode == "captured", result.prompt_note
         assert result.question == question and result.response == answer
-        assert 2 <= result.n_documents <= 4
+        assert 2 <= result.n_documents <= K
         assert _top_title(handler) == title
         assert out["messages"][-1].response_metadata["attribution"]["status"] == "ok"
