@@ -33,6 +33,8 @@ _LAZY: dict[str, str] = {
     "ScoreRequest": "camab_rag.scoring",
     "ResponseLogprobs": "camab_rag.scoring",
     "TextGenerator": "camab_rag.scoring",
+    "ScoredBy": "camab_rag.scoring",
+    "ProxyFallbackScorer": "camab_rag.scorers.proxy",
     "TemplatePromptBuilder": "camab_rag.prompts",
     "SpanRemovalPromptBuilder": "camab_rag.prompts",
     "default_scorer": "camab_rag.scorers",

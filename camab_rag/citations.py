@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.result import AttributionResult
+from camab_rag.scoring import ScoredBy
 from camab_rag.segments import Segment, SourceDocument, to_documents
 
 FloatArray = NDArray[np.float64]
@@ -172,7 +173,8 @@ class CitedAnswer:
     ``sentences`` cover the answer in order; text between them (whitespace) is kept in
     ``answer`` and rendered as is. ``groundedness`` is an optional verdict attached by
     :meth:`with_groundedness` (any object with ``to_dict()``, e.g. a
-    :class:`~camab_rag.groundedness.GroundednessReport`).
+    :class:`~camab_rag.groundedness.GroundednessReport`). ``scored_by`` says which model
+    scored the attribution; every renderer notes a proxy.
     """
 
     answer: str
@@ -183,6 +185,7 @@ class CitedAnswer:
     method: str = "auto"
     n_queries: int = 0
     groundedness: Any = None
+    scored_by: ScoredBy | None = None
 
     def source(self, number: int) -> Source:
         for source in self.sources:
@@ -192,16 +195,7 @@ class CitedAnswer:
 
     def with_groundedness(self, report: Any) -> CitedAnswer:
         """A copy carrying a groundedness verdict (shown by every renderer)."""
-        return CitedAnswer(
-            self.answer,
-            self.question,
-            self.sentences,
-            self.sources,
-            self.rule,
-            self.method,
-            self.n_queries,
-            report,
-        )
+        return replace(self, groundedness=report)
 
     # ----------------------------------------------------------------- renderers
     def to_dict(self) -> dict[str, Any]:
@@ -215,6 +209,7 @@ class CitedAnswer:
             "method": self.method,
             "n_queries": self.n_queries,
             "groundedness": self.groundedness.to_dict() if self.groundedness is not None else None,
+            "scored_by": self.scored_by.to_dict() if self.scored_by is not None else None,
         }
 
     def to_json(self, *, indent: int | None = 2) -> str:
@@ -426,6 +421,7 @@ def cite(
         rule=rule,
         method=result.method,
         n_queries=result.n_queries,
+        scored_by=result.scored_by,
     )
 
 

@@ -109,7 +109,12 @@ class ProgressScorer:
 
 # --------------------------------------------------------------------------- scorers
 def build_scorer(args: argparse.Namespace, progress: Progress) -> Any:
-    """The scorer chosen on the command line (a local model or an OpenAI-compatible server)."""
+    """The scorer chosen on the command line: a local model, or an OpenAI-compatible server
+    (with ``--proxy``, a local model scores when the server's model cannot)."""
+    if args.proxy and not args.base_url:
+        raise InputError(
+            "--proxy scores in place of a server's model that cannot: it needs --base-url"
+        )
     if args.base_url:
         if not args.model_name:
             raise InputError("--base-url needs --model-name (the served model's name)")
@@ -117,9 +122,19 @@ def build_scorer(args: argparse.Namespace, progress: Progress) -> Any:
 
         api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
         progress.message(f"scorer: OpenAI-compatible server {args.base_url} ({args.model_name})")
-        return OpenAICompletionsScorer(
+        own = OpenAICompletionsScorer(
             args.base_url, args.model_name, api_key=api_key, tokenizer=args.tokenizer
         )
+        if not args.proxy:
+            return own
+        from camab_rag.scorers.proxy import ProxyFallbackScorer
+
+        return ProxyFallbackScorer(own, local_scorer(args.proxy, args.threads, progress))
+    return local_scorer(args.model, args.threads, progress)
+
+
+def local_scorer(model: str, threads: int | None, progress: Progress) -> Any:
+    """An in-process model, loaded with progress messages."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     # Spinning OpenMP threads slow torch down several times when the cores are shared;
@@ -132,9 +147,9 @@ def build_scorer(args: argparse.Namespace, progress: Progress) -> Any:
     quiet_loading = getattr(transformers_logging, "disable_progress_bar", None)
     if callable(quiet_loading):
         quiet_loading()  # our own progress goes to stderr
-    progress.message(f"loading model {args.model!r} (first use converts it into the cache)...")
+    progress.message(f"loading model {model!r} (first use converts it into the cache)...")
     started = time.perf_counter()
-    scorer = TransformersScorer(args.model, num_threads=args.threads)
+    scorer = TransformersScorer(model, num_threads=threads)
     progress.message(f"model ready in {time.perf_counter() - started:.1f} s")
     return scorer
 
@@ -317,6 +332,12 @@ def _add_model_options(parser: argparse.ArgumentParser, budget: int, granularity
     )
     model.add_argument(
         "--tokenizer", help="local tokenizer directory for the server's chat template"
+    )
+    model.add_argument(
+        "--proxy",
+        help="with --base-url: a local model (smollm2, qwen2.5-0.5b or a path) that scores "
+        "when the server's model cannot (a chat API without prompt log-probs); the output "
+        "says so",
     )
     model.add_argument("--threads", type=int, default=None, help="torch threads for a local model")
     model.add_argument(

@@ -30,6 +30,7 @@ from camab_rag.prompts import (
 )
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import RewardFn, get_reward
+from camab_rag.scoring import scored_by
 from camab_rag.segments import Granularity, Segment, SourceDocument, segment_documents, to_documents
 from camab_rag.statements import attribute_statements
 
@@ -254,6 +255,7 @@ class _TextJob:
             response=a["response"],
             reward=self.reward_name,
             n_documents=len(self.documents),
+            scored_by=scored_by(a["scorer"]),
         )
         per_statement = (
             attribute_statements(run.method, oracle, result.masks, run.seed)

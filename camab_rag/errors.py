@@ -15,6 +15,12 @@ class ScorerError(CamabError, RuntimeError):
     """A scorer could not return log-probabilities for a request."""
 
 
+class CannotScoreError(ScorerError):
+    """The model cannot score a given text at all (a hosted chat API that returns no
+    prompt log-probabilities, a server without a completions endpoint, chat prompts with no
+    chat template to render them): retrying will not help, a proxy scorer can."""
+
+
 class NoContextError(InputError):
     """No retrieved context reached the model (nothing retrieved, or every retrieved
     document discarded before the answer): the answer cannot be attributed to any, and is

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from camab_rag.errors import NoContextError
 from camab_rag.methods import Auto, Camab, method_from_config
 from camab_rag.posterior import GaussianLinearPosterior
+from camab_rag.scoring import ScoredBy
 from camab_rag.segments import Segment
 
 FloatArray = NDArray[np.float64]
@@ -74,6 +75,8 @@ class AttributionResult:
         document_scores: per source document, the **sum** of its segments' scores: under
             the linear surrogate that is the predicted reward change of removing the whole
             document.
+        scored_by: which model scored the subsets, and whether it was a proxy for the
+            model that wrote the answer (``None`` for :func:`camab_rag.attribute_fn`).
     """
 
     scores: FloatArray
@@ -98,6 +101,7 @@ class AttributionResult:
     n_documents: int = 0
     n_redrawn: int = 0
     exact: bool = False
+    scored_by: ScoredBy | None = None
 
     # ------------------------------------------------------------------ views
     @property
@@ -198,6 +202,7 @@ class AttributionResult:
             "queries_saved": self.queries_saved,
             "n_redrawn": self.n_redrawn,
             "exact": self.exact,
+            "scored_by": self.scored_by.to_dict() if self.scored_by is not None else None,
             "n_documents": self.n_documents,
             "segments": [s.to_dict() for s in self.segments],
             "scores": [float(s) for s in self.scores],
@@ -238,6 +243,7 @@ class AttributionResult:
             n_documents=int(data.get("n_documents", 0)),
             n_redrawn=int(data.get("n_redrawn", 0)),
             exact=bool(data.get("exact", False)),
+            scored_by=ScoredBy.from_dict(data["scored_by"]) if data.get("scored_by") else None,
         )
 
     @classmethod

@@ -118,3 +118,45 @@ def check_messages(prompt: Any) -> list[dict[str, str]]:
     if not messages:
         raise InputError("the prompt has no messages")
     return messages
+
+
+@dataclass(frozen=True)
+class ScoredBy:
+    """Which model scored an attribution.
+
+    Attributes:
+        model: the scoring model's name (``TransformersScorer.model_name``, the served
+            model of an HTTP scorer, else the scorer's class name).
+        proxy: ``True`` when it is not the model that wrote the answer but a proxy scoring
+            it in that model's place (see :class:`camab_rag.scorers.proxy.ProxyFallbackScorer`).
+        reason: why the proxy scored (what the answering model could not do).
+    """
+
+    model: str
+    proxy: bool = False
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "proxy": self.proxy, "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScoredBy:
+        reason = data.get("reason")
+        return cls(str(data["model"]), bool(data.get("proxy", False)), reason and str(reason))
+
+
+def scorer_model_name(scorer: object) -> str:
+    """The name of the model behind a scorer, for reports (never its URL or key)."""
+    for attribute in ("model_name", "model"):
+        name = getattr(scorer, attribute, None)
+        if isinstance(name, str) and name:
+            return name
+    return type(scorer).__name__
+
+
+def scored_by(scorer: object) -> ScoredBy:
+    """What a scorer says of itself (``scorer.scored_by``), else its model, not a proxy."""
+    own = getattr(scorer, "scored_by", None)
+    if isinstance(own, ScoredBy):
+        return own
+    return ScoredBy(scorer_model_name(scorer))

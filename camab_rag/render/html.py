@@ -14,7 +14,7 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from camab_rag.render.text import clean, split_highlights, strength_level, verdict_text
+from camab_rag.render.text import clean, proxy_text, split_highlights, strength_level, verdict_text
 
 if TYPE_CHECKING:
     from camab_rag.citations import CitedAnswer, Source
@@ -112,6 +112,9 @@ def render_fragment(answer: CitedAnswer) -> str:
     if verdict is not None:
         css_class = "camab-ok" if answer.groundedness.grounded else "camab-warn"
         parts.append(f'<p class="camab-verdict {css_class}">{esc(verdict)}</p>')
+    proxy = proxy_text(answer.scored_by)
+    if proxy is not None:
+        parts.append(f'<p class="camab-proxy">{esc(proxy)}</p>')
     if answer.sources:
         parts.append('<ol class="camab-sources">')
         parts += [_source_html(page_id, source) for source in answer.sources]

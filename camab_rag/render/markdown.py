@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from camab_rag.render.text import clean, split_highlights, strength_level, verdict_text
+from camab_rag.render.text import clean, proxy_text, split_highlights, strength_level, verdict_text
 
 if TYPE_CHECKING:
     from camab_rag.citations import CitedAnswer, Source
@@ -72,6 +72,9 @@ def render_markdown(answer: CitedAnswer) -> str:
     verdict = verdict_text(answer.groundedness)
     if verdict:
         lines += [f"*{escape_markdown(verdict)}*", ""]
+    proxy = proxy_text(answer.scored_by)
+    if proxy:
+        lines += [f"*{escape_markdown(proxy)}*", ""]
     if answer.sources:
         lines += ["**Sources**", ""]
         for source in answer.sources:

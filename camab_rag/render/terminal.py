@@ -13,7 +13,7 @@ import sys
 import textwrap
 from typing import IO, TYPE_CHECKING
 
-from camab_rag.render.text import clean, strength_level, verdict_text
+from camab_rag.render.text import clean, proxy_text, strength_level, verdict_text
 
 if TYPE_CHECKING:
     from camab_rag.citations import CitedAnswer
@@ -80,6 +80,9 @@ def render_terminal(
     verdict = verdict_text(answer.groundedness)
     if verdict is not None:
         out += ["", style(GREEN if answer.groundedness.grounded else RED, verdict)]
+    proxy = proxy_text(answer.scored_by)
+    if proxy is not None:
+        out += ["", style(DIM, proxy)]
     if answer.sources:
         out += ["", style(BOLD, "Sources")]
         indent = " " * 6

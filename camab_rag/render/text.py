@@ -70,3 +70,13 @@ def verdict_text(report: Any) -> str | None:
     if unsupported:
         line += f"; {len(unsupported)} sentence(s) without support"
     return line
+
+
+def proxy_text(scored_by: Any) -> str | None:
+    """One line saying a proxy model scored the attribution (``None`` when the answering
+    model scored it itself, or nobody said)."""
+    if scored_by is None or not scored_by.proxy:
+        return None
+    return (
+        f"Attributed by a proxy model ({scored_by.model}), not by the model that wrote the answer"
+    )

@@ -48,7 +48,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 import openai
 
-from camab_rag.errors import CamabError, InputError, ScorerError
+from camab_rag.errors import CamabError, CannotScoreError, InputError, ScorerError
 from camab_rag.scoring import ChatMessage, Prompt, ResponseLogprobs, ScoreRequest, check_messages
 
 logger = logging.getLogger(__name__)
@@ -63,12 +63,20 @@ _NO_PROMPT_LOGPROBS_HELP = (
     "that score a given text can provide: vLLM, SGLang, llama-cpp-python's server, "
     "Together or Fireworks completions with echo=true and logprobs. OpenAI's own chat "
     "models cannot do this; serve an open model (e.g. `python -m "
-    "vllm.entrypoints.openai.api_server --model DIR`) or use camab_rag.TransformersScorer."
+    "vllm.entrypoints.openai.api_server --model DIR`) or use camab_rag.TransformersScorer; "
+    "or let a proxy model score in its place (proxy=camab_rag.default_scorer() in the "
+    "integrations, --proxy smollm2 on the command line)."
 )
 
 
-class NoPromptLogprobsError(ScorerError):
+class NoPromptLogprobsError(CannotScoreError):
     """The server does not return log-probabilities of the prompt (the message says why)."""
+
+
+class NoChatTemplateError(InputError, CannotScoreError):
+    """Chat messages to score, but no chat template to render them (the server has no
+    ``/tokenize`` and no local template was given): an input error for a server that could
+    score text, and a model that cannot score for a chat API (a proxy can)."""
 
 
 class ResponseTokensMismatchError(ScorerError):
@@ -494,6 +502,13 @@ class OpenAICompletionsScorer:
                 f"the server at {self.base_url} refused the request (HTTP {status}): check "
                 "the api_key"
             )
+        if status == 404 and "not supported" in message.lower():
+            # a chat-only model behind /v1/completions (OpenAI: "This is a chat model and
+            # not supported in the v1/completions endpoint")
+            return NoPromptLogprobsError(
+                f"the server at {self.base_url} does not serve {path} for model "
+                f"{self.model!r} (HTTP 404: {_clip(message, 200)}). {_NO_PROMPT_LOGPROBS_HELP}"
+            )
         if status == 404:
             return ScorerError(
                 f"HTTP 404 from {path}: {_clip(message, 200)} (check "
@@ -596,7 +611,7 @@ class OpenAICompletionsScorer:
         local ``tokenizer``'s chat template.
 
         Raises:
-            InputError: chat messages but no way to render them locally.
+            NoChatTemplateError: chat messages but no way to render them locally.
         """
         if isinstance(prompt, str):
             return prompt
@@ -617,11 +632,13 @@ class OpenAICompletionsScorer:
                 messages, tokenize=False, add_generation_prompt=True
             )
             return str(text)
-        raise InputError(
+        raise NoChatTemplateError(
             "chat-message prompts need the model's chat template, and the server at "
             f"{self.base_url} has no /tokenize endpoint to apply it: pass "
             "chat_template_renderer=<messages -> text> or tokenizer=<local tokenizer dir> "
-            "to OpenAICompletionsScorer, or pass the prompt as plain text"
+            "to OpenAICompletionsScorer, or pass the prompt as plain text; a chat API that "
+            "cannot score at all can be replaced by a proxy model (proxy=... in the "
+            "integrations, --proxy on the command line)"
         )
 
     def _prompt_payload(self, prompt: Prompt) -> dict[str, Any]:

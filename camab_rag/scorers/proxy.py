@@ -1,0 +1,120 @@
+"""Score with the model that wrote the answer, or with a proxy model when it cannot.
+
+Hosted chat APIs (OpenAI, Anthropic, Gemini) return no log-probabilities of a given text,
+so their answers cannot be attributed by the model itself. A smaller open model can score
+them in its place: AttriBoT reports that a proxy's ablation scores track the large
+model's, and ``benchmarks/bench_proxy.py`` measures how closely (``BENCHMARKS.md``,
+section "A proxy scorer"). A proxy is never used silently: the scorer says which model
+scored (:class:`~camab_rag.scoring.ScoredBy`), and every result records it in
+``result.scored_by``.
+
+The prompt reaches the proxy as the chain sent it (chat messages, system prompt and
+history included) and is rendered under the proxy's own chat template.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from camab_rag.errors import CannotScoreError, InputError
+from camab_rag.scoring import ResponseLogprobs, ScoredBy, ScoreRequest, scorer_model_name
+
+
+def _check_scorer(scorer: object, what: str) -> None:
+    if not callable(getattr(scorer, "score", None)):
+        raise InputError(
+            f"{what} must have a score(requests) method, got {type(scorer).__name__}: "
+            "e.g. camab_rag.default_scorer()"
+        )
+
+
+class ProxyFallbackScorer:
+    """The answering model's own scorer, switched for good to ``proxy`` the first time it
+    raises :class:`~camab_rag.errors.CannotScoreError`.
+
+    Args:
+        own: the answering model's scorer; ``None`` when none could be built (then the
+            proxy scores from the start).
+        proxy: any camab-rag scorer (``camab_rag.default_scorer()``, an
+            ``OpenAICompletionsScorer`` on a local server, ...).
+        reason: why ``own`` is ``None`` (recorded in :attr:`scored_by`).
+
+    Other errors of ``own`` (a dead server, a timeout) are raised as they are: the proxy
+    stands in for a model that cannot score, not for one that is down.
+    """
+
+    def __init__(
+        self,
+        own: Any,
+        proxy: Any,
+        *,
+        reason: str | None = None,
+    ) -> None:
+        if own is not None:
+            _check_scorer(own, "the answering model's scorer")
+        _check_scorer(proxy, "proxy")
+        self.own = own
+        self.proxy = proxy
+        self._reason = None if own is not None else (reason or "the answering model cannot score")
+        self._lock = threading.Lock()
+
+    @property
+    def using_proxy(self) -> bool:
+        return self._reason is not None
+
+    @property
+    def scored_by(self) -> ScoredBy:
+        """The proxy, with the reason, once it has taken over; else the own model."""
+        if self.using_proxy:
+            return ScoredBy(scorer_model_name(self.proxy), proxy=True, reason=self._reason)
+        return ScoredBy(scorer_model_name(self.own))
+
+    def _switch(self, error: CannotScoreError) -> None:
+        with self._lock:
+            if self._reason is None:
+                self._reason = str(error)
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        if not self.using_proxy:
+            try:
+                return list(self.own.score(requests))
+            except CannotScoreError as error:
+                self._switch(error)
+        return list(self.proxy.score(requests))
+
+    async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        if not self.using_proxy:
+            try:
+                return list(await self.own.ascore(requests))
+            except CannotScoreError as error:
+                self._switch(error)
+        return list(await self.proxy.ascore(requests))
+
+    def generate(self, prompts: Sequence[Any], *, max_new_tokens: int = 128) -> list[str]:
+        """Generation by whichever model scores (used by regeneration checks)."""
+        target = self.proxy if self.using_proxy else self.own
+        return list(target.generate(prompts, max_new_tokens=max_new_tokens))
+
+    def __repr__(self) -> str:
+        return f"ProxyFallbackScorer(own={self.own!r}, proxy={self.proxy!r})"
+
+
+def own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
+    """The scorer of the answering model, falling back to ``proxy`` when it cannot score.
+
+    ``build_own`` builds the answering model's scorer; when it raises
+    :class:`~camab_rag.errors.InputError` (no scorer can be built for that model, e.g. a
+    hosted chat API) the proxy scores from the start, with that error as the reason.
+    Without a proxy the own scorer is returned as it is and its errors are unchanged.
+    """
+    if proxy is None:
+        return build_own()
+    try:
+        own = build_own()
+    except InputError as error:
+        return ProxyFallbackScorer(None, proxy, reason=str(error))
+    if isinstance(own, ProxyFallbackScorer):
+        return own
+    return ProxyFallbackScorer(own, proxy)
