@@ -107,6 +107,10 @@ class CamabAttributor(Runnable[Any, Any]):
             (:func:`~langchain_camab.to_citations`) on an ``AIMessage`` answer: its content
             becomes one text block carrying them (opt in where consumers read
             ``content_blocks``; a streamed answer keeps its chunks as they were).
+        proxy: a camab-rag scorer that scores in place of the chain's model when that
+            model cannot (a hosted chat API gives no log-probabilities of a given text; or
+            no ``llm`` was given): e.g. ``camab_rag.default_scorer()``. The result's
+            ``scored_by`` and the attached summary name it (``"proxy": True``).
         **method_options: passed to the method.
 
     Streaming: ``chain.stream()`` / ``astream()`` pass every chunk of the chain through as
@@ -145,6 +149,7 @@ class CamabAttributor(Runnable[Any, Any]):
         progress: ProgressHook | None = None,
         max_results: int = 1000,
         citations: bool = False,
+        proxy: object = None,
         name: str | None = "CamabAttributor",
         **method_options: Any,
     ) -> None:
@@ -157,6 +162,7 @@ class CamabAttributor(Runnable[Any, Any]):
         )
         self.scorer = scorer
         self.llm = llm
+        self.proxy = proxy
         self.prompt = prompt
         self.document_separator = document_separator
         self.settings = Settings(
@@ -374,7 +380,7 @@ class CamabAttributor(Runnable[Any, Any]):
 
     def _compute(self, request: _Request, placeholder: dict[str, Any] | None) -> ChainAttribution:
         try:
-            scorer = resolve_scorer(self.scorer, self.llm)
+            scorer = resolve_scorer(self.scorer, self.llm, self.proxy)
             result = run(
                 request.question,
                 request.texts,
@@ -395,7 +401,7 @@ class CamabAttributor(Runnable[Any, Any]):
         self, request: _Request, placeholder: dict[str, Any] | None
     ) -> ChainAttribution:
         try:
-            scorer = resolve_scorer(self.scorer, self.llm)
+            scorer = resolve_scorer(self.scorer, self.llm, self.proxy)
             result = await arun(
                 request.question,
                 request.texts,

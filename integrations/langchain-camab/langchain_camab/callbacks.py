@@ -25,6 +25,7 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 
 from camab_rag.errors import NoContextError
 from camab_rag.groundedness import GroundednessFilter
+from camab_rag.scorers.proxy import own_or_proxy
 from camab_rag.segments import Granularity, to_documents
 from langchain_camab import _attach
 from langchain_camab._attribution import Settings, arun, check_filter, failed, plan_prompt, run
@@ -76,11 +77,13 @@ class _HandlerCore:
         groundedness: GroundednessFilter | None,
         progress: ProgressHook | None,
         citations: bool,
+        proxy: object,
         method_options: dict[str, Any],
     ) -> None:
         check_filter(groundedness, can_block=False, where=f"{type(self).__name__} observes and")
         self.scorer = scorer
         self.llm = llm
+        self.proxy = proxy
         self.settings = Settings(
             budget,
             method,
@@ -206,11 +209,12 @@ class _HandlerCore:
 
     def _scorer_for(self, call: LLMCall) -> Any:
         if self.scorer is not None or self.llm is not None:
-            return resolve_scorer(self.scorer, self.llm)
+            return resolve_scorer(self.scorer, self.llm, self.proxy)
         key = repr((call.serialized or {}).get("id")) + repr(sorted(map(str, call.params.items())))
         cached = self._scorer_cache.get(key)
         if cached is None:
-            cached = scorer_from_run(call.serialized, call.params)
+            # cached with its proxy: a model found unable to score is not asked again
+            cached = own_or_proxy(lambda: scorer_from_run(call.serialized, call.params), self.proxy)
             self._scorer_cache[key] = cached
         return cached
 
@@ -360,6 +364,10 @@ _DOC = """
         citations: also put LangChain ``Citation`` annotations on the answer message, in
             place: its content becomes one text block carrying them (opt in where
             consumers read ``content_blocks``).
+        proxy: a camab-rag scorer that scores in place of the chain's model when that
+            model cannot (a hosted chat API gives no log-probabilities of a given text):
+            e.g. ``camab_rag.default_scorer()``. Never silent: the result's ``scored_by``
+            and the answer's metadata name the proxy (``"proxy": True``).
         **method_options: passed to the method (e.g. ``batch_size=4``).
 """
 
@@ -393,6 +401,7 @@ class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
         groundedness: GroundednessFilter | None = None,
         progress: ProgressHook | None = None,
         citations: bool = False,
+        proxy: object = None,
         **method_options: Any,
     ) -> None:
         super().__init__()
@@ -412,6 +421,7 @@ class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
             groundedness=groundedness,
             progress=progress,
             citations=citations,
+            proxy=proxy,
             method_options=method_options,
         )
         self.futures: dict[UUID, Future[ChainAttribution]] = {}
@@ -580,6 +590,7 @@ class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
         groundedness: GroundednessFilter | None = None,
         progress: ProgressHook | None = None,
         citations: bool = False,
+        proxy: object = None,
         **method_options: Any,
     ) -> None:
         super().__init__()
@@ -599,6 +610,7 @@ class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
             groundedness=groundedness,
             progress=progress,
             citations=citations,
+            proxy=proxy,
             method_options=method_options,
         )
         self.tasks: dict[UUID, asyncio.Task[ChainAttribution]] = {}

@@ -141,8 +141,9 @@ def summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dic
     ``prompt_mode``, ``prompt_note``, ``run_id``, ``documents`` (per document: ``index``,
     ``score``, ``rank``, ``title``), ``top_documents`` (indices, best first) and
     ``citations`` (per answer sentence: ``sentence`` and the supporting ``document`` index
-    or ``None``), and ``groundedness`` (the filter's verdict as a dict, ``None`` without a
-    filter).
+    or ``None``), ``groundedness`` (the filter's verdict as a dict, ``None`` without a
+    filter) and ``scored_by`` (``{"model", "proxy", "reason"}``: which model scored, and
+    whether it was a proxy for the chain's model).
     """
     chain = result if isinstance(result, ChainAttribution) else None
     data: dict[str, Any] = {
@@ -161,6 +162,7 @@ def summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dic
         "groundedness": (
             chain.groundedness.to_dict() if chain and chain.groundedness is not None else None
         ),
+        "scored_by": result.scored_by.to_dict() if result.scored_by is not None else None,
     }
     if result.status != "ok":
         return data

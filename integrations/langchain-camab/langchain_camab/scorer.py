@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from camab_rag.errors import InputError
+from camab_rag.scorers.proxy import own_or_proxy
 from langchain_camab.chat_models import MODEL_KEY, CamabChatModel, registered_model
 
 
@@ -87,8 +88,12 @@ def scorer_from_run(serialized: Mapping[str, Any] | None, params: Mapping[str, A
     return scorer_from_llm(client)
 
 
-def resolve_scorer(scorer: object, llm: object = None) -> Any:
-    """``scorer`` when given (checked), else the scorer of ``llm``."""
+def resolve_scorer(scorer: object, llm: object = None, proxy: object = None) -> Any:
+    """``scorer`` when given (checked), else the scorer of ``llm``; with a ``proxy``, the
+    proxy scores whenever the chain's model cannot
+    (:func:`camab_rag.scorers.proxy.own_or_proxy`)."""
+    if proxy is not None:
+        return own_or_proxy(lambda: resolve_scorer(scorer, llm), proxy)
     if scorer is not None:
         if not _is_scorer(scorer):
             raise InputError(

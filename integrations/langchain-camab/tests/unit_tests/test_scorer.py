@@ -71,3 +71,19 @@ def test_in_process_chat_model_lends_its_scorer() -> None:
     assert llm.invoke("Capital of France?").content == "Paris."
     with pytest.raises(TypeError, match="needs generator="):
         CamabChatModel(generator=object())
+
+
+def test_a_proxy_scores_for_a_model_that_cannot() -> None:
+    """OpenAI's own chat models give no prompt log-probs: with a proxy the chain is
+    attributed by it, and the scorer says so; a scorer that can score keeps scoring."""
+    proxy = KeywordScorer()
+    llm = ChatOpenAI(model="gpt-4o-mini", api_key=SecretStr("sk-test"))
+    scorer = resolve_scorer(None, llm, proxy)
+    assert scorer.proxy is proxy and scorer.scored_by.proxy is True
+    assert "OpenAI's own API" in (scorer.scored_by.reason or "")
+    assert resolve_scorer(None, None, proxy).scored_by.proxy is True  # no model given
+    own = KeywordScorer()
+    assert resolve_scorer(own, None, proxy).own is own
+    assert resolve_scorer(own, None, proxy).scored_by.proxy is False
+    with pytest.raises(ScorerUnavailableError, match="OpenAI's own API"):
+        resolve_scorer(None, llm)  # without a proxy: the error as before

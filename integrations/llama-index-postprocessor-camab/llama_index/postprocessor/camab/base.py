@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import importlib
 import logging
 import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping, Sequence
@@ -71,6 +70,8 @@ from camab_rag.groundedness import (
 )
 from camab_rag.prompts import SpanRemovalPromptBuilder, locate_segments
 from camab_rag.result import AttributionResult
+from camab_rag.scorers.chat_clients import scorer_from_chat_client
+from camab_rag.scorers.proxy import own_or_proxy
 from camab_rag.scoring import Prompt
 from camab_rag.segments import Granularity, SourceDocument, segment_documents
 
@@ -79,7 +80,6 @@ logger = logging.getLogger(__name__)
 ATTRIBUTION_KEY = "attribution"
 """The metadata key under which responses and nodes carry their attribution."""
 
-_CHAT_CLIENT_BUILDERS = ("scorer_from_chat_client", "scorer_from_chat_model", "from_chat_model")
 _MAX_SPAN_DEPTH = 10_000
 
 
@@ -357,9 +357,9 @@ def scorer_from_llm(llm: object) -> Any:
     * an LLM that carries its own scorer (``llm.scorer`` with a ``score`` method, e.g.
       :class:`~llama_index.postprocessor.camab.local.CamabLocalLLM`) uses it;
     * an OpenAI-compatible LLM (``OpenAILike``, or ``OpenAI`` with an ``api_base``) gets the
-      HTTP scorer of its server (built by ``camab_rag.scorers.chat_clients`` when present,
-      else :class:`camab_rag.OpenAICompletionsScorer` from ``api_base``/``model``);
-    * anything else is an :class:`~camab_rag.errors.InputError` asking for ``scorer=``.
+      HTTP scorer of its server (:func:`camab_rag.scorers.chat_clients.scorer_from_chat_client`);
+    * anything else (OpenAI's own API included) is an
+      :class:`~camab_rag.errors.InputError` asking for ``scorer=`` or ``proxy=``.
     """
     if llm is None:
         raise InputError(
@@ -376,41 +376,32 @@ def scorer_from_llm(llm: object) -> Any:
             "(no api_base). Pass scorer=camab_rag.default_scorer() or "
             "scorer=camab_rag.OpenAICompletionsScorer(base_url, model)"
         )
-    try:
-        module = importlib.import_module("camab_rag.scorers.chat_clients")
-    except ImportError:
-        module = None
-    for name in _CHAT_CLIENT_BUILDERS:
-        builder = getattr(module, name, None)
-        if callable(builder):
-            return builder(llm)
-    from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
-
-    model = getattr(llm, "model", None)
-    if not isinstance(model, str) or not model:
-        raise InputError(f"{type(llm).__name__} has no model name to score with")
-    api_key = getattr(llm, "api_key", None)
-    return OpenAICompletionsScorer(
-        api_base, model, api_key if isinstance(api_key, str) and api_key else None
-    )
+    return scorer_from_chat_client(llm)
 
 
 class _ScorerCache:
-    """One scorer per LLM object (an HTTP scorer keeps its connection pool)."""
+    """One scorer per LLM object (an HTTP scorer keeps its connection pool), or per given
+    scorer; with a ``proxy``, each falls back to it when its model cannot score (and a
+    model found unable is not asked again)."""
 
-    def __init__(self) -> None:
+    def __init__(self, proxy: Any = None) -> None:
+        self.proxy = checked_scorer(proxy, "proxy")
         self._cache: dict[int, tuple[object, Any]] = {}
         self._lock = threading.Lock()
 
-    def get(self, llm: object) -> Any:
+    def get(self, llm: object, scorer: Any = None) -> Any:
+        source = scorer if scorer is not None else llm
         with self._lock:
-            hit = self._cache.get(id(llm))
-            if hit is not None and hit[0] is llm:
+            hit = self._cache.get(id(source))
+            if hit is not None and hit[0] is source:
                 return hit[1]
-        scorer = scorer_from_llm(llm)
+        if scorer is not None:
+            built = own_or_proxy(lambda: scorer, self.proxy)
+        else:
+            built = own_or_proxy(lambda: scorer_from_llm(llm), self.proxy)
         with self._lock:
-            self._cache[id(llm)] = (llm, scorer)
-        return scorer
+            self._cache[id(source)] = (source, built)
+        return built
 
 
 # ---------------------------------------------------------------------- one attribution
@@ -507,9 +498,8 @@ def _prepare(
             "to come from"
         )
     documents = node_documents(nodes)
-    if scorer is None:
-        llm = record.llm if record is not None and record.llm is not None else fallback_llm
-        scorer = scorers.get(llm)
+    llm = record.llm if record is not None and record.llm is not None else fallback_llm
+    scorer = scorers.get(llm, scorer)
     builder, source, note = _choose_prompt(calls, documents, config.granularity)
     if builder is None:
         logger.info("camab attribution of %r: %s", question[:80], note)
@@ -766,10 +756,10 @@ def aattribute_when_consumed(
     return response
 
 
-def checked_scorer(scorer: Any) -> Any:
+def checked_scorer(scorer: Any, name: str = "scorer") -> Any:
     """``scorer`` itself when it can score (or is ``None``); else a clear error."""
     if scorer is not None and not callable(getattr(scorer, "score", None)):
-        raise InputError("scorer must have a score(requests) method (or be None)")
+        raise InputError(f"{name} must have a score(requests) method (or be None)")
     return scorer
 
 
@@ -811,6 +801,10 @@ class CamabQueryEngine(BaseQueryEngine):
             goes to ``response.metadata["attribution"]["groundedness"]`` (at most two extra
             model calls) and ``mode="block"`` replaces an ungrounded ``response.response``
             by its fallback.
+        proxy: a camab-rag scorer that scores in place of the engine's LLM when that LLM
+            cannot (a hosted chat API gives no log-probabilities of a given text), e.g.
+            ``camab_rag.default_scorer()``. Never silent: ``metadata["attribution"]
+            ["scored_by"]`` names it with ``"proxy": True``.
         **attribute_options: passed to :func:`camab_rag.attribute` (e.g. ``batch_size``).
     """
 
@@ -825,6 +819,7 @@ class CamabQueryEngine(BaseQueryEngine):
         seed: int = 0,
         groundedness: GroundednessFilter | None = None,
         callback_manager: CallbackManager | None = None,
+        proxy: Any = None,
         **attribute_options: Any,
     ) -> None:
         if not isinstance(query_engine, BaseQueryEngine):
@@ -837,7 +832,7 @@ class CamabQueryEngine(BaseQueryEngine):
         self.config = AttributionConfig(
             budget, method, granularity, seed, attribute_options, groundedness
         )
-        self._scorers = _ScorerCache()
+        self._scorers = _ScorerCache(proxy)
         self._tracker = query_tracker()
         super().__init__(callback_manager or getattr(query_engine, "callback_manager", None))
 
@@ -929,6 +924,9 @@ class CamabEventHandler(BaseEventHandler):
     )
     attribute_options: dict[str, Any] = Field(default_factory=dict)
     groundedness: Any = Field(default=None, description="a GroundednessFilter, or None")
+    proxy: Any = Field(
+        default=None, description="scorer used when the query's LLM cannot score (named so)"
+    )
 
     _config: AttributionConfig = PrivateAttr()
     _tracker: QueryTracker = PrivateAttr()
@@ -941,6 +939,7 @@ class CamabEventHandler(BaseEventHandler):
 
     def model_post_init(self, context: Any, /) -> None:
         checked_scorer(self.scorer)
+        self._scorers = _ScorerCache(self.proxy)
         self._config = AttributionConfig(
             self.budget,
             self.method,

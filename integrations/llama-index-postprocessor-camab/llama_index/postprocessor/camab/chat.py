@@ -56,8 +56,8 @@ class CamabChatEngine(BaseChatEngine):
     Args:
         chat_engine: the chat engine to wrap.
         scorer: scores subsets of the context; ``None`` builds one from the engine's LLM.
-        budget, method, granularity, seed, groundedness, **attribute_options: as in
-            :class:`~llama_index.postprocessor.camab.CamabQueryEngine`.
+        budget, method, granularity, seed, groundedness, proxy, **attribute_options: as
+            in :class:`~llama_index.postprocessor.camab.CamabQueryEngine`.
     """
 
     def __init__(
@@ -70,6 +70,7 @@ class CamabChatEngine(BaseChatEngine):
         granularity: Granularity = "chunk",
         seed: int = 0,
         groundedness: GroundednessFilter | None = None,
+        proxy: Any = None,
         **attribute_options: Any,
     ) -> None:
         if not isinstance(chat_engine, BaseChatEngine):
@@ -81,7 +82,7 @@ class CamabChatEngine(BaseChatEngine):
         self.config = AttributionConfig(
             budget, method, granularity, seed, attribute_options, groundedness
         )
-        self._scorers = _ScorerCache()
+        self._scorers = _ScorerCache(proxy)
         self._tracker = query_tracker()
 
     # ------------------------------------------------------------------ turns
