@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from camab_rag.errors import InputError
+from camab_rag.retry import Retryable, RetryPolicy
 from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -65,10 +65,9 @@ def transient(exc: BaseException) -> tuple[bool, float | None]:
         if status is not None and status in RETRYABLE_STATUS:
             return True, _retry_after_of(current)
         name = type(current).__name__
-        if isinstance(current, (TimeoutError, ConnectionError)) or name in {
+        if isinstance(current, (TimeoutError, ConnectionError, Retryable)) or name in {
             "APITimeoutError",
             "APIConnectionError",
-            "_Retryable",
         }:
             return True, _retry_after_of(current)
         current = current.__cause__ or current.__context__
@@ -106,13 +105,9 @@ class RateGate:
     ) -> None:
         if limit < 1:
             raise InputError(f"the gate's limit must be at least 1, got {limit}")
-        if max_retries < 0:
-            raise InputError(f"max_retries must be >= 0, got {max_retries}")
+        self.retry = RetryPolicy(max_retries, backoff_base, backoff_max)
         self.ceiling = limit
         self.limit = limit
-        self.max_retries = max_retries
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
         self.in_flight = 0
         self.cooldown_until = 0.0
         self.failures = 0  # consecutive transient failures, over all callers
@@ -160,21 +155,15 @@ class RateGate:
                 self.stats.transient_errors += 1
                 self.limit = max(1, self.limit // 2)
                 self.stats.min_limit = min(self.stats.min_limit, self.limit)
-                delay = self._delay(retry_after)
+                delay = self.retry.delay(self.failures, retry_after)
                 self.cooldown_until = max(self.cooldown_until, time.monotonic() + delay)
             changed.notify_all()
-
-    def _delay(self, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), self.backoff_max)
-        base = min(self.backoff_max, self.backoff_base * 2.0 ** max(self.failures - 1, 0))
-        return base * (0.5 + random.random() / 2)
 
     async def call(
         self, scorer: Scorer, requests: Sequence[ScoreRequest]
     ) -> list[ResponseLogprobs]:
         """``scorer.ascore(requests)`` through the gate (retried on transient errors)."""
-        for attempt in range(self.max_retries + 1):
+        for attempt in range(self.retry.max_retries + 1):
             await self._acquire()
             self.stats.calls += 1
             try:
@@ -185,7 +174,7 @@ class RateGate:
                     await self._release(None)
                     raise
                 await self._release(False, hint)
-                if attempt == self.max_retries:
+                if attempt == self.retry.max_retries:
                     raise
                 self.stats.retries += 1
                 continue

@@ -1,0 +1,65 @@
+"""How transient failures are retried: one policy for the HTTP scorer and the audit gate.
+
+Exponential backoff with jitter (50-100% of ``backoff_base * 2**(failures - 1)``, capped at
+``backoff_max``), a server's ``Retry-After`` honoured up to the same cap, at most
+``max_retries`` retries, and optionally a budget of seconds spent waiting.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from camab_rag.errors import InputError
+
+
+class Retryable(Exception):
+    """A transient failure worth retrying; ``retry_after`` is the server's hint in seconds."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries of transient failures.
+
+    Attributes:
+        max_retries: retries after the first attempt.
+        backoff_base: the first pause in seconds (doubled per consecutive failure).
+        backoff_max: the longest pause, also the cap on ``Retry-After``.
+        budget_s: the most seconds to spend waiting between attempts (``None``: no
+            limit beyond ``max_retries``).
+    """
+
+    max_retries: int = 5
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    budget_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_retries, bool) or self.max_retries < 0:
+            raise InputError(f"max_retries must be >= 0, got {self.max_retries}")
+        if not self.backoff_base >= 0 or not self.backoff_max >= 0:
+            raise InputError("backoff_base and backoff_max must be >= 0 seconds")
+        if self.budget_s is not None and not self.budget_s >= 0:
+            raise InputError(f"retry_budget_s must be >= 0 or None, got {self.budget_s}")
+
+    def delay(self, failures: int, retry_after: float | None = None) -> float:
+        """The pause after the ``failures``-th consecutive failure (1 = the first)."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.backoff_max)
+        base = min(float(self.backoff_max), self.backoff_base * 2.0 ** max(failures - 1, 0))
+        return base * (0.5 + random.random() / 2)
+
+    def why_stop(self, attempt: int, waited: float, delay: float) -> str | None:
+        """Why not to retry after attempt ``attempt`` (0-based) failed, when ``waited``
+        seconds were already spent waiting and the next pause is ``delay``; ``None``: retry."""
+        if attempt >= self.max_retries:
+            return f"failed after {attempt + 1} attempts"
+        if self.budget_s is not None and waited + delay > self.budget_s:
+            return (
+                f"failed after {attempt + 1} attempts (retry budget of {self.budget_s:g} s spent)"
+            )
+        return None
