@@ -6,6 +6,7 @@ import io
 import json
 import re
 from html import unescape as html_unescape
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -339,3 +340,16 @@ def test_citation_pairs_name_the_segment_behind_each_sentence():
     for pair in pairs:
         assert pair.cited_text in context[pair.source.doc_index]
     assert any("Paris" in p.cited_text for p in pairs if "Paris" in p.sentence.text)
+
+
+def test_renderers_do_not_import_the_citation_logic() -> None:
+    """citations -> render, never back: the renderers draw the cited-answer model only."""
+    import ast
+
+    import camab_rag.render
+
+    folder = Path(camab_rag.render.__file__).parent
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                assert node.module != "camab_rag.citations", path.name

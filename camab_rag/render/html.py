@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from camab_rag.render.text import clean, proxy_text, split_highlights, strength_level, verdict_text
 
 if TYPE_CHECKING:
-    from camab_rag.citations import CitedAnswer, Source
+    from camab_rag.render.model import CitedAnswer, Source
 
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from camab_rag.render.text import clean, proxy_text, split_highlights, strength_level, verdict_text
 
 if TYPE_CHECKING:
-    from camab_rag.citations import CitedAnswer, Source
+    from camab_rag.render.model import CitedAnswer, Source
 
 _ANYWHERE = re.compile(r"([\\`*_\[\]<>&|~$])")
 """Characters that act wherever they stand (without ``[``/``]`` no link or image opens, so

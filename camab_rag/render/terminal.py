@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING
 from camab_rag.render.text import clean, proxy_text, strength_level, verdict_text
 
 if TYPE_CHECKING:
-    from camab_rag.citations import CitedAnswer
+    from camab_rag.render.model import CitedAnswer
 
 RESET = "\x1b[0m"
 BOLD = "\x1b[1m"

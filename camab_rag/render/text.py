@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from camab_rag.citations import Highlight
+from camab_rag.render.model import Highlight
 
 # C0 controls except tab and line feed, DEL, C1 controls, and the Unicode format characters
 # that reorder or hide text (bidirectional overrides/isolates, zero-width marks, BOM).

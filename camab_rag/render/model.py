@@ -1,0 +1,230 @@
+"""The cited answer: an answer's sentences with their citation numbers and the numbered
+source list, plus the rule that decided them. Built by :func:`camab_rag.citations.cite`;
+drawn by this package's renderers (which never import the code that decides citations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import IO, Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from camab_rag.errors import InputError
+from camab_rag.scoring import ScoredBy
+
+FloatArray = NDArray[np.float64]
+SourceUnit = Literal["document", "segment"]
+
+
+@dataclass(frozen=True)
+class CitationRule:
+    """What counts as a citation of one answer sentence.
+
+    A source is cited when it is among the sentence's ``top_k`` sources **and** its score
+    is at least ``threshold`` **and** at least ``relative`` times the sentence's best
+    score. Scores are the sentence's own attribution (its statement scores), summed per
+    document when ``unit="document"``.
+
+    Args:
+        top_k: at most this many citations per sentence (``None``: no limit).
+        threshold: minimum score (reward units; the default 0 keeps only sources whose
+            presence raised the answer's likelihood).
+        relative: minimum fraction of the sentence's best score (0 disables).
+        unit: cite whole ``"document"``s or single ``"segment"``s.
+    """
+
+    top_k: int | None = 2
+    threshold: float = 0.0
+    relative: float = 0.25
+    unit: SourceUnit = "document"
+
+    def __post_init__(self) -> None:
+        if self.top_k is not None and (isinstance(self.top_k, bool) or self.top_k < 1):
+            raise InputError(f"top_k must be >= 1 or None, got {self.top_k!r}")
+        if not np.isfinite(self.threshold):
+            raise InputError(f"threshold must be a finite number, got {self.threshold!r}")
+        if not 0.0 <= self.relative <= 1.0:
+            raise InputError(f"relative must be in [0, 1], got {self.relative!r}")
+        if self.unit not in ("document", "segment"):
+            raise InputError(f"unit must be 'document' or 'segment', got {self.unit!r}")
+
+    def select(self, scores: Sequence[float] | FloatArray) -> list[int]:
+        """Indices of the cited units, best first."""
+        values = np.asarray(scores, dtype=float)
+        if values.size == 0:
+            return []
+        order = [int(i) for i in np.argsort(-values, kind="stable")]
+        best = float(values[order[0]])
+        chosen = [
+            i
+            for i in order
+            if values[i] >= self.threshold and (best <= 0 or values[i] >= self.relative * best)
+        ]
+        return chosen if self.top_k is None else chosen[: self.top_k]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "top_k": self.top_k,
+            "threshold": self.threshold,
+            "relative": self.relative,
+            "unit": self.unit,
+        }
+
+
+@dataclass(frozen=True)
+class Highlight:
+    """A supporting segment inside a source, with its strength for highlighting."""
+
+    segment_index: int
+    start: int
+    """Character offset in the source's ``text``."""
+    end: int
+    text: str
+    score: float
+    strength: float
+    """``score`` relative to the strongest segment of the whole answer, in ``[0, 1]``."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "segment_index": self.segment_index,
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "score": self.score,
+            "strength": self.strength,
+        }
+
+
+@dataclass(frozen=True)
+class Source:
+    """One numbered entry of the source list (a document or a segment)."""
+
+    number: int
+    kind: SourceUnit
+    doc_index: int
+    segment_index: int | None
+    title: str | None
+    text: str
+    score: float
+    highlights: list[Highlight] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        if self.title:
+            return self.title
+        if self.kind == "segment":
+            return f"Document {self.doc_index + 1}, segment {(self.segment_index or 0) + 1}"
+        return f"Document {self.doc_index + 1}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "kind": self.kind,
+            "doc_index": self.doc_index,
+            "segment_index": self.segment_index,
+            "title": self.title,
+            "label": self.label,
+            "text": self.text,
+            "score": self.score,
+            "highlights": [h.to_dict() for h in self.highlights],
+        }
+
+
+@dataclass(frozen=True)
+class CitedSentence:
+    """One answer sentence and the source numbers it cites (best first)."""
+
+    text: str
+    start: int
+    end: int
+    citations: list[int]
+    scores: list[float]
+    """The score of each cited source for this sentence (same order as ``citations``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "start": self.start,
+            "end": self.end,
+            "citations": list(self.citations),
+            "scores": list(self.scores),
+        }
+
+
+@dataclass(frozen=True)
+class CitedAnswer:
+    """An answer with per-sentence citations and its source list.
+
+    ``sentences`` cover the answer in order; text between them (whitespace) is kept in
+    ``answer`` and rendered as is. ``groundedness`` is an optional verdict attached by
+    :meth:`with_groundedness` (any object with ``to_dict()``, e.g. a
+    :class:`~camab_rag.groundedness.GroundednessReport`). ``scored_by`` says which model
+    scored the attribution; every renderer notes a proxy.
+    """
+
+    answer: str
+    question: str
+    sentences: list[CitedSentence]
+    sources: list[Source]
+    rule: CitationRule
+    method: str = "auto"
+    n_queries: int = 0
+    groundedness: Any = None
+    scored_by: ScoredBy | None = None
+
+    def source(self, number: int) -> Source:
+        for source in self.sources:
+            if source.number == number:
+                return source
+        raise KeyError(number)
+
+    def with_groundedness(self, report: Any) -> CitedAnswer:
+        """A copy carrying a groundedness verdict (shown by every renderer)."""
+        return replace(self, groundedness=report)
+
+    # ----------------------------------------------------------------- renderers
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON for front ends (everything as data; the front end must escape)."""
+        return {
+            "question": self.question,
+            "answer": self.answer,
+            "sentences": [s.to_dict() for s in self.sentences],
+            "sources": [s.to_dict() for s in self.sources],
+            "rule": self.rule.to_dict(),
+            "method": self.method,
+            "n_queries": self.n_queries,
+            "groundedness": self.groundedness.to_dict() if self.groundedness is not None else None,
+            "scored_by": self.scored_by.to_dict() if self.scored_by is not None else None,
+        }
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        from camab_rag.render.json_render import render_json
+
+        return render_json(self, indent=indent)
+
+    def to_markdown(self) -> str:
+        from camab_rag.render.markdown import render_markdown
+
+        return render_markdown(self)
+
+    def to_html(self, *, full_page: bool = True, title: str = "Answer with citations") -> str:
+        """Self-contained HTML (inline CSS, no scripts, no external assets)."""
+        from camab_rag.render.html import render_html
+
+        return render_html(self, full_page=full_page, title=title)
+
+    def to_terminal(self, *, color: bool | None = None, stream: IO[str] | None = None) -> str:
+        """Text for a terminal: ANSI colours when ``color`` (default: ``stream`` is a TTY
+        and ``NO_COLOR`` is unset), plain text otherwise."""
+        from camab_rag.render.terminal import render_terminal
+
+        return render_terminal(self, color=color, stream=stream)
+
+    def _repr_html_(self) -> str:
+        return self.to_html(full_page=False)
+
+    def __str__(self) -> str:
+        return self.to_terminal(color=False)
