@@ -111,6 +111,9 @@ class CamabAttributor(Runnable[Any, Any]):
             model cannot (a hosted chat API gives no log-probabilities of a given text; or
             no ``llm`` was given): e.g. ``camab_rag.default_scorer()``. The result's
             ``scored_by`` and the attached summary name it (``"proxy": True``).
+        scorer_options: options of the HTTP scorer built from ``llm`` (e.g.
+            ``{"retry_budget_s": 1.0}``, the most seconds a dead server may cost in
+            retries; default 3).
         **method_options: passed to the method.
 
     Streaming: ``chain.stream()`` / ``astream()`` pass every chunk of the chain through as
@@ -150,6 +153,7 @@ class CamabAttributor(Runnable[Any, Any]):
         max_results: int = 1000,
         citations: bool = False,
         proxy: object = None,
+        scorer_options: Mapping[str, Any] | None = None,
         name: str | None = "CamabAttributor",
         **method_options: Any,
     ) -> None:
@@ -163,6 +167,7 @@ class CamabAttributor(Runnable[Any, Any]):
         self.scorer = scorer
         self.llm = llm
         self.proxy = proxy
+        self.scorer_options = dict(scorer_options or {})
         self.prompt = prompt
         self.document_separator = document_separator
         self.settings = Settings(
@@ -380,7 +385,7 @@ class CamabAttributor(Runnable[Any, Any]):
 
     def _compute(self, request: _Request, placeholder: dict[str, Any] | None) -> ChainAttribution:
         try:
-            scorer = resolve_scorer(self.scorer, self.llm, self.proxy)
+            scorer = resolve_scorer(self.scorer, self.llm, self.proxy, self.scorer_options)
             result = run(
                 request.question,
                 request.texts,
@@ -401,7 +406,7 @@ class CamabAttributor(Runnable[Any, Any]):
         self, request: _Request, placeholder: dict[str, Any] | None
     ) -> ChainAttribution:
         try:
-            scorer = resolve_scorer(self.scorer, self.llm, self.proxy)
+            scorer = resolve_scorer(self.scorer, self.llm, self.proxy, self.scorer_options)
             result = await arun(
                 request.question,
                 request.texts,

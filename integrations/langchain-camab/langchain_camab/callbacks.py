@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 from uuid import UUID
@@ -78,12 +78,14 @@ class _HandlerCore:
         progress: ProgressHook | None,
         citations: bool,
         proxy: object,
+        scorer_options: Mapping[str, Any] | None,
         method_options: dict[str, Any],
     ) -> None:
         check_filter(groundedness, can_block=False, where=f"{type(self).__name__} observes and")
         self.scorer = scorer
         self.llm = llm
         self.proxy = proxy
+        self.scorer_options = dict(scorer_options or {})
         self.settings = Settings(
             budget,
             method,
@@ -209,12 +211,15 @@ class _HandlerCore:
 
     def _scorer_for(self, call: LLMCall) -> Any:
         if self.scorer is not None or self.llm is not None:
-            return resolve_scorer(self.scorer, self.llm, self.proxy)
+            return resolve_scorer(self.scorer, self.llm, self.proxy, self.scorer_options)
         key = repr((call.serialized or {}).get("id")) + repr(sorted(map(str, call.params.items())))
         cached = self._scorer_cache.get(key)
         if cached is None:
             # cached with its proxy: a model found unable to score is not asked again
-            cached = own_or_proxy(lambda: scorer_from_run(call.serialized, call.params), self.proxy)
+            options = self.scorer_options
+            cached = own_or_proxy(
+                lambda: scorer_from_run(call.serialized, call.params, **options), self.proxy
+            )
             self._scorer_cache[key] = cached
         return cached
 
@@ -368,6 +373,10 @@ _DOC = """
             model cannot (a hosted chat API gives no log-probabilities of a given text):
             e.g. ``camab_rag.default_scorer()``. Never silent: the result's ``scored_by``
             and the answer's metadata name the proxy (``"proxy": True``).
+        scorer_options: options of the HTTP scorer built from the chain's model when
+            ``scorer`` is ``None`` (:class:`camab_rag.OpenAICompletionsScorer`), e.g.
+            ``{"retry_budget_s": 1.0}``: the most seconds a dead server may cost in
+            retries before the answer comes back with the error (default 3).
         **method_options: passed to the method (e.g. ``batch_size=4``).
 """
 
@@ -402,6 +411,7 @@ class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
         progress: ProgressHook | None = None,
         citations: bool = False,
         proxy: object = None,
+        scorer_options: Mapping[str, Any] | None = None,
         **method_options: Any,
     ) -> None:
         super().__init__()
@@ -422,6 +432,7 @@ class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
             progress=progress,
             citations=citations,
             proxy=proxy,
+            scorer_options=scorer_options,
             method_options=method_options,
         )
         self.futures: dict[UUID, Future[ChainAttribution]] = {}
@@ -591,6 +602,7 @@ class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
         progress: ProgressHook | None = None,
         citations: bool = False,
         proxy: object = None,
+        scorer_options: Mapping[str, Any] | None = None,
         **method_options: Any,
     ) -> None:
         super().__init__()
@@ -611,6 +623,7 @@ class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
             progress=progress,
             citations=citations,
             proxy=proxy,
+            scorer_options=scorer_options,
             method_options=method_options,
         )
         self.tasks: dict[UUID, asyncio.Task[ChainAttribution]] = {}

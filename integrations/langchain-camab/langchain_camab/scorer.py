@@ -21,20 +21,21 @@ def _is_scorer(obj: object) -> bool:
     return callable(getattr(obj, "score", None))
 
 
-def scorer_from_llm(llm: object) -> Any:
+def scorer_from_llm(llm: object, **options: Any) -> Any:
     """The scorer for a chat model object: its own weights for :class:`CamabChatModel`,
-    the HTTP scorer of its server for an OpenAI-compatible client (``ChatOpenAI``)."""
+    the HTTP scorer of its server for an OpenAI-compatible client (``ChatOpenAI``);
+    ``options`` go to that HTTP scorer (e.g. ``retry_budget_s``, ``timeout``)."""
     if isinstance(llm, CamabChatModel):
         return llm.scorer
     bound = getattr(llm, "bound", None)  # llm.bind(...) / with_config wrappers
     if bound is not None and bound is not llm:
-        return scorer_from_llm(bound)
+        return scorer_from_llm(bound, **options)
     if _is_scorer(llm):
         return llm
     from camab_rag.scorers.chat_clients import scorer_from_chat_client
 
     try:
-        return scorer_from_chat_client(llm)
+        return scorer_from_chat_client(llm, **options)
     except InputError as error:
         raise ScorerUnavailableError(
             f"cannot score with the chain's model {type(llm).__name__}: {error}. Attribution "
@@ -54,7 +55,9 @@ def _secret(value: object) -> str | None:
     return None
 
 
-def scorer_from_run(serialized: Mapping[str, Any] | None, params: Mapping[str, Any]) -> Any:
+def scorer_from_run(
+    serialized: Mapping[str, Any] | None, params: Mapping[str, Any], **options: Any
+) -> Any:
     """The scorer for the model of an LLM run, from what callbacks see of it.
 
     ``params`` are the run's invocation parameters. An in-process :class:`CamabChatModel`
@@ -85,15 +88,20 @@ def scorer_from_run(serialized: Mapping[str, Any] | None, params: Mapping[str, A
         openai_api_key=api_key,
         api_key=api_key,
     )
-    return scorer_from_llm(client)
+    return scorer_from_llm(client, **options)
 
 
-def resolve_scorer(scorer: object, llm: object = None, proxy: object = None) -> Any:
-    """``scorer`` when given (checked), else the scorer of ``llm``; with a ``proxy``, the
-    proxy scores whenever the chain's model cannot
+def resolve_scorer(
+    scorer: object,
+    llm: object = None,
+    proxy: object = None,
+    options: Mapping[str, Any] | None = None,
+) -> Any:
+    """``scorer`` when given (checked), else the scorer of ``llm`` (built with ``options``);
+    with a ``proxy``, the proxy scores whenever the chain's model cannot
     (:func:`camab_rag.scorers.proxy.own_or_proxy`)."""
     if proxy is not None:
-        return own_or_proxy(lambda: resolve_scorer(scorer, llm), proxy)
+        return own_or_proxy(lambda: resolve_scorer(scorer, llm, None, options), proxy)
     if scorer is not None:
         if not _is_scorer(scorer):
             raise InputError(
@@ -106,4 +114,4 @@ def resolve_scorer(scorer: object, llm: object = None, proxy: object = None) -> 
             "no scorer: pass scorer=... or llm=<the chain's chat model> (scorer=None uses "
             "the chain's own model, which this step cannot see)"
         )
-    return scorer_from_llm(llm)
+    return scorer_from_llm(llm, **dict(options or {}))

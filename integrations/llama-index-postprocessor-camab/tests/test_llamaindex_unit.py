@@ -535,3 +535,20 @@ def test_citation_blocks_cite_only_the_supporting_node(index: Any) -> None:
     assert location["node_index"] == 0
     text = answered(response).response
     assert text is not None and text[location["answer_start"] : location["answer_end"]].strip()
+
+
+def test_the_retry_budget_of_the_engines_own_scorer_is_settable(index: Any) -> None:
+    """#26 item 10: with scorer=None the HTTP scorer is built from the engine's LLM, and a
+    dead server's retries must still be boundable by the user."""
+    from llama_index.llms.openai_like import OpenAILike
+    from llama_index.postprocessor.camab import CamabEventHandler
+
+    llm = OpenAILike(model="m", api_base="http://127.0.0.1:9/v1", api_key="x")
+    options = {"retry_budget_s": 0.25, "max_retries": 1}
+    inner = index.as_query_engine(llm=MockLLM(max_tokens=3))
+    engine = CamabQueryEngine(inner, scorer_options=options)
+    built = engine._scorers.get(llm)
+    assert built.retry_budget_s == 0.25 and built.max_retries == 1
+    handler = CamabEventHandler(scorer_options={"retry_budget_s": 0.0})
+    assert handler._scorers.get(llm).retry_budget_s == 0.0
+    assert CamabQueryEngine(inner)._scorers.get(llm).retry_budget_s == 3.0

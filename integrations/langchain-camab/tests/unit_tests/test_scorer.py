@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain_camab import CamabChatModel, ScorerUnavailableError, resolve_scorer
+from langchain_camab import (
+    CamabAttributor,
+    CamabCallbackHandler,
+    CamabChatModel,
+    ScorerUnavailableError,
+    resolve_scorer,
+)
+from langchain_camab._capture import LLMCall
 from langchain_camab.chat_models import MODEL_KEY
 from langchain_camab.scorer import scorer_from_llm, scorer_from_run
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -87,3 +94,17 @@ def test_a_proxy_scores_for_a_model_that_cannot() -> None:
     assert resolve_scorer(own, None, proxy).scored_by.proxy is False
     with pytest.raises(ScorerUnavailableError, match="OpenAI's own API"):
         resolve_scorer(None, llm)  # without a proxy: the error as before
+
+
+def test_the_retry_budget_of_the_chains_own_scorer_is_settable() -> None:
+    """#26 item 10: with scorer=None the HTTP scorer is built by the integration, and a
+    dead server's retries must still be boundable by the user."""
+    llm = ChatOpenAI(model="smollm2", base_url="http://127.0.0.1:9/v1", api_key=SecretStr("x"))
+    built = resolve_scorer(None, llm, options={"retry_budget_s": 0.25, "max_retries": 1})
+    assert built.retry_budget_s == 0.25 and built.max_retries == 1
+    assert resolve_scorer(None, llm).retry_budget_s == 3.0  # the default suits a chat
+    handler = CamabCallbackHandler(scorer_options={"retry_budget_s": 0.0})
+    call = LLMCall(prompt="Q?", serialized=dumpd(llm), params={"model_name": "smollm2"})
+    assert handler._scorer_for(call).retry_budget_s == 0.0
+    step = CamabAttributor(llm=llm, scorer_options={"retry_budget_s": 0.5})
+    assert resolve_scorer(step.scorer, step.llm, None, step.scorer_options).retry_budget_s == 0.5

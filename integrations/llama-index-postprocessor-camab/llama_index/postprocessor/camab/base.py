@@ -351,7 +351,7 @@ def query_text(query: QueryType) -> str:
 
 
 # ---------------------------------------------------------------------- scorers
-def scorer_from_llm(llm: object) -> Any:
+def scorer_from_llm(llm: object, **options: Any) -> Any:
     """The scorer for a LlamaIndex LLM.
 
     * an LLM that carries its own scorer (``llm.scorer`` with a ``score`` method, e.g.
@@ -360,6 +360,8 @@ def scorer_from_llm(llm: object) -> Any:
       HTTP scorer of its server (:func:`camab_rag.scorers.chat_clients.scorer_from_chat_client`);
     * anything else (OpenAI's own API included) is an
       :class:`~camab_rag.errors.InputError` asking for ``scorer=`` or ``proxy=``.
+
+    ``options`` go to the HTTP scorer (e.g. ``retry_budget_s``, ``timeout``).
     """
     if llm is None:
         raise InputError(
@@ -376,7 +378,7 @@ def scorer_from_llm(llm: object) -> Any:
             "(no api_base). Pass scorer=camab_rag.default_scorer() or "
             "scorer=camab_rag.OpenAICompletionsScorer(base_url, model)"
         )
-    return scorer_from_chat_client(llm)
+    return scorer_from_chat_client(llm, **options)
 
 
 class _ScorerCache:
@@ -384,8 +386,9 @@ class _ScorerCache:
     scorer; with a ``proxy``, each falls back to it when its model cannot score (and a
     model found unable is not asked again)."""
 
-    def __init__(self, proxy: Any = None) -> None:
+    def __init__(self, proxy: Any = None, options: Mapping[str, Any] | None = None) -> None:
         self.proxy = checked_scorer(proxy, "proxy")
+        self.options = dict(options or {})
         self._cache: dict[int, tuple[object, Any]] = {}
         self._lock = threading.Lock()
 
@@ -398,7 +401,7 @@ class _ScorerCache:
         if scorer is not None:
             built = own_or_proxy(lambda: scorer, self.proxy)
         else:
-            built = own_or_proxy(lambda: scorer_from_llm(llm), self.proxy)
+            built = own_or_proxy(lambda: scorer_from_llm(llm, **self.options), self.proxy)
         with self._lock:
             self._cache[id(source)] = (source, built)
         return built
@@ -805,6 +808,10 @@ class CamabQueryEngine(BaseQueryEngine):
             cannot (a hosted chat API gives no log-probabilities of a given text), e.g.
             ``camab_rag.default_scorer()``. Never silent: ``metadata["attribution"]
             ["scored_by"]`` names it with ``"proxy": True``.
+        scorer_options: options of the HTTP scorer built from the engine's LLM when
+            ``scorer`` is ``None`` (:class:`camab_rag.OpenAICompletionsScorer`), e.g.
+            ``{"retry_budget_s": 1.0}``: the most seconds a dead server may cost in
+            retries before the answer comes back with the error (default 3).
         **attribute_options: passed to :func:`camab_rag.attribute` (e.g. ``batch_size``).
     """
 
@@ -820,6 +827,7 @@ class CamabQueryEngine(BaseQueryEngine):
         groundedness: GroundednessFilter | None = None,
         callback_manager: CallbackManager | None = None,
         proxy: Any = None,
+        scorer_options: Mapping[str, Any] | None = None,
         **attribute_options: Any,
     ) -> None:
         if not isinstance(query_engine, BaseQueryEngine):
@@ -832,7 +840,7 @@ class CamabQueryEngine(BaseQueryEngine):
         self.config = AttributionConfig(
             budget, method, granularity, seed, attribute_options, groundedness
         )
-        self._scorers = _ScorerCache(proxy)
+        self._scorers = _ScorerCache(proxy, scorer_options)
         self._tracker = query_tracker()
         super().__init__(callback_manager or getattr(query_engine, "callback_manager", None))
 
@@ -927,6 +935,9 @@ class CamabEventHandler(BaseEventHandler):
     proxy: Any = Field(
         default=None, description="scorer used when the query's LLM cannot score (named so)"
     )
+    scorer_options: dict[str, Any] = Field(
+        default_factory=dict, description="options of the HTTP scorer built from the LLM"
+    )
 
     _config: AttributionConfig = PrivateAttr()
     _tracker: QueryTracker = PrivateAttr()
@@ -939,7 +950,7 @@ class CamabEventHandler(BaseEventHandler):
 
     def model_post_init(self, context: Any, /) -> None:
         checked_scorer(self.scorer)
-        self._scorers = _ScorerCache(self.proxy)
+        self._scorers = _ScorerCache(self.proxy, self.scorer_options)
         self._config = AttributionConfig(
             self.budget,
             self.method,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
 from typing import Any, TypeVar
 
 from llama_index.core.base.llms.types import ChatMessage
@@ -56,8 +56,8 @@ class CamabChatEngine(BaseChatEngine):
     Args:
         chat_engine: the chat engine to wrap.
         scorer: scores subsets of the context; ``None`` builds one from the engine's LLM.
-        budget, method, granularity, seed, groundedness, proxy, **attribute_options: as
-            in :class:`~llama_index.postprocessor.camab.CamabQueryEngine`.
+        budget, method, granularity, seed, groundedness, proxy, scorer_options,
+            **attribute_options: as in :class:`~llama_index.postprocessor.camab.CamabQueryEngine`.
     """
 
     def __init__(
@@ -71,6 +71,7 @@ class CamabChatEngine(BaseChatEngine):
         seed: int = 0,
         groundedness: GroundednessFilter | None = None,
         proxy: Any = None,
+        scorer_options: Mapping[str, Any] | None = None,
         **attribute_options: Any,
     ) -> None:
         if not isinstance(chat_engine, BaseChatEngine):
@@ -82,7 +83,7 @@ class CamabChatEngine(BaseChatEngine):
         self.config = AttributionConfig(
             budget, method, granularity, seed, attribute_options, groundedness
         )
-        self._scorers = _ScorerCache(proxy)
+        self._scorers = _ScorerCache(proxy, scorer_options)
         self._tracker = query_tracker()
 
     # ------------------------------------------------------------------ turns
