@@ -27,22 +27,9 @@ from camab_rag.render.model import (
     FloatArray,
     Highlight,
     Source,
-    SourceUnit,
 )
 from camab_rag.result import AttributionResult
 from camab_rag.segments import Segment, SourceDocument, to_documents
-
-__all__ = [
-    "CitationPair",
-    "CitationRule",
-    "CitedAnswer",
-    "CitedSentence",
-    "Highlight",
-    "Source",
-    "SourceUnit",
-    "citation_pairs",
-    "cite",
-]
 
 
 # --------------------------------------------------------------------------- building

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,6 +13,20 @@ from llama_index.core.base.response.schema import Response
 from llama_index.postprocessor.camab import ATTRIBUTION_KEY
 
 from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest, prompt_texts
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def repo_tests_module(filename: str) -> Any:
+    """A helper module of camab-rag's own tests (``tests/<filename>`` at the repository
+    root, e.g. the vLLM server or the chat-only server), loaded by its path."""
+    path = REPO / "tests" / filename
+    spec = importlib.util.spec_from_file_location(f"camab_tests_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def answered(response: object) -> Response:

@@ -6,30 +6,17 @@ sentence of one retrieved node; the proxy must find that node and say that it sc
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from llama_fakes import attribution_info
+from llama_fakes import attribution_info, repo_tests_module
 from llama_index.postprocessor.camab import ATTRIBUTION_KEY, CamabQueryEngine
 
-REPO = Path(__file__).resolve().parents[3]
 K = 3
 BUDGET = 2**K  # every subset once: the ranking is exact
 
 pytestmark = pytest.mark.model
-
-
-def _server_module() -> Any:
-    path = REPO / "tests" / "chat_only_server.py"
-    spec = importlib.util.spec_from_file_location("camab_chat_only_server", path)
-    if spec is None or spec.loader is None:
-        raise FileNotFoundError(path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +31,7 @@ def case(index: Any, hotpot_rows: list[dict[str, Any]]) -> tuple[str, str, str]:
 @pytest.fixture(scope="module")
 def chat_api(case: tuple[str, str, str]) -> Iterator[Any]:
     answer = case[2]
-    with _server_module().ChatOnlyServer(lambda messages: answer) as server:
+    with repo_tests_module("chat_only_server.py").ChatOnlyServer(lambda messages: answer) as server:
         yield server
 
 

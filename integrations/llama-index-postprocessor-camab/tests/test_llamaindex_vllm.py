@@ -11,30 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import importlib.util
 import os
 import warnings
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from llama_fakes import answered, attribution_info
+from llama_fakes import answered, attribution_info, repo_tests_module
 from llama_index.postprocessor.camab import ATTRIBUTION_KEY, CamabQueryEngine
 
-REPO = Path(__file__).resolve().parents[3]
-
 pytestmark = [pytest.mark.model, pytest.mark.server]
-
-
-def _vllm_helper() -> Any:
-    path = REPO / "tests" / "vllm_server.py"
-    spec = importlib.util.spec_from_file_location("camab_vllm_server", path)
-    if spec is None or spec.loader is None:
-        raise FileNotFoundError(path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +29,7 @@ def vllm_base_url() -> Iterator[str]:
     if running:
         yield f"http://127.0.0.1:{running}/v1"
         return
-    helper = _vllm_helper()
+    helper = repo_tests_module("vllm_server.py")
     reason = helper.vllm_missing_reason()
     if reason:
         if os.environ.get("CI"):

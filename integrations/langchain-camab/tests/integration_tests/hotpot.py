@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -25,6 +26,19 @@ DATA = (
     Path(os.environ.get("CAMAB_SHARED_DATA", REPO.parent / "shared" / "data"))
     / "hotpotqa_distractor_dev.jsonl"
 )
+
+
+def repo_tests_module(filename: str) -> Any:
+    """A helper module of camab-rag's own tests (``tests/<filename>`` at the repository
+    root, e.g. the vLLM server or the chat-only server), loaded by its path."""
+    path = REPO / "tests" / filename
+    spec = importlib.util.spec_from_file_location(f"camab_tests_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 PROMPT = ChatPromptTemplate.from_messages(
     [

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import importlib.util
 import os
 import warnings
 from collections.abc import Iterator
@@ -23,24 +22,14 @@ from pydantic import SecretStr
 
 from tests.integration_tests.hotpot import (
     PROMPT,
-    REPO,
     BM25Retriever,
     Example,
     format_docs,
     rag_chain,
+    repo_tests_module,
 )
 
 pytestmark = [pytest.mark.model, pytest.mark.server]
-
-
-def _vllm_helper() -> Any:
-    path = REPO / "tests" / "vllm_server.py"
-    spec = importlib.util.spec_from_file_location("camab_vllm_server", path)
-    if spec is None or spec.loader is None:
-        raise FileNotFoundError(path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +38,7 @@ def vllm_base_url() -> Iterator[str]:
     if running:  # a developer's already running server (the embedded model, as "smollm2")
         yield f"http://127.0.0.1:{running}/v1"
         return
-    helper = _vllm_helper()
+    helper = repo_tests_module("vllm_server.py")
     reason = helper.vllm_missing_reason()
     if reason:
         if os.environ.get("CI"):

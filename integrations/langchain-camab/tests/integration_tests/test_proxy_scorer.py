@@ -6,7 +6,6 @@ not the chain's model, scored."""
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,26 +17,16 @@ from pydantic import SecretStr
 
 from tests.integration_tests.hotpot import (
     PROMPT,
-    REPO,
     BM25Retriever,
     format_docs,
     load_rows,
     rag_chain,
+    repo_tests_module,
 )
 
 pytestmark = pytest.mark.model
 K = 3
 BUDGET = 2**K  # every subset once: the ranking is exact
-
-
-def _server_module() -> Any:
-    path = REPO / "tests" / "chat_only_server.py"
-    spec = importlib.util.spec_from_file_location("camab_chat_only_server", path)
-    if spec is None or spec.loader is None:
-        raise FileNotFoundError(path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +43,7 @@ def case(documents: list[Document]) -> tuple[str, list[Document], str]:
 @pytest.fixture(scope="module")
 def chat_api(case: tuple[str, list[Document], str]) -> Iterator[Any]:
     answer = case[2]
-    with _server_module().ChatOnlyServer(lambda messages: answer) as server:
+    with repo_tests_module("chat_only_server.py").ChatOnlyServer(lambda messages: answer) as server:
         yield server
 
 
