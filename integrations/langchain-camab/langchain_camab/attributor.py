@@ -38,7 +38,7 @@ from langchain_camab._messages import message_text, to_prompt
 from langchain_camab._progress import ProgressHook, RunProgress
 from langchain_camab.citations import to_citations, with_citations
 from langchain_camab.result import ChainAttribution, Results, document_metadata
-from langchain_camab.scorer import resolve_scorer
+from langchain_camab.scorer import ScorerCache, resolve_scorer
 
 logger = logging.getLogger(__name__)
 
@@ -168,6 +168,7 @@ class CamabAttributor(Runnable[Any, Any]):
         self.llm = llm
         self.proxy = proxy
         self.scorer_options = dict(scorer_options or {})
+        self._scorers = ScorerCache()
         self.prompt = prompt
         self.document_separator = document_separator
         self.settings = Settings(
@@ -383,9 +384,16 @@ class CamabAttributor(Runnable[Any, Any]):
             response=request.answer,
         )
 
+    def _scorer(self) -> Any:
+        """The step's scorer, resolved once (see :class:`~langchain_camab.scorer.ScorerCache`)."""
+        return self._scorers.get(
+            "configured",
+            lambda: resolve_scorer(self.scorer, self.llm, self.proxy, self.scorer_options),
+        )
+
     def _compute(self, request: _Request, placeholder: dict[str, Any] | None) -> ChainAttribution:
         try:
-            scorer = resolve_scorer(self.scorer, self.llm, self.proxy, self.scorer_options)
+            scorer = self._scorer()
             result = run(
                 request.question,
                 request.texts,
@@ -406,7 +414,7 @@ class CamabAttributor(Runnable[Any, Any]):
         self, request: _Request, placeholder: dict[str, Any] | None
     ) -> ChainAttribution:
         try:
-            scorer = resolve_scorer(self.scorer, self.llm, self.proxy, self.scorer_options)
+            scorer = self._scorer()
             result = await arun(
                 request.question,
                 request.texts,

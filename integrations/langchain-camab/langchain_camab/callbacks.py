@@ -40,7 +40,7 @@ from langchain_camab._capture import (
 from langchain_camab._messages import message_text, to_chat_messages
 from langchain_camab._progress import ProgressHook
 from langchain_camab.result import ChainAttribution, Results
-from langchain_camab.scorer import resolve_scorer, scorer_from_run
+from langchain_camab.scorer import ScorerCache, resolve_scorer, scorer_from_run
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ class _HandlerCore:
         self.last_result: ChainAttribution | None = None
         self._store = CaptureStore()
         self._results_lock = threading.Lock()
-        self._scorer_cache: dict[str, Any] = {}
+        self._scorers = ScorerCache()
         self._tool_names: dict[UUID, str | None] = {}
         # strict mode: let LangChain re-raise our errors into the chain
         self.raise_error = strict
@@ -210,18 +210,18 @@ class _HandlerCore:
         return job.capture.question(self.question_keys), job.call.answer, self._scorer_for(job.call)
 
     def _scorer_for(self, call: LLMCall) -> Any:
+        options = self.scorer_options
         if self.scorer is not None or self.llm is not None:
-            return resolve_scorer(self.scorer, self.llm, self.proxy, self.scorer_options)
-        key = repr((call.serialized or {}).get("id")) + repr(sorted(map(str, call.params.items())))
-        cached = self._scorer_cache.get(key)
-        if cached is None:
-            # cached with its proxy: a model found unable to score is not asked again
-            options = self.scorer_options
-            cached = own_or_proxy(
-                lambda: scorer_from_run(call.serialized, call.params, **options), self.proxy
+            return self._scorers.get(
+                "configured", lambda: resolve_scorer(self.scorer, self.llm, self.proxy, options)
             )
-            self._scorer_cache[key] = cached
-        return cached
+        key = repr((call.serialized or {}).get("id")) + repr(sorted(map(str, call.params.items())))
+        return self._scorers.get(
+            key,
+            lambda: own_or_proxy(
+                lambda: scorer_from_run(call.serialized, call.params, **options), self.proxy
+            ),
+        )
 
     def _placeholders(self, job: _Job) -> None:
         """Background mode: show ``status="pending"`` until the result is ready."""

@@ -4,7 +4,8 @@ OpenAI-compatible chat model (``ChatOpenAI`` with a base URL)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from types import SimpleNamespace
 from typing import Any
 
@@ -115,3 +116,21 @@ def resolve_scorer(
             "the chain's own model, which this step cannot see)"
         )
     return scorer_from_llm(llm, **dict(options or {}))
+
+
+class ScorerCache:
+    """Scorers built once per key, so an HTTP scorer keeps its connection pool and a model
+    found unable to score (with a proxy) is not asked again. A build that raises is not
+    cached: the next attribution tries again and reports the error again."""
+
+    def __init__(self) -> None:
+        self._built: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str, build: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._built:
+                return self._built[key]
+        scorer = build()
+        with self._lock:
+            return self._built.setdefault(key, scorer)

@@ -108,3 +108,18 @@ def test_the_retry_budget_of_the_chains_own_scorer_is_settable() -> None:
     assert handler._scorer_for(call).retry_budget_s == 0.0
     step = CamabAttributor(llm=llm, scorer_options={"retry_budget_s": 0.5})
     assert resolve_scorer(step.scorer, step.llm, None, step.scorer_options).retry_budget_s == 0.5
+
+
+def test_the_scorer_of_a_handler_or_step_is_built_once() -> None:
+    """One HTTP scorer (one connection pool) per handler or step, not one per answer; a
+    proxy fallback is kept too, so a model found unable to score is not asked again."""
+    llm = ChatOpenAI(model="smollm2", base_url="http://127.0.0.1:9/v1", api_key=SecretStr("x"))
+    call = LLMCall(prompt="Q?", serialized=dumpd(llm), params={"model_name": "smollm2"})
+    handler = CamabCallbackHandler(llm=llm, proxy=KeywordScorer())
+    assert handler._scorer_for(call) is handler._scorer_for(call)
+    from_run = CamabCallbackHandler()
+    assert from_run._scorer_for(call) is from_run._scorer_for(call)
+    step = CamabAttributor(llm=llm)
+    assert step._scorer() is step._scorer()
+    with pytest.raises(ScorerUnavailableError):
+        CamabAttributor()._scorer()  # a failed build is not cached: it fails each time
