@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 import pytest
@@ -164,14 +165,20 @@ def test_bad_input(smollm2_scorer: TransformersScorer) -> None:
 
 
 @contextmanager
-def _prefix_cached(scorer: TransformersScorer) -> Iterator[None]:
-    """The session's scorer with the prefix cache on (batch size 1), for one block."""
-    saved = scorer.batch_size
+def _settings(scorer: TransformersScorer, *, batch_size: int, prefix_cache: bool) -> Iterator[None]:
+    """The session's scorer with these settings and no kept prefixes, for one block."""
+    saved = scorer.batch_size, scorer.prefix_cache
     try:
-        scorer.batch_size, scorer.prefix_cache = 1, True
+        scorer.batch_size, scorer.prefix_cache = batch_size, prefix_cache
+        scorer.clear_prefix_cache()
         yield
     finally:
-        scorer.batch_size, scorer.prefix_cache = saved, False
+        scorer.batch_size, scorer.prefix_cache = saved
+
+
+def _prefix_cached(scorer: TransformersScorer) -> Any:
+    """The session's scorer reusing prefixes at batch size 1, for one block."""
+    return _settings(scorer, batch_size=1, prefix_cache=True)
 
 
 def test_prefix_cache_equals_full_forward_passes(smollm2_scorer: TransformersScorer) -> None:
@@ -191,7 +198,8 @@ def test_prefix_cache_equals_full_forward_passes(smollm2_scorer: TransformersSco
     # a repeated request (everything shared) and one sharing the prompt, not the response
     requests = [request(m) for m in masks] + [request(masks[0], "It is Paris, in France.")]
     requests.append(ScoreRequest("The capital of Germany is", " Berlin."))  # nothing shared
-    full = smollm2_scorer.score(requests)
+    with _settings(smollm2_scorer, batch_size=8, prefix_cache=False):
+        full = smollm2_scorer.score(requests)
     full_tokens = sum(len(r.logprobs) + r.prompt_tokens for r in full)
     with _prefix_cached(smollm2_scorer):
         before = smollm2_scorer.computed_tokens
@@ -207,6 +215,114 @@ def test_prefix_cache_equals_full_forward_passes(smollm2_scorer: TransformersSco
         np.testing.assert_allclose(c.logprobs, f.logprobs, atol=1e-4)
     # the system prompt and the shared context heads were not recomputed
     assert computed < 0.8 * full_tokens
+
+
+def _reuse_requests() -> list[ScoreRequest]:
+    """Requests sharing prefixes of different lengths (system prompt only, system prompt
+    and leading context, a whole prompt with two responses of different lengths), one
+    that differs from all at the first token, and one that is a prefix of another (its
+    prompt and response together are the start of the next one's prompt)."""
+    system = {"role": "system", "content": "Answer using only the context."}
+    heads = [
+        "Paris is the capital of France. Berlin is the capital of Germany.",
+        "Paris is the capital of France. Madrid is in Spain.",
+        "Paris is the capital of France.",
+        "Rome is in Italy.",
+    ]
+
+    def chat(context: str) -> list[dict[str, str]]:
+        user = f"Context: {context}\nQuestion: What is the capital of France?"
+        return [system, {"role": "user", "content": user}]
+
+    requests = [ScoreRequest(chat(h), "Paris.") for h in heads]
+    requests.append(ScoreRequest(chat(heads[0]), "The capital of France is Paris, not Berlin."))
+    requests.append(ScoreRequest("Rome is the capital of", " Italy."))  # plain: BOS-less start
+    requests.append(ScoreRequest("Rome is", " the capital"))  # a prefix of the one above
+    requests.append(ScoreRequest("Rome is", " the capital"))  # repeated
+    return requests
+
+
+def _trie_tokens(sequences: Sequence[Sequence[int]]) -> int:
+    """Distinct prefixes, i.e. tokens of the prefix tree over ``sequences``."""
+    return len({tuple(s[:k]) for s in sequences for k in range(1, len(s) + 1)})
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 8])
+def test_prefix_reuse_matches_unpadded_passes(
+    smollm2_scorer: TransformersScorer, batch_size: int
+) -> None:
+    requests = _reuse_requests()
+    encoded = [smollm2_scorer.encode(r) for r in requests]
+    assert len({e.prompt_ids[0] for e in encoded}) > 1  # some differ at the first token
+    assert (
+        encoded[-2].prompt_ids + encoded[-2].response_ids
+        == encoded[-3].prompt_ids[: len(encoded[-2].prompt_ids + encoded[-2].response_ids)]
+    )
+    with _settings(smollm2_scorer, batch_size=1, prefix_cache=False):
+        before = smollm2_scorer.computed_tokens
+        reference = smollm2_scorer.score(requests)
+        requested = smollm2_scorer.computed_tokens - before
+    assert requested == sum(len(e.prompt_ids) + len(e.response_ids) for e in encoded)
+    with _settings(smollm2_scorer, batch_size=batch_size, prefix_cache=True):
+        before = smollm2_scorer.computed_tokens
+        reused = smollm2_scorer.score(requests)
+        computed = smollm2_scorer.computed_tokens - before
+        before = smollm2_scorer.computed_tokens
+        again = smollm2_scorer.score(requests[::-1])[::-1]  # all prompts kept from the call above
+        computed_again = smollm2_scorer.computed_tokens - before
+    for results in (reused, again):
+        for got, want, request in zip(results, reference, requests):
+            assert "".join(got.tokens) == request.response
+            assert got.prompt_tokens == want.prompt_tokens
+            np.testing.assert_allclose(got.logprobs, want.logprobs, atol=1e-4)
+    # Each shared prompt prefix is computed once; a request's last prompt token (it
+    # predicts the first response token) and its response tokens always are.
+    reusable = [e.prompt_ids[:-1] for e in encoded]
+    always = sum(1 + len(e.response_ids) for e in encoded)
+    assert computed == _trie_tokens(reusable) + always < requested
+    assert computed_again == always
+
+
+def test_prefix_reuse_counts_one_subset_at_a_time(smollm2_scorer: TransformersScorer) -> None:
+    """CAMAB's pattern: one request per call; each reuses the longest prefix it shares
+    with any prompt kept from an earlier call, not only the previous one."""
+    requests = _reuse_requests()[:4]
+    encoded = [smollm2_scorer.encode(r) for r in requests]
+    with _settings(smollm2_scorer, batch_size=8, prefix_cache=True):
+        before = smollm2_scorer.computed_tokens
+        for request in requests:
+            smollm2_scorer.score([request])
+        computed = smollm2_scorer.computed_tokens - before
+    expected = sum(len(e.response_ids) + 1 for e in encoded) + _trie_tokens(
+        [e.prompt_ids[:-1] for e in encoded]
+    )
+    assert computed == expected
+
+
+def test_prefix_store_stays_within_its_budget(smollm2_scorer: TransformersScorer) -> None:
+    requests = _reuse_requests()
+    budget = 64 * 1024  # bytes: a few dozen tokens of SmolLM2's keys/values
+    store = smollm2_scorer._prefix.store
+    saved = store.max_bytes
+    try:
+        with _settings(smollm2_scorer, batch_size=3, prefix_cache=True):
+            store.max_bytes = budget
+            results = smollm2_scorer.score(requests)
+            assert store.nbytes <= budget
+    finally:
+        store.max_bytes = saved
+    with _settings(smollm2_scorer, batch_size=1, prefix_cache=False):
+        reference = smollm2_scorer.score(requests)
+    for got, want in zip(results, reference):
+        np.testing.assert_allclose(got.logprobs, want.logprobs, atol=1e-4)
+
+
+def test_device_auto_picks_the_cpu_here(smollm2_scorer: TransformersScorer) -> None:
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert smollm2_scorer.device == expected  # the default is device="auto"
+    assert next(smollm2_scorer.model.parameters()).device.type == expected
+    assert next(smollm2_scorer.model.parameters()).dtype == torch.float32  # never auto bf16
+    assert smollm2_scorer.prefix_cache  # on by default
 
 
 def test_prefix_cache_generates_the_same_answers(smollm2_scorer: TransformersScorer) -> None:
@@ -262,8 +378,8 @@ def test_prefix_cache_defers_to_generate_when_the_model_sets_a_penalty(
 
 
 def test_bad_construction_arguments(tmp_path) -> None:
-    with pytest.raises(InputError, match="prefix_cache needs batch_size=1"):
-        TransformersScorer("smollm2", batch_size=4, prefix_cache=True)
+    with pytest.raises(InputError, match="prefix_cache_mib"):
+        TransformersScorer("smollm2", prefix_cache_mib=-1)
     with pytest.raises(InputError, match="dtype"):
         TransformersScorer("smollm2", dtype="int8")
     with pytest.raises(InputError, match="batch_size"):

@@ -35,6 +35,11 @@ from camab_rag.scorers.models import (
     ensure_model,
     set_offline_flags,
 )
+from camab_rag.scorers.prefix_batches import (
+    PrefixBatcher,
+    response_logprobs,
+    supports_prefix_reuse,
+)
 from camab_rag.scoring import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest, check_messages
 
 if TYPE_CHECKING:
@@ -94,18 +99,32 @@ class TransformersScorer(BaseScorer):
         num_threads: torch intra-op threads (``None`` keeps torch's default). This is a
             process-wide torch setting.
         batch_size: requests per forward pass.
-        device: torch device, e.g. ``"cpu"``.
+        device: torch device, e.g. ``"cpu"``; ``"auto"`` (default) takes CUDA when
+            available, else the CPU (the dtype stays as given: float32 unless asked).
         max_length: refuse requests longer than this many tokens (default: the model's
             ``max_position_embeddings``).
-        prefix_cache: with ``batch_size=1``, keep the key/value cache of the last request
-            and compute only the tokens after the prefix it shares with the next one; the
-            requests of one :meth:`score` call are taken in token order so that neighbours
-            share long prefixes. :meth:`generate` decodes on the same cache, so a prompt
-            scored just before is not computed again (unless the model's generation config
-            sets a logits processor such as ``repetition_penalty``: then it runs
-            ``model.generate``). Same log-probs up to float rounding
-            (~1e-5), same greedy answers unless two tokens tie within that rounding; fewer
-            tokens computed (counted in :attr:`computed_tokens`). Off by default.
+        prefix_cache: reuse the keys/values of shared prompt prefixes (on by default).
+            The requests of one :meth:`score` call are taken in token order; each prefix
+            two of them share (system prompt, leading context) is computed once, and the
+            requests that start from the same prefix run their remaining tokens in one
+            right-padded batch on its keys/values broadcast over the rows. The prompts'
+            keys/values are kept between calls in a prefix tree of at most
+            ``prefix_cache_mib`` MiB (least recently used dropped first), so a later call
+            reuses the longest prefix it shares with any kept prompt: CAMAB, which asks
+            for one subset at a time, and leave-one-out, whose subsets share the context
+            up to the removed sentence, compute far fewer tokens
+            (:attr:`computed_tokens`). Only prompt tokens are reused; the position that
+            predicts a response's first token and all later ones are computed for each
+            request. Same log-probs up to float rounding (~1e-5). With ``batch_size=1``
+            :meth:`generate` decodes one prompt at a time on the same prefix tree, so a
+            prompt scored just before is not computed again (unless the model's
+            generation config sets a logits processor such as ``repetition_penalty``:
+            then it runs ``model.generate``); with larger batches :meth:`generate` runs
+            ``model.generate`` over left-padded batches, which reuses nothing but decodes
+            the rows together. ``False`` runs every token of every request (right-padded
+            batches of similar lengths). Needs transformers 4.56 or later (per-layer
+            caches); older versions score without reuse.
+        prefix_cache_mib: memory for the kept keys/values (default 256 MiB).
     """
 
     def __init__(
@@ -115,9 +134,10 @@ class TransformersScorer(BaseScorer):
         dtype: str = "float32",
         num_threads: int | None = None,
         batch_size: int = 8,
-        device: str = "cpu",
+        device: str = "auto",
         max_length: int | None = None,
-        prefix_cache: bool = False,
+        prefix_cache: bool = True,
+        prefix_cache_mib: float = 256,
     ) -> None:
         if dtype not in _DTYPES:
             raise InputError(f"dtype must be one of {', '.join(_DTYPES)}, got {dtype!r}")
@@ -125,14 +145,16 @@ class TransformersScorer(BaseScorer):
             raise InputError(f"batch_size must be at least 1, got {batch_size}")
         if num_threads is not None and num_threads < 1:
             raise InputError(f"num_threads must be at least 1, got {num_threads}")
-        if prefix_cache and batch_size != 1:
-            raise InputError(f"prefix_cache needs batch_size=1, got batch_size={batch_size}")
+        if prefix_cache_mib < 0:
+            raise InputError(f"prefix_cache_mib must be at least 0, got {prefix_cache_mib}")
         set_offline_flags()
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if num_threads is not None:
             torch.set_num_threads(num_threads)
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
         self.model_name = str(model)
         self.path = resolve_model_path(model)
         try:
@@ -154,17 +176,37 @@ class TransformersScorer(BaseScorer):
         self.max_length = max_length or (int(limit) if limit else None)
         self._lock = threading.Lock()
         self.prefix_cache = prefix_cache
-        self._cached_ids: list[int] = []
-        self._cache: Any = None
-        self.computed_tokens = 0
-        """Tokens run through the model by :meth:`score`, and by :meth:`generate` on the
-        prefix cache (prefix-cache hits excluded)."""
+        self._plain_tokens = 0
         forward = inspect.signature(self.model.forward).parameters
         self._keeps_logits = "logits_to_keep" in forward
         pad = self.tokenizer.pad_token_id
         if pad is None:
             pad = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else 0
         self.pad_token_id = int(pad)
+        self._prefix = PrefixBatcher(
+            self.model,
+            device,
+            self.pad_token_id,
+            self._keeps_logits,
+            int(prefix_cache_mib * 2**20),
+        )
+        self._reuse = supports_prefix_reuse()
+
+    @property
+    def computed_tokens(self) -> int:
+        """Real tokens run through the model by :meth:`score`, and by :meth:`generate`
+        on the prefix tree (reused prefixes excluded, right pads excluded)."""
+        return self._plain_tokens + self._prefix.computed_tokens
+
+    @property
+    def padding_tokens(self) -> int:
+        """Right pads run after the shorter rows of a prefix-reusing batch (never read)."""
+        return self._prefix.padding_tokens
+
+    def clear_prefix_cache(self) -> None:
+        """Drop the kept keys/values."""
+        with self._lock:
+            self._prefix.store.clear()
 
     def __repr__(self) -> str:
         return f"TransformersScorer(model={self.model_name!r}, dtype={self.dtype!r})"
@@ -256,37 +298,33 @@ class TransformersScorer(BaseScorer):
                 raise InputError(
                     f"a request has {total} tokens, more than the model's limit {self.max_length}"
                 )
-        if self.prefix_cache:
-            # token order: neighbours share the longest prefixes
-            order = sorted(
-                range(len(encoded)), key=lambda i: encoded[i].prompt_ids + encoded[i].response_ids
-            )
-        else:
-            # Similar lengths share a batch, so little compute goes to padding.
-            order = sorted(
-                range(len(encoded)),
-                key=lambda i: len(encoded[i].prompt_ids) + len(encoded[i].response_ids),
-            )
-        results: list[ResponseLogprobs | None] = [None] * len(encoded)
+        logprobs: list[np.ndarray | None] = [None] * len(encoded)
         with self._lock:
-            for start in range(0, len(order), self.batch_size):
-                chunk = order[start : start + self.batch_size]
-                batch = [encoded[i] for i in chunk]
-                computed = (
-                    [self._forward_cached(batch[0])]
-                    if self.prefix_cache
-                    else self._forward_logprobs(batch)
+            if self.prefix_cache and self._reuse:
+                pairs = [(e.prompt_ids, e.response_ids) for e in encoded]
+                logprobs = list(self._prefix.score(pairs, self.batch_size))
+            else:
+                # Similar lengths share a batch, so little compute goes to padding.
+                order = sorted(
+                    range(len(encoded)),
+                    key=lambda i: len(encoded[i].prompt_ids) + len(encoded[i].response_ids),
                 )
-                for i, logprobs in zip(chunk, computed):
-                    e = encoded[i]
-                    results[i] = ResponseLogprobs(
-                        logprobs=logprobs,
-                        token_offsets=np.asarray(e.offsets, dtype=np.int64),
-                        tokens=e.tokens,
-                        prompt_tokens=len(e.prompt_ids),
-                        extra={"boundary_merged": e.boundary_merged},
-                    )
-        return [r for r in results if r is not None]
+                for start in range(0, len(order), self.batch_size):
+                    chunk = order[start : start + self.batch_size]
+                    computed = self._forward_logprobs([encoded[i] for i in chunk])
+                    for i, values in zip(chunk, computed):
+                        logprobs[i] = values
+        return [
+            ResponseLogprobs(
+                logprobs=values,
+                token_offsets=np.asarray(e.offsets, dtype=np.int64),
+                tokens=e.tokens,
+                prompt_tokens=len(e.prompt_ids),
+                extra={"boundary_merged": e.boundary_merged},
+            )
+            for e, values in zip(encoded, logprobs)
+            if values is not None
+        ]
 
     def _forward_logprobs(self, batch: Sequence[EncodedRequest]) -> list[np.ndarray]:
         """One forward pass over a right-padded batch.
@@ -300,7 +338,7 @@ class TransformersScorer(BaseScorer):
         import torch
 
         sequences = [list(e.prompt_ids) + list(e.response_ids) for e in batch]
-        self.computed_tokens += sum(len(s) for s in sequences)
+        self._plain_tokens += sum(len(s) for s in sequences)
         width = max(len(s) for s in sequences)
         input_ids = torch.full((len(sequences), width), self.pad_token_id, dtype=torch.long)
         for row, seq in enumerate(sequences):
@@ -320,89 +358,8 @@ class TransformersScorer(BaseScorer):
             results = []
             for row, (e, positions) in enumerate(zip(batch, wanted)):
                 index = [column[t] if self._keeps_logits else t for t in positions]
-                results.append(_response_logprobs(logits[row, index, :], e.response_ids))
+                results.append(response_logprobs(logits[row, index, :], e.response_ids))
         return results
-
-    def _reuse_prefix(self, sequence: Sequence[int], must_compute_from: int) -> int:
-        """Crop the cached keys/values to the prefix ``sequence`` shares with the tokens
-        they hold (never past ``must_compute_from``, a position whose output is needed);
-        the index of the first token left to compute."""
-        from transformers import DynamicCache
-
-        shared = 0
-        for cached, new in zip(self._cached_ids, sequence):
-            if cached != new:
-                break
-            shared += 1
-        start = min(shared, must_compute_from)
-        if self._cache is None or start == 0:
-            self._cache, start = DynamicCache(), 0
-        elif self._cache.get_seq_length() > start:
-            # a negative count removes that many tokens (transformers 4.x and 5.x alike)
-            self._cache.crop(start - self._cache.get_seq_length())
-        self._cached_ids = []  # invalid until the caller's forward pass succeeds
-        return start
-
-    def _forward_cached(self, request: EncodedRequest) -> np.ndarray:
-        """One request, reusing the cached keys/values of the prefix it shares with the
-        previous request (the position predicting the first response token and everything
-        after it are always computed)."""
-        import torch
-
-        sequence = list(request.prompt_ids) + list(request.response_ids)
-        start = self._reuse_prefix(sequence, len(request.prompt_ids) - 1)
-        # positions start .. end-1 are computed; position t predicts token t + 1
-        wanted = range(len(request.prompt_ids) - 1, len(sequence) - 1)
-        options: dict[str, Any] = {}
-        if self._keeps_logits:
-            options["logits_to_keep"] = torch.tensor(
-                [t - start for t in wanted], dtype=torch.long, device=self.device
-            )
-        with torch.inference_mode():
-            out = self.model(
-                input_ids=torch.tensor([sequence[start:]], dtype=torch.long, device=self.device),
-                past_key_values=self._cache,
-                use_cache=True,
-                **options,
-            )
-            self._cached_ids = sequence
-            self.computed_tokens += len(sequence) - start
-            logits = (
-                out.logits[0]
-                if self._keeps_logits
-                else out.logits[0, wanted[0] - start : len(sequence) - 1 - start]
-            )
-            return _response_logprobs(logits, request.response_ids)
-
-    def _generate_cached(self, prompt_ids: Sequence[int], max_new_tokens: int) -> list[int]:
-        """Greedy decoding of one prompt on the prefix cache: the prompt's tokens already
-        cached (for example by scoring this prompt just before) are not computed again.
-        The generated token ids, the stopping EOS included."""
-        import torch
-
-        eos = set(self._eos_ids())
-        start = self._reuse_prefix(prompt_ids, len(prompt_ids) - 1)
-        fed = list(prompt_ids)
-        step_ids = fed[start:]
-        new: list[int] = []
-        options: dict[str, Any] = {"logits_to_keep": 1} if self._keeps_logits else {}
-        with torch.inference_mode():
-            while True:
-                out = self.model(
-                    input_ids=torch.tensor([step_ids], dtype=torch.long, device=self.device),
-                    past_key_values=self._cache,
-                    use_cache=True,
-                    **options,
-                )
-                self.computed_tokens += len(step_ids)
-                token = int(out.logits[0, -1].argmax())
-                new.append(token)
-                if token in eos or len(new) == max_new_tokens:
-                    break
-                fed.append(token)
-                step_ids = [token]
-        self._cached_ids = fed
-        return new
 
     def _left_pad(self, sequences: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         import torch
@@ -425,7 +382,7 @@ class TransformersScorer(BaseScorer):
         if max_new_tokens < 1:
             raise InputError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
         encoded = [self.encode_prompt(p) for p in prompts]
-        if self.prefix_cache and self._greedy_is_argmax():
+        if self.prefix_cache and self._reuse and self.batch_size == 1 and self._greedy_is_argmax():
             return self._generate_all_cached(encoded, max_new_tokens)
         config = GenerationConfig(  # type: ignore[no-untyped-call]
             max_new_tokens=max_new_tokens,
@@ -458,9 +415,11 @@ class TransformersScorer(BaseScorer):
     def _generate_all_cached(self, encoded: Sequence[list[int]], max_new_tokens: int) -> list[str]:
         """:meth:`generate` on the prefix cache, prompts taken in token order."""
         answers: list[str | None] = [None] * len(encoded)
+        eos = set(self._eos_ids())
         with self._lock:
             for i in sorted(range(len(encoded)), key=lambda i: encoded[i]):
-                answers[i] = self._decode_answer(self._generate_cached(encoded[i], max_new_tokens))
+                ids = self._prefix.generate(encoded[i], max_new_tokens, eos)
+                answers[i] = self._decode_answer(ids)
         return [a for a in answers if a is not None]
 
     def _decode_answer(self, ids: Sequence[int]) -> str:
@@ -475,16 +434,6 @@ class TransformersScorer(BaseScorer):
             elif isinstance(source, (list, tuple)):
                 ids.update(int(i) for i in source)
         return sorted(ids)
-
-
-def _response_logprobs(logits: torch.Tensor, response_ids: Sequence[int]) -> np.ndarray:
-    """Log-probability of each response token under the logits that predict it (one row
-    of logits per response token)."""
-    import torch
-
-    logp = torch.log_softmax(logits.float(), dim=-1)
-    target = torch.tensor(list(response_ids), device=logp.device).unsqueeze(-1)
-    return np.asarray(logp.gather(-1, target).squeeze(-1).double().cpu().numpy())
 
 
 def resolve_model_path(model: str | os.PathLike[str]) -> str:

@@ -1,0 +1,424 @@
+"""Shared-prefix reuse for the in-process scorer.
+
+A :class:`PrefixStore` is a prefix tree of token ids whose nodes hold the keys/values the
+model computed for those tokens, kept across calls within a memory budget (least recently
+used leaves go first). A :class:`PrefixBatcher` scores a list of requests on it:
+
+1. the requests are taken in token order; each shares with its neighbours the longest
+   common prefix any two of them share, and every such prefix is computed once (one row,
+   extending the longest prefix already stored);
+2. requests that start from the same stored prefix run their remaining tokens together:
+   the prefix's keys/values are broadcast over the rows and the remaining tokens are
+   right-padded (a causal LM never attends to the pads after a real token, so each row
+   computes exactly what it would alone, up to float rounding);
+3. each request's own prompt tokens are stored as well, so a later call (CAMAB asks for
+   one subset at a time) reuses the longest prefix it shares with any stored prompt.
+
+Only prompt tokens are reused, and never a request's last prompt token: the position
+that predicts the first response token, and every later one, is always computed for the
+request itself. The log-probs are exact (the same keys/values a full pass would compute,
+no approximate splicing).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import torch
+
+LayerKV = list[tuple["torch.Tensor", "torch.Tensor"]]
+"""Keys and values per layer, each ``[heads, tokens, head_dim]`` (one sequence)."""
+
+
+def supports_prefix_reuse() -> bool:
+    """Whether the installed transformers has per-layer dynamic caches (4.56 and later),
+    on which the prefix reuse is built."""
+    try:
+        from transformers.cache_utils import DynamicLayer  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
+    """Length of the common prefix of ``a`` and ``b``, at most ``limit``."""
+    n = min(len(a), len(b), limit)
+    k = 0
+    while k < n and a[k] == b[k]:
+        k += 1
+    return k
+
+
+@dataclass(eq=False)
+class _Node:
+    tokens: tuple[int, ...]
+    kv: LayerKV
+    parent: _Node | None
+    children: dict[int, _Node] = field(default_factory=dict)
+    used: int = 0
+    nbytes: int = 0
+    pinned: bool = False
+
+
+def _nbytes(kv: LayerKV) -> int:
+    return sum(k.element_size() * k.nelement() + v.element_size() * v.nelement() for k, v in kv)
+
+
+class PrefixStore:
+    """Prefix tree of token ids with their keys/values, at most ``max_bytes`` of tensors
+    (least recently used leaves are dropped; pinned nodes only once unpinned)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.root = _Node((), [], None)
+        self.nbytes = 0
+        self._clock = 0
+        self._pinned: list[_Node] = []
+
+    def clear(self) -> None:
+        self.root = _Node((), [], None)
+        self.nbytes = 0
+        self._pinned = []
+
+    @property
+    def tokens(self) -> int:
+        """Tokens held (each stored once however many prefixes share it)."""
+        return sum(len(node.tokens) for node in self._nodes())
+
+    def _nodes(self) -> Iterator[_Node]:
+        stack = list(self.root.children.values())
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(node.children.values())
+
+    def _walk(self, ids: Sequence[int], limit: int) -> tuple[int, list[tuple[_Node, int]]]:
+        """The longest stored prefix of ``ids[:limit]``: its length, and the nodes along it
+        with how many of each node's tokens it covers."""
+        path: list[tuple[_Node, int]] = []
+        node, pos = self.root, 0
+        while pos < limit:
+            child = node.children.get(ids[pos])
+            if child is None:
+                break
+            n = common_prefix(child.tokens, ids[pos:limit], limit - pos)
+            path.append((child, n))
+            pos += n
+            if n < len(child.tokens):
+                break
+            node = child
+        return pos, path
+
+    def match(self, ids: Sequence[int], limit: int) -> int:
+        """Length of the longest stored prefix of ``ids[:limit]``."""
+        return self._walk(ids, limit)[0]
+
+    def lookup(self, ids: Sequence[int], limit: int) -> tuple[int, LayerKV]:
+        """The longest stored prefix of ``ids[:limit]``: its length and keys/values (an
+        empty list for none). Marks it used."""
+        import torch
+
+        length, path = self._walk(ids, limit)
+        if not path:
+            return 0, []
+        self._clock += 1
+        for node, _ in path:
+            node.used = self._clock
+        layers: LayerKV = []
+        for layer in range(len(path[0][0].kv)):
+            keys = [node.kv[layer][0][:, :n] for node, n in path]
+            values = [node.kv[layer][1][:, :n] for node, n in path]
+            layers.append(
+                (
+                    keys[0] if len(keys) == 1 else torch.cat(keys, dim=1),
+                    values[0] if len(values) == 1 else torch.cat(values, dim=1),
+                )
+            )
+        return length, layers
+
+    def pin(self, ids: Sequence[int], length: int) -> None:
+        """Keep the stored prefix ``ids[:length]`` until :meth:`unpin_all`."""
+        for node, _ in self._walk(ids, length)[1]:
+            if not node.pinned:
+                node.pinned = True
+                self._pinned.append(node)
+
+    def unpin_all(self) -> None:
+        for node in self._pinned:
+            node.pinned = False
+        self._pinned = []
+        self._evict(None)
+
+    def insert(self, ids: Sequence[int], start: int, kv: LayerKV) -> None:
+        """Store ``ids`` whose keys/values from position ``start`` on are ``kv`` (per layer
+        ``[heads, len(ids) - start, head_dim]``), under the stored prefix ``ids[:start]``;
+        nothing when that prefix is no longer stored or the tokens do not fit."""
+        end = len(ids)
+        pos, path = self._walk(ids, end)
+        if pos < start or pos == end:
+            return
+        offset = pos - start
+        part = [(k[:, offset:].clone(), v[:, offset:].clone()) for k, v in kv]
+        size = _nbytes(part)
+        if size > self.max_bytes:
+            return
+        if path and path[-1][1] < len(path[-1][0].tokens):
+            parent = self._split(path[-1][0], path[-1][1])
+        else:
+            parent = path[-1][0] if path else self.root
+        self._clock += 1
+        node = _Node(tuple(ids[pos:]), part, parent, used=self._clock, nbytes=size)
+        parent.children[node.tokens[0]] = node
+        self.nbytes += size
+        for above, _ in path:
+            above.used = self._clock
+        self._evict(node)
+
+    def _split(self, node: _Node, at: int) -> _Node:
+        """Cut ``node`` after ``at`` tokens; returns the new head node."""
+        assert node.parent is not None and 0 < at < len(node.tokens)
+        head_kv = [(k[:, :at].clone(), v[:, :at].clone()) for k, v in node.kv]
+        tail_kv = [(k[:, at:].clone(), v[:, at:].clone()) for k, v in node.kv]
+        head = _Node(node.tokens[:at], head_kv, node.parent, used=node.used, pinned=node.pinned)
+        head.nbytes = _nbytes(head_kv)
+        node.parent.children[node.tokens[0]] = head
+        node.tokens, node.kv, node.parent = node.tokens[at:], tail_kv, head
+        node.nbytes = _nbytes(tail_kv)
+        head.children[node.tokens[0]] = node
+        if head.pinned:
+            self._pinned.append(head)
+        return head
+
+    def _evict(self, keep: _Node | None) -> None:
+        while self.nbytes > self.max_bytes:
+            leaves = [n for n in self._nodes() if not n.children and not n.pinned and n is not keep]
+            if not leaves:
+                return
+            victim = min(leaves, key=lambda n: n.used)
+            assert victim.parent is not None
+            del victim.parent.children[victim.tokens[0]]
+            self.nbytes -= victim.nbytes
+
+
+@functools.cache
+def _layer_class() -> Any:
+    """A ``DynamicLayer`` that starts from given keys/values and keeps the new tokens'
+    only when its ``keep`` is set (otherwise they go to the attention and are dropped,
+    which saves the memory of every layer's keys/values for a batch)."""
+    import torch
+    from transformers.cache_utils import DynamicLayer
+
+    def update(
+        self: Any, key_states: torch.Tensor, value_states: torch.Tensor, *_: Any, **__: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        keys = torch.cat([self.keys, key_states], dim=-2)
+        values = torch.cat([self.values, value_states], dim=-2)
+        if self.keep:
+            self.keys, self.values = keys, values
+        return keys, values
+
+    return type("PrefixLayer", (DynamicLayer,), {"update": update})
+
+
+def _prefix_cache(kv: LayerKV, rows: int, keep: bool) -> Any:
+    """A ``DynamicCache`` whose layers start with ``kv`` broadcast over ``rows`` rows (a
+    view, not a copy); with ``keep=False`` it does not keep the new tokens."""
+    from transformers import DynamicCache
+
+    cache: Any = DynamicCache()
+    if not kv:
+        return cache
+    layers = []
+    for k, v in kv:
+        layer = _layer_class()()
+        layer.keys = k.unsqueeze(0).expand(rows, -1, -1, -1)
+        layer.values = v.unsqueeze(0).expand(rows, -1, -1, -1)
+        layer.keep = keep
+        layer.is_initialized = True
+        layer.device = k.device
+        layers.append(layer)
+    cache.layers = layers
+    cache.layer_class_to_replicate = None
+    return cache
+
+
+def cache_kv(cache: Any, row: int, start: int, end: int) -> LayerKV:
+    """Keys/values of positions ``start:end`` of one row of a ``DynamicCache``."""
+    return [
+        (layer.keys[row, :, start:end], layer.values[row, :, start:end]) for layer in cache.layers
+    ]
+
+
+def response_logprobs(logits: torch.Tensor, response_ids: Sequence[int]) -> np.ndarray:
+    """Log-probability of each response token under the logits that predict it (one row
+    of logits per response token)."""
+    import torch
+
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    target = torch.tensor(list(response_ids), device=logp.device).unsqueeze(-1)
+    return np.asarray(logp.gather(-1, target).squeeze(-1).double().cpu().numpy())
+
+
+class PrefixBatcher:
+    """Scores and greedily decodes on a :class:`PrefixStore` (see the module docstring).
+
+    ``computed_tokens`` counts the real tokens run through the model, ``padding_tokens``
+    the right pads a batch adds after shorter rows (run, never read)."""
+
+    def __init__(
+        self, model: Any, device: str, pad_token_id: int, keeps_logits: bool, max_bytes: int
+    ) -> None:
+        self.model = model
+        self.device = device
+        self.pad_token_id = pad_token_id
+        self.keeps_logits = keeps_logits
+        self.store = PrefixStore(max_bytes)
+        # transformers 5.x renames ``past_key_values`` to ``cache``
+        forward = inspect.signature(model.forward).parameters
+        self.cache_arg = "cache" if "cache" in forward else "past_key_values"
+        self.computed_tokens = 0
+        self.padding_tokens = 0
+
+    def score(
+        self, requests: Sequence[tuple[Sequence[int], Sequence[int]]], batch_size: int
+    ) -> list[np.ndarray]:
+        """Log-probs of each ``(prompt_ids, response_ids)`` request's response tokens."""
+        seqs = [(*p, *r) for p, r in requests]
+        limits = [len(p) - 1 for p, _ in requests]  # reusable: the prompt but its last token
+        order = sorted(range(len(seqs)), key=lambda i: seqs[i])
+        shared = [0] * len(seqs)
+        for a, b in itertools.pairwise(order):
+            k = common_prefix(seqs[a], seqs[b], min(limits[a], limits[b]))
+            shared[a], shared[b] = max(shared[a], k), max(shared[b], k)
+        starts: list[int] = [0] * len(seqs)
+        results: list[np.ndarray | None] = [None] * len(seqs)
+        try:
+            for i in order:
+                stored = self.store.match(seqs[i], limits[i])
+                if shared[i] > stored:
+                    self._extend(seqs[i], stored, shared[i])
+                starts[i] = max(stored, shared[i])
+                self.store.pin(seqs[i], starts[i])
+            groups: dict[tuple[int, ...], list[int]] = {}
+            for i in order:
+                groups.setdefault(seqs[i][: starts[i]], []).append(i)
+            for members in groups.values():
+                members.sort(key=lambda i: len(seqs[i]))
+                for first in range(0, len(members), batch_size):
+                    chunk = members[first : first + batch_size]
+                    rows = self._run(
+                        [seqs[i] for i in chunk],
+                        [limits[i] for i in chunk],
+                        [requests[i][1] for i in chunk],
+                        starts[chunk[0]],
+                    )
+                    for i, logprobs in zip(chunk, rows):
+                        results[i] = logprobs
+        finally:
+            self.store.unpin_all()
+        return [r for r in results if r is not None]
+
+    def _extend(self, ids: Sequence[int], stored: int, upto: int) -> None:
+        """Compute ``ids[stored:upto]`` on the stored prefix ``ids[:stored]`` and store it."""
+        import torch
+
+        start, kv = self.store.lookup(ids, stored)
+        cache = _prefix_cache(kv, 1, keep=True)
+        options: dict[str, Any] = {"logits_to_keep": 1} if self.keeps_logits else {}
+        with torch.inference_mode():
+            self.model(
+                input_ids=torch.tensor([ids[start:upto]], dtype=torch.long, device=self.device),
+                use_cache=True,
+                **{self.cache_arg: cache},
+                **options,
+            )
+        self.computed_tokens += upto - start
+        self.store.insert(ids[:upto], start, cache_kv(cache, 0, start, upto))
+
+    def _run(
+        self,
+        seqs: Sequence[Sequence[int]],
+        limits: Sequence[int],
+        responses: Sequence[Sequence[int]],
+        prefix: int,
+    ) -> list[np.ndarray]:
+        """One forward pass over ``seqs`` (all sharing ``seqs[0][:prefix]``) from the
+        longest stored part of that prefix; the log-probs of each row's response tokens
+        (predicted from position ``limits[r]`` on). Each row's own
+        prompt tokens are stored when the rows' keys/values fit in the store's budget."""
+        import torch
+
+        start, kv = self.store.lookup(seqs[0], prefix)
+        width = max(len(s) for s in seqs) - start
+        rows = len(seqs)
+        per_token = _nbytes(kv) // max(1, start) if start else 0
+        keep = per_token == 0 or rows * (start + width) * per_token <= self.store.max_bytes
+        cache = _prefix_cache(kv, rows, keep=keep) if kv or keep else None
+        input_ids = torch.full((rows, width), self.pad_token_id, dtype=torch.long)
+        for row, seq in enumerate(seqs):
+            input_ids[row, : len(seq) - start] = torch.tensor(seq[start:], dtype=torch.long)
+        # position t (counted from ``start``) predicts token start + t + 1
+        wanted = [range(lim - start, len(s) - 1 - start) for s, lim in zip(seqs, limits)]
+        keep_positions = sorted({t for positions in wanted for t in positions})
+        column = {t: k for k, t in enumerate(keep_positions)}
+        options: dict[str, Any] = {}
+        if self.keeps_logits:
+            options["logits_to_keep"] = torch.tensor(
+                keep_positions, dtype=torch.long, device=self.device
+            )
+        real = sum(len(s) - start for s in seqs)
+        with torch.inference_mode():
+            out = self.model(
+                input_ids=input_ids.to(self.device),
+                use_cache=cache is not None,
+                **{self.cache_arg: cache},
+                **options,
+            )
+            self.computed_tokens += real
+            self.padding_tokens += rows * width - real
+            results = []
+            for row, (positions, response) in enumerate(zip(wanted, responses)):
+                index = [column[t] if self.keeps_logits else t for t in positions]
+                results.append(response_logprobs(out.logits[row, index, :], response))
+            if keep:
+                for row, (seq, lim) in enumerate(zip(seqs, limits)):
+                    if lim > start:
+                        self.store.insert(seq[:lim], start, cache_kv(cache, row, start, lim))
+        return results
+
+    def generate(self, prompt_ids: Sequence[int], max_new_tokens: int, eos: set[int]) -> list[int]:
+        """Greedy decoding of one prompt from its longest stored prefix; the prompt (but its
+        last token) is stored. The generated ids, the stopping EOS included."""
+        import torch
+
+        start, kv = self.store.lookup(prompt_ids, len(prompt_ids) - 1)
+        cache = _prefix_cache(kv, 1, keep=True)
+        step_ids = list(prompt_ids[start:])
+        new: list[int] = []
+        options: dict[str, Any] = {"logits_to_keep": 1} if self.keeps_logits else {}
+        with torch.inference_mode():
+            while True:
+                out = self.model(
+                    input_ids=torch.tensor([step_ids], dtype=torch.long, device=self.device),
+                    use_cache=True,
+                    **{self.cache_arg: cache},
+                    **options,
+                )
+                self.computed_tokens += len(step_ids)
+                token = int(out.logits[0, -1].argmax())
+                new.append(token)
+                if token in eos or len(new) == max_new_tokens:
+                    break
+                step_ids = [token]
+        end = len(prompt_ids) - 1
+        if end > start:
+            self.store.insert(prompt_ids[:end], start, cache_kv(cache, 0, start, end))
+        return new
