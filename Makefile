@@ -12,9 +12,10 @@ demo:
 	.venv/bin/camab demo
 
 lint:
-	.venv/bin/ruff check camab_rag tests integrations benchmarks cookbook
-	.venv/bin/ruff format --check camab_rag tests integrations benchmarks cookbook
-	.venv/bin/mypy camab_rag integrations/langchain-camab/langchain_camab benchmarks
+	.venv/bin/ruff check camab_rag tools tests integrations benchmarks cookbook
+	.venv/bin/ruff format --check camab_rag tools tests integrations benchmarks cookbook
+	.venv/bin/mypy camab_rag tools/camab-cli/camab_cli integrations/langchain-camab/langchain_camab \
+		benchmarks
 	.venv/bin/mypy $(TEST_TYPING) tests integrations/langchain-camab/tests
 	cd integrations/llama-index-postprocessor-camab && \
 		MYPYPATH=../.. ../../.venv/bin/mypy -p llama_index.postprocessor.camab && \

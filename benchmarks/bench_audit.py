@@ -1,12 +1,12 @@
 """Batch audit throughput: one machine, a simulated cluster, and the cost of 1M records.
 
-1. **In-process scorer** (embedded SmolLM2, CPU): records/s of ``camab_rag.audit.audit``
+1. **In-process scorer** (embedded SmolLM2, CPU): records/s of ``camab_cli.audit.audit``
    with 1, 4 and 16 records in flight (their model calls are merged into batches).
 2. **Local vLLM server** (``.venv-vllm/``, SmolLM2, CPU) through the HTTP scorer and the
    shared rate gate, 1, 4 and 16 records in flight. Also measures the server's per-query
    latency (1 in flight) and saturated token throughput (16 in flight).
 3. **Scaling by simulation**: a simulated server pool (fluid-queue model,
-   ``camab_rag.audit.simulated``) with the latency and throughput measured in part 2,
+   ``camab_cli.audit.simulated``) with the latency and throughput measured in part 2,
    driven through the Ray Data engine with 1, 2, 4 and 8 actors on a local Ray instance.
    The simulated servers run ``--sim-speedup`` times faster than measured so the run is
    short; records/s are converted back to real time.
@@ -42,7 +42,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
-from camab_rag.audit import AuditConfig, ScorerSpec, audit  # noqa: E402
+from camab_cli.audit import AuditConfig, ScorerSpec, audit  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "hotpotqa_distractor_dev.jsonl"
 CONCURRENCY = (1, 4, 16)
@@ -196,8 +196,8 @@ def part_vllm(args: argparse.Namespace) -> tuple[dict[str, float] | None, str]:
 def part_ray(args: argparse.Namespace, figures: dict[str, float], origin: str) -> str:
     import ray
 
-    from camab_rag.audit.ray_engine import run_ray
-    from camab_rag.records import parse_record
+    from camab_cli.audit.ray_engine import run_ray
+    from camab_cli.records import parse_record
 
     speedup = args.sim_speedup
     service = figures["tokens_per_query"] / figures["tokens_per_s"]  # saturated server time

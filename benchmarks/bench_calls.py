@@ -34,9 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
-from camab_rag.engine import attribute  # noqa: E402
-from camab_rag.evaluation.datasets import Example, load_examples  # noqa: E402
-from camab_rag.evaluation.metrics import (  # noqa: E402
+from camab_cli.evaluation.datasets import Example, load_examples  # noqa: E402
+from camab_cli.evaluation.metrics import (  # noqa: E402
     gold_alignment,
     holm_adjust,
     logprob_drop,
@@ -45,7 +44,7 @@ from camab_rag.evaluation.metrics import (  # noqa: E402
     removal_mask,
     removal_set,
 )
-from camab_rag.evaluation.runner import (  # noqa: E402
+from camab_cli.evaluation.runner import (  # noqa: E402
     KS,
     append_record,
     done_ids,
@@ -53,6 +52,7 @@ from camab_rag.evaluation.runner import (  # noqa: E402
     masks_from_bits,
     read_results,
 )
+from camab_rag.engine import attribute  # noqa: E402
 from camab_rag.methods import Camab, Hierarchical  # noqa: E402
 from camab_rag.methods.estimators import ESTIMATORS  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402

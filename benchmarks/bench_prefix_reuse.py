@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
-from camab_rag.audit.simulated import keyword_logprobs  # noqa: E402
+from camab_cli.audit.simulated import keyword_logprobs  # noqa: E402
 from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "hotpotqa_distractor_dev.jsonl"
@@ -54,7 +54,7 @@ class Recording(BaseScorer):
 
 class WordOverlap(BaseScorer):
     """Proxy reward: the simulated scorer's keyword log-probs (a response word is likely
-    when the prompt contains it; :func:`camab_rag.audit.simulated.keyword_logprobs`)."""
+    when the prompt contains it; :func:`camab_cli.audit.simulated.keyword_logprobs`)."""
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         return [keyword_logprobs(request) for request in requests]

@@ -40,17 +40,17 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
 from benchmarks.bench_calls import MemoScorer, examples_by_id  # noqa: E402
-from camab_rag.engine import attribute  # noqa: E402
-from camab_rag.evaluation.datasets import Example  # noqa: E402
-from camab_rag.evaluation.metrics import auroc, mean_ci  # noqa: E402
-from camab_rag.evaluation.report import cell  # noqa: E402
-from camab_rag.evaluation.runner import (  # noqa: E402
+from camab_cli.evaluation.datasets import Example  # noqa: E402
+from camab_cli.evaluation.metrics import auroc, mean_ci  # noqa: E402
+from camab_cli.evaluation.report import cell  # noqa: E402
+from camab_cli.evaluation.runner import (  # noqa: E402
     append_record,
     done_ids,
     make_builder,
     masks_from_bits,
     read_results,
 )
+from camab_rag.engine import attribute  # noqa: E402
 from camab_rag.methods.contextcite import ContextCite  # noqa: E402
 from camab_rag.methods.kernelshap import KernelShap  # noqa: E402
 from camab_rag.methods.loo import LeaveOneOut  # noqa: E402

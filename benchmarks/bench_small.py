@@ -29,10 +29,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
+from camab_cli.evaluation.datasets import Example, load_examples  # noqa: E402
+from camab_cli.evaluation.metrics import mean_ci  # noqa: E402
+from camab_cli.evaluation.runner import append_record, read_results  # noqa: E402
 from camab_rag.engine import attribute_fn  # noqa: E402
-from camab_rag.evaluation.datasets import Example, load_examples  # noqa: E402
-from camab_rag.evaluation.metrics import mean_ci  # noqa: E402
-from camab_rag.evaluation.runner import append_record, read_results  # noqa: E402
 from camab_rag.methods.base import all_masks  # noqa: E402
 from camab_rag.prompts import TemplatePromptBuilder  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402

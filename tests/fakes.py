@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from camab_rag.audit.simulated import keyword_logprobs
+from camab_cli.audit.simulated import keyword_logprobs
 from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest
 
 

@@ -15,14 +15,14 @@ import openai
 import pytest
 from fakes import FailingScorer, KeywordScorer
 
-from camab_rag.audit import AuditConfig, RateGate, ScorerSpec, audit
-from camab_rag.audit.batching import MicroBatcher
-from camab_rag.audit.cli import configure_parser, main, spec_from_args
-from camab_rag.audit.gate import GatedScorer, transient
-from camab_rag.audit.lines import GROUNDEDNESS_METHOD, without_timing
-from camab_rag.audit.local import audit_records
-from camab_rag.audit.outputs import OutputFile, iter_lines
-from camab_rag.records import Record, read_records
+from camab_cli.audit import AuditConfig, RateGate, ScorerSpec, audit
+from camab_cli.audit.batching import MicroBatcher
+from camab_cli.audit.cli import configure_parser, main, spec_from_args
+from camab_cli.audit.gate import GatedScorer, transient
+from camab_cli.audit.lines import GROUNDEDNESS_METHOD, without_timing
+from camab_cli.audit.local import audit_records
+from camab_cli.audit.outputs import OutputFile, iter_lines
+from camab_cli.records import Record, read_records
 from camab_rag.scoring import ResponseLogprobs, ScoreRequest
 
 RECORDS: list[Any] = [

@@ -15,9 +15,9 @@ pytest.importorskip("ray.data", reason="the [ray] extra is not installed")
 
 import ray
 
-from camab_rag.audit import AuditConfig, ScorerSpec, audit
-from camab_rag.audit.lines import without_timing
-from camab_rag.audit.outputs import iter_lines
+from camab_cli.audit import AuditConfig, ScorerSpec, audit
+from camab_cli.audit.lines import without_timing
+from camab_cli.audit.outputs import iter_lines
 
 DOCS = [
     "Ann met Bob in Paris. They talked about music.",

@@ -9,8 +9,8 @@ import pytest
 from fakes import KeywordScorer
 from planted import auroc, brute_force_shapley
 
+from camab_cli.cli import build_parser
 from camab_rag import GaussianLinearPosterior, aattribute, attribute, attribute_fn
-from camab_rag.cli import build_parser
 from camab_rag.errors import InputError
 from camab_rag.methods import ContextCite, Hierarchical, method_from_config
 from camab_rag.result import AttributionResult

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from camab_rag import cli
-from camab_rag.cli import demo_record, main, read_records
-from camab_rag.records import InputFileError
+from camab_cli import cli
+from camab_cli.cli import demo_record, main, read_records
+from camab_cli.records import InputFileError
 
 GOOD = {
     "question": "Which writer was from England, Henry Roth or Robert Erskine Childers?",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from camab_rag.cli import build_parser, main
+from camab_cli.cli import build_parser, main
 
 
 def test_audit_is_a_camab_subcommand():

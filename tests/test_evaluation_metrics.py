@@ -12,16 +12,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from camab_rag.errors import InputError
-from camab_rag.evaluation import metrics as M
-from camab_rag.evaluation.datasets import (
+from camab_cli.evaluation import metrics as M
+from camab_cli.evaluation.datasets import (
     dataset_path,
     load_examples,
     parse_hotpotqa,
     parse_row,
     parse_tydiqa,
 )
-from camab_rag.evaluation.report import build_report
+from camab_cli.evaluation.report import build_report
+from camab_rag.errors import InputError
 from camab_rag.prompts import TemplatePromptBuilder
 from camab_rag.scoring import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest
 from camab_rag.segments import segment_documents, to_documents
@@ -141,7 +141,7 @@ def test_holm_adjust_hand_computed() -> None:
 
 
 def test_comparison_table_keeps_only_differences_that_survive_holm() -> None:
-    from camab_rag.evaluation.report import comparison_table
+    from camab_cli.evaluation.report import comparison_table
 
     sign = np.array([1.0, -1.0] * 5)  # 10 examples
     camab_minus_shap = {
@@ -263,7 +263,7 @@ class _LinearScorer(BaseScorer):
 
 def test_shap_peer_recovers_a_linear_game() -> None:
     pytest.importorskip("shap")
-    from camab_rag.evaluation.peers import run_shap
+    from camab_cli.evaluation.peers import run_shap
 
     texts = ["Alpha one.", "Beta two.", "Gamma three.", "Delta four."]
     documents = to_documents([" ".join(texts)])
@@ -326,7 +326,7 @@ def test_report_says_where_camab_loses() -> None:
 
 
 def test_cost_table_reports_a_median_wall_time_robust_to_one_paused_example() -> None:
-    from camab_rag.evaluation.report import cost_table
+    from camab_cli.evaluation.report import cost_table
 
     walls = [10.0, 12.0, 11.0, 9.0, 6000.0]  # the last example sat paused for 100 minutes
     records = [
@@ -355,7 +355,7 @@ def test_cost_table_reports_a_median_wall_time_robust_to_one_paused_example() ->
 def test_missing_bench_packages_fail_before_any_model_call(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from camab_rag.evaluation import runner
+    from camab_cli.evaluation import runner
 
     monkeypatch.setattr(runner, "find_spec", lambda name: None)
     config = runner.BenchConfig(dataset="hotpotqa", n=1, out_dir=str(tmp_path))
@@ -383,7 +383,7 @@ class _CrashingScorer(_LinearScorer):
 
 
 def test_a_run_killed_mid_example_resumes_where_it_stopped(tmp_path: Path) -> None:
-    from camab_rag.evaluation import runner
+    from camab_cli.evaluation import runner
 
     data = tmp_path / "mine.jsonl"
     data.write_text(json.dumps(HOTPOT_ROW) + "\n", encoding="utf-8")
@@ -418,7 +418,7 @@ def test_a_run_killed_mid_example_resumes_where_it_stopped(tmp_path: Path) -> No
 
 def _two_example_run(tmp_path: Path, **overrides: Any) -> Any:
     """A 2-example HotpotQA-format dataset and the config of a run over it."""
-    from camab_rag.evaluation import runner
+    from camab_cli.evaluation import runner
 
     data = tmp_path / "two.jsonl"
     rows = [HOTPOT_ROW, {**HOTPOT_ROW, "id": "h2"}]
@@ -439,9 +439,9 @@ def _linear_scorer() -> _CrashingScorer:
 
 
 def test_two_shards_merged_equal_one_run(tmp_path: Path, capsys) -> None:
-    from camab_rag.evaluation import runner
-    from camab_rag.evaluation.cli import main
-    from camab_rag.evaluation.merge import merge_results
+    from camab_cli.evaluation import runner
+    from camab_cli.evaluation.cli import main
+    from camab_cli.evaluation.merge import merge_results
 
     whole = _two_example_run(tmp_path)
     runner.run_benchmark(whole, _linear_scorer(), use_bert=False)
@@ -472,8 +472,8 @@ def test_two_shards_merged_equal_one_run(tmp_path: Path, capsys) -> None:
 
 
 def test_merge_refuses_records_of_another_run_and_writes_nothing(tmp_path: Path) -> None:
-    from camab_rag.evaluation import runner
-    from camab_rag.evaluation.merge import merge_results
+    from camab_cli.evaluation import runner
+    from camab_cli.evaluation.merge import merge_results
 
     shard = _two_example_run(tmp_path, offset=1, n=1, out_dir=str(tmp_path / "shard"))
     runner.run_benchmark(shard, _linear_scorer(), use_bert=False)
@@ -500,7 +500,7 @@ def test_merge_refuses_records_of_another_run_and_writes_nothing(tmp_path: Path)
 
 
 def test_an_append_after_a_torn_last_line_keeps_the_new_record(tmp_path: Path) -> None:
-    from camab_rag.evaluation import runner
+    from camab_cli.evaluation import runner
 
     path = tmp_path / "results.jsonl"
     path.write_text('{"id": "a"}\n{"id": "b", "metho', encoding="utf-8")  # killed mid-write
@@ -531,7 +531,7 @@ def _two_example_file(tmp_path: Path) -> Path:
 
 
 def test_random_baseline_is_seeded_per_example(tmp_path: Path) -> None:
-    from camab_rag.evaluation import runner
+    from camab_cli.evaluation import runner
 
     config = runner.BenchConfig(
         dataset=str(_two_example_file(tmp_path)),
@@ -557,8 +557,8 @@ def test_random_baseline_is_seeded_per_example(tmp_path: Path) -> None:
 
 
 def test_reseed_rewrites_only_stale_random_entries(tmp_path: Path) -> None:
-    from camab_rag.evaluation import runner
-    from camab_rag.evaluation.reseed import needs_reseed, reseed_random
+    from camab_cli.evaluation import runner
+    from camab_cli.evaluation.reseed import needs_reseed, reseed_random
 
     config = runner.BenchConfig(
         dataset=str(_two_example_file(tmp_path)),
@@ -600,8 +600,8 @@ def test_reseed_rewrites_only_stale_random_entries(tmp_path: Path) -> None:
 
 
 def test_reseed_refuses_a_record_whose_example_changed(tmp_path: Path) -> None:
-    from camab_rag.evaluation import runner
-    from camab_rag.evaluation.reseed import reseed_random
+    from camab_cli.evaluation import runner
+    from camab_cli.evaluation.reseed import reseed_random
 
     data = _two_example_file(tmp_path)
     config = runner.BenchConfig(
@@ -624,8 +624,8 @@ def test_reseed_refuses_a_record_whose_example_changed(tmp_path: Path) -> None:
 def test_cli_reseed_with_nothing_stale_loads_no_model(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from camab_rag.evaluation import runner
-    from camab_rag.evaluation.cli import main
+    from camab_cli.evaluation import runner
+    from camab_cli.evaluation.cli import main
 
     data = _two_example_file(tmp_path)
     out = tmp_path / "out"
@@ -642,8 +642,8 @@ def test_cli_reseed_with_nothing_stale_loads_no_model(
 
 
 def test_execution_settings_stay_out_of_records(tmp_path: Path) -> None:
-    from camab_rag.evaluation import runner
-    from camab_rag.evaluation.cli import add_bench_arguments, config_from_args
+    from camab_cli.evaluation import runner
+    from camab_cli.evaluation.cli import add_bench_arguments, config_from_args
 
     parser = argparse.ArgumentParser()
     add_bench_arguments(parser)
@@ -680,7 +680,7 @@ class _LoggingScorer(_CrashingScorer):
 def test_prefix_cache_run_scores_each_prompt_right_before_regenerating_it(
     tmp_path: Path,
 ) -> None:
-    from camab_rag.evaluation import runner
+    from camab_cli.evaluation import runner
 
     texts = ["Ann was born.", "She wrote books.", "Bob lived.", "He sang."]
     weights = [0.1, 0.8, 0.3, -0.1]

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from camab_rag.evaluation.cli import add_bench_parser, config_from_args
-from camab_rag.evaluation.counting import CountingScorer
-from camab_rag.evaluation.report import write_report
-from camab_rag.evaluation.runner import ALL_METHODS, run_benchmark
+from camab_cli.evaluation.cli import add_bench_parser, config_from_args
+from camab_cli.evaluation.counting import CountingScorer
+from camab_cli.evaluation.report import write_report
+from camab_cli.evaluation.runner import ALL_METHODS, run_benchmark
 
 if TYPE_CHECKING:
     from camab_rag.scorers.transformers_scorer import TransformersScorer

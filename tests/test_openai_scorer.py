@@ -232,7 +232,7 @@ def test_cli_attributes_through_the_server(
 ) -> None:
     """``camab attribute --base-url`` against the real server gives the in-process model's
     attribution (leave-one-out: deterministic subsets, so the scores must agree)."""
-    from camab_rag.cli import main
+    from camab_cli.cli import main
 
     record = {
         "id": "france",

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from camab_cli.cli import main
 from camab_rag import aattribute, attribute, cite
-from camab_rag.cli import main
 from camab_rag.errors import CannotScoreError, InputError, ScorerError
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.openai_completions import NoPromptLogprobsError, OpenAICompletionsScorer
@@ -153,7 +153,7 @@ def test_cli_scores_a_chat_only_server_with_the_proxy(
     monkeypatch: pytest.MonkeyPatch,
     smollm2_scorer: object,
 ) -> None:
-    from camab_rag import cli
+    from camab_cli import cli
 
     monkeypatch.setattr(cli, "local_scorer", lambda model, threads, progress: smollm2_scorer)
     record = {"question": QUESTION, "documents": DOCUMENTS, "response": ANSWER}

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from camab_cli.records import Record, RecordError, parse_record, read_records
 from camab_rag.errors import InputError
-from camab_rag.records import Record, RecordError, parse_record, read_records
 
 GOOD = {
     "id": "q1",

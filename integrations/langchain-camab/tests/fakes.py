@@ -10,7 +10,7 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
-from camab_rag.audit.simulated import keyword_logprobs
+from camab_cli.audit.simulated import keyword_logprobs
 from camab_rag.scoring import BaseScorer, ChatMessage, Prompt, ResponseLogprobs, ScoreRequest
 
 

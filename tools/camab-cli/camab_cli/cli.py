@@ -6,7 +6,7 @@
 * ``camab demo``: attribute a bundled HotpotQA example with the embedded model, offline;
   prints the citations and writes an HTML page.
 * ``camab bench``: benchmark attribution methods on real data (evaluation helpers).
-* ``camab audit``: batch audit of logged RAG answers (:mod:`camab_rag.audit`).
+* ``camab audit``: batch audit of logged RAG answers (:mod:`camab_cli.audit`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from importlib import resources
 from pathlib import Path
 from typing import IO, Any
 
+from camab_cli.records import Record, load_records, parse_record
 from camab_rag import __version__
 from camab_rag.errors import CamabError, InputError
-from camab_rag.records import Record, load_records, parse_record
 
 FORMATS = ("terminal", "markdown", "html", "json")
 METHODS = ("auto", "camab", "kernelshap", "contextcite", "loo", "random")
@@ -404,18 +404,18 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
 
 def _add_audit(commands: Any) -> None:
-    """``camab audit`` comes from :mod:`camab_rag.audit.cli` (light to import: no model)."""
-    from camab_rag.audit.cli import add_audit_parser, run_audit
+    """``camab audit`` comes from :mod:`camab_cli.audit.cli` (light to import: no model)."""
+    from camab_cli.audit.cli import add_audit_parser, run_audit
 
     add_audit_parser(commands).set_defaults(handler=run_audit)
 
 
 def _add_bench(commands: Any, *, real: bool) -> None:
-    """``camab bench`` comes from :mod:`camab_rag.evaluation.cli`, imported only when used."""
+    """``camab bench`` comes from :mod:`camab_cli.evaluation.cli`, imported only when used."""
     help_text = "benchmark attribution methods on real data (see camab bench -h)"
     if real:
         try:
-            from camab_rag.evaluation import cli as evaluation_cli
+            from camab_cli.evaluation import cli as evaluation_cli
         except ImportError as exc:
             reason = f"camab bench is not available: {exc}"
         else:

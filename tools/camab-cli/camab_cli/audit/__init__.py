@@ -7,7 +7,7 @@ machine (asyncio, many records in flight) or on Ray Data (``engine="ray"``).
 
 Example::
 
-    from camab_rag.audit import AuditConfig, ScorerSpec, audit
+    from camab_cli.audit import AuditConfig, ScorerSpec, audit
 
     summary = audit("logs.jsonl", "audit.jsonl", spec=ScorerSpec(kind="model"),
                     config=AuditConfig(budget=40))
@@ -15,11 +15,11 @@ Example::
 
 from __future__ import annotations
 
-from camab_rag.audit.config import AuditConfig
-from camab_rag.audit.gate import GatedScorer, RateGate
-from camab_rag.audit.run import audit, summary_path_for
-from camab_rag.audit.scorers import PooledScorer, ScorerSpec
-from camab_rag.audit.summary import cost_report
+from camab_cli.audit.config import AuditConfig
+from camab_cli.audit.gate import GatedScorer, RateGate
+from camab_cli.audit.run import audit, summary_path_for
+from camab_cli.audit.scorers import PooledScorer, ScorerSpec
+from camab_cli.audit.summary import cost_report
 
 __all__ = [
     "AuditConfig",

@@ -1,10 +1,10 @@
-"""``python -m camab_rag.audit INPUT --out OUTPUT`` (same as ``camab audit``)."""
+"""``python -m camab_cli.audit INPUT --out OUTPUT`` (same as ``camab audit``)."""
 
 from __future__ import annotations
 
 import sys
 
-from camab_rag.audit.cli import main
+from camab_cli.audit.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,7 +1,7 @@
 """``camab audit INPUT --out OUTPUT``: the command-line front of the batch audit.
 
 :func:`add_audit_parser` registers the sub-command on a ``camab`` argparse parser and
-:func:`run_audit` runs it; ``python -m camab_rag.audit`` works on its own too.
+:func:`run_audit` runs it; ``python -m camab_cli.audit`` works on its own too.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import json
 import sys
 from typing import Any
 
-from camab_rag.audit.config import METHODS, AuditConfig
-from camab_rag.audit.run import audit
-from camab_rag.audit.scorers import ScorerSpec
-from camab_rag.audit.summary import cost_report
+from camab_cli.audit.config import METHODS, AuditConfig
+from camab_cli.audit.run import audit
+from camab_cli.audit.scorers import ScorerSpec
+from camab_cli.audit.summary import cost_report
 from camab_rag.errors import CamabError
 from camab_rag.groundedness import DEFAULT_THRESHOLD
 
@@ -165,7 +165,7 @@ def run_audit(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = configure_parser(
-        argparse.ArgumentParser(prog="python -m camab_rag.audit", description=DESCRIPTION)
+        argparse.ArgumentParser(prog="python -m camab_cli.audit", description=DESCRIPTION)
     )
     return run_audit(parser.parse_args(argv))
 

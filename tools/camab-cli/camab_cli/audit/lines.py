@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from camab_rag.audit.config import AuditConfig
+from camab_cli.audit.config import AuditConfig
+from camab_cli.records import Record
 from camab_rag.groundedness import ContextGain, assess_groundedness
 from camab_rag.oracle import ScorerOracle
 from camab_rag.prompts import TemplatePromptBuilder
-from camab_rag.records import Record
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import get_reward
 

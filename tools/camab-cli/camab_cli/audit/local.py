@@ -1,9 +1,9 @@
 """The single-machine engine: many records in flight on one asyncio event loop.
 
 For a server-backed scorer every scorer call goes through one shared
-:class:`~camab_rag.audit.gate.RateGate` (bounded concurrency, shared backoff); for an
+:class:`~camab_cli.audit.gate.RateGate` (bounded concurrency, shared backoff); for an
 in-process model the calls of all records in flight are merged into batched model calls
-by a :class:`~camab_rag.audit.batching.MicroBatcher` (one model call at a time).
+by a :class:`~camab_cli.audit.batching.MicroBatcher` (one model call at a time).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from typing import Any
 
-from camab_rag.audit.batching import MicroBatcher
-from camab_rag.audit.config import AuditConfig
-from camab_rag.audit.gate import GatedScorer, RateGate
-from camab_rag.audit.lines import audit_record, failed_line
-from camab_rag.records import Record
+from camab_cli.audit.batching import MicroBatcher
+from camab_cli.audit.config import AuditConfig
+from camab_cli.audit.gate import GatedScorer, RateGate
+from camab_cli.audit.lines import audit_record, failed_line
+from camab_cli.records import Record
 from camab_rag.scoring import Scorer
 
 LineSink = Callable[[dict[str, Any]], None]

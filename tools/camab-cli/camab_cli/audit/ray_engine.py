@@ -25,11 +25,11 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from camab_rag.audit.config import AuditConfig
-from camab_rag.audit.local import LineSink, audit_records, wrap_scorer
-from camab_rag.audit.scorers import ScorerSpec
+from camab_cli.audit.config import AuditConfig
+from camab_cli.audit.local import LineSink, audit_records, wrap_scorer
+from camab_cli.audit.scorers import ScorerSpec
+from camab_cli.records import Record, parse_record
 from camab_rag.errors import InputError
-from camab_rag.records import Record, parse_record
 
 READ_CPUS = 0.0
 

@@ -12,15 +12,15 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from camab_rag.audit.config import AuditConfig
-from camab_rag.audit.lines import failed_line
-from camab_rag.audit.local import audit_records, wrap_scorer, wrapper_stats
-from camab_rag.audit.outputs import OutputFile
-from camab_rag.audit.progress import Progress
-from camab_rag.audit.scorers import ScorerSpec
-from camab_rag.audit.summary import RunStats, cost_report, summarize
+from camab_cli.audit.config import AuditConfig
+from camab_cli.audit.lines import failed_line
+from camab_cli.audit.local import audit_records, wrap_scorer, wrapper_stats
+from camab_cli.audit.outputs import OutputFile
+from camab_cli.audit.progress import Progress
+from camab_cli.audit.scorers import ScorerSpec
+from camab_cli.audit.summary import RunStats, cost_report, summarize
+from camab_cli.records import Record, RecordError, is_parquet, read_records, try_parse_record
 from camab_rag.errors import InputError
-from camab_rag.records import Record, RecordError, is_parquet, read_records, try_parse_record
 
 Engine = Literal["local", "ray"]
 
@@ -161,7 +161,7 @@ def audit(
             stats.gate = extra.get("gate")
             stats.batching = extra.get("batching")
         else:
-            from camab_rag.audit.ray_engine import run_ray
+            from camab_cli.audit.ray_engine import run_ray
 
             assert spec is not None
             run_ray(

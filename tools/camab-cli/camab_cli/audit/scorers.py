@@ -93,7 +93,7 @@ class ScorerSpec:
             ]
             return clients[0] if len(clients) == 1 else PooledScorer(clients)
         if self.kind == "simulated":
-            from camab_rag.audit.simulated import SimulatedScorer
+            from camab_cli.audit.simulated import SimulatedScorer
 
             return SimulatedScorer(**self.options)
         assert self.factory is not None

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from camab_rag.audit.outputs import iter_lines
-from camab_rag.records import RecordError
+from camab_cli.audit.outputs import iter_lines
+from camab_cli.records import RecordError
 
 MAX_LISTED_ERRORS = 1000
 

@@ -1,7 +1,7 @@
 """``camab bench``: run (or resume) the benchmark and write its report.
 
 Registered by the main CLI through :func:`add_bench_parser` / :func:`run_bench`; also
-runnable as ``python -m camab_rag.evaluation``.
+runnable as ``python -m camab_cli.evaluation``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from camab_cli.evaluation.runner import ALL_METHODS, BenchConfig
 from camab_rag.errors import InputError
-from camab_rag.evaluation.runner import ALL_METHODS, BenchConfig
 
 SMOKE: dict[str, Any] = {
     "n": 2,
@@ -166,8 +166,8 @@ def run_bench(args: argparse.Namespace) -> int:
     """Run the ``bench`` subcommand; returns the exit code."""
     # On shared cores, spinning OpenMP workers burn the time other processes need.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from camab_rag.evaluation.report import write_report
-    from camab_rag.evaluation.runner import run_benchmark
+    from camab_cli.evaluation.report import write_report
+    from camab_cli.evaluation.runner import run_benchmark
 
     try:
         config = config_from_args(args)
@@ -175,7 +175,7 @@ def run_bench(args: argparse.Namespace) -> int:
         print(f"camab bench: {error}", file=sys.stderr)
         return 2
     if args.merge_from is not None:
-        from camab_rag.evaluation.merge import merge_results
+        from camab_cli.evaluation.merge import merge_results
 
         try:
             added, present = merge_results(config, args.merge_from)
@@ -214,21 +214,21 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 def _reseed(config: BenchConfig, *, use_bert: bool) -> int:
-    from camab_rag.evaluation.reseed import needs_reseed, reseed_random
-    from camab_rag.evaluation.runner import load_scorer, read_results
+    from camab_cli.evaluation.reseed import needs_reseed, reseed_random
+    from camab_cli.evaluation.runner import load_scorer, read_results
 
     if not any(needs_reseed(r) for r in read_results(config.results_path)):
         return 0  # nothing to do: no model to load
     scorer = load_scorer(config)
     bert = None
     if use_bert:
-        from camab_rag.evaluation.metrics import BertScoreF1
+        from camab_cli.evaluation.metrics import BertScoreF1
 
         bert = BertScoreF1()
     return reseed_random(config, scorer, bert=bert, log=lambda s: print(s, file=sys.stderr))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m camab_rag.evaluation")
+    parser = argparse.ArgumentParser(prog="python -m camab_cli.evaluation")
     add_bench_arguments(parser)
     return run_bench(parser.parse_args(argv))

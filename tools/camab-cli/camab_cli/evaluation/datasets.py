@@ -145,7 +145,7 @@ def data_dir() -> Path:
     override = os.environ.get(DATA_DIR_ENV)
     if override:
         return Path(override).expanduser()
-    return Path(__file__).resolve().parents[3] / "shared" / "data"
+    return Path(__file__).resolve().parents[5] / "shared" / "data"
 
 
 def dataset_path(name_or_path: str | os.PathLike[str]) -> Path:

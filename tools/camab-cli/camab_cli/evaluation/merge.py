@@ -14,15 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from camab_rag.errors import InputError
-from camab_rag.evaluation.datasets import load_examples
-from camab_rag.evaluation.runner import (
+from camab_cli.evaluation.datasets import load_examples
+from camab_cli.evaluation.runner import (
     BenchConfig,
     append_record,
     done_ids,
     read_results,
     run_settings,
 )
+from camab_rag.errors import InputError
 
 
 def _differing(expected: dict[str, Any], found: dict[str, Any]) -> list[str]:

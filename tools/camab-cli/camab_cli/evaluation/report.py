@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from camab_rag.evaluation.metrics import holm_adjust, mean_ci, paired_t_pvalue
-from camab_rag.evaluation.reseed import needs_reseed
-from camab_rag.evaluation.runner import ALL_METHODS, KS, masks_from_bits, read_results
+from camab_cli.evaluation.metrics import holm_adjust, mean_ci, paired_t_pvalue
+from camab_cli.evaluation.reseed import needs_reseed
+from camab_cli.evaluation.runner import ALL_METHODS, KS, masks_from_bits, read_results
 
 GOLD_METRICS = ("p@1", "f1@2", "f1@k*", "auroc", "ap")
 LABELS = {

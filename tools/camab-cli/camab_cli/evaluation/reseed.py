@@ -4,7 +4,7 @@ Runs before the fix seeded "random" with the run's seed on every example, so its
 scores were one fixed vector: a ranking by position, not chance (on TyDi QA, where
 the gold sentence is usually the first, it looked like the best method). This
 rewrites those records' ``random`` entry as the runner now writes it (scores from
-:func:`~camab_rag.evaluation.runner.example_seed`, gold alignment, log-prob drops and
+:func:`~camab_cli.evaluation.runner.example_seed`, gold alignment, log-prob drops and
 BERTScore for the new top-k sets) and leaves every other method untouched.
 """
 
@@ -15,9 +15,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from camab_rag.evaluation.counting import CountingScorer
-from camab_rag.evaluation.datasets import load_examples
-from camab_rag.evaluation.runner import BenchConfig, ExampleRunner, make_builder, read_results
+from camab_cli.evaluation.counting import CountingScorer
+from camab_cli.evaluation.datasets import load_examples
+from camab_cli.evaluation.runner import BenchConfig, ExampleRunner, make_builder, read_results
 
 
 def needs_reseed(record: dict[str, Any]) -> bool:

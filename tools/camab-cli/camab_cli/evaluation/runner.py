@@ -1,6 +1,6 @@
 """Run the benchmark: every method on every example, resumable, one JSONL line per example.
 
-Per example (all model calls through one :class:`~camab_rag.evaluation.counting.CountingScorer`):
+Per example (all model calls through one :class:`~camab_cli.evaluation.counting.CountingScorer`):
 
 1. the response = the model's own greedy answer under the full context (generated once and
    stored in the results file);
@@ -35,11 +35,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from camab_rag.engine import attribute
-from camab_rag.errors import InputError
-from camab_rag.evaluation.counting import CountingScorer
-from camab_rag.evaluation.datasets import Example, dataset_label, load_examples
-from camab_rag.evaluation.metrics import (
+from camab_cli.evaluation.counting import CountingScorer
+from camab_cli.evaluation.datasets import Example, dataset_label, load_examples
+from camab_cli.evaluation.metrics import (
     answer_contains_gold,
     gold_alignment,
     kept_segments,
@@ -47,7 +45,9 @@ from camab_rag.evaluation.metrics import (
     removal_mask,
     removal_set,
 )
-from camab_rag.evaluation.peers import PEERS, run_context_cite, run_shap
+from camab_cli.evaluation.peers import PEERS, run_context_cite, run_shap
+from camab_rag.engine import attribute
+from camab_rag.errors import InputError
 from camab_rag.prompts import TemplatePromptBuilder
 from camab_rag.rewards import mean_logprob
 from camab_rag.scoring import ScoreRequest
@@ -549,7 +549,7 @@ def run_benchmark(
         scorer = load_scorer(config)
     counting = scorer if isinstance(scorer, CountingScorer) else CountingScorer(scorer)
     if bert is None and use_bert:
-        from camab_rag.evaluation.metrics import BertScoreF1
+        from camab_cli.evaluation.metrics import BertScoreF1
 
         bert = BertScoreF1()
     settings_json = json.dumps(run_settings(config), sort_keys=True)
