@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import IO, Any
 
+from camab_cli.progress import Progress
 from camab_cli.records import Record, load_records, parse_record
 from camab_rag import __version__
 from camab_rag.errors import CamabError, InputError
@@ -38,54 +39,6 @@ def read_records(path: str, stdin: IO[str] | None = None) -> list[Record]:
 
 
 # --------------------------------------------------------------------------- progress
-class Progress:
-    """Progress on standard error: a live bar on a terminal, a line per step otherwise."""
-
-    def __init__(self, stream: IO[str] | None = None, *, quiet: bool = False) -> None:
-        self.stream = stream or sys.stderr
-        self.quiet = quiet
-        self.live = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.label = ""
-        self.total = 0
-        self.done = 0
-        self.started = time.perf_counter()
-
-    def message(self, text: str) -> None:
-        if not self.quiet:
-            self._clear()
-            print(text, file=self.stream, flush=True)
-
-    def start(self, label: str, total: int) -> None:
-        self.label, self.total, self.done = label, max(total, 1), 0
-        self.started = time.perf_counter()
-        self._draw()
-
-    def advance(self, n: int) -> None:
-        self.done += n
-        self._draw()
-
-    def finish(self, summary: str) -> None:
-        self._clear()
-        self.message(f"{self.label}: {summary} in {time.perf_counter() - self.started:.1f} s")
-
-    def _draw(self) -> None:
-        if self.quiet or not self.live:
-            return
-        shown = min(self.done, self.total)
-        filled = round(20 * shown / self.total)
-        bar = "#" * filled + "-" * (20 - filled)
-        elapsed = time.perf_counter() - self.started
-        self.stream.write(
-            f"\r{self.label} [{bar}] {shown}/{self.total} model calls {elapsed:5.1f}s"
-        )
-        self.stream.flush()
-
-    def _clear(self) -> None:
-        if self.live and not self.quiet:
-            self.stream.write("\r\x1b[2K")
-            self.stream.flush()
-
-
 class ProgressScorer:
     """Forwards every call to a scorer and reports how many requests were scored."""
 
@@ -95,12 +48,12 @@ class ProgressScorer:
 
     def score(self, requests: Sequence[Any]) -> Any:
         results = self._scorer.score(requests)
-        self._progress.advance(len(requests))
+        self._progress.update(len(requests))
         return results
 
     async def ascore(self, requests: Sequence[Any]) -> Any:
         results = await self._scorer.ascore(requests)
-        self._progress.advance(len(requests))
+        self._progress.update(len(requests))
         return results
 
     def __getattr__(self, name: str) -> Any:
@@ -266,7 +219,7 @@ def _write(text: str, out: str | None, progress: Progress) -> None:
 
 
 def cmd_attribute(args: argparse.Namespace) -> int:
-    progress = Progress(quiet=args.quiet)
+    progress = Progress(unit="model calls", rate_unit="calls/s", enabled=not args.quiet)
     records = read_records(args.input)
     if args.limit is not None:
         records = records[: args.limit]
@@ -294,7 +247,7 @@ def demo_record() -> Record:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    progress = Progress(quiet=args.quiet)
+    progress = Progress(unit="model calls", rate_unit="calls/s", enabled=not args.quiet)
     record = demo_record()
     progress.message(
         "camab demo: which retrieved paragraphs did the answer come from?\n"

@@ -16,9 +16,9 @@ from camab_cli.audit.config import AuditConfig
 from camab_cli.audit.lines import failed_line
 from camab_cli.audit.local import audit_records, wrap_scorer, wrapper_stats
 from camab_cli.audit.outputs import OutputFile
-from camab_cli.audit.progress import Progress
 from camab_cli.audit.scorers import ScorerSpec
 from camab_cli.audit.summary import RunStats, cost_report, summarize
+from camab_cli.progress import Progress
 from camab_cli.records import Record, RecordError, is_parquet, read_records, try_parse_record
 from camab_rag.errors import InputError
 
@@ -126,7 +126,7 @@ def audit(
     stats.torn_bytes = output.recovery.torn_bytes
     done = output.recovery.done
     total = max(count_rows(input_path) - len(done), 0)
-    bar = Progress(total, stream=stream, enabled=progress)
+    bar = Progress(total, label="audit", stream=stream, enabled=progress)
 
     def on_bad(error: RecordError) -> None:
         stream.write(f"audit: skipped {error}\n")
