@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -30,6 +31,7 @@ from camab_rag.prompts import (
 )
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import RewardFn, get_reward
+from camab_rag.rounds import Steps, adrive, drive
 from camab_rag.scoring import scored_by
 from camab_rag.segments import Granularity, Segment, SourceDocument, segment_documents, to_documents
 from camab_rag.statements import attribute_statements
@@ -65,6 +67,15 @@ class _Run:
                 self.progress(calls, self.budget)
             except Exception:  # a progress display must never stop the attribution
                 logger.warning("camab: the progress callback raised", exc_info=True)
+
+    def rounds(self, oracle: ScorerOracle | FunctionOracle) -> Steps[None]:
+        """The attribution loop, written once for :func:`attribute`, :func:`aattribute`
+        and :func:`attribute_fn`: the sampler proposes subsets, the oracle prices them (one
+        batch of model calls a round), the sampler learns, until it stops."""
+        while (masks := self.sampler.next_masks()) is not None:
+            if masks.shape[0]:
+                rewards = yield from oracle.rewards(masks)
+                self.record(masks, rewards, oracle.n_queries)
 
     def history(self, n_segments: int) -> tuple[Masks, FloatArray]:
         if not self.masks:
@@ -320,37 +331,23 @@ def attribute(
             round, scored concurrently), ``early_stop=EarlyStop()``, ``noise_variance``.
     """
     job = _TextJob.start(dict(locals()))
-    while (masks := job.run.sampler.next_masks()) is not None:
-        if masks.shape[0]:
-            job.run.record(masks, job.oracle.evaluate(masks), job.oracle.n_queries)
+    drive(job.run.rounds(job.oracle))
     return job.result()
 
 
 async def aattribute(
-    question: str,
-    context: object,
-    response: str,
-    scorer: Any,
-    *,
-    budget: int = 40,
-    method: str | Method = "auto",
-    granularity: Granularity = "sentence",
-    seed: int = 0,
-    reward: str | RewardFn = "mean_logprob",
-    prompt_builder: PromptBuilder | Callable[..., PromptBuilder] | None = None,
-    user_template: str = DEFAULT_USER_TEMPLATE,
-    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
-    statements: bool = True,
-    hierarchical: bool | None = None,
-    progress: ProgressFn | None = None,
-    **method_options: Any,
+    question: str, context: object, response: str, scorer: Any, **options: Any
 ) -> AttributionResult:
-    """Async :func:`attribute`: each batch of subsets is scored with ``scorer.ascore``."""
-    job = _TextJob.start(dict(locals()))
-    while (masks := job.run.sampler.next_masks()) is not None:
-        if masks.shape[0]:
-            job.run.record(masks, await job.oracle.aevaluate(masks), job.oracle.n_queries)
+    """Async :func:`attribute`, with the same arguments (checked against its signature):
+    each batch of subsets is scored with ``scorer.ascore``."""
+    bound = _ATTRIBUTE_SIGNATURE.bind(question, context, response, scorer, **options)
+    bound.apply_defaults()
+    job = _TextJob.start(dict(bound.arguments))
+    await adrive(job.run.rounds(job.oracle))
     return job.result()
+
+
+_ATTRIBUTE_SIGNATURE = inspect.signature(attribute)
 
 
 # ---------------------------------------------------------------------- no LLM at all
@@ -391,9 +388,7 @@ def attribute_fn(
         hierarchical,
     )
     run.progress = progress
-    while (masks := run.sampler.next_masks()) is not None:
-        if masks.shape[0]:
-            run.record(masks, oracle.evaluate(masks), oracle.n_queries)
+    drive(run.rounds(oracle))
     result = _finish(run, int(n_segments), oracle.n_queries, 0)
     return replace(result, wall_time_s=time.perf_counter() - run.started)
 

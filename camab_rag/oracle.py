@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from camab_rag.errors import InputError, ScorerError
 from camab_rag.prompts import PromptBuilder
 from camab_rag.rewards import RewardFn
+from camab_rag.rounds import LocalCall, ScoreCall, Steps, adrive, drive
 from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest
 
 Masks = NDArray[np.bool_]
@@ -65,17 +66,19 @@ class ScorerOracle:
     def _rewards(self, masks: Masks) -> FloatArray:
         return np.array([self.reward_fn(self.cache[m.tobytes()].logprobs) for m in masks])
 
-    def evaluate(self, masks: Masks) -> FloatArray:
+    def rewards(self, masks: Masks) -> Steps[FloatArray]:
+        """The rewards of ``masks``, asking the scorer (one batch) for the new subsets only;
+        run by :func:`~camab_rag.rounds.drive` or :func:`~camab_rag.rounds.adrive`."""
         new = self._new_masks(masks)
         if new:
-            self._store(new, self.scorer.score(self._requests(new)))
+            self._store(new, (yield ScoreCall(self.scorer, self._requests(new))))
         return self._rewards(masks)
 
+    def evaluate(self, masks: Masks) -> FloatArray:
+        return drive(self.rewards(masks))
+
     async def aevaluate(self, masks: Masks) -> FloatArray:
-        new = self._new_masks(masks)
-        if new:
-            self._store(new, await self.scorer.ascore(self._requests(new)))
-        return self._rewards(masks)
+        return await adrive(self.rewards(masks))
 
     def logprobs(self, mask: NDArray[np.bool_]) -> ResponseLogprobs:
         """The cached log-probabilities of an evaluated subset."""
@@ -90,6 +93,10 @@ class FunctionOracle:
         self.cache: dict[bytes, float] = {}
         self.n_queries = 0
         self.prompt_tokens = 0
+
+    def rewards(self, masks: Masks) -> Steps[FloatArray]:
+        """The rewards of ``masks`` (computed in place; no model is asked)."""
+        return (yield LocalCall(lambda: self.evaluate(masks)))  # type: ignore[no-any-return]
 
     def evaluate(self, masks: Masks) -> FloatArray:
         values = []
@@ -113,4 +120,4 @@ class FunctionOracle:
         return np.asarray(values, dtype=float)
 
     async def aevaluate(self, masks: Masks) -> FloatArray:
-        return self.evaluate(masks)
+        return await adrive(self.rewards(masks))

@@ -1,0 +1,237 @@
+"""Flag or block answers the retrieved context does not support.
+
+:class:`GroundednessFilter` judges an :class:`~camab_rag.result.AttributionResult` with
+:func:`~camab_rag.groundedness.gain.assess_groundedness` and returns the answer to show
+(:class:`FilteredAnswer`); its sync and async methods run one generator of model calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from camab_rag.errors import InputError
+from camab_rag.groundedness.gain import assess_steps
+from camab_rag.groundedness.report import DEFAULT_THRESHOLD, GroundednessReport
+from camab_rag.prompts import PromptBuilder
+from camab_rag.result import AttributionResult
+from camab_rag.rounds import Steps, adrive, drive
+
+Mode = Literal["flag", "block"]
+
+DEFAULT_FALLBACK = (
+    "I could not find support for an answer in the retrieved documents, so I will not guess."
+)
+
+
+@dataclass(frozen=True)
+class FilteredAnswer:
+    """What the filter returns: the answer to show and the verdict behind it.
+
+    ``grounded`` is ``None`` when groundedness is unknown (the attribution failed); such an
+    answer is blocked by a ``mode="block"`` filter (fail closed) unless it was built with
+    ``on_error="pass"``.
+    """
+
+    answer: str
+    original_answer: str
+    grounded: bool | None
+    blocked: bool
+    mode: Mode
+    report: GroundednessReport | None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer,
+            "original_answer": self.original_answer,
+            "grounded": self.grounded,
+            "blocked": self.blocked,
+            "mode": self.mode,
+            "report": self.report.to_dict() if self.report is not None else None,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FilteredAnswer:
+        """Inverse of :meth:`to_dict`."""
+        report = data.get("report")
+        grounded = data.get("grounded")
+        return cls(
+            answer=str(data["answer"]),
+            original_answer=str(data["original_answer"]),
+            grounded=None if grounded is None else bool(grounded),
+            blocked=bool(data["blocked"]),
+            mode=data["mode"],
+            report=GroundednessReport.from_dict(report) if report is not None else None,
+            error=data.get("error"),
+        )
+
+
+Fallback = str | Callable[[AttributionResult, GroundednessReport | None], str]
+
+
+class GroundednessFilter:
+    """Flag or block answers that the retrieved context does not support.
+
+    Args:
+        threshold: context gain (reward units, nats per token by default) needed to pass.
+        mode: ``"flag"`` keeps the answer and attaches the verdict; ``"block"`` replaces an
+            ungrounded answer by ``fallback``.
+        fallback: the replacement text, or a function ``(result, report) -> str``.
+        top_k: segments counted in the top-share figure.
+        on_error: what to do when groundedness cannot be judged (the attribution failed,
+            the scorer errored): ``"block"`` shows the fallback, ``"pass"`` the answer.
+            Default: ``"block"`` in ``mode="block"`` (a filter meant to stop unsupported
+            answers fails closed), ``"pass"`` in ``mode="flag"`` (nothing is ever blocked;
+            the verdict says ``grounded=None`` with the error).
+        scorer: optional scorer used to measure ``L(C)``/``L(empty)`` when the attribution
+            did not evaluate them (at most two extra queries; needs ``context``).
+
+    Use it on its own (``GroundednessFilter(mode="block")(result, context=docs)``) or inside
+    an integration callback that already holds an :class:`AttributionResult`.
+    """
+
+    def __init__(
+        self,
+        threshold: float = DEFAULT_THRESHOLD,
+        *,
+        mode: Mode = "flag",
+        fallback: Fallback = DEFAULT_FALLBACK,
+        top_k: int = 2,
+        on_error: Literal["pass", "block"] | None = None,
+        scorer: Any = None,
+    ) -> None:
+        if mode not in ("flag", "block"):
+            raise InputError(f"mode must be 'flag' or 'block', got {mode!r}")
+        if on_error is None:
+            on_error = "block" if mode == "block" else "pass"
+        if on_error not in ("pass", "block"):
+            raise InputError(f"on_error must be 'pass' or 'block', got {on_error!r}")
+        if not np.isfinite(threshold):
+            raise InputError(f"threshold must be a finite number, got {threshold!r}")
+        if top_k < 1:
+            raise InputError(f"top_k must be >= 1, got {top_k}")
+        if not (isinstance(fallback, str) or callable(fallback)):
+            raise InputError("fallback must be a string or a function (result, report) -> str")
+        self.threshold = float(threshold)
+        self.mode: Mode = mode
+        self.fallback = fallback
+        self.top_k = top_k
+        self.on_error = on_error
+        self.scorer = scorer
+
+    def _fallback_text(self, result: AttributionResult, report: GroundednessReport | None) -> str:
+        if isinstance(self.fallback, str):
+            return self.fallback
+        return str(self.fallback(result, report))
+
+    def _unknown(self, result: AttributionResult, error: str | None) -> FilteredAnswer:
+        """The verdict when groundedness cannot be measured: not grounded when no retrieved
+        context reached the model (``status="no_context"``), else unknown (``on_error``
+        decides)."""
+        no_context = result.status == "no_context"
+        block = self.mode == "block" and (no_context or self.on_error == "block")
+        return FilteredAnswer(
+            answer=self._fallback_text(result, None) if block else result.response,
+            original_answer=result.response,
+            grounded=False if no_context else None,
+            blocked=block,
+            mode=self.mode,
+            report=None,
+            error=error,
+        )
+
+    def _verdict(self, result: AttributionResult, report: GroundednessReport) -> FilteredAnswer:
+        block = self.mode == "block" and not report.grounded
+        return FilteredAnswer(
+            answer=self._fallback_text(result, report) if block else result.response,
+            original_answer=result.response,
+            grounded=report.grounded,
+            blocked=block,
+            mode=self.mode,
+            report=report,
+        )
+
+    def _assess_kwargs(
+        self, context: object, prompt_builder: PromptBuilder | None, scorer: Any
+    ) -> dict[str, Any]:
+        return {
+            "threshold": self.threshold,
+            "top_k": self.top_k,
+            "context": context,
+            "scorer": self.scorer if self.scorer is not None else scorer,
+            "prompt_builder": prompt_builder,
+        }
+
+    def _steps(
+        self,
+        result: AttributionResult,
+        *,
+        safe: bool,
+        context: object = None,
+        prompt_builder: PromptBuilder | None = None,
+        scorer: Any = None,
+    ) -> Steps[FilteredAnswer]:
+        """The verdict, as a generator of model calls (run by the four methods below).
+        ``safe``: an error becomes an unknown verdict (``on_error`` decides) instead of
+        being raised."""
+        try:
+            if result.status != "ok":
+                return self._unknown(result, result.error)
+            report = yield from assess_steps(
+                result, **self._assess_kwargs(context, prompt_builder, scorer)
+            )
+            return self._verdict(result, report)
+        except Exception as error:
+            if not safe:
+                raise
+            return self._unknown(result, f"groundedness: {type(error).__name__}: {error}")
+
+    def __call__(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
+        """Judge ``result.response``; returns the answer to show with its verdict.
+
+        Keywords: ``context`` or ``prompt_builder`` and ``scorer`` (used when the filter
+        has none of its own) let it measure ``L(C)``/``L(empty)`` when the attribution did
+        not evaluate them. Bad input (e.g. a context that does not match the attribution)
+        raises :class:`~camab_rag.errors.InputError`; :meth:`judge` never raises.
+        """
+        return drive(self._steps(result, safe=False, **where))
+
+    async def acall(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
+        """Async :meth:`__call__` (measures with ``scorer.ascore``)."""
+        return await adrive(self._steps(result, safe=False, **where))
+
+    def judge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
+        """:meth:`__call__` for host applications (same keywords): never raises. When the
+        verdict cannot be computed (the attribution failed, the scorer errored)
+        ``grounded`` is ``None``, ``error`` says why and ``on_error`` decides whether the
+        answer passes."""
+        return drive(self._steps(result, safe=True, **where))
+
+    async def ajudge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
+        """Async :meth:`judge` (never raises)."""
+        return await adrive(self._steps(result, safe=True, **where))
+
+
+def check_groundedness_filter(value: object) -> None:
+    """Refuse a ``groundedness=`` argument of an integration that is neither ``None`` nor a
+    :class:`GroundednessFilter` (a ``TypeError`` naming what was given)."""
+    if value is not None and not isinstance(value, GroundednessFilter):
+        raise TypeError(
+            "groundedness must be a camab_rag.groundedness.GroundednessFilter, got "
+            f"{type(value).__name__}"
+        )
+
+
+__all__ = [
+    "DEFAULT_FALLBACK",
+    "Fallback",
+    "FilteredAnswer",
+    "GroundednessFilter",
+    "Mode",
+    "check_groundedness_filter",
+]

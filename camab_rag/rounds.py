@@ -1,0 +1,149 @@
+"""One loop for sync and async: work that needs model calls is written once.
+
+Code that asks a model is a generator (:data:`Steps`) that yields a :class:`Call` each
+time it needs one and receives the call's result back; it never calls ``score`` or
+``ascore`` itself. :func:`drive` runs such a generator with blocking calls,
+:func:`adrive` awaits them, so a sync function and its async twin share every line of
+their logic (the attribution loop, the context-gain measurement, the groundedness
+filter). An exception raised by a call is thrown back into the generator at its
+``yield``, so the generator's own ``try``/``except`` handles it as if it had made the call.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Generic, ParamSpec, Protocol, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
+P = ParamSpec("P")
+
+
+class Call(Protocol[R_co]):
+    """One model call (or a local computation) a generator waits on."""
+
+    def run(self) -> R_co: ...
+
+    async def arun(self) -> R_co: ...
+
+
+Steps = Generator[Call[Any], Any, T]
+"""A computation that yields the calls it needs and returns its result."""
+
+
+@dataclass(frozen=True)
+class ScoreCall:
+    """``scorer.score(requests)``, or ``await scorer.ascore(requests)``."""
+
+    scorer: Any
+    requests: Sequence[Any]
+
+    def run(self) -> Any:
+        return self.scorer.score(self.requests)
+
+    async def arun(self) -> Any:
+        return await self.scorer.ascore(self.requests)
+
+
+@dataclass(frozen=True)
+class LocalCall(Generic[R]):
+    """A plain function, run in place by both runners (e.g. ``attribute_fn``'s reward)."""
+
+    function: Callable[[], R]
+
+    def run(self) -> R:
+        return self.function()
+
+    async def arun(self) -> R:
+        return self.function()
+
+
+class _Progress(Generic[T]):
+    """Where a generator stands: what it receives next (a value or an error), and its
+    result once it has returned."""
+
+    def __init__(self, steps: Steps[T]) -> None:
+        self.steps = steps
+        self.value: Any = None
+        self.error: Exception | None = None
+        self.result: T | None = None
+
+    def next_call(self) -> Call[Any] | None:
+        """Resume the generator with what it is owed; its next call, or ``None`` when it
+        has returned (then :attr:`result` holds its value)."""
+        try:
+            if self.error is not None:
+                call = self.steps.throw(self.error)
+            else:
+                call = self.steps.send(self.value)
+        except StopIteration as done:
+            self.result = done.value
+            return None
+        self.value, self.error = None, None
+        return call
+
+    @contextmanager
+    def receiving(self) -> Iterator[None]:
+        """Around a call: an exception it raises is kept for the generator, not raised."""
+        try:
+            yield
+        except Exception as raised:
+            self.error = raised
+
+
+def drive(steps: Steps[T]) -> T:
+    """Run ``steps`` to its result with blocking calls."""
+    state = _Progress(steps)
+    while (call := state.next_call()) is not None:
+        with state.receiving():
+            state.value = call.run()
+    return state.result  # type: ignore[return-value]
+
+
+async def adrive(steps: Steps[T]) -> T:
+    """Run ``steps`` to its result, awaiting each call (the async twin of :func:`drive`)."""
+    state = _Progress(steps)
+    while (call := state.next_call()) is not None:
+        with state.receiving():
+            state.value = await call.arun()
+    return state.result  # type: ignore[return-value]
+
+
+def _named(function: Any, steps: Any, name: str, doc: str | None) -> None:
+    function.__name__ = name
+    function.__qualname__ = name
+    function.__module__ = steps.__module__
+    if doc is not None:
+        function.__doc__ = doc
+
+
+def synced(steps: Callable[P, Steps[T]], name: str, doc: str | None = None) -> Callable[P, T]:
+    """A blocking function with the arguments (and, unless ``doc`` is given, the docstring)
+    of the generator function ``steps``: it runs the generator with :func:`drive`."""
+
+    @functools.wraps(steps)
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        return drive(steps(*args, **kwargs))
+
+    _named(run, steps, name, doc)
+    return run
+
+
+def asynced(
+    steps: Callable[P, Steps[T]], name: str, doc: str | None = None
+) -> Callable[P, Awaitable[T]]:
+    """The async twin of :func:`synced`: the generator runs with :func:`adrive`."""
+
+    @functools.wraps(steps)
+    async def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        return await adrive(steps(*args, **kwargs))
+
+    _named(run, steps, name, doc)
+    return run
+
+
+__all__ = ["Call", "LocalCall", "ScoreCall", "Steps", "adrive", "asynced", "drive", "synced"]
