@@ -16,6 +16,14 @@ CAMAB picks depend on the rewards only through its posterior; the prefix structu
 driven by which segments each Thompson sample keeps).
 
     .venv/bin/python benchmarks/bench_prefix_reuse.py            # 3 real + 30 proxy runs
+
+``--scored N`` (default 0) then runs CAMAB, leave-one-out, ContextCite and KernelSHAP
+on N examples with the default scorer (``default_scorer()``: prefix reuse on, batch
+size 8) and reports the tokens it really ran through the model against the tokens the
+requests hold (prompt + response), its right pads, and its wall time; the scorer's kept
+prefixes are dropped before each run, so a run reuses only its own earlier requests.
+
+    .venv/bin/python benchmarks/bench_prefix_reuse.py --real 0 --proxy 0 --scored 2 --threads 1
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,19 +46,26 @@ from benchmarks._report import markdown_table, write_section  # noqa: E402
 from camab_cli.audit.simulated import keyword_logprobs  # noqa: E402
 from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest  # noqa: E402
 
+if TYPE_CHECKING:
+    from camab_rag.scorers.transformers_scorer import TransformersScorer
+
 DATA = ROOT.parent / "shared" / "data" / "hotpotqa_distractor_dev.jsonl"
 
 
 class Recording(BaseScorer):
-    """Forwards to ``inner`` and keeps every request's prompt in call order."""
+    """Forwards to ``inner`` and keeps every request's prompt in call order, and the
+    tokens the requests hold (prompt + response, as the scorer tokenized them)."""
 
     def __init__(self, inner: BaseScorer) -> None:
         self.inner = inner
         self.prompts: list[object] = []
+        self.requested_tokens = 0
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         self.prompts.extend(r.prompt for r in requests)
-        return self.inner.score(requests)
+        results = self.inner.score(requests)
+        self.requested_tokens += sum(r.prompt_tokens + len(r.logprobs) for r in results)
+        return results
 
 
 class WordOverlap(BaseScorer):
@@ -79,20 +95,114 @@ def measure(token_lists: list[list[int]]) -> tuple[int, int, int]:
     return total, previous, any_earlier
 
 
+SCORED_METHODS = ("camab", "loo", "contextcite", "kernelshap")
+
+
+def documents_of(row: dict[str, Any]) -> list[str]:
+    return [f"{title}: {''.join(sents).strip()}" for title, sents in row["context"]]
+
+
+def scored_runs(rows: list[dict[str, Any]], budget: int, scorer: TransformersScorer) -> str:
+    """Tokens computed by the default scorer / tokens requested, per method."""
+    import camab_rag
+
+    table = []
+    for method in SCORED_METHODS:
+        requested = computed = padding = calls = 0
+        wall = 0.0
+        for row in rows:
+            scorer.clear_prefix_cache()
+            recorder = Recording(scorer)
+            before = (scorer.computed_tokens, scorer.padding_tokens)
+            started = time.perf_counter()
+            camab_rag.attribute(
+                row["question"],
+                documents_of(row),
+                str(row["answer"]),
+                recorder,
+                budget=budget,
+                method=method,
+                seed=0,
+                statements=False,
+            )
+            wall += time.perf_counter() - started
+            computed += scorer.computed_tokens - before[0]
+            padding += scorer.padding_tokens - before[1]
+            requested += recorder.requested_tokens
+            calls += len(recorder.prompts)
+        table.append(
+            [
+                method,
+                calls,
+                requested,
+                computed,
+                f"{computed / requested:.3f}x",
+                f"{padding / requested:.3f}x",
+                f"{wall:.0f}",
+                f"{requested / wall:.0f}",
+            ]
+        )
+        print(table[-1], flush=True)
+    header = [
+        "method",
+        "requests",
+        "tokens requested",
+        "tokens computed",
+        "computed / requested",
+        "right pads / requested",
+        "wall s",
+        "requested tok/s",
+    ]
+    return markdown_table(header, table) + (
+        f"\n\n{len(rows)} HotpotQA distractor dev example(s) from the top of the file, the "
+        f"gold answer attributed, sentence granularity, default prompt, budget {budget} "
+        "(leave-one-out: N + 1), seed 0. Scorer: `default_scorer()` as shipped (SmolLM2 "
+        f"float32 on CPU, batch size {scorer.batch_size}, prefix reuse on, "
+        f"{scorer.prefix_cache_mib:g} MiB of kept prefixes), "
+        f"{torch_threads()} torch thread(s); its kept prefixes are dropped before each "
+        "run. 'Tokens requested' = prompt + response tokens of every request; 'tokens "
+        "computed' = real tokens the model ran (reused prefixes excluded); right pads are "
+        "run but never read. Requested tok/s = tokens requested / wall time (the rate a "
+        "scorer running every token would need to match)."
+    )
+
+
+def torch_threads() -> int:
+    import torch
+
+    return int(torch.get_num_threads())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--real", type=int, default=3, help="runs scored by SmolLM2")
     parser.add_argument("--proxy", type=int, default=30, help="runs with the proxy reward")
     parser.add_argument("--budget", type=int, default=40)
+    parser.add_argument(
+        "--scored", type=int, default=0, help="examples run by the default scorer, per method"
+    )
+    parser.add_argument("--threads", type=int, default=None, help="torch threads")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
 
     import camab_rag
     from camab_rag.scorers import default_scorer
 
-    scorer = default_scorer()
+    scorer = default_scorer(num_threads=args.threads)
     with DATA.open(encoding="utf-8") as handle:
-        rows = [json.loads(line) for _, line in zip(range(args.real + args.proxy), handle)]
+        rows = [
+            json.loads(line)
+            for _, line in zip(range(max(args.real + args.proxy, args.scored)), handle)
+        ]
+    if args.scored:
+        body = scored_runs(rows[: args.scored], args.budget, scorer)
+        print(body)
+        if not args.no_write:
+            write_section(
+                "prefix_reuse_scorer", "Tokens computed by the default scorer (HotpotQA)", body
+            )
+    if not args.real + args.proxy:
+        return
 
     table = []
     for label, chosen, make in (
@@ -105,7 +215,7 @@ def main() -> None:
         n_requests = 0
         started = time.perf_counter()
         for row in chosen:
-            documents = [f"{title}: {''.join(sents).strip()}" for title, sents in row["context"]]
+            documents = documents_of(row)
             recorder = Recording(make())
             camab_rag.attribute(
                 row["question"],

@@ -1,11 +1,15 @@
 """In-process scorer throughput on a HotpotQA-size prompt, against the raw forward pass.
 
 For each model (embedded SmolLM2-135M and, if its packages are installed,
-Qwen2.5-Coder-0.5B) the scorer scores 8 requests, each a HotpotQA distractor prompt
-(~1,300 tokens: system prompt, 10 paragraphs, question) with one different sentence
-removed, at batch sizes 1, 4 and 8. The limit is the model's raw forward pass over the same
-token sequences one at a time (full logits, no tokenization, no padding, no log-softmax).
-Each model runs in its own subprocess so its peak resident memory is its own.
+Qwen2.5-Coder-0.5B) the default scorer (``TransformersScorer(model)``: prefix reuse on)
+scores 32 requests, each a HotpotQA distractor prompt (~1,300 tokens: system prompt, 10
+paragraphs, question) with one different sentence removed (leave-one-out's pattern), at
+batch sizes 1, 8 and 32, its kept prefixes dropped before each pass. The limit is the
+model's raw forward pass over the first 8 of the same token sequences one at a time (full
+logits, no tokenization, no padding, no log-softmax). The scorer's rate is given twice:
+tokens requested (prompt + response of every request) per second, and tokens it really
+computed (reused prefixes excluded) per second, which shows its own overhead. Each model
+runs in its own subprocess so its peak resident memory is its own.
 
     .venv/bin/python benchmarks/bench_scorer.py                 # both models, write BENCHMARKS.md
     .venv/bin/python benchmarks/bench_scorer.py --models smollm2 --no-write
@@ -37,8 +41,9 @@ if TYPE_CHECKING:
     from camab_rag.scoring import ScoreRequest
 
 DATA = ROOT.parent / "shared" / "data" / "hotpotqa_distractor_dev.jsonl"
-BATCH_SIZES = (1, 4, 8)
-N_REQUESTS = 8
+BATCH_SIZES = (1, 8, 32)
+N_REQUESTS = 32
+RAW_SEQUENCES = 8
 
 
 def hotpot_requests(n: int) -> tuple[list[ScoreRequest], int]:
@@ -92,6 +97,8 @@ def worker(model: str, threads: int | None, n_requests: int) -> dict[str, object
     encoded = [scorer.encode(r) for r in requests]
     sequences = [list(e.prompt_ids) + list(e.response_ids) for e in encoded]
     total_tokens = sum(len(s) for s in sequences)
+    raw_sequences = sequences[:RAW_SEQUENCES]
+    raw_tokens = sum(len(s) for s in raw_sequences)
 
     # warm-up (first-call allocations), not timed
     scorer.score(requests[:1])
@@ -99,27 +106,36 @@ def worker(model: str, threads: int | None, n_requests: int) -> dict[str, object
     def raw_pass() -> float:
         with torch.inference_mode():
             started = time.perf_counter()
-            for seq in sequences:
+            for seq in raw_sequences:
                 scorer.model(input_ids=torch.tensor([seq]), use_cache=False)
             return time.perf_counter() - started
 
     # Each scorer pass is paired with a raw pass just before it, so the ratio holds even
     # when other processes' load on the machine drifts during the run.
-    rates: dict[str, float] = {}
-    ratios: dict[str, float] = {}
+    passes: dict[str, dict[str, float]] = {}
     raw_total = 0.0
     for batch_size in batch_sizes(n_requests):
         raw_s = raw_pass()
         raw_total += raw_s
         scorer.batch_size = batch_size
+        scorer.clear_prefix_cache()
+        before = scorer.computed_tokens, scorer.padding_tokens
         started = time.perf_counter()
         scorer.score(requests)
         scorer_s = time.perf_counter() - started
-        rates[str(batch_size)] = total_tokens / scorer_s
-        ratios[str(batch_size)] = raw_s / scorer_s
+        computed = scorer.computed_tokens - before[0]
+        raw_rate = raw_tokens / raw_s
+        passes[str(batch_size)] = {
+            "requested_tps": total_tokens / scorer_s,
+            "computed_tps": computed / scorer_s,
+            "raw_tps": raw_rate,
+            "computed_share": computed / total_tokens,
+            "padding_share": (scorer.padding_tokens - before[1]) / total_tokens,
+        }
         print(
-            f"{model}: raw {total_tokens / raw_s:.0f} tok/s, scorer b={batch_size} "
-            f"{rates[str(batch_size)]:.0f} tok/s",
+            f"{model}: raw {raw_rate:.0f} tok/s, scorer b={batch_size} "
+            f"{total_tokens / scorer_s:.0f} requested tok/s, {computed / scorer_s:.0f} "
+            f"computed tok/s ({computed / total_tokens:.0%} computed)",
             file=sys.stderr,
             flush=True,
         )
@@ -128,13 +144,13 @@ def worker(model: str, threads: int | None, n_requests: int) -> dict[str, object
         "model": model,
         "load_s": load_s,
         "mean_tokens": total_tokens / len(sequences),
-        "raw_tps": total_tokens * len(rates) / raw_total,
+        "raw_tps": raw_tokens * len(passes) / raw_total,
         "requests": n_requests,
-        "scorer_tps": rates,
-        "ratio": ratios,
+        "passes": passes,
         "loadavg": os.getloadavg()[0],
         "peak_rss_mib": peak_mib,
         "threads": torch.get_num_threads(),
+        "prefix_cache_mib": scorer.prefix_cache_mib,
     }
 
 
@@ -202,37 +218,48 @@ def main() -> None:
         print(json.dumps(result))
     header = [
         "model",
+        "batch size",
         "tokens/request",
+        "computed / requested",
+        "right pads / requested",
         "raw forward tok/s",
-        *(f"scorer b={b} tok/s (of raw)" for b in BATCH_SIZES),
-        "peak RSS MiB",
-        "load s (cached)",
+        "scorer requested tok/s (of raw)",
+        "scorer computed tok/s (of raw)",
     ]
     for r in results:
-        rates, ratios = r["scorer_tps"], r["ratio"]
-        row = [
-            r["model"],
-            f"{r['mean_tokens']:.0f}",
-            f"{r['raw_tps']:.0f}",
-            *(
-                f"{rates[str(b)]:.0f} ({ratios[str(b)]:.0%})" if str(b) in rates else "-"
-                for b in BATCH_SIZES
-            ),
-            f"{r['peak_rss_mib']:.0f}",
-            f"{r['load_s']:.1f}",
-        ]
-        body = markdown_table(header, [row])
+        rows = []
+        for b, figures in r["passes"].items():
+            raw = figures["raw_tps"]
+            rows.append(
+                [
+                    r["model"],
+                    b,
+                    f"{r['mean_tokens']:.0f}",
+                    f"{figures['computed_share']:.3f}",
+                    f"{figures['padding_share']:.3f}",
+                    f"{raw:.0f}",
+                    f"{figures['requested_tps']:.0f} ({figures['requested_tps'] / raw:.0%})",
+                    f"{figures['computed_tps']:.0f} ({figures['computed_tps'] / raw:.0%})",
+                ]
+            )
+        body = markdown_table(header, rows)
         body += (
             f"\n\n{r['requests']} requests per pass (one HotpotQA distractor prompt, each "
-            f"request without a different context sentence), float32 on CPU, {r['threads']} "
-            f"torch threads, OMP_WAIT_POLICY={env['OMP_WAIT_POLICY']}. Tokens/s counts "
-            "prompt + response tokens. Raw = one unpadded forward pass per sequence with full "
-            "logits (the limit); the percentage is raw time / scorer time, each scorer pass "
-            "paired with a raw pass run just before it. Peak RSS is the whole worker process "
-            f"(model, activations, tokenizer). {args.jobs} model(s) measured at a time; load "
-            f"average (1 min) {load_before:.1f} at the start, {r['loadavg']:.1f} at the end: "
-            "other processes shared the 2 cores, so absolute rates are far below an idle "
-            "machine's; the ratio to raw is measured under the same conditions."
+            "request without a different context sentence), the default scorer (prefix reuse "
+            f"on, {r['prefix_cache_mib']:g} MiB of kept prefixes, dropped before each pass), "
+            f"float32 on CPU, {r['threads']} torch threads, "
+            f"OMP_WAIT_POLICY={env['OMP_WAIT_POLICY']}. Requested tok/s = prompt + response "
+            "tokens of every request per second; computed tok/s = the tokens the scorer really "
+            "ran (reused prefixes and right pads excluded) per second. Raw = one unpadded "
+            f"forward pass per sequence with full logits over the first {RAW_SEQUENCES} "
+            "sequences (the limit for a scorer that runs every token); the percentage is the "
+            "scorer's rate over the raw rate of a raw pass run just before it. Peak RSS "
+            f"{r['peak_rss_mib']:.0f} MiB for the whole worker process (model, activations, "
+            f"tokenizer, kept prefixes); model load {r['load_s']:.1f} s. {args.jobs} model(s) "
+            f"measured at a time; load average (1 min) {load_before:.1f} at the start, "
+            f"{r['loadavg']:.1f} at the end: other processes shared the 2 cores, so absolute "
+            "rates are below an idle machine's; the ratios to raw are measured under the same "
+            "conditions."
         )
         print(body)
         if not args.no_write:

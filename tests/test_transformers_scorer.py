@@ -299,18 +299,26 @@ def test_prefix_reuse_counts_one_subset_at_a_time(smollm2_scorer: TransformersSc
     assert computed == expected
 
 
-def test_prefix_store_stays_within_its_budget(smollm2_scorer: TransformersScorer) -> None:
+@pytest.mark.parametrize("budget", [0, 2 * 2**20])  # bytes: none, ~45 SmolLM2 tokens
+def test_prefix_store_stays_within_its_budget(
+    smollm2_scorer: TransformersScorer, budget: int
+) -> None:
     requests = _reuse_requests()
-    budget = 64 * 1024  # bytes: a few dozen tokens of SmolLM2's keys/values
+    encoded = [smollm2_scorer.encode(r) for r in requests]
     store = smollm2_scorer._prefix.store
     saved = store.max_bytes
     try:
         with _settings(smollm2_scorer, batch_size=3, prefix_cache=True):
             store.max_bytes = budget
+            before = smollm2_scorer.computed_tokens
             results = smollm2_scorer.score(requests)
+            computed = smollm2_scorer.computed_tokens - before
             assert store.nbytes <= budget
     finally:
         store.max_bytes = saved
+    # the prefixes the call's requests share are kept for the call even over the budget
+    always = sum(1 + len(e.response_ids) for e in encoded)
+    assert computed == _trie_tokens([e.prompt_ids[:-1] for e in encoded]) + always
     with _settings(smollm2_scorer, batch_size=1, prefix_cache=False):
         reference = smollm2_scorer.score(requests)
     for got, want in zip(results, reference):

@@ -157,10 +157,11 @@ class PrefixStore:
         self._pinned = []
         self._evict(None)
 
-    def insert(self, ids: Sequence[int], start: int, kv: LayerKV) -> None:
+    def insert(self, ids: Sequence[int], start: int, kv: LayerKV, *, force: bool = False) -> None:
         """Store ``ids`` whose keys/values from position ``start`` on are ``kv`` (per layer
         ``[heads, len(ids) - start, head_dim]``), under the stored prefix ``ids[:start]``;
-        nothing when that prefix is no longer stored or the tokens do not fit."""
+        nothing when that prefix is no longer stored or the tokens do not fit in the
+        budget (unless ``force``: then they stay until evicted, when not pinned)."""
         end = len(ids)
         pos, path = self._walk(ids, end)
         if pos < start or pos == end:
@@ -168,7 +169,7 @@ class PrefixStore:
         offset = pos - start
         part = [(k[:, offset:].clone(), v[:, offset:].clone()) for k, v in kv]
         size = _nbytes(part)
-        if size > self.max_bytes:
+        if size > self.max_bytes and not force:
             return
         if path and path[-1][1] < len(path[-1][0].tokens):
             parent = self._split(path[-1][0], path[-1][1])
@@ -257,6 +258,18 @@ def cache_kv(cache: Any, row: int, start: int, end: int) -> LayerKV:
     ]
 
 
+def kv_bytes_per_token(model: Any) -> int:
+    """Bytes of keys and values one token takes over all layers of ``model``."""
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else None
+    config = config or model.config
+    heads = int(getattr(config, "num_attention_heads", 1) or 1)
+    kv_heads = int(getattr(config, "num_key_value_heads", None) or heads)
+    head_dim = getattr(config, "head_dim", None) or int(config.hidden_size) // heads
+    layers = int(config.num_hidden_layers)
+    element = next(model.parameters()).element_size()
+    return int(2 * layers * kv_heads * int(head_dim) * element)
+
+
 def response_logprobs(logits: torch.Tensor, response_ids: Sequence[int]) -> np.ndarray:
     """Log-probability of each response token under the logits that predict it (one row
     of logits per response token)."""
@@ -284,6 +297,7 @@ class PrefixBatcher:
         # transformers 5.x renames ``past_key_values`` to ``cache``
         forward = inspect.signature(model.forward).parameters
         self.cache_arg = "cache" if "cache" in forward else "past_key_values"
+        self.bytes_per_token = kv_bytes_per_token(model)
         self.computed_tokens = 0
         self.padding_tokens = 0
 
@@ -341,7 +355,8 @@ class PrefixBatcher:
                 **options,
             )
         self.computed_tokens += upto - start
-        self.store.insert(ids[:upto], start, cache_kv(cache, 0, start, upto))
+        # kept even over the budget: the call's requests start from it (they pin it)
+        self.store.insert(ids[:upto], start, cache_kv(cache, 0, start, upto), force=True)
 
     def _run(
         self,
@@ -359,8 +374,8 @@ class PrefixBatcher:
         start, kv = self.store.lookup(seqs[0], prefix)
         width = max(len(s) for s in seqs) - start
         rows = len(seqs)
-        per_token = _nbytes(kv) // max(1, start) if start else 0
-        keep = per_token == 0 or rows * (start + width) * per_token <= self.store.max_bytes
+        # keep the rows' keys/values (to store their prompts) only when they fit the budget
+        keep = rows * (start + width) * self.bytes_per_token <= self.store.max_bytes
         cache = _prefix_cache(kv, rows, keep=keep) if kv or keep else None
         input_ids = torch.full((rows, width), self.pad_token_id, dtype=torch.long)
         for row, seq in enumerate(seqs):

@@ -176,6 +176,7 @@ class TransformersScorer(BaseScorer):
         self.max_length = max_length or (int(limit) if limit else None)
         self._lock = threading.Lock()
         self.prefix_cache = prefix_cache
+        self.prefix_cache_mib = prefix_cache_mib
         self._plain_tokens = 0
         forward = inspect.signature(self.model.forward).parameters
         self._keeps_logits = "logits_to_keep" in forward
