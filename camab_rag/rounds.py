@@ -11,7 +11,9 @@ filter). An exception raised by a call is thrown back into the generator at its
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import time
 from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -113,6 +115,33 @@ async def adrive(steps: Steps[T]) -> T:
     return state.result  # type: ignore[return-value]
 
 
+@dataclass(frozen=True)
+class BlockingCall(Generic[R]):
+    """A blocking function (e.g. a first request that decides a mode): run in place by
+    :func:`drive`, in a worker thread by :func:`adrive` so the event loop keeps going."""
+
+    function: Callable[[], R]
+
+    def run(self) -> R:
+        return self.function()
+
+    async def arun(self) -> R:
+        return await asyncio.to_thread(self.function)
+
+
+@dataclass(frozen=True)
+class Sleep:
+    """A pause (e.g. a retry's backoff): ``time.sleep`` or ``await asyncio.sleep``."""
+
+    seconds: float
+
+    def run(self) -> None:
+        time.sleep(self.seconds)
+
+    async def arun(self) -> None:
+        await asyncio.sleep(self.seconds)
+
+
 def _named(function: Any, steps: Any, name: str, doc: str | None) -> None:
     function.__name__ = name
     function.__qualname__ = name
@@ -146,4 +175,15 @@ def asynced(
     return run
 
 
-__all__ = ["Call", "LocalCall", "ScoreCall", "Steps", "adrive", "asynced", "drive", "synced"]
+__all__ = [
+    "BlockingCall",
+    "Call",
+    "LocalCall",
+    "Sleep",
+    "ScoreCall",
+    "Steps",
+    "adrive",
+    "asynced",
+    "drive",
+    "synced",
+]

@@ -27,8 +27,8 @@ from camab_rag.errors import InputError, ScorerError
 from camab_rag.scorers.openai_completions import (
     NoPromptLogprobsError,
     OpenAICompletionsScorer,
-    _retry_after,
 )
+from camab_rag.scorers.transport import _retry_after
 from camab_rag.scoring import ScoreRequest
 
 FIXTURE = json.loads(

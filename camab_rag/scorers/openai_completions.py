@@ -34,29 +34,27 @@ exponential backoff and jitter on timeouts, connection errors, 429 (honouring
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
 import threading
-import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import openai
 
-from camab_rag.errors import CamabError, InputError, ScorerError
+from camab_rag.errors import InputError, ScorerError
 from camab_rag.retry import Retryable, RetryPolicy
+from camab_rag.rounds import BlockingCall, Steps, adrive, drive
 from camab_rag.scorers.echo import (
-    _NO_PROMPT_LOGPROBS_HELP,
     NoChatTemplateError,
     NoPromptLogprobsError,
     ResponseTokensMismatchError,
-    _clip,
     parse_echo,
 )
+from camab_rag.scorers.transport import AsyncClients, HttpTransport, as_dict, tokens_from
 from camab_rag.scoring import ChatMessage, Prompt, ResponseLogprobs, ScoreRequest, check_messages
 
 logger = logging.getLogger(__name__)
@@ -145,19 +143,21 @@ class OpenAICompletionsScorer:
             raise InputError(f"max_concurrency must be at least 1, got {max_concurrency}")
         if timeout <= 0:
             raise InputError(f"timeout must be positive, got {timeout}")
-        self.retry = RetryPolicy(max_retries, backoff_base, backoff_max, retry_budget_s)
+        retry = RetryPolicy(max_retries, backoff_base, backoff_max, retry_budget_s)
         if use_prompt_logprobs not in (True, False, "auto"):
             raise InputError("use_prompt_logprobs must be True, False or 'auto'")
         if tokenization not in ("auto", "server", "text"):
             raise InputError("tokenization must be 'auto', 'server' or 'text'")
-        self.base_url = base_url.rstrip("/")
+        self._http = HttpTransport(
+            base_url, model, api_key, timeout=timeout, retry=retry, headers=default_headers
+        )
+        self.base_url = self._http.base_url
         self.model = model
         self.max_concurrency = max_concurrency
         self.timeout = float(timeout)
+        self.retry = retry
         self.use_prompt_logprobs = use_prompt_logprobs
         self.tokenization = tokenization
-        self._api_key = api_key
-        self._headers = dict(default_headers or {})
         self._renderer = chat_template_renderer
         self._tokenizer_dir = tokenizer
         self._hf_tokenizer: Any = None
@@ -169,11 +169,9 @@ class OpenAICompletionsScorer:
             None if use_prompt_logprobs == "auto" else bool(use_prompt_logprobs)
         )
         self._id_cache: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
-        self._sync_client: openai.OpenAI | None = None
-        self._sync_root: openai.OpenAI | None = None
 
     def __repr__(self) -> str:
-        key = "set" if self._api_key else "none"
+        key = "set" if self._http.has_api_key else "none"
         return (
             f"OpenAICompletionsScorer(base_url={self.base_url!r}, model={self.model!r}, "
             f"api_key=<{key}>, max_concurrency={self.max_concurrency})"
@@ -184,41 +182,6 @@ class OpenAICompletionsScorer:
     # ------------------------------------------------------------------- HTTP plumbing
 
     @property
-    def _root_url(self) -> str:
-        """The server root (``/tokenize`` lives beside ``/v1``)."""
-        return self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
-
-    def _client(self) -> openai.OpenAI:
-        with self._lock:
-            if self._sync_client is None:
-                self._sync_client = self._new_client(self.base_url)
-            return self._sync_client
-
-    def _root_client(self) -> openai.OpenAI:
-        with self._lock:
-            if self._sync_root is None:
-                self._sync_root = self._new_client(self._root_url)
-            return self._sync_root
-
-    def _new_client(self, base_url: str) -> openai.OpenAI:
-        return openai.OpenAI(
-            base_url=base_url,
-            api_key=self._api_key or "EMPTY",
-            timeout=self.timeout,
-            max_retries=0,  # retries are ours: backoff, jitter, Retry-After cap
-            default_headers=self._headers or None,
-        )
-
-    def _new_async_client(self, base_url: str) -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=self._api_key or "EMPTY",
-            timeout=self.timeout,
-            max_retries=0,
-            default_headers=self._headers or None,
-        )
-
-    @property
     def max_retries(self) -> int:
         return self.retry.max_retries
 
@@ -226,111 +189,20 @@ class OpenAICompletionsScorer:
     def retry_budget_s(self) -> float | None:
         return self.retry.budget_s
 
-    def _classify(self, exc: BaseException) -> BaseException:
-        """Map a client exception to ``Retryable`` or a clear, final error."""
-        if isinstance(exc, (Retryable, CamabError)):
-            return exc
-        if isinstance(exc, openai.APITimeoutError):
-            return Retryable(f"request timed out after {self.timeout:g} s")
-        if isinstance(exc, openai.APIConnectionError):
-            return Retryable(f"connection error: {_describe(exc)}")
-        if isinstance(exc, openai.APIStatusError):
-            return self._status_error(
-                exc.status_code, exc.response.headers, _api_message(exc), exc.request.url.path
-            )
-        if isinstance(exc, ValueError):  # a truncated or malformed JSON body
-            return Retryable(f"malformed response body: {type(exc).__name__}: {exc}")
-        return exc
-
-    def _status_error(
-        self, status: int, headers: Mapping[str, str], message: str, path: str
-    ) -> BaseException:
-        retry_after = _retry_after(headers)
-        if status == 429 or status == 408 or status >= 500:
-            return Retryable(f"HTTP {status}: {_clip(message, 200)}", retry_after)
-        if status in (401, 403):
-            return ScorerError(
-                f"the server at {self.base_url} refused the request (HTTP {status}): check "
-                "the api_key"
-            )
-        if status == 404 and "not supported" in message.lower():
-            # a chat-only model behind /v1/completions (OpenAI: "This is a chat model and
-            # not supported in the v1/completions endpoint")
-            return NoPromptLogprobsError(
-                f"the server at {self.base_url} does not serve {path} for model "
-                f"{self.model!r} (HTTP 404: {_clip(message, 200)}). {_NO_PROMPT_LOGPROBS_HELP}"
-            )
-        if status == 404:
-            return ScorerError(
-                f"HTTP 404 from {path}: {_clip(message, 200)} (check "
-                f"base_url ends with /v1 and that model {self.model!r} is served)"
-            )
-        lowered = message.lower()
-        if any(w in lowered for w in ("echo", "logprobs", "prompt_logprobs")):
-            return NoPromptLogprobsError(
-                f"the server rejected a request for prompt log-probabilities (HTTP {status}: "
-                f"{_clip(message, 200)}). {_NO_PROMPT_LOGPROBS_HELP}"
-            )
-        return ScorerError(f"HTTP {status} from {self.base_url}: {_clip(message, 300)}")
-
-    def _retry_delay(self, what: str, attempt: int, waited: float, exc: Exception) -> float:
-        """The pause before attempt ``attempt + 1`` after ``exc``; raises instead when the
-        failure is not transient, the retries are used up, or the pause would take the
-        time spent waiting past ``retry_budget_s``."""
-        error = self._classify(exc)
-        if not isinstance(error, Retryable):
-            raise error from exc
-        delay = self.retry.delay(attempt + 1, error.retry_after)
-        stop = self.retry.why_stop(attempt, waited, delay)
-        if stop is not None:
-            raise ScorerError(f"{what} {stop}: {error}") from exc
-        logger.info("%s: %s; retrying in %.2f s", what, error, delay)
-        return delay
-
-    def _with_retries(self, what: str, call: Callable[[], T]) -> T:
-        waited = 0.0
-        for attempt in range(self.max_retries + 1):
-            try:
-                return call()
-            except Exception as exc:
-                delay = self._retry_delay(what, attempt, waited, exc)
-            time.sleep(delay)
-            waited += delay
-        raise AssertionError("unreachable")
-
-    async def _awith_retries(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
-        waited = 0.0
-        for attempt in range(self.max_retries + 1):
-            try:
-                return await call()
-            except Exception as exc:
-                delay = self._retry_delay(what, attempt, waited, exc)
-            await asyncio.sleep(delay)
-            waited += delay
-        raise AssertionError("unreachable")
-
     # ------------------------------------------------------------------ tokenization
 
-    def _tokenize(self, payload: Mapping[str, Any]) -> list[int]:
+    def _tokenize_steps(
+        self, payload: Mapping[str, Any], clients: AsyncClients | None
+    ) -> Steps[list[int]]:
         body = {"model": self.model, **payload}
-        return self._with_retries(
-            "tokenize",
-            lambda: _tokens_from(self._root_client().post("/tokenize", body=body, cast_to=object)),
-        )
-
-    async def _atokenize(self, root: openai.AsyncOpenAI, payload: Mapping[str, Any]) -> list[int]:
-        body = {"model": self.model, **payload}
-
-        async def call() -> list[int]:
-            return _tokens_from(await root.post("/tokenize", body=body, cast_to=object))
-
-        return await self._awith_retries("tokenize", call)
+        return (yield from self._http.send("tokenize", "tokenize", body, tokens_from, clients))
 
     def _probe_tokenize(self) -> bool:
         """Whether the server has a vLLM-style ``/tokenize`` endpoint (asked once)."""
         if self._has_tokenize is None:
             try:
-                ids = self._tokenize({"prompt": "probe", "add_special_tokens": False})
+                probe = {"prompt": "probe", "add_special_tokens": False}
+                ids = drive(self._tokenize_steps(probe, None))
                 self._has_tokenize = bool(ids)
             except ScorerError as error:
                 cause = error.__cause__
@@ -413,28 +285,15 @@ class OpenAICompletionsScorer:
     def _can_render_locally(self, prompt: Prompt) -> bool:
         return isinstance(prompt, str) or self._renderer is not None or bool(self._tokenizer_dir)
 
-    def _plan(self, request: ScoreRequest) -> _Plan:
+    def _plan_steps(self, request: ScoreRequest, clients: AsyncClients | None) -> Steps[_Plan]:
         _check_request(request)
-        if not self._probe_tokenize():
+        if not (yield BlockingCall(self._probe_tokenize)):
             return self._text_plan(request)
         ids = []
         for key, payload in self._tokenize_payloads(request):
             cached = self._cached_ids(("t", key))
             if cached is None:
-                cached = self._tokenize(payload)
-                self._store_ids(("t", key), cached)
-            ids.append(cached)
-        return _id_plan(request.response, ids[0], ids[1])
-
-    async def _aplan(self, root: openai.AsyncOpenAI, request: ScoreRequest) -> _Plan:
-        _check_request(request)
-        if not await asyncio.to_thread(self._probe_tokenize):
-            return self._text_plan(request)
-        ids = []
-        for key, payload in self._tokenize_payloads(request):
-            cached = self._cached_ids(("t", key))
-            if cached is None:
-                cached = await self._atokenize(root, payload)
+                cached = yield from self._tokenize_steps(payload, clients)
                 self._store_ids(("t", key), cached)
             ids.append(cached)
         return _id_plan(request.response, ids[0], ids[1])
@@ -470,35 +329,44 @@ class OpenAICompletionsScorer:
             response_ids=plan.response_ids,
         )
 
-    def _score_one(self, request: ScoreRequest) -> ResponseLogprobs:
-        plan = self._plan(request)
+    def _score_steps(
+        self, request: ScoreRequest, clients: AsyncClients | None
+    ) -> Steps[ResponseLogprobs]:
+        """One request's log-probs, as a generator of HTTP calls."""
+        plan = yield from self._plan_steps(request, clients)
         try:
-            return self._score_plan(plan)
+            return (yield from self._score_plan_steps(plan, clients))
         except ResponseTokensMismatchError:
             # The tokenizer alters a text tokenized alone (e.g. a SentencePiece prefix
             # space): score the joint text instead, as the in-process scorer does.
             if plan.prompt_ids is None or not self._can_render_locally(request.prompt):
                 raise
-            return self._score_plan(self._text_plan(request))
+            return (yield from self._score_plan_steps(self._text_plan(request), clients))
 
-    def _score_plan(self, plan: _Plan) -> ResponseLogprobs:
-        def call(prompt_logprobs: bool) -> Callable[[], ResponseLogprobs]:
-            def run() -> ResponseLogprobs:
-                raw = self._client().completions.create(
-                    **self._completion_kwargs(plan, prompt_logprobs)
-                )
-                return self._parse(plan, _as_dict(raw))
+    def _score_plan_steps(
+        self, plan: _Plan, clients: AsyncClients | None
+    ) -> Steps[ResponseLogprobs]:
+        def parse(raw: Any) -> ResponseLogprobs:
+            return self._parse(plan, as_dict(raw))
 
-            return run
+        def attempt(prompt_logprobs: bool) -> Steps[ResponseLogprobs]:
+            body = self._completion_kwargs(plan, prompt_logprobs)
+            return self._http.send(
+                "completion",
+                "completions",
+                body,
+                lambda raw: self._parse(plan, as_dict(raw)),
+                clients,
+            )
 
         mode = self._prompt_logprobs_mode
         if mode is not None:
-            return self._with_retries("completion", call(mode))
+            return (yield from attempt(mode))
         try:
-            result = self._with_retries("completion", call(False))
+            result = yield from attempt(False)
         except NoPromptLogprobsError as echo_error:
             try:
-                result = self._with_retries("completion", call(True))
+                result = yield from attempt(True)
             except ScorerError:
                 raise echo_error from None
             self._prompt_logprobs_mode = True
@@ -506,41 +374,8 @@ class OpenAICompletionsScorer:
         self._prompt_logprobs_mode = False
         return result
 
-    async def _ascore_one(
-        self, client: openai.AsyncOpenAI, root: openai.AsyncOpenAI, request: ScoreRequest
-    ) -> ResponseLogprobs:
-        plan = await self._aplan(root, request)
-        try:
-            return await self._ascore_plan(client, plan)
-        except ResponseTokensMismatchError:
-            if plan.prompt_ids is None or not self._can_render_locally(request.prompt):
-                raise
-            return await self._ascore_plan(client, self._text_plan(request))
-
-    async def _ascore_plan(self, client: openai.AsyncOpenAI, plan: _Plan) -> ResponseLogprobs:
-        def call(prompt_logprobs: bool) -> Callable[[], Awaitable[ResponseLogprobs]]:
-            async def run() -> ResponseLogprobs:
-                raw = await client.completions.create(
-                    **self._completion_kwargs(plan, prompt_logprobs)
-                )
-                return self._parse(plan, _as_dict(raw))
-
-            return run
-
-        mode = self._prompt_logprobs_mode
-        if mode is not None:
-            return await self._awith_retries("completion", call(mode))
-        try:
-            result = await self._awith_retries("completion", call(False))
-        except NoPromptLogprobsError as echo_error:
-            try:
-                result = await self._awith_retries("completion", call(True))
-            except ScorerError:
-                raise echo_error from None
-            self._prompt_logprobs_mode = True
-            return result
-        self._prompt_logprobs_mode = False
-        return result
+    def _score_one(self, request: ScoreRequest) -> ResponseLogprobs:
+        return drive(self._score_steps(request, None))
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         """Log-probs of each response under its prompt, ``max_concurrency`` in flight.
@@ -564,14 +399,11 @@ class OpenAICompletionsScorer:
         if not requests:
             return []
         semaphore = asyncio.Semaphore(self.max_concurrency)
-        async with (
-            self._new_async_client(self.base_url) as client,
-            self._new_async_client(self._root_url) as root,
-        ):
+        async with self._http.async_clients() as clients:
 
             async def one(request: ScoreRequest) -> ResponseLogprobs:
                 async with semaphore:
-                    return await self._ascore_one(client, root, request)
+                    return await adrive(self._score_steps(request, clients))
 
             first = await one(requests[0])
             rest = await asyncio.gather(*(one(r) for r in requests[1:]))
@@ -588,34 +420,24 @@ class OpenAICompletionsScorer:
         def one(prompt: Prompt) -> str:
             sent: str | list[int]
             if self._probe_tokenize():
-                payload = self._prompt_payload(prompt)
-                sent = self._tokenize(payload)
+                sent = drive(self._tokenize_steps(self._prompt_payload(prompt), None))
             else:
                 sent = self.render_prompt(prompt)
 
-            def run() -> str:
-                raw = self._client().completions.create(
-                    model=self.model, prompt=sent, max_tokens=max_new_tokens, temperature=0.0
-                )
-                body = _as_dict(raw)
-                choices = body.get("choices")
-                if not isinstance(choices, list) or not choices:
-                    raise Retryable("malformed response body: no choices")
-                return str(choices[0].get("text") or "").strip()
-
-            return self._with_retries("generation", run)
+            body = {
+                "model": self.model,
+                "prompt": sent,
+                "max_tokens": max_new_tokens,
+                "temperature": 0.0,
+            }
+            return drive(self._http.send("generation", "completions", body, _answer_text, None))
 
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
             return list(pool.map(one, list(prompts)))
 
     def close(self) -> None:
         """Close the HTTP connection pool (the scorer reopens one if used again)."""
-        with self._lock:
-            clients = (self._sync_client, self._sync_root)
-            self._sync_client = self._sync_root = None
-        for client in clients:
-            if client is not None:
-                client.close()
+        self._http.close()
 
 
 # -------------------------------------------------------------------------- helpers
@@ -634,58 +456,12 @@ def _id_plan(response: str, prompt_ids: list[int], response_ids: list[int]) -> _
     )
 
 
-def _tokens_from(body: object) -> list[int]:
-    tokens = body.get("tokens") if isinstance(body, dict) else None
-    if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
-        raise ScorerError("malformed /tokenize response: no integer 'tokens' list")
-    return tokens
-
-
-def _as_dict(raw: Any) -> dict[str, Any]:
-    """The completion as plain JSON data (extra fields such as prompt_logprobs kept)."""
-    if isinstance(raw, dict):
-        return raw
-    if hasattr(raw, "to_dict"):
-        data = raw.to_dict()
-        if isinstance(data, dict):
-            return data
-    raise Retryable(f"malformed response body: {type(raw).__name__}")
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
-    value = headers.get("retry-after-ms")
-    if value:
-        try:
-            return float(value) / 1000.0
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        if parsed is None:
-            return None
-        return max(0.0, parsed.timestamp() - time.time())
-
-
-def _api_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, Mapping):
-        error = body.get("error", body)
-        if isinstance(error, Mapping) and "message" in error:
-            return str(error["message"])
-        if "message" in body:
-            return str(body["message"])
-    return str(exc.message)
-
-
-def _describe(exc: BaseException) -> str:
-    cause = exc.__cause__ or exc.__context__
-    return f"{exc} ({type(cause).__name__}: {cause})" if cause else str(exc)
+def _answer_text(raw: Any) -> str:
+    body = as_dict(raw)
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise Retryable("malformed response body: no choices")
+    return str(choices[0].get("text") or "").strip()
 
 
 def _check_request(request: ScoreRequest) -> None:
