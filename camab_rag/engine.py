@@ -27,12 +27,14 @@ from camab_rag.prompts import (
     DEFAULT_SYSTEM_PROMPT,
     DEFAULT_USER_TEMPLATE,
     PromptBuilder,
+    PromptPlan,
     TemplatePromptBuilder,
+    plan_prompt,
 )
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import RewardFn, get_reward
 from camab_rag.rounds import Steps, adrive, drive
-from camab_rag.scoring import scored_by
+from camab_rag.scoring import Prompt, scored_by
 from camab_rag.segments import Granularity, Segment, SourceDocument, segment_documents, to_documents
 from camab_rag.statements import attribute_statements
 
@@ -181,7 +183,8 @@ def _prepare(
     reward: str | RewardFn,
     user_template: str,
     system_prompt: str | None,
-) -> tuple[list[SourceDocument], list[Segment], ScorerOracle, str]:
+    prompt: Prompt | None,
+) -> tuple[list[SourceDocument], list[Segment], ScorerOracle, str, PromptPlan]:
     if not isinstance(question, str):
         raise InputError(f"question must be a string, got {type(question).__name__}")
     if not isinstance(response, str) or not response.strip():
@@ -193,8 +196,15 @@ def _prepare(
         )
     documents = to_documents(context)
     segments = segment_documents(documents, granularity)
-    if prompt_builder is None:
-        builder: PromptBuilder = TemplatePromptBuilder(
+    plan = PromptPlan("custom" if prompt_builder is not None else "template", None, None)
+    if prompt is not None:
+        if prompt_builder is not None:
+            raise InputError("pass prompt= (the prompt the model received) or prompt_builder=")
+        plan = plan_prompt([prompt], documents, granularity)
+    if plan.builder is not None:
+        builder: PromptBuilder = plan.builder
+    elif prompt_builder is None:
+        builder = TemplatePromptBuilder(
             question,
             documents,
             segments,
@@ -211,7 +221,8 @@ def _prepare(
             f"{len(segments)}"
         )
     reward_name, reward_fn = get_reward(reward)
-    return documents, segments, ScorerOracle(builder, scorer, response, reward_fn), reward_name
+    oracle = ScorerOracle(builder, scorer, response, reward_fn)
+    return documents, segments, oracle, reward_name, plan
 
 
 @dataclass
@@ -225,12 +236,13 @@ class _TextJob:
     segments: list[Segment]
     oracle: ScorerOracle
     reward_name: str
+    plan: PromptPlan
     run: _Run
 
     @classmethod
     def start(cls, arguments: dict[str, Any]) -> _TextJob:
         a = arguments
-        documents, segments, oracle, reward_name = _prepare(
+        documents, segments, oracle, reward_name, plan = _prepare(
             a["question"],
             a["context"],
             a["response"],
@@ -240,6 +252,7 @@ class _TextJob:
             a["reward"],
             a["user_template"],
             a["system_prompt"],
+            a["prompt"],
         )
         groups = _dense([segment.doc_index for segment in segments])
         run = _start(
@@ -252,7 +265,7 @@ class _TextJob:
             a["hierarchical"],
         )
         run.progress = a["progress"]
-        return cls(arguments, documents, segments, oracle, reward_name, run)
+        return cls(arguments, documents, segments, oracle, reward_name, plan, run)
 
     def result(self) -> AttributionResult:
         a, run, oracle = self.arguments, self.run, self.oracle
@@ -267,6 +280,8 @@ class _TextJob:
             reward=self.reward_name,
             n_documents=len(self.documents),
             scored_by=scored_by(a["scorer"]),
+            prompt_mode=self.plan.mode,
+            prompt_note=self.plan.note,
         )
         per_statement = (
             attribute_statements(run.method, oracle, result.masks, run.seed)
@@ -292,6 +307,7 @@ def attribute(
     prompt_builder: PromptBuilder | Callable[..., PromptBuilder] | None = None,
     user_template: str = DEFAULT_USER_TEMPLATE,
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+    prompt: Prompt | None = None,
     statements: bool = True,
     hierarchical: bool | None = None,
     progress: ProgressFn | None = None,
@@ -321,6 +337,11 @@ def attribute(
         prompt_builder: how a subset becomes a prompt (default: question + kept segments in
             ``user_template`` with ``system_prompt``); a builder or a factory
             ``(question, documents, segments) -> builder``.
+        prompt: the prompt the model really received (text or chat messages), e.g.
+            captured from a chain: the documents are found in it and cut out of it for
+            each subset, so any template works unchanged; when a document's text is not
+            in it verbatim the default template is used instead, and
+            ``result.prompt_mode`` / ``result.prompt_note`` say so.
         statements: also attribute each answer sentence (no extra model calls).
         hierarchical: attribute whole documents first, then the segments inside the top
             documents (:mod:`camab_rag.methods.hierarchical`); ``None`` (default) lets
@@ -335,16 +356,24 @@ def attribute(
     return job.result()
 
 
-async def aattribute(
+def attribute_steps(
     question: str, context: object, response: str, scorer: Any, **options: Any
-) -> AttributionResult:
-    """Async :func:`attribute`, with the same arguments (checked against its signature):
-    each batch of subsets is scored with ``scorer.ascore``."""
+) -> Steps[AttributionResult]:
+    """:func:`attribute` (same arguments, checked against its signature) as a generator of
+    model calls (:mod:`camab_rag.rounds`), for callers that run their own loop."""
     bound = _ATTRIBUTE_SIGNATURE.bind(question, context, response, scorer, **options)
     bound.apply_defaults()
     job = _TextJob.start(dict(bound.arguments))
-    await adrive(job.run.rounds(job.oracle))
+    yield from job.run.rounds(job.oracle)
     return job.result()
+
+
+async def aattribute(
+    question: str, context: object, response: str, scorer: Any, **options: Any
+) -> AttributionResult:
+    """Async :func:`attribute`, with the same arguments: each batch of subsets is scored
+    with ``scorer.ascore``."""
+    return await adrive(attribute_steps(question, context, response, scorer, **options))
 
 
 _ATTRIBUTE_SIGNATURE = inspect.signature(attribute)
@@ -393,4 +422,4 @@ def attribute_fn(
     return replace(result, wall_time_s=time.perf_counter() - run.started)
 
 
-__all__ = ["aattribute", "attribute", "attribute_fn"]
+__all__ = ["aattribute", "attribute", "attribute_fn", "attribute_steps"]

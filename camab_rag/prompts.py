@@ -14,14 +14,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.scoring import ChatMessage, Prompt, prompt_texts
-from camab_rag.segments import Segment, SourceDocument
+from camab_rag.segments import Segment, SourceDocument, segment_documents
 
 Mask = NDArray[np.bool_]
 
@@ -249,3 +249,50 @@ def _find_unused(
                 return message, start
             start = texts[message].find(needle, start + 1)
     return None
+
+
+PromptMode = Literal["captured", "template", "custom", "none"]
+"""How an attribution's prompts were built: ``"captured"`` (documents cut out of the prompt
+the model really received), ``"template"`` (camab-rag's default template), ``"custom"`` (a
+caller's prompt builder), ``"none"`` (the attribution failed before any prompt)."""
+
+
+@dataclass(frozen=True)
+class PromptPlan:
+    """How subsets become prompts for one answer: the mode, the builder for a captured
+    prompt (``None``: the template), and why the template was used when it was."""
+
+    mode: PromptMode
+    builder: SpanRemovalPromptBuilder | None
+    note: str | None
+
+
+def plan_prompt(
+    prompts: Sequence[Prompt], documents: Sequence[SourceDocument], granularity: Any
+) -> PromptPlan:
+    """Span removal on the last of ``prompts`` that holds every document's text verbatim,
+    else the default template, with a note saying why."""
+    if not prompts:
+        return PromptPlan("template", None, "no prompt was captured: used the default template")
+    segments = segment_documents(list(documents), granularity)
+    for prompt in reversed(prompts):  # the answer comes from the last call that saw them all
+        locations = locate_segments(prompt, documents, segments)
+        if locations is not None:
+            note = None
+            if len(prompts) > 1:
+                note = (
+                    f"ablated the last of {len(prompts)} captured prompts that holds every document"
+                )
+            return PromptPlan("captured", SpanRemovalPromptBuilder(prompt, locations), note)
+    texts = [text for prompt in prompts for text in prompt_texts(prompt)]
+    missing = [
+        i for i, doc in enumerate(documents) if doc.text and not any(doc.text in t for t in texts)
+    ]
+    which = ", ".join(str(i) for i in missing) if missing else "?"
+    where = "the prompt" if len(prompts) == 1 else f"any of the {len(prompts)} captured prompts"
+    return PromptPlan(
+        "template",
+        None,
+        f"the text of document(s) {which} was not found verbatim in {where} the LLM "
+        "received (e.g. the context was split across calls): used the default template",
+    )

@@ -77,6 +77,11 @@ class AttributionResult:
             document.
         scored_by: which model scored the subsets, and whether it was a proxy for the
             model that wrote the answer (``None`` for :func:`camab_rag.attribute_fn`).
+        prompt_mode: how subsets became prompts: ``"captured"`` (documents cut out of the
+            prompt the model really received, ``attribute(..., prompt=...)``),
+            ``"template"`` (the default template), ``"custom"`` (a ``prompt_builder``),
+            ``"none"`` (failed before any prompt was built).
+        prompt_note: why the template was used instead of a captured prompt, if it was.
     """
 
     scores: FloatArray
@@ -102,6 +107,8 @@ class AttributionResult:
     n_redrawn: int = 0
     exact: bool = False
     scored_by: ScoredBy | None = None
+    prompt_mode: str = "template"
+    prompt_note: str | None = None
 
     # ------------------------------------------------------------------ views
     @property
@@ -204,6 +211,8 @@ class AttributionResult:
             "exact": self.exact,
             "scored_by": self.scored_by.to_dict() if self.scored_by is not None else None,
             "n_documents": self.n_documents,
+            "prompt_mode": self.prompt_mode,
+            "prompt_note": self.prompt_note,
             "segments": [s.to_dict() for s in self.segments],
             "scores": [float(s) for s in self.scores],
             "document_scores": [float(s) for s in self.document_scores],
@@ -244,6 +253,8 @@ class AttributionResult:
             n_redrawn=int(data.get("n_redrawn", 0)),
             exact=bool(data.get("exact", False)),
             scored_by=ScoredBy.from_dict(data["scored_by"]) if data.get("scored_by") else None,
+            prompt_mode=str(data.get("prompt_mode", "template")),
+            prompt_note=data.get("prompt_note"),
         )
 
     @classmethod
@@ -253,6 +264,7 @@ class AttributionResult:
         (:class:`~camab_rag.errors.NoContextError`), else ``"error"``."""
         message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         status = "no_context" if isinstance(error, NoContextError) else "error"
+        fields.setdefault("prompt_mode", "none")
         return cls(scores=np.zeros(0), status=status, error=message, **fields)
 
 

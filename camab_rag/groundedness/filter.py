@@ -191,6 +191,11 @@ class GroundednessFilter:
                 raise
             return self._unknown(result, f"groundedness: {type(error).__name__}: {error}")
 
+    def judge_steps(self, result: AttributionResult, **where: Any) -> Steps[FilteredAnswer]:
+        """:meth:`judge` as a generator of model calls (:mod:`camab_rag.rounds`), for a
+        caller that runs its own sync or async loop."""
+        return self._steps(result, safe=True, **where)
+
     def __call__(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
         """Judge ``result.response``; returns the answer to show with its verdict.
 

@@ -1,0 +1,232 @@
+"""Attribution of what a RAG chain really did: the core of both integrations.
+
+An integration captures three things (the question, the documents the model was given,
+the prompts it received) and hands them to :func:`attribute_captured`, which
+
+1. finds the documents in the prompt the model really received (the last captured prompt
+   that holds every document verbatim) and ablates them there, or falls back to the
+   default template and says why (:func:`plan_prompt`; ``result.prompt_mode`` /
+   ``result.prompt_note``);
+2. attributes the answer (:func:`camab_rag.attribute`) with one validated
+   :class:`AttributionSettings`;
+3. judges it with the settings' groundedness filter, from the result (at most the two
+   anchor calls it lacks), never raising;
+
+and returns a :class:`CapturedAttribution`. :func:`document_summary` is the per-document
+metadata both integrations attach to the documents. One generator of model calls serves
+the sync and the async entry point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from camab_rag.engine import ProgressFn, attribute_steps
+from camab_rag.errors import InputError
+from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, check_groundedness_filter
+from camab_rag.prompts import PromptMode, PromptPlan, plan_prompt
+from camab_rag.result import AttributionResult
+from camab_rag.rounds import Steps, asynced, synced
+from camab_rag.scoring import Prompt
+from camab_rag.segments import Granularity, SourceDocument, to_documents
+
+
+@dataclass(frozen=True)
+class AttributionSettings:
+    """How every answer of an integration object is attributed, validated once.
+
+    Attributes:
+        budget: distinct model calls per answer.
+        method: ``"auto"`` (default), ``"camab"``, ``"kernelshap"``, ``"contextcite"``,
+            ``"loo"``, ``"random"`` or a :class:`~camab_rag.methods.Method`.
+        granularity: ``"chunk"`` (whole documents, the integrations' default),
+            ``"sentence"`` or a splitter.
+        seed: makes runs reproducible.
+        options: method options, e.g. ``{"batch_size": 4}``.
+        groundedness: judges each attributed answer (flag, or block with a fallback).
+    """
+
+    budget: int = 40
+    method: Any = "auto"
+    granularity: Granularity = "chunk"
+    seed: int = 0
+    options: Mapping[str, Any] = field(default_factory=dict)
+    groundedness: GroundednessFilter | None = None
+
+    def __post_init__(self) -> None:
+        check_groundedness_filter(self.groundedness)
+        if isinstance(self.budget, bool) or not isinstance(self.budget, int):
+            raise InputError(f"budget must be an integer, got {self.budget!r}")
+        if self.budget < 1:
+            raise InputError(f"budget must be >= 1 model call, got {self.budget}")
+        if not isinstance(self.method, str) and not hasattr(self.method, "sampler"):
+            raise InputError(f"method must be a method name such as 'camab', got {self.method!r}")
+        if not callable(self.granularity) and self.granularity not in ("chunk", "sentence"):
+            raise InputError(
+                f"granularity must be 'chunk', 'sentence' or a splitter, got {self.granularity!r}"
+            )
+        if not isinstance(self.options, Mapping):
+            raise InputError(f"options must be a mapping, got {type(self.options).__name__}")
+
+    def kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`camab_rag.attribute` these settings stand for."""
+        return {
+            "budget": self.budget,
+            "method": self.method,
+            "granularity": self.granularity,
+            "seed": self.seed,
+            **self.options,
+        }
+
+
+def reached_the_model(prompts: Sequence[Prompt], documents: Sequence[SourceDocument]) -> bool:
+    """Whether some captured prompt holds every one of ``documents`` verbatim."""
+    return plan_prompt(prompts, documents, "chunk").mode == "captured"
+
+
+# ---------------------------------------------------------------------- document summary
+def document_ranks(result: AttributionResult) -> list[int]:
+    """1-based rank of each document by its score (ties: earlier document first)."""
+    order = result.top_documents(result.n_documents or len(result.document_scores))
+    ranks = [0] * len(order)
+    for position, doc_index in enumerate(order):
+        ranks[doc_index] = position + 1
+    return ranks
+
+
+def supporting_documents(result: AttributionResult) -> list[int | None]:
+    """For each answer sentence, the document that supports it most (``None`` when no
+    document has a positive score for it)."""
+    n_docs = len(result.document_scores)
+    doc_of = np.array([s.doc_index for s in result.segments], dtype=int)
+    supports: list[int | None] = []
+    for statement in result.statements:
+        totals = np.zeros(n_docs)
+        np.add.at(totals, doc_of, statement.scores)
+        best = int(np.argmax(totals)) if n_docs else 0
+        supports.append(best if n_docs and totals[best] > 0 else None)
+    return supports
+
+
+def document_summary(
+    result: AttributionResult, n_documents: int, *, segments: bool = False
+) -> list[dict[str, Any]]:
+    """What to attach to each of ``n_documents`` documents.
+
+    ``{"status", "score", "rank", "supporting_sentences"}`` (plus ``"error"`` on failure,
+    and with ``segments=True`` the document's ``"segments"``: ``text`` and ``score`` of
+    each): ``score`` is the document's attribution (the sum over its segments), ``rank``
+    its 1-based place among the documents, ``supporting_sentences`` the answer sentences
+    this document supports most.
+    """
+    if result.status != "ok":
+        return [{"status": result.status, "error": result.error} for _ in range(n_documents)]
+    scores = result.document_scores
+    ranks = document_ranks(result)
+    sentences: list[list[str]] = [[] for _ in range(n_documents)]
+    for statement, doc_index in zip(result.statements, supporting_documents(result)):
+        if doc_index is not None and doc_index < n_documents:
+            sentences[doc_index].append(statement.text)
+    parts: list[list[dict[str, Any]]] = [[] for _ in range(n_documents)]
+    for segment, score in zip(result.segments, result.scores):
+        if segment.doc_index < n_documents:
+            parts[segment.doc_index].append({"text": segment.text, "score": float(score)})
+    summary = []
+    for i in range(n_documents):
+        entry: dict[str, Any] = {
+            "status": "ok",
+            "score": float(scores[i]) if i < len(scores) else 0.0,
+            "rank": ranks[i] if i < len(ranks) else len(ranks) + 1,
+            "supporting_sentences": sentences[i],
+        }
+        if segments:
+            entry["segments"] = parts[i]
+        summary.append(entry)
+    return summary
+
+
+# ---------------------------------------------------------------------- one answer
+@dataclass(frozen=True)
+class CapturedAttribution:
+    """One answer's attribution, how its prompt was ablated, and the filter's verdict."""
+
+    result: AttributionResult
+    documents: list[SourceDocument]
+    plan: PromptPlan
+    verdict: FilteredAnswer | None = None
+
+
+def captured_steps(
+    question: str,
+    documents: object,
+    response: str,
+    scorer: Any,
+    settings: AttributionSettings | None = None,
+    *,
+    prompts: Sequence[Prompt] = (),
+    progress: ProgressFn | None = None,
+) -> Steps[CapturedAttribution]:
+    """:func:`attribute_captured` as a generator of model calls."""
+    settings = settings or AttributionSettings()
+    docs = to_documents(documents)
+    plan = plan_prompt(list(prompts), docs, settings.granularity)
+    kwargs = settings.kwargs()
+    if plan.builder is not None:
+        kwargs["prompt_builder"] = plan.builder
+    if progress is not None:
+        kwargs["progress"] = progress
+    result = yield from attribute_steps(question, docs, response, scorer, **kwargs)
+    result = replace(result, prompt_mode=plan.mode, prompt_note=plan.note)
+    verdict = None
+    if settings.groundedness is not None:
+        verdict = yield from settings.groundedness.judge_steps(
+            result, scorer=scorer, context=docs, prompt_builder=plan.builder
+        )
+    return CapturedAttribution(result, docs, plan, verdict)
+
+
+attribute_captured = synced(
+    captured_steps,
+    "attribute_captured",
+    """Attribute an answer to the documents a chain gave its model, in the prompt the model
+    really received (see the module docstring).
+
+    Args:
+        question: the user's question.
+        documents: the documents, as the model saw them (strings, mappings, LangChain
+            ``Document``, LlamaIndex nodes).
+        response: the answer.
+        scorer: the model that scores (the chain's own, or a proxy).
+        settings: budget, method, granularity, seed, options, groundedness filter.
+        prompts: the prompts the chain's model received, in order (text or chat
+            messages); the last that holds every document is ablated in place.
+        progress: ``progress(calls_made, budget)`` after each scored batch.
+
+    Raises what :func:`camab_rag.attribute` raises; the groundedness verdict never raises.
+    """,
+)
+aattribute_captured = asynced(
+    captured_steps,
+    "aattribute_captured",
+    "Async :func:`attribute_captured` (scores with ``scorer.ascore``).",
+)
+
+
+__all__ = [
+    "AttributionSettings",
+    "CapturedAttribution",
+    "PromptMode",
+    "PromptPlan",
+    "aattribute_captured",
+    "attribute_captured",
+    "captured_steps",
+    "document_ranks",
+    "document_summary",
+    "plan_prompt",
+    "reached_the_model",
+    "supporting_documents",
+]

@@ -1,0 +1,134 @@
+"""The core's attribution of what a chain really did (camab_rag.captured): the captured
+prompt is ablated in place (or the template is used, and the result says why), settings
+are validated once, the per-document summary, and the groundedness verdict; sync and
+async give the same result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fakes import FailingScorer, KeywordScorer
+
+from camab_rag import attribute
+from camab_rag.captured import (
+    AttributionSettings,
+    aattribute_captured,
+    attribute_captured,
+    document_summary,
+    reached_the_model,
+)
+from camab_rag.errors import InputError
+from camab_rag.groundedness import GroundednessFilter
+from camab_rag.result import AttributionResult
+from camab_rag.segments import to_documents
+
+DOCS = [
+    "Paris is the capital of France.",
+    "Bananas are yellow and sweet.",
+    "The Seine flows through Paris.",
+]
+QUESTION = "What is the capital of France?"
+ANSWER = "Paris is the capital of France."
+PROMPT = [
+    {"role": "system", "content": "Answer from the context. Be brief."},
+    {"role": "user", "content": "Context:\n- " + "\n- ".join(DOCS) + f"\n\nQ: {QUESTION}"},
+]
+
+
+def test_a_captured_prompt_is_ablated_in_place() -> None:
+    scorer = KeywordScorer()
+    result = attribute(QUESTION, DOCS, ANSWER, scorer, granularity="chunk", prompt=PROMPT)
+    assert result.prompt_mode == "captured" and result.prompt_note is None
+    assert result.top_documents(1) == [0]
+    # every prompt sent keeps the chain's own system message and layout
+    assert all(call.prompt[0] == PROMPT[0] for call in scorer.calls)  # type: ignore[index]
+    assert any("Q: What is the capital" in call.prompt[1]["content"] for call in scorer.calls)  # type: ignore[index]
+    round_trip = AttributionResult.from_dict(result.to_dict())
+    assert (round_trip.prompt_mode, round_trip.prompt_note) == ("captured", None)
+
+
+def test_a_prompt_without_the_documents_falls_back_to_the_template_and_says_so() -> None:
+    result = attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), prompt="Q: capital of France?")
+    assert result.prompt_mode == "template"
+    assert "document(s) 0, 1, 2 was not found verbatim" in (result.prompt_note or "")
+    assert attribute(QUESTION, DOCS, ANSWER, KeywordScorer()).prompt_mode == "template"
+
+
+def test_prompt_and_prompt_builder_are_exclusive() -> None:
+    from camab_rag.prompts import TemplatePromptBuilder
+    from camab_rag.segments import segment_documents
+
+    documents = to_documents(DOCS)
+    builder = TemplatePromptBuilder(QUESTION, documents, segment_documents(documents, "sentence"))
+    with pytest.raises(InputError, match="prompt="):
+        attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), prompt=PROMPT, prompt_builder=builder)
+
+
+def test_the_last_captured_prompt_holding_every_document_is_used() -> None:
+    condense = "Rephrase the question: capital of France?"
+    scorer = KeywordScorer()
+    captured = attribute_captured(
+        QUESTION, DOCS, ANSWER, scorer, prompts=[condense, PROMPT, "unrelated summary call"]
+    )
+    assert captured.result.prompt_mode == "captured"
+    assert "last of 3 captured prompts" in (captured.plan.note or "")
+    assert not any(call.prompt == condense for call in scorer.calls)
+    assert reached_the_model([PROMPT], to_documents(DOCS))
+    assert not reached_the_model([condense], to_documents(DOCS))
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"budget": 0}, "budget must be >= 1"),
+        ({"budget": True}, "budget must be an integer"),
+        ({"method": 3}, "method must be a method name"),
+        ({"granularity": "word"}, "granularity must be"),
+        ({"options": [("batch_size", 2)]}, "options must be a mapping"),
+    ],
+)
+def test_settings_are_validated_once(settings: dict[str, object], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        AttributionSettings(**settings)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="GroundednessFilter"):
+        AttributionSettings(groundedness="block")  # type: ignore[arg-type]
+
+
+def test_document_summary_ranks_documents_and_names_the_sentences_they_support() -> None:
+    result = attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), granularity="chunk", budget=8)
+    summary = document_summary(result, len(DOCS), segments=True)
+    assert summary[0]["rank"] == 1
+    assert summary[0]["supporting_sentences"] == [ANSWER]
+    assert summary[1]["supporting_sentences"] == []
+    assert summary[0]["score"] == pytest.approx(float(result.document_scores[0]))
+    assert summary[2]["segments"] == [{"text": DOCS[2], "score": float(result.scores[2])}]
+    assert set(document_summary(result, 3)[0]) == {
+        "status",
+        "score",
+        "rank",
+        "supporting_sentences",
+    }
+    failed = document_summary(AttributionResult.failed("down"), 2)
+    assert failed == [{"status": "error", "error": "down"}] * 2
+
+
+async def test_sync_and_async_agree_and_the_filter_judges_from_the_result() -> None:
+    gate = GroundednessFilter(threshold=0.3, mode="block")
+    settings = AttributionSettings(budget=8, groundedness=gate)
+    sync = attribute_captured(QUESTION, DOCS, ANSWER, KeywordScorer(), settings, prompts=[PROMPT])
+    done = await aattribute_captured(
+        QUESTION, DOCS, ANSWER, KeywordScorer(), settings, prompts=[PROMPT]
+    )
+    np.testing.assert_allclose(sync.result.scores, done.result.scores)
+    assert sync.verdict is not None and done.verdict is not None
+    assert sync.verdict.grounded is True and not sync.verdict.blocked
+    assert sync.verdict.report is not None and sync.verdict.report.extra_queries == 0
+    assert sync.verdict.to_dict() == done.verdict.to_dict()
+
+
+def test_a_scorer_that_fails_raises_and_the_filter_fails_closed_on_the_failure() -> None:
+    gate = GroundednessFilter(mode="block")
+    with pytest.raises(RuntimeError, match="scorer is down"):
+        attribute_captured(QUESTION, DOCS, ANSWER, FailingScorer(), AttributionSettings())
+    verdict = gate.judge(AttributionResult.failed(RuntimeError("scorer is down")))
+    assert verdict.blocked and verdict.grounded is None
