@@ -8,9 +8,10 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage
 
+from camab_rag.captured import document_summary
 from camab_rag.result import AttributionResult
 from langchain_camab.citations import to_citations, with_citations
-from langchain_camab.result import document_metadata, summary
+from langchain_camab.result import summary
 
 METADATA_KEY = "attribution"
 RUN_METADATA_KEY = "camab_attribution"
@@ -50,7 +51,7 @@ def annotate_documents(
     text equals one of them (duplicates from several retrievers) and get the same entry.
     ``previous`` are placeholder dicts to fill in place instead of replacing.
     """
-    entries = document_metadata(result, len(documents))
+    entries = document_summary(result, len(documents))
     by_text = {doc.page_content: i for i, doc in enumerate(documents)}
     for i, doc in enumerate(documents):
         if previous is not None and i < len(previous):

@@ -29,15 +29,17 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
+from camab_rag.captured import document_summary
 from camab_rag.groundedness import GroundednessFilter
+from camab_rag.rounds import Steps, adrive, drive
 from camab_rag.scoring import Prompt
 from camab_rag.segments import Granularity
 from langchain_camab import _attach
-from langchain_camab._attribution import Settings, arun, check_filter, failed, run
+from langchain_camab._attribution import Settings, check_filter, failed, run_steps
 from langchain_camab._messages import message_text, to_prompt
 from langchain_camab._progress import ProgressHook, RunProgress
 from langchain_camab.citations import to_citations, with_citations
-from langchain_camab.result import ChainAttribution, Results, document_metadata
+from langchain_camab.result import ChainAttribution, Results
 from langchain_camab.scorer import ScorerCache, resolve_scorer
 
 logger = logging.getLogger(__name__)
@@ -171,14 +173,7 @@ class CamabAttributor(Runnable[Any, Any]):
         self._scorers = ScorerCache()
         self.prompt = prompt
         self.document_separator = document_separator
-        self.settings = Settings(
-            budget,
-            method,
-            granularity,
-            seed,
-            tuple(method_options.items()),
-            groundedness=groundedness,
-        )
+        self.settings = Settings(budget, method, granularity, seed, method_options, groundedness)
         self.question_keys = tuple(question_keys)
         self.context_key = context_key
         self.answer_key = answer_key
@@ -283,33 +278,42 @@ class CamabAttributor(Runnable[Any, Any]):
         return last
 
     def _invoke(self, input: Any, run_manager: CallbackManagerForChainRun) -> Any:
-        request, early = self._request(input, run_manager)
+        request, early = self._start(input, run_manager)
         if request is None:
             return early
-        if self.background:
-            request.progress = RunProgress(self.progress, None, request.run_id)
-            placeholder = self._placeholders(request)
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="camab")
-            future = self._executor.submit(self._compute, request, placeholder)
-            self.pending[str(request.run_id)] = future
-            return self._output(input, request, placeholder, run_manager)
-        request.progress = RunProgress(self.progress, run_manager, request.run_id)
-        result = self._compute(request, None)
-        return self._output(input, request, self._summary(request, result), run_manager)
+        if not self.background:
+            return self._respond(input, request, self._compute(request, None), run_manager)
+        placeholder = self._placeholders(request)
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="camab")
+        self.pending[str(request.run_id)] = self._executor.submit(
+            self._compute, request, placeholder
+        )
+        return self._output(input, request, placeholder, run_manager)
 
     async def _ainvoke(self, input: Any, run_manager: AsyncCallbackManagerForChainRun) -> Any:
-        request, early = self._request(input, run_manager)
+        request, early = self._start(input, run_manager)
         if request is None:
             return early
-        if self.background:
-            request.progress = RunProgress(self.progress, None, request.run_id)
-            placeholder = self._placeholders(request)
-            task = asyncio.create_task(self._acompute(request, placeholder))
-            self.pending[str(request.run_id)] = task
-            return self._output(input, request, placeholder, run_manager)
-        request.progress = RunProgress(self.progress, run_manager, request.run_id)
-        result = await self._acompute(request, None)
+        if not self.background:
+            result = await self._acompute(request, None)
+            return self._respond(input, request, result, run_manager)
+        placeholder = self._placeholders(request)
+        task = asyncio.create_task(self._acompute(request, placeholder))
+        self.pending[str(request.run_id)] = task
+        return self._output(input, request, placeholder, run_manager)
+
+    def _start(self, input: Any, run_manager: Any) -> tuple[_Request | None, Any]:
+        """The request (with its progress reporter), or ``None`` and the early output."""
+        request, early = self._request(input, run_manager)
+        if request is not None:
+            manager = None if self.background else run_manager  # no run once it returned
+            request.progress = RunProgress(self.progress, manager, request.run_id)
+        return request, early
+
+    def _respond(
+        self, input: Any, request: _Request, result: ChainAttribution, run_manager: Any
+    ) -> Any:
         return self._output(input, request, self._summary(request, result), run_manager)
 
     # ------------------------------------------------------------------ input
@@ -391,14 +395,17 @@ class CamabAttributor(Runnable[Any, Any]):
             lambda: resolve_scorer(self.scorer, self.llm, self.proxy, self.scorer_options),
         )
 
-    def _compute(self, request: _Request, placeholder: dict[str, Any] | None) -> ChainAttribution:
+    def _compute_steps(
+        self, request: _Request, placeholder: dict[str, Any] | None
+    ) -> Steps[ChainAttribution]:
+        """Attribute one request (a failure becomes the result), fill its placeholder and
+        keep the result; a generator of model calls for the sync and async paths."""
         try:
-            scorer = self._scorer()
-            result = run(
+            result = yield from run_steps(
                 request.question,
                 request.texts,
                 request.answer,
-                scorer,
+                self._scorer(),
                 self.settings,
                 prompt=request.prompt,
                 run_id=request.run_id,
@@ -410,29 +417,17 @@ class CamabAttributor(Runnable[Any, Any]):
             self._fill(request, result, placeholder)
         return self._finish(request, result)
 
+    def _compute(self, request: _Request, placeholder: dict[str, Any] | None) -> ChainAttribution:
+        return drive(self._compute_steps(request, placeholder))
+
     async def _acompute(
         self, request: _Request, placeholder: dict[str, Any] | None
     ) -> ChainAttribution:
         try:
-            scorer = self._scorer()
-            result = await arun(
-                request.question,
-                request.texts,
-                request.answer,
-                scorer,
-                self.settings,
-                prompt=request.prompt,
-                run_id=request.run_id,
-                progress=request.progress,
-            )
-        except Exception as error:
-            result = self._error(request, error)
+            return await adrive(self._compute_steps(request, placeholder))
         finally:
             if request.progress is not None:
                 await request.progress.drain()
-        if placeholder is not None:
-            self._fill(request, result, placeholder)
-        return self._finish(request, result)
 
     # ------------------------------------------------------------------ output
     def _summary(self, request: _Request, result: ChainAttribution) -> dict[str, Any]:
@@ -546,7 +541,7 @@ def _added(merged: Any, chunk: Any) -> Any:
 
 
 def _attach_doc_entries(request: _Request, result: ChainAttribution) -> list[dict[str, Any]]:
-    return document_metadata(result, len(request.texts))
+    return document_summary(result, len(request.texts))
 
 
 def _replaced(answer: Any, text: str) -> Any:

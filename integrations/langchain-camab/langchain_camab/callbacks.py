@@ -11,9 +11,10 @@ ends. Nothing it does can break the chain: a failure is recorded in the result
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 from uuid import UUID
@@ -23,12 +24,14 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
+from camab_rag.captured import reached_the_model
 from camab_rag.errors import NoContextError
 from camab_rag.groundedness import GroundednessFilter
+from camab_rag.rounds import Steps, adrive, drive
 from camab_rag.scorers.proxy import own_or_proxy
 from camab_rag.segments import Granularity, to_documents
 from langchain_camab import _attach
-from langchain_camab._attribution import Settings, arun, check_filter, failed, plan_prompt, run
+from langchain_camab._attribution import Settings, check_filter, failed, run_steps
 from langchain_camab._capture import (
     DEFAULT_CONTEXT_KEYS,
     DEFAULT_QUESTION_KEYS,
@@ -59,6 +62,54 @@ class _Job:
 class _HandlerCore:
     """State and logic shared by the sync and async handlers."""
 
+    def __init__(
+        self,
+        scorer: object = None,
+        *,
+        budget: int = 40,
+        method: str = "auto",
+        granularity: Granularity = "chunk",
+        llm: object = None,
+        seed: int = 0,
+        strict: bool = False,
+        background: bool = False,
+        question_keys: Sequence[str] = DEFAULT_QUESTION_KEYS,
+        context_keys: Sequence[str] = DEFAULT_CONTEXT_KEYS,
+        report_run_metadata: bool = True,
+        max_results: int = 1000,
+        groundedness: GroundednessFilter | None = None,
+        progress: ProgressHook | None = None,
+        citations: bool = False,
+        proxy: object = None,
+        scorer_options: Mapping[str, Any] | None = None,
+        **method_options: Any,
+    ) -> None:
+        super().__init__()
+        self._setup(
+            scorer,
+            budget,
+            method,
+            granularity,
+            llm=llm,
+            seed=seed,
+            strict=strict,
+            background=background,
+            question_keys=question_keys,
+            context_keys=context_keys,
+            report_run_metadata=report_run_metadata,
+            max_results=max_results,
+            groundedness=groundedness,
+            progress=progress,
+            citations=citations,
+            proxy=proxy,
+            scorer_options=scorer_options,
+            method_options=method_options,
+        )
+        self._start_runtime()
+
+    def _start_runtime(self) -> None:
+        """The state of the handler's own way to run attributions (threads or tasks)."""
+
     def _setup(
         self,
         scorer: object,
@@ -86,14 +137,7 @@ class _HandlerCore:
         self.llm = llm
         self.proxy = proxy
         self.scorer_options = dict(scorer_options or {})
-        self.settings = Settings(
-            budget,
-            method,
-            granularity,
-            seed,
-            tuple(method_options.items()),
-            groundedness=groundedness,
-        )
+        self.settings = Settings(budget, method, granularity, seed, method_options, groundedness)
         self.strict = strict
         self.background = background
         self.progress = progress
@@ -188,7 +232,7 @@ class _HandlerCore:
             return None
         documents = capture.unique_documents(self.context_keys)
         calls = capture.answered_calls()
-        call = _choose_call(calls, documents, self.settings.granularity)
+        call = _choose_call(calls, documents)
         return _Job(capture, call, documents)
 
     def _inputs(self, job: _Job) -> tuple[str, str, Any]:
@@ -274,17 +318,18 @@ class _HandlerCore:
             response=(job.call.answer or "") if job.call is not None else "",
         )
 
-    def _attribute(self, job: _Job) -> ChainAttribution:
+    def _attribute_steps(self, job: _Job) -> Steps[ChainAttribution]:
+        """Attribute a job and publish the result (a failure becomes the result); a
+        generator of model calls, driven by the sync or the async handler."""
         try:
             question, answer, scorer = self._inputs(job)
-            prompt = job.call.prompt if job.call is not None else None
-            result = run(
+            result = yield from run_steps(
                 question,
                 job.documents,
                 answer,
                 scorer,
                 self.settings,
-                prompt=prompt,
+                prompt=job.call.prompt if job.call is not None else None,
                 run_id=str(job.capture.run_id),
                 progress=self.progress,
             )
@@ -293,24 +338,8 @@ class _HandlerCore:
         self._publish(job, result)
         return result
 
-    async def _aattribute(self, job: _Job) -> ChainAttribution:
-        try:
-            question, answer, scorer = self._inputs(job)
-            prompt = job.call.prompt if job.call is not None else None
-            result = await arun(
-                question,
-                job.documents,
-                answer,
-                scorer,
-                self.settings,
-                prompt=prompt,
-                run_id=str(job.capture.run_id),
-                progress=self.progress,
-            )
-        except Exception as error:
-            result = self._failure(job, error)
-        self._publish(job, result)
-        return result
+    def _attribute(self, job: _Job) -> ChainAttribution:
+        return drive(self._attribute_steps(job))
 
     def _forget(self, run_id: UUID) -> None:
         if self._store.is_root(run_id):
@@ -319,9 +348,7 @@ class _HandlerCore:
                 capture.metadata.pop(_attach.RUN_METADATA_KEY, None)
 
 
-def _choose_call(
-    calls: list[LLMCall], documents: list[Document], granularity: Granularity
-) -> LLMCall | None:
+def _choose_call(calls: list[LLMCall], documents: list[Document]) -> LLMCall | None:
     """The LLM call to attribute: the last one whose prompt holds every document's text
     (the answer step of a RAG chain), else the last one that answered."""
     if not calls:
@@ -330,115 +357,20 @@ def _choose_call(
         sources = to_documents(documents)
         for call in reversed(calls):
             try:
-                if plan_prompt(call.prompt, sources, granularity).mode == "captured":
+                if reached_the_model([call.prompt], sources):
                     return call
             except Exception:  # pragma: no cover - a bad prompt just is not chosen
                 continue
     return calls[-1]
 
 
-_DOC = """
-    Args:
-        scorer: a camab-rag scorer (``camab_rag.default_scorer()``,
-            ``camab_rag.OpenAICompletionsScorer(...)``). ``None``: built from the chain's own
-            model (an OpenAI-compatible ``ChatOpenAI`` with a base URL, or
-            :class:`~langchain_camab.CamabChatModel`).
-        budget: model calls per attribution.
-        method: ``"auto"`` (default: the best quality per model call), ``"camab"`` or a
-            baseline (``"kernelshap"``, ``"contextcite"``, ``"loo"``).
-        granularity: ``"chunk"`` (one unit per document) or ``"sentence"``.
-        llm: the chain's chat model, to build the scorer from when ``scorer`` is ``None``
-            (otherwise it is rebuilt from what callbacks see of the model).
-        seed: makes attribution reproducible.
-        strict: re-raise attribution errors into the chain (default: record them in the
-            result, ``status="error"``, and let the chain's answer through).
-        groundedness: a :class:`~camab_rag.groundedness.GroundednessFilter` with
-            ``mode="flag"``: its verdict goes to ``result.groundedness`` and the answer's
-            ``response_metadata["attribution"]["groundedness"]`` (at most two extra model
-            calls). A callback cannot replace the answer: to block, use
-            :class:`~langchain_camab.CamabAttributor` after the chain.
-        background: return from the chain at once and attribute in the background; the
-            documents and answer show ``{"status": "pending"}`` until then.
-        question_keys: root input keys that may hold the question.
-        context_keys: root input keys that may hold documents when no retriever ran.
-        report_run_metadata: add the summary to the root run's metadata (key
-            ``camab_attribution``) so tracers that report at run end show it.
-        max_results: results kept in ``.results`` (oldest dropped first).
-        progress: called as ``progress(calls_made, budget)`` after each scored batch (the
-            root run has ended by then, so a handler has no run to send events to).
-        citations: also put LangChain ``Citation`` annotations on the answer message, in
-            place: its content becomes one text block carrying them (opt in where
-            consumers read ``content_blocks``).
-        proxy: a camab-rag scorer that scores in place of the chain's model when that
-            model cannot (a hosted chat API gives no log-probabilities of a given text):
-            e.g. ``camab_rag.default_scorer()``. Never silent: the result's ``scored_by``
-            and the answer's metadata name the proxy (``"proxy": True``).
-        scorer_options: options of the HTTP scorer built from the chain's model when
-            ``scorer`` is ``None`` (:class:`camab_rag.OpenAICompletionsScorer`), e.g.
-            ``{"retry_budget_s": 1.0}``: the most seconds a dead server may cost in
-            retries before the answer comes back with the error (default 3).
-        **method_options: passed to the method (e.g. ``batch_size=4``).
-"""
+class _CaptureEvents(_HandlerCore):
+    """The LangChain events of the sync handler; the async handler runs the same ones as
+    coroutines (see the end of this module)."""
 
+    def _finish(self, run_id: UUID) -> None:
+        raise NotImplementedError  # the handler attributes the run that ended
 
-class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
-    """Attribute the answer of every root run to its retrieved documents.
-
-    ``handler.results[run_id]`` is the :class:`~langchain_camab.ChainAttribution` of a
-    finished root run, ``handler.last_result`` the latest one. The answer message (when
-    the chain's model returned one) gets ``response_metadata["attribution"]`` and each
-    retrieved ``Document`` gets ``metadata["attribution"]``.
-    """
-
-    __doc__ = (__doc__ or "") + _DOC
-
-    def __init__(
-        self,
-        scorer: object = None,
-        *,
-        budget: int = 40,
-        method: str = "auto",
-        granularity: Granularity = "chunk",
-        llm: object = None,
-        seed: int = 0,
-        strict: bool = False,
-        background: bool = False,
-        question_keys: Sequence[str] = DEFAULT_QUESTION_KEYS,
-        context_keys: Sequence[str] = DEFAULT_CONTEXT_KEYS,
-        report_run_metadata: bool = True,
-        max_results: int = 1000,
-        groundedness: GroundednessFilter | None = None,
-        progress: ProgressHook | None = None,
-        citations: bool = False,
-        proxy: object = None,
-        scorer_options: Mapping[str, Any] | None = None,
-        **method_options: Any,
-    ) -> None:
-        super().__init__()
-        self._setup(
-            scorer,
-            budget,
-            method,
-            granularity,
-            llm=llm,
-            seed=seed,
-            strict=strict,
-            background=background,
-            question_keys=question_keys,
-            context_keys=context_keys,
-            report_run_metadata=report_run_metadata,
-            max_results=max_results,
-            groundedness=groundedness,
-            progress=progress,
-            citations=citations,
-            proxy=proxy,
-            scorer_options=scorer_options,
-            method_options=method_options,
-        )
-        self.futures: dict[UUID, Future[ChainAttribution]] = {}
-        self._executor: ThreadPoolExecutor | None = None
-
-    # ---------------------------------------------------------------- events
     def on_chain_start(
         self,
         serialized: dict[str, Any],
@@ -516,14 +448,7 @@ class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
         self._llm_end(response, run_id)
         self._finish(run_id)
 
-    def on_chain_end(
-        self,
-        outputs: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         self._finish(run_id)
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
@@ -538,6 +463,66 @@ class CamabCallbackHandler(_HandlerCore, BaseCallbackHandler):
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         self._tool_names.pop(run_id, None)
         self._forget(run_id)
+
+
+_DOC = """
+    Args:
+        scorer: a camab-rag scorer (``camab_rag.default_scorer()``,
+            ``camab_rag.OpenAICompletionsScorer(...)``). ``None``: built from the chain's own
+            model (an OpenAI-compatible ``ChatOpenAI`` with a base URL, or
+            :class:`~langchain_camab.CamabChatModel`).
+        budget: model calls per attribution.
+        method: ``"auto"`` (default: the best quality per model call), ``"camab"`` or a
+            baseline (``"kernelshap"``, ``"contextcite"``, ``"loo"``).
+        granularity: ``"chunk"`` (one unit per document) or ``"sentence"``.
+        llm: the chain's chat model, to build the scorer from when ``scorer`` is ``None``
+            (otherwise it is rebuilt from what callbacks see of the model).
+        seed: makes attribution reproducible.
+        strict: re-raise attribution errors into the chain (default: record them in the
+            result, ``status="error"``, and let the chain's answer through).
+        groundedness: a :class:`~camab_rag.groundedness.GroundednessFilter` with
+            ``mode="flag"``: its verdict goes to ``result.groundedness`` and the answer's
+            ``response_metadata["attribution"]["groundedness"]`` (at most two extra model
+            calls). A callback cannot replace the answer: to block, use
+            :class:`~langchain_camab.CamabAttributor` after the chain.
+        background: return from the chain at once and attribute in the background; the
+            documents and answer show ``{"status": "pending"}`` until then.
+        question_keys: root input keys that may hold the question.
+        context_keys: root input keys that may hold documents when no retriever ran.
+        report_run_metadata: add the summary to the root run's metadata (key
+            ``camab_attribution``) so tracers that report at run end show it.
+        max_results: results kept in ``.results`` (oldest dropped first).
+        progress: called as ``progress(calls_made, budget)`` after each scored batch (the
+            root run has ended by then, so a handler has no run to send events to).
+        citations: also put LangChain ``Citation`` annotations on the answer message, in
+            place: its content becomes one text block carrying them (opt in where
+            consumers read ``content_blocks``).
+        proxy: a camab-rag scorer that scores in place of the chain's model when that
+            model cannot (a hosted chat API gives no log-probabilities of a given text):
+            e.g. ``camab_rag.default_scorer()``. Never silent: the result's ``scored_by``
+            and the answer's metadata name the proxy (``"proxy": True``).
+        scorer_options: options of the HTTP scorer built from the chain's model when
+            ``scorer`` is ``None`` (:class:`camab_rag.OpenAICompletionsScorer`), e.g.
+            ``{"retry_budget_s": 1.0}``: the most seconds a dead server may cost in
+            retries before the answer comes back with the error (default 3).
+        **method_options: passed to the method (e.g. ``batch_size=4``).
+"""
+
+
+class CamabCallbackHandler(_CaptureEvents, BaseCallbackHandler):
+    """Attribute the answer of every root run to its retrieved documents.
+
+    ``handler.results[run_id]`` is the :class:`~langchain_camab.ChainAttribution` of a
+    finished root run, ``handler.last_result`` the latest one. The answer message (when
+    the chain's model returned one) gets ``response_metadata["attribution"]`` and each
+    retrieved ``Document`` gets ``metadata["attribution"]``.
+    """
+
+    __doc__ = (__doc__ or "") + _DOC
+
+    def _start_runtime(self) -> None:
+        self.futures: dict[UUID, Future[ChainAttribution]] = {}
+        self._executor: ThreadPoolExecutor | None = None
 
     # ---------------------------------------------------------------- attribution
     def _finish(self, run_id: UUID) -> None:
@@ -583,121 +568,8 @@ class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
     __doc__ = (__doc__ or "") + _DOC
     run_inline = True
 
-    def __init__(
-        self,
-        scorer: object = None,
-        *,
-        budget: int = 40,
-        method: str = "auto",
-        granularity: Granularity = "chunk",
-        llm: object = None,
-        seed: int = 0,
-        strict: bool = False,
-        background: bool = False,
-        question_keys: Sequence[str] = DEFAULT_QUESTION_KEYS,
-        context_keys: Sequence[str] = DEFAULT_CONTEXT_KEYS,
-        report_run_metadata: bool = True,
-        max_results: int = 1000,
-        groundedness: GroundednessFilter | None = None,
-        progress: ProgressHook | None = None,
-        citations: bool = False,
-        proxy: object = None,
-        scorer_options: Mapping[str, Any] | None = None,
-        **method_options: Any,
-    ) -> None:
-        super().__init__()
-        self._setup(
-            scorer,
-            budget,
-            method,
-            granularity,
-            llm=llm,
-            seed=seed,
-            strict=strict,
-            background=background,
-            question_keys=question_keys,
-            context_keys=context_keys,
-            report_run_metadata=report_run_metadata,
-            max_results=max_results,
-            groundedness=groundedness,
-            progress=progress,
-            citations=citations,
-            proxy=proxy,
-            scorer_options=scorer_options,
-            method_options=method_options,
-        )
+    def _start_runtime(self) -> None:
         self.tasks: dict[UUID, asyncio.Task[ChainAttribution]] = {}
-
-    async def on_chain_start(
-        self,
-        serialized: dict[str, Any],
-        inputs: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._chain_start(inputs, run_id, parent_run_id, metadata)
-
-    async def on_retriever_start(
-        self,
-        serialized: dict[str, Any],
-        query: str,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._retriever_start(query, run_id, parent_run_id)
-
-    async def on_retriever_end(
-        self,
-        documents: Sequence[Document],
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._retriever_end(documents, run_id)
-
-    async def on_tool_start(
-        self,
-        serialized: dict[str, Any],
-        input_str: str,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._tool_start(serialized, run_id, parent_run_id)
-
-    async def on_tool_end(
-        self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
-    ) -> None:
-        self._tool_end(output, run_id)
-
-    async def on_chat_model_start(
-        self,
-        serialized: dict[str, Any],
-        messages: list[list[BaseMessage]],
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._llm_start(to_chat_messages(messages[0]), serialized, run_id, parent_run_id, kwargs)
-
-    async def on_llm_start(
-        self,
-        serialized: dict[str, Any],
-        prompts: list[str],
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._llm_start(prompts[0], serialized, run_id, parent_run_id, kwargs)
 
     async def on_llm_end(
         self, response: LLMResult, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
@@ -705,40 +577,18 @@ class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
         self._llm_end(response, run_id)
         await self._finish(run_id)
 
-    async def on_chain_end(
-        self,
-        outputs: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
+    async def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         await self._finish(run_id)
-
-    async def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        self._forget(run_id)
-
-    async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        self._forget(run_id)
-
-    async def on_retriever_error(
-        self, error: BaseException, *, run_id: UUID, **kwargs: Any
-    ) -> None:
-        self._forget(run_id)
-
-    async def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        self._tool_names.pop(run_id, None)
-        self._forget(run_id)
 
     async def _finish(self, run_id: UUID) -> None:
         job = self._take(run_id)
         if job is None:
             return
         if not self.background:
-            await self._aattribute(job)
+            await adrive(self._attribute_steps(job))
             return
         self._placeholders(job)
-        self.tasks[job.capture.run_id] = asyncio.create_task(self._aattribute(job))
+        self.tasks[job.capture.run_id] = asyncio.create_task(adrive(self._attribute_steps(job)))
 
     async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
         """The result of a background attribution, awaiting it (the latest root run's when
@@ -750,3 +600,27 @@ class AsyncCamabCallbackHandler(_HandlerCore, AsyncCallbackHandler):
         key = UUID(run_id) if isinstance(run_id, str) else run_id
         task = self.tasks[key] if key is not None else next(reversed(self.tasks.values()))
         return await task
+
+
+def _as_coroutine(event: Callable[..., None]) -> Callable[..., Awaitable[None]]:
+    @functools.wraps(event)
+    async def handle(self: Any, *args: Any, **kwargs: Any) -> None:
+        event(self, *args, **kwargs)
+
+    return handle
+
+
+for _name in (
+    "on_chain_start",
+    "on_retriever_start",
+    "on_retriever_end",
+    "on_tool_start",
+    "on_tool_end",
+    "on_chat_model_start",
+    "on_llm_start",
+    "on_chain_error",
+    "on_llm_error",
+    "on_retriever_error",
+    "on_tool_error",
+):
+    setattr(AsyncCamabCallbackHandler, _name, _as_coroutine(getattr(_CaptureEvents, _name)))

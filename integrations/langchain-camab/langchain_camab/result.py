@@ -5,27 +5,24 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any
 from uuid import UUID
 
-import numpy as np
-
+from camab_rag.captured import document_ranks, supporting_documents
 from camab_rag.groundedness import FilteredAnswer
 from camab_rag.result import AttributionResult
-
-PromptMode = Literal["captured", "template", "none"]
 
 
 @dataclass(frozen=True)
 class ChainAttribution(AttributionResult):
-    """An :class:`~camab_rag.AttributionResult` plus how the chain's prompt was ablated.
+    """An :class:`~camab_rag.AttributionResult` plus the chain run it belongs to.
+
+    ``prompt_mode`` and ``prompt_note`` (from the core result) say whether ablations cut
+    the documents out of the prompt the LLM actually received (``"captured"``) or used
+    camab-rag's default template (``"template"``, and why); ``"none"`` when attribution
+    failed before any prompt was built.
 
     Attributes:
-        prompt_mode: ``"captured"`` when ablations cut documents out of the prompt the LLM
-            actually received; ``"template"`` when a document's text could not be found in
-            it (or no prompt was seen) and camab-rag's default template was used instead;
-            ``"none"`` when attribution failed before any prompt was built.
-        prompt_note: why the template was used (``None`` in captured mode).
         run_id: the LangChain root run this result belongs to (``None`` outside a run).
         groundedness: the verdict of the integration's
             :class:`~camab_rag.groundedness.GroundednessFilter` (``None`` without one):
@@ -34,8 +31,6 @@ class ChainAttribution(AttributionResult):
             texts the chain held), in attribution order; not serialized by ``to_dict``.
     """
 
-    prompt_mode: PromptMode = "none"
-    prompt_note: str | None = None
     run_id: str | None = None
     groundedness: FilteredAnswer | None = None
     documents: tuple[Any, ...] = field(default=(), compare=False, repr=False)
@@ -54,15 +49,14 @@ class ChainAttribution(AttributionResult):
 
     @classmethod
     def from_result(cls, result: AttributionResult, **extra: Any) -> ChainAttribution:
-        """Wrap a core result (all its fields kept) with the chain fields in ``extra``."""
+        """Wrap a core result (all its fields kept, those in ``extra`` replaced) with the
+        chain fields in ``extra``."""
         values = {f.name: getattr(result, f.name) for f in fields(AttributionResult)}
-        return cls(**values, **extra)
+        return cls(**{**values, **extra})
 
     def to_dict(self) -> dict[str, Any]:
         data = super().to_dict()
         data.update(
-            prompt_mode=self.prompt_mode,
-            prompt_note=self.prompt_note,
             run_id=self.run_id,
             groundedness=self.groundedness.to_dict() if self.groundedness is not None else None,
         )
@@ -73,8 +67,6 @@ class ChainAttribution(AttributionResult):
         base = AttributionResult.from_dict(data)
         return cls.from_result(
             base,
-            prompt_mode=data.get("prompt_mode", "none"),
-            prompt_note=data.get("prompt_note"),
             run_id=data.get("run_id"),
             groundedness=(
                 FilteredAnswer.from_dict(data["groundedness"])
@@ -82,56 +74,6 @@ class ChainAttribution(AttributionResult):
                 else None
             ),
         )
-
-
-def document_ranks(result: AttributionResult) -> list[int]:
-    """1-based rank of each document by its score (ties: earlier document first)."""
-    order = result.top_documents(result.n_documents or len(result.document_scores))
-    ranks = [0] * len(order)
-    for position, doc_index in enumerate(order):
-        ranks[doc_index] = position + 1
-    return ranks
-
-
-def supporting_documents(result: AttributionResult) -> list[int | None]:
-    """For each answer sentence, the document that supports it most (``None`` when no
-    document has a positive score for it)."""
-    n_docs = len(result.document_scores)
-    supports: list[int | None] = []
-    for statement in result.statements:
-        totals = np.zeros(n_docs)
-        for segment, score in zip(result.segments, statement.scores):
-            totals[segment.doc_index] += score
-        best = int(np.argmax(totals)) if n_docs else 0
-        supports.append(best if n_docs and totals[best] > 0 else None)
-    return supports
-
-
-def document_metadata(result: AttributionResult, n_documents: int) -> list[dict[str, Any]]:
-    """The ``metadata["attribution"]`` of each of ``n_documents`` documents.
-
-    ``{"status", "score", "rank", "supporting_sentences"}`` (plus ``"error"`` on failure):
-    ``score`` is the document's attribution (sum over its segments), ``rank`` its 1-based
-    place among the documents, ``supporting_sentences`` the answer sentences this document
-    supports most.
-    """
-    if result.status != "ok":
-        return [{"status": result.status, "error": result.error} for _ in range(n_documents)]
-    scores = result.document_scores
-    ranks = document_ranks(result)
-    sentences: list[list[str]] = [[] for _ in range(len(scores))]
-    for statement, doc_index in zip(result.statements, supporting_documents(result)):
-        if doc_index is not None:
-            sentences[doc_index].append(statement.text)
-    return [
-        {
-            "status": "ok",
-            "score": float(scores[i]) if i < len(scores) else 0.0,
-            "rank": ranks[i] if i < len(ranks) else len(ranks) + 1,
-            "supporting_sentences": sentences[i] if i < len(sentences) else [],
-        }
-        for i in range(n_documents)
-    ]
 
 
 def summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dict[str, Any]:
@@ -153,8 +95,8 @@ def summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dic
         "budget": result.budget,
         "n_queries": result.n_queries,
         "wall_time_s": round(result.wall_time_s, 3),
-        "prompt_mode": chain.prompt_mode if chain else "template",
-        "prompt_note": chain.prompt_note if chain else None,
+        "prompt_mode": result.prompt_mode,
+        "prompt_note": result.prompt_note,
         "run_id": chain.run_id if chain else None,
         "documents": [],
         "top_documents": [],
