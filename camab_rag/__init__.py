@@ -46,6 +46,9 @@ _LAZY: dict[str, str] = {
     "CitedAnswer": "camab_rag.citations",
     "assess_groundedness": "camab_rag.groundedness",
     "GroundednessFilter": "camab_rag.groundedness",
+    "AttributionSettings": "camab_rag.captured",
+    "attribute_captured": "camab_rag.captured",
+    "aattribute_captured": "camab_rag.captured",
 }
 
 __all__ = sorted([*_LAZY, "__version__"])

@@ -11,6 +11,7 @@ import camab_rag
 
 EXPECTED_ALL = [
     "AttributionResult",
+    "AttributionSettings",
     "BaseScorer",
     "CitationRule",
     "CitedAnswer",
@@ -33,8 +34,10 @@ EXPECTED_ALL = [
     "TransformersScorer",
     "__version__",
     "aattribute",
+    "aattribute_captured",
     "assess_groundedness",
     "attribute",
+    "attribute_captured",
     "attribute_fn",
     "citation_pairs",
     "cite",

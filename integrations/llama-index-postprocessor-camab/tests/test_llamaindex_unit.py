@@ -28,10 +28,11 @@ from llama_index.postprocessor.camab import (
     attribution_of,
     scorer_from_llm,
 )
-from llama_index.postprocessor.camab.base import LLMCall, _choose_prompt, _with_attribution
+from llama_index.postprocessor.camab.base import LLMCall, _with_attribution
 from pydantic import Field
 
 from camab_rag.errors import InputError
+from camab_rag.prompts import plan_prompt
 from camab_rag.segments import SourceDocument
 
 
@@ -142,8 +143,9 @@ def test_captured_prompt_is_used_when_it_contains_every_node() -> None:
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": f"Context:\n{DOCS[0].text}\n\n{DOCS[1].text}\nQ?"},
     ]
-    builder, source, _ = _choose_prompt([call("unrelated"), call(messages)], DOCS, "chunk")
-    assert source == "captured" and builder is not None
+    plan = plan_prompt([call("unrelated").prompt, call(messages).prompt], DOCS, "chunk")
+    builder = plan.builder
+    assert plan.mode == "captured" and builder is not None
     ablated = builder.build(np.array([False, True]))
     assert not isinstance(ablated, str)  # the chat messages, ablated
     assert "Alpha" not in ablated[1]["content"] and "Beta text." in ablated[1]["content"]
@@ -151,11 +153,11 @@ def test_captured_prompt_is_used_when_it_contains_every_node() -> None:
 
 
 def test_template_fallback_is_reported() -> None:
-    builder, source, note = _choose_prompt([call(f"only {DOCS[0].text}")], DOCS, "chunk")
-    assert builder is None and source == "template"
-    assert "default template" in note
-    _, source, note = _choose_prompt([], DOCS, "chunk")
-    assert source == "template" and "no LLM prompt was captured" in note
+    plan = plan_prompt([call(f"only {DOCS[0].text}").prompt], DOCS, "chunk")
+    assert plan.builder is None and plan.mode == "template"
+    assert "default template" in (plan.note or "")
+    plan = plan_prompt([], DOCS, "chunk")
+    assert plan.mode == "template" and "no prompt was captured" in (plan.note or "")
 
 
 # ---------------------------------------------------------------------- scorers

@@ -61,19 +61,23 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, Qu
 from llama_index.postprocessor.camab.events import QueryProgress
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from camab_rag.engine import aattribute, attribute
+from camab_rag.captured import (
+    AttributionSettings,
+    captured_steps,
+    document_summary,
+    reached_the_model,
+)
 from camab_rag.errors import InputError, NoContextError
 from camab_rag.groundedness import (
     FilteredAnswer,
     GroundednessFilter,
-    check_groundedness_filter,
 )
-from camab_rag.prompts import SpanRemovalPromptBuilder, locate_segments
 from camab_rag.result import AttributionResult
+from camab_rag.rounds import Steps, asynced, synced
 from camab_rag.scorers.chat_clients import scorer_from_chat_client
 from camab_rag.scorers.proxy import own_or_proxy
 from camab_rag.scoring import Prompt
-from camab_rag.segments import Granularity, SourceDocument, segment_documents
+from camab_rag.segments import Granularity, SourceDocument
 
 logger = logging.getLogger(__name__)
 
@@ -84,39 +88,10 @@ _MAX_SPAN_DEPTH = 10_000
 
 
 # ---------------------------------------------------------------------- configuration
-@dataclass(frozen=True)
-class AttributionConfig:
-    """How each response is attributed (see :func:`camab_rag.attribute`)."""
-
-    budget: int = 40
-    method: str = "auto"
-    granularity: Granularity = "chunk"
-    seed: int = 0
-    options: Mapping[str, Any] = field(default_factory=dict)
-    groundedness: GroundednessFilter | None = None
-    """Judges each attributed answer: flags it, or blocks it with a fallback."""
-
-    def __post_init__(self) -> None:
-        check_groundedness_filter(self.groundedness)
-        if isinstance(self.budget, bool) or not isinstance(self.budget, int):
-            raise InputError(f"budget must be an integer, got {self.budget!r}")
-        if self.budget < 1:
-            raise InputError(f"budget must be >= 1 model call, got {self.budget}")
-        if not isinstance(self.method, str) and not hasattr(self.method, "sampler"):
-            raise InputError(f"method must be a method name such as 'camab', got {self.method!r}")
-        if not callable(self.granularity) and self.granularity not in ("chunk", "sentence"):
-            raise InputError(
-                f"granularity must be 'chunk', 'sentence' or a splitter, got {self.granularity!r}"
-            )
-
-    def kwargs(self) -> dict[str, Any]:
-        return {
-            "budget": self.budget,
-            "method": self.method,
-            "granularity": self.granularity,
-            "seed": self.seed,
-            **self.options,
-        }
+AttributionConfig = AttributionSettings
+"""How each response is attributed: the core's one settings object
+(:class:`camab_rag.captured.AttributionSettings`: budget, method, granularity, seed,
+options, groundedness), validated when it is built."""
 
 
 # ---------------------------------------------------------------------- capture
@@ -414,16 +389,9 @@ class _Job:
     response: Response
     nodes: list[NodeWithScore]
     documents: list[SourceDocument]
-    prompt_builder: SpanRemovalPromptBuilder | None
-    prompt_source: str
-    prompt_note: str
+    prompts: list[Prompt]
     node_source: str
     scorer: Any
-
-    def kwargs(self, config: AttributionConfig) -> dict[str, Any]:
-        options = {**config.kwargs(), "prompt_builder": self.prompt_builder}
-        options["progress"] = QueryProgress(self.question, options.get("progress"))
-        return options
 
 
 def node_documents(nodes: Sequence[NodeWithScore]) -> list[SourceDocument]:
@@ -434,36 +402,6 @@ def node_documents(nodes: Sequence[NodeWithScore]) -> list[SourceDocument]:
         text = node.get_content(metadata_mode=MetadataMode.LLM).strip()
         documents.append(SourceDocument(text, {"node_id": node.node_id}))
     return documents
-
-
-def _reached_the_llm(calls: Sequence[LLMCall], documents: Sequence[SourceDocument]) -> bool:
-    """Whether some captured LLM prompt contains every one of ``documents``."""
-    segments = segment_documents(list(documents), "chunk")
-    return any(locate_segments(c.prompt, documents, segments) is not None for c in calls)
-
-
-def _choose_prompt(
-    calls: Sequence[LLMCall],
-    documents: Sequence[SourceDocument],
-    granularity: Granularity,
-) -> tuple[SpanRemovalPromptBuilder | None, str, str]:
-    if not calls:
-        return None, "template", "no LLM prompt was captured; scored with the default template"
-    segments = segment_documents(documents, granularity)
-    for call in reversed(calls):  # the answer comes from the last call that saw every node
-        locations = locate_segments(call.prompt, documents, segments)
-        if locations is not None:
-            note = "ablations cut node text out of the prompt the LLM received"
-            if len(calls) > 1:
-                note += f" (the last of {len(calls)} LLM calls that contains every node)"
-            return SpanRemovalPromptBuilder(call.prompt, locations), "captured", note
-    return (
-        None,
-        "template",
-        f"no captured LLM prompt (of {len(calls)}) contains every source node verbatim "
-        "(e.g. refine/tree_summarize response modes or a context split across calls); "
-        "scored with the default template",
-    )
 
 
 def _prepare(
@@ -488,7 +426,7 @@ def _prepare(
     calls = record.calls if record is not None else []
     if not nodes and record is not None and record.retrieved:
         retrieved = list(record.retrieved)
-        if not _reached_the_llm(calls, node_documents(retrieved)):
+        if not reached_the_model([c.prompt for c in calls], node_documents(retrieved)):
             raise NoContextError(
                 f"none of the {len(retrieved)} retrieved nodes reached the LLM "
                 "(response.source_nodes is empty: e.g. a node post-processor discarded "
@@ -503,50 +441,28 @@ def _prepare(
     documents = node_documents(nodes)
     llm = record.llm if record is not None and record.llm is not None else fallback_llm
     scorer = scorers.get(llm, scorer)
-    builder, source, note = _choose_prompt(calls, documents, config.granularity)
-    if builder is None:
-        logger.info("camab attribution of %r: %s", question[:80], note)
-    return _Job(question, response, nodes, documents, builder, source, note, node_source, scorer)
-
-
-def _supporting_sentences(result: AttributionResult, n_documents: int) -> list[list[str]]:
-    """For each document, the answer sentences it supports best (positive score)."""
-    supports: list[list[str]] = [[] for _ in range(n_documents)]
-    doc_of = np.array([s.doc_index for s in result.segments], dtype=int)
-    for statement in result.statements:
-        totals = np.zeros(n_documents)
-        np.add.at(totals, doc_of, statement.scores)
-        if n_documents and totals.max() > 0:
-            supports[int(np.argmax(totals))].append(statement.text)
-    return supports
+    prompts = [call.prompt for call in calls]
+    return _Job(question, response, nodes, documents, prompts, node_source, scorer)
 
 
 def _apply(job: _Job, result: AttributionResult) -> None:
-    n_docs = len(job.documents)
-    doc_scores = result.document_scores
-    order = np.argsort(-doc_scores, kind="stable")
-    ranks = np.empty(n_docs, dtype=int)
-    ranks[order] = np.arange(1, n_docs + 1)
-    supports = _supporting_sentences(result, n_docs)
-    segments_of: list[list[dict[str, Any]]] = [[] for _ in range(n_docs)]
-    for segment, score in zip(result.segments, result.scores):
-        segments_of[segment.doc_index].append({"text": segment.text, "score": float(score)})
-    new_nodes: list[NodeWithScore] = []
-    for i, nws in enumerate(job.nodes):
-        info = {
-            "score": float(doc_scores[i]),
-            "rank": int(ranks[i]),
-            "supporting_sentences": supports[i],
-            "segments": segments_of[i],
-            "method": result.method,
-            "n_queries": result.n_queries,
-            "status": result.status,
-        }
-        new_nodes.append(NodeWithScore(node=_with_attribution(nws.node, info), score=nws.score))
+    """Put the attribution on the response: a copy of each node with its entry (score,
+    rank, supporting sentences, segments), and the summary in the response's metadata."""
+    if result.prompt_mode != "captured":
+        logger.info("camab attribution of %r: %s", job.question[:80], result.prompt_note)
+    entries = document_summary(result, len(job.documents), segments=True)
+    new_nodes = [
+        NodeWithScore(
+            node=_with_attribution(
+                nws.node, {**entry, "method": result.method, "n_queries": result.n_queries}
+            ),
+            score=nws.score,
+        )
+        for nws, entry in zip(job.nodes, entries)
+    ]
     summary = {
         **result.to_dict(),
-        "prompt_source": job.prompt_source,
-        "prompt_note": job.prompt_note,
+        "prompt_source": result.prompt_mode,
         "node_source": job.node_source,
         "node_ids": [nws.node.node_id for nws in job.nodes],
     }
@@ -614,7 +530,7 @@ def _apply_verdict(response: object, verdict: FilteredAnswer) -> None:
         response.response = verdict.answer
 
 
-def attribute_response(
+def _response_steps(
     response: RESPONSE_TYPE,
     question: str,
     *,
@@ -623,7 +539,7 @@ def attribute_response(
     record: QueryRecord | None = None,
     llm: object = None,
     scorers: _ScorerCache | None = None,
-) -> RESPONSE_TYPE:
+) -> Steps[RESPONSE_TYPE]:
     """Attribute ``response`` in place; never raises (failures go to its metadata).
 
     With ``config.groundedness`` the answer is judged too (its verdict lands in
@@ -633,61 +549,32 @@ def attribute_response(
     gate = config.groundedness
     try:
         job = _prepare(response, question, record, scorer, scorers or _ScorerCache(), config, llm)
-        result = attribute(
+        captured = yield from captured_steps(
             job.question,
             job.documents,
             job.response.response or "",
             job.scorer,
-            **job.kwargs(config),
+            config,
+            prompts=job.prompts,
+            progress=QueryProgress(job.question, config.options.get("progress")),
         )
-        _apply(job, result)
+        _apply(job, captured.result)
     except Exception as error:
         failed = _record_failure(response, question, error)
         if gate is not None:
-            _apply_verdict(response, gate.judge(failed))
+            _apply_verdict(response, gate.judge(failed))  # no model call: judged closed
         return response
-    if gate is not None:
-        verdict = gate.judge(
-            result, scorer=job.scorer, context=job.documents, prompt_builder=job.prompt_builder
-        )
-        _apply_verdict(response, verdict)
+    if captured.verdict is not None:
+        _apply_verdict(response, captured.verdict)
     return response
 
 
-async def aattribute_response(
-    response: RESPONSE_TYPE,
-    question: str,
-    *,
-    scorer: Any = None,
-    config: AttributionConfig | None = None,
-    record: QueryRecord | None = None,
-    llm: object = None,
-    scorers: _ScorerCache | None = None,
-) -> RESPONSE_TYPE:
-    """Async :func:`attribute_response` (scores with ``scorer.ascore``)."""
-    config = config or AttributionConfig()
-    gate = config.groundedness
-    try:
-        job = _prepare(response, question, record, scorer, scorers or _ScorerCache(), config, llm)
-        result = await aattribute(
-            job.question,
-            job.documents,
-            job.response.response or "",
-            job.scorer,
-            **job.kwargs(config),
-        )
-        _apply(job, result)
-    except Exception as error:
-        failed = _record_failure(response, question, error)
-        if gate is not None:
-            _apply_verdict(response, await gate.ajudge(failed))
-        return response
-    if gate is not None:
-        verdict = await gate.ajudge(
-            result, scorer=job.scorer, context=job.documents, prompt_builder=job.prompt_builder
-        )
-        _apply_verdict(response, verdict)
-    return response
+attribute_response = synced(_response_steps, "attribute_response")
+aattribute_response = asynced(
+    _response_steps,
+    "aattribute_response",
+    "Async :func:`attribute_response` (scores with ``scorer.ascore``).",
+)
 
 
 def attribution_of(response: object) -> AttributionResult:
