@@ -167,13 +167,13 @@ def test_bad_input(smollm2_scorer: TransformersScorer) -> None:
 @contextmanager
 def _settings(scorer: TransformersScorer, *, batch_size: int, prefix_cache: bool) -> Iterator[None]:
     """The session's scorer with these settings and no kept prefixes, for one block."""
-    saved = scorer.batch_size, scorer.prefix_cache
+    saved = scorer.batch_size, scorer.prefix_cache, scorer._prefix.merge_forks
     try:
         scorer.batch_size, scorer.prefix_cache = batch_size, prefix_cache
         scorer.clear_prefix_cache()
         yield
     finally:
-        scorer.batch_size, scorer.prefix_cache = saved
+        scorer.batch_size, scorer.prefix_cache, scorer._prefix.merge_forks = saved
 
 
 def _prefix_cached(scorer: TransformersScorer) -> Any:
@@ -247,10 +247,17 @@ def _trie_tokens(sequences: Sequence[Sequence[int]]) -> int:
     return len({tuple(s[:k]) for s in sequences for k in range(1, len(s) + 1)})
 
 
-@pytest.mark.parametrize("batch_size", [1, 3, 8])
+@pytest.mark.parametrize(
+    ("batch_size", "merge_forks"), [(1, False), (3, False), (8, False), (3, True), (8, True)]
+)
 def test_prefix_reuse_matches_unpadded_passes(
-    smollm2_scorer: TransformersScorer, batch_size: int
+    smollm2_scorer: TransformersScorer,
+    batch_size: int,
+    merge_forks: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """merge_forks (on off the CPU): rows starting from different prefixes share a batch
+    in a left-padded, masked cache."""
     requests = _reuse_requests()
     encoded = [smollm2_scorer.encode(r) for r in requests]
     assert len({e.prompt_ids[0] for e in encoded}) > 1  # some differ at the first token
@@ -264,12 +271,21 @@ def test_prefix_reuse_matches_unpadded_passes(
         requested = smollm2_scorer.computed_tokens - before
     assert requested == sum(len(e.prompt_ids) + len(e.response_ids) for e in encoded)
     with _settings(smollm2_scorer, batch_size=batch_size, prefix_cache=True):
+        smollm2_scorer._prefix.merge_forks = merge_forks
+        mixed = []
+        run_mixed = smollm2_scorer._prefix._run_mixed
+        monkeypatch.setattr(
+            smollm2_scorer._prefix,
+            "_run_mixed",
+            lambda *args: mixed.append(len(args[0])) or run_mixed(*args),
+        )
         before = smollm2_scorer.computed_tokens
         reused = smollm2_scorer.score(requests)
         computed = smollm2_scorer.computed_tokens - before
         before = smollm2_scorer.computed_tokens
         again = smollm2_scorer.score(requests[::-1])[::-1]  # all prompts kept from the call above
         computed_again = smollm2_scorer.computed_tokens - before
+    assert bool(mixed) == merge_forks  # rows on different prefixes did share a batch
     for results in (reused, again):
         for got, want, request in zip(results, reference, requests):
             assert "".join(got.tokens) == request.response

@@ -232,6 +232,16 @@ def _layer_class() -> Any:
 def _prefix_cache(kv: LayerKV, rows: int, keep: bool) -> Any:
     """A ``DynamicCache`` whose layers start with ``kv`` broadcast over ``rows`` rows (a
     view, not a copy); with ``keep=False`` it does not keep the new tokens."""
+    expanded = [
+        (k.unsqueeze(0).expand(rows, -1, -1, -1), v.unsqueeze(0).expand(rows, -1, -1, -1))
+        for k, v in kv
+    ]
+    return _cache_from(expanded, keep)
+
+
+def _cache_from(kv: LayerKV, keep: bool) -> Any:
+    """A ``DynamicCache`` whose layers start with ``kv`` (per layer ``[rows, heads,
+    tokens, head_dim]``); with ``keep=False`` it does not keep the new tokens."""
     from transformers import DynamicCache
 
     cache: Any = DynamicCache()
@@ -240,8 +250,7 @@ def _prefix_cache(kv: LayerKV, rows: int, keep: bool) -> Any:
     layers = []
     for k, v in kv:
         layer = _layer_class()()
-        layer.keys = k.unsqueeze(0).expand(rows, -1, -1, -1)
-        layer.values = v.unsqueeze(0).expand(rows, -1, -1, -1)
+        layer.keys, layer.values = k, v
         layer.keep = keep
         layer.is_initialized = True
         layer.device = k.device
@@ -287,7 +296,14 @@ class PrefixBatcher:
     the right pads a batch adds after shorter rows (run, never read)."""
 
     def __init__(
-        self, model: Any, device: str, pad_token_id: int, keeps_logits: bool, max_bytes: int
+        self,
+        model: Any,
+        device: str,
+        pad_token_id: int,
+        keeps_logits: bool,
+        max_bytes: int,
+        *,
+        merge_forks: bool = False,
     ) -> None:
         self.model = model
         self.device = device
@@ -298,6 +314,7 @@ class PrefixBatcher:
         forward = inspect.signature(model.forward).parameters
         self.cache_arg = "cache" if "cache" in forward else "past_key_values"
         self.bytes_per_token = kv_bytes_per_token(model)
+        self.merge_forks = merge_forks
         self.computed_tokens = 0
         self.padding_tokens = 0
 
@@ -324,18 +341,35 @@ class PrefixBatcher:
             groups: dict[tuple[int, ...], list[int]] = {}
             for i in order:
                 groups.setdefault(seqs[i][: starts[i]], []).append(i)
+            chunks: list[list[int]] = []
+            rest: list[int] = []  # requests left from groups smaller than a batch
             for members in groups.values():
                 members.sort(key=lambda i: len(seqs[i]))
-                for first in range(0, len(members), batch_size):
-                    chunk = members[first : first + batch_size]
-                    rows = self._run(
-                        [seqs[i] for i in chunk],
-                        [limits[i] for i in chunk],
-                        [requests[i][1] for i in chunk],
-                        starts[chunk[0]],
-                    )
-                    for i, logprobs in zip(chunk, rows):
-                        results[i] = logprobs
+                whole = len(members) - len(members) % batch_size if self.merge_forks else 0
+                chunks += [members[f : f + batch_size] for f in range(0, whole, batch_size)]
+                if self.merge_forks:
+                    rest += members[whole:]
+                else:
+                    chunks += [
+                        members[f : f + batch_size] for f in range(0, len(members), batch_size)
+                    ]
+            rest.sort(key=lambda i: len(seqs[i]) - starts[i])
+            chunks += [rest[f : f + batch_size] for f in range(0, len(rest), batch_size)]
+            for chunk in chunks:
+                first = seqs[chunk[0]][: starts[chunk[0]]]
+                run = (
+                    self._run
+                    if all(seqs[i][: starts[i]] == first for i in chunk)
+                    else self._run_mixed
+                )
+                rows = run(
+                    [seqs[i] for i in chunk],
+                    [limits[i] for i in chunk],
+                    [requests[i][1] for i in chunk],
+                    [starts[i] for i in chunk],
+                )
+                for i, logprobs in zip(chunk, rows):
+                    results[i] = logprobs
         finally:
             self.store.unpin_all()
         return [r for r in results if r is not None]
@@ -363,7 +397,7 @@ class PrefixBatcher:
         seqs: Sequence[Sequence[int]],
         limits: Sequence[int],
         responses: Sequence[Sequence[int]],
-        prefix: int,
+        prefixes: Sequence[int],
     ) -> list[np.ndarray]:
         """One forward pass over ``seqs`` (all sharing ``seqs[0][:prefix]``) from the
         longest stored part of that prefix; the log-probs of each row's response tokens
@@ -371,7 +405,7 @@ class PrefixBatcher:
         prompt tokens are stored when the rows' keys/values fit in the store's budget."""
         import torch
 
-        start, kv = self.store.lookup(seqs[0], prefix)
+        start, kv = self.store.lookup(seqs[0], prefixes[0])
         width = max(len(s) for s in seqs) - start
         rows = len(seqs)
         # keep the rows' keys/values (to store their prompts) only when they fit the budget
@@ -407,6 +441,75 @@ class PrefixBatcher:
                 for row, (seq, lim) in enumerate(zip(seqs, limits)):
                     if lim > start:
                         self.store.insert(seq[:lim], start, cache_kv(cache, row, start, lim))
+        return results
+
+    def _run_mixed(
+        self,
+        seqs: Sequence[Sequence[int]],
+        limits: Sequence[int],
+        responses: Sequence[Sequence[int]],
+        prefixes: Sequence[int],
+    ) -> list[np.ndarray]:
+        """Like :meth:`_run` for rows that start from different stored prefixes: each
+        row's prefix is right-aligned in a left-padded cache, its pads masked out, and its
+        remaining tokens take their true positions (same attention, up to rounding)."""
+        import torch
+
+        looked = [self.store.lookup(s, p) for s, p in zip(seqs, prefixes)]
+        starts = [t for t, _ in looked]
+        cached = max(starts)
+        if cached == 0:  # none of the prefixes is stored any more
+            return self._run(seqs, limits, responses, starts)
+        rows = len(seqs)
+        lengths = [len(s) - t for s, t in zip(seqs, starts)]
+        width = max(lengths)
+        keep = rows * (cached + width) * self.bytes_per_token <= self.store.max_bytes
+        template = next(kv for _, kv in looked if kv)
+        with torch.inference_mode():
+            layers: LayerKV = []
+            for layer, (k0, v0) in enumerate(template):
+                keys = k0.new_zeros((rows, k0.shape[0], cached, k0.shape[2]))
+                values = v0.new_zeros((rows, v0.shape[0], cached, v0.shape[2]))
+                for row, (t, kv) in enumerate(looked):
+                    if t:
+                        keys[row, :, cached - t :] = kv[layer][0]
+                        values[row, :, cached - t :] = kv[layer][1]
+                layers.append((keys, values))
+            cache = _cache_from(layers, keep)
+            input_ids = torch.full((rows, width), self.pad_token_id, dtype=torch.long)
+            mask = torch.zeros((rows, cached + width), dtype=torch.long)
+            positions = torch.zeros((rows, width), dtype=torch.long)
+            for row, (seq, t, n) in enumerate(zip(seqs, starts, lengths)):
+                input_ids[row, :n] = torch.tensor(seq[t:], dtype=torch.long)
+                mask[row, cached - t : cached + n] = 1
+                positions[row] = torch.arange(t, t + width)
+            wanted = [range(lim - t, len(s) - 1 - t) for s, lim, t in zip(seqs, limits, starts)]
+            keep_positions = sorted({t for rng in wanted for t in rng})
+            column = {t: k for k, t in enumerate(keep_positions)}
+            options: dict[str, Any] = {}
+            if self.keeps_logits:
+                options["logits_to_keep"] = torch.tensor(
+                    keep_positions, dtype=torch.long, device=self.device
+                )
+            out = self.model(
+                input_ids=input_ids.to(self.device),
+                attention_mask=mask.to(self.device),
+                position_ids=positions.to(self.device),
+                use_cache=True,
+                **{self.cache_arg: cache},
+                **options,
+            )
+            self.computed_tokens += sum(lengths)
+            self.padding_tokens += rows * width - sum(lengths)
+            results = []
+            for row, (rng, response) in enumerate(zip(wanted, responses)):
+                index = [column[t] if self.keeps_logits else t for t in rng]
+                results.append(response_logprobs(out.logits[row, index, :], response))
+            if keep:
+                for row, (seq, lim, t) in enumerate(zip(seqs, limits, starts)):
+                    if lim > t:
+                        kv_row = cache_kv(cache, row, cached, cached + lim - t)
+                        self.store.insert(seq[:lim], t, kv_row)
         return results
 
     def generate(self, prompt_ids: Sequence[int], max_new_tokens: int, eos: set[int]) -> list[int]:

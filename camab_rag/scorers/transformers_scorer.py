@@ -115,7 +115,12 @@ class TransformersScorer(BaseScorer):
             up to the removed sentence, compute far fewer tokens
             (:attr:`computed_tokens`). Only prompt tokens are reused; the position that
             predicts a response's first token and all later ones are computed for each
-            request. Same log-probs up to float rounding (~1e-5). With ``batch_size=1``
+            request. Off the CPU, the requests left from groups smaller than a batch
+            (leave-one-out's subsets each leave the shared context at a different
+            sentence) are batched together, each on its own prefix in a left-padded cache
+            whose pads are masked out; on the CPU, where a batch runs no faster than its
+            rows one by one, they run in their own groups. Same log-probs up to float
+            rounding (~1e-5). With ``batch_size=1``
             :meth:`generate` decodes one prompt at a time on the same prefix tree, so a
             prompt scored just before is not computed again (unless the model's
             generation config sets a logits processor such as ``repetition_penalty``:
@@ -190,6 +195,7 @@ class TransformersScorer(BaseScorer):
             self.pad_token_id,
             self._keeps_logits,
             int(prefix_cache_mib * 2**20),
+            merge_forks=device != "cpu",
         )
         self._reuse = supports_prefix_reuse()
 
