@@ -9,8 +9,9 @@ the prompts it received) and hands them to :func:`attribute_captured`, which
    ``result.prompt_note``);
 2. attributes the answer (:func:`camab_rag.attribute`) with one validated
    :class:`AttributionSettings`;
-3. judges it with the settings' groundedness filter, from the result (at most the two
-   anchor calls it lacks), never raising;
+3. judges it with the settings' groundedness filter from the result alone (the engine
+   scores the full and empty contexts itself when the attribution did not: at most two
+   more calls, in ``n_queries``), never raising;
 
 and returns a :class:`CapturedAttribution`. :func:`document_summary` is the per-document
 metadata both integrations attach to the documents. One generator of model calls serves
@@ -179,6 +180,8 @@ def captured_steps(
         kwargs["prompt_builder"] = plan.builder
     if progress is not None:
         kwargs["progress"] = progress
+    if settings.groundedness is not None:
+        kwargs["anchors"] = True  # the verdict reads L(C) - L(empty) from the result
     result = yield from attribute_steps(question, docs, response, scorer, **kwargs)
     result = replace(result, prompt_mode=plan.mode, prompt_note=plan.note)
     verdict = None

@@ -267,6 +267,18 @@ class _TextJob:
         run.progress = a["progress"]
         return cls(arguments, documents, segments, oracle, reward_name, plan, run)
 
+    def steps(self) -> Steps[AttributionResult]:
+        """The whole attribution as a generator of model calls: the loop, then (with
+        ``anchors=True``) the full and empty contexts, then the result."""
+        yield from self.run.rounds(self.oracle)
+        anchors: dict[str, float] = {}
+        if self.arguments["anchors"]:
+            n = len(self.segments)
+            ends = np.array([np.ones(n, dtype=bool), np.zeros(n, dtype=bool)])
+            full, empty = yield from self.oracle.rewards(ends)
+            anchors = {"full": float(full), "empty": float(empty)}
+        return replace(self.result(), anchor_rewards=anchors)
+
     def result(self) -> AttributionResult:
         a, run, oracle = self.arguments, self.run, self.oracle
         result = _finish(
@@ -308,6 +320,7 @@ def attribute(
     user_template: str = DEFAULT_USER_TEMPLATE,
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
     prompt: Prompt | None = None,
+    anchors: bool = False,
     statements: bool = True,
     hierarchical: bool | None = None,
     progress: ProgressFn | None = None,
@@ -342,6 +355,9 @@ def attribute(
             each subset, so any template works unchanged; when a document's text is not
             in it verbatim the default template is used instead, and
             ``result.prompt_mode`` / ``result.prompt_note`` say so.
+        anchors: also score the full and the empty context (at most two more model calls,
+            counted in ``n_queries``, not used by the estimator), so a groundedness verdict
+            reads the context gain from the result (``result.anchor_rewards``).
         statements: also attribute each answer sentence (no extra model calls).
         hierarchical: attribute whole documents first, then the segments inside the top
             documents (:mod:`camab_rag.methods.hierarchical`); ``None`` (default) lets
@@ -351,9 +367,7 @@ def attribute(
         **method_options: passed to the method, e.g. ``batch_size=4`` (Thompson samples per
             round, scored concurrently), ``early_stop=EarlyStop()``, ``noise_variance``.
     """
-    job = _TextJob.start(dict(locals()))
-    drive(job.run.rounds(job.oracle))
-    return job.result()
+    return drive(_TextJob.start(dict(locals())).steps())
 
 
 def attribute_steps(
@@ -363,9 +377,7 @@ def attribute_steps(
     model calls (:mod:`camab_rag.rounds`), for callers that run their own loop."""
     bound = _ATTRIBUTE_SIGNATURE.bind(question, context, response, scorer, **options)
     bound.apply_defaults()
-    job = _TextJob.start(dict(bound.arguments))
-    yield from job.run.rounds(job.oracle)
-    return job.result()
+    return (yield from _TextJob.start(dict(bound.arguments)).steps())
 
 
 async def aattribute(

@@ -82,6 +82,9 @@ class AttributionResult:
             ``"template"`` (the default template), ``"custom"`` (a ``prompt_builder``),
             ``"none"`` (failed before any prompt was built).
         prompt_note: why the template was used instead of a captured prompt, if it was.
+        anchor_rewards: with ``attribute(..., anchors=True)``, the rewards of the full
+            (``"full"``) and the empty (``"empty"``) context, scored for the groundedness
+            verdict (counted in ``n_queries`` when paid for; not used by the estimator).
     """
 
     scores: FloatArray
@@ -109,6 +112,7 @@ class AttributionResult:
     scored_by: ScoredBy | None = None
     prompt_mode: str = "template"
     prompt_note: str | None = None
+    anchor_rewards: dict[str, float] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ views
     @property
@@ -137,10 +141,15 @@ class AttributionResult:
 
     def reward_of(self, mask: Sequence[bool] | NDArray[np.bool_]) -> float | None:
         """The observed reward of a subset, if it was evaluated."""
-        key = np.asarray(mask, dtype=bool).tobytes()
+        array = np.asarray(mask, dtype=bool)
+        key = array.tobytes()
         for row, value in zip(self.masks, self.rewards):
             if row.tobytes() == key:
                 return float(value)
+        if array.size and array.all() and "full" in self.anchor_rewards:
+            return self.anchor_rewards["full"]
+        if array.size and not array.any() and "empty" in self.anchor_rewards:
+            return self.anchor_rewards["empty"]
         return None
 
     # ------------------------------------------------------------------ anytime
@@ -213,6 +222,7 @@ class AttributionResult:
             "n_documents": self.n_documents,
             "prompt_mode": self.prompt_mode,
             "prompt_note": self.prompt_note,
+            "anchor_rewards": dict(self.anchor_rewards),
             "segments": [s.to_dict() for s in self.segments],
             "scores": [float(s) for s in self.scores],
             "document_scores": [float(s) for s in self.document_scores],
@@ -255,6 +265,7 @@ class AttributionResult:
             scored_by=ScoredBy.from_dict(data["scored_by"]) if data.get("scored_by") else None,
             prompt_mode=str(data.get("prompt_mode", "template")),
             prompt_note=data.get("prompt_note"),
+            anchor_rewards={str(k): float(v) for k, v in data.get("anchor_rewards", {}).items()},
         )
 
     @classmethod

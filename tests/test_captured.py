@@ -132,3 +132,25 @@ def test_a_scorer_that_fails_raises_and_the_filter_fails_closed_on_the_failure()
         attribute_captured(QUESTION, DOCS, ANSWER, FailingScorer(), AttributionSettings())
     verdict = gate.judge(AttributionResult.failed(RuntimeError("scorer is down")))
     assert verdict.blocked and verdict.grounded is None
+
+
+def test_with_a_filter_the_engine_scores_the_anchors_and_no_second_oracle_is_needed() -> None:
+    gate = GroundednessFilter(threshold=0.3)
+    scorer = KeywordScorer()
+    captured = attribute_captured(
+        QUESTION, DOCS, ANSWER, scorer, AttributionSettings(budget=4, groundedness=gate)
+    )
+    result = captured.result
+    assert set(result.anchor_rewards) == {"full", "empty"}
+    assert result.n_queries == len(scorer.calls) <= 4 + 2
+    assert captured.verdict is not None and captured.verdict.report is not None
+    assert captured.verdict.report.source == "observed"
+    assert captured.verdict.report.extra_queries == 0
+    again = AttributionResult.from_dict(result.to_dict())
+    assert again.anchor_rewards == result.anchor_rewards
+    assert again.reward_of(np.zeros(3, dtype=bool)) == result.anchor_rewards["empty"]
+    # without a filter, nothing beyond the budget is paid for
+    plain = attribute_captured(
+        QUESTION, DOCS, ANSWER, KeywordScorer(), AttributionSettings(budget=4)
+    )
+    assert plain.result.anchor_rewards == {} and plain.result.n_queries == 4
