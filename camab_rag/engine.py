@@ -33,7 +33,7 @@ from camab_rag.prompts import (
 )
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import RewardFn, get_reward
-from camab_rag.rounds import Steps, adrive, drive
+from camab_rag.rounds import Steps, adrive, drive, same_arguments_as
 from camab_rag.scoring import Prompt, scored_by
 from camab_rag.segments import Granularity, Segment, SourceDocument, segment_documents, to_documents
 from camab_rag.statements import attribute_statements
@@ -370,6 +370,7 @@ def attribute(
     return drive(_TextJob.start(dict(locals())).steps())
 
 
+@same_arguments_as(attribute)
 def attribute_steps(
     question: str, context: object, response: str, scorer: Any, **options: Any
 ) -> Steps[AttributionResult]:
@@ -380,6 +381,7 @@ def attribute_steps(
     return (yield from _TextJob.start(dict(bound.arguments)).steps())
 
 
+@same_arguments_as(attribute)
 async def aattribute(
     question: str, context: object, response: str, scorer: Any, **options: Any
 ) -> AttributionResult:
