@@ -12,8 +12,13 @@ as their segments fit in what is left (the best one always is).
 The fit is a function of the evaluated subsets alone: document scores come from the base
 estimator on the subsets that keep or drop whole documents; segment scores inside refined
 documents from the base estimator on the subsets that keep every other document; a segment
-of an unrefined document gets an equal share of its document's score. Read AttriBoT's
-hierarchical ablation and MExGen's multi-level scheme for the same idea.
+of an unrefined document gets an equal share of its document's score. A base with
+``joint_fit`` set (``Auto(joint_fit=True)``) is instead fitted once over every evaluated
+subset at the segment level (an unrefined document's segments are then collinear and
+share its effect). Which documents stage 2 refines is decided with
+the base's ``design_fit`` when it has one (``auto``: CAMAB's posterior, the one its
+Thompson draws use), so the subsets asked for do not depend on the estimator. Read
+AttriBoT's hierarchical ablation and MExGen's multi-level scheme for the same idea.
 """
 
 from __future__ import annotations
@@ -160,7 +165,7 @@ class HierarchicalSampler(Sampler):
     def _plan(self) -> list[int]:
         """The documents stage 2 would refine now, best first."""
         masks, rewards = self._evaluated()
-        doc_scores = self.method.document_scores(masks, rewards)
+        doc_scores = self.method.document_scores(masks, rewards, design=True)
         remaining = self.budget - self.calls
         refined: list[int] = []
         count = 0
@@ -231,18 +236,28 @@ class Hierarchical(Method):
     def _members(self) -> list[IntArray]:
         return [np.flatnonzero(self.groups == d) for d in range(int(self.groups.max()) + 1)]
 
-    def document_scores(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+    def document_scores(
+        self, masks: Masks, rewards: FloatArray, seed: int = 0, *, design: bool = False
+    ) -> FloatArray:
         """Base-method scores of the documents, from the subsets that keep or drop whole
-        documents."""
+        documents. ``design=True``: the scores that steer the run (the base's
+        ``design_fit`` when it has one, e.g. ``auto``'s CAMAB posterior), else its
+        estimator."""
         first = np.array([m[0] for m in self._members()])
         whole = np.all(masks == masks[:, first][:, self.groups], axis=1)
         if self.stage1_calls is not None:
             whole[self.stage1_calls :] = False
         if not whole.any():
             return np.zeros(first.size)
-        return self.base.fit(masks[whole][:, first], rewards[whole], seed)
+        fit = getattr(self.base, "design_fit", self.base.fit) if design else self.base.fit
+        return np.asarray(fit(masks[whole][:, first], rewards[whole], seed), dtype=float)
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+        """Per-segment scores, level by level as the module docstring says; a base with
+        ``joint_fit`` set (``Auto(joint_fit=True)``) is fitted once over every evaluated
+        subset at the segment level instead."""
+        if getattr(self.base, "joint_fit", False):
+            return np.asarray(self.base.fit(masks, rewards, seed), dtype=float)
         members = self._members()
         sizes = np.array([m.size for m in members], dtype=float)
         scores = (self.document_scores(masks, rewards, seed) / sizes)[self.groups]
