@@ -47,20 +47,24 @@ N_REQUESTS = 32
 RAW_SEQUENCES = 8
 
 
-def hotpot_requests(n: int) -> tuple[list[ScoreRequest], int]:
-    """``n`` score requests on one HotpotQA example, each without one context sentence."""
+def hotpot_requests(n: int, pattern: str = "loo") -> tuple[list[ScoreRequest], int]:
+    """``n`` score requests on one HotpotQA example, each without one context sentence
+    (``pattern="loo"``) or each keeping every sentence with probability 1/2 (``"random"``,
+    the subsets ContextCite and KernelSHAP draw; seeded)."""
+    import numpy as np
+
     from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE
     from camab_rag.scoring import ScoreRequest
 
     with DATA.open(encoding="utf-8") as handle:
         rows = [json.loads(line) for _, line in zip(range(50), handle)]
 
-    def prompt(row: dict[str, Any], drop: int | None) -> list[dict[str, str]]:
+    def prompt(row: dict[str, Any], dropped: set[int]) -> list[dict[str, str]]:
         paragraphs, k = [], 0
         for title, sentences in row["context"]:
             kept = []
             for sentence in sentences:
-                if k != drop:
+                if k not in dropped:
                     kept.append(sentence)
                 k += 1
             paragraphs.append(f"{title}: {''.join(kept).strip()}")
@@ -77,7 +81,13 @@ def hotpot_requests(n: int) -> tuple[list[ScoreRequest], int]:
         return sum(len(s) for _, sents in row["context"] for s in sents)
 
     row = min(rows, key=lambda r: abs(size(r) - 4700))
-    requests = [ScoreRequest(prompt(row, drop), str(row["answer"])) for drop in range(n)]
+    if pattern == "loo":
+        drops = [{drop} for drop in range(n)]
+    else:
+        rng = np.random.default_rng(0)
+        total = sum(len(sents) for _, sents in row["context"])
+        drops = [set(np.flatnonzero(rng.random(total) < 0.5).tolist()) for _ in range(n)]
+    requests = [ScoreRequest(prompt(row, dropped), str(row["answer"])) for dropped in drops]
     return requests, size(row)
 
 
@@ -85,7 +95,7 @@ def batch_sizes(n_requests: int) -> list[int]:
     return [b for b in BATCH_SIZES if b <= n_requests]
 
 
-def worker(model: str, threads: int | None, n_requests: int) -> dict[str, object]:
+def worker(model: str, threads: int | None, n_requests: int, pattern: str) -> dict[str, object]:
     """Measure one model (runs in a subprocess); returns the figures as a dict."""
     import torch
 
@@ -94,7 +104,7 @@ def worker(model: str, threads: int | None, n_requests: int) -> dict[str, object
     started = time.perf_counter()
     scorer = TransformersScorer(model, num_threads=threads)
     load_s = time.perf_counter() - started
-    requests, _ = hotpot_requests(n_requests)
+    requests, _ = hotpot_requests(n_requests, pattern)
     encoded = [scorer.encode(r) for r in requests]
     sequences = [list(e.prompt_ids) + list(e.response_ids) for e in encoded]
     total_tokens = sum(len(s) for s in sequences)
@@ -167,13 +177,19 @@ def main() -> None:
         "--requests", type=int, default=N_REQUESTS, help="requests per pass (max batch size)"
     )
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument(
+        "--pattern",
+        choices=("loo", "random"),
+        default="loo",
+        help="requests each without one sentence, or each keeping a random half",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         from camab_rag.scorers.models import ModelNotInstalledError
 
         try:
-            print(json.dumps(worker(args.worker, args.threads, args.requests)))
+            print(json.dumps(worker(args.worker, args.threads, args.requests, args.pattern)))
         except ModelNotInstalledError as error:
             print(json.dumps({"skipped": str(error)}))
         return
@@ -196,6 +212,8 @@ def main() -> None:
                 model,
                 "--requests",
                 str(args.requests),
+                "--pattern",
+                args.pattern,
             ]
             if args.threads:
                 command += ["--threads", str(args.threads)]
@@ -247,9 +265,14 @@ def main() -> None:
                 ]
             )
         body = markdown_table(header, rows)
+        shape = (
+            "each request without a different context sentence"
+            if args.pattern == "loo"
+            else "each request keeping each context sentence with probability 1/2, seeded"
+        )
         body += (
-            f"\n\n{r['requests']} requests per pass (one HotpotQA distractor prompt, each "
-            "request without a different context sentence), the default scorer (prefix reuse "
+            f"\n\n{r['requests']} requests per pass (one HotpotQA distractor prompt, {shape}), "
+            "the default scorer (prefix reuse "
             f"on, {r['prefix_cache_mib']:g} MiB of kept prefixes, dropped before each pass), "
             f"float32 on CPU, {r['threads']} torch threads, "
             f"OMP_WAIT_POLICY={env['OMP_WAIT_POLICY']}. Rates are per second of the worker's "
@@ -269,9 +292,11 @@ def main() -> None:
         )
         print(body)
         if not args.no_write:
+            suffix = "" if args.pattern == "loo" else "-random"
+            what = "" if args.pattern == "loo" else ", random half subsets"
             write_section(
-                f"scorer-{r['model']}",
-                f"In-process scorer throughput, {r['model']} (HotpotQA-size prompt)",
+                f"scorer-{r['model']}{suffix}",
+                f"In-process scorer throughput, {r['model']} (HotpotQA-size prompt{what})",
                 body,
             )
     for model, reason in skipped:
