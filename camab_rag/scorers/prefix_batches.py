@@ -11,7 +11,10 @@ used leaves go first). A :class:`PrefixBatcher` scores a list of requests on it:
    the prefix's keys/values are broadcast over the rows and the remaining tokens are
    right-padded (a causal LM never attends to the pads after a real token, so each row
    computes exactly what it would alone, up to float rounding);
-3. each request's own prompt tokens are stored as well, so a later call (CAMAB asks for
+3. with ``merge_forks`` (the scorer sets it off the CPU), the requests left from groups
+   smaller than a batch run together, each row on its own stored prefix, right-aligned in
+   a left-padded cache whose pads are masked out, its tokens at their true positions;
+4. each request's own prompt tokens are stored as well, so a later call (CAMAB asks for
    one subset at a time) reuses the longest prefix it shares with any stored prompt.
 
 Only prompt tokens are reused, and never a request's last prompt token: the position
