@@ -28,7 +28,8 @@ from llama_index.postprocessor.camab import (
     attribution_of,
     scorer_from_llm,
 )
-from llama_index.postprocessor.camab.base import LLMCall, _with_attribution
+from llama_index.postprocessor.camab.capture import LLMCall
+from llama_index.postprocessor.camab.response import _with_attribution
 from pydantic import Field
 
 from camab_rag.errors import InputError
@@ -425,7 +426,7 @@ def test_namespace_package_coexists_with_llama_index_core() -> None:
     assert not (namespace_root / "__init__.py").exists()
     assert not (namespace_root / "postprocessor" / "__init__.py").exists()
     assert Path(core.__file__).resolve().parents[1] != namespace_root  # two portions, one name
-    assert package.CamabQueryEngine.__module__ == "llama_index.postprocessor.camab.base"
+    assert package.CamabQueryEngine.__module__ == "llama_index.postprocessor.camab.query_engine"
 
 
 def test_sentence_granularity_scores_each_sentence_of_each_node(index: Any) -> None:
@@ -549,8 +550,8 @@ def test_the_retry_budget_of_the_engines_own_scorer_is_settable(index: Any) -> N
     options = {"retry_budget_s": 0.25, "max_retries": 1}
     inner = index.as_query_engine(llm=MockLLM(max_tokens=3))
     engine = CamabQueryEngine(inner, scorer_options=options)
-    built = engine._scorers.get(llm)
+    built = engine._attributor.scorers.get(llm)
     assert built.retry_budget_s == 0.25 and built.max_retries == 1
     handler = CamabEventHandler(scorer_options={"retry_budget_s": 0.0})
-    assert handler._scorers.get(llm).retry_budget_s == 0.0
-    assert CamabQueryEngine(inner)._scorers.get(llm).retry_budget_s == 3.0
+    assert handler._attributor.scorers.get(llm).retry_budget_s == 0.0
+    assert CamabQueryEngine(inner)._attributor.scorers.get(llm).retry_budget_s == 3.0

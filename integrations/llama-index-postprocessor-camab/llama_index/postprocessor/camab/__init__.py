@@ -5,22 +5,22 @@
 ``CamabNodePostprocessor(top_k=..., threshold=...)`` keeps the nodes an answer relied on.
 """
 
-from llama_index.postprocessor.camab.base import (
+from llama_index.postprocessor.camab.base import CamabNodePostprocessor
+from llama_index.postprocessor.camab.chat import CamabChatEngine
+from llama_index.postprocessor.camab.citations import to_citation_blocks
+from llama_index.postprocessor.camab.event_handler import CamabEventHandler
+from llama_index.postprocessor.camab.events import AttributionProgressEvent
+from llama_index.postprocessor.camab.local import CamabLocalLLM, MiniLMEmbedding
+from llama_index.postprocessor.camab.query_engine import CamabQueryEngine
+from llama_index.postprocessor.camab.response import (
     ATTRIBUTION_KEY,
     AttributionConfig,
-    CamabEventHandler,
-    CamabNodePostprocessor,
-    CamabQueryEngine,
     aattribute_response,
     attribute_response,
     attribution_of,
     groundedness_of,
-    scorer_from_llm,
 )
-from llama_index.postprocessor.camab.chat import CamabChatEngine
-from llama_index.postprocessor.camab.citations import to_citation_blocks
-from llama_index.postprocessor.camab.events import AttributionProgressEvent
-from llama_index.postprocessor.camab.local import CamabLocalLLM, MiniLMEmbedding
+from llama_index.postprocessor.camab.scorers import scorer_from_llm
 
 __all__ = [
     "ATTRIBUTION_KEY",

@@ -14,16 +14,7 @@ from llama_index.core.chat_engine.types import (
     StreamingAgentChatResponse,
 )
 from llama_index.core.instrumentation import get_dispatcher
-from llama_index.core.instrumentation.span import active_span_id
-from llama_index.postprocessor.camab.base import (
-    AttributionConfig,
-    QueryRecord,
-    _ScorerCache,
-    aattribute_response,
-    attribute_response,
-    checked_scorer,
-    query_tracker,
-)
+from llama_index.postprocessor.camab.response import AttributionConfig, ResponseAttributor
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
@@ -79,47 +70,57 @@ class CamabChatEngine(BaseChatEngine):
                 f"chat_engine must be a LlamaIndex BaseChatEngine, got {type(chat_engine).__name__}"
             )
         self.chat_engine = chat_engine
-        self.scorer = checked_scorer(scorer)
-        self.config = AttributionConfig(
-            budget, method, granularity, seed, attribute_options, groundedness
+        self._attributor = ResponseAttributor(
+            scorer,
+            budget=budget,
+            method=method,
+            granularity=granularity,
+            seed=seed,
+            groundedness=groundedness,
+            proxy=proxy,
+            scorer_options=scorer_options,
+            attribute_options=attribute_options,
         )
-        self._scorers = _ScorerCache(proxy, scorer_options)
-        self._tracker = query_tracker()
+
+    @property
+    def config(self) -> AttributionConfig:
+        """The settings every turn is attributed with."""
+        return self._attributor.config
 
     # ------------------------------------------------------------------ turns
     @dispatcher.span
     def chat(
         self, message: str, chat_history: list[ChatMessage] | None = None
     ) -> AGENT_CHAT_RESPONSE_TYPE:
-        record = self._begin(message)
+        record = self._attributor.begin(message)
         response = self.chat_engine.chat(message, chat_history)
         if not isinstance(response, AgentChatResponse):
             return response  # an agent's stream: not a finished answer
         final = _as_response(response)
-        attribute_response(final, message, **self._options(record))
+        self._attributor.attribute(final, message, record, self._llm)
         return _carry(final, response)
 
     @dispatcher.span
     async def achat(
         self, message: str, chat_history: list[ChatMessage] | None = None
     ) -> AGENT_CHAT_RESPONSE_TYPE:
-        record = self._begin(message)
+        record = self._attributor.begin(message)
         response = await self.chat_engine.achat(message, chat_history)
         if not isinstance(response, AgentChatResponse):
             return response  # an agent's stream: not a finished answer
         final = _as_response(response)
-        await aattribute_response(final, message, **self._options(record))
+        await self._attributor.aattribute(final, message, record, self._llm)
         return _carry(final, response)
 
     @dispatcher.span
     def stream_chat(
         self, message: str, chat_history: list[ChatMessage] | None = None
     ) -> StreamingAgentChatResponse:
-        record = self._begin(message)
+        record = self._attributor.begin(message)
         stream = self.chat_engine.stream_chat(message, chat_history)
 
         def finish(final: Response) -> None:
-            attribute_response(final, message, **self._options(record))
+            self._attributor.attribute(final, message, record, self._llm)
 
         return _AttributedChatStream.wrap(stream, finish, None)
 
@@ -127,11 +128,11 @@ class CamabChatEngine(BaseChatEngine):
     async def astream_chat(
         self, message: str, chat_history: list[ChatMessage] | None = None
     ) -> StreamingAgentChatResponse:
-        record = self._begin(message)
+        record = self._attributor.begin(message)
         stream = await self.chat_engine.astream_chat(message, chat_history)
 
         async def afinish(final: Response) -> None:
-            await aattribute_response(final, message, **self._options(record))
+            await self._attributor.aattribute(final, message, record, self._llm)
 
         return _AttributedChatStream.wrap(stream, None, afinish)
 
@@ -142,21 +143,9 @@ class CamabChatEngine(BaseChatEngine):
     def chat_history(self) -> list[ChatMessage]:
         return self.chat_engine.chat_history
 
-    # ------------------------------------------------------------------ helpers
-    def _begin(self, message: str) -> QueryRecord | None:
-        span_id = active_span_id.get()
-        if span_id is None:
-            return None
-        return self._tracker.open_record(span_id, query=message, managed=True)
-
-    def _options(self, record: QueryRecord | None) -> dict[str, Any]:
-        return {
-            "scorer": self.scorer,
-            "config": self.config,
-            "record": record,
-            "llm": getattr(self.chat_engine, "_llm", None),
-            "scorers": self._scorers,
-        }
+    @property
+    def _llm(self) -> object:
+        return getattr(self.chat_engine, "_llm", None)
 
 
 class _AttributedChatStream(StreamingAgentChatResponse):

@@ -1,0 +1,227 @@
+"""``CamabEventHandler``: every completed query of every query engine attributed."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from llama_index.core.base.response.schema import AsyncStreamingResponse, StreamingResponse
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.dispatcher import Dispatcher
+from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+from llama_index.core.instrumentation.events import BaseEvent
+from llama_index.core.instrumentation.events.query import QueryEndEvent
+from llama_index.postprocessor.camab.capture import QueryRecord, query_text
+from llama_index.postprocessor.camab.response import (
+    ATTRIBUTION_KEY,
+    ResponseAttributor,
+    set_metadata,
+)
+from llama_index.postprocessor.camab.streaming import (
+    aattribute_when_consumed,
+    attribute_when_consumed,
+)
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from camab_rag.errors import InputError
+
+
+class CamabEventHandler(BaseEventHandler):
+    """Attribute every completed query of every query engine (instrumentation handler).
+
+    Attach once, e.g. ``CamabEventHandler.attach(scorer=camab_rag.default_scorer())``
+    (or ``get_dispatcher().add_event_handler(CamabEventHandler(...))``). On each
+    ``QueryEndEvent`` the response is attributed in place, exactly as
+    :class:`CamabQueryEngine` does, using the nodes and LLM prompt captured inside that
+    query's span, so concurrent queries never mix. Queries run through a
+    :class:`CamabQueryEngine` are left to it.
+
+    A streamed response (``streaming=True``, ``query`` or ``aquery``) is attributed once
+    its stream has been consumed, as :class:`CamabQueryEngine` does.
+
+    For ``aquery`` (inside a running event loop) attribution runs as a background task, so
+    the loop is never blocked; the response's attribution shows ``status: "pending"`` until
+    :meth:`aflush` has awaited it. ``query`` attributes inline, before it returns. Set
+    ``background`` to force either way.
+
+    ``groundedness`` (a :class:`~camab_rag.groundedness.GroundednessFilter`) judges each
+    answer; its verdict goes to ``metadata["attribution"]["groundedness"]``. A filter with
+    ``mode="block"`` needs the verdict before the query returns, so those queries are
+    attributed inline (``background=True`` with a blocking filter is refused).
+
+    Attributes:
+        results: the most recent attributions (``maxlen`` 256), each
+            ``{"query_id", "query", "attribution"}`` in completion order.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    scorer: Any = Field(default=None, description="scorer; None = from the query's LLM")
+    budget: int = Field(default=40, description="model calls per attribution")
+    method: str = Field(default="auto", description="attribution method")
+    granularity: Any = Field(default="chunk", description="'chunk' or 'sentence'")
+    seed: int = Field(default=0)
+    background: bool | None = Field(
+        default=None, description="run inside a running event loop as a task (None = auto)"
+    )
+    attribute_options: dict[str, Any] = Field(default_factory=dict)
+    groundedness: Any = Field(default=None, description="a GroundednessFilter, or None")
+    proxy: Any = Field(
+        default=None, description="scorer used when the query's LLM cannot score (named so)"
+    )
+    scorer_options: dict[str, Any] = Field(
+        default_factory=dict, description="options of the HTTP scorer built from the LLM"
+    )
+
+    _attributor: ResponseAttributor = PrivateAttr()
+    _pending: set[asyncio.Task[Any]] = PrivateAttr(default_factory=set)
+    _results: collections.deque[dict[str, Any]] = PrivateAttr(
+        default_factory=lambda: collections.deque(maxlen=256)
+    )
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def model_post_init(self, context: Any, /) -> None:
+        self._attributor = ResponseAttributor(
+            self.scorer,
+            budget=self.budget,
+            method=self.method,
+            granularity=self.granularity,
+            seed=self.seed,
+            groundedness=self.groundedness,
+            proxy=self.proxy,
+            scorer_options=self.scorer_options,
+            attribute_options=self.attribute_options,
+        )
+        if self._blocks and self.background:
+            raise InputError(
+                "a GroundednessFilter with mode='block' must judge the answer before the "
+                "query returns: use background=None/False, or mode='flag'"
+            )
+
+    @property
+    def _blocks(self) -> bool:
+        return self.groundedness is not None and self.groundedness.mode == "block"
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "CamabEventHandler"
+
+    @classmethod
+    def attach(cls, dispatcher: Dispatcher | None = None, **kwargs: Any) -> CamabEventHandler:
+        """Create a handler and add it to ``dispatcher`` (default: the root dispatcher)."""
+        handler = cls(**kwargs)
+        target = dispatcher or get_dispatcher()
+        target.add_event_handler(handler)
+        return handler
+
+    def detach(self, dispatcher: Dispatcher | None = None) -> None:
+        """Remove this handler from ``dispatcher`` (default: the root dispatcher)."""
+        target = dispatcher or get_dispatcher()
+        target.event_handlers = [h for h in target.event_handlers if h is not self]
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._results)
+
+    def handle(self, event: BaseEvent, **kwargs: Any) -> Any:
+        if isinstance(event, QueryEndEvent):
+            self._on_query_end(event)
+
+    def _on_query_end(self, event: QueryEndEvent) -> None:
+        records = self._attributor.tracker.records_for(event.span_id)
+        record = records[0] if records and records[0].span_id == event.span_id else None
+        if any(r.managed for r in records):
+            return  # a CamabQueryEngine attributes this query itself
+        response = event.response
+        metadata = getattr(response, "metadata", None)
+        if isinstance(metadata, Mapping) and ATTRIBUTION_KEY in metadata:
+            return  # already attributed (an enclosing query returning the same response)
+        question = query_text(event.query)
+        query_id = event.span_id or ""
+        if isinstance(response, (StreamingResponse, AsyncStreamingResponse)):
+            self._on_stream(response, question, record, query_id)
+            return
+        loop = _running_loop()
+        if self._blocks:  # the verdict must be in before the query returns
+            background = False
+        elif self.background is None:  # auto: a task for aquery(), inline for query()
+            background = loop is not None and _span_method(event.span_id) == "aquery"
+        else:
+            background = self.background
+        if background and loop is not None:
+            set_metadata(response, {"status": "pending", "error": None})
+            task = loop.create_task(self._arun(response, question, record, query_id))
+            with self._lock:
+                self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
+        else:
+            self._attribute(response, question, record, query_id)
+
+    def _on_stream(
+        self,
+        response: StreamingResponse | AsyncStreamingResponse,
+        question: str,
+        record: QueryRecord | None,
+        query_id: str,
+    ) -> None:
+        """A streamed answer is attributed when its stream has been consumed."""
+        if isinstance(response, AsyncStreamingResponse):
+            aattribute_when_consumed(
+                response, lambda final: self._arun(final, question, record, query_id)
+            )
+        else:
+            attribute_when_consumed(
+                response, lambda final: self._attribute(final, question, record, query_id)
+            )
+
+    def _attribute(
+        self, response: Any, question: str, record: QueryRecord | None, query_id: str
+    ) -> Any:
+        self._attributor.attribute(response, question, record)
+        self._remember(query_id, question, response)
+        return response
+
+    async def _arun(
+        self, response: Any, question: str, record: QueryRecord | None, query_id: str
+    ) -> Any:
+        await self._attributor.aattribute(response, question, record)
+        self._remember(query_id, question, response)
+        return response
+
+    def _remember(self, query_id: str, question: str, response: Any) -> None:
+        metadata = getattr(response, "metadata", None) or {}
+        with self._lock:
+            self._results.append(
+                {
+                    "query_id": query_id,
+                    "query": question,
+                    "attribution": metadata.get(ATTRIBUTION_KEY),
+                }
+            )
+
+    async def aflush(self) -> None:
+        """Wait for every background attribution started so far."""
+        while True:
+            with self._lock:
+                pending = [t for t in self._pending if not t.done()]
+            if not pending:
+                return
+            await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _span_method(span_id: str | None) -> str:
+    """The method name in a LlamaIndex span id (``"Class.method-<uuid4>"``)."""
+    if not span_id or len(span_id) < 38 or span_id[-37] != "-":
+        return ""
+    return span_id[:-37].rsplit(".", 1)[-1]
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -1,0 +1,145 @@
+"""``CamabQueryEngine``: a query engine whose every response carries its attribution."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from llama_index.core.base.base_query_engine import BaseQueryEngine
+from llama_index.core.base.response.schema import (
+    RESPONSE_TYPE,
+    AsyncStreamingResponse,
+    StreamingResponse,
+)
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
+from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.postprocessor.camab.response import AttributionConfig, ResponseAttributor
+from llama_index.postprocessor.camab.streaming import (
+    aattribute_when_consumed,
+    attribute_when_consumed,
+)
+
+from camab_rag.errors import InputError
+from camab_rag.groundedness import GroundednessFilter
+from camab_rag.segments import Granularity
+
+
+class CamabQueryEngine(BaseQueryEngine):
+    """Wrap a query engine so every response carries its attribution.
+
+    ``response.metadata["attribution"]`` holds the full result
+    (:meth:`camab_rag.AttributionResult.to_dict` plus ``prompt_source``/``prompt_note``);
+    each source node keeps its retrieval score and gains ``node.metadata["attribution"]``
+    with ``score`` (sum of its segments' scores), ``rank`` (1 = most relied on),
+    ``supporting_sentences`` (answer sentences it supports best) and ``segments``.
+
+    Streaming (``streaming=True``): ``query`` returns the ``StreamingResponse`` and
+    ``aquery`` the ``AsyncStreamingResponse`` as they came; right after the last token has
+    been read, the response's metadata and source nodes carry the attribution.
+
+    Progress: every scored batch sends an
+    :class:`~llama_index.postprocessor.camab.AttributionProgressEvent` (``calls`` of
+    ``budget``) to the instrumentation dispatcher, inside the query's span; a
+    ``progress=lambda calls, budget: ...`` option is called too.
+
+    Args:
+        query_engine: any ``BaseQueryEngine`` (e.g. ``index.as_query_engine(llm=...)``).
+        scorer: scores subsets of the context; ``None`` builds one from the engine's own
+            LLM (an OpenAI-compatible server, or an LLM that carries a scorer).
+        budget: model calls per attribution.
+        method: ``"auto"`` (default: the best quality per model call), ``"camab"`` or a
+            baseline (``"kernelshap"``, ``"contextcite"``, ``"loo"``).
+        granularity: ``"chunk"`` (one unit per node) or ``"sentence"``.
+        seed: makes attribution reproducible.
+        groundedness: a :class:`~camab_rag.groundedness.GroundednessFilter`; its verdict
+            goes to ``response.metadata["attribution"]["groundedness"]`` (at most two extra
+            model calls) and ``mode="block"`` replaces an ungrounded ``response.response``
+            by its fallback.
+        proxy: a camab-rag scorer that scores in place of the engine's LLM when that LLM
+            cannot (a hosted chat API gives no log-probabilities of a given text), e.g.
+            ``camab_rag.default_scorer()``. Never silent: ``metadata["attribution"]
+            ["scored_by"]`` names it with ``"proxy": True``.
+        scorer_options: options of the HTTP scorer built from the engine's LLM when
+            ``scorer`` is ``None`` (:class:`camab_rag.OpenAICompletionsScorer`), e.g.
+            ``{"retry_budget_s": 1.0}``: the most seconds a dead server may cost in
+            retries before the answer comes back with the error (default 3).
+        **attribute_options: passed to :func:`camab_rag.attribute` (e.g. ``batch_size``).
+    """
+
+    def __init__(
+        self,
+        query_engine: BaseQueryEngine,
+        scorer: Any = None,
+        *,
+        budget: int = 40,
+        method: str = "auto",
+        granularity: Granularity = "chunk",
+        seed: int = 0,
+        groundedness: GroundednessFilter | None = None,
+        callback_manager: CallbackManager | None = None,
+        proxy: Any = None,
+        scorer_options: Mapping[str, Any] | None = None,
+        **attribute_options: Any,
+    ) -> None:
+        if not isinstance(query_engine, BaseQueryEngine):
+            raise InputError(
+                f"query_engine must be a LlamaIndex BaseQueryEngine, got "
+                f"{type(query_engine).__name__}"
+            )
+        self.query_engine = query_engine
+        self._attributor = ResponseAttributor(
+            scorer,
+            budget=budget,
+            method=method,
+            granularity=granularity,
+            seed=seed,
+            groundedness=groundedness,
+            proxy=proxy,
+            scorer_options=scorer_options,
+            attribute_options=attribute_options,
+        )
+        super().__init__(callback_manager or getattr(query_engine, "callback_manager", None))
+
+    @property
+    def config(self) -> AttributionConfig:
+        """The settings every response is attributed with."""
+        return self._attributor.config
+
+    def _get_prompt_modules(self) -> PromptMixinType:
+        return {"query_engine": self.query_engine}
+
+    def _get_prompts(self) -> PromptDictType:
+        return {}
+
+    def retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        """The wrapped engine's retrieval (no answer, so nothing to attribute)."""
+        return self.query_engine.retrieve(query_bundle)
+
+    def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
+        question = query_bundle.query_str
+        record = self._attributor.begin(question)
+        response = self.query_engine.query(query_bundle)
+        llm = _engine_llm(self.query_engine)
+        if isinstance(response, StreamingResponse):
+            return attribute_when_consumed(
+                response, lambda final: self._attributor.attribute(final, question, record, llm)
+            )
+        return self._attributor.attribute(response, question, record, llm)
+
+    async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
+        question = query_bundle.query_str
+        record = self._attributor.begin(question)
+        response = await self.query_engine.aquery(query_bundle)
+        llm = _engine_llm(self.query_engine)
+        if isinstance(response, AsyncStreamingResponse):
+            return aattribute_when_consumed(
+                response, lambda final: self._attributor.aattribute(final, question, record, llm)
+            )
+        return await self._attributor.aattribute(response, question, record, llm)
+
+
+def _engine_llm(query_engine: object) -> object:
+    """The LLM a query engine synthesizes with, if it exposes one."""
+    synthesizer = getattr(query_engine, "_response_synthesizer", None)
+    return getattr(synthesizer, "_llm", None)

@@ -1,0 +1,75 @@
+"""The scorer of a query: the LLM's own (an OpenAI-compatible server, or an LLM that
+carries a scorer), a given one, or a proxy when the LLM cannot score."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from camab_rag.errors import InputError
+from camab_rag.scorers.chat_clients import scorer_from_chat_client
+from camab_rag.scorers.proxy import own_or_proxy
+
+
+def scorer_from_llm(llm: object, **options: Any) -> Any:
+    """The scorer for a LlamaIndex LLM.
+
+    * an LLM that carries its own scorer (``llm.scorer`` with a ``score`` method, e.g.
+      :class:`~llama_index.postprocessor.camab.local.CamabLocalLLM`) uses it;
+    * an OpenAI-compatible LLM (``OpenAILike``, or ``OpenAI`` with an ``api_base``) gets the
+      HTTP scorer of its server (:func:`camab_rag.scorers.chat_clients.scorer_from_chat_client`);
+    * anything else (OpenAI's own API included) is an
+      :class:`~camab_rag.errors.InputError` asking for ``scorer=`` or ``proxy=``.
+
+    ``options`` go to the HTTP scorer (e.g. ``retry_budget_s``, ``timeout``).
+    """
+    if llm is None:
+        raise InputError(
+            "no scorer: pass scorer=camab_rag.default_scorer() (or an OpenAICompletionsScorer), "
+            "or use an OpenAI-compatible LLM (OpenAILike / OpenAI with api_base)"
+        )
+    own = getattr(llm, "scorer", None)
+    if callable(getattr(own, "score", None)):
+        return own
+    api_base = getattr(llm, "api_base", None)
+    if not isinstance(api_base, str) or not api_base:
+        raise InputError(
+            f"cannot build a scorer from {type(llm).__name__}: it is not OpenAI-compatible "
+            "(no api_base). Pass scorer=camab_rag.default_scorer() or "
+            "scorer=camab_rag.OpenAICompletionsScorer(base_url, model)"
+        )
+    return scorer_from_chat_client(llm, **options)
+
+
+class ScorerCache:
+    """One scorer per LLM object (an HTTP scorer keeps its connection pool), or per given
+    scorer; with a ``proxy``, each falls back to it when its model cannot score (and a
+    model found unable is not asked again)."""
+
+    def __init__(self, proxy: Any = None, options: Mapping[str, Any] | None = None) -> None:
+        self.proxy = checked_scorer(proxy, "proxy")
+        self.options = dict(options or {})
+        self._cache: dict[int, tuple[object, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, llm: object, scorer: Any = None) -> Any:
+        source = scorer if scorer is not None else llm
+        with self._lock:
+            hit = self._cache.get(id(source))
+            if hit is not None and hit[0] is source:
+                return hit[1]
+        if scorer is not None:
+            built = own_or_proxy(lambda: scorer, self.proxy)
+        else:
+            built = own_or_proxy(lambda: scorer_from_llm(llm, **self.options), self.proxy)
+        with self._lock:
+            self._cache[id(source)] = (source, built)
+        return built
+
+
+def checked_scorer(scorer: Any, name: str = "scorer") -> Any:
+    """``scorer`` itself when it can score (or is ``None``); else a clear error."""
+    if scorer is not None and not callable(getattr(scorer, "score", None)):
+        raise InputError(f"{name} must have a score(requests) method (or be None)")
+    return scorer
