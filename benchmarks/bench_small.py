@@ -8,6 +8,11 @@ the exact reference (Shapley values, and the least-squares fit over all subsets)
 reward every method is replayed on (``attribute_fn``, whose calls are the distinct subsets
 a method asks for), so the methods cost no model time beyond the enumeration.
 
+On one level of chunks ``auto`` makes Thompson draws only, so this is where its draws per
+round (q, ``batch_size``) matter most: the report also compares ``auto`` at q=2 and q=4
+with q=1, paired by example and seed (:data:`PAIRED_SEEDS`), on the sizes that do not fit
+every subset into the budget.
+
     .venv/bin/python benchmarks/bench_small.py run --sizes 4,6,8 --n 3
     .venv/bin/python benchmarks/bench_small.py report
 """
@@ -30,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
 from camab_cli.evaluation.datasets import Example, load_examples  # noqa: E402
-from camab_cli.evaluation.metrics import mean_ci  # noqa: E402
+from camab_cli.evaluation.metrics import mean_ci, paired_t_pvalue  # noqa: E402
 from camab_cli.evaluation.runner import append_record, read_results  # noqa: E402
 from camab_rag.engine import attribute_fn  # noqa: E402
 from camab_rag.methods.base import all_masks  # noqa: E402
@@ -42,6 +47,8 @@ from camab_rag.segments import segment_documents, to_documents  # noqa: E402
 OUT = ROOT / "benchmarks" / "results" / "small" / "hotpotqa_smollm2.jsonl"
 METHODS: dict[str, dict[str, Any]] = {
     "auto": {"method": "auto"},
+    "auto (q=2)": {"method": "auto", "batch_size": 2},
+    "auto (q=4)": {"method": "auto", "batch_size": 4},
     "camab": {"method": "camab"},
     "camab (redraw=False)": {"method": "camab", "redraw": False},
     "kernelshap": {"method": "kernelshap"},
@@ -49,6 +56,10 @@ METHODS: dict[str, dict[str, Any]] = {
     "loo": {"method": "loo"},
 }
 SEEDS = range(5)
+PAIRED_SEEDS = range(20)
+"""Seeds of the paired q>1 against q=1 comparison (more than :data:`SEEDS`: a Thompson run's
+top chunk varies with the seed)."""
+BATCHED = ("auto (q=2)", "auto (q=4)")
 FloatArray = NDArray[np.float64]
 
 
@@ -131,7 +142,12 @@ def run(args: argparse.Namespace) -> None:
             print(f"{example.id} N={size}: {len(masks)} subsets scored", flush=True)
 
 
-def replay(record: dict[str, Any], budget: int) -> list[dict[str, Any]]:
+def replay(
+    record: dict[str, Any],
+    budget: int,
+    methods: dict[str, dict[str, Any]] = METHODS,
+    seeds: range = SEEDS,
+) -> list[dict[str, Any]]:
     """Every method on the stored reward table: calls paid and agreement with exact."""
     n = int(record["n"])
     table = {
@@ -140,8 +156,8 @@ def replay(record: dict[str, Any], budget: int) -> list[dict[str, Any]]:
     }
     references = {"shapley": shapley(table, n), "least_squares": least_squares(table, n)}
     rows = []
-    for name, options in METHODS.items():
-        for seed in SEEDS:
+    for name, options in methods.items():
+        for seed in seeds:
             calls: list[bytes] = []
 
             def value(mask: NDArray[np.bool_], calls: list[bytes] = calls) -> float:
@@ -151,6 +167,7 @@ def replay(record: dict[str, Any], budget: int) -> list[dict[str, Any]]:
             result = attribute_fn(value, n, budget=budget, seed=seed, **options)
             row: dict[str, Any] = {
                 "method": name,
+                "seed": seed,
                 "calls": len(calls),
                 "distinct": len(set(calls)),
                 "rounds": result.n_evaluations,
@@ -210,9 +227,51 @@ def report(args: argparse.Namespace) -> None:
                 ]
             )
     lines.append(markdown_table(header, table))
+    lines += ["", *batched_table(records, args.budget)]
     text = "\n".join(lines)
     print(text)
     write_section("small", "Small contexts: distinct calls and agreement with exact", text)
+
+
+def batched_table(records: list[dict[str, Any]], budget: int) -> list[str]:
+    """``auto`` with q=2 and q=4 Thompson draws a round against q=1, paired by example and
+    seed, on the sizes whose subsets do not all fit the budget (the others are exact)."""
+    wanted = [r for r in records if 2 ** int(r["n"]) > budget]
+    methods = {name: METHODS[name] for name in ("auto", *BATCHED)}
+    metrics = {"shapley": "ρ Shapley", "least_squares": "ρ LSQ", "shapley_top1": "top-1 Shapley"}
+    by_example = [replay(r, budget, methods, PAIRED_SEEDS) for r in wanted]
+    rows = []
+    for name in BATCHED:
+        for key, label in metrics.items():
+            ones, batched, per_example = [], [], []
+            for runs in by_example:
+                base = {row["seed"]: row[key] for row in runs if row["method"] == "auto"}
+                mine = {row["seed"]: row[key] for row in runs if row["method"] == name}
+                ones += list(base.values())
+                batched += list(mine.values())
+                per_example.append(float(np.mean([mine[s] - base[s] for s in base])))
+            mean, half, _ = mean_ci(per_example)
+            rows.append(
+                [
+                    f"{name} − auto (q=1)",
+                    label,
+                    f"{np.mean(ones):.3f}",
+                    f"{np.mean(batched):.3f}",
+                    f"{mean:+.3f} ± {half:.3f}",
+                    f"{paired_t_pvalue(per_example):.3g}",
+                ]
+            )
+    sizes = sorted({int(r["n"]) for r in wanted})
+    return [
+        f"Thompson draws per round (q) on one level of chunks, budget {budget}: auto at q=2 "
+        f"and q=4 against q=1 on the N = {', '.join(map(str, sizes))} tables "
+        f"({len(wanted)} example-sizes; N = 4 fits every subset, so q does not matter), "
+        f"seeds {PAIRED_SEEDS.start}-{PAIRED_SEEDS.stop - 1} each. The difference is "
+        "averaged over the seeds of each example-size, then its mean ± 95% CI and paired "
+        "t-test p are over the example-sizes.",
+        "",
+        markdown_table(["comparison", "metric", "q=1", "q>1", "difference ± 95% CI", "p"], rows),
+    ]
 
 
 def _cell(values: list[float]) -> str:
