@@ -43,7 +43,7 @@ def totals(scorer: Any, batches: list[list[str]], *, recover: bool = False) -> S
             lengths = [-1]
         total += sum(lengths)
     extra = yield LocalCall(lambda: 100)
-    return total + extra
+    return total + int(extra)
 
 
 BATCHES = [["a", "bb"], ["ccc"], ["dddd", "e"]]

@@ -272,13 +272,14 @@ def test_prefix_reuse_matches_unpadded_passes(
     assert requested == sum(len(e.prompt_ids) + len(e.response_ids) for e in encoded)
     with _settings(smollm2_scorer, batch_size=batch_size, prefix_cache=True):
         smollm2_scorer._prefix.merge_forks = merge_forks
-        mixed = []
+        mixed: list[int] = []
         run_mixed = smollm2_scorer._prefix._run_mixed
-        monkeypatch.setattr(
-            smollm2_scorer._prefix,
-            "_run_mixed",
-            lambda *args: mixed.append(len(args[0])) or run_mixed(*args),
-        )
+
+        def counted_run_mixed(*args):
+            mixed.append(len(args[0]))
+            return run_mixed(*args)
+
+        monkeypatch.setattr(smollm2_scorer._prefix, "_run_mixed", counted_run_mixed)
         before = smollm2_scorer.computed_tokens
         reused = smollm2_scorer.score(requests)
         computed = smollm2_scorer.computed_tokens - before
