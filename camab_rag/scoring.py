@@ -77,6 +77,14 @@ class Scorer(Protocol):
     """Anything that scores a batch of (prompt, response) pairs.
 
     ``score`` and ``ascore`` return one :class:`ResponseLogprobs` per request, in order.
+
+    Optionally, ``parallel_requests`` (an ``int`` attribute or property, read with
+    :func:`parallel_requests`; 1 when absent) says how many requests of one batch the
+    scorer runs at once for about the time of one: a GPU model's batch size, an HTTP
+    client's requests in flight. ``method="auto"`` then scores that many Thompson draws
+    per round (up to :data:`camab_rag.methods.auto.MAX_AUTO_BATCH`). A scorer that runs
+    a batch's requests one after the other (a model on the CPU) leaves it at 1. It is not
+    a member of the protocol, so scorers written without it still match.
     """
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]: ...
@@ -85,13 +93,35 @@ class Scorer(Protocol):
 
 
 class BaseScorer:
-    """Convenience base: implement ``score``; ``ascore`` runs it in a worker thread."""
+    """Convenience base: implement ``score``; ``ascore`` runs it in a worker thread.
+
+    :attr:`parallel_requests` is 1; a subclass that scores several requests at once for
+    the price of one overrides it, and one that wraps another scorer passes the wrapped
+    scorer's value through.
+    """
+
+    @property
+    def parallel_requests(self) -> int:
+        """Requests this scorer runs at once for about the time of one (see
+        :class:`Scorer`): 1, each request costs its own time."""
+        return 1
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         raise NotImplementedError
 
     async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         return await asyncio.to_thread(self.score, requests)
+
+
+def parallel_requests(scorer: object) -> int:
+    """How many requests ``scorer`` runs at once for about the time of one: its
+    ``parallel_requests`` when that is a positive integer, else 1 (a scorer without the
+    attribute, or with a value that is not a count, is taken to run requests one by one).
+    """
+    value = getattr(scorer, "parallel_requests", 1)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        return 1
+    return int(value)
 
 
 @runtime_checkable

@@ -95,7 +95,9 @@ class OpenAICompletionsScorer:
         api_key: the key, if the server needs one (never logged or shown in a repr).
             ``None`` sends a placeholder, never ``$OPENAI_API_KEY``, so a key meant for
             OpenAI does not leak to another server.
-        max_concurrency: requests in flight at once.
+        max_concurrency: requests in flight at once; also :attr:`parallel_requests`, so
+            ``method="auto"`` sends several Thompson draws per round (up to 2) to a
+            server that batches them (vLLM, SGLang).
         timeout: seconds per HTTP request.
         max_retries: retries of a request after a transient failure (timeout, connection
             error, 429, 5xx, malformed body).
@@ -178,6 +180,12 @@ class OpenAICompletionsScorer:
         )
 
     __str__ = __repr__
+
+    @property
+    def parallel_requests(self) -> int:
+        """Requests in flight at once (``max_concurrency``): a batching server (vLLM,
+        SGLang) answers them in about the time of one."""
+        return self.max_concurrency
 
     # ------------------------------------------------------------------- HTTP plumbing
 

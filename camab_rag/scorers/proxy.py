@@ -19,7 +19,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from camab_rag.errors import CannotScoreError, InputError
-from camab_rag.scoring import ResponseLogprobs, ScoredBy, ScoreRequest, scorer_model_name
+from camab_rag.scoring import (
+    ResponseLogprobs,
+    ScoredBy,
+    ScoreRequest,
+    parallel_requests,
+    scorer_model_name,
+)
 
 
 def _check_scorer(scorer: object, what: str) -> None:
@@ -70,6 +76,12 @@ class ProxyFallbackScorer:
         if self.using_proxy:
             return ScoredBy(scorer_model_name(self.proxy), proxy=True, reason=self._reason)
         return ScoredBy(scorer_model_name(self.own))
+
+    @property
+    def parallel_requests(self) -> int:
+        """The parallel capacity (:func:`~camab_rag.scoring.parallel_requests`) of
+        whichever model scores now: the proxy once it has taken over, else the own model."""
+        return parallel_requests(self.proxy if self.using_proxy else self.own)
 
     def _switch(self, error: CannotScoreError) -> None:
         with self._lock:

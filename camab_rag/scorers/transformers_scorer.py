@@ -98,7 +98,9 @@ class TransformersScorer(BaseScorer):
         dtype: ``"float32"`` (default, exact), ``"bfloat16"`` or ``"float16"``.
         num_threads: torch intra-op threads (``None`` keeps torch's default). This is a
             process-wide torch setting.
-        batch_size: requests per forward pass.
+        batch_size: requests per forward pass. On a GPU it is also
+            :attr:`parallel_requests`, from which ``method="auto"`` takes its Thompson
+            draws per round (up to 2).
         device: torch device, e.g. ``"cpu"``; ``"auto"`` (default) takes CUDA when
             available, else the CPU (the dtype stays as given: float32 unless asked).
         max_length: refuse requests longer than this many tokens (default: the model's
@@ -198,6 +200,17 @@ class TransformersScorer(BaseScorer):
             merge_forks=device != "cpu",
         )
         self._reuse = supports_prefix_reuse()
+
+    @property
+    def parallel_requests(self) -> int:
+        """Requests scored at once for about the time of one: ``batch_size`` off the CPU
+        (a GPU runs a batch's rows side by side), 1 on the CPU, where one sequence
+        already keeps the cores busy and a batch of ``k`` takes about ``k`` times as long
+        (BENCHMARKS.md, "In-process scorer throughput, smollm2": batches of 8 and 32
+        score as many tokens per CPU-second as batches of 1)."""
+        if str(self.device).split(":")[0] == "cpu":
+            return 1
+        return int(self.batch_size)
 
     @property
     def computed_tokens(self) -> int:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from camab_rag.errors import InputError
-from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest
+from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
 
 
 @dataclass
@@ -52,6 +52,11 @@ class MicroBatcher:
         self.requests = 0
         self._queue: list[_Pending] = []
         self._worker: asyncio.Task[None] | None = None
+
+    @property
+    def parallel_requests(self) -> int:
+        """The batched scorer's parallel capacity."""
+        return parallel_requests(self.scorer)
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         return self.scorer.score(requests)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from camab_rag.errors import InputError
 from camab_rag.retry import Retryable, RetryPolicy
-from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest
+from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
@@ -189,6 +189,11 @@ class GatedScorer:
     def __init__(self, scorer: Scorer, gate: RateGate) -> None:
         self.scorer = scorer
         self.gate = gate
+
+    @property
+    def parallel_requests(self) -> int:
+        """The gated scorer's parallel capacity."""
+        return parallel_requests(self.scorer)
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         return self.scorer.score(requests)

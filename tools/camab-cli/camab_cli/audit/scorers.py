@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from camab_rag.errors import InputError
-from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest
+from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
 
 ScorerKind = Literal["model", "http", "simulated", "factory"]
 
@@ -28,6 +28,11 @@ class PooledScorer:
             raise InputError("a scorer pool needs at least one scorer")
         self.scorers = list(scorers)
         self._next = itertools.cycle(range(len(self.scorers)))
+
+    @property
+    def parallel_requests(self) -> int:
+        """The smallest parallel capacity of the pool: one batch goes to one scorer."""
+        return min(parallel_requests(s) for s in self.scorers)
 
     def _pick(self) -> Scorer:
         return self.scorers[next(self._next)]

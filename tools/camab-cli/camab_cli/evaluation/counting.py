@@ -12,7 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from camab_rag.scoring import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest
+from camab_rag.scoring import (
+    BaseScorer,
+    Prompt,
+    ResponseLogprobs,
+    ScoreRequest,
+    parallel_requests,
+)
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,11 @@ class CountingScorer(BaseScorer):
 
     def __getattr__(self, name: str) -> Any:  # tokenizer, model, render_prompt, ...
         return getattr(self.inner, name)
+
+    @property
+    def parallel_requests(self) -> int:
+        """The wrapped scorer's parallel capacity (counting changes nothing about it)."""
+        return parallel_requests(self.inner)
 
     def snapshot(self) -> Usage:
         return self._usage
