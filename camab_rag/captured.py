@@ -47,7 +47,9 @@ class AttributionSettings:
         granularity: ``"chunk"`` (whole documents, the integrations' default),
             ``"sentence"`` or a splitter.
         seed: makes runs reproducible.
-        options: method options, e.g. ``{"batch_size": 4}``.
+        options: method options, e.g. ``{"batch_size": 4}`` (without it, ``"auto"`` scores
+            as many Thompson draws per round as the scorer runs at once, up to 2:
+            :func:`~camab_rag.methods.auto.auto_batch_size`).
         groundedness: judges each attributed answer (flag, or block with a fallback).
     """
 

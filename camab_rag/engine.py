@@ -34,7 +34,7 @@ from camab_rag.prompts import (
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import RewardFn, get_reward
 from camab_rag.rounds import Steps, adrive, drive, same_arguments_as
-from camab_rag.scoring import Prompt, scored_by
+from camab_rag.scoring import Prompt, parallel_requests, scored_by
 from camab_rag.segments import Granularity, Segment, SourceDocument, segment_documents, to_documents
 from camab_rag.statements import attribute_statements
 
@@ -121,7 +121,11 @@ def _start(
     options: dict[str, Any],
     groups: list[int] | None = None,
     hierarchical: bool | None = None,
+    parallel: int = 1,
 ) -> _Run:
+    """The run of one attribution. ``parallel``: requests the scorer runs at once
+    (:func:`~camab_rag.scoring.parallel_requests`), from which ``auto`` picks its Thompson
+    draws per round when ``batch_size`` is not given (:meth:`Auto.for_scorer`)."""
     if n_segments > MAX_SEGMENTS:
         raise InputError(
             f"{n_segments} segments is more than {MAX_SEGMENTS}: use a coarser granularity "
@@ -129,6 +133,8 @@ def _start(
         )
     checked = _check_budget(budget)
     chosen = get_method(method, **options)
+    if isinstance(chosen, Auto):
+        chosen = chosen.for_scorer(parallel, checked)
     if chosen.name == "kernelshap" and checked < 2:
         raise InputError("kernelshap needs a budget of at least 2 (empty and full context)")
     if hierarchical and groups is None:
@@ -263,6 +269,7 @@ class _TextJob:
             a["method_options"],
             groups,
             a["hierarchical"],
+            parallel_requests(a["scorer"]),
         )
         run.progress = a["progress"]
         return cls(arguments, documents, segments, oracle, reward_name, plan, run)
@@ -365,7 +372,9 @@ def attribute(
         progress: called as ``progress(calls_made, budget)`` after each scored batch (a
             progress bar, a log line); an exception it raises is logged and ignored.
         **method_options: passed to the method, e.g. ``batch_size=4`` (Thompson samples per
-            round, scored concurrently), ``early_stop=EarlyStop()``, ``noise_variance``.
+            round, scored concurrently; ``"auto"`` takes it from the scorer's parallel
+            capacity when not given: :func:`~camab_rag.methods.auto.auto_batch_size`),
+            ``early_stop=EarlyStop()``, ``noise_variance``.
     """
     return drive(_TextJob.start(dict(locals())).steps())
 
