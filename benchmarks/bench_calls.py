@@ -11,8 +11,9 @@ read from the stored run, not re-queried: their designs already make distinct ca
 N ~ 40 segments.
 
 ``report`` prints the tables (paired differences with 95% CIs and Holm over the table, on
-all examples and on the correctly answered ones; calls needed to reach leave-one-out) and
-writes them to BENCHMARKS.md with a plot.
+all examples and on the correctly answered ones; calls needed to reach leave-one-out; auto
+at q=4 Thompson draws a round against q=1 where ``auto-q4`` ran) and writes them to
+BENCHMARKS.md with a plot.
 
     .venv/bin/python benchmarks/bench_calls.py run --results hotpotqa_smollm2 --offset 0 --n 25
     .venv/bin/python benchmarks/bench_calls.py report
@@ -54,7 +55,12 @@ from camab_cli.evaluation.runner import (  # noqa: E402
 )
 from camab_rag.engine import attribute  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402
-from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest  # noqa: E402
+from camab_rag.scoring import (  # noqa: E402
+    BaseScorer,
+    ResponseLogprobs,
+    ScoreRequest,
+    parallel_requests,
+)
 
 RESULTS = ROOT / "benchmarks" / "results"
 OUT = RESULTS / "calls"
@@ -62,7 +68,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "auto": {"method": "auto"},
     "auto-flat": {"method": "auto", "hierarchical": False},
     "camab-hier": {"method": "camab", "hierarchical": True},
+    "auto-q4": {"method": "auto", "batch_size": 4},
 }
+BATCHED = "auto-q4"
+"""auto with 4 Thompson draws a round, compared with the default runs' q=1 (#24 item 3)."""
 BEFORE = "auto-before"
 """auto's stored runs read as they were run (CAMAB's posterior mean, level by level)."""
 PEERS = ("camab", "kernelshap", "contextcite", "contextcite-pkg", "shap-pkg")
@@ -70,6 +79,7 @@ LABELS = {
     "auto": "auto (ours, default)",
     "auto-flat": "auto without the document level",
     "camab-hier": "CAMAB, hierarchical",
+    "auto-q4": "auto, 4 Thompson draws a round (q=4)",
     "auto-before": "auto before the estimator choice",
     "camab": "CAMAB (Algorithm 1)",
     "kernelshap": "KernelSHAP",
@@ -88,6 +98,11 @@ class MemoScorer(BaseScorer):
     def __init__(self, scorer: Any) -> None:
         self.scorer = scorer
         self.memory: dict[str, ResponseLogprobs] = {}
+
+    @property
+    def parallel_requests(self) -> int:
+        """The model scorer's parallel capacity (1 on the CPU, so ``auto`` keeps q=1)."""
+        return parallel_requests(self.scorer)
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         keys = [
@@ -292,6 +307,51 @@ def paired_tests(
     return tests
 
 
+def batch_table(fits: Fits, records: list[dict[str, Any]], budgets: list[int]) -> list[str]:
+    """auto at q=4 minus auto at q=1 (the default runs) on the examples both ran, with how
+    often the two asked for the same subsets (q changes only the Thompson rounds)."""
+    rows: list[list[object]] = []
+    tests = []
+    for b in budgets:
+        pairs = [
+            (fits[r["id"]][(BATCHED, str(b))], fits[r["id"]][("auto", str(b))])
+            for r in records
+            if (BATCHED, str(b)) in fits[r["id"]] and ("auto", str(b)) in fits[r["id"]]
+        ]
+        if len(pairs) < 3:
+            continue
+        same = sum(set(q4["masks"]) == set(q1["masks"]) for q4, q1 in pairs)
+        for metric in ("auroc", "drop@3"):
+            found = [(_value(q4, metric), _value(q1, metric)) for q4, q1 in pairs]
+            diffs = [a - c for a, c in found if a is not None and c is not None]
+            if len(diffs) < 3:
+                continue
+            mean, half, _ = mean_ci(diffs)
+            p = paired_t_pvalue(diffs)
+            tests.append(p)
+            rows.append([b, metric, len(diffs), f"{same} of {len(pairs)}", mean, half, p])
+    if not rows:
+        return []
+    table = [
+        [b, metric, n, same, f"{mean:+.3f} ± {half:.3f}", f"{p:.3g}", f"{q:.3g}"]
+        for (b, metric, n, same, mean, half, p), q in zip(rows, holm_adjust(tests))
+    ]
+    return [
+        "",
+        f"Thompson draws per round: {LABELS[BATCHED]} minus auto at q=1 (the default runs "
+        f"above) on the examples both ran, Holm over the {len(tests)} tests. 'same subsets': "
+        "runs whose q=4 design asked for exactly the q=1 design's subsets (q changes only "
+        "the Thompson rounds, which follow the leave-one-out openings of each level). Run "
+        f"with `run --variant {BATCHED} --offset 0 --n 20 --threads 1 --budgets 20,40`; its "
+        "rows in the first table average only the examples it ran.",
+        "",
+        markdown_table(
+            ["budget", "metric", "examples", "same subsets", "q=4 − q=1 ± 95% CI", "p", "Holm p"],
+            table,
+        ),
+    ]
+
+
 def section(
     stem: str, records: list[dict[str, Any]], ours: dict[str, dict[str, dict[str, Any]]]
 ) -> str:
@@ -335,6 +395,7 @@ def section(
             "",
             markdown_table(["comparison", "mean ± 95% CI", "p", "Holm p", "verdict"], table),
         ]
+    lines += batch_table(fits, records, budgets)
     lines += [
         "",
         "Calls needed to reach leave-one-out's mean (leave-one-out itself makes "
