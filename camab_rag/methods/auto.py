@@ -75,10 +75,12 @@ Measured against q=1 (BENCHMARKS.md): on one level of 6-10 HotpotQA chunks at 40
 (``auto`` makes Thompson draws only there; "Small contexts", 8 example-sizes x 20 seeds)
 q=2 kept the rank agreement with the exact Shapley values (+0.001) and the exact top chunk
 in 96% of runs against 98% (-0.019 +- 0.063), while q=4 found it in 89% (-0.094 +- 0.144,
-not significant over 8 example-sizes, but the loss is not ruled out); on HotpotQA
-sentences ("Quality per model call", the q=4 rows) auto's hierarchical runs make few
-Thompson draws (1-2 per run), so q barely changes them. A larger q pays in wall time only
-where the draws are scored side by side, and buys fewer posterior updates per call."""
+not significant over 8 example-sizes, but the loss is not ruled out). On HotpotQA
+sentences ("Quality per model call", the q=4 table; 20 examples) q=4 changed no quality
+measure: gold AUROC +0.005 +- 0.016 at 20 calls and +0.021 +- 0.045 at 40, top-3 log-prob
+drop +0.003 +- 0.004 and -0.007 +- 0.010; auto's hierarchical runs there spend most calls
+on the leave-one-out openings and make few Thompson draws. A larger q pays in wall time
+only where the draws are scored side by side, and buys fewer posterior updates per call."""
 
 
 def auto_batch_size(parallel: int, budget: int) -> int:
