@@ -256,10 +256,14 @@ def report(args: argparse.Namespace) -> None:
             read_with_current_estimator(stem, records, ours)
             body.append(section(stem, records, ours))
     intro = (
-        "The runs: `.venv/bin/python benchmarks/bench_calls.py run --results RESULTS "
-        "--offset 0 --n 25 --threads 1 --budgets 20,40` and the same with `--offset 25`, "
-        "one per core, stopped where the session ended (the examples below are those both "
-        "shards finished). The peers are read from the stored run `RESULTS.jsonl` (same "
+        "The runs, one process per core: hotpotqa_smollm2 `.venv/bin/python "
+        "benchmarks/bench_calls.py run --results hotpotqa_smollm2 --offset 0 --n 25 "
+        "--threads 1 --budgets 20,40` and the same with `--offset 25`; its q=4 check "
+        "`... --variant auto-q4 --offset 0 --n 20 --budgets 20,40`; hotpotqa_qwen2.5-0.5b "
+        "`... --results hotpotqa_qwen2.5-0.5b --offset 0 --n 10 --threads 1 --budgets 20` "
+        "and the same with `--offset 10` (Qwen runs about 4x slower than SmolLM2 on this "
+        "CPU, so auto at 40 calls was not run for it). The examples below are those the "
+        "runs finished. The peers are read from the stored run `RESULTS.jsonl` (same "
         "responses, prompts and model); their budgets are prefixes of one run, auto runs "
         "once per budget. Calls are distinct model calls; leave-one-out makes N + 1."
     )

@@ -5,15 +5,9 @@ prompt, for many requests at once (right-padded batches), and answers prompts by
 decoding. Nothing is fetched from a model hub: the offline flags are set before
 transformers is imported and every load uses local files only.
 
-Tokenization boundary: the prompt is rendered to text (chat template with the generation
-prompt for chat messages, verbatim for plain text), tokenized on its own, and the response
-is tokenized on its own and appended. That is exactly the token sequence the model sees
-when it generates the response after the prompt, so a response whose first characters
-would merge with the prompt's last token in a joint tokenization (e.g. a prompt ending in
-``"\\n"`` and a response starting with ``"\\n"``) never shifts the slice. Whether a joint
-tokenization would have merged is reported in ``ResponseLogprobs.extra["boundary_merged"]``.
-Tokenizers that add a prefix space to a text tokenized alone (SentencePiece "legacy") fall
-back to the joint tokenization, with a clear error if a token straddles the boundary.
+Tokenization: :mod:`camab_rag.scorers.encoding` splits each request at the
+prompt/response boundary (the response tokenized on its own and appended, as the model
+sees it when it generates the response), the requests of a call together.
 """
 
 from __future__ import annotations
@@ -22,13 +16,13 @@ import inspect
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from camab_rag.errors import InputError, ScorerError
+from camab_rag.errors import InputError
+from camab_rag.scorers.encoding import EncodedRequest, RequestEncoder
 from camab_rag.scorers.models import (
     MODELS,
     ensure_gguf_converted,
@@ -73,19 +67,6 @@ _PLAIN_GREEDY_SETTINGS = frozenset(
 argmax per step (sampling settings do not apply with ``do_sample=False``); any other,
 such as ``repetition_penalty``, makes the prefix-cached :meth:`generate` fall back to
 ``model.generate``, which applies it."""
-
-
-@dataclass(frozen=True)
-class EncodedRequest:
-    """The token ids of one request, split at the prompt/response boundary."""
-
-    prompt_ids: tuple[int, ...]
-    response_ids: tuple[int, ...]
-    offsets: tuple[int, ...]
-    """Character offset in the response where each response token starts."""
-    tokens: tuple[str, ...]
-    boundary_merged: bool
-    """Whether tokenizing prompt + response jointly would merge tokens across the boundary."""
 
 
 class TransformersScorer(BaseScorer):
@@ -200,6 +181,7 @@ class TransformersScorer(BaseScorer):
             merge_forks=device != "cpu",
         )
         self._reuse = supports_prefix_reuse()
+        self._encoder = RequestEncoder(self.tokenizer, self.render_prompt)
 
     @property
     def parallel_requests(self) -> int:
@@ -251,67 +233,18 @@ class TransformersScorer(BaseScorer):
     def encode_prompt(self, prompt: Prompt) -> list[int]:
         """Token ids of the rendered prompt (special tokens are the template's own for chat
         messages; the tokenizer's usual ones, such as a BOS, for plain text)."""
-        text = self.render_prompt(prompt)
-        ids = self._ids(text, add_special_tokens=isinstance(prompt, str))
-        if not ids:
-            bos = self.tokenizer.bos_token_id
-            if bos is None:
-                raise InputError("the prompt is empty and the model has no BOS token to start from")
-            ids = [int(bos)]
-        return ids
+        return self._encoder.prompt_ids([prompt])[0]
 
     def encode(self, request: ScoreRequest) -> EncodedRequest:
-        """Split one request into prompt and response token ids (see the module docstring)."""
-        if not isinstance(request.response, str) or not request.response:
-            raise InputError("ScoreRequest.response must be a non-empty string")
-        response = request.response
-        prompt_text = self.render_prompt(request.prompt)
-        prompt_ids = self.encode_prompt(request.prompt)
-        enc = self.tokenizer(response, add_special_tokens=False, return_offsets_mapping=True)
-        response_ids = [int(i) for i in enc["input_ids"]]
-        spans = [(int(a), int(b)) for a, b in enc["offset_mapping"]]
-        joint = self.tokenizer(
-            prompt_text + response,
-            add_special_tokens=isinstance(request.prompt, str),
-            return_offsets_mapping=True,
-        )
-        cut = len(prompt_text)
-        joint_spans = [(int(a), int(b)) for a, b in joint["offset_mapping"]]
-        merged = any(a < cut < b for a, b in joint_spans)
-        decoded = self.tokenizer.decode(
-            response_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False
-        )
-        if decoded != response:
-            # The tokenizer changes a text tokenized alone (e.g. a SentencePiece prefix
-            # space): take the response tokens from the joint tokenization instead.
-            if merged:
-                raise ScorerError(
-                    "cannot split the response's tokens from the prompt's: the tokenizer "
-                    "merges the prompt's last characters with the response's first ones and "
-                    "alters the response when tokenized alone"
-                )
-            ids = [int(i) for i in joint["input_ids"]]
-            first = next(
-                (k for k, (a, b) in enumerate(joint_spans) if a >= cut and b > a), len(ids)
-            )
-            response_ids = ids[first:]
-            spans = [(a - cut, b - cut) for a, b in joint_spans[first:]]
-            prompt_ids = ids[:first] or prompt_ids
-        if not response_ids:
-            raise InputError("the response has no tokens to score")
-        offsets = tuple(max(0, min(a, len(response))) for a, _ in spans)
-        tokens = tuple(response[a:b] for a, b in spans)
-        return EncodedRequest(tuple(prompt_ids), tuple(response_ids), offsets, tokens, merged)
-
-    def _ids(self, text: str, *, add_special_tokens: bool) -> list[int]:
-        ids = self.tokenizer(text, add_special_tokens=add_special_tokens)["input_ids"]
-        return [int(i) for i in ids]
+        """Split one request into prompt and response token ids (see
+        :mod:`camab_rag.scorers.encoding`)."""
+        return self._encoder.encode([request])[0]
 
     # ------------------------------------------------------------------------- scoring
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         """Teacher-forced log-probs of each response, batched ``batch_size`` at a time."""
-        encoded = [self.encode(r) for r in requests]
+        encoded = self._encoder.encode(requests)
         for e in encoded:
             total = len(e.prompt_ids) + len(e.response_ids)
             if self.max_length is not None and total > self.max_length:
@@ -401,7 +334,7 @@ class TransformersScorer(BaseScorer):
 
         if max_new_tokens < 1:
             raise InputError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
-        encoded = [self.encode_prompt(p) for p in prompts]
+        encoded = self._encoder.prompt_ids(prompts)
         if self.prefix_cache and self._reuse and self.batch_size == 1 and self._greedy_is_argmax():
             return self._generate_all_cached(encoded, max_new_tokens)
         config = GenerationConfig(  # type: ignore[no-untyped-call]

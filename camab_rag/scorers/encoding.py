@@ -1,0 +1,236 @@
+"""Token ids of score requests, split at the prompt/response boundary, many at a time.
+
+The prompt is rendered to text (chat template with the generation prompt for chat
+messages, verbatim for plain text), tokenized on its own, and the response is tokenized on
+its own and appended. That is exactly the token sequence the model sees when it generates
+the response after the prompt, so a response whose first characters would merge with the
+prompt's last token in a joint tokenization (e.g. a prompt ending in ``"\\n"`` and a
+response starting with ``"\\n"``) never shifts the slice. Whether a joint tokenization
+would have merged is reported (``boundary_merged``). Tokenizers that add a prefix space to
+a text tokenized alone (SentencePiece "legacy") fall back to the joint tokenization, with
+a clear error if a token straddles the boundary.
+
+The work per call, not per request: an attribution asks about many subsets of one context
+with one response, so :class:`RequestEncoder` tokenizes every prompt of a call in one
+batched tokenizer call (the Rust tokenizers run a batch on every core) and each distinct
+response once (kept for later calls). Whether the joint text merges at the boundary is read
+from the prompt's text after its last special token, which every subset's chat prompt
+shares (the template's assistant header), once per response; a prompt without one (plain
+text) has its whole joint text tokenized. The ids are the ones a request tokenized alone
+gets (tests/test_encoding.py).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from camab_rag.errors import InputError, ScorerError
+from camab_rag.scoring import Prompt, ScoreRequest
+
+
+@dataclass(frozen=True)
+class EncodedRequest:
+    """The token ids of one request, split at the prompt/response boundary."""
+
+    prompt_ids: tuple[int, ...]
+    response_ids: tuple[int, ...]
+    offsets: tuple[int, ...]
+    """Character offset in the response where each response token starts."""
+    tokens: tuple[str, ...]
+    boundary_merged: bool
+    """Whether tokenizing prompt + response jointly would merge tokens across the boundary."""
+
+
+@dataclass(frozen=True)
+class _ResponseTokens:
+    ids: tuple[int, ...]
+    spans: tuple[tuple[int, int], ...]
+    faithful: bool
+    """Whether the ids decode back to the response (no prefix space added)."""
+
+
+class RequestEncoder:
+    """Encodes score requests with a Hugging Face fast tokenizer (see the module docstring).
+
+    Args:
+        tokenizer: a fast tokenizer (offsets are needed).
+        render: a prompt -> the text the model reads (the scorer's chat templating).
+        kept_responses: how many distinct responses' tokens are kept between calls.
+    """
+
+    def __init__(
+        self, tokenizer: Any, render: Callable[[Prompt], str], *, kept_responses: int = 64
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.render = render
+        self.kept_responses = kept_responses
+        self._responses: OrderedDict[str, _ResponseTokens] = OrderedDict()
+        self._tails: OrderedDict[tuple[str, str], bool] = OrderedDict()
+        self._splitters = _splitting_tokens(tokenizer)
+
+    def prompt_ids(self, prompts: Sequence[Prompt]) -> list[list[int]]:
+        """Token ids of each rendered prompt (special tokens are the template's own for
+        chat messages; the tokenizer's usual ones, such as a BOS, for plain text); an empty
+        prompt is the BOS token alone."""
+        texts = [self.render(p) for p in prompts]
+        return self._prompt_ids(texts, [isinstance(p, str) for p in prompts])
+
+    def encode(self, requests: Sequence[ScoreRequest]) -> list[EncodedRequest]:
+        """Prompt and response token ids of each request."""
+        for request in requests:
+            if not isinstance(request.response, str) or not request.response:
+                raise InputError("ScoreRequest.response must be a non-empty string")
+        if not requests:
+            return []
+        texts = [self.render(r.prompt) for r in requests]
+        plain = [isinstance(r.prompt, str) for r in requests]
+        prompts = self._prompt_ids(texts, plain)
+        alone = [self._response(r.response) for r in requests]
+        merged = [
+            self._merged_at_tail(text, r.response) if tokens.faithful else None
+            for text, r, tokens in zip(texts, requests, alone)
+        ]
+        # The whole joint text is tokenized only where the tail cannot tell.
+        whole = [i for i, m in enumerate(merged) if m is None]
+        joints: list[dict[str, Any] | None] = [None] * len(requests)
+        tokenized = self._tokenize(
+            [texts[i] + requests[i].response for i in whole],
+            [plain[i] for i in whole],
+            offsets=True,
+        )
+        for i, joint in zip(whole, tokenized):
+            joints[i] = joint
+        return [
+            self._split(*parts)
+            for parts in zip(texts, prompts, alone, merged, joints, (r.response for r in requests))
+        ]
+
+    def _merged_at_tail(self, text: str, response: str) -> bool | None:
+        """Whether a joint tokenization merges across the boundary, read from the prompt's
+        text after its last special token (the tokenizer splits special tokens off first,
+        so that tail tokenizes as it does inside the whole text); ``None`` when the prompt
+        holds no such token. Kept per (tail, response): every subset's prompt ends alike."""
+        start = max((text.rfind(s) + len(s) for s in self._splitters if s in text), default=-1)
+        if start < 0:
+            return None
+        tail = text[start:]
+        key = (tail, response)
+        kept = self._tails.get(key)
+        if kept is None:
+            enc = self.tokenizer(
+                tail + response, add_special_tokens=False, return_offsets_mapping=True
+            )
+            cut = len(tail)
+            kept = any(int(a) < cut < int(b) for a, b in enc["offset_mapping"])
+            self._tails[key] = kept
+            while len(self._tails) > self.kept_responses:
+                self._tails.popitem(last=False)
+        return kept
+
+    # ------------------------------------------------------------------ pieces
+    def _tokenize(
+        self, texts: Sequence[str], plain: Sequence[bool], *, offsets: bool
+    ) -> list[dict[str, Any]]:
+        """One batched tokenizer call per kind of text (with or without the tokenizer's
+        own special tokens); results in the order of ``texts``."""
+        out: list[dict[str, Any]] = [{} for _ in texts]
+        for special in (True, False):
+            where = [i for i, p in enumerate(plain) if p is special]
+            if not where:
+                continue
+            batch = self.tokenizer(
+                [texts[i] for i in where],
+                add_special_tokens=special,
+                return_offsets_mapping=offsets,
+            )
+            for k, i in enumerate(where):
+                out[i] = {key: batch[key][k] for key in batch}
+        return out
+
+    def _prompt_ids(self, texts: Sequence[str], plain: Sequence[bool]) -> list[list[int]]:
+        encoded = self._tokenize(texts, plain, offsets=False)
+        ids = [[int(i) for i in e["input_ids"]] for e in encoded]
+        for row in ids:
+            if not row:
+                bos = self.tokenizer.bos_token_id
+                if bos is None:
+                    raise InputError(
+                        "the prompt is empty and the model has no BOS token to start from"
+                    )
+                row.append(int(bos))
+        return ids
+
+    def _response(self, response: str) -> _ResponseTokens:
+        kept = self._responses.get(response)
+        if kept is not None:
+            self._responses.move_to_end(response)
+            return kept
+        enc = self.tokenizer(response, add_special_tokens=False, return_offsets_mapping=True)
+        ids = tuple(int(i) for i in enc["input_ids"])
+        decoded = self.tokenizer.decode(
+            list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False
+        )
+        spans = tuple((int(a), int(b)) for a, b in enc["offset_mapping"])
+        kept = _ResponseTokens(ids, spans, decoded == response)
+        self._responses[response] = kept
+        while len(self._responses) > self.kept_responses:
+            self._responses.popitem(last=False)
+        return kept
+
+    @staticmethod
+    def _split(
+        text: str,
+        prompt_ids: list[int],
+        alone: _ResponseTokens,
+        merged: bool | None,
+        joint: dict[str, Any] | None,
+        response: str,
+    ) -> EncodedRequest:
+        cut = len(text)
+        joint_spans = [(int(a), int(b)) for a, b in joint["offset_mapping"]] if joint else []
+        if merged is None:
+            merged = any(a < cut < b for a, b in joint_spans)
+        response_ids, spans = list(alone.ids), list(alone.spans)
+        if not alone.faithful and joint is not None:
+            # The tokenizer changes a text tokenized alone (e.g. a SentencePiece prefix
+            # space): take the response tokens from the joint tokenization instead.
+            if merged:
+                raise ScorerError(
+                    "cannot split the response's tokens from the prompt's: the tokenizer "
+                    "merges the prompt's last characters with the response's first ones and "
+                    "alters the response when tokenized alone"
+                )
+            ids = [int(i) for i in joint["input_ids"]]
+            first = next(
+                (k for k, (a, b) in enumerate(joint_spans) if a >= cut and b > a), len(ids)
+            )
+            response_ids = ids[first:]
+            spans = [(a - cut, b - cut) for a, b in joint_spans[first:]]
+            prompt_ids = ids[:first] or prompt_ids
+        if not response_ids:
+            raise InputError("the response has no tokens to score")
+        offsets = tuple(max(0, min(a, len(response))) for a, _ in spans)
+        tokens = tuple(response[a:b] for a, b in spans)
+        return EncodedRequest(tuple(prompt_ids), tuple(response_ids), offsets, tokens, merged)
+
+
+def _splitting_tokens(tokenizer: Any) -> tuple[str, ...]:
+    """The special tokens a fast tokenizer splits off the raw text before anything else
+    (matched verbatim: not normalized, no stripping of the whitespace after them, not
+    whole-word only), so the text after one tokenizes as it would on its own."""
+    added = getattr(tokenizer, "added_tokens_decoder", None) or {}
+    return tuple(
+        str(token.content)
+        for token in added.values()
+        if getattr(token, "special", False)
+        and not getattr(token, "normalized", True)
+        and not getattr(token, "rstrip", True)
+        and not getattr(token, "single_word", True)
+        and token.content
+    )
+
+
+__all__ = ["EncodedRequest", "RequestEncoder"]

@@ -1,0 +1,106 @@
+"""RequestEncoder: a call's requests encoded together get the ids each gets alone."""
+
+from __future__ import annotations
+
+from dataclasses import astuple
+from typing import Any
+
+import pytest
+
+from camab_rag.errors import InputError
+from camab_rag.scorers import TransformersScorer
+from camab_rag.scorers.encoding import RequestEncoder
+from camab_rag.scoring import ScoreRequest
+
+CONTEXT = [
+    "The Eiffel Tower is in Paris.",
+    "It was finished in 1889.",
+    "Gustave Eiffel's company built it.",
+    "Paris is the capital of France.",
+]
+
+
+def chat(kept: list[int]) -> list[dict[str, str]]:
+    context = "\n".join(CONTEXT[i] for i in kept)
+    return [
+        {"role": "system", "content": "Answer from the context."},
+        {"role": "user", "content": f"Context:\n{context}\n\nQuestion: Where is the tower?"},
+    ]
+
+
+REQUESTS = [
+    ScoreRequest(chat([0, 1, 2, 3]), "It is in Paris, France."),
+    ScoreRequest(chat([1, 2]), "It is in Paris, France."),
+    ScoreRequest(chat([]), "It is in Paris, France."),
+    ScoreRequest(chat([0, 3]), "\nParis"),
+    ScoreRequest("Hello wor", "ld peace."),  # a joint tokenization merges at the boundary
+    ScoreRequest("The capital of France is", " Paris."),
+    ScoreRequest("", "Paris."),  # empty prompt: the BOS token alone
+    ScoreRequest("Ünïcödé prompt →", " 東京 and Zürich."),
+]
+
+
+class CountingTokenizer:
+    """The real tokenizer, counting the texts it is asked to encode."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self.texts = 0
+
+    def __call__(self, text: Any, **kwargs: Any) -> Any:
+        self.texts += len(text) if isinstance(text, list) else 1
+        return self.tokenizer(text, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.tokenizer, name)
+
+
+def test_ids_follow_the_boundary_rule(smollm2_scorer: TransformersScorer) -> None:
+    tokenizer = smollm2_scorer.tokenizer
+    encoder = RequestEncoder(tokenizer, smollm2_scorer.render_prompt)
+    for request, got in zip(REQUESTS, encoder.encode(REQUESTS)):
+        text = smollm2_scorer.render_prompt(request.prompt)
+        plain = isinstance(request.prompt, str)
+        prompt = tokenizer(text, add_special_tokens=plain)["input_ids"] or [tokenizer.bos_token_id]
+        assert list(got.prompt_ids) == prompt
+        alone = tokenizer(request.response, add_special_tokens=False)["input_ids"]
+        assert list(got.response_ids) == alone
+        if request.response.isascii():  # a byte-split character shows in each of its tokens
+            assert "".join(got.tokens) == request.response
+        joint = tokenizer(text + request.response, return_offsets_mapping=True)
+        cut = len(text)
+        assert got.boundary_merged == any(a < cut < b for a, b in joint["offset_mapping"])
+    assert encoder.encode(REQUESTS)[4].boundary_merged
+    assert not encoder.encode(REQUESTS)[5].boundary_merged
+
+
+def test_a_batch_equals_each_request_alone(smollm2_scorer: TransformersScorer) -> None:
+    batched = RequestEncoder(smollm2_scorer.tokenizer, smollm2_scorer.render_prompt)
+    alone = RequestEncoder(smollm2_scorer.tokenizer, smollm2_scorer.render_prompt)
+    together = batched.encode(REQUESTS)
+    one_by_one = [alone.encode([r])[0] for r in REQUESTS]
+    assert together == one_by_one
+    assert [astuple(smollm2_scorer.encode(r)) for r in REQUESTS] == [astuple(e) for e in together]
+
+
+def test_each_distinct_response_is_tokenized_once(smollm2_scorer: TransformersScorer) -> None:
+    counting = CountingTokenizer(smollm2_scorer.tokenizer)
+    encoder = RequestEncoder(counting, smollm2_scorer.render_prompt, kept_responses=2)
+    requests = [ScoreRequest(chat(kept), "It is in Paris.") for kept in ([0], [1], [2], [3])]
+    encoder.encode(requests)
+    # one batched call for the 4 prompts; the response and the template's tail after the
+    # last special token (the same for every subset) once each; no whole joint text
+    assert counting.texts == 4 + 1 + 1
+    encoder.encode(requests)
+    assert counting.texts == 2 * 4 + 1 + 1  # the response's and the tail's tokens were kept
+    encoder.encode([ScoreRequest("a", "One."), ScoreRequest("b", "Two.")])
+    assert len(encoder._responses) == 2  # at most kept_responses kept
+    assert counting.texts == 2 * 4 + 1 + 1 + 2 + 2 + 2  # plain prompts: the joint texts too
+    assert "It is in Paris." not in encoder._responses
+
+
+def test_bad_responses_are_named(smollm2_scorer: TransformersScorer) -> None:
+    encoder = RequestEncoder(smollm2_scorer.tokenizer, smollm2_scorer.render_prompt)
+    with pytest.raises(InputError, match="non-empty string"):
+        encoder.encode([ScoreRequest("prompt", "")])
+    assert encoder.encode([]) == []
