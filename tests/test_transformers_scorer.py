@@ -439,3 +439,37 @@ def test_resolve_model_path(tmp_path) -> None:
     )
     with pytest.raises(InputError, match="local files"):
         TransformersScorer("no-such-org/no-such-model")
+
+
+def test_a_model_already_loaded_scores_as_its_directory_does(
+    smollm2_scorer: TransformersScorer,
+) -> None:
+    loaded = TransformersScorer(smollm2_scorer.model, tokenizer=smollm2_scorer.tokenizer)
+    assert loaded.device == "cpu" and loaded.dtype == "float32"
+    assert loaded.model is smollm2_scorer.model  # used as it is, not copied
+    requests = [ScoreRequest(CHAT, "Paris."), ScoreRequest("The capital of France is", " Paris.")]
+    for got, want in zip(loaded.score(requests), smollm2_scorer.score(requests)):
+        np.testing.assert_allclose(got.logprobs, want.logprobs, atol=1e-5)
+    with pytest.raises(InputError, match="needs its tokenizer"):
+        TransformersScorer(smollm2_scorer.model)
+
+
+def test_a_random_model_from_a_config_scores(smollm2_scorer: TransformersScorer) -> None:
+    # how benchmarks/bench_scorer.py --shape builds a model of a given size without weights
+    import torch
+    from transformers import AutoModelForCausalLM, LlamaConfig
+
+    config = LlamaConfig(
+        vocab_size=len(smollm2_scorer.tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+    )
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+    scorer = TransformersScorer(model, tokenizer=smollm2_scorer.tokenizer, batch_size=4)
+    assert scorer.dtype == "bfloat16"
+    [result] = scorer.score([ScoreRequest(CHAT, "Paris.")])
+    assert result.logprobs.shape == (len(result.tokens),) and np.all(result.logprobs < 0)

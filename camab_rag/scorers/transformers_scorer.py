@@ -74,8 +74,10 @@ class TransformersScorer(BaseScorer):
 
     Args:
         model: a short name of an embedded model (``"smollm2"``, ``"qwen2.5-0.5b"``), a
-            local transformers directory, a ``.gguf`` file (converted once and cached), or
-            a hub id already present in the local Hugging Face cache.
+            local transformers directory, a ``.gguf`` file (converted once and cached), a
+            hub id already present in the local Hugging Face cache, or a causal LM already
+            loaded in this process (with ``tokenizer``; its dtype is kept).
+        tokenizer: the tokenizer of a loaded ``model`` (else loaded with the model).
         dtype: ``"float32"`` (default, exact), ``"bfloat16"`` or ``"float16"``.
         num_threads: torch intra-op threads (``None`` keeps torch's default). This is a
             process-wide torch setting.
@@ -83,7 +85,8 @@ class TransformersScorer(BaseScorer):
             :attr:`parallel_requests`, from which ``method="auto"`` takes its Thompson
             draws per round (up to 2).
         device: torch device, e.g. ``"cpu"``; ``"auto"`` (default) takes CUDA when
-            available, else the CPU (the dtype stays as given: float32 unless asked).
+            available, else the CPU (the dtype stays as given: float32 unless asked); a
+            loaded model stays where it is.
         max_length: refuse requests longer than this many tokens (default: the model's
             ``max_position_embeddings``).
         prefix_cache: reuse the keys/values of shared prompt prefixes (on by default).
@@ -117,8 +120,9 @@ class TransformersScorer(BaseScorer):
 
     def __init__(
         self,
-        model: str | os.PathLike[str] = "smollm2",
+        model: str | os.PathLike[str] | Any = "smollm2",
         *,
+        tokenizer: Any = None,
         dtype: str = "float32",
         num_threads: int | None = None,
         batch_size: int = 8,
@@ -141,20 +145,37 @@ class TransformersScorer(BaseScorer):
 
         if num_threads is not None:
             torch.set_num_threads(num_threads)
-        if device == "auto":
+        if device == "auto" and isinstance(model, (str, os.PathLike)):
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.model_name = str(model)
-        self.path = resolve_model_path(model)
-        try:
-            self.tokenizer: Any = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
-            loaded: Any = AutoModelForCausalLM.from_pretrained(
-                self.path, dtype=getattr(torch, dtype), local_files_only=True
-            )
-        except OSError as error:
-            raise InputError(
-                f"cannot load model {self.model_name!r} from local files (nothing is fetched "
-                f"from a model hub): {error}"
-            ) from error
+        loaded: Any
+        if isinstance(model, (str, os.PathLike)):
+            self.model_name = str(model)
+            self.path = resolve_model_path(model)
+            try:
+                self.tokenizer: Any = tokenizer or AutoTokenizer.from_pretrained(
+                    self.path, local_files_only=True
+                )
+                loaded = AutoModelForCausalLM.from_pretrained(
+                    self.path, dtype=getattr(torch, dtype), local_files_only=True
+                )
+            except OSError as error:
+                raise InputError(
+                    f"cannot load model {self.model_name!r} from local files (nothing is "
+                    f"fetched from a model hub): {error}"
+                ) from error
+        else:  # a model already loaded in this process, used as it is (dtype included)
+            if tokenizer is None or not callable(getattr(model, "forward", None)):
+                raise InputError(
+                    "a loaded model needs its tokenizer: TransformersScorer(model, "
+                    "tokenizer=tokenizer), or pass a model name or directory"
+                )
+            self.tokenizer, loaded = tokenizer, model
+            self.model_name = str(getattr(model, "name_or_path", "") or type(model).__name__)
+            self.path = ""
+            weights = next(model.parameters())
+            dtype = str(weights.dtype).removeprefix("torch.")
+            if device == "auto":  # where the model already is
+                device = str(weights.device)
         self.model: Any = loaded.to(device)
         self.model.eval()
         self.dtype = dtype
