@@ -304,7 +304,8 @@ def test_wrappers_pass_the_inner_capacity_through() -> None:
     from camab_cli.audit.scorers import PooledScorer
     from camab_cli.evaluation.counting import CountingScorer
 
-    assert parallel_requests(ProxyFallbackScorer(ParallelScorer(8), ParallelScorer(2))) == 8
+    # before a fallback: the smaller, so a proxy that takes over mid-run is not over-asked
+    assert parallel_requests(ProxyFallbackScorer(ParallelScorer(8), ParallelScorer(2))) == 2
     assert parallel_requests(ProxyFallbackScorer(None, ParallelScorer(3))) == 3
     assert parallel_requests(CountingScorer(ParallelScorer(5))) == 5
     assert parallel_requests(CountingScorer(PlainScorer())) == 1

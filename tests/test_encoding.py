@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import astuple
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -104,3 +104,67 @@ def test_bad_responses_are_named(smollm2_scorer: TransformersScorer) -> None:
     with pytest.raises(InputError, match="non-empty string"):
         encoder.encode([ScoreRequest("prompt", "")])
     assert encoder.encode([]) == []
+
+
+class CharTokenizer:
+    """One token per character (pure logic: enough for the encoder's bookkeeping)."""
+
+    added_tokens_decoder: ClassVar[dict[int, Any]] = {}
+    bos_token_id = 0
+
+    def __call__(
+        self, text: Any, add_special_tokens: bool = False, return_offsets_mapping: bool = False
+    ) -> dict[str, Any]:
+        if isinstance(text, list):
+            rows = [self(t, add_special_tokens, return_offsets_mapping) for t in text]
+            return {key: [row[key] for row in rows] for key in rows[0]} if rows else {}
+        out: dict[str, Any] = {"input_ids": [ord(c) for c in text]}
+        if return_offsets_mapping:
+            out["offset_mapping"] = [(i, i + 1) for i in range(len(text))]
+        return out
+
+    def decode(self, ids: list[int], **_: Any) -> str:
+        return "".join(map(chr, ids))
+
+
+def test_threads_share_the_kept_responses_safely() -> None:
+    import random
+    import sys
+    import threading
+
+    encoder = RequestEncoder(CharTokenizer(), lambda prompt: str(prompt), kept_responses=4)
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        rng = random.Random(seed)
+        try:
+            for _ in range(3000):
+                encoder.encode([ScoreRequest("prompt", f"r{rng.randint(0, 6)}")])
+        except BaseException as error:
+            errors.append(error)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+    assert len(encoder._responses) <= 4
+
+
+def test_special_tokens_split_as_text_keep_the_whole_joint_check(
+    smollm2_scorer: TransformersScorer,
+) -> None:
+    from camab_rag.scorers.encoding import _splitting_tokens
+
+    assert _splitting_tokens(smollm2_scorer.tokenizer)  # SmolLM2 splits <|im_start|> etc. off
+    smollm2_scorer.tokenizer.split_special_tokens = True
+    try:
+        assert _splitting_tokens(smollm2_scorer.tokenizer) == ()
+    finally:
+        smollm2_scorer.tokenizer.split_special_tokens = False

@@ -456,6 +456,12 @@ def test_a_model_already_loaded_scores_as_its_directory_does(
         np.testing.assert_allclose(got.logprobs, want.logprobs, atol=1e-5)
     with pytest.raises(InputError, match="needs its tokenizer"):
         TransformersScorer(smollm2_scorer.model)
+    with pytest.raises(InputError, match="is float32; dtype='bfloat16' cannot change it"):
+        TransformersScorer(
+            smollm2_scorer.model, tokenizer=smollm2_scorer.tokenizer, dtype="bfloat16"
+        )
+    with pytest.raises(InputError, match="must be a transformers causal LM"):
+        TransformersScorer(object(), tokenizer=smollm2_scorer.tokenizer)
 
 
 def test_a_random_model_from_a_config_scores(smollm2_scorer: TransformersScorer) -> None:

@@ -22,6 +22,7 @@ gets (tests/test_encoding.py).
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -69,6 +70,7 @@ class RequestEncoder:
         self.kept_responses = kept_responses
         self._responses: OrderedDict[str, _ResponseTokens] = OrderedDict()
         self._tails: OrderedDict[tuple[str, str], bool] = OrderedDict()
+        self._kept_lock = threading.Lock()  # scorers encode outside their model lock
         self._splitters = _splitting_tokens(tokenizer)
 
     def prompt_ids(self, prompts: Sequence[Prompt]) -> list[list[int]]:
@@ -118,17 +120,18 @@ class RequestEncoder:
             return None
         tail = text[start:]
         key = (tail, response)
-        kept = self._tails.get(key)
-        if kept is None:
-            enc = self.tokenizer(
-                tail + response, add_special_tokens=False, return_offsets_mapping=True
-            )
-            cut = len(tail)
-            kept = any(int(a) < cut < int(b) for a, b in enc["offset_mapping"])
-            self._tails[key] = kept
+        with self._kept_lock:
+            known = self._tails.get(key)
+        if known is not None:
+            return known
+        enc = self.tokenizer(tail + response, add_special_tokens=False, return_offsets_mapping=True)
+        cut = len(tail)
+        merged = any(int(a) < cut < int(b) for a, b in enc["offset_mapping"])
+        with self._kept_lock:
+            self._tails[key] = merged
             while len(self._tails) > self.kept_responses:
                 self._tails.popitem(last=False)
-        return kept
+        return merged
 
     # ------------------------------------------------------------------ pieces
     def _tokenize(
@@ -164,10 +167,11 @@ class RequestEncoder:
         return ids
 
     def _response(self, response: str) -> _ResponseTokens:
-        kept = self._responses.get(response)
-        if kept is not None:
-            self._responses.move_to_end(response)
-            return kept
+        with self._kept_lock:
+            kept = self._responses.pop(response, None)
+            if kept is not None:
+                self._responses[response] = kept  # most recently used last
+                return kept
         enc = self.tokenizer(response, add_special_tokens=False, return_offsets_mapping=True)
         ids = tuple(int(i) for i in enc["input_ids"])
         decoded = self.tokenizer.decode(
@@ -175,9 +179,10 @@ class RequestEncoder:
         )
         spans = tuple((int(a), int(b)) for a, b in enc["offset_mapping"])
         kept = _ResponseTokens(ids, spans, decoded == response)
-        self._responses[response] = kept
-        while len(self._responses) > self.kept_responses:
-            self._responses.popitem(last=False)
+        with self._kept_lock:
+            self._responses[response] = kept
+            while len(self._responses) > self.kept_responses:
+                self._responses.popitem(last=False)
         return kept
 
     @staticmethod
@@ -221,6 +226,8 @@ def _splitting_tokens(tokenizer: Any) -> tuple[str, ...]:
     """The special tokens a fast tokenizer splits off the raw text before anything else
     (matched verbatim: not normalized, no stripping of the whitespace after them, not
     whole-word only), so the text after one tokenizes as it would on its own."""
+    if getattr(tokenizer, "split_special_tokens", False):
+        return ()  # special-token text is tokenized as text: no clean cut after it
     added = getattr(tokenizer, "added_tokens_decoder", None) or {}
     return tuple(
         str(token.content)

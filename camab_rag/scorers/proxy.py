@@ -79,9 +79,13 @@ class ProxyFallbackScorer:
 
     @property
     def parallel_requests(self) -> int:
-        """The parallel capacity (:func:`~camab_rag.scoring.parallel_requests`) of
-        whichever model scores now: the proxy once it has taken over, else the own model."""
-        return parallel_requests(self.proxy if self.using_proxy else self.own)
+        """The parallel capacity (:func:`~camab_rag.scoring.parallel_requests`) of the
+        proxy once it has taken over; before, the smaller of the own model's and the
+        proxy's (the proxy may take over in the middle of a run whose rounds were sized
+        already, so a run never asks a CPU proxy for more than it runs at once)."""
+        if self.using_proxy:
+            return parallel_requests(self.proxy)
+        return min(parallel_requests(self.own), parallel_requests(self.proxy))
 
     def _switch(self, error: CannotScoreError) -> None:
         with self._lock:

@@ -76,9 +76,11 @@ class TransformersScorer(BaseScorer):
         model: a short name of an embedded model (``"smollm2"``, ``"qwen2.5-0.5b"``), a
             local transformers directory, a ``.gguf`` file (converted once and cached), a
             hub id already present in the local Hugging Face cache, or a causal LM already
-            loaded in this process (with ``tokenizer``; its dtype is kept).
+            loaded in this process (with ``tokenizer``; its dtype is kept, it is put in
+            eval mode and stays on its device(s) unless ``device`` names another).
         tokenizer: the tokenizer of a loaded ``model`` (else loaded with the model).
-        dtype: ``"float32"`` (default, exact), ``"bfloat16"`` or ``"float16"``.
+        dtype: ``"float32"`` (default for a model loaded here, exact), ``"bfloat16"`` or
+            ``"float16"``; a loaded model's own dtype (a different one is refused).
         num_threads: torch intra-op threads (``None`` keeps torch's default). This is a
             process-wide torch setting.
         batch_size: requests per forward pass. On a GPU it is also
@@ -123,7 +125,7 @@ class TransformersScorer(BaseScorer):
         model: str | os.PathLike[str] | Any = "smollm2",
         *,
         tokenizer: Any = None,
-        dtype: str = "float32",
+        dtype: str | None = None,
         num_threads: int | None = None,
         batch_size: int = 8,
         device: str = "auto",
@@ -131,7 +133,7 @@ class TransformersScorer(BaseScorer):
         prefix_cache: bool = True,
         prefix_cache_mib: float = 256,
     ) -> None:
-        if dtype not in _DTYPES:
+        if dtype is not None and dtype not in _DTYPES:
             raise InputError(f"dtype must be one of {', '.join(_DTYPES)}, got {dtype!r}")
         if batch_size < 1:
             raise InputError(f"batch_size must be at least 1, got {batch_size}")
@@ -139,23 +141,26 @@ class TransformersScorer(BaseScorer):
             raise InputError(f"num_threads must be at least 1, got {num_threads}")
         if prefix_cache_mib < 0:
             raise InputError(f"prefix_cache_mib must be at least 0, got {prefix_cache_mib}")
-        set_offline_flags()
+        if isinstance(model, (str, os.PathLike)):
+            set_offline_flags()  # before transformers is imported (a loaded model's user owns it)
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if num_threads is not None:
             torch.set_num_threads(num_threads)
-        if device == "auto" and isinstance(model, (str, os.PathLike)):
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        loaded: Any
         if isinstance(model, (str, os.PathLike)):
+            dtype = dtype or "float32"
+            if device == "auto":
+                device = "cuda" if torch.cuda.is_available() else "cpu"
             self.model_name = str(model)
             self.path = resolve_model_path(model)
             try:
-                self.tokenizer: Any = tokenizer or AutoTokenizer.from_pretrained(
-                    self.path, local_files_only=True
+                self.tokenizer: Any = (
+                    tokenizer
+                    if tokenizer is not None
+                    else AutoTokenizer.from_pretrained(self.path, local_files_only=True)
                 )
-                loaded = AutoModelForCausalLM.from_pretrained(
+                loaded: Any = AutoModelForCausalLM.from_pretrained(
                     self.path, dtype=getattr(torch, dtype), local_files_only=True
                 )
             except OSError as error:
@@ -163,20 +168,12 @@ class TransformersScorer(BaseScorer):
                     f"cannot load model {self.model_name!r} from local files (nothing is "
                     f"fetched from a model hub): {error}"
                 ) from error
-        else:  # a model already loaded in this process, used as it is (dtype included)
-            if tokenizer is None or not callable(getattr(model, "forward", None)):
-                raise InputError(
-                    "a loaded model needs its tokenizer: TransformersScorer(model, "
-                    "tokenizer=tokenizer), or pass a model name or directory"
-                )
-            self.tokenizer, loaded = tokenizer, model
+            self.model: Any = loaded.to(device)
+        else:
+            self.model, device, dtype = _adopted(model, tokenizer, dtype, device)
+            self.tokenizer = tokenizer
             self.model_name = str(getattr(model, "name_or_path", "") or type(model).__name__)
             self.path = ""
-            weights = next(model.parameters())
-            dtype = str(weights.dtype).removeprefix("torch.")
-            if device == "auto":  # where the model already is
-                device = str(weights.device)
-        self.model: Any = loaded.to(device)
         self.model.eval()
         self.dtype = dtype
         self.device = device
@@ -408,6 +405,37 @@ class TransformersScorer(BaseScorer):
             elif isinstance(source, (list, tuple)):
                 ids.update(int(i) for i in source)
         return sorted(ids)
+
+
+def _adopted(model: Any, tokenizer: Any, dtype: str | None, device: str) -> tuple[Any, str, str]:
+    """A causal LM already loaded in this process, checked: (model, device, dtype). It stays
+    where it is with ``device="auto"`` (and always when dispatched over several devices);
+    another ``device`` moves it there, in place."""
+    if tokenizer is None:
+        raise InputError(
+            "a loaded model needs its tokenizer: TransformersScorer(model, tokenizer=tokenizer), "
+            "or pass a model name or directory"
+        )
+    if getattr(model, "config", None) is None or not callable(getattr(model, "forward", None)):
+        raise InputError(
+            f"model must be a transformers causal LM (with a config), a model name or a "
+            f"directory, got {type(model).__name__}"
+        )
+    own_dtype = str(getattr(model, "dtype", "")).removeprefix("torch.")
+    if dtype is not None and dtype != own_dtype:
+        raise InputError(
+            f"the loaded model is {own_dtype}; dtype={dtype!r} cannot change it (load the "
+            "model in that dtype, or leave dtype out)"
+        )
+    dispatched = bool(getattr(model, "hf_device_map", None))
+    if dispatched and device != "auto":
+        raise InputError(
+            "the model is dispatched over devices (device_map): it stays where it is, so "
+            "leave device='auto'"
+        )
+    if device == "auto" or dispatched:
+        return model, str(model.device), own_dtype
+    return model.to(device), device, own_dtype
 
 
 def resolve_model_path(model: str | os.PathLike[str]) -> str:
