@@ -83,6 +83,11 @@ class CamabChatEngine(BaseChatEngine):
         )
 
     @property
+    def scorer(self) -> Any:
+        """The scorer given (``None``: built from the LLM of each turn)."""
+        return self._attributor.scorer
+
+    @property
     def config(self) -> AttributionConfig:
         """The settings every turn is attributed with."""
         return self._attributor.config

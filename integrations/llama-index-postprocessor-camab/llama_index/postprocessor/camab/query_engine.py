@@ -102,6 +102,11 @@ class CamabQueryEngine(BaseQueryEngine):
         super().__init__(callback_manager or getattr(query_engine, "callback_manager", None))
 
     @property
+    def scorer(self) -> Any:
+        """The scorer given (``None``: built from the LLM of each response)."""
+        return self._attributor.scorer
+
+    @property
     def config(self) -> AttributionConfig:
         """The settings every response is attributed with."""
         return self._attributor.config
