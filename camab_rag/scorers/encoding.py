@@ -26,10 +26,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from camab_rag.errors import InputError, ScorerError
 from camab_rag.scoring import Prompt, ScoreRequest
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,36 @@ class _ResponseTokens:
     """Whether the ids decode back to the response (no prefix space added)."""
 
 
+class _Recent(Generic[K, V]):
+    """At most ``size`` values, the least recently used dropped first; safe to share
+    between threads (scorers encode outside their model lock)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._values: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._values.get(key)
+            if value is not None:
+                self._values.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._values[key] = value
+            self._values.move_to_end(key)
+            while len(self._values) > self.size:
+                self._values.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+
 class RequestEncoder:
     """Encodes score requests with a Hugging Face fast tokenizer (see the module docstring).
 
@@ -67,10 +100,8 @@ class RequestEncoder:
     ) -> None:
         self.tokenizer = tokenizer
         self.render = render
-        self.kept_responses = kept_responses
-        self._responses: OrderedDict[str, _ResponseTokens] = OrderedDict()
-        self._tails: OrderedDict[tuple[str, str], bool] = OrderedDict()
-        self._kept_lock = threading.Lock()  # scorers encode outside their model lock
+        self._responses: _Recent[str, _ResponseTokens] = _Recent(kept_responses)
+        self._tails: _Recent[tuple[str, str], bool] = _Recent(kept_responses)
         self._splitters = _splitting_tokens(tokenizer)
 
     def prompt_ids(self, prompts: Sequence[Prompt]) -> list[list[int]]:
@@ -115,22 +146,18 @@ class RequestEncoder:
         text after its last special token (the tokenizer splits special tokens off first,
         so that tail tokenizes as it does inside the whole text); ``None`` when the prompt
         holds no such token. Kept per (tail, response): every subset's prompt ends alike."""
-        start = max((text.rfind(s) + len(s) for s in self._splitters if s in text), default=-1)
-        if start < 0:
+        ends = [at + len(s) for s in self._splitters if (at := text.rfind(s)) >= 0]
+        if not ends:
             return None
-        tail = text[start:]
+        tail = text[max(ends) :]
         key = (tail, response)
-        with self._kept_lock:
-            known = self._tails.get(key)
+        known = self._tails.get(key)
         if known is not None:
             return known
         enc = self.tokenizer(tail + response, add_special_tokens=False, return_offsets_mapping=True)
         cut = len(tail)
         merged = any(int(a) < cut < int(b) for a, b in enc["offset_mapping"])
-        with self._kept_lock:
-            self._tails[key] = merged
-            while len(self._tails) > self.kept_responses:
-                self._tails.popitem(last=False)
+        self._tails.put(key, merged)
         return merged
 
     # ------------------------------------------------------------------ pieces
@@ -167,11 +194,9 @@ class RequestEncoder:
         return ids
 
     def _response(self, response: str) -> _ResponseTokens:
-        with self._kept_lock:
-            kept = self._responses.pop(response, None)
-            if kept is not None:
-                self._responses[response] = kept  # most recently used last
-                return kept
+        kept = self._responses.get(response)
+        if kept is not None:
+            return kept
         enc = self.tokenizer(response, add_special_tokens=False, return_offsets_mapping=True)
         ids = tuple(int(i) for i in enc["input_ids"])
         decoded = self.tokenizer.decode(
@@ -179,10 +204,7 @@ class RequestEncoder:
         )
         spans = tuple((int(a), int(b)) for a, b in enc["offset_mapping"])
         kept = _ResponseTokens(ids, spans, decoded == response)
-        with self._kept_lock:
-            self._responses[response] = kept
-            while len(self._responses) > self.kept_responses:
-                self._responses.popitem(last=False)
+        self._responses.put(response, kept)
         return kept
 
     @staticmethod

@@ -141,14 +141,15 @@ class TransformersScorer(BaseScorer):
             raise InputError(f"num_threads must be at least 1, got {num_threads}")
         if prefix_cache_mib < 0:
             raise InputError(f"prefix_cache_mib must be at least 0, got {prefix_cache_mib}")
-        if isinstance(model, (str, os.PathLike)):
+        by_name = isinstance(model, (str, os.PathLike))
+        if by_name:
             set_offline_flags()  # before transformers is imported (a loaded model's user owns it)
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if num_threads is not None:
             torch.set_num_threads(num_threads)
-        if isinstance(model, (str, os.PathLike)):
+        if by_name:
             dtype = dtype or "float32"
             if device == "auto":
                 device = "cuda" if torch.cuda.is_available() else "cpu"
