@@ -178,7 +178,6 @@ def perturbation_table(records: Sequence[dict[str, Any]], metric: str, higher: b
 
 def gold_table(records: Sequence[dict[str, Any]], label_for: Callable[[str], str]) -> str:
     methods = methods_of(records)
-    header = ["Method", "s", *[m.upper() if m != "f1@k*" else "F1@k*" for m in GOLD_METRICS]]
     header = ["Method", "s", "P@1", "F1@2", "F1@k*", "AUROC", "AP"]
     rows, means = [], []
     for method in methods:
