@@ -8,7 +8,10 @@ log-prob drop (one call per distinct top-k set). Records append to
 ``--offset/--n``, every shard appends to the same file, one line per example).
 The peers (CAMAB, KernelSHAP, ContextCite-style, leave-one-out, the real packages) are
 read from the stored run, not re-queried: their designs already make distinct calls at
-N ~ 40 segments.
+N ~ 40 segments. A subset some stored run of the example already scored is answered from
+that reward, not by the model (``--no-replay`` asks again): most of auto's subsets
+(leave-one-out rows, earlier budgets) are there, so a new budget costs a few model calls
+per example. An example whose line lacks some of ``--budgets`` runs only those.
 
 ``report`` prints the tables (paired differences with 95% CIs and Holm over the table, on
 all examples and on the correctly answered ones; calls needed to reach leave-one-out; auto
@@ -35,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
+from benchmarks.bench_design_drop import CACHE, read_cache  # noqa: E402
 from benchmarks.bench_estimators import current_auto_fit  # noqa: E402
 from camab_cli.evaluation.datasets import Example, load_examples  # noqa: E402
 from camab_cli.evaluation.metrics import (  # noqa: E402
@@ -49,7 +53,6 @@ from camab_cli.evaluation.metrics import (  # noqa: E402
 from camab_cli.evaluation.runner import (  # noqa: E402
     KS,
     append_record,
-    done_ids,
     make_builder,
     read_results,
 )
@@ -93,25 +96,76 @@ LABELS = {
 class MemoScorer(BaseScorer):
     """Serves a request seen before (same prompt and response) from memory. The budgets of
     one example share model time this way; each run still counts every distinct subset it
-    asks for as a call, as a fresh run would."""
+    asks for as a call, as a fresh run would.
 
-    def __init__(self, scorer: Any) -> None:
+    ``replay`` holds rewards the stored runs already measured with the same model, prompt
+    builder and response (prompt key -> mean token log-prob): such a request is answered
+    from it, as a response of the template's token count whose every token has that
+    log-prob (the mean, the only thing ``statements=False`` reads, is the stored reward).
+    ``model_calls`` and ``replayed`` count where the answers came from."""
+
+    def __init__(self, scorer: Any, replay: dict[str, float] | None = None) -> None:
         self.scorer = scorer
         self.memory: dict[str, ResponseLogprobs] = {}
+        self.replay = replay or {}
+        self.template: ResponseLogprobs | None = None
+        self.model_calls = 0
+        self.replayed = 0
 
     @property
     def parallel_requests(self) -> int:
         """The model scorer's parallel capacity (1 on the CPU, so ``auto`` keeps q=1)."""
         return parallel_requests(self.scorer)
 
+    @staticmethod
+    def key(request: ScoreRequest) -> str:
+        return json.dumps([str(request.prompt), request.response], sort_keys=True, default=str)
+
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
-        keys = [
-            json.dumps([str(r.prompt), r.response], sort_keys=True, default=str) for r in requests
-        ]
+        keys = [self.key(r) for r in requests]
         todo = {k: r for k, r in zip(keys, requests) if k not in self.memory}
+        if self.template is not None:
+            for k in [k for k in todo if k in self.replay]:
+                del todo[k]
+                self.memory[k] = self._replayed(self.replay[k], self.template)
+                self.replayed += 1
         if todo:
-            self.memory.update(zip(todo, self.scorer.score(list(todo.values()))))
+            answers = self.scorer.score(list(todo.values()))
+            self.model_calls += len(todo)
+            self.memory.update(zip(todo, answers))
+            self.template = self.template or answers[0]
         return [self.memory[k] for k in keys]
+
+    @staticmethod
+    def _replayed(reward: float, template: ResponseLogprobs) -> ResponseLogprobs:
+        return ResponseLogprobs(
+            logprobs=np.full(template.logprobs.shape, reward),
+            token_offsets=template.token_offsets,
+            tokens=template.tokens,
+        )
+
+
+def stored_rewards(
+    record: dict[str, Any], lines: list[dict[str, Any]], removals: dict[Any, float]
+) -> dict[str, float]:
+    """Every subset (mask bits) a stored run of this example scored, with its reward: the
+    peers' runs, our earlier lines (any variant, any budget) and the removal sets the
+    design benchmarks scored (``design_drop/scored_sets.jsonl``)."""
+    found: dict[str, float] = {}
+    n = int(record["n_segments"])
+    for (_, example_id, removed), reward in removals.items():
+        if example_id == record["id"]:
+            bits = ["1"] * n
+            for i in removed:
+                bits[i] = "0"
+            found["".join(bits)] = reward
+    for entry in record["methods"].values():
+        if "rewards" in entry:
+            found.update(zip(entry["masks"], entry["rewards"]))
+    for line in lines:
+        for fit in line["budgets"].values():
+            found.update(zip(fit["masks"], fit["rewards"]))
+    return found
 
 
 def examples_by_id(records: list[dict[str, Any]]) -> dict[str, Example]:
@@ -130,21 +184,36 @@ def run(args: argparse.Namespace) -> None:
     examples = examples_by_id(records)
     model = records[0]["model"]
     out = OUT / f"{args.results}.{args.variant}.jsonl"
-    done = done_ids(out)
+    earlier: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(OUT.glob(f"{args.results}.*.jsonl")):
+        for stored in read_results(path):
+            earlier.setdefault(stored["id"], []).append(stored)
     model_scorer = TransformersScorer(
         model, batch_size=1, num_threads=args.threads, prefix_cache=True
     )
     options = VARIANTS[args.variant]
+    removals = {key: value for key, value in read_cache(CACHE).items() if key[0] == args.results}
     for record in records:
-        if record["id"] in done:
+        ours = [x for x in earlier.get(record["id"], []) if x["variant"] == args.variant]
+        kept = dict(ours[-1]["budgets"]) if ours else {}
+        budgets = [b for b in args.budgets if str(b) not in kept]
+        if not budgets:
             continue
         example = examples[record["id"]]
         builder = make_builder(example)
         n = builder.n_segments
         response = record["response"]
-        scorer = MemoScorer(model_scorer)
-        line: dict[str, Any] = {"id": record["id"], "variant": args.variant, "budgets": {}}
-        for budget in args.budgets:
+        replay: dict[str, float] = {}
+        if args.replay:
+            pool = stored_rewards(record, earlier.get(record["id"], []), removals)
+            for bits, reward in pool.items():
+                mask = [bit == "1" for bit in bits]
+                replay[MemoScorer.key(ScoreRequest(builder.build(mask), response))] = reward
+        scorer = MemoScorer(model_scorer, replay)
+        # One real call first: its token offsets are the template replayed answers copy.
+        scorer.score([ScoreRequest(builder.build([True] * n), response)])
+        line: dict[str, Any] = {"id": record["id"], "variant": args.variant, "budgets": kept}
+        for budget in budgets:
             started = time.perf_counter()
             result = attribute(
                 example.question,
@@ -181,9 +250,11 @@ def run(args: argparse.Namespace) -> None:
                     for k, v in zip(KS, dropped)
                 },
             }
+        line["model_calls"] = scorer.model_calls
+        line["replayed"] = scorer.replayed
         append_record(out, line)
         print(
-            f"{record['id']}: "
+            f"{record['id']}: {scorer.model_calls} model calls, {scorer.replayed} replayed; "
             + ", ".join(
                 f"s={b} auroc {v['gold']['auroc']:.3f} drop3 {v['drop']['3']:.3f} calls {v['cost']}"
                 for b, v in line["budgets"].items()
@@ -264,8 +335,15 @@ def report(args: argparse.Namespace) -> None:
         "--threads 1 --budgets 20,40` and the same with `--offset 25`; its q=4 check "
         "`... --variant auto-q4 --offset 0 --n 20 --budgets 20,40`; hotpotqa_qwen2.5-0.5b "
         "`... --results hotpotqa_qwen2.5-0.5b --offset 0 --n 10 --threads 1 --budgets 20` "
-        "and the same with `--offset 10` (Qwen runs about 4x slower than SmolLM2 on this "
-        "CPU, so auto at 40 calls was not run for it). The examples below are those the "
+        "and the same with `--offset 10`, then its 40-call runs `... --results "
+        "hotpotqa_qwen2.5-0.5b --offset 0 --n 20 --threads 2 --budgets 20,40` (an example "
+        "that has some budgets runs only the missing ones). Since that run, `run` answers a "
+        "subset the stored runs of the example already scored (the peers' masks and "
+        "rewards, our earlier budgets and variants, the design benchmarks' removal sets: same "
+        "model, prompt and response) from the stored reward instead of asking the model "
+        "again; each line records `model_calls` and `replayed`. Calls below still count "
+        "every distinct subset a run asked for. Replaying auto@40 on 3 SmolLM2 examples gave "
+        "exactly the subsets of their fresh runs. The examples below are those the "
         "runs finished. The peers are read from the stored run `RESULTS.jsonl` (same "
         "responses, prompts and model); their budgets are prefixes of one run, auto runs "
         "once per budget. Calls are distinct model calls; leave-one-out makes N + 1."
@@ -484,6 +562,12 @@ def main() -> None:
     run_parser.add_argument("--offset", type=int, default=0)
     run_parser.add_argument("--n", type=int, default=50)
     run_parser.add_argument("--threads", type=int, default=1)
+    run_parser.add_argument(
+        "--no-replay",
+        dest="replay",
+        action="store_false",
+        help="ask the model again for subsets the stored runs already scored",
+    )
     report_parser = sub.add_parser("report")
     report_parser.add_argument(
         "--results-list", nargs="+", default=["hotpotqa_smollm2", "hotpotqa_qwen2.5-0.5b"]
