@@ -79,59 +79,14 @@ class HandlerCore:
         **method_options: Any,
     ) -> None:
         super().__init__()
-        self._setup(
-            scorer,
-            budget,
-            method,
-            granularity,
-            llm=llm,
-            seed=seed,
-            strict=strict,
-            background=background,
-            question_keys=question_keys,
-            context_keys=context_keys,
-            report_run_metadata=report_run_metadata,
-            max_results=max_results,
-            groundedness=groundedness,
-            progress=progress,
-            citations=citations,
-            proxy=proxy,
-            scorer_options=scorer_options,
-            method_options=method_options,
-        )
-        self._start_runtime()
-
-    def _start_runtime(self) -> None:
-        """The state of the handler's own way to run attributions (threads or tasks)."""
-
-    def _setup(
-        self,
-        scorer: object,
-        budget: int,
-        method: str,
-        granularity: Granularity,
-        *,
-        llm: object,
-        seed: int,
-        strict: bool,
-        background: bool,
-        question_keys: Sequence[str],
-        context_keys: Sequence[str],
-        report_run_metadata: bool,
-        max_results: int,
-        groundedness: GroundednessFilter | None,
-        progress: ProgressHook | None,
-        citations: bool,
-        proxy: object,
-        scorer_options: Mapping[str, Any] | None,
-        method_options: dict[str, Any],
-    ) -> None:
         check_filter(groundedness, can_block=False, where=f"{type(self).__name__} observes and")
         self.scorer = scorer
         self.llm = llm
         self.proxy = proxy
         self.scorer_options = dict(scorer_options or {})
-        self.settings = Settings(budget, method, granularity, seed, method_options, groundedness)
+        self.settings = Settings(
+            budget, method, granularity, seed, dict(method_options), groundedness
+        )
         self.strict = strict
         self.background = background
         self.progress = progress
@@ -147,6 +102,10 @@ class HandlerCore:
         self._tool_names: dict[UUID, str | None] = {}
         # strict mode: let LangChain re-raise our errors into the chain
         self.raise_error = strict
+        self._start_runtime()
+
+    def _start_runtime(self) -> None:
+        """The state of the handler's own way to run attributions (threads or tasks)."""
 
     # ------------------------------------------------------------------ recording
     def _chain_start(self, inputs: Any, run_id: UUID, parent: UUID | None, metadata: Any) -> None:
