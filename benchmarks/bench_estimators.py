@@ -285,7 +285,7 @@ def current_auto_fit(stem: str, record: dict[str, Any], fit: dict[str, Any]) -> 
     return {
         **fit,
         "scores": [float(s) for s in scores],
-        "gold": gold_alignment(scores, record["gold"]),
+        "gold": gold_alignment(scores, record["gold"]) if record.get("gold") else {},
         "drop": {} if drop is None else {"3": drop},
     }
 
