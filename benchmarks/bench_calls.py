@@ -72,6 +72,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "auto-flat": {"method": "auto", "hierarchical": False},
     "camab-hier": {"method": "camab", "hierarchical": True},
     "auto-q4": {"method": "auto", "batch_size": 4},
+    "auto-thompson": {"method": "auto", "shapley_opening": 0.0},
 }
 BATCHED = "auto-q4"
 """auto with 4 Thompson draws a round, compared with the default runs' q=1 (#24 item 3)."""
@@ -83,6 +84,7 @@ LABELS = {
     "auto-flat": "auto without the document level",
     "camab-hier": "CAMAB, hierarchical",
     "auto-q4": "auto, 4 Thompson draws a round (q=4)",
+    "auto-thompson": "auto before the Shapley opening (one level: Thompson draws only)",
     "auto-before": "auto before the estimator choice",
     "camab": "CAMAB (Algorithm 1)",
     "kernelshap": "KernelSHAP",

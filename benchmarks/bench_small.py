@@ -8,10 +8,10 @@ the exact reference (Shapley values, and the least-squares fit over all subsets)
 reward every method is replayed on (``attribute_fn``, whose calls are the distinct subsets
 a method asks for), so the methods cost no model time beyond the enumeration.
 
-On one level of chunks ``auto`` makes Thompson draws only, so this is where its draws per
-round (q, ``batch_size``) matter most: the report also compares ``auto`` at q=2 and q=4
-with q=1, paired by example and seed (:data:`PAIRED_SEEDS`), on the sizes that do not fit
-every subset into the budget.
+On one level of chunks ``auto`` opens with KernelSHAP's design and then makes Thompson
+draws: the report compares that design with Thompson draws only (auto's one-level design
+before), and ``auto`` at q=2 and q=4 draws a round with q=1, paired by example and seed
+(:data:`PAIRED_SEEDS`), on the sizes that do not fit every subset into the budget.
 
     .venv/bin/python benchmarks/bench_small.py run --sizes 4,6,8 --n 3
     .venv/bin/python benchmarks/bench_small.py report
@@ -47,6 +47,7 @@ from camab_rag.segments import segment_documents, to_documents  # noqa: E402
 OUT = ROOT / "benchmarks" / "results" / "small" / "hotpotqa_smollm2.jsonl"
 METHODS: dict[str, dict[str, Any]] = {
     "auto": {"method": "auto"},
+    "auto (Thompson only)": {"method": "auto", "shapley_opening": 0.0},
     "auto (q=2)": {"method": "auto", "batch_size": 2},
     "auto (q=4)": {"method": "auto", "batch_size": 4},
     "camab": {"method": "camab"},
@@ -60,6 +61,7 @@ PAIRED_SEEDS = range(20)
 """Seeds of the paired q>1 against q=1 comparison (more than :data:`SEEDS`: a Thompson run's
 top chunk varies with the seed)."""
 BATCHED = ("auto (q=2)", "auto (q=4)")
+DROP_KS = (1, 2, 3)
 FloatArray = NDArray[np.float64]
 
 
@@ -155,6 +157,8 @@ def replay(
         for bits, v in zip(record["masks"], record["rewards"])
     }
     references = {"shapley": shapley(table, n), "least_squares": least_squares(table, n)}
+    full = table[np.ones(n, dtype=bool).tobytes()]
+    best_drop = {k: max(full - v for key, v in table.items() if n - sum(key) == k) for k in DROP_KS}
     rows = []
     for name, options in methods.items():
         for seed in seeds:
@@ -178,6 +182,11 @@ def replay(
                 rho = spearmanr(result.scores, reference).statistic
                 row[ref_name] = float(rho) if np.isfinite(rho) else 0.0
                 row[f"{ref_name}_top1"] = float(np.argmax(result.scores) == np.argmax(reference))
+            order = np.argsort(-np.asarray(result.scores))
+            for k in DROP_KS:
+                kept = np.ones(n, dtype=bool)
+                kept[order[:k]] = False
+                row[f"drop{k}"] = (full - table[kept.tobytes()]) / best_drop[k]
             rows.append(row)
     return rows
 
@@ -227,50 +236,115 @@ def report(args: argparse.Namespace) -> None:
                 ]
             )
     lines.append(markdown_table(header, table))
-    lines += ["", *batched_table(records, args.budget)]
+    lines += ["", *opening_table(records), "", *batched_table(records, args.budget)]
     text = "\n".join(lines)
     print(text)
     write_section("small", "Small contexts: distinct calls and agreement with exact", text)
 
 
-def batched_table(records: list[dict[str, Any]], budget: int) -> list[str]:
-    """``auto`` with q=2 and q=4 Thompson draws a round against q=1, paired by example and
-    seed, on the sizes whose subsets do not all fit the budget (the others are exact)."""
+OPENINGS: dict[str, dict[str, Any]] = {
+    "auto (Thompson only)": {"method": "auto", "shapley_opening": 0.0},
+    "auto": {"method": "auto"},
+    **{
+        f"auto (opening {share})": {"method": "auto", "shapley_opening": share}
+        for share in (0.25, 0.5, 1.0)
+    },
+}
+"""auto's one-level design (``shapley_opening`` 0.75) and the other shares it was chosen
+from."""
+PAIRED_METRICS = {
+    "shapley": "ρ Shapley",
+    "least_squares": "ρ LSQ",
+    "shapley_top1": "top-1 Shapley",
+    **{f"drop{k}": f"drop@{k} share" for k in DROP_KS},
+}
+
+
+def paired_rows(
+    records: list[dict[str, Any]],
+    budget: int,
+    base: str,
+    others: tuple[str, ...],
+    candidates: dict[str, dict[str, Any]] = METHODS,
+) -> list[list[object]]:
+    """Each of ``others`` against ``base`` on the sizes whose subsets do not all fit the
+    budget (the others are exact), paired by example and seed: the difference averaged
+    over the seeds of each example-size, then its mean ± 95% CI and paired t-test p over
+    the example-sizes."""
     wanted = [r for r in records if 2 ** int(r["n"]) > budget]
-    methods = {name: METHODS[name] for name in ("auto", *BATCHED)}
-    metrics = {"shapley": "ρ Shapley", "least_squares": "ρ LSQ", "shapley_top1": "top-1 Shapley"}
+    methods = {name: candidates[name] for name in (base, *others)}
     by_example = [replay(r, budget, methods, PAIRED_SEEDS) for r in wanted]
-    rows = []
-    for name in BATCHED:
-        for key, label in metrics.items():
-            ones, batched, per_example = [], [], []
+    rows: list[list[object]] = []
+    for name in others:
+        for key, label in PAIRED_METRICS.items():
+            ours, theirs, per_example = [], [], []
             for runs in by_example:
-                base = {row["seed"]: row[key] for row in runs if row["method"] == "auto"}
+                base_runs = {row["seed"]: row[key] for row in runs if row["method"] == base}
                 mine = {row["seed"]: row[key] for row in runs if row["method"] == name}
-                ones += list(base.values())
-                batched += list(mine.values())
-                per_example.append(float(np.mean([mine[s] - base[s] for s in base])))
+                theirs += list(base_runs.values())
+                ours += list(mine.values())
+                per_example.append(float(np.mean([mine[s] - base_runs[s] for s in base_runs])))
             mean, half, _ = mean_ci(per_example)
             rows.append(
                 [
-                    f"{name} − auto (q=1)",
+                    budget,
+                    f"{name} − {base}",
                     label,
-                    f"{np.mean(ones):.3f}",
-                    f"{np.mean(batched):.3f}",
+                    f"{np.mean(theirs):.3f}",
+                    f"{np.mean(ours):.3f}",
                     f"{mean:+.3f} ± {half:.3f}",
                     f"{paired_t_pvalue(per_example):.3g}",
                 ]
             )
+    return rows
+
+
+def _sizes_note(records: list[dict[str, Any]], budget: int) -> str:
+    wanted = [r for r in records if 2 ** int(r["n"]) > budget]
     sizes = sorted({int(r["n"]) for r in wanted})
+    return (
+        f"the N = {', '.join(map(str, sizes))} tables ({len(wanted)} example-sizes; smaller "
+        f"N fit every subset), seeds {PAIRED_SEEDS.start}-{PAIRED_SEEDS.stop - 1} each. The "
+        "difference is averaged over the seeds of each example-size, then its mean ± 95% CI "
+        "and paired t-test p are over the example-sizes"
+    )
+
+
+PAIRED_HEADER = ["budget", "comparison", "metric", "base", "other", "difference ± 95% CI", "p"]
+
+
+def batched_table(records: list[dict[str, Any]], budget: int) -> list[str]:
+    """``auto`` with q=2 and q=4 Thompson draws a round against q=1."""
+    rows = paired_rows(records, budget, "auto", BATCHED)
     return [
-        f"Thompson draws per round (q) on one level of chunks, budget {budget}: auto at q=2 "
-        f"and q=4 against q=1 on the N = {', '.join(map(str, sizes))} tables "
-        f"({len(wanted)} example-sizes; N = 4 fits every subset, so q does not matter), "
-        f"seeds {PAIRED_SEEDS.start}-{PAIRED_SEEDS.stop - 1} each. The difference is "
-        "averaged over the seeds of each example-size, then its mean ± 95% CI and paired "
-        "t-test p are over the example-sizes.",
+        f"Thompson draws per round (q) on one level of chunks: auto at q=2 and q=4 against "
+        f"q=1 on {_sizes_note(records, budget)}.",
         "",
-        markdown_table(["comparison", "metric", "q=1", "q>1", "difference ± 95% CI", "p"], rows),
+        markdown_table(PAIRED_HEADER, rows),
+    ]
+
+
+def opening_table(records: list[dict[str, Any]]) -> list[str]:
+    """``auto``'s one-level design (KernelSHAP opening, then Thompson draws) against
+    Thompson draws only, at 20 and 40 calls."""
+    rows = [
+        row
+        for budget in (20, 40)
+        for row in paired_rows(
+            records, budget, "auto (Thompson only)", tuple(OPENINGS)[1:], OPENINGS
+        )
+    ]
+    return [
+        "One-level designs: auto (three quarters of the budget on KernelSHAP's design, then "
+        "Thompson draws: `SHAPLEY_OPENING`) against auto's earlier Thompson draws only, on "
+        f"{_sizes_note(records, 40)} (at 20 calls N >= 5 counts). The other shares of "
+        "the budget opened with KernelSHAP's design are the candidates auto's 0.75 was "
+        "chosen from (1.0: KernelSHAP's design alone, read by auto's estimator). "
+        "'drop@k share': the "
+        "reward lost by removing the top k chunks, as a share of the most any k chunks "
+        "lose (1 = the best possible removal set).",
+        "",
+        markdown_table(PAIRED_HEADER, rows),
     ]
 
 

@@ -145,7 +145,7 @@ def _start(
     n_docs = max(groups) + 1 if groups else 1
     if hierarchical and groups is not None and not exact and 1 < n_docs < n_segments:
         chosen = Hierarchical(chosen, groups)
-    elif isinstance(chosen, Auto):  # one level: Thompson draws only (see methods.auto)
+    elif isinstance(chosen, Auto):  # one level: a KernelSHAP opening (see methods.auto)
         chosen = replace(chosen, leave_one_out_first=False)
     rng = np.random.default_rng(seed)
     sampler = plan_sampler(chosen, n_segments, checked, rng)

@@ -4,7 +4,7 @@ model's batch size, an HTTP client's requests in flight), at most 2 and a quarte
 budget; an explicit ``batch_size`` wins, a scorer on the CPU or without the attribute
 keeps q=1, and ``method="camab"`` stays the paper's one draw per round.
 
-Why q is capped at 2: on one level of chunks, where auto makes Thompson draws only, q=2
+Why q is capped at 2: on one level of chunks, where auto then made Thompson draws only, q=2
 kept the quality of q=1 and q=4 found the exact top chunk less often (BENCHMARKS.md,
 "Small contexts"; :data:`camab_rag.methods.auto.MAX_AUTO_BATCH`).
 """
@@ -219,18 +219,19 @@ def test_sync_and_async_pick_the_same_q_and_subsets() -> None:
 
 def test_the_integrations_default_settings_follow_the_scorer() -> None:
     """The integrations attribute with ``AttributionSettings`` (auto, chunks): 8 documents,
-    2**8 > 40, so one level of Thompson draws, 2 a round."""
+    2**8 > 40, so one level: the Shapley opening (30 of 40 calls) in one batch, then
+    Thompson draws, 2 a round."""
     docs = [f"{FILLER[d]} Vermeer." if d == 3 else FILLER[d] for d in range(8)]
     scorer = ParallelScorer(8)
     captured = attribute_captured("Who?", docs, "Vermeer", scorer, AttributionSettings())
     assert captured.result.method_config["batch_size"] == 2
     assert captured.result.n_queries == 40
-    assert scorer.batches == [2] * 20
+    assert scorer.batches == [30] + [2] * 5
     wide = ParallelScorer(8)
     settings = AttributionSettings(options={"batch_size": 4})
     explicit = attribute_captured("Who?", docs, "Vermeer", wide, settings)
     assert explicit.result.method_config["batch_size"] == 4
-    assert wide.batches == [4] * 10
+    assert wide.batches == [30, 4, 4, 2]
 
 
 def test_the_recorded_config_rebuilds_the_same_q() -> None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from fakes import KeywordScorer
 from planted import auroc, brute_force_shapley
+from scipy.stats import spearmanr
 
 from camab_cli.cli import build_parser
 from camab_rag import GaussianLinearPosterior, aattribute, attribute, attribute_fn
@@ -65,6 +66,69 @@ def test_eight_segments_pay_exactly_the_budget_in_distinct_calls(method):
     assert not result.exact
     assert result.n_queries == result.n_evaluations == len(calls) == len(set(calls)) == 40
     assert len({row.tobytes() for row in result.masks}) == 40
+
+
+def test_one_level_auto_opens_with_kernelshap_coalitions_then_draws():
+    """8 chunks, budget 40: the first 30 calls are KernelSHAP's design in one batch (empty,
+    full, coalitions with their complements), the last 10 Thompson draws; all distinct."""
+    asked, calls_after_each_round = [], []
+
+    def value(mask):
+        asked.append(mask.copy())
+        return interacting(mask[:4]) + 0.3 * float(mask[4:].sum())
+
+    def progress(calls, budget):
+        calls_after_each_round.append(calls)
+
+    result = attribute_fn(value, 8, budget=40, seed=3, progress=progress)
+    assert calls_after_each_round == [30, *range(31, 41)]
+    opening = np.array(asked[:30])
+    assert not opening[0].any() and opening[1].all()  # the empty and the full context
+    np.testing.assert_array_equal(opening[2::2], ~opening[3::2])  # complements paired
+    assert len({row.tobytes() for row in result.masks}) == result.n_queries == 40
+    assert result.method_config["shapley_opening"] == 0.75
+
+
+def test_one_level_auto_ranks_every_segment_of_a_planted_order():
+    weights = np.array([0.9, -0.1, 0.5, 0.05, 1.3, 0.3, 0.0, 0.7])
+    result = attribute_fn(lambda m: float(weights @ m), 8, budget=20, seed=1)
+    np.testing.assert_array_equal(np.argsort(-result.scores), np.argsort(-weights))
+
+
+def test_the_opening_orders_substitutes_closer_to_exact_shapley():
+    """Substitutes (segments 0 and 1), a pair that only counts together (2 and 3) and
+    graded singles: over 20 seeds at budget 40 the opening's ranking agrees with the exact
+    Shapley values more than Thompson draws alone (measured 0.96 against 0.91)."""
+
+    def value(m):
+        return float(max(m[0], m[1]) + 0.6 * m[2] * m[3] + 0.4 * m[4] + 0.2 * m[5] + 0.1 * m[6])
+
+    exact = brute_force_shapley(value, 8)
+
+    def agreement(share):
+        runs = [attribute_fn(value, 8, budget=40, seed=s, shapley_opening=share) for s in range(20)]
+        return np.mean([spearmanr(r.scores, exact).statistic for r in runs])
+
+    assert agreement(0.75) > agreement(0.0) + 0.03
+
+
+def test_without_the_opening_auto_is_camabs_thompson_loop():
+    """``shapley_opening=0`` (and any budget too small for N + 1 opening rows) keeps the
+    Thompson draws only: the same subsets as ``method="camab"``."""
+    value = lambda m: float(m[:3] @ [1.0, 0.4, 0.2])  # noqa: E731
+    camab = attribute_fn(value, 8, budget=40, method="camab", seed=2)
+    off = attribute_fn(value, 8, budget=40, shapley_opening=0.0, seed=2)
+    np.testing.assert_array_equal(off.masks, camab.masks)
+    too_small = attribute_fn(value, 30, budget=40, seed=2)  # 30 opening rows < N + 1 = 31
+    np.testing.assert_array_equal(
+        too_small.masks, attribute_fn(value, 30, budget=40, method="camab", seed=2).masks
+    )
+
+
+@pytest.mark.parametrize("share", [-0.1, 1.5, True])
+def test_a_bad_shapley_opening_is_refused(share):
+    with pytest.raises((ValueError, InputError), match="shapley_opening"):
+        attribute_fn(lambda m: 0.0, 8, budget=40, shapley_opening=share)
 
 
 def test_camab_redraws_a_repeated_draw_and_says_so():

@@ -3,8 +3,10 @@
 With ``N`` units and a budget of ``s`` distinct calls:
 
 * ``2**N <= s``: every subset once, exact fit (the engine's rule for every method);
-* one level (chunks, or a single document's sentences): CAMAB's Thompson draws with
-  distinct calls;
+* one level (chunks, or a single document's sentences): three quarters of the budget on
+  KernelSHAP's design in one batch when that is at least ``N + 1`` calls (the empty and
+  full context, then Shapley-kernel coalitions with their complements:
+  :data:`SHAPLEY_OPENING`), then CAMAB's Thompson draws with distinct calls;
 * several documents split into sentences: hierarchically (documents first, then the
   sentences of the top documents: :mod:`camab_rag.methods.hierarchical`), each level
   opening with the full context and each unit left out once when ``N + 1 <= s`` (one
@@ -30,8 +32,12 @@ every subset fits is what separates the methods from the paper's loop as written
 HotpotQA sentences, leave-one-out's near-full-context ablations had the best gold
 alignment of the peers but cost ``N + 1`` calls; the document level makes them affordable
 at the default budget of 40. On one level of a few chunks, leave-one-out rows agree least
-with the exact attribution (substitutes hide each other when only one is removed), so a
-one-level run uses Thompson draws only.
+with the exact attribution (substitutes hide each other when only one is removed).
+Thompson draws alone find the exact top chunk but crowd around the near-full subsets the
+posterior favours, so the order below the top is read from few informative rows; opening
+with KernelSHAP's design (coalitions of every size) and leaving a quarter of the budget
+to the draws kept the top chunk and ordered the rest closer to the exact attribution
+(:data:`SHAPLEY_OPENING`).
 
 The estimator (BENCHMARKS.md, "Estimator choice: auto's subsets re-fitted", re-fits of
 the 50 stored HotpotQA/SmolLM2 auto runs, no model call except the new top-3 removals):
@@ -72,13 +78,15 @@ import numpy as np
 from camab_rag.methods.base import FloatArray, Masks, Method, Sampler
 from camab_rag.methods.camab import Camab, CamabSampler
 from camab_rag.methods.estimators import flat_intercept_posterior_mean
+from camab_rag.methods.kernelshap import KernelShap
 
 AUTO_ESTIMATORS = ("flat_intercept", "posterior_mean")
 MAX_AUTO_BATCH = 2
 """The most Thompson draws per round ``auto`` takes from a scorer's parallel capacity.
 
 Measured against q=1 (BENCHMARKS.md): on one level of 6-10 HotpotQA chunks at 40 calls
-(``auto`` makes Thompson draws only there; "Small contexts", 8 example-sizes x 20 seeds)
+(measured when ``auto`` made Thompson draws only there, before :data:`SHAPLEY_OPENING`;
+"Small contexts", 8 example-sizes x 20 seeds)
 q=2 kept the rank agreement with the exact Shapley values (+0.001) and the exact top chunk
 in 96% of runs against 98% (-0.019 +- 0.063), while q=4 found it in 89% (-0.094 +- 0.144,
 not significant over 8 example-sizes, but the loss is not ruled out). On HotpotQA
@@ -89,6 +97,23 @@ on the leave-one-out openings and make few Thompson draws. A larger q pays in wa
 only where the draws are scored side by side, and buys fewer posterior updates per call."""
 
 
+SHAPLEY_OPENING = 0.75
+"""The share of a one-level run's budget ``auto`` opens with KernelSHAP's design.
+
+Measured on the exact small-context tables (BENCHMARKS.md, "Small contexts", the
+one-level designs table: HotpotQA chunks, N = 6-10, every subset scored by the model, 13
+example-sizes x 20 seeds), against Thompson draws only: rank agreement with the exact
+Shapley values +0.094 +- 0.055 at 40 calls and +0.071 +- 0.040 at 20 (p 0.003 and 0.002),
+the top-3 removal's share of the largest possible drop +0.079 +- 0.098 and +0.042 +-
+0.041, and the exact top chunk found about as often (-0.015 +- 0.061 and +0.019 +-
+0.056). The share was picked from 0.25, 0.5, 0.75 and 1 (KernelSHAP's design alone) on a
+first look at 10 seeds, where 0.75 kept the top chunk best; with 20 seeds 1.0 agrees a
+little more with Shapley (+0.131 at 40 calls) and finds the top chunk as often (-0.019):
+the differences between 0.75 and 1.0 are within noise, and the Thompson quarter keeps
+draws where Thompson did well on longer single documents (CNN/DailyMail: "Quality per
+model call")."""
+
+
 def auto_batch_size(parallel: int, budget: int) -> int:
     """Thompson draws per round for ``auto`` when ``batch_size`` is not set: the scorer's
     parallel capacity ``parallel``, at most :data:`MAX_AUTO_BATCH` and ``budget // 4``
@@ -97,15 +122,20 @@ def auto_batch_size(parallel: int, budget: int) -> int:
 
 
 class AutoSampler(Sampler):
-    """Leave-one-out rows first when asked and they fit, then distinct Thompson draws."""
+    """One opening batch when it fits (leave-one-out rows when asked, else KernelSHAP's
+    design over :attr:`Auto.shapley_opening` of the budget, when that share leaves room
+    for at least ``N + 1`` rows), then distinct Thompson draws."""
 
     def __init__(self, method: Auto, n_segments: int, budget: int, rng: np.random.Generator):
         self.thompson = CamabSampler(method.bandit(), n_segments, budget, rng)
         self.opening: Masks | None = None
-        if method.leave_one_out_first and n_segments + 1 <= budget:
-            opening = np.ones((n_segments + 1, n_segments), dtype=bool)
-            opening[np.arange(1, n_segments + 1), np.arange(n_segments)] = False
-            self.opening = opening
+        if method.leave_one_out_first:
+            if n_segments + 1 <= budget:
+                opening = np.ones((n_segments + 1, n_segments), dtype=bool)
+                opening[np.arange(1, n_segments + 1), np.arange(n_segments)] = False
+                self.opening = opening
+        elif n_segments + 1 <= (size := min(budget, round(method.shapley_opening * budget))):
+            self.opening = KernelShap().sampler(n_segments, size, rng).next_masks()
 
     def next_masks(self) -> Masks | None:
         if self.opening is not None:
@@ -132,6 +162,13 @@ class Auto(Method):
         leave_one_out_first: open with the full context and each unit left out once when
             that fits the budget (the engine sets it for the levels of a hierarchical run
             and clears it for a one-level run).
+        shapley_opening: without the leave-one-out opening (a one-level run), the share
+            of the budget first spent on KernelSHAP's design (the empty and the full
+            context, then coalitions drawn from the Shapley kernel, each with its
+            complement) in one batch, before the Thompson draws, when that share is at
+            least ``N + 1`` calls (with fewer, the kernel's one-segment coalitions cannot
+            touch every segment and Thompson's random-looking early draws do better); 0
+            for Thompson draws only (auto's one-level design before it was measured).
         estimator: how the scores are read from the evaluated subsets.
             ``"flat_intercept"`` (default): CAMAB's posterior over the weights with a flat
             prior on the intercept
@@ -147,6 +184,7 @@ class Auto(Method):
     noise_variance: float = 0.01
     prior_variance: float = 1.0
     leave_one_out_first: bool = True
+    shapley_opening: float = SHAPLEY_OPENING
     estimator: str = "flat_intercept"
     joint_fit: bool = False
 
@@ -166,6 +204,11 @@ class Auto(Method):
             raise ValueError(f"batch_size must be an integer or None, got {self.batch_size!r}")
         if self.batch_size is not None and self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        if isinstance(self.shapley_opening, bool) or not 0 <= self.shapley_opening <= 1:
+            raise ValueError(
+                f"shapley_opening must be a share of the budget in [0, 1], got "
+                f"{self.shapley_opening!r}"
+            )
 
     def for_scorer(self, parallel: int, budget: int) -> Auto:
         """These settings with ``batch_size`` chosen for a scorer that runs ``parallel``
@@ -209,6 +252,7 @@ class Auto(Method):
             "noise_variance": self.noise_variance,
             "prior_variance": self.prior_variance,
             "leave_one_out_first": self.leave_one_out_first,
+            "shapley_opening": self.shapley_opening,
             "estimator": self.estimator,
             "joint_fit": self.joint_fit,
         }
