@@ -412,22 +412,24 @@ def paired_tests(
     return tests
 
 
-def batch_table(fits: Fits, records: list[dict[str, Any]], budgets: list[int]) -> list[str]:
-    """auto at q=4 minus auto at q=1 (the default runs) on the examples both ran, with how
-    often the two asked for the same subsets (q changes only the Thompson rounds)."""
+def variant_table(
+    fits: Fits, records: list[dict[str, Any]], budgets: list[int], variant: str, intro: str
+) -> list[str]:
+    """``variant`` minus auto (the default runs) on the examples both ran, with how often
+    the two asked for the same subsets."""
     rows: list[list[object]] = []
     tests = []
     for b in budgets:
         pairs = [
-            (fits[r["id"]][(BATCHED, str(b))], fits[r["id"]][("auto", str(b))])
+            (fits[r["id"]][(variant, str(b))], fits[r["id"]][("auto", str(b))])
             for r in records
-            if (BATCHED, str(b)) in fits[r["id"]] and ("auto", str(b)) in fits[r["id"]]
+            if (variant, str(b)) in fits[r["id"]] and ("auto", str(b)) in fits[r["id"]]
         ]
         if len(pairs) < 3:
             continue
-        same = sum(set(q4["masks"]) == set(q1["masks"]) for q4, q1 in pairs)
+        same = sum(set(other["masks"]) == set(ours["masks"]) for other, ours in pairs)
         for metric in ("auroc", "drop@3"):
-            found = [(_value(q4, metric), _value(q1, metric)) for q4, q1 in pairs]
+            found = [(_value(other, metric), _value(ours, metric)) for other, ours in pairs]
             diffs = [a - c for a, c in found if a is not None and c is not None]
             if len(diffs) < 3:
                 continue
@@ -443,15 +445,20 @@ def batch_table(fits: Fits, records: list[dict[str, Any]], budgets: list[int]) -
     ]
     return [
         "",
-        f"Thompson draws per round: {LABELS[BATCHED]} minus auto at q=1 (the default runs "
-        f"above) on the examples both ran, Holm over the {len(tests)} tests. 'same subsets': "
-        "runs whose q=4 design asked for exactly the q=1 design's subsets (q changes only "
-        "the Thompson rounds, which follow the leave-one-out openings of each level). Run "
-        f"with `run --variant {BATCHED} --offset 0 --n 20 --threads 1 --budgets 20,40`; its "
-        "rows in the first table average only the examples it ran.",
+        f"{LABELS[variant]} minus auto (the default runs above) on the examples both ran, "
+        f"Holm over the {len(tests)} tests. 'same subsets': runs whose two designs asked "
+        f"for exactly the same subsets. {intro}",
         "",
         markdown_table(
-            ["budget", "metric", "examples", "same subsets", "q=4 − q=1 ± 95% CI", "p", "Holm p"],
+            [
+                "budget",
+                "metric",
+                "examples",
+                "same subsets",
+                "other − auto ± 95% CI",
+                "p",
+                "Holm p",
+            ],
             table,
         ),
     ]
@@ -506,7 +513,23 @@ def section(
                 ["comparison", "mean ± 95% CI", "p", "Holm p", "Holm needs", "verdict"], table
             ),
         ]
-    lines += batch_table(fits, records, budgets)
+    lines += variant_table(
+        fits,
+        records,
+        budgets,
+        BATCHED,
+        "q changes only the Thompson rounds, which follow the leave-one-out openings of "
+        f"each level. Run with `run --variant {BATCHED} --offset 0 --n 20 --threads 1 "
+        "--budgets 20,40`; its rows in the first table average only the examples it ran.",
+    )
+    lines += variant_table(
+        fits,
+        records,
+        budgets,
+        "auto-thompson",
+        "The one-level runs (a single document's sentences, or chunks) are the only ones "
+        "the Shapley opening changes; these lines are auto's runs from before it.",
+    )
     lines += [
         "",
         "Calls needed to reach leave-one-out's mean (leave-one-out itself makes "
