@@ -89,12 +89,6 @@ def test_one_level_auto_opens_with_kernelshap_coalitions_then_draws():
     assert result.method_config["shapley_opening"] == 0.75
 
 
-def test_one_level_auto_ranks_every_segment_of_a_planted_order():
-    weights = np.array([0.9, -0.1, 0.5, 0.05, 1.3, 0.3, 0.0, 0.7])
-    result = attribute_fn(lambda m: float(weights @ m), 8, budget=20, seed=1)
-    np.testing.assert_array_equal(np.argsort(-result.scores), np.argsort(-weights))
-
-
 def test_the_opening_orders_substitutes_closer_to_exact_shapley():
     """Substitutes (segments 0 and 1), a pair that only counts together (2 and 3) and
     graded singles: over 20 seeds at budget 40 the opening's ranking agrees with the exact
@@ -125,7 +119,7 @@ def test_without_the_opening_auto_is_camabs_thompson_loop():
     )
 
 
-@pytest.mark.parametrize("share", [-0.1, 1.5, True])
+@pytest.mark.parametrize("share", [-0.1, 1.5, True, "half"])
 def test_a_bad_shapley_opening_is_refused(share):
     with pytest.raises((ValueError, InputError), match="shapley_opening"):
         attribute_fn(lambda m: 0.0, 8, budget=40, shapley_opening=share)

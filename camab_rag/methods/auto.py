@@ -207,7 +207,12 @@ class Auto(Method):
             raise ValueError(f"batch_size must be an integer or None, got {self.batch_size!r}")
         if self.batch_size is not None and self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
-        if isinstance(self.shapley_opening, bool) or not 0 <= self.shapley_opening <= 1:
+        share = self.shapley_opening
+        if (
+            isinstance(share, bool)
+            or not isinstance(share, (int, float, np.integer, np.floating))
+            or not 0 <= share <= 1
+        ):
             raise ValueError(
                 f"shapley_opening must be a share of the budget in [0, 1], got "
                 f"{self.shapley_opening!r}"
