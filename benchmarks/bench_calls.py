@@ -33,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
+from scipy.stats import t as student_t
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -54,6 +56,7 @@ from camab_cli.evaluation.runner import (  # noqa: E402
     KS,
     append_record,
     make_builder,
+    masks_from_bits,
     read_results,
 )
 from camab_rag.engine import attribute  # noqa: E402
@@ -149,25 +152,24 @@ class MemoScorer(BaseScorer):
 
 def stored_rewards(
     record: dict[str, Any], lines: list[dict[str, Any]], removals: dict[Any, float]
-) -> dict[str, float]:
-    """Every subset (mask bits) a stored run of this example scored, with its reward: the
-    peers' runs, our earlier lines (any variant, any budget) and the removal sets the
-    design benchmarks scored (``design_drop/scored_sets.jsonl``)."""
-    found: dict[str, float] = {}
+) -> list[tuple[NDArray[np.bool_], float]]:
+    """Every subset a stored run of this example scored, with its reward: the removal sets
+    the design benchmarks scored (``design_drop/scored_sets.jsonl``), the peers' runs and
+    our earlier lines (any variant, any budget)."""
     n = int(record["n_segments"])
-    for (_, example_id, removed), reward in removals.items():
-        if example_id == record["id"]:
-            bits = ["1"] * n
-            for i in removed:
-                bits[i] = "0"
-            found["".join(bits)] = reward
+    found = [
+        (removal_mask(n, removed), reward)
+        for (_, example_id, removed), reward in removals.items()
+        if example_id == record["id"]
+    ]
+    rows: dict[str, float] = {}
     for entry in record["methods"].values():
         if "rewards" in entry:
-            found.update(zip(entry["masks"], entry["rewards"]))
+            rows.update(zip(entry["masks"], entry["rewards"]))
     for line in lines:
         for fit in line["budgets"].values():
-            found.update(zip(fit["masks"], fit["rewards"]))
-    return found
+            rows.update(zip(fit["masks"], fit["rewards"]))
+    return found + list(zip(masks_from_bits(list(rows)), rows.values()))
 
 
 def examples_by_id(records: list[dict[str, Any]]) -> dict[str, Example]:
@@ -207,9 +209,7 @@ def run(args: argparse.Namespace) -> None:
         response = record["response"]
         replay: dict[str, float] = {}
         if args.replay:
-            pool = stored_rewards(record, earlier.get(record["id"], []), removals)
-            for bits, reward in pool.items():
-                mask = np.array([bit == "1" for bit in bits], dtype=bool)
+            for mask, reward in stored_rewards(record, earlier.get(record["id"], []), removals):
                 replay[MemoScorer.key(ScoreRequest(builder.build(mask), response))] = reward
         scorer = MemoScorer(model_scorer, replay)
         # One real call first: its token offsets are the template replayed answers copy.
@@ -383,8 +383,6 @@ def holm_margin(diffs: list[float], n_tests: int) -> float:
     """The mean paired difference that would pass Holm's strictest step (two-sided
     p < 0.05 / n_tests) at the spread ``diffs`` show: what a method would have to gain for
     the comparison to survive Holm over this many tests with this many examples."""
-    from scipy.stats import t as student_t
-
     sd = float(np.std(diffs, ddof=1))
     return float(student_t.ppf(1 - 0.025 / n_tests, len(diffs) - 1) * sd / np.sqrt(len(diffs)))
 

@@ -243,12 +243,10 @@ def report(args: argparse.Namespace) -> None:
 
 
 OPENINGS: dict[str, dict[str, Any]] = {
-    "auto (Thompson only)": {"method": "auto", "shapley_opening": 0.0},
-    "auto": {"method": "auto"},
-    **{
-        f"auto (opening {share})": {"method": "auto", "shapley_opening": share}
-        for share in (0.25, 0.5, 1.0)
-    },
+    name: METHODS[name] for name in ("auto (Thompson only)", "auto")
+} | {
+    f"auto (opening {share})": {"method": "auto", "shapley_opening": share}
+    for share in (0.25, 0.5, 1.0)
 }
 """auto's one-level design (``shapley_opening`` 0.75) and the other shares it was chosen
 from."""
