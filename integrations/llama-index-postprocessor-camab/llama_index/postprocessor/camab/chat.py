@@ -14,7 +14,7 @@ from llama_index.core.chat_engine.types import (
     StreamingAgentChatResponse,
 )
 from llama_index.core.instrumentation import get_dispatcher
-from llama_index.postprocessor.camab.response import AttributionConfig, ResponseAttributor
+from llama_index.postprocessor.camab.response import AttributingWrapper, ResponseAttributor
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
@@ -24,7 +24,7 @@ dispatcher = get_dispatcher(__name__)
 _Turn = TypeVar("_Turn", AgentChatResponse, StreamingAgentChatResponse)
 
 
-class CamabChatEngine(BaseChatEngine):
+class CamabChatEngine(AttributingWrapper, BaseChatEngine):
     """Wrap a chat engine so each turn's answer carries its attribution.
 
     Works with the retrieval chat engines (``index.as_chat_engine(chat_mode="context")``
@@ -81,16 +81,6 @@ class CamabChatEngine(BaseChatEngine):
             scorer_options=scorer_options,
             attribute_options=attribute_options,
         )
-
-    @property
-    def scorer(self) -> Any:
-        """The scorer given (``None``: built from the LLM of each turn)."""
-        return self._attributor.scorer
-
-    @property
-    def config(self) -> AttributionConfig:
-        """The settings every turn is attributed with."""
-        return self._attributor.config
 
     # ------------------------------------------------------------------ turns
     @dispatcher.span

@@ -14,7 +14,7 @@ from llama_index.core.base.response.schema import (
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.postprocessor.camab.response import AttributionConfig, ResponseAttributor
+from llama_index.postprocessor.camab.response import AttributingWrapper, ResponseAttributor
 from llama_index.postprocessor.camab.streaming import (
     aattribute_when_consumed,
     attribute_when_consumed,
@@ -25,7 +25,7 @@ from camab_rag.groundedness import GroundednessFilter
 from camab_rag.segments import Granularity
 
 
-class CamabQueryEngine(BaseQueryEngine):
+class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
     """Wrap a query engine so every response carries its attribution.
 
     ``response.metadata["attribution"]`` holds the full result
@@ -100,16 +100,6 @@ class CamabQueryEngine(BaseQueryEngine):
             attribute_options=attribute_options,
         )
         super().__init__(callback_manager or getattr(query_engine, "callback_manager", None))
-
-    @property
-    def scorer(self) -> Any:
-        """The scorer given (``None``: built from the LLM of each response)."""
-        return self._attributor.scorer
-
-    @property
-    def config(self) -> AttributionConfig:
-        """The settings every response is attributed with."""
-        return self._attributor.config
 
     def _get_prompt_modules(self) -> PromptMixinType:
         return {"query_engine": self.query_engine}

@@ -329,3 +329,19 @@ class ResponseAttributor:
     ) -> RESPONSE_TYPE:
         """Async :meth:`attribute` (scores with ``scorer.ascore``)."""
         return await adrive(self._steps(response, question, record, llm))
+
+
+class AttributingWrapper:
+    """What an engine wrapping its engine in a :class:`ResponseAttributor` exposes."""
+
+    _attributor: ResponseAttributor
+
+    @property
+    def scorer(self) -> Any:
+        """The scorer given (``None``: built from the LLM of each answer)."""
+        return self._attributor.scorer
+
+    @property
+    def config(self) -> AttributionConfig:
+        """The settings every answer is attributed with."""
+        return self._attributor.config
