@@ -222,14 +222,18 @@ class GroundednessFilter:
         return await adrive(self._steps(result, safe=True, **where))
 
 
-def check_groundedness_filter(value: object) -> None:
+def check_groundedness_filter(value: object, *, blocking_refused: str | None = None) -> None:
     """Refuse a ``groundedness=`` argument of an integration that is neither ``None`` nor a
-    :class:`GroundednessFilter` (a ``TypeError`` naming what was given)."""
+    :class:`GroundednessFilter` (a ``TypeError`` naming what was given), and, where the
+    integration object cannot hold the answer back, a blocking filter: ``blocking_refused``
+    says why and what to use instead (an :class:`~camab_rag.errors.InputError`)."""
     if value is not None and not isinstance(value, GroundednessFilter):
         raise TypeError(
             "groundedness must be a camab_rag.groundedness.GroundednessFilter, got "
             f"{type(value).__name__}"
         )
+    if blocking_refused is not None and value is not None and value.mode == "block":
+        raise InputError(f"GroundednessFilter(mode='block') is refused here: {blocking_refused}")
 
 
 __all__ = [

@@ -15,7 +15,7 @@ history included) and is rendered under the proxy's own chat template.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from camab_rag.errors import CannotScoreError, InputError
@@ -32,8 +32,41 @@ def _check_scorer(scorer: object, what: str) -> None:
     if not callable(getattr(scorer, "score", None)):
         raise InputError(
             f"{what} must have a score(requests) method, got {type(scorer).__name__}: "
-            "e.g. camab_rag.default_scorer()"
+            "e.g. camab_rag.default_scorer() or camab_rag.OpenAICompletionsScorer(...)"
         )
+
+
+def checked_scorer(scorer: Any, name: str = "scorer") -> Any:
+    """``scorer`` itself when it can score or is ``None``; else an
+    :class:`~camab_rag.errors.InputError` naming ``name``."""
+    if scorer is not None:
+        _check_scorer(scorer, name)
+    return scorer
+
+
+class ScorerCache:
+    """Scorers built once per key, so an HTTP scorer keeps its connection pool and a model
+    found unable to score (with a proxy) is not asked again. A build that raises is not
+    cached: the next attribution tries again and reports the error again. With ``owner``
+    (e.g. keyed by ``id(llm)``) an entry counts only for that same object."""
+
+    def __init__(self) -> None:
+        self._built: dict[Hashable, tuple[object, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, build: Callable[[], Any], *, owner: object = None) -> Any:
+        """The scorer under ``key``, built by ``build`` the first time."""
+        with self._lock:
+            hit = self._built.get(key)
+            if hit is not None and hit[0] is owner:
+                return hit[1]
+        scorer = build()
+        with self._lock:
+            hit = self._built.get(key)
+            if hit is not None and hit[0] is owner:
+                return hit[1]  # another thread built it first
+            self._built[key] = (owner, scorer)
+            return scorer
 
 
 class ProxyFallbackScorer:

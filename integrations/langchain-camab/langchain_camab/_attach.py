@@ -8,10 +8,23 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage
 
+from camab_rag.background import fill, pending
 from camab_rag.captured import document_summary
 from camab_rag.result import AttributionResult
 from langchain_camab.citations import to_citations, with_citations
 from langchain_camab.result import summary
+
+__all__ = [
+    "METADATA_KEY",
+    "RUN_METADATA_KEY",
+    "annotate_citations",
+    "annotate_documents",
+    "annotate_message",
+    "fill",
+    "pending",
+    "summarize",
+    "titles_of",
+]
 
 METADATA_KEY = "attribution"
 RUN_METADATA_KEY = "camab_attribution"
@@ -24,18 +37,6 @@ def titles_of(documents: Sequence[Document]) -> list[str | None]:
         value = doc.metadata.get("title") or doc.metadata.get("source")
         names.append(str(value) if value is not None else None)
     return names
-
-
-def pending(run_id: str | None = None) -> dict[str, Any]:
-    """The placeholder shown while a background attribution runs."""
-    return {"status": "pending", "error": None, "run_id": run_id}
-
-
-def fill(target: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
-    """Replace ``target``'s content in place (readers holding it see the update)."""
-    target.clear()
-    target.update(values)
-    return target
 
 
 def annotate_documents(

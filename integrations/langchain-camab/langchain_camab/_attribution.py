@@ -7,7 +7,7 @@ from typing import Any
 
 from camab_rag.captured import AttributionSettings, captured_steps
 from camab_rag.engine import ProgressFn
-from camab_rag.groundedness import GroundednessFilter, check_groundedness_filter
+from camab_rag.groundedness import check_groundedness_filter
 from camab_rag.rounds import Steps, asynced, synced
 from camab_rag.scoring import Prompt
 from langchain_camab.result import ChainAttribution
@@ -19,17 +19,16 @@ object (:class:`camab_rag.captured.AttributionSettings`), validated when it is b
 
 def check_filter(groundedness: object, *, can_block: bool, where: str) -> None:
     """Reject a filter the integration object cannot honour, naming the problem."""
-    check_groundedness_filter(groundedness)
-    if (
-        isinstance(groundedness, GroundednessFilter)
-        and groundedness.mode == "block"
-        and not can_block
-    ):
-        raise ValueError(
-            f"{where} cannot replace the chain's answer, so GroundednessFilter(mode='block') "
-            "would not block anything: use mode='flag' here, or put "
-            "CamabAttributor(groundedness=GroundednessFilter(mode='block')) after the chain"
-        )
+    check_groundedness_filter(
+        groundedness,
+        blocking_refused=None
+        if can_block
+        else (
+            f"{where} cannot replace the chain's answer, so it would not block anything: use "
+            "mode='flag' here, or put CamabAttributor(groundedness=GroundednessFilter("
+            "mode='block')) after the chain"
+        ),
+    )
 
 
 def _held(documents: object) -> tuple[Any, ...]:

@@ -18,6 +18,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
+from camab_rag.background import Background, ResultStore
 from camab_rag.captured import reached_the_model
 from camab_rag.errors import NoContextError
 from camab_rag.groundedness import GroundednessFilter
@@ -36,7 +37,7 @@ from langchain_camab._capture import (
 )
 from langchain_camab._messages import message_text, to_chat_messages
 from langchain_camab._progress import ProgressHook
-from langchain_camab.result import ChainAttribution, Results
+from langchain_camab.result import ChainAttribution
 from langchain_camab.scorer import ScorerCache, resolve_scorer, scorer_from_run
 
 logger = logging.getLogger(__name__)
@@ -94,18 +95,23 @@ class HandlerCore:
         self.question_keys = tuple(question_keys)
         self.context_keys = tuple(context_keys)
         self.report_run_metadata = report_run_metadata
-        self.results: Results = Results(max_results)
+        self.results: ResultStore[ChainAttribution] = ResultStore(max_results, uuid_keys=True)
         self.last_result: ChainAttribution | None = None
+        self._jobs: Background[ChainAttribution] = Background()
         self._store = CaptureStore()
         self._results_lock = threading.Lock()
         self._scorers = ScorerCache()
         self._tool_names: dict[UUID, str | None] = {}
         # strict mode: let LangChain re-raise our errors into the chain
         self.raise_error = strict
-        self._start_runtime()
 
-    def _start_runtime(self) -> None:
-        """The state of the handler's own way to run attributions (threads or tasks)."""
+    def _background_key(self, run_id: UUID | str | None) -> UUID | None:
+        """The key of a background attribution: a root run id (``None``: the latest)."""
+        return UUID(run_id) if isinstance(run_id, str) else run_id
+
+    def _done_without_jobs(self, run_id: UUID | str | None) -> ChainAttribution | None:
+        """The latest result when nothing ran in the background and none was asked for."""
+        return self.last_result if not self._jobs and run_id is None else None
 
     # ------------------------------------------------------------------ recording
     def _chain_start(self, inputs: Any, run_id: UUID, parent: UUID | None, metadata: Any) -> None:

@@ -13,11 +13,9 @@ with the attribution attached. It never breaks the chain: a failure is recorded 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,6 +27,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
+from camab_rag.background import Background, ResultStore
 from camab_rag.captured import document_summary
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.rounds import Steps, adrive, drive
@@ -39,7 +38,7 @@ from langchain_camab._attribution import Settings, check_filter, failed, run_ste
 from langchain_camab._messages import message_text, to_prompt
 from langchain_camab._progress import ProgressHook, RunProgress
 from langchain_camab.citations import to_citations, with_citations
-from langchain_camab.result import ChainAttribution, Results
+from langchain_camab.result import ChainAttribution
 from langchain_camab.scorer import ScorerCache, resolve_scorer
 
 logger = logging.getLogger(__name__)
@@ -184,10 +183,9 @@ class CamabAttributor(Runnable[Any, Any]):
         self.progress = progress
         self.citations = citations
         self.name = name
-        self.results = Results(max_results)
+        self.results: ResultStore[ChainAttribution] = ResultStore(max_results, uuid_keys=True)
         self.last_result: ChainAttribution | None = None
-        self.pending: dict[str, Future[ChainAttribution] | asyncio.Task[ChainAttribution]] = {}
-        self._executor: ThreadPoolExecutor | None = None
+        self._jobs: Background[ChainAttribution] = Background()
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ Runnable
@@ -284,11 +282,7 @@ class CamabAttributor(Runnable[Any, Any]):
         if not self.background:
             return self._respond(input, request, self._compute(request, None), run_manager)
         placeholder = self._placeholders(request)
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="camab")
-        self.pending[str(request.run_id)] = self._executor.submit(
-            self._compute, request, placeholder
-        )
+        self._jobs.start(str(request.run_id), self._compute_steps(request, placeholder))
         return self._output(input, request, placeholder, run_manager)
 
     async def _ainvoke(self, input: Any, run_manager: AsyncCallbackManagerForChainRun) -> Any:
@@ -299,8 +293,7 @@ class CamabAttributor(Runnable[Any, Any]):
             result = await self._acompute(request, None)
             return self._respond(input, request, result, run_manager)
         placeholder = self._placeholders(request)
-        task = asyncio.create_task(self._acompute(request, placeholder))
-        self.pending[str(request.run_id)] = task
+        self._jobs.astart(str(request.run_id), self._compute_steps(request, placeholder))
         return self._output(input, request, placeholder, run_manager)
 
     def _start(self, input: Any, run_manager: Any) -> tuple[_Request | None, Any]:
@@ -500,28 +493,18 @@ class CamabAttributor(Runnable[Any, Any]):
         return input
 
     # ------------------------------------------------------------------ background
+    @property
+    def pending(self) -> Mapping[Any, Any]:
+        """Background attributions by run id (a ``Future`` or an ``asyncio.Task``)."""
+        return self._jobs.pending
+
     def wait(self, run_id: str | None = None, timeout: float | None = None) -> ChainAttribution:
         """Block until a background attribution (started by ``invoke``) is done."""
-        future = self._pending(run_id)
-        if isinstance(future, asyncio.Task):
-            raise TypeError("this attribution runs in an event loop: use await_result()")
-        return future.result(timeout)
+        return self._jobs.wait(None if run_id is None else str(run_id), timeout)
 
     async def await_result(self, run_id: str | None = None) -> ChainAttribution:
         """Await a background attribution (started by ``invoke`` or ``ainvoke``)."""
-        future = self._pending(run_id)
-        if isinstance(future, asyncio.Task):
-            return await future
-        return await asyncio.wrap_future(future)
-
-    def _pending(
-        self, run_id: str | None
-    ) -> Future[ChainAttribution] | asyncio.Task[ChainAttribution]:
-        if not self.pending:
-            raise KeyError("no background attribution was started")
-        if run_id is None:
-            return next(reversed(self.pending.values()))
-        return self.pending[str(run_id)]
+        return await self._jobs.await_result(None if run_id is None else str(run_id))
 
 
 def _added(merged: Any, chunk: Any) -> Any:

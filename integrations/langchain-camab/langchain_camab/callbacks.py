@@ -10,10 +10,8 @@ ends. Nothing it does can break the chain: a failure is recorded in the result
 
 from __future__ import annotations
 
-import asyncio
 import functools
-from collections.abc import Awaitable, Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from uuid import UUID
 
@@ -36,11 +34,11 @@ class CamabCallbackHandler(CaptureEvents, BaseCallbackHandler):
 
     __doc__ = (__doc__ or "") + HANDLER_ARGS_DOC
 
-    def _start_runtime(self) -> None:
-        self.futures: dict[UUID, Future[ChainAttribution]] = {}
-        self._executor: ThreadPoolExecutor | None = None
+    @property
+    def futures(self) -> Mapping[Any, Any]:
+        """Background attributions by root run id (``concurrent.futures.Future``)."""
+        return self._jobs.pending
 
-    # ---------------------------------------------------------------- attribution
     def _finish(self, run_id: UUID) -> None:
         job = self._take(run_id)
         if job is None:
@@ -49,28 +47,19 @@ class CamabCallbackHandler(CaptureEvents, BaseCallbackHandler):
             self._attribute(job)
             return
         self._placeholders(job)
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="camab")
-        self.futures[job.capture.run_id] = self._executor.submit(self._attribute, job)
+        self._jobs.start(job.capture.run_id, self._attribute_steps(job))
 
     def wait(
         self, run_id: UUID | str | None = None, timeout: float | None = None
     ) -> ChainAttribution:
         """The result of a background attribution, waiting for it (the latest root run's
         when ``run_id`` is ``None``)."""
-        if not self.futures:
-            if run_id is None and self.last_result is not None:
-                return self.last_result
-            raise KeyError("no background attribution was started")
-        key = UUID(run_id) if isinstance(run_id, str) else run_id
-        future = self.futures[key] if key is not None else next(reversed(self.futures.values()))
-        return future.result(timeout)
+        done = self._done_without_jobs(run_id)
+        return done if done is not None else self._jobs.wait(self._background_key(run_id), timeout)
 
     def close(self) -> None:
         """Wait for background work and stop its thread."""
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
+        self._jobs.close()
 
 
 class AsyncCamabCallbackHandler(HandlerCore, AsyncCallbackHandler):
@@ -84,8 +73,10 @@ class AsyncCamabCallbackHandler(HandlerCore, AsyncCallbackHandler):
     __doc__ = (__doc__ or "") + HANDLER_ARGS_DOC
     run_inline = True
 
-    def _start_runtime(self) -> None:
-        self.tasks: dict[UUID, asyncio.Task[ChainAttribution]] = {}
+    @property
+    def tasks(self) -> Mapping[Any, Any]:
+        """Background attributions by root run id (``asyncio.Task``)."""
+        return self._jobs.pending
 
     async def on_llm_end(
         self, response: LLMResult, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
@@ -104,18 +95,17 @@ class AsyncCamabCallbackHandler(HandlerCore, AsyncCallbackHandler):
             await adrive(self._attribute_steps(job))
             return
         self._placeholders(job)
-        self.tasks[job.capture.run_id] = asyncio.create_task(adrive(self._attribute_steps(job)))
+        self._jobs.astart(job.capture.run_id, self._attribute_steps(job))
 
     async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
         """The result of a background attribution, awaiting it (the latest root run's when
         ``run_id`` is ``None``)."""
-        if not self.tasks:
-            if run_id is None and self.last_result is not None:
-                return self.last_result
-            raise KeyError("no background attribution was started")
-        key = UUID(run_id) if isinstance(run_id, str) else run_id
-        task = self.tasks[key] if key is not None else next(reversed(self.tasks.values()))
-        return await task
+        done = self._done_without_jobs(run_id)
+        return (
+            done
+            if done is not None
+            else await self._jobs.await_result(self._background_key(run_id))
+        )
 
 
 def _as_coroutine(event: Callable[..., None]) -> Callable[..., Awaitable[None]]:

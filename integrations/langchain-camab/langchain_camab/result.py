@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
-from uuid import UUID
 
 from camab_rag.captured import document_ranks, supporting_documents
 from camab_rag.groundedness import FilteredAnswer
@@ -125,30 +123,3 @@ def summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dic
         for statement, doc_index in zip(result.statements, supporting_documents(result))
     ]
     return data
-
-
-class Results(OrderedDict[UUID, ChainAttribution]):
-    """Results by root run id (a ``UUID`` or its string), oldest evicted past ``limit``."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__()
-        self.limit = limit
-
-    @staticmethod
-    def _key(key: object) -> Any:
-        return UUID(key) if isinstance(key, str) else key
-
-    def __getitem__(self, key: object) -> ChainAttribution:
-        return super().__getitem__(self._key(key))
-
-    def __contains__(self, key: object) -> bool:
-        return super().__contains__(self._key(key))
-
-    def get(self, key: object, default: Any = None) -> Any:
-        return super().get(self._key(key), default)
-
-    def add(self, key: UUID | str, value: ChainAttribution) -> None:
-        """Store ``value`` under ``key``, dropping the oldest results past ``limit``."""
-        self[self._key(key)] = value
-        while len(self) > self.limit:
-            self.popitem(last=False)

@@ -4,14 +4,21 @@ OpenAI-compatible chat model (``ChatOpenAI`` with a base URL)."""
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
 from camab_rag.errors import InputError
-from camab_rag.scorers.proxy import own_or_proxy
+from camab_rag.scorers.proxy import ScorerCache, checked_scorer, own_or_proxy
 from langchain_camab.chat_models import MODEL_KEY, CamabChatModel, registered_model
+
+__all__ = [
+    "ScorerCache",
+    "ScorerUnavailableError",
+    "resolve_scorer",
+    "scorer_from_llm",
+    "scorer_from_run",
+]
 
 
 class ScorerUnavailableError(InputError):
@@ -104,33 +111,10 @@ def resolve_scorer(
     if proxy is not None:
         return own_or_proxy(lambda: resolve_scorer(scorer, llm, None, options), proxy)
     if scorer is not None:
-        if not _is_scorer(scorer):
-            raise InputError(
-                f"scorer must have a score(requests) method, got {type(scorer).__name__}: "
-                "e.g. camab_rag.default_scorer() or camab_rag.OpenAICompletionsScorer(...)"
-            )
-        return scorer
+        return checked_scorer(scorer)
     if llm is None:
         raise ScorerUnavailableError(
             "no scorer: pass scorer=... or llm=<the chain's chat model> (scorer=None uses "
             "the chain's own model, which this step cannot see)"
         )
     return scorer_from_llm(llm, **dict(options or {}))
-
-
-class ScorerCache:
-    """Scorers built once per key, so an HTTP scorer keeps its connection pool and a model
-    found unable to score (with a proxy) is not asked again. A build that raises is not
-    cached: the next attribution tries again and reports the error again."""
-
-    def __init__(self) -> None:
-        self._built: dict[str, Any] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: str, build: Callable[[], Any]) -> Any:
-        with self._lock:
-            if key in self._built:
-                return self._built[key]
-        scorer = build()
-        with self._lock:
-            return self._built.setdefault(key, scorer)

@@ -26,7 +26,9 @@ from llama_index.postprocessor.camab.streaming import (
 )
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from camab_rag.errors import InputError
+from camab_rag.background import Background, pending
+from camab_rag.groundedness import check_groundedness_filter
+from camab_rag.rounds import Steps, adrive, drive
 
 
 class CamabEventHandler(BaseEventHandler):
@@ -77,7 +79,7 @@ class CamabEventHandler(BaseEventHandler):
     )
 
     _attributor: ResponseAttributor = PrivateAttr()
-    _pending: set[asyncio.Task[Any]] = PrivateAttr(default_factory=set)
+    _jobs: Background[Any] = PrivateAttr(default_factory=lambda: Background(keep=256))
     _results: collections.deque[dict[str, Any]] = PrivateAttr(
         default_factory=lambda: collections.deque(maxlen=256)
     )
@@ -95,11 +97,15 @@ class CamabEventHandler(BaseEventHandler):
             scorer_options=self.scorer_options,
             attribute_options=self.attribute_options,
         )
-        if self._blocks and self.background:
-            raise InputError(
-                "a GroundednessFilter with mode='block' must judge the answer before the "
-                "query returns: use background=None/False, or mode='flag'"
-            )
+        check_groundedness_filter(
+            self.groundedness,
+            blocking_refused=(
+                "it must judge the answer before the query returns: use "
+                "background=None/False, or mode='flag'"
+                if self.background
+                else None
+            ),
+        )
 
     @property
     def _blocks(self) -> bool:
@@ -152,14 +158,12 @@ class CamabEventHandler(BaseEventHandler):
             background = loop is not None and _span_method(event.span_id) == "aquery"
         else:
             background = self.background
+        steps = self._steps(response, question, record, query_id)
         if background and loop is not None:
-            set_metadata(response, {"status": "pending", "error": None})
-            task = loop.create_task(self._arun(response, question, record, query_id))
-            with self._lock:
-                self._pending.add(task)
-            task.add_done_callback(self._pending.discard)
+            set_metadata(response, pending())
+            self._jobs.astart(query_id, steps)
         else:
-            self._attribute(response, question, record, query_id)
+            drive(steps)
 
     def _on_stream(
         self,
@@ -171,24 +175,18 @@ class CamabEventHandler(BaseEventHandler):
         """A streamed answer is attributed when its stream has been consumed."""
         if isinstance(response, AsyncStreamingResponse):
             aattribute_when_consumed(
-                response, lambda final: self._arun(final, question, record, query_id)
+                response, lambda final: adrive(self._steps(final, question, record, query_id))
             )
         else:
             attribute_when_consumed(
-                response, lambda final: self._attribute(final, question, record, query_id)
+                response, lambda final: drive(self._steps(final, question, record, query_id))
             )
 
-    def _attribute(
+    def _steps(
         self, response: Any, question: str, record: QueryRecord | None, query_id: str
-    ) -> Any:
-        self._attributor.attribute(response, question, record)
-        self._remember(query_id, question, response)
-        return response
-
-    async def _arun(
-        self, response: Any, question: str, record: QueryRecord | None, query_id: str
-    ) -> Any:
-        await self._attributor.aattribute(response, question, record)
+    ) -> Steps[Any]:
+        """Attribute ``response`` in place and remember it; the model calls it needs."""
+        yield from self._attributor.steps(response, question, record)
         self._remember(query_id, question, response)
         return response
 
@@ -205,12 +203,7 @@ class CamabEventHandler(BaseEventHandler):
 
     async def aflush(self) -> None:
         """Wait for every background attribution started so far."""
-        while True:
-            with self._lock:
-                pending = [t for t in self._pending if not t.done()]
-            if not pending:
-                return
-            await asyncio.gather(*pending, return_exceptions=True)
+        await self._jobs.aflush()
 
 
 def _span_method(span_id: str | None) -> str:

@@ -19,7 +19,7 @@ from llama_index.core.instrumentation.span import active_span_id
 from llama_index.core.schema import MetadataMode, NodeWithScore
 from llama_index.postprocessor.camab.capture import QueryRecord, query_tracker
 from llama_index.postprocessor.camab.events import QueryProgress
-from llama_index.postprocessor.camab.scorers import ScorerCache, checked_scorer
+from llama_index.postprocessor.camab.scorers import ScorerCache
 
 from camab_rag.captured import (
     AttributionSettings,
@@ -31,6 +31,7 @@ from camab_rag.errors import InputError, NoContextError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.result import AttributionResult
 from camab_rag.rounds import Steps, adrive, asynced, drive, synced
+from camab_rag.scorers.proxy import checked_scorer
 from camab_rag.scoring import Prompt
 from camab_rag.segments import Granularity, SourceDocument
 
@@ -305,9 +306,10 @@ class ResponseAttributor:
             return None
         return self.tracker.open_record(span_id, query=query, managed=True)
 
-    def _steps(
+    def steps(
         self, response: RESPONSE_TYPE, question: str, record: QueryRecord | None, llm: object = None
     ) -> Steps[RESPONSE_TYPE]:
+        """:meth:`attribute` as a generator of model calls."""
         return _response_steps(
             response,
             question,
@@ -322,13 +324,13 @@ class ResponseAttributor:
         self, response: RESPONSE_TYPE, question: str, record: QueryRecord | None, llm: object = None
     ) -> RESPONSE_TYPE:
         """Attribute ``response`` in place (never raises) and return it."""
-        return drive(self._steps(response, question, record, llm))
+        return drive(self.steps(response, question, record, llm))
 
     async def aattribute(
         self, response: RESPONSE_TYPE, question: str, record: QueryRecord | None, llm: object = None
     ) -> RESPONSE_TYPE:
         """Async :meth:`attribute` (scores with ``scorer.ascore``)."""
-        return await adrive(self._steps(response, question, record, llm))
+        return await adrive(self.steps(response, question, record, llm))
 
 
 class AttributingWrapper:

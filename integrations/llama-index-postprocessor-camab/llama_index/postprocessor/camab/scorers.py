@@ -3,13 +3,13 @@ carries a scorer), a given one, or a proxy when the LLM cannot score."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from typing import Any
 
 from camab_rag.errors import InputError
 from camab_rag.scorers.chat_clients import scorer_from_chat_client
-from camab_rag.scorers.proxy import own_or_proxy
+from camab_rag.scorers.proxy import ScorerCache as BuiltScorers
+from camab_rag.scorers.proxy import checked_scorer, own_or_proxy
 
 
 def scorer_from_llm(llm: object, **options: Any) -> Any:
@@ -50,26 +50,13 @@ class ScorerCache:
     def __init__(self, proxy: Any = None, options: Mapping[str, Any] | None = None) -> None:
         self.proxy = checked_scorer(proxy, "proxy")
         self.options = dict(options or {})
-        self._cache: dict[int, tuple[object, Any]] = {}
-        self._lock = threading.Lock()
+        self._built = BuiltScorers()
 
     def get(self, llm: object, scorer: Any = None) -> Any:
+        """The scorer of ``scorer`` (given) or of ``llm``, built once per object."""
         source = scorer if scorer is not None else llm
-        with self._lock:
-            hit = self._cache.get(id(source))
-            if hit is not None and hit[0] is source:
-                return hit[1]
-        if scorer is not None:
-            built = own_or_proxy(lambda: scorer, self.proxy)
-        else:
-            built = own_or_proxy(lambda: scorer_from_llm(llm, **self.options), self.proxy)
-        with self._lock:
-            self._cache[id(source)] = (source, built)
-        return built
 
+        def own() -> Any:
+            return scorer if scorer is not None else scorer_from_llm(llm, **self.options)
 
-def checked_scorer(scorer: Any, name: str = "scorer") -> Any:
-    """``scorer`` itself when it can score (or is ``None``); else a clear error."""
-    if scorer is not None and not callable(getattr(scorer, "score", None)):
-        raise InputError(f"{name} must have a score(requests) method (or be None)")
-    return scorer
+        return self._built.get(id(source), lambda: own_or_proxy(own, self.proxy), owner=source)

@@ -1,0 +1,152 @@
+"""Attributions that finish after the host has returned its answer.
+
+An integration that must not hold the chain up (``background=True``, or an async query
+engine that lets the loop go on) hands the attribution's :data:`~camab_rag.rounds.Steps`
+to :class:`Background`: from sync code it runs in one worker thread (scoring with blocking
+calls), from a coroutine as an ``asyncio`` task (scoring with ``ascore``). Either way the
+caller keeps a key (its run or query id) to wait for the result with, and the answer's
+metadata shows :func:`pending` until the steps fill it in place (:func:`fill`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Generic, TypeVar
+
+from camab_rag.rounds import Steps, adrive, drive
+
+T = TypeVar("T")
+
+
+def pending(run_id: str | None = None) -> dict[str, Any]:
+    """The placeholder an answer or document carries while its attribution runs."""
+    return {"status": "pending", "error": None, "run_id": run_id}
+
+
+def fill(target: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """Replace ``target``'s content in place, so readers holding it see the result."""
+    target.clear()
+    target.update(values)
+    return target
+
+
+class Background(Generic[T]):
+    """Attributions running in the background, by key, oldest first.
+
+    :meth:`start` runs steps in a worker thread (one, so attributions of one object never
+    compete for the model), :meth:`astart` as a task of the running event loop;
+    :meth:`wait` / :meth:`await_result` give a result (the latest started when no key is
+    given), :meth:`aflush` awaits every task, :meth:`close` stops the thread. Finished
+    attributions are kept for :meth:`wait`, the oldest finished dropped past ``keep``.
+    """
+
+    def __init__(self, keep: int = 1000) -> None:
+        self.pending: OrderedDict[Hashable, Future[T] | asyncio.Task[T]] = OrderedDict()
+        self.keep = keep
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def _add(self, key: Hashable, job: Future[T] | asyncio.Task[T]) -> None:
+        """Keep ``job`` under ``key`` (caller holds the lock); forget the oldest finished
+        jobs past ``keep``."""
+        self.pending[key] = job
+        self.pending.move_to_end(key)
+        excess = len(self.pending) - self.keep
+        for old in [k for k, j in self.pending.items() if j.done()][: max(excess, 0)]:
+            del self.pending[old]
+
+    def __len__(self) -> int:
+        return len(self.pending)
+
+    def start(self, key: Hashable, steps: Steps[T]) -> Future[T]:
+        """Run ``steps`` with blocking calls in the worker thread."""
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="camab")
+            future = self._executor.submit(drive, steps)
+            self._add(key, future)
+        return future
+
+    def astart(self, key: Hashable, steps: Steps[T]) -> asyncio.Task[T]:
+        """Run ``steps`` as a task of the running event loop, awaiting each call."""
+        task = asyncio.get_running_loop().create_task(adrive(steps))
+        with self._lock:
+            self._add(key, task)
+        return task
+
+    def _get(self, key: Hashable | None) -> Future[T] | asyncio.Task[T]:
+        with self._lock:
+            if not self.pending:
+                raise KeyError("no background attribution was started")
+            if key is None:
+                return next(reversed(self.pending.values()))
+            return self.pending[key]
+
+    def wait(self, key: Hashable | None = None, timeout: float | None = None) -> T:
+        """Block until the attribution under ``key`` is done; its result."""
+        job = self._get(key)
+        if isinstance(job, asyncio.Task):
+            raise TypeError("this attribution runs in an event loop: await await_result()")
+        return job.result(timeout)
+
+    async def await_result(self, key: Hashable | None = None) -> T:
+        """Await the attribution under ``key`` (a task or a thread's future)."""
+        job = self._get(key)
+        if isinstance(job, asyncio.Task):
+            return await job
+        return await asyncio.wrap_future(job)
+
+    async def aflush(self) -> None:
+        """Await every attribution started so far (errors stay in their results)."""
+        while True:
+            with self._lock:
+                jobs = [j for j in self.pending.values() if not j.done()]
+            if not jobs:
+                return
+            await asyncio.gather(
+                *(j if isinstance(j, asyncio.Task) else asyncio.wrap_future(j) for j in jobs),
+                return_exceptions=True,
+            )
+
+    def close(self) -> None:
+        """Wait for the thread's attributions and stop it (tasks belong to their loop)."""
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
+
+
+class ResultStore(OrderedDict[Hashable, T]):
+    """Results by run or query id, the oldest dropped past ``limit``; a ``str`` key is
+    read as the ``UUID`` it spells when ``uuid_keys`` (LangChain run ids)."""
+
+    def __init__(self, limit: int, *, uuid_keys: bool = False) -> None:
+        super().__init__()
+        self.limit = limit
+        self.uuid_keys = uuid_keys
+
+    def _key(self, key: object) -> Any:
+        if self.uuid_keys and isinstance(key, str):
+            from uuid import UUID
+
+            return UUID(key)
+        return key
+
+    def __getitem__(self, key: object) -> T:
+        return super().__getitem__(self._key(key))
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(self._key(key))
+
+    def get(self, key: object, default: Any = None) -> Any:
+        return super().get(self._key(key), default)
+
+    def add(self, key: Hashable, value: T) -> None:
+        """Store ``value`` under ``key``, dropping the oldest results past ``limit``."""
+        self[self._key(key)] = value
+        while len(self) > self.limit:
+            self.popitem(last=False)
