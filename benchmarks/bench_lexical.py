@@ -12,7 +12,8 @@ absolute value, added with lexical weight 0.3 (set once, before any figure was s
 tuned). The blend is not what the library does; it measures what adding non-model evidence
 to the scores would buy on each measure.
 
-``run`` scores the top-3 removal sets the lexical ranking and the blends need (one model
+Datasets: HotpotQA (SmolLM2, Qwen) and TyDi QA (SmolLM2), the stored runs with gold
+segments. ``run`` scores the top-3 removal sets the lexical ranking and the blends need (one model
 call per new set, cached with the other removal sets in
 ``benchmarks/results/design_drop/scored_sets.jsonl``); ``report`` writes the table.
 
@@ -57,7 +58,7 @@ from camab_cli.evaluation.metrics import (  # noqa: E402
 from camab_cli.evaluation.runner import read_results  # noqa: E402
 
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
-RESULTS_LIST = ("hotpotqa_smollm2", "hotpotqa_qwen2.5-0.5b")
+RESULTS_LIST = ("hotpotqa_smollm2", "hotpotqa_qwen2.5-0.5b", "tydiqa_smollm2")
 BUDGETS = (20, 40)
 LEXICAL_WEIGHT = 0.3
 _WORD = re.compile(r"\w+")
@@ -211,16 +212,19 @@ def report_command(args: argparse.Namespace) -> None:
         "response (no model call); `auto@s + lexical` adds it to auto's scores (each divided by "
         f"its largest absolute value, lexical weight {LEXICAL_WEIGHT}, fixed before any figure). "
         "Peers' figures are their stored runs. drop@3 of the new rankings: their top-3 removal "
-        "sets scored by the example's model (`run`). Mean ± 95% CI over the examples.\n\n"
+        "sets scored by the example's model (`.venv/bin/python benchmarks/bench_lexical.py run "
+        "--threads 1 --results-list RESULTS`, once per results file, one process per core). "
+        "Mean ± 95% CI over the examples.\n\n"
         + "\n".join(parts)
         + "\nReading. A ranking that makes no model call agrees with the cited facts better "
-        "than every attribution method here, leave-one-out included, on both models and on the "
-        "paragraph tables. Its top-3 segments move the model's log-prob less than "
-        "leave-one-out's and auto's (in the mean; significantly against leave-one-out on "
-        "SmolLM2) though more than KernelSHAP's at 20 calls: the gold AUROC largely measures "
-        "lexical relevance to the question and answer, not what the model used. Adding the "
-        "lexical scores to auto's raises the gold AUROC past every peer at the same budget, "
-        "with drop@3 unchanged within noise on HotpotQA; on the exact paragraph tables the same "
+        "than every attribution method here, leave-one-out included, on every table (HotpotQA "
+        "with both models, TyDi QA, the paragraph tables). Its top-3 segments move the model's "
+        "log-prob less than leave-one-out's and auto's (in the mean; significantly against "
+        "leave-one-out on HotpotQA with SmolLM2), though more than KernelSHAP's at 20 calls "
+        "on HotpotQA: the gold AUROC largely measures lexical relevance to the question and "
+        "answer, not what the model used. Adding the lexical scores to auto's raises the gold "
+        "AUROC past every peer at the same budget, with drop@3 unchanged within noise; on the "
+        "exact paragraph tables the same "
         "blend lowers the agreement with exact Shapley (significantly at 40 calls): it moves "
         "the ranking from what the model did toward what a person cites. So the gold-AUROC "
         "margins of #23 could be had by adding non-model evidence to the scores. The library "
