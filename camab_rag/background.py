@@ -51,13 +51,27 @@ class Background(Generic[T]):
         self._lock = threading.Lock()
 
     def _add(self, key: Hashable, job: Future[T] | asyncio.Task[T]) -> None:
-        """Keep ``job`` under ``key`` (caller holds the lock); forget the oldest finished
-        jobs past ``keep``."""
+        """Keep ``job`` under ``key`` (caller holds the lock); a job still running under the
+        same key stays, under ``(key, id)``, so it is still awaited and referenced; forget
+        the oldest finished jobs past ``keep``."""
+        earlier = self.pending.pop(key, None)
+        if earlier is not None and not earlier.done():
+            self.pending[(key, id(earlier))] = earlier
         self.pending[key] = job
-        self.pending.move_to_end(key)
         excess = len(self.pending) - self.keep
-        for old in [k for k, j in self.pending.items() if j.done()][: max(excess, 0)]:
+        finished = [k for k, j in self.pending.items() if j.done() and k != key]
+        for old in finished[: max(excess, 0)]:
             del self.pending[old]
+
+    def snapshot(self) -> dict[Hashable, Future[T] | asyncio.Task[T]]:
+        """The jobs by key, oldest first (a copy: safe while others start)."""
+        with self._lock:
+            return dict(self.pending)
+
+    def knows(self, key: Hashable) -> bool:
+        """Whether a job under ``key`` is kept."""
+        with self._lock:
+            return key in self.pending
 
     def __len__(self) -> int:
         return len(self.pending)
@@ -94,22 +108,22 @@ class Background(Generic[T]):
         return job.result(timeout)
 
     async def await_result(self, key: Hashable | None = None) -> T:
-        """Await the attribution under ``key`` (a task or a thread's future)."""
+        """Await the attribution under ``key`` (a task or a thread's future); cancelling
+        the caller leaves the attribution running."""
         job = self._get(key)
-        if isinstance(job, asyncio.Task):
-            return await job
-        return await asyncio.wrap_future(job)
+        awaited = job if isinstance(job, asyncio.Task) else asyncio.wrap_future(job)
+        return await asyncio.shield(awaited)
 
     async def aflush(self) -> None:
-        """Await every attribution started so far (errors stay in their results)."""
+        """Await every attribution started so far (errors stay in their results);
+        cancelling the caller leaves them running."""
         while True:
             with self._lock:
                 jobs = [j for j in self.pending.values() if not j.done()]
             if not jobs:
                 return
-            await asyncio.gather(
-                *(j if isinstance(j, asyncio.Task) else asyncio.wrap_future(j) for j in jobs),
-                return_exceptions=True,
+            await asyncio.wait(
+                [j if isinstance(j, asyncio.Task) else asyncio.wrap_future(j) for j in jobs]
             )
 
     def close(self) -> None:

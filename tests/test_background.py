@@ -68,8 +68,63 @@ def test_finished_jobs_past_keep_are_forgotten_oldest_first() -> None:
         jobs.start(key, _steps(key, []))
         jobs.wait(key, timeout=10)
     assert list(jobs.pending) == [2, 3]
-    assert jobs.wait(3) == 3
+    assert jobs.wait(3) == 3 and jobs.knows(2) and not jobs.knows(0)
     jobs.close()
+
+
+def test_a_reused_key_keeps_the_running_job_awaited() -> None:
+    async def main() -> tuple[list[int], int]:
+        gate = asyncio.Event()
+        done: list[int] = []
+
+        def slow(value: int) -> Steps[int]:
+            yield _Await(gate)
+            done.append(value)
+            return value
+
+        jobs: Background[int] = Background()
+        jobs.astart("same", slow(1))
+        jobs.astart("same", slow(2))  # e.g. two queries without a span id
+        assert len(jobs.snapshot()) == 2
+        gate.set()
+        await jobs.aflush()
+        return sorted(done), await jobs.await_result("same")
+
+    assert asyncio.run(main()) == ([1, 2], 2)
+
+
+def test_cancelling_a_flush_leaves_the_attributions_running() -> None:
+    async def main() -> int:
+        gate = asyncio.Event()
+
+        def slow() -> Steps[int]:
+            yield _Await(gate)
+            return 7
+
+        jobs: Background[int] = Background()
+        task = jobs.astart("a", slow())
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(jobs.aflush(), 0.05)
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(jobs.await_result("a"), 0.05)
+        assert not task.cancelled()
+        gate.set()
+        return await jobs.await_result("a")
+
+    assert asyncio.run(main()) == 7
+
+
+class _Await:
+    """A call that waits for an event (async only)."""
+
+    def __init__(self, event: asyncio.Event) -> None:
+        self.event = event
+
+    def run(self) -> None:
+        raise AssertionError("async only")
+
+    async def arun(self) -> None:
+        await self.event.wait()
 
 
 def test_a_failing_job_raises_its_error_from_wait() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 from camab_rag.captured import AttributionSettings, captured_steps
 from camab_rag.engine import ProgressFn
 from camab_rag.groundedness import check_groundedness_filter
-from camab_rag.rounds import Steps, asynced, synced
+from camab_rag.rounds import Steps
 from camab_rag.scoring import Prompt
 from langchain_camab.result import ChainAttribution
 
@@ -51,7 +51,7 @@ def run_steps(
 ) -> Steps[ChainAttribution]:
     """Attribute ``answer`` to ``documents`` in the prompt the chain's model received, and
     judge it with the settings' filter (raises on failure; callers catch). A generator of
-    model calls: :func:`run` and :func:`arun` drive it."""
+    model calls, driven by the handlers and the step (``drive`` / ``adrive``)."""
     captured = yield from captured_steps(
         question,
         documents,
@@ -64,10 +64,6 @@ def run_steps(
     return ChainAttribution.from_result(
         captured.result, run_id=run_id, documents=_held(documents), groundedness=captured.verdict
     )
-
-
-run = synced(run_steps, "run")
-arun = asynced(run_steps, "arun", "Async :func:`run` (scores with ``scorer.ascore``).")
 
 
 def failed(

@@ -109,9 +109,13 @@ class HandlerCore:
         """The key of a background attribution: a root run id (``None``: the latest)."""
         return UUID(run_id) if isinstance(run_id, str) else run_id
 
-    def _done_without_jobs(self, run_id: UUID | str | None) -> ChainAttribution | None:
-        """The latest result when nothing ran in the background and none was asked for."""
-        return self.last_result if not self._jobs and run_id is None else None
+    def _finished(self, run_id: UUID | str | None) -> ChainAttribution | None:
+        """A result to give without waiting: the latest when nothing ran in the background
+        and none was asked for; a run's stored result when its job is no longer kept."""
+        if run_id is None:
+            return self.last_result if not self._jobs else None
+        key = self._background_key(run_id)
+        return None if self._jobs.knows(key) else self.results.get(key)
 
     # ------------------------------------------------------------------ recording
     def _chain_start(self, inputs: Any, run_id: UUID, parent: UUID | None, metadata: Any) -> None:

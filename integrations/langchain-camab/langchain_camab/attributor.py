@@ -495,16 +495,30 @@ class CamabAttributor(Runnable[Any, Any]):
     # ------------------------------------------------------------------ background
     @property
     def pending(self) -> Mapping[Any, Any]:
-        """Background attributions by run id (a ``Future`` or an ``asyncio.Task``)."""
-        return self._jobs.pending
+        """Background attributions by run id (a ``Future`` or an ``asyncio.Task``; a copy)."""
+        return self._jobs.snapshot()
 
     def wait(self, run_id: str | None = None, timeout: float | None = None) -> ChainAttribution:
         """Block until a background attribution (started by ``invoke``) is done."""
-        return self._jobs.wait(None if run_id is None else str(run_id), timeout)
+        done = self._forgotten(run_id)
+        return done if done is not None else self._jobs.wait(self._key(run_id), timeout)
 
     async def await_result(self, run_id: str | None = None) -> ChainAttribution:
         """Await a background attribution (started by ``invoke`` or ``ainvoke``)."""
-        return await self._jobs.await_result(None if run_id is None else str(run_id))
+        done = self._forgotten(run_id)
+        return done if done is not None else await self._jobs.await_result(self._key(run_id))
+
+    @staticmethod
+    def _key(run_id: object) -> str | None:
+        return None if run_id is None else str(run_id)
+
+    def _forgotten(self, run_id: object) -> ChainAttribution | None:
+        """The stored result of a run whose finished job is no longer kept."""
+        key = self._key(run_id)
+        if key is None or self._jobs.knows(key):
+            return None
+        result: ChainAttribution | None = self.results.get(key)
+        return result
 
 
 def _added(merged: Any, chunk: Any) -> Any:

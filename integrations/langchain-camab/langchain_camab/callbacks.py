@@ -36,8 +36,8 @@ class CamabCallbackHandler(CaptureEvents, BaseCallbackHandler):
 
     @property
     def futures(self) -> Mapping[Any, Any]:
-        """Background attributions by root run id (``concurrent.futures.Future``)."""
-        return self._jobs.pending
+        """Background attributions by root run id (``concurrent.futures.Future``; a copy)."""
+        return self._jobs.snapshot()
 
     def _finish(self, run_id: UUID) -> None:
         job = self._take(run_id)
@@ -54,7 +54,7 @@ class CamabCallbackHandler(CaptureEvents, BaseCallbackHandler):
     ) -> ChainAttribution:
         """The result of a background attribution, waiting for it (the latest root run's
         when ``run_id`` is ``None``)."""
-        done = self._done_without_jobs(run_id)
+        done = self._finished(run_id)
         return done if done is not None else self._jobs.wait(self._background_key(run_id), timeout)
 
     def close(self) -> None:
@@ -75,8 +75,8 @@ class AsyncCamabCallbackHandler(HandlerCore, AsyncCallbackHandler):
 
     @property
     def tasks(self) -> Mapping[Any, Any]:
-        """Background attributions by root run id (``asyncio.Task``)."""
-        return self._jobs.pending
+        """Background attributions by root run id (``asyncio.Task``; a copy)."""
+        return self._jobs.snapshot()
 
     async def on_llm_end(
         self, response: LLMResult, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
@@ -100,7 +100,7 @@ class AsyncCamabCallbackHandler(HandlerCore, AsyncCallbackHandler):
     async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
         """The result of a background attribution, awaiting it (the latest root run's when
         ``run_id`` is ``None``)."""
-        done = self._done_without_jobs(run_id)
+        done = self._finished(run_id)
         return (
             done
             if done is not None

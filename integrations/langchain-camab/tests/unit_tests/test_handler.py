@@ -238,6 +238,21 @@ def test_background_mode_returns_at_once_and_fills_later() -> None:
     assert docs_holder["docs"][0].metadata["attribution"]["rank"] == 1
 
 
+def test_wait_gives_the_stored_result_of_a_run_whose_job_was_forgotten() -> None:
+    handler = CamabCallbackHandler(KeywordScorer(), budget=6, background=True)
+    handler._jobs.keep = 1  # keep one finished job, as a long-running server keeps 1000
+    first, second = uuid4(), uuid4()
+    for run_id, question in ((first, "Capital of France?"), (second, "Capital of Spain?")):
+        _chain().invoke(question, {"callbacks": [handler], "run_id": run_id})
+        handler.wait(run_id, timeout=30)
+    handler.close()
+    assert list(handler.futures) == [second]  # the first job is no longer kept
+    result = handler.wait(first)
+    assert result is handler.results[first] and result.response.startswith("Paris")
+    with pytest.raises(KeyError):
+        handler.wait(uuid4())  # a run it never saw
+
+
 async def test_async_background_mode() -> None:
     handler = AsyncCamabCallbackHandler(KeywordScorer(), budget=6, background=True)
     await _chain().ainvoke("Capital of Spain?", {"callbacks": [handler]})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import threading
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -160,8 +161,9 @@ class CamabEventHandler(BaseEventHandler):
             background = self.background
         steps = self._steps(response, question, record, query_id)
         if background and loop is not None:
-            set_metadata(response, pending())
-            self._jobs.astart(query_id, steps)
+            key = query_id or uuid.uuid4().hex  # a span id, else a key of its own
+            set_metadata(response, pending(key))
+            self._jobs.astart(key, steps)
         else:
             drive(steps)
 
