@@ -76,6 +76,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "camab-hier": {"method": "camab", "hierarchical": True},
     "auto-q4": {"method": "auto", "batch_size": 4},
     "auto-thompson": {"method": "auto", "shapley_opening": 0.0},
+    "auto-refine-shapley": {"method": "auto", "refine_opening": "shapley"},
 }
 BATCHED = "auto-q4"
 """auto with 4 Thompson draws a round, compared with the default runs' q=1 (#24 item 3)."""
@@ -88,6 +89,7 @@ LABELS = {
     "camab-hier": "CAMAB, hierarchical",
     "auto-q4": "auto, 4 Thompson draws a round (q=4)",
     "auto-thompson": "auto before the Shapley opening (one level: Thompson draws only)",
+    "auto-refine-shapley": "auto, sentences opened with KernelSHAP's design",
     "auto-before": "auto before the estimator choice",
     "camab": "CAMAB (Algorithm 1)",
     "kernelshap": "KernelSHAP",

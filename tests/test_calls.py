@@ -239,6 +239,38 @@ def test_hierarchical_result_refits_from_its_json():
     np.testing.assert_allclose(method.fit(restored.masks, restored.rewards), result.scores)
 
 
+def _stage2_rows(result: AttributionResult, groups: np.ndarray) -> np.ndarray:
+    """The evaluated rows of a hierarchical run's second level (documents kept whole are
+    the first level's)."""
+    members = [np.flatnonzero(groups == d) for d in range(int(groups.max()) + 1)]
+    first = np.array([m[0] for m in members])
+    whole = np.all(result.masks == result.masks[:, first][:, groups], axis=1)
+    return result.masks[~whole]
+
+
+def test_the_sentence_level_opens_as_refine_opening_says():
+    value, groups, _ = planted_documents(3)
+    for opening in ("leave_one_out", "shapley"):
+        result = attribute_fn(value, 40, budget=40, seed=3, groups=groups, refine_opening=opening)
+        assert result.method_config["refine_opening"] == opening
+        stage1 = result.method_config["stage1_calls"]
+        assert result.method_config["hierarchical"] and 2 <= stage1 < 40
+        rows = _stage2_rows(result, groups)
+        removed = (~rows).sum(axis=1)
+        if opening == "leave_one_out":  # each refined sentence left out once, first
+            refined = int(np.unique(groups[(~rows).any(axis=0)]).size * 4)
+            assert (removed[:refined] == 1).all()
+        else:  # KernelSHAP's coalitions: several sentences out at once, with complements
+            assert (removed[: len(removed) // 2] > 1).sum() >= 3
+        fitted = method_from_config(result.method, result.method_config)
+        np.testing.assert_allclose(fitted.fit(result.masks, result.rewards), result.scores)
+
+
+def test_a_bad_refine_opening_is_refused():
+    with pytest.raises(ValueError, match="refine_opening 'both'"):
+        attribute_fn(interacting, 4, budget=5, refine_opening="both")
+
+
 def test_groups_are_checked():
     with pytest.raises(InputError, match="3 entries for 4 segments"):
         attribute_fn(interacting, 4, groups=[0, 0, 1])

@@ -81,6 +81,7 @@ from camab_rag.methods.estimators import flat_intercept_posterior_mean
 from camab_rag.methods.kernelshap import KernelShap
 
 AUTO_ESTIMATORS = ("flat_intercept", "posterior_mean")
+REFINE_OPENINGS = ("leave_one_out", "shapley")
 MAX_AUTO_BATCH = 2
 """The most Thompson draws per round ``auto`` takes from a scorer's parallel capacity.
 
@@ -178,6 +179,11 @@ class Auto(Method):
             (:func:`~camab_rag.methods.estimators.flat_intercept_posterior_mean`);
             ``"posterior_mean"``: CAMAB's posterior means as they are (auto's estimator
             before it was measured). The subsets asked for do not depend on it.
+        refine_opening: how a hierarchical run's second level (the sentences inside the
+            top documents) opens: ``"leave_one_out"`` (default: each sentence left out
+            once) or ``"shapley"`` (KernelSHAP's design over :attr:`shapley_opening` of
+            that level's calls, as a one-level run opens; measured in BENCHMARKS.md,
+            "Quality per model call").
         joint_fit: in a hierarchical run, read every segment's score from one fit over
             every evaluated subset (default), instead of documents and sentences level by
             level (:meth:`~camab_rag.methods.hierarchical.Hierarchical.fit`).
@@ -190,6 +196,7 @@ class Auto(Method):
     shapley_opening: float = SHAPLEY_OPENING
     estimator: str = "flat_intercept"
     joint_fit: bool = False
+    refine_opening: str = "leave_one_out"
 
     name = "auto"
     #: a prefix is a valid fit, but not the run a smaller budget would make (that one
@@ -207,6 +214,10 @@ class Auto(Method):
             raise ValueError(f"batch_size must be an integer or None, got {self.batch_size!r}")
         if self.batch_size is not None and self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        if self.refine_opening not in REFINE_OPENINGS:
+            raise ValueError(
+                f"unknown refine_opening {self.refine_opening!r}; choose one of {REFINE_OPENINGS}"
+            )
         share = self.shapley_opening
         if (
             isinstance(share, bool)
@@ -224,6 +235,14 @@ class Auto(Method):
         if self.batch_size is not None:
             return self
         return replace(self, batch_size=auto_batch_size(parallel, budget))
+
+    def refinement(self) -> Auto:
+        """The settings of a hierarchical run's second level (the segments inside the top
+        documents): the same, opening with KernelSHAP's design like a one-level run when
+        ``refine_opening="shapley"``."""
+        if self.refine_opening == "shapley":
+            return replace(self, leave_one_out_first=False)
+        return self
 
     def bandit(self) -> Camab:
         return Camab(
@@ -263,4 +282,5 @@ class Auto(Method):
             "shapley_opening": self.shapley_opening,
             "estimator": self.estimator,
             "joint_fit": self.joint_fit,
+            "refine_opening": self.refine_opening,
         }

@@ -197,10 +197,9 @@ class HierarchicalSampler(Sampler):
             full[:, columns] = sub
             return full
 
-        inner = plan_sampler(self.method.base, n_columns, remaining + known_here, self.rng)
-        self.stage2 = _Stage(
-            inner, to_full, self.known, remaining if self.method.base.prefix_fit else None
-        )
+        refine = self.method.refine_base()
+        inner = plan_sampler(refine, n_columns, remaining + known_here, self.rng)
+        self.stage2 = _Stage(inner, to_full, self.known, remaining if refine.prefix_fit else None)
 
 
 class Hierarchical(Method):
@@ -232,6 +231,12 @@ class Hierarchical(Method):
         if n_segments != self.groups.size:
             raise ValueError(f"groups has {self.groups.size} entries for {n_segments} segments")
         return HierarchicalSampler(self, budget, rng)
+
+    def refine_base(self) -> Method:
+        """The method of the second level: the base's ``refinement()`` when it has one
+        (``auto``'s choice of opening there), else the base itself."""
+        refinement = getattr(self.base, "refinement", None)
+        return refinement() if callable(refinement) else self.base
 
     def _members(self) -> list[IntArray]:
         return [np.flatnonzero(self.groups == d) for d in range(int(self.groups.max()) + 1)]
