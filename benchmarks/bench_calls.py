@@ -530,6 +530,17 @@ def section(
         "The one-level runs (a single document's sentences, or chunks) are the only ones "
         "the Shapley opening changes; these lines are auto's runs from before it.",
     )
+    lines += variant_table(
+        fits,
+        records,
+        budgets,
+        "auto-refine-shapley",
+        "Only the hierarchical runs (HotpotQA) differ: the sentence level opens with "
+        "KernelSHAP's design instead of leaving each sentence out once (`refine_opening="
+        "'shapley'`); the document level is the same. Run with `run --variant "
+        "auto-refine-shapley --offset 0 --n 25 --threads 1 --budgets 20,40` and the same "
+        "with `--offset 25`, one process per core.",
+    )
     lines += [
         "",
         "Calls needed to reach leave-one-out's mean (leave-one-out itself makes "
