@@ -245,7 +245,7 @@ def _stage2_rows(result: AttributionResult, groups: np.ndarray) -> np.ndarray:
     members = [np.flatnonzero(groups == d) for d in range(int(groups.max()) + 1)]
     first = np.array([m[0] for m in members])
     whole = np.all(result.masks == result.masks[:, first][:, groups], axis=1)
-    return result.masks[~whole]
+    return np.asarray(result.masks[~whole], dtype=bool)
 
 
 def test_the_sentence_level_opens_as_refine_opening_says():
