@@ -45,7 +45,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._report import markdown_table, write_section  # noqa: E402
+from benchmarks._report import ci_cell, markdown_table, write_section  # noqa: E402
 from benchmarks.bench_design_drop import CACHE, RemovalScorer, read_cache  # noqa: E402
 from camab_cli.evaluation.datasets import Example, load_examples  # noqa: E402
 from camab_cli.evaluation.metrics import (  # noqa: E402
@@ -296,11 +296,6 @@ def _metrics(scores: FloatArray, gold: list[int]) -> dict[str, float]:
     return {"auroc": found["auroc"], "p@1": found["p@1"], "ap": found["ap"]}
 
 
-def _cell(values: list[float]) -> str:
-    mean, half, n = mean_ci(values)
-    return f"{mean:.3f} ± {half:.3f}" if n > 1 else (f"{mean:.3f}" if n else "–")
-
-
 def auto_table(stem: str, tokens: dict[str, int]) -> tuple[str, dict[Any, list[dict[str, float]]]]:
     """auto's subsets read by every (combination, estimator): metrics per example."""
     records, auto = stored(stem)
@@ -337,8 +332,8 @@ def auto_table(stem: str, tokens: dict[str, int]) -> tuple[str, dict[Any, list[d
                     budget,
                     combination,
                     label,
-                    *(_cell([v[m] for v in values]) for m in ("auroc", "p@1", "ap")),
-                    "–" if np.isnan(drops).any() else _cell(drops),
+                    *(ci_cell([v[m] for v in values]) for m in ("auroc", "p@1", "ap")),
+                    "–" if np.isnan(drops).any() else ci_cell(drops),
                 ]
                 if (combination, name) == BASELINE:
                     rows.append([*row, "(baseline)", "", "", "", "", ""])
@@ -346,7 +341,7 @@ def auto_table(stem: str, tokens: dict[str, int]) -> tuple[str, dict[Any, list[d
                 mean, ci, _ = mean_ci(diffs)
                 p = paired_t_pvalue(diffs)
                 drop_diffs = [v["drop@3"] - b["drop@3"] for v, b in zip(values, base)]
-                drop_diff = "–" if np.isnan(drop_diffs).any() else _cell(drop_diffs)
+                drop_diff = "–" if np.isnan(drop_diffs).any() else ci_cell(drop_diffs)
                 tests.append(
                     (
                         [
@@ -387,7 +382,7 @@ def auto_table(stem: str, tokens: dict[str, int]) -> tuple[str, dict[Any, list[d
         diffs = [a["auroc"] - b["auroc"] for a, b in zip(joint, level_wise)]
         text += (
             f"\n\ns = {budget}, `{CHOSEN[1]}` read jointly minus level by level: "
-            f"AUROC {_cell(diffs)} (p {paired_t_pvalue(diffs):.3g})."
+            f"AUROC {ci_cell(diffs)} (p {paired_t_pvalue(diffs):.3g})."
         )
     return text, found
 
@@ -423,7 +418,7 @@ def flat_table(
                         continue
                     scores = function(masks, rewards, t)
                     found[name].append(gold_alignment(scores, record["gold"])["auroc"])
-            rows.append([stem, design, len(found[names[0]]), *(_cell(found[n]) for n in names)])
+            rows.append([stem, design, len(found[names[0]]), *(ci_cell(found[n]) for n in names)])
             every[(stem, design)] = found
     return markdown_table(["results", "design", "examples", *names], rows), every
 
@@ -505,14 +500,14 @@ def replay_and_drop(stem: str) -> str:
         rows.append(
             [
                 budget,
-                _cell(old_auroc),
-                _cell(new_auroc),
-                _cell(diff_auroc),
+                ci_cell(old_auroc),
+                ci_cell(new_auroc),
+                ci_cell(diff_auroc),
                 f"{paired_t_pvalue(diff_auroc):.3g}",
                 len(new_drop),
-                _cell(old_drop),
-                _cell(new_drop),
-                _cell(diff_drop),
+                ci_cell(old_drop),
+                ci_cell(new_drop),
+                ci_cell(diff_drop),
                 f"{paired_t_pvalue(diff_drop):.3g}" if len(diff_drop) > 2 else "–",
             ]
         )
@@ -555,7 +550,7 @@ def _paired(found: dict[Any, list[dict[str, float]]], cell: Any, metric: str) ->
     diffs = [v[metric] - b[metric] for v, b in zip(found[cell], base)]
     if np.isnan(diffs).any():
         return "not measured"
-    return f"{_cell(diffs)} (p {paired_t_pvalue(diffs):.2g})"
+    return f"{ci_cell(diffs)} (p {paired_t_pvalue(diffs):.2g})"
 
 
 def _best_other(found: dict[Any, list[dict[str, float]]]) -> str:
@@ -572,7 +567,7 @@ def _best_other(found: dict[Any, list[dict[str, float]]]) -> str:
         ]
         out.append(
             f"The best {family} cell at s = {BUDGETS[0]} (`{best[1]} + {best[2]}`) minus the "
-            f"chosen one: AUROC {_cell(diffs)} (p {paired_t_pvalue(diffs):.2g}), its drop@3 "
+            f"chosen one: AUROC {ci_cell(diffs)} (p {paired_t_pvalue(diffs):.2g}), its drop@3 "
             f"against the baseline {_paired(found, best, 'drop@3')}."
         )
     return " ".join(out)

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from scipy.stats import spearmanr  # noqa: E402
 
-from benchmarks._report import markdown_table, write_section  # noqa: E402
+from benchmarks._report import ci_cell, markdown_table, write_section  # noqa: E402
 from benchmarks.bench_design_drop import CACHE, RemovalScorer, read_cache  # noqa: E402
 from benchmarks.bench_estimators import (  # noqa: E402
     auto_fit,
@@ -51,7 +51,6 @@ from camab_cli.evaluation.metrics import (  # noqa: E402
     auroc,
     holm_adjust,
     logprob_drop,
-    mean_ci,
     paired_t_pvalue,
     removal_set,
 )
@@ -143,11 +142,6 @@ def _peer(record: dict[str, Any], method: str, budget: str) -> tuple[float, floa
     return float(fit["gold"]["auroc"]), float(fit["drop"]["3"])
 
 
-def _cell(values: list[float]) -> str:
-    mean, half, _ = mean_ci(values)
-    return f"{mean:.3f} ± {half:.3f}"
-
-
 def report_command(args: argparse.Namespace) -> None:
     cache = read_cache(CACHE)
     parts = []
@@ -182,7 +176,9 @@ def report_command(args: argparse.Namespace) -> None:
                 ("ContextCite-style", ""),
             )
         ]
-        table = [[name, _cell(rows[name]["auroc"]), _cell(rows[name]["drop"])] for name in order]
+        table = [
+            [name, ci_cell(rows[name]["auroc"]), ci_cell(rows[name]["drop"])] for name in order
+        ]
         tests = []
         for b in BUDGETS:
             base = f"auto@{b}"
@@ -192,11 +188,17 @@ def report_command(args: argparse.Namespace) -> None:
                     tests.append((f"{other} − {base}", measure, diff, paired_t_pvalue(diff)))
         adjusted = holm_adjust([t[3] for t in tests])
         paired = [
-            [name, "AUROC" if measure == "auroc" else "drop@3", _cell(diff), f"{p:.3g}", f"{q:.3g}"]
+            [
+                name,
+                "AUROC" if measure == "auroc" else "drop@3",
+                ci_cell(diff),
+                f"{p:.3g}",
+                f"{q:.3g}",
+            ]
             for (name, measure, diff, p), q in zip(tests, adjusted)
         ]
         lexical, loo = rows["lexical (0 calls)"], rows["leave-one-out (N+1 calls)"]
-        gap = {m: _cell([x - y for x, y in zip(lexical[m], loo[m])]) for m in ("auroc", "drop")}
+        gap = {m: ci_cell([x - y for x, y in zip(lexical[m], loo[m])]) for m in ("auroc", "drop")}
         print(f"{stem}: lexical minus leave-one-out: AUROC {gap['auroc']}, drop@3 {gap['drop']}")
         parts.append(
             f"### {stem} ({len(records)} examples with gold facts)\n\n"
@@ -312,10 +314,10 @@ def small_contexts() -> str:
                 [
                     budget,
                     label,
-                    _cell(column["lexical (0 calls)"]),
-                    _cell(auto),
-                    _cell(blend),
-                    _cell(diff),
+                    ci_cell(column["lexical (0 calls)"]),
+                    ci_cell(auto),
+                    ci_cell(blend),
+                    ci_cell(diff),
                     f"{paired_t_pvalue(diff):.3g}",
                 ]
             )

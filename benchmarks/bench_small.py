@@ -33,7 +33,7 @@ from scipy.stats import spearmanr
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._report import markdown_table, write_section  # noqa: E402
+from benchmarks._report import ci_cell, markdown_table, write_section  # noqa: E402
 from camab_cli.evaluation.datasets import Example, load_examples  # noqa: E402
 from camab_cli.evaluation.metrics import mean_ci, paired_t_pvalue  # noqa: E402
 from camab_cli.evaluation.runner import append_record, read_results  # noqa: E402
@@ -230,8 +230,8 @@ def report(args: argparse.Namespace) -> None:
                     f"{np.mean([r['calls'] for r in mine]):.1f}",
                     f"{np.mean([r['rounds'] for r in mine]):.1f}",
                     f"{np.mean([r['redrawn'] for r in mine]):.1f}",
-                    _cell([r["shapley"] for r in mine]),
-                    _cell([r["least_squares"] for r in mine]),
+                    ci_cell([r["shapley"] for r in mine]),
+                    ci_cell([r["least_squares"] for r in mine]),
                     f"{np.mean([r['shapley_top1'] for r in mine]):.2f}",
                 ]
             )
@@ -361,11 +361,6 @@ def _opening_rows(records: list[dict[str, Any]], others: tuple[str, ...]) -> lis
         for budget in (20, 40)
         for row in paired_rows(records, budget, "auto (Thompson only)", others, OPENINGS)
     ]
-
-
-def _cell(values: list[float]) -> str:
-    mean, half, n = mean_ci(values)
-    return f"{mean:.3f} ± {half:.3f}" if n > 1 else f"{mean:.3f}"
 
 
 def main() -> None:
