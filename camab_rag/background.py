@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, TypeVar
+from uuid import UUID
 
 from camab_rag.rounds import Steps, adrive, drive
 
@@ -41,7 +42,8 @@ class Background(Generic[T]):
     compete for the model), :meth:`astart` as a task of the running event loop;
     :meth:`wait` / :meth:`await_result` give a result (the latest started when no key is
     given), :meth:`aflush` awaits every task, :meth:`close` stops the thread. Finished
-    attributions are kept for :meth:`wait`, the oldest finished dropped past ``keep``.
+    attributions are kept for :meth:`wait`, the oldest finished dropped past ``keep``;
+    the caller's ``finished`` results answer for a dropped one.
     """
 
     def __init__(self, keep: int = 1000) -> None:
@@ -100,16 +102,37 @@ class Background(Generic[T]):
                 return next(reversed(self.pending.values()))
             return self.pending[key]
 
-    def wait(self, key: Hashable | None = None, timeout: float | None = None) -> T:
-        """Block until the attribution under ``key`` is done; its result."""
+    def _dropped(self, key: Hashable | None, finished: Mapping[Any, T] | None) -> T | None:
+        """The result ``finished`` holds for ``key`` when its job is no longer kept."""
+        if key is None or finished is None or self.knows(key):
+            return None
+        return finished.get(key)
+
+    def wait(
+        self,
+        key: Hashable | None = None,
+        timeout: float | None = None,
+        *,
+        finished: Mapping[Any, T] | None = None,
+    ) -> T:
+        """Block until the attribution under ``key`` is done; its result (from
+        ``finished``, the caller's stored results, when its job was dropped past ``keep``)."""
+        done = self._dropped(key, finished)
+        if done is not None:
+            return done
         job = self._get(key)
         if isinstance(job, asyncio.Task):
             raise TypeError("this attribution runs in an event loop: await await_result()")
         return job.result(timeout)
 
-    async def await_result(self, key: Hashable | None = None) -> T:
-        """Await the attribution under ``key`` (a task or a thread's future); cancelling
-        the caller leaves the attribution running."""
+    async def await_result(
+        self, key: Hashable | None = None, *, finished: Mapping[Any, T] | None = None
+    ) -> T:
+        """Await the attribution under ``key`` (a task or a thread's future; ``finished``
+        as in :meth:`wait`); cancelling the caller leaves the attribution running."""
+        done = self._dropped(key, finished)
+        if done is not None:
+            return done
         job = self._get(key)
         awaited = job if isinstance(job, asyncio.Task) else asyncio.wrap_future(job)
         return await asyncio.shield(awaited)
@@ -144,11 +167,7 @@ class ResultStore(OrderedDict[Hashable, T]):
         self.uuid_keys = uuid_keys
 
     def _key(self, key: object) -> Any:
-        if self.uuid_keys and isinstance(key, str):
-            from uuid import UUID
-
-            return UUID(key)
-        return key
+        return UUID(key) if self.uuid_keys and isinstance(key, str) else key
 
     def __getitem__(self, key: object) -> T:
         return super().__getitem__(self._key(key))

@@ -127,6 +127,20 @@ class _Await:
         await self.event.wait()
 
 
+def test_a_dropped_job_is_answered_from_the_callers_stored_results() -> None:
+    jobs: Background[int] = Background(keep=1)
+    for key in range(2):
+        jobs.start(key, _steps(key, []))
+        jobs.wait(key, timeout=10)
+    jobs.close()
+    assert not jobs.knows(0)
+    assert jobs.wait(0, finished={0: 10}) == 10
+    assert asyncio.run(jobs.await_result(0, finished={0: 10})) == 10
+    assert jobs.wait(1, finished={1: 99}) == 1  # a kept job answers for itself
+    with pytest.raises(KeyError):
+        jobs.wait(0)  # without stored results a dropped job is gone
+
+
 def test_a_failing_job_raises_its_error_from_wait() -> None:
     def failing() -> Steps[int]:
         yield LocalCall(lambda: 1 / 0)

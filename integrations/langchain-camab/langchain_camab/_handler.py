@@ -23,7 +23,7 @@ from camab_rag.captured import reached_the_model
 from camab_rag.errors import NoContextError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.rounds import Steps, drive
-from camab_rag.scorers.proxy import own_or_proxy
+from camab_rag.scorers.proxy import ScorerCache, own_or_proxy
 from camab_rag.segments import Granularity, to_documents
 from langchain_camab import _attach
 from langchain_camab._attribution import Settings, check_filter, failed, run_steps
@@ -38,7 +38,7 @@ from langchain_camab._capture import (
 from langchain_camab._messages import message_text, to_chat_messages
 from langchain_camab._progress import ProgressHook
 from langchain_camab.result import ChainAttribution
-from langchain_camab.scorer import ScorerCache, resolve_scorer, scorer_from_run
+from langchain_camab.scorer import resolve_scorer, scorer_from_run
 
 logger = logging.getLogger(__name__)
 
@@ -110,12 +110,8 @@ class HandlerCore:
         return UUID(run_id) if isinstance(run_id, str) else run_id
 
     def _finished(self, run_id: UUID | str | None) -> ChainAttribution | None:
-        """A result to give without waiting: the latest when nothing ran in the background
-        and none was asked for; a run's stored result when its job is no longer kept."""
-        if run_id is None:
-            return self.last_result if not self._jobs else None
-        key = self._background_key(run_id)
-        return None if self._jobs.knows(key) else self.results.get(key)
+        """The latest result when nothing ran in the background and none was asked for."""
+        return self.last_result if run_id is None and not self._jobs else None
 
     # ------------------------------------------------------------------ recording
     def _chain_start(self, inputs: Any, run_id: UUID, parent: UUID | None, metadata: Any) -> None:

@@ -31,6 +31,7 @@ from camab_rag.background import Background, ResultStore
 from camab_rag.captured import document_summary
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.rounds import Steps, adrive, drive
+from camab_rag.scorers.proxy import ScorerCache
 from camab_rag.scoring import Prompt
 from camab_rag.segments import Granularity
 from langchain_camab import _attach
@@ -39,7 +40,7 @@ from langchain_camab._messages import message_text, to_prompt
 from langchain_camab._progress import ProgressHook, RunProgress
 from langchain_camab.citations import to_citations, with_citations
 from langchain_camab.result import ChainAttribution
-from langchain_camab.scorer import ScorerCache, resolve_scorer
+from langchain_camab.scorer import resolve_scorer
 
 logger = logging.getLogger(__name__)
 
@@ -382,7 +383,7 @@ class CamabAttributor(Runnable[Any, Any]):
         )
 
     def _scorer(self) -> Any:
-        """The step's scorer, resolved once (see :class:`~langchain_camab.scorer.ScorerCache`)."""
+        """The step's scorer, resolved once (see :class:`~camab_rag.scorers.proxy.ScorerCache`)."""
         return self._scorers.get(
             "configured",
             lambda: resolve_scorer(self.scorer, self.llm, self.proxy, self.scorer_options),
@@ -500,25 +501,16 @@ class CamabAttributor(Runnable[Any, Any]):
 
     def wait(self, run_id: str | None = None, timeout: float | None = None) -> ChainAttribution:
         """Block until a background attribution (started by ``invoke``) is done."""
-        done = self._forgotten(run_id)
-        return done if done is not None else self._jobs.wait(self._key(run_id), timeout)
+        return self._jobs.wait(_key(run_id), timeout, finished=self.results)
 
     async def await_result(self, run_id: str | None = None) -> ChainAttribution:
         """Await a background attribution (started by ``invoke`` or ``ainvoke``)."""
-        done = self._forgotten(run_id)
-        return done if done is not None else await self._jobs.await_result(self._key(run_id))
+        return await self._jobs.await_result(_key(run_id), finished=self.results)
 
-    @staticmethod
-    def _key(run_id: object) -> str | None:
-        return None if run_id is None else str(run_id)
 
-    def _forgotten(self, run_id: object) -> ChainAttribution | None:
-        """The stored result of a run whose finished job is no longer kept."""
-        key = self._key(run_id)
-        if key is None or self._jobs.knows(key):
-            return None
-        result: ChainAttribution | None = self.results.get(key)
-        return result
+def _key(run_id: object) -> str | None:
+    """A background attribution's key: the run id as a string (``None``: the latest)."""
+    return None if run_id is None else str(run_id)
 
 
 def _added(merged: Any, chunk: Any) -> Any:

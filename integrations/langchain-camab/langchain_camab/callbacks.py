@@ -55,7 +55,10 @@ class CamabCallbackHandler(CaptureEvents, BaseCallbackHandler):
         """The result of a background attribution, waiting for it (the latest root run's
         when ``run_id`` is ``None``)."""
         done = self._finished(run_id)
-        return done if done is not None else self._jobs.wait(self._background_key(run_id), timeout)
+        if done is not None:
+            return done
+        key = self._background_key(run_id)
+        return self._jobs.wait(key, timeout, finished=self.results)
 
     def close(self) -> None:
         """Wait for background work and stop its thread."""
@@ -101,11 +104,10 @@ class AsyncCamabCallbackHandler(HandlerCore, AsyncCallbackHandler):
         """The result of a background attribution, awaiting it (the latest root run's when
         ``run_id`` is ``None``)."""
         done = self._finished(run_id)
-        return (
-            done
-            if done is not None
-            else await self._jobs.await_result(self._background_key(run_id))
-        )
+        if done is not None:
+            return done
+        key = self._background_key(run_id)
+        return await self._jobs.await_result(key, finished=self.results)
 
 
 def _as_coroutine(event: Callable[..., None]) -> Callable[..., Awaitable[None]]:

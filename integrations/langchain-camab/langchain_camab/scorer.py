@@ -9,11 +9,10 @@ from types import SimpleNamespace
 from typing import Any
 
 from camab_rag.errors import InputError
-from camab_rag.scorers.proxy import ScorerCache, checked_scorer, own_or_proxy
+from camab_rag.scorers.proxy import checked_scorer, own_or_proxy
 from langchain_camab.chat_models import MODEL_KEY, CamabChatModel, registered_model
 
 __all__ = [
-    "ScorerCache",
     "ScorerUnavailableError",
     "resolve_scorer",
     "scorer_from_llm",
