@@ -5,8 +5,9 @@ rewards become segment scores) are separate choices. The stored runs keep every 
 its reward, so this script re-fits them with each candidate estimator; no model is run for
 the gold-alignment tables.
 
-* auto's own subsets (``benchmarks/results/calls/<results>.auto.jsonl``, SmolLM2, s = 20
-  and 40), read level by level (as ``Hierarchical.fit``: document scores from the
+* auto's own subsets (``benchmarks/results/calls/<results>.auto.jsonl``, SmolLM2 and Qwen,
+  s = 20 and 40; the choice is made on the first results file and checked on the others),
+  read level by level (as ``Hierarchical.fit``: document scores from the
   document rows, sentence scores inside refined documents from the sentence rows, an
   unrefined document's sentences share its score) or with one fit over every row;
 * the peers' stored designs (CAMAB, ContextCite-style, KernelSHAP prefixes of s = 20 and 40,
@@ -380,9 +381,15 @@ def auto_table(stem: str, tokens: dict[str, int]) -> tuple[str, dict[Any, list[d
         joint = found[(budget, "joint", CHOSEN[1])]
         level_wise = found[(budget, "levels", CHOSEN[1])]
         diffs = [a["auroc"] - b["auroc"] for a, b in zip(joint, level_wise)]
+        drops = [a["drop@3"] - b["drop@3"] for a, b in zip(joint, level_wise)]
+        drop_text = (
+            f"{ci_cell(drops)} (p {paired_t_pvalue(drops):.3g})"
+            if not np.isnan(drops).any()
+            else "not measured"
+        )
         text += (
             f"\n\ns = {budget}, `{CHOSEN[1]}` read jointly minus level by level: "
-            f"AUROC {ci_cell(diffs)} (p {paired_t_pvalue(diffs):.3g})."
+            f"AUROC {ci_cell(diffs)} (p {paired_t_pvalue(diffs):.3g}), drop@3 {drop_text}."
         )
     return text, found
 
@@ -433,13 +440,13 @@ def report_command(args: argparse.Namespace) -> None:
         "candidates of one budget; 'Δ first/last' are the two halves of the examples in "
         "file order."
     ]
-    auto_found: dict[Any, list[dict[str, float]]] = {}
+    auto_found: dict[str, dict[Any, list[dict[str, float]]]] = {}
     for stem in args.results_list:
         records, auto = stored(stem)
         if not any(r["id"] in auto for r in records):
             continue
         table, found = auto_table(stem, tokens.get(stem, {}))
-        auto_found = auto_found or found
+        auto_found[stem] = found
         count = len(found[(BUDGETS[0], BASELINE[0], BASELINE[1])])
         parts += [f"### auto's own subsets: {stem} ({count} examples)", table]
         parts.append(replay_and_drop(stem))
@@ -495,8 +502,9 @@ def replay_and_drop(stem: str) -> str:
                 old_drop.append(float(fit["drop"]["3"]))
             new_auroc.append(_metrics(current_auto_scores(fit), record["gold"])["auroc"])
             old_auroc.append(float(fit["gold"]["auroc"]))
-        diff_drop = [a - b for a, b in zip(new_drop, old_drop)]
-        diff_auroc = [a - b for a, b in zip(new_auroc, old_auroc)]
+        # the stored figures are rounded to 6 decimals: so are the differences
+        diff_drop = [round(a - b, 6) for a, b in zip(new_drop, old_drop)]
+        diff_auroc = [round(a - b, 6) for a, b in zip(new_auroc, old_auroc)]
         rows.append(
             [
                 budget,
@@ -573,12 +581,45 @@ def _best_other(found: dict[Any, list[dict[str, float]]]) -> str:
     return " ".join(out)
 
 
+def _joint_minus_levels(found: dict[Any, list[dict[str, float]]], budget: int, metric: str) -> str:
+    """The chosen estimator read jointly minus read level by level, on one metric."""
+    joint = found[(budget, "joint", CHOSEN[1])]
+    level_wise = found[(budget, CHOSEN[0], CHOSEN[1])]
+    diffs = [a[metric] - b[metric] for a, b in zip(joint, level_wise)]
+    if np.isnan(diffs).any():
+        return "not measured"
+    return f"{ci_cell(diffs)} (p {paired_t_pvalue(diffs):.2g})"
+
+
+def _other_models(by_stem: dict[str, dict[Any, list[dict[str, float]]]]) -> str:
+    """The choice made on the first results file, checked on the others."""
+    out = []
+    for stem, found in list(by_stem.items())[1:]:
+        out.append(
+            f"Checked on {stem} (chosen on {next(iter(by_stem))}): the chosen cell against "
+            "the baseline, "
+            + "; ".join(
+                f"s = {b}: AUROC {_paired(found, (b, CHOSEN[0], CHOSEN[1]), 'auroc')}"
+                for b in BUDGETS
+            )
+            + ". Read jointly instead: "
+            + "; ".join(
+                f"s = {b}: AUROC {_joint_minus_levels(found, b, 'auroc')}, drop@3 "
+                f"{_joint_minus_levels(found, b, 'drop@3')}"
+                for b in BUDGETS
+            )
+            + "."
+        )
+    return " ".join(out)
+
+
 def reading(
-    found: dict[Any, list[dict[str, float]]],
+    by_stem: dict[str, dict[Any, list[dict[str, float]]]],
     every: dict[tuple[str, str], dict[str, list[float]]],
 ) -> str:
     """What the tables say, with the figures they hold."""
     parts = []
+    found = next(iter(by_stem.values()), {})
     if found:
         chosen = {b: (b, *CHOSEN) for b in BUDGETS}
         joint = {b: (b, "joint", CHOSEN[1]) for b in BUDGETS}
@@ -592,8 +633,7 @@ def reading(
                 f"{_paired(found, chosen[b], 'drop@3')}"
                 for b in BUDGETS
             )
-            + ". Read jointly (one fit over every row) the AUROC is a little higher but the "
-            "top-3 set changes for the worse at s = 20: drop@3 "
+            + ". Read jointly (one fit over every row), drop@3 against the baseline: "
             + "; ".join(f"s = {b}: {_paired(found, joint[b], 'drop@3')}" for b in BUDGETS)
             + ". "
             + _best_other(found)
@@ -604,6 +644,8 @@ def reading(
             "weight by a common, design-dependent amount, and the document-level shares stop "
             "being comparable with the sentence-level scores."
         )
+        if len(by_stem) > 1:
+            parts.append(_other_models(by_stem))
     flat_gain = {
         stem: [
             np.mean(v["flat_intercept"]) - np.mean(v["posterior_mean"])
@@ -636,8 +678,7 @@ def reading(
             if g
         )
         + " (the two targets agree wherever the whole response is improbable, i.e. long "
-        "answers). There are no stored auto runs of Qwen, so auto's estimator is not checked "
-        "on a second model."
+        "answers)."
     )
     return "\n\n".join(parts)
 
