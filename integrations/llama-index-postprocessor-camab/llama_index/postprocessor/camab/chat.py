@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from typing import Any, TypeVar
 
 from llama_index.core.base.llms.types import ChatMessage
@@ -14,10 +14,12 @@ from llama_index.core.chat_engine.types import (
     StreamingAgentChatResponse,
 )
 from llama_index.core.instrumentation import get_dispatcher
+from llama_index.postprocessor.camab.capture import QueryRecord
 from llama_index.postprocessor.camab.response import AttributingWrapper, ResponseAttributor
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
+from camab_rag.rounds import Steps, adrive, drive
 from camab_rag.segments import Granularity
 
 dispatcher = get_dispatcher(__name__)
@@ -89,11 +91,7 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
     ) -> AGENT_CHAT_RESPONSE_TYPE:
         record = self._attributor.begin(message)
         response = self.chat_engine.chat(message, chat_history)
-        if not isinstance(response, AgentChatResponse):
-            return response  # an agent's stream: not a finished answer
-        final = _as_response(response)
-        self._attributor.attribute(final, message, record, self._llm)
-        return _carry(final, response)
+        return drive(self._turn_steps(response, message, record))
 
     @dispatcher.span
     async def achat(
@@ -101,10 +99,16 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
     ) -> AGENT_CHAT_RESPONSE_TYPE:
         record = self._attributor.begin(message)
         response = await self.chat_engine.achat(message, chat_history)
+        return await adrive(self._turn_steps(response, message, record))
+
+    def _turn_steps(
+        self, response: AGENT_CHAT_RESPONSE_TYPE, message: str, record: QueryRecord | None
+    ) -> Steps[AGENT_CHAT_RESPONSE_TYPE]:
+        """A finished turn, attributed (one path for ``chat`` and ``achat``)."""
         if not isinstance(response, AgentChatResponse):
             return response  # an agent's stream: not a finished answer
         final = _as_response(response)
-        await self._attributor.aattribute(final, message, record, self._llm)
+        yield from self._attributor.steps(final, message, record, self._llm)
         return _carry(final, response)
 
     @dispatcher.span
@@ -113,11 +117,7 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
     ) -> StreamingAgentChatResponse:
         record = self._attributor.begin(message)
         stream = self.chat_engine.stream_chat(message, chat_history)
-
-        def finish(final: Response) -> None:
-            self._attributor.attribute(final, message, record, self._llm)
-
-        return _AttributedChatStream.wrap(stream, finish, None)
+        return _AttributedChatStream.wrap(stream, self._finish_steps(message, record))
 
     @dispatcher.span
     async def astream_chat(
@@ -125,11 +125,13 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
     ) -> StreamingAgentChatResponse:
         record = self._attributor.begin(message)
         stream = await self.chat_engine.astream_chat(message, chat_history)
+        return _AttributedChatStream.wrap(stream, self._finish_steps(message, record))
 
-        async def afinish(final: Response) -> None:
-            await self._attributor.aattribute(final, message, record, self._llm)
-
-        return _AttributedChatStream.wrap(stream, None, afinish)
+    def _finish_steps(
+        self, message: str, record: QueryRecord | None
+    ) -> Callable[[Response], Steps[Any]]:
+        """What a stream runs on its final answer once read (sync or async alike)."""
+        return lambda final: self._attributor.steps(final, message, record, self._llm)
 
     def reset(self) -> None:
         self.chat_engine.reset()
@@ -148,14 +150,10 @@ class _AttributedChatStream(StreamingAgentChatResponse):
 
     @classmethod
     def wrap(
-        cls,
-        stream: StreamingAgentChatResponse,
-        finish: Callable[[Response], None] | None,
-        afinish: Callable[[Response], Awaitable[None]] | None,
+        cls, stream: StreamingAgentChatResponse, finish: Callable[[Response], Steps[Any]]
     ) -> StreamingAgentChatResponse:
         stream.__class__ = cls  # same fields: only the two generators change
-        stream.__dict__["_camab_finish"] = finish
-        stream.__dict__["_camab_afinish"] = afinish
+        stream.__dict__["_camab_finish"] = finish  # taken by whichever generator ends first
         return stream
 
     def _final(self) -> Response:
@@ -168,16 +166,16 @@ class _AttributedChatStream(StreamingAgentChatResponse):
         finish = self.__dict__.pop("_camab_finish", None)
         if finish is not None:
             final = self._final()
-            finish(final)
+            drive(finish(final))  # annotates ``final`` in place
             _carry(final, self)
 
     async def async_response_gen(self) -> AsyncGenerator[str, None]:
         async for token in super().async_response_gen():
             yield token
-        afinish = self.__dict__.pop("_camab_afinish", None)
-        if afinish is not None:
+        finish = self.__dict__.pop("_camab_finish", None)
+        if finish is not None:
             final = self._final()
-            await afinish(final)
+            await adrive(finish(final))
             _carry(final, self)
 
 
