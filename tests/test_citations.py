@@ -69,6 +69,8 @@ def test_rule_top_k_threshold_and_relative():
     assert CitationRule(top_k=None, relative=0.5).select(scores) == [0, 2, 4]
     assert CitationRule(top_k=None, threshold=0.4, relative=0.0).select(scores) == [0, 2]
     assert CitationRule(top_k=3).select([-1.0, -2.0]) == []  # nothing raised the answer
+    assert CitationRule(top_k=3).select([0.0, 0.0]) == []  # nor here: no evidence, no citation
+    assert CitationRule(top_k=3).select([0.0, 0.3]) == [1]
     assert CitationRule().select([]) == []
 
 

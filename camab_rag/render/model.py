@@ -24,14 +24,15 @@ class CitationRule:
     """What counts as a citation of one answer sentence.
 
     A source is cited when it is among the sentence's ``top_k`` sources **and** its score
-    is at least ``threshold`` **and** at least ``relative`` times the sentence's best
+    is above ``threshold`` **and** at least ``relative`` times the sentence's best
     score. Scores are the sentence's own attribution (its statement scores), summed per
     document when ``unit="document"``.
 
     Args:
         top_k: at most this many citations per sentence (``None``: no limit).
-        threshold: minimum score (reward units; the default 0 keeps only sources whose
-            presence raised the answer's likelihood).
+        threshold: a cited source scores above this (reward units; the default 0 keeps
+            only sources whose presence raised the answer's likelihood, so a sentence no
+            source supports gets no citation).
         relative: minimum fraction of the sentence's best score (0 disables).
         unit: cite whole ``"document"``s or single ``"segment"``s.
     """
@@ -61,7 +62,7 @@ class CitationRule:
         chosen = [
             i
             for i in order
-            if values[i] >= self.threshold and (best <= 0 or values[i] >= self.relative * best)
+            if values[i] > self.threshold and (best <= 0 or values[i] >= self.relative * best)
         ]
         return chosen if self.top_k is None else chosen[: self.top_k]
 
