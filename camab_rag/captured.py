@@ -20,20 +20,24 @@ the sync and the async entry point.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from camab_rag.engine import ProgressFn, attribute_steps
+from camab_rag.engine import ProgressFn, attribute, attribute_steps, check_budget, check_seed
 from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, check_groundedness_filter
+from camab_rag.methods import get_method
 from camab_rag.prompts import PromptMode, PromptPlan, plan_prompt
 from camab_rag.result import AttributionResult
 from camab_rag.rounds import Steps, asynced, synced
 from camab_rag.scoring import Prompt
 from camab_rag.segments import Granularity, SourceDocument, to_documents
+
+_ATTRIBUTE_KEYWORDS = frozenset(inspect.signature(attribute).parameters) - {"method_options"}
 
 
 @dataclass(frozen=True)
@@ -62,10 +66,7 @@ class AttributionSettings:
 
     def __post_init__(self) -> None:
         check_groundedness_filter(self.groundedness)
-        if isinstance(self.budget, bool) or not isinstance(self.budget, int):
-            raise InputError(f"budget must be an integer, got {self.budget!r}")
-        if self.budget < 1:
-            raise InputError(f"budget must be >= 1 model call, got {self.budget}")
+        check_budget(self.budget)
         if not isinstance(self.method, str) and not hasattr(self.method, "sampler"):
             raise InputError(f"method must be a method name such as 'camab', got {self.method!r}")
         if not callable(self.granularity) and self.granularity not in ("chunk", "sentence"):
@@ -74,6 +75,11 @@ class AttributionSettings:
             )
         if not isinstance(self.options, Mapping):
             raise InputError(f"options must be a mapping, got {type(self.options).__name__}")
+        check_seed(self.seed)
+        # a misspelled method or method option fails here, not on every later answer
+        get_method(
+            self.method, **{k: v for k, v in self.options.items() if k not in _ATTRIBUTE_KEYWORDS}
+        )
 
     def kwargs(self) -> dict[str, Any]:
         """The keyword arguments of :func:`camab_rag.attribute` these settings stand for."""

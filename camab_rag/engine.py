@@ -85,12 +85,22 @@ class _Run:
         return np.concatenate(self.masks), np.concatenate(self.rewards)
 
 
-def _check_budget(budget: object) -> int:
+def check_budget(budget: object) -> int:
+    """``budget`` as an ``int`` (at least 1), or an :class:`~camab_rag.errors.InputError`."""
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
         raise InputError(f"budget must be an integer, got {budget!r}")
     if budget < 1:
         raise InputError(f"budget must be >= 1 model call, got {budget}")
     return int(budget)
+
+
+def check_seed(seed: object) -> int:
+    """``seed`` as an ``int``, or an :class:`~camab_rag.errors.InputError` naming it."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise InputError(f"seed must be a non-negative integer, got {seed!r}")
+    if seed < 0:
+        raise InputError(f"seed must be a non-negative integer, got {seed}")
+    return int(seed)
 
 
 def _check_groups(groups: object, n_segments: int) -> list[int] | None:
@@ -131,7 +141,8 @@ def _start(
             f"{n_segments} segments is more than {MAX_SEGMENTS}: use a coarser granularity "
             "(e.g. 'chunk') or fewer documents"
         )
-    checked = _check_budget(budget)
+    checked = check_budget(budget)
+    seed = check_seed(seed)
     chosen = get_method(method, **options)
     if isinstance(chosen, Auto):
         chosen = chosen.for_scorer(parallel, checked)

@@ -64,7 +64,17 @@ class ScorerOracle:
         return [ScoreRequest(self.builder.build(mask), self.response) for mask in masks]
 
     def _rewards(self, masks: Masks) -> FloatArray:
-        return np.array([self.reward_fn(self.cache[m.tobytes()].logprobs) for m in masks])
+        try:
+            values = np.array(
+                [float(self.reward_fn(self.cache[m.tobytes()].logprobs)) for m in masks]
+            )
+        except (TypeError, ValueError) as error:
+            raise InputError(f"the reward function must return a float: {error}") from None
+        for mask, value in zip(masks, values):
+            if not math.isfinite(value):  # (ResponseLogprobs holds finite log-probs only)
+                subset = mask.astype(int).tolist()
+                raise InputError(f"the reward function returned {value} for subset {subset}")
+        return values
 
     def rewards(self, masks: Masks) -> Steps[FloatArray]:
         """The rewards of ``masks``, asking the scorer (one batch) for the new subsets only;

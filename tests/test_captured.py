@@ -85,6 +85,9 @@ def test_the_last_captured_prompt_holding_every_document_is_used() -> None:
         ({"method": 3}, "method must be a method name"),
         ({"granularity": "word"}, "granularity must be"),
         ({"options": [("batch_size", 2)]}, "options must be a mapping"),
+        ({"method": "camba"}, "unknown method 'camba'"),
+        ({"options": {"batchsize": 2}}, "bad options for method 'auto'"),
+        ({"seed": None}, "seed must be a non-negative integer"),
     ],
 )
 def test_settings_are_validated_once(settings: dict[str, object], message: str) -> None:
@@ -92,6 +95,14 @@ def test_settings_are_validated_once(settings: dict[str, object], message: str) 
         AttributionSettings(**settings)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="GroundednessFilter"):
         AttributionSettings(groundedness="block")  # type: ignore[arg-type]
+
+
+def test_settings_keep_attribute_keywords_apart_from_method_options() -> None:
+    settings = AttributionSettings(
+        budget=np.int64(8),  # type: ignore[arg-type]
+        options={"batch_size": 2, "hierarchical": False, "progress": None, "statements": False},
+    )
+    assert settings.kwargs()["batch_size"] == 2
 
 
 def test_document_summary_ranks_documents_and_names_the_sentences_they_support() -> None:

@@ -31,3 +31,13 @@ def test_rewards_are_selectable_and_change_the_scores():
 def test_unknown_reward():
     with pytest.raises(InputError, match="unknown reward"):
         get_reward("rouge")
+
+
+@pytest.mark.parametrize("method", ["auto", "camab", "loo"])
+@pytest.mark.parametrize("budget", [8, 40])  # 40 scores every subset of 3 segments
+def test_a_reward_that_is_not_a_finite_float_is_refused(method, budget):
+    args = ("Where?", ["Paris is big.", "Rome is old.", "Oslo is cold."], "Paris is big")
+    with pytest.raises(InputError, match="reward function returned nan for subset"):
+        attribute(*args, KeywordScorer(), budget=budget, method=method, reward=lambda lp: np.nan)
+    with pytest.raises(InputError, match="reward function must return a float"):
+        attribute(*args, KeywordScorer(), budget=budget, method=method, reward=lambda lp: "high")

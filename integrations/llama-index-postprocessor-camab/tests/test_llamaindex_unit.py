@@ -189,6 +189,10 @@ def test_engine_rejects_bad_arguments(index: Any) -> None:
         CamabQueryEngine(engine, granularity="word")  # type: ignore[arg-type]
     with pytest.raises(InputError, match="score"):
         CamabQueryEngine(engine, scorer=object())
+    with pytest.raises(InputError, match="unknown method 'camba'"):
+        CamabQueryEngine(engine, method="camba")
+    with pytest.raises(InputError, match="bad options"):
+        CamabQueryEngine(engine, batchsize=2)
 
 
 # ---------------------------------------------------------------------- keying

@@ -7,12 +7,13 @@ import time
 from typing import Any
 
 import pytest
-from langchain_camab import CamabAttributor
+from langchain_camab import CamabAttributor, CamabCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
+from camab_rag.errors import InputError
 from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer, chat_messages
 
 DOCS = [
@@ -171,3 +172,11 @@ def test_citations_option_annotates_the_answer_message() -> None:
     assert out["answer"].response_metadata["attribution"]["status"] == "ok"
     plain = (_rag() | CamabAttributor(KeywordScorer(), budget=8)).invoke(QUESTION)
     assert plain["answer"].content == "Paris is the capital of France."  # opt-in only
+
+
+@pytest.mark.parametrize("make", [CamabAttributor, CamabCallbackHandler])
+def test_a_misspelled_method_or_option_fails_at_construction(make: Any) -> None:
+    with pytest.raises(InputError, match="unknown method 'camba'"):
+        make(KeywordScorer(), method="camba")
+    with pytest.raises(InputError, match="bad options"):
+        make(KeywordScorer(), batchsize=2)
