@@ -168,6 +168,19 @@ def test_block_mode_replaces_ungrounded_answers_only():
     assert custom(bad).answer == "No support (gain 0.0) for: Where is the tower?"
 
 
+def test_a_failing_fallback_function_still_blocks(caplog):
+    bad = attribute(QUESTION, CONTEXT, UNSUPPORTED, KeywordScorer(), budget=10, method="kernelshap")
+    failed = AttributionResult.failed("scorer is down", response=UNSUPPORTED)
+
+    def fallback(result: AttributionResult, report: GroundednessReport | None) -> str:
+        raise ZeroDivisionError("the host's bug")
+
+    gate = GroundednessFilter(threshold=0.5, mode="block", fallback=fallback)
+    for verdict in (gate.judge(bad), gate.judge(failed), gate(bad)):
+        assert verdict.blocked and verdict.answer == DEFAULT_FALLBACK
+    assert "fallback function failed (ZeroDivisionError)" in caplog.text
+
+
 def test_filter_measures_missing_endpoints_with_its_scorer():
     scorer = KeywordScorer()
     result = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=3, seed=5, method="camab")
@@ -193,6 +206,9 @@ def test_failed_attribution_is_blocked_unless_told_to_pass():
         {"on_error": "raise"},
         {"threshold": float("nan")},
         {"top_k": 0},
+        {"top_k": 1.5},
+        {"threshold": "0.2"},
+        {"threshold": True},
         {"fallback": 3},
     ],
 )

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -19,6 +20,8 @@ from camab_rag.groundedness.report import DEFAULT_THRESHOLD, GroundednessReport
 from camab_rag.prompts import PromptBuilder
 from camab_rag.result import AttributionResult
 from camab_rag.rounds import Steps, adrive, drive
+
+logger = logging.getLogger(__name__)
 
 Mode = Literal["flag", "block"]
 
@@ -81,7 +84,8 @@ class GroundednessFilter:
         threshold: context gain (reward units, nats per token by default) needed to pass.
         mode: ``"flag"`` keeps the answer and attaches the verdict; ``"block"`` replaces an
             ungrounded answer by ``fallback``.
-        fallback: the replacement text, or a function ``(result, report) -> str``.
+        fallback: the replacement text, or a function ``(result, report) -> str`` (one
+            that raises gives the default text: a blocked answer stays blocked).
         top_k: segments counted in the top-share figure.
         on_error: what to do when groundedness cannot be judged (the attribution failed,
             the scorer errored): ``"block"`` shows the fallback, ``"pass"`` the answer.
@@ -111,10 +115,14 @@ class GroundednessFilter:
             on_error = "block" if mode == "block" else "pass"
         if on_error not in ("pass", "block"):
             raise InputError(f"on_error must be 'pass' or 'block', got {on_error!r}")
-        if not np.isfinite(threshold):
+        if (
+            isinstance(threshold, bool)
+            or not isinstance(threshold, (int, float, np.number))
+            or not np.isfinite(threshold)
+        ):
             raise InputError(f"threshold must be a finite number, got {threshold!r}")
-        if top_k < 1:
-            raise InputError(f"top_k must be >= 1, got {top_k}")
+        if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
+            raise InputError(f"top_k must be an integer >= 1, got {top_k!r}")
         if not (isinstance(fallback, str) or callable(fallback)):
             raise InputError("fallback must be a string or a function (result, report) -> str")
         self.threshold = float(threshold)
@@ -125,9 +133,18 @@ class GroundednessFilter:
         self.scorer = scorer
 
     def _fallback_text(self, result: AttributionResult, report: GroundednessReport | None) -> str:
+        """The text shown instead of a blocked answer; a fallback function that fails
+        gives the default text (a block must not let the answer through)."""
         if isinstance(self.fallback, str):
             return self.fallback
-        return str(self.fallback(result, report))
+        try:
+            return str(self.fallback(result, report))
+        except Exception as error:  # the host's function: any failure
+            logger.warning(
+                "groundedness fallback function failed (%s); showing the default fallback",
+                type(error).__name__,
+            )
+            return DEFAULT_FALLBACK
 
     def _unknown(self, result: AttributionResult, error: str | None) -> FilteredAnswer:
         """The verdict when groundedness cannot be measured: not grounded when no retrieved
