@@ -7,6 +7,7 @@ index and character span, so scores map back to the source.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -124,7 +125,7 @@ def segment_documents(
     splitter = _splitter_for(granularity)
     segments: list[Segment] = []
     for doc_index, doc in enumerate(documents):
-        for start, end in splitter(doc.text):
+        for start, end in _spans(splitter, doc.text, doc_index):
             if not (0 <= start < end <= len(doc.text)):
                 raise InputError(
                     f"the splitter returned span ({start}, {end}) outside document "
@@ -134,6 +135,22 @@ def segment_documents(
     if not segments:
         raise InputError("the context is empty: there is no text to attribute the answer to")
     return segments
+
+
+def _spans(splitter: Splitter, text: str, doc_index: int) -> list[tuple[int, int]]:
+    """The splitter's spans of one document as integer pairs, or an InputError saying
+    what it returned instead."""
+    returned = splitter(text)
+    try:
+        pairs = [tuple(span) for span in returned]
+        if all(len(pair) == 2 and not any(isinstance(v, bool) for v in pair) for pair in pairs):
+            return [(operator.index(start), operator.index(end)) for start, end in pairs]
+    except TypeError:
+        pass
+    raise InputError(
+        "the splitter must return (start, end) pairs of character offsets; for document "
+        f"{doc_index} it returned {returned!r:.200}"
+    )
 
 
 def _chunk_span(text: str) -> list[tuple[int, int]]:
