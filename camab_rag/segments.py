@@ -8,14 +8,14 @@ index and character span, so scores map back to the source.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from camab_rag.errors import InputError
 from camab_rag.sentences import split_sentences
 
-Splitter = Callable[[str], list[tuple[int, int]]]
+Splitter = Callable[[str], Iterable[tuple[int, int]]]
 Granularity = Literal["chunk", "sentence"] | Splitter
 
 

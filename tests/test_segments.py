@@ -133,7 +133,7 @@ def test_custom_splitter_spans_are_checked():
     for returned in (None, [(0, 1, 2)], [0, 1], [(0.0, 1.0)], [("0", "1")], [(True, 2)]):
         with pytest.raises(InputError, match="must return \\(start, end\\) pairs"):
             segment_documents(docs, lambda text, r=returned: r)  # type: ignore[misc]
-    assert [s.text for s in segment_documents(docs, lambda text: iter([[0, 2]]))] == ["ab"]
+    assert [s.text for s in segment_documents(docs, lambda text: iter([(0, 2)]))] == ["ab"]
     per_doc = defaultdict(list)
     for seg in segment_documents(docs, lambda text: [(0, 1), (1, 3)]):
         per_doc[seg.doc_index].append(seg.text)
