@@ -9,6 +9,7 @@ or completion text) is captured from ``LLMChatStartEvent`` / ``LLMCompletionStar
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -63,6 +64,14 @@ class QueryRecord:
     @property
     def llm(self) -> Any:
         return self.calls[-1].llm if self.calls else None
+
+
+STREAMING_FOR: contextvars.ContextVar[QueryRecord | None] = contextvars.ContextVar(
+    "camab_streaming_for", default=None
+)
+"""The record of a streamed query while its stream is being read: LlamaIndex starts a
+streamed answer's LLM call lazily, after the query span has closed, so its start event is
+assigned here rather than through the span tree (see :mod:`.streaming`)."""
 
 
 class _SpanTree(BaseSpanHandler[SimpleSpan]):
@@ -211,6 +220,9 @@ class QueryTracker:
             return
         chain = self.spans.chain(event.span_id)
         records = self.records_for(event.span_id)
+        streamed = STREAMING_FOR.get()
+        if not records and streamed is not None:
+            records = [streamed]
         if not records:
             return
         prompt: Prompt

@@ -177,11 +177,15 @@ class CamabEventHandler(BaseEventHandler):
         """A streamed answer is attributed when its stream has been consumed."""
         if isinstance(response, AsyncStreamingResponse):
             aattribute_when_consumed(
-                response, lambda final: adrive(self._steps(final, question, record, query_id))
+                response,
+                lambda final: adrive(self._steps(final, question, record, query_id)),
+                record,
             )
         else:
             attribute_when_consumed(
-                response, lambda final: drive(self._steps(final, question, record, query_id))
+                response,
+                lambda final: drive(self._steps(final, question, record, query_id)),
+                record,
             )
 
     def _steps(

@@ -118,7 +118,9 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
         llm = _engine_llm(self.query_engine)
         if isinstance(response, StreamingResponse):
             return attribute_when_consumed(
-                response, lambda final: self._attributor.attribute(final, question, record, llm)
+                response,
+                lambda final: self._attributor.attribute(final, question, record, llm),
+                record,
             )
         return self._attributor.attribute(response, question, record, llm)
 
@@ -129,7 +131,9 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
         llm = _engine_llm(self.query_engine)
         if isinstance(response, AsyncStreamingResponse):
             return aattribute_when_consumed(
-                response, lambda final: self._attributor.aattribute(final, question, record, llm)
+                response,
+                lambda final: self._attributor.aattribute(final, question, record, llm),
+                record,
             )
         return await self._attributor.aattribute(response, question, record, llm)
 

@@ -1,28 +1,44 @@
-"""A streamed answer attributed once its stream has been consumed."""
+"""A streamed answer attributed once its stream has been consumed.
+
+LlamaIndex makes a streamed answer's LLM call when its stream is first read, after the
+query span has closed; while each token is pulled the query's record is set in
+:data:`~llama_index.postprocessor.camab.capture.STREAMING_FOR`, so the prompt the LLM
+receives is still captured for that query (and ablated in place of camab-rag's template).
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator
 
 from llama_index.core.base.response.schema import (
     AsyncStreamingResponse,
     Response,
     StreamingResponse,
 )
+from llama_index.postprocessor.camab.capture import STREAMING_FOR, QueryRecord
 
 
 def attribute_when_consumed(
-    response: StreamingResponse, attribute: Callable[[Response], object]
+    response: StreamingResponse,
+    attribute: Callable[[Response], object],
+    record: QueryRecord | None = None,
 ) -> StreamingResponse:
     """The stream as it came, attributed once consumed: right after its last token,
     ``attribute`` runs on the full ``Response`` and ``metadata["attribution"]`` and the
     source nodes of ``response`` carry the result (a blocking filter's verdict is recorded,
-    but streamed text cannot be taken back)."""
-    tokens = response.response_gen
+    but streamed text cannot be taken back). ``record``: the query's capture record."""
+    tokens: Iterator[str] = iter(response.response_gen)
 
     def attributed() -> Generator[str, None, None]:
         pieces = []
-        for token in tokens:
+        while True:
+            marker = STREAMING_FOR.set(record)
+            try:
+                token = next(tokens)
+            except StopIteration:
+                break
+            finally:
+                STREAMING_FOR.reset(marker)
             pieces.append(token)
             yield token
         final = Response("".join(pieces), list(response.source_nodes), response.metadata)
@@ -36,14 +52,23 @@ def attribute_when_consumed(
 
 
 def aattribute_when_consumed(
-    response: AsyncStreamingResponse, attribute: Callable[[Response], Awaitable[object]]
+    response: AsyncStreamingResponse,
+    attribute: Callable[[Response], Awaitable[object]],
+    record: QueryRecord | None = None,
 ) -> AsyncStreamingResponse:
     """Async :func:`attribute_when_consumed` for ``aquery`` with ``streaming=True``."""
-    tokens = response.response_gen
+    tokens: AsyncIterator[str] = aiter(response.response_gen)
 
     async def attributed() -> AsyncGenerator[str, None]:
         pieces = []
-        async for token in tokens:
+        while True:
+            marker = STREAMING_FOR.set(record)
+            try:
+                token = await anext(tokens)
+            except StopAsyncIteration:
+                break
+            finally:
+                STREAMING_FOR.reset(marker)
             pieces.append(token)
             yield token
         final = Response("".join(pieces), list(response.source_nodes), response.metadata)
