@@ -113,6 +113,7 @@ def _check_streamed(stream: Any, title: str) -> None:
     info = stream.metadata[ATTRIBUTION_KEY]
     assert info["status"] == "ok", info["error"]
     assert info["n_queries"] == 8
+    assert info["prompt_source"] == "captured", info["prompt_note"]
     assert _top_title(stream) == title
 
 

@@ -14,8 +14,9 @@ from llama_index.core.chat_engine.types import (
     StreamingAgentChatResponse,
 )
 from llama_index.core.instrumentation import get_dispatcher
-from llama_index.postprocessor.camab.capture import QueryRecord
+from llama_index.postprocessor.camab.capture import STREAMING_FOR, QueryRecord
 from llama_index.postprocessor.camab.response import AttributingWrapper, ResponseAttributor
+from llama_index.postprocessor.camab.streaming import aread_for, read_for
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
@@ -43,8 +44,8 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
     the wrapped engine's stream; right after its last token has been read (through
     ``response_gen`` / ``async_response_gen``), the stream object's ``metadata`` and
     ``source_nodes`` carry the attribution. The LLM call of a stream runs while it is
-    read, after the turn has returned, so a stream is scored with camab-rag's template
-    prompt (``prompt_source == "template"`` says so).
+    read, after the turn has returned; its prompt is still captured for the turn (through
+    :data:`~llama_index.postprocessor.camab.capture.STREAMING_FOR`) and ablated in place.
 
     Args:
         chat_engine: the chat engine to wrap.
@@ -117,15 +118,21 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
     ) -> StreamingAgentChatResponse:
         record = self._attributor.begin(message)
         stream = self.chat_engine.stream_chat(message, chat_history)
-        return _AttributedChatStream.wrap(stream, self._finish_steps(message, record))
+        return _AttributedChatStream.wrap(stream, self._finish_steps(message, record), record)
 
     @dispatcher.span
     async def astream_chat(
         self, message: str, chat_history: list[ChatMessage] | None = None
     ) -> StreamingAgentChatResponse:
         record = self._attributor.begin(message)
-        stream = await self.chat_engine.astream_chat(message, chat_history)
-        return _AttributedChatStream.wrap(stream, self._finish_steps(message, record))
+        # the engine reads the LLM's stream in a task it creates here, which copies this
+        # context: the record set now is what that task's LLM call is captured for
+        marker = STREAMING_FOR.set(record)
+        try:
+            stream = await self.chat_engine.astream_chat(message, chat_history)
+        finally:
+            STREAMING_FOR.reset(marker)
+        return _AttributedChatStream.wrap(stream, self._finish_steps(message, record), record)
 
     def _finish_steps(
         self, message: str, record: QueryRecord | None
@@ -150,10 +157,14 @@ class _AttributedChatStream(StreamingAgentChatResponse):
 
     @classmethod
     def wrap(
-        cls, stream: StreamingAgentChatResponse, finish: Callable[[Response], Steps[Any]]
+        cls,
+        stream: StreamingAgentChatResponse,
+        finish: Callable[[Response], Steps[Any]],
+        record: QueryRecord | None,
     ) -> StreamingAgentChatResponse:
         stream.__class__ = cls  # same fields: only the two generators change
         stream.__dict__["_camab_finish"] = finish  # taken by whichever generator ends first
+        stream.__dict__["_camab_record"] = record  # the turn its LLM call is captured for
         return stream
 
     def _final(self) -> Response:
@@ -162,7 +173,8 @@ class _AttributedChatStream(StreamingAgentChatResponse):
 
     @property
     def response_gen(self) -> Generator[str, None, None]:
-        yield from StreamingAgentChatResponse.response_gen.fget(self)  # type: ignore[attr-defined]
+        tokens = StreamingAgentChatResponse.response_gen.fget(self)  # type: ignore[attr-defined]
+        yield from read_for(self.__dict__.get("_camab_record"), tokens)
         finish = self.__dict__.pop("_camab_finish", None)
         if finish is not None:
             final = self._final()
@@ -170,7 +182,9 @@ class _AttributedChatStream(StreamingAgentChatResponse):
             _carry(final, self)
 
     async def async_response_gen(self) -> AsyncGenerator[str, None]:
-        async for token in super().async_response_gen():
+        async for token in aread_for(
+            self.__dict__.get("_camab_record"), super().async_response_gen()
+        ):
             yield token
         finish = self.__dict__.pop("_camab_finish", None)
         if finish is not None:

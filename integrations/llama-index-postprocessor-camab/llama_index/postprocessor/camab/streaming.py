@@ -8,7 +8,7 @@ receives is still captured for that query (and ablated in place of camab-rag's t
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Callable, Generator, Iterable
 
 from llama_index.core.base.response.schema import (
     AsyncStreamingResponse,
@@ -16,6 +16,36 @@ from llama_index.core.base.response.schema import (
     StreamingResponse,
 )
 from llama_index.postprocessor.camab.capture import STREAMING_FOR, QueryRecord
+
+
+def read_for(record: QueryRecord | None, tokens: Iterable[str]) -> Generator[str, None, None]:
+    """``tokens``, pulled with ``record`` set as the query they are streamed for."""
+    iterator = iter(tokens)
+    while True:
+        marker = STREAMING_FOR.set(record)
+        try:
+            token = next(iterator)
+        except StopIteration:
+            return
+        finally:
+            STREAMING_FOR.reset(marker)
+        yield token
+
+
+async def aread_for(
+    record: QueryRecord | None, tokens: AsyncIterable[str]
+) -> AsyncGenerator[str, None]:
+    """Async :func:`read_for`."""
+    iterator = aiter(tokens)
+    while True:
+        marker = STREAMING_FOR.set(record)
+        try:
+            token = await anext(iterator)
+        except StopAsyncIteration:
+            return
+        finally:
+            STREAMING_FOR.reset(marker)
+        yield token
 
 
 def attribute_when_consumed(
@@ -27,18 +57,11 @@ def attribute_when_consumed(
     ``attribute`` runs on the full ``Response`` and ``metadata["attribution"]`` and the
     source nodes of ``response`` carry the result (a blocking filter's verdict is recorded,
     but streamed text cannot be taken back). ``record``: the query's capture record."""
-    tokens: Iterator[str] = iter(response.response_gen)
+    tokens = response.response_gen
 
     def attributed() -> Generator[str, None, None]:
         pieces = []
-        while True:
-            marker = STREAMING_FOR.set(record)
-            try:
-                token = next(tokens)
-            except StopIteration:
-                break
-            finally:
-                STREAMING_FOR.reset(marker)
+        for token in read_for(record, tokens):
             pieces.append(token)
             yield token
         final = Response("".join(pieces), list(response.source_nodes), response.metadata)
@@ -57,18 +80,11 @@ def aattribute_when_consumed(
     record: QueryRecord | None = None,
 ) -> AsyncStreamingResponse:
     """Async :func:`attribute_when_consumed` for ``aquery`` with ``streaming=True``."""
-    tokens: AsyncIterator[str] = aiter(response.response_gen)
+    tokens = response.response_gen
 
     async def attributed() -> AsyncGenerator[str, None]:
         pieces = []
-        while True:
-            marker = STREAMING_FOR.set(record)
-            try:
-                token = await anext(tokens)
-            except StopAsyncIteration:
-                break
-            finally:
-                STREAMING_FOR.reset(marker)
+        async for token in aread_for(record, tokens):
             pieces.append(token)
             yield token
         final = Response("".join(pieces), list(response.source_nodes), response.metadata)
