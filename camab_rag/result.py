@@ -159,7 +159,12 @@ class AttributionResult:
         whose prefix is a valid run (not leave-one-out)."""
         method = method_from_config(self.method, self.method_config)
         if not method.anytime:
-            raise ValueError(f"method {self.method!r} has no anytime results")
+            raise ValueError(
+                f"method {self.method!r} plans its subsets for the whole budget, so the first "
+                f"evaluations are not a smaller run of it; at_budget() works for one-level "
+                f"runs of 'camab', 'contextcite', 'kernelshap' and 'random' (run "
+                f"method='auto' again with the smaller budget instead)"
+            )
         if budget < 1 or budget > self.masks.shape[0]:
             raise ValueError(f"budget must be in [1, {self.masks.shape[0]}], got {budget}")
         masks, rewards = self.masks[:budget], self.rewards[:budget]

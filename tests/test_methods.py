@@ -68,6 +68,10 @@ def test_camab_anytime_prefix_equals_a_shorter_run():
     np.testing.assert_allclose(prefix.scores, short_run.scores, atol=1e-9)
     assert prefix.budget == 20 and prefix.n_evaluations == 20
 
+    auto_run = attribute_fn(PlantedReward.make(15, 2, noise=0), 15, budget=40, seed=3)
+    with pytest.raises(ValueError, match="run method='auto' again with the smaller budget"):
+        auto_run.at_budget(20)
+
 
 def test_camab_scores_are_the_sequential_posterior_mean():
     reward = PlantedReward.make(10, 4, noise=0)
