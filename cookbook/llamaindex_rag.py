@@ -111,10 +111,8 @@ def main() -> None:
         print(f"Answer: {response}\n(attribution failed: {info['error']})")
         return
     print(f"Answer: {cite(response)}")
-    print(
-        f"  ({info['n_queries']} model calls, prompt: {info['prompt_source']} - "
-        f"{info['prompt_note']})"
-    )
+    note = f": {info['prompt_note']}" if info.get("prompt_note") else ""
+    print(f"  ({info['n_queries']} model calls, prompt {info['prompt_source']}{note})")
     show_sources(response.source_nodes)
 
     kept = CamabNodePostprocessor(top_k=args.keep).postprocess_nodes(
@@ -123,6 +121,8 @@ def main() -> None:
     second = get_response_synthesizer(llm=llm).synthesize(question, nodes=kept)
     print(f"\nSecond pass, answering from the {len(kept)} supporting node(s) only:")
     print(f"Answer: {second}")
+    print("(its sources still carry the first pass's attribution: the second answer was")
+    print(" not attributed again)")
     show_sources(second.source_nodes)
 
 

@@ -14,7 +14,14 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from camab_rag.render.text import clean, proxy_text, split_highlights, strength_level, verdict_text
+from camab_rag.render.text import (
+    calls_text,
+    clean,
+    proxy_text,
+    split_highlights,
+    strength_level,
+    verdict_text,
+)
 
 if TYPE_CHECKING:
     from camab_rag.render.model import CitedAnswer, Source
@@ -121,7 +128,7 @@ def render_fragment(answer: CitedAnswer) -> str:
         parts.append("</ol>")
     parts.append(
         f'<p class="camab-footer">{esc(answer.method)} attribution, '
-        f"{int(answer.n_queries)} model calls; highlight = support strength</p>"
+        f"{calls_text(int(answer.n_queries))}; highlight = support strength</p>"
     )
     parts.append("</div>")
     return "\n".join(parts)

@@ -13,7 +13,7 @@ import sys
 import textwrap
 from typing import IO, TYPE_CHECKING
 
-from camab_rag.render.text import clean, proxy_text, strength_level, verdict_text
+from camab_rag.render.text import calls_text, clean, proxy_text, strength_level, verdict_text
 
 if TYPE_CHECKING:
     from camab_rag.render.model import CitedAnswer
@@ -104,6 +104,6 @@ def render_terminal(
         legend = "bar = support strength (share of the strongest segment)"
         out += [
             "",
-            style(DIM, f"{answer.method} attribution, {answer.n_queries} model calls; {legend}"),
+            style(DIM, f"{answer.method} attribution, {calls_text(answer.n_queries)}; {legend}"),
         ]
     return "\n".join(out) + "\n"

@@ -45,6 +45,11 @@ def split_highlights(
     return pieces
 
 
+def calls_text(n_queries: int) -> str:
+    """``"1 model call"`` / ``"16 model calls"``."""
+    return f"{n_queries} model call{'' if n_queries == 1 else 's'}"
+
+
 def strength_level(strength: float) -> int:
     """Highlight level 1 (weak) .. 3 (strong) for a strength in ``[0, 1]``."""
     if strength >= 2 / 3:

@@ -168,7 +168,7 @@ def set_metadata(response: object, value: dict[str, Any]) -> None:
 
 def _record_failure(response: object, question: str, error: BaseException) -> AttributionResult:
     logger.warning(
-        "camab attribution failed (the response is returned unchanged): %s: %s",
+        "camab attribution failed (recorded in the response's metadata): %s: %s",
         type(error).__name__,
         error,
     )
