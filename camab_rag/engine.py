@@ -171,6 +171,14 @@ def _finish(
     **fields: Any,
 ) -> AttributionResult:
     masks, rewards = run.history(n_segments)
+    if len({row.tobytes() for row in masks}) < 2 and n_segments > 1:
+        logger.warning(
+            "budget %d scored %d subset of the context: with no second subset to compare, "
+            "every score is 0 (a budget of at least %d measures each segment once)",
+            run.budget,
+            len(masks),
+            n_segments + 1,
+        )
     return AttributionResult(
         scores=run.method.fit(masks, rewards, run.seed),
         method=run.method.name,

@@ -166,3 +166,13 @@ def test_thousands_of_sentence_segments():
     )
     assert result.scores.shape == (1501,)
     assert result.segments[result.top_k(1)[0]].text == "Zebras live in Kenya."
+
+
+def test_a_budget_too_small_to_compare_anything_is_said(caplog):
+    docs = ["Paris is big.", "Rome is old.", "Oslo is cold."]
+    one = attribute("Where?", docs, "Paris is big", KeywordScorer(), budget=1, granularity="chunk")
+    assert one.n_queries == 1 and not np.any(one.scores)
+    assert "every score is 0 (a budget of at least 4" in caplog.text
+    caplog.clear()
+    attribute("Where?", docs, "Paris is big", KeywordScorer(), budget=2, granularity="chunk")
+    assert "every score is 0" not in caplog.text
