@@ -270,3 +270,14 @@ def test_a_blocking_filter_fails_closed_when_it_cannot_judge():
     assert blocking.judge(failed).blocked
     flagging = GroundednessFilter(mode="flag")
     assert flagging.on_error == "pass" and not flagging.judge(failed).blocked
+
+
+def test_random_scores_are_not_read_as_a_groundedness_estimate():
+    result = attribute(QUESTION, CONTEXT, SUPPORTED, KeywordScorer(), budget=3, method="random")
+    gate = GroundednessFilter(mode="block")
+    with pytest.raises(InputError, match="random scores carry no estimate"):
+        gate(result)
+    verdict = gate.judge(result)  # unknown: blocked, fails closed
+    assert verdict.grounded is None and verdict.blocked
+    measured = gate(result, context=CONTEXT, scorer=KeywordScorer())
+    assert measured.report is not None and measured.report.source in ("observed", "measured")

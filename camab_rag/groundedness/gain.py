@@ -196,6 +196,11 @@ def assess_steps(
             system_prompt=system_prompt,
         )
         source, extra = ("measured" if chosen.n_queries else "observed"), chosen.n_queries
+    if chosen is None and result.method == "random":
+        raise InputError(
+            "random scores carry no estimate of the context gain: pass scorer= and context= "
+            "to measure it"
+        )
     return build_report(result, chosen, source, threshold, top_k, extra)
 
 
