@@ -163,7 +163,7 @@ class AttributionResult:
                 f"method {self.method!r} plans its subsets for the whole budget, so the first "
                 f"evaluations are not a smaller run of it; at_budget() works for one-level "
                 f"runs of 'camab', 'contextcite', 'kernelshap' and 'random' (run "
-                f"method='auto' again with the smaller budget instead)"
+                f"method={self.method!r} again with the smaller budget instead)"
             )
         if budget < 1 or budget > self.masks.shape[0]:
             raise ValueError(f"budget must be in [1, {self.masks.shape[0]}], got {budget}")

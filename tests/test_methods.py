@@ -145,7 +145,7 @@ def test_leave_one_out_costs_n_plus_one_and_is_exact_for_linear_rewards():
     result = attribute_fn(lambda m: float(weights @ m), 8, budget=3, method="loo")
     assert result.n_queries == 9
     np.testing.assert_allclose(result.scores, weights)
-    with pytest.raises(ValueError, match="anytime"):
+    with pytest.raises(ValueError, match="run method='loo' again with the smaller budget"):
         result.at_budget(3)
 
 
