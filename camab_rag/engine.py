@@ -85,22 +85,22 @@ class _Run:
         return np.concatenate(self.masks), np.concatenate(self.rewards)
 
 
+def _whole_number(value: object, name: str, minimum: int, unit: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InputError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise InputError(f"{name} must be >= {minimum}{unit}, got {value}")
+    return int(value)
+
+
 def check_budget(budget: object) -> int:
     """``budget`` as an ``int`` (at least 1), or an :class:`~camab_rag.errors.InputError`."""
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
-        raise InputError(f"budget must be an integer, got {budget!r}")
-    if budget < 1:
-        raise InputError(f"budget must be >= 1 model call, got {budget}")
-    return int(budget)
+    return _whole_number(budget, "budget", 1, " model call")
 
 
 def check_seed(seed: object) -> int:
-    """``seed`` as an ``int``, or an :class:`~camab_rag.errors.InputError` naming it."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise InputError(f"seed must be a non-negative integer, got {seed!r}")
-    if seed < 0:
-        raise InputError(f"seed must be a non-negative integer, got {seed}")
-    return int(seed)
+    """``seed`` as an ``int`` (at least 0), or an :class:`~camab_rag.errors.InputError`."""
+    return _whole_number(seed, "seed", 0)
 
 
 def _check_groups(groups: object, n_segments: int) -> list[int] | None:

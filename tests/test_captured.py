@@ -87,7 +87,7 @@ def test_the_last_captured_prompt_holding_every_document_is_used() -> None:
         ({"options": [("batch_size", 2)]}, "options must be a mapping"),
         ({"method": "camba"}, "unknown method 'camba'"),
         ({"options": {"batchsize": 2}}, "bad options for method 'auto'"),
-        ({"seed": None}, "seed must be a non-negative integer"),
+        ({"seed": None}, "seed must be an integer"),
     ],
 )
 def test_settings_are_validated_once(settings: dict[str, object], message: str) -> None:

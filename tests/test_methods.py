@@ -192,9 +192,9 @@ def test_kernelshap_single_segment():
         ({"method": "lime"}, "unknown method"),
         ({"method": "kernelshap", "budget": 1}, "at least 2"),
         ({"method": "camab", "prior_varianc": 1.0}, "bad options"),
-        ({"seed": None}, "seed must be a non-negative integer"),
-        ({"seed": -1}, "seed must be a non-negative integer"),
-        ({"seed": 1.5}, "seed must be a non-negative integer"),
+        ({"seed": None}, "seed must be an integer"),
+        ({"seed": -1}, "seed must be >= 0"),
+        ({"seed": 1.5}, "seed must be an integer"),
     ],
 )
 def test_bad_arguments_get_clear_errors(kwargs, message):
