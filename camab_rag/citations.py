@@ -57,9 +57,10 @@ def _documents_for(
         return result, None
     docs = to_documents(documents)
     n_needed = max((s.doc_index for s in result.segments), default=-1) + 1
-    if len(docs) < n_needed:
+    if len(docs) < n_needed or (result.n_documents and len(docs) != result.n_documents):
         raise InputError(
-            f"the attribution has segments from {n_needed} documents, {len(docs)} were given"
+            f"the attribution was of {max(result.n_documents, n_needed)} documents, "
+            f"{len(docs)} were given (pass the documents it attributed, in order)"
         )
     placed: list[Segment | None] = []
     cursors: dict[int, int] = {}

@@ -143,6 +143,9 @@ def test_cite_refuses_mismatched_documents_and_failed_results():
         cite(make_result(), [DOCS[1], DOCS[0], DOCS[2]])
     with pytest.raises(InputError, match="3 documents, 2 were given"):
         cite(make_result(), DOCS[:2])
+    attributed = attribute("Where?", DOCS, "Paris is big.", KeywordScorer(), budget=8)
+    with pytest.raises(InputError, match="3 documents, 4 were given"):
+        cite(attributed, [*DOCS, "An extra document."])
     with pytest.raises(InputError, match="failed"):
         cite(AttributionResult.failed("scorer is down"))
 

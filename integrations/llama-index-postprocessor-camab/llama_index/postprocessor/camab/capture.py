@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +73,17 @@ STREAMING_FOR: contextvars.ContextVar[QueryRecord | None] = contextvars.ContextV
 """The record of a streamed query while its stream is being read: LlamaIndex starts a
 streamed answer's LLM call lazily, after the query span has closed, so its start event is
 assigned here rather than through the span tree (see :mod:`.streaming`)."""
+
+
+@contextmanager
+def streaming_for(record: QueryRecord | None) -> Iterator[None]:
+    """Within this block (and in threads or tasks it starts, which copy the context), LLM
+    calls no open query span encloses are captured for ``record``."""
+    marker = STREAMING_FOR.set(record)
+    try:
+        yield
+    finally:
+        STREAMING_FOR.reset(marker)
 
 
 class _SpanTree(BaseSpanHandler[SimpleSpan]):

@@ -14,7 +14,7 @@ from llama_index.core.chat_engine.types import (
     StreamingAgentChatResponse,
 )
 from llama_index.core.instrumentation import get_dispatcher
-from llama_index.postprocessor.camab.capture import STREAMING_FOR, QueryRecord
+from llama_index.postprocessor.camab.capture import QueryRecord, streaming_for
 from llama_index.postprocessor.camab.response import AttributingWrapper, ResponseAttributor
 from llama_index.postprocessor.camab.streaming import aread_for, read_for
 
@@ -117,7 +117,10 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
         self, message: str, chat_history: list[ChatMessage] | None = None
     ) -> StreamingAgentChatResponse:
         record = self._attributor.begin(message)
-        stream = self.chat_engine.stream_chat(message, chat_history)
+        # the engine may read the LLM's stream in a thread it starts here (LlamaIndex's
+        # Thread copies this context): that call is captured for this turn's record
+        with streaming_for(record):
+            stream = self.chat_engine.stream_chat(message, chat_history)
         return _AttributedChatStream.wrap(stream, self._finish_steps(message, record), record)
 
     @dispatcher.span
@@ -126,12 +129,9 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
     ) -> StreamingAgentChatResponse:
         record = self._attributor.begin(message)
         # the engine reads the LLM's stream in a task it creates here, which copies this
-        # context: the record set now is what that task's LLM call is captured for
-        marker = STREAMING_FOR.set(record)
-        try:
+        # context: that call is captured for this turn's record
+        with streaming_for(record):
             stream = await self.chat_engine.astream_chat(message, chat_history)
-        finally:
-            STREAMING_FOR.reset(marker)
         return _AttributedChatStream.wrap(stream, self._finish_steps(message, record), record)
 
     def _finish_steps(

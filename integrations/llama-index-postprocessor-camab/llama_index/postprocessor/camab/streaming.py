@@ -15,20 +15,18 @@ from llama_index.core.base.response.schema import (
     Response,
     StreamingResponse,
 )
-from llama_index.postprocessor.camab.capture import STREAMING_FOR, QueryRecord
+from llama_index.postprocessor.camab.capture import QueryRecord, streaming_for
 
 
 def read_for(record: QueryRecord | None, tokens: Iterable[str]) -> Generator[str, None, None]:
     """``tokens``, pulled with ``record`` set as the query they are streamed for."""
     iterator = iter(tokens)
     while True:
-        marker = STREAMING_FOR.set(record)
-        try:
-            token = next(iterator)
-        except StopIteration:
-            return
-        finally:
-            STREAMING_FOR.reset(marker)
+        with streaming_for(record):
+            try:
+                token = next(iterator)
+            except StopIteration:
+                return
         yield token
 
 
@@ -38,13 +36,11 @@ async def aread_for(
     """Async :func:`read_for`."""
     iterator = aiter(tokens)
     while True:
-        marker = STREAMING_FOR.set(record)
-        try:
-            token = await anext(iterator)
-        except StopAsyncIteration:
-            return
-        finally:
-            STREAMING_FOR.reset(marker)
+        with streaming_for(record):
+            try:
+                token = await anext(iterator)
+            except StopAsyncIteration:
+                return
         yield token
 
 
