@@ -64,17 +64,15 @@ class ScorerOracle:
         return [ScoreRequest(self.builder.build(mask), self.response) for mask in masks]
 
     def _rewards(self, masks: Masks) -> FloatArray:
-        try:
-            values = np.array(
-                [float(self.reward_fn(self.cache[m.tobytes()].logprobs)) for m in masks]
-            )
-        except (TypeError, ValueError) as error:
-            raise InputError(f"the reward function must return a float: {error}") from None
-        for mask, value in zip(masks, values):
-            if not math.isfinite(value):  # (ResponseLogprobs holds finite log-probs only)
-                subset = mask.astype(int).tolist()
-                raise InputError(f"the reward function returned {value} for subset {subset}")
-        return values
+        # (ResponseLogprobs holds finite log-probs only: a non-finite reward is the function's)
+        return np.array(
+            [
+                finite_reward(
+                    self.reward_fn(self.cache[m.tobytes()].logprobs), "the reward function", m
+                )
+                for m in masks
+            ]
+        )
 
     def rewards(self, masks: Masks) -> Steps[FloatArray]:
         """The rewards of ``masks``, asking the scorer (one batch) for the new subsets only;
@@ -95,6 +93,18 @@ class ScorerOracle:
         return self.cache[mask.tobytes()]
 
 
+def finite_reward(value: object, source: str, mask: NDArray[np.bool_]) -> float:
+    """``value`` (what ``source`` gave for the subset ``mask``) as a finite float, or an
+    :class:`~camab_rag.errors.InputError` naming the source and the subset."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InputError(f"{source} must return a float, got {type(value).__name__}") from None
+    if not math.isfinite(number):
+        raise InputError(f"{source} returned {number} for subset {mask.astype(int).tolist()}")
+    return number
+
+
 class FunctionOracle:
     """Rewards from a ``mask -> float`` function, cached by subset."""
 
@@ -113,18 +123,7 @@ class FunctionOracle:
         for mask in masks:
             key = mask.tobytes()
             if key not in self.cache:
-                value = self.value_fn(mask.copy())
-                try:
-                    number = float(value)
-                except (TypeError, ValueError):
-                    raise InputError(
-                        f"value_fn must return a float, got {type(value).__name__}"
-                    ) from None
-                if not math.isfinite(number):
-                    raise InputError(
-                        f"value_fn returned {number} for mask {mask.astype(int).tolist()}"
-                    )
-                self.cache[key] = number
+                self.cache[key] = finite_reward(self.value_fn(mask.copy()), "value_fn", mask)
                 self.n_queries += 1
             values.append(self.cache[key])
         return np.asarray(values, dtype=float)
