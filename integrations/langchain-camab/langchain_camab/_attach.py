@@ -8,23 +8,11 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage
 
-from camab_rag.background import fill, pending
+from camab_rag.background import fill
 from camab_rag.captured import document_summary
 from camab_rag.result import AttributionResult
 from langchain_camab.citations import to_citations, with_citations
 from langchain_camab.result import summary
-
-__all__ = [
-    "METADATA_KEY",
-    "RUN_METADATA_KEY",
-    "annotate_citations",
-    "annotate_documents",
-    "annotate_message",
-    "fill",
-    "pending",
-    "summarize",
-    "titles_of",
-]
 
 METADATA_KEY = "attribution"
 RUN_METADATA_KEY = "camab_attribution"

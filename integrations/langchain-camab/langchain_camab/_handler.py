@@ -18,7 +18,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from camab_rag.background import Background, ResultStore
+from camab_rag.background import Background, ResultStore, fill, pending
 from camab_rag.captured import reached_the_model
 from camab_rag.errors import NoContextError
 from camab_rag.groundedness import GroundednessFilter
@@ -121,7 +121,7 @@ class HandlerCore:
         if self.report_run_metadata and capture.run_id == run_id and capture.metadata is not None:
             # Tracers keep the root run's metadata dict only when it is not empty: a
             # placeholder now makes them hold the dict the result is written into later.
-            capture.metadata[_attach.RUN_METADATA_KEY] = _attach.pending(str(run_id))
+            capture.metadata[_attach.RUN_METADATA_KEY] = pending(str(run_id))
 
     def _retriever_start(self, query: str, run_id: UUID, parent: UUID | None) -> None:
         capture = self._store.track(run_id, parent)
@@ -229,11 +229,11 @@ class HandlerCore:
     def _placeholders(self, job: _Job) -> None:
         """Background mode: show ``status="pending"`` until the result is ready."""
         run_id = str(job.capture.run_id)
-        job.doc_placeholders = [_attach.pending(run_id) for _ in job.documents]
+        job.doc_placeholders = [pending(run_id) for _ in job.documents]
         for doc, placeholder in zip(job.documents, job.doc_placeholders):
             doc.metadata[_attach.METADATA_KEY] = placeholder
         if job.call is not None and job.call.message is not None:
-            job.answer_placeholder = _attach.pending(run_id)
+            job.answer_placeholder = pending(run_id)
             _attach.annotate_message(job.call.message, job.answer_placeholder)
 
     def _publish(self, job: _Job, result: ChainAttribution) -> None:
@@ -251,7 +251,7 @@ class HandlerCore:
             )
             if job.call is not None and job.call.message is not None:
                 if job.answer_placeholder is not None:
-                    data = _attach.fill(job.answer_placeholder, data)
+                    data = fill(job.answer_placeholder, data)
                 _attach.annotate_message(job.call.message, data)
                 if self.citations and result.status == "ok":
                     _attach.annotate_citations(job.call.message, result, job.documents)
@@ -259,7 +259,7 @@ class HandlerCore:
                 # the dict tracers hold for the root run: they report it when it ends
                 slot = job.capture.metadata.get(_attach.RUN_METADATA_KEY)
                 if isinstance(slot, dict) and slot is not data:
-                    _attach.fill(slot, data)
+                    fill(slot, data)
                 else:
                     job.capture.metadata[_attach.RUN_METADATA_KEY] = data
         except Exception:  # pragma: no cover - reporting must never break the chain

@@ -27,7 +27,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
-from camab_rag.background import Background, ResultStore
+from camab_rag.background import Background, ResultStore, fill, pending
 from camab_rag.captured import document_summary
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.rounds import Steps, adrive, drive
@@ -429,16 +429,16 @@ class CamabAttributor(Runnable[Any, Any]):
         return _attach.summarize(result, request.documents)
 
     def _placeholders(self, request: _Request) -> dict[str, Any]:
-        request.doc_entries = [_attach.pending(request.run_id) for _ in request.texts]
-        return _attach.pending(request.run_id)
+        request.doc_entries = [pending(request.run_id) for _ in request.texts]
+        return pending(request.run_id)
 
     def _fill(
         self, request: _Request, result: ChainAttribution, placeholder: dict[str, Any]
     ) -> None:
         entries = _attach_doc_entries(request, result)
         for target, values in zip(request.doc_entries, entries):
-            _attach.fill(target, values)
-        _attach.fill(placeholder, _attach.summarize(result, request.documents))
+            fill(target, values)
+        fill(placeholder, _attach.summarize(result, request.documents))
 
     def _mode(self, run_manager: Any) -> OutputMode:
         if self.output != "auto":
