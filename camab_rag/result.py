@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.errors import NoContextError
-from camab_rag.methods import Auto, Camab, method_from_config
+from camab_rag.methods import METHODS, Auto, Camab, method_from_config
 from camab_rag.posterior import GaussianLinearPosterior
 from camab_rag.scoring import ScoredBy
 from camab_rag.segments import Segment
@@ -159,11 +159,12 @@ class AttributionResult:
         whose prefix is a valid run (not leave-one-out)."""
         method = method_from_config(self.method, self.method_config)
         if not method.anytime:
+            anytime = ", ".join(repr(n) for n, m in METHODS.items() if getattr(m, "anytime", 0))
             raise ValueError(
                 f"method {self.method!r} plans its subsets for the whole budget, so the first "
                 f"evaluations are not a smaller run of it; at_budget() works for one-level "
-                f"runs of 'camab', 'contextcite', 'kernelshap' and 'random' (run "
-                f"method={self.method!r} again with the smaller budget instead)"
+                f"runs of {anytime} (run method={self.method!r} again with the smaller budget "
+                "instead)"
             )
         if budget < 1 or budget > self.masks.shape[0]:
             raise ValueError(f"budget must be in [1, {self.masks.shape[0]}], got {budget}")
