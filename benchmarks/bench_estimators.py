@@ -378,18 +378,10 @@ def auto_table(stem: str, tokens: dict[str, int]) -> tuple[str, dict[Any, list[d
     ]
     text = markdown_table(header, rows)
     for budget in BUDGETS:
-        joint = found[(budget, "joint", CHOSEN[1])]
-        level_wise = found[(budget, "levels", CHOSEN[1])]
-        diffs = [a["auroc"] - b["auroc"] for a, b in zip(joint, level_wise)]
-        drops = [a["drop@3"] - b["drop@3"] for a, b in zip(joint, level_wise)]
-        drop_text = (
-            f"{ci_cell(drops)} (p {paired_t_pvalue(drops):.3g})"
-            if not np.isnan(drops).any()
-            else "not measured"
-        )
         text += (
             f"\n\ns = {budget}, `{CHOSEN[1]}` read jointly minus level by level: "
-            f"AUROC {ci_cell(diffs)} (p {paired_t_pvalue(diffs):.3g}), drop@3 {drop_text}."
+            f"AUROC {_joint_minus_levels(found, budget, 'auroc', 3)}, "
+            f"drop@3 {_joint_minus_levels(found, budget, 'drop@3', 3)}."
         )
     return text, found
 
@@ -581,14 +573,17 @@ def _best_other(found: dict[Any, list[dict[str, float]]]) -> str:
     return " ".join(out)
 
 
-def _joint_minus_levels(found: dict[Any, list[dict[str, float]]], budget: int, metric: str) -> str:
-    """The chosen estimator read jointly minus read level by level, on one metric."""
+def _joint_minus_levels(
+    found: dict[Any, list[dict[str, float]]], budget: int, metric: str, digits: int = 2
+) -> str:
+    """The chosen estimator read jointly minus read level by level, on one metric (the p
+    value to ``digits`` significant digits)."""
     joint = found[(budget, "joint", CHOSEN[1])]
     level_wise = found[(budget, CHOSEN[0], CHOSEN[1])]
     diffs = [a[metric] - b[metric] for a, b in zip(joint, level_wise)]
     if np.isnan(diffs).any():
         return "not measured"
-    return f"{ci_cell(diffs)} (p {paired_t_pvalue(diffs):.2g})"
+    return f"{ci_cell(diffs)} (p {paired_t_pvalue(diffs):.{digits}g})"
 
 
 def _other_models(by_stem: dict[str, dict[Any, list[dict[str, float]]]]) -> str:
