@@ -23,6 +23,7 @@ from camab_rag.groundedness.report import (
     GroundednessReport,
     build_report,
 )
+from camab_rag.methods import METHODS
 from camab_rag.oracle import ScorerOracle
 from camab_rag.prompts import (
     DEFAULT_SYSTEM_PROMPT,
@@ -196,10 +197,10 @@ def assess_steps(
             system_prompt=system_prompt,
         )
         source, extra = ("measured" if chosen.n_queries else "observed"), chosen.n_queries
-    if chosen is None and result.method == "random":
+    if chosen is None and not getattr(METHODS.get(result.method), "models_reward", True):
         raise InputError(
-            "random scores carry no estimate of the context gain: pass scorer= and context= "
-            "to measure it"
+            f"{result.method} scores carry no estimate of the context gain: pass scorer= and "
+            "context= to measure it"
         )
     return build_report(result, chosen, source, threshold, top_k, extra)
 

@@ -57,6 +57,9 @@ class Method(ABC):
     anytime: bool = True
     #: whether :meth:`fit` accepts any prefix of the design (not leave-one-out's)
     prefix_fit: bool = True
+    #: whether the scores model the reward (their sum then estimates the context gain
+    #: ``L(C) - L(empty)`` when neither end was scored); not the random baseline's
+    models_reward: bool = True
 
     @abstractmethod
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:

@@ -10,6 +10,7 @@ from camab_rag.methods.base import FixedDesignSampler, FloatArray, Masks, Method
 class RandomScores(Method):
     name = "random"
     anytime = True
+    models_reward = False
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
         return FixedDesignSampler(np.zeros((0, n_segments), dtype=bool))
