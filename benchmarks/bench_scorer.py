@@ -90,8 +90,7 @@ def hotpot_requests(n: int, pattern: str = "loo") -> tuple[list[ScoreRequest], i
     from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE
     from camab_rag.scoring import ScoreRequest
 
-    with Path(os.environ.get("CAMAB_BENCH_DATA", DATA)).open(encoding="utf-8") as handle:
-        rows = [json.loads(line) for _, line in zip(range(50), handle)]
+    row = bench_row()
 
     def prompt(row: dict[str, Any], dropped: set[int]) -> list[dict[str, str]]:
         paragraphs, k = [], 0
@@ -110,11 +109,6 @@ def hotpot_requests(n: int, pattern: str = "loo") -> tuple[list[ScoreRequest], i
             {"role": "user", "content": user},
         ]
 
-    # the example whose prompt is closest to ~1,300 tokens (about 3.6 characters a token)
-    def size(row: dict[str, Any]) -> int:
-        return sum(len(s) for _, sents in row["context"] for s in sents)
-
-    row = min(rows, key=lambda r: abs(size(r) - 4700))
     if pattern == "loo":
         drops = [{drop} for drop in range(n)]
     else:
@@ -122,7 +116,19 @@ def hotpot_requests(n: int, pattern: str = "loo") -> tuple[list[ScoreRequest], i
         total = sum(len(sents) for _, sents in row["context"])
         drops = [set(np.flatnonzero(rng.random(total) < 0.5).tolist()) for _ in range(n)]
     requests = [ScoreRequest(prompt(row, dropped), str(row["answer"])) for dropped in drops]
-    return requests, size(row)
+    return requests, _size(row)
+
+
+def _size(row: dict[str, Any]) -> int:
+    return sum(len(s) for _, sents in row["context"] for s in sents)
+
+
+def bench_row() -> dict[str, Any]:
+    """The HotpotQA example of the first 50 (``$CAMAB_BENCH_DATA`` or the shared dev file)
+    whose prompt is closest to ~1,300 tokens (about 3.6 characters a token)."""
+    with Path(os.environ.get("CAMAB_BENCH_DATA", DATA)).open(encoding="utf-8") as handle:
+        rows = [json.loads(line) for _, line in zip(range(50), handle)]
+    return min(rows, key=lambda r: abs(_size(r) - 4700))
 
 
 def batch_sizes(n_requests: int) -> list[int]:
@@ -133,27 +139,41 @@ def load_scorer(args: argparse.Namespace) -> Any:
     """The scorer to measure: an embedded model by name, or with ``--shape`` a random-init
     LLaMA-architecture model of that shape on ``--device`` in ``--dtype``, with the
     tokenizer of ``--tokenizer`` (default: SmolLM2's)."""
-    import torch
-
+    from camab_rag.scorers.attention import restore_sdpa
     from camab_rag.scorers.transformers_scorer import TransformersScorer
 
     if not args.shape:
         return TransformersScorer(args.worker, num_threads=args.threads)
+    model, tokenizer = shaped_model(
+        args.shape, args.device, args.dtype, args.tokenizer, args.threads
+    )
+    scorer = TransformersScorer(model, tokenizer=tokenizer)
+    if args.attention == "dense":
+        restore_sdpa(scorer.model)
+    return scorer
+
+
+def shaped_model(
+    shape: str, device: str, dtype: str, tokenizer_dir: str | None, threads: int | None = None
+) -> tuple[Any, Any]:
+    """A random-init LLaMA-architecture model of ``shape`` on ``device`` in ``dtype`` (seed
+    0), and the tokenizer of ``tokenizer_dir`` (default: SmolLM2's)."""
+    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
 
     from camab_rag.scorers.models import ensure_model
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    if threads:
+        torch.set_num_threads(threads)
     tokenizer = AutoTokenizer.from_pretrained(
-        args.tokenizer or ensure_model("smollm2"), local_files_only=True
+        tokenizer_dir or ensure_model("smollm2"), local_files_only=True
     )
-    config = LlamaConfig(**SHAPES[args.shape])
+    config = LlamaConfig(**SHAPES[shape])
     torch.manual_seed(0)
     factory: Any = AutoModelForCausalLM
-    with torch.device(args.device):
-        model = factory.from_config(config, dtype=getattr(torch, args.dtype))
-    return TransformersScorer(model, tokenizer=tokenizer)
+    with torch.device(device):
+        model = factory.from_config(config, dtype=getattr(torch, dtype))
+    return model, tokenizer
 
 
 def worker(args: argparse.Namespace) -> dict[str, object]:
@@ -192,28 +212,42 @@ def worker(args: argparse.Namespace) -> dict[str, object]:
                 scorer.model(input_ids=torch.tensor([seq], device=scorer.device), use_cache=False)
             return clock() - started
 
+    raw_pass()  # warm-up of the raw pass too (on a GPU its first run pays kernel set-up)
+
     # Each scorer pass is paired with a raw pass just before it, so the ratio holds even
     # when other processes' load on the machine drifts during the run.
     passes: dict[str, dict[str, float]] = {}
     raw_total = 0.0
     for batch_size in batch_sizes(n_requests):
-        raw_s = raw_pass()
-        raw_total += raw_s
         scorer.batch_size = batch_size
-        scorer.clear_prefix_cache()
-        before = scorer.computed_tokens, scorer.padding_tokens
-        started, cpu_started = time.perf_counter(), clock()
-        scorer.score(requests)
-        scorer_s = clock() - cpu_started
-        wall_s = time.perf_counter() - started
-        computed = scorer.computed_tokens - before[0]
+        rounds = []  # (scorer seconds, raw seconds, wall seconds, computed, pads) per repeat
+        for _ in range(args.repeats):
+            raw_s = raw_pass()
+            scorer.clear_prefix_cache()
+            before = scorer.computed_tokens, scorer.padding_tokens
+            started, cpu_started = time.perf_counter(), clock()
+            scorer.score(requests)
+            scorer_s = clock() - cpu_started
+            wall_s = time.perf_counter() - started
+            rounds.append(
+                (
+                    scorer_s,
+                    raw_s,
+                    wall_s,
+                    scorer.computed_tokens - before[0],
+                    scorer.padding_tokens - before[1],
+                )
+            )
+        # the median round by scorer time, with the raw pass run just before it
+        scorer_s, raw_s, wall_s, computed, pads = sorted(rounds)[len(rounds) // 2]
+        raw_total += raw_s
         raw_rate = raw_tokens / raw_s
         passes[str(batch_size)] = {
             "requested_tps": total_tokens / scorer_s,
             "computed_tps": computed / scorer_s,
             "raw_tps": raw_rate,
             "computed_share": computed / total_tokens,
-            "padding_share": (scorer.padding_tokens - before[1]) / total_tokens,
+            "padding_share": pads / total_tokens,
             "wall_s": wall_s,
             "cpu_s": scorer_s,
         }
@@ -231,6 +265,7 @@ def worker(args: argparse.Namespace) -> dict[str, object]:
         "mean_tokens": total_tokens / len(sequences),
         "raw_tps": raw_tokens * len(passes) / raw_total,
         "requests": n_requests,
+        "repeats": args.repeats,
         "passes": passes,
         "loadavg": os.getloadavg()[0],
         "peak_rss_mib": peak_mib,
@@ -239,6 +274,7 @@ def worker(args: argparse.Namespace) -> dict[str, object]:
         "device": torch.cuda.get_device_name() if on_gpu else "CPU",
         "dtype": scorer.dtype,
         "random_init": bool(args.shape),
+        "attention": str(getattr(scorer.model.config, "_attn_implementation", "")),
     }
 
 
@@ -251,6 +287,9 @@ def main() -> None:
         "--requests", type=int, default=N_REQUESTS, help="requests per pass (max batch size)"
     )
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="passes per batch size (the median is kept)"
+    )
     parser.add_argument(
         "--pattern",
         choices=("loo", "random"),
@@ -265,6 +304,13 @@ def main() -> None:
     parser.add_argument("--device", default="cuda", help="with --shape: the torch device")
     parser.add_argument("--dtype", default="bfloat16", help="with --shape: the torch dtype")
     parser.add_argument("--tokenizer", help="with --shape: a tokenizer directory")
+    parser.add_argument(
+        "--attention",
+        choices=("auto", "dense"),
+        default="auto",
+        help="with --shape on a GPU: the scorer's own attention (auto: lower-right causal on "
+        "cached prefixes) or transformers' dense-mask SDPA throughout",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.shape:
@@ -298,12 +344,15 @@ def main() -> None:
                 str(args.requests),
                 "--pattern",
                 args.pattern,
+                "--repeats",
+                str(args.repeats),
             ]
             if args.threads:
                 command += ["--threads", str(args.threads)]
             if args.shape:
                 command += ["--shape", args.shape, "--device", args.device, "--dtype", args.dtype]
                 command += ["--tokenizer", args.tokenizer] if args.tokenizer else []
+                command += ["--attention", args.attention]
             process = subprocess.Popen(
                 command, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env
             )
@@ -357,8 +406,10 @@ def main() -> None:
             if args.pattern == "loo"
             else "each request keeping each context sentence with probability 1/2, seeded"
         )
-        where = f"{r['dtype']} on {r['device']}" + (
-            " (random-init weights of the model's shape: the same compute)" * r["random_init"]
+        where = (
+            f"{r['dtype']} on {r['device']}"
+            + (" (random-init weights of the model's shape: the same compute)" * r["random_init"])
+            + f", attention implementation {r.get('attention', '?')}"
         )
         clock = (
             "Rates are per second of wall time, the GPU synchronized before each reading"
@@ -367,7 +418,9 @@ def main() -> None:
             "time, so other processes' load on the shared cores does not move them"
         )
         body += (
-            f"\n\n{r['requests']} requests per pass (one HotpotQA distractor prompt, {shape}), "
+            f"\n\n{r['requests']} requests per pass (one HotpotQA distractor prompt, {shape}; "
+            f"each figure the median of {r.get('repeats', 1)} pass(es), each after its own raw "
+            "pass), "
             "the default scorer (prefix reuse "
             f"on, {r['prefix_cache_mib']:g} MiB of kept prefixes, dropped before each pass), "
             f"{where}, {r['threads']} torch threads, "
@@ -388,8 +441,10 @@ def main() -> None:
             suffix = "" if args.pattern == "loo" else "-random"
             what = "" if args.pattern == "loo" else ", random half subsets"
             if r["device"] != "CPU":
-                suffix += "-gpu"
-                what += f", {r['device']}"
+                suffix += "-gpu" + ("-dense" if args.attention == "dense" else "")
+                what += f", {r['device']}" + (
+                    ", transformers' dense-mask SDPA" if args.attention == "dense" else ""
+                )
             write_section(
                 f"scorer-{r['model']}{suffix}",
                 f"In-process scorer throughput, {r['model']} (HotpotQA-size prompt{what})",

@@ -7,6 +7,7 @@ Prompts are short so the whole file runs in well under a minute once the model i
 from __future__ import annotations
 
 import asyncio
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -483,3 +484,62 @@ def test_a_random_model_from_a_config_scores(smollm2_scorer: TransformersScorer)
     assert scorer.dtype == "bfloat16"
     [result] = scorer.score([ScoreRequest(CHAT, "Paris.")])
     assert result.logprobs.shape == (len(result.tokens),) and np.all(result.logprobs < 0)
+
+
+def _tiny_llama(tokenizer: Any, **config: Any) -> Any:
+    from transformers import AutoModelForCausalLM, LlamaConfig
+
+    torch.manual_seed(0)
+    shape = dict(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,  # grouped-query attention, as LLaMA-3 and SmolLM2
+    )
+    return AutoModelForCausalLM.from_config(LlamaConfig(**{**shape, **config}))
+
+
+@pytest.mark.parametrize(("batch_size", "merge_forks"), [(1, False), (3, False), (3, True)])
+def test_lower_right_attention_matches_the_dense_mask(
+    smollm2_scorer: TransformersScorer,
+    batch_size: int,
+    merge_forks: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The cached-prefix passes that a GPU runs as lower-right causal attention (flash)
+    give the log-probs of transformers' dense causal mask; passes with a padding mask
+    (merge_forks) keep the mask."""
+    import torch.nn.attention.bias as bias
+
+    from camab_rag.scorers.attention import IMPLEMENTATION, use_lower_right
+
+    requests = _reuse_requests()
+    model = _tiny_llama(smollm2_scorer.tokenizer)
+    scorer = TransformersScorer(model, tokenizer=smollm2_scorer.tokenizer, batch_size=batch_size)
+    scorer._prefix.merge_forks = merge_forks
+    assert model.config._attn_implementation == "sdpa"  # on the CPU the model is left as is
+    dense = scorer.score(requests)
+    lower_right: list[tuple[int, int]] = []
+    real = bias.causal_lower_right
+    monkeypatch.setattr(
+        bias, "causal_lower_right", lambda q, kv: lower_right.append((q, kv)) or real(q, kv)
+    )
+    scorer.clear_prefix_cache()
+    assert use_lower_right(model) and model.config._attn_implementation == IMPLEMENTATION
+    with warnings.catch_warnings():  # on the CPU, PyTorch warns that flash does not apply
+        warnings.simplefilter("ignore", UserWarning)
+        flash = scorer.score(requests)
+    assert lower_right and all(1 < q < kv for q, kv in lower_right)
+    for got, want in zip(flash, dense):
+        np.testing.assert_allclose(got.logprobs, want.logprobs, atol=1e-5)
+
+
+def test_sliding_window_models_keep_their_attention(smollm2_scorer: TransformersScorer) -> None:
+    from camab_rag.scorers.attention import use_lower_right
+
+    model = _tiny_llama(smollm2_scorer.tokenizer)
+    model.config.sliding_window = 16  # a windowed mask is not plain causal
+    assert not use_lower_right(model)
+    assert model.config._attn_implementation == "sdpa"

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from camab_rag.scorers.attention import plain_causal
 from camab_rag.scorers.prefix_store import LayerKV, PrefixStore, common_prefix
 
 if TYPE_CHECKING:
@@ -222,7 +223,7 @@ class PrefixBatcher:
         start, kv = self.store.lookup(ids, stored)
         cache = _prefix_cache(kv, 1, keep=True)
         options: dict[str, Any] = {"logits_to_keep": 1} if self.keeps_logits else {}
-        with torch.inference_mode():
+        with torch.inference_mode(), plain_causal():
             self.model(
                 input_ids=torch.tensor([ids[start:upto]], dtype=torch.long, device=self.device),
                 use_cache=True,
@@ -265,7 +266,8 @@ class PrefixBatcher:
                 keep_positions, dtype=torch.long, device=self.device
             )
         real = sum(len(s) - start for s in seqs)
-        with torch.inference_mode():
+        # right pads only (after each row's real tokens): the attention is plain causal
+        with torch.inference_mode(), plain_causal():
             out = self.model(
                 input_ids=input_ids.to(self.device),
                 use_cache=cache is not None,
@@ -363,7 +365,7 @@ class PrefixBatcher:
         step_ids = list(prompt_ids[start:])
         new: list[int] = []
         options: dict[str, Any] = {"logits_to_keep": 1} if self.keeps_logits else {}
-        with torch.inference_mode():
+        with torch.inference_mode(), plain_causal():
             while True:
                 out = self.model(
                     input_ids=torch.tensor([step_ids], dtype=torch.long, device=self.device),

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from camab_rag.errors import InputError
+from camab_rag.scorers.attention import use_lower_right
 from camab_rag.scorers.encoding import EncodedRequest, RequestEncoder
 from camab_rag.scorers.models import (
     MODELS,
@@ -89,6 +90,9 @@ class TransformersScorer(BaseScorer):
         device: torch device, e.g. ``"cpu"``; ``"auto"`` (default) takes CUDA when
             available, else the CPU (the dtype stays as given: float32 unless asked); a
             loaded model stays where it is.
+            On CUDA, a model on transformers' ``sdpa`` attention is switched to
+            :mod:`camab_rag.scorers.attention`'s, the same except that passes continuing
+            a cached prefix run flash attention instead of a dense mask.
         max_length: refuse requests longer than this many tokens (default: the model's
             ``max_position_embeddings``).
         prefix_cache: reuse the keys/values of shared prompt prefixes (on by default).
@@ -176,6 +180,10 @@ class TransformersScorer(BaseScorer):
             self.model_name = str(getattr(model, "name_or_path", "") or type(model).__name__)
             self.path = ""
         self.model.eval()
+        if str(device).split(":")[0] == "cuda":
+            # the cached-prefix passes run flash attention (BENCHMARKS.md, "Attention
+            # kernel on a GPU"); the model's attention is otherwise unchanged
+            use_lower_right(self.model)
         self.dtype = dtype
         self.device = device
         self.batch_size = batch_size
