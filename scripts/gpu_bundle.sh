@@ -3,7 +3,11 @@
 # cannot fetch: SmolLM2's tokenizer and chat template, and the first 50 HotpotQA dev lines.
 # Then, with the device tool: carry ["gpu"] and run
 #   CAMAB_BENCH_DATA=gpu/hotpotqa.jsonl PYTHONPATH=. python benchmarks/bench_scorer.py \
-#       --shape llama-3.1-8b --tokenizer gpu/tokenizer --threads 4
+#       --shape llama-3.1-8b --tokenizer gpu/tokenizer --threads 4 --repeats 5 [--attention dense]
+#   CAMAB_BENCH_DATA=gpu/hotpotqa.jsonl PYTHONPATH=. python benchmarks/bench_attention.py \
+#       --shape llama-3.1-8b --tokenizer gpu/tokenizer
+# The device machine gets the session's main checkout: to measure a branch, copy its
+# camab_rag/, benchmarks/ and BENCHMARKS.md under gpu/src/ and run from there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model_dir="$(.venv/bin/python -c 'from camab_rag.scorers.models import ensure_model; print(ensure_model("smollm2"))')"
