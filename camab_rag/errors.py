@@ -15,6 +15,11 @@ class ScorerError(CamabError, RuntimeError):
     """A scorer could not return log-probabilities for a request."""
 
 
+class CredentialsRefusedError(ScorerError):
+    """The scorer's server refused its credentials (HTTP 401 or 403): retrying will not
+    help, the right key will."""
+
+
 class CannotScoreError(ScorerError):
     """The model cannot score a given text at all (a hosted chat API that returns no
     prompt log-probabilities, a server without a completions endpoint, chat prompts with no

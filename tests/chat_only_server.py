@@ -31,15 +31,21 @@ CHAT_ONLY_MESSAGE = (
 class ChatOnlyServer:
     """Serves chat completions from ``reply(messages)``; records every request it gets.
 
+    With ``api_key`` every request without ``Authorization: Bearer <api_key>`` is answered
+    HTTP 401, as a server started with a key does.
+
     Attributes:
         requests: ``(path, body)`` of each request, in arrival order.
+        authorizations: ``(path, Authorization header or None)`` of each request.
     """
 
     model = "closed-chat-model"
 
-    def __init__(self, reply: Reply) -> None:
+    def __init__(self, reply: Reply, *, api_key: str | None = None) -> None:
         self.reply = reply
+        self.api_key = api_key
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.authorizations: list[tuple[str, str | None]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -90,7 +96,11 @@ class ChatOnlyServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append((self.path, body))
-                if self.path == "/v1/chat/completions":
+                auth = self.headers.get("Authorization")
+                server.authorizations.append((self.path, auth))
+                if server.api_key is not None and auth != f"Bearer {server.api_key}":
+                    self._send(401, {"error": {"message": "Incorrect API key provided"}})
+                elif self.path == "/v1/chat/completions":
                     self._send(200, _chat_completion(server.reply(body["messages"]), body))
                 elif self.path == "/v1/completions":
                     error = {"message": CHAT_ONLY_MESSAGE, "type": "invalid_request_error"}

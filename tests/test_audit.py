@@ -421,7 +421,7 @@ def test_cli_arguments_build_the_scorer_and_config() -> None:
         ("http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"),
         {"max_retries": 0},
     )
-    assert spec.api_key_env == "OPENAI_API_KEY"  # the key itself never travels in the spec
+    assert spec.api_key_env is None  # no key unless --api-key-env names its variable
 
 
 def test_cli_reports_a_missing_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,9 +3,15 @@
 Duck-typed, so neither LangChain nor LlamaIndex is imported:
 
 * LangChain ``ChatOpenAI``: ``.openai_api_base`` (``base_url``), ``.model_name``,
-  ``.openai_api_key`` (a pydantic ``SecretStr``, a string or a callable);
-* LlamaIndex ``OpenAILike`` / ``OpenAI``: ``.api_base``, ``.model``, ``.api_key``;
-* an ``openai.OpenAI`` client (``.base_url``, ``.api_key``; pass ``model=``).
+  ``.openai_api_key`` (a pydantic ``SecretStr``, a string or a callable),
+  ``.default_headers``;
+* LlamaIndex ``OpenAILike`` / ``OpenAI``: ``.api_base``, ``.model``, ``.api_key``,
+  ``.default_headers``;
+* an ``openai.OpenAI`` client (``.base_url``, ``.api_key``, the headers it was given; pass
+  ``model=``).
+
+The scorer gets the client's own base URL, key and headers, so a credential goes only to
+the server it was given for.
 
 The chat client must point at a server that scores a given text through
 ``/v1/completions`` (vLLM, SGLang, llama-cpp-python, ...): the scorer then asks the very
@@ -15,7 +21,8 @@ talks to it is refused with an explanation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
@@ -30,17 +37,25 @@ _OPENAI_HOSTS = ("api.openai.com",)
 
 @dataclass(frozen=True)
 class ChatClientSettings:
-    """Connection settings read from a chat client (the key is hidden from the repr)."""
+    """Connection settings read from a chat client (the key and the header values are
+    hidden from the repr)."""
 
     base_url: str
     model: str
     api_key: str | None
+    headers: dict[str, str] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         key = "set" if self.api_key else "none"
         return (
-            f"ChatClientSettings(base_url={self.base_url!r}, model={self.model!r}, api_key=<{key}>)"
+            f"ChatClientSettings(base_url={self.base_url!r}, model={self.model!r}, "
+            f"api_key=<{key}>, headers={sorted(self.headers)})"
         )
+
+
+def is_openai_endpoint(url: str) -> bool:
+    """Whether ``url`` is OpenAI's own API (where a key in ``OPENAI_API_KEY`` belongs)."""
+    return (urlparse(url).hostname or "") in _OPENAI_HOSTS
 
 
 def _first_attr(obj: object, names: tuple[str, ...]) -> object:
@@ -97,8 +112,7 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
             "a given text (e.g. ChatOpenAI(base_url='http://127.0.0.1:8000/v1', ...) on vLLM)"
         )
     url = str(base_url).rstrip("/")
-    host = urlparse(url).hostname or ""
-    if host in _OPENAI_HOSTS:
+    if is_openai_endpoint(url):
         raise InputError(
             f"the chat client {kind} talks to OpenAI's own API ({url}), whose chat models "
             "cannot score a given text (no prompt log-probabilities), so they cannot serve "
@@ -114,16 +128,35 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
             f"{', '.join(_MODEL_ATTRS)}); pass model='<served model name>'"
         )
     key = _secret(_first_attr(client, _KEY_ATTRS))
-    return ChatClientSettings(base_url=url, model=name, api_key=key)
+    return ChatClientSettings(base_url=url, model=name, api_key=key, headers=_headers(client))
+
+
+def _headers(client: object) -> dict[str, str]:
+    """The extra headers the client sends (``default_headers``; an ``openai`` client's own
+    ``default_headers`` include its key and platform headers, so its given ones are read)."""
+    given = getattr(client, "_custom_headers", None)
+    if given is None:
+        given = getattr(client, "default_headers", None)
+    if not isinstance(given, Mapping):
+        return {}
+    return {str(k): str(v) for k, v in given.items() if isinstance(v, str)}
 
 
 def scorer_from_chat_client(
     client: object, *, model: str | None = None, **options: Any
 ) -> OpenAICompletionsScorer:
-    """An :class:`OpenAICompletionsScorer` on the same server, model and key as ``client``.
+    """An :class:`OpenAICompletionsScorer` on the same server, model, key and headers as
+    ``client``.
 
     Keyword options go to :class:`OpenAICompletionsScorer` (``max_concurrency``,
-    ``timeout``, ``chat_template_renderer``, ...).
+    ``timeout``, ``chat_template_renderer``, ...; ``default_headers`` adds to the client's).
     """
     settings = chat_client_settings(client, model=model)
-    return OpenAICompletionsScorer(settings.base_url, settings.model, settings.api_key, **options)
+    headers = {**settings.headers, **dict(options.pop("default_headers", None) or {})}
+    return OpenAICompletionsScorer(
+        settings.base_url,
+        settings.model,
+        settings.api_key,
+        default_headers=headers or None,
+        **options,
+    )

@@ -45,7 +45,7 @@ from typing import Any, Literal, TypeVar
 
 import openai
 
-from camab_rag.errors import InputError, ScorerError
+from camab_rag.errors import CredentialsRefusedError, InputError, ScorerError
 from camab_rag.retry import Retryable, RetryPolicy
 from camab_rag.rounds import BlockingCall, Steps, adrive, drive
 from camab_rag.scorers.echo import (
@@ -212,6 +212,8 @@ class OpenAICompletionsScorer:
                 probe = {"prompt": "probe", "add_special_tokens": False}
                 ids = drive(self._tokenize_steps(probe, None))
                 self._has_tokenize = bool(ids)
+            except CredentialsRefusedError:
+                raise  # the server refused the key: not a sign that /tokenize is missing
             except ScorerError as error:
                 cause = error.__cause__
                 if isinstance(cause, (openai.APIConnectionError, openai.APITimeoutError)):

@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeVar
 
 import openai
 
-from camab_rag.errors import CamabError, ScorerError
+from camab_rag.errors import CamabError, CredentialsRefusedError, ScorerError
 from camab_rag.retry import Retryable, RetryPolicy
 from camab_rag.rounds import Sleep, Steps
 from camab_rag.scorers.echo import _NO_PROMPT_LOGPROBS_HELP, NoPromptLogprobsError, _clip
@@ -197,7 +197,7 @@ class HttpTransport:
         if status == 429 or status == 408 or status >= 500:
             return Retryable(f"HTTP {status}: {_clip(message, 200)}", retry_after)
         if status in (401, 403):
-            return ScorerError(
+            return CredentialsRefusedError(
                 f"the server at {self.base_url} refused the request (HTTP {status}): check "
                 "the api_key"
             )

@@ -20,7 +20,7 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 
 from camab_rag.background import Background, ResultStore, fill, pending
 from camab_rag.captured import reached_the_model
-from camab_rag.errors import NoContextError
+from camab_rag.errors import CredentialsRefusedError, NoContextError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.rounds import Steps, drive
 from camab_rag.scorers.proxy import ScorerCache, own_or_proxy
@@ -38,7 +38,12 @@ from langchain_camab._capture import (
 from langchain_camab._messages import message_text, to_chat_messages
 from langchain_camab._progress import ProgressHook
 from langchain_camab.result import ChainAttribution
-from langchain_camab.scorer import resolve_scorer, scorer_from_run
+from langchain_camab.scorer import (
+    NO_KEY_FROM_RUN,
+    ScorerUnavailableError,
+    resolve_scorer,
+    scorer_from_run,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -266,6 +271,8 @@ class HandlerCore:
             logger.exception("camab: could not attach the attribution metadata")
 
     def _failure(self, job: _Job, error: BaseException) -> ChainAttribution:
+        if isinstance(error, CredentialsRefusedError) and self.scorer is None and self.llm is None:
+            error = ScorerUnavailableError(f"{error}. {NO_KEY_FROM_RUN}")
         if self.strict:
             raise error
         logger.warning("camab: attribution failed for run %s: %s", job.capture.run_id, error)

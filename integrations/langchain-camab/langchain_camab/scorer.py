@@ -9,10 +9,12 @@ from types import SimpleNamespace
 from typing import Any
 
 from camab_rag.errors import InputError
+from camab_rag.scorers.chat_clients import is_openai_endpoint
 from camab_rag.scorers.proxy import checked_scorer, own_or_proxy
 from langchain_camab.chat_models import MODEL_KEY, CamabChatModel, registered_model
 
 __all__ = [
+    "NO_KEY_FROM_RUN",
     "ScorerUnavailableError",
     "resolve_scorer",
     "scorer_from_llm",
@@ -52,13 +54,26 @@ def scorer_from_llm(llm: object, **options: Any) -> Any:
         ) from error
 
 
-def _secret(value: object) -> str | None:
-    """An API key from a serialized secret (``{"type": "secret", "id": [ENV_VAR]}``)."""
+NO_KEY_FROM_RUN = (
+    "the handler rebuilt the scorer from what LangChain's callbacks show of the chain's "
+    "model, where its API key is only the name of an environment variable; that variable "
+    "is read for OpenAI's own endpoint only, so no key was sent to this server: pass "
+    "llm=<the chain's chat model> (its own key is used) or scorer=... to the handler"
+)
+"""Why a server refused a scorer rebuilt from a serialized run (see :func:`scorer_from_run`)."""
+
+
+def _secret(value: object, base_url: str) -> str | None:
+    """The API key of a serialized model. LangChain serializes a secret as the name of
+    the environment variable it may come from (``{"type": "secret", "id": [ENV_VAR]}``),
+    not as the key the model object holds; that variable (``OPENAI_API_KEY``) is meant for
+    OpenAI, so it is read only when ``base_url`` is OpenAI's own endpoint: a key is never
+    sent to a server it was not given for."""
     if isinstance(value, str):
         return value
     if isinstance(value, Mapping) and value.get("type") == "secret":
         ids = value.get("id") or []
-        return os.environ.get(str(ids[0])) if ids else None
+        return os.environ.get(str(ids[0])) if ids and is_openai_endpoint(base_url) else None
     return None
 
 
@@ -69,8 +84,10 @@ def scorer_from_run(
 
     ``params`` are the run's invocation parameters. An in-process :class:`CamabChatModel`
     is found by its key; an OpenAI-compatible client is rebuilt from its serialized
-    constructor arguments (base URL, model, API key from the environment variable it
-    names).
+    constructor arguments (base URL and model). The serialized run holds no key, only the
+    name of an environment variable, which is read for OpenAI's own endpoint only: for any
+    other server no key is sent, and a server that then refuses says to pass ``llm=`` or
+    ``scorer=`` (:data:`NO_KEY_FROM_RUN`).
     """
     model = registered_model(params.get(MODEL_KEY))
     if model is not None:
@@ -86,7 +103,7 @@ def scorer_from_run(
             "log-probabilities of a given text: pass scorer=camab_rag.default_scorer(), "
             "scorer=camab_rag.OpenAICompletionsScorer(...) or llm=<the chain's chat model>"
         )
-    api_key = _secret(kwargs.get("openai_api_key") or kwargs.get("api_key")) or "EMPTY"
+    api_key = _secret(kwargs.get("openai_api_key") or kwargs.get("api_key"), str(base_url))
     client = SimpleNamespace(
         model_name=str(name),
         model=str(name),

@@ -73,7 +73,7 @@ def build_scorer(args: argparse.Namespace, progress: Progress) -> Any:
             raise InputError("--base-url needs --model-name (the served model's name)")
         from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
-        api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
+        api_key = api_key_from_env(args.api_key_env)
         progress.message(f"scorer: OpenAI-compatible server {args.base_url} ({args.model_name})")
         own = OpenAICompletionsScorer(
             args.base_url, args.model_name, api_key=api_key, tokenizer=args.tokenizer
@@ -84,6 +84,17 @@ def build_scorer(args: argparse.Namespace, progress: Progress) -> Any:
 
         return ProxyFallbackScorer(own, local_scorer(args.proxy, args.threads, progress))
     return local_scorer(args.model, args.threads, progress)
+
+
+def api_key_from_env(variable: str | None) -> str | None:
+    """The key in the environment variable ``--api-key-env`` names; no key without one (a
+    key is sent only where it is explicitly given, never ``OPENAI_API_KEY`` by default)."""
+    if not variable:
+        return None
+    key = os.environ.get(variable)
+    if not key:
+        raise InputError(f"--api-key-env {variable}: that environment variable is not set")
+    return key
 
 
 def local_scorer(model: str, threads: int | None, progress: Progress) -> Any:
@@ -280,8 +291,10 @@ def _add_model_options(parser: argparse.ArgumentParser, budget: int, granularity
     model.add_argument("--model-name", help="the served model's name (with --base-url)")
     model.add_argument(
         "--api-key-env",
-        default="OPENAI_API_KEY",
-        help="environment variable holding the server's API key (default: OPENAI_API_KEY)",
+        default=None,
+        metavar="VAR",
+        help="environment variable holding the --base-url server's API key (default: no "
+        "key is sent; OPENAI_API_KEY is read only when named here)",
     )
     model.add_argument(
         "--tokenizer", help="local tokenizer directory for the server's chat template"

@@ -55,9 +55,10 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     scoring.add_argument("--model-name", default="", help="the served model's name")
     scoring.add_argument(
         "--api-key-env",
-        default="OPENAI_API_KEY",
+        default=None,
         metavar="VAR",
-        help="environment variable holding the servers' API key (if any)",
+        help="environment variable holding the servers' API key (default: no key is sent; "
+        "OPENAI_API_KEY is read only when named here)",
     )
     attribution = parser.add_argument_group("attribution")
     attribution.add_argument("--budget", type=_positive_int, default=40)

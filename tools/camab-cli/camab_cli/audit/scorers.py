@@ -92,6 +92,8 @@ class ScorerSpec:
             from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
             key = os.environ.get(self.api_key_env) if self.api_key_env else None
+            if self.api_key_env and not key:
+                raise InputError(f"--api-key-env {self.api_key_env}: the variable is not set")
             clients: list[Scorer] = [
                 OpenAICompletionsScorer(url, self.model_name, key, **self.options)
                 for url in self.base_urls
