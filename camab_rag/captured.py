@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from camab_rag.deadline import bounded, check_deadline
 from camab_rag.engine import ProgressFn, attribute, attribute_steps, check_budget, check_seed
 from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, check_groundedness_filter
@@ -38,6 +39,11 @@ from camab_rag.scoring import Prompt
 from camab_rag.segments import Granularity, SourceDocument, to_documents
 
 _ATTRIBUTE_KEYWORDS = frozenset(inspect.signature(attribute).parameters) - {"method_options"}
+DEFAULT_DEADLINE_S = 120.0
+"""The integrations' default attribution deadline, in seconds: twice the normal cost of a
+long answer on a slow setup (about 57 s for 12 chunks at the default budget on a CPU vLLM
+server), so it stops only an attribution that is stuck (a hung or trickling server, an
+overloaded model)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,12 @@ class AttributionSettings:
             as many Thompson draws per round as the scorer runs at once, up to 2:
             :func:`~camab_rag.methods.auto.auto_batch_size`).
         groundedness: judges each attributed answer (flag, or block with a fallback).
+        deadline_s: the most seconds one answer's attribution may take, verdict included
+            (default :data:`DEFAULT_DEADLINE_S`; ``None``: no limit). Past it the
+            attribution ends with an error and the chain's answer is untouched; worst
+            case: the deadline, plus one batch when the model runs in process (a batch is
+            not interrupted). Also accepted in ``options`` (where the integrations'
+            ``**options`` put it).
     """
 
     budget: int = 40
@@ -63,8 +75,15 @@ class AttributionSettings:
     seed: int = 0
     options: Mapping[str, Any] = field(default_factory=dict)
     groundedness: GroundednessFilter | None = None
+    deadline_s: float | None = DEFAULT_DEADLINE_S
 
     def __post_init__(self) -> None:
+        if isinstance(self.options, Mapping) and "deadline_s" in self.options:
+            # the integrations pass their **options here: the field holds the one value
+            options = dict(self.options)
+            object.__setattr__(self, "deadline_s", options.pop("deadline_s"))
+            object.__setattr__(self, "options", options)
+        check_deadline(self.deadline_s)
         check_groundedness_filter(self.groundedness)
         check_budget(self.budget)
         if not isinstance(self.method, str) and not hasattr(self.method, "sampler"):
@@ -88,6 +107,7 @@ class AttributionSettings:
             "method": self.method,
             "granularity": self.granularity,
             "seed": self.seed,
+            "deadline_s": self.deadline_s,
             **self.options,
         }
 
@@ -179,11 +199,26 @@ def captured_steps(
     prompts: Sequence[Prompt] = (),
     progress: ProgressFn | None = None,
 ) -> Steps[CapturedAttribution]:
-    """:func:`attribute_captured` as a generator of model calls."""
+    """:func:`attribute_captured` as a generator of model calls, under the settings'
+    deadline (the attribution and the verdict together)."""
     settings = settings or AttributionSettings()
+    steps = _captured(question, documents, response, scorer, settings, prompts, progress)
+    return (yield from bounded(steps, settings.deadline_s))
+
+
+def _captured(
+    question: str,
+    documents: object,
+    response: str,
+    scorer: Any,
+    settings: AttributionSettings,
+    prompts: Sequence[Prompt],
+    progress: ProgressFn | None,
+) -> Steps[CapturedAttribution]:
     docs = to_documents(documents)
     plan = plan_prompt(list(prompts), docs, settings.granularity)
     kwargs = settings.kwargs()
+    kwargs["deadline_s"] = None  # the whole run is bounded here, verdict included
     if plan.builder is not None:
         kwargs["prompt_builder"] = plan.builder
     if progress is not None:
@@ -228,6 +263,7 @@ aattribute_captured = asynced(
 
 
 __all__ = [
+    "DEFAULT_DEADLINE_S",
     "AttributionSettings",
     "CapturedAttribution",
     "PromptMode",

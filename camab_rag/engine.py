@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from camab_rag.deadline import bounded, check_deadline
 from camab_rag.errors import InputError
 from camab_rag.methods import (
     Auto,
@@ -295,7 +296,11 @@ class _TextJob:
 
     def steps(self) -> Steps[AttributionResult]:
         """The whole attribution as a generator of model calls: the loop, then (with
-        ``anchors=True``) the full and empty contexts, then the result."""
+        ``anchors=True``) the full and empty contexts, then the result; under the
+        ``deadline_s`` of the arguments (:func:`camab_rag.deadline.bounded`)."""
+        return bounded(self._steps(), check_deadline(self.arguments["deadline_s"]))
+
+    def _steps(self) -> Steps[AttributionResult]:
         yield from self.run.rounds(self.oracle)
         anchors: dict[str, float] = {}
         if self.arguments["anchors"]:
@@ -350,6 +355,7 @@ def attribute(
     statements: bool = True,
     hierarchical: bool | None = None,
     progress: ProgressFn | None = None,
+    deadline_s: float | None = None,
     **method_options: Any,
 ) -> AttributionResult:
     """Attribute ``response`` to the segments of ``context``.
@@ -390,6 +396,12 @@ def attribute(
             ``"auto"`` do so and runs the other methods flat.
         progress: called as ``progress(calls_made, budget)`` after each scored batch (a
             progress bar, a log line); an exception it raises is logged and ignored.
+        deadline_s: the most seconds the attribution may take (``None``: no limit). The
+            clock is checked before each batch of model calls (an in-process model
+            finishes the batch it is running, so the worst case is the deadline plus one
+            batch); an HTTP scorer's requests and retries are cut to it, and an async run
+            is cancelled at it. Past it a
+            :class:`~camab_rag.errors.DeadlineExceededError` is raised.
         **method_options: passed to the method, e.g. ``batch_size=4`` (Thompson samples per
             round, scored concurrently; ``"auto"`` takes it from the scorer's parallel
             capacity when not given: :func:`~camab_rag.methods.auto.auto_batch_size`),

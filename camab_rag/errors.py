@@ -15,6 +15,34 @@ class ScorerError(CamabError, RuntimeError):
     """A scorer could not return log-probabilities for a request."""
 
 
+class DeadlineExceededError(CamabError):
+    """An attribution ran past its deadline (``deadline_s``) and was stopped."""
+
+
+class TransientScorerError(ScorerError):
+    """A scorer's server kept failing in a way that may pass (a timeout, a connection
+    error, HTTP 429 or 5xx, a malformed response) until its retries ran out.
+
+    Attributes:
+        status_code: the last HTTP status, if the server answered with one.
+        retry_after: the server's last ``Retry-After`` hint, in seconds.
+        unreachable: the server never answered (connection refused, timed out).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+        unreachable: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.retry_after = retry_after
+        self.unreachable = unreachable
+
+
 class CredentialsRefusedError(ScorerError):
     """The scorer's server refused its credentials (HTTP 401 or 403): retrying will not
     help, the right key will."""

@@ -2,7 +2,8 @@
 
 Exponential backoff with jitter (50-100% of ``backoff_base * 2**(failures - 1)``, capped at
 ``backoff_max``), a server's ``Retry-After`` honoured up to the same cap, at most
-``max_retries`` retries, and optionally a budget of seconds spent waiting.
+``max_retries`` retries, and optionally a budget of seconds for the retries (the pauses and
+the attempts after the first failure).
 """
 
 from __future__ import annotations
@@ -14,11 +15,22 @@ from camab_rag.errors import InputError
 
 
 class Retryable(Exception):
-    """A transient failure worth retrying; ``retry_after`` is the server's hint in seconds."""
+    """A transient failure worth retrying; ``retry_after`` is the server's hint in seconds,
+    ``status_code`` the HTTP status it answered (if any), ``unreachable`` whether it did
+    not answer at all (connection refused, timed out)."""
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        retry_after: float | None = None,
+        *,
+        status_code: int | None = None,
+        unreachable: bool = False,
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.status_code = status_code
+        self.unreachable = unreachable
 
 
 @dataclass(frozen=True)
@@ -29,8 +41,9 @@ class RetryPolicy:
         max_retries: retries after the first attempt.
         backoff_base: the first pause in seconds (doubled per consecutive failure).
         backoff_max: the longest pause, also the cap on ``Retry-After``.
-        budget_s: the most seconds to spend waiting between attempts (``None``: no
-            limit beyond ``max_retries``).
+        budget_s: the most seconds to spend on retries from the first failure on, the
+            pauses and the further attempts both counted (``None``: no limit beyond
+            ``max_retries``).
     """
 
     max_retries: int = 5
@@ -55,7 +68,8 @@ class RetryPolicy:
 
     def why_stop(self, attempt: int, waited: float, delay: float) -> str | None:
         """Why not to retry after attempt ``attempt`` (0-based) failed, when ``waited``
-        seconds were already spent waiting and the next pause is ``delay``; ``None``: retry."""
+        seconds have passed since the first failure and the next pause is ``delay``;
+        ``None``: retry."""
         if attempt >= self.max_retries:
             return f"failed after {attempt + 1} attempts"
         if self.budget_s is not None and waited + delay > self.budget_s:

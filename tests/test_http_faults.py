@@ -10,10 +10,12 @@ All traffic stays on 127.0.0.1 and every request loop is bounded.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -23,7 +25,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from camab_rag.errors import InputError, ScorerError
+from camab_rag.errors import DeadlineExceededError, InputError, ScorerError, TransientScorerError
 from camab_rag.scorers.openai_completions import (
     NoPromptLogprobsError,
     OpenAICompletionsScorer,
@@ -52,6 +54,7 @@ class FaultyServer:
         self.headers: list[dict[str, str]] = []
         self.tokenize_calls = 0
         self.tokenize: dict[str, list[int]] | None = None  # None: no /tokenize (404)
+        self.tokenize_delay = 0.0  # seconds /tokenize waits before it answers
         self.ids_reply: bytes = GOOD  # the answer to a token-id prompt
         self.in_flight = 0
         self.max_in_flight = 0
@@ -70,6 +73,7 @@ class FaultyServer:
                 if self.path.endswith("/tokenize"):
                     with server.lock:
                         server.tokenize_calls += 1
+                    time.sleep(server.tokenize_delay)
                     if server.tokenize is None:
                         self.reply(404, b'{"detail":"Not Found"}')
                     else:
@@ -99,6 +103,18 @@ class FaultyServer:
                 elif kind == "status":
                     _, code, headers, payload = action
                     self.reply(code, json.dumps(payload).encode(), headers)
+                elif kind == "trickle":  # the whole body, one byte every action[1] seconds
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(GOOD)))
+                    self.end_headers()
+                    try:
+                        for i in range(len(GOOD)):
+                            self.wfile.write(GOOD[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(action[1])
+                    except OSError:  # the client gave up
+                        self.close_connection = True
                 elif kind == "truncated":  # promises more bytes than it sends, then closes
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")
@@ -108,6 +124,8 @@ class FaultyServer:
                     self.wfile.write(GOOD[: len(GOOD) // 2])
                     self.wfile.flush()
                     self.close_connection = True
+                elif kind == "raw":  # any status with any body
+                    self.reply(action[1], action[2])
                 elif kind == "invalid_json":  # a complete body that is cut-off JSON
                     self.reply(200, GOOD[: len(GOOD) // 2])
                 elif kind == "no_logprobs":
@@ -431,3 +449,123 @@ def test_token_id_mode_sends_ids(server: FaultyServer) -> None:
     [result] = make_scorer(server).score([REQUEST])
     assert_good(result)
     assert server.completions[0]["prompt"] == list(range(12)) + list(range(8))
+
+
+# ------------------------------------------------------------------ bounded waits (#37)
+def plain(messages: Any) -> str:
+    """A chat template for tests: the messages' texts, one per line."""
+    return "".join(f"{m['content']}\n" for m in messages)
+
+
+def outcome_within(seconds: float, work: Any) -> BaseException | Any:
+    """What ``work()`` returns or raises, failing the test if it is still running after
+    ``seconds`` (a wait with no bound would hang the suite instead of failing it)."""
+    box: list[Any] = []
+
+    def run() -> None:
+        try:
+            box.append(work())
+        except BaseException as error:  # handed back to the test
+            box.append(error)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), f"still waiting after {seconds} s: the wait is unbounded"
+    return box[0]
+
+
+def test_a_trickling_body_is_cut_at_the_timeout(server: FaultyServer) -> None:
+    """A byte every 0.2 s never lets httpx's per-read timeout fire: the attempt's total
+    timeout must cut it (on main it hung for as long as the body lasted)."""
+    server.default = ("trickle", 0.2)
+    scorer = make_scorer(server, timeout=0.6, max_retries=0)
+    error = outcome_within(10, lambda: scorer.score([REQUEST]))
+    assert isinstance(error, TransientScorerError), error
+    assert "timed out after 0.6 s" in str(error)
+    error = outcome_within(10, lambda: asyncio.run(scorer.ascore([REQUEST])))
+    assert isinstance(error, TransientScorerError), error
+
+
+def test_retries_count_against_the_retry_budget(server: FaultyServer) -> None:
+    """A hung server: the retries stop once the budget has passed since the first failure,
+    attempts included (on main only the pauses counted: 6 attempts of 0.4 s each)."""
+    server.default = ("slow", 3.0)
+    scorer = make_scorer(server, timeout=0.4, max_retries=5, retry_budget_s=0.3)
+    error = outcome_within(10, lambda: scorer.score([REQUEST]))
+    assert isinstance(error, TransientScorerError) and "timed out" in str(error), error
+    assert len(server.completions) == 2  # the first attempt, one retry cut to the budget
+
+
+def test_the_tokenize_probe_counts_against_the_retry_budget(server: FaultyServer) -> None:
+    """A /tokenize probe that hangs is one more call of the same request, under the same
+    budget (on main it had 6 attempts of its own)."""
+    server.tokenize_delay = 3.0
+    scorer = make_scorer(server, timeout=0.4, max_retries=5, retry_budget_s=0.3)
+    error = outcome_within(10, lambda: scorer.score([REQUEST]))
+    assert isinstance(error, TransientScorerError) and error.unreachable, error
+    assert server.tokenize_calls == 2
+    assert server.completions == []
+
+
+@pytest.mark.parametrize("run", ["sync", "async"])
+def test_an_attribution_deadline_bounds_a_hung_server(server: FaultyServer, run: str) -> None:
+    import camab_rag
+
+    server.default = ("slow", 5.0)
+    scorer = make_scorer(server, timeout=30, retry_budget_s=30, chat_template_renderer=plain)
+    arguments = ("Capital?", ["Paris is in France.", "Rome is in Italy."], "Paris.", scorer)
+
+    def attribute() -> Any:
+        if run == "sync":
+            return camab_rag.attribute(*arguments, budget=4, deadline_s=0.8)
+        return asyncio.run(camab_rag.aattribute(*arguments, budget=4, deadline_s=0.8))
+
+    error = outcome_within(10, attribute)
+    assert isinstance(error, DeadlineExceededError), error
+    assert "deadline of 0.8 s (deadline_s)" in str(error)
+
+
+# ------------------------------------------------------------------ redaction (#37)
+ECHOED = f"upstream failed for Bearer {SECRET}"
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        ("status", 500, {}, {"error": {"message": ECHOED}}),
+        ("status", 400, {}, {"error": {"message": ECHOED}}),
+        ("status", 401, {}, {"error": {"message": ECHOED}}),
+        ("status", 404, {}, {"detail": ECHOED}),
+        ("raw", 502, ECHOED.encode()),
+    ],
+    ids=["500", "400", "401", "404", "502-text"],
+)
+def test_a_key_the_server_echoes_is_masked(
+    server: FaultyServer, caplog: pytest.LogCaptureFixture, fault: tuple[Any, ...]
+) -> None:
+    """On main the echoed key reached the ScorerError, the INFO retry log and (chained)
+    the openai exception with the request that carried it."""
+    server.default = fault
+    with caplog.at_level(logging.DEBUG), pytest.raises(ScorerError) as info:
+        make_scorer(server, max_retries=1).score([REQUEST])
+    shown = "".join(traceback.format_exception(info.value)) + caplog.text
+    assert SECRET not in shown
+    assert info.value.__cause__ is None and info.value.__context__ is None
+
+
+def test_credentials_in_the_base_url_are_used_but_never_shown(
+    server: FaultyServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    password = "pw-IN-URL-5e2f"
+    url = server.base_url.replace("http://", f"http://admin:{password}@")
+    scorer = OpenAICompletionsScorer(url, "smollm2", max_retries=1, backoff_base=0.01)
+    [result] = scorer.score([REQUEST])
+    assert_good(result)
+    sent = server.headers[0]["Authorization"]
+    assert base64.b64decode(sent.split()[1]).decode() == f"admin:{password}"
+    assert password not in repr(scorer) and password not in scorer.base_url
+    server.default = ("status", 503, {}, {"error": {"message": f"db {url} down"}})
+    with caplog.at_level(logging.DEBUG), pytest.raises(ScorerError) as info:
+        scorer.score([REQUEST])
+    assert password not in "".join(traceback.format_exception(info.value)) + caplog.text

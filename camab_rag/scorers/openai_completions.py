@@ -26,14 +26,17 @@ when the prompt can be rendered locally. Server quirks handled: a null first log
 read 0 as "unlimited"; the generated entry is cut), and text offsets that count a BOS the
 returned text drops.
 
-Requests run concurrently (``max_concurrency`` in flight), each with a timeout, retried with
-exponential backoff and jitter on timeouts, connection errors, 429 (honouring
-``Retry-After``), 5xx and malformed bodies. The API key is never logged or shown in a repr.
+Requests run concurrently (``max_concurrency`` in flight), each attempt with a total
+timeout, retried with exponential backoff and jitter on timeouts, connection errors, 429
+(honouring ``Retry-After``), 5xx and malformed bodies, within a retry budget
+(:mod:`camab_rag.scorers.transport`). The API key and URL credentials are never logged or
+shown, not even when a server echoes them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import threading
@@ -43,9 +46,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-import openai
-
-from camab_rag.errors import CredentialsRefusedError, InputError, ScorerError
+from camab_rag.errors import (
+    CredentialsRefusedError,
+    DeadlineExceededError,
+    InputError,
+    ScorerError,
+    TransientScorerError,
+)
 from camab_rag.retry import Retryable, RetryPolicy
 from camab_rag.rounds import BlockingCall, Steps, adrive, drive
 from camab_rag.scorers.echo import (
@@ -54,7 +61,13 @@ from camab_rag.scorers.echo import (
     ResponseTokensMismatchError,
     parse_echo,
 )
-from camab_rag.scorers.transport import AsyncClients, HttpTransport, as_dict, tokens_from
+from camab_rag.scorers.transport import (
+    AsyncClients,
+    HttpTransport,
+    RequestClock,
+    as_dict,
+    tokens_from,
+)
 from camab_rag.scoring import ChatMessage, Prompt, ResponseLogprobs, ScoreRequest, check_messages
 
 logger = logging.getLogger(__name__)
@@ -90,15 +103,19 @@ class OpenAICompletionsScorer:
     """Score (and greedily generate) with an OpenAI-compatible completions server.
 
     Args:
-        base_url: the server's OpenAI base URL, e.g. ``"http://127.0.0.1:8000/v1"``.
+        base_url: the server's OpenAI base URL, e.g. ``"http://127.0.0.1:8000/v1"``
+            (user-info such as ``http://user:password@host/v1`` is sent as basic auth and
+            never shown: :attr:`base_url` and every message drop it).
         model: the served model name.
-        api_key: the key, if the server needs one (never logged or shown in a repr).
-            ``None`` sends a placeholder, never ``$OPENAI_API_KEY``, so a key meant for
-            OpenAI does not leak to another server.
+        api_key: the key, if the server needs one (sent to this server only, never
+            logged or shown, masked even when the server echoes it back). ``None`` sends
+            no key, never ``$OPENAI_API_KEY``, so a key meant for OpenAI does not leak to
+            another server.
         max_concurrency: requests in flight at once; also :attr:`parallel_requests`, so
             ``method="auto"`` sends several Thompson draws per round (up to 2) to a
             server that batches them (vLLM, SGLang).
-        timeout: seconds per HTTP request.
+        timeout: the most seconds one HTTP attempt may take, its whole response
+            included (a body that trickles in is cut off).
         max_retries: retries of a request after a transient failure (timeout, connection
             error, 429, 5xx, malformed body).
         use_prompt_logprobs: ``True`` asks vLLM's ``prompt_logprobs`` instead of
@@ -112,10 +129,13 @@ class OpenAICompletionsScorer:
             chat prompts (alternative to ``chat_template_renderer``; needs transformers).
         backoff_base: first retry delay in seconds (doubled each retry, with jitter).
         backoff_max: longest delay between retries, also the cap on ``Retry-After``.
-        retry_budget_s: the most seconds one request may spend waiting to be retried
-            (default 3: inside a chat, an answer whose attribution cannot be scored comes
-            back within seconds, with the error in its metadata); ``None``: no limit
-            beyond ``max_retries``. Raise it for batch jobs against a busy server.
+        retry_budget_s: the most seconds one request may spend on retries after its
+            first failure, the pauses and the further attempts (its ``/tokenize`` probe
+            and calls included) all counted; so one request costs at most ``timeout +
+            retry_budget_s`` (default 3: a server that refuses connections costs an
+            answer about 3 s; a hung one ``timeout`` + 3 s, and the integrations'
+            attribution deadline caps that). ``None``: no limit beyond ``max_retries``.
+            Raise it for batch jobs against a busy server.
         default_headers: extra HTTP headers for every request.
     """
 
@@ -200,24 +220,31 @@ class OpenAICompletionsScorer:
     # ------------------------------------------------------------------ tokenization
 
     def _tokenize_steps(
-        self, payload: Mapping[str, Any], clients: AsyncClients | None
+        self,
+        payload: Mapping[str, Any],
+        clients: AsyncClients | None,
+        clock: RequestClock | None = None,
     ) -> Steps[list[int]]:
         body = {"model": self.model, **payload}
-        return (yield from self._http.send("tokenize", "tokenize", body, tokens_from, clients))
+        return (
+            yield from self._http.send("tokenize", "tokenize", body, tokens_from, clients, clock)
+        )
 
-    def _probe_tokenize(self) -> bool:
-        """Whether the server has a vLLM-style ``/tokenize`` endpoint (asked once)."""
+    def _probe_tokenize(self, clock: RequestClock | None = None) -> bool:
+        """Whether the server has a vLLM-style ``/tokenize`` endpoint (asked once; its
+        time counts against the retry budget of the request that asks, ``clock``)."""
         if self._has_tokenize is None:
             try:
                 probe = {"prompt": "probe", "add_special_tokens": False}
-                ids = drive(self._tokenize_steps(probe, None))
+                ids = drive(self._tokenize_steps(probe, None, clock))
                 self._has_tokenize = bool(ids)
-            except CredentialsRefusedError:
-                raise  # the server refused the key: not a sign that /tokenize is missing
-            except ScorerError as error:
-                cause = error.__cause__
-                if isinstance(cause, (openai.APIConnectionError, openai.APITimeoutError)):
+            except (CredentialsRefusedError, DeadlineExceededError):
+                raise  # a refused key or the deadline: not a sign that /tokenize is missing
+            except TransientScorerError as error:
+                if error.unreachable:
                     raise  # the server is unreachable: say so rather than guess a mode
+                self._has_tokenize = False
+            except ScorerError:
                 self._has_tokenize = False  # no usable endpoint (404, other API): text mode
             logger.debug("server /tokenize available: %s", self._has_tokenize)
         return self._has_tokenize
@@ -295,15 +322,17 @@ class OpenAICompletionsScorer:
     def _can_render_locally(self, prompt: Prompt) -> bool:
         return isinstance(prompt, str) or self._renderer is not None or bool(self._tokenizer_dir)
 
-    def _plan_steps(self, request: ScoreRequest, clients: AsyncClients | None) -> Steps[_Plan]:
+    def _plan_steps(
+        self, request: ScoreRequest, clients: AsyncClients | None, clock: RequestClock
+    ) -> Steps[_Plan]:
         _check_request(request)
-        if not (yield BlockingCall(self._probe_tokenize)):
+        if not (yield BlockingCall(lambda: self._probe_tokenize(clock))):
             return self._text_plan(request)
         ids = []
         for key, payload in self._tokenize_payloads(request):
             cached = self._cached_ids(("t", key))
             if cached is None:
-                cached = yield from self._tokenize_steps(payload, clients)
+                cached = yield from self._tokenize_steps(payload, clients, clock)
                 self._store_ids(("t", key), cached)
             ids.append(cached)
         return _id_plan(request.response, ids[0], ids[1])
@@ -320,7 +349,7 @@ class OpenAICompletionsScorer:
             "temperature": 0.0,
         }
         if prompt_logprobs:
-            kwargs["extra_body"] = {"prompt_logprobs": 0}
+            kwargs["prompt_logprobs"] = 0  # vLLM's extension of the completions API
         else:
             kwargs["echo"] = True
             kwargs["logprobs"] = 0
@@ -342,23 +371,22 @@ class OpenAICompletionsScorer:
     def _score_steps(
         self, request: ScoreRequest, clients: AsyncClients | None
     ) -> Steps[ResponseLogprobs]:
-        """One request's log-probs, as a generator of HTTP calls."""
-        plan = yield from self._plan_steps(request, clients)
+        """One request's log-probs, as a generator of HTTP calls (all of them, probe and
+        fallbacks included, under one retry budget)."""
+        clock = RequestClock()
+        plan = yield from self._plan_steps(request, clients, clock)
         try:
-            return (yield from self._score_plan_steps(plan, clients))
+            return (yield from self._score_plan_steps(plan, clients, clock))
         except ResponseTokensMismatchError:
             # The tokenizer alters a text tokenized alone (e.g. a SentencePiece prefix
             # space): score the joint text instead, as the in-process scorer does.
             if plan.prompt_ids is None or not self._can_render_locally(request.prompt):
                 raise
-            return (yield from self._score_plan_steps(self._text_plan(request), clients))
+            return (yield from self._score_plan_steps(self._text_plan(request), clients, clock))
 
     def _score_plan_steps(
-        self, plan: _Plan, clients: AsyncClients | None
+        self, plan: _Plan, clients: AsyncClients | None, clock: RequestClock
     ) -> Steps[ResponseLogprobs]:
-        def parse(raw: Any) -> ResponseLogprobs:
-            return self._parse(plan, as_dict(raw))
-
         def attempt(prompt_logprobs: bool) -> Steps[ResponseLogprobs]:
             body = self._completion_kwargs(plan, prompt_logprobs)
             return self._http.send(
@@ -367,6 +395,7 @@ class OpenAICompletionsScorer:
                 body,
                 lambda raw: self._parse(plan, as_dict(raw)),
                 clients,
+                clock,
             )
 
         mode = self._prompt_logprobs_mode
@@ -399,8 +428,11 @@ class OpenAICompletionsScorer:
         first = self._score_one(requests[0])
         if len(requests) == 1:
             return [first]
+        # each worker runs in a copy of the caller's context: an attribution's deadline
+        # (camab_rag.deadline) bounds its requests too
+        contexts = [contextvars.copy_context() for _ in requests[1:]]
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
-            rest = list(pool.map(self._score_one, requests[1:]))
+            rest = list(pool.map(lambda c, r: c.run(self._score_one, r), contexts, requests[1:]))
         return [first, *rest]
 
     async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:

@@ -1,70 +1,152 @@
-"""HTTP transport of the OpenAI-compatible scorer: clients, retries and error meanings.
+"""HTTP transport of the OpenAI-compatible scorer: requests, bounded waits, retries and
+error meanings.
 
 A request is one step of a generator (:mod:`camab_rag.rounds`): :meth:`HttpTransport.send`
 yields the call, parses the answer, and on a transient failure (timeout, connection error,
 429 honouring ``Retry-After``, 408, 5xx, malformed body) yields a backoff pause and tries
 again under the scorer's :class:`~camab_rag.retry.RetryPolicy`; any other failure becomes
-a clear, final error. The same generator serves the blocking clients (:func:`drive`) and
-the async ones (:func:`adrive`). The API key is never logged or shown.
+a clear, final error. The same generator serves the blocking client (:func:`drive`) and
+the async one (:func:`adrive`).
+
+**Bounded waits.** One HTTP attempt takes at most ``timeout`` seconds from the moment it is
+sent, its whole response included: a body that trickles in is cut off (the async client
+cancels the attempt; the blocking one shuts the socket down, so a read stalled on the
+server returns at once). The retries of one scorer request, its ``/tokenize`` calls and
+probe included (:class:`RequestClock`), stop once ``retry_budget_s`` seconds have passed
+since its first failure, so one request costs at most ``timeout + retry_budget_s``. While an
+attribution with a deadline runs (:mod:`camab_rag.deadline`), every attempt and pause is
+cut to that deadline too.
+
+**Credentials.** The key, the user-info of the base URL and auth headers are sent to this
+server only (never across a redirect) and are masked (:mod:`camab_rag.redaction`) in every
+message and log line, even when the server echoes them back; the errors raised here chain
+no exception that could hold them.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import copy
 import email.utils
+import json
 import logging
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
+from urllib.parse import unquote, urlsplit
 
-import openai
+import httpx
 
-from camab_rag.errors import CamabError, CredentialsRefusedError, ScorerError
+from camab_rag import deadline
+from camab_rag.errors import (
+    CamabError,
+    CredentialsRefusedError,
+    ScorerError,
+    TransientScorerError,
+)
+from camab_rag.redaction import Secrets, public_url
 from camab_rag.retry import Retryable, RetryPolicy
 from camab_rag.rounds import Sleep, Steps
 from camab_rag.scorers.echo import _NO_PROMPT_LOGPROBS_HELP, NoPromptLogprobsError, _clip
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+E = TypeVar("E", bound=BaseException)
 Endpoint = Literal["completions", "tokenize"]
 
 
 @dataclass(frozen=True)
 class AsyncClients:
-    """The async clients of one :meth:`~HttpTransport.async_clients` block."""
+    """The async client of one :meth:`~HttpTransport.async_clients` block."""
 
-    v1: openai.AsyncOpenAI
-    """The client of the OpenAI base URL (``.../v1``)."""
-    root: openai.AsyncOpenAI
-    """The client of the server root (``/tokenize``)."""
+    http: httpx.AsyncClient
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A whole HTTP response: status, headers and body."""
+
+    status: int
+    headers: httpx.Headers
+    content: bytes
+
+
+class RequestClock:
+    """The retry budget of one scorer request, shared by every HTTP call it makes (the
+    ``/tokenize`` probe and calls, the completion and its fallbacks)."""
+
+    def __init__(self) -> None:
+        self.first_failure: float | None = None
+
+    def failed(self) -> None:
+        if self.first_failure is None:
+            self.first_failure = time.monotonic()
+
+    def spent(self) -> float:
+        """Seconds since the first failure (0 before any)."""
+        return 0.0 if self.first_failure is None else time.monotonic() - self.first_failure
 
 
 @dataclass(frozen=True)
 class ApiCall:
-    """One HTTP request: with the transport's blocking clients, or the async ones."""
+    """One HTTP attempt of at most ``limit`` seconds: with the transport's blocking client,
+    or the async one."""
 
     transport: HttpTransport
     clients: AsyncClients | None
     endpoint: Endpoint
     body: dict[str, Any]
+    limit: float
 
-    def run(self) -> Any:
-        if self.endpoint == "tokenize":
-            return self.transport.root_client().post("/tokenize", body=self.body, cast_to=object)
-        return self.transport.client().completions.create(**self.body)
+    def run(self) -> Reply:
+        return self.transport.post(self.endpoint, self.body, self.limit)
 
-    async def arun(self) -> Any:
+    async def arun(self) -> Reply:
         if self.clients is None:
             raise RuntimeError("an async request needs the clients of async_clients()")
-        if self.endpoint == "tokenize":
-            return await self.clients.root.post("/tokenize", body=self.body, cast_to=object)
-        return await self.clients.v1.completions.create(**self.body)
+        return await self.transport.apost(self.clients, self.endpoint, self.body, self.limit)
+
+
+class _Watchdog:
+    """Shuts a blocking response's socket down at its deadline, so a read that waits on a
+    server trickling or stalling its body returns at once."""
+
+    def __init__(self, response: httpx.Response, end: float) -> None:
+        self.fired = False
+        self._done = False
+        self._lock = threading.Lock()
+        stream = response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        self._sock = sock if isinstance(sock, socket.socket) else None
+        self._timer: threading.Timer | None = None
+        if self._sock is not None:
+            self._timer = threading.Timer(max(end - time.monotonic(), 0.0), self._cut)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _cut(self) -> None:
+        with self._lock:
+            if self._done or self._sock is None:
+                return
+            self.fired = True
+            # the plain socket's shutdown (an SSL socket's own would drop its state)
+            with contextlib.suppress(OSError):
+                socket.socket.shutdown(self._sock, socket.SHUT_RDWR)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._done = True
+        if self._timer is not None:
+            self._timer.cancel()
 
 
 class HttpTransport:
-    """Clients and retries for one OpenAI-compatible server (see the module docstring)."""
+    """Client and retries for one OpenAI-compatible server (see the module docstring)."""
 
     def __init__(
         self,
@@ -76,65 +158,108 @@ class HttpTransport:
         retry: RetryPolicy,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        given = base_url.rstrip("/")
+        self._url = public_url(given)
+        self.base_url = self._url
+        """The base URL without its credentials (the URL's user-info is sent as basic auth,
+        so neither the requests' URLs nor httpx's own logs carry it)."""
+        parts = urlsplit(given)
+        self._auth = (
+            httpx.BasicAuth(unquote(parts.username or ""), unquote(parts.password or ""))
+            if parts.username is not None
+            else None
+        )
         self.model = model
         self.timeout = float(timeout)
         self.retry = retry
-        self._api_key = api_key
-        self._headers = dict(headers or {})
+        self._headers = {str(k): str(v) for k, v in (headers or {}).items()}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self.secrets = Secrets.of(given, api_key, self._headers)
+        self._has_key = bool(api_key)
         self._lock = threading.Lock()
-        self._sync_client: openai.OpenAI | None = None
-        self._sync_root: openai.OpenAI | None = None
+        self._sync_client: httpx.Client | None = None
 
     @property
     def has_api_key(self) -> bool:
-        return bool(self._api_key)
+        return self._has_key
 
-    @property
-    def root_url(self) -> str:
-        """The server root (``/tokenize`` lives beside ``/v1``)."""
-        return self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
+    def _endpoint_url(self, endpoint: Endpoint) -> str:
+        if endpoint == "completions":
+            return f"{self._url}/completions"
+        root = self._url[: -len("/v1")] if self._url.endswith("/v1") else self._url
+        return f"{root}/tokenize"  # /tokenize lives beside /v1
 
     # ------------------------------------------------------------------------ clients
 
-    def client(self) -> openai.OpenAI:
+    def client(self) -> httpx.Client:
         with self._lock:
             if self._sync_client is None:
-                self._sync_client = self._new(openai.OpenAI, self.base_url)
+                self._sync_client = httpx.Client(
+                    headers=self._headers, auth=self._auth, timeout=self.timeout
+                )
             return self._sync_client
-
-    def root_client(self) -> openai.OpenAI:
-        with self._lock:
-            if self._sync_root is None:
-                self._sync_root = self._new(openai.OpenAI, self.root_url)
-            return self._sync_root
 
     @asynccontextmanager
     async def async_clients(self) -> AsyncIterator[AsyncClients]:
-        """Async clients for one batch, closed when the block ends."""
-        async with (
-            self._new(openai.AsyncOpenAI, self.base_url) as v1,
-            self._new(openai.AsyncOpenAI, self.root_url) as root,
-        ):
-            yield AsyncClients(v1, root)
-
-    def _new(self, kind: Callable[..., T], base_url: str) -> T:
-        return kind(
-            base_url=base_url,
-            api_key=self._api_key or "EMPTY",
-            timeout=self.timeout,
-            max_retries=0,  # retries are ours: backoff, jitter, Retry-After cap
-            default_headers=self._headers or None,
-        )
+        """An async client for one batch, closed when the block ends."""
+        async with httpx.AsyncClient(
+            headers=self._headers, auth=self._auth, timeout=self.timeout
+        ) as http:
+            yield AsyncClients(http)
 
     def close(self) -> None:
-        """Close the blocking clients' connection pools (reopened if used again)."""
+        """Close the blocking client's connection pool (reopened if used again)."""
         with self._lock:
-            clients = (self._sync_client, self._sync_root)
-            self._sync_client = self._sync_root = None
-        for client in clients:
-            if client is not None:
-                client.close()
+            client, self._sync_client = self._sync_client, None
+        if client is not None:
+            client.close()
+
+    # ------------------------------------------------------------------------ attempts
+
+    def post(self, endpoint: Endpoint, body: dict[str, Any], limit: float) -> Reply:
+        """One blocking attempt, whole response read, cut off after ``limit`` seconds."""
+        end = time.monotonic() + limit
+        client = self.client()
+        request = client.build_request(
+            "POST", self._endpoint_url(endpoint), json=body, timeout=httpx.Timeout(limit)
+        )
+        response = client.send(request, stream=True)
+        watchdog = _Watchdog(response, end)
+        chunks: list[bytes] = []
+        overdue = False
+        try:
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                if time.monotonic() > end:
+                    overdue = True
+                    break
+        except httpx.TransportError:
+            if not watchdog.fired:
+                raise
+            overdue = True
+        finally:
+            watchdog.stop()
+            response.close()
+        if overdue:
+            raise httpx.ReadTimeout("the response did not end in time", request=request)
+        return Reply(response.status_code, response.headers, b"".join(chunks))
+
+    async def apost(
+        self, clients: AsyncClients, endpoint: Endpoint, body: dict[str, Any], limit: float
+    ) -> Reply:
+        """One async attempt, whole response read, cancelled after ``limit`` seconds."""
+        url = self._endpoint_url(endpoint)
+
+        async def attempt() -> Reply:
+            async with clients.http.stream("POST", url, json=body, timeout=limit) as response:
+                content = b"".join([chunk async for chunk in response.aiter_bytes()])
+                return Reply(response.status_code, response.headers, content)
+
+        try:
+            return await asyncio.wait_for(attempt(), limit)
+        except asyncio.TimeoutError:
+            raise httpx.ReadTimeout("the response did not end in time") from None
 
     # ------------------------------------------------------------------------ requests
 
@@ -145,57 +270,110 @@ class HttpTransport:
         body: dict[str, Any],
         parse: Callable[[Any], T],
         clients: AsyncClients | None,
+        clock: RequestClock | None = None,
     ) -> Steps[T]:
         """The parsed answer to one request, retried under the policy (a generator of
-        calls: run it with :func:`~camab_rag.rounds.drive` or ``adrive``)."""
-        waited = 0.0
+        calls: run it with :func:`~camab_rag.rounds.drive` or ``adrive``). ``clock``: the
+        retry budget of the scorer request this call belongs to (a fresh one if ``None``)."""
+        clock = clock or RequestClock()
         for attempt in range(self.retry.max_retries + 1):
+            limit = self._limit(clock)
+            failure: Exception
             try:
-                raw = yield ApiCall(self, clients, endpoint, body)
-                return parse(raw)
+                reply = yield ApiCall(self, clients, endpoint, body, limit)
+                return parse(self._json(reply, endpoint))
             except Exception as exc:
-                delay = self._retry_delay(what, attempt, waited, exc)
+                failure = exc
+            # decided outside the except block: a raised error chains no client exception
+            delay = self._retry_delay(what, attempt, clock, self.classify(failure, limit))
             yield Sleep(delay)
-            waited += delay
         raise AssertionError("unreachable")
 
-    def _retry_delay(self, what: str, attempt: int, waited: float, exc: Exception) -> float:
-        """The pause before attempt ``attempt + 1`` after ``exc``; raises instead when the
-        failure is not transient, the retries are used up, or the pause would take the
-        time spent waiting past the policy's budget."""
-        error = self.classify(exc)
+    def _limit(self, clock: RequestClock) -> float:
+        """The time the next attempt may take: the timeout, cut to what is left of the
+        request's retry budget and of the attribution's deadline."""
+        limit = self.timeout
+        if clock.first_failure is not None and self.retry.budget_s is not None:
+            limit = min(limit, self.retry.budget_s - clock.spent())
+        left = deadline.remaining()
+        if left is not None:
+            if left <= 0:
+                raise deadline.expired()
+            limit = min(limit, left)
+        return max(limit, 0.001)
+
+    def _retry_delay(
+        self, what: str, attempt: int, clock: RequestClock, error: BaseException
+    ) -> float:
+        """The pause before attempt ``attempt + 1`` after ``error``; raises instead when the
+        failure is not transient, the retries are used up, or the pause would end past the
+        request's retry budget or the attribution's deadline."""
         if not isinstance(error, Retryable):
-            raise error from exc
+            raise self.scrub(error)
+        clock.failed()
         delay = self.retry.delay(attempt + 1, error.retry_after)
-        stop = self.retry.why_stop(attempt, waited, delay)
+        left = deadline.remaining()
+        if left is not None and delay >= left:
+            raise deadline.expired(self.secrets.clean(f"{what}, {error}"))
+        stop = self.retry.why_stop(attempt, clock.spent(), delay)
         if stop is not None:
-            raise ScorerError(f"{what} {stop}: {error}") from exc
+            raise TransientScorerError(
+                self.secrets.clean(f"{what} {stop}: {error}"),
+                status_code=error.status_code,
+                retry_after=error.retry_after,
+                unreachable=error.unreachable,
+            )
         logger.info("%s: %s; retrying in %.2f s", what, error, delay)
         return delay
 
-    def classify(self, exc: BaseException) -> BaseException:
-        """Map a client exception to ``Retryable`` or a clear, final error."""
+    def scrub(self, error: E) -> E:
+        """``error`` itself, or a copy whose message has this server's secrets masked."""
+        text = str(error)
+        clean = self.secrets.clean(text)
+        if clean == text:
+            return error
+        scrubbed = copy.copy(error)
+        scrubbed.args = (clean,)
+        scrubbed.__cause__ = scrubbed.__context__ = None
+        return scrubbed
+
+    def classify(self, exc: BaseException, limit: float) -> BaseException:
+        """Map a failed attempt to ``Retryable`` or a clear, final error (secrets masked)."""
         if isinstance(exc, (Retryable, CamabError)):
-            return exc
-        if isinstance(exc, openai.APITimeoutError):
-            return Retryable(f"request timed out after {self.timeout:g} s")
-        if isinstance(exc, openai.APIConnectionError):
-            return Retryable(f"connection error: {_describe(exc)}")
-        if isinstance(exc, openai.APIStatusError):
-            return self.status_error(
-                exc.status_code, exc.response.headers, _api_message(exc), exc.request.url.path
+            return self.scrub(exc)
+        if isinstance(exc, httpx.TimeoutException):
+            return Retryable(f"request timed out after {limit:g} s", unreachable=True)
+        if isinstance(exc, httpx.TransportError):
+            return Retryable(
+                self.secrets.clean(f"connection error: {_describe(exc)}"),
+                unreachable=isinstance(exc, httpx.ConnectError),
             )
-        if isinstance(exc, ValueError):  # a truncated or malformed JSON body
-            return Retryable(f"malformed response body: {type(exc).__name__}: {exc}")
-        return exc
+        if isinstance(exc, ValueError):  # a malformed JSON body or echo
+            return Retryable(
+                self.secrets.clean(f"malformed response body: {type(exc).__name__}: {exc}")
+            )
+        return self.scrub(exc)
+
+    def _json(self, reply: Reply, endpoint: Endpoint) -> Any:
+        """The JSON body of a successful reply; an error status raises what it means."""
+        if reply.status >= 400 or reply.status < 200:
+            message = self.secrets.clean(_error_message(reply.content))
+            path = urlsplit(self._endpoint_url(endpoint)).path
+            raise self.status_error(reply.status, reply.headers, message, path)
+        try:
+            return json.loads(reply.content)
+        except ValueError as exc:
+            raise Retryable(f"malformed response body: {type(exc).__name__}: {exc}") from None
 
     def status_error(
         self, status: int, headers: Mapping[str, str], message: str, path: str
     ) -> BaseException:
-        """What an HTTP error status means for a scorer."""
+        """What an HTTP error status means for a scorer (``message``: the server's, masked)."""
         retry_after = _retry_after(headers)
         if status == 429 or status == 408 or status >= 500:
-            return Retryable(f"HTTP {status}: {_clip(message, 200)}", retry_after)
+            return Retryable(
+                f"HTTP {status}: {_clip(message, 200)}", retry_after, status_code=status
+            )
         if status in (401, 403):
             return CredentialsRefusedError(
                 f"the server at {self.base_url} refused the request (HTTP {status}): check "
@@ -223,13 +401,9 @@ class HttpTransport:
 
 
 def as_dict(raw: Any) -> dict[str, Any]:
-    """A completion as plain JSON data (extra fields such as prompt_logprobs kept)."""
+    """A completion as plain JSON data."""
     if isinstance(raw, dict):
         return raw
-    if hasattr(raw, "to_dict"):
-        data = raw.to_dict()
-        if isinstance(data, dict):
-            return data
     raise Retryable(f"malformed response body: {type(raw).__name__}")
 
 
@@ -261,20 +435,37 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         return max(0.0, parsed.timestamp() - time.time())
 
 
-def _api_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
+def _error_message(content: bytes) -> str:
+    """The message of an error body (``{"error": {"message": ...}}``, ``{"message"}``,
+    ``{"detail"}``, or the text itself)."""
+    text = content.decode("utf-8", errors="replace")
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text.strip() or "(empty body)"
     if isinstance(body, Mapping):
         error = body.get("error", body)
-        if isinstance(error, Mapping) and "message" in error:
-            return str(error["message"])
-        if "message" in body:
-            return str(body["message"])
-    return str(exc.message)
+        if isinstance(error, Mapping):
+            for key in ("message", "detail"):
+                if key in error:
+                    return str(error[key])
+        if isinstance(error, str):
+            return error
+    return text.strip()
 
 
 def _describe(exc: BaseException) -> str:
     cause = exc.__cause__ or exc.__context__
-    return f"{exc} ({type(cause).__name__}: {cause})" if cause else str(exc)
+    text = str(exc) or type(exc).__name__
+    return f"{text} ({type(cause).__name__}: {cause})" if cause else text
 
 
-__all__ = ["ApiCall", "AsyncClients", "HttpTransport", "as_dict", "tokens_from"]
+__all__ = [
+    "ApiCall",
+    "AsyncClients",
+    "HttpTransport",
+    "Reply",
+    "RequestClock",
+    "as_dict",
+    "tokens_from",
+]

@@ -74,10 +74,10 @@ def build_scorer(args: argparse.Namespace, progress: Progress) -> Any:
         from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
         api_key = api_key_from_env(args.api_key_env)
-        progress.message(f"scorer: OpenAI-compatible server {args.base_url} ({args.model_name})")
         own = OpenAICompletionsScorer(
             args.base_url, args.model_name, api_key=api_key, tokenizer=args.tokenizer
         )
+        progress.message(f"scorer: OpenAI-compatible server {own.base_url} ({args.model_name})")
         if not args.proxy:
             return own
         from camab_rag.scorers.proxy import ProxyFallbackScorer

@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from camab_rag.errors import InputError
+from camab_rag.errors import InputError, TransientScorerError
 from camab_rag.retry import Retryable, RetryPolicy
 from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
 
@@ -65,7 +65,8 @@ def transient(exc: BaseException) -> tuple[bool, float | None]:
         if status is not None and status in RETRYABLE_STATUS:
             return True, _retry_after_of(current)
         name = type(current).__name__
-        if isinstance(current, (TimeoutError, ConnectionError, Retryable)) or name in {
+        transient_kinds = (TimeoutError, ConnectionError, Retryable, TransientScorerError)
+        if isinstance(current, transient_kinds) or name in {
             "APITimeoutError",
             "APIConnectionError",
         }:

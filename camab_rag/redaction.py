@@ -1,0 +1,90 @@
+"""Credentials kept out of everything camab-rag says: messages, logs, reprs, metadata.
+
+A scorer that holds credentials (an API key, a password in its base URL, an auth header)
+keeps them in a :class:`Secrets` and passes every text that may reach a user through
+:meth:`Secrets.clean` before it goes into an error or a log line, so a server that echoes
+a key back ("upstream failed for Bearer sk-...") cannot make us print it. URLs are shown
+without their user-info (:func:`public_url`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from urllib.parse import urlsplit, urlunsplit
+
+MASK = "***"
+_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
+_SENSITIVE_HEADER = re.compile(r"(?i)auth|key|token|secret|cookie|password|credential")
+_SHORTEST = 4  # a shorter "secret" would mask ordinary words
+
+
+def public_url(url: str) -> str:
+    """``url`` without the user-info (``user:password@``) of its authority."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+
+
+def url_credentials(url: str) -> list[str]:
+    """The user-info of ``url`` and its password (empty when it has none)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    if "@" not in parts.netloc:
+        return []
+    userinfo = parts.netloc.rsplit("@", 1)[0]
+    return [userinfo, *([parts.password] if parts.password else [])]
+
+
+class Secrets:
+    """The credentials one scorer holds, to mask in any text it shows.
+
+    Args:
+        values: the secrets themselves (``None`` and empty ones are ignored).
+    """
+
+    def __init__(self, values: Iterable[str | None] = ()) -> None:
+        kept = {v for v in values if isinstance(v, str) and len(v) >= _SHORTEST}
+        self._values = sorted(kept, key=len, reverse=True)  # longest first: no partial masks
+
+    @classmethod
+    def of(
+        cls, url: str, api_key: str | None = None, headers: Mapping[str, str] | None = None
+    ) -> Secrets:
+        """The secrets of a server connection: the key, the URL's credentials and the
+        values of headers whose names say they carry one (``Authorization``,
+        ``X-Api-Key``, ...)."""
+        header_values = [
+            value
+            for name, value in (headers or {}).items()
+            if _SENSITIVE_HEADER.search(name) and isinstance(value, str)
+        ]
+        for value in list(header_values):  # "Bearer <token>": the token alone too
+            header_values.extend(value.split()[1:])
+        return cls([api_key, *url_credentials(url), *header_values])
+
+    def __bool__(self) -> bool:
+        return bool(self._values)
+
+    def __repr__(self) -> str:
+        return f"Secrets(<{len(self._values)} hidden>)"
+
+    def clean(self, text: str) -> str:
+        """``text`` with every secret, and any ``Bearer``/``Basic`` credential, masked."""
+        for value in self._values:
+            text = text.replace(value, MASK)
+        return _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
+
+    def carried_by(self, text: str) -> bool:
+        """Whether ``text`` holds one of the secrets."""
+        return any(value in text for value in self._values)
+
+
+__all__ = ["MASK", "Secrets", "public_url", "url_credentials"]
