@@ -40,10 +40,9 @@ from camab_rag.segments import Granularity, SourceDocument, to_documents
 
 _ATTRIBUTE_KEYWORDS = frozenset(inspect.signature(attribute).parameters) - {"method_options"}
 DEFAULT_DEADLINE_S = 120.0
-"""The integrations' default attribution deadline, in seconds: twice the normal cost of a
-long answer on a slow setup (about 57 s for 12 chunks at the default budget on a CPU vLLM
-server), so it stops only an attribution that is stuck (a hung or trickling server, an
-overloaded model)."""
+"""The integrations' default attribution deadline, in seconds: well above what a long
+answer normally costs on a CPU vLLM server, so it stops only an attribution that is stuck
+(a hung or trickling server, an overloaded model)."""
 
 
 @dataclass(frozen=True)

@@ -469,7 +469,10 @@ HANDLER_ARGS_DOC = """
             and the answer's metadata name the proxy (``"proxy": True``).
         scorer_options: options of the HTTP scorer built from the chain's model when
             ``scorer`` is ``None`` (:class:`camab_rag.OpenAICompletionsScorer`), e.g.
-            ``{"retry_budget_s": 1.0}``: the most seconds a dead server may cost in
-            retries before the answer comes back with the error (default 3).
-        **method_options: passed to the method (e.g. ``batch_size=4``).
+            ``{"retry_budget_s": 1.0, "timeout": 20}``: a refused connection costs the
+            retry budget (default 3 s), a hung server ``timeout`` (60 s) plus it.
+        **method_options: passed to the method (e.g. ``batch_size=4``); ``deadline_s``
+            (default 120, ``None``: none) is the most seconds one attribution may take,
+            the worst case of any failure (plus one batch of an in-process model): past
+            it the attribution stops with an error and the chain goes on.
 """

@@ -116,7 +116,10 @@ class CamabAttributor(Runnable[Any, Any]):
         scorer_options: options of the HTTP scorer built from ``llm`` (e.g.
             ``{"retry_budget_s": 1.0}``, the most seconds a dead server may cost in
             retries; default 3).
-        **method_options: passed to the method.
+        **method_options: passed to the method; ``deadline_s`` (default 120, ``None``:
+            none) is the most seconds one attribution may take, the worst case of any
+            failure (plus one batch of an in-process model): past it the attribution
+            stops with an error and the chain's answer goes on.
 
     Streaming: ``chain.stream()`` / ``astream()`` pass every chunk of the chain through as
     it comes (the answer streams), then add one last chunk ``{"attribution": summary}``

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 from uuid import uuid4
 
@@ -382,3 +383,27 @@ def test_citations_option_puts_the_annotations_on_the_answer() -> None:
     [citation] = block["annotations"]
     assert citation["type"] == "citation" and citation["title"] == "Paris"
     assert answer.response_metadata["attribution"]["status"] == "ok"
+
+
+class SlowScorer(KeywordScorer):
+    """An in-process model that takes 0.2 s per batch."""
+
+    def score(self, requests: Any) -> Any:
+        time.sleep(0.2)
+        return super().score(requests)
+
+
+def test_past_its_deadline_the_attribution_stops_and_the_chain_goes_on() -> None:
+    """Issue 37: an attribution is bounded by deadline_s (default 120 s in the handlers),
+    checked between batches of an in-process model; the chain's answer is untouched."""
+    assert CamabCallbackHandler().settings.deadline_s == 120.0
+    scorer = SlowScorer()
+    # 7 of the 8 subsets of 3 documents: one Thompson draw per batch, 1.4 s in all
+    handler = CamabCallbackHandler(scorer, budget=7, method="camab", deadline_s=0.5)
+    assert handler.settings.deadline_s == 0.5 and "deadline_s" not in handler.settings.options
+    answer = _chain().invoke("What is the capital of France?", config={"callbacks": [handler]})
+    assert answer == "Paris is the capital of France."
+    result = handler.last_result
+    assert result is not None and result.status == "error"
+    assert "deadline of 0.5 s (deadline_s)" in (result.error or "")
+    assert 0 < len(scorer.calls) < 7  # stopped between batches, before the budget

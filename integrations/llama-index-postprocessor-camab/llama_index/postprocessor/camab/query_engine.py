@@ -62,9 +62,13 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
             ["scored_by"]`` names it with ``"proxy": True``.
         scorer_options: options of the HTTP scorer built from the engine's LLM when
             ``scorer`` is ``None`` (:class:`camab_rag.OpenAICompletionsScorer`), e.g.
-            ``{"retry_budget_s": 1.0}``: the most seconds a dead server may cost in
-            retries before the answer comes back with the error (default 3).
-        **attribute_options: passed to :func:`camab_rag.attribute` (e.g. ``batch_size``).
+            ``{"retry_budget_s": 1.0, "timeout": 20}``: a refused connection costs the
+            retry budget (default 3 s), a hung server ``timeout`` (60 s) plus it.
+        **attribute_options: passed to :func:`camab_rag.attribute` (e.g. ``batch_size``);
+            ``deadline_s`` (default 120, ``None``: none) is the most seconds one
+            attribution may take, the worst case of any failure (plus one batch of an
+            in-process model): past it the attribution stops with an error and the
+            query's answer is kept.
     """
 
     def __init__(
