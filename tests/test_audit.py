@@ -178,8 +178,55 @@ def test_a_torn_last_line_is_cut_and_its_record_redone(tmp_path: Path) -> None:
 def test_a_file_that_is_not_an_audit_output_is_refused(tmp_path: Path) -> None:
     (tmp_path / "out.jsonl").write_text('{"id": "x"}\nnot json\n{"id": "y"}\n')
     write_input(tmp_path / "in.jsonl")
-    with pytest.raises(ValueError, match="not a result line"):
+    with pytest.raises(ValueError, match="line 1 is not a camab audit result line"):
         run(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"PRECIOUS DATA", b"export OPENAI_API_KEY=sk-123\n", b'{"id": "a", "question": "q"}\n'],
+    ids=["one line, no newline", "one line", "an input-like line"],
+)
+def test_a_one_line_file_that_is_not_audit_output_is_left_untouched(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    content: bytes,
+) -> None:
+    """Issue 37: on main a one-line file was taken for a torn tail, cut, and overwritten
+    (rc 0)."""
+    out = tmp_path / "precious.txt"
+    out.write_bytes(content)
+    write_input(tmp_path / "in.jsonl")
+    monkeypatch.setattr(ScorerSpec, "build", lambda self: KeywordScorer())
+    code = main([str(tmp_path / "in.jsonl"), "--out", str(out), "--budget", "4", "--no-progress"])
+    assert code == 2
+    assert "not a camab audit result line" in capsys.readouterr().err
+    assert out.read_bytes() == content
+
+
+def test_a_second_run_on_the_same_output_is_refused_while_the_first_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 37: on main two runs on one --out both wrote every record."""
+    write_input(tmp_path / "in.jsonl")
+    out = tmp_path / "out.jsonl"
+    monkeypatch.setattr(ScorerSpec, "build", lambda self: KeywordScorer())
+    args = [str(tmp_path / "in.jsonl"), "--out", str(out), "--budget", "4", "--no-progress"]
+    with OutputFile.open(out):  # the first run, still writing
+        assert main(args) == 2
+        assert "locked" in capsys.readouterr().err
+    assert out.read_bytes() == b""
+    assert main(args) == 0  # once the first has ended, the file is free again
+    assert sorted(lines_by_id(out)) == ["dune", "paris", "zebra"]
+
+
+def test_the_input_is_never_the_output(tmp_path: Path) -> None:
+    write_input(tmp_path / "in.jsonl")
+    before = (tmp_path / "in.jsonl").read_bytes()
+    with pytest.raises(ValueError, match="is the input file"):
+        audit(tmp_path / "in.jsonl", tmp_path / "in.jsonl", scorer=KeywordScorer())
+    assert (tmp_path / "in.jsonl").read_bytes() == before
 
 
 class CrashingScorer(KeywordScorer):

@@ -288,3 +288,62 @@ def test_several_records_render_into_one_output(tmp_path, capsys, monkeypatch):
     markdown = capsys.readouterr().out
     assert markdown.count("**Sources**") == 2
     assert "**Robert Erskine Childers**" in markdown and "Grounded" in markdown
+
+
+# ----------------------------------------------------------------------- output files (#37)
+def no_model(*args: object) -> None:
+    raise AssertionError("the model must not load when --out cannot be written")
+
+
+def test_the_input_is_never_the_output(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(cli, "build_scorer", no_model)
+    path = write_jsonl(tmp_path / "r.jsonl", [json.dumps(GOOD)])
+    before = path.read_bytes()
+    assert main(["attribute", str(path), "--out", str(path), "-q"]) == 2
+    assert "is the input file" in capsys.readouterr().err
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("out", "message"),
+    [("a_file/x.jsonl", "a_file is not a directory"), ("no_dir/x.jsonl", "does not exist")],
+)
+def test_an_unwritable_out_is_found_before_the_work(tmp_path, capsys, monkeypatch, out, message):
+    """On main: a raw FileExistsError / FileNotFoundError after all the work."""
+    monkeypatch.setattr(cli, "build_scorer", no_model)
+    (tmp_path / "a_file").write_text("keep me", encoding="utf-8")
+    path = write_jsonl(tmp_path / "r.jsonl", [json.dumps(GOOD)])
+    assert main(["attribute", str(path), "--out", str(tmp_path / out), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert (tmp_path / "a_file").read_text(encoding="utf-8") == "keep me"
+
+
+def test_a_failing_record_is_named_and_the_others_are_written(tmp_path, capsys, monkeypatch):
+    """On main one failing record discarded every finished one, wrote nothing and did not
+    say which record failed."""
+    from fakes import KeywordScorer
+
+    from camab_rag.errors import InputError
+
+    class ShortContextScorer(KeywordScorer):
+        def score(self, requests):
+            if any("too long" in r.response for r in requests):
+                raise InputError("the prompt is longer than the model's context")
+            return super().score(requests)
+
+    monkeypatch.setattr(cli, "build_scorer", lambda args, progress: ShortContextScorer())
+    rows = [
+        {**GOOD, "id": "a"},
+        {**GOOD, "id": "b", "response": "This answer is too long."},
+        {**GOOD, "id": "c"},
+    ]
+    path = write_jsonl(tmp_path / "r.jsonl", [json.dumps(row) for row in rows])
+    out = tmp_path / "o.jsonl"
+    code = main(["attribute", str(path), "--format", "json", "--out", str(out), "-q"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert f"{path}:2 (id 'b'): the prompt is longer than the model's context" in err
+    assert "1 of 3 records failed; the other 2 were written" in err
+    written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [w["id"] for w in written] == ["a", "c"]

@@ -220,9 +220,31 @@ def _json_object(outcome: Outcome) -> dict[str, Any]:
     return data
 
 
+def check_out(out: str | None, source: str | None = None) -> None:
+    """Refuse an ``--out`` that cannot be written, or that is the input ``source``, before
+    any work is done."""
+    if not out:
+        return
+    path = Path(out)
+    if path.is_dir():
+        raise InputError(f"--out {out}: is a directory")
+    parent = path.parent
+    if not parent.exists():
+        raise InputError(f"--out {out}: the directory {parent} does not exist")
+    if not parent.is_dir():
+        raise InputError(f"--out {out}: {parent} is not a directory")
+    if source and source != "-" and path.exists() and os.path.samefile(path, source):
+        raise InputError(f"--out {out} is the input file: refusing to overwrite it")
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(f"--out {out}: not writable")
+
+
 def _write(text: str, out: str | None, progress: Progress) -> None:
     if out:
-        Path(out).write_text(text, encoding="utf-8")
+        path = Path(out)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)  # all or nothing: a crash never leaves half a file
         progress.message(f"wrote {out}")
     else:
         sys.stdout.write(text)
@@ -230,20 +252,41 @@ def _write(text: str, out: str | None, progress: Progress) -> None:
 
 
 def cmd_attribute(args: argparse.Namespace) -> int:
+    """Attribute every record; one that fails is named (file, line, id) and skipped, the
+    others are written, and the exit status says that some failed."""
+    check_out(args.out, args.input)
     progress = Progress(unit="model calls", rate_unit="calls/s", enabled=not args.quiet)
     records = read_records(args.input)
     if args.limit is not None:
         records = records[: args.limit]
     scorer = build_scorer(args, progress)
     outcomes = []
+    failed = 0
     for i, record in enumerate(records, start=1):
         label = f"record {i}/{len(records)}" if len(records) > 1 else "attribution"
-        outcomes.append(attribute_record(record, scorer, args, progress, label))
-    color = None if not args.out else False
-    _write(
-        render_outcomes(outcomes, args.format, color=color, stream=sys.stdout), args.out, progress
-    )
+        try:
+            outcomes.append(attribute_record(record, scorer, args, progress, label))
+        except Exception as error:  # one bad record must not lose the others
+            failed += 1
+            where = record.where or f"line {record.line}"
+            _error(progress, f"camab: error: {where} (id {record.id!r}): {error}")
+    if outcomes:
+        color = None if not args.out else False
+        text = render_outcomes(outcomes, args.format, color=color, stream=sys.stdout)
+        _write(text, args.out, progress)
+    if failed:
+        kept = f"; the other {len(outcomes)} were written" if outcomes else ""
+        _error(progress, f"camab: {failed} of {len(records)} records failed{kept}")
+        return 1
     return 0
+
+
+def _error(progress: Progress, text: str) -> None:
+    """An error line on standard error, below a live progress bar (shown even with -q)."""
+    if progress.enabled:
+        progress.message(text)
+    else:
+        print(text, file=sys.stderr, flush=True)
 
 
 def demo_record() -> Record:
@@ -260,6 +303,7 @@ def demo_record() -> Record:
 def cmd_demo(args: argparse.Namespace) -> int:
     progress = Progress(unit="model calls", rate_unit="calls/s", enabled=not args.quiet)
     record = demo_record()
+    check_out(args.out)
     progress.message(
         "camab demo: which retrieved paragraphs did the answer come from?\n"
         f"  example: HotpotQA (CC BY-SA 4.0), {len(record.documents)} retrieved paragraphs\n"

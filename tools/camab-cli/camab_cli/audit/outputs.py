@@ -3,14 +3,21 @@
 Each result line is written with a single ``os.write`` of the whole line (newline
 included) on a file opened with ``O_APPEND``, then flushed to disk with ``fsync``, so a
 crash leaves at most one torn *last* line. :meth:`OutputFile.open` truncates such a torn
-tail (a last line that is not newline-terminated or not valid JSON) before appending, and
-collects the ids already done so a re-run skips them.
+tail (a last line that is not a whole line but starts as every result line does) before
+appending, and collects the ids already done so a re-run skips them.
+
+A file is never lost: an existing file is only appended to when every line of it is an
+audit result line (so a file that is not this command's output, even of one line, is
+refused untouched), and the file is locked (``flock``) while a run writes it, so a second
+run on the same output stops at once instead of writing every record twice.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,28 +51,53 @@ def iter_lines(path: str | Path) -> Iterator[dict[str, Any]]:
                 yield data
 
 
+_LINE_START = re.compile(rb'\{"id": "(?:[^"\\]|\\.)*", "line": \d+, "status": "')
+"""How every result line starts (``json.dumps`` of :func:`~camab_cli.audit.lines.result_line`):
+a torn last line is cut only when it starts so."""
+
+
+def _is_result(data: object) -> bool:
+    return isinstance(data, dict) and "id" in data and isinstance(data.get("status"), str)
+
+
 def _valid_prefix(path: Path) -> tuple[int, dict[str, str]]:
-    """Length of the prefix made of whole valid lines, and id -> status of those lines."""
+    """Length of the prefix made of whole result lines, and id -> status of those lines;
+    an :class:`InputError` when a line is not a result line (other than a torn last one)."""
     done: dict[str, str] = {}
     keep = 0
+    size = path.stat().st_size
     with path.open("rb") as handle:
-        for raw in handle:
-            if not raw.endswith(b"\n"):
-                break
+        for number, raw in enumerate(handle, start=1):
             try:
-                data = json.loads(raw)
+                data = json.loads(raw) if raw.endswith(b"\n") else None
             except ValueError:
-                if keep + len(raw) == path.stat().st_size:
-                    break  # a torn last line that happens to end with a newline byte
+                data = None
+            if not _is_result(data):
+                if data is None and keep + len(raw) == size and _LINE_START.match(raw):
+                    break  # a torn last line of ours: cut and redone
                 raise InputError(
-                    f"{path}: byte {keep} is not a result line; refusing to append to a file "
-                    "that is not an audit output"
-                ) from None
-            if not isinstance(data, dict) or "id" not in data:
-                raise InputError(f"{path}: line at byte {keep} is not an audit result line")
+                    f"{path}: line {number} is not a camab audit result line: refusing to "
+                    "write to a file that is not this command's output (choose another --out)"
+                )
+            assert isinstance(data, dict)
             done[str(data["id"])] = str(data.get("status", "ok"))
             keep += len(raw)
     return keep, done
+
+
+def _lock(fd: int, path: Path) -> None:
+    """Hold an exclusive lock on the output for this run (released when ``fd`` closes)."""
+    if sys.platform == "win32":  # pragma: no cover - no flock; Windows runs are not locked
+        return
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise InputError(
+            f"{path} is being written by another camab audit run (it is locked): wait for "
+            "it to end, or choose another --out"
+        ) from None
 
 
 class OutputFile:
@@ -80,20 +112,26 @@ class OutputFile:
 
     @classmethod
     def open(cls, path: str | Path, *, fsync: bool = True) -> OutputFile:
-        """Open (or create) ``path`` for appending after cutting a torn last line."""
+        """Open (or create) ``path`` for appending, locked for this run, after checking
+        every line is a result line and cutting a torn last one (see the module
+        docstring)."""
         target = Path(path)
+        if target.is_dir():
+            raise InputError(f"{target} is a directory, not an output file")
         target.parent.mkdir(parents=True, exist_ok=True)
-        recovery = Recovery()
-        if target.exists():
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            _lock(fd, target)
+            recovery = Recovery()
             keep, recovery.done = _valid_prefix(target)
-            size = target.stat().st_size
+            size = os.fstat(fd).st_size
             if keep < size:
                 recovery.torn_bytes = size - keep
-                with target.open("r+b") as handle:
-                    handle.truncate(keep)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                os.ftruncate(fd, keep)
+                os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            raise
         return cls(target, fd, recovery, fsync)
 
     def write(self, line: dict[str, Any]) -> None:

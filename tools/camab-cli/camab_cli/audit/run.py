@@ -119,6 +119,8 @@ def audit(
         raise InputError(f"concurrency must be at least 1, got {in_flight}")
     if not Path(input_path).is_file():  # before any output is touched
         raise InputError(f"{input_path}: no such input file")
+    if Path(output_path).exists() and os.path.samefile(input_path, output_path):
+        raise InputError(f"{output_path} is the input file: refusing to write to it")
     rows = read_records(input_path)
     started = time.perf_counter()
     stats = RunStats(engine=engine)
