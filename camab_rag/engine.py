@@ -36,7 +36,14 @@ from camab_rag.result import AttributionResult
 from camab_rag.rewards import RewardFn, get_reward
 from camab_rag.rounds import Steps, adrive, drive, same_arguments_as
 from camab_rag.scoring import Prompt, parallel_requests, scored_by
-from camab_rag.segments import Granularity, Segment, SourceDocument, segment_documents, to_documents
+from camab_rag.segments import (
+    Granularity,
+    Segment,
+    SourceDocument,
+    check_encodable,
+    segment_documents,
+    to_documents,
+)
 from camab_rag.statements import attribute_statements
 
 Masks = NDArray[np.bool_]
@@ -215,6 +222,8 @@ def _prepare(
         raise InputError(f"question must be a string, got {type(question).__name__}")
     if not isinstance(response, str) or not response.strip():
         raise InputError("the response is empty: there is nothing to attribute")
+    check_encodable(question, "the question")
+    check_encodable(response, "the response")
     if not callable(getattr(scorer, "score", None)):
         raise InputError(
             "scorer must have a score(requests) method, e.g. camab_rag.default_scorer() or "

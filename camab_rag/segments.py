@@ -8,6 +8,7 @@ index and character span, so scores map back to the source.
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -97,8 +98,26 @@ def to_document(item: object, index: int = 0) -> SourceDocument:
     return SourceDocument(text, dict(metadata))
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_encodable(text: str, where: str) -> str:
+    """``text`` itself when it is valid Unicode; an :class:`InputError` naming ``where``
+    and the position of a lone surrogate (e.g. from JSON's ``"\\ud800"``), which no
+    tokenizer or server can encode."""
+    found = _SURROGATE.search(text)
+    if found is not None:
+        raise InputError(
+            f"{where} holds a lone surrogate U+{ord(found.group()):04X} at character "
+            f"{found.start()}: the text is not valid Unicode (often a broken \\u escape in "
+            "JSON); fix or remove that character"
+        )
+    return text
+
+
 def to_documents(context: object) -> list[SourceDocument]:
-    """Normalise a context (a string or a sequence of documents) into documents."""
+    """Normalise a context (a string or a sequence of documents) into documents (each
+    checked to be valid Unicode: :func:`check_encodable`)."""
     if isinstance(context, (str, SourceDocument, Mapping)):
         items: Sequence[object] = [context]
     elif isinstance(context, Sequence):
@@ -110,7 +129,11 @@ def to_documents(context: object) -> list[SourceDocument]:
             raise InputError(
                 f"context must be a string or a sequence of documents, got {type(context).__name__}"
             ) from None
-    return [to_document(item, i) for i, item in enumerate(items)]
+    documents = [to_document(item, i) for i, item in enumerate(items)]
+    for i, document in enumerate(documents):
+        title = f" ({document.title!r})" if document.title else ""
+        check_encodable(document.text, f"document {i}{title}")
+    return documents
 
 
 def segment_documents(

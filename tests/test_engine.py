@@ -176,3 +176,16 @@ def test_a_budget_too_small_to_compare_anything_is_said(caplog):
     caplog.clear()
     attribute("Where?", docs, "Paris is big", KeywordScorer(), budget=2, granularity="chunk")
     assert "every score is 0" not in caplog.text
+
+
+def test_a_lone_surrogate_is_an_input_error_naming_the_document_and_position():
+    """Issue 37: json.loads('"\\ud800"') gives a str no tokenizer can encode; on main it
+    crashed inside the tokenizer with an untyped TypeError."""
+    broken = json.loads('"Paris is in France.\\ud800 It is big."')
+    docs = ["Rome is in Italy.", {"text": broken, "title": "Paris"}]
+    with pytest.raises(
+        InputError, match=r"document 1 \('Paris'\) holds a lone surrogate U\+D800 at character 19"
+    ):
+        attribute("Where is Paris?", docs, "In France.", KeywordScorer(), budget=4)
+    with pytest.raises(InputError, match=r"the response holds a lone surrogate U\+DC00 at char"):
+        attribute("Where?", ["Paris."], "In \udc00.", KeywordScorer(), budget=4)
