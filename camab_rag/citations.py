@@ -213,6 +213,7 @@ def cite(
         method=result.method,
         n_queries=result.n_queries,
         scored_by=result.scored_by,
+        uninformative=result.uninformative,
     )
 
 

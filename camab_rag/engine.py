@@ -32,7 +32,7 @@ from camab_rag.prompts import (
     TemplatePromptBuilder,
     plan_prompt,
 )
-from camab_rag.result import AttributionResult
+from camab_rag.result import AttributionResult, uninformative_reason
 from camab_rag.rewards import RewardFn, get_reward
 from camab_rag.rounds import Steps, adrive, drive, same_arguments_as
 from camab_rag.scoring import Prompt, parallel_requests, scored_by
@@ -179,16 +179,13 @@ def _finish(
     **fields: Any,
 ) -> AttributionResult:
     masks, rewards = run.history(n_segments)
-    if len({row.tobytes() for row in masks}) < 2 and n_segments > 1:
-        logger.warning(
-            "budget %d scored %d subset of the context: with no second subset to compare, "
-            "every score is 0 (a budget of at least %d measures each segment once)",
-            run.budget,
-            len(masks),
-            n_segments + 1,
-        )
+    scores = run.method.fit(masks, rewards, run.seed)
+    uninformative = uninformative_reason(run.budget, masks, rewards, scores)
+    if uninformative is not None:
+        logger.warning("camab: %s", uninformative)
     return AttributionResult(
-        scores=run.method.fit(masks, rewards, run.seed),
+        scores=scores,
+        uninformative=uninformative,
         method=run.method.name,
         budget=run.budget,
         n_queries=n_queries,

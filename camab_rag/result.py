@@ -85,6 +85,9 @@ class AttributionResult:
         anchor_rewards: with ``attribute(..., anchors=True)``, the rewards of the full
             (``"full"``) and the empty (``"empty"``) context, scored for the groundedness
             verdict (counted in ``n_queries`` when paid for; not used by the estimator).
+        uninformative: why the scores say nothing about which segment the answer came
+            from (one subset scored: the budget was too small; every subset scored the
+            same; every segment tied), or ``None`` when they do. The renderers show it.
     """
 
     scores: FloatArray
@@ -113,6 +116,7 @@ class AttributionResult:
     prompt_mode: str = "template"
     prompt_note: str | None = None
     anchor_rewards: dict[str, float] = field(default_factory=dict)
+    uninformative: str | None = None
 
     # ------------------------------------------------------------------ views
     @property
@@ -170,9 +174,11 @@ class AttributionResult:
             raise ValueError(f"budget must be in [1, {self.masks.shape[0]}], got {budget}")
         masks, rewards = self.masks[:budget], self.rewards[:budget]
         distinct = {row.tobytes() for row in masks}
+        scores = method.fit(masks, rewards, self.seed)
         return replace(
             self,
-            scores=method.fit(masks, rewards, self.seed),
+            scores=scores,
+            uninformative=uninformative_reason(budget, masks, rewards, scores),
             budget=budget,
             n_evaluations=budget,
             n_queries=len(distinct),
@@ -229,6 +235,7 @@ class AttributionResult:
             "prompt_mode": self.prompt_mode,
             "prompt_note": self.prompt_note,
             "anchor_rewards": dict(self.anchor_rewards),
+            "uninformative": self.uninformative,
             "segments": [s.to_dict() for s in self.segments],
             "scores": [float(s) for s in self.scores],
             "document_scores": [float(s) for s in self.document_scores],
@@ -272,6 +279,7 @@ class AttributionResult:
             prompt_mode=str(data.get("prompt_mode", "template")),
             prompt_note=data.get("prompt_note"),
             anchor_rewards={str(k): float(v) for k, v in data.get("anchor_rewards", {}).items()},
+            uninformative=data.get("uninformative"),
         )
 
     @classmethod
@@ -283,6 +291,31 @@ class AttributionResult:
         status = "no_context" if isinstance(error, NoContextError) else "error"
         fields.setdefault("prompt_mode", "none")
         return cls(scores=np.zeros(0), status=status, error=message, **fields)
+
+
+def uninformative_reason(
+    budget: int, masks: NDArray[np.bool_], rewards: FloatArray, scores: FloatArray
+) -> str | None:
+    """Why ``scores``, fitted on the subsets ``masks`` and their ``rewards``, say nothing
+    about which segment the answer came from (:attr:`AttributionResult.uninformative`), or
+    ``None`` when they do."""
+    n = int(scores.shape[0])
+    distinct = len({row.tobytes() for row in masks})
+    if distinct < 2:
+        return (
+            f"budget {budget} scored {distinct} subset of the context: with nothing to "
+            f"compare it with, every score is 0 (a budget of at least {n + 1} measures each "
+            "segment once)"
+        )
+    if rewards.size and float(np.ptp(rewards)) == 0.0:
+        return (
+            f"every one of the {distinct} subsets scored the same reward "
+            f"({float(rewards[0]):.4g}): the answer's likelihood did not change with the "
+            "context, so no segment can be told apart"
+        )
+    if n > 1 and float(np.ptp(scores)) <= 1e-12 * max(1.0, float(np.abs(scores).max())):
+        return f"all {n} segments got the same score ({float(scores[0]):.4g}): they tie"
+    return None
 
 
 def _top_k(scores: FloatArray, k: int) -> list[int]:

@@ -7,6 +7,7 @@ from fakes import FailingScorer, KeywordScorer
 import camab_rag
 from camab_rag import AttributionResult, aattribute, attribute
 from camab_rag.errors import InputError
+from camab_rag.scoring import ResponseLogprobs
 
 CONTEXT = [
     "The Eiffel Tower is in Paris. It was completed in 1889.",
@@ -189,3 +190,36 @@ def test_a_lone_surrogate_is_an_input_error_naming_the_document_and_position():
         attribute("Where is Paris?", docs, "In France.", KeywordScorer(), budget=4)
     with pytest.raises(InputError, match=r"the response holds a lone surrogate U\+DC00 at char"):
         attribute("Where?", ["Paris."], "In \udc00.", KeywordScorer(), budget=4)
+
+
+class ConstantScorer(KeywordScorer):
+    """A model whose likelihood of the answer never changes with the context."""
+
+    def score(self, requests):
+        return [ResponseLogprobs(np.full(2, -1.0), np.array([0, 1]), ("a", "b")) for _ in requests]
+
+
+@pytest.mark.parametrize(
+    ("scorer", "budget", "reason"),
+    [
+        (KeywordScorer, 1, "budget 1 scored 1 subset of the context"),
+        (ConstantScorer, 8, "every one of the 8 subsets scored the same reward"),
+    ],
+)
+def test_scores_without_information_say_so_on_the_result_and_in_every_rendering(
+    scorer, budget, reason
+):
+    """Issue 37: on main budget 1 (or a reward that never moves) gave all-zero scores with
+    only a log line, and nothing on the result or the rendered citations."""
+    from camab_rag.citations import cite
+
+    result = attribute(QUESTION, CONTEXT, RESPONSE, scorer(), budget=budget, method="camab")
+    assert result.uninformative is not None and reason in result.uninformative
+    assert AttributionResult.from_dict(result.to_dict()).uninformative == result.uninformative
+    cited = cite(result, CONTEXT)
+    assert cited.to_dict()["uninformative"] == result.uninformative
+    for shown in (cited.to_markdown(), cited.to_html(), cited.to_terminal(color=False)):
+        assert "These citations carry no information" in shown and reason in shown
+    informative = attribute(QUESTION, CONTEXT, RESPONSE, KeywordScorer(), budget=8)
+    assert informative.uninformative is None
+    assert "carry no information" not in cite(informative, CONTEXT).to_markdown()

@@ -24,12 +24,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from fakes import KeywordScorer
 
 from camab_rag.errors import DeadlineExceededError, InputError, ScorerError, TransientScorerError
 from camab_rag.scorers.openai_completions import (
     NoPromptLogprobsError,
     OpenAICompletionsScorer,
 )
+from camab_rag.scorers.proxy import ProxyFallbackScorer
 from camab_rag.scorers.transport import _retry_after
 from camab_rag.scoring import ScoreRequest
 
@@ -124,6 +126,13 @@ class FaultyServer:
                     self.wfile.write(GOOD[: len(GOOD) // 2])
                     self.wfile.flush()
                     self.close_connection = True
+                elif kind in ("miscounted", "positive"):  # a plausible but wrong body
+                    body = json.loads(GOOD)
+                    if kind == "miscounted":
+                        body["usage"]["prompt_tokens"] += 3
+                    else:
+                        body["choices"][0]["logprobs"]["token_logprobs"][-3] = 0.5
+                    self.reply(200, json.dumps(body).encode())
                 elif kind == "raw":  # any status with any body
                     self.reply(action[1], action[2])
                 elif kind == "invalid_json":  # a complete body that is cut-off JSON
@@ -569,3 +578,27 @@ def test_credentials_in_the_base_url_are_used_but_never_shown(
     with caplog.at_level(logging.DEBUG), pytest.raises(ScorerError) as info:
         scorer.score([REQUEST])
     assert password not in "".join(traceback.format_exception(info.value)) + caplog.text
+
+
+# ------------------------------------------------------------------ no silent zeros (#37)
+def test_a_positive_log_probability_is_a_malformed_response(server: FaultyServer) -> None:
+    """On main it was accepted (the scores came out as zeros, no warning)."""
+    server.default = ("positive",)
+    with pytest.raises(TransientScorerError, match=r"log-probability 0.5 .* never above 0"):
+        make_scorer(server, max_retries=1).score([REQUEST])
+    assert len(server.completions) == 2  # retried as a malformed body
+
+
+@pytest.mark.parametrize("mode", [False, "auto"])
+def test_a_miscounted_response_is_retried_and_never_demotes_the_model(
+    server: FaultyServer, mode: Any
+) -> None:
+    """One response whose usage.prompt_tokens is off is a malformed answer, not a model
+    that cannot score: on main it switched the chain's model to the proxy for good (or,
+    with "auto", the scorer to vLLM's prompt_logprobs for good)."""
+    server.script.append(("miscounted",))
+    scorer = ProxyFallbackScorer(make_scorer(server, use_prompt_logprobs=mode), KeywordScorer())
+    [result] = scorer.score([REQUEST])
+    assert_good(result)
+    assert not scorer.using_proxy and scorer.scored_by.proxy is False
+    assert [body.get("echo") for body in server.completions] == [True, True]  # the same ask

@@ -16,7 +16,7 @@ from camab_rag import aattribute, attribute, cite
 from camab_rag.errors import CannotScoreError, InputError, ScorerError
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.openai_completions import NoPromptLogprobsError, OpenAICompletionsScorer
-from camab_rag.scorers.proxy import ProxyFallbackScorer, own_or_proxy
+from camab_rag.scorers.proxy import ProxyFallbackScorer, ScorerCache, own_or_proxy
 from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoredBy, ScoreRequest, scored_by
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -175,3 +175,32 @@ def test_cli_scores_a_chat_only_server_with_the_proxy(
     assert "Attributed by a proxy model (smollm2)" in text_out.read_text(encoding="utf-8")
     assert without_proxy != 0  # no proxy: the server's model cannot score, as before
     assert "--proxy" in capsys.readouterr().err  # the error says what to do
+
+
+class UnableAtFirst(KeywordScorer):
+    """A model that could not score on its first call (e.g. a server being upgraded)."""
+
+    model_name = "own-model"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refusals = 1
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        if self.refusals:
+            self.refusals -= 1
+            raise NoPromptLogprobsError("no prompt log-probs yet")
+        return super().score(requests)
+
+
+@pytest.mark.parametrize(("after", "own_again"), [(0.0, True), (600.0, False)])
+def test_the_own_model_is_probed_again_after_the_interval(after: float, own_again: bool) -> None:
+    """Issue 37: on main a switch to the proxy was for good. The integrations' scorer cache
+    re-probes the own model as an attribution starts, once the interval has passed."""
+    cache = ScorerCache()
+    built = ProxyFallbackScorer(UnableAtFirst(), NamedKeywordScorer(), recheck_after_s=after)
+    first = attribute(QUESTION, DOCUMENTS, ANSWER, cache.get("k", lambda: built), budget=4)
+    assert first.scored_by is not None and first.scored_by.proxy
+    second = attribute(QUESTION, DOCUMENTS, ANSWER, cache.get("k", lambda: built), budget=4)
+    assert second.scored_by is not None and second.scored_by.proxy is not own_again
+    assert ProxyFallbackScorer(UnableAtFirst(), KeywordScorer()).recheck_after_s == 600.0

@@ -20,6 +20,7 @@ from camab_rag.render.text import (
     proxy_text,
     split_highlights,
     strength_level,
+    uninformative_text,
     verdict_text,
 )
 
@@ -122,6 +123,9 @@ def render_fragment(answer: CitedAnswer) -> str:
     proxy = proxy_text(answer.scored_by)
     if proxy is not None:
         parts.append(f'<p class="camab-proxy">{esc(proxy)}</p>')
+    empty = uninformative_text(answer.uninformative)
+    if empty is not None:
+        parts.append(f'<p class="camab-verdict camab-warn">{esc(empty)}</p>')
     if answer.sources:
         parts.append('<ol class="camab-sources">')
         parts += [_source_html(page_id, source) for source in answer.sources]

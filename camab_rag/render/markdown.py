@@ -12,7 +12,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from camab_rag.render.text import clean, proxy_text, split_highlights, strength_level, verdict_text
+from camab_rag.render.text import (
+    clean,
+    proxy_text,
+    split_highlights,
+    strength_level,
+    uninformative_text,
+    verdict_text,
+)
 
 if TYPE_CHECKING:
     from camab_rag.render.model import CitedAnswer, Source
@@ -75,6 +82,9 @@ def render_markdown(answer: CitedAnswer) -> str:
     proxy = proxy_text(answer.scored_by)
     if proxy:
         lines += [f"*{escape_markdown(proxy)}*", ""]
+    empty = uninformative_text(answer.uninformative)
+    if empty:
+        lines += [f"**{escape_markdown(empty)}**", ""]
     if answer.sources:
         lines += ["**Sources**", ""]
         for source in answer.sources:

@@ -163,7 +163,9 @@ class CitedAnswer:
     ``answer`` and rendered as is. ``groundedness`` is an optional verdict attached by
     :meth:`with_groundedness` (any object with ``to_dict()``, e.g. a
     :class:`~camab_rag.groundedness.GroundednessReport`). ``scored_by`` says which model
-    scored the attribution; every renderer notes a proxy.
+    scored the attribution; every renderer notes a proxy. ``uninformative`` (from
+    :attr:`~camab_rag.AttributionResult.uninformative`) says why the scores carry no
+    information, and every renderer shows it.
     """
 
     answer: str
@@ -175,6 +177,7 @@ class CitedAnswer:
     n_queries: int = 0
     groundedness: Any = None
     scored_by: ScoredBy | None = None
+    uninformative: str | None = None
 
     def source(self, number: int) -> Source:
         for source in self.sources:
@@ -199,6 +202,7 @@ class CitedAnswer:
             "n_queries": self.n_queries,
             "groundedness": self.groundedness.to_dict() if self.groundedness is not None else None,
             "scored_by": self.scored_by.to_dict() if self.scored_by is not None else None,
+            "uninformative": self.uninformative,
         }
 
     def to_json(self, *, indent: int | None = 2) -> str:

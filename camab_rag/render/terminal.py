@@ -13,7 +13,14 @@ import sys
 import textwrap
 from typing import IO, TYPE_CHECKING
 
-from camab_rag.render.text import calls_text, clean, proxy_text, strength_level, verdict_text
+from camab_rag.render.text import (
+    calls_text,
+    clean,
+    proxy_text,
+    strength_level,
+    uninformative_text,
+    verdict_text,
+)
 
 if TYPE_CHECKING:
     from camab_rag.render.model import CitedAnswer
@@ -83,6 +90,9 @@ def render_terminal(
     proxy = proxy_text(answer.scored_by)
     if proxy is not None:
         out += ["", style(DIM, proxy)]
+    empty = uninformative_text(answer.uninformative)
+    if empty is not None:
+        out += ["", *(style(RED, line) for line in textwrap.wrap(empty, cols))]
     if answer.sources:
         out += ["", style(BOLD, "Sources")]
         indent = " " * 6

@@ -85,3 +85,9 @@ def proxy_text(scored_by: Any) -> str | None:
     return (
         f"Attributed by a proxy model ({scored_by.model}), not by the model that wrote the answer"
     )
+
+
+def uninformative_text(reason: str | None) -> str | None:
+    """One line saying the citations carry no information, and why (``None`` when they
+    do)."""
+    return None if not reason else f"These citations carry no information: {reason}"

@@ -17,7 +17,10 @@ from typing import Any
 import numpy as np
 
 from camab_rag.errors import CannotScoreError, InputError, ScorerError
+from camab_rag.retry import Retryable
 from camab_rag.scoring import ResponseLogprobs
+
+_LOGPROB_SLACK = 1e-4  # a log-probability above this is impossible, not rounding
 
 _NO_PROMPT_LOGPROBS_HELP = (
     "An attribution needs the log-probabilities of a given response, which only servers "
@@ -145,6 +148,14 @@ def parse_echo(
         )
     if any(v is None for v in values):
         raise ScorerError("the server gave a null log-probability inside the response")
+    impossible = next(
+        (i for i, v in enumerate(values) if v is not None and v > _LOGPROB_SLACK), None
+    )
+    if impossible is not None:
+        raise Retryable(
+            f"malformed response body: log-probability {values[impossible]:g} for token "
+            f"{impossible} of the response (a log-probability is never above 0)"
+        )
     return ResponseLogprobs(
         logprobs=np.asarray(values, dtype=np.float64),
         token_offsets=np.asarray(offsets, dtype=np.int64),
@@ -172,10 +183,15 @@ def _echoed_prompt_length(
             "the server's response has no usage.prompt_tokens, so the echoed prompt cannot "
             "be told apart from generated tokens"
         )
-    if len(entries) < n:
+    if len(entries) <= 1 < n:  # only the generated token: no prompt log-probs offered
         raise NoPromptLogprobsError(
             f"the server echoed log-probs for {len(entries)} tokens but the prompt has {n}: "
             f"it did not return the prompt's log-probabilities. {_NO_PROMPT_LOGPROBS_HELP}"
+        )
+    if len(entries) < n:  # a miscount, not a server that cannot score: try again
+        raise Retryable(
+            f"malformed response body: usage.prompt_tokens is {n} but {len(entries)} "
+            "tokens were echoed"
         )
     return n
 

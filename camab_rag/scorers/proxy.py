@@ -15,6 +15,7 @@ history included) and is rendered under the proxy's own chat template.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -46,9 +47,11 @@ def checked_scorer(scorer: Any, name: str = "scorer") -> Any:
 
 class ScorerCache:
     """Scorers built once per key, so an HTTP scorer keeps its connection pool and a model
-    found unable to score (with a proxy) is not asked again. A build that raises is not
-    cached: the next attribution tries again and reports the error again. With ``owner``
-    (e.g. keyed by ``id(llm)``) an entry counts only for that same object."""
+    found unable to score (with a proxy) is not asked again until its re-probe interval
+    has passed (:meth:`ProxyFallbackScorer.recheck`, called here, once per attribution).
+    A build that raises is not cached: the next attribution tries again and reports the
+    error again. With ``owner`` (e.g. keyed by ``id(llm)``) an entry counts only for that
+    same object."""
 
     def __init__(self) -> None:
         self._built: dict[Hashable, tuple[object, Any]] = {}
@@ -58,8 +61,10 @@ class ScorerCache:
         """The scorer under ``key``, built by ``build`` the first time."""
         with self._lock:
             hit = self._built.get(key)
-            if hit is not None and hit[0] is owner:
-                return hit[1]
+        if hit is not None and hit[0] is owner:
+            if isinstance(hit[1], ProxyFallbackScorer):
+                hit[1].recheck()  # an attribution starts: the own model may score again
+            return hit[1]
         scorer = build()
         with self._lock:
             hit = self._built.get(key)
@@ -70,18 +75,25 @@ class ScorerCache:
 
 
 class ProxyFallbackScorer:
-    """The answering model's own scorer, switched for good to ``proxy`` the first time it
-    raises :class:`~camab_rag.errors.CannotScoreError`.
+    """The answering model's own scorer, switched to ``proxy`` when it raises
+    :class:`~camab_rag.errors.CannotScoreError` (a definitive "cannot score": no prompt
+    log-probabilities offered), and probed again ``recheck_after_s`` seconds later.
 
     Args:
         own: the answering model's scorer; ``None`` when none could be built (then the
-            proxy scores from the start).
+            proxy scores from the start, for good).
         proxy: any camab-rag scorer (``camab_rag.default_scorer()``, an
             ``OpenAICompletionsScorer`` on a local server, ...).
         reason: why ``own`` is ``None`` (recorded in :attr:`scored_by`).
+        recheck_after_s: after a switch, :meth:`recheck` (called by the integrations'
+            scorer cache as each attribution starts, so one attribution never mixes two
+            models) gives ``own`` another try once this many seconds have passed (default
+            600: a server upgraded to score, or a fault that passed, is found again within
+            10 minutes); ``None``: never.
 
-    Other errors of ``own`` (a dead server, a timeout) are raised as they are: the proxy
-    stands in for a model that cannot score, not for one that is down.
+    Other errors of ``own`` (a dead server, a timeout, a malformed response) are raised
+    as they are: the proxy stands in for a model that cannot score, not for one that is
+    down or answered badly once.
     """
 
     def __init__(
@@ -90,13 +102,16 @@ class ProxyFallbackScorer:
         proxy: Any,
         *,
         reason: str | None = None,
+        recheck_after_s: float | None = 600.0,
     ) -> None:
         if own is not None:
             _check_scorer(own, "the answering model's scorer")
         _check_scorer(proxy, "proxy")
         self.own = own
         self.proxy = proxy
+        self.recheck_after_s = recheck_after_s
         self._reason = None if own is not None else (reason or "the answering model cannot score")
+        self._switched_at: float | None = None
         self._lock = threading.Lock()
 
     @property
@@ -124,6 +139,20 @@ class ProxyFallbackScorer:
         with self._lock:
             if self._reason is None:
                 self._reason = str(error)
+                self._switched_at = time.monotonic()
+
+    def recheck(self) -> bool:
+        """Give the own model another try when it was switched off ``recheck_after_s``
+        seconds ago or more; whether it did. Call it between attributions only."""
+        with self._lock:
+            due = (
+                self._switched_at is not None
+                and self.recheck_after_s is not None
+                and time.monotonic() - self._switched_at >= self.recheck_after_s
+            )
+            if due:
+                self._reason = self._switched_at = None
+            return due
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         if not self.using_proxy:

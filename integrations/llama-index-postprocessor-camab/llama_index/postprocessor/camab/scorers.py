@@ -45,7 +45,7 @@ def scorer_from_llm(llm: object, **options: Any) -> Any:
 class ScorerCache:
     """One scorer per LLM object (an HTTP scorer keeps its connection pool), or per given
     scorer; with a ``proxy``, each falls back to it when its model cannot score (and a
-    model found unable is not asked again)."""
+    model found unable is asked again only after its re-probe interval)."""
 
     def __init__(self, proxy: Any = None, options: Mapping[str, Any] | None = None) -> None:
         self.proxy = checked_scorer(proxy, "proxy")
