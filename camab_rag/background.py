@@ -5,15 +5,19 @@ engine that lets the loop go on) hands the attribution's :data:`~camab_rag.round
 to :class:`Background`: from sync code it runs in one worker thread (scoring with blocking
 calls), from a coroutine as an ``asyncio`` task (scoring with ``ascore``). Either way the
 caller keeps a key (its run or query id) to wait for the result with, and the answer's
-metadata shows :func:`pending` until the steps fill it in place (:func:`fill`).
+metadata shows :func:`pending` until the steps fill it in place (:func:`fill`). A task
+whose event loop ends before it finishes (``asyncio.run`` returning without awaiting it)
+never stays "pending": its ``on_cancel`` fills the placeholders with :func:`cancelled`,
+which says how to wait for it, and a warning is logged.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, TypeVar
 from uuid import UUID
@@ -21,11 +25,25 @@ from uuid import UUID
 from camab_rag.rounds import Steps, adrive, drive
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 
 def pending(run_id: str | None = None) -> dict[str, Any]:
     """The placeholder an answer or document carries while its attribution runs."""
     return {"status": "pending", "error": None, "run_id": run_id}
+
+
+def cancelled(run_id: str | None, how_to_wait: str) -> dict[str, Any]:
+    """What a placeholder becomes when its attribution was cancelled before it finished
+    (its event loop ended first); ``how_to_wait`` says how to keep it running."""
+    return {
+        "status": "cancelled",
+        "error": (
+            "the attribution was cancelled before it finished: its event loop ended first. "
+            f"{how_to_wait}"
+        ),
+        "run_id": run_id,
+    }
 
 
 def fill(target: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
@@ -87,9 +105,23 @@ class Background(Generic[T]):
             self._add(key, future)
         return future
 
-    def astart(self, key: Hashable, steps: Steps[T]) -> asyncio.Task[T]:
-        """Run ``steps`` as a task of the running event loop, awaiting each call."""
-        task = asyncio.get_running_loop().create_task(adrive(steps))
+    def astart(
+        self, key: Hashable, steps: Steps[T], on_cancel: Callable[[], object] | None = None
+    ) -> asyncio.Task[T]:
+        """Run ``steps`` as a task of the running event loop, awaiting each call;
+        ``on_cancel()`` runs (once) if the task is cancelled or dropped unfinished, e.g.
+        when ``asyncio.run`` ends before it."""
+        once = _Once(on_cancel)
+
+        async def run() -> T:
+            try:
+                return await adrive(steps)
+            except (asyncio.CancelledError, GeneratorExit):
+                once()
+                raise
+
+        task = asyncio.get_running_loop().create_task(run())
+        task.add_done_callback(lambda done: once() if done.cancelled() else None)
         with self._lock:
             self._add(key, task)
         return task
@@ -155,6 +187,25 @@ class Background(Generic[T]):
             executor, self._executor = self._executor, None
         if executor is not None:
             executor.shutdown(wait=True)
+
+
+class _Once:
+    """Call ``action`` the first time only (a cancelled task may report twice); an error
+    it raises is logged, never raised into the event loop's shutdown."""
+
+    def __init__(self, action: Callable[[], object] | None) -> None:
+        self.action = action
+        self._lock = threading.Lock()
+
+    def __call__(self) -> None:
+        with self._lock:
+            action, self.action = self.action, None
+        if action is None:
+            return
+        try:
+            action()
+        except Exception:  # pragma: no cover - reporting must never break the shutdown
+            logger.exception("camab: could not record a cancelled attribution")
 
 
 class ResultStore(OrderedDict[Hashable, T]):

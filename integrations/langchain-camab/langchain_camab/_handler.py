@@ -18,7 +18,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from camab_rag.background import Background, ResultStore, fill, pending
+from camab_rag.background import Background, ResultStore, cancelled, fill, pending
 from camab_rag.captured import reached_the_model
 from camab_rag.errors import CredentialsRefusedError, NoContextError
 from camab_rag.groundedness import GroundednessFilter
@@ -240,6 +240,20 @@ class HandlerCore:
         if job.call is not None and job.call.message is not None:
             job.answer_placeholder = pending(run_id)
             _attach.annotate_message(job.call.message, job.answer_placeholder)
+
+    def _cancelled(self, job: _Job) -> None:
+        """A background task that will not finish (its event loop ended first): its
+        placeholders say so, and how to wait for it, instead of "pending" for ever."""
+        run_id = str(job.capture.run_id)
+        how = (
+            "Await handler.wait(run_id) before the event loop ends (e.g. at the end of the "
+            "coroutine given to asyncio.run), or set background=False"
+        )
+        logger.warning("camab: attribution of run %s was cancelled unfinished. %s", run_id, how)
+        slot = (job.capture.metadata or {}).get(_attach.RUN_METADATA_KEY)
+        for placeholder in [*job.doc_placeholders, job.answer_placeholder, slot]:
+            if isinstance(placeholder, dict) and placeholder.get("status") == "pending":
+                fill(placeholder, cancelled(run_id, how))
 
     def _publish(self, job: _Job, result: ChainAttribution) -> None:
         """Store the result and put it on the run's documents, answer and run metadata."""

@@ -27,7 +27,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
-from camab_rag.background import Background, ResultStore, fill, pending
+from camab_rag.background import Background, ResultStore, cancelled, fill, pending
 from camab_rag.captured import document_summary
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.rounds import Steps, adrive, drive
@@ -297,7 +297,11 @@ class CamabAttributor(Runnable[Any, Any]):
             result = await self._acompute(request, None)
             return self._respond(input, request, result, run_manager)
         placeholder = self._placeholders(request)
-        self._jobs.astart(str(request.run_id), self._compute_steps(request, placeholder))
+        self._jobs.astart(
+            str(request.run_id),
+            self._compute_steps(request, placeholder),
+            on_cancel=lambda: _cancelled(request, placeholder),
+        )
         return self._output(input, request, placeholder, run_manager)
 
     def _start(self, input: Any, run_manager: Any) -> tuple[_Request | None, Any]:
@@ -547,3 +551,16 @@ def _with_metadata(message: BaseMessage, data: dict[str, Any]) -> BaseMessage:
     metadata = dict(getattr(message, "response_metadata", {}) or {})
     metadata[_attach.METADATA_KEY] = data
     return message.model_copy(update={"response_metadata": metadata})
+
+
+def _cancelled(request: _Request, placeholder: dict[str, Any]) -> None:
+    """A background task that will not finish (its event loop ended first): its
+    placeholders say so, and how to wait for it, instead of "pending" for ever."""
+    how = (
+        "Await attributor.await_result(run_id) before the event loop ends (e.g. at the end "
+        "of the coroutine given to asyncio.run), or set background=False"
+    )
+    logger.warning("camab: attribution of run %s was cancelled unfinished. %s", request.run_id, how)
+    for entry in [placeholder, *request.doc_entries]:
+        if entry.get("status") == "pending":
+            fill(entry, cancelled(request.run_id, how))

@@ -98,7 +98,9 @@ class AsyncCamabCallbackHandler(HandlerCore, AsyncCallbackHandler):
             await adrive(self._attribute_steps(job))
             return
         self._placeholders(job)
-        self._jobs.astart(job.capture.run_id, self._attribute_steps(job))
+        self._jobs.astart(
+            job.capture.run_id, self._attribute_steps(job), on_cancel=lambda: self._cancelled(job)
+        )
 
     async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
         """The result of a background attribution, awaiting it (the latest root run's when

@@ -561,3 +561,22 @@ def test_the_retry_budget_of_the_engines_own_scorer_is_settable(index: Any) -> N
     handler = CamabEventHandler(scorer_options={"retry_budget_s": 0.0})
     assert handler._attributor.scorers.get(llm).retry_budget_s == 0.0
     assert CamabQueryEngine(inner)._attributor.scorers.get(llm).retry_budget_s == 3.0
+
+
+def test_an_aquery_whose_loop_ends_before_its_attribution_is_cancelled(
+    index: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 37: on main asyncio.run(engine.aquery(q)) without aflush left
+    metadata["attribution"]["status"] == "pending" for ever, even with a healthy scorer."""
+    scorer = PlantedScorer(["title:"], delay=0.2)
+    engine = index.as_query_engine(llm=SlowMockLLM(max_tokens=3), similarity_top_k=3)
+    handler = CamabEventHandler.attach(scorer=scorer, budget=8, method="camab")
+    try:
+        with caplog.at_level("WARNING"):
+            response = asyncio.run(engine.aquery("Who was Henry Roth?"))
+    finally:
+        handler.detach()
+    info = response.metadata[ATTRIBUTION_KEY]
+    assert info["status"] == "cancelled"
+    assert "aflush()" in info["error"]
+    assert "was cancelled" in caplog.text and "aflush()" in caplog.text

@@ -164,6 +164,16 @@ async def test_background_async() -> None:
     assert result.status == "ok" and out["attribution"]["status"] == "ok"
 
 
+def test_an_async_background_step_whose_loop_ends_first_is_cancelled() -> None:
+    """Issue 37: asyncio.run returns before the step's attribution: "cancelled", with how
+    to wait for it, never "pending" for ever."""
+    attributor = CamabAttributor(SlowScorer(), budget=6, background=True)
+    out = asyncio.run((_rag() | attributor).ainvoke(QUESTION))
+    assert out["attribution"]["status"] == "cancelled"
+    assert "await_result(run_id)" in out["attribution"]["error"]
+    assert out["context"][0].metadata["attribution"]["status"] == "cancelled"
+
+
 def test_citations_option_annotates_the_answer_message() -> None:
     out = (_rag() | CamabAttributor(KeywordScorer(), budget=8, citations=True)).invoke(QUESTION)
     [block] = out["answer"].content_blocks

@@ -407,3 +407,19 @@ def test_past_its_deadline_the_attribution_stops_and_the_chain_goes_on() -> None
     assert result is not None and result.status == "error"
     assert "deadline of 0.5 s (deadline_s)" in (result.error or "")
     assert 0 < len(scorer.calls) < 7  # stopped between batches, before the budget
+
+
+def test_an_async_background_run_whose_loop_ends_first_is_cancelled(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 37: never "pending" for ever. asyncio.run returns before the attribution is
+    awaited: its placeholders say "cancelled" and how to wait, and a warning is logged."""
+    handler = AsyncCamabCallbackHandler(SlowScorer(), budget=7, method="camab", background=True)
+    retrieve = {"context": KeywordRetriever(documents=DOCS) | _format}
+    chain = {**retrieve, "question": RunnablePassthrough()} | PROMPT | EchoModel()
+    with caplog.at_level("WARNING"):
+        message = asyncio.run(chain.ainvoke("Capital of Spain?", {"callbacks": [handler]}))
+    placeholder = message.response_metadata["attribution"]
+    assert placeholder["status"] == "cancelled"
+    assert "handler.wait(run_id)" in placeholder["error"]
+    assert "cancelled" in caplog.text and "handler.wait" in caplog.text

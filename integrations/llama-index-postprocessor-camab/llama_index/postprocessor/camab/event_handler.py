@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import threading
 import uuid
 from collections.abc import Mapping
@@ -27,9 +28,15 @@ from llama_index.postprocessor.camab.streaming import (
 )
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from camab_rag.background import Background, pending
+from camab_rag.background import Background, cancelled, fill, pending
 from camab_rag.groundedness import check_groundedness_filter
 from camab_rag.rounds import Steps, adrive, drive
+
+logger = logging.getLogger(__name__)
+HOW_TO_WAIT = (
+    "Await handler.aflush() before the event loop ends (e.g. at the end of the coroutine "
+    "given to asyncio.run), or set background=False"
+)
 
 
 class CamabEventHandler(BaseEventHandler):
@@ -47,8 +54,11 @@ class CamabEventHandler(BaseEventHandler):
 
     For ``aquery`` (inside a running event loop) attribution runs as a background task, so
     the loop is never blocked; the response's attribution shows ``status: "pending"`` until
-    :meth:`aflush` has awaited it. ``query`` attributes inline, before it returns. Set
-    ``background`` to force either way.
+    :meth:`aflush` has awaited it. If the event loop ends first (``asyncio.run`` returns
+    without ``aflush``), the attribution is cancelled: its status becomes
+    ``"cancelled"`` with a message saying to await :meth:`aflush`, and a warning is
+    logged. ``query`` attributes inline, before it returns. Set ``background`` to force
+    either way.
 
     ``groundedness`` (a :class:`~camab_rag.groundedness.GroundednessFilter`) judges each
     answer; its verdict goes to ``metadata["attribution"]["groundedness"]``. A filter with
@@ -162,8 +172,9 @@ class CamabEventHandler(BaseEventHandler):
         steps = self._steps(response, question, record, query_id)
         if background and loop is not None:
             key = query_id or uuid.uuid4().hex  # a span id, else a key of its own
-            set_metadata(response, pending(key))
-            self._jobs.astart(key, steps)
+            placeholder = pending(key)
+            set_metadata(response, placeholder)
+            self._jobs.astart(key, steps, on_cancel=lambda: _cancel(placeholder, key))
         else:
             drive(steps)
 
@@ -210,6 +221,17 @@ class CamabEventHandler(BaseEventHandler):
     async def aflush(self) -> None:
         """Wait for every background attribution started so far."""
         await self._jobs.aflush()
+
+
+def _cancel(placeholder: dict[str, Any], key: str) -> None:
+    """The attribution of query ``key`` will not finish: say so where it was pending."""
+    logger.warning(
+        "camab attribution of query %s was cancelled: its event loop ended before it finished. %s",
+        key,
+        HOW_TO_WAIT,
+    )
+    if placeholder.get("status") == "pending":
+        fill(placeholder, cancelled(key, HOW_TO_WAIT))
 
 
 def _span_method(span_id: str | None) -> str:
