@@ -35,9 +35,18 @@ def test_langchain_chat_openai() -> None:
 
 def test_llama_index_openai_like() -> None:
     openai_like = pytest.importorskip("llama_index.llms.openai_like")
-    llm = openai_like.OpenAILike(api_base=URL, model="smollm2", api_key=KEY, is_chat_model=True)
+    llm = openai_like.OpenAILike(
+        api_base=URL,
+        model="smollm2",
+        api_key=KEY,
+        is_chat_model=True,
+        default_headers={"X-Gateway-Key": "gw-SECRET-1"},
+    )
     settings = chat_client_settings(llm)
     assert (settings.base_url, settings.model, settings.api_key) == (URL, "smollm2", KEY)
+    assert settings.headers == {"X-Gateway-Key": "gw-SECRET-1"}  # the LLM's own headers
+    scorer = scorer_from_chat_client(llm)
+    assert "gw-SECRET-1" not in repr(scorer) and KEY not in repr(scorer)
 
 
 def test_openai_client_needs_the_model_name() -> None:
@@ -46,6 +55,9 @@ def test_openai_client_needs_the_model_name() -> None:
         chat_client_settings(client)
     settings = chat_client_settings(client, model="smollm2")
     assert settings.base_url == URL and settings.api_key == KEY
+    assert settings.headers == {}  # not its own key and platform headers
+    given = openai.OpenAI(base_url=URL, api_key=KEY, default_headers={"X-Team": "t"})
+    assert chat_client_settings(given, model="smollm2").headers == {"X-Team": "t"}
 
 
 def test_clients_of_openais_own_api_are_refused() -> None:

@@ -1,0 +1,233 @@
+"""No fault of a server makes camab-rag show a credential (issue 37).
+
+Every fault mode of the scripted endpoint on 127.0.0.1 (``test_http_faults.FaultyServer``),
+most of them echoing the credentials back, runs through the core, the renderers, both
+integrations and the command line with a known API key, a password in the base URL and a
+token in a header. Then every log record (camab's, httpx's, the integrations'), error
+(with its traceback and any chained exception), result, metadata and rendering is searched
+for them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from test_http_faults import PROMPT, RESPONSE, FaultyServer, plain
+
+from camab_cli.cli import main
+from camab_rag import attribute, cite
+from camab_rag.result import AttributionResult
+from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+
+KEY = "sk-KNOWN-KEY-1f4c9e"
+PASSWORD = "url-PASSWORD-77ab3d"
+TOKEN = "hdr-TOKEN-5c0de2"
+SECRETS = (KEY, PASSWORD, TOKEN)
+ECHO = f"upstream refused Bearer {KEY} (token {TOKEN}) at http://admin:{PASSWORD}@db:5432"
+DOCUMENTS = ["Paris is the capital of France.", "Rome is the capital of Italy."]
+QUESTION = "What is the capital of France?"
+
+FAULTS: dict[str, tuple[Any, ...]] = {
+    "ok": ("ok",),
+    "500 echoing": ("status", 500, {}, {"error": {"message": ECHO}}),
+    "429 echoing": ("status", 429, {"Retry-After": "0.01"}, {"error": {"message": ECHO}}),
+    "400 echoing": ("status", 400, {}, {"error": {"message": ECHO}}),
+    "400 logprobs echoing": ("status", 400, {}, {"error": {"message": f"logprobs: {ECHO}"}}),
+    "401 echoing": ("status", 401, {}, {"error": {"message": ECHO}}),
+    "403 echoing": ("status", 403, {}, {"error": {"message": ECHO}}),
+    "404 echoing": ("status", 404, {}, {"detail": ECHO}),
+    "404 chat model echoing": ("status", 404, {}, {"error": {"message": f"not supported {ECHO}"}}),
+    "502 text echoing": ("raw", 502, ECHO.encode()),
+    "200 text echoing": ("raw", 200, ECHO.encode()),
+    "200 without choices echoing": ("status", 200, {}, {"error": ECHO}),
+    "invalid json": ("invalid_json",),
+    "truncated": ("truncated",),
+    "no logprobs": ("no_logprobs",),
+    "miscounted": ("miscounted",),
+    "positive log-prob": ("positive",),
+    "slow": ("slow", 1.0),
+    "trickle": ("trickle", 0.05),
+}
+CLI_FAULTS = {  # those the command line's scorer (3 s retry budget, 60 s timeout) meets fast
+    "ok",
+    "429 echoing",
+    "400 echoing",
+    "400 logprobs echoing",
+    "401 echoing",
+    "403 echoing",
+    "404 echoing",
+    "404 chat model echoing",
+    "no logprobs",
+}
+
+
+class FixedPrompt:
+    """Every subset gets the recorded prompt (so the recorded echo fits): the attribution
+    succeeds against the "ok" server and its result can be rendered."""
+
+    n_segments = len(DOCUMENTS)
+
+    def build(self, mask: Any) -> str:
+        return PROMPT
+
+
+@pytest.fixture
+def server() -> Iterator[FaultyServer]:
+    fake = FaultyServer()
+    yield fake
+    fake.close()
+
+
+def secret_url(server: FaultyServer) -> str:
+    return server.base_url.replace("http://", f"http://admin:{PASSWORD}@")
+
+
+def make_scorer(url: str) -> OpenAICompletionsScorer:
+    return OpenAICompletionsScorer(
+        url,
+        "smollm2",
+        api_key=KEY,
+        timeout=0.3,
+        max_retries=1,
+        backoff_base=0.01,
+        retry_budget_s=0.5,
+        chat_template_renderer=plain,
+        default_headers={"X-Upstream-Token": TOKEN},
+    )
+
+
+def shown_by_the_core(scorer: OpenAICompletionsScorer) -> list[str]:
+    """The result or error of one attribution, and everything rendered from it."""
+    shown = [repr(scorer), str(scorer), scorer.base_url]
+    try:
+        result = attribute(
+            QUESTION, DOCUMENTS, RESPONSE, scorer, budget=4, prompt_builder=FixedPrompt()
+        )
+    except Exception as error:
+        shown += ["".join(traceback.format_exception(error))]
+        result = AttributionResult.failed(error, question=QUESTION, response=RESPONSE)
+    shown.append(json.dumps(result.to_dict()))
+    if result.status == "ok":
+        cited = cite(result, DOCUMENTS)
+        shown += [cited.to_html(), cited.to_markdown(), cited.to_terminal(), cited.to_json()]
+    return shown
+
+
+def shown_by_langchain(scorer: OpenAICompletionsScorer) -> list[str]:
+    pytest.importorskip("langchain_camab")
+    from langchain_camab import CamabCallbackHandler
+    from langchain_core.documents import Document
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from langchain_core.prompts import ChatPromptTemplate
+    from langchain_core.runnables import RunnableLambda
+
+    docs = [Document(text) for text in DOCUMENTS]
+    prompt = ChatPromptTemplate.from_messages([("human", "{context}\n\nQ: {question}")])
+
+    def fill(x: dict[str, Any]) -> dict[str, Any]:
+        return {"context": "\n".join(d.page_content for d in x["docs"]), **x}
+
+    chain = RunnableLambda(fill) | prompt | FakeListChatModel(responses=[RESPONSE])
+    handler = CamabCallbackHandler(scorer, budget=4)  # the documents: the input's "docs"
+    message = chain.invoke({"question": QUESTION, "docs": docs}, {"callbacks": [handler]})
+    shown = [json.dumps(message.response_metadata, default=str)]
+    if handler.last_result is not None:
+        shown.append(json.dumps(handler.last_result.to_dict(), default=str))
+    return shown
+
+
+def shown_by_llamaindex(scorer: OpenAICompletionsScorer) -> list[str]:
+    pytest.importorskip("llama_index.postprocessor.camab")
+    from llama_index.core.base.response.schema import Response
+    from llama_index.core.schema import NodeWithScore, TextNode
+    from llama_index.postprocessor.camab.response import AttributionConfig, attribute_response
+
+    nodes = [NodeWithScore(node=TextNode(text=text), score=1.0) for text in DOCUMENTS]
+    response = Response(response=RESPONSE, source_nodes=nodes)
+    attribute_response(response, QUESTION, scorer=scorer, config=AttributionConfig(budget=4))
+    return [json.dumps(response.metadata, default=str)] + [
+        json.dumps(n.node.metadata, default=str) for n in response.source_nodes
+    ]
+
+
+def shown_by_the_cli(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> list[str]:
+    monkeypatch.setenv("CAMAB_TEST_KEY", KEY)
+    records = tmp_path / "r.jsonl"
+    record = {"question": QUESTION, "documents": DOCUMENTS, "response": RESPONSE}
+    records.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    arguments = ["attribute", str(records), "--base-url", url, "--model-name", "smollm2"]
+    arguments += ["--api-key-env", "CAMAB_TEST_KEY", "--budget", "4", "--format", "json"]
+    main([*arguments, "--no-groundedness"])
+    captured = capsys.readouterr()
+    return [captured.out, captured.err]
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_no_fault_makes_a_credential_show(
+    server: FaultyServer,
+    fault: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server.default = FAULTS[fault]
+    url = secret_url(server)
+    shown: list[str] = []
+    asked: list[int] = []  # requests each path made: a path that never asks proves nothing
+    with caplog.at_level(logging.DEBUG):
+        for path in (shown_by_the_core, shown_by_langchain, shown_by_llamaindex):
+            before = len(server.completions)
+            shown += path(make_scorer(url))
+            asked.append(len(server.completions) - before)
+        shown += [caplog.text, *(str(record.args) for record in caplog.records)]
+        caplog.clear()
+        if fault in CLI_FAULTS:
+            server.tokenize = {}  # the command line renders chat prompts through /tokenize
+            before = len(server.completions)
+            cli = shown_by_the_cli(url, tmp_path, monkeypatch, capsys)
+            asked.append(len(server.completions) - before)
+            # it holds the key and the password, not the header's token
+            for text in [*cli, caplog.text, *(str(r.args) for r in caplog.records)]:
+                assert KEY not in text and PASSWORD not in text, f"{fault}: {text[:300]!r}"
+    assert all(asked), f"{fault}: requests per path {asked}"
+    # the credentials did reach their own server
+    assert server.headers[0]["X-Upstream-Token"] == TOKEN
+    assert server.headers[0]["Authorization"].startswith("Basic ")
+    for text in shown:
+        for secret in SECRETS:
+            assert secret not in text, f"{fault}: {secret} shown in {text[:300]!r}"
+
+
+def test_an_unreachable_server_shows_no_credential(caplog: pytest.LogCaptureFixture) -> None:
+    from vllm_server import free_port
+
+    url = f"http://admin:{PASSWORD}@127.0.0.1:{free_port()}/v1"
+    with caplog.at_level(logging.DEBUG):
+        shown = shown_by_the_core(make_scorer(url))
+    assert any("connection error" in text for text in shown)
+    for text in [*shown, caplog.text]:
+        for secret in SECRETS:
+            assert secret not in text
+
+
+def test_the_ok_fault_mode_really_attributes(server: FaultyServer) -> None:
+    """The "ok" mode above goes through a successful attribution and its renderings."""
+    result = attribute(
+        QUESTION,
+        DOCUMENTS,
+        RESPONSE,
+        make_scorer(secret_url(server)),
+        budget=4,
+        prompt_builder=FixedPrompt(),
+    )
+    assert result.status == "ok" and np.all(np.isfinite(result.scores))
