@@ -52,8 +52,18 @@ def iter_lines(path: str | Path) -> Iterator[dict[str, Any]]:
 
 
 _LINE_START = re.compile(rb'\{"id": "(?:[^"\\]|\\.)*", "line": \d+, "status": "')
-"""How every result line starts (``json.dumps`` of :func:`~camab_cli.audit.lines.result_line`):
-a torn last line is cut only when it starts so."""
+"""How every result line starts (``json.dumps`` of :func:`~camab_cli.audit.lines.result_line`)."""
+_ID_START = b'{"id": "'
+
+
+def _torn(raw: bytes, after_results: bool) -> bool:
+    """Whether ``raw``, the last line, is one of our result lines cut short: it starts as
+    every result line does; or, after whole result lines (the file is ours), it starts
+    as they do at least as far as it goes (a crash may cut the line anywhere)."""
+    if _LINE_START.match(raw):
+        return True
+    head = raw[: len(_ID_START)]
+    return after_results and len(head) > 0 and _ID_START.startswith(head)
 
 
 def _is_result(data: object) -> bool:
@@ -73,7 +83,7 @@ def _valid_prefix(path: Path) -> tuple[int, dict[str, str]]:
             except ValueError:
                 data = None
             if not _is_result(data):
-                if data is None and keep + len(raw) == size and _LINE_START.match(raw):
+                if data is None and keep + len(raw) == size and _torn(raw, bool(done)):
                     break  # a torn last line of ours: cut and redone
                 raise InputError(
                     f"{path}: line {number} is not a camab audit result line: refusing to "
