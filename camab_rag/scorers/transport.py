@@ -34,6 +34,7 @@ import logging
 import socket
 import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -193,11 +194,13 @@ class HttpTransport:
     # ------------------------------------------------------------------------ clients
 
     def client(self) -> httpx.Client:
+        """The blocking client (one connection pool), closed by :meth:`close` or, at the
+        latest, when this transport is garbage-collected (no socket is left open)."""
         with self._lock:
             if self._sync_client is None:
-                self._sync_client = httpx.Client(
-                    headers=self._headers, auth=self._auth, timeout=self.timeout
-                )
+                client = httpx.Client(headers=self._headers, auth=self._auth, timeout=self.timeout)
+                weakref.finalize(self, client.close)
+                self._sync_client = client
             return self._sync_client
 
     @asynccontextmanager
