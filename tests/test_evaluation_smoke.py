@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from conftest_data import HOTPOTQA
 
 from camab_cli.evaluation.cli import add_bench_parser, config_from_args
 from camab_cli.evaluation.counting import CountingScorer
@@ -37,7 +38,7 @@ def test_smoke_run_end_to_end_and_resume(
     pytest.importorskip("shap")
     pytest.importorskip("context_cite")
     pytest.importorskip("bert_score")
-    config = config_from_args(_smoke_args(tmp_path, "--dataset", "hotpotqa"))
+    config = config_from_args(_smoke_args(tmp_path, "--dataset", str(HOTPOTQA)))
     scorer = CountingScorer(smollm2_scorer)
     path = run_benchmark(config, scorer)
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]

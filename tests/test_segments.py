@@ -2,13 +2,13 @@ from collections import defaultdict
 from types import SimpleNamespace
 
 import pytest
-from conftest_data import read_jsonl
+from conftest_data import TYDIQA, read_jsonl
 
 from camab_rag.errors import InputError
 from camab_rag.segments import segment_documents, to_documents
 from camab_rag.sentences import split_sentences
 
-TYDI = read_jsonl("tydiqa_goldp_dev.jsonl")
+TYDI = read_jsonl(TYDIQA)
 LANGUAGES = sorted({row["language"] for row in TYDI})
 
 

