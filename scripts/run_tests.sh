@@ -2,9 +2,9 @@
 # Run every test suite (core and integrations). pytest's exit code 5 ("no tests collected")
 # is a failure here: a suite that silently collects nothing must not pass.
 #
-# One vLLM server (for the HTTP-scorer and integration tests) is started here, in the
-# background, and shared by every suite through CAMAB_TEST_VLLM_PORT: it boots while the
-# fast tests run, and the suites that need it wait for its health.
+# One vLLM server (for the HTTP-scorer and integration tests) is started here with
+# `camab serve`, in the background, and shared by every suite through CAMAB_TEST_VLLM_PORT:
+# it boots while the fast tests run, and the suites that need it wait for its health.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE
@@ -20,10 +20,14 @@ trap stop_server EXIT
 if [ "${CAMAB_SKIP_VLLM:-0}" != "1" ] && [ -x .venv-vllm/bin/python ] \
     && [ -z "${CAMAB_TEST_VLLM_PORT:-}" ]; then
     port="$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-    .venv/bin/python tests/vllm_server.py --port "$port" > /tmp/camab-vllm-server.out 2>&1 &
+    # the README's one command; it prints the base_url once healthy (a test checks it)
+    mkdir -p .pytest_cache
+    export CAMAB_TEST_VLLM_SERVE_OUT="$PWD/.pytest_cache/vllm-serve.out"
+    .venv/bin/camab serve --venv .venv-vllm --port "$port" --no-install --log .pytest_cache/vllm.log \
+        > "$CAMAB_TEST_VLLM_SERVE_OUT" 2> .pytest_cache/vllm-serve.err &
     server_pid=$!
     export CAMAB_TEST_VLLM_PORT="$port"
-    echo "run_tests: shared vLLM server starting on 127.0.0.1:$port (pid $server_pid)"
+    echo "run_tests: shared vLLM server (camab serve) starting on 127.0.0.1:$port (pid $server_pid)"
 fi
 
 status=0

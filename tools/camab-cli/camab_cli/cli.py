@@ -7,6 +7,8 @@
   prints the citations and writes an HTML page.
 * ``camab bench``: benchmark attribution methods on real data (evaluation helpers).
 * ``camab audit``: batch audit of logged RAG answers (:mod:`camab_cli.audit`).
+* ``camab serve``: a local OpenAI-compatible scoring server (vLLM) for ``--base-url``
+  (:mod:`camab_cli.serve`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import IO, Any
 
 from camab_cli.progress import Progress
 from camab_cli.records import Record, load_records, parse_record
+from camab_cli.serve import add_serve_parser
 from camab_rag import __version__
 from camab_rag.errors import CamabError, InputError
 
@@ -410,6 +413,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
     _add_bench(commands, real=bool(argv) and argv[0] == "bench")
     _add_audit(commands)
+    add_serve_parser(commands)
     return parser
 
 
