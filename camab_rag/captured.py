@@ -249,7 +249,8 @@ attribute_captured = synced(
         settings: budget, method, granularity, seed, options, groundedness filter.
         prompts: the prompts the chain's model received, in order (text or chat
             messages); the last that holds every document is ablated in place.
-        progress: ``progress(calls_made, budget)`` after each scored batch.
+        progress: ``progress(calls_made, total)`` every few model calls (see
+            :func:`camab_rag.attribute`).
 
     Raises what :func:`camab_rag.attribute` raises; the groundedness verdict never raises.
     """,

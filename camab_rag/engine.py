@@ -49,7 +49,7 @@ from camab_rag.statements import attribute_statements
 Masks = NDArray[np.bool_]
 FloatArray = NDArray[np.float64]
 ProgressFn = Callable[[int, int], object]
-"""``progress(calls_made, budget)``, called after each scored batch of subsets."""
+"""``progress(calls_made, total)``, called every few model calls (see :class:`_Run`)."""
 MAX_SEGMENTS = 5000
 logger = logging.getLogger(__name__)
 
@@ -67,25 +67,65 @@ class _Run:
     masks: list[Masks]
     rewards: list[FloatArray]
     progress: ProgressFn | None = None
+    total: int = 0
+    _shown: tuple[int, int] = (0, 0)
 
-    def record(self, masks: Masks, rewards: FloatArray, calls: int) -> None:
+    def record(self, masks: Masks, rewards: FloatArray) -> None:
         self.sampler.observe(masks, rewards)
         self.masks.append(masks)
         self.rewards.append(rewards)
+
+    def follow(self, oracle: ScorerOracle | FunctionOracle, *, anchors: bool = False) -> None:
+        """Report ``progress(calls, total)`` after each of ``oracle``'s calls (a few subsets
+        each, :data:`~camab_rag.oracle.PROGRESS_EVERY`). ``total`` is the number of calls
+        the run will make when its design is fixed (exact enumeration, leave-one-out,
+        KernelSHAP, ContextCite: their distinct subsets, plus the full and empty contexts
+        ``anchors`` asks for), else the budget (plus the anchors); it never falls below
+        ``calls``, and the last report has ``calls == total``, so a bar neither stops short
+        nor overflows."""
+        if self.progress is None:
+            return
+        planned = self.sampler.planned()
+        if planned is None:
+            self.total = self.budget + (2 if anchors else 0)
+        else:
+            rows = {row.tobytes() for row in planned}
+            if anchors:
+                n = planned.shape[1]
+                rows |= {np.ones(n, dtype=bool).tobytes(), np.zeros(n, dtype=bool).tobytes()}
+            self.total = len(rows)
+        oracle.on_scored = self.report
+
+    def report(self, calls: int) -> None:
+        """After a scorer call: ``calls`` made of ``total`` (raised if a run makes more)."""
         if self.progress is not None:
-            try:
-                self.progress(calls, self.budget)
-            except Exception:  # a progress display must never stop the attribution
-                logger.warning("camab: the progress callback raised", exc_info=True)
+            self.total = max(self.total, calls)
+            self._show(calls, self.total)
+
+    def report_end(self, calls: int) -> None:
+        """The run has made its last call: ``(calls, calls)``, unless that was the last
+        report already (a run that stopped early, or whose anchors were cached)."""
+        if self.progress is not None and calls and self._shown != (calls, calls):
+            self.total = calls
+            self._show(calls, calls)
+
+    def _show(self, calls: int, total: int) -> None:
+        self._shown = (calls, total)
+        hook = self.progress
+        try:
+            if hook is not None:
+                hook(calls, total)
+        except Exception:  # a progress display must never stop the attribution
+            logger.warning("camab: the progress callback raised", exc_info=True)
 
     def rounds(self, oracle: ScorerOracle | FunctionOracle) -> Steps[None]:
         """The attribution loop, written once for :func:`attribute`, :func:`aattribute`
-        and :func:`attribute_fn`: the sampler proposes subsets, the oracle prices them (one
-        batch of model calls a round), the sampler learns, until it stops."""
+        and :func:`attribute_fn`: the sampler proposes subsets, the oracle prices them (a
+        few model calls at a time), the sampler learns, until it stops."""
         while (masks := self.sampler.next_masks()) is not None:
             if masks.shape[0]:
                 rewards = yield from oracle.rewards(masks)
-                self.record(masks, rewards, oracle.n_queries)
+                self.record(masks, rewards)
 
     def history(self, n_segments: int) -> tuple[Masks, FloatArray]:
         if not self.masks:
@@ -298,6 +338,7 @@ class _TextJob:
             parallel_requests(a["scorer"]),
         )
         run.progress = a["progress"]
+        run.follow(oracle, anchors=bool(a["anchors"]))
         return cls(arguments, documents, segments, oracle, reward_name, plan, run)
 
     def steps(self) -> Steps[AttributionResult]:
@@ -314,6 +355,7 @@ class _TextJob:
             ends = np.array([np.ones(n, dtype=bool), np.zeros(n, dtype=bool)])
             full, empty = yield from self.oracle.rewards(ends)
             anchors = {"full": float(full), "empty": float(empty)}
+        self.run.report_end(self.oracle.n_queries)
         return replace(self.result(), anchor_rewards=anchors)
 
     def result(self) -> AttributionResult:
@@ -400,8 +442,11 @@ def attribute(
         hierarchical: attribute whole documents first, then the segments inside the top
             documents (:mod:`camab_rag.methods.hierarchical`); ``None`` (default) lets
             ``"auto"`` do so and runs the other methods flat.
-        progress: called as ``progress(calls_made, budget)`` after each scored batch (a
-            progress bar, a log line); an exception it raises is logged and ignored.
+        progress: called as ``progress(calls_made, total)`` every few model calls (a
+            progress bar, a log line): ``total`` is the number of calls the run will make
+            when its design is fixed (``2**N`` for an exact fit, ``N + 1`` for
+            leave-one-out), else the budget (plus the ``anchors``); the last call has
+            ``calls_made == total``. An exception it raises is logged and ignored.
         deadline_s: the most seconds the attribution may take (``None``: no limit). The
             clock is checked before each batch of model calls (an in-process model
             finishes the batch it is running, so the worst case is the deadline plus one
@@ -477,7 +522,9 @@ def attribute_fn(
         hierarchical,
     )
     run.progress = progress
+    run.follow(oracle)
     drive(run.rounds(oracle))
+    run.report_end(oracle.n_queries)
     result = _finish(run, int(n_segments), oracle.n_queries, 0)
     return replace(result, wall_time_s=time.perf_counter() - run.started)
 

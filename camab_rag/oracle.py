@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,14 +19,28 @@ from camab_rag.errors import InputError, ScorerError
 from camab_rag.prompts import PromptBuilder
 from camab_rag.rewards import RewardFn
 from camab_rag.rounds import LocalCall, ScoreCall, Steps, adrive, drive
-from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest
+from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
 
 Masks = NDArray[np.bool_]
 FloatArray = NDArray[np.float64]
+ScoredHook = Callable[[int], object]
+"""Called with the number of distinct subsets paid for so far, after each scorer call."""
+PROGRESS_EVERY = 4
+"""New subsets per scorer call at most (or the scorer's parallel capacity when larger):
+a large batch (an exact enumeration, a design's opening) is scored a few subsets at a
+time, so progress is reported every few calls. The in-process scorer keeps its prompt
+prefixes between calls, so the split costs it almost nothing."""
+
+
+def chunked(masks: Sequence[NDArray[np.bool_]], size: int) -> list[list[NDArray[np.bool_]]]:
+    """``masks`` in order, ``size`` at a time."""
+    return [list(masks[start : start + size]) for start in range(0, len(masks), size)]
 
 
 class ScorerOracle:
-    """Rewards from a scorer, cached by subset (no subset is ever paid for twice)."""
+    """Rewards from a scorer, cached by subset (no subset is ever paid for twice).
+
+    ``on_scored(n_queries)`` runs after each scorer call (the engine's progress)."""
 
     def __init__(
         self, builder: PromptBuilder, scorer: Scorer, response: str, reward_fn: RewardFn
@@ -37,6 +52,8 @@ class ScorerOracle:
         self.cache: dict[bytes, ResponseLogprobs] = {}
         self.n_queries = 0
         self.prompt_tokens = 0
+        self.per_call = max(PROGRESS_EVERY, parallel_requests(scorer))
+        self.on_scored: ScoredHook | None = None
 
     def _new_masks(self, masks: Masks) -> list[NDArray[np.bool_]]:
         pending: dict[bytes, NDArray[np.bool_]] = {}
@@ -75,11 +92,13 @@ class ScorerOracle:
         )
 
     def rewards(self, masks: Masks) -> Steps[FloatArray]:
-        """The rewards of ``masks``, asking the scorer (one batch) for the new subsets only;
-        run by :func:`~camab_rag.rounds.drive` or :func:`~camab_rag.rounds.adrive`."""
-        new = self._new_masks(masks)
-        if new:
-            self._store(new, (yield ScoreCall(self.scorer, self._requests(new))))
+        """The rewards of ``masks``, asking the scorer for the new subsets only (a few per
+        call, :data:`PROGRESS_EVERY`); run by :func:`~camab_rag.rounds.drive` or
+        :func:`~camab_rag.rounds.adrive`."""
+        for part in chunked(self._new_masks(masks), self.per_call):
+            self._store(part, (yield ScoreCall(self.scorer, self._requests(part))))
+            if self.on_scored is not None:
+                self.on_scored(self.n_queries)
         return self._rewards(masks)
 
     def evaluate(self, masks: Masks) -> FloatArray:
@@ -113,10 +132,17 @@ class FunctionOracle:
         self.cache: dict[bytes, float] = {}
         self.n_queries = 0
         self.prompt_tokens = 0
+        self.on_scored: ScoredHook | None = None
 
     def rewards(self, masks: Masks) -> Steps[FloatArray]:
-        """The rewards of ``masks`` (computed in place; no model is asked)."""
-        return (yield LocalCall(lambda: self.evaluate(masks)))  # type: ignore[no-any-return]
+        """The rewards of ``masks`` (computed in place, :data:`PROGRESS_EVERY` new subsets
+        at a time; no model is asked)."""
+        new = [m for m in masks if m.tobytes() not in self.cache]
+        for part in chunked(list({m.tobytes(): m for m in new}.values()), PROGRESS_EVERY):
+            yield LocalCall(partial(self.evaluate, np.array(part)))
+            if self.on_scored is not None:
+                self.on_scored(self.n_queries)
+        return self.evaluate(masks)
 
     def evaluate(self, masks: Masks) -> FloatArray:
         values = []

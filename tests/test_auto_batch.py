@@ -138,10 +138,10 @@ def test_auto_picks_q_from_the_scorer_and_records_it() -> None:
     assert result.method_config["hierarchical"] is True
     assert result.method_config["stage1_calls"] == 7
     assert result.n_queries == 40
-    # the openings come whole (the 6 documents left out once + the full context, then
-    # the 24 sentences of the refined documents left out once), then the 9 Thompson draws
-    # that the budget leaves come 2 a round
-    assert scorer.batches == [7, 24, 2, 2, 2, 2, 1]
+    # the openings (the 6 documents left out once + the full context, then the 24
+    # sentences of the refined documents left out once) come as the scorer's 8 at a time
+    # (progress every few calls), then the 9 Thompson draws that the budget leaves, 2 a round
+    assert scorer.batches == [7, 8, 8, 8, 2, 2, 2, 2, 1]
 
 
 def test_q1_scorers_make_one_call_per_thompson_round() -> None:
@@ -151,7 +151,7 @@ def test_q1_scorers_make_one_call_per_thompson_round() -> None:
         assert result.n_queries == 40
     sizes = ParallelScorer(1)
     run(sizes)
-    assert sizes.batches == [7, 24] + [1] * 9
+    assert sizes.batches == [4, 3] + [4] * 6 + [1] * 9  # openings 4 calls at a time
 
 
 def test_q1_runs_are_the_runs_before_the_change() -> None:
@@ -170,8 +170,10 @@ def test_an_explicit_batch_size_wins(explicit: int) -> None:
     result = run(scorer, batch_size=explicit)
     assert result.method_config["batch_size"] == explicit
     assert result.n_queries == 40
-    assert scorer.batches[:2] == [7, 24]
-    assert max(scorer.batches[2:]) == min(explicit, 9)
+    assert scorer.batches[:8] == [4, 3] + [4] * 6  # the openings, 4 at a time
+    # the Thompson rounds, as the scorer's 4 at a time when a round is larger
+    assert max(scorer.batches[8:]) == min(explicit, 4)
+    assert sum(scorer.batches[8:]) == 9
     instance = run(ParallelScorer(4), method=Auto(batch_size=explicit))
     assert instance.method_config["batch_size"] == explicit
 
@@ -219,19 +221,19 @@ def test_sync_and_async_pick_the_same_q_and_subsets() -> None:
 
 def test_the_integrations_default_settings_follow_the_scorer() -> None:
     """The integrations attribute with ``AttributionSettings`` (auto, chunks): 8 documents,
-    2**8 > 40, so one level: the Shapley opening (30 of 40 calls) in one batch, then
-    Thompson draws, 2 a round."""
+    2**8 > 40, so one level: the Shapley opening (30 of 40 calls), as the scorer's 8 at a
+    time, then Thompson draws, 2 a round."""
     docs = [f"{FILLER[d]} Vermeer." if d == 3 else FILLER[d] for d in range(8)]
     scorer = ParallelScorer(8)
     captured = attribute_captured("Who?", docs, "Vermeer", scorer, AttributionSettings())
     assert captured.result.method_config["batch_size"] == 2
     assert captured.result.n_queries == 40
-    assert scorer.batches == [30] + [2] * 5
+    assert scorer.batches == [8, 8, 8, 6] + [2] * 5
     wide = ParallelScorer(8)
     settings = AttributionSettings(options={"batch_size": 4})
     explicit = attribute_captured("Who?", docs, "Vermeer", wide, settings)
     assert explicit.result.method_config["batch_size"] == 4
-    assert wide.batches == [30, 4, 4, 2]
+    assert wide.batches == [8, 8, 8, 6, 4, 4, 2]
 
 
 def test_the_recorded_config_rebuilds_the_same_q() -> None:

@@ -69,8 +69,9 @@ def test_eight_segments_pay_exactly_the_budget_in_distinct_calls(method):
 
 
 def test_one_level_auto_opens_with_kernelshap_coalitions_then_draws():
-    """8 chunks, budget 40: the first 30 calls are KernelSHAP's design in one batch (empty,
-    full, coalitions with their complements), the last 10 Thompson draws; all distinct."""
+    """8 chunks, budget 40: the first 30 calls are KernelSHAP's design (empty, full,
+    coalitions with their complements; reported 4 at a time), the last 10 Thompson draws
+    (one a round); all distinct."""
     asked, calls_after_each_round = [], []
 
     def value(mask):
@@ -81,7 +82,7 @@ def test_one_level_auto_opens_with_kernelshap_coalitions_then_draws():
         calls_after_each_round.append(calls)
 
     result = attribute_fn(value, 8, budget=40, seed=3, progress=progress)
-    assert calls_after_each_round == [30, *range(31, 41)]
+    assert calls_after_each_round == [*range(4, 30, 4), 30, *range(31, 41)]
     opening = np.array(asked[:30])
     assert not opening[0].any() and opening[1].all()  # the empty and the full context
     np.testing.assert_array_equal(opening[2::2], ~opening[3::2])  # complements paired
@@ -310,6 +311,7 @@ def test_progress_reports_calls_after_each_batch_and_never_breaks_the_run():
     )
     assert seen and seen[-1] == (result.n_queries, 24)
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+    assert all(b - a <= 4 for a, b in zip([0] + [d for d, _ in seen], [d for d, _ in seen]))
 
     def broken(done: int, total: int) -> None:
         raise RuntimeError("display is gone")
@@ -317,3 +319,68 @@ def test_progress_reports_calls_after_each_batch_and_never_breaks_the_run():
     scorer = KeywordScorer()
     again = attribute("Where?", ["Paris is big.", "Rome is old."], "Paris", scorer, progress=broken)
     assert again.status == "ok" and again.n_queries == len(scorer.calls)
+
+
+class _Watched(KeywordScorer):
+    """Records, at each progress event, how many requests had been scored by then."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[int, int, int]] = []
+
+    def progress(self, calls: int, total: int) -> None:
+        self.events.append((calls, total, len(self.calls)))
+
+
+@pytest.mark.parametrize(
+    "n_docs, method, anchors, expected",
+    [
+        # 4 chunks, budget 40: every subset, exactly 16 calls (anchors among them)
+        (4, "auto", True, [(4, 16), (8, 16), (12, 16), (16, 16)]),
+        # leave-one-out: N + 1 calls, the empty context one more with anchors
+        (6, "loo", False, [(4, 7), (7, 7)]),
+        (6, "loo", True, [(4, 8), (7, 8), (8, 8)]),
+    ],
+)
+def test_progress_totals_are_the_calls_a_fixed_design_makes(n_docs, method, anchors, expected):
+    """The total is known before the run for a fixed design, and events come every few
+    calls while the run goes on, not once at the end."""
+    scorer = _Watched()
+    docs = [f"Document {i} mentions word{i}." for i in range(n_docs)]
+    result = attribute(
+        "Which?",
+        docs,
+        "word1",
+        scorer,
+        budget=40,
+        method=method,
+        granularity="chunk",
+        anchors=anchors,
+        progress=scorer.progress,
+    )
+    assert [(calls, total) for calls, total, _ in scorer.events] == expected
+    assert all(calls == scored for calls, _, scored in scorer.events)  # as they happen
+    assert result.n_queries == expected[-1][0]
+
+
+def test_progress_with_an_adaptive_design_ends_at_its_total_without_overflowing():
+    """12 chunks (no exact fit): the budget plus two anchors is the total while the run
+    goes on; the first event comes after 4 of 26 calls, and the last says done, whatever
+    number of calls the anchors added."""
+    scorer = _Watched()
+    docs = [f"Document {i} mentions word{i}." for i in range(12)]
+    result = attribute(
+        "Which?",
+        docs,
+        "word3",
+        scorer,
+        budget=24,
+        granularity="chunk",
+        anchors=True,
+        progress=scorer.progress,
+    )
+    events = [(calls, total) for calls, total, _ in scorer.events]
+    assert events[0] == (4, 26)
+    assert all(calls <= total for calls, total in events)
+    assert events[-1] == (result.n_queries, result.n_queries)
+    assert all(b - a <= 4 for a, b in zip([0] + [c for c, _ in events], [c for c, _ in events]))

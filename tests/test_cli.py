@@ -347,3 +347,23 @@ def test_a_failing_record_is_named_and_the_others_are_written(tmp_path, capsys, 
     assert "1 of 3 records failed; the other 2 were written" in err
     written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [w["id"] for w in written] == ["a", "c"]
+
+
+def test_the_progress_bar_ends_at_its_total_and_never_overflows(tmp_path, capsys, monkeypatch):
+    """With the groundedness verdict's two calls, `make demo` used to print `25/24 model
+    calls`: the bar now counts the calls the attribution will make, verdict included."""
+    import re
+
+    from fakes import KeywordScorer
+
+    monkeypatch.setattr(cli, "build_scorer", lambda args, progress: KeywordScorer())
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(GOOD), encoding="utf-8")
+    for budget in ("5", "24"):  # 3 documents' 4 sentences: budget 24 enumerates all 16
+        assert main(["attribute", str(path), "--budget", budget, "--format", "json"]) == 0
+        err = capsys.readouterr().err
+        bars = [(int(a), int(b)) for a, b in re.findall(r"\] (\d+)/(\d+) model calls", err)]
+        assert bars and all(done <= total for done, total in bars), err
+        assert bars[-1][0] == bars[-1][1], err
+        summary = re.search(r"attributing: (\d+) model calls", err)
+        assert summary and int(summary.group(1)) == bars[-1][0]

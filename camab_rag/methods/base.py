@@ -37,12 +37,22 @@ class Sampler(ABC):
     def observe(self, masks: Masks, rewards: FloatArray) -> None:  # noqa: B027
         """Receive the rewards of the batch last proposed (non-adaptive samplers ignore them)."""
 
+    def planned(self) -> Masks | None:
+        """Every mask this sampler will propose, when that is known before the run (a
+        fixed design: exact enumeration, leave-one-out); ``None`` for adaptive ones. A
+        progress display takes its total from it."""
+        return None
+
 
 class FixedDesignSampler(Sampler):
     """A non-adaptive sampler: all masks proposed in one batch (scored concurrently)."""
 
     def __init__(self, masks: Masks) -> None:
         self._masks: Masks | None = masks
+        self._design = masks
+
+    def planned(self) -> Masks | None:
+        return self._design
 
     def next_masks(self) -> Masks | None:
         masks, self._masks = self._masks, None

@@ -472,7 +472,7 @@ HANDLER_ARGS_DOC = """
         report_run_metadata: add the summary to the root run's metadata (key
             ``camab_attribution``) so tracers that report at run end show it.
         max_results: results kept in ``.results`` (oldest dropped first).
-        progress: called as ``progress(calls_made, budget)`` after each scored batch (the
+        progress: called as ``progress(calls_made, total)`` every few model calls (the
             root run has ended by then, so a handler has no run to send events to).
         citations: also put LangChain ``Citation`` annotations on the answer message, in
             place: its content becomes one text block carrying them (opt in where

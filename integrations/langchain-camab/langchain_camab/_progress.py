@@ -10,15 +10,17 @@ from typing import Any
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 
 PROGRESS_EVENT = "camab_progress"
-"""Name of the custom event sent after each scored batch: ``{"run_id", "calls", "budget"}``
-(``astream_events`` shows it as ``on_custom_event``; handlers get ``on_custom_event``)."""
+"""Name of the custom event sent every few model calls: ``{"run_id", "calls", "total"}``
+(``total``: the calls the attribution will make, see :func:`camab_rag.attribute`'s
+``progress``; ``astream_events`` shows it as ``on_custom_event``; handlers get
+``on_custom_event``)."""
 
 ProgressHook = Callable[[int, int], object]
 logger = logging.getLogger(__name__)
 
 
 class RunProgress:
-    """The core's ``progress(calls, budget)`` hook for one attribution.
+    """The core's ``progress(calls, total)`` hook for one attribution.
 
     It calls the user's ``hook`` and, when the attribution runs inside a chain run,
     dispatches :data:`PROGRESS_EVENT` to that run's callbacks. In async runs the events are
@@ -36,13 +38,13 @@ class RunProgress:
         self.run_id = run_id
         self._tasks: list[asyncio.Task[Any]] = []
 
-    def __call__(self, calls: int, budget: int) -> None:
+    def __call__(self, calls: int, total: int) -> None:
         if self.hook is not None:
-            self.hook(calls, budget)
+            self.hook(calls, total)
         manager = self.run_manager
         if manager is None:
             return
-        data = {"run_id": self.run_id, "calls": calls, "budget": budget}
+        data = {"run_id": self.run_id, "calls": calls, "total": total}
         child = manager.get_child()
         if isinstance(manager, AsyncCallbackManagerForChainRun):
             event = child.on_custom_event(PROGRESS_EVENT, data, run_id=manager.run_id)

@@ -100,9 +100,9 @@ class CamabAttributor(Runnable[Any, Any]):
         background: return at once with ``{"status": "pending", "run_id": ...}`` and fill
             the same dicts in place when ready; ``attributor.wait(run_id)`` (sync) or
             ``await attributor.await_result(run_id)`` (async) gives the result.
-        progress: called as ``progress(calls_made, budget)`` after each scored batch. Inside
+        progress: called as ``progress(calls_made, total)`` every few model calls. Inside
             a run the same figures also go to the run's callbacks as the custom event
-            ``"camab_progress"`` (``{"run_id", "calls", "budget"}``; ``astream_events``
+            ``"camab_progress"`` (``{"run_id", "calls", "total"}``; ``astream_events``
             shows it).
         max_results: results kept in ``.results`` (oldest dropped first).
         citations: also put LangChain ``Citation`` annotations

@@ -370,26 +370,27 @@ def test_progress_goes_to_the_dispatcher_and_the_hook(index: Any) -> None:
     engine = index.as_query_engine(llm=MockLLM(max_tokens=2), similarity_top_k=3)
     collect = _Collect(events=[])
     seen: list[tuple[int, int]] = []
+    scorer = PlantedScorer(["Henry Roth"])
+    scored: list[int] = []  # requests scored when each progress report came
+
+    def hook(calls: int, total: int) -> None:
+        seen.append((calls, total))
+        scored.append(len(scorer.prompts))
+
     dispatcher = get_dispatcher()
     dispatcher.add_event_handler(collect)
     try:
-        wrapped = CamabQueryEngine(
-            engine,
-            PlantedScorer(["Henry Roth"]),
-            budget=6,
-            method="kernelshap",
-            progress=lambda calls, budget: seen.append((calls, budget)),
-        )
+        wrapped = CamabQueryEngine(engine, scorer, budget=6, method="kernelshap", progress=hook)
         response = answered(wrapped.query("Who was Henry Roth?"))
     finally:
         dispatcher.event_handlers = [h for h in dispatcher.event_handlers if h is not collect]
     assert attribution_info(response)["status"] == "ok"
     calls = [e.calls for e in collect.events]
-    assert calls and calls[-1] == 6 and calls == sorted(calls)
-    assert {e.budget for e in collect.events} == {6}
+    assert calls == [4, 6] == scored  # every few calls, as they are made, up to the total
+    assert {e.total for e in collect.events} == {6}
     assert {e.query for e in collect.events} == {"Who was Henry Roth?"}
     assert collect.events[0].span_id is not None  # inside the query's span
-    assert seen == [(e.calls, e.budget) for e in collect.events]
+    assert seen == [(e.calls, e.total) for e in collect.events]
 
 
 def test_refine_mode_falls_back_to_the_template_and_says_so(index: Any) -> None:

@@ -41,28 +41,6 @@ def read_records(path: str, stdin: IO[str] | None = None) -> list[Record]:
     return load_records(path, require_response=False, stdin=stdin)
 
 
-# --------------------------------------------------------------------------- progress
-class ProgressScorer:
-    """Forwards every call to a scorer and reports how many requests were scored."""
-
-    def __init__(self, scorer: Any, progress: Progress) -> None:
-        self._scorer = scorer
-        self._progress = progress
-
-    def score(self, requests: Sequence[Any]) -> Any:
-        results = self._scorer.score(requests)
-        self._progress.update(len(requests))
-        return results
-
-    async def ascore(self, requests: Sequence[Any]) -> Any:
-        results = await self._scorer.ascore(requests)
-        self._progress.update(len(requests))
-        return results
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._scorer, name)
-
-
 # --------------------------------------------------------------------------- scorers
 def build_scorer(args: argparse.Namespace, progress: Progress) -> Any:
     """The scorer chosen on the command line: a local model, or an OpenAI-compatible server
@@ -159,17 +137,18 @@ def attribute_record(
         if not response:
             raise CamabError(f"{record.where}: the model generated an empty answer")
         generated = True
-    progress.start(f"{label}: attributing", args.budget)
-    counted = ProgressScorer(scorer, progress)
+    progress.start(f"{label}: attributing", None)
     result = attribute(
         record.question,
         record.documents,
         response,
-        counted,
+        scorer,
         budget=args.budget,
         method=args.method,
         granularity=args.granularity,
         seed=args.seed,
+        anchors=args.groundedness,  # the verdict's two calls, inside the bar's total
+        progress=progress.show,
     )
     rule = CitationRule(top_k=args.top_k, threshold=args.threshold, unit=args.cite)
     cited = cite(result, record.documents, rule=rule)
@@ -177,7 +156,7 @@ def attribute_record(
         from camab_rag.groundedness import assess_groundedness
 
         report = assess_groundedness(
-            result, context=record.documents, scorer=counted, threshold=args.grounded_threshold
+            result, context=record.documents, scorer=scorer, threshold=args.grounded_threshold
         )
         cited = cited.with_groundedness(report)
     progress.finish(f"{result.n_queries + _extra(cited)} model calls")

@@ -85,7 +85,13 @@ class Progress:
 
     def update(self, n: int = 1, *, error: bool = False) -> None:
         """``n`` more steps done (``error``: one of them failed)."""
-        self.done += n
+        self.show(self.done + n, self.total, error=error)
+
+    def show(self, done: int, total: int | None, *, error: bool = False) -> None:
+        """``done`` of ``total`` steps (the engine's ``progress(calls, total)`` hook); a
+        total below ``done`` is raised to it, so the bar never overflows."""
+        self.done = done
+        self.total = max(total, done) if total is not None else None
         self.errors += int(error)
         now = time.perf_counter()
         if now - self._last_draw >= self.interval or (self.total and self.done >= self.total):

@@ -103,7 +103,7 @@ async def test_progress_events_show_in_astream_events() -> None:
         if e["event"] == "on_custom_event" and e["name"] == PROGRESS_EVENT
     ]
     assert events, "no progress event was dispatched"
-    assert events[-1]["data"]["calls"] == 8 and events[-1]["data"]["budget"] == 8
+    assert events[-1]["data"]["calls"] == 8 and events[-1]["data"]["total"] == 8
     assert events[-1]["data"]["run_id"] is not None
 
 
@@ -134,3 +134,48 @@ def test_handler_scored_documents_when_format_docs_consumed_them() -> None:
     pairs = handler.last_result.scored_documents()
     assert len(pairs) == 3 and all(isinstance(doc, Document) for doc, _ in pairs)
     assert pairs[0][0].page_content == DOCS[0].page_content
+
+
+FOUR = [*DOCS, Document("Rome is the capital of Italy.", metadata={"title": "Rome"})]
+
+
+def _four_document_rag() -> Any:
+    """The same chain over 4 retrieved documents (every one holds the question's words)."""
+    retriever = KeywordRetriever(documents=FOUR, k=4)
+    answer = RunnablePassthrough.assign(context=lambda x: _format(x["context"])) | PROMPT | _model()
+    return RunnablePassthrough.assign(context=lambda x: retriever.invoke(x["input"])).assign(
+        answer=answer
+    )
+
+
+EVERY_SUBSET = [(4, 16), (8, 16), (12, 16), (16, 16)]
+
+
+async def test_progress_moves_while_the_attribution_runs() -> None:
+    """4 documents, budget 40: every subset, 16 calls. The events say so from the first
+    one, come every 4 calls as they are made (not once at the end), and end at 16/16."""
+    scorer = KeywordScorer()
+    at_hook: list[tuple[int, int, int]] = []
+    attributor = CamabAttributor(
+        scorer, budget=40, progress=lambda c, t: at_hook.append((c, t, len(scorer.calls)))
+    )
+    events = [
+        e["data"]
+        async for e in (_four_document_rag() | attributor).astream_events(QUESTION, version="v2")
+        if e["event"] == "on_custom_event" and e["name"] == PROGRESS_EVENT
+    ]
+    assert [(d["calls"], d["total"]) for d in events] == EVERY_SUBSET
+    assert [(c, t) for c, t, _ in at_hook] == EVERY_SUBSET
+    assert all(calls == scored for calls, _, scored in at_hook)  # sent as the calls happen
+
+
+def test_the_callback_handlers_progress_moves_too() -> None:
+    scorer = KeywordScorer()
+    seen: list[tuple[int, int, int]] = []
+    handler = CamabCallbackHandler(
+        scorer, budget=40, progress=lambda c, t: seen.append((c, t, len(scorer.calls)))
+    )
+    _four_document_rag().invoke(QUESTION, config={"callbacks": [handler]})
+    assert handler.last_result is not None and handler.last_result.n_documents == 4
+    assert [(c, t) for c, t, _ in seen] == EVERY_SUBSET
+    assert all(calls == scored for calls, _, scored in seen)

@@ -12,15 +12,17 @@ _dispatcher = get_dispatcher(__name__)
 
 
 class AttributionProgressEvent(BaseEvent):
-    """Sent after each scored batch of an attribution, inside the query's span.
+    """Sent every few model calls of an attribution, inside the query's span.
 
     Any event handler on the root dispatcher receives it (a progress bar, a log line, an
-    observability tool); ``calls`` of ``budget`` model calls have been made so far.
+    observability tool); ``calls`` of ``total`` model calls have been made so far
+    (``total``: what the attribution will make, see :func:`camab_rag.attribute`'s
+    ``progress``; the last event has ``calls == total``).
     """
 
     query: str
     calls: int
-    budget: int
+    total: int
 
     @classmethod
     def class_name(cls) -> str:
@@ -28,14 +30,14 @@ class AttributionProgressEvent(BaseEvent):
 
 
 class QueryProgress:
-    """The core's ``progress(calls, budget)`` hook for one query: the user's ``hook``
+    """The core's ``progress(calls, total)`` hook for one query: the user's ``hook``
     (the ``progress=`` option), then an :class:`AttributionProgressEvent`."""
 
     def __init__(self, query: str, hook: ProgressHook | None = None) -> None:
         self.query = query
         self.hook = hook
 
-    def __call__(self, calls: int, budget: int) -> None:
+    def __call__(self, calls: int, total: int) -> None:
         if self.hook is not None:
-            self.hook(calls, budget)
-        _dispatcher.event(AttributionProgressEvent(query=self.query, calls=calls, budget=budget))
+            self.hook(calls, total)
+        _dispatcher.event(AttributionProgressEvent(query=self.query, calls=calls, total=total))

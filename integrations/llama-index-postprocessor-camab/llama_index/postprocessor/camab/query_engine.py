@@ -38,10 +38,10 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
     ``aquery`` the ``AsyncStreamingResponse`` as they came; right after the last token has
     been read, the response's metadata and source nodes carry the attribution.
 
-    Progress: every scored batch sends an
+    Progress: every few model calls an
     :class:`~llama_index.postprocessor.camab.AttributionProgressEvent` (``calls`` of
-    ``budget``) to the instrumentation dispatcher, inside the query's span; a
-    ``progress=lambda calls, budget: ...`` option is called too.
+    ``total``) goes to the instrumentation dispatcher, inside the query's span; a
+    ``progress=lambda calls, total: ...`` option is called too.
 
     Args:
         query_engine: any ``BaseQueryEngine`` (e.g. ``index.as_query_engine(llm=...)``).
