@@ -17,7 +17,12 @@ from llama_index.core.base.llms.types import (
 from llama_index.core.chat_engine.types import AgentChatResponse
 from llama_index.core.llms import CustomLLM
 from llama_index.core.llms.callbacks import llm_completion_callback
-from llama_index.postprocessor.camab import ATTRIBUTION_KEY, CamabChatEngine
+from llama_index.postprocessor.camab import (
+    ATTRIBUTION_KEY,
+    CamabChatEngine,
+    await_attribution,
+    wait_for_attribution,
+)
 
 from camab_rag.errors import InputError
 
@@ -126,6 +131,7 @@ def test_streamed_turns_are_attributed_once_read(
         stream = engine.stream_chat(question)
         assert getattr(stream, "metadata", None) is None  # nothing before it is read
         assert "".join(stream.response_gen).strip() == answer
+        wait_for_attribution(stream)
         _check_streamed(stream, title)
     assert len(engine.chat_history) == 4
 
@@ -138,6 +144,7 @@ async def test_async_streamed_turns_are_attributed_once_read(
     for question, answer, title in turns:
         stream = await engine.astream_chat(question)
         assert "".join([t async for t in stream.async_response_gen()]).strip() == answer
+        await await_attribution(stream)
         _check_streamed(stream, title)
 
 

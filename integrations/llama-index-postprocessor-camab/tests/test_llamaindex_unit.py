@@ -5,6 +5,7 @@ own MockLLM; a planted scorer stands in for the model so the expected ranking is
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,7 +27,9 @@ from llama_index.postprocessor.camab import (
     CamabNodePostprocessor,
     CamabQueryEngine,
     attribution_of,
+    await_attribution,
     scorer_from_llm,
+    wait_for_attribution,
 )
 from llama_index.postprocessor.camab.capture import LLMCall
 from llama_index.postprocessor.camab.response import _with_attribution
@@ -296,7 +299,8 @@ def test_a_streamed_response_is_attributed_once_consumed(index: Any) -> None:
     assert isinstance(response, StreamingResponse)
     assert "attribution" not in (response.metadata or {})  # nothing before the stream ends
     assert "".join(response.response_gen) == "text text"  # the tokens, as streamed
-    info = attribution_info(response)
+    info = wait_for_attribution(response)
+    assert info == attribution_info(response)
     assert info["status"] == "ok" and info["response"] == "text text"
     # the LLM call of a stream starts after the query returns, while the stream is read:
     # its prompt is still captured for this query and ablated in place
@@ -330,6 +334,7 @@ async def test_an_async_streamed_response_is_attributed_once_consumed(index: Any
     assert "attribution" not in (response.metadata or {})  # nothing before the stream ends
     tokens = [token async for token in response.async_response_gen()]
     assert "".join(tokens) == "text text"
+    await await_attribution(response)
     _check_streamed(response, top)
 
 
@@ -340,6 +345,7 @@ def test_the_event_handler_attributes_a_stream_once_consumed(index: Any) -> None
         response = engine.query(question)
         assert isinstance(response, StreamingResponse)
         assert "".join(response.response_gen) == "text text"
+        wait_for_attribution(response)
     finally:
         handler.detach()
     _check_streamed(response, top)
@@ -353,6 +359,7 @@ async def test_the_event_handler_attributes_an_async_stream_once_consumed(index:
         response = await engine.aquery(question)
         assert isinstance(response, AsyncStreamingResponse)
         assert "".join([t async for t in response.async_response_gen()]) == "text text"
+        await handler.aflush()  # the handler's own flush waits for stream attributions too
     finally:
         handler.detach()
     _check_streamed(response, top)
@@ -581,3 +588,74 @@ def test_an_aquery_whose_loop_ends_before_its_attribution_is_cancelled(
     assert info["status"] == "cancelled"
     assert "aflush()" in info["error"]
     assert "was cancelled" in caplog.text and "aflush()" in caplog.text
+
+
+# ---------------------------------------------------------------------- stream ordering
+class GatedScorer(PlantedScorer):
+    """The planted scorer, held at its first call until the test opens the gate: an
+    attribution that ran inside the token loop could not finish before the loop ends."""
+
+    def __init__(self, planted: Sequence[str], log: list[str]) -> None:
+        super().__init__(planted)
+        self.log = log
+        self.gate = threading.Event()
+        self.agate = asyncio.Event()
+
+    def score(self, requests: Sequence[Any]) -> Any:
+        self.log.append("scoring")
+        if not self.gate.wait(30):  # a safety net: the test opens it
+            raise RuntimeError("the gate was never opened")
+        return super().score(requests)
+
+    async def ascore(self, requests: Sequence[Any]) -> Any:
+        self.log.append("scoring")
+        await asyncio.wait_for(self.agate.wait(), 30)
+        return super().score(requests)
+
+
+def test_a_stream_ends_when_its_tokens_end_and_the_attribution_follows(index: Any) -> None:
+    engine, question, top, _ = _streaming_case(index)
+    log: list[str] = []
+    scorer = GatedScorer([top.split(". ")[0]], log)
+    response = CamabQueryEngine(engine, scorer, budget=4).query(question)
+    assert isinstance(response, StreamingResponse)
+    for token in response.response_gen:
+        log.append(f"token {token.strip()}")
+    log.append("end of stream")
+    # the loop ended while the attribution could not have finished (its scorer is held;
+    # in the token loop it would have waited for a gate opened only after the loop)
+    assert attribution_info(response)["status"] == "pending"
+    assert [e for e in log if e != "scoring"] == ["token text", "token text", "end of stream"]
+    scorer.gate.set()
+    info = wait_for_attribution(response, timeout=60)
+    assert info["status"] == "ok" and info["response"] == "text text"
+    _check_streamed(response, top)
+
+
+async def test_an_async_stream_ends_when_its_tokens_end_and_the_attribution_follows(
+    index: Any,
+) -> None:
+    engine, question, top, _ = _streaming_case(index)
+    log: list[str] = []
+    scorer = GatedScorer([top.split(". ")[0]], log)
+    response = await CamabQueryEngine(engine, scorer, budget=4).aquery(question)
+    assert isinstance(response, AsyncStreamingResponse)
+    async for token in response.async_response_gen():
+        log.append(f"token {token.strip()}")
+    log.append("end of stream")
+    assert attribution_info(response)["status"] == "pending"
+    with pytest.raises(TypeError, match="await_attribution"):
+        wait_for_attribution(response)  # an async stream's job lives in its loop
+    scorer.agate.set()
+    info = await await_attribution(response)
+    assert log[:3] == ["token text", "token text", "end of stream"]
+    assert log[3:] and set(log[3:]) == {"scoring"}  # the attribution came after
+    assert info["status"] == "ok"
+    _check_streamed(response, top)
+
+
+def test_waiting_before_the_stream_is_read_says_so(index: Any) -> None:
+    engine, question, _, scorer = _streaming_case(index)
+    response = CamabQueryEngine(engine, scorer, budget=4).query(question)
+    with pytest.raises(KeyError, match="read to the end"):
+        wait_for_attribution(response)

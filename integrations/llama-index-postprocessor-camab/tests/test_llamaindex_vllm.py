@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from llama_fakes import answered, attribution_info, repo_tests_module
-from llama_index.postprocessor.camab import ATTRIBUTION_KEY, CamabQueryEngine
+from llama_index.postprocessor.camab import ATTRIBUTION_KEY, CamabQueryEngine, await_attribution
 
 pytestmark = [pytest.mark.model, pytest.mark.server]
 
@@ -98,6 +98,7 @@ def test_async_and_streamed_queries_leave_no_connection_open(
                 assert isinstance(response, AsyncStreamingResponse)
                 text = "".join([token async for token in response.async_response_gen()])
                 assert text.strip()
+                await await_attribution(response)
             infos.append(attribution_info(response))
         await http.aclose()
         return infos

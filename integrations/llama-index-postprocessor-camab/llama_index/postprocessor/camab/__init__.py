@@ -21,6 +21,7 @@ from llama_index.postprocessor.camab.response import (
     groundedness_of,
 )
 from llama_index.postprocessor.camab.scorers import scorer_from_llm
+from llama_index.postprocessor.camab.streaming import await_attribution, wait_for_attribution
 
 __all__ = [
     "ATTRIBUTION_KEY",
@@ -35,7 +36,9 @@ __all__ = [
     "aattribute_response",
     "attribute_response",
     "attribution_of",
+    "await_attribution",
     "groundedness_of",
     "scorer_from_llm",
     "to_citation_blocks",
+    "wait_for_attribution",
 ]

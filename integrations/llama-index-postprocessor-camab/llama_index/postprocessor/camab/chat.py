@@ -16,7 +16,7 @@ from llama_index.core.chat_engine.types import (
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.postprocessor.camab.capture import QueryRecord, streaming_for
 from llama_index.postprocessor.camab.response import AttributingWrapper, ResponseAttributor
-from llama_index.postprocessor.camab.streaming import aread_for, read_for
+from llama_index.postprocessor.camab.streaming import aread_for, read_for, start_after_stream
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
@@ -41,10 +41,12 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
     ``reset`` are the wrapped engine's own.
 
     ``chat``/``achat`` attribute before returning. ``stream_chat``/``astream_chat`` return
-    the wrapped engine's stream; right after its last token has been read (through
-    ``response_gen`` / ``async_response_gen``), the stream object's ``metadata`` and
-    ``source_nodes`` carry the attribution. The LLM call of a stream runs while it is
-    read, after the turn has returned; its prompt is still captured for the turn (through
+    the wrapped engine's stream; once its last token has been read (through
+    ``response_gen`` / ``async_response_gen``) the attribution runs in the background,
+    and then the stream object's ``metadata`` and ``source_nodes`` carry it
+    (``wait_for_attribution(stream)`` / ``await await_attribution(stream)`` wait). The
+    LLM call of a stream runs while it is read, after the turn has returned; its prompt is
+    still captured for the turn (through
     :data:`~llama_index.postprocessor.camab.capture.STREAMING_FOR`) and ablated in place.
 
     Args:
@@ -175,22 +177,22 @@ class _AttributedChatStream(StreamingAgentChatResponse):
     def response_gen(self) -> Generator[str, None, None]:
         tokens = StreamingAgentChatResponse.response_gen.fget(self)  # type: ignore[attr-defined]
         yield from read_for(self.__dict__.get("_camab_record"), tokens)
-        finish = self.__dict__.pop("_camab_finish", None)
-        if finish is not None:
-            final = self._final()
-            drive(finish(final))  # annotates ``final`` in place
-            _carry(final, self)
+        self._attribute_in_background(in_loop=False)
 
     async def async_response_gen(self) -> AsyncGenerator[str, None]:
         async for token in aread_for(
             self.__dict__.get("_camab_record"), super().async_response_gen()
         ):
             yield token
-        finish = self.__dict__.pop("_camab_finish", None)
+        self._attribute_in_background(in_loop=True)
+
+    def _attribute_in_background(self, *, in_loop: bool) -> None:
+        """Once the last token was read: the attribution starts without holding the
+        reader up (``wait_for_attribution`` / ``await_attribution`` wait for it)."""
+        finish = self.__dict__.pop("_camab_finish", None)  # the generator that ends first
         if finish is not None:
             final = self._final()
-            await adrive(finish(final))
-            _carry(final, self)
+            start_after_stream(self, finish(final), lambda: _carry(final, self), in_loop=in_loop)
 
 
 def _as_response(turn: AgentChatResponse) -> Response:

@@ -22,15 +22,12 @@ from llama_index.postprocessor.camab.response import (
     ResponseAttributor,
     set_metadata,
 )
-from llama_index.postprocessor.camab.streaming import (
-    aattribute_when_consumed,
-    attribute_when_consumed,
-)
+from llama_index.postprocessor.camab.streaming import attribute_when_consumed
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.background import Background, cancelled, fill, pending
 from camab_rag.groundedness import check_groundedness_filter
-from camab_rag.rounds import Steps, adrive, drive
+from camab_rag.rounds import Steps, drive
 
 logger = logging.getLogger(__name__)
 HOW_TO_WAIT = (
@@ -186,18 +183,12 @@ class CamabEventHandler(BaseEventHandler):
         query_id: str,
     ) -> None:
         """A streamed answer is attributed when its stream has been consumed."""
-        if isinstance(response, AsyncStreamingResponse):
-            aattribute_when_consumed(
-                response,
-                lambda final: adrive(self._steps(final, question, record, query_id)),
-                record,
-            )
-        else:
-            attribute_when_consumed(
-                response,
-                lambda final: drive(self._steps(final, question, record, query_id)),
-                record,
-            )
+        attribute_when_consumed(
+            response,
+            lambda final: self._steps(final, question, record, query_id),
+            record,
+            self._jobs,
+        )
 
     def _steps(
         self, response: Any, question: str, record: QueryRecord | None, query_id: str

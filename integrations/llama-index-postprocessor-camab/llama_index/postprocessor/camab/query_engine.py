@@ -15,10 +15,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.postprocessor.camab.response import AttributingWrapper, ResponseAttributor
-from llama_index.postprocessor.camab.streaming import (
-    aattribute_when_consumed,
-    attribute_when_consumed,
-)
+from llama_index.postprocessor.camab.streaming import attribute_when_consumed
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
@@ -35,8 +32,10 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
     ``supporting_sentences`` (answer sentences it supports best) and ``segments``.
 
     Streaming (``streaming=True``): ``query`` returns the ``StreamingResponse`` and
-    ``aquery`` the ``AsyncStreamingResponse`` as they came; right after the last token has
-    been read, the response's metadata and source nodes carry the attribution.
+    ``aquery`` the ``AsyncStreamingResponse`` as they came. The token loop ends with the
+    tokens; the attribution then runs in the background (``metadata["attribution"]`` is
+    pending meanwhile), and ``wait_for_attribution(response)`` /
+    ``await await_attribution(response)`` wait for it.
 
     Progress: every few model calls an
     :class:`~llama_index.postprocessor.camab.AttributionProgressEvent` (``calls`` of
@@ -122,9 +121,7 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
         llm = _engine_llm(self.query_engine)
         if isinstance(response, StreamingResponse):
             return attribute_when_consumed(
-                response,
-                lambda final: self._attributor.attribute(final, question, record, llm),
-                record,
+                response, lambda final: self._attributor.steps(final, question, record, llm), record
             )
         return self._attributor.attribute(response, question, record, llm)
 
@@ -134,10 +131,8 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
         response = await self.query_engine.aquery(query_bundle)
         llm = _engine_llm(self.query_engine)
         if isinstance(response, AsyncStreamingResponse):
-            return aattribute_when_consumed(
-                response,
-                lambda final: self._attributor.aattribute(final, question, record, llm),
-                record,
+            return attribute_when_consumed(
+                response, lambda final: self._attributor.steps(final, question, record, llm), record
             )
         return await self._attributor.aattribute(response, question, record, llm)
 

@@ -1,14 +1,22 @@
-"""A streamed answer attributed once its stream has been consumed.
+"""A streamed answer attributed once its stream has been consumed, without holding the
+reader up.
 
 LlamaIndex makes a streamed answer's LLM call when its stream is first read, after the
 query span has closed; while each token is pulled the query's record is set in
 :data:`~llama_index.postprocessor.camab.capture.STREAMING_FOR`, so the prompt the LLM
 receives is still captured for that query (and ablated in place of camab-rag's template).
+
+The token stream ends when the tokens end: the attribution then starts in the background
+(a worker thread for a sync stream, a task of the running event loop for an async one),
+the answer's ``metadata["attribution"]`` reads ``{"status": "pending"}`` meanwhile, and
+:func:`wait_for_attribution` / :func:`await_attribution` wait for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Callable, Generator, Iterable
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterable, Callable, Generator, Iterable
+from typing import Any
 
 from llama_index.core.base.response.schema import (
     AsyncStreamingResponse,
@@ -16,6 +24,15 @@ from llama_index.core.base.response.schema import (
     StreamingResponse,
 )
 from llama_index.postprocessor.camab.capture import QueryRecord, streaming_for
+from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY
+
+from camab_rag.background import Background, pending
+from camab_rag.rounds import Steps
+
+JOB_ATTRIBUTE = "_camab_attribution_job"
+"""Where a streamed answer keeps its background attribution (a future or a task)."""
+_JOBS: Background[Any] = Background(keep=64)
+"""Streamed answers' attributions: one worker thread (sync streams), loop tasks (async)."""
 
 
 def read_for(record: QueryRecord | None, tokens: Iterable[str]) -> Generator[str, None, None]:
@@ -44,49 +61,122 @@ async def aread_for(
         yield token
 
 
+def start_after_stream(
+    target: Any,
+    steps: Steps[Any],
+    carry: Callable[[], object],
+    *,
+    in_loop: bool,
+    jobs: Background[Any] | None = None,
+) -> None:
+    """Attribute a streamed answer in the background once its last token was read.
+
+    ``steps`` attribute the final answer, then ``carry()`` puts the result on ``target``
+    (the streamed response or chat turn), whose ``metadata["attribution"]`` is pending
+    until then. ``in_loop``: run as a task of the running event loop (an async stream)
+    rather than in the worker thread. ``jobs``: where the job is kept (an event handler's
+    own, so its ``aflush`` awaits it), by default this module's.
+    """
+
+    def attributed() -> Steps[Any]:
+        yield from steps
+        carry()
+        return target
+
+    metadata = getattr(target, "metadata", None)
+    if not isinstance(metadata, dict):
+        metadata = {}
+        target.metadata = metadata
+    metadata[ATTRIBUTION_KEY] = pending()
+    jobs = _JOBS if jobs is None else jobs
+    key = id(target)
+    job = jobs.astart(key, attributed()) if in_loop else jobs.start(key, attributed())
+    setattr(target, JOB_ATTRIBUTE, job)
+
+
+def _job(response: object) -> Any:
+    job = getattr(response, JOB_ATTRIBUTE, None)
+    if job is None:
+        metadata = getattr(response, "metadata", None)
+        if isinstance(metadata, dict) and ATTRIBUTION_KEY in metadata:
+            return None  # attributed when it returned (not streamed)
+        raise KeyError(
+            "this response has no attribution yet: a streamed answer is attributed once "
+            "its stream has been read to the end"
+        )
+    return job
+
+
+def wait_for_attribution(response: object, timeout: float | None = None) -> dict[str, Any]:
+    """The ``metadata["attribution"]`` of an answer, waiting (up to ``timeout`` seconds)
+    for the attribution of a sync stream that was read to the end.
+
+    Raises:
+        KeyError: a stream not read to the end yet (nothing to wait for).
+        TypeError: an async stream's attribution: ``await await_attribution(response)``.
+        TimeoutError: not finished within ``timeout``.
+    """
+    job = _job(response)
+    if isinstance(job, asyncio.Task):
+        raise TypeError(
+            "an async stream's attribution runs in its event loop: await it with "
+            "await_attribution(response)"
+        )
+    if job is not None:
+        job.result(timeout)
+    return dict(response.metadata[ATTRIBUTION_KEY])  # type: ignore[attr-defined]
+
+
+async def await_attribution(response: object) -> dict[str, Any]:
+    """Async :func:`wait_for_attribution` (for sync and async streams alike); cancelling
+    the caller leaves the attribution running."""
+    job = _job(response)
+    if job is not None:
+        await asyncio.shield(job if isinstance(job, asyncio.Task) else asyncio.wrap_future(job))
+    return dict(response.metadata[ATTRIBUTION_KEY])  # type: ignore[attr-defined]
+
+
 def attribute_when_consumed(
-    response: StreamingResponse,
-    attribute: Callable[[Response], object],
+    response: StreamingResponse | AsyncStreamingResponse,
+    steps_for: Callable[[Response], Steps[Any]],
     record: QueryRecord | None = None,
-) -> StreamingResponse:
-    """The stream as it came, attributed once consumed: right after its last token,
-    ``attribute`` runs on the full ``Response`` and ``metadata["attribution"]`` and the
-    source nodes of ``response`` carry the result (a blocking filter's verdict is recorded,
+    jobs: Background[Any] | None = None,
+) -> StreamingResponse | AsyncStreamingResponse:
+    """The stream as it came; once read to the end, ``steps_for(final)`` attribute the
+    full ``Response`` in the background and ``metadata["attribution"]`` and the source
+    nodes of ``response`` then carry the result (a blocking filter's verdict is recorded,
     but streamed text cannot be taken back). ``record``: the query's capture record."""
     tokens = response.response_gen
+    pieces: list[str] = []
+
+    def finish(in_loop: bool) -> None:
+        text = "".join(pieces)
+        final = Response(text, list(response.source_nodes), dict(response.metadata or {}))
+
+        def carry() -> None:
+            response.source_nodes = final.source_nodes
+            response.metadata = final.metadata
+            if isinstance(response, StreamingResponse):
+                response.response_txt = text
+
+        start_after_stream(response, steps_for(final), carry, in_loop=in_loop, jobs=jobs)
+
+    if isinstance(response, AsyncStreamingResponse):
+
+        async def aattributed() -> AsyncGenerator[str, None]:
+            async for token in aread_for(record, tokens):  # type: ignore[arg-type]
+                pieces.append(token)
+                yield token
+            finish(in_loop=True)
+
+        response.response_gen = aattributed()
+        return response
 
     def attributed() -> Generator[str, None, None]:
-        pieces = []
-        for token in read_for(record, tokens):
+        for token in read_for(record, tokens):  # type: ignore[arg-type]
             pieces.append(token)
             yield token
-        final = Response("".join(pieces), list(response.source_nodes), response.metadata)
-        attribute(final)
-        response.source_nodes = final.source_nodes
-        response.metadata = final.metadata
-        response.response_txt = "".join(pieces)
-
-    response.response_gen = attributed()
-    return response
-
-
-def aattribute_when_consumed(
-    response: AsyncStreamingResponse,
-    attribute: Callable[[Response], Awaitable[object]],
-    record: QueryRecord | None = None,
-) -> AsyncStreamingResponse:
-    """Async :func:`attribute_when_consumed` for ``aquery`` with ``streaming=True``."""
-    tokens = response.response_gen
-
-    async def attributed() -> AsyncGenerator[str, None]:
-        pieces = []
-        async for token in aread_for(record, tokens):
-            pieces.append(token)
-            yield token
-        final = Response("".join(pieces), list(response.source_nodes), response.metadata)
-        await attribute(final)
-        response.source_nodes = final.source_nodes
-        response.metadata = final.metadata
+        finish(in_loop=False)
 
     response.response_gen = attributed()
     return response
