@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -13,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.deadline import bounded, check_deadline
-from camab_rag.errors import InputError
+from camab_rag.errors import AttributionWarning, InputError
 from camab_rag.methods import (
     Auto,
     Hierarchical,
@@ -51,6 +52,13 @@ FloatArray = NDArray[np.float64]
 ProgressFn = Callable[[int, int], object]
 """``progress(calls_made, total)``, called every few model calls (see :class:`_Run`)."""
 MAX_SEGMENTS = 5000
+ONE_DOCUMENT_WARNING = (
+    "the context is one document, so attributing it by chunk can only say how much the "
+    "whole context helped (status 'ok', one score). If it holds several documents "
+    "formatted into one string, pass them as a list instead (in a LangChain chain: the "
+    "retriever's Documents, before a format step joins them for the prompt); to find the "
+    "sentences of one document, use granularity='sentence'"
+)
 logger = logging.getLogger(__name__)
 
 
@@ -326,6 +334,8 @@ class _TextJob:
             a["system_prompt"],
             a["prompt"],
         )
+        if a["granularity"] == "chunk" and len(documents) == 1:
+            warnings.warn(ONE_DOCUMENT_WARNING, AttributionWarning, stacklevel=2)
         groups = _dense([segment.doc_index for segment in segments])
         run = _start(
             len(segments),

@@ -11,6 +11,11 @@ class InputError(CamabError, ValueError):
     """The caller's input cannot be attributed (named in the message)."""
 
 
+class AttributionWarning(UserWarning):
+    """The attribution ran, but its result can say little (the message says why and what
+    to pass instead)."""
+
+
 class ScorerError(CamabError, RuntimeError):
     """A scorer could not return log-probabilities for a request."""
 
@@ -51,7 +56,14 @@ class CredentialsRefusedError(ScorerError):
 class CannotScoreError(ScorerError):
     """The model cannot score a given text at all (a hosted chat API that returns no
     prompt log-probabilities, a server without a completions endpoint, chat prompts with no
-    chat template to render them): retrying will not help, a proxy scorer can."""
+    chat template to render them): retrying will not help, a proxy scorer can.
+
+    ``reason`` is the cause alone (what a proxy that takes over records in
+    ``scored_by.reason``); the message leads with the fix."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 class NoContextError(InputError):

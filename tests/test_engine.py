@@ -223,3 +223,18 @@ def test_scores_without_information_say_so_on_the_result_and_in_every_rendering(
     informative = attribute(QUESTION, CONTEXT, RESPONSE, KeywordScorer(), budget=8)
     assert informative.uninformative is None
     assert "carry no information" not in cite(informative, CONTEXT).to_markdown()
+
+
+def test_one_document_by_chunk_warns_that_it_can_say_little():
+    import warnings
+
+    from camab_rag.errors import AttributionWarning
+
+    joined = "Paris is the capital of France.\n\nBerlin is the capital of Germany."
+    with pytest.warns(AttributionWarning, match="formatted into one string"):
+        result = attribute("Capital?", joined, "Paris", KeywordScorer(), granularity="chunk")
+    assert result.status == "ok" and len(result.scores) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AttributionWarning)
+        attribute("Capital?", joined, "Paris", KeywordScorer(), granularity="sentence")
+        attribute("Capital?", joined.split("\n\n"), "Paris", KeywordScorer(), granularity="chunk")

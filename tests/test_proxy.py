@@ -133,10 +133,24 @@ def test_a_chat_only_server_cannot_score() -> None:
             with pytest.raises(NoPromptLogprobsError, match="does not serve /v1/completions"):
                 scorer.score([ScoreRequest("Q: capital of France?\nA:", " Paris.")])
             chat = [{"role": "user", "content": "capital of France?"}]
-            with pytest.raises(CannotScoreError, match="chat template"):
+            with pytest.raises(CannotScoreError, match="chat template") as raised:
                 scorer.score([ScoreRequest(chat, "Paris.")])
         finally:
             scorer.close()
+    # the error leads with the fix that works for a chat API; a proxy records the cause
+    assert str(raised.value).startswith("pass proxy=camab_rag.default_scorer()")
+    assert raised.value.reason.startswith(f"the server at {server.base_url} cannot score")
+    with ChatOnlyServer(lambda messages: "Paris.") as server:
+        own = OpenAICompletionsScorer(server.base_url, server.model)
+        try:
+            result = attribute(
+                QUESTION, DOCUMENTS, ANSWER, ProxyFallbackScorer(own, KeywordScorer()), budget=4
+            )
+        finally:
+            own.close()
+    assert result.status == "ok" and result.scored_by is not None
+    reason = result.scored_by.reason or ""
+    assert reason.startswith("the server at") and "pass proxy" not in reason
 
 
 def test_cli_proxy_needs_a_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

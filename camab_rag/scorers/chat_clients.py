@@ -26,13 +26,19 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
-from camab_rag.errors import InputError
+from camab_rag.errors import CannotScoreError, InputError
+from camab_rag.scorers.echo import PROXY_FIX
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
 _BASE_URL_ATTRS = ("openai_api_base", "api_base", "base_url")
 _MODEL_ATTRS = ("model_name", "model", "model_id")
 _KEY_ATTRS = ("openai_api_key", "api_key")
 _OPENAI_HOSTS = ("api.openai.com",)
+
+
+class ChatAPICannotScoreError(InputError, CannotScoreError):
+    """The chat client talks to a hosted chat API that cannot score a given text (a proxy
+    can score in its place; the message leads with that fix)."""
 
 
 @dataclass(frozen=True)
@@ -113,11 +119,15 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
         )
     url = str(base_url).rstrip("/")
     if is_openai_endpoint(url):
-        raise InputError(
+        cause = (
             f"the chat client {kind} talks to OpenAI's own API ({url}), whose chat models "
-            "cannot score a given text (no prompt log-probabilities), so they cannot serve "
-            "as the attribution scorer. Use an open model served by vLLM/SGLang/llama.cpp, "
-            "or camab_rag.TransformersScorer"
+            "cannot score a given text (no prompt log-probabilities)"
+        )
+        raise ChatAPICannotScoreError(
+            f"{PROXY_FIX}: {cause}, so they cannot serve as the attribution scorer. To score "
+            "with the model itself, use an open model served by vLLM/SGLang/llama.cpp "
+            "(`camab serve`), or camab_rag.TransformersScorer",
+            reason=cause,
         )
     if not url.startswith(("http://", "https://")):
         raise InputError(f"the chat client {kind} has a base URL that is not http(s): {url!r}")

@@ -22,25 +22,41 @@ from camab_rag.scoring import ResponseLogprobs
 
 _LOGPROB_SLACK = 1e-4  # a log-probability above this is impossible, not rounding
 
+PROXY_FIX = (
+    "pass proxy=camab_rag.default_scorer() (in the LangChain and LlamaIndex integrations; "
+    "--proxy smollm2 on the command line; camab_rag.ProxyFallbackScorer(scorer, proxy) in "
+    "code) so that a local model scores in its place"
+)
+"""The fix for a model that cannot score: what its errors lead with."""
 _NO_PROMPT_LOGPROBS_HELP = (
     "An attribution needs the log-probabilities of a given response, which only servers "
     "that score a given text can provide: vLLM, SGLang, llama-cpp-python's server, "
     "Together or Fireworks completions with echo=true and logprobs. OpenAI's own chat "
-    "models cannot do this; serve an open model (e.g. `python -m "
-    "vllm.entrypoints.openai.api_server --model DIR`) or use camab_rag.TransformersScorer; "
-    "or let a proxy model score in its place (proxy=camab_rag.default_scorer() in the "
-    "integrations, --proxy smollm2 on the command line)."
+    "models cannot do this. To score with the model itself, serve an open model "
+    "(`camab serve --model DIR`) or use camab_rag.TransformersScorer."
 )
 
 
 class NoPromptLogprobsError(CannotScoreError):
-    """The server does not return log-probabilities of the prompt (the message says why)."""
+    """The server does not return log-probabilities of the prompt: ``cause`` says why; the
+    message leads with the proxy fix."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(f"{PROXY_FIX}: {cause}. {_NO_PROMPT_LOGPROBS_HELP}", reason=cause)
 
 
 class NoChatTemplateError(InputError, CannotScoreError):
     """Chat messages to score, but no chat template to render them (the server has no
     ``/tokenize`` and no local template was given): an input error for a server that could
     score text, and a model that cannot score for a chat API (a proxy can)."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(
+            f"{PROXY_FIX}: {cause}. If the server does return prompt log-probabilities "
+            "(vLLM, SGLang...), give OpenAICompletionsScorer chat_template_renderer=<messages "
+            "-> text> or tokenizer=<local tokenizer dir>, or pass the prompt as plain text",
+            reason=cause,
+        )
 
 
 class ResponseTokensMismatchError(ScorerError):
@@ -91,7 +107,7 @@ def echo_entries(choice: Mapping[str, Any]) -> list[EchoEntry]:
         return entries
     raise NoPromptLogprobsError(
         "the server returned no log-probabilities of the prompt (the completion has no "
-        f"`logprobs.token_logprobs` and no `prompt_logprobs`). {_NO_PROMPT_LOGPROBS_HELP}"
+        "`logprobs.token_logprobs` and no `prompt_logprobs`)"
     )
 
 
@@ -186,7 +202,7 @@ def _echoed_prompt_length(
     if len(entries) <= 1 < n:  # only the generated token: no prompt log-probs offered
         raise NoPromptLogprobsError(
             f"the server echoed log-probs for {len(entries)} tokens but the prompt has {n}: "
-            f"it did not return the prompt's log-probabilities. {_NO_PROMPT_LOGPROBS_HELP}"
+            "it did not return the prompt's log-probabilities"
         )
     if len(entries) < n:  # a miscount, not a server that cannot score: try again
         raise Retryable(

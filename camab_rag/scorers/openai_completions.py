@@ -289,12 +289,9 @@ class OpenAICompletionsScorer:
             )
             return str(text)
         raise NoChatTemplateError(
-            "chat-message prompts need the model's chat template, and the server at "
-            f"{self.base_url} has no /tokenize endpoint to apply it: pass "
-            "chat_template_renderer=<messages -> text> or tokenizer=<local tokenizer dir> "
-            "to OpenAICompletionsScorer, or pass the prompt as plain text; a chat API that "
-            "cannot score at all can be replaced by a proxy model (proxy=... in the "
-            "integrations, --proxy on the command line)"
+            f"the server at {self.base_url} cannot score chat prompts: it has no /tokenize "
+            "endpoint to apply the model's chat template (a hosted chat API cannot score a "
+            "given text at all)"
         )
 
     def _prompt_payload(self, prompt: Prompt) -> dict[str, Any]:

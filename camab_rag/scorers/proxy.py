@@ -138,7 +138,7 @@ class ProxyFallbackScorer:
     def _switch(self, error: CannotScoreError) -> None:
         with self._lock:
             if self._reason is None:
-                self._reason = str(error)
+                self._reason = cannot_score_reason(error)
                 self._switched_at = time.monotonic()
 
     def recheck(self) -> bool:
@@ -179,6 +179,12 @@ class ProxyFallbackScorer:
         return f"ProxyFallbackScorer(own={self.own!r}, proxy={self.proxy!r})"
 
 
+def cannot_score_reason(error: BaseException) -> str:
+    """Why a proxy took over, for ``scored_by.reason``: the error's ``reason`` (the cause
+    alone: its message leads with the fix, "pass proxy=...") when it has one."""
+    return str(getattr(error, "reason", None) or error)
+
+
 def own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
     """The scorer of the answering model, falling back to ``proxy`` when it cannot score.
 
@@ -192,7 +198,7 @@ def own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
     try:
         own = build_own()
     except InputError as error:
-        return ProxyFallbackScorer(None, proxy, reason=str(error))
+        return ProxyFallbackScorer(None, proxy, reason=cannot_score_reason(error))
     if isinstance(own, ProxyFallbackScorer):
         return own
     return ProxyFallbackScorer(own, proxy)

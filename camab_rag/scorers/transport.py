@@ -53,7 +53,7 @@ from camab_rag.errors import (
 from camab_rag.redaction import Secrets, public_url
 from camab_rag.retry import Retryable, RetryPolicy
 from camab_rag.rounds import Sleep, Steps
-from camab_rag.scorers.echo import _NO_PROMPT_LOGPROBS_HELP, NoPromptLogprobsError, _clip
+from camab_rag.scorers.echo import NoPromptLogprobsError, _clip
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -387,7 +387,7 @@ class HttpTransport:
             # not supported in the v1/completions endpoint")
             return NoPromptLogprobsError(
                 f"the server at {self.base_url} does not serve {path} for model "
-                f"{self.model!r} (HTTP 404: {_clip(message, 200)}). {_NO_PROMPT_LOGPROBS_HELP}"
+                f"{self.model!r} (HTTP 404: {_clip(message, 200)})"
             )
         if status == 404:
             return ScorerError(
@@ -398,7 +398,7 @@ class HttpTransport:
         if any(w in lowered for w in ("echo", "logprobs", "prompt_logprobs")):
             return NoPromptLogprobsError(
                 f"the server rejected a request for prompt log-probabilities (HTTP {status}: "
-                f"{_clip(message, 200)}). {_NO_PROMPT_LOGPROBS_HELP}"
+                f"{_clip(message, 200)})"
             )
         return ScorerError(f"HTTP {status} from {self.base_url}: {_clip(message, 300)}")
 

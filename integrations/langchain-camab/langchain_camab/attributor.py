@@ -29,6 +29,7 @@ from langchain_core.runnables.utils import AddableDict
 
 from camab_rag.background import Background, ResultStore, cancelled, fill, pending
 from camab_rag.captured import document_summary
+from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.rounds import Steps, adrive, drive
 from camab_rag.scorers.proxy import ScorerCache
@@ -67,11 +68,21 @@ class CamabAttributor(Runnable[Any, Any]):
     """Attribute an answer to its documents as a chain step.
 
     Input: a dict with the question (first of ``question_keys``), the documents
-    (``context_key``: a list of ``Document``, strings, or one formatted string) and the
-    answer (``answer_key``: a string or an ``AIMessage``). Optionally the exact prompt
-    under ``prompt_key`` (a ``PromptValue``, messages or text): then ablations cut the
-    documents out of that prompt. Without it, pass ``prompt=`` (the chain's prompt
-    template) to rebuild it, or camab-rag's default template is used.
+    (``context_key``: a list of ``Document`` or strings; one formatted string is one
+    document, which chunk attribution cannot split: it warns) and the answer
+    (``answer_key``: a string or an ``AIMessage``). Optionally the exact prompt under
+    ``prompt_key`` (a ``PromptValue``, messages or text): then ablations cut the documents
+    out of that prompt. Without it, pass ``prompt=`` (the chain's prompt template) to
+    rebuild it, or camab-rag's default template is used. Other key names::
+
+        # the chain returns {"query", "docs", "reply"}
+        rag | CamabAttributor(scorer, question_keys=("query",), context_key="docs",
+                              answer_key="reply")
+        # or rename before the step
+        rag | RunnablePassthrough.assign(question=lambda x: x["query"]) | CamabAttributor(...)
+
+    Needs ``scorer``, ``llm`` or ``proxy`` (a step cannot see the chain's model): with
+    none of them it fails when it is built.
 
     Output: for ``chain | CamabAttributor()`` the input dict plus an ``"attribution"`` key
     (a JSON-ready summary), the answer ``AIMessage`` with
@@ -164,6 +175,12 @@ class CamabAttributor(Runnable[Any, Any]):
     ) -> None:
         if output not in ("auto", "merge", "attribution"):
             raise ValueError(f"output must be 'auto', 'merge' or 'attribution', got {output!r}")
+        if scorer is None and llm is None and proxy is None:
+            raise InputError(
+                "CamabAttributor needs scorer=... (e.g. camab_rag.default_scorer()), llm=<the "
+                "chain's chat model> (scored by its own server) or proxy=...: a step cannot "
+                "see the chain's model, so with none of them every call would fail"
+            )
         check_filter(
             groundedness,
             can_block=not background,
@@ -342,11 +359,20 @@ class CamabAttributor(Runnable[Any, Any]):
             (input[k] for k in self.question_keys if isinstance(input.get(k), str)), None
         )
         if question is None:
-            raise ValueError(f"the input has no question under any of {list(self.question_keys)}")
+            raise ValueError(
+                f"the input has no question (a string) under any of {list(self.question_keys)}"
+                f"{_mapping_hint(input, 'question_keys', ('my_key',), 'question')}"
+            )
         if self.context_key not in input:
-            raise ValueError(f"the input has no documents under '{self.context_key}'")
+            raise ValueError(
+                f"the input has no documents under '{self.context_key}'"
+                f"{_mapping_hint(input, 'context_key', 'my_key', 'context')}"
+            )
         if self.answer_key not in input:
-            raise ValueError(f"the input has no answer under '{self.answer_key}'")
+            raise ValueError(
+                f"the input has no answer under '{self.answer_key}'"
+                f"{_mapping_hint(input, 'answer_key', 'my_key', 'answer')}"
+            )
         context = input[self.context_key]
         raw = input[self.answer_key]
         answer = message_text(raw) if isinstance(raw, BaseMessage) else raw
@@ -518,6 +544,15 @@ class CamabAttributor(Runnable[Any, Any]):
 def _key(run_id: object) -> str | None:
     """A background attribution's key: the run id as a string (``None``: the latest)."""
     return None if run_id is None else str(run_id)
+
+
+def _mapping_hint(input: Mapping[str, Any], option: str, example: object, key: str) -> str:
+    """How to point the step at the input's own key: its keys, the option, a rename."""
+    keys = sorted(str(k) for k in input)
+    return (
+        f" (the input's keys: {keys}): pass CamabAttributor(..., {option}={example!r}), or "
+        f"rename it before the step: RunnablePassthrough.assign({key}=lambda x: x['my_key'])"
+    )
 
 
 def _added(merged: Any, chunk: Any) -> Any:

@@ -10,7 +10,8 @@ from typing import Any
 
 from camab_rag.errors import InputError
 from camab_rag.scorers.chat_clients import is_openai_endpoint
-from camab_rag.scorers.proxy import checked_scorer, own_or_proxy
+from camab_rag.scorers.echo import PROXY_FIX
+from camab_rag.scorers.proxy import cannot_score_reason, checked_scorer, own_or_proxy
 from langchain_camab.chat_models import MODEL_KEY, CamabChatModel, registered_model
 
 __all__ = [
@@ -23,7 +24,12 @@ __all__ = [
 
 
 class ScorerUnavailableError(InputError):
-    """No scorer could be built for the chain's model (the message says what to pass)."""
+    """No scorer could be built for the chain's model (the message says what to pass;
+    ``reason``: the cause alone, for ``scored_by.reason`` when a proxy takes over)."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 def _is_scorer(obj: object) -> bool:
@@ -46,11 +52,13 @@ def scorer_from_llm(llm: object, **options: Any) -> Any:
     try:
         return scorer_from_chat_client(llm, **options)
     except InputError as error:
+        kind = type(llm).__name__
+        cause = f"cannot score with the chain's model {kind}: {cannot_score_reason(error)}"
         raise ScorerUnavailableError(
-            f"cannot score with the chain's model {type(llm).__name__}: {error}. Attribution "
-            "needs the log-probabilities of a given text (an OpenAI-compatible server such "
-            "as vLLM, or an in-process model): pass scorer=camab_rag.default_scorer() or "
-            "scorer=camab_rag.OpenAICompletionsScorer(...)"
+            f"{PROXY_FIX}, or scorer=camab_rag.OpenAICompletionsScorer(...) for a server "
+            f"that scores a given text (`camab serve`): {cause}. Attribution needs the "
+            "log-probabilities of a given text",
+            reason=cause,
         ) from error
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import warnings
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-from camab_rag.errors import InputError
+from camab_rag.errors import AttributionWarning, InputError
 from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer, chat_messages
 
 DOCS = [
@@ -112,16 +113,39 @@ def test_bad_input_is_recorded_not_raised() -> None:
     out = attributor.invoke({"input": "q", "answer": "a"})
     assert out["attribution"]["status"] == "error"
     assert "no documents under 'context'" in out["attribution"]["error"]
+    error = out["attribution"]["error"]
+    assert "the input's keys: ['answer', 'input']" in error  # what it got, and the two fixes
+    assert "CamabAttributor(..., context_key='my_key')" in error
+    assert "RunnablePassthrough.assign(context=lambda x: x['my_key'])" in error
+    mapped = CamabAttributor(
+        KeywordScorer(), budget=6, question_keys=("query",), context_key="docs", answer_key="reply"
+    ).invoke({"query": "Capital of France?", "docs": DOCS, "reply": "Paris is the capital."})
+    assert mapped["attribution"]["status"] == "ok" and len(mapped["attribution"]["documents"]) == 3
     message = AIMessage("just a message")
     back = attributor.invoke(message)
     assert back.content == "just a message"
     assert "needs a dict" in back.response_metadata["attribution"]["error"]
 
 
-def test_no_scorer_and_no_model_is_a_clear_error() -> None:
-    out = (_rag() | CamabAttributor(budget=6)).invoke(QUESTION)
-    assert out["attribution"]["status"] == "error"
-    assert "pass scorer=... or llm=" in out["attribution"]["error"]
+def test_a_context_already_formatted_into_one_string_warns() -> None:
+    """Joined for the prompt, the documents are one: chunk attribution runs ('ok', one
+    score) but can say nothing about which document the answer came from."""
+    joined = "\n\n".join(d.page_content for d in DOCS)
+    step = CamabAttributor(KeywordScorer(), budget=6)
+    with pytest.warns(AttributionWarning, match="pass them as a list"):
+        out = step.invoke({**QUESTION, "context": joined, "answer": "Paris is the capital."})
+    assert out["attribution"]["status"] == "ok" and len(out["attribution"]["documents"]) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AttributionWarning)  # the documents one by one: none
+        step.invoke({**QUESTION, "context": DOCS, "answer": "Paris is the capital."})
+
+
+def test_no_scorer_and_no_model_fails_when_the_step_is_built() -> None:
+    """A step cannot see the chain's model: with no scorer, llm or proxy every call would
+    fail, so the step is refused at once rather than on every answer."""
+    with pytest.raises(InputError, match=r"CamabAttributor needs scorer=.*llm=.*proxy="):
+        CamabAttributor(budget=6)
+    assert CamabAttributor(proxy=KeywordScorer()).proxy is not None  # the proxy scores
 
 
 def test_strict_mode_raises() -> None:

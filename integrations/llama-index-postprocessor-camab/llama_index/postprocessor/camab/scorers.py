@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from camab_rag.errors import InputError
-from camab_rag.scorers.chat_clients import scorer_from_chat_client
+from camab_rag.scorers.chat_clients import ChatAPICannotScoreError, scorer_from_chat_client
+from camab_rag.scorers.echo import PROXY_FIX
 from camab_rag.scorers.proxy import ScorerCache as BuiltScorers
 from camab_rag.scorers.proxy import checked_scorer, own_or_proxy
 
@@ -34,10 +35,14 @@ def scorer_from_llm(llm: object, **options: Any) -> Any:
         return own
     api_base = getattr(llm, "api_base", None)
     if not isinstance(api_base, str) or not api_base:
-        raise InputError(
+        cause = (
             f"cannot build a scorer from {type(llm).__name__}: it is not OpenAI-compatible "
-            "(no api_base). Pass scorer=camab_rag.default_scorer() or "
-            "scorer=camab_rag.OpenAICompletionsScorer(base_url, model)"
+            "(no api_base)"
+        )
+        raise ChatAPICannotScoreError(
+            f"{PROXY_FIX}, or scorer=camab_rag.OpenAICompletionsScorer(base_url, model) for a "
+            f"server that scores a given text (`camab serve`): {cause}",
+            reason=cause,
         )
     return scorer_from_chat_client(llm, **options)
 
