@@ -12,7 +12,7 @@ from langchain_camab.attributor import CamabAttributor
 from langchain_camab.callbacks import AsyncCamabCallbackHandler, CamabCallbackHandler
 from langchain_camab.chat_models import CamabChatModel
 from langchain_camab.citations import to_citations, with_citations
-from langchain_camab.result import ChainAttribution
+from langchain_camab.result import ChainAttribution, groundedness_of
 from langchain_camab.scorer import ScorerUnavailableError, resolve_scorer, scorer_from_llm
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "CamabChatModel",
     "ChainAttribution",
     "ScorerUnavailableError",
+    "groundedness_of",
     "resolve_scorer",
     "scorer_from_llm",
     "to_citations",

@@ -4,6 +4,8 @@ Each answer sentence cites only the documents its attribution supports (camab-ra
 :class:`~camab_rag.CitationRule`), never every retrieved document. ``start_index`` and
 ``end_index`` are the sentence's span in the answer text, ``cited_text`` the document's
 segment that supports it most, ``title`` and ``url`` come from the document's metadata.
+``cited_text`` and ``title`` are the documents' own text, not escaped (data, like the
+message content): escape them before putting them in HTML.
 """
 
 from __future__ import annotations

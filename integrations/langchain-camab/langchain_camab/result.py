@@ -74,16 +74,42 @@ class ChainAttribution(AttributionResult):
         )
 
 
+def groundedness_of(source: object) -> FilteredAnswer:
+    """The groundedness verdict as a :class:`~camab_rag.groundedness.FilteredAnswer`, the
+    type LlamaIndex's ``groundedness_of(response)`` returns too, from whatever holds it: a
+    :class:`ChainAttribution`, the step's output dict, the answer message (its
+    ``response_metadata["attribution"]``) or the summary dict itself.
+
+    Raises:
+        KeyError: no verdict there (no ``groundedness=`` filter was set).
+    """
+    if isinstance(source, ChainAttribution):
+        if source.groundedness is None:
+            raise KeyError("the result has no groundedness verdict (no groundedness= filter)")
+        return source.groundedness
+    data: Any = source
+    metadata = getattr(source, "response_metadata", None)
+    if isinstance(metadata, Mapping):
+        data = metadata.get("attribution")
+    elif isinstance(source, Mapping) and isinstance(source.get("attribution"), Mapping):
+        data = source["attribution"]
+    verdict = data.get("groundedness") if isinstance(data, Mapping) else None
+    if not isinstance(verdict, Mapping):
+        raise KeyError("no ['attribution']['groundedness'] verdict (no groundedness= filter)")
+    return FilteredAnswer.from_dict(verdict)
+
+
 def summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dict[str, Any]:
     """The compact, JSON-ready attribution attached to an answer.
 
-    Keys: ``status``, ``error``, ``method``, ``budget``, ``n_queries``, ``wall_time_s``,
-    ``prompt_mode``, ``prompt_note``, ``run_id``, ``documents`` (per document: ``index``,
-    ``score``, ``rank``, ``title``), ``top_documents`` (indices, best first) and
-    ``citations`` (per answer sentence: ``sentence`` and the supporting ``document`` index
-    or ``None``), ``groundedness`` (the filter's verdict as a dict, ``None`` without a
-    filter) and ``scored_by`` (``{"model", "proxy", "reason"}``: which model scored, and
-    whether it was a proxy for the chain's model).
+    Keys: ``status``, ``error``, ``method``, ``budget``, ``n_queries``, ``exact`` (every
+    subset was scored: the scores are exact, not estimated), ``prompt_tokens``,
+    ``wall_time_s``, ``prompt_mode``, ``prompt_note``, ``run_id``, ``documents`` (per
+    document: ``index``, ``score``, ``rank``, ``title``), ``top_documents`` (indices, best
+    first) and ``citations`` (per answer sentence: ``sentence`` and the supporting
+    ``document`` index or ``None``), ``groundedness`` (the filter's verdict as a dict,
+    ``None`` without a filter) and ``scored_by`` (``{"model", "proxy", "reason"}``: which
+    model scored, and whether it was a proxy for the chain's model).
     """
     chain = result if isinstance(result, ChainAttribution) else None
     data: dict[str, Any] = {
@@ -92,6 +118,8 @@ def summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dic
         "method": result.method,
         "budget": result.budget,
         "n_queries": result.n_queries,
+        "exact": result.exact,
+        "prompt_tokens": result.prompt_tokens,
         "wall_time_s": round(result.wall_time_s, 3),
         "prompt_mode": result.prompt_mode,
         "prompt_note": result.prompt_note,

@@ -20,9 +20,11 @@ EXPECTED_ALL = [
     "aattribute_response",
     "attribute_response",
     "attribution_of",
+    "await_attribution",
     "groundedness_of",
     "scorer_from_llm",
     "to_citation_blocks",
+    "wait_for_attribution",
 ]
 
 

@@ -100,6 +100,16 @@ def test_postprocessor_missing_attribution() -> None:
     assert names(CamabNodePostprocessor(missing="drop").postprocess_nodes(nodes)) == ["a"]
 
 
+def test_postprocessor_in_node_postprocessors_says_where_it_belongs(index: Any) -> None:
+    """Users put post-processors in node_postprocessors=[...]; this one needs the nodes of
+    an attributed answer, so there it fails with a message that says so."""
+    engine = index.as_query_engine(
+        llm=MockLLM(max_tokens=2), node_postprocessors=[CamabNodePostprocessor(top_k=1)]
+    )
+    with pytest.raises(ValueError, match=r"not a node_postprocessors=\[\.\.\.\] entry"):
+        engine.query("Who was Henry Roth?")
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -12,6 +12,7 @@ from langchain_camab import (
     CamabAttributor,
     CamabCallbackHandler,
     ChainAttribution,
+    groundedness_of,
 )
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage
@@ -54,6 +55,15 @@ def test_flag_attaches_the_verdict_and_keeps_the_answer() -> None:
     assert isinstance(result, ChainAttribution) and isinstance(result.groundedness, FilteredAnswer)
     assert result.groundedness.to_dict() == verdict
     assert ChainAttribution.from_dict(result.to_dict()).groundedness == result.groundedness
+    # one type wherever it is read (LlamaIndex's groundedness_of returns it too)
+    for holder in (out, out["answer"], out["attribution"], result):
+        assert groundedness_of(holder) == result.groundedness
+    with pytest.raises(KeyError, match="no groundedness"):
+        groundedness_of(
+            (_rag(AIMessage(GROUNDED)) | CamabAttributor(KeywordScorer())).invoke(QUESTION)
+        )
+    # the summary says whether the scores are exact and what the prompts cost
+    assert out["attribution"]["exact"] is True and out["attribution"]["prompt_tokens"] > 0
 
 
 def test_block_replaces_only_the_ungrounded_answer() -> None:

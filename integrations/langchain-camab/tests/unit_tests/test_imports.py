@@ -14,6 +14,7 @@ EXPECTED_ALL = [
     "CamabChatModel",
     "ChainAttribution",
     "ScorerUnavailableError",
+    "groundedness_of",
     "resolve_scorer",
     "scorer_from_llm",
     "to_citations",

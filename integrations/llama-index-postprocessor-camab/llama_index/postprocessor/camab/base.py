@@ -17,11 +17,13 @@ from camab_rag.errors import InputError
 class CamabNodePostprocessor(BaseNodePostprocessor):
     """Re-order or filter nodes by the attribution they carry.
 
-    A post-processor never sees the answer, so it works on nodes attributed by a first
-    answer (``CamabQueryEngine`` or ``CamabEventHandler``): nodes are sorted by
-    ``node.metadata["attribution"]["score"]`` (best first, ties keep their order), those
-    under ``threshold`` are dropped, and at most ``top_k`` are kept. Use it for the second
-    pass of "answer, attribute, re-answer from the supporting nodes only".
+    Not a ``node_postprocessors=[...]`` entry: those run before the answer, on nodes that
+    carry no attribution yet (it raises there). A post-processor never sees the answer, so
+    it works on nodes attributed by a first answer (``CamabQueryEngine`` or
+    ``CamabEventHandler``): nodes are sorted by ``node.metadata["attribution"]["score"]``
+    (best first, ties keep their order), those under ``threshold`` are dropped, and at most
+    ``top_k`` are kept. Use it for the second pass of "answer, attribute, re-answer from the
+    supporting nodes only".
 
     Args:
         top_k: keep at most this many nodes (``None`` = all).
@@ -75,8 +77,11 @@ class CamabNodePostprocessor(BaseNodePostprocessor):
             elif self.missing == "error":
                 raise ValueError(
                     f"node {nws.node.node_id} carries no metadata['{ATTRIBUTION_KEY}']['score']: "
-                    "attribute a first answer with CamabQueryEngine (or CamabEventHandler) "
-                    "and pass its response.source_nodes, or set missing='keep'/'drop'"
+                    "CamabNodePostprocessor needs nodes a first answer was attributed to, so "
+                    "it is not a node_postprocessors=[...] entry (those run before the "
+                    "answer). Attribute a first answer with CamabQueryEngine (or "
+                    "CamabEventHandler) and pass its response.source_nodes, or set "
+                    "missing='keep'/'drop'"
                 )
             elif self.missing == "keep":
                 unattributed.append(nws)
