@@ -33,6 +33,7 @@ from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, check_groundedness_filter
 from camab_rag.methods import get_method
 from camab_rag.prompts import PromptMode, PromptPlan, plan_prompt
+from camab_rag.render.support import CITE_AT
 from camab_rag.result import AttributionResult
 from camab_rag.rounds import Steps, asynced, synced
 from camab_rag.scoring import Prompt
@@ -128,7 +129,8 @@ def document_ranks(result: AttributionResult) -> list[int]:
 
 def supporting_documents(result: AttributionResult) -> list[int | None]:
     """For each answer sentence, the document that supports it most (``None`` when no
-    document has a positive score for it)."""
+    document reaches the citation bar for it, :data:`~camab_rag.render.support.CITE_AT`:
+    the same absolute bar :func:`~camab_rag.cite` uses)."""
     n_docs = len(result.document_scores)
     doc_of = np.array([s.doc_index for s in result.segments], dtype=int)
     supports: list[int | None] = []
@@ -136,7 +138,7 @@ def supporting_documents(result: AttributionResult) -> list[int | None]:
         totals = np.zeros(n_docs)
         np.add.at(totals, doc_of, statement.scores)
         best = int(np.argmax(totals)) if n_docs else 0
-        supports.append(best if n_docs and totals[best] > 0 else None)
+        supports.append(best if n_docs and totals[best] >= CITE_AT else None)
     return supports
 
 

@@ -3,9 +3,11 @@
 :func:`cite` turns an :class:`~camab_rag.result.AttributionResult` into a
 :class:`CitedAnswer`: the answer split into sentences, each with citation markers
 (``[1][3]``) that point into a numbered source list. A :class:`CitationRule` decides what
-counts as a citation (top-k and/or a score threshold on the sentence's own attribution).
-Sources are whole documents (default) or single segments; each source lists its
-supporting segments with a strength in ``[0, 1]`` for highlighting.
+counts as a citation (top-k and an absolute support bar on the sentence's own
+attribution, :mod:`camab_rag.render.support`). Sources are whole documents (default) or
+single segments; each source lists its supporting segments with their level on the same
+absolute scale, and links to its ``url``/``source`` metadata when that is an http(s) URL
+(:data:`SOURCE_KEYS`, the keys both integrations read too).
 
 Render a cited answer with :meth:`CitedAnswer.to_markdown`, :meth:`~CitedAnswer.to_html`,
 :meth:`~CitedAnswer.to_terminal` or :meth:`~CitedAnswer.to_dict` (plain JSON for front
@@ -15,7 +17,10 @@ ends); in a notebook the object displays itself as HTML.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlparse
 
 import numpy as np
 
@@ -28,8 +33,31 @@ from camab_rag.render.model import (
     Highlight,
     Source,
 )
+from camab_rag.render.support import WEAK_AT, support_strength
 from camab_rag.result import AttributionResult
 from camab_rag.segments import Segment, SourceDocument, to_documents
+
+SOURCE_KEYS = ("url", "source", "file_path")
+"""Document metadata keys that locate a source, first found wins: what the frameworks'
+citation types carry (LangChain's ``Citation.url``, LlamaIndex's ``CitationBlock.source``)
+and, when it is an http(s) URL, what rendered citations link to."""
+
+
+def source_location(metadata: Mapping[str, Any]) -> str | None:
+    """Where a document comes from: its first non-empty :data:`SOURCE_KEYS` value."""
+    return next((str(metadata[k]) for k in SOURCE_KEYS if metadata.get(k)), None)
+
+
+def source_link(metadata: Mapping[str, Any]) -> str | None:
+    """The first :data:`SOURCE_KEYS` value that is an http(s) URL with a host (renderers
+    link only to those, escaped), else ``None``."""
+    for key in SOURCE_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, str) and value.isprintable() and not any(c.isspace() for c in value):
+            parsed = urlparse(value)
+            if parsed.scheme in ("http", "https") and parsed.netloc:
+                return value
+    return None
 
 
 # --------------------------------------------------------------------------- building
@@ -100,7 +128,7 @@ def cite(
     *,
     rule: CitationRule | None = None,
     max_highlights: int = 3,
-    min_strength: float = 0.1,
+    min_support: float = WEAK_AT,
 ) -> CitedAnswer:
     """Decide the citations of each answer sentence and build the source list.
 
@@ -108,11 +136,11 @@ def cite(
         result: an attribution with segments (from :func:`camab_rag.attribute`).
         documents: the attributed documents (same order), to show each source's full text
             and title; without them a source shows its supporting segments only.
-        rule: the citation rule (default: up to 2 documents per sentence with a positive
-            score of at least a quarter of the sentence's best).
+        rule: the citation rule (default: up to 2 documents per sentence, each with at
+            least the groundedness threshold's support on its own).
         max_highlights: supporting segments listed per source (by score).
-        min_strength: a segment is highlighted only if its score is at least this share of
-            the strongest segment's score.
+        min_support: a segment is highlighted only if its score reaches this (nats per
+            token; default: "weak support" on :mod:`camab_rag.render.support`'s scale).
 
     Sources are numbered in order of first citation in the answer; uncited documents are
     not listed.
@@ -128,7 +156,6 @@ def cite(
     segments = result.segments
     n_docs = max(result.n_documents, max(s.doc_index for s in segments) + 1)
     answer_scores = np.asarray(result.scores, dtype=float)
-    peak = float(answer_scores.max()) if answer_scores.size else 0.0
 
     numbers: dict[int, int] = {}  # unit index -> source number
     sentences: list[CitedSentence] = []
@@ -176,7 +203,7 @@ def cite(
                 i
                 for i in members
                 if answer_scores[i] > 0
-                and answer_scores[i] >= min_strength * peak
+                and answer_scores[i] >= min_support
                 and segments[i].end > segments[i].start
             ),
             key=lambda i: -answer_scores[i],
@@ -188,7 +215,7 @@ def cite(
                 end=segments[i].end - base,
                 text=segments[i].text,
                 score=float(answer_scores[i]),
-                strength=float(answer_scores[i] / peak) if peak > 0 else 0.0,
+                strength=support_strength(float(answer_scores[i])),
             )
             for i in sorted(strong, key=lambda i: segments[i].start)
         ]
@@ -202,6 +229,7 @@ def cite(
                 text=text,
                 score=score,
                 highlights=highlights,
+                url=source_link(document.metadata) if document is not None else None,
             )
         )
     return CitedAnswer(
@@ -276,6 +304,7 @@ def _joined_segments(result: AttributionResult, members: list[int], base: int) -
 
 
 __all__ = [
+    "SOURCE_KEYS",
     "CitationPair",
     "CitationRule",
     "CitedAnswer",
@@ -284,4 +313,6 @@ __all__ = [
     "Source",
     "citation_pairs",
     "cite",
+    "source_link",
+    "source_location",
 ]

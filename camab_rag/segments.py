@@ -59,8 +59,9 @@ def to_document(item: object, index: int = 0) -> SourceDocument:
     """Normalise one context item into a :class:`SourceDocument`.
 
     Accepts a string; a mapping with ``text``/``page_content``/``content`` (and optional
-    ``metadata``/``title``); or an object with ``page_content`` (LangChain ``Document``),
-    ``text`` or ``get_content()`` (LlamaIndex nodes), plus an optional ``metadata``.
+    ``metadata``/``title``/``url``/``source``); or an object with ``page_content``
+    (LangChain ``Document``), ``text`` or ``get_content()`` (LlamaIndex nodes), plus an
+    optional ``metadata``.
     """
     if isinstance(item, SourceDocument):
         return item
@@ -74,8 +75,9 @@ def to_document(item: object, index: int = 0) -> SourceDocument:
                 text = item[key]
                 break
         metadata = dict(item.get("metadata") or {})
-        if "title" in item and isinstance(metadata, dict):
-            metadata.setdefault("title", item["title"])
+        for key in ("title", "url", "source"):  # a record's own title and link
+            if key in item and isinstance(metadata, dict):
+                metadata.setdefault(key, item[key])
     else:
         node = getattr(item, "node", None)  # LlamaIndex NodeWithScore wraps a node
         target = node if node is not None else item

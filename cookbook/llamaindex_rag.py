@@ -48,16 +48,17 @@ def load_rows(path: Path, first: int, count: int) -> list[dict[str, Any]]:
 
 
 def cite(response: Any) -> str:
-    """The answer with ``[n]`` after each sentence (n = the source it relies on most)."""
-    info = response.metadata["attribution"]
+    """The answer with ``[n]`` after each sentence (n = the node's place in the list), as
+    :func:`camab_rag.cite` decides: only sources with meaningful support are cited."""
+    from llama_index.postprocessor.camab import attribution_of
+
+    from camab_rag.citations import cite as cite_answer
+
+    cited = cite_answer(attribution_of(response), response.source_nodes)
     parts = []
-    for statement in info["statements"]:
-        doc_scores = [0.0] * len(response.source_nodes)
-        for segment, score in zip(info["segments"], statement["scores"]):
-            doc_scores[segment["doc_index"]] += score
-        best = max(range(len(doc_scores)), key=lambda i: doc_scores[i])
-        mark = f" [{best + 1}]" if doc_scores[best] > 0 else ""
-        parts.append(statement["text"] + mark)
+    for sentence in cited.sentences:
+        marks = "".join(f" [{cited.source(n).doc_index + 1}]" for n in sentence.citations)
+        parts.append(sentence.text + marks)
     return " ".join(parts) if parts else str(response)
 
 

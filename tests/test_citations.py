@@ -64,14 +64,50 @@ def make_result(**changes: object) -> AttributionResult:
 # ----------------------------------------------------------------------------- rule
 def test_rule_top_k_threshold_and_relative():
     scores = [0.5, 0.1, 0.45, -0.2, 0.3]
-    assert CitationRule(top_k=2, relative=0.0).select(scores) == [0, 2]
-    assert CitationRule(top_k=None, relative=0.0).select(scores) == [0, 2, 4, 1]
-    assert CitationRule(top_k=None, relative=0.5).select(scores) == [0, 2, 4]
-    assert CitationRule(top_k=None, threshold=0.4, relative=0.0).select(scores) == [0, 2]
+    assert CitationRule(top_k=2).select(scores) == [0, 2]
+    assert CitationRule(top_k=None).select(scores) == [0, 2, 4]  # 0.1 is under the bar
+    assert CitationRule(top_k=None, threshold=0.0).select(scores) == [0, 2, 4, 1]
+    assert CitationRule(top_k=None, relative=0.65).select(scores) == [0, 2]
+    assert CitationRule(top_k=None, threshold=0.4).select(scores) == [0, 2]
     assert CitationRule(top_k=3).select([-1.0, -2.0]) == []  # nothing raised the answer
     assert CitationRule(top_k=3).select([0.0, 0.0]) == []  # nor here: no evidence, no citation
     assert CitationRule(top_k=3).select([0.0, 0.3]) == [1]
     assert CitationRule().select([]) == []
+
+
+def test_the_citation_bar_is_absolute_and_tied_to_groundedness():
+    """A source is cited on its own support, never because the others are weaker: an
+    ungrounded answer's best source at +0.035 gets no marker, whatever else was retrieved."""
+    from camab_rag.groundedness import DEFAULT_THRESHOLD
+    from camab_rag.render.support import CITE_AT, support_level, support_words
+
+    assert CitationRule().threshold == CITE_AT == DEFAULT_THRESHOLD / 2
+    assert CitationRule().select([0.035, 0.01, -0.2]) == []
+    assert CitationRule().select([1.2, 0.035]) == [0]
+    assert [support_words(s) for s in (1.2, 0.3, 0.08, 0.035)] == [
+        "strong support",
+        "support",
+        "weak support",
+        "no measurable support",
+    ]
+    assert support_level(CITE_AT) == 2 > support_level(CITE_AT - 1e-9)
+    weak = make_result(
+        scores=np.array([0.02, 0.0, 0.0, 0.0, 0.035, 0.0]),
+        statements=[
+            StatementAttribution(
+                "It stands in Paris.", 0, 19, np.array([0.02, 0.0, 0.0, 0.0, 0.0, 0.0])
+            ),
+            StatementAttribution(
+                "Gustave Eiffel's company designed it.",
+                20,
+                57,
+                np.array([0.0, 0.0, 0.0, 0.0, 0.035, 0.0]),
+            ),
+        ],
+    )
+    cited = cite(weak, DOCS)
+    assert [s.citations for s in cited.sentences] == [[], []] and cited.sources == []
+    assert "[1]" not in cited.to_terminal(color=False)
 
 
 @pytest.mark.parametrize(
@@ -86,8 +122,8 @@ def test_rule_rejects_bad_settings(kwargs):
 # ----------------------------------------------------------------------------- cite
 def test_document_citations_per_sentence_and_numbered_sources():
     cited = cite(make_result(), DOCS)
-    # sentence 1: doc 0 (0.95) cites; doc 2 (0.1) is below a quarter of 0.95
-    # sentence 2: doc 2 (1.0) first, then doc 0 (0.05) is below the relative cut
+    # sentence 1: doc 0 (0.95) cites; doc 2 (0.1) is under the bar (0.11)
+    # sentence 2: doc 2 (1.0) cites, doc 0 (0.05) is under the bar
     assert [s.citations for s in cited.sentences] == [[1], [2]]
     assert [(s.number, s.doc_index, s.title) for s in cited.sources] == [
         (1, 0, "Eiffel Tower"),
@@ -97,17 +133,19 @@ def test_document_citations_per_sentence_and_numbered_sources():
     first = cited.sources[0]
     assert first.text == DOCS[0]["text"]
     assert first.score == pytest.approx(0.9)
-    # highlights: segments with a positive score >= 10% of the strongest (0.8)
+    # highlights: segments with at least weak support (0.055), strength on the absolute
+    # scale (1 from strong support, 0.44, up), whatever the answer's strongest segment
     assert [(h.segment_index, h.strength) for h in first.highlights] == [
         (0, pytest.approx(1.0)),
-        (1, pytest.approx(0.125)),
+        (1, pytest.approx(0.1 / 0.44)),
     ]
+    assert cited.sources[1].highlights[0].strength == pytest.approx(1.0)  # 0.6 >= 0.44
     assert first.text[first.highlights[0].start : first.highlights[0].end] == SEGMENTS[0].text
-    assert [h.segment_index for h in cited.sources[1].highlights] == [4]  # 0.02 < 10% of 0.8
+    assert [h.segment_index for h in cited.sources[1].highlights] == [4]  # 0.02: no support
 
 
 def test_sources_are_numbered_in_order_of_first_citation():
-    rule = CitationRule(top_k=2, relative=0.0)
+    rule = CitationRule(top_k=2, threshold=0.0)
     cited = cite(make_result(), DOCS, rule=rule)
     assert [s.citations for s in cited.sentences] == [[1, 2], [2, 1]]
     assert [s.doc_index for s in cited.sources] == [0, 2]
@@ -198,8 +236,13 @@ def test_json_is_plain_data_and_html_safe():
     data = json.loads(text)
     assert data["sources"][0]["title"] == "</script><script>alert(1)</script>"
     assert data["sentences"][0]["citations"] == [1]
-    assert data["rule"] == {"top_k": 2, "threshold": 0.0, "relative": 0.25, "unit": "document"}
+    assert data["rule"] == {"top_k": 2, "threshold": 0.11, "relative": 0.0, "unit": "document"}
     assert set(data["sources"][0]) >= {"number", "doc_index", "text", "score", "highlights"}
+    # words for the reader, raw numbers for the front end
+    assert data["sources"][0]["support"] == "strong support" and data["sources"][0]["url"] is None
+    assert data["sentences"][1]["support"] == ["strong support"]
+    assert data["sources"][1]["highlights"][0]["support"] == "strong support"
+    assert data["sources"][0]["highlights"][1]["support"] == "weak support"
 
 
 # ----------------------------------------------------------------------------- Markdown
@@ -248,9 +291,11 @@ def test_markdown_output_renders_to_inert_html():
     md = cite(result, docs).to_markdown()
     html = markdown_it.MarkdownIt("commonmark").render(md)
     assert "<script" not in html and "<b>" not in html
-    assert "href" not in html
+    # the only links are the markers, to their entries in the source list
+    assert re.findall(r'href="([^"]*)"', html) == ["#camab-source-1", "#camab-source-2"]
+    assert "javascript" not in html.replace("[x](javascript:alert(1))", "")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    assert "[1]" in html  # the marker shows literally
+    assert ">[1]</a>" in html  # the marker shows literally, as a link
     assert "**The Eiffel Tower is in Paris.**" in md  # strong support is bold
 
 
@@ -260,8 +305,9 @@ def test_terminal_plain_and_coloured():
     plain = cited.to_terminal(color=False)
     assert "\x1b" not in plain
     assert "It stands in Paris.[1] Gustave Eiffel's company designed it.[2]" in plain
-    assert "[1] Eiffel Tower (score +0.900)" in plain
-    assert "[########] +0.800 The Eiffel Tower is in Paris." in plain
+    assert "[1] Eiffel Tower (strong support)" in plain
+    assert "[########] strong support The Eiffel Tower is in Paris." in plain
+    assert "+0.8" not in plain  # words for the reader; numbers are in the JSON
     coloured = cited.to_terminal(color=True)
     assert "\x1b[1m\x1b[36m[1]\x1b[0m" in coloured
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured).count("The Eiffel Tower is in Paris.") == 1
@@ -358,3 +404,35 @@ def test_renderers_do_not_import_the_citation_logic() -> None:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom):
                 assert node.module != "camab_rag.citations", path.name
+
+
+def test_sources_link_to_their_http_url_escaped():
+    """A source's url/source metadata (the keys both integrations read) becomes a link
+    when it is an http(s) URL, escaped in every format; anything else is not linked."""
+    markdown_it = pytest.importorskip("markdown_it")
+    from camab_rag.citations import SOURCE_KEYS, source_link
+
+    assert SOURCE_KEYS[:2] == ("url", "source")
+    url = "https://example.org/tower?a=1&b=%22<x>'"
+    docs = [dict(d) for d in DOCS]
+    docs[0]["url"] = url
+    docs[2]["source"] = "javascript:alert(1)"
+    cited = cite(make_result(), docs)
+    assert cited.source(1).url == url and cited.source(2).url is None
+    for bad in ("javascript:alert(1)", "https://", "ftp://x.org/a", "https://x.org/a b", 7):
+        assert source_link({"url": bad}) is None
+    assert source_link({"file_path": "/tmp/a.txt", "source": "http://x.org/"}) == "http://x.org/"
+    html = cited.to_html()
+    assert (
+        '<a href="https://example.org/tower?a=1&amp;b=%22&lt;x&gt;&#x27;" '
+        'rel="noopener noreferrer nofollow">Eiffel Tower</a>'
+    ) in html
+    assert "javascript:" not in html
+    # Markdown: the marker and the title link to the URL, percent-encoded where it could
+    # end the destination; the other marker to its entry in the list
+    rendered = markdown_it.MarkdownIt("commonmark").render(cited.to_markdown())
+    hrefs = re.findall(r'href="([^"]*)"', rendered)
+    encoded = "https://example.org/tower?a=1&amp;b=%22%3Cx%3E'"
+    assert hrefs == [encoded, "#camab-source-2", encoded]
+    plain = cited.to_terminal(color=False)
+    assert url in plain.replace("\n", "")

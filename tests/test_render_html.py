@@ -241,12 +241,16 @@ def test_nothing_executes_in_a_real_browser(tmp_path):
     assert "script" not in dom.tags and "img" not in dom.tags
 
 
-def demo_answer() -> CitedAnswer:
-    documents = [
-        {"title": "Eiffel Tower", "text": "The Eiffel Tower is in Paris. It opened in 1889."},
-        {"title": "Fruit", "text": "Bananas are yellow. Apples can be red."},
-        {"title": "Gustave Eiffel", "text": "Gustave Eiffel's company designed the tower."},
-    ]
+DEMO_DOCUMENTS = [
+    {"title": "Eiffel Tower", "text": "The Eiffel Tower is in Paris. It opened in 1889."},
+    {"title": "Fruit", "text": "Bananas are yellow. Apples can be red."},
+    {"title": "Gustave Eiffel", "text": "Gustave Eiffel's company designed the tower."},
+]
+
+
+def demo_answer(metadata: list[dict[str, str]] | None = None) -> CitedAnswer:
+    """A cited answer over three documents (``metadata``: more keys for each of them)."""
+    documents = [{**d, **m} for d, m in zip(DEMO_DOCUMENTS, metadata or [{}, {}, {}])]
     segments = [
         Segment("The Eiffel Tower is in Paris.", 0, 0, 29),
         Segment("It opened in 1889.", 0, 30, 48),
@@ -270,23 +274,32 @@ def demo_answer() -> CitedAnswer:
     return cite(result, documents)
 
 
-@needs_browser
-def test_screenshot_of_a_rendered_answer(tmp_path):
+def screenshot(html: str, path: Path) -> np.ndarray:
+    """The page as an 800x600 RGB array, rendered by headless Chromium (kept at ``path``)."""
     image_module = pytest.importorskip("PIL.Image")
-    page = tmp_path / "answer.html"
-    page.write_text(demo_answer().to_html(), encoding="utf-8")
-    shot = tmp_path / "answer.png"
+    page = path.with_suffix(".html")
+    page.write_text(html, encoding="utf-8")
     run = chromium(
         "--hide-scrollbars",
         "--window-size=800,600",
-        f"--screenshot={shot}",
+        f"--screenshot={path}",
         page.as_uri(),
     )
     assert run.returncode == 0, run.stderr[-2000:]
-    assert shot.exists() and shot.stat().st_size > 5000
-    with image_module.open(shot) as image:
+    assert path.exists() and path.stat().st_size > 5000
+    with image_module.open(path) as image:
         assert image.size == (800, 600)
-        pixels = np.asarray(image.convert("RGB"), dtype=float)
+        return np.asarray(image.convert("RGB"), dtype=float)
+
+
+def near(pixels: np.ndarray, rgb: tuple[int, int, int], tolerance: float = 12.0) -> int:
+    """How many pixels are within ``tolerance`` of the colour ``rgb``."""
+    return int((np.abs(pixels - np.asarray(rgb, dtype=float)).max(axis=-1) <= tolerance).sum())
+
+
+@needs_browser
+def test_screenshot_of_a_rendered_answer(tmp_path):
+    pixels = screenshot(demo_answer().to_html(), tmp_path / "answer.png")
     assert pixels.std() > 10.0  # not blank
     top, bottom = pixels[:300], pixels[300:]
     assert top.std() > bottom.std()  # the content sits at the top of a white page
@@ -295,3 +308,39 @@ def test_screenshot_of_a_rendered_answer(tmp_path):
     assert amber.sum() > 500  # the strongest support is highlighted
     link_blue = (blue > 150) & (red < 60) & (green < 120)
     assert link_blue.sum() > 20  # the citation markers
+
+
+@needs_browser
+def test_the_proxy_label_stands_out_in_a_screenshot(tmp_path):
+    """The proxy note is a badge (pale orange box, orange bar on its left), not a line of
+    body text that a reader misses: its colours are on the page only when a proxy scored."""
+    from dataclasses import replace
+
+    from camab_rag.scoring import ScoredBy
+
+    plain = demo_answer()
+    proxied = replace(plain, scored_by=ScoredBy("smollm2", proxy=True, reason="chat API"))
+    own = screenshot(plain.to_html(), tmp_path / "own.png")
+    badge = screenshot(proxied.to_html(), tmp_path / "proxy.png")
+    box, bar = (255, 244, 229), (232, 113, 10)
+    assert near(badge, box, 4) > 8000 and near(badge, bar, 20) > 100
+    assert near(own, box, 4) < 100 and near(own, bar, 20) < 20
+    assert "Attributed by a proxy model (smollm2)" in proxied.to_html()
+
+
+@needs_browser
+def test_sources_link_out_and_strength_reads_as_words_in_a_browser(tmp_path):
+    answer = demo_answer(
+        [{"url": "https://example.org/eiffel?a=1&b=<2>"}, {}, {"source": "javascript:alert(1)"}]
+    )
+    page = tmp_path / "links.html"
+    page.write_text(answer.to_html(), encoding="utf-8")
+    dom = dump_dom(page)
+    hrefs = [value for _tag, name, value in dom.attrs if name == "href"]
+    assert "https://example.org/eiffel?a=1&b=<2>" in hrefs  # escaped in the file, intact here
+    assert not [h for h in hrefs if "javascript" in h]
+    assert all(h.startswith(("#camab-", "https://example.org/")) for h in hrefs)
+    text = " ".join(dom.text)
+    assert "strong support" in text and "score +" not in text  # numbers only in tooltips
+    titles = [value for _tag, name, value in dom.attrs if name == "title"]
+    assert any(t.startswith("source 1: strong support (score +") for t in titles)

@@ -2,9 +2,12 @@
 
 Every piece of document or model text goes through :func:`html.escape` (``quote=True``)
 after control characters are neutralised. Attribute values are built only from numbers
-and fixed strings (never from document text, except escaped ``title`` tooltips), links
-point only to in-page anchors made of a hex digest and integers, and the full page
-carries a Content-Security-Policy that forbids scripts altogether.
+and fixed strings (never from document text, except escaped ``title`` tooltips and a
+source's escaped http(s) ``url``), ``[n]`` markers point only to in-page anchors made of a
+hex digest and integers, a source's title links to its http(s) URL (``rel="noopener
+noreferrer nofollow"``), and the full page carries a Content-Security-Policy that forbids
+scripts altogether. Support reads as words (strong support, support, weak support: one
+absolute scale, :mod:`camab_rag.render.support`); raw scores are in the tooltips.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from camab_rag.render.support import support_level, support_words
 from camab_rag.render.text import (
+    SCALE_TEXT,
     calls_text,
     clean,
     proxy_text,
@@ -49,6 +54,11 @@ CSS = """
 .camab-cite .camab-source { margin-bottom: .75rem; }
 .camab-cite .camab-source-head { font-weight: 600; }
 .camab-cite .camab-score { color: #666; font-weight: 400; font-size: .85rem; margin-left: .4rem; }
+.camab-cite .camab-support-3 { color: #7a4a00; font-weight: 600; }
+.camab-cite .camab-source-head a { color: #0b57d0; }
+.camab-cite .camab-proxy { background: #fff4e5; color: #7a4a00; border: 1px solid #f0b35a;
+  border-left: .3rem solid #e8710a; padding: .35rem .6rem; border-radius: .35rem;
+  margin: 0 0 .75rem 0; font-size: .95rem; font-weight: 600; }
 .camab-cite .camab-source-text { margin: .25rem 0 0 0; color: #333; font-size: .95rem;
   max-height: 14rem; overflow-y: auto; white-space: pre-wrap; }
 .camab-cite mark { color: inherit; border-radius: .2rem; padding: 0 .1rem; }
@@ -75,7 +85,8 @@ def _page_id(answer: CitedAnswer) -> str:
 def _marker(page_id: str, number: int, score: float) -> str:
     return (
         f'<a class="camab-marker" href="#{page_id}-src-{int(number)}" '
-        f'title="source {int(number)}, score {float(score):+.3f}">[{int(number)}]</a>'
+        f'title="source {int(number)}: {support_words(score)} (score {float(score):+.3f})">'
+        f"[{int(number)}]</a>"
     )
 
 
@@ -88,14 +99,18 @@ def _source_html(page_id: str, source: Source) -> str:
         level = strength_level(highlight.strength)
         body.append(
             f'<mark class="camab-hl camab-hl-{level}" '
-            f'title="score {float(highlight.score):+.4f}, '
-            f'strength {float(highlight.strength):.2f}">'
+            f'title="{support_words(highlight.score)} (score {float(highlight.score):+.4f})">'
             f"{esc(piece)}</mark>"
         )
+    label = esc(source.label)
+    if source.url:
+        label = f'<a href="{esc(source.url)}" rel="noopener noreferrer nofollow">{label}</a>'
     return (
         f'<li class="camab-source" id="{page_id}-src-{int(source.number)}">'
-        f'<div class="camab-source-head">{esc(source.label)}'
-        f'<span class="camab-score">score {float(source.score):+.3f}</span></div>'
+        f'<div class="camab-source-head">{label}'
+        f'<span class="camab-score camab-support-{support_level(source.score)}" '
+        f'title="score {float(source.score):+.3f} nats per answer token">'
+        f"{support_words(source.score)}</span></div>"
         f'<p class="camab-source-text">{"".join(body).strip()}</p></li>'
     )
 
@@ -122,7 +137,7 @@ def render_fragment(answer: CitedAnswer) -> str:
         parts.append(f'<p class="camab-verdict {css_class}">{esc(verdict)}</p>')
     proxy = proxy_text(answer.scored_by)
     if proxy is not None:
-        parts.append(f'<p class="camab-proxy">{esc(proxy)}</p>')
+        parts.append(f'<p class="camab-proxy" role="note">&#9888; {esc(proxy)}</p>')
     empty = uninformative_text(answer.uninformative)
     if empty is not None:
         parts.append(f'<p class="camab-verdict camab-warn">{esc(empty)}</p>')
@@ -132,7 +147,7 @@ def render_fragment(answer: CitedAnswer) -> str:
         parts.append("</ol>")
     parts.append(
         f'<p class="camab-footer">{esc(answer.method)} attribution, '
-        f"{calls_text(int(answer.n_queries))}; highlight = support strength</p>"
+        f"{calls_text(int(answer.n_queries))}; {esc(SCALE_TEXT)}</p>"
     )
     parts.append("</div>")
     return "\n".join(parts)

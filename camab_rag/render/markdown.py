@@ -4,15 +4,20 @@ Document and model text is backslash-escaped where a character could change the
 rendering (emphasis, code, links and images, raw HTML, entities, tables, strikethrough,
 math, and block markers at the start of a line), so it can neither open links, images,
 emphasis or code, nor inject raw HTML, and still reads as plain text (``?``, ``,`` or
-``.`` are left alone).
+``.`` are left alone). A source's http(s) URL becomes a link destination (in angle
+brackets, percent-encoded where it could end them); each ``[n]`` marker links to its
+source's URL, or else to the source's entry below. Support reads as words.
 """
 
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
+from camab_rag.render.support import support_words
 from camab_rag.render.text import (
+    SCALE_TEXT,
     clean,
     proxy_text,
     split_highlights,
@@ -50,8 +55,20 @@ def _inline(text: str) -> str:
     return " ".join(escape_markdown(text).split())
 
 
-def markers(numbers: list[int]) -> str:
-    return "".join(f"\\[{n}\\]" for n in numbers)
+def link_destination(url: str) -> str:
+    """An http(s) URL as a CommonMark link destination: in angle brackets, with whatever
+    could end them (or a line) percent-encoded."""
+    return "<" + quote(clean(url), safe=":/?#[]@!$&'()*+,;=%~-._") + ">"
+
+
+def markers(numbers: list[int], answer: CitedAnswer | None = None) -> str:
+    """``[n]`` markers, each a link to its source's URL (or to its entry in the list)."""
+    out = []
+    for n in numbers:
+        url = answer.source(n).url if answer is not None else None
+        target = link_destination(url) if url else f"#camab-source-{int(n)}"
+        out.append(f"[\\[{int(n)}\\]]({target})")
+    return "".join(out)
 
 
 def _source_text(source: Source) -> str:
@@ -73,7 +90,7 @@ def render_markdown(answer: CitedAnswer) -> str:
         lines += [f"**Question:** {_inline(answer.question)}", ""]
     pieces = []
     for sentence in answer.sentences:
-        marks = markers(sentence.citations)
+        marks = markers(sentence.citations, answer)
         pieces.append(_inline(sentence.text) + (f" {marks}" if marks else ""))
     lines += [" ".join(pieces) if pieces else _inline(answer.answer), ""]
     verdict = verdict_text(answer.groundedness)
@@ -81,19 +98,23 @@ def render_markdown(answer: CitedAnswer) -> str:
         lines += [f"*{escape_markdown(verdict)}*", ""]
     proxy = proxy_text(answer.scored_by)
     if proxy:
-        lines += [f"*{escape_markdown(proxy)}*", ""]
+        lines += [f"> **\u26a0 {escape_markdown(proxy)}**", ""]
     empty = uninformative_text(answer.uninformative)
     if empty:
         lines += [f"**{escape_markdown(empty)}**", ""]
     if answer.sources:
         lines += ["**Sources**", ""]
         for source in answer.sources:
+            label = _inline(source.label)
+            if source.url:
+                label = f"[{label}]({link_destination(source.url)})"
             lines.append(
-                f"{source.number}\\. **{_inline(source.label)}** (score {source.score:+.3f})"
+                f'<a id="camab-source-{int(source.number)}"></a>{source.number}\\. '
+                f"**{label}** ({support_words(source.score)})"
             )
             text = _source_text(source)
             if text:
                 lines.append(f"   > {text}")
             lines.append("")
-        lines.append("*Bold: strong support; italic: weaker support.*")
+        lines.append(f"*Bold: support; italic: weak support. {escape_markdown(SCALE_TEXT)}.*")
     return "\n".join(lines).rstrip() + "\n"

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
+from camab_rag.render.support import CITE_AT, support_words
 from camab_rag.scoring import ScoredBy
 
 FloatArray = NDArray[np.float64]
@@ -24,22 +25,26 @@ class CitationRule:
     """What counts as a citation of one answer sentence.
 
     A source is cited when it is among the sentence's ``top_k`` sources **and** its score
-    is above ``threshold`` **and** at least ``relative`` times the sentence's best
+    reaches ``threshold`` **and** at least ``relative`` times the sentence's best
     score. Scores are the sentence's own attribution (its statement scores), summed per
     document when ``unit="document"``.
 
     Args:
         top_k: at most this many citations per sentence (``None``: no limit).
-        threshold: a cited source scores above this (reward units; the default 0 keeps
-            only sources whose presence raised the answer's likelihood, so a sentence no
-            source supports gets no citation).
-        relative: minimum fraction of the sentence's best score (0 disables).
+        threshold: the support a cited source reaches on its own, in the reward's units
+            (nats per token). The default, :data:`~camab_rag.render.support.CITE_AT`, is
+            half the groundedness threshold: two cited sources at the bar together add
+            what the whole context must add for an answer to count as grounded. So a
+            sentence nothing meaningfully supports gets no citation, and a weak source is
+            not cited because the others are weaker still.
+        relative: minimum fraction of the sentence's best score (default 0: off; the
+            bar is absolute).
         unit: cite whole ``"document"``s or single ``"segment"``s.
     """
 
     top_k: int | None = 2
-    threshold: float = 0.0
-    relative: float = 0.25
+    threshold: float = CITE_AT
+    relative: float = 0.0
     unit: SourceUnit = "document"
 
     def __post_init__(self) -> None:
@@ -62,7 +67,9 @@ class CitationRule:
         chosen = [
             i
             for i in order
-            if values[i] > self.threshold and (best <= 0 or values[i] >= self.relative * best)
+            if values[i] > 0
+            and values[i] >= self.threshold
+            and (best <= 0 or values[i] >= self.relative * best)
         ]
         return chosen if self.top_k is None else chosen[: self.top_k]
 
@@ -86,7 +93,8 @@ class Highlight:
     text: str
     score: float
     strength: float
-    """``score`` relative to the strongest segment of the whole answer, in ``[0, 1]``."""
+    """``score`` on the absolute support scale, in ``[0, 1]`` (1 from "strong support" up;
+    :func:`~camab_rag.render.support.support_strength`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,6 +104,7 @@ class Highlight:
             "text": self.text,
             "score": self.score,
             "strength": self.strength,
+            "support": support_words(self.score),
         }
 
 
@@ -111,6 +120,8 @@ class Source:
     text: str
     score: float
     highlights: list[Highlight] = field(default_factory=list)
+    url: str | None = None
+    """An http(s) link to the source (its ``url``/``source`` metadata), when it has one."""
 
     @property
     def label(self) -> str:
@@ -130,6 +141,8 @@ class Source:
             "label": self.label,
             "text": self.text,
             "score": self.score,
+            "support": support_words(self.score),
+            "url": self.url,
             "highlights": [h.to_dict() for h in self.highlights],
         }
 
@@ -152,6 +165,7 @@ class CitedSentence:
             "end": self.end,
             "citations": list(self.citations),
             "scores": list(self.scores),
+            "support": [support_words(score) for score in self.scores],
         }
 
 

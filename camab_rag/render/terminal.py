@@ -13,7 +13,9 @@ import sys
 import textwrap
 from typing import IO, TYPE_CHECKING
 
+from camab_rag.render.support import support_words
 from camab_rag.render.text import (
+    SCALE_TEXT,
     calls_text,
     clean,
     proxy_text,
@@ -31,6 +33,7 @@ DIM = "\x1b[2m"
 CYAN = "\x1b[36m"
 GREEN = "\x1b[32m"
 RED = "\x1b[31m"
+PROXY = "\x1b[1;30;43m"  # black on yellow: hard to miss
 # strong / medium / weak support
 LEVEL_STYLE = {3: "\x1b[1;30;43m", 2: "\x1b[33m", 1: "\x1b[2;33m"}
 
@@ -89,7 +92,7 @@ def render_terminal(
         out += ["", style(GREEN if answer.groundedness.grounded else RED, verdict)]
     proxy = proxy_text(answer.scored_by)
     if proxy is not None:
-        out += ["", style(DIM, proxy)]
+        out += ["", style(PROXY, f"! {proxy}")]
     empty = uninformative_text(answer.uninformative)
     if empty is not None:
         out += ["", *(style(RED, line) for line in textwrap.wrap(empty, cols))]
@@ -98,11 +101,14 @@ def render_terminal(
         indent = " " * 6
         for source in answer.sources:
             head = f"{style(BOLD + CYAN, f'[{source.number}]')} {_one_line(source.label)}"
-            out.append(f"  {head} {style(DIM, f'(score {source.score:+.3f})')}")
+            out.append(f"  {head} {style(DIM, f'({support_words(source.score)})')}")
+            if source.url:
+                out.append(indent + style(DIM, _one_line(source.url)))
+            words = max((len(support_words(h.score)) for h in source.highlights), default=0)
             for highlight in sorted(source.highlights, key=lambda h: -h.score):
                 level = strength_level(highlight.strength)
                 bar = _bar(highlight.strength, ascii_only=not colored)
-                label = f"{bar} {highlight.score:+.3f} "
+                label = f"{bar} {support_words(highlight.score):<{words}} "
                 body = textwrap.wrap(
                     _one_line(highlight.text),
                     cols - len(indent) - len(label),
@@ -111,7 +117,7 @@ def render_terminal(
                 for k, line in enumerate(body):
                     prefix = label if k == 0 else " " * len(label)
                     out.append(indent + prefix + style(LEVEL_STYLE[level], line))
-        legend = "bar = support strength (share of the strongest segment)"
+        legend = f"bar: {SCALE_TEXT}"
         out += [
             "",
             style(DIM, f"{answer.method} attribution, {calls_text(answer.n_queries)}; {legend}"),

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from camab_rag.render.model import Highlight
+from camab_rag.render.support import CITE_AT, STRONG_AT, WEAK_AT
 
 # C0 controls except tab and line feed, DEL, C1 controls, and the Unicode format characters
 # that reorder or hide text (bidirectional overrides/isolates, zero-width marks, BOM).
@@ -51,10 +52,11 @@ def calls_text(n_queries: int) -> str:
 
 
 def strength_level(strength: float) -> int:
-    """Highlight level 1 (weak) .. 3 (strong) for a strength in ``[0, 1]``."""
-    if strength >= 2 / 3:
+    """Highlight level 1 (weak support) .. 3 (strong support) for a strength on the absolute
+    support scale (:func:`~camab_rag.render.support.support_strength`)."""
+    if strength >= 1.0:
         return 3
-    if strength >= 1 / 3:
+    if strength >= CITE_AT / STRONG_AT:
         return 2
     return 1
 
@@ -75,6 +77,13 @@ def verdict_text(report: Any) -> str | None:
     if unsupported:
         line += f"; {len(unsupported)} sentence(s) without support"
     return line
+
+
+SCALE_TEXT = (
+    f"support scale in nats per answer token: strong >= {STRONG_AT:.2f}, support >= "
+    f"{CITE_AT:.2f} (cited: half the groundedness threshold), weak >= {WEAK_AT:.3f}"
+)
+"""The legend of the support words (renderers' footers)."""
 
 
 def proxy_text(scored_by: Any) -> str | None:

@@ -16,12 +16,9 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langchain_core.messages.content import Citation, create_citation
 
-from camab_rag.citations import CitationRule, citation_pairs
+from camab_rag.citations import CitationRule, citation_pairs, source_location
 from camab_rag.result import AttributionResult
 from camab_rag.segments import to_documents
-
-URL_KEYS = ("url", "source", "file_path")
-"""Document metadata keys read as the citation's ``url``, first found wins."""
 
 
 def to_citations(
@@ -42,7 +39,7 @@ def to_citations(
     citations = []
     for pair in citation_pairs(result, documents, rule=rule):
         metadata: Mapping[str, Any] = docs[pair.source.doc_index].metadata
-        url = next((str(metadata[k]) for k in URL_KEYS if metadata.get(k)), None)
+        url = source_location(metadata)
         citations.append(
             create_citation(
                 url=url,

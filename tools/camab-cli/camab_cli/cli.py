@@ -150,7 +150,9 @@ def attribute_record(
         anchors=args.groundedness,  # the verdict's two calls, inside the bar's total
         progress=progress.show,
     )
-    rule = CitationRule(top_k=args.top_k, threshold=args.threshold, unit=args.cite)
+    rule = CitationRule(top_k=args.top_k, unit=args.cite)
+    if args.threshold is not None:
+        rule = CitationRule(top_k=args.top_k, threshold=args.threshold, unit=args.cite)
     cited = cite(result, record.documents, rule=rule)
     if args.groundedness:
         from camab_rag.groundedness import assess_groundedness
@@ -348,7 +350,11 @@ def _add_model_options(parser: argparse.ArgumentParser, budget: int, granularity
     cite = parser.add_argument_group("citations")
     cite.add_argument("--top-k", type=int, default=2, help="citations per sentence (default 2)")
     cite.add_argument(
-        "--threshold", type=float, default=0.0, help="minimum score to cite (default 0)"
+        "--threshold",
+        type=float,
+        default=None,
+        help="support a source needs to be cited, nats per answer token (default: the "
+        "groundedness threshold)",
     )
     cite.add_argument("--cite", choices=("document", "segment"), default="document")
     cite.add_argument(

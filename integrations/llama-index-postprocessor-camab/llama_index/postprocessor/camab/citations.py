@@ -3,7 +3,8 @@
 Each answer sentence cites only the nodes its attribution supports (camab-rag's
 :class:`~camab_rag.CitationRule`), never every source node. ``cited_content`` is the
 node's segment that supports the sentence most, ``source`` the node's id (or its
-``url``/``file_path`` metadata), ``title`` the node's title metadata, and
+``url``/``source``/``file_path`` metadata: :data:`camab_rag.citations.SOURCE_KEYS`, the
+keys LangChain's citations and the renderers read too), ``title`` the node's title metadata, and
 ``additional_location_info`` the sentence's span in the answer
 (``answer_start``/``answer_end``) and the node's position (``node_index``).
 """
@@ -16,10 +17,8 @@ from typing import Any
 from llama_index.core.base.llms.types import CitationBlock, TextBlock
 from llama_index.core.schema import NodeWithScore
 
-from camab_rag.citations import CitationRule, citation_pairs
+from camab_rag.citations import CitationRule, citation_pairs, source_location
 from camab_rag.result import AttributionResult
-
-SOURCE_KEYS = ("url", "file_path", "source")
 
 
 def to_citation_blocks(
@@ -39,7 +38,7 @@ def to_citation_blocks(
     for pair in citation_pairs(result, nodes, rule=rule):
         node: Any = nodes[pair.source.doc_index].node
         metadata = node.metadata
-        source = next((str(metadata[k]) for k in SOURCE_KEYS if metadata.get(k)), node.node_id)
+        source = source_location(metadata) or node.node_id
         blocks.append(
             CitationBlock(
                 cited_content=TextBlock(text=pair.cited_text),

@@ -1,0 +1,69 @@
+"""How much a source supports an answer sentence, on one absolute scale with words.
+
+Attribution scores are in the reward's units: how much a source raises the mean
+log-probability of the sentence's tokens (nats per token), the units of the groundedness
+score ``L(C) - L(empty)``. The scale is tied to the groundedness threshold ``T``
+(:data:`~camab_rag.groundedness.DEFAULT_THRESHOLD`, the context gain at which an answer
+counts as grounded), never to the answer's top source, so a source that barely moves the
+answer reads as barely supporting it whatever else was retrieved:
+
+======================  ===================  =========================================
+level                   score                shown as
+======================  ===================  =========================================
+3 strong support        ``>= 2 T``           cited; strongest highlight
+2 support               ``>= T / 2``         cited; highlight
+1 weak support          ``>= T / 4``         not cited; faint highlight in a cited source
+0 no measurable support ``< T / 4``          nothing
+======================  ===================  =========================================
+
+A source is cited for a sentence from level 2 up (:data:`CITE_AT`): at most two sources are
+cited per sentence (:class:`~camab_rag.citations.CitationRule`'s ``top_k``), and two at the
+bar together add what the whole context must add for an answer to count as grounded.
+Renderers show the words; the raw scores go to tooltips and the JSON. How precise the
+citations are (does leaving a cited source out lower its sentence's likelihood?):
+``BENCHMARKS.md``, "Citation precision".
+"""
+
+from __future__ import annotations
+
+from camab_rag.groundedness.report import DEFAULT_THRESHOLD
+
+CITE_AT = DEFAULT_THRESHOLD / 2
+"""The support (nats per token) a source needs to be cited for a sentence."""
+STRONG_AT = 2 * DEFAULT_THRESHOLD
+"""From here a source's support reads "strong": alone it adds twice the grounded bar."""
+WEAK_AT = DEFAULT_THRESHOLD / 4
+"""Below this a segment shows no support at all (not even a faint highlight)."""
+WORDS = {3: "strong support", 2: "support", 1: "weak support", 0: "no measurable support"}
+
+
+def support_level(score: float) -> int:
+    """0 (no measurable support) .. 3 (strong support) for a score in nats per token."""
+    if score >= STRONG_AT:
+        return 3
+    if score >= CITE_AT:
+        return 2
+    if score >= WEAK_AT:
+        return 1
+    return 0
+
+
+def support_words(score: float) -> str:
+    """The level of ``score`` in words ("strong support", ...)."""
+    return WORDS[support_level(score)]
+
+
+def support_strength(score: float) -> float:
+    """``score`` on ``[0, 1]`` of the scale (1 from "strong support" up), for a bar."""
+    return float(min(max(score / STRONG_AT, 0.0), 1.0))
+
+
+__all__ = [
+    "CITE_AT",
+    "STRONG_AT",
+    "WEAK_AT",
+    "WORDS",
+    "support_level",
+    "support_strength",
+    "support_words",
+]
