@@ -105,20 +105,29 @@ def paragraphs(row: dict[str, Any]) -> tuple[list[dict[str, str]], list[dict[str
     return gold, other
 
 
-def run_condition(
-    scorer: Any, question: str, docs: list[dict[str, str]], budget: int, seed: int
-) -> dict[str, Any]:
+def answer_and_attribute(
+    scorer: Any,
+    question: str,
+    docs: list[dict[str, str]],
+    budget: int,
+    seed: int,
+    *,
+    user_template: str = USER_TEMPLATE,
+    max_new_tokens: int = 24,
+) -> tuple[TemplatePromptBuilder, str, AttributionResult]:
+    """The model's answer from all of ``docs`` (its first line), attributed by chunk; the
+    prompt builder both used."""
     documents = to_documents(docs)
     segments = segment_documents(documents, "chunk")
     builder = TemplatePromptBuilder(
         question,
         documents,
         segments,
-        user_template=USER_TEMPLATE,
+        user_template=user_template,
         system_prompt=DEFAULT_SYSTEM_PROMPT,
     )
     prompt = builder.build(np.ones(len(segments), dtype=bool))
-    raw = scorer.generate([prompt], max_new_tokens=24)[0]
+    raw = scorer.generate([prompt], max_new_tokens=max_new_tokens)[0]
     answer = raw.split("\n")[0].strip() or raw.strip() or "(no answer)"
     result = camab_rag.attribute(
         question,
@@ -128,8 +137,15 @@ def run_condition(
         budget=budget,
         granularity="chunk",
         seed=seed,
-        user_template=USER_TEMPLATE,
+        user_template=user_template,
     )
+    return builder, answer, result
+
+
+def run_condition(
+    scorer: Any, question: str, docs: list[dict[str, str]], budget: int, seed: int
+) -> dict[str, Any]:
+    _builder, answer, result = answer_and_attribute(scorer, question, docs, budget, seed)
     report = assess_groundedness(result, context=docs, scorer=scorer, user_template=USER_TEMPLATE)
     sentence_gains = [s.gain for s in report.sentences]
     return {

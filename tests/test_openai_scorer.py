@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-from vllm_server import VLLMServer, smollm2_dir, vllm_missing_reason
+from vllm_server import VLLMServer, require_vllm, smollm2_dir
 
 import camab_rag
 from camab_rag.errors import ScorerError
@@ -65,13 +65,7 @@ def vllm_server() -> Iterator[VLLMServer]:
         with VLLMServer(smollm2_dir(), "smollm2") as server:
             yield server
         return
-    if os.environ.get("CAMAB_SKIP_VLLM") == "1":
-        pytest.skip("CAMAB_SKIP_VLLM=1: no vLLM server environment wanted")
-    reason = vllm_missing_reason()
-    if reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs the vLLM server environment: {reason}")
-        pytest.skip(reason)
+    require_vllm()
     with VLLMServer(smollm2_dir(), "smollm2") as server:
         yield server
 

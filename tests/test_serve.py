@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from vllm_server import free_port, vllm_missing_reason
+from vllm_server import free_port, require_vllm
 
 from camab_cli.cli import main
 from camab_cli.serve import model_directory
@@ -80,13 +80,7 @@ def test_camab_serve_prints_the_base_url_of_a_server_that_scores(
         assert base_url == f"http://127.0.0.1:{shared_port}/v1"
         _check_scores(base_url, smollm2_scorer)
         return
-    if os.environ.get("CAMAB_SKIP_VLLM") == "1":
-        pytest.skip("CAMAB_SKIP_VLLM=1: no vLLM server environment wanted")
-    reason = vllm_missing_reason()
-    if reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs the vLLM server environment: {reason}")
-        pytest.skip(reason)
+    require_vllm()
     port = free_port()
     command = [sys.executable, "-m", "camab_cli.cli", "serve", "--port", str(port)]
     command += ["--no-install", "--log", str(tmp_path / "vllm.log")]

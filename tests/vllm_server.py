@@ -12,15 +12,18 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from camab_cli import serve
 from camab_cli.serve import free_port, vllm_missing_reason
 
-__all__ = ["VLLMServer", "free_port", "smollm2_dir", "vllm_missing_reason"]
+__all__ = ["VLLMServer", "free_port", "require_vllm", "smollm2_dir", "vllm_missing_reason"]
 
 REPO = Path(__file__).resolve().parent.parent
 EXTERNAL_PORT_ENV = "CAMAB_TEST_VLLM_PORT"
+
+
+Shared = TypeVar("Shared", bound="VLLMServer")
 
 
 class VLLMServer(serve.VLLMServer):
@@ -42,10 +45,9 @@ class VLLMServer(serve.VLLMServer):
             model_dir, name, port=int(str(external)) if self.external else port, **options
         )
 
-    def start(self) -> VLLMServer:
+    def start(self: Shared) -> Shared:
         if not self.external:
-            super().start()
-            return self
+            return super().start()
         began = time.monotonic()
         while time.monotonic() < began + self.startup_timeout:
             if self.healthy():
@@ -58,6 +60,21 @@ class VLLMServer(serve.VLLMServer):
     def stop(self, timeout: float = 30.0) -> None:
         if not self.external:
             super().stop(timeout)
+
+
+def require_vllm() -> None:
+    """Skip the calling test when no vLLM server can be started here (``CAMAB_SKIP_VLLM=1``
+    or no ``.venv-vllm``), except in CI (``CI`` set), where a missing server environment is
+    a failure."""
+    import pytest
+
+    if os.environ.get("CAMAB_SKIP_VLLM") == "1":
+        pytest.skip("CAMAB_SKIP_VLLM=1: no vLLM server environment wanted")
+    reason = vllm_missing_reason()
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs the vLLM server environment: {reason}")
+        pytest.skip(reason)
 
 
 def smollm2_dir() -> Path:

