@@ -673,3 +673,20 @@ def test_waiting_before_the_stream_is_read_says_so(index: Any) -> None:
     response = CamabQueryEngine(engine, scorer, budget=4).query(question)
     with pytest.raises(KeyError, match="read to the end"):
         wait_for_attribution(response)
+
+
+def test_an_async_stream_whose_loop_ends_first_reads_cancelled(index: Any) -> None:
+    """Read to the end, then the loop closes before the attribution ran: the stream's
+    attribution says 'cancelled' and how to wait, never 'pending' for ever."""
+    engine, question, _, _ = _streaming_case(index)
+    scorer = PlantedScorer(["title:"], delay=0.2)
+
+    async def read() -> Any:
+        response = await CamabQueryEngine(engine, scorer, budget=4).aquery(question)
+        assert isinstance(response, AsyncStreamingResponse)
+        assert "".join([t async for t in response.async_response_gen()]) == "text text"
+        return response
+
+    response = asyncio.run(read())
+    info = response.metadata[ATTRIBUTION_KEY]
+    assert info["status"] == "cancelled" and "await_attribution" in info["error"]

@@ -15,6 +15,7 @@ the answer's ``metadata["attribution"]`` reads ``{"status": "pending"}`` meanwhi
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Generator, Iterable
 from typing import Any
 
@@ -26,9 +27,14 @@ from llama_index.core.base.response.schema import (
 from llama_index.postprocessor.camab.capture import QueryRecord, streaming_for
 from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY
 
-from camab_rag.background import Background, pending
+from camab_rag.background import Background, cancelled, fill, pending
 from camab_rag.rounds import Steps
 
+logger = logging.getLogger(__name__)
+HOW_TO_WAIT = (
+    "Await await_attribution(response) before the event loop ends (e.g. at the end of the "
+    "coroutine given to asyncio.run)"
+)
 JOB_ATTRIBUTE = "_camab_attribution_job"
 """Where a streamed answer keeps its background attribution (a future or a task)."""
 _JOBS: Background[Any] = Background(keep=64)
@@ -74,8 +80,10 @@ def start_after_stream(
     ``steps`` attribute the final answer, then ``carry()`` puts the result on ``target``
     (the streamed response or chat turn), whose ``metadata["attribution"]`` is pending
     until then. ``in_loop``: run as a task of the running event loop (an async stream)
-    rather than in the worker thread. ``jobs``: where the job is kept (an event handler's
-    own, so its ``aflush`` awaits it), by default this module's.
+    rather than in the worker thread; if the loop ends first, the placeholder reads
+    ``"cancelled"`` with how to wait (as the event handler's background tasks do).
+    ``jobs``: where the job is kept (an event handler's own, so its ``aflush`` awaits it),
+    by default this module's.
     """
 
     def attributed() -> Steps[Any]:
@@ -87,11 +95,21 @@ def start_after_stream(
     if not isinstance(metadata, dict):
         metadata = {}
         target.metadata = metadata
-    metadata[ATTRIBUTION_KEY] = pending()
+    placeholder = metadata[ATTRIBUTION_KEY] = pending()
     jobs = _JOBS if jobs is None else jobs
     key = id(target)
-    job = jobs.astart(key, attributed()) if in_loop else jobs.start(key, attributed())
+    if in_loop:
+        job: Any = jobs.astart(key, attributed(), on_cancel=lambda: _cancel(placeholder))
+    else:
+        job = jobs.start(key, attributed())
     setattr(target, JOB_ATTRIBUTE, job)
+
+
+def _cancel(placeholder: dict[str, Any]) -> None:
+    """An async stream's attribution will not finish (its loop ended): say so."""
+    logger.warning("camab attribution of a streamed answer was cancelled. %s", HOW_TO_WAIT)
+    if placeholder.get("status") == "pending":
+        fill(placeholder, cancelled(None, HOW_TO_WAIT))
 
 
 def _job(response: object) -> Any:
