@@ -375,7 +375,9 @@ def test_attribution_bar_chart_marks_gold_and_cited():
     assert image.shape == (camab.n_segments, camab.n_segments)
     assert np.allclose(np.diag(image), 1.0)
     assert np.all(np.abs(image) <= 1.0 + 1e-9)
-    matplotlib.pyplot.close("all")
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
 
 
 def test_citation_pairs_name_the_segment_behind_each_sentence():
