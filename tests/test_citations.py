@@ -66,7 +66,7 @@ def test_rule_top_k_threshold_and_relative():
     scores = [0.5, 0.1, 0.45, -0.2, 0.3]
     assert CitationRule(top_k=2).select(scores) == [0, 2]
     assert CitationRule(top_k=None).select(scores) == [0, 2, 4]  # 0.1 is under the bar
-    assert CitationRule(top_k=None, threshold=0.0).select(scores) == [0, 2, 4, 1]
+    assert CitationRule(top_k=None, threshold=0.0, relative=0.0).select(scores) == [0, 2, 4, 1]
     assert CitationRule(top_k=None, relative=0.65).select(scores) == [0, 2]
     assert CitationRule(top_k=None, threshold=0.4).select(scores) == [0, 2]
     assert CitationRule(top_k=3).select([-1.0, -2.0]) == []  # nothing raised the answer
@@ -145,7 +145,7 @@ def test_document_citations_per_sentence_and_numbered_sources():
 
 
 def test_sources_are_numbered_in_order_of_first_citation():
-    rule = CitationRule(top_k=2, threshold=0.0)
+    rule = CitationRule(top_k=2, threshold=0.0, relative=0.0)
     cited = cite(make_result(), DOCS, rule=rule)
     assert [s.citations for s in cited.sentences] == [[1, 2], [2, 1]]
     assert [s.doc_index for s in cited.sources] == [0, 2]
@@ -236,7 +236,7 @@ def test_json_is_plain_data_and_html_safe():
     data = json.loads(text)
     assert data["sources"][0]["title"] == "</script><script>alert(1)</script>"
     assert data["sentences"][0]["citations"] == [1]
-    assert data["rule"] == {"top_k": 2, "threshold": 0.11, "relative": 0.0, "unit": "document"}
+    assert data["rule"] == {"top_k": 2, "threshold": 0.11, "relative": 0.25, "unit": "document"}
     assert set(data["sources"][0]) >= {"number", "doc_index", "text", "score", "highlights"}
     # words for the reader, raw numbers for the front end
     assert data["sources"][0]["support"] == "strong support" and data["sources"][0]["url"] is None

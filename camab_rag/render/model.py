@@ -37,14 +37,16 @@ class CitationRule:
             what the whole context must add for an answer to count as grounded. So a
             sentence nothing meaningfully supports gets no citation, and a weak source is
             not cited because the others are weaker still.
-        relative: minimum fraction of the sentence's best score (default 0: off; the
-            bar is absolute).
+        relative: minimum fraction of the sentence's best score, on top of the absolute
+            bar (0 disables): a second source far weaker than the first is mostly a
+            redundant one, whose removal the first makes up for (BENCHMARKS.md,
+            "Citation precision").
         unit: cite whole ``"document"``s or single ``"segment"``s.
     """
 
     top_k: int | None = 2
     threshold: float = CITE_AT
-    relative: float = 0.0
+    relative: float = 0.25
     unit: SourceUnit = "document"
 
     def __post_init__(self) -> None:
