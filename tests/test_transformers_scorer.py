@@ -523,9 +523,12 @@ def test_lower_right_attention_matches_the_dense_mask(
     dense = scorer.score(requests)
     lower_right: list[tuple[int, int]] = []
     real = bias.causal_lower_right
-    monkeypatch.setattr(
-        bias, "causal_lower_right", lambda q, kv: lower_right.append((q, kv)) or real(q, kv)
-    )
+
+    def recording(q, kv):
+        lower_right.append((q, kv))
+        return real(q, kv)
+
+    monkeypatch.setattr(bias, "causal_lower_right", recording)
     scorer.clear_prefix_cache()
     assert use_lower_right(model) and model.config._attn_implementation == IMPLEMENTATION
     with warnings.catch_warnings():  # on the CPU, PyTorch warns that flash does not apply
