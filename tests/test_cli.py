@@ -319,6 +319,30 @@ def test_an_unwritable_out_is_found_before_the_work(tmp_path, capsys, monkeypatc
     assert (tmp_path / "a_file").read_text(encoding="utf-8") == "keep me"
 
 
+def test_an_existing_out_is_never_replaced_without_force(tmp_path, capsys, monkeypatch):
+    """On main `camab attribute --out precious.txt` replaced a file camab never wrote."""
+    from fakes import KeywordScorer
+
+    path = write_jsonl(tmp_path / "r.jsonl", [json.dumps(GOOD)])
+    precious = tmp_path / "precious.txt"
+    precious.write_text("PRECIOUS DATA\n", encoding="utf-8")
+    monkeypatch.setattr(cli, "build_scorer", no_model)
+    assert main(["attribute", str(path), "--out", str(precious), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "already exists: refusing to replace a file camab did not write" in err
+    assert "--force" in err
+    assert precious.read_text(encoding="utf-8") == "PRECIOUS DATA\n"
+    assert main(["demo", "--out", str(precious), "-q"]) == 2
+    assert precious.read_text(encoding="utf-8") == "PRECIOUS DATA\n"
+    monkeypatch.setattr(cli, "build_scorer", lambda args, progress: KeywordScorer())
+    code = main(["attribute", str(path), "--budget", "8", "--out", str(precious), "--force", "-q"])
+    assert code == 0 and "PRECIOUS" not in precious.read_text(encoding="utf-8")
+    page = tmp_path / "camab-demo.html"
+    page.write_text('<html><div class="camab-cite" id="x"></div></html>', encoding="utf-8")
+    assert cli.is_demo_page(page) and not cli.is_demo_page(path)
+    cli.check_out(str(page), ours=cli.is_demo_page)  # a second demo replaces its own page
+
+
 def test_a_failing_record_is_named_and_the_others_are_written(tmp_path, capsys, monkeypatch):
     """On main one failing record discarded every finished one, wrote nothing and did not
     say which record failed."""

@@ -18,7 +18,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -204,9 +204,29 @@ def _json_object(outcome: Outcome) -> dict[str, Any]:
     return data
 
 
-def check_out(out: str | None, source: str | None = None) -> None:
-    """Refuse an ``--out`` that cannot be written, or that is the input ``source``, before
-    any work is done."""
+DEMO_PAGE_MARK = '<div class="camab-cite"'
+"""What every page ``camab demo`` writes holds (so a second run may replace its own page)."""
+
+
+def is_demo_page(path: Path) -> bool:
+    """Whether ``path`` is a page an earlier ``camab demo`` wrote."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return DEMO_PAGE_MARK in handle.read(1 << 16)
+    except OSError:
+        return False
+
+
+def check_out(
+    out: str | None,
+    source: str | None = None,
+    *,
+    force: bool = False,
+    ours: Callable[[Path], bool] | None = None,
+) -> None:
+    """Refuse an ``--out`` that cannot be written, that is the input ``source``, or that
+    already exists (a file camab did not write is never replaced: ``force`` allows it, and
+    ``ours(path)`` recognises camab's own earlier output), before any work is done."""
     if not out:
         return
     path = Path(out)
@@ -221,6 +241,11 @@ def check_out(out: str | None, source: str | None = None) -> None:
         raise InputError(f"--out {out} is the input file: refusing to overwrite it")
     if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise InputError(f"--out {out}: not writable")
+    if path.exists() and not force and not (ours is not None and ours(path)):
+        raise InputError(
+            f"--out {out} already exists: refusing to replace a file camab did not write "
+            "(pass --force to replace it)"
+        )
 
 
 def _write(text: str, out: str | None, progress: Progress) -> None:
@@ -238,7 +263,7 @@ def _write(text: str, out: str | None, progress: Progress) -> None:
 def cmd_attribute(args: argparse.Namespace) -> int:
     """Attribute every record; one that fails is named (file, line, id) and skipped, the
     others are written, and the exit status says that some failed."""
-    check_out(args.out, args.input)
+    check_out(args.out, args.input, force=args.force)
     progress = Progress(unit="model calls", rate_unit="calls/s", enabled=not args.quiet)
     records = read_records(args.input)
     if args.limit is not None:
@@ -287,7 +312,7 @@ def demo_record() -> Record:
 def cmd_demo(args: argparse.Namespace) -> int:
     progress = Progress(unit="model calls", rate_unit="calls/s", enabled=not args.quiet)
     record = demo_record()
-    check_out(args.out)
+    check_out(args.out, force=args.force, ours=is_demo_page)
     progress.message(
         "camab demo: which retrieved paragraphs did the answer come from?\n"
         f"  example: HotpotQA (CC BY-SA 4.0), {len(record.documents)} retrieved paragraphs\n"
@@ -385,6 +410,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     attribute.add_argument("--format", choices=FORMATS, default="terminal")
     attribute.add_argument("--out", help="write the output to this file instead of stdout")
     attribute.add_argument("--limit", type=int, help="attribute only the first N records")
+    attribute.add_argument("--force", action="store_true", help="replace an existing --out")
     _add_model_options(attribute, budget=32, granularity="sentence")
     attribute.set_defaults(handler=cmd_attribute)
 
@@ -393,6 +419,9 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         help="attribute a bundled HotpotQA example with the embedded model (offline)",
     )
     demo.add_argument("--out", default="camab-demo.html", help="HTML page to write ('' for none)")
+    demo.add_argument(
+        "--force", action="store_true", help="replace an existing --out that is not a demo page"
+    )
     _add_model_options(demo, budget=24, granularity="sentence")
     demo.set_defaults(handler=cmd_demo)
 
