@@ -13,6 +13,7 @@ demo:
 	.venv/bin/camab demo
 
 lint:
+	.venv/bin/python scripts/check_commits.py
 	.venv/bin/ruff check camab_rag tools tests integrations benchmarks cookbook
 	.venv/bin/ruff format --check camab_rag tools tests integrations benchmarks cookbook
 	.venv/bin/mypy --cache-dir .mypy_cache/lib camab_rag tools/camab-cli/camab_cli \
