@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from camab_rag.conflicts import find_conflicts
 from camab_rag.deadline import bounded, check_deadline
 from camab_rag.errors import AttributionWarning, InputError
 from camab_rag.methods import (
@@ -384,13 +385,15 @@ class _TextJob:
             prompt_mode=self.plan.mode,
             prompt_note=self.plan.note,
         )
-        per_statement = (
-            attribute_statements(run.method, oracle, result.masks, run.seed)
-            if a["statements"]
-            else []
-        )
+        per_statement, conflicts = [], []
+        if a["statements"]:
+            per_statement = attribute_statements(run.method, oracle, result.masks, run.seed)
+            conflicts = find_conflicts(run.method, oracle, result.masks, result.scores, run.seed)
         return replace(
-            result, statements=per_statement, wall_time_s=time.perf_counter() - run.started
+            result,
+            statements=per_statement,
+            conflicts=conflicts,
+            wall_time_s=time.perf_counter() - run.started,
         )
 
 
@@ -448,7 +451,8 @@ def attribute(
         anchors: also score the full and the empty context (at most two more model calls,
             counted in ``n_queries``, not used by the estimator), so a groundedness verdict
             reads the context gain from the result (``result.anchor_rewards``).
-        statements: also attribute each answer sentence (no extra model calls).
+        statements: also attribute each answer sentence, and find the answer words a
+            supporting source argues against (``result.conflicts``; no extra model calls).
         hierarchical: attribute whole documents first, then the segments inside the top
             documents (:mod:`camab_rag.methods.hierarchical`); ``None`` (default) lets
             ``"auto"`` do so and runs the other methods flat.

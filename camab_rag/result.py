@@ -50,6 +50,43 @@ class StatementAttribution:
 
 
 @dataclass(frozen=True)
+class Conflict:
+    """Segment ``segment`` argues against the answer's word ``text`` (``start:end``),
+    which segment ``backed_by`` supports; the two coefficients are in nats per token."""
+
+    text: str
+    start: int
+    end: int
+    segment: int
+    backed_by: int
+    against: float
+    backing: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "start": self.start,
+            "end": self.end,
+            "segment": self.segment,
+            "backed_by": self.backed_by,
+            "against": self.against,
+            "backing": self.backing,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Conflict:
+        return cls(
+            str(data["text"]),
+            int(data["start"]),
+            int(data["end"]),
+            int(data["segment"]),
+            int(data["backed_by"]),
+            float(data["against"]),
+            float(data["backing"]),
+        )
+
+
+@dataclass(frozen=True)
 class AttributionResult:
     """Per-segment attribution of a response to its context.
 
@@ -68,6 +105,8 @@ class AttributionResult:
         wall_time_s: seconds the attribution took.
         masks, rewards: the evaluated subsets (in order) and their rewards.
         statements: per answer sentence attribution (no extra model calls).
+        conflicts: answer words that a supporting segment argues against
+            (:mod:`camab_rag.conflicts`, no extra model calls).
         stopped_early: CAMAB's early stop fired; ``queries_saved`` = budget - evaluations.
         status, error: ``"ok"``, or ``"error"`` / ``"no_context"`` (no retrieved context
             reached the model) with a message (used by integrations, where attribution
@@ -101,6 +140,7 @@ class AttributionResult:
     masks: NDArray[np.bool_] = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
     rewards: FloatArray = field(default_factory=lambda: np.zeros(0))
     statements: list[StatementAttribution] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
     stopped_early: bool = False
     question: str = ""
     response: str = ""
@@ -243,6 +283,7 @@ class AttributionResult:
             "masks": ["".join("1" if b else "0" for b in row) for row in self.masks],
             "rewards": [float(r) for r in self.rewards],
             "statements": [s.to_dict() for s in self.statements],
+            "conflicts": [c.to_dict() for c in self.conflicts],
         }
 
     @classmethod
@@ -264,6 +305,7 @@ class AttributionResult:
             masks=np.asarray(masks, dtype=bool).reshape(len(masks), scores.shape[0]),
             rewards=np.asarray(data.get("rewards", []), dtype=float),
             statements=[StatementAttribution.from_dict(s) for s in data.get("statements", [])],
+            conflicts=[Conflict.from_dict(c) for c in data.get("conflicts", [])],
             stopped_early=bool(data.get("stopped_early", False)),
             question=str(data.get("question", "")),
             response=str(data.get("response", "")),

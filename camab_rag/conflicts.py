@@ -1,0 +1,147 @@
+"""Conflicts: a source that supports the answer as a whole but argues against one word.
+
+A returns policy that says "45 days" explains most of the answer "return it within 30
+days" (same topic, same wording), so its attribution score is high, yet it contradicts
+the answer's key fact. The answer's own attribution cannot show that: it sums over every
+token. Here each answer word gets its own attribution, refitted on the subsets the run
+already scored (the word's mean token log-prob under each subset, as
+:mod:`camab_rag.statements` does per sentence: no extra model call). A segment
+*conflicts* with a word when
+
+* it supports the answer overall (a score of at least :data:`MIN_SUPPORT`),
+* it makes the word less likely (negative coefficient), and
+* another segment makes the same word markedly more likely: its coefficient is at least
+  :data:`BACKED_AT` and exceeds the first's by at least :data:`CONFLICT_MARGIN` nats per
+  token.
+
+Citations then show the segment's document as *disputed* for that sentence instead of
+citing it as support. Figures: BENCHMARKS.md, "Conflicting sources".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from camab_rag.methods import Method
+from camab_rag.result import AttributionResult, Conflict
+from camab_rag.rewards import mean_logprob
+from camab_rag.scoring import ResponseLogprobs
+from camab_rag.statements import token_starts
+
+FloatArray = NDArray[np.float64]
+
+CONFLICT_MARGIN = 1.0
+"""Nats per token by which the backing segment's coefficient on a word must exceed the
+conflicting segment's (chosen on HotpotQA dev examples, BENCHMARKS.md "Conflicting
+sources")."""
+
+BACKED_AT = 0.5
+"""Nats per token a segment must add to a word to count as backing it."""
+MIN_SUPPORT = 0.05
+"""The answer's score (nats per token) from which a segment counts as supporting the answer
+as a whole (about "weak support" on :mod:`camab_rag.render.support`'s scale)."""
+
+_WORD = re.compile(r"\w+")
+
+
+class _LogprobSource(Protocol):
+    response: str
+
+    def logprobs(self, mask: NDArray[np.bool_]) -> ResponseLogprobs: ...
+
+
+def word_rewards(
+    response: str, rows: Sequence[ResponseLogprobs]
+) -> tuple[list[tuple[int, int]], FloatArray]:
+    """The answer's words (character spans) and, per scored subset, each word's mean
+    token log-prob: shape ``(len(rows), n_words)``. A word owns the tokens whose first
+    visible character falls inside it; words that own no token are left out."""
+    starts = [token_starts(row) for row in rows]
+    words: list[tuple[int, int]] = []
+    columns: list[list[float]] = []
+    for match in _WORD.finditer(response):
+        column: list[float] = []
+        for row, token_start in zip(rows, starts):
+            inside = (token_start >= match.start()) & (token_start < match.end())
+            if not inside.any():
+                break
+            column.append(mean_logprob(row.logprobs[inside]))
+        else:
+            words.append((match.start(), match.end()))
+            columns.append(column)
+    return words, np.asarray(columns, dtype=float).T.reshape(len(rows), len(words))
+
+
+def conflicts_from_coefficients(
+    response: str,
+    words: Sequence[tuple[int, int]],
+    coefficients: FloatArray,
+    scores: FloatArray,
+    margin: float = CONFLICT_MARGIN,
+) -> list[Conflict]:
+    """The conflicts read from per-word coefficients (shape ``(n_words, n_segments)``) and
+    the answer's segment ``scores`` (module docstring); at most one per (word, segment),
+    against the word's best-backing segment."""
+    found: list[Conflict] = []
+    for (start, end), row in zip(words, np.asarray(coefficients, dtype=float)):
+        backed_by = int(np.argmax(row))
+        if row[backed_by] < BACKED_AT:
+            continue
+        for segment in np.flatnonzero((row < 0) & (np.asarray(scores, dtype=float) >= MIN_SUPPORT)):
+            if segment != backed_by and row[backed_by] - row[segment] >= margin:
+                found.append(
+                    Conflict(
+                        response[start:end],
+                        start,
+                        end,
+                        int(segment),
+                        backed_by,
+                        float(row[segment]),
+                        float(row[backed_by]),
+                    )
+                )
+    return found
+
+
+def find_conflicts(
+    method: Method,
+    source: _LogprobSource,
+    masks: NDArray[np.bool_],
+    scores: FloatArray,
+    seed: int = 0,
+    margin: float = CONFLICT_MARGIN,
+) -> list[Conflict]:
+    """The conflicts of an attribution run, from the token log-probs of the subsets it
+    scored (``source.logprobs(mask)``): the method's estimator is refitted once for all
+    answer words at once, no model call."""
+    if masks.shape[0] == 0 or masks.shape[1] < 2:
+        return []
+    words, rewards = word_rewards(source.response, [source.logprobs(m) for m in masks])
+    if not words:
+        return []
+    coefficients = method.fit_many(masks, rewards, seed)
+    return conflicts_from_coefficients(source.response, words, coefficients, scores, margin)
+
+
+def disputes(
+    result: AttributionResult, start: int = 0, end: int | None = None, unit: str = "document"
+) -> dict[int, list[str]]:
+    """The units (``"document"`` or ``"segment"`` indices) that argue against a word inside
+    ``start:end`` of the answer (default: all of it), with those words, read from
+    :attr:`~camab_rag.AttributionResult.conflicts`; a conflict between two segments of one
+    document is no dispute of that document."""
+    found: dict[int, list[str]] = {}
+    for conflict in result.conflicts:
+        if not start <= conflict.start < (len(result.response) if end is None else end):
+            continue
+        own, backer = conflict.segment, conflict.backed_by
+        if unit == "document":
+            own, backer = result.segments[own].doc_index, result.segments[backer].doc_index
+        if own != backer and conflict.text not in found.setdefault(own, []):
+            found[own].append(conflict.text)
+    return {k: v for k, v in found.items() if v}
