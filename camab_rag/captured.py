@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from camab_rag.conflicts import disputes
 from camab_rag.deadline import bounded, check_deadline
 from camab_rag.engine import ProgressFn, attribute, attribute_steps, check_budget, check_seed
 from camab_rag.errors import InputError
@@ -137,6 +138,8 @@ def supporting_documents(result: AttributionResult) -> list[int | None]:
     for statement in result.statements:
         totals = np.zeros(n_docs)
         np.add.at(totals, doc_of, statement.scores)
+        for disputing in disputes(result, statement.start, statement.end):
+            totals[disputing] = -np.inf  # argues against the sentence: never its support
         best = int(np.argmax(totals)) if n_docs else 0
         supports.append(best if n_docs and totals[best] >= CITE_AT else None)
     return supports
@@ -147,11 +150,13 @@ def document_summary(
 ) -> list[dict[str, Any]]:
     """What to attach to each of ``n_documents`` documents.
 
-    ``{"status", "score", "rank", "supporting_sentences"}`` (plus ``"error"`` on failure,
+    ``{"status", "score", "rank", "supporting_sentences", "disputes"}`` (plus ``"error"``
+    on failure,
     and with ``segments=True`` the document's ``"segments"``: ``text`` and ``score`` of
     each): ``score`` is the document's attribution (the sum over its segments), ``rank``
     its 1-based place among the documents, ``supporting_sentences`` the answer sentences
-    this document supports most.
+    this document supports most, ``disputes`` the answer words it argues against
+    (:mod:`camab_rag.conflicts`).
     """
     if result.status != "ok":
         return [{"status": result.status, "error": result.error} for _ in range(n_documents)]
@@ -165,6 +170,7 @@ def document_summary(
     for segment, score in zip(result.segments, result.scores):
         if segment.doc_index < n_documents:
             parts[segment.doc_index].append({"text": segment.text, "score": float(score)})
+    disputed = disputes(result)
     summary = []
     for i in range(n_documents):
         entry: dict[str, Any] = {
@@ -172,6 +178,7 @@ def document_summary(
             "score": float(scores[i]) if i < len(scores) else 0.0,
             "rank": ranks[i] if i < len(ranks) else len(ranks) + 1,
             "supporting_sentences": sentences[i],
+            "disputes": disputed.get(i, []),
         }
         if segments:
             entry["segments"] = parts[i]

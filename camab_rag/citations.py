@@ -24,6 +24,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
+from camab_rag.conflicts import disputes
 from camab_rag.errors import InputError
 from camab_rag.render.model import (
     CitationRule,
@@ -142,8 +143,11 @@ def cite(
         min_support: a segment is highlighted only if its score reaches this (nats per
             token; default: "weak support" on :mod:`camab_rag.render.support`'s scale).
 
-    Sources are numbered in order of first citation in the answer; uncited documents are
-    not listed.
+    A source that argues against a word of a sentence (a "45 days" policy under an answer
+    that says 30: :attr:`~camab_rag.AttributionResult.conflicts`) is never cited as that
+    sentence's support: the sentence lists it as *disputed* and the source names the words.
+    Sources are numbered in order of first citation or dispute in the answer; other
+    documents are not listed.
     """
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); there is nothing to cite")
@@ -158,6 +162,8 @@ def cite(
     answer_scores = np.asarray(result.scores, dtype=float)
 
     numbers: dict[int, int] = {}  # unit index -> source number
+    disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it argues against
+    cited_units: set[int] = set()
     sentences: list[CitedSentence] = []
     for text, start, end, scores in _statement_rows(result):
         unit_scores = scores
@@ -165,9 +171,14 @@ def cite(
             unit_scores = np.zeros(n_docs)
             for segment, value in zip(segments, scores):
                 unit_scores[segment.doc_index] += value
-        chosen = rule.select(unit_scores)
-        for unit in chosen:
+        disputing = disputes(result, start, end, rule.unit)
+        chosen = [u for u in rule.select(unit_scores) if u not in disputing]
+        for unit in chosen + list(disputing):
             numbers.setdefault(unit, len(numbers) + 1)
+        for unit, words in disputing.items():
+            disputed_words.setdefault(unit, [])
+            disputed_words[unit] += [w for w in words if w not in disputed_words[unit]]
+        cited_units.update(chosen)
         sentences.append(
             CitedSentence(
                 text,
@@ -175,6 +186,7 @@ def cite(
                 end,
                 [numbers[u] for u in chosen],
                 [float(unit_scores[u]) for u in chosen],
+                disputed=[numbers[u] for u in disputing],
             )
         )
 
@@ -207,7 +219,7 @@ def cite(
                 and segments[i].end > segments[i].start
             ),
             key=lambda i: -answer_scores[i],
-        )[:max_highlights]
+        )[: max_highlights if unit in cited_units else 0]
         highlights = [
             Highlight(
                 segment_index=i,
@@ -230,6 +242,7 @@ def cite(
                 score=score,
                 highlights=highlights,
                 url=source_link(document.metadata) if document is not None else None,
+                disputes=disputed_words.get(unit, []),
             )
         )
     return CitedAnswer(

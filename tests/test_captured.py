@@ -118,6 +118,7 @@ def test_document_summary_ranks_documents_and_names_the_sentences_they_support()
         "score",
         "rank",
         "supporting_sentences",
+        "disputes",
     }
     failed = document_summary(AttributionResult.failed("down"), 2)
     assert failed == [{"status": "error", "error": "down"}] * 2

@@ -19,10 +19,13 @@ from typing import TYPE_CHECKING
 
 from camab_rag.render.support import support_level, support_words
 from camab_rag.render.text import (
+    DISPUTED_MARK,
     SCALE_TEXT,
     calls_text,
     clean,
+    dispute_text,
     proxy_text,
+    source_note,
     split_highlights,
     strength_level,
     uninformative_text,
@@ -65,6 +68,7 @@ CSS = """
 .camab-cite .camab-hl-1 { background-color: rgba(255, 179, 0, 0.25); }
 .camab-cite .camab-hl-2 { background-color: rgba(255, 179, 0, 0.5); }
 .camab-cite .camab-hl-3 { background-color: rgba(255, 179, 0, 0.85); }
+.camab-cite .camab-disputed { color: #b3261e; }
 .camab-cite .camab-footer { color: #777; font-size: .8rem; margin-top: .75rem; }
 """
 
@@ -90,6 +94,14 @@ def _marker(page_id: str, number: int, score: float) -> str:
     )
 
 
+def _dispute_marker(page_id: str, number: int, words: list[str]) -> str:
+    return (
+        f'<a class="camab-marker camab-disputed" href="#{page_id}-src-{int(number)}" '
+        f'title="source {int(number)} {esc(dispute_text(words))}">'
+        f"[{DISPUTED_MARK}{int(number)}]</a>"
+    )
+
+
 def _source_html(page_id: str, source: Source) -> str:
     body = []
     for piece, highlight in split_highlights(source.text, source.highlights):
@@ -110,7 +122,7 @@ def _source_html(page_id: str, source: Source) -> str:
         f'<div class="camab-source-head">{label}'
         f'<span class="camab-score camab-support-{support_level(source.score)}" '
         f'title="score {float(source.score):+.3f} nats per answer token">'
-        f"{support_words(source.score)}</span></div>"
+        f"{esc(source_note(source))}</span></div>"
         f'<p class="camab-source-text">{"".join(body).strip()}</p></li>'
     )
 
@@ -128,6 +140,9 @@ def render_fragment(answer: CitedAnswer) -> str:
     sentences = []
     for sentence in answer.sentences:
         marks = "".join(_marker(page_id, n, s) for n, s in zip(sentence.citations, sentence.scores))
+        marks += "".join(
+            _dispute_marker(page_id, n, answer.source(n).disputes) for n in sentence.disputed
+        )
         sentences.append(f"{esc(sentence.text)}{marks}")
     text = " ".join(sentences) if sentences else esc(answer.answer)
     parts.append(f'<p class="camab-answer">{text}</p>')

@@ -15,11 +15,12 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from camab_rag.render.support import support_words
 from camab_rag.render.text import (
+    DISPUTED_MARK,
     SCALE_TEXT,
     clean,
     proxy_text,
+    source_note,
     split_highlights,
     strength_level,
     uninformative_text,
@@ -61,13 +62,17 @@ def link_destination(url: str) -> str:
     return "<" + quote(clean(url), safe=":/?#[]@!$&'()*+,;=%~-._") + ">"
 
 
-def markers(numbers: list[int], answer: CitedAnswer | None = None) -> str:
-    """``[n]`` markers, each a link to its source's URL (or to its entry in the list)."""
+def markers(
+    numbers: list[int], answer: CitedAnswer | None = None, *, disputed: bool = False
+) -> str:
+    """``[n]`` markers (``[\u2260n]`` for a disputing source), each a link to its source's
+    URL (or to its entry in the list)."""
     out = []
+    mark = DISPUTED_MARK if disputed else ""
     for n in numbers:
         url = answer.source(n).url if answer is not None else None
         target = link_destination(url) if url else f"#camab-source-{int(n)}"
-        out.append(f"[\\[{int(n)}\\]]({target})")
+        out.append(f"[\\[{mark}{int(n)}\\]]({target})")
     return "".join(out)
 
 
@@ -91,6 +96,7 @@ def render_markdown(answer: CitedAnswer) -> str:
     pieces = []
     for sentence in answer.sentences:
         marks = markers(sentence.citations, answer)
+        marks += markers(sentence.disputed, answer, disputed=True)
         pieces.append(_inline(sentence.text) + (f" {marks}" if marks else ""))
     lines += [" ".join(pieces) if pieces else _inline(answer.answer), ""]
     verdict = verdict_text(answer.groundedness)
@@ -110,7 +116,7 @@ def render_markdown(answer: CitedAnswer) -> str:
                 label = f"[{label}]({link_destination(source.url)})"
             lines.append(
                 f'<a id="camab-source-{int(source.number)}"></a>{source.number}\\. '
-                f"**{label}** ({support_words(source.score)})"
+                f"**{label}** ({escape_markdown(source_note(source))})"
             )
             text = _source_text(source)
             if text:

@@ -124,6 +124,9 @@ class Source:
     highlights: list[Highlight] = field(default_factory=list)
     url: str | None = None
     """An http(s) link to the source (its ``url``/``source`` metadata), when it has one."""
+    disputes: list[str] = field(default_factory=list)
+    """Answer words this source argues against (:mod:`camab_rag.conflicts`): it is shown
+    as disputing those sentences, never as their support."""
 
     @property
     def label(self) -> str:
@@ -146,6 +149,7 @@ class Source:
             "support": support_words(self.score),
             "url": self.url,
             "highlights": [h.to_dict() for h in self.highlights],
+            "disputes": list(self.disputes),
         }
 
 
@@ -159,6 +163,8 @@ class CitedSentence:
     citations: list[int]
     scores: list[float]
     """The score of each cited source for this sentence (same order as ``citations``)."""
+    disputed: list[int] = field(default_factory=list)
+    """Source numbers that argue against a word of this sentence (not cited as support)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -168,6 +174,7 @@ class CitedSentence:
             "citations": list(self.citations),
             "scores": list(self.scores),
             "support": [support_words(score) for score in self.scores],
+            "disputed": list(self.disputed),
         }
 
 

@@ -15,10 +15,12 @@ from typing import IO, TYPE_CHECKING
 
 from camab_rag.render.support import support_words
 from camab_rag.render.text import (
+    DISPUTED_MARK,
     SCALE_TEXT,
     calls_text,
     clean,
     proxy_text,
+    source_note,
     strength_level,
     uninformative_text,
     verdict_text,
@@ -84,6 +86,7 @@ def render_terminal(
     pieces = []
     for sentence in answer.sentences:
         marks = "".join(f"[{n}]" for n in sentence.citations)
+        marks += "".join(f"[{DISPUTED_MARK if colored else '!='}{n}]" for n in sentence.disputed)
         pieces.append(_one_line(sentence.text) + (style(BOLD + CYAN, marks) if marks else ""))
     text = " ".join(pieces) if pieces else _one_line(answer.answer)
     out += textwrap.wrap(f"{style(BOLD, 'Answer:')} {text}", cols, break_long_words=False)
@@ -101,7 +104,8 @@ def render_terminal(
         indent = " " * 6
         for source in answer.sources:
             head = f"{style(BOLD + CYAN, f'[{source.number}]')} {_one_line(source.label)}"
-            out.append(f"  {head} {style(DIM, f'({support_words(source.score)})')}")
+            note = style(RED if source.disputes else DIM, f"({_one_line(source_note(source))})")
+            out.append(f"  {head} {note}")
             if source.url:
                 out.append(indent + style(DIM, _one_line(source.url)))
             words = max((len(support_words(h.score)) for h in source.highlights), default=0)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from camab_rag.render.model import Highlight
-from camab_rag.render.support import CITE_AT, STRONG_AT, WEAK_AT
+from camab_rag.render.support import CITE_AT, STRONG_AT, WEAK_AT, support_words
 
 # C0 controls except tab and line feed, DEL, C1 controls, and the Unicode format characters
 # that reorder or hide text (bidirectional overrides/isolates, zero-width marks, BOM).
@@ -84,6 +84,25 @@ SCALE_TEXT = (
     f"{CITE_AT:.2f} (cited: half the groundedness threshold), weak >= {WEAK_AT:.3f}"
 )
 """The legend of the support words (renderers' footers)."""
+
+
+DISPUTED_MARK = "\u2260"
+"""Before a source number in the answer (``[\u22602]``): the source argues against that
+sentence."""
+
+
+def dispute_text(words: Sequence[str]) -> str:
+    """``'disagrees with the answer on "30"'`` for the words a source disputes."""
+    return "disagrees with the answer on " + ", ".join(f"\u201c{w}\u201d" for w in words)
+
+
+def source_note(source: Any) -> str:
+    """What a source list entry says of a source: its support in words, or the dispute (a
+    disputing source that no sentence cites shows no support at all)."""
+    if not source.disputes:
+        return str(support_words(source.score))
+    dispute = dispute_text(source.disputes)
+    return f"{support_words(source.score)}; {dispute}" if source.highlights else dispute
 
 
 def proxy_text(scored_by: Any) -> str | None:

@@ -87,7 +87,8 @@ class CamabAttributor(Runnable[Any, Any]):
     Output: for ``chain | CamabAttributor()`` the input dict plus an ``"attribution"`` key
     (a JSON-ready summary), the answer ``AIMessage`` with
     ``response_metadata["attribution"]`` and each ``Document`` with
-    ``metadata["attribution"]`` (``score``, ``rank``, ``supporting_sentences``). As a
+    ``metadata["attribution"]`` (``score``, ``rank``, ``supporting_sentences``,
+    ``disputes``: answer words the document argues against). As a
     value of ``.assign(attribution=...)`` or ``RunnableParallel`` (``output="auto"``
     detects it) just the summary, with the documents annotated in place.
 

@@ -42,6 +42,7 @@ def test_document_metadata_shape() -> None:
         "score": 0.9,
         "rank": 1,
         "supporting_sentences": ["First."],
+        "disputes": [],
     }
     assert entries[0]["supporting_sentences"] == ["Second."]
     assert entries[2]["supporting_sentences"] == []  # "Third." has no positive support

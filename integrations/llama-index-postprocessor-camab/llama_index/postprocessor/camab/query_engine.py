@@ -29,7 +29,8 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
     (:meth:`camab_rag.AttributionResult.to_dict` plus ``prompt_source``/``prompt_note``);
     each source node keeps its retrieval score and gains ``node.metadata["attribution"]``
     with ``score`` (sum of its segments' scores), ``rank`` (1 = most relied on),
-    ``supporting_sentences`` (answer sentences it supports best) and ``segments``.
+    ``supporting_sentences`` (answer sentences it supports best), ``disputes`` (answer
+    words it argues against) and ``segments``.
 
     Streaming (``streaming=True``): ``query`` returns the ``StreamingResponse`` and
     ``aquery`` the ``AsyncStreamingResponse`` as they came. The token loop ends with the

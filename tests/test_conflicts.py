@@ -1,0 +1,145 @@
+"""Conflicting sources: a source that supports the answer but argues against one word.
+
+The rule on hand-set coefficients, the word rewards on hand-made token log-probs, the
+citations and summaries that read the conflicts, and the issue's case with the real
+embedded model: "within 30 days" over a 30-day and a 45-day returns policy.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from camab_rag import attribute, cite
+from camab_rag.captured import document_summary
+from camab_rag.citations import citation_pairs
+from camab_rag.conflicts import (
+    CONFLICT_MARGIN,
+    MIN_SUPPORT,
+    conflicts_from_coefficients,
+    disputes,
+    word_rewards,
+)
+from camab_rag.result import AttributionResult, Conflict, StatementAttribution
+from camab_rag.scoring import ResponseLogprobs
+from camab_rag.segments import Segment
+
+ANSWER = "Return it within 30 days."
+WORDS = [(0, 6), (7, 9), (10, 16), (17, 19), (20, 24)]  # Return it within 30 days
+
+
+def test_a_supporting_source_that_lowers_a_backed_word_conflicts() -> None:
+    coefficients = np.zeros((5, 3))
+    coefficients[3] = [1.2, -0.3, 0.0]  # "30": source 0 backs it, source 1 pulls it down
+    coefficients[0] = [0.4, -2.0, 0.0]  # "Return": nobody backs it (0.4 < BACKED_AT)
+    found = conflicts_from_coefficients(ANSWER, WORDS, coefficients, np.array([0.7, 0.5, 0.0]))
+    assert found == [Conflict("30", 17, 19, 1, 0, -0.3, 1.2)]
+
+
+def test_no_conflict_below_the_margin_or_without_overall_support() -> None:
+    coefficients = np.zeros((5, 3))
+    coefficients[3] = [CONFLICT_MARGIN - 0.41, -0.4, -3.0]  # contrast 0.99: no conflict
+    scores = np.array([0.7, 0.5, MIN_SUPPORT / 2])  # source 2 does not support the answer
+    assert conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores) == []
+    coefficients[3, 0] += 0.02  # contrast now above the margin, for source 1 only
+    found = conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores)
+    assert [(c.segment, c.backed_by) for c in found] == [(1, 0)]
+
+
+def test_word_rewards_average_the_tokens_that_start_in_each_word() -> None:
+    # tokens: "Return", " it", " with", "in", " 3", "0", " days", "."
+    offsets = np.array([0, 6, 9, 14, 16, 18, 19, 24])
+    tokens = ("Return", " it", " with", "in", " 3", "0", " days", ".")
+    row = ResponseLogprobs(
+        np.array([-1.0, -2.0, -3.0, -5.0, -4.0, -6.0, -0.5, -0.1]), offsets, tokens
+    )
+    words, rewards = word_rewards(ANSWER, [row, row])
+    assert words == WORDS  # "." is no word
+    assert rewards.shape == (2, 5)
+    np.testing.assert_allclose(rewards[0], [-1.0, -2.0, -4.0, -5.0, -0.5])
+
+
+SEGMENTS = [
+    Segment("Returns within 30 days.", 0, 0, 23),
+    Segment("Returns within 45 days.", 1, 0, 23),
+    Segment("Shipping takes two days.", 2, 0, 24),
+]
+DOCS = [s.text for s in SEGMENTS]
+
+
+def _result(conflicts: list[Conflict]) -> AttributionResult:
+    return AttributionResult(
+        scores=np.array([0.7, 0.5, 0.0]),
+        segments=SEGMENTS,
+        question="How long?",
+        response=ANSWER,
+        n_documents=3,
+        statements=[StatementAttribution(ANSWER, 0, len(ANSWER), np.array([0.7, 0.5, 0.0]))],
+        conflicts=conflicts,
+    )
+
+
+def test_a_disputing_source_is_listed_as_disputed_never_as_support() -> None:
+    result = _result([Conflict("30", 17, 19, 1, 0, -0.3, 1.2)])
+    cited = cite(result, DOCS)
+    sentence = cited.sentences[0]
+    assert sentence.citations == [1] and sentence.disputed == [2]
+    disputing = cited.source(2)
+    assert disputing.doc_index == 1 and disputing.disputes == ["30"]
+    assert disputing.highlights == []  # nothing of it is shown as support
+    assert [(p.source.number, p.cited_text) for p in citation_pairs(result, DOCS)] == [
+        (1, "Returns within 30 days.")
+    ]
+    markdown = cited.to_markdown()
+    assert "[\\[\u22602\\]](#camab-source-2)" in markdown
+    assert "(disagrees with the answer on \u201c30\u201d)" in markdown
+    html = cited.to_html()
+    assert 'class="camab-marker camab-disputed"' in html
+    assert "disagrees with the answer on \u201c30\u201d" in html
+    assert "[!=2]" in cited.to_terminal(color=False)
+    data = json.loads(json.dumps(cited.to_dict()))
+    assert data["sentences"][0]["disputed"] == [2]
+    assert data["sources"][1]["disputes"] == ["30"]
+    summary = document_summary(result, 3)
+    assert summary[1]["disputes"] == ["30"] and summary[0]["disputes"] == []
+    assert summary[0]["supporting_sentences"] == [ANSWER]
+    assert AttributionResult.from_dict(result.to_dict()).conflicts == result.conflicts
+
+
+def test_without_conflicts_citations_are_unchanged() -> None:
+    cited = cite(_result([]), DOCS)
+    assert cited.sentences[0].citations == [1, 2] and cited.sentences[0].disputed == []
+    assert disputes(_result([])) == {}
+
+
+POLICIES = [
+    "Returns policy (2024). Customers may return any unused item within 30 days of purchase "
+    "for a full refund. Refunds are issued to the original payment method.",
+    "Returns policy (2022, archived). Customers may return any unused item within 45 days of "
+    "purchase for a full refund. Refunds are issued to the original payment method.",
+    "Shipping. Orders ship within two business days from our warehouse in Leeds. Express "
+    "delivery costs 9 euros.",
+    "Review: Terrible company, the support line never answers and the founder is a crook.",
+]
+
+
+@pytest.mark.model
+def test_the_45_day_policy_disputes_an_answer_of_30_days(smollm2_scorer) -> None:
+    """The first-day issue's case with the embedded model: both policies score as support
+    of the answer as a whole; only the conflict check tells them apart (no extra call)."""
+    answer = "You can return an unused item within 30 days of purchase for a full refund."
+    result = attribute(
+        "How long do I have to return an item?",
+        POLICIES,
+        answer,
+        smollm2_scorer,
+        granularity="chunk",
+    )
+    assert result.n_queries == 16
+    assert result.document_scores[1] > 0.2  # the old policy explains most of the answer
+    assert disputes(result) == {1: ["30"]}
+    cited = cite(result, POLICIES)
+    assert cited.sentences[0].citations == [1]
+    assert cited.source(cited.sentences[0].disputed[0]).doc_index == 1
