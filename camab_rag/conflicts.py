@@ -9,6 +9,7 @@ already scored (the word's mean token log-prob under each subset, as
 *conflicts* with a word when
 
 * it supports the answer overall (a score of at least :data:`MIN_SUPPORT`),
+* its text does not hold the word (a source cannot contradict what it says itself),
 * it makes the word less likely (negative coefficient), and
 * another segment makes the same word markedly more likely: its coefficient is at least
   :data:`BACKED_AT` and exceeds the first's by at least :data:`CONFLICT_MARGIN` nats per
@@ -77,22 +78,30 @@ def word_rewards(
     return words, np.asarray(columns, dtype=float).T.reshape(len(rows), len(words))
 
 
+def _holds(text: str, word: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE) is not None
+
+
 def conflicts_from_coefficients(
     response: str,
     words: Sequence[tuple[int, int]],
     coefficients: FloatArray,
     scores: FloatArray,
+    texts: Sequence[str],
     margin: float = CONFLICT_MARGIN,
 ) -> list[Conflict]:
-    """The conflicts read from per-word coefficients (shape ``(n_words, n_segments)``) and
-    the answer's segment ``scores`` (module docstring); at most one per (word, segment),
-    against the word's best-backing segment."""
+    """The conflicts read from per-word coefficients (shape ``(n_words, n_segments)``), the
+    answer's segment ``scores`` and the segments' ``texts`` (module docstring); at most one
+    per (word, segment), against the word's best-backing segment."""
     found: list[Conflict] = []
+    supporting = np.asarray(scores, dtype=float) >= MIN_SUPPORT
     for (start, end), row in zip(words, np.asarray(coefficients, dtype=float)):
         backed_by = int(np.argmax(row))
         if row[backed_by] < BACKED_AT:
             continue
-        for segment in np.flatnonzero((row < 0) & (np.asarray(scores, dtype=float) >= MIN_SUPPORT)):
+        for segment in np.flatnonzero((row < 0) & supporting):
+            if _holds(texts[int(segment)], response[start:end]):
+                continue
             if segment != backed_by and row[backed_by] - row[segment] >= margin:
                 found.append(
                     Conflict(
@@ -113,19 +122,20 @@ def find_conflicts(
     source: _LogprobSource,
     masks: NDArray[np.bool_],
     scores: FloatArray,
+    texts: Sequence[str],
     seed: int = 0,
     margin: float = CONFLICT_MARGIN,
 ) -> list[Conflict]:
-    """The conflicts of an attribution run, from the token log-probs of the subsets it
-    scored (``source.logprobs(mask)``): the method's estimator is refitted once for all
-    answer words at once, no model call."""
+    """The conflicts of an attribution run over segments with ``texts``, from the token
+    log-probs of the subsets it scored (``source.logprobs(mask)``): the method's estimator
+    is refitted once for all answer words at once, no model call."""
     if masks.shape[0] == 0 or masks.shape[1] < 2:
         return []
     words, rewards = word_rewards(source.response, [source.logprobs(m) for m in masks])
     if not words:
         return []
     coefficients = method.fit_many(masks, rewards, seed)
-    return conflicts_from_coefficients(source.response, words, coefficients, scores, margin)
+    return conflicts_from_coefficients(source.response, words, coefficients, scores, texts, margin)
 
 
 def disputes(

@@ -388,7 +388,10 @@ class _TextJob:
         per_statement, conflicts = [], []
         if a["statements"]:
             per_statement = attribute_statements(run.method, oracle, result.masks, run.seed)
-            conflicts = find_conflicts(run.method, oracle, result.masks, result.scores, run.seed)
+            texts = [segment.text for segment in self.segments]
+            conflicts = find_conflicts(
+                run.method, oracle, result.masks, result.scores, texts, run.seed
+            )
         return replace(
             result,
             statements=per_statement,

@@ -28,23 +28,27 @@ from camab_rag.segments import Segment
 
 ANSWER = "Return it within 30 days."
 WORDS = [(0, 6), (7, 9), (10, 16), (17, 19), (20, 24)]  # Return it within 30 days
+TEXTS = ["Within 30 days.", "Within 45 days.", "Shipping is free."]
 
 
-def test_a_supporting_source_that_lowers_a_backed_word_conflicts() -> None:
+def test_a_supporting_source_that_lowers_a_backed_word_it_lacks_conflicts() -> None:
     coefficients = np.zeros((5, 3))
     coefficients[3] = [1.2, -0.3, 0.0]  # "30": source 0 backs it, source 1 pulls it down
     coefficients[0] = [0.4, -2.0, 0.0]  # "Return": nobody backs it (0.4 < BACKED_AT)
-    found = conflicts_from_coefficients(ANSWER, WORDS, coefficients, np.array([0.7, 0.5, 0.0]))
+    scores = np.array([0.7, 0.5, 0.0])
+    found = conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, TEXTS)
     assert found == [Conflict("30", 17, 19, 1, 0, -0.3, 1.2)]
+    said = ["Within 30 days.", "Within 30 days, or 45 for members.", ""]
+    assert conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, said) == []
 
 
 def test_no_conflict_below_the_margin_or_without_overall_support() -> None:
     coefficients = np.zeros((5, 3))
     coefficients[3] = [CONFLICT_MARGIN - 0.41, -0.4, -3.0]  # contrast 0.99: no conflict
     scores = np.array([0.7, 0.5, MIN_SUPPORT / 2])  # source 2 does not support the answer
-    assert conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores) == []
+    assert conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, TEXTS) == []
     coefficients[3, 0] += 0.02  # contrast now above the margin, for source 1 only
-    found = conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores)
+    found = conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, TEXTS)
     assert [(c.segment, c.backed_by) for c in found] == [(1, 0)]
 
 
