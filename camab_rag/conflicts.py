@@ -2,21 +2,20 @@
 
 A returns policy that says "45 days" explains most of the answer "return it within 30
 days" (same topic, same wording), so its attribution score is high, yet it contradicts
-the answer's key fact. The answer's own attribution cannot show that: it sums over every
-token. Here each answer word gets its own attribution, refitted on the subsets the run
-already scored (the word's mean token log-prob under each subset, as
-:mod:`camab_rag.statements` does per sentence: no extra model call). A segment
+the answer's key fact. The answer's own attribution cannot show that: it averages over
+every token. Here each answer word gets its own attribution, refitted on the subsets the
+run already scored (the word's log-probability, the sum over its tokens, under each
+subset, as :mod:`camab_rag.statements` does per sentence: no extra model call). A segment
 *conflicts* with a word when
 
-* it supports the answer overall (a score of at least :data:`MIN_SUPPORT`),
+* it would be cited as support of the answer (a score of at least :data:`MIN_SUPPORT`),
 * its text does not hold the word (a source cannot contradict what it says itself),
-* it makes the word less likely (negative coefficient), and
-* another segment makes the same word markedly more likely: its coefficient is at least
-  :data:`BACKED_AT` and exceeds the first's by at least :data:`CONFLICT_MARGIN` nats per
-  token.
+* another segment backs the word (raises its log-prob by at least :data:`BACKED_AT`), and
+* it lowers the word's log-prob by at least :data:`CONFLICT_AT` nats.
 
 Citations then show the segment's document as *disputed* for that sentence instead of
-citing it as support. Figures: BENCHMARKS.md, "Conflicting sources".
+citing it as support. How often it catches a contradicting copy of the source, and how
+often it flags a document that does not contradict: BENCHMARKS.md, "Conflicting sources".
 """
 
 from __future__ import annotations
@@ -30,22 +29,20 @@ from numpy.typing import NDArray
 
 from camab_rag.methods import Method
 from camab_rag.result import AttributionResult, Conflict
-from camab_rag.rewards import mean_logprob
 from camab_rag.scoring import ResponseLogprobs
 from camab_rag.statements import token_starts
 
 FloatArray = NDArray[np.float64]
 
-CONFLICT_MARGIN = 1.0
-"""Nats per token by which the backing segment's coefficient on a word must exceed the
-conflicting segment's (chosen on HotpotQA dev examples, BENCHMARKS.md "Conflicting
-sources")."""
-
+CONFLICT_AT = 0.5
+"""Nats by which a segment must lower a word's log-probability to argue against it (chosen
+on HotpotQA dev examples: BENCHMARKS.md, "Conflicting sources")."""
 BACKED_AT = 0.5
-"""Nats per token a segment must add to a word to count as backing it."""
-MIN_SUPPORT = 0.05
-"""The answer's score (nats per token) from which a segment counts as supporting the answer
-as a whole (about "weak support" on :mod:`camab_rag.render.support`'s scale)."""
+"""Nats a segment must add to a word's log-probability to count as backing it."""
+MIN_SUPPORT = 0.11
+"""The answer's score (nats per token) from which a segment would be cited as support: the
+citation bar, :data:`camab_rag.render.support.CITE_AT`. Only such a segment can be shown
+as support wrongly."""
 
 _WORD = re.compile(r"\w+")
 
@@ -56,12 +53,13 @@ class _LogprobSource(Protocol):
     def logprobs(self, mask: NDArray[np.bool_]) -> ResponseLogprobs: ...
 
 
-def word_rewards(
+def word_logprobs(
     response: str, rows: Sequence[ResponseLogprobs]
 ) -> tuple[list[tuple[int, int]], FloatArray]:
-    """The answer's words (character spans) and, per scored subset, each word's mean
-    token log-prob: shape ``(len(rows), n_words)``. A word owns the tokens whose first
-    visible character falls inside it; words that own no token are left out."""
+    """The answer's words (character spans) and, per scored subset, each word's
+    log-probability (the sum over its tokens): shape ``(len(rows), n_words)``. A word owns
+    the tokens whose first visible character falls inside it; words that own no token are
+    left out."""
     starts = [token_starts(row) for row in rows]
     words: list[tuple[int, int]] = []
     columns: list[list[float]] = []
@@ -71,7 +69,7 @@ def word_rewards(
             inside = (token_start >= match.start()) & (token_start < match.end())
             if not inside.any():
                 break
-            column.append(mean_logprob(row.logprobs[inside]))
+            column.append(float(row.logprobs[inside].sum()))
         else:
             words.append((match.start(), match.end()))
             columns.append(column)
@@ -88,32 +86,31 @@ def conflicts_from_coefficients(
     coefficients: FloatArray,
     scores: FloatArray,
     texts: Sequence[str],
-    margin: float = CONFLICT_MARGIN,
+    against_at: float = CONFLICT_AT,
 ) -> list[Conflict]:
-    """The conflicts read from per-word coefficients (shape ``(n_words, n_segments)``), the
-    answer's segment ``scores`` and the segments' ``texts`` (module docstring); at most one
-    per (word, segment), against the word's best-backing segment."""
+    """The conflicts read from per-word coefficients (shape ``(n_words, n_segments)``, nats
+    of each word's log-prob), the answer's segment ``scores`` and the segments' ``texts``
+    (module docstring); at most one per (word, segment), against the word's best backer."""
     found: list[Conflict] = []
-    supporting = np.asarray(scores, dtype=float) >= MIN_SUPPORT
+    citable = np.asarray(scores, dtype=float) >= MIN_SUPPORT
     for (start, end), row in zip(words, np.asarray(coefficients, dtype=float)):
         backed_by = int(np.argmax(row))
         if row[backed_by] < BACKED_AT:
             continue
-        for segment in np.flatnonzero((row < 0) & supporting):
-            if _holds(texts[int(segment)], response[start:end]):
+        for segment in np.flatnonzero((row <= -against_at) & citable):
+            if segment == backed_by or _holds(texts[int(segment)], response[start:end]):
                 continue
-            if segment != backed_by and row[backed_by] - row[segment] >= margin:
-                found.append(
-                    Conflict(
-                        response[start:end],
-                        start,
-                        end,
-                        int(segment),
-                        backed_by,
-                        float(row[segment]),
-                        float(row[backed_by]),
-                    )
+            found.append(
+                Conflict(
+                    response[start:end],
+                    start,
+                    end,
+                    int(segment),
+                    backed_by,
+                    float(row[segment]),
+                    float(row[backed_by]),
                 )
+            )
     return found
 
 
@@ -124,18 +121,20 @@ def find_conflicts(
     scores: FloatArray,
     texts: Sequence[str],
     seed: int = 0,
-    margin: float = CONFLICT_MARGIN,
+    against_at: float = CONFLICT_AT,
 ) -> list[Conflict]:
     """The conflicts of an attribution run over segments with ``texts``, from the token
     log-probs of the subsets it scored (``source.logprobs(mask)``): the method's estimator
     is refitted once for all answer words at once, no model call."""
     if masks.shape[0] == 0 or masks.shape[1] < 2:
         return []
-    words, rewards = word_rewards(source.response, [source.logprobs(m) for m in masks])
+    words, rewards = word_logprobs(source.response, [source.logprobs(m) for m in masks])
     if not words:
         return []
     coefficients = method.fit_many(masks, rewards, seed)
-    return conflicts_from_coefficients(source.response, words, coefficients, scores, texts, margin)
+    return conflicts_from_coefficients(
+        source.response, words, coefficients, scores, texts, against_at
+    )
 
 
 def disputes(

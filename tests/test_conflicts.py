@@ -16,12 +16,14 @@ from camab_rag import attribute, cite
 from camab_rag.captured import document_summary
 from camab_rag.citations import citation_pairs
 from camab_rag.conflicts import (
-    CONFLICT_MARGIN,
+    BACKED_AT,
+    CONFLICT_AT,
     MIN_SUPPORT,
     conflicts_from_coefficients,
     disputes,
-    word_rewards,
+    word_logprobs,
 )
+from camab_rag.render.support import CITE_AT
 from camab_rag.result import AttributionResult, Conflict, StatementAttribution
 from camab_rag.scoring import ResponseLogprobs
 from camab_rag.segments import Segment
@@ -31,38 +33,40 @@ WORDS = [(0, 6), (7, 9), (10, 16), (17, 19), (20, 24)]  # Return it within 30 da
 TEXTS = ["Within 30 days.", "Within 45 days.", "Shipping is free."]
 
 
-def test_a_supporting_source_that_lowers_a_backed_word_it_lacks_conflicts() -> None:
+def test_a_citable_source_that_lowers_a_backed_word_it_lacks_conflicts() -> None:
     coefficients = np.zeros((5, 3))
-    coefficients[3] = [1.2, -0.3, 0.0]  # "30": source 0 backs it, source 1 pulls it down
+    coefficients[3] = [1.2, -0.9, -0.9]  # "30": source 0 backs it, sources 1 and 2 lower it
     coefficients[0] = [0.4, -2.0, 0.0]  # "Return": nobody backs it (0.4 < BACKED_AT)
-    scores = np.array([0.7, 0.5, 0.0])
+    scores = np.array([0.7, 0.5, MIN_SUPPORT - 0.01])  # source 2 would not be cited anyway
     found = conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, TEXTS)
-    assert found == [Conflict("30", 17, 19, 1, 0, -0.3, 1.2)]
+    assert found == [Conflict("30", 17, 19, 1, 0, -0.9, 1.2)]
     said = ["Within 30 days.", "Within 30 days, or 45 for members.", ""]
     assert conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, said) == []
 
 
-def test_no_conflict_below_the_margin_or_without_overall_support() -> None:
-    coefficients = np.zeros((5, 3))
-    coefficients[3] = [CONFLICT_MARGIN - 0.41, -0.4, -3.0]  # contrast 0.99: no conflict
-    scores = np.array([0.7, 0.5, MIN_SUPPORT / 2])  # source 2 does not support the answer
-    assert conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, TEXTS) == []
-    coefficients[3, 0] += 0.02  # contrast now above the margin, for source 1 only
-    found = conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, TEXTS)
-    assert [(c.segment, c.backed_by) for c in found] == [(1, 0)]
+def test_the_thresholds_are_inclusive_and_tied_to_the_citation_bar() -> None:
+    assert MIN_SUPPORT == CITE_AT  # only a source that would be cited can be shown wrongly
+    coefficients = np.zeros((5, 2))
+    coefficients[3] = [BACKED_AT, -CONFLICT_AT + 0.01]
+    scores = np.array([0.7, MIN_SUPPORT])
+    assert conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, TEXTS[:2]) == []
+    coefficients[3, 1] = -CONFLICT_AT
+    assert len(conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, TEXTS[:2])) == 1
+    coefficients[3, 0] = BACKED_AT - 0.01
+    assert conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, TEXTS[:2]) == []
 
 
-def test_word_rewards_average_the_tokens_that_start_in_each_word() -> None:
+def test_word_logprobs_sum_the_tokens_that_start_in_each_word() -> None:
     # tokens: "Return", " it", " with", "in", " 3", "0", " days", "."
     offsets = np.array([0, 6, 9, 14, 16, 18, 19, 24])
     tokens = ("Return", " it", " with", "in", " 3", "0", " days", ".")
     row = ResponseLogprobs(
         np.array([-1.0, -2.0, -3.0, -5.0, -4.0, -6.0, -0.5, -0.1]), offsets, tokens
     )
-    words, rewards = word_rewards(ANSWER, [row, row])
+    words, rewards = word_logprobs(ANSWER, [row, row])
     assert words == WORDS  # "." is no word
     assert rewards.shape == (2, 5)
-    np.testing.assert_allclose(rewards[0], [-1.0, -2.0, -4.0, -5.0, -0.5])
+    np.testing.assert_allclose(rewards[0], [-1.0, -2.0, -8.0, -10.0, -0.5])
 
 
 SEGMENTS = [
