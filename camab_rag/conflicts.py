@@ -34,7 +34,7 @@ from camab_rag.statements import token_starts
 
 FloatArray = NDArray[np.float64]
 
-CONFLICT_AT = 0.5
+CONFLICT_AT = 0.25
 """Nats by which a segment must lower a word's log-probability to argue against it (chosen
 on HotpotQA dev examples: BENCHMARKS.md, "Conflicting sources")."""
 BACKED_AT = 0.5
