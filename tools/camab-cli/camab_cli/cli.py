@@ -42,6 +42,17 @@ def read_records(path: str, stdin: IO[str] | None = None) -> list[Record]:
 
 
 # --------------------------------------------------------------------------- scorers
+def _first_use_note(model: str) -> str:
+    """ " (first use: converting it into the cache)" when an embedded model is not converted
+    yet, else nothing (a path or a converted model loads in seconds)."""
+    from camab_rag.scorers.models import MODELS, converted_dir, is_converted
+
+    spec = MODELS.get(model)
+    if spec is None or is_converted(converted_dir(spec), spec.sha256):
+        return ""
+    return " (first use: converting it into the cache, once)"
+
+
 def build_scorer(args: argparse.Namespace, progress: Progress) -> Any:
     """The scorer chosen on the command line: a local model, or an OpenAI-compatible server
     (with ``--proxy``, a local model scores when the server's model cannot)."""
@@ -92,7 +103,7 @@ def local_scorer(model: str, threads: int | None, progress: Progress) -> Any:
     quiet_loading = getattr(transformers_logging, "disable_progress_bar", None)
     if callable(quiet_loading):
         quiet_loading()  # our own progress goes to stderr
-    progress.message(f"loading model {model!r} (first use converts it into the cache)...")
+    progress.message(f"loading model {model!r}{_first_use_note(model)}...")
     started = time.perf_counter()
     scorer = TransformersScorer(model, num_threads=threads)
     progress.message(f"model ready in {time.perf_counter() - started:.1f} s")
