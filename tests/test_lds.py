@@ -1,0 +1,186 @@
+"""LDS and the reward store of the benchmark harness, on synthetic reward functions."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from camab_cli.evaluation.lds import (
+    bernoulli_subsets,
+    held_out,
+    lds,
+    predicted_rewards,
+    removal_subsets,
+    subset_seed,
+)
+from camab_cli.evaluation.store import (
+    PricedReward,
+    RewardStore,
+    Unpriced,
+    bits,
+    stored_subsets,
+)
+from camab_rag import attribute_fn
+
+WEIGHTS = np.random.default_rng(42).normal(size=10)  # no two subsets tie
+
+
+def linear(mask: np.ndarray) -> float:
+    return float(-2.0 + WEIGHTS @ mask)
+
+
+def test_lds_of_a_linear_reward_read_exactly_is_one() -> None:
+    n = WEIGHTS.size
+    # 2**10 <= budget: every subset is scored and the fit is exact
+    result = attribute_fn(linear, n, budget=1024, method="kernelshap")
+    masks = bernoulli_subsets(n, 40, seed=1)
+    rewards = [linear(m) for m in masks]
+    assert lds(result.scores, masks, rewards) == pytest.approx(1.0)
+    assert lds(-result.scores, masks, rewards) == pytest.approx(-1.0)
+
+
+@pytest.mark.parametrize("method", ["auto", "contextcite", "camab", "kernelshap"])
+def test_every_method_predicts_a_linear_reward_on_held_out_subsets(method: str) -> None:
+    n = WEIGHTS.size
+    result = attribute_fn(linear, n, budget=64, method=method, seed=3)
+    masks = held_out(bernoulli_subsets(n, 64, seed=2), result.masks)
+    assert len(masks) >= 32
+    assert lds(result.scores, masks, [linear(m) for m in masks]) > 0.9
+
+
+def test_lds_of_a_shuffled_reward_is_near_zero() -> None:
+    n = WEIGHTS.size
+    masks = bernoulli_subsets(n, 600, seed=5)
+    rewards = np.array([linear(m) for m in masks])
+    shuffled = np.random.default_rng(0).permutation(rewards)
+    assert lds(WEIGHTS, masks, rewards) == pytest.approx(1.0)
+    assert abs(lds(WEIGHTS, masks, shuffled)) < 0.1
+
+
+def test_lds_is_nan_without_enough_subsets_or_without_an_order() -> None:
+    masks = bernoulli_subsets(10, 20, seed=0)
+    rewards = [linear(m) for m in masks]
+    assert math.isnan(lds(np.zeros(10), masks, rewards))  # predicts no order
+    assert math.isnan(lds(WEIGHTS, masks[:5], rewards[:5]))  # too few
+    assert math.isnan(lds(WEIGHTS, masks, np.ones(20)))  # the model sees no difference
+    with pytest.raises(ValueError, match="masks must be"):
+        predicted_rewards(WEIGHTS, masks[:, :4])
+
+
+def test_bernoulli_subsets_are_distinct_prefix_stable_and_never_the_ends() -> None:
+    masks = bernoulli_subsets(12, 40, seed=7)
+    assert masks.shape == (40, 12)
+    assert len({m.tobytes() for m in masks}) == 40
+    assert all(0 < m.sum() < 12 for m in masks)
+    np.testing.assert_array_equal(bernoulli_subsets(12, 25, seed=7), masks[:25])
+    assert 0.4 < masks.mean() < 0.6
+    assert bernoulli_subsets(3, 40, seed=0).shape == (6, 3)  # 2**3 - 2 subsets exist
+
+
+def test_removal_subsets_cycle_through_the_sizes_and_are_prefix_stable() -> None:
+    masks = removal_subsets(20, 32, seed=subset_seed("ex1", "removal"))
+    removed = (~masks).sum(axis=1)
+    assert removed.tolist() == [2, 3, 4, 5] * 8
+    assert len({m.tobytes() for m in masks}) == 32
+    np.testing.assert_array_equal(
+        removal_subsets(20, 12, seed=subset_seed("ex1", "removal")), masks[:12]
+    )
+    assert subset_seed("ex1", "removal") != subset_seed("ex2", "removal")
+    small = removal_subsets(4, 32, seed=1)  # C(4,2) + C(4,3) = 10 subsets remove 2-3 of 4
+    assert small.shape == (10, 4)
+    assert sorted((~small).sum(axis=1).tolist()) == [2] * 6 + [3] * 4
+
+
+def test_held_out_drops_the_subsets_a_method_trained_on() -> None:
+    masks = bernoulli_subsets(8, 10, seed=0)
+    kept = held_out(masks, [masks[2], masks[5], np.ones(8, dtype=bool)])
+    assert len(kept) == 8
+    assert masks[2].tobytes() not in {m.tobytes() for m in kept}
+
+
+# ---------------------------------------------------------------------- the store
+def test_store_prices_each_subset_once_and_a_replay_needs_no_model(tmp_path: Path) -> None:
+    path = tmp_path / "rewards" / "x.jsonl"
+    calls: list[str] = []
+
+    def price(mask: np.ndarray) -> tuple[float, list[float]]:
+        calls.append(bits(mask))
+        return linear(mask) + 1e-9, [linear(mask)] * 2
+
+    store = RewardStore(path)
+    priced = PricedReward(store, "ex", price)
+    first = attribute_fn(priced, 10, budget=24, method="auto", seed=1)
+    assert priced.model_calls == len(calls) == first.n_queries == 24
+    # a second run of another budget asks the model only for subsets it has not seen
+    again = PricedReward(store, "ex", price)
+    attribute_fn(again, 10, budget=32, method="auto", seed=1)
+    assert again.model_calls == len(set(calls)) - 24 == len(calls) - 24
+    # reopened from disk, without a model: the same run, the same subsets and scores
+    replay = PricedReward(RewardStore(path), "ex")
+    replayed = attribute_fn(replay, 10, budget=24, method="auto", seed=1)
+    np.testing.assert_array_equal(replayed.masks, first.masks)
+    np.testing.assert_allclose(replayed.scores, first.scores)
+    assert replay.model_calls == 0
+    with pytest.raises(Unpriced, match="not priced"):
+        attribute_fn(PricedReward(RewardStore(path), "ex"), 10, budget=64, method="camab")
+    with pytest.raises(Unpriced):
+        PricedReward(RewardStore(path), "other")(np.ones(10, dtype=bool))
+
+
+def test_store_keeps_the_first_value_rounded_and_notes_a_second(tmp_path: Path) -> None:
+    store = RewardStore(tmp_path / "s.jsonl")
+    assert store.put("a", "101", -1.23456789, source="x") == -1.234568
+    assert store.put("a", "101", -1.5, source="y") == -1.234568
+    assert store.conflicts == [pytest.approx(0.265432)]
+    assert store.put_many("a", [("101", -9.0, "z"), ("111", -0.5, "z")]) == 1
+    reopened = RewardStore(tmp_path / "s.jsonl")
+    assert reopened.rewards("a") == {"101": -1.234568, "111": -0.5}
+    with pytest.raises(ValueError, match="finite"):
+        store.put("a", "000", math.nan, source="x")
+
+
+def test_stored_subsets_read_masks_and_the_removal_sets_behind_drops() -> None:
+    record = {
+        "n_segments": 4,
+        "full_logprob": -1.0,
+        "methods": {
+            "camab": {
+                "masks": ["1111", "0110"],
+                "rewards": [-1.0, -2.5],
+                "budgets": {"2": {"scores": [0.1, 0.9, 0.5, 0.0], "drop": {"1": 0.4, "3": 1.2}}},
+            },
+            "contextcite-pkg": {"masks": ["0101"], "budgets": {}},  # no rewards: not read
+        },
+    }
+    line = {
+        "variant": "auto",
+        "budgets": {
+            "8": {
+                "masks": ["1101"],
+                "rewards": [-1.7],
+                # rounded scores tied at the top: the top-1 set is unknown, the top-3 is not
+                "scores": [0.3, 0.3, 0.2, 0.0],
+                "drop": {"1": 0.1, "3": 0.9},
+            }
+        },
+    }
+    found = list(stored_subsets(record, [line], [((3,), -1.05)]))
+    pairs = [(mask, round(reward, 6)) for mask, reward, _ in found]
+    assert pairs == [
+        ("1111", -1.0),  # the full context
+        ("1111", -1.0),
+        ("0110", -2.5),
+        ("1101", -1.7),
+        ("1110", -1.05),  # the design benchmarks' removal of segment 3
+        ("1011", -1.4),  # camab's top-1 {1}: full - drop@1
+        ("0001", -2.2),  # camab's top-3 {0, 1, 2}
+        ("0001", -1.9),  # the line's top-3; its tied top-1 is not read
+    ]
+    assert [source for *_, source in found][-3:] == [
+        "results:camab@2:drop@1",
+        "results:camab@2:drop@3",
+        "calls:auto@8:drop@3",
+    ]

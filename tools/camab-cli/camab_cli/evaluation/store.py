@@ -1,0 +1,213 @@
+"""A persistent store of priced subsets: each subset of an example is scored once.
+
+A benchmark's model calls are the expensive part; every method, budget and metric of
+one example asks about subsets of the same context with the same response and model.
+:class:`RewardStore` keeps, per example, ``mask -> reward`` (the mean token log-prob of
+the response, rounded to 6 decimals as the results files store it) and, for subsets it
+priced itself, the response's token log-probs. It is one JSON line per subset, appended
+and flushed as each is priced, so a killed run loses at most the call in flight and a
+re-run, or a new method, replays without the model.
+
+:func:`stored_subsets` reads the subsets earlier runs already priced (the masks and
+rewards of a results record, the lines of ``bench_calls`` runs, the removal sets of the
+design benchmarks, and the top-k removal sets behind each stored log-prob drop), which
+seed a store.
+
+:class:`PricedReward` is the reward function of :func:`camab_rag.attribute_fn` over a
+store: a subset already there is answered from it; another one is scored by the model
+when one is given, else :class:`Unpriced` is raised (a replay that needs the model).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from camab_cli.evaluation.metrics import removal_mask, removal_set
+from camab_cli.evaluation.runner import append_record, read_results
+
+Mask = NDArray[np.bool_]
+DIGITS = 6
+
+
+def bits(mask: Mask | Iterable[bool]) -> str:
+    """A mask as the ``"0101..."`` string the results files use."""
+    return "".join("1" if b else "0" for b in mask)
+
+
+def from_bits(text: str) -> Mask:
+    """The mask of a ``"0101..."`` string."""
+    return np.array([c == "1" for c in text], dtype=bool)
+
+
+class Unpriced(LookupError):
+    """A subset the store has no reward for, asked for where no model may be called."""
+
+
+class RewardStore:
+    """``example id -> mask -> reward`` in one JSONL file (see module docstring)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._rewards: dict[str, dict[str, float]] = {}
+        self.conflicts: list[float] = []
+        """Gaps between two values offered for the same subset (the first one is kept)."""
+        for row in read_results(path):
+            self._rewards.setdefault(str(row["id"]), {})[str(row["mask"])] = float(row["reward"])
+
+    def get(self, example_id: str, mask: Mask | str) -> float | None:
+        return self._rewards.get(example_id, {}).get(_key(mask))
+
+    def rewards(self, example_id: str) -> dict[str, float]:
+        """Every priced subset of an example (a copy)."""
+        return dict(self._rewards.get(example_id, {}))
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._rewards.values())
+
+    def put(
+        self,
+        example_id: str,
+        mask: Mask | str,
+        reward: float,
+        *,
+        source: str,
+        logprobs: Iterable[float] | None = None,
+    ) -> float:
+        """Record a subset's reward, flushed to the file at once (once: a subset already
+        there keeps its value, and the gap is noted in :attr:`conflicts`); returns the
+        value the store holds."""
+        row = self._row(example_id, mask, reward, source, logprobs)
+        if row is not None:
+            append_record(self.path, row)
+        return self._rewards[example_id][_key(mask)]
+
+    def put_many(self, example_id: str, rows: Iterable[tuple[str, float, str]]) -> int:
+        """Record ``(mask, reward, source)`` rows in one write (seeding from stored runs);
+        returns how many were new."""
+        new = [r for m, v, s in rows if (r := self._row(example_id, m, v, s, None)) is not None]
+        if new:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as handle:
+                handle.writelines(json.dumps(r) + "\n" for r in new)
+        return len(new)
+
+    def _row(
+        self,
+        example_id: str,
+        mask: Mask | str,
+        reward: float,
+        source: str,
+        logprobs: Iterable[float] | None,
+    ) -> dict[str, Any] | None:
+        if not math.isfinite(reward):
+            raise ValueError(f"reward must be finite, got {reward!r}")
+        key = _key(mask)
+        value = round(float(reward), DIGITS)
+        held = self._rewards.setdefault(example_id, {})
+        if key in held:
+            self.conflicts.append(abs(held[key] - value))
+            return None
+        held[key] = value
+        row: dict[str, Any] = {"id": example_id, "mask": key, "reward": value, "source": source}
+        if logprobs is not None:
+            row["logprobs"] = [round(float(x), 4) for x in logprobs]
+        return row
+
+
+def _key(mask: Mask | str) -> str:
+    return mask if isinstance(mask, str) else bits(mask)
+
+
+def stored_subsets(
+    record: dict[str, Any],
+    lines: Iterable[dict[str, Any]] = (),
+    removals: Iterable[tuple[tuple[int, ...], float]] = (),
+) -> Iterator[tuple[str, float, str]]:
+    """``(mask, reward, source)`` for every subset earlier runs of one example priced: the
+    full context, each method's masks and rewards in the results ``record``, the
+    ``bench_calls`` ``lines`` of the example (every budget), the design benchmarks'
+    ``removals`` (removed segments, mean log-prob), and the top-k removal set behind each
+    stored drop (``full - drop``): the results files keep the very scores the set was read
+    from, a ``bench_calls`` line keeps them rounded, so its set is used only where the
+    rounding cannot have changed the order at the k-th place."""
+    n = int(record["n_segments"])
+    yield bits(np.ones(n, dtype=bool)), float(record["full_logprob"]), "results:full"
+    fits: list[tuple[str, dict[str, Any], bool]] = []
+    for method, entry in record.get("methods", {}).items():
+        if "rewards" in entry:
+            for mask, reward in zip(entry["masks"], entry["rewards"]):
+                yield mask, float(reward), f"results:{method}"
+        fits += [
+            (f"results:{method}@{label}", fit, True) for label, fit in entry["budgets"].items()
+        ]
+    for line in lines:
+        for label, fit in line["budgets"].items():
+            source = f"calls:{line.get('variant', '?')}@{label}"
+            for mask, reward in zip(fit["masks"], fit["rewards"]):
+                yield mask, float(reward), source
+            fits.append((source, fit, False))
+    for removed, reward in removals:
+        yield bits(removal_mask(n, removed)), float(reward), "design_drop"
+    full = float(record["full_logprob"])
+    for source, fit, exact in fits:
+        for k, drop in fit.get("drop", {}).items():
+            removed = (
+                removal_set(fit["scores"], int(k)) if exact else clear_top_k(fit["scores"], int(k))
+            )
+            if removed is not None:
+                yield bits(removal_mask(n, removed)), full - float(drop), f"{source}:drop@{k}"
+
+
+def clear_top_k(scores: list[float], k: int, gap: float = 1e-5) -> tuple[int, ...] | None:
+    """The top-``k`` removal set of stored (rounded) scores, or ``None`` when the k-th and
+    the next score are too close for the rounding to have kept their order."""
+    if k >= len(scores):
+        return removal_set(scores, k)
+    ordered = sorted(scores, reverse=True)
+    if ordered[k - 1] - ordered[k] <= gap:
+        return None
+    return removal_set(scores, k)
+
+
+class PricedReward:
+    """A reward function ``mask -> float`` for :func:`camab_rag.attribute_fn`: served from
+    ``store`` for ``example_id``; an unpriced subset goes to ``price`` (``mask -> (reward,
+    token log-probs)``, the model) and into the store, or raises :class:`Unpriced` when
+    ``price`` is ``None``. Values are the store's (rounded), so a run and its replay see
+    the same numbers and an adaptive design asks for the same subsets."""
+
+    def __init__(
+        self,
+        store: RewardStore,
+        example_id: str,
+        price: Callable[[Mask], tuple[float, list[float]]] | None = None,
+        source: str = "model",
+    ) -> None:
+        self.store = store
+        self.example_id = example_id
+        self.price = price
+        self.source = source
+        self.model_calls = 0
+        self.replayed = 0
+
+    def __call__(self, mask: Mask) -> float:
+        held = self.store.get(self.example_id, mask)
+        if held is not None:
+            self.replayed += 1
+            return held
+        if self.price is None:
+            raise Unpriced(f"{self.example_id}: subset {bits(mask)} is not priced")
+        reward, logprobs = self.price(np.asarray(mask, dtype=bool))
+        self.model_calls += 1
+        return self.store.put(self.example_id, mask, reward, source=self.source, logprobs=logprobs)
+
+    def many(self, masks: Iterable[Mask]) -> list[float]:
+        """The rewards of several masks (priced in the order given)."""
+        return [self(m) for m in masks]
