@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +26,7 @@ from camab_cli.evaluation.store import (
     stored_subsets,
 )
 from camab_rag import attribute_fn
+from camab_rag.scoring import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest
 
 WEIGHTS = np.random.default_rng(42).normal(size=10)  # no two subsets tie
 
@@ -184,3 +187,83 @@ def test_stored_subsets_read_masks_and_the_removal_sets_behind_drops() -> None:
         "results:camab@2:drop@3",
         "calls:auto@8:drop@3",
     ]
+
+
+# ---------------------------------------------------------------------- camab bench
+TEXTS = [f"Fact {word} number {i}." for i, word in enumerate("abcdefghijkl")]
+TWELVE_ROW = {
+    "id": "t1",
+    "question": "Who?",
+    "answer": "Ann",
+    "context": [[f"Doc {d}", TEXTS[4 * d : 4 * d + 4]] for d in range(3)],
+    "supporting_facts": [["Doc 0", 1], ["Doc 2", 3]],
+}
+
+
+class _Linear(BaseScorer):
+    """Reward = -5 + the weights of the sentences in the prompt; answers 'Ann.'"""
+
+    def __init__(self) -> None:
+        self.requests = 0
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        self.requests += len(requests)
+        out = []
+        for request in requests:
+            content = request.prompt[-1]["content"]  # type: ignore[index]
+            value = sum(w for t, w in zip(TEXTS, WEIGHTS12) if t in content)
+            out.append(ResponseLogprobs(np.array([value - 5.0]), np.array([0]), prompt_tokens=10))
+        return out
+
+    def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]:
+        return ["Ann." for _ in prompts]
+
+
+WEIGHTS12 = np.random.default_rng(7).normal(size=12)
+
+
+def test_bench_runs_auto_once_per_budget_and_reads_lds_for_every_fit(tmp_path: Path) -> None:
+    from camab_cli.evaluation import runner
+
+    data = tmp_path / "twelve.jsonl"
+    data.write_text(json.dumps(TWELVE_ROW) + "\n", encoding="utf-8")
+    config = runner.BenchConfig(
+        dataset=str(data),
+        n=1,
+        budgets=[8, 16],
+        methods=["auto", "camab", "contextcite", "loo", "random"],
+        out_dir=str(tmp_path / "out"),
+    )
+    scorer = _Linear()
+    runner.run_benchmark(config, scorer, use_bert=False)
+    (record,) = runner.read_results(config.results_path)
+    auto = record["methods"]["auto"]
+    for budget in ("8", "16"):  # its own run at each budget, not a prefix of the largest
+        fit = auto["budgets"][budget]
+        assert fit["cost"] == len(set(fit["masks"])) == len(fit["rewards"]) <= int(budget)
+    assert auto["budget"] == 16 and auto["masks"] == auto["budgets"]["16"]["masks"]
+    for name, entry in record["methods"].items():
+        for fit in entry["budgets"].values():
+            assert set(fit["lds"]) == {"bernoulli", "removal"}, name
+    # leave-one-out reads a linear game exactly: its predictions rank the held-out
+    # subsets as the model does (a misaligned reward would break this)
+    assert record["methods"]["loo"]["budgets"]["own"]["lds"] == {"bernoulli": 1.0, "removal": 1.0}
+    held = record["held_out"]  # kept, so a later fit is read without the model
+    trained = {m for e in record["methods"].values() for m in e.get("masks", [])}
+    trained |= {m for fit in auto["budgets"].values() for m in fit["masks"]}
+    for kind in ("bernoulli", "removal"):
+        assert 24 <= len(held[kind]["masks"]) == len(held[kind]["rewards"]) <= 32
+        assert not set(held[kind]["masks"]) & trained
+    random_lds = record["methods"]["random"]["budgets"]["8"]["lds"]
+    assert random_lds["bernoulli"] < 0.9
+    # 1 full context + the methods' subsets + top-k removals + 2 x 32 held-out subsets
+    assert scorer.requests >= 64
+
+
+def test_bench_accepts_auto_and_checks_lds_subsets() -> None:
+    from camab_cli.evaluation import runner
+
+    assert runner.ALL_METHODS[0] == "auto"
+    assert runner.BenchConfig(methods=["auto"]).methods == ["auto"]
+    with pytest.raises(ValueError, match="lds_subsets"):
+        runner.BenchConfig(lds_subsets=-1)

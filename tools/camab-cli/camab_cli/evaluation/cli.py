@@ -23,6 +23,7 @@ SMOKE: dict[str, Any] = {
     "peer_budget": 5,
     "max_segments": 4,
     "max_new_tokens": 8,
+    "lds_subsets": 8,
 }
 
 
@@ -96,6 +97,13 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="methods that get BERTScore at every budget, e.g. camab,kernelshap",
     )
     parser.add_argument("--no-bert", action="store_true", help="skip BERTScore consistency")
+    parser.add_argument(
+        "--lds-subsets",
+        type=int,
+        default=32,
+        help="held-out subsets of each kind for LDS (Bernoulli ½, removals of 2-5 segments), "
+        "one model call each per example; 0 leaves LDS out (default 32)",
+    )
     parser.add_argument("--max-new-tokens", type=int, default=None)
     parser.add_argument("--max-segments", type=int, default=None, help="trim contexts")
     parser.add_argument("--batch-size", type=int, default=8, help="scorer batch size")
@@ -151,6 +159,7 @@ def config_from_args(args: argparse.Namespace) -> BenchConfig:
         "batch_size": args.batch_size,
         "threads": args.threads,
         "prefix_cache": args.prefix_cache,
+        "lds_subsets": args.lds_subsets,
     }
     if args.smoke:
         values.update(SMOKE)

@@ -15,12 +15,14 @@ from typing import Any
 
 import numpy as np
 
+from camab_cli.evaluation.lds import LDS_KINDS
 from camab_cli.evaluation.metrics import holm_adjust, mean_ci, paired_t_pvalue
 from camab_cli.evaluation.reseed import needs_reseed
 from camab_cli.evaluation.runner import ALL_METHODS, KS, masks_from_bits, read_results
 
 GOLD_METRICS = ("p@1", "f1@2", "f1@k*", "auroc", "ap")
 LABELS = {
+    "auto": "auto (default)",
     "camab": "CAMAB",
     "kernelshap": "KernelSHAP",
     "contextcite": "ContextCite-style (ours)",
@@ -36,6 +38,13 @@ BERT_NOTE = (
     "paper's; compare methods with each other."
 )
 
+LDS_NOTE = (
+    "LDS: Spearman correlation between the reward a method's scores predict for a held-out "
+    "subset (the sum of its kept segments' scores) and the model's reward for it, over "
+    "subsets no method of the example evaluated: `bernoulli` keeps each segment with "
+    "probability ½ (ContextCite's protocol), `removal` drops 2-5 random segments from the "
+    "full context (the subsets the top-k drop scores)."
+)
 
 Getter = Callable[[dict[str, Any]], Any]
 
@@ -148,12 +157,24 @@ def _mean(vals: Sequence[float]) -> float:
     return mean_ci(vals)[0]
 
 
-def perturbation_table(records: Sequence[dict[str, Any]], metric: str, higher: bool) -> str:
+def perturbation_table(
+    records: Sequence[dict[str, Any]],
+    metric: str,
+    higher: bool,
+    keys: Sequence[object] = KS,
+    key_title: str = "k",
+) -> str:
+    """One row per method and key (k of the top-k, or LDS's held-out kind), one column per
+    budget; the best mean of each key's block in bold."""
     labels = budget_labels(records)
     methods = methods_of(records)
-    header = ["Method", "k", *[f"s={lab}" if lab.isdigit() else "own cost (N+1)" for lab in labels]]
+    header = [
+        "Method",
+        key_title,
+        *[f"s={lab}" if lab.isdigit() else "own cost (N+1)" for lab in labels],
+    ]
     rows, means = [], []
-    for k in KS:
+    for k in keys:
         for method in methods:
             row = [LABELS.get(method, method), str(k)]
             mrow = []
@@ -168,7 +189,7 @@ def perturbation_table(records: Sequence[dict[str, Any]], metric: str, higher: b
                 means.append(mrow)
     # bold per k block
     out_rows: list[list[str]] = []
-    for k in KS:
+    for k in keys:
         block = [(r, m) for r, m in zip(rows, means) if r[1] == str(k)]
         block_rows = [r for r, _ in block]
         _bold_best(block_rows, [m for _, m in block], 2, higher)
@@ -250,7 +271,9 @@ def method_label(records: Sequence[dict[str, Any]], method: str, at: str) -> str
 def comparison_table(records: Sequence[dict[str, Any]], at: str, has_gold: bool) -> str:
     """CAMAB minus each other method at budget ``at`` (paired over examples)."""
     methods = [m for m in methods_of(records) if m != "camab"]
-    metrics: list[tuple[str, Callable[[dict[str, Any]], Any], bool]] = []
+    metrics: list[tuple[str, Callable[[dict[str, Any]], Any], bool]] = [
+        (f"LDS ({kind}) ↑", field("lds", kind), True) for kind in LDS_KINDS
+    ]
     for k in KS:
         metrics.append((f"log-prob drop@{k} ↑", field("drop", str(k)), True))
     for k in KS:
@@ -560,6 +583,12 @@ def build_report(
                 for lang, rows in sorted(languages.items())
             )
             parts.append(f"By language: {counts}.")
+    if any(
+        "lds" in fit for r in good for e in r["methods"].values() for fit in e["budgets"].values()
+    ):
+        parts.append("\n#### LDS on held-out subsets ↑\n")
+        parts.append(LDS_NOTE + "\n")
+        parts.append(perturbation_table(good, "lds", True, LDS_KINDS, "held out"))
     parts.append("\n#### Top-k log-probability drop ↑\n")
     parts.append(perturbation_table(good, "drop", True))
     parts.append("\n#### BERTScore consistency after regeneration without the top-k ↓\n")

@@ -51,7 +51,11 @@ def reseed_random(
         example = examples.get(str(record["id"]))
         if example is None:
             raise ValueError(f"{path}: example {record['id']!r} is not in {config.dataset}")
-        run_config = BenchConfig(**{**record["config"], "out_dir": config.out_dir})
+        # LDS on the held-out subsets the record was read on (none in a record from
+        # before LDS: then none for the random entry either)
+        lds_subsets = record["config"].get("lds_subsets", 0) if "held_out" in record else 0
+        settings = {**record["config"], "out_dir": config.out_dir, "lds_subsets": lds_subsets}
+        run_config = BenchConfig(**settings)
         if run_config.max_segments is not None:
             example = example.trimmed(run_config.max_segments)
         builder = make_builder(example)
@@ -63,8 +67,9 @@ def reseed_random(
         runner = ExampleRunner(run_config, counting, bert)
         entry = runner.library_entry(example, builder, record["response"], "random")
         entry["model_seconds"] = 0.0
+        saved = {"lds": {"held_out": record["held_out"]}} if lds_subsets else {}
         runner.metrics(
-            example, builder, record["response"], record["full_logprob"], {"random": entry}, {}
+            example, builder, record["response"], record["full_logprob"], {"random": entry}, saved
         )
         record["methods"]["random"] = entry
         log(f"reseed: {record['id']} random re-run with seed {entry['seed']}")

@@ -6,10 +6,14 @@ Per example (all model calls through one :class:`~camab_cli.evaluation.counting.
    stored in the results file);
 2. each library method runs once at the largest budget; anytime methods (CAMAB, KernelSHAP,
    ContextCite-style, random) are refitted on prefixes for the smaller budgets
-   (:meth:`AttributionResult.at_budget`), leave-one-out runs at its own cost ``N + 1``;
+   (:meth:`AttributionResult.at_budget`); ``auto`` (the library's default), which plans its
+   subsets for the whole budget, runs once per budget; leave-one-out runs at its own cost
+   ``N + 1``;
 3. the real peers (``shap-pkg``, ``contextcite-pkg``) run at ``peer_budget``;
 4. metrics: gold alignment at every budget (no model calls); the top-k log-prob drop at
-   every budget (one scoring call per distinct top-k set, shared by the methods); BERTScore
+   every budget (one scoring call per distinct top-k set, shared by the methods); LDS on
+   ``lds_subsets`` held-out Bernoulli ½ subsets and as many removals of 2-5 segments (one
+   scoring call each, shared by every fit; :mod:`camab_cli.evaluation.lds`); BERTScore
    after regenerating without the top-k at the ``bert_budgets`` (one generation per distinct
    set; with ``prefix_cache`` each such set is scored and regenerated back to back, so its
    prompt is computed once).
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import random
 import sys
@@ -37,6 +42,14 @@ from numpy.typing import NDArray
 
 from camab_cli.evaluation.counting import CountingScorer
 from camab_cli.evaluation.datasets import Example, dataset_label, load_examples
+from camab_cli.evaluation.lds import (
+    LDS_KINDS,
+    bernoulli_subsets,
+    held_out,
+    lds,
+    removal_subsets,
+    subset_seed,
+)
 from camab_cli.evaluation.metrics import (
     answer_contains_gold,
     gold_alignment,
@@ -48,7 +61,9 @@ from camab_cli.evaluation.metrics import (
 from camab_cli.evaluation.peers import PEERS, run_context_cite, run_shap
 from camab_rag.engine import attribute
 from camab_rag.errors import InputError
+from camab_rag.methods import METHODS
 from camab_rag.prompts import TemplatePromptBuilder
+from camab_rag.result import AttributionResult
 from camab_rag.rewards import mean_logprob
 from camab_rag.scoring import ScoreRequest
 from camab_rag.segments import segment_documents, to_documents
@@ -57,7 +72,7 @@ KS = (1, 3, 5)
 EXECUTION_SETTINGS = ("out_dir", "offset", "n", "threads", "batch_size", "prefix_cache")
 """BenchConfig fields that change how fast a run goes, not its results: left out of the
 records and of the digest that lets a run resume."""
-ALL_METHODS = ("camab", "kernelshap", "contextcite", "loo", "random", *PEERS)
+ALL_METHODS = ("auto", "camab", "kernelshap", "contextcite", "loo", "random", *PEERS)
 Mask = NDArray[np.bool_]
 
 
@@ -86,6 +101,9 @@ class BenchConfig:
     prefix_cache: bool = False
     """Reuse the key/value cache of the prefix consecutive requests share (needs
     ``batch_size=1``; same numbers, fewer tokens computed)."""
+    lds_subsets: int = 32
+    """Held-out subsets of each kind (Bernoulli ½, removals of 2-5 segments) the LDS is
+    read on, each one model call per example; 0 leaves LDS out."""
 
     def __post_init__(self) -> None:
         unknown = [m for m in self.methods if m not in ALL_METHODS]
@@ -93,6 +111,8 @@ class BenchConfig:
             raise ValueError(f"unknown methods {unknown}; choose from {', '.join(ALL_METHODS)}")
         if not self.budgets or min(self.budgets) < 2:
             raise ValueError("budgets must be a non-empty list of integers >= 2")
+        if self.lds_subsets < 0:
+            raise ValueError("lds_subsets must be >= 0")
         self.budgets = sorted(set(self.budgets))
 
     @property
@@ -169,6 +189,22 @@ def example_seed(seed: int, example_id: str) -> int:
     return zlib.crc32(f"{seed}:{example_id}".encode())
 
 
+def _runs_per_budget(method: str) -> bool:
+    """Whether a method runs once per budget: one whose prefix is not a smaller run of
+    it (``auto``), leave-one-out (its own cost) aside."""
+    return method != "loo" and not METHODS[method].anytime
+
+
+def trained_masks(methods: dict[str, Any]) -> list[Mask]:
+    """Every subset some method of an example evaluated (its run's masks, and each
+    budget's own run where a method ran once per budget)."""
+    rows = [m for entry in methods.values() for m in entry.get("masks", [])]
+    rows += [
+        m for e in methods.values() for fit in e["budgets"].values() for m in fit.get("masks", [])
+    ]
+    return list(masks_from_bits(sorted(set(rows)))) if rows else []
+
+
 def make_builder(example: Example) -> TemplatePromptBuilder:
     """The prompt of an example: the library's default chat prompt, documents shown with
     their titles when they have them."""
@@ -228,18 +264,24 @@ class ExampleRunner:
         n = builder.n_segments
         budget = n + 1 if method == "loo" else max(config.budgets)
         seed = example_seed(config.seed, example.id) if method == "random" else config.seed
-        result = attribute(
-            example.question,
-            example.documents,
-            response,
-            self.scorer,
-            budget=budget,
-            method=method,
-            granularity=example.granularity(),
-            seed=seed,
-            prompt_builder=lambda *_args: builder,
-            statements=False,
-        )
+
+        def run(budget: int) -> AttributionResult:
+            return attribute(
+                example.question,
+                example.documents,
+                response,
+                self.scorer,
+                budget=budget,
+                method=method,
+                granularity=example.granularity(),
+                seed=seed,
+                prompt_builder=lambda *_args: builder,
+                statements=False,
+            )
+
+        # auto plans its subsets for the whole budget: a prefix is not its smaller run
+        runs = {b: run(b) for b in config.budgets} if _runs_per_budget(method) else {}
+        result = runs[budget] if runs else run(budget)
         entry: dict[str, Any] = {
             "budget": budget,
             "n_queries": result.n_queries,
@@ -257,6 +299,14 @@ class ExampleRunner:
             entry["seed"] = seed
             for b in config.budgets:
                 entry["budgets"][str(b)] = {"scores": _floats(result.scores), "cost": 0}
+        elif runs:
+            for b, own in runs.items():
+                entry["budgets"][str(b)] = {
+                    "scores": _floats(own.scores),
+                    "cost": own.n_queries,
+                    "masks": [_bits(m) for m in own.masks],
+                    "rewards": _floats(own.rewards),
+                }
         else:
             for b in config.budgets:
                 fitted = result.at_budget(min(b, result.masks.shape[0]))
@@ -349,8 +399,10 @@ class ExampleRunner:
             self.checkpoint.save(example.id, f"method:{method}", {"entry": entry})
         status("metrics")
         t0 = time.perf_counter()
-        self.metrics(example, builder, response, full_reward, methods, saved)
+        held = self.metrics(example, builder, response, full_reward, methods, saved)
         record["methods"] = methods
+        if held is not None:
+            record["held_out"] = held
         record["timing"] = {
             "generate_s": round(generate_s, 3),
             "metrics_s": round(time.perf_counter() - t0, 3),
@@ -368,7 +420,9 @@ class ExampleRunner:
         full_reward: float,
         methods: dict[str, Any],
         saved: dict[str, Any],
-    ) -> None:
+    ) -> dict[str, Any] | None:
+        """Every metric of every fit (in place); returns the held-out subsets LDS was read
+        on (``None`` without LDS)."""
         n = builder.n_segments
         config = self.config
         # which (method, budget) pairs get which perturbation metric
@@ -419,6 +473,7 @@ class ExampleRunner:
             if count % 8 == 0 or count == len(paired):
                 self.checkpoint.save(example.id, "drop", {"values": _key(known)})
         drop_sets.update({r: known[r] for r in drop_sets})
+        held = self.lds(example, builder, response, methods, saved) if config.lds_subsets else None
         if use_bert:
             rest = [r for r in bert_todo if r not in regenerated]
             texts = self._regenerate(example, builder, [removal_mask(n, r) for r in rest])
@@ -435,6 +490,48 @@ class ExampleRunner:
             )
             if bert_here and self.bert is not None:
                 fit.setdefault("bert", {})[str(k)] = round(bert_sets[removed], 6)
+        return held
+
+    def lds(
+        self,
+        example: Example,
+        builder: TemplatePromptBuilder,
+        response: str,
+        methods: dict[str, Any],
+        saved: dict[str, Any],
+    ) -> dict[str, Any]:
+        """LDS of every fit (``fit["lds"][kind]``, ``None`` where undefined) on the
+        example's held-out subsets: the draws no method of the example evaluated, each
+        priced once for all fits. Returns them with their rewards (``kind -> {"masks",
+        "rewards"}``, kept in the record so a later fit is read without the model); the
+        ones in ``saved["lds"]`` are used as they are."""
+        if "lds" in saved:
+            held: dict[str, Any] = saved["lds"]["held_out"]
+        else:
+            n, count = builder.n_segments, self.config.lds_subsets
+            trained = trained_masks(methods)
+            drawn = {
+                "bernoulli": bernoulli_subsets(n, count, subset_seed(example.id, "bernoulli")),
+                "removal": removal_subsets(n, count, subset_seed(example.id, "removal")),
+            }
+            held = {}
+            for kind in LDS_KINDS:
+                # in the order of their kept segments: neighbours share prompt heads
+                rows = sorted((_bits(m) for m in held_out(drawn[kind], trained)), reverse=True)
+                masks = list(masks_from_bits(rows))
+                values = self._score(builder, response, masks) if rows else []
+                held[kind] = {"masks": rows, "rewards": _floats(values)}
+            self.checkpoint.save(example.id, "lds", {"held_out": held})
+        for entry in methods.values():
+            for fit in entry["budgets"].values():
+                values = {
+                    kind: lds(fit["scores"], masks_from_bits(h["masks"]), h["rewards"])
+                    if h["masks"]
+                    else math.nan
+                    for kind, h in held.items()
+                }
+                fit["lds"] = {k: None if math.isnan(v) else round(v, 6) for k, v in values.items()}
+        return held
 
 
 def _key(values: dict[tuple[int, ...], float]) -> dict[str, float]:
