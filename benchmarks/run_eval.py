@@ -56,6 +56,10 @@ def _resume_command(path: Path) -> str:
     )
     if config.get("bert_all_budgets"):
         command += f" --bert-all-budgets {joined('bert_all_budgets')}"
+    if config.get("methods"):  # the run's own methods (the default list has grown since)
+        command += f" --methods {joined('methods')}"
+    if records and "lds_subsets" not in config:  # a run from before LDS resumes without it
+        command += " --lds-subsets 0"
     return command
 
 
