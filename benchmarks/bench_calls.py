@@ -42,7 +42,9 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._report import markdown_table, write_section  # noqa: E402
 from benchmarks.bench_design_drop import CACHE, read_cache  # noqa: E402
 from benchmarks.bench_estimators import current_auto_fit  # noqa: E402
+from benchmarks.bench_lds import bernoulli_rows  # noqa: E402
 from camab_cli.evaluation.datasets import Example, load_examples  # noqa: E402
+from camab_cli.evaluation.lds import lds  # noqa: E402
 from camab_cli.evaluation.metrics import (  # noqa: E402
     gold_alignment,
     holm_adjust,
@@ -277,7 +279,9 @@ Fits = dict[str, dict[tuple[str, str], dict[str, Any]]]
 def _value(fit: dict[str, Any] | None, metric: str) -> float | None:
     if fit is None:
         return None
-    group, key = ("drop", "3") if metric == "drop@3" else ("gold", metric)
+    group, key = {"drop@3": ("drop", "3"), "lds": ("lds", "bernoulli")}.get(
+        metric, ("gold", metric)
+    )
     value = fit.get(group, {}).get(key)
     return None if value is None else float(value)
 
@@ -321,6 +325,25 @@ def read_with_current_estimator(
         ):
             ours[record["id"]][BEFORE] = {**line, "variant": BEFORE}
         ours[record["id"]]["auto"] = {**line, "budgets": budgets}
+
+
+def add_lds(records: list[dict[str, Any]], fits: Fits, budgets: list[int]) -> None:
+    """LDS (Bernoulli ½) of every fit, in place (``fit["lds"]["bernoulli"]``), on the
+    held-out rows of each example's stored ContextCite-style design (``bench_lds``: rows
+    65-100, with their stored rewards) that no fit shown here trained on: the stored
+    peers' first ``max(budgets)`` rows, leave-one-out's and the real packages' subsets,
+    every auto line's. No model call."""
+    shown = max(budgets)
+    for record in records:
+        masks, rewards = bernoulli_rows(record)
+        trained = [m for e in record["methods"].values() for m in e.get("masks", [])[:shown]]
+        trained += [m for fit in fits[record["id"]].values() for m in fit.get("masks", [])]
+        keep = [i for i, row in enumerate(masks) if row not in set(trained)]
+        held, values = masks_from_bits([masks[i] for i in keep]), [rewards[i] for i in keep]
+        for fit in fits[record["id"]].values():
+            if keep:
+                value = lds(fit["scores"], held, values)
+                fit["lds"] = {"bernoulli": None if np.isnan(value) else value}
 
 
 def report(args: argparse.Namespace) -> None:
@@ -398,7 +421,7 @@ def paired_tests(
     for b in budgets:
         for peer in (*PEERS, "loo"):
             label, at = ("own", "") if peer == "loo" else (str(b), f"@{b}")
-            for metric in ("auroc", "drop@3"):
+            for metric in ("lds", "drop@3", "auroc"):
                 diffs = []
                 for r in subset:
                     ours = _value(fits[r["id"]].get(("auto", str(b))), metric)
@@ -471,13 +494,14 @@ def section(
     fits: Fits = {r["id"]: cells(r, ours[r["id"]]) for r in records}
     budgets = budgets_of(fits, records, "auto")
     correct = [r for r in records if r.get("answer_correct")]
-    metrics = ("auroc", "drop@3", "p@1", "ap")
+    add_lds(records, fits, budgets)
+    metrics = ("lds", "drop@3", "auroc", "p@1", "ap")
     methods = [*variants, *PEERS]
     lines = [f"### {stem}: {len(records)} examples ({len(correct)} answered correctly)", ""]
     rows: list[list[object]] = []
     for method in methods:
         for b in budgets:
-            if any(column(fits, records, method, str(b), m) for m in ("auroc", "drop@3")):
+            if any(column(fits, records, method, str(b), m) for m in ("lds", "auroc", "drop@3")):
                 rows.append(
                     [LABELS.get(method, method), b, f"{_cost(fits, records, method, str(b)):.1f}"]
                     + [_mean_cell(column(fits, records, method, str(b), m)) for m in metrics]
@@ -487,7 +511,7 @@ def section(
     rows.append(["leave-one-out", "own", f"{loo_cost:.1f}", *loo_cells])
     lines += ["Mean ± 95% CI over examples (calls = distinct model calls made).", ""]
     lines.append(
-        markdown_table(["method", "budget", "calls", "AUROC", "drop@3", "P@1", "AP"], rows)
+        markdown_table(["method", "budget", "calls", "LDS", "drop@3", "AUROC", "P@1", "AP"], rows)
     )
     for subset_name, subset in (("all examples", records), ("correctly answered", correct)):
         tests = paired_tests(fits, subset, budgets)
@@ -550,7 +574,7 @@ def section(
     eff_rows = []
     for method in methods:
         row = [LABELS.get(method, method)]
-        for metric in ("auroc", "drop@3"):
+        for metric in ("lds", "drop@3", "auroc"):
             if not column(fits, records, "loo", "own", metric):
                 row.append("–")  # no gold segments: no AUROC
                 continue
@@ -564,7 +588,7 @@ def section(
                     break
             row.append(reached)
         eff_rows.append(row)
-    lines.append(markdown_table(["method", "AUROC", "drop@3"], eff_rows))
+    lines.append(markdown_table(["method", "LDS", "drop@3", "AUROC"], eff_rows))
     lines += [
         "",
         "auto's rows are read with the library's current estimator from the stored runs' "

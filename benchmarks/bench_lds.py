@@ -194,9 +194,15 @@ def fits_of(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]:
     return found
 
 
+def bernoulli_rows(record: dict[str, Any]) -> tuple[list[str], list[float]]:
+    """The stored ContextCite-style design's rows from :data:`HELD_OUT_FROM` on (each
+    segment kept with probability ½) and their stored rewards."""
+    entry = record["methods"]["contextcite"]
+    return entry["masks"][HELD_OUT_FROM:], entry["rewards"][HELD_OUT_FROM:]
+
+
 def bernoulli_held_out(case: Case) -> Mask:
-    """The stored ContextCite-style design's rows from :data:`HELD_OUT_FROM` on."""
-    rows = case.record["methods"]["contextcite"]["masks"][HELD_OUT_FROM:]
+    rows, _ = bernoulli_rows(case.record)
     return masks_from_bits(rows) if rows else np.zeros((0, case.n), dtype=bool)
 
 
@@ -255,8 +261,6 @@ def seed_command(args: argparse.Namespace) -> None:
 
 def run_command(args: argparse.Namespace) -> None:
     from camab_rag.scorers import TransformersScorer
-
-    logging.getLogger("camab_rag").setLevel(logging.ERROR)  # the random baseline's warning
 
     found = cases(args.results)[args.offset : args.offset + args.n]
     store = store_of(args.results)
@@ -338,6 +342,7 @@ COLUMNS = (
     ("auroc", "gold AUROC"),
 )
 TESTED = ("lds_bernoulli", "lds_removal", "drop@3")
+_TITLES = dict(COLUMNS)
 
 
 def _column(table: list[Cells], key: tuple[str, str], metric: str) -> list[float]:
@@ -433,7 +438,7 @@ def section(stem: str, table: list[Cells], sizes: list[dict[str, int]], skipped:
         result_rows.append(
             [
                 f"{_name(peer)} − auto@{ours[1]}",
-                metric,
+                _TITLES[metric],
                 len(diffs),
                 f"{mean:+.3f} ± {half:.3f}",
                 f"{p:.3g}",
@@ -451,8 +456,72 @@ def section(stem: str, table: list[Cells], sizes: list[dict[str, int]], skipped:
         ),
         "",
         trails_sentence(verdicts),
+        "",
+        "Calls needed to reach leave-one-out's mean (the smallest budget whose mean reaches "
+        "it; leave-one-out itself makes "
+        f"{np.mean(_column(table, ('loo', 'own'), 'calls')):.1f} calls on average):",
+        "",
+        reach_table(table),
     ]
+    path = plot(stem, table)
+    if path is not None:
+        lines += ["", f"![LDS and drop@3 per call]({path.relative_to(ROOT).as_posix()})"]
     return "\n".join(lines)
+
+
+def reach_table(table: list[Cells]) -> str:
+    rows = []
+    for method in ("auto", *ANYTIME):
+        row: list[object] = [LABELS[method]]
+        for metric in TESTED:
+            target = _column(table, ("loo", "own"), metric)
+            reached = f"not within {max(BUDGETS)}"
+            for b in BUDGETS:
+                found = _column(table, (method, str(b)), metric)
+                if target and found and np.mean(found) >= np.mean(target):
+                    reached = str(b)
+                    break
+            row.append(reached if target else "–")
+        rows.append(row)
+    return markdown_table(["method", *[_TITLES[m] for m in TESTED]], rows)
+
+
+def plot(stem: str, table: list[Cells]) -> Path | None:
+    """Mean LDS (Bernoulli ½) and drop@3 against the mean calls, per method."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    figure, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for axis, metric in zip(axes, ("lds_bernoulli", "drop@3")):
+        for method in ("auto", *ANYTIME):
+            points = [
+                (np.mean(_column(table, (method, str(b)), "calls")), np.mean(values))
+                for b in BUDGETS
+                if (values := _column(table, (method, str(b)), metric))
+            ]
+            if points:
+                xs, ys = zip(*points)
+                axis.plot(xs, ys, marker="o", label=LABELS[method])
+        for method, style in (("loo", "--"), ("lexical", ":")):
+            values = _column(table, (method, "own" if method == "loo" else "0"), metric)
+            if values:
+                axis.axhline(
+                    float(np.mean(values)), color="black", linestyle=style, label=LABELS[method]
+                )
+        axis.set_xlabel("distinct calls of the target model")
+        axis.set_ylabel(_TITLES[metric])
+        axis.set_title(f"{stem}: {_TITLES[metric]}")
+    axes[0].legend(fontsize=7)
+    path = RESULTS / "plots" / f"lds_{stem}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
 
 
 def trails_sentence(
@@ -552,6 +621,7 @@ def main() -> None:
     report_parser.add_argument("--results-list", nargs="+", default=list(STEMS))
     report_parser.add_argument("--no-write", dest="write", action="store_false")
     args = parser.parse_args()
+    logging.getLogger("camab_rag").setLevel(logging.ERROR)  # the random baseline's warning
     {"seed": seed_command, "run": run_command, "report": report_command}[args.command](args)
 
 
