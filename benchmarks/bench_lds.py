@@ -311,6 +311,13 @@ def measure(case: Case, store: RewardStore) -> tuple[Cells, dict[str, int]]:
         "bernoulli": held_out(bernoulli_held_out(case), trained),
         "removal": held_out(removal_held_out(case), trained),
     }
+    # the priced part of each sample (the removal draws are priced in a later phase,
+    # 16 per example first)
+    priced = {
+        kind: [i for i, m in enumerate(masks) if store.get(case.id, m) is not None]
+        for kind, masks in samples.items()
+    }
+    samples = {kind: masks[priced[kind]] for kind, masks in samples.items()}
     rewards = {kind: [store.get(case.id, m) for m in masks] for kind, masks in samples.items()}
     full = float(case.record["full_logprob"])
     gold = case.example.gold
@@ -318,8 +325,7 @@ def measure(case: Case, store: RewardStore) -> tuple[Cells, dict[str, int]]:
     for key, fit in fits.items():
         values: dict[str, float] = {"calls": float(fit.calls)}
         for kind, masks in samples.items():
-            if all(v is not None for v in rewards[kind]):
-                values[f"lds_{kind}"] = lds(fit.scores, masks, [float(v) for v in rewards[kind]])  # type: ignore[arg-type]
+            values[f"lds_{kind}"] = lds(fit.scores, masks, [float(v or 0.0) for v in rewards[kind]])
         for k in DROP_KS:
             without = store.get(case.id, removal_mask(case.n, removal_set(fit.scores, k)))
             if without is not None:
@@ -327,10 +333,7 @@ def measure(case: Case, store: RewardStore) -> tuple[Cells, dict[str, int]]:
         if gold:
             values["auroc"] = auroc(fit.scores, gold)
         cells[key] = values
-    sizes = {
-        kind: len(masks) if all(v is not None for v in rewards[kind]) else 0
-        for kind, masks in samples.items()
-    }
+    sizes = {kind: len(masks) for kind, masks in samples.items()}
     return cells, sizes
 
 

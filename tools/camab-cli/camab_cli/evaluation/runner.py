@@ -192,7 +192,7 @@ def example_seed(seed: int, example_id: str) -> int:
 def _runs_per_budget(method: str) -> bool:
     """Whether a method runs once per budget: one whose prefix is not a smaller run of
     it (``auto``), leave-one-out (its own cost) aside."""
-    return method != "loo" and not METHODS[method].anytime
+    return method != "loo" and not getattr(METHODS[method], "anytime", True)
 
 
 def trained_masks(methods: dict[str, Any]) -> list[Mask]:
@@ -519,18 +519,18 @@ class ExampleRunner:
                 # in the order of their kept segments: neighbours share prompt heads
                 rows = sorted((_bits(m) for m in held_out(drawn[kind], trained)), reverse=True)
                 masks = list(masks_from_bits(rows))
-                values = self._score(builder, response, masks) if rows else []
-                held[kind] = {"masks": rows, "rewards": _floats(values)}
+                priced = self._score(builder, response, masks) if rows else []
+                held[kind] = {"masks": rows, "rewards": _floats(priced)}
             self.checkpoint.save(example.id, "lds", {"held_out": held})
         for entry in methods.values():
             for fit in entry["budgets"].values():
-                values = {
+                read = {
                     kind: lds(fit["scores"], masks_from_bits(h["masks"]), h["rewards"])
                     if h["masks"]
                     else math.nan
                     for kind, h in held.items()
                 }
-                fit["lds"] = {k: None if math.isnan(v) else round(v, 6) for k, v in values.items()}
+                fit["lds"] = {k: None if math.isnan(v) else round(v, 6) for k, v in read.items()}
         return held
 
 

@@ -153,12 +153,12 @@ def stored_subsets(
             for mask, reward in zip(fit["masks"], fit["rewards"]):
                 yield mask, float(reward), source
             fits.append((source, fit, False))
-    for removed, reward in removals:
-        yield bits(removal_mask(n, removed)), float(reward), "design_drop"
+    for gone, reward in removals:
+        yield bits(removal_mask(n, gone)), float(reward), "design_drop"
     full = float(record["full_logprob"])
     for source, fit, exact in fits:
         for k, drop in fit.get("drop", {}).items():
-            removed = (
+            removed: tuple[int, ...] | None = (
                 removal_set(fit["scores"], int(k)) if exact else clear_top_k(fit["scores"], int(k))
             )
             if removed is not None:
