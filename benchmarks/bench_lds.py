@@ -76,6 +76,7 @@ from camab_cli.evaluation.store import (  # noqa: E402
     PricedReward,
     RewardStore,
     Unpriced,
+    bits,
     stored_subsets,
 )
 from camab_rag.engine import attribute_fn  # noqa: E402
@@ -161,9 +162,7 @@ def fits_of(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]:
     """Every (method, budget label) fit of one example, with its rewards from ``reward``
     (which raises :class:`Unpriced` in a replay that lacks a subset)."""
     n, seed = case.n, int(case.record["seed"])
-    builder = make_builder(case.example)
-    order = {doc: rank for rank, doc in enumerate(sorted({s.doc_index for s in builder.segments}))}
-    groups = [order[s.doc_index] for s in builder.segments]
+    groups = _groups(case)
     found: dict[tuple[str, str], Fit] = {}
 
     def run(method: str, budget: int, **options: Any) -> Any:
@@ -192,6 +191,13 @@ def fits_of(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]:
     query = f"{case.example.question} {case.record['response']}"
     found[("lexical", "0")] = Fit(lexical_scores(case.example.segment_texts, query), 0, empty)
     return found
+
+
+def _groups(case: Case) -> list[int]:
+    """Each segment's document, numbered 0..D-1 (what ``attribute`` passes the methods)."""
+    segments = make_builder(case.example).segments
+    order = {doc: rank for rank, doc in enumerate(sorted({s.doc_index for s in segments}))}
+    return [order[s.doc_index] for s in segments]
 
 
 def bernoulli_rows(record: dict[str, Any]) -> tuple[list[str], list[float]]:
@@ -555,6 +561,37 @@ def trails_sentence(
     return head + tail
 
 
+def replay_check(stem: str, found: list[Case], store: RewardStore) -> str:
+    """How often a run replayed from the store asks for the very subsets of the stored run
+    it stands for: auto's stored runs at 20 and 40 calls (``bench_calls``), and the first
+    64 subsets of the stored CAMAB, ContextCite-style and KernelSHAP runs (100 calls)."""
+    lines = {x["id"]: x for x in read_results(RESULTS / "calls" / f"{stem}.auto.jsonl")}
+    same: dict[str, list[bool]] = {}
+    for case in found:
+        reward, seed = PricedReward(store, case.id), int(case.record["seed"])
+        try:
+            fits = {
+                m: attribute_fn(reward, case.n, budget=max(BUDGETS), method=m, seed=seed)
+                for m in ANYTIME
+            }
+            for label, fit in lines[case.id]["budgets"].items():
+                run = attribute_fn(
+                    reward,
+                    case.n,
+                    budget=int(label),
+                    method="auto",
+                    seed=seed,
+                    groups=_groups(case),
+                )
+                same.setdefault("auto", []).append([bits(m) for m in run.masks] == fit["masks"])
+        except Unpriced:
+            continue
+        for method, run in fits.items():
+            stored = case.record["methods"][method]["masks"][: len(run.masks)]
+            same.setdefault(method, []).append([bits(m) for m in run.masks] == stored)
+    return ", ".join(f"{LABELS[m]} {sum(v)} of {len(v)}" for m, v in same.items())
+
+
 def report_command(args: argparse.Namespace) -> None:
     body = []
     for stem in args.results_list:
@@ -571,7 +608,15 @@ def report_command(args: argparse.Namespace) -> None:
             else:
                 skipped += 1
         if table:
-            body.append(section(stem, table, sizes, skipped))
+            check = replay_check(stem, found, store)
+            body.append(
+                section(stem, table, sizes, skipped)
+                + "\n\nReplayed from the store, each run asks for the very subsets of the "
+                f"stored run it stands for (same order): {check} (auto: its stored runs at 20 "
+                "and 40 calls; the others: the first 64 subsets of their stored 100-call runs; "
+                "a run made by an older sampler orders its subsets differently, and its fits "
+                "here are the current library's)."
+            )
     text = "\n\n".join([INTRO, *body])
     print(text)
     if args.write:
