@@ -61,6 +61,7 @@ from camab_cli.evaluation.runner import (  # noqa: E402
     masks_from_bits,
     read_results,
 )
+from camab_cli.evaluation.store import from_bits, stored_subsets  # noqa: E402
 from camab_rag.engine import attribute  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402
 from camab_rag.scoring import (  # noqa: E402
@@ -157,23 +158,16 @@ class MemoScorer(BaseScorer):
 def stored_rewards(
     record: dict[str, Any], lines: list[dict[str, Any]], removals: dict[Any, float]
 ) -> list[tuple[NDArray[np.bool_], float]]:
-    """Every subset a stored run of this example scored, with its reward: the removal sets
-    the design benchmarks scored (``design_drop/scored_sets.jsonl``), the peers' runs and
-    our earlier lines (any variant, any budget)."""
-    n = int(record["n_segments"])
-    found = [
-        (removal_mask(n, removed), reward)
-        for (_, example_id, removed), reward in removals.items()
+    """Every subset a stored run of this example scored, with its reward
+    (:func:`camab_cli.evaluation.store.stored_subsets`: the peers' runs, our earlier lines
+    of any variant and budget, the removal sets the design benchmarks scored
+    (``design_drop/scored_sets.jsonl``) and those behind stored drops)."""
+    mine = [
+        (removed, v)
+        for (_, example_id, removed), v in removals.items()
         if example_id == record["id"]
     ]
-    rows: dict[str, float] = {}
-    for entry in record["methods"].values():
-        if "rewards" in entry:
-            rows.update(zip(entry["masks"], entry["rewards"]))
-    for line in lines:
-        for fit in line["budgets"].values():
-            rows.update(zip(fit["masks"], fit["rewards"]))
-    return found + list(zip(masks_from_bits(list(rows)), rows.values()))
+    return [(from_bits(mask), reward) for mask, reward, _ in stored_subsets(record, lines, mine)]
 
 
 def examples_by_id(records: list[dict[str, Any]]) -> dict[str, Example]:
@@ -338,7 +332,8 @@ def add_lds(records: list[dict[str, Any]], fits: Fits, budgets: list[int]) -> No
         masks, rewards = bernoulli_rows(record)
         trained = [m for e in record["methods"].values() for m in e.get("masks", [])[:shown]]
         trained += [m for fit in fits[record["id"]].values() for m in fit.get("masks", [])]
-        keep = [i for i, row in enumerate(masks) if row not in set(trained)]
+        seen = set(trained)
+        keep = [i for i, row in enumerate(masks) if row not in seen]
         held, values = masks_from_bits([masks[i] for i in keep]), [rewards[i] for i in keep]
         for fit in fits[record["id"]].values():
             if keep:
