@@ -6,12 +6,13 @@ cosine with the question and response, no model call: ``bench_lexical.lexical_sc
 on the examples of the "Quality per model call" tables (the stored runs that have an
 ``auto`` line), with the same model, prompts and responses. Per fit:
 
-* LDS (:mod:`camab_cli.evaluation.lds`) on two held-out samples: ``bernoulli`` = the
+* LDS (:mod:`camab_cli.evaluation.lds`) on three held-out samples: ``bernoulli`` = the
   stored ContextCite-style design's rows 65-100 (each segment kept with probability 1/2;
-  the 64-call run never trains on them), ``removal`` = 32 subsets of the full context
-  without 2, 3, 4 or 5 random segments (8 each, seeded per example). Subsets any fit of
-  the example trained on are left out of both, so every method of an example is scored
-  on the same held-out subsets;
+  the 64-call run never trains on them), ``removal`` = subsets of the full context
+  without 2, 3, 4 or 5 random segments, ``keep`` = subsets that keep only 1, 2, 3 or 4
+  random segments (up to 32 of each, sizes in turn, seeded per example; the priced part
+  is read). Subsets any fit of the example trained on are left out of all three, so
+  every method of an example is scored on the same held-out subsets;
 * drop@1 and drop@3: ``L(C) - L(C minus top-k)``;
 * gold AUROC (HotpotQA).
 
@@ -26,7 +27,7 @@ the smaller budgets from prefixes (``result.at_budget``); ``auto`` runs once per
 
     .venv/bin/python benchmarks/bench_lds.py seed --results hotpotqa_smollm2
     nice -n 10 .venv/bin/python benchmarks/bench_lds.py run --results hotpotqa_smollm2 \\
-        --phases fits,drops,removal --threads 1
+        --phases fits,drops,keep,removal --threads 1
     .venv/bin/python benchmarks/bench_lds.py report
 """
 
@@ -53,9 +54,8 @@ from benchmarks.bench_lexical import lexical_scores  # noqa: E402
 from camab_cli.evaluation.datasets import Example, load_examples  # noqa: E402
 from camab_cli.evaluation.lds import (  # noqa: E402
     held_out,
+    held_out_draws,
     lds,
-    removal_subsets,
-    subset_seed,
 )
 from camab_cli.evaluation.metrics import (  # noqa: E402
     auroc,
@@ -93,7 +93,10 @@ DROP_KS = (1, 3)
 HELD_OUT_FROM = 64
 """The stored ContextCite-style design's rows from here on are the held-out Bernoulli
 sample: no fit reads more than 64 rows of it."""
-REMOVAL_COUNT = 32
+HELD_OUT_COUNT = 32
+"""Draws of each sized kind (``removal``, ``keep``) per example; the report reads the
+priced ones."""
+SIZED = ("removal", "keep")
 LABELS = {
     "auto": "auto (ours, default)",
     "camab": "CAMAB (Algorithm 1)",
@@ -212,8 +215,9 @@ def bernoulli_held_out(case: Case) -> Mask:
     return masks_from_bits(rows) if rows else np.zeros((0, case.n), dtype=bool)
 
 
-def removal_held_out(case: Case, count: int = REMOVAL_COUNT) -> Mask:
-    return removal_subsets(case.n, count, subset_seed(case.id, "removal"))
+def sized_held_out(case: Case, kind: str, count: int = HELD_OUT_COUNT) -> Mask:
+    """The example's first ``count`` draws of a sized kind (:data:`SIZED`)."""
+    return held_out_draws(case.id, case.n, count)[kind]
 
 
 # ---------------------------------------------------------------------- pricing
@@ -288,8 +292,8 @@ def run_command(args: argparse.Namespace) -> None:
                     continue
                 for fit in fits.values():
                     priced.many([removal_mask(case.n, removal_set(fit.scores, k)) for k in DROP_KS])
-            elif phase == "removal":
-                held = removal_held_out(case, args.removal)
+            elif phase in SIZED:
+                held = sized_held_out(case, phase, args.held_out)
                 order = np.lexsort(held.T[::-1])[::-1]  # neighbours share prompt heads
                 priced.many(held[order])
             print(
@@ -313,12 +317,10 @@ def measure(case: Case, store: RewardStore) -> tuple[Cells, dict[str, int]]:
     except Unpriced:
         return {}, {}
     trained = [m for fit in fits.values() for m in fit.trained]
-    samples = {
-        "bernoulli": held_out(bernoulli_held_out(case), trained),
-        "removal": held_out(removal_held_out(case), trained),
-    }
-    # the priced part of each sample (the removal draws are priced in a later phase,
-    # 16 per example first)
+    samples = {"bernoulli": held_out(bernoulli_held_out(case), trained)}
+    samples |= {kind: held_out(sized_held_out(case, kind), trained) for kind in SIZED}
+    # the priced part of each sample (the sized draws are priced in later phases, as
+    # time allows)
     priced = {
         kind: [i for i, m in enumerate(masks) if store.get(case.id, m) is not None]
         for kind, masks in samples.items()
@@ -346,11 +348,12 @@ def measure(case: Case, store: RewardStore) -> tuple[Cells, dict[str, int]]:
 COLUMNS = (
     ("lds_bernoulli", "LDS, Bernoulli ½"),
     ("lds_removal", "LDS, remove 2-5"),
+    ("lds_keep", "LDS, keep 1-4"),
     ("drop@1", "drop@1"),
     ("drop@3", "drop@3"),
     ("auroc", "gold AUROC"),
 )
-TESTED = ("lds_bernoulli", "lds_removal", "drop@3")
+TESTED = ("lds_bernoulli", "lds_removal", "lds_keep", "drop@3")
 _TITLES = dict(COLUMNS)
 
 
@@ -408,12 +411,13 @@ def section(stem: str, table: list[Cells], sizes: list[dict[str, int]], skipped:
         ]
     held = {
         kind: (np.mean([s[kind] for s in sizes]) if sizes else 0.0)
-        for kind in ("bernoulli", "removal")
+        for kind in ("bernoulli", *SIZED)
     }
     lines += [
         "Mean ± 95% CI over examples. Held-out subsets per example: "
         f"{held['bernoulli']:.1f} Bernoulli ½, {held['removal']:.1f} removals of 2-5 "
-        "segments (those some fit of the example trained on left out).",
+        f"segments, {held['keep']:.1f} that keep 1-4 segments (priced ones; those some fit "
+        "of the example trained on left out; LDS needs 8 in an example).",
         "",
     ]
     rows = []
@@ -629,12 +633,15 @@ INTRO = (
     "predict for a held-out subset, the sum of the kept segments' scores, and the reward "
     "the model gives it, the mean token log-prob of the original answer) and the top-k "
     "log-prob drop, at 8, 16, 32 and 64 distinct calls of the target model; gold AUROC "
-    "beside them with the lexical ranking's row (no model call). Two held-out samples per "
+    "beside them with the lexical ranking's row (no model call). Three held-out samples per "
     "example: the stored ContextCite-style design's rows 65-100 (Bernoulli ½, "
     "ContextCite's protocol and its home ground: its own design draws from the same "
-    "distribution) and 32 subsets of the full context without 2, 3, 4 or 5 random "
-    "segments (8 each; the subsets the top-k drop scores; removing one segment is left "
-    "out because leave-one-out and auto's openings train on exactly those). Subsets some "
+    "distribution); subsets of the full context without 2, 3, 4 or 5 random segments "
+    "(the subsets the top-k drop scores; removing one segment is left out because "
+    "leave-one-out and auto's openings train on exactly those); and subsets that keep "
+    "only 1, 2, 3 or 4 random segments (the few segments a top-k citation stands for). "
+    "The two sized samples draw the sizes in turn, up to 32 per example, and are read on "
+    "the draws priced so far (the count per example is stated under each table). Subsets some "
     "fit of the example trained on are dropped from its held-out samples, so all methods "
     "of an example are scored on the same subsets. CAMAB, ContextCite-style and "
     "KernelSHAP run once at 64 calls and are read at the smaller budgets from prefixes; "
@@ -643,7 +650,7 @@ INTRO = (
     "Every reward is priced once and kept in `benchmarks/results/rewards/RESULTS.jsonl` "
     "(seeded from the stored runs: `.venv/bin/python benchmarks/bench_lds.py seed`), the "
     "missing ones scored by `nice -n 10 .venv/bin/python benchmarks/bench_lds.py run "
-    "--results RESULTS --phases fits,drops,removal --threads 1` (one process, one torch "
+    "--results RESULTS --phases fits,drops,keep,removal --threads 1` (one process, one torch "
     "thread); this report replays every fit from that store without the model. The "
     "models: SmolLM2-135M-Instruct (the embedded default) and Qwen2.5-Coder-0.5B-Instruct, "
     "a coding model, which the library calls 'qwen2.5-0.5b': one GGUF file shipped as six "
@@ -662,10 +669,16 @@ def main() -> None:
     run_parser.add_argument(
         "--phases",
         type=lambda t: [p for p in t.split(",") if p],
-        default=["fits", "drops", "removal"],
-        help="fits (the methods' own calls), drops (top-k removal sets), removal (held-out)",
+        default=["fits", "drops", "keep", "removal"],
+        help="fits (the methods' own calls), drops (top-k removal sets), keep and removal "
+        "(held-out draws)",
     )
-    run_parser.add_argument("--removal", type=int, default=REMOVAL_COUNT)
+    run_parser.add_argument(
+        "--held-out",
+        type=int,
+        default=HELD_OUT_COUNT,
+        help="draws of each sized kind to price per example (the first ones)",
+    )
     run_parser.add_argument("--offset", type=int, default=0)
     run_parser.add_argument("--n", type=int, default=1000)
     run_parser.add_argument("--threads", type=int, default=1)

@@ -55,7 +55,7 @@ def test_smoke_run_end_to_end_and_resume(
             for fit in entry["budgets"].values():
                 assert len(fit["scores"]) == n
                 assert set(fit["drop"]) == {"1", "3", "5"}
-                assert set(fit["lds"]) == {"bernoulli", "removal"}
+                assert set(fit["lds"]) == {"bernoulli", "removal", "keep"}
                 assert set(fit["gold"]) == {"p@1", "f1@2", "f1@k*", "auroc", "ap"}
                 assert 0.0 <= fit["gold"]["ap"] <= 1.0
             if name == "loo":

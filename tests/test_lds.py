@@ -13,6 +13,8 @@ import pytest
 from camab_cli.evaluation.lds import (
     bernoulli_subsets,
     held_out,
+    held_out_draws,
+    keep_subsets,
     lds,
     predicted_rewards,
     removal_subsets,
@@ -95,6 +97,39 @@ def test_removal_subsets_cycle_through_the_sizes_and_are_prefix_stable() -> None
     small = removal_subsets(4, 32, seed=1)  # C(4,2) + C(4,3) = 10 subsets remove 2-3 of 4
     assert small.shape == (10, 4)
     assert sorted((~small).sum(axis=1).tolist()) == [2] * 6 + [3] * 4
+
+
+def test_keep_subsets_keep_one_to_four_segments_and_are_prefix_stable() -> None:
+    masks = keep_subsets(20, 32, seed=subset_seed("ex1", "keep"))
+    assert masks.sum(axis=1).tolist() == [1, 2, 3, 4] * 8
+    assert len({m.tobytes() for m in masks}) == 32
+    np.testing.assert_array_equal(keep_subsets(20, 12, seed=subset_seed("ex1", "keep")), masks[:12])
+    # the same draws as the removals of the same seed, the other way round
+    removed = removal_subsets(20, 32, seed=5, sizes=(1, 2, 3, 4))
+    np.testing.assert_array_equal(keep_subsets(20, 32, seed=5), ~removed)
+    tiny = keep_subsets(3, 32, seed=1)  # 3 singletons and 3 pairs; keeping 3 of 3 is the full
+    assert sorted(tiny.sum(axis=1).tolist()) == [1, 1, 1, 2, 2, 2]
+
+
+def test_held_out_draws_give_every_kind_its_own_seeded_sample() -> None:
+    drawn = held_out_draws("ex1", 20, 16)
+    assert set(drawn) == {"bernoulli", "removal", "keep"}
+    assert all(m.shape == (16, 20) for m in drawn.values())
+    np.testing.assert_array_equal(
+        drawn["keep"], keep_subsets(20, 16, seed=subset_seed("ex1", "keep"))
+    )
+    np.testing.assert_array_equal(
+        drawn["removal"], removal_subsets(20, 16, seed=subset_seed("ex1", "removal"))
+    )
+    assert not (drawn["keep"] == held_out_draws("ex2", 20, 16)["keep"]).all()
+
+
+def test_lds_on_small_kept_contexts_tells_a_ranking_from_its_reverse() -> None:
+    n = WEIGHTS.size
+    masks = keep_subsets(n, 32, seed=3)
+    rewards = [linear(m) for m in masks]
+    assert lds(WEIGHTS, masks, rewards) == pytest.approx(1.0)
+    assert lds(-WEIGHTS, masks, rewards) == pytest.approx(-1.0)
 
 
 def test_held_out_drops_the_subsets_a_method_trained_on() -> None:
@@ -244,20 +279,21 @@ def test_bench_runs_auto_once_per_budget_and_reads_lds_for_every_fit(tmp_path: P
     assert auto["budget"] == 16 and auto["masks"] == auto["budgets"]["16"]["masks"]
     for name, entry in record["methods"].items():
         for fit in entry["budgets"].values():
-            assert set(fit["lds"]) == {"bernoulli", "removal"}, name
+            assert set(fit["lds"]) == {"bernoulli", "removal", "keep"}, name
     # leave-one-out reads a linear game exactly: its predictions rank the held-out
     # subsets as the model does (a misaligned reward would break this)
-    assert record["methods"]["loo"]["budgets"]["own"]["lds"] == {"bernoulli": 1.0, "removal": 1.0}
+    loo_lds = record["methods"]["loo"]["budgets"]["own"]["lds"]
+    assert loo_lds == {"bernoulli": 1.0, "removal": 1.0, "keep": 1.0}
     held = record["held_out"]  # kept, so a later fit is read without the model
     trained = {m for e in record["methods"].values() for m in e.get("masks", [])}
     trained |= {m for fit in auto["budgets"].values() for m in fit["masks"]}
-    for kind in ("bernoulli", "removal"):
+    for kind in ("bernoulli", "removal", "keep"):
         assert 24 <= len(held[kind]["masks"]) == len(held[kind]["rewards"]) <= 32
         assert not set(held[kind]["masks"]) & trained
     random_lds = record["methods"]["random"]["budgets"]["8"]["lds"]
     assert random_lds["bernoulli"] < 0.9
-    # 1 full context + the methods' subsets + top-k removals + 2 x 32 held-out subsets
-    assert scorer.requests >= 64
+    # 1 full context + the methods' subsets + top-k removals + 3 x 32 held-out subsets
+    assert scorer.requests >= 96
 
 
 def test_bench_accepts_auto_and_checks_lds_subsets() -> None:

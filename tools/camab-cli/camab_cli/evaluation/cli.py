@@ -101,7 +101,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--lds-subsets",
         type=int,
         default=32,
-        help="held-out subsets of each kind for LDS (Bernoulli ½, removals of 2-5 segments), "
+        help="held-out subsets of each kind for LDS (Bernoulli ½, removals of 2-5 segments, "
+        "1-4 segments kept), "
         "one model call each per example; 0 leaves LDS out (default 32)",
     )
     parser.add_argument("--max-new-tokens", type=int, default=None)

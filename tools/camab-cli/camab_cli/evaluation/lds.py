@@ -6,7 +6,7 @@ keeps. LDS is the Spearman rank correlation between that prediction and the mode
 actual reward (here the mean token log-prob of the original answer, the library's
 ``V(S)``) over held-out subsets the method did not train on.
 
-Two kinds of held-out subsets:
+Three kinds of held-out subsets:
 
 * ``bernoulli``: each segment kept with probability 1/2, distinct, 32 or more per
   example (ContextCite's protocol; its own design draws from the same distribution, so
@@ -14,7 +14,10 @@ Two kinds of held-out subsets:
 * ``removal``: the full context without ``k`` segments drawn uniformly, ``k`` cycling
   through :data:`REMOVAL_SIZES` (the subsets the top-k log-prob drop scores: the
   context minus a few segments). Removing one segment is left out: leave-one-out and
-  ``auto``'s openings train on exactly those subsets.
+  ``auto``'s openings train on exactly those subsets;
+* ``keep``: only ``k`` segments kept, ``k`` cycling through :data:`KEEP_SIZES` (the
+  small contexts a top-k citation stands for: does the ranking tell which few segments
+  carry the answer on their own?).
 
 Draws are seeded per example (:func:`subset_seed`) and prefix-stable: the first ``m``
 of ``count`` draws are the draws of ``count=m``, so a later, larger sample extends an
@@ -34,8 +37,9 @@ from scipy.stats import spearmanr
 FloatArray = NDArray[np.float64]
 Masks = NDArray[np.bool_]
 
-LDS_KINDS = ("bernoulli", "removal")
+LDS_KINDS = ("bernoulli", "removal", "keep")
 REMOVAL_SIZES = (2, 3, 4, 5)
+KEEP_SIZES = (1, 2, 3, 4)
 MIN_HELD_OUT = 8
 """Fewer held-out subsets than this give no LDS (``nan``): a rank correlation over a
 handful of points says little."""
@@ -96,6 +100,33 @@ def removal_subsets(
     """Up to ``count`` distinct masks of the full context without ``k`` segments, ``k``
     cycling through ``sizes`` (sizes that leave nothing or that run out of distinct
     subsets are skipped)."""
+    return _sized_subsets(n_segments, count, seed, sizes, keep=False)
+
+
+def keep_subsets(
+    n_segments: int, count: int, seed: int, sizes: Sequence[int] = KEEP_SIZES
+) -> Masks:
+    """Up to ``count`` distinct masks that keep only ``k`` segments, ``k`` cycling through
+    ``sizes`` (as :func:`removal_subsets`, the other way round)."""
+    return _sized_subsets(n_segments, count, seed, sizes, keep=True)
+
+
+def held_out_draws(example_id: str, n_segments: int, count: int) -> dict[str, Masks]:
+    """The first ``count`` draws of every kind in :data:`LDS_KINDS` for one example (before
+    the subsets a method trained on are left out: :func:`held_out`)."""
+    seed = {kind: subset_seed(example_id, kind) for kind in LDS_KINDS}
+    return {
+        "bernoulli": bernoulli_subsets(n_segments, count, seed["bernoulli"]),
+        "removal": removal_subsets(n_segments, count, seed["removal"]),
+        "keep": keep_subsets(n_segments, count, seed["keep"]),
+    }
+
+
+def _sized_subsets(
+    n_segments: int, count: int, seed: int, sizes: Sequence[int], keep: bool
+) -> Masks:
+    """Distinct masks that keep (``keep``) or remove ``k`` uniformly drawn segments, ``k``
+    cycling through ``sizes``; prefix-stable in ``count``."""
     usable = [k for k in sizes if 0 < k < n_segments]
     rng = np.random.default_rng(seed)
     seen: dict[bytes, NDArray[np.bool_]] = {}
@@ -104,15 +135,15 @@ def removal_subsets(
     index = 0
     while usable and len(seen) < count:
         k = usable[index % len(usable)]
-        index += 1
         if taken[k] >= available[k]:
             usable.remove(k)
             continue
-        row = np.ones(n_segments, dtype=bool)
-        row[rng.choice(n_segments, size=k, replace=False)] = False
-        if row.tobytes() not in seen:
+        row = np.full(n_segments, not keep, dtype=bool)
+        row[rng.choice(n_segments, size=k, replace=False)] = keep
+        if row.tobytes() not in seen:  # a repeat draws the same size again
             seen[row.tobytes()] = row
             taken[k] += 1
+            index += 1
     return _stack(seen.values(), n_segments)
 
 

@@ -43,7 +43,8 @@ LDS_NOTE = (
     "subset (the sum of its kept segments' scores) and the model's reward for it, over "
     "subsets no method of the example evaluated: `bernoulli` keeps each segment with "
     "probability ½ (ContextCite's protocol), `removal` drops 2-5 random segments from the "
-    "full context (the subsets the top-k drop scores)."
+    "full context (the subsets the top-k drop scores), `keep` keeps only 1-4 random segments "
+    "(the small contexts a top-k citation stands for)."
 )
 
 Getter = Callable[[dict[str, Any]], Any]

@@ -12,11 +12,11 @@ Per example (all model calls through one :class:`~camab_cli.evaluation.counting.
 3. the real peers (``shap-pkg``, ``contextcite-pkg``) run at ``peer_budget``;
 4. metrics: gold alignment at every budget (no model calls); the top-k log-prob drop at
    every budget (one scoring call per distinct top-k set, shared by the methods); LDS on
-   ``lds_subsets`` held-out Bernoulli ½ subsets and as many removals of 2-5 segments (one
-   scoring call each, shared by every fit; :mod:`camab_cli.evaluation.lds`); BERTScore
-   after regenerating without the top-k at the ``bert_budgets`` (one generation per distinct
-   set; with ``prefix_cache`` each such set is scored and regenerated back to back, so its
-   prompt is computed once).
+   ``lds_subsets`` held-out Bernoulli ½ subsets, as many removals of 2-5 segments and as
+   many subsets that keep only 1-4 segments (one scoring call each, shared by every fit;
+   :mod:`camab_cli.evaluation.lds`); BERTScore after regenerating without the top-k at
+   the ``bert_budgets`` (one generation per distinct set; with ``prefix_cache`` each such
+   set is scored and regenerated back to back, so its prompt is computed once).
 
 Results append to ``<out>/<dataset>_<model>.jsonl``; ids already there are skipped.
 """
@@ -44,11 +44,9 @@ from camab_cli.evaluation.counting import CountingScorer
 from camab_cli.evaluation.datasets import Example, dataset_label, load_examples
 from camab_cli.evaluation.lds import (
     LDS_KINDS,
-    bernoulli_subsets,
     held_out,
+    held_out_draws,
     lds,
-    removal_subsets,
-    subset_seed,
 )
 from camab_cli.evaluation.metrics import (
     answer_contains_gold,
@@ -102,8 +100,8 @@ class BenchConfig:
     """Reuse the key/value cache of the prefix consecutive requests share (needs
     ``batch_size=1``; same numbers, fewer tokens computed)."""
     lds_subsets: int = 32
-    """Held-out subsets of each kind (Bernoulli ½, removals of 2-5 segments) the LDS is
-    read on, each one model call per example; 0 leaves LDS out."""
+    """Held-out subsets of each kind (Bernoulli ½, removals of 2-5 segments, 1-4 segments
+    kept) the LDS is read on, each one model call per example; 0 leaves LDS out."""
 
     def __post_init__(self) -> None:
         unknown = [m for m in self.methods if m not in ALL_METHODS]
@@ -510,10 +508,7 @@ class ExampleRunner:
         else:
             n, count = builder.n_segments, self.config.lds_subsets
             trained = trained_masks(methods)
-            drawn = {
-                "bernoulli": bernoulli_subsets(n, count, subset_seed(example.id, "bernoulli")),
-                "removal": removal_subsets(n, count, subset_seed(example.id, "removal")),
-            }
+            drawn = held_out_draws(example.id, n, count)
             held = {}
             for kind in LDS_KINDS:
                 # in the order of their kept segments: neighbours share prompt heads
