@@ -161,9 +161,10 @@ def store_of(stem: str) -> RewardStore:
 
 
 # ---------------------------------------------------------------------- fits
-def fits_of(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]:
+def fits_of(case: Case, reward: PricedReward, partial: bool = False) -> dict[tuple[str, str], Fit]:
     """Every (method, budget label) fit of one example, with its rewards from ``reward``
-    (which raises :class:`Unpriced` in a replay that lacks a subset)."""
+    (which raises :class:`Unpriced` in a replay that lacks a subset; with ``partial`` the
+    fits that need such a subset are left out instead)."""
     n, seed = case.n, int(case.record["seed"])
     groups = _groups(case)
     found: dict[tuple[str, str], Fit] = {}
@@ -171,21 +172,31 @@ def fits_of(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]:
     def run(method: str, budget: int, **options: Any) -> Any:
         return attribute_fn(reward, n, budget=budget, method=method, seed=seed, **options)
 
+    def fit(method: str, budget: int, label: str | None, **options: Any) -> Any:
+        """The run (kept under ``label`` if one is given); ``None`` when it is unpriced
+        and ``partial``."""
+        try:
+            result = run(method, budget, **options)
+        except Unpriced:
+            if not partial:
+                raise
+            return None
+        if label is not None:
+            found[(method, label)] = Fit(result.scores, result.n_queries, result.masks)
+        return result
+
     for b in BUDGETS:
-        result = run("auto", b, groups=groups)
-        found[("auto", str(b))] = Fit(result.scores, result.n_queries, result.masks)
+        fit("auto", b, str(b), groups=groups)
     for method in ANYTIME:
         if 2**n <= max(BUDGETS):  # a smaller budget would not enumerate: run each
             for b in BUDGETS:
-                result = run(method, b)
-                found[(method, str(b))] = Fit(result.scores, result.n_queries, result.masks)
+                fit(method, b, str(b))
             continue
-        whole = run(method, max(BUDGETS))
-        for b in BUDGETS:
+        whole = fit(method, max(BUDGETS), None)
+        for b in BUDGETS if whole is not None else ():
             part = whole.at_budget(min(b, whole.masks.shape[0]))
             found[(method, str(b))] = Fit(part.scores, part.n_queries, part.masks)
-    result = run("loo", n + 1)
-    found[("loo", "own")] = Fit(result.scores, result.n_queries, result.masks)
+    fit("loo", n + 1, "own")
     empty = np.zeros((0, n), dtype=bool)
     random = attribute_fn(
         reward, n, budget=max(BUDGETS), method="random", seed=example_seed(seed, case.id)
@@ -310,12 +321,9 @@ Cells = dict[tuple[str, str], dict[str, float]]
 
 
 def measure(case: Case, store: RewardStore) -> tuple[Cells, dict[str, int]]:
-    """Every metric of every fit of one example, replayed from the store; with the sizes
-    of the held-out samples. Empty when a fit is not fully priced yet."""
-    try:
-        fits = fits_of(case, PricedReward(store, case.id))
-    except Unpriced:
-        return {}, {}
+    """Every metric of every fit of one example that replays from the store (a fit whose
+    subsets are not all priced yet is left out); with the sizes of the held-out samples."""
+    fits = fits_of(case, PricedReward(store, case.id), partial=True)
     trained = [m for fit in fits.values() for m in fit.trained]
     samples = {"bernoulli": held_out(bernoulli_held_out(case), trained)}
     samples |= {kind: held_out(sized_held_out(case, kind), trained) for kind in SIZED}
@@ -405,8 +413,10 @@ def section(stem: str, table: list[Cells], sizes: list[dict[str, int]], skipped:
     ]
     if skipped:
         lines += [
-            f"{skipped} more example(s) of the table's selection are not fully priced yet "
-            "and are left out.",
+            f"**Not finished**: in {skipped} of the {len(table)} examples some fits are not "
+            "priced yet (their subsets need model calls the runs have not made); a row "
+            "counts only the examples whose fit replays (column 'examples'), so compare rows "
+            "through the paired tests below, which pair examples that have both fits.",
             "",
         ]
     held = {
@@ -426,10 +436,10 @@ def section(stem: str, table: list[Cells], sizes: list[dict[str, int]], skipped:
         if not calls:
             continue
         label = {"own": "N+1", "0": "0"}.get(key[1], key[1])
-        row: list[object] = [LABELS[key[0]], label, f"{np.mean(calls):.1f}"]
+        row: list[object] = [LABELS[key[0]], label, len(calls), f"{np.mean(calls):.1f}"]
         row += [_cell(_column(table, key, metric)) for metric, _ in COLUMNS]
         rows.append(row)
-    header = ["method", "budget", "calls", *[title for _, title in COLUMNS]]
+    header = ["method", "budget", "examples", "calls", *[title for _, title in COLUMNS]]
     lines.append(markdown_table(header, rows))
     tests = []
     for peer, ours in comparisons():
@@ -606,11 +616,9 @@ def report_command(args: argparse.Namespace) -> None:
         table, sizes, skipped = [], [], 0
         for case in found:
             cells, size = measure(case, store)
-            if cells:
-                table.append(cells)
-                sizes.append(size)
-            else:
-                skipped += 1
+            table.append(cells)
+            sizes.append(size)
+            skipped += len(cells) < len(rows_of(table))
         if table:
             check = replay_check(stem, found, store)
             body.append(
