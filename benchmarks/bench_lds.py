@@ -572,7 +572,14 @@ def trails_sentence(
         + ("; ".join(in_means) if in_means else "none")
         + "."
     )
-    return head + tail
+    alone = [
+        f"{_name(peer)} vs auto@{ours[1]} on {_TITLES[metric]} ({gap:+.3f})"
+        for (peer, ours), found in verdicts.items()
+        for metric, (gap, q) in found.items()
+        if gap > 0 and q < 0.05
+    ]
+    some = "; ".join(alone) if alone else "none"
+    return head + tail + f" A peer ahead of auto on a single measure after Holm: {some}."
 
 
 def replay_check(stem: str, found: list[Case], store: RewardStore) -> str:
