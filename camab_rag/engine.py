@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from camab_rag.conflicts import find_conflicts
 from camab_rag.deadline import bounded, check_deadline
 from camab_rag.errors import AttributionWarning, InputError
+from camab_rag.groundedness.anchors import oracle_anchor_steps
 from camab_rag.methods import (
     Auto,
     Hierarchical,
@@ -360,14 +361,14 @@ class _TextJob:
 
     def _steps(self) -> Steps[AttributionResult]:
         yield from self.run.rounds(self.oracle)
-        anchors: dict[str, float] = {}
-        if self.arguments["anchors"]:
-            n = len(self.segments)
-            ends = np.array([np.ones(n, dtype=bool), np.zeros(n, dtype=bool)])
-            full, empty = yield from self.oracle.rewards(ends)
-            anchors = {"full": float(full), "empty": float(empty)}
+        if not self.arguments["anchors"]:
+            self.run.report_end(self.oracle.n_queries)
+            return self.result()
+        support, full, empty = yield from oracle_anchor_steps(self.oracle)
         self.run.report_end(self.oracle.n_queries)
-        return replace(self.result(), anchor_rewards=anchors)
+        return replace(
+            self.result(), anchor_rewards={"full": full, "empty": empty}, token_support=support
+        )
 
     def result(self) -> AttributionResult:
         a, run, oracle = self.arguments, self.run, self.oracle
@@ -453,7 +454,9 @@ def attribute(
             ``result.prompt_mode`` / ``result.prompt_note`` say so.
         anchors: also score the full and the empty context (at most two more model calls,
             counted in ``n_queries``, not used by the estimator), so a groundedness verdict
-            reads the context gain from the result (``result.anchor_rewards``).
+            reads the context gain from the result (``result.anchor_rewards``) and every
+            answer token's log-prob under both (``result.token_support``). In a chat prompt
+            the empty context also leaves out the earlier turns.
         statements: also attribute each answer sentence, and find the answer words a
             supporting source argues against (``result.conflicts``; no extra model calls).
         hierarchical: attribute whole documents first, then the segments inside the top

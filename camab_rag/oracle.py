@@ -19,7 +19,7 @@ from camab_rag.errors import InputError, ScorerError
 from camab_rag.prompts import PromptBuilder
 from camab_rag.rewards import RewardFn
 from camab_rag.rounds import LocalCall, ScoreCall, Steps, adrive, drive
-from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
+from camab_rag.scoring import Prompt, ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
 
 Masks = NDArray[np.bool_]
 FloatArray = NDArray[np.float64]
@@ -63,17 +63,17 @@ class ScorerOracle:
                 pending.setdefault(key, mask)
         return list(pending.values())
 
-    def _store(self, masks: Sequence[NDArray[np.bool_]], results: list[ResponseLogprobs]) -> None:
-        if len(results) != len(masks):
+    def _store(self, keys: Sequence[bytes], results: list[ResponseLogprobs]) -> None:
+        if len(results) != len(keys):
             raise ScorerError(
-                f"the scorer returned {len(results)} results for {len(masks)} requests"
+                f"the scorer returned {len(results)} results for {len(keys)} requests"
             )
-        for mask, result in zip(masks, results):
+        for key, result in zip(keys, results):
             if not isinstance(result, ResponseLogprobs):
                 raise ScorerError(
                     f"the scorer returned {type(result).__name__}, expected ResponseLogprobs"
                 )
-            self.cache[mask.tobytes()] = result
+            self.cache[key] = result
             self.n_queries += 1
             self.prompt_tokens += int(result.prompt_tokens)
 
@@ -96,10 +96,25 @@ class ScorerOracle:
         call, :data:`PROGRESS_EVERY`); run by :func:`~camab_rag.rounds.drive` or
         :func:`~camab_rag.rounds.adrive`."""
         for part in chunked(self._new_masks(masks), self.per_call):
-            self._store(part, (yield ScoreCall(self.scorer, self._requests(part))))
+            self._store(
+                [mask.tobytes() for mask in part],
+                (yield ScoreCall(self.scorer, self._requests(part))),
+            )
             if self.on_scored is not None:
                 self.on_scored(self.n_queries)
         return self._rewards(masks)
+
+    def prompt_logprobs(self, name: str, prompt: Prompt) -> Steps[ResponseLogprobs]:
+        """The response's log-probs under a prompt no subset builds (e.g. the empty anchor
+        without the earlier chat turns), asked once (cached under ``name``) and counted
+        like a subset."""
+        key = b"prompt:" + name.encode()
+        if key not in self.cache:
+            request = ScoreRequest(prompt, self.response)
+            self._store([key], (yield ScoreCall(self.scorer, [request])))
+            if self.on_scored is not None:
+                self.on_scored(self.n_queries)
+        return self.cache[key]
 
     def evaluate(self, masks: Masks) -> FloatArray:
         return drive(self.rewards(masks))

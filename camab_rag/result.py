@@ -14,6 +14,7 @@ from camab_rag.methods import METHODS, Auto, Camab, method_from_config
 from camab_rag.posterior import GaussianLinearPosterior
 from camab_rag.scoring import ScoredBy
 from camab_rag.segments import Segment
+from camab_rag.token_support import TokenSupport
 
 FloatArray = NDArray[np.float64]
 SCHEMA_VERSION = 1
@@ -127,6 +128,10 @@ class AttributionResult:
         uninformative: why the scores say nothing about which segment the answer came
             from (one subset scored: the budget was too small; every subset scored the
             same; every segment tied), or ``None`` when they do. The renderers show it.
+        token_support: with ``anchors=True``, every answer token's log-probability under
+            both anchors (:class:`~camab_rag.token_support.TokenSupport`): per-sentence
+            gains and unsupported spans at no extra call. In a chat prompt the empty
+            anchor also leaves out the earlier turns (``token_support.earlier_turns``).
     """
 
     scores: FloatArray
@@ -157,6 +162,7 @@ class AttributionResult:
     prompt_note: str | None = None
     anchor_rewards: dict[str, float] = field(default_factory=dict)
     uninformative: str | None = None
+    token_support: TokenSupport | None = None
 
     # ------------------------------------------------------------------ views
     @property
@@ -192,7 +198,8 @@ class AttributionResult:
                 return float(value)
         if array.size and array.all() and "full" in self.anchor_rewards:
             return self.anchor_rewards["full"]
-        if array.size and not array.any() and "empty" in self.anchor_rewards:
+        turns = self.token_support.earlier_turns if self.token_support is not None else 0
+        if array.size and not array.any() and "empty" in self.anchor_rewards and not turns:
             return self.anchor_rewards["empty"]
         return None
 
@@ -276,6 +283,9 @@ class AttributionResult:
             "prompt_note": self.prompt_note,
             "anchor_rewards": dict(self.anchor_rewards),
             "uninformative": self.uninformative,
+            "token_support": (
+                self.token_support.to_dict() if self.token_support is not None else None
+            ),
             "segments": [s.to_dict() for s in self.segments],
             "scores": [float(s) for s in self.scores],
             "document_scores": [float(s) for s in self.document_scores],
@@ -322,6 +332,9 @@ class AttributionResult:
             prompt_note=data.get("prompt_note"),
             anchor_rewards={str(k): float(v) for k, v in data.get("anchor_rewards", {}).items()},
             uninformative=data.get("uninformative"),
+            token_support=(
+                TokenSupport.from_dict(data["token_support"]) if data.get("token_support") else None
+            ),
         )
 
     @classmethod

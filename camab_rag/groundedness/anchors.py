@@ -1,0 +1,131 @@
+"""The gate's two anchor calls: the answer scored with the full context and with none.
+
+:func:`anchor_prompts` turns a prompt builder into the two prompts: every segment kept
+(the prompt the model answered from), and every segment removed. In a chat prompt the
+earlier turns are context too (an answer may rest on what was said before), so the empty
+prompt also drops every message before the last user message; the report says how many
+(:attr:`~camab_rag.groundedness.GroundednessReport.earlier_turns`).
+:func:`anchor_steps` scores both in one batch and aligns the token log-probs
+(:class:`~camab_rag.token_support.TokenSupport`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from camab_rag.errors import InputError, ScorerError
+from camab_rag.oracle import ScorerOracle, finite_reward
+from camab_rag.prompts import (
+    DEFAULT_SYSTEM_PROMPT,
+    DEFAULT_USER_TEMPLATE,
+    PromptBuilder,
+    TemplatePromptBuilder,
+)
+from camab_rag.rounds import ScoreCall, Steps
+from camab_rag.scoring import Prompt, ResponseLogprobs, ScoreRequest
+from camab_rag.segments import segment_documents, to_documents
+from camab_rag.token_support import TokenSupport
+
+
+@dataclass(frozen=True)
+class AnchorPrompts:
+    """The full-context and the empty-context prompt of one answer."""
+
+    full: Prompt
+    empty: Prompt
+    earlier_turns: int
+    """Chat messages before the last user message (earlier turns), dropped from ``empty``."""
+
+    def requests(self, response: str) -> list[ScoreRequest]:
+        return [ScoreRequest(self.full, response), ScoreRequest(self.empty, response)]
+
+
+def without_earlier_turns(prompt: Prompt) -> tuple[Prompt, int]:
+    """``prompt`` without the chat messages between the system message(s) and the last
+    user message, and how many were dropped (plain text is returned as is)."""
+    if isinstance(prompt, str):
+        return prompt, 0
+    messages: list[Mapping[str, str]] = list(prompt)
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    if last_user < 0:
+        return prompt, 0
+    kept = [m for i, m in enumerate(messages) if i >= last_user or m.get("role") == "system"]
+    return kept, len(messages) - len(kept)
+
+
+def anchor_prompts(builder: PromptBuilder) -> AnchorPrompts:
+    """The two anchor prompts of ``builder`` (all segments; none, earlier turns dropped)."""
+    n = builder.n_segments
+    empty, dropped = without_earlier_turns(builder.build(np.zeros(n, dtype=bool)))
+    return AnchorPrompts(builder.build(np.ones(n, dtype=bool)), empty, dropped)
+
+
+def default_builder(
+    question: str,
+    context: object,
+    *,
+    user_template: str = DEFAULT_USER_TEMPLATE,
+    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+) -> TemplatePromptBuilder:
+    """The default template over ``context``'s documents (one segment per document)."""
+    if not isinstance(question, str):
+        raise InputError(f"question must be a string, got {type(question).__name__}")
+    documents = to_documents(context)
+    return TemplatePromptBuilder(
+        question,
+        documents,
+        segment_documents(documents, "chunk"),
+        user_template=user_template,
+        system_prompt=system_prompt,
+    )
+
+
+def support_of(response: str, results: Sequence[object], earlier_turns: int = 0) -> TokenSupport:
+    """The :class:`TokenSupport` of the two anchor results (full, empty), checked."""
+    pair = list(results)
+    if len(pair) != 2 or not all(isinstance(r, ResponseLogprobs) for r in pair):
+        raise ScorerError("the scorer did not return two ResponseLogprobs for the anchors")
+    full, empty = pair
+    return TokenSupport.from_logprobs(response, full, empty, earlier_turns)
+
+
+def anchor_steps(prompts: AnchorPrompts, scorer: Any, response: str) -> Steps[TokenSupport]:
+    """Score ``response`` under both anchor prompts (one batch of two requests)."""
+    results = yield ScoreCall(scorer, prompts.requests(response))
+    return support_of(response, results, prompts.earlier_turns)
+
+
+def oracle_anchor_steps(oracle: ScorerOracle) -> Steps[tuple[TokenSupport, float, float]]:
+    """Both anchors of an attribution's oracle, reusing the subsets it already scored (the
+    full context, often the empty one): at most two more calls, counted by the oracle.
+    Returns the token support and the two rewards (the oracle's reward function)."""
+    prompts = anchor_prompts(oracle.builder)
+    n = oracle.builder.n_segments
+    full_mask, empty_mask = np.ones(n, dtype=bool), np.zeros(n, dtype=bool)
+    masks = [full_mask] if prompts.earlier_turns else [full_mask, empty_mask]
+    yield from oracle.rewards(np.array(masks))
+    full = oracle.logprobs(full_mask)
+    if prompts.earlier_turns:
+        empty = yield from oracle.prompt_logprobs("empty without earlier turns", prompts.empty)
+    else:
+        empty = oracle.logprobs(empty_mask)
+    support = TokenSupport.from_logprobs(oracle.response, full, empty, prompts.earlier_turns)
+    rewards = [
+        finite_reward(oracle.reward_fn(lp.logprobs), "the reward function", mask)
+        for lp, mask in ((full, full_mask), (empty, empty_mask))
+    ]
+    return support, rewards[0], rewards[1]
+
+
+__all__ = [
+    "AnchorPrompts",
+    "anchor_prompts",
+    "anchor_steps",
+    "default_builder",
+    "oracle_anchor_steps",
+    "support_of",
+]

@@ -1,0 +1,304 @@
+"""Per-token support: each answer token's log-probability with the context and without it.
+
+The groundedness gate scores the answer twice, under the full context and under no
+context (the two *anchor* calls). :class:`TokenSupport` keeps both per-token log-prob
+arrays and derives everything the verdict, the renderers and citations read from them,
+with no further model call:
+
+* :meth:`TokenSupport.gain` of any character range: the mean per-token log-prob the
+  context adds, ``mean(log p(t | C) - log p(t | empty))`` over the tokens that start in
+  it (nats per token, the reward ``mean_logprob``'s context gain);
+* :meth:`TokenSupport.sentences`: that gain for each answer sentence;
+* :meth:`TokenSupport.unsupported_spans`: runs of tokens the context does not make more
+  likely and that stay unlikely with it (the words the answer did not take from the
+  context).
+
+Both calls tokenize the same response; when a scorer tokenizes it differently under the
+two prompts the tokens are merged into the smallest pieces whose boundaries agree (each
+piece keeps its log-prob sum and token count), so every figure stays defined.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from camab_rag.errors import InputError
+from camab_rag.scoring import ResponseLogprobs
+from camab_rag.sentences import split_sentences
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+UNLIKELY_LOGPROB = math.log(0.5)
+"""A token is *unlikely* with the context when its log-prob under it is below this (the
+model would not have written it even with the context in view)."""
+
+
+@dataclass(frozen=True)
+class Span:
+    """A character range of the answer and its per-token context gain."""
+
+    text: str
+    start: int
+    end: int
+    gain: float
+    """Mean per-token ``log p(t | C) - log p(t | empty)`` over the span's tokens."""
+    n_tokens: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "start": self.start,
+            "end": self.end,
+            "gain": self.gain,
+            "n_tokens": self.n_tokens,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Span:
+        return cls(
+            str(data["text"]),
+            int(data["start"]),
+            int(data["end"]),
+            float(data["gain"]),
+            int(data["n_tokens"]),
+        )
+
+
+def _visible_start(response: str, start: int, end: int) -> int:
+    while start < end and response[start].isspace():
+        start += 1
+    return start
+
+
+@dataclass(frozen=True)
+class TokenSupport:
+    """The answer's tokens (or aligned pieces) with their log-probs under both anchors.
+
+    Attributes:
+        response: the answer text.
+        starts, ends: each piece's character range in ``response`` (a piece is one token
+            when both calls tokenized the answer alike).
+        full, empty: each piece's log-probability (summed over its tokens) with the full
+            context and with none.
+        counts: tokens per piece (of the full-context call).
+        earlier_turns: chat messages before the last user message that the empty anchor
+            left out too (earlier turns count as context); 0 for a one-turn prompt.
+    """
+
+    response: str
+    starts: IntArray
+    ends: IntArray
+    full: FloatArray
+    empty: FloatArray
+    counts: IntArray
+    earlier_turns: int = 0
+
+    def __post_init__(self) -> None:
+        n = self.starts.shape[0]
+        shapes = {a.shape for a in (self.starts, self.ends, self.full, self.empty, self.counts)}
+        if shapes != {(n,)} or n == 0:
+            raise InputError("token support needs equal-length, non-empty per-token arrays")
+        if not (np.all(np.isfinite(self.full)) and np.all(np.isfinite(self.empty))):
+            raise InputError("token support: a log-probability is not finite")
+        if np.any(self.counts < 1):
+            raise InputError("token support: every piece holds at least one token")
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def from_logprobs(
+        cls,
+        response: str,
+        full: ResponseLogprobs,
+        empty: ResponseLogprobs,
+        earlier_turns: int = 0,
+    ) -> TokenSupport:
+        """Align the two anchor calls' token log-probs of ``response``."""
+        a = np.asarray(full.token_offsets, dtype=np.int64)
+        b = np.asarray(empty.token_offsets, dtype=np.int64)
+        if a.shape == b.shape and np.array_equal(a, b):
+            bounds = a
+            full_sums, empty_sums = full.logprobs, empty.logprobs
+            counts = np.ones(a.shape[0], dtype=np.int64)
+        else:
+            bounds = np.array(sorted(set(a.tolist()) & set(b.tolist())), dtype=np.int64)
+            if bounds.size == 0 or bounds[0] > min(int(a[0]), int(b[0])):
+                bounds = np.concatenate([[min(int(a[0]), int(b[0]))], bounds])
+            full_sums = _piece_sums(bounds, a, full.logprobs)
+            empty_sums = _piece_sums(bounds, b, empty.logprobs)
+            counts = np.bincount(_piece_of(bounds, a), minlength=bounds.size).astype(np.int64)
+            keep = counts > 0
+            bounds, full_sums, empty_sums, counts = (
+                bounds[keep],
+                full_sums[keep],
+                empty_sums[keep],
+                counts[keep],
+            )
+        ends = np.append(bounds[1:], len(response)).astype(np.int64)
+        return cls(
+            response,
+            bounds.astype(np.int64),
+            ends,
+            np.asarray(full_sums, dtype=float),
+            np.asarray(empty_sums, dtype=float),
+            counts,
+            earlier_turns,
+        )
+
+    # ------------------------------------------------------------------ figures
+    @property
+    def n_tokens(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def token_gains(self) -> FloatArray:
+        """Per-token gain of each piece: ``(full - empty) / count``."""
+        return (self.full - self.empty) / self.counts
+
+    def _inside(self, start: int, end: int) -> NDArray[np.bool_]:
+        visible = np.array(
+            [_visible_start(self.response, int(s), int(e)) for s, e in zip(self.starts, self.ends)]
+        )
+        return (visible >= start) & (visible < end)
+
+    def gain(self, start: int = 0, end: int | None = None) -> float:
+        """Mean per-token context gain of the tokens that start in ``[start, end)`` (the
+        whole answer by default); ``nan`` when none does."""
+        inside = self._inside(start, len(self.response) if end is None else end)
+        count = int(self.counts[inside].sum())
+        if count == 0:
+            return float("nan")
+        return float((self.full[inside] - self.empty[inside]).sum() / count)
+
+    def mean_logprob(self, which: str = "full", start: int = 0, end: int | None = None) -> float:
+        """Mean per-token log-prob under one anchor (``"full"`` or ``"empty"``)."""
+        inside = self._inside(start, len(self.response) if end is None else end)
+        values = self.full if which == "full" else self.empty
+        count = int(self.counts[inside].sum())
+        return float(values[inside].sum() / count) if count else float("nan")
+
+    def within(self, ranges: Sequence[tuple[int, int]]) -> TokenSupport:
+        """The pieces whose visible text starts inside one of ``ranges`` (e.g. the
+        sentences that make a claim), as a token support of their own."""
+        keep = np.zeros(self.starts.shape[0], dtype=bool)
+        for start, end in ranges:
+            keep |= self._inside(start, end)
+        if not keep.any():
+            raise InputError("no answer token starts in the given ranges")
+        return TokenSupport(
+            self.response,
+            self.starts[keep],
+            self.ends[keep],
+            self.full[keep],
+            self.empty[keep],
+            self.counts[keep],
+            self.earlier_turns,
+        )
+
+    def span(self, start: int, end: int) -> Span:
+        """The :class:`Span` ``[start, end)`` with its gain and token count."""
+        inside = self._inside(start, end)
+        return Span(
+            self.response[start:end],
+            start,
+            end,
+            self.gain(start, end),
+            int(self.counts[inside].sum()),
+        )
+
+    def sentences(self) -> list[Span]:
+        """Each answer sentence (:func:`~camab_rag.sentences.split_sentences`) that owns at
+        least one token, with its gain."""
+        spans = [self.span(s, e) for s, e in split_sentences(self.response)]
+        return [s for s in spans if s.n_tokens]
+
+    def unsupported_mask(self, *, unlikely: float = UNLIKELY_LOGPROB) -> NDArray[np.bool_]:
+        """Pieces the context does not make more likely (per-token gain ``<= 0``) and that
+        stay unlikely with it (per-token full-context log-prob below ``unlikely``)."""
+        per_token_full = self.full / self.counts
+        return (self.token_gains <= 0.0) & (per_token_full < unlikely)
+
+    def unsupported_spans(self, *, unlikely: float = UNLIKELY_LOGPROB) -> list[Span]:
+        """Maximal runs of :meth:`unsupported_mask` pieces inside one sentence, widened to
+        whole words (a run of punctuation or spaces alone is not reported)."""
+        mask = self.unsupported_mask(unlikely=unlikely)
+        sentence_of = np.full(mask.size, -1)
+        for k, (start, end) in enumerate(split_sentences(self.response)):
+            sentence_of[self._inside(start, end)] = k
+        runs: list[tuple[int, int]] = []
+        for index in np.flatnonzero(mask):
+            if runs and runs[-1][1] == index - 1 and sentence_of[index] == sentence_of[index - 1]:
+                runs[-1] = (runs[-1][0], int(index))
+            else:
+                runs.append((int(index), int(index)))
+        spans: list[Span] = []
+        for first, last in runs:
+            start, end = self._word_range(int(self.starts[first]), int(self.ends[last]))
+            if not any(ch.isalnum() for ch in self.response[start:end]):
+                continue
+            if spans and start < spans[-1].end:  # widened into the previous span
+                start = spans.pop().start
+            spans.append(self.span(start, end))
+        return spans
+
+    def _word_range(self, start: int, end: int) -> tuple[int, int]:
+        """``[start, end)`` without its outer spaces and punctuation, widened to whole
+        words."""
+        text = self.response
+        while start < end and not text[start].isalnum():
+            start += 1
+        while end > start and not text[end - 1].isalnum():
+            end -= 1
+        while start > 0 and text[start - 1].isalnum():
+            start -= 1
+        while end < len(text) and text[end].isalnum():
+            end += 1
+        return start, end
+
+    # ------------------------------------------------------------------ JSON
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON (rounded to 1e-6 nats); :meth:`from_dict` restores it."""
+        return {
+            "response": self.response,
+            "starts": [int(x) for x in self.starts],
+            "ends": [int(x) for x in self.ends],
+            "full": [round(float(x), 6) for x in self.full],
+            "empty": [round(float(x), 6) for x in self.empty],
+            "counts": [int(x) for x in self.counts],
+            "earlier_turns": self.earlier_turns,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], response: str | None = None) -> TokenSupport:
+        """Inverse of :meth:`to_dict` (``response`` when the data lacks it)."""
+        return cls(
+            str(data["response"]) if response is None else response,
+            np.asarray(data["starts"], dtype=np.int64),
+            np.asarray(data["ends"], dtype=np.int64),
+            np.asarray(data["full"], dtype=float),
+            np.asarray(data["empty"], dtype=float),
+            np.asarray(data.get("counts") or [1] * len(data["starts"]), dtype=np.int64),
+            int(data.get("earlier_turns", 0)),
+        )
+
+
+def _piece_of(bounds: IntArray, offsets: IntArray) -> IntArray:
+    """Index of the piece (between consecutive ``bounds``) each token offset falls in."""
+    return np.clip(np.searchsorted(bounds, offsets, side="right") - 1, 0, bounds.size - 1)
+
+
+def _piece_sums(
+    bounds: IntArray, offsets: IntArray, values: Sequence[float] | FloatArray
+) -> FloatArray:
+    sums = np.zeros(bounds.size)
+    np.add.at(sums, _piece_of(bounds, offsets), np.asarray(values, dtype=float))
+    return sums
+
+
+__all__ = ["UNLIKELY_LOGPROB", "Span", "TokenSupport"]

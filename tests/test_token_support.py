@@ -1,0 +1,110 @@
+"""Per-token support: sentence gains and unsupported spans against hand-computed log-probs."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from camab_rag.errors import InputError
+from camab_rag.scoring import ResponseLogprobs
+from camab_rag.token_support import UNLIKELY_LOGPROB, TokenSupport
+
+ANSWER = "Paris is big. It has cats."
+#         0     6  9  13 14 17  21 25
+# tokens: "Paris", " is", " big", ".", " It", " has", " cats", "."
+OFFSETS = [0, 5, 8, 12, 13, 16, 20, 25]
+FULL = [-0.2, -0.1, -0.5, -0.05, -0.3, -0.2, -3.0, -0.1]
+EMPTY = [-4.0, -0.3, -2.5, -0.05, -0.4, -0.5, -2.0, -0.2]
+
+
+def logprobs(values: list[float], offsets: list[int]) -> ResponseLogprobs:
+    return ResponseLogprobs(np.array(values), np.array(offsets, dtype=np.int64))
+
+
+def support() -> TokenSupport:
+    return TokenSupport.from_logprobs(ANSWER, logprobs(FULL, OFFSETS), logprobs(EMPTY, OFFSETS))
+
+
+def test_gains_by_hand():
+    s = support()
+    assert s.n_tokens == 8
+    assert s.token_gains.tolist() == pytest.approx([3.8, 0.2, 2.0, 0.0, 0.1, 0.3, -1.0, 0.1])
+    assert s.gain() == pytest.approx(5.5 / 8)
+    first, second = s.sentences()
+    assert (first.text, first.start, first.end, first.n_tokens) == ("Paris is big.", 0, 13, 4)
+    assert first.gain == pytest.approx((3.8 + 0.2 + 2.0 + 0.0) / 4)
+    assert (second.text, second.n_tokens) == ("It has cats.", 4)
+    assert second.gain == pytest.approx((0.1 + 0.3 - 1.0 + 0.1) / 4)
+    assert s.mean_logprob("full") == pytest.approx(sum(FULL) / 8)
+    assert s.mean_logprob("empty", 14, 26) == pytest.approx(sum(EMPTY[4:]) / 4)
+    assert math.isnan(s.gain(26, 30))
+
+
+def test_unsupported_spans_by_hand():
+    s = support()
+    # gain <= 0 and log p(t | C) < log 0.5: only " cats" (gain -1.0, p = e^-3);
+    # "." of the first sentence has gain 0 but is likely with the context
+    assert s.unsupported_mask().tolist() == [False] * 6 + [True, False]
+    (span,) = s.unsupported_spans()
+    assert (span.text, span.start, span.end, span.n_tokens) == ("cats", 21, 25, 1)
+    assert span.gain == pytest.approx(-1.0)
+    # with no "unlikely" bar the first sentence's full stop (gain 0) is marked too, but
+    # punctuation alone is no span
+    assert s.unsupported_mask(unlikely=0.0).tolist() == [False] * 3 + [True] + [False] * 2 + [
+        True,
+        False,
+    ]
+    assert [x.text for x in s.unsupported_spans(unlikely=0.0)] == ["cats"]
+
+
+def test_a_run_is_cut_at_the_sentence_boundary_and_widened_to_words():
+    answer = "Aa bb. Cc dd"
+    offsets = [0, 2, 5, 6, 9, 10]  # "Aa", " b", "b.", " Cc", " d", "d"
+    bad = [-3.0] * 6
+    s = TokenSupport.from_logprobs(answer, logprobs(bad, offsets), logprobs([-1.0] * 6, offsets))
+    assert [(x.text, x.start, x.end) for x in s.unsupported_spans()] == [
+        ("Aa bb", 0, 5),
+        ("Cc dd", 7, 12),
+    ]
+
+
+def test_different_tokenizations_are_merged_into_agreeing_pieces():
+    # the empty-context call split "Paris" in two and merged " is big"
+    empty = logprobs(
+        [-3.0, -1.0, -2.8, -0.05, -0.4, -0.5, -2.0, -0.2], [0, 3, 5, 12, 13, 16, 20, 25]
+    )
+    s = TokenSupport.from_logprobs(ANSWER, logprobs(FULL, OFFSETS), empty)
+    assert s.starts.tolist() == [0, 5, 12, 13, 16, 20, 25]
+    assert s.counts.tolist() == [1, 2, 1, 1, 1, 1, 1]
+    assert s.full[:2].tolist() == pytest.approx([-0.2, -0.6])
+    assert s.empty[:2].tolist() == pytest.approx([-4.0, -2.8])
+    assert s.n_tokens == 8
+    # the sentence gain is still the sum of log-prob gains over the tokens
+    assert s.sentences()[0].gain == pytest.approx((3.8 + 2.2 + 0.0) / 4)
+
+
+def test_within_keeps_the_pieces_of_the_ranges():
+    s = support().within([(14, 26)])
+    assert s.n_tokens == 4 and s.gain() == pytest.approx(-0.5 / 4)
+    with pytest.raises(InputError, match="no answer token"):
+        support().within([(40, 50)])
+
+
+def test_json_round_trip_and_bad_input():
+    s = support()
+    data = json.loads(json.dumps(s.to_dict()))
+    again = TokenSupport.from_dict(data)
+    assert again.response == ANSWER and again.gain() == pytest.approx(s.gain())
+    assert again.unsupported_spans() == s.unsupported_spans()
+    with pytest.raises(InputError, match="equal-length"):
+        TokenSupport(
+            ANSWER,
+            np.zeros(2, np.int64),
+            np.zeros(1, np.int64),
+            *[np.zeros(2)] * 2,
+            np.ones(2, np.int64),
+        )
+    assert pytest.approx(math.log(0.5)) == UNLIKELY_LOGPROB
