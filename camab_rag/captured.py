@@ -37,8 +37,8 @@ from camab_rag.prompts import PromptMode, PromptPlan, plan_prompt
 from camab_rag.render.support import CITE_AT
 from camab_rag.result import AttributionResult
 from camab_rag.rounds import Steps, asynced, synced
-from camab_rag.scoring import Prompt
-from camab_rag.segments import Granularity, SourceDocument, to_documents
+from camab_rag.scoring import Prompt, scored_by
+from camab_rag.segments import Granularity, SourceDocument, segment_documents, to_documents
 
 _ATTRIBUTE_KEYWORDS = frozenset(inspect.signature(attribute).parameters) - {"method_options"}
 DEFAULT_DEADLINE_S = 120.0
@@ -52,7 +52,9 @@ class AttributionSettings:
     """How every answer of an integration object is attributed, validated once.
 
     Attributes:
-        budget: distinct model calls per answer.
+        budget: distinct model calls per answer; ``0`` attributes nothing and only judges
+            groundedness (needs ``groundedness``: two model calls per answer, the result
+            has ``method="none"`` and zero scores).
         method: ``"auto"`` (default), ``"camab"``, ``"kernelshap"``, ``"contextcite"``,
             ``"loo"``, ``"random"`` or a :class:`~camab_rag.methods.Method`.
         granularity: ``"chunk"`` (whole documents, the integrations' default),
@@ -86,7 +88,13 @@ class AttributionSettings:
             object.__setattr__(self, "options", options)
         check_deadline(self.deadline_s)
         check_groundedness_filter(self.groundedness)
-        check_budget(self.budget)
+        if not self.judge_only:
+            check_budget(self.budget)
+        elif self.groundedness is None:
+            raise InputError(
+                "budget must be >= 1 model call (budget=0 attributes nothing and only judges "
+                "groundedness: pass groundedness=GroundednessFilter(...) too)"
+            )
         if not isinstance(self.method, str) and not hasattr(self.method, "sampler"):
             raise InputError(f"method must be a method name such as 'camab', got {self.method!r}")
         if not callable(self.granularity) and self.granularity not in ("chunk", "sentence"):
@@ -99,6 +107,15 @@ class AttributionSettings:
         # a misspelled method or method option fails here, not on every later answer
         get_method(
             self.method, **{k: v for k, v in self.options.items() if k not in _ATTRIBUTE_KEYWORDS}
+        )
+
+    @property
+    def judge_only(self) -> bool:
+        """``budget=0``: no attribution, only the groundedness verdict."""
+        return (
+            isinstance(self.budget, (int, np.integer))
+            and not isinstance(self.budget, bool)
+            and int(self.budget) == 0
         )
 
     def kwargs(self) -> dict[str, Any]:
@@ -225,6 +242,8 @@ def _captured(
 ) -> Steps[CapturedAttribution]:
     docs = to_documents(documents)
     plan = plan_prompt(list(prompts), docs, settings.granularity)
+    if settings.judge_only and settings.groundedness is not None:
+        return (yield from _judged_only(question, docs, response, scorer, settings, plan))
     kwargs = settings.kwargs()
     kwargs["deadline_s"] = None  # the whole run is bounded here, verdict included
     if plan.builder is not None:
@@ -240,6 +259,49 @@ def _captured(
         verdict = yield from settings.groundedness.judge_steps(
             result, scorer=scorer, context=docs, prompt_builder=plan.builder
         )
+    return CapturedAttribution(result, docs, plan, verdict)
+
+
+def _judged_only(
+    question: str,
+    docs: list[SourceDocument],
+    response: str,
+    scorer: Any,
+    settings: AttributionSettings,
+    plan: PromptPlan,
+) -> Steps[CapturedAttribution]:
+    """``budget=0``: the groundedness verdict alone (two calls), with a result that
+    attributes nothing (zero scores, ``method="none"``) but carries the token support."""
+    if not isinstance(response, str) or not response.strip():
+        raise InputError("the response is empty: there is nothing to judge")
+    gate = settings.groundedness
+    assert gate is not None
+    verdict = yield from gate.answer_steps(
+        question, docs, response, scorer, prompt_builder=plan.builder
+    )
+    segments = segment_documents(docs, settings.granularity)
+    report = verdict.report
+    result = AttributionResult(
+        scores=np.zeros(len(segments)),
+        segments=segments,
+        method="none",
+        budget=0,
+        n_queries=2 if report is not None else 0,
+        question=question,
+        response=response,
+        n_documents=len(docs),
+        scored_by=scored_by(scorer),
+        prompt_mode=plan.mode,
+        prompt_note=plan.note,
+        anchor_rewards=(
+            {"full": report.full_reward or 0.0, "empty": report.empty_reward or 0.0}
+            if report is not None and report.token_support is not None
+            else {}
+        ),
+        token_support=report.token_support if report is not None else None,
+        status="ok" if verdict.error is None else "error",
+        error=verdict.error,
+    )
     return CapturedAttribution(result, docs, plan, verdict)
 
 

@@ -1,28 +1,38 @@
-"""Groundedness: how much of the answer does the retrieved context explain?
+"""Groundedness: does the retrieved context support the answer, and which part does not?
 
-The score is built from quantities attribution already has:
+The gate scores the answer twice, with the full context and with none (two model calls,
+:mod:`~camab_rag.groundedness.anchors`), and keeps every answer token's log-probability
+under both (:class:`~camab_rag.token_support.TokenSupport`). From those alone it derives:
 
-* **context gain** ``L(C) - L(empty)``: how much the whole context raises the answer's
-  reward (by default its mean token log-probability, nats per token). The two rewards are
-  read from the attribution history when both subsets were evaluated; otherwise
-  :func:`measure_context_gain` asks the scorer for them (at most two extra queries); with
-  neither, the linear surrogate's prediction ``sum(scores)`` is used.
-* **top share**: the share of the positive attribution mass carried by the ``top_k``
-  segments (1.0 = a few segments explain the answer, low = diffuse support).
-* **per answer sentence**: the surrogate gain ``sum(statement.scores)`` and top share of
-  each sentence, so one unsupported sentence in a long answer can be flagged.
+* the answer's **score** (:mod:`~camab_rag.groundedness.score`) and its verdict
+  ``score >= threshold``;
+* each **sentence**'s score and verdict, and the **unsupported spans** (runs of tokens the
+  context does not make more likely and that stay unlikely with it);
+* **abstentions** ("I don't know", "the documents do not say"): neither flagged nor cited
+  (:mod:`~camab_rag.groundedness.abstention`);
+* in a chat prompt, the earlier turns count as context (the empty anchor leaves them out;
+  ``report.earlier_turns`` says how many).
 
-An answer is *grounded* when its context gain reaches the threshold.
-:class:`GroundednessFilter` attaches that verdict (``mode="flag"``) or replaces an
-ungrounded answer by a fallback (``mode="block"``).
+:func:`assess_answer` judges an answer with no attribution (the two calls);
+:func:`assess_groundedness` judges an attribution (reading the anchors from
+``attribute(..., anchors=True)``, or scoring them). :class:`GroundednessFilter` attaches
+the verdict (``mode="flag"``) or replaces an ungrounded answer by a fallback
+(``mode="block"``). :func:`calibrate` fits the threshold for your model on a handful of
+labelled answers. Evidence: ``BENCHMARKS.md``, "Groundedness gate".
 
-Modules: :mod:`~camab_rag.groundedness.report` (the report and its figures),
-:mod:`~camab_rag.groundedness.gain` (measuring the context gain; the report),
-:mod:`~camab_rag.groundedness.filter` (the filter).
+Modules: ``anchors`` (the two calls), ``score`` (the answer's score), ``report`` (the
+report), ``gain`` (assessing), ``abstention``, ``calibration``, ``filter``.
 """
 
 from __future__ import annotations
 
+from camab_rag.groundedness.abstention import is_abstention
+from camab_rag.groundedness.calibration import (
+    Calibration,
+    LabelledAnswer,
+    acalibrate,
+    calibrate,
+)
 from camab_rag.groundedness.filter import (
     DEFAULT_FALLBACK,
     Fallback,
@@ -32,8 +42,10 @@ from camab_rag.groundedness.filter import (
     check_groundedness_filter,
 )
 from camab_rag.groundedness.gain import (
+    aassess_answer,
     aassess_groundedness,
     ameasure_context_gain,
+    assess_answer,
     assess_groundedness,
     measure_context_gain,
     observed_context_gain,
@@ -46,22 +58,32 @@ from camab_rag.groundedness.report import (
     SentenceGroundedness,
     top_share,
 )
+from camab_rag.token_support import Span, TokenSupport
 
 __all__ = [
     "DEFAULT_FALLBACK",
     "DEFAULT_THRESHOLD",
+    "Calibration",
     "ContextGain",
     "Fallback",
     "FilteredAnswer",
     "GainSource",
     "GroundednessFilter",
     "GroundednessReport",
+    "LabelledAnswer",
     "Mode",
     "SentenceGroundedness",
+    "Span",
+    "TokenSupport",
+    "aassess_answer",
     "aassess_groundedness",
+    "acalibrate",
     "ameasure_context_gain",
+    "assess_answer",
     "assess_groundedness",
+    "calibrate",
     "check_groundedness_filter",
+    "is_abstention",
     "measure_context_gain",
     "observed_context_gain",
     "top_share",

@@ -1,21 +1,24 @@
 """Flag or block answers the retrieved context does not support.
 
 :class:`GroundednessFilter` judges an :class:`~camab_rag.result.AttributionResult` with
-:func:`~camab_rag.groundedness.gain.assess_groundedness` and returns the answer to show
-(:class:`FilteredAnswer`); its sync and async methods run one generator of model calls.
+:func:`~camab_rag.groundedness.gain.assess_groundedness`, or an answer with no attribution
+with :func:`~camab_rag.groundedness.gain.assess_answer` (:meth:`~GroundednessFilter.
+judge_answer`: two model calls), and returns the answer to show (:class:`FilteredAnswer`);
+its sync and async methods run one generator of model calls.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
 from camab_rag.errors import InputError
-from camab_rag.groundedness.gain import assess_steps
+from camab_rag.groundedness.calibration import Calibration, calibrate_steps
+from camab_rag.groundedness.gain import answer_steps, assess_steps
 from camab_rag.groundedness.report import DEFAULT_THRESHOLD, GroundednessReport
 from camab_rag.prompts import PromptBuilder
 from camab_rag.result import AttributionResult
@@ -81,7 +84,8 @@ class GroundednessFilter:
     """Flag or block answers that the retrieved context does not support.
 
     Args:
-        threshold: context gain (reward units, nats per token by default) needed to pass.
+        threshold: the gate's score needed to pass (:data:`DEFAULT_THRESHOLD` was fitted
+            for the embedded SmolLM2; :meth:`calibrate` fits one for another model).
         mode: ``"flag"`` keeps the answer and attaches the verdict; ``"block"`` replaces an
             ungrounded answer by ``fallback``.
         fallback: the replacement text, or a function ``(result, report) -> str`` (one
@@ -131,6 +135,8 @@ class GroundednessFilter:
         self.top_k = top_k
         self.on_error = on_error
         self.scorer = scorer
+        self.calibration: Calibration | None = None
+        """What :meth:`calibrate` fitted the threshold on (``None``: set by hand)."""
 
     def _fallback_text(self, result: AttributionResult, report: GroundednessReport | None) -> str:
         """The text shown instead of a blocked answer; a fallback function that fails
@@ -237,6 +243,92 @@ class GroundednessFilter:
     async def ajudge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
         """Async :meth:`judge` (never raises)."""
         return await adrive(self._steps(result, safe=True, **where))
+
+    # ------------------------------------------------------------------ no attribution
+    def answer_steps(
+        self,
+        question: str,
+        context: object,
+        answer: str,
+        scorer: Any = None,
+        *,
+        prompt_builder: PromptBuilder | None = None,
+    ) -> Steps[FilteredAnswer]:
+        """:meth:`judge_answer` as a generator of model calls."""
+        stub = AttributionResult(
+            scores=np.zeros(0), question=str(question), response=str(answer), method="none"
+        )
+        try:
+            report = yield from answer_steps(
+                question,
+                context,
+                answer,
+                self.scorer if self.scorer is not None else scorer,
+                threshold=self.threshold,
+                prompt_builder=prompt_builder,
+            )
+        except Exception as error:
+            return self._unknown(stub, f"groundedness: {type(error).__name__}: {error}")
+        return self._verdict(stub, report)
+
+    def judge_answer(
+        self,
+        question: str,
+        context: object,
+        answer: str,
+        scorer: Any = None,
+        *,
+        prompt_builder: PromptBuilder | None = None,
+    ) -> FilteredAnswer:
+        """Judge ``answer`` with no attribution: two model calls (the answer scored with
+        the full context and with none). ``scorer`` is used when the filter has none of
+        its own; ``prompt_builder`` (e.g. the prompt the model received) replaces the
+        default template. Never raises: an error gives ``grounded=None`` and ``on_error``
+        decides."""
+        return drive(
+            self.answer_steps(question, context, answer, scorer, prompt_builder=prompt_builder)
+        )
+
+    async def ajudge_answer(
+        self,
+        question: str,
+        context: object,
+        answer: str,
+        scorer: Any = None,
+        *,
+        prompt_builder: PromptBuilder | None = None,
+    ) -> FilteredAnswer:
+        """Async :meth:`judge_answer` (scores with ``scorer.ascore``; never raises)."""
+        steps = self.answer_steps(question, context, answer, scorer, prompt_builder=prompt_builder)
+        return await adrive(steps)
+
+    # ------------------------------------------------------------------ calibration
+    def _calibrated(self, calibration: Calibration) -> GroundednessFilter:
+        gate = GroundednessFilter(
+            calibration.threshold,
+            mode=self.mode,
+            fallback=self.fallback,
+            top_k=self.top_k,
+            on_error=self.on_error,
+            scorer=self.scorer,
+        )
+        gate.calibration = calibration
+        return gate
+
+    def calibrate(self, examples: Iterable[object], scorer: Any = None) -> GroundednessFilter:
+        """A copy of this filter whose threshold is fitted for ``scorer``'s model (the
+        filter's own scorer by default) on labelled answers
+        (:func:`~camab_rag.groundedness.calibrate`: two calls per answer); the copy's
+        :attr:`calibration` says on what."""
+        chosen = scorer if scorer is not None else self.scorer
+        return self._calibrated(drive(calibrate_steps(examples, chosen)))
+
+    async def acalibrate(
+        self, examples: Iterable[object], scorer: Any = None
+    ) -> GroundednessFilter:
+        """Async :meth:`calibrate` (scores with ``scorer.ascore``)."""
+        chosen = scorer if scorer is not None else self.scorer
+        return self._calibrated(await adrive(calibrate_steps(examples, chosen)))
 
 
 def check_groundedness_filter(value: object, *, blocking_refused: str | None = None) -> None:

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
+from camab_rag.groundedness.anchors import anchor_prompts, anchor_steps, default_builder
 from camab_rag.groundedness.report import (
     DEFAULT_THRESHOLD,
     ContextGain,
@@ -22,6 +23,7 @@ from camab_rag.groundedness.report import (
     GainSource,
     GroundednessReport,
     build_report,
+    support_report,
 )
 from camab_rag.methods import METHODS
 from camab_rag.oracle import ScorerOracle
@@ -34,6 +36,7 @@ from camab_rag.prompts import (
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import REWARDS, RewardFn
 from camab_rag.rounds import Steps, asynced, synced
+from camab_rag.scoring import scored_by
 from camab_rag.segments import to_documents
 
 
@@ -75,6 +78,35 @@ class _GainPlan:
         return ContextGain(float(known["full"] or 0.0), float(known["empty"] or 0.0), queries)
 
 
+def _builder_for(
+    result: AttributionResult,
+    context: object,
+    prompt_builder: PromptBuilder | None,
+    user_template: str,
+    system_prompt: str | None,
+) -> PromptBuilder:
+    """The prompt builder of ``result``'s attribution: the one given, else the default
+    template over ``context`` (checked against the attribution's segments)."""
+    builder = prompt_builder
+    if builder is None:
+        documents = to_documents(context)
+        if any(s.doc_index >= len(documents) for s in result.segments):
+            raise InputError("the context has fewer documents than the attribution's segments")
+        builder = TemplatePromptBuilder(
+            result.question,
+            documents,
+            result.segments,
+            user_template=user_template,
+            system_prompt=system_prompt,
+        )
+    if builder.n_segments != result.n_segments:
+        raise InputError(
+            f"the prompt builder covers {builder.n_segments} segments, the attribution has "
+            f"{result.n_segments}"
+        )
+    return builder
+
+
 def _plan_gain(
     result: AttributionResult,
     context: object,
@@ -98,23 +130,7 @@ def _plan_gain(
         raise InputError(
             f"the attribution used the custom reward {result.reward!r}: pass reward=<function>"
         )
-    builder = prompt_builder
-    if builder is None:
-        documents = to_documents(context)
-        if any(s.doc_index >= len(documents) for s in result.segments):
-            raise InputError("the context has fewer documents than the attribution's segments")
-        builder = TemplatePromptBuilder(
-            result.question,
-            documents,
-            result.segments,
-            user_template=user_template,
-            system_prompt=system_prompt,
-        )
-    if builder.n_segments != result.n_segments:
-        raise InputError(
-            f"the prompt builder covers {builder.n_segments} segments, the attribution has "
-            f"{result.n_segments}"
-        )
+    builder = _builder_for(result, context, prompt_builder, user_template, system_prompt)
     return _GainPlan(known, missing, ScorerOracle(builder, scorer, result.response, reward_fn))
 
 
@@ -154,18 +170,11 @@ ameasure_context_gain = asynced(
 )
 
 
-def _known_gain(
-    result: AttributionResult, threshold: float, gain: ContextGain | None
-) -> tuple[ContextGain | None, GainSource]:
-    """The gain that needs no model call: given, or read from the attribution history."""
+def _check(result: AttributionResult, threshold: float) -> None:
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); groundedness is unknown")
     if not np.isfinite(threshold):
         raise InputError(f"threshold must be a finite number, got {threshold!r}")
-    if gain is not None:
-        return gain, "measured"
-    observed = observed_context_gain(result)
-    return observed, "observed" if observed is not None else "surrogate"
 
 
 def assess_steps(
@@ -181,28 +190,39 @@ def assess_steps(
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
 ) -> Steps[GroundednessReport]:
     """:func:`assess_groundedness` as a generator of model calls."""
-    chosen, source = _known_gain(result, threshold, gain)
-    extra = 0
-    if (
-        chosen is None
-        and scorer is not None
-        and (context is not None or prompt_builder is not None)
-    ):
-        chosen = yield from gain_steps(
-            result,
-            context,
-            scorer,
-            prompt_builder=prompt_builder,
-            user_template=user_template,
-            system_prompt=system_prompt,
+    _check(result, threshold)
+    if gain is not None:
+        return build_report(result, gain, "measured", threshold, top_k, 0)
+    if result.token_support is not None:
+        return support_report(
+            result.token_support,
+            threshold,
+            source="observed",
+            scored_by=result.scored_by,
+            result=result,
+            top_k=top_k,
         )
-        source, extra = ("measured" if chosen.n_queries else "observed"), chosen.n_queries
-    if chosen is None and not getattr(METHODS.get(result.method), "models_reward", True):
+    if scorer is not None and (context is not None or prompt_builder is not None):
+        if not result.response.strip():
+            raise InputError("the attribution result has no response to score")
+        builder = _builder_for(result, context, prompt_builder, user_template, system_prompt)
+        support = yield from anchor_steps(anchor_prompts(builder), scorer, result.response)
+        return support_report(
+            support,
+            threshold,
+            extra_queries=2,
+            scored_by=scored_by(scorer),
+            result=result,
+            top_k=top_k,
+        )
+    observed = observed_context_gain(result)
+    if observed is None and not getattr(METHODS.get(result.method), "models_reward", True):
         raise InputError(
             f"{result.method} scores carry no estimate of the context gain: pass scorer= and "
             "context= to measure it"
         )
-    return build_report(result, chosen, source, threshold, top_k, extra)
+    source: GainSource = "observed" if observed is not None else "surrogate"
+    return build_report(result, observed, source, threshold, top_k, 0)
 
 
 assess_groundedness = synced(
@@ -210,9 +230,11 @@ assess_groundedness = synced(
     "assess_groundedness",
     """The groundedness report of an attribution.
 
-    The context gain is taken, in order, from ``gain`` (precomputed), the attribution
-    history, a measurement with ``scorer`` on ``context`` (at most two queries), or the
-    linear surrogate ``sum(result.scores)``.
+    Measured from every answer token's log-prob with and without the context: the
+    result's own (``attribute(..., anchors=True)``), else two calls to ``scorer`` on
+    ``context`` (or ``prompt_builder``). Without either, the context gain is read from
+    ``gain`` (precomputed), the attribution history, or the linear surrogate
+    ``sum(result.scores)`` (``report.source`` says which).
     """,
 )
 aassess_groundedness = asynced(
@@ -222,9 +244,58 @@ aassess_groundedness = asynced(
 )
 
 
+def answer_steps(
+    question: str,
+    context: object,
+    answer: str,
+    scorer: Any,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    prompt_builder: PromptBuilder | None = None,
+    user_template: str = DEFAULT_USER_TEMPLATE,
+    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+) -> Steps[GroundednessReport]:
+    """:func:`assess_answer` as a generator of model calls."""
+    if not isinstance(answer, str) or not answer.strip():
+        raise InputError("the answer is empty: there is nothing to judge")
+    if not callable(getattr(scorer, "score", None)):
+        raise InputError("scorer must have a score(requests) method")
+    if not np.isfinite(threshold):
+        raise InputError(f"threshold must be a finite number, got {threshold!r}")
+    builder = prompt_builder or default_builder(
+        question, context, user_template=user_template, system_prompt=system_prompt
+    )
+    support = yield from anchor_steps(anchor_prompts(builder), scorer, answer)
+    return support_report(support, threshold, extra_queries=2, scored_by=scored_by(scorer))
+
+
+assess_answer = synced(
+    answer_steps,
+    "assess_answer",
+    """Judge whether ``context`` supports ``answer`` to ``question``, with no attribution:
+    two model calls (the answer scored with the full context and with none, one batch).
+
+    Returns a :class:`~camab_rag.groundedness.GroundednessReport` with the answer's score
+    and verdict, each sentence's, the unsupported spans and every token's log-probs
+    (``report.token_support``). ``threshold`` is in the gate's score units
+    (:func:`~camab_rag.groundedness.calibrate` fits one for your model). ``context`` is
+    a string or documents; ``prompt_builder`` (e.g. the prompt the model really received)
+    replaces the default template.
+    """,
+)
+aassess_answer = asynced(
+    answer_steps,
+    "aassess_answer",
+    "Async :func:`assess_answer` (scores with ``scorer.ascore``).",
+)
+
+
 __all__ = [
+    "aassess_answer",
     "aassess_groundedness",
     "ameasure_context_gain",
+    "answer_steps",
+    "assess_answer",
     "assess_groundedness",
     "assess_steps",
     "gain_steps",

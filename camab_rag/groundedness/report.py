@@ -10,7 +10,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
-from camab_rag.result import AttributionResult
+from camab_rag.groundedness.abstention import is_abstention
+from camab_rag.groundedness.score import SCORE_NAME, support_score
+from camab_rag.result import AttributionResult, StatementAttribution
+from camab_rag.scoring import ScoredBy
+from camab_rag.token_support import Span, TokenSupport
 
 FloatArray = NDArray[np.float64]
 GainSource = Literal["observed", "measured", "surrogate"]
@@ -38,17 +42,29 @@ class ContextGain:
         return self.full - self.empty
 
 
+SentenceSource = Literal["measured", "surrogate"]
+
+
 @dataclass(frozen=True)
 class SentenceGroundedness:
-    """Groundedness of one answer sentence (from its per-statement attribution)."""
+    """Groundedness of one answer sentence.
+
+    ``source="measured"``: from the two anchor calls' token log-probs (``gain`` is the
+    sentence's mean per-token context gain, ``score`` the gate's score of its tokens);
+    ``"surrogate"``: from its per-statement attribution (``gain`` and ``score`` are the sum
+    of its segment scores). An ``abstention`` ("I don't know") is never flagged.
+    """
 
     text: str
     start: int
     end: int
     gain: float
-    """Surrogate context gain of the sentence: ``sum`` of its segment scores."""
     top_share: float
     supported: bool
+    source: SentenceSource = "surrogate"
+    abstention: bool = False
+    score: float | None = None
+    """The figure compared with the threshold (``None``: the gain)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -56,8 +72,11 @@ class SentenceGroundedness:
             "start": self.start,
             "end": self.end,
             "gain": self.gain,
+            "score": self.score,
             "top_share": self.top_share,
             "supported": self.supported,
+            "source": self.source,
+            "abstention": self.abstention,
         }
 
     @classmethod
@@ -69,6 +88,9 @@ class SentenceGroundedness:
             gain=float(data["gain"]),
             top_share=float(data["top_share"]),
             supported=bool(data["supported"]),
+            source=data.get("source", "surrogate"),
+            abstention=bool(data.get("abstention", False)),
+            score=_optional_float(data.get("score")),
         )
 
 
@@ -77,15 +99,25 @@ class GroundednessReport:
     """The groundedness verdict of one answer.
 
     Attributes:
-        score: the context gain ``L(C) - L(empty)`` (the verdict compares it to
-            ``threshold``).
-        grounded: ``score >= threshold``.
+        score: the gate's score (:data:`~camab_rag.groundedness.score.SCORE_NAME`; the
+            context gain ``L(C) - L(empty)`` for a surrogate or a custom reward), compared
+            with ``threshold``.
+        grounded: ``score >= threshold``, or the answer only declines to answer
+            (``abstained``).
         full_reward, empty_reward: the two rewards (``None`` for a surrogate score).
         source: ``"observed"`` (both subsets were in the attribution history),
             ``"measured"`` (asked the scorer) or ``"surrogate"`` (``sum(scores)``).
         top_share: share of the positive attribution carried by the ``top_k`` segments.
-        sentences: per answer sentence gain, share and verdict.
+        sentences: per answer sentence score and verdict (measured from the token
+            log-probs when ``token_support`` is known).
         extra_queries: model calls spent beyond the attribution (0, 1 or 2).
+        token_support: every answer token's log-prob with and without the context
+            (:class:`~camab_rag.token_support.TokenSupport`), when the anchors were scored.
+        unsupported_spans: runs of answer tokens the context does not make more likely and
+            that stay unlikely with it (:meth:`TokenSupport.unsupported_spans`).
+        abstained: every sentence declines to answer ("I don't know"): nothing to support.
+        scored_by: the model that judged; ``scored_by.proxy`` when it is not the model
+            that wrote the answer.
     """
 
     score: float
@@ -99,14 +131,24 @@ class GroundednessReport:
     top_segments: list[int] = field(default_factory=list)
     sentences: list[SentenceGroundedness] = field(default_factory=list)
     extra_queries: int = 0
+    token_support: TokenSupport | None = None
+    unsupported_spans: list[Span] = field(default_factory=list)
+    abstained: bool = False
+    scored_by: ScoredBy | None = None
 
     @property
     def unsupported_sentences(self) -> list[SentenceGroundedness]:
         return [s for s in self.sentences if not s.supported]
 
+    @property
+    def earlier_turns(self) -> int:
+        """Earlier chat messages counted as context (left out of the empty anchor)."""
+        return self.token_support.earlier_turns if self.token_support is not None else 0
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "score": self.score,
+            "score_name": SCORE_NAME if self.token_support is not None else "gain",
             "threshold": self.threshold,
             "grounded": self.grounded,
             "source": self.source,
@@ -117,11 +159,20 @@ class GroundednessReport:
             "top_segments": list(self.top_segments),
             "sentences": [s.to_dict() for s in self.sentences],
             "extra_queries": self.extra_queries,
+            "unsupported_spans": [s.to_dict() for s in self.unsupported_spans],
+            "abstained": self.abstained,
+            "earlier_turns": self.earlier_turns,
+            "scored_by": self.scored_by.to_dict() if self.scored_by is not None else None,
+            "token_support": (
+                self.token_support.to_dict() if self.token_support is not None else None
+            ),
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GroundednessReport:
         """Inverse of :meth:`to_dict`."""
+        support = data.get("token_support")
+        sentences = [SentenceGroundedness.from_dict(x) for x in data.get("sentences", [])]
         return cls(
             score=float(data["score"]),
             threshold=float(data["threshold"]),
@@ -132,8 +183,12 @@ class GroundednessReport:
             top_share=float(data["top_share"]),
             top_k=int(data["top_k"]),
             top_segments=[int(i) for i in data.get("top_segments", [])],
-            sentences=[SentenceGroundedness.from_dict(x) for x in data.get("sentences", [])],
+            sentences=sentences,
             extra_queries=int(data.get("extra_queries", 0)),
+            token_support=TokenSupport.from_dict(support) if support else None,
+            unsupported_spans=[Span.from_dict(x) for x in data.get("unsupported_spans", [])],
+            abstained=bool(data.get("abstained", False)),
+            scored_by=ScoredBy.from_dict(data["scored_by"]) if data.get("scored_by") else None,
         )
 
 
@@ -160,22 +215,30 @@ def build_report(
     top_k: int,
     extra_queries: int,
 ) -> GroundednessReport:
+    """The report of an attribution without token support: the gain is read from the
+    rewards (or the surrogate ``sum(scores)``), each sentence's from its statement scores."""
     score = float(chosen.gain) if chosen is not None else float(np.sum(result.scores))
-    sentences = [
-        SentenceGroundedness(
-            text=s.text,
-            start=s.start,
-            end=s.end,
-            gain=float(np.sum(s.scores)),
-            top_share=top_share(s.scores, top_k),
-            supported=bool(float(np.sum(s.scores)) >= threshold),
+    sentences = []
+    for s in result.statements:
+        abstention = is_abstention(s.text)
+        gain = float(np.sum(s.scores))
+        sentences.append(
+            SentenceGroundedness(
+                text=s.text,
+                start=s.start,
+                end=s.end,
+                gain=gain,
+                top_share=top_share(s.scores, top_k),
+                supported=bool(abstention or gain >= threshold),
+                abstention=abstention,
+                score=gain,
+            )
         )
-        for s in result.statements
-    ]
+    abstained = _abstained(result.response, [s.abstention for s in sentences])
     return GroundednessReport(
         score=score,
         threshold=float(threshold),
-        grounded=bool(score >= threshold),
+        grounded=bool(abstained or score >= threshold),
         source=source,
         full_reward=chosen.full if chosen is not None else None,
         empty_reward=chosen.empty if chosen is not None else None,
@@ -184,6 +247,80 @@ def build_report(
         top_segments=[i for i in result.top_k(min(top_k, result.n_segments))],
         sentences=sentences,
         extra_queries=extra_queries,
+        abstained=abstained,
+        scored_by=result.scored_by,
+    )
+
+
+def _abstained(answer: str, sentence_abstentions: Sequence[bool]) -> bool:
+    if sentence_abstentions:
+        return all(sentence_abstentions)
+    return is_abstention(answer)
+
+
+def support_report(
+    support: TokenSupport,
+    threshold: float,
+    *,
+    source: GainSource = "measured",
+    extra_queries: int = 0,
+    scored_by: ScoredBy | None = None,
+    result: AttributionResult | None = None,
+    top_k: int = 2,
+) -> GroundednessReport:
+    """The report from the two anchor calls' token log-probs: the answer's score and each
+    sentence's, the unsupported spans; abstaining sentences are neither scored into the
+    answer's figure nor flagged. ``result`` (an attribution of the same answer) adds the
+    top-share figures."""
+    statements: Sequence[StatementAttribution] = result.statements if result is not None else ()
+    shares = {(s.start, s.end): top_share(s.scores, top_k) for s in statements}
+    sentences: list[SentenceGroundedness] = []
+    claims: list[tuple[int, int]] = []
+    for span in support.sentences():
+        abstention = is_abstention(span.text)
+        score = support_score(support.within([(span.start, span.end)]))
+        sentences.append(
+            SentenceGroundedness(
+                text=span.text,
+                start=span.start,
+                end=span.end,
+                gain=span.gain,
+                top_share=shares.get((span.start, span.end), 0.0),
+                supported=bool(abstention or score >= threshold),
+                source="measured",
+                abstention=abstention,
+                score=score,
+            )
+        )
+        if not abstention:
+            claims.append((span.start, span.end))
+    abstained = _abstained(support.response, [s.abstention for s in sentences])
+    claimed = support.within(claims) if claims and not abstained else support
+    score = support_score(claimed)
+    spans = [
+        span
+        for span in support.unsupported_spans()
+        if not any(s.abstention and s.start <= span.start < s.end for s in sentences)
+    ]
+    overall, top = 0.0, []
+    if result is not None and result.n_segments:
+        overall, top = top_share(result.scores, top_k), result.top_k(min(top_k, result.n_segments))
+    return GroundednessReport(
+        score=score,
+        threshold=float(threshold),
+        grounded=bool(abstained or score >= threshold),
+        source=source,
+        full_reward=support.mean_logprob("full"),
+        empty_reward=support.mean_logprob("empty"),
+        top_share=overall,
+        top_k=top_k,
+        top_segments=top,
+        sentences=sentences,
+        extra_queries=extra_queries,
+        token_support=support,
+        unsupported_spans=spans,
+        abstained=abstained,
+        scored_by=scored_by,
     )
 
 
@@ -194,5 +331,6 @@ __all__ = [
     "GroundednessReport",
     "SentenceGroundedness",
     "build_report",
+    "support_report",
     "top_share",
 ]

@@ -1,0 +1,48 @@
+"""Abstentions: answers (or sentences) that decline to answer instead of claiming anything.
+
+"I don't know" or "The documents do not say" makes no claim the context must support, and
+the context rarely makes such words more likely, so its context gain is low: without this
+check a refusal would be flagged as ungrounded. :func:`is_abstention` recognises the
+common English forms (a sentence that declines, says it cannot find the information, or
+says the context does not contain it); the gate neither flags nor cites such a sentence,
+and an answer made only of them passes (``report.abstained``).
+"""
+
+from __future__ import annotations
+
+import re
+
+_CONTEXT = (
+    r"(?:the |these |those |this |provided |given |retrieved |available |supplied )*"
+    r"(?:documents?|context|sources?|texts?|passages?|articles?|information|excerpts?|"
+    r"search results|results|materials?|records?|data)"
+)
+_NEGATED = r"(?:do(?:es)?n['’]?t|do(?:es)? not|did not|didn['’]?t|never)"
+_PATTERNS = [
+    r"\bi (?:do not|don['’]?t|didn['’]?t|did not) (?:know|have (?:enough |any |that )?"
+    r"(?:information|details|data))",
+    r"\bi(?:['’]m| am) (?:not sure|unable to|not able to)",
+    r"\bi (?:cannot|can['’]?t|could not|couldn['’]?t|was unable to|am unable to) "
+    r"(?:find|answer|determine|tell|say|locate|confirm|provide)",
+    rf"\b{_CONTEXT} {_NEGATED} (?:say|mention|state|contain|include|provide|specify|cover|"
+    r"give|discuss|answer|address|indicate|have)",
+    rf"\b{_CONTEXT} (?:is|are) (?:silent|unclear)",
+    rf"\b(?:there is |there['’]s )?(?:no|not enough|insufficient) (?:relevant |such |specific )?"
+    rf"(?:information|mention|details|evidence|data)(?: (?:about|on|in|regarding) (?:this|that|"
+    rf"it|the question|{_CONTEXT}))?(?: is)? (?:available|provided|given|in {_CONTEXT})",
+    r"\b(?:cannot|can['’]?t|unable to) be (?:determined|answered|found)",
+    r"\b(?:not|no)(?: \w+)? (?:mentioned|stated|specified|provided|given) in " + _CONTEXT,
+    r"^(?:unknown|no answer|not known|n/?a)[.!]?$",
+]
+_ABSTENTION = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
+
+
+def is_abstention(text: str) -> bool:
+    """Whether ``text`` (an answer or one sentence of it) declines to answer: "I don't
+    know", "The documents do not say", "There is no information about this in the
+    context", "This cannot be determined from the sources"."""
+    normalized = " ".join(text.replace("’", "'").split())
+    return bool(normalized) and _ABSTENTION.search(normalized) is not None
+
+
+__all__ = ["is_abstention"]
