@@ -26,6 +26,8 @@ import numpy as np
 
 from camab_rag.conflicts import disputes
 from camab_rag.errors import InputError
+from camab_rag.groundedness.abstention import is_abstention
+from camab_rag.groundedness.report import DEFAULT_THRESHOLD, support_report
 from camab_rag.render.model import (
     CitationRule,
     CitedAnswer,
@@ -33,6 +35,7 @@ from camab_rag.render.model import (
     FloatArray,
     Highlight,
     Source,
+    judged_sentences,
 )
 from camab_rag.render.support import WEAK_AT, support_strength
 from camab_rag.result import AttributionResult
@@ -248,7 +251,7 @@ def cite(
     return CitedAnswer(
         answer=result.response,
         question=result.question,
-        sentences=sentences,
+        sentences=_judged(result, sentences, rule),
         sources=sources,
         rule=rule,
         method=result.method,
@@ -256,6 +259,17 @@ def cite(
         scored_by=result.scored_by,
         uninformative=result.uninformative,
     )
+
+
+def _judged(
+    result: AttributionResult, sentences: list[CitedSentence], rule: CitationRule
+) -> list[CitedSentence]:
+    """The sentences with the groundedness gate's per-sentence verdict applied when the
+    attribution carries token support; else abstentions alone lose their markers."""
+    if result.token_support is not None:
+        threshold = DEFAULT_THRESHOLD if rule.support_threshold is None else rule.support_threshold
+        return judged_sentences(sentences, support_report(result.token_support, threshold))
+    return [s.judged(None, True, []) if is_abstention(s.text) else s for s in sentences]
 
 
 @dataclass(frozen=True)

@@ -236,7 +236,13 @@ def test_json_is_plain_data_and_html_safe():
     data = json.loads(text)
     assert data["sources"][0]["title"] == "</script><script>alert(1)</script>"
     assert data["sentences"][0]["citations"] == [1]
-    assert data["rule"] == {"top_k": 2, "threshold": 0.11, "relative": 0.25, "unit": "document"}
+    assert data["rule"] == {
+        "top_k": 2,
+        "threshold": 0.11,
+        "relative": 0.25,
+        "unit": "document",
+        "support_threshold": None,
+    }
     assert set(data["sources"][0]) >= {"number", "doc_index", "text", "score", "highlights"}
     # words for the reader, raw numbers for the front end
     assert data["sources"][0]["support"] == "strong support" and data["sources"][0]["url"] is None

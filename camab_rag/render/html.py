@@ -25,15 +25,17 @@ from camab_rag.render.text import (
     clean,
     dispute_text,
     proxy_text,
+    sentence_note,
     source_note,
     split_highlights,
     strength_level,
     uninformative_text,
+    unsupported_pieces,
     verdict_text,
 )
 
 if TYPE_CHECKING:
-    from camab_rag.render.model import CitedAnswer, Source
+    from camab_rag.render.model import CitedAnswer, CitedSentence, Source
 
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
@@ -70,6 +72,9 @@ CSS = """
 .camab-cite .camab-hl-3 { background-color: rgba(255, 179, 0, 0.85); }
 .camab-cite .camab-disputed { color: #b3261e; }
 .camab-cite .camab-footer { color: #777; font-size: .8rem; margin-top: .75rem; }
+.camab-cite .camab-unsupported { text-decoration: underline dotted #a50e0e; }
+.camab-cite .camab-nosupport { background-color: rgba(217, 48, 37, 0.18); color: inherit; }
+.camab-cite .camab-unsupported-note { color: #a50e0e; font-size: .8em; margin-left: .3rem; }
 """
 
 
@@ -127,6 +132,23 @@ def _source_html(page_id: str, source: Source) -> str:
     )
 
 
+def _sentence_html(sentence: CitedSentence) -> str:
+    """A sentence; an unsupported one is wrapped and its unsupported words marked."""
+    body = "".join(
+        f'<mark class="camab-nosupport">{esc(piece)}</mark>' if flagged else esc(piece)
+        for piece, flagged in unsupported_pieces(
+            sentence.text, sentence.start, sentence.unsupported_spans
+        )
+    )
+    note = sentence_note(sentence)
+    if note is None:
+        return body
+    return (
+        f'<span class="camab-unsupported">{body}</span>'
+        f'<span class="camab-unsupported-note">{esc(note)}</span>'
+    )
+
+
 def render_fragment(answer: CitedAnswer) -> str:
     """The cited answer as an HTML fragment with its own scoped ``<style>`` (for notebooks
     and for embedding in a chat page)."""
@@ -143,7 +165,7 @@ def render_fragment(answer: CitedAnswer) -> str:
         marks += "".join(
             _dispute_marker(page_id, n, answer.source(n).disputes) for n in sentence.disputed
         )
-        sentences.append(f"{esc(sentence.text)}{marks}")
+        sentences.append(_sentence_html(sentence) + marks)
     text = " ".join(sentences) if sentences else esc(answer.answer)
     parts.append(f'<p class="camab-answer">{text}</p>')
     verdict = verdict_text(answer.groundedness)

@@ -20,6 +20,7 @@ from camab_rag.render.text import (
     SCALE_TEXT,
     clean,
     proxy_text,
+    sentence_note,
     source_note,
     split_highlights,
     strength_level,
@@ -97,7 +98,12 @@ def render_markdown(answer: CitedAnswer) -> str:
     for sentence in answer.sentences:
         marks = markers(sentence.citations, answer)
         marks += markers(sentence.disputed, answer, disputed=True)
-        pieces.append(_inline(sentence.text) + (f" {marks}" if marks else ""))
+        note = sentence_note(sentence)
+        pieces.append(
+            _inline(sentence.text)
+            + (f" {marks}" if marks else "")
+            + (f" *{_inline(note)}*" if note else "")
+        )
     lines += [" ".join(pieces) if pieces else _inline(answer.answer), ""]
     verdict = verdict_text(answer.groundedness)
     if verdict:

@@ -5,6 +5,7 @@ drawn by this package's renderers (which never import the code that decides cita
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO, Any, Literal
@@ -42,12 +43,19 @@ class CitationRule:
             redundant one, whose removal the first makes up for (BENCHMARKS.md,
             "Citation precision").
         unit: cite whole ``"document"``s or single ``"segment"``s.
+        support_threshold: when the attribution carries token support
+            (``attribute(..., anchors=True)``), a sentence whose measured support (the
+            groundedness gate's score of its tokens) is below this cites nothing, and an
+            abstention ("I don't know") never cites; ``None`` uses the gate's default
+            (:data:`camab_rag.groundedness.DEFAULT_THRESHOLD`), ``-inf`` keeps every
+            sentence's citations.
     """
 
     top_k: int | None = 2
     threshold: float = CITE_AT
     relative: float = 0.25
     unit: SourceUnit = "document"
+    support_threshold: float | None = None
 
     def __post_init__(self) -> None:
         if self.top_k is not None and (isinstance(self.top_k, bool) or self.top_k < 1):
@@ -58,6 +66,14 @@ class CitationRule:
             raise InputError(f"relative must be in [0, 1], got {self.relative!r}")
         if self.unit not in ("document", "segment"):
             raise InputError(f"unit must be 'document' or 'segment', got {self.unit!r}")
+        if self.support_threshold is not None and (
+            isinstance(self.support_threshold, bool)
+            or not isinstance(self.support_threshold, (int, float))
+            or math.isnan(self.support_threshold)
+        ):
+            raise InputError(
+                f"support_threshold must be a number or None, got {self.support_threshold!r}"
+            )
 
     def select(self, scores: Sequence[float] | FloatArray) -> list[int]:
         """Indices of the cited units, best first."""
@@ -81,6 +97,7 @@ class CitationRule:
             "threshold": self.threshold,
             "relative": self.relative,
             "unit": self.unit,
+            "support_threshold": self.support_threshold,
         }
 
 
@@ -155,7 +172,13 @@ class Source:
 
 @dataclass(frozen=True)
 class CitedSentence:
-    """One answer sentence and the source numbers it cites (best first)."""
+    """One answer sentence and the source numbers it cites (best first).
+
+    ``supported`` is the groundedness gate's verdict on the sentence (``None``: not
+    judged); a sentence judged unsupported, or an ``abstention`` ("I don't know"), cites
+    nothing. ``unsupported_spans`` are ``(start, end)`` offsets in the answer of the
+    words of an unsupported sentence that the context does not support.
+    """
 
     text: str
     start: int
@@ -165,6 +188,9 @@ class CitedSentence:
     """The score of each cited source for this sentence (same order as ``citations``)."""
     disputed: list[int] = field(default_factory=list)
     """Source numbers that argue against a word of this sentence (not cited as support)."""
+    supported: bool | None = None
+    abstention: bool = False
+    unsupported_spans: list[tuple[int, int]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -175,7 +201,50 @@ class CitedSentence:
             "scores": list(self.scores),
             "support": [support_words(score) for score in self.scores],
             "disputed": list(self.disputed),
+            "supported": self.supported,
+            "abstention": self.abstention,
+            "unsupported_spans": [list(span) for span in self.unsupported_spans],
         }
+
+    def judged(
+        self, supported: bool | None, abstention: bool, spans: Sequence[tuple[int, int]]
+    ) -> CitedSentence:
+        """A copy carrying a verdict: an unsupported sentence or an abstention cites
+        nothing; an unsupported sentence keeps the ``spans`` that fall inside it."""
+        cites = supported is not False and not abstention
+        flagged = supported is False and not abstention
+        inside = [(a, b) for a, b in spans if flagged and self.start <= a < self.end]
+        return replace(
+            self,
+            citations=list(self.citations) if cites else [],
+            scores=list(self.scores) if cites else [],
+            supported=supported,
+            abstention=abstention,
+            unsupported_spans=inside,
+        )
+
+
+def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[CitedSentence]:
+    """``sentences`` with a groundedness report's verdicts applied: each takes the verdict
+    of the report sentence that overlaps it most (any object with ``start``, ``end``,
+    ``supported`` and ``abstention``), and the report's ``unsupported_spans`` inside it."""
+    verdicts = list(getattr(report, "sentences", []) or [])
+    spans = [(int(s.start), int(s.end)) for s in getattr(report, "unsupported_spans", []) or []]
+    judged = []
+    for sentence in sentences:
+        overlap = [
+            (min(sentence.end, v.end) - max(sentence.start, v.start), v)
+            for v in verdicts
+            if min(sentence.end, v.end) > max(sentence.start, v.start)
+        ]
+        if not overlap:
+            judged.append(sentence)
+            continue
+        verdict = max(overlap, key=lambda pair: pair[0])[1]
+        judged.append(
+            sentence.judged(bool(verdict.supported), bool(getattr(verdict, "abstention", 0)), spans)
+        )
+    return judged
 
 
 @dataclass(frozen=True)
@@ -185,8 +254,9 @@ class CitedAnswer:
     ``sentences`` cover the answer in order; text between them (whitespace) is kept in
     ``answer`` and rendered as is. ``groundedness`` is an optional verdict attached by
     :meth:`with_groundedness` (any object with ``to_dict()``, e.g. a
-    :class:`~camab_rag.groundedness.GroundednessReport`). ``scored_by`` says which model
-    scored the attribution; every renderer notes a proxy. ``uninformative`` (from
+    :class:`~camab_rag.groundedness.GroundednessReport`); its per-sentence verdicts are
+    applied to ``sentences``. ``scored_by`` says which model scored the attribution; every
+    renderer notes a proxy. ``uninformative`` (from
     :attr:`~camab_rag.AttributionResult.uninformative`) says why the scores carry no
     information, and every renderer shows it.
     """
@@ -209,8 +279,12 @@ class CitedAnswer:
         raise KeyError(number)
 
     def with_groundedness(self, report: Any) -> CitedAnswer:
-        """A copy carrying a groundedness verdict (shown by every renderer)."""
-        return replace(self, groundedness=report)
+        """A copy carrying a groundedness verdict (shown by every renderer): a sentence the
+        report finds unsupported, or an abstention, loses its citation markers, and its
+        unsupported spans are marked."""
+        return replace(
+            self, groundedness=report, sentences=judged_sentences(self.sentences, report)
+        )
 
     # ----------------------------------------------------------------- renderers
     def to_dict(self) -> dict[str, Any]:

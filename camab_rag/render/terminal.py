@@ -20,9 +20,11 @@ from camab_rag.render.text import (
     calls_text,
     clean,
     proxy_text,
+    sentence_note,
     source_note,
     strength_level,
     uninformative_text,
+    unsupported_pieces,
     verdict_text,
 )
 
@@ -36,6 +38,7 @@ CYAN = "\x1b[36m"
 GREEN = "\x1b[32m"
 RED = "\x1b[31m"
 PROXY = "\x1b[1;30;43m"  # black on yellow: hard to miss
+UNDERLINE = "\x1b[4m"
 # strong / medium / weak support
 LEVEL_STYLE = {3: "\x1b[1;30;43m", 2: "\x1b[33m", 1: "\x1b[2;33m"}
 
@@ -87,7 +90,18 @@ def render_terminal(
     for sentence in answer.sentences:
         marks = "".join(f"[{n}]" for n in sentence.citations)
         marks += "".join(f"[{DISPUTED_MARK if colored else '!='}{n}]" for n in sentence.disputed)
-        pieces.append(_one_line(sentence.text) + (style(BOLD + CYAN, marks) if marks else ""))
+        body = "".join(
+            style(UNDERLINE + RED, _one_line(piece)) if flagged else _one_line(piece)
+            for piece, flagged in unsupported_pieces(
+                sentence.text, sentence.start, sentence.unsupported_spans
+            )
+        )
+        note = sentence_note(sentence)
+        pieces.append(
+            body
+            + (style(BOLD + CYAN, marks) if marks else "")
+            + (" " + style(RED, note) if note else "")
+        )
     text = " ".join(pieces) if pieces else _one_line(answer.answer)
     out += textwrap.wrap(f"{style(BOLD, 'Answer:')} {text}", cols, break_long_words=False)
     verdict = verdict_text(answer.groundedness)

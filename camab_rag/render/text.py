@@ -62,20 +62,27 @@ def strength_level(strength: float) -> int:
 
 
 def verdict_text(report: Any) -> str | None:
-    """One line describing a groundedness report (``None`` if there is none)."""
+    """One line describing a groundedness report (``None`` if there is none): the verdict,
+    the score against the threshold, the sentences without support, what counted as
+    context (earlier chat turns) and a proxy judge."""
     if report is None:
         return None
-    score, threshold = float(report.score), float(report.threshold)
-    if report.grounded:
-        head = "Grounded"
-        relation = ">="
+    if getattr(report, "abstained", False):
+        line = "Grounded: the answer declines to answer (nothing to support)"
     else:
-        head = "Not grounded"
-        relation = "<"
-    line = f"{head}: context gain {score:+.3f} {relation} threshold {threshold:.3f}"
+        score, threshold = float(report.score), float(report.threshold)
+        head, relation = ("Grounded", ">=") if report.grounded else ("Not grounded", "<")
+        name = "support" if getattr(report, "token_support", None) is not None else "context gain"
+        line = f"{head}: {name} {score:+.3f} {relation} threshold {threshold:.3f}"
     unsupported = getattr(report, "unsupported_sentences", [])
     if unsupported:
         line += f"; {len(unsupported)} sentence(s) without support"
+    turns = int(getattr(report, "earlier_turns", 0) or 0)
+    if turns:
+        line += f"; context includes {turns} earlier chat message{'s' if turns > 1 else ''}"
+    judge = getattr(report, "scored_by", None)
+    if judge is not None and getattr(judge, "proxy", False):
+        line += f"; judged by a proxy model ({judge.model}), not the model that wrote it"
     return line
 
 
@@ -103,6 +110,39 @@ def source_note(source: Any) -> str:
         return str(support_words(source.score))
     dispute = dispute_text(source.disputes)
     return f"{support_words(source.score)}; {dispute}" if source.highlights else dispute
+
+
+def unsupported_pieces(
+    text: str, start: int, spans: Sequence[tuple[int, int]]
+) -> list[tuple[str, bool]]:
+    """A sentence's text (starting at answer offset ``start``) cut into pieces, each
+    flagged when it lies in one of the answer-offset ``spans``."""
+    pieces: list[tuple[str, bool]] = []
+    cursor = 0
+    for a, b in sorted(spans):
+        a, b = max(a - start, cursor), min(b - start, len(text))
+        if a >= b:
+            continue
+        if a > cursor:
+            pieces.append((text[cursor:a], False))
+        pieces.append((text[a:b], True))
+        cursor = b
+    if cursor < len(text):
+        pieces.append((text[cursor:], False))
+    return pieces
+
+
+def sentence_note(sentence: Any) -> str | None:
+    """What a renderer adds after an unsupported sentence, quoting its unsupported words
+    (``None`` for the others)."""
+    if getattr(sentence, "supported", None) is not False:
+        return None
+    words = [
+        sentence.text[a - sentence.start : b - sentence.start]
+        for a, b in getattr(sentence, "unsupported_spans", [])
+    ]
+    quoted = ", ".join(f'"{" ".join(w.split())}"' for w in words if w.strip())
+    return "(not supported by the sources" + (f": {quoted})" if quoted else ")")
 
 
 def proxy_text(scored_by: Any) -> str | None:
