@@ -77,7 +77,7 @@ def _visible_start(response: str, start: int, end: int) -> int:
     return start
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TokenSupport:
     """The answer's tokens (or aligned pieces) with their log-probs under both anchors.
 
@@ -109,6 +109,23 @@ class TokenSupport:
             raise InputError("token support: a log-probability is not finite")
         if np.any(self.counts < 1):
             raise InputError("token support: every piece holds at least one token")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TokenSupport):
+            return NotImplemented
+        return (
+            self.response == other.response
+            and self.earlier_turns == other.earlier_turns
+            and all(
+                np.array_equal(a, b)
+                for a, b in zip(
+                    (self.starts, self.ends, self.full, self.empty, self.counts),
+                    (other.starts, other.ends, other.full, other.empty, other.counts),
+                )
+            )
+        )
+
+    __hash__ = None  # type: ignore[assignment]
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -263,13 +280,13 @@ class TokenSupport:
 
     # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON (rounded to 1e-6 nats); :meth:`from_dict` restores it."""
+        """Plain JSON; :meth:`from_dict` restores it exactly."""
         return {
             "response": self.response,
             "starts": [int(x) for x in self.starts],
             "ends": [int(x) for x in self.ends],
-            "full": [round(float(x), 6) for x in self.full],
-            "empty": [round(float(x), 6) for x in self.empty],
+            "full": [float(x) for x in self.full],
+            "empty": [float(x) for x in self.empty],
             "counts": [int(x) for x in self.counts],
             "earlier_turns": self.earlier_turns,
         }

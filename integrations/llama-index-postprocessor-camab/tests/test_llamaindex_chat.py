@@ -10,13 +10,15 @@ from typing import Any
 
 import pytest
 from llama_index.core.base.llms.types import (
+    ChatMessage,
+    ChatResponse,
     CompletionResponse,
     CompletionResponseGen,
     LLMMetadata,
 )
 from llama_index.core.chat_engine.types import AgentChatResponse
 from llama_index.core.llms import CustomLLM
-from llama_index.core.llms.callbacks import llm_completion_callback
+from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
 from llama_index.postprocessor.camab import (
     ATTRIBUTION_KEY,
     CamabChatEngine,
@@ -25,6 +27,8 @@ from llama_index.postprocessor.camab import (
 )
 
 from camab_rag.errors import InputError
+from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
+from camab_rag.render.text import verdict_text
 
 pytestmark = pytest.mark.model
 
@@ -56,6 +60,21 @@ class ScriptedLLM(CustomLLM):
     ) -> CompletionResponseGen:
         text = self._answer(prompt)
         yield CompletionResponse(text=text, delta=text)
+
+
+class ScriptedChatLLM(ScriptedLLM):
+    """The scripted LLM as a chat model: it receives the turns as messages."""
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(
+            context_window=4096, num_output=64, model_name="scripted", is_chat_model=True
+        )
+
+    @llm_chat_callback()
+    def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        text = self._answer("\n".join(str(m.content) for m in messages))
+        return ChatResponse(message=ChatMessage(role="assistant", content=text))
 
 
 def _turns(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, str]]:
@@ -146,6 +165,27 @@ async def test_async_streamed_turns_are_attributed_once_read(
         assert "".join([t async for t in stream.async_response_gen()]).strip() == answer
         await await_attribution(stream)
         _check_streamed(stream, title)
+
+
+def test_the_earlier_turns_count_as_context_for_the_groundedness_verdict(
+    index: Any, scorer: Any, hotpot_rows: list[dict[str, Any]]
+) -> None:
+    """Judge-only (budget 0, two calls a turn): the second turn's answer repeats the first
+    turn's, so the earlier turn is part of its context, and the verdict says so."""
+    (question, answer, _), *_ = _turns(hotpot_rows)
+    again = "Repeat what you just told me."
+    llm = ScriptedChatLLM(script={question: answer, again: answer})
+    inner = index.as_chat_engine(chat_mode="context", llm=llm, similarity_top_k=3)
+    engine = CamabChatEngine(inner, scorer, budget=0, groundedness=GroundednessFilter())
+    first, second = engine.chat(question), engine.chat(again)
+    reports = [
+        FilteredAnswer.from_dict((turn.metadata or {})[ATTRIBUTION_KEY]["groundedness"]).report
+        for turn in (first, second)
+    ]
+    assert all(report is not None for report in reports)
+    assert [r.earlier_turns for r in reports if r is not None] == [0, 2]
+    assert "context includes 2 earlier chat messages" in (verdict_text(reports[1]) or "")
+    assert (second.metadata or {})[ATTRIBUTION_KEY]["n_queries"] == 2
 
 
 def test_bad_engine_is_a_clear_error(query_engine: Any) -> None:

@@ -114,3 +114,20 @@ def test_settings_that_cannot_work_are_refused(index: Any) -> None:
         groundedness_of(
             CamabQueryEngine(_engine(index), PlantedScorer([]), budget=4).query(QUESTION)
         )
+
+
+def test_budget_zero_judges_without_attributing(index: Any) -> None:
+    scorer = _supporting_scorer(index)
+    engine = CamabQueryEngine(_engine(index), scorer, budget=0, groundedness=_block())
+    response = answered(engine.query(QUESTION))
+    verdict = groundedness_of(response)
+    assert response.response == ANSWER and verdict.grounded is True
+    assert verdict.report is not None and verdict.report.token_support is not None
+    result = attribution_of(response)
+    assert result.method == "none" and result.n_queries == 2
+    blocked = answered(
+        CamabQueryEngine(_engine(index), PlantedScorer([]), budget=0, groundedness=_block()).query(
+            QUESTION
+        )
+    )
+    assert blocked.response == FALLBACK and groundedness_of(blocked).blocked

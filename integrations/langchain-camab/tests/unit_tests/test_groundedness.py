@@ -126,9 +126,10 @@ def test_filters_that_cannot_work_are_refused() -> None:
 def test_handlers_flag_answers(handler_cls: Any) -> None:
     handler = handler_cls(KeywordScorer(), budget=8, groundedness=GroundednessFilter())
     chain = _chain()
+    # the fake model declines on Atlantis ("I do not know."): an abstention passes
     for question, grounded in (
         ("What is the capital of France?", True),
-        ("What is the capital of Atlantis?", False),
+        ("What is the capital of Atlantis?", True),
     ):
         run_id = uuid4()
         config: Any = {"callbacks": [handler], "run_id": run_id}
@@ -140,3 +141,18 @@ def test_handlers_flag_answers(handler_cls: Any) -> None:
         assert isinstance(verdict, FilteredAnswer)
         assert verdict.grounded is grounded and not verdict.blocked
         assert verdict.report is not None and verdict.report.extra_queries <= 2
+        assert verdict.report.abstained is ("Atlantis" in question)
+
+
+def test_budget_zero_judges_without_attributing() -> None:
+    scorer = KeywordScorer()
+    attributor = CamabAttributor(scorer, budget=0, groundedness=_block())
+    bad = (_rag(AIMessage(UNGROUNDED)) | attributor).invoke(QUESTION)
+    assert bad["answer"].content == FALLBACK and bad["attribution"]["groundedness"]["blocked"]
+    assert len(scorer.calls) == 2  # the two anchor calls, nothing else
+    assert bad["attribution"]["method"] == "none"
+    good = (_rag(AIMessage(GROUNDED)) | attributor).invoke(QUESTION)
+    verdict = good["attribution"]["groundedness"]
+    assert good["answer"].content == GROUNDED and verdict["grounded"] is True
+    assert verdict["report"]["sentences"][0]["source"] == "measured"
+    assert len(scorer.calls) == 4

@@ -1,0 +1,259 @@
+"""The groundedness gate without attribution: the two anchor calls, abstentions,
+calibration, earlier chat turns, proxy judges, judge-only integrations, rendering."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from fakes import FailingScorer, KeywordScorer
+
+from camab_rag import attribute, cite
+from camab_rag.captured import AttributionSettings, attribute_captured
+from camab_rag.errors import InputError
+from camab_rag.groundedness import (
+    DEFAULT_THRESHOLD,
+    GroundednessFilter,
+    LabelledAnswer,
+    aassess_answer,
+    assess_answer,
+    calibrate,
+    is_abstention,
+)
+from camab_rag.groundedness.anchors import anchor_prompts
+from camab_rag.groundedness.score import SCORE_NAME
+from camab_rag.prompts import plan_prompt
+from camab_rag.render.text import verdict_text
+from camab_rag.scorers.proxy import ProxyFallbackScorer
+from camab_rag.segments import to_documents
+
+ROOT = Path(__file__).resolve().parent.parent
+CONTEXT = [
+    "The Varnholt Bridge was opened in 1927 by the engineer Ilse Marten.",
+    "Kelby holds a lantern festival every October.",
+]
+QUESTION = "Who opened the bridge?"
+SUPPORTED = "Ilse Marten opened the Varnholt Bridge in 1927."
+INVENTED = "Sailors from Portugal painted it green."
+LONG = f"{SUPPORTED} {INVENTED}"
+
+
+def test_the_gate_alone_makes_two_calls_and_judges_each_sentence():
+    scorer = KeywordScorer()
+    report = assess_answer(QUESTION, CONTEXT, LONG, scorer, threshold=0.5)
+    assert len(scorer.calls) == 2 and report.extra_queries == 2
+    assert report.source == "measured" and report.token_support is not None
+    first, second = report.sentences
+    assert (first.text, first.supported, first.source) == (SUPPORTED, True, "measured")
+    assert (second.text, second.supported) == (INVENTED, False)
+    assert second.score is not None and first.score is not None and second.score < first.score
+    # every word of the invented sentence is unlikely with the context and gains nothing
+    assert [s.text for s in report.unsupported_spans] == [INVENTED.rstrip(".")]
+    again = asyncio.run(aassess_answer(QUESTION, CONTEXT, LONG, KeywordScorer(), threshold=0.5))
+    assert again.to_dict() == report.to_dict()
+    assert json.loads(json.dumps(report.to_dict()))["sentences"][1]["supported"] is False
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I don't know.",
+        "The documents do not say.",
+        "There is no information about this in the context.",
+        "I cannot find the answer in the provided documents.",
+    ],
+)
+def test_an_abstention_passes_and_is_neither_flagged_nor_cited(answer):
+    scorer = KeywordScorer()
+    report = assess_answer(QUESTION, CONTEXT, answer, scorer)
+    assert report.score < DEFAULT_THRESHOLD  # its own figure would flag it
+    assert report.abstained and report.grounded and not report.unsupported_sentences
+    assert report.unsupported_spans == []
+    verdict = GroundednessFilter(mode="block").judge_answer(QUESTION, CONTEXT, answer, scorer)
+    assert verdict.grounded and not verdict.blocked and verdict.answer == answer
+    result = attribute(QUESTION, CONTEXT, answer, scorer, budget=4, anchors=True)
+    cited = cite(result, CONTEXT)
+    assert all(s.citations == [] and s.abstention for s in cited.sentences)
+    assert "declines to answer" in (verdict_text(report) or "")
+
+
+def test_an_abstaining_sentence_is_not_counted_against_a_supported_one():
+    answer = f"{SUPPORTED} The documents do not say who paid for it."
+    report = assess_answer(QUESTION, CONTEXT, answer, KeywordScorer(), threshold=0.5)
+    assert [s.abstention for s in report.sentences] == [False, True]
+    assert all(s.supported for s in report.sentences) and report.grounded
+    alone = assess_answer(QUESTION, CONTEXT, SUPPORTED, KeywordScorer(), threshold=0.5)
+    assert report.score == pytest.approx(alone.score)
+    assert not report.abstained
+    assert not is_abstention(SUPPORTED) and not is_abstention("He did not know until 1990.")
+
+
+def test_judge_answer_blocks_without_any_attribution_and_fails_closed():
+    gate = GroundednessFilter(threshold=0.5, mode="block", fallback="Not supported.")
+    blocked = gate.judge_answer(QUESTION, CONTEXT, INVENTED, KeywordScorer())
+    assert blocked.blocked and blocked.answer == "Not supported." and blocked.grounded is False
+    assert blocked.report is not None and blocked.report.unsupported_sentences
+    passed = gate.judge_answer(QUESTION, CONTEXT, SUPPORTED, KeywordScorer())
+    assert passed.grounded and passed.answer == SUPPORTED
+    down = gate.judge_answer(QUESTION, CONTEXT, SUPPORTED, FailingScorer())
+    assert down.blocked and down.grounded is None and "scorer is down" in (down.error or "")
+    flag = GroundednessFilter(mode="flag").judge_answer(QUESTION, CONTEXT, " ", KeywordScorer())
+    assert flag.grounded is None and "answer is empty" in (flag.error or "")
+    later = asyncio.run(gate.ajudge_answer(QUESTION, CONTEXT, INVENTED, KeywordScorer()))
+    assert later.to_dict() == blocked.to_dict()
+
+
+def labelled() -> list[object]:
+    return [
+        LabelledAnswer(QUESTION, CONTEXT, SUPPORTED, True),
+        {
+            "question": "When?",
+            "context": CONTEXT,
+            "answer": "It opened in 1927.",
+            "supported": True,
+        },
+        (QUESTION, CONTEXT, "Ilse Marten built it.", True),
+        (QUESTION, CONTEXT, INVENTED, False),
+        (QUESTION, CONTEXT, "A Danish shipyard owns the bridge.", False),
+        (QUESTION, CONTEXT, "Marten opened a bakery in Lisbon.", False),
+    ]
+
+
+def test_calibration_on_a_handful_of_labelled_answers_moves_the_threshold():
+    scorer = KeywordScorer()
+    calibration = calibrate(labelled(), scorer)
+    assert len(scorer.calls) == 2 * 6
+    assert (calibration.n_supported, calibration.n_unsupported) == (3, 3)
+    assert calibration.balanced_accuracy == 1.0 and calibration.auroc == 1.0
+    assert calibration.threshold != pytest.approx(DEFAULT_THRESHOLD)
+    supported = [assess_answer(*row[:3], KeywordScorer()).score for row in labelled()[2:3]]
+    invented = [assess_answer(*row[:3], KeywordScorer()).score for row in labelled()[3:]]
+    assert max(invented) < calibration.threshold <= min(supported)
+    gate = GroundednessFilter(mode="block", fallback="No.").calibrate(labelled(), KeywordScorer())
+    assert gate.threshold == calibration.threshold and gate.mode == "block"
+    assert gate.calibration is not None and gate.calibration.to_dict()["n_supported"] == 3
+    assert GroundednessFilter().calibration is None
+
+
+@pytest.mark.parametrize(
+    ("examples", "message"),
+    [
+        ([(QUESTION, CONTEXT, SUPPORTED, True)], "at least one supported and one unsupported"),
+        ([(QUESTION, CONTEXT, SUPPORTED)], "labelled example 0 must be"),
+        ([{"question": QUESTION, "context": CONTEXT, "answer": SUPPORTED}], "no 'supported'"),
+        ([(QUESTION, CONTEXT, SUPPORTED, "yes")], "'supported' must be True or False"),
+    ],
+)
+def test_calibration_rejects_bad_examples(examples, message):
+    with pytest.raises(InputError, match=message):
+        calibrate(examples, KeywordScorer())
+
+
+def test_in_a_chat_the_earlier_turns_count_as_context():
+    history = "The bridge's first toll keeper was Oskar Lund."
+    messages = [
+        {"role": "system", "content": "Context:\n" + "\n".join(CONTEXT)},
+        {"role": "user", "content": "Tell me about the bridge's staff."},
+        {"role": "assistant", "content": history},
+        {"role": "user", "content": "Who was the first toll keeper?"},
+    ]
+    builder = plan_prompt([messages], to_documents(CONTEXT), "chunk").builder
+    assert builder is not None
+    prompts = anchor_prompts(builder)
+    assert prompts.earlier_turns == 2 and len(prompts.empty) == 2
+    answer = "Oskar Lund was the first toll keeper."
+    report = assess_answer(
+        "Who was the first toll keeper?", CONTEXT, answer, KeywordScorer(), prompt_builder=builder
+    )
+    assert report.earlier_turns == 2 and report.grounded  # supported by the earlier turn
+    assert "context includes 2 earlier chat messages" in (verdict_text(report) or "")
+    result = attribute(
+        QUESTION, CONTEXT, answer, KeywordScorer(), budget=3, prompt=messages, anchors=True
+    )
+    assert result.token_support is not None and result.token_support.earlier_turns == 2
+    assert result.reward_of([False, False]) != result.anchor_rewards["empty"]
+
+
+def test_a_verdict_from_a_proxy_says_so():
+    proxy = ProxyFallbackScorer(None, KeywordScorer())
+    report = assess_answer(QUESTION, CONTEXT, SUPPORTED, proxy)
+    assert report.scored_by is not None and report.scored_by.proxy
+    assert "judged by a proxy model (KeywordScorer)" in (verdict_text(report) or "")
+    own = assess_answer(QUESTION, CONTEXT, SUPPORTED, KeywordScorer())
+    assert own.scored_by is not None and not own.scored_by.proxy
+    assert "proxy" not in (verdict_text(own) or "")
+
+
+def test_judge_only_settings_attribute_nothing_and_make_two_calls():
+    scorer = KeywordScorer()
+    settings = AttributionSettings(budget=0, groundedness=GroundednessFilter(threshold=0.5))
+    captured = attribute_captured(QUESTION, CONTEXT, LONG, scorer, settings)
+    assert len(scorer.calls) == 2
+    result, verdict = captured.result, captured.verdict
+    assert result.method == "none" and result.budget == 0 and result.n_queries == 2
+    assert result.scores.tolist() == [0.0, 0.0] and result.token_support is not None
+    assert verdict is not None and verdict.report is not None
+    assert [s.supported for s in verdict.report.sentences] == [True, False]
+    with pytest.raises(InputError, match="budget=0 attributes nothing"):
+        AttributionSettings(budget=0)
+
+
+def test_renderers_show_the_unsupported_sentence_without_a_citation():
+    scorer = KeywordScorer()
+    result = attribute(QUESTION, CONTEXT, LONG, scorer, budget=4, anchors=True)
+    report = GroundednessFilter(threshold=0.5)(result).report
+    cited = cite(result, CONTEXT).with_groundedness(report)
+    first, second = cited.sentences
+    assert first.citations == [1] and first.supported is True
+    assert second.citations == [] and second.supported is False
+    assert second.unsupported_spans == [(len(SUPPORTED) + 1, len(LONG) - 1)]
+    markdown = cited.to_markdown()
+    assert f'{INVENTED} *(not supported by the sources: "{INVENTED[:-1]}")*' in markdown
+    assert "\\[1\\]" in markdown.split(INVENTED)[0]
+    html = cited.to_html(full_page=False)
+    assert '<span class="camab-unsupported"><mark class="camab-nosupport">Sailors' in html
+    plain = cited.to_terminal(color=False)
+    assert "(not supported by the sources" in plain and "1 sentence(s) without support" in plain
+    assert cited.to_dict()["sentences"][1]["supported"] is False
+    # cite() alone applies the gate's verdict at the default threshold
+    assert cite(result, CONTEXT).sentences[1].citations == []
+
+
+def test_the_default_threshold_is_the_benchmarks_figure():
+    stored = json.loads(
+        (ROOT / "benchmarks" / "results" / "groundedness" / "default_threshold.json").read_text()
+    )
+    assert stored["threshold"] == DEFAULT_THRESHOLD
+    assert stored["score"] == SCORE_NAME
+    assert stored["model"] == "smollm2" and "FRANK valid" in stored["fitted_on"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"{DEFAULT_THRESHOLD:.3f}" in readme and "Groundedness gate" in readme
+
+
+@pytest.mark.model
+def test_a_long_answer_with_one_invented_sentence_is_flagged_on_that_sentence(smollm2_scorer):
+    """The real embedded model, the shipped score and threshold: the sentence taken from
+    the context passes, the invented one is flagged, with its words marked."""
+    context = [
+        "The Varnholt Bridge over the river Emsa was opened in 1927. It was designed by the "
+        "engineer Ilse Marten and is 412 metres long.",
+        "The town of Kelby holds a lantern festival every October.",
+    ]
+    question = "Who designed the Varnholt Bridge?"
+    answer = (
+        "The Varnholt Bridge was designed by Ilse Marten. "
+        "It was painted bright green by sailors from Portugal in 1985."
+    )
+    report = assess_answer(question, context, answer, smollm2_scorer)
+    taken, invented = report.sentences
+    assert taken.supported and not invented.supported
+    assert taken.score is not None and invented.score is not None
+    assert invented.score < DEFAULT_THRESHOLD <= taken.score
+    assert report.unsupported_spans and all(
+        invented.start <= span.start < invented.end
+        for span in report.unsupported_spans
+        if "Portugal" in span.text
+    )
+    assert any("Portugal" in span.text for span in report.unsupported_spans)
