@@ -86,8 +86,8 @@ def default_builder(
 
 def support_of(response: str, results: Sequence[object], earlier_turns: int = 0) -> TokenSupport:
     """The :class:`TokenSupport` of the two anchor results (full, empty), checked."""
-    pair = list(results)
-    if len(pair) != 2 or not all(isinstance(r, ResponseLogprobs) for r in pair):
+    pair = [r for r in results if isinstance(r, ResponseLogprobs)]
+    if len(pair) != 2 or len(results) != 2:
         raise ScorerError("the scorer did not return two ResponseLogprobs for the anchors")
     full, empty = pair
     return TokenSupport.from_logprobs(response, full, empty, earlier_turns)

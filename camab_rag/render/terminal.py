@@ -8,6 +8,7 @@ control characters first, so a document cannot inject terminal escape sequences.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -60,6 +61,11 @@ def _one_line(text: str) -> str:
     return " ".join(clean(text).split())
 
 
+def _spaced(text: str) -> str:
+    """``text`` cleaned, each run of whitespace one space (the ends kept)."""
+    return re.sub(r"\s+", " ", clean(text))
+
+
 def _bar(strength: float, width: int = 8, *, ascii_only: bool) -> str:
     filled = max(0, min(width, round(strength * width)))
     if ascii_only:
@@ -90,15 +96,15 @@ def render_terminal(
     for sentence in answer.sentences:
         marks = "".join(f"[{n}]" for n in sentence.citations)
         marks += "".join(f"[{DISPUTED_MARK if colored else '!='}{n}]" for n in sentence.disputed)
-        body = "".join(
-            style(UNDERLINE + RED, _one_line(piece)) if flagged else _one_line(piece)
+        text = "".join(
+            style(UNDERLINE + RED, _spaced(piece)) if flagged else _spaced(piece)
             for piece, flagged in unsupported_pieces(
                 sentence.text, sentence.start, sentence.unsupported_spans
             )
         )
         note = sentence_note(sentence)
         pieces.append(
-            body
+            text
             + (style(BOLD + CYAN, marks) if marks else "")
             + (" " + style(RED, note) if note else "")
         )
