@@ -351,12 +351,14 @@ def report(records: list[dict[str, Any]], args: argparse.Namespace) -> None:
         chosen, tpr, fpr = youden_threshold(same_pos, same_neg)
         lines += [
             "",
-            f"**Chosen threshold: {chosen:.2f} nats/token**: Youden's J on the model's own "
+            f"**Youden threshold: {chosen:.2f} nats/token**: Youden's J on the model's own "
             f"answers in the same-context setting ({len(same_pos)} correct vs "
             f"{len(same_neg)} unsupported: TPR {tpr:.2f}, FPR {fpr:.2f}). On the gold "
             f"reference answers too ({len(pooled)} positives) it keeps "
             f"{np.mean([p >= chosen for p in pooled]):.2f} of them. "
-            "`camab_rag.groundedness.DEFAULT_THRESHOLD` is set from this line. Few correct "
+            "This was the library's default threshold until the gate was measured on "
+            "human-labelled data (section 'Groundedness gate on human-labelled answers', "
+            "which now sets `DEFAULT_THRESHOLD`). Few correct "
             "answers (the 135M model is mostly wrong on HotpotQA), so the figure is rough; "
             "some 'unsupported' answers are partly supported by the gold paragraphs (same "
             "topic, another question), which caps the AUC.",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from camab_rag.render.model import Highlight
 from camab_rag.render.support import CITE_AT, STRONG_AT, WEAK_AT, support_words
@@ -25,25 +25,34 @@ def clean(text: str) -> str:
     return _UNSAFE.sub(REPLACEMENT, text)
 
 
+M = TypeVar("M")
+
+
+def _cut(text: str, marks: Sequence[tuple[int, int, M]]) -> list[tuple[str, M | None]]:
+    """``text`` cut into pieces, each plain (``None``) or one mark's ``[start, end)`` span
+    with the mark; marks outside the text or overlapping an earlier one are ignored."""
+    pieces: list[tuple[str, M | None]] = []
+    cursor = 0
+    for start, end, mark in sorted(marks, key=lambda m: m[0]):
+        start, end = max(start, 0), min(end, len(text))
+        if start < cursor or start >= end:
+            continue
+        if start > cursor:
+            pieces.append((text[cursor:start], None))
+        pieces.append((text[start:end], mark))
+        cursor = end
+    if cursor < len(text):
+        pieces.append((text[cursor:], None))
+    return pieces
+
+
 def split_highlights(
     text: str, highlights: Sequence[Highlight]
 ) -> list[tuple[str, Highlight | None]]:
     """``text`` cut into pieces, each either plain (``None``) or one highlight's span.
 
     Highlights outside the text or overlapping an earlier one are ignored."""
-    pieces: list[tuple[str, Highlight | None]] = []
-    cursor = 0
-    for highlight in sorted(highlights, key=lambda h: h.start):
-        start, end = max(highlight.start, 0), min(highlight.end, len(text))
-        if start < cursor or start >= end:
-            continue
-        if start > cursor:
-            pieces.append((text[cursor:start], None))
-        pieces.append((text[start:end], highlight))
-        cursor = end
-    if cursor < len(text):
-        pieces.append((text[cursor:], None))
-    return pieces
+    return _cut(text, [(h.start, h.end, h) for h in highlights])
 
 
 def calls_text(n_queries: int) -> str:
@@ -117,19 +126,8 @@ def unsupported_pieces(
 ) -> list[tuple[str, bool]]:
     """A sentence's text (starting at answer offset ``start``) cut into pieces, each
     flagged when it lies in one of the answer-offset ``spans``."""
-    pieces: list[tuple[str, bool]] = []
-    cursor = 0
-    for a, b in sorted(spans):
-        a, b = max(a - start, cursor), min(b - start, len(text))
-        if a >= b:
-            continue
-        if a > cursor:
-            pieces.append((text[cursor:a], False))
-        pieces.append((text[a:b], True))
-        cursor = b
-    if cursor < len(text):
-        pieces.append((text[cursor:], False))
-    return pieces
+    marks = [(a - start, b - start, True) for a, b in spans]
+    return [(piece, mark is not None) for piece, mark in _cut(text, marks)]
 
 
 def sentence_note(sentence: Any) -> str | None:
