@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness.abstention import is_abstention
-from camab_rag.groundedness.score import SCORE_NAME, support_score
+from camab_rag.groundedness.score import SCORE_NAME, explained, support_score
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.scoring import ScoredBy
 from camab_rag.token_support import Span, TokenSupport
@@ -19,14 +19,16 @@ from camab_rag.token_support import Span, TokenSupport
 FloatArray = NDArray[np.float64]
 GainSource = Literal["observed", "measured", "surrogate"]
 
-DEFAULT_THRESHOLD = 0.22
-"""Context gain (nats per answer token) at or above which an answer counts as grounded.
+DEFAULT_THRESHOLD = 0.588
+"""The gate's score (the share of the answer's surprisal the context explains,
+:mod:`~camab_rag.groundedness.score`) at or above which an answer passes.
 
-Chosen on 50 HotpotQA questions with the embedded SmolLM2 (``benchmarks/
-bench_groundedness.py``, section "Groundedness score calibration" of BENCHMARKS.md):
-Youden's J of correct answers against answers produced without the evidence, scored on
-the same context (ROC AUC 0.87; the threshold was 0.22 on the first 23 questions too).
-Recalibrate for another model, reward or prompt."""
+Fitted for the embedded SmolLM2 on the CNN/DM summaries of FRANK's ``valid`` rows (human
+factuality labels; the balanced-accuracy optimum), by ``benchmarks/bench_gate.py report``,
+which writes it to ``benchmarks/results/groundedness/default_threshold.json`` (a test
+checks the two agree); figures on the ``test`` rows in ``BENCHMARKS.md``, "Groundedness
+gate". Another model, prompt or kind of answer: fit your own with
+:func:`~camab_rag.groundedness.calibrate`."""
 
 
 @dataclass(frozen=True)
@@ -51,8 +53,9 @@ class SentenceGroundedness:
 
     ``source="measured"``: from the two anchor calls' token log-probs (``gain`` is the
     sentence's mean per-token context gain, ``score`` the gate's score of its tokens);
-    ``"surrogate"``: from its per-statement attribution (``gain`` and ``score`` are the sum
-    of its segment scores). An ``abstention`` ("I don't know") is never flagged.
+    ``"surrogate"``: from its per-statement attribution (``gain`` is the sum of its segment
+    scores, ``score`` that gain over the answer's no-context surprisal). An
+    ``abstention`` ("I don't know") is never flagged.
     """
 
     text: str
@@ -99,14 +102,15 @@ class GroundednessReport:
     """The groundedness verdict of one answer.
 
     Attributes:
-        score: the gate's score (:data:`~camab_rag.groundedness.score.SCORE_NAME`; the
-            context gain ``L(C) - L(empty)`` for a surrogate or a custom reward), compared
-            with ``threshold``.
+        score: the gate's score, the share of the answer's surprisal the context explains
+            (:mod:`~camab_rag.groundedness.score`), compared with ``threshold``.
         grounded: ``score >= threshold``, or the answer only declines to answer
             (``abstained``).
-        full_reward, empty_reward: the two rewards (``None`` for a surrogate score).
-        source: ``"observed"`` (both subsets were in the attribution history),
-            ``"measured"`` (asked the scorer) or ``"surrogate"`` (``sum(scores)``).
+        full_reward, empty_reward: the answer's mean log-prob (its reward) with the full
+            context and with none (a surrogate's are the linear fit's predictions).
+        source: ``"observed"`` (read from the attribution: its anchors or history),
+            ``"measured"`` (asked the scorer) or ``"surrogate"`` (predicted by the
+            attribution's linear fit).
         top_share: share of the positive attribution carried by the ``top_k`` segments.
         sentences: per answer sentence score and verdict (measured from the token
             log-probs when ``token_support`` is known).
@@ -141,6 +145,13 @@ class GroundednessReport:
         return [s for s in self.sentences if not s.supported]
 
     @property
+    def gain(self) -> float | None:
+        """The context gain ``full_reward - empty_reward`` (nats per token)."""
+        if self.full_reward is None or self.empty_reward is None:
+            return None
+        return self.full_reward - self.empty_reward
+
+    @property
     def earlier_turns(self) -> int:
         """Earlier chat messages counted as context (left out of the empty anchor)."""
         return self.token_support.earlier_turns if self.token_support is not None else 0
@@ -148,7 +159,7 @@ class GroundednessReport:
     def to_dict(self) -> dict[str, Any]:
         return {
             "score": self.score,
-            "score_name": SCORE_NAME if self.token_support is not None else "gain",
+            "score_name": SCORE_NAME,
             "threshold": self.threshold,
             "grounded": self.grounded,
             "source": self.source,
@@ -207,6 +218,17 @@ def top_share(scores: Sequence[float] | FloatArray, k: int) -> float:
     return float(np.sort(positive)[::-1][:k].sum() / total)
 
 
+def surrogate_gain(result: AttributionResult) -> ContextGain | None:
+    """``L(C)`` and ``L(empty)`` as the linear surrogate predicts them from the attribution
+    history: ``V(S) = w0 + sum(w_i for i in S)`` with ``w`` the scores, so ``L(empty) = w0
+    = mean(rewards) - mean(masks) @ scores`` and ``L(C) = w0 + sum(scores)``."""
+    if result.rewards.size == 0 or result.masks.shape[0] != result.rewards.size:
+        return None
+    scores = np.asarray(result.scores, dtype=float)
+    intercept = float(result.rewards.mean() - result.masks.mean(axis=0) @ scores)
+    return ContextGain(intercept + float(scores.sum()), intercept, 0)
+
+
 def build_report(
     result: AttributionResult,
     chosen: ContextGain | None,
@@ -215,13 +237,18 @@ def build_report(
     top_k: int,
     extra_queries: int,
 ) -> GroundednessReport:
-    """The report of an attribution without token support: the gain is read from the
-    rewards (or the surrogate ``sum(scores)``), each sentence's from its statement scores."""
-    score = float(chosen.gain) if chosen is not None else float(np.sum(result.scores))
+    """The report of an attribution without token support: the score from the two
+    rewards (observed, or the surrogate's prediction), each sentence's gain from its
+    statement scores (scored against the answer's ``L(empty)``)."""
+    estimate = chosen if chosen is not None else surrogate_gain(result)
+    if estimate is None:
+        raise InputError("the attribution holds no evaluated subsets to estimate the score from")
+    score = explained(estimate.full, estimate.empty)
     sentences = []
     for s in result.statements:
         abstention = is_abstention(s.text)
         gain = float(np.sum(s.scores))
+        sentence_score = explained(estimate.empty + gain, estimate.empty)
         sentences.append(
             SentenceGroundedness(
                 text=s.text,
@@ -229,9 +256,9 @@ def build_report(
                 end=s.end,
                 gain=gain,
                 top_share=top_share(s.scores, top_k),
-                supported=bool(abstention or gain >= threshold),
+                supported=bool(abstention or sentence_score >= threshold),
                 abstention=abstention,
-                score=gain,
+                score=sentence_score,
             )
         )
     abstained = _abstained(result.response, [s.abstention for s in sentences])
@@ -240,8 +267,8 @@ def build_report(
         threshold=float(threshold),
         grounded=bool(abstained or score >= threshold),
         source=source,
-        full_reward=chosen.full if chosen is not None else None,
-        empty_reward=chosen.empty if chosen is not None else None,
+        full_reward=estimate.full,
+        empty_reward=estimate.empty,
         top_share=top_share(result.scores, top_k) if result.n_segments else 0.0,
         top_k=top_k,
         top_segments=[i for i in result.top_k(min(top_k, result.n_segments))],
@@ -332,5 +359,6 @@ __all__ = [
     "SentenceGroundedness",
     "build_report",
     "support_report",
+    "surrogate_gain",
     "top_share",
 ]
