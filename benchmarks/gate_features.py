@@ -1,0 +1,121 @@
+"""Per-answer figures the gate benchmark compares, all replayed from stored rows.
+
+Every candidate is a *support* score (higher = better supported); a table's ROC AUC takes
+"unsupported" as the positive class, so it ranks by the negated score.
+
+* model-based, from the two anchor calls' token log-probs (:class:`TokenSupport`):
+  ``gain`` (mean per-token context gain), ``explained`` (the share of the answer's
+  no-context surprisal the context removes), ``full`` (mean log-prob with the context),
+  ``min_sentence`` (the least supported sentence's gain), ``supported_tokens`` (share of
+  tokens outside the unsupported spans), ``shipped`` (the library's own score);
+* the same-model judge: ``log P(yes) - log P(no)`` (each summed over ``Yes``/``yes``);
+* free baselines: ``lexical`` (share of the answer's content words present in the
+  context), ``numbers`` (share of its numbers present), ``length`` (minus the word
+  count: a longer answer ranks as less supported).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from camab_rag.groundedness.report import support_report
+from camab_rag.token_support import TokenSupport
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each
+    few for from further had has have having he her here hers herself him himself his
+    how i if in into is it its itself just me more most my myself no nor not now of off
+    on once only or other our ours ourselves out over own same she should so some such
+    than that the their theirs them themselves then there these they this those through
+    to too under until up very was we were what when where which while who whom why will
+    with would you your yours yourself yourselves s t said says say one two new also
+    year years mr mrs ms""".split()  # noqa: SIM905
+)
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in words(text) if w not in STOPWORDS and not w.isdigit()]
+
+
+def share_present(needles: list[str], haystack: set[str]) -> float:
+    """Share of ``needles`` found in ``haystack`` (1.0 when there are none)."""
+    if not needles:
+        return 1.0
+    return sum(n in haystack for n in needles) / len(needles)
+
+
+def lexical(answer: str, context: str) -> float:
+    """Share of the answer's content words that occur in the context (the issue's
+    baseline is one minus this: the share absent)."""
+    return share_present(content_words(answer), set(words(context)))
+
+
+def numbers(answer: str, context: str) -> float:
+    """Share of the answer's numbers that occur in the context."""
+    found = set(_NUMBER.findall(context))
+    return share_present(_NUMBER.findall(answer), found)
+
+
+def length(answer: str, context: str) -> float:
+    return -float(len(words(answer)))
+
+
+def judge(row: dict[str, Any]) -> float:
+    j = row["judge"]
+    return float(np.logaddexp(j["Yes"], j["yes"]) - np.logaddexp(j["No"], j["no"]))
+
+
+def support_of(row: dict[str, Any]) -> TokenSupport:
+    return TokenSupport.from_dict(row["support"], row["answer"])
+
+
+def _explained(s: TokenSupport) -> float:
+    surprisal = -s.mean_logprob("empty")
+    return s.gain() / surprisal if surprisal > 0 else 0.0
+
+
+def _min_sentence(s: TokenSupport) -> float:
+    gains = [span.gain for span in s.sentences()]
+    return float(min(gains)) if gains else s.gain()
+
+
+def _supported_tokens(s: TokenSupport) -> float:
+    mask = s.unsupported_mask()
+    return 1.0 - float(s.counts[mask].sum() / s.counts.sum())
+
+
+MODEL_SCORES: dict[str, Callable[[TokenSupport], float]] = {
+    "gain": lambda s: s.gain(),
+    "explained": _explained,
+    "full": lambda s: s.mean_logprob("full"),
+    "min_sentence": _min_sentence,
+    "supported_tokens": _supported_tokens,
+}
+TEXT_SCORES: dict[str, Callable[[str, str], float]] = {
+    "lexical": lexical,
+    "numbers": numbers,
+    "length": length,
+}
+
+
+def features(row: dict[str, Any], context: str, threshold: float = 0.0) -> dict[str, float]:
+    """Every candidate and baseline of one stored row."""
+    support = support_of(row)
+    out = {name: float(f(support)) for name, f in MODEL_SCORES.items()}
+    out["shipped"] = support_report(support, threshold).score
+    out["judge"] = judge(row)
+    for name, f in TEXT_SCORES.items():
+        out[name] = float(f(row["answer"], context))
+    return {k: (v if math.isfinite(v) else 0.0) for k, v in out.items()}

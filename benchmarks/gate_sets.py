@@ -1,0 +1,183 @@
+"""The labelled answers the groundedness gate is measured on (``bench_gate.py``).
+
+Each item is one answer to judge against one context, with a human (or dataset) label:
+
+* ``frank``: FRANK's abstractive summaries of CNN/DM and BBC articles (9 systems), an
+  answer is *unsupported* when annotators found a factual error in it (``factual`` false).
+  ``group`` is the source (``cnndm``/``bbc``), ``split`` FRANK's ``valid``/``test``.
+* ``halueval``: HaluEval QA, the right answer (supported) and the two ChatGPT-written
+  hallucinated answers (unsupported) of each question over its evidence paragraphs.
+* ``halueval_long``: long answers built from HaluEval: one question's right answer joined
+  with another question's hallucinated answer (order drawn per pair), over both evidence
+  paragraphs and both questions; ``parts`` give each part's character span and label,
+  for per-sentence scores.
+
+Items of one context come together (``context_key``) so a scorer's prefix cache computes
+the context once. Nothing here runs a model.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from camab_cli.evaluation.datasets import data_dir
+
+FRANK_QUESTION = "Summarise the article in a few sentences."
+SETS = ("frank", "halueval", "halueval_long")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One answer to judge: its context, question, label and where it comes from."""
+
+    set: str
+    id: str
+    question: str
+    context: str
+    answer: str
+    unsupported: bool
+    group: str
+    split: str
+    context_key: str
+    parts: list[tuple[int, int, bool]] = field(default_factory=list)
+    """``(start, end, unsupported)`` character spans of the answer's parts (long answers)."""
+
+    def meta(self) -> dict[str, Any]:
+        return {
+            "set": self.set,
+            "id": self.id,
+            "unsupported": self.unsupported,
+            "group": self.group,
+            "split": self.split,
+            "parts": [list(p) for p in self.parts],
+        }
+
+
+def _jsonl(name: str) -> list[dict[str, Any]]:
+    with (data_dir() / name).open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+def frank_items() -> list[Item]:
+    """FRANK summaries, grouped by article (valid rows first, then test)."""
+    rows = _jsonl("frank_dev.jsonl")
+    items = [
+        Item(
+            set="frank",
+            id=str(r["id"]),
+            question=FRANK_QUESTION,
+            context=r["article"],
+            answer=r["summary"].strip(),
+            unsupported=not bool(r["factual"]),
+            group=r["source"],
+            split=r["split"],
+            context_key=f"{r['source']}:{r['article_id']}",
+        )
+        for r in rows
+        if r["summary"].strip()
+    ]
+    order = {"valid": 0, "test": 1}
+    return sorted(items, key=lambda i: (order[i.split], i.group, i.context_key, i.id))
+
+
+HALUEVAL_ANSWERS = (
+    ("right_answer", False),
+    ("hallucinated_answer", True),
+    ("hallucinated_answer_multiturn", True),
+)
+
+
+def halueval_items() -> list[Item]:
+    """HaluEval QA: three answers per question (right, hallucinated, multi-turn
+    hallucinated); ``group`` names which."""
+    items = []
+    for row in _jsonl("halueval_qa_dev.jsonl"):
+        for key, unsupported in HALUEVAL_ANSWERS:
+            answer = str(row[key]).strip()
+            if not answer:
+                continue
+            items.append(
+                Item(
+                    set="halueval",
+                    id=f"{row['id']}:{key}",
+                    question=row["question"],
+                    context=row["knowledge"].strip(),
+                    answer=answer,
+                    unsupported=unsupported,
+                    group=key,
+                    split="all",
+                    context_key=str(row["id"]),
+                )
+            )
+    return items
+
+
+def _as_sentence(text: str) -> str:
+    """A short answer made a sentence of its own (a final full stop when it has none)."""
+    text = " ".join(text.split())
+    return text if re.search(r"[.!?]['\")\]]*$", text) else text + "."
+
+
+def halueval_long_items(seed: int = 0) -> list[Item]:
+    """One long answer per HaluEval question: its right answer joined with the next
+    question's hallucinated answer (questions in a seeded random order; which part comes
+    first drawn per pair), over both evidence paragraphs and both questions."""
+    rows = _jsonl("halueval_qa_dev.jsonl")
+    rng = random.Random(seed)
+    order = list(range(len(rows)))
+    rng.shuffle(order)
+    items = []
+    for position, index in enumerate(order):
+        first, second = rows[index], rows[order[(position + 1) % len(order)]]
+        right = _as_sentence(first["right_answer"])
+        invented = _as_sentence(second["hallucinated_answer"])
+        pieces = [(right, False), (invented, True)]
+        documents = [first["knowledge"].strip(), second["knowledge"].strip()]
+        if rng.random() < 0.5:
+            pieces.reverse()
+        if rng.random() < 0.5:
+            documents.reverse()
+        answer, parts = "", []
+        for text, unsupported in pieces:
+            if answer:
+                answer += " "
+            parts.append((len(answer), len(answer) + len(text), unsupported))
+            answer += text
+        items.append(
+            Item(
+                set="halueval_long",
+                id=f"{first['id']}+{second['id']}",
+                question=f"{first['question']} {second['question']}",
+                context="\n\n".join(documents),
+                answer=answer,
+                unsupported=True,
+                group="long",
+                split="all",
+                context_key=f"{first['id']}+{second['id']}",
+                parts=parts,
+            )
+        )
+    return items
+
+
+def load_items(name: str) -> list[Item]:
+    if name == "frank":
+        return frank_items()
+    if name == "halueval":
+        return halueval_items()
+    if name == "halueval_long":
+        return halueval_long_items()
+    raise ValueError(f"unknown set {name!r}; choose one of {', '.join(SETS)}")
+
+
+def by_context(items: list[Item]) -> Iterator[list[Item]]:
+    """The items in runs that share one context (in order of first appearance)."""
+    groups: dict[str, list[Item]] = {}
+    for item in items:
+        groups.setdefault(item.context_key, []).append(item)
+    yield from groups.values()
