@@ -203,9 +203,15 @@ def long_answer_sentences(data: Rows, threshold: float) -> dict[str, Any]:
     items = {i.id: i for i in load_items("halueval_long")}
     scores, lexicals, lengths, labels, keys = [], [], [], [], []
     caught = []
+    span_chars = {True: 0, False: 0}
+    parts_with_span: dict[bool, list[bool]] = {True: [], False: []}
     for row in data.rows:
         report = support_report(support_of(row), threshold)
         context = items[row["id"]].context
+        for start, end, invented in row["parts"]:
+            inside = [s for s in report.unsupported_spans if start <= s.start < end]
+            span_chars[bool(invented)] += sum(s.end - s.start for s in inside)
+            parts_with_span[bool(invented)].append(bool(inside))
         per_answer = []
         for sentence in report.sentences:
             part = next(
@@ -228,6 +234,9 @@ def long_answer_sentences(data: Rows, threshold: float) -> dict[str, Any]:
         "lexical": auroc_ci(np.array(lexicals), unsupported, draws),
         "length": auroc_ci(np.array(lengths), unsupported, draws),
         "lowest_is_invented": float(np.mean(caught)) if caught else float("nan"),
+        "span_precision": span_chars[True] / max(span_chars[True] + span_chars[False], 1),
+        "invented_with_span": float(np.mean(parts_with_span[True])),
+        "right_with_span": float(np.mean(parts_with_span[False])),
         "flagged": at_threshold(np.array(scores), unsupported, threshold),
     }
 
@@ -287,7 +296,7 @@ def report(write: bool = True) -> None:
     if base is None:
         raise SystemExit("no stored FRANK rows for the selection model")
     valid = base.where(base.column("split") == "valid")
-    chosen, table = selection(valid)
+    chosen, choice_table = selection(valid)
     lines += [
         "### Choosing the score (FRANK `valid`, SmolLM2)",
         "",
@@ -300,7 +309,7 @@ def report(write: bool = True) -> None:
         "of content words present in the article), `numbers` (share of numbers present), "
         "`length` (fewer words = more supported).",
         "",
-        *table,
+        *choice_table,
         "",
         f"Highest pooled: `{chosen}`. The library ships `{SCORE_NAME}` "
         "(`camab_rag.groundedness.score`)"
@@ -314,8 +323,9 @@ def report(write: bool = True) -> None:
     names = (*CANDIDATES, *BASELINES)
     fit = fit_rows(base)
     cuts = thresholds(fit, names)
-    provenance = {
-        "threshold": round(cuts["shipped"], 3),
+    default_cut = round(cuts["shipped"], 3)
+    provenance: dict[str, Any] = {
+        "threshold": default_cut,
         "score": SCORE_NAME,
         "model": SELECTION_MODEL,
         "fitted_on": "FRANK valid, CNN/DM summaries, balanced accuracy",
@@ -330,7 +340,7 @@ def report(write: bool = True) -> None:
         f"`DEFAULT_THRESHOLD` is {DEFAULT_THRESHOLD}"
         + (
             " (the same)."
-            if abs(DEFAULT_THRESHOLD - provenance["threshold"]) < 5e-4
+            if abs(DEFAULT_THRESHOLD - default_cut) < 5e-4
             else " (NOT the same: update the library)."
         ),
         "",
@@ -357,7 +367,7 @@ def report(write: bool = True) -> None:
         test = data.where(data.column("split") == "test")
         model_fit = fit_rows(data)
         if model == SELECTION_MODEL:
-            model_cuts = {**cuts, "shipped": provenance["threshold"]}
+            model_cuts = {**cuts, "shipped": default_cut}
             cut_note = (
                 "the shipped default for `shipped`; each other score its own, fitted on "
                 "CNN/DM valid"
@@ -372,7 +382,7 @@ def report(write: bool = True) -> None:
                     at_threshold(
                         test.where(test.column("group") == "cnndm").figures["shipped"],
                         test.where(test.column("group") == "cnndm").unsupported,
-                        provenance["threshold"],
+                        default_cut,
                     ).balanced_accuracy
                 )
                 + " on CNN/DM test"
@@ -400,9 +410,7 @@ def report(write: bool = True) -> None:
             ]
             families += comparisons(subset, f"{label}, {model}")
             if model == SELECTION_MODEL and label == "FRANK CNN/DM test":
-                decided = at_threshold(
-                    subset.figures["shipped"], subset.unsupported, provenance["threshold"]
-                )
+                decided = at_threshold(subset.figures["shipped"], subset.unsupported, default_cut)
                 headline = {
                     "auroc": aucs["shipped"],
                     "balanced_accuracy": decided.balanced_accuracy,
@@ -421,7 +429,7 @@ def report(write: bool = True) -> None:
             lines += [f"### HaluEval QA, `{model}`: no stored rows yet", ""]
             continue
         model_cuts = (
-            {**cuts, "shipped": provenance["threshold"]}
+            {**cuts, "shipped": default_cut}
             if model == SELECTION_MODEL
             else thresholds(fit_rows(frank[model]), names)  # type: ignore[arg-type]
             if frank[model] is not None
@@ -449,9 +457,7 @@ def report(write: bool = True) -> None:
         ]
         families += comparisons(data, f"HaluEval QA, {model}")
         if model == SELECTION_MODEL:
-            decided = at_threshold(
-                data.figures["shipped"], data.unsupported, provenance["threshold"]
-            )
+            decided = at_threshold(data.figures["shipped"], data.unsupported, default_cut)
             halueval_headline = {
                 "flag_unsupported": decided.flag_unsupported,
                 "pass_supported": decided.pass_supported,
@@ -465,7 +471,7 @@ def report(write: bool = True) -> None:
         if data is None:
             lines += [f"- HaluEval long answers, `{model}`: no stored rows yet"]
             continue
-        cut = provenance["threshold"]
+        cut = default_cut
         result = long_answer_sentences(data, cut)
         if model == SELECTION_MODEL:
             long_headline = result
@@ -478,14 +484,17 @@ def report(write: bool = True) -> None:
             f"{_ci(result['length'])}; the answer's least supported sentence is the invented "
             f"one in {_fmt(result['lowest_is_invented'], 2)} of answers; at the default "
             f"threshold {_fmt(result['flagged'].flag_unsupported, 2)} of invented sentences "
-            f"are flagged and {_fmt(result['flagged'].pass_supported, 2)} of right ones pass",
+            f"are flagged and {_fmt(result['flagged'].pass_supported, 2)} of right ones pass; "
+            f"unsupported spans: {_fmt(result['span_precision'], 2)} of their characters lie "
+            f"in the invented part, found in {_fmt(result['invented_with_span'], 2)} of "
+            f"invented parts and {_fmt(result['right_with_span'], 2)} of right ones",
         ]
     for model in MODELS_RUN:
         data = frank[model]
         if data is None:
             continue
         test = data.where(data.column("split") == "test")
-        result = frank_sentences(test, provenance["threshold"])
+        result = frank_sentences(test, default_cut)
         lines += [
             f"- FRANK test summaries of two or more sentences, `{model}` "
             f"({result['n_summaries']} summaries, {result['n_sentences']} sentences), "

@@ -16,6 +16,7 @@ from camab_rag.errors import InputError
 from camab_rag.groundedness import (
     DEFAULT_THRESHOLD,
     GroundednessFilter,
+    GroundednessReport,
     LabelledAnswer,
     aassess_answer,
     assess_answer,
@@ -51,8 +52,11 @@ def test_the_gate_alone_makes_two_calls_and_judges_each_sentence():
     assert second.score is not None and first.score is not None and second.score < first.score
     # every word of the invented sentence is unlikely with the context and gains nothing
     assert [s.text for s in report.unsupported_spans] == [INVENTED.rstrip(".")]
-    again = asyncio.run(aassess_answer(QUESTION, CONTEXT, LONG, KeywordScorer(), threshold=0.5))
-    assert again.to_dict() == report.to_dict()
+
+    async def judged_async() -> GroundednessReport:
+        return await aassess_answer(QUESTION, CONTEXT, LONG, KeywordScorer(), threshold=0.5)
+
+    assert asyncio.run(judged_async()).to_dict() == report.to_dict()
     assert json.loads(json.dumps(report.to_dict()))["sentences"][1]["supported"] is False
 
 
@@ -128,8 +132,15 @@ def test_calibration_on_a_handful_of_labelled_answers_moves_the_threshold():
     assert (calibration.n_supported, calibration.n_unsupported) == (3, 3)
     assert calibration.balanced_accuracy == 1.0 and calibration.auroc == 1.0
     assert calibration.threshold != pytest.approx(DEFAULT_THRESHOLD)
-    supported = [assess_answer(*row[:3], KeywordScorer()).score for row in labelled()[2:3]]
-    invented = [assess_answer(*row[:3], KeywordScorer()).score for row in labelled()[3:]]
+    supported = [assess_answer(QUESTION, CONTEXT, "Ilse Marten built it.", KeywordScorer()).score]
+    invented = [
+        assess_answer(QUESTION, CONTEXT, answer, KeywordScorer()).score
+        for answer in (
+            INVENTED,
+            "A Danish shipyard owns the bridge.",
+            "Marten opened a bakery in Lisbon.",
+        )
+    ]
     assert max(invented) < calibration.threshold <= min(supported)
     gate = GroundednessFilter(mode="block", fallback="No.").calibrate(labelled(), KeywordScorer())
     assert gate.threshold == calibration.threshold and gate.mode == "block"

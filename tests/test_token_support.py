@@ -102,9 +102,10 @@ def test_json_round_trip_and_bad_input():
     with pytest.raises(InputError, match="equal-length"):
         TokenSupport(
             ANSWER,
-            np.zeros(2, np.int64),
-            np.zeros(1, np.int64),
-            *[np.zeros(2)] * 2,
-            np.ones(2, np.int64),
+            starts=np.zeros(2, np.int64),
+            ends=np.zeros(1, np.int64),
+            full=np.zeros(2),
+            empty=np.zeros(2),
+            counts=np.ones(2, np.int64),
         )
     assert pytest.approx(math.log(0.5)) == UNLIKELY_LOGPROB

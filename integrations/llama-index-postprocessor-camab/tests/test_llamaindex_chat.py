@@ -178,6 +178,7 @@ def test_the_earlier_turns_count_as_context_for_the_groundedness_verdict(
     inner = index.as_chat_engine(chat_mode="context", llm=llm, similarity_top_k=3)
     engine = CamabChatEngine(inner, scorer, budget=0, groundedness=GroundednessFilter())
     first, second = engine.chat(question), engine.chat(again)
+    assert isinstance(first, AgentChatResponse) and isinstance(second, AgentChatResponse)
     reports = [
         FilteredAnswer.from_dict((turn.metadata or {})[ATTRIBUTION_KEY]["groundedness"]).report
         for turn in (first, second)
