@@ -161,16 +161,14 @@ def attribute_record(
         anchors=args.groundedness,  # the verdict's two calls, inside the bar's total
         progress=progress.show,
     )
-    rule = CitationRule(top_k=args.top_k, unit=args.cite)
+    rule = CitationRule(top_k=args.top_k, unit=args.cite, support_threshold=args.grounded_threshold)
     if args.threshold is not None:
-        rule = CitationRule(top_k=args.top_k, threshold=args.threshold, unit=args.cite)
+        rule = replace(rule, threshold=args.threshold)
     cited = cite(result, record.documents, rule=rule)
     if args.groundedness:
         from camab_rag.groundedness import assess_groundedness
 
-        report = assess_groundedness(
-            result, context=record.documents, scorer=scorer, threshold=args.grounded_threshold
-        )
+        report = assess_groundedness(result, threshold=args.grounded_threshold)
         cited = cited.with_groundedness(report)
     progress.finish(f"{result.n_queries + _extra(cited)} model calls")
     return Outcome(record, result, cited, generated)

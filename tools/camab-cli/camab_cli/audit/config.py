@@ -22,10 +22,10 @@ class AuditConfig:
             order or the machine it ran on.
         top_k: segments cited per answer sentence (at most).
         min_citation_score: a segment is cited only if its score is above this.
-        ungrounded_threshold: an answer whose context gain (how much the context raises
-            the answer's mean token log-probability) is below this is flagged ungrounded
-            (default: :data:`camab_rag.groundedness.DEFAULT_THRESHOLD`, calibrated on
-            HotpotQA with the embedded model).
+        ungrounded_threshold: an answer whose groundedness score (the share of its
+            surprisal the context explains) is below this is flagged ungrounded (default:
+            :data:`camab_rag.groundedness.DEFAULT_THRESHOLD`, fitted on FRANK with the
+            embedded model).
         measure_gain: when the attribution did not evaluate the full and the empty
             context, score them (at most two extra queries per record) for the
             groundedness verdict; ``False`` uses the linear surrogate ``sum(scores)``.

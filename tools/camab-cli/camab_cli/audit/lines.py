@@ -11,12 +11,13 @@ The result line is a JSON object::
                       "context_gain", "verdict", "flagged", "extra_queries"},
      "cost": {"queries", "prompt_tokens", "wall_time_s"}}
 
-Groundedness is the context gain ``L(full) - L(empty)`` (how much the whole context raises
-the answer's reward, nats per token by default): read from the attribution history when
-both subsets were evaluated, else measured with the same scorer (at most two extra
-queries, counted in the cost; ``AuditConfig.measure_gain=False`` falls back to the
-linear surrogate ``sum(scores)`` instead). The verdict flags an answer whose gain is below
-``AuditConfig.ungrounded_threshold``.
+Groundedness is read from ``L(full)`` and ``L(empty)``, the answer's reward with the whole
+context and with none: read from the attribution history when both subsets were
+evaluated, else measured with the same scorer (at most two extra queries, counted in the
+cost; ``AuditConfig.measure_gain=False`` falls back to the linear surrogate's prediction
+instead). ``context_gain`` is ``L(full) - L(empty)``; the verdict flags an answer whose
+score (the share of its surprisal the context explains,
+:mod:`camab_rag.groundedness.score`) is below ``AuditConfig.ungrounded_threshold``.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def _groundedness(result: AttributionResult, gain: Gain, config: AuditConfig) ->
         {
             "method": GROUNDEDNESS_METHOD,
             "source": gain.source,  # observed (history), measured (extra queries), surrogate
-            "context_gain": report["score"],
+            "context_gain": report["full_reward"] - report["empty_reward"],
             "verdict": "grounded" if report["grounded"] else "ungrounded",
             "flagged": not report["grounded"],
             "extra_queries": gain.extra_queries,
