@@ -6,8 +6,9 @@ Every candidate is a *support* score (higher = better supported); a table's ROC 
 * model-based, from the two anchor calls' token log-probs (:class:`TokenSupport`):
   ``gain`` (mean per-token context gain), ``explained`` (the share of the answer's
   no-context surprisal the context removes), ``full`` (mean log-prob with the context),
-  ``min_sentence`` (the least supported sentence's gain), ``supported_tokens`` (share of
-  tokens outside the unsupported spans), ``shipped`` (the library's own score);
+  ``min_sentence_gain`` / ``min_sentence_explained`` (the least supported sentence's gain
+  or explained share), ``supported_tokens`` (share of tokens outside the unsupported
+  spans), ``shipped`` (the library's own score, through its report);
 * the same-model judge: ``log P(yes) - log P(no)`` (each summed over ``Yes``/``yes``);
 * free baselines: ``lexical`` (share of the answer's content words present in the
   context), ``numbers`` (share of its numbers present), ``length`` (minus the word
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from camab_rag.groundedness.report import support_report
+from camab_rag.groundedness.score import support_score
 from camab_rag.token_support import TokenSupport
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -86,9 +88,14 @@ def _explained(s: TokenSupport) -> float:
     return s.gain() / surprisal if surprisal > 0 else 0.0
 
 
-def _min_sentence(s: TokenSupport) -> float:
+def _min_sentence_gain(s: TokenSupport) -> float:
     gains = [span.gain for span in s.sentences()]
     return float(min(gains)) if gains else s.gain()
+
+
+def _min_sentence_explained(s: TokenSupport) -> float:
+    shares = [support_score(s.within([(x.start, x.end)])) for x in s.sentences()]
+    return float(min(shares)) if shares else support_score(s)
 
 
 def _supported_tokens(s: TokenSupport) -> float:
@@ -100,7 +107,8 @@ MODEL_SCORES: dict[str, Callable[[TokenSupport], float]] = {
     "gain": lambda s: s.gain(),
     "explained": _explained,
     "full": lambda s: s.mean_logprob("full"),
-    "min_sentence": _min_sentence,
+    "min_sentence_gain": _min_sentence_gain,
+    "min_sentence_explained": _min_sentence_explained,
     "supported_tokens": _supported_tokens,
 }
 TEXT_SCORES: dict[str, Callable[[str, str], float]] = {

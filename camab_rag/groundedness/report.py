@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness.abstention import is_abstention
-from camab_rag.groundedness.score import SCORE_NAME, explained, support_score
+from camab_rag.groundedness.score import SCORE_NAME, answer_score, explained, support_score
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.scoring import ScoredBy
 from camab_rag.token_support import Span, TokenSupport
@@ -19,9 +19,9 @@ from camab_rag.token_support import Span, TokenSupport
 FloatArray = NDArray[np.float64]
 GainSource = Literal["observed", "measured", "surrogate"]
 
-DEFAULT_THRESHOLD = 0.588
-"""The gate's score (the share of the answer's surprisal the context explains,
-:mod:`~camab_rag.groundedness.score`) at or above which an answer passes.
+DEFAULT_THRESHOLD = 0.49
+"""The gate's score (the share of its least supported sentence's surprisal that the context
+explains, :mod:`~camab_rag.groundedness.score`) at or above which an answer passes.
 
 Fitted for the embedded SmolLM2 on the CNN/DM summaries of FRANK's ``valid`` rows (human
 factuality labels; the balanced-accuracy optimum), by ``benchmarks/bench_gate.py report``,
@@ -102,10 +102,11 @@ class GroundednessReport:
     """The groundedness verdict of one answer.
 
     Attributes:
-        score: the gate's score, the share of the answer's surprisal the context explains
-            (:mod:`~camab_rag.groundedness.score`), compared with ``threshold``.
-        grounded: ``score >= threshold``, or the answer only declines to answer
-            (``abstained``).
+        score: the gate's score, the share of its least supported sentence's surprisal
+            that the context explains (:mod:`~camab_rag.groundedness.score`), compared
+            with ``threshold``.
+        grounded: ``score >= threshold`` (every sentence that claims something passes),
+            or the answer only declines to answer (``abstained``).
         full_reward, empty_reward: the answer's mean log-prob (its reward) with the full
             context and with none (a surrogate's are the linear fit's predictions).
         source: ``"observed"`` (read from the attribution: its anchors or history),
@@ -237,9 +238,10 @@ def build_report(
     top_k: int,
     extra_queries: int,
 ) -> GroundednessReport:
-    """The report of an attribution without token support: the score from the two
-    rewards (observed, or the surrogate's prediction), each sentence's gain from its
-    statement scores (scored against the answer's ``L(empty)``)."""
+    """The report of an attribution without token support: each sentence's gain from its
+    statement scores, read against the answer's ``L(empty)`` (observed, or the
+    surrogate's prediction); the answer's score is its least supported sentence's (the
+    whole answer's explained share when it has no statements)."""
     estimate = chosen if chosen is not None else surrogate_gain(result)
     if estimate is None:
         raise InputError("the attribution holds no evaluated subsets to estimate the score from")
@@ -262,6 +264,9 @@ def build_report(
             )
         )
     abstained = _abstained(result.response, [s.abstention for s in sentences])
+    score = answer_score(
+        [float(s.score) for s in sentences if not s.abstention and s.score is not None], score
+    )
     return GroundednessReport(
         score=score,
         threshold=float(threshold),
@@ -302,7 +307,6 @@ def support_report(
     statements: Sequence[StatementAttribution] = result.statements if result is not None else ()
     shares = {(s.start, s.end): top_share(s.scores, top_k) for s in statements}
     sentences: list[SentenceGroundedness] = []
-    claims: list[tuple[int, int]] = []
     for span in support.sentences():
         abstention = is_abstention(span.text)
         score = support_score(support.within([(span.start, span.end)]))
@@ -319,11 +323,9 @@ def support_report(
                 score=score,
             )
         )
-        if not abstention:
-            claims.append((span.start, span.end))
     abstained = _abstained(support.response, [s.abstention for s in sentences])
-    claimed = support.within(claims) if claims and not abstained else support
-    score = support_score(claimed)
+    claiming = [float(s.score) for s in sentences if not s.abstention and s.score is not None]
+    score = answer_score(claiming, support_score(support))
     spans = [
         span
         for span in support.unsupported_spans()
