@@ -63,13 +63,14 @@ def test_block_replaces_only_unsupported_answers(index: Any) -> None:
     assert blocked.source_nodes  # the sources stay, for the UI to show why
     kept = answered(
         CamabQueryEngine(
-            _engine(index), _supporting_scorer(index), budget=4, groundedness=_block()
+            _engine(index), _supporting_scorer(index), budget=4, groundedness=_block(threshold=0.3)
         ).query(QUESTION)
     )
     assert kept.response == ANSWER
     good = groundedness_of(kept)
     assert good.grounded is True and good.report is not None
-    assert good.report.score == pytest.approx(1.0)  # L(C) - L(empty) of the planted reward
+    # the planted reward: L(C) = -2, L(empty) = -3; the context explains a third
+    assert good.report.score == pytest.approx(1 / 3) and good.report.gain == pytest.approx(1.0)
     assert good.report.extra_queries <= 2
 
 
@@ -118,7 +119,7 @@ def test_settings_that_cannot_work_are_refused(index: Any) -> None:
 
 def test_budget_zero_judges_without_attributing(index: Any) -> None:
     scorer = _supporting_scorer(index)
-    engine = CamabQueryEngine(_engine(index), scorer, budget=0, groundedness=_block())
+    engine = CamabQueryEngine(_engine(index), scorer, budget=0, groundedness=_block(threshold=0.3))
     response = answered(engine.query(QUESTION))
     verdict = groundedness_of(response)
     assert response.response == ANSWER and verdict.grounded is True
