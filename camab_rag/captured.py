@@ -299,6 +299,7 @@ def _judged_only(
             else {}
         ),
         token_support=report.token_support if report is not None else None,
+        uninformative="budget 0: nothing was attributed, only the groundedness verdict",
         status="ok" if verdict.error is None else "error",
         error=verdict.error,
     )
