@@ -287,7 +287,10 @@ def report(write: bool = True) -> None:
         "(full context, no context); the judge one; lexical overlap and length none. "
         "Seconds per answer: mean wall time on this 2-core machine shared with other "
         "jobs, one torch thread; the answers of one article are scored together (the "
-        "prefix cache computes the article once; the judge reuses it too).",
+        "prefix cache computes the article once), the gate first: its seconds include "
+        "computing the article, the judge's reuse it, so the judge alone would take "
+        "longer than its figure. `length` below 0.5: on CNN/DM the longer summaries are "
+        "more often the faithful ones.",
         "",
         "Models: `smollm2` (SmolLM2-135M-Instruct, the embedded default) and `qwen2.5-0.5b` "
         f"({MODELS['qwen2.5-0.5b'].description}; one GGUF split into six PyPI pieces, "
