@@ -53,15 +53,15 @@ from benchmarks.bench_groundedness import (
     normalize,
 )
 from camab_rag.citations import CitationRule, cite
-from camab_rag.groundedness import DEFAULT_THRESHOLD
+from camab_rag.render.support import SUPPORT_UNIT
 from camab_rag.result import AttributionResult
 from camab_rag.scoring import ScoreRequest
 from camab_rag.statements import token_starts
 
 RESULTS = Path(__file__).resolve().parent / "results" / "citations"
 OLD_RULE = CitationRule(top_k=2, threshold=0.0, relative=0.25)
-STRICTER = CitationRule(threshold=DEFAULT_THRESHOLD)
-"""The whole groundedness threshold as the bar (for comparison with the default, half)."""
+STRICTER = CitationRule(threshold=SUPPORT_UNIT)
+"""The support scale's whole unit as the bar (for comparison with the default, half)."""
 CONDITIONS = ("with_gold", "without_gold")
 Pairs = list[tuple[int, int]]
 """(answer sentence index, document index) of each citation."""

@@ -358,7 +358,8 @@ def report(records: list[dict[str, Any]], args: argparse.Namespace) -> None:
             f"{np.mean([p >= chosen for p in pooled]):.2f} of them. "
             "This was the library's default threshold until the gate was measured on "
             "human-labelled data (section 'Groundedness gate on human-labelled answers', "
-            "which now sets `DEFAULT_THRESHOLD`). Few correct "
+            "which now sets `DEFAULT_THRESHOLD`); it remains the unit of the citations' "
+            "support scale (`camab_rag.render.support.SUPPORT_UNIT`). Few correct "
             "answers (the 135M model is mostly wrong on HotpotQA), so the figure is rough; "
             "some 'unsupported' answers are partly supported by the gold paragraphs (same "
             "topic, another question), which caps the AUC.",

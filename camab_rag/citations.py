@@ -141,7 +141,8 @@ def cite(
         documents: the attributed documents (same order), to show each source's full text
             and title; without them a source shows its supporting segments only.
         rule: the citation rule (default: up to 2 documents per sentence, each with at
-            least the groundedness threshold's support on its own).
+            least :data:`~camab_rag.render.support.CITE_AT` support on its own; a sentence
+            the gate finds unsupported cites nothing).
         max_highlights: supporting segments listed per source (by score).
         min_support: a segment is highlighted only if its score reaches this (nats per
             token; default: "weak support" on :mod:`camab_rag.render.support`'s scale).

@@ -78,10 +78,9 @@ def test_rule_top_k_threshold_and_relative():
 def test_the_citation_bar_is_absolute_and_tied_to_groundedness():
     """A source is cited on its own support, never because the others are weaker: an
     ungrounded answer's best source at +0.035 gets no marker, whatever else was retrieved."""
-    from camab_rag.groundedness import DEFAULT_THRESHOLD
-    from camab_rag.render.support import CITE_AT, support_level, support_words
+    from camab_rag.render.support import CITE_AT, SUPPORT_UNIT, support_level, support_words
 
-    assert CitationRule().threshold == CITE_AT == DEFAULT_THRESHOLD / 2
+    assert CitationRule().threshold == CITE_AT == SUPPORT_UNIT / 2 == 0.11
     assert CitationRule().select([0.035, 0.01, -0.2]) == []
     assert CitationRule().select([1.2, 0.035]) == [0]
     assert [support_words(s) for s in (1.2, 0.3, 0.08, 0.035)] == [

@@ -34,8 +34,9 @@ class CitationRule:
         top_k: at most this many citations per sentence (``None``: no limit).
         threshold: the support a cited source reaches on its own, in the reward's units
             (nats per token). The default, :data:`~camab_rag.render.support.CITE_AT`, is
-            half the groundedness threshold: two cited sources at the bar together add
-            what the whole context must add for an answer to count as grounded. So a
+            half the support scale's unit (0.11 of 0.22 nats per token, a context gain
+            that marks an answer taken from its context): two cited sources at the bar
+            together add that much. So a
             sentence nothing meaningfully supports gets no citation, and a weak source is
             not cited because the others are weaker still.
         relative: minimum fraction of the sentence's best score, on top of the absolute

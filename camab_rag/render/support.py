@@ -1,11 +1,15 @@
 """How much a source supports an answer sentence, on one absolute scale with words.
 
 Attribution scores are in the reward's units: how much a source raises the mean
-log-probability of the sentence's tokens (nats per token), the units of the groundedness
-score ``L(C) - L(empty)``. The scale is tied to the groundedness threshold ``T``
-(:data:`~camab_rag.groundedness.DEFAULT_THRESHOLD`, the context gain at which an answer
-counts as grounded), never to the answer's top source, so a source that barely moves the
-answer reads as barely supporting it whatever else was retrieved:
+log-probability of the sentence's tokens (nats per token), the units of the context gain
+``L(C) - L(empty)``. The scale is tied to :data:`SUPPORT_UNIT` ``T``, a context gain that
+marks an answer taken from its context (0.22 nats per token: on 50 HotpotQA questions with
+the embedded SmolLM2 it separated answers from the evidence from answers from memory;
+``BENCHMARKS.md``, "Groundedness score calibration"), never to the answer's top source, so
+a source that barely moves the answer reads as barely supporting it whatever else was
+retrieved. (The groundedness gate's own threshold,
+:data:`~camab_rag.groundedness.DEFAULT_THRESHOLD`, is a share of surprisal, not a gain:
+the two are separate on purpose.)
 
 ======================  ===================  =========================================
 level                   score                shown as
@@ -18,7 +22,7 @@ level                   score                shown as
 
 A source is cited for a sentence from level 2 up (:data:`CITE_AT`): at most two sources are
 cited per sentence (:class:`~camab_rag.citations.CitationRule`'s ``top_k``), and two at the
-bar together add what the whole context must add for an answer to count as grounded.
+bar together add ``T``, a context gain that marks a grounded answer.
 Renderers show the words; the raw scores go to tooltips and the JSON. How precise the
 citations are (does leaving a cited source out lower its sentence's likelihood?):
 ``BENCHMARKS.md``, "Citation precision".
@@ -26,13 +30,14 @@ citations are (does leaving a cited source out lower its sentence's likelihood?)
 
 from __future__ import annotations
 
-from camab_rag.groundedness.report import DEFAULT_THRESHOLD
-
-CITE_AT = DEFAULT_THRESHOLD / 2
+SUPPORT_UNIT = 0.22
+"""``T``: a context gain (nats per answer token) that marks an answer taken from its
+context, the unit of the support scale (see the module docstring)."""
+CITE_AT = SUPPORT_UNIT / 2
 """The support (nats per token) a source needs to be cited for a sentence."""
-STRONG_AT = 2 * DEFAULT_THRESHOLD
-"""From here a source's support reads "strong": alone it adds twice the grounded bar."""
-WEAK_AT = DEFAULT_THRESHOLD / 4
+STRONG_AT = 2 * SUPPORT_UNIT
+"""From here a source's support reads "strong": alone it adds twice ``T``."""
+WEAK_AT = SUPPORT_UNIT / 4
 """Below this a segment shows no support at all (not even a faint highlight)."""
 WORDS = {3: "strong support", 2: "support", 1: "weak support", 0: "no measurable support"}
 
@@ -61,6 +66,7 @@ def support_strength(score: float) -> float:
 __all__ = [
     "CITE_AT",
     "STRONG_AT",
+    "SUPPORT_UNIT",
     "WEAK_AT",
     "WORDS",
     "support_level",

@@ -97,7 +97,7 @@ def verdict_text(report: Any) -> str | None:
 
 SCALE_TEXT = (
     f"support scale in nats per answer token: strong >= {STRONG_AT:.2f}, support >= "
-    f"{CITE_AT:.2f} (cited: half the groundedness threshold), weak >= {WEAK_AT:.3f}"
+    f"{CITE_AT:.2f} (cited), weak >= {WEAK_AT:.3f}"
 )
 """The legend of the support words (renderers' footers)."""
 

@@ -387,8 +387,8 @@ def _add_model_options(parser: argparse.ArgumentParser, budget: int, granularity
         "--threshold",
         type=float,
         default=None,
-        help="support a source needs to be cited, nats per answer token (default: the "
-        "groundedness threshold)",
+        help="support a source needs to be cited, nats per answer token (default: 0.11, "
+        "camab_rag.render.support.CITE_AT)",
     )
     cite.add_argument("--cite", choices=("document", "segment"), default="document")
     cite.add_argument(
