@@ -11,8 +11,9 @@ Every candidate is a *support* score (higher = better supported); a table's ROC 
   spans), ``shipped`` (the library's own score, through its report);
 * the same-model judge: ``log P(yes) - log P(no)`` (each summed over ``Yes``/``yes``);
 * free baselines: ``lexical`` (share of the answer's content words present in the
-  context), ``numbers`` (share of its numbers present), ``length`` (minus the word
-  count: a longer answer ranks as less supported).
+  context), ``numbers`` (share of its numbers present), ``names`` (share of its
+  capitalised words, sentence openers aside, present), ``length`` (minus the word count:
+  a longer answer ranks as less supported).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from camab_rag.token_support import TokenSupport
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_CAPITALISED = re.compile(r"\b[A-Z][\w'-]*")
+_OPENER = re.compile(r"(?:^|[.!?]\s+)([A-Z][\w'-]*)")
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been
     before being below between both but by can could did do does doing down during each
@@ -68,6 +71,19 @@ def numbers(answer: str, context: str) -> float:
     """Share of the answer's numbers that occur in the context."""
     found = set(_NUMBER.findall(context))
     return share_present(_NUMBER.findall(answer), found)
+
+
+def names(answer: str, context: str) -> float:
+    """Share of the answer's capitalised words (names, places; a word that opens a
+    sentence is left out unless every capitalised word does) whose words all occur in
+    the context."""
+    openers = {m.group(1).lower() for m in _OPENER.finditer(answer)}
+    capitalised = [w.lower() for w in _CAPITALISED.findall(answer)]
+    inner = [w for w in capitalised if w not in openers] or capitalised
+    found = set(words(context))
+    if not inner:
+        return 1.0
+    return sum(all(p in found for p in words(w)) for w in inner) / len(inner)
 
 
 def length(answer: str, context: str) -> float:
@@ -114,6 +130,7 @@ MODEL_SCORES: dict[str, Callable[[TokenSupport], float]] = {
 TEXT_SCORES: dict[str, Callable[[str, str], float]] = {
     "lexical": lexical,
     "numbers": numbers,
+    "names": names,
     "length": length,
 }
 

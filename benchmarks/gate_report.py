@@ -22,6 +22,7 @@ import numpy as np
 
 from benchmarks._report import BENCHMARKS_MD, markdown_table, write_section
 from benchmarks.bench_gate import JUDGE_QUESTION, RESULTS, read_rows, store_path
+from benchmarks.gate_combination import combination_lines, combine
 from benchmarks.gate_features import MODEL_SCORES, features, support_of
 from benchmarks.gate_sets import FRANK_QUESTION, load_items
 from benchmarks.gate_stats import (
@@ -107,7 +108,7 @@ def selection(valid: Rows) -> tuple[str, list[str]]:
     bbc = valid.where(valid.column("group") == "bbc")
     table = []
     best, best_auc = "", -1.0
-    for name in (*MODEL_SCORES, "judge", "lexical", "numbers", "length"):
+    for name in (*MODEL_SCORES, "judge", "lexical", "numbers", "names", "length"):
         per_source = [auroc(part.figures[name], part.unsupported) for part in (cnndm, bbc)]
         mean = float(np.mean(per_source))
         table.append(
@@ -313,7 +314,8 @@ def report(write: bool = True) -> None:
         "`min_sentence_gain` / `min_sentence_explained` the least supported sentence's "
         "gain / explained share; `supported_tokens` the share of tokens outside the "
         "unsupported spans. Free signals: `judge`, `lexical` (share of content words "
-        "present in the article), `numbers` (share of numbers present), `length` (fewer "
+        "present in the article), `numbers` (share of numbers present), `names` (share of "
+        "capitalised words present), `length` (fewer "
         "words = more supported). The choice: the highest mean of the two sources' ROC "
         "AUC (pooled, a score also gains by telling the sources apart: BBC's summaries "
         "are both less explained and mostly unfaithful).",
@@ -438,6 +440,16 @@ def report(write: bool = True) -> None:
                     "judge": aucs["judge"],
                     "lexical": aucs["lexical"],
                 }
+    base_test = base.where((base.column("split") == "test") & (base.column("group") == "cnndm"))
+    tried = combine(
+        fit.figures,
+        fit.unsupported,
+        fit.keys,
+        base_test.figures,
+        base_test.unsupported,
+        base_test.keys,
+    )
+    lines += combination_lines(tried, len(fit), len(base_test))
     lines += [PUBLISHED, ""]
 
     # HaluEval QA
