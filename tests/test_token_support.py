@@ -109,3 +109,25 @@ def test_json_round_trip_and_bad_input():
             counts=np.ones(2, np.int64),
         )
     assert pytest.approx(math.log(0.5)) == UNLIKELY_LOGPROB
+
+
+def test_the_gate_reads_each_sentence_from_the_token_log_probs_by_hand():
+    """The report's per-sentence scores are the explained shares of each sentence's own
+    tokens, the answer's is the least supported sentence's, and the flagged sentence
+    carries the unsupported span: all against the hand-computed log-probs above."""
+    from camab_rag.groundedness.report import support_report
+
+    first_full, first_empty = sum(FULL[:4]) / 4, sum(EMPTY[:4]) / 4  # -0.2125, -1.7125
+    second_full, second_empty = sum(FULL[4:]) / 4, sum(EMPTY[4:]) / 4  # -0.9, -0.775
+    first = (first_full - first_empty) / -first_empty  # 1.5 / 1.7125 = 0.876
+    second = (second_full - second_empty) / -second_empty  # -0.125 / 0.775 = -0.161
+    report = support_report(support(), threshold=0.49)
+    assert [s.score for s in report.sentences] == pytest.approx([first, second])
+    assert [s.gain for s in report.sentences] == pytest.approx([6.0 / 4, -0.5 / 4])
+    assert [s.supported for s in report.sentences] == [True, False]
+    assert report.score == pytest.approx(second) and not report.grounded
+    assert [(x.text, x.start, x.end) for x in report.unsupported_spans] == [("cats", 21, 25)]
+    assert report.full_reward == pytest.approx(sum(FULL) / 8)
+    assert report.empty_reward == pytest.approx(sum(EMPTY) / 8)
+    # a threshold below the invented sentence's share passes both
+    assert support_report(support(), threshold=-0.2).grounded
