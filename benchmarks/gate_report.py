@@ -580,6 +580,14 @@ def report(write: bool = True) -> None:
     print(body)
     if not write:
         return
+    provenance["frank_cnndm_test"] = {
+        k: round(float(headline[k]), 4)
+        for k in ("flag_unsupported", "pass_supported", "balanced_accuracy")
+        if k in headline
+    }
+    if headline:
+        provenance["frank_cnndm_test"]["auroc"] = round(float(headline["auroc"][0]), 4)
+    provenance["halueval_qa"] = {k: round(float(v), 4) for k, v in halueval_headline.items()}
     THRESHOLD_FILE.write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
     write_readme_block(readme_figures(provenance, headline, halueval_headline))
     write_section("gate", "Groundedness gate on human-labelled answers (FRANK, HaluEval)", body)
@@ -649,8 +657,8 @@ def readme_figures(
     """The README's sentence on what the default catches and passes (written here, never
     by hand)."""
     text = (
-        f"The default threshold, **{provenance['threshold']:.3f}**, was fitted on FRANK's "
-        "`valid` summaries with the embedded SmolLM2 (balanced accuracy)."
+        f"The default threshold, **{provenance['threshold']:.3f}**, was fitted on the CNN/DM "
+        "summaries of FRANK's `valid` rows with the embedded SmolLM2 (balanced accuracy)."
     )
     if headline:
         text += (
