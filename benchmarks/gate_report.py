@@ -45,6 +45,9 @@ CANDIDATES = (*MODEL_SCORES, "shipped")
 BASELINES = ("judge", "lexical", "length")
 CALLS = {"judge": 1, "lexical": 0, "length": 0, "numbers": 0}
 THRESHOLD_FILE = RESULTS / "default_threshold.json"
+MIN_LONG_ANSWERS = 50
+"""Long answers a model needs before its per-sentence figures are reported (a run that was
+stopped part-way leaves fewer)."""
 PUBLISHED = (
     "Published ROC AUC on FRANK (the TRUE benchmark, all of FRANK's annotated summaries, "
     "not this split): T5-11B NLI 89.4, SummaC 89.1, BERTScore 84.3, QuestEval 84.0, "
@@ -409,6 +412,9 @@ def report(write: bool = True) -> None:
             if not len(subset) or subset.unsupported.all() or not subset.unsupported.any():
                 lines += [f"### {label}, {model}: not enough rows yet", ""]
                 continue
+            if label == "FRANK pooled test" and len(set(subset.column("group"))) < 2:
+                lines += [f"### {label}, {model}: one source only so far (the table above)", ""]
+                continue
             table_text, aucs = main_table(subset, model_cuts, seconds_of(subset))
             lines += [
                 f"### {label}, `{model}` ({len(subset)} summaries, "
@@ -499,8 +505,12 @@ def report(write: bool = True) -> None:
     long_headline: dict[str, Any] = {}
     for model in MODELS_RUN:
         data = load("halueval_long", model)
-        if data is None:
-            lines += [f"- HaluEval long answers, `{model}`: no stored rows yet"]
+        if data is None or len(data) < MIN_LONG_ANSWERS:
+            stored = 0 if data is None else len(data)
+            lines += [
+                f"- HaluEval long answers, `{model}`: {stored} of 350 answers stored so far "
+                f"(reported from {MIN_LONG_ANSWERS})"
+            ]
             continue
         cut = default_cut
         result = long_answer_sentences(data, cut)
