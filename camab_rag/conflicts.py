@@ -29,8 +29,9 @@ from numpy.typing import NDArray
 
 from camab_rag.methods import Method
 from camab_rag.result import AttributionResult, Conflict
+from camab_rag.rewards import sum_logprob
 from camab_rag.scoring import ResponseLogprobs
-from camab_rag.statements import token_starts
+from camab_rag.statements import span_rewards
 
 FloatArray = NDArray[np.float64]
 
@@ -60,20 +61,8 @@ def word_logprobs(
     log-probability (the sum over its tokens): shape ``(len(rows), n_words)``. A word owns
     the tokens whose first visible character falls inside it; words that own no token are
     left out."""
-    starts = [token_starts(row) for row in rows]
-    words: list[tuple[int, int]] = []
-    columns: list[list[float]] = []
-    for match in _WORD.finditer(response):
-        column: list[float] = []
-        for row, token_start in zip(rows, starts):
-            inside = (token_start >= match.start()) & (token_start < match.end())
-            if not inside.any():
-                break
-            column.append(float(row.logprobs[inside].sum()))
-        else:
-            words.append((match.start(), match.end()))
-            columns.append(column)
-    return words, np.asarray(columns, dtype=float).T.reshape(len(rows), len(words))
+    spans = (match.span() for match in _WORD.finditer(response))
+    return span_rewards(rows, spans, sum_logprob)
 
 
 def _holds(text: str, word: str) -> bool:

@@ -8,6 +8,7 @@ same subsets, so this costs no model calls.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -35,6 +36,30 @@ def token_starts(result: ResponseLogprobs) -> NDArray[np.int64]:
     return np.asarray(starts, dtype=np.int64)
 
 
+def span_rewards(
+    rows: Sequence[ResponseLogprobs],
+    spans: Iterable[tuple[int, int]],
+    reward_fn: RewardFn,
+) -> tuple[list[tuple[int, int]], NDArray[np.float64]]:
+    """The spans of the response that own at least one token, and each one's reward under
+    every scored subset: ``reward_fn`` of the log-probs of the tokens whose first visible
+    character falls inside it, shape ``(len(rows), n_kept)``."""
+    starts = [token_starts(row) for row in rows]
+    kept: list[tuple[int, int]] = []
+    columns: list[list[float]] = []
+    for start, end in spans:
+        column = []
+        for row, token_start in zip(rows, starts):
+            inside = (token_start >= start) & (token_start < end)
+            if not inside.any():
+                break
+            column.append(float(reward_fn(row.logprobs[inside])))
+        else:
+            kept.append((start, end))
+            columns.append(column)
+    return kept, np.asarray(columns, dtype=float).T.reshape(len(rows), len(kept))
+
+
 def attribute_statements(
     method: Method, source: _LogprobSource, masks: NDArray[np.bool_], seed: int = 0
 ) -> list[StatementAttribution]:
@@ -42,23 +67,11 @@ def attribute_statements(
     spans = split_sentences(source.response)
     if not spans or masks.shape[0] == 0:
         return []
-    kept: list[tuple[int, int]] = []
-    columns: list[list[float]] = []
     rows = [source.logprobs(mask) for mask in masks]
-    starts = [token_starts(row) for row in rows]
-    for start, end in spans:
-        column = []
-        for row, token_start in zip(rows, starts):
-            inside = (token_start >= start) & (token_start < end)
-            if not inside.any():
-                break
-            column.append(source.reward_fn(row.logprobs[inside]))
-        else:
-            kept.append((start, end))
-            columns.append(column)
+    kept, rewards = span_rewards(rows, spans, source.reward_fn)
     if not kept:
         return []
-    scores = method.fit_many(masks, np.asarray(columns, dtype=float).T, seed)
+    scores = method.fit_many(masks, rewards, seed)
     return [
         StatementAttribution(source.response[start:end], start, end, scores[k])
         for k, (start, end) in enumerate(kept)
