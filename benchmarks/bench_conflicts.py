@@ -19,7 +19,7 @@ word's log-prob) is chosen on the first half of the examples (dev) and reported 
 second (test). Free baseline: the lexical check "a cited document lacks
 an answer word that another cited document has".
 
-    OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/bench_conflicts.py --n 60
+    OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/bench_conflicts.py --n 40
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ import camab_rag
 import camab_rag.engine as engine
 from benchmarks._report import markdown_table, write_section
 from benchmarks.bench_groundedness import normalize, paragraphs
+from camab_cli.evaluation.datasets import data_dir
 from camab_rag.citations import CitationRule
 from camab_rag.conflicts import (
     CONFLICT_AT,
@@ -52,9 +53,6 @@ from camab_rag.conflicts import (
     word_logprobs,
 )
 
-DATA = Path(
-    os.environ.get("CAMAB_BENCH_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
-)
 RESULTS = Path(__file__).resolve().parent / "results" / "conflicts"
 THRESHOLDS = (0.25, 0.5, 0.75, 1.0, 1.5)
 
@@ -65,7 +63,8 @@ def _has_digit(text: str) -> bool:
 
 def cases(n: int) -> list[dict[str, Any]]:
     """Up to ``n`` questions with the conflicting copy built (module docstring)."""
-    rows = [json.loads(line) for line in (DATA / "hotpotqa_distractor_dev.jsonl").open()]
+    with (data_dir() / "hotpotqa_distractor_dev.jsonl").open(encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle]
     rows = [r for r in rows if normalize(r["answer"]) not in ("yes", "no")]
     built: list[dict[str, Any]] = []
     for index, row in enumerate(rows):
@@ -171,7 +170,7 @@ def cited(run: dict[str, Any]) -> set[int]:
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"\w+", text.lower())}
+    return set(re.findall(r"\w+", text.lower()))
 
 
 def lexical_flagged(record: dict[str, Any], condition: str, run: dict[str, Any]) -> set[int]:
@@ -264,7 +263,7 @@ def report(records: list[dict[str, Any]], model: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--n", type=int, default=60)
+    parser.add_argument("--n", type=int, default=40)
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--replay", action="store_true", help="report from stored records")
@@ -277,9 +276,10 @@ def main() -> None:
         for line in path.read_text(encoding="utf-8").splitlines():
             record = json.loads(line)
             done[record["id"]] = record
+    built = cases(args.n)
     if not args.replay:
         scorer = None
-        for index, case in enumerate(cases(args.n)):
+        for index, case in enumerate(built):
             if case["id"] in done:
                 continue
             if scorer is None:
@@ -294,8 +294,7 @@ def main() -> None:
                 handle.write(json.dumps(case) + "\n")
             done[case["id"]] = case
             print(f"[{index + 1}/{args.n}] {case['id']}", flush=True)
-    wanted = [c["id"] for c in cases(args.n)]
-    records = [done[i] for i in wanted if i in done]
+    records = [done[c["id"]] for c in built if c["id"] in done]
     body = report(records, args.model)
     print(body)
     if not args.no_write:
