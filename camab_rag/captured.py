@@ -168,12 +168,11 @@ def document_summary(
     """What to attach to each of ``n_documents`` documents.
 
     ``{"status", "score", "rank", "supporting_sentences", "disputes"}`` (plus ``"error"``
-    on failure,
-    and with ``segments=True`` the document's ``"segments"``: ``text`` and ``score`` of
-    each): ``score`` is the document's attribution (the sum over its segments), ``rank``
-    its 1-based place among the documents, ``supporting_sentences`` the answer sentences
-    this document supports most, ``disputes`` the answer words it argues against
-    (:mod:`camab_rag.conflicts`).
+    on failure, and with ``segments=True`` the document's ``"segments"``: ``text`` and
+    ``score`` of each): ``score`` is the document's attribution (the sum over its
+    segments), ``rank`` its 1-based place among the documents, ``supporting_sentences``
+    the answer sentences this document supports most, ``disputes`` the answer words it
+    argues against (:mod:`camab_rag.conflicts`).
     """
     if result.status != "ok":
         return [{"status": result.status, "error": result.error} for _ in range(n_documents)]

@@ -180,8 +180,8 @@ def cite(
         for unit in chosen + list(disputing):
             numbers.setdefault(unit, len(numbers) + 1)
         for unit, words in disputing.items():
-            disputed_words.setdefault(unit, [])
-            disputed_words[unit] += [w for w in words if w not in disputed_words[unit]]
+            known = disputed_words.setdefault(unit, [])
+            known += [w for w in words if w not in known]
         cited_units.update(chosen)
         sentences.append(
             CitedSentence(
