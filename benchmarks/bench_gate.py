@@ -120,7 +120,11 @@ def run(args: argparse.Namespace) -> None:
     path = store_path(args.set, args.model)
     path.parent.mkdir(parents=True, exist_ok=True)
     done = {r["id"] for r in read_rows(path) if r.get("version") == VERSION}
-    items = [i for i in load_items(args.set) if args.group in (None, i.group)]
+    items = [
+        i
+        for i in load_items(args.set)
+        if args.group in (None, i.group) and args.split in (None, i.split)
+    ]
     groups = [g for g in by_context(items) if any(i.id not in done for i in g)]
     if args.limit is not None:
         groups = groups[: args.limit]
@@ -150,6 +154,7 @@ def main() -> None:
     runner.add_argument("--model", default="smollm2")
     runner.add_argument("--threads", type=int, default=1)
     runner.add_argument("--group", default=None, help="only this group (e.g. cnndm)")
+    runner.add_argument("--split", default=None, help="only this split (FRANK: valid, test)")
     runner.add_argument("--limit", type=int, default=None, help="contexts to score (a trial)")
     reporter = commands.add_parser("report", help="the tables, from the stored rows only")
     reporter.add_argument("--no-write", action="store_true", help="print only")
