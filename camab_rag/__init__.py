@@ -46,7 +46,7 @@ _LAZY: dict[str, str] = {
     "CitedAnswer": "camab_rag.citations",
     "assess_groundedness": "camab_rag.groundedness",
     "GroundednessFilter": "camab_rag.groundedness",
-    "AttributionSettings": "camab_rag.captured",
+    "AttributionSettings": "camab_rag.settings",
     "attribute_captured": "camab_rag.captured",
     "aattribute_captured": "camab_rag.captured",
 }

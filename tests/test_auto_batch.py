@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from fakes import KeywordScorer
 
-from camab_rag import aattribute, attribute, attribute_fn
-from camab_rag.captured import AttributionSettings, attribute_captured
+from camab_rag import AttributionSettings, aattribute, attribute, attribute_fn
+from camab_rag.captured import attribute_captured
 from camab_rag.errors import InputError
 from camab_rag.methods import Auto, method_from_config
 from camab_rag.methods.auto import MAX_AUTO_BATCH, auto_batch_size

@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 from fakes import FailingScorer, KeywordScorer
 
-from camab_rag import attribute
+from camab_rag import AttributionSettings, attribute
 from camab_rag.captured import (
-    AttributionSettings,
     aattribute_captured,
     attribute_captured,
     document_summary,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from fakes import FailingScorer, KeywordScorer
 
-from camab_rag import attribute, cite
-from camab_rag.captured import AttributionSettings, attribute_captured
+from camab_rag import AttributionSettings, attribute, cite
+from camab_rag.captured import attribute_captured
 from camab_rag.errors import InputError
 from camab_rag.groundedness import (
     DEFAULT_THRESHOLD,

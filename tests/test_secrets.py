@@ -150,13 +150,13 @@ def shown_by_llamaindex(scorer: OpenAICompletionsScorer) -> list[str]:
 
     # mypy cannot follow the editable install's import hook; `make lint` checks the package
     from llama_index.postprocessor.camab.response import (  # type: ignore[import-untyped]
-        AttributionConfig,
+        AttributionSettings,
         attribute_response,
     )
 
     nodes = [NodeWithScore(node=TextNode(text=text), score=1.0) for text in DOCUMENTS]
     response = Response(response=RESPONSE, source_nodes=nodes)
-    attribute_response(response, QUESTION, scorer=scorer, config=AttributionConfig(budget=4))
+    attribute_response(response, QUESTION, scorer=scorer, config=AttributionSettings(budget=4))
     return [json.dumps(response.metadata, default=str)] + [
         json.dumps(n.node.metadata, default=str) for n in response.source_nodes
     ]

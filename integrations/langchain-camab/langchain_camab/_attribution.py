@@ -5,16 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from camab_rag.captured import AttributionSettings, captured_steps
+from camab_rag import AttributionSettings
+from camab_rag.captured import captured_steps
 from camab_rag.engine import ProgressFn
 from camab_rag.groundedness import check_groundedness_filter
 from camab_rag.rounds import Steps
 from camab_rag.scoring import Prompt
 from langchain_camab.result import ChainAttribution
-
-Settings = AttributionSettings
-"""What every attribution of an integration object runs with: the core's one settings
-object (:class:`camab_rag.captured.AttributionSettings`), validated when it is built."""
 
 
 def check_filter(groundedness: object, *, can_block: bool, where: str) -> None:
@@ -43,7 +40,7 @@ def run_steps(
     documents: object,
     answer: str,
     scorer: Any,
-    settings: Settings,
+    settings: AttributionSettings,
     *,
     prompt: Prompt | None = None,
     run_id: str | None = None,
@@ -69,7 +66,7 @@ def run_steps(
 def failed(
     error: BaseException | str,
     run_id: str | None = None,
-    settings: Settings | None = None,
+    settings: AttributionSettings | None = None,
     **fields: Any,
 ) -> ChainAttribution:
     """A result recording why attribution failed. The chain's answer is untouched unless

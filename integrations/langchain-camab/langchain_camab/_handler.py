@@ -18,6 +18,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
+from camab_rag import AttributionSettings
 from camab_rag.background import Background, ResultStore, cancelled, fill, pending
 from camab_rag.captured import reached_the_model
 from camab_rag.errors import CredentialsRefusedError, NoContextError
@@ -26,7 +27,7 @@ from camab_rag.rounds import Steps, drive
 from camab_rag.scorers.proxy import ScorerCache, own_or_proxy
 from camab_rag.segments import Granularity, to_documents
 from langchain_camab import _attach
-from langchain_camab._attribution import Settings, check_filter, failed, run_steps
+from langchain_camab._attribution import check_filter, failed, run_steps
 from langchain_camab._capture import (
     DEFAULT_CONTEXT_KEYS,
     DEFAULT_QUESTION_KEYS,
@@ -90,7 +91,7 @@ class HandlerCore:
         self.llm = llm
         self.proxy = proxy
         self.scorer_options = dict(scorer_options or {})
-        self.settings = Settings(
+        self.settings = AttributionSettings(
             budget, method, granularity, seed, dict(method_options), groundedness
         )
         self.strict = strict

@@ -9,8 +9,8 @@ import llama_index.postprocessor.camab as package
 
 EXPECTED_ALL = [
     "ATTRIBUTION_KEY",
-    "AttributionConfig",
     "AttributionProgressEvent",
+    "AttributionSettings",
     "CamabChatEngine",
     "CamabEventHandler",
     "CamabLocalLLM",

@@ -484,12 +484,12 @@ def test_auto_is_the_default_method_of_every_entry_point():
     import inspect
 
     from llama_index.postprocessor.camab import (
-        AttributionConfig,
+        AttributionSettings,
         CamabEventHandler,
         CamabQueryEngine,
     )
 
-    assert AttributionConfig().method == "auto"
+    assert AttributionSettings().method == "auto"
     assert CamabEventHandler.model_fields["method"].default == "auto"
     assert inspect.signature(CamabQueryEngine.__init__).parameters["method"].default == "auto"
 

@@ -290,9 +290,10 @@ def test_auto_is_the_default_method_of_every_entry_point():
     import inspect
 
     from langchain_camab import CamabAttributor
-    from langchain_camab._attribution import Settings
 
-    assert Settings().method == "auto"
+    from camab_rag import AttributionSettings
+
+    assert AttributionSettings().method == "auto"
     for entry in (CamabCallbackHandler, AsyncCamabCallbackHandler, CamabAttributor):
         assert inspect.signature(entry.__init__).parameters["method"].default == "auto"
 

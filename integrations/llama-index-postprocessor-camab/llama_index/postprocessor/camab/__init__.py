@@ -14,7 +14,6 @@ from llama_index.postprocessor.camab.local import CamabLocalLLM, MiniLMEmbedding
 from llama_index.postprocessor.camab.query_engine import CamabQueryEngine
 from llama_index.postprocessor.camab.response import (
     ATTRIBUTION_KEY,
-    AttributionConfig,
     aattribute_response,
     attribute_response,
     attribution_of,
@@ -23,10 +22,12 @@ from llama_index.postprocessor.camab.response import (
 from llama_index.postprocessor.camab.scorers import scorer_from_llm
 from llama_index.postprocessor.camab.streaming import await_attribution, wait_for_attribution
 
+from camab_rag import AttributionSettings
+
 __all__ = [
     "ATTRIBUTION_KEY",
-    "AttributionConfig",
     "AttributionProgressEvent",
+    "AttributionSettings",
     "CamabChatEngine",
     "CamabEventHandler",
     "CamabLocalLLM",

@@ -21,8 +21,8 @@ from llama_index.postprocessor.camab.capture import QueryRecord, query_tracker
 from llama_index.postprocessor.camab.events import QueryProgress
 from llama_index.postprocessor.camab.scorers import ScorerCache
 
+from camab_rag import AttributionSettings
 from camab_rag.captured import (
-    AttributionSettings,
     captured_steps,
     document_summary,
     reached_the_model,
@@ -39,11 +39,6 @@ logger = logging.getLogger(__name__)
 
 ATTRIBUTION_KEY = "attribution"
 """The metadata key under which responses and nodes carry their attribution."""
-
-AttributionConfig = AttributionSettings
-"""How each response is attributed: the core's one settings object
-(:class:`camab_rag.captured.AttributionSettings`: budget, method, granularity, seed,
-options, groundedness), validated when it is built."""
 
 
 @dataclass
@@ -73,7 +68,7 @@ def _prepare(
     record: QueryRecord | None,
     scorer: Any,
     scorers: ScorerCache,
-    config: AttributionConfig,
+    config: AttributionSettings,
     fallback_llm: object = None,
 ) -> _Job:
     if not isinstance(response, Response):
@@ -198,7 +193,7 @@ def _response_steps(
     question: str,
     *,
     scorer: Any = None,
-    config: AttributionConfig | None = None,
+    config: AttributionSettings | None = None,
     record: QueryRecord | None = None,
     llm: object = None,
     scorers: ScorerCache | None = None,
@@ -208,7 +203,7 @@ def _response_steps(
     With ``config.groundedness`` the answer is judged too (its verdict lands in
     ``metadata["attribution"]["groundedness"]``; ``mode="block"`` replaces an ungrounded
     ``response.response`` by the fallback)."""
-    config = config or AttributionConfig()
+    config = config or AttributionSettings()
     gate = config.groundedness
     try:
         job = _prepare(response, question, record, scorer, scorers or ScorerCache(), config, llm)
@@ -272,7 +267,7 @@ class ResponseAttributor:
     Args:
         scorer: scores subsets of the context; ``None`` builds one from the query's LLM.
         budget, method, granularity, seed, groundedness: the
-            :class:`~camab_rag.captured.AttributionSettings`.
+            :class:`~camab_rag.AttributionSettings`.
         proxy: scores in place of an LLM that cannot (named so in the result).
         scorer_options: options of the HTTP scorer built from an LLM.
         attribute_options: passed to :func:`camab_rag.attribute` (e.g. ``batch_size``).
@@ -292,7 +287,7 @@ class ResponseAttributor:
         attribute_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.scorer = checked_scorer(scorer)
-        self.config = AttributionConfig(
+        self.config = AttributionSettings(
             budget, method, granularity, seed, dict(attribute_options or {}), groundedness
         )
         self.scorers = ScorerCache(proxy, scorer_options)
@@ -344,6 +339,6 @@ class AttributingWrapper:
         return self._attributor.scorer
 
     @property
-    def config(self) -> AttributionConfig:
+    def config(self) -> AttributionSettings:
         """The settings every answer is attributed with."""
         return self._attributor.config
