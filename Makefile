@@ -20,6 +20,7 @@ lint:
 		integrations/langchain-camab/langchain_camab benchmarks
 	.venv/bin/mypy --cache-dir .mypy_cache/tests $(TEST_TYPING) tests \
 		integrations/langchain-camab/tests
+	.venv/bin/mypy --cache-dir .mypy_cache/tests $(TEST_TYPING) tools/camab-cli/tests
 	cd integrations/llama-index-postprocessor-camab && \
 		MYPYPATH=../.. ../../.venv/bin/mypy --cache-dir ../../.mypy_cache/llama \
 			-p llama_index.postprocessor.camab && \

@@ -26,7 +26,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
 from benchmarks.bench_scorer import hotpot_requests  # noqa: E402
@@ -76,10 +75,11 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
 
-    from vllm_server import VLLMServer, smollm2_dir
+    from camab_cli.serve import VLLMServer
+    from camab_rag.scorers.models import ensure_model
 
     load_before = os.getloadavg()[0]
-    server = VLLMServer(smollm2_dir(), "smollm2", port=args.port)
+    server = VLLMServer(ensure_model("smollm2"), "smollm2", port=args.port)
     started_here = args.port is None
     if started_here:
         server.start()

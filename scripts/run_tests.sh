@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run every test suite (core and integrations). pytest's exit code 5 ("no tests collected")
+# Run every test suite: the core's (tests/), then each tool's and integration's own. pytest's exit code 5 ("no tests collected")
 # is a failure here: a suite that silently collects nothing must not pass.
 #
 # One vLLM server (for the HTTP-scorer and integration tests) is started here with
@@ -32,7 +32,7 @@ fi
 
 status=0
 .venv/bin/python -m pytest tests "$@" || status=$?
-for pkg in integrations/*/; do
+for pkg in tools/*/ integrations/*/; do
     if [ -d "$pkg/tests" ]; then
         (cd "$pkg" && ../../.venv/bin/python -m pytest tests "$@") || status=$?
     fi

@@ -2,22 +2,39 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from camab_cli.audit.simulated import keyword_logprobs
-from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest
+import numpy as np
+
+from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest, prompt_texts
 
 
 class KeywordScorer(BaseScorer):
     """Each response word is likely (-0.1) when the prompt contains it, unlikely (-3)
-    otherwise: segments holding the answer's words are the important ones."""
+    otherwise: segments holding the answer's words are the important ones. (The audit's
+    simulated scorer in the tools uses the same rule; the core's tests do not import it.)"""
 
     def __init__(self) -> None:
         self.calls: list[ScoreRequest] = []
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         self.calls.extend(requests)
-        return [keyword_logprobs(request) for request in requests]
+        return [self.logprobs(request) for request in requests]
+
+    @staticmethod
+    def logprobs(request: ScoreRequest) -> ResponseLogprobs:
+        prompt = "\n".join(prompt_texts(request.prompt)).lower()
+        words = list(re.finditer(r"\S+", request.response))
+        if not words:
+            raise ValueError("the response has no words to score")
+        found = [re.sub(r"\W", "", word.group()).lower() in prompt for word in words]
+        return ResponseLogprobs(
+            logprobs=np.where(found, -0.1, -3.0),
+            token_offsets=np.array([word.start() for word in words], dtype=np.int64),
+            tokens=tuple(word.group() for word in words),
+            prompt_tokens=len(prompt.split()),
+        )
 
 
 class FailingScorer(BaseScorer):

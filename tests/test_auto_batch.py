@@ -302,16 +302,6 @@ def test_the_http_scorer_runs_its_concurrency_at_once() -> None:
 
 
 def test_wrappers_pass_the_inner_capacity_through() -> None:
-    from camab_cli.audit.batching import MicroBatcher
-    from camab_cli.audit.gate import GatedScorer, RateGate
-    from camab_cli.audit.scorers import PooledScorer
-    from camab_cli.evaluation.counting import CountingScorer
-
     # before a fallback: the smaller, so a proxy that takes over mid-run is not over-asked
     assert parallel_requests(ProxyFallbackScorer(ParallelScorer(8), ParallelScorer(2))) == 2
     assert parallel_requests(ProxyFallbackScorer(None, ParallelScorer(3))) == 3
-    assert parallel_requests(CountingScorer(ParallelScorer(5))) == 5
-    assert parallel_requests(CountingScorer(PlainScorer())) == 1
-    assert parallel_requests(GatedScorer(ParallelScorer(6), RateGate(limit=2))) == 6
-    assert parallel_requests(MicroBatcher(ParallelScorer(7))) == 7
-    assert parallel_requests(PooledScorer([ParallelScorer(8), ParallelScorer(2)])) == 2

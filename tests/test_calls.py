@@ -10,7 +10,6 @@ from fakes import KeywordScorer
 from planted import auroc, brute_force_shapley
 from scipy.stats import spearmanr
 
-from camab_cli.cli import build_parser
 from camab_rag import GaussianLinearPosterior, aattribute, attribute, attribute_fn
 from camab_rag.errors import InputError
 from camab_rag.methods import ContextCite, Hierarchical, method_from_config
@@ -299,8 +298,6 @@ def test_sentence_attribution_of_documents_is_hierarchical_by_default():
 def test_auto_is_the_default_everywhere():
     for function in (attribute, aattribute, attribute_fn):
         assert inspect.signature(function).parameters["method"].default == "auto"
-    for command in (["attribute", "in.jsonl"], ["demo"]):
-        assert build_parser(command).parse_args(command).method == "auto"
 
 
 def test_progress_reports_calls_after_each_batch_and_never_breaks_the_run():

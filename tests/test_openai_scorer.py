@@ -1,9 +1,9 @@
 """The HTTP scorer against a real vLLM server on 127.0.0.1, checked against the in-process
 scorer on the same model and prompts.
 
-One server is started for this module (about a minute, ~5.6 GB) from ``.venv-vllm/``
-(``scripts/setup_vllm.sh``), serving the embedded SmolLM2 model converted by the model
-registry, and stopped at the end (``CAMAB_TEST_VLLM_PORT=PORT`` reuses a server already
+The session's one server (``vllm_server`` in ``shared_fixtures``: about a minute, ~5.6 GB)
+runs from ``.venv-vllm/`` (``scripts/setup_vllm.sh``), serving the embedded SmolLM2 model
+converted by the model registry (``CAMAB_TEST_VLLM_PORT=PORT`` reuses a server already
 running on 127.0.0.1:PORT instead). Without ``.venv-vllm`` the module is skipped, except in
 CI (``CI`` set), where a missing server environment is an error unless ``CAMAB_SKIP_VLLM=1``
 says it was left out on purpose.
@@ -12,19 +12,15 @@ says it was left out on purpose.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-from vllm_server import VLLMServer, require_vllm, smollm2_dir
+from vllm_server import VLLMServer
 
 import camab_rag
 from camab_rag.errors import ScorerError
-from camab_rag.groundedness import assess_groundedness
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest, TextGenerator
 
@@ -57,17 +53,6 @@ REQUESTS = [
     ScoreRequest("The answer is: ", "Paris"),
     ScoreRequest("Translate to French: cat\nFrench:", "\n chat\n"),
 ]
-
-
-@pytest.fixture(scope="module")
-def vllm_server() -> Iterator[VLLMServer]:
-    if os.environ.get("CAMAB_TEST_VLLM_PORT"):  # a server already running: use it
-        with VLLMServer(smollm2_dir(), "smollm2") as server:
-            yield server
-        return
-    require_vllm()
-    with VLLMServer(smollm2_dir(), "smollm2") as server:
-        yield server
 
 
 @pytest.fixture(scope="module")
@@ -219,53 +204,3 @@ def test_event_loop_reuse(http_scorer: OpenAICompletionsScorer) -> None:
     for _ in range(2):
         [got] = asyncio.run(http_scorer.ascore([REQUESTS[2]]))
         assert "".join(got.tokens) == REQUESTS[2].response
-
-
-def test_cli_attributes_through_the_server(
-    vllm_server: VLLMServer, smollm2_scorer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """``camab attribute --base-url`` against the real server gives the in-process model's
-    attribution (leave-one-out: deterministic subsets, so the scores must agree)."""
-    from camab_cli.cli import main
-
-    record = {
-        "id": "france",
-        "question": "What is the capital of France?",
-        "documents": [
-            {"title": "Paris", "text": "Paris is the capital of France."},
-            {"title": "Berlin", "text": "Berlin is the capital of Germany."},
-            {"title": "Seine", "text": "The Seine flows through Paris."},
-        ],
-        "response": "The capital of France is Paris.",
-    }
-    path = tmp_path / "record.json"
-    path.write_text(json.dumps(record), encoding="utf-8")
-    argv = ["attribute", str(path), "--base-url", vllm_server.base_url, "--model-name", "smollm2"]
-    assert main([*argv, "--method", "loo", "--format", "json", "-q"]) == 0
-    out = json.loads(capsys.readouterr().out)
-    assert out["id"] == "france" and out["response_generated"] is False
-    attribution = out["attribution"]
-    assert attribution["status"] == "ok" and attribution["method"] == "loo"
-    local = camab_rag.attribute(
-        record["question"], record["documents"], record["response"], smollm2_scorer, method="loo"
-    )
-    np.testing.assert_allclose(attribution["scores"], local.scores, atol=5e-3)
-    # both paragraphs that mention Paris matter more than the Berlin one
-    assert int(np.argmin(attribution["scores"])) == 1
-    # the groundedness verdict: L(C) - L(empty), the empty context scored through the
-    # server as an anchor of the attribution (LOO never scores it; inside the progress
-    # bar's total), equal to the in-process measurement
-    verdict = out["citations"]["groundedness"]
-    assert verdict["source"] == "observed" and verdict["extra_queries"] == 0
-    assert attribution["n_queries"] == len(record["documents"]) + 2
-    local_verdict = assess_groundedness(local, context=record["documents"], scorer=smollm2_scorer)
-    assert verdict["score"] == pytest.approx(local_verdict.score, abs=5e-3)
-    assert verdict["grounded"] is (verdict["score"] >= verdict["threshold"])
-    # no response in the record: the server generates it, then it is attributed
-    del record["response"]
-    path.write_text(json.dumps(record), encoding="utf-8")
-    assert main([*argv, "--budget", "6", "--format", "json", "-q", "--max-new-tokens", "12"]) == 0
-    generated = json.loads(capsys.readouterr().out)
-    assert generated["response_generated"] is True
-    assert generated["attribution"]["response"].strip()
-    assert 1 <= generated["attribution"]["n_queries"] <= 6

@@ -1,21 +1,26 @@
-"""The tests' and benchmarks' vLLM server: ``camab serve``'s server (:mod:`camab_cli.serve`
-holds the launch the CPU build needs), plus one server shared by several test sessions.
+"""The tests' vLLM server, started with the README's one command (``camab serve``), plus
+one server shared by several test sessions.
 
 ``scripts/run_tests.sh`` starts one with ``camab serve`` and exports its port as
 ``CAMAB_TEST_VLLM_PORT``; then every :class:`VLLMServer` created without a ``port`` uses
 that server (waiting for its health) instead of starting its own, and leaves it running.
-A server started here logs to ``.pytest_cache/vllm.log``.
+A server started here runs ``camab serve`` (the command the tools install) in a child
+process and logs to ``.pytest_cache/vllm.log``; the core's tests never import the tools.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
-from typing import Any, TypeVar
-
-from camab_cli import serve
-from camab_cli.serve import free_port, vllm_missing_reason
+from types import TracebackType
 
 __all__ = ["VLLMServer", "free_port", "require_vllm", "smollm2_dir", "vllm_missing_reason"]
 
@@ -23,12 +28,32 @@ REPO = Path(__file__).resolve().parent.parent
 EXTERNAL_PORT_ENV = "CAMAB_TEST_VLLM_PORT"
 
 
-Shared = TypeVar("Shared", bound="VLLMServer")
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
 
 
-class VLLMServer(serve.VLLMServer):
-    """:class:`camab_cli.serve.VLLMServer` on 127.0.0.1, or, with ``CAMAB_TEST_VLLM_PORT``
-    set and no ``port`` given, the server already running there (never stopped here)."""
+def camab_command() -> str | None:
+    """The ``camab`` command beside this interpreter (or on ``PATH``), if installed."""
+    beside = Path(sys.executable).parent / "camab"
+    return str(beside) if beside.exists() else shutil.which("camab")
+
+
+def vllm_missing_reason() -> str | None:
+    """Why no vLLM server can be started here, or ``None`` if ``camab serve`` can."""
+    if camab_command() is None:
+        return "no camab command: install tools/camab-cli (scripts/setup.sh test)"
+    venv = Path(os.environ.get("CAMAB_VLLM_VENV") or REPO / ".venv-vllm")
+    if not (venv / "bin" / "python").exists():
+        return f"{venv} does not exist: run scripts/setup_vllm.sh (about 2 minutes, 3.4 GB)"
+    return None
+
+
+class VLLMServer:
+    """vLLM's OpenAI-compatible server for ``model_dir`` as ``name`` on 127.0.0.1, run by
+    ``camab serve``; or, with ``CAMAB_TEST_VLLM_PORT`` set and no ``port`` given, the
+    server already running there (never stopped here). Use as a context manager."""
 
     def __init__(
         self,
@@ -36,30 +61,82 @@ class VLLMServer(serve.VLLMServer):
         name: str = "smollm2",
         *,
         port: int | None = None,
-        **options: Any,
+        startup_timeout: float = 600.0,
     ) -> None:
         external = os.environ.get(EXTERNAL_PORT_ENV)
         self.external = port is None and bool(external)
-        options.setdefault("log_path", REPO / ".pytest_cache" / "vllm.log")
-        super().__init__(
-            model_dir, name, port=int(str(external)) if self.external else port, **options
-        )
+        self.model_dir = Path(model_dir).absolute()
+        self.name = name
+        self.port = int(str(external)) if self.external else port or free_port()
+        self.startup_timeout = startup_timeout
+        self.log_path = REPO / ".pytest_cache" / "vllm.log"
+        self.errors_path = REPO / ".pytest_cache" / f"camab-serve-{self.port}.err"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.startup_seconds: float | None = None
 
-    def start(self: Shared) -> Shared:
-        if not self.external:
-            return super().start()
+    @property
+    def root_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI base URL (``.../v1``)."""
+        return f"{self.root_url}/v1"
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.root_url}/health", timeout=2) as response:
+                return bool(response.status == 200)
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def start(self) -> VLLMServer:
+        """Start ``camab serve`` (unless external) and wait until ``/health`` answers."""
         began = time.monotonic()
+        if not self.external:
+            command = camab_command()
+            if command is None:
+                raise RuntimeError(str(vllm_missing_reason()))
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            argv = [command, "serve", "--model", str(self.model_dir), "--name", self.name]
+            argv += ["--port", str(self.port), "--no-install", "--log", str(self.log_path)]
+            with self.errors_path.open("wb") as errors:
+                self.process = subprocess.Popen(
+                    argv, stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True
+                )
         while time.monotonic() < began + self.startup_timeout:
+            if self.process is not None and self.process.poll() is not None:
+                error = self.errors_path.read_text(encoding="utf-8", errors="replace")
+                raise RuntimeError(f"camab serve exited with {self.process.returncode}: {error}")
             if self.healthy():
+                self.startup_seconds = time.monotonic() - began
                 return self
             time.sleep(1.0)
-        raise RuntimeError(
-            f"{EXTERNAL_PORT_ENV}={self.port}: no healthy server on 127.0.0.1:{self.port}"
-        )
+        self.stop()
+        raise RuntimeError(f"no healthy server on {self.root_url} after {self.startup_timeout} s")
 
-    def stop(self, timeout: float = 30.0) -> None:
-        if not self.external:
-            super().stop(timeout)
+    def stop(self, timeout: float = 60.0) -> None:
+        """Stop ``camab serve`` (SIGTERM: it stops vLLM), never an external server."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+    def __enter__(self) -> VLLMServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
 
 
 def require_vllm() -> None:

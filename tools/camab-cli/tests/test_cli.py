@@ -391,3 +391,14 @@ def test_the_progress_bar_ends_at_its_total_and_never_overflows(tmp_path, capsys
         assert bars[-1][0] == bars[-1][1], err
         summary = re.search(r"attributing: (\d+) model calls", err)
         assert summary and int(summary.group(1)) == bars[-1][0]
+
+
+def test_auto_is_the_default_method_of_every_command() -> None:
+    from camab_cli.cli import build_parser
+
+    for command in (["attribute", "in.jsonl"], ["demo"]):
+        assert build_parser(command).parse_args(command).method == "auto"
+
+
+def test_the_tools_package_ships_the_command() -> None:
+    assert callable(cli.main)
