@@ -49,7 +49,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks.gate_features import STOPWORDS, words
+from camab_rag.groundedness.score import STOPWORDS, words
 from camab_rag.token_support import UNLIKELY_LOGPROB, TokenSupport
 
 FloatArray = NDArray[np.float64]
@@ -177,6 +177,13 @@ SENTENCE_FUNCTIONS: dict[str, Phi] = {
 """Sentence functions; ``explained`` is the shipped one (the per-sentence baseline)."""
 
 
+ANSWER_CANDIDATES = (
+    *(f"min_sentence_{name}" for name in SENTENCE_FUNCTIONS if name != "explained"),
+    "softmin",
+)
+"""The answer-level candidates :func:`answer_candidates` gives (``rank_lexical`` aside)."""
+
+
 def softmin(p: Pieces) -> float:
     groups = p.sentences()
     x = np.array([phi_explained(p, g) for g in groups])
@@ -223,7 +230,8 @@ def percentile(reference: FloatArray, values: FloatArray) -> FloatArray:
 
 def rank_mean(reference: Sequence[FloatArray], values: Sequence[FloatArray]) -> FloatArray:
     """The mean of each signal's percentile against its reference distribution."""
-    return np.mean([percentile(r, v) for r, v in zip(reference, values)], axis=0)
+    shares = [percentile(r, v) for r, v in zip(reference, values)]
+    return np.asarray(np.mean(shares, axis=0), dtype=float)
 
 
 def selection_half(ids: Sequence[str]) -> BoolArray:

@@ -25,29 +25,14 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.gate_candidates import answer_candidates
 from camab_rag.groundedness.report import support_report
-from camab_rag.groundedness.score import support_score
+from camab_rag.groundedness.score import STOPWORDS, support_score, words
 from camab_rag.token_support import TokenSupport
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CAPITALISED = re.compile(r"\b[A-Z][\w'-]*")
 _OPENER = re.compile(r"(?:^|[.!?]\s+)([A-Z][\w'-]*)")
-STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been
-    before being below between both but by can could did do does doing down during each
-    few for from further had has have having he her here hers herself him himself his
-    how i if in into is it its itself just me more most my myself no nor not now of off
-    on once only or other our ours ourselves out over own same she should so some such
-    than that the their theirs them themselves then there these they this those through
-    to too under until up very was we were what when where which while who whom why will
-    with would you your yours yourself yourselves s t said says say one two new also
-    year years mr mrs ms""".split()  # noqa: SIM905
-)
-
-
-def words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
 
 
 def content_words(text: str) -> list[str]:
@@ -139,7 +124,9 @@ def features(row: dict[str, Any], context: str, threshold: float = 0.0) -> dict[
     """Every candidate and baseline of one stored row."""
     support = support_of(row)
     out = {name: float(f(support)) for name, f in MODEL_SCORES.items()}
-    out["shipped"] = support_report(support, threshold).score
+    present = frozenset(words(context))
+    out["shipped"] = support_report(support, threshold, context_words=present).score
+    out.update(answer_candidates(support, context))
     out["judge"] = judge(row)
     for name, f in TEXT_SCORES.items():
         out[name] = float(f(row["answer"], context))

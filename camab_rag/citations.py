@@ -269,7 +269,9 @@ def _judged(
     attribution carries token support; else abstentions alone lose their markers."""
     if result.token_support is not None:
         threshold = DEFAULT_THRESHOLD if rule.support_threshold is None else rule.support_threshold
-        return judged_sentences(sentences, support_report(result.token_support, threshold))
+        return judged_sentences(
+            sentences, support_report(result.token_support, threshold, result=result)
+        )
     return [s.judged(None, True, []) if is_abstention(s.text) else s for s in sentences]
 
 

@@ -282,3 +282,26 @@ def test_a_long_answer_with_one_invented_sentence_is_flagged_on_that_sentence(sm
         if "Portugal" in span.text
     )
     assert any("Portugal" in span.text for span in report.unsupported_spans)
+
+
+def test_a_word_the_context_lacks_explains_nothing():
+    """The fake scorer finds "Mart" inside "Marten", so the context makes it likely (+2.9
+    nats), but the context has no such word: its gain is dropped, on every path (the gate
+    alone, an attribution's own anchors, cite())."""
+    from camab_rag.groundedness import assess_groundedness
+    from camab_rag.groundedness.anchors import context_words, default_builder
+    from camab_rag.groundedness.score import words
+
+    expected = frozenset(w for text in CONTEXT for w in words(text))
+    assert context_words(CONTEXT) == expected
+    assert context_words(builder=default_builder(QUESTION, CONTEXT)) == expected
+    answer = "Ilse Mart opened the bridge."
+    # full context: every word likely (-0.1); none: "Ilse" and "Mart" unlikely (-3)
+    report = assess_answer(QUESTION, CONTEXT, answer, KeywordScorer(), threshold=0.6)
+    assert report.score == pytest.approx(2.9 / 6.3) and not report.grounded
+    assert report.gain == pytest.approx(5.8 / 5)  # the plain gain keeps both
+    result = attribute(QUESTION, CONTEXT, answer, KeywordScorer(), budget=4, anchors=True)
+    assert context_words(result=result) == expected
+    observed = assess_groundedness(result, threshold=0.6)
+    assert observed.source == "observed" and observed.score == pytest.approx(2.9 / 6.3)
+    assert cite(result, CONTEXT).sentences[0].citations == []

@@ -131,3 +131,34 @@ def test_the_gate_reads_each_sentence_from_the_token_log_probs_by_hand():
     assert report.empty_reward == pytest.approx(sum(EMPTY) / 8)
     # a threshold below the invented sentence's share passes both
     assert support_report(support(), threshold=-0.2).grounded
+
+
+def test_a_word_the_context_lacks_explains_nothing_by_hand():
+    """The shipped score: a token of a content word absent from the context keeps its gain
+    only when negative. Context without "big": the first sentence loses its 2.0 gain on
+    " big" and fails a threshold it passed on the plain explained share."""
+    from camab_rag.groundedness.report import support_report
+    from camab_rag.groundedness.score import absent_pieces, support_score, words
+
+    present = frozenset(words("Paris has many cats."))
+    # content words: Paris, big, cats ("is", "It", "has" are stop words); "big" is absent
+    assert absent_pieces(support(), present).tolist() == [False] * 2 + [True] + [False] * 5
+    first = (3.8 + 0.2 + 0.0 + 0.0) / (4.0 + 0.3 + 2.5 + 0.05)  # 4.0 / 6.85 = 0.584
+    second = (0.1 + 0.3 - 1.0 + 0.1) / (0.4 + 0.5 + 2.0 + 0.2)  # -0.5 / 3.1 = -0.161
+    assert support_score(support().within([(0, 13)]), present) == pytest.approx(first)
+    assert support_score(support().within([(0, 13)])) == pytest.approx(6.0 / 6.85)
+    report = support_report(support(), threshold=0.6, context_words=present)
+    assert [s.score for s in report.sentences] == pytest.approx([first, second])
+    assert [s.supported for s in report.sentences] == [False, False]
+    assert support_report(support(), threshold=0.6).sentences[0].supported
+    # a negative gain stays: " cats" absent too changes nothing in the second sentence
+    without_cats = frozenset(words("Paris has many dogs."))
+    assert support_score(support().within([(14, 26)]), without_cats) == pytest.approx(second)
+    # every piece of a word split into several tokens is marked
+    split = TokenSupport.from_logprobs(
+        "Varnholt rose.",
+        logprobs([-1.0, -1.0, -1.0, -0.1], [0, 4, 8, 13]),
+        logprobs([-2.0, -2.0, -2.0, -0.1], [0, 4, 8, 13]),
+    )
+    assert absent_pieces(split, frozenset({"rose"})).tolist() == [True, True, False, False]
+    assert support_score(split, frozenset({"rose"})) == pytest.approx(1.0 / 6.1)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from camab_rag.errors import InputError, ScorerError
+from camab_rag.groundedness.score import words
 from camab_rag.oracle import ScorerOracle, finite_reward
 from camab_rag.prompts import (
     DEFAULT_SYSTEM_PROMPT,
@@ -25,6 +26,7 @@ from camab_rag.prompts import (
     PromptBuilder,
     TemplatePromptBuilder,
 )
+from camab_rag.result import AttributionResult
 from camab_rag.rounds import ScoreCall, Steps
 from camab_rag.scoring import Prompt, ResponseLogprobs, ScoreRequest
 from camab_rag.segments import segment_documents, to_documents
@@ -84,6 +86,29 @@ def default_builder(
     )
 
 
+def context_words(
+    context: object = None,
+    *,
+    result: AttributionResult | None = None,
+    builder: PromptBuilder | None = None,
+) -> frozenset[str]:
+    """The words the answer is judged against (:func:`~camab_rag.groundedness.score.
+    words`): ``context``'s documents, else the attribution's segments, else the prompt
+    builder's documents, else its full prompt."""
+    if context is not None:
+        texts = [d.text for d in to_documents(context)]
+    elif result is not None and result.segments:
+        texts = [s.text for s in result.segments]
+    elif isinstance(builder, TemplatePromptBuilder):
+        texts = [d.text for d in builder.documents]
+    elif builder is not None:
+        prompt = builder.build(np.ones(builder.n_segments, dtype=bool))
+        texts = [prompt] if isinstance(prompt, str) else [str(m.get("content", "")) for m in prompt]
+    else:
+        texts = []
+    return frozenset(w for text in texts for w in words(text))
+
+
 def support_of(response: str, results: Sequence[object], earlier_turns: int = 0) -> TokenSupport:
     """The :class:`TokenSupport` of the two anchor results (full, empty), checked."""
     pair = [r for r in results if isinstance(r, ResponseLogprobs)]
@@ -125,6 +150,7 @@ __all__ = [
     "AnchorPrompts",
     "anchor_prompts",
     "anchor_steps",
+    "context_words",
     "default_builder",
     "oracle_anchor_steps",
     "support_of",

@@ -15,7 +15,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
-from camab_rag.groundedness.anchors import anchor_prompts, anchor_steps, default_builder
+from camab_rag.groundedness.anchors import (
+    anchor_prompts,
+    anchor_steps,
+    context_words,
+    default_builder,
+)
 from camab_rag.groundedness.report import (
     DEFAULT_THRESHOLD,
     ContextGain,
@@ -201,6 +206,7 @@ def assess_steps(
             scored_by=result.scored_by,
             result=result,
             top_k=top_k,
+            context_words=context_words(context, result=result),
         )
     if scorer is not None and (context is not None or prompt_builder is not None):
         if not result.response.strip():
@@ -214,6 +220,7 @@ def assess_steps(
             scored_by=scored_by(scorer),
             result=result,
             top_k=top_k,
+            context_words=context_words(context, result=result, builder=builder),
         )
     observed = observed_context_gain(result)
     if observed is None and not getattr(METHODS.get(result.method), "models_reward", True):
@@ -266,7 +273,15 @@ def answer_steps(
         question, context, user_template=user_template, system_prompt=system_prompt
     )
     support = yield from anchor_steps(anchor_prompts(builder), scorer, answer)
-    return support_report(support, threshold, extra_queries=2, scored_by=scored_by(scorer))
+    return support_report(
+        support,
+        threshold,
+        extra_queries=2,
+        scored_by=scored_by(scorer),
+        context_words=context_words(
+            None if prompt_builder is not None else context, builder=builder
+        ),
+    )
 
 
 assess_answer = synced(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -11,7 +11,13 @@ from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness.abstention import is_abstention
-from camab_rag.groundedness.score import SCORE_NAME, answer_score, explained, support_score
+from camab_rag.groundedness.score import (
+    SCORE_NAME,
+    answer_score,
+    explained,
+    support_score,
+    words,
+)
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.scoring import ScoredBy
 from camab_rag.token_support import Span, TokenSupport
@@ -21,7 +27,8 @@ GainSource = Literal["observed", "measured", "surrogate"]
 
 DEFAULT_THRESHOLD = 0.49
 """The gate's score (the share of its least supported sentence's surprisal that the context
-explains, :mod:`~camab_rag.groundedness.score`) at or above which an answer passes.
+explains, context-absent words explaining nothing: :mod:`~camab_rag.groundedness.score`)
+at or above which an answer passes.
 
 Fitted for the embedded SmolLM2 on the CNN/DM summaries of FRANK's ``valid`` rows (human
 factuality labels; the balanced-accuracy optimum), by ``benchmarks/bench_gate.py report``,
@@ -299,17 +306,22 @@ def support_report(
     scored_by: ScoredBy | None = None,
     result: AttributionResult | None = None,
     top_k: int = 2,
+    context_words: Collection[str] | None = None,
 ) -> GroundednessReport:
     """The report from the two anchor calls' token log-probs: the answer's score and each
     sentence's, the unsupported spans; abstaining sentences are neither scored into the
     answer's figure nor flagged. ``result`` (an attribution of the same answer) adds the
-    top-share figures."""
+    top-share figures; ``context_words`` (:func:`~camab_rag.groundedness.anchors.
+    context_words`; default: ``result``'s segments) let the score discount answer words
+    the context lacks."""
+    if context_words is None and result is not None and result.segments:
+        context_words = frozenset(w for s in result.segments for w in words(s.text))
     statements: Sequence[StatementAttribution] = result.statements if result is not None else ()
     shares = {(s.start, s.end): top_share(s.scores, top_k) for s in statements}
     sentences: list[SentenceGroundedness] = []
     for span in support.sentences():
         abstention = is_abstention(span.text)
-        score = support_score(support.within([(span.start, span.end)]))
+        score = support_score(support.within([(span.start, span.end)]), context_words)
         sentences.append(
             SentenceGroundedness(
                 text=span.text,
@@ -325,7 +337,7 @@ def support_report(
         )
     abstained = _abstained(support.response, [s.abstention for s in sentences])
     claiming = [float(s.score) for s in sentences if not s.abstention and s.score is not None]
-    score = answer_score(claiming, support_score(support))
+    score = answer_score(claiming, support_score(support, context_words))
     spans = [
         span
         for span in support.unsupported_spans()

@@ -1,29 +1,64 @@
 """The gate's score: how much of its least supported sentence the context explains.
 
 A sentence's score is the share of its surprisal that the context explains,
-``explained = (L(C) - L(empty)) / -L(empty)``, with ``L`` the sentence tokens' mean
-log-probability under the full context and under none: ``1 - NLL(sentence | C) /
-NLL(sentence | no context)``. 1 means the context makes every token certain, 0 that it
-changes nothing, below 0 that it makes the sentence less likely. Being a ratio of two
-log-likelihoods of the same tokens it has no unit, so one threshold means more across
-models than a gain in nats does. The answer's score is its least supported sentence's
-(abstaining sentences aside): an answer passes when every sentence that claims something
-passes, so one invented sentence in a long answer is enough to flag it.
+``explained = (L(C) - L(empty)) / -L(empty)``, with ``L`` the sentence tokens' summed
+log-probability under the full context and under none: 1 means the context makes every
+token certain, 0 that it changes nothing, below 0 that it makes the sentence less likely.
+A token of a content word the context does not contain (a name, number or term the
+answer brought in) explains nothing: its gain counts only when negative. Being a ratio
+of two log-likelihoods of the same tokens it has no unit. The answer's score is its least
+supported sentence's (abstaining sentences aside), so one invented sentence flags it.
 
-Chosen on FRANK's ``valid`` rows among the candidates the two anchor calls give (mean
-gain, the whole answer's explained share, the full-context log-prob, the share of
-unsupported tokens, the least supported sentence by gain or by explained share): it
-ranked unsupported summaries best on both sources (``BENCHMARKS.md``, "Groundedness
-gate").
+Chosen on FRANK's ``valid`` rows among the candidates the two anchor calls and free text
+features give (``BENCHMARKS.md``, "Groundedness gate").
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
 
 from camab_rag.token_support import TokenSupport
 
-SCORE_NAME = "min_sentence_explained"
+SCORE_NAME = "min_sentence_absent"
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each
+    few for from further had has have having he her here hers herself him himself his
+    how i if in into is it its itself just me more most my myself no nor not now of off
+    on once only or other our ours ourselves out over own same she should so some such
+    than that the their theirs them themselves then there these they this those through
+    to too under until up very was we were what when where which while who whom why will
+    with would you your yours yourself yourselves s t said says say one two new also
+    year years mr mrs ms""".split()  # noqa: SIM905
+)
+"""Function words (and a few news fillers) whose presence in the context proves nothing."""
+
+
+def words(text: str) -> list[str]:
+    """The lower-cased words (runs of letters or digits) of ``text``."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def absent_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
+    """Which pieces of ``support`` lie in a content word (not a stop word) that is not in
+    ``present`` (the context's :func:`words`)."""
+    text = support.response
+    marked = np.zeros(len(text) + 1, dtype=np.int64)
+    for match in _WORD.finditer(text):
+        word = match.group(0).lower()
+        if word not in STOPWORDS and word not in present:
+            marked[match.start()] += 1
+            marked[match.end()] -= 1
+    covered = np.concatenate([[0], np.cumsum(np.cumsum(marked)[: len(text)] > 0)])
+    return np.array(
+        [covered[e] > covered[s] for s, e in zip(support.starts, support.ends)], dtype=bool
+    )
 
 
 def explained(full: float, empty: float) -> float:
@@ -35,11 +70,16 @@ def explained(full: float, empty: float) -> float:
     return (float(full) - float(empty)) / surprisal
 
 
-def support_score(support: TokenSupport) -> float:
+def support_score(support: TokenSupport, present: Collection[str] | None = None) -> float:
     """The explained share of the tokens in ``support`` (one sentence's
-    :meth:`~camab_rag.token_support.TokenSupport.within`, or the whole answer's);
-    higher = better supported."""
-    return explained(support.mean_logprob("full"), support.mean_logprob("empty"))
+    :meth:`~camab_rag.token_support.TokenSupport.within`, or the whole answer's); with
+    ``present`` (the context's words), tokens of absent content words explain nothing.
+    Higher = better supported."""
+    gain = support.full - support.empty
+    if present is not None:
+        gain = np.where(absent_pieces(support, present), np.minimum(gain, 0.0), gain)
+    surprisal = -float(support.empty.sum())
+    return float(gain.sum()) / surprisal if surprisal > 1e-9 else 0.0
 
 
 def answer_score(sentence_scores: Sequence[float], whole: float) -> float:
@@ -48,4 +88,12 @@ def answer_score(sentence_scores: Sequence[float], whole: float) -> float:
     return float(min(sentence_scores)) if len(sentence_scores) else float(whole)
 
 
-__all__ = ["SCORE_NAME", "answer_score", "explained", "support_score"]
+__all__ = [
+    "SCORE_NAME",
+    "STOPWORDS",
+    "absent_pieces",
+    "answer_score",
+    "explained",
+    "support_score",
+    "words",
+]
