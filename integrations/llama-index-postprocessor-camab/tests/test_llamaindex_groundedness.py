@@ -20,12 +20,20 @@ from llama_index.postprocessor.camab import (
 from camab_rag.groundedness import GroundednessFilter
 
 QUESTION = "Who was Henry Roth?"
-ANSWER = "text text text"
+ANSWER = "Henry Roth"
 FALLBACK = "No supported answer."
 
 
+class _AnswerLLM(MockLLM):
+    """MockLLM answering with words of the retrieved documents (the gate gives no credit
+    for a word the context lacks, such as MockLLM's "text")."""
+
+    def _generate_text(self, length: int) -> str:
+        return ANSWER
+
+
 def _engine(index: Any) -> Any:
-    return index.as_query_engine(llm=MockLLM(max_tokens=3), similarity_top_k=2)
+    return index.as_query_engine(llm=_AnswerLLM(max_tokens=3), similarity_top_k=2)
 
 
 def _supporting_scorer(index: Any) -> PlantedScorer:
