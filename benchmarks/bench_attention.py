@@ -81,9 +81,8 @@ def main() -> None:
         before = scorer.computed_tokens
         _sync()
         started = time.perf_counter()
-        options: dict[str, Any] = {"budget": budget} if budget else {}
         result = camab_rag.attribute(
-            question, docs, answer, scorer, method=method, seed=0, **options
+            question, docs, answer, scorer, budget=budget or None, method=method
         )
         _sync()
         return time.perf_counter() - started, result, scorer.computed_tokens - before

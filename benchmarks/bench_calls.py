@@ -62,6 +62,7 @@ from camab_cli.evaluation.runner import (  # noqa: E402
     read_results,
 )
 from camab_cli.evaluation.store import from_bits, stored_subsets  # noqa: E402
+from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402
 from camab_rag.scoring import (  # noqa: E402
@@ -220,12 +221,14 @@ def run(args: argparse.Namespace) -> None:
                 example.documents,
                 response,
                 scorer,
-                budget=budget,
                 granularity=example.granularity(),
-                seed=record["seed"],
-                prompt_builder=lambda *_a, fixed=builder: fixed,
-                statements=False,
-                **options,
+                settings=AttributionSettings().with_changes(
+                    budget=budget,
+                    seed=record["seed"],
+                    prompt_builder=lambda *_a, fixed=builder: fixed,
+                    statements=False,
+                    **options,
+                ),
             )
             removed = {k: removal_set(result.scores, k) for k in KS}
             requests = [

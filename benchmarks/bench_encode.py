@@ -36,6 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
 from benchmarks.bench_prefix_reuse import DATA, WordOverlap, documents_of  # noqa: E402
+from camab_rag import AttributionSettings  # noqa: E402
+from camab_rag.methods import Auto  # noqa: E402
 from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest  # noqa: E402
 
 H100_8B_RAW_TOK_S = 32_400
@@ -68,10 +70,8 @@ def recorded_calls(n_examples: int, budget: int, batch_size: int) -> list[list[S
             str(row["answer"]),
             recorder,
             budget=budget,
-            method="auto",
-            batch_size=batch_size,
-            seed=0,
-            statements=False,
+            method=Auto(batch_size=batch_size),
+            settings=AttributionSettings(seed=0, statements=False),
         )
         calls += recorder.calls
     return calls

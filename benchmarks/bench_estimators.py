@@ -58,6 +58,7 @@ from camab_cli.evaluation.metrics import (  # noqa: E402
     removal_set,
 )
 from camab_cli.evaluation.runner import masks_from_bits, read_results  # noqa: E402
+from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute_fn  # noqa: E402
 from camab_rag.methods import Camab, Hierarchical, Method, method_from_config  # noqa: E402
 from camab_rag.methods.base import Sampler  # noqa: E402
@@ -179,7 +180,7 @@ def replay(fit: dict[str, Any], n_segments: int, seed: int, budget: int) -> tupl
             budget=budget,
             method="auto",
             groups=fit["method_config"]["groups"],
-            seed=seed,
+            settings=AttributionSettings(seed=seed),
         )
     except KeyError:  # asked for a subset the stored run never did
         return False, float("nan")

@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import camab_rag
 from benchmarks._report import write_section
+from camab_rag import AttributionSettings
 from camab_rag.groundedness import assess_groundedness, measure_context_gain
 from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, TemplatePromptBuilder
 from camab_rag.result import AttributionResult
@@ -136,8 +137,7 @@ def answer_and_attribute(
         scorer,
         budget=budget,
         granularity="chunk",
-        seed=seed,
-        user_template=user_template,
+        settings=AttributionSettings(seed=seed, user_template=user_template),
     )
     return builder, answer, result
 

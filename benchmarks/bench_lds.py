@@ -79,6 +79,7 @@ from camab_cli.evaluation.store import (  # noqa: E402
     bits,
     stored_subsets,
 )
+from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute_fn  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402
 from camab_rag.scoring import ScoreRequest  # noqa: E402
@@ -170,7 +171,11 @@ def fits_of(case: Case, reward: PricedReward, partial: bool = False) -> dict[tup
     found: dict[tuple[str, str], Fit] = {}
 
     def run(method: str, budget: int, **options: Any) -> Any:
-        return attribute_fn(reward, n, budget=budget, method=method, seed=seed, **options)
+        groups = options.pop("groups", None)
+        settings = AttributionSettings().with_changes(seed=seed, **options)
+        return attribute_fn(
+            reward, n, budget=budget, method=method, groups=groups, settings=settings
+        )
 
     def fit(method: str, budget: int, label: str | None, **options: Any) -> Any:
         """The run (kept under ``label`` if one is given); ``None`` when it is unpriced
@@ -199,7 +204,11 @@ def fits_of(case: Case, reward: PricedReward, partial: bool = False) -> dict[tup
     fit("loo", n + 1, "own")
     empty = np.zeros((0, n), dtype=bool)
     random = attribute_fn(
-        reward, n, budget=max(BUDGETS), method="random", seed=example_seed(seed, case.id)
+        reward,
+        n,
+        budget=max(BUDGETS),
+        method="random",
+        settings=AttributionSettings(seed=example_seed(seed, case.id)),
     )
     found[("random", "0")] = Fit(random.scores, 0, empty)
     query = f"{case.example.question} {case.record['response']}"
@@ -592,7 +601,13 @@ def replay_check(stem: str, found: list[Case], store: RewardStore) -> str:
         reward, seed = PricedReward(store, case.id), int(case.record["seed"])
         try:
             fits = {
-                m: attribute_fn(reward, case.n, budget=max(BUDGETS), method=m, seed=seed)
+                m: attribute_fn(
+                    reward,
+                    case.n,
+                    budget=max(BUDGETS),
+                    method=m,
+                    settings=AttributionSettings(seed=seed),
+                )
                 for m in ANYTIME
             }
             for label, fit in lines[case.id]["budgets"].items():
@@ -601,8 +616,8 @@ def replay_check(stem: str, found: list[Case], store: RewardStore) -> str:
                     case.n,
                     budget=int(label),
                     method="auto",
-                    seed=seed,
                     groups=_groups(case),
+                    settings=AttributionSettings(seed=seed),
                 )
                 same.setdefault("auto", []).append([bits(m) for m in run.masks] == fit["masks"])
         except Unpriced:

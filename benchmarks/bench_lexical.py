@@ -55,6 +55,7 @@ from camab_cli.evaluation.metrics import (  # noqa: E402
     removal_set,
 )
 from camab_cli.evaluation.runner import read_results  # noqa: E402
+from camab_rag import AttributionSettings  # noqa: E402
 
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 RESULTS_LIST = ("hotpotqa_smollm2", "hotpotqa_qwen2.5-0.5b", "tydiqa_smollm2")
@@ -281,7 +282,9 @@ class _SmallTable:
         z = (self.lexical - self.lexical.mean()) / (self.lexical.std() or 1.0)
         runs: dict[str, list[dict[str, float]]] = {"auto": [], "auto + lexical": []}
         for seed in range(5):
-            scores = attribute_fn(self.value, self.n, budget=budget, seed=seed).scores
+            scores = attribute_fn(
+                self.value, self.n, budget=budget, settings=AttributionSettings(seed=seed)
+            ).scores
             runs["auto"].append(self.measures(scores))
             runs["auto + lexical"].append(self.measures(_unit(scores) + LEXICAL_WEIGHT * _unit(z)))
         runs["lexical (0 calls)"] = [self.measures(self.lexical)]

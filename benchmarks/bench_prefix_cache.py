@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._report import markdown_table, write_section  # noqa: E402
 from camab_cli.evaluation.datasets import load_examples  # noqa: E402
 from camab_cli.evaluation.runner import make_builder  # noqa: E402
+from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute  # noqa: E402
 from camab_rag.scorers import TransformersScorer  # noqa: E402
 
@@ -73,9 +74,9 @@ def main() -> None:
                     budget=budget,
                     method=method,
                     granularity=example.granularity(),
-                    seed=0,
-                    prompt_builder=lambda *_a, b=builder: b,
-                    statements=False,
+                    settings=AttributionSettings(
+                        seed=0, prompt_builder=lambda *_a, b=builder: b, statements=False
+                    ),
                 )
                 row = totals[method]
                 row.wall[k] += time.perf_counter() - started

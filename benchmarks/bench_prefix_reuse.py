@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
 from camab_cli.audit.simulated import keyword_logprobs  # noqa: E402
+from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest  # noqa: E402
 
 if TYPE_CHECKING:
@@ -122,8 +123,7 @@ def scored_runs(rows: list[dict[str, Any]], budget: int, scorer: TransformersSco
                 recorder,
                 budget=budget,
                 method=method,
-                seed=0,
-                statements=False,
+                settings=AttributionSettings(seed=0, statements=False),
             )
             wall += time.perf_counter() - started
             computed += scorer.computed_tokens - before[0]
@@ -224,8 +224,7 @@ def main() -> None:
                 recorder,
                 budget=args.budget,
                 method="camab",
-                seed=0,
-                statements=False,
+                settings=AttributionSettings(seed=0, statements=False),
             )
             tokens = [scorer.encode_prompt(p) for p in recorder.prompts]  # type: ignore[arg-type]
             totals += measure(tokens)

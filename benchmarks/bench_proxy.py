@@ -50,6 +50,7 @@ from camab_cli.evaluation.runner import (  # noqa: E402
     masks_from_bits,
     read_results,
 )
+from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute  # noqa: E402
 from camab_rag.methods.contextcite import ContextCite  # noqa: E402
 from camab_rag.methods.kernelshap import KernelShap  # noqa: E402
@@ -106,9 +107,11 @@ def run(args: argparse.Namespace) -> None:
             budget=BUDGET,
             method="auto",
             granularity=example.granularity(),
-            seed=record["seed"],
-            prompt_builder=lambda *_a, fixed=builder: fixed,
-            statements=False,
+            settings=AttributionSettings(
+                seed=record["seed"],
+                prompt_builder=lambda *_a, fixed=builder: fixed,
+                statements=False,
+            ),
         )
         line = {
             "id": record["id"],

@@ -37,6 +37,7 @@ from benchmarks._report import ci_cell, markdown_table, write_section  # noqa: E
 from camab_cli.evaluation.datasets import Example, load_examples  # noqa: E402
 from camab_cli.evaluation.metrics import mean_ci, paired_t_pvalue  # noqa: E402
 from camab_cli.evaluation.runner import append_record, read_results  # noqa: E402
+from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute_fn  # noqa: E402
 from camab_rag.methods.base import all_masks  # noqa: E402
 from camab_rag.prompts import TemplatePromptBuilder  # noqa: E402
@@ -168,7 +169,8 @@ def replay(
                 calls.append(mask.tobytes())
                 return table[mask.tobytes()]
 
-            result = attribute_fn(value, n, budget=budget, seed=seed, **options)
+            settings = AttributionSettings().with_changes(budget=budget, seed=seed, **options)
+            result = attribute_fn(value, n, settings=settings)
             row: dict[str, Any] = {
                 "method": name,
                 "seed": seed,

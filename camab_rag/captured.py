@@ -21,23 +21,24 @@ the sync and the async entry point.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from camab_rag.conflicts import disputes
 from camab_rag.deadline import bounded
-from camab_rag.engine import ProgressFn, attribute_steps
+from camab_rag.engine import TextAttribution
 from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer
 from camab_rag.prompts import PromptMode, PromptPlan, plan_prompt
 from camab_rag.render.support import CITE_AT
 from camab_rag.result import AttributionResult
 from camab_rag.rounds import Steps, asynced, synced
+from camab_rag.runs import ProgressFn
 from camab_rag.scoring import Prompt, scored_by
 from camab_rag.segments import SourceDocument, segment_documents, to_documents
-from camab_rag.settings import AttributionSettings
+from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
 
 
 def reached_the_model(prompts: Sequence[Prompt], documents: Sequence[SourceDocument]) -> bool:
@@ -134,8 +135,9 @@ def captured_steps(
     progress: ProgressFn | None = None,
 ) -> Steps[CapturedAttribution]:
     """:func:`attribute_captured` as a generator of model calls, under the settings'
-    deadline (the attribution and the verdict together)."""
-    settings = settings or AttributionSettings()
+    deadline (the attribution and the verdict together). ``settings``: default
+    :data:`~camab_rag.settings.CHAIN_SETTINGS` (whole documents, a deadline)."""
+    settings = settings or CHAIN_SETTINGS
     steps = _captured(question, documents, response, scorer, settings, prompts, progress)
     return (yield from bounded(steps, settings.deadline_s))
 
@@ -153,16 +155,11 @@ def _captured(
     plan = plan_prompt(list(prompts), docs, settings.granularity)
     if settings.judge_only and settings.groundedness is not None:
         return (yield from _judged_only(question, docs, response, scorer, settings, plan))
-    kwargs = settings.kwargs()
-    kwargs["deadline_s"] = None  # the whole run is bounded here, verdict included
-    if plan.builder is not None:
-        kwargs["prompt_builder"] = plan.builder
-    if progress is not None:
-        kwargs["progress"] = progress
-    if settings.groundedness is not None:
-        kwargs["anchors"] = True  # the verdict reads L(C) - L(empty) from the result
-    result = yield from attribute_steps(question, docs, response, scorer, **kwargs)
-    result = replace(result, prompt_mode=plan.mode, prompt_note=plan.note)
+    # planned once, here; the engine scores the anchors the verdict reads (L(C) - L(empty))
+    attribution = TextAttribution.start(
+        question, docs, response, scorer, settings, plan=plan, progress=progress
+    )
+    result = yield from attribution.steps()
     verdict = None
     if settings.groundedness is not None:
         verdict = yield from settings.groundedness.judge_steps(
@@ -227,7 +224,8 @@ attribute_captured = synced(
             ``Document``, LlamaIndex nodes).
         response: the answer.
         scorer: the model that scores (the chain's own, or a proxy).
-        settings: budget, method, granularity, seed, options, groundedness filter.
+        settings: every knob (:class:`AttributionSettings`; default
+            :data:`~camab_rag.settings.CHAIN_SETTINGS`: whole documents, a deadline).
         prompts: the prompts the chain's model received, in order (text or chat
             messages); the last that holds every document is ablated in place.
         progress: ``progress(calls_made, total)`` every few model calls (see

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import inspect
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
@@ -143,20 +142,6 @@ class Sleep:
         await asyncio.sleep(self.seconds)
 
 
-def same_arguments_as(
-    model: Callable[P, Any],
-) -> Callable[[Callable[..., R]], Callable[P, R]]:
-    """Give a function written with ``(*args, **kwargs)`` the signature of ``model``, for
-    ``inspect`` and for type checkers: an async twin that takes exactly the arguments of
-    its sync original without writing them out again."""
-
-    def adopt(function: Callable[..., R]) -> Callable[P, R]:
-        function.__signature__ = inspect.signature(model)  # type: ignore[attr-defined]
-        return function
-
-    return adopt
-
-
 def _named(function: Any, steps: Any, name: str, doc: str | None) -> None:
     function.__name__ = name
     function.__qualname__ = name
@@ -200,6 +185,5 @@ __all__ = [
     "adrive",
     "asynced",
     "drive",
-    "same_arguments_as",
     "synced",
 ]

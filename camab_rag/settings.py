@@ -1,89 +1,142 @@
-"""The one settings object: how an answer is attributed, built and validated once."""
+"""The one settings object: how an answer is attributed, built and validated once.
+
+:class:`AttributionSettings` travels as an object from an integration through
+:func:`camab_rag.attribute` to the engine; :func:`~camab_rag.attribute`'s everyday keywords
+(``budget``, ``method``, ``granularity``) override its fields through
+:meth:`AttributionSettings.with_changes`, validated by the same checks.
+"""
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 
 from camab_rag.deadline import check_deadline
-from camab_rag.engine import attribute, check_budget, check_seed
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter, check_groundedness_filter
-from camab_rag.methods import get_method
+from camab_rag.methods import Method, get_method
+from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE, PromptBuilder
+from camab_rag.rewards import RewardFn, get_reward
+from camab_rag.runs import check_budget, check_seed
 from camab_rag.segments import Granularity
 
-_ATTRIBUTE_KEYWORDS = frozenset(inspect.signature(attribute).parameters) - {"method_options"}
 DEFAULT_DEADLINE_S = 120.0
-"""The integrations' default attribution deadline, in seconds: well above what a long
-answer normally costs on a CPU vLLM server, so it stops only an attribution that is stuck
-(a hung or trickling server, an overloaded model)."""
+"""The integrations' default attribution deadline, in seconds (:data:`CHAIN_SETTINGS`):
+well above what a long answer normally costs on a CPU vLLM server, so it stops only an
+attribution that is stuck (a hung or trickling server, an overloaded model)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AttributionSettings:
-    """How every answer of an integration object is attributed, validated once.
+    """How an answer is attributed: every knob of one attribution, validated once.
 
-    Attributes:
-        budget: distinct model calls per answer; ``0`` attributes nothing and only judges
-            groundedness (needs ``groundedness``: two model calls per answer, the result
-            has ``method="none"`` and zero scores).
-        method: ``"auto"`` (default), ``"camab"``, ``"kernelshap"``, ``"contextcite"``,
-            ``"loo"``, ``"random"`` or a :class:`~camab_rag.methods.Method`.
-        granularity: ``"chunk"`` (whole documents, the integrations' default),
-            ``"sentence"`` or a splitter.
+    The method is built here once (:attr:`method_instance`); the engine only specialises
+    it for a scorer and a run. Change a field with :meth:`with_changes` (or
+    ``dataclasses.replace``): the copy is validated again.
+
+    What to spend and how to choose the subsets:
+        budget: distinct model calls per answer; each scores a different subset (every
+            subset once, an exact fit, when ``2**N <= budget``; leave-one-out makes
+            ``N + 1``). ``0`` attributes nothing and only judges groundedness (needs
+            ``groundedness``; integrations only).
+        method: ``"auto"`` (default, :mod:`camab_rag.methods.auto`), ``"camab"``,
+            ``"kernelshap"``, ``"contextcite"``, ``"loo"``, ``"random"``, or a
+            :class:`~camab_rag.methods.Method` instance for its options, e.g.
+            ``Auto(batch_size=4)`` or ``Camab(early_stop=EarlyStop())``: a name stands
+            for the method with its default options.
+        granularity: ``"sentence"`` (default), ``"chunk"`` (whole documents) or a splitter.
         seed: makes runs reproducible.
-        options: method options, e.g. ``{"batch_size": 4}`` (without it, ``"auto"`` scores
-            as many Thompson draws per round as the scorer runs at once, up to 2:
-            :func:`~camab_rag.methods.auto.auto_batch_size`).
+        hierarchical: documents first, then the segments inside the top documents
+            (:mod:`camab_rag.methods.hierarchical`); ``None`` lets ``"auto"`` do so.
+
+    How a subset becomes a prompt and a reward:
+        reward: ``"mean_logprob"`` (the paper's Eq. 1), ``"sum_logprob"``, ``"logit"`` or
+            a function of the answer tokens' log-probabilities.
+        user_template, system_prompt: the default prompt (question + kept segments).
+        prompt_builder: instead of the template, a builder or a factory
+            ``(question, documents, segments) -> builder``.
+
+    What the result carries besides the scores:
+        anchors: also score the full and the empty context (at most two more calls), for
+            ``result.anchor_rewards`` and ``result.token_support``; implied by
+            ``groundedness``.
+        statements: also attribute each answer sentence and find the answer words a
+            supporting source argues against (no extra calls).
+
+    Limits and the verdict:
+        deadline_s: the most seconds one attribution may take, verdict included
+            (``None``, the default: no limit; the integrations use
+            :data:`DEFAULT_DEADLINE_S`). Past it a
+            :class:`~camab_rag.errors.DeadlineExceededError` ends it; an in-process model
+            finishes the batch it is running first.
         groundedness: judges each attributed answer (flag, or block with a fallback).
-        deadline_s: the most seconds one answer's attribution may take, verdict included
-            (default :data:`DEFAULT_DEADLINE_S`; ``None``: no limit). Past it the
-            attribution ends with an error and the chain's answer is untouched; worst
-            case: the deadline, plus one batch when the model runs in process (a batch is
-            not interrupted). Also accepted in ``options`` (where the integrations'
-            ``**options`` put it).
     """
 
     budget: int = 40
-    method: Any = "auto"
-    granularity: Granularity = "chunk"
+    method: str | Method = "auto"
+    granularity: Granularity = "sentence"
     seed: int = 0
-    options: Mapping[str, Any] = field(default_factory=dict)
+    hierarchical: bool | None = None
+
+    reward: str | RewardFn = "mean_logprob"
+    user_template: str = DEFAULT_USER_TEMPLATE
+    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT
+    prompt_builder: PromptBuilder | Callable[..., PromptBuilder] | None = None
+
+    anchors: bool = False
+    statements: bool = True
+
+    deadline_s: float | None = None
     groundedness: GroundednessFilter | None = None
-    deadline_s: float | None = DEFAULT_DEADLINE_S
+
+    method_instance: Method = field(init=False, repr=False, compare=False)
+    """The method :attr:`method` names, built once here."""
 
     def __post_init__(self) -> None:
-        if isinstance(self.options, Mapping) and "deadline_s" in self.options:
-            # the integrations pass their **options here: the field holds the one value
-            options = dict(self.options)
-            object.__setattr__(self, "deadline_s", options.pop("deadline_s"))
-            object.__setattr__(self, "options", options)
-        check_deadline(self.deadline_s)
-        check_groundedness_filter(self.groundedness)
-        if not self.judge_only:
+        if self.judge_only:
+            if self.groundedness is None:
+                raise InputError(
+                    "budget must be >= 1 model call (budget=0 attributes nothing and only "
+                    "judges groundedness: pass groundedness=GroundednessFilter(...) too)"
+                )
+        else:
             check_budget(self.budget)
-        elif self.groundedness is None:
-            raise InputError(
-                "budget must be >= 1 model call (budget=0 attributes nothing and only judges "
-                "groundedness: pass groundedness=GroundednessFilter(...) too)"
-            )
-        if not isinstance(self.method, str) and not hasattr(self.method, "sampler"):
-            raise InputError(f"method must be a method name such as 'camab', got {self.method!r}")
+        check_seed(self.seed)
         if not callable(self.granularity) and self.granularity not in ("chunk", "sentence"):
             raise InputError(
                 f"granularity must be 'chunk', 'sentence' or a splitter, got {self.granularity!r}"
             )
-        if not isinstance(self.options, Mapping):
-            raise InputError(f"options must be a mapping, got {type(self.options).__name__}")
-        check_seed(self.seed)
-        # a misspelled method or method option fails here, not on every later answer
-        get_method(
-            self.method, **{k: v for k, v in self.options.items() if k not in _ATTRIBUTE_KEYWORDS}
-        )
+        if not isinstance(self.method, (str, Method)):
+            raise InputError(f"method must be a method name such as 'camab', got {self.method!r}")
+        for name in ("anchors", "statements"):
+            if not isinstance(getattr(self, name), bool):
+                raise InputError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.hierarchical is not None and not isinstance(self.hierarchical, bool):
+            raise InputError(f"hierarchical must be True, False or None, got {self.hierarchical!r}")
+        if not isinstance(self.user_template, str):
+            raise InputError(f"user_template must be a string, got {self.user_template!r}")
+        get_reward(self.reward)
+        check_deadline(self.deadline_s)
+        check_groundedness_filter(self.groundedness)
+        # a misspelled method fails here, not on every later answer
+        object.__setattr__(self, "method_instance", get_method(self.method))
+
+    def with_changes(self, **changes: Any) -> AttributionSettings:
+        """These settings with fields replaced, validated again (the one way to override
+        them). A keyword that is not a field is an option of the method, so a flat list
+        of keywords (an integration's ``**options``, a CLI's flags) works too:
+        ``AttributionSettings().with_changes(budget=8, batch_size=4)``."""
+        if not changes:
+            return self
+        names = {f.name for f in fields(self) if f.init}
+        options = {k: v for k, v in changes.items() if k not in names}
+        given = {k: v for k, v in changes.items() if k in names}
+        if options:
+            given["method"] = get_method(given.get("method", self.method), **options)
+        return replace(self, **given)
 
     @property
     def judge_only(self) -> bool:
@@ -94,16 +147,16 @@ class AttributionSettings:
             and int(self.budget) == 0
         )
 
-    def kwargs(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`camab_rag.attribute` these settings stand for."""
-        return {
-            "budget": self.budget,
-            "method": self.method,
-            "granularity": self.granularity,
-            "seed": self.seed,
-            "deadline_s": self.deadline_s,
-            **self.options,
-        }
+    @property
+    def scores_anchors(self) -> bool:
+        """Whether a run scores the full and empty contexts: asked for, or needed by the
+        groundedness verdict (it reads ``L(C) - L(empty)`` from the result)."""
+        return self.anchors or self.groundedness is not None
 
 
-__all__ = ["DEFAULT_DEADLINE_S", "AttributionSettings"]
+CHAIN_SETTINGS = AttributionSettings(granularity="chunk", deadline_s=DEFAULT_DEADLINE_S)
+"""The integrations' defaults: whole retrieved documents (``"chunk"``) and a deadline of
+:data:`DEFAULT_DEADLINE_S`, so a stuck attribution never holds a chain."""
+
+
+__all__ = ["CHAIN_SETTINGS", "DEFAULT_DEADLINE_S", "AttributionSettings"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 from camab_rag.scorers.proxy import ProxyFallbackScorer
 from camab_rag.scorers.transformers_scorer import TransformersScorer
 from camab_rag.scoring import ResponseLogprobs, ScoreRequest, parallel_requests
+from camab_rag.settings import CHAIN_SETTINGS
 
 RESPONSE = "Vermeer painted Delft."
 FILLER = [
@@ -88,8 +90,10 @@ class PlainScorer:
 
 
 def run(scorer: Any, **options: Any) -> Any:
+    """``options``: settings fields and ``"auto"``'s options, as one flat list."""
     options.setdefault("budget", 40)
-    return attribute("Who was the artist?", documents(), RESPONSE, scorer, **options)
+    settings = AttributionSettings().with_changes(**options)
+    return attribute("Who was the artist?", documents(), RESPONSE, scorer, settings=settings)
 
 
 # ------------------------------------------------------------------ the rule
@@ -220,17 +224,17 @@ def test_sync_and_async_pick_the_same_q_and_subsets() -> None:
 
 
 def test_the_integrations_default_settings_follow_the_scorer() -> None:
-    """The integrations attribute with ``AttributionSettings`` (auto, chunks): 8 documents,
+    """The integrations attribute with ``CHAIN_SETTINGS`` (auto, chunks): 8 documents,
     2**8 > 40, so one level: the Shapley opening (30 of 40 calls), as the scorer's 8 at a
     time, then Thompson draws, 2 a round."""
     docs = [f"{FILLER[d]} Vermeer." if d == 3 else FILLER[d] for d in range(8)]
     scorer = ParallelScorer(8)
-    captured = attribute_captured("Who?", docs, "Vermeer", scorer, AttributionSettings())
+    captured = attribute_captured("Who?", docs, "Vermeer", scorer, CHAIN_SETTINGS)
     assert captured.result.method_config["batch_size"] == 2
     assert captured.result.n_queries == 40
     assert scorer.batches == [8, 8, 8, 6] + [2] * 5
     wide = ParallelScorer(8)
-    settings = AttributionSettings(options={"batch_size": 4})
+    settings = replace(CHAIN_SETTINGS, method=Auto(batch_size=4))
     explicit = attribute_captured("Who?", docs, "Vermeer", wide, settings)
     assert explicit.result.method_config["batch_size"] == 4
     assert wide.batches == [8, 8, 8, 6, 4, 4, 2]

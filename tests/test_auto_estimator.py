@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from planted import PlantedReward, auroc
 
-from camab_rag import attribute_fn
+from camab_rag import AttributionSettings, attribute_fn
 from camab_rag.errors import InputError
 from camab_rag.methods import Auto, Camab, Hierarchical, method_from_config
 from camab_rag.methods.estimators import flat_intercept_posterior_mean
@@ -64,7 +64,9 @@ def test_auto_scores_do_not_depend_on_the_reward_baseline_on_the_same_subsets():
     reading) change their ranking."""
     reward = PlantedReward.make(40, seed=3)
     groups = np.repeat(np.arange(10), 4)
-    result = attribute_fn(reward, 40, budget=20, seed=3, groups=groups)
+    result = attribute_fn(
+        reward, 40, budget=20, groups=groups, settings=AttributionSettings(seed=3)
+    )
     method = method_from_config(result.method, result.method_config)
     assert isinstance(method, Hierarchical) and isinstance(method.base, Auto)
     for shift in (-2.0, 2.0):
@@ -87,16 +89,17 @@ def test_auto_beats_its_old_reading_on_weak_signals_at_budget_20():
     new, old = [], []
     for seed in range(40):
         value, groups, labels = weak_documents(seed)
-        ours = attribute_fn(value, groups.size, budget=20, seed=seed, groups=groups)
+        ours = attribute_fn(
+            value, groups.size, budget=20, groups=groups, settings=AttributionSettings(seed=seed)
+        )
         value, groups, labels = weak_documents(seed)
         before = attribute_fn(
             value,
             groups.size,
             budget=20,
-            seed=seed,
+            method=Auto(estimator="posterior_mean", joint_fit=False),
             groups=groups,
-            estimator="posterior_mean",
-            joint_fit=False,
+            settings=AttributionSettings(seed=seed),
         )
         np.testing.assert_array_equal(ours.masks, before.masks)  # same design
         new.append(auroc(ours.scores, labels))
@@ -110,10 +113,17 @@ def test_auto_beats_its_old_reading_on_weak_signals_at_budget_20():
 def test_the_design_does_not_depend_on_the_estimator(estimator):
     reward = PlantedReward.make(40, seed=5)
     groups = np.repeat(np.arange(10), 4)
-    default = attribute_fn(reward, 40, budget=30, seed=5, groups=groups)
+    default = attribute_fn(
+        reward, 40, budget=30, groups=groups, settings=AttributionSettings(seed=5)
+    )
     reward = PlantedReward.make(40, seed=5)
     other = attribute_fn(
-        reward, 40, budget=30, seed=5, groups=groups, estimator=estimator, joint_fit=False
+        reward,
+        40,
+        budget=30,
+        method=Auto(estimator=estimator, joint_fit=False),
+        groups=groups,
+        settings=AttributionSettings(seed=5),
     )
     np.testing.assert_array_equal(default.masks, other.masks)
     assert default.method_config["estimator"] == "flat_intercept"
@@ -122,12 +132,18 @@ def test_the_design_does_not_depend_on_the_estimator(estimator):
 
 def test_one_level_auto_uses_the_flat_intercept_estimator_and_camab_keeps_its_posterior():
     reward = PlantedReward.make(12, seed=1)
-    result = attribute_fn(reward, 12, budget=30, seed=1)
+    result = attribute_fn(reward, 12, budget=30, settings=AttributionSettings(seed=1))
     assert result.method == "auto" and not result.method_config.get("hierarchical")
     np.testing.assert_allclose(
         result.scores, flat_intercept_posterior_mean(result.masks, result.rewards)
     )
-    camab = attribute_fn(PlantedReward.make(12, seed=1), 12, budget=30, method="camab", seed=1)
+    camab = attribute_fn(
+        PlantedReward.make(12, seed=1),
+        12,
+        budget=30,
+        method="camab",
+        settings=AttributionSettings(seed=1),
+    )
     np.testing.assert_allclose(camab.scores, Camab().fit(camab.masks, camab.rewards))
 
 
@@ -135,4 +151,4 @@ def test_unknown_auto_estimator_is_refused():
     with pytest.raises(ValueError, match="unknown estimator"):
         Auto(estimator="median")
     with pytest.raises(InputError, match="unknown estimator"):
-        attribute_fn(PlantedReward.make(6, seed=0), 6, estimator="median")
+        AttributionSettings().with_changes(method="auto", estimator="median")

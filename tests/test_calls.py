@@ -10,9 +10,15 @@ from fakes import KeywordScorer
 from planted import auroc, brute_force_shapley
 from scipy.stats import spearmanr
 
-from camab_rag import GaussianLinearPosterior, aattribute, attribute, attribute_fn
+from camab_rag import (
+    AttributionSettings,
+    GaussianLinearPosterior,
+    aattribute,
+    attribute,
+    attribute_fn,
+)
 from camab_rag.errors import InputError
-from camab_rag.methods import ContextCite, Hierarchical, method_from_config
+from camab_rag.methods import Auto, Camab, ContextCite, Hierarchical, method_from_config
 from camab_rag.result import AttributionResult
 
 BUDGETED = ("auto", "camab", "kernelshap", "contextcite")
@@ -49,7 +55,9 @@ def test_four_segments_budget_40_pays_16_calls_and_fits_exactly(method):
         np.testing.assert_allclose(result.scores, banzhaf(interacting, 4), atol=0.05)
     else:  # the posterior mean over every subset: least squares up to the weak prior
         np.testing.assert_allclose(result.scores, banzhaf(interacting, 4), atol=5e-3)
-    again = attribute_fn(interacting, 4, budget=40, method=method, seed=7)
+    again = attribute_fn(
+        interacting, 4, budget=40, method=method, settings=AttributionSettings(seed=7)
+    )
     np.testing.assert_allclose(again.scores, result.scores)  # no sampling left
 
 
@@ -61,7 +69,7 @@ def test_eight_segments_pay_exactly_the_budget_in_distinct_calls(method):
         calls.append(mask.tobytes())
         return interacting(mask[:4]) + 0.3 * float(mask[4:].sum())
 
-    result = attribute_fn(value, 8, budget=40, method=method, seed=3)
+    result = attribute_fn(value, 8, budget=40, method=method, settings=AttributionSettings(seed=3))
     assert not result.exact
     assert result.n_queries == result.n_evaluations == len(calls) == len(set(calls)) == 40
     assert len({row.tobytes() for row in result.masks}) == 40
@@ -80,7 +88,9 @@ def test_one_level_auto_opens_with_kernelshap_coalitions_then_draws():
     def progress(calls, budget):
         calls_after_each_round.append(calls)
 
-    result = attribute_fn(value, 8, budget=40, seed=3, progress=progress)
+    result = attribute_fn(
+        value, 8, budget=40, progress=progress, settings=AttributionSettings(seed=3)
+    )
     assert calls_after_each_round == [*range(4, 30, 4), 30, *range(31, 41)]
     opening = np.array(asked[:30])
     assert not opening[0].any() and opening[1].all()  # the empty and the full context
@@ -100,7 +110,16 @@ def test_the_opening_orders_substitutes_closer_to_exact_shapley():
     exact = brute_force_shapley(value, 8)
 
     def agreement(share):
-        runs = [attribute_fn(value, 8, budget=40, seed=s, shapley_opening=share) for s in range(20)]
+        runs = [
+            attribute_fn(
+                value,
+                8,
+                budget=40,
+                method=Auto(shapley_opening=share),
+                settings=AttributionSettings(seed=s),
+            )
+            for s in range(20)
+        ]
         return np.mean([spearmanr(r.scores, exact).statistic for r in runs])
 
     assert agreement(0.75) > agreement(0.0) + 0.03
@@ -110,23 +129,36 @@ def test_without_the_opening_auto_is_camabs_thompson_loop():
     """``shapley_opening=0`` (and any budget too small for N + 1 opening rows) keeps the
     Thompson draws only: the same subsets as ``method="camab"``."""
     value = lambda m: float(m[:3] @ [1.0, 0.4, 0.2])  # noqa: E731
-    camab = attribute_fn(value, 8, budget=40, method="camab", seed=2)
-    off = attribute_fn(value, 8, budget=40, shapley_opening=0.0, seed=2)
+    camab = attribute_fn(value, 8, budget=40, method="camab", settings=AttributionSettings(seed=2))
+    off = attribute_fn(
+        value, 8, budget=40, method=Auto(shapley_opening=0.0), settings=AttributionSettings(seed=2)
+    )
     np.testing.assert_array_equal(off.masks, camab.masks)
-    too_small = attribute_fn(value, 30, budget=40, seed=2)  # 30 opening rows < N + 1 = 31
+    too_small = attribute_fn(
+        value, 30, budget=40, settings=AttributionSettings(seed=2)
+    )  # 30 opening rows < N + 1 = 31
     np.testing.assert_array_equal(
-        too_small.masks, attribute_fn(value, 30, budget=40, method="camab", seed=2).masks
+        too_small.masks,
+        attribute_fn(
+            value, 30, budget=40, method="camab", settings=AttributionSettings(seed=2)
+        ).masks,
     )
 
 
 @pytest.mark.parametrize("share", [-0.1, 1.5, True, "half"])
 def test_a_bad_shapley_opening_is_refused(share):
     with pytest.raises((ValueError, InputError), match="shapley_opening"):
-        attribute_fn(lambda m: 0.0, 8, budget=40, shapley_opening=share)
+        attribute_fn(lambda m: 0.0, 8, budget=40, method=Auto(shapley_opening=share))
 
 
 def test_camab_redraws_a_repeated_draw_and_says_so():
-    result = attribute_fn(lambda m: float(m[:2].sum()), 8, budget=60, method="camab", seed=0)
+    result = attribute_fn(
+        lambda m: float(m[:2].sum()),
+        8,
+        budget=60,
+        method="camab",
+        settings=AttributionSettings(seed=0),
+    )
     assert len({row.tobytes() for row in result.masks}) == result.n_queries == 60
     assert result.n_redrawn > 0  # the posterior concentrates: many first draws repeated
     assert result.to_dict()["n_redrawn"] == result.n_redrawn
@@ -138,7 +170,9 @@ def test_paper_faithful_camab_is_algorithm_1_as_written():
     def value(mask):
         return float(np.array([1.0, 0.2, 0.0, 0.0, 0.6, 0.0]) @ mask)
 
-    result = attribute_fn(value, 6, budget=50, method="camab", redraw=False, seed=4)
+    result = attribute_fn(
+        value, 6, budget=50, method=Camab(redraw=False), settings=AttributionSettings(seed=4)
+    )
     # Algorithm 1 by hand: draw, keep the positive weights, observe, update; repeats stay
     rng = np.random.default_rng(4)
     posterior = GaussianLinearPosterior(7, prior_variance=1.0, noise_variance=0.01)
@@ -167,13 +201,17 @@ def test_unseen_fallback_picks_the_most_uncertain_subset():
 # ---------------------------------------------------------------------- estimators
 def test_camab_lasso_estimator_is_contextcites_fit_on_camabs_subsets():
     reward = lambda m: float(np.arange(12) @ m) / 10  # noqa: E731
-    posterior = attribute_fn(reward, 12, budget=30, method="camab", seed=1)
-    lasso = attribute_fn(reward, 12, budget=30, method="camab", estimator="lasso", seed=1)
+    posterior = attribute_fn(
+        reward, 12, budget=30, method="camab", settings=AttributionSettings(seed=1)
+    )
+    lasso = attribute_fn(
+        reward, 12, budget=30, method=Camab(estimator="lasso"), settings=AttributionSettings(seed=1)
+    )
     np.testing.assert_array_equal(posterior.masks, lasso.masks)  # same design
     np.testing.assert_allclose(lasso.scores, ContextCite().fit(lasso.masks, lasso.rewards))
     assert lasso.method_config["estimator"] == "lasso"
     with pytest.raises(InputError, match="unknown estimator"):
-        attribute_fn(reward, 12, method="camab", estimator="median")
+        AttributionSettings().with_changes(method="camab", estimator="median")
 
 
 # ---------------------------------------------------------------------- hierarchical
@@ -199,7 +237,12 @@ def test_hierarchical_recovers_gold_sentences_in_gold_documents(method):
     for seed in range(10):
         value, groups, gold = planted_documents(seed)
         result = attribute_fn(
-            value, 40, budget=24, method=method, seed=seed, groups=groups, hierarchical=True
+            value,
+            40,
+            budget=24,
+            method=method,
+            groups=groups,
+            settings=AttributionSettings(seed=seed, hierarchical=True),
         )
         assert result.method_config["hierarchical"] is True
         if method != "loo":
@@ -221,19 +264,23 @@ def test_auto_is_hierarchical_over_documents_and_beats_flat_camab_at_budget_24()
         value, groups, gold = planted_documents(seed)
         labels = np.zeros(40, dtype=bool)
         labels[gold] = True
-        ours = attribute_fn(value, 40, budget=24, seed=seed, groups=groups)
+        ours = attribute_fn(
+            value, 40, budget=24, groups=groups, settings=AttributionSettings(seed=seed)
+        )
         assert ours.method == "auto" and ours.method_config["hierarchical"]
         stage1 = ours.method_config["stage1_calls"]
         assert 2 <= stage1 < 24  # the split follows the data, within the budget
         auto.append(set(ours.top_k(2)) == set(gold.tolist()))
-        camab = attribute_fn(value, 40, budget=24, method="camab", seed=seed)
+        camab = attribute_fn(
+            value, 40, budget=24, method="camab", settings=AttributionSettings(seed=seed)
+        )
         flat.append(set(camab.top_k(2)) == set(gold.tolist()))
     assert sum(auto) >= 9 and sum(auto) > sum(flat)
 
 
 def test_hierarchical_result_refits_from_its_json():
     value, groups, _ = planted_documents(0)
-    result = attribute_fn(value, 40, budget=24, seed=0, groups=groups)
+    result = attribute_fn(value, 40, budget=24, groups=groups, settings=AttributionSettings(seed=0))
     restored = AttributionResult.from_dict(result.to_dict())
     method = method_from_config(restored.method, restored.method_config)
     np.testing.assert_allclose(method.fit(restored.masks, restored.rewards), result.scores)
@@ -251,7 +298,14 @@ def _stage2_rows(result: AttributionResult, groups: np.ndarray) -> np.ndarray:
 def test_the_sentence_level_opens_as_refine_opening_says():
     value, groups, _ = planted_documents(3)
     for opening in ("leave_one_out", "shapley"):
-        result = attribute_fn(value, 40, budget=40, seed=3, groups=groups, refine_opening=opening)
+        result = attribute_fn(
+            value,
+            40,
+            budget=40,
+            method=Auto(refine_opening=opening),
+            groups=groups,
+            settings=AttributionSettings(seed=3),
+        )
         assert result.method_config["refine_opening"] == opening
         stage1 = result.method_config["stage1_calls"]
         assert result.method_config["hierarchical"] and 2 <= stage1 < 40
@@ -268,7 +322,7 @@ def test_the_sentence_level_opens_as_refine_opening_says():
 
 def test_a_bad_refine_opening_is_refused():
     with pytest.raises(ValueError, match="refine_opening 'both'"):
-        attribute_fn(interacting, 4, budget=5, refine_opening="both")
+        attribute_fn(interacting, 4, budget=5, method=Auto(refine_opening="both"))
 
 
 def test_groups_are_checked():
@@ -277,7 +331,7 @@ def test_groups_are_checked():
     with pytest.raises(InputError, match=r"0\.\.D-1"):
         attribute_fn(interacting, 4, groups=[0, 0, 2, 2])
     with pytest.raises(InputError, match="needs the segments' documents"):
-        attribute_fn(interacting, 4, budget=5, hierarchical=True)
+        attribute_fn(interacting, 4, budget=5, settings=AttributionSettings(hierarchical=True))
 
 
 def test_sentence_attribution_of_documents_is_hierarchical_by_default():
@@ -296,8 +350,10 @@ def test_sentence_attribution_of_documents_is_hierarchical_by_default():
 
 # ---------------------------------------------------------------------- the default
 def test_auto_is_the_default_everywhere():
-    for function in (attribute, aattribute, attribute_fn):
-        assert inspect.signature(function).parameters["method"].default == "auto"
+    for function in (attribute, aattribute, attribute_fn):  # None: the settings' method
+        assert inspect.signature(function).parameters["method"].default is None
+    assert AttributionSettings().method == "auto"
+    assert attribute_fn(lambda mask: float(mask[0]), 3, budget=4).method == "auto"
 
 
 def test_progress_reports_calls_after_each_batch_and_never_breaks_the_run():
@@ -352,8 +408,8 @@ def test_progress_totals_are_the_calls_a_fixed_design_makes(n_docs, method, anch
         budget=40,
         method=method,
         granularity="chunk",
-        anchors=anchors,
         progress=scorer.progress,
+        settings=AttributionSettings(anchors=anchors),
     )
     assert [(calls, total) for calls, total, _ in scorer.events] == expected
     assert all(calls == scored for calls, _, scored in scorer.events)  # as they happen
@@ -373,8 +429,8 @@ def test_progress_with_an_adaptive_design_ends_at_its_total_without_overflowing(
         scorer,
         budget=24,
         granularity="chunk",
-        anchors=True,
         progress=scorer.progress,
+        settings=AttributionSettings(anchors=True),
     )
     events = [(calls, total) for calls, total, _ in scorer.events]
     assert events[0] == (4, 26)

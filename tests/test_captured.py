@@ -18,8 +18,10 @@ from camab_rag.captured import (
 )
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
+from camab_rag.methods import Auto
 from camab_rag.result import AttributionResult
 from camab_rag.segments import to_documents
+from camab_rag.settings import CHAIN_SETTINGS
 
 DOCS = [
     "Paris is the capital of France.",
@@ -60,7 +62,14 @@ def test_prompt_and_prompt_builder_are_exclusive() -> None:
     documents = to_documents(DOCS)
     builder = TemplatePromptBuilder(QUESTION, documents, segment_documents(documents, "sentence"))
     with pytest.raises(InputError, match="prompt="):
-        attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), prompt=PROMPT, prompt_builder=builder)
+        attribute(
+            QUESTION,
+            DOCS,
+            ANSWER,
+            KeywordScorer(),
+            prompt=PROMPT,
+            settings=AttributionSettings(prompt_builder=builder),
+        )
 
 
 def test_the_last_captured_prompt_holding_every_document_is_used() -> None:
@@ -83,9 +92,9 @@ def test_the_last_captured_prompt_holding_every_document_is_used() -> None:
         ({"budget": True}, "budget must be an integer"),
         ({"method": 3}, "method must be a method name"),
         ({"granularity": "word"}, "granularity must be"),
-        ({"options": [("batch_size", 2)]}, "options must be a mapping"),
+        ({"anchors": "yes"}, "anchors must be True or False"),
         ({"method": "camba"}, "unknown method 'camba'"),
-        ({"options": {"batchsize": 2}}, "bad options for method 'auto'"),
+        ({"reward": "log"}, "unknown reward 'log'"),
         ({"seed": None}, "seed must be an integer"),
     ],
 )
@@ -96,12 +105,14 @@ def test_settings_are_validated_once(settings: dict[str, object], message: str) 
         AttributionSettings(groundedness="block")  # type: ignore[arg-type]
 
 
-def test_settings_keep_attribute_keywords_apart_from_method_options() -> None:
-    settings = AttributionSettings(
-        budget=np.int64(8),  # type: ignore[arg-type]
-        options={"batch_size": 2, "hierarchical": False, "progress": None, "statements": False},
+def test_flat_keywords_split_into_fields_and_method_options() -> None:
+    settings = AttributionSettings().with_changes(
+        budget=np.int64(8), batch_size=2, hierarchical=False, statements=False
     )
-    assert settings.kwargs()["batch_size"] == 2
+    assert settings.method_instance == Auto(batch_size=2)
+    assert (settings.budget, settings.hierarchical, settings.statements) == (8, False, False)
+    with pytest.raises(InputError, match="bad options for method 'auto'"):
+        AttributionSettings().with_changes(batchsize=2)
 
 
 def test_document_summary_ranks_documents_and_names_the_sentences_they_support() -> None:
@@ -125,7 +136,7 @@ def test_document_summary_ranks_documents_and_names_the_sentences_they_support()
 
 async def test_sync_and_async_agree_and_the_filter_judges_from_the_result() -> None:
     gate = GroundednessFilter(threshold=0.3, mode="block")
-    settings = AttributionSettings(budget=8, groundedness=gate)
+    settings = CHAIN_SETTINGS.with_changes(budget=8, groundedness=gate)
     sync = attribute_captured(QUESTION, DOCS, ANSWER, KeywordScorer(), settings, prompts=[PROMPT])
     done = await aattribute_captured(
         QUESTION, DOCS, ANSWER, KeywordScorer(), settings, prompts=[PROMPT]
@@ -140,7 +151,7 @@ async def test_sync_and_async_agree_and_the_filter_judges_from_the_result() -> N
 def test_a_scorer_that_fails_raises_and_the_filter_fails_closed_on_the_failure() -> None:
     gate = GroundednessFilter(mode="block")
     with pytest.raises(RuntimeError, match="scorer is down"):
-        attribute_captured(QUESTION, DOCS, ANSWER, FailingScorer(), AttributionSettings())
+        attribute_captured(QUESTION, DOCS, ANSWER, FailingScorer(), CHAIN_SETTINGS)
     verdict = gate.judge(AttributionResult.failed(RuntimeError("scorer is down")))
     assert verdict.blocked and verdict.grounded is None
 
@@ -149,7 +160,7 @@ def test_with_a_filter_the_engine_scores_the_anchors_and_no_second_oracle_is_nee
     gate = GroundednessFilter(threshold=0.3)
     scorer = KeywordScorer()
     captured = attribute_captured(
-        QUESTION, DOCS, ANSWER, scorer, AttributionSettings(budget=4, groundedness=gate)
+        QUESTION, DOCS, ANSWER, scorer, CHAIN_SETTINGS.with_changes(budget=4, groundedness=gate)
     )
     result = captured.result
     assert set(result.anchor_rewards) == {"full", "empty"}
@@ -162,6 +173,6 @@ def test_with_a_filter_the_engine_scores_the_anchors_and_no_second_oracle_is_nee
     assert again.reward_of(np.zeros(3, dtype=bool)) == result.anchor_rewards["empty"]
     # without a filter, nothing beyond the budget is paid for
     plain = attribute_captured(
-        QUESTION, DOCS, ANSWER, KeywordScorer(), AttributionSettings(budget=4)
+        QUESTION, DOCS, ANSWER, KeywordScorer(), CHAIN_SETTINGS.with_changes(budget=4)
     )
     assert plain.result.anchor_rewards == {} and plain.result.n_queries == 4

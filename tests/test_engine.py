@@ -5,8 +5,9 @@ import pytest
 from fakes import FailingScorer, KeywordScorer
 
 import camab_rag
-from camab_rag import AttributionResult, aattribute, attribute
+from camab_rag import AttributionResult, AttributionSettings, aattribute, attribute
 from camab_rag.errors import InputError
+from camab_rag.methods import Camab
 from camab_rag.scoring import ResponseLogprobs
 
 CONTEXT = [
@@ -26,7 +27,15 @@ def test_public_api_names():
 @pytest.mark.parametrize("method", ["camab", "kernelshap", "contextcite", "loo"])
 def test_text_attribution_finds_the_supporting_sentences(method):
     scorer = KeywordScorer()
-    result = attribute(QUESTION, CONTEXT, RESPONSE, scorer, budget=30, method=method, seed=0)
+    result = attribute(
+        QUESTION,
+        CONTEXT,
+        RESPONSE,
+        scorer,
+        budget=30,
+        method=method,
+        settings=AttributionSettings(seed=0),
+    )
     texts = [s.text for s in result.segments]
     assert len(texts) == 6
     top2 = {texts[i] for i in result.top_k(2)}
@@ -41,7 +50,9 @@ def test_text_attribution_finds_the_supporting_sentences(method):
 
 def test_each_answer_sentence_gets_its_own_attribution_without_extra_calls():
     scorer = KeywordScorer()
-    result = attribute(QUESTION, CONTEXT, RESPONSE, scorer, budget=40, seed=1)
+    result = attribute(
+        QUESTION, CONTEXT, RESPONSE, scorer, budget=40, settings=AttributionSettings(seed=1)
+    )
     calls = len(scorer.calls)
     assert [s.text for s in result.statements] == [
         "It stands in Paris.",
@@ -57,7 +68,7 @@ def test_each_answer_sentence_gets_its_own_attribution_without_extra_calls():
 def test_repeated_subsets_are_never_paid_twice():
     scorer = KeywordScorer()
     result = attribute(
-        QUESTION, ["Paris.", "Bananas."], "Paris", scorer, budget=40, method="camab", redraw=False
+        QUESTION, ["Paris.", "Bananas."], "Paris", scorer, budget=40, method=Camab(redraw=False)
     )
     assert result.n_evaluations == 40  # the paper's loop: 40 rounds, repeats from cache
     assert result.n_queries == len(scorer.calls) <= 4  # only 4 subsets exist
@@ -74,15 +85,35 @@ def test_small_context_is_enumerated_once_and_fitted_exactly():
 
 
 async def test_async_matches_sync():
-    sync = attribute(QUESTION, CONTEXT, RESPONSE, KeywordScorer(), budget=20, seed=3)
-    async_result = await aattribute(QUESTION, CONTEXT, RESPONSE, KeywordScorer(), budget=20, seed=3)
+    sync = attribute(
+        QUESTION,
+        CONTEXT,
+        RESPONSE,
+        KeywordScorer(),
+        budget=20,
+        settings=AttributionSettings(seed=3),
+    )
+    async_result = await aattribute(
+        QUESTION,
+        CONTEXT,
+        RESPONSE,
+        KeywordScorer(),
+        budget=20,
+        settings=AttributionSettings(seed=3),
+    )
     np.testing.assert_allclose(sync.scores, async_result.scores)
     np.testing.assert_array_equal(sync.masks, async_result.masks)
 
 
 def test_json_round_trip_is_exact():
     result = attribute(
-        QUESTION, CONTEXT, RESPONSE, KeywordScorer(), budget=15, seed=2, method="camab"
+        QUESTION,
+        CONTEXT,
+        RESPONSE,
+        KeywordScorer(),
+        budget=15,
+        method="camab",
+        settings=AttributionSettings(seed=2),
     )
     data = json.loads(json.dumps(result.to_dict()))
     restored = AttributionResult.from_dict(data)
@@ -162,8 +193,8 @@ def test_thousands_of_sentence_segments():
         "Zebras Kenya",
         KeywordScorer(),
         budget=20,
-        statements=False,
         method="camab",
+        settings=AttributionSettings(statements=False),
     )
     assert result.scores.shape == (1501,)
     assert result.segments[result.top_k(1)[0]].text == "Zebras live in Kenya."

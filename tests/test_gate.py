@@ -29,6 +29,7 @@ from camab_rag.prompts import plan_prompt
 from camab_rag.render.text import verdict_text
 from camab_rag.scorers.proxy import ProxyFallbackScorer
 from camab_rag.segments import to_documents
+from camab_rag.settings import CHAIN_SETTINGS
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTEXT = [
@@ -77,7 +78,9 @@ def test_an_abstention_passes_and_is_neither_flagged_nor_cited(answer):
     assert report.unsupported_spans == []
     verdict = GroundednessFilter(mode="block").judge_answer(QUESTION, CONTEXT, answer, scorer)
     assert verdict.grounded and not verdict.blocked and verdict.answer == answer
-    result = attribute(QUESTION, CONTEXT, answer, scorer, budget=4, anchors=True)
+    result = attribute(
+        QUESTION, CONTEXT, answer, scorer, budget=4, settings=AttributionSettings(anchors=True)
+    )
     cited = cite(result, CONTEXT)
     assert all(s.citations == [] and s.abstention for s in cited.sentences)
     assert "declines to answer" in (verdict_text(report) or "")
@@ -181,7 +184,13 @@ def test_in_a_chat_the_earlier_turns_count_as_context():
     assert report.earlier_turns == 2 and report.grounded  # supported by the earlier turn
     assert "context includes 2 earlier chat messages" in (verdict_text(report) or "")
     result = attribute(
-        QUESTION, CONTEXT, answer, KeywordScorer(), budget=3, prompt=messages, anchors=True
+        QUESTION,
+        CONTEXT,
+        answer,
+        KeywordScorer(),
+        budget=3,
+        prompt=messages,
+        settings=AttributionSettings(anchors=True),
     )
     assert result.token_support is not None and result.token_support.earlier_turns == 2
     assert result.reward_of([False, False]) != result.anchor_rewards["empty"]
@@ -199,7 +208,8 @@ def test_a_verdict_from_a_proxy_says_so():
 
 def test_judge_only_settings_attribute_nothing_and_make_two_calls():
     scorer = KeywordScorer()
-    settings = AttributionSettings(budget=0, groundedness=GroundednessFilter(threshold=0.5))
+    gate = GroundednessFilter(threshold=0.5)
+    settings = CHAIN_SETTINGS.with_changes(budget=0, groundedness=gate)
     captured = attribute_captured(QUESTION, CONTEXT, LONG, scorer, settings)
     assert len(scorer.calls) == 2
     result, verdict = captured.result, captured.verdict
@@ -213,7 +223,9 @@ def test_judge_only_settings_attribute_nothing_and_make_two_calls():
 
 def test_renderers_show_the_unsupported_sentence_without_a_citation():
     scorer = KeywordScorer()
-    result = attribute(QUESTION, CONTEXT, LONG, scorer, budget=4, anchors=True)
+    result = attribute(
+        QUESTION, CONTEXT, LONG, scorer, budget=4, settings=AttributionSettings(anchors=True)
+    )
     report = GroundednessFilter(threshold=0.5)(result).report
     cited = cite(result, CONTEXT).with_groundedness(report)
     first, second = cited.sentences

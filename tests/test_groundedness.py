@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from fakes import FailingScorer, KeywordScorer
 
-from camab_rag import attribute
+from camab_rag import AttributionSettings, attribute
 from camab_rag.errors import InputError
 from camab_rag.groundedness import (
     DEFAULT_FALLBACK,
@@ -114,7 +114,15 @@ def test_measure_asks_only_for_the_missing_endpoints():
 
 def test_measure_costs_at_most_two_queries():
     scorer = KeywordScorer()
-    result = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=3, method="camab", seed=3)
+    result = attribute(
+        QUESTION,
+        CONTEXT,
+        SUPPORTED,
+        scorer,
+        budget=3,
+        method="camab",
+        settings=AttributionSettings(seed=3),
+    )
     before = len(scorer.calls)
     report = assess_groundedness(result, context=CONTEXT, scorer=scorer)
     assert report.extra_queries == len(scorer.calls) - before <= 2
@@ -192,7 +200,15 @@ def test_a_failing_fallback_function_still_blocks(caplog):
 
 def test_filter_measures_missing_endpoints_with_its_scorer():
     scorer = KeywordScorer()
-    result = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=3, seed=5, method="camab")
+    result = attribute(
+        QUESTION,
+        CONTEXT,
+        SUPPORTED,
+        scorer,
+        budget=3,
+        method="camab",
+        settings=AttributionSettings(seed=5),
+    )
     gate = GroundednessFilter(threshold=0.5, scorer=scorer)
     verdict = gate(result, context=CONTEXT)
     assert verdict.report is not None and verdict.report.source in ("observed", "measured")
@@ -228,7 +244,15 @@ def test_filter_rejects_bad_settings(kwargs):
 
 def test_async_assessment_matches_the_sync_one():
     scorer = KeywordScorer()
-    result = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=3, seed=5, method="camab")
+    result = attribute(
+        QUESTION,
+        CONTEXT,
+        SUPPORTED,
+        scorer,
+        budget=3,
+        method="camab",
+        settings=AttributionSettings(seed=5),
+    )
     gate = GroundednessFilter(threshold=0.5)
     sync = gate(result, context=CONTEXT, scorer=scorer)
     asynchronous = asyncio.run(gate.acall(result, context=CONTEXT, scorer=scorer))
@@ -239,7 +263,13 @@ def test_async_assessment_matches_the_sync_one():
 
 def test_judge_never_raises_and_records_why():
     result = attribute(
-        QUESTION, CONTEXT, UNSUPPORTED, KeywordScorer(), budget=3, seed=5, method="camab"
+        QUESTION,
+        CONTEXT,
+        UNSUPPORTED,
+        KeywordScorer(),
+        budget=3,
+        method="camab",
+        settings=AttributionSettings(seed=5),
     )
     gate = GroundednessFilter(mode="block", on_error="pass")
     # the measurement fails: the answer passes, grounded is unknown, the error is kept
@@ -268,7 +298,13 @@ def test_verdict_round_trips_through_json():
 
 def test_a_blocking_filter_fails_closed_when_it_cannot_judge():
     result = attribute(
-        QUESTION, CONTEXT, UNSUPPORTED, KeywordScorer(), budget=3, seed=5, method="camab"
+        QUESTION,
+        CONTEXT,
+        UNSUPPORTED,
+        KeywordScorer(),
+        budget=3,
+        method="camab",
+        settings=AttributionSettings(seed=5),
     )
     blocking = GroundednessFilter(mode="block", fallback="Sorry.")
     assert blocking.on_error == "block"

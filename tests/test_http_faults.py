@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 from fakes import KeywordScorer
 
+from camab_rag import AttributionSettings
 from camab_rag.errors import DeadlineExceededError, InputError, ScorerError, TransientScorerError
 from camab_rag.scorers.openai_completions import (
     NoPromptLogprobsError,
@@ -527,8 +528,12 @@ def test_an_attribution_deadline_bounds_a_hung_server(server: FaultyServer, run:
 
     def attribute() -> Any:
         if run == "sync":
-            return camab_rag.attribute(*arguments, budget=4, deadline_s=0.8)
-        return asyncio.run(camab_rag.aattribute(*arguments, budget=4, deadline_s=0.8))
+            return camab_rag.attribute(
+                *arguments, budget=4, settings=AttributionSettings(deadline_s=0.8)
+            )
+        return asyncio.run(
+            camab_rag.aattribute(*arguments, budget=4, settings=AttributionSettings(deadline_s=0.8))
+        )
 
     error = outcome_within(10, attribute)
     assert isinstance(error, DeadlineExceededError), error

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from planted import PlantedReward, auroc, brute_force_shapley
 
-from camab_rag import EarlyStop, attribute_fn
+from camab_rag import AttributionSettings, EarlyStop, attribute_fn
 from camab_rag.errors import InputError
 from camab_rag.methods import Camab, ContextCite, KernelShap
 from camab_rag.methods.estimators import lasso
@@ -15,7 +15,9 @@ def recovery(method: str, budget: int, n: int = 40) -> tuple[float, float]:
     aurocs, precisions = [], []
     for seed in SEEDS:
         reward = PlantedReward.make(n, seed)
-        result = attribute_fn(reward, n, budget=budget, method=method, seed=seed)
+        result = attribute_fn(
+            reward, n, budget=budget, method=method, settings=AttributionSettings(seed=seed)
+        )
         assert result.scores.shape == (n,)
         aurocs.append(auroc(result.scores, reward.labels))
         top = set(result.top_k(len(reward.important)))
@@ -49,9 +51,19 @@ def test_camab_beats_random_and_kernelshap_on_planted_signal():
 
 def test_camab_is_seedable_and_seeds_matter():
     reward_a, reward_b = PlantedReward.make(20, 1, noise=0), PlantedReward.make(20, 1, noise=0)
-    first = attribute_fn(reward_a, 20, budget=30, seed=5, method="camab")
-    again = attribute_fn(reward_b, 20, budget=30, seed=5, method="camab")
-    other = attribute_fn(PlantedReward.make(20, 1, noise=0), 20, budget=30, seed=6, method="camab")
+    first = attribute_fn(
+        reward_a, 20, budget=30, method="camab", settings=AttributionSettings(seed=5)
+    )
+    again = attribute_fn(
+        reward_b, 20, budget=30, method="camab", settings=AttributionSettings(seed=5)
+    )
+    other = attribute_fn(
+        PlantedReward.make(20, 1, noise=0),
+        20,
+        budget=30,
+        method="camab",
+        settings=AttributionSettings(seed=6),
+    )
     np.testing.assert_array_equal(first.masks, again.masks)
     np.testing.assert_allclose(first.scores, again.scores)
     assert not np.array_equal(first.masks, other.masks)
@@ -59,23 +71,33 @@ def test_camab_is_seedable_and_seeds_matter():
 
 def test_camab_anytime_prefix_equals_a_shorter_run():
     reward = PlantedReward.make(15, 2, noise=0)
-    long_run = attribute_fn(reward, 15, budget=60, seed=3, method="camab")
+    long_run = attribute_fn(
+        reward, 15, budget=60, method="camab", settings=AttributionSettings(seed=3)
+    )
     short_run = attribute_fn(
-        PlantedReward.make(15, 2, noise=0), 15, budget=20, seed=3, method="camab"
+        PlantedReward.make(15, 2, noise=0),
+        15,
+        budget=20,
+        method="camab",
+        settings=AttributionSettings(seed=3),
     )
     prefix = long_run.at_budget(20)
     np.testing.assert_array_equal(prefix.masks, short_run.masks)
     np.testing.assert_allclose(prefix.scores, short_run.scores, atol=1e-9)
     assert prefix.budget == 20 and prefix.n_evaluations == 20
 
-    auto_run = attribute_fn(PlantedReward.make(15, 2, noise=0), 15, budget=40, seed=3)
+    auto_run = attribute_fn(
+        PlantedReward.make(15, 2, noise=0), 15, budget=40, settings=AttributionSettings(seed=3)
+    )
     with pytest.raises(ValueError, match="run method='auto' again with the smaller budget"):
         auto_run.at_budget(20)
 
 
 def test_camab_scores_are_the_sequential_posterior_mean():
     reward = PlantedReward.make(10, 4, noise=0)
-    result = attribute_fn(reward, 10, budget=25, seed=0, method="camab")
+    result = attribute_fn(
+        reward, 10, budget=25, method="camab", settings=AttributionSettings(seed=0)
+    )
     posterior = result.posterior()
     np.testing.assert_allclose(result.scores, posterior.mean[1:], atol=1e-9)
     assert result.posterior_covariance().shape == (10, 10)
@@ -85,7 +107,9 @@ def test_camab_scores_are_the_sequential_posterior_mean():
 def test_camab_subsets_are_the_positive_sampled_weights():
     # Round 1 samples from the prior N(0, I): each segment is kept with probability 1/2.
     reward = PlantedReward.make(200, 0, noise=0)
-    result = attribute_fn(reward, 200, budget=1, seed=0, method="camab")
+    result = attribute_fn(
+        reward, 200, budget=1, method="camab", settings=AttributionSettings(seed=0)
+    )
     first = result.masks[0]
     assert 70 < first.sum() < 130
     w = np.random.default_rng(0).standard_normal(201)
@@ -94,7 +118,9 @@ def test_camab_subsets_are_the_positive_sampled_weights():
 
 def test_batched_thompson_sampling_spends_the_same_budget():
     reward = PlantedReward.make(30, 3)
-    result = attribute_fn(reward, 30, budget=40, seed=1, method="camab", batch_size=4)
+    result = attribute_fn(
+        reward, 30, budget=40, method=Camab(batch_size=4), settings=AttributionSettings(seed=1)
+    )
     assert result.n_evaluations == 40
     assert auroc(result.scores, reward.labels) > 0.9
 
@@ -108,12 +134,14 @@ def test_early_stop_saves_queries_on_a_clear_signal():
         return -3.0 + float(weights @ mask)
 
     stop = EarlyStop(k=2, threshold=0.95, min_rounds=8)
-    result = attribute_fn(value, n, budget=100, seed=0, method="camab", early_stop=stop)
+    result = attribute_fn(
+        value, n, budget=100, method=Camab(early_stop=stop), settings=AttributionSettings(seed=0)
+    )
     assert result.stopped_early
     assert result.queries_saved > 0
     assert result.n_evaluations + result.queries_saved == 100
     assert set(result.top_k(2)) == {1, 5}
-    never = attribute_fn(value, n, budget=30, seed=0, method="camab")
+    never = attribute_fn(value, n, budget=30, method="camab", settings=AttributionSettings(seed=0))
     assert not never.stopped_early and never.n_evaluations == 30
 
 
@@ -133,7 +161,9 @@ def test_kernelshap_is_exact_shapley_when_budget_covers_every_coalition():
 
 def test_kernelshap_respects_efficiency_and_budget():
     reward = PlantedReward.make(30, 5, noise=0)
-    result = attribute_fn(reward, 30, budget=40, method="kernelshap", seed=0)
+    result = attribute_fn(
+        reward, 30, budget=40, method="kernelshap", settings=AttributionSettings(seed=0)
+    )
     assert result.n_evaluations == 40
     assert result.masks[0].sum() == 0 and result.masks[1].all()
     total = result.reward_of(np.ones(30, bool)) - result.reward_of(np.zeros(30, bool))
@@ -199,7 +229,7 @@ def test_kernelshap_single_segment():
 )
 def test_bad_arguments_get_clear_errors(kwargs, message):
     with pytest.raises(InputError, match=message):
-        attribute_fn(lambda m: 0.0, 5, **kwargs)
+        attribute_fn(lambda m: 0.0, 5, settings=AttributionSettings().with_changes(**kwargs))
 
 
 def test_bad_value_functions_get_clear_errors():
@@ -215,7 +245,9 @@ def test_thousands_of_segments_run_and_find_the_signal():
     n = 2000
     weights = np.zeros(n)
     weights[[10, 1500]] = [3.0, 2.0]
-    result = attribute_fn(lambda m: float(weights @ m), n, budget=30, seed=0)
+    result = attribute_fn(
+        lambda m: float(weights @ m), n, budget=30, settings=AttributionSettings(seed=0)
+    )
     assert result.scores.shape == (n,)
     assert np.all(np.isfinite(result.scores))
     assert set(result.top_k(2)) == {10, 1500}

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from fakes import KeywordScorer
 
-from camab_rag import attribute
+from camab_rag import AttributionSettings, attribute
 from camab_rag.errors import InputError
 from camab_rag.rewards import get_reward, mean_logit, mean_logprob, sum_logprob
 
@@ -19,9 +19,18 @@ def test_reward_values():
 
 def test_rewards_are_selectable_and_change_the_scores():
     args = ("Where?", ["Paris is big.", "Rome is old."], "Paris is big", KeywordScorer())
-    mean = attribute(*args, budget=12, reward="mean_logprob", method="loo")
-    total = attribute(*args, budget=12, reward="sum_logprob", method="loo")
-    custom = attribute(*args, budget=12, reward=lambda lp: float(lp.min()), method="loo")
+    mean = attribute(
+        *args, budget=12, method="loo", settings=AttributionSettings(reward="mean_logprob")
+    )
+    total = attribute(
+        *args, budget=12, method="loo", settings=AttributionSettings(reward="sum_logprob")
+    )
+    custom = attribute(
+        *args,
+        budget=12,
+        method="loo",
+        settings=AttributionSettings(reward=lambda lp: float(lp.min())),
+    )
     # "Paris" and "big" both come from segment 0: the sum counts them twice over the mean.
     assert total.scores[0] == pytest.approx(3 * mean.scores[0])
     assert total.reward == "sum_logprob" and custom.reward == "<lambda>"
@@ -38,6 +47,18 @@ def test_unknown_reward():
 def test_a_reward_that_is_not_a_finite_float_is_refused(method, budget):
     args = ("Where?", ["Paris is big.", "Rome is old.", "Oslo is cold."], "Paris is big")
     with pytest.raises(InputError, match="reward function returned nan for subset"):
-        attribute(*args, KeywordScorer(), budget=budget, method=method, reward=lambda lp: np.nan)
+        attribute(
+            *args,
+            KeywordScorer(),
+            budget=budget,
+            method=method,
+            settings=AttributionSettings(reward=lambda lp: np.nan),
+        )
     with pytest.raises(InputError, match="reward function must return a float"):
-        attribute(*args, KeywordScorer(), budget=budget, method=method, reward=lambda lp: "high")
+        attribute(
+            *args,
+            KeywordScorer(),
+            budget=budget,
+            method=method,
+            settings=AttributionSettings(reward=lambda lp: "high"),
+        )

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from test_http_faults import PROMPT, RESPONSE, FaultyServer, plain
 
-from camab_rag import attribute, cite
+from camab_rag import AttributionSettings, attribute, cite
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
@@ -95,7 +95,12 @@ def shown_by_the_core(scorer: OpenAICompletionsScorer) -> list[str]:
     shown = [repr(scorer), str(scorer), scorer.base_url]
     try:
         result = attribute(
-            QUESTION, DOCUMENTS, RESPONSE, scorer, budget=4, prompt_builder=FixedPrompt()
+            QUESTION,
+            DOCUMENTS,
+            RESPONSE,
+            scorer,
+            budget=4,
+            settings=AttributionSettings(prompt_builder=FixedPrompt()),
         )
     except Exception as error:
         shown += ["".join(traceback.format_exception(error))]
@@ -137,13 +142,15 @@ def shown_by_llamaindex(scorer: OpenAICompletionsScorer) -> list[str]:
 
     # mypy cannot follow the editable install's import hook; `make lint` checks the package
     from llama_index.postprocessor.camab.response import (  # type: ignore[import-untyped]
-        AttributionSettings,
         attribute_response,
     )
 
+    from camab_rag.settings import CHAIN_SETTINGS
+
     nodes = [NodeWithScore(node=TextNode(text=text), score=1.0) for text in DOCUMENTS]
     response = Response(response=RESPONSE, source_nodes=nodes)
-    attribute_response(response, QUESTION, scorer=scorer, config=AttributionSettings(budget=4))
+    config = CHAIN_SETTINGS.with_changes(budget=4)
+    attribute_response(response, QUESTION, scorer=scorer, config=config)
     return [json.dumps(response.metadata, default=str)] + [
         json.dumps(n.node.metadata, default=str) for n in response.source_nodes
     ]
@@ -192,6 +199,6 @@ def test_the_ok_fault_mode_really_attributes(server: FaultyServer) -> None:
         RESPONSE,
         make_scorer(secret_url(server)),
         budget=4,
-        prompt_builder=FixedPrompt(),
+        settings=AttributionSettings(prompt_builder=FixedPrompt()),
     )
     assert result.status == "ok" and np.all(np.isfinite(result.scores))

@@ -18,7 +18,6 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from camab_rag import AttributionSettings
 from camab_rag.background import Background, ResultStore, cancelled, fill, pending
 from camab_rag.captured import reached_the_model
 from camab_rag.errors import CredentialsRefusedError, NoContextError
@@ -26,6 +25,7 @@ from camab_rag.groundedness import GroundednessFilter
 from camab_rag.rounds import Steps, drive
 from camab_rag.scorers.proxy import ScorerCache, own_or_proxy
 from camab_rag.segments import Granularity, to_documents
+from camab_rag.settings import CHAIN_SETTINGS
 from langchain_camab import _attach
 from langchain_camab._attribution import check_filter, failed, run_steps
 from langchain_camab._capture import (
@@ -91,8 +91,13 @@ class HandlerCore:
         self.llm = llm
         self.proxy = proxy
         self.scorer_options = dict(scorer_options or {})
-        self.settings = AttributionSettings(
-            budget, method, granularity, seed, dict(method_options), groundedness
+        self.settings = CHAIN_SETTINGS.with_changes(
+            budget=budget,
+            method=method,
+            granularity=granularity,
+            seed=seed,
+            groundedness=groundedness,
+            **method_options,
         )
         self.strict = strict
         self.background = background

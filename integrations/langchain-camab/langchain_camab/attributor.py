@@ -27,7 +27,6 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
-from camab_rag import AttributionSettings
 from camab_rag.background import Background, ResultStore, cancelled, fill, pending
 from camab_rag.captured import document_summary
 from camab_rag.errors import InputError
@@ -36,6 +35,7 @@ from camab_rag.rounds import Steps, adrive, drive
 from camab_rag.scorers.proxy import ScorerCache
 from camab_rag.scoring import Prompt
 from camab_rag.segments import Granularity
+from camab_rag.settings import CHAIN_SETTINGS
 from langchain_camab import _attach
 from langchain_camab._attribution import check_filter, failed, run_steps
 from langchain_camab._messages import message_text, to_prompt
@@ -195,8 +195,13 @@ class CamabAttributor(Runnable[Any, Any]):
         self._scorers = ScorerCache()
         self.prompt = prompt
         self.document_separator = document_separator
-        self.settings = AttributionSettings(
-            budget, method, granularity, seed, method_options, groundedness
+        self.settings = CHAIN_SETTINGS.with_changes(
+            budget=budget,
+            method=method,
+            granularity=granularity,
+            seed=seed,
+            groundedness=groundedness,
+            **method_options,
         )
         self.question_keys = tuple(question_keys)
         self.context_key = context_key

@@ -27,7 +27,7 @@ from typing import IO, Any
 from camab_cli.progress import Progress
 from camab_cli.records import Record, load_records, parse_record
 from camab_cli.serve import add_serve_parser
-from camab_rag import __version__
+from camab_rag import AttributionSettings, __version__
 from camab_rag.errors import CamabError, InputError
 
 FORMATS = ("terminal", "markdown", "html", "json")
@@ -157,9 +157,9 @@ def attribute_record(
         budget=args.budget,
         method=args.method,
         granularity=args.granularity,
-        seed=args.seed,
-        anchors=args.groundedness,  # the verdict's two calls, inside the bar's total
         progress=progress.show,
+        # anchors: the verdict's two calls, inside the bar's total
+        settings=AttributionSettings(seed=args.seed, anchors=args.groundedness),
     )
     rule = CitationRule(top_k=args.top_k, unit=args.cite, support_threshold=args.grounded_threshold)
     if args.threshold is not None:

@@ -27,7 +27,7 @@ from camab_cli.evaluation.store import (
     bits,
     stored_subsets,
 )
-from camab_rag import attribute_fn
+from camab_rag import AttributionSettings, attribute_fn
 from camab_rag.scoring import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest
 
 WEIGHTS = np.random.default_rng(42).normal(size=10)  # no two subsets tie
@@ -50,7 +50,7 @@ def test_lds_of_a_linear_reward_read_exactly_is_one() -> None:
 @pytest.mark.parametrize("method", ["auto", "contextcite", "camab", "kernelshap"])
 def test_every_method_predicts_a_linear_reward_on_held_out_subsets(method: str) -> None:
     n = WEIGHTS.size
-    result = attribute_fn(linear, n, budget=64, method=method, seed=3)
+    result = attribute_fn(linear, n, budget=64, method=method, settings=AttributionSettings(seed=3))
     masks = held_out(bernoulli_subsets(n, 64, seed=2), result.masks)
     assert len(masks) >= 32
     assert lds(result.scores, masks, [linear(m) for m in masks]) > 0.9
@@ -150,15 +150,17 @@ def test_store_prices_each_subset_once_and_a_replay_needs_no_model(tmp_path: Pat
 
     store = RewardStore(path)
     priced = PricedReward(store, "ex", price)
-    first = attribute_fn(priced, 10, budget=24, method="auto", seed=1)
+    first = attribute_fn(priced, 10, budget=24, method="auto", settings=AttributionSettings(seed=1))
     assert priced.model_calls == len(calls) == first.n_queries == 24
     # a second run of another budget asks the model only for subsets it has not seen
     again = PricedReward(store, "ex", price)
-    attribute_fn(again, 10, budget=32, method="auto", seed=1)
+    attribute_fn(again, 10, budget=32, method="auto", settings=AttributionSettings(seed=1))
     assert again.model_calls == len(set(calls)) - 24 == len(calls) - 24
     # reopened from disk, without a model: the same run, the same subsets and scores
     replay = PricedReward(RewardStore(path), "ex")
-    replayed = attribute_fn(replay, 10, budget=24, method="auto", seed=1)
+    replayed = attribute_fn(
+        replay, 10, budget=24, method="auto", settings=AttributionSettings(seed=1)
+    )
     np.testing.assert_array_equal(replayed.masks, first.masks)
     np.testing.assert_allclose(replayed.scores, first.scores)
     assert replay.model_calls == 0

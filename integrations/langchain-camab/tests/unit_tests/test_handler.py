@@ -401,7 +401,7 @@ def test_past_its_deadline_the_attribution_stops_and_the_chain_goes_on() -> None
     scorer = SlowScorer()
     # 7 of the 8 subsets of 3 documents: one Thompson draw per batch, 1.4 s in all
     handler = CamabCallbackHandler(scorer, budget=7, method="camab", deadline_s=0.5)
-    assert handler.settings.deadline_s == 0.5 and "deadline_s" not in handler.settings.options
+    assert handler.settings.deadline_s == 0.5 and handler.settings.method == "camab"
     answer = _chain().invoke("What is the capital of France?", config={"callbacks": [handler]})
     assert answer == "Paris is the capital of France."
     result = handler.last_result

@@ -30,6 +30,7 @@ import numpy as np
 
 from camab_cli.audit.config import AuditConfig
 from camab_cli.records import Record
+from camab_rag import AttributionSettings
 from camab_rag.groundedness import ContextGain, assess_groundedness
 from camab_rag.oracle import ScorerOracle
 from camab_rag.prompts import TemplatePromptBuilder
@@ -168,16 +169,16 @@ def failed_line(record: Record, error: BaseException, wall_time_s: float) -> dic
     }
 
 
-def attribute_kwargs(config: AuditConfig) -> dict[str, Any]:
-    """Keyword arguments of :func:`camab_rag.aattribute` for ``config``."""
-    return {
-        "budget": config.budget,
-        "method": config.method,
-        "granularity": config.granularity,
-        "seed": config.seed,
-        "reward": config.reward,
+def attribution_settings(config: AuditConfig) -> AttributionSettings:
+    """The :class:`~camab_rag.AttributionSettings` of ``config``'s attributions."""
+    return AttributionSettings().with_changes(
+        budget=config.budget,
+        method=config.method,
+        granularity=config.granularity,
+        seed=config.seed,
+        reward=config.reward,
         **config.method_options,
-    }
+    )
 
 
 async def audit_record(record: Record, scorer: Any, config: AuditConfig) -> dict[str, Any]:
@@ -191,7 +192,7 @@ async def audit_record(record: Record, scorer: Any, config: AuditConfig) -> dict
             record.documents,
             record.response or "",
             scorer,
-            **attribute_kwargs(config),
+            settings=attribution_settings(config),
         )
         gain = await context_gain(record, result, scorer, config)
     except Exception as exc:
@@ -211,7 +212,7 @@ def without_timing(value: Any) -> Any:
 __all__ = [
     "GROUNDEDNESS_METHOD",
     "Gain",
-    "attribute_kwargs",
+    "attribution_settings",
     "audit_record",
     "context_gain",
     "failed_line",

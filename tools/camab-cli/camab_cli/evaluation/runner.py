@@ -57,6 +57,7 @@ from camab_cli.evaluation.metrics import (
     removal_set,
 )
 from camab_cli.evaluation.peers import PEERS, run_context_cite, run_shap
+from camab_rag import AttributionSettings
 from camab_rag.engine import attribute
 from camab_rag.errors import InputError
 from camab_rag.methods import METHODS
@@ -272,9 +273,9 @@ class ExampleRunner:
                 budget=budget,
                 method=method,
                 granularity=example.granularity(),
-                seed=seed,
-                prompt_builder=lambda *_args: builder,
-                statements=False,
+                settings=AttributionSettings(
+                    seed=seed, prompt_builder=lambda *_args: builder, statements=False
+                ),
             )
 
         # auto plans its subsets for the whole budget: a prefix is not its smaller run

@@ -34,6 +34,7 @@ from camab_rag.rounds import Steps, adrive, asynced, drive, synced
 from camab_rag.scorers.proxy import checked_scorer
 from camab_rag.scoring import Prompt
 from camab_rag.segments import Granularity, SourceDocument
+from camab_rag.settings import CHAIN_SETTINGS
 
 logger = logging.getLogger(__name__)
 
@@ -197,13 +198,14 @@ def _response_steps(
     record: QueryRecord | None = None,
     llm: object = None,
     scorers: ScorerCache | None = None,
+    progress: Any = None,
 ) -> Steps[RESPONSE_TYPE]:
     """Attribute ``response`` in place; never raises (failures go to its metadata).
 
     With ``config.groundedness`` the answer is judged too (its verdict lands in
     ``metadata["attribution"]["groundedness"]``; ``mode="block"`` replaces an ungrounded
     ``response.response`` by the fallback)."""
-    config = config or AttributionSettings()
+    config = config or CHAIN_SETTINGS
     gate = config.groundedness
     try:
         job = _prepare(response, question, record, scorer, scorers or ScorerCache(), config, llm)
@@ -214,7 +216,7 @@ def _response_steps(
             job.scorer,
             config,
             prompts=job.prompts,
-            progress=QueryProgress(job.question, config.options.get("progress")),
+            progress=QueryProgress(job.question, progress),
         )
         _apply(job, captured.result)
     except Exception as error:
@@ -287,8 +289,15 @@ class ResponseAttributor:
         attribute_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.scorer = checked_scorer(scorer)
-        self.config = AttributionSettings(
-            budget, method, granularity, seed, dict(attribute_options or {}), groundedness
+        options = dict(attribute_options or {})
+        self.progress = options.pop("progress", None)
+        self.config = CHAIN_SETTINGS.with_changes(
+            budget=budget,
+            method=method,
+            granularity=granularity,
+            seed=seed,
+            groundedness=groundedness,
+            **options,
         )
         self.scorers = ScorerCache(proxy, scorer_options)
         self.tracker = query_tracker()
@@ -313,6 +322,7 @@ class ResponseAttributor:
             record=record,
             llm=llm,
             scorers=self.scorers,
+            progress=self.progress,
         )
 
     def attribute(

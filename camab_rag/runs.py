@@ -1,0 +1,231 @@
+"""One attribution run: the method and sampler chosen for it, the subsets it has scored,
+its progress reports, and the result read from them (shared by the text attribution of
+:mod:`camab_rag.engine` and :func:`~camab_rag.attribute_fn`)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from camab_rag.errors import InputError
+from camab_rag.methods import Auto, Hierarchical, Method, Sampler, enumerates, plan_sampler
+from camab_rag.oracle import FunctionOracle, ScorerOracle
+from camab_rag.result import AttributionResult, uninformative_reason
+from camab_rag.rounds import Steps
+
+if TYPE_CHECKING:
+    from camab_rag.settings import AttributionSettings
+
+Masks = NDArray[np.bool_]
+FloatArray = NDArray[np.float64]
+ProgressFn = Callable[[int, int], object]
+"""``progress(calls_made, total)``, called every few model calls (see :meth:`Run.follow`)."""
+MAX_SEGMENTS = 5000
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Run:
+    """One attribution run being assembled: its method and sampler, what it has scored,
+    and its progress reports."""
+
+    method: Method
+    sampler: Sampler
+    budget: int
+    seed: int
+    started: float
+    exact: bool
+    masks: list[Masks]
+    rewards: list[FloatArray]
+    progress: ProgressFn | None = None
+    total: int = 0
+    _shown: tuple[int, int] = (0, 0)
+
+    def record(self, masks: Masks, rewards: FloatArray) -> None:
+        self.sampler.observe(masks, rewards)
+        self.masks.append(masks)
+        self.rewards.append(rewards)
+
+    def follow(self, oracle: ScorerOracle | FunctionOracle, *, anchors: bool = False) -> None:
+        """Report ``progress(calls, total)`` after each of ``oracle``'s calls (a few subsets
+        each, :data:`~camab_rag.oracle.PROGRESS_EVERY`). ``total`` is the number of calls
+        the run will make when its design is fixed (exact enumeration, leave-one-out,
+        KernelSHAP, ContextCite: their distinct subsets, plus the full and empty contexts
+        ``anchors`` asks for), else the budget (plus the anchors); it never falls below
+        ``calls``, and the last report has ``calls == total``, so a bar neither stops short
+        nor overflows."""
+        if self.progress is None:
+            return
+        planned = self.sampler.planned()
+        if planned is None:
+            self.total = self.budget + (2 if anchors else 0)
+        else:
+            rows = {row.tobytes() for row in planned}
+            if anchors:
+                n = planned.shape[1]
+                rows |= {np.ones(n, dtype=bool).tobytes(), np.zeros(n, dtype=bool).tobytes()}
+            self.total = len(rows)
+        oracle.on_scored = self.report
+
+    def report(self, calls: int) -> None:
+        """After a scorer call: ``calls`` made of ``total`` (raised if a run makes more)."""
+        if self.progress is not None:
+            self.total = max(self.total, calls)
+            self._show(calls, self.total)
+
+    def report_end(self, calls: int) -> None:
+        """The run has made its last call: ``(calls, calls)``, unless that was the last
+        report already (a run that stopped early, or whose anchors were cached)."""
+        if self.progress is not None and calls and self._shown != (calls, calls):
+            self.total = calls
+            self._show(calls, calls)
+
+    def _show(self, calls: int, total: int) -> None:
+        self._shown = (calls, total)
+        hook = self.progress
+        try:
+            if hook is not None:
+                hook(calls, total)
+        except Exception:  # a progress display must never stop the attribution
+            logger.warning("camab: the progress callback raised", exc_info=True)
+
+    def rounds(self, oracle: ScorerOracle | FunctionOracle) -> Steps[None]:
+        """The attribution loop, written once for every entry point: the sampler proposes
+        subsets, the oracle prices them (a few model calls at a time), the sampler
+        learns, until it stops."""
+        while (masks := self.sampler.next_masks()) is not None:
+            if masks.shape[0]:
+                rewards = yield from oracle.rewards(masks)
+                self.record(masks, rewards)
+
+    def history(self, n_segments: int) -> tuple[Masks, FloatArray]:
+        if not self.masks:
+            return np.zeros((0, n_segments), dtype=bool), np.zeros(0)
+        return np.concatenate(self.masks), np.concatenate(self.rewards)
+
+
+def _whole_number(value: object, name: str, minimum: int, unit: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InputError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise InputError(f"{name} must be >= {minimum}{unit}, got {value}")
+    return int(value)
+
+
+def check_budget(budget: object) -> int:
+    """``budget`` as an ``int`` (at least 1), or an :class:`~camab_rag.errors.InputError`."""
+    return _whole_number(budget, "budget", 1, " model call")
+
+
+def check_seed(seed: object) -> int:
+    """``seed`` as an ``int`` (at least 0), or an :class:`~camab_rag.errors.InputError`."""
+    return _whole_number(seed, "seed", 0)
+
+
+def check_groups(groups: object, n_segments: int) -> list[int] | None:
+    if groups is None:
+        return None
+    try:
+        ids = [int(g) for g in groups]  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        raise InputError(f"groups must be a sequence of document indices, got {groups!r}") from None
+    if len(ids) != n_segments:
+        raise InputError(f"groups has {len(ids)} entries for {n_segments} segments")
+    if ids and (min(ids) < 0 or set(ids) != set(range(max(ids) + 1))):
+        raise InputError("groups must number the documents 0..D-1, each at least once")
+    return ids
+
+
+def dense(ids: list[int]) -> list[int]:
+    """Document indices renumbered 0..D-1 in order (a document may own no segment)."""
+    order = {doc: rank for rank, doc in enumerate(sorted(set(ids)))}
+    return [order[doc] for doc in ids]
+
+
+def start_run(
+    n_segments: int,
+    settings: AttributionSettings,
+    groups: list[int] | None = None,
+    parallel: int = 1,
+) -> Run:
+    """The run of one attribution with ``settings``' method (built and validated with the
+    settings), specialised for this run: ``auto`` picks its Thompson draws per round from
+    ``parallel``, the requests the scorer runs at once
+    (:func:`~camab_rag.scoring.parallel_requests`, :meth:`Auto.for_scorer`), and runs
+    hierarchically over ``groups`` (each segment's document) unless told otherwise."""
+    if n_segments > MAX_SEGMENTS:
+        raise InputError(
+            f"{n_segments} segments is more than {MAX_SEGMENTS}: use a coarser granularity "
+            "(e.g. 'chunk') or fewer documents"
+        )
+    if settings.judge_only:
+        raise InputError("budget must be >= 1 model call to attribute, got 0")
+    budget = int(settings.budget)
+    chosen = settings.method_instance
+    if isinstance(chosen, Auto):
+        chosen = chosen.for_scorer(parallel, budget)
+    if chosen.name == "kernelshap" and budget < 2:
+        raise InputError("kernelshap needs a budget of at least 2 (empty and full context)")
+    hierarchical = settings.hierarchical
+    if hierarchical and groups is None:
+        raise InputError("hierarchical=True needs the segments' documents (groups=...)")
+    if hierarchical is None:
+        hierarchical = chosen.name == "auto"
+    exact = enumerates(chosen, n_segments, budget)
+    n_docs = max(groups) + 1 if groups else 1
+    if hierarchical and groups is not None and not exact and 1 < n_docs < n_segments:
+        chosen = Hierarchical(chosen, groups)
+    elif isinstance(chosen, Auto):  # one level: a KernelSHAP opening (see methods.auto)
+        chosen = replace(chosen, leave_one_out_first=False)
+    sampler = plan_sampler(chosen, n_segments, budget, np.random.default_rng(settings.seed))
+    return Run(chosen, sampler, budget, int(settings.seed), time.perf_counter(), exact, [], [])
+
+
+def finish_run(
+    run: Run,
+    n_segments: int,
+    n_queries: int,
+    prompt_tokens: int,
+    **fields: Any,
+) -> AttributionResult:
+    masks, rewards = run.history(n_segments)
+    scores = run.method.fit(masks, rewards, run.seed)
+    uninformative = uninformative_reason(run.budget, masks, rewards, scores)
+    if uninformative is not None:
+        logger.warning("camab: %s", uninformative)
+    return AttributionResult(
+        scores=scores,
+        uninformative=uninformative,
+        method=run.method.name,
+        budget=run.budget,
+        n_queries=n_queries,
+        n_evaluations=int(masks.shape[0]),
+        prompt_tokens=prompt_tokens,
+        masks=masks,
+        rewards=rewards,
+        stopped_early=run.sampler.stopped_early,
+        n_redrawn=run.sampler.n_redrawn,
+        exact=run.exact,
+        seed=run.seed,
+        method_config=run.method.config(),
+        **fields,
+    )
+
+
+__all__ = [
+    "MAX_SEGMENTS",
+    "ProgressFn",
+    "Run",
+    "check_budget",
+    "check_groups",
+    "check_seed",
+    "dense",
+    "finish_run",
+    "start_run",
+]
