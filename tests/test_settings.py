@@ -1,0 +1,158 @@
+"""One settings object end to end (issue 40 item 1): the entry points take a short keyword
+list plus ``settings=``, the keywords override the settings through the one validated
+path, the method is built once (with the settings) and the prompt is planned once."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+import pytest
+from fakes import KeywordScorer
+
+import camab_rag.captured
+import camab_rag.engine
+import camab_rag.settings
+from camab_rag import AttributionSettings, aattribute, attribute, attribute_fn
+from camab_rag.captured import attribute_captured
+from camab_rag.engine import attribute_steps
+from camab_rag.errors import InputError
+from camab_rag.groundedness import GroundednessFilter
+from camab_rag.methods import Auto, Camab
+from camab_rag.settings import CHAIN_SETTINGS
+
+DOCS = ["Paris is the capital of France.", "Bananas are yellow.", "The Seine is in Paris."]
+QUESTION = "What is the capital of France?"
+ANSWER = "Paris is the capital of France."
+MANY = [f"Fact {i} is here. Paris is the capital of France." for i in range(4)]
+PROMPT = "Context:\n" + "\n".join(DOCS) + f"\nQ: {QUESTION}"
+
+
+class WideScorer(KeywordScorer):
+    """The keyword scorer, claiming to run 8 requests at once (``auto`` then draws 2)."""
+
+    parallel_requests = 8
+
+
+def test_the_entry_points_share_one_short_signature() -> None:
+    names = list(inspect.signature(attribute).parameters)
+    assert len(names) <= 10 and names[-1] == "settings"
+    for function in (aattribute, attribute_steps):
+        assert list(inspect.signature(function).parameters) == names
+    assert len(inspect.signature(attribute_fn).parameters) <= 10
+    for function in (attribute, aattribute, attribute_steps, attribute_fn):
+        kinds = {p.kind for p in inspect.signature(function).parameters.values()}
+        assert inspect.Parameter.VAR_KEYWORD not in kinds
+
+
+def test_keywords_override_the_settings_and_keep_the_rest() -> None:
+    settings = AttributionSettings(budget=30, method="camab", seed=4, statements=False)
+    base = attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), settings=settings)
+    assert (base.budget, base.method, base.seed, base.statements) == (30, "camab", 4, [])
+    smaller = attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), budget=5, settings=settings)
+    assert (smaller.budget, smaller.method, smaller.seed, smaller.statements) == (
+        5,
+        "camab",
+        4,
+        [],
+    )
+    direct = AttributionSettings(budget=5, method="camab", seed=4, statements=False)
+    same = attribute(QUESTION, MANY, ANSWER, KeywordScorer(), settings=direct)
+    overridden = attribute(QUESTION, MANY, ANSWER, KeywordScorer(), budget=5, settings=settings)
+    np.testing.assert_array_equal(overridden.masks, same.masks)  # the same settings
+    chunks = attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), granularity="chunk", budget=8)
+    assert len(chunks.segments) == 3 and chunks.seed == 0  # defaults: AttributionSettings()
+
+
+@pytest.mark.parametrize(
+    ("keywords", "message"),
+    [
+        ({"budget": 0}, "budget must be >= 1"),
+        ({"budget": 2.5}, "budget must be an integer"),
+        ({"method": "lime"}, "unknown method 'lime'"),
+        ({"granularity": "word"}, "granularity must be"),
+    ],
+)
+def test_an_overriding_keyword_is_validated_like_a_field(
+    keywords: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InputError, match=message):
+        attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), **keywords)
+    with pytest.raises(InputError, match=message):
+        AttributionSettings().with_changes(**keywords)
+
+
+def test_the_method_is_built_once_with_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = AttributionSettings(budget=12, method=Auto(), seed=1)
+    built = settings.method_instance
+    assert built is settings.method
+
+    def no_rebuild(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the method was built again")
+
+    monkeypatch.setattr(camab_rag.settings, "get_method", no_rebuild)
+    result = attribute(QUESTION, DOCS, ANSWER, WideScorer(), settings=settings)
+    assert result.method_config["batch_size"] == 2  # specialised for the scorer...
+    assert built.batch_size is None and settings.method_instance is built  # ...on a copy
+    again = attribute_fn(lambda mask: float(mask[0]), 4, settings=settings)
+    assert again.method == "auto" and again.seed == 1
+
+
+def test_a_name_stands_for_the_method_with_its_default_options() -> None:
+    assert AttributionSettings(method="camab").method_instance == Camab()
+    flat = AttributionSettings().with_changes(method="camab", batch_size=3, seed=2)
+    assert flat.method_instance == Camab(batch_size=3) and flat.seed == 2
+    with pytest.raises(InputError, match="only accepted with a method name"):
+        AttributionSettings(method=Auto()).with_changes(batch_size=3)
+
+
+def test_the_captured_prompt_is_planned_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    plans: list[object] = []
+    plan_prompt = camab_rag.captured.plan_prompt
+
+    def counted(*args: Any) -> Any:
+        plans.append(args)
+        return plan_prompt(*args)
+
+    def refused(*args: Any) -> Any:
+        raise AssertionError("the engine planned the prompt again")
+
+    monkeypatch.setattr(camab_rag.captured, "plan_prompt", counted)
+    monkeypatch.setattr(camab_rag.engine, "plan_prompt", refused)
+    settings = CHAIN_SETTINGS.with_changes(budget=6)
+    captured = attribute_captured(
+        QUESTION, DOCS, ANSWER, KeywordScorer(), settings, prompts=[PROMPT]
+    )
+    assert len(plans) == 1
+    assert captured.plan.mode == captured.result.prompt_mode == "captured"
+    assert captured.result.prompt_note == captured.plan.note
+
+
+def test_the_integrations_defaults_are_chunks_and_a_deadline() -> None:
+    assert (CHAIN_SETTINGS.granularity, CHAIN_SETTINGS.deadline_s) == ("chunk", 120.0)
+    assert (AttributionSettings().granularity, AttributionSettings().deadline_s) == (
+        "sentence",
+        None,
+    )
+    captured = attribute_captured(QUESTION, DOCS, ANSWER, KeywordScorer(), prompts=[PROMPT])
+    assert len(captured.result.segments) == len(DOCS)
+
+
+def test_a_groundedness_filter_makes_the_run_score_its_anchors() -> None:
+    plain = AttributionSettings(budget=4)
+    judged = plain.with_changes(groundedness=GroundednessFilter())
+    assert not plain.scores_anchors and judged.scores_anchors
+    result = attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), settings=judged)
+    assert set(result.anchor_rewards) == {"full", "empty"}
+
+
+def test_a_prompt_and_a_prompt_builder_are_refused_together() -> None:
+    settings = AttributionSettings(prompt_builder=lambda *parts: None)
+    with pytest.raises(InputError, match="pass prompt="):
+        attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), prompt=PROMPT, settings=settings)
+
+
+def test_settings_are_keyword_only() -> None:
+    with pytest.raises(TypeError):
+        AttributionSettings(8)  # type: ignore[misc]
