@@ -75,20 +75,21 @@ class AttributionSettings:
         groundedness: judges each attributed answer (flag, or block with a fallback).
     """
 
+    # what to spend and how to choose the subsets
     budget: int = 40
     method: str | Method = "auto"
     granularity: Granularity = "sentence"
     seed: int = 0
     hierarchical: bool | None = None
-
+    # how a subset becomes a prompt and a reward
     reward: str | RewardFn = "mean_logprob"
     user_template: str = DEFAULT_USER_TEMPLATE
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT
     prompt_builder: PromptBuilder | Callable[..., PromptBuilder] | None = None
-
+    # what the result carries besides the scores
     anchors: bool = False
     statements: bool = True
-
+    # limits and the verdict
     deadline_s: float | None = None
     groundedness: GroundednessFilter | None = None
 
@@ -112,7 +113,7 @@ class AttributionSettings:
         if not isinstance(self.method, (str, Method)):
             raise InputError(f"method must be a method name such as 'camab', got {self.method!r}")
         for name in ("anchors", "statements"):
-            if not isinstance(getattr(self, name), bool):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise InputError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.hierarchical is not None and not isinstance(self.hierarchical, bool):
             raise InputError(f"hierarchical must be True, False or None, got {self.hierarchical!r}")
