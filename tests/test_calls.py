@@ -152,13 +152,7 @@ def test_a_bad_shapley_opening_is_refused(share):
 
 
 def test_camab_redraws_a_repeated_draw_and_says_so():
-    result = attribute_fn(
-        lambda m: float(m[:2].sum()),
-        8,
-        budget=60,
-        method="camab",
-        settings=AttributionSettings(seed=0),
-    )
+    result = attribute_fn(lambda m: float(m[:2].sum()), 8, budget=60, method="camab")
     assert len({row.tobytes() for row in result.masks}) == result.n_queries == 60
     assert result.n_redrawn > 0  # the posterior concentrates: many first draws repeated
     assert result.to_dict()["n_redrawn"] == result.n_redrawn
@@ -280,7 +274,7 @@ def test_auto_is_hierarchical_over_documents_and_beats_flat_camab_at_budget_24()
 
 def test_hierarchical_result_refits_from_its_json():
     value, groups, _ = planted_documents(0)
-    result = attribute_fn(value, 40, budget=24, groups=groups, settings=AttributionSettings(seed=0))
+    result = attribute_fn(value, 40, budget=24, groups=groups)
     restored = AttributionResult.from_dict(result.to_dict())
     method = method_from_config(restored.method, restored.method_config)
     np.testing.assert_allclose(method.fit(restored.masks, restored.rewards), result.scores)

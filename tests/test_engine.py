@@ -27,15 +27,7 @@ def test_public_api_names():
 @pytest.mark.parametrize("method", ["camab", "kernelshap", "contextcite", "loo"])
 def test_text_attribution_finds_the_supporting_sentences(method):
     scorer = KeywordScorer()
-    result = attribute(
-        QUESTION,
-        CONTEXT,
-        RESPONSE,
-        scorer,
-        budget=30,
-        method=method,
-        settings=AttributionSettings(seed=0),
-    )
+    result = attribute(QUESTION, CONTEXT, RESPONSE, scorer, budget=30, method=method)
     texts = [s.text for s in result.segments]
     assert len(texts) == 6
     top2 = {texts[i] for i in result.top_k(2)}
@@ -85,22 +77,10 @@ def test_small_context_is_enumerated_once_and_fitted_exactly():
 
 
 async def test_async_matches_sync():
-    sync = attribute(
-        QUESTION,
-        CONTEXT,
-        RESPONSE,
-        KeywordScorer(),
-        budget=20,
-        settings=AttributionSettings(seed=3),
-    )
-    async_result = await aattribute(
-        QUESTION,
-        CONTEXT,
-        RESPONSE,
-        KeywordScorer(),
-        budget=20,
-        settings=AttributionSettings(seed=3),
-    )
+    args = (QUESTION, CONTEXT, RESPONSE)
+    settings = AttributionSettings(seed=3)
+    sync = attribute(*args, KeywordScorer(), budget=20, settings=settings)
+    async_result = await aattribute(*args, KeywordScorer(), budget=20, settings=settings)
     np.testing.assert_allclose(sync.scores, async_result.scores)
     np.testing.assert_array_equal(sync.masks, async_result.masks)
 

@@ -35,6 +35,20 @@ SUPPORTED = "The tower is in Paris. It was completed in 1889."
 UNSUPPORTED = "Quokkas hop around Rottnest beaches nightly."
 
 
+def camab_run(response: str, scorer: object) -> AttributionResult:
+    """CAMAB's three calls on :data:`CONTEXT`, seeded (the runs these tests judge)."""
+    result: AttributionResult = attribute(
+        QUESTION,
+        CONTEXT,
+        response,
+        scorer,
+        budget=3,
+        method="camab",
+        settings=AttributionSettings(seed=5),
+    )
+    return result
+
+
 def hand_result(masks: list[list[bool]], rewards: list[float]) -> AttributionResult:
     segments = [Segment("a.", 0, 0, 2), Segment("b.", 0, 3, 5), Segment("c.", 1, 0, 2)]
     return AttributionResult(
@@ -200,15 +214,7 @@ def test_a_failing_fallback_function_still_blocks(caplog):
 
 def test_filter_measures_missing_endpoints_with_its_scorer():
     scorer = KeywordScorer()
-    result = attribute(
-        QUESTION,
-        CONTEXT,
-        SUPPORTED,
-        scorer,
-        budget=3,
-        method="camab",
-        settings=AttributionSettings(seed=5),
-    )
+    result = camab_run(SUPPORTED, scorer)
     gate = GroundednessFilter(threshold=0.5, scorer=scorer)
     verdict = gate(result, context=CONTEXT)
     assert verdict.report is not None and verdict.report.source in ("observed", "measured")
@@ -244,15 +250,7 @@ def test_filter_rejects_bad_settings(kwargs):
 
 def test_async_assessment_matches_the_sync_one():
     scorer = KeywordScorer()
-    result = attribute(
-        QUESTION,
-        CONTEXT,
-        SUPPORTED,
-        scorer,
-        budget=3,
-        method="camab",
-        settings=AttributionSettings(seed=5),
-    )
+    result = camab_run(SUPPORTED, scorer)
     gate = GroundednessFilter(threshold=0.5)
     sync = gate(result, context=CONTEXT, scorer=scorer)
     asynchronous = asyncio.run(gate.acall(result, context=CONTEXT, scorer=scorer))
@@ -262,15 +260,7 @@ def test_async_assessment_matches_the_sync_one():
 
 
 def test_judge_never_raises_and_records_why():
-    result = attribute(
-        QUESTION,
-        CONTEXT,
-        UNSUPPORTED,
-        KeywordScorer(),
-        budget=3,
-        method="camab",
-        settings=AttributionSettings(seed=5),
-    )
+    result = camab_run(UNSUPPORTED, KeywordScorer())
     gate = GroundednessFilter(mode="block", on_error="pass")
     # the measurement fails: the answer passes, grounded is unknown, the error is kept
     verdict = gate.judge(result, context=CONTEXT, scorer=FailingScorer())
@@ -297,15 +287,7 @@ def test_verdict_round_trips_through_json():
 
 
 def test_a_blocking_filter_fails_closed_when_it_cannot_judge():
-    result = attribute(
-        QUESTION,
-        CONTEXT,
-        UNSUPPORTED,
-        KeywordScorer(),
-        budget=3,
-        method="camab",
-        settings=AttributionSettings(seed=5),
-    )
+    result = camab_run(UNSUPPORTED, KeywordScorer())
     blocking = GroundednessFilter(mode="block", fallback="Sorry.")
     assert blocking.on_error == "block"
     verdict = blocking.judge(result, context=CONTEXT, scorer=FailingScorer())
