@@ -312,7 +312,8 @@ def test_a_word_the_context_lacks_explains_nothing():
     report = assess_answer(QUESTION, CONTEXT, answer, KeywordScorer(), threshold=0.6)
     assert report.score == pytest.approx(2.9 / 6.3) and not report.grounded
     assert report.gain == pytest.approx(5.8 / 5)  # the plain gain keeps both
-    result = attribute(QUESTION, CONTEXT, answer, KeywordScorer(), budget=4, anchors=True)
+    anchored = AttributionSettings(anchors=True)
+    result = attribute(QUESTION, CONTEXT, answer, KeywordScorer(), budget=4, settings=anchored)
     assert context_words(result=result) == expected
     observed = assess_groundedness(result, threshold=0.6)
     assert observed.source == "observed" and observed.score == pytest.approx(2.9 / 6.3)
