@@ -1,0 +1,297 @@
+"""A prior from free calls: the target model's LDS and drop@3 per target call.
+
+Issue 41, item 2 and 4: Qwen2.5-Coder-0.5B-Instruct is the target (its stored HotpotQA
+runs: the examples, answers and held-out subsets of "Quality per model call: LDS and
+top-k drop"), the embedded SmolLM2-135M-Instruct is the free model. Per example the free
+model runs ``auto`` at :data:`FREE_CALLS` calls on the target's own answer; its scores
+become the prior of :class:`camab_rag.methods.prior.FreePrior`, which then spends 8, 16 or
+32 target calls (one run at 32, read at 8 and 16 from its prefixes: Thompson sampling is
+anytime). Rows beside it, on the same held-out subsets: every method of the LDS
+benchmark at the same target calls, the free model's scores alone (0 target calls),
+leave-one-out and the lexical ranking.
+
+Every reward is kept in a store (target: ``benchmarks/results/rewards/<stem>.jsonl``,
+shared with bench_lds; free: ``<stem>.free_smollm2.jsonl``), so ``report`` replays
+without a model:
+
+    nice -n 10 .venv/bin/python benchmarks/bench_prior.py run --threads 1
+    .venv/bin/python benchmarks/bench_prior.py report
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._report import markdown_table, write_section  # noqa: E402
+from benchmarks.bench_lds import (  # noqa: E402
+    REWARDS,
+    Case,
+    Fit,
+    ModelPrice,
+    _groups,
+    bernoulli_held_out,
+    cases,
+    fits_of,
+    sized_held_out,
+    store_of,
+)
+from camab_cli.evaluation.lds import held_out, lds  # noqa: E402
+from camab_cli.evaluation.metrics import (  # noqa: E402
+    holm_adjust,
+    logprob_drop,
+    mean_ci,
+    paired_t_pvalue,
+    removal_mask,
+    removal_set,
+)
+from camab_cli.evaluation.store import PricedReward, RewardStore, Unpriced  # noqa: E402
+from camab_rag.engine import attribute_fn  # noqa: E402
+from camab_rag.methods.prior import FreePrior  # noqa: E402
+
+STEM = "hotpotqa_qwen2.5-0.5b"
+FREE_MODEL = "smollm2"
+FREE_CALLS = 64
+TARGET_BUDGETS = (8, 16, 32)
+DESIGNS = ("thompson", "bernoulli")
+PEERS = ("auto", "contextcite", "kernelshap", "camab")
+
+
+def free_store() -> RewardStore:
+    return RewardStore(REWARDS / f"{STEM}.free_{FREE_MODEL}.jsonl")
+
+
+def free_weights(case: Case, reward: PricedReward) -> np.ndarray[Any, Any]:
+    """The free model's ``auto`` scores at :data:`FREE_CALLS` calls."""
+    seed = int(case.record["seed"])
+    run = attribute_fn(
+        reward, case.n, budget=FREE_CALLS, method="auto", seed=seed, groups=_groups(case)
+    )
+    return np.asarray(run.scores, dtype=float)
+
+
+def prior_fits(
+    case: Case, free: np.ndarray[Any, Any], target: PricedReward
+) -> dict[tuple[str, str], Fit]:
+    """The prior's fits at each target budget, per design (one run, read from prefixes)."""
+    seed = int(case.record["seed"])
+    found: dict[tuple[str, str], Fit] = {}
+    for design in DESIGNS:
+        method = FreePrior(free_weights=free, free_calls=FREE_CALLS, design=design)
+        run = attribute_fn(target, case.n, budget=max(TARGET_BUDGETS), method=method, seed=seed)
+        for b in TARGET_BUDGETS:
+            masks, rewards = run.masks[:b], run.rewards[:b]
+            found[(f"prior_{design}", str(b))] = Fit(method.fit(masks, rewards), b, masks)
+    found[("free", "0")] = Fit(free, 0, np.zeros((0, case.n), dtype=bool))
+    return found
+
+
+def run_command(args: argparse.Namespace) -> None:
+    from camab_rag.scorers import TransformersScorer
+
+    found = cases(STEM)[args.offset : args.offset + args.n]
+    target_store, frees = store_of(STEM), free_store()
+
+    def load(model: str) -> Any:
+        return TransformersScorer(model, batch_size=1, num_threads=args.threads, prefix_cache=True)
+
+    free_price = ModelPrice(lambda: load(FREE_MODEL))
+    target_price = ModelPrice(lambda: load(str(found[0].record["model"])))
+    for index, case in enumerate(found):
+        started = time.perf_counter()
+        free_reward = PricedReward(frees, case.id, free_price.for_case(case), source=FREE_MODEL)
+        free = free_weights(case, free_reward)
+        target = PricedReward(target_store, case.id, target_price.for_case(case))
+        fits = prior_fits(case, free, target)
+        for fit in fits.values():  # the drop@3 subsets of the new fits
+            target(removal_mask(case.n, removal_set(fit.scores, 3)))
+        print(
+            f"{index + 1}/{len(found)} {case.id}: {free_reward.model_calls} free calls, "
+            f"{target.model_calls} target calls, {time.perf_counter() - started:.0f} s",
+            flush=True,
+        )
+
+
+Cells = dict[tuple[str, str], dict[str, float]]
+
+
+def measure(case: Case, target_store: RewardStore, frees: RewardStore) -> Cells | None:
+    """LDS (Bernoulli ½ and keep 1-4) and drop@3 of every fit of one example; ``None`` when
+    the free run or a prior fit is not priced yet."""
+    try:
+        free = free_weights(case, PricedReward(frees, case.id))
+        fits = prior_fits(case, free, PricedReward(target_store, case.id))
+    except Unpriced:
+        return None
+    peers = fits_of(case, PricedReward(target_store, case.id), partial=True)
+    fits |= {k: v for k, v in peers.items() if k[0] in (*PEERS, "loo", "lexical")}
+    trained = [m for fit in fits.values() for m in fit.trained]
+    samples = {
+        "bernoulli": held_out(bernoulli_held_out(case), trained),
+        "keep": held_out(sized_held_out(case, "keep"), trained),
+    }
+    priced = {
+        kind: [m for m in masks if target_store.get(case.id, m) is not None]
+        for kind, masks in samples.items()
+    }
+    full = float(case.record["full_logprob"])
+    cells: Cells = {}
+    for key, fit in fits.items():
+        values = {"calls": float(fit.calls)}
+        for kind, masks in priced.items():
+            rewards = [float(target_store.get(case.id, m) or 0.0) for m in masks]
+            values[f"lds_{kind}"] = lds(fit.scores, np.array(masks).reshape(-1, case.n), rewards)
+        without = target_store.get(case.id, removal_mask(case.n, removal_set(fit.scores, 3)))
+        if without is not None:
+            values["drop@3"] = logprob_drop(full, without)
+        cells[key] = values
+    return cells
+
+
+METRICS = (
+    ("lds_bernoulli", "LDS, Bernoulli ½"),
+    ("lds_keep", "LDS, keep 1-4"),
+    ("drop@3", "drop@3"),
+)
+LABELS = {
+    "prior_thompson": "prior from SmolLM2, Thompson (ours)",
+    "prior_bernoulli": "prior from SmolLM2, Bernoulli ½ design",
+    "free": "SmolLM2's scores alone",
+    "auto": "auto (no prior)",
+    "contextcite": "ContextCite-style",
+    "kernelshap": "KernelSHAP",
+    "camab": "CAMAB (no prior)",
+    "loo": "leave-one-out",
+    "lexical": "lexical TF-IDF",
+}
+
+
+def _values(table: list[Cells], key: tuple[str, str], metric: str) -> list[float]:
+    found = (cells.get(key, {}).get(metric) for cells in table)
+    return [v for v in found if v is not None and not np.isnan(v)]
+
+
+def _paired(table: list[Cells], a: tuple[str, str], b: tuple[str, str], metric: str) -> list[float]:
+    diffs = []
+    for cells in table:
+        va, vb = cells.get(a, {}).get(metric), cells.get(b, {}).get(metric)
+        if va is not None and vb is not None and not (np.isnan(va) or np.isnan(vb)):
+            diffs.append(va - vb)
+    return diffs
+
+
+def _cell(values: list[float]) -> str:
+    mean, half, n = mean_ci(values)
+    return "–" if n == 0 else (f"{mean:.3f} ± {half:.3f}" if n > 1 else f"{mean:.3f}")
+
+
+def report_command(args: argparse.Namespace) -> None:
+    found = cases(STEM)
+    target_store, frees = store_of(STEM), free_store()
+    table = [c for case in found if (c := measure(case, target_store, frees)) is not None]
+    ours = ("prior_thompson",)
+    keys: list[tuple[str, str]] = [
+        *[(f"prior_{d}", str(b)) for d in DESIGNS for b in TARGET_BUDGETS],
+        ("free", "0"),
+        *[(m, str(b)) for m in PEERS for b in (*TARGET_BUDGETS, 64)],
+        ("loo", "own"),
+        ("lexical", "0"),
+    ]
+    rows = []
+    for key in keys:
+        calls = _values(table, key, "calls")
+        if not calls:
+            continue
+        label = {"own": "N+1"}.get(key[1], key[1])
+        rows.append(
+            [LABELS[key[0]], label, len(calls), f"{np.mean(calls):.1f}"]
+            + [_cell(_values(table, key, m)) for m, _ in METRICS]
+        )
+    comparisons = [
+        (("prior_thompson", b), (peer, b), metric)
+        for b in ("8", "16")
+        for peer in ("contextcite", "auto")
+        for metric in ("lds_bernoulli", "drop@3")
+    ]
+    tests = []
+    for a, b, metric in comparisons:
+        diffs = _paired(table, a, b, metric)
+        if len(diffs) >= 3:
+            tests.append((a, b, metric, diffs, paired_t_pvalue(diffs)))
+    adjusted = holm_adjust([t[4] for t in tests])
+    test_rows = []
+    for (a, b, metric, diffs, p), q in zip(tests, adjusted):
+        mean, half, _ = mean_ci(diffs)
+        verdict = (
+            "no difference after Holm"
+            if q >= 0.05
+            else ("prior better" if mean > 0 else "peer better")
+        )
+        test_rows.append(
+            [
+                f"prior@{a[1]} − {LABELS[b[0]]}@{b[1]}",
+                dict(METRICS)[metric],
+                len(diffs),
+                f"{mean:+.3f} ± {half:.3f}",
+                f"{p:.3g}",
+                f"{q:.3g}",
+                verdict,
+            ]
+        )
+    target = _paired(table, ("prior_thompson", "8"), ("auto", "32"), "lds_bernoulli")
+    prior8 = _values(table, ("prior_thompson", "8"), "lds_bernoulli")
+    auto32 = _values(table, ("auto", "32"), "lds_bernoulli")
+    met = bool(target) and float(np.mean(target)) >= -0.02
+    lines = [
+        f"Target {STEM.split('_')[-1]} (Qwen2.5-Coder-0.5B-Instruct, the library's "
+        "'qwen2.5-0.5b': one GGUF in six PyPI pieces, sha256 "
+        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32), free model "
+        f"SmolLM2-135M-Instruct ({FREE_CALLS} free calls of `auto` per example), HotpotQA: "
+        f"{len(table)} of {len(found)} examples priced. Held-out subsets as in the LDS "
+        "section above (minus every subset any fit here trained on). Calls = target calls.",
+        "",
+        markdown_table(["method", "budget", "examples", "calls", *[t for _, t in METRICS]], rows),
+        "",
+        f"Paired over examples, Holm over the {len(tests)} tests:",
+        "",
+        markdown_table(
+            ["comparison", "measure", "examples", "mean ± 95% CI", "p", "Holm p", "verdict"],
+            test_rows,
+        ),
+        "",
+        f"Target (issue 41): LDS with the prior at 8 target calls >= auto's at 32 minus 0.02, "
+        f"paired: {_cell(target)} (prior@8 {_cell(prior8)}, auto@32 {_cell(auto32)}): "
+        f"{'met' if met else 'missed'}.",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        write_section("prior", "A prior from free calls (SmolLM2 -> Qwen2.5-0.5B)", text)
+    del ours
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run_parser = sub.add_parser("run", help="price the free run and the prior's target calls")
+    run_parser.add_argument("--offset", type=int, default=0)
+    run_parser.add_argument("--n", type=int, default=1000)
+    run_parser.add_argument("--threads", type=int, default=1)
+    report_parser = sub.add_parser("report", help="the table, replayed from the stores")
+    report_parser.add_argument("--no-write", dest="write", action="store_false")
+    args = parser.parse_args()
+    logging.getLogger("camab_rag").setLevel(logging.ERROR)
+    {"run": run_command, "report": report_command}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

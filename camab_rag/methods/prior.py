@@ -1,0 +1,214 @@
+"""CAMAB with a prior learned from free calls of a cheaper model.
+
+A free scorer (the embedded model beside a served or API model) attributes first; its
+segment weights ``w_free`` become the target model's prior through one linear model:
+
+    V_target(S) = b + a * (w_free . x_S) + d . x_S + noise,   d ~ N(0, tau2 I)
+
+so the target's weights are ``a * w_free + d``. The target's calls learn the intercept
+``b``, the agreement ``a`` (the free model's scale need not match the target's) and the
+per-segment corrections ``d``. ``tau2`` is chosen by the evidence (the marginal likelihood
+of the target's rewards) over a grid, refitted each round: when the two models agree, a
+small ``tau2`` lets a few target calls reach the free model's resolution; when they do
+not, ``a`` goes to 0, ``tau2`` grows to CAMAB's own prior, and the free calls cost nothing
+but time. Thompson draws over ``(b, a, d)`` pick the target's subsets, as in CAMAB.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve, solve_triangular
+
+from camab_rag.methods.base import FloatArray, Masks, Method, Sampler
+from camab_rag.methods.camab import MAX_REDRAWS
+
+TAU2_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+"""Candidate variances of the per-segment corrections ``d`` (nats/token squared): from
+"the target repeats the free model" to CAMAB's own prior variance."""
+INTERCEPT_VARIANCE = 10.0
+AGREEMENT_VARIANCE = 1.0
+
+
+def _features(masks: Masks, free_weights: FloatArray) -> FloatArray:
+    """``[1, w_free . x, x]`` per row."""
+    x = masks.astype(float)
+    return np.hstack([np.ones((len(x), 1)), (x @ free_weights)[:, None], x])
+
+
+def _prior(n_segments: int, tau2: float) -> tuple[FloatArray, FloatArray]:
+    """Prior mean and variances of ``(b, a, d)``: the free model is believed (a = 1)."""
+    mean = np.zeros(n_segments + 2)
+    mean[1] = 1.0
+    variances = np.full(n_segments + 2, tau2)
+    variances[0], variances[1] = INTERCEPT_VARIANCE, AGREEMENT_VARIANCE
+    return mean, variances
+
+
+def log_evidence(
+    features: FloatArray, rewards: FloatArray, mean: FloatArray, variances: FloatArray, noise: float
+) -> float:
+    """``log N(rewards; features @ mean, features diag(variances) features^T + noise I)``."""
+    n = len(rewards)
+    if n == 0:
+        return 0.0
+    cov = (features * variances) @ features.T + noise * np.eye(n)
+    factor = cho_factor(cov, lower=True)
+    residual = rewards - features @ mean
+    quad = float(residual @ cho_solve(factor, residual))
+    logdet = 2.0 * float(np.sum(np.log(np.diag(factor[0]))))
+    return -0.5 * (quad + logdet + n * np.log(2 * np.pi))
+
+
+@dataclass(frozen=True)
+class Posterior:
+    """The Gaussian posterior over ``(b, a, d)`` at the chosen ``tau2``."""
+
+    mean: FloatArray
+    factor: tuple[FloatArray, bool]
+    tau2: float
+
+    def sample(self, rng: np.random.Generator, size: int) -> FloatArray:
+        # precision P = L L^T (lower); a draw is mean + L^-T z
+        lower = np.tril(self.factor[0])
+        z = rng.standard_normal((len(self.mean), size))
+        offsets = solve_triangular(lower.T, z, lower=False)
+        return np.asarray(self.mean[:, None] + offsets, dtype=float).T
+
+
+def posterior(
+    masks: Masks,
+    rewards: FloatArray,
+    free_weights: FloatArray,
+    noise: float,
+    rng: np.random.Generator | None = None,
+) -> Posterior:
+    """The posterior after the target's ``(masks, rewards)``. ``tau2``: the grid value of
+    highest evidence, or with ``rng`` one drawn in proportion to its evidence (a Thompson
+    draw is then a draw of ``tau2`` too, so an early, overconfident ``tau2`` still lets
+    the target's calls explore)."""
+    n = len(free_weights)
+    features = _features(masks, free_weights)
+    evidence = np.array(
+        [log_evidence(features, rewards, *_prior(n, tau2), noise) for tau2 in TAU2_GRID]
+    )
+    if rng is None:
+        chosen = TAU2_GRID[int(np.argmax(evidence))]
+    else:
+        weights = np.exp(evidence - evidence.max())
+        chosen = TAU2_GRID[int(rng.choice(len(TAU2_GRID), p=weights / weights.sum()))]
+    mean0, variances = _prior(n, chosen)
+    precision = np.diag(1.0 / variances) + features.T @ features / noise
+    information = mean0 / variances + features.T @ rewards / noise
+    factor = cho_factor(precision, lower=True)
+    return Posterior(np.asarray(cho_solve(factor, information), dtype=float), factor, chosen)
+
+
+def target_weights(theta: FloatArray, free_weights: FloatArray) -> FloatArray:
+    """Segment weights ``a * w_free + d`` of one or several ``(b, a, d)`` rows."""
+    theta = np.atleast_2d(theta)
+    return np.asarray(theta[:, 1:2] * free_weights[None, :] + theta[:, 2:], dtype=float)
+
+
+class PriorSampler(Sampler):
+    """Thompson draws of the target's weights; a draw's positive weights are the subset."""
+
+    def __init__(self, method: FreePrior, n_segments: int, budget: int, rng: np.random.Generator):
+        if len(method.free_weights) != n_segments:
+            raise ValueError(
+                f"the free model scored {len(method.free_weights)} segments, the run has "
+                f"{n_segments}"
+            )
+        self.method = method
+        self.budget = budget
+        self.rng = rng
+        self.masks: list[Masks] = []
+        self.rewards: list[FloatArray] = []
+        self.seen: set[bytes] = set()
+
+    def _posterior(self) -> Posterior:
+        n = len(self.method.free_weights)
+        masks = np.concatenate(self.masks) if self.masks else np.zeros((0, n), dtype=bool)
+        rewards = np.concatenate(self.rewards) if self.rewards else np.zeros(0)
+        free, noise = self.method.free_weights, self.method.noise_variance
+        return posterior(masks, rewards, free, noise, self.rng)
+
+    def next_masks(self) -> Masks | None:
+        done = sum(len(m) for m in self.masks)
+        remaining = self.budget - done
+        if remaining <= 0:
+            return None
+        free = self.method.free_weights
+        count = min(self.method.batch_size, remaining)
+        rows: list[Masks] = []
+        proposed = set(self.seen)
+        for _ in range(count):
+            for attempt in range(MAX_REDRAWS + 1):
+                post = self._posterior()
+                if self.method.design == "bernoulli":
+                    mask = self.rng.random(len(free)) < 0.5
+                else:
+                    mask = target_weights(post.sample(self.rng, 1)[0], free)[0] > 0
+                if attempt == MAX_REDRAWS:  # every draw repeats: a random unseen subset
+                    mask = self.rng.random(len(free)) < 0.5
+                if mask.tobytes() not in proposed:
+                    break
+                self.n_redrawn += attempt == 0
+            proposed.add(mask.tobytes())
+            rows.append(mask)
+        return np.array(rows, dtype=bool)
+
+    def observe(self, masks: Masks, rewards: FloatArray) -> None:
+        self.seen.update(m.tobytes() for m in masks)
+        self.masks.append(np.asarray(masks, dtype=bool))
+        self.rewards.append(np.asarray(rewards, dtype=float))
+
+
+@dataclass
+class FreePrior(Method):
+    """CAMAB on the target model with the free model's weights as its prior.
+
+    Args:
+        free_weights: the free model's segment scores (one per segment).
+        free_calls: how many calls the free model made (recorded in the result).
+        noise_variance: observation noise of the target's rewards (CAMAB's default).
+        batch_size: Thompson draws per round (scored concurrently).
+    """
+
+    free_weights: FloatArray = field(default_factory=lambda: np.zeros(0))
+    free_calls: int = 0
+    noise_variance: float = 0.01
+    batch_size: int = 1
+    design: str = "thompson"
+
+    name = "prior"
+    anytime = True
+
+    def __post_init__(self) -> None:
+        self.free_weights = np.asarray(self.free_weights, dtype=float).reshape(-1)
+        if not np.all(np.isfinite(self.free_weights)):
+            raise ValueError("the free model's weights must be finite")
+        if self.noise_variance <= 0 or self.batch_size < 1:
+            raise ValueError("noise_variance must be positive and batch_size >= 1")
+
+    def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> PriorSampler:
+        return PriorSampler(self, n_segments, budget, rng)
+
+    def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+        post = posterior(
+            masks, np.asarray(rewards, dtype=float), self.free_weights, self.noise_variance
+        )
+        return target_weights(post.mean, self.free_weights)[0]
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "free_weights": [round(float(w), 6) for w in self.free_weights],
+            "free_calls": self.free_calls,
+            "noise_variance": self.noise_variance,
+            "batch_size": self.batch_size,
+        }
+
+
+__all__ = ["FreePrior", "PriorSampler", "log_evidence", "posterior", "target_weights"]
