@@ -57,6 +57,7 @@ from camab_cli.evaluation.metrics import (  # noqa: E402
 from camab_cli.evaluation.store import PricedReward, RewardStore, Unpriced  # noqa: E402
 from camab_rag.engine import attribute_fn  # noqa: E402
 from camab_rag.methods.prior import FreePrior  # noqa: E402
+from camab_rag.settings import AttributionSettings  # noqa: E402
 
 STEM = "hotpotqa_qwen2.5-0.5b"
 FREE_MODEL = "smollm2"
@@ -74,7 +75,12 @@ def free_weights(case: Case, reward: PricedReward) -> np.ndarray[Any, Any]:
     """The free model's ``auto`` scores at :data:`FREE_CALLS` calls."""
     seed = int(case.record["seed"])
     run = attribute_fn(
-        reward, case.n, budget=FREE_CALLS, method="auto", seed=seed, groups=_groups(case)
+        reward,
+        case.n,
+        budget=FREE_CALLS,
+        method="auto",
+        groups=_groups(case),
+        settings=AttributionSettings(seed=seed),
     )
     return np.asarray(run.scores, dtype=float)
 
@@ -87,7 +93,13 @@ def prior_fits(
     found: dict[tuple[str, str], Fit] = {}
     for design in DESIGNS:
         method = FreePrior(free_weights=free, free_calls=FREE_CALLS, design=design)
-        run = attribute_fn(target, case.n, budget=max(TARGET_BUDGETS), method=method, seed=seed)
+        run = attribute_fn(
+            target,
+            case.n,
+            budget=max(TARGET_BUDGETS),
+            method=method,
+            settings=AttributionSettings(seed=seed),
+        )
         for b in TARGET_BUDGETS:
             masks, rewards = run.masks[:b], run.rewards[:b]
             found[(f"prior_{design}", str(b))] = Fit(method.fit(masks, rewards), b, masks)

@@ -23,6 +23,7 @@ from camab_rag.deadline import bounded
 from camab_rag.errors import AttributionWarning, InputError
 from camab_rag.groundedness.anchors import oracle_anchor_steps
 from camab_rag.methods import Method
+from camab_rag.methods.prior import FREE_CALLS, FreePrior
 from camab_rag.oracle import FunctionOracle, ScorerOracle
 from camab_rag.prompts import PromptBuilder, PromptPlan, TemplatePromptBuilder, plan_prompt
 from camab_rag.result import AttributionResult
@@ -114,7 +115,11 @@ class TextAttribution:
     segments: list[Segment]
     oracle: ScorerOracle
     plan: PromptPlan
-    run: Run
+    run: Run | None
+    free: tuple[ScorerOracle, Run, list[int]] | None = None
+    """With ``settings.prior``: the free model's oracle and run (the target's run starts
+    once they are done), and the segments' documents."""
+    progress: ProgressFn | None = None
 
     @classmethod
     def start(
@@ -147,15 +152,53 @@ class TextAttribution:
         if settings.granularity == "chunk" and len(documents) == 1:
             warnings.warn(ONE_DOCUMENT_WARNING, AttributionWarning, stacklevel=2)
         groups = dense([segment.doc_index for segment in segments])
-        run = start_run(len(segments), settings, groups, parallel_requests(scorer))
-        run.progress = progress
-        run.follow(oracle, anchors=settings.scores_anchors)
-        return cls(question, response, scorer, settings, documents, segments, oracle, plan, run)
+        free = None
+        if settings.prior is None:
+            run: Run | None = start_run(len(segments), settings, groups, parallel_requests(scorer))
+        else:  # the free model attributes first: the target's run starts from its scores
+            run = None
+            free_settings = replace(
+                settings, method="auto", budget=FREE_CALLS, hierarchical=None, prior=None
+            )
+            free_oracle = ScorerOracle(builder, settings.prior, response, oracle.reward_fn)
+            free_run = start_run(
+                len(segments), free_settings, groups, parallel_requests(settings.prior)
+            )
+            free = (free_oracle, free_run, groups)
+        attribution = cls(
+            question, response, scorer, settings, documents, segments, oracle, plan, run, free
+        )
+        attribution.progress = progress
+        if run is not None:
+            attribution._follow(run)
+        return attribution
+
+    def _follow(self, run: Run) -> None:
+        run.progress = self.progress
+        run.follow(self.oracle, anchors=self.settings.scores_anchors)
+
+    def _free_phase(self) -> Steps[Run]:
+        """The free model's run, then the target's run with its scores as the prior."""
+        assert self.free is not None
+        free_oracle, free_run, groups = self.free
+        yield from free_run.rounds(free_oracle)
+        masks, rewards = free_run.history(len(self.segments))
+        prior = FreePrior(
+            free_weights=free_run.method.fit(masks, rewards, free_run.seed),
+            free_calls=free_oracle.n_queries,
+            free_model=scored_by(self.settings.prior).model,
+        )
+        settings = replace(self.settings, method=prior, hierarchical=False)
+        run = start_run(len(self.segments), settings, groups, parallel_requests(self.scorer))
+        self._follow(run)
+        return run
 
     def steps(self) -> Steps[AttributionResult]:
         """The whole attribution as a generator of model calls: the loop, then (when the
         settings score the anchors) the full and empty contexts, then the result. The
         caller bounds it by the deadline (:func:`camab_rag.deadline.bounded`)."""
+        if self.run is None:
+            self.run = yield from self._free_phase()
         yield from self.run.rounds(self.oracle)
         if not self.settings.scores_anchors:
             self.run.report_end(self.oracle.n_queries)
@@ -168,6 +211,7 @@ class TextAttribution:
 
     def result(self) -> AttributionResult:
         run, oracle = self.run, self.oracle
+        assert run is not None, "the run starts in steps()"
         result = finish_run(
             run,
             len(self.segments),

@@ -73,6 +73,14 @@ class AttributionSettings:
             :class:`~camab_rag.errors.DeadlineExceededError` ends it; an in-process model
             finishes the batch it is running first.
         groundedness: judges each attributed answer (flag, or block with a fallback).
+
+    A cheaper model beside the target:
+        prior: a scorer whose calls cost nothing (the embedded model beside a served or
+            API model). It attributes first (:data:`~camab_rag.methods.prior.FREE_CALLS`
+            calls of ``"auto"``), and its scores become the prior of the target's run
+            (:class:`~camab_rag.methods.prior.FreePrior`; ``budget`` counts the target's
+            calls only, ``result.method_config["free_calls"]`` the free model's). The
+            evidence is in BENCHMARKS.md, "A prior from free calls".
     """
 
     # what to spend and how to choose the subsets
@@ -92,6 +100,8 @@ class AttributionSettings:
     # limits and the verdict
     deadline_s: float | None = None
     groundedness: GroundednessFilter | None = None
+    # a cheaper model beside the target
+    prior: Any = None
 
     method_instance: Method = field(init=False, repr=False, compare=False)
     """The method :attr:`method` names, built once here."""
@@ -122,6 +132,11 @@ class AttributionSettings:
         get_reward(self.reward)
         check_deadline(self.deadline_s)
         check_groundedness_filter(self.groundedness)
+        if self.prior is not None and not callable(getattr(self.prior, "score", None)):
+            raise InputError(
+                "prior must be a scorer (a score(requests) method), e.g. "
+                f"camab_rag.default_scorer(), got {type(self.prior).__name__}"
+            )
         # a misspelled method fails here, not on every later answer
         object.__setattr__(self, "method_instance", get_method(self.method))
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
+from camab_rag import AttributionSettings
 from camab_rag.engine import attribute_fn
 from camab_rag.methods.prior import TAU2_GRID, FreePrior, log_evidence, posterior
 
@@ -30,7 +31,8 @@ def _run(truth: np.ndarray, method: object, budget: int, seed: int = 0, noise: f
         jitter = np.random.default_rng(int.from_bytes(np.packbits(mask).tobytes(), "big"))
         return -2.0 + float(truth @ mask) + noise * float(jitter.normal())
 
-    return attribute_fn(reward, N, budget=budget, method=method, seed=seed)
+    settings = AttributionSettings(seed=seed)
+    return attribute_fn(reward, N, budget=budget, method=method, settings=settings)
 
 
 def test_an_agreeing_free_model_gives_8_calls_the_lds_of_many():
@@ -90,3 +92,49 @@ def test_bad_free_weights_are_refused():
         FreePrior(free_weights=np.array([0.1, np.nan]))
     with pytest.raises(ValueError, match="scored 3 segments"):
         FreePrior(free_weights=np.zeros(3)).sampler(4, 8, np.random.default_rng(0))
+
+
+# ---------------------------------------------------------------------- the switch, end to end
+DOCS = [
+    "The Eiffel Tower is in Paris.",
+    "Mount Fuji is the highest mountain in Japan.",
+    "The Danube flows through Vienna.",
+    "Bananas are rich in potassium.",
+    "The Louvre is a museum in Paris.",
+    "Copper conducts electricity well.",
+    "Tokyo is the capital of Japan.",
+]
+ANSWER = "Mount Fuji is the highest mountain in Japan."
+
+
+def test_prior_switch_spends_free_calls_first_and_counts_them_apart(smollm2_scorer):
+    """``AttributionSettings(prior=free_scorer)``: the free model attributes first (7
+    documents: 64 of the 128 subsets), the target then makes ``budget`` calls with its
+    scores as the prior, and the result records both counts. The same model serves as
+    both here (the only model the tests load), so the prior is exact and the target's 8
+    calls find the document that holds the answer."""
+    from camab_rag import attribute
+
+    settings = AttributionSettings(granularity="chunk", prior=smollm2_scorer, statements=False)
+    result = attribute(
+        "Which is Japan's highest mountain?",
+        DOCS,
+        ANSWER,
+        smollm2_scorer,
+        budget=8,
+        settings=settings,
+    )
+    assert result.method == "prior"
+    assert result.n_queries == 8
+    assert result.method_config["free_calls"] == 64
+    assert result.method_config["free_model"] == result.scored_by.model
+    assert int(np.argmax(result.scores)) == 1
+    free = np.array(result.method_config["free_weights"])
+    assert int(np.argmax(free)) == 1
+
+
+def test_prior_must_be_a_scorer():
+    from camab_rag.errors import InputError
+
+    with pytest.raises(InputError, match="prior must be a scorer"):
+        AttributionSettings(prior="smollm2")

@@ -15,6 +15,7 @@ from camab_rag.methods.contextcite import ContextCite
 from camab_rag.methods.hierarchical import Hierarchical
 from camab_rag.methods.kernelshap import KernelShap
 from camab_rag.methods.loo import LeaveOneOut
+from camab_rag.methods.prior import FreePrior
 from camab_rag.methods.random_scores import RandomScores
 
 METHODS: dict[str, Callable[..., Method]] = {
@@ -49,6 +50,8 @@ def method_from_config(name: str, config: dict[str, Any]) -> Method:
     hierarchical = bool(options.pop("hierarchical", False))
     groups = options.pop("groups", None)
     stage1_calls = options.pop("stage1_calls", None)
+    if name == "prior":  # a free model's prior: its weights are in the config
+        return FreePrior(**options)
     if name == "camab" and options.get("early_stop") is not None:
         options["early_stop"] = EarlyStop(**options["early_stop"])
     method = get_method(name, **options)
@@ -65,6 +68,7 @@ __all__ = [
     "ContextCite",
     "EarlyStop",
     "FixedDesignSampler",
+    "FreePrior",
     "Hierarchical",
     "KernelShap",
     "LeaveOneOut",

@@ -25,6 +25,8 @@ from scipy.linalg import cho_factor, cho_solve, solve_triangular
 from camab_rag.methods.base import FloatArray, Masks, Method, Sampler
 from camab_rag.methods.camab import MAX_REDRAWS
 
+FREE_CALLS = 64
+"""Calls of the free model per answer (``"auto"``): they cost nothing the user pays for."""
 TAU2_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 """Candidate variances of the per-segment corrections ``d`` (nats/token squared): from
 "the target repeats the free model" to CAMAB's own prior variance."""
@@ -59,7 +61,7 @@ def log_evidence(
     residual = rewards - features @ mean
     quad = float(residual @ cho_solve(factor, residual))
     logdet = 2.0 * float(np.sum(np.log(np.diag(factor[0]))))
-    return -0.5 * (quad + logdet + n * np.log(2 * np.pi))
+    return float(-0.5 * (quad + logdet + n * np.log(2 * np.pi)))
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ class Posterior:
         lower = np.tril(self.factor[0])
         z = rng.standard_normal((len(self.mean), size))
         offsets = solve_triangular(lower.T, z, lower=False)
-        return np.asarray(self.mean[:, None] + offsets, dtype=float).T
+        return np.asarray((self.mean[:, None] + offsets).T, dtype=float)
 
 
 def posterior(
@@ -173,12 +175,16 @@ class FreePrior(Method):
     Args:
         free_weights: the free model's segment scores (one per segment).
         free_calls: how many calls the free model made (recorded in the result).
+        free_model: which model made them (``scored_by`` of the free scorer).
         noise_variance: observation noise of the target's rewards (CAMAB's default).
         batch_size: Thompson draws per round (scored concurrently).
+        design: ``"thompson"`` (default: draws from the posterior) or ``"bernoulli"``
+            (each segment kept with probability 1/2; for the benchmark's comparison).
     """
 
     free_weights: FloatArray = field(default_factory=lambda: np.zeros(0))
     free_calls: int = 0
+    free_model: str = ""
     noise_variance: float = 0.01
     batch_size: int = 1
     design: str = "thompson"
@@ -192,6 +198,8 @@ class FreePrior(Method):
             raise ValueError("the free model's weights must be finite")
         if self.noise_variance <= 0 or self.batch_size < 1:
             raise ValueError("noise_variance must be positive and batch_size >= 1")
+        if self.design not in ("thompson", "bernoulli"):
+            raise ValueError(f"design must be 'thompson' or 'bernoulli', got {self.design!r}")
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> PriorSampler:
         return PriorSampler(self, n_segments, budget, rng)
@@ -200,15 +208,17 @@ class FreePrior(Method):
         post = posterior(
             masks, np.asarray(rewards, dtype=float), self.free_weights, self.noise_variance
         )
-        return target_weights(post.mean, self.free_weights)[0]
+        return np.asarray(target_weights(post.mean, self.free_weights)[0], dtype=float)
 
     def config(self) -> dict[str, Any]:
         return {
             "free_weights": [round(float(w), 6) for w in self.free_weights],
             "free_calls": self.free_calls,
+            "free_model": self.free_model,
             "noise_variance": self.noise_variance,
             "batch_size": self.batch_size,
+            "design": self.design,
         }
 
 
-__all__ = ["FreePrior", "PriorSampler", "log_evidence", "posterior", "target_weights"]
+__all__ = ["FREE_CALLS", "FreePrior", "PriorSampler", "log_evidence", "posterior", "target_weights"]
