@@ -19,6 +19,7 @@ from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
     CallbackManagerForLLMRun,
 )
+from langchain_core.language_models import LangSmithParams
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -90,6 +91,14 @@ class CamabChatModel(BaseChatModel):
             "max_new_tokens": self.max_new_tokens,
             MODEL_KEY: self._key,
         }
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        """The standard tracing parameters (LangChain's standard tests check them)."""
+        params = super()._get_ls_params(stop=stop, **kwargs)
+        params["ls_provider"] = "camab"
+        params["ls_model_name"] = str(kwargs.get("model") or self._identifying_params["model"])
+        params["ls_max_tokens"] = self.max_new_tokens
+        return params
 
     def _answer(self, messages: Sequence[BaseMessage], stop: list[str] | None) -> ChatResult:
         prompt: Prompt = to_chat_messages(messages)
