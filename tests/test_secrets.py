@@ -139,11 +139,7 @@ def shown_by_llamaindex(scorer: OpenAICompletionsScorer) -> list[str]:
     pytest.importorskip("llama_index.postprocessor.camab")
     from llama_index.core.base.response.schema import Response
     from llama_index.core.schema import NodeWithScore, TextNode
-
-    # mypy cannot follow the editable install's import hook; `make lint` checks the package
-    from llama_index.postprocessor.camab.response import (  # type: ignore[import-untyped]
-        attribute_response,
-    )
+    from llama_index.postprocessor.camab.response import attribute_response
 
     from camab_rag.settings import CHAIN_SETTINGS
 
