@@ -15,6 +15,7 @@ import pytest
 from langchain_camab import CamabChatModel
 from langchain_core.documents import Document
 
+from tests import standard_model
 from tests.integration_tests.hotpot import (
     BM25Retriever,
     Example,
@@ -44,9 +45,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 @pytest.fixture(scope="session")
 def smollm2() -> Any:
-    from camab_rag.scorers import default_scorer
-
-    return default_scorer()
+    return standard_model.smollm2()  # the one the standard suites use: one load per run
 
 
 @pytest.fixture(scope="session")
