@@ -9,6 +9,7 @@ from scipy.stats import spearmanr
 
 from camab_rag import AttributionSettings
 from camab_rag.engine import attribute_fn
+from camab_rag.methods import Method
 from camab_rag.methods.prior import TAU2_GRID, FreePrior, log_evidence, posterior
 
 N = 24
@@ -26,7 +27,7 @@ def _lds(scores: np.ndarray, truth: np.ndarray, seed: int) -> float:
     return float(spearmanr(held @ scores, held @ truth).statistic)
 
 
-def _run(truth: np.ndarray, method: object, budget: int, seed: int = 0, noise: float = 0.0):
+def _run(truth: np.ndarray, method: str | Method, budget: int, seed: int = 0, noise: float = 0.0):
     def reward(mask: np.ndarray) -> float:
         jitter = np.random.default_rng(int.from_bytes(np.packbits(mask).tobytes(), "big"))
         return -2.0 + float(truth @ mask) + noise * float(jitter.normal())
