@@ -1,0 +1,105 @@
+"""The public API for integrating camab-rag into a framework (LangChain, LlamaIndex...).
+
+An integration does two things of its own: it *captures* a chain call (callbacks, events,
+spans: the question, the answer, the documents, the prompts the model received) and it
+*attaches* the result to the framework's types (metadata, native citations). Everything
+between is here, and an integration imports nothing else of the core:
+
+* run: :class:`ChainCall` (what was captured) and :class:`ChainRuns` (one object's
+  attributions: sync, async or background, the result store, the never-break-the-chain
+  and fail-closed policies), over one :class:`AttributionSettings`;
+* attach: :func:`document_summary` (the per-document entry: score, rank, supporting
+  sentences, disputes), :func:`native_citations` (the data of the frameworks' citation
+  types), :func:`pending` / :func:`fill` (placeholders filled in place when a background
+  attribution ends), :func:`reached_the_model` (which LLM call saw the documents);
+* scorers: :func:`own_or_proxy`, :class:`ScorerCache`, :func:`scorer_from_chat_client`
+  (the chain's own model, or a proxy named as such);
+* one code path for sync and async: :data:`Steps`, :func:`drive`, :func:`adrive`,
+  :func:`synced`, :func:`asynced`.
+
+A minimal integration::
+
+    runs = ChainRuns(AttributionSettings(budget=16))
+    call = ChainCall(question, answer, documents, scorer=lambda: my_scorer)
+    result = runs.run(runs.steps(run_id, call, lambda attributed: attributed.result))
+"""
+
+from __future__ import annotations
+
+from camab_rag.background import ResultStore, cancelled, fill, pending
+from camab_rag.captured import (
+    CapturedAttribution,
+    document_ranks,
+    document_summary,
+    reached_the_model,
+    supporting_documents,
+)
+from camab_rag.chain_runs import (
+    ChainCall,
+    ChainRuns,
+    NativeCitation,
+    chain_steps,
+    failed_attribution,
+    native_citations,
+)
+from camab_rag.citations import CitationRule
+from camab_rag.engine import ProgressFn
+from camab_rag.errors import CredentialsRefusedError, InputError, NoContextError
+from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, check_groundedness_filter
+from camab_rag.result import AttributionResult
+from camab_rag.rounds import Steps, adrive, asynced, drive, synced
+from camab_rag.scorers.chat_clients import (
+    ChatAPICannotScoreError,
+    is_openai_endpoint,
+    scorer_from_chat_client,
+)
+from camab_rag.scorers.echo import PROXY_FIX
+from camab_rag.scorers.proxy import ScorerCache, cannot_score_reason, checked_scorer, own_or_proxy
+from camab_rag.scoring import Prompt
+from camab_rag.segments import Granularity, SourceDocument, to_documents
+from camab_rag.settings import AttributionSettings
+
+__all__ = [
+    "PROXY_FIX",
+    "AttributionResult",
+    "AttributionSettings",
+    "CapturedAttribution",
+    "ChainCall",
+    "ChainRuns",
+    "ChatAPICannotScoreError",
+    "CitationRule",
+    "CredentialsRefusedError",
+    "FilteredAnswer",
+    "Granularity",
+    "GroundednessFilter",
+    "InputError",
+    "NativeCitation",
+    "NoContextError",
+    "ProgressFn",
+    "Prompt",
+    "ResultStore",
+    "ScorerCache",
+    "SourceDocument",
+    "Steps",
+    "adrive",
+    "asynced",
+    "cancelled",
+    "cannot_score_reason",
+    "chain_steps",
+    "check_groundedness_filter",
+    "checked_scorer",
+    "document_ranks",
+    "document_summary",
+    "drive",
+    "failed_attribution",
+    "fill",
+    "is_openai_endpoint",
+    "native_citations",
+    "own_or_proxy",
+    "pending",
+    "reached_the_model",
+    "scorer_from_chat_client",
+    "supporting_documents",
+    "synced",
+    "to_documents",
+]

@@ -1,0 +1,152 @@
+"""The integrations' kernel (camab_rag.chain_runs through camab_rag.integration): a
+captured chain call attributed inline, async or in the background, kept by key; an error
+becomes a failed result (strict raises it), a blocking filter fails closed; native
+citations carry each document's source location."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from uuid import UUID, uuid4
+
+import pytest
+from fakes import FailingScorer, KeywordScorer
+
+from camab_rag.integration import (
+    AttributionSettings,
+    CapturedAttribution,
+    ChainCall,
+    ChainRuns,
+    GroundednessFilter,
+    native_citations,
+    pending,
+)
+
+DOCS = [
+    "Paris is the capital of France.",
+    "Bananas are yellow and sweet.",
+    "The Seine flows through Paris.",
+]
+QUESTION = "What is the capital of France?"
+ANSWER = "Paris is the capital of France."
+PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"
+
+
+def call_with(scorer: Any, **fields: Any) -> ChainCall:
+    return ChainCall(QUESTION, ANSWER, DOCS, scorer=lambda: scorer, prompts=[PROMPT], **fields)
+
+
+def kept(attributed: CapturedAttribution) -> CapturedAttribution:
+    return attributed
+
+
+def test_a_chain_call_is_attributed_in_its_prompt_and_kept_by_key(smollm2_scorer: Any) -> None:
+    runs: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=4, seed=1))
+    key = uuid4()
+    attributed = runs.run(runs.steps(key, call_with(smollm2_scorer), kept))
+    result = attributed.result
+    assert result.status == "ok" and result.prompt_mode == "captured"
+    assert result.n_queries == 4 and len(result.document_scores) == 3
+    assert result.top_documents(1) == [0]  # the document the answer repeats
+    assert runs.results[key] is attributed and runs.last_result is attributed
+    assert runs.wait() is attributed  # nothing ran in the background: the latest
+
+
+def test_sync_and_async_runs_give_the_same_result() -> None:
+    runs: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=6, seed=2))
+    sync = runs.run(runs.steps("a", call_with(KeywordScorer()), kept)).result
+    async_ = asyncio.run(runs.arun(runs.steps("b", call_with(KeywordScorer()), kept))).result
+    assert sync.scores.tolist() == async_.scores.tolist()
+    assert list(runs.results) == ["a", "b"]
+
+
+def test_an_error_becomes_a_failed_result_and_strict_raises_it() -> None:
+    runs: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=4))
+    failed = runs.run(runs.steps(None, call_with(FailingScorer()), kept)).result
+    assert failed.status == "error" and "scorer is down" in (failed.error or "")
+    assert (failed.question, failed.response) == (QUESTION, ANSWER)
+    assert failed.prompt_mode == "none" and len(runs.results) == 0
+
+    explained = ChainRuns[CapturedAttribution](
+        AttributionSettings(budget=4), explain=lambda e: ValueError(f"explained: {e}")
+    )
+    result = explained.run(explained.steps(None, call_with(FailingScorer()), kept)).result
+    assert result.error == "ValueError: explained: scorer is down"
+
+    strict: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=4), strict=True)
+    with pytest.raises(RuntimeError, match="scorer is down"):
+        strict.run(strict.steps(None, call_with(FailingScorer()), kept))
+
+
+def test_a_blocking_filter_blocks_what_it_cannot_judge_and_a_flag_passes_it() -> None:
+    problem = ValueError("no LLM answer was captured")
+    for mode, blocked in (("block", True), ("flag", False)):
+        settings = AttributionSettings(budget=4, groundedness=GroundednessFilter(mode=mode))
+        runs: ChainRuns[CapturedAttribution] = ChainRuns(settings)
+        scorer = KeywordScorer()
+        attributed = runs.run(runs.steps(None, call_with(scorer, problem=problem), kept))
+        assert attributed.result.status == "error"
+        assert scorer.calls == []  # the problem is recorded without a model call
+        verdict = attributed.verdict
+        assert verdict is not None and verdict.grounded is None
+        assert verdict.blocked is blocked
+        assert (verdict.answer != ANSWER) is blocked
+
+
+def test_a_background_thread_attribution_is_waited_for_by_its_run_id() -> None:
+    runs: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=4), uuid_keys=True)
+    run_id = uuid4()
+    future = runs.start(run_id, runs.steps(str(run_id), call_with(KeywordScorer()), kept))
+    try:
+        waited = runs.wait(str(run_id), timeout=60)
+        assert waited is future.result() and waited.result.status == "ok"
+        assert list(runs.results) == [run_id] and isinstance(next(iter(runs.pending)), UUID)
+        assert asyncio.run(runs.await_result(run_id)) is waited
+    finally:
+        runs.close()
+
+
+def test_a_task_whose_loop_ends_first_reads_cancelled_with_how_to_wait() -> None:
+    runs: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=4))
+    placeholder = pending("q1")
+
+    async def leave_early() -> None:
+        runs.astart(
+            "q1",
+            runs.steps("q1", call_with(KeywordScorer()), kept),
+            [placeholder, None],
+            "Await runs.aflush() first",
+        )
+
+    asyncio.run(leave_early())
+    assert placeholder["status"] == "cancelled"
+    assert "Await runs.aflush() first" in placeholder["error"]
+    assert placeholder["run_id"] == "q1"
+
+    async def flushed() -> str:
+        target = pending("q2")
+        runs.astart("q2", runs.steps("q2", call_with(KeywordScorer()), kept), [target])
+        await runs.aflush()
+        return target["status"]
+
+    assert asyncio.run(flushed()) == "pending"  # finished: nothing was cancelled
+    assert runs.results["q2"].result.status == "ok"
+
+
+def test_native_citations_name_each_documents_source_location() -> None:
+    documents = [
+        {"text": DOCS[0], "metadata": {"title": "France", "file_path": "/kb/france.md"}},
+        {"text": DOCS[1], "metadata": {"url": "https://example.org/bananas"}},
+        {"text": DOCS[2]},
+    ]
+    runs: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=8))
+    call = ChainCall(QUESTION, ANSWER, documents, scorer=KeywordScorer)
+    result = runs.run(runs.steps(None, call, kept)).result
+    citations = native_citations(result, documents)
+    assert citations, "the answer's sentence cites the document it repeats"
+    first = citations[0]
+    assert (first.doc_index, first.number, first.title) == (0, 1, "France")
+    assert first.source == "/kb/france.md"  # url, source, then file_path
+    assert (first.start, first.end) == (0, len(ANSWER))
+    assert first.cited_text == DOCS[0] and first.score > 0
+    assert all(c.doc_index != 1 for c in citations)  # the unrelated document is not cited
