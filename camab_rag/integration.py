@@ -13,7 +13,8 @@ between is here, and an integration imports nothing else of the core:
   types), :func:`pending` / :func:`fill` (placeholders filled in place when a background
   attribution ends), :func:`reached_the_model` (which LLM call saw the documents);
 * scorers: :func:`own_or_proxy`, :class:`ScorerCache`, :func:`scorer_from_chat_client`
-  (the chain's own model, or a proxy named as such);
+  (the chain's own model, or a proxy named as such); :class:`MiniLMEmbedder` (the
+  embedded sentence embedder, for offline retrieval);
 * one code path for sync and async: :data:`Steps`, :func:`drive`, :func:`adrive`,
   :func:`synced`, :func:`asynced`.
 
@@ -43,6 +44,7 @@ from camab_rag.chain_runs import (
     native_citations,
 )
 from camab_rag.citations import CitationRule
+from camab_rag.embeddings import MiniLMEmbedder
 from camab_rag.engine import ProgressFn
 from camab_rag.errors import CredentialsRefusedError, InputError, NoContextError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, check_groundedness_filter
@@ -73,6 +75,7 @@ __all__ = [
     "Granularity",
     "GroundednessFilter",
     "InputError",
+    "MiniLMEmbedder",
     "NativeCitation",
     "NoContextError",
     "ProgressFn",

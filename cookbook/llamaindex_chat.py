@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from camab_rag import AttributionSettings
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from llamaindex_rag import DATA, load_rows  # also sets the offline environment
 
@@ -62,7 +64,7 @@ def main() -> None:
         index.as_chat_engine(
             chat_mode="condense_plus_context", llm=llm, similarity_top_k=args.similarity_top_k
         ),
-        budget=args.budget,
+        settings=AttributionSettings(budget=args.budget),
     )
     questions: Iterator[str]
     if args.interactive:

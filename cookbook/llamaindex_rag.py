@@ -27,6 +27,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from camab_rag import AttributionSettings
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -103,7 +105,7 @@ def main() -> None:
 
     engine = CamabQueryEngine(
         index.as_query_engine(llm=llm, similarity_top_k=args.similarity_top_k),
-        budget=args.budget,
+        settings=AttributionSettings(budget=args.budget),
     )
     response = engine.query(question)
     info = response.metadata["attribution"]

@@ -11,6 +11,7 @@ import pytest
 from llama_fakes import FailingScorer, PlantedScorer, answered, attribution_info
 from llama_index.core.llms import MockLLM
 from llama_index.postprocessor.camab import (
+    AttributionSettings,
     CamabEventHandler,
     CamabQueryEngine,
     attribution_of,
@@ -48,7 +49,9 @@ def _block(**kwargs: Any) -> GroundednessFilter:
 
 def test_flag_records_the_verdict_and_keeps_the_answer(index: Any) -> None:
     engine = CamabQueryEngine(
-        _engine(index), PlantedScorer([]), budget=4, groundedness=GroundednessFilter()
+        _engine(index),
+        PlantedScorer([]),
+        settings=AttributionSettings(budget=4, groundedness=GroundednessFilter()),
     )
     response = answered(engine.query(QUESTION))
     assert response.response == ANSWER
@@ -61,9 +64,11 @@ def test_flag_records_the_verdict_and_keeps_the_answer(index: Any) -> None:
 
 def test_block_replaces_only_unsupported_answers(index: Any) -> None:
     blocked = answered(
-        CamabQueryEngine(_engine(index), PlantedScorer([]), budget=4, groundedness=_block()).query(
-            QUESTION
-        )
+        CamabQueryEngine(
+            _engine(index),
+            PlantedScorer([]),
+            settings=AttributionSettings(budget=4, groundedness=_block()),
+        ).query(QUESTION)
     )
     assert blocked.response == FALLBACK
     verdict = groundedness_of(blocked)
@@ -71,7 +76,9 @@ def test_block_replaces_only_unsupported_answers(index: Any) -> None:
     assert blocked.source_nodes  # the sources stay, for the UI to show why
     kept = answered(
         CamabQueryEngine(
-            _engine(index), _supporting_scorer(index), budget=4, groundedness=_block(threshold=0.3)
+            _engine(index),
+            _supporting_scorer(index),
+            settings=AttributionSettings(budget=4, groundedness=_block(threshold=0.3)),
         ).query(QUESTION)
     )
     assert kept.response == ANSWER
@@ -83,27 +90,39 @@ def test_block_replaces_only_unsupported_answers(index: Any) -> None:
 
 
 def test_block_in_aquery(index: Any) -> None:
-    engine = CamabQueryEngine(_engine(index), PlantedScorer([]), budget=4, groundedness=_block())
+    engine = CamabQueryEngine(
+        _engine(index),
+        PlantedScorer([]),
+        settings=AttributionSettings(budget=4, groundedness=_block()),
+    )
     response = answered(asyncio.run(engine.aquery(QUESTION)))
     assert response.response == FALLBACK and groundedness_of(response).blocked
 
 
 def test_failed_attribution_is_blocked_by_default_or_passes_as_configured(index: Any) -> None:
     passing = CamabQueryEngine(
-        _engine(index), FailingScorer(), budget=4, groundedness=_block(on_error="pass")
+        _engine(index),
+        FailingScorer(),
+        settings=AttributionSettings(budget=4, groundedness=_block(on_error="pass")),
     )
     response = answered(passing.query(QUESTION))
     assert response.response == ANSWER
     assert attribution_info(response)["status"] == "error"
     assert groundedness_of(response).grounded is None
     # a blocking filter that cannot judge fails closed
-    strict = CamabQueryEngine(_engine(index), FailingScorer(), budget=4, groundedness=_block())
+    strict = CamabQueryEngine(
+        _engine(index),
+        FailingScorer(),
+        settings=AttributionSettings(budget=4, groundedness=_block()),
+    )
     blocked = answered(strict.query(QUESTION))
     assert blocked.response == FALLBACK and groundedness_of(blocked).grounded is None
 
 
 def test_event_handler_blocks_inline_even_in_aquery(index: Any) -> None:
-    handler = CamabEventHandler.attach(scorer=PlantedScorer([]), budget=4, groundedness=_block())
+    handler = CamabEventHandler.attach(
+        scorer=PlantedScorer([]), settings=AttributionSettings(budget=4, groundedness=_block())
+    )
     try:
         response = asyncio.run(_engine(index).aquery(QUESTION))
     finally:
@@ -116,18 +135,30 @@ def test_event_handler_blocks_inline_even_in_aquery(index: Any) -> None:
 def test_settings_that_cannot_work_are_refused(index: Any) -> None:
     # pydantic wraps the InputError (a ValueError) of the handler's validation
     with pytest.raises(ValueError, match="mode='block'"):
-        CamabEventHandler(scorer=PlantedScorer([]), background=True, groundedness=_block())
+        CamabEventHandler(
+            scorer=PlantedScorer([]),
+            background=True,
+            settings=AttributionSettings(groundedness=_block()),
+        )
     with pytest.raises(TypeError, match="GroundednessFilter"):
-        CamabQueryEngine(_engine(index), PlantedScorer([]), groundedness=0.5)  # type: ignore[arg-type]
+        CamabQueryEngine(
+            _engine(index), PlantedScorer([]), settings=AttributionSettings(groundedness=0.5)
+        )  # type: ignore[arg-type]
     with pytest.raises(KeyError, match="groundedness"):
         groundedness_of(
-            CamabQueryEngine(_engine(index), PlantedScorer([]), budget=4).query(QUESTION)
+            CamabQueryEngine(
+                _engine(index), PlantedScorer([]), settings=AttributionSettings(budget=4)
+            ).query(QUESTION)
         )
 
 
 def test_budget_zero_judges_without_attributing(index: Any) -> None:
     scorer = _supporting_scorer(index)
-    engine = CamabQueryEngine(_engine(index), scorer, budget=0, groundedness=_block(threshold=0.3))
+    engine = CamabQueryEngine(
+        _engine(index),
+        scorer,
+        settings=AttributionSettings(budget=0, groundedness=_block(threshold=0.3)),
+    )
     response = answered(engine.query(QUESTION))
     verdict = groundedness_of(response)
     assert response.response == ANSWER and verdict.grounded is True
@@ -135,8 +166,10 @@ def test_budget_zero_judges_without_attributing(index: Any) -> None:
     result = attribution_of(response)
     assert result.method == "none" and result.n_queries == 2
     blocked = answered(
-        CamabQueryEngine(_engine(index), PlantedScorer([]), budget=0, groundedness=_block()).query(
-            QUESTION
-        )
+        CamabQueryEngine(
+            _engine(index),
+            PlantedScorer([]),
+            settings=AttributionSettings(budget=0, groundedness=_block()),
+        ).query(QUESTION)
     )
     assert blocked.response == FALLBACK and groundedness_of(blocked).blocked

@@ -23,6 +23,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, Te
 from llama_index.postprocessor.camab import (
     ATTRIBUTION_KEY,
     AttributionProgressEvent,
+    AttributionSettings,
     CamabEventHandler,
     CamabNodePostprocessor,
     CamabQueryEngine,
@@ -197,15 +198,15 @@ def test_engine_rejects_bad_arguments(index: Any) -> None:
     with pytest.raises(InputError, match="BaseQueryEngine"):
         CamabQueryEngine(object())  # type: ignore[arg-type]
     with pytest.raises(InputError, match="budget"):
-        CamabQueryEngine(engine, budget=0)
+        CamabQueryEngine(engine, settings=AttributionSettings(budget=0))
     with pytest.raises(InputError, match="granularity"):
-        CamabQueryEngine(engine, granularity="word")  # type: ignore[arg-type]
+        CamabQueryEngine(engine, settings=AttributionSettings(granularity="word"))  # type: ignore[arg-type]
     with pytest.raises(InputError, match="score"):
         CamabQueryEngine(engine, scorer=object())
     with pytest.raises(InputError, match="unknown method 'camba'"):
-        CamabQueryEngine(engine, method="camba")
+        CamabQueryEngine(engine, settings=AttributionSettings(method="camba"))
     with pytest.raises(InputError, match="bad options"):
-        CamabQueryEngine(engine, batchsize=2)
+        CamabQueryEngine(engine, settings=AttributionSettings(options={"batchsize": 2}))
 
 
 # ---------------------------------------------------------------------- keying
@@ -231,7 +232,7 @@ async def test_concurrent_aqueries_keep_their_attributions_apart(
     planted = planted_titles(index, questions)
     scorer = PlantedScorer([f"title: {t}\n" for t in planted], delay=0.01)
     engine = index.as_query_engine(llm=SlowMockLLM(max_tokens=3), similarity_top_k=3)
-    camab = CamabQueryEngine(engine, scorer, budget=8)
+    camab = CamabQueryEngine(engine, scorer, settings=AttributionSettings(budget=8))
     responses = await asyncio.gather(*(camab.aquery(q) for q in questions))
     for question, title, response in zip(questions, planted, responses):
         info = attribution_info(response)
@@ -256,7 +257,7 @@ async def test_handler_keys_concurrent_queries_by_span(
     planted = planted_titles(index, questions)
     scorer = PlantedScorer([f"title: {t}\n" for t in planted], delay=0.01)
     engine = index.as_query_engine(llm=SlowMockLLM(max_tokens=3), similarity_top_k=3)
-    handler = CamabEventHandler.attach(scorer=scorer, budget=8)
+    handler = CamabEventHandler.attach(scorer=scorer, settings=AttributionSettings(budget=8))
     try:
         responses = await asyncio.gather(*(engine.aquery(q) for q in questions))
         await handler.aflush()
@@ -279,7 +280,9 @@ def test_failing_scorer_returns_the_response_unchanged(index: Any) -> None:
     engine = index.as_query_engine(llm=MockLLM(max_tokens=4), similarity_top_k=2)
     plain = answered(engine.query("Who was Henry Roth?"))
     response = answered(
-        CamabQueryEngine(engine, FailingScorer(), budget=4).query("Who was Henry Roth?")
+        CamabQueryEngine(engine, FailingScorer(), settings=AttributionSettings(budget=4)).query(
+            "Who was Henry Roth?"
+        )
     )
     assert response.response == plain.response == "text text text text"
     assert [n.node.node_id for n in response.source_nodes] == [
@@ -294,7 +297,11 @@ def test_failing_scorer_returns_the_response_unchanged(index: Any) -> None:
 
 def test_no_scorer_and_no_openai_llm_is_recorded_not_raised(index: Any) -> None:
     engine = index.as_query_engine(llm=MockLLM(max_tokens=2), similarity_top_k=2)
-    response = answered(CamabQueryEngine(engine, budget=4).query("Who was Henry Roth?"))
+    response = answered(
+        CamabQueryEngine(engine, settings=AttributionSettings(budget=4)).query(
+            "Who was Henry Roth?"
+        )
+    )
     assert response.response == "text text"
     info = attribution_info(response)
     assert info["status"] == "error"
@@ -309,7 +316,9 @@ def test_a_streamed_response_is_attributed_once_consumed(index: Any) -> None:
     question = "Who was Henry Roth?"
     top = engine.retrieve(QueryBundle(question))[0].node.get_content()
     scorer = PlantedScorer([top.split(". ")[0]])
-    response = CamabQueryEngine(engine, scorer, budget=4).query(question)
+    response = CamabQueryEngine(engine, scorer, settings=AttributionSettings(budget=4)).query(
+        question
+    )
     assert isinstance(response, StreamingResponse)
     assert "attribution" not in (response.metadata or {})  # nothing before the stream ends
     assert "".join(response.response_gen) == "text text"  # the tokens, as streamed
@@ -343,7 +352,9 @@ def _check_streamed(response: Any, top: str) -> None:
 
 async def test_an_async_streamed_response_is_attributed_once_consumed(index: Any) -> None:
     engine, question, top, scorer = _streaming_case(index)
-    response = await CamabQueryEngine(engine, scorer, budget=4).aquery(question)
+    response = await CamabQueryEngine(
+        engine, scorer, settings=AttributionSettings(budget=4)
+    ).aquery(question)
     assert isinstance(response, AsyncStreamingResponse)
     assert "attribution" not in (response.metadata or {})  # nothing before the stream ends
     tokens = [token async for token in response.async_response_gen()]
@@ -354,7 +365,7 @@ async def test_an_async_streamed_response_is_attributed_once_consumed(index: Any
 
 def test_the_event_handler_attributes_a_stream_once_consumed(index: Any) -> None:
     engine, question, top, scorer = _streaming_case(index)
-    handler = CamabEventHandler.attach(scorer=scorer, budget=4)
+    handler = CamabEventHandler.attach(scorer=scorer, settings=AttributionSettings(budget=4))
     try:
         response = engine.query(question)
         assert isinstance(response, StreamingResponse)
@@ -368,7 +379,7 @@ def test_the_event_handler_attributes_a_stream_once_consumed(index: Any) -> None
 
 async def test_the_event_handler_attributes_an_async_stream_once_consumed(index: Any) -> None:
     engine, question, top, scorer = _streaming_case(index)
-    handler = CamabEventHandler.attach(scorer=scorer, budget=4)
+    handler = CamabEventHandler.attach(scorer=scorer, settings=AttributionSettings(budget=4))
     try:
         response = await engine.aquery(question)
         assert isinstance(response, AsyncStreamingResponse)
@@ -401,7 +412,11 @@ def test_progress_goes_to_the_dispatcher_and_the_hook(index: Any) -> None:
     dispatcher = get_dispatcher()
     dispatcher.add_event_handler(collect)
     try:
-        wrapped = CamabQueryEngine(engine, scorer, budget=6, method="kernelshap", progress=hook)
+        wrapped = CamabQueryEngine(
+            engine,
+            scorer,
+            settings=AttributionSettings(budget=6, method="kernelshap", options={"progress": hook}),
+        )
         response = answered(wrapped.query("Who was Henry Roth?"))
     finally:
         dispatcher.event_handlers = [h for h in dispatcher.event_handlers if h is not collect]
@@ -419,7 +434,9 @@ def test_refine_mode_falls_back_to_the_template_and_says_so(index: Any) -> None:
         llm=MockLLM(max_tokens=3), similarity_top_k=2, response_mode="refine"
     )
     scorer = PlantedScorer(["Henry Roth"])
-    response = CamabQueryEngine(engine, scorer, budget=4).query("Who was Henry Roth?")
+    response = CamabQueryEngine(engine, scorer, settings=AttributionSettings(budget=4)).query(
+        "Who was Henry Roth?"
+    )
     info = attribution_info(response)
     assert info["status"] == "ok", info["error"]
     assert info["prompt_source"] == "template"
@@ -432,9 +449,13 @@ def test_handler_leaves_camab_query_engine_queries_alone(index: Any) -> None:
     engine = index.as_query_engine(llm=MockLLM(max_tokens=3), similarity_top_k=2)
     handler_scorer = PlantedScorer([])
     engine_scorer = PlantedScorer(["Henry Roth"])
-    handler = CamabEventHandler.attach(scorer=handler_scorer, budget=4)
+    handler = CamabEventHandler.attach(
+        scorer=handler_scorer, settings=AttributionSettings(budget=4)
+    )
     try:
-        response = CamabQueryEngine(engine, engine_scorer, budget=4).query("Who was Henry Roth?")
+        response = CamabQueryEngine(
+            engine, engine_scorer, settings=AttributionSettings(budget=4)
+        ).query("Who was Henry Roth?")
     finally:
         handler.detach()
     assert attribution_info(response)["status"] == "ok"
@@ -463,7 +484,9 @@ def test_sentence_granularity_scores_each_sentence_of_each_node(index: Any) -> N
     top = engine.retrieve(QueryBundle(question))[0].node.get_content()
     first_sentence = top.split(". ")[0]
     scorer = PlantedScorer([first_sentence])
-    camab = CamabQueryEngine(engine, scorer, budget=12, granularity="sentence")
+    camab = CamabQueryEngine(
+        engine, scorer, settings=AttributionSettings(budget=12, granularity="sentence")
+    )
     response = camab.query(question)
     info = attribution_info(response)
     assert info["status"] == "ok", info["error"]
@@ -480,9 +503,7 @@ def test_sentence_granularity_scores_each_sentence_of_each_node(index: Any) -> N
     assert planted[0]["score"] == pytest.approx(1.0, abs=0.1)
 
 
-def test_auto_is_the_default_method_of_every_entry_point():
-    import inspect
-
+def test_auto_is_the_default_method_of_every_entry_point(index: Any) -> None:
     from llama_index.postprocessor.camab import (
         AttributionSettings,
         CamabEventHandler,
@@ -490,8 +511,9 @@ def test_auto_is_the_default_method_of_every_entry_point():
     )
 
     assert AttributionSettings().method == "auto"
-    assert CamabEventHandler.model_fields["method"].default == "auto"
-    assert inspect.signature(CamabQueryEngine.__init__).parameters["method"].default == "auto"
+    assert CamabEventHandler().settings.method == "auto"
+    engine = index.as_query_engine(llm=MockLLM(max_tokens=2))
+    assert CamabQueryEngine(engine).config.method == "auto"
 
 
 @pytest.mark.parametrize("granularity", ["chunk", "sentence"])
@@ -505,7 +527,9 @@ def test_cite_from_the_source_nodes_of_a_response(index: Any, granularity: Any) 
     top = engine.retrieve(QueryBundle(question))[0].node
     first_sentence = top.get_content().split(". ")[0]
     camab = CamabQueryEngine(
-        engine, PlantedScorer([first_sentence]), budget=12, granularity=granularity
+        engine,
+        PlantedScorer([first_sentence]),
+        settings=AttributionSettings(budget=12, granularity=granularity),
     )
     response = camab.query(question)
     cited = camab_rag.cite(attribution_of(response), response.source_nodes)
@@ -530,8 +554,9 @@ def test_nodes_discarded_by_a_postprocessor_are_not_attributed(index: Any) -> No
     camab = CamabQueryEngine(
         engine,
         PlantedScorer([]),
-        budget=8,
-        groundedness=GroundednessFilter(mode="block", fallback="No supported answer."),
+        settings=AttributionSettings(
+            budget=8, groundedness=GroundednessFilter(mode="block", fallback="No supported answer.")
+        ),
     )
     response = answered(camab.query("Who was Henry Roth?"))
     assert response.source_nodes == []
@@ -552,7 +577,9 @@ def test_citation_blocks_cite_only_the_supporting_node(index: Any) -> None:
     question = "Who was Henry Roth?"
     top = engine.retrieve(QueryBundle(question))[0].node
     first_sentence = top.get_content().split(". ")[0]
-    camab = CamabQueryEngine(engine, PlantedScorer([first_sentence]), budget=12)
+    camab = CamabQueryEngine(
+        engine, PlantedScorer([first_sentence]), settings=AttributionSettings(budget=12)
+    )
     response = camab.query(question)
     blocks = to_citation_blocks(attribution_of(response), response.source_nodes)
     assert len(blocks) == 1  # three nodes retrieved, one supports the answer
@@ -592,7 +619,9 @@ def test_an_aquery_whose_loop_ends_before_its_attribution_is_cancelled(
     metadata["attribution"]["status"] == "pending" for ever, even with a healthy scorer."""
     scorer = PlantedScorer(["title:"], delay=0.2)
     engine = index.as_query_engine(llm=SlowMockLLM(max_tokens=3), similarity_top_k=3)
-    handler = CamabEventHandler.attach(scorer=scorer, budget=8, method="camab")
+    handler = CamabEventHandler.attach(
+        scorer=scorer, settings=AttributionSettings(budget=8, method="camab")
+    )
     try:
         with caplog.at_level("WARNING"):
             response = asyncio.run(engine.aquery("Who was Henry Roth?"))
@@ -631,7 +660,9 @@ def test_a_stream_ends_when_its_tokens_end_and_the_attribution_follows(index: An
     engine, question, top, _ = _streaming_case(index)
     log: list[str] = []
     scorer = GatedScorer([top.split(". ")[0]], log)
-    response = CamabQueryEngine(engine, scorer, budget=4).query(question)
+    response = CamabQueryEngine(engine, scorer, settings=AttributionSettings(budget=4)).query(
+        question
+    )
     assert isinstance(response, StreamingResponse)
     for token in response.response_gen:
         log.append(f"token {token.strip()}")
@@ -652,7 +683,9 @@ async def test_an_async_stream_ends_when_its_tokens_end_and_the_attribution_foll
     engine, question, top, _ = _streaming_case(index)
     log: list[str] = []
     scorer = GatedScorer([top.split(". ")[0]], log)
-    response = await CamabQueryEngine(engine, scorer, budget=4).aquery(question)
+    response = await CamabQueryEngine(
+        engine, scorer, settings=AttributionSettings(budget=4)
+    ).aquery(question)
     assert isinstance(response, AsyncStreamingResponse)
     async for token in response.async_response_gen():
         log.append(f"token {token.strip()}")
@@ -670,7 +703,9 @@ async def test_an_async_stream_ends_when_its_tokens_end_and_the_attribution_foll
 
 def test_waiting_before_the_stream_is_read_says_so(index: Any) -> None:
     engine, question, _, scorer = _streaming_case(index)
-    response = CamabQueryEngine(engine, scorer, budget=4).query(question)
+    response = CamabQueryEngine(engine, scorer, settings=AttributionSettings(budget=4)).query(
+        question
+    )
     with pytest.raises(KeyError, match="read to the end"):
         wait_for_attribution(response)
 
@@ -682,7 +717,9 @@ def test_an_async_stream_whose_loop_ends_first_reads_cancelled(index: Any) -> No
     scorer = PlantedScorer(["title:"], delay=0.2)
 
     async def read() -> Any:
-        response = await CamabQueryEngine(engine, scorer, budget=4).aquery(question)
+        response = await CamabQueryEngine(
+            engine, scorer, settings=AttributionSettings(budget=4)
+        ).aquery(question)
         assert isinstance(response, AsyncStreamingResponse)
         assert "".join([t async for t in response.async_response_gen()]) == "text text"
         return response

@@ -22,7 +22,7 @@ from llama_index.postprocessor.camab.response import (
 from llama_index.postprocessor.camab.scorers import scorer_from_llm
 from llama_index.postprocessor.camab.streaming import await_attribution, wait_for_attribution
 
-from camab_rag import AttributionSettings
+from camab_rag.integration import AttributionSettings
 
 __all__ = [
     "ATTRIBUTION_KEY",

