@@ -80,8 +80,8 @@ def test_an_error_becomes_a_failed_result_and_strict_raises_it() -> None:
 
 def test_a_blocking_filter_blocks_what_it_cannot_judge_and_a_flag_passes_it() -> None:
     problem = ValueError("no LLM answer was captured")
-    for mode, blocked in (("block", True), ("flag", False)):
-        settings = AttributionSettings(budget=4, groundedness=GroundednessFilter(mode=mode))
+    for gate, blocked in ((GroundednessFilter(mode="block"), True), (GroundednessFilter(), False)):
+        settings = AttributionSettings(budget=4, groundedness=gate)
         runs: ChainRuns[CapturedAttribution] = ChainRuns(settings)
         scorer = KeywordScorer()
         attributed = runs.run(runs.steps(None, call_with(scorer, problem=problem), kept))
@@ -127,7 +127,7 @@ def test_a_task_whose_loop_ends_first_reads_cancelled_with_how_to_wait() -> None
         target = pending("q2")
         runs.astart("q2", runs.steps("q2", call_with(KeywordScorer()), kept), [target])
         await runs.aflush()
-        return target["status"]
+        return str(target["status"])
 
     assert asyncio.run(flushed()) == "pending"  # finished: nothing was cancelled
     assert runs.results["q2"].result.status == "ok"
