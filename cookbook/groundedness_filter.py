@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from camab_rag import AttributionSettings
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from langchain_camab import CamabAttributor, CamabChatModel
@@ -51,7 +53,9 @@ def build_chain(retriever: Any, llm: Any, gate: GroundednessFilter, budget: int)
     answer = RunnableLambda(lambda x: {**x, "context": format_docs(x["context"])}) | PROMPT | llm
     return RunnablePassthrough.assign(context=lambda x: retriever.invoke(x["question"])).assign(
         answer=answer
-    ) | CamabAttributor(llm=llm, budget=budget, prompt=PROMPT, groundedness=gate)
+    ) | CamabAttributor(
+        llm=llm, settings=AttributionSettings(budget=budget, groundedness=gate), prompt=PROMPT
+    )
 
 
 def show(question: str, out: dict[str, Any]) -> None:

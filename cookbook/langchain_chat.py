@@ -21,6 +21,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+from camab_rag import AttributionSettings
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from langchain_camab import CamabCallbackHandler, CamabChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -71,7 +73,9 @@ def main(argv: list[str] | None = None) -> None:
         | PROMPT
         | llm
     )
-    handler = CamabCallbackHandler(budget=args.budget)  # scorer: the chain's own model
+    handler = CamabCallbackHandler(
+        settings=AttributionSettings(budget=args.budget)
+    )  # scorer: the chain's own model
     history: list[BaseMessage] = []
     questions: Iterator[str]
     if args.interactive:

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from camab_rag import AttributionSettings
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -151,7 +153,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         chain = RunnablePassthrough.assign(
             context=lambda x: retriever.invoke(x["question"])
-        ).assign(answer=answer) | CamabAttributor(llm=llm, budget=args.budget, prompt=PROMPT)
+        ).assign(answer=answer) | CamabAttributor(
+            llm=llm, settings=AttributionSettings(budget=args.budget), prompt=PROMPT
+        )
         out = chain.invoke({"question": args.question})
         print_report(args.question, str(out["answer"].content), out["context"], out["attribution"])
         return
@@ -166,7 +170,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         | PROMPT
         | llm
     )
-    handler = CamabCallbackHandler(budget=args.budget, granularity="chunk")
+    handler = CamabCallbackHandler(
+        settings=AttributionSettings(budget=args.budget, granularity="chunk")
+    )
     message = chain.invoke(args.question, config={"callbacks": [handler]})
     print_report(
         args.question, str(message.content), retrieved, message.response_metadata["attribution"]

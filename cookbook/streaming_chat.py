@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from camab_rag import AttributionSettings
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -68,7 +70,9 @@ def build_chain(retriever: BM25Retriever, llm: Any, budget: int) -> tuple[Any, C
         if calls >= total:
             shown.clear()
 
-    attributor = CamabAttributor(llm=llm, budget=budget, prompt=PROMPT, progress=progress)
+    attributor = CamabAttributor(
+        llm=llm, settings=AttributionSettings(budget=budget), prompt=PROMPT, progress=progress
+    )
     retrieve = RunnablePassthrough.assign(context=lambda x: retriever.invoke(x["question"]))
     return retrieve.assign(answer=answer) | attributor, attributor
 

@@ -127,7 +127,8 @@ def shown_by_langchain(scorer: OpenAICompletionsScorer) -> list[str]:
         return {"context": "\n".join(d.page_content for d in x["docs"]), **x}
 
     chain = RunnableLambda(fill) | prompt | FakeListChatModel(responses=[RESPONSE])
-    handler = CamabCallbackHandler(scorer, budget=4)  # the documents: the input's "docs"
+    # the documents: the input's "docs"
+    handler = CamabCallbackHandler(scorer, settings=AttributionSettings(budget=4))
     message = chain.invoke({"question": QUESTION, "docs": docs}, {"callbacks": [handler]})
     shown = [json.dumps(message.response_metadata, default=str)]
     if handler.last_result is not None:

@@ -8,14 +8,31 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage
 
-from camab_rag.background import fill
-from camab_rag.captured import document_summary
-from camab_rag.result import AttributionResult
+from camab_rag.integration import (
+    AttributionResult,
+    check_groundedness_filter,
+    document_summary,
+    fill,
+)
 from langchain_camab.citations import to_citations, with_citations
 from langchain_camab.result import summary
 
 METADATA_KEY = "attribution"
 RUN_METADATA_KEY = "camab_attribution"
+
+
+def check_filter(groundedness: object, *, can_block: bool, where: str) -> None:
+    """Reject a filter the integration object cannot honour, naming the problem."""
+    check_groundedness_filter(
+        groundedness,
+        blocking_refused=None
+        if can_block
+        else (
+            f"{where} cannot replace the chain's answer, so it would not block anything: use "
+            "mode='flag' here, or put CamabAttributor(settings=AttributionSettings("
+            "groundedness=GroundednessFilter(mode='block'))) after the chain"
+        ),
+    )
 
 
 def titles_of(documents: Sequence[Document]) -> list[str | None]:

@@ -16,7 +16,7 @@ from uuid import UUID
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 
-from camab_rag.scoring import Prompt
+from camab_rag.integration import Prompt
 from langchain_camab._messages import message_text
 
 DEFAULT_QUESTION_KEYS = ("input", "question", "query")

@@ -8,7 +8,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.prompt_values import PromptValue
 
-from camab_rag.errors import InputError
+from camab_rag.integration import InputError
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 

@@ -14,7 +14,6 @@ with the attribution attached. It never breaks the chain: a failure is recorded 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -27,17 +26,20 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
-from camab_rag.background import Background, ResultStore, cancelled, fill, pending
-from camab_rag.captured import document_summary
-from camab_rag.errors import InputError
-from camab_rag.groundedness import GroundednessFilter
-from camab_rag.rounds import Steps, adrive, drive
-from camab_rag.scorers.proxy import ScorerCache
-from camab_rag.scoring import Prompt
-from camab_rag.segments import Granularity
-from camab_rag.settings import CHAIN_SETTINGS
+from camab_rag.integration import (
+    AttributionSettings,
+    CapturedAttribution,
+    ChainCall,
+    ChainRuns,
+    InputError,
+    Prompt,
+    ScorerCache,
+    Steps,
+    document_summary,
+    fill,
+    pending,
+)
 from langchain_camab import _attach
-from langchain_camab._attribution import check_filter, failed, run_steps
 from langchain_camab._messages import message_text, to_prompt
 from langchain_camab._progress import ProgressHook, RunProgress
 from langchain_camab.citations import to_citations, with_citations
@@ -48,6 +50,10 @@ logger = logging.getLogger(__name__)
 
 OutputMode = Literal["auto", "merge", "attribution"]
 _MAP_KEY_TAG = "map:key:"
+HOW_TO_WAIT = (
+    "Await attributor.await_result(run_id) before the event loop ends (e.g. at the end "
+    "of the coroutine given to asyncio.run), or set background=False"
+)
 
 
 @dataclass
@@ -96,43 +102,35 @@ class CamabAttributor(Runnable[Any, Any]):
     Args:
         scorer: a camab-rag scorer; ``None`` builds it from ``llm`` (the chain's own
             ``ChatOpenAI`` with a base URL, or :class:`~langchain_camab.CamabChatModel`).
-        budget, method, granularity, seed: as in :func:`camab_rag.attribute`.
+        settings: how each answer is attributed (:class:`~camab_rag.AttributionSettings`:
+            budget, method, granularity, seed, deadline, method options). Its
+            ``groundedness`` filter's verdict is in ``attribution["groundedness"]``; with
+            ``mode="block"`` an ungrounded (or unjudgeable) answer is replaced by the
+            filter's fallback under ``answer_key`` (the original stays in
+            ``attribution["groundedness"]["original_answer"]``). In ``.assign`` position
+            the sibling answer cannot be replaced: read ``["groundedness"]["answer"]``.
         llm: the chain's chat model (used when ``scorer`` is ``None``).
+        proxy: a camab-rag scorer that scores in place of the chain's model when that
+            model cannot (a hosted chat API gives no log-probabilities of a given text; or
+            no ``llm`` was given). The result's ``scored_by`` names it (``"proxy": True``).
+        scorer_options: options of the HTTP scorer built from ``llm`` (e.g.
+            ``{"retry_budget_s": 1.0}``).
         prompt: the chain's prompt template, rendered with the input (documents joined by
             ``document_separator`` under ``context_key``) to get the real prompt.
         question_keys, context_key, answer_key, prompt_key: where to read the input.
         output: ``"merge"`` (input dict + attribution), ``"attribution"`` (the summary
             only) or ``"auto"``.
         strict: re-raise attribution errors.
-        groundedness: a :class:`~camab_rag.groundedness.GroundednessFilter` judging each
-            answer (at most two extra model calls). Its verdict is in
-            ``attribution["groundedness"]``; with ``mode="block"`` an ungrounded answer is
-            replaced by the filter's fallback under ``answer_key`` (the original stays in
-            ``attribution["groundedness"]["original_answer"]``). In ``.assign`` position
-            the sibling answer cannot be replaced: read ``["groundedness"]["answer"]``.
         background: return at once with ``{"status": "pending", "run_id": ...}`` and fill
             the same dicts in place when ready; ``attributor.wait(run_id)`` (sync) or
             ``await attributor.await_result(run_id)`` (async) gives the result.
-        progress: called as ``progress(calls_made, total)`` every few model calls. Inside
-            a run the same figures also go to the run's callbacks as the custom event
-            ``"camab_progress"`` (``{"run_id", "calls", "total"}``; ``astream_events``
-            shows it).
-        max_results: results kept in ``.results`` (oldest dropped first).
+        progress: called as ``progress(calls_made, total)`` every few model calls; inside
+            a run the same figures go to the run's callbacks as the custom event
+            ``"camab_progress"`` (``{"run_id", "calls", "total"}``).
         citations: also put LangChain ``Citation`` annotations
-            (:func:`~langchain_camab.to_citations`) on an ``AIMessage`` answer: its content
-            becomes one text block carrying them (opt in where consumers read
-            ``content_blocks``; a streamed answer keeps its chunks as they were).
-        proxy: a camab-rag scorer that scores in place of the chain's model when that
-            model cannot (a hosted chat API gives no log-probabilities of a given text; or
-            no ``llm`` was given): e.g. ``camab_rag.default_scorer()``. The result's
-            ``scored_by`` and the attached summary name it (``"proxy": True``).
-        scorer_options: options of the HTTP scorer built from ``llm`` (e.g.
-            ``{"retry_budget_s": 1.0}``, the most seconds a dead server may cost in
-            retries; default 3).
-        **method_options: passed to the method; ``deadline_s`` (default 120, ``None``:
-            none) is the most seconds one attribution may take, the worst case of any
-            failure (plus one batch of an in-process model): past it the attribution
-            stops with an error and the chain's answer goes on.
+            (:func:`~langchain_camab.to_citations`) on an ``AIMessage`` answer (its content
+            becomes one text block carrying them; a streamed answer keeps its chunks).
+        max_results: results kept in ``.results`` (oldest dropped first).
 
     Streaming: ``chain.stream()`` / ``astream()`` pass every chunk of the chain through as
     it comes (the answer streams), then add one last chunk ``{"attribution": summary}``
@@ -152,10 +150,10 @@ class CamabAttributor(Runnable[Any, Any]):
         self,
         scorer: object = None,
         *,
-        budget: int = 40,
-        method: str = "auto",
-        granularity: Granularity = "chunk",
+        settings: AttributionSettings | None = None,
         llm: object = None,
+        proxy: object = None,
+        scorer_options: Mapping[str, Any] | None = None,
         prompt: BasePromptTemplate[Any] | None = None,
         document_separator: str = "\n\n",
         question_keys: Sequence[str] = ("input", "question"),
@@ -163,17 +161,12 @@ class CamabAttributor(Runnable[Any, Any]):
         answer_key: str = "answer",
         prompt_key: str = "prompt",
         output: OutputMode = "auto",
-        seed: int = 0,
         strict: bool = False,
-        groundedness: GroundednessFilter | None = None,
         background: bool = False,
         progress: ProgressHook | None = None,
-        max_results: int = 1000,
         citations: bool = False,
-        proxy: object = None,
-        scorer_options: Mapping[str, Any] | None = None,
+        max_results: int = 1000,
         name: str | None = "CamabAttributor",
-        **method_options: Any,
     ) -> None:
         if output not in ("auto", "merge", "attribution"):
             raise ValueError(f"output must be 'auto', 'merge' or 'attribution', got {output!r}")
@@ -183,8 +176,9 @@ class CamabAttributor(Runnable[Any, Any]):
                 "chain's chat model> (scored by its own server) or proxy=...: a step cannot "
                 "see the chain's model, so with none of them every call would fail"
             )
-        check_filter(
-            groundedness,
+        self.settings = settings or AttributionSettings()
+        _attach.check_filter(
+            self.settings.groundedness,
             can_block=not background,
             where="CamabAttributor(background=True) returns the answer before it is judged and",
         )
@@ -195,14 +189,6 @@ class CamabAttributor(Runnable[Any, Any]):
         self._scorers = ScorerCache()
         self.prompt = prompt
         self.document_separator = document_separator
-        self.settings = CHAIN_SETTINGS.with_changes(
-            budget=budget,
-            method=method,
-            granularity=granularity,
-            seed=seed,
-            groundedness=groundedness,
-            **method_options,
-        )
         self.question_keys = tuple(question_keys)
         self.context_key = context_key
         self.answer_key = answer_key
@@ -213,10 +199,19 @@ class CamabAttributor(Runnable[Any, Any]):
         self.progress = progress
         self.citations = citations
         self.name = name
-        self.results: ResultStore[ChainAttribution] = ResultStore(max_results, uuid_keys=True)
-        self.last_result: ChainAttribution | None = None
-        self._jobs: Background[ChainAttribution] = Background()
-        self._lock = threading.Lock()
+        self.runs: ChainRuns[ChainAttribution] = ChainRuns(
+            self.settings, strict=strict, keep=max_results, uuid_keys=True
+        )
+
+    @property
+    def results(self) -> Mapping[Any, ChainAttribution]:
+        """Results by run id (a ``UUID`` or its string), oldest dropped first."""
+        return self.runs.results
+
+    @property
+    def last_result(self) -> ChainAttribution | None:
+        """The latest result."""
+        return self.runs.last_result
 
     # ------------------------------------------------------------------ Runnable
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
@@ -310,9 +305,10 @@ class CamabAttributor(Runnable[Any, Any]):
         if request is None:
             return early
         if not self.background:
-            return self._respond(input, request, self._compute(request, None), run_manager)
+            result = self.runs.run(self._steps(request, None))
+            return self._respond(input, request, result, run_manager)
         placeholder = self._placeholders(request)
-        self._jobs.start(str(request.run_id), self._compute_steps(request, placeholder))
+        self.runs.start(request.run_id, self._steps(request, placeholder))
         return self._output(input, request, placeholder, run_manager)
 
     async def _ainvoke(self, input: Any, run_manager: AsyncCallbackManagerForChainRun) -> Any:
@@ -320,13 +316,18 @@ class CamabAttributor(Runnable[Any, Any]):
         if request is None:
             return early
         if not self.background:
-            result = await self._acompute(request, None)
+            try:
+                result = await self.runs.arun(self._steps(request, None))
+            finally:
+                if request.progress is not None:
+                    await request.progress.drain()
             return self._respond(input, request, result, run_manager)
         placeholder = self._placeholders(request)
-        self._jobs.astart(
-            str(request.run_id),
-            self._compute_steps(request, placeholder),
-            on_cancel=lambda: _cancelled(request, placeholder),
+        self.runs.astart(
+            request.run_id,
+            self._steps(request, placeholder),
+            [placeholder, *request.doc_entries],
+            HOW_TO_WAIT,
         )
         return self._output(input, request, placeholder, run_manager)
 
@@ -352,8 +353,7 @@ class CamabAttributor(Runnable[Any, Any]):
         except Exception as error:
             if self.strict:
                 raise
-            result = failed(error, run_id=run_id)
-            self.last_result = result
+            result = self.runs.record(None, _failed(error, run_id))
             logger.warning("camab: cannot attribute this input: %s", error)
             return None, self._error_output(input, _attach.summarize(result, []), run_manager)
 
@@ -404,70 +404,45 @@ class CamabAttributor(Runnable[Any, Any]):
         return to_prompt(self.prompt.invoke(values))
 
     # ------------------------------------------------------------------ attribution
-    def _finish(self, request: _Request, result: ChainAttribution) -> ChainAttribution:
-        request.result = result
-        with self._lock:
-            self.last_result = result
-            if request.run_id is not None:
-                self.results.add(request.run_id, result)
-        return result
-
-    def _error(self, request: _Request, error: Exception) -> ChainAttribution:
-        if self.strict:
-            raise error
-        logger.warning("camab: attribution failed: %s", error)
-        return failed(
-            error,
-            run_id=request.run_id,
-            settings=self.settings,
-            question=request.question,
-            response=request.answer,
-        )
-
     def _scorer(self) -> Any:
-        """The step's scorer, resolved once (see :class:`~camab_rag.scorers.proxy.ScorerCache`)."""
+        """The step's scorer, resolved once (a proxy when its model cannot score)."""
         return self._scorers.get(
             "configured",
             lambda: resolve_scorer(self.scorer, self.llm, self.proxy, self.scorer_options),
         )
 
-    def _compute_steps(
+    def _steps(
         self, request: _Request, placeholder: dict[str, Any] | None
     ) -> Steps[ChainAttribution]:
-        """Attribute one request (a failure becomes the result), fill its placeholder and
-        keep the result; a generator of model calls for the sync and async paths."""
-        try:
-            result = yield from run_steps(
-                request.question,
-                request.texts,
-                request.answer,
-                self._scorer(),
-                self.settings,
-                prompt=request.prompt,
+        """Attribute one request in the kernel (a failure is the result) and, in the
+        background, fill its placeholders."""
+        call = ChainCall(
+            request.question,
+            request.answer,
+            request.texts,
+            scorer=self._scorer,
+            prompts=[request.prompt] if request.prompt is not None else [],
+            progress=request.progress,
+        )
+
+        def finish(attributed: CapturedAttribution) -> ChainAttribution:
+            ok = attributed.result.status == "ok"
+            result = ChainAttribution.from_result(
+                attributed.result,
                 run_id=request.run_id,
-                progress=request.progress,
+                documents=_held(request.texts) if ok else (),
+                groundedness=attributed.verdict,
             )
-        except Exception as error:
-            result = self._error(request, error)
-        if placeholder is not None:
-            self._fill(request, result, placeholder)
-        return self._finish(request, result)
+            request.result = result
+            if placeholder is not None:
+                self._fill(request, result, placeholder)
+            return result
 
-    def _compute(self, request: _Request, placeholder: dict[str, Any] | None) -> ChainAttribution:
-        return drive(self._compute_steps(request, placeholder))
-
-    async def _acompute(
-        self, request: _Request, placeholder: dict[str, Any] | None
-    ) -> ChainAttribution:
-        try:
-            return await adrive(self._compute_steps(request, placeholder))
-        finally:
-            if request.progress is not None:
-                await request.progress.drain()
+        return self.runs.steps(request.run_id, call, finish)
 
     # ------------------------------------------------------------------ output
     def _summary(self, request: _Request, result: ChainAttribution) -> dict[str, Any]:
-        request.doc_entries = _attach_doc_entries(request, result)
+        request.doc_entries = document_summary(result, len(request.texts))
         return _attach.summarize(result, request.documents)
 
     def _placeholders(self, request: _Request) -> dict[str, Any]:
@@ -477,7 +452,7 @@ class CamabAttributor(Runnable[Any, Any]):
     def _fill(
         self, request: _Request, result: ChainAttribution, placeholder: dict[str, Any]
     ) -> None:
-        entries = _attach_doc_entries(request, result)
+        entries = document_summary(result, len(request.texts))
         for target, values in zip(request.doc_entries, entries):
             fill(target, values)
         fill(placeholder, _attach.summarize(result, request.documents))
@@ -539,20 +514,27 @@ class CamabAttributor(Runnable[Any, Any]):
     @property
     def pending(self) -> Mapping[Any, Any]:
         """Background attributions by run id (a ``Future`` or an ``asyncio.Task``; a copy)."""
-        return self._jobs.snapshot()
+        return self.runs.pending
 
     def wait(self, run_id: str | None = None, timeout: float | None = None) -> ChainAttribution:
         """Block until a background attribution (started by ``invoke``) is done."""
-        return self._jobs.wait(_key(run_id), timeout, finished=self.results)
+        return self.runs.wait(run_id, timeout)
 
     async def await_result(self, run_id: str | None = None) -> ChainAttribution:
         """Await a background attribution (started by ``invoke`` or ``ainvoke``)."""
-        return await self._jobs.await_result(_key(run_id), finished=self.results)
+        return await self.runs.await_result(run_id)
 
 
-def _key(run_id: object) -> str | None:
-    """A background attribution's key: the run id as a string (``None``: the latest)."""
-    return None if run_id is None else str(run_id)
+def _failed(error: Exception, run_id: str | None) -> ChainAttribution:
+    """The result of an input the step cannot read (no model call was made)."""
+    return ChainAttribution.failed(error, run_id=run_id)  # type: ignore[return-value]
+
+
+def _held(documents: object) -> tuple[Any, ...]:
+    """The document objects the chain held, for ``ChainAttribution.documents``."""
+    if isinstance(documents, (list, tuple)):
+        return tuple(documents)
+    return (documents,)
 
 
 def _mapping_hint(input: Mapping[str, Any], option: str, example: object, key: str) -> str:
@@ -580,10 +562,6 @@ def _added(merged: Any, chunk: Any) -> Any:
         return chunk
 
 
-def _attach_doc_entries(request: _Request, result: ChainAttribution) -> list[dict[str, Any]]:
-    return document_summary(result, len(request.texts))
-
-
 def _replaced(answer: Any, text: str) -> Any:
     """The blocked answer's replacement, in the answer's own type."""
     if isinstance(answer, BaseMessage):
@@ -595,16 +573,3 @@ def _with_metadata(message: BaseMessage, data: dict[str, Any]) -> BaseMessage:
     metadata = dict(getattr(message, "response_metadata", {}) or {})
     metadata[_attach.METADATA_KEY] = data
     return message.model_copy(update={"response_metadata": metadata})
-
-
-def _cancelled(request: _Request, placeholder: dict[str, Any]) -> None:
-    """A background task that will not finish (its event loop ended first): its
-    placeholders say so, and how to wait for it, instead of "pending" for ever."""
-    how = (
-        "Await attributor.await_result(run_id) before the event loop ends (e.g. at the end "
-        "of the coroutine given to asyncio.run), or set background=False"
-    )
-    logger.warning("camab: attribution of run %s was cancelled unfinished. %s", request.run_id, how)
-    for entry in [placeholder, *request.doc_entries]:
-        if entry.get("status") == "pending":
-            fill(entry, cancelled(request.run_id, how))

@@ -6,84 +6,111 @@ retrieved documents (``on_retriever_end``), the exact prompt of each LLM call
 root run they belong to, and attributes the answer to the documents when the root run
 ends. Nothing it does can break the chain: a failure is recorded in the result
 (``status="error"``) unless ``strict=True``.
+
+Args (both handlers):
+    scorer: a camab-rag scorer (``camab_rag.default_scorer()``,
+        ``camab_rag.OpenAICompletionsScorer(...)``). ``None``: built from the chain's own
+        model (an OpenAI-compatible ``ChatOpenAI`` with a base URL, or
+        :class:`~langchain_camab.CamabChatModel`).
+    settings: how each answer is attributed (:class:`~camab_rag.AttributionSettings`:
+        budget, method, granularity, seed, deadline, method options; its ``groundedness``
+        filter must be ``mode="flag"``: a callback cannot replace the answer, so to block
+        put :class:`~langchain_camab.CamabAttributor` after the chain).
+    llm: the chain's chat model, to build the scorer from when ``scorer`` is ``None``
+        (otherwise it is rebuilt from what callbacks see of the model).
+    proxy: a camab-rag scorer that scores in place of the chain's model when that model
+        cannot (a hosted chat API gives no log-probabilities of a given text). Never
+        silent: the result's ``scored_by`` names it (``"proxy": True``).
+    scorer_options: options of the HTTP scorer built from the chain's model, e.g.
+        ``{"retry_budget_s": 1.0, "timeout": 20}``.
+    strict: re-raise attribution errors into the chain.
+    background: return from the chain at once and attribute in the background; the
+        documents and answer show ``{"status": "pending"}`` until then.
+    progress: called as ``progress(calls_made, total)`` every few model calls.
+    citations: also put LangChain ``Citation`` annotations on the answer message (its
+        content becomes one text block carrying them).
+    question_keys, context_keys: root input keys that may hold the question, and the
+        documents when no retriever ran.
+    report_run_metadata: add the summary to the root run's metadata (key
+        ``camab_attribution``) so tracers that report at run end show it.
+    max_results: results kept in ``.results`` (oldest dropped first).
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.outputs import LLMResult
 
-from camab_rag.rounds import adrive
-from langchain_camab._handler import HANDLER_ARGS_DOC, CaptureEvents, HandlerCore
+from langchain_camab._handler import HOW_TO_WAIT, HandlerCore
 from langchain_camab.result import ChainAttribution
 
 
-class CamabCallbackHandler(CaptureEvents, BaseCallbackHandler):
+class CamabCallbackHandler(HandlerCore, BaseCallbackHandler):
     """Attribute the answer of every root run to its retrieved documents.
 
     ``handler.results[run_id]`` is the :class:`~langchain_camab.ChainAttribution` of a
     finished root run, ``handler.last_result`` the latest one. The answer message (when
     the chain's model returned one) gets ``response_metadata["attribution"]`` and each
-    retrieved ``Document`` gets ``metadata["attribution"]``.
+    retrieved ``Document`` gets ``metadata["attribution"]``. Arguments: see
+    :mod:`langchain_camab.callbacks`.
     """
-
-    __doc__ = (__doc__ or "") + HANDLER_ARGS_DOC
 
     @property
     def futures(self) -> Mapping[Any, Any]:
         """Background attributions by root run id (``concurrent.futures.Future``; a copy)."""
-        return self._jobs.snapshot()
+        return self.runs.pending
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        self._llm_end(response, run_id)
+        self._finish(run_id)
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        self._finish(run_id)
 
     def _finish(self, run_id: UUID) -> None:
-        job = self._take(run_id)
-        if job is None:
+        run = self._take(run_id)
+        if run is None:
             return
         if not self.background:
-            self._attribute(job)
+            self.runs.run(self._steps(run))
             return
-        self._placeholders(job)
-        self._jobs.start(job.capture.run_id, self._attribute_steps(job))
+        self._start(run)
+        self.runs.start(run.capture.run_id, self._steps(run))
 
     def wait(
         self, run_id: UUID | str | None = None, timeout: float | None = None
     ) -> ChainAttribution:
-        """The result of a background attribution, waiting for it (the latest root run's
-        when ``run_id`` is ``None``)."""
-        done = self._finished(run_id)
-        if done is not None:
-            return done
-        key = self._background_key(run_id)
-        return self._jobs.wait(key, timeout, finished=self.results)
+        """The result of a root run (the latest when ``run_id`` is ``None``), waiting for
+        a background attribution."""
+        return self.runs.wait(run_id, timeout)
 
     def close(self) -> None:
         """Wait for background work and stop its thread."""
-        self._jobs.close()
+        self.runs.close()
 
 
-class AsyncCamabCallbackHandler(HandlerCore, AsyncCallbackHandler):
+class AsyncCamabCallbackHandler(HandlerCore, AsyncCallbackHandler):  # type: ignore[misc]
     """The async :class:`CamabCallbackHandler` (scores with ``scorer.ascore``).
 
-    It runs inline, before other handlers see the root run's end, so tracers report the
-    attribution in the run's metadata. With ``background=True`` the attribution is an
-    ``asyncio.Task`` in ``handler.tasks[run_id]``; ``await handler.wait(run_id)``.
+    It runs inline (``run_inline``: LangChain calls its plain recording methods directly
+    and awaits the two that attribute), before other handlers see the root run's end, so
+    tracers report the attribution in the run's metadata. With ``background=True`` the
+    attribution is an ``asyncio.Task`` in ``handler.tasks[run_id]``;
+    ``await handler.wait(run_id)``.
     """
 
-    __doc__ = (__doc__ or "") + HANDLER_ARGS_DOC
     run_inline = True
 
     @property
     def tasks(self) -> Mapping[Any, Any]:
         """Background attributions by root run id (``asyncio.Task``; a copy)."""
-        return self._jobs.snapshot()
+        return self.runs.pending
 
-    async def on_llm_end(
-        self, response: LLMResult, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
-    ) -> None:
+    async def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         self._llm_end(response, run_id)
         await self._finish(run_id)
 
@@ -91,46 +118,17 @@ class AsyncCamabCallbackHandler(HandlerCore, AsyncCallbackHandler):
         await self._finish(run_id)
 
     async def _finish(self, run_id: UUID) -> None:
-        job = self._take(run_id)
-        if job is None:
+        run = self._take(run_id)
+        if run is None:
             return
         if not self.background:
-            await adrive(self._attribute_steps(job))
+            await self.runs.arun(self._steps(run))
             return
-        self._placeholders(job)
-        self._jobs.astart(
-            job.capture.run_id, self._attribute_steps(job), on_cancel=lambda: self._cancelled(job)
-        )
+        self._start(run)
+        key = run.capture.run_id
+        self.runs.astart(key, self._steps(run), self._all_placeholders(run), HOW_TO_WAIT)
 
     async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
-        """The result of a background attribution, awaiting it (the latest root run's when
-        ``run_id`` is ``None``)."""
-        done = self._finished(run_id)
-        if done is not None:
-            return done
-        key = self._background_key(run_id)
-        return await self._jobs.await_result(key, finished=self.results)
-
-
-def _as_coroutine(event: Callable[..., None]) -> Callable[..., Awaitable[None]]:
-    @functools.wraps(event)
-    async def handle(self: Any, *args: Any, **kwargs: Any) -> None:
-        event(self, *args, **kwargs)
-
-    return handle
-
-
-for _name in (
-    "on_chain_start",
-    "on_retriever_start",
-    "on_retriever_end",
-    "on_tool_start",
-    "on_tool_end",
-    "on_chat_model_start",
-    "on_llm_start",
-    "on_chain_error",
-    "on_llm_error",
-    "on_retriever_error",
-    "on_tool_error",
-):
-    setattr(AsyncCamabCallbackHandler, _name, _as_coroutine(getattr(CaptureEvents, _name)))
+        """The result of a root run (the latest when ``run_id`` is ``None``), awaiting a
+        background attribution."""
+        return await self.runs.await_result(run_id)

@@ -25,7 +25,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from camab_rag.scoring import Prompt
+from camab_rag.integration import Prompt
 from langchain_camab._messages import to_chat_messages
 
 MODEL_KEY = "camab_model_key"

@@ -10,15 +10,13 @@ message content): escape them before putting them in HTML.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage
 from langchain_core.messages.content import Citation, create_citation
 
-from camab_rag.citations import CitationRule, citation_pairs, source_location
-from camab_rag.result import AttributionResult
-from camab_rag.segments import to_documents
+from camab_rag.integration import AttributionResult, CitationRule, native_citations
 
 
 def to_citations(
@@ -35,24 +33,19 @@ def to_citations(
             (LangChain ``Document`` objects, strings or mappings).
         rule: which documents a sentence cites (default: ``CitationRule()``).
     """
-    docs = to_documents(documents)
-    citations = []
-    for pair in citation_pairs(result, documents, rule=rule):
-        metadata: Mapping[str, Any] = docs[pair.source.doc_index].metadata
-        url = source_location(metadata)
-        citations.append(
-            create_citation(
-                url=url,
-                title=pair.source.title,
-                start_index=pair.sentence.start,
-                end_index=pair.sentence.end,
-                cited_text=pair.cited_text,
-                document_index=pair.source.doc_index,
-                score=pair.score,
-                camab_source=pair.source.number,
-            )
+    return [
+        create_citation(
+            url=c.source,
+            title=c.title,
+            start_index=c.start,
+            end_index=c.end,
+            cited_text=c.cited_text,
+            document_index=c.doc_index,
+            score=c.score,
+            camab_source=c.number,
         )
-    return citations
+        for c in native_citations(result, documents, rule=rule)
+    ]
 
 
 def with_citations(message: AIMessage, citations: Sequence[Citation]) -> AIMessage:

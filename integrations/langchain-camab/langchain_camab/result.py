@@ -6,9 +6,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from camab_rag.captured import document_ranks, supporting_documents
-from camab_rag.groundedness import FilteredAnswer
-from camab_rag.result import AttributionResult
+from camab_rag.integration import (
+    AttributionResult,
+    FilteredAnswer,
+    document_ranks,
+    supporting_documents,
+)
 
 
 @dataclass(frozen=True)

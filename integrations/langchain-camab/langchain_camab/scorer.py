@@ -8,10 +8,15 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
-from camab_rag.errors import InputError
-from camab_rag.scorers.chat_clients import is_openai_endpoint
-from camab_rag.scorers.echo import PROXY_FIX
-from camab_rag.scorers.proxy import cannot_score_reason, checked_scorer, own_or_proxy
+from camab_rag.integration import (
+    PROXY_FIX,
+    InputError,
+    cannot_score_reason,
+    checked_scorer,
+    is_openai_endpoint,
+    own_or_proxy,
+    scorer_from_chat_client,
+)
 from langchain_camab.chat_models import MODEL_KEY, CamabChatModel, registered_model
 
 __all__ = [
@@ -47,8 +52,6 @@ def scorer_from_llm(llm: object, **options: Any) -> Any:
         return scorer_from_llm(bound, **options)
     if _is_scorer(llm):
         return llm
-    from camab_rag.scorers.chat_clients import scorer_from_chat_client
-
     try:
         return scorer_from_chat_client(llm, **options)
     except InputError as error:
@@ -131,7 +134,7 @@ def resolve_scorer(
 ) -> Any:
     """``scorer`` when given (checked), else the scorer of ``llm`` (built with ``options``);
     with a ``proxy``, the proxy scores whenever the chain's model cannot
-    (:func:`camab_rag.scorers.proxy.own_or_proxy`)."""
+    (:func:`camab_rag.integration.own_or_proxy`)."""
     if proxy is not None:
         return own_or_proxy(lambda: resolve_scorer(scorer, llm, None, options), proxy)
     if scorer is not None:

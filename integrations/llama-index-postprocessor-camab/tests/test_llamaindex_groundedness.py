@@ -142,8 +142,10 @@ def test_settings_that_cannot_work_are_refused(index: Any) -> None:
         )
     with pytest.raises(TypeError, match="GroundednessFilter"):
         CamabQueryEngine(
-            _engine(index), PlantedScorer([]), settings=AttributionSettings(groundedness=0.5)
-        )  # type: ignore[arg-type]
+            _engine(index),
+            PlantedScorer([]),
+            settings=AttributionSettings(groundedness=0.5),  # type: ignore[arg-type]
+        )
     with pytest.raises(KeyError, match="groundedness"):
         groundedness_of(
             CamabQueryEngine(

@@ -26,6 +26,7 @@ from langchain_core.runnables.history import RunnableWithMessageHistory
 from langchain_core.tools import tool
 from pydantic import Field
 
+from camab_rag import AttributionSettings
 from tests.integration_tests.hotpot import BM25Retriever, format_docs, load_rows
 
 pytestmark = pytest.mark.model
@@ -119,7 +120,7 @@ def test_a_conversation_with_history_cites_each_turn_from_its_own_retrieval(
         input_messages_key="question",
         history_messages_key="history",
     )
-    handler = CamabCallbackHandler(smollm2, budget=BUDGET)
+    handler = CamabCallbackHandler(smollm2, settings=AttributionSettings(budget=BUDGET))
     config: Any = {"callbacks": [handler], "configurable": {"session_id": "s1"}}
     for turn, (question, answer, title) in enumerate(turns):
         message = chat.invoke({"question": question}, config)
@@ -171,7 +172,7 @@ def test_an_agent_attributes_what_its_retrieval_tool_returned(
     turns = _turns(retriever)
     llm = ScriptedChat(script={q: a for q, a, _ in turns}, use_tool=True)
     agent = _agent(llm, search if returns == "text" else search_artifact)
-    handler = CamabCallbackHandler(smollm2, budget=BUDGET)
+    handler = CamabCallbackHandler(smollm2, settings=AttributionSettings(budget=BUDGET))
     for question, answer, title in turns:
         out = agent.invoke({"messages": [HumanMessage(question)]}, {"callbacks": [handler]})
         assert out["messages"][-1].content == answer

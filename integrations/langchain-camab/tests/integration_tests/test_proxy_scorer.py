@@ -15,6 +15,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 from pydantic import SecretStr
 
+from camab_rag import AttributionSettings
 from tests.integration_tests.hotpot import (
     PROMPT,
     BM25Retriever,
@@ -59,7 +60,7 @@ def test_the_proxy_scores_a_chain_whose_model_cannot(
     chat_api: Any, case: tuple[str, list[Document], str], documents: list[Document], smollm2: Any
 ) -> None:
     question, retrieved, answer = case
-    handler = CamabCallbackHandler(budget=BUDGET, proxy=smollm2)
+    handler = CamabCallbackHandler(settings=AttributionSettings(budget=BUDGET), proxy=smollm2)
     chain = rag_chain(BM25Retriever(documents=documents, k=K), _chat_openai(chat_api))
     message = chain.invoke(question, config={"callbacks": [handler]})
 
@@ -89,7 +90,11 @@ def test_the_attributor_step_uses_the_proxy_too(
         RunnableLambda(lambda x: {**x, "context": format_docs(x["context"])}) | PROMPT
     )
     chain = RunnablePassthrough.assign(answer=answer_step | llm) | CamabAttributor(
-        llm=llm, proxy=smollm2, budget=BUDGET, prompt=PROMPT, output="attribution"
+        llm=llm,
+        proxy=smollm2,
+        settings=AttributionSettings(budget=BUDGET),
+        prompt=PROMPT,
+        output="attribution",
     )
     attribution = chain.invoke({"question": question, "context": retrieved})
     assert attribution["status"] == "ok", attribution["error"]
@@ -102,7 +107,7 @@ def test_without_a_proxy_the_error_is_unchanged(
     chat_api: Any, case: tuple[str, list[Document], str], documents: list[Document]
 ) -> None:
     question, _, answer = case
-    handler = CamabCallbackHandler(budget=BUDGET)
+    handler = CamabCallbackHandler(settings=AttributionSettings(budget=BUDGET))
     chain = rag_chain(BM25Retriever(documents=documents, k=K), _chat_openai(chat_api))
     message = chain.invoke(question, config={"callbacks": [handler]})
     assert message.content == answer  # attribution never breaks the chain

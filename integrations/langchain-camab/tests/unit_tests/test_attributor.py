@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
+from camab_rag import AttributionSettings
 from camab_rag.errors import AttributionWarning, InputError
 from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer, chat_messages
 
@@ -43,7 +44,9 @@ QUESTION = {"input": "What is the capital city of France?"}
 
 
 def test_pipe_returns_the_dict_with_attribution_everywhere() -> None:
-    out = (_rag() | CamabAttributor(KeywordScorer(), budget=8)).invoke(QUESTION)
+    out = (
+        _rag() | CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=8))
+    ).invoke(QUESTION)
     assert set(out) == {"input", "context", "answer", "attribution"}
     data = out["attribution"]
     assert data["status"] == "ok" and data["top_documents"][0] == 0
@@ -58,7 +61,13 @@ def test_pipe_returns_the_dict_with_attribution_everywhere() -> None:
 
 
 def test_assign_gives_just_the_attribution() -> None:
-    out = _rag().assign(attribution=CamabAttributor(KeywordScorer(), budget=8)).invoke(QUESTION)
+    out = (
+        _rag()
+        .assign(
+            attribution=CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=8))
+        )
+        .invoke(QUESTION)
+    )
     assert set(out) == {"input", "context", "answer", "attribution"}
     assert out["attribution"]["status"] == "ok"
     assert "input" not in out["attribution"]
@@ -67,7 +76,9 @@ def test_assign_gives_just_the_attribution() -> None:
 
 def test_explicit_output_modes() -> None:
     state = _rag().invoke(QUESTION)
-    only = CamabAttributor(KeywordScorer(), budget=6, output="attribution").invoke(state)
+    only = CamabAttributor(
+        KeywordScorer(), settings=AttributionSettings(budget=6), output="attribution"
+    ).invoke(state)
     assert only["status"] == "ok" and "answer" not in only
     with pytest.raises(ValueError, match="output must be"):
         CamabAttributor(KeywordScorer(), output="other")  # type: ignore[arg-type]
@@ -75,7 +86,9 @@ def test_explicit_output_modes() -> None:
 
 def test_the_real_prompt_from_a_template_or_the_input() -> None:
     scorer = KeywordScorer()
-    out = (_rag() | CamabAttributor(scorer, budget=6, prompt=PROMPT)).invoke(QUESTION)
+    out = (
+        _rag() | CamabAttributor(scorer, settings=AttributionSettings(budget=6), prompt=PROMPT)
+    ).invoke(QUESTION)
     assert out["attribution"]["prompt_mode"] == "captured"
     assert all(
         chat_messages(call.prompt)[0]["content"] == "Use the context." for call in scorer.calls
@@ -84,7 +97,7 @@ def test_the_real_prompt_from_a_template_or_the_input() -> None:
     state["prompt"] = PROMPT.invoke(
         {"input": state["input"], "context": "\n\n".join(d.page_content for d in state["context"])}
     )
-    out = CamabAttributor(KeywordScorer(), budget=6).invoke(state)
+    out = CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=6)).invoke(state)
     assert out["attribution"]["prompt_mode"] == "captured"
 
 
@@ -92,7 +105,7 @@ def test_string_answer_and_question_key() -> None:
     chain = RunnablePassthrough.assign(
         context=lambda x: DOCS, answer=lambda x: "Berlin is the capital of Germany."
     )
-    out = (chain | CamabAttributor(KeywordScorer(), budget=6)).invoke(
+    out = (chain | CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=6))).invoke(
         {"question": "Capital of Germany?"}
     )
     assert out["answer"] == "Berlin is the capital of Germany."
@@ -100,7 +113,9 @@ def test_string_answer_and_question_key() -> None:
 
 
 def test_failures_leave_the_answer_unchanged() -> None:
-    out = (_rag() | CamabAttributor(FailingScorer(), budget=6)).invoke(QUESTION)
+    out = (
+        _rag() | CamabAttributor(FailingScorer(), settings=AttributionSettings(budget=6))
+    ).invoke(QUESTION)
     assert out["answer"].content == "Paris is the capital of France."
     assert out["attribution"]["status"] == "error"
     assert out["attribution"]["error"] == "RuntimeError: scorer is down"
@@ -109,7 +124,7 @@ def test_failures_leave_the_answer_unchanged() -> None:
 
 
 def test_bad_input_is_recorded_not_raised() -> None:
-    attributor = CamabAttributor(KeywordScorer(), budget=6)
+    attributor = CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=6))
     out = attributor.invoke({"input": "q", "answer": "a"})
     assert out["attribution"]["status"] == "error"
     assert "no documents under 'context'" in out["attribution"]["error"]
@@ -118,7 +133,11 @@ def test_bad_input_is_recorded_not_raised() -> None:
     assert "CamabAttributor(..., context_key='my_key')" in error
     assert "RunnablePassthrough.assign(context=lambda x: x['my_key'])" in error
     mapped = CamabAttributor(
-        KeywordScorer(), budget=6, question_keys=("query",), context_key="docs", answer_key="reply"
+        KeywordScorer(),
+        settings=AttributionSettings(budget=6),
+        question_keys=("query",),
+        context_key="docs",
+        answer_key="reply",
     ).invoke({"query": "Capital of France?", "docs": DOCS, "reply": "Paris is the capital."})
     assert mapped["attribution"]["status"] == "ok" and len(mapped["attribution"]["documents"]) == 3
     message = AIMessage("just a message")
@@ -131,7 +150,7 @@ def test_a_context_already_formatted_into_one_string_warns() -> None:
     """Joined for the prompt, the documents are one: chunk attribution runs ('ok', one
     score) but can say nothing about which document the answer came from."""
     joined = "\n\n".join(d.page_content for d in DOCS)
-    step = CamabAttributor(KeywordScorer(), budget=6)
+    step = CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=6))
     with pytest.warns(AttributionWarning, match="pass them as a list"):
         out = step.invoke({**QUESTION, "context": joined, "answer": "Paris is the capital."})
     assert out["attribution"]["status"] == "ok" and len(out["attribution"]["documents"]) == 1
@@ -144,19 +163,22 @@ def test_no_scorer_and_no_model_fails_when_the_step_is_built() -> None:
     """A step cannot see the chain's model: with no scorer, llm or proxy every call would
     fail, so the step is refused at once rather than on every answer."""
     with pytest.raises(InputError, match=r"CamabAttributor needs scorer=.*llm=.*proxy="):
-        CamabAttributor(budget=6)
+        CamabAttributor(settings=AttributionSettings(budget=6))
     assert CamabAttributor(proxy=KeywordScorer()).proxy is not None  # the proxy scores
 
 
 def test_strict_mode_raises() -> None:
     with pytest.raises(RuntimeError, match="scorer is down"):
-        (_rag() | CamabAttributor(FailingScorer(), budget=6, strict=True)).invoke(QUESTION)
+        (
+            _rag()
+            | CamabAttributor(FailingScorer(), settings=AttributionSettings(budget=6), strict=True)
+        ).invoke(QUESTION)
     with pytest.raises(ValueError, match="needs a dict"):
         CamabAttributor(KeywordScorer(), strict=True).invoke("text")
 
 
 async def test_async_and_abatch() -> None:
-    chain = _rag() | CamabAttributor(KeywordScorer(), budget=6)
+    chain = _rag() | CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=6))
     out = await chain.ainvoke(QUESTION)
     assert out["attribution"]["status"] == "ok"
     outs = await chain.abatch([QUESTION, {"input": "Capital of Germany?"}])
@@ -164,7 +186,9 @@ async def test_async_and_abatch() -> None:
 
 
 def test_background_sync() -> None:
-    attributor = CamabAttributor(KeywordScorer(), budget=6, background=True)
+    attributor = CamabAttributor(
+        KeywordScorer(), settings=AttributionSettings(budget=6), background=True
+    )
     out = (_rag() | attributor).invoke(QUESTION)
     data = out["attribution"]
     run_id = data["run_id"]
@@ -181,7 +205,9 @@ class SlowScorer(KeywordScorer):
 
 
 async def test_background_async() -> None:
-    attributor = CamabAttributor(SlowScorer(), budget=6, background=True)
+    attributor = CamabAttributor(
+        SlowScorer(), settings=AttributionSettings(budget=6), background=True
+    )
     out = await (_rag() | attributor).ainvoke(QUESTION)
     assert out["attribution"]["status"] == "pending"
     result = await asyncio.wait_for(attributor.await_result(), 30)
@@ -191,7 +217,9 @@ async def test_background_async() -> None:
 def test_an_async_background_step_whose_loop_ends_first_is_cancelled() -> None:
     """Issue 37: asyncio.run returns before the step's attribution: "cancelled", with how
     to wait for it, never "pending" for ever."""
-    attributor = CamabAttributor(SlowScorer(), budget=6, background=True)
+    attributor = CamabAttributor(
+        SlowScorer(), settings=AttributionSettings(budget=6), background=True
+    )
     out = asyncio.run((_rag() | attributor).ainvoke(QUESTION))
     assert out["attribution"]["status"] == "cancelled"
     assert "await_result(run_id)" in out["attribution"]["error"]
@@ -199,18 +227,23 @@ def test_an_async_background_step_whose_loop_ends_first_is_cancelled() -> None:
 
 
 def test_citations_option_annotates_the_answer_message() -> None:
-    out = (_rag() | CamabAttributor(KeywordScorer(), budget=8, citations=True)).invoke(QUESTION)
+    out = (
+        _rag()
+        | CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=8), citations=True)
+    ).invoke(QUESTION)
     [block] = out["answer"].content_blocks
     assert block["text"] == "Paris is the capital of France."
     assert [c["title"] for c in block["annotations"]] == ["Paris"]
     assert out["answer"].response_metadata["attribution"]["status"] == "ok"
-    plain = (_rag() | CamabAttributor(KeywordScorer(), budget=8)).invoke(QUESTION)
+    plain = (
+        _rag() | CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=8))
+    ).invoke(QUESTION)
     assert plain["answer"].content == "Paris is the capital of France."  # opt-in only
 
 
 @pytest.mark.parametrize("make", [CamabAttributor, CamabCallbackHandler])
 def test_a_misspelled_method_or_option_fails_at_construction(make: Any) -> None:
     with pytest.raises(InputError, match="unknown method 'camba'"):
-        make(KeywordScorer(), method="camba")
+        make(KeywordScorer(), settings=AttributionSettings(method="camba"))
     with pytest.raises(InputError, match="bad options"):
-        make(KeywordScorer(), batchsize=2)
+        make(KeywordScorer(), settings=AttributionSettings(options={"batchsize": 2}))

@@ -18,6 +18,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
+from camab_rag import AttributionSettings
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer
 from tests.unit_tests.test_handler import _chain
@@ -44,7 +45,9 @@ def _block(**kwargs: Any) -> GroundednessFilter:
 
 
 def test_flag_attaches_the_verdict_and_keeps_the_answer() -> None:
-    attributor = CamabAttributor(KeywordScorer(), budget=6, groundedness=GroundednessFilter())
+    attributor = CamabAttributor(
+        KeywordScorer(), settings=AttributionSettings(budget=6, groundedness=GroundednessFilter())
+    )
     out = (_rag(AIMessage(UNGROUNDED)) | attributor).invoke(QUESTION)
     verdict = out["attribution"]["groundedness"]
     assert verdict["grounded"] is False and verdict["blocked"] is False
@@ -67,7 +70,9 @@ def test_flag_attaches_the_verdict_and_keeps_the_answer() -> None:
 
 
 def test_block_replaces_only_the_ungrounded_answer() -> None:
-    attributor = CamabAttributor(KeywordScorer(), budget=6, groundedness=_block())
+    attributor = CamabAttributor(
+        KeywordScorer(), settings=AttributionSettings(budget=6, groundedness=_block())
+    )
     bad = (_rag(AIMessage(UNGROUNDED, id="m1")) | attributor).invoke(QUESTION)
     assert isinstance(bad["answer"], AIMessage) and bad["answer"].content == FALLBACK
     assert bad["answer"].id == "m1"  # same message, new text, metadata kept
@@ -82,7 +87,9 @@ def test_block_replaces_only_the_ungrounded_answer() -> None:
 
 
 def test_block_in_async_chains() -> None:
-    attributor = CamabAttributor(KeywordScorer(), budget=6, groundedness=_block())
+    attributor = CamabAttributor(
+        KeywordScorer(), settings=AttributionSettings(budget=6, groundedness=_block())
+    )
     out = asyncio.run((_rag(UNGROUNDED) | attributor).ainvoke(QUESTION))
     assert out["answer"] == FALLBACK and out["attribution"]["groundedness"]["blocked"]
 
@@ -90,7 +97,11 @@ def test_block_in_async_chains() -> None:
 def test_assign_position_reports_the_answer_to_show() -> None:
     out = (
         _rag(UNGROUNDED)
-        .assign(attribution=CamabAttributor(KeywordScorer(), budget=6, groundedness=_block()))
+        .assign(
+            attribution=CamabAttributor(
+                KeywordScorer(), settings=AttributionSettings(budget=6, groundedness=_block())
+            )
+        )
         .invoke(QUESTION)
     )
     assert out["answer"] == UNGROUNDED  # a sibling value cannot be replaced
@@ -98,12 +109,17 @@ def test_assign_position_reports_the_answer_to_show() -> None:
 
 
 def test_a_failed_attribution_is_blocked_by_default_or_passes_as_configured() -> None:
-    passing = CamabAttributor(FailingScorer(), budget=6, groundedness=_block(on_error="pass"))
+    passing = CamabAttributor(
+        FailingScorer(),
+        settings=AttributionSettings(budget=6, groundedness=_block(on_error="pass")),
+    )
     out = (_rag(UNGROUNDED) | passing).invoke(QUESTION)
     assert out["answer"] == UNGROUNDED and out["attribution"]["status"] == "error"
     assert out["attribution"]["groundedness"]["grounded"] is None
     # a blocking filter that cannot judge fails closed
-    strict = CamabAttributor(FailingScorer(), budget=6, groundedness=_block())
+    strict = CamabAttributor(
+        FailingScorer(), settings=AttributionSettings(budget=6, groundedness=_block())
+    )
     out = (_rag(UNGROUNDED) | strict).invoke(QUESTION)
     assert out["answer"] == FALLBACK and out["attribution"]["groundedness"]["blocked"]
     assert out["attribution"]["groundedness"]["grounded"] is None
@@ -111,20 +127,30 @@ def test_a_failed_attribution_is_blocked_by_default_or_passes_as_configured() ->
 
 def test_filters_that_cannot_work_are_refused() -> None:
     with pytest.raises(ValueError, match="background=True"):
-        CamabAttributor(KeywordScorer(), background=True, groundedness=_block())
+        CamabAttributor(
+            KeywordScorer(), background=True, settings=AttributionSettings(groundedness=_block())
+        )
     with pytest.raises(ValueError, match="CamabCallbackHandler observes"):
-        CamabCallbackHandler(KeywordScorer(), groundedness=_block())
+        CamabCallbackHandler(KeywordScorer(), settings=AttributionSettings(groundedness=_block()))
     with pytest.raises(ValueError, match="AsyncCamabCallbackHandler observes"):
-        AsyncCamabCallbackHandler(KeywordScorer(), groundedness=_block())
+        AsyncCamabCallbackHandler(
+            KeywordScorer(), settings=AttributionSettings(groundedness=_block())
+        )
     with pytest.raises(TypeError, match="GroundednessFilter"):
-        CamabAttributor(KeywordScorer(), groundedness=0.22)  # type: ignore[arg-type]
+        CamabAttributor(KeywordScorer(), settings=AttributionSettings(groundedness=0.22))  # type: ignore[arg-type]
     # flag mode works in the background and in handlers
-    CamabAttributor(KeywordScorer(), background=True, groundedness=GroundednessFilter())
+    CamabAttributor(
+        KeywordScorer(),
+        background=True,
+        settings=AttributionSettings(groundedness=GroundednessFilter()),
+    )
 
 
 @pytest.mark.parametrize("handler_cls", [CamabCallbackHandler, AsyncCamabCallbackHandler])
 def test_handlers_flag_answers(handler_cls: Any) -> None:
-    handler = handler_cls(KeywordScorer(), budget=8, groundedness=GroundednessFilter())
+    handler = handler_cls(
+        KeywordScorer(), settings=AttributionSettings(budget=8, groundedness=GroundednessFilter())
+    )
     chain = _chain()
     # the fake model declines on Atlantis ("I do not know."): an abstention passes
     for question, grounded in (
@@ -146,7 +172,9 @@ def test_handlers_flag_answers(handler_cls: Any) -> None:
 
 def test_budget_zero_judges_without_attributing() -> None:
     scorer = KeywordScorer()
-    attributor = CamabAttributor(scorer, budget=0, groundedness=_block())
+    attributor = CamabAttributor(
+        scorer, settings=AttributionSettings(budget=0, groundedness=_block())
+    )
     bad = (_rag(AIMessage(UNGROUNDED)) | attributor).invoke(QUESTION)
     assert bad["answer"].content == FALLBACK and bad["attribution"]["groundedness"]["blocked"]
     assert len(scorer.calls) == 2  # the two anchor calls, nothing else
