@@ -11,6 +11,7 @@ from uuid import UUID, uuid4
 
 import pytest
 from fakes import FailingScorer, KeywordScorer
+from test_captured import ANSWER, DOCS, QUESTION
 
 from camab_rag.integration import (
     AttributionSettings,
@@ -22,13 +23,6 @@ from camab_rag.integration import (
     pending,
 )
 
-DOCS = [
-    "Paris is the capital of France.",
-    "Bananas are yellow and sweet.",
-    "The Seine flows through Paris.",
-]
-QUESTION = "What is the capital of France?"
-ANSWER = "Paris is the capital of France."
 PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"
 
 

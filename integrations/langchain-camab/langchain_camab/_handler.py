@@ -43,7 +43,7 @@ from langchain_camab._capture import (
 )
 from langchain_camab._messages import message_text, to_chat_messages
 from langchain_camab._progress import ProgressHook
-from langchain_camab.result import ChainAttribution
+from langchain_camab.result import ChainAttribution, KeptResults
 from langchain_camab.scorer import (
     NO_KEY_FROM_RUN,
     ScorerUnavailableError,
@@ -69,7 +69,7 @@ class _RootRun:
     answer_placeholder: dict[str, Any] | None = None
 
 
-class HandlerCore:
+class HandlerCore(KeptResults):
     """State and logic shared by the sync and async handlers (see their docstring)."""
 
     def __init__(
@@ -113,16 +113,6 @@ class HandlerCore:
         self._tool_names: dict[UUID, str | None] = {}
         # strict mode: let LangChain re-raise our errors into the chain
         self.raise_error = strict
-
-    @property
-    def results(self) -> Mapping[Any, ChainAttribution]:
-        """Results by root run id (a ``UUID`` or its string), oldest dropped first."""
-        return self.runs.results
-
-    @property
-    def last_result(self) -> ChainAttribution | None:
-        """The latest result."""
-        return self.runs.last_result
 
     # ------------------------------------------------------------------ recording
     def on_chain_start(

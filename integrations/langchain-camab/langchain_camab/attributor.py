@@ -43,7 +43,7 @@ from langchain_camab import _attach
 from langchain_camab._messages import message_text, to_prompt
 from langchain_camab._progress import ProgressHook, RunProgress
 from langchain_camab.citations import to_citations, with_citations
-from langchain_camab.result import ChainAttribution
+from langchain_camab.result import ChainAttribution, KeptResults
 from langchain_camab.scorer import resolve_scorer
 
 logger = logging.getLogger(__name__)
@@ -71,79 +71,38 @@ class _Request:
     result: ChainAttribution | None = None
 
 
-class CamabAttributor(Runnable[Any, Any]):
-    """Attribute an answer to its documents as a chain step.
+class CamabAttributor(KeptResults, Runnable[Any, Any]):
+    """Attribute an answer to its documents as a chain step (or LangGraph node).
 
-    Input: a dict with the question (first of ``question_keys``), the documents
-    (``context_key``: a list of ``Document`` or strings; one formatted string is one
-    document, which chunk attribution cannot split: it warns) and the answer
-    (``answer_key``: a string or an ``AIMessage``). Optionally the exact prompt under
-    ``prompt_key`` (a ``PromptValue``, messages or text): then ablations cut the documents
-    out of that prompt. Without it, pass ``prompt=`` (the chain's prompt template) to
-    rebuild it, or camab-rag's default template is used. Other key names::
-
-        # the chain returns {"query", "docs", "reply"}
-        rag | CamabAttributor(scorer, question_keys=("query",), context_key="docs",
-                              answer_key="reply")
-        # or rename before the step
-        rag | RunnablePassthrough.assign(question=lambda x: x["query"]) | CamabAttributor(...)
-
-    Needs ``scorer``, ``llm`` or ``proxy`` (a step cannot see the chain's model): with
-    none of them it fails when it is built.
-
-    Output: for ``chain | CamabAttributor()`` the input dict plus an ``"attribution"`` key
-    (a JSON-ready summary), the answer ``AIMessage`` with
-    ``response_metadata["attribution"]`` and each ``Document`` with
-    ``metadata["attribution"]`` (``score``, ``rank``, ``supporting_sentences``,
-    ``disputes``: answer words the document argues against). As a
-    value of ``.assign(attribution=...)`` or ``RunnableParallel`` (``output="auto"``
-    detects it) just the summary, with the documents annotated in place.
+    Reads a dict: the question (first of ``question_keys``), the documents
+    (``context_key``: ``Document`` objects or strings) and the answer (``answer_key``: a
+    string or a message). The prompt the model received is read under ``prompt_key``, or
+    rebuilt from ``prompt=`` (the chain's template), else camab-rag's template is used.
+    Returns the input plus ``"attribution"`` (a JSON-ready summary; the answer message
+    gets ``response_metadata["attribution"]``, each ``Document`` ``metadata
+    ["attribution"]``); in ``.assign(attribution=...)`` position (``output="auto"``
+    detects it) just the summary. ``stream()`` passes the chain's chunks through, then
+    adds the attribution as a last chunk (held back until judged by a blocking filter).
+    Needs ``scorer``, ``llm`` or ``proxy``: a step cannot see the chain's model.
 
     Args:
-        scorer: a camab-rag scorer; ``None`` builds it from ``llm`` (the chain's own
-            ``ChatOpenAI`` with a base URL, or :class:`~langchain_camab.CamabChatModel`).
-        settings: how each answer is attributed (:class:`~camab_rag.AttributionSettings`:
-            budget, method, granularity, seed, deadline, method options). Its
-            ``groundedness`` filter's verdict is in ``attribution["groundedness"]``; with
-            ``mode="block"`` an ungrounded (or unjudgeable) answer is replaced by the
-            filter's fallback under ``answer_key`` (the original stays in
-            ``attribution["groundedness"]["original_answer"]``). In ``.assign`` position
-            the sibling answer cannot be replaced: read ``["groundedness"]["answer"]``.
-        llm: the chain's chat model (used when ``scorer`` is ``None``).
-        proxy: a camab-rag scorer that scores in place of the chain's model when that
-            model cannot (a hosted chat API gives no log-probabilities of a given text; or
-            no ``llm`` was given). The result's ``scored_by`` names it (``"proxy": True``).
-        scorer_options: options of the HTTP scorer built from ``llm`` (e.g.
-            ``{"retry_budget_s": 1.0}``).
-        prompt: the chain's prompt template, rendered with the input (documents joined by
-            ``document_separator`` under ``context_key``) to get the real prompt.
+        scorer: a camab-rag scorer; ``None``: built from ``llm``.
+        settings: how each answer is attributed (:class:`~camab_rag.AttributionSettings`);
+            with a ``mode="block"`` groundedness filter an ungrounded or unjudgeable answer
+            is replaced by its fallback (in ``.assign`` position read
+            ``["groundedness"]["answer"]``).
+        llm, proxy, scorer_options: the chain's chat model to score with, a scorer used
+            when that model cannot score (named in ``scored_by``), the HTTP scorer's options.
+        prompt, document_separator: the chain's prompt template and how it joins documents.
         question_keys, context_key, answer_key, prompt_key: where to read the input.
-        output: ``"merge"`` (input dict + attribution), ``"attribution"`` (the summary
-            only) or ``"auto"``.
-        strict: re-raise attribution errors.
-        background: return at once with ``{"status": "pending", "run_id": ...}`` and fill
-            the same dicts in place when ready; ``attributor.wait(run_id)`` (sync) or
-            ``await attributor.await_result(run_id)`` (async) gives the result.
-        progress: called as ``progress(calls_made, total)`` every few model calls; inside
-            a run the same figures go to the run's callbacks as the custom event
-            ``"camab_progress"`` (``{"run_id", "calls", "total"}``).
-        citations: also put LangChain ``Citation`` annotations
-            (:func:`~langchain_camab.to_citations`) on an ``AIMessage`` answer (its content
-            becomes one text block carrying them; a streamed answer keeps its chunks).
-        max_results: results kept in ``.results`` (oldest dropped first).
-
-    Streaming: ``chain.stream()`` / ``astream()`` pass every chunk of the chain through as
-    it comes (the answer streams), then add one last chunk ``{"attribution": summary}``
-    once the stream has ended; the streamed ``Document`` objects get
-    ``metadata["attribution"]`` in place, and a streamed ``AIMessageChunk`` answer gets a
-    last empty chunk carrying ``response_metadata["attribution"]``. With a blocking
-    groundedness filter the output is held back until it is judged (a streamed answer
-    cannot be taken back), and in ``.assign`` position only the summary is streamed.
-
-    Attributes:
-        results: :class:`~langchain_camab.ChainAttribution` by run id (``results[run_id]``,
-            a ``UUID`` or its string); ``last_result`` is the latest. Each result's
-            ``scored_documents()`` gives ``(document, score)`` pairs, best first.
+        output: ``"merge"``, ``"attribution"`` (the summary only) or ``"auto"``.
+        strict: re-raise attribution errors (default: record them, the answer goes on).
+        background: return at once with ``{"status": "pending"}`` dicts, filled in place
+            later; ``wait(run_id)`` / ``await await_result(run_id)`` give the result.
+        progress: ``progress(calls_made, total)``; inside a run also the custom event
+            ``"camab_progress"``.
+        citations: put LangChain ``Citation`` annotations on an ``AIMessage`` answer.
+        max_results: results kept in ``.results`` (``last_result`` is the latest).
     """
 
     def __init__(
@@ -202,16 +161,6 @@ class CamabAttributor(Runnable[Any, Any]):
         self.runs: ChainRuns[ChainAttribution] = ChainRuns(
             self.settings, strict=strict, keep=max_results, uuid_keys=True
         )
-
-    @property
-    def results(self) -> Mapping[Any, ChainAttribution]:
-        """Results by run id (a ``UUID`` or its string), oldest dropped first."""
-        return self.runs.results
-
-    @property
-    def last_result(self) -> ChainAttribution | None:
-        """The latest result."""
-        return self.runs.last_result
 
     # ------------------------------------------------------------------ Runnable
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:

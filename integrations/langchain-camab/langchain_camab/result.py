@@ -8,6 +8,7 @@ from typing import Any
 
 from camab_rag.integration import (
     AttributionResult,
+    ChainRuns,
     FilteredAnswer,
     document_ranks,
     supporting_documents,
@@ -75,6 +76,22 @@ class ChainAttribution(AttributionResult):
                 else None
             ),
         )
+
+
+class KeptResults:
+    """``results`` and ``last_result`` of an object whose attributions run in ``runs``."""
+
+    runs: ChainRuns[ChainAttribution]
+
+    @property
+    def results(self) -> Mapping[Any, ChainAttribution]:
+        """Results by run id (a ``UUID`` or its string), oldest dropped first."""
+        return self.runs.results
+
+    @property
+    def last_result(self) -> ChainAttribution | None:
+        """The latest result."""
+        return self.runs.last_result
 
 
 def groundedness_of(source: object) -> FilteredAnswer:

@@ -41,29 +41,14 @@ HOW_TO_WAIT = (
 class CamabEventHandler(BaseEventHandler):
     """Attribute every completed query of every query engine (instrumentation handler).
 
-    Attach once, e.g. ``CamabEventHandler.attach(scorer=camab_rag.default_scorer())``
-    (or ``get_dispatcher().add_event_handler(CamabEventHandler(...))``). On each
-    ``QueryEndEvent`` the response is attributed in place, exactly as
-    :class:`CamabQueryEngine` does, using the nodes and LLM prompt captured inside that
-    query's span, so concurrent queries never mix. Queries run through a
-    :class:`CamabQueryEngine` are left to it.
-
-    A streamed response (``streaming=True``, ``query`` or ``aquery``) is attributed once
-    its stream has been consumed, as :class:`CamabQueryEngine` does.
-
-    For ``aquery`` (inside a running event loop) attribution runs as a background task, so
-    the loop is never blocked; the response's attribution shows ``status: "pending"`` until
-    :meth:`aflush` has awaited it. If the event loop ends first (``asyncio.run`` returns
-    without ``aflush``), the attribution is cancelled: its status becomes
-    ``"cancelled"`` with a message saying to await :meth:`aflush`, and a warning is
-    logged. ``query`` attributes inline, before it returns. Set ``background`` to force
-    either way.
-
-    ``settings`` (an :class:`~camab_rag.AttributionSettings`) say how each answer is
-    attributed; its ``groundedness`` filter judges each answer, its verdict going to
-    ``metadata["attribution"]["groundedness"]``. A filter with
-    ``mode="block"`` needs the verdict before the query returns, so those queries are
-    attributed inline (``background=True`` with a blocking filter is refused).
+    Attach once: ``CamabEventHandler.attach(scorer=camab_rag.default_scorer())``. On each
+    ``QueryEndEvent`` the response is attributed in place as :class:`CamabQueryEngine`
+    does, from the nodes and prompt captured in that query's span (concurrent queries
+    never mix; a ``CamabQueryEngine``'s own queries are left to it; a stream once read).
+    ``aquery`` in a running loop is attributed by a background task (``status:
+    "pending"`` until :meth:`aflush`; "cancelled", with how to wait, if the loop ends
+    first), ``query`` inline; ``background`` forces either. A blocking groundedness filter
+    in ``settings`` always runs inline (``background=True`` with one is refused).
 
     Attributes:
         results: the most recent attributions (``maxlen`` 256), each

@@ -25,41 +25,23 @@ from camab_rag.integration import AttributionSettings, InputError, Steps, adrive
 class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
     """Wrap a query engine so every response carries its attribution.
 
-    ``response.metadata["attribution"]`` holds the full result
-    (:meth:`camab_rag.AttributionResult.to_dict` plus ``prompt_source``/``prompt_note``);
-    each source node keeps its retrieval score and gains ``node.metadata["attribution"]``
-    with ``score`` (sum of its segments' scores), ``rank`` (1 = most relied on),
-    ``supporting_sentences`` (answer sentences it supports best), ``disputes`` (answer
-    words it argues against) and ``segments``.
-
-    Streaming (``streaming=True``): ``query`` returns the ``StreamingResponse`` and
-    ``aquery`` the ``AsyncStreamingResponse`` as they came. The token loop ends with the
-    tokens; the attribution then runs in the background (``metadata["attribution"]`` is
-    pending meanwhile), and ``wait_for_attribution(response)`` /
-    ``await await_attribution(response)`` wait for it.
-
-    Progress: every few model calls an
-    :class:`~llama_index.postprocessor.camab.AttributionProgressEvent` (``calls`` of
-    ``total``) goes to the instrumentation dispatcher, inside the query's span; a
-    ``progress=lambda calls, total: ...`` option is called too.
+    ``response.metadata["attribution"]`` holds the result
+    (:meth:`camab_rag.AttributionResult.to_dict` plus ``prompt_source``); each source node
+    keeps its retrieval score and gains ``node.metadata["attribution"]`` (``score``,
+    ``rank``, ``supporting_sentences``, ``disputes``, ``segments``). A streamed response
+    is returned as it came and attributed in the background once read to the end
+    (``wait_for_attribution`` / ``await_attribution``). Every few model calls an
+    :class:`~llama_index.postprocessor.camab.AttributionProgressEvent` is dispatched.
 
     Args:
         query_engine: any ``BaseQueryEngine`` (e.g. ``index.as_query_engine(llm=...)``).
-        scorer: scores subsets of the context; ``None`` builds one from the engine's own
-            LLM (an OpenAI-compatible server, or an LLM that carries a scorer).
-        settings: how each answer is attributed (:class:`~camab_rag.AttributionSettings`:
-            budget, method, granularity, seed, deadline, method options); its
-            ``groundedness`` filter's verdict goes to
-            ``response.metadata["attribution"]["groundedness"]`` (at most two extra model
-            calls) and ``mode="block"`` replaces an ungrounded ``response.response`` by its
-            fallback (also when the answer cannot be judged).
-        proxy: a camab-rag scorer that scores in place of the engine's LLM when that LLM
-            cannot (a hosted chat API gives no log-probabilities of a given text), e.g.
-            ``camab_rag.default_scorer()``. Never silent: ``metadata["attribution"]
-            ["scored_by"]`` names it with ``"proxy": True``.
-        scorer_options: options of the HTTP scorer built from the engine's LLM when
-            ``scorer`` is ``None`` (:class:`camab_rag.OpenAICompletionsScorer`), e.g.
-            ``{"retry_budget_s": 1.0, "timeout": 20}``.
+        scorer: scores subsets of the context; ``None``: built from the engine's own LLM
+            (an OpenAI-compatible server, or an LLM that carries a scorer).
+        settings: how each answer is attributed (:class:`~camab_rag.AttributionSettings`);
+            a ``mode="block"`` groundedness filter replaces an ungrounded or unjudgeable
+            ``response.response`` by its fallback.
+        proxy: scores in place of an LLM that cannot (named in ``scored_by``).
+        scorer_options: options of the HTTP scorer built from the LLM.
     """
 
     def __init__(
