@@ -16,13 +16,13 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage, BaseMessageChunk
 from langchain_core.prompts import BasePromptTemplate
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableGenerator
 from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
@@ -71,7 +71,7 @@ class _Request:
     result: ChainAttribution | None = None
 
 
-class CamabAttributor(KeptResults, Runnable[Any, Any]):
+class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
     """Attribute an answer to its documents as a chain step (or LangGraph node).
 
     Reads a dict: the question (first of ``question_keys``), the documents
@@ -104,6 +104,8 @@ class CamabAttributor(KeptResults, Runnable[Any, Any]):
         citations: put LangChain ``Citation`` annotations on an ``AIMessage`` answer.
         max_results: results kept in ``.results`` (``last_result`` is the latest).
     """
+
+    __hash__ = Runnable.__hash__  # type: ignore[assignment]  # RunnableGenerator drops it
 
     def __init__(
         self,
@@ -157,7 +159,9 @@ class CamabAttributor(KeptResults, Runnable[Any, Any]):
         self.background = background
         self.progress = progress
         self.citations = citations
-        self.name = name
+        # stream / astream / transform / atransform are RunnableGenerator's; it gives a
+        # transform that takes ``run_manager`` the run's manager (typed without it)
+        super().__init__(cast(Any, self._through), cast(Any, self._athrough), name=name)
         self.runs: ChainRuns[ChainAttribution] = ChainRuns(
             self.settings, strict=strict, keep=max_results, uuid_keys=True
         )
@@ -169,34 +173,7 @@ class CamabAttributor(KeptResults, Runnable[Any, Any]):
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         return await self._acall_with_config(self._ainvoke, input, ensure_config(config), **kwargs)
 
-    def transform(
-        self, input: Iterator[Any], config: RunnableConfig | None = None, **kwargs: Any
-    ) -> Iterator[Any]:
-        yield from self._transform_stream_with_config(input, self._transform, config, **kwargs)
-
-    async def atransform(
-        self, input: AsyncIterator[Any], config: RunnableConfig | None = None, **kwargs: Any
-    ) -> AsyncIterator[Any]:
-        async for chunk in self._atransform_stream_with_config(
-            input, self._atransform, config, **kwargs
-        ):
-            yield chunk
-
-    def stream(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> Iterator[Any]:
-        yield from self.transform(iter([input]), config, **kwargs)
-
-    async def astream(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> AsyncIterator[Any]:
-        async def single() -> AsyncIterator[Any]:
-            yield input
-
-        async for chunk in self.atransform(single(), config, **kwargs):
-            yield chunk
-
-    def _transform(
+    def _through(
         self, chunks: Iterator[Any], run_manager: CallbackManagerForChainRun
     ) -> Iterator[Any]:
         passes = self._passes_through(run_manager)
@@ -208,7 +185,7 @@ class CamabAttributor(KeptResults, Runnable[Any, Any]):
         output = self._invoke(merged, run_manager)
         yield self._last_chunk(merged, output) if passes else output
 
-    async def _atransform(
+    async def _athrough(
         self, chunks: AsyncIterator[Any], run_manager: AsyncCallbackManagerForChainRun
     ) -> AsyncIterator[Any]:
         passes = self._passes_through(run_manager)
