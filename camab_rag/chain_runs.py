@@ -15,7 +15,8 @@ documents as the chain holds them, the prompts its model received) and gives it 
   and :meth:`~ChainRuns.await_result`.
 
 The integration turns each :class:`~camab_rag.captured.CapturedAttribution` into its
-framework's types (its ``finish``); :func:`native_citations` is the data behind them.
+framework's types (its ``finish``): :func:`answer_summary` is the answer's metadata,
+:func:`native_citations` the data behind the frameworks' citation types.
 """
 
 from __future__ import annotations
@@ -30,9 +31,15 @@ from typing import Any, Generic, TypeVar
 from uuid import UUID
 
 from camab_rag.background import Background, ResultStore, cancelled, fill
-from camab_rag.captured import CapturedAttribution, captured_steps
+from camab_rag.captured import (
+    CapturedAttribution,
+    captured_steps,
+    document_ranks,
+    supporting_documents,
+)
 from camab_rag.citations import CitationRule, citation_pairs, source_location
 from camab_rag.engine import ProgressFn
+from camab_rag.groundedness import FilteredAnswer
 from camab_rag.prompts import PromptPlan
 from camab_rag.result import AttributionResult
 from camab_rag.rounds import Steps, adrive, drive
@@ -222,6 +229,63 @@ class ChainRuns(Generic[T]):
         self._jobs.close()
 
 
+# ---------------------------------------------------------------------- what is attached
+def answer_summary(
+    result: AttributionResult,
+    titles: Sequence[str | None] = (),
+    *,
+    run_id: str | None = None,
+    verdict: FilteredAnswer | None = None,
+) -> dict[str, Any]:
+    """The compact, JSON-ready attribution an integration attaches to an answer.
+
+    Keys: ``status``, ``error``, ``method``, ``budget``, ``n_queries``, ``exact`` (every
+    subset was scored), ``prompt_tokens``, ``wall_time_s``, ``prompt_mode``,
+    ``prompt_note``, ``run_id``, ``documents`` (per document: ``index``, ``score``,
+    ``rank``, ``title`` from ``titles``), ``top_documents`` (indices, best first),
+    ``citations`` (per answer sentence: ``sentence`` and its supporting ``document`` or
+    ``None``), ``groundedness`` (the filter's verdict, ``None`` without one) and
+    ``scored_by`` (``{"model", "proxy", "reason"}``).
+    """
+    data: dict[str, Any] = {
+        "status": result.status,
+        "error": result.error,
+        "method": result.method,
+        "budget": result.budget,
+        "n_queries": result.n_queries,
+        "exact": result.exact,
+        "prompt_tokens": result.prompt_tokens,
+        "wall_time_s": round(result.wall_time_s, 3),
+        "prompt_mode": result.prompt_mode,
+        "prompt_note": result.prompt_note,
+        "run_id": run_id,
+        "documents": [],
+        "top_documents": [],
+        "citations": [],
+        "groundedness": verdict.to_dict() if verdict is not None else None,
+        "scored_by": result.scored_by.to_dict() if result.scored_by is not None else None,
+    }
+    if result.status != "ok":
+        return data
+    scores = result.document_scores
+    ranks = document_ranks(result)
+    data["documents"] = [
+        {
+            "index": i,
+            "score": float(scores[i]),
+            "rank": ranks[i],
+            "title": titles[i] if i < len(titles) else None,
+        }
+        for i in range(len(scores))
+    ]
+    data["top_documents"] = result.top_documents(len(scores))
+    data["citations"] = [
+        {"sentence": statement.text, "document": doc_index}
+        for statement, doc_index in zip(result.statements, supporting_documents(result))
+    ]
+    return data
+
+
 # ---------------------------------------------------------------------- native citations
 @dataclass(frozen=True)
 class NativeCitation:
@@ -268,6 +332,7 @@ __all__ = [
     "ChainCall",
     "ChainRuns",
     "NativeCitation",
+    "answer_summary",
     "chain_steps",
     "failed_attribution",
     "native_citations",

@@ -8,10 +8,11 @@ between is here, and an integration imports nothing else of the core:
 * run: :class:`ChainCall` (what was captured) and :class:`ChainRuns` (one object's
   attributions: sync, async or background, the result store, the never-break-the-chain
   and fail-closed policies), over one :class:`AttributionSettings`;
-* attach: :func:`document_summary` (the per-document entry: score, rank, supporting
-  sentences, disputes), :func:`native_citations` (the data of the frameworks' citation
-  types), :func:`pending` / :func:`fill` (placeholders filled in place when a background
-  attribution ends), :func:`reached_the_model` (which LLM call saw the documents);
+* attach: :func:`answer_summary` (the answer's metadata), :func:`document_summary` (the
+  per-document entry: score, rank, supporting sentences, disputes),
+  :func:`native_citations` (the data of the frameworks' citation types), :func:`pending` /
+  :func:`fill` (placeholders filled in place when a background attribution ends),
+  :func:`reached_the_model` (which LLM call saw the documents);
 * scorers: :func:`own_or_proxy`, :class:`ScorerCache`, :func:`scorer_from_chat_client`
   (the chain's own model, or a proxy named as such); :class:`MiniLMEmbedder` (the
   embedded sentence embedder, for offline retrieval);
@@ -39,6 +40,7 @@ from camab_rag.chain_runs import (
     ChainCall,
     ChainRuns,
     NativeCitation,
+    answer_summary,
     chain_steps,
     failed_attribution,
     native_citations,
@@ -85,6 +87,7 @@ __all__ = [
     "SourceDocument",
     "Steps",
     "adrive",
+    "answer_summary",
     "asynced",
     "cancelled",
     "cannot_score_reason",

@@ -6,6 +6,7 @@ citations carry each document's source location."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -14,11 +15,13 @@ from fakes import FailingScorer, KeywordScorer
 from test_captured import ANSWER, DOCS, QUESTION
 
 from camab_rag.integration import (
+    AttributionResult,
     AttributionSettings,
     CapturedAttribution,
     ChainCall,
     ChainRuns,
     GroundednessFilter,
+    answer_summary,
     native_citations,
     pending,
 )
@@ -52,6 +55,19 @@ def test_sync_and_async_runs_give_the_same_result() -> None:
     async_ = asyncio.run(runs.arun(runs.steps("b", call_with(KeywordScorer()), kept))).result
     assert sync.scores.tolist() == async_.scores.tolist()
     assert list(runs.results) == ["a", "b"]
+
+
+def test_the_answer_summary_is_json_ready() -> None:
+    runs: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=6))
+    result = runs.run(runs.steps("a", call_with(KeywordScorer()), kept)).result
+    data = answer_summary(result, ["France", None], run_id="a")
+    assert json.loads(json.dumps(data))["run_id"] == "a" and data["status"] == "ok"
+    best = data["top_documents"][0]
+    assert sorted(data["top_documents"]) == [0, 1, 2] and data["documents"][best]["rank"] == 1
+    assert [d["title"] for d in data["documents"]] == ["France", None, None]
+    assert [c["sentence"] for c in data["citations"]] == [ANSWER]
+    failed = answer_summary(AttributionResult.failed("down"))
+    assert (failed["status"], failed["documents"], failed["groundedness"]) == ("error", [], None)
 
 
 def test_an_error_becomes_a_failed_result_and_strict_raises_it() -> None:

@@ -10,8 +10,7 @@ from camab_rag.integration import (
     AttributionResult,
     ChainRuns,
     FilteredAnswer,
-    document_ranks,
-    supporting_documents,
+    answer_summary,
 )
 
 
@@ -120,54 +119,12 @@ def groundedness_of(source: object) -> FilteredAnswer:
 
 
 def summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dict[str, Any]:
-    """The compact, JSON-ready attribution attached to an answer.
-
-    Keys: ``status``, ``error``, ``method``, ``budget``, ``n_queries``, ``exact`` (every
-    subset was scored: the scores are exact, not estimated), ``prompt_tokens``,
-    ``wall_time_s``, ``prompt_mode``, ``prompt_note``, ``run_id``, ``documents`` (per
-    document: ``index``, ``score``, ``rank``, ``title``), ``top_documents`` (indices, best
-    first) and ``citations`` (per answer sentence: ``sentence`` and the supporting
-    ``document`` index or ``None``), ``groundedness`` (the filter's verdict as a dict,
-    ``None`` without a filter) and ``scored_by`` (``{"model", "proxy", "reason"}``: which
-    model scored, and whether it was a proxy for the chain's model).
-    """
+    """The compact, JSON-ready attribution attached to an answer
+    (:func:`camab_rag.integration.answer_summary`, with the chain's run id and verdict)."""
     chain = result if isinstance(result, ChainAttribution) else None
-    data: dict[str, Any] = {
-        "status": result.status,
-        "error": result.error,
-        "method": result.method,
-        "budget": result.budget,
-        "n_queries": result.n_queries,
-        "exact": result.exact,
-        "prompt_tokens": result.prompt_tokens,
-        "wall_time_s": round(result.wall_time_s, 3),
-        "prompt_mode": result.prompt_mode,
-        "prompt_note": result.prompt_note,
-        "run_id": chain.run_id if chain else None,
-        "documents": [],
-        "top_documents": [],
-        "citations": [],
-        "groundedness": (
-            chain.groundedness.to_dict() if chain and chain.groundedness is not None else None
-        ),
-        "scored_by": result.scored_by.to_dict() if result.scored_by is not None else None,
-    }
-    if result.status != "ok":
-        return data
-    scores = result.document_scores
-    ranks = document_ranks(result)
-    data["documents"] = [
-        {
-            "index": i,
-            "score": float(scores[i]),
-            "rank": ranks[i],
-            "title": titles[i] if i < len(titles) else None,
-        }
-        for i in range(len(scores))
-    ]
-    data["top_documents"] = result.top_documents(len(scores))
-    data["citations"] = [
-        {"sentence": statement.text, "document": doc_index}
-        for statement, doc_index in zip(result.statements, supporting_documents(result))
-    ]
-    return data
+    return answer_summary(
+        result,
+        titles,
+        run_id=chain.run_id if chain else None,
+        verdict=chain.groundedness if chain else None,
+    )
