@@ -258,7 +258,7 @@ class ResponseAttributor:
         self.config = settings or AttributionSettings()
         self.scorers = ScorerCache(proxy, scorer_options)
         self.tracker = query_tracker()
-        self.runs: ChainRuns[Any] = ChainRuns(self.config)
+        self.runs: ChainRuns[Any] = ChainRuns(self.config, keep=256)
 
     def begin(self, query: str) -> QueryRecord | None:
         """The record of the active span, marked as attributed by this wrapper (so an event
