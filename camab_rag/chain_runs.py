@@ -45,7 +45,7 @@ from camab_rag.result import AttributionResult
 from camab_rag.rounds import Steps, adrive, drive
 from camab_rag.scoring import Prompt
 from camab_rag.segments import to_documents
-from camab_rag.settings import AttributionSettings
+from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -128,7 +128,7 @@ class ChainRuns(Generic[T]):
     ``uuid_keys`` reads a ``str`` key as the ``UUID`` it spells (LangChain run ids).
     """
 
-    settings: AttributionSettings = field(default_factory=AttributionSettings)
+    settings: AttributionSettings = CHAIN_SETTINGS
     strict: bool = False
     keep: int = 1000
     uuid_keys: bool = False

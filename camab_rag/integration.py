@@ -7,7 +7,9 @@ between is here, and an integration imports nothing else of the core:
 
 * run: :class:`ChainCall` (what was captured) and :class:`ChainRuns` (one object's
   attributions: sync, async or background, the result store, the never-break-the-chain
-  and fail-closed policies), over one :class:`AttributionSettings`;
+  and fail-closed policies), over one :class:`AttributionSettings` (the integrations'
+  default: :data:`CHAIN_SETTINGS`, whole documents and a deadline; override with
+  ``CHAIN_SETTINGS.with_changes(budget=8)``);
 * attach: :func:`answer_summary` (the answer's metadata), :func:`document_summary` (the
   per-document entry: score, rank, supporting sentences, disputes),
   :func:`native_citations` (the data of the frameworks' citation types), :func:`pending` /
@@ -61,9 +63,10 @@ from camab_rag.scorers.echo import PROXY_FIX
 from camab_rag.scorers.proxy import ScorerCache, cannot_score_reason, checked_scorer, own_or_proxy
 from camab_rag.scoring import Prompt
 from camab_rag.segments import Granularity, SourceDocument, to_documents
-from camab_rag.settings import AttributionSettings
+from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
 
 __all__ = [
+    "CHAIN_SETTINGS",
     "PROXY_FIX",
     "AttributionResult",
     "AttributionSettings",

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from camab_rag import AttributionSettings
+from camab_rag.integration import CHAIN_SETTINGS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -54,7 +54,9 @@ def build_chain(retriever: Any, llm: Any, gate: GroundednessFilter, budget: int)
     return RunnablePassthrough.assign(context=lambda x: retriever.invoke(x["question"])).assign(
         answer=answer
     ) | CamabAttributor(
-        llm=llm, settings=AttributionSettings(budget=budget, groundedness=gate), prompt=PROMPT
+        llm=llm,
+        settings=CHAIN_SETTINGS.with_changes(budget=budget, groundedness=gate),
+        prompt=PROMPT,
     )
 
 

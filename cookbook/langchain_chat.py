@@ -21,7 +21,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from camab_rag import AttributionSettings
+from camab_rag.integration import CHAIN_SETTINGS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from langchain_camab import CamabCallbackHandler, CamabChatModel
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
         | llm
     )
     handler = CamabCallbackHandler(
-        settings=AttributionSettings(budget=args.budget)
+        settings=CHAIN_SETTINGS.with_changes(budget=args.budget)
     )  # scorer: the chain's own model
     history: list[BaseMessage] = []
     questions: Iterator[str]

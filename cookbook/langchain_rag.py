@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from camab_rag import AttributionSettings
+from camab_rag.integration import CHAIN_SETTINGS
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         chain = RunnablePassthrough.assign(
             context=lambda x: retriever.invoke(x["question"])
         ).assign(answer=answer) | CamabAttributor(
-            llm=llm, settings=AttributionSettings(budget=args.budget), prompt=PROMPT
+            llm=llm, settings=CHAIN_SETTINGS.with_changes(budget=args.budget), prompt=PROMPT
         )
         out = chain.invoke({"question": args.question})
         print_report(args.question, str(out["answer"].content), out["context"], out["attribution"])
@@ -171,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         | llm
     )
     handler = CamabCallbackHandler(
-        settings=AttributionSettings(budget=args.budget, granularity="chunk")
+        settings=CHAIN_SETTINGS.with_changes(budget=args.budget, granularity="chunk")
     )
     message = chain.invoke(args.question, config={"callbacks": [handler]})
     print_report(

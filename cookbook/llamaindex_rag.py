@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from camab_rag import AttributionSettings
+from camab_rag.integration import CHAIN_SETTINGS
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -105,7 +105,7 @@ def main() -> None:
 
     engine = CamabQueryEngine(
         index.as_query_engine(llm=llm, similarity_top_k=args.similarity_top_k),
-        settings=AttributionSettings(budget=args.budget),
+        settings=CHAIN_SETTINGS.with_changes(budget=args.budget),
     )
     response = engine.query(question)
     info = response.metadata["attribution"]

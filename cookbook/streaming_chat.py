@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from camab_rag import AttributionSettings
+from camab_rag.integration import CHAIN_SETTINGS
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -71,7 +71,10 @@ def build_chain(retriever: BM25Retriever, llm: Any, budget: int) -> tuple[Any, C
             shown.clear()
 
     attributor = CamabAttributor(
-        llm=llm, settings=AttributionSettings(budget=budget), prompt=PROMPT, progress=progress
+        llm=llm,
+        settings=CHAIN_SETTINGS.with_changes(budget=budget),
+        prompt=PROMPT,
+        progress=progress,
     )
     retrieve = RunnablePassthrough.assign(context=lambda x: retriever.invoke(x["question"]))
     return retrieve.assign(answer=answer) | attributor, attributor

@@ -120,6 +120,8 @@ def shown_by_langchain(scorer: OpenAICompletionsScorer) -> list[str]:
     from langchain_core.prompts import ChatPromptTemplate
     from langchain_core.runnables import RunnableLambda
 
+    from camab_rag.settings import CHAIN_SETTINGS
+
     docs = [Document(text) for text in DOCUMENTS]
     prompt = ChatPromptTemplate.from_messages([("human", "{context}\n\nQ: {question}")])
 
@@ -128,7 +130,7 @@ def shown_by_langchain(scorer: OpenAICompletionsScorer) -> list[str]:
 
     chain = RunnableLambda(fill) | prompt | FakeListChatModel(responses=[RESPONSE])
     # the documents: the input's "docs"
-    handler = CamabCallbackHandler(scorer, settings=AttributionSettings(budget=4))
+    handler = CamabCallbackHandler(scorer, settings=CHAIN_SETTINGS.with_changes(budget=4))
     message = chain.invoke({"question": QUESTION, "docs": docs}, {"callbacks": [handler]})
     shown = [json.dumps(message.response_metadata, default=str)]
     if handler.last_result is not None:

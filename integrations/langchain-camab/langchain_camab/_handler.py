@@ -18,6 +18,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
 from camab_rag.integration import (
+    CHAIN_SETTINGS,
     AttributionSettings,
     CapturedAttribution,
     ChainCall,
@@ -90,7 +91,7 @@ class HandlerCore(KeptResults):
         max_results: int = 1000,
     ) -> None:
         super().__init__()
-        self.settings = settings or AttributionSettings()
+        self.settings = settings or CHAIN_SETTINGS
         _attach.check_filter(
             self.settings.groundedness, can_block=False, where=f"{type(self).__name__} observes and"
         )

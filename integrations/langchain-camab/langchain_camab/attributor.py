@@ -27,6 +27,7 @@ from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
 from camab_rag.integration import (
+    CHAIN_SETTINGS,
     AttributionSettings,
     CapturedAttribution,
     ChainCall,
@@ -137,7 +138,7 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
                 "chain's chat model> (scored by its own server) or proxy=...: a step cannot "
                 "see the chain's model, so with none of them every call would fail"
             )
-        self.settings = settings or AttributionSettings()
+        self.settings = settings or CHAIN_SETTINGS
         _attach.check_filter(
             self.settings.groundedness,
             can_block=not background,

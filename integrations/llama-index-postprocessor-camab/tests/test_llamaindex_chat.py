@@ -22,7 +22,6 @@ from llama_index.core.llms import CustomLLM
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
 from llama_index.postprocessor.camab import (
     ATTRIBUTION_KEY,
-    AttributionSettings,
     CamabChatEngine,
     await_attribution,
     wait_for_attribution,
@@ -30,6 +29,7 @@ from llama_index.postprocessor.camab import (
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
+from camab_rag.integration import CHAIN_SETTINGS
 from camab_rag.render.text import verdict_text
 
 pytestmark = pytest.mark.model
@@ -93,7 +93,7 @@ def _chat(index: Any, scorer: Any, turns: list[tuple[str, str, str]], mode: str)
     """A chat engine of ``mode`` answering ``turns`` by script, wrapped, 3 nodes a turn."""
     llm = ScriptedLLM(script={q: a for q, a, _ in turns})
     inner = index.as_chat_engine(chat_mode=mode, llm=llm, similarity_top_k=3)
-    return CamabChatEngine(inner, scorer, settings=AttributionSettings(budget=8))
+    return CamabChatEngine(inner, scorer, settings=CHAIN_SETTINGS.with_changes(budget=8))
 
 
 def _top_title(response: Any) -> str:
@@ -181,7 +181,9 @@ def test_the_earlier_turns_count_as_context_for_the_groundedness_verdict(
     llm = ScriptedChatLLM(script={question: answer, again: answer})
     inner = index.as_chat_engine(chat_mode="context", llm=llm, similarity_top_k=3)
     engine = CamabChatEngine(
-        inner, scorer, settings=AttributionSettings(budget=0, groundedness=GroundednessFilter())
+        inner,
+        scorer,
+        settings=CHAIN_SETTINGS.with_changes(budget=0, groundedness=GroundednessFilter()),
     )
     first, second = engine.chat(question), engine.chat(again)
     assert isinstance(first, AgentChatResponse) and isinstance(second, AgentChatResponse)

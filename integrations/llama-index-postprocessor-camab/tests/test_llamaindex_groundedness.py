@@ -11,7 +11,6 @@ import pytest
 from llama_fakes import FailingScorer, PlantedScorer, answered, attribution_info
 from llama_index.core.llms import MockLLM
 from llama_index.postprocessor.camab import (
-    AttributionSettings,
     CamabEventHandler,
     CamabQueryEngine,
     attribution_of,
@@ -19,6 +18,7 @@ from llama_index.postprocessor.camab import (
 )
 
 from camab_rag.groundedness import GroundednessFilter
+from camab_rag.integration import CHAIN_SETTINGS
 
 QUESTION = "Who was Henry Roth?"
 ANSWER = "Henry Roth"
@@ -51,7 +51,7 @@ def test_flag_records_the_verdict_and_keeps_the_answer(index: Any) -> None:
     engine = CamabQueryEngine(
         _engine(index),
         PlantedScorer([]),
-        settings=AttributionSettings(budget=4, groundedness=GroundednessFilter()),
+        settings=CHAIN_SETTINGS.with_changes(budget=4, groundedness=GroundednessFilter()),
     )
     response = answered(engine.query(QUESTION))
     assert response.response == ANSWER
@@ -67,7 +67,7 @@ def test_block_replaces_only_unsupported_answers(index: Any) -> None:
         CamabQueryEngine(
             _engine(index),
             PlantedScorer([]),
-            settings=AttributionSettings(budget=4, groundedness=_block()),
+            settings=CHAIN_SETTINGS.with_changes(budget=4, groundedness=_block()),
         ).query(QUESTION)
     )
     assert blocked.response == FALLBACK
@@ -78,7 +78,7 @@ def test_block_replaces_only_unsupported_answers(index: Any) -> None:
         CamabQueryEngine(
             _engine(index),
             _supporting_scorer(index),
-            settings=AttributionSettings(budget=4, groundedness=_block(threshold=0.3)),
+            settings=CHAIN_SETTINGS.with_changes(budget=4, groundedness=_block(threshold=0.3)),
         ).query(QUESTION)
     )
     assert kept.response == ANSWER
@@ -93,7 +93,7 @@ def test_block_in_aquery(index: Any) -> None:
     engine = CamabQueryEngine(
         _engine(index),
         PlantedScorer([]),
-        settings=AttributionSettings(budget=4, groundedness=_block()),
+        settings=CHAIN_SETTINGS.with_changes(budget=4, groundedness=_block()),
     )
     response = answered(asyncio.run(engine.aquery(QUESTION)))
     assert response.response == FALLBACK and groundedness_of(response).blocked
@@ -103,7 +103,7 @@ def test_failed_attribution_is_blocked_by_default_or_passes_as_configured(index:
     passing = CamabQueryEngine(
         _engine(index),
         FailingScorer(),
-        settings=AttributionSettings(budget=4, groundedness=_block(on_error="pass")),
+        settings=CHAIN_SETTINGS.with_changes(budget=4, groundedness=_block(on_error="pass")),
     )
     response = answered(passing.query(QUESTION))
     assert response.response == ANSWER
@@ -113,7 +113,7 @@ def test_failed_attribution_is_blocked_by_default_or_passes_as_configured(index:
     strict = CamabQueryEngine(
         _engine(index),
         FailingScorer(),
-        settings=AttributionSettings(budget=4, groundedness=_block()),
+        settings=CHAIN_SETTINGS.with_changes(budget=4, groundedness=_block()),
     )
     blocked = answered(strict.query(QUESTION))
     assert blocked.response == FALLBACK and groundedness_of(blocked).grounded is None
@@ -121,7 +121,8 @@ def test_failed_attribution_is_blocked_by_default_or_passes_as_configured(index:
 
 def test_event_handler_blocks_inline_even_in_aquery(index: Any) -> None:
     handler = CamabEventHandler.attach(
-        scorer=PlantedScorer([]), settings=AttributionSettings(budget=4, groundedness=_block())
+        scorer=PlantedScorer([]),
+        settings=CHAIN_SETTINGS.with_changes(budget=4, groundedness=_block()),
     )
     try:
         response = asyncio.run(_engine(index).aquery(QUESTION))
@@ -138,18 +139,18 @@ def test_settings_that_cannot_work_are_refused(index: Any) -> None:
         CamabEventHandler(
             scorer=PlantedScorer([]),
             background=True,
-            settings=AttributionSettings(groundedness=_block()),
+            settings=CHAIN_SETTINGS.with_changes(groundedness=_block()),
         )
     with pytest.raises(TypeError, match="GroundednessFilter"):
         CamabQueryEngine(
             _engine(index),
             PlantedScorer([]),
-            settings=AttributionSettings(groundedness=0.5),  # type: ignore[arg-type]
+            settings=CHAIN_SETTINGS.with_changes(groundedness=0.5),  # type: ignore[arg-type]
         )
     with pytest.raises(KeyError, match="groundedness"):
         groundedness_of(
             CamabQueryEngine(
-                _engine(index), PlantedScorer([]), settings=AttributionSettings(budget=4)
+                _engine(index), PlantedScorer([]), settings=CHAIN_SETTINGS.with_changes(budget=4)
             ).query(QUESTION)
         )
 
@@ -159,7 +160,7 @@ def test_budget_zero_judges_without_attributing(index: Any) -> None:
     engine = CamabQueryEngine(
         _engine(index),
         scorer,
-        settings=AttributionSettings(budget=0, groundedness=_block(threshold=0.3)),
+        settings=CHAIN_SETTINGS.with_changes(budget=0, groundedness=_block(threshold=0.3)),
     )
     response = answered(engine.query(QUESTION))
     verdict = groundedness_of(response)
@@ -171,7 +172,7 @@ def test_budget_zero_judges_without_attributing(index: Any) -> None:
         CamabQueryEngine(
             _engine(index),
             PlantedScorer([]),
-            settings=AttributionSettings(budget=0, groundedness=_block()),
+            settings=CHAIN_SETTINGS.with_changes(budget=0, groundedness=_block()),
         ).query(QUESTION)
     )
     assert blocked.response == FALLBACK and groundedness_of(blocked).blocked

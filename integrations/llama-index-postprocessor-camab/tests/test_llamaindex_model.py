@@ -17,13 +17,14 @@ from llama_index.core.instrumentation.events.llm import LLMChatStartEvent
 from llama_index.core.schema import MetadataMode
 from llama_index.postprocessor.camab import (
     ATTRIBUTION_KEY,
-    AttributionSettings,
     CamabEventHandler,
     CamabNodePostprocessor,
     CamabQueryEngine,
     attribution_of,
 )
 from pydantic import Field
+
+from camab_rag.integration import CHAIN_SETTINGS
 
 pytestmark = pytest.mark.model
 BUDGET = 10
@@ -62,7 +63,7 @@ def first(query_engine: Any, hotpot_rows: list[dict[str, Any]]) -> tuple[str, An
     """The first question, answered and attributed once (shared by several tests)."""
     question = hotpot_rows[0]["question"]
     return question, CamabQueryEngine(
-        query_engine, settings=AttributionSettings(budget=BUDGET)
+        query_engine, settings=CHAIN_SETTINGS.with_changes(budget=BUDGET)
     ).query(question)
 
 
@@ -91,7 +92,7 @@ async def test_concurrent_aqueries_match_their_own_sequential_runs(
     query_engine: Any, first: tuple[str, Any], hotpot_rows: list[dict[str, Any]]
 ) -> None:
     questions = [row["question"] for row in hotpot_rows]
-    camab = CamabQueryEngine(query_engine, settings=AttributionSettings(budget=BUDGET))
+    camab = CamabQueryEngine(query_engine, settings=CHAIN_SETTINGS.with_changes(budget=BUDGET))
     together = [answered(r) for r in await asyncio.gather(*(camab.aquery(q) for q in questions))]
     infos = [check_attributed(r, q, len(r.source_nodes)) for q, r in zip(questions, together)]
     assert len({tuple(i["node_ids"]) for i in infos}) == len(questions)
@@ -106,7 +107,9 @@ def test_handler_attributes_a_plain_query_engine(
     query_engine: Any, scorer: Any, hotpot_rows: list[dict[str, Any]]
 ) -> None:
     question = hotpot_rows[1]["question"]
-    handler = CamabEventHandler.attach(scorer=scorer, settings=AttributionSettings(budget=BUDGET))
+    handler = CamabEventHandler.attach(
+        scorer=scorer, settings=CHAIN_SETTINGS.with_changes(budget=BUDGET)
+    )
     try:
         response = query_engine.query(question)
     finally:

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 from llama_fakes import attribution_info, repo_tests_module
-from llama_index.postprocessor.camab import ATTRIBUTION_KEY, AttributionSettings, CamabQueryEngine
+from llama_index.postprocessor.camab import ATTRIBUTION_KEY, CamabQueryEngine
+
+from camab_rag.integration import CHAIN_SETTINGS
 
 K = 3
 BUDGET = 2**K  # every subset once: the ranking is exact
@@ -47,7 +49,7 @@ def _engine(index: Any, server: Any, **options: Any) -> CamabQueryEngine:
         max_retries=0,
     )
     inner = index.as_query_engine(llm=llm, similarity_top_k=K)
-    return CamabQueryEngine(inner, settings=AttributionSettings(budget=BUDGET), **options)
+    return CamabQueryEngine(inner, settings=CHAIN_SETTINGS.with_changes(budget=BUDGET), **options)
 
 
 def _source_rank(response: Any, text: str) -> int:

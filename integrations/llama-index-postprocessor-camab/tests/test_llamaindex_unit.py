@@ -37,6 +37,7 @@ from llama_index.postprocessor.camab.response import _with_attribution
 from pydantic import Field
 
 from camab_rag.errors import InputError
+from camab_rag.integration import CHAIN_SETTINGS
 from camab_rag.prompts import plan_prompt
 from camab_rag.segments import SourceDocument
 
@@ -198,15 +199,15 @@ def test_engine_rejects_bad_arguments(index: Any) -> None:
     with pytest.raises(InputError, match="BaseQueryEngine"):
         CamabQueryEngine(object())  # type: ignore[arg-type]
     with pytest.raises(InputError, match="budget"):
-        CamabQueryEngine(engine, settings=AttributionSettings(budget=0))
+        CamabQueryEngine(engine, settings=CHAIN_SETTINGS.with_changes(budget=0))
     with pytest.raises(InputError, match="granularity"):
-        CamabQueryEngine(engine, settings=AttributionSettings(granularity="word"))  # type: ignore[arg-type]
+        CamabQueryEngine(engine, settings=CHAIN_SETTINGS.with_changes(granularity="word"))  # type: ignore[arg-type]
     with pytest.raises(InputError, match="score"):
         CamabQueryEngine(engine, scorer=object())
     with pytest.raises(InputError, match="unknown method 'camba'"):
-        CamabQueryEngine(engine, settings=AttributionSettings(method="camba"))
+        CamabQueryEngine(engine, settings=CHAIN_SETTINGS.with_changes(method="camba"))
     with pytest.raises(InputError, match="bad options"):
-        CamabQueryEngine(engine, settings=AttributionSettings(options={"batchsize": 2}))
+        CamabQueryEngine(engine, settings=CHAIN_SETTINGS.with_changes(batchsize=2))
 
 
 # ---------------------------------------------------------------------- keying
@@ -232,7 +233,7 @@ async def test_concurrent_aqueries_keep_their_attributions_apart(
     planted = planted_titles(index, questions)
     scorer = PlantedScorer([f"title: {t}\n" for t in planted], delay=0.01)
     engine = index.as_query_engine(llm=SlowMockLLM(max_tokens=3), similarity_top_k=3)
-    camab = CamabQueryEngine(engine, scorer, settings=AttributionSettings(budget=8))
+    camab = CamabQueryEngine(engine, scorer, settings=CHAIN_SETTINGS.with_changes(budget=8))
     responses = await asyncio.gather(*(camab.aquery(q) for q in questions))
     for question, title, response in zip(questions, planted, responses):
         info = attribution_info(response)
@@ -257,7 +258,9 @@ async def test_handler_keys_concurrent_queries_by_span(
     planted = planted_titles(index, questions)
     scorer = PlantedScorer([f"title: {t}\n" for t in planted], delay=0.01)
     engine = index.as_query_engine(llm=SlowMockLLM(max_tokens=3), similarity_top_k=3)
-    handler = CamabEventHandler.attach(scorer=scorer, settings=AttributionSettings(budget=8))
+    handler = CamabEventHandler.attach(
+        scorer=scorer, settings=CHAIN_SETTINGS.with_changes(budget=8)
+    )
     try:
         responses = await asyncio.gather(*(engine.aquery(q) for q in questions))
         await handler.aflush()
@@ -280,9 +283,9 @@ def test_failing_scorer_returns_the_response_unchanged(index: Any) -> None:
     engine = index.as_query_engine(llm=MockLLM(max_tokens=4), similarity_top_k=2)
     plain = answered(engine.query("Who was Henry Roth?"))
     response = answered(
-        CamabQueryEngine(engine, FailingScorer(), settings=AttributionSettings(budget=4)).query(
-            "Who was Henry Roth?"
-        )
+        CamabQueryEngine(
+            engine, FailingScorer(), settings=CHAIN_SETTINGS.with_changes(budget=4)
+        ).query("Who was Henry Roth?")
     )
     assert response.response == plain.response == "text text text text"
     assert [n.node.node_id for n in response.source_nodes] == [
@@ -298,7 +301,7 @@ def test_failing_scorer_returns_the_response_unchanged(index: Any) -> None:
 def test_no_scorer_and_no_openai_llm_is_recorded_not_raised(index: Any) -> None:
     engine = index.as_query_engine(llm=MockLLM(max_tokens=2), similarity_top_k=2)
     response = answered(
-        CamabQueryEngine(engine, settings=AttributionSettings(budget=4)).query(
+        CamabQueryEngine(engine, settings=CHAIN_SETTINGS.with_changes(budget=4)).query(
             "Who was Henry Roth?"
         )
     )
@@ -316,9 +319,9 @@ def test_a_streamed_response_is_attributed_once_consumed(index: Any) -> None:
     question = "Who was Henry Roth?"
     top = engine.retrieve(QueryBundle(question))[0].node.get_content()
     scorer = PlantedScorer([top.split(". ")[0]])
-    response = CamabQueryEngine(engine, scorer, settings=AttributionSettings(budget=4)).query(
-        question
-    )
+    response = CamabQueryEngine(
+        engine, scorer, settings=CHAIN_SETTINGS.with_changes(budget=4)
+    ).query(question)
     assert isinstance(response, StreamingResponse)
     assert "attribution" not in (response.metadata or {})  # nothing before the stream ends
     assert "".join(response.response_gen) == "text text"  # the tokens, as streamed
@@ -353,7 +356,7 @@ def _check_streamed(response: Any, top: str) -> None:
 async def test_an_async_streamed_response_is_attributed_once_consumed(index: Any) -> None:
     engine, question, top, scorer = _streaming_case(index)
     response = await CamabQueryEngine(
-        engine, scorer, settings=AttributionSettings(budget=4)
+        engine, scorer, settings=CHAIN_SETTINGS.with_changes(budget=4)
     ).aquery(question)
     assert isinstance(response, AsyncStreamingResponse)
     assert "attribution" not in (response.metadata or {})  # nothing before the stream ends
@@ -365,7 +368,9 @@ async def test_an_async_streamed_response_is_attributed_once_consumed(index: Any
 
 def test_the_event_handler_attributes_a_stream_once_consumed(index: Any) -> None:
     engine, question, top, scorer = _streaming_case(index)
-    handler = CamabEventHandler.attach(scorer=scorer, settings=AttributionSettings(budget=4))
+    handler = CamabEventHandler.attach(
+        scorer=scorer, settings=CHAIN_SETTINGS.with_changes(budget=4)
+    )
     try:
         response = engine.query(question)
         assert isinstance(response, StreamingResponse)
@@ -379,7 +384,9 @@ def test_the_event_handler_attributes_a_stream_once_consumed(index: Any) -> None
 
 async def test_the_event_handler_attributes_an_async_stream_once_consumed(index: Any) -> None:
     engine, question, top, scorer = _streaming_case(index)
-    handler = CamabEventHandler.attach(scorer=scorer, settings=AttributionSettings(budget=4))
+    handler = CamabEventHandler.attach(
+        scorer=scorer, settings=CHAIN_SETTINGS.with_changes(budget=4)
+    )
     try:
         response = await engine.aquery(question)
         assert isinstance(response, AsyncStreamingResponse)
@@ -415,7 +422,8 @@ def test_progress_goes_to_the_dispatcher_and_the_hook(index: Any) -> None:
         wrapped = CamabQueryEngine(
             engine,
             scorer,
-            settings=AttributionSettings(budget=6, method="kernelshap", options={"progress": hook}),
+            settings=CHAIN_SETTINGS.with_changes(budget=6, method="kernelshap"),
+            progress=hook,
         )
         response = answered(wrapped.query("Who was Henry Roth?"))
     finally:
@@ -434,9 +442,9 @@ def test_refine_mode_falls_back_to_the_template_and_says_so(index: Any) -> None:
         llm=MockLLM(max_tokens=3), similarity_top_k=2, response_mode="refine"
     )
     scorer = PlantedScorer(["Henry Roth"])
-    response = CamabQueryEngine(engine, scorer, settings=AttributionSettings(budget=4)).query(
-        "Who was Henry Roth?"
-    )
+    response = CamabQueryEngine(
+        engine, scorer, settings=CHAIN_SETTINGS.with_changes(budget=4)
+    ).query("Who was Henry Roth?")
     info = attribution_info(response)
     assert info["status"] == "ok", info["error"]
     assert info["prompt_source"] == "template"
@@ -450,11 +458,11 @@ def test_handler_leaves_camab_query_engine_queries_alone(index: Any) -> None:
     handler_scorer = PlantedScorer([])
     engine_scorer = PlantedScorer(["Henry Roth"])
     handler = CamabEventHandler.attach(
-        scorer=handler_scorer, settings=AttributionSettings(budget=4)
+        scorer=handler_scorer, settings=CHAIN_SETTINGS.with_changes(budget=4)
     )
     try:
         response = CamabQueryEngine(
-            engine, engine_scorer, settings=AttributionSettings(budget=4)
+            engine, engine_scorer, settings=CHAIN_SETTINGS.with_changes(budget=4)
         ).query("Who was Henry Roth?")
     finally:
         handler.detach()
@@ -485,7 +493,7 @@ def test_sentence_granularity_scores_each_sentence_of_each_node(index: Any) -> N
     first_sentence = top.split(". ")[0]
     scorer = PlantedScorer([first_sentence])
     camab = CamabQueryEngine(
-        engine, scorer, settings=AttributionSettings(budget=12, granularity="sentence")
+        engine, scorer, settings=CHAIN_SETTINGS.with_changes(budget=12, granularity="sentence")
     )
     response = camab.query(question)
     info = attribution_info(response)
@@ -505,7 +513,6 @@ def test_sentence_granularity_scores_each_sentence_of_each_node(index: Any) -> N
 
 def test_auto_is_the_default_method_of_every_entry_point(index: Any) -> None:
     from llama_index.postprocessor.camab import (
-        AttributionSettings,
         CamabEventHandler,
         CamabQueryEngine,
     )
@@ -529,7 +536,7 @@ def test_cite_from_the_source_nodes_of_a_response(index: Any, granularity: Any) 
     camab = CamabQueryEngine(
         engine,
         PlantedScorer([first_sentence]),
-        settings=AttributionSettings(budget=12, granularity=granularity),
+        settings=CHAIN_SETTINGS.with_changes(budget=12, granularity=granularity),
     )
     response = camab.query(question)
     cited = camab_rag.cite(attribution_of(response), response.source_nodes)
@@ -554,7 +561,7 @@ def test_nodes_discarded_by_a_postprocessor_are_not_attributed(index: Any) -> No
     camab = CamabQueryEngine(
         engine,
         PlantedScorer([]),
-        settings=AttributionSettings(
+        settings=CHAIN_SETTINGS.with_changes(
             budget=8, groundedness=GroundednessFilter(mode="block", fallback="No supported answer.")
         ),
     )
@@ -578,7 +585,7 @@ def test_citation_blocks_cite_only_the_supporting_node(index: Any) -> None:
     top = engine.retrieve(QueryBundle(question))[0].node
     first_sentence = top.get_content().split(". ")[0]
     camab = CamabQueryEngine(
-        engine, PlantedScorer([first_sentence]), settings=AttributionSettings(budget=12)
+        engine, PlantedScorer([first_sentence]), settings=CHAIN_SETTINGS.with_changes(budget=12)
     )
     response = camab.query(question)
     blocks = to_citation_blocks(attribution_of(response), response.source_nodes)
@@ -620,7 +627,7 @@ def test_an_aquery_whose_loop_ends_before_its_attribution_is_cancelled(
     scorer = PlantedScorer(["title:"], delay=0.2)
     engine = index.as_query_engine(llm=SlowMockLLM(max_tokens=3), similarity_top_k=3)
     handler = CamabEventHandler.attach(
-        scorer=scorer, settings=AttributionSettings(budget=8, method="camab")
+        scorer=scorer, settings=CHAIN_SETTINGS.with_changes(budget=8, method="camab")
     )
     try:
         with caplog.at_level("WARNING"):
@@ -660,9 +667,9 @@ def test_a_stream_ends_when_its_tokens_end_and_the_attribution_follows(index: An
     engine, question, top, _ = _streaming_case(index)
     log: list[str] = []
     scorer = GatedScorer([top.split(". ")[0]], log)
-    response = CamabQueryEngine(engine, scorer, settings=AttributionSettings(budget=4)).query(
-        question
-    )
+    response = CamabQueryEngine(
+        engine, scorer, settings=CHAIN_SETTINGS.with_changes(budget=4)
+    ).query(question)
     assert isinstance(response, StreamingResponse)
     for token in response.response_gen:
         log.append(f"token {token.strip()}")
@@ -684,7 +691,7 @@ async def test_an_async_stream_ends_when_its_tokens_end_and_the_attribution_foll
     log: list[str] = []
     scorer = GatedScorer([top.split(". ")[0]], log)
     response = await CamabQueryEngine(
-        engine, scorer, settings=AttributionSettings(budget=4)
+        engine, scorer, settings=CHAIN_SETTINGS.with_changes(budget=4)
     ).aquery(question)
     assert isinstance(response, AsyncStreamingResponse)
     async for token in response.async_response_gen():
@@ -703,9 +710,9 @@ async def test_an_async_stream_ends_when_its_tokens_end_and_the_attribution_foll
 
 def test_waiting_before_the_stream_is_read_says_so(index: Any) -> None:
     engine, question, _, scorer = _streaming_case(index)
-    response = CamabQueryEngine(engine, scorer, settings=AttributionSettings(budget=4)).query(
-        question
-    )
+    response = CamabQueryEngine(
+        engine, scorer, settings=CHAIN_SETTINGS.with_changes(budget=4)
+    ).query(question)
     with pytest.raises(KeyError, match="read to the end"):
         wait_for_attribution(response)
 
@@ -718,7 +725,7 @@ def test_an_async_stream_whose_loop_ends_first_reads_cancelled(index: Any) -> No
 
     async def read() -> Any:
         response = await CamabQueryEngine(
-            engine, scorer, settings=AttributionSettings(budget=4)
+            engine, scorer, settings=CHAIN_SETTINGS.with_changes(budget=4)
         ).aquery(question)
         assert isinstance(response, AsyncStreamingResponse)
         assert "".join([t async for t in response.async_response_gen()]) == "text text"

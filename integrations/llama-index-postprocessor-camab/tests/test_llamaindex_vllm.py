@@ -20,10 +20,11 @@ import pytest
 from llama_fakes import answered, attribution_info, repo_tests_module
 from llama_index.postprocessor.camab import (
     ATTRIBUTION_KEY,
-    AttributionSettings,
     CamabQueryEngine,
     await_attribution,
 )
+
+from camab_rag.integration import CHAIN_SETTINGS
 
 pytestmark = [pytest.mark.model, pytest.mark.server]
 
@@ -62,7 +63,8 @@ def test_openai_like_engine_is_attributed_by_its_own_server(
     llm = _openai_like(vllm_base_url, max_tokens=24, max_retries=1)
     question = hotpot_rows[0]["question"]
     engine = CamabQueryEngine(
-        index.as_query_engine(llm=llm, similarity_top_k=3), settings=AttributionSettings(budget=8)
+        index.as_query_engine(llm=llm, similarity_top_k=3),
+        settings=CHAIN_SETTINGS.with_changes(budget=8),
     )
     response = answered(engine.query(question))
     info = attribution_info(response)
@@ -96,9 +98,9 @@ def test_async_and_streamed_queries_leave_no_connection_open(
         infos = []
         for streaming in (False, True):
             inner = index.as_query_engine(llm=llm, similarity_top_k=3, streaming=streaming)
-            response = await CamabQueryEngine(inner, settings=AttributionSettings(budget=4)).aquery(
-                question
-            )
+            response = await CamabQueryEngine(
+                inner, settings=CHAIN_SETTINGS.with_changes(budget=4)
+            ).aquery(question)
             if streaming:
                 assert isinstance(response, AsyncStreamingResponse)
                 text = "".join([token async for token in response.async_response_gen()])

@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessageChunk
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from pydantic import SecretStr
 
-from camab_rag import AttributionSettings
+from camab_rag.integration import CHAIN_SETTINGS
 from tests.integration_tests.hotpot import (
     PROMPT,
     BM25Retriever,
@@ -62,7 +62,7 @@ def test_chat_openai_chain_is_attributed_by_its_own_server(
 ) -> None:
     llm = _chat_openai(vllm_base_url)
     handler = CamabCallbackHandler(
-        settings=AttributionSettings(budget=8)
+        settings=CHAIN_SETTINGS.with_changes(budget=8)
     )  # scorer=None: from the chain's ChatOpenAI
     chain = rag_chain(retriever, llm)
     example = easy_examples[0]
@@ -86,7 +86,7 @@ def test_a_streamed_answer_gets_its_attribution_in_the_last_chunk(
     answer = RunnableLambda(lambda x: {**x, "context": format_docs(x["context"])}) | PROMPT | llm
     chain = RunnablePassthrough.assign(context=lambda x: retriever.invoke(x["question"])).assign(
         answer=answer
-    ) | CamabAttributor(llm=llm, settings=AttributionSettings(budget=8), prompt=PROMPT)
+    ) | CamabAttributor(llm=llm, settings=CHAIN_SETTINGS.with_changes(budget=8), prompt=PROMPT)
     chunks = list(chain.stream({"question": easy_examples[0].question}))
     tokens = [c["answer"] for c in chunks[:-1] if "answer" in c]
     assert len(tokens) >= 2 and all(isinstance(t, AIMessageChunk) for t in tokens)
@@ -109,7 +109,7 @@ def test_async_attribution_leaves_no_connection_open(
     async def run() -> list[str]:
         llm = _chat_openai(vllm_base_url)
         handler = AsyncCamabCallbackHandler(
-            settings=AttributionSettings(budget=4)
+            settings=CHAIN_SETTINGS.with_changes(budget=4)
         )  # its scorer: built from the run
         chain = rag_chain(retriever, llm)
         statuses = []

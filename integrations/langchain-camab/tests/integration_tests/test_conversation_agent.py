@@ -26,7 +26,7 @@ from langchain_core.runnables.history import RunnableWithMessageHistory
 from langchain_core.tools import tool
 from pydantic import Field
 
-from camab_rag import AttributionSettings
+from camab_rag.integration import CHAIN_SETTINGS
 from tests.integration_tests.hotpot import BM25Retriever, format_docs, load_rows
 
 pytestmark = pytest.mark.model
@@ -120,7 +120,7 @@ def test_a_conversation_with_history_cites_each_turn_from_its_own_retrieval(
         input_messages_key="question",
         history_messages_key="history",
     )
-    handler = CamabCallbackHandler(smollm2, settings=AttributionSettings(budget=BUDGET))
+    handler = CamabCallbackHandler(smollm2, settings=CHAIN_SETTINGS.with_changes(budget=BUDGET))
     config: Any = {"callbacks": [handler], "configurable": {"session_id": "s1"}}
     for turn, (question, answer, title) in enumerate(turns):
         message = chat.invoke({"question": question}, config)
@@ -172,7 +172,7 @@ def test_an_agent_attributes_what_its_retrieval_tool_returned(
     turns = _turns(retriever)
     llm = ScriptedChat(script={q: a for q, a, _ in turns}, use_tool=True)
     agent = _agent(llm, search if returns == "text" else search_artifact)
-    handler = CamabCallbackHandler(smollm2, settings=AttributionSettings(budget=BUDGET))
+    handler = CamabCallbackHandler(smollm2, settings=CHAIN_SETTINGS.with_changes(budget=BUDGET))
     for question, answer, title in turns:
         out = agent.invoke({"messages": [HumanMessage(question)]}, {"callbacks": [handler]})
         assert out["messages"][-1].content == answer

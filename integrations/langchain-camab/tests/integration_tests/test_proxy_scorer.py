@@ -15,7 +15,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 from pydantic import SecretStr
 
-from camab_rag import AttributionSettings
+from camab_rag.integration import CHAIN_SETTINGS
 from tests.integration_tests.hotpot import (
     PROMPT,
     BM25Retriever,
@@ -60,7 +60,9 @@ def test_the_proxy_scores_a_chain_whose_model_cannot(
     chat_api: Any, case: tuple[str, list[Document], str], documents: list[Document], smollm2: Any
 ) -> None:
     question, retrieved, answer = case
-    handler = CamabCallbackHandler(settings=AttributionSettings(budget=BUDGET), proxy=smollm2)
+    handler = CamabCallbackHandler(
+        settings=CHAIN_SETTINGS.with_changes(budget=BUDGET), proxy=smollm2
+    )
     chain = rag_chain(BM25Retriever(documents=documents, k=K), _chat_openai(chat_api))
     message = chain.invoke(question, config={"callbacks": [handler]})
 
@@ -92,7 +94,7 @@ def test_the_attributor_step_uses_the_proxy_too(
     chain = RunnablePassthrough.assign(answer=answer_step | llm) | CamabAttributor(
         llm=llm,
         proxy=smollm2,
-        settings=AttributionSettings(budget=BUDGET),
+        settings=CHAIN_SETTINGS.with_changes(budget=BUDGET),
         prompt=PROMPT,
         output="attribution",
     )
@@ -107,7 +109,7 @@ def test_without_a_proxy_the_error_is_unchanged(
     chat_api: Any, case: tuple[str, list[Document], str], documents: list[Document]
 ) -> None:
     question, _, answer = case
-    handler = CamabCallbackHandler(settings=AttributionSettings(budget=BUDGET))
+    handler = CamabCallbackHandler(settings=CHAIN_SETTINGS.with_changes(budget=BUDGET))
     chain = rag_chain(BM25Retriever(documents=documents, k=K), _chat_openai(chat_api))
     message = chain.invoke(question, config={"callbacks": [handler]})
     assert message.content == answer  # attribution never breaks the chain

@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-from camab_rag import AttributionSettings
+from camab_rag.integration import CHAIN_SETTINGS
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 from tests.integration_tests.hotpot import (
     PROMPT,
@@ -41,7 +41,7 @@ def _gold_rank(entries: list[dict[str, Any]], titles: list[str], gold: frozenset
 def test_handler_attributes_real_answers_to_gold_paragraphs(
     retriever: BM25Retriever, chat_model: CamabChatModel, smollm2: Any, easy_examples: list[Example]
 ) -> None:
-    handler = CamabCallbackHandler(smollm2, settings=AttributionSettings(budget=BUDGET))
+    handler = CamabCallbackHandler(smollm2, settings=CHAIN_SETTINGS.with_changes(budget=BUDGET))
     seen: list[list[Document]] = []
 
     def keep(docs: list[Document]) -> str:
@@ -96,7 +96,7 @@ def test_attributor_step_on_a_retrieval_chain(
     chain = RunnablePassthrough.assign(context=lambda x: retriever.invoke(x["input"])).assign(
         answer=answer
     ) | CamabAttributor(
-        settings=AttributionSettings(budget=BUDGET),
+        settings=CHAIN_SETTINGS.with_changes(budget=BUDGET),
         llm=chat_model,
         prompt=prompt,
     )
@@ -114,7 +114,7 @@ def test_attributor_step_on_a_retrieval_chain(
 async def test_abatch_runs_do_not_mix(
     retriever: BM25Retriever, chat_model: CamabChatModel, smollm2: Any, easy_examples: list[Example]
 ) -> None:
-    handler = AsyncCamabCallbackHandler(smollm2, settings=AttributionSettings(budget=6))
+    handler = AsyncCamabCallbackHandler(smollm2, settings=CHAIN_SETTINGS.with_changes(budget=6))
     questions = [e.question for e in easy_examples[:2]]
     messages = await rag_chain(retriever, chat_model).abatch(questions, {"callbacks": [handler]})
     assert len(handler.results) == 2
@@ -131,7 +131,7 @@ def test_a_failing_scorer_leaves_the_answer_unchanged(
 ) -> None:
     # a real HTTP scorer whose server is down (nothing listens on port 9)
     down = OpenAICompletionsScorer("http://127.0.0.1:9/v1", "smollm2", timeout=2, max_retries=0)
-    handler = CamabCallbackHandler(down, settings=AttributionSettings(budget=4))
+    handler = CamabCallbackHandler(down, settings=CHAIN_SETTINGS.with_changes(budget=4))
     chain = rag_chain(retriever, chat_model)
     question = easy_examples[0].question
     plain = chain.invoke(question)

@@ -14,8 +14,8 @@ from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-from camab_rag import AttributionSettings
 from camab_rag.errors import AttributionWarning, InputError
+from camab_rag.integration import CHAIN_SETTINGS
 from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer, chat_messages
 
 DOCS = [
@@ -45,7 +45,7 @@ QUESTION = {"input": "What is the capital city of France?"}
 
 def test_pipe_returns_the_dict_with_attribution_everywhere() -> None:
     out = (
-        _rag() | CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=8))
+        _rag() | CamabAttributor(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=8))
     ).invoke(QUESTION)
     assert set(out) == {"input", "context", "answer", "attribution"}
     data = out["attribution"]
@@ -64,7 +64,9 @@ def test_assign_gives_just_the_attribution() -> None:
     out = (
         _rag()
         .assign(
-            attribution=CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=8))
+            attribution=CamabAttributor(
+                KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=8)
+            )
         )
         .invoke(QUESTION)
     )
@@ -77,7 +79,7 @@ def test_assign_gives_just_the_attribution() -> None:
 def test_explicit_output_modes() -> None:
     state = _rag().invoke(QUESTION)
     only = CamabAttributor(
-        KeywordScorer(), settings=AttributionSettings(budget=6), output="attribution"
+        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6), output="attribution"
     ).invoke(state)
     assert only["status"] == "ok" and "answer" not in only
     with pytest.raises(ValueError, match="output must be"):
@@ -87,7 +89,8 @@ def test_explicit_output_modes() -> None:
 def test_the_real_prompt_from_a_template_or_the_input() -> None:
     scorer = KeywordScorer()
     out = (
-        _rag() | CamabAttributor(scorer, settings=AttributionSettings(budget=6), prompt=PROMPT)
+        _rag()
+        | CamabAttributor(scorer, settings=CHAIN_SETTINGS.with_changes(budget=6), prompt=PROMPT)
     ).invoke(QUESTION)
     assert out["attribution"]["prompt_mode"] == "captured"
     assert all(
@@ -97,7 +100,9 @@ def test_the_real_prompt_from_a_template_or_the_input() -> None:
     state["prompt"] = PROMPT.invoke(
         {"input": state["input"], "context": "\n\n".join(d.page_content for d in state["context"])}
     )
-    out = CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=6)).invoke(state)
+    out = CamabAttributor(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6)).invoke(
+        state
+    )
     assert out["attribution"]["prompt_mode"] == "captured"
 
 
@@ -105,16 +110,16 @@ def test_string_answer_and_question_key() -> None:
     chain = RunnablePassthrough.assign(
         context=lambda x: DOCS, answer=lambda x: "Berlin is the capital of Germany."
     )
-    out = (chain | CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=6))).invoke(
-        {"question": "Capital of Germany?"}
-    )
+    out = (
+        chain | CamabAttributor(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6))
+    ).invoke({"question": "Capital of Germany?"})
     assert out["answer"] == "Berlin is the capital of Germany."
     assert out["attribution"]["top_documents"][0] == 1
 
 
 def test_failures_leave_the_answer_unchanged() -> None:
     out = (
-        _rag() | CamabAttributor(FailingScorer(), settings=AttributionSettings(budget=6))
+        _rag() | CamabAttributor(FailingScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6))
     ).invoke(QUESTION)
     assert out["answer"].content == "Paris is the capital of France."
     assert out["attribution"]["status"] == "error"
@@ -124,7 +129,7 @@ def test_failures_leave_the_answer_unchanged() -> None:
 
 
 def test_bad_input_is_recorded_not_raised() -> None:
-    attributor = CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=6))
+    attributor = CamabAttributor(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6))
     out = attributor.invoke({"input": "q", "answer": "a"})
     assert out["attribution"]["status"] == "error"
     assert "no documents under 'context'" in out["attribution"]["error"]
@@ -134,7 +139,7 @@ def test_bad_input_is_recorded_not_raised() -> None:
     assert "RunnablePassthrough.assign(context=lambda x: x['my_key'])" in error
     mapped = CamabAttributor(
         KeywordScorer(),
-        settings=AttributionSettings(budget=6),
+        settings=CHAIN_SETTINGS.with_changes(budget=6),
         question_keys=("query",),
         context_key="docs",
         answer_key="reply",
@@ -150,7 +155,7 @@ def test_a_context_already_formatted_into_one_string_warns() -> None:
     """Joined for the prompt, the documents are one: chunk attribution runs ('ok', one
     score) but can say nothing about which document the answer came from."""
     joined = "\n\n".join(d.page_content for d in DOCS)
-    step = CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=6))
+    step = CamabAttributor(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6))
     with pytest.warns(AttributionWarning, match="pass them as a list"):
         out = step.invoke({**QUESTION, "context": joined, "answer": "Paris is the capital."})
     assert out["attribution"]["status"] == "ok" and len(out["attribution"]["documents"]) == 1
@@ -163,7 +168,7 @@ def test_no_scorer_and_no_model_fails_when_the_step_is_built() -> None:
     """A step cannot see the chain's model: with no scorer, llm or proxy every call would
     fail, so the step is refused at once rather than on every answer."""
     with pytest.raises(InputError, match=r"CamabAttributor needs scorer=.*llm=.*proxy="):
-        CamabAttributor(settings=AttributionSettings(budget=6))
+        CamabAttributor(settings=CHAIN_SETTINGS.with_changes(budget=6))
     assert CamabAttributor(proxy=KeywordScorer()).proxy is not None  # the proxy scores
 
 
@@ -171,14 +176,18 @@ def test_strict_mode_raises() -> None:
     with pytest.raises(RuntimeError, match="scorer is down"):
         (
             _rag()
-            | CamabAttributor(FailingScorer(), settings=AttributionSettings(budget=6), strict=True)
+            | CamabAttributor(
+                FailingScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6), strict=True
+            )
         ).invoke(QUESTION)
     with pytest.raises(ValueError, match="needs a dict"):
         CamabAttributor(KeywordScorer(), strict=True).invoke("text")
 
 
 async def test_async_and_abatch() -> None:
-    chain = _rag() | CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=6))
+    chain = _rag() | CamabAttributor(
+        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6)
+    )
     out = await chain.ainvoke(QUESTION)
     assert out["attribution"]["status"] == "ok"
     outs = await chain.abatch([QUESTION, {"input": "Capital of Germany?"}])
@@ -187,7 +196,7 @@ async def test_async_and_abatch() -> None:
 
 def test_background_sync() -> None:
     attributor = CamabAttributor(
-        KeywordScorer(), settings=AttributionSettings(budget=6), background=True
+        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6), background=True
     )
     out = (_rag() | attributor).invoke(QUESTION)
     data = out["attribution"]
@@ -206,7 +215,7 @@ class SlowScorer(KeywordScorer):
 
 async def test_background_async() -> None:
     attributor = CamabAttributor(
-        SlowScorer(), settings=AttributionSettings(budget=6), background=True
+        SlowScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6), background=True
     )
     out = await (_rag() | attributor).ainvoke(QUESTION)
     assert out["attribution"]["status"] == "pending"
@@ -218,7 +227,7 @@ def test_an_async_background_step_whose_loop_ends_first_is_cancelled() -> None:
     """Issue 37: asyncio.run returns before the step's attribution: "cancelled", with how
     to wait for it, never "pending" for ever."""
     attributor = CamabAttributor(
-        SlowScorer(), settings=AttributionSettings(budget=6), background=True
+        SlowScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6), background=True
     )
     out = asyncio.run((_rag() | attributor).ainvoke(QUESTION))
     assert out["attribution"]["status"] == "cancelled"
@@ -229,14 +238,16 @@ def test_an_async_background_step_whose_loop_ends_first_is_cancelled() -> None:
 def test_citations_option_annotates_the_answer_message() -> None:
     out = (
         _rag()
-        | CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=8), citations=True)
+        | CamabAttributor(
+            KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=8), citations=True
+        )
     ).invoke(QUESTION)
     [block] = out["answer"].content_blocks
     assert block["text"] == "Paris is the capital of France."
     assert [c["title"] for c in block["annotations"]] == ["Paris"]
     assert out["answer"].response_metadata["attribution"]["status"] == "ok"
     plain = (
-        _rag() | CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=8))
+        _rag() | CamabAttributor(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=8))
     ).invoke(QUESTION)
     assert plain["answer"].content == "Paris is the capital of France."  # opt-in only
 
@@ -244,6 +255,6 @@ def test_citations_option_annotates_the_answer_message() -> None:
 @pytest.mark.parametrize("make", [CamabAttributor, CamabCallbackHandler])
 def test_a_misspelled_method_or_option_fails_at_construction(make: Any) -> None:
     with pytest.raises(InputError, match="unknown method 'camba'"):
-        make(KeywordScorer(), settings=AttributionSettings(method="camba"))
+        make(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(method="camba"))
     with pytest.raises(InputError, match="bad options"):
-        make(KeywordScorer(), settings=AttributionSettings(options={"batchsize": 2}))
+        make(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(batchsize=2))

@@ -20,7 +20,7 @@ from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
-from camab_rag import AttributionSettings
+from camab_rag.integration import CHAIN_SETTINGS
 from camab_rag.scorers.chat_clients import chat_client_settings
 from tests.fakes import KeywordRetriever
 from tests.integration_tests.hotpot import repo_tests_module
@@ -68,7 +68,7 @@ def _chain(llm: ChatOpenAI) -> Any:
 
 def test_the_handler_never_sends_openais_key_to_another_server(server: Any) -> None:
     handler = CamabCallbackHandler(
-        settings=AttributionSettings(budget=4), scorer_options={"max_retries": 0}
+        settings=CHAIN_SETTINGS.with_changes(budget=4), scorer_options={"max_retries": 0}
     )
     answer = _chain(_llm(server)).invoke(
         "Where is the Eiffel Tower?", config={"callbacks": [handler]}
@@ -94,7 +94,7 @@ def test_a_scorer_from_the_live_model_sends_its_own_key(server: Any) -> None:
     assert settings.api_key == SERVER_KEY and settings.headers == {"X-Tenant": "t1"}
     assert "t1" not in repr(settings) and SERVER_KEY not in repr(settings)
     handler = CamabCallbackHandler(
-        settings=AttributionSettings(budget=4), llm=llm, scorer_options={"max_retries": 0}
+        settings=CHAIN_SETTINGS.with_changes(budget=4), llm=llm, scorer_options={"max_retries": 0}
     )
     _chain(llm).invoke("Where is the Eiffel Tower?", config={"callbacks": [handler]})
     scoring = [a for p, a in server.authorizations if p != "/v1/chat/completions"]

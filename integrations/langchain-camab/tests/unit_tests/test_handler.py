@@ -19,6 +19,7 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from pydantic import Field
 
 from camab_rag import AttributionSettings
+from camab_rag.integration import CHAIN_SETTINGS
 from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer, chat_messages
 
 DOCS = [
@@ -67,7 +68,7 @@ def _chain(llm: Any = None, retriever: Any = None, fmt: Any = _format) -> Any:
 
 
 def test_attribution_lands_on_result_documents_and_message() -> None:
-    handler = CamabCallbackHandler(KeywordScorer(), settings=AttributionSettings(budget=8))
+    handler = CamabCallbackHandler(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=8))
     run_id = uuid4()
     seen: dict[str, Any] = {}
     retriever = KeywordRetriever(documents=DOCS, k=3)
@@ -102,7 +103,7 @@ def test_attribution_lands_on_result_documents_and_message() -> None:
 
 def test_ablations_cut_documents_out_of_the_real_prompt() -> None:
     scorer = KeywordScorer()
-    handler = CamabCallbackHandler(scorer, settings=AttributionSettings(budget=6))
+    handler = CamabCallbackHandler(scorer, settings=CHAIN_SETTINGS.with_changes(budget=6))
     _chain().invoke("What is the capital of France?", {"callbacks": [handler]})
     prompts = [chat_messages(call.prompt) for call in scorer.calls]
     assert all(p[0] == {"role": "system", "content": "Answer from the context."} for p in prompts)
@@ -113,7 +114,7 @@ def test_ablations_cut_documents_out_of_the_real_prompt() -> None:
 
 
 def test_falls_back_to_the_template_and_says_so() -> None:
-    handler = CamabCallbackHandler(KeywordScorer(), settings=AttributionSettings(budget=6))
+    handler = CamabCallbackHandler(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6))
     shout: RunnableLambda[list[Document], str] = RunnableLambda(
         lambda docs: _format(docs).upper()
     )  # the prompt no longer has the text
@@ -125,7 +126,7 @@ def test_falls_back_to_the_template_and_says_so() -> None:
 
 
 def test_batch_runs_do_not_mix() -> None:
-    handler = CamabCallbackHandler(KeywordScorer(), settings=AttributionSettings(budget=6))
+    handler = CamabCallbackHandler(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6))
     questions = ["Capital of France?", "Capital of Germany?", "Capital of Spain?"]
     answers = _chain().batch(questions, {"callbacks": [handler], "max_concurrency": 3})
     assert len(handler.results) == 3
@@ -139,7 +140,9 @@ def test_batch_runs_do_not_mix() -> None:
 
 
 async def test_abatch_runs_do_not_mix_with_the_async_handler() -> None:
-    handler = AsyncCamabCallbackHandler(KeywordScorer(), settings=AttributionSettings(budget=6))
+    handler = AsyncCamabCallbackHandler(
+        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6)
+    )
     questions = ["Capital of France?", "Capital of Germany?", "Capital of Spain?"]
     answers = await _chain().abatch(questions, {"callbacks": [handler]})
     assert {r.question: r.response for r in handler.results.values()} == dict(
@@ -152,7 +155,7 @@ async def test_abatch_runs_do_not_mix_with_the_async_handler() -> None:
 
 
 async def test_sync_handler_in_an_async_chain() -> None:
-    handler = CamabCallbackHandler(KeywordScorer(), settings=AttributionSettings(budget=6))
+    handler = CamabCallbackHandler(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6))
     await _chain().abatch(["Capital of France?", "Capital of Spain?"], {"callbacks": [handler]})
     assert sorted(r.response for r in handler.results.values()) == [
         "Madrid is the capital of Spain.",
@@ -161,7 +164,7 @@ async def test_sync_handler_in_an_async_chain() -> None:
 
 
 def test_several_retrievers_in_one_chain() -> None:
-    handler = CamabCallbackHandler(KeywordScorer(), settings=AttributionSettings(budget=10))
+    handler = CamabCallbackHandler(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=10))
     first = KeywordRetriever(documents=DOCS[:2], k=2)
     second = KeywordRetriever(documents=DOCS[1:], k=2)  # Berlin comes back twice
     both = RunnableParallel(a=first, b=second) | RunnableLambda(lambda r: r["a"] + r["b"])
@@ -175,7 +178,7 @@ def test_several_retrievers_in_one_chain() -> None:
 
 
 def test_a_failing_scorer_never_breaks_the_chain() -> None:
-    handler = CamabCallbackHandler(FailingScorer(), settings=AttributionSettings(budget=6))
+    handler = CamabCallbackHandler(FailingScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6))
     answer = _chain().invoke("What is the capital of France?", {"callbacks": [handler]})
     assert answer == "Paris is the capital of France."
     result = handler.last_result
@@ -185,14 +188,14 @@ def test_a_failing_scorer_never_breaks_the_chain() -> None:
 
 def test_strict_mode_raises_into_the_chain() -> None:
     handler = CamabCallbackHandler(
-        FailingScorer(), settings=AttributionSettings(budget=6), strict=True
+        FailingScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6), strict=True
     )
     with pytest.raises(RuntimeError, match="scorer is down"):
         _chain().invoke("What is the capital of France?", {"callbacks": [handler]})
 
 
 def test_no_scorer_and_an_unscorable_model_gives_a_clear_error() -> None:
-    handler = CamabCallbackHandler(settings=AttributionSettings(budget=6))
+    handler = CamabCallbackHandler(settings=CHAIN_SETTINGS.with_changes(budget=6))
     answer = _chain().invoke("What is the capital of France?", {"callbacks": [handler]})
     assert answer.startswith("Paris")
     result = handler.last_result
@@ -202,7 +205,7 @@ def test_no_scorer_and_an_unscorable_model_gives_a_clear_error() -> None:
 
 
 def test_attribution_is_reported_in_the_root_run_metadata() -> None:
-    handler = CamabCallbackHandler(KeywordScorer(), settings=AttributionSettings(budget=6))
+    handler = CamabCallbackHandler(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6))
     collector = RunCollectorCallbackHandler()
     _chain().invoke("What is the capital of France?", {"callbacks": [handler, collector]})
     root = next(run for run in collector.traced_runs if run.parent_run_id is None)
@@ -211,7 +214,7 @@ def test_attribution_is_reported_in_the_root_run_metadata() -> None:
 
 
 def test_chain_without_retriever_uses_input_documents() -> None:
-    handler = CamabCallbackHandler(KeywordScorer(), settings=AttributionSettings(budget=6))
+    handler = CamabCallbackHandler(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6))
     chain = (
         RunnablePassthrough.assign(context=lambda x: _format(x["context"])) | PROMPT | EchoModel()
     )
@@ -223,7 +226,7 @@ def test_chain_without_retriever_uses_input_documents() -> None:
 
 def test_background_mode_returns_at_once_and_fills_later() -> None:
     handler = CamabCallbackHandler(
-        KeywordScorer(), settings=AttributionSettings(budget=6), background=True
+        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6), background=True
     )
     run_id = uuid4()
     chain = {"context": KeywordRetriever(documents=DOCS), "question": RunnablePassthrough()}
@@ -246,7 +249,7 @@ def test_background_mode_returns_at_once_and_fills_later() -> None:
 
 def test_wait_gives_the_stored_result_of_a_run_whose_job_was_forgotten() -> None:
     handler = CamabCallbackHandler(
-        KeywordScorer(), settings=AttributionSettings(budget=6), background=True
+        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6), background=True
     )
     handler.runs._jobs.keep = 1  # keep one finished job, as a long-running server keeps 1000
     first, second = uuid4(), uuid4()
@@ -263,7 +266,7 @@ def test_wait_gives_the_stored_result_of_a_run_whose_job_was_forgotten() -> None
 
 async def test_async_background_mode() -> None:
     handler = AsyncCamabCallbackHandler(
-        KeywordScorer(), settings=AttributionSettings(budget=6), background=True
+        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6), background=True
     )
     await _chain().ainvoke("Capital of Spain?", {"callbacks": [handler]})
     result = await asyncio.wait_for(handler.wait(), 30)
@@ -276,7 +279,7 @@ def test_no_scorer_uses_the_chains_in_process_model() -> None:
     from tests.unit_tests.test_scorer import Generator
 
     generator = Generator()
-    handler = CamabCallbackHandler(settings=AttributionSettings(budget=6))
+    handler = CamabCallbackHandler(settings=CHAIN_SETTINGS.with_changes(budget=6))
     answer = _chain(llm=CamabChatModel(generator=generator)).invoke(
         "What is the capital of France?", {"callbacks": [handler]}
     )
@@ -287,7 +290,9 @@ def test_no_scorer_uses_the_chains_in_process_model() -> None:
 
 
 def test_async_handler_in_a_sync_chain() -> None:
-    handler = AsyncCamabCallbackHandler(KeywordScorer(), settings=AttributionSettings(budget=6))
+    handler = AsyncCamabCallbackHandler(
+        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6)
+    )
     answers = _chain().batch(
         ["Capital of France?", "Capital of Germany?"], {"callbacks": [handler]}
     )
@@ -297,8 +302,6 @@ def test_async_handler_in_a_sync_chain() -> None:
 
 def test_auto_is_the_default_method_of_every_entry_point() -> None:
     from langchain_camab import CamabAttributor
-
-    from camab_rag import AttributionSettings
 
     assert AttributionSettings().method == "auto"
     entries = (
@@ -334,7 +337,7 @@ def test_cite_from_the_langchain_documents_of_the_run() -> None:
         return "\n\n".join(f"Source {i + 1}: {d.page_content}" for i, d in enumerate(docs))
 
     handler = CamabCallbackHandler(
-        KeywordScorer(), settings=AttributionSettings(budget=8, granularity="sentence")
+        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=8, granularity="sentence")
     )
     _, docs, result = _run_keeping_documents(handler, DOCS, titled)
     assert result is not None and result.status == "ok", result and result.error
@@ -349,7 +352,9 @@ def test_empty_retrieval_says_so_and_is_never_grounded() -> None:
 
     handler = CamabCallbackHandler(
         KeywordScorer(),
-        settings=AttributionSettings(budget=8, groundedness=GroundednessFilter(mode="flag")),
+        settings=CHAIN_SETTINGS.with_changes(
+            budget=8, groundedness=GroundednessFilter(mode="flag")
+        ),
     )
     empty = KeywordRetriever(documents=DOCS, k=3)
     answer = _chain(retriever=empty).invoke("Zzzz qqqq?", {"callbacks": [handler]})
@@ -365,7 +370,7 @@ def test_native_citations_cite_only_the_supporting_document() -> None:
     from langchain_camab import to_citations, with_citations
 
     handler = CamabCallbackHandler(
-        KeywordScorer(), settings=AttributionSettings(budget=8, granularity="sentence")
+        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=8, granularity="sentence")
     )
     sourced = [
         Document(d.page_content, metadata={**d.metadata, "source": f"https://x.test/{i}"})
@@ -389,7 +394,7 @@ def test_native_citations_cite_only_the_supporting_document() -> None:
 
 def test_citations_option_puts_the_annotations_on_the_answer() -> None:
     handler = CamabCallbackHandler(
-        KeywordScorer(), settings=AttributionSettings(budget=8), citations=True
+        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=8), citations=True
     )
     message = _chain().invoke("What is the capital of France?", {"callbacks": [handler]})
     assert message == "Paris is the capital of France."  # a string answer: left alone
@@ -420,9 +425,9 @@ def test_past_its_deadline_the_attribution_stops_and_the_chain_goes_on() -> None
     scorer = SlowScorer()
     # 7 of the 8 subsets of 3 documents: one Thompson draw per batch, 1.4 s in all
     handler = CamabCallbackHandler(
-        scorer, settings=AttributionSettings(budget=7, method="camab", deadline_s=0.5)
+        scorer, settings=CHAIN_SETTINGS.with_changes(budget=7, method="camab", deadline_s=0.5)
     )
-    assert handler.settings.deadline_s == 0.5 and "deadline_s" not in handler.settings.options
+    assert handler.settings.deadline_s == 0.5 and handler.settings.method == "camab"
     answer = _chain().invoke("What is the capital of France?", config={"callbacks": [handler]})
     assert answer == "Paris is the capital of France."
     result = handler.last_result
@@ -437,7 +442,9 @@ def test_an_async_background_run_whose_loop_ends_first_is_cancelled(
     """Issue 37: never "pending" for ever. asyncio.run returns before the attribution is
     awaited: its placeholders say "cancelled" and how to wait, and a warning is logged."""
     handler = AsyncCamabCallbackHandler(
-        SlowScorer(), settings=AttributionSettings(budget=7, method="camab"), background=True
+        SlowScorer(),
+        settings=CHAIN_SETTINGS.with_changes(budget=7, method="camab"),
+        background=True,
     )
     retrieve = {"context": KeywordRetriever(documents=DOCS) | _format}
     chain = {**retrieve, "question": RunnablePassthrough()} | PROMPT | EchoModel()

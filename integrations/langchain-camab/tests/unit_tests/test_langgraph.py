@@ -9,7 +9,7 @@ from langchain_camab import CamabAttributor, CamabCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from camab_rag import AttributionSettings
+from camab_rag.integration import CHAIN_SETTINGS
 from tests.fakes import KeywordRetriever, KeywordScorer
 
 langgraph = pytest.importorskip("langgraph.graph")
@@ -51,9 +51,9 @@ def _graph(attributor: CamabAttributor | None) -> Any:
 
 
 def test_attributor_as_a_graph_node() -> None:
-    out = _graph(CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=6))).invoke(
-        {"question": "What is the capital of France?"}
-    )
+    out = _graph(
+        CamabAttributor(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6))
+    ).invoke({"question": "What is the capital of France?"})
     assert out["answer"] == "Paris is the capital of France."
     assert out["attribution"]["status"] == "ok"
     assert out["attribution"]["top_documents"][0] == 0
@@ -61,7 +61,7 @@ def test_attributor_as_a_graph_node() -> None:
 
 
 def test_handler_on_a_graph_uses_the_state_documents() -> None:
-    handler = CamabCallbackHandler(KeywordScorer(), settings=AttributionSettings(budget=6))
+    handler = CamabCallbackHandler(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6))
     _graph(None).invoke({"question": "What is the capital of France?"}, {"callbacks": [handler]})
     result = handler.last_result
     assert result is not None

@@ -14,8 +14,8 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
 
-from camab_rag import AttributionSettings
 from camab_rag.groundedness import GroundednessFilter
+from camab_rag.integration import CHAIN_SETTINGS
 from tests.fakes import KeywordRetriever, KeywordScorer
 
 DOCS = [
@@ -66,20 +66,22 @@ def _check_stream(chunks: list[Any]) -> None:
 
 
 def test_stream_passes_the_answer_through_then_adds_the_attribution() -> None:
-    attributor = CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=8))
+    attributor = CamabAttributor(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=8))
     _check_stream(list((_rag() | attributor).stream(QUESTION)))
     assert attributor.last_result is not None and attributor.last_result.status == "ok"
 
 
 async def test_astream_passes_the_answer_through_then_adds_the_attribution() -> None:
-    chain = _rag() | CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=8))
+    chain = _rag() | CamabAttributor(
+        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=8)
+    )
     _check_stream([chunk async for chunk in chain.astream(QUESTION)])
 
 
 def test_a_blocking_filter_holds_the_stream_until_judged() -> None:
     gate = GroundednessFilter(mode="block", threshold=1e9, fallback="Not supported.")
     chain = _rag() | CamabAttributor(
-        KeywordScorer(), settings=AttributionSettings(budget=8, groundedness=gate)
+        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=8, groundedness=gate)
     )
     chunks = list(chain.stream(QUESTION))
     assert len(chunks) == 1  # nothing was shown before the verdict
@@ -91,7 +93,7 @@ def test_progress_reaches_the_hook_and_the_runs_callbacks() -> None:
     seen: list[tuple[int, int]] = []
     attributor = CamabAttributor(
         KeywordScorer(),
-        settings=AttributionSettings(budget=8),
+        settings=CHAIN_SETTINGS.with_changes(budget=8),
         progress=lambda calls, budget: seen.append((calls, budget)),
     )
     out = (_rag() | attributor).invoke(QUESTION)
@@ -101,7 +103,9 @@ def test_progress_reaches_the_hook_and_the_runs_callbacks() -> None:
 
 
 async def test_progress_events_show_in_astream_events() -> None:
-    chain = _rag() | CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=8))
+    chain = _rag() | CamabAttributor(
+        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=8)
+    )
     events = [
         e
         async for e in chain.astream_events(QUESTION, version="v2")
@@ -113,7 +117,7 @@ async def test_progress_events_show_in_astream_events() -> None:
 
 
 def test_results_by_run_id_and_scored_documents() -> None:
-    attributor = CamabAttributor(KeywordScorer(), settings=AttributionSettings(budget=8))
+    attributor = CamabAttributor(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=8))
     out = (_rag() | attributor).invoke(QUESTION)
     run_id = out["attribution"]["run_id"]
     result = attributor.results[run_id]
@@ -126,7 +130,7 @@ def test_results_by_run_id_and_scored_documents() -> None:
 def test_handler_scored_documents_when_format_docs_consumed_them() -> None:
     """The tutorial chain: the documents are formatted into the prompt on the way."""
     retriever = KeywordRetriever(documents=DOCS, k=3)
-    handler = CamabCallbackHandler(KeywordScorer(), settings=AttributionSettings(budget=8))
+    handler = CamabCallbackHandler(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=8))
     chain = (
         {"context": retriever | _format, "input": RunnablePassthrough()}
         | PROMPT
@@ -163,7 +167,7 @@ async def test_progress_moves_while_the_attribution_runs() -> None:
     at_hook: list[tuple[int, int, int]] = []
     attributor = CamabAttributor(
         scorer,
-        settings=AttributionSettings(budget=40),
+        settings=CHAIN_SETTINGS.with_changes(budget=40),
         progress=lambda c, t: at_hook.append((c, t, len(scorer.calls))),
     )
     events = [
@@ -181,7 +185,7 @@ def test_the_callback_handlers_progress_moves_too() -> None:
     seen: list[tuple[int, int, int]] = []
     handler = CamabCallbackHandler(
         scorer,
-        settings=AttributionSettings(budget=40),
+        settings=CHAIN_SETTINGS.with_changes(budget=40),
         progress=lambda c, t: seen.append((c, t, len(scorer.calls))),
     )
     _four_document_rag().invoke(QUESTION, config={"callbacks": [handler]})

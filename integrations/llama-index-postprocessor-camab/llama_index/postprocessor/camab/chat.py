@@ -18,7 +18,15 @@ from llama_index.postprocessor.camab.capture import QueryRecord, streaming_for
 from llama_index.postprocessor.camab.response import AttributingWrapper, ResponseAttributor
 from llama_index.postprocessor.camab.streaming import aread_for, read_for, start_after_stream
 
-from camab_rag.integration import AttributionSettings, ChainRuns, InputError, Steps, adrive, drive
+from camab_rag.integration import (
+    AttributionSettings,
+    ChainRuns,
+    InputError,
+    ProgressFn,
+    Steps,
+    adrive,
+    drive,
+)
 
 dispatcher = get_dispatcher(__name__)
 _Turn = TypeVar("_Turn", AgentChatResponse, StreamingAgentChatResponse)
@@ -49,7 +57,7 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
     Args:
         chat_engine: the chat engine to wrap.
         scorer: scores subsets of the context; ``None`` builds one from the engine's LLM.
-        settings, proxy, scorer_options: as in
+        settings, proxy, scorer_options, progress: as in
             :class:`~llama_index.postprocessor.camab.CamabQueryEngine`.
     """
 
@@ -61,6 +69,7 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
         settings: AttributionSettings | None = None,
         proxy: Any = None,
         scorer_options: Mapping[str, Any] | None = None,
+        progress: ProgressFn | None = None,
     ) -> None:
         if not isinstance(chat_engine, BaseChatEngine):
             raise InputError(
@@ -68,7 +77,7 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
             )
         self.chat_engine = chat_engine
         self._attributor = ResponseAttributor(
-            scorer, settings, proxy=proxy, scorer_options=scorer_options
+            scorer, settings, proxy=proxy, scorer_options=scorer_options, progress=progress
         )
 
     # ------------------------------------------------------------------ turns

@@ -25,7 +25,9 @@ from llama_index.postprocessor.camab.streaming import attribute_when_consumed
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.integration import (
+    CHAIN_SETTINGS,
     AttributionSettings,
+    InputError,
     Steps,
     check_groundedness_filter,
     drive,
@@ -58,9 +60,9 @@ class CamabEventHandler(BaseEventHandler):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     scorer: Any = Field(default=None, description="scorer; None = from the query's LLM")
-    settings: AttributionSettings = Field(
-        default_factory=AttributionSettings, description="how each answer is attributed"
-    )
+    # Any: pydantic would rebuild the settings dataclass field by field (checked below)
+    settings: Any = Field(default=CHAIN_SETTINGS, description="an AttributionSettings")
+    progress: Any = Field(default=None, description="progress(calls_made, total) hook")
     background: bool | None = Field(
         default=None, description="run inside a running event loop as a task (None = auto)"
     )
@@ -78,8 +80,16 @@ class CamabEventHandler(BaseEventHandler):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def model_post_init(self, context: Any, /) -> None:
+        if not isinstance(self.settings, AttributionSettings):
+            raise InputError(
+                f"settings must be an AttributionSettings, got {type(self.settings).__name__}"
+            )
         self._attributor = ResponseAttributor(
-            self.scorer, self.settings, proxy=self.proxy, scorer_options=self.scorer_options
+            self.scorer,
+            self.settings,
+            proxy=self.proxy,
+            scorer_options=self.scorer_options,
+            progress=self.progress,
         )
         check_groundedness_filter(
             self.settings.groundedness,

@@ -19,7 +19,7 @@ from llama_index.postprocessor.camab.capture import QueryRecord
 from llama_index.postprocessor.camab.response import AttributingWrapper, ResponseAttributor
 from llama_index.postprocessor.camab.streaming import attribute_when_consumed
 
-from camab_rag.integration import AttributionSettings, InputError, Steps, adrive, drive
+from camab_rag.integration import AttributionSettings, InputError, ProgressFn, Steps, adrive, drive
 
 
 class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
@@ -37,11 +37,13 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
         query_engine: any ``BaseQueryEngine`` (e.g. ``index.as_query_engine(llm=...)``).
         scorer: scores subsets of the context; ``None``: built from the engine's own LLM
             (an OpenAI-compatible server, or an LLM that carries a scorer).
-        settings: how each answer is attributed (:class:`~camab_rag.AttributionSettings`);
+        settings: how each answer is attributed (:class:`~camab_rag.AttributionSettings`;
+            default ``CHAIN_SETTINGS``: whole nodes, a 120 s deadline);
             a ``mode="block"`` groundedness filter replaces an ungrounded or unjudgeable
             ``response.response`` by its fallback.
         proxy: scores in place of an LLM that cannot (named in ``scored_by``).
         scorer_options: options of the HTTP scorer built from the LLM.
+        progress: called as ``progress(calls_made, total)`` every few model calls.
     """
 
     def __init__(
@@ -52,6 +54,7 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
         settings: AttributionSettings | None = None,
         proxy: Any = None,
         scorer_options: Mapping[str, Any] | None = None,
+        progress: ProgressFn | None = None,
         callback_manager: CallbackManager | None = None,
     ) -> None:
         if not isinstance(query_engine, BaseQueryEngine):
@@ -61,7 +64,7 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
             )
         self.query_engine = query_engine
         self._attributor = ResponseAttributor(
-            scorer, settings, proxy=proxy, scorer_options=scorer_options
+            scorer, settings, proxy=proxy, scorer_options=scorer_options, progress=progress
         )
         super().__init__(callback_manager or getattr(query_engine, "callback_manager", None))
 

@@ -22,6 +22,7 @@ from llama_index.postprocessor.camab.events import QueryProgress
 from llama_index.postprocessor.camab.scorers import ScorerCache
 
 from camab_rag.integration import (
+    CHAIN_SETTINGS,
     AttributionResult,
     AttributionSettings,
     CapturedAttribution,
@@ -30,6 +31,7 @@ from camab_rag.integration import (
     FilteredAnswer,
     InputError,
     NoContextError,
+    ProgressFn,
     SourceDocument,
     Steps,
     asynced,
@@ -183,13 +185,14 @@ def _response_steps(
     record: QueryRecord | None = None,
     llm: object = None,
     scorers: ScorerCache | None = None,
+    progress: ProgressFn | None = None,
 ) -> Steps[RESPONSE_TYPE]:
     """Attribute ``response`` in place; never raises (a failure goes to its metadata).
 
     With ``config.groundedness`` the answer is judged too (its verdict lands in
     ``metadata["attribution"]["groundedness"]``; ``mode="block"`` replaces an ungrounded
     ``response.response`` by the fallback, and blocks what it cannot judge)."""
-    settings = config or AttributionSettings()
+    settings = config or CHAIN_SETTINGS
     text = getattr(response, "response", None)
     call = ChainCall(question, text if isinstance(text, str) else "")
     job = _Job(response, [], "")
@@ -203,7 +206,7 @@ def _response_steps(
         call.documents = node_documents(job.nodes)
         call.scorer = lambda: cache.get(llm, scorer)
         call.prompts = [c.prompt for c in record.calls] if record is not None else []
-        call.progress = QueryProgress(question, settings.options.get("progress"))
+        call.progress = QueryProgress(question, progress)
     attributed = yield from chain_steps(call, settings)
     return _attach(job, attributed)  # type: ignore[no-any-return]
 
@@ -242,9 +245,10 @@ def groundedness_of(response: object) -> FilteredAnswer:
 
 
 class ResponseAttributor:
-    """What one wrapper attributes with: the scorer, the settings, the scorers built from
-    LLMs (with the ``proxy`` and ``scorer_options``), the query tracker and the runs
-    (background attributions of streamed answers)."""
+    """What one wrapper attributes with: the scorer, the settings (default
+    :data:`~camab_rag.integration.CHAIN_SETTINGS`), the scorers built from LLMs (with the
+    ``proxy`` and ``scorer_options``), the ``progress`` hook, the query tracker and the
+    runs (background attributions of streamed answers)."""
 
     def __init__(
         self,
@@ -253,9 +257,11 @@ class ResponseAttributor:
         *,
         proxy: Any = None,
         scorer_options: Mapping[str, Any] | None = None,
+        progress: ProgressFn | None = None,
     ) -> None:
         self.scorer = checked_scorer(scorer)
-        self.config = settings or AttributionSettings()
+        self.config = settings or CHAIN_SETTINGS
+        self.progress = progress
         self.scorers = ScorerCache(proxy, scorer_options)
         self.tracker = query_tracker()
         self.runs: ChainRuns[Any] = ChainRuns(self.config, keep=256)
@@ -280,6 +286,7 @@ class ResponseAttributor:
             record=record,
             llm=llm,
             scorers=self.scorers,
+            progress=self.progress,
         )
 
 
