@@ -64,6 +64,7 @@ from camab_cli.evaluation.runner import (  # noqa: E402
 from camab_cli.evaluation.store import from_bits, stored_subsets  # noqa: E402
 from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute  # noqa: E402
+from camab_rag.methods.auto import Auto  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402
 from camab_rag.scoring import (  # noqa: E402
     BaseScorer,
@@ -79,8 +80,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "auto-flat": {"method": "auto", "hierarchical": False},
     "camab-hier": {"method": "camab", "hierarchical": True},
     "auto-q4": {"method": "auto", "batch_size": 4},
-    "auto-thompson": {"method": "auto", "shapley_opening": 0.0},
-    "auto-refine-shapley": {"method": "auto", "refine_opening": "shapley"},
+    "auto-thompson": {"method": Auto._variant(shapley_opening=0.0)},
+    "auto-refine-shapley": {"method": Auto._variant(refine_opening="shapley")},
 }
 BATCHED = "auto-q4"
 """auto with 4 Thompson draws a round, compared with the default runs' q=1 (#24 item 3)."""

@@ -39,6 +39,7 @@ from camab_cli.evaluation.metrics import mean_ci, paired_t_pvalue  # noqa: E402
 from camab_cli.evaluation.runner import append_record, read_results  # noqa: E402
 from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute_fn  # noqa: E402
+from camab_rag.methods.auto import Auto  # noqa: E402
 from camab_rag.methods.base import all_masks  # noqa: E402
 from camab_rag.prompts import TemplatePromptBuilder  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402
@@ -48,7 +49,7 @@ from camab_rag.segments import segment_documents, to_documents  # noqa: E402
 OUT = ROOT / "benchmarks" / "results" / "small" / "hotpotqa_smollm2.jsonl"
 METHODS: dict[str, dict[str, Any]] = {
     "auto": {"method": "auto"},
-    "auto (Thompson only)": {"method": "auto", "shapley_opening": 0.0},
+    "auto (Thompson only)": {"method": Auto._variant(shapley_opening=0.0)},
     "auto (q=2)": {"method": "auto", "batch_size": 2},
     "auto (q=4)": {"method": "auto", "batch_size": 4},
     "camab": {"method": "camab"},
@@ -247,7 +248,7 @@ def report(args: argparse.Namespace) -> None:
 OPENINGS: dict[str, dict[str, Any]] = {
     name: METHODS[name] for name in ("auto (Thompson only)", "auto")
 } | {
-    f"auto (opening {share})": {"method": "auto", "shapley_opening": share}
+    f"auto (opening {share})": {"method": Auto._variant(shapley_opening=share)}
     for share in (0.25, 0.5, 1.0)
 }
 """auto's one-level design (``shapley_opening`` 0.75) and the other shares it was chosen

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -182,7 +182,7 @@ def start_run(
     if hierarchical and groups is not None and not exact and 1 < n_docs < n_segments:
         chosen = Hierarchical(chosen, groups)
     elif isinstance(chosen, Auto):  # one level: a KernelSHAP opening (see methods.auto)
-        chosen = replace(chosen, leave_one_out_first=False)
+        chosen = chosen.one_level()
     sampler = plan_sampler(chosen, n_segments, budget, np.random.default_rng(settings.seed))
     return Run(chosen, sampler, budget, int(settings.seed), time.perf_counter(), exact, [], [])
 

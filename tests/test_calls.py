@@ -10,15 +10,10 @@ from fakes import KeywordScorer
 from planted import auroc, brute_force_shapley
 from scipy.stats import spearmanr
 
-from camab_rag import (
-    AttributionSettings,
-    GaussianLinearPosterior,
-    aattribute,
-    attribute,
-    attribute_fn,
-)
+from camab_rag import AttributionSettings, aattribute, attribute, attribute_fn
 from camab_rag.errors import InputError
 from camab_rag.methods import Auto, Camab, ContextCite, Hierarchical, method_from_config
+from camab_rag.posterior import GaussianLinearPosterior
 from camab_rag.result import AttributionResult
 
 BUDGETED = ("auto", "camab", "kernelshap", "contextcite")
@@ -115,7 +110,7 @@ def test_the_opening_orders_substitutes_closer_to_exact_shapley():
                 value,
                 8,
                 budget=40,
-                method=Auto(shapley_opening=share),
+                method=Auto._variant(shapley_opening=share),
                 settings=AttributionSettings(seed=s),
             )
             for s in range(20)
@@ -131,7 +126,11 @@ def test_without_the_opening_auto_is_camabs_thompson_loop():
     value = lambda m: float(m[:3] @ [1.0, 0.4, 0.2])  # noqa: E731
     camab = attribute_fn(value, 8, budget=40, method="camab", settings=AttributionSettings(seed=2))
     off = attribute_fn(
-        value, 8, budget=40, method=Auto(shapley_opening=0.0), settings=AttributionSettings(seed=2)
+        value,
+        8,
+        budget=40,
+        method=Auto._variant(shapley_opening=0.0),
+        settings=AttributionSettings(seed=2),
     )
     np.testing.assert_array_equal(off.masks, camab.masks)
     too_small = attribute_fn(
@@ -147,8 +146,31 @@ def test_without_the_opening_auto_is_camabs_thompson_loop():
 
 @pytest.mark.parametrize("share", [-0.1, 1.5, True, "half"])
 def test_a_bad_shapley_opening_is_refused(share):
-    with pytest.raises((ValueError, InputError), match="shapley_opening"):
-        attribute_fn(lambda m: 0.0, 8, budget=40, method=Auto(shapley_opening=share))
+    with pytest.raises(ValueError, match="shapley_opening"):
+        Auto._variant(shapley_opening=share)
+
+
+@pytest.mark.parametrize(
+    "switch",
+    [
+        {"shapley_opening": 0.5},
+        {"refine_opening": "shapley"},
+        {"estimator": "posterior_mean"},
+        {"joint_fit": True},
+        {"leave_one_out_first": False},
+    ],
+)
+def test_autos_research_switches_are_not_public_options(switch):
+    """auto's constructor takes what a user sets; the switches it was measured against
+    are reached through ``Auto._variant`` only."""
+    public = [p for p in inspect.signature(Auto).parameters if not p.startswith("_")]
+    assert public == ["batch_size", "noise_variance", "prior_variance"]
+    name, value = next(iter(switch.items()))
+    with pytest.raises(TypeError):
+        Auto(**switch)
+    with pytest.raises(InputError, match=name):
+        AttributionSettings().with_changes(method="auto", **switch)
+    assert Auto._variant(**switch).config()[name] == value
 
 
 def test_camab_redraws_a_repeated_draw_and_says_so():
@@ -296,7 +318,7 @@ def test_the_sentence_level_opens_as_refine_opening_says():
             value,
             40,
             budget=40,
-            method=Auto(refine_opening=opening),
+            method=Auto._variant(refine_opening=opening),
             groups=groups,
             settings=AttributionSettings(seed=3),
         )
@@ -316,7 +338,7 @@ def test_the_sentence_level_opens_as_refine_opening_says():
 
 def test_a_bad_refine_opening_is_refused():
     with pytest.raises(ValueError, match="refine_opening 'both'"):
-        attribute_fn(interacting, 4, budget=5, method=Auto(refine_opening="both"))
+        Auto._variant(refine_opening="both")
 
 
 def test_groups_are_checked():

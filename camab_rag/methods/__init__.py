@@ -54,7 +54,10 @@ def method_from_config(name: str, config: dict[str, Any]) -> Method:
         return FreePrior(**options)
     if name == "camab" and options.get("early_stop") is not None:
         options["early_stop"] = EarlyStop(**options["early_stop"])
-    method = get_method(name, **options)
+    if name == "auto":  # stored runs may carry auto's experimental switches
+        method: Method = Auto._variant(**options)
+    else:
+        method = get_method(name, **options)
     if hierarchical and groups is not None:
         return Hierarchical(method, groups, stage1_calls)
     return method

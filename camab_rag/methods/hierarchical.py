@@ -13,7 +13,7 @@ The fit is a function of the evaluated subsets alone: document scores come from 
 estimator on the subsets that keep or drop whole documents; segment scores inside refined
 documents from the base estimator on the subsets that keep every other document; a segment
 of an unrefined document gets an equal share of its document's score. A base with
-``joint_fit`` set (``Auto(joint_fit=True)``) is instead fitted once over every evaluated
+``joint_fit`` set (``Auto._variant(joint_fit=True)``) is instead fitted once over every evaluated
 subset at the segment level (an unrefined document's segments are then collinear and
 share its effect). Which documents stage 2 refines is decided with
 the base's ``design_fit`` when it has one (``auto``: CAMAB's posterior, the one its
@@ -259,7 +259,7 @@ class Hierarchical(Method):
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
         """Per-segment scores, level by level as the module docstring says; a base with
-        ``joint_fit`` set (``Auto(joint_fit=True)``) is fitted once over every evaluated
+        ``joint_fit`` set (``Auto._variant(joint_fit=True)``) is fitted once over every evaluated
         subset at the segment level instead."""
         if getattr(self.base, "joint_fit", False):
             return np.asarray(self.base.fit(masks, rewards, seed), dtype=float)
