@@ -1,10 +1,27 @@
-"""camab-rag: which retrieved chunks did the answer come from?
+"""camab-rag: which retrieved chunks did the answer come from, and is it supported?
 
-CAMAB context attribution (Linear Thompson Sampling over context subsets, ACL 2026
-Findings) scored by the chain's own LLM, with same-budget baselines.
+``attribute(question, context, response, scorer)`` scores each chunk (or sentence) of the
+context by how much it raises the likelihood of the answer under the chain's own LLM,
+with CAMAB (Linear Thompson Sampling over context subsets, ACL 2026 Findings);
+``cite(result, context)`` turns that into cited answers; ``GroundednessFilter`` flags or
+blocks an answer the context does not support. This module holds what a user needs on
+day one; the rest lives in its submodule:
 
-Heavy scorers (torch, HTTP clients) are imported lazily, so ``import camab_rag`` stays
-light.
+* :mod:`camab_rag.methods`: ``METHODS``, ``Auto``, ``Camab`` (``EarlyStop``), the baselines;
+* :mod:`camab_rag.scoring`: the scorer protocol's types (``BaseScorer``, ``ScoreRequest``,
+  ``ResponseLogprobs``, ``ScoredBy``, ``TextGenerator``);
+* :mod:`camab_rag.segments`, :mod:`camab_rag.sentences`: ``SourceDocument``, ``Segment``,
+  ``segment_documents``, ``split_sentences``;
+* :mod:`camab_rag.prompts`: ``TemplatePromptBuilder``, ``SpanRemovalPromptBuilder``;
+* :mod:`camab_rag.result`: ``StatementAttribution``; :mod:`camab_rag.posterior`:
+  ``GaussianLinearPosterior``;
+* :mod:`camab_rag.citations`: ``CitedAnswer``, ``citation_pairs``;
+  :mod:`camab_rag.groundedness`: reports, calibration, ``assess_*`` for async;
+* :mod:`camab_rag.captured`: ``attribute_captured`` / ``aattribute_captured`` (a chain's
+  real prompt, what the integrations call).
+
+Heavy scorers (torch, HTTP clients) are imported on first use, so ``import camab_rag``
+stays light.
 """
 
 from __future__ import annotations
@@ -19,36 +36,18 @@ _LAZY: dict[str, str] = {
     "attribute": "camab_rag.engine",
     "aattribute": "camab_rag.engine",
     "attribute_fn": "camab_rag.engine",
+    "AttributionSettings": "camab_rag.settings",
     "AttributionResult": "camab_rag.result",
-    "StatementAttribution": "camab_rag.result",
-    "Segment": "camab_rag.segments",
-    "SourceDocument": "camab_rag.segments",
-    "segment_documents": "camab_rag.segments",
-    "split_sentences": "camab_rag.sentences",
-    "EarlyStop": "camab_rag.methods.camab",
-    "GaussianLinearPosterior": "camab_rag.posterior",
-    "METHODS": "camab_rag.methods",
     "Scorer": "camab_rag.scoring",
-    "BaseScorer": "camab_rag.scoring",
-    "ScoreRequest": "camab_rag.scoring",
-    "ResponseLogprobs": "camab_rag.scoring",
-    "TextGenerator": "camab_rag.scoring",
-    "ScoredBy": "camab_rag.scoring",
-    "ProxyFallbackScorer": "camab_rag.scorers.proxy",
-    "TemplatePromptBuilder": "camab_rag.prompts",
-    "SpanRemovalPromptBuilder": "camab_rag.prompts",
     "default_scorer": "camab_rag.scorers",
     "TransformersScorer": "camab_rag.scorers",
     "OpenAICompletionsScorer": "camab_rag.scorers",
+    "ProxyFallbackScorer": "camab_rag.scorers.proxy",
     "cite": "camab_rag.citations",
-    "citation_pairs": "camab_rag.citations",
     "CitationRule": "camab_rag.citations",
-    "CitedAnswer": "camab_rag.citations",
-    "assess_groundedness": "camab_rag.groundedness",
     "GroundednessFilter": "camab_rag.groundedness",
-    "AttributionSettings": "camab_rag.settings",
-    "attribute_captured": "camab_rag.captured",
-    "aattribute_captured": "camab_rag.captured",
+    "assess_answer": "camab_rag.groundedness",
+    "assess_groundedness": "camab_rag.groundedness",
 }
 
 __all__ = sorted([*_LAZY, "__version__"])

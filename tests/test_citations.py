@@ -386,7 +386,7 @@ def test_attribution_bar_chart_marks_gold_and_cited():
 
 
 def test_citation_pairs_name_the_segment_behind_each_sentence():
-    from camab_rag import citation_pairs
+    from camab_rag.citations import citation_pairs
 
     context = [d["text"] for d in DOCS]
     result = attribute("Where and who?", context, RESPONSE, KeywordScorer(), budget=40)

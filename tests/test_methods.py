@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 from planted import PlantedReward, auroc, brute_force_shapley
 
-from camab_rag import AttributionSettings, EarlyStop, attribute_fn
+from camab_rag import AttributionSettings, attribute_fn
 from camab_rag.errors import InputError
-from camab_rag.methods import Camab, ContextCite, KernelShap
+from camab_rag.methods import Camab, ContextCite, EarlyStop, KernelShap
 from camab_rag.methods.estimators import lasso
 
 SEEDS = range(20)

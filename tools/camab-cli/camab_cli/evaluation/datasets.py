@@ -6,10 +6,10 @@ segments, and the gold segments where the dataset has them.
 
 * HotpotQA: one document per paragraph (its title kept as metadata); the segments are the
   dataset's own sentences; gold = the sentences named by ``supporting_facts``.
-* CNN/DailyMail: the article is one document split with :func:`camab_rag.split_sentences`;
-  no gold.
-* TyDi QA GoldP: the passage split with :func:`camab_rag.split_sentences`; gold = the
-  sentence(s) overlapping an answer span ``[answer_start, answer_start + len(text))``.
+* CNN/DailyMail: the article is one document split with
+  :func:`camab_rag.sentences.split_sentences`; no gold.
+* TyDi QA GoldP: the passage split with :func:`camab_rag.sentences.split_sentences`; gold =
+  the sentence(s) overlapping an answer span ``[answer_start, answer_start + len(text))``.
 
 A dataset is named (``hotpotqa``, ``cnn_dailymail``, ``tydiqa``) or given as the path of any
 JSONL file in one of these formats (the format is recognised from each row's keys).
