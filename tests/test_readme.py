@@ -4,6 +4,8 @@ supporting sentence."""
 from __future__ import annotations
 
 import re
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -56,3 +58,44 @@ def test_the_readme_citations_example_runs_after_the_first(smollm2_scorer, monke
     shown = namespace["shown"]
     assert shown == "Gustave Eiffel's company designed it."  # grounded: passes unchanged
     assert namespace["report"].source == "observed"  # type: ignore[attr-defined]
+
+
+def readme_block(heading: str) -> str:
+    """The first Python block under ``heading`` in the README."""
+    section = README.read_text(encoding="utf-8").split(heading, 1)[1]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match, f"the README lost its {heading!r} example"
+    return match.group(1)
+
+
+def run_block(heading: str, smollm2_scorer, monkeypatch, capsys) -> list[tuple[float, str]]:
+    monkeypatch.setattr(camab_rag, "default_scorer", lambda: smollm2_scorer)
+    module = types.ModuleType("readme_example")  # pydantic resolves annotations in it
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec(compile(readme_block(heading), str(README), "exec"), module.__dict__)
+    answer, *rows = capsys.readouterr().out.splitlines()
+    assert "yellow" in answer.lower()  # the embedded model answers from the context
+    return [(float(score), text) for score, text in (row.split(" ", 1) for row in rows)]
+
+
+@pytest.mark.model
+def test_the_readme_langchain_path_runs_and_ranks_the_answers_source_first(
+    smollm2_scorer, monkeypatch, capsys
+):
+    pytest.importorskip("langchain_camab")
+    printed = run_block("## LangChain in five minutes", smollm2_scorer, monkeypatch, capsys)
+    assert len(printed) == 3  # one line per retrieved document, best first
+    assert printed[0][1] == "Bananas are yellow."
+    assert printed[0][0] > printed[1][0] + 0.1 and printed[1][0] >= printed[2][0]
+
+
+@pytest.mark.model
+def test_the_readme_llamaindex_path_runs_and_scores_every_source_node(
+    smollm2_scorer, monkeypatch, capsys
+):
+    pytest.importorskip("llama_index.postprocessor.camab")
+    printed = run_block("## LlamaIndex in five minutes", smollm2_scorer, monkeypatch, capsys)
+    assert len(printed) == 3  # one line per source node
+    ranked = sorted(printed, reverse=True)
+    assert ranked[0][1] == "Bananas are yellow."
+    assert ranked[0][0] > ranked[1][0] + 0.1
