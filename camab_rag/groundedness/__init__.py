@@ -18,7 +18,8 @@ under both (:class:`~camab_rag.token_support.TokenSupport`). From those alone it
 ``attribute(..., anchors=True)``, or scoring them). :class:`GroundednessFilter` attaches
 the verdict (``mode="flag"``) or replaces an ungrounded answer by a fallback
 (``mode="block"``). :func:`calibrate` fits the threshold for your model on a handful of
-labelled answers. Evidence: ``BENCHMARKS.md``, "Groundedness gate".
+labelled answers. Evidence: BENCHMARKS.md, "Groundedness gate on human-labelled
+answers (FRANK, HaluEval)".
 
 Modules: ``anchors`` (the two calls), ``score`` (the answer's score), ``report`` (the
 report), ``gain`` (assessing), ``abstention``, ``calibration``, ``filter``.

@@ -10,7 +10,8 @@ of two log-likelihoods of the same tokens it has no unit. The answer's score is 
 supported sentence's (abstaining sentences aside), so one invented sentence flags it.
 
 Chosen on FRANK's ``valid`` rows among the candidates the two anchor calls and free text
-features give (``BENCHMARKS.md``, "Groundedness gate").
+features give (BENCHMARKS.md, "Groundedness gate on human-labelled answers (FRANK,
+HaluEval)").
 """
 
 from __future__ import annotations

@@ -32,17 +32,12 @@ class CitationRule:
 
     Args:
         top_k: at most this many citations per sentence (``None``: no limit).
-        threshold: the support a cited source reaches on its own, in the reward's units
-            (nats per token). The default, :data:`~camab_rag.render.support.CITE_AT`, is
-            half the support scale's unit (0.11 of 0.22 nats per token, a context gain
-            that marks an answer taken from its context): two cited sources at the bar
-            together add that much. So a
-            sentence nothing meaningfully supports gets no citation, and a weak source is
-            not cited because the others are weaker still.
+        threshold: the support a cited source reaches on its own, in nats per answer
+            token (default :data:`~camab_rag.render.support.CITE_AT`, 0.11): a sentence
+            nothing meaningfully supports gets no citation.
         relative: minimum fraction of the sentence's best score, on top of the absolute
-            bar (0 disables): a second source far weaker than the first is mostly a
-            redundant one, whose removal the first makes up for (BENCHMARKS.md,
-            "Citation precision").
+            bar (0 disables): a far weaker second source is mostly a redundant one
+            (BENCHMARKS.md, "Citation precision (HotpotQA, SmolLM2)").
         unit: cite whole ``"document"``s or single ``"segment"``s.
         support_threshold: when the attribution carries token support
             (``attribute(..., anchors=True)``), a sentence whose measured support (the

@@ -2,14 +2,11 @@
 
 Attribution scores are in the reward's units: how much a source raises the mean
 log-probability of the sentence's tokens (nats per token), the units of the context gain
-``L(C) - L(empty)``. The scale is tied to :data:`SUPPORT_UNIT` ``T``, a context gain that
-marks an answer taken from its context (0.22 nats per token: on 50 HotpotQA questions with
-the embedded SmolLM2 it separated answers from the evidence from answers from memory;
-``BENCHMARKS.md``, "Groundedness score calibration"), never to the answer's top source, so
-a source that barely moves the answer reads as barely supporting it whatever else was
-retrieved. (The groundedness gate's own threshold,
-:data:`~camab_rag.groundedness.DEFAULT_THRESHOLD`, is a share of surprisal, not a gain:
-the two are separate on purpose.)
+``L(C) - L(empty)``. The scale is tied to :data:`SUPPORT_UNIT` ``T`` (0.22 nats per
+token, a context gain that marks an answer taken from its context: BENCHMARKS.md,
+"Groundedness score calibration (HotpotQA)"), never to the answer's top source, so a
+source that barely moves the answer reads as barely supporting it. The gate's threshold
+(:data:`~camab_rag.groundedness.DEFAULT_THRESHOLD`) is a share of surprisal, not a gain.
 
 ======================  ===================  =========================================
 level                   score                shown as
@@ -20,12 +17,10 @@ level                   score                shown as
 0 no measurable support ``< T / 4``          nothing
 ======================  ===================  =========================================
 
-A source is cited for a sentence from level 2 up (:data:`CITE_AT`): at most two sources are
-cited per sentence (:class:`~camab_rag.citations.CitationRule`'s ``top_k``), and two at the
-bar together add ``T``, a context gain that marks a grounded answer.
-Renderers show the words; the raw scores go to tooltips and the JSON. How precise the
-citations are (does leaving a cited source out lower its sentence's likelihood?):
-``BENCHMARKS.md``, "Citation precision".
+A source is cited for a sentence from level 2 up (:data:`CITE_AT`; at most
+:class:`~camab_rag.citations.CitationRule`'s ``top_k`` per sentence). Renderers show the
+words; the raw scores go to tooltips and the JSON. How precise the citations are:
+BENCHMARKS.md, "Citation precision (HotpotQA, SmolLM2)".
 """
 
 from __future__ import annotations
