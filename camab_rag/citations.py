@@ -28,7 +28,7 @@ from camab_rag.conflicts import disputes
 from camab_rag.errors import InputError
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.report import DEFAULT_THRESHOLD, support_report
-from camab_rag.render.model import (
+from camab_rag.render.cited_answer import (
     CitationRule,
     CitedAnswer,
     CitedSentence,

@@ -103,7 +103,7 @@ def _runtime_imports(package: Path) -> dict[str, set[str]]:
 
 def test_the_library_has_no_import_loop() -> None:
     """No module of ``camab_rag`` imports, directly or through others, a module that
-    imports it back (e.g. ``render.model`` and the renderers), at the top of a module or
+    imports it back (e.g. ``render.cited_answer`` and the renderers), at the top of a module or
     inside a function; ``if TYPE_CHECKING:`` imports are for annotations only."""
     graph = _runtime_imports(Path(camab_rag.__file__).parent)
     done: set[str] = set()

@@ -1,4 +1,4 @@
-"""Renderers of a :class:`~camab_rag.render.model.CitedAnswer`: Markdown, HTML, terminal, JSON.
+"""Renderers of a :class:`~camab_rag.citations.CitedAnswer`: Markdown, HTML, terminal, JSON.
 
 Every renderer treats document and model text as untrusted: control characters (terminal
 escapes, bidirectional overrides) are neutralised, HTML is escaped, Markdown special

@@ -35,7 +35,7 @@ from camab_rag.render.text import (
 )
 
 if TYPE_CHECKING:
-    from camab_rag.render.model import CitedAnswer, CitedSentence, Source
+    from camab_rag.render.cited_answer import CitedAnswer, CitedSentence, Source
 
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "

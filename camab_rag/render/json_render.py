@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from camab_rag.render.model import CitedAnswer
+    from camab_rag.render.cited_answer import CitedAnswer
 
 _HTML_SAFE = {
     "<": "\\u003c",

@@ -29,7 +29,7 @@ from camab_rag.render.text import (
 )
 
 if TYPE_CHECKING:
-    from camab_rag.render.model import CitedAnswer, Source
+    from camab_rag.render.cited_answer import CitedAnswer, Source
 
 _ANYWHERE = re.compile(r"([\\`*_\[\]<>&|~$])")
 """Characters that act wherever they stand (without ``[``/``]`` no link or image opens, so

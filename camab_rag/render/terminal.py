@@ -30,7 +30,7 @@ from camab_rag.render.text import (
 )
 
 if TYPE_CHECKING:
-    from camab_rag.render.model import CitedAnswer
+    from camab_rag.render.cited_answer import CitedAnswer
 
 RESET = "\x1b[0m"
 BOLD = "\x1b[1m"

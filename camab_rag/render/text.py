@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from camab_rag.render.support import CITE_AT, STRONG_AT, WEAK_AT, support_words
 
 if TYPE_CHECKING:  # the model imports the renderers; they read it for types only
-    from camab_rag.render.model import Highlight
+    from camab_rag.render.cited_answer import Highlight
 
 # C0 controls except tab and line feed, DEL, C1 controls, and the Unicode format characters
 # that reorder or hide text (bidirectional overrides/isolates, zero-width marks, BOM).
