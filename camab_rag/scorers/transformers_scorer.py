@@ -95,32 +95,14 @@ class TransformersScorer(BaseScorer):
             a cached prefix run flash attention instead of a dense mask.
         max_length: refuse requests longer than this many tokens (default: the model's
             ``max_position_embeddings``).
-        prefix_cache: reuse the keys/values of shared prompt prefixes (on by default).
-            The requests of one :meth:`score` call are taken in token order; each prefix
-            two of them share (system prompt, leading context) is computed once, and the
-            requests that start from the same prefix run their remaining tokens in one
-            right-padded batch on its keys/values broadcast over the rows. The prompts'
-            keys/values are kept between calls in a prefix tree of at most
-            ``prefix_cache_mib`` MiB (least recently used dropped first), so a later call
-            reuses the longest prefix it shares with any kept prompt: CAMAB, which asks
-            for one subset at a time, and leave-one-out, whose subsets share the context
-            up to the removed sentence, compute far fewer tokens
-            (:attr:`computed_tokens`). Only prompt tokens are reused; the position that
-            predicts a response's first token and all later ones are computed for each
-            request. Off the CPU, the requests left from groups smaller than a batch
-            (leave-one-out's subsets each leave the shared context at a different
-            sentence) are batched together, each on its own prefix in a left-padded cache
-            whose pads are masked out; on the CPU, where a batch runs no faster than its
-            rows one by one, they run in their own groups. Same log-probs up to float
-            rounding (~1e-5). With ``batch_size=1``
-            :meth:`generate` decodes one prompt at a time on the same prefix tree, so a
-            prompt scored just before is not computed again (unless the model's
-            generation config sets a logits processor such as ``repetition_penalty``:
-            then it runs ``model.generate``); with larger batches :meth:`generate` runs
-            ``model.generate`` over left-padded batches, which reuses nothing but decodes
-            the rows together. ``False`` runs every token of every request (right-padded
-            batches of similar lengths). Needs transformers 4.56 or later (per-layer
-            caches); older versions score without reuse.
+        prefix_cache: reuse the keys/values of shared prompt prefixes (on by default):
+            each prefix that requests share is computed once, and the prompts' keys/values
+            are kept between calls (at most ``prefix_cache_mib`` MiB, least recently used
+            dropped first), so CAMAB and leave-one-out compute far fewer tokens
+            (:attr:`computed_tokens`; how: :mod:`camab_rag.scorers.prefix_batches`). The
+            same log-probs up to float rounding (~1e-5). With ``batch_size=1``
+            :meth:`generate` decodes on the same prefix tree. ``False`` computes every
+            token. Needs transformers 4.56 or later; older versions score without reuse.
         prefix_cache_mib: memory for the kept keys/values (default 256 MiB).
     """
 
