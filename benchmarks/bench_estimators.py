@@ -119,7 +119,8 @@ CANDIDATES: dict[str, tuple[str, Fit]] = {
 }
 BASELINE = ("levels", "posterior_mean")
 CHOSEN = ("levels", "flat_intercept")
-"""auto's estimator now (``Auto.estimator="flat_intercept"``, ``joint_fit=False``)."""
+"""auto's estimator now (``Auto._variant()`` defaults: ``estimator="flat_intercept"``,
+``joint_fit=False``)."""
 
 
 class _Estimator(Method):
