@@ -56,7 +56,7 @@ class ChainCall:
     """What an integration captured of one chain call.
 
     ``documents`` are as the chain holds them (strings, LangChain ``Document``, LlamaIndex
-    nodes, :class:`~camab_rag.SourceDocument`); ``scorer()`` gives the scorer (called once,
+    nodes, :class:`~camab_rag.segments.SourceDocument`); ``scorer()`` gives the scorer (called once,
     inside the run, so an error building it is recorded like any other); ``problem`` is
     why the call cannot be attributed (no answer or no documents captured): it becomes the
     failed result without a model call.
