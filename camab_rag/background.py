@@ -1,7 +1,7 @@
 """Attributions that finish after the host has returned its answer.
 
 An integration that must not hold the chain up (``background=True``, or an async query
-engine that lets the loop go on) hands the attribution's :data:`~camab_rag.rounds.Steps`
+engine that lets the loop go on) hands the attribution's :data:`~camab_rag.steps.Steps`
 to :class:`Background`: from sync code it runs in one worker thread (scoring with blocking
 calls), from a coroutine as an ``asyncio`` task (scoring with ``ascore``). Either way the
 caller keeps a key (its run or query id) to wait for the result with, and the answer's
@@ -22,7 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, TypeVar
 from uuid import UUID
 
-from camab_rag.rounds import Steps, adrive, drive
+from camab_rag.steps import Steps, adrive, drive
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)

@@ -34,11 +34,11 @@ from camab_rag.groundedness import FilteredAnswer
 from camab_rag.prompts import PromptMode, PromptPlan, plan_prompt
 from camab_rag.render.support import CITE_AT
 from camab_rag.result import AttributionResult
-from camab_rag.rounds import Steps, asynced, synced
 from camab_rag.runs import ProgressFn
 from camab_rag.scoring import Prompt, scored_by
 from camab_rag.segments import SourceDocument, segment_documents, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
+from camab_rag.steps import Steps, asynced, synced
 
 
 def reached_the_model(prompts: Sequence[Prompt], documents: Sequence[SourceDocument]) -> bool:

@@ -1,6 +1,6 @@
 """An attribution's deadline: past it, the attribution ends with a clear error.
 
-:func:`bounded` gives a generator of model calls (:mod:`camab_rag.rounds`) a deadline of
+:func:`bounded` gives a generator of model calls (:mod:`camab_rag.steps`) a deadline of
 ``seconds`` from its first step. Before each call it checks the clock, so an in-process
 model is stopped between batches (a batch already running finishes first); a call awaited
 by ``adrive`` is cancelled when the deadline passes; and while a call runs,
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from camab_rag.errors import DeadlineExceededError, InputError
-from camab_rag.rounds import Call, Steps
+from camab_rag.steps import Call, Steps
 
 T = TypeVar("T")
 _END: ContextVar[tuple[float, float] | None] = ContextVar("camab_rag_deadline", default=None)

@@ -28,7 +28,6 @@ from camab_rag.oracle import FunctionOracle, ScorerOracle
 from camab_rag.prompts import PromptBuilder, PromptPlan, TemplatePromptBuilder, plan_prompt
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import get_reward
-from camab_rag.rounds import Steps, adrive, drive
 from camab_rag.runs import ProgressFn as ProgressFn
 from camab_rag.runs import Run, check_groups, dense, finish_run, start_run
 from camab_rag.scoring import Prompt, parallel_requests, scored_by
@@ -42,6 +41,7 @@ from camab_rag.segments import (
 )
 from camab_rag.settings import AttributionSettings
 from camab_rag.statements import attribute_statements
+from camab_rag.steps import Steps, adrive, drive
 
 ONE_DOCUMENT_WARNING = (
     "the context is one document, so attributing it by chunk can only say how much the "
@@ -310,7 +310,7 @@ def attribute_steps(
     settings: AttributionSettings | None = None,
 ) -> Steps[AttributionResult]:
     """:func:`attribute` (same arguments) as a generator of model calls
-    (:mod:`camab_rag.rounds`), for callers that run their own loop; bounded by the
+    (:mod:`camab_rag.steps`), for callers that run their own loop; bounded by the
     settings' ``deadline_s``."""
     chosen = _overridden(settings, budget=budget, method=method, granularity=granularity)
     documents, plan = to_documents(context), None

@@ -53,7 +53,6 @@ from camab_rag.engine import ProgressFn
 from camab_rag.errors import CredentialsRefusedError, InputError, NoContextError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, check_groundedness_filter
 from camab_rag.result import AttributionResult
-from camab_rag.rounds import Steps, adrive, asynced, drive, synced
 from camab_rag.scorers.chat_clients import (
     ChatAPICannotScoreError,
     is_openai_endpoint,
@@ -64,6 +63,7 @@ from camab_rag.scorers.proxy import ScorerCache, cannot_score_reason, checked_sc
 from camab_rag.scoring import Prompt
 from camab_rag.segments import Granularity, SourceDocument, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
+from camab_rag.steps import Steps, adrive, asynced, drive, synced
 
 __all__ = [
     "CHAIN_SETTINGS",

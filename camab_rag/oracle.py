@@ -18,8 +18,8 @@ from numpy.typing import NDArray
 from camab_rag.errors import InputError, ScorerError
 from camab_rag.prompts import PromptBuilder
 from camab_rag.rewards import RewardFn
-from camab_rag.rounds import LocalCall, ScoreCall, Steps, adrive, drive
 from camab_rag.scoring import Prompt, ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
+from camab_rag.steps import LocalCall, ScoreCall, Steps, adrive, drive
 
 Masks = NDArray[np.bool_]
 FloatArray = NDArray[np.float64]
@@ -93,8 +93,8 @@ class ScorerOracle:
 
     def rewards(self, masks: Masks) -> Steps[FloatArray]:
         """The rewards of ``masks``, asking the scorer for the new subsets only (a few per
-        call, :data:`PROGRESS_EVERY`); run by :func:`~camab_rag.rounds.drive` or
-        :func:`~camab_rag.rounds.adrive`."""
+        call, :data:`PROGRESS_EVERY`); run by :func:`~camab_rag.steps.drive` or
+        :func:`~camab_rag.steps.adrive`."""
         for part in chunked(self._new_masks(masks), self.per_call):
             self._store(
                 [mask.tobytes() for mask in part],

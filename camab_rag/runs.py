@@ -17,7 +17,7 @@ from camab_rag.errors import InputError
 from camab_rag.methods import Auto, Hierarchical, Method, Sampler, enumerates, plan_sampler
 from camab_rag.oracle import FunctionOracle, ScorerOracle
 from camab_rag.result import AttributionResult, uninformative_reason
-from camab_rag.rounds import Steps
+from camab_rag.steps import Steps
 
 if TYPE_CHECKING:
     from camab_rag.settings import AttributionSettings

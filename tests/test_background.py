@@ -11,8 +11,8 @@ import pytest
 
 from camab_rag.background import Background, ResultStore, fill, pending
 from camab_rag.errors import InputError
-from camab_rag.rounds import LocalCall, Steps
 from camab_rag.scorers.proxy import ScorerCache, checked_scorer
+from camab_rag.steps import LocalCall, Steps
 
 
 def _steps(value: int, calls: list[str]) -> Steps[int]:

@@ -27,9 +27,9 @@ from camab_rag.prompts import (
     TemplatePromptBuilder,
 )
 from camab_rag.result import AttributionResult
-from camab_rag.rounds import ScoreCall, Steps
 from camab_rag.scoring import Prompt, ResponseLogprobs, ScoreRequest
 from camab_rag.segments import segment_documents, to_documents
+from camab_rag.steps import ScoreCall, Steps
 from camab_rag.token_support import TokenSupport
 
 

@@ -22,7 +22,7 @@ from camab_rag.groundedness.gain import answer_steps, assess_steps
 from camab_rag.groundedness.report import DEFAULT_THRESHOLD, GroundednessReport
 from camab_rag.prompts import PromptBuilder
 from camab_rag.result import AttributionResult
-from camab_rag.rounds import Steps, adrive, drive
+from camab_rag.steps import Steps, adrive, drive
 
 logger = logging.getLogger(__name__)
 
@@ -215,7 +215,7 @@ class GroundednessFilter:
             return self._unknown(result, f"groundedness: {type(error).__name__}: {error}")
 
     def judge_steps(self, result: AttributionResult, **where: Any) -> Steps[FilteredAnswer]:
-        """:meth:`judge` as a generator of model calls (:mod:`camab_rag.rounds`), for a
+        """:meth:`judge` as a generator of model calls (:mod:`camab_rag.steps`), for a
         caller that runs its own sync or async loop."""
         return self._steps(result, safe=True, **where)
 

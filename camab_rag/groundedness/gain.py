@@ -1,6 +1,6 @@
 """The context gain ``L(C) - L(empty)`` of an answer, and its groundedness report.
 
-Both are written once, as generators of model calls (:mod:`camab_rag.rounds`), and run
+Both are written once, as generators of model calls (:mod:`camab_rag.steps`), and run
 with blocking calls (:func:`measure_context_gain`, :func:`assess_groundedness`) or awaited
 (:func:`ameasure_context_gain`, :func:`aassess_groundedness`, same arguments).
 """
@@ -40,9 +40,9 @@ from camab_rag.prompts import (
 )
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import REWARDS, RewardFn
-from camab_rag.rounds import Steps, asynced, synced
 from camab_rag.scoring import scored_by
 from camab_rag.segments import to_documents
+from camab_rag.steps import Steps, asynced, synced
 
 
 def _endpoint_masks(result: AttributionResult) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:

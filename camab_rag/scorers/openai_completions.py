@@ -54,7 +54,6 @@ from camab_rag.errors import (
     TransientScorerError,
 )
 from camab_rag.retry import Retryable, RetryPolicy
-from camab_rag.rounds import BlockingCall, Steps, adrive, drive
 from camab_rag.scorers.echo import (
     NoChatTemplateError,
     NoPromptLogprobsError,
@@ -69,6 +68,7 @@ from camab_rag.scorers.transport import (
     tokens_from,
 )
 from camab_rag.scoring import ChatMessage, Prompt, ResponseLogprobs, ScoreRequest, check_messages
+from camab_rag.steps import BlockingCall, Steps, adrive, drive
 
 logger = logging.getLogger(__name__)
 

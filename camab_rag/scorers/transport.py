@@ -1,7 +1,7 @@
 """HTTP transport of the OpenAI-compatible scorer: requests, bounded waits, retries and
 error meanings.
 
-A request is one step of a generator (:mod:`camab_rag.rounds`): :meth:`HttpTransport.send`
+A request is one step of a generator (:mod:`camab_rag.steps`): :meth:`HttpTransport.send`
 yields the call, parses the answer, and on a transient failure (timeout, connection error,
 429 honouring ``Retry-After``, 408, 5xx, malformed body) yields a backoff pause and tries
 again under the scorer's :class:`~camab_rag.retry.RetryPolicy`; any other failure becomes
@@ -52,8 +52,8 @@ from camab_rag.errors import (
 )
 from camab_rag.redaction import Secrets, public_url
 from camab_rag.retry import Retryable, RetryPolicy
-from camab_rag.rounds import Sleep, Steps
 from camab_rag.scorers.echo import NoPromptLogprobsError, _clip
+from camab_rag.steps import Sleep, Steps
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -276,7 +276,7 @@ class HttpTransport:
         clock: RequestClock | None = None,
     ) -> Steps[T]:
         """The parsed answer to one request, retried under the policy (a generator of
-        calls: run it with :func:`~camab_rag.rounds.drive` or ``adrive``). ``clock``: the
+        calls: run it with :func:`~camab_rag.steps.drive` or ``adrive``). ``clock``: the
         retry budget of the scorer request this call belongs to (a fresh one if ``None``)."""
         clock = clock or RequestClock()
         for attempt in range(self.retry.max_retries + 1):

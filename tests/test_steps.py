@@ -1,4 +1,4 @@
-"""One loop for sync and async (camab_rag.rounds): a generator of calls gives the same
+"""One loop for sync and async (camab_rag.steps): a generator of calls gives the same
 result under both runners, and an error of a call reaches the generator at its yield."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from camab_rag.rounds import LocalCall, ScoreCall, Steps, adrive, asynced, drive, synced
+from camab_rag.steps import LocalCall, ScoreCall, Steps, adrive, asynced, drive, synced
 
 
 class CountingScorer:
