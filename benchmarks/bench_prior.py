@@ -4,17 +4,18 @@ Issue 41, item 2 and 4: Qwen2.5-Coder-0.5B-Instruct is the target (its stored Ho
 runs: the examples, answers and held-out subsets of "Quality per model call: LDS and
 top-k drop"), the embedded SmolLM2-135M-Instruct is the free model. Per example the free
 model runs ``auto`` at :data:`FREE_CALLS` calls on the target's own answer; its scores
-become the prior of :class:`camab_rag.methods.prior.FreePrior`, which then spends 8, 16 or
-32 target calls (one run at 32, read at 8 and 16 from its prefixes: Thompson sampling is
-anytime). Rows beside it, on the same held-out subsets: every method of the LDS
-benchmark at the same target calls, the free model's scores alone (0 target calls),
-leave-one-out and the lexical ranking.
+become the prior of :class:`camab_rag.methods.prior.FreePrior`, which then spends 8 or 16
+target calls (one run at 16, read at 8 from its prefix: Thompson sampling is anytime).
+Rows beside it, on the same held-out subsets: every method of the LDS benchmark at the
+same target calls, the free model's scores alone (0 target calls), leave-one-out and the
+lexical ranking.
 
 Every reward is kept in a store (target: ``benchmarks/results/rewards/<stem>.jsonl``,
 shared with bench_lds; free: ``<stem>.free_smollm2.jsonl``), so ``report`` replays
 without a model:
 
-    nice -n 10 .venv/bin/python benchmarks/bench_prior.py run --threads 1
+    nice -n 10 .venv/bin/python benchmarks/bench_prior.py run --threads 1 --offset 0 --n 10
+    nice -n 10 .venv/bin/python benchmarks/bench_prior.py run --threads 1 --offset 10 --n 10
     .venv/bin/python benchmarks/bench_prior.py report
 """
 
@@ -62,8 +63,8 @@ from camab_rag.settings import AttributionSettings  # noqa: E402
 STEM = "hotpotqa_qwen2.5-0.5b"
 FREE_MODEL = "smollm2"
 FREE_CALLS = 64
-TARGET_BUDGETS = (8, 16, 32)
-DESIGNS = ("thompson", "bernoulli")
+TARGET_BUDGETS = (8, 16)
+DESIGNS = ("thompson",)
 PEERS = ("auto", "contextcite", "kernelshap", "camab")
 
 
@@ -214,7 +215,7 @@ def report_command(args: argparse.Namespace) -> None:
     keys: list[tuple[str, str]] = [
         *[(f"prior_{d}", str(b)) for d in DESIGNS for b in TARGET_BUDGETS],
         ("free", "0"),
-        *[(m, str(b)) for m in PEERS for b in (*TARGET_BUDGETS, 64)],
+        *[(m, str(b)) for m in PEERS for b in (8, 16, 32, 64)],
         ("loo", "own"),
         ("lexical", "0"),
     ]
@@ -283,6 +284,10 @@ def report_command(args: argparse.Namespace) -> None:
         f"Target (issue 41): LDS with the prior at 8 target calls >= auto's at 32 minus 0.02, "
         f"paired: {_cell(target)} (prior@8 {_cell(prior8)}, auto@32 {_cell(auto32)}): "
         f"{'met' if met else 'missed'}.",
+        "",
+        "Commands: `nice -n 15 .venv/bin/python benchmarks/bench_prior.py run --threads 1 "
+        "--offset 0 --n 10` and `--offset 10 --n 10` (two shards, one per core; resumable), "
+        "then `.venv/bin/python benchmarks/bench_prior.py report`.",
     ]
     text = "\n".join(lines)
     print(text)
