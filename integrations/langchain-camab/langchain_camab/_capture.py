@@ -1,9 +1,5 @@
-"""What a callback handler records of a chain run, grouped per root run.
-
-Pure bookkeeping, no model calls: every event names its ``run_id`` and ``parent_run_id``,
-so each run is filed under the root run it descends from. Concurrent invocations
-(``batch``, ``abatch``) have distinct roots and never mix.
-"""
+"""What a callback handler records of a chain run, filed per root run (by
+``parent_run_id``, so concurrent ``batch`` roots never mix); no model calls."""
 
 from __future__ import annotations
 
@@ -129,40 +125,37 @@ class CaptureStore:
             capture.descendants.add(run_id)
             return capture
 
-    def get(self, run_id: UUID) -> Capture | None:
-        """The capture of the root ``run_id`` descends from (``None`` if untracked)."""
-        with self._lock:
-            root = self._root_of.get(run_id)
-            return self._captures.get(root) if root is not None else None
-
     def is_root(self, run_id: UUID) -> bool:
         with self._lock:
             return self._root_of.get(run_id) == run_id
 
-    def add_documents(self, run_id: UUID, documents: Sequence[Document]) -> None:
-        with self._lock:
-            root = self._root_of.get(run_id)
-            if root is not None and root in self._captures:
-                self._captures[root].documents.extend(documents)
+    def _root_capture(self, run_id: UUID) -> Capture | None:
+        root = self._root_of.get(run_id)
+        return self._captures.get(root) if root is not None else None
 
-    def add_tool_documents(self, run_id: UUID, documents: Sequence[Document]) -> None:
+    def get(self, run_id: UUID) -> Capture | None:
+        """The capture of the root ``run_id`` descends from (``None`` if untracked)."""
         with self._lock:
-            root = self._root_of.get(run_id)
-            if root is not None and root in self._captures:
-                self._captures[root].tool_documents.extend(documents)
+            return self._root_capture(run_id)
+
+    def add_documents(
+        self, run_id: UUID, documents: Sequence[Document], *, tool: bool = False
+    ) -> None:
+        with self._lock:
+            capture = self._root_capture(run_id)
+            if capture is not None:
+                (capture.tool_documents if tool else capture.documents).extend(documents)
 
     def add_llm_call(self, run_id: UUID, call: LLMCall) -> None:
         with self._lock:
-            root = self._root_of.get(run_id)
-            if root is not None and root in self._captures:
-                capture = self._captures[root]
+            capture = self._root_capture(run_id)
+            if capture is not None:
                 capture.llm_calls.append(call)
                 capture.llm_by_run[run_id] = call
 
     def llm_call(self, run_id: UUID) -> LLMCall | None:
         with self._lock:
-            root = self._root_of.get(run_id)
-            capture = self._captures.get(root) if root is not None else None
+            capture = self._root_capture(run_id)
             return capture.llm_by_run.get(run_id) if capture is not None else None
 
     def pop(self, root_id: UUID) -> Capture | None:

@@ -1,9 +1,6 @@
-"""What both callback handlers share: the events they record and the work on a finished
-root run (choose the LLM call, resolve the question and answer, attribute, attach).
-
-Pure bookkeeping until a root run ends; the attribution itself runs in the core's kernel
-(:class:`camab_rag.integration.ChainRuns`), which never breaks the chain.
-"""
+"""What both callback handlers share: recording events, then on a finished root run
+choosing the LLM call and attaching the result of the core's kernel
+(:class:`camab_rag.integration.ChainRuns`)."""
 
 from __future__ import annotations
 
@@ -175,7 +172,7 @@ class HandlerCore(KeptResults):
         if self._store.is_root(run_id):  # a bare tool call: nothing to attribute
             self._store.pop(run_id)
             return
-        self._store.add_tool_documents(run_id, tool_documents(output, name))
+        self._store.add_documents(run_id, tool_documents(output, name), tool=True)
 
     def on_chat_model_start(
         self,
@@ -222,11 +219,7 @@ class HandlerCore(KeptResults):
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         self._forget(run_id)
 
-    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        self._forget(run_id)
-
-    def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        self._forget(run_id)
+    on_llm_error = on_retriever_error = on_chain_error
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         self._tool_names.pop(run_id, None)

@@ -1,15 +1,5 @@
-"""``CamabAttributor``: an LCEL step (or LangGraph node) that attributes an answer.
-
-Place it after the answer::
-
-    chain = retrieval_chain | CamabAttributor(scorer)              # adds an "attribution" key
-    chain = retrieval_chain.assign(attribution=CamabAttributor(scorer))
-
-It reads the question, the documents and the answer from its input dict (LangChain's RAG
-keys by default: ``input``/``question``, ``context``, ``answer``) and returns the answer
-with the attribution attached. It never breaks the chain: a failure is recorded as
-``{"status": "error", "error": ...}`` unless ``strict=True``.
-"""
+"""``CamabAttributor``: an LCEL step (or LangGraph node) that attributes an answer
+(``retrieval_chain | CamabAttributor(scorer)``); see the class docstring."""
 
 from __future__ import annotations
 
@@ -75,16 +65,12 @@ class _Request:
 class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
     """Attribute an answer to its documents as a chain step (or LangGraph node).
 
-    Reads a dict: the question (first of ``question_keys``), the documents
-    (``context_key``: ``Document`` objects or strings) and the answer (``answer_key``: a
-    string or a message). The prompt the model received is read under ``prompt_key``, or
-    rebuilt from ``prompt=`` (the chain's template), else camab-rag's template is used.
-    Returns the input plus ``"attribution"`` (a JSON-ready summary; the answer message
-    gets ``response_metadata["attribution"]``, each ``Document`` ``metadata
-    ["attribution"]``); in ``.assign(attribution=...)`` position (``output="auto"``
-    detects it) just the summary. ``stream()`` passes the chain's chunks through, then
-    adds the attribution as a last chunk (held back until judged by a blocking filter).
-    Needs ``scorer``, ``llm`` or ``proxy``: a step cannot see the chain's model.
+    Reads the question, documents and answer from its input dict (``question_keys``,
+    ``context_key``, ``answer_key``; the prompt under ``prompt_key`` or rebuilt from
+    ``prompt=``) and returns the input plus ``"attribution"`` (messages and ``Document``
+    objects get it in their metadata); in ``.assign(attribution=...)`` position just the
+    summary. ``stream()`` passes chunks through, then adds the attribution as a last chunk.
+    Never breaks the chain unless ``strict=True``.
 
     Args:
         scorer: a camab-rag scorer; ``None``: built from ``llm``.
@@ -233,7 +219,7 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
             return early
         if not self.background:
             result = self.runs.run(self._steps(request, None))
-            return self._respond(input, request, result, run_manager)
+            return self._output(input, request, self._summary(request, result), run_manager)
         placeholder = self._placeholders(request)
         self.runs.start(request.run_id, self._steps(request, placeholder))
         return self._output(input, request, placeholder, run_manager)
@@ -248,7 +234,7 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
             finally:
                 if request.progress is not None:
                     await request.progress.drain()
-            return self._respond(input, request, result, run_manager)
+            return self._output(input, request, self._summary(request, result), run_manager)
         placeholder = self._placeholders(request)
         self.runs.astart(
             request.run_id,
@@ -266,11 +252,6 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
             request.progress = RunProgress(self.progress, manager, request.run_id)
         return request, early
 
-    def _respond(
-        self, input: Any, request: _Request, result: ChainAttribution, run_manager: Any
-    ) -> Any:
-        return self._output(input, request, self._summary(request, result), run_manager)
-
     # ------------------------------------------------------------------ input
     def _request(self, input: Any, run_manager: Any) -> tuple[_Request | None, Any]:
         """Read the input; on bad input return ``(None, output)`` with the error recorded."""
@@ -280,7 +261,8 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
         except Exception as error:
             if self.strict:
                 raise
-            result = self.runs.record(None, _failed(error, run_id))
+            failed = ChainAttribution.failed(error, run_id=run_id)
+            result = self.runs.record(None, failed)  # type: ignore[arg-type]
             logger.warning("camab: cannot attribute this input: %s", error)
             return None, self._error_output(input, _attach.summarize(result, []), run_manager)
 
@@ -357,7 +339,7 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
             result = ChainAttribution.from_result(
                 attributed.result,
                 run_id=request.run_id,
-                documents=_held(request.texts) if ok else (),
+                documents=tuple(request.texts) if ok else (),
                 groundedness=attributed.verdict,
             )
             request.result = result
@@ -450,18 +432,6 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
     async def await_result(self, run_id: str | None = None) -> ChainAttribution:
         """Await a background attribution (started by ``invoke`` or ``ainvoke``)."""
         return await self.runs.await_result(run_id)
-
-
-def _failed(error: Exception, run_id: str | None) -> ChainAttribution:
-    """The result of an input the step cannot read (no model call was made)."""
-    return ChainAttribution.failed(error, run_id=run_id)  # type: ignore[return-value]
-
-
-def _held(documents: object) -> tuple[Any, ...]:
-    """The document objects the chain held, for ``ChainAttribution.documents``."""
-    if isinstance(documents, (list, tuple)):
-        return tuple(documents)
-    return (documents,)
 
 
 def _mapping_hint(input: Mapping[str, Any], option: str, example: object, key: str) -> str:
