@@ -17,13 +17,10 @@ from camab_rag.integration import InputError
 class CamabNodePostprocessor(BaseNodePostprocessor):
     """Re-order or filter nodes by the attribution they carry.
 
-    Not a ``node_postprocessors=[...]`` entry: those run before the answer, on nodes that
-    carry no attribution yet (it raises there). A post-processor never sees the answer, so
-    it works on nodes attributed by a first answer (``CamabQueryEngine`` or
-    ``CamabEventHandler``): nodes are sorted by ``node.metadata["attribution"]["score"]``
-    (best first, ties keep their order), those under ``threshold`` are dropped, and at most
-    ``top_k`` are kept. Use it for the second pass of "answer, attribute, re-answer from the
-    supporting nodes only".
+    For the second pass of "answer, attribute, re-answer from the supporting nodes": it
+    works on nodes a first answer was attributed to (not a ``node_postprocessors=[...]``
+    entry, which runs before the answer), sorted by ``metadata["attribution"]["score"]``
+    (stable), those under ``threshold`` dropped, at most ``top_k`` kept.
 
     Args:
         top_k: keep at most this many nodes (``None`` = all).

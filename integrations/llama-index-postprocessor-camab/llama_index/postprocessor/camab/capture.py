@@ -1,11 +1,6 @@
-"""Capture: which nodes and which LLM prompt belong to which query.
-
-A span handler on the root dispatcher records the span tree (each span's parent and
-instance), so retrieval events and LLM start events are assigned to the query whose span
-encloses them. Concurrent queries (threads or ``asyncio`` tasks) have disjoint span trees,
-so their nodes and prompts never mix. The prompt the LLM actually received (chat messages
-or completion text) is captured from ``LLMChatStartEvent`` / ``LLMCompletionStartEvent``.
-"""
+"""Capture which nodes and which LLM prompt belong to which query: a span handler records
+the span tree, so retrieval and LLM start events go to the query span enclosing them
+(concurrent queries never mix)."""
 
 from __future__ import annotations
 

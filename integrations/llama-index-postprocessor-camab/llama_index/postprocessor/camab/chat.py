@@ -35,24 +35,12 @@ _Turn = TypeVar("_Turn", AgentChatResponse, StreamingAgentChatResponse)
 class CamabChatEngine(AttributingWrapper, BaseChatEngine):
     """Wrap a chat engine so each turn's answer carries its attribution.
 
-    Works with the retrieval chat engines (``index.as_chat_engine(chat_mode="context")``
-    or ``"condense_plus_context"``, i.e. ``ContextChatEngine`` and
-    ``CondensePlusContextChatEngine``): each turn's answer is attributed to the nodes
-    retrieved *for that turn*, against the prompt the LLM actually received (system prompt
-    with the context, and the chat history), by cutting the left-out nodes' text out of it.
-    The turn's ``response.metadata["attribution"]`` and its ``source_nodes``
-    (``node.metadata["attribution"]``) carry the same fields as
-    :class:`~llama_index.postprocessor.camab.CamabQueryEngine`'s. Chat history, memory and
-    ``reset`` are the wrapped engine's own.
-
-    ``chat``/``achat`` attribute before returning. ``stream_chat``/``astream_chat`` return
-    the wrapped engine's stream; once its last token has been read (through
-    ``response_gen`` / ``async_response_gen``) the attribution runs in the background,
-    and then the stream object's ``metadata`` and ``source_nodes`` carry it
-    (``wait_for_attribution(stream)`` / ``await await_attribution(stream)`` wait). The
-    LLM call of a stream runs while it is read, after the turn has returned; its prompt is
-    still captured for the turn (through
-    :data:`~llama_index.postprocessor.camab.capture.STREAMING_FOR`) and ablated in place.
+    For retrieval chat engines (``chat_mode="context"`` or ``"condense_plus_context"``):
+    each turn is attributed to the nodes retrieved for that turn, against the prompt the
+    LLM received, with the same fields as
+    :class:`~llama_index.postprocessor.camab.CamabQueryEngine`. ``chat``/``achat``
+    attribute before returning; a stream is attributed in the background once read
+    (``wait_for_attribution`` / ``await_attribution``).
 
     Args:
         chat_engine: the chat engine to wrap.
@@ -112,9 +100,7 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
         self, message: str, chat_history: list[ChatMessage] | None = None
     ) -> StreamingAgentChatResponse:
         record = self._attributor.begin(message)
-        # the engine may read the LLM's stream in a thread it starts here (LlamaIndex's
-        # Thread copies this context): that call is captured for this turn's record
-        with streaming_for(record):
+        with streaming_for(record):  # the engine's reader thread copies this context
             stream = self.chat_engine.stream_chat(message, chat_history)
         return _AttributedChatStream.wrap(
             stream, self._finish_steps(message, record), record, self._attributor.runs
@@ -125,9 +111,7 @@ class CamabChatEngine(AttributingWrapper, BaseChatEngine):
         self, message: str, chat_history: list[ChatMessage] | None = None
     ) -> StreamingAgentChatResponse:
         record = self._attributor.begin(message)
-        # the engine reads the LLM's stream in a task it creates here, which copies this
-        # context: that call is captured for this turn's record
-        with streaming_for(record):
+        with streaming_for(record):  # the engine's reader task copies this context
             stream = await self.chat_engine.astream_chat(message, chat_history)
         return _AttributedChatStream.wrap(
             stream, self._finish_steps(message, record), record, self._attributor.runs
@@ -203,8 +187,7 @@ def _as_response(turn: AgentChatResponse) -> Response:
 
 
 def _carry(final: Response, turn: _Turn) -> _Turn:
-    """Put the attribution (metadata, annotated node copies) back on the chat turn (a
-    stream gains a ``metadata`` attribute)."""
+    """Put the attribution back on the chat turn (a stream gains ``metadata``)."""
     turn.source_nodes = final.source_nodes
     turn.metadata = final.metadata  # type: ignore[attr-defined,union-attr,unused-ignore]
     if final.response is not None:

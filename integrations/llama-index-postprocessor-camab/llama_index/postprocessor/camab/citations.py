@@ -1,13 +1,5 @@
-"""LlamaIndex's own citation type from an attribution: ``CitationBlock``.
-
-Each answer sentence cites only the nodes its attribution supports (camab-rag's
-:class:`~camab_rag.CitationRule`), never every source node. ``cited_content`` is the
-node's segment that supports the sentence most, ``source`` the node's id (or its
-``url``/``source``/``file_path`` metadata, as :func:`camab_rag.integration.native_citations`
-gives it to LangChain's citations too), ``title`` the node's title metadata, and
-``additional_location_info`` the sentence's span in the answer
-(``answer_start``/``answer_end``) and the node's position (``node_index``).
-"""
+"""LlamaIndex's own citation type from an attribution: ``CitationBlock`` per cited
+(sentence, node), from :func:`camab_rag.integration.native_citations`."""
 
 from __future__ import annotations
 

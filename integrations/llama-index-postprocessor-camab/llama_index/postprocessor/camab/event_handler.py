@@ -43,14 +43,10 @@ HOW_TO_WAIT = (
 class CamabEventHandler(BaseEventHandler):
     """Attribute every completed query of every query engine (instrumentation handler).
 
-    Attach once: ``CamabEventHandler.attach(scorer=camab_rag.default_scorer())``. On each
-    ``QueryEndEvent`` the response is attributed in place as :class:`CamabQueryEngine`
-    does, from the nodes and prompt captured in that query's span (concurrent queries
-    never mix; a ``CamabQueryEngine``'s own queries are left to it; a stream once read).
-    ``aquery`` in a running loop is attributed by a background task (``status:
-    "pending"`` until :meth:`aflush`; "cancelled", with how to wait, if the loop ends
-    first), ``query`` inline; ``background`` forces either. A blocking groundedness filter
-    in ``settings`` always runs inline (``background=True`` with one is refused).
+    ``CamabEventHandler.attach(scorer=...)``: each ``QueryEndEvent``'s response is
+    attributed in place as :class:`CamabQueryEngine` does (its own queries are left to it).
+    ``aquery`` in a running loop runs as a background task (pending until :meth:`aflush`),
+    ``query`` inline; ``background`` forces either (a blocking filter always runs inline).
 
     Attributes:
         results: the most recent attributions (``maxlen`` 256), each
@@ -144,7 +140,12 @@ class CamabEventHandler(BaseEventHandler):
         question = query_text(event.query)
         query_id = event.span_id or ""
         if isinstance(response, (StreamingResponse, AsyncStreamingResponse)):
-            self._on_stream(response, question, record, query_id)
+            attribute_when_consumed(  # attributed once its stream has been read
+                response,
+                lambda final: self._steps(final, question, record, query_id),
+                record,
+                self._attributor.runs,
+            )
             return
         loop = _running_loop()
         if self._blocks:  # the verdict must be in before the query returns
@@ -162,39 +163,15 @@ class CamabEventHandler(BaseEventHandler):
         else:
             drive(steps)
 
-    def _on_stream(
-        self,
-        response: StreamingResponse | AsyncStreamingResponse,
-        question: str,
-        record: QueryRecord | None,
-        query_id: str,
-    ) -> None:
-        """A streamed answer is attributed when its stream has been consumed."""
-        attribute_when_consumed(
-            response,
-            lambda final: self._steps(final, question, record, query_id),
-            record,
-            self._attributor.runs,
-        )
-
     def _steps(
         self, response: Any, question: str, record: QueryRecord | None, query_id: str
     ) -> Steps[Any]:
         """Attribute ``response`` in place and remember it; the model calls it needs."""
         yield from self._attributor.steps(response, question, record)
-        self._remember(query_id, question, response)
-        return response
-
-    def _remember(self, query_id: str, question: str, response: Any) -> None:
-        metadata = getattr(response, "metadata", None) or {}
+        data = (getattr(response, "metadata", None) or {}).get(ATTRIBUTION_KEY)
         with self._lock:
-            self._results.append(
-                {
-                    "query_id": query_id,
-                    "query": question,
-                    "attribution": metadata.get(ATTRIBUTION_KEY),
-                }
-            )
+            self._results.append({"query_id": query_id, "query": question, "attribution": data})
+        return response
 
     async def aflush(self) -> None:
         """Wait for every background attribution started so far."""

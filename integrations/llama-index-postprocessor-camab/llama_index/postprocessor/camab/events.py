@@ -12,13 +12,8 @@ _dispatcher = get_dispatcher(__name__)
 
 
 class AttributionProgressEvent(BaseEvent):
-    """Sent every few model calls of an attribution, inside the query's span.
-
-    Any event handler on the root dispatcher receives it (a progress bar, a log line, an
-    observability tool); ``calls`` of ``total`` model calls have been made so far
-    (``total``: what the attribution will make, see :func:`camab_rag.attribute`'s
-    ``progress``; the last event has ``calls == total``).
-    """
+    """Sent every few model calls of an attribution, inside the query's span: ``calls``
+    of ``total`` made so far (the last event has ``calls == total``)."""
 
     query: str
     calls: int

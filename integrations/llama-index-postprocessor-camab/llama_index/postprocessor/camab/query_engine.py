@@ -9,7 +9,6 @@ from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.response.schema import (
     RESPONSE_TYPE,
     AsyncStreamingResponse,
-    Response,
     StreamingResponse,
 )
 from llama_index.core.callbacks import CallbackManager
@@ -25,13 +24,9 @@ from camab_rag.integration import AttributionSettings, InputError, ProgressFn, S
 class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
     """Wrap a query engine so every response carries its attribution.
 
-    ``response.metadata["attribution"]`` holds the result
-    (:meth:`camab_rag.AttributionResult.to_dict` plus ``prompt_source``); each source node
-    keeps its retrieval score and gains ``node.metadata["attribution"]`` (``score``,
-    ``rank``, ``supporting_sentences``, ``disputes``, ``segments``). A streamed response
-    is returned as it came and attributed in the background once read to the end
-    (``wait_for_attribution`` / ``await_attribution``). Every few model calls an
-    :class:`~llama_index.postprocessor.camab.AttributionProgressEvent` is dispatched.
+    ``response.metadata["attribution"]`` holds the result and each source node gains
+    ``node.metadata["attribution"]`` (``score``, ``rank``, ``supporting_sentences``...). A
+    streamed response is attributed in the background once read to the end.
 
     Args:
         query_engine: any ``BaseQueryEngine`` (e.g. ``index.as_query_engine(llm=...)``).
@@ -82,33 +77,24 @@ class CamabQueryEngine(AttributingWrapper, BaseQueryEngine):
         question = query_bundle.query_str
         record = self._attributor.begin(question)
         response = self.query_engine.query(query_bundle)
-        llm = _engine_llm(self.query_engine)
+        steps_for = self._steps_for(question, record)
         if isinstance(response, StreamingResponse):
-            return attribute_when_consumed(
-                response, self._steps_for(question, record), record, self._attributor.runs
-            )
-        return drive(self._attributor.steps(response, question, record, llm))
+            return attribute_when_consumed(response, steps_for, record, self._attributor.runs)
+        return drive(steps_for(response))
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         question = query_bundle.query_str
         record = self._attributor.begin(question)
         response = await self.query_engine.aquery(query_bundle)
-        llm = _engine_llm(self.query_engine)
+        steps_for = self._steps_for(question, record)
         if isinstance(response, AsyncStreamingResponse):
-            return attribute_when_consumed(
-                response, self._steps_for(question, record), record, self._attributor.runs
-            )
-        return await adrive(self._attributor.steps(response, question, record, llm))
+            return attribute_when_consumed(response, steps_for, record, self._attributor.runs)
+        return await adrive(steps_for(response))
 
     def _steps_for(
         self, question: str, record: QueryRecord | None
-    ) -> Callable[[Response], Steps[Any]]:
-        """What a stream runs on its final answer once read."""
-        llm = _engine_llm(self.query_engine)
+    ) -> Callable[[RESPONSE_TYPE], Steps[RESPONSE_TYPE]]:
+        """What attributes an answer (the engine's synthesizer LLM scores by default)."""
+        synthesizer = getattr(self.query_engine, "_response_synthesizer", None)
+        llm = getattr(synthesizer, "_llm", None)
         return lambda final: self._attributor.steps(final, question, record, llm)
-
-
-def _engine_llm(query_engine: object) -> object:
-    """The LLM a query engine synthesizes with, if it exposes one."""
-    synthesizer = getattr(query_engine, "_response_synthesizer", None)
-    return getattr(synthesizer, "_llm", None)

@@ -1,11 +1,6 @@
-"""One response attributed in place: its nodes as documents, one kernel call
-(:func:`camab_rag.integration.chain_steps`), the result put on the response and on copies
-of its nodes. :class:`ResponseAttributor` is what the query engine, the chat engine and the
-event handler share.
-
-Attribution never breaks a query: on failure the response is returned unchanged, with
-``response.metadata["attribution"]["status"] == "error"`` and the error message.
-"""
+"""One response attributed in place (one kernel call, :func:`camab_rag.integration.chain_steps`)
+and the result put on the response and on copies of its nodes; never breaks a query (a
+failure reads ``metadata["attribution"]["status"] == "error"``)."""
 
 from __future__ import annotations
 
@@ -127,9 +122,8 @@ def _apply(job: _Job, result: AttributionResult) -> None:
 
 
 def _with_attribution(node: Any, info: dict[str, Any]) -> Any:
-    """A copy of ``node`` whose metadata carries ``info`` (the original is untouched, so a
-    node shared between queries never mixes attributions); the key is excluded from the
-    text LlamaIndex sends to LLMs and embedding models."""
+    """A copy of ``node`` carrying ``info`` (shared nodes never mix attributions), the key
+    excluded from what LLMs and embedding models see."""
     llm_keys = list(node.excluded_llm_metadata_keys)
     embed_keys = list(node.excluded_embed_metadata_keys)
     for keys in (llm_keys, embed_keys):
@@ -188,10 +182,7 @@ def _response_steps(
     progress: ProgressFn | None = None,
 ) -> Steps[RESPONSE_TYPE]:
     """Attribute ``response`` in place; never raises (a failure goes to its metadata).
-
-    With ``config.groundedness`` the answer is judged too (its verdict lands in
-    ``metadata["attribution"]["groundedness"]``; ``mode="block"`` replaces an ungrounded
-    ``response.response`` by the fallback, and blocks what it cannot judge)."""
+    A groundedness verdict lands in ``metadata["attribution"]["groundedness"]``."""
     settings = config or CHAIN_SETTINGS
     text = getattr(response, "response", None)
     call = ChainCall(question, text if isinstance(text, str) else "")

@@ -18,17 +18,9 @@ from camab_rag.integration import ScorerCache as BuiltScorers
 
 
 def scorer_from_llm(llm: object, **options: Any) -> Any:
-    """The scorer for a LlamaIndex LLM.
-
-    * an LLM that carries its own scorer (``llm.scorer`` with a ``score`` method, e.g.
-      :class:`~llama_index.postprocessor.camab.local.CamabLocalLLM`) uses it;
-    * an OpenAI-compatible LLM (``OpenAILike``, or ``OpenAI`` with an ``api_base``) gets the
-      HTTP scorer of its server (:func:`camab_rag.scorers.chat_clients.scorer_from_chat_client`);
-    * anything else (OpenAI's own API included) is an
-      :class:`~camab_rag.errors.InputError` asking for ``scorer=`` or ``proxy=``.
-
-    ``options`` go to the HTTP scorer (e.g. ``retry_budget_s``, ``timeout``).
-    """
+    """The scorer for a LlamaIndex LLM: its own ``llm.scorer`` (``CamabLocalLLM``), the
+    HTTP scorer (built with ``options``) of an OpenAI-compatible server (``api_base``),
+    else an :class:`~camab_rag.errors.InputError` asking for ``scorer=`` or ``proxy=``."""
     if llm is None:
         raise InputError(
             "no scorer: pass scorer=camab_rag.default_scorer() (or an OpenAICompletionsScorer), "

@@ -1,16 +1,8 @@
-"""A streamed answer attributed once its stream has been consumed, without holding the
-reader up.
-
-LlamaIndex makes a streamed answer's LLM call when its stream is first read, after the
-query span has closed; while each token is pulled the query's record is set in
-:data:`~llama_index.postprocessor.camab.capture.STREAMING_FOR`, so the prompt the LLM
-receives is still captured for that query (and ablated in place of camab-rag's template).
-
-The token stream ends when the tokens end: the attribution then starts in the background
-(a worker thread for a sync stream, a task of the running event loop for an async one),
-the answer's ``metadata["attribution"]`` reads ``{"status": "pending"}`` meanwhile, and
-:func:`wait_for_attribution` / :func:`await_attribution` wait for it.
-"""
+"""A streamed answer attributed in the background once its stream has been read to the
+end (``metadata["attribution"]`` is pending until then; :func:`wait_for_attribution` /
+:func:`await_attribution` wait). Tokens are pulled with the query's record in
+:data:`~llama_index.postprocessor.camab.capture.STREAMING_FOR`, so the lazily started LLM
+call is still captured for that query."""
 
 from __future__ import annotations
 
@@ -70,15 +62,8 @@ def start_after_stream(
     *,
     in_loop: bool,
 ) -> None:
-    """Attribute a streamed answer in the background of ``runs`` once its last token was
-    read.
-
-    ``steps`` attribute the final answer, then ``carry()`` puts the result on ``target``
-    (the streamed response or chat turn), whose ``metadata["attribution"]`` is pending
-    until then. ``in_loop``: run as a task of the running event loop (an async stream)
-    rather than in the worker thread; if the loop ends first, the placeholder reads
-    ``"cancelled"`` with how to wait.
-    """
+    """Run ``steps`` then ``carry()`` (result onto ``target``) in the background of
+    ``runs``: a task of the running loop if ``in_loop``, else the worker thread."""
 
     def attributed() -> Steps[Any]:
         yield from steps
@@ -145,11 +130,9 @@ def attribute_when_consumed(
     record: QueryRecord | None,
     runs: ChainRuns[Any],
 ) -> StreamingResponse | AsyncStreamingResponse:
-    """The stream as it came; once read to the end, ``steps_for(final)`` attribute the
-    full ``Response`` in the background and ``metadata["attribution"]`` and the source
-    nodes of ``response`` then carry the result (a blocking filter's verdict is recorded,
-    but streamed text cannot be taken back). ``record``: the query's capture record;
-    ``runs``: the wrapper's (or event handler's) runs, which keep the job."""
+    """The stream as it came; once read, ``steps_for(final)`` attribute the full answer
+    in the background and its result lands on ``response`` (streamed text cannot be taken
+    back, so a blocking verdict is only recorded)."""
     tokens = response.response_gen
     pieces: list[str] = []
 
