@@ -35,15 +35,6 @@ def check_filter(groundedness: object, *, can_block: bool, where: str) -> None:
     )
 
 
-def titles_of(documents: Sequence[Document]) -> list[str | None]:
-    """A display name per document (``title`` or ``source`` metadata)."""
-    names: list[str | None] = []
-    for doc in documents:
-        value = doc.metadata.get("title") or doc.metadata.get("source")
-        names.append(str(value) if value is not None else None)
-    return names
-
-
 def annotate_documents(
     documents: Sequence[Document],
     result: AttributionResult,
@@ -51,12 +42,8 @@ def annotate_documents(
     extra: Sequence[Document] = (),
     previous: Sequence[dict[str, Any]] | None = None,
 ) -> None:
-    """Set ``metadata["attribution"]`` on each attributed document (in place).
-
-    ``documents`` are the attributed documents in order; ``extra`` are more objects whose
-    text equals one of them (duplicates from several retrievers) and get the same entry.
-    ``previous`` are placeholder dicts to fill in place instead of replacing.
-    """
+    """Set ``metadata["attribution"]`` on each attributed document, in place (filling the
+    ``previous`` placeholders); ``extra`` duplicates (same text) get the same entry."""
     entries = document_summary(result, len(documents))
     by_text = {doc.page_content: i for i, doc in enumerate(documents)}
     for i, doc in enumerate(documents):
@@ -87,5 +74,6 @@ def annotate_citations(
 
 
 def summarize(result: AttributionResult, documents: Sequence[Document]) -> dict[str, Any]:
-    """The answer-level attribution dict, with document titles."""
-    return summary(result, titles_of(documents))
+    """The answer-level attribution dict, with titles (``title`` or ``source`` metadata)."""
+    names = [d.metadata.get("title") or d.metadata.get("source") for d in documents]
+    return summary(result, [str(n) if n is not None else None for n in names])

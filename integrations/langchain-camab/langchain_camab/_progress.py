@@ -10,22 +10,15 @@ from typing import Any
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 
 PROGRESS_EVENT = "camab_progress"
-"""Name of the custom event sent every few model calls: ``{"run_id", "calls", "total"}``
-(``total``: the calls the attribution will make, see :func:`camab_rag.attribute`'s
-``progress``; ``astream_events`` shows it as ``on_custom_event``; handlers get
-``on_custom_event``)."""
+"""The custom event sent every few model calls: ``{"run_id", "calls", "total"}``."""
 
 ProgressHook = Callable[[int, int], object]
 logger = logging.getLogger(__name__)
 
 
 class RunProgress:
-    """The core's ``progress(calls, total)`` hook for one attribution.
-
-    It calls the user's ``hook`` and, when the attribution runs inside a chain run,
-    dispatches :data:`PROGRESS_EVENT` to that run's callbacks. In async runs the events are
-    tasks on the running loop; :meth:`drain` awaits them before the run ends.
-    """
+    """The core's ``progress(calls, total)`` hook for one attribution: the user's ``hook``,
+    and :data:`PROGRESS_EVENT` to the chain run's callbacks (async: tasks, see :meth:`drain`)."""
 
     def __init__(
         self,

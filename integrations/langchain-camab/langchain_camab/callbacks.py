@@ -1,38 +1,22 @@
 """Callback handlers that attribute a chain's answer when its root run ends.
 
-Pass one in ``config={"callbacks": [handler]}`` of any chain. The handler records the
-retrieved documents (``on_retriever_end``), the exact prompt of each LLM call
-(``on_chat_model_start`` / ``on_llm_start``) and each answer (``on_llm_end``) under the
-root run they belong to, and attributes the answer to the documents when the root run
-ends. Nothing it does can break the chain: a failure is recorded in the result
-(``status="error"``) unless ``strict=True``.
+Pass one in ``config={"callbacks": [handler]}``: it records the retrieved documents, each
+LLM call's exact prompt and answer per root run, and attributes the answer when the root
+run ends; a failure is recorded (``status="error"``), never raised, unless ``strict=True``.
 
 Args (both handlers):
-    scorer: a camab-rag scorer (``camab_rag.default_scorer()``,
-        ``camab_rag.OpenAICompletionsScorer(...)``). ``None``: built from the chain's own
-        model (an OpenAI-compatible ``ChatOpenAI`` with a base URL, or
-        :class:`~langchain_camab.CamabChatModel`).
-    settings: how each answer is attributed (:class:`~camab_rag.AttributionSettings`:
-        budget, method, granularity, seed, deadline, method options; its ``groundedness``
-        filter must be ``mode="flag"``: a callback cannot replace the answer, so to block
-        put :class:`~langchain_camab.CamabAttributor` after the chain).
-    llm: the chain's chat model, to build the scorer from when ``scorer`` is ``None``
-        (otherwise it is rebuilt from what callbacks see of the model).
-    proxy: a camab-rag scorer that scores in place of the chain's model when that model
-        cannot (a hosted chat API gives no log-probabilities of a given text). Never
-        silent: the result's ``scored_by`` names it (``"proxy": True``).
-    scorer_options: options of the HTTP scorer built from the chain's model, e.g.
-        ``{"retry_budget_s": 1.0, "timeout": 20}``.
-    strict: re-raise attribution errors into the chain.
-    background: return from the chain at once and attribute in the background; the
-        documents and answer show ``{"status": "pending"}`` until then.
-    progress: called as ``progress(calls_made, total)`` every few model calls.
-    citations: also put LangChain ``Citation`` annotations on the answer message (its
-        content becomes one text block carrying them).
-    question_keys, context_keys: root input keys that may hold the question, and the
-        documents when no retriever ran.
-    report_run_metadata: add the summary to the root run's metadata (key
-        ``camab_attribution``) so tracers that report at run end show it.
+    scorer: a camab-rag scorer; ``None``: built from the chain's model (``llm``, else what
+        callbacks see of it: an OpenAI-compatible ``ChatOpenAI`` or ``CamabChatModel``).
+    settings: :class:`~camab_rag.AttributionSettings`; its groundedness filter must be
+        ``mode="flag"`` (to block, put :class:`~langchain_camab.CamabAttributor` after the
+        chain).
+    llm, proxy, scorer_options: the chain's chat model; a scorer used when that model
+        cannot score (named in ``scored_by``); the HTTP scorer's options.
+    strict, background, progress: re-raise errors; attribute in the background (pending
+        dicts meanwhile); ``progress(calls_made, total)``.
+    citations: also put LangChain ``Citation`` annotations on the answer message.
+    question_keys, context_keys: root input keys holding the question / the documents.
+    report_run_metadata: add the summary to the root run's metadata (``camab_attribution``).
     max_results: results kept in ``.results`` (oldest dropped first).
 """
 

@@ -1,9 +1,5 @@
-"""A LangChain chat model over an in-process camab-rag model (e.g. the embedded SmolLM2).
-
-``CamabChatModel(generator=camab_rag.default_scorer())`` answers with the same weights that
-score the attribution, so a chain built on it needs no server, and ``scorer=None`` in the
-handler or the attributor picks that same model up.
-"""
+"""A LangChain chat model over an in-process camab-rag model (e.g. the embedded SmolLM2):
+it answers with the weights that score the attribution, so ``scorer=None`` picks it up."""
 
 from __future__ import annotations
 
@@ -51,9 +47,7 @@ class CamabChatModel(BaseChatModel):
             ``camab_rag.default_scorer()``.
         max_new_tokens: answer length limit in tokens.
 
-    ``stream()`` yields the answer word by word (with its spacing) once it has been
-    decoded: the in-process model decodes the whole answer first, so the chunks arrive
-    together, but a chain streams them as it would a server's tokens.
+    ``stream()`` yields the decoded answer word by word, as a server's tokens would come.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

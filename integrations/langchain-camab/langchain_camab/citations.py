@@ -1,12 +1,6 @@
-"""LangChain's own citation type from an attribution: ``Citation`` annotations.
-
-Each answer sentence cites only the documents its attribution supports (camab-rag's
-:class:`~camab_rag.CitationRule`), never every retrieved document. ``start_index`` and
-``end_index`` are the sentence's span in the answer text, ``cited_text`` the document's
-segment that supports it most, ``title`` and ``url`` come from the document's metadata.
-``cited_text`` and ``title`` are the documents' own text, not escaped (data, like the
-message content): escape them before putting them in HTML.
-"""
+"""LangChain's own citation type from an attribution: ``Citation`` annotations, per
+:func:`camab_rag.integration.native_citations`. ``cited_text`` and ``title`` are the
+documents' own text, not escaped: escape them before putting them in HTML."""
 
 from __future__ import annotations
 
@@ -49,10 +43,8 @@ def to_citations(
 
 
 def with_citations(message: AIMessage, citations: Sequence[Citation]) -> AIMessage:
-    """A copy of ``message`` whose content is one text block carrying ``citations`` as
-    annotations (LangChain's standard content blocks). The content changes from a string
-    to a list of blocks: use it where the chain's consumers read ``content_blocks`` (or
-    ``.text``), not a plain string."""
+    """A copy of ``message`` whose content is one text block carrying ``citations`` (the
+    content becomes a list of blocks: read it with ``.text`` / ``content_blocks``)."""
     text = message.text
     block: dict[str, Any] = {"type": "text", "text": text, "annotations": list(citations)}
     return message.model_copy(update={"content": [block]})

@@ -18,18 +18,10 @@ from camab_rag.integration import (
 class ChainAttribution(AttributionResult):
     """An :class:`~camab_rag.AttributionResult` plus the chain run it belongs to.
 
-    ``prompt_mode`` and ``prompt_note`` (from the core result) say whether ablations cut
-    the documents out of the prompt the LLM actually received (``"captured"``) or used
-    camab-rag's default template (``"template"``, and why); ``"none"`` when attribution
-    failed before any prompt was built.
-
     Attributes:
-        run_id: the LangChain root run this result belongs to (``None`` outside a run).
-        groundedness: the verdict of the integration's
-            :class:`~camab_rag.groundedness.GroundednessFilter` (``None`` without one):
-            ``grounded``, ``blocked``, the ``answer`` to show and the score's ``report``.
-        documents: the attributed documents themselves (``Document`` objects, or the
-            texts the chain held), in attribution order; not serialized by ``to_dict``.
+        run_id: the LangChain root run (``None`` outside a run).
+        groundedness: the groundedness filter's verdict (``None`` without one).
+        documents: the attributed documents as the chain held them (not in ``to_dict``).
     """
 
     run_id: str | None = None
@@ -37,11 +29,7 @@ class ChainAttribution(AttributionResult):
     documents: tuple[Any, ...] = field(default=(), compare=False, repr=False)
 
     def scored_documents(self) -> list[tuple[Any, float]]:
-        """``(document, score)`` pairs, most relied-on first (empty when attribution failed).
-
-        The simple view for chains whose documents were consumed on the way (e.g. by a
-        ``format_docs`` step): ``handler.last_result.scored_documents()``.
-        """
+        """``(document, score)`` pairs, most relied-on first (empty when attribution failed)."""
         if self.status != "ok" or not self.documents:
             return []
         scores = self.document_scores
@@ -94,10 +82,8 @@ class KeptResults:
 
 
 def groundedness_of(source: object) -> FilteredAnswer:
-    """The groundedness verdict as a :class:`~camab_rag.groundedness.FilteredAnswer`, the
-    type LlamaIndex's ``groundedness_of(response)`` returns too, from whatever holds it: a
-    :class:`ChainAttribution`, the step's output dict, the answer message (its
-    ``response_metadata["attribution"]``) or the summary dict itself.
+    """The groundedness verdict (a :class:`~camab_rag.groundedness.FilteredAnswer`) of a
+    :class:`ChainAttribution`, the step's output, the answer message or the summary dict.
 
     Raises:
         KeyError: no verdict there (no ``groundedness=`` filter was set).

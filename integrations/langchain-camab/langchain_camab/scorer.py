@@ -75,11 +75,8 @@ NO_KEY_FROM_RUN = (
 
 
 def _secret(value: object, base_url: str) -> str | None:
-    """The API key of a serialized model. LangChain serializes a secret as the name of
-    the environment variable it may come from (``{"type": "secret", "id": [ENV_VAR]}``),
-    not as the key the model object holds; that variable (``OPENAI_API_KEY``) is meant for
-    OpenAI, so it is read only when ``base_url`` is OpenAI's own endpoint: a key is never
-    sent to a server it was not given for."""
+    """The API key of a serialized model: a serialized secret names its environment
+    variable, read only for OpenAI's own endpoint (a key never goes elsewhere)."""
     if isinstance(value, str):
         return value
     if isinstance(value, Mapping) and value.get("type") == "secret":
@@ -91,15 +88,9 @@ def _secret(value: object, base_url: str) -> str | None:
 def scorer_from_run(
     serialized: Mapping[str, Any] | None, params: Mapping[str, Any], **options: Any
 ) -> Any:
-    """The scorer for the model of an LLM run, from what callbacks see of it.
-
-    ``params`` are the run's invocation parameters. An in-process :class:`CamabChatModel`
-    is found by its key; an OpenAI-compatible client is rebuilt from its serialized
-    constructor arguments (base URL and model). The serialized run holds no key, only the
-    name of an environment variable, which is read for OpenAI's own endpoint only: for any
-    other server no key is sent, and a server that then refuses says to pass ``llm=`` or
-    ``scorer=`` (:data:`NO_KEY_FROM_RUN`).
-    """
+    """The scorer for the model of an LLM run, from what callbacks see of it: a
+    :class:`CamabChatModel` by its key, else an OpenAI-compatible client rebuilt from its
+    serialized base URL and model (no key unless OpenAI's own, see :data:`NO_KEY_FROM_RUN`)."""
     model = registered_model(params.get(MODEL_KEY))
     if model is not None:
         return model.scorer
