@@ -37,10 +37,6 @@ class ScorerUnavailableError(InputError):
         self.reason = reason or message
 
 
-def _is_scorer(obj: object) -> bool:
-    return callable(getattr(obj, "score", None))
-
-
 def scorer_from_llm(llm: object, **options: Any) -> Any:
     """The scorer for a chat model object: its own weights for :class:`CamabChatModel`,
     the HTTP scorer of its server for an OpenAI-compatible client (``ChatOpenAI``);
@@ -50,7 +46,7 @@ def scorer_from_llm(llm: object, **options: Any) -> Any:
     bound = getattr(llm, "bound", None)  # llm.bind(...) / with_config wrappers
     if bound is not None and bound is not llm:
         return scorer_from_llm(bound, **options)
-    if _is_scorer(llm):
+    if callable(getattr(llm, "score", None)):
         return llm
     try:
         return scorer_from_chat_client(llm, **options)

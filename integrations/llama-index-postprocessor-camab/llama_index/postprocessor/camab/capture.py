@@ -232,6 +232,8 @@ class QueryTracker:
             records = [streamed]
         if not records:
             return
+        from llama_index.core.base.llms.base import BaseLLM
+
         prompt: Prompt
         if isinstance(event, LLMChatStartEvent):
             prompt = [_message_dict(m) for m in event.messages]
@@ -240,7 +242,7 @@ class QueryTracker:
         llm = None
         for span_id in chain:
             candidate = self.spans.instance(span_id)
-            if candidate is not None and _looks_like_llm(candidate):
+            if isinstance(candidate, BaseLLM):
                 llm = candidate
                 break
         call = LLMCall(event.span_id, prompt, llm, frozenset(chain[1:]))
@@ -261,12 +263,6 @@ def query_tracker() -> QueryTracker:
             _TRACKER = QueryTracker()
         _TRACKER.attach(get_dispatcher())
         return _TRACKER
-
-
-def _looks_like_llm(obj: object) -> bool:
-    from llama_index.core.base.llms.base import BaseLLM
-
-    return isinstance(obj, BaseLLM)
 
 
 def _message_dict(message: Any) -> dict[str, str]:

@@ -152,10 +152,6 @@ class _AttributedChatStream(StreamingAgentChatResponse):
         stream.__dict__["_camab_record"] = record  # the turn its LLM call is captured for
         return stream
 
-    def _final(self) -> Response:
-        metadata = getattr(self, "metadata", None) or {}  # a stream has none until attributed
-        return Response(self.response, list(self.source_nodes), dict(metadata))
-
     @property
     def response_gen(self) -> Generator[str, None, None]:
         tokens = StreamingAgentChatResponse.response_gen.fget(self)  # type: ignore[attr-defined]
@@ -174,16 +170,18 @@ class _AttributedChatStream(StreamingAgentChatResponse):
         reader up (``wait_for_attribution`` / ``await_attribution`` wait for it)."""
         finish = self.__dict__.pop("_camab_finish", None)  # the generator that ends first
         if finish is not None:
-            final = self._final()
+            final = _as_response(self)
             runs = self.__dict__["_camab_runs"]
             start_after_stream(
                 self, finish(final), lambda: _carry(final, self), runs, in_loop=in_loop
             )
 
 
-def _as_response(turn: AgentChatResponse) -> Response:
-    """The turn as the ``Response`` the attribution reads and annotates."""
-    return Response(turn.response, list(turn.source_nodes), dict(turn.metadata or {}))
+def _as_response(turn: AgentChatResponse | StreamingAgentChatResponse) -> Response:
+    """The turn as the ``Response`` the attribution reads and annotates (a stream has no
+    ``metadata`` until attributed)."""
+    metadata = getattr(turn, "metadata", None) or {}
+    return Response(turn.response, list(turn.source_nodes), dict(metadata))
 
 
 def _carry(final: Response, turn: _Turn) -> _Turn:

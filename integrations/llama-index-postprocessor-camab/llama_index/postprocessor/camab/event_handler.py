@@ -97,11 +97,6 @@ class CamabEventHandler(BaseEventHandler):
             ),
         )
 
-    @property
-    def _blocks(self) -> bool:
-        gate = self.settings.groundedness
-        return gate is not None and gate.mode == "block"
-
     @classmethod
     def class_name(cls) -> str:
         return "CamabEventHandler"
@@ -125,10 +120,8 @@ class CamabEventHandler(BaseEventHandler):
             return list(self._results)
 
     def handle(self, event: BaseEvent, **kwargs: Any) -> Any:
-        if isinstance(event, QueryEndEvent):
-            self._on_query_end(event)
-
-    def _on_query_end(self, event: QueryEndEvent) -> None:
+        if not isinstance(event, QueryEndEvent):
+            return
         records = self._attributor.tracker.records_for(event.span_id)
         record = records[0] if records and records[0].span_id == event.span_id else None
         if any(r.managed for r in records):
@@ -148,7 +141,8 @@ class CamabEventHandler(BaseEventHandler):
             )
             return
         loop = _running_loop()
-        if self._blocks:  # the verdict must be in before the query returns
+        gate = self.settings.groundedness
+        if gate is not None and gate.mode == "block":  # judged before the query returns
             background = False
         elif self.background is None:  # auto: a task for aquery(), inline for query()
             background = loop is not None and _span_method(event.span_id) == "aquery"
