@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -196,12 +196,6 @@ class QueryTracker:
                 record.query = query
             return record
 
-    def record(self, span_id: str | None) -> QueryRecord | None:
-        if span_id is None:
-            return None
-        with self._lock:
-            return self._records.get(span_id)
-
     def records_for(self, span_id: str | None) -> list[QueryRecord]:
         """The records of ``span_id`` and its enclosing spans, innermost first."""
         chain = self.spans.chain(span_id)
@@ -236,7 +230,7 @@ class QueryTracker:
 
         prompt: Prompt
         if isinstance(event, LLMChatStartEvent):
-            prompt = [_message_dict(m) for m in event.messages]
+            prompt = chat_messages(event.messages)
         else:
             prompt = event.prompt
         llm = None
@@ -265,11 +259,15 @@ def query_tracker() -> QueryTracker:
         return _TRACKER
 
 
-def _message_dict(message: Any) -> dict[str, str]:
-    role = getattr(message, "role", "user")
-    role_text = str(getattr(role, "value", role))
-    content = getattr(message, "content", None)
-    return {"role": role_text, "content": content if isinstance(content, str) else ""}
+def chat_messages(messages: Sequence[Any]) -> list[dict[str, str]]:
+    """LlamaIndex chat messages as camab-rag's ``[{"role", "content"}]``."""
+    out = []
+    for message in messages:
+        role = getattr(message, "role", "user")
+        content = getattr(message, "content", None)
+        text = content if isinstance(content, str) else ""
+        out.append({"role": str(getattr(role, "value", role)), "content": text})
+    return out
 
 
 def query_text(query: QueryType) -> str:

@@ -59,15 +59,9 @@ class CamabEventHandler(BaseEventHandler):
     # Any: pydantic would rebuild the settings dataclass field by field (checked below)
     settings: Any = Field(default=CHAIN_SETTINGS, description="an AttributionSettings")
     progress: Any = Field(default=None, description="progress(calls_made, total) hook")
-    background: bool | None = Field(
-        default=None, description="run inside a running event loop as a task (None = auto)"
-    )
-    proxy: Any = Field(
-        default=None, description="scorer used when the query's LLM cannot score (named so)"
-    )
-    scorer_options: dict[str, Any] = Field(
-        default_factory=dict, description="options of the HTTP scorer built from the LLM"
-    )
+    background: bool | None = Field(default=None, description="a task in a running loop")
+    proxy: Any = Field(default=None, description="scores when the query's LLM cannot")
+    scorer_options: dict[str, Any] = Field(default_factory=dict, description="HTTP scorer's")
 
     _attributor: ResponseAttributor = PrivateAttr()
     _results: collections.deque[dict[str, Any]] = PrivateAttr(

@@ -20,16 +20,10 @@ from llama_index.core.base.llms.types import (
 )
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
 from llama_index.core.llms.custom import CustomLLM
+from llama_index.postprocessor.camab.capture import chat_messages
 from pydantic import Field, PrivateAttr
 
 from camab_rag.integration import InputError, MiniLMEmbedder, Prompt
-
-
-def _messages(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
-    return [
-        {"role": str(getattr(m.role, "value", m.role)), "content": m.content or ""}
-        for m in messages
-    ]
 
 
 class CamabLocalLLM(CustomLLM):
@@ -117,12 +111,12 @@ class CamabLocalLLM(CustomLLM):
 
     @llm_chat_callback()
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
-        text = self._generate(_messages(messages))
+        text = self._generate(chat_messages(messages))
         return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=text))
 
     @llm_chat_callback()
     def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
-        text = self._generate(_messages(messages))
+        text = self._generate(chat_messages(messages))
 
         def gen() -> ChatResponseGen:
             message = ChatMessage(role=MessageRole.ASSISTANT, content=text)
@@ -132,7 +126,7 @@ class CamabLocalLLM(CustomLLM):
 
     @llm_chat_callback()
     async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
-        text = await asyncio.to_thread(self._generate, _messages(messages))
+        text = await asyncio.to_thread(self._generate, chat_messages(messages))
         return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=text))
 
 
