@@ -56,6 +56,11 @@ _DEFAULT_SETTINGS = AttributionSettings()
 def _overridden(settings: AttributionSettings | None, **keywords: Any) -> AttributionSettings:
     """``settings`` (default ``AttributionSettings()``) with the keywords given (not
     ``None``) in place of its fields."""
+    if settings is not None and not isinstance(settings, AttributionSettings):
+        raise InputError(
+            f"settings must be an AttributionSettings, got {type(settings).__name__} "
+            "(e.g. settings=camab_rag.AttributionSettings(seed=1))"
+        )
     given = {name: value for name, value in keywords.items() if value is not None}
     return (settings or _DEFAULT_SETTINGS).with_changes(**given)
 

@@ -165,7 +165,11 @@ def start_run(
             "(e.g. 'chunk') or fewer documents"
         )
     if settings.judge_only:
-        raise InputError("budget must be >= 1 model call to attribute, got 0")
+        raise InputError(
+            "budget must be >= 1 model call to attribute, got 0 (budget=0 is the "
+            "integrations' judge-only mode; camab_rag.assess_answer(...) judges an answer "
+            "with two calls)"
+        )
     budget = int(settings.budget)
     chosen = settings.method_instance
     if isinstance(chosen, Auto):

@@ -111,7 +111,9 @@ class AttributionSettings:
             if self.groundedness is None:
                 raise InputError(
                     "budget must be >= 1 model call (budget=0 attributes nothing and only "
-                    "judges groundedness: pass groundedness=GroundednessFilter(...) too)"
+                    "judges groundedness, in the integrations: pass "
+                    "groundedness=GroundednessFilter(...) too; outside them, "
+                    "camab_rag.assess_answer(...) judges an answer with two calls)"
                 )
         else:
             check_budget(self.budget)
@@ -151,7 +153,17 @@ class AttributionSettings:
         options = {k: v for k, v in changes.items() if k not in names}
         given = {k: v for k, v in changes.items() if k in names}
         if options:
-            given["method"] = get_method(given.get("method", self.method), **options)
+            method = given.get("method", self.method)
+            try:
+                given["method"] = get_method(method, **options)
+            except InputError:
+                if not isinstance(method, str):
+                    raise
+                raise InputError(
+                    f"bad options for method {method!r}: {', '.join(sorted(options))} is "
+                    f"not a field of AttributionSettings ({', '.join(sorted(names))}) nor an "
+                    "option of the method"
+                ) from None
         return replace(self, **given)
 
     @property

@@ -156,3 +156,16 @@ def test_a_prompt_and_a_prompt_builder_are_refused_together() -> None:
 def test_settings_are_keyword_only() -> None:
     with pytest.raises(TypeError):
         AttributionSettings(8)  # type: ignore[misc]
+
+
+def test_wrong_settings_get_typed_errors_that_name_the_fix() -> None:
+    """A dict for ``settings=``, a misspelled field, and ``budget=0`` outside the
+    integrations: each an InputError naming what to do instead."""
+    scorer = KeywordScorer()
+    with pytest.raises(InputError, match="settings must be an AttributionSettings"):
+        attribute("Q?", ["a", "b"], "a", scorer, settings={"seed": 1})  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="budgett is not a field of AttributionSettings"):
+        AttributionSettings().with_changes(budgett=8)
+    judge_only = AttributionSettings(budget=0, groundedness=GroundednessFilter())
+    with pytest.raises(InputError, match="assess_answer"):
+        attribute("Q?", ["a", "b"], "a", scorer, settings=judge_only)

@@ -734,3 +734,17 @@ def test_an_async_stream_whose_loop_ends_first_reads_cancelled(index: Any) -> No
     response = asyncio.run(read())
     info = response.metadata[ATTRIBUTION_KEY]
     assert info["status"] == "cancelled" and "await_attribution" in info["error"]
+
+
+def test_the_event_handler_refuses_a_keyword_it_does_not_have() -> None:
+    """A keyword the handler does not take (an old ``groundedness=`` or ``budget=``) is an
+    error naming it, never silently dropped: a dropped blocking gate would never block."""
+    from llama_index.postprocessor.camab import CamabEventHandler
+    from pydantic import ValidationError
+
+    from camab_rag import GroundednessFilter
+
+    with pytest.raises(ValidationError, match="groundedness"):
+        CamabEventHandler(groundedness=GroundednessFilter(mode="block"))  # type: ignore[call-arg]
+    with pytest.raises(ValidationError, match="budget"):
+        CamabEventHandler(budget=8)  # type: ignore[call-arg]

@@ -53,7 +53,7 @@ class CamabEventHandler(BaseEventHandler):
             ``{"query_id", "query", "attribution"}`` in completion order.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     scorer: Any = Field(default=None, description="scorer; None = from the query's LLM")
     # Any: pydantic would rebuild the settings dataclass field by field (checked below)
