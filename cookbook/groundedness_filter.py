@@ -2,11 +2,11 @@
 
 The chain of ``cookbook/langchain_rag.py`` -- HotpotQA paragraphs, a BM25 retriever, a chat
 prompt and the embedded SmolLM2 as the chat model -- ends with one more step:
-``CamabAttributor(groundedness=GroundednessFilter(mode="block"))``. It attributes the
-answer to the retrieved paragraphs with the chain's own model and, when the paragraphs do
-not explain the answer (the context gain ``L(C) - L(empty)`` is under the calibrated
-threshold), replaces it by a fallback; ``--mode flag`` keeps the answer and only attaches
-the verdict.
+``CamabAttributor(settings=CHAIN_SETTINGS.with_changes(groundedness=GroundednessFilter(
+mode="block")))``. It attributes the answer to the retrieved paragraphs with the chain's
+own model and, when the paragraphs do not explain the answer (the least supported
+sentence's explained share is under the calibrated threshold), replaces it by a
+fallback; ``--mode flag`` keeps the answer and only attaches the verdict.
 
 The second question has no evidence in the corpus, the way a retriever miss looks in
 production: whatever the model answers comes from its own memory, so the retrieved text
@@ -68,7 +68,7 @@ def show(question: str, out: dict[str, Any]) -> None:
     print(f"   model said: {verdict['original_answer']!r}")
     if report is not None:
         print(
-            f"   context gain {report['score']:+.3f} nats/token ({report['source']}), "
+            f"   support {report['score']:+.3f} (explained share, {report['source']}), "
             f"threshold {report['threshold']:.2f} -> "
             f"{'grounded' if verdict['grounded'] else 'NOT grounded'}"
         )

@@ -62,7 +62,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     )
     attribution = parser.add_argument_group("attribution")
     attribution.add_argument("--budget", type=_positive_int, default=40)
-    attribution.add_argument("--method", choices=METHODS, default="camab")
+    attribution.add_argument("--method", choices=METHODS, default="auto")
     attribution.add_argument("--granularity", choices=("sentence", "chunk"), default="sentence")
     attribution.add_argument("--seed", type=int, default=0)
     attribution.add_argument(
@@ -76,7 +76,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         "--ungrounded-threshold",
         type=float,
         default=DEFAULT_THRESHOLD,
-        help="flag an answer whose context gain (nats/token) is below this",
+        help="flag an answer whose gate score (explained share, 0-1) is below this",
     )
     running = parser.add_argument_group("running")
     running.add_argument(

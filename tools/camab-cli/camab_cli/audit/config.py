@@ -8,7 +8,7 @@ from typing import Any
 from camab_rag.errors import InputError
 from camab_rag.groundedness import DEFAULT_THRESHOLD
 
-METHODS = ("camab", "kernelshap", "contextcite", "loo", "random")
+METHODS = ("auto", "camab", "kernelshap", "contextcite", "loo", "random")
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class AuditConfig:
     """
 
     budget: int = 40
-    method: str = "camab"
+    method: str = "auto"
     granularity: str = "sentence"
     seed: int = 0
     reward: str = "mean_logprob"
