@@ -156,9 +156,9 @@ class AttributionSettings:
             method = given.get("method", self.method)
             try:
                 given["method"] = get_method(method, **options)
-            except InputError:
-                if not isinstance(method, str):
-                    raise
+            except InputError as error:
+                if not isinstance(method, str) or "unexpected keyword" not in str(error):
+                    raise  # a method instance given options, or a bad value of an option
                 raise InputError(
                     f"bad options for method {method!r}: {', '.join(sorted(options))} is "
                     f"not a field of AttributionSettings ({', '.join(sorted(names))}) nor an "
