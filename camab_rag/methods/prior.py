@@ -80,6 +80,46 @@ class Posterior:
         return np.asarray((self.mean[:, None] + offsets).T, dtype=float)
 
 
+class Evidence:
+    """The target's rewards under every ``tau2`` of :data:`TAU2_GRID`: the evidence of
+    each, and the posterior at a chosen one (computed once, when first asked)."""
+
+    def __init__(
+        self, masks: Masks, rewards: FloatArray, free_weights: FloatArray, noise: float
+    ) -> None:
+        self.features = _features(masks, free_weights)
+        self.rewards = rewards
+        self.noise = noise
+        self.n = len(free_weights)
+        self.log_evidence = np.array(
+            [
+                log_evidence(self.features, rewards, *_prior(self.n, tau2), noise)
+                for tau2 in TAU2_GRID
+            ]
+        )
+        self._at: dict[float, Posterior] = {}
+
+    def best(self) -> Posterior:
+        """The posterior at the ``tau2`` of highest evidence."""
+        return self.at(TAU2_GRID[int(np.argmax(self.log_evidence))])
+
+    def draw(self, rng: np.random.Generator) -> Posterior:
+        """The posterior at a ``tau2`` drawn in proportion to its evidence."""
+        weights = np.exp(self.log_evidence - self.log_evidence.max())
+        return self.at(TAU2_GRID[int(rng.choice(len(TAU2_GRID), p=weights / weights.sum()))])
+
+    def at(self, tau2: float) -> Posterior:
+        if tau2 not in self._at:
+            mean0, variances = _prior(self.n, tau2)
+            features = self.features
+            precision = np.diag(1.0 / variances) + features.T @ features / self.noise
+            information = mean0 / variances + features.T @ self.rewards / self.noise
+            factor = cho_factor(precision, lower=True)
+            mean = np.asarray(cho_solve(factor, information), dtype=float)
+            self._at[tau2] = Posterior(mean, factor, tau2)
+        return self._at[tau2]
+
+
 def posterior(
     masks: Masks,
     rewards: FloatArray,
@@ -91,21 +131,8 @@ def posterior(
     highest evidence, or with ``rng`` one drawn in proportion to its evidence (a Thompson
     draw is then a draw of ``tau2`` too, so an early, overconfident ``tau2`` still lets
     the target's calls explore)."""
-    n = len(free_weights)
-    features = _features(masks, free_weights)
-    evidence = np.array(
-        [log_evidence(features, rewards, *_prior(n, tau2), noise) for tau2 in TAU2_GRID]
-    )
-    if rng is None:
-        chosen = TAU2_GRID[int(np.argmax(evidence))]
-    else:
-        weights = np.exp(evidence - evidence.max())
-        chosen = TAU2_GRID[int(rng.choice(len(TAU2_GRID), p=weights / weights.sum()))]
-    mean0, variances = _prior(n, chosen)
-    precision = np.diag(1.0 / variances) + features.T @ features / noise
-    information = mean0 / variances + features.T @ rewards / noise
-    factor = cho_factor(precision, lower=True)
-    return Posterior(np.asarray(cho_solve(factor, information), dtype=float), factor, chosen)
+    evidence = Evidence(masks, rewards, free_weights, noise)
+    return evidence.best() if rng is None else evidence.draw(rng)
 
 
 def target_weights(theta: FloatArray, free_weights: FloatArray) -> FloatArray:
@@ -130,12 +157,11 @@ class PriorSampler(Sampler):
         self.rewards: list[FloatArray] = []
         self.seen: set[bytes] = set()
 
-    def _posterior(self) -> Posterior:
+    def _evidence(self) -> Evidence:
         n = len(self.method.free_weights)
         masks = np.concatenate(self.masks) if self.masks else np.zeros((0, n), dtype=bool)
         rewards = np.concatenate(self.rewards) if self.rewards else np.zeros(0)
-        free, noise = self.method.free_weights, self.method.noise_variance
-        return posterior(masks, rewards, free, noise, self.rng)
+        return Evidence(masks, rewards, self.method.free_weights, self.method.noise_variance)
 
     def next_masks(self) -> Masks | None:
         done = sum(len(m) for m in self.masks)
@@ -146,9 +172,10 @@ class PriorSampler(Sampler):
         count = min(self.method.batch_size, remaining)
         rows: list[Masks] = []
         proposed = set(self.seen)
+        evidence = self._evidence()  # the data is the same for every draw of this round
         for _ in range(count):
             for attempt in range(MAX_REDRAWS + 1):
-                post = self._posterior()
+                post = evidence.draw(self.rng)
                 if self.method.design == "bernoulli":
                     mask = self.rng.random(len(free)) < 0.5
                 else:
@@ -221,4 +248,12 @@ class FreePrior(Method):
         }
 
 
-__all__ = ["FREE_CALLS", "FreePrior", "PriorSampler", "log_evidence", "posterior", "target_weights"]
+__all__ = [
+    "FREE_CALLS",
+    "Evidence",
+    "FreePrior",
+    "PriorSampler",
+    "log_evidence",
+    "posterior",
+    "target_weights",
+]
