@@ -211,7 +211,6 @@ def report_command(args: argparse.Namespace) -> None:
     found = cases(STEM)
     target_store, frees = store_of(STEM), free_store()
     table = [c for case in found if (c := measure(case, target_store, frees)) is not None]
-    ours = ("prior_thompson",)
     keys: list[tuple[str, str]] = [
         *[(f"prior_{d}", str(b)) for d in DESIGNS for b in TARGET_BUDGETS],
         ("free", "0"),
@@ -295,7 +294,6 @@ def report_command(args: argparse.Namespace) -> None:
     print(text)
     if args.write:
         write_section("prior", "A prior from free calls (SmolLM2 -> Qwen2.5-0.5B)", text)
-    del ours
 
 
 def _why(table: list[Cells]) -> str:

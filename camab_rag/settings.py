@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -17,7 +18,7 @@ import numpy as np
 from camab_rag.deadline import check_deadline
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter, check_groundedness_filter
-from camab_rag.methods import Method, get_method
+from camab_rag.methods import METHODS, Method, get_method
 from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE, PromptBuilder
 from camab_rag.rewards import RewardFn, get_reward
 from camab_rag.runs import check_budget, check_seed
@@ -154,16 +155,15 @@ class AttributionSettings:
         given = {k: v for k, v in changes.items() if k in names}
         if options:
             method = given.get("method", self.method)
-            try:
-                given["method"] = get_method(method, **options)
-            except InputError as error:
-                if not isinstance(method, str) or "unexpected keyword" not in str(error):
-                    raise  # a method instance given options, or a bad value of an option
-                raise InputError(
-                    f"bad options for method {method!r}: {', '.join(sorted(options))} is "
-                    f"not a field of AttributionSettings ({', '.join(sorted(names))}) nor an "
-                    "option of the method"
-                ) from None
+            if isinstance(method, str) and method in METHODS:
+                unknown = sorted(set(options) - set(inspect.signature(METHODS[method]).parameters))
+                if unknown:
+                    raise InputError(
+                        f"bad options for method {method!r}: {', '.join(unknown)} is not a "
+                        f"field of AttributionSettings ({', '.join(sorted(names))}) nor an "
+                        "option of the method"
+                    )
+            given["method"] = get_method(method, **options)
         return replace(self, **given)
 
     @property
