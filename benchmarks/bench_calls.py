@@ -66,7 +66,7 @@ from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute  # noqa: E402
 from camab_rag.methods.auto import Auto  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402
-from camab_rag.scoring import (  # noqa: E402
+from camab_rag.scorers.base import (  # noqa: E402
     BaseScorer,
     ResponseLogprobs,
     ScoreRequest,

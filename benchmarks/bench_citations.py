@@ -55,7 +55,7 @@ from benchmarks.bench_groundedness import (
 from camab_rag.citations import CitationRule, cite
 from camab_rag.render.support import SUPPORT_UNIT
 from camab_rag.result import AttributionResult
-from camab_rag.scoring import ScoreRequest
+from camab_rag.scorers.base import ScoreRequest
 from camab_rag.statements import token_starts
 
 RESULTS = Path(__file__).resolve().parent / "results" / "citations"

@@ -47,7 +47,7 @@ from camab_cli.evaluation.runner import (  # noqa: E402
 )
 from camab_rag.methods.contextcite import ContextCite  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402
-from camab_rag.scoring import Scorer, ScoreRequest  # noqa: E402
+from camab_rag.scorers.base import Scorer, ScoreRequest  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 CACHE = RESULTS / "design_drop" / "scored_sets.jsonl"

@@ -38,7 +38,7 @@ from benchmarks._report import markdown_table, write_section  # noqa: E402
 from benchmarks.bench_prefix_reuse import DATA, WordOverlap, documents_of  # noqa: E402
 from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.methods import Auto  # noqa: E402
-from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest  # noqa: E402
+from camab_rag.scorers.base import BaseScorer, ResponseLogprobs, ScoreRequest  # noqa: E402
 
 H100_8B_RAW_TOK_S = 32_400
 """Raw forward rate of a LLaMA-3.1-8B-shaped model at batch 1 on an H100 (issue #24)."""

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.gate_sets import SETS, Item, by_context, load_items  # noqa: E402
 from camab_rag.groundedness.anchors import anchor_prompts, default_builder, support_of  # noqa: E402
-from camab_rag.scoring import ScoreRequest  # noqa: E402
+from camab_rag.scorers.base import ScoreRequest  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "groundedness"
 VERSION = 1

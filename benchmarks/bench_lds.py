@@ -82,7 +82,7 @@ from camab_cli.evaluation.store import (  # noqa: E402
 from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute_fn  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402
-from camab_rag.scoring import ScoreRequest  # noqa: E402
+from camab_rag.scorers.base import ScoreRequest  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 REWARDS = RESULTS / "rewards"

@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._report import markdown_table, write_section  # noqa: E402
 from camab_cli.audit.simulated import keyword_logprobs  # noqa: E402
 from camab_rag import AttributionSettings  # noqa: E402
-from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest  # noqa: E402
+from camab_rag.scorers.base import BaseScorer, ResponseLogprobs, ScoreRequest  # noqa: E402
 
 if TYPE_CHECKING:
     from camab_rag.scorers.transformers_scorer import TransformersScorer

@@ -56,7 +56,7 @@ from camab_rag.methods.contextcite import ContextCite  # noqa: E402
 from camab_rag.methods.kernelshap import KernelShap  # noqa: E402
 from camab_rag.methods.loo import LeaveOneOut  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402
-from camab_rag.scoring import ScoreRequest  # noqa: E402
+from camab_rag.scorers.base import ScoreRequest  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 OUT = RESULTS / "proxy"

@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._report import markdown_table, write_section  # noqa: E402
 
 if TYPE_CHECKING:
-    from camab_rag.scoring import ScoreRequest
+    from camab_rag.scorers.base import ScoreRequest
 
 DATA = ROOT.parent / "shared" / "data" / "hotpotqa_distractor_dev.jsonl"
 SHAPES: dict[str, dict[str, Any]] = {
@@ -88,7 +88,7 @@ def hotpot_requests(n: int, pattern: str = "loo") -> tuple[list[ScoreRequest], i
     import numpy as np
 
     from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE
-    from camab_rag.scoring import ScoreRequest
+    from camab_rag.scorers.base import ScoreRequest
 
     row = bench_row()
 

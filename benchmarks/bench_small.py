@@ -43,7 +43,7 @@ from camab_rag.methods.auto import Auto  # noqa: E402
 from camab_rag.methods.base import all_masks  # noqa: E402
 from camab_rag.prompts import TemplatePromptBuilder  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402
-from camab_rag.scoring import ScoreRequest  # noqa: E402
+from camab_rag.scorers.base import ScoreRequest  # noqa: E402
 from camab_rag.segments import segment_documents, to_documents  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "small" / "hotpotqa_smollm2.jsonl"

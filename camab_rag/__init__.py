@@ -8,7 +8,7 @@ blocks an answer the context does not support. This module holds what a user nee
 day one; the rest lives in its submodule:
 
 * :mod:`camab_rag.methods`: ``METHODS``, ``Auto``, ``Camab`` (``EarlyStop``), the baselines;
-* :mod:`camab_rag.scoring`: the scorer protocol's types (``BaseScorer``, ``ScoreRequest``,
+* :mod:`camab_rag.scorers.base`: the scorer protocol's types (``BaseScorer``, ``ScoreRequest``,
   ``ResponseLogprobs``, ``ScoredBy``, ``TextGenerator``);
 * :mod:`camab_rag.segments`, :mod:`camab_rag.sentences`: ``SourceDocument``, ``Segment``,
   ``segment_documents``, ``split_sentences``;
@@ -38,7 +38,7 @@ _LAZY: dict[str, str] = {
     "attribute_fn": "camab_rag.engine",
     "AttributionSettings": "camab_rag.settings",
     "AttributionResult": "camab_rag.result",
-    "Scorer": "camab_rag.scoring",
+    "Scorer": "camab_rag.scorers.base",
     "default_scorer": "camab_rag.scorers",
     "TransformersScorer": "camab_rag.scorers",
     "OpenAICompletionsScorer": "camab_rag.scorers",

@@ -35,7 +35,7 @@ from camab_rag.prompts import PromptMode, PromptPlan, plan_prompt
 from camab_rag.render.support import CITE_AT
 from camab_rag.result import AttributionResult
 from camab_rag.runs import ProgressFn
-from camab_rag.scoring import Prompt, scored_by
+from camab_rag.scorers.base import Prompt, scored_by
 from camab_rag.segments import SourceDocument, segment_documents, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
 from camab_rag.steps import Steps, asynced, synced

@@ -42,7 +42,7 @@ from camab_rag.engine import ProgressFn
 from camab_rag.groundedness import FilteredAnswer
 from camab_rag.prompts import PromptPlan
 from camab_rag.result import AttributionResult
-from camab_rag.scoring import Prompt
+from camab_rag.scorers.base import Prompt
 from camab_rag.segments import to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
 from camab_rag.steps import Steps, adrive, drive

@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 from camab_rag.methods import Method
 from camab_rag.result import AttributionResult, Conflict
 from camab_rag.rewards import sum_logprob
-from camab_rag.scoring import ResponseLogprobs
+from camab_rag.scorers.base import ResponseLogprobs
 from camab_rag.statements import span_rewards
 
 FloatArray = NDArray[np.float64]

@@ -24,13 +24,12 @@ from camab_rag.errors import AttributionWarning, InputError
 from camab_rag.groundedness.anchors import oracle_anchor_steps
 from camab_rag.methods import Method
 from camab_rag.methods.prior import FREE_CALLS, FreePrior
-from camab_rag.oracle import FunctionOracle, ScorerOracle
 from camab_rag.prompts import PromptBuilder, PromptPlan, TemplatePromptBuilder, plan_prompt
 from camab_rag.result import AttributionResult
-from camab_rag.rewards import get_reward
+from camab_rag.rewards import FunctionOracle, ScorerOracle, get_reward
 from camab_rag.runs import ProgressFn as ProgressFn
 from camab_rag.runs import Run, check_groups, dense, finish_run, start_run
-from camab_rag.scoring import Prompt, parallel_requests, scored_by
+from camab_rag.scorers.base import Prompt, parallel_requests, scored_by
 from camab_rag.segments import (
     Granularity,
     Segment,
@@ -266,7 +265,7 @@ def attribute(
         context: a string or a sequence of documents (strings, mappings with ``text`` or
             ``page_content``, LangChain ``Document``, LlamaIndex nodes).
         response: the answer to explain (scored as given, never regenerated).
-        scorer: a :class:`~camab_rag.scoring.Scorer` (``camab_rag.default_scorer()``,
+        scorer: a :class:`~camab_rag.scorers.base.Scorer` (``camab_rag.default_scorer()``,
             ``camab_rag.OpenAICompletionsScorer(...)``, ...).
         budget, method, granularity: override the fields of ``settings`` (default 40
             distinct model calls, ``"auto"``, ``"sentence"``): see

@@ -53,6 +53,7 @@ from camab_rag.engine import ProgressFn
 from camab_rag.errors import CredentialsRefusedError, InputError, NoContextError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, check_groundedness_filter
 from camab_rag.result import AttributionResult
+from camab_rag.scorers.base import Prompt
 from camab_rag.scorers.chat_clients import (
     ChatAPICannotScoreError,
     is_openai_endpoint,
@@ -60,7 +61,6 @@ from camab_rag.scorers.chat_clients import (
 )
 from camab_rag.scorers.echo import PROXY_FIX
 from camab_rag.scorers.proxy import ScorerCache, cannot_score_reason, checked_scorer, own_or_proxy
-from camab_rag.scoring import Prompt
 from camab_rag.segments import Granularity, SourceDocument, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
 from camab_rag.steps import Steps, adrive, asynced, drive, synced

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
-from camab_rag.scoring import ChatMessage, Prompt, prompt_texts
+from camab_rag.scorers.base import ChatMessage, Prompt, prompt_texts
 from camab_rag.segments import Segment, SourceDocument, segment_documents
 
 Mask = NDArray[np.bool_]

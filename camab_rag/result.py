@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from camab_rag.errors import NoContextError
 from camab_rag.methods import METHODS, Auto, Camab, method_from_config
 from camab_rag.posterior import GaussianLinearPosterior
-from camab_rag.scoring import ScoredBy
+from camab_rag.scorers.base import ScoredBy
 from camab_rag.segments import Segment
 from camab_rag.token_support import TokenSupport
 

@@ -1,20 +1,36 @@
-"""Reward functions: how well a subset's prompt supports the original response.
+"""Rewards: V(S), how well a subset's prompt supports the original response.
 
-Each maps the response tokens' log-probabilities (one array) to a float.
+Reward functions map the response tokens' log-probabilities (one array) to a float:
 
 * ``"mean_logprob"`` (default, the CAMAB paper's Eq. 1): average token log-probability.
 * ``"sum_logprob"``: total log-probability of the response.
 * ``"logit"``: ContextCite's target, the average per-token logit ``log p - log(1 - p)``.
+
+Oracles price subsets, each once: :class:`ScorerOracle` asks a
+:class:`~camab_rag.scorers.base.Scorer` for the response's token log-probabilities under
+each subset's prompt, caches them by subset, and counts distinct queries and prompt tokens.
+:class:`FunctionOracle` wraps a plain ``mask -> reward`` function (no LLM at all).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
 
-from camab_rag.errors import InputError
+from camab_rag.errors import InputError, ScorerError
+from camab_rag.prompts import PromptBuilder
+from camab_rag.scorers.base import (
+    Prompt,
+    ResponseLogprobs,
+    Scorer,
+    ScoreRequest,
+    parallel_requests,
+)
+from camab_rag.steps import LocalCall, ScoreCall, Steps, adrive, drive
 
 RewardFn = Callable[[NDArray[np.float64]], float]
 
@@ -48,3 +64,155 @@ def get_reward(reward: str | RewardFn) -> tuple[str, RewardFn]:
         return reward, REWARDS[reward]
     except KeyError:
         raise InputError(f"unknown reward {reward!r}; choose one of {sorted(REWARDS)}") from None
+
+
+Masks = NDArray[np.bool_]
+FloatArray = NDArray[np.float64]
+ScoredHook = Callable[[int], object]
+"""Called with the number of distinct subsets paid for so far, after each scorer call."""
+PROGRESS_EVERY = 4
+"""New subsets per scorer call at most (or the scorer's parallel capacity when larger):
+a large batch (an exact enumeration, a design's opening) is scored a few subsets at a
+time, so progress is reported every few calls. The in-process scorer keeps its prompt
+prefixes between calls, so the split costs it almost nothing."""
+
+
+def chunked(masks: Sequence[NDArray[np.bool_]], size: int) -> list[list[NDArray[np.bool_]]]:
+    """``masks`` in order, ``size`` at a time."""
+    return [list(masks[start : start + size]) for start in range(0, len(masks), size)]
+
+
+class ScorerOracle:
+    """Rewards from a scorer, cached by subset (no subset is ever paid for twice).
+
+    ``on_scored(n_queries)`` runs after each scorer call (the engine's progress)."""
+
+    def __init__(
+        self, builder: PromptBuilder, scorer: Scorer, response: str, reward_fn: RewardFn
+    ) -> None:
+        self.builder = builder
+        self.scorer = scorer
+        self.response = response
+        self.reward_fn = reward_fn
+        self.cache: dict[bytes, ResponseLogprobs] = {}
+        self.n_queries = 0
+        self.prompt_tokens = 0
+        self.per_call = max(PROGRESS_EVERY, parallel_requests(scorer))
+        self.on_scored: ScoredHook | None = None
+
+    def _new_masks(self, masks: Masks) -> list[NDArray[np.bool_]]:
+        pending: dict[bytes, NDArray[np.bool_]] = {}
+        for mask in masks:
+            key = mask.tobytes()
+            if key not in self.cache:
+                pending.setdefault(key, mask)
+        return list(pending.values())
+
+    def _store(self, keys: Sequence[bytes], results: list[ResponseLogprobs]) -> None:
+        if len(results) != len(keys):
+            raise ScorerError(
+                f"the scorer returned {len(results)} results for {len(keys)} requests"
+            )
+        for key, result in zip(keys, results):
+            if not isinstance(result, ResponseLogprobs):
+                raise ScorerError(
+                    f"the scorer returned {type(result).__name__}, expected ResponseLogprobs"
+                )
+            self.cache[key] = result
+            self.n_queries += 1
+            self.prompt_tokens += int(result.prompt_tokens)
+
+    def _requests(self, masks: Sequence[NDArray[np.bool_]]) -> list[ScoreRequest]:
+        return [ScoreRequest(self.builder.build(mask), self.response) for mask in masks]
+
+    def _rewards(self, masks: Masks) -> FloatArray:
+        # (ResponseLogprobs holds finite log-probs only: a non-finite reward is the function's)
+        return np.array(
+            [
+                finite_reward(
+                    self.reward_fn(self.cache[m.tobytes()].logprobs), "the reward function", m
+                )
+                for m in masks
+            ]
+        )
+
+    def rewards(self, masks: Masks) -> Steps[FloatArray]:
+        """The rewards of ``masks``, asking the scorer for the new subsets only (a few per
+        call, :data:`PROGRESS_EVERY`); run by :func:`~camab_rag.steps.drive` or
+        :func:`~camab_rag.steps.adrive`."""
+        for part in chunked(self._new_masks(masks), self.per_call):
+            self._store(
+                [mask.tobytes() for mask in part],
+                (yield ScoreCall(self.scorer, self._requests(part))),
+            )
+            if self.on_scored is not None:
+                self.on_scored(self.n_queries)
+        return self._rewards(masks)
+
+    def prompt_logprobs(self, name: str, prompt: Prompt) -> Steps[ResponseLogprobs]:
+        """The response's log-probs under a prompt no subset builds (e.g. the empty anchor
+        without the earlier chat turns), asked once (cached under ``name``) and counted
+        like a subset."""
+        key = b"prompt:" + name.encode()
+        if key not in self.cache:
+            request = ScoreRequest(prompt, self.response)
+            self._store([key], (yield ScoreCall(self.scorer, [request])))
+            if self.on_scored is not None:
+                self.on_scored(self.n_queries)
+        return self.cache[key]
+
+    def evaluate(self, masks: Masks) -> FloatArray:
+        return drive(self.rewards(masks))
+
+    async def aevaluate(self, masks: Masks) -> FloatArray:
+        return await adrive(self.rewards(masks))
+
+    def logprobs(self, mask: NDArray[np.bool_]) -> ResponseLogprobs:
+        """The cached log-probabilities of an evaluated subset."""
+        return self.cache[mask.tobytes()]
+
+
+def finite_reward(value: object, source: str, mask: NDArray[np.bool_]) -> float:
+    """``value`` (what ``source`` gave for the subset ``mask``) as a finite float, or an
+    :class:`~camab_rag.errors.InputError` naming the source and the subset."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InputError(f"{source} must return a float, got {type(value).__name__}") from None
+    if not math.isfinite(number):
+        raise InputError(f"{source} returned {number} for subset {mask.astype(int).tolist()}")
+    return number
+
+
+class FunctionOracle:
+    """Rewards from a ``mask -> float`` function, cached by subset."""
+
+    def __init__(self, value_fn: Callable[[NDArray[np.bool_]], float]) -> None:
+        self.value_fn = value_fn
+        self.cache: dict[bytes, float] = {}
+        self.n_queries = 0
+        self.prompt_tokens = 0
+        self.on_scored: ScoredHook | None = None
+
+    def rewards(self, masks: Masks) -> Steps[FloatArray]:
+        """The rewards of ``masks`` (computed in place, :data:`PROGRESS_EVERY` new subsets
+        at a time; no model is asked)."""
+        new = [m for m in masks if m.tobytes() not in self.cache]
+        for part in chunked(list({m.tobytes(): m for m in new}.values()), PROGRESS_EVERY):
+            yield LocalCall(partial(self.evaluate, np.array(part)))
+            if self.on_scored is not None:
+                self.on_scored(self.n_queries)
+        return self.evaluate(masks)
+
+    def evaluate(self, masks: Masks) -> FloatArray:
+        values = []
+        for mask in masks:
+            key = mask.tobytes()
+            if key not in self.cache:
+                self.cache[key] = finite_reward(self.value_fn(mask.copy()), "value_fn", mask)
+                self.n_queries += 1
+            values.append(self.cache[key])
+        return np.asarray(values, dtype=float)
+
+    async def aevaluate(self, masks: Masks) -> FloatArray:
+        return await adrive(self.rewards(masks))

@@ -15,8 +15,8 @@ from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.methods import Auto, Hierarchical, Method, Sampler, enumerates, plan_sampler
-from camab_rag.oracle import FunctionOracle, ScorerOracle
 from camab_rag.result import AttributionResult, uninformative_reason
+from camab_rag.rewards import FunctionOracle, ScorerOracle
 from camab_rag.steps import Steps
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class Run:
 
     def follow(self, oracle: ScorerOracle | FunctionOracle, *, anchors: bool = False) -> None:
         """Report ``progress(calls, total)`` after each of ``oracle``'s calls (a few subsets
-        each, :data:`~camab_rag.oracle.PROGRESS_EVERY`). ``total`` is the number of calls
+        each, :data:`~camab_rag.rewards.PROGRESS_EVERY`). ``total`` is the number of calls
         the run will make when its design is fixed (exact enumeration, leave-one-out,
         KernelSHAP, ContextCite: their distinct subsets, plus the full and empty contexts
         ``anchors`` asks for), else the budget (plus the anchors); it never falls below
@@ -157,7 +157,7 @@ def start_run(
     """The run of one attribution with ``settings``' method (built and validated with the
     settings), specialised for this run: ``auto`` picks its Thompson draws per round from
     ``parallel``, the requests the scorer runs at once
-    (:func:`~camab_rag.scoring.parallel_requests`, :meth:`Auto.for_scorer`), and runs
+    (:func:`~camab_rag.scorers.base.parallel_requests`, :meth:`Auto.for_scorer`), and runs
     hierarchically over ``groups`` (each segment's document) unless told otherwise."""
     if n_segments > MAX_SEGMENTS:
         raise InputError(

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from camab_rag.methods import Method
 from camab_rag.result import StatementAttribution
 from camab_rag.rewards import RewardFn
-from camab_rag.scoring import ResponseLogprobs
+from camab_rag.scorers.base import ResponseLogprobs
 from camab_rag.sentences import split_sentences
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
-from camab_rag.scoring import ResponseLogprobs
+from camab_rag.scorers.base import ResponseLogprobs
 from camab_rag.sentences import split_sentences
 
 FloatArray = NDArray[np.float64]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest, prompt_texts
+from camab_rag.scorers.base import BaseScorer, ResponseLogprobs, ScoreRequest, prompt_texts
 
 
 class KeywordScorer(BaseScorer):

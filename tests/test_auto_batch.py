@@ -25,10 +25,10 @@ from camab_rag.captured import attribute_captured
 from camab_rag.errors import InputError
 from camab_rag.methods import Auto, method_from_config
 from camab_rag.methods.auto import MAX_AUTO_BATCH, auto_batch_size
+from camab_rag.scorers.base import ResponseLogprobs, ScoreRequest, parallel_requests
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 from camab_rag.scorers.proxy import ProxyFallbackScorer
 from camab_rag.scorers.transformers_scorer import TransformersScorer
-from camab_rag.scoring import ResponseLogprobs, ScoreRequest, parallel_requests
 from camab_rag.settings import CHAIN_SETTINGS
 
 RESPONSE = "Vermeer painted Delft."

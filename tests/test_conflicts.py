@@ -25,7 +25,7 @@ from camab_rag.conflicts import (
 )
 from camab_rag.render.support import CITE_AT
 from camab_rag.result import AttributionResult, Conflict, StatementAttribution
-from camab_rag.scoring import ResponseLogprobs
+from camab_rag.scorers.base import ResponseLogprobs
 from camab_rag.segments import Segment
 
 ANSWER = "Return it within 30 days."

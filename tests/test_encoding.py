@@ -9,8 +9,8 @@ import pytest
 
 from camab_rag.errors import InputError
 from camab_rag.scorers import TransformersScorer
+from camab_rag.scorers.base import ScoreRequest
 from camab_rag.scorers.encoding import RequestEncoder
-from camab_rag.scoring import ScoreRequest
 
 CONTEXT = [
     "The Eiffel Tower is in Paris.",

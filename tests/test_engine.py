@@ -8,7 +8,7 @@ import camab_rag
 from camab_rag import AttributionResult, AttributionSettings, aattribute, attribute
 from camab_rag.errors import InputError
 from camab_rag.methods import Camab
-from camab_rag.scoring import ResponseLogprobs
+from camab_rag.scorers.base import ResponseLogprobs
 
 CONTEXT = [
     "The Eiffel Tower is in Paris. It was completed in 1889.",

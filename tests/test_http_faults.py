@@ -28,13 +28,13 @@ from fakes import KeywordScorer
 
 from camab_rag import AttributionSettings
 from camab_rag.errors import DeadlineExceededError, InputError, ScorerError, TransientScorerError
+from camab_rag.scorers.base import ScoreRequest
 from camab_rag.scorers.openai_completions import (
     NoPromptLogprobsError,
     OpenAICompletionsScorer,
 )
 from camab_rag.scorers.proxy import ProxyFallbackScorer
 from camab_rag.scorers.transport import _retry_after
-from camab_rag.scoring import ScoreRequest
 
 FIXTURE = json.loads(
     (Path(__file__).resolve().parent / "fixtures" / "echo" / "text_echo.json").read_text("utf-8")

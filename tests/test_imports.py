@@ -35,11 +35,11 @@ EXPECTED_ALL = [
 
 # Names that left ``camab_rag`` (issue 40) and the submodule that still holds each.
 MOVED = {
-    "BaseScorer": "camab_rag.scoring",
-    "ScoreRequest": "camab_rag.scoring",
-    "ResponseLogprobs": "camab_rag.scoring",
-    "TextGenerator": "camab_rag.scoring",
-    "ScoredBy": "camab_rag.scoring",
+    "BaseScorer": "camab_rag.scorers.base",
+    "ScoreRequest": "camab_rag.scorers.base",
+    "ResponseLogprobs": "camab_rag.scorers.base",
+    "TextGenerator": "camab_rag.scorers.base",
+    "ScoredBy": "camab_rag.scorers.base",
     "EarlyStop": "camab_rag.methods",
     "METHODS": "camab_rag.methods",
     "GaussianLinearPosterior": "camab_rag.posterior",

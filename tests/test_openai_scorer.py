@@ -21,8 +21,8 @@ from vllm_server import VLLMServer
 
 import camab_rag
 from camab_rag.errors import ScorerError
+from camab_rag.scorers.base import ResponseLogprobs, Scorer, ScoreRequest, TextGenerator
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
-from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest, TextGenerator
 
 if TYPE_CHECKING:
     from camab_rag.scorers.transformers_scorer import TransformersScorer

@@ -7,7 +7,7 @@ from camab_rag.prompts import (
     TemplatePromptBuilder,
     locate_segments,
 )
-from camab_rag.scoring import prompt_texts
+from camab_rag.scorers.base import prompt_texts
 from camab_rag.segments import segment_documents, to_documents
 
 DOCS = to_documents(

@@ -13,9 +13,9 @@ import pytest
 from camab_rag import aattribute, attribute, cite
 from camab_rag.errors import CannotScoreError, InputError, ScorerError
 from camab_rag.result import AttributionResult
+from camab_rag.scorers.base import BaseScorer, ResponseLogprobs, ScoredBy, ScoreRequest, scored_by
 from camab_rag.scorers.openai_completions import NoPromptLogprobsError, OpenAICompletionsScorer
 from camab_rag.scorers.proxy import ProxyFallbackScorer, ScorerCache, own_or_proxy
-from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoredBy, ScoreRequest, scored_by
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from chat_only_server import ChatOnlyServer

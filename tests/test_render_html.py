@@ -316,7 +316,7 @@ def test_the_proxy_label_stands_out_in_a_screenshot(tmp_path):
     body text that a reader misses: its colours are on the page only when a proxy scored."""
     from dataclasses import replace
 
-    from camab_rag.scoring import ScoredBy
+    from camab_rag.scorers.base import ScoredBy
 
     plain = demo_answer()
     proxied = replace(plain, scored_by=ScoredBy("smollm2", proxy=True, reason="chat API"))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from camab_rag.errors import InputError
-from camab_rag.scoring import ResponseLogprobs
+from camab_rag.scorers.base import ResponseLogprobs
 from camab_rag.token_support import UNLIKELY_LOGPROB, TokenSupport
 
 ANSWER = "Paris is big. It has cats."

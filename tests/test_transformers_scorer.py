@@ -17,8 +17,8 @@ import pytest
 import torch
 
 from camab_rag.errors import InputError
+from camab_rag.scorers.base import ResponseLogprobs, Scorer, ScoreRequest, TextGenerator
 from camab_rag.scorers.transformers_scorer import TransformersScorer, resolve_model_path
-from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest, TextGenerator
 
 pytestmark = pytest.mark.model
 

@@ -19,7 +19,6 @@ import numpy as np
 
 from camab_rag.errors import InputError, ScorerError
 from camab_rag.groundedness.score import words
-from camab_rag.oracle import ScorerOracle, finite_reward
 from camab_rag.prompts import (
     DEFAULT_SYSTEM_PROMPT,
     DEFAULT_USER_TEMPLATE,
@@ -27,7 +26,8 @@ from camab_rag.prompts import (
     TemplatePromptBuilder,
 )
 from camab_rag.result import AttributionResult
-from camab_rag.scoring import Prompt, ResponseLogprobs, ScoreRequest
+from camab_rag.rewards import ScorerOracle, finite_reward
+from camab_rag.scorers.base import Prompt, ResponseLogprobs, ScoreRequest
 from camab_rag.segments import segment_documents, to_documents
 from camab_rag.steps import ScoreCall, Steps
 from camab_rag.token_support import TokenSupport

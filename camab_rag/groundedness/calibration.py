@@ -21,7 +21,7 @@ import numpy as np
 from camab_rag.errors import InputError
 from camab_rag.groundedness.gain import answer_steps
 from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE
-from camab_rag.scoring import scorer_model_name
+from camab_rag.scorers.base import scorer_model_name
 from camab_rag.steps import Steps, asynced, synced
 
 

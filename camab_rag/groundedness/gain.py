@@ -31,7 +31,6 @@ from camab_rag.groundedness.report import (
     support_report,
 )
 from camab_rag.methods import METHODS
-from camab_rag.oracle import ScorerOracle
 from camab_rag.prompts import (
     DEFAULT_SYSTEM_PROMPT,
     DEFAULT_USER_TEMPLATE,
@@ -39,8 +38,8 @@ from camab_rag.prompts import (
     TemplatePromptBuilder,
 )
 from camab_rag.result import AttributionResult
-from camab_rag.rewards import REWARDS, RewardFn
-from camab_rag.scoring import scored_by
+from camab_rag.rewards import REWARDS, RewardFn, ScorerOracle
+from camab_rag.scorers.base import scored_by
 from camab_rag.segments import to_documents
 from camab_rag.steps import Steps, asynced, synced
 

@@ -19,7 +19,7 @@ from camab_rag.groundedness.score import (
     words,
 )
 from camab_rag.result import AttributionResult, StatementAttribution
-from camab_rag.scoring import ScoredBy
+from camab_rag.scorers.base import ScoredBy
 from camab_rag.token_support import Span, TokenSupport
 
 FloatArray = NDArray[np.float64]

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.render.support import CITE_AT, support_words
-from camab_rag.scoring import ScoredBy
+from camab_rag.scorers.base import ScoredBy
 
 FloatArray = NDArray[np.float64]
 SourceUnit = Literal["document", "segment"]

@@ -18,7 +18,7 @@ import numpy as np
 
 from camab_rag.errors import CannotScoreError, InputError, ScorerError
 from camab_rag.retry import Retryable
-from camab_rag.scoring import ResponseLogprobs
+from camab_rag.scorers.base import ResponseLogprobs
 
 _LOGPROB_SLACK = 1e-4  # a log-probability above this is impossible, not rounding
 

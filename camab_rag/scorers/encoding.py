@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from camab_rag.errors import InputError, ScorerError
-from camab_rag.scoring import Prompt, ScoreRequest
+from camab_rag.scorers.base import Prompt, ScoreRequest
 
 K = TypeVar("K")
 V = TypeVar("V")

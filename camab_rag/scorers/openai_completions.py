@@ -54,6 +54,13 @@ from camab_rag.errors import (
     TransientScorerError,
 )
 from camab_rag.retry import Retryable, RetryPolicy
+from camab_rag.scorers.base import (
+    ChatMessage,
+    Prompt,
+    ResponseLogprobs,
+    ScoreRequest,
+    check_messages,
+)
 from camab_rag.scorers.echo import (
     NoChatTemplateError,
     NoPromptLogprobsError,
@@ -67,7 +74,6 @@ from camab_rag.scorers.transport import (
     as_dict,
     tokens_from,
 )
-from camab_rag.scoring import ChatMessage, Prompt, ResponseLogprobs, ScoreRequest, check_messages
 from camab_rag.steps import BlockingCall, Steps, adrive, drive
 
 logger = logging.getLogger(__name__)

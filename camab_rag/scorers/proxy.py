@@ -5,7 +5,7 @@ so their answers cannot be attributed by the model itself. A smaller open model 
 them in its place: AttriBoT reports that a proxy's ablation scores track the large
 model's, and ``benchmarks/bench_proxy.py`` measures how closely (``BENCHMARKS.md``,
 section "A proxy scorer"). A proxy is never used silently: the scorer says which model
-scored (:class:`~camab_rag.scoring.ScoredBy`), and every result records it in
+scored (:class:`~camab_rag.scorers.base.ScoredBy`), and every result records it in
 ``result.scored_by``.
 
 The prompt reaches the proxy as the chain sent it (chat messages, system prompt and
@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from camab_rag.errors import CannotScoreError, InputError
-from camab_rag.scoring import (
+from camab_rag.scorers.base import (
     ResponseLogprobs,
     ScoredBy,
     ScoreRequest,
@@ -127,7 +127,7 @@ class ProxyFallbackScorer:
 
     @property
     def parallel_requests(self) -> int:
-        """The parallel capacity (:func:`~camab_rag.scoring.parallel_requests`) of the
+        """The parallel capacity (:func:`~camab_rag.scorers.base.parallel_requests`) of the
         proxy once it has taken over; before, the smaller of the own model's and the
         proxy's (the proxy may take over in the middle of a run whose rounds were sized
         already, so a run never asks a CPU proxy for more than it runs at once)."""

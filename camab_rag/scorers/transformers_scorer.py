@@ -23,6 +23,13 @@ import numpy as np
 
 from camab_rag.errors import InputError
 from camab_rag.scorers.attention import use_lower_right
+from camab_rag.scorers.base import (
+    BaseScorer,
+    Prompt,
+    ResponseLogprobs,
+    ScoreRequest,
+    check_messages,
+)
 from camab_rag.scorers.encoding import EncodedRequest, RequestEncoder
 from camab_rag.scorers.models import (
     MODELS,
@@ -35,7 +42,6 @@ from camab_rag.scorers.prefix_batches import (
     response_logprobs,
     supports_prefix_reuse,
 )
-from camab_rag.scoring import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest, check_messages
 
 if TYPE_CHECKING:
     import torch

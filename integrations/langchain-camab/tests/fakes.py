@@ -11,7 +11,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
 from camab_cli.audit.simulated import keyword_logprobs
-from camab_rag.scoring import BaseScorer, ChatMessage, Prompt, ResponseLogprobs, ScoreRequest
+from camab_rag.scorers.base import BaseScorer, ChatMessage, Prompt, ResponseLogprobs, ScoreRequest
 
 
 def chat_messages(prompt: Prompt) -> Sequence[ChatMessage]:

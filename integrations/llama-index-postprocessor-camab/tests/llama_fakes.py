@@ -12,7 +12,7 @@ import numpy as np
 from llama_index.core.base.response.schema import Response
 from llama_index.postprocessor.camab import ATTRIBUTION_KEY
 
-from camab_rag.scoring import BaseScorer, ResponseLogprobs, ScoreRequest, prompt_texts
+from camab_rag.scorers.base import BaseScorer, ResponseLogprobs, ScoreRequest, prompt_texts
 
 REPO = Path(__file__).resolve().parents[3]
 

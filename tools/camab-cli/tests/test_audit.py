@@ -23,7 +23,7 @@ from camab_cli.audit.lines import GROUNDEDNESS_METHOD, without_timing
 from camab_cli.audit.local import audit_records
 from camab_cli.audit.outputs import OutputFile, iter_lines
 from camab_cli.records import Record, read_records
-from camab_rag.scoring import ResponseLogprobs, ScoreRequest
+from camab_rag.scorers.base import ResponseLogprobs, ScoreRequest
 
 RECORDS: list[Any] = [
     {

@@ -24,7 +24,7 @@ from camab_cli.evaluation.datasets import (
 from camab_cli.evaluation.report import build_report
 from camab_rag.errors import InputError
 from camab_rag.prompts import TemplatePromptBuilder
-from camab_rag.scoring import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest
+from camab_rag.scorers.base import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest
 from camab_rag.segments import segment_documents, to_documents
 
 

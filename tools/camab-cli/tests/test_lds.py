@@ -28,7 +28,7 @@ from camab_cli.evaluation.store import (
     stored_subsets,
 )
 from camab_rag import AttributionSettings, attribute_fn
-from camab_rag.scoring import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest
+from camab_rag.scorers.base import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest
 
 WEIGHTS = np.random.default_rng(42).normal(size=10)  # no two subsets tie
 

@@ -9,7 +9,7 @@ from camab_cli.audit.batching import MicroBatcher
 from camab_cli.audit.gate import GatedScorer, RateGate
 from camab_cli.audit.scorers import PooledScorer
 from camab_cli.evaluation.counting import CountingScorer
-from camab_rag.scoring import parallel_requests
+from camab_rag.scorers.base import parallel_requests
 
 
 def test_wrappers_pass_the_inner_capacity_through() -> None:

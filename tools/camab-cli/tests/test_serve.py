@@ -22,8 +22,8 @@ from vllm_server import free_port, require_vllm
 from camab_cli.cli import main
 from camab_cli.serve import model_directory
 from camab_rag.errors import InputError
+from camab_rag.scorers.base import ScoreRequest
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
-from camab_rag.scoring import ScoreRequest
 
 REQUEST = ScoreRequest("Q: What is the capital of France?\nA:", " Paris is the capital.")
 

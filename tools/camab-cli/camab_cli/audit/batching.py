@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from camab_rag.errors import InputError
-from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
+from camab_rag.scorers.base import ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
 
 
 @dataclass

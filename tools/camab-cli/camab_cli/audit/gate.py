@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from camab_rag.errors import InputError, TransientScorerError
 from camab_rag.retry import Retryable, RetryPolicy
-from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
+from camab_rag.scorers.base import ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 

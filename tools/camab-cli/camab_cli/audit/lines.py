@@ -32,10 +32,9 @@ from camab_cli.audit.config import AuditConfig
 from camab_cli.records import Record
 from camab_rag import AttributionSettings
 from camab_rag.groundedness import ContextGain, assess_groundedness
-from camab_rag.oracle import ScorerOracle
 from camab_rag.prompts import TemplatePromptBuilder
 from camab_rag.result import AttributionResult
-from camab_rag.rewards import get_reward
+from camab_rag.rewards import ScorerOracle, get_reward
 
 GROUNDEDNESS_METHOD = "camab_rag.groundedness:context_gain"
 TIMING_KEYS = ("wall_time_s",)

@@ -18,7 +18,7 @@ from camab_cli.audit.config import AuditConfig
 from camab_cli.audit.gate import GatedScorer, RateGate
 from camab_cli.audit.lines import audit_record, failed_line
 from camab_cli.records import Record
-from camab_rag.scoring import Scorer
+from camab_rag.scorers.base import Scorer
 
 LineSink = Callable[[dict[str, Any]], None]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from camab_rag.errors import InputError
-from camab_rag.scoring import ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
+from camab_rag.scorers.base import ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
 
 ScorerKind = Literal["model", "http", "simulated", "factory"]
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from camab_rag.scoring import ResponseLogprobs, ScoreRequest, prompt_texts
+from camab_rag.scorers.base import ResponseLogprobs, ScoreRequest, prompt_texts
 
 _WORD = re.compile(r"\S+")
 

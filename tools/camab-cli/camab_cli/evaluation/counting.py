@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from camab_rag.scoring import (
+from camab_rag.scorers.base import (
     BaseScorer,
     Prompt,
     ResponseLogprobs,

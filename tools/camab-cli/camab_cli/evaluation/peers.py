@@ -27,9 +27,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from camab_rag.oracle import ScorerOracle
 from camab_rag.prompts import TemplatePromptBuilder
-from camab_rag.rewards import mean_logprob
+from camab_rag.rewards import ScorerOracle, mean_logprob
 
 FloatArray = NDArray[np.float64]
 PEERS = ("shap-pkg", "contextcite-pkg")

@@ -64,7 +64,7 @@ from camab_rag.methods import METHODS
 from camab_rag.prompts import TemplatePromptBuilder
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import mean_logprob
-from camab_rag.scoring import ScoreRequest
+from camab_rag.scorers.base import ScoreRequest
 from camab_rag.segments import segment_documents, to_documents
 
 KS = (1, 3, 5)
