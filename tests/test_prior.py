@@ -73,6 +73,23 @@ def test_a_free_model_that_disagrees_costs_little():
     assert agreeing.tau2 == min(TAU2_GRID)
 
 
+def test_the_default_design_asks_for_camabs_subsets_and_fits_with_the_prior():
+    """design="camab": the target's subsets are exactly CAMAB's at the same seed (so a
+    benchmark replays CAMAB's stored calls); only the fit uses the free model."""
+    truth = _target(3)
+    prior = _run(truth, FreePrior(free_weights=1.5 * truth), 8, seed=3, noise=0.3)
+    camab = _run(truth, "camab", 8, seed=3, noise=0.3)
+    assert np.array_equal(prior.masks, camab.masks)
+    assert _lds(prior.scores, truth, 3) > _lds(camab.scores, truth, 3) + 0.2
+
+
+def test_thompson_draws_from_the_priors_posterior_stay_distinct():
+    truth = _target(4)
+    result = _run(truth, FreePrior(free_weights=truth, design="thompson"), 12, seed=4)
+    assert len({m.tobytes() for m in result.masks}) == 12
+    assert _lds(result.scores, truth, 4) > 0.9
+
+
 def test_log_evidence_matches_the_gaussian_density():
     rng = np.random.default_rng(0)
     features = rng.random((5, 3))
@@ -93,6 +110,8 @@ def test_bad_free_weights_are_refused():
         FreePrior(free_weights=np.array([0.1, np.nan]))
     with pytest.raises(ValueError, match="scored 3 segments"):
         FreePrior(free_weights=np.zeros(3)).sampler(4, 8, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="design must be one of"):
+        FreePrior(free_weights=np.zeros(3), design="greedy")
 
 
 # ---------------------------------------------------------------------- the switch, end to end

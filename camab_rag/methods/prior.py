@@ -11,7 +11,9 @@ per-segment corrections ``d``. ``tau2`` is chosen by the evidence (the marginal 
 of the target's rewards) over a grid, refitted each round: when the two models agree, a
 small ``tau2`` lets a few target calls reach the free model's resolution; when they do
 not, ``a`` goes to 0, ``tau2`` grows to CAMAB's own prior, and the free calls cost nothing
-but time. Thompson draws over ``(b, a, d)`` pick the target's subsets, as in CAMAB.
+but time. The target's subsets are CAMAB's own Thompson draws (spread over the segments,
+which estimates ``d`` better than draws from this posterior, which stay on the free
+model's top segments: BENCHMARKS.md, "A prior from free calls").
 """
 
 from __future__ import annotations
@@ -23,13 +25,17 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 from camab_rag.methods.base import FloatArray, Masks, Method, Sampler
-from camab_rag.methods.camab import MAX_REDRAWS
+from camab_rag.methods.camab import MAX_REDRAWS, Camab
 
 FREE_CALLS = 64
 """Calls of the free model per answer (``"auto"``): they cost nothing the user pays for."""
 TAU2_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 """Candidate variances of the per-segment corrections ``d`` (nats/token squared): from
 "the target repeats the free model" to CAMAB's own prior variance."""
+DESIGNS = ("camab", "thompson", "bernoulli")
+"""How the target's subsets are chosen: CAMAB's own draws (the free model's prior enters
+the fit only), Thompson draws from the prior's posterior, or each segment kept with
+probability 1/2."""
 INTERCEPT_VARIANCE = 10.0
 AGREEMENT_VARIANCE = 1.0
 
@@ -145,11 +151,6 @@ class PriorSampler(Sampler):
     """Thompson draws of the target's weights; a draw's positive weights are the subset."""
 
     def __init__(self, method: FreePrior, n_segments: int, budget: int, rng: np.random.Generator):
-        if len(method.free_weights) != n_segments:
-            raise ValueError(
-                f"the free model scored {len(method.free_weights)} segments, the run has "
-                f"{n_segments}"
-            )
         self.method = method
         self.budget = budget
         self.rng = rng
@@ -205,8 +206,10 @@ class FreePrior(Method):
         free_model: which model made them (``scored_by`` of the free scorer).
         noise_variance: observation noise of the target's rewards (CAMAB's default).
         batch_size: Thompson draws per round (scored concurrently).
-        design: ``"thompson"`` (default: draws from the posterior) or ``"bernoulli"``
-            (each segment kept with probability 1/2; for the benchmark's comparison).
+        design: how the target's subsets are chosen (:data:`DESIGNS`): ``"camab"``
+            (default: CAMAB's own draws, the prior in the fit only), ``"thompson"`` (draws
+            from the prior's posterior) or ``"bernoulli"`` (each segment kept with
+            probability 1/2). BENCHMARKS.md, "A prior from free calls", compares them.
     """
 
     free_weights: FloatArray = field(default_factory=lambda: np.zeros(0))
@@ -214,7 +217,7 @@ class FreePrior(Method):
     free_model: str = ""
     noise_variance: float = 0.01
     batch_size: int = 1
-    design: str = "thompson"
+    design: str = "camab"
 
     name = "prior"
     anytime = True
@@ -225,10 +228,17 @@ class FreePrior(Method):
             raise ValueError("the free model's weights must be finite")
         if self.noise_variance <= 0 or self.batch_size < 1:
             raise ValueError("noise_variance must be positive and batch_size >= 1")
-        if self.design not in ("thompson", "bernoulli"):
-            raise ValueError(f"design must be 'thompson' or 'bernoulli', got {self.design!r}")
+        if self.design not in DESIGNS:
+            raise ValueError(f"design must be one of {DESIGNS}, got {self.design!r}")
 
-    def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> PriorSampler:
+    def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
+        if len(self.free_weights) != n_segments:
+            raise ValueError(
+                f"the free model scored {len(self.free_weights)} segments, the run has {n_segments}"
+            )
+        if self.design == "camab":  # the paper's draws; the prior enters the fit only
+            bandit = Camab(noise_variance=self.noise_variance, batch_size=self.batch_size)
+            return bandit.sampler(n_segments, budget, rng)
         return PriorSampler(self, n_segments, budget, rng)
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
