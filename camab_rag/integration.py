@@ -30,6 +30,15 @@ A minimal integration::
 
 from __future__ import annotations
 
+from camab_rag.attached import (
+    METADATA_KEY,
+    Attachment,
+    ChainAttribution,
+    KeptResults,
+    groundedness_of,
+    summary,
+    titles,
+)
 from camab_rag.background import ResultStore, cancelled, fill, pending
 from camab_rag.captured import (
     CapturedAttribution,
@@ -53,6 +62,15 @@ from camab_rag.engine import ProgressFn
 from camab_rag.errors import CredentialsRefusedError, InputError, NoContextError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, check_groundedness_filter
 from camab_rag.result import AttributionResult
+from camab_rag.run_tree import (
+    CONTEXT_KEYS,
+    QUESTION_KEYS,
+    ClosedRun,
+    LLMCall,
+    RootRun,
+    RunReading,
+    RunTree,
+)
 from camab_rag.scorers.base import Prompt
 from camab_rag.scorers.chat_clients import (
     ChatAPICannotScoreError,
@@ -111,4 +129,22 @@ __all__ = [
     "supporting_documents",
     "synced",
     "to_documents",
+]
+
+# capture and attach helpers (lcslim)
+__all__ += [
+    "CONTEXT_KEYS",
+    "METADATA_KEY",
+    "QUESTION_KEYS",
+    "Attachment",
+    "ChainAttribution",
+    "ClosedRun",
+    "KeptResults",
+    "LLMCall",
+    "RootRun",
+    "RunReading",
+    "RunTree",
+    "groundedness_of",
+    "summary",
+    "titles",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
@@ -18,24 +18,22 @@ from langchain_core.runnables.utils import AddableDict
 
 from camab_rag.integration import (
     CHAIN_SETTINGS,
+    METADATA_KEY,
+    Attachment,
     AttributionSettings,
     CapturedAttribution,
+    ChainAttribution,
     ChainCall,
     ChainRuns,
     InputError,
+    KeptResults,
     Prompt,
     ScorerCache,
     Steps,
-    document_summary,
-    fill,
-    pending,
 )
-from langchain_camab import _attach
-from langchain_camab._messages import message_text, to_prompt
-from langchain_camab._progress import ProgressHook, RunProgress
-from langchain_camab.citations import to_citations, with_citations
-from langchain_camab.result import ChainAttribution, KeptResults
-from langchain_camab.scorer import resolve_scorer
+from langchain_camab import native
+from langchain_camab.native import ProgressHook, RunProgress, message_text, to_prompt
+from langchain_camab.scorer import scorer_for_call
 
 logger = logging.getLogger(__name__)
 
@@ -52,12 +50,10 @@ class _Request:
     """What one invocation attributes, and where its result goes."""
 
     question: str
-    documents: list[Document]
     texts: list[Any]
     answer: str
     prompt: Prompt | None
     run_id: str | None
-    doc_entries: list[dict[str, Any]] = field(default_factory=list)
     progress: RunProgress | None = None
     result: ChainAttribution | None = None
 
@@ -125,7 +121,7 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
                 "see the chain's model, so with none of them every call would fail"
             )
         self.settings = settings or CHAIN_SETTINGS
-        _attach.check_filter(
+        native.check_filter(
             self.settings.groundedness,
             can_block=not background,
             where="CamabAttributor(background=True) returns the answer before it is judged and",
@@ -208,41 +204,36 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
                     original.metadata.update(copy.metadata)
         if isinstance(merged.get(self.answer_key), BaseMessageChunk):
             answer = merged[self.answer_key]
-            last[self.answer_key] = type(answer)(
-                content="", response_metadata={_attach.METADATA_KEY: data}
-            )
+            last[self.answer_key] = type(answer)(content="", response_metadata={METADATA_KEY: data})
         return last
 
     def _invoke(self, input: Any, run_manager: CallbackManagerForChainRun) -> Any:
         request, early = self._start(input, run_manager)
         if request is None:
             return early
-        if not self.background:
-            result = self.runs.run(self._steps(request, None))
-            return self._output(input, request, self._summary(request, result), run_manager)
-        placeholder = self._placeholders(request)
-        self.runs.start(request.run_id, self._steps(request, placeholder))
-        return self._output(input, request, placeholder, run_manager)
+        attachment = Attachment.placeholders(request.run_id, len(request.texts))
+        steps = self._steps(request, attachment)
+        if self.background:
+            self.runs.start(request.run_id, steps)
+        else:
+            self.runs.run(steps)
+        return self._output(input, request, attachment, run_manager)
 
     async def _ainvoke(self, input: Any, run_manager: AsyncCallbackManagerForChainRun) -> Any:
         request, early = self._start(input, run_manager)
         if request is None:
             return early
-        if not self.background:
-            try:
-                result = await self.runs.arun(self._steps(request, None))
-            finally:
-                if request.progress is not None:
-                    await request.progress.drain()
-            return self._output(input, request, self._summary(request, result), run_manager)
-        placeholder = self._placeholders(request)
-        self.runs.astart(
-            request.run_id,
-            self._steps(request, placeholder),
-            [placeholder, *request.doc_entries],
-            HOW_TO_WAIT,
-        )
-        return self._output(input, request, placeholder, run_manager)
+        attachment = Attachment.placeholders(request.run_id, len(request.texts))
+        steps = self._steps(request, attachment)
+        if self.background:
+            self.runs.astart(request.run_id, steps, attachment.all(), HOW_TO_WAIT)
+            return self._output(input, request, attachment, run_manager)
+        try:
+            await self.runs.arun(steps)
+        finally:
+            if request.progress is not None:
+                await request.progress.drain()
+        return self._output(input, request, attachment, run_manager)
 
     def _start(self, input: Any, run_manager: Any) -> tuple[_Request | None, Any]:
         """The request (with its progress reporter), or ``None`` and the early output."""
@@ -264,7 +255,8 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
             failed = ChainAttribution.failed(error, run_id=run_id)
             result = self.runs.record(None, failed)  # type: ignore[arg-type]
             logger.warning("camab: cannot attribute this input: %s", error)
-            return None, self._error_output(input, _attach.summarize(result, []), run_manager)
+            data = Attachment.of(result, []).answer
+            return None, self._error_output(input, data, run_manager)
 
     def _read(self, input: Any, run_id: str | None) -> _Request:
         if not isinstance(input, Mapping):
@@ -300,8 +292,7 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
                 f"{type(raw).__name__}"
             )
         items = [context] if isinstance(context, (str, Document)) else list(context)
-        documents = [d for d in items if isinstance(d, Document)]
-        return _Request(question, documents, items, answer, self._prompt_for(input, items), run_id)
+        return _Request(question, items, answer, self._prompt_for(input, items), run_id)
 
     def _prompt_for(self, input: Mapping[str, Any], items: list[Any]) -> Prompt | None:
         if self.prompt_key in input and input[self.prompt_key] is not None:
@@ -315,16 +306,11 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
     # ------------------------------------------------------------------ attribution
     def _scorer(self) -> Any:
         """The step's scorer, resolved once (a proxy when its model cannot score)."""
-        return self._scorers.get(
-            "configured",
-            lambda: resolve_scorer(self.scorer, self.llm, self.proxy, self.scorer_options),
-        )
+        return scorer_for_call(self, self._scorers)
 
-    def _steps(
-        self, request: _Request, placeholder: dict[str, Any] | None
-    ) -> Steps[ChainAttribution]:
-        """Attribute one request in the kernel (a failure is the result) and, in the
-        background, fill its placeholders."""
+    def _steps(self, request: _Request, attachment: Attachment) -> Steps[ChainAttribution]:
+        """Attribute one request in the kernel (a failure is the result) and fill its
+        placeholders."""
         call = ChainCall(
             request.question,
             request.answer,
@@ -335,57 +321,35 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
         )
 
         def finish(attributed: CapturedAttribution) -> ChainAttribution:
-            ok = attributed.result.status == "ok"
-            result = ChainAttribution.from_result(
-                attributed.result,
-                run_id=request.run_id,
-                documents=tuple(request.texts) if ok else (),
-                groundedness=attributed.verdict,
-            )
-            request.result = result
-            if placeholder is not None:
-                self._fill(request, result, placeholder)
-            return result
+            request.result = ChainAttribution.of(attributed, request.run_id, request.texts)
+            attachment.fill(request.result, request.texts)
+            return request.result
 
         return self.runs.steps(request.run_id, call, finish)
 
     # ------------------------------------------------------------------ output
-    def _summary(self, request: _Request, result: ChainAttribution) -> dict[str, Any]:
-        request.doc_entries = document_summary(result, len(request.texts))
-        return _attach.summarize(result, request.documents)
-
-    def _placeholders(self, request: _Request) -> dict[str, Any]:
-        request.doc_entries = [pending(request.run_id) for _ in request.texts]
-        return pending(request.run_id)
-
-    def _fill(
-        self, request: _Request, result: ChainAttribution, placeholder: dict[str, Any]
-    ) -> None:
-        entries = document_summary(result, len(request.texts))
-        for target, values in zip(request.doc_entries, entries):
-            fill(target, values)
-        fill(placeholder, _attach.summarize(result, request.documents))
-
     def _mode(self, run_manager: Any) -> OutputMode:
         if self.output != "auto":
             return self.output
         tags = getattr(run_manager, "tags", None) or []
         return "attribution" if any(t.startswith(_MAP_KEY_TAG) for t in tags) else "merge"
 
-    def _output(self, input: Any, request: _Request, data: dict[str, Any], run_manager: Any) -> Any:
-        mode = self._mode(run_manager)
+    def _output(
+        self, input: Any, request: _Request, attachment: Attachment, run_manager: Any
+    ) -> Any:
+        mode, data, entries = self._mode(run_manager), attachment.answer, attachment.documents
         context = input[self.context_key]
         items = [context] if isinstance(context, (str, Document)) else list(context)
         if mode == "attribution":
-            for item, entry in zip(items, request.doc_entries):
+            for item, entry in zip(items, entries):
                 if isinstance(item, Document):
-                    item.metadata[_attach.METADATA_KEY] = entry
+                    item.metadata[METADATA_KEY] = entry
             return data
         annotated = [
-            item.model_copy(update={"metadata": {**item.metadata, _attach.METADATA_KEY: entry}})
+            item.model_copy(update={"metadata": {**item.metadata, METADATA_KEY: entry}})
             if isinstance(item, Document)
             else item
-            for item, entry in zip(items, request.doc_entries)
+            for item, entry in zip(items, entries)
         ]
         output = dict(input)
         output[self.context_key] = (
@@ -393,11 +357,11 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
         )
         raw = input[self.answer_key]
         if isinstance(raw, BaseMessage):
-            output[self.answer_key] = _with_metadata(raw, data)
+            output[self.answer_key] = native.with_metadata(raw, data)
             result = request.result
             if self.citations and isinstance(raw, AIMessage) and result and result.status == "ok":
-                cited = to_citations(result, request.texts)
-                output[self.answer_key] = with_citations(output[self.answer_key], cited)
+                cited = native.to_citations(result, request.texts)
+                output[self.answer_key] = native.with_citations(output[self.answer_key], cited)
         verdict = data.get("groundedness")
         if isinstance(verdict, dict) and verdict.get("blocked"):
             output[self.answer_key] = _replaced(output[self.answer_key], str(verdict["answer"]))
@@ -409,12 +373,12 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
         if self._mode(run_manager) == "attribution":
             return data
         if isinstance(input, BaseMessage):
-            return _with_metadata(input, data)
+            return native.with_metadata(input, data)
         if isinstance(input, Mapping):
             output = dict(input)
             raw = input.get(self.answer_key)
             if isinstance(raw, BaseMessage):
-                output[self.answer_key] = _with_metadata(raw, data)
+                output[self.answer_key] = native.with_metadata(raw, data)
             output["attribution"] = data
             return output
         return input
@@ -464,9 +428,3 @@ def _replaced(answer: Any, text: str) -> Any:
     if isinstance(answer, BaseMessage):
         return answer.model_copy(update={"content": text})
     return text
-
-
-def _with_metadata(message: BaseMessage, data: dict[str, Any]) -> BaseMessage:
-    metadata = dict(getattr(message, "response_metadata", {}) or {})
-    metadata[_attach.METADATA_KEY] = data
-    return message.model_copy(update={"response_metadata": metadata})

@@ -1,8 +1,9 @@
 """Callback handlers that attribute a chain's answer when its root run ends.
 
-Pass one in ``config={"callbacks": [handler]}``: it records the retrieved documents, each
-LLM call's exact prompt and answer per root run, and attributes the answer when the root
-run ends; a failure is recorded (``status="error"``), never raised, unless ``strict=True``.
+Pass one in ``config={"callbacks": [handler]}``: it files the retrieved documents and each
+LLM call's exact prompt and answer under their root run (:class:`camab_rag.integration.RunTree`),
+and attributes the answer when the root run ends; a failure is recorded
+(``status="error"``), never raised, unless ``strict=True``.
 
 Args (both handlers):
     scorer: a camab-rag scorer; ``None``: built from the chain's model (``llm``, else what
@@ -22,18 +23,294 @@ Args (both handlers):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
-from langchain_core.outputs import LLMResult
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, LLMResult
 
-from langchain_camab._handler import HOW_TO_WAIT, HandlerCore
-from langchain_camab.result import ChainAttribution
+from camab_rag.integration import (
+    CHAIN_SETTINGS,
+    CONTEXT_KEYS,
+    METADATA_KEY,
+    QUESTION_KEYS,
+    Attachment,
+    AttributionSettings,
+    CapturedAttribution,
+    ChainAttribution,
+    ChainRuns,
+    ClosedRun,
+    CredentialsRefusedError,
+    KeptResults,
+    LLMCall,
+    RunReading,
+    RunTree,
+    ScorerCache,
+    Steps,
+    fill,
+    pending,
+)
+from langchain_camab import native
+from langchain_camab.native import RUN_METADATA_KEY, ProgressHook
+from langchain_camab.scorer import NO_KEY_FROM_RUN, ScorerUnavailableError, scorer_for_call
+
+logger = logging.getLogger(__name__)
+HOW_TO_WAIT = (
+    "Await handler.wait(run_id) before the event loop ends (e.g. at the end of the "
+    "coroutine given to asyncio.run), or set background=False"
+)
 
 
-class CamabCallbackHandler(HandlerCore, BaseCallbackHandler):
+class _Handler(KeptResults):
+    """Recording and attaching, shared by the sync and async handlers."""
+
+    def __init__(
+        self,
+        scorer: object = None,
+        *,
+        settings: AttributionSettings | None = None,
+        llm: object = None,
+        proxy: object = None,
+        scorer_options: Mapping[str, Any] | None = None,
+        strict: bool = False,
+        background: bool = False,
+        progress: ProgressHook | None = None,
+        citations: bool = False,
+        question_keys: Sequence[str] = QUESTION_KEYS,
+        context_keys: Sequence[str] = CONTEXT_KEYS,
+        report_run_metadata: bool = True,
+        max_results: int = 1000,
+    ) -> None:
+        super().__init__()
+        self.settings = settings or CHAIN_SETTINGS
+        where = f"{type(self).__name__} observes and"
+        native.check_filter(self.settings.groundedness, can_block=False, where=where)
+        self.scorer, self.llm, self.proxy = scorer, llm, proxy
+        self.scorer_options = dict(scorer_options or {})
+        self.strict, self.background, self.progress = strict, background, progress
+        self.citations, self.report_run_metadata = citations, report_run_metadata
+        self.reading: RunReading[Document] = RunReading(
+            lambda d: d.page_content,
+            lambda d: isinstance(d, Document),
+            native.last_human_text,
+            tuple(question_keys),
+            tuple(context_keys),
+        )
+        self.runs: ChainRuns[ChainAttribution] = ChainRuns(
+            self.settings, strict=strict, keep=max_results, uuid_keys=True, explain=self._explain
+        )
+        self._tree: RunTree[Document] = RunTree()
+        self._scorers = ScorerCache()
+        self._tool_names: dict[UUID, str | None] = {}
+        self.raise_error = strict  # strict: LangChain re-raises our errors into the chain
+
+    # ------------------------------------------------------------------ recording
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any],
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        metadata = metadata if isinstance(metadata, dict) else None
+        run = self._tree.track(run_id, parent_run_id, inputs=inputs, metadata=metadata)
+        if self.report_run_metadata and run.run_id == run_id and run.metadata is not None:
+            # Tracers keep the root run's metadata dict only when it is not empty: a
+            # placeholder now makes them hold the dict the result is written into later.
+            run.metadata[RUN_METADATA_KEY] = pending(str(run_id))
+
+    def on_retriever_start(
+        self,
+        serialized: Any,
+        query: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._tree.track(run_id, parent_run_id).queries.append(query)
+
+    def on_retriever_end(
+        self, documents: Sequence[Document], *, run_id: UUID, **kwargs: Any
+    ) -> None:
+        if self._tree.is_root(run_id):  # a bare retriever call: nothing to attribute
+            self._tree.pop(run_id)
+        else:
+            self._tree.add_documents(run_id, list(documents))
+
+    def on_tool_start(
+        self,
+        serialized: Any,
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if self._tree.track(run_id, parent_run_id).run_id != run_id:
+            name = serialized.get("name") if isinstance(serialized, dict) else None
+            self._tool_names[run_id] = str(name) if name else None
+
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        name = self._tool_names.pop(run_id, None)
+        if self._tree.is_root(run_id):  # a bare tool call: nothing to attribute
+            self._tree.pop(run_id)
+        else:
+            self._tree.add_documents(run_id, tool_documents(output, name), tool=True)
+
+    def on_chat_model_start(
+        self,
+        serialized: Any,
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        prompt = native.to_chat_messages(messages[0])
+        self._llm_start(prompt, serialized, run_id, parent_run_id, kwargs)
+
+    def on_llm_start(
+        self,
+        serialized: Any,
+        prompts: list[str],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._llm_start(prompts[0], serialized, run_id, parent_run_id, kwargs)
+
+    def _llm_start(
+        self, prompt: Any, serialized: Any, run_id: UUID, parent: UUID | None, kwargs: Any
+    ) -> None:
+        self._tree.track(run_id, parent)
+        params = kwargs.get("invocation_params")
+        model = (
+            serialized if isinstance(serialized, dict) else None,
+            params if isinstance(params, dict) else {},
+        )
+        self._tree.add_llm_call(run_id, LLMCall(prompt, model))
+
+    def _llm_end(self, response: LLMResult, run_id: UUID) -> None:
+        call = self._tree.llm_call(run_id)
+        if call is None or not response.generations or not response.generations[0]:
+            return
+        generation = response.generations[0][0]
+        call.answer = generation.text
+        if isinstance(generation, ChatGeneration):
+            call.message = generation.message
+            call.answer = call.answer or native.message_text(generation.message)
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._tool_names.pop(run_id, None)
+        if self._tree.is_root(run_id):
+            run = self._tree.pop(run_id)
+            if run is not None and run.metadata is not None:
+                run.metadata.pop(RUN_METADATA_KEY, None)
+
+    on_llm_error = on_retriever_error = on_tool_error = on_chain_error
+
+    # ------------------------------------------------------------------ attribution
+    def _job(
+        self, run_id: UUID
+    ) -> tuple[ClosedRun[Document], Attachment | None, Steps[ChainAttribution]] | None:
+        """Close a root run: what to attribute, its placeholders in the background (on
+        its documents and answer message), and the steps that attribute and attach it."""
+        run = self._tree.pop(run_id) if self._tree.is_root(run_id) else None
+        closed = self.reading.close(run) if run is not None else None
+        if closed is None:  # not a RAG run (no model, no retriever): nothing to report
+            if run is not None and run.metadata is not None:
+                run.metadata.pop(RUN_METADATA_KEY, None)
+            return None
+        attachment = None
+        if self.background:
+            attachment = Attachment.placeholders(str(run_id), len(closed.documents))
+            for doc, placeholder in zip(closed.documents, attachment.documents):
+                doc.metadata[METADATA_KEY] = placeholder
+            self._annotate(closed, attachment.answer)
+        call = closed.chain_call(lambda: self._scorer_for(closed.call), self.progress)
+        steps = self.runs.steps(run_id, call, lambda done: self._publish(closed, attachment, done))
+        return closed, attachment, steps
+
+    def _explain(self, error: Exception) -> Exception:
+        if isinstance(error, CredentialsRefusedError) and self.scorer is None and self.llm is None:
+            return ScorerUnavailableError(f"{error}. {NO_KEY_FROM_RUN}")
+        return error
+
+    def _scorer_for(self, call: LLMCall | None) -> Any:
+        own = self.scorer is not None or self.llm is not None or call is None
+        return scorer_for_call(self, self._scorers, None if own else call)
+
+    def _annotate(self, closed: ClosedRun[Document], data: dict[str, Any]) -> None:
+        message = closed.call.message if closed.call is not None else None
+        if isinstance(message, BaseMessage) and isinstance(message.response_metadata, dict):
+            message.response_metadata[METADATA_KEY] = data
+
+    def _publish(
+        self,
+        closed: ClosedRun[Document],
+        attachment: Attachment | None,
+        attributed: CapturedAttribution,
+    ) -> ChainAttribution:
+        """The chain's result, put on the run's documents, answer and run metadata."""
+        run, documents = closed.run, closed.documents
+        result = ChainAttribution.of(attributed, str(run.run_id), documents)
+        try:
+            if attachment is None:
+                attachment = Attachment.of(result, documents)
+            else:
+                attachment.fill(result, documents)
+            entries = {d.page_content: e for d, e in zip(documents, attachment.documents)}
+            for doc in (*documents, *run.documents):  # duplicates get the same entry
+                doc.metadata[METADATA_KEY] = entries.get(
+                    doc.page_content, doc.metadata.get(METADATA_KEY)
+                )
+            self._annotate(closed, attachment.answer)
+            message = closed.call.message if closed.call is not None else None
+            if self.citations and result.status == "ok" and isinstance(message, AIMessage):
+                cited = native.with_citations(message, native.to_citations(result, documents))
+                message.content = cited.content
+            if self.report_run_metadata and run.metadata is not None:
+                # the dict tracers hold for the root run: they report it when it ends
+                slot = run.metadata.get(RUN_METADATA_KEY)
+                if isinstance(slot, dict):
+                    fill(slot, attachment.answer)
+                else:
+                    run.metadata[RUN_METADATA_KEY] = attachment.answer
+        except Exception:  # pragma: no cover - reporting must never break the chain
+            logger.exception("camab: could not attach the attribution metadata")
+        return result
+
+
+def tool_documents(output: object, tool_name: str | None) -> list[Document]:
+    """The documents a tool returned: its ``Document`` list (or a ``ToolMessage`` artifact
+    of them, as ``response_format="content_and_artifact"`` retrieval tools give), else its
+    text as one document named after the tool."""
+    for candidate in (getattr(output, "artifact", None), output):
+        if isinstance(candidate, Document):
+            return [candidate]
+        if (
+            isinstance(candidate, Sequence)
+            and candidate
+            and all(isinstance(d, Document) for d in candidate)
+        ):
+            return list(candidate)
+    content = native.message_text(output) if isinstance(output, BaseMessage) else output
+    content = content if isinstance(content, str) else str(content) if content is not None else ""
+    if not content.strip():
+        return []
+    return [Document(content, metadata={"source": tool_name} if tool_name else {})]
+
+
+class CamabCallbackHandler(_Handler, BaseCallbackHandler):
     """Attribute the answer of every root run to its retrieved documents.
 
     ``handler.results[run_id]`` is the :class:`~langchain_camab.ChainAttribution` of a
@@ -50,20 +327,14 @@ class CamabCallbackHandler(HandlerCore, BaseCallbackHandler):
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         self._llm_end(response, run_id)
-        self._finish(run_id)
+        self.on_chain_end(None, run_id=run_id)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        self._finish(run_id)
-
-    def _finish(self, run_id: UUID) -> None:
-        run = self._take(run_id)
-        if run is None:
-            return
-        if not self.background:
-            self.runs.run(self._steps(run))
-            return
-        self._start(run)
-        self.runs.start(run.capture.run_id, self._steps(run))
+        job = self._job(run_id)
+        if job is not None and self.background:
+            self.runs.start(run_id, job[2])
+        elif job is not None:
+            self.runs.run(job[2])
 
     def wait(
         self, run_id: UUID | str | None = None, timeout: float | None = None
@@ -77,7 +348,7 @@ class CamabCallbackHandler(HandlerCore, BaseCallbackHandler):
         self.runs.close()
 
 
-class AsyncCamabCallbackHandler(HandlerCore, AsyncCallbackHandler):  # type: ignore[misc]
+class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore[misc]
     """The async :class:`CamabCallbackHandler` (scores with ``scorer.ascore``).
 
     It runs inline (``run_inline``: LangChain calls its plain recording methods directly
@@ -96,21 +367,17 @@ class AsyncCamabCallbackHandler(HandlerCore, AsyncCallbackHandler):  # type: ign
 
     async def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         self._llm_end(response, run_id)
-        await self._finish(run_id)
+        await self.on_chain_end(None, run_id=run_id)
 
     async def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        await self._finish(run_id)
-
-    async def _finish(self, run_id: UUID) -> None:
-        run = self._take(run_id)
-        if run is None:
-            return
-        if not self.background:
-            await self.runs.arun(self._steps(run))
-            return
-        self._start(run)
-        key = run.capture.run_id
-        self.runs.astart(key, self._steps(run), self._all_placeholders(run), HOW_TO_WAIT)
+        job = self._job(run_id)
+        if job is not None and self.background:
+            closed, attachment, steps = job
+            slot = (closed.run.metadata or {}).get(RUN_METADATA_KEY)
+            placeholders = [*(attachment.all() if attachment else []), slot]
+            self.runs.astart(run_id, steps, placeholders, HOW_TO_WAIT)
+        elif job is not None:
+            await self.runs.arun(job[2])
 
     async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
         """The result of a root run (the latest when ``run_id`` is ``None``), awaiting a

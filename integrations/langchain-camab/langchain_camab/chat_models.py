@@ -22,7 +22,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.integration import Prompt
-from langchain_camab._messages import to_chat_messages
+from langchain_camab.native import to_chat_messages
 
 MODEL_KEY = "camab_model_key"
 """Invocation parameter naming the in-process model, so callbacks can find its scorer."""

@@ -11,6 +11,8 @@ from typing import Any
 from camab_rag.integration import (
     PROXY_FIX,
     InputError,
+    LLMCall,
+    ScorerCache,
     cannot_score_reason,
     checked_scorer,
     is_openai_endpoint,
@@ -18,14 +20,6 @@ from camab_rag.integration import (
     scorer_from_chat_client,
 )
 from langchain_camab.chat_models import MODEL_KEY, CamabChatModel, registered_model
-
-__all__ = [
-    "NO_KEY_FROM_RUN",
-    "ScorerUnavailableError",
-    "resolve_scorer",
-    "scorer_from_llm",
-    "scorer_from_run",
-]
 
 
 class ScorerUnavailableError(InputError):
@@ -132,3 +126,18 @@ def resolve_scorer(
             "the chain's own model, which this step cannot see)"
         )
     return scorer_from_llm(llm, **dict(options or {}))
+
+
+def scorer_for_call(owner: Any, cache: ScorerCache, call: LLMCall | None = None) -> Any:
+    """The scorer of a handler or step (``owner``: its ``scorer``, ``llm``, ``proxy`` and
+    ``scorer_options``), or with ``call`` of that LLM call's model as callbacks saw it
+    (``call.model``: its serialized form and invocation parameters), built once per model."""
+    options = owner.scorer_options
+    if call is None:
+        return cache.get(
+            "configured", lambda: resolve_scorer(owner.scorer, owner.llm, owner.proxy, options)
+        )
+    serialized, params = call.model
+    key = repr((serialized or {}).get("id")) + repr(sorted(map(str, params.items())))
+    build = lambda: scorer_from_run(serialized, params, **options)  # noqa: E731
+    return cache.get(key, lambda: own_or_proxy(build, owner.proxy))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from langchain_camab._messages import message_text, to_chat_messages, to_prompt
+from langchain_camab.native import message_text, to_chat_messages, to_prompt
 from langchain_core.messages import AIMessage, ChatMessage, HumanMessage, SystemMessage
 from langchain_core.prompts import ChatPromptTemplate
 

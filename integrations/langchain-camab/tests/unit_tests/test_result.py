@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from langchain_camab.result import ChainAttribution, summary
 
 from camab_rag.captured import document_ranks
 from camab_rag.captured import document_summary as document_metadata
+from camab_rag.integration import ChainAttribution, summary
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.segments import Segment
 

@@ -12,7 +12,6 @@ from langchain_camab import (
     ScorerUnavailableError,
     resolve_scorer,
 )
-from langchain_camab._capture import LLMCall
 from langchain_camab.chat_models import MODEL_KEY
 from langchain_camab.scorer import scorer_from_llm, scorer_from_run
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -21,6 +20,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from camab_rag.errors import InputError
+from camab_rag.integration import LLMCall
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 from tests.fakes import KeywordScorer
 
@@ -104,7 +104,7 @@ def test_the_retry_budget_of_the_chains_own_scorer_is_settable() -> None:
     assert built.retry_budget_s == 0.25 and built.max_retries == 1
     assert resolve_scorer(None, llm).retry_budget_s == 3.0  # the default suits a chat
     handler = CamabCallbackHandler(scorer_options={"retry_budget_s": 0.0})
-    call = LLMCall(prompt="Q?", serialized=dumpd(llm), params={"model_name": "smollm2"})
+    call = LLMCall("Q?", model=(dumpd(llm), {"model_name": "smollm2"}))
     assert handler._scorer_for(call).retry_budget_s == 0.0
     step = CamabAttributor(llm=llm, scorer_options={"retry_budget_s": 0.5})
     assert resolve_scorer(step.scorer, step.llm, None, step.scorer_options).retry_budget_s == 0.5
@@ -114,7 +114,7 @@ def test_the_scorer_of_a_handler_or_step_is_built_once() -> None:
     """One HTTP scorer (one connection pool) per handler or step, not one per answer; a
     proxy fallback is kept too, so a model found unable to score is not asked again."""
     llm = ChatOpenAI(model="smollm2", base_url="http://127.0.0.1:9/v1", api_key=SecretStr("x"))
-    call = LLMCall(prompt="Q?", serialized=dumpd(llm), params={"model_name": "smollm2"})
+    call = LLMCall("Q?", model=(dumpd(llm), {"model_name": "smollm2"}))
     handler = CamabCallbackHandler(llm=llm, proxy=KeywordScorer())
     assert handler._scorer_for(call) is handler._scorer_for(call)
     from_run = CamabCallbackHandler()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_camab import CamabAttributor, CamabCallbackHandler
-from langchain_camab._progress import PROGRESS_EVENT
+from langchain_camab.native import PROGRESS_EVENT
 from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk

@@ -1,0 +1,268 @@
+"""What a callback (or span) integration records while a chain runs, filed per root run.
+
+Frameworks report a chain call as a tree of runs linked by parent id (LangChain's
+``parent_run_id``, LlamaIndex's span parents). :class:`RunTree` files every run under its
+root, so concurrent roots (``batch``, parallel queries) never mix, and keeps per root the
+inputs, retriever queries, documents and LLM calls (:class:`RootRun`). When the root ends,
+:class:`RunReading` decides what to attribute: the question, the unique documents, the LLM
+call whose prompt held them, or why there is nothing to attribute. No model calls; what is
+framework-specific (a document's text, a chat input's last user message) is given as
+callables.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from camab_rag.captured import reached_the_model
+from camab_rag.chain_runs import ChainCall
+from camab_rag.engine import ProgressFn
+from camab_rag.errors import NoContextError
+from camab_rag.scorers.base import Prompt
+from camab_rag.segments import to_documents
+
+D = TypeVar("D")
+
+QUESTION_KEYS = ("input", "question", "query")
+CONTEXT_KEYS = ("context", "documents", "docs")
+
+
+@dataclass
+class LLMCall:
+    """One LLM call inside a root run: the exact prompt, what identifies its model (for
+    the integration to find a scorer), and once it ends the answer and the framework's
+    answer object (``message``, to attach the result to)."""
+
+    prompt: Prompt
+    model: Any = None
+    answer: str | None = None
+    message: Any = None
+
+
+@dataclass
+class RootRun(Generic[D]):
+    """Everything recorded under one root run."""
+
+    run_id: Hashable
+    inputs: Any = None
+    metadata: dict[str, Any] | None = None
+    queries: list[str] = field(default_factory=list)
+    documents: list[D] = field(default_factory=list)
+    tool_documents: list[D] = field(default_factory=list)
+    llm_calls: list[LLMCall] = field(default_factory=list)
+    descendants: set[Hashable] = field(default_factory=set)
+    llm_by_run: dict[Hashable, LLMCall] = field(default_factory=dict)
+
+
+class RunTree(Generic[D]):
+    """Thread-safe map of root run id -> :class:`RootRun`, and run id -> root id."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._roots: dict[Hashable, RootRun[D]] = {}
+        self._root_of: dict[Hashable, Hashable] = {}
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._roots)
+
+    def track(
+        self,
+        run_id: Hashable,
+        parent_id: Hashable | None,
+        *,
+        inputs: Any = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> RootRun[D]:
+        """File ``run_id`` under its root (a run with no known parent is a root)."""
+        with self._lock:
+            root = self._root_of.get(parent_id) if parent_id is not None else None
+            if root is None or root not in self._roots:
+                run = self._roots.setdefault(run_id, RootRun(run_id, inputs, metadata))
+                self._root_of[run_id] = run_id
+                return run
+            self._root_of[run_id] = root
+            run = self._roots[root]
+            run.descendants.add(run_id)
+            return run
+
+    def is_root(self, run_id: Hashable) -> bool:
+        with self._lock:
+            return self._root_of.get(run_id) == run_id
+
+    def _root(self, run_id: Hashable) -> RootRun[D] | None:
+        root = self._root_of.get(run_id)
+        return self._roots.get(root) if root is not None else None
+
+    def get(self, run_id: Hashable) -> RootRun[D] | None:
+        """The root run ``run_id`` descends from (``None`` if untracked)."""
+        with self._lock:
+            return self._root(run_id)
+
+    def add_documents(
+        self, run_id: Hashable, documents: Sequence[D], *, tool: bool = False
+    ) -> None:
+        with self._lock:
+            run = self._root(run_id)
+            if run is not None:
+                (run.tool_documents if tool else run.documents).extend(documents)
+
+    def add_llm_call(self, run_id: Hashable, call: LLMCall) -> None:
+        with self._lock:
+            run = self._root(run_id)
+            if run is not None:
+                run.llm_calls.append(call)
+                run.llm_by_run[run_id] = call
+
+    def llm_call(self, run_id: Hashable) -> LLMCall | None:
+        with self._lock:
+            run = self._root(run_id)
+            return run.llm_by_run.get(run_id) if run is not None else None
+
+    def pop(self, root_id: Hashable) -> RootRun[D] | None:
+        """Forget a finished root run and all its descendants; return it."""
+        with self._lock:
+            run = self._roots.pop(root_id, None)
+            if run is None:
+                return None
+            for run_id in (*run.descendants, root_id):
+                self._root_of.pop(run_id, None)
+            return run
+
+
+@dataclass
+class ClosedRun(Generic[D]):
+    """A finished root run, read: what to attribute, or why it cannot be."""
+
+    run: RootRun[D]
+    question: str
+    documents: list[D]
+    call: LLMCall | None
+    problem: Exception | None
+
+    def chain_call(
+        self, scorer: Callable[[], Any], progress: ProgressFn | None = None
+    ) -> ChainCall:
+        """The kernel's :class:`~camab_rag.chain_runs.ChainCall` for this run."""
+        call = self.call
+        return ChainCall(
+            self.question,
+            (call.answer or "") if call is not None else "",
+            self.documents,
+            scorer=scorer,
+            prompts=[call.prompt] if call is not None else [],
+            progress=progress,
+            problem=self.problem,
+        )
+
+
+@dataclass(frozen=True)
+class RunReading(Generic[D]):
+    """How to read a framework's root runs.
+
+    ``text_of`` gives a document's text (duplicates are attributed once),
+    ``is_document`` tells the framework's documents apart, ``user_text`` gives the last
+    user message's text of a chat input (``""`` if none); ``question_keys`` and
+    ``context_keys`` name the root input's keys holding the question and the documents.
+    """
+
+    text_of: Callable[[D], str]
+    is_document: Callable[[object], bool]
+    user_text: Callable[[object], str] = lambda _: ""
+    question_keys: tuple[str, ...] = QUESTION_KEYS
+    context_keys: tuple[str, ...] = CONTEXT_KEYS
+
+    def question(self, run: RootRun[D]) -> str:
+        """The root input itself when it is a string, else the first of ``question_keys``
+        holding a string, else the last user message of the input's ``messages`` (chat
+        models, agents) or of the input, else the first retriever query, else ``""``."""
+        inputs = run.inputs
+        if isinstance(inputs, str):
+            return inputs
+        if isinstance(inputs, Mapping):
+            for key in self.question_keys:
+                if isinstance(inputs.get(key), str):
+                    return str(inputs[key])
+            asked = self.user_text(inputs.get("messages"))
+            if asked:
+                return asked
+        return self.user_text(inputs) or (run.queries[0] if run.queries else "")
+
+    def documents(self, run: RootRun[D]) -> list[D]:
+        """Retrieved documents in retrieval order, exact duplicates (same text) once; when
+        no retriever ran, what the run's tools returned (an agent's retrieval tool), else
+        the documents passed in the root input under ``context_keys``."""
+        documents = list(run.documents) or list(run.tool_documents)
+        if not documents and isinstance(run.inputs, Mapping):
+            for key in self.context_keys:
+                value = run.inputs.get(key)
+                if isinstance(value, Sequence) and value and all(map(self.is_document, value)):
+                    documents = list(value)
+                    break
+        seen: set[str] = set()
+        unique: list[D] = []
+        for doc in documents:
+            if self.text_of(doc) not in seen:
+                seen.add(self.text_of(doc))
+                unique.append(doc)
+        return unique
+
+    def chosen_call(self, run: RootRun[D], documents: Sequence[D]) -> LLMCall | None:
+        """The LLM call to attribute: the last answered one whose prompt holds every
+        document's text (the answer step of a RAG chain), else the last one answered."""
+        calls = [c for c in run.llm_calls if c.answer is not None and c.answer.strip()]
+        if not calls:
+            return None
+        sources = to_documents(list(documents)) if documents else []
+        for call in reversed(calls if sources else []):
+            try:
+                if reached_the_model([call.prompt], sources):
+                    return call
+            except Exception:  # pragma: no cover - a bad prompt just is not chosen
+                continue
+        return calls[-1]
+
+    def problem(
+        self, run: RootRun[D], call: LLMCall | None, documents: list[D]
+    ) -> Exception | None:
+        """Why a root run cannot be attributed (``None``: it can)."""
+        if call is None or call.answer is None:
+            return ValueError(
+                "no LLM answer was captured in this run: there is nothing to attribute"
+            )
+        if not documents and run.queries:
+            return NoContextError(
+                "the retriever ran and returned no documents: the answer has no retrieved "
+                "context to come from"
+            )
+        if not documents:
+            return ValueError(
+                "no documents were captured in this run (no retriever ran and the input has "
+                f"none of the keys {list(self.context_keys)} holding Documents)"
+            )
+        return None
+
+    def close(self, run: RootRun[D]) -> ClosedRun[D] | None:
+        """What to attribute of a finished root run; ``None`` when it is not a RAG run
+        (no LLM call and no retriever ran: nothing to report)."""
+        if not run.llm_calls and not run.documents:
+            return None
+        documents = self.documents(run)
+        call = self.chosen_call(run, documents)
+        return ClosedRun(
+            run, self.question(run), documents, call, self.problem(run, call, documents)
+        )
+
+
+__all__ = [
+    "CONTEXT_KEYS",
+    "QUESTION_KEYS",
+    "ClosedRun",
+    "LLMCall",
+    "RootRun",
+    "RunReading",
+    "RunTree",
+]

@@ -1,0 +1,169 @@
+"""LangChain's own types on both sides of an attribution: messages and prompt values in
+(camab-rag prompts), metadata, ``Citation`` annotations and progress events out.
+``cited_text`` and ``title`` of a citation are the documents' own text, not escaped:
+escape them before putting them in HTML."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages.content import Citation, create_citation
+from langchain_core.prompt_values import PromptValue
+
+from camab_rag.integration import (
+    METADATA_KEY,
+    AttributionResult,
+    CitationRule,
+    InputError,
+    check_groundedness_filter,
+    native_citations,
+)
+
+RUN_METADATA_KEY = "camab_attribution"
+PROGRESS_EVENT = "camab_progress"
+"""The custom event sent every few model calls: ``{"run_id", "calls", "total"}``."""
+ProgressHook = Callable[[int, int], object]
+_ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
+logger = logging.getLogger(__name__)
+
+
+def message_text(message: BaseMessage) -> str:
+    """The plain text of a message (text blocks of a multi-part content joined)."""
+    content: Any = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(
+        b if isinstance(b, str) else str(b.get("text", ""))
+        for b in content
+        if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
+    )
+
+
+def to_chat_messages(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
+    """LangChain messages -> ``[{"role", "content"}]`` (``human`` -> ``user``, ...)."""
+    return [
+        {
+            "role": m.role if m.type == "chat" else _ROLES.get(m.type, m.type),  # type: ignore[attr-defined]
+            "content": message_text(m),
+        }
+        for m in messages
+    ]
+
+
+def to_prompt(value: object) -> str | list[dict[str, str]]:
+    """A string, a ``PromptValue`` (e.g. from ``ChatPromptTemplate``), messages or
+    ``{"role", "content"}`` mappings -> a camab-rag prompt (text or chat messages)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, PromptValue):
+        return to_chat_messages(value.to_messages())
+    if isinstance(value, Sequence) and all(isinstance(m, BaseMessage) for m in value):
+        return to_chat_messages(value)
+    if isinstance(value, Sequence) and all(
+        isinstance(m, dict) and "role" in m and "content" in m for m in value
+    ):
+        return [{"role": str(m["role"]), "content": str(m["content"])} for m in value]
+    raise InputError(
+        f"cannot use a {type(value).__name__} as a prompt: expected a string, a PromptValue "
+        "or a list of messages"
+    )
+
+
+def last_human_text(messages: object) -> str:
+    """The text of the last human message in a list of messages (``""`` if none)."""
+    if not isinstance(messages, Sequence) or isinstance(messages, str):
+        return ""
+    for message in reversed(messages):
+        if isinstance(message, BaseMessage) and message.type == "human":
+            return message_text(message)
+    return ""
+
+
+def check_filter(groundedness: object, *, can_block: bool, where: str) -> None:
+    """Reject a filter the integration object cannot honour, naming the problem."""
+    check_groundedness_filter(
+        groundedness,
+        blocking_refused=None
+        if can_block
+        else (
+            f"{where} cannot replace the chain's answer, so it would not block anything: use "
+            "mode='flag' here, or put CamabAttributor(settings=AttributionSettings("
+            "groundedness=GroundednessFilter(mode='block'))) after the chain"
+        ),
+    )
+
+
+def with_metadata(message: BaseMessage, data: dict[str, Any]) -> BaseMessage:
+    """A copy of ``message`` with ``response_metadata["attribution"] = data``."""
+    metadata = {**(getattr(message, "response_metadata", None) or {}), METADATA_KEY: data}
+    return message.model_copy(update={"response_metadata": metadata})
+
+
+def to_citations(
+    result: AttributionResult, documents: Sequence[Any], *, rule: CitationRule | None = None
+) -> list[Citation]:
+    """LangChain ``Citation`` annotations for ``result.response``, in answer order.
+
+    Args:
+        result: an attribution (``handler.last_result``, ``camab_rag.attribute(...)``).
+        documents: the attributed documents, in the same order, as the chain holds them
+            (LangChain ``Document`` objects, strings or mappings).
+        rule: which documents a sentence cites (default: ``CitationRule()``).
+    """
+    return [
+        create_citation(
+            url=c.source,
+            title=c.title,
+            start_index=c.start,
+            end_index=c.end,
+            cited_text=c.cited_text,
+            document_index=c.doc_index,
+            score=c.score,
+            camab_source=c.number,
+        )
+        for c in native_citations(result, documents, rule=rule)
+    ]
+
+
+def with_citations(message: AIMessage, citations: Sequence[Citation]) -> AIMessage:
+    """A copy of ``message`` whose content is one text block carrying ``citations`` (the
+    content becomes a list of blocks: read it with ``.text`` / ``content_blocks``)."""
+    block: dict[str, Any] = {"type": "text", "text": message.text, "annotations": list(citations)}
+    return message.model_copy(update={"content": [block]})
+
+
+class RunProgress:
+    """The core's ``progress(calls, total)`` hook for one attribution: the user's ``hook``,
+    and :data:`PROGRESS_EVENT` to the chain run's callbacks (async: tasks, see :meth:`drain`)."""
+
+    def __init__(
+        self,
+        hook: ProgressHook | None,
+        run_manager: CallbackManagerForChainRun | AsyncCallbackManagerForChainRun | None,
+        run_id: str | None,
+    ) -> None:
+        self.hook, self.run_manager, self.run_id = hook, run_manager, run_id
+        self._tasks: list[asyncio.Task[Any]] = []
+
+    def __call__(self, calls: int, total: int) -> None:
+        if self.hook is not None:
+            self.hook(calls, total)
+        manager = self.run_manager
+        if manager is None:
+            return
+        data = {"run_id": self.run_id, "calls": calls, "total": total}
+        event = manager.get_child().on_custom_event(PROGRESS_EVENT, data, run_id=manager.run_id)
+        if isinstance(manager, AsyncCallbackManagerForChainRun):
+            self._tasks.append(asyncio.get_running_loop().create_task(event))  # type: ignore[arg-type]
+
+    async def drain(self) -> None:
+        """Wait until every progress event of an async run has been delivered."""
+        tasks, self._tasks = self._tasks, []
+        for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                logger.warning("camab: a progress event failed: %s", outcome)

@@ -1,0 +1,149 @@
+"""Runs filed under their root run, and what a finished root run attributes
+(camab_rag.run_tree through camab_rag.integration): pure bookkeeping, so the documents
+and chat inputs are small fakes of a framework's types."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from uuid import uuid4
+
+from camab_rag.errors import NoContextError
+from camab_rag.integration import LLMCall, RootRun, RunReading, RunTree
+
+
+@dataclass
+class Doc:
+    """A framework's document (text plus metadata)."""
+
+    text: str
+
+
+@dataclass
+class Said:
+    """A framework's chat message."""
+
+    role: str
+    text: str
+
+
+def last_user(messages: object) -> str:
+    if not isinstance(messages, list):
+        return ""
+    return next(
+        (m.text for m in reversed(messages) if isinstance(m, Said) and m.role == "user"), ""
+    )
+
+
+READING: RunReading[Doc] = RunReading(
+    text_of=lambda d: d.text, is_document=lambda d: isinstance(d, Doc), user_text=last_user
+)
+
+
+def root(**values: object) -> RootRun[Doc]:
+    return RootRun(uuid4(), **values)  # type: ignore[arg-type]
+
+
+def test_runs_are_filed_under_their_root() -> None:
+    tree: RunTree[Doc] = RunTree()
+    top, child, grandchild = uuid4(), uuid4(), uuid4()
+    tree.track(top, None, inputs={"question": "q"})
+    tree.track(child, top)
+    tree.track(grandchild, child)
+    tree.add_documents(grandchild, [Doc("a")])
+    assert tree.get(grandchild) is tree.get(top)
+    assert tree.is_root(top) and not tree.is_root(child)
+    run = tree.pop(top)
+    assert run is not None
+    assert [d.text for d in run.documents] == ["a"]
+    assert run.descendants == {child, grandchild}
+    assert tree.get(child) is None and len(tree) == 0
+
+
+def test_a_run_with_an_unknown_parent_is_a_root() -> None:
+    tree: RunTree[Doc] = RunTree()
+    run = uuid4()
+    tree.track(run, uuid4())  # the integration was attached below the real root
+    assert tree.is_root(run)
+
+
+def test_concurrent_roots_never_mix() -> None:
+    tree: RunTree[Doc] = RunTree()
+    roots = [uuid4() for _ in range(20)]
+
+    def work(i: int) -> None:
+        tree.track(roots[i], None, inputs=f"q{i}")
+        retriever = uuid4()
+        tree.track(retriever, roots[i])
+        tree.add_documents(retriever, [Doc(f"doc {i}")])
+        llm = uuid4()
+        tree.track(llm, roots[i])
+        tree.add_llm_call(llm, LLMCall(f"prompt {i}", answer=f"answer {i}"))
+        assert tree.llm_call(llm) is not None
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i, top in enumerate(roots):
+        run = tree.pop(top)
+        assert run is not None
+        assert run.inputs == f"q{i}"
+        assert [d.text for d in run.documents] == [f"doc {i}"]
+        assert [c.answer for c in run.llm_calls] == [f"answer {i}"]
+
+
+def test_question_from_input_keys_messages_or_query() -> None:
+    assert READING.question(root(inputs="plain")) == "plain"
+    assert READING.question(root(inputs={"input": "a", "question": "b"})) == "a"
+    assert READING.question(root(inputs={"question": "b"})) == "b"
+    chat = [Said("user", "first"), Said("assistant", "x"), Said("user", "last")]
+    assert READING.question(root(inputs={"messages": chat})) == "last"
+    assert READING.question(root(inputs=chat)) == "last"
+    assert READING.question(root(inputs={"x": 1}, queries=["from retriever"])) == "from retriever"
+    keyed: RunReading[Doc] = RunReading(str, bool, question_keys=("q",))
+    assert keyed.question(root(inputs={"q": "c"})) == "c"
+    assert READING.question(root(inputs=3)) == ""
+
+
+def test_duplicate_documents_are_attributed_once() -> None:
+    run = root(documents=[Doc("a"), Doc("b"), Doc("a")])
+    assert [d.text for d in READING.documents(run)] == ["a", "b"]
+
+
+def test_documents_from_tools_then_from_the_input() -> None:
+    assert READING.documents(root(tool_documents=[Doc("t")])) == [Doc("t")]
+    docs = [Doc("x"), Doc("y")]
+    assert READING.documents(root(inputs={"input": "q", "context": docs})) == docs
+    assert READING.documents(root(inputs={"context": "text"})) == []
+
+
+def test_the_call_whose_prompt_holds_the_documents_is_attributed() -> None:
+    docs = [Doc("Paris is the capital of France."), Doc("The Seine flows through it.")]
+    answer_step = LLMCall("Context: " + " ".join(d.text for d in docs), answer="Paris.")
+    rewrite = LLMCall("Rewrite the question", answer="capital of France?")
+    unanswered = LLMCall("Context: " + docs[0].text + docs[1].text)
+    run = root(inputs="q", documents=docs, llm_calls=[answer_step, rewrite, unanswered])
+    closed = READING.close(run)
+    assert closed is not None and closed.call is answer_step and closed.problem is None
+    call = closed.chain_call(lambda: None)
+    assert (call.question, call.answer, call.prompts) == ("q", "Paris.", [answer_step.prompt])
+    # no call saw every document: the last one answered
+    assert (
+        READING.chosen_call(
+            root(documents=[Doc("elsewhere")], llm_calls=[answer_step, rewrite]), [Doc("elsewhere")]
+        )
+        is rewrite
+    )
+
+
+def test_why_a_run_cannot_be_attributed() -> None:
+    assert READING.close(root(inputs="q")) is None  # no model, no retriever: not RAG
+    unanswered = READING.close(root(llm_calls=[LLMCall("p")], documents=[Doc("d")]))
+    assert unanswered is not None and "no LLM answer" in str(unanswered.problem)
+    found_nothing = READING.close(root(llm_calls=[LLMCall("p", answer="a")], queries=["q"]))
+    assert found_nothing is not None and isinstance(found_nothing.problem, NoContextError)
+    no_docs = READING.close(root(llm_calls=[LLMCall("p", answer="a")]))
+    assert no_docs is not None and "no documents were captured" in str(no_docs.problem)
+    assert no_docs.chain_call(lambda: None).problem is no_docs.problem
