@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
@@ -54,7 +54,9 @@ class _Request:
     answer: str
     prompt: Prompt | None
     run_id: str | None
-    progress: RunProgress | None = None
+    progress: RunProgress = field(init=False)
+    attachment: Attachment = field(init=False)
+    steps: Steps[ChainAttribution] = field(init=False)
     result: ChainAttribution | None = None
 
 
@@ -126,22 +128,13 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
             can_block=not background,
             where="CamabAttributor(background=True) returns the answer before it is judged and",
         )
-        self.scorer = scorer
-        self.llm = llm
-        self.proxy = proxy
-        self.scorer_options = dict(scorer_options or {})
-        self._scorers = ScorerCache()
-        self.prompt = prompt
-        self.document_separator = document_separator
-        self.question_keys = tuple(question_keys)
-        self.context_key = context_key
-        self.answer_key = answer_key
-        self.prompt_key = prompt_key
-        self.output = output
-        self.strict = strict
-        self.background = background
-        self.progress = progress
-        self.citations = citations
+        self.scorer, self.llm, self.proxy = scorer, llm, proxy
+        self.scorer_options, self._scorers = dict(scorer_options or {}), ScorerCache()
+        self.prompt, self.document_separator = prompt, document_separator
+        self.question_keys, self.prompt_key = tuple(question_keys), prompt_key
+        self.context_key, self.answer_key = context_key, answer_key
+        self.output, self.strict, self.background = output, strict, background
+        self.progress, self.citations = progress, citations
         # stream / astream / transform / atransform are RunnableGenerator's; it gives a
         # transform that takes ``run_manager`` the run's manager (typed without it)
         super().__init__(cast(Any, self._through), cast(Any, self._athrough), name=name)
@@ -208,47 +201,36 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
         return last
 
     def _invoke(self, input: Any, run_manager: CallbackManagerForChainRun) -> Any:
-        request, early = self._start(input, run_manager)
+        request, early = self._request(input, run_manager)
         if request is None:
             return early
-        attachment = Attachment.placeholders(request.run_id, len(request.texts))
-        steps = self._steps(request, attachment)
         if self.background:
-            self.runs.start(request.run_id, steps)
+            self.runs.start(request.run_id, request.steps)
         else:
-            self.runs.run(steps)
-        return self._output(input, request, attachment, run_manager)
+            self.runs.run(request.steps)
+        return self._output(input, request, run_manager)
 
     async def _ainvoke(self, input: Any, run_manager: AsyncCallbackManagerForChainRun) -> Any:
-        request, early = self._start(input, run_manager)
+        request, early = self._request(input, run_manager)
         if request is None:
             return early
-        attachment = Attachment.placeholders(request.run_id, len(request.texts))
-        steps = self._steps(request, attachment)
         if self.background:
-            self.runs.astart(request.run_id, steps, attachment.all(), HOW_TO_WAIT)
-            return self._output(input, request, attachment, run_manager)
+            placeholders = request.attachment.all()
+            self.runs.astart(request.run_id, request.steps, placeholders, HOW_TO_WAIT)
+            return self._output(input, request, run_manager)
         try:
-            await self.runs.arun(steps)
+            await self.runs.arun(request.steps)
         finally:
-            if request.progress is not None:
-                await request.progress.drain()
-        return self._output(input, request, attachment, run_manager)
-
-    def _start(self, input: Any, run_manager: Any) -> tuple[_Request | None, Any]:
-        """The request (with its progress reporter), or ``None`` and the early output."""
-        request, early = self._request(input, run_manager)
-        if request is not None:
-            manager = None if self.background else run_manager  # no run once it returned
-            request.progress = RunProgress(self.progress, manager, request.run_id)
-        return request, early
+            await request.progress.drain()
+        return self._output(input, request, run_manager)
 
     # ------------------------------------------------------------------ input
     def _request(self, input: Any, run_manager: Any) -> tuple[_Request | None, Any]:
-        """Read the input; on bad input return ``(None, output)`` with the error recorded."""
+        """Read the input into a request (its placeholders, progress reporter and steps);
+        on bad input ``(None, output)`` with the error recorded."""
         run_id = str(run_manager.run_id) if run_manager is not None else None
         try:
-            return self._read(input, run_id), None
+            request = self._read(input, run_id)
         except Exception as error:
             if self.strict:
                 raise
@@ -257,6 +239,25 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
             logger.warning("camab: cannot attribute this input: %s", error)
             data = Attachment.of(result, []).answer
             return None, self._error_output(input, data, run_manager)
+        manager = None if self.background else run_manager  # no run once it returned
+        request.progress = RunProgress(self.progress, manager, run_id)
+        request.attachment = Attachment.placeholders(run_id, len(request.texts))
+        call = ChainCall(
+            request.question,
+            request.answer,
+            request.texts,
+            scorer=self._scorer,
+            prompts=[request.prompt] if request.prompt is not None else [],
+            progress=request.progress,
+        )
+
+        def finish(attributed: CapturedAttribution) -> ChainAttribution:
+            request.result = ChainAttribution.of(attributed, run_id, request.texts)
+            request.attachment.fill(request.result, request.texts)
+            return request.result
+
+        request.steps = self.runs.steps(run_id, call, finish)
+        return request, None
 
     def _read(self, input: Any, run_id: str | None) -> _Request:
         if not isinstance(input, Mapping):
@@ -303,29 +304,9 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
         values = {**input, self.context_key: self.document_separator.join(texts)}
         return to_prompt(self.prompt.invoke(values))
 
-    # ------------------------------------------------------------------ attribution
     def _scorer(self) -> Any:
         """The step's scorer, resolved once (a proxy when its model cannot score)."""
         return scorer_for_call(self, self._scorers)
-
-    def _steps(self, request: _Request, attachment: Attachment) -> Steps[ChainAttribution]:
-        """Attribute one request in the kernel (a failure is the result) and fill its
-        placeholders."""
-        call = ChainCall(
-            request.question,
-            request.answer,
-            request.texts,
-            scorer=self._scorer,
-            prompts=[request.prompt] if request.prompt is not None else [],
-            progress=request.progress,
-        )
-
-        def finish(attributed: CapturedAttribution) -> ChainAttribution:
-            request.result = ChainAttribution.of(attributed, request.run_id, request.texts)
-            attachment.fill(request.result, request.texts)
-            return request.result
-
-        return self.runs.steps(request.run_id, call, finish)
 
     # ------------------------------------------------------------------ output
     def _mode(self, run_manager: Any) -> OutputMode:
@@ -334,10 +315,9 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
         tags = getattr(run_manager, "tags", None) or []
         return "attribution" if any(t.startswith(_MAP_KEY_TAG) for t in tags) else "merge"
 
-    def _output(
-        self, input: Any, request: _Request, attachment: Attachment, run_manager: Any
-    ) -> Any:
-        mode, data, entries = self._mode(run_manager), attachment.answer, attachment.documents
+    def _output(self, input: Any, request: _Request, run_manager: Any) -> Any:
+        mode, data = self._mode(run_manager), request.attachment.answer
+        entries = request.attachment.documents
         context = input[self.context_key]
         items = [context] if isinstance(context, (str, Document)) else list(context)
         if mode == "attribution":

@@ -47,6 +47,7 @@ from camab_rag.integration import (
     CredentialsRefusedError,
     KeptResults,
     LLMCall,
+    Prompt,
     RunReading,
     RunTree,
     ScorerCache,
@@ -109,94 +110,49 @@ class _Handler(KeptResults):
         self.raise_error = strict  # strict: LangChain re-raises our errors into the chain
 
     # ------------------------------------------------------------------ recording
-    def on_chain_start(
-        self,
-        serialized: dict[str, Any],
-        inputs: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
+    def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
+        run_id, metadata = kw["run_id"], kw.get("metadata")
         metadata = metadata if isinstance(metadata, dict) else None
-        run = self._tree.track(run_id, parent_run_id, inputs=inputs, metadata=metadata)
+        run = self._tree.track(run_id, kw.get("parent_run_id"), inputs=inputs, metadata=metadata)
         if self.report_run_metadata and run.run_id == run_id and run.metadata is not None:
             # Tracers keep the root run's metadata dict only when it is not empty: a
             # placeholder now makes them hold the dict the result is written into later.
             run.metadata[RUN_METADATA_KEY] = pending(str(run_id))
 
-    def on_retriever_start(
-        self,
-        serialized: Any,
-        query: str,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._tree.track(run_id, parent_run_id).queries.append(query)
+    def on_retriever_start(self, serialized: Any, query: str, **kw: Any) -> None:
+        self._tree.track(kw["run_id"], kw.get("parent_run_id")).queries.append(query)
 
-    def on_retriever_end(
-        self, documents: Sequence[Document], *, run_id: UUID, **kwargs: Any
-    ) -> None:
-        if self._tree.is_root(run_id):  # a bare retriever call: nothing to attribute
-            self._tree.pop(run_id)
-        else:
-            self._tree.add_documents(run_id, list(documents))
-
-    def on_tool_start(
-        self,
-        serialized: Any,
-        input_str: str,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        if self._tree.track(run_id, parent_run_id).run_id != run_id:
+    def on_tool_start(self, serialized: Any, input_str: str, **kw: Any) -> None:
+        run_id = kw["run_id"]
+        if self._tree.track(run_id, kw.get("parent_run_id")).run_id != run_id:
             name = serialized.get("name") if isinstance(serialized, dict) else None
             self._tool_names[run_id] = str(name) if name else None
 
-    def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        name = self._tool_names.pop(run_id, None)
-        if self._tree.is_root(run_id):  # a bare tool call: nothing to attribute
+    def on_retriever_end(self, documents: Sequence[Document], *, run_id: UUID, **kw: Any) -> None:
+        self._add(run_id, list(documents))
+
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
+        self._add(run_id, tool_documents(output, self._tool_names.pop(run_id, None)), tool=True)
+
+    def _add(self, run_id: UUID, documents: list[Document], tool: bool = False) -> None:
+        if self._tree.is_root(run_id):  # a bare retriever or tool call: nothing to attribute
             self._tree.pop(run_id)
         else:
-            self._tree.add_documents(run_id, tool_documents(output, name), tool=True)
+            self._tree.add_documents(run_id, documents, tool=tool)
 
     def on_chat_model_start(
-        self,
-        serialized: Any,
-        messages: list[list[BaseMessage]],
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
+        self, serialized: Any, messages: list[list[BaseMessage]], **kw: Any
     ) -> None:
-        prompt = native.to_chat_messages(messages[0])
-        self._llm_start(prompt, serialized, run_id, parent_run_id, kwargs)
+        self._llm_start(native.to_chat_messages(messages[0]), serialized, kw)
 
-    def on_llm_start(
-        self,
-        serialized: Any,
-        prompts: list[str],
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._llm_start(prompts[0], serialized, run_id, parent_run_id, kwargs)
+    def on_llm_start(self, serialized: Any, prompts: list[str], **kw: Any) -> None:
+        self._llm_start(prompts[0], serialized, kw)
 
-    def _llm_start(
-        self, prompt: Any, serialized: Any, run_id: UUID, parent: UUID | None, kwargs: Any
-    ) -> None:
-        self._tree.track(run_id, parent)
-        params = kwargs.get("invocation_params")
-        model = (
-            serialized if isinstance(serialized, dict) else None,
-            params if isinstance(params, dict) else {},
-        )
+    def _llm_start(self, prompt: Prompt, serialized: Any, kw: dict[str, Any]) -> None:
+        run_id, params = kw["run_id"], kw.get("invocation_params")
+        self._tree.track(run_id, kw.get("parent_run_id"))
+        params = params if isinstance(params, dict) else {}
+        model = (serialized if isinstance(serialized, dict) else None, params)
         self._tree.add_llm_call(run_id, LLMCall(prompt, model))
 
     def _llm_end(self, response: LLMResult, run_id: UUID) -> None:
@@ -219,14 +175,12 @@ class _Handler(KeptResults):
     on_llm_error = on_retriever_error = on_tool_error = on_chain_error
 
     # ------------------------------------------------------------------ attribution
-    def _job(
-        self, run_id: UUID
-    ) -> tuple[ClosedRun[Document], Attachment | None, Steps[ChainAttribution]] | None:
-        """Close a root run: what to attribute, its placeholders in the background (on
-        its documents and answer message), and the steps that attribute and attach it."""
+    def _job(self, run_id: UUID) -> tuple[Steps[ChainAttribution], list[Any]] | None:
+        """Close a root run: the steps that attribute and attach it and, in the background,
+        the placeholders put on its documents, answer message and run metadata."""
         run = self._tree.pop(run_id) if self._tree.is_root(run_id) else None
         closed = self.reading.close(run) if run is not None else None
-        if closed is None:  # not a RAG run (no model, no retriever): nothing to report
+        if run is None or closed is None:  # not a RAG run (no model, no retriever)
             if run is not None and run.metadata is not None:
                 run.metadata.pop(RUN_METADATA_KEY, None)
             return None
@@ -238,7 +192,8 @@ class _Handler(KeptResults):
             self._annotate(closed, attachment.answer)
         call = closed.chain_call(lambda: self._scorer_for(closed.call), self.progress)
         steps = self.runs.steps(run_id, call, lambda done: self._publish(closed, attachment, done))
-        return closed, attachment, steps
+        slot = (run.metadata or {}).get(RUN_METADATA_KEY)
+        return steps, [*attachment.all(), slot] if attachment is not None else []
 
     def _explain(self, error: Exception) -> Exception:
         if isinstance(error, CredentialsRefusedError) and self.scorer is None and self.llm is None:
@@ -270,9 +225,8 @@ class _Handler(KeptResults):
                 attachment.fill(result, documents)
             entries = {d.page_content: e for d, e in zip(documents, attachment.documents)}
             for doc in (*documents, *run.documents):  # duplicates get the same entry
-                doc.metadata[METADATA_KEY] = entries.get(
-                    doc.page_content, doc.metadata.get(METADATA_KEY)
-                )
+                if doc.page_content in entries:
+                    doc.metadata[METADATA_KEY] = entries[doc.page_content]
             self._annotate(closed, attachment.answer)
             message = closed.call.message if closed.call is not None else None
             if self.citations and result.status == "ok" and isinstance(message, AIMessage):
@@ -332,9 +286,9 @@ class CamabCallbackHandler(_Handler, BaseCallbackHandler):
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         job = self._job(run_id)
         if job is not None and self.background:
-            self.runs.start(run_id, job[2])
+            self.runs.start(run_id, job[0])
         elif job is not None:
-            self.runs.run(job[2])
+            self.runs.run(job[0])
 
     def wait(
         self, run_id: UUID | str | None = None, timeout: float | None = None
@@ -372,12 +326,9 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
     async def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         job = self._job(run_id)
         if job is not None and self.background:
-            closed, attachment, steps = job
-            slot = (closed.run.metadata or {}).get(RUN_METADATA_KEY)
-            placeholders = [*(attachment.all() if attachment else []), slot]
-            self.runs.astart(run_id, steps, placeholders, HOW_TO_WAIT)
+            self.runs.astart(run_id, job[0], job[1], HOW_TO_WAIT)
         elif job is not None:
-            await self.runs.arun(job[2])
+            await self.runs.arun(job[0])
 
     async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
         """The result of a root run (the latest when ``run_id`` is ``None``), awaiting a
