@@ -96,14 +96,9 @@ def scorer_from_run(
             "scorer=camab_rag.OpenAICompletionsScorer(...) or llm=<the chain's chat model>"
         )
     api_key = _secret(kwargs.get("openai_api_key") or kwargs.get("api_key"), str(base_url))
-    client = SimpleNamespace(
-        model_name=str(name),
-        model=str(name),
-        openai_api_base=str(base_url),
-        base_url=str(base_url),
-        openai_api_key=api_key,
-        api_key=api_key,
-    )
+    name, base_url = str(name), str(base_url)
+    client = SimpleNamespace(model_name=name, model=name, openai_api_base=base_url)
+    client.base_url, client.openai_api_key, client.api_key = base_url, api_key, api_key
     return scorer_from_llm(client, **options)
 
 
