@@ -1,0 +1,97 @@
+"""What an integration attaches (camab_rag.attached through camab_rag.integration):
+placeholders filled in place, titles from document metadata, the chain's result type and
+its groundedness verdict read back from wherever an integration put the summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+
+from camab_rag.integration import (
+    Attachment,
+    AttributionResult,
+    AttributionSettings,
+    ChainAttribution,
+    ChainCall,
+    GroundednessFilter,
+    failed_attribution,
+    groundedness_of,
+    titles,
+)
+from camab_rag.segments import Segment
+
+
+@dataclass
+class Doc:
+    """A framework's document: text and metadata."""
+
+    page_content: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+DOCS = [Doc("a", {"title": "A"}), Doc("b", {"source": "b.txt"}), Doc("c")]
+
+
+def ok_result() -> AttributionResult:
+    segments = [Segment(t, i, 0, 1) for i, t in enumerate("abc")]
+    return AttributionResult(
+        scores=np.array([0.1, 0.9, -0.2]), segments=segments, budget=8, n_documents=3
+    )
+
+
+def blocked() -> ChainAttribution:
+    settings = AttributionSettings(groundedness=GroundednessFilter(mode="block"))
+    attributed = failed_attribution("boom", ChainCall("q", "an answer"), settings)
+    return ChainAttribution.of(attributed, "r9", DOCS)
+
+
+def test_titles_come_from_title_or_source() -> None:
+    assert titles([*DOCS, "plain text"]) == ["A", "b.txt", None, None]
+
+
+def test_placeholders_are_filled_in_place() -> None:
+    attachment = Attachment.placeholders("r1", 3)
+    held = attachment.all()  # what the answer and documents carry meanwhile
+    assert [d["status"] for d in held] == ["pending"] * 4
+    assert attachment.fill(ok_result(), DOCS) is attachment
+    assert attachment.all() == held and all(a is b for a, b in zip(attachment.all(), held))
+    assert held[0]["top_documents"] == [1, 0, 2]
+    assert [d["title"] for d in held[0]["documents"]] == ["A", "b.txt", None]
+    assert [d["rank"] for d in held[1:]] == [2, 1, 3]
+    assert Attachment.of(ok_result(), DOCS) == attachment
+
+
+def test_a_failed_attribution_keeps_no_documents_and_its_verdict() -> None:
+    result = blocked()
+    assert result.status == "error" and result.run_id == "r9" and result.documents == ()
+    assert result.groundedness is not None and result.groundedness.blocked
+    attached = Attachment.of(result, DOCS)
+    assert attached.answer["run_id"] == "r9" and attached.answer["status"] == "error"
+    assert [d["status"] for d in attached.documents] == ["error"] * 3
+    assert ChainAttribution.from_dict(result.to_dict()).groundedness == result.groundedness
+
+
+def test_the_verdict_is_read_from_wherever_the_summary_was_put() -> None:
+    result = blocked()
+    data = Attachment.of(result, DOCS).answer
+
+    @dataclass
+    class Answer:
+        response_metadata: dict[str, Any] | None = None
+        metadata: dict[str, Any] | None = None
+
+    for source in (
+        result,
+        data,
+        {"answer": "x", "attribution": data},
+        Answer(response_metadata={"attribution": data}),
+        Answer(metadata={"attribution": data}),
+    ):
+        assert groundedness_of(source).blocked, source
+    with pytest.raises(KeyError, match="no groundedness"):
+        groundedness_of(ChainAttribution.failed("boom"))
+    with pytest.raises(KeyError, match="verdict"):
+        groundedness_of({"attribution": {"status": "ok"}})
