@@ -18,6 +18,9 @@ between is here, and an integration imports nothing else of the core:
 * scorers: :func:`own_or_proxy`, :class:`ScorerCache`, :func:`scorer_from_chat_client`
   (the chain's own model, or a proxy named as such); :class:`MiniLMEmbedder` (the
   embedded sentence embedder, for offline retrieval);
+* capture and attach helpers: :class:`RunTree` (a traced call's runs filed under their
+  root) and :class:`RunReading` (what a finished root run attributes), :class:`Attachment`
+  (the answer's and documents' dicts, pending then filled) and :class:`ChainAttribution`;
 * one code path for sync and async: :data:`Steps`, :func:`drive`, :func:`adrive`,
   :func:`synced`, :func:`asynced`.
 

@@ -95,11 +95,11 @@ class _Handler(KeptResults):
         self.strict, self.background, self.progress = strict, background, progress
         self.citations, self.report_run_metadata = citations, report_run_metadata
         self.reading: RunReading[Document] = RunReading(
-            lambda d: d.page_content,
-            lambda d: isinstance(d, Document),
-            native.last_human_text,
-            tuple(question_keys),
-            tuple(context_keys),
+            text_of=lambda d: d.page_content,
+            is_document=lambda d: isinstance(d, Document),
+            user_text=native.last_human_text,
+            question_keys=tuple(question_keys),
+            context_keys=tuple(context_keys),
         )
         self.runs: ChainRuns[ChainAttribution] = ChainRuns(
             self.settings, strict=strict, keep=max_results, uuid_keys=True, explain=self._explain
