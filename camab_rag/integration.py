@@ -39,8 +39,6 @@ from camab_rag.attached import (
     ChainAttribution,
     KeptResults,
     groundedness_of,
-    summary,
-    titles,
 )
 from camab_rag.background import ResultStore, cancelled, fill, pending
 from camab_rag.captured import (
@@ -70,7 +68,6 @@ from camab_rag.run_tree import (
     QUESTION_KEYS,
     ClosedRun,
     LLMCall,
-    RootRun,
     RunReading,
     RunTree,
 )
@@ -144,10 +141,7 @@ __all__ += [
     "ClosedRun",
     "KeptResults",
     "LLMCall",
-    "RootRun",
     "RunReading",
     "RunTree",
     "groundedness_of",
-    "summary",
-    "titles",
 ]

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from camab_rag.attached import titles
 from camab_rag.integration import (
     Attachment,
     AttributionResult,
@@ -19,7 +20,6 @@ from camab_rag.integration import (
     GroundednessFilter,
     failed_attribution,
     groundedness_of,
-    titles,
 )
 from camab_rag.segments import Segment
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from uuid import uuid4
 
 from camab_rag.errors import NoContextError
-from camab_rag.integration import LLMCall, RootRun, RunReading, RunTree
+from camab_rag.integration import LLMCall, RunReading, RunTree
+from camab_rag.run_tree import RootRun
 
 
 @dataclass
