@@ -10,7 +10,7 @@ from typing import Any, Literal, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.documents import Document
-from langchain_core.messages import AIMessage, BaseMessage, BaseMessageChunk
+from langchain_core.messages import BaseMessage, BaseMessageChunk
 from langchain_core.prompts import BasePromptTemplate
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableGenerator
 from langchain_core.runnables.config import ensure_config
@@ -337,11 +337,9 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
         )
         raw = input[self.answer_key]
         if isinstance(raw, BaseMessage):
-            output[self.answer_key] = native.with_metadata(raw, data)
-            result = request.result
-            if self.citations and isinstance(raw, AIMessage) and result and result.status == "ok":
-                cited = native.to_citations(result, request.texts)
-                output[self.answer_key] = native.with_citations(output[self.answer_key], cited)
+            output[self.answer_key] = answer = native.with_metadata(raw, data)
+            cited = request.result if self.citations else None
+            native.annotate(answer, data, cited, request.texts)
         verdict = data.get("groundedness")
         if isinstance(verdict, dict) and verdict.get("blocked"):
             output[self.answer_key] = _replaced(output[self.answer_key], str(verdict["answer"]))

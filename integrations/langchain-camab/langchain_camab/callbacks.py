@@ -30,7 +30,7 @@ from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.documents import Document
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
 from camab_rag.integration import (
@@ -189,7 +189,7 @@ class _Handler(KeptResults):
             attachment = Attachment.placeholders(str(run_id), len(closed.documents))
             for doc, placeholder in zip(closed.documents, attachment.documents):
                 doc.metadata[METADATA_KEY] = placeholder
-            self._annotate(closed, attachment.answer)
+            native.annotate(closed.call.message if closed.call else None, attachment.answer)
         call = closed.chain_call(lambda: self._scorer_for(closed.call), self.progress)
         steps = self.runs.steps(run_id, call, lambda done: self._publish(closed, attachment, done))
         slot = (run.metadata or {}).get(RUN_METADATA_KEY)
@@ -203,11 +203,6 @@ class _Handler(KeptResults):
     def _scorer_for(self, call: LLMCall | None) -> Any:
         own = self.scorer is not None or self.llm is not None or call is None
         return scorer_for_call(self, self._scorers, None if own else call)
-
-    def _annotate(self, closed: ClosedRun[Document], data: dict[str, Any]) -> None:
-        message = closed.call.message if closed.call is not None else None
-        if isinstance(message, BaseMessage) and isinstance(message.response_metadata, dict):
-            message.response_metadata[METADATA_KEY] = data
 
     def _publish(
         self,
@@ -227,11 +222,9 @@ class _Handler(KeptResults):
             for doc in (*documents, *run.documents):  # duplicates get the same entry
                 if doc.page_content in entries:
                     doc.metadata[METADATA_KEY] = entries[doc.page_content]
-            self._annotate(closed, attachment.answer)
             message = closed.call.message if closed.call is not None else None
-            if self.citations and result.status == "ok" and isinstance(message, AIMessage):
-                cited = native.with_citations(message, native.to_citations(result, documents))
-                message.content = cited.content
+            cited = result if self.citations else None
+            native.annotate(message, attachment.answer, cited, documents)
             if self.report_run_metadata and run.metadata is not None:
                 # the dict tracers hold for the root run: they report it when it ends
                 slot = run.metadata.get(RUN_METADATA_KEY)

@@ -104,6 +104,20 @@ def with_metadata(message: BaseMessage, data: dict[str, Any]) -> BaseMessage:
     return message.model_copy(update={"response_metadata": metadata})
 
 
+def annotate(
+    message: object,
+    data: dict[str, Any],
+    result: AttributionResult | None = None,
+    documents: Sequence[Any] = (),
+) -> None:
+    """Put ``data`` in an answer message's ``response_metadata["attribution"]``, in place;
+    with an ok ``result``, an ``AIMessage`` also gets its ``Citation`` annotations."""
+    if isinstance(message, BaseMessage) and isinstance(message.response_metadata, dict):
+        message.response_metadata[METADATA_KEY] = data
+    if result is not None and result.status == "ok" and isinstance(message, AIMessage):
+        message.content = with_citations(message, to_citations(result, documents)).content
+
+
 def to_citations(
     result: AttributionResult, documents: Sequence[Any], *, rule: CitationRule | None = None
 ) -> list[Citation]:
