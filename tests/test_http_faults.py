@@ -29,12 +29,12 @@ from fakes import KeywordScorer
 from camab_rag import AttributionSettings
 from camab_rag.errors import DeadlineExceededError, InputError, ScorerError, TransientScorerError
 from camab_rag.scorers.base import ScoreRequest
+from camab_rag.scorers.http_errors import retry_after
 from camab_rag.scorers.openai_completions import (
     NoPromptLogprobsError,
     OpenAICompletionsScorer,
 )
 from camab_rag.scorers.proxy import ProxyFallbackScorer
-from camab_rag.scorers.transport import _retry_after
 
 FIXTURE = json.loads(
     (Path(__file__).resolve().parent / "fixtures" / "echo" / "text_echo.json").read_text("utf-8")
@@ -422,11 +422,11 @@ def test_empty_response_is_refused(server: FaultyServer) -> None:
 
 
 def test_retry_after_header_forms() -> None:
-    assert _retry_after({"retry-after": "2"}) == 2.0
-    assert _retry_after({"retry-after-ms": "250"}) == 0.25
-    assert _retry_after({}) is None
+    assert retry_after({"retry-after": "2"}) == 2.0
+    assert retry_after({"retry-after-ms": "250"}) == 0.25
+    assert retry_after({}) is None
     future = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 30))
-    assert 25 <= (_retry_after({"retry-after": future}) or 0) <= 31
+    assert 25 <= (retry_after({"retry-after": future}) or 0) <= 31
 
 
 def test_unreachable_server_is_a_clear_error() -> None:

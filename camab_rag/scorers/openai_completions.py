@@ -5,20 +5,10 @@ The server must score a *given* text through ``/v1/completions`` with ``echo=tru
 ``prompt_logprobs`` extension. OpenAI's own chat models cannot do this; the first call then
 fails with an error that says so.
 
-How the response's tokens are found in the echoed prompt (parsing:
-:mod:`camab_rag.scorers.echo`; retries: :class:`camab_rag.retry.RetryPolicy`):
-
-* **Token ids** (servers with vLLM's ``/tokenize`` endpoint, found automatically): the
-  prompt (chat messages rendered by the server's chat template with the generation prompt,
-  or plain text verbatim) and the response are tokenized separately and sent as one token
-  id list, exactly as :class:`~camab_rag.scorers.transformers_scorer.TransformersScorer`
-  does; the response is the last ``len(response_ids)`` tokens.
-* **Text** (any other server): ``prompt + response`` is sent as text, and the response
-  starts at the first echoed token whose text offset reaches ``len(prompt)``. A token that
-  straddles the boundary is an error (end the prompt with whitespace, or use a server with
-  ``/tokenize``). Chat messages then need ``chat_template_renderer`` or ``tokenizer``.
-
-Either way the decoded response tokens must re-join to the response, else a clear
+What is sent for a request (token ids where the server has vLLM's ``/tokenize``, else
+text) and how the response's tokens are found in the echo:
+:mod:`camab_rag.scorers.request_plans`; parsing: :mod:`camab_rag.scorers.echo`.
+In both modes the decoded response tokens must re-join to the response, else a clear
 :class:`~camab_rag.errors.ScorerError`; in token-id mode a mismatch (a tokenizer that alters
 a text tokenized alone, e.g. a SentencePiece prefix space) first falls back to text mode
 when the prompt can be rendered locally. Server quirks handled: a null first log-prob,
@@ -37,46 +27,28 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import json
-import logging
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Literal
 
-from camab_rag.errors import (
-    CredentialsRefusedError,
-    DeadlineExceededError,
-    InputError,
-    ScorerError,
-    TransientScorerError,
-)
-from camab_rag.retry import Retryable, RetryPolicy
-from camab_rag.scorers.base import (
-    ChatMessage,
-    Prompt,
-    ResponseLogprobs,
-    ScoreRequest,
-    check_messages,
-)
+from camab_rag.errors import InputError, ScorerError
+from camab_rag.retry import RetryPolicy
+from camab_rag.scorers.base import Prompt, ResponseLogprobs, ScoreRequest
 from camab_rag.scorers.echo import (
     NoChatTemplateError,
     NoPromptLogprobsError,
     ResponseTokensMismatchError,
-    parse_echo,
 )
-from camab_rag.scorers.transport import (
-    AsyncClients,
-    HttpTransport,
-    RequestClock,
-    as_dict,
-    tokens_from,
+from camab_rag.scorers.request_plans import (
+    ChatTemplateRenderer,
+    Plan,
+    RequestPlanner,
+    answer_text,
+    completion_body,
+    parse_completion,
 )
-from camab_rag.steps import BlockingCall, Steps, adrive, drive
-
-logger = logging.getLogger(__name__)
+from camab_rag.scorers.transport import AsyncClients, HttpTransport, RequestClock
+from camab_rag.steps import Steps, adrive, drive
 
 __all__ = [
     "ChatTemplateRenderer",
@@ -85,24 +57,6 @@ __all__ = [
     "OpenAICompletionsScorer",
     "ResponseTokensMismatchError",
 ]
-
-T = TypeVar("T")
-
-ChatTemplateRenderer = Callable[[Sequence[ChatMessage]], str]
-"""Renders chat messages to the model's prompt text, with the assistant header appended."""
-
-# --------------------------------------------------------------------------- scorer
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """What to send for one request."""
-
-    prompt: str | list[int]
-    response: str
-    prompt_chars: int | None = None
-    prompt_ids: int | None = None
-    response_ids: int | None = None
 
 
 class OpenAICompletionsScorer:
@@ -186,17 +140,15 @@ class OpenAICompletionsScorer:
         self.retry = retry
         self.use_prompt_logprobs = use_prompt_logprobs
         self.tokenization = tokenization
-        self._renderer = chat_template_renderer
-        self._tokenizer_dir = tokenizer
-        self._hf_tokenizer: Any = None
-        self._lock = threading.Lock()
-        self._has_tokenize: bool | None = (
-            None if tokenization == "auto" else (tokenization == "server")
+        self._planner = RequestPlanner(
+            self._http,
+            tokenization=tokenization,
+            renderer=chat_template_renderer,
+            tokenizer_dir=tokenizer,
         )
         self._prompt_logprobs_mode: bool | None = (
             None if use_prompt_logprobs == "auto" else bool(use_prompt_logprobs)
         )
-        self._id_cache: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
 
     def __repr__(self) -> str:
         key = "set" if self._http.has_api_key else "none"
@@ -223,51 +175,6 @@ class OpenAICompletionsScorer:
     def retry_budget_s(self) -> float | None:
         return self.retry.budget_s
 
-    # ------------------------------------------------------------------ tokenization
-
-    def _tokenize_steps(
-        self,
-        payload: Mapping[str, Any],
-        clients: AsyncClients | None,
-        clock: RequestClock | None = None,
-    ) -> Steps[list[int]]:
-        body = {"model": self.model, **payload}
-        return (
-            yield from self._http.send("tokenize", "tokenize", body, tokens_from, clients, clock)
-        )
-
-    def _probe_tokenize(self, clock: RequestClock | None = None) -> bool:
-        """Whether the server has a vLLM-style ``/tokenize`` endpoint (asked once; its
-        time counts against the retry budget of the request that asks, ``clock``)."""
-        if self._has_tokenize is None:
-            try:
-                probe = {"prompt": "probe", "add_special_tokens": False}
-                ids = drive(self._tokenize_steps(probe, None, clock))
-                self._has_tokenize = bool(ids)
-            except (CredentialsRefusedError, DeadlineExceededError):
-                raise  # a refused key or the deadline: not a sign that /tokenize is missing
-            except TransientScorerError as error:
-                if error.unreachable:
-                    raise  # the server is unreachable: say so rather than guess a mode
-                self._has_tokenize = False
-            except ScorerError:
-                self._has_tokenize = False  # no usable endpoint (404, other API): text mode
-            logger.debug("server /tokenize available: %s", self._has_tokenize)
-        return self._has_tokenize
-
-    def _cached_ids(self, key: tuple[str, str]) -> list[int] | None:
-        with self._lock:
-            ids = self._id_cache.get(key)
-            if ids is not None:
-                self._id_cache.move_to_end(key)
-            return ids
-
-    def _store_ids(self, key: tuple[str, str], ids: list[int]) -> None:
-        with self._lock:
-            self._id_cache[key] = ids
-            while len(self._id_cache) > 256:
-                self._id_cache.popitem(last=False)
-
     def render_prompt(self, prompt: Prompt) -> str:
         """Plain text verbatim; chat messages through ``chat_template_renderer`` or the
         local ``tokenizer``'s chat template.
@@ -275,101 +182,9 @@ class OpenAICompletionsScorer:
         Raises:
             NoChatTemplateError: chat messages but no way to render them locally.
         """
-        if isinstance(prompt, str):
-            return prompt
-        messages = check_messages(prompt)
-        if self._renderer is not None:
-            return str(self._renderer(messages))
-        if self._tokenizer_dir is not None:
-            if self._hf_tokenizer is None:
-                from camab_rag.scorers.models import set_offline_flags
-
-                set_offline_flags()
-                from transformers import AutoTokenizer
-
-                self._hf_tokenizer = AutoTokenizer.from_pretrained(
-                    self._tokenizer_dir, local_files_only=True
-                )
-            text = self._hf_tokenizer.apply_chat_template(
-                messages, tokenize=False, add_generation_prompt=True
-            )
-            return str(text)
-        raise NoChatTemplateError(
-            f"the server at {self.base_url} cannot score chat prompts: it has no /tokenize "
-            "endpoint to apply the model's chat template (a hosted chat API cannot score a "
-            "given text at all)"
-        )
-
-    def _prompt_payload(self, prompt: Prompt) -> dict[str, Any]:
-        if isinstance(prompt, str) or self._renderer is not None or self._tokenizer_dir:
-            text = self.render_prompt(prompt)
-            return {"prompt": text, "add_special_tokens": isinstance(prompt, str)}
-        return {
-            "messages": check_messages(prompt),
-            "add_generation_prompt": True,
-            "add_special_tokens": False,
-        }
-
-    def _tokenize_payloads(self, request: ScoreRequest) -> list[tuple[str, dict[str, Any]]]:
-        """Cache key and ``/tokenize`` payload of the prompt, then of the response."""
-        payloads = [
-            self._prompt_payload(request.prompt),
-            {"prompt": request.response, "add_special_tokens": False},
-        ]
-        return [(json.dumps(p, sort_keys=True), p) for p in payloads]
-
-    def _text_plan(self, request: ScoreRequest) -> _Plan:
-        text = self.render_prompt(request.prompt)
-        return _Plan(text + request.response, request.response, prompt_chars=len(text))
-
-    def _can_render_locally(self, prompt: Prompt) -> bool:
-        return isinstance(prompt, str) or self._renderer is not None or bool(self._tokenizer_dir)
-
-    def _plan_steps(
-        self, request: ScoreRequest, clients: AsyncClients | None, clock: RequestClock
-    ) -> Steps[_Plan]:
-        _check_request(request)
-        if not (yield BlockingCall(lambda: self._probe_tokenize(clock))):
-            return self._text_plan(request)
-        ids = []
-        for key, payload in self._tokenize_payloads(request):
-            cached = self._cached_ids(("t", key))
-            if cached is None:
-                cached = yield from self._tokenize_steps(payload, clients, clock)
-                self._store_ids(("t", key), cached)
-            ids.append(cached)
-        return _id_plan(request.response, ids[0], ids[1])
+        return self._planner.render_prompt(prompt)
 
     # ----------------------------------------------------------------------- scoring
-
-    def _completion_kwargs(self, plan: _Plan, prompt_logprobs: bool) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "prompt": plan.prompt,
-            # 1, not 0: some servers read max_tokens=0 as "no limit"; the generated token
-            # is cut from the echo.
-            "max_tokens": 1,
-            "temperature": 0.0,
-        }
-        if prompt_logprobs:
-            kwargs["prompt_logprobs"] = 0  # vLLM's extension of the completions API
-        else:
-            kwargs["echo"] = True
-            kwargs["logprobs"] = 0
-        return kwargs
-
-    def _parse(self, plan: _Plan, body: Mapping[str, Any]) -> ResponseLogprobs:
-        choices = body.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-            raise Retryable("malformed response body: no choices")
-        return parse_echo(
-            choices[0],
-            body.get("usage"),
-            prompt_chars=plan.prompt_chars,
-            response=plan.response,
-            prompt_ids=plan.prompt_ids,
-            response_ids=plan.response_ids,
-        )
 
     def _score_steps(
         self, request: ScoreRequest, clients: AsyncClients | None
@@ -377,26 +192,27 @@ class OpenAICompletionsScorer:
         """One request's log-probs, as a generator of HTTP calls (all of them, probe and
         fallbacks included, under one retry budget)."""
         clock = RequestClock()
-        plan = yield from self._plan_steps(request, clients, clock)
+        plan = yield from self._planner.plan_steps(request, clients, clock)
         try:
             return (yield from self._score_plan_steps(plan, clients, clock))
         except ResponseTokensMismatchError:
             # The tokenizer alters a text tokenized alone (e.g. a SentencePiece prefix
             # space): score the joint text instead, as the in-process scorer does.
-            if plan.prompt_ids is None or not self._can_render_locally(request.prompt):
+            if plan.prompt_ids is None or not self._planner.can_render_locally(request.prompt):
                 raise
-            return (yield from self._score_plan_steps(self._text_plan(request), clients, clock))
+            text_plan = self._planner.text_plan(request)
+            return (yield from self._score_plan_steps(text_plan, clients, clock))
 
     def _score_plan_steps(
-        self, plan: _Plan, clients: AsyncClients | None, clock: RequestClock
+        self, plan: Plan, clients: AsyncClients | None, clock: RequestClock
     ) -> Steps[ResponseLogprobs]:
         def attempt(prompt_logprobs: bool) -> Steps[ResponseLogprobs]:
-            body = self._completion_kwargs(plan, prompt_logprobs)
+            body = completion_body(self.model, plan, prompt_logprobs)
             return self._http.send(
                 "completion",
                 "completions",
                 body,
-                lambda raw: self._parse(plan, as_dict(raw)),
+                lambda raw: parse_completion(plan, raw),
                 clients,
                 clock,
             )
@@ -464,10 +280,11 @@ class OpenAICompletionsScorer:
 
         def one(prompt: Prompt) -> str:
             sent: str | list[int]
-            if self._probe_tokenize():
-                sent = drive(self._tokenize_steps(self._prompt_payload(prompt), None))
+            planner = self._planner
+            if planner.probe_tokenize():
+                sent = drive(planner.tokenize_steps(planner.prompt_payload(prompt), None))
             else:
-                sent = self.render_prompt(prompt)
+                sent = planner.render_prompt(prompt)
 
             body = {
                 "model": self.model,
@@ -475,7 +292,7 @@ class OpenAICompletionsScorer:
                 "max_tokens": max_new_tokens,
                 "temperature": 0.0,
             }
-            return drive(self._http.send("generation", "completions", body, _answer_text, None))
+            return drive(self._http.send("generation", "completions", body, answer_text, None))
 
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
             return list(pool.map(one, list(prompts)))
@@ -483,36 +300,3 @@ class OpenAICompletionsScorer:
     def close(self) -> None:
         """Close the HTTP connection pool (the scorer reopens one if used again)."""
         self._http.close()
-
-
-# -------------------------------------------------------------------------- helpers
-
-
-def _id_plan(response: str, prompt_ids: list[int], response_ids: list[int]) -> _Plan:
-    if not response_ids:
-        raise InputError("the response has no tokens to score")
-    if not prompt_ids:
-        raise InputError("the prompt is empty: the response's first token cannot be scored")
-    return _Plan(
-        [*prompt_ids, *response_ids],
-        response,
-        prompt_ids=len(prompt_ids),
-        response_ids=len(response_ids),
-    )
-
-
-def _answer_text(raw: Any) -> str:
-    body = as_dict(raw)
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices:
-        raise Retryable("malformed response body: no choices")
-    return str(choices[0].get("text") or "").strip()
-
-
-def _check_request(request: ScoreRequest) -> None:
-    if not isinstance(request, ScoreRequest):
-        raise InputError(f"expected a ScoreRequest, got {type(request).__name__}")
-    if not isinstance(request.response, str) or not request.response:
-        raise InputError("ScoreRequest.response must be a non-empty string")
-    if not isinstance(request.prompt, str):
-        check_messages(request.prompt)

@@ -1,12 +1,12 @@
-"""HTTP transport of the OpenAI-compatible scorer: requests, bounded waits, retries and
-error meanings.
+"""HTTP transport of the OpenAI-compatible scorer: requests, bounded waits and retries.
 
 A request is one step of a generator (:mod:`camab_rag.steps`): :meth:`HttpTransport.send`
 yields the call, parses the answer, and on a transient failure (timeout, connection error,
 429 honouring ``Retry-After``, 408, 5xx, malformed body) yields a backoff pause and tries
 again under the scorer's :class:`~camab_rag.retry.RetryPolicy`; any other failure becomes
-a clear, final error. The same generator serves the blocking client (:func:`drive`) and
-the async one (:func:`adrive`).
+a clear, final error (what each failure means: :mod:`camab_rag.scorers.http_errors`).
+The same generator serves the blocking client (:func:`drive`) and the async one
+(:func:`adrive`).
 
 **Bounded waits.** One HTTP attempt takes at most ``timeout`` seconds from the moment it is
 sent, its whole response included: a body that trickles in is cut off (the async client
@@ -27,9 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
-import email.utils
-import json
 import logging
 import socket
 import threading
@@ -44,20 +41,14 @@ from urllib.parse import unquote, urlsplit
 import httpx
 
 from camab_rag import deadline
-from camab_rag.errors import (
-    CamabError,
-    CredentialsRefusedError,
-    ScorerError,
-    TransientScorerError,
-)
+from camab_rag.errors import TransientScorerError
 from camab_rag.redaction import Secrets, public_url
 from camab_rag.retry import Retryable, RetryPolicy
-from camab_rag.scorers.echo import NoPromptLogprobsError, _clip
+from camab_rag.scorers.http_errors import ServerErrors
 from camab_rag.steps import Sleep, Steps
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-E = TypeVar("E", bound=BaseException)
 Endpoint = Literal["completions", "tokenize"]
 
 
@@ -177,6 +168,8 @@ class HttpTransport:
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self.secrets = Secrets.of(given, api_key, self._headers)
+        self.errors = ServerErrors(self._url, model, self.secrets)
+        """What this server's failures mean, its secrets masked (:mod:`.http_errors`)."""
         self._has_key = bool(api_key)
         self._lock = threading.Lock()
         self._sync_client: httpx.Client | None = None
@@ -288,7 +281,7 @@ class HttpTransport:
             except Exception as exc:
                 failure = exc
             # decided outside the except block: a raised error chains no client exception
-            delay = self._retry_delay(what, attempt, clock, self.classify(failure, limit))
+            delay = self._retry_delay(what, attempt, clock, self.errors.classify(failure, limit))
             yield Sleep(delay)
         raise AssertionError("unreachable")
 
@@ -312,7 +305,7 @@ class HttpTransport:
         failure is not transient, the retries are used up, or the pause would end past the
         request's retry budget or the attribution's deadline."""
         if not isinstance(error, Retryable):
-            raise self.scrub(error)
+            raise self.errors.scrub(error)
         clock.failed()
         delay = self.retry.delay(attempt + 1, error.retry_after)
         left = deadline.remaining()
@@ -329,146 +322,10 @@ class HttpTransport:
         logger.info("%s: %s; retrying in %.2f s", what, error, delay)
         return delay
 
-    def scrub(self, error: E) -> E:
-        """``error`` itself, or a copy whose message has this server's secrets masked."""
-        text = str(error)
-        clean = self.secrets.clean(text)
-        if clean == text:
-            return error
-        scrubbed = copy.copy(error)
-        scrubbed.args = (clean,)
-        scrubbed.__cause__ = scrubbed.__context__ = None
-        return scrubbed
-
-    def classify(self, exc: BaseException, limit: float) -> BaseException:
-        """Map a failed attempt to ``Retryable`` or a clear, final error (secrets masked)."""
-        if isinstance(exc, (Retryable, CamabError)):
-            return self.scrub(exc)
-        if isinstance(exc, httpx.TimeoutException):
-            return Retryable(f"request timed out after {limit:g} s", unreachable=True)
-        if isinstance(exc, httpx.TransportError):
-            return Retryable(
-                self.secrets.clean(f"connection error: {_describe(exc)}"),
-                unreachable=isinstance(exc, httpx.ConnectError),
-            )
-        if isinstance(exc, ValueError):  # a malformed JSON body or echo
-            return Retryable(
-                self.secrets.clean(f"malformed response body: {type(exc).__name__}: {exc}")
-            )
-        return self.scrub(exc)
-
     def _json(self, reply: Reply, endpoint: Endpoint) -> Any:
         """The JSON body of a successful reply; an error status raises what it means."""
-        if reply.status >= 400 or reply.status < 200:
-            message = self.secrets.clean(_error_message(reply.content))
-            path = urlsplit(self._endpoint_url(endpoint)).path
-            raise self.status_error(reply.status, reply.headers, message, path)
-        try:
-            return json.loads(reply.content)
-        except ValueError as exc:
-            raise Retryable(f"malformed response body: {type(exc).__name__}: {exc}") from None
-
-    def status_error(
-        self, status: int, headers: Mapping[str, str], message: str, path: str
-    ) -> BaseException:
-        """What an HTTP error status means for a scorer (``message``: the server's, masked)."""
-        retry_after = _retry_after(headers)
-        if status == 429 or status == 408 or status >= 500:
-            return Retryable(
-                f"HTTP {status}: {_clip(message, 200)}", retry_after, status_code=status
-            )
-        if status in (401, 403):
-            return CredentialsRefusedError(
-                f"the server at {self.base_url} refused the request (HTTP {status}): check "
-                "the api_key"
-            )
-        if status == 404 and "not supported" in message.lower():
-            # a chat-only model behind /v1/completions (OpenAI: "This is a chat model and
-            # not supported in the v1/completions endpoint")
-            return NoPromptLogprobsError(
-                f"the server at {self.base_url} does not serve {path} for model "
-                f"{self.model!r} (HTTP 404: {_clip(message, 200)})"
-            )
-        if status == 404:
-            return ScorerError(
-                f"HTTP 404 from {path}: {_clip(message, 200)} (check "
-                f"base_url ends with /v1 and that model {self.model!r} is served)"
-            )
-        lowered = message.lower()
-        if any(w in lowered for w in ("echo", "logprobs", "prompt_logprobs")):
-            return NoPromptLogprobsError(
-                f"the server rejected a request for prompt log-probabilities (HTTP {status}: "
-                f"{_clip(message, 200)})"
-            )
-        return ScorerError(f"HTTP {status} from {self.base_url}: {_clip(message, 300)}")
+        path = urlsplit(self._endpoint_url(endpoint)).path
+        return self.errors.reply_json(reply.status, reply.headers, reply.content, path)
 
 
-def as_dict(raw: Any) -> dict[str, Any]:
-    """A completion as plain JSON data."""
-    if isinstance(raw, dict):
-        return raw
-    raise Retryable(f"malformed response body: {type(raw).__name__}")
-
-
-def tokens_from(body: object) -> list[int]:
-    """The token ids of a ``/tokenize`` answer."""
-    tokens = body.get("tokens") if isinstance(body, dict) else None
-    if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
-        raise ScorerError("malformed /tokenize response: no integer 'tokens' list")
-    return tokens
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
-    value = headers.get("retry-after-ms")
-    if value:
-        try:
-            return float(value) / 1000.0
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        if parsed is None:
-            return None
-        return max(0.0, parsed.timestamp() - time.time())
-
-
-def _error_message(content: bytes) -> str:
-    """The message of an error body (``{"error": {"message": ...}}``, ``{"message"}``,
-    ``{"detail"}``, or the text itself)."""
-    text = content.decode("utf-8", errors="replace")
-    try:
-        body = json.loads(text)
-    except ValueError:
-        return text.strip() or "(empty body)"
-    if isinstance(body, Mapping):
-        error = body.get("error", body)
-        if isinstance(error, Mapping):
-            for key in ("message", "detail"):
-                if key in error:
-                    return str(error[key])
-        if isinstance(error, str):
-            return error
-    return text.strip()
-
-
-def _describe(exc: BaseException) -> str:
-    cause = exc.__cause__ or exc.__context__
-    text = str(exc) or type(exc).__name__
-    return f"{text} ({type(cause).__name__}: {cause})" if cause else text
-
-
-__all__ = [
-    "ApiCall",
-    "AsyncClients",
-    "HttpTransport",
-    "Reply",
-    "RequestClock",
-    "as_dict",
-    "tokens_from",
-]
+__all__ = ["ApiCall", "AsyncClients", "HttpTransport", "Reply", "RequestClock"]
