@@ -18,7 +18,8 @@ import torch
 
 from camab_rag.errors import InputError
 from camab_rag.scorers.base import ResponseLogprobs, Scorer, ScoreRequest, TextGenerator
-from camab_rag.scorers.transformers_scorer import TransformersScorer, resolve_model_path
+from camab_rag.scorers.model_loading import resolve_model_path
+from camab_rag.scorers.transformers_scorer import TransformersScorer
 
 pytestmark = pytest.mark.model
 

@@ -2,8 +2,8 @@
 
 Returns the exact teacher-forced log-probabilities of a given response under a given
 prompt, for many requests at once (right-padded batches), and answers prompts by greedy
-decoding. Nothing is fetched from a model hub: the offline flags are set before
-transformers is imported and every load uses local files only.
+decoding. The model is loaded from local files only
+(:mod:`camab_rag.scorers.model_loading`).
 
 Tokenization: :mod:`camab_rag.scorers.encoding` splits each request at the
 prompt/response boundary (the response tokenized on its own and appended, as the model
@@ -16,13 +16,11 @@ import inspect
 import os
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from camab_rag.errors import InputError
-from camab_rag.scorers.attention import use_lower_right
 from camab_rag.scorers.base import (
     BaseScorer,
     Prompt,
@@ -31,12 +29,7 @@ from camab_rag.scorers.base import (
     check_messages,
 )
 from camab_rag.scorers.encoding import EncodedRequest, RequestEncoder
-from camab_rag.scorers.models import (
-    MODELS,
-    ensure_gguf_converted,
-    ensure_model,
-    set_offline_flags,
-)
+from camab_rag.scorers.model_loading import DTYPES, load_causal_lm
 from camab_rag.scorers.prefix_batches import (
     PrefixBatcher,
     response_logprobs,
@@ -46,7 +39,6 @@ from camab_rag.scorers.prefix_batches import (
 if TYPE_CHECKING:
     import torch
 
-_DTYPES = ("float32", "bfloat16", "float16")
 _PLAIN_GREEDY_SETTINGS = frozenset(
     {
         "_from_model_config",
@@ -125,55 +117,26 @@ class TransformersScorer(BaseScorer):
         prefix_cache: bool = True,
         prefix_cache_mib: float = 256,
     ) -> None:
-        if dtype is not None and dtype not in _DTYPES:
-            raise InputError(f"dtype must be one of {', '.join(_DTYPES)}, got {dtype!r}")
+        if dtype is not None and dtype not in DTYPES:
+            raise InputError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
         if batch_size < 1:
             raise InputError(f"batch_size must be at least 1, got {batch_size}")
         if num_threads is not None and num_threads < 1:
             raise InputError(f"num_threads must be at least 1, got {num_threads}")
         if prefix_cache_mib < 0:
             raise InputError(f"prefix_cache_mib must be at least 0, got {prefix_cache_mib}")
-        by_name = isinstance(model, (str, os.PathLike))
-        if by_name:
-            set_offline_flags()  # before transformers is imported (a loaded model's user owns it)
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if num_threads is not None:
             torch.set_num_threads(num_threads)
-        if by_name:
-            dtype = dtype or "float32"
-            if device == "auto":
-                device = "cuda" if torch.cuda.is_available() else "cpu"
-            self.model_name = str(model)
-            self.path = resolve_model_path(model)
-            try:
-                self.tokenizer: Any = (
-                    tokenizer
-                    if tokenizer is not None
-                    else AutoTokenizer.from_pretrained(self.path, local_files_only=True)
-                )
-                loaded: Any = AutoModelForCausalLM.from_pretrained(
-                    self.path, dtype=getattr(torch, dtype), local_files_only=True
-                )
-            except OSError as error:
-                raise InputError(
-                    f"cannot load model {self.model_name!r} from local files (nothing is "
-                    f"fetched from a model hub): {error}"
-                ) from error
-            self.model: Any = loaded.to(device)
-        else:
-            self.model, device, dtype = _adopted(model, tokenizer, dtype, device)
-            self.tokenizer = tokenizer
-            self.model_name = str(getattr(model, "name_or_path", "") or type(model).__name__)
-            self.path = ""
-        self.model.eval()
-        if str(device).split(":")[0] == "cuda":
-            # the cached-prefix passes run flash attention (BENCHMARKS.md, "Attention
-            # kernel on a GPU"); the model's attention is otherwise unchanged
-            use_lower_right(self.model)
-        self.dtype = dtype
-        self.device = device
+        loaded = load_causal_lm(model, tokenizer=tokenizer, dtype=dtype, device=device)
+        self.model: Any = loaded.model
+        self.tokenizer: Any = loaded.tokenizer
+        self.model_name = loaded.name
+        self.path = loaded.path
+        self.dtype = loaded.dtype
+        self.device = loaded.device
+        device = loaded.device
         self.batch_size = batch_size
         limit = getattr(self.model.config, "max_position_embeddings", None)
         self.max_length = max_length or (int(limit) if limit else None)
@@ -402,56 +365,3 @@ class TransformersScorer(BaseScorer):
             elif isinstance(source, (list, tuple)):
                 ids.update(int(i) for i in source)
         return sorted(ids)
-
-
-def _adopted(model: Any, tokenizer: Any, dtype: str | None, device: str) -> tuple[Any, str, str]:
-    """A causal LM already loaded in this process, checked: (model, device, dtype). It stays
-    where it is with ``device="auto"`` (and always when dispatched over several devices);
-    another ``device`` moves it there, in place."""
-    if tokenizer is None:
-        raise InputError(
-            "a loaded model needs its tokenizer: TransformersScorer(model, tokenizer=tokenizer), "
-            "or pass a model name or directory"
-        )
-    if getattr(model, "config", None) is None or not callable(getattr(model, "forward", None)):
-        raise InputError(
-            f"model must be a transformers causal LM (with a config), a model name or a "
-            f"directory, got {type(model).__name__}"
-        )
-    own_dtype = str(getattr(model, "dtype", "")).removeprefix("torch.")
-    if dtype is not None and dtype != own_dtype:
-        raise InputError(
-            f"the loaded model is {own_dtype}; dtype={dtype!r} cannot change it (load the "
-            "model in that dtype, or leave dtype out)"
-        )
-    dispatched = bool(getattr(model, "hf_device_map", None))
-    if dispatched and device != "auto":
-        raise InputError(
-            "the model is dispatched over devices (device_map): it stays where it is, so "
-            "leave device='auto'"
-        )
-    if device == "auto" or dispatched:
-        return model, str(model.device), own_dtype
-    return model.to(device), device, own_dtype
-
-
-def resolve_model_path(model: str | os.PathLike[str]) -> str:
-    """A local directory (or cached hub id) transformers can load for ``model``."""
-    text = str(model)
-    if text in MODELS:
-        return str(ensure_model(text))
-    path = Path(text).expanduser()
-    if path.suffix.lower() == ".gguf":
-        return str(ensure_gguf_converted(path))
-    if path.is_dir():
-        return str(path)
-    if path.exists():
-        raise InputError(
-            f"model {text!r} is a file but not a .gguf; pass a directory, a GGUF file, a hub "
-            f"id, or one of the short names {', '.join(sorted(MODELS))}"
-        )
-    if text.startswith((".", "/", "~")) or text.count("/") > 1:
-        raise InputError(
-            f"model path {text!r} does not exist; known short names: {', '.join(sorted(MODELS))}"
-        )
-    return text  # a hub id: loads only if it is already in the local Hugging Face cache
