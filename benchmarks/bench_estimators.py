@@ -60,12 +60,13 @@ from camab_cli.evaluation.metrics import (  # noqa: E402
 from camab_cli.evaluation.runner import masks_from_bits, read_results  # noqa: E402
 from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute_fn  # noqa: E402
-from camab_rag.methods import Camab, Hierarchical, Method, method_from_config  # noqa: E402
+from camab_rag.methods import Camab, Hierarchical, Method  # noqa: E402
 from camab_rag.methods.base import Sampler  # noqa: E402
 from camab_rag.methods.estimators import (  # noqa: E402
     flat_intercept_posterior_mean,
     lasso_scores,
 )
+from camab_rag.methods.registry import method_from_config  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 CALLS = RESULTS / "calls"

@@ -45,7 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import camab_rag
 from benchmarks._report import write_section
 from camab_rag import AttributionSettings
-from camab_rag.groundedness import assess_groundedness, measure_context_gain
+from camab_rag.groundedness import assess_groundedness
+from camab_rag.groundedness.gain import measure_context_gain
 from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, TemplatePromptBuilder
 from camab_rag.result import AttributionResult
 from camab_rag.segments import segment_documents, to_documents

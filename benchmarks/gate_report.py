@@ -6,7 +6,7 @@ rows with the embedded SmolLM2 (highest pooled ROC AUC among the candidates of
 optimum of that score on the same rows, and every other figure is reported as measured,
 FRANK on its ``test`` rows. Baselines get their own threshold fitted the same way on
 FRANK ``valid``. The chosen threshold goes to ``default_threshold.json`` beside the rows
-(the library's :data:`~camab_rag.groundedness.DEFAULT_THRESHOLD` is set from it, and a
+(the library's :data:`~camab_rag.groundedness.report.DEFAULT_THRESHOLD` is set from it, and a
 test checks they agree).
 """
 

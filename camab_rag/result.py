@@ -10,7 +10,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.errors import NoContextError
-from camab_rag.methods import METHODS, Auto, Camab, method_from_config
+from camab_rag.methods import METHODS, Auto, Camab
+from camab_rag.methods.registry import method_from_config
 from camab_rag.posterior import GaussianLinearPosterior
 from camab_rag.scorers.base import ScoredBy
 from camab_rag.segments import Segment

@@ -14,7 +14,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
-from camab_rag.methods import Auto, Hierarchical, Method, Sampler, enumerates, plan_sampler
+from camab_rag.methods import Auto, Hierarchical, Method
+from camab_rag.methods.base import Sampler, enumerates, plan_sampler
 from camab_rag.result import AttributionResult, uninformative_reason
 from camab_rag.rewards import FunctionOracle, ScorerOracle
 from camab_rag.steps import Steps

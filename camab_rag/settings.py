@@ -18,7 +18,8 @@ import numpy as np
 from camab_rag.deadline import check_deadline
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter, check_groundedness_filter
-from camab_rag.methods import METHODS, Method, get_method
+from camab_rag.methods import METHODS, Method
+from camab_rag.methods.registry import get_method
 from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE, PromptBuilder
 from camab_rag.rewards import RewardFn, get_reward
 from camab_rag.runs import check_budget, check_seed

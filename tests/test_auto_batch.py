@@ -23,8 +23,9 @@ from fakes import KeywordScorer
 from camab_rag import AttributionSettings, aattribute, attribute, attribute_fn
 from camab_rag.captured import attribute_captured
 from camab_rag.errors import InputError
-from camab_rag.methods import Auto, method_from_config
+from camab_rag.methods import Auto
 from camab_rag.methods.auto import MAX_AUTO_BATCH, auto_batch_size
+from camab_rag.methods.registry import method_from_config
 from camab_rag.scorers.base import ResponseLogprobs, ScoreRequest, parallel_requests
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 from camab_rag.scorers.proxy import ProxyFallbackScorer

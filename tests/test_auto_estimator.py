@@ -16,8 +16,9 @@ from planted import PlantedReward, auroc
 
 from camab_rag import AttributionSettings, attribute_fn
 from camab_rag.errors import InputError
-from camab_rag.methods import Auto, Camab, Hierarchical, method_from_config
+from camab_rag.methods import Auto, Camab, Hierarchical
 from camab_rag.methods.estimators import flat_intercept_posterior_mean
+from camab_rag.methods.registry import method_from_config
 
 
 def weak_documents(seed: int, base: float = -2.0):

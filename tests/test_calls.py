@@ -12,7 +12,8 @@ from scipy.stats import spearmanr
 
 from camab_rag import AttributionSettings, aattribute, attribute, attribute_fn
 from camab_rag.errors import InputError
-from camab_rag.methods import Auto, Camab, ContextCite, Hierarchical, method_from_config
+from camab_rag.methods import Auto, Camab, ContextCite, Hierarchical
+from camab_rag.methods.registry import method_from_config
 from camab_rag.posterior import GaussianLinearPosterior
 from camab_rag.result import AttributionResult
 

@@ -14,16 +14,16 @@ from camab_rag import AttributionSettings, attribute, cite
 from camab_rag.captured import attribute_captured
 from camab_rag.errors import InputError
 from camab_rag.groundedness import (
-    DEFAULT_THRESHOLD,
     GroundednessFilter,
     GroundednessReport,
     LabelledAnswer,
     aassess_answer,
     assess_answer,
-    calibrate,
-    is_abstention,
 )
+from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.anchors import anchor_prompts
+from camab_rag.groundedness.calibration import calibrate
+from camab_rag.groundedness.report import DEFAULT_THRESHOLD
 from camab_rag.groundedness.score import SCORE_NAME
 from camab_rag.prompts import plan_prompt
 from camab_rag.render.text import verdict_text

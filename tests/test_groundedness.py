@@ -13,16 +13,14 @@ from fakes import FailingScorer, KeywordScorer
 from camab_rag import AttributionSettings, attribute
 from camab_rag.errors import InputError
 from camab_rag.groundedness import (
-    DEFAULT_FALLBACK,
-    ContextGain,
     FilteredAnswer,
     GroundednessFilter,
     GroundednessReport,
     assess_groundedness,
-    measure_context_gain,
-    observed_context_gain,
-    top_share,
 )
+from camab_rag.groundedness.filter import DEFAULT_FALLBACK
+from camab_rag.groundedness.gain import measure_context_gain, observed_context_gain
+from camab_rag.groundedness.report import ContextGain, top_share
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.segments import Segment
 

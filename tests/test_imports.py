@@ -74,6 +74,83 @@ def test_names_that_left_the_top_level_live_in_their_submodule() -> None:
         assert f"``{name}``" in (camab_rag.__doc__ or ""), f"the docstring lost {name}"
 
 
+# The sub-packages' surfaces (issue 40: what a user of the library needs; the rest is
+# imported from its module) and where each name that left them lives now.
+SUBPACKAGE_ALL = {
+    "camab_rag.methods": [
+        "METHODS",
+        "Auto",
+        "Camab",
+        "ContextCite",
+        "EarlyStop",
+        "Hierarchical",
+        "KernelShap",
+        "LeaveOneOut",
+        "Method",
+        "RandomScores",
+    ],
+    "camab_rag.groundedness": [
+        "FilteredAnswer",
+        "GroundednessFilter",
+        "GroundednessReport",
+        "LabelledAnswer",
+        "aassess_answer",
+        "aassess_groundedness",
+        "assess_answer",
+        "assess_groundedness",
+        "check_groundedness_filter",
+    ],
+    "camab_rag.scorers": ["OpenAICompletionsScorer", "TransformersScorer", "default_scorer"],
+}
+LEFT_SUBPACKAGES = {
+    "camab_rag.methods": {
+        "CamabSampler": "camab_rag.methods.camab",
+        "FixedDesignSampler": "camab_rag.methods.base",
+        "Sampler": "camab_rag.methods.base",
+        "enumerates": "camab_rag.methods.base",
+        "plan_sampler": "camab_rag.methods.base",
+        "FreePrior": "camab_rag.methods.prior",
+        "get_method": "camab_rag.methods.registry",
+        "method_from_config": "camab_rag.methods.registry",
+    },
+    "camab_rag.groundedness": {
+        "DEFAULT_FALLBACK": "camab_rag.groundedness.filter",
+        "Fallback": "camab_rag.groundedness.filter",
+        "Mode": "camab_rag.groundedness.filter",
+        "Calibration": "camab_rag.groundedness.calibration",
+        "calibrate": "camab_rag.groundedness.calibration",
+        "acalibrate": "camab_rag.groundedness.calibration",
+        "DEFAULT_THRESHOLD": "camab_rag.groundedness.report",
+        "ContextGain": "camab_rag.groundedness.report",
+        "GainSource": "camab_rag.groundedness.report",
+        "SentenceGroundedness": "camab_rag.groundedness.report",
+        "top_share": "camab_rag.groundedness.report",
+        "measure_context_gain": "camab_rag.groundedness.gain",
+        "ameasure_context_gain": "camab_rag.groundedness.gain",
+        "observed_context_gain": "camab_rag.groundedness.gain",
+        "is_abstention": "camab_rag.groundedness.abstention",
+        "Span": "camab_rag.token_support",
+        "TokenSupport": "camab_rag.token_support",
+    },
+}
+
+
+def test_subpackage_surfaces_are_pinned() -> None:
+    import importlib
+
+    for package, expected in SUBPACKAGE_ALL.items():
+        module = importlib.import_module(package)
+        assert sorted(module.__all__) == sorted(expected), package
+        for name in expected:
+            assert getattr(module, name) is not None, (package, name)
+    for package, moved in LEFT_SUBPACKAGES.items():
+        module = importlib.import_module(package)
+        for name, home in moved.items():
+            assert name not in module.__all__, (package, name)
+            assert not hasattr(module, name), (package, name)
+            assert hasattr(importlib.import_module(home), name), (name, home)
+
+
 def _runtime_imports(package: Path) -> dict[str, set[str]]:
     """Module -> the package modules it imports at run time (at the top or inside a
     function), leaving out imports under ``if TYPE_CHECKING:``, which never run."""

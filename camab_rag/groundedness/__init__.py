@@ -17,75 +17,41 @@ under both (:class:`~camab_rag.token_support.TokenSupport`). From those alone it
 :func:`assess_groundedness` judges an attribution (reading the anchors from
 ``attribute(..., anchors=True)``, or scoring them). :class:`GroundednessFilter` attaches
 the verdict (``mode="flag"``) or replaces an ungrounded answer by a fallback
-(``mode="block"``). :func:`calibrate` fits the threshold for your model on a handful of
-labelled answers. Evidence: BENCHMARKS.md, "Groundedness gate on human-labelled
-answers (FRANK, HaluEval)".
+(``mode="block"``); its :meth:`~GroundednessFilter.calibrate` fits the threshold for your
+model on a handful of :class:`LabelledAnswer` objects. Evidence: BENCHMARKS.md,
+"Groundedness gate on human-labelled answers (FRANK, HaluEval)".
 
 Modules: ``anchors`` (the two calls), ``score`` (the answer's score), ``report`` (the
-report), ``gain`` (assessing), ``abstention``, ``calibration``, ``filter``.
+report, ``DEFAULT_THRESHOLD``), ``gain`` (assessing, the context gain), ``abstention``,
+``calibration`` (``calibrate``), ``filter``.
 """
 
 from __future__ import annotations
 
-from camab_rag.groundedness.abstention import is_abstention
-from camab_rag.groundedness.calibration import (
-    Calibration,
-    LabelledAnswer,
-    acalibrate,
-    calibrate,
-)
+from camab_rag.groundedness.calibration import LabelledAnswer
 from camab_rag.groundedness.filter import (
-    DEFAULT_FALLBACK,
-    Fallback,
     FilteredAnswer,
     GroundednessFilter,
-    Mode,
     check_groundedness_filter,
 )
 from camab_rag.groundedness.gain import (
     aassess_answer,
     aassess_groundedness,
-    ameasure_context_gain,
     assess_answer,
     assess_groundedness,
-    measure_context_gain,
-    observed_context_gain,
 )
-from camab_rag.groundedness.report import (
-    DEFAULT_THRESHOLD,
-    ContextGain,
-    GainSource,
-    GroundednessReport,
-    SentenceGroundedness,
-    top_share,
-)
-from camab_rag.token_support import Span, TokenSupport
+from camab_rag.groundedness.report import GroundednessReport
 
 __all__ = [
-    "DEFAULT_FALLBACK",
-    "DEFAULT_THRESHOLD",
-    "Calibration",
-    "ContextGain",
-    "Fallback",
     "FilteredAnswer",
-    "GainSource",
     "GroundednessFilter",
     "GroundednessReport",
     "LabelledAnswer",
-    "Mode",
-    "SentenceGroundedness",
-    "Span",
-    "TokenSupport",
     "aassess_answer",
     "aassess_groundedness",
-    "acalibrate",
-    "ameasure_context_gain",
     "assess_answer",
     "assess_groundedness",
-    "calibrate",
+    # camab_rag/integration.py imports it from here (the integrators' API re-exports it);
+    # it leaves this list once that import reads camab_rag.groundedness.filter
     "check_groundedness_filter",
-    "is_abstention",
-    "measure_context_gain",
-    "observed_context_gain",
-    "top_share",
 ]

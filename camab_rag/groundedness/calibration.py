@@ -1,6 +1,6 @@
 """Fit the gate's threshold to your own model on a handful of labelled answers.
 
-The shipped :data:`~camab_rag.groundedness.DEFAULT_THRESHOLD` was fitted for the embedded
+The shipped :data:`~camab_rag.groundedness.report.DEFAULT_THRESHOLD` was fitted for the embedded
 SmolLM2 on FRANK (``BENCHMARKS.md``, "Groundedness gate"); another model spreads its
 scores differently. :func:`calibrate` judges each labelled answer with
 :func:`~camab_rag.groundedness.assess_answer` (two model calls each) and returns the

@@ -318,7 +318,7 @@ class GroundednessFilter:
     def calibrate(self, examples: Iterable[object], scorer: Any = None) -> GroundednessFilter:
         """A copy of this filter whose threshold is fitted for ``scorer``'s model (the
         filter's own scorer by default) on labelled answers
-        (:func:`~camab_rag.groundedness.calibrate`: two calls per answer); the copy's
+        (:func:`~camab_rag.groundedness.calibration.calibrate`: two calls per answer); the copy's
         :attr:`calibration` says on what."""
         chosen = scorer if scorer is not None else self.scorer
         return self._calibrated(drive(calibrate_steps(examples, chosen)))

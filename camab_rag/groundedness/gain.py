@@ -292,7 +292,7 @@ assess_answer = synced(
     Returns a :class:`~camab_rag.groundedness.GroundednessReport` with the answer's score
     and verdict, each sentence's, the unsupported spans and every token's log-probs
     (``report.token_support``). ``threshold`` is in the gate's score units
-    (:func:`~camab_rag.groundedness.calibrate` fits one for your model). ``context`` is
+    (:func:`~camab_rag.groundedness.calibration.calibrate` fits one for your model). ``context`` is
     a string or documents; ``prompt_builder`` (e.g. the prompt the model really received)
     replaces the default template.
     """,

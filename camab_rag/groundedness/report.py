@@ -35,7 +35,7 @@ factuality labels; the balanced-accuracy optimum), by ``benchmarks/bench_gate.py
 which writes it to ``benchmarks/results/groundedness/default_threshold.json`` (a test
 checks the two agree); figures on the ``test`` rows in ``BENCHMARKS.md``, "Groundedness
 gate". Another model, prompt or kind of answer: fit your own with
-:func:`~camab_rag.groundedness.calibrate`."""
+:func:`~camab_rag.groundedness.calibration.calibrate`."""
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ class CitationRule:
             (``attribute(..., anchors=True)``), a sentence whose measured support (the
             groundedness gate's score of its tokens) is below this cites nothing, and an
             abstention ("I don't know") never cites; ``None`` uses the gate's default
-            (:data:`camab_rag.groundedness.DEFAULT_THRESHOLD`), ``-inf`` keeps every
+            (:data:`camab_rag.groundedness.report.DEFAULT_THRESHOLD`), ``-inf`` keeps every
             sentence's citations.
     """
 

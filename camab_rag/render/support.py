@@ -6,7 +6,7 @@ log-probability of the sentence's tokens (nats per token), the units of the cont
 token, a context gain that marks an answer taken from its context: BENCHMARKS.md,
 "Groundedness score calibration (HotpotQA)"), never to the answer's top source, so a
 source that barely moves the answer reads as barely supporting it. The gate's threshold
-(:data:`~camab_rag.groundedness.DEFAULT_THRESHOLD`) is a share of surprisal, not a gain.
+(:data:`~camab_rag.groundedness.report.DEFAULT_THRESHOLD`) is a share of surprisal, not a gain.
 
 ======================  ===================  =========================================
 level                   score                shown as

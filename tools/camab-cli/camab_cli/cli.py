@@ -480,7 +480,7 @@ def _check_args(args: argparse.Namespace) -> None:
         if value is not None and value < 1:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
     if getattr(args, "grounded_threshold", None) is None and hasattr(args, "grounded_threshold"):
-        from camab_rag.groundedness import DEFAULT_THRESHOLD
+        from camab_rag.groundedness.report import DEFAULT_THRESHOLD
 
         args.grounded_threshold = DEFAULT_THRESHOLD
 

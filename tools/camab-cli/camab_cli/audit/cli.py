@@ -16,7 +16,7 @@ from camab_cli.audit.run import audit
 from camab_cli.audit.scorers import ScorerSpec
 from camab_cli.audit.summary import cost_report
 from camab_rag.errors import CamabError
-from camab_rag.groundedness import DEFAULT_THRESHOLD
+from camab_rag.groundedness.report import DEFAULT_THRESHOLD
 
 DESCRIPTION = (
     "Audit logged RAG answers: attribute each record of INPUT (JSONL or Parquet: question, "

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from camab_rag.errors import InputError
-from camab_rag.groundedness import DEFAULT_THRESHOLD
+from camab_rag.groundedness.report import DEFAULT_THRESHOLD
 
 METHODS = ("auto", "camab", "kernelshap", "contextcite", "loo", "random")
 
@@ -24,7 +24,7 @@ class AuditConfig:
         min_citation_score: a segment is cited only if its score is above this.
         ungrounded_threshold: an answer whose groundedness score (the share of its
             surprisal the context explains) is below this is flagged ungrounded (default:
-            :data:`camab_rag.groundedness.DEFAULT_THRESHOLD`, fitted on FRANK with the
+            :data:`camab_rag.groundedness.report.DEFAULT_THRESHOLD`, fitted on FRANK with the
             embedded model).
         measure_gain: when the attribution did not evaluate the full and the empty
             context, score them (at most two extra queries per record) for the

@@ -31,7 +31,8 @@ import numpy as np
 from camab_cli.audit.config import AuditConfig
 from camab_cli.records import Record
 from camab_rag import AttributionSettings
-from camab_rag.groundedness import ContextGain, assess_groundedness
+from camab_rag.groundedness import assess_groundedness
+from camab_rag.groundedness.report import ContextGain
 from camab_rag.prompts import TemplatePromptBuilder
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import ScorerOracle, get_reward

@@ -1,0 +1,65 @@
+"""Methods by name: :data:`METHODS`, :func:`get_method` (a name and options, or an
+instance, to a method) and :func:`method_from_config` (the method of a stored result)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from camab_rag.errors import InputError
+from camab_rag.methods.auto import Auto
+from camab_rag.methods.base import Method
+from camab_rag.methods.camab import Camab, EarlyStop
+from camab_rag.methods.contextcite import ContextCite
+from camab_rag.methods.hierarchical import Hierarchical
+from camab_rag.methods.kernelshap import KernelShap
+from camab_rag.methods.loo import LeaveOneOut
+from camab_rag.methods.prior import FreePrior
+from camab_rag.methods.random_scores import RandomScores
+
+METHODS: dict[str, Callable[..., Method]] = {
+    "auto": Auto,
+    "camab": Camab,
+    "kernelshap": KernelShap,
+    "contextcite": ContextCite,
+    "loo": LeaveOneOut,
+    "random": RandomScores,
+}
+
+
+def get_method(method: str | Method, **options: Any) -> Method:
+    """A method instance from its name (options go to its constructor) or as given."""
+    if isinstance(method, Method):
+        if options:
+            raise InputError("method options are only accepted with a method name")
+        return method
+    try:
+        factory = METHODS[method]
+    except (KeyError, TypeError):
+        raise InputError(f"unknown method {method!r}; choose one of {sorted(METHODS)}") from None
+    try:
+        return factory(**options)
+    except (TypeError, ValueError) as error:
+        raise InputError(f"bad options for method {method!r}: {error}") from None
+
+
+def method_from_config(name: str, config: dict[str, Any]) -> Method:
+    """Rebuild the method of a result from its name and ``method_config``."""
+    options = dict(config)
+    hierarchical = bool(options.pop("hierarchical", False))
+    groups = options.pop("groups", None)
+    stage1_calls = options.pop("stage1_calls", None)
+    if name == "prior":  # a free model's prior: its weights are in the config
+        return FreePrior(**options)
+    if name == "camab" and options.get("early_stop") is not None:
+        options["early_stop"] = EarlyStop(**options["early_stop"])
+    if name == "auto":  # stored runs may carry auto's experimental switches
+        method: Method = Auto._variant(**options)
+    else:
+        method = get_method(name, **options)
+    if hierarchical and groups is not None:
+        return Hierarchical(method, groups, stage1_calls)
+    return method
+
+
+__all__ = ["METHODS", "get_method", "method_from_config"]
