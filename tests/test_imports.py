@@ -101,6 +101,7 @@ SUBPACKAGE_ALL = {
         "check_groundedness_filter",
     ],
     "camab_rag.scorers": ["OpenAICompletionsScorer", "TransformersScorer", "default_scorer"],
+    "camab_rag.render": [],  # through CitedAnswer.to_markdown() / to_html() / ...
 }
 LEFT_SUBPACKAGES = {
     "camab_rag.methods": {
@@ -131,6 +132,14 @@ LEFT_SUBPACKAGES = {
         "is_abstention": "camab_rag.groundedness.abstention",
         "Span": "camab_rag.token_support",
         "TokenSupport": "camab_rag.token_support",
+    },
+    "camab_rag.render": {
+        "HtmlView": "camab_rag.render.html",
+        "render_html": "camab_rag.render.html",
+        "render_json": "camab_rag.render.json_render",
+        "render_markdown": "camab_rag.render.markdown",
+        "render_terminal": "camab_rag.render.terminal",
+        "use_color": "camab_rag.render.terminal",
     },
 }
 

@@ -1,5 +1,10 @@
 """Renderers of a :class:`~camab_rag.citations.CitedAnswer`: Markdown, HTML, terminal, JSON.
 
+Call them through the answer: ``cited.to_markdown()``, ``cited.to_html()``,
+``cited.to_terminal()``, ``cited.to_json()``. Modules: ``markdown``, ``html`` (also
+``HtmlView``), ``terminal`` (also ``use_color``), ``json_render``; ``cited_answer`` (the
+model they draw), ``support`` and ``text`` (shared by the renderers).
+
 Every renderer treats document and model text as untrusted: control characters (terminal
 escapes, bidirectional overrides) are neutralised, HTML is escaped, Markdown special
 characters are backslash-escaped.
@@ -7,16 +12,4 @@ characters are backslash-escaped.
 
 from __future__ import annotations
 
-from camab_rag.render.html import HtmlView, render_html
-from camab_rag.render.json_render import render_json
-from camab_rag.render.markdown import render_markdown
-from camab_rag.render.terminal import render_terminal, use_color
-
-__all__ = [
-    "HtmlView",
-    "render_html",
-    "render_json",
-    "render_markdown",
-    "render_terminal",
-    "use_color",
-]
+__all__: list[str] = []
