@@ -61,7 +61,8 @@ from camab_rag.citations import CitationRule
 from camab_rag.embeddings import MiniLMEmbedder
 from camab_rag.engine import ProgressFn
 from camab_rag.errors import CredentialsRefusedError, InputError, NoContextError
-from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, check_groundedness_filter
+from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
+from camab_rag.groundedness.filter import check_groundedness_filter
 from camab_rag.result import AttributionResult
 from camab_rag.run_tree import (
     CONTEXT_KEYS,

@@ -17,7 +17,8 @@ import numpy as np
 
 from camab_rag.deadline import check_deadline
 from camab_rag.errors import InputError
-from camab_rag.groundedness import GroundednessFilter, check_groundedness_filter
+from camab_rag.groundedness import GroundednessFilter
+from camab_rag.groundedness.filter import check_groundedness_filter
 from camab_rag.methods import METHODS, Method
 from camab_rag.methods.registry import get_method
 from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE, PromptBuilder

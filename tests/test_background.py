@@ -214,7 +214,8 @@ def test_checked_scorer_names_the_bad_argument() -> None:
 
 
 def test_a_blocking_filter_is_refused_where_the_answer_cannot_be_held_back() -> None:
-    from camab_rag.groundedness import GroundednessFilter, check_groundedness_filter
+    from camab_rag.groundedness import GroundednessFilter
+    from camab_rag.groundedness.filter import check_groundedness_filter
 
     flag, block = GroundednessFilter(mode="flag"), GroundednessFilter(mode="block")
     check_groundedness_filter(block)  # an object that can hold the answer back

@@ -98,7 +98,6 @@ SUBPACKAGE_ALL = {
         "aassess_groundedness",
         "assess_answer",
         "assess_groundedness",
-        "check_groundedness_filter",
     ],
     "camab_rag.scorers": ["OpenAICompletionsScorer", "TransformersScorer", "default_scorer"],
     "camab_rag.render": [],  # through CitedAnswer.to_markdown() / to_html() / ...
@@ -115,6 +114,7 @@ LEFT_SUBPACKAGES = {
         "method_from_config": "camab_rag.methods.registry",
     },
     "camab_rag.groundedness": {
+        "check_groundedness_filter": "camab_rag.groundedness.filter",
         "DEFAULT_FALLBACK": "camab_rag.groundedness.filter",
         "Fallback": "camab_rag.groundedness.filter",
         "Mode": "camab_rag.groundedness.filter",

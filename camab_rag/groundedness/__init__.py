@@ -29,11 +29,7 @@ report, ``DEFAULT_THRESHOLD``), ``gain`` (assessing, the context gain), ``absten
 from __future__ import annotations
 
 from camab_rag.groundedness.calibration import LabelledAnswer
-from camab_rag.groundedness.filter import (
-    FilteredAnswer,
-    GroundednessFilter,
-    check_groundedness_filter,
-)
+from camab_rag.groundedness.filter import FilteredAnswer, GroundednessFilter
 from camab_rag.groundedness.gain import (
     aassess_answer,
     aassess_groundedness,
@@ -51,7 +47,4 @@ __all__ = [
     "aassess_groundedness",
     "assess_answer",
     "assess_groundedness",
-    # camab_rag/integration.py imports it from here (the integrators' API re-exports it);
-    # it leaves this list once that import reads camab_rag.groundedness.filter
-    "check_groundedness_filter",
 ]
