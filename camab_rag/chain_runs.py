@@ -195,6 +195,26 @@ class ChainRuns(Generic[T]):
 
         return self._jobs.astart(self.key(key), steps, on_cancel=on_cancel)
 
+    def start_on(
+        self,
+        answer: object,
+        steps: Steps[T],
+        placeholders: Sequence[dict[str, Any] | None] = (),
+        how_to_wait: str = "Await the result before the event loop ends",
+        *,
+        in_loop: bool,
+    ) -> None:
+        """Run ``steps`` in the background for ``answer`` (a streamed answer that cannot
+        wait): a task of the running loop if ``in_loop``, else the worker thread; the job
+        is kept on ``answer`` for :func:`wait_on` / :func:`await_on`."""
+        key = id(answer)
+        job = (
+            self.astart(key, steps, placeholders, how_to_wait)
+            if in_loop
+            else self.start(key, steps)
+        )
+        setattr(answer, _ANSWER_JOB, job)
+
     @property
     def pending(self) -> Mapping[Any, Any]:
         """Background attributions by key (a ``Future`` or an ``asyncio.Task``; a copy)."""
@@ -227,6 +247,30 @@ class ChainRuns(Generic[T]):
     def close(self) -> None:
         """Wait for the worker thread's attributions and stop it."""
         self._jobs.close()
+
+
+_ANSWER_JOB = "_camab_attribution_job"
+
+
+def wait_on(answer: object, timeout: float | None = None, how_to_await: str = "") -> bool:
+    """Wait (up to ``timeout`` seconds) for the attribution :meth:`ChainRuns.start_on`
+    started for ``answer``; ``False`` when none was started. One running in an event loop
+    cannot be waited for here: a ``TypeError`` says to await ``how_to_await``."""
+    job = getattr(answer, _ANSWER_JOB, None)
+    if isinstance(job, asyncio.Task):
+        raise TypeError(f"the attribution runs in its event loop: await it with {how_to_await}")
+    if job is not None:
+        job.result(timeout)
+    return job is not None
+
+
+async def await_on(answer: object) -> bool:
+    """Async :func:`wait_on` (a task or a thread's attribution); cancelling the caller
+    leaves the attribution running."""
+    job = getattr(answer, _ANSWER_JOB, None)
+    if job is not None:
+        await asyncio.shield(job if isinstance(job, asyncio.Task) else asyncio.wrap_future(job))
+    return job is not None
 
 
 # ---------------------------------------------------------------------- what is attached
@@ -333,7 +377,9 @@ __all__ = [
     "ChainRuns",
     "NativeCitation",
     "answer_summary",
+    "await_on",
     "chain_steps",
     "failed_attribution",
     "native_citations",
+    "wait_on",
 ]

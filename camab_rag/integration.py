@@ -22,7 +22,9 @@ between is here, and an integration imports nothing else of the core:
   root) and :class:`RunReading` (what a finished root run attributes), :class:`Attachment`
   (the answer's and documents' dicts, pending then filled) and :class:`ChainAttribution`;
 * one code path for sync and async: :data:`Steps`, :func:`drive`, :func:`adrive`,
-  :func:`synced`, :func:`asynced`.
+  :func:`synced`, :func:`asynced`;
+* spans (LlamaIndex): :class:`SpanRecords` files model calls and retrievals under the
+  query span enclosing them; :func:`streaming_for` / :func:`read_for` for streamed answers.
 
 A minimal integration::
 
@@ -53,9 +55,11 @@ from camab_rag.chain_runs import (
     ChainRuns,
     NativeCitation,
     answer_summary,
+    await_on,
     chain_steps,
     failed_attribution,
     native_citations,
+    wait_on,
 )
 from camab_rag.citations import CitationRule
 from camab_rag.embeddings import MiniLMEmbedder
@@ -82,6 +86,7 @@ from camab_rag.scorers.echo import PROXY_FIX
 from camab_rag.scorers.proxy import ScorerCache, cannot_score_reason, checked_scorer, own_or_proxy
 from camab_rag.segments import Granularity, SourceDocument, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
+from camab_rag.span_records import SpanRecord, SpanRecords, aread_for, read_for, streaming_for
 from camab_rag.steps import Steps, adrive, asynced, drive, synced
 
 __all__ = [
@@ -146,3 +151,7 @@ __all__ += [
     "RunTree",
     "groundedness_of",
 ]
+
+# span records and streamed answers (LlamaIndex)
+__all__ += ["SpanRecord", "SpanRecords", "aread_for", "read_for", "streaming_for"]
+__all__ += ["await_on", "wait_on"]

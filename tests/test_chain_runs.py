@@ -22,8 +22,10 @@ from camab_rag.integration import (
     ChainRuns,
     GroundednessFilter,
     answer_summary,
+    await_on,
     native_citations,
     pending,
+    wait_on,
 )
 
 PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"
@@ -160,3 +162,24 @@ def test_native_citations_name_each_documents_source_location() -> None:
     assert (first.start, first.end) == (0, len(ANSWER))
     assert first.cited_text == DOCS[0] and first.score > 0
     assert all(c.doc_index != 1 for c in citations)  # the unrelated document is not cited
+
+
+def test_an_answers_background_attribution_is_waited_for_on_the_answer() -> None:
+    class Answer:
+        pass
+
+    runs: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=4, seed=1))
+    answer, plain = Answer(), Answer()
+    runs.start_on(answer, runs.steps(None, call_with(KeywordScorer()), kept), in_loop=False)
+    assert wait_on(answer, timeout=60) is True
+    assert runs.last_result is not None and runs.last_result.result.status == "ok"
+    assert wait_on(plain) is False and asyncio.run(await_on(plain)) is False
+    assert asyncio.run(await_on(answer)) is True  # a thread's job, awaited
+
+    async def in_loop() -> None:
+        runs.start_on(plain, runs.steps(None, call_with(KeywordScorer()), kept), in_loop=True)
+        with pytest.raises(TypeError, match="await it with await_this"):
+            wait_on(plain, how_to_await="await_this")
+        assert await await_on(plain) is True
+
+    asyncio.run(in_loop())

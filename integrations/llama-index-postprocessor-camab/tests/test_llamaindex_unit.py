@@ -32,7 +32,6 @@ from llama_index.postprocessor.camab import (
     scorer_from_llm,
     wait_for_attribution,
 )
-from llama_index.postprocessor.camab.capture import LLMCall
 from llama_index.postprocessor.camab.response import _with_attribution
 from pydantic import Field
 
@@ -40,6 +39,7 @@ from camab_rag.errors import InputError
 from camab_rag.integration import CHAIN_SETTINGS
 from camab_rag.prompts import plan_prompt
 from camab_rag.segments import SourceDocument
+from camab_rag.span_records import ModelCall
 
 
 # ---------------------------------------------------------------------- helpers
@@ -150,8 +150,8 @@ def test_attribution_never_leaks_into_llm_or_embedding_text() -> None:
 DOCS = [SourceDocument("title: A\n\nAlpha text."), SourceDocument("title: B\n\nBeta text.")]
 
 
-def call(prompt: Any, span: str = "s") -> LLMCall:
-    return LLMCall(span, prompt, None, frozenset())
+def call(prompt: Any, span: str = "s") -> ModelCall:
+    return ModelCall(span, prompt, None, frozenset())
 
 
 def test_captured_prompt_is_used_when_it_contains_every_node() -> None:
@@ -483,7 +483,7 @@ def test_namespace_package_coexists_with_llama_index_core() -> None:
     assert not (namespace_root / "__init__.py").exists()
     assert not (namespace_root / "postprocessor" / "__init__.py").exists()
     assert Path(core.__file__).resolve().parents[1] != namespace_root  # two portions, one name
-    assert package.CamabQueryEngine.__module__ == "llama_index.postprocessor.camab.query_engine"
+    assert package.CamabQueryEngine.__module__ == "llama_index.postprocessor.camab.engines"
 
 
 def test_sentence_granularity_scores_each_sentence_of_each_node(index: Any) -> None:

@@ -6,21 +6,21 @@
 """
 
 from llama_index.postprocessor.camab.base import CamabNodePostprocessor
-from llama_index.postprocessor.camab.chat import CamabChatEngine
 from llama_index.postprocessor.camab.citations import to_citation_blocks
+from llama_index.postprocessor.camab.engines import CamabChatEngine, CamabQueryEngine
 from llama_index.postprocessor.camab.event_handler import CamabEventHandler
 from llama_index.postprocessor.camab.events import AttributionProgressEvent
 from llama_index.postprocessor.camab.local import CamabLocalLLM, MiniLMEmbedding
-from llama_index.postprocessor.camab.query_engine import CamabQueryEngine
 from llama_index.postprocessor.camab.response import (
     ATTRIBUTION_KEY,
     aattribute_response,
     attribute_response,
     attribution_of,
+    await_attribution,
     groundedness_of,
+    wait_for_attribution,
 )
 from llama_index.postprocessor.camab.scorers import scorer_from_llm
-from llama_index.postprocessor.camab.streaming import await_attribution, wait_for_attribution
 
 from camab_rag.integration import AttributionSettings
 

@@ -9,26 +9,24 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from llama_index.core.base.response.schema import AsyncStreamingResponse, StreamingResponse
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.dispatcher import Dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.events.query import QueryEndEvent
-from llama_index.postprocessor.camab.capture import QueryRecord, query_text
+from llama_index.postprocessor.camab.capture import query_text
 from llama_index.postprocessor.camab.response import (
     ATTRIBUTION_KEY,
+    STREAMS,
     ResponseAttributor,
     set_metadata,
 )
-from llama_index.postprocessor.camab.streaming import attribute_when_consumed
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.integration import (
     CHAIN_SETTINGS,
     AttributionSettings,
     InputError,
-    Steps,
     check_groundedness_filter,
     drive,
     pending,
@@ -126,40 +124,32 @@ class CamabEventHandler(BaseEventHandler):
             return  # already attributed (an enclosing query returning the same response)
         question = query_text(event.query)
         query_id = event.span_id or ""
-        if isinstance(response, (StreamingResponse, AsyncStreamingResponse)):
-            attribute_when_consumed(  # attributed once its stream has been read
-                response,
-                lambda final: self._steps(final, question, record, query_id),
-                record,
-                self._attributor.runs,
-            )
-            return
-        loop = _running_loop()
+
+        def remember(turn: Any) -> None:
+            data = (getattr(turn, "metadata", None) or {}).get(ATTRIBUTION_KEY)
+            with self._lock:
+                self._results.append({"query_id": query_id, "query": question, "attribution": data})
+
+        steps = self._attributor.turn(response, question, record, then=remember)
         gate = self.settings.groundedness
-        if gate is not None and gate.mode == "block":  # judged before the query returns
-            background = False
-        elif self.background is None:  # auto: a task for aquery(), inline for query()
-            background = loop is not None and _span_method(event.span_id) == "aquery"
-        else:
-            background = self.background
-        steps = self._steps(response, question, record, query_id)
-        if background and loop is not None:
+        background = (
+            not isinstance(response, STREAMS)  # those are attributed once read
+            and not (gate is not None and gate.mode == "block")  # judged before it returns
+            and _running_loop()
+            # auto: a task for aquery(), inline for query()
+            and (
+                _span_method(event.span_id) == "aquery"
+                if self.background is None
+                else self.background
+            )
+        )
+        if background:
             key = query_id or uuid.uuid4().hex  # a span id, else a key of its own
             placeholder = pending(key)
             set_metadata(response, placeholder)
             self._attributor.runs.astart(key, steps, [placeholder], HOW_TO_WAIT)
         else:
             drive(steps)
-
-    def _steps(
-        self, response: Any, question: str, record: QueryRecord | None, query_id: str
-    ) -> Steps[Any]:
-        """Attribute ``response`` in place and remember it; the model calls it needs."""
-        yield from self._attributor.steps(response, question, record)
-        data = (getattr(response, "metadata", None) or {}).get(ATTRIBUTION_KEY)
-        with self._lock:
-            self._results.append({"query_id": query_id, "query": question, "attribution": data})
-        return response
 
     async def aflush(self) -> None:
         """Wait for every background attribution started so far."""
@@ -173,8 +163,8 @@ def _span_method(span_id: str | None) -> str:
     return span_id[:-37].rsplit(".", 1)[-1]
 
 
-def _running_loop() -> asyncio.AbstractEventLoop | None:
+def _running_loop() -> bool:
     try:
-        return asyncio.get_running_loop()
+        return bool(asyncio.get_running_loop())
     except RuntimeError:
-        return None
+        return False

@@ -1,0 +1,183 @@
+"""Which query a framework's span belongs to: the span tree filed by parent id, and the
+record of each query span (its question, the documents retrieved and the model calls made
+inside it).
+
+Frameworks that trace with nested spans (LlamaIndex's instrumentation) report an LLM
+call or a retrieval by its own span id; :class:`SpanRecords` walks up the open spans to
+the query spans enclosing it, so concurrent queries never mix. A streamed answer's model
+call starts lazily, after its query span has closed: :func:`streaming_for` names the
+record such calls are filed under while the stream is read (:func:`read_for`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import AsyncGenerator, AsyncIterable, Callable, Generator, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from camab_rag.scorers.base import Prompt
+
+_MAX_DEPTH = 10_000
+
+
+@dataclass
+class ModelCall:
+    """One model call inside a query: the prompt it received, the model object (the
+    nearest enclosing span's instance that is a model) and its enclosing spans."""
+
+    span_id: str
+    prompt: Prompt
+    model: Any = None
+    ancestors: frozenset[str] = frozenset()
+
+
+@dataclass
+class SpanRecord:
+    """What was captured inside one query span; ``managed`` marks a query a wrapper
+    attributes itself (so a global handler leaves it alone)."""
+
+    span_id: str
+    question: str = ""
+    managed: bool = False
+    documents: list[Any] = field(default_factory=list)
+    calls: list[ModelCall] = field(default_factory=list)
+
+    def add_call(self, call: ModelCall) -> None:
+        """Keep ``call``; one made inside another call of this query (chat() implemented
+        through complete()) replaces it: the inner prompt is what the model received."""
+        self.calls = [c for c in self.calls if c.span_id not in call.ancestors]
+        self.calls.append(call)
+
+    @property
+    def prompts(self) -> list[Prompt]:
+        return [c.prompt for c in self.calls]
+
+    @property
+    def model(self) -> Any:
+        """The model of the latest call (``None`` before any)."""
+        return self.calls[-1].model if self.calls else None
+
+
+STREAMING_FOR: contextvars.ContextVar[SpanRecord | None] = contextvars.ContextVar(
+    "camab_streaming_for", default=None
+)
+
+
+@contextmanager
+def streaming_for(record: SpanRecord | None) -> Iterator[None]:
+    """Within this block (and threads or tasks it starts, which copy the context), model
+    calls that no open query span encloses are filed under ``record``."""
+    marker = STREAMING_FOR.set(record)
+    try:
+        yield
+    finally:
+        STREAMING_FOR.reset(marker)
+
+
+def read_for(
+    record: SpanRecord | None, tokens: Iterable[str], end: Callable[[str], object]
+) -> Generator[str, None, None]:
+    """``tokens``, each pulled :func:`streaming_for` ``record`` (a streamed answer's model
+    call starts as it is read), then ``end(text)`` once they are all read."""
+    pieces: list[str] = []
+    iterator = iter(tokens)
+    while True:
+        with streaming_for(record):
+            try:
+                token = next(iterator)
+            except StopIteration:
+                break
+        pieces.append(token)
+        yield token
+    end("".join(pieces))
+
+
+async def aread_for(
+    record: SpanRecord | None, tokens: AsyncIterable[str], end: Callable[[str], object]
+) -> AsyncGenerator[str, None]:
+    """Async :func:`read_for`."""
+    pieces: list[str] = []
+    iterator = aiter(tokens)
+    while True:
+        with streaming_for(record):
+            try:
+                token = await anext(iterator)
+            except StopAsyncIteration:
+                break
+        pieces.append(token)
+        yield token
+    end("".join(pieces))
+
+
+class SpanRecords:
+    """The open spans (parent and instance by id) and the records of open query spans.
+
+    Feed it from the framework's span and event hooks: :meth:`open_span` /
+    :meth:`close_span` (a record lives as long as its span), :meth:`open_record` when a
+    query starts, :meth:`add_documents` and :meth:`add_call` as retrievals and model calls
+    start; ``is_model`` tells a model instance among the enclosing spans. Thread-safe.
+    """
+
+    def __init__(self, is_model: Callable[[object], bool]) -> None:
+        self.is_model = is_model
+        self._spans: dict[str, tuple[str | None, Any]] = {}
+        self._records: dict[str, SpanRecord] = {}
+        self._lock = threading.Lock()
+
+    def open_span(self, span_id: str, parent_id: str | None, instance: Any = None) -> None:
+        with self._lock:
+            self._spans[span_id] = (parent_id, instance)
+
+    def close_span(self, span_id: str) -> None:
+        with self._lock:
+            self._spans.pop(span_id, None)
+            self._records.pop(span_id, None)
+
+    def chain(self, span_id: str | None) -> list[str]:
+        """``span_id`` and its open ancestors, innermost first."""
+        chain: list[str] = []
+        seen: set[str] = set()
+        with self._lock:
+            while span_id is not None and span_id not in seen and len(chain) < _MAX_DEPTH:
+                chain.append(span_id)
+                seen.add(span_id)
+                span_id = self._spans.get(span_id, (None, None))[0]
+        return chain
+
+    def open_record(self, span_id: str, question: str = "", managed: bool = False) -> SpanRecord:
+        """Start (or take over) the record of a query span."""
+        with self._lock:
+            record = self._records.setdefault(span_id, SpanRecord(span_id))
+            record.managed = record.managed or managed
+            record.question = record.question or question
+            return record
+
+    def records_for(self, span_id: str | None) -> list[SpanRecord]:
+        """The records of ``span_id`` and its enclosing spans, innermost first."""
+        chain = self.chain(span_id)
+        with self._lock:
+            return [self._records[s] for s in chain if s in self._records]
+
+    def add_documents(self, span_id: str | None, documents: list[Any]) -> None:
+        """Documents retrieved in ``span_id``, for every query enclosing it."""
+        for record in self.records_for(span_id):
+            with self._lock:
+                record.documents.extend(documents)
+
+    def add_call(self, span_id: str, prompt: Prompt) -> ModelCall | None:
+        """A model call starting in ``span_id``, for every query enclosing it (else the
+        :func:`streaming_for` record); ``None`` when no query takes it."""
+        chain = self.chain(span_id)
+        records = self.records_for(span_id) or [r for r in [STREAMING_FOR.get()] if r]
+        if not records:
+            return None
+        with self._lock:
+            instances = [self._spans.get(s, (None, None))[1] for s in chain]
+            model = next((i for i in instances if i is not None and self.is_model(i)), None)
+            call = ModelCall(span_id, prompt, model, frozenset(chain[1:]))
+            for record in records:
+                record.add_call(call)
+        return call

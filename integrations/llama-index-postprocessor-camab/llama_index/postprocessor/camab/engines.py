@@ -1,0 +1,208 @@
+"""``CamabQueryEngine`` and ``CamabChatEngine``: a wrapped engine whose every answer carries
+its attribution (a stream's once read to the end)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from llama_index.core.base.base_query_engine import BaseQueryEngine
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.base.response.schema import RESPONSE_TYPE
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.chat_engine.types import (
+    AGENT_CHAT_RESPONSE_TYPE,
+    BaseChatEngine,
+    StreamingAgentChatResponse,
+)
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
+from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.postprocessor.camab.response import ResponseAttributor
+
+from camab_rag.integration import (
+    AttributionSettings,
+    InputError,
+    ProgressFn,
+    adrive,
+    drive,
+    streaming_for,
+)
+
+dispatcher = get_dispatcher(__name__)
+
+
+class _Wrapper:
+    """What an engine wrapping another exposes: its :class:`ResponseAttributor`."""
+
+    _attributor: ResponseAttributor
+
+    def _wrap(self, inner: object, kind: type, name: str, *args: Any, **kwargs: Any) -> None:
+        if not isinstance(inner, kind):
+            raise InputError(
+                f"{name} must be a LlamaIndex {kind.__name__}, got {type(inner).__name__}"
+            )
+        self._attributor = ResponseAttributor(*args, **kwargs)
+
+    @property
+    def scorer(self) -> Any:
+        """The scorer given (``None``: built from the LLM of each answer)."""
+        return self._attributor.scorer
+
+    @property
+    def config(self) -> AttributionSettings:
+        """The settings every answer is attributed with."""
+        return self._attributor.config
+
+
+class CamabQueryEngine(_Wrapper, BaseQueryEngine):
+    """Wrap a query engine so every response carries its attribution.
+
+    ``response.metadata["attribution"]`` holds the result and each source node gains
+    ``node.metadata["attribution"]`` (``score``, ``rank``, ``supporting_sentences``...). A
+    streamed response is attributed in the background once read to the end.
+
+    Args:
+        query_engine: any ``BaseQueryEngine`` (e.g. ``index.as_query_engine(llm=...)``).
+        scorer: scores subsets of the context; ``None``: built from the engine's own LLM
+            (an OpenAI-compatible server, or an LLM that carries a scorer).
+        settings: how each answer is attributed (:class:`~camab_rag.AttributionSettings`;
+            default ``CHAIN_SETTINGS``: whole nodes, a 120 s deadline); a ``mode="block"``
+            groundedness filter replaces an ungrounded or unjudgeable answer by its fallback.
+        proxy: scores in place of an LLM that cannot (named in ``scored_by``).
+        scorer_options: options of the HTTP scorer built from the LLM.
+        progress: called as ``progress(calls_made, total)`` every few model calls.
+    """
+
+    def __init__(
+        self,
+        query_engine: BaseQueryEngine,
+        scorer: Any = None,
+        *,
+        settings: AttributionSettings | None = None,
+        proxy: Any = None,
+        scorer_options: Mapping[str, Any] | None = None,
+        progress: ProgressFn | None = None,
+        callback_manager: CallbackManager | None = None,
+    ) -> None:
+        self._wrap(
+            query_engine,
+            BaseQueryEngine,
+            "query_engine",
+            scorer,
+            settings,
+            proxy=proxy,
+            scorer_options=scorer_options,
+            progress=progress,
+        )
+        self.query_engine = query_engine
+        super().__init__(callback_manager or getattr(query_engine, "callback_manager", None))
+
+    def _get_prompt_modules(self) -> PromptMixinType:
+        return {"query_engine": self.query_engine}
+
+    def _get_prompts(self) -> PromptDictType:
+        return {}
+
+    def retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        """The wrapped engine's retrieval (no answer, so nothing to attribute)."""
+        return self.query_engine.retrieve(query_bundle)
+
+    def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
+        record = self._attributor.begin(query_bundle.query_str)
+        response = self.query_engine.query(query_bundle)
+        return drive(self._attributor.turn(response, query_bundle.query_str, record, self._llm))
+
+    async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
+        record = self._attributor.begin(query_bundle.query_str)
+        response = await self.query_engine.aquery(query_bundle)
+        return await adrive(
+            self._attributor.turn(response, query_bundle.query_str, record, self._llm)
+        )
+
+    @property
+    def _llm(self) -> object:
+        """The synthesizer's LLM (scores by default)."""
+        return getattr(getattr(self.query_engine, "_response_synthesizer", None), "_llm", None)
+
+
+class CamabChatEngine(_Wrapper, BaseChatEngine):
+    """Wrap a chat engine so each turn's answer carries its attribution.
+
+    For retrieval chat engines (``chat_mode="context"`` or ``"condense_plus_context"``):
+    each turn is attributed to the nodes retrieved for that turn, against the prompt the
+    LLM received, with the same fields as :class:`CamabQueryEngine`. ``chat``/``achat``
+    attribute before returning; a stream is attributed in the background once read
+    (``wait_for_attribution`` / ``await_attribution``).
+
+    Args:
+        chat_engine: the chat engine to wrap.
+        scorer, settings, proxy, scorer_options, progress: as in :class:`CamabQueryEngine`.
+    """
+
+    def __init__(
+        self,
+        chat_engine: BaseChatEngine,
+        scorer: Any = None,
+        *,
+        settings: AttributionSettings | None = None,
+        proxy: Any = None,
+        scorer_options: Mapping[str, Any] | None = None,
+        progress: ProgressFn | None = None,
+    ) -> None:
+        self._wrap(
+            chat_engine,
+            BaseChatEngine,
+            "chat_engine",
+            scorer,
+            settings,
+            proxy=proxy,
+            scorer_options=scorer_options,
+            progress=progress,
+        )
+        self.chat_engine = chat_engine
+
+    @dispatcher.span
+    def chat(
+        self, message: str, chat_history: list[ChatMessage] | None = None
+    ) -> AGENT_CHAT_RESPONSE_TYPE:
+        record = self._attributor.begin(message)
+        response = self.chat_engine.chat(message, chat_history)
+        return drive(self._attributor.turn(response, message, record, self._llm))
+
+    @dispatcher.span
+    async def achat(
+        self, message: str, chat_history: list[ChatMessage] | None = None
+    ) -> AGENT_CHAT_RESPONSE_TYPE:
+        record = self._attributor.begin(message)
+        response = await self.chat_engine.achat(message, chat_history)
+        return await adrive(self._attributor.turn(response, message, record, self._llm))
+
+    @dispatcher.span
+    def stream_chat(
+        self, message: str, chat_history: list[ChatMessage] | None = None
+    ) -> StreamingAgentChatResponse:
+        record = self._attributor.begin(message)
+        with streaming_for(record):  # the engine's reader thread copies this context
+            stream = self.chat_engine.stream_chat(message, chat_history)
+        return drive(self._attributor.turn(stream, message, record, self._llm))
+
+    @dispatcher.span
+    async def astream_chat(
+        self, message: str, chat_history: list[ChatMessage] | None = None
+    ) -> StreamingAgentChatResponse:
+        record = self._attributor.begin(message)
+        with streaming_for(record):  # the engine's reader task copies this context
+            stream = await self.chat_engine.astream_chat(message, chat_history)
+        return drive(self._attributor.turn(stream, message, record, self._llm))
+
+    def reset(self) -> None:
+        self.chat_engine.reset()
+
+    @property
+    def chat_history(self) -> list[ChatMessage]:
+        return self.chat_engine.chat_history
+
+    @property
+    def _llm(self) -> object:
+        return getattr(self.chat_engine, "_llm", None)
