@@ -6,10 +6,10 @@
 """
 
 from llama_index.postprocessor.camab.base import CamabNodePostprocessor
+from llama_index.postprocessor.camab.capture import AttributionProgressEvent
 from llama_index.postprocessor.camab.citations import to_citation_blocks
 from llama_index.postprocessor.camab.engines import CamabChatEngine, CamabQueryEngine
 from llama_index.postprocessor.camab.event_handler import CamabEventHandler
-from llama_index.postprocessor.camab.events import AttributionProgressEvent
 from llama_index.postprocessor.camab.local import CamabLocalLLM, MiniLMEmbedding
 from llama_index.postprocessor.camab.response import (
     ATTRIBUTION_KEY,

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
-import numpy as np
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY
-from pydantic import Field
 
 from camab_rag.integration import InputError
 
@@ -30,9 +29,9 @@ class CamabNodePostprocessor(BaseNodePostprocessor):
             filtered) or ``"drop"``.
     """
 
-    top_k: int | None = Field(default=None, description="keep at most this many nodes")
-    threshold: float | None = Field(default=None, description="minimum attribution score")
-    missing: Literal["error", "keep", "drop"] = Field(default="error")
+    top_k: int | None = None
+    threshold: float | None = None
+    missing: Literal["error", "keep", "drop"] = "error"
 
     def __init__(
         self,
@@ -42,15 +41,9 @@ class CamabNodePostprocessor(BaseNodePostprocessor):
         missing: Literal["error", "keep", "drop"] = "error",
         **kwargs: Any,
     ) -> None:
-        if top_k is not None and (
-            isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1
-        ):
+        if top_k is not None and (type(top_k) is not int or top_k < 1):
             raise InputError(f"top_k must be a positive integer or None, got {top_k!r}")
-        if threshold is not None and (
-            isinstance(threshold, bool)
-            or not isinstance(threshold, (int, float))
-            or not np.isfinite(threshold)
-        ):
+        if threshold is not None and _number(threshold) is None:
             raise InputError(f"threshold must be a finite number or None, got {threshold!r}")
         if missing not in ("error", "keep", "drop"):
             raise InputError(f"missing must be 'error', 'keep' or 'drop', got {missing!r}")
@@ -61,40 +54,30 @@ class CamabNodePostprocessor(BaseNodePostprocessor):
         return "CamabNodePostprocessor"
 
     def _postprocess_nodes(
-        self,
-        nodes: list[NodeWithScore],
-        query_bundle: QueryBundle | None = None,
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
-        attributed: list[tuple[float, NodeWithScore]] = []
-        unattributed: list[NodeWithScore] = []
-        for nws in nodes:
-            score = _attribution_score(nws)
-            if score is not None:
-                attributed.append((score, nws))
-            elif self.missing == "error":
-                raise ValueError(
-                    f"node {nws.node.node_id} carries no metadata['{ATTRIBUTION_KEY}']['score']: "
-                    "CamabNodePostprocessor needs nodes a first answer was attributed to, so "
-                    "it is not a node_postprocessors=[...] entry (those run before the "
-                    "answer). Attribute a first answer with CamabQueryEngine (or "
-                    "CamabEventHandler) and pass its response.source_nodes, or set "
-                    "missing='keep'/'drop'"
-                )
-            elif self.missing == "keep":
-                unattributed.append(nws)
-        ranked = [n for _, n in sorted(attributed, key=lambda pair: -pair[0])]
-        if self.threshold is not None:
-            ranked = [n for n in ranked if (_attribution_score(n) or 0.0) >= self.threshold]
-        if self.top_k is not None:
-            ranked = ranked[: self.top_k]
-        return ranked + unattributed
+        scored = [(_score(n), n) for n in nodes]
+        unscored = [n for score, n in scored if score is None]
+        if unscored and self.missing == "error":
+            raise ValueError(
+                f"node {unscored[0].node.node_id} carries no metadata['{ATTRIBUTION_KEY}']"
+                "['score']: CamabNodePostprocessor needs nodes a first answer was attributed "
+                "to, so it is not a node_postprocessors=[...] entry (those run before the "
+                "answer). Attribute a first answer with CamabQueryEngine (or "
+                "CamabEventHandler) and pass its response.source_nodes, or set "
+                "missing='keep'/'drop'"
+            )
+        ranked = sorted(((s, n) for s, n in scored if s is not None), key=lambda p: -p[0])
+        kept = [n for s, n in ranked if self.threshold is None or s >= self.threshold]
+        return kept[: self.top_k] + (unscored if self.missing == "keep" else [])
 
 
-def _attribution_score(nws: NodeWithScore) -> float | None:
+def _score(nws: NodeWithScore) -> float | None:
     info = nws.node.metadata.get(ATTRIBUTION_KEY)
-    if not isinstance(info, Mapping):
-        return None
-    score = info.get("score")
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
-        return None
-    return float(score)
+    return _number(info.get("score")) if isinstance(info, Mapping) else None
+
+
+def _number(value: Any) -> float | None:
+    """``value`` as a finite float (``None`` for anything else, booleans included)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else None

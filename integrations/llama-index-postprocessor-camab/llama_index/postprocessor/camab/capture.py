@@ -1,11 +1,11 @@
 """Capture which nodes and which LLM prompt belong to which query: LlamaIndex's span and
 event hooks feed :class:`camab_rag.integration.SpanRecords` (the span tree, so concurrent
-queries never mix)."""
+queries never mix); attribution progress goes out as an instrumentation event."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from llama_index.core.base.llms.base import BaseLLM
@@ -92,3 +92,31 @@ def chat_messages(messages: Sequence[Any]) -> list[dict[str, str]]:
 def query_text(query: QueryType) -> str:
     """The query string of a ``str`` or ``QueryBundle``."""
     return query if isinstance(query, str) else str(getattr(query, "query_str", query))
+
+
+class AttributionProgressEvent(BaseEvent):
+    """Sent every few model calls of an attribution, inside the query's span: ``calls``
+    of ``total`` made so far (the last event has ``calls == total``)."""
+
+    query: str
+    calls: int
+    total: int
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "AttributionProgressEvent"
+
+
+class QueryProgress:
+    """The core's ``progress(calls, total)`` hook for one query: the user's ``hook``
+    (the ``progress=`` option), then an :class:`AttributionProgressEvent`."""
+
+    def __init__(self, query: str, hook: Callable[[int, int], object] | None = None) -> None:
+        self.query = query
+        self.hook = hook
+
+    def __call__(self, calls: int, total: int) -> None:
+        if self.hook is not None:
+            self.hook(calls, total)
+        event = AttributionProgressEvent(query=self.query, calls=calls, total=total)
+        get_dispatcher(__name__).event(event)

@@ -30,19 +30,18 @@ from camab_rag.integration import (
 )
 
 dispatcher = get_dispatcher(__name__)
+History = list[ChatMessage] | None
+
+
+def _check(inner: object, kind: type, name: str) -> None:
+    if not isinstance(inner, kind):
+        raise InputError(f"{name} must be a LlamaIndex {kind.__name__}, got {type(inner).__name__}")
 
 
 class _Wrapper:
     """What an engine wrapping another exposes: its :class:`ResponseAttributor`."""
 
     _attributor: ResponseAttributor
-
-    def _wrap(self, inner: object, kind: type, name: str, *args: Any, **kwargs: Any) -> None:
-        if not isinstance(inner, kind):
-            raise InputError(
-                f"{name} must be a LlamaIndex {kind.__name__}, got {type(inner).__name__}"
-            )
-        self._attributor = ResponseAttributor(*args, **kwargs)
 
     @property
     def scorer(self) -> Any:
@@ -85,16 +84,8 @@ class CamabQueryEngine(_Wrapper, BaseQueryEngine):
         progress: ProgressFn | None = None,
         callback_manager: CallbackManager | None = None,
     ) -> None:
-        self._wrap(
-            query_engine,
-            BaseQueryEngine,
-            "query_engine",
-            scorer,
-            settings,
-            proxy=proxy,
-            scorer_options=scorer_options,
-            progress=progress,
-        )
+        _check(query_engine, BaseQueryEngine, "query_engine")
+        self._attributor = ResponseAttributor(scorer, settings, proxy, scorer_options, progress)
         self.query_engine = query_engine
         super().__init__(callback_manager or getattr(query_engine, "callback_manager", None))
 
@@ -150,38 +141,24 @@ class CamabChatEngine(_Wrapper, BaseChatEngine):
         scorer_options: Mapping[str, Any] | None = None,
         progress: ProgressFn | None = None,
     ) -> None:
-        self._wrap(
-            chat_engine,
-            BaseChatEngine,
-            "chat_engine",
-            scorer,
-            settings,
-            proxy=proxy,
-            scorer_options=scorer_options,
-            progress=progress,
-        )
+        _check(chat_engine, BaseChatEngine, "chat_engine")
+        self._attributor = ResponseAttributor(scorer, settings, proxy, scorer_options, progress)
         self.chat_engine = chat_engine
 
     @dispatcher.span
-    def chat(
-        self, message: str, chat_history: list[ChatMessage] | None = None
-    ) -> AGENT_CHAT_RESPONSE_TYPE:
+    def chat(self, message: str, chat_history: History = None) -> AGENT_CHAT_RESPONSE_TYPE:
         record = self._attributor.begin(message)
         response = self.chat_engine.chat(message, chat_history)
         return drive(self._attributor.turn(response, message, record, self._llm))
 
     @dispatcher.span
-    async def achat(
-        self, message: str, chat_history: list[ChatMessage] | None = None
-    ) -> AGENT_CHAT_RESPONSE_TYPE:
+    async def achat(self, message: str, chat_history: History = None) -> AGENT_CHAT_RESPONSE_TYPE:
         record = self._attributor.begin(message)
         response = await self.chat_engine.achat(message, chat_history)
         return await adrive(self._attributor.turn(response, message, record, self._llm))
 
     @dispatcher.span
-    def stream_chat(
-        self, message: str, chat_history: list[ChatMessage] | None = None
-    ) -> StreamingAgentChatResponse:
+    def stream_chat(self, message: str, chat_history: History = None) -> StreamingAgentChatResponse:
         record = self._attributor.begin(message)
         with streaming_for(record):  # the engine's reader thread copies this context
             stream = self.chat_engine.stream_chat(message, chat_history)
@@ -189,7 +166,7 @@ class CamabChatEngine(_Wrapper, BaseChatEngine):
 
     @dispatcher.span
     async def astream_chat(
-        self, message: str, chat_history: list[ChatMessage] | None = None
+        self, message: str, chat_history: History = None
     ) -> StreamingAgentChatResponse:
         record = self._attributor.begin(message)
         with streaming_for(record):  # the engine's reader task copies this context

@@ -6,7 +6,6 @@ import asyncio
 import collections
 import threading
 import uuid
-from collections.abc import Mapping
 from typing import Any
 
 from llama_index.core.instrumentation import get_dispatcher
@@ -45,6 +44,8 @@ class CamabEventHandler(BaseEventHandler):
     attributed in place as :class:`CamabQueryEngine` does (its own queries are left to it).
     ``aquery`` in a running loop runs as a background task (pending until :meth:`aflush`),
     ``query`` inline; ``background`` forces either (a blocking filter always runs inline).
+    ``scorer``, ``settings``, ``proxy``, ``scorer_options``, ``progress``: as in
+    :class:`CamabQueryEngine`.
 
     Attributes:
         results: the most recent attributions (``maxlen`` 256), each
@@ -53,18 +54,15 @@ class CamabEventHandler(BaseEventHandler):
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
-    scorer: Any = Field(default=None, description="scorer; None = from the query's LLM")
-    # Any: pydantic would rebuild the settings dataclass field by field (checked below)
-    settings: Any = Field(default=CHAIN_SETTINGS, description="an AttributionSettings")
-    progress: Any = Field(default=None, description="progress(calls_made, total) hook")
-    background: bool | None = Field(default=None, description="a task in a running loop")
-    proxy: Any = Field(default=None, description="scores when the query's LLM cannot")
-    scorer_options: dict[str, Any] = Field(default_factory=dict, description="HTTP scorer's")
+    scorer: Any = None
+    settings: Any = Field(default=CHAIN_SETTINGS)  # Any: pydantic would rebuild a dataclass
+    progress: Any = None
+    background: bool | None = None
+    proxy: Any = None
+    scorer_options: dict[str, Any] = Field(default_factory=dict)
 
     _attributor: ResponseAttributor = PrivateAttr()
-    _results: collections.deque[dict[str, Any]] = PrivateAttr(
-        default_factory=lambda: collections.deque(maxlen=256)
-    )
+    _results: collections.deque[dict[str, Any]] = PrivateAttr()
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def model_post_init(self, context: Any, /) -> None:
@@ -73,20 +71,13 @@ class CamabEventHandler(BaseEventHandler):
                 f"settings must be an AttributionSettings, got {type(self.settings).__name__}"
             )
         self._attributor = ResponseAttributor(
-            self.scorer,
-            self.settings,
-            proxy=self.proxy,
-            scorer_options=self.scorer_options,
-            progress=self.progress,
+            self.scorer, self.settings, self.proxy, self.scorer_options, self.progress
         )
+        self._results = collections.deque(maxlen=256)
+        refused = "it must judge the answer before the query returns: use background=None/False"
         check_groundedness_filter(
             self.settings.groundedness,
-            blocking_refused=(
-                "it must judge the answer before the query returns: use "
-                "background=None/False, or mode='flag'"
-                if self.background
-                else None
-            ),
+            blocking_refused=f"{refused}, or mode='flag'" if self.background else None,
         )
 
     @classmethod
@@ -97,8 +88,7 @@ class CamabEventHandler(BaseEventHandler):
     def attach(cls, dispatcher: Dispatcher | None = None, **kwargs: Any) -> CamabEventHandler:
         """Create a handler and add it to ``dispatcher`` (default: the root dispatcher)."""
         handler = cls(**kwargs)
-        target = dispatcher or get_dispatcher()
-        target.add_event_handler(handler)
+        (dispatcher or get_dispatcher()).add_event_handler(handler)
         return handler
 
     def detach(self, dispatcher: Dispatcher | None = None) -> None:
@@ -111,19 +101,17 @@ class CamabEventHandler(BaseEventHandler):
         with self._lock:
             return list(self._results)
 
-    def handle(self, event: BaseEvent, **kwargs: Any) -> Any:
+    def handle(self, event: BaseEvent, **kwargs: Any) -> None:
         if not isinstance(event, QueryEndEvent):
             return
         records = self._attributor.tracker.records_for(event.span_id)
-        record = records[0] if records and records[0].span_id == event.span_id else None
         if any(r.managed for r in records):
             return  # a CamabQueryEngine attributes this query itself
         response = event.response
-        metadata = getattr(response, "metadata", None)
-        if isinstance(metadata, Mapping) and ATTRIBUTION_KEY in metadata:
+        if ATTRIBUTION_KEY in (getattr(response, "metadata", None) or {}):
             return  # already attributed (an enclosing query returning the same response)
-        question = query_text(event.query)
-        query_id = event.span_id or ""
+        record = records[0] if records and records[0].span_id == event.span_id else None
+        question, query_id = query_text(event.query), event.span_id or ""
 
         def remember(turn: Any) -> None:
             data = (getattr(turn, "metadata", None) or {}).get(ATTRIBUTION_KEY)
@@ -132,21 +120,15 @@ class CamabEventHandler(BaseEventHandler):
 
         steps = self._attributor.turn(response, question, record, then=remember)
         gate = self.settings.groundedness
-        background = (
-            not isinstance(response, STREAMS)  # those are attributed once read
-            and not (gate is not None and gate.mode == "block")  # judged before it returns
-            and _running_loop()
-            # auto: a task for aquery(), inline for query()
-            and (
-                _span_method(event.span_id) == "aquery"
-                if self.background is None
-                else self.background
-            )
-        )
-        if background:
+        if isinstance(response, STREAMS) or (gate is not None and gate.mode == "block"):
+            background = False  # attributed once read / judged before the query returns
+        elif self.background is None:  # auto: a task for aquery(), inline for query()
+            background = event.span_id is not None and ".aquery-" in event.span_id
+        else:
+            background = self.background
+        if background and _running_loop():
             key = query_id or uuid.uuid4().hex  # a span id, else a key of its own
-            placeholder = pending(key)
-            set_metadata(response, placeholder)
+            set_metadata(response, placeholder := pending(key))
             self._attributor.runs.astart(key, steps, [placeholder], HOW_TO_WAIT)
         else:
             drive(steps)
@@ -154,13 +136,6 @@ class CamabEventHandler(BaseEventHandler):
     async def aflush(self) -> None:
         """Wait for every background attribution started so far."""
         await self._attributor.runs.aflush()
-
-
-def _span_method(span_id: str | None) -> str:
-    """The method name in a LlamaIndex span id (``"Class.method-<uuid4>"``)."""
-    if not span_id or len(span_id) < 38 or span_id[-37] != "-":
-        return ""
-    return span_id[:-37].rsplit(".", 1)[-1]
 
 
 def _running_loop() -> bool:

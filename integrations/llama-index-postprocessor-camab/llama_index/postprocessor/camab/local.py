@@ -16,12 +16,11 @@ from llama_index.core.base.llms.types import (
     CompletionResponse,
     CompletionResponseGen,
     LLMMetadata,
-    MessageRole,
 )
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
 from llama_index.core.llms.custom import CustomLLM
 from llama_index.postprocessor.camab.capture import chat_messages
-from pydantic import Field, PrivateAttr
+from pydantic import PrivateAttr
 
 from camab_rag.integration import InputError, MiniLMEmbedder, Prompt
 
@@ -36,35 +35,22 @@ class CamabLocalLLM(CustomLLM):
         context_window: the context LlamaIndex may fill (prompt + answer), in tokens.
     """
 
-    max_new_tokens: int = Field(default=128, description="answer length limit in tokens")
-    context_window: int = Field(default=2048, description="tokens LlamaIndex may fill")
-    model_name: str = Field(default="smollm2", description="the model's short name")
-
+    max_new_tokens: int = 128
+    context_window: int = 2048
+    model_name: str = "smollm2"
     _scorer: Any = PrivateAttr(default=None)
 
-    def __init__(
-        self,
-        scorer: Any = None,
-        *,
-        max_new_tokens: int = 128,
-        context_window: int = 2048,
-        model_name: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        if max_new_tokens < 1:
-            raise InputError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+    def __init__(self, scorer: Any = None, *, model_name: str | None = None, **kwargs: Any) -> None:
+        if kwargs.get("max_new_tokens", 1) < 1:
+            raise InputError(f"max_new_tokens must be >= 1, got {kwargs['max_new_tokens']}")
         if scorer is None:
             import camab_rag
 
             scorer = camab_rag.default_scorer()
         if not callable(getattr(scorer, "generate", None)):
             raise InputError("scorer must have a generate(prompts, max_new_tokens=...) method")
-        super().__init__(
-            max_new_tokens=max_new_tokens,
-            context_window=context_window,
-            model_name=model_name or str(getattr(scorer, "model_name", "smollm2")),
-            **kwargs,
-        )
+        name = model_name or str(getattr(scorer, "model_name", "smollm2"))
+        super().__init__(model_name=name, **kwargs)
         self._scorer = scorer
 
     @classmethod
@@ -85,49 +71,40 @@ class CamabLocalLLM(CustomLLM):
             model_name=self.model_name,
         )
 
-    def _generate(self, prompt: Prompt) -> str:
+    def _text(self, prompt: Prompt) -> str:
         return str(self._scorer.generate([prompt], max_new_tokens=self.max_new_tokens)[0])
+
+    def _chat(self, messages: Sequence[ChatMessage], delta: bool = False) -> ChatResponse:
+        text = self._text(chat_messages(messages))
+        message = ChatMessage(role="assistant", content=text)
+        return ChatResponse(message=message, delta=text if delta else None)
 
     @llm_completion_callback()
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        return CompletionResponse(text=self._generate(prompt))
+        return CompletionResponse(text=self._text(prompt))
 
     @llm_completion_callback()
     def stream_complete(
-        self, prompt: str, formatted: bool = False, **kwargs: Any
+        self, prompt: str, formatted: bool = False, **_: Any
     ) -> CompletionResponseGen:
-        text = self._generate(prompt)
-
-        def gen() -> CompletionResponseGen:
-            yield CompletionResponse(text=text, delta=text)
-
-        return gen()
+        text = self._text(prompt)
+        return (CompletionResponse(text=text, delta=text) for _ in [0])
 
     @llm_completion_callback()
-    async def acomplete(
-        self, prompt: str, formatted: bool = False, **kwargs: Any
-    ) -> CompletionResponse:
-        return CompletionResponse(text=await asyncio.to_thread(self._generate, prompt))
+    async def acomplete(self, prompt: str, formatted: bool = False, **_: Any) -> CompletionResponse:
+        return CompletionResponse(text=await asyncio.to_thread(self._text, prompt))
 
     @llm_chat_callback()
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
-        text = self._generate(chat_messages(messages))
-        return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=text))
+        return self._chat(messages)
 
     @llm_chat_callback()
     def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
-        text = self._generate(chat_messages(messages))
-
-        def gen() -> ChatResponseGen:
-            message = ChatMessage(role=MessageRole.ASSISTANT, content=text)
-            yield ChatResponse(message=message, delta=text)
-
-        return gen()
+        return (r for r in [self._chat(messages, delta=True)])
 
     @llm_chat_callback()
     async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
-        text = await asyncio.to_thread(self._generate, chat_messages(messages))
-        return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=text))
+        return await asyncio.to_thread(self._chat, messages)
 
 
 class MiniLMEmbedding(BaseEmbedding):
@@ -141,27 +118,21 @@ class MiniLMEmbedding(BaseEmbedding):
     _embedder: Any = PrivateAttr(default=None)
 
     def __init__(self, embedder: Any = None, **kwargs: Any) -> None:
-        kwargs.setdefault("model_name", "all-MiniLM-L6-v2")
-        super().__init__(**kwargs)
-        if embedder is None:
-            embedder = MiniLMEmbedder()
-        self._embedder = embedder
+        super().__init__(**{"model_name": "all-MiniLM-L6-v2", **kwargs})
+        self._embedder = MiniLMEmbedder() if embedder is None else embedder
 
     @classmethod
     def class_name(cls) -> str:
         return "MiniLMEmbedding"
 
-    def _get_query_embedding(self, query: str) -> Embedding:
-        return [float(x) for x in self._embedder.embed([query])[0]]
-
-    async def _aget_query_embedding(self, query: str) -> Embedding:
-        return await asyncio.to_thread(self._get_query_embedding, query)
-
-    def _get_text_embedding(self, text: str) -> Embedding:
-        return [float(x) for x in self._embedder.embed([text])[0]]
-
     def _get_text_embeddings(self, texts: list[str]) -> list[Embedding]:
         return [[float(x) for x in row] for row in self._embedder.embed(texts)]
 
+    def _get_text_embedding(self, text: str) -> Embedding:
+        return self._get_text_embeddings([text])[0]
 
-__all__ = ["CamabLocalLLM", "MiniLMEmbedding"]
+    def _get_query_embedding(self, query: str) -> Embedding:
+        return self._get_text_embeddings([query])[0]
+
+    async def _aget_query_embedding(self, query: str) -> Embedding:
+        return await asyncio.to_thread(self._get_query_embedding, query)

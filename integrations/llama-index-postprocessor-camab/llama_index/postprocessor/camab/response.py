@@ -1,7 +1,6 @@
-"""One attach path for every LlamaIndex answer: a query's ``Response``, a chat turn, or a
-stream (attributed in the background once read to the end). The result goes on the
-answer's metadata and on copies of its nodes; a failure reads
-``metadata["attribution"]["status"] == "error"``, never an exception."""
+"""Attach an attribution to a LlamaIndex answer: the summary in its metadata, a copy of each
+node with its own entry; a failure reads ``metadata["attribution"]["status"] == "error"``,
+never an exception."""
 
 from __future__ import annotations
 
@@ -17,76 +16,45 @@ from llama_index.core.base.response.schema import (
 from llama_index.core.chat_engine.types import AgentChatResponse, StreamingAgentChatResponse
 from llama_index.core.instrumentation.span import active_span_id
 from llama_index.core.schema import MetadataMode, NodeWithScore
-from llama_index.postprocessor.camab.capture import query_tracker
-from llama_index.postprocessor.camab.events import QueryProgress
+from llama_index.postprocessor.camab.capture import QueryProgress, query_tracker
 from llama_index.postprocessor.camab.scorers import ScorerCache
 
-from camab_rag.integration import (
-    CHAIN_SETTINGS,
-    AttributionResult,
-    AttributionSettings,
-    CapturedAttribution,
-    ChainCall,
-    ChainRuns,
-    FilteredAnswer,
-    InputError,
-    NoContextError,
-    ProgressFn,
-    SourceDocument,
-    SpanRecord,
-    Steps,
-    aread_for,
-    asynced,
-    await_on,
-    chain_steps,
-    checked_scorer,
-    document_summary,
-    pending,
-    reached_the_model,
-    read_for,
-    synced,
-    wait_on,
-)
+from camab_rag import integration as core
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
 ATTRIBUTION_KEY = "attribution"
 """The metadata key under which responses and nodes carry their attribution."""
-STREAMS = (StreamingResponse, AsyncStreamingResponse, StreamingAgentChatResponse)
-HOW_TO_WAIT = (
-    "Await await_attribution(response) before the event loop ends (e.g. at the end of the "
-    "coroutine given to asyncio.run)"
-)
 
 
-def node_documents(nodes: Sequence[NodeWithScore]) -> list[SourceDocument]:
+def node_documents(nodes: Sequence[NodeWithScore]) -> list[core.SourceDocument]:
     """Each node as the text the LLM saw (content with LLM metadata, stripped)."""
     return [
-        SourceDocument(n.node.get_content(MetadataMode.LLM).strip(), {"node_id": n.node.node_id})
+        core.SourceDocument(n.node.get_content(MetadataMode.LLM).strip(), {"node_id": n.node_id})
         for n in nodes
     ]
 
 
-def _nodes(response: object, record: SpanRecord | None) -> tuple[list[NodeWithScore], str]:
-    """The response's sources, else the retrieved nodes that reached the LLM; raises when
-    there is nothing to attribute."""
+def answer_nodes(response: object, record: core.SpanRecord | None) -> tuple[list[Any], str]:
+    """The nodes to attribute ``response`` to (the response's sources, else the retrieved
+    nodes that reached the LLM) and where they came from; raises when there are none."""
     if not isinstance(response, Response):
-        raise InputError(
+        raise core.InputError(
             f"cannot attribute a {type(response).__name__}: only a plain Response (not "
             "streaming or structured output) has the final text to attribute"
         )
     if not isinstance(response.response, str) or not response.response.strip():
-        raise InputError("the response is empty: there is nothing to attribute")
+        raise core.InputError("the response is empty: there is nothing to attribute")
     if response.source_nodes:
         return list(response.source_nodes), "response.source_nodes"
     retrieved = list(record.documents) if record is not None else []
     if not retrieved:
-        raise NoContextError(
+        raise core.NoContextError(
             "no nodes were retrieved for this query: the answer has no retrieved context "
             "to come from"
         )
-    if not reached_the_model(record.prompts if record else [], node_documents(retrieved)):
-        raise NoContextError(
+    if not core.reached_the_model(record.prompts if record else [], node_documents(retrieved)):
+        raise core.NoContextError(
             f"none of the {len(retrieved)} retrieved nodes reached the LLM "
             "(response.source_nodes is empty: e.g. a node post-processor discarded "
             "them all), so the answer has no retrieved context to come from"
@@ -97,20 +65,11 @@ def _nodes(response: object, record: SpanRecord | None) -> tuple[list[NodeWithSc
 def _with_attribution(node: Any, info: dict[str, Any]) -> Any:
     """A copy of ``node`` carrying ``info`` (shared nodes never mix attributions), the key
     excluded from what LLMs and embedding models see."""
-    excluded = {
-        f"excluded_{k}_metadata_keys": [
-            *[
-                key
-                for key in getattr(node, f"excluded_{k}_metadata_keys")
-                if key != ATTRIBUTION_KEY
-            ],
-            ATTRIBUTION_KEY,
-        ]
-        for k in ("llm", "embed")
-    }
-    return node.model_copy(
-        update={"metadata": {**node.metadata, ATTRIBUTION_KEY: info}, **excluded}
-    )
+    update: dict[str, Any] = {"metadata": {**node.metadata, ATTRIBUTION_KEY: info}}
+    for name in ("excluded_llm_metadata_keys", "excluded_embed_metadata_keys"):
+        keys = list(getattr(node, name))
+        update[name] = keys if ATTRIBUTION_KEY in keys else [*keys, ATTRIBUTION_KEY]
+    return node.model_copy(update=update)
 
 
 def set_metadata(response: object, value: dict[str, Any]) -> None:
@@ -120,9 +79,7 @@ def set_metadata(response: object, value: dict[str, Any]) -> None:
     response.metadata[ATTRIBUTION_KEY] = value  # type: ignore[attr-defined]
 
 
-def _attach(
-    response: Any, nodes: list[NodeWithScore], source: str, done: CapturedAttribution
-) -> Any:
+def attach(response: Any, nodes: list[Any], source: str, done: core.CapturedAttribution) -> Any:
     """The result (a copy of each node with its entry, the summary in the response's
     metadata) and the filter's verdict, in place; a blocked answer's text is replaced by
     the fallback (the original stays in ``groundedness.original_answer``)."""
@@ -133,7 +90,7 @@ def _attach(
             if result.prompt_mode != "captured":
                 logger.info("camab attribution of %r: %s", result.question[:80], result.prompt_note)
             extra = {"method": result.method, "n_queries": result.n_queries}
-            entries = document_summary(result, len(nodes), segments=True)
+            entries = core.document_summary(result, len(nodes), segments=True)
             nodes = [
                 NodeWithScore(node=_with_attribution(n.node, {**e, **extra}), score=n.score)
                 for n, e in zip(nodes, entries)
@@ -144,7 +101,7 @@ def _attach(
                 response.source_nodes = nodes
             else:
                 summary["nodes"] = [
-                    {"node_id": n.node.node_id, **n.node.metadata[ATTRIBUTION_KEY]} for n in nodes
+                    {"node_id": n.node_id, **n.node.metadata[ATTRIBUTION_KEY]} for n in nodes
                 ]
         if verdict is not None:
             summary["groundedness"] = verdict.to_dict()
@@ -156,67 +113,67 @@ def _attach(
     return response
 
 
-def _response_steps(
-    response: Any,
-    question: str,
-    *,
-    scorer: Any = None,
-    config: AttributionSettings | None = None,
-    record: SpanRecord | None = None,
-    llm: object = None,
-    scorers: ScorerCache | None = None,
-    progress: ProgressFn | None = None,
-) -> Steps[Any]:
-    """Attribute ``response`` in place; never raises (a failure goes to its metadata).
-    A groundedness verdict lands in ``metadata["attribution"]["groundedness"]``."""
-    text = getattr(response, "response", None)
-    call = ChainCall(question, text if isinstance(text, str) else "")
-    nodes: list[NodeWithScore] = []
-    source = ""
-    try:
-        nodes, source = _nodes(response, record)
-    except Exception as error:
-        call.problem = error
-    cache = scorers or ScorerCache()
-    llm = record.model if record is not None and record.model is not None else llm
-    call.documents = node_documents(nodes)
-    call.scorer = lambda: cache.get(llm, scorer)
-    call.prompts = record.prompts if record is not None else []
-    call.progress = QueryProgress(question, progress)
-    return _attach(
-        response, nodes, source, (yield from chain_steps(call, config or CHAIN_SETTINGS))
-    )
+def _info(response: object, key: str | None = None, hint: str = "") -> Any:
+    """``response.metadata["attribution"]`` (or its ``key``), else a ``KeyError``."""
+    metadata = getattr(response, "metadata", None)
+    info = metadata.get(ATTRIBUTION_KEY) if isinstance(metadata, Mapping) else None
+    if key is not None:
+        info = info.get(key) if isinstance(info, Mapping) else None
+    if info is None:
+        where = f"[{ATTRIBUTION_KEY!r}]" + (f"[{key!r}]" if key else "")
+        raise KeyError(hint or f"the response has no metadata{where}")
+    return info
 
 
-attribute_response = synced(_response_steps, "attribute_response")
-aattribute_response = asynced(
-    _response_steps, "aattribute_response", "Async :func:`attribute_response` (``ascore``)."
-)
-
-
-def attribution_of(response: object) -> AttributionResult:
+def attribution_of(response: object) -> core.AttributionResult:
     """The :class:`~camab_rag.AttributionResult` stored on a response.
 
     Raises:
         KeyError: the response carries no attribution.
     """
-    metadata = getattr(response, "metadata", None)
-    if not isinstance(metadata, Mapping) or ATTRIBUTION_KEY not in metadata:
-        raise KeyError(f"the response has no metadata[{ATTRIBUTION_KEY!r}]")
-    return AttributionResult.from_dict(metadata[ATTRIBUTION_KEY])
+    return core.AttributionResult.from_dict(_info(response))
 
 
-def groundedness_of(response: object) -> FilteredAnswer:
+def groundedness_of(response: object) -> core.FilteredAnswer:
     """The groundedness verdict stored on a response by a filter-equipped engine/handler.
 
     Raises:
         KeyError: the response carries no verdict (no ``groundedness=`` filter was set).
     """
-    metadata = getattr(response, "metadata", None)
-    data = metadata.get(ATTRIBUTION_KEY) if isinstance(metadata, Mapping) else None
-    if not isinstance(data, Mapping) or data.get("groundedness") is None:
-        raise KeyError(f"the response has no metadata[{ATTRIBUTION_KEY!r}]['groundedness']")
-    return FilteredAnswer.from_dict(data["groundedness"])
+    return core.FilteredAnswer.from_dict(_info(response, "groundedness"))
+
+
+NOT_YET = (
+    "this response has no attribution yet: a streamed answer is attributed once its stream "
+    "has been read to the end"
+)
+
+
+def wait_for_attribution(response: object, timeout: float | None = None) -> dict[str, Any]:
+    """The ``metadata["attribution"]`` of an answer, waiting (up to ``timeout`` seconds)
+    for the attribution of a sync stream that was read to the end.
+
+    Raises:
+        KeyError: a stream not read to the end yet (nothing to wait for).
+        TypeError: an async stream's attribution: ``await await_attribution(response)``.
+        TimeoutError: not finished within ``timeout``.
+    """
+    core.wait_on(response, timeout, "await_attribution(response)")
+    return dict(_info(response, hint=NOT_YET))
+
+
+async def await_attribution(response: object) -> dict[str, Any]:
+    """Async :func:`wait_for_attribution` (for sync and async streams alike); cancelling
+    the caller leaves the attribution running."""
+    await core.await_on(response)
+    return dict(_info(response, hint=NOT_YET))
+
+
+STREAMS = (StreamingResponse, AsyncStreamingResponse, StreamingAgentChatResponse)
+HOW_TO_WAIT = (
+    "Await await_attribution(response) before the event loop ends (e.g. at the end of the "
+    "coroutine given to asyncio.run)"
+)
 
 
 class ResponseAttributor:
@@ -228,54 +185,59 @@ class ResponseAttributor:
     def __init__(
         self,
         scorer: Any = None,
-        settings: AttributionSettings | None = None,
-        *,
+        settings: core.AttributionSettings | None = None,
         proxy: Any = None,
         scorer_options: Mapping[str, Any] | None = None,
-        progress: ProgressFn | None = None,
+        progress: core.ProgressFn | None = None,
     ) -> None:
-        self.scorer = checked_scorer(scorer)
-        self.config = settings or CHAIN_SETTINGS
+        self.scorer = core.checked_scorer(scorer)
+        self.config = settings or core.CHAIN_SETTINGS
         self.progress = progress
         self.scorers = ScorerCache(proxy, scorer_options)
         self.tracker = query_tracker()
-        self.runs: ChainRuns[Any] = ChainRuns(self.config, keep=256)
+        self.runs: core.ChainRuns[Any] = core.ChainRuns(self.config, keep=256)
 
-    def begin(self, query: str) -> SpanRecord | None:
+    def begin(self, query: str) -> core.SpanRecord | None:
         """The record of the active span, marked as attributed by this wrapper (so an event
         handler leaves the query to it)."""
         span_id = active_span_id.get()
         return None if span_id is None else self.tracker.open_record(span_id, query, True)
 
     def steps(
-        self, response: Any, question: str, record: SpanRecord | None, llm: object = None
-    ) -> Steps[Any]:
+        self, response: Any, question: str, record: core.SpanRecord | None, llm: object = None
+    ) -> core.Steps[Any]:
         """Attribute ``response`` in place (never raises), as a generator of model calls."""
-        return _response_steps(
-            response,
-            question,
-            scorer=self.scorer,
-            config=self.config,
-            record=record,
-            llm=llm,
-            scorers=self.scorers,
-            progress=self.progress,
-        )
+        text = getattr(response, "response", None)
+        call = core.ChainCall(question, text if isinstance(text, str) else "")
+        nodes: list[Any] = []
+        source = ""
+        try:
+            nodes, source = answer_nodes(response, record)
+        except Exception as error:
+            call.problem = error
+        if record is not None:
+            llm = record.model if record.model is not None else llm
+            call.prompts = record.prompts
+        call.documents = node_documents(nodes)
+        call.scorer = lambda: self.scorers.get(llm, self.scorer)
+        call.progress = QueryProgress(question, self.progress)
+        attributed = yield from core.chain_steps(call, self.config)
+        return attach(response, nodes, source, attributed)
 
     def turn(
         self,
         turn: T,
         question: str,
-        record: SpanRecord | None,
+        record: core.SpanRecord | None,
         llm: object = None,
         then: Callable[[T], object] = lambda turn: None,
-    ) -> Steps[T]:
+    ) -> core.Steps[T]:
         """Attribute a finished answer (a ``Response`` in place, a chat turn through a copy),
         or make a stream attribute itself in the background once read; ``then(turn)`` runs
         after the attribution."""
         answer: Any = turn
 
-        def attributed(final: Any) -> Steps[T]:
+        def attributed(final: Any) -> core.Steps[T]:
             yield from self.steps(final, question, record, llm)
             if final is not answer:  # carry the attribution back to the turn
                 answer.source_nodes, answer.metadata = final.source_nodes, final.metadata
@@ -284,8 +246,12 @@ class ResponseAttributor:
             then(turn)
             return turn
 
+        if isinstance(answer, AgentChatResponse):
+            metadata = dict(getattr(answer, "metadata", None) or {})
+            final = Response(answer.response, list(answer.source_nodes), metadata)
+            return (yield from attributed(final))
         if not isinstance(answer, STREAMS):
-            return (yield from attributed(_as_response(answer)))
+            return (yield from attributed(answer))
 
         def end(text: str, in_loop: bool) -> None:  # the stream was read to the end
             if isinstance(answer, StreamingAgentChatResponse):
@@ -294,8 +260,7 @@ class ResponseAttributor:
                 answer.response_txt = text
             metadata = getattr(answer, "metadata", None) or {}
             final = Response(text, list(answer.source_nodes), dict(metadata))
-            placeholder = pending()
-            set_metadata(answer, placeholder)
+            set_metadata(answer, placeholder := core.pending())
             self.runs.start_on(
                 answer, attributed(final), [placeholder], HOW_TO_WAIT, in_loop=in_loop
             )
@@ -303,17 +268,14 @@ class ResponseAttributor:
         if isinstance(answer, StreamingAgentChatResponse):
             _ChatStream.wrap(answer, record, end)
         elif isinstance(answer, AsyncStreamingResponse):
-            answer.response_gen = aread_for(record, answer.response_gen, lambda t: end(t, True))
+            answer.response_gen = core.aread_for(
+                record, answer.response_gen, lambda t: end(t, True)
+            )
         else:
-            answer.response_gen = read_for(record, answer.response_gen, lambda t: end(t, False))
+            answer.response_gen = core.read_for(
+                record, answer.response_gen, lambda t: end(t, False)
+            )
         return turn
-
-
-def _as_response(turn: Any) -> Any:
-    """A chat turn as the ``Response`` the attribution reads and annotates."""
-    if isinstance(turn, AgentChatResponse):
-        return Response(turn.response, list(turn.source_nodes), dict(turn.metadata or {}))
-    return turn
 
 
 class _ChatStream(StreamingAgentChatResponse):
@@ -322,10 +284,7 @@ class _ChatStream(StreamingAgentChatResponse):
 
     @classmethod
     def wrap(
-        cls,
-        stream: StreamingAgentChatResponse,
-        record: SpanRecord | None,
-        end: Callable[[str, bool], None],
+        cls, stream: Any, record: core.SpanRecord | None, end: Callable[[str, bool], None]
     ) -> None:
         stream.__class__ = cls  # same fields: only the two generators change
         stream.__dict__["_camab"] = (record, end)
@@ -341,36 +300,30 @@ class _ChatStream(StreamingAgentChatResponse):
     @property
     def response_gen(self) -> Generator[str, None, None]:
         tokens = StreamingAgentChatResponse.response_gen.fget(self)  # type: ignore[attr-defined]
-        return read_for(self.__dict__.get("_camab", (None,))[0], tokens, self._end(False))
+        return core.read_for(self.__dict__.get("_camab", (None,))[0], tokens, self._end(False))
 
     def async_response_gen(self) -> AsyncGenerator[str, None]:
         record = self.__dict__.get("_camab", (None,))[0]
-        return aread_for(record, super().async_response_gen(), self._end(True))
+        return core.aread_for(record, super().async_response_gen(), self._end(True))
 
 
-def _attribution(response: object, started: bool) -> dict[str, Any]:
-    metadata = getattr(response, "metadata", None)
-    if not started and not (isinstance(metadata, dict) and ATTRIBUTION_KEY in metadata):
-        raise KeyError(
-            "this response has no attribution yet: a streamed answer is attributed once "
-            "its stream has been read to the end"
-        )
-    return dict(response.metadata[ATTRIBUTION_KEY])  # type: ignore[attr-defined]
+def _attribute_steps(
+    response: Any,
+    question: str,
+    *,
+    scorer: Any = None,
+    config: core.AttributionSettings | None = None,
+    llm: object = None,
+    progress: core.ProgressFn | None = None,
+) -> core.Steps[Any]:
+    """Attribute ``response`` in place; never raises (a failure goes to its metadata).
+    A groundedness verdict lands in ``metadata["attribution"]["groundedness"]``."""
+    return ResponseAttributor(scorer, config, progress=progress).steps(
+        response, question, None, llm
+    )
 
 
-def wait_for_attribution(response: object, timeout: float | None = None) -> dict[str, Any]:
-    """The ``metadata["attribution"]`` of an answer, waiting (up to ``timeout`` seconds)
-    for the attribution of a sync stream that was read to the end.
-
-    Raises:
-        KeyError: a stream not read to the end yet (nothing to wait for).
-        TypeError: an async stream's attribution: ``await await_attribution(response)``.
-        TimeoutError: not finished within ``timeout``.
-    """
-    return _attribution(response, wait_on(response, timeout, "await_attribution(response)"))
-
-
-async def await_attribution(response: object) -> dict[str, Any]:
-    """Async :func:`wait_for_attribution` (for sync and async streams alike); cancelling
-    the caller leaves the attribution running."""
-    return _attribution(response, await await_on(response))
+attribute_response = core.synced(_attribute_steps, "attribute_response")
+aattribute_response = core.asynced(
+    _attribute_steps, "aattribute_response", "Async :func:`attribute_response` (``ascore``)."
+)
