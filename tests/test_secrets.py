@@ -142,7 +142,7 @@ def shown_by_llamaindex(scorer: OpenAICompletionsScorer) -> list[str]:
     pytest.importorskip("llama_index.postprocessor.camab")
     from llama_index.core.base.response.schema import Response
     from llama_index.core.schema import NodeWithScore, TextNode
-    from llama_index.postprocessor.camab.response import attribute_response
+    from llama_index.postprocessor.camab import attribute_response
 
     from camab_rag.settings import CHAIN_SETTINGS
 

@@ -5,22 +5,24 @@
 ``CamabNodePostprocessor(top_k=..., threshold=...)`` keeps the nodes an answer relied on.
 """
 
+from llama_index.postprocessor.camab.attributor import (
+    aattribute_response,
+    attribute_response,
+    scorer_from_llm,
+)
 from llama_index.postprocessor.camab.base import CamabNodePostprocessor
 from llama_index.postprocessor.camab.capture import AttributionProgressEvent
-from llama_index.postprocessor.camab.citations import to_citation_blocks
 from llama_index.postprocessor.camab.engines import CamabChatEngine, CamabQueryEngine
 from llama_index.postprocessor.camab.event_handler import CamabEventHandler
 from llama_index.postprocessor.camab.local import CamabLocalLLM, MiniLMEmbedding
 from llama_index.postprocessor.camab.response import (
     ATTRIBUTION_KEY,
-    aattribute_response,
-    attribute_response,
     attribution_of,
     await_attribution,
     groundedness_of,
+    to_citation_blocks,
     wait_for_attribution,
 )
-from llama_index.postprocessor.camab.scorers import scorer_from_llm
 
 from camab_rag.integration import AttributionSettings
 

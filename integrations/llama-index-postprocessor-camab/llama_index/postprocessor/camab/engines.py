@@ -18,7 +18,7 @@ from llama_index.core.chat_engine.types import (
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.postprocessor.camab.response import ResponseAttributor
+from llama_index.postprocessor.camab.attributor import ResponseAttributor
 
 from camab_rag.integration import (
     AttributionSettings,

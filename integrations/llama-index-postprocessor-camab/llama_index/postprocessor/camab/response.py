@@ -1,27 +1,19 @@
 """Attach an attribution to a LlamaIndex answer: the summary in its metadata, a copy of each
-node with its own entry; a failure reads ``metadata["attribution"]["status"] == "error"``,
-never an exception."""
+node with its own entry (a failure reads ``metadata["attribution"]["status"] == "error"``,
+never an exception), and LlamaIndex's own ``CitationBlock``s."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from llama_index.core.base.response.schema import (
-    AsyncStreamingResponse,
-    Response,
-    StreamingResponse,
-)
-from llama_index.core.chat_engine.types import AgentChatResponse, StreamingAgentChatResponse
-from llama_index.core.instrumentation.span import active_span_id
+from llama_index.core.base.llms.types import CitationBlock, TextBlock
+from llama_index.core.base.response.schema import Response
 from llama_index.core.schema import MetadataMode, NodeWithScore
-from llama_index.postprocessor.camab.capture import QueryProgress, query_tracker
-from llama_index.postprocessor.camab.scorers import ScorerCache
 
 from camab_rag import integration as core
 
-T = TypeVar("T")
 logger = logging.getLogger(__name__)
 ATTRIBUTION_KEY = "attribution"
 """The metadata key under which responses and nodes carry their attribution."""
@@ -169,161 +161,29 @@ async def await_attribution(response: object) -> dict[str, Any]:
     return dict(_info(response, hint=NOT_YET))
 
 
-STREAMS = (StreamingResponse, AsyncStreamingResponse, StreamingAgentChatResponse)
-HOW_TO_WAIT = (
-    "Await await_attribution(response) before the event loop ends (e.g. at the end of the "
-    "coroutine given to asyncio.run)"
-)
-
-
-class ResponseAttributor:
-    """What a wrapper or handler attributes with: the scorer, the settings (default
-    :data:`~camab_rag.integration.CHAIN_SETTINGS`), the scorers built from LLMs (with the
-    ``proxy`` and ``scorer_options``), the ``progress`` hook, the query records and the
-    runs (background attributions of streamed answers)."""
-
-    def __init__(
-        self,
-        scorer: Any = None,
-        settings: core.AttributionSettings | None = None,
-        proxy: Any = None,
-        scorer_options: Mapping[str, Any] | None = None,
-        progress: core.ProgressFn | None = None,
-    ) -> None:
-        self.scorer = core.checked_scorer(scorer)
-        self.config = settings or core.CHAIN_SETTINGS
-        self.progress = progress
-        self.scorers = ScorerCache(proxy, scorer_options)
-        self.tracker = query_tracker()
-        self.runs: core.ChainRuns[Any] = core.ChainRuns(self.config, keep=256)
-
-    def begin(self, query: str) -> core.SpanRecord | None:
-        """The record of the active span, marked as attributed by this wrapper (so an event
-        handler leaves the query to it)."""
-        span_id = active_span_id.get()
-        return None if span_id is None else self.tracker.open_record(span_id, query, True)
-
-    def steps(
-        self, response: Any, question: str, record: core.SpanRecord | None, llm: object = None
-    ) -> core.Steps[Any]:
-        """Attribute ``response`` in place (never raises), as a generator of model calls."""
-        text = getattr(response, "response", None)
-        call = core.ChainCall(question, text if isinstance(text, str) else "")
-        nodes: list[Any] = []
-        source = ""
-        try:
-            nodes, source = answer_nodes(response, record)
-        except Exception as error:
-            call.problem = error
-        if record is not None:
-            llm = record.model if record.model is not None else llm
-            call.prompts = record.prompts
-        call.documents = node_documents(nodes)
-        call.scorer = lambda: self.scorers.get(llm, self.scorer)
-        call.progress = QueryProgress(question, self.progress)
-        attributed = yield from core.chain_steps(call, self.config)
-        return attach(response, nodes, source, attributed)
-
-    def turn(
-        self,
-        turn: T,
-        question: str,
-        record: core.SpanRecord | None,
-        llm: object = None,
-        then: Callable[[T], object] = lambda turn: None,
-    ) -> core.Steps[T]:
-        """Attribute a finished answer (a ``Response`` in place, a chat turn through a copy),
-        or make a stream attribute itself in the background once read; ``then(turn)`` runs
-        after the attribution."""
-        answer: Any = turn
-
-        def attributed(final: Any) -> core.Steps[T]:
-            yield from self.steps(final, question, record, llm)
-            if final is not answer:  # carry the attribution back to the turn
-                answer.source_nodes, answer.metadata = final.source_nodes, final.metadata
-                if not isinstance(answer, (StreamingResponse, AsyncStreamingResponse)):
-                    answer.response = final.response  # a blocking filter's fallback
-            then(turn)
-            return turn
-
-        if isinstance(answer, AgentChatResponse):
-            metadata = dict(getattr(answer, "metadata", None) or {})
-            final = Response(answer.response, list(answer.source_nodes), metadata)
-            return (yield from attributed(final))
-        if not isinstance(answer, STREAMS):
-            return (yield from attributed(answer))
-
-        def end(text: str, in_loop: bool) -> None:  # the stream was read to the end
-            if isinstance(answer, StreamingAgentChatResponse):
-                text = answer.response
-            else:
-                answer.response_txt = text
-            metadata = getattr(answer, "metadata", None) or {}
-            final = Response(text, list(answer.source_nodes), dict(metadata))
-            set_metadata(answer, placeholder := core.pending())
-            self.runs.start_on(
-                answer, attributed(final), [placeholder], HOW_TO_WAIT, in_loop=in_loop
-            )
-
-        if isinstance(answer, StreamingAgentChatResponse):
-            _ChatStream.wrap(answer, record, end)
-        elif isinstance(answer, AsyncStreamingResponse):
-            answer.response_gen = core.aread_for(
-                record, answer.response_gen, lambda t: end(t, True)
-            )
-        else:
-            answer.response_gen = core.read_for(
-                record, answer.response_gen, lambda t: end(t, False)
-            )
-        return turn
-
-
-class _ChatStream(StreamingAgentChatResponse):
-    """A chat stream that calls ``end`` once its last token has been read (by whichever
-    of its two generators ends first)."""
-
-    @classmethod
-    def wrap(
-        cls, stream: Any, record: core.SpanRecord | None, end: Callable[[str, bool], None]
-    ) -> None:
-        stream.__class__ = cls  # same fields: only the two generators change
-        stream.__dict__["_camab"] = (record, end)
-
-    def _end(self, in_loop: bool) -> Callable[[str], None]:
-        def once(text: str) -> None:
-            end = self.__dict__.pop("_camab", (None, None))[1]
-            if end is not None:
-                end(text, in_loop)
-
-        return once
-
-    @property
-    def response_gen(self) -> Generator[str, None, None]:
-        tokens = StreamingAgentChatResponse.response_gen.fget(self)  # type: ignore[attr-defined]
-        return core.read_for(self.__dict__.get("_camab", (None,))[0], tokens, self._end(False))
-
-    def async_response_gen(self) -> AsyncGenerator[str, None]:
-        record = self.__dict__.get("_camab", (None,))[0]
-        return core.aread_for(record, super().async_response_gen(), self._end(True))
-
-
-def _attribute_steps(
-    response: Any,
-    question: str,
+def to_citation_blocks(
+    result: core.AttributionResult,
+    nodes: Sequence[NodeWithScore],
     *,
-    scorer: Any = None,
-    config: core.AttributionSettings | None = None,
-    llm: object = None,
-    progress: core.ProgressFn | None = None,
-) -> core.Steps[Any]:
-    """Attribute ``response`` in place; never raises (a failure goes to its metadata).
-    A groundedness verdict lands in ``metadata["attribution"]["groundedness"]``."""
-    return ResponseAttributor(scorer, config, progress=progress).steps(
-        response, question, None, llm
-    )
+    rule: core.CitationRule | None = None,
+) -> list[CitationBlock]:
+    """``CitationBlock``s for ``result.response``, in answer order.
 
-
-attribute_response = core.synced(_attribute_steps, "attribute_response")
-aattribute_response = core.asynced(
-    _attribute_steps, "aattribute_response", "Async :func:`attribute_response` (``ascore``)."
-)
+    Args:
+        result: an attribution (``attribution_of(response)``, ``camab_rag.attribute``).
+        nodes: the attributed nodes in the same order (``response.source_nodes``).
+        rule: which nodes a sentence cites (default: ``CitationRule()``).
+    """
+    return [
+        CitationBlock(
+            cited_content=TextBlock(text=c.cited_text),
+            source=c.source or nodes[c.doc_index].node.node_id,
+            title=c.title or "",
+            additional_location_info={
+                "answer_start": c.start,
+                "answer_end": c.end,
+                "node_index": c.doc_index,
+            },
+        )
+        for c in core.native_citations(result, nodes, rule=rule)
+    ]

@@ -1,0 +1,224 @@
+"""How the engines and the handler attribute an answer: :class:`ResponseAttributor` (the
+scorer, the settings, the query records, the background runs), whose ``turn`` attributes a
+``Response`` in place, a chat turn through a copy, or a stream once read to the end."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping
+from typing import Any, TypeVar
+
+from llama_index.core.base.response.schema import (
+    AsyncStreamingResponse,
+    Response,
+    StreamingResponse,
+)
+from llama_index.core.chat_engine.types import AgentChatResponse, StreamingAgentChatResponse
+from llama_index.core.instrumentation.span import active_span_id
+from llama_index.postprocessor.camab.capture import QueryProgress, query_tracker
+from llama_index.postprocessor.camab.response import (
+    answer_nodes,
+    attach,
+    node_documents,
+    set_metadata,
+)
+
+from camab_rag import integration as core
+
+T = TypeVar("T")
+STREAMS = (StreamingResponse, AsyncStreamingResponse, StreamingAgentChatResponse)
+HOW_TO_WAIT = (
+    "Await await_attribution(response) before the event loop ends (e.g. at the end of the "
+    "coroutine given to asyncio.run)"
+)
+
+
+class ResponseAttributor:
+    """What a wrapper or handler attributes with: the scorer, the settings (default
+    :data:`~camab_rag.integration.CHAIN_SETTINGS`), the scorers built from LLMs (with the
+    ``proxy`` and ``scorer_options``), the ``progress`` hook, the query records and the
+    runs (background attributions of streamed answers)."""
+
+    def __init__(
+        self,
+        scorer: Any = None,
+        settings: core.AttributionSettings | None = None,
+        proxy: Any = None,
+        scorer_options: Mapping[str, Any] | None = None,
+        progress: core.ProgressFn | None = None,
+    ) -> None:
+        self.scorer = core.checked_scorer(scorer)
+        self.config = settings or core.CHAIN_SETTINGS
+        self.progress = progress
+        self.proxy = core.checked_scorer(proxy, "proxy")
+        self.options = dict(scorer_options or {})
+        self._scorers = core.ScorerCache()
+        self.tracker = query_tracker()
+        self.runs: core.ChainRuns[Any] = core.ChainRuns(self.config, keep=256)
+
+    def scorer_for(self, llm: object) -> Any:
+        """The given scorer, else ``llm``'s (with the proxy), built once per object."""
+        source = self.scorer if self.scorer is not None else llm
+
+        def own() -> Any:
+            return self.scorer if self.scorer is not None else scorer_from_llm(llm, **self.options)
+
+        return self._scorers.get(
+            id(source), lambda: core.own_or_proxy(own, self.proxy), owner=source
+        )
+
+    def begin(self, query: str) -> core.SpanRecord | None:
+        """The record of the active span, marked as attributed by this wrapper (so an event
+        handler leaves the query to it)."""
+        span_id = active_span_id.get()
+        return None if span_id is None else self.tracker.open_record(span_id, query, True)
+
+    def steps(
+        self, response: Any, question: str, record: core.SpanRecord | None, llm: object = None
+    ) -> core.Steps[Any]:
+        """Attribute ``response`` in place (never raises), as a generator of model calls."""
+        text = getattr(response, "response", None)
+        call = core.ChainCall(question, text if isinstance(text, str) else "")
+        nodes: list[Any] = []
+        source = ""
+        try:
+            nodes, source = answer_nodes(response, record)
+        except Exception as error:
+            call.problem = error
+        if record is not None:
+            llm = record.model if record.model is not None else llm
+            call.prompts = record.prompts
+        call.documents = node_documents(nodes)
+        call.scorer = lambda: self.scorer_for(llm)
+        call.progress = QueryProgress(question, self.progress)
+        attributed = yield from core.chain_steps(call, self.config)
+        return attach(response, nodes, source, attributed)
+
+    def turn(
+        self,
+        turn: T,
+        question: str,
+        record: core.SpanRecord | None,
+        llm: object = None,
+        then: Callable[[T], object] = lambda turn: None,
+    ) -> core.Steps[T]:
+        """Attribute a finished answer (a ``Response`` in place, a chat turn through a copy),
+        or make a stream attribute itself in the background once read; ``then(turn)`` runs
+        after the attribution."""
+        answer: Any = turn
+
+        def attributed(final: Any) -> core.Steps[T]:
+            yield from self.steps(final, question, record, llm)
+            if final is not answer:  # carry the attribution back to the turn
+                answer.source_nodes, answer.metadata = final.source_nodes, final.metadata
+                if not isinstance(answer, (StreamingResponse, AsyncStreamingResponse)):
+                    answer.response = final.response  # a blocking filter's fallback
+            then(turn)
+            return turn
+
+        if isinstance(answer, AgentChatResponse):
+            metadata = dict(getattr(answer, "metadata", None) or {})
+            final = Response(answer.response, list(answer.source_nodes), metadata)
+            return (yield from attributed(final))
+        if not isinstance(answer, STREAMS):
+            return (yield from attributed(answer))
+
+        def end(text: str, in_loop: bool) -> None:  # the stream was read to the end
+            if isinstance(answer, StreamingAgentChatResponse):
+                text = answer.response
+            else:
+                answer.response_txt = text
+            metadata = getattr(answer, "metadata", None) or {}
+            final = Response(text, list(answer.source_nodes), dict(metadata))
+            set_metadata(answer, placeholder := core.pending())
+            self.runs.start_on(
+                answer, attributed(final), [placeholder], HOW_TO_WAIT, in_loop=in_loop
+            )
+
+        if isinstance(answer, StreamingAgentChatResponse):
+            _ChatStream.wrap(answer, record, end)
+        elif isinstance(answer, AsyncStreamingResponse):
+            answer.response_gen = core.aread_for(
+                record, answer.response_gen, lambda t: end(t, True)
+            )
+        else:
+            answer.response_gen = core.read_for(
+                record, answer.response_gen, lambda t: end(t, False)
+            )
+        return turn
+
+
+class _ChatStream(StreamingAgentChatResponse):
+    """A chat stream that calls ``end`` once its last token has been read (by whichever
+    of its two generators ends first)."""
+
+    @classmethod
+    def wrap(
+        cls, stream: Any, record: core.SpanRecord | None, end: Callable[[str, bool], None]
+    ) -> None:
+        stream.__class__ = cls  # same fields: only the two generators change
+        stream.__dict__["_camab"] = (record, end)
+
+    def _end(self, in_loop: bool) -> Callable[[str], None]:
+        def once(text: str) -> None:
+            end = self.__dict__.pop("_camab", (None, None))[1]
+            if end is not None:
+                end(text, in_loop)
+
+        return once
+
+    @property
+    def response_gen(self) -> Generator[str, None, None]:
+        tokens = StreamingAgentChatResponse.response_gen.fget(self)  # type: ignore[attr-defined]
+        return core.read_for(self.__dict__.get("_camab", (None,))[0], tokens, self._end(False))
+
+    def async_response_gen(self) -> AsyncGenerator[str, None]:
+        record = self.__dict__.get("_camab", (None,))[0]
+        return core.aread_for(record, super().async_response_gen(), self._end(True))
+
+
+def _attribute_steps(
+    response: Any,
+    question: str,
+    *,
+    scorer: Any = None,
+    config: core.AttributionSettings | None = None,
+    llm: object = None,
+    progress: core.ProgressFn | None = None,
+) -> core.Steps[Any]:
+    """Attribute ``response`` in place; never raises (a failure goes to its metadata).
+    A groundedness verdict lands in ``metadata["attribution"]["groundedness"]``."""
+    return ResponseAttributor(scorer, config, progress=progress).steps(
+        response, question, None, llm
+    )
+
+
+attribute_response = core.synced(_attribute_steps, "attribute_response")
+aattribute_response = core.asynced(
+    _attribute_steps, "aattribute_response", "Async :func:`attribute_response` (``ascore``)."
+)
+
+
+def scorer_from_llm(llm: object, **options: Any) -> Any:
+    """The scorer for a LlamaIndex LLM: its own ``llm.scorer`` (``CamabLocalLLM``), the
+    HTTP scorer (built with ``options``) of an OpenAI-compatible server (``api_base``),
+    else an :class:`~camab_rag.errors.InputError` asking for ``scorer=`` or ``proxy=``."""
+    if llm is None:
+        raise core.InputError(
+            "no scorer: pass scorer=camab_rag.default_scorer() (or an OpenAICompletionsScorer), "
+            "or use an OpenAI-compatible LLM (OpenAILike / OpenAI with api_base)"
+        )
+    own = getattr(llm, "scorer", None)
+    if callable(getattr(own, "score", None)):
+        return own
+    api_base = getattr(llm, "api_base", None)
+    if not isinstance(api_base, str) or not api_base:
+        cause = (
+            f"cannot build a scorer from {type(llm).__name__}: it is not OpenAI-compatible "
+            "(no api_base)"
+        )
+        raise core.ChatAPICannotScoreError(
+            f"{core.PROXY_FIX}, or scorer=camab_rag.OpenAICompletionsScorer(base_url, model) for a "
+            f"server that scores a given text (`camab serve`): {cause}",
+            reason=cause,
+        )
+    return core.scorer_from_chat_client(llm, **options)
