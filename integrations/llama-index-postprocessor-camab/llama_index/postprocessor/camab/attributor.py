@@ -14,7 +14,7 @@ from llama_index.core.base.response.schema import (
 )
 from llama_index.core.chat_engine.types import AgentChatResponse, StreamingAgentChatResponse
 from llama_index.core.instrumentation.span import active_span_id
-from llama_index.postprocessor.camab.capture import QueryProgress, query_tracker
+from llama_index.postprocessor.camab.capture import query_progress, query_tracker
 from llama_index.postprocessor.camab.response import (
     answer_nodes,
     attach,
@@ -89,7 +89,7 @@ class ResponseAttributor:
             call.prompts = record.prompts
         call.documents = node_documents(nodes)
         call.scorer = lambda: self.scorer_for(llm)
-        call.progress = QueryProgress(question, self.progress)
+        call.progress = query_progress(question, self.progress)
         attributed = yield from core.chain_steps(call, self.config)
         return attach(response, nodes, source, attributed)
 
@@ -123,10 +123,6 @@ class ResponseAttributor:
             return (yield from attributed(answer))
 
         def end(text: str, in_loop: bool) -> None:  # the stream was read to the end
-            if isinstance(answer, StreamingAgentChatResponse):
-                text = answer.response
-            else:
-                answer.response_txt = text
             metadata = getattr(answer, "metadata", None) or {}
             final = Response(text, list(answer.source_nodes), dict(metadata))
             set_metadata(answer, placeholder := core.pending())
@@ -136,14 +132,15 @@ class ResponseAttributor:
 
         if isinstance(answer, StreamingAgentChatResponse):
             _ChatStream.wrap(answer, record, end)
-        elif isinstance(answer, AsyncStreamingResponse):
-            answer.response_gen = core.aread_for(
-                record, answer.response_gen, lambda t: end(t, True)
-            )
-        else:
-            answer.response_gen = core.read_for(
-                record, answer.response_gen, lambda t: end(t, False)
-            )
+            return turn
+        in_loop = isinstance(answer, AsyncStreamingResponse)
+
+        def ended(text: str) -> None:
+            answer.response_txt = text
+            end(text, in_loop)
+
+        read: Any = core.aread_for if in_loop else core.read_for
+        answer.response_gen = read(record, answer.response_gen, ended)
         return turn
 
 
@@ -162,7 +159,7 @@ class _ChatStream(StreamingAgentChatResponse):
         def once(text: str) -> None:
             end = self.__dict__.pop("_camab", (None, None))[1]
             if end is not None:
-                end(text, in_loop)
+                end(self.response, in_loop)  # the text as the engine keeps it (stripped)
 
         return once
 

@@ -19,9 +19,9 @@ from llama_index.core.instrumentation.span.simple import SimpleSpan
 from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index.core.schema import QueryType
 
-from camab_rag.integration import SpanRecords
+from camab_rag import integration as core
 
-_RECORDS = SpanRecords(lambda instance: isinstance(instance, BaseLLM))
+_RECORDS = core.SpanRecords(lambda instance: isinstance(instance, BaseLLM))
 
 
 class _Spans(BaseSpanHandler[SimpleSpan]):
@@ -67,7 +67,7 @@ _HOOKS = (_Spans(), _Events())
 _LOCK = threading.Lock()
 
 
-def query_tracker() -> SpanRecords:
+def query_tracker() -> core.SpanRecords:
     """The process-wide records, fed by the root dispatcher (hooked on first use)."""
     dispatcher = get_dispatcher()
     with _LOCK:
@@ -107,16 +107,14 @@ class AttributionProgressEvent(BaseEvent):
         return "AttributionProgressEvent"
 
 
-class QueryProgress:
-    """The core's ``progress(calls, total)`` hook for one query: the user's ``hook``
-    (the ``progress=`` option), then an :class:`AttributionProgressEvent`."""
+def query_progress(query: str, hook: Callable[[int, int], object] | None) -> core.ProgressFn:
+    """The core's ``progress(calls, total)`` hook for one query: the user's ``hook`` (the
+    ``progress=`` option), then an :class:`AttributionProgressEvent`."""
 
-    def __init__(self, query: str, hook: Callable[[int, int], object] | None = None) -> None:
-        self.query = query
-        self.hook = hook
-
-    def __call__(self, calls: int, total: int) -> None:
-        if self.hook is not None:
-            self.hook(calls, total)
-        event = AttributionProgressEvent(query=self.query, calls=calls, total=total)
+    def progress(calls: int, total: int) -> None:
+        if hook is not None:
+            hook(calls, total)
+        event = AttributionProgressEvent(query=query, calls=calls, total=total)
         get_dispatcher(__name__).event(event)
+
+    return progress

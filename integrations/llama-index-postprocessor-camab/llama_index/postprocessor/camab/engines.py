@@ -20,14 +20,7 @@ from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.postprocessor.camab.attributor import ResponseAttributor
 
-from camab_rag.integration import (
-    AttributionSettings,
-    InputError,
-    ProgressFn,
-    adrive,
-    drive,
-    streaming_for,
-)
+from camab_rag import integration as core
 
 dispatcher = get_dispatcher(__name__)
 History = list[ChatMessage] | None
@@ -35,7 +28,9 @@ History = list[ChatMessage] | None
 
 def _check(inner: object, kind: type, name: str) -> None:
     if not isinstance(inner, kind):
-        raise InputError(f"{name} must be a LlamaIndex {kind.__name__}, got {type(inner).__name__}")
+        raise core.InputError(
+            f"{name} must be a LlamaIndex {kind.__name__}, got {type(inner).__name__}"
+        )
 
 
 class _Wrapper:
@@ -49,7 +44,7 @@ class _Wrapper:
         return self._attributor.scorer
 
     @property
-    def config(self) -> AttributionSettings:
+    def config(self) -> core.AttributionSettings:
         """The settings every answer is attributed with."""
         return self._attributor.config
 
@@ -78,10 +73,10 @@ class CamabQueryEngine(_Wrapper, BaseQueryEngine):
         query_engine: BaseQueryEngine,
         scorer: Any = None,
         *,
-        settings: AttributionSettings | None = None,
+        settings: core.AttributionSettings | None = None,
         proxy: Any = None,
         scorer_options: Mapping[str, Any] | None = None,
-        progress: ProgressFn | None = None,
+        progress: core.ProgressFn | None = None,
         callback_manager: CallbackManager | None = None,
     ) -> None:
         _check(query_engine, BaseQueryEngine, "query_engine")
@@ -102,12 +97,14 @@ class CamabQueryEngine(_Wrapper, BaseQueryEngine):
     def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         record = self._attributor.begin(query_bundle.query_str)
         response = self.query_engine.query(query_bundle)
-        return drive(self._attributor.turn(response, query_bundle.query_str, record, self._llm))
+        return core.drive(
+            self._attributor.turn(response, query_bundle.query_str, record, self._llm)
+        )
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         record = self._attributor.begin(query_bundle.query_str)
         response = await self.query_engine.aquery(query_bundle)
-        return await adrive(
+        return await core.adrive(
             self._attributor.turn(response, query_bundle.query_str, record, self._llm)
         )
 
@@ -136,10 +133,10 @@ class CamabChatEngine(_Wrapper, BaseChatEngine):
         chat_engine: BaseChatEngine,
         scorer: Any = None,
         *,
-        settings: AttributionSettings | None = None,
+        settings: core.AttributionSettings | None = None,
         proxy: Any = None,
         scorer_options: Mapping[str, Any] | None = None,
-        progress: ProgressFn | None = None,
+        progress: core.ProgressFn | None = None,
     ) -> None:
         _check(chat_engine, BaseChatEngine, "chat_engine")
         self._attributor = ResponseAttributor(scorer, settings, proxy, scorer_options, progress)
@@ -149,29 +146,29 @@ class CamabChatEngine(_Wrapper, BaseChatEngine):
     def chat(self, message: str, chat_history: History = None) -> AGENT_CHAT_RESPONSE_TYPE:
         record = self._attributor.begin(message)
         response = self.chat_engine.chat(message, chat_history)
-        return drive(self._attributor.turn(response, message, record, self._llm))
+        return core.drive(self._attributor.turn(response, message, record, self._llm))
 
     @dispatcher.span
     async def achat(self, message: str, chat_history: History = None) -> AGENT_CHAT_RESPONSE_TYPE:
         record = self._attributor.begin(message)
         response = await self.chat_engine.achat(message, chat_history)
-        return await adrive(self._attributor.turn(response, message, record, self._llm))
+        return await core.adrive(self._attributor.turn(response, message, record, self._llm))
 
     @dispatcher.span
     def stream_chat(self, message: str, chat_history: History = None) -> StreamingAgentChatResponse:
         record = self._attributor.begin(message)
-        with streaming_for(record):  # the engine's reader thread copies this context
+        with core.streaming_for(record):  # the engine's reader thread copies this context
             stream = self.chat_engine.stream_chat(message, chat_history)
-        return drive(self._attributor.turn(stream, message, record, self._llm))
+        return core.drive(self._attributor.turn(stream, message, record, self._llm))
 
     @dispatcher.span
     async def astream_chat(
         self, message: str, chat_history: History = None
     ) -> StreamingAgentChatResponse:
         record = self._attributor.begin(message)
-        with streaming_for(record):  # the engine's reader task copies this context
+        with core.streaming_for(record):  # the engine's reader task copies this context
             stream = await self.chat_engine.astream_chat(message, chat_history)
-        return drive(self._attributor.turn(stream, message, record, self._llm))
+        return core.drive(self._attributor.turn(stream, message, record, self._llm))
 
     def reset(self) -> None:
         self.chat_engine.reset()

@@ -18,14 +18,7 @@ from llama_index.postprocessor.camab.capture import query_text
 from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY, set_metadata
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from camab_rag.integration import (
-    CHAIN_SETTINGS,
-    AttributionSettings,
-    InputError,
-    check_groundedness_filter,
-    drive,
-    pending,
-)
+from camab_rag import integration as core
 
 HOW_TO_WAIT = (
     "Await handler.aflush() before the event loop ends (e.g. at the end of the coroutine "
@@ -38,7 +31,7 @@ class CamabEventHandler(BaseEventHandler):
 
     ``CamabEventHandler.attach(scorer=...)``: each ``QueryEndEvent``'s response is
     attributed in place as :class:`CamabQueryEngine` does (its own queries are left to it).
-    ``aquery`` in a running loop runs as a background task (pending until :meth:`aflush`),
+    ``aquery`` in a running loop runs as a background task (core.pending until :meth:`aflush`),
     ``query`` inline; ``background`` forces either (a blocking filter always runs inline).
     ``scorer``, ``settings``, ``proxy``, ``scorer_options``, ``progress``: as in
     :class:`CamabQueryEngine`.
@@ -51,7 +44,7 @@ class CamabEventHandler(BaseEventHandler):
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     scorer: Any = None
-    settings: Any = Field(default=CHAIN_SETTINGS)  # Any: pydantic would rebuild a dataclass
+    settings: Any = Field(default=core.CHAIN_SETTINGS)  # Any: pydantic would rebuild a dataclass
     progress: Any = None
     background: bool | None = None
     proxy: Any = None
@@ -62,16 +55,16 @@ class CamabEventHandler(BaseEventHandler):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def model_post_init(self, context: Any, /) -> None:
-        if not isinstance(self.settings, AttributionSettings):
-            raise InputError(
-                f"settings must be an AttributionSettings, got {type(self.settings).__name__}"
+        if not isinstance(self.settings, core.AttributionSettings):
+            raise core.InputError(
+                f"settings must be an core.AttributionSettings, got {type(self.settings).__name__}"
             )
         self._attributor = ResponseAttributor(
             self.scorer, self.settings, self.proxy, self.scorer_options, self.progress
         )
         self._results = collections.deque(maxlen=256)
         refused = "it must judge the answer before the query returns: use background=None/False"
-        check_groundedness_filter(
+        core.check_groundedness_filter(
             self.settings.groundedness,
             blocking_refused=f"{refused}, or mode='flag'" if self.background else None,
         )
@@ -124,10 +117,10 @@ class CamabEventHandler(BaseEventHandler):
             background = self.background
         if background and _running_loop():
             key = query_id or uuid.uuid4().hex  # a span id, else a key of its own
-            set_metadata(response, placeholder := pending(key))
+            set_metadata(response, placeholder := core.pending(key))
             self._attributor.runs.astart(key, steps, [placeholder], HOW_TO_WAIT)
         else:
-            drive(steps)
+            core.drive(steps)
 
     async def aflush(self) -> None:
         """Wait for every background attribution started so far."""
