@@ -36,7 +36,7 @@ def test_calls_and_documents_go_to_their_own_query() -> None:
     [q1] = records.records_for("q1/retrieve")
     [q2] = records.records_for("q2/llm")
     assert (q1.question, q1.documents, q1.prompts) == ("question q1", ["doc a"], ["prompt 1"])
-    assert q2.documents == ["doc b"] and q2.prompts[0][0]["content"] == "prompt 2"
+    assert q2.documents == ["doc b"] and q2.prompts == [[{"role": "user", "content": "prompt 2"}]]
     assert call is not None and isinstance(q1.model, Model) and q1.model is not q2.model
     assert records.chain("q1/llm") == ["q1/llm", "q1"]
 

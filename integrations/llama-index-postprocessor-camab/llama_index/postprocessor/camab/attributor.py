@@ -116,19 +116,14 @@ class ResponseAttributor:
             return turn
 
         if isinstance(answer, AgentChatResponse):
-            metadata = dict(getattr(answer, "metadata", None) or {})
-            final = Response(answer.response, list(answer.source_nodes), metadata)
-            return (yield from attributed(final))
+            return (yield from attributed(_as_response(answer, answer.response)))
         if not isinstance(answer, STREAMS):
             return (yield from attributed(answer))
 
         def end(text: str, in_loop: bool) -> None:  # the stream was read to the end
-            metadata = getattr(answer, "metadata", None) or {}
-            final = Response(text, list(answer.source_nodes), dict(metadata))
+            final = attributed(_as_response(answer, text))
             set_metadata(answer, placeholder := core.pending())
-            self.runs.start_on(
-                answer, attributed(final), [placeholder], HOW_TO_WAIT, in_loop=in_loop
-            )
+            self.runs.start_on(answer, final, [placeholder], HOW_TO_WAIT, in_loop=in_loop)
 
         if isinstance(answer, StreamingAgentChatResponse):
             _ChatStream.wrap(answer, record, end)
@@ -142,6 +137,11 @@ class ResponseAttributor:
         read: Any = core.aread_for if in_loop else core.read_for
         answer.response_gen = read(record, answer.response_gen, ended)
         return turn
+
+
+def _as_response(answer: Any, text: str) -> Response:
+    """A chat turn or a stream as the ``Response`` the attribution reads and annotates."""
+    return Response(text, list(answer.source_nodes), dict(getattr(answer, "metadata", None) or {}))
 
 
 class _ChatStream(StreamingAgentChatResponse):
