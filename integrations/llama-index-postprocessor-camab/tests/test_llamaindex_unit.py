@@ -210,6 +210,15 @@ def test_engine_rejects_bad_arguments(index: Any) -> None:
         CamabQueryEngine(engine, settings=CHAIN_SETTINGS.with_changes(batchsize=2))
 
 
+def test_every_entry_point_refuses_settings_that_are_not_settings(index: Any) -> None:
+    """A dict of knobs is not silently ignored: the engines and the handler name the type."""
+    engine = index.as_query_engine(llm=MockLLM(max_tokens=3))
+    with pytest.raises(InputError, match="settings must be an AttributionSettings, got dict"):
+        CamabQueryEngine(engine, settings={"budget": 8})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="settings must be an AttributionSettings, got dict"):
+        CamabEventHandler(settings={"budget": 8})  # pydantic's ValidationError around it
+
+
 # ---------------------------------------------------------------------- keying
 def planted_titles(index: Any, questions: Sequence[str]) -> list[str]:
     """For each question, a retrieved title that no other question retrieves."""

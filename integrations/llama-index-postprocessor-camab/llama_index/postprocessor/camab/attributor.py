@@ -46,6 +46,9 @@ class ResponseAttributor:
         scorer_options: Mapping[str, Any] | None = None,
         progress: core.ProgressFn | None = None,
     ) -> None:
+        if settings is not None and not isinstance(settings, core.AttributionSettings):
+            kind = type(settings).__name__
+            raise core.InputError(f"settings must be an AttributionSettings, got {kind}")
         self.scorer = core.checked_scorer(scorer)
         self.config = settings or core.CHAIN_SETTINGS
         self.progress = progress

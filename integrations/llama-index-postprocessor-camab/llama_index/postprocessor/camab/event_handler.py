@@ -55,17 +55,13 @@ class CamabEventHandler(BaseEventHandler):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def model_post_init(self, context: Any, /) -> None:
-        if not isinstance(self.settings, core.AttributionSettings):
-            raise core.InputError(
-                f"settings must be an core.AttributionSettings, got {type(self.settings).__name__}"
-            )
         self._attributor = ResponseAttributor(
             self.scorer, self.settings, self.proxy, self.scorer_options, self.progress
         )
         self._results = collections.deque(maxlen=256)
         refused = "it must judge the answer before the query returns: use background=None/False"
         core.check_groundedness_filter(
-            self.settings.groundedness,
+            self._attributor.config.groundedness,
             blocking_refused=f"{refused}, or mode='flag'" if self.background else None,
         )
 
@@ -108,7 +104,7 @@ class CamabEventHandler(BaseEventHandler):
                 self._results.append({"query_id": query_id, "query": question, "attribution": data})
 
         steps = self._attributor.turn(response, question, record, then=remember)
-        gate = self.settings.groundedness
+        gate = self._attributor.config.groundedness
         if isinstance(response, STREAMS) or (gate is not None and gate.mode == "block"):
             background = False  # attributed once read / judged before the query returns
         elif self.background is None:  # auto: a task for aquery(), inline for query()
