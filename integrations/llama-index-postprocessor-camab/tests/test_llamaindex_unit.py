@@ -219,6 +219,14 @@ def test_every_entry_point_refuses_settings_that_are_not_settings(index: Any) ->
         CamabEventHandler(settings={"budget": 8})  # pydantic's ValidationError around it
 
 
+def test_the_engines_refuse_a_keyword_they_do_not_have(index: Any) -> None:
+    """Their options pass through **options: a knob they do not take (an old budget=) is
+    an error naming it, never silently dropped."""
+    engine = index.as_query_engine(llm=MockLLM(max_tokens=3))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'budget'"):
+        CamabQueryEngine(engine, budget=8)  # type: ignore[call-arg]
+
+
 # ---------------------------------------------------------------------- keying
 def planted_titles(index: Any, questions: Sequence[str]) -> list[str]:
     """For each question, a retrieved title that no other question retrieves."""

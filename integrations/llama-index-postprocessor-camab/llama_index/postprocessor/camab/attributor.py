@@ -5,7 +5,7 @@ scorer, the settings, the query records, the background runs), whose ``turn`` at
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from llama_index.core.base.response.schema import (
     AsyncStreamingResponse,
@@ -24,6 +24,9 @@ from llama_index.postprocessor.camab.response import (
 
 from camab_rag import integration as core
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 T = TypeVar("T")
 STREAMS = (StreamingResponse, AsyncStreamingResponse, StreamingAgentChatResponse)
 HOW_TO_WAIT = (
@@ -32,28 +35,34 @@ HOW_TO_WAIT = (
 )
 
 
+class Options(TypedDict, total=False):
+    """What every entry point takes besides its engine and scorer (documented on
+    :class:`~llama_index.postprocessor.camab.CamabQueryEngine`)."""
+
+    settings: core.AttributionSettings | None
+    proxy: Any
+    scorer_options: Mapping[str, Any] | None
+    progress: core.ProgressFn | None
+
+
 class ResponseAttributor:
     """What a wrapper or handler attributes with: the scorer, the settings (default
     :data:`~camab_rag.integration.CHAIN_SETTINGS`), the scorers built from LLMs (with the
     ``proxy`` and ``scorer_options``), the ``progress`` hook, the query records and the
     runs (background attributions of streamed answers)."""
 
-    def __init__(
-        self,
-        scorer: Any = None,
-        settings: core.AttributionSettings | None = None,
-        proxy: Any = None,
-        scorer_options: Mapping[str, Any] | None = None,
-        progress: core.ProgressFn | None = None,
-    ) -> None:
+    def __init__(self, scorer: Any = None, **options: Unpack[Options]) -> None:
+        for name in set(options) - set(Options.__annotations__):
+            raise TypeError(f"got an unexpected keyword argument {name!r}")
+        settings = options.get("settings")
         if settings is not None and not isinstance(settings, core.AttributionSettings):
             kind = type(settings).__name__
             raise core.InputError(f"settings must be an AttributionSettings, got {kind}")
         self.scorer = core.checked_scorer(scorer)
         self.config = settings or core.CHAIN_SETTINGS
-        self.progress = progress
-        self.proxy = core.checked_scorer(proxy, "proxy")
-        self.options = dict(scorer_options or {})
+        self.progress = options.get("progress")
+        self.proxy = core.checked_scorer(options.get("proxy"), "proxy")
+        self.options = dict(options.get("scorer_options") or {})
         self._scorers = core.ScorerCache()
         self.tracker = query_tracker()
         self.runs: core.ChainRuns[Any] = core.ChainRuns(self.config, keep=256)
@@ -187,7 +196,7 @@ def _attribute_steps(
 ) -> core.Steps[Any]:
     """Attribute ``response`` in place; never raises (a failure goes to its metadata).
     A groundedness verdict lands in ``metadata["attribution"]["groundedness"]``."""
-    return ResponseAttributor(scorer, config, progress=progress).steps(
+    return ResponseAttributor(scorer, settings=config, progress=progress).steps(
         response, question, None, llm
     )
 

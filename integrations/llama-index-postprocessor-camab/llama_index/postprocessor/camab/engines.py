@@ -3,8 +3,7 @@ its attribution (a stream's once read to the end)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.llms.types import ChatMessage
@@ -18,9 +17,12 @@ from llama_index.core.chat_engine.types import (
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.postprocessor.camab.attributor import ResponseAttributor
+from llama_index.postprocessor.camab.attributor import Options, ResponseAttributor
 
 from camab_rag import integration as core
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 dispatcher = get_dispatcher(__name__)
 History = list[ChatMessage] | None
@@ -73,14 +75,11 @@ class CamabQueryEngine(_Wrapper, BaseQueryEngine):
         query_engine: BaseQueryEngine,
         scorer: Any = None,
         *,
-        settings: core.AttributionSettings | None = None,
-        proxy: Any = None,
-        scorer_options: Mapping[str, Any] | None = None,
-        progress: core.ProgressFn | None = None,
         callback_manager: CallbackManager | None = None,
+        **options: Unpack[Options],
     ) -> None:
         _check(query_engine, BaseQueryEngine, "query_engine")
-        self._attributor = ResponseAttributor(scorer, settings, proxy, scorer_options, progress)
+        self._attributor = ResponseAttributor(scorer, **options)
         self.query_engine = query_engine
         super().__init__(callback_manager or getattr(query_engine, "callback_manager", None))
 
@@ -129,17 +128,10 @@ class CamabChatEngine(_Wrapper, BaseChatEngine):
     """
 
     def __init__(
-        self,
-        chat_engine: BaseChatEngine,
-        scorer: Any = None,
-        *,
-        settings: core.AttributionSettings | None = None,
-        proxy: Any = None,
-        scorer_options: Mapping[str, Any] | None = None,
-        progress: core.ProgressFn | None = None,
+        self, chat_engine: BaseChatEngine, scorer: Any = None, **options: Unpack[Options]
     ) -> None:
         _check(chat_engine, BaseChatEngine, "chat_engine")
-        self._attributor = ResponseAttributor(scorer, settings, proxy, scorer_options, progress)
+        self._attributor = ResponseAttributor(scorer, **options)
         self.chat_engine = chat_engine
 
     @dispatcher.span

@@ -56,7 +56,11 @@ class CamabEventHandler(BaseEventHandler):
 
     def model_post_init(self, context: Any, /) -> None:
         self._attributor = ResponseAttributor(
-            self.scorer, self.settings, self.proxy, self.scorer_options, self.progress
+            self.scorer,
+            settings=self.settings,
+            proxy=self.proxy,
+            scorer_options=self.scorer_options,
+            progress=self.progress,
         )
         self._results = collections.deque(maxlen=256)
         refused = "it must judge the answer before the query returns: use background=None/False"
