@@ -15,7 +15,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore
 from camab_rag import integration as core
 
 logger = logging.getLogger(__name__)
-ATTRIBUTION_KEY = "attribution"
+ATTRIBUTION_KEY = core.METADATA_KEY
 """The metadata key under which responses and nodes carry their attribution."""
 
 
@@ -105,15 +105,12 @@ def attach(response: Any, nodes: list[Any], source: str, done: core.CapturedAttr
     return response
 
 
-def _info(response: object, key: str | None = None, hint: str = "") -> Any:
-    """``response.metadata["attribution"]`` (or its ``key``), else a ``KeyError``."""
+def _info(response: object, hint: str = "") -> Any:
+    """``response.metadata["attribution"]``, else a ``KeyError``."""
     metadata = getattr(response, "metadata", None)
     info = metadata.get(ATTRIBUTION_KEY) if isinstance(metadata, Mapping) else None
-    if key is not None:
-        info = info.get(key) if isinstance(info, Mapping) else None
     if info is None:
-        where = f"[{ATTRIBUTION_KEY!r}]" + (f"[{key!r}]" if key else "")
-        raise KeyError(hint or f"the response has no metadata{where}")
+        raise KeyError(hint or f"the response has no metadata[{ATTRIBUTION_KEY!r}]")
     return info
 
 
@@ -126,13 +123,9 @@ def attribution_of(response: object) -> core.AttributionResult:
     return core.AttributionResult.from_dict(_info(response))
 
 
-def groundedness_of(response: object) -> core.FilteredAnswer:
-    """The groundedness verdict stored on a response by a filter-equipped engine/handler.
-
-    Raises:
-        KeyError: the response carries no verdict (no ``groundedness=`` filter was set).
-    """
-    return core.FilteredAnswer.from_dict(_info(response, "groundedness"))
+groundedness_of = core.groundedness_of
+"""The groundedness verdict a filter-equipped engine or handler stored on a response
+(:func:`camab_rag.integration.groundedness_of`; ``KeyError`` when there is none)."""
 
 
 NOT_YET = (
