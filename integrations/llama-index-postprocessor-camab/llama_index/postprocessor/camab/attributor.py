@@ -52,8 +52,8 @@ class ResponseAttributor:
     runs (background attributions of streamed answers)."""
 
     def __init__(self, scorer: Any = None, **options: Unpack[Options]) -> None:
-        for name in set(options) - set(Options.__annotations__):
-            raise TypeError(f"got an unexpected keyword argument {name!r}")
+        if unknown := sorted(set(options) - set(Options.__annotations__)):
+            raise TypeError(f"got an unexpected keyword argument {unknown[0]!r}")
         settings = options.get("settings")
         if settings is not None and not isinstance(settings, core.AttributionSettings):
             kind = type(settings).__name__
