@@ -148,8 +148,8 @@ def shown_by_llamaindex(scorer: OpenAICompletionsScorer) -> list[str]:
 
     nodes = [NodeWithScore(node=TextNode(text=text), score=1.0) for text in DOCUMENTS]
     response = Response(response=RESPONSE, source_nodes=nodes)
-    config = CHAIN_SETTINGS.with_changes(budget=4)
-    attribute_response(response, QUESTION, scorer=scorer, config=config)
+    settings = CHAIN_SETTINGS.with_changes(budget=4)
+    attribute_response(response, QUESTION, scorer=scorer, settings=settings)
     return [json.dumps(response.metadata, default=str)] + [
         json.dumps(n.node.metadata, default=str) for n in response.source_nodes
     ]

@@ -537,7 +537,7 @@ def test_auto_is_the_default_method_of_every_entry_point(index: Any) -> None:
     assert AttributionSettings().method == "auto"
     assert CamabEventHandler().settings.method == "auto"
     engine = index.as_query_engine(llm=MockLLM(max_tokens=2))
-    assert CamabQueryEngine(engine).config.method == "auto"
+    assert CamabQueryEngine(engine).settings.method == "auto"
 
 
 @pytest.mark.parametrize("granularity", ["chunk", "sentence"])

@@ -59,13 +59,13 @@ class ResponseAttributor:
             kind = type(settings).__name__
             raise core.InputError(f"settings must be an AttributionSettings, got {kind}")
         self.scorer = core.checked_scorer(scorer)
-        self.config = settings or core.CHAIN_SETTINGS
+        self.settings = settings or core.CHAIN_SETTINGS
         self.progress = options.get("progress")
         self.proxy = core.checked_scorer(options.get("proxy"), "proxy")
         self.options = dict(options.get("scorer_options") or {})
         self._scorers = core.ScorerCache()
         self.tracker = query_tracker()
-        self.runs: core.ChainRuns[Any] = core.ChainRuns(self.config, keep=256)
+        self.runs: core.ChainRuns[Any] = core.ChainRuns(self.settings, keep=256)
 
     def scorer_for(self, llm: object) -> Any:
         """The given scorer, else ``llm``'s (with the proxy), built once per object."""
@@ -102,7 +102,7 @@ class ResponseAttributor:
         call.documents = node_documents(nodes)
         call.scorer = lambda: self.scorer_for(llm)
         call.progress = query_progress(question, self.progress)
-        attributed = yield from core.chain_steps(call, self.config)
+        attributed = yield from core.chain_steps(call, self.settings)
         return attach(response, nodes, source, attributed)
 
     def turn(
@@ -190,13 +190,13 @@ def _attribute_steps(
     question: str,
     *,
     scorer: Any = None,
-    config: core.AttributionSettings | None = None,
+    settings: core.AttributionSettings | None = None,
     llm: object = None,
     progress: core.ProgressFn | None = None,
 ) -> core.Steps[Any]:
     """Attribute ``response`` in place; never raises (a failure goes to its metadata).
     A groundedness verdict lands in ``metadata["attribution"]["groundedness"]``."""
-    return ResponseAttributor(scorer, settings=config, progress=progress).steps(
+    return ResponseAttributor(scorer, settings=settings, progress=progress).steps(
         response, question, None, llm
     )
 

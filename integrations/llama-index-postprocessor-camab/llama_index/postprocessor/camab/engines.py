@@ -46,9 +46,9 @@ class _Wrapper:
         return self._attributor.scorer
 
     @property
-    def config(self) -> core.AttributionSettings:
+    def settings(self) -> core.AttributionSettings:
         """The settings every answer is attributed with."""
-        return self._attributor.config
+        return self._attributor.settings
 
 
 class CamabQueryEngine(_Wrapper, BaseQueryEngine):

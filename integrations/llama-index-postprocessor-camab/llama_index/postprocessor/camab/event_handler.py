@@ -65,7 +65,7 @@ class CamabEventHandler(BaseEventHandler):
         self._results = collections.deque(maxlen=256)
         refused = "it must judge the answer before the query returns: use background=None/False"
         core.check_groundedness_filter(
-            self._attributor.config.groundedness,
+            self._attributor.settings.groundedness,
             blocking_refused=f"{refused}, or mode='flag'" if self.background else None,
         )
 
@@ -108,7 +108,7 @@ class CamabEventHandler(BaseEventHandler):
                 self._results.append({"query_id": query_id, "query": question, "attribution": data})
 
         steps = self._attributor.turn(response, question, record, then=remember)
-        gate = self._attributor.config.groundedness
+        gate = self._attributor.settings.groundedness
         if isinstance(response, STREAMS) or (gate is not None and gate.mode == "block"):
             background = False  # attributed once read / judged before the query returns
         elif self.background is None:  # auto: a task for aquery(), inline for query()
