@@ -94,6 +94,25 @@ def test_observed_gain_comes_from_the_attribution_history():
     assert bare.score == pytest.approx(1.5 / 1.9) and bare.grounded
 
 
+def test_a_lone_sentence_takes_the_measured_gain_not_the_fits():
+    """One claiming sentence whose statement scores sum below zero (a fit of a few calls)
+    while the whole answer, measured, gains 1.5 nats per token: the sentence's gain is the
+    measured one, so the verdict follows the measurement (the audit's low-budget case)."""
+    result = hand_result([[True] * 3, [False, True, False], [False] * 3], [-0.4, -1.0, -1.9])
+    lone = replace(
+        result, statements=[StatementAttribution("One.", 0, 4, np.array([-0.1, 0.0, 0.0]))]
+    )
+    for report in (
+        assess_groundedness(lone, threshold=0.49),
+        assess_groundedness(lone, threshold=0.49, gain=ContextGain(-0.4, -1.9, 2)),
+    ):
+        assert report.sentences[0].gain == pytest.approx(1.5)
+        assert report.score == pytest.approx(1.5 / 1.9) and report.grounded
+    # a pure surrogate (no endpoint observed or measured) keeps the fit's sum
+    bare = replace(lone, masks=lone.masks[1:2], rewards=lone.rewards[1:2])
+    assert assess_groundedness(bare).sentences[0].gain == pytest.approx(-0.1)
+
+
 def test_surrogate_when_the_endpoints_were_not_evaluated():
     result = replace(hand_result([[False, True, False]], [-1.0]), statements=[])
     assert observed_context_gain(result) is None

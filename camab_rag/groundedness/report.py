@@ -246,17 +246,18 @@ def build_report(
     extra_queries: int,
 ) -> GroundednessReport:
     """The report of an attribution without token support: each sentence's gain from its
-    statement scores, read against the answer's ``L(empty)`` (observed, or the
+    statement scores (a lone claiming sentence takes the measured gain,
+    :func:`_anchored_gains`), read against the answer's ``L(empty)`` (observed, or the
     surrogate's prediction); the answer's score is its least supported sentence's (the
     whole answer's explained share when it has no statements)."""
     estimate = chosen if chosen is not None else surrogate_gain(result)
     if estimate is None:
         raise InputError("the attribution holds no evaluated subsets to estimate the score from")
     score = explained(estimate.full, estimate.empty)
+    gains = _anchored_gains(result, estimate if chosen is not None else None)
     sentences = []
-    for s in result.statements:
+    for s, gain in zip(result.statements, gains):
         abstention = is_abstention(s.text)
-        gain = float(np.sum(s.scores))
         sentence_score = explained(estimate.empty + gain, estimate.empty)
         sentences.append(
             SentenceGroundedness(
@@ -289,6 +290,18 @@ def build_report(
         abstained=abstained,
         scored_by=result.scored_by,
     )
+
+
+def _anchored_gains(result: AttributionResult, measured: ContextGain | None) -> list[float]:
+    """Each sentence's context gain: the sum of its statement scores (a fit's estimate),
+    except that an answer with one claiming sentence takes the measured (or observed)
+    whole-answer gain, which is that sentence's own: a fit of a few calls can put the sum
+    below zero while the measured answer gains from its context."""
+    gains = [float(np.sum(s.scores)) for s in result.statements]
+    claims = [i for i, s in enumerate(result.statements) if not is_abstention(s.text)]
+    if measured is not None and len(claims) == 1:
+        gains[claims[0]] = measured.full - measured.empty
+    return gains
 
 
 def _abstained(answer: str, sentence_abstentions: Sequence[bool]) -> bool:
