@@ -23,6 +23,7 @@ from camab_cli.audit.lines import GROUNDEDNESS_METHOD, without_timing
 from camab_cli.audit.local import audit_records
 from camab_cli.audit.outputs import OutputFile, iter_lines
 from camab_cli.records import Record, read_records
+from camab_rag.errors import InputError
 from camab_rag.scorers.base import ResponseLogprobs, ScoreRequest
 
 RECORDS: list[Any] = [
@@ -128,6 +129,21 @@ def test_one_line_per_record_and_a_summary(tmp_path: Path) -> None:
     assert summary["documents"]["never_cited"] == 2 + zebra_docs
     assert summary["cost"]["queries"] == sum(line["cost"]["queries"] for line in lines.values())
     assert json.loads((tmp_path / "out.jsonl.summary.json").read_text()) == summary
+
+
+def test_a_summary_file_camab_did_not_write_is_never_replaced(tmp_path: Path) -> None:
+    """The default summary path (OUTPUT.summary.json) holding the user's own JSON: the
+    audit refuses before writing anything; its own summary from a run before is replaced."""
+    write_input(tmp_path / "in.jsonl")
+    mine = tmp_path / "out.jsonl.summary.json"
+    mine.write_text('{"my": "precious summary"}', encoding="utf-8")
+    with pytest.raises(InputError, match="not an audit summary"):
+        run(tmp_path)
+    assert mine.read_text(encoding="utf-8") == '{"my": "precious summary"}'
+    assert not (tmp_path / "out.jsonl").exists()
+    mine.unlink()
+    first = run(tmp_path)
+    assert run(tmp_path)["records"]["skipped_already_done"] == first["records"]["ok"]
 
 
 def test_rerun_skips_done_records_and_is_idempotent(tmp_path: Path) -> None:
@@ -567,3 +583,13 @@ def test_nothing_left_to_do_builds_no_scorer(
         tmp_path / "in.jsonl", tmp_path / "out.jsonl", spec=ScorerSpec(), progress=False
     )
     assert summary["records"]["skipped_already_done"] == 3
+
+
+def test_the_micro_batcher_reports_the_model_it_batches_not_itself() -> None:
+    from camab_rag.scorers.base import scored_by
+
+    class Named(KeywordScorer):
+        model_name = "smollm2"
+
+    batcher = MicroBatcher(Named(), max_batch=4)
+    assert scored_by(batcher).model == "smollm2"

@@ -14,7 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from camab_rag.errors import InputError
-from camab_rag.scorers.base import ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
+from camab_rag.scorers.base import (
+    ResponseLogprobs,
+    ScoredBy,
+    Scorer,
+    ScoreRequest,
+    parallel_requests,
+    scored_by,
+)
 
 
 @dataclass
@@ -57,6 +64,11 @@ class MicroBatcher:
     def parallel_requests(self) -> int:
         """The batched scorer's parallel capacity."""
         return parallel_requests(self.scorer)
+
+    @property
+    def scored_by(self) -> ScoredBy:
+        """The batched scorer's model (results name it, not this wrapper)."""
+        return scored_by(self.scorer)
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         return self.scorer.score(requests)

@@ -65,6 +65,15 @@ def _write_json_atomically(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def _is_audit_summary(path: Path) -> bool:
+    """Whether ``path`` holds a summary an earlier audit wrote (one that may be replaced)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and {"output", "engine", "records"} <= data.keys()
+
+
 def summary_path_for(output: str | Path) -> Path:
     """Default summary file: ``OUTPUT`` with ``.summary.json`` appended."""
     out = Path(output)
@@ -121,6 +130,12 @@ def audit(
         raise InputError(f"{input_path}: no such input file")
     if Path(output_path).exists() and os.path.samefile(input_path, output_path):
         raise InputError(f"{output_path} is the input file: refusing to write to it")
+    summary_file = Path(summary_path or summary_path_for(output_path))
+    if summary_file.exists() and not _is_audit_summary(summary_file):
+        raise InputError(
+            f"{summary_file} already exists and is not an audit summary: refusing to replace a "
+            "file camab did not write (move it, or pass --summary PATH)"
+        )
     rows = read_records(input_path)
     started = time.perf_counter()
     stats = RunStats(engine=engine)
@@ -187,7 +202,7 @@ def audit(
     summary = summarize(output_path, stats)
     summary["input"] = str(input_path)
     summary["config"] = config.to_dict()
-    _write_json_atomically(Path(summary_path or summary_path_for(output_path)), summary)
+    _write_json_atomically(summary_file, summary)
     return summary
 
 
