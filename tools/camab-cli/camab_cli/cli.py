@@ -213,17 +213,28 @@ def _json_object(outcome: Outcome) -> dict[str, Any]:
     return data
 
 
-DEMO_PAGE_MARK = '<div class="camab-cite"'
-"""What every page ``camab demo`` writes holds (so a second run may replace its own page)."""
+DEMO_PAGE_MARK = "<!-- camab demo: the next `camab demo` replaces this page -->"
+"""The first line of every page ``camab demo`` writes (so a second run may replace its
+own page, and no other: ``camab attribute --format html`` and ``to_html()`` pages lack it)."""
+DEMO_TITLE = "camab demo"
+
+
+def demo_page(html: str) -> str:
+    """The demo's page: the cited answer's HTML after :data:`DEMO_PAGE_MARK`."""
+    return f"{DEMO_PAGE_MARK}\n{html}"
 
 
 def is_demo_page(path: Path) -> bool:
-    """Whether ``path`` is a page an earlier ``camab demo`` wrote."""
+    """Whether ``path`` is a page an earlier ``camab demo`` wrote: it starts with
+    :data:`DEMO_PAGE_MARK`, or (pages written before the mark) it is titled
+    :data:`DEMO_TITLE`."""
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:
-            return DEMO_PAGE_MARK in handle.read(1 << 16)
+            head = handle.read(1 << 16)
     except OSError:
         return False
+    legacy = f"<title>{DEMO_TITLE}</title>" in head and '<div class="camab-cite"' in head
+    return head.startswith(DEMO_PAGE_MARK) or legacy
 
 
 def check_out(
@@ -334,7 +345,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     sys.stdout.write(outcome.cited.to_terminal(stream=sys.stdout))
     sys.stdout.flush()
     if args.out:
-        Path(args.out).write_text(outcome.cited.to_html(title="camab demo"), encoding="utf-8")
+        page = demo_page(outcome.cited.to_html(title=DEMO_TITLE))
+        Path(args.out).write_text(page, encoding="utf-8")
         progress.message(f"HTML page: {Path(args.out).resolve()}")
     progress.message(f"demo finished in {time.perf_counter() - started:.1f} s")
     return 0

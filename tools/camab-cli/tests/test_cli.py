@@ -338,9 +338,20 @@ def test_an_existing_out_is_never_replaced_without_force(tmp_path, capsys, monke
     code = main(["attribute", str(path), "--budget", "8", "--out", str(precious), "--force", "-q"])
     assert code == 0 and "PRECIOUS" not in precious.read_text(encoding="utf-8")
     page = tmp_path / "camab-demo.html"
-    page.write_text('<html><div class="camab-cite" id="x"></div></html>', encoding="utf-8")
+    page.write_text(cli.demo_page('<html><div class="camab-cite" id="x"></div></html>'))
     assert cli.is_demo_page(page) and not cli.is_demo_page(path)
     cli.check_out(str(page), ours=cli.is_demo_page)  # a second demo replaces its own page
+    # a page holding cited answers that no demo wrote is the user's (the fresh-user review
+    # lost a hand-written dashboard and an `attribute --format html` report this way)
+    for text in (
+        '<html><h1>My dashboard</h1><div class="camab-cite">pasted</div></html>',
+        "<html><head><title>camab: answer with citations</title></head>"
+        '<div class="camab-cite"></div></html>',
+    ):
+        page.write_text(text, encoding="utf-8")
+        assert not cli.is_demo_page(page)
+        assert main(["demo", "--out", str(page), "-q"]) == 2
+        assert page.read_text(encoding="utf-8") == text
 
 
 def test_a_failing_record_is_named_and_the_others_are_written(tmp_path, capsys, monkeypatch):
