@@ -8,7 +8,9 @@ run already scored (the word's log-probability, the sum over its tokens, under e
 subset, as :mod:`camab_rag.statements` does per sentence: no extra model call). A segment
 *conflicts* with a word when
 
-* it would be cited as support of the answer (a score of at least :data:`MIN_SUPPORT`),
+* the word carries content (not a function word such as "it" or "the",
+  :data:`~camab_rag.groundedness.score.STOPWORDS`),
+* the segment would be cited as support of the answer (a score of at least :data:`MIN_SUPPORT`),
 * its text does not hold the word (a source cannot contradict what it says itself),
 * another segment backs the word (raises its log-prob by at least :data:`BACKED_AT`), and
 * it lowers the word's log-prob by at least :data:`CONFLICT_AT` nats.
@@ -27,6 +29,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from camab_rag.groundedness.score import STOPWORDS
 from camab_rag.methods import Method
 from camab_rag.result import AttributionResult, Conflict
 from camab_rag.rewards import sum_logprob
@@ -83,6 +86,8 @@ def conflicts_from_coefficients(
     found: list[Conflict] = []
     citable = np.asarray(scores, dtype=float) >= MIN_SUPPORT
     for (start, end), row in zip(words, np.asarray(coefficients, dtype=float)):
+        if response[start:end].lower() in STOPWORDS:  # "it", "the": no fact to dispute
+            continue
         backed_by = int(np.argmax(row))
         if row[backed_by] < BACKED_AT:
             continue

@@ -44,6 +44,18 @@ def test_a_citable_source_that_lowers_a_backed_word_it_lacks_conflicts() -> None
     assert conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, said) == []
 
 
+def test_a_function_word_is_never_disputed() -> None:
+    """The fresh-user review: with a prior's few target calls, "it" was backed by "It is in
+    Nepal." and lowered by the true source, which was then shown as disputing the answer.
+    A function word carries no fact to contradict."""
+    coefficients = np.zeros((5, 3))
+    coefficients[1] = [-1.0, 0.0, 1.5]  # "it": source 2 backs it, source 0 lowers it
+    coefficients[3] = [-1.0, 0.0, 1.5]  # "30": the same numbers on a content word
+    scores = np.array([0.7, 0.5, 0.6])
+    found = conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, ["", "", ""])
+    assert [c.text for c in found] == ["30"]
+
+
 def test_the_thresholds_are_inclusive_and_tied_to_the_citation_bar() -> None:
     assert MIN_SUPPORT == CITE_AT  # only a source that would be cited can be shown wrongly
     coefficients = np.zeros((5, 2))
