@@ -52,11 +52,29 @@ _LAZY: dict[str, str] = {
 
 __all__ = sorted([*_LAZY, "__version__"])
 
+_MOVED: dict[str, str] = {
+    **dict.fromkeys(
+        ("BaseScorer", "ScoreRequest", "ResponseLogprobs", "ScoredBy", "TextGenerator"),
+        "camab_rag.scorers.base",
+    ),
+    **dict.fromkeys(("EarlyStop", "METHODS"), "camab_rag.methods"),
+    "GaussianLinearPosterior": "camab_rag.posterior",
+    "StatementAttribution": "camab_rag.result",
+    **dict.fromkeys(("Segment", "SourceDocument", "segment_documents"), "camab_rag.segments"),
+    "split_sentences": "camab_rag.sentences",
+    **dict.fromkeys(("TemplatePromptBuilder", "SpanRemovalPromptBuilder"), "camab_rag.prompts"),
+    **dict.fromkeys(("CitedAnswer", "citation_pairs"), "camab_rag.citations"),
+    **dict.fromkeys(("attribute_captured", "aattribute_captured"), "camab_rag.captured"),
+}
+"""Names that left the top level at 0.x (CHANGELOG.md): where each lives now."""
+
 
 def __getattr__(name: str) -> Any:
     module_name = _LAZY.get(name)
     if module_name is None:
-        raise AttributeError(f"module 'camab_rag' has no attribute {name!r}")
+        moved = _MOVED.get(name)
+        hint = f": it moved, use `from {moved} import {name}` (CHANGELOG.md)" if moved else ""
+        raise AttributeError(f"module 'camab_rag' has no attribute {name!r}{hint}")
     value = getattr(importlib.import_module(module_name), name)
     globals()[name] = value
     return value

@@ -5,9 +5,12 @@ framework."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import camab_rag
 
@@ -247,3 +250,16 @@ def test_the_library_no_longer_ships_the_tools() -> None:
     for name in ("camab_rag.cli", "camab_rag.audit", "camab_rag.evaluation", "camab_rag.records"):
         assert importlib.util.find_spec(name) is None, name
     assert TOOLS, "no tools/*/<package>: the import probe would look for none"
+
+
+def test_a_name_that_left_the_top_level_says_where_it_went():
+    import importlib
+
+    import camab_rag
+
+    for name, module in camab_rag._MOVED.items():
+        assert hasattr(importlib.import_module(module), name), (name, module)
+        with pytest.raises(AttributeError, match=re.escape(f"from {module} import {name}")):
+            getattr(camab_rag, name)
+    with pytest.raises(AttributeError, match=r"no attribute 'Nonsense'$"):
+        camab_rag.Nonsense  # noqa: B018

@@ -92,7 +92,7 @@ def check_filter(groundedness: object, *, can_block: bool, where: str) -> None:
         if can_block
         else (
             f"{where} cannot replace the chain's answer, so it would not block anything: use "
-            "mode='flag' here, or put CamabAttributor(settings=AttributionSettings("
+            "mode='flag' here, or put CamabAttributor(settings=CHAIN_SETTINGS.with_changes("
             "groundedness=GroundednessFilter(mode='block'))) after the chain"
         ),
     )
