@@ -235,16 +235,38 @@ class TokenSupport:
         spans = [self.span(s, e) for s, e in split_sentences(self.response)]
         return [s for s in spans if s.n_tokens]
 
-    def unsupported_mask(self, *, unlikely: float = UNLIKELY_LOGPROB) -> NDArray[np.bool_]:
-        """Pieces the context does not make more likely (per-token gain ``<= 0``) and that
-        stay unlikely with it (per-token full-context log-prob below ``unlikely``)."""
-        per_token_full = self.full / self.counts
-        return (self.token_gains <= 0.0) & (per_token_full < unlikely)
+    def unsupported_mask(
+        self,
+        *,
+        unlikely: float = UNLIKELY_LOGPROB,
+        taken: NDArray[np.bool_] | None = None,
+        absent: NDArray[np.bool_] | None = None,
+    ) -> NDArray[np.bool_]:
+        """Pieces that stay unlikely with the context (per-token full-context log-prob below
+        ``unlikely``) and that the context does not make more likely (per-token gain
+        ``<= 0``). With the context's words known (per piece, from
+        :func:`~camab_rag.groundedness.score.taken_pieces` / ``absent_pieces``): a piece of
+        a content word the context holds (``taken``) never counts, one of a content word it
+        lacks (``absent``) counts whatever its gain (a topical context can raise a wrong
+        word)."""
+        unlikely_ = self.full / self.counts < unlikely
+        mask = unlikely_ & (self.token_gains <= 0.0)
+        if taken is not None:
+            mask &= ~taken
+        if absent is not None:
+            mask |= unlikely_ & absent
+        return mask
 
-    def unsupported_spans(self, *, unlikely: float = UNLIKELY_LOGPROB) -> list[Span]:
+    def unsupported_spans(
+        self,
+        *,
+        unlikely: float = UNLIKELY_LOGPROB,
+        taken: NDArray[np.bool_] | None = None,
+        absent: NDArray[np.bool_] | None = None,
+    ) -> list[Span]:
         """Maximal runs of :meth:`unsupported_mask` pieces inside one sentence, widened to
         whole words (a run of punctuation or spaces alone is not reported)."""
-        mask = self.unsupported_mask(unlikely=unlikely)
+        mask = self.unsupported_mask(unlikely=unlikely, taken=taken, absent=absent)
         sentence_of = np.full(mask.size, -1)
         for k, (start, end) in enumerate(split_sentences(self.response)):
             sentence_of[self._inside(start, end)] = k

@@ -296,6 +296,19 @@ def test_a_long_answer_with_one_invented_sentence_is_flagged_on_that_sentence(sm
     assert any("Portugal" in span.text for span in report.unsupported_spans)
 
 
+def test_the_marked_words_are_the_wrong_ones_not_the_copied_ones(smollm2_scorer):
+    """The fresh-user review: "Bananas are blue." marked "Bananas" (copied from the
+    context, but already in the question: no gain) and not "blue" (the context about a
+    fruit's colour raises it). Words the context holds are never marked, content words it
+    lacks are marked when unlikely, function words alone are not reported."""
+    docs = ["Bananas are yellow.", "The Eiffel Tower is in Paris."]
+    question = "What colour are bananas?"
+    wrong = assess_answer(question, docs, "Bananas are blue.", smollm2_scorer)
+    assert [s.text for s in wrong.unsupported_spans] == ["blue"]
+    copied = assess_answer(question, docs, "Bananas are yellow.", smollm2_scorer)
+    assert copied.unsupported_spans == []
+
+
 def test_a_word_the_context_lacks_explains_nothing():
     """The fake scorer finds "Mart" inside "Marten", so the context makes it likely (+2.9
     nats), but the context has no such word: its gain is dropped, on every path (the gate

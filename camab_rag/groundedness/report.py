@@ -13,9 +13,12 @@ from camab_rag.errors import InputError
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.score import (
     SCORE_NAME,
+    STOPWORDS,
+    absent_pieces,
     answer_score,
     explained,
     support_score,
+    taken_pieces,
     words,
 )
 from camab_rag.result import AttributionResult, StatementAttribution
@@ -351,10 +354,16 @@ def support_report(
     abstained = _abstained(support.response, [s.abstention for s in sentences])
     claiming = [float(s.score) for s in sentences if not s.abstention and s.score is not None]
     score = answer_score(claiming, support_score(support, context_words))
+    known = context_words is not None
+    found = support.unsupported_spans(
+        taken=taken_pieces(support, context_words) if context_words is not None else None,
+        absent=absent_pieces(support, context_words) if context_words is not None else None,
+    )
     spans = [
         span
-        for span in support.unsupported_spans()
+        for span in found
         if not any(s.abstention and s.start <= span.start < s.end for s in sentences)
+        and not (known and all(w in STOPWORDS for w in words(span.text)))  # "The", "was"
     ]
     overall, top = 0.0, []
     if result is not None and result.n_segments:

@@ -17,7 +17,7 @@ HaluEval)").
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -49,11 +49,20 @@ def words(text: str) -> list[str]:
 def absent_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
     """Which pieces of ``support`` lie in a content word (not a stop word) that is not in
     ``present`` (the context's :func:`words`)."""
+    return _pieces_in(support, lambda word: word not in STOPWORDS and word not in present)
+
+
+def taken_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
+    """Which pieces of ``support`` lie in a content word that ``present`` holds (a word
+    the answer took from the context)."""
+    return _pieces_in(support, lambda word: word not in STOPWORDS and word in present)
+
+
+def _pieces_in(support: TokenSupport, chosen: Callable[[str], bool]) -> NDArray[np.bool_]:
     text = support.response
     marked = np.zeros(len(text) + 1, dtype=np.int64)
     for match in _WORD.finditer(text):
-        word = match.group(0).lower()
-        if word not in STOPWORDS and word not in present:
+        if chosen(match.group(0).lower()):
             marked[match.start()] += 1
             marked[match.end()] -= 1
     covered = np.concatenate([[0], np.cumsum(np.cumsum(marked)[: len(text)] > 0)])
@@ -96,5 +105,6 @@ __all__ = [
     "answer_score",
     "explained",
     "support_score",
+    "taken_pieces",
     "words",
 ]
