@@ -248,6 +248,17 @@ def _reuse_requests() -> list[ScoreRequest]:
     return requests
 
 
+@pytest.fixture(scope="module")
+def reuse_reference(smollm2_scorer: TransformersScorer) -> tuple[list[ResponseLogprobs], int]:
+    """:func:`_reuse_requests` scored one at a time without the prefix cache (what every
+    reuse test compares against), and the tokens that computed: scored once per module,
+    not once per test and parametrization."""
+    with _settings(smollm2_scorer, batch_size=1, prefix_cache=False):
+        before = smollm2_scorer.computed_tokens
+        reference = smollm2_scorer.score(_reuse_requests())
+        return reference, smollm2_scorer.computed_tokens - before
+
+
 def _trie_tokens(sequences: Sequence[Sequence[int]]) -> int:
     """Distinct prefixes, i.e. tokens of the prefix tree over ``sequences``."""
     return len({tuple(s[:k]) for s in sequences for k in range(1, len(s) + 1)})
@@ -258,6 +269,7 @@ def _trie_tokens(sequences: Sequence[Sequence[int]]) -> int:
 )
 def test_prefix_reuse_matches_unpadded_passes(
     smollm2_scorer: TransformersScorer,
+    reuse_reference: tuple[list[ResponseLogprobs], int],
     batch_size: int,
     merge_forks: bool,
     monkeypatch: pytest.MonkeyPatch,
@@ -271,10 +283,7 @@ def test_prefix_reuse_matches_unpadded_passes(
         encoded[-2].prompt_ids + encoded[-2].response_ids
         == encoded[-3].prompt_ids[: len(encoded[-2].prompt_ids + encoded[-2].response_ids)]
     )
-    with _settings(smollm2_scorer, batch_size=1, prefix_cache=False):
-        before = smollm2_scorer.computed_tokens
-        reference = smollm2_scorer.score(requests)
-        requested = smollm2_scorer.computed_tokens - before
+    reference, requested = reuse_reference
     assert requested == sum(len(e.prompt_ids) + len(e.response_ids) for e in encoded)
     with _settings(smollm2_scorer, batch_size=batch_size, prefix_cache=True):
         smollm2_scorer._prefix.merge_forks = merge_forks
@@ -324,7 +333,9 @@ def test_prefix_reuse_counts_one_subset_at_a_time(smollm2_scorer: TransformersSc
 
 @pytest.mark.parametrize("budget", [0, 2 * 2**20])  # bytes: none, ~45 SmolLM2 tokens
 def test_prefix_store_stays_within_its_budget(
-    smollm2_scorer: TransformersScorer, budget: int
+    smollm2_scorer: TransformersScorer,
+    reuse_reference: tuple[list[ResponseLogprobs], int],
+    budget: int,
 ) -> None:
     requests = _reuse_requests()
     encoded = [smollm2_scorer.encode(r) for r in requests]
@@ -342,8 +353,8 @@ def test_prefix_store_stays_within_its_budget(
     # the prefixes the call's requests share are kept for the call even over the budget
     always = sum(1 + len(e.response_ids) for e in encoded)
     assert computed == _trie_tokens([e.prompt_ids[:-1] for e in encoded]) + always
-    with _settings(smollm2_scorer, batch_size=1, prefix_cache=False):
-        reference = smollm2_scorer.score(requests)
+    reference, _ = reuse_reference
+    assert len(results) == len(reference)
     for got, want in zip(results, reference):
         np.testing.assert_allclose(got.logprobs, want.logprobs, atol=1e-4)
 
