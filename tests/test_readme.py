@@ -3,6 +3,8 @@ supporting sentence."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 import sys
 import types
@@ -28,11 +30,21 @@ def test_the_example_is_ten_lines_of_code():
     assert len(lines) <= 12
 
 
+@pytest.fixture(scope="module")
+def ten_lines_run(smollm2_scorer) -> tuple[list[str], dict[str, object]]:
+    """The ten-line example run once for the module (the citations example continues from
+    it): the lines it printed and its namespace."""
+    namespace: dict[str, object] = {}
+    printed = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(printed):
+        patch.setattr(camab_rag, "default_scorer", lambda: smollm2_scorer)
+        exec(compile(readme_example(), str(README), "exec"), namespace)
+    return printed.getvalue().splitlines(), namespace
+
+
 @pytest.mark.model
-def test_the_readme_example_runs_and_cites_the_right_sentence(smollm2_scorer, monkeypatch, capsys):
-    monkeypatch.setattr(camab_rag, "default_scorer", lambda: smollm2_scorer)
-    exec(compile(readme_example(), str(README), "exec"), {})
-    printed = capsys.readouterr().out.splitlines()
+def test_the_readme_example_runs_and_cites_the_right_sentence(ten_lines_run):
+    printed, _ = ten_lines_run
     assert len(printed) == 2
     assert printed[0].endswith("Gustave Eiffel's company designed the tower.")
     top_score = float(printed[0].split()[0])
@@ -48,10 +60,8 @@ def readme_citations_example() -> str:
 
 
 @pytest.mark.model
-def test_the_readme_citations_example_runs_after_the_first(smollm2_scorer, monkeypatch, capsys):
-    monkeypatch.setattr(camab_rag, "default_scorer", lambda: smollm2_scorer)
-    namespace: dict[str, object] = {}
-    exec(compile(readme_example(), str(README), "exec"), namespace)
+def test_the_readme_citations_example_runs_after_the_first(ten_lines_run, capsys):
+    namespace = dict(ten_lines_run[1])  # the first example's names, as a reader has them
     exec(compile(readme_citations_example(), str(README), "exec"), namespace)
     printed = capsys.readouterr().out
     assert "designed it.[1]" in printed and "[1] Document 3" in printed  # cites Eiffel's
