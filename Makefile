@@ -26,7 +26,8 @@ lint:
 	MYPYPATH=integrations/llama-index-postprocessor-camab/tests \
 		$(MYPY) integrations/llama-index-postprocessor-camab/tests
 
+# lint runs inside run_tests.sh, after it starts the shared vLLM server: the server boots
+# while mypy runs (see scripts/run_tests.sh)
 test:
 	scripts/setup.sh test
-	$(MAKE) lint
-	scripts/run_tests.sh
+	MAKE="$(MAKE)" scripts/run_tests.sh --lint

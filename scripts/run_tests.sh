@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Run every test suite: the core's (tests/), then each tool's and integration's own. pytest's exit code 5 ("no tests collected")
-# is a failure here: a suite that silently collects nothing must not pass.
+# Run every test suite: the core's (tests/), then each tool's and integration's own. pytest's
+# exit code 5 ("no tests collected") is a failure here: a suite that silently collects
+# nothing must not pass.
 #
 # One vLLM server (for the HTTP-scorer and integration tests) is started here with
 # `camab serve`, in the background, and shared by every suite through CAMAB_TEST_VLLM_PORT:
-# it boots while the fast tests run, and the suites that need it wait for its health.
+# the suites that need it wait for its health.
+#
+#   scripts/run_tests.sh [PYTEST_ARGS...]         the suites
+#   scripts/run_tests.sh --lint [PYTEST_ARGS...]  `make lint` first, then the suites (what
+#       `make test` runs): the server boots (about a minute of CPU) while mypy checks
+#       types, instead of while the tests wait for it; a lint failure stops here
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE
@@ -28,6 +34,11 @@ if [ "${CAMAB_SKIP_VLLM:-0}" != "1" ] && [ -x .venv-vllm/bin/python ] \
     server_pid=$!
     export CAMAB_TEST_VLLM_PORT="$port"
     echo "run_tests: shared vLLM server (camab serve) starting on 127.0.0.1:$port (pid $server_pid)"
+fi
+
+if [ "${1:-}" = "--lint" ]; then
+    shift
+    "${MAKE:-make}" lint || exit $?
 fi
 
 status=0
