@@ -50,6 +50,7 @@ class Example:
     question: str
     answer: str
     gold_titles: frozenset[str]
+    model_answer: str = ""  # what the plain chain answered (set by ``easy_examples``)
 
 
 def load_rows(n: int) -> list[dict[str, Any]]:

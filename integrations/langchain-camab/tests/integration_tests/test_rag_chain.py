@@ -133,10 +133,9 @@ def test_a_failing_scorer_leaves_the_answer_unchanged(
     down = OpenAICompletionsScorer("http://127.0.0.1:9/v1", "smollm2", timeout=2, max_retries=0)
     handler = CamabCallbackHandler(down, settings=CHAIN_SETTINGS.with_changes(budget=4))
     chain = rag_chain(retriever, chat_model)
-    question = easy_examples[0].question
-    plain = chain.invoke(question)
-    attributed = chain.invoke(question, {"callbacks": [handler]})
-    assert attributed.content == plain.content
+    example = easy_examples[0]  # its model_answer: the same chain's, with no handler
+    attributed = chain.invoke(example.question, {"callbacks": [handler]})
+    assert attributed.content == example.model_answer
     result = handler.last_result
     assert result is not None and result.status == "error" and result.error
     assert attributed.response_metadata["attribution"]["status"] == "error"
