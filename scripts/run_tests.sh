@@ -36,19 +36,32 @@ if [ "${CAMAB_SKIP_VLLM:-0}" != "1" ] && [ -x .venv-vllm/bin/python ] \
     echo "run_tests: shared vLLM server (camab serve) starting on 127.0.0.1:$port (pid $server_pid)"
 fi
 
+# Each step prints its seconds, so a CI log shows where the time goes.
+timed() {
+    local name="$1" began=$SECONDS rc=0
+    shift
+    "$@" || rc=$?
+    echo "run_tests: $name took $((SECONDS - began)) s (exit status $rc)"
+    return "$rc"
+}
+suite() {
+    (cd "$1" && shift && ../../.venv/bin/python -m pytest tests "$@")
+}
+
 if [ "${1:-}" = "--lint" ]; then
     shift
-    "${MAKE:-make}" lint || exit $?
+    timed "make lint" "${MAKE:-make}" lint || exit $?
 fi
 
 status=0
-.venv/bin/python -m pytest tests "$@" || status=$?
+timed "tests/" .venv/bin/python -m pytest tests "$@" || status=$?
 for pkg in tools/*/ integrations/*/; do
     if [ -d "$pkg/tests" ]; then
-        (cd "$pkg" && ../../.venv/bin/python -m pytest tests "$@") || status=$?
+        timed "${pkg}tests/" suite "$pkg" "$@" || status=$?
     fi
 done
 if [ "$status" -eq 5 ]; then
     echo "run_tests: pytest collected no tests" >&2
 fi
+echo "run_tests: $SECONDS s in all"
 exit "$status"
