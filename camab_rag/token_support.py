@@ -278,9 +278,10 @@ class TokenSupport:
                 runs.append((int(index), int(index)))
         spans: list[Span] = []
         for first, last in runs:
-            start, end = self._word_range(int(self.starts[first]), int(self.ends[last]))
-            if not any(ch.isalnum() for ch in self.response[start:end]):
+            raw = self.response[int(self.starts[first]) : int(self.ends[last])]
+            if not any(ch.isalnum() for ch in raw):  # a quote or a stop: nothing to widen
                 continue
+            start, end = self._word_range(int(self.starts[first]), int(self.ends[last]))
             if spans and start < spans[-1].end:  # widened into the previous span
                 start = spans.pop().start
             spans.append(self.span(start, end))

@@ -307,6 +307,9 @@ def test_the_marked_words_are_the_wrong_ones_not_the_copied_ones(smollm2_scorer)
     assert [s.text for s in wrong.unsupported_spans] == ["blue"]
     copied = assess_answer(question, docs, "Bananas are yellow.", smollm2_scorer)
     assert copied.unsupported_spans == []
+    # a closing quote the model did not expect is no reason to mark the quoted word
+    quoted = assess_answer(question, docs, 'The answer is: "Yellow"', smollm2_scorer)
+    assert "Yellow" not in [s.text for s in quoted.unsupported_spans]
 
 
 def test_a_word_the_context_lacks_explains_nothing():
