@@ -175,6 +175,17 @@ def test_without_statements_the_whole_answer_is_one_sentence():
     assert cited.sentences[0].citations == [1, 2]  # docs 0 (0.9) and 2 (0.62)
 
 
+def test_an_answer_no_document_supports_says_so_in_every_renderer():
+    """Second fresh-user review: with nothing cited the renderers printed the question
+    and answer only, so "no source supports this" looked like "attribution did not run"."""
+    cited = cite(make_result(scores=-np.abs(make_result().scores), statements=[]), DOCS)
+    assert cited.sources == []
+    line = "No document reaches the citation bar (camab attribution, 12 model calls)"
+    for text in (cited.to_markdown(), cited.to_terminal(color=False), cited.to_html()):
+        assert line in " ".join(text.split())
+    assert line not in cite(make_result(), DOCS).to_markdown()
+
+
 def test_cite_refuses_mismatched_documents_and_failed_results():
     with pytest.raises(InputError, match=r"segment 0 .* is not in document 0"):
         cite(make_result(), [DOCS[1], DOCS[0], DOCS[2]])

@@ -24,6 +24,7 @@ from camab_rag.render.text import (
     calls_text,
     clean,
     dispute_text,
+    no_sources_text,
     proxy_text,
     sentence_note,
     source_note,
@@ -178,6 +179,9 @@ def render_fragment(answer: CitedAnswer) -> str:
     empty = uninformative_text(answer.uninformative)
     if empty is not None:
         parts.append(f'<p class="camab-verdict camab-warn">{esc(empty)}</p>')
+    uncited = no_sources_text(answer)
+    if uncited is not None:
+        parts.append(f'<p class="camab-verdict">{esc(uncited)}</p>')
     if answer.sources:
         parts.append('<ol class="camab-sources">')
         parts += [_source_html(page_id, source) for source in answer.sources]

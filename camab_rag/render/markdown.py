@@ -19,6 +19,7 @@ from camab_rag.render.text import (
     DISPUTED_MARK,
     SCALE_TEXT,
     clean,
+    no_sources_text,
     proxy_text,
     sentence_note,
     source_note,
@@ -114,6 +115,9 @@ def render_markdown(answer: CitedAnswer) -> str:
     empty = uninformative_text(answer.uninformative)
     if empty:
         lines += [f"**{escape_markdown(empty)}**", ""]
+    uncited = no_sources_text(answer)
+    if uncited:
+        lines += [f"*{escape_markdown(uncited)}*", ""]
     if answer.sources:
         lines += ["**Sources**", ""]
         for source in answer.sources:

@@ -20,6 +20,7 @@ from camab_rag.render.text import (
     SCALE_TEXT,
     calls_text,
     clean,
+    no_sources_text,
     proxy_text,
     sentence_note,
     source_note,
@@ -119,6 +120,9 @@ def render_terminal(
     empty = uninformative_text(answer.uninformative)
     if empty is not None:
         out += ["", *(style(RED, line) for line in textwrap.wrap(empty, cols))]
+    uncited = no_sources_text(answer)
+    if uncited is not None:
+        out += ["", *(style(DIM, line) for line in textwrap.wrap(uncited, cols))]
     if answer.sources:
         out += ["", style(BOLD, "Sources")]
         indent = " " * 6

@@ -159,3 +159,15 @@ def uninformative_text(reason: str | None) -> str | None:
     """One line saying the citations carry no information, and why (``None`` when they
     do)."""
     return None if not reason else f"These citations carry no information: {reason}"
+
+
+def no_sources_text(answer: Any) -> str | None:
+    """One line saying no document is cited, so a reader can tell "nothing supports
+    this" from "attribution did not run" (``None`` when something is cited, or when the
+    citations carry no information and :func:`uninformative_text` says why)."""
+    if answer.sources or answer.uninformative:
+        return None
+    return (
+        f"No document reaches the citation bar ({answer.method} attribution, "
+        f"{calls_text(int(answer.n_queries))}): the sources are not shown to support this answer."
+    )
