@@ -528,8 +528,9 @@ def test_a_dataset_name_reads_the_benchmark_data_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CAMAB_BENCH_DATA", str(tmp_path))
-    with pytest.raises(InputError, match="dataset file not found"):
+    with pytest.raises(InputError, match="dataset file not found") as missing:
         dataset_path("tydiqa")
+    assert "--dataset data/hotpotqa_dev_sample.jsonl" in str(missing.value)  # the shipped one
     (tmp_path / "tydiqa_goldp_dev.jsonl").write_bytes(TYDIQA.read_bytes())
     assert dataset_path("tydiqa") == tmp_path / "tydiqa_goldp_dev.jsonl"
     assert len(load_examples("tydiqa", 9)) == 9

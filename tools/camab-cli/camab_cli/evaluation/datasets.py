@@ -159,7 +159,13 @@ def dataset_path(name_or_path: str | os.PathLike[str]) -> Path:
             known = ", ".join(sorted(DATASET_FILES))
             raise InputError(f"unknown dataset {text!r}: use one of {known} or a JSONL path")
     if not path.is_file():
-        raise InputError(f"dataset file not found: {path}")
+        hint = (
+            " (the full datasets live in CAMAB_BENCH_DATA or ../shared/data; the repository "
+            "ships a sample: --dataset data/hotpotqa_dev_sample.jsonl)"
+            if text in DATASET_FILES
+            else ""
+        )
+        raise InputError(f"dataset file not found: {path}{hint}")
     return path
 
 
