@@ -17,6 +17,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -113,11 +114,13 @@ def main() -> None:
     question, documents = load_documents()
     bot = ChatBot(documents, args.budget)
     if args.once:
+        out = Path(args.out)
+        if out.exists() and "<title>camab chat</title>" not in out.read_text(errors="replace"):
+            parser.error(f"{out} exists and is not a page this script wrote: pass another --out")
         answer = bot.ask(args.once)
         print(answer.to_terminal())
-        with open(args.out, "w", encoding="utf-8") as handle:
-            handle.write(page([answer], args.once))
-        print(f"wrote {args.out}")
+        out.write_text(page([answer], args.once), encoding="utf-8")
+        print(f"wrote {out}")
         return
     serve(bot, question, args.port)
 
