@@ -66,6 +66,20 @@ FREE_CALLS = 64
 TARGET_BUDGETS = (8, 16)
 DESIGNS = ("camab", "thompson")
 HEADLINE = f"prior_{DESIGNS[0]}"
+CHOSEN_ON = frozenset(
+    (
+        "5a75f0ea5542994ccc91866c",
+        "5a8133725542995ce29dcbdb",
+        "5abd259d55429924427fcf1a",
+        "5abf63f15542997ec76fd3ea",
+        "5ac120c55542992a796dedfc",
+        "5ae22b8d554299234fd0440f",
+        "5ae73c065542991e8301cc18",
+        "5ae7a8175542993210983ed8",
+    )
+)
+"""The examples priced when FreePrior's default design was chosen (commit 941cab1: the
+ones whose free run was complete); the others check the choice."""
 """The library's design (FreePrior's default, chosen on the first 8 examples priced)."""
 PEERS = ("auto", "contextcite", "kernelshap", "camab")
 
@@ -183,7 +197,7 @@ def measure(case: Case, target_store: RewardStore, frees: RewardStore) -> Cells 
         for kind, masks in samples.items()
     }
     full = float(case.record["full_logprob"])
-    cells: Cells = {}
+    cells: Cells = {("id", ""): {"chosen_on": float(case.id in CHOSEN_ON)}}
     for key, fit in fits.items():
         values = {"calls": float(fit.calls)}
         for kind, masks in priced.items():
@@ -351,11 +365,7 @@ def _why_refit(table: list[Cells]) -> str:
     return (
         "The prior's estimator on each peer's own 8 target calls (rows 'prior's estimator "
         "on ...'), minus the peer's own fit, mean LDS change: " + "; ".join(parts) + ". "
-        "Where the peer's design is a flat one (ContextCite's Bernoulli ½; CAMAB's draws are "
-        "the headline rows), "
-        "the free model's scores fill in what 8 calls cannot resolve; auto's hierarchical "
-        "design already resolves the documents, and a flat per-segment prior re-fit of its "
-        "subsets is no better than auto's own estimator on Bernoulli ½ subsets."
+        "The paired tests above say which of these differences survive Holm."
     )
 
 
@@ -366,8 +376,8 @@ def _why_design(table: list[Cells]) -> str:
     ]
     if not all(gains):
         return "Not enough examples priced to say what the target's calls add."
-    chosen_on = [c for c in table if ("prior_thompson", "8") in c]
-    rest = [c for c in table if ("prior_thompson", "8") not in c]
+    chosen_on = [c for c in table if c[("id", "")]["chosen_on"]]
+    rest = [c for c in table if not c[("id", "")]["chosen_on"]]
     lines = [
         f"LDS (Bernoulli ½) gained over the free model's scores alone by {LABELS[HEADLINE]}: "
         + ", ".join(
@@ -382,9 +392,18 @@ def _why_design(table: list[Cells]) -> str:
     ]
     if chosen:
         lines.append(
-            f"The design was chosen on the {len(chosen_on)} examples priced first (those with "
-            "Thompson rows): CAMAB's draws minus Thompson draws from the prior, at 8 calls: "
-            + "; ".join(chosen)
+            f"The design was chosen on the {len(chosen_on)} examples priced first: CAMAB's "
+            "draws minus Thompson draws from the prior, at 8 calls: " + "; ".join(chosen) + "."
+        )
+    checked = [
+        f"{name} {_cell(diffs)}"
+        for metric, name in (("lds_bernoulli", "LDS Bernoulli ½"), ("lds_keep", "LDS keep 1-4"))
+        if (diffs := _paired(rest, (HEADLINE, "8"), ("prior_thompson", "8"), metric))
+    ]
+    if checked:
+        lines.append(
+            f"On the {len(rest)} other examples (not used for the choice), the same difference: "
+            + "; ".join(checked)
             + "."
         )
     for peer in ("auto", "contextcite"):
