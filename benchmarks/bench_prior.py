@@ -385,27 +385,21 @@ def _why_design(table: list[Cells]) -> str:
         )
         + "."
     ]
-    chosen = [
-        f"{name} {_cell(diffs)}"
-        for metric, name in (("lds_bernoulli", "LDS Bernoulli ½"), ("lds_keep", "LDS keep 1-4"))
-        if (diffs := _paired(chosen_on, (HEADLINE, "8"), ("prior_thompson", "8"), metric))
-    ]
-    if chosen:
-        lines.append(
-            f"The design was chosen on the {len(chosen_on)} examples priced first: CAMAB's "
-            "draws minus Thompson draws from the prior, at 8 calls: " + "; ".join(chosen) + "."
-        )
-    checked = [
-        f"{name} {_cell(diffs)}"
-        for metric, name in (("lds_bernoulli", "LDS Bernoulli ½"), ("lds_keep", "LDS keep 1-4"))
-        if (diffs := _paired(rest, (HEADLINE, "8"), ("prior_thompson", "8"), metric))
-    ]
-    if checked:
-        lines.append(
-            f"On the {len(rest)} other examples (not used for the choice), the same difference: "
-            + "; ".join(checked)
-            + "."
-        )
+    for rows, where in (
+        (chosen_on, f"The design was chosen on the {len(chosen_on)} examples priced first"),
+        (rest, f"On the {len(rest)} other examples (not used for the choice)"),
+    ):
+        found = [
+            f"{name} {_cell(diffs)}"
+            for metric, name in (("lds_bernoulli", "LDS Bernoulli ½"), ("lds_keep", "LDS keep 1-4"))
+            if (diffs := _paired(rows, (HEADLINE, "8"), ("prior_thompson", "8"), metric))
+        ]
+        if found:
+            lines.append(
+                f"{where}: CAMAB's draws minus Thompson draws from the prior, at 8 calls: "
+                + "; ".join(found)
+                + "."
+            )
     for peer in ("auto", "contextcite"):
         diffs = _paired(rest, (HEADLINE, "8"), (peer, "8"), "lds_bernoulli")
         if diffs:
