@@ -32,7 +32,6 @@ from camab_rag.engine import TextAttribution
 from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer
 from camab_rag.prompts import PromptMode, PromptPlan, plan_prompt
-from camab_rag.render.support import CITE_AT
 from camab_rag.result import AttributionResult
 from camab_rag.runs import ProgressFn
 from camab_rag.scorers.base import Prompt, scored_by
@@ -56,21 +55,17 @@ def document_ranks(result: AttributionResult) -> list[int]:
     return ranks
 
 
-def supporting_documents(result: AttributionResult) -> list[int | None]:
-    """For each answer sentence, the document that supports it most (``None`` when no
-    document reaches the citation bar for it, :data:`~camab_rag.render.support.CITE_AT`:
-    the same absolute bar :func:`~camab_rag.cite` uses)."""
-    n_docs = len(result.document_scores)
-    doc_of = np.array([s.doc_index for s in result.segments], dtype=int)
-    supports: list[int | None] = []
-    for statement in result.statements:
-        totals = np.zeros(n_docs)
-        np.add.at(totals, doc_of, statement.scores)
-        for disputing in disputes(result, statement.start, statement.end):
-            totals[disputing] = -np.inf  # argues against the sentence: never its support
-        best = int(np.argmax(totals)) if n_docs else 0
-        supports.append(best if n_docs and totals[best] >= CITE_AT else None)
-    return supports
+def sentence_citations(result: AttributionResult) -> list[tuple[str, list[int]]]:
+    """Each answer sentence and the documents :func:`~camab_rag.cite` cites for it (the
+    default :class:`~camab_rag.CitationRule`; a disputing document is never one), so the
+    attached metadata and the native citation types say the same thing."""
+    from camab_rag.citations import cite  # the renderers' module imports this one's kernel
+
+    cited = cite(result)
+    return [
+        (sentence.text, [cited.source(n).doc_index for n in sentence.citations])
+        for sentence in cited.sentences
+    ]
 
 
 def document_summary(
@@ -82,17 +77,18 @@ def document_summary(
     on failure, and with ``segments=True`` the document's ``"segments"``: ``text`` and
     ``score`` of each): ``score`` is the document's attribution (the sum over its
     segments), ``rank`` its 1-based place among the documents, ``supporting_sentences``
-    the answer sentences this document supports most, ``disputes`` the answer words it
-    argues against (:mod:`camab_rag.conflicts`).
+    the answer sentences that cite this document (:func:`sentence_citations`),
+    ``disputes`` the answer words it argues against (:mod:`camab_rag.conflicts`).
     """
     if result.status != "ok":
         return [{"status": result.status, "error": result.error} for _ in range(n_documents)]
     scores = result.document_scores
     ranks = document_ranks(result)
     sentences: list[list[str]] = [[] for _ in range(n_documents)]
-    for statement, doc_index in zip(result.statements, supporting_documents(result)):
-        if doc_index is not None and doc_index < n_documents:
-            sentences[doc_index].append(statement.text)
+    for text, doc_indices in sentence_citations(result):
+        for doc_index in doc_indices:
+            if doc_index < n_documents:
+                sentences[doc_index].append(text)
     parts: list[list[dict[str, Any]]] = [[] for _ in range(n_documents)]
     for segment, score in zip(result.segments, result.scores):
         if segment.doc_index < n_documents:
@@ -252,5 +248,5 @@ __all__ = [
     "document_summary",
     "plan_prompt",
     "reached_the_model",
-    "supporting_documents",
+    "sentence_citations",
 ]

@@ -35,7 +35,7 @@ from camab_rag.captured import (
     CapturedAttribution,
     captured_steps,
     document_ranks,
-    supporting_documents,
+    sentence_citations,
 )
 from camab_rag.citations import CitationRule, citation_pairs, source_location
 from camab_rag.engine import ProgressFn
@@ -324,8 +324,9 @@ def answer_summary(
     ]
     data["top_documents"] = result.top_documents(len(scores))
     data["citations"] = [
-        {"sentence": statement.text, "document": doc_index}
-        for statement, doc_index in zip(result.statements, supporting_documents(result))
+        {"sentence": text, "document": doc_index}
+        for text, doc_indices in sentence_citations(result)
+        for doc_index in doc_indices or [None]
     ]
     return data
 

@@ -48,7 +48,7 @@ from camab_rag.captured import (
     document_ranks,
     document_summary,
     reached_the_model,
-    supporting_documents,
+    sentence_citations,
 )
 from camab_rag.chain_runs import (
     ChainCall,
@@ -132,7 +132,7 @@ __all__ = [
     "pending",
     "reached_the_model",
     "scorer_from_chat_client",
-    "supporting_documents",
+    "sentence_citations",
     "synced",
     "to_documents",
 ]

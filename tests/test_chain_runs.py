@@ -14,6 +14,7 @@ import pytest
 from fakes import FailingScorer, KeywordScorer
 from test_captured import ANSWER, DOCS, QUESTION
 
+from camab_rag.citations import cite
 from camab_rag.integration import (
     AttributionResult,
     AttributionSettings,
@@ -67,7 +68,12 @@ def test_the_answer_summary_is_json_ready() -> None:
     best = data["top_documents"][0]
     assert sorted(data["top_documents"]) == [0, 1, 2] and data["documents"][best]["rank"] == 1
     assert [d["title"] for d in data["documents"]] == ["France", None, None]
-    assert [c["sentence"] for c in data["citations"]] == [ANSWER]
+    # one entry per (sentence, document) that cite() cites: the native citations' rule
+    cited = cite(result)
+    expected = [cited.source(n).doc_index for n in cited.sentences[0].citations]
+    assert [(c["sentence"], c["document"]) for c in data["citations"]] == [
+        (ANSWER, d) for d in expected
+    ]
     failed = answer_summary(AttributionResult.failed("down"))
     assert (failed["status"], failed["documents"], failed["groundedness"]) == ("error", [], None)
 
