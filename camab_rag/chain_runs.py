@@ -326,7 +326,7 @@ def answer_summary(
     data["citations"] = [
         {"sentence": text, "document": doc_index}
         for text, doc_indices in sentence_citations(result)
-        for doc_index in doc_indices or [None]
+        for doc_index in (doc_indices if doc_indices else [None])
     ]
     return data
 
