@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from camab_rag.citations import cite
 from camab_rag.conflicts import disputes
 from camab_rag.deadline import bounded
 from camab_rag.engine import TextAttribution
@@ -59,8 +60,6 @@ def sentence_citations(result: AttributionResult) -> list[tuple[str, list[int]]]
     """Each answer sentence and the documents :func:`~camab_rag.cite` cites for it (the
     default :class:`~camab_rag.CitationRule`; a disputing document is never one), so the
     attached metadata and the native citation types say the same thing."""
-    from camab_rag.citations import cite  # the renderers' module imports this one's kernel
-
     cited = cite(result)
     return [
         (sentence.text, [cited.source(n).doc_index for n in sentence.citations])
