@@ -354,16 +354,16 @@ def support_report(
     abstained = _abstained(support.response, [s.abstention for s in sentences])
     claiming = [float(s.score) for s in sentences if not s.abstention and s.score is not None]
     score = answer_score(claiming, support_score(support, context_words))
-    known = context_words is not None
-    found = support.unsupported_spans(
-        taken=taken_pieces(support, context_words) if context_words is not None else None,
-        absent=absent_pieces(support, context_words) if context_words is not None else None,
-    )
+    if context_words is None:
+        found = support.unsupported_spans()
+    else:  # words the context holds never count; spans of function words alone are dropped
+        taken, absent = taken_pieces(support, context_words), absent_pieces(support, context_words)
+        found = support.unsupported_spans(taken=taken, absent=absent)
+        found = [s for s in found if not all(w in STOPWORDS for w in words(s.text))]
     spans = [
         span
         for span in found
         if not any(s.abstention and s.start <= span.start < s.end for s in sentences)
-        and not (known and all(w in STOPWORDS for w in words(span.text)))  # "The", "was"
     ]
     overall, top = 0.0, []
     if result is not None and result.n_segments:
