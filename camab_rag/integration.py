@@ -35,6 +35,13 @@ A minimal integration::
 
 from __future__ import annotations
 
+from camab_rag.answer_attributor import (  # llslim2
+    AnswerAttribution,
+    AnswerAttributor,
+    AttributorOptions,
+    answer_documents,
+    model_scorer,
+)
 from camab_rag.attached import (
     METADATA_KEY,
     Attachment,
@@ -155,3 +162,12 @@ __all__ += [
 # span records and streamed answers (LlamaIndex)
 __all__ += ["SpanRecord", "SpanRecords", "aread_for", "read_for", "streaming_for"]
 __all__ += ["await_on", "wait_on"]
+
+# llslim2: attributing a framework's answer object (LlamaIndex)
+__all__ += [
+    "AnswerAttribution",
+    "AnswerAttributor",
+    "AttributorOptions",
+    "answer_documents",
+    "model_scorer",
+]

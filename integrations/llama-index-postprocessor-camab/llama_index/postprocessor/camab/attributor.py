@@ -4,8 +4,8 @@ scorer, the settings, the query records, the background runs), whose ``turn`` at
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Generator, Mapping
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from llama_index.core.base.response.schema import (
     AsyncStreamingResponse,
@@ -15,12 +15,7 @@ from llama_index.core.base.response.schema import (
 from llama_index.core.chat_engine.types import AgentChatResponse, StreamingAgentChatResponse
 from llama_index.core.instrumentation.span import active_span_id
 from llama_index.postprocessor.camab.capture import query_progress, query_tracker
-from llama_index.postprocessor.camab.response import (
-    answer_nodes,
-    attach,
-    node_documents,
-    set_metadata,
-)
+from llama_index.postprocessor.camab.response import attach, node_documents, set_metadata
 
 from camab_rag import integration as core
 
@@ -35,48 +30,13 @@ HOW_TO_WAIT = (
 )
 
 
-class Options(TypedDict, total=False):
-    """What every entry point takes besides its engine and scorer (documented on
-    :class:`~llama_index.postprocessor.camab.CamabQueryEngine`)."""
+class ResponseAttributor(core.AnswerAttributor):
+    """A :class:`~camab_rag.integration.AnswerAttributor` for LlamaIndex answers, with the
+    query records; ``turn`` attributes a response, a chat turn or a stream."""
 
-    settings: core.AttributionSettings | None
-    proxy: Any
-    scorer_options: Mapping[str, Any] | None
-    progress: core.ProgressFn | None
-
-
-class ResponseAttributor:
-    """What a wrapper or handler attributes with: the scorer, the settings (default
-    :data:`~camab_rag.integration.CHAIN_SETTINGS`), the scorers built from LLMs (with the
-    ``proxy`` and ``scorer_options``), the ``progress`` hook, the query records and the
-    runs (background attributions of streamed answers)."""
-
-    def __init__(self, scorer: Any = None, **options: Unpack[Options]) -> None:
-        if unknown := sorted(set(options) - set(Options.__annotations__)):
-            raise TypeError(f"got an unexpected keyword argument {unknown[0]!r}")
-        settings = options.get("settings")
-        if settings is not None and not isinstance(settings, core.AttributionSettings):
-            kind = type(settings).__name__
-            raise core.InputError(f"settings must be an AttributionSettings, got {kind}")
-        self.scorer = core.checked_scorer(scorer)
-        self.settings = settings or core.CHAIN_SETTINGS
-        self.progress = options.get("progress")
-        self.proxy = core.checked_scorer(options.get("proxy"), "proxy")
-        self.options = dict(options.get("scorer_options") or {})
-        self._scorers = core.ScorerCache()
+    def __init__(self, scorer: Any = None, **options: Unpack[core.AttributorOptions]) -> None:
+        super().__init__(scorer, scorer_from_llm, node_documents, **options)
         self.tracker = query_tracker()
-        self.runs: core.ChainRuns[Any] = core.ChainRuns(self.settings, keep=256)
-
-    def scorer_for(self, llm: object) -> Any:
-        """The given scorer, else ``llm``'s (with the proxy), built once per object."""
-        source = self.scorer if self.scorer is not None else llm
-
-        def own() -> Any:
-            return self.scorer if self.scorer is not None else scorer_from_llm(llm, **self.options)
-
-        return self._scorers.get(
-            id(source), lambda: core.own_or_proxy(own, self.proxy), owner=source
-        )
 
     def begin(self, query: str) -> core.SpanRecord | None:
         """The record of the active span, marked as attributed by this wrapper (so an event
@@ -84,26 +44,42 @@ class ResponseAttributor:
         span_id = active_span_id.get()
         return None if span_id is None else self.tracker.open_record(span_id, query, True)
 
+    def answer(self, question: str, llm: object, ask: Callable[..., T], *args: Any) -> T:
+        """``ask(*args)`` the wrapped engine inside this question's record (a stream's
+        reader thread copies it), then attribute its answer (:meth:`turn`)."""
+        record = self.begin(question)
+        with core.streaming_for(record):
+            answer = ask(*args)
+        return core.drive(self.turn(answer, question, record, llm))
+
+    async def aanswer(
+        self, question: str, llm: object, ask: Callable[..., Awaitable[T]], *args: Any
+    ) -> T:
+        """Async :meth:`answer`."""
+        record = self.begin(question)
+        with core.streaming_for(record):
+            answer = await ask(*args)
+        return await core.adrive(self.turn(answer, question, record, llm))
+
     def steps(
         self, response: Any, question: str, record: core.SpanRecord | None, llm: object = None
     ) -> core.Steps[Any]:
         """Attribute ``response`` in place (never raises), as a generator of model calls."""
         text = getattr(response, "response", None)
         call = core.ChainCall(question, text if isinstance(text, str) else "")
-        nodes: list[Any] = []
-        source = ""
-        try:
-            nodes, source = answer_nodes(response, record)
-        except Exception as error:
-            call.problem = error
+        call.progress = query_progress(question, self.progress)
+        if not isinstance(response, Response):
+            call.problem = core.InputError(
+                f"cannot attribute a {type(response).__name__}: only a plain Response (not "
+                "streaming or structured output) has the final text to attribute"
+            )
+        retrieved: list[Any] = []
         if record is not None:
             llm = record.model if record.model is not None else llm
-            call.prompts = record.prompts
-        call.documents = node_documents(nodes)
-        call.scorer = lambda: self.scorer_for(llm)
-        call.progress = query_progress(question, self.progress)
-        attributed = yield from core.chain_steps(call, self.settings)
-        return attach(response, nodes, source, attributed)
+            call.prompts, retrieved = record.prompts, list(record.documents)
+        sources = response.source_nodes if isinstance(response, Response) else []
+        done = yield from self.call_steps(call, llm, sources, retrieved)
+        return attach(response, done)
 
     def turn(
         self,
@@ -211,23 +187,5 @@ def scorer_from_llm(llm: object, **options: Any) -> Any:
     """The scorer for a LlamaIndex LLM: its own ``llm.scorer`` (``CamabLocalLLM``), the
     HTTP scorer (built with ``options``) of an OpenAI-compatible server (``api_base``),
     else an :class:`~camab_rag.errors.InputError` asking for ``scorer=`` or ``proxy=``."""
-    if llm is None:
-        raise core.InputError(
-            "no scorer: pass scorer=camab_rag.default_scorer() (or an OpenAICompletionsScorer), "
-            "or use an OpenAI-compatible LLM (OpenAILike / OpenAI with api_base)"
-        )
-    own = getattr(llm, "scorer", None)
-    if callable(getattr(own, "score", None)):
-        return own
-    api_base = getattr(llm, "api_base", None)
-    if not isinstance(api_base, str) or not api_base:
-        cause = (
-            f"cannot build a scorer from {type(llm).__name__}: it is not OpenAI-compatible "
-            "(no api_base)"
-        )
-        raise core.ChatAPICannotScoreError(
-            f"{core.PROXY_FIX}, or scorer=camab_rag.OpenAICompletionsScorer(base_url, model) for a "
-            f"server that scores a given text (`camab serve`): {cause}",
-            reason=cause,
-        )
-    return core.scorer_from_chat_client(llm, **options)
+    compatible = "an OpenAI-compatible LLM (OpenAILike / OpenAI with api_base)"
+    return core.model_scorer(llm, compatible=compatible, **options)

@@ -17,7 +17,7 @@ from llama_index.core.chat_engine.types import (
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.postprocessor.camab.attributor import Options, ResponseAttributor
+from llama_index.postprocessor.camab.attributor import ResponseAttributor
 
 from camab_rag import integration as core
 
@@ -76,7 +76,7 @@ class CamabQueryEngine(_Wrapper, BaseQueryEngine):
         scorer: Any = None,
         *,
         callback_manager: CallbackManager | None = None,
-        **options: Unpack[Options],
+        **options: Unpack[core.AttributorOptions],
     ) -> None:
         _check(query_engine, BaseQueryEngine, "query_engine")
         self._attributor = ResponseAttributor(scorer, **options)
@@ -94,18 +94,12 @@ class CamabQueryEngine(_Wrapper, BaseQueryEngine):
         return self.query_engine.retrieve(query_bundle)
 
     def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
-        record = self._attributor.begin(query_bundle.query_str)
-        response = self.query_engine.query(query_bundle)
-        return core.drive(
-            self._attributor.turn(response, query_bundle.query_str, record, self._llm)
-        )
+        ask = self.query_engine.query
+        return self._attributor.answer(query_bundle.query_str, self._llm, ask, query_bundle)
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
-        record = self._attributor.begin(query_bundle.query_str)
-        response = await self.query_engine.aquery(query_bundle)
-        return await core.adrive(
-            self._attributor.turn(response, query_bundle.query_str, record, self._llm)
-        )
+        ask = self.query_engine.aquery
+        return await self._attributor.aanswer(query_bundle.query_str, self._llm, ask, query_bundle)
 
     @property
     def _llm(self) -> object:
@@ -128,7 +122,10 @@ class CamabChatEngine(_Wrapper, BaseChatEngine):
     """
 
     def __init__(
-        self, chat_engine: BaseChatEngine, scorer: Any = None, **options: Unpack[Options]
+        self,
+        chat_engine: BaseChatEngine,
+        scorer: Any = None,
+        **options: Unpack[core.AttributorOptions],
     ) -> None:
         _check(chat_engine, BaseChatEngine, "chat_engine")
         self._attributor = ResponseAttributor(scorer, **options)
@@ -136,31 +133,25 @@ class CamabChatEngine(_Wrapper, BaseChatEngine):
 
     @dispatcher.span
     def chat(self, message: str, chat_history: History = None) -> AGENT_CHAT_RESPONSE_TYPE:
-        record = self._attributor.begin(message)
-        response = self.chat_engine.chat(message, chat_history)
-        return core.drive(self._attributor.turn(response, message, record, self._llm))
+        ask = self.chat_engine.chat
+        return self._attributor.answer(message, self._llm, ask, message, chat_history)
 
     @dispatcher.span
     async def achat(self, message: str, chat_history: History = None) -> AGENT_CHAT_RESPONSE_TYPE:
-        record = self._attributor.begin(message)
-        response = await self.chat_engine.achat(message, chat_history)
-        return await core.adrive(self._attributor.turn(response, message, record, self._llm))
+        ask = self.chat_engine.achat
+        return await self._attributor.aanswer(message, self._llm, ask, message, chat_history)
 
     @dispatcher.span
     def stream_chat(self, message: str, chat_history: History = None) -> StreamingAgentChatResponse:
-        record = self._attributor.begin(message)
-        with core.streaming_for(record):  # the engine's reader thread copies this context
-            stream = self.chat_engine.stream_chat(message, chat_history)
-        return core.drive(self._attributor.turn(stream, message, record, self._llm))
+        ask = self.chat_engine.stream_chat
+        return self._attributor.answer(message, self._llm, ask, message, chat_history)
 
     @dispatcher.span
     async def astream_chat(
         self, message: str, chat_history: History = None
     ) -> StreamingAgentChatResponse:
-        record = self._attributor.begin(message)
-        with core.streaming_for(record):  # the engine's reader task copies this context
-            stream = await self.chat_engine.astream_chat(message, chat_history)
-        return core.drive(self._attributor.turn(stream, message, record, self._llm))
+        ask = self.chat_engine.astream_chat
+        return await self._attributor.aanswer(message, self._llm, ask, message, chat_history)
 
     def reset(self) -> None:
         self.chat_engine.reset()

@@ -17,6 +17,7 @@ from camab_rag import integration as core
 logger = logging.getLogger(__name__)
 ATTRIBUTION_KEY = core.METADATA_KEY
 """The metadata key under which responses and nodes carry their attribution."""
+SOURCES = {True: "response.source_nodes", False: "retrieval events"}
 
 
 def node_documents(nodes: Sequence[NodeWithScore]) -> list[core.SourceDocument]:
@@ -25,33 +26,6 @@ def node_documents(nodes: Sequence[NodeWithScore]) -> list[core.SourceDocument]:
         core.SourceDocument(n.node.get_content(MetadataMode.LLM).strip(), {"node_id": n.node_id})
         for n in nodes
     ]
-
-
-def answer_nodes(response: object, record: core.SpanRecord | None) -> tuple[list[Any], str]:
-    """The nodes to attribute ``response`` to (the response's sources, else the retrieved
-    nodes that reached the LLM) and where they came from; raises when there are none."""
-    if not isinstance(response, Response):
-        raise core.InputError(
-            f"cannot attribute a {type(response).__name__}: only a plain Response (not "
-            "streaming or structured output) has the final text to attribute"
-        )
-    if not isinstance(response.response, str) or not response.response.strip():
-        raise core.InputError("the response is empty: there is nothing to attribute")
-    if response.source_nodes:
-        return list(response.source_nodes), "response.source_nodes"
-    retrieved = list(record.documents) if record is not None else []
-    if not retrieved:
-        raise core.NoContextError(
-            "no nodes were retrieved for this query: the answer has no retrieved context "
-            "to come from"
-        )
-    if not core.reached_the_model(record.prompts if record else [], node_documents(retrieved)):
-        raise core.NoContextError(
-            f"none of the {len(retrieved)} retrieved nodes reached the LLM "
-            "(response.source_nodes is empty: e.g. a node post-processor discarded "
-            "them all), so the answer has no retrieved context to come from"
-        )
-    return retrieved, "retrieval events"
 
 
 def _with_attribution(node: Any, info: dict[str, Any]) -> Any:
@@ -71,34 +45,24 @@ def set_metadata(response: object, value: dict[str, Any]) -> None:
     response.metadata[ATTRIBUTION_KEY] = value  # type: ignore[attr-defined]
 
 
-def attach(response: Any, nodes: list[Any], source: str, done: core.CapturedAttribution) -> Any:
-    """The result (a copy of each node with its entry, the summary in the response's
-    metadata) and the filter's verdict, in place; a blocked answer's text is replaced by
-    the fallback (the original stays in ``groundedness.original_answer``)."""
-    result, verdict = done.result, done.verdict
-    summary: dict[str, Any] = {**result.to_dict(), "prompt_source": None}
+def attach(response: Any, done: core.AnswerAttribution) -> Any:
+    """Put ``done`` on ``response`` in place: the summary in its metadata, a copy of each
+    node with its entry, a blocked answer's text replaced by the filter's fallback."""
+    summary, entries = done.metadata()
     try:
-        if result.status == "ok":
-            if result.prompt_mode != "captured":
-                logger.info("camab attribution of %r: %s", result.question[:80], result.prompt_note)
-            extra = {"method": result.method, "n_queries": result.n_queries}
-            entries = core.document_summary(result, len(nodes), segments=True)
+        if entries:
             nodes = [
-                NodeWithScore(node=_with_attribution(n.node, {**e, **extra}), score=n.score)
-                for n, e in zip(nodes, entries)
+                NodeWithScore(node=_with_attribution(n.node, e), score=n.score)
+                for n, e in zip(done.documents, entries)
             ]
-            summary.update(prompt_source=result.prompt_mode, node_source=source)
+            summary["node_source"] = SOURCES[done.own_sources]
             summary["node_ids"] = [n.node.node_id for n in nodes]
-            if source == "response.source_nodes":
+            if done.own_sources:
                 response.source_nodes = nodes
             else:
-                summary["nodes"] = [
-                    {"node_id": n.node_id, **n.node.metadata[ATTRIBUTION_KEY]} for n in nodes
-                ]
-        if verdict is not None:
-            summary["groundedness"] = verdict.to_dict()
-            if verdict.blocked and isinstance(response, Response):
-                response.response = verdict.answer
+                summary["nodes"] = [{"node_id": n.node_id, **e} for n, e in zip(nodes, entries)]
+        if done.replacement is not None and isinstance(response, Response):
+            response.response = done.replacement
         set_metadata(response, summary)
     except Exception:  # pragma: no cover - a response type that refuses attributes
         logger.exception("camab: could not put the attribution on the response")

@@ -1,0 +1,95 @@
+"""Attributing a framework's answer object (camab_rag.answer_attributor through
+camab_rag.integration): the scorer of a chain's model, the documents an answer is
+attributed to (its sources, else retrieved ones that reached the model), the failed
+result of a problem found on the way, and the metadata an answer then carries."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from fakes import KeywordScorer
+from test_captured import ANSWER, DOCS, QUESTION
+
+from camab_rag.integration import (
+    AnswerAttributor,
+    AttributionSettings,
+    ChainCall,
+    ChatAPICannotScoreError,
+    GroundednessFilter,
+    InputError,
+    NoContextError,
+    answer_documents,
+    drive,
+    model_scorer,
+)
+
+PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"
+
+
+def test_a_models_scorer_is_its_own_else_its_servers_else_a_typed_error() -> None:
+    own = KeywordScorer()
+    assert model_scorer(SimpleNamespace(scorer=own)) is own
+    with pytest.raises(InputError, match="pass scorer=.*or use a Foo model"):
+        model_scorer(None, compatible="a Foo model")
+    with pytest.raises(ChatAPICannotScoreError, match="not OpenAI-compatible") as raised:
+        model_scorer(SimpleNamespace(scorer=None))
+    assert raised.value.reason.startswith("cannot build a scorer from SimpleNamespace")
+    served = model_scorer(SimpleNamespace(api_base="http://127.0.0.1:9/v1", model="m"))
+    assert "127.0.0.1:9" in repr(served) or "127.0.0.1:9" in str(vars(served))
+
+
+def test_an_answer_is_attributed_to_its_sources_else_to_what_reached_the_model() -> None:
+    assert answer_documents(ANSWER, DOCS, ["other"], []) == (DOCS, True)
+    assert answer_documents(ANSWER, [], DOCS, [PROMPT]) == (DOCS, False)
+    with pytest.raises(InputError, match="the response is empty"):
+        answer_documents("  ", DOCS, [], [])
+    with pytest.raises(NoContextError, match="no nodes were retrieved"):
+        answer_documents(ANSWER, [], [], [PROMPT])
+    with pytest.raises(NoContextError, match="none of the 3 retrieved nodes reached the LLM"):
+        answer_documents(ANSWER, [], DOCS, ["a prompt without them"])
+
+
+def test_options_are_checked_and_a_scorer_is_built_once_per_model() -> None:
+    with pytest.raises(TypeError, match="unexpected keyword argument 'budget'"):
+        AnswerAttributor(budget=4)  # type: ignore[call-arg]
+    with pytest.raises(InputError, match="settings must be an AttributionSettings, got dict"):
+        AnswerAttributor(settings={"budget": 4})  # type: ignore[arg-type]
+    built: list[object] = []
+
+    def build(model: object, **options: Any) -> KeywordScorer:
+        built.append((model, options))
+        return KeywordScorer()
+
+    attributor = AnswerAttributor(None, build, scorer_options={"timeout": 3})
+    model = object()
+    assert attributor.scorer_for(model) is attributor.scorer_for(model)
+    assert built == [(model, {"timeout": 3})]
+    given = KeywordScorer()
+    assert AnswerAttributor(given, build).scorer_for(model) is given
+
+
+def test_an_answer_with_retrieved_documents_that_reached_the_model_is_attributed() -> None:
+    attributor = AnswerAttributor(KeywordScorer(), settings=AttributionSettings(budget=4, seed=1))
+    call = ChainCall(QUESTION, ANSWER, prompts=[PROMPT])
+    done = drive(attributor.call_steps(call, retrieved=DOCS))
+    assert done.documents == DOCS and not done.own_sources
+    summary, entries = done.metadata()
+    assert summary["status"] == "ok" and summary["prompt_source"] == "captured"
+    assert len(entries) == 3 and {e["n_queries"] for e in entries} == {4}
+    assert entries[0]["rank"] == 1 and entries[0]["method"] == summary["method"]
+    assert done.replacement is None and "groundedness" not in summary
+
+
+def test_a_problem_is_the_failed_result_and_a_blocking_filter_fails_closed() -> None:
+    gate = GroundednessFilter(mode="block", fallback="Not sure.")
+    attributor = AnswerAttributor(KeywordScorer(), settings=AttributionSettings(groundedness=gate))
+    call = ChainCall(QUESTION, ANSWER, problem=InputError("not a plain answer"))
+    done = drive(attributor.call_steps(call, sources=DOCS))
+    summary, entries = done.metadata()
+    assert summary["status"] == "error" and "not a plain answer" in summary["error"]
+    assert entries == [] and summary["prompt_source"] is None
+    assert done.replacement == "Not sure." and summary["groundedness"]["blocked"] is True
+    empty = drive(attributor.call_steps(ChainCall(QUESTION, ""), sources=DOCS))
+    assert "the response is empty" in empty.metadata()[0]["error"]
