@@ -42,6 +42,12 @@ from camab_rag.answer_attributor import (  # llslim2
     answer_documents,
     model_scorer,
 )
+from camab_rag.answer_metadata import (  # llslim2
+    attribution_info,
+    attribution_of,
+    await_attribution,
+    wait_for_attribution,
+)
 from camab_rag.attached import (
     METADATA_KEY,
     Attachment,
@@ -83,6 +89,7 @@ from camab_rag.run_tree import (
     RunReading,
     RunTree,
 )
+from camab_rag.score_filter import Missing, ScoreFilter, finite_number  # llslim2
 from camab_rag.scorers.base import Prompt
 from camab_rag.scorers.chat_clients import (
     ChatAPICannotScoreError,
@@ -168,6 +175,13 @@ __all__ += [
     "AnswerAttribution",
     "AnswerAttributor",
     "AttributorOptions",
+    "Missing",
+    "ScoreFilter",
     "answer_documents",
+    "attribution_info",
+    "attribution_of",
+    "await_attribution",
+    "finite_number",
     "model_scorer",
+    "wait_for_attribution",
 ]

@@ -17,14 +17,16 @@ from llama_index.postprocessor.camab.event_handler import CamabEventHandler
 from llama_index.postprocessor.camab.local import CamabLocalLLM, MiniLMEmbedding
 from llama_index.postprocessor.camab.response import (
     ATTRIBUTION_KEY,
-    attribution_of,
-    await_attribution,
     groundedness_of,
     to_citation_blocks,
-    wait_for_attribution,
 )
 
-from camab_rag.integration import AttributionSettings
+from camab_rag.integration import (
+    AttributionSettings,
+    attribution_of,
+    await_attribution,
+    wait_for_attribution,
+)
 
 __all__ = [
     "ATTRIBUTION_KEY",

@@ -5,7 +5,7 @@ never an exception), and LlamaIndex's own ``CitationBlock``s."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.base.llms.types import CitationBlock, TextBlock
@@ -69,53 +69,9 @@ def attach(response: Any, done: core.AnswerAttribution) -> Any:
     return response
 
 
-def _info(response: object, hint: str = "") -> Any:
-    """``response.metadata["attribution"]``, else a ``KeyError``."""
-    metadata = getattr(response, "metadata", None)
-    info = metadata.get(ATTRIBUTION_KEY) if isinstance(metadata, Mapping) else None
-    if info is None:
-        raise KeyError(hint or f"the response has no metadata[{ATTRIBUTION_KEY!r}]")
-    return info
-
-
-def attribution_of(response: object) -> core.AttributionResult:
-    """The :class:`~camab_rag.AttributionResult` stored on a response.
-
-    Raises:
-        KeyError: the response carries no attribution.
-    """
-    return core.AttributionResult.from_dict(_info(response))
-
-
 groundedness_of = core.groundedness_of
 """The groundedness verdict a filter-equipped engine or handler stored on a response
 (:func:`camab_rag.integration.groundedness_of`; ``KeyError`` when there is none)."""
-
-
-NOT_YET = (
-    "this response has no attribution yet: a streamed answer is attributed once its stream "
-    "has been read to the end"
-)
-
-
-def wait_for_attribution(response: object, timeout: float | None = None) -> dict[str, Any]:
-    """The ``metadata["attribution"]`` of an answer, waiting (up to ``timeout`` seconds)
-    for the attribution of a sync stream that was read to the end.
-
-    Raises:
-        KeyError: a stream not read to the end yet (nothing to wait for).
-        TypeError: an async stream's attribution: ``await await_attribution(response)``.
-        TimeoutError: not finished within ``timeout``.
-    """
-    core.wait_on(response, timeout, "await_attribution(response)")
-    return dict(_info(response, hint=NOT_YET))
-
-
-async def await_attribution(response: object) -> dict[str, Any]:
-    """Async :func:`wait_for_attribution` (for sync and async streams alike); cancelling
-    the caller leaves the attribution running."""
-    await core.await_on(response)
-    return dict(_info(response, hint=NOT_YET))
 
 
 def to_citation_blocks(

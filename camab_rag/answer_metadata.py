@@ -1,0 +1,59 @@
+"""Read an answer's attribution back from its ``metadata["attribution"]``, waiting for
+a streamed answer's background attribution: :func:`attribution_of`,
+:func:`wait_for_attribution`, :func:`await_attribution` (re-exported by the LlamaIndex
+package, whose answers carry their attribution there)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from camab_rag.attached import METADATA_KEY
+from camab_rag.chain_runs import await_on, wait_on
+from camab_rag.result import AttributionResult
+
+NOT_YET = (
+    "this response has no attribution yet: a streamed answer is attributed once its stream "
+    "has been read to the end"
+)
+
+
+def attribution_info(answer: object, hint: str = "") -> Any:
+    """``answer.metadata["attribution"]``, else a ``KeyError`` (saying ``hint``)."""
+    metadata = getattr(answer, "metadata", None)
+    info = metadata.get(METADATA_KEY) if isinstance(metadata, Mapping) else None
+    if info is None:
+        raise KeyError(hint or f"the response has no metadata[{METADATA_KEY!r}]")
+    return info
+
+
+def attribution_of(response: object) -> AttributionResult:
+    """The :class:`~camab_rag.AttributionResult` stored on a response.
+
+    Raises:
+        KeyError: the response carries no attribution.
+    """
+    return AttributionResult.from_dict(attribution_info(response))
+
+
+def wait_for_attribution(response: object, timeout: float | None = None) -> dict[str, Any]:
+    """The ``metadata["attribution"]`` of an answer, waiting (up to ``timeout`` seconds)
+    for the attribution of a sync stream that was read to the end.
+
+    Raises:
+        KeyError: a stream not read to the end yet (nothing to wait for).
+        TypeError: an async stream's attribution: ``await await_attribution(response)``.
+        TimeoutError: not finished within ``timeout``.
+    """
+    wait_on(response, timeout, "await_attribution(response)")
+    return dict(attribution_info(response, hint=NOT_YET))
+
+
+async def await_attribution(response: object) -> dict[str, Any]:
+    """Async :func:`wait_for_attribution` (for sync and async streams alike); cancelling
+    the caller leaves the attribution running."""
+    await await_on(response)
+    return dict(attribution_info(response, hint=NOT_YET))
+
+
+__all__ = ["attribution_info", "attribution_of", "await_attribution", "wait_for_attribution"]

@@ -1,0 +1,61 @@
+"""Reading an answer's attribution back (camab_rag.answer_metadata through
+camab_rag.integration): the stored result, a streamed answer's background attribution
+waited for (a thread's) or awaited (a task's), and a KeyError naming what is missing."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from fakes import KeywordScorer
+from test_captured import ANSWER, DOCS, QUESTION
+
+from camab_rag.integration import (
+    AttributionResult,
+    AttributionSettings,
+    ChainCall,
+    ChainRuns,
+    attribution_of,
+    await_attribution,
+    fill,
+    pending,
+    wait_for_attribution,
+)
+
+
+def answer_with_run(in_loop: bool) -> tuple[Any, ChainRuns[Any]]:
+    """An answer whose placeholder a background run fills with its result."""
+    runs: ChainRuns[Any] = ChainRuns(AttributionSettings(budget=4, seed=1))
+    answer = SimpleNamespace(metadata={"attribution": (placeholder := pending())})
+    call = ChainCall(QUESTION, ANSWER, DOCS, scorer=KeywordScorer)
+    steps = runs.steps(None, call, lambda done: fill(placeholder, done.result.to_dict()))
+    runs.start_on(answer, steps, [placeholder], in_loop=in_loop)
+    return answer, runs
+
+
+def test_a_threads_attribution_is_waited_for_and_read_back() -> None:
+    answer, runs = answer_with_run(in_loop=False)
+    info = wait_for_attribution(answer, timeout=60)
+    assert info["status"] == "ok" and len(info["document_scores"]) == 3
+    result = attribution_of(answer)
+    assert isinstance(result, AttributionResult) and result.n_queries == 4
+    runs.close()
+
+
+def test_a_tasks_attribution_is_awaited_not_waited_for() -> None:
+    async def main() -> dict[str, Any]:
+        answer, _ = answer_with_run(in_loop=True)
+        with pytest.raises(TypeError, match=r"await it with await_attribution\(response\)"):
+            wait_for_attribution(answer)
+        return await await_attribution(answer)
+
+    assert asyncio.run(main())["status"] == "ok"
+
+
+def test_a_missing_attribution_is_a_key_error_saying_why() -> None:
+    with pytest.raises(KeyError, match="read to the end"):
+        wait_for_attribution(SimpleNamespace(metadata={}))
+    with pytest.raises(KeyError, match="no metadata\\['attribution'\\]"):
+        attribution_of(SimpleNamespace(metadata=None))
