@@ -10,6 +10,7 @@ copying its documents with their entries, its streams.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -175,6 +176,20 @@ class AnswerAttributor:
             return self.scorer_from_model(model, **self.options)
 
         return self._scorers.get(id(source), lambda: own_or_proxy(own, self.proxy), owner=source)
+
+    def in_background(self, choice: bool | None, streamed: bool, async_call: bool) -> bool:
+        """Whether a handler attributes an answer in the background: never a stream (it
+        is attributed once read) nor under a blocking filter (it judges the answer before
+        it is returned); else ``choice``, by default (``None``) an async call's; only
+        inside a running event loop."""
+        gate = self.settings.groundedness
+        if streamed or (gate is not None and gate.mode == "block"):
+            return False
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return async_call if choice is None else choice
 
     def call_steps(
         self,

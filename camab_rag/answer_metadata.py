@@ -27,6 +27,13 @@ def attribution_info(answer: object, hint: str = "") -> Any:
     return info
 
 
+def set_attribution(answer: object, value: dict[str, Any]) -> None:
+    """Set ``answer.metadata["attribution"]`` (creating the dict if needed)."""
+    if not isinstance(getattr(answer, "metadata", None), dict):
+        answer.metadata = {}  # type: ignore[attr-defined]
+    answer.metadata[METADATA_KEY] = value  # type: ignore[attr-defined]
+
+
 def attribution_of(response: object) -> AttributionResult:
     """The :class:`~camab_rag.AttributionResult` stored on a response.
 
@@ -56,4 +63,10 @@ async def await_attribution(response: object) -> dict[str, Any]:
     return dict(attribution_info(response, hint=NOT_YET))
 
 
-__all__ = ["attribution_info", "attribution_of", "await_attribution", "wait_for_attribution"]
+__all__ = [
+    "attribution_info",
+    "attribution_of",
+    "await_attribution",
+    "set_attribution",
+    "wait_for_attribution",
+]

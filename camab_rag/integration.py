@@ -46,6 +46,7 @@ from camab_rag.answer_metadata import (  # llslim2
     attribution_info,
     attribution_of,
     await_attribution,
+    set_attribution,
     wait_for_attribution,
 )
 from camab_rag.attached import (
@@ -183,5 +184,6 @@ __all__ += [
     "await_attribution",
     "finite_number",
     "model_scorer",
+    "set_attribution",
     "wait_for_attribution",
 ]

@@ -5,6 +5,7 @@ result of a problem found on the way, and the metadata an answer then carries.""
 
 from __future__ import annotations
 
+import asyncio
 from types import SimpleNamespace
 from typing import Any
 
@@ -31,7 +32,7 @@ PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"
 def test_a_models_scorer_is_its_own_else_its_servers_else_a_typed_error() -> None:
     own = KeywordScorer()
     assert model_scorer(SimpleNamespace(scorer=own)) is own
-    with pytest.raises(InputError, match="pass scorer=.*or use a Foo model"):
+    with pytest.raises(InputError, match=r"pass scorer=.*or use a Foo model"):
         model_scorer(None, compatible="a Foo model")
     with pytest.raises(ChatAPICannotScoreError, match="not OpenAI-compatible") as raised:
         model_scorer(SimpleNamespace(scorer=None))
@@ -93,3 +94,21 @@ def test_a_problem_is_the_failed_result_and_a_blocking_filter_fails_closed() -> 
     assert done.replacement == "Not sure." and summary["groundedness"]["blocked"] is True
     empty = drive(attributor.call_steps(ChainCall(QUESTION, ""), sources=DOCS))
     assert "the response is empty" in empty.metadata()[0]["error"]
+
+
+def test_a_handler_attributes_in_the_background_only_where_it_may() -> None:
+    plain = AnswerAttributor(KeywordScorer())
+    gate = GroundednessFilter(mode="block")
+    blocking = AnswerAttributor(KeywordScorer(), settings=AttributionSettings(groundedness=gate))
+    assert not plain.in_background(True, False, True)  # no running event loop
+
+    async def inside_a_loop() -> list[bool]:
+        return [
+            plain.in_background(None, False, True),  # an async call, by default
+            plain.in_background(None, False, False),
+            plain.in_background(False, False, True),
+            plain.in_background(True, True, True),  # a stream: attributed once read
+            blocking.in_background(True, False, True),  # judged before it is returned
+        ]
+
+    assert asyncio.run(inside_a_loop()) == [True, False, False, False, False]

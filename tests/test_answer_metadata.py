@@ -21,6 +21,7 @@ from camab_rag.integration import (
     await_attribution,
     fill,
     pending,
+    set_attribution,
     wait_for_attribution,
 )
 
@@ -59,3 +60,11 @@ def test_a_missing_attribution_is_a_key_error_saying_why() -> None:
         wait_for_attribution(SimpleNamespace(metadata={}))
     with pytest.raises(KeyError, match="no metadata\\['attribution'\\]"):
         attribution_of(SimpleNamespace(metadata=None))
+
+
+def test_an_attribution_is_set_on_an_answer_without_metadata() -> None:
+    answer = SimpleNamespace(metadata=None)
+    set_attribution(answer, {"status": "pending"})
+    assert answer.metadata == {"attribution": {"status": "pending"}}
+    with pytest.raises(KeyError, match="read to the end"):
+        wait_for_attribution(SimpleNamespace())

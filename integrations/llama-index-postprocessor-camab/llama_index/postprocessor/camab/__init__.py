@@ -15,16 +15,13 @@ from llama_index.postprocessor.camab.capture import AttributionProgressEvent
 from llama_index.postprocessor.camab.engines import CamabChatEngine, CamabQueryEngine
 from llama_index.postprocessor.camab.event_handler import CamabEventHandler
 from llama_index.postprocessor.camab.local import CamabLocalLLM, MiniLMEmbedding
-from llama_index.postprocessor.camab.response import (
-    ATTRIBUTION_KEY,
-    groundedness_of,
-    to_citation_blocks,
-)
+from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY, to_citation_blocks
 
 from camab_rag.integration import (
     AttributionSettings,
     attribution_of,
     await_attribution,
+    groundedness_of,
     wait_for_attribution,
 )
 

@@ -15,7 +15,7 @@ from llama_index.core.base.response.schema import (
 from llama_index.core.chat_engine.types import AgentChatResponse, StreamingAgentChatResponse
 from llama_index.core.instrumentation.span import active_span_id
 from llama_index.postprocessor.camab.capture import query_progress, query_tracker
-from llama_index.postprocessor.camab.response import attach, node_documents, set_metadata
+from llama_index.postprocessor.camab.response import attach, node_documents
 
 from camab_rag import integration as core
 
@@ -110,7 +110,7 @@ class ResponseAttributor(core.AnswerAttributor):
 
         def end(text: str, in_loop: bool) -> None:  # the stream was read to the end
             final = attributed(_as_response(answer, text))
-            set_metadata(answer, placeholder := core.pending())
+            core.set_attribution(answer, placeholder := core.pending())
             self.runs.start_on(answer, final, [placeholder], HOW_TO_WAIT, in_loop=in_loop)
 
         if isinstance(answer, StreamingAgentChatResponse):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import threading
 import uuid
@@ -15,7 +14,7 @@ from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.events.query import QueryEndEvent
 from llama_index.postprocessor.camab.attributor import STREAMS, ResponseAttributor
 from llama_index.postprocessor.camab.capture import query_text
-from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY, set_metadata
+from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag import integration as core
@@ -29,16 +28,12 @@ HOW_TO_WAIT = (
 class CamabEventHandler(BaseEventHandler):
     """Attribute every completed query of every query engine (instrumentation handler).
 
-    ``CamabEventHandler.attach(scorer=...)``: each ``QueryEndEvent``'s response is
-    attributed in place as :class:`CamabQueryEngine` does (its own queries are left to it).
-    ``aquery`` in a running loop runs as a background task (core.pending until :meth:`aflush`),
-    ``query`` inline; ``background`` forces either (a blocking filter always runs inline).
-    ``scorer``, ``settings``, ``proxy``, ``scorer_options``, ``progress``: as in
-    :class:`CamabQueryEngine`.
-
-    Attributes:
-        results: the most recent attributions (``maxlen`` 256), each
-            ``{"query_id", "query", "attribution"}`` in completion order.
+    ``CamabEventHandler.attach(scorer=...)`` adds one to the root dispatcher: each
+    ``QueryEndEvent``'s response is attributed in place as :class:`CamabQueryEngine` does
+    (whose own queries are left to it). ``aquery`` in a running loop is attributed as a
+    background task (pending until :meth:`aflush`), ``query`` inline; ``background`` forces
+    either. The other fields are :class:`CamabQueryEngine`'s options. ``results``: the
+    latest 256 attributions, ``{"query_id", "query", "attribution"}`` in completion order.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
@@ -55,13 +50,8 @@ class CamabEventHandler(BaseEventHandler):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def model_post_init(self, context: Any, /) -> None:
-        self._attributor = ResponseAttributor(
-            self.scorer,
-            settings=self.settings,
-            proxy=self.proxy,
-            scorer_options=self.scorer_options,
-            progress=self.progress,
-        )
+        options = {name: getattr(self, name) for name in core.AttributorOptions.__annotations__}
+        self._attributor = ResponseAttributor(self.scorer, **options)
         self._results = collections.deque(maxlen=256)
         refused = "it must judge the answer before the query returns: use background=None/False"
         core.check_groundedness_filter(
@@ -108,16 +98,11 @@ class CamabEventHandler(BaseEventHandler):
                 self._results.append({"query_id": query_id, "query": question, "attribution": data})
 
         steps = self._attributor.turn(response, question, record, then=remember)
-        gate = self._attributor.settings.groundedness
-        if isinstance(response, STREAMS) or (gate is not None and gate.mode == "block"):
-            background = False  # attributed once read / judged before the query returns
-        elif self.background is None:  # auto: a task for aquery(), inline for query()
-            background = event.span_id is not None and ".aquery-" in event.span_id
-        else:
-            background = self.background
-        if background and _running_loop():
+        async_call = event.span_id is not None and ".aquery-" in event.span_id
+        streamed = isinstance(response, STREAMS)
+        if self._attributor.in_background(self.background, streamed, async_call):
             key = query_id or uuid.uuid4().hex  # a span id, else a key of its own
-            set_metadata(response, placeholder := core.pending(key))
+            core.set_attribution(response, placeholder := core.pending(key))
             self._attributor.runs.astart(key, steps, [placeholder], HOW_TO_WAIT)
         else:
             core.drive(steps)
@@ -125,10 +110,3 @@ class CamabEventHandler(BaseEventHandler):
     async def aflush(self) -> None:
         """Wait for every background attribution started so far."""
         await self._attributor.runs.aflush()
-
-
-def _running_loop() -> bool:
-    try:
-        return bool(asyncio.get_running_loop())
-    except RuntimeError:
-        return False

@@ -38,13 +38,6 @@ def _with_attribution(node: Any, info: dict[str, Any]) -> Any:
     return node.model_copy(update=update)
 
 
-def set_metadata(response: object, value: dict[str, Any]) -> None:
-    """Set ``response.metadata["attribution"]`` (creating the dict if needed)."""
-    if not isinstance(getattr(response, "metadata", None), dict):
-        response.metadata = {}  # type: ignore[attr-defined]
-    response.metadata[ATTRIBUTION_KEY] = value  # type: ignore[attr-defined]
-
-
 def attach(response: Any, done: core.AnswerAttribution) -> Any:
     """Put ``done`` on ``response`` in place: the summary in its metadata, a copy of each
     node with its entry, a blocked answer's text replaced by the filter's fallback."""
@@ -63,15 +56,10 @@ def attach(response: Any, done: core.AnswerAttribution) -> Any:
                 summary["nodes"] = [{"node_id": n.node_id, **e} for n, e in zip(nodes, entries)]
         if done.replacement is not None and isinstance(response, Response):
             response.response = done.replacement
-        set_metadata(response, summary)
+        core.set_attribution(response, summary)
     except Exception:  # pragma: no cover - a response type that refuses attributes
         logger.exception("camab: could not put the attribution on the response")
     return response
-
-
-groundedness_of = core.groundedness_of
-"""The groundedness verdict a filter-equipped engine or handler stored on a response
-(:func:`camab_rag.integration.groundedness_of`; ``KeyError`` when there is none)."""
 
 
 def to_citation_blocks(
