@@ -101,7 +101,14 @@ from camab_rag.scorers.echo import PROXY_FIX
 from camab_rag.scorers.proxy import ScorerCache, cannot_score_reason, checked_scorer, own_or_proxy
 from camab_rag.segments import Granularity, SourceDocument, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
-from camab_rag.span_records import SpanRecord, SpanRecords, aread_for, read_for, streaming_for
+from camab_rag.span_records import (
+    SpanRecord,
+    SpanRecords,
+    aread_for,
+    chat_prompt,  # llslim2
+    read_for,
+    streaming_for,
+)
 from camab_rag.steps import Steps, adrive, asynced, drive, synced
 
 __all__ = [
@@ -182,6 +189,7 @@ __all__ += [
     "attribution_info",
     "attribution_of",
     "await_attribution",
+    "chat_prompt",
     "finite_number",
     "model_scorer",
     "set_attribution",

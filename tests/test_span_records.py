@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
+from enum import Enum
+from types import SimpleNamespace
 
-from camab_rag.integration import SpanRecords, aread_for, read_for, streaming_for
+from camab_rag.integration import SpanRecords, aread_for, chat_prompt, read_for, streaming_for
 from camab_rag.span_records import STREAMING_FOR
 
 
@@ -99,3 +101,17 @@ def test_an_async_stream_is_read_for_its_record_then_ended() -> None:
 
     assert asyncio.run(read()) == ["x", "y"]
     assert seen == [q2, q2] and ended == ["xy"]
+
+
+def test_chat_messages_become_a_role_content_prompt() -> None:
+    class Role(Enum):
+        USER = "user"
+
+    messages = [
+        SimpleNamespace(role="system", content="Be brief."),
+        SimpleNamespace(role=Role.USER, content=["an image block"]),
+    ]
+    assert chat_prompt(messages) == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": ""},
+    ]

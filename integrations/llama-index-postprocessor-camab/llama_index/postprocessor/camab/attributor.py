@@ -166,15 +166,13 @@ def _attribute_steps(
     question: str,
     *,
     scorer: Any = None,
-    settings: core.AttributionSettings | None = None,
     llm: object = None,
-    progress: core.ProgressFn | None = None,
+    **options: Unpack[core.AttributorOptions],
 ) -> core.Steps[Any]:
-    """Attribute ``response`` in place; never raises (a failure goes to its metadata).
-    A groundedness verdict lands in ``metadata["attribution"]["groundedness"]``."""
-    return ResponseAttributor(scorer, settings=settings, progress=progress).steps(
-        response, question, None, llm
-    )
+    """Attribute ``response`` in place, scored by ``scorer`` (default: ``llm``'s); never
+    raises (a failure goes to its metadata, a groundedness verdict under
+    ``["groundedness"]``). ``options``: as :class:`CamabQueryEngine`'s."""
+    return ResponseAttributor(scorer, **options).steps(response, question, None, llm)
 
 
 attribute_response = core.synced(_attribute_steps, "attribute_response")

@@ -5,7 +5,7 @@ queries never mix); attribution progress goes out as an instrumentation event.""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from llama_index.core.base.llms.base import BaseLLM
@@ -58,7 +58,7 @@ class _Events(BaseEventHandler):
         elif isinstance(event, RetrievalEndEvent):
             _RECORDS.add_documents(event.span_id, list(event.nodes))
         elif isinstance(event, LLMChatStartEvent) and event.span_id is not None:
-            _RECORDS.add_call(event.span_id, chat_messages(event.messages))
+            _RECORDS.add_call(event.span_id, core.chat_prompt(event.messages))
         elif isinstance(event, LLMCompletionStartEvent) and event.span_id is not None:
             _RECORDS.add_call(event.span_id, event.prompt)
 
@@ -76,17 +76,6 @@ def query_tracker() -> core.SpanRecords:
         if not any(h is _HOOKS[1] for h in dispatcher.event_handlers):
             dispatcher.add_event_handler(_HOOKS[1])
     return _RECORDS
-
-
-def chat_messages(messages: Sequence[Any]) -> list[dict[str, str]]:
-    """LlamaIndex chat messages as camab-rag's ``[{"role", "content"}]``."""
-    return [
-        {
-            "role": str(getattr(m.role, "value", m.role)),
-            "content": m.content if isinstance(m.content, str) else "",
-        }
-        for m in messages
-    ]
 
 
 def query_text(query: QueryType) -> str:

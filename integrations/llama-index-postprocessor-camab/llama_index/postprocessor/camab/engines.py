@@ -28,17 +28,16 @@ dispatcher = get_dispatcher(__name__)
 History = list[ChatMessage] | None
 
 
-def _check(inner: object, kind: type, name: str) -> None:
-    if not isinstance(inner, kind):
-        raise core.InputError(
-            f"{name} must be a LlamaIndex {kind.__name__}, got {type(inner).__name__}"
-        )
-
-
 class _Wrapper:
     """What an engine wrapping another exposes: its :class:`ResponseAttributor`."""
 
     _attributor: ResponseAttributor
+
+    def _wrap(self, inner: object, kind: type, name: str, scorer: Any, options: Any) -> None:
+        if not isinstance(inner, kind):
+            kinds = f"a LlamaIndex {kind.__name__}, got {type(inner).__name__}"
+            raise core.InputError(f"{name} must be {kinds}")
+        self._attributor = ResponseAttributor(scorer, **options)
 
     @property
     def scorer(self) -> Any:
@@ -55,19 +54,16 @@ class CamabQueryEngine(_Wrapper, BaseQueryEngine):
     """Wrap a query engine so every response carries its attribution.
 
     ``response.metadata["attribution"]`` holds the result and each source node gains
-    ``node.metadata["attribution"]`` (``score``, ``rank``, ``supporting_sentences``...). A
-    streamed response is attributed in the background once read to the end.
+    ``node.metadata["attribution"]`` (``score``, ``rank``, ``supporting_sentences``...); a
+    stream is attributed in the background once read to the end.
 
     Args:
         query_engine: any ``BaseQueryEngine`` (e.g. ``index.as_query_engine(llm=...)``).
-        scorer: scores subsets of the context; ``None``: built from the engine's own LLM
-            (an OpenAI-compatible server, or an LLM that carries a scorer).
-        settings: how each answer is attributed (:class:`~camab_rag.AttributionSettings`;
-            default ``CHAIN_SETTINGS``: whole nodes, a 120 s deadline); a ``mode="block"``
-            groundedness filter replaces an ungrounded or unjudgeable answer by its fallback.
-        proxy: scores in place of an LLM that cannot (named in ``scored_by``).
-        scorer_options: options of the HTTP scorer built from the LLM.
-        progress: called as ``progress(calls_made, total)`` every few model calls.
+        scorer: scores subsets of the context; ``None``: built from the engine's LLM (an
+            OpenAI-compatible server, or an LLM that carries a scorer).
+        options: ``settings`` (default ``CHAIN_SETTINGS``; a blocking groundedness filter
+            replaces an unsupported answer), ``proxy`` (scores for an LLM that cannot),
+            ``scorer_options``, ``progress``: :class:`~camab_rag.integration.AttributorOptions`.
     """
 
     def __init__(
@@ -78,8 +74,7 @@ class CamabQueryEngine(_Wrapper, BaseQueryEngine):
         callback_manager: CallbackManager | None = None,
         **options: Unpack[core.AttributorOptions],
     ) -> None:
-        _check(query_engine, BaseQueryEngine, "query_engine")
-        self._attributor = ResponseAttributor(scorer, **options)
+        self._wrap(query_engine, BaseQueryEngine, "query_engine", scorer, options)
         self.query_engine = query_engine
         super().__init__(callback_manager or getattr(query_engine, "callback_manager", None))
 
@@ -111,14 +106,9 @@ class CamabChatEngine(_Wrapper, BaseChatEngine):
     """Wrap a chat engine so each turn's answer carries its attribution.
 
     For retrieval chat engines (``chat_mode="context"`` or ``"condense_plus_context"``):
-    each turn is attributed to the nodes retrieved for that turn, against the prompt the
-    LLM received, with the same fields as :class:`CamabQueryEngine`. ``chat``/``achat``
-    attribute before returning; a stream is attributed in the background once read
-    (``wait_for_attribution`` / ``await_attribution``).
-
-    Args:
-        chat_engine: the chat engine to wrap.
-        scorer, settings, proxy, scorer_options, progress: as in :class:`CamabQueryEngine`.
+    each turn is attributed to the nodes retrieved for it, in the prompt the LLM received,
+    as :class:`CamabQueryEngine` does (with its ``scorer`` and ``options``); a stream once
+    read (``wait_for_attribution`` / ``await_attribution``).
     """
 
     def __init__(
@@ -127,8 +117,7 @@ class CamabChatEngine(_Wrapper, BaseChatEngine):
         scorer: Any = None,
         **options: Unpack[core.AttributorOptions],
     ) -> None:
-        _check(chat_engine, BaseChatEngine, "chat_engine")
-        self._attributor = ResponseAttributor(scorer, **options)
+        self._wrap(chat_engine, BaseChatEngine, "chat_engine", scorer, options)
         self.chat_engine = chat_engine
 
     @dispatcher.span

@@ -19,10 +19,9 @@ from llama_index.core.base.llms.types import (
 )
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
 from llama_index.core.llms.custom import CustomLLM
-from llama_index.postprocessor.camab.capture import chat_messages
 from pydantic import PrivateAttr
 
-from camab_rag.integration import InputError, MiniLMEmbedder, Prompt
+from camab_rag.integration import InputError, MiniLMEmbedder, Prompt, chat_prompt
 
 
 class CamabLocalLLM(CustomLLM):
@@ -75,7 +74,7 @@ class CamabLocalLLM(CustomLLM):
         return str(self._scorer.generate([prompt], max_new_tokens=self.max_new_tokens)[0])
 
     def _chat(self, messages: Sequence[ChatMessage], delta: bool = False) -> ChatResponse:
-        text = self._text(chat_messages(messages))
+        text = self._text(chat_prompt(messages))
         message = ChatMessage(role="assistant", content=text)
         return ChatResponse(message=message, delta=text if delta else None)
 
