@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from camab_rag.answer_metadata import set_attribution
+from camab_rag.background import pending
 from camab_rag.captured import CapturedAttribution, document_summary, reached_the_model
 from camab_rag.chain_runs import ChainCall, ChainRuns, chain_steps
 from camab_rag.engine import ProgressFn
@@ -165,6 +169,19 @@ class AnswerAttributor:
         self.as_documents = as_documents
         self._scorers = ScorerCache()
         self.runs: ChainRuns[Any] = ChainRuns(self.settings, keep=256)
+        self._recent: deque[dict[str, Any]] = deque(maxlen=256)
+        self._lock = threading.Lock()
+
+    def remember(self, entry: dict[str, Any]) -> None:
+        """Keep ``entry`` among the :attr:`recent` ones (thread-safe)."""
+        with self._lock:
+            self._recent.append(entry)
+
+    @property
+    def recent(self) -> list[dict[str, Any]]:
+        """The latest 256 entries remembered, oldest first."""
+        with self._lock:
+            return list(self._recent)
 
     def scorer_for(self, model: object) -> Any:
         """The given scorer, else ``model``'s (with the proxy), built once per object."""
@@ -190,6 +207,19 @@ class AnswerAttributor:
         except RuntimeError:
             return False
         return async_call if choice is None else choice
+
+    def start(
+        self, answer: object, steps: Steps[Any], how_to_wait: str, *, in_loop: bool, key: Any = None
+    ) -> None:
+        """Attribute ``answer`` in the background, its ``metadata["attribution"]`` pending
+        until ``steps`` fill it: kept on the answer (:func:`wait_for_attribution`), a task
+        of the running loop if ``in_loop`` (else the worker thread); with a ``key``, a task
+        kept under it (:meth:`ChainRuns.aflush`). ``how_to_wait`` if the loop ends first."""
+        set_attribution(answer, placeholder := pending(key))
+        if key is None:
+            self.runs.start_on(answer, steps, [placeholder], how_to_wait, in_loop=in_loop)
+        else:
+            self.runs.astart(key, steps, [placeholder], how_to_wait)
 
     def call_steps(
         self,

@@ -24,6 +24,9 @@ from camab_rag.integration import (
     answer_documents,
     drive,
     model_scorer,
+    pending,
+    set_attribution,
+    wait_for_attribution,
 )
 
 PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"
@@ -112,3 +115,26 @@ def test_a_handler_attributes_in_the_background_only_where_it_may() -> None:
         ]
 
     assert asyncio.run(inside_a_loop()) == [True, False, False, False, False]
+
+
+def test_a_background_attribution_fills_the_pending_answer_in_place() -> None:
+    attributor = AnswerAttributor(KeywordScorer(), settings=AttributionSettings(budget=4, seed=1))
+
+    def steps(answer: Any) -> Any:
+        done = yield from attributor.call_steps(ChainCall(QUESTION, ANSWER), sources=DOCS)
+        set_attribution(answer, done.metadata()[0])
+        attributor.remember({"answer": answer.text})
+
+    thread_answer = SimpleNamespace(text="thread", metadata=None)
+    attributor.start(thread_answer, steps(thread_answer), "wait", in_loop=False)
+    assert wait_for_attribution(thread_answer, timeout=60)["status"] == "ok"
+
+    async def in_a_loop() -> Any:
+        task_answer = SimpleNamespace(text="task", metadata={})
+        attributor.start(task_answer, steps(task_answer), "await it", in_loop=True, key="q1")
+        assert task_answer.metadata["attribution"] == pending("q1")
+        await attributor.runs.aflush()
+        return task_answer.metadata["attribution"]
+
+    assert asyncio.run(in_a_loop())["status"] == "ok"
+    assert attributor.recent == [{"answer": "thread"}, {"answer": "task"}]

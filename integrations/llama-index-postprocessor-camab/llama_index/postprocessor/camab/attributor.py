@@ -1,6 +1,5 @@
-"""How the engines and the handler attribute an answer: :class:`ResponseAttributor` (the
-scorer, the settings, the query records, the background runs), whose ``turn`` attributes a
-``Response`` in place, a chat turn through a copy, or a stream once read to the end."""
+"""How the engines and the handler attribute an answer: a ``Response`` in place, a chat turn
+through a copy, a stream once read to the end (:class:`ResponseAttributor`)."""
 
 from __future__ import annotations
 
@@ -109,9 +108,7 @@ class ResponseAttributor(core.AnswerAttributor):
             return (yield from attributed(answer))
 
         def end(text: str, in_loop: bool) -> None:  # the stream was read to the end
-            final = attributed(_as_response(answer, text))
-            core.set_attribution(answer, placeholder := core.pending())
-            self.runs.start_on(answer, final, [placeholder], HOW_TO_WAIT, in_loop=in_loop)
+            self.start(answer, attributed(_as_response(answer, text)), HOW_TO_WAIT, in_loop=in_loop)
 
         if isinstance(answer, StreamingAgentChatResponse):
             _ChatStream.wrap(answer, record, end)

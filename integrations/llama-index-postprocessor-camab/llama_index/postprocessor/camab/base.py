@@ -16,16 +16,10 @@ class CamabNodePostprocessor(BaseNodePostprocessor):
     """Re-order or filter nodes by the attribution they carry.
 
     For the second pass of "answer, attribute, re-answer from the supporting nodes": it
-    works on nodes a first answer was attributed to (not a ``node_postprocessors=[...]``
-    entry, which runs before the answer), sorted by ``metadata["attribution"]["score"]``
-    (stable), those under ``threshold`` dropped, at most ``top_k`` kept.
-
-    Args:
-        top_k: keep at most this many nodes (``None`` = all).
-        threshold: drop nodes whose attribution score is below this (``None`` = none).
-        missing: what to do with a node that carries no attribution: ``"error"`` (default,
-            a clear ``ValueError``), ``"keep"`` (placed after attributed nodes, never
-            filtered) or ``"drop"``.
+    takes the nodes a first answer was attributed to (it is no ``node_postprocessors=[...]``
+    entry: those run before the answer), by ``metadata["attribution"]["score"]``, with
+    ``top_k``, ``threshold`` and ``missing`` (a node without a score: ``"error"``, a
+    ``ValueError``; ``"keep"``, last; ``"drop"``) as :class:`~camab_rag.integration.ScoreFilter`.
     """
 
     top_k: int | None = None

@@ -1,6 +1,5 @@
-"""Capture which nodes and which LLM prompt belong to which query: LlamaIndex's span and
-event hooks feed :class:`camab_rag.integration.SpanRecords` (the span tree, so concurrent
-queries never mix); attribution progress goes out as an instrumentation event."""
+"""Capture which nodes and LLM prompts belong to which query (LlamaIndex's span and event
+hooks feed :class:`camab_rag.integration.SpanRecords`); send attribution progress events."""
 
 from __future__ import annotations
 

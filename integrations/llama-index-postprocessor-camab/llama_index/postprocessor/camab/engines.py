@@ -1,5 +1,5 @@
-"""``CamabQueryEngine`` and ``CamabChatEngine``: a wrapped engine whose every answer carries
-its attribution (a stream's once read to the end)."""
+"""``CamabQueryEngine`` and ``CamabChatEngine``: wrapped engines whose answers carry their
+attribution."""
 
 from __future__ import annotations
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import collections
-import threading
 import uuid
 from typing import Any
 
@@ -46,13 +44,10 @@ class CamabEventHandler(BaseEventHandler):
     scorer_options: dict[str, Any] = Field(default_factory=dict)
 
     _attributor: ResponseAttributor = PrivateAttr()
-    _results: collections.deque[dict[str, Any]] = PrivateAttr()
-    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def model_post_init(self, context: Any, /) -> None:
         options = {name: getattr(self, name) for name in core.AttributorOptions.__annotations__}
         self._attributor = ResponseAttributor(self.scorer, **options)
-        self._results = collections.deque(maxlen=256)
         refused = "it must judge the answer before the query returns: use background=None/False"
         core.check_groundedness_filter(
             self._attributor.settings.groundedness,
@@ -77,8 +72,7 @@ class CamabEventHandler(BaseEventHandler):
 
     @property
     def results(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return list(self._results)
+        return self._attributor.recent
 
     def handle(self, event: BaseEvent, **kwargs: Any) -> None:
         if not isinstance(event, QueryEndEvent):
@@ -94,16 +88,16 @@ class CamabEventHandler(BaseEventHandler):
 
         def remember(turn: Any) -> None:
             data = (getattr(turn, "metadata", None) or {}).get(ATTRIBUTION_KEY)
-            with self._lock:
-                self._results.append({"query_id": query_id, "query": question, "attribution": data})
+            self._attributor.remember(
+                {"query_id": query_id, "query": question, "attribution": data}
+            )
 
         steps = self._attributor.turn(response, question, record, then=remember)
         async_call = event.span_id is not None and ".aquery-" in event.span_id
         streamed = isinstance(response, STREAMS)
         if self._attributor.in_background(self.background, streamed, async_call):
             key = query_id or uuid.uuid4().hex  # a span id, else a key of its own
-            core.set_attribution(response, placeholder := core.pending(key))
-            self._attributor.runs.astart(key, steps, [placeholder], HOW_TO_WAIT)
+            self._attributor.start(response, steps, HOW_TO_WAIT, in_loop=True, key=key)
         else:
             core.drive(steps)
 

