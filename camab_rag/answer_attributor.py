@@ -30,6 +30,7 @@ from camab_rag.scorers.echo import PROXY_FIX
 from camab_rag.scorers.proxy import ScorerCache, checked_scorer, own_or_proxy
 from camab_rag.segments import SourceDocument, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
+from camab_rag.span_records import SpanRecord
 from camab_rag.steps import Steps
 
 if TYPE_CHECKING:
@@ -226,11 +227,16 @@ class AnswerAttributor:
         call: ChainCall,
         model: object = None,
         sources: Sequence[Any] = (),
-        retrieved: Sequence[Any] = (),
+        record: SpanRecord | None = None,
     ) -> Steps[AnswerAttribution]:
-        """Attribute ``call`` (its answer, prompts and progress hook) to the documents
-        :func:`answer_documents` picks, scored by ``model``'s scorer; never raises (the
-        call's ``problem``, or why there are no documents, is the failed result)."""
+        """Attribute ``call`` to the documents :func:`answer_documents` picks (its answer's
+        ``sources``, else those ``record`` retrieved), in the prompts ``record`` captured,
+        scored by the scorer of its model (else ``model``'s). Never raises: the call's
+        ``problem``, or why there are no documents, is the failed result."""
+        retrieved: list[Any] = []
+        if record is not None:
+            model = record.model if record.model is not None else model
+            call.prompts, retrieved = record.prompts, list(record.documents)
         documents: list[Any] = []
         own = bool(sources)
         if call.problem is None:

@@ -21,6 +21,7 @@ from camab_rag.integration import (
     GroundednessFilter,
     InputError,
     NoContextError,
+    SpanRecord,
     answer_documents,
     drive,
     model_scorer,
@@ -28,6 +29,7 @@ from camab_rag.integration import (
     set_attribution,
     wait_for_attribution,
 )
+from camab_rag.span_records import ModelCall
 
 PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"
 
@@ -75,15 +77,24 @@ def test_options_are_checked_and_a_scorer_is_built_once_per_model() -> None:
 
 
 def test_an_answer_with_retrieved_documents_that_reached_the_model_is_attributed() -> None:
-    attributor = AnswerAttributor(KeywordScorer(), settings=AttributionSettings(budget=4, seed=1))
-    call = ChainCall(QUESTION, ANSWER, prompts=[PROMPT])
-    done = drive(attributor.call_steps(call, retrieved=DOCS))
+    built: list[object] = []
+    model = SimpleNamespace(scorer=KeywordScorer())
+
+    def build(model: Any) -> Any:
+        built.append(model)
+        return model.scorer
+
+    settings = AttributionSettings(budget=4, seed=1)
+    attributor = AnswerAttributor(None, build, settings=settings)
+    record = SpanRecord("q", documents=list(DOCS), calls=[ModelCall("llm", PROMPT, model)])
+    done = drive(attributor.call_steps(ChainCall(QUESTION, ANSWER), object(), record=record))
     assert done.documents == DOCS and not done.own_sources
     summary, entries = done.metadata()
     assert summary["status"] == "ok" and summary["prompt_source"] == "captured"
     assert len(entries) == 3 and {e["n_queries"] for e in entries} == {4}
     assert entries[0]["rank"] == 1 and entries[0]["method"] == summary["method"]
     assert done.replacement is None and "groundedness" not in summary
+    assert built == [model]  # the record's model, not the one given
 
 
 def test_a_problem_is_the_failed_result_and_a_blocking_filter_fails_closed() -> None:

@@ -72,12 +72,8 @@ class ResponseAttributor(core.AnswerAttributor):
                 f"cannot attribute a {type(response).__name__}: only a plain Response (not "
                 "streaming or structured output) has the final text to attribute"
             )
-        retrieved: list[Any] = []
-        if record is not None:
-            llm = record.model if record.model is not None else llm
-            call.prompts, retrieved = record.prompts, list(record.documents)
         sources = response.source_nodes if isinstance(response, Response) else []
-        done = yield from self.call_steps(call, llm, sources, retrieved)
+        done = yield from self.call_steps(call, llm, sources, record)
         return attach(response, done)
 
     def turn(

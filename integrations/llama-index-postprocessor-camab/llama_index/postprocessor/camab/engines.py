@@ -15,7 +15,7 @@ from llama_index.core.chat_engine.types import (
     StreamingAgentChatResponse,
 )
 from llama_index.core.instrumentation import get_dispatcher
-from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
+from llama_index.core.prompts.mixin import PromptMixinType
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.postprocessor.camab.attributor import ResponseAttributor
 
@@ -80,9 +80,6 @@ class CamabQueryEngine(_Wrapper, BaseQueryEngine):
 
     def _get_prompt_modules(self) -> PromptMixinType:
         return {"query_engine": self.query_engine}
-
-    def _get_prompts(self) -> PromptDictType:
-        return {}
 
     def retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         """The wrapped engine's retrieval (no answer, so nothing to attribute)."""
