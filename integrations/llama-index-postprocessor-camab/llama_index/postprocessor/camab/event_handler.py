@@ -30,8 +30,9 @@ class CamabEventHandler(BaseEventHandler):
     ``QueryEndEvent``'s response is attributed in place as :class:`CamabQueryEngine` does
     (whose own queries are left to it). ``aquery`` in a running loop is attributed as a
     background task (pending until :meth:`aflush`), ``query`` inline; ``background`` forces
-    either. The other fields are :class:`CamabQueryEngine`'s options. ``results``: the
-    latest 256 attributions, ``{"query_id", "query", "attribution"}`` in completion order.
+    either (a blocking filter always judges inline). The other fields are
+    :class:`CamabQueryEngine`'s options. ``results``: the latest 256 attributions,
+    ``{"query_id", "query", "attribution"}`` in completion order.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
