@@ -75,13 +75,24 @@ from camab_rag.chain_runs import (
     native_citations,
     wait_on,
 )
+from camab_rag.chain_scorers import (
+    NO_KEY_FROM_RUN,
+    ScorerSource,
+    ScorerUnavailableError,
+    resolve_scorer,
+    scorer_from_endpoint,
+    scorer_from_model,
+)
+from camab_rag.chain_step import ChainStep, NativeTypes, StepCall, StepInput, StepKeys, added
 from camab_rag.citations import CitationRule
 from camab_rag.embeddings import MiniLMEmbedder
 from camab_rag.engine import ProgressFn
 from camab_rag.errors import CredentialsRefusedError, InputError, NoContextError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.groundedness.filter import check_groundedness_filter
+from camab_rag.progress_relay import ProgressHook, ProgressRelay
 from camab_rag.result import AttributionResult
+from camab_rag.root_runs import Annotate, RootRuns, tool_documents
 from camab_rag.run_tree import (
     CONTEXT_KEYS,
     QUESTION_KEYS,
@@ -195,3 +206,9 @@ __all__ += [
     "set_attribution",
     "wait_for_attribution",
 ]
+
+# lcslim2: the chain step, the scorer choice, the progress relay
+__all__ += ["NO_KEY_FROM_RUN", "ScorerSource", "ScorerUnavailableError", "resolve_scorer"]
+__all__ += ["scorer_from_endpoint", "scorer_from_model"]
+__all__ += ["ChainStep", "NativeTypes", "StepCall", "StepInput", "StepKeys", "added"]
+__all__ += ["Annotate", "ProgressHook", "ProgressRelay", "RootRuns", "tool_documents"]

@@ -8,12 +8,12 @@
 * :func:`to_citations`: LangChain ``Citation`` annotations from an attribution.
 """
 
-from camab_rag.integration import ChainAttribution, groundedness_of
+from camab_rag.integration import ChainAttribution, ScorerUnavailableError, groundedness_of
 from langchain_camab.attributor import CamabAttributor
 from langchain_camab.callbacks import AsyncCamabCallbackHandler, CamabCallbackHandler
 from langchain_camab.chat_models import CamabChatModel
 from langchain_camab.native import to_citations, with_citations
-from langchain_camab.scorer import ScorerUnavailableError, resolve_scorer, scorer_from_llm
+from langchain_camab.scorer import resolve_scorer, scorer_from_llm
 
 __all__ = [
     "AsyncCamabCallbackHandler",

@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.documents import Document
-from langchain_core.messages import BaseMessage, BaseMessageChunk
+from langchain_core.messages import BaseMessageChunk
 from langchain_core.prompts import BasePromptTemplate
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableGenerator
 from langchain_core.runnables.config import ensure_config
@@ -19,23 +17,24 @@ from langchain_core.runnables.utils import AddableDict
 from camab_rag.integration import (
     CHAIN_SETTINGS,
     METADATA_KEY,
-    Attachment,
     AttributionSettings,
-    CapturedAttribution,
     ChainAttribution,
-    ChainCall,
     ChainRuns,
+    ChainStep,
     InputError,
     KeptResults,
+    ProgressHook,
+    ProgressRelay,
     Prompt,
-    ScorerCache,
-    Steps,
+    ScorerSource,
+    StepCall,
+    StepInput,
+    StepKeys,
+    added,
 )
 from langchain_camab import native
-from langchain_camab.native import ProgressHook, RunProgress, message_text, to_prompt
-from langchain_camab.scorer import scorer_for_call
-
-logger = logging.getLogger(__name__)
+from langchain_camab.native import to_prompt
+from langchain_camab.scorer import scorer_from_llm
 
 OutputMode = Literal["auto", "merge", "attribution"]
 _MAP_KEY_TAG = "map:key:"
@@ -43,21 +42,6 @@ HOW_TO_WAIT = (
     "Await attributor.await_result(run_id) before the event loop ends (e.g. at the end "
     "of the coroutine given to asyncio.run), or set background=False"
 )
-
-
-@dataclass
-class _Request:
-    """What one invocation attributes, and where its result goes."""
-
-    question: str
-    texts: list[Any]
-    answer: str
-    prompt: Prompt | None
-    run_id: str | None
-    progress: RunProgress = field(init=False)
-    attachment: Attachment = field(init=False)
-    steps: Steps[ChainAttribution] = field(init=False)
-    result: ChainAttribution | None = None
 
 
 class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
@@ -128,11 +112,9 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
             can_block=not background,
             where="CamabAttributor(background=True) returns the answer before it is judged and",
         )
-        self.scorer, self.llm, self.proxy = scorer, llm, proxy
-        self.scorer_options, self._scorers = dict(scorer_options or {}), ScorerCache()
+        options = dict(scorer_options or {})
+        self.scorers = ScorerSource(scorer, llm, proxy, options, scorer_from_llm)
         self.prompt, self.document_separator = prompt, document_separator
-        self.question_keys, self.prompt_key = tuple(question_keys), prompt_key
-        self.context_key, self.answer_key = context_key, answer_key
         self.output, self.strict, self.background = output, strict, background
         self.progress, self.citations = progress, citations
         # stream / astream / transform / atransform are RunnableGenerator's; it gives a
@@ -141,6 +123,16 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
         self.runs: ChainRuns[ChainAttribution] = ChainRuns(
             self.settings, strict=strict, keep=max_results, uuid_keys=True
         )
+        keys = StepKeys(
+            tuple(question_keys),
+            context_key,
+            answer_key,
+            prompt_key,
+            step="CamabAttributor",
+            after="create_retrieval_chain or RunnablePassthrough.assign",
+            rename="RunnablePassthrough.assign({key}=lambda x: x['my_key'])",
+        )
+        self.step = ChainStep(keys, native.TYPES, self.runs, background, HOW_TO_WAIT)
 
     # ------------------------------------------------------------------ Runnable
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
@@ -157,7 +149,7 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
         for chunk in chunks:
             if passes:
                 yield chunk
-            merged = _added(merged, chunk)
+            merged = added(merged, chunk, AddableDict)
         output = self._invoke(merged, run_manager)
         yield self._last_chunk(merged, output) if passes else output
 
@@ -169,7 +161,7 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
         async for chunk in chunks:
             if passes:
                 yield chunk
-            merged = _added(merged, chunk)
+            merged = added(merged, chunk, AddableDict)
         output = await self._ainvoke(merged, run_manager)
         yield self._last_chunk(merged, output) if passes else output
 
@@ -178,188 +170,74 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
         the summary, or a blocking filter must judge the answer before anyone sees it."""
         gate = self.settings.groundedness
         blocks = gate is not None and gate.mode == "block"
-        return self._mode(run_manager) == "merge" and not blocks
+        return not self._summary_only(run_manager) and not blocks
 
     def _last_chunk(self, merged: Any, output: Any) -> Any:
         """What the stream still lacks once the input has streamed through: the summary,
         the annotations on the streamed documents, the answer's metadata."""
         if not isinstance(output, Mapping) or not isinstance(merged, Mapping):
             return AddableDict()
-        data = output.get("attribution")
-        last = AddableDict(attribution=data)
-        streamed = merged.get(self.context_key)
-        annotated = output.get(self.context_key)
-        if isinstance(streamed, Document):
-            streamed, annotated = [streamed], [annotated]
-        if isinstance(streamed, list) and isinstance(annotated, list):
-            for original, copy in zip(streamed, annotated):
-                if isinstance(original, Document) and isinstance(copy, Document):
-                    original.metadata.update(copy.metadata)
-        if isinstance(merged.get(self.answer_key), BaseMessageChunk):
-            answer = merged[self.answer_key]
-            last[self.answer_key] = type(answer)(content="", response_metadata={METADATA_KEY: data})
+        last = AddableDict(attribution=output.get("attribution"))
+        self.step.update_streamed(merged, output)
+        answer_key = self.step.keys.answer_key
+        if isinstance(merged.get(answer_key), BaseMessageChunk):
+            answer = merged[answer_key]
+            metadata = {METADATA_KEY: last["attribution"]}
+            last[answer_key] = type(answer)(content="", response_metadata=metadata)
         return last
 
     def _invoke(self, input: Any, run_manager: CallbackManagerForChainRun) -> Any:
-        request, early = self._request(input, run_manager)
-        if request is None:
-            return early
-        if self.background:
-            self.runs.start(request.run_id, request.steps)
-        else:
-            self.runs.run(request.steps)
-        return self._output(input, request, run_manager)
+        call = self._begin(input, run_manager)
+        if not isinstance(call, StepCall):
+            return call
+        self.step.run(call)
+        return self._output(input, call, run_manager)
 
     async def _ainvoke(self, input: Any, run_manager: AsyncCallbackManagerForChainRun) -> Any:
-        request, early = self._request(input, run_manager)
-        if request is None:
-            return early
-        if self.background:
-            placeholders = request.attachment.all()
-            self.runs.astart(request.run_id, request.steps, placeholders, HOW_TO_WAIT)
-            return self._output(input, request, run_manager)
-        try:
-            await self.runs.arun(request.steps)
-        finally:
-            await request.progress.drain()
-        return self._output(input, request, run_manager)
+        call = self._begin(input, run_manager)
+        if not isinstance(call, StepCall):
+            return call
+        await self.step.arun(call)
+        return self._output(input, call, run_manager)
 
-    # ------------------------------------------------------------------ input
-    def _request(self, input: Any, run_manager: Any) -> tuple[_Request | None, Any]:
-        """Read the input into a request (its placeholders, progress reporter and steps);
-        on bad input ``(None, output)`` with the error recorded."""
+    def _begin(self, input: Any, run_manager: Any) -> StepCall | Any:
+        """The call to attribute, or on bad input the output with the error recorded."""
         run_id = str(run_manager.run_id) if run_manager is not None else None
+        manager = None if self.background else run_manager  # no run once it returned
+        progress = ProgressRelay(self.progress, native.progress_emitter(manager), run_id)
         try:
-            request = self._read(input, run_id)
+            return self.step.begin(input, run_id, self._scorer, self._prompt_for, progress)
         except Exception as error:
             if self.strict:
                 raise
-            failed = ChainAttribution.failed(error, run_id=run_id)
-            result = self.runs.record(None, failed)  # type: ignore[arg-type]
-            logger.warning("camab: cannot attribute this input: %s", error)
-            data = Attachment.of(result, []).answer
-            return None, self._error_output(input, data, run_manager)
-        manager = None if self.background else run_manager  # no run once it returned
-        request.progress = RunProgress(self.progress, manager, run_id)
-        request.attachment = Attachment.placeholders(run_id, len(request.texts))
-        call = ChainCall(
-            request.question,
-            request.answer,
-            request.texts,
-            scorer=self._scorer,
-            prompts=[request.prompt] if request.prompt is not None else [],
-            progress=request.progress,
-        )
+            return self.step.failed(input, error, run_id, self._summary_only(run_manager))
 
-        def finish(attributed: CapturedAttribution) -> ChainAttribution:
-            request.result = ChainAttribution.of(attributed, run_id, request.texts)
-            request.attachment.fill(request.result, request.texts)
-            return request.result
-
-        request.steps = self.runs.steps(run_id, call, finish)
-        return request, None
-
-    def _read(self, input: Any, run_id: str | None) -> _Request:
-        if not isinstance(input, Mapping):
-            raise ValueError(
-                f"CamabAttributor needs a dict with the question, '{self.context_key}' and "
-                f"'{self.answer_key}', got {type(input).__name__} (put it after a chain that "
-                "returns them, e.g. create_retrieval_chain or RunnablePassthrough.assign)"
-            )
-        question = next(
-            (input[k] for k in self.question_keys if isinstance(input.get(k), str)), None
-        )
-        if question is None:
-            raise ValueError(
-                f"the input has no question (a string) under any of {list(self.question_keys)}"
-                f"{_mapping_hint(input, 'question_keys', ('my_key',), 'question')}"
-            )
-        if self.context_key not in input:
-            raise ValueError(
-                f"the input has no documents under '{self.context_key}'"
-                f"{_mapping_hint(input, 'context_key', 'my_key', 'context')}"
-            )
-        if self.answer_key not in input:
-            raise ValueError(
-                f"the input has no answer under '{self.answer_key}'"
-                f"{_mapping_hint(input, 'answer_key', 'my_key', 'answer')}"
-            )
-        context = input[self.context_key]
-        raw = input[self.answer_key]
-        answer = message_text(raw) if isinstance(raw, BaseMessage) else raw
-        if not isinstance(answer, str):
-            raise ValueError(
-                f"the answer under '{self.answer_key}' must be a string or a message, got "
-                f"{type(raw).__name__}"
-            )
-        items = [context] if isinstance(context, (str, Document)) else list(context)
-        return _Request(question, items, answer, self._prompt_for(input, items), run_id)
-
-    def _prompt_for(self, input: Mapping[str, Any], items: list[Any]) -> Prompt | None:
-        if self.prompt_key in input and input[self.prompt_key] is not None:
-            return to_prompt(input[self.prompt_key])
+    def _prompt_for(self, input: Mapping[str, Any], read: StepInput) -> Prompt | None:
+        if read.prompt is not None:
+            return to_prompt(read.prompt)
         if self.prompt is None:
             return None
-        texts = [d.page_content if isinstance(d, Document) else str(d) for d in items]
-        values = {**input, self.context_key: self.document_separator.join(texts)}
-        return to_prompt(self.prompt.invoke(values))
+        texts = [d.page_content if isinstance(d, Document) else str(d) for d in read.documents]
+        joined = self.document_separator.join(texts)
+        return to_prompt(self.prompt.invoke({**input, self.step.keys.context_key: joined}))
 
     def _scorer(self) -> Any:
         """The step's scorer, resolved once (a proxy when its model cannot score)."""
-        return scorer_for_call(self, self._scorers)
+        return self.scorers.configured()
 
-    # ------------------------------------------------------------------ output
-    def _mode(self, run_manager: Any) -> OutputMode:
+    def _summary_only(self, run_manager: Any) -> bool:
+        """``output="attribution"``, or ``"auto"`` in ``.assign(attribution=...)`` position."""
         if self.output != "auto":
-            return self.output
+            return self.output == "attribution"
         tags = getattr(run_manager, "tags", None) or []
-        return "attribution" if any(t.startswith(_MAP_KEY_TAG) for t in tags) else "merge"
+        return any(t.startswith(_MAP_KEY_TAG) for t in tags)
 
-    def _output(self, input: Any, request: _Request, run_manager: Any) -> Any:
-        mode, data = self._mode(run_manager), request.attachment.answer
-        entries = request.attachment.documents
-        context = input[self.context_key]
-        items = [context] if isinstance(context, (str, Document)) else list(context)
-        if mode == "attribution":
-            for item, entry in zip(items, entries):
-                if isinstance(item, Document):
-                    item.metadata[METADATA_KEY] = entry
-            return data
-        annotated = [
-            item.model_copy(update={"metadata": {**item.metadata, METADATA_KEY: entry}})
-            if isinstance(item, Document)
-            else item
-            for item, entry in zip(items, entries)
-        ]
-        output = dict(input)
-        output[self.context_key] = (
-            annotated if not isinstance(context, (str, Document)) else (annotated[0])
-        )
-        raw = input[self.answer_key]
-        if isinstance(raw, BaseMessage):
-            output[self.answer_key] = answer = native.with_metadata(raw, data)
-            cited = request.result if self.citations else None
-            native.annotate(answer, data, cited, request.texts)
-        verdict = data.get("groundedness")
-        if isinstance(verdict, dict) and verdict.get("blocked"):
-            output[self.answer_key] = _replaced(output[self.answer_key], str(verdict["answer"]))
-        output["attribution"] = data
-        return output
+    def _output(self, input: Any, call: StepCall, run_manager: Any) -> Any:
+        def cite(answer: Any) -> None:
+            cited = call.result if self.citations else None
+            native.annotate(answer, call.attachment.answer, cited, call.documents)
 
-    def _error_output(self, input: Any, data: dict[str, Any], run_manager: Any) -> Any:
-        """The input unchanged, with the failure recorded where it fits."""
-        if self._mode(run_manager) == "attribution":
-            return data
-        if isinstance(input, BaseMessage):
-            return native.with_metadata(input, data)
-        if isinstance(input, Mapping):
-            output = dict(input)
-            raw = input.get(self.answer_key)
-            if isinstance(raw, BaseMessage):
-                output[self.answer_key] = native.with_metadata(raw, data)
-            output["attribution"] = data
-            return output
-        return input
+        return self.step.output(input, call, self._summary_only(run_manager), cite)
 
     # ------------------------------------------------------------------ background
     @property
@@ -374,35 +252,3 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
     async def await_result(self, run_id: str | None = None) -> ChainAttribution:
         """Await a background attribution (started by ``invoke`` or ``ainvoke``)."""
         return await self.runs.await_result(run_id)
-
-
-def _mapping_hint(input: Mapping[str, Any], option: str, example: object, key: str) -> str:
-    """How to point the step at the input's own key: its keys, the option, a rename."""
-    keys = sorted(str(k) for k in input)
-    return (
-        f" (the input's keys: {keys}): pass CamabAttributor(..., {option}={example!r}), or "
-        f"rename it before the step: RunnablePassthrough.assign({key}=lambda x: x['my_key'])"
-    )
-
-
-def _added(merged: Any, chunk: Any) -> Any:
-    """The stream so far plus ``chunk``: dicts key by key, addable values added (text,
-    message chunks), anything else replaced by the newer value."""
-    if merged is None:
-        return chunk
-    if isinstance(merged, Mapping) and isinstance(chunk, Mapping):
-        out = AddableDict(merged)
-        for key, value in chunk.items():
-            out[key] = _added(out.get(key), value)
-        return out
-    try:
-        return merged + chunk
-    except TypeError:
-        return chunk
-
-
-def _replaced(answer: Any, text: str) -> Any:
-    """The blocked answer's replacement, in the answer's own type."""
-    if isinstance(answer, BaseMessage):
-        return answer.model_copy(update={"content": text})
-    return text

@@ -5,12 +5,11 @@ escape them before putting them in HTML."""
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
+from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.content import Citation, create_citation
 from langchain_core.prompt_values import PromptValue
@@ -20,6 +19,7 @@ from camab_rag.integration import (
     AttributionResult,
     CitationRule,
     InputError,
+    NativeTypes,
     check_groundedness_filter,
     native_citations,
 )
@@ -27,9 +27,7 @@ from camab_rag.integration import (
 RUN_METADATA_KEY = "camab_attribution"
 PROGRESS_EVENT = "camab_progress"
 """The custom event sent every few model calls: ``{"run_id", "calls", "total"}``."""
-ProgressHook = Callable[[int, int], object]
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
-logger = logging.getLogger(__name__)
 
 
 def message_text(message: BaseMessage) -> str:
@@ -151,33 +149,34 @@ def with_citations(message: AIMessage, citations: Sequence[Citation]) -> AIMessa
     return message.model_copy(update={"content": [block]})
 
 
-class RunProgress:
-    """The core's ``progress(calls, total)`` hook for one attribution: the user's ``hook``,
-    and :data:`PROGRESS_EVENT` to the chain run's callbacks (async: tasks, see :meth:`drain`)."""
+def progress_emitter(
+    manager: CallbackManagerForChainRun | AsyncCallbackManagerForChainRun | None,
+) -> Callable[[dict[str, Any]], object] | None:
+    """Send a progress report as the chain run's :data:`PROGRESS_EVENT` (``None``: no run)."""
+    if manager is None:
+        return None
+    return lambda data: manager.get_child().on_custom_event(
+        PROGRESS_EVENT, data, run_id=manager.run_id
+    )
 
-    def __init__(
-        self,
-        hook: ProgressHook | None,
-        run_manager: CallbackManagerForChainRun | AsyncCallbackManagerForChainRun | None,
-        run_id: str | None,
-    ) -> None:
-        self.hook, self.run_manager, self.run_id = hook, run_manager, run_id
-        self._tasks: list[asyncio.Task[Any]] = []
 
-    def __call__(self, calls: int, total: int) -> None:
-        if self.hook is not None:
-            self.hook(calls, total)
-        manager = self.run_manager
-        if manager is None:
-            return
-        data = {"run_id": self.run_id, "calls": calls, "total": total}
-        event = manager.get_child().on_custom_event(PROGRESS_EVENT, data, run_id=manager.run_id)
-        if isinstance(manager, AsyncCallbackManagerForChainRun):
-            self._tasks.append(asyncio.get_running_loop().create_task(event))  # type: ignore[arg-type]
+def _metadata_of(value: object) -> dict[str, Any] | None:
+    return value.metadata if isinstance(value, Document) else None
 
-    async def drain(self) -> None:
-        """Wait until every progress event of an async run has been delivered."""
-        tasks, self._tasks = self._tasks, []
-        for outcome in await asyncio.gather(*tasks, return_exceptions=True):
-            if isinstance(outcome, BaseException):
-                logger.warning("camab: a progress event failed: %s", outcome)
+
+def _message_text(value: object) -> str | None:
+    return message_text(value) if isinstance(value, BaseMessage) else None
+
+
+def _with_text(message: BaseMessage, text: str) -> BaseMessage:
+    return message.model_copy(update={"content": text})
+
+
+TYPES = NativeTypes(
+    metadata_of=_metadata_of,
+    copied=lambda doc: doc.model_copy(update={"metadata": dict(doc.metadata)}),
+    message_text=_message_text,
+    with_data=with_metadata,
+    with_text=_with_text,
+)
+"""LangChain's ``Document`` and messages, for the core's chain step."""

@@ -169,7 +169,7 @@ def test_no_scorer_and_no_model_fails_when_the_step_is_built() -> None:
     fail, so the step is refused at once rather than on every answer."""
     with pytest.raises(InputError, match=r"CamabAttributor needs scorer=.*llm=.*proxy="):
         CamabAttributor(settings=CHAIN_SETTINGS.with_changes(budget=6))
-    assert CamabAttributor(proxy=KeywordScorer()).proxy is not None  # the proxy scores
+    assert CamabAttributor(proxy=KeywordScorer()).scorers.proxy is not None  # the proxy scores
 
 
 def test_strict_mode_raises() -> None:

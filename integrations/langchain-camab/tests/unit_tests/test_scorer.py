@@ -107,7 +107,8 @@ def test_the_retry_budget_of_the_chains_own_scorer_is_settable() -> None:
     call = LLMCall("Q?", model=(dumpd(llm), {"model_name": "smollm2"}))
     assert handler._scorer_for(call).retry_budget_s == 0.0
     step = CamabAttributor(llm=llm, scorer_options={"retry_budget_s": 0.5})
-    assert resolve_scorer(step.scorer, step.llm, None, step.scorer_options).retry_budget_s == 0.5
+    source = step.scorers
+    assert resolve_scorer(source.scorer, source.llm, None, source.options).retry_budget_s == 0.5
 
 
 def test_the_scorer_of_a_handler_or_step_is_built_once() -> None:

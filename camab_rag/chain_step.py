@@ -1,0 +1,280 @@
+"""A chain step that attributes the answer it is given: its dict in, its dict out.
+
+A step placed after a RAG chain (LangChain's ``CamabAttributor``) receives a dict with the
+question, the documents and the answer. :class:`StepKeys` reads it (a missing key gets an
+error naming the input's own keys and how to point the step at them); :class:`ChainStep`
+attributes it (inline or in the background, a bad input recorded as a failed result) and
+builds the output: the input plus ``"attribution"``, each document a copy carrying its
+entry, a blocked answer replaced by the filter's fallback. The framework's documents and
+messages come in as :class:`NativeTypes` callables; :func:`added` merges streamed chunks.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from camab_rag.attached import METADATA_KEY, Attachment, ChainAttribution
+from camab_rag.captured import CapturedAttribution
+from camab_rag.chain_runs import ChainCall, ChainRuns
+from camab_rag.progress_relay import ProgressRelay
+from camab_rag.scorers.base import Prompt
+from camab_rag.steps import Steps
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class NativeTypes:
+    """A framework's documents and answer messages, as callables.
+
+    ``metadata_of(x)``: a document's metadata dict (``None``: not a document);
+    ``copied(doc)``: a copy with a metadata dict of its own; ``message_text(x)``: a
+    message's text (``None``: not a message); ``with_data(message, data)``: a copy carrying
+    the summary in its metadata; ``with_text(message, text)``: a copy saying ``text``.
+    """
+
+    metadata_of: Callable[[object], dict[str, Any] | None]
+    copied: Callable[[Any], Any]
+    message_text: Callable[[object], str | None]
+    with_data: Callable[[Any, dict[str, Any]], Any]
+    with_text: Callable[[Any, str], Any]
+
+    def is_document(self, value: object) -> bool:
+        return self.metadata_of(value) is not None
+
+    def single(self, value: object) -> bool:
+        """Whether ``value`` is one document (or one string) rather than a list of them."""
+        return isinstance(value, str) or self.is_document(value)
+
+    def items(self, value: Any) -> list[Any]:
+        """A step's documents: a string or a document is one, a sequence lists them."""
+        return [value] if self.single(value) else list(value)
+
+
+@dataclass(frozen=True)
+class StepInput:
+    """What a step's input dict holds: the answer as text, the prompt as given."""
+
+    question: str
+    documents: list[Any]
+    answer: str
+    prompt: object
+
+
+@dataclass(frozen=True)
+class StepKeys:
+    """Where a step reads its input dict. Its errors name ``step`` (the step's class),
+    where to put it (``after``) and how to rename a key before it (``rename``, with
+    ``{key}`` for the key the step expects)."""
+
+    question_keys: tuple[str, ...] = ("input", "question")
+    context_key: str = "context"
+    answer_key: str = "answer"
+    prompt_key: str = "prompt"
+    step: str = "the step"
+    after: str = "a chain that returns them"
+    rename: str = "{key}"
+
+    def _hint(self, input: Mapping[str, Any], option: str, example: object, key: str) -> str:
+        keys = sorted(str(k) for k in input)
+        return (
+            f" (the input's keys: {keys}): pass {self.step}(..., {option}={example!r}), or "
+            f"rename it before the step: {self.rename.format(key=key)}"
+        )
+
+    def read(self, input: object, types: NativeTypes) -> StepInput:
+        """The question, documents, answer and prompt of ``input`` (a ``ValueError``
+        saying what is missing and how to point the step at it)."""
+        if not isinstance(input, Mapping):
+            raise ValueError(
+                f"{self.step} needs a dict with the question, '{self.context_key}' and "
+                f"'{self.answer_key}', got {type(input).__name__} (put it after a chain "
+                f"that returns them, e.g. {self.after})"
+            )
+        questions = (input[k] for k in self.question_keys if isinstance(input.get(k), str))
+        question = next(questions, None)
+        if question is None:
+            hint = self._hint(input, "question_keys", ("my_key",), "question")
+            raise ValueError(
+                f"the input has no question (a string) under any of {list(self.question_keys)}"
+                f"{hint}"
+            )
+        for key, option, what, name in (
+            (self.context_key, "context_key", "documents", "context"),
+            (self.answer_key, "answer_key", "answer", "answer"),
+        ):
+            if key not in input:
+                hint = self._hint(input, option, "my_key", name)
+                raise ValueError(f"the input has no {what} under '{key}'{hint}")
+        raw = input[self.answer_key]
+        text = types.message_text(raw)
+        answer = raw if text is None else text
+        if not isinstance(answer, str):
+            raise ValueError(
+                f"the answer under '{self.answer_key}' must be a string or a message, got "
+                f"{type(raw).__name__}"
+            )
+        documents = types.items(input[self.context_key])
+        return StepInput(question, documents, answer, input.get(self.prompt_key))
+
+
+@dataclass
+class StepCall:
+    """One invocation: its documents, the placeholders filled when it is done, its
+    steps and progress relay, and its result once attributed."""
+
+    run_id: str | None
+    documents: list[Any]
+    attachment: Attachment
+    progress: ProgressRelay
+    steps: Steps[ChainAttribution] = field(init=False)
+    result: ChainAttribution | None = None
+
+
+@dataclass
+class ChainStep:
+    """Attribute a step's input and build its output (see the module docstring):
+    ``background`` returns at once with pending placeholders filled in place later
+    (``how_to_wait``: what a cancelled one says to do)."""
+
+    keys: StepKeys
+    types: NativeTypes
+    runs: ChainRuns[ChainAttribution]
+    background: bool = False
+    how_to_wait: str = "Await the result before the event loop ends"
+
+    def begin(
+        self,
+        input: Any,
+        run_id: str | None,
+        scorer: Callable[[], Any],
+        prompt: Callable[[Mapping[str, Any], StepInput], Prompt | None],
+        progress: ProgressRelay,
+    ) -> StepCall:
+        """Read ``input`` into a call to attribute; raises on bad input (:meth:`failed`)."""
+        read = self.keys.read(input, self.types)
+        given = prompt(input, read)
+        prompts = [given] if given is not None else []
+        n = len(read.documents)
+        call = StepCall(run_id, read.documents, Attachment.placeholders(run_id, n), progress)
+        chain_call = ChainCall(
+            read.question, read.answer, read.documents, scorer, prompts, progress
+        )
+
+        def finish(attributed: CapturedAttribution) -> ChainAttribution:
+            call.result = ChainAttribution.of(attributed, run_id, read.documents)
+            call.attachment.fill(call.result, read.documents)
+            return call.result
+
+        call.steps = self.runs.steps(run_id, chain_call, finish)
+        return call
+
+    def failed(self, input: object, error: Exception, run_id: str | None, summary: bool) -> Any:
+        """Bad input, recorded as a failed result; the output with the failure in it."""
+        failed = ChainAttribution.failed(error, run_id=run_id)
+        result = self.runs.record(None, failed)  # type: ignore[arg-type]
+        logger.warning("camab: cannot attribute this input: %s", error)
+        data = Attachment.of(result, []).answer
+        if summary:
+            return data
+        if self.types.message_text(input) is not None:
+            return self.types.with_data(input, data)
+        if not isinstance(input, Mapping):
+            return input
+        output = dict(input)
+        raw = input.get(self.keys.answer_key)
+        if self.types.message_text(raw) is not None:
+            output[self.keys.answer_key] = self.types.with_data(raw, data)
+        output["attribution"] = data
+        return output
+
+    def run(self, call: StepCall) -> None:
+        """Attribute ``call`` now, or start it in the background."""
+        if self.background:
+            self.runs.start(call.run_id, call.steps)
+        else:
+            self.runs.run(call.steps)
+
+    async def arun(self, call: StepCall) -> None:
+        """Async :meth:`run` (a task of the running loop in the background)."""
+        if self.background:
+            self.runs.astart(call.run_id, call.steps, call.attachment.all(), self.how_to_wait)
+            return
+        try:
+            await self.runs.arun(call.steps)
+        finally:
+            await call.progress.drain()
+
+    def output(
+        self, input: Mapping[str, Any], call: StepCall, summary: bool, cite: Callable[[Any], None]
+    ) -> Any:
+        """The step's output: with ``summary`` the answer's summary alone (the input's
+        documents get their entries in place), else the input plus ``"attribution"``, the
+        documents copies carrying their entries and the answer message the summary
+        (``cite(message)`` adds citations; a blocked answer says the fallback instead)."""
+        data, entries = call.attachment.answer, call.attachment.documents
+        context, types = input[self.keys.context_key], self.types
+        if summary:
+            for item, entry in zip(call.documents, entries):
+                metadata = types.metadata_of(item)
+                if metadata is not None:
+                    metadata[METADATA_KEY] = entry
+            return data
+        annotated = [self._with_entry(item, entry) for item, entry in zip(call.documents, entries)]
+        output = dict(input)
+        output[self.keys.context_key] = annotated[0] if types.single(context) else annotated
+        answer = input[self.keys.answer_key]
+        if types.message_text(answer) is not None:
+            answer = types.with_data(answer, data)
+            cite(answer)
+        verdict = data.get("groundedness")
+        if isinstance(verdict, dict) and verdict.get("blocked"):
+            fallback = str(verdict["answer"])
+            is_message = types.message_text(answer) is not None
+            answer = types.with_text(answer, fallback) if is_message else fallback
+        output[self.keys.answer_key] = answer
+        output["attribution"] = data
+        return output
+
+    def _with_entry(self, item: Any, entry: dict[str, Any]) -> Any:
+        if not self.types.is_document(item):
+            return item
+        copy = self.types.copied(item)
+        metadata = self.types.metadata_of(copy)
+        assert metadata is not None
+        metadata[METADATA_KEY] = entry
+        return copy
+
+    def update_streamed(self, streamed: Mapping[str, Any], output: Mapping[str, Any]) -> None:
+        """Give the documents that streamed through the entries their output copies carry."""
+        originals, copies = streamed.get(self.keys.context_key), output.get(self.keys.context_key)
+        if self.types.single(originals):
+            originals, copies = [originals], [copies]
+        if not isinstance(originals, list) or not isinstance(copies, list):
+            return
+        for original, copy in zip(originals, copies):
+            target, values = self.types.metadata_of(original), self.types.metadata_of(copy)
+            if target is not None and values is not None:
+                target.update(values)
+
+
+def added(merged: Any, chunk: Any, mapping: Callable[[Mapping[Any, Any]], Any] = dict) -> Any:
+    """The stream so far plus ``chunk``: dicts key by key (made by ``mapping``), addable
+    values added (text, message chunks), anything else replaced by the newer value."""
+    if merged is None:
+        return chunk
+    if isinstance(merged, Mapping) and isinstance(chunk, Mapping):
+        out = mapping(merged)
+        for key, value in chunk.items():
+            out[key] = added(out.get(key), value, mapping)
+        return out
+    try:
+        return merged + chunk
+    except TypeError:
+        return chunk
+
+
+__all__ = ["ChainStep", "NativeTypes", "StepCall", "StepInput", "StepKeys", "added"]

@@ -1,0 +1,169 @@
+"""Attributing a traced chain's root runs as they end: a callback handler's kernel.
+
+A callback integration reports what its framework traces (a run starts, a retriever or
+tool returns documents, a model answers, a run ends or fails) to :class:`RootRuns`, which
+files it per root run (:class:`~camab_rag.run_tree.RunTree`). When a root run ends it
+reads it (:class:`~camab_rag.run_tree.RunReading`) and gives the steps that attribute it
+and attach the result: each document's entry (duplicates of a text get the same one), the
+answer message (the integration's ``annotate``) and the run's metadata slot, which tracers
+report; in the background, pending placeholders first, filled in place when it is done.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from camab_rag.attached import METADATA_KEY, Attachment, ChainAttribution
+from camab_rag.background import fill, pending
+from camab_rag.captured import CapturedAttribution
+from camab_rag.chain_runs import ChainRuns
+from camab_rag.chain_step import NativeTypes
+from camab_rag.engine import ProgressFn
+from camab_rag.run_tree import ClosedRun, LLMCall, RunReading, RunTree
+from camab_rag.steps import Steps
+
+D = TypeVar("D")
+logger = logging.getLogger(__name__)
+Annotate = Callable[[Any, dict[str, Any], "ChainAttribution | None", Sequence[Any]], None]
+"""``annotate(message, summary, result_to_cite_or_None, documents)``: attach to an answer."""
+
+
+@dataclass
+class RootRuns(Generic[D]):
+    """Root runs filed as traced, attributed when they end (see the module docstring).
+
+    ``types`` reads the framework's documents and messages, ``make(text, metadata=...)``
+    makes a document of a tool's text; ``slot_key`` names the root run's metadata entry that
+    receives the summary (``None``: none); ``cite`` also passes the result to ``annotate``
+    (native citations).
+    """
+
+    reading: RunReading[D]
+    runs: ChainRuns[ChainAttribution]
+    types: NativeTypes
+    make: Callable[..., D]
+    annotate: Annotate
+    slot_key: str | None = None
+    background: bool = False
+    cite: bool = False
+    tree: RunTree[D] = field(default_factory=RunTree)
+    tool_names: dict[Hashable, str | None] = field(default_factory=dict)
+
+    def started(
+        self, run_id: Hashable, parent_id: Hashable | None, inputs: Any, metadata: object
+    ) -> None:
+        """A chain run started; a root one gets a pending metadata slot (tracers keep a
+        root run's metadata dict only when it is not empty: the result is written into it)."""
+        held = metadata if isinstance(metadata, dict) else None
+        run = self.tree.track(run_id, parent_id, inputs=inputs, metadata=held)
+        if self.slot_key and run.run_id == run_id and run.metadata is not None:
+            run.metadata[self.slot_key] = pending(str(run_id))
+
+    def add(self, run_id: Hashable, documents: Sequence[D], tool: bool = False) -> None:
+        """Documents a retriever or tool returned (alone, as a root: nothing to attribute)."""
+        if self.tree.is_root(run_id):
+            self.tree.pop(run_id)
+        else:
+            self.tree.add_documents(run_id, documents, tool=tool)
+
+    def tool_started(self, run_id: Hashable, parent_id: Hashable | None, name: object) -> None:
+        """A tool started; its name is the source of a text it returns."""
+        if self.tree.track(run_id, parent_id).run_id != run_id:
+            self.tool_names[run_id] = str(name) if name else None
+
+    def tool_ended(self, run_id: Hashable, output: object) -> None:
+        """A tool returned (see :func:`tool_documents`)."""
+        name = self.tool_names.pop(run_id, None)
+        self.add(run_id, tool_documents(output, name, self.types, self.make), tool=True)
+
+    def failed(self, run_id: Hashable) -> None:
+        """A run failed: a root one is forgotten, its metadata slot removed."""
+        self.tool_names.pop(run_id, None)
+        if self.tree.is_root(run_id):
+            self._drop_slot(self.tree.pop(run_id))
+
+    def _drop_slot(self, run: Any) -> None:
+        if self.slot_key and run is not None and run.metadata is not None:
+            run.metadata.pop(self.slot_key, None)
+
+    def ended(
+        self,
+        run_id: Hashable,
+        scorer_for: Callable[[LLMCall | None], Any],
+        progress: ProgressFn | None = None,
+    ) -> tuple[Steps[ChainAttribution], list[Any]] | None:
+        """A run ended: for a root RAG run, the steps that attribute and attach it and, in
+        the background, the placeholders put on its documents, answer and metadata."""
+        run = self.tree.pop(run_id) if self.tree.is_root(run_id) else None
+        closed = self.reading.close(run) if run is not None else None
+        if run is None or closed is None:  # not a RAG run (no model, no retriever)
+            self._drop_slot(run)
+            return None
+        attachment = None
+        if self.background:
+            attachment = Attachment.placeholders(str(run_id), len(closed.documents))
+            for doc, placeholder in zip(closed.documents, attachment.documents):
+                self._set_entry(doc, placeholder)
+            self.annotate(closed.call.message if closed.call else None, attachment.answer, None, [])
+        call = closed.chain_call(lambda: scorer_for(closed.call), progress)
+        steps = self.runs.steps(run_id, call, lambda done: self._publish(closed, attachment, done))
+        slot = (run.metadata or {}).get(self.slot_key) if self.slot_key else None
+        return steps, [*attachment.all(), slot] if attachment is not None else []
+
+    def _publish(
+        self, closed: ClosedRun[D], attachment: Attachment | None, done: CapturedAttribution
+    ) -> ChainAttribution:
+        """The run's result, put on its documents, answer message and metadata slot."""
+        run, documents = closed.run, closed.documents
+        result = ChainAttribution.of(done, str(run.run_id), documents)
+        try:
+            if attachment is None:
+                attachment = Attachment.of(result, documents)
+            else:
+                attachment.fill(result, documents)
+            text_of = self.reading.text_of
+            entries = {text_of(d): e for d, e in zip(documents, attachment.documents)}
+            for doc in (*documents, *run.documents):  # duplicates get the same entry
+                if text_of(doc) in entries:
+                    self._set_entry(doc, entries[text_of(doc)])
+            message = closed.call.message if closed.call is not None else None
+            self.annotate(message, attachment.answer, result if self.cite else None, documents)
+            if self.slot_key and run.metadata is not None:
+                slot = run.metadata.get(self.slot_key)
+                if isinstance(slot, dict):
+                    fill(slot, attachment.answer)
+                else:
+                    run.metadata[self.slot_key] = attachment.answer
+        except Exception:  # pragma: no cover - reporting must never break the chain
+            logger.exception("camab: could not attach the attribution metadata")
+        return result
+
+    def _set_entry(self, doc: D, entry: dict[str, Any]) -> None:
+        metadata = self.types.metadata_of(doc)
+        if metadata is not None:
+            metadata[METADATA_KEY] = entry
+
+
+def tool_documents(
+    output: object, tool_name: str | None, types: NativeTypes, make: Callable[..., D]
+) -> list[D]:
+    """The documents a tool returned: its documents (or an ``artifact`` of them, as
+    LangChain's ``response_format="content_and_artifact"`` retrieval tools give), else
+    its text as one document named after the tool (``make(text, metadata=...)``)."""
+    for candidate in (getattr(output, "artifact", None), output):
+        if types.is_document(candidate):
+            return [candidate]  # type: ignore[list-item]
+        if isinstance(candidate, Sequence) and candidate and all(map(types.is_document, candidate)):
+            return list(candidate)
+    text = types.message_text(output)
+    content = output if text is None else text
+    content = content if isinstance(content, str) else str(content) if content is not None else ""
+    if not content.strip():
+        return []
+    return [make(content, metadata={"source": tool_name} if tool_name else {})]
+
+
+__all__ = ["Annotate", "RootRuns", "tool_documents"]

@@ -1,0 +1,79 @@
+"""Which scorer attributes a chain's answer (camab_rag.chain_scorers through
+camab_rag.integration): the given one, the model's own, a proxy, or one rebuilt from a
+trace; a key named by an environment variable goes to OpenAI's own host only."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from camab_rag.errors import CredentialsRefusedError, InputError
+from camab_rag.integration import (
+    NO_KEY_FROM_RUN,
+    ScorerSource,
+    ScorerUnavailableError,
+    resolve_scorer,
+    scorer_from_endpoint,
+    scorer_from_model,
+)
+from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+from tests.fakes import KeywordScorer
+
+LOCAL = "http://127.0.0.1:9/v1"
+
+
+def test_a_models_scorer_is_its_own_its_server_or_an_error_saying_what_to_pass() -> None:
+    own, scoring = KeywordScorer(), KeywordScorer()
+    assert scorer_from_model(object(), own) is own
+    assert scorer_from_model(scoring) is scoring
+    client = SimpleNamespace(model_name="m", openai_api_base=LOCAL, openai_api_key="sk-x")
+    assert isinstance(scorer_from_model(client, timeout=2.0), OpenAICompletionsScorer)
+    with pytest.raises(ScorerUnavailableError, match=r"pass proxy=.*cannot score with") as info:
+        scorer_from_model(object())
+    assert info.value.reason.startswith("cannot score with the chain's model object")
+
+
+def test_a_scorer_rebuilt_from_a_trace_gets_an_environment_key_on_openai_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MY_KEY", "sk-secret")
+    local = scorer_from_endpoint(LOCAL, "m", key_variable="MY_KEY")
+    assert "api_key=<none>" in repr(local)  # never sent to another server
+    with pytest.raises(ScorerUnavailableError, match="OpenAI's own API") as info:
+        scorer_from_endpoint("https://api.openai.com/v1", "m", key_variable="MY_KEY")
+    assert "sk-secret" not in str(info.value)
+    assert "api_key=<set>" in repr(scorer_from_endpoint(LOCAL, "m", api_key="given"))
+    with pytest.raises(ScorerUnavailableError, match=r"model \(x.Chat\): it is not an"):
+        scorer_from_endpoint(None, "m", ident="x.Chat")
+
+
+def test_resolution_checks_the_given_scorer_and_falls_back_to_the_proxy() -> None:
+    given, proxy = KeywordScorer(), KeywordScorer()
+    assert resolve_scorer(given) is given
+    with pytest.raises(InputError, match="scorer must have a score"):
+        resolve_scorer(object())
+    with pytest.raises(ScorerUnavailableError, match=r"pass scorer=\.\.\. or llm="):
+        resolve_scorer(None)
+    fallback = resolve_scorer(None, object(), proxy)
+    assert fallback.proxy is proxy and fallback.scored_by.proxy is True
+    built = resolve_scorer(None, "llm", None, {"k": 1}, lambda llm, **o: (llm, o))
+    assert built == ("llm", {"k": 1})
+
+
+def test_a_source_builds_each_scorer_once_and_explains_a_refused_key() -> None:
+    builds: list[dict[str, object]] = []
+
+    def build(**options: object) -> KeywordScorer:
+        builds.append(options)
+        return KeywordScorer()
+
+    traced = ScorerSource(options={"timeout": 1})
+    assert traced.traced("model-a", build) is traced.traced("model-a", build)
+    assert builds == [{"timeout": 1}]
+    refused = CredentialsRefusedError("401 from the server")
+    explained = traced.explain(refused)
+    assert isinstance(explained, ScorerUnavailableError) and NO_KEY_FROM_RUN in str(explained)
+    configured = ScorerSource(scorer=KeywordScorer())
+    assert configured.traced("model-a", build) is configured.configured()
+    assert configured.explain(refused) is refused and len(builds) == 1

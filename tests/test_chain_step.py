@@ -1,0 +1,157 @@
+"""A chain step's dict in and out (camab_rag.chain_step through camab_rag.integration):
+reading the input (with errors that name the fix), the output with per-document entries,
+a blocked answer replaced, bad input recorded; documents and messages are small fakes of
+a framework's types, the scorer the keyword fake."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pytest
+
+from camab_rag.groundedness import GroundednessFilter
+from camab_rag.integration import (
+    CHAIN_SETTINGS,
+    ChainAttribution,
+    ChainRuns,
+    ChainStep,
+    NativeTypes,
+    ProgressRelay,
+    StepInput,
+    StepKeys,
+    added,
+)
+from tests.fakes import KeywordScorer
+
+
+@dataclass
+class Doc:
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Message:
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+TYPES = NativeTypes(
+    metadata_of=lambda x: x.metadata if isinstance(x, Doc) else None,
+    copied=lambda d: replace(d, metadata=dict(d.metadata)),
+    message_text=lambda x: x.text if isinstance(x, Message) else None,
+    with_data=lambda m, data: replace(m, metadata={**m.metadata, "attribution": data}),
+    with_text=lambda m, text: replace(m, text=text),
+)
+KEYS = StepKeys(step="Step", after="a retrieval chain", rename="rename({key})")
+DOCS = [Doc("Paris is the capital of France."), Doc("Berlin is in Germany.")]
+
+
+def step(settings: Any = CHAIN_SETTINGS, background: bool = False) -> ChainStep:
+    runs: ChainRuns[ChainAttribution] = ChainRuns(settings.with_changes(budget=4))
+    return ChainStep(KEYS, TYPES, runs, background)
+
+
+def no_prompt(input: Mapping[str, Any], read: StepInput) -> None:
+    return None
+
+
+def attributed(chain: ChainStep, input: dict[str, Any], summary: bool = False) -> Any:
+    call = chain.begin(input, "r1", KeywordScorer, no_prompt, ProgressRelay(None, None, "r1"))
+    chain.run(call)
+    return chain.output(input, call, summary, lambda answer: None)
+
+
+def test_the_input_is_read_with_the_answer_as_text() -> None:
+    read = KEYS.read({"question": "Q?", "context": DOCS, "answer": Message("Paris.")}, TYPES)
+    assert (read.question, read.documents, read.answer, read.prompt) == ("Q?", DOCS, "Paris.", None)
+    one = KEYS.read({"input": "Q?", "context": "one text", "answer": "A", "prompt": "P"}, TYPES)
+    assert one.documents == ["one text"] and one.prompt == "P"
+
+
+@pytest.mark.parametrize(
+    ("input", "message"),
+    [
+        ([1], r"Step needs a dict .* got list \(put it after .* e.g. a retrieval chain\)"),
+        (
+            {"q": "Q?"},
+            r"no question .*\['input', 'question'\] \(the input's keys: \['q'\]\): "
+            r"pass Step\(\.\.\., question_keys=\('my_key',\)\), or rename it .*rename\(question\)",
+        ),
+        ({"question": "Q?", "docs": []}, r"no documents under 'context'.*context_key='my_key'"),
+        ({"question": "Q?", "context": []}, r"no answer under 'answer'.*rename\(answer\)"),
+        ({"question": "Q?", "context": [], "answer": 3}, "a string or a message, got int"),
+    ],
+)
+def test_a_bad_input_says_what_is_missing_and_how_to_point_the_step(
+    input: object, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        KEYS.read(input, TYPES)
+
+
+def test_the_output_carries_the_summary_and_each_documents_entry() -> None:
+    input = {
+        "question": "Which city is the capital of France?",
+        "context": DOCS,
+        "answer": Message("Paris is the capital."),
+    }
+    output = attributed(step(), input)
+    assert output["attribution"]["status"] == "ok"
+    assert output["answer"].metadata["attribution"] is output["attribution"]
+    entries = [d.metadata["attribution"] for d in output["context"]]
+    assert [e["rank"] for e in entries] == [1, 2]
+    assert all("attribution" not in d.metadata for d in DOCS)  # copies, not the input's
+    summary = attributed(step(), {**input, "context": [Doc(d.text) for d in DOCS]}, True)
+    assert summary["status"] == "ok" and "context" not in summary
+
+
+def test_a_blocked_answer_is_replaced_by_the_fallback_in_its_own_type() -> None:
+    gate = GroundednessFilter(mode="block", threshold=1e9, fallback="I cannot say.")
+    blocking = step(CHAIN_SETTINGS.with_changes(groundedness=gate))
+    input = {"question": "Q?", "context": DOCS, "answer": Message("Paris.")}
+    assert attributed(blocking, input)["answer"].text == "I cannot say."
+    assert attributed(blocking, {**input, "answer": "Paris."})["answer"] == "I cannot say."
+
+
+def test_bad_input_is_recorded_where_it_fits() -> None:
+    chain = step()
+    failed = chain.failed({"answer": Message("A")}, ValueError("no question"), "r9", False)
+    assert failed["attribution"]["status"] == "error"
+    assert failed["answer"].metadata["attribution"]["error"] == "ValueError: no question"
+    assert chain.runs.last_result is not None and chain.runs.last_result.status == "error"
+    assert chain.failed(Message("A"), ValueError("x"), None, False).metadata["attribution"]
+    assert chain.failed(7, ValueError("x"), None, False) == 7
+    assert chain.failed(7, ValueError("x"), None, True)["status"] == "error"
+
+
+def test_a_background_call_fills_its_placeholders_and_async_drains_progress() -> None:
+    chain = step(background=True)
+    input = {"question": "Which city?", "context": DOCS, "answer": "Paris."}
+    call = chain.begin(input, None, KeywordScorer, no_prompt, ProgressRelay(None, None, None))
+    chain.run(call)
+    assert chain.runs.wait().status == "ok"
+    assert call.attachment.answer["status"] == "ok"
+    sent: list[dict[str, Any]] = []
+
+    async def emit(data: dict[str, Any]) -> None:
+        sent.append(data)
+
+    inline = step()
+    relay = ProgressRelay(None, emit, "r2")
+    call = inline.begin(input, "r2", KeywordScorer, no_prompt, relay)
+    asyncio.run(inline.arun(call))
+    assert sent and sent[-1]["calls"] == sent[-1]["total"] and sent[-1]["run_id"] == "r2"
+
+
+def test_streamed_documents_get_the_entries_and_chunks_add_up() -> None:
+    original = Doc("a")
+    streamed = {"context": [original], "answer": "x"}
+    step().update_streamed(streamed, {"context": [Doc("a", {"attribution": {"rank": 1}})]})
+    assert original.metadata == {"attribution": {"rank": 1}}
+    merged = added(added(None, {"answer": "Par", "n": [1]}), {"answer": "is", "k": object()})
+    assert merged["answer"] == "Paris" and merged["n"] == [1] and "k" in merged
+    assert added(1, "x") == "x"  # not addable: the newer value

@@ -1,0 +1,140 @@
+"""A traced chain's root runs attributed as they end (camab_rag.root_runs through
+camab_rag.integration): documents of retrievers and tools, the entries on duplicates, the
+run's metadata slot, the background placeholders and a relayed progress; the framework's
+types are small fakes, the scorer the keyword fake."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+from uuid import uuid4
+
+from camab_rag.integration import (
+    CHAIN_SETTINGS,
+    ChainAttribution,
+    ChainRuns,
+    LLMCall,
+    NativeTypes,
+    ProgressRelay,
+    RootRuns,
+    RunReading,
+    drive,
+    tool_documents,
+)
+from tests.fakes import KeywordScorer
+
+
+@dataclass
+class Doc:
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Message:
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    artifact: Any = None
+
+
+TYPES = NativeTypes(
+    metadata_of=lambda x: x.metadata if isinstance(x, Doc) else None,
+    copied=lambda d: replace(d, metadata=dict(d.metadata)),
+    message_text=lambda x: x.text if isinstance(x, Message) else None,
+    with_data=lambda m, data: replace(m, metadata={**m.metadata, "attribution": data}),
+    with_text=lambda m, text: replace(m, text=text),
+)
+QUESTION = "Which city is the capital of France?"
+PARIS, BERLIN = "Paris is the capital of France.", "Berlin is in Germany."
+
+
+def annotate(message: Any, data: dict[str, Any], result: Any, documents: Any) -> None:
+    if isinstance(message, Message):
+        message.metadata.update(attribution=data, cited=result is not None)
+
+
+def roots(background: bool = False, cite: bool = False) -> RootRuns[Doc]:
+    reading: RunReading[Doc] = RunReading(lambda d: d.text, TYPES.is_document)
+    runs: ChainRuns[ChainAttribution] = ChainRuns(CHAIN_SETTINGS.with_changes(budget=4))
+    return RootRuns(reading, runs, TYPES, Doc, annotate, "slot", background, cite)
+
+
+def answered(kernel: RootRuns[Doc], root: Any, documents: list[Doc]) -> tuple[Message, list[Doc]]:
+    """Two retrievers (the second returns the same texts again) and a model call under
+    ``root``; the answer message and the second retriever's duplicates."""
+    metadata: dict[str, Any] = {}
+    kernel.started(root, None, {"question": QUESTION}, metadata)
+    assert metadata["slot"]["status"] == "pending"
+    duplicates = [Doc(d.text) for d in documents]
+    for retriever, returned in ((uuid4(), documents), (uuid4(), duplicates)):
+        kernel.tree.track(retriever, root)
+        kernel.add(retriever, returned)
+    llm, message = uuid4(), Message("Paris.")
+    kernel.tree.track(llm, root)
+    prompt = "\n".join(d.text for d in documents) + f"\n{QUESTION}"
+    kernel.tree.add_llm_call(llm, LLMCall(prompt, answer="Paris.", message=message))
+    return message, duplicates
+
+
+def test_a_root_run_is_attributed_when_it_ends_and_everything_gets_its_entry() -> None:
+    kernel, root = roots(cite=True), uuid4()
+    first = [Doc(PARIS), Doc(BERLIN)]
+    message, duplicates = answered(kernel, root, first)
+    metadata = kernel.tree.get(root).metadata  # type: ignore[union-attr]
+    job = kernel.ended(root, lambda call: KeywordScorer())
+    assert job is not None and job[1] == []
+    result = drive(job[0])
+    assert result.status == "ok" and result.run_id == str(root)
+    assert [d.metadata["attribution"]["rank"] for d in first] == [1, 2]
+    assert [d.metadata["attribution"] for d in duplicates] == [
+        d.metadata["attribution"] for d in first
+    ]
+    assert message.metadata["attribution"]["status"] == "ok" and message.metadata["cited"]
+    assert metadata is not None and metadata["slot"]["status"] == "ok"
+    assert kernel.runs.results[root] is result and len(kernel.tree) == 0
+
+
+def test_in_the_background_placeholders_are_put_first_and_filled_in_place() -> None:
+    kernel, root = roots(background=True), uuid4()
+    documents = [Doc(PARIS), Doc(BERLIN)]
+    message, _ = answered(kernel, root, documents)
+    job = kernel.ended(root, lambda call: KeywordScorer(), ProgressRelay(None, None, None))
+    assert job is not None and len(job[1]) == 4  # answer, two documents, the run's slot
+    assert documents[0].metadata["attribution"]["status"] == "pending"
+    assert message.metadata["attribution"]["status"] == "pending"
+    assert not message.metadata["cited"]
+    drive(job[0])
+    assert [d.metadata["attribution"]["rank"] for d in documents] == [1, 2]
+    assert all(placeholder["status"] == "ok" for placeholder in job[1])
+
+
+def test_runs_that_are_not_rag_or_that_fail_leave_nothing_behind() -> None:
+    kernel, root, bare = roots(), uuid4(), uuid4()
+    metadata: dict[str, Any] = {}
+    kernel.started(root, None, {"question": "q"}, metadata)
+    assert kernel.ended(root, lambda call: None) is None and metadata == {}
+    kernel.started(bare, None, "q", None)
+    kernel.add(bare, [Doc("a")])  # a retriever called alone is its own root
+    assert len(kernel.tree) == 0
+    failing, child = uuid4(), uuid4()
+    kernel.started(failing, None, {"question": "q"}, metadata)
+    kernel.tool_started(child, failing, "search")
+    kernel.failed(child)
+    kernel.failed(failing)
+    assert len(kernel.tree) == 0 and metadata == {} and kernel.tool_names == {}
+
+
+def test_a_tools_output_becomes_documents() -> None:
+    kernel, root, tool = roots(), uuid4(), uuid4()
+    kernel.started(root, None, {"question": "q"}, None)
+    kernel.tool_started(tool, root, "search")
+    kernel.tool_ended(tool, Message("Paris is the capital."))
+    run = kernel.tree.get(root)
+    assert run is not None and run.tool_documents == [
+        Doc("Paris is the capital.", {"source": "search"})
+    ]
+    docs = [Doc("a"), Doc("b")]
+    assert tool_documents(Message("x", artifact=docs), None, TYPES, Doc) == docs
+    assert tool_documents(docs[0], None, TYPES, Doc) == [docs[0]]
+    assert tool_documents(3, None, TYPES, Doc) == [Doc("3")]
+    assert tool_documents("  ", "t", TYPES, Doc) == []
