@@ -82,7 +82,8 @@ class ChainAttribution(AttributionResult):
 
 
 class KeptResults:
-    """``results`` and ``last_result`` of an object whose attributions run in ``runs``."""
+    """``results``, ``last_result`` and ``pending`` of an object whose attributions run in
+    ``runs``, and :meth:`await_result`."""
 
     runs: ChainRuns[ChainAttribution]
 
@@ -95,6 +96,24 @@ class KeptResults:
     def last_result(self) -> ChainAttribution | None:
         """The latest result."""
         return self.runs.last_result
+
+    @property
+    def pending(self) -> Mapping[Any, Any]:
+        """Background attributions by run id (a ``Future`` or an ``asyncio.Task``; a copy)."""
+        return self.runs.pending
+
+    async def await_result(self, run_id: object = None) -> ChainAttribution:
+        """Await a background attribution (the latest when ``run_id`` is ``None``)."""
+        return await self.runs.await_result(run_id)
+
+
+class WaitedResults(KeptResults):
+    """:class:`KeptResults` whose background attributions can also be waited for."""
+
+    def wait(self, run_id: object = None, timeout: float | None = None) -> ChainAttribution:
+        """Block until a background attribution (the latest when ``run_id`` is ``None``)
+        is done, up to ``timeout`` seconds."""
+        return self.runs.wait(run_id, timeout)
 
 
 def summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dict[str, Any]:
@@ -180,6 +199,7 @@ __all__ = [
     "Attachment",
     "ChainAttribution",
     "KeptResults",
+    "WaitedResults",
     "groundedness_of",
     "summary",
     "titles",

@@ -54,6 +54,7 @@ from camab_rag.attached import (
     Attachment,
     ChainAttribution,
     KeptResults,
+    WaitedResults,
     groundedness_of,
 )
 from camab_rag.background import ResultStore, cancelled, fill, pending
@@ -84,12 +85,14 @@ from camab_rag.chain_scorers import (
     scorer_from_model,
 )
 from camab_rag.chain_step import ChainStep, NativeTypes, StepCall, StepInput, StepKeys, added
+from camab_rag.chat_messages import as_prompt, chat_messages, content_text
 from camab_rag.citations import CitationRule
 from camab_rag.embeddings import MiniLMEmbedder
 from camab_rag.engine import ProgressFn
 from camab_rag.errors import CredentialsRefusedError, InputError, NoContextError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.groundedness.filter import check_groundedness_filter
+from camab_rag.model_registry import ModelRegistry
 from camab_rag.progress_relay import ProgressHook, ProgressRelay
 from camab_rag.result import AttributionResult
 from camab_rag.root_runs import Annotate, RootRuns, tool_documents
@@ -212,3 +215,4 @@ __all__ += ["NO_KEY_FROM_RUN", "ScorerSource", "ScorerUnavailableError", "resolv
 __all__ += ["scorer_from_endpoint", "scorer_from_model"]
 __all__ += ["ChainStep", "NativeTypes", "StepCall", "StepInput", "StepKeys", "added"]
 __all__ += ["Annotate", "ProgressHook", "ProgressRelay", "RootRuns", "tool_documents"]
+__all__ += ["ModelRegistry", "WaitedResults", "as_prompt", "chat_messages", "content_text"]

@@ -113,6 +113,34 @@ class RootRuns(Generic[D]):
         slot = (run.metadata or {}).get(self.slot_key) if self.slot_key else None
         return steps, [*attachment.all(), slot] if attachment is not None else []
 
+    def finish(
+        self,
+        run_id: Hashable,
+        scorer_for: Callable[[LLMCall | None], Any],
+        progress: ProgressFn | None = None,
+    ) -> None:
+        """A run ended: attribute a root RAG run now, or start it in the worker thread."""
+        job = self.ended(run_id, scorer_for, progress)
+        if job is not None and self.background:
+            self.runs.start(run_id, job[0])
+        elif job is not None:
+            self.runs.run(job[0])
+
+    async def afinish(
+        self,
+        run_id: Hashable,
+        scorer_for: Callable[[LLMCall | None], Any],
+        progress: ProgressFn | None = None,
+        how_to_wait: str = "Await the result before the event loop ends",
+    ) -> None:
+        """Async :meth:`finish`: in the background a task of the running loop, whose
+        placeholders read "cancelled" (with ``how_to_wait``) if the loop ends first."""
+        job = self.ended(run_id, scorer_for, progress)
+        if job is not None and self.background:
+            self.runs.astart(run_id, job[0], job[1], how_to_wait)
+        elif job is not None:
+            await self.runs.arun(job[0])
+
     def _publish(
         self, closed: ClosedRun[D], attachment: Attachment | None, done: CapturedAttribution
     ) -> ChainAttribution:

@@ -22,7 +22,6 @@ from camab_rag.integration import (
     ChainRuns,
     ChainStep,
     InputError,
-    KeptResults,
     ProgressHook,
     ProgressRelay,
     Prompt,
@@ -30,6 +29,7 @@ from camab_rag.integration import (
     StepCall,
     StepInput,
     StepKeys,
+    WaitedResults,
     added,
 )
 from langchain_camab import native
@@ -44,7 +44,7 @@ HOW_TO_WAIT = (
 )
 
 
-class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
+class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
     """Attribute an answer to its documents as a chain step (or LangGraph node).
 
     Reads the question, documents and answer from its input dict (``question_keys``,
@@ -238,17 +238,3 @@ class CamabAttributor(KeptResults, RunnableGenerator[Any, Any]):
             native.annotate(answer, call.attachment.answer, cited, call.documents)
 
         return self.step.output(input, call, self._summary_only(run_manager), cite)
-
-    # ------------------------------------------------------------------ background
-    @property
-    def pending(self) -> Mapping[Any, Any]:
-        """Background attributions by run id (a ``Future`` or an ``asyncio.Task``; a copy)."""
-        return self.runs.pending
-
-    def wait(self, run_id: str | None = None, timeout: float | None = None) -> ChainAttribution:
-        """Block until a background attribution (started by ``invoke``) is done."""
-        return self.runs.wait(run_id, timeout)
-
-    async def await_result(self, run_id: str | None = None) -> ChainAttribution:
-        """Await a background attribution (started by ``invoke`` or ``ainvoke``)."""
-        return await self.runs.await_result(run_id)

@@ -47,7 +47,7 @@ from camab_rag.integration import (
     RootRuns,
     RunReading,
     ScorerSource,
-    Steps,
+    WaitedResults,
 )
 from langchain_camab import native
 from langchain_camab.native import RUN_METADATA_KEY
@@ -154,9 +154,6 @@ class _Handler(KeptResults):
     on_llm_error = on_retriever_error = on_tool_error = on_chain_error
 
     # ------------------------------------------------------------------ attribution
-    def _job(self, run_id: UUID) -> tuple[Steps[ChainAttribution], list[Any]] | None:
-        return self.roots.ended(run_id, self._scorer_for, self.progress)
-
     def _scorer_for(self, call: LLMCall | None) -> Any:
         """The configured scorer, else that of the model the callbacks saw."""
         if call is None:
@@ -166,7 +163,7 @@ class _Handler(KeptResults):
         return self.scorers.traced(key, partial(scorer_from_run, serialized, params))
 
 
-class CamabCallbackHandler(_Handler, BaseCallbackHandler):
+class CamabCallbackHandler(_Handler, WaitedResults, BaseCallbackHandler):
     """Attribute the answer of every root run to its retrieved documents.
 
     ``handler.results[run_id]`` is the :class:`~langchain_camab.ChainAttribution` of a
@@ -176,28 +173,14 @@ class CamabCallbackHandler(_Handler, BaseCallbackHandler):
     :mod:`langchain_camab.callbacks`.
     """
 
-    @property
-    def futures(self) -> Mapping[Any, Any]:
-        """Background attributions by root run id (``concurrent.futures.Future``; a copy)."""
-        return self.runs.pending
+    futures = KeptResults.pending  # ``concurrent.futures.Future`` by root run id
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         self._llm_end(response, run_id)
         self.on_chain_end(None, run_id=run_id)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        job = self._job(run_id)
-        if job is not None and self.background:
-            self.runs.start(run_id, job[0])
-        elif job is not None:
-            self.runs.run(job[0])
-
-    def wait(
-        self, run_id: UUID | str | None = None, timeout: float | None = None
-    ) -> ChainAttribution:
-        """The result of a root run (the latest when ``run_id`` is ``None``), waiting for
-        a background attribution."""
-        return self.runs.wait(run_id, timeout)
+        self.roots.finish(run_id, self._scorer_for, self.progress)
 
     def close(self) -> None:
         """Wait for background work and stop its thread."""
@@ -216,21 +199,14 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
 
     run_inline = True
 
-    @property
-    def tasks(self) -> Mapping[Any, Any]:
-        """Background attributions by root run id (``asyncio.Task``; a copy)."""
-        return self.runs.pending
+    tasks = KeptResults.pending  # ``asyncio.Task`` by root run id
 
     async def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         self._llm_end(response, run_id)
         await self.on_chain_end(None, run_id=run_id)
 
     async def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        job = self._job(run_id)
-        if job is not None and self.background:
-            self.runs.astart(run_id, job[0], job[1], HOW_TO_WAIT)
-        elif job is not None:
-            await self.runs.arun(job[0])
+        await self.roots.afinish(run_id, self._scorer_for, self.progress, HOW_TO_WAIT)
 
     async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
         """The result of a root run (the latest when ``run_id`` is ``None``), awaiting a

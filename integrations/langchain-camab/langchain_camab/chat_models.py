@@ -3,39 +3,25 @@ it answers with the weights that score the attribution, so ``scorer=None`` picks
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import re
-import threading
-import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from langchain_core.callbacks import (
-    AsyncCallbackManagerForLLMRun,
-    CallbackManagerForLLMRun,
-)
+from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import LangSmithParams
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from camab_rag.integration import Prompt
+from camab_rag.integration import ModelRegistry, Prompt
 from langchain_camab.native import to_chat_messages
 
 MODEL_KEY = "camab_model_key"
 """Invocation parameter naming the in-process model, so callbacks can find its scorer."""
 
-_registry: weakref.WeakValueDictionary[str, CamabChatModel] = weakref.WeakValueDictionary()
-_counter = itertools.count()
-_registry_lock = threading.Lock()
-
-
-def registered_model(key: object) -> CamabChatModel | None:
-    """The live :class:`CamabChatModel` registered under ``key`` (``None`` if gone)."""
-    with _registry_lock:
-        return _registry.get(str(key)) if key is not None else None
+MODELS: ModelRegistry[CamabChatModel] = ModelRegistry("camab")
+"""The live :class:`CamabChatModel` objects by their :data:`MODEL_KEY`."""
 
 
 class CamabChatModel(BaseChatModel):
@@ -63,9 +49,7 @@ class CamabChatModel(BaseChatModel):
                 "CamabChatModel needs generator= an object with generate(prompts, "
                 "max_new_tokens=...), e.g. camab_rag.default_scorer()"
             )
-        with _registry_lock:
-            self._key = f"camab-{next(_counter)}"
-            _registry[self._key] = self
+        self._key = MODELS.add(self)
 
     @property
     def scorer(self) -> Any:
@@ -124,12 +108,3 @@ class CamabChatModel(BaseChatModel):
             if run_manager is not None:
                 run_manager.on_llm_new_token(piece, chunk=chunk)
             yield chunk
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return await asyncio.to_thread(self._answer, messages, stop)

@@ -18,58 +18,46 @@ from camab_rag.integration import (
     METADATA_KEY,
     AttributionResult,
     CitationRule,
-    InputError,
     NativeTypes,
+    Prompt,
+    as_prompt,
+    chat_messages,
     check_groundedness_filter,
+    content_text,
     native_citations,
 )
 
 RUN_METADATA_KEY = "camab_attribution"
 PROGRESS_EVENT = "camab_progress"
 """The custom event sent every few model calls: ``{"run_id", "calls", "total"}``."""
-_ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 
 
 def message_text(message: BaseMessage) -> str:
     """The plain text of a message (text blocks of a multi-part content joined)."""
-    content: Any = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(
-        b if isinstance(b, str) else str(b.get("text", ""))
-        for b in content
-        if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
-    )
+    return content_text(message.content)
 
 
 def to_chat_messages(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     """LangChain messages -> ``[{"role", "content"}]`` (``human`` -> ``user``, ...)."""
-    return [
-        {
-            "role": m.role if m.type == "chat" else _ROLES.get(m.type, m.type),  # type: ignore[attr-defined]
-            "content": message_text(m),
-        }
-        for m in messages
-    ]
+    return chat_messages(messages, _role, lambda m: m.content)
 
 
-def to_prompt(value: object) -> str | list[dict[str, str]]:
-    """A string, a ``PromptValue`` (e.g. from ``ChatPromptTemplate``), messages or
-    ``{"role", "content"}`` mappings -> a camab-rag prompt (text or chat messages)."""
-    if isinstance(value, str):
-        return value
+def _role(message: BaseMessage) -> str:
+    return str(getattr(message, "role", "")) if message.type == "chat" else message.type
+
+
+def _chat(value: object) -> list[dict[str, str]] | None:
     if isinstance(value, PromptValue):
         return to_chat_messages(value.to_messages())
     if isinstance(value, Sequence) and all(isinstance(m, BaseMessage) for m in value):
         return to_chat_messages(value)
-    if isinstance(value, Sequence) and all(
-        isinstance(m, dict) and "role" in m and "content" in m for m in value
-    ):
-        return [{"role": str(m["role"]), "content": str(m["content"])} for m in value]
-    raise InputError(
-        f"cannot use a {type(value).__name__} as a prompt: expected a string, a PromptValue "
-        "or a list of messages"
-    )
+    return None
+
+
+def to_prompt(value: object) -> Prompt:
+    """A string, a ``PromptValue`` (e.g. from ``ChatPromptTemplate``), messages or
+    ``{"role", "content"}`` mappings -> a camab-rag prompt (text or chat messages)."""
+    return as_prompt(value, _chat, "a string, a PromptValue or a list of messages")
 
 
 def last_human_text(messages: object) -> str:
@@ -160,23 +148,11 @@ def progress_emitter(
     )
 
 
-def _metadata_of(value: object) -> dict[str, Any] | None:
-    return value.metadata if isinstance(value, Document) else None
-
-
-def _message_text(value: object) -> str | None:
-    return message_text(value) if isinstance(value, BaseMessage) else None
-
-
-def _with_text(message: BaseMessage, text: str) -> BaseMessage:
-    return message.model_copy(update={"content": text})
-
-
 TYPES = NativeTypes(
-    metadata_of=_metadata_of,
+    metadata_of=lambda x: x.metadata if isinstance(x, Document) else None,
     copied=lambda doc: doc.model_copy(update={"metadata": dict(doc.metadata)}),
-    message_text=_message_text,
+    message_text=lambda x: message_text(x) if isinstance(x, BaseMessage) else None,
     with_data=with_metadata,
-    with_text=_with_text,
+    with_text=lambda message, text: message.model_copy(update={"content": text}),
 )
 """LangChain's ``Document`` and messages, for the core's chain step."""

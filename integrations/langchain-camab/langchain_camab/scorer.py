@@ -9,7 +9,7 @@ from typing import Any
 
 from camab_rag.integration import resolve_scorer as core_resolve_scorer
 from camab_rag.integration import scorer_from_endpoint, scorer_from_model
-from langchain_camab.chat_models import MODEL_KEY, CamabChatModel, registered_model
+from langchain_camab.chat_models import MODEL_KEY, MODELS, CamabChatModel
 
 
 def scorer_from_llm(llm: object, **options: Any) -> Any:
@@ -42,7 +42,7 @@ def scorer_from_run(
     :class:`CamabChatModel` by its key, else an OpenAI-compatible client rebuilt from its
     serialized base URL and model (a key only for OpenAI's own endpoint: a serialized
     secret names its environment variable)."""
-    model = registered_model(params.get(MODEL_KEY))
+    model = MODELS.get(params.get(MODEL_KEY))
     if model is not None:
         return model.scorer
     kwargs = dict((serialized or {}).get("kwargs") or {})
