@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.documents import Document
@@ -15,17 +15,13 @@ from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
 from camab_rag.integration import (
-    CHAIN_SETTINGS,
     METADATA_KEY,
-    AttributionSettings,
-    ChainAttribution,
-    ChainRuns,
+    ChainOptions,
+    ChainParts,
     ChainStep,
     InputError,
-    ProgressHook,
     ProgressRelay,
     Prompt,
-    ScorerSource,
     StepCall,
     StepInput,
     StepKeys,
@@ -35,6 +31,9 @@ from camab_rag.integration import (
 from langchain_camab import native
 from langchain_camab.native import to_prompt
 from langchain_camab.scorer import scorer_from_llm
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 OutputMode = Literal["auto", "merge", "attribution"]
 _MAP_KEY_TAG = "map:key:"
@@ -54,24 +53,21 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
     summary. ``stream()`` passes chunks through, then adds the attribution as a last chunk.
     Never breaks the chain unless ``strict=True``.
 
-    Args:
-        scorer: a camab-rag scorer; ``None``: built from ``llm``.
-        settings: how each answer is attributed (:class:`~camab_rag.AttributionSettings`);
-            with a ``mode="block"`` groundedness filter an ungrounded or unjudgeable answer
-            is replaced by its fallback (in ``.assign`` position read
-            ``["groundedness"]["answer"]``).
-        llm, proxy, scorer_options: the chain's chat model to score with, a scorer used
-            when that model cannot score (named in ``scored_by``), the HTTP scorer's options.
+    Args, besides the options of every integration
+    (:class:`camab_rag.integration.ChainOptions`: ``settings``, ``llm``, ``proxy``,
+    ``scorer_options``, ``strict``, ``background``, ``progress``, ``citations``,
+    ``max_results``):
+        scorer: a camab-rag scorer; ``None``: built from ``llm`` (or the ``proxy`` scores).
         prompt, document_separator: the chain's prompt template and how it joins documents.
         question_keys, context_key, answer_key, prompt_key: where to read the input.
         output: ``"merge"``, ``"attribution"`` (the summary only) or ``"auto"``.
-        strict: re-raise attribution errors (default: record them, the answer goes on).
-        background: return at once with ``{"status": "pending"}`` dicts, filled in place
-            later; ``wait(run_id)`` / ``await await_result(run_id)`` give the result.
-        progress: ``progress(calls_made, total)``; inside a run also the custom event
-            ``"camab_progress"``.
-        citations: put LangChain ``Citation`` annotations on an ``AIMessage`` answer.
-        max_results: results kept in ``.results`` (``last_result`` is the latest).
+
+    With a ``mode="block"`` groundedness filter an ungrounded or unjudgeable answer is
+    replaced by its fallback (in ``.assign`` position read ``["groundedness"]["answer"]``).
+    ``background=True`` returns ``{"status": "pending"}`` dicts, filled in place later:
+    ``wait(run_id)`` / ``await await_result(run_id)`` give the result. Progress is also
+    the custom event ``"camab_progress"`` of the run; citations are LangChain
+    ``Citation`` annotations on an ``AIMessage`` answer.
     """
 
     __hash__ = Runnable.__hash__  # type: ignore[assignment]  # RunnableGenerator drops it
@@ -80,10 +76,6 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
         self,
         scorer: object = None,
         *,
-        settings: AttributionSettings | None = None,
-        llm: object = None,
-        proxy: object = None,
-        scorer_options: Mapping[str, Any] | None = None,
         prompt: BasePromptTemplate[Any] | None = None,
         document_separator: str = "\n\n",
         question_keys: Sequence[str] = ("input", "question"),
@@ -91,38 +83,35 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
         answer_key: str = "answer",
         prompt_key: str = "prompt",
         output: OutputMode = "auto",
-        strict: bool = False,
-        background: bool = False,
-        progress: ProgressHook | None = None,
-        citations: bool = False,
-        max_results: int = 1000,
         name: str | None = "CamabAttributor",
+        **options: Unpack[ChainOptions],
     ) -> None:
         if output not in ("auto", "merge", "attribution"):
             raise ValueError(f"output must be 'auto', 'merge' or 'attribution', got {output!r}")
-        if scorer is None and llm is None and proxy is None:
+        if scorer is None and options.get("llm") is None and options.get("proxy") is None:
             raise InputError(
                 "CamabAttributor needs scorer=... (e.g. camab_rag.default_scorer()), llm=<the "
                 "chain's chat model> (scored by its own server) or proxy=...: a step cannot "
                 "see the chain's model, so with none of them every call would fail"
             )
-        self.settings = settings or CHAIN_SETTINGS
-        native.check_filter(
-            self.settings.groundedness,
-            can_block=not background,
-            where="CamabAttributor(background=True) returns the answer before it is judged and",
+        where = "CamabAttributor(background=True) returns the answer before it is judged and"
+        refused = native.cannot_block(where) if options.get("background") else None
+        parts = ChainParts.of(
+            "CamabAttributor",
+            scorer,
+            options,
+            scorer_from_llm,
+            blocking_refused=refused,
+            uuid_keys=True,
         )
-        options = dict(scorer_options or {})
-        self.scorers = ScorerSource(scorer, llm, proxy, options, scorer_from_llm)
+        self.settings, self.scorers, self.runs = parts.settings, parts.scorers, parts.runs
+        self.strict, self.background = parts.strict, parts.background
+        self.progress, self.citations = parts.progress, parts.citations
         self.prompt, self.document_separator = prompt, document_separator
-        self.output, self.strict, self.background = output, strict, background
-        self.progress, self.citations = progress, citations
+        self.output = output
         # stream / astream / transform / atransform are RunnableGenerator's; it gives a
         # transform that takes ``run_manager`` the run's manager (typed without it)
         super().__init__(cast(Any, self._through), cast(Any, self._athrough), name=name)
-        self.runs: ChainRuns[ChainAttribution] = ChainRuns(
-            self.settings, strict=strict, keep=max_results, uuid_keys=True
-        )
         keys = StepKeys(
             tuple(question_keys),
             context_key,
@@ -132,7 +121,7 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
             after="create_retrieval_chain or RunnablePassthrough.assign",
             rename="RunnablePassthrough.assign({key}=lambda x: x['my_key'])",
         )
-        self.step = ChainStep(keys, native.TYPES, self.runs, background, HOW_TO_WAIT)
+        self.step = ChainStep(keys, native.TYPES, self.runs, self.background, HOW_TO_WAIT)
 
     # ------------------------------------------------------------------ Runnable
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:

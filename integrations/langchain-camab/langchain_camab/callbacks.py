@@ -5,27 +5,20 @@ LLM call's exact prompt and answer under their root run (:class:`camab_rag.integ
 and attributes the answer when the root run ends; a failure is recorded
 (``status="error"``), never raised, unless ``strict=True``.
 
-Args (both handlers):
+Args (both handlers), besides the options of every integration
+(:class:`camab_rag.integration.ChainOptions`: ``settings``, whose groundedness filter must
+be ``mode="flag"`` here, ``llm``, ``proxy``, ``strict``, ``background``, ``citations``...):
     scorer: a camab-rag scorer; ``None``: built from the chain's model (``llm``, else what
         callbacks see of it: an OpenAI-compatible ``ChatOpenAI`` or ``CamabChatModel``).
-    settings: :class:`~camab_rag.AttributionSettings`; its groundedness filter must be
-        ``mode="flag"`` (to block, put :class:`~langchain_camab.CamabAttributor` after the
-        chain).
-    llm, proxy, scorer_options: the chain's chat model; a scorer used when that model
-        cannot score (named in ``scored_by``); the HTTP scorer's options.
-    strict, background, progress: re-raise errors; attribute in the background (pending
-        dicts meanwhile); ``progress(calls_made, total)``.
-    citations: also put LangChain ``Citation`` annotations on the answer message.
     question_keys, context_keys: root input keys holding the question / the documents.
     report_run_metadata: add the summary to the root run's metadata (``camab_attribution``).
-    max_results: results kept in ``.results`` (oldest dropped first).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
@@ -34,24 +27,24 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
 from camab_rag.integration import (
-    CHAIN_SETTINGS,
     CONTEXT_KEYS,
     QUESTION_KEYS,
-    AttributionSettings,
     ChainAttribution,
-    ChainRuns,
+    ChainOptions,
+    ChainParts,
     KeptResults,
     LLMCall,
-    ProgressHook,
     Prompt,
     RootRuns,
     RunReading,
-    ScorerSource,
     WaitedResults,
 )
 from langchain_camab import native
 from langchain_camab.native import RUN_METADATA_KEY
 from langchain_camab.scorer import scorer_from_llm, scorer_from_run
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 HOW_TO_WAIT = (
     "Await handler.wait(run_id) before the event loop ends (e.g. at the end of the "
@@ -66,33 +59,25 @@ class _Handler(KeptResults):
         self,
         scorer: object = None,
         *,
-        settings: AttributionSettings | None = None,
-        llm: object = None,
-        proxy: object = None,
-        scorer_options: Mapping[str, Any] | None = None,
-        strict: bool = False,
-        background: bool = False,
-        progress: ProgressHook | None = None,
-        citations: bool = False,
         question_keys: Sequence[str] = QUESTION_KEYS,
         context_keys: Sequence[str] = CONTEXT_KEYS,
         report_run_metadata: bool = True,
-        max_results: int = 1000,
+        **options: Unpack[ChainOptions],
     ) -> None:
         super().__init__()
-        self.settings = settings or CHAIN_SETTINGS
-        where = f"{type(self).__name__} observes and"
-        native.check_filter(self.settings.groundedness, can_block=False, where=where)
-        options = dict(scorer_options or {})
-        self.scorers = ScorerSource(scorer, llm, proxy, options, scorer_from_llm)
-        self.background, self.progress = background, progress
-        self.runs: ChainRuns[ChainAttribution] = ChainRuns(
-            self.settings,
-            strict=strict,
-            keep=max_results,
+        owner = type(self).__name__
+        refused = native.cannot_block(f"{owner} observes and")
+        parts = ChainParts.of(
+            owner,
+            scorer,
+            options,
+            scorer_from_llm,
+            blocking_refused=refused,
+            traced=True,
             uuid_keys=True,
-            explain=self.scorers.explain,
         )
+        self.settings, self.scorers, self.runs = parts.settings, parts.scorers, parts.runs
+        self.progress = parts.progress
         reading: RunReading[Document] = RunReading(
             text_of=lambda d: d.page_content,
             is_document=native.TYPES.is_document,
@@ -102,9 +87,16 @@ class _Handler(KeptResults):
         )
         slot = RUN_METADATA_KEY if report_run_metadata else None
         self.roots: RootRuns[Document] = RootRuns(
-            reading, self.runs, native.TYPES, Document, native.annotate, slot, background, citations
+            reading,
+            self.runs,
+            native.TYPES,
+            Document,
+            native.annotate,
+            slot,
+            parts.background,
+            parts.citations,
         )
-        self.raise_error = strict  # strict: LangChain re-raises our errors into the chain
+        self.raise_error = parts.strict  # strict: LangChain re-raises our errors into the chain
 
     # ------------------------------------------------------------------ recording
     def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:

@@ -22,7 +22,6 @@ from camab_rag.integration import (
     Prompt,
     as_prompt,
     chat_messages,
-    check_groundedness_filter,
     content_text,
     native_citations,
 )
@@ -70,17 +69,12 @@ def last_human_text(messages: object) -> str:
     return ""
 
 
-def check_filter(groundedness: object, *, can_block: bool, where: str) -> None:
-    """Reject a filter the integration object cannot honour, naming the problem."""
-    check_groundedness_filter(
-        groundedness,
-        blocking_refused=None
-        if can_block
-        else (
-            f"{where} cannot replace the chain's answer, so it would not block anything: use "
-            "mode='flag' here, or put CamabAttributor(settings=CHAIN_SETTINGS.with_changes("
-            "groundedness=GroundednessFilter(mode='block'))) after the chain"
-        ),
+def cannot_block(where: str) -> str:
+    """Why an object that cannot replace the chain's answer refuses a blocking filter."""
+    return (
+        f"{where} cannot replace the chain's answer, so it would not block anything: use "
+        "mode='flag' here, or put CamabAttributor(settings=CHAIN_SETTINGS.with_changes("
+        "groundedness=GroundednessFilter(mode='block'))) after the chain"
     )
 
 

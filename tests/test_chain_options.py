@@ -1,0 +1,41 @@
+"""The options every integration object takes, checked once and built into its parts
+(camab_rag.chain_options through camab_rag.integration)."""
+
+from __future__ import annotations
+
+import pytest
+
+from camab_rag.errors import CredentialsRefusedError, InputError
+from camab_rag.groundedness import GroundednessFilter
+from camab_rag.integration import CHAIN_SETTINGS, ChainParts, ScorerUnavailableError
+from tests.fakes import KeywordScorer
+
+
+def test_the_options_build_the_settings_the_scorer_choice_and_the_runs() -> None:
+    scorer, settings = KeywordScorer(), CHAIN_SETTINGS.with_changes(budget=6)
+    options = {"settings": settings, "strict": True, "background": True, "max_results": 2}
+    parts = ChainParts.of("Step", scorer, {**options, "scorer_options": {"timeout": 1}})
+    assert parts.settings is settings and parts.runs.settings is settings
+    assert parts.strict and parts.runs.strict and parts.background and not parts.citations
+    assert parts.runs.keep == 2 and parts.scorers.configured() is scorer
+    assert parts.scorers.options == {"timeout": 1}
+    default = ChainParts.of("Step", None, {})
+    assert default.settings is CHAIN_SETTINGS and default.runs.keep == 1000
+
+
+def test_bad_options_are_refused_by_name() -> None:
+    with pytest.raises(TypeError, match=r"Step\(\) got an unexpected keyword argument 'budget'"):
+        ChainParts.of("Step", None, {"budget": 8})
+    with pytest.raises(InputError, match="settings must be an AttributionSettings, got dict"):
+        ChainParts.of("Step", None, {"settings": {"budget": 8}})
+    blocking = CHAIN_SETTINGS.with_changes(groundedness=GroundednessFilter(mode="block"))
+    with pytest.raises(InputError, match="refused here: it observes only"):
+        ChainParts.of("Handler", None, {"settings": blocking}, blocking_refused="it observes only")
+    assert ChainParts.of("Step", None, {"settings": blocking}).settings is blocking
+
+
+def test_a_traced_object_explains_a_refused_key() -> None:
+    refused = CredentialsRefusedError("401")
+    explain = ChainParts.of("H", None, {}, traced=True).runs.explain
+    assert explain is not None and isinstance(explain(refused), ScorerUnavailableError)
+    assert ChainParts.of("S", None, {}).runs.explain is None
