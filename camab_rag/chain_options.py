@@ -71,12 +71,14 @@ class ChainParts:
         from_model: Callable[..., Any] = scorer_from_model,
         *,
         blocking_refused: str | None = None,
+        needs_scorer: str | None = None,
         traced: bool = False,
         uuid_keys: bool = False,
     ) -> ChainParts:
         """Check ``options`` (``owner`` names the object in errors; ``blocking_refused``
-        says why it cannot block, ``None`` where it can) and build the parts; ``traced``:
-        scorers may be rebuilt from a trace (a refused key is then explained)."""
+        says why it cannot block, ``None`` where it can; ``needs_scorer`` why it needs a
+        scorer, ``llm`` or ``proxy``, ``None`` where it can do without) and build the
+        parts; ``traced``: scorers may be rebuilt from a trace (a refused key explained)."""
         unknown = sorted(set(options) - set(ChainOptions.__annotations__))
         if unknown:
             raise TypeError(f"{owner}() got an unexpected keyword argument {unknown[0]!r}")
@@ -84,6 +86,12 @@ class ChainParts:
         if not isinstance(settings, AttributionSettings):
             kind = type(settings).__name__
             raise InputError(f"settings must be an AttributionSettings, got {kind}")
+        given = scorer, options.get("llm"), options.get("proxy")
+        if needs_scorer is not None and all(value is None for value in given):
+            raise InputError(
+                f"{owner} needs scorer=... (e.g. camab_rag.default_scorer()), llm=<the "
+                f"chain's chat model> (scored by its own server) or proxy=...: {needs_scorer}"
+            )
         check_groundedness_filter(settings.groundedness, blocking_refused=blocking_refused)
         scorers = ScorerSource(
             scorer,
@@ -111,4 +119,12 @@ class ChainParts:
         )
 
 
-__all__ = ["ChainOptions", "ChainParts"]
+def how_to_wait(awaited: str) -> str:
+    """What a background attribution cancelled by its event loop's end says to do."""
+    return (
+        f"Await {awaited} before the event loop ends (e.g. at the end of the coroutine "
+        "given to asyncio.run), or set background=False"
+    )
+
+
+__all__ = ["ChainOptions", "ChainParts", "how_to_wait"]

@@ -18,6 +18,7 @@ from typing import Any
 
 from camab_rag.attached import METADATA_KEY, Attachment, ChainAttribution
 from camab_rag.captured import CapturedAttribution
+from camab_rag.chain_options import ChainParts
 from camab_rag.chain_runs import ChainCall, ChainRuns
 from camab_rag.progress_relay import ProgressRelay
 from camab_rag.scorers.base import Prompt
@@ -136,30 +137,43 @@ class StepCall:
 
 @dataclass
 class ChainStep:
-    """Attribute a step's input and build its output (see the module docstring):
-    ``background`` returns at once with pending placeholders filled in place later
-    (``how_to_wait``: what a cancelled one says to do)."""
+    """Attribute a step's input and build its output (see the module docstring) with the
+    object's :class:`~camab_rag.chain_options.ChainParts`; in the background a call
+    returns at once with pending placeholders, filled in place later (``how_to_wait``:
+    what one cancelled by its loop's end says to do)."""
 
     keys: StepKeys
     types: NativeTypes
-    runs: ChainRuns[ChainAttribution]
-    background: bool = False
+    parts: ChainParts
     how_to_wait: str = "Await the result before the event loop ends"
 
-    def begin(
+    @property
+    def runs(self) -> ChainRuns[ChainAttribution]:
+        return self.parts.runs
+
+    def start(
         self,
         input: Any,
         run_id: str | None,
         scorer: Callable[[], Any],
         prompt: Callable[[Mapping[str, Any], StepInput], Prompt | None],
-        progress: ProgressRelay,
-    ) -> StepCall:
-        """Read ``input`` into a call to attribute; raises on bad input (:meth:`failed`)."""
-        read = self.keys.read(input, self.types)
-        given = prompt(input, read)
-        prompts = [given] if given is not None else []
+        emit: Callable[[dict[str, Any]], object] | None = None,
+        summary: bool = False,
+    ) -> StepCall | Any:
+        """Read ``input`` into a call to attribute (progress: the options' hook and
+        ``emit``, see :class:`ProgressRelay`); on bad input the output with the failure
+        recorded (:meth:`failed`; re-raised when strict)."""
+        try:
+            read = self.keys.read(input, self.types)
+            given = prompt(input, read)
+        except Exception as error:
+            if self.parts.strict:
+                raise
+            return self.failed(input, error, run_id, summary)
+        progress = ProgressRelay(self.parts.progress, emit, run_id)
         n = len(read.documents)
         call = StepCall(run_id, read.documents, Attachment.placeholders(run_id, n), progress)
+        prompts = [given] if given is not None else []
         chain_call = ChainCall(
             read.question, read.answer, read.documents, scorer, prompts, progress
         )
@@ -193,14 +207,14 @@ class ChainStep:
 
     def run(self, call: StepCall) -> None:
         """Attribute ``call`` now, or start it in the background."""
-        if self.background:
+        if self.parts.background:
             self.runs.start(call.run_id, call.steps)
         else:
             self.runs.run(call.steps)
 
     async def arun(self, call: StepCall) -> None:
         """Async :meth:`run` (a task of the running loop in the background)."""
-        if self.background:
+        if self.parts.background:
             self.runs.astart(call.run_id, call.steps, call.attachment.all(), self.how_to_wait)
             return
         try:

@@ -65,7 +65,7 @@ from camab_rag.captured import (
     reached_the_model,
     sentence_citations,
 )
-from camab_rag.chain_options import ChainOptions, ChainParts
+from camab_rag.chain_options import ChainOptions, ChainParts, how_to_wait
 from camab_rag.chain_runs import (
     ChainCall,
     ChainRuns,
@@ -217,4 +217,4 @@ __all__ += ["scorer_from_endpoint", "scorer_from_model"]
 __all__ += ["ChainStep", "NativeTypes", "StepCall", "StepInput", "StepKeys", "added"]
 __all__ += ["Annotate", "ProgressHook", "ProgressRelay", "RootRuns", "tool_documents"]
 __all__ += ["ModelRegistry", "WaitedResults", "as_prompt", "chat_messages", "content_text"]
-__all__ += ["ChainOptions", "ChainParts"]
+__all__ += ["ChainOptions", "ChainParts", "how_to_wait"]

@@ -19,9 +19,8 @@ from typing import Any, Generic, TypeVar
 from camab_rag.attached import METADATA_KEY, Attachment, ChainAttribution
 from camab_rag.background import fill, pending
 from camab_rag.captured import CapturedAttribution
-from camab_rag.chain_runs import ChainRuns
+from camab_rag.chain_options import ChainParts
 from camab_rag.chain_step import NativeTypes
-from camab_rag.engine import ProgressFn
 from camab_rag.run_tree import ClosedRun, LLMCall, RunReading, RunTree
 from camab_rag.steps import Steps
 
@@ -35,20 +34,20 @@ Annotate = Callable[[Any, dict[str, Any], "ChainAttribution | None", Sequence[An
 class RootRuns(Generic[D]):
     """Root runs filed as traced, attributed when they end (see the module docstring).
 
+    ``parts`` are the object's (its runs, background, citations and progress options);
     ``types`` reads the framework's documents and messages, ``make(text, metadata=...)``
     makes a document of a tool's text; ``slot_key`` names the root run's metadata entry that
-    receives the summary (``None``: none); ``cite`` also passes the result to ``annotate``
-    (native citations).
+    receives the summary (``None``: none); ``how_to_wait``: what a background attribution
+    cancelled by its loop's end says to do.
     """
 
     reading: RunReading[D]
-    runs: ChainRuns[ChainAttribution]
+    parts: ChainParts
     types: NativeTypes
     make: Callable[..., D]
     annotate: Annotate
     slot_key: str | None = None
-    background: bool = False
-    cite: bool = False
+    how_to_wait: str = "Await the result before the event loop ends"
     tree: RunTree[D] = field(default_factory=RunTree)
     tool_names: dict[Hashable, str | None] = field(default_factory=dict)
 
@@ -90,10 +89,7 @@ class RootRuns(Generic[D]):
             run.metadata.pop(self.slot_key, None)
 
     def ended(
-        self,
-        run_id: Hashable,
-        scorer_for: Callable[[LLMCall | None], Any],
-        progress: ProgressFn | None = None,
+        self, run_id: Hashable, scorer_for: Callable[[LLMCall | None], Any]
     ) -> tuple[Steps[ChainAttribution], list[Any]] | None:
         """A run ended: for a root RAG run, the steps that attribute and attach it and, in
         the background, the placeholders put on its documents, answer and metadata."""
@@ -103,43 +99,34 @@ class RootRuns(Generic[D]):
             self._drop_slot(run)
             return None
         attachment = None
-        if self.background:
+        if self.parts.background:
             attachment = Attachment.placeholders(str(run_id), len(closed.documents))
             for doc, placeholder in zip(closed.documents, attachment.documents):
                 self._set_entry(doc, placeholder)
             self.annotate(closed.call.message if closed.call else None, attachment.answer, None, [])
-        call = closed.chain_call(lambda: scorer_for(closed.call), progress)
-        steps = self.runs.steps(run_id, call, lambda done: self._publish(closed, attachment, done))
+        call = closed.chain_call(lambda: scorer_for(closed.call), self.parts.progress)
+        steps = self.parts.runs.steps(
+            run_id, call, lambda done: self._publish(closed, attachment, done)
+        )
         slot = (run.metadata or {}).get(self.slot_key) if self.slot_key else None
         return steps, [*attachment.all(), slot] if attachment is not None else []
 
-    def finish(
-        self,
-        run_id: Hashable,
-        scorer_for: Callable[[LLMCall | None], Any],
-        progress: ProgressFn | None = None,
-    ) -> None:
+    def finish(self, run_id: Hashable, scorer_for: Callable[[LLMCall | None], Any]) -> None:
         """A run ended: attribute a root RAG run now, or start it in the worker thread."""
-        job = self.ended(run_id, scorer_for, progress)
-        if job is not None and self.background:
-            self.runs.start(run_id, job[0])
+        job = self.ended(run_id, scorer_for)
+        if job is not None and self.parts.background:
+            self.parts.runs.start(run_id, job[0])
         elif job is not None:
-            self.runs.run(job[0])
+            self.parts.runs.run(job[0])
 
-    async def afinish(
-        self,
-        run_id: Hashable,
-        scorer_for: Callable[[LLMCall | None], Any],
-        progress: ProgressFn | None = None,
-        how_to_wait: str = "Await the result before the event loop ends",
-    ) -> None:
+    async def afinish(self, run_id: Hashable, scorer_for: Callable[[LLMCall | None], Any]) -> None:
         """Async :meth:`finish`: in the background a task of the running loop, whose
-        placeholders read "cancelled" (with ``how_to_wait``) if the loop ends first."""
-        job = self.ended(run_id, scorer_for, progress)
-        if job is not None and self.background:
-            self.runs.astart(run_id, job[0], job[1], how_to_wait)
+        placeholders read "cancelled" if the loop ends first."""
+        job = self.ended(run_id, scorer_for)
+        if job is not None and self.parts.background:
+            self.parts.runs.astart(run_id, job[0], job[1], self.how_to_wait)
         elif job is not None:
-            await self.runs.arun(job[0])
+            await self.parts.runs.arun(job[0])
 
     def _publish(
         self, closed: ClosedRun[D], attachment: Attachment | None, done: CapturedAttribution
@@ -158,7 +145,8 @@ class RootRuns(Generic[D]):
                 if text_of(doc) in entries:
                     self._set_entry(doc, entries[text_of(doc)])
             message = closed.call.message if closed.call is not None else None
-            self.annotate(message, attachment.answer, result if self.cite else None, documents)
+            cited = result if self.parts.citations else None
+            self.annotate(message, attachment.answer, cited, documents)
             if self.slot_key and run.metadata is not None:
                 slot = run.metadata.get(self.slot_key)
                 if isinstance(slot, dict):

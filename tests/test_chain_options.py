@@ -7,7 +7,12 @@ import pytest
 
 from camab_rag.errors import CredentialsRefusedError, InputError
 from camab_rag.groundedness import GroundednessFilter
-from camab_rag.integration import CHAIN_SETTINGS, ChainParts, ScorerUnavailableError
+from camab_rag.integration import (
+    CHAIN_SETTINGS,
+    ChainParts,
+    ScorerUnavailableError,
+    how_to_wait,
+)
 from tests.fakes import KeywordScorer
 
 
@@ -39,3 +44,10 @@ def test_a_traced_object_explains_a_refused_key() -> None:
     explain = ChainParts.of("H", None, {}, traced=True).runs.explain
     assert explain is not None and isinstance(explain(refused), ScorerUnavailableError)
     assert ChainParts.of("S", None, {}).runs.explain is None
+
+
+def test_an_object_that_cannot_see_the_model_needs_a_scorer_and_says_how_to_wait() -> None:
+    with pytest.raises(InputError, match=r"Step needs scorer=.*llm=.*proxy=\.\.\.: it is blind"):
+        ChainParts.of("Step", None, {}, needs_scorer="it is blind")
+    assert ChainParts.of("Step", None, {"proxy": KeywordScorer()}, needs_scorer="x").scorers
+    assert how_to_wait("h.wait()").startswith("Await h.wait() before the event loop ends")

@@ -15,11 +15,9 @@ import pytest
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.integration import (
     CHAIN_SETTINGS,
-    ChainAttribution,
-    ChainRuns,
+    ChainParts,
     ChainStep,
     NativeTypes,
-    ProgressRelay,
     StepInput,
     StepKeys,
     added,
@@ -50,9 +48,9 @@ KEYS = StepKeys(step="Step", after="a retrieval chain", rename="rename({key})")
 DOCS = [Doc("Paris is the capital of France."), Doc("Berlin is in Germany.")]
 
 
-def step(settings: Any = CHAIN_SETTINGS, background: bool = False) -> ChainStep:
-    runs: ChainRuns[ChainAttribution] = ChainRuns(settings.with_changes(budget=4))
-    return ChainStep(KEYS, TYPES, runs, background)
+def step(settings: Any = CHAIN_SETTINGS, background: bool = False, **options: Any) -> ChainStep:
+    chosen = {"settings": settings.with_changes(budget=4), "background": background, **options}
+    return ChainStep(KEYS, TYPES, ChainParts.of("Step", None, chosen))
 
 
 def no_prompt(input: Mapping[str, Any], read: StepInput) -> None:
@@ -60,7 +58,7 @@ def no_prompt(input: Mapping[str, Any], read: StepInput) -> None:
 
 
 def attributed(chain: ChainStep, input: dict[str, Any], summary: bool = False) -> Any:
-    call = chain.begin(input, "r1", KeywordScorer, no_prompt, ProgressRelay(None, None, "r1"))
+    call = chain.start(input, "r1", KeywordScorer, no_prompt)
     chain.run(call)
     return chain.output(input, call, summary, lambda answer: None)
 
@@ -119,6 +117,10 @@ def test_a_blocked_answer_is_replaced_by_the_fallback_in_its_own_type() -> None:
 
 def test_bad_input_is_recorded_where_it_fits() -> None:
     chain = step()
+    output: Any = chain.start({"question": "Q?"}, "r8", KeywordScorer, no_prompt, summary=True)
+    assert output["status"] == "error" and "no documents under 'context'" in output["error"]
+    with pytest.raises(ValueError, match="needs a dict"):
+        step(strict=True).start([1], None, KeywordScorer, no_prompt)
     failed = chain.failed({"answer": Message("A")}, ValueError("no question"), "r9", False)
     assert failed["attribution"]["status"] == "error"
     assert failed["answer"].metadata["attribution"]["error"] == "ValueError: no question"
@@ -131,7 +133,7 @@ def test_bad_input_is_recorded_where_it_fits() -> None:
 def test_a_background_call_fills_its_placeholders_and_async_drains_progress() -> None:
     chain = step(background=True)
     input = {"question": "Which city?", "context": DOCS, "answer": "Paris."}
-    call = chain.begin(input, None, KeywordScorer, no_prompt, ProgressRelay(None, None, None))
+    call = chain.start(input, None, KeywordScorer, no_prompt)
     chain.run(call)
     assert chain.runs.wait().status == "ok"
     assert call.attachment.answer["status"] == "ok"
@@ -140,11 +142,12 @@ def test_a_background_call_fills_its_placeholders_and_async_drains_progress() ->
     async def emit(data: dict[str, Any]) -> None:
         sent.append(data)
 
-    inline = step()
-    relay = ProgressRelay(None, emit, "r2")
-    call = inline.begin(input, "r2", KeywordScorer, no_prompt, relay)
+    hooked: list[int] = []
+    inline = step(progress=lambda calls, total: hooked.append(calls))
+    call = inline.start(input, "r2", KeywordScorer, no_prompt, emit)
     asyncio.run(inline.arun(call))
     assert sent and sent[-1]["calls"] == sent[-1]["total"] and sent[-1]["run_id"] == "r2"
+    assert hooked == [data["calls"] for data in sent]
 
 
 def test_streamed_documents_get_the_entries_and_chunks_add_up() -> None:

@@ -11,11 +11,9 @@ from uuid import uuid4
 
 from camab_rag.integration import (
     CHAIN_SETTINGS,
-    ChainAttribution,
-    ChainRuns,
+    ChainParts,
     LLMCall,
     NativeTypes,
-    ProgressRelay,
     RootRuns,
     RunReading,
     drive,
@@ -55,8 +53,9 @@ def annotate(message: Any, data: dict[str, Any], result: Any, documents: Any) ->
 
 def roots(background: bool = False, cite: bool = False) -> RootRuns[Doc]:
     reading: RunReading[Doc] = RunReading(lambda d: d.text, TYPES.is_document)
-    runs: ChainRuns[ChainAttribution] = ChainRuns(CHAIN_SETTINGS.with_changes(budget=4))
-    return RootRuns(reading, runs, TYPES, Doc, annotate, "slot", background, cite)
+    options = {"settings": CHAIN_SETTINGS.with_changes(budget=4), "citations": cite}
+    parts = ChainParts.of("Handler", None, {**options, "background": background})
+    return RootRuns(reading, parts, TYPES, Doc, annotate, "slot")
 
 
 def answered(kernel: RootRuns[Doc], root: Any, documents: list[Doc]) -> tuple[Message, list[Doc]]:
@@ -91,14 +90,14 @@ def test_a_root_run_is_attributed_when_it_ends_and_everything_gets_its_entry() -
     ]
     assert message.metadata["attribution"]["status"] == "ok" and message.metadata["cited"]
     assert metadata is not None and metadata["slot"]["status"] == "ok"
-    assert kernel.runs.results[root] is result and len(kernel.tree) == 0
+    assert kernel.parts.runs.results[root] is result and len(kernel.tree) == 0
 
 
 def test_in_the_background_placeholders_are_put_first_and_filled_in_place() -> None:
     kernel, root = roots(background=True), uuid4()
     documents = [Doc(PARIS), Doc(BERLIN)]
     message, _ = answered(kernel, root, documents)
-    job = kernel.ended(root, lambda call: KeywordScorer(), ProgressRelay(None, None, None))
+    job = kernel.ended(root, lambda call: KeywordScorer())
     assert job is not None and len(job[1]) == 4  # answer, two documents, the run's slot
     assert documents[0].metadata["attribution"]["status"] == "pending"
     assert message.metadata["attribution"]["status"] == "pending"

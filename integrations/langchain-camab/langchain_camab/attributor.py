@@ -19,14 +19,13 @@ from camab_rag.integration import (
     ChainOptions,
     ChainParts,
     ChainStep,
-    InputError,
-    ProgressRelay,
     Prompt,
     StepCall,
     StepInput,
     StepKeys,
     WaitedResults,
     added,
+    how_to_wait,
 )
 from langchain_camab import native
 from langchain_camab.native import to_prompt
@@ -37,10 +36,6 @@ if TYPE_CHECKING:
 
 OutputMode = Literal["auto", "merge", "attribution"]
 _MAP_KEY_TAG = "map:key:"
-HOW_TO_WAIT = (
-    "Await attributor.await_result(run_id) before the event loop ends (e.g. at the end "
-    "of the coroutine given to asyncio.run), or set background=False"
-)
 
 
 class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
@@ -88,25 +83,18 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
     ) -> None:
         if output not in ("auto", "merge", "attribution"):
             raise ValueError(f"output must be 'auto', 'merge' or 'attribution', got {output!r}")
-        if scorer is None and options.get("llm") is None and options.get("proxy") is None:
-            raise InputError(
-                "CamabAttributor needs scorer=... (e.g. camab_rag.default_scorer()), llm=<the "
-                "chain's chat model> (scored by its own server) or proxy=...: a step cannot "
-                "see the chain's model, so with none of them every call would fail"
-            )
         where = "CamabAttributor(background=True) returns the answer before it is judged and"
-        refused = native.cannot_block(where) if options.get("background") else None
         parts = ChainParts.of(
             "CamabAttributor",
             scorer,
             options,
             scorer_from_llm,
-            blocking_refused=refused,
+            blocking_refused=native.cannot_block(where) if options.get("background") else None,
+            needs_scorer="a step cannot see the chain's model, so with none of them every call "
+            "would fail",
             uuid_keys=True,
         )
         self.settings, self.scorers, self.runs = parts.settings, parts.scorers, parts.runs
-        self.strict, self.background = parts.strict, parts.background
-        self.progress, self.citations = parts.progress, parts.citations
         self.prompt, self.document_separator = prompt, document_separator
         self.output = output
         # stream / astream / transform / atransform are RunnableGenerator's; it gives a
@@ -121,7 +109,8 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
             after="create_retrieval_chain or RunnablePassthrough.assign",
             rename="RunnablePassthrough.assign({key}=lambda x: x['my_key'])",
         )
-        self.step = ChainStep(keys, native.TYPES, self.runs, self.background, HOW_TO_WAIT)
+        wait = how_to_wait("attributor.await_result(run_id)")
+        self.step = ChainStep(keys, native.TYPES, parts, wait)
 
     # ------------------------------------------------------------------ Runnable
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
@@ -192,14 +181,10 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
     def _begin(self, input: Any, run_manager: Any) -> StepCall | Any:
         """The call to attribute, or on bad input the output with the error recorded."""
         run_id = str(run_manager.run_id) if run_manager is not None else None
-        manager = None if self.background else run_manager  # no run once it returned
-        progress = ProgressRelay(self.progress, native.progress_emitter(manager), run_id)
-        try:
-            return self.step.begin(input, run_id, self._scorer, self._prompt_for, progress)
-        except Exception as error:
-            if self.strict:
-                raise
-            return self.step.failed(input, error, run_id, self._summary_only(run_manager))
+        background = self.step.parts.background  # no run to send events to once it returned
+        emit = native.progress_emitter(None if background else run_manager)
+        summary = self._summary_only(run_manager)
+        return self.step.start(input, run_id, self._scorer, self._prompt_for, emit, summary)
 
     def _prompt_for(self, input: Mapping[str, Any], read: StepInput) -> Prompt | None:
         if read.prompt is not None:
@@ -223,7 +208,7 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
 
     def _output(self, input: Any, call: StepCall, run_manager: Any) -> Any:
         def cite(answer: Any) -> None:
-            cited = call.result if self.citations else None
+            cited = call.result if self.step.parts.citations else None
             native.annotate(answer, call.attachment.answer, cited, call.documents)
 
         return self.step.output(input, call, self._summary_only(run_manager), cite)

@@ -38,6 +38,7 @@ from camab_rag.integration import (
     RootRuns,
     RunReading,
     WaitedResults,
+    how_to_wait,
 )
 from langchain_camab import native
 from langchain_camab.native import RUN_METADATA_KEY
@@ -45,11 +46,6 @@ from langchain_camab.scorer import scorer_from_llm, scorer_from_run
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
-
-HOW_TO_WAIT = (
-    "Await handler.wait(run_id) before the event loop ends (e.g. at the end of the "
-    "coroutine given to asyncio.run), or set background=False"
-)
 
 
 class _Handler(KeptResults):
@@ -77,7 +73,6 @@ class _Handler(KeptResults):
             uuid_keys=True,
         )
         self.settings, self.scorers, self.runs = parts.settings, parts.scorers, parts.runs
-        self.progress = parts.progress
         reading: RunReading[Document] = RunReading(
             text_of=lambda d: d.page_content,
             is_document=native.TYPES.is_document,
@@ -86,15 +81,9 @@ class _Handler(KeptResults):
             context_keys=tuple(context_keys),
         )
         slot = RUN_METADATA_KEY if report_run_metadata else None
+        wait = how_to_wait("handler.wait(run_id)")
         self.roots: RootRuns[Document] = RootRuns(
-            reading,
-            self.runs,
-            native.TYPES,
-            Document,
-            native.annotate,
-            slot,
-            parts.background,
-            parts.citations,
+            reading, parts, native.TYPES, Document, native.annotate, slot, wait
         )
         self.raise_error = parts.strict  # strict: LangChain re-raises our errors into the chain
 
@@ -172,7 +161,7 @@ class CamabCallbackHandler(_Handler, WaitedResults, BaseCallbackHandler):
         self.on_chain_end(None, run_id=run_id)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        self.roots.finish(run_id, self._scorer_for, self.progress)
+        self.roots.finish(run_id, self._scorer_for)
 
     def close(self) -> None:
         """Wait for background work and stop its thread."""
@@ -198,7 +187,7 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
         await self.on_chain_end(None, run_id=run_id)
 
     async def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        await self.roots.afinish(run_id, self._scorer_for, self.progress, HOW_TO_WAIT)
+        await self.roots.afinish(run_id, self._scorer_for)
 
     async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
         """The result of a root run (the latest when ``run_id`` is ``None``), awaiting a
