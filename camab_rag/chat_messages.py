@@ -63,4 +63,9 @@ def as_prompt(
     raise InputError(f"cannot use a {type(value).__name__} as a prompt: expected {expected}")
 
 
-__all__ = ["ROLES", "as_prompt", "chat_messages", "content_text"]
+def last_user_text(chat: Sequence[dict[str, str]] | None) -> str:
+    """The content of the last ``user`` message of chat messages (``""`` if none)."""
+    return next((m["content"] for m in reversed(chat or []) if m.get("role") == "user"), "")
+
+
+__all__ = ["ROLES", "as_prompt", "chat_messages", "content_text", "last_user_text"]

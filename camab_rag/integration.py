@@ -86,13 +86,20 @@ from camab_rag.chain_scorers import (
     scorer_from_model,
 )
 from camab_rag.chain_step import ChainStep, NativeTypes, StepCall, StepInput, StepKeys, added
-from camab_rag.chat_messages import as_prompt, chat_messages, content_text
+from camab_rag.chat_messages import as_prompt, chat_messages, content_text, last_user_text
 from camab_rag.citations import CitationRule
 from camab_rag.embeddings import MiniLMEmbedder
 from camab_rag.engine import ProgressFn
 from camab_rag.errors import CredentialsRefusedError, InputError, NoContextError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.groundedness.filter import check_groundedness_filter
+from camab_rag.local_answers import (
+    answer_text,
+    checked_generator,
+    generator_name,
+    generator_scorer,
+    word_pieces,
+)
 from camab_rag.model_registry import ModelRegistry
 from camab_rag.progress_relay import ProgressHook, ProgressRelay
 from camab_rag.result import AttributionResult
@@ -217,4 +224,6 @@ __all__ += ["scorer_from_endpoint", "scorer_from_model"]
 __all__ += ["ChainStep", "NativeTypes", "StepCall", "StepInput", "StepKeys", "added"]
 __all__ += ["Annotate", "ProgressHook", "ProgressRelay", "RootRuns", "tool_documents"]
 __all__ += ["ModelRegistry", "WaitedResults", "as_prompt", "chat_messages", "content_text"]
-__all__ += ["ChainOptions", "ChainParts", "how_to_wait"]
+__all__ += ["ChainOptions", "ChainParts", "how_to_wait", "last_user_text"]
+__all__ += ["answer_text", "checked_generator", "generator_name", "generator_scorer"]
+__all__ += ["word_pieces"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from camab_rag.errors import InputError
-from camab_rag.integration import as_prompt, chat_messages, content_text
+from camab_rag.integration import as_prompt, chat_messages, content_text, last_user_text
 
 
 @dataclass
@@ -48,3 +48,10 @@ def test_a_prompt_is_a_string_a_prompt_value_or_messages() -> None:
     ]
     with pytest.raises(InputError, match="cannot use a int as a prompt: expected a Value"):
         as_prompt(3, chat_of, "a Value")
+
+
+def test_the_last_user_message_is_the_question() -> None:
+    chat = [{"role": "user", "content": "first"}, {"role": "user", "content": "last"}]
+    assert last_user_text([*chat, {"role": "assistant", "content": "a"}]) == "last"
+    assert last_user_text([{"role": "system", "content": "s"}]) == ""
+    assert last_user_text(None) == ""

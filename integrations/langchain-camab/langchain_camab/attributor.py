@@ -184,7 +184,8 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
         background = self.step.parts.background  # no run to send events to once it returned
         emit = native.progress_emitter(None if background else run_manager)
         summary = self._summary_only(run_manager)
-        return self.step.start(input, run_id, self._scorer, self._prompt_for, emit, summary)
+        scorer = self.scorers.configured  # resolved once (a proxy when its model cannot score)
+        return self.step.start(input, run_id, scorer, self._prompt_for, emit, summary)
 
     def _prompt_for(self, input: Mapping[str, Any], read: StepInput) -> Prompt | None:
         if read.prompt is not None:
@@ -194,10 +195,6 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
         texts = [d.page_content if isinstance(d, Document) else str(d) for d in read.documents]
         joined = self.document_separator.join(texts)
         return to_prompt(self.prompt.invoke({**input, self.step.keys.context_key: joined}))
-
-    def _scorer(self) -> Any:
-        """The step's scorer, resolved once (a proxy when its model cannot score)."""
-        return self.scorers.configured()
 
     def _summary_only(self, run_manager: Any) -> bool:
         """``output="attribution"``, or ``"auto"`` in ``.assign(attribution=...)`` position."""

@@ -39,6 +39,7 @@ from camab_rag.integration import (
     RunReading,
     WaitedResults,
     how_to_wait,
+    last_user_text,
 )
 from langchain_camab import native
 from langchain_camab.native import RUN_METADATA_KEY
@@ -76,7 +77,7 @@ class _Handler(KeptResults):
         reading: RunReading[Document] = RunReading(
             text_of=lambda d: d.page_content,
             is_document=native.TYPES.is_document,
-            user_text=native.last_human_text,
+            user_text=lambda messages: last_user_text(native.chat_of(messages)),
             question_keys=tuple(question_keys),
             context_keys=tuple(context_keys),
         )

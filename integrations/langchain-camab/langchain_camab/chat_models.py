@@ -3,7 +3,6 @@ it answers with the weights that score the attribution, so ``scorer=None`` picks
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -14,7 +13,14 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from camab_rag.integration import ModelRegistry, Prompt
+from camab_rag.integration import (
+    ModelRegistry,
+    answer_text,
+    checked_generator,
+    generator_name,
+    generator_scorer,
+    word_pieces,
+)
 from langchain_camab.native import to_chat_messages
 
 MODEL_KEY = "camab_model_key"
@@ -44,19 +50,13 @@ class CamabChatModel(BaseChatModel):
 
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
-        if not callable(getattr(self.generator, "generate", None)):
-            raise TypeError(
-                "CamabChatModel needs generator= an object with generate(prompts, "
-                "max_new_tokens=...), e.g. camab_rag.default_scorer()"
-            )
+        checked_generator(self.generator, "CamabChatModel")
         self._key = MODELS.add(self)
 
     @property
     def scorer(self) -> Any:
         """The scorer of the same weights (the generator itself when it can score)."""
-        if not callable(getattr(self.generator, "score", None)):
-            raise TypeError(f"{type(self.generator).__name__} cannot score: it has no score()")
-        return self.generator
+        return generator_scorer(self.generator)
 
     @property
     def _llm_type(self) -> str:
@@ -65,7 +65,7 @@ class CamabChatModel(BaseChatModel):
     @property
     def _identifying_params(self) -> dict[str, Any]:
         return {
-            "model": str(getattr(self.generator, "name", type(self.generator).__name__)),
+            "model": generator_name(self.generator),
             "max_new_tokens": self.max_new_tokens,
             MODEL_KEY: self._key,
         }
@@ -79,11 +79,7 @@ class CamabChatModel(BaseChatModel):
         return params
 
     def _answer(self, messages: Sequence[BaseMessage], stop: list[str] | None) -> ChatResult:
-        prompt: Prompt = to_chat_messages(messages)
-        text = str(self.generator.generate([prompt], max_new_tokens=self.max_new_tokens)[0])
-        for marker in stop or []:
-            if marker and marker in text:
-                text = text[: text.index(marker)]
+        text = answer_text(self.generator, to_chat_messages(messages), self.max_new_tokens, stop)
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     def _generate(
@@ -103,7 +99,7 @@ class CamabChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         text = str(self._answer(messages, stop).generations[0].message.content)
-        for piece in re.findall(r"\s*\S+", text) or [text]:
+        for piece in word_pieces(text):
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager is not None:
                 run_manager.on_llm_new_token(piece, chunk=chunk)

@@ -45,7 +45,8 @@ def _role(message: BaseMessage) -> str:
     return str(getattr(message, "role", "")) if message.type == "chat" else message.type
 
 
-def _chat(value: object) -> list[dict[str, str]] | None:
+def chat_of(value: object) -> list[dict[str, str]] | None:
+    """A ``PromptValue`` or a list of messages as chat messages (``None``: neither)."""
     if isinstance(value, PromptValue):
         return to_chat_messages(value.to_messages())
     if isinstance(value, Sequence) and all(isinstance(m, BaseMessage) for m in value):
@@ -56,17 +57,7 @@ def _chat(value: object) -> list[dict[str, str]] | None:
 def to_prompt(value: object) -> Prompt:
     """A string, a ``PromptValue`` (e.g. from ``ChatPromptTemplate``), messages or
     ``{"role", "content"}`` mappings -> a camab-rag prompt (text or chat messages)."""
-    return as_prompt(value, _chat, "a string, a PromptValue or a list of messages")
-
-
-def last_human_text(messages: object) -> str:
-    """The text of the last human message in a list of messages (``""`` if none)."""
-    if not isinstance(messages, Sequence) or isinstance(messages, str):
-        return ""
-    for message in reversed(messages):
-        if isinstance(message, BaseMessage) and message.type == "human":
-            return message_text(message)
-    return ""
+    return as_prompt(value, chat_of, "a string, a PromptValue or a list of messages")
 
 
 def cannot_block(where: str) -> str:
