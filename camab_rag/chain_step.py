@@ -262,8 +262,26 @@ class ChainStep:
         metadata[METADATA_KEY] = entry
         return copy
 
-    def update_streamed(self, streamed: Mapping[str, Any], output: Mapping[str, Any]) -> None:
-        """Give the documents that streamed through the entries their output copies carry."""
+    def last_chunk(
+        self,
+        streamed: object,
+        output: object,
+        mapping: Callable[..., Any] = dict,
+        data_chunk: Callable[[Any, Any], Any] = lambda answer, data: None,
+    ) -> Any:
+        """What a stream that passed the input through still lacks once ``output`` is
+        known: the summary, the entries on the streamed documents (put in place) and, for
+        a streamed answer, ``data_chunk(answer, summary)`` (``None``: nothing to add)."""
+        if not isinstance(output, Mapping) or not isinstance(streamed, Mapping):
+            return mapping()
+        last = mapping(attribution=output.get("attribution"))
+        self._update_streamed(streamed, output)
+        chunk = data_chunk(streamed.get(self.keys.answer_key), last["attribution"])
+        if chunk is not None:
+            last[self.keys.answer_key] = chunk
+        return last
+
+    def _update_streamed(self, streamed: Mapping[str, Any], output: Mapping[str, Any]) -> None:
         originals, copies = streamed.get(self.keys.context_key), output.get(self.keys.context_key)
         if self.types.single(originals):
             originals, copies = [originals], [copies]

@@ -151,10 +151,13 @@ def test_a_background_call_fills_its_placeholders_and_async_drains_progress() ->
 
 
 def test_streamed_documents_get_the_entries_and_chunks_add_up() -> None:
-    original = Doc("a")
-    streamed = {"context": [original], "answer": "x"}
-    step().update_streamed(streamed, {"context": [Doc("a", {"attribution": {"rank": 1}})]})
-    assert original.metadata == {"attribution": {"rank": 1}}
+    original, entry = Doc("a"), {"attribution": {"rank": 1}}
+    streamed = {"context": [original], "answer": Message("x")}
+    output = {"context": [Doc("a", entry)], "attribution": {"status": "ok"}}
+    last = step().last_chunk(streamed, output, dict, lambda answer, data: (answer.text, data))
+    assert original.metadata == entry
+    assert last == {"attribution": {"status": "ok"}, "answer": ("x", {"status": "ok"})}
+    assert step().last_chunk(streamed, "not a dict") == {}
     merged = added(added(None, {"answer": "Par", "n": [1]}), {"answer": "is", "k": object()})
     assert merged["answer"] == "Paris" and merged["n"] == [1] and "k" in merged
     assert added(1, "x") == "x"  # not addable: the newer value

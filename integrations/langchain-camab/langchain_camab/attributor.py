@@ -14,19 +14,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableGenerator
 from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
-from camab_rag.integration import (
-    METADATA_KEY,
-    ChainOptions,
-    ChainParts,
-    ChainStep,
-    Prompt,
-    StepCall,
-    StepInput,
-    StepKeys,
-    WaitedResults,
-    added,
-    how_to_wait,
-)
+from camab_rag import integration as core
 from langchain_camab import native
 from langchain_camab.native import to_prompt
 from langchain_camab.scorer import scorer_from_llm
@@ -38,7 +26,7 @@ OutputMode = Literal["auto", "merge", "attribution"]
 _MAP_KEY_TAG = "map:key:"
 
 
-class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
+class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
     """Attribute an answer to its documents as a chain step (or LangGraph node).
 
     Reads the question, documents and answer from its input dict (``question_keys``,
@@ -79,12 +67,12 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
         prompt_key: str = "prompt",
         output: OutputMode = "auto",
         name: str | None = "CamabAttributor",
-        **options: Unpack[ChainOptions],
+        **options: Unpack[core.ChainOptions],
     ) -> None:
         if output not in ("auto", "merge", "attribution"):
             raise ValueError(f"output must be 'auto', 'merge' or 'attribution', got {output!r}")
         where = "CamabAttributor(background=True) returns the answer before it is judged and"
-        parts = ChainParts.of(
+        parts = core.ChainParts.of(
             "CamabAttributor",
             scorer,
             options,
@@ -100,7 +88,7 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
         # stream / astream / transform / atransform are RunnableGenerator's; it gives a
         # transform that takes ``run_manager`` the run's manager (typed without it)
         super().__init__(cast(Any, self._through), cast(Any, self._athrough), name=name)
-        keys = StepKeys(
+        keys = core.StepKeys(
             tuple(question_keys),
             context_key,
             answer_key,
@@ -109,8 +97,8 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
             after="create_retrieval_chain or RunnablePassthrough.assign",
             rename="RunnablePassthrough.assign({key}=lambda x: x['my_key'])",
         )
-        wait = how_to_wait("attributor.await_result(run_id)")
-        self.step = ChainStep(keys, native.TYPES, parts, wait)
+        wait = core.how_to_wait("attributor.await_result(run_id)")
+        self.step = core.ChainStep(keys, native.TYPES, parts, wait)
 
     # ------------------------------------------------------------------ Runnable
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
@@ -127,9 +115,9 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
         for chunk in chunks:
             if passes:
                 yield chunk
-            merged = added(merged, chunk, AddableDict)
+            merged = core.added(merged, chunk, AddableDict)
         output = self._invoke(merged, run_manager)
-        yield self._last_chunk(merged, output) if passes else output
+        yield self.step.last_chunk(merged, output, AddableDict, _data_chunk) if passes else output
 
     async def _athrough(
         self, chunks: AsyncIterator[Any], run_manager: AsyncCallbackManagerForChainRun
@@ -139,9 +127,9 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
         async for chunk in chunks:
             if passes:
                 yield chunk
-            merged = added(merged, chunk, AddableDict)
+            merged = core.added(merged, chunk, AddableDict)
         output = await self._ainvoke(merged, run_manager)
-        yield self._last_chunk(merged, output) if passes else output
+        yield self.step.last_chunk(merged, output, AddableDict, _data_chunk) if passes else output
 
     def _passes_through(self, run_manager: Any) -> bool:
         """Stream the input through (then add the attribution) unless the output is only
@@ -150,35 +138,21 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
         blocks = gate is not None and gate.mode == "block"
         return not self._summary_only(run_manager) and not blocks
 
-    def _last_chunk(self, merged: Any, output: Any) -> Any:
-        """What the stream still lacks once the input has streamed through: the summary,
-        the annotations on the streamed documents, the answer's metadata."""
-        if not isinstance(output, Mapping) or not isinstance(merged, Mapping):
-            return AddableDict()
-        last = AddableDict(attribution=output.get("attribution"))
-        self.step.update_streamed(merged, output)
-        answer_key = self.step.keys.answer_key
-        if isinstance(merged.get(answer_key), BaseMessageChunk):
-            answer = merged[answer_key]
-            metadata = {METADATA_KEY: last["attribution"]}
-            last[answer_key] = type(answer)(content="", response_metadata=metadata)
-        return last
-
     def _invoke(self, input: Any, run_manager: CallbackManagerForChainRun) -> Any:
         call = self._begin(input, run_manager)
-        if not isinstance(call, StepCall):
+        if not isinstance(call, core.StepCall):
             return call
         self.step.run(call)
         return self._output(input, call, run_manager)
 
     async def _ainvoke(self, input: Any, run_manager: AsyncCallbackManagerForChainRun) -> Any:
         call = self._begin(input, run_manager)
-        if not isinstance(call, StepCall):
+        if not isinstance(call, core.StepCall):
             return call
         await self.step.arun(call)
         return self._output(input, call, run_manager)
 
-    def _begin(self, input: Any, run_manager: Any) -> StepCall | Any:
+    def _begin(self, input: Any, run_manager: Any) -> core.StepCall | Any:
         """The call to attribute, or on bad input the output with the error recorded."""
         run_id = str(run_manager.run_id) if run_manager is not None else None
         background = self.step.parts.background  # no run to send events to once it returned
@@ -187,7 +161,7 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
         scorer = self.scorers.configured  # resolved once (a proxy when its model cannot score)
         return self.step.start(input, run_id, scorer, self._prompt_for, emit, summary)
 
-    def _prompt_for(self, input: Mapping[str, Any], read: StepInput) -> Prompt | None:
+    def _prompt_for(self, input: Mapping[str, Any], read: core.StepInput) -> core.Prompt | None:
         if read.prompt is not None:
             return to_prompt(read.prompt)
         if self.prompt is None:
@@ -203,9 +177,17 @@ class CamabAttributor(WaitedResults, RunnableGenerator[Any, Any]):
         tags = getattr(run_manager, "tags", None) or []
         return any(t.startswith(_MAP_KEY_TAG) for t in tags)
 
-    def _output(self, input: Any, call: StepCall, run_manager: Any) -> Any:
+    def _output(self, input: Any, call: core.StepCall, run_manager: Any) -> Any:
         def cite(answer: Any) -> None:
             cited = call.result if self.step.parts.citations else None
             native.annotate(answer, call.attachment.answer, cited, call.documents)
 
         return self.step.output(input, call, self._summary_only(run_manager), cite)
+
+
+def _data_chunk(answer: Any, data: Any) -> Any:
+    """An empty chunk of a streamed answer message, carrying the summary in its metadata."""
+    if isinstance(answer, BaseMessageChunk):
+        chunk_type: Any = type(answer)  # AIMessageChunk, ... (its type field has a default)
+        return chunk_type(content="", response_metadata={core.METADATA_KEY: data})
+    return None

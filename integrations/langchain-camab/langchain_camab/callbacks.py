@@ -26,21 +26,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from camab_rag.integration import (
-    CONTEXT_KEYS,
-    QUESTION_KEYS,
-    ChainAttribution,
-    ChainOptions,
-    ChainParts,
-    KeptResults,
-    LLMCall,
-    Prompt,
-    RootRuns,
-    RunReading,
-    WaitedResults,
-    how_to_wait,
-    last_user_text,
-)
+from camab_rag import integration as core
 from langchain_camab import native
 from langchain_camab.native import RUN_METADATA_KEY
 from langchain_camab.scorer import scorer_from_llm, scorer_from_run
@@ -49,22 +35,22 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 
-class _Handler(KeptResults):
+class _Handler(core.KeptResults):
     """Recording and attaching, shared by the sync and async handlers."""
 
     def __init__(
         self,
         scorer: object = None,
         *,
-        question_keys: Sequence[str] = QUESTION_KEYS,
-        context_keys: Sequence[str] = CONTEXT_KEYS,
+        question_keys: Sequence[str] = core.QUESTION_KEYS,
+        context_keys: Sequence[str] = core.CONTEXT_KEYS,
         report_run_metadata: bool = True,
-        **options: Unpack[ChainOptions],
+        **options: Unpack[core.ChainOptions],
     ) -> None:
         super().__init__()
         owner = type(self).__name__
         refused = native.cannot_block(f"{owner} observes and")
-        parts = ChainParts.of(
+        parts = core.ChainParts.of(
             owner,
             scorer,
             options,
@@ -74,16 +60,16 @@ class _Handler(KeptResults):
             uuid_keys=True,
         )
         self.settings, self.scorers, self.runs = parts.settings, parts.scorers, parts.runs
-        reading: RunReading[Document] = RunReading(
+        reading: core.RunReading[Document] = core.RunReading(
             text_of=lambda d: d.page_content,
             is_document=native.TYPES.is_document,
-            user_text=lambda messages: last_user_text(native.chat_of(messages)),
+            user_text=lambda messages: core.last_user_text(native.chat_of(messages)),
             question_keys=tuple(question_keys),
             context_keys=tuple(context_keys),
         )
         slot = RUN_METADATA_KEY if report_run_metadata else None
-        wait = how_to_wait("handler.wait(run_id)")
-        self.roots: RootRuns[Document] = RootRuns(
+        wait = core.how_to_wait("handler.wait(run_id)")
+        self.roots: core.RootRuns[Document] = core.RootRuns(
             reading, parts, native.TYPES, Document, native.annotate, slot, wait
         )
         self.raise_error = parts.strict  # strict: LangChain re-raises our errors into the chain
@@ -113,12 +99,12 @@ class _Handler(KeptResults):
     def on_llm_start(self, serialized: Any, prompts: list[str], **kw: Any) -> None:
         self._llm_start(prompts[0], serialized, kw)
 
-    def _llm_start(self, prompt: Prompt, serialized: Any, kw: dict[str, Any]) -> None:
+    def _llm_start(self, prompt: core.Prompt, serialized: Any, kw: dict[str, Any]) -> None:
         run_id, params = kw["run_id"], kw.get("invocation_params")
         self.roots.tree.track(run_id, kw.get("parent_run_id"))
         params = params if isinstance(params, dict) else {}
         model = (serialized if isinstance(serialized, dict) else None, params)
-        self.roots.tree.add_llm_call(run_id, LLMCall(prompt, model))
+        self.roots.tree.add_llm_call(run_id, core.LLMCall(prompt, model))
 
     def _llm_end(self, response: LLMResult, run_id: UUID) -> None:
         call = self.roots.tree.llm_call(run_id)
@@ -136,7 +122,7 @@ class _Handler(KeptResults):
     on_llm_error = on_retriever_error = on_tool_error = on_chain_error
 
     # ------------------------------------------------------------------ attribution
-    def _scorer_for(self, call: LLMCall | None) -> Any:
+    def _scorer_for(self, call: core.LLMCall | None) -> Any:
         """The configured scorer, else that of the model the callbacks saw."""
         if call is None:
             return self.scorers.configured()
@@ -145,7 +131,7 @@ class _Handler(KeptResults):
         return self.scorers.traced(key, partial(scorer_from_run, serialized, params))
 
 
-class CamabCallbackHandler(_Handler, WaitedResults, BaseCallbackHandler):
+class CamabCallbackHandler(_Handler, core.WaitedResults, BaseCallbackHandler):
     """Attribute the answer of every root run to its retrieved documents.
 
     ``handler.results[run_id]`` is the :class:`~langchain_camab.ChainAttribution` of a
@@ -155,7 +141,7 @@ class CamabCallbackHandler(_Handler, WaitedResults, BaseCallbackHandler):
     :mod:`langchain_camab.callbacks`.
     """
 
-    futures = KeptResults.pending  # ``concurrent.futures.Future`` by root run id
+    futures = core.KeptResults.pending  # ``concurrent.futures.Future`` by root run id
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         self._llm_end(response, run_id)
@@ -181,7 +167,7 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
 
     run_inline = True
 
-    tasks = KeptResults.pending  # ``asyncio.Task`` by root run id
+    tasks = core.KeptResults.pending  # ``asyncio.Task`` by root run id
 
     async def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         self._llm_end(response, run_id)
@@ -190,7 +176,7 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
     async def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         await self.roots.afinish(run_id, self._scorer_for)
 
-    async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
+    async def wait(self, run_id: UUID | str | None = None) -> core.ChainAttribution:
         """The result of a root run (the latest when ``run_id`` is ``None``), awaiting a
         background attribution."""
         return await self.runs.await_result(run_id)

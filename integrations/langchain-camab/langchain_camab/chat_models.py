@@ -13,20 +13,13 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from camab_rag.integration import (
-    ModelRegistry,
-    answer_text,
-    checked_generator,
-    generator_name,
-    generator_scorer,
-    word_pieces,
-)
+from camab_rag import integration as core
 from langchain_camab.native import to_chat_messages
 
 MODEL_KEY = "camab_model_key"
 """Invocation parameter naming the in-process model, so callbacks can find its scorer."""
 
-MODELS: ModelRegistry[CamabChatModel] = ModelRegistry("camab")
+MODELS: core.ModelRegistry[CamabChatModel] = core.ModelRegistry("camab")
 """The live :class:`CamabChatModel` objects by their :data:`MODEL_KEY`."""
 
 
@@ -50,13 +43,13 @@ class CamabChatModel(BaseChatModel):
 
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
-        checked_generator(self.generator, "CamabChatModel")
+        core.checked_generator(self.generator, "CamabChatModel")
         self._key = MODELS.add(self)
 
     @property
     def scorer(self) -> Any:
         """The scorer of the same weights (the generator itself when it can score)."""
-        return generator_scorer(self.generator)
+        return core.generator_scorer(self.generator)
 
     @property
     def _llm_type(self) -> str:
@@ -65,7 +58,7 @@ class CamabChatModel(BaseChatModel):
     @property
     def _identifying_params(self) -> dict[str, Any]:
         return {
-            "model": generator_name(self.generator),
+            "model": core.generator_name(self.generator),
             "max_new_tokens": self.max_new_tokens,
             MODEL_KEY: self._key,
         }
@@ -79,7 +72,9 @@ class CamabChatModel(BaseChatModel):
         return params
 
     def _answer(self, messages: Sequence[BaseMessage], stop: list[str] | None) -> ChatResult:
-        text = answer_text(self.generator, to_chat_messages(messages), self.max_new_tokens, stop)
+        text = core.answer_text(
+            self.generator, to_chat_messages(messages), self.max_new_tokens, stop
+        )
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     def _generate(
@@ -99,7 +94,7 @@ class CamabChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         text = str(self._answer(messages, stop).generations[0].message.content)
-        for piece in word_pieces(text):
+        for piece in core.word_pieces(text):
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager is not None:
                 run_manager.on_llm_new_token(piece, chunk=chunk)

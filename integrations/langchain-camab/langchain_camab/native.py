@@ -14,17 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.content import Citation, create_citation
 from langchain_core.prompt_values import PromptValue
 
-from camab_rag.integration import (
-    METADATA_KEY,
-    AttributionResult,
-    CitationRule,
-    NativeTypes,
-    Prompt,
-    as_prompt,
-    chat_messages,
-    content_text,
-    native_citations,
-)
+from camab_rag import integration as core
 
 RUN_METADATA_KEY = "camab_attribution"
 PROGRESS_EVENT = "camab_progress"
@@ -33,12 +23,12 @@ PROGRESS_EVENT = "camab_progress"
 
 def message_text(message: BaseMessage) -> str:
     """The plain text of a message (text blocks of a multi-part content joined)."""
-    return content_text(message.content)
+    return core.content_text(message.content)
 
 
 def to_chat_messages(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     """LangChain messages -> ``[{"role", "content"}]`` (``human`` -> ``user``, ...)."""
-    return chat_messages(messages, _role, lambda m: m.content)
+    return core.chat_messages(messages, _role, lambda m: m.content)
 
 
 def _role(message: BaseMessage) -> str:
@@ -54,10 +44,10 @@ def chat_of(value: object) -> list[dict[str, str]] | None:
     return None
 
 
-def to_prompt(value: object) -> Prompt:
+def to_prompt(value: object) -> core.Prompt:
     """A string, a ``PromptValue`` (e.g. from ``ChatPromptTemplate``), messages or
     ``{"role", "content"}`` mappings -> a camab-rag prompt (text or chat messages)."""
-    return as_prompt(value, chat_of, "a string, a PromptValue or a list of messages")
+    return core.as_prompt(value, chat_of, "a string, a PromptValue or a list of messages")
 
 
 def cannot_block(where: str) -> str:
@@ -71,26 +61,29 @@ def cannot_block(where: str) -> str:
 
 def with_metadata(message: BaseMessage, data: dict[str, Any]) -> BaseMessage:
     """A copy of ``message`` with ``response_metadata["attribution"] = data``."""
-    metadata = {**(getattr(message, "response_metadata", None) or {}), METADATA_KEY: data}
+    metadata = {**(getattr(message, "response_metadata", None) or {}), core.METADATA_KEY: data}
     return message.model_copy(update={"response_metadata": metadata})
 
 
 def annotate(
     message: object,
     data: dict[str, Any],
-    result: AttributionResult | None = None,
+    result: core.AttributionResult | None = None,
     documents: Sequence[Any] = (),
 ) -> None:
     """Put ``data`` in an answer message's ``response_metadata["attribution"]``, in place;
     with an ok ``result``, an ``AIMessage`` also gets its ``Citation`` annotations."""
     if isinstance(message, BaseMessage) and isinstance(message.response_metadata, dict):
-        message.response_metadata[METADATA_KEY] = data
+        message.response_metadata[core.METADATA_KEY] = data
     if result is not None and result.status == "ok" and isinstance(message, AIMessage):
         message.content = with_citations(message, to_citations(result, documents)).content
 
 
 def to_citations(
-    result: AttributionResult, documents: Sequence[Any], *, rule: CitationRule | None = None
+    result: core.AttributionResult,
+    documents: Sequence[Any],
+    *,
+    rule: core.CitationRule | None = None,
 ) -> list[Citation]:
     """LangChain ``Citation`` annotations for ``result.response``, in answer order.
 
@@ -111,7 +104,7 @@ def to_citations(
             score=c.score,
             camab_source=c.number,
         )
-        for c in native_citations(result, documents, rule=rule)
+        for c in core.native_citations(result, documents, rule=rule)
     ]
 
 
@@ -133,7 +126,7 @@ def progress_emitter(
     )
 
 
-TYPES = NativeTypes(
+TYPES = core.NativeTypes(
     metadata_of=lambda x: x.metadata if isinstance(x, Document) else None,
     copied=lambda doc: doc.model_copy(update={"metadata": dict(doc.metadata)}),
     message_text=lambda x: message_text(x) if isinstance(x, BaseMessage) else None,

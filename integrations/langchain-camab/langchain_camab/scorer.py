@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from camab_rag.integration import resolve_scorer as core_resolve_scorer
-from camab_rag.integration import scorer_from_endpoint, scorer_from_model
+from camab_rag import integration as core
 from langchain_camab.chat_models import MODEL_KEY, MODELS, CamabChatModel
 
 
@@ -19,9 +18,8 @@ def scorer_from_llm(llm: object, **options: Any) -> Any:
     bound = getattr(llm, "bound", None)  # llm.bind(...) / with_config wrappers
     if bound is not None and bound is not llm:
         return scorer_from_llm(bound, **options)
-    return scorer_from_model(
-        llm, llm.scorer if isinstance(llm, CamabChatModel) else None, **options
-    )
+    own = llm.scorer if isinstance(llm, CamabChatModel) else None
+    return core.scorer_from_model(llm, own, **options)
 
 
 def resolve_scorer(
@@ -32,7 +30,7 @@ def resolve_scorer(
 ) -> Any:
     """``scorer`` when given (checked), else the scorer of ``llm`` (built with ``options``);
     with a ``proxy``, the proxy scores whenever the chain's model cannot."""
-    return core_resolve_scorer(scorer, llm, proxy, options, scorer_from_llm)
+    return core.resolve_scorer(scorer, llm, proxy, options, scorer_from_llm)
 
 
 def scorer_from_run(
@@ -48,7 +46,7 @@ def scorer_from_run(
     kwargs = dict((serialized or {}).get("kwargs") or {})
     key = kwargs.get("openai_api_key") or kwargs.get("api_key")
     ids = key.get("id") if isinstance(key, Mapping) and key.get("type") == "secret" else None
-    return scorer_from_endpoint(
+    return core.scorer_from_endpoint(
         kwargs.get("openai_api_base") or kwargs.get("base_url") or kwargs.get("api_base"),
         params.get("model") or params.get("model_name") or kwargs.get("model_name"),
         api_key=key if isinstance(key, str) else None,
