@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -17,33 +16,13 @@ from camab_rag.integration import (
     CHAIN_SETTINGS,
     ChainParts,
     ChainStep,
-    NativeTypes,
     StepInput,
     StepKeys,
     added,
 )
 from tests.fakes import KeywordScorer
+from tests.native_fakes import TYPES, Doc, Message
 
-
-@dataclass
-class Doc:
-    text: str
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Message:
-    text: str
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-
-TYPES = NativeTypes(
-    metadata_of=lambda x: x.metadata if isinstance(x, Doc) else None,
-    copied=lambda d: replace(d, metadata=dict(d.metadata)),
-    message_text=lambda x: x.text if isinstance(x, Message) else None,
-    with_data=lambda m, data: replace(m, metadata={**m.metadata, "attribution": data}),
-    with_text=lambda m, text: replace(m, text=text),
-)
 KEYS = StepKeys(step="Step", after="a retrieval chain", rename="rename({key})")
 DOCS = [Doc("Paris is the capital of France."), Doc("Berlin is in Germany.")]
 

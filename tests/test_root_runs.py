@@ -5,7 +5,6 @@ types are small fakes, the scorer the keyword fake."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from typing import Any
 from uuid import uuid4
 
@@ -13,35 +12,14 @@ from camab_rag.integration import (
     CHAIN_SETTINGS,
     ChainParts,
     LLMCall,
-    NativeTypes,
     RootRuns,
     RunReading,
     drive,
     tool_documents,
 )
 from tests.fakes import KeywordScorer
+from tests.native_fakes import TYPES, Doc, Message
 
-
-@dataclass
-class Doc:
-    text: str
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Message:
-    text: str
-    metadata: dict[str, Any] = field(default_factory=dict)
-    artifact: Any = None
-
-
-TYPES = NativeTypes(
-    metadata_of=lambda x: x.metadata if isinstance(x, Doc) else None,
-    copied=lambda d: replace(d, metadata=dict(d.metadata)),
-    message_text=lambda x: x.text if isinstance(x, Message) else None,
-    with_data=lambda m, data: replace(m, metadata={**m.metadata, "attribution": data}),
-    with_text=lambda m, text: replace(m, text=text),
-)
 QUESTION = "Which city is the capital of France?"
 PARIS, BERLIN = "Paris is the capital of France.", "Berlin is in Germany."
 
