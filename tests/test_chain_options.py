@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pytest
+from fakes import KeywordScorer
 
 from camab_rag.errors import CredentialsRefusedError, InputError
 from camab_rag.groundedness import GroundednessFilter
@@ -13,7 +14,6 @@ from camab_rag.integration import (
     ScorerUnavailableError,
     how_to_wait,
 )
-from tests.fakes import KeywordScorer
 
 
 def test_the_options_build_the_settings_the_scorer_choice_and_the_runs() -> None:

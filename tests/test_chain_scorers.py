@@ -7,6 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from fakes import KeywordScorer
 
 from camab_rag.errors import CredentialsRefusedError, InputError
 from camab_rag.integration import (
@@ -18,7 +19,6 @@ from camab_rag.integration import (
     scorer_from_model,
 )
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
-from tests.fakes import KeywordScorer
 
 LOCAL = "http://127.0.0.1:9/v1"
 

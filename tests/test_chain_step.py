@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from fakes import KeywordScorer
+from native_fakes import TYPES, Doc, Message
 
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.integration import (
@@ -20,8 +22,6 @@ from camab_rag.integration import (
     StepKeys,
     added,
 )
-from tests.fakes import KeywordScorer
-from tests.native_fakes import TYPES, Doc, Message
 
 KEYS = StepKeys(step="Step", after="a retrieval chain", rename="rename({key})")
 DOCS = [Doc("Paris is the capital of France."), Doc("Berlin is in Germany.")]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from fakes import KeywordScorer
 
 from camab_rag.integration import (
     answer_text,
@@ -16,7 +17,6 @@ from camab_rag.integration import (
     generator_scorer,
     word_pieces,
 )
-from tests.fakes import KeywordScorer
 
 
 class Generator(KeywordScorer):

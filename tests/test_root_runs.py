@@ -8,6 +8,9 @@ from __future__ import annotations
 from typing import Any
 from uuid import uuid4
 
+from fakes import KeywordScorer
+from native_fakes import TYPES, Doc, Message
+
 from camab_rag.integration import (
     CHAIN_SETTINGS,
     ChainParts,
@@ -17,8 +20,6 @@ from camab_rag.integration import (
     drive,
     tool_documents,
 )
-from tests.fakes import KeywordScorer
-from tests.native_fakes import TYPES, Doc, Message
 
 QUESTION = "Which city is the capital of France?"
 PARIS, BERLIN = "Paris is the capital of France.", "Berlin is in Germany."
