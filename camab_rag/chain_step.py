@@ -12,7 +12,7 @@ messages come in as :class:`NativeTypes` callables; :func:`added` merges streame
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +34,10 @@ class NativeTypes:
     ``metadata_of(x)``: a document's metadata dict (``None``: not a document);
     ``copied(doc)``: a copy with a metadata dict of its own; ``message_text(x)``: a
     message's text (``None``: not a message); ``with_data(message, data)``: a copy carrying
-    the summary in its metadata; ``with_text(message, text)``: a copy saying ``text``.
+    the summary in its metadata; ``with_text(message, text)``: a copy saying ``text``;
+    ``annotate(message, data, result, documents)``: put the summary on an answer message
+    in place, and with a ``result`` (not ``None``) its native citations;
+    ``make(text, metadata=...)``: a document of a text (a tool's output).
     """
 
     metadata_of: Callable[[object], dict[str, Any] | None]
@@ -42,6 +45,8 @@ class NativeTypes:
     message_text: Callable[[object], str | None]
     with_data: Callable[[Any, dict[str, Any]], Any]
     with_text: Callable[[Any, str], Any]
+    annotate: Callable[[Any, dict[str, Any], Any, Sequence[Any]], None] = lambda *_: None
+    make: Callable[..., Any] = lambda text, metadata: text
 
     def is_document(self, value: object) -> bool:
         return self.metadata_of(value) is not None
@@ -222,13 +227,12 @@ class ChainStep:
         finally:
             await call.progress.drain()
 
-    def output(
-        self, input: Mapping[str, Any], call: StepCall, summary: bool, cite: Callable[[Any], None]
-    ) -> Any:
+    def output(self, input: Mapping[str, Any], call: StepCall, summary: bool) -> Any:
         """The step's output: with ``summary`` the answer's summary alone (the input's
         documents get their entries in place), else the input plus ``"attribution"``, the
         documents copies carrying their entries and the answer message the summary
-        (``cite(message)`` adds citations; a blocked answer says the fallback instead)."""
+        (with citations when the options ask for them; a blocked answer says the fallback
+        instead)."""
         data, entries = call.attachment.answer, call.attachment.documents
         context, types = input[self.keys.context_key], self.types
         if summary:
@@ -243,7 +247,8 @@ class ChainStep:
         answer = input[self.keys.answer_key]
         if types.message_text(answer) is not None:
             answer = types.with_data(answer, data)
-            cite(answer)
+            cited = call.result if self.parts.citations else None
+            types.annotate(answer, data, cited, call.documents)
         verdict = data.get("groundedness")
         if isinstance(verdict, dict) and verdict.get("blocked"):
             fallback = str(verdict["answer"])

@@ -103,7 +103,7 @@ from camab_rag.local_answers import (
 from camab_rag.model_registry import ModelRegistry
 from camab_rag.progress_relay import ProgressHook, ProgressRelay
 from camab_rag.result import AttributionResult
-from camab_rag.root_runs import Annotate, RootRuns, tool_documents
+from camab_rag.root_runs import RootRuns, tool_documents
 from camab_rag.run_tree import (
     CONTEXT_KEYS,
     QUESTION_KEYS,
@@ -222,7 +222,7 @@ __all__ += [
 __all__ += ["NO_KEY_FROM_RUN", "ScorerSource", "ScorerUnavailableError", "resolve_scorer"]
 __all__ += ["scorer_from_endpoint", "scorer_from_model"]
 __all__ += ["ChainStep", "NativeTypes", "StepCall", "StepInput", "StepKeys", "added"]
-__all__ += ["Annotate", "ProgressHook", "ProgressRelay", "RootRuns", "tool_documents"]
+__all__ += ["ProgressHook", "ProgressRelay", "RootRuns", "tool_documents"]
 __all__ += ["ModelRegistry", "WaitedResults", "as_prompt", "chat_messages", "content_text"]
 __all__ += ["ChainOptions", "ChainParts", "how_to_wait", "last_user_text"]
 __all__ += ["answer_text", "checked_generator", "generator_name", "generator_scorer"]

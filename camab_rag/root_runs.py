@@ -5,7 +5,7 @@ tool returns documents, a model answers, a run ends or fails) to :class:`RootRun
 files it per root run (:class:`~camab_rag.run_tree.RunTree`). When a root run ends it
 reads it (:class:`~camab_rag.run_tree.RunReading`) and gives the steps that attribute it
 and attach the result: each document's entry (duplicates of a text get the same one), the
-answer message (the integration's ``annotate``) and the run's metadata slot, which tracers
+answer message (the integration's ``types.annotate``) and the run's metadata slot, which tracers
 report; in the background, pending placeholders first, filled in place when it is done.
 """
 
@@ -26,8 +26,6 @@ from camab_rag.steps import Steps
 
 D = TypeVar("D")
 logger = logging.getLogger(__name__)
-Annotate = Callable[[Any, dict[str, Any], "ChainAttribution | None", Sequence[Any]], None]
-"""``annotate(message, summary, result_to_cite_or_None, documents)``: attach to an answer."""
 
 
 @dataclass
@@ -35,17 +33,15 @@ class RootRuns(Generic[D]):
     """Root runs filed as traced, attributed when they end (see the module docstring).
 
     ``parts`` are the object's (its runs, background, citations and progress options);
-    ``types`` reads the framework's documents and messages, ``make(text, metadata=...)``
-    makes a document of a tool's text; ``slot_key`` names the root run's metadata entry that
-    receives the summary (``None``: none); ``how_to_wait``: what a background attribution
-    cancelled by its loop's end says to do.
+    ``types`` reads, makes and annotates the framework's documents and messages;
+    ``slot_key`` names the root run's metadata entry that receives the summary (``None``:
+    none); ``how_to_wait``: what a background attribution cancelled by its loop's end says
+    to do.
     """
 
     reading: RunReading[D]
     parts: ChainParts
     types: NativeTypes
-    make: Callable[..., D]
-    annotate: Annotate
     slot_key: str | None = None
     how_to_wait: str = "Await the result before the event loop ends"
     tree: RunTree[D] = field(default_factory=RunTree)
@@ -76,7 +72,7 @@ class RootRuns(Generic[D]):
     def tool_ended(self, run_id: Hashable, output: object) -> None:
         """A tool returned (see :func:`tool_documents`)."""
         name = self.tool_names.pop(run_id, None)
-        self.add(run_id, tool_documents(output, name, self.types, self.make), tool=True)
+        self.add(run_id, tool_documents(output, name, self.types), tool=True)
 
     def failed(self, run_id: Hashable) -> None:
         """A run failed: a root one is forgotten, its metadata slot removed."""
@@ -103,7 +99,8 @@ class RootRuns(Generic[D]):
             attachment = Attachment.placeholders(str(run_id), len(closed.documents))
             for doc, placeholder in zip(closed.documents, attachment.documents):
                 self._set_entry(doc, placeholder)
-            self.annotate(closed.call.message if closed.call else None, attachment.answer, None, [])
+            message = closed.call.message if closed.call else None
+            self.types.annotate(message, attachment.answer, None, [])
         call = closed.chain_call(lambda: scorer_for(closed.call), self.parts.progress)
         steps = self.parts.runs.steps(
             run_id, call, lambda done: self._publish(closed, attachment, done)
@@ -146,7 +143,7 @@ class RootRuns(Generic[D]):
                     self._set_entry(doc, entries[text_of(doc)])
             message = closed.call.message if closed.call is not None else None
             cited = result if self.parts.citations else None
-            self.annotate(message, attachment.answer, cited, documents)
+            self.types.annotate(message, attachment.answer, cited, documents)
             if self.slot_key and run.metadata is not None:
                 slot = run.metadata.get(self.slot_key)
                 if isinstance(slot, dict):
@@ -163,15 +160,13 @@ class RootRuns(Generic[D]):
             metadata[METADATA_KEY] = entry
 
 
-def tool_documents(
-    output: object, tool_name: str | None, types: NativeTypes, make: Callable[..., D]
-) -> list[D]:
+def tool_documents(output: object, tool_name: str | None, types: NativeTypes) -> list[Any]:
     """The documents a tool returned: its documents (or an ``artifact`` of them, as
     LangChain's ``response_format="content_and_artifact"`` retrieval tools give), else
-    its text as one document named after the tool (``make(text, metadata=...)``)."""
+    its text as one document named after the tool (``types.make``)."""
     for candidate in (getattr(output, "artifact", None), output):
         if types.is_document(candidate):
-            return [candidate]  # type: ignore[list-item]
+            return [candidate]
         if isinstance(candidate, Sequence) and candidate and all(map(types.is_document, candidate)):
             return list(candidate)
     text = types.message_text(output)
@@ -179,7 +174,7 @@ def tool_documents(
     content = content if isinstance(content, str) else str(content) if content is not None else ""
     if not content.strip():
         return []
-    return [make(content, metadata={"source": tool_name} if tool_name else {})]
+    return [types.make(content, metadata={"source": tool_name} if tool_name else {})]
 
 
-__all__ = ["Annotate", "RootRuns", "tool_documents"]
+__all__ = ["RootRuns", "tool_documents"]

@@ -27,10 +27,18 @@ class Message:
     artifact: Any = None
 
 
+def annotate(message: Any, data: dict[str, Any], result: Any, documents: Any) -> None:
+    """Put the summary on an answer message, and whether a result was given to cite."""
+    if isinstance(message, Message):
+        message.metadata.update(attribution=data, cited=result is not None)
+
+
 TYPES = NativeTypes(
     metadata_of=lambda x: x.metadata if isinstance(x, Doc) else None,
     copied=lambda d: replace(d, metadata=dict(d.metadata)),
     message_text=lambda x: x.text if isinstance(x, Message) else None,
     with_data=lambda m, data: replace(m, metadata={**m.metadata, "attribution": data}),
     with_text=lambda m, text: replace(m, text=text),
+    annotate=annotate,
+    make=Doc,
 )

@@ -39,7 +39,7 @@ def no_prompt(input: Mapping[str, Any], read: StepInput) -> None:
 def attributed(chain: ChainStep, input: dict[str, Any], summary: bool = False) -> Any:
     call = chain.start(input, "r1", KeywordScorer, no_prompt)
     chain.run(call)
-    return chain.output(input, call, summary, lambda answer: None)
+    return chain.output(input, call, summary)
 
 
 def test_the_input_is_read_with_the_answer_as_text() -> None:

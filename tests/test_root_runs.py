@@ -25,16 +25,11 @@ QUESTION = "Which city is the capital of France?"
 PARIS, BERLIN = "Paris is the capital of France.", "Berlin is in Germany."
 
 
-def annotate(message: Any, data: dict[str, Any], result: Any, documents: Any) -> None:
-    if isinstance(message, Message):
-        message.metadata.update(attribution=data, cited=result is not None)
-
-
 def roots(background: bool = False, cite: bool = False) -> RootRuns[Doc]:
     reading: RunReading[Doc] = RunReading(lambda d: d.text, TYPES.is_document)
     options = {"settings": CHAIN_SETTINGS.with_changes(budget=4), "citations": cite}
     parts = ChainParts.of("Handler", None, {**options, "background": background})
-    return RootRuns(reading, parts, TYPES, Doc, annotate, "slot")
+    return RootRuns(reading, parts, TYPES, "slot")
 
 
 def answered(kernel: RootRuns[Doc], root: Any, documents: list[Doc]) -> tuple[Message, list[Doc]]:
@@ -112,7 +107,7 @@ def test_a_tools_output_becomes_documents() -> None:
         Doc("Paris is the capital.", {"source": "search"})
     ]
     docs = [Doc("a"), Doc("b")]
-    assert tool_documents(Message("x", artifact=docs), None, TYPES, Doc) == docs
-    assert tool_documents(docs[0], None, TYPES, Doc) == [docs[0]]
-    assert tool_documents(3, None, TYPES, Doc) == [Doc("3")]
-    assert tool_documents("  ", "t", TYPES, Doc) == []
+    assert tool_documents(Message("x", artifact=docs), None, TYPES) == docs
+    assert tool_documents(docs[0], None, TYPES) == [docs[0]]
+    assert tool_documents(3, None, TYPES) == [Doc("3")]
+    assert tool_documents("  ", "t", TYPES) == []

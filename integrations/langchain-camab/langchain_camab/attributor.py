@@ -143,14 +143,14 @@ class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
         if not isinstance(call, core.StepCall):
             return call
         self.step.run(call)
-        return self._output(input, call, run_manager)
+        return self.step.output(input, call, self._summary_only(run_manager))
 
     async def _ainvoke(self, input: Any, run_manager: AsyncCallbackManagerForChainRun) -> Any:
         call = self._begin(input, run_manager)
         if not isinstance(call, core.StepCall):
             return call
         await self.step.arun(call)
-        return self._output(input, call, run_manager)
+        return self.step.output(input, call, self._summary_only(run_manager))
 
     def _begin(self, input: Any, run_manager: Any) -> core.StepCall | Any:
         """The call to attribute, or on bad input the output with the error recorded."""
@@ -176,13 +176,6 @@ class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
             return self.output == "attribution"
         tags = getattr(run_manager, "tags", None) or []
         return any(t.startswith(_MAP_KEY_TAG) for t in tags)
-
-    def _output(self, input: Any, call: core.StepCall, run_manager: Any) -> Any:
-        def cite(answer: Any) -> None:
-            cited = call.result if self.step.parts.citations else None
-            native.annotate(answer, call.attachment.answer, cited, call.documents)
-
-        return self.step.output(input, call, self._summary_only(run_manager), cite)
 
 
 def _data_chunk(answer: Any, data: Any) -> Any:

@@ -132,5 +132,7 @@ TYPES = core.NativeTypes(
     message_text=lambda x: message_text(x) if isinstance(x, BaseMessage) else None,
     with_data=with_metadata,
     with_text=lambda message, text: message.model_copy(update={"content": text}),
+    annotate=annotate,
+    make=Document,
 )
 """LangChain's ``Document`` and messages, for the core's chain step."""
