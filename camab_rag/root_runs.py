@@ -22,6 +22,7 @@ from camab_rag.captured import CapturedAttribution
 from camab_rag.chain_options import ChainParts
 from camab_rag.chain_step import NativeTypes
 from camab_rag.run_tree import ClosedRun, LLMCall, RunReading, RunTree
+from camab_rag.scorers.base import Prompt
 from camab_rag.steps import Steps
 
 D = TypeVar("D")
@@ -56,6 +57,25 @@ class RootRuns(Generic[D]):
         run = self.tree.track(run_id, parent_id, inputs=inputs, metadata=held)
         if self.slot_key and run.run_id == run_id and run.metadata is not None:
             run.metadata[self.slot_key] = pending(str(run_id))
+
+    def retriever_started(self, run_id: Hashable, parent_id: Hashable | None, query: str) -> None:
+        """A retriever started with ``query`` (the question when the input holds none)."""
+        self.tree.track(run_id, parent_id).queries.append(query)
+
+    def llm_started(
+        self, run_id: Hashable, parent_id: Hashable | None, prompt: Prompt, model: Any
+    ) -> None:
+        """A model call started with the exact ``prompt``; ``model`` identifies the model
+        (for the integration's ``scorer_for``)."""
+        self.tree.track(run_id, parent_id)
+        self.tree.add_llm_call(run_id, LLMCall(prompt, model))
+
+    def llm_ended(self, run_id: Hashable, answer: str, message: object = None) -> None:
+        """A model call answered: its text and the framework's answer object (``message``,
+        which receives the summary)."""
+        call = self.tree.llm_call(run_id)
+        if call is not None:
+            call.answer, call.message = answer, message
 
     def add(self, run_id: Hashable, documents: Sequence[D], tool: bool = False) -> None:
         """Documents a retriever or tool returned (alone, as a root: nothing to attribute)."""

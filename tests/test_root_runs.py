@@ -40,12 +40,15 @@ def answered(kernel: RootRuns[Doc], root: Any, documents: list[Doc]) -> tuple[Me
     assert metadata["slot"]["status"] == "pending"
     duplicates = [Doc(d.text) for d in documents]
     for retriever, returned in ((uuid4(), documents), (uuid4(), duplicates)):
-        kernel.tree.track(retriever, root)
+        kernel.retriever_started(retriever, root, QUESTION)
         kernel.add(retriever, returned)
     llm, message = uuid4(), Message("Paris.")
-    kernel.tree.track(llm, root)
     prompt = "\n".join(d.text for d in documents) + f"\n{QUESTION}"
-    kernel.tree.add_llm_call(llm, LLMCall(prompt, answer="Paris.", message=message))
+    kernel.llm_started(llm, root, prompt, model="the model")
+    kernel.llm_ended(llm, "Paris.", message)
+    run = kernel.tree.get(root)
+    assert run is not None and run.queries == [QUESTION, QUESTION]
+    assert run.llm_calls == [LLMCall(prompt, "the model", "Paris.", message)]
     return message, duplicates
 
 

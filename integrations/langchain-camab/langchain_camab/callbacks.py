@@ -77,7 +77,7 @@ class _Handler(core.KeptResults):
         self.roots.started(kw["run_id"], kw.get("parent_run_id"), inputs, kw.get("metadata"))
 
     def on_retriever_start(self, serialized: Any, query: str, **kw: Any) -> None:
-        self.roots.tree.track(kw["run_id"], kw.get("parent_run_id")).queries.append(query)
+        self.roots.retriever_started(kw["run_id"], kw.get("parent_run_id"), query)
 
     def on_tool_start(self, serialized: Any, input_str: str, **kw: Any) -> None:
         name = serialized.get("name") if isinstance(serialized, dict) else None
@@ -98,21 +98,17 @@ class _Handler(core.KeptResults):
         self._llm_start(prompts[0], serialized, kw)
 
     def _llm_start(self, prompt: core.Prompt, serialized: Any, kw: dict[str, Any]) -> None:
-        run_id, params = kw["run_id"], kw.get("invocation_params")
-        self.roots.tree.track(run_id, kw.get("parent_run_id"))
+        params = kw.get("invocation_params")
         params = params if isinstance(params, dict) else {}
         model = (serialized if isinstance(serialized, dict) else None, params)
-        self.roots.tree.add_llm_call(run_id, core.LLMCall(prompt, model))
+        self.roots.llm_started(kw["run_id"], kw.get("parent_run_id"), prompt, model)
 
     def _llm_end(self, response: LLMResult, run_id: UUID) -> None:
-        call = self.roots.tree.llm_call(run_id)
-        if call is None or not response.generations or not response.generations[0]:
-            return
-        generation = response.generations[0][0]
-        call.answer = generation.text
-        if isinstance(generation, ChatGeneration):
-            call.message = generation.message
-            call.answer = call.answer or native.message_text(generation.message)
+        if response.generations and response.generations[0]:
+            generation = response.generations[0][0]
+            message = generation.message if isinstance(generation, ChatGeneration) else None
+            text = generation.text or (native.message_text(message) if message is not None else "")
+            self.roots.llm_ended(run_id, text, message)
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         self.roots.failed(run_id)
