@@ -267,6 +267,13 @@ class ChainStep:
         metadata[METADATA_KEY] = entry
         return copy
 
+    def passes_through(self, summary: bool) -> bool:
+        """Whether a stream passes its input through (then adds the attribution): not when
+        the output is the ``summary`` alone, nor when a blocking groundedness filter must
+        judge the answer before anyone sees it."""
+        gate = self.parts.settings.groundedness
+        return not summary and (gate is None or gate.mode != "block")
+
     def last_chunk(
         self,
         streamed: object,

@@ -110,7 +110,7 @@ class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
     def _through(
         self, chunks: Iterator[Any], run_manager: CallbackManagerForChainRun
     ) -> Iterator[Any]:
-        passes = self._passes_through(run_manager)
+        passes = self.step.passes_through(self._summary_only(run_manager))
         merged: Any = None
         for chunk in chunks:
             if passes:
@@ -122,7 +122,7 @@ class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
     async def _athrough(
         self, chunks: AsyncIterator[Any], run_manager: AsyncCallbackManagerForChainRun
     ) -> AsyncIterator[Any]:
-        passes = self._passes_through(run_manager)
+        passes = self.step.passes_through(self._summary_only(run_manager))
         merged: Any = None
         async for chunk in chunks:
             if passes:
@@ -130,13 +130,6 @@ class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
             merged = core.added(merged, chunk, AddableDict)
         output = await self._ainvoke(merged, run_manager)
         yield self.step.last_chunk(merged, output, AddableDict, _data_chunk) if passes else output
-
-    def _passes_through(self, run_manager: Any) -> bool:
-        """Stream the input through (then add the attribution) unless the output is only
-        the summary, or a blocking filter must judge the answer before anyone sees it."""
-        gate = self.settings.groundedness
-        blocks = gate is not None and gate.mode == "block"
-        return not self._summary_only(run_manager) and not blocks
 
     def _invoke(self, input: Any, run_manager: CallbackManagerForChainRun) -> Any:
         call = self._begin(input, run_manager)

@@ -1,8 +1,8 @@
 """Callback handlers that attribute a chain's answer when its root run ends.
 
 Pass one in ``config={"callbacks": [handler]}``: it files the retrieved documents and each
-LLM call's exact prompt and answer under their root run (:class:`camab_rag.integration.RunTree`),
-and attributes the answer when the root run ends; a failure is recorded
+LLM call's exact prompt and answer under their root run (the core's ``RootRuns``), and
+attributes the answer when the root run ends; a failure is recorded
 (``status="error"``), never raised, unless ``strict=True``.
 
 Args (both handlers), besides the options of every integration
