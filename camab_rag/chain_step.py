@@ -49,6 +49,7 @@ class NativeTypes:
     make: Callable[..., Any] = lambda text, metadata: text
 
     def is_document(self, value: object) -> bool:
+        """Whether ``value`` is one of the framework's documents."""
         return self.metadata_of(value) is not None
 
     def single(self, value: object) -> bool:
@@ -154,6 +155,7 @@ class ChainStep:
 
     @property
     def runs(self) -> ChainRuns[ChainAttribution]:
+        """The object's attributions (``parts.runs``)."""
         return self.parts.runs
 
     def start(
