@@ -1,4 +1,4 @@
-"""Attributing a framework's answer object (camab_rag.answer_attributor through
+"""Attributing a framework's answer object (camab_rag.integration.answer_attributor through
 camab_rag.integration): the scorer of a chain's model, the documents an answer is
 attributed to (its sources, else retrieved ones that reached the model), the failed
 result of a problem found on the way, and the metadata an answer then carries."""
@@ -29,7 +29,7 @@ from camab_rag.integration import (
     set_attribution,
     wait_for_attribution,
 )
-from camab_rag.span_records import ModelCall
+from camab_rag.integration.span_records import ModelCall
 
 PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"
 

@@ -1,4 +1,4 @@
-"""Reading an answer's attribution back (camab_rag.answer_metadata through
+"""Reading an answer's attribution back (camab_rag.integration.answer_metadata through
 camab_rag.integration): the stored result, a streamed answer's background attribution
 waited for (a thread's) or awaited (a task's), and a KeyError naming what is missing."""
 

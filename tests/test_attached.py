@@ -1,4 +1,4 @@
-"""What an integration attaches (camab_rag.attached through camab_rag.integration):
+"""What an integration attaches (camab_rag.integration.attached through camab_rag.integration):
 placeholders filled in place, titles from document metadata, the chain's result type and
 its groundedness verdict read back from wherever an integration put the summary."""
 
@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from camab_rag.attached import titles
 from camab_rag.integration import (
     Attachment,
     AttributionResult,
@@ -21,6 +20,7 @@ from camab_rag.integration import (
     failed_attribution,
     groundedness_of,
 )
+from camab_rag.integration.attached import titles
 from camab_rag.segments import Segment
 
 

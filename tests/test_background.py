@@ -9,8 +9,8 @@ from uuid import uuid4
 
 import pytest
 
-from camab_rag.background import Background, ResultStore, fill, pending
 from camab_rag.errors import InputError
+from camab_rag.integration.background import Background, ResultStore, fill, pending
 from camab_rag.scorers.proxy import ScorerCache, checked_scorer
 from camab_rag.steps import LocalCall, Steps
 

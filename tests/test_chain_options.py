@@ -1,5 +1,5 @@
 """The options every integration object takes, checked once and built into its parts
-(camab_rag.chain_options through camab_rag.integration)."""
+(camab_rag.integration.chain_options through camab_rag.integration)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The integrations' kernel (camab_rag.chain_runs through camab_rag.integration): a
+"""The integrations' kernel (camab_rag.integration.chain_runs through camab_rag.integration): a
 captured chain call attributed inline, async or in the background, kept by key; an error
 becomes a failed result (strict raises it), a blocking filter fails closed; native
 citations carry each document's source location."""

@@ -1,4 +1,4 @@
-"""Which scorer attributes a chain's answer (camab_rag.chain_scorers through
+"""Which scorer attributes a chain's answer (camab_rag.integration.chain_scorers through
 camab_rag.integration): the given one, the model's own, a proxy, or one rebuilt from a
 trace; a key named by an environment variable goes to OpenAI's own host only."""
 

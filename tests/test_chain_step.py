@@ -1,4 +1,4 @@
-"""A chain step's dict in and out (camab_rag.chain_step through camab_rag.integration):
+"""A chain step's dict in and out (camab_rag.integration.chain_step through camab_rag.integration):
 reading the input (with errors that name the fix), the output with per-document entries,
 a blocked answer replaced, bad input recorded; documents and messages are small fakes of
 a framework's types, the scorer the keyword fake."""

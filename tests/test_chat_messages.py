@@ -1,4 +1,4 @@
-"""A framework's chat messages as camab-rag prompts (camab_rag.chat_messages through
+"""A framework's chat messages as camab-rag prompts (camab_rag.integration.chat_messages through
 camab_rag.integration): roles renamed, multi-part contents read as their text, prompt
 values read by the framework's callable, anything else refused by name."""
 

@@ -1,4 +1,4 @@
-"""Answering with an in-process model (camab_rag.local_answers through
+"""Answering with an in-process model (camab_rag.integration.local_answers through
 camab_rag.integration): the generator checked, its answer cut at a stop marker, streamed
 word by word; a fake generator (pure logic: the real model's chat model is tested in the
 LangChain package's standard suite)."""

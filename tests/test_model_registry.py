@@ -1,4 +1,4 @@
-"""Live in-process models found by their key (camab_rag.model_registry through
+"""Live in-process models found by their key (camab_rag.integration.model_registry through
 camab_rag.integration): distinct keys, the model while it lives, nothing once it is gone."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """One attribution's progress relayed to the user's hook and to a framework's event
-(camab_rag.progress_relay through camab_rag.integration): sync events at once, async ones
-as tasks that drain() awaits, a failed event logged and never raised."""
+(camab_rag.integration.progress_relay through camab_rag.integration): sync events at
+once, async ones as tasks that drain() awaits, a failed event logged and never raised."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_async_events_are_drained_and_a_failure_is_logged(caplog: pytest.LogCapt
         assert delivered == []  # sent as tasks, not yet run
         await relay.drain()
 
-    with caplog.at_level(logging.WARNING, logger="camab_rag.progress_relay"):
+    with caplog.at_level(logging.WARNING, logger="camab_rag.integration.progress_relay"):
         asyncio.run(attribution())
     assert delivered == [1, 3]
     assert "the event bus is down" in caplog.text

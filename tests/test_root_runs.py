@@ -1,4 +1,4 @@
-"""A traced chain's root runs attributed as they end (camab_rag.root_runs through
+"""A traced chain's root runs attributed as they end (camab_rag.integration.root_runs through
 camab_rag.integration): documents of retrievers and tools, the entries on duplicates, the
 run's metadata slot, the background placeholders and a relayed progress; the framework's
 types are small fakes, the scorer the keyword fake."""

@@ -1,5 +1,5 @@
 """Runs filed under their root run, and what a finished root run attributes
-(camab_rag.run_tree through camab_rag.integration): pure bookkeeping, so the documents
+(camab_rag.integration.run_tree through camab_rag.integration): pure bookkeeping, so the documents
 and chat inputs are small fakes of a framework's types."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from uuid import uuid4
 
 from camab_rag.errors import NoContextError
 from camab_rag.integration import LLMCall, RunReading, RunTree
-from camab_rag.run_tree import RootRun
+from camab_rag.integration.run_tree import RootRun
 
 
 @dataclass

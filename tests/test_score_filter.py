@@ -1,4 +1,4 @@
-"""Keeping the documents an answer relied on (camab_rag.score_filter through
+"""Keeping the documents an answer relied on (camab_rag.integration.score_filter through
 camab_rag.integration): sorted by score (ties in input order), a threshold, a top_k,
 documents without a score raised, kept last or dropped; bad options are typed errors."""
 

@@ -1,4 +1,4 @@
-"""Span records (camab_rag.span_records through camab_rag.integration): model calls and
+"""Span records (camab_rag.integration.span_records through camab_rag.integration): model calls and
 retrievals filed under the query spans enclosing them, concurrent queries apart, the
 inner of two nested calls kept, a streamed answer's late call filed by streaming_for.
 Pure logic: spans and models are plain objects."""
@@ -11,7 +11,7 @@ from enum import Enum
 from types import SimpleNamespace
 
 from camab_rag.integration import SpanRecords, aread_for, chat_prompt, read_for, streaming_for
-from camab_rag.span_records import STREAMING_FOR
+from camab_rag.integration.span_records import STREAMING_FOR
 
 
 class Model:

@@ -37,9 +37,9 @@ from pydantic import Field
 
 from camab_rag.errors import InputError
 from camab_rag.integration import CHAIN_SETTINGS
+from camab_rag.integration.span_records import ModelCall
 from camab_rag.prompts import plan_prompt
 from camab_rag.segments import SourceDocument
-from camab_rag.span_records import ModelCall
 
 
 # ---------------------------------------------------------------------- helpers

@@ -4,8 +4,8 @@ A callback handler, a chain step or a query engine wrapper each take a scorer an
 same options (:class:`ChainOptions`); :meth:`ChainParts.of` checks them (an unknown name
 is a ``TypeError``, a blocking filter where the object cannot hold the answer back an
 :class:`~camab_rag.errors.InputError`) and builds the settings, the scorer choice
-(:class:`~camab_rag.chain_scorers.ScorerSource`) and the runs
-(:class:`~camab_rag.chain_runs.ChainRuns`). An integration types its ``**options`` with
+(:class:`~camab_rag.integration.chain_scorers.ScorerSource`) and the runs
+(:class:`~camab_rag.integration.chain_runs.ChainRuns`). An integration types its ``**options`` with
 ``Unpack[ChainOptions]`` and adds only the options of its own.
 """
 
@@ -15,12 +15,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from camab_rag.attached import ChainAttribution
-from camab_rag.chain_runs import ChainRuns
-from camab_rag.chain_scorers import ScorerSource, scorer_from_model
 from camab_rag.errors import InputError
 from camab_rag.groundedness.filter import check_groundedness_filter
-from camab_rag.progress_relay import ProgressHook
+from camab_rag.integration.attached import ChainAttribution
+from camab_rag.integration.chain_runs import ChainRuns
+from camab_rag.integration.chain_scorers import ScorerSource, scorer_from_model
+from camab_rag.integration.progress_relay import ProgressHook
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
 
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from camab_rag.captured import reached_the_model
-from camab_rag.chain_runs import ChainCall
 from camab_rag.engine import ProgressFn
 from camab_rag.errors import NoContextError
+from camab_rag.integration.chain_runs import ChainCall
 from camab_rag.scorers.base import Prompt
 from camab_rag.segments import to_documents
 
@@ -146,7 +146,7 @@ class ClosedRun(Generic[D]):
     def chain_call(
         self, scorer: Callable[[], Any], progress: ProgressFn | None = None
     ) -> ChainCall:
-        """The kernel's :class:`~camab_rag.chain_runs.ChainCall` for this run."""
+        """The kernel's :class:`~camab_rag.integration.chain_runs.ChainCall` for this run."""
         call = self.call
         return ChainCall(
             self.question,

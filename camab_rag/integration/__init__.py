@@ -35,29 +35,6 @@ A minimal integration::
 
 from __future__ import annotations
 
-from camab_rag.answer_attributor import (  # llslim2
-    AnswerAttribution,
-    AnswerAttributor,
-    AttributorOptions,
-    answer_documents,
-    model_scorer,
-)
-from camab_rag.answer_metadata import (  # llslim2
-    attribution_info,
-    attribution_of,
-    await_attribution,
-    set_attribution,
-    wait_for_attribution,
-)
-from camab_rag.attached import (
-    METADATA_KEY,
-    Attachment,
-    ChainAttribution,
-    KeptResults,
-    WaitedResults,
-    groundedness_of,
-)
-from camab_rag.background import ResultStore, cancelled, fill, pending
 from camab_rag.captured import (
     CapturedAttribution,
     document_ranks,
@@ -65,8 +42,37 @@ from camab_rag.captured import (
     reached_the_model,
     sentence_citations,
 )
-from camab_rag.chain_options import ChainOptions, ChainParts, how_to_wait
-from camab_rag.chain_runs import (
+from camab_rag.citations import CitationRule
+from camab_rag.embeddings import MiniLMEmbedder
+from camab_rag.engine import ProgressFn
+from camab_rag.errors import CredentialsRefusedError, InputError, NoContextError
+from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
+from camab_rag.groundedness.filter import check_groundedness_filter
+from camab_rag.integration.answer_attributor import (  # llslim2
+    AnswerAttribution,
+    AnswerAttributor,
+    AttributorOptions,
+    answer_documents,
+    model_scorer,
+)
+from camab_rag.integration.answer_metadata import (  # llslim2
+    attribution_info,
+    attribution_of,
+    await_attribution,
+    set_attribution,
+    wait_for_attribution,
+)
+from camab_rag.integration.attached import (
+    METADATA_KEY,
+    Attachment,
+    ChainAttribution,
+    KeptResults,
+    WaitedResults,
+    groundedness_of,
+)
+from camab_rag.integration.background import ResultStore, cancelled, fill, pending
+from camab_rag.integration.chain_options import ChainOptions, ChainParts, how_to_wait
+from camab_rag.integration.chain_runs import (
     ChainCall,
     ChainRuns,
     NativeCitation,
@@ -77,7 +83,7 @@ from camab_rag.chain_runs import (
     native_citations,
     wait_on,
 )
-from camab_rag.chain_scorers import (
+from camab_rag.integration.chain_scorers import (
     NO_KEY_FROM_RUN,
     ScorerSource,
     ScorerUnavailableError,
@@ -85,26 +91,31 @@ from camab_rag.chain_scorers import (
     scorer_from_endpoint,
     scorer_from_model,
 )
-from camab_rag.chain_step import ChainStep, NativeTypes, StepCall, StepInput, StepKeys, added
-from camab_rag.chat_messages import as_prompt, chat_messages, content_text, last_user_text
-from camab_rag.citations import CitationRule
-from camab_rag.embeddings import MiniLMEmbedder
-from camab_rag.engine import ProgressFn
-from camab_rag.errors import CredentialsRefusedError, InputError, NoContextError
-from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
-from camab_rag.groundedness.filter import check_groundedness_filter
-from camab_rag.local_answers import (
+from camab_rag.integration.chain_step import (
+    ChainStep,
+    NativeTypes,
+    StepCall,
+    StepInput,
+    StepKeys,
+    added,
+)
+from camab_rag.integration.chat_messages import (
+    as_prompt,
+    chat_messages,
+    content_text,
+    last_user_text,
+)
+from camab_rag.integration.local_answers import (
     answer_text,
     checked_generator,
     generator_name,
     generator_scorer,
     word_pieces,
 )
-from camab_rag.model_registry import ModelRegistry
-from camab_rag.progress_relay import ProgressHook, ProgressRelay
-from camab_rag.result import AttributionResult
-from camab_rag.root_runs import RootRuns, tool_documents
-from camab_rag.run_tree import (
+from camab_rag.integration.model_registry import ModelRegistry
+from camab_rag.integration.progress_relay import ProgressHook, ProgressRelay
+from camab_rag.integration.root_runs import RootRuns, tool_documents
+from camab_rag.integration.run_tree import (
     CONTEXT_KEYS,
     QUESTION_KEYS,
     ClosedRun,
@@ -112,7 +123,16 @@ from camab_rag.run_tree import (
     RunReading,
     RunTree,
 )
-from camab_rag.score_filter import Missing, ScoreFilter, finite_number  # llslim2
+from camab_rag.integration.score_filter import Missing, ScoreFilter, finite_number  # llslim2
+from camab_rag.integration.span_records import (
+    SpanRecord,
+    SpanRecords,
+    aread_for,
+    chat_prompt,  # llslim2
+    read_for,
+    streaming_for,
+)
+from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import Prompt
 from camab_rag.scorers.chat_clients import (
     ChatAPICannotScoreError,
@@ -123,14 +143,6 @@ from camab_rag.scorers.echo import PROXY_FIX
 from camab_rag.scorers.proxy import ScorerCache, cannot_score_reason, checked_scorer, own_or_proxy
 from camab_rag.segments import Granularity, SourceDocument, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
-from camab_rag.span_records import (
-    SpanRecord,
-    SpanRecords,
-    aread_for,
-    chat_prompt,  # llslim2
-    read_for,
-    streaming_for,
-)
 from camab_rag.steps import Steps, adrive, asynced, drive, synced
 
 __all__ = [

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 from uuid import UUID
 
-from camab_rag.background import Background, ResultStore, cancelled, fill
 from camab_rag.captured import (
     CapturedAttribution,
     captured_steps,
@@ -40,6 +39,7 @@ from camab_rag.captured import (
 from camab_rag.citations import CitationRule, citation_pairs, source_location
 from camab_rag.engine import ProgressFn
 from camab_rag.groundedness import FilteredAnswer
+from camab_rag.integration.background import Background, ResultStore, cancelled, fill
 from camab_rag.prompts import PromptPlan
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import Prompt

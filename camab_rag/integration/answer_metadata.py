@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from camab_rag.attached import METADATA_KEY
-from camab_rag.chain_runs import await_on, wait_on
+from camab_rag.integration.attached import METADATA_KEY
+from camab_rag.integration.chain_runs import await_on, wait_on
 from camab_rag.result import AttributionResult
 
 NOT_YET = (

@@ -2,7 +2,7 @@
 
 :class:`ChainAttribution` is a result plus the chain run it belongs to (and its
 groundedness verdict); :class:`Attachment` is the answer's summary dict and one entry per
-document (:func:`~camab_rag.chain_runs.answer_summary`,
+document (:func:`~camab_rag.integration.chain_runs.answer_summary`,
 :func:`~camab_rag.captured.document_summary`), either final or ``pending`` placeholders
 that a background attribution fills in place, so whoever holds them sees the result.
 """
@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from camab_rag.background import fill, pending
 from camab_rag.captured import CapturedAttribution, document_summary
-from camab_rag.chain_runs import ChainRuns, answer_summary
 from camab_rag.groundedness import FilteredAnswer
+from camab_rag.integration.background import fill, pending
+from camab_rag.integration.chain_runs import ChainRuns, answer_summary
 from camab_rag.result import AttributionResult
 
 METADATA_KEY = "attribution"
@@ -118,7 +118,8 @@ class WaitedResults(KeptResults):
 
 def summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dict[str, Any]:
     """The compact, JSON-ready attribution attached to an answer
-    (:func:`~camab_rag.chain_runs.answer_summary`, with the chain's run id and verdict)."""
+    (:func:`~camab_rag.integration.chain_runs.answer_summary`, with the chain's run id and
+    verdict)."""
     chain = result if isinstance(result, ChainAttribution) else None
     return answer_summary(
         result,

@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from camab_rag.attached import METADATA_KEY, Attachment, ChainAttribution
 from camab_rag.captured import CapturedAttribution
-from camab_rag.chain_options import ChainParts
-from camab_rag.chain_runs import ChainCall, ChainRuns
-from camab_rag.progress_relay import ProgressRelay
+from camab_rag.integration.attached import METADATA_KEY, Attachment, ChainAttribution
+from camab_rag.integration.chain_options import ChainParts
+from camab_rag.integration.chain_runs import ChainCall, ChainRuns
+from camab_rag.integration.progress_relay import ProgressRelay
 from camab_rag.scorers.base import Prompt
 from camab_rag.steps import Steps
 
@@ -144,7 +144,7 @@ class StepCall:
 @dataclass
 class ChainStep:
     """Attribute a step's input and build its output (see the module docstring) with the
-    object's :class:`~camab_rag.chain_options.ChainParts`; in the background a call
+    object's :class:`~camab_rag.integration.chain_options.ChainParts`; in the background a call
     returns at once with pending placeholders, filled in place later (``how_to_wait``:
     what one cancelled by its loop's end says to do)."""
 

@@ -2,8 +2,8 @@
 
 A callback integration reports what its framework traces (a run starts, a retriever or
 tool returns documents, a model answers, a run ends or fails) to :class:`RootRuns`, which
-files it per root run (:class:`~camab_rag.run_tree.RunTree`). When a root run ends it
-reads it (:class:`~camab_rag.run_tree.RunReading`) and gives the steps that attribute it
+files it per root run (:class:`~camab_rag.integration.run_tree.RunTree`). When a root run ends it
+reads it (:class:`~camab_rag.integration.run_tree.RunReading`) and gives the steps that attribute it
 and attach the result: each document's entry (duplicates of a text get the same one), the
 answer message (the integration's ``types.annotate``) and the run's metadata slot, which tracers
 report; in the background, pending placeholders first, filled in place when it is done.
@@ -16,12 +16,12 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from camab_rag.attached import METADATA_KEY, Attachment, ChainAttribution
-from camab_rag.background import fill, pending
 from camab_rag.captured import CapturedAttribution
-from camab_rag.chain_options import ChainParts
-from camab_rag.chain_step import NativeTypes
-from camab_rag.run_tree import ClosedRun, LLMCall, RunReading, RunTree
+from camab_rag.integration.attached import METADATA_KEY, Attachment, ChainAttribution
+from camab_rag.integration.background import fill, pending
+from camab_rag.integration.chain_options import ChainParts
+from camab_rag.integration.chain_step import NativeTypes
+from camab_rag.integration.run_tree import ClosedRun, LLMCall, RunReading, RunTree
 from camab_rag.scorers.base import Prompt
 from camab_rag.steps import Steps
 

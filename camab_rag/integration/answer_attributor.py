@@ -18,19 +18,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from camab_rag.answer_metadata import set_attribution
-from camab_rag.background import pending
 from camab_rag.captured import CapturedAttribution, document_summary, reached_the_model
-from camab_rag.chain_runs import ChainCall, ChainRuns, chain_steps
 from camab_rag.engine import ProgressFn
 from camab_rag.errors import InputError, NoContextError
+from camab_rag.integration.answer_metadata import set_attribution
+from camab_rag.integration.background import pending
+from camab_rag.integration.chain_runs import ChainCall, ChainRuns, chain_steps
+from camab_rag.integration.span_records import SpanRecord
 from camab_rag.scorers.base import Prompt
 from camab_rag.scorers.chat_clients import ChatAPICannotScoreError, scorer_from_chat_client
 from camab_rag.scorers.echo import PROXY_FIX
 from camab_rag.scorers.proxy import ScorerCache, checked_scorer, own_or_proxy
 from camab_rag.segments import SourceDocument, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
-from camab_rag.span_records import SpanRecord
 from camab_rag.steps import Steps
 
 if TYPE_CHECKING:
