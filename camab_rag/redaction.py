@@ -4,43 +4,63 @@ A scorer that holds credentials (an API key, a password in its base URL, an auth
 keeps them in a :class:`Secrets` and passes every text that may reach a user through
 :meth:`Secrets.clean` before it goes into an error or a log line, so a server that echoes
 a key back ("upstream failed for Bearer sk-...") cannot make us print it. URLs are shown
-without their user-info (:func:`public_url`).
+without their user-info and with credential-looking query values masked (:func:`public_url`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 MASK = "***"
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
-_SENSITIVE_HEADER = re.compile(r"(?i)auth|key|token|secret|cookie|password|credential")
+_SENSITIVE_HEADER = re.compile(r"(?i)auth|key|token|secret|cookie|pass|credential|sig|session")
+"""Header and query parameter names that carry a credential (``X-Api-Key``, ``api-key``,
+``access_token``, ``sig``, ...)."""
 _SHORTEST = 4  # a shorter "secret" would mask ordinary words
 
 
 def public_url(url: str) -> str:
-    """``url`` without the user-info (``user:password@``) of its authority."""
+    """``url`` as it may be shown: no user-info (``user:password@``), the values of query
+    parameters whose names say they carry a credential masked, no fragment."""
     try:
         parts = urlsplit(url)
     except ValueError:
         return url
-    if "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    host = parts.netloc.rsplit("@", 1)[-1]
+    query = urlencode(
+        [(k, MASK if carries_credential(k) else v) for k, v in query_parameters(url)],
+        safe="*",
+    )
+    return urlunsplit((parts.scheme, host, parts.path, query, ""))
+
+
+def carries_credential(name: str) -> bool:
+    """Whether a header or query parameter of this name carries a credential."""
+    return bool(_SENSITIVE_HEADER.search(name))
+
+
+def query_parameters(url: str) -> list[tuple[str, str]]:
+    """The query parameters of ``url`` (names and values, in order)."""
+    try:
+        return parse_qsl(urlsplit(url).query, keep_blank_values=True)
+    except ValueError:
+        return []
 
 
 def url_credentials(url: str) -> list[str]:
-    """The user-info of ``url`` and its password (empty when it has none)."""
+    """The credentials ``url`` carries: its user-info and password, and the values of its
+    query parameters whose names say they carry one (empty when it has none)."""
     try:
         parts = urlsplit(url)
     except ValueError:
         return []
+    query = [v for k, v in query_parameters(url) if carries_credential(k)]
     if "@" not in parts.netloc:
-        return []
+        return query
     userinfo = parts.netloc.rsplit("@", 1)[0]
-    return [userinfo, *([parts.password] if parts.password else [])]
+    return [userinfo, *([parts.password] if parts.password else []), *query]
 
 
 class Secrets:
@@ -64,7 +84,7 @@ class Secrets:
         header_values = [
             value
             for name, value in (headers or {}).items()
-            if _SENSITIVE_HEADER.search(name) and isinstance(value, str)
+            if carries_credential(name) and isinstance(value, str)
         ]
         for value in list(header_values):  # "Bearer <token>": the token alone too
             header_values.extend(value.split()[1:])
@@ -87,4 +107,11 @@ class Secrets:
         return any(value in text for value in self._values)
 
 
-__all__ = ["MASK", "Secrets", "public_url", "url_credentials"]
+__all__ = [
+    "MASK",
+    "Secrets",
+    "carries_credential",
+    "public_url",
+    "query_parameters",
+    "url_credentials",
+]

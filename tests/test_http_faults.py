@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
@@ -55,6 +56,7 @@ class FaultyServer:
         self.default: tuple[Any, ...] = ("ok",)
         self.completions: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []  # each completion request's path and query
         self.tokenize_calls = 0
         self.tokenize: dict[str, list[int]] | None = None  # None: no /tokenize (404)
         self.tokenize_delay = 0.0  # seconds /tokenize waits before it answers
@@ -73,7 +75,7 @@ class FaultyServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                if self.path.endswith("/tokenize"):
+                if urlsplit(self.path).path.endswith("/tokenize"):
                     with server.lock:
                         server.tokenize_calls += 1
                     time.sleep(server.tokenize_delay)
@@ -86,6 +88,7 @@ class FaultyServer:
                 with server.lock:
                     server.completions.append(body)
                     server.headers.append(dict(self.headers))
+                    server.paths.append(self.path)
                     action = server.script.popleft() if server.script else server.default
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)

@@ -21,6 +21,7 @@ import pytest
 from test_http_faults import PROMPT, RESPONSE, FaultyServer, plain
 
 from camab_rag import AttributionSettings, attribute, cite
+from camab_rag.errors import InputError
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
@@ -73,7 +74,8 @@ def server() -> Iterator[FaultyServer]:
 
 
 def secret_url(server: FaultyServer) -> str:
-    return server.base_url.replace("http://", f"http://admin:{PASSWORD}@")
+    with_password = server.base_url.replace("http://", f"http://admin:{PASSWORD}@")
+    return f"{with_password}/?api-version=2024-10-21"  # sent after each request's path
 
 
 def make_scorer(url: str) -> OpenAICompletionsScorer:
@@ -173,6 +175,7 @@ def test_no_fault_makes_a_credential_show(
     # the credentials did reach their own server
     assert server.headers[0]["X-Upstream-Token"] == TOKEN
     assert server.headers[0]["Authorization"].startswith("Basic ")
+    assert server.paths[0] == "/v1/completions?api-version=2024-10-21"
     for text in shown:
         for secret in SECRETS:
             assert secret not in text, f"{fault}: {secret} shown in {text[:300]!r}"
@@ -201,3 +204,18 @@ def test_the_ok_fault_mode_really_attributes(server: FaultyServer) -> None:
         settings=AttributionSettings(prompt_builder=FixedPrompt()),
     )
     assert result.status == "ok" and np.all(np.isfinite(result.scores))
+
+
+@pytest.mark.parametrize("name", ["api-key", "access_token", "sig"])
+def test_a_credential_in_the_query_string_is_refused_unshown(
+    server: FaultyServer, name: str
+) -> None:
+    """HTTP clients log each request's URL, so a key in the base URL's query string would
+    be printed: it is refused, masked in the message, and nothing is sent."""
+    secret = "qs-QUERY-KEY-9a7e11"
+    url = f"{server.base_url}?{name}={secret}&api-version=2024-10-21"
+    with pytest.raises(InputError, match="send it as a header") as caught:
+        make_scorer(url)
+    assert secret not in str(caught.value) and f"{name}=***" in str(caught.value)
+    assert "api-version=2024-10-21" in str(caught.value)
+    assert server.completions == []

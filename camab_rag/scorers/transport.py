@@ -36,13 +36,13 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import httpx
 
 from camab_rag import deadline
-from camab_rag.errors import TransientScorerError
-from camab_rag.redaction import Secrets, public_url
+from camab_rag.errors import InputError, TransientScorerError
+from camab_rag.redaction import Secrets, carries_credential, public_url, query_parameters
 from camab_rag.retry import Retryable, RetryPolicy
 from camab_rag.scorers.http_errors import ServerErrors
 from camab_rag.steps import Sleep, Steps
@@ -150,12 +150,22 @@ class HttpTransport:
         retry: RetryPolicy,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        given = base_url.rstrip("/")
-        self._url = public_url(given)
-        self.base_url = self._url
-        """The base URL without its credentials (the URL's user-info is sent as basic auth,
-        so neither the requests' URLs nor httpx's own logs carry it)."""
+        given = base_url
         parts = urlsplit(given)
+        if in_query := [k for k, _ in query_parameters(given) if carries_credential(k)]:
+            raise InputError(
+                f"base_url {public_url(given)} carries a credential in its query string "
+                f"({', '.join(in_query)}), and HTTP clients log every request's URL: send it "
+                f"as a header instead (default_headers={{{in_query[0]!r}: ...}}; Azure OpenAI "
+                "takes 'api-key'), or as api_key=... for a Bearer key"
+            )
+        path = parts.path.rstrip("/")
+        self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
+        self._params = httpx.QueryParams(parts.query)  # sent after each request's path
+        self.base_url = public_url(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
+        """The base URL as it may be shown: the user-info (sent as basic auth, so neither
+        the requests' URLs nor httpx's own logs carry it) dropped, credential-looking query
+        values masked."""
         self._auth = (
             httpx.BasicAuth(unquote(parts.username or ""), unquote(parts.password or ""))
             if parts.username is not None
@@ -168,7 +178,7 @@ class HttpTransport:
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self.secrets = Secrets.of(given, api_key, self._headers)
-        self.errors = ServerErrors(self._url, model, self.secrets)
+        self.errors = ServerErrors(self.base_url, model, self.secrets)
         """What this server's failures mean, its secrets masked (:mod:`.http_errors`)."""
         self._has_key = bool(api_key)
         self._lock = threading.Lock()
@@ -191,7 +201,12 @@ class HttpTransport:
         latest, when this transport is garbage-collected (no socket is left open)."""
         with self._lock:
             if self._sync_client is None:
-                client = httpx.Client(headers=self._headers, auth=self._auth, timeout=self.timeout)
+                client = httpx.Client(
+                    headers=self._headers,
+                    auth=self._auth,
+                    params=self._params,
+                    timeout=self.timeout,
+                )
                 weakref.finalize(self, client.close)
                 self._sync_client = client
             return self._sync_client
@@ -200,7 +215,7 @@ class HttpTransport:
     async def async_clients(self) -> AsyncIterator[AsyncClients]:
         """An async client for one batch, closed when the block ends."""
         async with httpx.AsyncClient(
-            headers=self._headers, auth=self._auth, timeout=self.timeout
+            headers=self._headers, auth=self._auth, params=self._params, timeout=self.timeout
         ) as http:
             yield AsyncClients(http)
 
