@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
+import re
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
@@ -143,11 +145,19 @@ class Sleep:
 
 
 def _named(function: Any, steps: Any, name: str, doc: str | None) -> None:
+    """Name ``function`` and give it ``steps``' signature, returning what the generator
+    returns (``help()`` would otherwise show ``-> Steps[T]``)."""
     function.__name__ = name
     function.__qualname__ = name
     function.__module__ = steps.__module__
     if doc is not None:
         function.__doc__ = doc
+    signature = inspect.signature(steps)
+    returned = signature.return_annotation
+    if isinstance(returned, str) and (found := re.fullmatch(r"Steps\[(.*)\]", returned)):
+        returned = found.group(1)
+        function.__annotations__ = {**function.__annotations__, "return": returned}
+    function.__signature__ = signature.replace(return_annotation=returned)
 
 
 def synced(steps: Callable[P, Steps[T]], name: str, doc: str | None = None) -> Callable[P, T]:

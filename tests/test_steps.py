@@ -78,3 +78,6 @@ async def test_synced_and_asynced_keep_the_generator_signature() -> None:
     assert await arun(CountingScorer(), BATCHES) == 111
     assert run.__name__ == "run_totals" and run.__doc__ == "Sums lengths."
     assert list(inspect.signature(arun).parameters) == ["scorer", "batches", "recover"]
+    # help() shows what a call returns, not the generator's Steps[...]
+    assert inspect.signature(run).return_annotation == "int"
+    assert inspect.signature(arun).return_annotation == "int"
