@@ -432,7 +432,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     attribute.add_argument("--out", help="write the output to this file instead of stdout")
     attribute.add_argument("--limit", type=int, help="attribute only the first N records")
     attribute.add_argument("--force", action="store_true", help="replace an existing --out")
-    _add_model_options(attribute, budget=32, granularity="sentence")
+    _add_model_options(attribute, budget=AttributionSettings.budget, granularity="sentence")
     attribute.set_defaults(handler=cmd_attribute)
 
     demo = commands.add_parser(

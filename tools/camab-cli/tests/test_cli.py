@@ -12,6 +12,7 @@ import pytest
 from camab_cli import cli
 from camab_cli.cli import demo_record, main, read_records
 from camab_cli.records import InputFileError
+from camab_rag import AttributionSettings
 
 GOOD = {
     "question": "Which writer was from England, Henry Roth or Robert Erskine Childers?",
@@ -162,6 +163,15 @@ def test_entry_point_is_installed_and_validates(tmp_path):
     assert run.returncode == 2
     assert "field 'documents' holds no text" in run.stderr
     assert "Traceback" not in run.stderr
+    module = [sys.executable, "-m", "camab_cli", "--version"]
+    assert subprocess.run(module, capture_output=True, text=True, check=True).stdout == (
+        version.stdout
+    )
+
+
+def test_attribute_defaults_to_the_library_budget():
+    args = cli.build_parser(["attribute", "x.json"]).parse_args(["attribute", "x.json"])
+    assert args.budget == AttributionSettings().budget == 40
 
 
 def test_bundled_demo_record_is_valid():
