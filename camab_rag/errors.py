@@ -11,6 +11,11 @@ class InputError(CamabError, ValueError):
     """The caller's input cannot be attributed (named in the message)."""
 
 
+class WrongTypeError(InputError, TypeError):
+    """An argument of the wrong type: an :class:`InputError` (as every other bad input)
+    that ``except TypeError`` also catches."""
+
+
 class AttributionWarning(UserWarning):
     """The attribution ran, but its result can say little (the message says why and what
     to pass instead)."""

@@ -169,3 +169,10 @@ def test_wrong_settings_get_typed_errors_that_name_the_fix() -> None:
     judge_only = AttributionSettings(budget=0, groundedness=GroundednessFilter())
     with pytest.raises(InputError, match="assess_answer"):
         attribute("Q?", ["a", "b"], "a", scorer, settings=judge_only)
+
+
+def test_a_groundedness_of_the_wrong_type_is_an_input_error_naming_it() -> None:
+    for change in ({"groundedness": "flag"}, {"groundedness": 0.5}):
+        with pytest.raises(InputError, match="GroundednessFilter, got") as caught:
+            AttributionSettings().with_changes(**change)
+        assert isinstance(caught.value, TypeError)  # except TypeError catches it too

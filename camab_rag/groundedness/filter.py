@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from camab_rag.errors import InputError
+from camab_rag.errors import InputError, WrongTypeError
 from camab_rag.groundedness.calibration import Calibration, calibrate_steps
 from camab_rag.groundedness.gain import answer_steps, assess_steps
 from camab_rag.groundedness.report import DEFAULT_THRESHOLD, GroundednessReport
@@ -333,11 +333,12 @@ class GroundednessFilter:
 
 def check_groundedness_filter(value: object, *, blocking_refused: str | None = None) -> None:
     """Refuse a ``groundedness=`` argument of an integration that is neither ``None`` nor a
-    :class:`GroundednessFilter` (a ``TypeError`` naming what was given), and, where the
+    :class:`GroundednessFilter` (a :class:`~camab_rag.errors.WrongTypeError` naming what
+    was given), and, where the
     integration object cannot hold the answer back, a blocking filter: ``blocking_refused``
     says why and what to use instead (an :class:`~camab_rag.errors.InputError`)."""
     if value is not None and not isinstance(value, GroundednessFilter):
-        raise TypeError(
+        raise WrongTypeError(
             "groundedness must be a camab_rag.groundedness.GroundednessFilter, got "
             f"{type(value).__name__}"
         )
