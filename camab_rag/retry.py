@@ -72,7 +72,9 @@ class RetryPolicy:
         ``None``: retry."""
         if attempt >= self.max_retries:
             return f"failed after {attempt + 1} attempts"
-        if self.budget_s is not None and waited + delay > self.budget_s:
+        # a retry needs time left after its pause: a tenth of the budget at least (else a
+        # 500 would be reported as the timeout of a last attempt given milliseconds)
+        if self.budget_s is not None and waited + delay > 0.9 * self.budget_s:
             return (
                 f"failed after {attempt + 1} attempts (retry budget of {self.budget_s:g} s spent)"
             )

@@ -277,6 +277,25 @@ def test_retries_stop_when_the_retry_budget_is_spent(server: FaultyServer) -> No
     assert len(server.completions) == 2
 
 
+def test_a_retry_that_times_out_still_names_the_first_failure(server: FaultyServer) -> None:
+    """A 500, then a retry that outlasts the timeout: the error keeps the 500 (it used to
+    read only "timed out after 0.007 s", the last attempt's sliver of the budget)."""
+    server.script.extend([("status", 500, {}, {"error": {"message": "boom"}}), ("slow", 2.0)])
+    scorer = make_scorer(server, timeout=0.3, max_retries=1, retry_budget_s=0.5)
+    with pytest.raises(ScorerError, match=r"timed out after 0.3 s.*\(first: HTTP 500: boom"):
+        scorer.score([REQUEST])
+    assert len(server.completions) == 2
+
+
+def test_a_redirect_is_refused_and_named_not_followed(server: FaultyServer) -> None:
+    location = "http://user:hunter22@elsewhere.invalid/v1/completions"
+    server.default = ("status", 307, {"Location": location}, {})
+    with pytest.raises(ScorerError, match=r"redirected /v1/completions to http://elsewhere") as e:
+        make_scorer(server).score([REQUEST])
+    assert "HTTP 307" in str(e.value) and "hunter22" not in str(e.value)
+    assert len(server.completions) == 1  # not retried, not followed
+
+
 def test_the_default_retry_budget_suits_a_chat() -> None:
     scorer = OpenAICompletionsScorer("http://127.0.0.1:9/v1", "m")
     assert scorer.retry_budget_s == 3.0

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import httpx
 
 from camab_rag.errors import CamabError, CredentialsRefusedError, ScorerError
-from camab_rag.redaction import Secrets
+from camab_rag.redaction import Secrets, public_url
 from camab_rag.retry import Retryable
 from camab_rag.scorers.echo import NoPromptLogprobsError, _clip
 
@@ -73,6 +73,13 @@ class ServerErrors:
         if status >= 400 or status < 200:
             message = self.secrets.clean(_error_message(content))
             raise self.status_error(status, headers, message, path)
+        if 300 <= status < 400:
+            target = self.secrets.clean(public_url(headers.get("location", "another URL")))
+            raise ScorerError(
+                f"the server at {self.base_url} redirected {path} to {target} (HTTP {status}):"
+                " redirects are not followed, so no credential reaches another URL; pass the "
+                "URL it redirects to as base_url"
+            )
         try:
             return json.loads(content)
         except ValueError as exc:

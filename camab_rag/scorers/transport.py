@@ -74,10 +74,11 @@ class RequestClock:
 
     def __init__(self) -> None:
         self.first_failure: float | None = None
+        self.first_error = ""
 
-    def failed(self) -> None:
+    def failed(self, error: BaseException) -> None:
         if self.first_failure is None:
-            self.first_failure = time.monotonic()
+            self.first_failure, self.first_error = time.monotonic(), str(error)
 
     def spent(self) -> float:
         """Seconds since the first failure (0 before any)."""
@@ -321,15 +322,18 @@ class HttpTransport:
         request's retry budget or the attribution's deadline."""
         if not isinstance(error, Retryable):
             raise self.errors.scrub(error)
-        clock.failed()
+        clock.failed(error)
         delay = self.retry.delay(attempt + 1, error.retry_after)
+        cause = str(error)
+        if clock.first_error not in ("", cause):  # the first failure, e.g. an HTTP 500
+            cause += f" (first: {clock.first_error})"
         left = deadline.remaining()
         if left is not None and delay >= left:
-            raise deadline.expired(self.secrets.clean(f"{what}, {error}"))
+            raise deadline.expired(self.secrets.clean(f"{what}, {cause}"))
         stop = self.retry.why_stop(attempt, clock.spent(), delay)
         if stop is not None:
             raise TransientScorerError(
-                self.secrets.clean(f"{what} {stop}: {error}"),
+                self.secrets.clean(f"{what} {stop}: {cause}"),
                 status_code=error.status_code,
                 retry_after=error.retry_after,
                 unreachable=error.unreachable,
