@@ -32,6 +32,15 @@ DEFAULT_USER_TEMPLATE = "Context:\n{context}\n\nQuestion: {question}"
 DEFAULT_DOCUMENT_TEMPLATE = "{text}"
 
 
+def check_user_template(user_template: object) -> None:
+    """Refuse a user template that is not a string with ``{context}`` and ``{question}``."""
+    if not isinstance(user_template, str):
+        raise InputError(f"user_template must be a string, got {user_template!r}")
+    for name in ("{context}", "{question}"):
+        if name not in user_template:
+            raise InputError(f"user_template must contain the field {name}")
+
+
 class PromptBuilder(Protocol):
     """Maps a boolean inclusion mask over the segments to a prompt."""
 
@@ -79,9 +88,7 @@ class TemplatePromptBuilder:
         document_separator: str = "\n\n",
         chat: bool = True,
     ) -> None:
-        for name in ("{context}", "{question}"):
-            if name not in user_template:
-                raise InputError(f"user_template must contain the field {name}")
+        check_user_template(user_template)
         self.question = question
         self.documents = list(documents)
         self.segments = list(segments)

@@ -21,7 +21,12 @@ from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.filter import check_groundedness_filter
 from camab_rag.methods import METHODS, Method
 from camab_rag.methods.registry import get_method
-from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE, PromptBuilder
+from camab_rag.prompts import (
+    DEFAULT_SYSTEM_PROMPT,
+    DEFAULT_USER_TEMPLATE,
+    PromptBuilder,
+    check_user_template,
+)
 from camab_rag.rewards import RewardFn, get_reward
 from camab_rag.runs import check_budget, check_seed
 from camab_rag.segments import Granularity
@@ -132,8 +137,7 @@ class AttributionSettings:
                 raise InputError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.hierarchical is not None and not isinstance(self.hierarchical, bool):
             raise InputError(f"hierarchical must be True, False or None, got {self.hierarchical!r}")
-        if not isinstance(self.user_template, str):
-            raise InputError(f"user_template must be a string, got {self.user_template!r}")
+        check_user_template(self.user_template)
         get_reward(self.reward)
         check_deadline(self.deadline_s)
         check_groundedness_filter(self.groundedness)

@@ -176,3 +176,10 @@ def test_a_groundedness_of_the_wrong_type_is_an_input_error_naming_it() -> None:
         with pytest.raises(InputError, match="GroundednessFilter, got") as caught:
             AttributionSettings().with_changes(**change)
         assert isinstance(caught.value, TypeError)  # except TypeError catches it too
+
+
+def test_a_user_template_without_its_fields_is_refused_when_the_settings_are_built() -> None:
+    with pytest.raises(InputError, match=r"user_template must contain the field \{context\}"):
+        AttributionSettings(user_template="Q: {question}")
+    with pytest.raises(InputError, match="must be a string"):
+        AttributionSettings().with_changes(user_template=None)
