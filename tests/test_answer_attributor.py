@@ -1,5 +1,5 @@
 """Attributing a framework's answer object (camab_rag.integration.answer_attributor through
-camab_rag.integration): the scorer of a chain's model, the documents an answer is
+camab_rag.integration): the scorer built once per model, the documents an answer is
 attributed to (its sources, else retrieved ones that reached the model), the failed
 result of a problem found on the way, and the metadata an answer then carries."""
 
@@ -17,14 +17,12 @@ from camab_rag.integration import (
     AnswerAttributor,
     AttributionSettings,
     ChainCall,
-    ChatAPICannotScoreError,
     GroundednessFilter,
     InputError,
     NoContextError,
     SpanRecord,
     answer_documents,
     drive,
-    model_scorer,
     pending,
     set_attribution,
     wait_for_attribution,
@@ -32,18 +30,6 @@ from camab_rag.integration import (
 from camab_rag.integration.span_records import ModelCall
 
 PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"
-
-
-def test_a_models_scorer_is_its_own_else_its_servers_else_a_typed_error() -> None:
-    own = KeywordScorer()
-    assert model_scorer(SimpleNamespace(scorer=own)) is own
-    with pytest.raises(InputError, match=r"pass scorer=.*or use a Foo model"):
-        model_scorer(None, compatible="a Foo model")
-    with pytest.raises(ChatAPICannotScoreError, match="not OpenAI-compatible") as raised:
-        model_scorer(SimpleNamespace(scorer=None))
-    assert raised.value.reason.startswith("cannot build a scorer from SimpleNamespace")
-    served = model_scorer(SimpleNamespace(api_base="http://127.0.0.1:9/v1", model="m"))
-    assert "127.0.0.1:9" in repr(served) or "127.0.0.1:9" in str(vars(served))
 
 
 def test_an_answer_is_attributed_to_its_sources_else_to_what_reached_the_model() -> None:
@@ -70,10 +56,14 @@ def test_options_are_checked_and_a_scorer_is_built_once_per_model() -> None:
 
     attributor = AnswerAttributor(None, build, scorer_options={"timeout": 3})
     model = object()
-    assert attributor.scorer_for(model) is attributor.scorer_for(model)
+    assert attributor.scorers.of_model(model) is attributor.scorers.of_model(model)
     assert built == [(model, {"timeout": 3})]
     given = KeywordScorer()
-    assert AnswerAttributor(given, build).scorer_for(model) is given
+    assert AnswerAttributor(given, build).scorers.of_model(model) is given
+    with pytest.raises(TypeError, match=r"^Engine\(\) got an unexpected keyword argument 'llm'"):
+        AnswerAttributor(owner="Engine", llm=model)  # type: ignore[call-arg]
+    with pytest.raises(InputError, match="proxy must have a score"):
+        AnswerAttributor(proxy=object())
 
 
 def test_an_answer_with_retrieved_documents_that_reached_the_model_is_attributed() -> None:

@@ -10,8 +10,11 @@ from camab_rag.errors import CredentialsRefusedError, InputError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.integration import (
     CHAIN_SETTINGS,
+    AttributorOptions,
+    ChainOptions,
     ChainParts,
     ScorerUnavailableError,
+    checked_options,
     how_to_wait,
 )
 
@@ -37,6 +40,16 @@ def test_bad_options_are_refused_by_name() -> None:
     with pytest.raises(InputError, match="refused here: it observes only"):
         ChainParts.of("Handler", None, {"settings": blocking}, blocking_refused="it observes only")
     assert ChainParts.of("Step", None, {"settings": blocking}).settings is blocking
+
+
+def test_every_object_takes_one_list_of_options_checked_one_way() -> None:
+    assert set(AttributorOptions.__annotations__) < set(ChainOptions.__annotations__)
+    assert checked_options("Engine", {}, AttributorOptions) is CHAIN_SETTINGS
+    with pytest.raises(TypeError, match=r"Engine\(\) got an unexpected keyword argument 'strict'"):
+        checked_options("Engine", {"strict": True}, AttributorOptions)
+    assert checked_options("Step", {"strict": True}) is CHAIN_SETTINGS
+    with pytest.raises(InputError, match="proxy must have a score"):
+        checked_options("Step", {"proxy": object()})
 
 
 def test_a_traced_object_explains_a_refused_key() -> None:

@@ -25,13 +25,19 @@ LOCAL = "http://127.0.0.1:9/v1"
 
 def test_a_models_scorer_is_its_own_its_server_or_an_error_saying_what_to_pass() -> None:
     own, scoring = KeywordScorer(), KeywordScorer()
-    assert scorer_from_model(object(), own) is own
+    assert scorer_from_model(SimpleNamespace(scorer=own)) is own
     assert scorer_from_model(scoring) is scoring
     client = SimpleNamespace(model_name="m", openai_api_base=LOCAL, openai_api_key="sk-x")
     assert isinstance(scorer_from_model(client, timeout=2.0), OpenAICompletionsScorer)
+    served = scorer_from_model(SimpleNamespace(api_base=LOCAL, model="m"))  # LlamaIndex's names
+    assert isinstance(served, OpenAICompletionsScorer) and "127.0.0.1:9" in repr(served)
     with pytest.raises(ScorerUnavailableError, match=r"pass proxy=.*cannot score with") as info:
         scorer_from_model(object())
     assert info.value.reason.startswith("cannot score with the chain's model object")
+    with pytest.raises(ScorerUnavailableError, match=r"or use a Foo model: .* SimpleNamespace"):
+        scorer_from_model(SimpleNamespace(scorer=None), compatible="a Foo model")
+    with pytest.raises(ScorerUnavailableError, match=r"pass scorer=.*or use a Foo model$"):
+        scorer_from_model(None, compatible="a Foo model")
 
 
 def test_a_scorer_rebuilt_from_a_trace_gets_an_environment_key_on_openai_only(
@@ -77,3 +83,6 @@ def test_a_source_builds_each_scorer_once_and_explains_a_refused_key() -> None:
     configured = ScorerSource(scorer=KeywordScorer())
     assert configured.traced("model-a", build) is configured.configured()
     assert configured.explain(refused) is refused and len(builds) == 1
+    model, other = SimpleNamespace(scorer=KeywordScorer()), SimpleNamespace(scorer=KeywordScorer())
+    assert traced.of_model(model) is model.scorer and traced.of_model(other) is other.scorer
+    assert configured.of_model(model) is configured.configured()

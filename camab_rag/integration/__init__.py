@@ -51,9 +51,7 @@ from camab_rag.groundedness.filter import check_groundedness_filter
 from camab_rag.integration.answer_attributor import (  # llslim2
     AnswerAttribution,
     AnswerAttributor,
-    AttributorOptions,
     answer_documents,
-    model_scorer,
 )
 from camab_rag.integration.answer_metadata import (  # llslim2
     attribution_info,
@@ -71,7 +69,13 @@ from camab_rag.integration.attached import (
     groundedness_of,
 )
 from camab_rag.integration.background import ResultStore, cancelled, fill, pending
-from camab_rag.integration.chain_options import ChainOptions, ChainParts, how_to_wait
+from camab_rag.integration.chain_options import (
+    AttributorOptions,
+    ChainOptions,
+    ChainParts,
+    checked_options,
+    how_to_wait,
+)
 from camab_rag.integration.chain_runs import (
     ChainCall,
     ChainRuns,
@@ -225,7 +229,6 @@ __all__ += [
     "await_attribution",
     "chat_prompt",
     "finite_number",
-    "model_scorer",
     "set_attribution",
     "wait_for_attribution",
 ]
@@ -236,6 +239,6 @@ __all__ += ["scorer_from_endpoint", "scorer_from_model"]
 __all__ += ["ChainStep", "NativeTypes", "StepCall", "StepInput", "StepKeys", "added"]
 __all__ += ["ProgressHook", "ProgressRelay", "RootRuns", "tool_documents"]
 __all__ += ["ModelRegistry", "WaitedResults", "as_prompt", "chat_messages", "content_text"]
-__all__ += ["ChainOptions", "ChainParts", "how_to_wait", "last_user_text"]
+__all__ += ["ChainOptions", "ChainParts", "checked_options", "how_to_wait", "last_user_text"]
 __all__ += ["answer_text", "checked_generator", "generator_name", "generator_scorer"]
 __all__ += ["word_pieces"]

@@ -14,23 +14,22 @@ import asyncio
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from camab_rag.captured import CapturedAttribution, document_summary, reached_the_model
-from camab_rag.engine import ProgressFn
 from camab_rag.errors import InputError, NoContextError
 from camab_rag.integration.answer_metadata import set_attribution
 from camab_rag.integration.background import pending
+from camab_rag.integration.chain_options import AttributorOptions, checked_options
 from camab_rag.integration.chain_runs import ChainCall, ChainRuns, chain_steps
+from camab_rag.integration.chain_scorers import ScorerSource, scorer_from_model
 from camab_rag.integration.span_records import SpanRecord
 from camab_rag.scorers.base import Prompt
-from camab_rag.scorers.chat_clients import ChatAPICannotScoreError, scorer_from_chat_client
-from camab_rag.scorers.echo import PROXY_FIX
-from camab_rag.scorers.proxy import ScorerCache, checked_scorer, own_or_proxy
+from camab_rag.scorers.proxy import checked_scorer
 from camab_rag.segments import SourceDocument, to_documents
-from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
 from camab_rag.steps import Steps
 
 if TYPE_CHECKING:
@@ -38,35 +37,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 ToDocuments = Callable[[Sequence[Any]], list[SourceDocument]]
-
-
-def model_scorer(
-    model: object, *, compatible: str = "an OpenAI-compatible model", **options: Any
-) -> Any:
-    """The scorer of a chain's model object: its own ``scorer`` (an in-process model), else
-    the HTTP scorer (built with ``options``) of the OpenAI-compatible server its
-    ``api_base`` names. Else a typed error says what to pass (``compatible`` names the
-    framework's OpenAI-compatible models)."""
-    if model is None:
-        raise InputError(
-            "no scorer: pass scorer=camab_rag.default_scorer() (or an OpenAICompletionsScorer), "
-            f"or use {compatible}"
-        )
-    own = getattr(model, "scorer", None)
-    if callable(getattr(own, "score", None)):
-        return own
-    api_base = getattr(model, "api_base", None)
-    if not isinstance(api_base, str) or not api_base:
-        cause = (
-            f"cannot build a scorer from {type(model).__name__}: it is not OpenAI-compatible "
-            "(no api_base)"
-        )
-        raise ChatAPICannotScoreError(
-            f"{PROXY_FIX}, or scorer=camab_rag.OpenAICompletionsScorer(base_url, model) for a "
-            f"server that scores a given text (`camab serve`): {cause}",
-            reason=cause,
-        )
-    return scorer_from_chat_client(model, **options)
 
 
 def answer_documents(
@@ -130,45 +100,28 @@ class AnswerAttribution:
         return verdict.answer if verdict is not None and verdict.blocked else None
 
 
-class AttributorOptions(TypedDict, total=False):
-    """What an integration object takes besides its scorer: ``settings`` (default
-    :data:`~camab_rag.settings.CHAIN_SETTINGS`), ``proxy`` (scores in place of a model
-    that cannot), ``scorer_options`` (of the HTTP scorer built from a model), ``progress``
-    (called as ``progress(calls_made, total)``)."""
-
-    settings: AttributionSettings | None
-    proxy: Any
-    scorer_options: Mapping[str, Any] | None
-    progress: ProgressFn | None
-
-
 class AnswerAttributor:
     """What an integration object attributes its answers with: the scorer (given, else
-    ``scorer_from_model(model, **scorer_options)`` once per model, with the proxy), the
-    settings, the progress hook and ``runs`` (background attributions). :meth:`call_steps`
-    attributes one answer; ``as_documents`` reads the framework's documents."""
+    ``scorer_from_model(model, **scorer_options)`` once per model, with the proxy:
+    :meth:`ScorerSource.of_model`), the settings, the progress hook and ``runs``
+    (background attributions). :meth:`call_steps` attributes one answer; ``as_documents``
+    reads the framework's documents; ``owner`` names the object in errors."""
 
     def __init__(
         self,
         scorer: Any = None,
-        scorer_from_model: Callable[..., Any] = model_scorer,
+        scorer_from_model: Callable[..., Any] = scorer_from_model,
         as_documents: ToDocuments = to_documents,
+        owner: str = "AnswerAttributor",
         **options: Unpack[AttributorOptions],
     ) -> None:
-        if unknown := sorted(set(options) - set(AttributorOptions.__annotations__)):
-            raise TypeError(f"got an unexpected keyword argument {unknown[0]!r}")
-        settings = options.get("settings")
-        if settings is not None and not isinstance(settings, AttributionSettings):
-            kind = type(settings).__name__
-            raise InputError(f"settings must be an AttributionSettings, got {kind}")
+        self.settings = checked_options(owner, options, AttributorOptions)
         self.scorer = checked_scorer(scorer)
-        self.settings = settings or CHAIN_SETTINGS
         self.progress = options.get("progress")
-        self.proxy = checked_scorer(options.get("proxy"), "proxy")
-        self.options = dict(options.get("scorer_options") or {})
-        self.scorer_from_model = scorer_from_model
+        scorer_options = dict(options.get("scorer_options") or {})
+        proxy = options.get("proxy")
+        self.scorers = ScorerSource(scorer, None, proxy, scorer_options, scorer_from_model)
         self.as_documents = as_documents
-        self._scorers = ScorerCache()
         self.runs: ChainRuns[Any] = ChainRuns(self.settings, keep=256)
         self._recent: deque[dict[str, Any]] = deque(maxlen=256)
         self._lock = threading.Lock()
@@ -183,17 +136,6 @@ class AnswerAttributor:
         """The latest 256 entries remembered, oldest first."""
         with self._lock:
             return list(self._recent)
-
-    def scorer_for(self, model: object) -> Any:
-        """The given scorer, else ``model``'s (with the proxy), built once per object."""
-        source = self.scorer if self.scorer is not None else model
-
-        def own() -> Any:
-            if self.scorer is not None:
-                return self.scorer
-            return self.scorer_from_model(model, **self.options)
-
-        return self._scorers.get(id(source), lambda: own_or_proxy(own, self.proxy), owner=source)
 
     def in_background(self, choice: bool | None, streamed: bool, async_call: bool) -> bool:
         """Whether a handler attributes an answer in the background: never a stream (it
@@ -247,15 +189,9 @@ class AnswerAttributor:
             except Exception as error:  # never raises: the failed result
                 call.problem = error
         call.documents = self.as_documents(documents)
-        call.scorer = lambda: self.scorer_for(model)
+        call.scorer = partial(self.scorers.of_model, model)
         attributed = yield from chain_steps(call, self.settings)
         return AnswerAttribution(attributed, documents, own)
 
 
-__all__ = [
-    "AnswerAttribution",
-    "AnswerAttributor",
-    "AttributorOptions",
-    "answer_documents",
-    "model_scorer",
-]
+__all__ = ["AnswerAttribution", "AnswerAttributor", "answer_documents"]

@@ -1,12 +1,13 @@
 """The keyword options every integration object takes, listed once, and what they build.
 
-A callback handler, a chain step or a query engine wrapper each take a scorer and the
-same options (:class:`ChainOptions`); :meth:`ChainParts.of` checks them (an unknown name
-is a ``TypeError``, a blocking filter where the object cannot hold the answer back an
-:class:`~camab_rag.errors.InputError`) and builds the settings, the scorer choice
+Every integration object takes a scorer and :class:`AttributorOptions`; a chain step or
+callback handler also :class:`ChainOptions` (which extends them). :func:`checked_options`
+checks either (an unknown name is a ``TypeError``, bad settings an
+:class:`~camab_rag.errors.InputError`); :meth:`ChainParts.of` also refuses a blocking filter
+where the object cannot hold the answer back, and builds the settings, the scorer choice
 (:class:`~camab_rag.integration.chain_scorers.ScorerSource`) and the runs
-(:class:`~camab_rag.integration.chain_runs.ChainRuns`). An integration types its ``**options`` with
-``Unpack[ChainOptions]`` and adds only the options of its own.
+(:class:`~camab_rag.integration.chain_runs.ChainRuns`). An integration types its
+``**options`` with ``Unpack[...]`` of one of them and adds only the options of its own.
 """
 
 from __future__ import annotations
@@ -21,33 +22,59 @@ from camab_rag.integration.attached import ChainAttribution
 from camab_rag.integration.chain_runs import ChainRuns
 from camab_rag.integration.chain_scorers import ScorerSource, scorer_from_model
 from camab_rag.integration.progress_relay import ProgressHook
+from camab_rag.scorers.proxy import checked_scorer
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
 
 
-class ChainOptions(TypedDict, total=False):
-    """The options of every integration object (keyword-only, all optional).
+class AttributorOptions(TypedDict, total=False):
+    """The options every integration object takes (keyword-only, all optional).
 
     * ``settings``: how each answer is attributed (default :data:`CHAIN_SETTINGS`);
-    * ``llm``, ``proxy``, ``scorer_options``: the chain's chat model to score with (when
-      no scorer is given), a scorer used when that model cannot score (named in
-      ``scored_by``), the options of the HTTP scorer built for a model;
+    * ``proxy``: a scorer used when the chain's model cannot score (named in ``scored_by``);
+    * ``scorer_options``: the options of the HTTP scorer built for a model;
+    * ``progress``: ``progress(calls_made, total)`` every few model calls.
+    """
+
+    settings: AttributionSettings | None
+    proxy: object
+    scorer_options: Mapping[str, Any] | None
+    progress: ProgressHook | None
+
+
+class ChainOptions(AttributorOptions, total=False):
+    """:class:`AttributorOptions` and those of a chain step or callback handler.
+
+    * ``llm``: the chain's chat model to score with (when no scorer is given);
     * ``strict``: re-raise attribution errors (default: record them, the answer goes on);
     * ``background``: attribute after returning, with ``{"status": "pending"}`` dicts
       filled in place when done;
-    * ``progress``: ``progress(calls_made, total)`` every few model calls;
     * ``citations``: also put the framework's native citations on the answer message;
     * ``max_results``: results kept in ``.results`` (oldest dropped first).
     """
 
-    settings: AttributionSettings | None
     llm: object
-    proxy: object
-    scorer_options: Mapping[str, Any] | None
     strict: bool
     background: bool
-    progress: ProgressHook | None
     citations: bool
     max_results: int
+
+
+def checked_options(
+    owner: str, options: Mapping[str, Any], listed: type = ChainOptions
+) -> AttributionSettings:
+    """The settings of ``options`` (default :data:`CHAIN_SETTINGS`), once they are checked:
+    a name ``listed`` lacks is a ``TypeError`` naming it (``owner`` names the object), a
+    ``settings`` that is not an :class:`AttributionSettings` an
+    :class:`~camab_rag.errors.InputError`, a ``proxy`` that cannot score too."""
+    if unknown := sorted(set(options) - set(listed.__annotations__)):
+        raise TypeError(f"{owner}() got an unexpected keyword argument {unknown[0]!r}")
+    settings = options.get("settings")
+    settings = CHAIN_SETTINGS if settings is None else settings
+    if not isinstance(settings, AttributionSettings):
+        kind = type(settings).__name__
+        raise InputError(f"settings must be an AttributionSettings, got {kind}")
+    checked_scorer(options.get("proxy"), "proxy")
+    return settings
 
 
 @dataclass
@@ -79,13 +106,7 @@ class ChainParts:
         says why it cannot block, ``None`` where it can; ``needs_scorer`` why it needs a
         scorer, ``llm`` or ``proxy``, ``None`` where it can do without) and build the
         parts; ``traced``: scorers may be rebuilt from a trace (a refused key explained)."""
-        unknown = sorted(set(options) - set(ChainOptions.__annotations__))
-        if unknown:
-            raise TypeError(f"{owner}() got an unexpected keyword argument {unknown[0]!r}")
-        settings = options.get("settings") or CHAIN_SETTINGS
-        if not isinstance(settings, AttributionSettings):
-            kind = type(settings).__name__
-            raise InputError(f"settings must be an AttributionSettings, got {kind}")
+        settings = checked_options(owner, options)
         given = scorer, options.get("llm"), options.get("proxy")
         if needs_scorer is not None and all(value is None for value in given):
             raise InputError(
@@ -127,4 +148,4 @@ def how_to_wait(awaited: str) -> str:
     )
 
 
-__all__ = ["ChainOptions", "ChainParts", "how_to_wait"]
+__all__ = ["AttributorOptions", "ChainOptions", "ChainParts", "checked_options", "how_to_wait"]

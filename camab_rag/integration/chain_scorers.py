@@ -1,9 +1,10 @@
 """Which scorer attributes a chain's answer: the one given, the chain's own model, or a proxy.
 
-An integration knows its framework's model types; the rest of the decision is here.
-:func:`resolve_scorer` takes the given scorer, else the chain model's (with a proxy
-whenever that model cannot score); :func:`scorer_from_model` finds a model's scorer (its
-in-process weights, else the HTTP scorer of its OpenAI-compatible server);
+An integration knows its framework's model types; the rest of the decision is here, one
+rule for every framework. :func:`resolve_scorer` takes the given scorer, else the chain
+model's (with a proxy whenever that model cannot score); :func:`scorer_from_model` finds a
+model's scorer (its in-process weights, else the HTTP scorer of its OpenAI-compatible
+server, else a typed error saying what to pass);
 :func:`scorer_from_endpoint` rebuilds one from what a trace shows of a model (a key named
 by an environment variable is read for OpenAI's own host only: a key never goes
 elsewhere); :class:`ScorerSource` is one integration object's choice, built once per model.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
@@ -40,12 +42,20 @@ class ScorerUnavailableError(InputError):
         self.reason = reason or message
 
 
-def scorer_from_model(model: object, own: Any = None, **options: Any) -> Any:
-    """The scorer of a chat model object: ``own`` when given (the scorer of its in-process
-    weights), the model itself when it can score, else the HTTP scorer of its
-    OpenAI-compatible server (built with ``options``); otherwise a
-    :class:`ScorerUnavailableError` saying what to pass."""
-    if own is not None:
+def scorer_from_model(
+    model: object, *, compatible: str = "an OpenAI-compatible chat model", **options: Any
+) -> Any:
+    """The scorer of a chat model object: its own ``scorer`` (its in-process weights), the
+    model itself when it can score, else the HTTP scorer of its OpenAI-compatible server
+    (built with ``options``); otherwise a :class:`ScorerUnavailableError` saying what to
+    pass (``compatible`` names the framework's OpenAI-compatible models)."""
+    if model is None:
+        raise ScorerUnavailableError(
+            "no scorer: pass scorer=camab_rag.default_scorer() (or an "
+            f"OpenAICompletionsScorer), or use {compatible}"
+        )
+    own = getattr(model, "scorer", None)
+    if callable(getattr(own, "score", None)):
         return own
     if callable(getattr(model, "score", None)):
         return model
@@ -56,8 +66,8 @@ def scorer_from_model(model: object, own: Any = None, **options: Any) -> Any:
         cause = f"cannot score with the chain's model {kind}: {cannot_score_reason(error)}"
         raise ScorerUnavailableError(
             f"{PROXY_FIX}, or scorer=camab_rag.OpenAICompletionsScorer(...) for a server "
-            f"that scores a given text (`camab serve`): {cause}. Attribution needs the "
-            "log-probabilities of a given text",
+            f"that scores a given text (`camab serve`), or use {compatible}: {cause}. "
+            "Attribution needs the log-probabilities of a given text",
             reason=cause,
         ) from error
 
@@ -130,12 +140,18 @@ class ScorerSource:
         )
         return self.cache.get("configured", build)
 
-    def traced(self, key: Hashable | None, build: Callable[..., Any]) -> Any:
-        """The scorer of a model a trace showed (``key`` identifies it, ``None``: none seen),
-        ``build(**options)`` once per key; the configured one when a scorer or llm was given."""
+    def traced(self, key: Hashable | None, build: Callable[..., Any], owner: object = None) -> Any:
+        """The scorer of a model a trace showed (``key`` identifies it, ``None``: none seen;
+        with ``owner``, for that object only), ``build(**options)`` once per key, with the
+        proxy; the configured one when a scorer or llm was given."""
         if key is None or self.scorer is not None or self.llm is not None:
             return self.configured()
-        return self.cache.get(key, lambda: own_or_proxy(lambda: build(**self.options), self.proxy))
+        own = partial(own_or_proxy, partial(build, **self.options), self.proxy)
+        return self.cache.get(key, own, owner=owner)
+
+    def of_model(self, model: object) -> Any:
+        """The configured scorer, else ``model``'s (``from_model``), built once per object."""
+        return self.traced(id(model), partial(self.from_model, model), model)
 
     def explain(self, error: Exception) -> Exception:
         """A key refused by a server whose scorer was rebuilt from a trace, explained."""

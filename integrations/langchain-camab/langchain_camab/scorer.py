@@ -8,18 +8,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from camab_rag import integration as core
-from langchain_camab.chat_models import MODEL_KEY, MODELS, CamabChatModel
+from langchain_camab.chat_models import MODEL_KEY, MODELS
 
 
 def scorer_from_llm(llm: object, **options: Any) -> Any:
-    """The scorer for a chat model object: its own weights for :class:`CamabChatModel`,
+    """The scorer for a chat model object: its own weights for a ``CamabChatModel``,
     the HTTP scorer of its server for an OpenAI-compatible client (``ChatOpenAI``);
     ``options`` go to that HTTP scorer (e.g. ``retry_budget_s``, ``timeout``)."""
     bound = getattr(llm, "bound", None)  # llm.bind(...) / with_config wrappers
     if bound is not None and bound is not llm:
         return scorer_from_llm(bound, **options)
-    own = llm.scorer if isinstance(llm, CamabChatModel) else None
-    return core.scorer_from_model(llm, own, **options)
+    return core.scorer_from_model(llm, **options)
 
 
 def resolve_scorer(

@@ -180,7 +180,7 @@ def test_template_fallback_is_reported() -> None:
 def test_scorer_from_llm_errors_name_the_fix() -> None:
     with pytest.raises(InputError, match="pass scorer="):
         scorer_from_llm(None)
-    with pytest.raises(InputError, match="not OpenAI-compatible"):
+    with pytest.raises(InputError, match=r"MockLLM has no base URL.*not an OpenAI-compatible"):
         scorer_from_llm(MockLLM())
 
 
@@ -325,9 +325,7 @@ def test_no_scorer_and_no_openai_llm_is_recorded_not_raised(index: Any) -> None:
     assert response.response == "text text"
     info = attribution_info(response)
     assert info["status"] == "error"
-    assert info["error"].startswith(
-        "ChatAPICannotScoreError: pass proxy=camab_rag.default_scorer()"
-    )
+    assert info["error"].startswith("ScorerUnavailableError: pass proxy=camab_rag.default_scorer()")
     assert "OpenAICompletionsScorer" in info["error"]  # the other fix, second
 
 
@@ -629,11 +627,11 @@ def test_the_retry_budget_of_the_engines_own_scorer_is_settable(index: Any) -> N
     options = {"retry_budget_s": 0.25, "max_retries": 1}
     inner = index.as_query_engine(llm=MockLLM(max_tokens=3))
     engine = CamabQueryEngine(inner, scorer_options=options)
-    built = engine._attributor.scorer_for(llm)
+    built = engine._attributor.scorers.of_model(llm)
     assert built.retry_budget_s == 0.25 and built.max_retries == 1
     handler = CamabEventHandler(scorer_options={"retry_budget_s": 0.0})
-    assert handler._attributor.scorer_for(llm).retry_budget_s == 0.0
-    assert CamabQueryEngine(inner)._attributor.scorer_for(llm).retry_budget_s == 3.0
+    assert handler._attributor.scorers.of_model(llm).retry_budget_s == 0.0
+    assert CamabQueryEngine(inner)._attributor.scorers.of_model(llm).retry_budget_s == 3.0
 
 
 def test_an_aquery_whose_loop_ends_before_its_attribution_is_cancelled(

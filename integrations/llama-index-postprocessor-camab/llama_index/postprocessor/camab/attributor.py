@@ -177,6 +177,6 @@ aattribute_response = core.asynced(
 def scorer_from_llm(llm: object, **options: Any) -> Any:
     """The scorer for a LlamaIndex LLM: its own ``llm.scorer`` (``CamabLocalLLM``), the
     HTTP scorer (built with ``options``) of an OpenAI-compatible server (``api_base``),
-    else an :class:`~camab_rag.errors.InputError` asking for ``scorer=`` or ``proxy=``."""
+    else a ``ScorerUnavailableError`` asking for ``scorer=`` or ``proxy=``."""
     compatible = "an OpenAI-compatible LLM (OpenAILike / OpenAI with api_base)"
-    return core.model_scorer(llm, compatible=compatible, **options)
+    return core.scorer_from_model(llm, compatible=compatible, **options)
