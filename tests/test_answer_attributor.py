@@ -139,3 +139,43 @@ def test_a_background_attribution_fills_the_pending_answer_in_place() -> None:
 
     assert asyncio.run(in_a_loop())["status"] == "ok"
     assert attributor.recent == [{"answer": "thread"}, {"answer": "task"}]
+
+
+class _Answers(AnswerAttributor):
+    """Attributes a ``SimpleNamespace`` answer in place (an integration's ``turn``)."""
+
+    def turn(self, answer: Any, question: str, record: Any, llm: object = None) -> Any:
+        done = yield from self.call_steps(ChainCall(question, answer.text), llm, DOCS, record)
+        set_attribution(answer, done.metadata()[0])
+        return answer
+
+
+def test_an_engine_call_is_asked_then_attributed_sync_async_or_in_the_background() -> None:
+    attributor = _Answers(KeywordScorer(), settings=AttributionSettings(budget=4, seed=1))
+    asked: list[str] = []
+
+    def ask(question: str) -> SimpleNamespace:
+        asked.append(question)
+        return SimpleNamespace(text=ANSWER, metadata={})
+
+    async def aask(question: str) -> SimpleNamespace:
+        return ask(question)
+
+    answer = attributor.answer(QUESTION, None, ask, "q1")
+    assert asked == ["q1"] and answer.metadata["attribution"]["status"] == "ok"
+    answer = asyncio.run(attributor.aanswer(QUESTION, None, aask, "q2"))
+    assert asked[-1] == "q2" and answer.metadata["attribution"]["status"] == "ok"
+    inline = SimpleNamespace(text=ANSWER, metadata={})
+    attributor.finish(inline, attributor.turn(inline, QUESTION, None), "wait", False)
+    assert inline.metadata["attribution"]["status"] == "ok"
+
+    async def in_the_background() -> Any:
+        later = SimpleNamespace(text=ANSWER, metadata={})
+        attributor.finish(later, attributor.turn(later, QUESTION, None), "wait", True)
+        assert later.metadata["attribution"]["status"] == "pending"
+        await attributor.runs.aflush()
+        return later.metadata["attribution"]
+
+    assert asyncio.run(in_the_background())["status"] == "ok"
+    with pytest.raises(NotImplementedError):
+        AnswerAttributor().answer(QUESTION, None, ask, "q3")

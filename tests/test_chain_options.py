@@ -64,3 +64,5 @@ def test_an_object_that_cannot_see_the_model_needs_a_scorer_and_says_how_to_wait
         ChainParts.of("Step", None, {}, needs_scorer="it is blind")
     assert ChainParts.of("Step", None, {"proxy": KeywordScorer()}, needs_scorer="x").scorers
     assert how_to_wait("h.wait()").startswith("Await h.wait() before the event loop ends")
+    assert how_to_wait("h.wait()").endswith("or set background=False")
+    assert how_to_wait("h.wait()", or_inline=False).endswith("given to asyncio.run)")

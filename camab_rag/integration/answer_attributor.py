@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import uuid
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from camab_rag.captured import CapturedAttribution, document_summary, reached_the_model
 from camab_rag.errors import InputError, NoContextError
@@ -26,16 +27,17 @@ from camab_rag.integration.background import pending
 from camab_rag.integration.chain_options import AttributorOptions, checked_options
 from camab_rag.integration.chain_runs import ChainCall, ChainRuns, chain_steps
 from camab_rag.integration.chain_scorers import ScorerSource, scorer_from_model
-from camab_rag.integration.span_records import SpanRecord
+from camab_rag.integration.span_records import SpanRecord, streaming_for
 from camab_rag.scorers.base import Prompt
 from camab_rag.scorers.proxy import checked_scorer
 from camab_rag.segments import SourceDocument, to_documents
-from camab_rag.steps import Steps
+from camab_rag.steps import Steps, adrive, drive
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 ToDocuments = Callable[[Sequence[Any]], list[SourceDocument]]
 
 
@@ -150,6 +152,43 @@ class AnswerAttributor:
         except RuntimeError:
             return False
         return async_call if choice is None else choice
+
+    def begin(self, question: str) -> SpanRecord | None:
+        """The record of ``question``'s call (an integration reads its framework's spans)."""
+        return None
+
+    def turn(
+        self, answer: T, question: str, record: SpanRecord | None, llm: object = None
+    ) -> Steps[T]:
+        """Attribute ``answer`` (an integration reads its framework's answer types)."""
+        raise NotImplementedError
+
+    def answer(self, question: str, llm: object, ask: Callable[..., T], *args: Any) -> T:
+        """``ask(*args)`` the wrapped engine inside ``question``'s record (:meth:`begin`; a
+        stream's reader thread copies it), then attribute its answer (:meth:`turn`)."""
+        record = self.begin(question)
+        with streaming_for(record):
+            answer = ask(*args)
+        return drive(self.turn(answer, question, record, llm))
+
+    async def aanswer(
+        self, question: str, llm: object, ask: Callable[..., Awaitable[T]], *args: Any
+    ) -> T:
+        """Async :meth:`answer`."""
+        record = self.begin(question)
+        with streaming_for(record):
+            answer = await ask(*args)
+        return await adrive(self.turn(answer, question, record, llm))
+
+    def finish(
+        self, answer: object, steps: Steps[Any], how_to_wait: str, background: bool, key: str = ""
+    ) -> None:
+        """Attribute ``answer`` by ``steps`` now, or in the ``background`` as a task of the
+        running loop kept under ``key`` (a key of its own when empty)."""
+        if background:
+            self.start(answer, steps, how_to_wait, in_loop=True, key=key or uuid.uuid4().hex)
+        else:
+            drive(steps)
 
     def start(
         self, answer: object, steps: Steps[Any], how_to_wait: str, *, in_loop: bool, key: Any = None

@@ -3,7 +3,7 @@ through a copy, a stream once read to the end (:class:`ResponseAttributor`)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from collections.abc import AsyncGenerator, Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from llama_index.core.base.response.schema import (
@@ -23,47 +23,31 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 STREAMS = (StreamingResponse, AsyncStreamingResponse, StreamingAgentChatResponse)
-HOW_TO_WAIT = (
-    "Await await_attribution(response) before the event loop ends (e.g. at the end of the "
-    "coroutine given to asyncio.run)"
-)
+HOW_TO_WAIT = core.how_to_wait("await_attribution(response)", or_inline=False)
 
 
 class ResponseAttributor(core.AnswerAttributor):
-    """A :class:`~camab_rag.integration.AnswerAttributor` for LlamaIndex answers, with the
-    query records; ``turn`` attributes a response, a chat turn or a stream."""
+    """An :class:`~camab_rag.integration.AnswerAttributor` of LlamaIndex answers, with the
+    query records; ``owner`` names its engine in errors."""
 
-    def __init__(self, scorer: Any = None, **options: Unpack[core.AttributorOptions]) -> None:
-        super().__init__(scorer, scorer_from_llm, node_documents, **options)
+    def __init__(
+        self,
+        scorer: Any = None,
+        owner: str = "CamabQueryEngine",
+        **options: Unpack[core.AttributorOptions],
+    ) -> None:
+        super().__init__(scorer, scorer_from_llm, node_documents, owner, **options)
         self.tracker = query_tracker()
 
-    def begin(self, query: str) -> core.SpanRecord | None:
-        """The record of the active span, marked as attributed by this wrapper (so an event
-        handler leaves the query to it)."""
+    def begin(self, question: str) -> core.SpanRecord | None:
+        """The active span's record, marked as this wrapper's (an event handler leaves it)."""
         span_id = active_span_id.get()
-        return None if span_id is None else self.tracker.open_record(span_id, query, True)
-
-    def answer(self, question: str, llm: object, ask: Callable[..., T], *args: Any) -> T:
-        """``ask(*args)`` the wrapped engine inside this question's record (a stream's
-        reader thread copies it), then attribute its answer (:meth:`turn`)."""
-        record = self.begin(question)
-        with core.streaming_for(record):
-            answer = ask(*args)
-        return core.drive(self.turn(answer, question, record, llm))
-
-    async def aanswer(
-        self, question: str, llm: object, ask: Callable[..., Awaitable[T]], *args: Any
-    ) -> T:
-        """Async :meth:`answer`."""
-        record = self.begin(question)
-        with core.streaming_for(record):
-            answer = await ask(*args)
-        return await core.adrive(self.turn(answer, question, record, llm))
+        return None if span_id is None else self.tracker.open_record(span_id, question, True)
 
     def steps(
         self, response: Any, question: str, record: core.SpanRecord | None, llm: object = None
     ) -> core.Steps[Any]:
-        """Attribute ``response`` in place (never raises), as a generator of model calls."""
+        """Attribute ``response`` in place (never raises)."""
         text = getattr(response, "response", None)
         call = core.ChainCall(question, text if isinstance(text, str) else "")
         call.progress = query_progress(question, self.progress)
@@ -84,9 +68,8 @@ class ResponseAttributor(core.AnswerAttributor):
         llm: object = None,
         then: Callable[[T], object] = lambda turn: None,
     ) -> core.Steps[T]:
-        """Attribute a finished answer (a ``Response`` in place, a chat turn through a copy),
-        or make a stream attribute itself in the background once read; ``then(turn)`` runs
-        after the attribution."""
+        """Attribute a ``Response`` in place, a chat turn through a copy, or a stream in the
+        background once read; then ``then(turn)``."""
         answer: Any = turn
 
         def attributed(final: Any) -> core.Steps[T]:
@@ -121,13 +104,12 @@ class ResponseAttributor(core.AnswerAttributor):
 
 
 def _as_response(answer: Any, text: str) -> Response:
-    """A chat turn or a stream as the ``Response`` the attribution reads and annotates."""
+    """A chat turn or a stream as a ``Response``."""
     return Response(text, list(answer.source_nodes), dict(getattr(answer, "metadata", None) or {}))
 
 
 class _ChatStream(StreamingAgentChatResponse):
-    """A chat stream that calls ``end`` once its last token has been read (by whichever
-    of its two generators ends first)."""
+    """A chat stream calling ``end`` once read (by whichever generator ends first)."""
 
     @classmethod
     def wrap(
@@ -165,7 +147,8 @@ def _attribute_steps(
     """Attribute ``response`` in place, scored by ``scorer`` (default: ``llm``'s); never
     raises (a failure goes to its metadata, a groundedness verdict under
     ``["groundedness"]``). ``options``: as :class:`CamabQueryEngine`'s."""
-    return ResponseAttributor(scorer, **options).steps(response, question, None, llm)
+    attributor = ResponseAttributor(scorer, "attribute_response", **options)
+    return attributor.steps(response, question, None, llm)
 
 
 attribute_response = core.synced(_attribute_steps, "attribute_response")

@@ -13,13 +13,12 @@ from camab_rag.integration import Missing, ScoreFilter, finite_number
 
 
 class CamabNodePostprocessor(BaseNodePostprocessor):
-    """Re-order or filter nodes by the attribution they carry.
+    """Keep the nodes a first answer relied on, for "answer, attribute, re-answer".
 
-    For the second pass of "answer, attribute, re-answer from the supporting nodes": it
-    takes the nodes a first answer was attributed to (it is no ``node_postprocessors=[...]``
-    entry: those run before the answer), by ``metadata["attribution"]["score"]``, with
-    ``top_k``, ``threshold`` and ``missing`` (a node without a score: ``"error"``, a
-    ``ValueError``; ``"keep"``, last; ``"drop"``) as :class:`~camab_rag.integration.ScoreFilter`.
+    Takes the nodes a first answer was attributed to (no ``node_postprocessors=[...]`` entry:
+    those run before the answer), by ``metadata["attribution"]["score"]``: ``top_k``,
+    ``threshold``, ``missing`` (``"error"``, ``"keep"`` last, ``"drop"``) as
+    :class:`~camab_rag.integration.ScoreFilter`.
     """
 
     top_k: int | None = None

@@ -1,10 +1,9 @@
-"""Capture which nodes and LLM prompts belong to which query (LlamaIndex's span and event
-hooks feed :class:`camab_rag.integration.SpanRecords`); send attribution progress events."""
+"""Capture each query's nodes and LLM prompts (LlamaIndex's spans and events feed
+:class:`camab_rag.integration.SpanRecords`); send attribution progress events."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from llama_index.core.base.llms.base import BaseLLM
@@ -83,8 +82,8 @@ def query_text(query: QueryType) -> str:
 
 
 class AttributionProgressEvent(BaseEvent):
-    """Sent every few model calls of an attribution, inside the query's span: ``calls``
-    of ``total`` made so far (the last event has ``calls == total``)."""
+    """Sent every few model calls of an attribution, in the query's span: ``calls`` of
+    ``total`` made (the last has ``calls == total``)."""
 
     query: str
     calls: int
@@ -95,14 +94,12 @@ class AttributionProgressEvent(BaseEvent):
         return "AttributionProgressEvent"
 
 
-def query_progress(query: str, hook: Callable[[int, int], object] | None) -> core.ProgressFn:
-    """The core's ``progress(calls, total)`` hook for one query: the user's ``hook`` (the
-    ``progress=`` option), then an :class:`AttributionProgressEvent`."""
+def query_progress(query: str, hook: core.ProgressHook | None) -> core.ProgressRelay:
+    """One query's progress: to the user's ``hook``, then as an
+    :class:`AttributionProgressEvent`."""
 
-    def progress(calls: int, total: int) -> None:
-        if hook is not None:
-            hook(calls, total)
-        event = AttributionProgressEvent(query=query, calls=calls, total=total)
+    def emit(sent: dict[str, Any]) -> None:
+        event = AttributionProgressEvent(query=query, calls=sent["calls"], total=sent["total"])
         get_dispatcher(__name__).event(event)
 
-    return progress
+    return core.ProgressRelay(hook, emit, None)

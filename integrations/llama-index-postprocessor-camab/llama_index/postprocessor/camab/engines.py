@@ -29,7 +29,7 @@ History = list[ChatMessage] | None
 
 
 class _Wrapper:
-    """What an engine wrapping another exposes: its :class:`ResponseAttributor`."""
+    """An engine wrapping another, attributing with a :class:`ResponseAttributor`."""
 
     _attributor: ResponseAttributor
 
@@ -37,7 +37,7 @@ class _Wrapper:
         if not isinstance(inner, kind):
             kinds = f"a LlamaIndex {kind.__name__}, got {type(inner).__name__}"
             raise core.InputError(f"{name} must be {kinds}")
-        self._attributor = ResponseAttributor(scorer, **options)
+        self._attributor = ResponseAttributor(scorer, type(self).__name__, **options)
 
     @property
     def scorer(self) -> Any:
@@ -51,19 +51,15 @@ class _Wrapper:
 
 
 class CamabQueryEngine(_Wrapper, BaseQueryEngine):
-    """Wrap a query engine so every response carries its attribution.
-
-    ``response.metadata["attribution"]`` holds the result and each source node gains
+    """Wrap a query engine (``index.as_query_engine(...)``) so every response carries its
+    attribution: ``response.metadata["attribution"]`` the result, each source node
     ``node.metadata["attribution"]`` (``score``, ``rank``, ``supporting_sentences``...); a
     stream is attributed in the background once read to the end.
 
-    Args:
-        query_engine: any ``BaseQueryEngine`` (e.g. ``index.as_query_engine(llm=...)``).
-        scorer: scores subsets of the context; ``None``: built from the engine's LLM (an
-            OpenAI-compatible server, or an LLM that carries a scorer).
-        options: ``settings`` (default ``CHAIN_SETTINGS``; a blocking groundedness filter
-            replaces an unsupported answer), ``proxy`` (scores for an LLM that cannot),
-            ``scorer_options``, ``progress``: :class:`~camab_rag.integration.AttributorOptions`.
+    ``scorer``: scores subsets of the context (``None``: built from the engine's LLM, an
+    OpenAI-compatible server or an LLM that carries a scorer). ``options``: ``settings``
+    (a blocking groundedness filter replaces an unsupported answer), ``proxy``,
+    ``scorer_options``, ``progress`` (:class:`~camab_rag.integration.AttributorOptions`).
     """
 
     def __init__(
@@ -95,18 +91,13 @@ class CamabQueryEngine(_Wrapper, BaseQueryEngine):
 
     @property
     def _llm(self) -> object:
-        """The synthesizer's LLM (scores by default)."""
         return getattr(getattr(self.query_engine, "_response_synthesizer", None), "_llm", None)
 
 
 class CamabChatEngine(_Wrapper, BaseChatEngine):
-    """Wrap a chat engine so each turn's answer carries its attribution.
-
-    For retrieval chat engines (``chat_mode="context"`` or ``"condense_plus_context"``):
-    each turn is attributed to the nodes retrieved for it, in the prompt the LLM received,
-    as :class:`CamabQueryEngine` does (with its ``scorer`` and ``options``); a stream once
-    read (``wait_for_attribution`` / ``await_attribution``).
-    """
+    """Wrap a retrieval chat engine (``chat_mode="context"`` or ``"condense_plus_context"``)
+    so each turn is attributed to the nodes retrieved for it, as :class:`CamabQueryEngine`
+    does (same ``scorer`` and ``options``); a stream once read."""
 
     def __init__(
         self,

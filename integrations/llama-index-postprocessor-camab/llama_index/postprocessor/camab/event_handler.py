@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from llama_index.core.instrumentation import get_dispatcher
@@ -17,22 +16,17 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag import integration as core
 
-HOW_TO_WAIT = (
-    "Await handler.aflush() before the event loop ends (e.g. at the end of the coroutine "
-    "given to asyncio.run), or set background=False"
-)
+HOW_TO_WAIT = core.how_to_wait("handler.aflush()")
 
 
 class CamabEventHandler(BaseEventHandler):
-    """Attribute every completed query of every query engine (instrumentation handler).
+    """Attribute every completed query of every query engine, in place, as
+    :class:`CamabQueryEngine` does (whose own queries are left to it), with its options.
 
-    ``CamabEventHandler.attach(scorer=...)`` adds one to the root dispatcher: each
-    ``QueryEndEvent``'s response is attributed in place as :class:`CamabQueryEngine` does
-    (whose own queries are left to it). ``aquery`` in a running loop is attributed as a
-    background task (pending until :meth:`aflush`), ``query`` inline; ``background`` forces
-    either (a blocking filter always judges inline). The other fields are
-    :class:`CamabQueryEngine`'s options. ``results``: the latest 256 attributions,
-    ``{"query_id", "query", "attribution"}`` in completion order.
+    ``CamabEventHandler.attach(scorer=...)`` adds one to the root dispatcher. ``aquery`` in
+    a running loop is attributed as a background task (pending until :meth:`aflush`),
+    ``query`` inline; ``background`` forces either (a blocking filter judges inline).
+    ``results``: the latest 256 ``{"query_id", "query", "attribution"}``, oldest first.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
@@ -48,7 +42,7 @@ class CamabEventHandler(BaseEventHandler):
 
     def model_post_init(self, context: Any, /) -> None:
         options = {name: getattr(self, name) for name in core.AttributorOptions.__annotations__}
-        self._attributor = ResponseAttributor(self.scorer, **options)
+        self._attributor = ResponseAttributor(self.scorer, "CamabEventHandler", **options)
         refused = "it must judge the answer before the query returns: use background=None/False"
         core.check_groundedness_filter(
             self._attributor.settings.groundedness,
@@ -94,13 +88,10 @@ class CamabEventHandler(BaseEventHandler):
             )
 
         steps = self._attributor.turn(response, question, record, then=remember)
-        async_call = event.span_id is not None and ".aquery-" in event.span_id
-        streamed = isinstance(response, STREAMS)
-        if self._attributor.in_background(self.background, streamed, async_call):
-            key = query_id or uuid.uuid4().hex  # a span id, else a key of its own
-            self._attributor.start(response, steps, HOW_TO_WAIT, in_loop=True, key=key)
-        else:
-            core.drive(steps)
+        in_background = self._attributor.in_background(
+            self.background, isinstance(response, STREAMS), ".aquery-" in query_id
+        )
+        self._attributor.finish(response, steps, HOW_TO_WAIT, in_background, query_id)
 
     async def aflush(self) -> None:
         """Wait for every background attribution started so far."""

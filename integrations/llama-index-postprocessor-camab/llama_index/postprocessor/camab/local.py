@@ -1,5 +1,5 @@
-"""Offline LlamaIndex models over camab-rag's embedded ones (nothing is downloaded): an LLM
-that carries its scorer, so ``scorer=None`` works, and a sentence embedding."""
+"""Offline LlamaIndex models over camab-rag's embedded ones: an LLM that carries its scorer
+(so ``scorer=None`` works) and a sentence embedding."""
 
 from __future__ import annotations
 

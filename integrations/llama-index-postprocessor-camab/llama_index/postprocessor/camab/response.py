@@ -1,5 +1,4 @@
-"""Attach an attribution to a LlamaIndex answer: the summary in its metadata, a copy of each
-node with its own entry, and LlamaIndex's own ``CitationBlock``s."""
+"""Attach an attribution to a LlamaIndex answer: the summary, node copies, ``CitationBlock``s."""
 
 from __future__ import annotations
 
@@ -28,8 +27,7 @@ def node_documents(nodes: Sequence[NodeWithScore]) -> list[core.SourceDocument]:
 
 
 def _with_attribution(node: Any, info: dict[str, Any]) -> Any:
-    """A copy of ``node`` carrying ``info`` (shared nodes never mix attributions), the key
-    excluded from what LLMs and embedding models see."""
+    """A copy of ``node`` carrying ``info``, hidden from LLMs and embedding models."""
     update: dict[str, Any] = {"metadata": {**node.metadata, ATTRIBUTION_KEY: info}}
     for name in ("excluded_llm_metadata_keys", "excluded_embed_metadata_keys"):
         keys = list(getattr(node, name))
@@ -38,8 +36,7 @@ def _with_attribution(node: Any, info: dict[str, Any]) -> Any:
 
 
 def attach(response: Any, done: core.AnswerAttribution) -> Any:
-    """Put ``done`` on ``response`` in place: the summary in its metadata, a copy of each
-    node with its entry, a blocked answer's text replaced by the filter's fallback."""
+    """Put ``done`` on ``response`` in place (a blocked answer's text: the fallback)."""
     summary, entries = done.metadata()
     try:
         if entries:
