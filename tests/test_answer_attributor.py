@@ -179,3 +179,13 @@ def test_an_engine_call_is_asked_then_attributed_sync_async_or_in_the_background
     assert asyncio.run(in_the_background())["status"] == "ok"
     with pytest.raises(NotImplementedError):
         AnswerAttributor().answer(QUESTION, None, ask, "q3")
+
+
+def test_a_handler_remembers_each_answers_attribution_oldest_first() -> None:
+    attributor = AnswerAttributor(KeywordScorer())
+    attributor.remembered("s1", "Q1?")(SimpleNamespace(metadata={"attribution": {"n": 1}}))
+    attributor.remembered("s2", "Q2?")(SimpleNamespace(metadata=None))
+    assert attributor.recent == [
+        {"query_id": "s1", "query": "Q1?", "attribution": {"n": 1}},
+        {"query_id": "s2", "query": "Q2?", "attribution": None},
+    ]

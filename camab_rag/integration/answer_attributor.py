@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from camab_rag.captured import CapturedAttribution, document_summary, reached_the_model
 from camab_rag.errors import InputError, NoContextError
 from camab_rag.integration.answer_metadata import set_attribution
+from camab_rag.integration.attached import METADATA_KEY
 from camab_rag.integration.background import pending
 from camab_rag.integration.chain_options import AttributorOptions, checked_options
 from camab_rag.integration.chain_runs import ChainCall, ChainRuns, chain_steps
@@ -132,6 +133,17 @@ class AnswerAttributor:
         """Keep ``entry`` among the :attr:`recent` ones (thread-safe)."""
         with self._lock:
             self._recent.append(entry)
+
+    def remembered(self, query_id: str, question: str) -> Callable[[object], None]:
+        """A ``then`` for :meth:`turn`: remember ``{"query_id", "query", "attribution"}``
+        (the answer's ``metadata["attribution"]``, ``None`` if it has none)."""
+
+        def remember(answer: object) -> None:
+            metadata = getattr(answer, "metadata", None) or {}
+            entry = {"query_id": query_id, "query": question}
+            self.remember({**entry, "attribution": metadata.get(METADATA_KEY)})
+
+        return remember
 
     @property
     def recent(self) -> list[dict[str, Any]]:

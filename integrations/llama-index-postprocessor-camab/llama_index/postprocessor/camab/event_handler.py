@@ -80,13 +80,7 @@ class CamabEventHandler(BaseEventHandler):
             return  # already attributed (an enclosing query returning the same response)
         record = records[0] if records and records[0].span_id == event.span_id else None
         question, query_id = query_text(event.query), event.span_id or ""
-
-        def remember(turn: Any) -> None:
-            data = (getattr(turn, "metadata", None) or {}).get(ATTRIBUTION_KEY)
-            self._attributor.remember(
-                {"query_id": query_id, "query": question, "attribution": data}
-            )
-
+        remember = self._attributor.remembered(query_id, question)
         steps = self._attributor.turn(response, question, record, then=remember)
         in_background = self._attributor.in_background(
             self.background, isinstance(response, STREAMS), ".aquery-" in query_id

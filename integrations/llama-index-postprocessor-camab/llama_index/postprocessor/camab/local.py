@@ -20,7 +20,7 @@ from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_ca
 from llama_index.core.llms.custom import CustomLLM
 from pydantic import PrivateAttr
 
-from camab_rag.integration import InputError, MiniLMEmbedder, Prompt, chat_prompt
+from camab_rag.integration import InputError, MiniLMEmbedder, Prompt, answer_text, chat_prompt
 
 
 class CamabLocalLLM(CustomLLM):
@@ -65,7 +65,7 @@ class CamabLocalLLM(CustomLLM):
         )
 
     def _text(self, prompt: Prompt) -> str:
-        return str(self._scorer.generate([prompt], max_new_tokens=self.max_new_tokens)[0])
+        return answer_text(self._scorer, prompt, self.max_new_tokens)
 
     def _chat(self, messages: Sequence[ChatMessage], delta: bool = False) -> ChatResponse:
         text = self._text(chat_prompt(messages))
