@@ -109,7 +109,7 @@ def test_chat_messages_become_a_role_content_prompt() -> None:
 
     messages = [
         SimpleNamespace(role="system", content="Be brief."),
-        SimpleNamespace(role=Role.USER, content=["an image block"]),
+        SimpleNamespace(role=Role.USER, content=[{"type": "image_url", "url": "x"}]),
     ]
     assert chat_prompt(messages) == [
         {"role": "system", "content": "Be brief."},

@@ -106,6 +106,7 @@ from camab_rag.integration.chain_step import (
 from camab_rag.integration.chat_messages import (
     as_prompt,
     chat_messages,
+    chat_prompt,
     content_text,
     last_user_text,
 )
@@ -132,7 +133,6 @@ from camab_rag.integration.span_records import (
     SpanRecord,
     SpanRecords,
     aread_for,
-    chat_prompt,  # llslim2
     read_for,
     streaming_for,
 )

@@ -3,12 +3,13 @@
 Frameworks name roles their own way (LangChain's ``human``/``ai``) and carry multi-part
 contents (text blocks beside images); attribution needs the text the model read, under
 the roles a chat template knows. The framework says how to read one of its messages
-(``role_of``, ``content_of``) and how to read its prompt values (``chat_of``).
+(``role_of``, ``content_of``; :func:`chat_prompt` reads ``role`` and ``content``
+attributes) and how to read its prompt values (``chat_of``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from camab_rag.errors import InputError
@@ -42,6 +43,16 @@ def chat_messages(
     ]
 
 
+def chat_prompt(messages: Iterable[Any]) -> list[dict[str, str]]:
+    """:func:`chat_messages` of messages with ``role`` (a string or an enum) and ``content``
+    attributes (LlamaIndex's ``ChatMessage``)."""
+    return chat_messages(list(messages), _role, lambda m: m.content)
+
+
+def _role(message: Any) -> str:
+    return str(getattr(message.role, "value", message.role))
+
+
 def as_prompt(
     value: object,
     chat_of: Callable[[object], list[dict[str, str]] | None],
@@ -68,4 +79,4 @@ def last_user_text(chat: Sequence[dict[str, str]] | None) -> str:
     return next((m["content"] for m in reversed(chat or []) if m.get("role") == "user"), "")
 
 
-__all__ = ["ROLES", "as_prompt", "chat_messages", "content_text", "last_user_text"]
+__all__ = ["ROLES", "as_prompt", "chat_messages", "chat_prompt", "content_text", "last_user_text"]

@@ -61,18 +61,6 @@ class SpanRecord:
         return self.calls[-1].model if self.calls else None
 
 
-def chat_prompt(messages: Iterable[Any]) -> list[dict[str, str]]:
-    """A framework's chat messages (a ``role``, string or enum, and a ``content``) as
-    camab-rag's ``[{"role", "content"}]`` prompt; content that is not text reads ``""``."""
-    return [
-        {
-            "role": str(getattr(m.role, "value", m.role)),
-            "content": m.content if isinstance(m.content, str) else "",
-        }
-        for m in messages
-    ]
-
-
 STREAMING_FOR: contextvars.ContextVar[SpanRecord | None] = contextvars.ContextVar(
     "camab_streaming_for", default=None
 )
