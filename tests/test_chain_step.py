@@ -13,6 +13,7 @@ import pytest
 from fakes import KeywordScorer
 from native_fakes import TYPES, Doc, Message
 
+from camab_rag.errors import InputError, WrongTypeError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.integration import (
     CHAIN_SETTINGS,
@@ -66,8 +67,17 @@ def test_the_input_is_read_with_the_answer_as_text() -> None:
 def test_a_bad_input_says_what_is_missing_and_how_to_point_the_step(
     input: object, message: str
 ) -> None:
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(InputError, match=message):
         KEYS.read(input, TYPES)
+
+
+def test_one_key_is_one_key_and_a_key_must_be_a_string() -> None:
+    assert StepKeys(question_keys="query").question_keys == ("query",)  # type: ignore[arg-type]
+    assert StepKeys(question_keys=["q", "query"]).question_keys == ("q", "query")  # type: ignore[arg-type]
+    with pytest.raises(WrongTypeError, match="question_keys must be a key"):
+        StepKeys(question_keys=[3])  # type: ignore[arg-type]
+    with pytest.raises(WrongTypeError, match=r"context_key must be a key .* got 3"):
+        StepKeys(context_key=3)  # type: ignore[arg-type]
 
 
 def test_the_output_carries_the_summary_and_each_documents_entry() -> None:

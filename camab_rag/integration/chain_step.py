@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from camab_rag.captured import CapturedAttribution
+from camab_rag.errors import InputError, WrongTypeError
 from camab_rag.integration.attached import METADATA_KEY, Attachment, ChainAttribution
 from camab_rag.integration.chain_options import ChainParts
 from camab_rag.integration.chain_runs import ChainCall, ChainRuns
 from camab_rag.integration.progress_relay import ProgressRelay
+from camab_rag.integration.run_tree import input_keys
 from camab_rag.scorers.base import Prompt
 from camab_rag.steps import Steps
 
@@ -85,6 +87,14 @@ class StepKeys:
     after: str = "a chain that returns them"
     rename: str = "{key}"
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "question_keys", input_keys("question_keys", self.question_keys))
+        for option in ("context_key", "answer_key", "prompt_key"):
+            if not isinstance(getattr(self, option), str):
+                raise WrongTypeError(
+                    f"{option} must be a key (a string), got {getattr(self, option)!r}"
+                )
+
     def _hint(self, input: Mapping[str, Any], option: str, example: object, key: str) -> str:
         keys = sorted(str(k) for k in input)
         return (
@@ -93,10 +103,10 @@ class StepKeys:
         )
 
     def read(self, input: object, types: NativeTypes) -> StepInput:
-        """The question, documents, answer and prompt of ``input`` (a ``ValueError``
+        """The question, documents, answer and prompt of ``input`` (an ``InputError``
         saying what is missing and how to point the step at it)."""
         if not isinstance(input, Mapping):
-            raise ValueError(
+            raise InputError(
                 f"{self.step} needs a dict with the question, '{self.context_key}' and "
                 f"'{self.answer_key}', got {type(input).__name__} (put it after a chain "
                 f"that returns them, e.g. {self.after})"
@@ -105,7 +115,7 @@ class StepKeys:
         question = next(questions, None)
         if question is None:
             hint = self._hint(input, "question_keys", ("my_key",), "question")
-            raise ValueError(
+            raise InputError(
                 f"the input has no question (a string) under any of {list(self.question_keys)}"
                 f"{hint}"
             )
@@ -115,12 +125,12 @@ class StepKeys:
         ):
             if key not in input:
                 hint = self._hint(input, option, "my_key", name)
-                raise ValueError(f"the input has no {what} under '{key}'{hint}")
+                raise InputError(f"the input has no {what} under '{key}'{hint}")
         raw = input[self.answer_key]
         text = types.message_text(raw)
         answer = raw if text is None else text
         if not isinstance(answer, str):
-            raise ValueError(
+            raise InputError(
                 f"the answer under '{self.answer_key}' must be a string or a message, got "
                 f"{type(raw).__name__}"
             )

@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 
 from camab_rag.captured import reached_the_model
 from camab_rag.engine import ProgressFn
-from camab_rag.errors import NoContextError
+from camab_rag.errors import InputError, NoContextError, WrongTypeError
 from camab_rag.integration.chain_runs import ChainCall
 from camab_rag.scorers.base import Prompt
 from camab_rag.segments import to_documents
@@ -159,6 +159,15 @@ class ClosedRun(Generic[D]):
         )
 
 
+def input_keys(option: str, keys: str | Sequence[str]) -> tuple[str, ...]:
+    """``keys`` as a tuple of input keys: one string is one key (never its characters);
+    anything but strings is a :class:`~camab_rag.errors.WrongTypeError` naming ``option``."""
+    found = (keys,) if isinstance(keys, str) else tuple(keys)
+    if not found or not all(isinstance(k, str) for k in found):
+        raise WrongTypeError(f"{option} must be a key (a string) or a list of them, got {keys!r}")
+    return found
+
+
 @dataclass(frozen=True)
 class RunReading(Generic[D]):
     """How to read a framework's root runs.
@@ -174,6 +183,10 @@ class RunReading(Generic[D]):
     user_text: Callable[[object], str] = lambda _: ""
     question_keys: tuple[str, ...] = QUESTION_KEYS
     context_keys: tuple[str, ...] = CONTEXT_KEYS
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "question_keys", input_keys("question_keys", self.question_keys))
+        object.__setattr__(self, "context_keys", input_keys("context_keys", self.context_keys))
 
     def question(self, run: RootRun[D]) -> str:
         """The root input itself when it is a string, else the first of ``question_keys``
@@ -230,7 +243,7 @@ class RunReading(Generic[D]):
     ) -> Exception | None:
         """Why a root run cannot be attributed (``None``: it can)."""
         if call is None or call.answer is None:
-            return ValueError(
+            return InputError(
                 "no LLM answer was captured in this run: there is nothing to attribute"
             )
         if not documents and run.queries:
@@ -239,7 +252,7 @@ class RunReading(Generic[D]):
                 "context to come from"
             )
         if not documents:
-            return ValueError(
+            return InputError(
                 "no documents were captured in this run (no retriever ran and the input has "
                 f"none of the keys {list(self.context_keys)} holding Documents)"
             )
@@ -265,4 +278,5 @@ __all__ = [
     "RootRun",
     "RunReading",
     "RunTree",
+    "input_keys",
 ]
