@@ -127,6 +127,12 @@ def test_postprocessor_bad_arguments(kwargs: dict[str, Any], message: str) -> No
         CamabNodePostprocessor(**kwargs)
 
 
+def test_postprocessor_refuses_a_misspelled_keyword() -> None:
+    with pytest.raises(TypeError, match="unexpected keyword 'topk'"):
+        CamabNodePostprocessor(topk=2)  # type: ignore[call-arg]
+    assert CamabNodePostprocessor(callback_manager=None).top_k is None  # a real field passes
+
+
 async def test_postprocessor_async_path() -> None:
     nodes = [attributed(0.1, "a"), attributed(0.7, "b")]
     out = await CamabNodePostprocessor(top_k=1).apostprocess_nodes(nodes, query_str="q")

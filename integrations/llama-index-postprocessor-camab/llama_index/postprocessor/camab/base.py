@@ -34,6 +34,8 @@ class CamabNodePostprocessor(BaseNodePostprocessor):
         **kwargs: Any,
     ) -> None:
         ScoreFilter(top_k, threshold, missing)  # checks them
+        if unknown := sorted(set(kwargs) - set(type(self).model_fields)):  # pydantic drops them
+            raise TypeError(f"CamabNodePostprocessor() got an unexpected keyword {unknown[0]!r}")
         super().__init__(top_k=top_k, threshold=threshold, missing=missing, **kwargs)
 
     @classmethod
