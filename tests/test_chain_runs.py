@@ -84,6 +84,7 @@ def test_an_error_becomes_a_failed_result_and_strict_raises_it() -> None:
     assert failed.status == "error" and "scorer is down" in (failed.error or "")
     assert (failed.question, failed.response) == (QUESTION, ANSWER)
     assert failed.prompt_mode == "none" and len(runs.results) == 0
+    assert (failed.method, failed.budget) == ("auto", 4)  # the settings', not the defaults
 
     explained = ChainRuns[CapturedAttribution](
         AttributionSettings(budget=4), explain=lambda e: ValueError(f"explained: {e}")

@@ -77,7 +77,13 @@ def failed_attribution(
     """Why a call was not attributed, as its result (``status="error"`` or
     ``"no_context"``): the chain's answer goes on. A groundedness filter judges the
     failure without a model call, so ``on_error="block"`` blocks what it cannot judge."""
-    result = AttributionResult.failed(error, question=call.question, response=call.answer)
+    result = AttributionResult.failed(
+        error,
+        question=call.question,
+        response=call.answer,
+        method=settings.method_instance.name,
+        budget=settings.budget,
+    )
     gate = settings.groundedness
     verdict = gate.judge(result) if gate is not None else None
     return CapturedAttribution(result, [], PromptPlan("none", None, None), verdict)
