@@ -50,6 +50,11 @@ def test_every_object_takes_one_list_of_options_checked_one_way() -> None:
     assert checked_options("Step", {"strict": True}) is CHAIN_SETTINGS
     with pytest.raises(InputError, match="proxy must have a score"):
         checked_options("Step", {"proxy": object()})
+    with pytest.raises(InputError, match="progress must be a function"):
+        checked_options("Step", {"progress": "yes"})
+    setting = r"'budget': it is a setting, pass settings=CHAIN_SETTINGS.with_changes\(budget="
+    with pytest.raises(TypeError, match=setting):
+        checked_options("Engine", {"budget": 8}, AttributorOptions)
 
 
 def test_a_traced_object_explains_a_refused_key() -> None:

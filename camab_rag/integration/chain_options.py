@@ -13,7 +13,7 @@ where the object cannot hold the answer back, and builds the settings, the score
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, TypedDict
 
 from camab_rag.errors import InputError
@@ -65,9 +65,17 @@ def checked_options(
     """The settings of ``options`` (default :data:`CHAIN_SETTINGS`), once they are checked:
     a name ``listed`` lacks is a ``TypeError`` naming it (``owner`` names the object), a
     ``settings`` that is not an :class:`AttributionSettings` an
-    :class:`~camab_rag.errors.InputError`, a ``proxy`` that cannot score too."""
+    :class:`~camab_rag.errors.InputError`, a ``proxy`` that cannot score or a ``progress``
+    that is not a function too."""
     if unknown := sorted(set(options) - set(listed.__annotations__)):
-        raise TypeError(f"{owner}() got an unexpected keyword argument {unknown[0]!r}")
+        name = unknown[0]
+        hint = ""
+        if name in {f.name for f in fields(AttributionSettings) if f.init}:
+            hint = f": it is a setting, pass settings=CHAIN_SETTINGS.with_changes({name}=...)"
+        raise TypeError(f"{owner}() got an unexpected keyword argument {name!r}{hint}")
+    progress = options.get("progress")
+    if progress is not None and not callable(progress):
+        raise InputError(f"progress must be a function progress(calls, total), got {progress!r}")
     settings = options.get("settings")
     settings = CHAIN_SETTINGS if settings is None else settings
     if not isinstance(settings, AttributionSettings):
