@@ -26,6 +26,12 @@ between is here, and an integration imports nothing else of the core:
 * spans (LlamaIndex): :class:`SpanRecords` files model calls and retrievals under the
   query span enclosing them; :func:`streaming_for` / :func:`read_for` for streamed answers.
 
+* framework-shaped kernels: :class:`ChainStep` and :class:`RootRuns` (a chain step and
+  callback handlers, LangChain-shaped), :class:`AnswerAttributor` (a framework's answer
+  object and its engines, LlamaIndex-shaped), over one options list
+  (:class:`ChainOptions`, checked by :func:`checked_options`) and one scorer rule
+  (:func:`scorer_from_model`, :class:`ScorerSource`).
+
 A minimal integration::
 
     runs = ChainRuns(AttributionSettings(budget=16))
@@ -48,12 +54,12 @@ from camab_rag.engine import ProgressFn
 from camab_rag.errors import CredentialsRefusedError, InputError, NoContextError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.groundedness.filter import check_groundedness_filter
-from camab_rag.integration.answer_attributor import (  # llslim2
+from camab_rag.integration.answer_attributor import (
     AnswerAttribution,
     AnswerAttributor,
     answer_documents,
 )
-from camab_rag.integration.answer_metadata import (  # llslim2
+from camab_rag.integration.answer_metadata import (
     attribution_info,
     attribution_of,
     await_attribution,
@@ -127,8 +133,9 @@ from camab_rag.integration.run_tree import (
     LLMCall,
     RunReading,
     RunTree,
+    input_keys,
 )
-from camab_rag.integration.score_filter import Missing, ScoreFilter, finite_number  # llslim2
+from camab_rag.integration.score_filter import Missing, ScoreFilter, finite_number
 from camab_rag.integration.span_records import (
     SpanRecord,
     SpanRecords,
@@ -151,94 +158,111 @@ from camab_rag.steps import Steps, adrive, asynced, drive, synced
 
 __all__ = [
     "CHAIN_SETTINGS",
+    "CONTEXT_KEYS",
+    "METADATA_KEY",
+    "NO_KEY_FROM_RUN",
     "PROXY_FIX",
+    "QUESTION_KEYS",
+    "AnswerAttribution",
+    "AnswerAttributor",
+    "Attachment",
     "AttributionResult",
     "AttributionSettings",
+    "AttributorOptions",
     "CapturedAttribution",
+    "ChainAttribution",
     "ChainCall",
+    "ChainOptions",
+    "ChainParts",
     "ChainRuns",
+    "ChainStep",
     "ChatAPICannotScoreError",
     "CitationRule",
+    "ClosedRun",
     "CredentialsRefusedError",
     "FilteredAnswer",
     "Granularity",
     "GroundednessFilter",
     "InputError",
+    "KeptResults",
+    "LLMCall",
     "MiniLMEmbedder",
+    "Missing",
+    "ModelRegistry",
     "NativeCitation",
+    "NativeTypes",
     "NoContextError",
     "ProgressFn",
+    "ProgressHook",
+    "ProgressRelay",
     "Prompt",
     "ResultStore",
+    "RootRuns",
+    "RunReading",
+    "RunTree",
+    "ScoreFilter",
     "ScorerCache",
+    "ScorerSource",
+    "ScorerUnavailableError",
     "SourceDocument",
+    "SpanRecord",
+    "SpanRecords",
+    "StepCall",
+    "StepInput",
+    "StepKeys",
     "Steps",
+    "WaitedResults",
+    "added",
     "adrive",
+    "answer_documents",
     "answer_summary",
+    "answer_text",
+    "aread_for",
+    "as_prompt",
     "asynced",
+    "attribution_info",
+    "attribution_of",
+    "await_attribution",
+    "await_on",
     "cancelled",
     "cannot_score_reason",
     "chain_steps",
+    "chat_messages",
+    "chat_prompt",
     "check_groundedness_filter",
+    "checked_generator",
+    "checked_options",
     "checked_scorer",
+    "content_text",
     "document_ranks",
     "document_summary",
     "drive",
     "failed_attribution",
     "fill",
+    "finite_number",
+    "generator_name",
+    "generator_scorer",
+    "groundedness_of",
+    "how_to_wait",
+    "input_keys",
     "is_openai_endpoint",
+    "last_user_text",
     "native_citations",
     "own_or_proxy",
     "pending",
     "reached_the_model",
+    "read_for",
+    "resolve_scorer",
     "scorer_from_chat_client",
+    "scorer_from_endpoint",
+    "scorer_from_model",
     "sentence_citations",
+    "set_attribution",
+    "streaming_for",
     "synced",
     "to_documents",
-]
-
-# capture and attach helpers (lcslim)
-__all__ += [
-    "CONTEXT_KEYS",
-    "METADATA_KEY",
-    "QUESTION_KEYS",
-    "Attachment",
-    "ChainAttribution",
-    "ClosedRun",
-    "KeptResults",
-    "LLMCall",
-    "RunReading",
-    "RunTree",
-    "groundedness_of",
-]
-
-# span records and streamed answers (LlamaIndex)
-__all__ += ["SpanRecord", "SpanRecords", "aread_for", "read_for", "streaming_for"]
-__all__ += ["await_on", "wait_on"]
-
-# llslim2: attributing a framework's answer object (LlamaIndex)
-__all__ += [
-    "AnswerAttribution",
-    "AnswerAttributor",
-    "AttributorOptions",
-    "Missing",
-    "ScoreFilter",
-    "answer_documents",
-    "attribution_info",
-    "attribution_of",
-    "await_attribution",
-    "chat_prompt",
-    "finite_number",
-    "set_attribution",
+    "tool_documents",
     "wait_for_attribution",
+    "wait_on",
+    "word_pieces",
 ]
-
-# lcslim2: the chain step, the scorer choice, the progress relay
-__all__ += ["NO_KEY_FROM_RUN", "ScorerSource", "ScorerUnavailableError", "resolve_scorer"]
-__all__ += ["scorer_from_endpoint", "scorer_from_model"]
-__all__ += ["ChainStep", "NativeTypes", "StepCall", "StepInput", "StepKeys", "added"]
-__all__ += ["ProgressHook", "ProgressRelay", "RootRuns", "tool_documents"]
-__all__ += ["ModelRegistry", "WaitedResults", "as_prompt", "chat_messages", "content_text"]
-__all__ += ["ChainOptions", "ChainParts", "checked_options", "how_to_wait", "last_user_text"]
-__all__ += ["answer_text", "checked_generator", "generator_name", "generator_scorer"]
-__all__ += ["word_pieces"]
