@@ -60,6 +60,7 @@ class FaultyServer:
         self.tokenize_calls = 0
         self.tokenize: dict[str, list[int]] | None = None  # None: no /tokenize (404)
         self.tokenize_delay = 0.0  # seconds /tokenize waits before it answers
+        self.tokenize_reply: tuple[int, dict[str, str]] | None = None  # status and headers
         self.ids_reply: bytes = GOOD  # the answer to a token-id prompt
         self.in_flight = 0
         self.max_in_flight = 0
@@ -79,7 +80,10 @@ class FaultyServer:
                     with server.lock:
                         server.tokenize_calls += 1
                     time.sleep(server.tokenize_delay)
-                    if server.tokenize is None:
+                    if server.tokenize_reply is not None:
+                        status, headers = server.tokenize_reply
+                        self.reply(status, b'{"error": {"message": "tokenizer down"}}', headers)
+                    elif server.tokenize is None:
                         self.reply(404, b'{"detail":"Not Found"}')
                     else:
                         ids = server.tokenize.get(body.get("prompt"), [7])
@@ -402,6 +406,28 @@ def test_chat_prompt_without_tokenize_or_template_is_a_clear_error(server: Fault
     with pytest.raises(InputError, match="chat_template_renderer"):
         make_scorer(server).score([ScoreRequest(chat, RESPONSE)])
     assert server.completions == []
+
+
+def test_a_failing_tokenize_is_named_and_probed_again_not_taken_for_a_missing_one(
+    server: FaultyServer,
+) -> None:
+    """A /tokenize that answers 500 is failing, not missing: a chat prompt gets the real
+    cause (no 'no /tokenize endpoint', which would hand scoring to a proxy), the next
+    request probes again, and a redirect is refused as such."""
+    chat = [{"role": "user", "content": "What is the capital of France?"}]
+    server.tokenize_reply = (500, {})
+    scorer = make_scorer(server, max_retries=0)
+    with pytest.raises(TransientScorerError, match=r"/tokenize failed \(.*HTTP 500: tokenizer"):
+        scorer.score([ScoreRequest(chat, RESPONSE)])
+    probes = server.tokenize_calls
+    server.tokenize_reply = None  # it recovers: the next request probes again, token mode
+    server.tokenize = {PROMPT: list(range(12)), RESPONSE: list(range(8))}
+    assert_good(scorer.score([REQUEST])[0])
+    assert server.tokenize_calls > probes
+    assert server.completions[-1]["prompt"] == list(range(12)) + list(range(8))
+    server.tokenize_reply = (307, {"Location": "http://elsewhere.invalid/tokenize"})
+    with pytest.raises(ScorerError, match="redirected /tokenize to http://elsewhere"):
+        make_scorer(server).score([ScoreRequest(chat, RESPONSE)])
 
 
 def test_chat_prompt_with_a_renderer_uses_text_mode(server: FaultyServer) -> None:

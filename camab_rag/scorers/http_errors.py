@@ -29,6 +29,11 @@ from camab_rag.scorers.echo import NoPromptLogprobsError, _clip
 E = TypeVar("E", bound=BaseException)
 
 
+class RedirectRefusedError(ScorerError):
+    """The server answered with a redirect, which is never followed (no credential goes
+    to another URL)."""
+
+
 @dataclass(frozen=True)
 class ServerErrors:
     """The meaning of failures from one server (``base_url`` without credentials) serving
@@ -75,7 +80,7 @@ class ServerErrors:
             raise self.status_error(status, headers, message, path)
         if 300 <= status < 400:
             target = self.secrets.clean(public_url(headers.get("location", "another URL")))
-            raise ScorerError(
+            raise RedirectRefusedError(
                 f"the server at {self.base_url} redirected {path} to {target} (HTTP {status}):"
                 " redirects are not followed, so no credential reaches another URL; pass the "
                 "URL it redirects to as base_url"

@@ -44,7 +44,7 @@ from camab_rag.scorers.base import (
     check_messages,
 )
 from camab_rag.scorers.echo import NoChatTemplateError, parse_echo
-from camab_rag.scorers.http_errors import as_dict, tokens_from
+from camab_rag.scorers.http_errors import RedirectRefusedError, as_dict, tokens_from
 from camab_rag.scorers.transport import AsyncClients, HttpTransport, RequestClock
 from camab_rag.steps import BlockingCall, Steps, drive
 
@@ -91,6 +91,7 @@ class RequestPlanner:
             None if tokenization == "auto" else (tokenization == "server")
         )
         self._id_cache: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
+        self._probe_failure: TransientScorerError | None = None  # the last probe's, if it failed
 
     # ------------------------------------------------------------------------ prompts
 
@@ -120,6 +121,14 @@ class RequestPlanner:
                 messages, tokenize=False, add_generation_prompt=True
             )
             return str(text)
+        failure = self._probe_failure
+        if failure is not None:  # /tokenize is there but failing: not a reason for a proxy
+            raise TransientScorerError(
+                f"the server at {self._http.base_url} cannot score chat prompts now: its "
+                f"/tokenize failed ({failure})",
+                status_code=failure.status_code,
+                retry_after=failure.retry_after,
+            )
         raise NoChatTemplateError(
             f"the server at {self._http.base_url} cannot score chat prompts: it has no "
             "/tokenize endpoint to apply the model's chat template (a hosted chat API cannot "
@@ -162,16 +171,19 @@ class RequestPlanner:
                 probe = {"prompt": "probe", "add_special_tokens": False}
                 ids = drive(self.tokenize_steps(probe, None, clock))
                 self._has_tokenize = bool(ids)
-            except (CredentialsRefusedError, DeadlineExceededError):
-                raise  # a refused key or the deadline: not a sign that /tokenize is missing
+            except (CredentialsRefusedError, DeadlineExceededError, RedirectRefusedError):
+                raise  # a refused key, the deadline, a redirect: not a missing /tokenize
             except TransientScorerError as error:
                 if error.unreachable:
                     raise  # the server is unreachable: say so rather than guess a mode
-                self._has_tokenize = False
+                self._probe_failure = error  # failing now (5xx, 429): text mode, probe again
+                logger.debug("server /tokenize failed: %s", error)
+                return False
             except ScorerError:
                 self._has_tokenize = False  # no usable endpoint (404, other API): text mode
+            self._probe_failure = None
             logger.debug("server /tokenize available: %s", self._has_tokenize)
-        return self._has_tokenize
+        return bool(self._has_tokenize)
 
     def _cached_ids(self, key: tuple[str, str]) -> list[int] | None:
         with self._lock:
