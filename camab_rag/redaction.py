@@ -15,9 +15,11 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 MASK = "***"
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
-_SENSITIVE_HEADER = re.compile(r"(?i)auth|key|token|secret|cookie|pass|credential|sig|session")
+_SENSITIVE_HEADER = re.compile(
+    r"(?i)auth|key|token|secret|cookie|pass|credential|sig|session|^code$"
+)
 """Header and query parameter names that carry a credential (``X-Api-Key``, ``api-key``,
-``access_token``, ``sig``, ...)."""
+``access_token``, ``sig``, Azure Functions' ``code``, ...)."""
 _SHORTEST = 4  # a shorter "secret" would mask ordinary words
 
 

@@ -148,6 +148,12 @@ class AttributionSettings:
             )
         # a misspelled method fails here, not on every later answer
         object.__setattr__(self, "method_instance", get_method(self.method))
+        name = self.method_instance.name
+        if self.prior is not None and name not in ("auto", "camab", "prior"):
+            raise InputError(
+                f"prior= runs CAMAB with the free model's prior, so method={name!r} would be "
+                "ignored: drop prior=, or leave method as 'auto'"
+            )
 
     def with_changes(self, **changes: Any) -> AttributionSettings:
         """These settings with fields replaced, validated again (the one way to override

@@ -206,7 +206,7 @@ def test_the_ok_fault_mode_really_attributes(server: FaultyServer) -> None:
     assert result.status == "ok" and np.all(np.isfinite(result.scores))
 
 
-@pytest.mark.parametrize("name", ["api-key", "access_token", "sig"])
+@pytest.mark.parametrize("name", ["api-key", "access_token", "sig", "code"])
 def test_a_credential_in_the_query_string_is_refused_unshown(
     server: FaultyServer, name: str
 ) -> None:

@@ -183,3 +183,11 @@ def test_a_user_template_without_its_fields_is_refused_when_the_settings_are_bui
         AttributionSettings(user_template="Q: {question}")
     with pytest.raises(InputError, match="must be a string"):
         AttributionSettings().with_changes(user_template=None)
+
+
+def test_a_prior_refuses_a_method_it_would_ignore() -> None:
+    with pytest.raises(InputError, match=r"method='loo' would be ignored"):
+        AttributionSettings(prior=KeywordScorer(), method="loo")
+    with pytest.raises(InputError, match="would be ignored"):
+        AttributionSettings(prior=KeywordScorer()).with_changes(method="kernelshap")
+    assert AttributionSettings(prior=KeywordScorer(), method="camab").prior is not None

@@ -19,8 +19,9 @@ cut to that deadline too.
 
 **Credentials.** The key, the user-info of the base URL and auth headers are sent to this
 server only (never across a redirect) and are masked (:mod:`camab_rag.redaction`) in every
-message and log line, even when the server echoes them back; the errors raised here chain
-no exception that could hold them.
+message and log line camab-rag writes, even when the server echoes them back; the errors
+raised here chain no exception that could hold them. httpcore's own DEBUG log prints the
+headers a server sends back: keep it off where a server may echo a key in them.
 """
 
 from __future__ import annotations
