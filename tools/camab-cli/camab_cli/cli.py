@@ -262,9 +262,10 @@ def check_out(
     if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise InputError(f"--out {out}: not writable")
     if path.exists() and not force and not (ours is not None and ours(path)):
+        whose = "a file camab did not write" if ours is not None else "it"
         raise InputError(
-            f"--out {out} already exists: refusing to replace a file camab did not write "
-            "(pass --force to replace it)"
+            f"--out {out} already exists: refusing to replace {whose} (pass --force to "
+            "replace it)"
         )
 
 

@@ -234,6 +234,7 @@ def try_parse_record(
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, object | RecordError]]:
+    first = True
     with path.open("rb") as handle:
         for line_no, raw in enumerate(handle, start=1):
             try:
@@ -243,6 +244,13 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, object | RecordError]]:
                 continue
             if not text.strip():
                 continue
+            if first and text.lstrip().startswith("["):
+                raise InputError(
+                    f"{path}: holds a JSON list (what `camab attribute` reads), but this "
+                    "reads JSON Lines, one record per line, or Parquet: convert it, e.g. "
+                    f"jq -c '.[]' {path.name} > {path.stem}.jsonl"
+                )
+            first = False
             try:
                 yield line_no, json.loads(text)
             except json.JSONDecodeError as exc:

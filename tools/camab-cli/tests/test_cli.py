@@ -339,7 +339,7 @@ def test_an_existing_out_is_never_replaced_without_force(tmp_path, capsys, monke
     monkeypatch.setattr(cli, "build_scorer", no_model)
     assert main(["attribute", str(path), "--out", str(precious), "-q"]) == 2
     err = capsys.readouterr().err
-    assert "already exists: refusing to replace a file camab did not write" in err
+    assert "already exists: refusing to replace it (pass --force" in err
     assert "--force" in err
     assert precious.read_text(encoding="utf-8") == "PRECIOUS DATA\n"
     assert main(["demo", "--out", str(precious), "-q"]) == 2

@@ -138,6 +138,15 @@ def test_jsonl_reader_reports_bad_lines_and_goes_on(tmp_path: Path) -> None:
     assert isinstance(results[-1][1], Record) and results[-1][1].id == "q3"
 
 
+def test_a_json_list_file_is_refused_as_jsonl_with_how_to_convert(tmp_path: Path) -> None:
+    """`camab attribute` reads a JSON list; the batch reader takes one record per line:
+    a list file used to yield only bad lines (0 records, exit 0)."""
+    path = tmp_path / "rec.json"
+    path.write_text(json.dumps([GOOD], indent=2), encoding="utf-8")
+    with pytest.raises(InputError, match=r"holds a JSON list .* jq -c '\.\[\]' rec.json"):
+        list(read_records(path))
+
+
 def test_invalid_utf8_is_a_line_error(tmp_path: Path) -> None:
     path = tmp_path / "in.jsonl"
     path.write_bytes(json.dumps(GOOD).encode() + b"\n\xff\xfe{}\n")
