@@ -217,7 +217,7 @@ METRICS = (
 )
 LABELS = {
     "prior_thompson": "prior from SmolLM2, Thompson draws from the prior",
-    "prior_camab": "prior from SmolLM2, CAMAB's draws (ours, default)",
+    "prior_camab": "prior from SmolLM2, CAMAB's draws (ours, the prior's default design)",
     "prior_bernoulli": "prior from SmolLM2, Bernoulli ½ design",
     "free": "SmolLM2's scores alone",
     "auto": "auto (no prior)",
