@@ -17,7 +17,7 @@ from camab_rag.citations import CitationRule, cite
 from camab_rag.errors import InputError
 from camab_rag.render.markdown import escape_markdown
 from camab_rag.render.terminal import render_terminal, use_color
-from camab_rag.render.text import clean
+from camab_rag.render.text import answer_id, clean
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.segments import Segment
 
@@ -308,7 +308,9 @@ def test_markdown_output_renders_to_inert_html():
     html = markdown_it.MarkdownIt("commonmark").render(md)
     assert "<script" not in html and "<b>" not in html
     # the only links are the markers, to their entries in the source list
-    assert re.findall(r'href="([^"]*)"', html) == ["#camab-source-1", "#camab-source-2"]
+    page = answer_id(cite(result, docs))  # one answer's anchors: never another answer's
+    assert re.findall(r'href="([^"]*)"', html) == [f"#{page}-src-1", f"#{page}-src-2"]
+    assert f'<a id="{page}-src-1">' in md
     assert "javascript" not in html.replace("[x](javascript:alert(1))", "")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert ">[1]</a>" in html  # the marker shows literally, as a link
@@ -451,6 +453,17 @@ def test_sources_link_to_their_http_url_escaped():
     rendered = markdown_it.MarkdownIt("commonmark").render(cited.to_markdown())
     hrefs = re.findall(r'href="([^"]*)"', rendered)
     encoded = "https://example.org/tower?a=1&amp;b=%22%3Cx%3E'"
-    assert hrefs == [encoded, "#camab-source-2", encoded]
+    assert hrefs == [encoded, f"#{answer_id(cited)}-src-2", encoded]
     plain = cited.to_terminal(color=False)
     assert url in plain.replace("\n", "")
+
+
+def test_two_answers_in_one_markdown_page_link_to_their_own_sources() -> None:
+    """`camab attribute --format markdown` writes several records on one page: a marker
+    of the second answer used to jump to the first answer's source."""
+    first = cite(make_result(), DOCS)
+    second = cite(make_result(response="The tower is in Paris."), DOCS)
+    page = first.to_markdown() + "\n" + second.to_markdown()
+    assert answer_id(first) != answer_id(second)
+    for cited in (first, second):
+        assert page.count(f'<a id="{answer_id(cited)}-src-1">') == 1

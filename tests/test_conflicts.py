@@ -24,6 +24,7 @@ from camab_rag.conflicts import (
     word_logprobs,
 )
 from camab_rag.render.support import CITE_AT
+from camab_rag.render.text import answer_id
 from camab_rag.result import AttributionResult, Conflict, StatementAttribution
 from camab_rag.scorers.base import ResponseLogprobs
 from camab_rag.segments import Segment
@@ -113,7 +114,7 @@ def test_a_disputing_source_is_listed_as_disputed_never_as_support() -> None:
         (1, "Returns within 30 days.")
     ]
     markdown = cited.to_markdown()
-    assert "[\\[\u22602\\]](#camab-source-2)" in markdown
+    assert f"[\\[\u22602\\]](#{answer_id(cited)}-src-2)" in markdown
     assert "(disagrees with the answer on \u201c30\u201d)" in markdown
     html = cited.to_html()
     assert 'class="camab-marker camab-disputed"' in html

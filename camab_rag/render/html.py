@@ -12,7 +12,6 @@ absolute scale, :mod:`camab_rag.render.support`); raw scores are in the tooltips
 
 from __future__ import annotations
 
-import hashlib
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +20,7 @@ from camab_rag.render.support import support_level, support_words
 from camab_rag.render.text import (
     DISPUTED_MARK,
     SCALE_TEXT,
+    answer_id,
     calls_text,
     clean,
     dispute_text,
@@ -84,14 +84,6 @@ def esc(text: str) -> str:
     return escape(clean(text), quote=True)
 
 
-def _page_id(answer: CitedAnswer) -> str:
-    digest = hashlib.sha256()
-    digest.update(answer.answer.encode("utf-8", "surrogatepass"))
-    for source in answer.sources:
-        digest.update(source.text.encode("utf-8", "surrogatepass"))
-    return "camab-" + digest.hexdigest()[:10]
-
-
 def _marker(page_id: str, number: int, score: float) -> str:
     return (
         f'<a class="camab-marker" href="#{page_id}-src-{int(number)}" '
@@ -153,7 +145,7 @@ def _sentence_html(sentence: CitedSentence) -> str:
 def render_fragment(answer: CitedAnswer) -> str:
     """The cited answer as an HTML fragment with its own scoped ``<style>`` (for notebooks
     and for embedding in a chat page)."""
-    page_id = _page_id(answer)
+    page_id = answer_id(answer)
     parts = [f'<div class="camab-cite" id="{page_id}">', f"<style>{CSS}</style>"]
     if answer.question:
         parts.append(

@@ -18,6 +18,7 @@ from urllib.parse import quote
 from camab_rag.render.text import (
     DISPUTED_MARK,
     SCALE_TEXT,
+    answer_id,
     clean,
     no_sources_text,
     proxy_text,
@@ -73,7 +74,8 @@ def markers(
     mark = DISPUTED_MARK if disputed else ""
     for n in numbers:
         url = answer.source(n).url if answer is not None else None
-        target = link_destination(url) if url else f"#camab-source-{int(n)}"
+        place = answer_id(answer) if answer is not None else "camab"
+        target = link_destination(url) if url else f"#{place}-src-{int(n)}"
         out.append(f"[\\[{mark}{int(n)}\\]]({target})")
     return "".join(out)
 
@@ -125,7 +127,7 @@ def render_markdown(answer: CitedAnswer) -> str:
             if source.url:
                 label = f"[{label}]({link_destination(source.url)})"
             lines.append(
-                f'<a id="camab-source-{int(source.number)}"></a>{source.number}\\. '
+                f'<a id="{answer_id(answer)}-src-{int(source.number)}"></a>{source.number}\\. '
                 f"**{label}** ({escape_markdown(source_note(source))})"
             )
             text = _source_text(source)

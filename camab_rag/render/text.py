@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from camab_rag.render.support import CITE_AT, STRONG_AT, WEAK_AT, support_words
 
 if TYPE_CHECKING:  # the model imports the renderers; they read it for types only
-    from camab_rag.render.cited_answer import Highlight
+    from camab_rag.render.cited_answer import CitedAnswer, Highlight
 
 # C0 controls except tab and line feed, DEL, C1 controls, and the Unicode format characters
 # that reorder or hide text (bidirectional overrides/isolates, zero-width marks, BOM).
@@ -17,6 +18,16 @@ _UNSAFE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
 )
 REPLACEMENT = "\ufffd"
+
+
+def answer_id(answer: CitedAnswer) -> str:
+    """An id for one answer's anchors, from its text and sources: two answers on one page
+    (HTML, or Markdown of several records) never share a link target."""
+    digest = hashlib.sha256()
+    digest.update(answer.answer.encode("utf-8", "surrogatepass"))
+    for source in answer.sources:
+        digest.update(source.text.encode("utf-8", "surrogatepass"))
+    return "camab-" + digest.hexdigest()[:10]
 
 
 def clean(text: str) -> str:
