@@ -264,8 +264,7 @@ def check_out(
     if path.exists() and not force and not (ours is not None and ours(path)):
         whose = "a file camab did not write" if ours is not None else "it"
         raise InputError(
-            f"--out {out} already exists: refusing to replace {whose} (pass --force to "
-            "replace it)"
+            f"--out {out} already exists: refusing to replace {whose} (pass --force to replace it)"
         )
 
 
