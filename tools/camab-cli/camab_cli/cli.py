@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -409,7 +410,13 @@ def _add_model_options(parser: argparse.ArgumentParser, budget: int, granularity
         action="store_false",
         help="skip the groundedness verdict (saves up to 2 model calls)",
     )
-    cite.add_argument("--grounded-threshold", type=float, default=None)
+    cite.add_argument(
+        "--grounded-threshold",
+        type=float,
+        default=None,
+        help="gate score (explained share, 0-1) below which an answer is reported as not "
+        "grounded (default: 0.49, calibrated on FRANK)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -491,6 +498,15 @@ def _check_args(args: argparse.Namespace) -> None:
         value = getattr(args, name, None)
         if value is not None and value < 1:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+    for name, low, high in (
+        ("threshold", -math.inf, math.inf),
+        ("grounded_threshold", 0.0, 1.0),
+        ("ungrounded_threshold", 0.0, 1.0),
+    ):
+        value = getattr(args, name, None)
+        if value is not None and not (math.isfinite(value) and low <= value <= high):
+            where = "a finite number" if high == math.inf else f"a number in [{low:g}, {high:g}]"
+            raise InputError(f"--{name.replace('_', '-')} must be {where}, got {value}")
     if getattr(args, "grounded_threshold", None) is None and hasattr(args, "grounded_threshold"):
         from camab_rag.groundedness.report import DEFAULT_THRESHOLD
 

@@ -423,3 +423,24 @@ def test_auto_is_the_default_method_of_every_command() -> None:
 
 def test_the_tools_package_ships_the_command() -> None:
     assert callable(cli.main)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--grounded-threshold", "nan"], "--grounded-threshold must be a number in [0, 1]"),
+        (["--grounded-threshold", "7"], "--grounded-threshold must be a number in [0, 1]"),
+        (["--threshold", "inf"], "--threshold must be a finite number"),
+    ],
+)
+def test_threshold_flags_are_checked_before_any_model_loads(tmp_path, capsys, flags, message):
+    path = write_jsonl(tmp_path / "r.jsonl", [json.dumps(GOOD)])
+    assert main(["attribute", str(path), *flags, "-q"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_audit_threshold_is_checked_too(tmp_path, capsys):
+    path = write_jsonl(tmp_path / "r.jsonl", [json.dumps(GOOD)])
+    out = tmp_path / "out.jsonl"
+    assert main(["audit", str(path), "--out", str(out), "--ungrounded-threshold", "2"]) == 2
+    assert "--ungrounded-threshold must be a number in [0, 1]" in capsys.readouterr().err
