@@ -357,6 +357,11 @@ def uninformative_reason(
     ``None`` when they do."""
     n = int(scores.shape[0])
     distinct = len({row.tobytes() for row in masks})
+    if distinct == 0:
+        return (
+            "no subset of the context was scored (a baseline such as method='random' makes "
+            "no model call): the scores say nothing about which segment the answer came from"
+        )
     if distinct < 2:
         return (
             f"budget {budget} scored {distinct} subset of the context: with nothing to "

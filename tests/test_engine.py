@@ -188,6 +188,9 @@ def test_a_budget_too_small_to_compare_anything_is_said(caplog):
     caplog.clear()
     attribute("Where?", docs, "Paris is big", KeywordScorer(), budget=2, granularity="chunk")
     assert "every score is 0" not in caplog.text
+    baseline = attribute("Where?", docs, "Paris", KeywordScorer(), budget=3, method="random")
+    assert baseline.uninformative is not None
+    assert baseline.uninformative.startswith("no subset of the context was scored")
 
 
 def test_a_lone_surrogate_is_an_input_error_naming_the_document_and_position():
