@@ -66,16 +66,19 @@ def link_destination(url: str) -> str:
 
 
 def markers(
-    numbers: list[int], answer: CitedAnswer | None = None, *, disputed: bool = False
+    numbers: list[int],
+    answer: CitedAnswer | None = None,
+    *,
+    page: str = "camab",
+    disputed: bool = False,
 ) -> str:
     """``[n]`` markers (``[\u2260n]`` for a disputing source), each a link to its source's
-    URL (or to its entry in the list)."""
+    URL (or to its entry ``#{page}-src-n`` in the list; ``page``: :func:`answer_id`)."""
     out = []
     mark = DISPUTED_MARK if disputed else ""
     for n in numbers:
         url = answer.source(n).url if answer is not None else None
-        place = answer_id(answer) if answer is not None else "camab"
-        target = link_destination(url) if url else f"#{place}-src-{int(n)}"
+        target = link_destination(url) if url else f"#{page}-src-{int(n)}"
         out.append(f"[\\[{mark}{int(n)}\\]]({target})")
     return "".join(out)
 
@@ -94,13 +97,14 @@ def _source_text(source: Source) -> str:
 
 def render_markdown(answer: CitedAnswer) -> str:
     """The cited answer as Markdown (CommonMark)."""
+    page = answer_id(answer)  # hashed once: every marker and anchor of this answer
     lines: list[str] = []
     if answer.question:
         lines += [f"**Question:** {_inline(answer.question)}", ""]
     pieces = []
     for sentence in answer.sentences:
-        marks = markers(sentence.citations, answer)
-        marks += markers(sentence.disputed, answer, disputed=True)
+        marks = markers(sentence.citations, answer, page=page)
+        marks += markers(sentence.disputed, answer, page=page, disputed=True)
         note = sentence_note(sentence)
         pieces.append(
             _inline(sentence.text)
@@ -127,7 +131,7 @@ def render_markdown(answer: CitedAnswer) -> str:
             if source.url:
                 label = f"[{label}]({link_destination(source.url)})"
             lines.append(
-                f'<a id="{answer_id(answer)}-src-{int(source.number)}"></a>{source.number}\\. '
+                f'<a id="{page}-src-{int(source.number)}"></a>{source.number}\\. '
                 f"**{label}** ({escape_markdown(source_note(source))})"
             )
             text = _source_text(source)
