@@ -72,10 +72,10 @@ def test_a_bad_input_says_what_is_missing_and_how_to_point_the_step(
 
 
 def test_one_key_is_one_key_and_a_key_must_be_a_string() -> None:
-    assert StepKeys(question_keys="query").question_keys == ("query",)  # type: ignore[arg-type]
-    assert StepKeys(question_keys=["q", "query"]).question_keys == ("q", "query")  # type: ignore[arg-type]
+    assert StepKeys(question_keys="query").question_keys == ("query",)
+    assert StepKeys(question_keys=["q", "query"]).question_keys == ("q", "query")
     with pytest.raises(WrongTypeError, match="question_keys must be a key"):
-        StepKeys(question_keys=[3])  # type: ignore[arg-type]
+        StepKeys(question_keys=[3])  # type: ignore[list-item]
     with pytest.raises(WrongTypeError, match=r"context_key must be a key .* got 3"):
         StepKeys(context_key=3)  # type: ignore[arg-type]
 

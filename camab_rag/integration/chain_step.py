@@ -79,7 +79,7 @@ class StepKeys:
     where to put it (``after``) and how to rename a key before it (``rename``, with
     ``{key}`` for the key the step expects)."""
 
-    question_keys: tuple[str, ...] = ("input", "question")
+    question_keys: Sequence[str] = ("input", "question")  # a tuple once built (input_keys)
     context_key: str = "context"
     answer_key: str = "answer"
     prompt_key: str = "prompt"

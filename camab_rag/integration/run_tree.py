@@ -181,8 +181,8 @@ class RunReading(Generic[D]):
     text_of: Callable[[D], str]
     is_document: Callable[[object], bool]
     user_text: Callable[[object], str] = lambda _: ""
-    question_keys: tuple[str, ...] = QUESTION_KEYS
-    context_keys: tuple[str, ...] = CONTEXT_KEYS
+    question_keys: Sequence[str] = QUESTION_KEYS  # a tuple once built (input_keys)
+    context_keys: Sequence[str] = CONTEXT_KEYS
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "question_keys", input_keys("question_keys", self.question_keys))

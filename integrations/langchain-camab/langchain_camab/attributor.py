@@ -89,7 +89,7 @@ class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
         # transform that takes ``run_manager`` the run's manager (typed without it)
         super().__init__(cast(Any, self._through), cast(Any, self._athrough), name=name)
         keys = core.StepKeys(
-            core.input_keys("question_keys", question_keys),
+            question_keys,
             context_key,
             answer_key,
             prompt_key,

@@ -64,8 +64,8 @@ class _Handler(core.KeptResults):
             text_of=lambda d: d.page_content,
             is_document=native.TYPES.is_document,
             user_text=lambda messages: core.last_user_text(native.chat_of(messages)),
-            question_keys=core.input_keys("question_keys", question_keys),
-            context_keys=core.input_keys("context_keys", context_keys),
+            question_keys=question_keys,
+            context_keys=context_keys,
         )
         slot = RUN_METADATA_KEY if report_run_metadata else None
         wait = core.how_to_wait("handler.wait(run_id)")
