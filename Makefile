@@ -20,11 +20,15 @@ lint:
 	.venv/bin/ruff check camab_rag tools tests integrations benchmarks cookbook
 	.venv/bin/ruff format --check camab_rag tools tests integrations benchmarks cookbook
 	$(MYPY) camab_rag tools/camab-cli/camab_cli integrations/langchain-camab/langchain_camab \
-		integrations/llama-index-postprocessor-camab/llama_index benchmarks tests \
+		integrations/llama-index-postprocessor-camab/llama_index \
+		integrations/llama-index-llms-camab/llama_index \
+		integrations/llama-index-embeddings-camab/llama_index benchmarks tests \
 		integrations/langchain-camab/tests
 	MYPYPATH=tools/camab-cli/tests $(MYPY) tools/camab-cli/tests
-	MYPYPATH=integrations/llama-index-postprocessor-camab/tests \
-		$(MYPY) integrations/llama-index-postprocessor-camab/tests
+	MYPYPATH=integrations/llama-index-postprocessor-camab/tests $(MYPY) \
+		integrations/llama-index-postprocessor-camab/tests \
+		integrations/llama-index-llms-camab/tests/test_llms_camab.py \
+		integrations/llama-index-embeddings-camab/tests/test_embeddings_camab.py
 
 # lint runs inside run_tests.sh, after it starts the shared vLLM server: the server boots
 # while mypy runs (see scripts/run_tests.sh)

@@ -10,7 +10,8 @@ turn, against the prompt the LLM received (chat history included), and printed w
 ``[n]`` citations and its sources.
 
 Needs ``scripts/setup.sh test`` (or
-``pip install -e 'integrations/llama-index-postprocessor-camab[local]'``).
+``pip install -e integrations/llama-index-postprocessor-camab -e
+integrations/llama-index-llms-camab -e integrations/llama-index-embeddings-camab``).
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ def main() -> None:
     args = parser.parse_args()
 
     from llama_index.core import Document, VectorStoreIndex
-    from llama_index.postprocessor.camab import CamabChatEngine, CamabLocalLLM, MiniLMEmbedding
+    from llama_index.embeddings.camab import MiniLMEmbedding
+    from llama_index.llms.camab import CamabLocalLLM
+    from llama_index.postprocessor.camab import CamabChatEngine
 
     rows = load_rows(args.data, 0, args.rows)
     documents = [

@@ -15,7 +15,8 @@ What it does:
    (``CamabNodePostprocessor``) and answer again from them.
 
 Needs ``scripts/setup.sh test`` (or
-``pip install -e 'integrations/llama-index-postprocessor-camab[local]'``).
+``pip install -e integrations/llama-index-postprocessor-camab -e
+integrations/llama-index-llms-camab -e integrations/llama-index-embeddings-camab``).
 """
 
 from __future__ import annotations
@@ -85,12 +86,9 @@ def main() -> None:
     args = parser.parse_args()
 
     from llama_index.core import Document, VectorStoreIndex, get_response_synthesizer
-    from llama_index.postprocessor.camab import (
-        CamabLocalLLM,
-        CamabNodePostprocessor,
-        CamabQueryEngine,
-        MiniLMEmbedding,
-    )
+    from llama_index.embeddings.camab import MiniLMEmbedding
+    from llama_index.llms.camab import CamabLocalLLM
+    from llama_index.postprocessor.camab import CamabNodePostprocessor, CamabQueryEngine
 
     rows = load_rows(args.data, args.row, args.rows)
     question = rows[0]["question"]

@@ -104,6 +104,7 @@ def test_the_readme_llamaindex_path_runs_and_scores_every_source_node(
     smollm2_scorer, monkeypatch, capsys
 ):
     pytest.importorskip("llama_index.postprocessor.camab")
+    pytest.importorskip("llama_index.llms.camab")
     printed = run_block("## LlamaIndex in five minutes", smollm2_scorer, monkeypatch, capsys)
     assert len(printed) == 3  # one line per source node
     ranked = sorted(printed, reverse=True)

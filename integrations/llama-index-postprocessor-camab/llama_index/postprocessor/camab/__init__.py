@@ -14,7 +14,6 @@ from llama_index.postprocessor.camab.base import CamabNodePostprocessor
 from llama_index.postprocessor.camab.capture import AttributionProgressEvent
 from llama_index.postprocessor.camab.engines import CamabChatEngine, CamabQueryEngine
 from llama_index.postprocessor.camab.event_handler import CamabEventHandler
-from llama_index.postprocessor.camab.local import CamabLocalLLM, MiniLMEmbedding
 from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY, to_citation_blocks
 
 from camab_rag.integration import (
@@ -31,10 +30,8 @@ __all__ = [
     "AttributionSettings",
     "CamabChatEngine",
     "CamabEventHandler",
-    "CamabLocalLLM",
     "CamabNodePostprocessor",
     "CamabQueryEngine",
-    "MiniLMEmbedding",
     "aattribute_response",
     "attribute_response",
     "attribution_of",

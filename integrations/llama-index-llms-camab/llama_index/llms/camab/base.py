@@ -1,5 +1,5 @@
-"""Offline LlamaIndex models over camab-rag's embedded ones: an LLM that carries its scorer
-(so ``scorer=None`` works) and a sentence embedding."""
+"""``CamabLocalLLM``: an in-process LlamaIndex chat LLM over a camab-rag scorer, which
+carries that scorer, so attribution runs on the weights that wrote the answer."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
 from llama_index.core.base.llms.types import (
     ChatMessage,
     ChatResponse,
@@ -20,7 +19,7 @@ from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_ca
 from llama_index.core.llms.custom import CustomLLM
 from pydantic import PrivateAttr
 
-from camab_rag.integration import InputError, MiniLMEmbedder, Prompt, answer_text, chat_prompt
+from camab_rag.integration import InputError, Prompt, answer_text, chat_prompt
 
 
 class CamabLocalLLM(CustomLLM):
@@ -98,31 +97,3 @@ class CamabLocalLLM(CustomLLM):
     @llm_chat_callback()
     async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
         return await asyncio.to_thread(self._chat, messages)
-
-
-class MiniLMEmbedding(BaseEmbedding):
-    """all-MiniLM-L6-v2 sentence embeddings (384 dims, unit norm) from ``embedder``
-    (default: a new :class:`camab_rag.integration.MiniLMEmbedder`; needs
-    ``pip install 'camab-rag[embeddings]'``)."""
-
-    _embedder: Any = PrivateAttr(default=None)
-
-    def __init__(self, embedder: Any = None, **kwargs: Any) -> None:
-        super().__init__(**{"model_name": "all-MiniLM-L6-v2", **kwargs})
-        self._embedder = MiniLMEmbedder() if embedder is None else embedder
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "MiniLMEmbedding"
-
-    def _get_text_embeddings(self, texts: list[str]) -> list[Embedding]:
-        return [[float(x) for x in row] for row in self._embedder.embed(texts)]
-
-    def _get_text_embedding(self, text: str) -> Embedding:
-        return self._get_text_embeddings([text])[0]
-
-    def _get_query_embedding(self, query: str) -> Embedding:
-        return self._get_text_embeddings([query])[0]
-
-    async def _aget_query_embedding(self, query: str) -> Embedding:
-        return await asyncio.to_thread(self._get_query_embedding, query)
