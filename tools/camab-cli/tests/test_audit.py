@@ -233,7 +233,7 @@ def test_a_second_run_on_the_same_output_is_refused_while_the_first_writes(
         assert main(args) == 2
         assert "locked" in capsys.readouterr().err
     assert out.read_bytes() == b""
-    assert main(args) == 0  # once the first has ended, the file is free again
+    assert main(args) == 1  # free again once the first has ended (1: two bad input lines)
     assert sorted(lines_by_id(out)) == ["dune", "paris", "zebra"]
 
 
@@ -509,11 +509,25 @@ def test_cli_runs_an_audit(
             "--no-progress",
         ]
     )
-    assert code == 0
+    assert code == 1  # the two bad input lines were skipped: a script must be able to tell
     err = capsys.readouterr().err
     assert "audit: 3 records audited this run (0 already done, 2 bad input lines skipped)" in err
     assert "1 of 3 answers flagged ungrounded (33.3%)" in err
+    assert "camab audit: 2 input lines skipped and 0 records in error" in err
     assert sorted(lines_by_id(tmp_path / "o.jsonl")) == ["dune", "paris", "zebra"]
+
+
+def test_cli_exit_status_says_whether_every_record_is_ok(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clean = write_input(tmp_path / "clean.jsonl", [RECORDS[0], RECORDS[1]])
+    args = ["--budget", "4", "--no-progress"]
+    monkeypatch.setattr(ScorerSpec, "build", lambda self: KeywordScorer())
+    assert main([str(clean), "--out", str(tmp_path / "ok.jsonl"), *args]) == 0
+    assert "camab audit:" not in capsys.readouterr().err
+    monkeypatch.setattr(ScorerSpec, "build", lambda self: FailingScorer())
+    assert main([str(clean), "--out", str(tmp_path / "bad.jsonl"), *args]) == 1
+    assert "0 input lines skipped and 2 records in error" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- the real model

@@ -22,7 +22,9 @@ DESCRIPTION = (
     "Audit logged RAG answers: attribute each record of INPUT (JSONL or Parquet: question, "
     "documents, response, optional id), write one result line per record to OUTPUT "
     "(attribution, per-sentence citations, groundedness verdict, cost) and a summary. "
-    "Re-running skips records already in OUTPUT."
+    "Re-running skips records already in OUTPUT. Exit status: 0 every record in OUTPUT is "
+    "ok, 1 some input lines were skipped or some records failed (the others are written; "
+    "--retry-errors redoes the failed), 2 bad usage or input."
 )
 
 
@@ -138,7 +140,8 @@ def config_from_args(args: argparse.Namespace) -> AuditConfig:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    """Run ``camab audit``; returns the exit code (0 done, 2 bad input/usage)."""
+    """Run ``camab audit``; returns the exit code: 0 every record ok, 1 some input lines
+    skipped or records in error (said on standard error), 2 bad input/usage."""
     try:
         summary = audit(
             args.input,
@@ -161,6 +164,15 @@ def run_audit(args: argparse.Namespace) -> int:
         return 2
     print(cost_report(summary), file=sys.stderr)
     print(json.dumps({"summary": args.summary or f"{args.out}.summary.json"}))
+    records = summary["records"]
+    if records["bad_input_lines"] or records["error"]:
+        print(
+            f"camab audit: {records['bad_input_lines']} input lines skipped and "
+            f"{records['error']} records in error (listed in the summary; "
+            "--retry-errors redoes the failed records)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
