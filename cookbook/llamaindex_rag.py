@@ -113,7 +113,7 @@ def main() -> None:
         return
     print(f"Answer: {cite(response)}")
     note = f": {info['prompt_note']}" if info.get("prompt_note") else ""
-    print(f"  ({info['n_queries']} model calls, prompt {info['prompt_source']}{note})")
+    print(f"  ({info['n_queries']} model calls, prompt {info['prompt_mode']}{note})")
     show_sources(response.source_nodes)
 
     kept = CamabNodePostprocessor(top_k=args.keep).postprocess_nodes(

@@ -80,7 +80,7 @@ def test_an_answer_with_retrieved_documents_that_reached_the_model_is_attributed
     done = drive(attributor.call_steps(ChainCall(QUESTION, ANSWER), object(), record=record))
     assert done.documents == DOCS and not done.own_sources
     summary, entries = done.metadata()
-    assert summary["status"] == "ok" and summary["prompt_source"] == "captured"
+    assert summary["status"] == "ok" and summary["prompt_mode"] == "captured"
     assert len(entries) == 3 and {e["n_queries"] for e in entries} == {4}
     assert entries[0]["rank"] == 1 and entries[0]["method"] == summary["method"]
     assert done.replacement is None and "groundedness" not in summary
@@ -94,7 +94,7 @@ def test_a_problem_is_the_failed_result_and_a_blocking_filter_fails_closed() -> 
     done = drive(attributor.call_steps(call, sources=DOCS))
     summary, entries = done.metadata()
     assert summary["status"] == "error" and "not a plain answer" in summary["error"]
-    assert entries == [] and summary["prompt_source"] is None
+    assert entries == [] and summary["prompt_mode"] == "none"
     assert done.replacement == "Not sure." and summary["groundedness"]["blocked"] is True
     empty = drive(attributor.call_steps(ChainCall(QUESTION, ""), sources=DOCS))
     assert "the response is empty" in empty.metadata()[0]["error"]

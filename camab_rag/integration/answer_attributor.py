@@ -80,10 +80,10 @@ class AnswerAttribution:
     own_sources: bool
 
     def metadata(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """The answer's summary (the result, ``prompt_source``, the filter's verdict) and
+        """The answer's summary (the result and the filter's verdict) and
         each document's entry (none unless the attribution is ok)."""
         result, verdict = self.attributed.result, self.attributed.verdict
-        summary: dict[str, Any] = {**result.to_dict(), "prompt_source": None}
+        summary: dict[str, Any] = result.to_dict()
         entries: list[dict[str, Any]] = []
         if result.status == "ok":
             if result.prompt_mode != "captured":
@@ -91,7 +91,6 @@ class AnswerAttribution:
             extra = {"method": result.method, "n_queries": result.n_queries}
             summaries = document_summary(result, len(self.documents), segments=True)
             entries = [{**entry, **extra} for entry in summaries]
-            summary["prompt_source"] = result.prompt_mode
         if verdict is not None:
             summary["groundedness"] = verdict.to_dict()
         return summary, entries

@@ -114,7 +114,7 @@ def test_each_turn_cites_its_own_paragraph(
         info = (response.metadata or {})[ATTRIBUTION_KEY]
         assert info["status"] == "ok", info["error"]
         assert info["question"] == question
-        assert info["prompt_source"] == "captured", info["prompt_note"]
+        assert info["prompt_mode"] == "captured", info["prompt_note"]
         assert info["n_queries"] == 8  # 3 nodes: every subset once
         assert len(response.source_nodes) == 3
         assert _top_title(response) == title
@@ -139,7 +139,7 @@ def _check_streamed(stream: Any, title: str) -> None:
     info = stream.metadata[ATTRIBUTION_KEY]
     assert info["status"] == "ok", info["error"]
     assert info["n_queries"] == 8
-    assert info["prompt_source"] == "captured", info["prompt_note"]
+    assert info["prompt_mode"] == "captured", info["prompt_note"]
     assert _top_title(stream) == title
 
 

@@ -35,7 +35,7 @@ def check_attributed(response: Any, question: str, n_nodes: int) -> dict[str, An
     assert info["status"] == "ok", info["error"]
     assert info["question"] == question
     assert info["response"] == response.response
-    assert info["prompt_source"] == "captured", info["prompt_note"]
+    assert info["prompt_mode"] == "captured", info["prompt_note"]
     assert 1 <= info["n_queries"] <= BUDGET
     assert len(info["scores"]) == len(info["document_scores"]) == n_nodes
     assert info["statements"], "per-sentence attribution is missing"

@@ -69,7 +69,7 @@ def test_the_proxy_scores_an_engine_whose_llm_cannot(
         assert info["scored_by"]["model"] == "smollm2" and info["scored_by"]["proxy"] is True
         assert "chat template" in info["scored_by"]["reason"]
         # the prompt the engine sent was ablated, rendered under SmolLM2's chat template
-        assert info["prompt_source"] == "captured", info["prompt_note"]
+        assert info["prompt_mode"] == "captured", info["prompt_note"]
         assert info["exact"] and info["n_queries"] == BUDGET
         assert _source_rank(response, source) == 1
     assert "/v1/chat/completions" in chat_api.paths()

@@ -262,7 +262,7 @@ async def test_concurrent_aqueries_keep_their_attributions_apart(
         info = attribution_info(response)
         assert info["status"] == "ok", info["error"]
         assert info["question"] == question
-        assert info["prompt_source"] == "captured"
+        assert info["prompt_mode"] == "captured"
         assert info["node_ids"] == [n.node.node_id for n in response.source_nodes]
         ranked = sorted(
             response.source_nodes, key=lambda n: n.node.metadata[ATTRIBUTION_KEY]["rank"]
@@ -351,7 +351,7 @@ def test_a_streamed_response_is_attributed_once_consumed(index: Any) -> None:
     assert info["status"] == "ok" and info["response"] == "text text"
     # the LLM call of a stream starts after the query returns, while the stream is read:
     # its prompt is still captured for this query and ablated in place
-    assert info["prompt_source"] == "captured", info.get("prompt_note")
+    assert info["prompt_mode"] == "captured", info.get("prompt_note")
     assert response.response_txt == "text text"
     ranks = [n.node.metadata[ATTRIBUTION_KEY]["rank"] for n in response.source_nodes]
     assert sorted(ranks) == [1, 2]
@@ -368,7 +368,7 @@ def _streaming_case(index: Any) -> tuple[Any, str, str, PlantedScorer]:
 def _check_streamed(response: Any, top: str) -> None:
     info = attribution_info(response)
     assert info["status"] == "ok" and info["response"] == "text text"
-    assert info["prompt_source"] == "captured", info.get("prompt_note")
+    assert info["prompt_mode"] == "captured", info.get("prompt_note")
     ranks = [n.node.metadata[ATTRIBUTION_KEY]["rank"] for n in response.source_nodes]
     assert sorted(ranks) == [1, 2]
     assert response.source_nodes[ranks.index(1)].node.get_content() == top
@@ -468,7 +468,7 @@ def test_refine_mode_falls_back_to_the_template_and_says_so(index: Any) -> None:
     ).query("Who was Henry Roth?")
     info = attribution_info(response)
     assert info["status"] == "ok", info["error"]
-    assert info["prompt_source"] == "template"
+    assert info["prompt_mode"] == "template"
     assert "default template" in info["prompt_note"]
     # the template prompt is camab-rag's default (question + kept nodes)
     assert all("Question: Who was Henry Roth?" in p for p in scorer.prompts)
@@ -519,7 +519,7 @@ def test_sentence_granularity_scores_each_sentence_of_each_node(index: Any) -> N
     response = camab.query(question)
     info = attribution_info(response)
     assert info["status"] == "ok", info["error"]
-    assert info["prompt_source"] == "captured"
+    assert info["prompt_mode"] == "captured"
     assert len(info["segments"]) > len(response.source_nodes)
     best = max(response.source_nodes, key=lambda n: n.node.metadata[ATTRIBUTION_KEY]["score"])
     assert best.node.get_content() == top

@@ -69,7 +69,7 @@ def test_openai_like_engine_is_attributed_by_its_own_server(
     response = answered(engine.query(question))
     info = attribution_info(response)
     assert info["status"] == "ok", info["error"]
-    assert info["prompt_source"] == "captured", info["prompt_note"]
+    assert info["prompt_mode"] == "captured", info["prompt_note"]
     assert response.response is not None and response.response.strip()
     assert info["response"] == response.response
     assert 1 <= info["n_queries"] <= 8
