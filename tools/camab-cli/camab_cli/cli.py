@@ -337,8 +337,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     progress.message(
         "camab demo: which retrieved paragraphs did the answer come from?\n"
         f"  example: HotpotQA (CC BY-SA 4.0), {len(record.documents)} retrieved paragraphs\n"
-        f"  model: {args.model}, method {args.method}, budget {args.budget}, "
-        f"{args.granularity} granularity"
+        f"  model: {args.model}, method {args.method}, {args.granularity} granularity\n"
+        f"  budget: {args.budget} model calls, plus 1 or 2 for the groundedness verdict's "
+        "full and empty contexts when the attribution did not score them"
     )
     started = time.perf_counter()
     scorer = build_scorer(args, progress)

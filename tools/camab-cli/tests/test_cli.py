@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -266,6 +267,9 @@ def test_demo_prints_citations_and_writes_html(tmp_path, capsys, monkeypatch, re
     assert "\x1b" not in captured.out  # captured output is not a terminal
     assert "Henry Roth" in out.read_text(encoding="utf-8")
     assert "demo finished" in captured.err
+    assert "budget: 6 model calls, plus 1 or 2 for the groundedness verdict" in captured.err
+    calls = re.search(r"auto attribution, (\d+) model calls", captured.out)
+    assert calls is not None and 6 <= int(calls.group(1)) <= 8, captured.out
 
 
 def test_server_options_are_checked(tmp_path, capsys):
