@@ -151,6 +151,19 @@ def test_calibration_on_a_handful_of_labelled_answers_moves_the_threshold():
     assert GroundednessFilter().calibration is None
 
 
+def test_answers_that_decline_to_answer_are_left_out_of_the_fit():
+    dont_know = (QUESTION, CONTEXT, "I don't know.", False)
+    scorer = KeywordScorer()
+    with_it = calibrate([*labelled(), dont_know], scorer)
+    assert len(scorer.calls) == 2 * 7
+    assert (with_it.n_supported, with_it.n_unsupported, with_it.n_abstained) == (3, 3, 1)
+    assert with_it.threshold == calibrate(labelled(), KeywordScorer()).threshold
+    assert with_it.to_dict()["n_abstained"] == 1
+    only = [(QUESTION, CONTEXT, SUPPORTED, True), dont_know]
+    with pytest.raises(InputError, match="after leaving out 1 that decline to answer"):
+        calibrate(only, KeywordScorer())
+
+
 @pytest.mark.parametrize(
     ("examples", "message"),
     [

@@ -5,7 +5,9 @@ SmolLM2 on FRANK (``BENCHMARKS.md``, "Groundedness gate"); another model spreads
 scores differently. :func:`calibrate` judges each labelled answer with
 :func:`~camab_rag.groundedness.assess_answer` (two model calls each) and returns the
 threshold that best separates the supported answers from the unsupported ones (highest
-balanced accuracy), with the figures it was chosen on.
+balanced accuracy), with the figures it was chosen on. Answers that decline to answer
+("I don't know") are left out of the fit and counted: the gate never flags them, whatever
+their score.
 :meth:`GroundednessFilter.calibrate <camab_rag.groundedness.GroundednessFilter.calibrate>`
 returns a filter that uses it.
 """
@@ -40,7 +42,8 @@ class Calibration:
     """A threshold fitted on labelled answers, and what it was fitted on.
 
     ``balanced_accuracy`` and ``auroc`` are in-sample (the threshold was chosen on the same
-    answers), so optimistic on a handful of examples.
+    answers), so optimistic on a handful of examples. ``n_abstained``: answers left out
+    because they decline to answer.
     """
 
     threshold: float
@@ -49,6 +52,7 @@ class Calibration:
     balanced_accuracy: float
     auroc: float
     model: str
+    n_abstained: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +62,7 @@ class Calibration:
             "balanced_accuracy": self.balanced_accuracy,
             "auroc": self.auroc,
             "model": self.model,
+            "n_abstained": self.n_abstained,
         }
 
 
@@ -120,13 +125,9 @@ def calibrate_steps(
 ) -> Steps[Calibration]:
     """:func:`calibrate` as a generator of model calls."""
     labelled = [_labelled(example, i) for i, example in enumerate(examples)]
-    n_supported = sum(e.supported for e in labelled)
-    if n_supported == 0 or n_supported == len(labelled):
-        raise InputError(
-            "calibration needs at least one supported and one unsupported answer, got "
-            f"{n_supported} supported of {len(labelled)}"
-        )
+    _check_both(sum(e.supported for e in labelled), len(labelled), "")
     scores: dict[bool, list[float]] = {True: [], False: []}
+    abstained = 0
     for example in labelled:
         report = yield from answer_steps(
             example.question,
@@ -136,7 +137,12 @@ def calibrate_steps(
             user_template=user_template,
             system_prompt=system_prompt,
         )
+        if report.abstained:  # the gate never flags it: its score must not move the threshold
+            abstained += 1
+            continue
         scores[example.supported].append(report.score)
+    left_out = f" after leaving out {abstained} that decline to answer" if abstained else ""
+    _check_both(len(scores[True]), len(scores[True]) + len(scores[False]), left_out)
     threshold, accuracy = fit_threshold(scores[True], scores[False])
     return Calibration(
         threshold=threshold,
@@ -145,7 +151,16 @@ def calibrate_steps(
         balanced_accuracy=accuracy,
         auroc=auroc(scores[True], scores[False]),
         model=scorer_model_name(scorer),
+        n_abstained=abstained,
     )
+
+
+def _check_both(n_supported: int, n: int, left_out: str) -> None:
+    if n_supported == 0 or n_supported == n:
+        raise InputError(
+            "calibration needs at least one supported and one unsupported answer, got "
+            f"{n_supported} supported of {n}{left_out}"
+        )
 
 
 calibrate = synced(
