@@ -10,7 +10,6 @@ engine reads the settings object from there on.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -20,7 +19,7 @@ from numpy.typing import NDArray
 
 from camab_rag.conflicts import find_conflicts
 from camab_rag.deadline import bounded
-from camab_rag.errors import AttributionWarning, InputError
+from camab_rag.errors import InputError, warn_caller
 from camab_rag.groundedness.anchors import oracle_anchor_steps
 from camab_rag.methods import Method
 from camab_rag.methods.prior import FREE_CALLS, FreePrior
@@ -154,7 +153,7 @@ class TextAttribution:
             )
         oracle = ScorerOracle(builder, scorer, response, get_reward(settings.reward)[1])
         if settings.granularity == "chunk" and len(documents) == 1:
-            warnings.warn(ONE_DOCUMENT_WARNING, AttributionWarning, stacklevel=2)
+            warn_caller(ONE_DOCUMENT_WARNING)
         groups = dense([segment.doc_index for segment in segments])
         free = None
         if settings.prior is None:

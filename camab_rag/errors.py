@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
+
 
 class CamabError(Exception):
     """Base class of every camab-rag error."""
@@ -19,6 +23,16 @@ class WrongTypeError(InputError, TypeError):
 class AttributionWarning(UserWarning):
     """The attribution ran, but its result can say little (the message says why and what
     to pass instead)."""
+
+
+def warn_caller(message: str, category: type[Warning] = AttributionWarning) -> None:
+    """Warn at the first frame outside camab-rag (the user's call), however deep in the
+    library's steps the cause was found."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level + 1)
 
 
 class ScorerError(CamabError, RuntimeError):

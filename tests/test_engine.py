@@ -245,8 +245,9 @@ def test_one_document_by_chunk_warns_that_it_can_say_little():
     from camab_rag.errors import AttributionWarning
 
     joined = "Paris is the capital of France.\n\nBerlin is the capital of Germany."
-    with pytest.warns(AttributionWarning, match="formatted into one string"):
+    with pytest.warns(AttributionWarning, match="formatted into one string") as caught:
         result = attribute("Capital?", joined, "Paris", KeywordScorer(), granularity="chunk")
+    assert caught[0].filename == __file__  # the user's line, not the library's
     assert result.status == "ok" and len(result.scores) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error", AttributionWarning)
