@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from types import FrameType
 
 
 class CamabError(Exception):
@@ -29,7 +30,8 @@ def warn_caller(message: str, category: type[Warning] = AttributionWarning) -> N
     """Warn at the first frame outside camab-rag (the user's call), however deep in the
     library's steps the cause was found."""
     package = os.path.dirname(os.path.abspath(__file__)) + os.sep
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(package):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level + 1)
