@@ -10,14 +10,16 @@ from typing import Any
 from llama_index.core.base.llms.types import (
     ChatMessage,
     ChatResponse,
+    ChatResponseAsyncGen,
     ChatResponseGen,
     CompletionResponse,
+    CompletionResponseAsyncGen,
     CompletionResponseGen,
     LLMMetadata,
 )
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
 from llama_index.core.llms.custom import CustomLLM
-from pydantic import PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.integration import InputError, Prompt, answer_text, chat_prompt
 
@@ -25,22 +27,35 @@ from camab_rag.integration import InputError, Prompt, answer_text, chat_prompt
 class CamabLocalLLM(CustomLLM):
     """A chat LLM answering greedily with ``scorer`` (default: ``camab_rag.default_scorer()``,
     the embedded SmolLM2; any object with ``generate(prompts, max_new_tokens=...)`` and
-    ``score``), at most ``max_new_tokens`` in a ``context_window`` of prompt and answer."""
+    ``score``), at most ``max_new_tokens`` in a ``context_window`` of prompt and answer.
+    ``complete`` answers the raw text, ``chat`` the messages under the model's chat
+    template; the async forms run in a thread, so they never block the event loop."""
 
-    max_new_tokens: int = 128
-    context_window: int = 2048
+    model_config = ConfigDict(validate_assignment=True)
+    max_new_tokens: int = Field(default=128, gt=0, strict=True)
+    context_window: int = Field(default=2048, gt=0, strict=True)
     model_name: str = "smollm2"
     _scorer: Any = PrivateAttr(default=None)
 
     def __init__(self, scorer: Any = None, *, model_name: str | None = None, **kwargs: Any) -> None:
-        if kwargs.get("max_new_tokens", 1) < 1:
-            raise InputError(f"max_new_tokens must be >= 1, got {kwargs['max_new_tokens']}")
+        if unknown := sorted(set(kwargs) - set(type(self).model_fields)):  # pydantic drops them
+            raise TypeError(f"CamabLocalLLM() got an unexpected keyword {unknown[0]!r}")
+        for key in ("max_new_tokens", "context_window"):
+            value = kwargs.get(key, 1)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise InputError(f"{key} must be a whole number >= 1, got {value!r}")
+        if kwargs.get("max_new_tokens", 128) >= kwargs.get("context_window", 2048):
+            raise InputError("max_new_tokens must be smaller than context_window")
         if scorer is None:
             import camab_rag
 
             scorer = camab_rag.default_scorer()
-        if not callable(getattr(scorer, "generate", None)):
-            raise InputError("scorer must have a generate(prompts, max_new_tokens=...) method")
+        if not all(callable(getattr(scorer, m, None)) for m in ("generate", "score")):
+            raise InputError(
+                "scorer must have generate(prompts, max_new_tokens=...) and score(requests) "
+                "methods (e.g. camab_rag.default_scorer()): the LLM answers with one and its "
+                f"answers are attributed with the other, got {type(scorer).__name__}"
+            )
         name = model_name or str(getattr(scorer, "model_name", "smollm2"))
         super().__init__(model_name=name, **kwargs)
         self._scorer = scorer
@@ -97,3 +112,25 @@ class CamabLocalLLM(CustomLLM):
     @llm_chat_callback()
     async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
         return await asyncio.to_thread(self._chat, messages)
+
+    @llm_completion_callback()
+    async def astream_complete(
+        self, prompt: str, formatted: bool = False, **_: Any
+    ) -> CompletionResponseAsyncGen:
+        text = await asyncio.to_thread(self._text, prompt)
+
+        async def one() -> CompletionResponseAsyncGen:
+            yield CompletionResponse(text=text, delta=text)
+
+        return one()
+
+    @llm_chat_callback()
+    async def astream_chat(
+        self, messages: Sequence[ChatMessage], **kwargs: Any
+    ) -> ChatResponseAsyncGen:
+        response = await asyncio.to_thread(self._chat, messages, True)
+
+        async def one() -> ChatResponseAsyncGen:
+            yield response
+
+        return one()
