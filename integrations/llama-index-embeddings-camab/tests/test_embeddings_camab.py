@@ -10,6 +10,8 @@ import pytest
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.embeddings.camab import MiniLMEmbedding
 
+from camab_rag.integration import InputError
+
 
 @pytest.fixture(scope="module")
 def embedding() -> MiniLMEmbedding:
@@ -36,11 +38,32 @@ async def test_unit_vectors_that_rank_by_meaning(embedding: MiniLMEmbedding) -> 
     np.testing.assert_allclose(again, query, atol=1e-6)
 
 
-def test_takes_any_embedder() -> None:
-    class Embedder:
-        def embed(self, texts: list[str]) -> Any:
-            return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+class Lengths:
+    """Pure logic: each text's length and a 1, or ``rows`` rows whatever the texts."""
 
-    embedding = MiniLMEmbedding(Embedder(), model_name="lengths")
+    def __init__(self, rows: int | None = None) -> None:
+        self.rows = rows
+
+    def embed(self, texts: list[str]) -> Any:
+        rows = [[len(t), 1.0] for t in texts][: self.rows]
+        return np.array(rows, dtype=np.float32)
+
+
+async def test_takes_any_embedder() -> None:
+    embedding = MiniLMEmbedding(Lengths(), model_name="lengths", embed_batch_size=2)
     assert embedding.get_text_embedding_batch(["ab", "abc"]) == [[2.0, 1.0], [3.0, 1.0]]
-    assert embedding.model_name == "lengths"
+    assert await embedding.aget_text_embedding_batch(["a", "ab", "abc"]) == [
+        [1.0, 1.0],
+        [2.0, 1.0],
+        [3.0, 1.0],
+    ]
+    assert (embedding.model_name, embedding.embed_batch_size) == ("lengths", 2)
+
+
+def test_refuses_what_it_cannot_use() -> None:
+    with pytest.raises(InputError, match=r"embed\(texts\) method .* got str"):
+        MiniLMEmbedding("all-MiniLM-L6-v2")  # HuggingFaceEmbedding's habit: a model name
+    with pytest.raises(TypeError, match="unexpected keyword 'device'"):
+        MiniLMEmbedding(Lengths(), device="cuda")
+    with pytest.raises(InputError, match="gave 1 rows for 2 texts"):
+        MiniLMEmbedding(Lengths(rows=1)).get_text_embedding_batch(["a", "b"])
