@@ -115,3 +115,19 @@ def test_chat_messages_become_a_role_content_prompt() -> None:
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": ""},
     ]
+
+
+def test_an_empty_written_answer_makes_the_frameworks_text_a_placeholder() -> None:
+    records = tree()
+    records.add_call("q1/llm", "prompt 1")
+    records.add_call("q2/llm", "prompt 2")
+    [q1] = records.records_for("q1")
+    [q2] = records.records_for("q2")
+    assert q1.placeholder("Empty Response") is None  # the call has not ended: unknown
+    records.add_answer("q1/llm", SimpleNamespace(text=" "))  # a completion response
+    records.add_answer("q2/llm", SimpleNamespace(message=SimpleNamespace(content="Paris.")))
+    assert [c.answer for c in q1.calls + q2.calls] == [" ", "Paris."]
+    problem = q1.placeholder("Empty Response")
+    assert problem is not None and "'Empty Response' is the framework's placeholder" in str(problem)
+    assert q1.placeholder("") is None  # an empty answer is reported as such elsewhere
+    assert q2.placeholder("Paris.") is None

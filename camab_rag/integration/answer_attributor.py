@@ -229,6 +229,7 @@ class AnswerAttributor:
         if record is not None:
             model = record.model if record.model is not None else model
             call.prompts, retrieved = record.prompts, list(record.documents)
+            call.problem = call.problem or record.placeholder(call.answer)
         documents: list[Any] = []
         own = bool(sources)
         if call.problem is None:

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from camab_rag.errors import InputError
 from camab_rag.scorers.base import Prompt
 
 _MAX_DEPTH = 10_000
@@ -26,12 +27,14 @@ _MAX_DEPTH = 10_000
 @dataclass
 class ModelCall:
     """One model call inside a query: the prompt it received, the model object (the
-    nearest enclosing span's instance that is a model) and its enclosing spans."""
+    nearest enclosing span's instance that is a model), its enclosing spans and, once it
+    ended, the text it wrote (``answer``)."""
 
     span_id: str
     prompt: Prompt
     model: Any = None
     ancestors: frozenset[str] = frozenset()
+    answer: str | None = None
 
 
 @dataclass
@@ -59,6 +62,17 @@ class SpanRecord:
     def model(self) -> Any:
         """The model of the latest call (``None`` before any)."""
         return self.calls[-1].model if self.calls else None
+
+    def placeholder(self, answer: str) -> InputError | None:
+        """Why ``answer`` is not the model's: the latest call wrote nothing, and the
+        framework answered with a placeholder of its own (LlamaIndex: "Empty Response")."""
+        written = self.calls[-1].answer if self.calls else None
+        if written is None or written.strip() or not answer.strip():
+            return None
+        return InputError(
+            f"the model wrote an empty answer and {answer[:40]!r} is the framework's "
+            "placeholder for it: nothing to attribute"
+        )
 
 
 STREAMING_FOR: contextvars.ContextVar[SpanRecord | None] = contextvars.ContextVar(
@@ -166,6 +180,18 @@ class SpanRecords:
         for record in self.records_for(span_id):
             with self._lock:
                 record.documents.extend(documents)
+
+    def add_answer(self, span_id: str | None, response: Any) -> None:
+        """The text the model call of ``span_id`` wrote (``response.text``, else
+        ``response.message.content``), on that call in every query enclosing it."""
+        text = getattr(response, "text", None)
+        if text is None:
+            text = getattr(getattr(response, "message", None), "content", None)
+        for record in self.records_for(span_id):
+            with self._lock:
+                for call in record.calls:
+                    if call.span_id == span_id:
+                        call.answer = str(text or "")
 
     def add_call(self, span_id: str, prompt: Prompt) -> ModelCall | None:
         """A model call starting in ``span_id``, for every query enclosing it (else the

@@ -321,6 +321,34 @@ def test_failing_scorer_returns_the_response_unchanged(index: Any) -> None:
     assert "scorer exploded on purpose" in info["error"]
 
 
+class EmptyLLM(MockLLM):
+    """An LLM that writes nothing: LlamaIndex answers "Empty Response" in its place."""
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return CompletionResponse(text="")
+
+
+def test_the_frameworks_placeholder_for_an_empty_answer_is_not_attributed(index: Any) -> None:
+    engine = index.as_query_engine(llm=EmptyLLM(max_tokens=2), similarity_top_k=2)
+    settings = CHAIN_SETTINGS.with_changes(budget=4)
+    wrapped = CamabQueryEngine(engine, PlantedScorer(["Roth"]), settings=settings)
+    response = answered(wrapped.query("Q?"))
+    assert response.response == "Empty Response"  # LlamaIndex's text, not the model's
+    info = attribution_info(response)
+    assert info["status"] == "error" and "the framework's placeholder" in info["error"]
+    assert all(ATTRIBUTION_KEY not in n.node.metadata for n in response.source_nodes)
+    handler = CamabEventHandler.attach(scorer=PlantedScorer(["Roth"]), settings=settings)
+    try:
+        by_handler = attribution_info(engine.query("Q?"))
+    finally:
+        handler.detach()
+    assert by_handler["status"] == "error" and "placeholder" in by_handler["error"]
+    spoken = index.as_query_engine(llm=MockLLM(max_tokens=2), similarity_top_k=2)
+    ok = CamabQueryEngine(spoken, PlantedScorer(["Roth"]), settings=settings).query("Q?")
+    assert attribution_info(ok)["status"] == "ok"  # a written answer is attributed
+
+
 def test_no_scorer_and_no_openai_llm_is_recorded_not_raised(index: Any) -> None:
     engine = index.as_query_engine(llm=MockLLM(max_tokens=2), similarity_top_k=2)
     response = answered(

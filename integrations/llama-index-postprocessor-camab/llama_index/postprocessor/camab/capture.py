@@ -9,8 +9,7 @@ from typing import Any
 from llama_index.core.base.llms.base import BaseLLM
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
-from llama_index.core.instrumentation.events import BaseEvent
-from llama_index.core.instrumentation.events.llm import LLMChatStartEvent, LLMCompletionStartEvent
+from llama_index.core.instrumentation.events import BaseEvent, llm
 from llama_index.core.instrumentation.events.query import QueryStartEvent
 from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent
 from llama_index.core.instrumentation.span.simple import SimpleSpan
@@ -55,10 +54,12 @@ class _Events(BaseEventHandler):
             _RECORDS.open_record(event.span_id, query_text(event.query))
         elif isinstance(event, RetrievalEndEvent):
             _RECORDS.add_documents(event.span_id, list(event.nodes))
-        elif isinstance(event, LLMChatStartEvent) and event.span_id is not None:
+        elif isinstance(event, llm.LLMChatStartEvent) and event.span_id is not None:
             _RECORDS.add_call(event.span_id, core.chat_prompt(event.messages))
-        elif isinstance(event, LLMCompletionStartEvent) and event.span_id is not None:
+        elif isinstance(event, llm.LLMCompletionStartEvent) and event.span_id is not None:
             _RECORDS.add_call(event.span_id, event.prompt)
+        elif isinstance(event, (llm.LLMChatEndEvent, llm.LLMCompletionEndEvent)):
+            _RECORDS.add_answer(event.span_id, event.response)  # an empty one is no answer
 
 
 _HOOKS = (_Spans(), _Events())
