@@ -131,3 +131,8 @@ def test_an_empty_written_answer_makes_the_frameworks_text_a_placeholder() -> No
     assert problem is not None and "'Empty Response' is the framework's placeholder" in str(problem)
     assert q1.placeholder("") is None  # an empty answer is reported as such elsewhere
     assert q2.placeholder("Paris.") is None
+    records.open_span("q2/refine", "q2", Model())  # a later call (a refine step) ...
+    records.add_call("q2/refine", "refine prompt")
+    records.add_answer("q2/refine", SimpleNamespace(text=""))  # ... writes nothing
+    assert [c.answer for c in q2.calls] == ["Paris.", ""]
+    assert q2.placeholder("Paris.") is None  # the earlier call's answer stands

@@ -64,14 +64,18 @@ class SpanRecord:
         return self.calls[-1].model if self.calls else None
 
     def placeholder(self, answer: str) -> InputError | None:
-        """Why ``answer`` is not the model's: the latest call wrote nothing, and the
-        framework answered with a placeholder of its own (LlamaIndex: "Empty Response")."""
-        written = self.calls[-1].answer if self.calls else None
-        if written is None or written.strip() or not answer.strip():
+        """Why ``answer`` is not the model's: every model call of the query ended having
+        written nothing, so the framework answered with a placeholder of its own
+        (LlamaIndex: "Empty Response"). ``None`` while any call wrote text or has not
+        ended (a refine step that writes nothing keeps the earlier call's answer)."""
+        written = [call.answer for call in self.calls]
+        if not written or None in written or any(w and w.strip() for w in written):
+            return None
+        if not answer.strip():
             return None
         return InputError(
-            f"the model wrote an empty answer and {answer[:40]!r} is the framework's "
-            "placeholder for it: nothing to attribute"
+            f"every model call of this query wrote nothing, so {answer[:40]!r} is the "
+            "framework's placeholder for an empty answer: nothing to attribute"
         )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 from llama_fakes import FailingScorer, PlantedScorer, answered, attribution_info
+from llama_index.core import Document, SummaryIndex
 from llama_index.core.base.llms.types import CompletionResponse
 from llama_index.core.base.response.schema import AsyncStreamingResponse, StreamingResponse
 from llama_index.core.instrumentation import get_dispatcher
@@ -35,7 +36,7 @@ from llama_index.postprocessor.camab import (
 from llama_index.postprocessor.camab.response import _with_attribution
 from pydantic import Field
 
-from camab_rag.errors import InputError
+from camab_rag.errors import AttributionWarning, InputError
 from camab_rag.integration import CHAIN_SETTINGS
 from camab_rag.integration.span_records import ModelCall
 from camab_rag.prompts import plan_prompt
@@ -321,16 +322,21 @@ def test_failing_scorer_returns_the_response_unchanged(index: Any) -> None:
     assert "scorer exploded on purpose" in info["error"]
 
 
-class EmptyLLM(MockLLM):
-    """An LLM that writes nothing: LlamaIndex answers "Empty Response" in its place."""
+class ScriptedLLM(MockLLM):
+    """An LLM that writes ``texts`` in turn (the last one again and again); writing
+    nothing, LlamaIndex answers "Empty Response" in its place."""
+
+    texts: list[str] = Field(default_factory=lambda: [""])
+    calls: int = 0
 
     @llm_completion_callback()
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        return CompletionResponse(text="")
+        self.calls += 1
+        return CompletionResponse(text=self.texts[min(self.calls, len(self.texts)) - 1])
 
 
 def test_the_frameworks_placeholder_for_an_empty_answer_is_not_attributed(index: Any) -> None:
-    engine = index.as_query_engine(llm=EmptyLLM(max_tokens=2), similarity_top_k=2)
+    engine = index.as_query_engine(llm=ScriptedLLM(max_tokens=2), similarity_top_k=2)
     settings = CHAIN_SETTINGS.with_changes(budget=4)
     wrapped = CamabQueryEngine(engine, PlantedScorer(["Roth"]), settings=settings)
     response = answered(wrapped.query("Q?"))
@@ -347,6 +353,31 @@ def test_the_frameworks_placeholder_for_an_empty_answer_is_not_attributed(index:
     spoken = index.as_query_engine(llm=MockLLM(max_tokens=2), similarity_top_k=2)
     ok = CamabQueryEngine(spoken, PlantedScorer(["Roth"]), settings=settings).query("Q?")
     assert attribution_info(ok)["status"] == "ok"  # a written answer is attributed
+    # refine keeps the first call's answer when a later refine step writes nothing
+    llm = ScriptedLLM(max_tokens=2)
+    llm.texts = ["Henry Roth wrote it.", ""]
+    refine = index.as_query_engine(llm=llm, similarity_top_k=3, response_mode="refine")
+    rewrapped = CamabQueryEngine(refine, PlantedScorer(["Roth"]), settings=settings)
+    kept = answered(rewrapped.query("Q?"))
+    assert (kept.response, llm.calls) == ("Henry Roth wrote it.", 3)
+    assert attribution_info(kept)["status"] == "ok"
+
+
+def test_the_one_document_warning_points_at_the_users_line() -> None:
+    one = SummaryIndex.from_documents([Document(text="Roth was born.\n\nBananas are yellow.")])
+    engine = one.as_query_engine(llm=MockLLM(max_tokens=2))
+    settings = CHAIN_SETTINGS.with_changes(budget=4, granularity="chunk")
+    wrapped = CamabQueryEngine(engine, PlantedScorer(["Roth"]), settings=settings)
+    with pytest.warns(AttributionWarning, match="formatted into one string") as caught:
+        wrapped.query("Q?")
+    assert caught[0].filename == __file__  # not the dispatcher's or camab's own line
+    handler = CamabEventHandler.attach(scorer=PlantedScorer(["Roth"]), settings=settings)
+    try:
+        with pytest.warns(AttributionWarning) as caught:
+            engine.query("Q?")
+    finally:
+        handler.detach()
+    assert caught[0].filename == __file__
 
 
 def test_no_scorer_and_no_openai_llm_is_recorded_not_raised(index: Any) -> None:
