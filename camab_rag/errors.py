@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import warnings
 from types import FrameType
@@ -26,13 +25,23 @@ class AttributionWarning(UserWarning):
     to pass instead)."""
 
 
+CALLERS_SKIPPED = ("camab_rag", "langchain", "langgraph", "llama_index", "asyncio", "threading")
+"""Top-level module names (prefixes) whose frames are not the user's line: camab-rag, its
+integrations (``langchain_camab``, ``llama_index.*.camab``), the frameworks that call them
+(``langchain_core``, ``llama_index_instrumentation``...) and the event loop or thread that
+runs them."""
+
+
 def warn_caller(message: str, category: type[Warning] = AttributionWarning) -> None:
-    """Warn at the first frame outside camab-rag (the user's call), however deep in the
-    library's steps the cause was found."""
-    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    """Warn at the user's line: the first frame outside camab-rag and the frameworks
+    that called it, however deep in the library's steps the cause was found (the
+    outermost frame when there is none, e.g. in a background thread)."""
     frame: FrameType | None = sys._getframe(1)
     level = 1
-    while frame is not None and frame.f_code.co_filename.startswith(package):
+    while frame is not None and frame.f_back is not None:
+        top = str(frame.f_globals.get("__name__", "")).split(".")[0]
+        if not top.startswith(CALLERS_SKIPPED):
+            break
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level + 1)
 

@@ -156,8 +156,9 @@ def test_a_context_already_formatted_into_one_string_warns() -> None:
     score) but can say nothing about which document the answer came from."""
     joined = "\n\n".join(d.page_content for d in DOCS)
     step = CamabAttributor(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6))
-    with pytest.warns(AttributionWarning, match="pass them as a list"):
+    with pytest.warns(AttributionWarning, match="pass them as a list") as caught:
         out = step.invoke({**QUESTION, "context": joined, "answer": "Paris is the capital."})
+    assert caught[0].filename == __file__  # the user's invoke, not langchain_core's line
     assert out["attribution"]["status"] == "ok" and len(out["attribution"]["documents"]) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error", AttributionWarning)  # the documents one by one: none
