@@ -10,6 +10,7 @@ import threading
 import time
 from typing import Any
 
+import numpy as np
 import pytest
 from llama_index.core.base.llms.base import BaseLLM
 from llama_index.core.base.llms.types import ChatMessage
@@ -92,6 +93,10 @@ def test_an_unknown_keyword_is_an_error_not_dropped() -> None:
         llm.max_new_tokens = 0
     llm.max_new_tokens = 16
     assert llm.metadata.num_output == 16
+    with pytest.raises(ValidationError, match="smaller than context_window"):
+        llm.context_window = 8  # the check of two fields holds on assignment too
+    assert llm.context_window == 2048  # and the refused value never landed
+    assert CamabLocalLLM(SlowScorer(), max_new_tokens=np.int64(8)).max_new_tokens == 8
 
 
 async def test_the_async_forms_answer_in_a_thread_and_leave_the_loop_free() -> None:

@@ -4,6 +4,7 @@ carries that scorer, so attribution runs on the weights that wrote the answer.""
 from __future__ import annotations
 
 import asyncio
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +20,7 @@ from llama_index.core.base.llms.types import (
 )
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
 from llama_index.core.llms.custom import CustomLLM
-from pydantic import ConfigDict, Field, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator
 
 from camab_rag.integration import InputError, Prompt, answer_text, chat_prompt
 
@@ -42,8 +43,10 @@ class CamabLocalLLM(CustomLLM):
             raise TypeError(f"CamabLocalLLM() got an unexpected keyword {unknown[0]!r}")
         for key in ("max_new_tokens", "context_window"):
             value = kwargs.get(key, 1)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
                 raise InputError(f"{key} must be a whole number >= 1, got {value!r}")
+            if key in kwargs:
+                kwargs[key] = int(value)  # numpy's integers too
         if kwargs.get("max_new_tokens", 128) >= kwargs.get("context_window", 2048):
             raise InputError("max_new_tokens must be smaller than context_window")
         if scorer is None:
@@ -59,6 +62,18 @@ class CamabLocalLLM(CustomLLM):
         name = model_name or str(getattr(scorer, "model_name", "smollm2"))
         super().__init__(model_name=name, **kwargs)
         self._scorer = scorer
+
+    @field_validator("max_new_tokens", "context_window")
+    @classmethod
+    def _fits(cls, value: int, info: ValidationInfo) -> int:
+        """Also on assignment (refused before it lands): room for a prompt is left."""
+        new: int | None = value
+        window: int | None = info.data.get("context_window")
+        if info.field_name == "context_window":
+            new, window = info.data.get("max_new_tokens"), value
+        if new is not None and window is not None and new >= window:
+            raise ValueError("max_new_tokens must be smaller than context_window")
+        return value
 
     @classmethod
     def class_name(cls) -> str:
