@@ -513,7 +513,8 @@ def test_cli_runs_an_audit(
     err = capsys.readouterr().err
     assert "audit: 3 records audited this run (0 already done, 2 bad input lines skipped)" in err
     assert "1 of 3 answers flagged ungrounded (33.3%)" in err
-    assert "camab audit: 2 input lines skipped and 0 records in error" in err
+    assert "camab audit: 2 input lines skipped (fix them and run again" in err
+    assert "--retry-errors" not in err  # no record failed: retrying would redo nothing
     assert sorted(lines_by_id(tmp_path / "o.jsonl")) == ["dune", "paris", "zebra"]
 
 
@@ -527,7 +528,9 @@ def test_cli_exit_status_says_whether_every_record_is_ok(
     assert "camab audit:" not in capsys.readouterr().err
     monkeypatch.setattr(ScorerSpec, "build", lambda self: FailingScorer())
     assert main([str(clean), "--out", str(tmp_path / "bad.jsonl"), *args]) == 1
-    assert "0 input lines skipped and 2 records in error" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "camab audit: 2 records in error (--retry-errors redoes them)" in err
+    assert "camab audit: 0 input lines" not in err and "fix them" not in err
 
 
 # ---------------------------------------------------------------- the real model

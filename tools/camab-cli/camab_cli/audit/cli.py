@@ -165,13 +165,16 @@ def run_audit(args: argparse.Namespace) -> int:
     print(cost_report(summary), file=sys.stderr)
     print(json.dumps({"summary": args.summary or f"{args.out}.summary.json"}))
     records = summary["records"]
-    if records["bad_input_lines"] or records["error"]:
-        print(
-            f"camab audit: {records['bad_input_lines']} input lines skipped and "
-            f"{records['error']} records in error (listed in the summary; "
-            "--retry-errors redoes the failed records)",
-            file=sys.stderr,
+    problems = []
+    if records["bad_input_lines"]:
+        problems.append(
+            f"{records['bad_input_lines']} input lines skipped (fix them and run again: "
+            "records already in the output are not redone)"
         )
+    if records["error"]:
+        problems.append(f"{records['error']} records in error (--retry-errors redoes them)")
+    if problems:
+        print(f"camab audit: {'; '.join(problems)}; the summary lists each", file=sys.stderr)
         return 1
     return 0
 
