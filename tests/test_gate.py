@@ -178,6 +178,15 @@ def test_calibration_rejects_bad_examples(examples, message):
         calibrate(examples, KeywordScorer())
 
 
+def test_a_scorer_passed_as_the_threshold_is_named():
+    with pytest.raises(
+        InputError, match=r"a scorer\? pass it by name: GroundednessFilter\(scorer="
+    ):
+        GroundednessFilter(KeywordScorer())  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"finite number, got 'high'$"):
+        GroundednessFilter("high")  # type: ignore[arg-type]
+
+
 def test_in_a_chat_the_earlier_turns_count_as_context():
     history = "The bridge's first toll keeper was Oskar Lund."
     messages = [

@@ -124,7 +124,12 @@ class GroundednessFilter:
             or not isinstance(threshold, (int, float, np.number))
             or not np.isfinite(threshold)
         ):
-            raise InputError(f"threshold must be a finite number, got {threshold!r}")
+            scorer_hint = (
+                " (a scorer? pass it by name: GroundednessFilter(scorer=...))"
+                if callable(getattr(threshold, "score", None))
+                else ""
+            )
+            raise InputError(f"threshold must be a finite number, got {threshold!r}{scorer_hint}")
         if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
             raise InputError(f"top_k must be an integer >= 1, got {top_k!r}")
         if not (isinstance(fallback, str) or callable(fallback)):
