@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from camab_rag.errors import InputError
+from camab_rag.integration.chat_messages import content_text
 from camab_rag.scorers.base import Prompt
 
 _MAX_DEPTH = 10_000
@@ -190,12 +191,12 @@ class SpanRecords:
         ``response.message.content``), on that call in every query enclosing it."""
         text = getattr(response, "text", None)
         if text is None:
-            text = getattr(getattr(response, "message", None), "content", None)
+            text = content_text(getattr(getattr(response, "message", None), "content", None))
         for record in self.records_for(span_id):
             with self._lock:
                 for call in record.calls:
                     if call.span_id == span_id:
-                        call.answer = str(text or "")
+                        call.answer = str(text)
 
     def add_call(self, span_id: str, prompt: Prompt) -> ModelCall | None:
         """A model call starting in ``span_id``, for every query enclosing it (else the
