@@ -25,6 +25,14 @@ from pydantic import ConfigDict, Field, PrivateAttr, ValidationInfo, field_valid
 from camab_rag.integration import InputError, Prompt, answer_text, chat_prompt
 
 
+def _check_room(max_new_tokens: int | None, context_window: int | None) -> None:
+    """The answer must leave room for a prompt (pydantic reports it on assignment)."""
+    if max_new_tokens is None or context_window is None:
+        return
+    if max_new_tokens >= context_window:
+        raise InputError("max_new_tokens must be smaller than context_window")
+
+
 class CamabLocalLLM(CustomLLM):
     """A chat LLM answering greedily with ``scorer`` (default: ``camab_rag.default_scorer()``,
     the embedded SmolLM2; any object with ``generate(prompts, max_new_tokens=...)`` and
@@ -39,7 +47,8 @@ class CamabLocalLLM(CustomLLM):
     _scorer: Any = PrivateAttr(default=None)
 
     def __init__(self, scorer: Any = None, *, model_name: str | None = None, **kwargs: Any) -> None:
-        if unknown := sorted(set(kwargs) - set(type(self).model_fields)):  # pydantic drops them
+        fields = type(self).model_fields
+        if unknown := sorted(set(kwargs) - set(fields)):  # pydantic drops them
             raise TypeError(f"CamabLocalLLM() got an unexpected keyword {unknown[0]!r}")
         for key in ("max_new_tokens", "context_window"):
             value = kwargs.get(key, 1)
@@ -47,8 +56,9 @@ class CamabLocalLLM(CustomLLM):
                 raise InputError(f"{key} must be a whole number >= 1, got {value!r}")
             if key in kwargs:
                 kwargs[key] = int(value)  # numpy's integers too
-        if kwargs.get("max_new_tokens", 128) >= kwargs.get("context_window", 2048):
-            raise InputError("max_new_tokens must be smaller than context_window")
+        _check_room(
+            **{k: kwargs.get(k, fields[k].default) for k in ("max_new_tokens", "context_window")}
+        )
         if scorer is None:
             import camab_rag
 
@@ -67,12 +77,8 @@ class CamabLocalLLM(CustomLLM):
     @classmethod
     def _fits(cls, value: int, info: ValidationInfo) -> int:
         """Also on assignment (refused before it lands): room for a prompt is left."""
-        new: int | None = value
-        window: int | None = info.data.get("context_window")
-        if info.field_name == "context_window":
-            new, window = info.data.get("max_new_tokens"), value
-        if new is not None and window is not None and new >= window:
-            raise ValueError("max_new_tokens must be smaller than context_window")
+        sizes = {**info.data, str(info.field_name): value}
+        _check_room(sizes.get("max_new_tokens"), sizes.get("context_window"))
         return value
 
     @classmethod
