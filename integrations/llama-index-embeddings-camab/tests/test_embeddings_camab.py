@@ -3,6 +3,8 @@ LlamaIndex embedding model; and any ``embed(texts)`` object in its place."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 import numpy as np
@@ -58,6 +60,33 @@ async def test_takes_any_embedder() -> None:
         [3.0, 1.0],
     ]
     assert (embedding.model_name, embedding.embed_batch_size) == ("lengths", 2)
+
+
+async def test_the_async_forms_embed_in_a_thread_and_leave_the_loop_free() -> None:
+    class Slow(Lengths):
+        def embed(self, texts: list[str]) -> Any:
+            time.sleep(0.3)  # as a model would
+            return super().embed(texts)
+
+    embedding = MiniLMEmbedding(Slow())
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    running = asyncio.create_task(ticker())
+    try:
+        before = ticks
+        assert await embedding.aget_text_embedding_batch(["ab"]) == [[2.0, 1.0]]
+        assert ticks - before >= 5  # the loop ran on during the 0.3 s embedding
+        before = ticks
+        assert await embedding.aget_query_embedding("abc") == [3.0, 1.0]
+        assert ticks - before >= 5
+    finally:
+        running.cancel()
 
 
 def test_refuses_what_it_cannot_use() -> None:
