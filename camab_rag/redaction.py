@@ -42,6 +42,18 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, query, ""))
 
 
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/?#@\s]*@")
+
+
+def shown_url(value: object) -> str:
+    """``value``, given where a URL belongs, as an error message may show it: a URL (of
+    any scheme, or none: ``user:pa%40ss@host``) without its user-info and with credential
+    query values masked, quoted; anything else by its type alone (its repr may hold one)."""
+    if not isinstance(value, str):
+        return f"a {type(value).__name__}"
+    return repr(public_url(_USERINFO.sub(lambda m: f"{m.group(1) or ''}{MASK}@", value)))
+
+
 def carries_credential(name: str) -> bool:
     """Whether a header or query parameter of this name carries a credential."""
     return bool(_SENSITIVE_HEADER.search(name))
@@ -140,5 +152,6 @@ __all__ = [
     "carries_credential",
     "public_url",
     "query_parameters",
+    "shown_url",
     "url_credentials",
 ]

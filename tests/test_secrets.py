@@ -263,3 +263,22 @@ def test_every_spelling_of_a_url_credential_is_masked() -> None:
     for form in ("pa@ss/w0rd", "pa%40ss%2Fw0rd", "pa%40ss%2fw0rd", token, token.rstrip("=")):
         assert secrets.clean(f"got <{form}>") == "got <***>", form
     assert secrets.clean("svc at 127.0.0.1:9") == "svc at 127.0.0.1:9"  # 3 letters: kept
+
+
+@pytest.mark.parametrize(
+    "url", ["svc:pa%40ss%2Fw0rd@127.0.0.1:9/v1", "ftp://svc:pa%40ss%2Fw0rd@127.0.0.1:9/v1"]
+)
+def test_a_base_url_refused_for_its_scheme_shows_no_credential(url: str) -> None:
+    """On main the refusal quoted the whole URL, user-info included."""
+    from types import SimpleNamespace
+
+    from camab_rag.scorers.chat_clients import chat_client_settings
+
+    with pytest.raises(InputError, match="must be an http") as direct:
+        OpenAICompletionsScorer(url, "smollm2")
+    client = SimpleNamespace(base_url=url, model="smollm2")
+    with pytest.raises(InputError, match="not http") as from_client:
+        chat_client_settings(client)
+    for text in (str(direct.value), str(from_client.value)):
+        assert "127.0.0.1:9/v1" in text
+        assert "w0rd" not in text and "pa%40ss" not in text and "pa@ss" not in text, text
