@@ -128,9 +128,13 @@ def _run(command: list[str], what: str) -> None:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port on ``host`` that is free right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
+    """A TCP port on ``host`` (IPv4 or IPv6) that is free right now."""
+    stream, passive = socket.SOCK_STREAM, socket.AI_PASSIVE
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host or None, 0, type=stream, flags=passive
+    )[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.bind(address)
         return int(sock.getsockname()[1])
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from camab_cli.cli import main
-from camab_cli.serve import STAMP_FILE, VLLMServer
+from camab_cli.serve import STAMP_FILE, VLLMServer, free_port
 from camab_cli.serve_checks import PortInUseError, is_loopback
 
 KEY = "serve-KEY-3b8f0a"
@@ -214,3 +214,22 @@ def test_serve_requires_the_named_key_and_never_prints_it(
     assert f"--api-key-env {KEY_ENV}" in err and f"os.environ[{KEY_ENV!r}]" in err
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+def test_an_ipv6_loopback_host_is_served_and_checked(
+    model: Path, venv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--host ::1`` needs no --allow-remote, gets a free port (on main ``--port 0`` was
+    a raw gaierror: the free port was looked for on IPv4), and its taken port is found."""
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 here")
+    with socket.socket(socket.AF_INET6) as holder:
+        try:
+            holder.bind(("::1", 0))
+        except OSError:
+            pytest.skip("no IPv6 loopback here")
+        holder.listen()
+        port = holder.getsockname()[1]
+        assert main(serve_args(model, venv, port, "--host", "::1")) == 1
+        assert f"port {port} on ::1 is already in use" in capsys.readouterr().err
+    assert free_port("::1") > 0
