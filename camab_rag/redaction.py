@@ -15,7 +15,15 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Iterable, Mapping
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import (
+    parse_qsl,
+    quote,
+    quote_plus,
+    unquote,
+    urlencode,
+    urlsplit,
+    urlunsplit,
+)
 
 MASK = "***"
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
@@ -87,12 +95,13 @@ def url_credentials(url: str) -> list[str]:
 
 
 def _spellings(value: str) -> list[str]:
-    """``value`` as written, percent-decoded, and percent-encoded with upper- and
-    lower-case hex digits (empty strings dropped)."""
+    """``value`` as written, percent-decoded, and percent-encoded the usual ways (every
+    reserved character, all but ``/``, spaces as ``+``), each with upper- and lower-case
+    hex digits (empty strings dropped)."""
     decoded = unquote(value)
-    encoded = quote(decoded, safe="")
-    lower = re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)
-    return [form for form in (value, decoded, encoded, lower) if form]
+    encoded = [quote(decoded, safe=""), quote(decoded), quote_plus(decoded)]
+    lower = [re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), form) for form in encoded]
+    return [form for form in dict.fromkeys([value, decoded, *encoded, *lower]) if form]
 
 
 def _basic_tokens(user: str, password: str) -> list[str]:
