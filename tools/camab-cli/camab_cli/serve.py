@@ -173,7 +173,9 @@ class VLLMServer:
     """A vLLM API server process serving ``model_dir`` as ``name`` on ``host:port``.
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`. The server's output
-    goes to ``log_path`` (its last lines are in the error if it fails to start). With
+    goes to ``log_path`` (its last lines are in the error if it fails to start): a log
+    named by the caller is appended to, never replaced; the default one, in camab-rag's
+    cache, is rewritten each start. With
     ``api_key`` the server answers only requests that carry it (vLLM reads it from its
     environment, ``VLLM_API_KEY``; without one, a ``VLLM_API_KEY`` of the caller's
     environment is not passed on, so the server needs no key).
@@ -199,6 +201,8 @@ class VLLMServer:
         self.port = port or free_port(host)
         self.venv = (venv or default_venv()).absolute()  # the server runs in this folder
         self.log_path = Path(log_path).absolute() if log_path else default_log(self.port)
+        self._own_log = not log_path  # the default log is ours to rewrite
+        self._log_start = 0  # where this start's lines begin in the log
         self.startup_timeout = startup_timeout
         self.max_model_len = max_model_len
         self.kv_cache_gib = kv_cache_gib
@@ -274,7 +278,8 @@ class VLLMServer:
         check_port(self.host, self.port)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         began = time.monotonic()
-        with open(self.log_path, "wb") as log:
+        with open(self.log_path, "wb" if self._own_log else "ab") as log:
+            self._log_start = log.tell()
             self.process = subprocess.Popen(
                 self.command(),
                 stdout=log,
@@ -309,7 +314,9 @@ class VLLMServer:
 
     def log_tail(self, lines: int = 30) -> str:
         try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+            with open(self.log_path, "rb") as log:
+                log.seek(self._log_start)
+                text = log.read().decode("utf-8", errors="replace")
         except OSError:
             return "(no log)"
         return Secrets([self._api_key]).clean("\n".join(text.splitlines()[-lines:]))

@@ -45,7 +45,9 @@ def main() -> None:
             self.end_headers()
             self.wfile.write(body)
 
-    HTTPServer((args.host, args.port), Handler).serve_forever()
+    server = HTTPServer((args.host, args.port), Handler)
+    print(f"fake vLLM serving {args.served_model_name}", flush=True)  # into the log
+    server.serve_forever()
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -233,3 +234,21 @@ def test_an_ipv6_loopback_host_is_served_and_checked(
         assert main(serve_args(model, venv, port, "--host", "::1")) == 1
         assert f"port {port} on ::1 is already in use" in capsys.readouterr().err
     assert free_port("::1") > 0
+
+
+def test_a_log_the_caller_names_is_appended_to_never_replaced(
+    model: Path, venv: Path, tmp_path: Path
+) -> None:
+    """On main ``--log FILE`` truncated FILE, whatever it held."""
+    log = tmp_path / "my-notes.log"
+    log.write_text("my own notes\n", encoding="utf-8")
+    server = VLLMServer(model, "tiny", port=free_port(), venv=venv, log_path=log)
+    try:
+        server.start()
+        deadline = time.monotonic() + 10
+        while "fake vLLM" not in server.log_tail() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        server.stop()
+    assert log.read_text(encoding="utf-8").startswith("my own notes\nfake vLLM serving tiny")
+    assert server.log_tail() == "fake vLLM serving tiny"  # this start's lines only
