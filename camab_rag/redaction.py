@@ -5,13 +5,25 @@ keeps them in a :class:`Secrets` and passes every text that may reach a user thr
 :meth:`Secrets.clean` before it goes into an error or a log line, so a server that echoes
 a key back ("upstream failed for Bearer sk-...") cannot make us print it. URLs are shown
 without their user-info and with credential-looking query values masked (:func:`public_url`).
+A URL's user-info counts in every form it can come back in (:func:`url_credentials`): as
+written, percent-decoded (what the server receives, so what it echoes) and as the Basic
+token sent for it, so a password that needs encoding (``pa%40ss%2Fw0rd``) is masked too.
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable, Mapping
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import (
+    parse_qsl,
+    quote,
+    quote_plus,
+    unquote,
+    urlencode,
+    urlsplit,
+    urlunsplit,
+)
 
 MASK = "***"
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
@@ -38,6 +50,18 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, query, ""))
 
 
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/?#@\s]*@")
+
+
+def shown_url(value: object) -> str:
+    """``value``, given where a URL belongs, as an error message may show it: a URL (of
+    any scheme, or none: ``user:pa%40ss@host``) without its user-info and with credential
+    query values masked, quoted; anything else by its type alone (its repr may hold one)."""
+    if not isinstance(value, str):
+        return f"a {type(value).__name__}"
+    return repr(public_url(_USERINFO.sub(lambda m: f"{m.group(1) or ''}{MASK}@", value)))
+
+
 def carries_credential(name: str) -> bool:
     """Whether a header or query parameter of this name carries a credential."""
     return bool(_SENSITIVE_HEADER.search(name))
@@ -52,8 +76,10 @@ def query_parameters(url: str) -> list[tuple[str, str]]:
 
 
 def url_credentials(url: str) -> list[str]:
-    """The credentials ``url`` carries: its user-info and password, and the values of its
-    query parameters whose names say they carry one (empty when it has none)."""
+    """The credentials ``url`` carries: its user-info, user and password in every form a
+    server may echo them (as written, percent-decoded, re-encoded) and the Basic token an
+    HTTP client sends for them, and the values of its query parameters whose names say
+    they carry one (empty when it has none)."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -62,7 +88,27 @@ def url_credentials(url: str) -> list[str]:
     if "@" not in parts.netloc:
         return query
     userinfo = parts.netloc.rsplit("@", 1)[0]
-    return [userinfo, *([parts.password] if parts.password else []), *query]
+    user, _, password = userinfo.partition(":")
+    user, password = unquote(user), unquote(password)
+    forms = [*_spellings(userinfo), *_spellings(user), *_spellings(password)]
+    return [*dict.fromkeys(forms + _basic_tokens(user, password)), *query]
+
+
+def _spellings(value: str) -> list[str]:
+    """``value`` as written, percent-decoded, and percent-encoded the usual ways (every
+    reserved character, all but ``/``, spaces as ``+``), each with upper- and lower-case
+    hex digits (empty strings dropped)."""
+    decoded = unquote(value)
+    encoded = [quote(decoded, safe=""), quote(decoded), quote_plus(decoded)]
+    lower = [re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), form) for form in encoded]
+    return [form for form in dict.fromkeys([value, decoded, *encoded, *lower]) if form]
+
+
+def _basic_tokens(user: str, password: str) -> list[str]:
+    """The ``Authorization: Basic`` token for ``user:password`` (what httpx, requests and
+    urllib3 send for a URL's user-info), with and without its ``=`` padding."""
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    return [token, token.rstrip("=")]
 
 
 class Secrets:
@@ -115,5 +161,6 @@ __all__ = [
     "carries_credential",
     "public_url",
     "query_parameters",
+    "shown_url",
     "url_credentials",
 ]

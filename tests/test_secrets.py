@@ -10,19 +10,24 @@ exception), result, metadata and rendering is searched for them.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import traceback
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import unquote
 
 import numpy as np
 import pytest
+from credential_echo import URLS, CredentialEcho
 from test_http_faults import PROMPT, RESPONSE, FaultyServer, plain
 
 from camab_rag import AttributionSettings, attribute, cite
-from camab_rag.errors import InputError
+from camab_rag.errors import InputError, ScorerError
+from camab_rag.redaction import Secrets
 from camab_rag.result import AttributionResult
+from camab_rag.scorers.base import ScoreRequest
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
 KEY = "sk-KNOWN-KEY-1f4c9e"
@@ -219,3 +224,62 @@ def test_a_credential_in_the_query_string_is_refused_unshown(
     assert secret not in str(caught.value) and f"{name}=***" in str(caught.value)
     assert "api-version=2024-10-21" in str(caught.value)
     assert server.completions == []
+
+
+# ------------------------------------------- percent-encoded user-info (issue 50, item 5)
+@pytest.mark.parametrize("case", list(URLS))
+def test_a_url_credential_is_masked_in_every_form_the_server_echoes(
+    case: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A password that needs encoding (``pa%40ss%2Fw0rd``) or a token given as the user
+    reaches the server decoded; echoed back in a 500, on main it showed in clear in the
+    error, the INFO retry log and both integrations' metadata."""
+    with CredentialEcho(500) as echo, caplog.at_level(logging.DEBUG):
+        url = echo.url(URLS[case])
+        scorer = OpenAICompletionsScorer(
+            url, "smollm2", max_retries=1, backoff_base=0.01, retry_budget_s=0.5
+        )
+        with pytest.raises(ScorerError, match="HTTP 500: rejected credentials") as info:
+            scorer.score([ScoreRequest(QUESTION, RESPONSE)])
+        shown = ["".join(traceback.format_exception(info.value)), repr(scorer)]
+        shown += shown_by_langchain(make_scorer(url)) + shown_by_llamaindex(make_scorer(url))
+        shown += [caplog.text, *(str(record.args) for record in caplog.records)]
+        forms = echo.forms(case)
+    assert "retrying in" in caplog.text  # the INFO retry log was written, masked
+    userinfo = unquote(URLS[case])  # what the server got, as Basic auth
+    assert set(echo.received) == {userinfo if ":" in userinfo else f"{userinfo}:"}
+    metadata = json.loads(shown[2])  # LangChain's response_metadata
+    assert metadata["attribution"]["status"] == "error", metadata
+    for text in shown:
+        for form in forms:
+            assert form not in text, f"{case}: {form!r} shown in {text[:300]!r}"
+
+
+def test_every_spelling_of_a_url_credential_is_masked() -> None:
+    """The forms a server or proxy may echo besides the one the URL was written in: decoded,
+    re-encoded (lower-case hex, ``/`` kept) and the Basic token without its padding."""
+    secrets = Secrets.of("http://svc:pa%40ss%2Fw0rd@127.0.0.1:9/v1")
+    token = base64.b64encode(b"svc:pa@ss/w0rd").decode()
+    forms = ["pa@ss/w0rd", "pa%40ss%2Fw0rd", "pa%40ss%2fw0rd", "pa%40ss/w0rd"]
+    for form in [*forms, token, token.rstrip("=")]:
+        assert secrets.clean(f"got <{form}>") == "got <***>", form
+    assert secrets.clean("svc at 127.0.0.1:9") == "svc at 127.0.0.1:9"  # 3 letters: kept
+
+
+@pytest.mark.parametrize(
+    "url", ["svc:pa%40ss%2Fw0rd@127.0.0.1:9/v1", "ftp://svc:pa%40ss%2Fw0rd@127.0.0.1:9/v1"]
+)
+def test_a_base_url_refused_for_its_scheme_shows_no_credential(url: str) -> None:
+    """On main the refusal quoted the whole URL, user-info included."""
+    from types import SimpleNamespace
+
+    from camab_rag.scorers.chat_clients import chat_client_settings
+
+    with pytest.raises(InputError, match="must be an http") as direct:
+        OpenAICompletionsScorer(url, "smollm2")
+    client = SimpleNamespace(base_url=url, model="smollm2")
+    with pytest.raises(InputError, match="not http") as from_client:
+        chat_client_settings(client)
+    for text in (str(direct.value), str(from_client.value)):
+        assert "127.0.0.1:9/v1" in text
+        assert "w0rd" not in text and "pa%40ss" not in text and "pa@ss" not in text, text

@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from camab_rag.errors import CannotScoreError, InputError
+from camab_rag.redaction import public_url, shown_url
 from camab_rag.scorers.echo import PROXY_FIX
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
@@ -120,7 +121,8 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
     url = str(base_url).rstrip("/")
     if is_openai_endpoint(url):
         cause = (
-            f"the chat client {kind} talks to OpenAI's own API ({url}), whose chat models "
+            f"the chat client {kind} talks to OpenAI's own API ({public_url(url)}), whose "
+            "chat models "
             "cannot score a given text (no prompt log-probabilities)"
         )
         raise ChatAPICannotScoreError(
@@ -130,7 +132,9 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
             reason=cause,
         )
     if not url.startswith(("http://", "https://")):
-        raise InputError(f"the chat client {kind} has a base URL that is not http(s): {url!r}")
+        raise InputError(
+            f"the chat client {kind} has a base URL that is not http(s): {shown_url(url)}"
+        )
     name = model or _first_attr(client, _MODEL_ATTRS)
     if not isinstance(name, str) or not name:
         raise InputError(

@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 from camab_rag.errors import InputError, ScorerError
+from camab_rag.redaction import shown_url
 from camab_rag.retry import RetryPolicy
 from camab_rag.scorers.base import Prompt, ResponseLogprobs, ScoreRequest
 from camab_rag.scorers.echo import (
@@ -118,7 +119,7 @@ class OpenAICompletionsScorer:
         default_headers: Mapping[str, str] | None = None,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise InputError(f"base_url must be an http(s) URL, got {base_url!r}")
+            raise InputError(f"base_url must be an http(s) URL, got {shown_url(base_url)}")
         if not isinstance(model, str) or not model:
             raise InputError("model must be the served model's name (a non-empty string)")
         if max_concurrency < 1:

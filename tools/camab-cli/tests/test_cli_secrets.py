@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from credential_echo import URLS, CredentialEcho
 from test_http_faults import RESPONSE, FaultyServer
 from test_secrets import DOCUMENTS, FAULTS, KEY, PASSWORD, QUESTION, secret_url
 
@@ -65,3 +66,32 @@ def test_no_fault_makes_the_command_line_show_a_credential(
     # it holds the key and the password, not the header's token
     for text in [*shown, caplog.text, *(str(r.args) for r in caplog.records)]:
         assert KEY not in text and PASSWORD not in text, f"{fault}: {text[:300]!r}"
+
+
+@pytest.mark.parametrize("case", list(URLS))
+def test_an_audit_writes_no_form_of_a_url_credential(
+    case: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 50: a password that needs encoding (or a token given as the user), echoed back
+    decoded by the server, reached the audit's output and summary files on main. (HTTP 400:
+    a final error, so the audit's own retries do not stretch the test.)"""
+    records = tmp_path / "in.jsonl"
+    record = {"id": "r1", "question": QUESTION, "documents": DOCUMENTS, "response": RESPONSE}
+    records.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
+    arguments = ["audit", str(records), "--out", str(out), "--summary", str(summary)]
+    arguments += ["--model-name", "smollm2", "--budget", "4", "--no-progress"]
+    with CredentialEcho(400) as echo, caplog.at_level(logging.DEBUG):
+        status = main([*arguments, "--base-url", echo.url(URLS[case])])
+        forms = echo.forms(case)
+    assert status == 1 and len(echo.tokens) >= 2  # tokenized, then refused
+    [line] = [json.loads(text) for text in out.read_text(encoding="utf-8").splitlines()]
+    assert line["status"] == "error" and "rejected credentials ***" in line["error"]
+    captured = capsys.readouterr()
+    shown = [out.read_text("utf-8"), summary.read_text("utf-8"), captured.out, captured.err]
+    for text in [*shown, caplog.text, *(str(r.args) for r in caplog.records)]:
+        for form in forms:
+            assert form not in text, f"{case}: {form!r} shown in {text[:300]!r}"

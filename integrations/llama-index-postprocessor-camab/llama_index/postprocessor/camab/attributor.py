@@ -3,6 +3,9 @@ through a copy, a stream once read to the end (:class:`ResponseAttributor`)."""
 
 from __future__ import annotations
 
+import copy
+import os
+import sys
 from collections.abc import AsyncGenerator, Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -17,6 +20,7 @@ from llama_index.postprocessor.camab.capture import query_progress, query_tracke
 from llama_index.postprocessor.camab.response import attach, node_documents
 
 from camab_rag import integration as core
+from camab_rag.scorers.chat_clients import is_openai_endpoint
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -160,6 +164,34 @@ aattribute_response = core.asynced(
 def scorer_from_llm(llm: object, **options: Any) -> Any:
     """The scorer for a LlamaIndex LLM: its own ``llm.scorer`` (``CamabLocalLLM``), the
     HTTP scorer (built with ``options``) of an OpenAI-compatible server (``api_base``),
-    else a ``ScorerUnavailableError`` asking for ``scorer=`` or ``proxy=``."""
+    else a ``ScorerUnavailableError`` asking for ``scorer=`` or ``proxy=``. The LLM's key
+    goes with it, unless it is the key meant for OpenAI (:func:`without_openai_key`)."""
     compatible = "an OpenAI-compatible LLM (OpenAILike / OpenAI with api_base)"
-    return core.scorer_from_model(llm, compatible=compatible, **options)
+    return core.scorer_from_model(without_openai_key(llm), compatible=compatible, **options)
+
+
+def without_openai_key(llm: object) -> object:
+    """``llm``, or a copy without its API key when that key is OpenAI's own
+    (``$OPENAI_API_KEY`` or ``openai.api_key``) and ``llm`` talks to another server.
+
+    Why: LlamaIndex's ``OpenAI`` and ``OpenAILike`` read ``OPENAI_API_KEY`` when no
+    ``api_key`` is given, so an ``OpenAILike`` on a vLLM server holds the key meant for
+    OpenAI; the scorer would send it to that server's ``/tokenize`` and ``/completions``.
+    As with LangChain's handler, that key goes to OpenAI's own endpoint only; a server
+    that needs a key of its own gets it from ``scorer=OpenAICompletionsScorer(...,
+    api_key=...)``. The LLM itself is unchanged (a pydantic ``model_copy``, else a
+    shallow copy, is changed).
+    """
+    key, base = getattr(llm, "api_key", None), getattr(llm, "api_base", None)
+    if not (isinstance(key, str) and key and isinstance(base, str)) or is_openai_endpoint(base):
+        return llm
+    module = sys.modules.get("openai")
+    openai_keys = {os.environ.get("OPENAI_API_KEY"), getattr(module, "api_key", None)}
+    if key not in openai_keys:
+        return llm
+    model_copy = getattr(llm, "model_copy", None)
+    if callable(model_copy):
+        return model_copy(update={"api_key": ""})
+    clone = copy.copy(llm)
+    clone.api_key = ""  # type: ignore[attr-defined]
+    return clone
