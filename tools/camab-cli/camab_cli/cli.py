@@ -25,8 +25,9 @@ from importlib import resources
 from pathlib import Path
 from typing import IO, Any
 
+from camab_cli.output import RecordWriter, json_object
 from camab_cli.progress import Progress
-from camab_cli.records import Record, load_records, parse_record
+from camab_cli.records import Record, RecordError, ascii_safe, load_records, load_rows, parse_record
 from camab_cli.serve import add_serve_parser
 from camab_rag import AttributionSettings, __version__
 from camab_rag.errors import CamabError, InputError
@@ -38,8 +39,14 @@ DEMO_FILE = "demo_hotpotqa.json"
 
 def read_records(path: str, stdin: IO[str] | None = None) -> list[Record]:
     """Records of a JSON, JSONL or Parquet file (``-``: standard input) for ``camab
-    attribute``; the response may be absent (then it is generated)."""
+    attribute``; the response may be absent (then it is generated). Stops at the first
+    bad record (``camab attribute`` itself reads with :func:`read_rows` and goes on)."""
     return load_records(path, require_response=False, stdin=stdin)
+
+
+def read_rows(path: str, stdin: IO[str] | None = None) -> list[Record | RecordError]:
+    """Every record of the input, or the error naming why its line cannot be used."""
+    return load_rows(path, require_response=False, stdin=stdin)
 
 
 # --------------------------------------------------------------------------- scorers
@@ -204,14 +211,7 @@ def render_outcomes(
 
 
 def _json_object(outcome: Outcome) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "where": outcome.record.where,
-        "id": outcome.record.id,
-        "response_generated": outcome.generated,
-        "citations": outcome.cited.to_dict(),
-        "attribution": outcome.result.to_dict(),
-    }
-    return data
+    return json_object(outcome)
 
 
 DEMO_PAGE_MARK = "<!-- camab demo: the next `camab demo` replaces this page -->"
@@ -269,46 +269,73 @@ def check_out(
         )
 
 
-def _write(text: str, out: str | None, progress: Progress) -> None:
-    if out:
-        path = Path(out)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, path)  # all or nothing: a crash never leaves half a file
-        progress.message(f"wrote {out}")
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-
-
 def cmd_attribute(args: argparse.Namespace) -> int:
-    """Attribute every record; one that fails is named (file, line, id) and skipped, the
-    others are written, and the exit status says that some failed."""
+    """Attribute every record and write each as soon as it is done; a bad line or a
+    failing record is named (file, line, id) and the others go on; on Ctrl-C what is done
+    stays written and the exit status is 130 (1: some records failed)."""
     check_out(args.out, args.input, force=args.force)
     progress = Progress(unit="model calls", rate_unit="calls/s", enabled=not args.quiet)
-    records = read_records(args.input)
+    rows = read_rows(args.input)
     if args.limit is not None:
-        records = records[: args.limit]
+        rows = rows[: args.limit]
+    bad = [row for row in rows if isinstance(row, RecordError)]
+    if len(bad) == len(rows):  # nothing to attribute: say why, load no model
+        for error in bad:
+            _error(progress, f"camab: error: {error.where}: {error.message}")
+        return 2
     scorer = build_scorer(args, progress)
-    outcomes = []
     failed = 0
-    for i, record in enumerate(records, start=1):
-        label = f"record {i}/{len(records)}" if len(records) > 1 else "attribution"
-        try:
-            outcomes.append(attribute_record(record, scorer, args, progress, label))
-        except Exception as error:  # one bad record must not lose the others
-            failed += 1
-            where = record.where or f"line {record.line}"
-            _error(progress, f"camab: error: {where} (id {record.id!r}): {error}")
-    if outcomes:
-        color = None if not args.out else False
-        text = render_outcomes(outcomes, args.format, color=color, stream=sys.stdout)
-        _write(text, args.out, progress)
+    done = 0
+    color = None if not args.out else False
+    writer = RecordWriter(args.out, args.format, total=len(rows), force=args.force, color=color)
+    try:
+        for i, row in enumerate(rows, start=1):
+            reason = _attribute_row(row, i, len(rows), scorer, args, progress, writer)
+            done = i
+            if reason is not None:
+                failed += 1
+                where = row.where or f"line {row.line}"
+                rid = "" if row.id is None else f" (id {ascii_safe(repr(row.id))})"
+                _error(progress, f"camab: error: {ascii_safe(where)}{rid}: {reason}")
+                writer.error(row.where, row.line, row.id, reason)
+    except KeyboardInterrupt:
+        writer.close()
+        kept = f", written to {args.out}" if args.out and writer.written else ""
+        _error(
+            progress,
+            f"\ncamab: interrupted at record {done + 1} of {len(rows)}: the {done} records "
+            f"before it are done{kept}",
+        )
+        return 130
+    writer.close()
+    if args.out and writer.written:
+        progress.message(f"wrote {args.out}")
     if failed:
-        kept = f"; the other {len(outcomes)} were written" if outcomes else ""
-        _error(progress, f"camab: {failed} of {len(records)} records failed{kept}")
+        ok = len(rows) - failed
+        kept = f"; the other {ok} were written" if ok else ""
+        _error(progress, f"camab: {failed} of {len(rows)} records failed{kept}")
         return 1
     return 0
+
+
+def _attribute_row(
+    row: Record | RecordError,
+    i: int,
+    total: int,
+    scorer: Any,
+    args: argparse.Namespace,
+    progress: Progress,
+    writer: RecordWriter,
+) -> str | None:
+    """Attribute and write one row; ``None`` when written, else why not (ASCII-safe)."""
+    if isinstance(row, RecordError):
+        return row.message
+    label = f"record {i}/{total}" if total > 1 else "attribution"
+    try:
+        outcome = attribute_record(row, scorer, args, progress, label)
+    except Exception as error:  # one bad record must not lose the others
+        return ascii_safe(str(error) or type(error).__name__)
+    return writer.result(outcome)
 
 
 def _error(progress: Progress, text: str) -> None:
