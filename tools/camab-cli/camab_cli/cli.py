@@ -526,6 +526,9 @@ def _check_args(args: argparse.Namespace) -> None:
         value = getattr(args, name, None)
         if value is not None and value < 1:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+    seed = getattr(args, "seed", None)
+    if seed is not None and seed < 0:  # before any record: it would fail every one
+        raise InputError(f"--seed must be at least 0, got {seed}")
     for name, low, high in (
         ("threshold", -math.inf, math.inf),
         ("grounded_threshold", 0.0, 1.0),

@@ -458,6 +458,7 @@ def test_the_tools_package_ships_the_command() -> None:
         (["--grounded-threshold", "nan"], "--grounded-threshold must be a number in [0, 1]"),
         (["--grounded-threshold", "7"], "--grounded-threshold must be a number in [0, 1]"),
         (["--threshold", "inf"], "--threshold must be a finite number"),
+        (["--seed", "-1"], "--seed must be at least 0, got -1"),  # was: every record failed
     ],
 )
 def test_threshold_flags_are_checked_before_any_model_loads(tmp_path, capsys, flags, message):
