@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import IO, Any
 
-from camab_cli.output import RecordWriter, json_object
+from camab_cli.output import RecordWriter, done_records, json_object, record_key
 from camab_cli.progress import Progress
 from camab_cli.records import Record, RecordError, ascii_safe, load_records, load_rows, parse_record
 from camab_cli.serve import add_serve_parser
@@ -272,22 +272,31 @@ def check_out(
 def cmd_attribute(args: argparse.Namespace) -> int:
     """Attribute every record and write each as soon as it is done; a bad line or a
     failing record is named (file, line, id) and the others go on; on Ctrl-C what is done
-    stays written and the exit status is 130 (1: some records failed)."""
-    check_out(args.out, args.input, force=args.force)
+    stays written and the exit status is 130 (1: some records failed). ``--resume`` skips
+    the records an earlier run wrote to ``--out``."""
+    done_keys = _resume_check(args)
     progress = Progress(unit="model calls", rate_unit="calls/s", enabled=not args.quiet)
     rows = read_rows(args.input)
     if args.limit is not None:
         rows = rows[: args.limit]
+    if done_keys:
+        before = len(rows)
+        rows = [row for row in rows if record_key(row.line, row.id) not in done_keys]
+        progress.message(f"resuming: {before - len(rows)} records already in {args.out}")
+        if not rows:
+            return 0
     bad = [row for row in rows if isinstance(row, RecordError)]
-    if len(bad) == len(rows):  # nothing to attribute: say why, load no model
+    if len(bad) == len(rows) and not args.resume:  # nothing to attribute: load no model
         for error in bad:
             _error(progress, f"camab: error: {error.where}: {error.message}")
         return 2
-    scorer = build_scorer(args, progress)
+    scorer = build_scorer(args, progress) if len(bad) < len(rows) else None
     failed = 0
     done = 0
     color = None if not args.out else False
-    writer = RecordWriter(args.out, args.format, total=len(rows), force=args.force, color=color)
+    writer = RecordWriter(
+        args.out, args.format, total=len(rows), force=args.force, color=color, append=args.resume
+    )
     try:
         for i, row in enumerate(rows, start=1):
             reason = _attribute_row(row, i, len(rows), scorer, args, progress, writer)
@@ -316,6 +325,17 @@ def cmd_attribute(args: argparse.Namespace) -> int:
         _error(progress, f"camab: {failed} of {len(rows)} records failed{kept}")
         return 1
     return 0
+
+
+def _resume_check(args: argparse.Namespace) -> set[tuple[int, str | None]]:
+    """Check ``--out`` before any work; with ``--resume``, the records it already holds."""
+    if not args.resume:
+        check_out(args.out, args.input, force=args.force)
+        return set()
+    if not args.out or args.format != "json":
+        raise InputError("--resume needs --out and --format json (one JSON line per record)")
+    check_out(args.out, args.input, ours=lambda path: True)  # whose: checked just below
+    return done_records(args.out) if Path(args.out).exists() else set()
 
 
 def _attribute_row(
@@ -467,6 +487,12 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     attribute.add_argument("--out", help="write the output to this file instead of stdout")
     attribute.add_argument("--limit", type=int, help="attribute only the first N records")
     attribute.add_argument("--force", action="store_true", help="replace an existing --out")
+    attribute.add_argument(
+        "--resume",
+        action="store_true",
+        help="with --format json --out FILE: skip the records FILE already holds (an earlier "
+        "run, e.g. interrupted) and append the others",
+    )
     _add_model_options(attribute, budget=AttributionSettings.budget, granularity="sentence")
     attribute.set_defaults(handler=cmd_attribute)
 

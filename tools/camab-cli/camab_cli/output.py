@@ -8,9 +8,13 @@ never replacing a file unless ``--force``); :meth:`RecordWriter.close` ends the 
 is not written at all (no half line) and is reported as an error instead.
 
 Formats: ``json`` is one JSON object per record (JSON Lines; a single record is one
-indented object), each with ``status`` ``"ok"`` or ``"error"``; ``terminal`` and
-``markdown`` are the cited answers one after another; ``html`` is one page (a fragment per
-record). Errors appear in the ``json`` output and, for every format, on standard error.
+indented object), each starting with the marker ``"camab_attribute": 1`` and with
+``status`` ``"ok"`` or ``"error"``; ``terminal`` and ``markdown`` are the cited answers one
+after another; ``html`` is one page (a fragment per record). Errors appear in the ``json``
+output and, for every format, on standard error.
+
+Resuming (``--resume``, JSON Lines only): :func:`done_records` reads what an earlier run
+wrote, refusing a file any line of which is not ours, so the rest can be appended.
 """
 
 from __future__ import annotations
@@ -21,8 +25,22 @@ from pathlib import Path
 from typing import IO, Any
 
 from camab_cli.records import ascii_safe
+from camab_rag.errors import InputError
 
 SEPARATOR = "\n" + "-" * 60 + "\n\n"
+MARKER = "camab_attribute"
+"""The first key of every ``json`` object ``camab attribute`` writes (value 1)."""
+_START = b'{"' + MARKER.encode() + b'": 1, '
+
+
+def writable(text: str) -> str:
+    """``text`` when UTF-8 can hold it, else its ASCII-escaped form (e.g. a file name
+    with undecodable bytes)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return ascii_safe(text)
+    return text
 
 
 def error_object(
@@ -30,12 +48,51 @@ def error_object(
 ) -> dict[str, Any]:
     """The ``json`` output's line for a record that failed (ASCII-safe reason)."""
     return {
-        "where": ascii_safe(where or f"line {line}"),
+        MARKER: 1,
+        "where": writable(where or f"line {line}"),
         "line": line,
-        "id": None if record_id is None else ascii_safe(record_id),
+        "id": None if record_id is None else writable(record_id),
         "status": "error",
         "error": ascii_safe(reason),
     }
+
+
+def record_key(line: int, record_id: str | None) -> tuple[int, str | None]:
+    """How a resumed run knows a record: its input line and its id, as written."""
+    return line, None if record_id is None else writable(record_id)
+
+
+def done_records(path: str | Path) -> set[tuple[int, str | None]]:
+    """The :func:`record_key` of every record an earlier ``camab attribute --format json``
+    run wrote to ``path`` (results and errors alike), cutting a torn last line of ours
+    (a crash in the middle of a write).
+
+    Raises:
+        InputError: a line is not one of ours (the file is never touched then).
+    """
+    target = Path(path)
+    keys: set[tuple[int, str | None]] = set()
+    keep = 0
+    data = target.read_bytes()
+    for number, raw in enumerate(data.splitlines(keepends=True), start=1):
+        if not raw.endswith(b"\n") and raw.startswith(_START):
+            break  # torn by a crash: cut below, its record done again
+        try:
+            item = json.loads(raw)
+        except ValueError:
+            item = None
+        ours = isinstance(item, dict) and item.get(MARKER) == 1
+        if not ours or not isinstance(item.get("line"), int) or not raw.endswith(b"\n"):
+            raise InputError(
+                f"--out {path}: line {number} is not a line camab attribute --format json "
+                "wrote: refusing to append to a file that is not its output"
+            )
+        keys.add(record_key(item["line"], item.get("id")))
+        keep += len(raw)
+    if keep < len(data):
+        with target.open("r+b") as handle:
+            handle.truncate(keep)
+    return keys
 
 
 class RecordWriter:
@@ -48,6 +105,7 @@ class RecordWriter:
             page instead of lines or fragments).
         force: replace an existing ``out`` (checked before the run by ``check_out``).
         color: ANSI colours for ``terminal`` (``None``: when the stream is a terminal).
+        append: add to an existing ``out`` (``--resume``; JSON Lines even for one record).
     """
 
     def __init__(
@@ -59,11 +117,13 @@ class RecordWriter:
         force: bool = False,
         color: bool | None = None,
         stdout: IO[str] | None = None,
+        append: bool = False,
     ) -> None:
         self.out = out
         self.fmt = fmt
-        self.single = total == 1
+        self.single = total == 1 and not append
         self.force = force
+        self.append = append
         self.color = color
         self.written = 0  # records written (results and error objects)
         self._stdout = stdout if stdout is not None else sys.stdout
@@ -142,7 +202,7 @@ class RecordWriter:
         if self.out is None:
             return self._stdout
         if self._file is None:
-            mode = "w" if self.force else "x"
+            mode = "a" if self.append else "w" if self.force else "x"
             self._file = Path(self.out).open(mode, encoding="utf-8", newline="")  # noqa: SIM115 (closed by close())
         return self._file
 
@@ -150,8 +210,10 @@ class RecordWriter:
 def json_object(outcome: Any) -> dict[str, Any]:
     """The ``json`` output's object for an attributed record."""
     return {
-        "where": outcome.record.where,
-        "id": outcome.record.id,
+        MARKER: 1,
+        "where": writable(outcome.record.where or f"line {outcome.record.line}"),
+        "line": outcome.record.line,
+        "id": writable(outcome.record.id),
         "status": "ok",
         "response_generated": outcome.generated,
         "citations": outcome.cited.to_dict(),
@@ -165,4 +227,13 @@ def _json_text(data: dict[str, Any], single: bool) -> str:
     return json.dumps(data, ensure_ascii=False) + "\n"
 
 
-__all__ = ["SEPARATOR", "RecordWriter", "error_object", "json_object"]
+__all__ = [
+    "MARKER",
+    "SEPARATOR",
+    "RecordWriter",
+    "done_records",
+    "error_object",
+    "json_object",
+    "record_key",
+    "writable",
+]

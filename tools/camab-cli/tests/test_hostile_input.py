@@ -203,3 +203,48 @@ def test_a_record_that_cannot_be_written_becomes_an_error_and_the_rest_go_on(
     assert [(w["id"], w["status"]) for w in written] == [("a", "ok"), ("b", "error"), ("c", "ok")]
     assert written[1]["error"].startswith("the result could not be written (UnicodeEncodeError")
     assert written[1]["error"].isascii()
+
+
+def test_ctrl_c_then_resume_accounts_for_every_line_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On main `camab attribute` had no resume, and Ctrl-C lost every finished record."""
+    path = hostile_file(tmp_path / "in.jsonl")
+    more = [{**GOOD, "id": f"m{i}"} for i in range(8)]
+    more[5]["response"] = "Interrupt here."
+    with path.open("a") as handle:
+        handle.write("".join(dumps(row) + "\n" for row in more))
+    total = len(HOSTILE) + 2 + len(more)
+    out = tmp_path / "out.jsonl"
+    argv = ["attribute", str(path), "--format", "json", "--out", str(out), "--resume", "-q"]
+    keyword(monkeypatch, InterruptingScorer("Interrupt here."))
+    assert cli.main([*argv, "--budget", "4"]) == 130
+    first = [json.loads(line)["line"] for line in out.read_bytes().splitlines()]
+    assert first == list(range(1, total - 2))  # everything before the interrupted record
+    with out.open("ab") as handle:  # a crash in the middle of a write: a torn line of ours
+        handle.write(b'{"camab_attribute": 1, "where": "x", "li')
+    keyword(monkeypatch)
+    capsys.readouterr()
+    assert cli.main([*argv[:-1], "--budget", "4"]) == 0  # not quiet: says what it skips
+    assert f"resuming: {len(first)} records already in" in capsys.readouterr().err
+    objects = [json.loads(line) for line in out.read_bytes().splitlines()]
+    assert [o["line"] for o in objects] == list(range(1, total + 1))  # each once, in order
+    assert [o["status"] for o in objects].count("error") == len(HOSTILE)
+    assert cli.main([*argv, "--budget", "4"]) == 0  # nothing left: nothing written
+    assert len(out.read_bytes().splitlines()) == total
+
+
+def test_resume_never_appends_to_a_file_it_did_not_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    keyword(monkeypatch)
+    path = write(tmp_path / "in.jsonl", [dumps(GOOD)])
+    mine = tmp_path / "mine.jsonl"
+    content = b'{"line": 1, "id": "g", "status": "ok"}\n{"line": 2, "status": "ok"}'
+    mine.write_bytes(content)
+    argv = ["attribute", str(path), "--format", "json", "--out", str(mine), "--resume", "-q"]
+    assert cli.main(argv) == 2
+    assert "line 1 is not a line camab attribute --format json wrote" in capsys.readouterr().err
+    assert mine.read_bytes() == content
+    assert cli.main([*argv[:2], "--out", str(tmp_path / "o.md"), "--resume"]) == 2
+    assert "--resume needs --out and --format json" in capsys.readouterr().err
