@@ -19,7 +19,7 @@ from camab_cli.audit.outputs import OutputFile
 from camab_cli.audit.scorers import ScorerSpec
 from camab_cli.audit.summary import RunStats, cost_report, summarize
 from camab_cli.progress import Progress
-from camab_cli.records import Record, RecordError, is_parquet, read_records
+from camab_cli.records import Record, RecordError, is_parquet, raw_lines, read_records
 from camab_rag.errors import InputError
 
 Engine = Literal["local", "ray"]
@@ -33,8 +33,8 @@ def count_rows(path: str | Path) -> int:
         except ImportError:
             return 0
         return int(pq.ParquetFile(path).metadata.num_rows)
-    with Path(path).open("rb") as handle:
-        return sum(1 for raw in handle if raw.strip())
+    with Path(path).open("rb") as handle:  # a huge line is counted, not held in memory
+        return sum(1 for _, raw in raw_lines(handle) if isinstance(raw, int) or raw.strip())
 
 
 def pending_records(
