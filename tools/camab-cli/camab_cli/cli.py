@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -316,6 +317,18 @@ def cmd_attribute(args: argparse.Namespace) -> int:
             f"before it are done{kept}",
         )
         return 130
+    except OSError as exc:  # the output itself failed (disk full, a closed pipe): stop
+        with contextlib.suppress(OSError):
+            writer.close()
+        where = args.out or "standard output"
+        _error(
+            progress,
+            ascii_safe(
+                f"camab: error: cannot write to {where} ({exc}); stopped "
+                f"at record {done + 1} of {len(rows)}"
+            ),
+        )
+        return 1
     writer.close()
     if args.out and writer.written:
         progress.message(f"wrote {args.out}")

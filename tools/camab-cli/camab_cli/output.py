@@ -134,11 +134,12 @@ class RecordWriter:
     # ------------------------------------------------------------------ records
     def result(self, outcome: Any) -> str | None:
         """Write one attributed record; ``None`` once written, else why it could not be
-        (ASCII-safe; nothing of it was written)."""
+        (ASCII-safe; nothing of it was written). An ``OSError`` (disk full, a closed pipe)
+        is raised: no later record could be written either."""
         try:
             text = self._render(outcome)
             self._emit(text)
-        except (UnicodeError, ValueError, TypeError, OSError) as exc:
+        except (UnicodeError, ValueError, TypeError) as exc:
             return ascii_safe(f"the result could not be written ({type(exc).__name__}: {exc})")
         self._html_open = self.fmt == "html" and not self.single
         self._pieces += 1

@@ -248,3 +248,21 @@ def test_resume_never_appends_to_a_file_it_did_not_write(
     assert mine.read_bytes() == content
     assert cli.main([*argv[:2], "--out", str(tmp_path / "o.md"), "--resume"]) == 2
     assert "--resume needs --out and --format json" in capsys.readouterr().err
+
+
+def test_an_output_that_fails_stops_the_run_with_a_named_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A full disk or a closed pipe is no one record's fault: stop, say so, no traceback."""
+    import io
+
+    class ClosedPipe(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    keyword(monkeypatch)
+    monkeypatch.setattr("sys.stdout", ClosedPipe())
+    path = write(tmp_path / "in.jsonl", [dumps({**GOOD, "id": f"r{i}"}) for i in range(3)])
+    assert cli.main(["attribute", str(path), "--format", "json", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot write to standard output ([Errno 32] Broken pipe); stopped at record 1" in err
