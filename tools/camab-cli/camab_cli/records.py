@@ -20,10 +20,17 @@ report a bad line and go on; every error names the line and the field, e.g.
 ``line 7: field 'documents' must be a list``. :func:`load_records` reads a whole input
 (also JSON and standard input) and stops at the first bad record, naming the file, the
 line (or list index) and the field, e.g. ``logs.jsonl:7: field 'question' is missing``.
+
+Whatever its bytes, every non-blank line becomes a record or a named error: invalid UTF-8
+or JSON, JSON nested deeper than :data:`MAX_DEPTH` (or than Python can decode), a line
+over :data:`MAX_LINE_BYTES`, wrong types, a lone surrogate (``"\\udfff"``: no file can
+hold it) in any string or a NUL in a field the model reads. Error messages are ASCII
+(:func:`ascii_safe`), so writing them never fails.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from collections.abc import Iterator, Mapping
@@ -38,6 +45,18 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 TEXT_KEYS = ("text", "page_content")
 DOCUMENT_KEYS = ("documents", "context")
 RESPONSE_KEYS = ("response", "answer")
+MODEL_KEYS = frozenset({"id", "question", *DOCUMENT_KEYS, *RESPONSE_KEYS})
+"""The fields whose text reaches the model or names the record (checked for NUL too)."""
+MAX_LINE_BYTES = 32 * 1024 * 1024
+"""Longest input line read (bytes): a longer one is an error line, never held in memory."""
+MAX_DEPTH = 64
+"""Deepest nesting of lists and objects in a record (a record needs 4)."""
+
+
+def ascii_safe(text: str) -> str:
+    """``text`` with every non-ASCII character escaped (``\\udfff``, ``\\xe9``): an error
+    reason that any stream or file can take, whatever the input held."""
+    return text.encode("ascii", "backslashreplace").decode("ascii")
 
 
 class InputFileError(InputError):
@@ -85,6 +104,12 @@ class RecordError:
     message: str
     field: str | None = None
     id: str | None = None
+    where: str | None = None
+
+    def __post_init__(self) -> None:  # the message and the id are written as they are
+        object.__setattr__(self, "message", ascii_safe(self.message))
+        if self.id is not None:
+            object.__setattr__(self, "id", ascii_safe(self.id))
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.message}"
@@ -162,9 +187,51 @@ def _record_id(data: Mapping[str, Any], line: int) -> str:
     return text
 
 
+def _bad_char(text: str, nul: bool) -> tuple[int, str] | None:
+    """Position and name of the first character no output can hold (a lone surrogate), or
+    of a NUL when ``nul``; ``None`` when the text is clean."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start, f"a lone surrogate (U+{ord(text[exc.start]):04X})"
+    at = text.find("\x00") if nul else -1
+    return (at, "a NUL character") if at >= 0 else None
+
+
+def check_text(data: Mapping[str, Any]) -> None:
+    """Every string of a decoded record, keys included: no lone surrogate anywhere, no NUL
+    in a field the model reads (:data:`MODEL_KEYS`), nesting at most :data:`MAX_DEPTH`.
+
+    Raises:
+        _Invalid: naming the field and the character position.
+    """
+    stack: list[tuple[object, str, int, bool]] = [(data, "", 0, False)]
+    while stack:
+        value, path, depth, nul = stack.pop()
+        if depth > MAX_DEPTH:
+            root = path.split("[", 1)[0].split(".", 1)[0]
+            raise _Invalid(path, f"field '{root}' is nested more than {MAX_DEPTH} levels deep")
+        if isinstance(value, str):
+            bad = _bad_char(value, nul)
+            if bad is not None:
+                where = f"field '{path}'" if path else "the record"
+                raise _Invalid(path or None, f"{where} holds {bad[1]} at character {bad[0]}")
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                name = f"{path}.{key}" if path else str(key)
+                bad = _bad_char(str(key), False)
+                if bad is not None:
+                    raise _Invalid(name, f"the name of field '{name}' holds {bad[1]}")
+                stack.append((item, name, depth + 1, nul or (not path and key in MODEL_KEYS)))
+        elif isinstance(value, (list, tuple)):
+            for index, item in enumerate(value):
+                stack.append((item, f"{path}[{index}]", depth + 1, nul))
+
+
 def _parse(data: object, line: int, require_response: bool) -> Record:
     if not isinstance(data, Mapping):
         raise _Invalid(None, f"a record must be a JSON object, got {_json_type(data)}")
+    check_text(data)
     record_id = _record_id(data, line)
     question = data.get("question")
     if question is None:
@@ -226,38 +293,94 @@ def try_parse_record(
     try:
         return _parse(data, line, require_response)
     except _Invalid as invalid:
-        raw_id = data.get("id") if isinstance(data, Mapping) else None
-        rid = (
-            str(raw_id) if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
+        return RecordError(line, invalid.message, invalid.field_name, _raw_id(data))
+    except (RecursionError, ValueError, TypeError) as exc:  # a value no check foresaw
+        return RecordError(line, f"unreadable record ({type(exc).__name__}: {exc})")
+
+
+def _raw_id(data: object) -> str | None:
+    raw = data.get("id") if isinstance(data, Mapping) else None
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        return None
+    try:
+        return str(raw)
+    except ValueError:  # an integer too long to write in decimal
+        return None
+
+
+def raw_lines(handle: IO[bytes]) -> Iterator[tuple[int, bytes | int]]:
+    """``(line number, bytes)`` of each line, or ``(line number, length)`` for a line over
+    :data:`MAX_LINE_BYTES` (read past in pieces, never held whole)."""
+    number = 0
+    while True:
+        raw = handle.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n"):
+            yield number, raw
+            continue
+        length = len(raw)
+        while raw and not raw.endswith(b"\n"):
+            raw = handle.readline(1 << 20)
+            length += len(raw)
+        yield number, length
+
+
+BLANK = object()
+"""What :func:`decode_line` returns for a blank line (skipped: not a record)."""
+
+
+def decode_line(number: int, raw: bytes | int) -> object:
+    """One JSONL line decoded, a :class:`RecordError` naming why it cannot be, or
+    :data:`BLANK` for a blank line."""
+    if isinstance(raw, int):
+        return RecordError(
+            number, f"the line is {raw} bytes long, over the limit of {MAX_LINE_BYTES}"
         )
-        return RecordError(line, invalid.message, invalid.field_name, rid)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return RecordError(number, f"not valid UTF-8 ({exc.reason} at byte {exc.start})")
+    if not text.strip():
+        return BLANK
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        return RecordError(number, f"not valid JSON ({exc.msg}, column {exc.colno})")
+    except RecursionError:
+        return RecordError(number, "not readable JSON: nested too deeply to decode")
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        return RecordError(number, f"not readable JSON ({exc})")
+
+
+def _is_list_start(text: str, data: object) -> bool:
+    """Whether a file's first line opens a JSON list of records (``[`` alone, or a list
+    of objects on one line) rather than holding one bad record."""
+    if text.strip() == "[":
+        return True
+    return isinstance(data, list) and bool(data) and all(isinstance(x, Mapping) for x in data)
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, object | RecordError]]:
     first = True
     with path.open("rb") as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                yield line_no, RecordError(line_no, f"not valid UTF-8 ({exc.reason})")
+        for line_no, raw in raw_lines(handle):
+            data = decode_line(line_no, raw)
+            if data is BLANK:
                 continue
-            if not text.strip():
-                continue
-            if first and text.lstrip().startswith("["):
+            if (
+                first
+                and isinstance(raw, bytes)
+                and _is_list_start(raw.decode("utf-8", "replace"), data)
+            ):
                 raise InputError(
                     f"{path}: holds a JSON list (what `camab attribute` reads), but this "
                     "reads JSON Lines, one record per line, or Parquet: convert it, e.g. "
                     f"jq -c '.[]' {path.name} > {path.stem}.jsonl"
                 )
             first = False
-            try:
-                yield line_no, json.loads(text)
-            except json.JSONDecodeError as exc:
-                yield (
-                    line_no,
-                    RecordError(line_no, f"not valid JSON ({exc.msg}, column {exc.colno})"),
-                )
+            yield line_no, data
 
 
 def _parquet_rows(path: Path) -> Iterator[tuple[int, object | RecordError]]:
@@ -316,92 +439,125 @@ def read_records(
         yield line_no, result
 
 
-def _read_text(path: str | Path, stdin: IO[str] | None) -> tuple[str, str]:
+def _read_bytes(path: str | Path, stdin: IO[str] | None) -> tuple[str, bytes]:
     if str(path) == "-":
-        return "<stdin>", (stdin or sys.stdin).read()
+        stream = stdin or sys.stdin
+        buffer = getattr(stream, "buffer", None)
+        if buffer is not None:
+            return "<stdin>", bytes(buffer.read())
+        return "<stdin>", stream.read().encode("utf-8", "surrogateescape")
     source = Path(path)
     if not source.exists():
         raise InputFileError(f"{path}: no such file")
     if source.is_dir():
         raise InputFileError(f"{path}: is a directory, expected a JSON, JSONL or Parquet file")
+    return str(path), source.read_bytes()
+
+
+def _document_rows(name: str, data: bytes) -> Iterator[tuple[str, int, object]] | None:
+    """``(where, index, decoded object)`` of a JSON file (one object or a list); ``None``
+    when it is JSON Lines after all (several objects, one per line)."""
     try:
-        return str(path), source.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise InputFileError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if text.lstrip().startswith("{") and exc.msg == "Extra data":
+            return None  # several objects, one per line
+        raise InputFileError(
+            f"{name}:{exc.lineno}: invalid JSON ({exc.msg}, column {exc.colno})"
+        ) from None
+    except RecursionError:
+        raise InputFileError(f"{name}: not readable JSON: nested too deeply to decode") from None
+    except ValueError as exc:
+        raise InputFileError(ascii_safe(f"{name}: not readable JSON ({exc})")) from None
+    if not isinstance(document, list):
+        return iter([(name, 1, document)])
+    if not document:
+        raise InputFileError(f"{name}: the list of records is empty")
+    return ((f"{name}[{index}]", index + 1, item) for index, item in enumerate(document))
 
 
-def _text_rows(name: str, text: str) -> Iterator[tuple[str, int, object]]:
-    """``(where, line, decoded object)`` of a JSON (object or list) or JSONL text."""
-    if not text.strip():
-        raise InputFileError(f"{name}: the file is empty")
-    jsonl = name.endswith((".jsonl", ".ndjson"))
-    if not jsonl:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            if not (text.lstrip().startswith("{") and exc.msg == "Extra data"):
-                raise InputFileError(
-                    f"{name}:{exc.lineno}: invalid JSON ({exc.msg}, column {exc.colno})"
-                ) from None
-            jsonl = True  # several objects, one per line
-        else:
-            if isinstance(data, list):
-                if not data:
-                    raise InputFileError(f"{name}: the list of records is empty")
-                for index, item in enumerate(data):
-                    yield f"{name}[{index}]", index + 1, item
-            else:
-                yield name, 1, data
-            return
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+def _line_rows(name: str, data: bytes) -> Iterator[tuple[str, int, object | RecordError]]:
+    """``(where, line, decoded object or RecordError)`` of each non-blank JSONL line."""
+    for number, raw in raw_lines(io.BytesIO(data)):
+        decoded = decode_line(number, raw)
+        if decoded is not BLANK:
+            yield f"{name}:{number}", number, decoded
+
+
+def load_rows(
+    path: str | Path, *, require_response: bool = False, stdin: IO[str] | None = None
+) -> list[Record | RecordError]:
+    """Every record of an input, in order, each a :class:`Record` or the
+    :class:`RecordError` that says why its line (list item, row) cannot be used; both carry
+    ``where`` (``file:line``, ``file[index]``, ``file`` or ``file:row``). A bad line does
+    not stop the others (JSON Lines: whatever its bytes).
+
+    ``path`` is a JSON file (one object, or a list of objects), a JSONL file (one object
+    per line, blank lines skipped), a Parquet file, or ``-`` for standard input.
+
+    Raises:
+        InputFileError: the input as a whole cannot be read (missing, a directory, empty,
+            a JSON document that does not decode, no records).
+    """
+    rows: Iterator[tuple[str, int, object | RecordError]] | None
+    if str(path) != "-" and is_parquet(path) and Path(path).is_file():
+        rows = ((f"{path}:{row}", row, data) for row, data in _parquet_rows(Path(path)))
+    else:
+        name, data = _read_bytes(path, stdin)
+        if not data.strip():
+            raise InputFileError(f"{name}: the file is empty")
+        jsonl = name.endswith((".jsonl", ".ndjson"))
+        rows = None if jsonl else _document_rows(name, data)
+        if rows is None:
+            rows = _line_rows(name, data)
+    results: list[Record | RecordError] = []
+    for where, line, item in rows:
+        if isinstance(item, RecordError):
+            results.append(replace(item, where=where))
             continue
-        try:
-            yield f"{name}:{number}", number, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputFileError(
-                f"{name}:{number}: invalid JSON ({exc.msg}, column {exc.colno})"
-            ) from None
+        result = try_parse_record(item, line, require_response=require_response)
+        results.append(replace(result, where=where))
+    if not results:
+        raise InputFileError(f"{path}: no records")
+    return results
 
 
 def load_records(
     path: str | Path, *, require_response: bool = False, stdin: IO[str] | None = None
 ) -> list[Record]:
-    """Every record of an input, validated; stops at the first bad one.
-
-    ``path`` is a JSON file (one object, or a list of objects), a JSONL file (one object
-    per line, blank lines skipped), a Parquet file, or ``-`` for standard input. Each
-    record's ``where`` is ``file:line`` (JSONL), ``file[index]`` (JSON list), ``file``
-    (one object) or ``file:row`` (Parquet).
+    """Every record of an input, validated; stops at the first bad one (see
+    :func:`load_rows`, which goes on).
 
     Raises:
         InputFileError: naming the file, the line or index, and the field, e.g.
             ``logs.jsonl:2: field 'documents' is missing (a list of documents)``.
     """
-    rows: Iterator[tuple[str, int, object]]
-    if str(path) != "-" and is_parquet(path) and Path(path).is_file():
-        rows = ((f"{path}:{row}", row, data) for row, data in _parquet_rows(Path(path)))
-    else:
-        name, text = _read_text(path, stdin)
-        rows = _text_rows(name, text)
     records = []
-    for where, line, data in rows:
-        result = try_parse_record(data, line, require_response=require_response)
+    for result in load_rows(path, require_response=require_response, stdin=stdin):
         if isinstance(result, RecordError):
-            raise InputFileError(f"{where}: {result.message}")
-        records.append(replace(result, where=where))
-    if not records:
-        raise InputFileError(f"{path}: no records")
+            raise InputFileError(f"{result.where}: {result.message}")
+        records.append(result)
     return records
 
 
 __all__ = [
+    "MAX_DEPTH",
+    "MAX_LINE_BYTES",
     "InputFileError",
     "Record",
     "RecordError",
+    "ascii_safe",
+    "check_text",
+    "decode_line",
     "is_parquet",
     "load_records",
+    "load_rows",
     "parse_record",
+    "raw_lines",
     "read_records",
     "try_parse_record",
 ]

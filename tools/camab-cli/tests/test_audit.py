@@ -346,8 +346,8 @@ def test_progress_bar_reports_rate_and_eta(tmp_path: Path) -> None:
 def test_output_writes_whole_lines(tmp_path: Path) -> None:
     path = tmp_path / "o.jsonl"
     with OutputFile.open(path) as out:
-        out.write({"id": "a", "status": "ok", "text": "é\nx"})
-        out.write({"id": "b", "status": "error"})
+        out.write({"camab_audit": 1, "id": "a", "status": "ok", "text": "é\nx"})
+        out.write({"camab_audit": 1, "id": "b", "status": "error"})
     with OutputFile.open(path) as out:
         assert out.recovery.done == {"a": "ok", "b": "error"}
         assert out.recovery.torn_bytes == 0
@@ -482,7 +482,7 @@ def test_cli_arguments_build_the_scorer_and_config() -> None:
     assert (spec.kind, spec.base_urls, spec.options) == (
         "http",
         ("http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"),
-        {"max_retries": 0},
+        {},  # the scorer keeps its own retry policy: the gate does not retry (issue 50)
     )
     assert spec.api_key_env is None  # no key unless --api-key-env names its variable
 

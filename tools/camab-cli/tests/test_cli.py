@@ -64,7 +64,7 @@ def test_reads_json_object_list_and_jsonl(tmp_path):
 @pytest.mark.parametrize(
     ("lines", "message"),
     [
-        ([json.dumps(GOOD), "{not json"], "r.jsonl:2: invalid JSON"),
+        ([json.dumps(GOOD), "{not json"], "r.jsonl:2: not valid JSON"),
         ([json.dumps(GOOD), "[1, 2]"], "r.jsonl:2: a record must be a JSON object, got a list"),
         (
             [json.dumps({**GOOD, "question": 7})],
@@ -144,14 +144,36 @@ def test_command_reports_bad_input_before_loading_a_model(tmp_path, capsys, monk
         raise AssertionError("the model must not load for a bad input file")
 
     monkeypatch.setattr(cli, "build_scorer", no_model)
-    path = write_jsonl(tmp_path / "r.jsonl", [json.dumps(GOOD), json.dumps({"question": "q"})])
-    assert main(["attribute", str(path)]) == 2
+    bad = json.dumps({"question": "q"})
+    path = write_jsonl(tmp_path / "r.jsonl", [bad, "{oops"])
+    assert main(["attribute", str(path)]) == 2  # no record to attribute: every line named
     err = capsys.readouterr().err
-    assert (
-        err.strip() == f"camab: error: {path}:2: field 'documents' is missing (a list of documents)"
-    )
+    assert err.splitlines() == [
+        f"camab: error: {path}:1: field 'documents' is missing (a list of documents)",
+        f"camab: error: {path}:2: not valid JSON (Expecting property name enclosed in double "
+        "quotes, column 2)",
+    ]
     assert main(["attribute", str(path), "--budget", "0"]) == 2
     assert "--budget must be at least 1, got 0" in capsys.readouterr().err
+
+
+def test_a_bad_line_among_good_ones_is_named_and_the_others_attributed(
+    tmp_path, capsys, monkeypatch
+):
+    """Issue 50: on main the first bad line stopped `camab attribute` before any record."""
+    from fakes import KeywordScorer
+
+    monkeypatch.setattr(cli, "build_scorer", lambda args, progress: KeywordScorer())
+    path = write_jsonl(tmp_path / "r.jsonl", [json.dumps(GOOD), json.dumps({"question": "q"})])
+    assert main(["attribute", str(path), "--format", "json", "--budget", "4", "-q"]) == 1
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    assert [(x["where"], x["status"]) for x in lines] == [
+        (f"{path}:1", "ok"),
+        (f"{path}:2", "error"),
+    ]
+    assert lines[1]["error"] == "field 'documents' is missing (a list of documents)"
+    assert "1 of 2 records failed; the other 1 were written" in captured.err
 
 
 def test_entry_point_is_installed_and_validates(tmp_path):
@@ -395,7 +417,8 @@ def test_a_failing_record_is_named_and_the_others_are_written(tmp_path, capsys, 
     assert f"{path}:2 (id 'b'): the prompt is longer than the model's context" in err
     assert "1 of 3 records failed; the other 2 were written" in err
     written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert [w["id"] for w in written] == ["a", "c"]
+    assert [(w["id"], w["status"]) for w in written] == [("a", "ok"), ("b", "error"), ("c", "ok")]
+    assert written[1]["error"] == "the prompt is longer than the model's context"
 
 
 def test_the_progress_bar_ends_at_its_total_and_never_overflows(tmp_path, capsys, monkeypatch):
@@ -435,6 +458,7 @@ def test_the_tools_package_ships_the_command() -> None:
         (["--grounded-threshold", "nan"], "--grounded-threshold must be a number in [0, 1]"),
         (["--grounded-threshold", "7"], "--grounded-threshold must be a number in [0, 1]"),
         (["--threshold", "inf"], "--threshold must be a finite number"),
+        (["--seed", "-1"], "--seed must be at least 0, got -1"),  # was: every record failed
     ],
 )
 def test_threshold_flags_are_checked_before_any_model_loads(tmp_path, capsys, flags, message):

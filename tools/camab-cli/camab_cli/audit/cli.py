@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from camab_cli.audit.config import METHODS, AuditConfig
-from camab_cli.audit.run import audit
+from camab_cli.audit.run import audit, summary_path_for
 from camab_cli.audit.scorers import ScorerSpec
 from camab_cli.audit.summary import cost_report
 from camab_rag.errors import CamabError
@@ -24,7 +24,8 @@ DESCRIPTION = (
     "(attribution, per-sentence citations, groundedness verdict, cost) and a summary. "
     "Re-running skips records already in OUTPUT. Exit status: 0 every record in OUTPUT is "
     "ok, 1 some input lines were skipped or some records failed (the others are written; "
-    "--retry-errors redoes the failed), 2 bad usage or input."
+    "--retry-errors redoes the failed), 2 bad usage or input, 130 interrupted (the records "
+    "done stay in OUTPUT; run again to resume)."
 )
 
 
@@ -32,6 +33,13 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _seed(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
     return value
 
 
@@ -66,7 +74,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     attribution.add_argument("--budget", type=_positive_int, default=40)
     attribution.add_argument("--method", choices=METHODS, default="auto")
     attribution.add_argument("--granularity", choices=("sentence", "chunk"), default="sentence")
-    attribution.add_argument("--seed", type=int, default=0)
+    attribution.add_argument("--seed", type=_seed, default=0, help="at least 0 (default 0)")
     attribution.add_argument(
         "--batch-size",
         type=_positive_int,
@@ -118,8 +126,7 @@ def spec_from_args(args: argparse.Namespace) -> ScorerSpec:
             kind="http",
             base_urls=tuple(args.base_url),
             model_name=args.model_name,
-            api_key_env=args.api_key_env,
-            options={"max_retries": 0},  # the audit's shared gate does the retrying
+            api_key_env=args.api_key_env,  # the scorer's own retry policy is the only one
         )
     return ScorerSpec(kind="model", model=args.model)
 
@@ -141,7 +148,9 @@ def config_from_args(args: argparse.Namespace) -> AuditConfig:
 
 def run_audit(args: argparse.Namespace) -> int:
     """Run ``camab audit``; returns the exit code: 0 every record ok, 1 some input lines
-    skipped or records in error (said on standard error), 2 bad input/usage."""
+    skipped or records in error (said on standard error), 2 bad input/usage, 130
+    interrupted (Ctrl-C: what is done stays written, with the summary)."""
+    summary_file = args.summary or summary_path_for(args.out)
     try:
         summary = audit(
             args.input,
@@ -162,8 +171,15 @@ def run_audit(args: argparse.Namespace) -> int:
     except CamabError as exc:
         print(f"camab audit: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(
+            f"\ncamab audit: interrupted: the records done are in {args.out} and its summary "
+            f"in {summary_file}; run the same command again to audit the rest",
+            file=sys.stderr,
+        )
+        return 130
     print(cost_report(summary), file=sys.stderr)
-    print(json.dumps({"summary": args.summary or f"{args.out}.summary.json"}))
+    print(json.dumps({"summary": str(summary_file)}))
     records = summary["records"]
     problems = []
     if records["bad_input_lines"]:

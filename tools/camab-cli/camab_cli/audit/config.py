@@ -7,6 +7,7 @@ from typing import Any
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness.report import DEFAULT_THRESHOLD
+from camab_rag.runs import check_seed
 
 METHODS = ("auto", "camab", "kernelshap", "contextcite", "loo", "random")
 
@@ -51,6 +52,7 @@ class AuditConfig:
             raise InputError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if self.granularity not in ("sentence", "chunk"):
             raise InputError(f"granularity must be 'sentence' or 'chunk', got {self.granularity!r}")
+        check_seed(self.seed)  # before any record: a bad seed would fail every one
         if self.top_k < 1:
             raise InputError(f"top_k must be at least 1, got {self.top_k}")
 

@@ -1,18 +1,22 @@
-"""A retry/backoff gate shared by every record in flight.
+"""A concurrency and cool-down gate shared by every record in flight.
 
 :class:`~camab_rag.scorers.openai_completions.OpenAICompletionsScorer` retries each HTTP
-request on its own and bounds concurrency per ``ascore`` call, so with many records in
-flight a 429 storm would make every request back off independently (and keep hammering
-the server). :class:`RateGate` sits around ``scorer.ascore`` for the whole audit:
+request on its own, within its documented retry budget (``retry_budget_s``, 3 s by
+default), and bounds concurrency per ``ascore`` call; with many records in flight a 429
+storm would still make every record hammer the server. :class:`RateGate` sits around
+``scorer.ascore`` for the whole audit:
 
 * at most ``limit`` scorer calls in flight over all records (an adaptive limit: halved on a
   rate-limit/overload error, grown back by one after ``limit`` successes, AIMD style);
 * a shared cool-down: after a transient error every caller waits until it has passed
-  (``Retry-After`` honoured, else exponential backoff with jitter growing with the
-  number of consecutive failures), then the failed call is retried;
-* a call fails for good only after ``max_retries`` retries of its own.
+  (``Retry-After`` honoured up to ``backoff_max``, else exponential backoff with jitter
+  growing with the number of consecutive failures): the audit pauses between calls;
+* no retries of its own by default (``max_retries=0``): the scorer's retry policy is the
+  one policy, so a dead server costs each record the scorer's budget plus at most one
+  pause (``backoff_max``, 1 s), never budgets multiplied. ``max_retries`` > 0 makes the
+  gate retry a failed call too (for a scorer that does not retry).
 
-So a storm slows everyone down instead of failing records.
+So a storm slows everyone down, and a dead server fails each record in seconds.
 """
 
 from __future__ import annotations
@@ -91,7 +95,8 @@ class RateGate:
 
     Args:
         limit: most scorer calls in flight at once (the adaptive limit's ceiling).
-        max_retries: retries of one call after transient errors before it fails.
+        max_retries: retries of one call after transient errors before it fails (0: the
+            scorer's own retries are the only ones).
         backoff_base: first cool-down in seconds (doubled per consecutive failure).
         backoff_max: longest cool-down (also the cap on ``Retry-After``).
     """
@@ -100,9 +105,9 @@ class RateGate:
         self,
         limit: int = 16,
         *,
-        max_retries: int = 8,
-        backoff_base: float = 0.5,
-        backoff_max: float = 30.0,
+        max_retries: int = 0,
+        backoff_base: float = 0.25,
+        backoff_max: float = 1.0,
     ) -> None:
         if limit < 1:
             raise InputError(f"the gate's limit must be at least 1, got {limit}")

@@ -1,8 +1,9 @@
 """One record's audit result: attribution, citations, groundedness verdict and cost.
 
-The result line is a JSON object::
+The result line is a JSON object, first key the marker ``"camab_audit": 1`` (the output
+is appended to only when every line is one of these)::
 
-    {"id", "line", "status": "ok" | "error", "error",
+    {"camab_audit": 1, "id", "line", "status": "ok" | "error", "error",
      "attribution": AttributionResult.to_dict(),
      "citations": [{"statement", "start", "end", "segments": [{"segment", "doc_index",
                     "score", "text"}]}],           # top segments per answer sentence
@@ -29,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from camab_cli.audit.config import AuditConfig
-from camab_cli.records import Record
+from camab_cli.records import Record, ascii_safe
 from camab_rag import AttributionSettings
 from camab_rag.groundedness import assess_groundedness
 from camab_rag.groundedness.report import ContextGain
@@ -39,6 +40,9 @@ from camab_rag.rewards import ScorerOracle, get_reward
 
 GROUNDEDNESS_METHOD = "camab_rag.groundedness:context_gain"
 TIMING_KEYS = ("wall_time_s",)
+MARKER = "camab_audit"
+"""The first key of every result line (value :data:`VERSION`): what makes a line ours."""
+VERSION = 1
 
 
 def _citations(result: AttributionResult, config: AuditConfig) -> list[dict[str, Any]]:
@@ -128,10 +132,11 @@ def result_line(
 ) -> dict[str, Any]:
     """The output line of one audited record (``status`` ``"error"`` keeps the message)."""
     line: dict[str, Any] = {
+        MARKER: VERSION,
         "id": record.id,
         "line": record.line,
         "status": result.status,
-        "error": result.error,
+        "error": None if result.error is None else ascii_safe(result.error),
         "attribution": result.to_dict(),
     }
     if result.status == "ok":
@@ -157,15 +162,42 @@ def result_line(
 
 
 def failed_line(record: Record, error: BaseException, wall_time_s: float) -> dict[str, Any]:
-    """The output line of a record whose attribution raised."""
-    failed = AttributionResult.failed(error, question=record.question, response=record.response)
+    """The output line of a record whose attribution raised (an ASCII-safe reason)."""
+    failed = AttributionResult.failed(
+        ascii_safe(f"{type(error).__name__}: {error}"),
+        question=record.question,
+        response=record.response,
+    )
     return {
+        MARKER: VERSION,
         "id": record.id,
         "line": record.line,
         "status": "error",
         "error": failed.error,
         "attribution": failed.to_dict(),
         "cost": {"queries": 0, "prompt_tokens": 0, "wall_time_s": wall_time_s},
+    }
+
+
+def unwritable_line(line: dict[str, Any], error: BaseException) -> dict[str, Any]:
+    """The error line that replaces a result line that cannot be written (a lone surrogate,
+    a non-finite number): ASCII only, so writing it cannot fail the same way."""
+    reason = ascii_safe(f"the result could not be written ({type(error).__name__}: {error})")
+    failed = AttributionResult.failed(reason)
+    found = line.get("cost")
+    cost: dict[str, Any] = found if isinstance(found, dict) else {}
+    return {
+        MARKER: VERSION,
+        "id": ascii_safe(str(line.get("id"))),
+        "line": int(line.get("line") or 0),
+        "status": "error",
+        "error": failed.error,
+        "attribution": failed.to_dict(),
+        "cost": {
+            "queries": int(cost.get("queries", 0)),
+            "prompt_tokens": int(cost.get("prompt_tokens", 0)),
+            "wall_time_s": float(cost.get("wall_time_s", 0.0)),
+        },
     }
 
 
@@ -211,11 +243,14 @@ def without_timing(value: Any) -> Any:
 
 __all__ = [
     "GROUNDEDNESS_METHOD",
+    "MARKER",
+    "VERSION",
     "Gain",
     "attribution_settings",
     "audit_record",
     "context_gain",
     "failed_line",
     "result_line",
+    "unwritable_line",
     "without_timing",
 ]

@@ -7,8 +7,11 @@ tail (a last line that is not a whole line but starts as every result line does)
 appending, and collects the ids already done so a re-run skips them.
 
 A file is never lost: an existing file is only appended to when every line of it is an
-audit result line (so a file that is not this command's output, even of one line, is
-refused untouched), and the file is locked (``flock``) while a run writes it, so a second
+audit result line, exactly: it carries the marker ``"camab_audit": 1``
+(:data:`~camab_cli.audit.lines.MARKER`), or (outputs written before the marker) it has
+exactly the keys and types of a result line. A user's JSONL, even one whose lines all have
+``id`` and ``status``, is refused untouched; only a torn last line that starts as our
+lines do is cut. The file is locked (``flock``) while a run writes it, so a second
 run on the same output stops at once instead of writing every record twice.
 """
 
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from camab_cli.audit.lines import MARKER, VERSION
 from camab_rag.errors import InputError
 
 
@@ -51,9 +55,18 @@ def iter_lines(path: str | Path) -> Iterator[dict[str, Any]]:
                 yield data
 
 
-_LINE_START = re.compile(rb'\{"id": "(?:[^"\\]|\\.)*", "line": \d+, "status": "')
+_LINE_START = re.compile(
+    rb'\{"'
+    + MARKER.encode()
+    + rb'": '
+    + str(VERSION).encode()
+    + rb', "id": "(?:[^"\\]|\\.)*", "line": \d+, "status": "'
+)
 """How every result line starts (``json.dumps`` of :func:`~camab_cli.audit.lines.result_line`)."""
-_ID_START = b'{"id": "'
+_ID_START = b'{"' + MARKER.encode() + b'": ' + str(VERSION).encode() + b', "id": "'
+_LEGACY_START = b'{"id": "'
+_REQUIRED = frozenset({"id", "line", "status", "error", "attribution", "cost"})
+_LEGACY_KEYS = _REQUIRED | {"citations", "documents", "groundedness"}
 
 
 def _torn(raw: bytes, after_results: bool) -> bool:
@@ -62,12 +75,25 @@ def _torn(raw: bytes, after_results: bool) -> bool:
     as they do at least as far as it goes (a crash may cut the line anywhere)."""
     if _LINE_START.match(raw):
         return True
-    head = raw[: len(_ID_START)]
-    return after_results and len(head) > 0 and _ID_START.startswith(head)
+    if not after_results or not raw:
+        return False
+    return any(start.startswith(raw[: len(start)]) for start in (_ID_START, _LEGACY_START))
 
 
 def _is_result(data: object) -> bool:
-    return isinstance(data, dict) and "id" in data and isinstance(data.get("status"), str)
+    """Whether ``data`` is exactly a result line: the marker, or (written before it) the
+    keys and types of one, nothing else."""
+    if not isinstance(data, dict) or not isinstance(data.get("status"), str):
+        return False
+    if MARKER in data:
+        return data[MARKER] == VERSION and "id" in data
+    return (
+        _REQUIRED <= data.keys() <= _LEGACY_KEYS
+        and isinstance(data["id"], str)
+        and isinstance(data["line"], int)
+        and isinstance(data["attribution"], dict)
+        and isinstance(data["cost"], dict)
+    )
 
 
 def _valid_prefix(path: Path) -> tuple[int, dict[str, str]]:

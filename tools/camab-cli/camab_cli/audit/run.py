@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from camab_cli.audit.config import AuditConfig
-from camab_cli.audit.lines import failed_line
+from camab_cli.audit.lines import unwritable_line
 from camab_cli.audit.local import audit_records, wrap_scorer, wrapper_stats
 from camab_cli.audit.outputs import OutputFile
 from camab_cli.audit.scorers import ScorerSpec
 from camab_cli.audit.summary import RunStats, cost_report, summarize
 from camab_cli.progress import Progress
-from camab_cli.records import Record, RecordError, is_parquet, read_records, try_parse_record
+from camab_cli.records import Record, RecordError, is_parquet, raw_lines, read_records
 from camab_rag.errors import InputError
 
 Engine = Literal["local", "ray"]
@@ -33,8 +33,8 @@ def count_rows(path: str | Path) -> int:
         except ImportError:
             return 0
         return int(pq.ParquetFile(path).metadata.num_rows)
-    with Path(path).open("rb") as handle:
-        return sum(1 for raw in handle if raw.strip())
+    with Path(path).open("rb") as handle:  # a huge line is counted, not held in memory
+        return sum(1 for _, raw in raw_lines(handle) if isinstance(raw, int) or raw.strip())
 
 
 def pending_records(
@@ -61,8 +61,44 @@ def pending_records(
 
 def _write_json_atomically(path: Path, data: dict[str, Any]) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="ascii")  # \u escapes
     os.replace(tmp, path)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.exists() and b.exists():
+        return os.path.samefile(a, b)
+    return a.resolve() == b.resolve()
+
+
+def check_paths(input_path: Path, output_path: Path, summary_file: Path) -> None:
+    """Refuse, before anything is written: an output or a summary that is the input, a
+    summary that is the output, a summary whose directory is missing or not writable, and a
+    summary file camab did not write."""
+    if not input_path.is_file():
+        raise InputError(f"{input_path}: no such input file")
+    if _same_file(input_path, output_path):
+        raise InputError(f"{output_path} is the input file: refusing to write to it")
+    if _same_file(summary_file, input_path):
+        raise InputError(f"--summary {summary_file} is the input file: refusing to write to it")
+    if _same_file(summary_file, output_path):
+        raise InputError(
+            f"--summary {summary_file} is the --out file: the summary would replace the "
+            "results (choose another --summary)"
+        )
+    if summary_file.is_dir():
+        raise InputError(f"--summary {summary_file} is a directory")
+    parent = summary_file.parent
+    if parent != output_path.parent:  # OUTPUT's own directory is created with it
+        if not parent.is_dir():
+            raise InputError(f"--summary {summary_file}: the directory {parent} does not exist")
+        if not os.access(parent, os.W_OK):
+            raise InputError(f"--summary {summary_file}: the directory {parent} is not writable")
+    if summary_file.exists() and not _is_audit_summary(summary_file):
+        raise InputError(
+            f"{summary_file} already exists and is not an audit summary: refusing to replace a "
+            "file camab did not write (move it, or pass --summary PATH)"
+        )
 
 
 def _is_audit_summary(path: Path) -> bool:
@@ -104,8 +140,10 @@ def audit(
 
     Records whose id is already in the output are skipped (``retry_errors`` redoes those
     whose last line is an error); bad input lines are reported (``stream``) and skipped;
-    a record whose attribution fails gets a ``status: error`` line. The summary is also
-    written to ``summary_path`` (default ``OUTPUT.summary.json``).
+    a record whose attribution fails, or whose line cannot be written, gets a ``status:
+    error`` line. Each line is written (and synced) as soon as its record is done. The
+    summary is also written to ``summary_path`` (default ``OUTPUT.summary.json``), on
+    Ctrl-C too (``"interrupted": true``; the ``KeyboardInterrupt`` is raised again after).
 
     Args:
         scorer: a ready scorer (local engine only), or
@@ -126,16 +164,8 @@ def audit(
     in_flight = concurrency if concurrency is not None else (16 if remote else 4)
     if in_flight < 1:
         raise InputError(f"concurrency must be at least 1, got {in_flight}")
-    if not Path(input_path).is_file():  # before any output is touched
-        raise InputError(f"{input_path}: no such input file")
-    if Path(output_path).exists() and os.path.samefile(input_path, output_path):
-        raise InputError(f"{output_path} is the input file: refusing to write to it")
     summary_file = Path(summary_path or summary_path_for(output_path))
-    if summary_file.exists() and not _is_audit_summary(summary_file):
-        raise InputError(
-            f"{summary_file} already exists and is not an audit summary: refusing to replace a "
-            "file camab did not write (move it, or pass --summary PATH)"
-        )
+    check_paths(Path(input_path), Path(output_path), summary_file)  # before any output
     rows = read_records(input_path)
     started = time.perf_counter()
     stats = RunStats(engine=engine)
@@ -152,22 +182,19 @@ def audit(
     def sink(line: dict[str, Any]) -> None:
         try:
             output.write(line)
-        except ValueError as exc:  # e.g. a non-finite number: keep the record, as an error
-            record = try_parse_record(
-                {"id": line["id"], "question": "", "documents": ["-"], "response": "-"},
-                int(line.get("line", 0)),
-            )
-            assert isinstance(record, Record)
-            output.write(failed_line(record, exc, 0.0))
+        except (ValueError, TypeError) as exc:  # a surrogate, a non-finite number: an error
+            line = unwritable_line(line, exc)
+            output.write(line)
         stats.audited += 1
         bar.update(error=line.get("status") != "ok")
 
     records: Iterator[Record] = pending_records(
         rows, done, stats, retry_errors=retry_errors, on_bad=on_bad
     )
-    first = next(records, None)  # nothing left to do: do not load a model or start Ray
-    records = itertools.chain([first], records) if first is not None else iter(())
+    interrupted = False
     try:
+        first = next(records, None)  # nothing left to do: do not load a model or start Ray
+        records = itertools.chain([first], records) if first is not None else iter(())
         if first is None:
             pass
         elif engine == "local":
@@ -194,6 +221,8 @@ def audit(
                 address=ray_address,
                 total_hint=total,
             )
+    except KeyboardInterrupt:  # Ctrl-C: the lines written stay; say so in the summary
+        interrupted = True
     finally:
         output.close()
         bar.close()
@@ -202,8 +231,18 @@ def audit(
     summary = summarize(output_path, stats)
     summary["input"] = str(input_path)
     summary["config"] = config.to_dict()
+    summary["interrupted"] = interrupted
     _write_json_atomically(summary_file, summary)
+    if interrupted:
+        raise KeyboardInterrupt
     return summary
 
 
-__all__ = ["audit", "cost_report", "count_rows", "pending_records", "summary_path_for"]
+__all__ = [
+    "audit",
+    "check_paths",
+    "cost_report",
+    "count_rows",
+    "pending_records",
+    "summary_path_for",
+]

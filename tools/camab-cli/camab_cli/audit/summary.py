@@ -6,6 +6,7 @@ last line of an id winning) plus what this run did (bad input lines, wall time).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,24 @@ from camab_cli.audit.outputs import iter_lines
 from camab_cli.records import RecordError
 
 MAX_LISTED_ERRORS = 1000
+_DIGITS = re.compile(r"\d+")
+MAX_REASONS = 20
+REASON_CHARS = 300
+
+
+def failure_reasons(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Why the records in error failed: ``[{"reason", "records"}]``, the most frequent
+    first (at most :data:`MAX_REASONS`). Reasons that differ only in their numbers
+    ("after 3 attempts", "after 4 attempts") count as one, shown by the first of them (cut
+    at :data:`REASON_CHARS`)."""
+    counts: dict[str, list[Any]] = {}
+    for line in lines:
+        if line.get("status") != "ok":
+            reason = str(line.get("error") or line.get("status"))[:REASON_CHARS]
+            entry = counts.setdefault(_DIGITS.sub("N", reason), [reason, 0])
+            entry[1] += 1
+    ranked = sorted(counts.values(), key=lambda entry: (-entry[1], entry[0]))
+    return [{"reason": reason, "records": n} for reason, n in ranked[:MAX_REASONS]]
 
 
 @dataclass
@@ -69,6 +88,7 @@ def summarize(output: str | Path, run: RunStats) -> dict[str, Any]:
             {"line": e.line, "field": e.field, "error": str(e)}
             for e in run.bad_records[:MAX_LISTED_ERRORS]
         ],
+        "failures": failure_reasons(lines),
         "errors": [
             {"id": line["id"], "line": line.get("line"), "error": line.get("error")}
             for line in lines
@@ -134,6 +154,8 @@ def cost_report(summary: dict[str, Any]) -> str:
             f"documents: {docs['never_cited']} of {docs['total']} retrieved documents never "
             f"cited ({100 * docs['share_never_cited']:.1f}%)"
         )
+    for failure in summary.get("failures", [])[:3]:
+        lines.append(f"failed: {failure['records']} records: {failure['reason']}")
     gate = cost.get("gate")
     if gate and gate.get("transient_errors"):
         lines.append(
@@ -143,4 +165,4 @@ def cost_report(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["RunStats", "cost_report", "summarize"]
+__all__ = ["RunStats", "cost_report", "failure_reasons", "summarize"]
