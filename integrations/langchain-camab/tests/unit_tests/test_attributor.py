@@ -259,3 +259,37 @@ def test_a_misspelled_method_or_option_fails_at_construction(make: Any) -> None:
         make(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(method="camba"))
     with pytest.raises(InputError, match="bad options"):
         make(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(batchsize=2))
+
+
+@pytest.mark.parametrize("make", [CamabAttributor, CamabCallbackHandler])
+def test_the_everyday_knobs_are_keywords_with_attributes_meaning(make: Any) -> None:
+    """budget, method, granularity, deadline_s, groundedness as keywords (no
+    CHAIN_SETTINGS import); the chain defaults (chunks, 120 s) stay; a keyword wins over
+    settings=; a misspelled one is a TypeError naming it."""
+    from camab_rag import GroundednessFilter
+
+    gate = GroundednessFilter()
+    settings = make(KeywordScorer(), budget=12).settings
+    assert settings == CHAIN_SETTINGS.with_changes(budget=12)
+    every = make(
+        KeywordScorer(),
+        budget=3,
+        method="loo",
+        granularity="sentence",
+        deadline_s=30,
+        groundedness=gate,
+        settings=CHAIN_SETTINGS.with_changes(budget=40, seed=5),
+    ).settings
+    assert (every.budget, every.method_instance.name, every.granularity) == (3, "loo", "sentence")
+    assert (every.deadline_s, every.groundedness, every.seed) == (30.0, gate, 5)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'budjet'"):
+        make(KeywordScorer(), budjet=12)
+    with pytest.raises(InputError, match="unknown method 'camba'"):
+        make(KeywordScorer(), method="camba")
+
+
+def test_the_step_attributes_with_its_keywords() -> None:
+    step = CamabAttributor(KeywordScorer(), budget=6, method="loo", granularity="sentence")
+    data = (_rag() | step).invoke(QUESTION)["attribution"]
+    assert data["status"] == "ok" and (data["method"], data["budget"]) == ("loo", 6)
+    assert data["n_queries"] == 4  # leave-one-out over the 3 one-sentence documents
