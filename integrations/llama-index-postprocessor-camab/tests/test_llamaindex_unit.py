@@ -36,13 +36,19 @@ from llama_index.postprocessor.camab import (
     attribute_response,
     attribution_of,
     await_attribution,
+    groundedness_of,
     scorer_from_llm,
     wait_for_attribution,
 )
 from llama_index.postprocessor.camab.response import _with_attribution
 from pydantic import Field
 
-from camab_rag.errors import AttributionWarning, InputError
+from camab_rag.errors import (
+    AttributionCancelledError,
+    AttributionPendingError,
+    AttributionWarning,
+    InputError,
+)
 from camab_rag.integration import CHAIN_SETTINGS
 from camab_rag.integration.span_records import ModelCall
 from camab_rag.prompts import plan_prompt
@@ -861,6 +867,25 @@ def test_an_async_stream_whose_loop_ends_first_reads_cancelled(index: Any) -> No
     response = asyncio.run(read())
     info = response.metadata[ATTRIBUTION_KEY]
     assert info["status"] == "cancelled" and "await_attribution" in info["error"]
+    with pytest.raises(AttributionCancelledError, match=r"cancelled.*await_attribution"):
+        attribution_of(response)
+
+
+def test_reading_a_stream_attribution_still_running_says_it_is_pending(index: Any) -> None:
+    """A stream read to the end, its attribution not finished: attribution_of says so with
+    a typed error (it was KeyError: 'scores'), and reads the result once waited for."""
+    engine, question, _, planted = _streaming_case(index)
+    scorer = GatedScorer(planted.planted, [])  # its first call waits for the gate
+    response = CamabQueryEngine(engine, scorer, budget=4).query(question)
+    assert isinstance(response, StreamingResponse)
+    assert "".join(response.response_gen) == "text text"
+    with pytest.raises(AttributionPendingError, match=r"not finished yet.*wait_for_attribution"):
+        attribution_of(response)
+    with pytest.raises(AttributionPendingError, match="'pending'"):
+        groundedness_of(response)
+    scorer.gate.set()
+    assert wait_for_attribution(response, timeout=30)["status"] == "ok"
+    assert attribution_of(response).top_documents(1) == [0]
 
 
 def test_the_event_handler_refuses_a_keyword_it_does_not_have() -> None:

@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import warnings
 from typing import Any
 
 import pytest
-from langchain_camab import CamabAttributor, CamabCallbackHandler
+from langchain_camab import (
+    CamabAttributor,
+    CamabCallbackHandler,
+    ChainAttribution,
+    groundedness_of,
+)
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-from camab_rag.errors import AttributionWarning, InputError
+from camab_rag.errors import (
+    AttributionCancelledError,
+    AttributionPendingError,
+    AttributionWarning,
+    InputError,
+)
 from camab_rag.integration import CHAIN_SETTINGS
 from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer, chat_messages
 
@@ -234,6 +245,36 @@ def test_an_async_background_step_whose_loop_ends_first_is_cancelled() -> None:
     assert out["attribution"]["status"] == "cancelled"
     assert "await_result(run_id)" in out["attribution"]["error"]
     assert out["context"][0].metadata["attribution"]["status"] == "cancelled"
+    with pytest.raises(AttributionCancelledError, match=r"cancelled.*await_result"):
+        ChainAttribution.from_dict(out["attribution"])
+
+
+class HeldScorer(KeywordScorer):
+    """The keyword scorer, held until the test sets ``gate``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+
+    def score(self, requests: Any) -> Any:
+        assert self.gate.wait(30), "the test never opened the gate"
+        return super().score(requests)
+
+
+def test_reading_a_background_result_still_running_says_it_is_pending() -> None:
+    """The placeholder read as a result, or for its verdict, is a typed error that says
+    to wait (it was KeyError: 'scores'); once waited for, it reads."""
+    scorer = HeldScorer()
+    attributor = CamabAttributor(scorer, budget=6, background=True)
+    out = (_rag() | attributor).invoke(QUESTION)
+    assert out["attribution"]["status"] == "pending"
+    with pytest.raises(AttributionPendingError, match=r"not finished yet.*wait\(run_id\)"):
+        ChainAttribution.from_dict(out["attribution"])
+    with pytest.raises(AttributionPendingError, match="'pending'"):
+        groundedness_of(out)
+    scorer.gate.set()
+    assert attributor.wait(out["attribution"]["run_id"], timeout=30).top_documents(1) == [0]
+    assert out["attribution"]["status"] == "ok"  # filled in place
 
 
 def test_citations_option_annotates_the_answer_message() -> None:
