@@ -158,6 +158,7 @@ def attribute_record(
         budget=args.budget,
         method=args.method,
         granularity=args.granularity,
+        deadline_s=args.deadline_s,
         progress=progress.show,
         # anchors: the verdict's two calls, inside the bar's total
         settings=AttributionSettings(seed=args.seed, anchors=args.groundedness),
@@ -394,6 +395,13 @@ def _add_model_options(parser: argparse.ArgumentParser, budget: int, granularity
         help="attribution method (default auto: best quality per model call)",
     )
     run.add_argument("--granularity", choices=("sentence", "chunk"), default=granularity)
+    run.add_argument(
+        "--deadline-s",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="the most seconds one attribution may take (default: no limit)",
+    )
     run.add_argument("--seed", type=int, default=0)
     cite = parser.add_argument_group("citations")
     cite.add_argument("--top-k", type=int, default=2, help="citations per sentence (default 2)")
@@ -499,6 +507,9 @@ def _check_args(args: argparse.Namespace) -> None:
         value = getattr(args, name, None)
         if value is not None and value < 1:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+    deadline = getattr(args, "deadline_s", None)
+    if deadline is not None and not (math.isfinite(deadline) and deadline > 0):
+        raise InputError(f"--deadline-s must be a positive number of seconds, got {deadline}")
     for name, low, high in (
         ("threshold", -math.inf, math.inf),
         ("grounded_threshold", 0.0, 1.0),

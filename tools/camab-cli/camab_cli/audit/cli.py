@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any
 
@@ -32,6 +33,13 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
     return value
 
 
@@ -66,6 +74,13 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     attribution.add_argument("--budget", type=_positive_int, default=40)
     attribution.add_argument("--method", choices=METHODS, default="auto")
     attribution.add_argument("--granularity", choices=("sentence", "chunk"), default="sentence")
+    attribution.add_argument(
+        "--deadline-s",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="the most seconds one record's attribution may take (default: no limit)",
+    )
     attribution.add_argument("--seed", type=int, default=0)
     attribution.add_argument(
         "--batch-size",
@@ -132,6 +147,7 @@ def config_from_args(args: argparse.Namespace) -> AuditConfig:
         budget=args.budget,
         method=args.method,
         granularity=args.granularity,
+        deadline_s=args.deadline_s,
         seed=args.seed,
         top_k=args.top_k,
         ungrounded_threshold=args.ungrounded_threshold,
