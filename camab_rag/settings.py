@@ -197,8 +197,10 @@ class AttributionSettings:
 
 
 CHAIN_SETTINGS = AttributionSettings(granularity="chunk", deadline_s=DEFAULT_DEADLINE_S)
-"""The integrations' defaults: whole retrieved documents (``"chunk"``) and a deadline of
-:data:`DEFAULT_DEADLINE_S`, so a stuck attribution never holds a chain."""
+"""The integrations' defaults, which differ from :func:`camab_rag.attribute`'s in these two
+fields only: whole retrieved documents (``"chunk"``), what a chain retrieves and cites,
+and a deadline of :data:`DEFAULT_DEADLINE_S`, so a stuck attribution never holds a
+chain."""
 
 DEFAULT_SETTINGS = AttributionSettings()
 """:func:`camab_rag.attribute`'s defaults: sentences, no deadline."""

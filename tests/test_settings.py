@@ -5,6 +5,8 @@ path, the method is built once (with the settings) and the prompt is planned onc
 from __future__ import annotations
 
 import inspect
+from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -159,6 +161,15 @@ def test_the_captured_prompt_is_planned_once(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_the_integrations_defaults_are_chunks_and_a_deadline() -> None:
     assert (CHAIN_SETTINGS.granularity, CHAIN_SETTINGS.deadline_s) == ("chunk", 120.0)
+    differ = {
+        f.name
+        for f in fields(AttributionSettings)
+        if f.init and getattr(CHAIN_SETTINGS, f.name) != getattr(DEFAULT_SETTINGS, f.name)
+    }
+    assert differ == {"granularity", "deadline_s"}  # only these, and the README says why
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    why = readme.split("### Settings", 1)[1].split("\n* ", 1)[0]
+    assert '(`granularity="chunk"`), because' in why and "`deadline_s=120`, because" in why
     assert (AttributionSettings().granularity, AttributionSettings().deadline_s) == (
         "sentence",
         None,
