@@ -59,7 +59,10 @@ def test_the_knobs_are_options_of_every_object_and_win_over_settings() -> None:
 
 
 def test_bad_options_are_refused_by_name() -> None:
-    with pytest.raises(TypeError, match=r"Step\(\) got an unexpected keyword argument 'budjet'"):
+    with pytest.raises(
+        TypeError,
+        match=r"^Step\(\) got an unexpected keyword argument 'budjet' \(did you mean 'budget'\?\)$",
+    ):
         ChainParts.of("Step", None, {"budjet": 8})
     with pytest.raises(InputError, match="settings must be an AttributionSettings, got dict"):
         ChainParts.of("Step", None, {"settings": {"budget": 8}})

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
+from difflib import get_close_matches
 from typing import Any, TypedDict
 
 from camab_rag.errors import InputError
@@ -88,6 +89,8 @@ def checked_options(
         hint = ""
         if name in {f.name for f in fields(AttributionSettings) if f.init}:
             hint = f": it is a setting, pass settings=CHAIN_SETTINGS.with_changes({name}=...)"
+        elif close := get_close_matches(name, listed.__annotations__, n=1):
+            hint = f" (did you mean {close[0]!r}?)"
         raise TypeError(f"{owner}() got an unexpected keyword argument {name!r}{hint}")
     progress = options.get("progress")
     if progress is not None and not callable(progress):

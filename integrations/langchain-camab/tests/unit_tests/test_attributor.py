@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from langchain_camab import (
+    AsyncCamabCallbackHandler,
     CamabAttributor,
     CamabCallbackHandler,
     ChainAttribution,
@@ -302,7 +303,7 @@ def test_a_misspelled_method_or_option_fails_at_construction(make: Any) -> None:
         make(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(batchsize=2))
 
 
-@pytest.mark.parametrize("make", [CamabAttributor, CamabCallbackHandler])
+@pytest.mark.parametrize("make", [CamabAttributor, CamabCallbackHandler, AsyncCamabCallbackHandler])
 def test_the_everyday_knobs_are_keywords_with_attributes_meaning(make: Any) -> None:
     """budget, method, granularity, deadline_s, groundedness as keywords (no
     CHAIN_SETTINGS import); the chain defaults (chunks, 120 s) stay; a keyword wins over
