@@ -2,9 +2,9 @@
 and :func:`attribute_fn`.
 
 Each takes the everyday knobs as keywords and everything else in one
-:class:`~camab_rag.settings.AttributionSettings` (``settings=``); the keywords override the
-settings' fields (:meth:`~camab_rag.settings.AttributionSettings.with_changes`), and the
-engine reads the settings object from there on.
+:class:`~camab_rag.settings.AttributionSettings` (``settings=``); a keyword given wins over
+the settings' field (:func:`~camab_rag.settings.resolve_settings`, the one merge every
+integration uses too), and the engine reads the settings object from there on.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from camab_rag.conflicts import find_conflicts
 from camab_rag.deadline import bounded
 from camab_rag.errors import InputError, warn_caller
+from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.anchors import oracle_anchor_steps
 from camab_rag.methods import Method
 from camab_rag.methods.prior import FREE_CALLS, FreePrior
@@ -37,7 +38,7 @@ from camab_rag.segments import (
     segment_documents,
     to_documents,
 )
-from camab_rag.settings import AttributionSettings
+from camab_rag.settings import AttributionSettings, resolve_settings
 from camab_rag.statements import attribute_statements
 from camab_rag.steps import Steps, adrive, drive
 
@@ -48,19 +49,6 @@ ONE_DOCUMENT_WARNING = (
     "retriever's Documents, before a format step joins them for the prompt); to find the "
     "sentences of one document, use granularity='sentence'"
 )
-_DEFAULT_SETTINGS = AttributionSettings()
-
-
-def _overridden(settings: AttributionSettings | None, **keywords: Any) -> AttributionSettings:
-    """``settings`` (default ``AttributionSettings()``) with the keywords given (not
-    ``None``) in place of its fields."""
-    if settings is not None and not isinstance(settings, AttributionSettings):
-        raise InputError(
-            f"settings must be an AttributionSettings, got {type(settings).__name__} "
-            "(e.g. settings=camab_rag.AttributionSettings(seed=1))"
-        )
-    given = {name: value for name, value in keywords.items() if value is not None}
-    return (settings or _DEFAULT_SETTINGS).with_changes(**given)
 
 
 def _check_inputs(question: object, response: object, scorer: Any) -> None:
@@ -253,6 +241,8 @@ def attribute(
     budget: int | None = None,
     method: str | Method | None = None,
     granularity: Granularity | None = None,
+    deadline_s: float | None = None,
+    groundedness: GroundednessFilter | None = None,
     prompt: Prompt | None = None,
     progress: ProgressFn | None = None,
     settings: AttributionSettings | None = None,
@@ -266,9 +256,12 @@ def attribute(
         response: the answer to explain (scored as given, never regenerated).
         scorer: a :class:`~camab_rag.scorers.base.Scorer` (``camab_rag.default_scorer()``,
             ``camab_rag.OpenAICompletionsScorer(...)``, ...).
-        budget, method, granularity: override the fields of ``settings`` (default 40
-            distinct model calls, ``"auto"``, ``"sentence"``): see
-            :class:`~camab_rag.settings.AttributionSettings`.
+        budget, method, granularity, deadline_s, groundedness: the everyday knobs; each
+            given (not ``None``) wins over the field of ``settings`` (default 40 distinct
+            model calls, ``"auto"``, ``"sentence"``, no deadline, no filter): see
+            :class:`~camab_rag.settings.AttributionSettings`. A ``groundedness`` filter
+            makes the run score the full and empty contexts, so ``filter.judge(result)``
+            gives its verdict with no further model call.
         prompt: the prompt the model really received (text or chat messages), e.g.
             captured from a chain: the documents are found in it and cut out of it for
             each subset, so any template works unchanged; when a document's text is not
@@ -280,7 +273,7 @@ def attribute(
             leave-one-out), else the budget (plus the anchors); the last call has
             ``calls_made == total``. An exception it raises is logged and ignored.
         settings: everything else (seed, method options as a method instance, reward,
-            prompt template or builder, anchors, statements, hierarchical, deadline):
+            prompt template or builder, anchors, statements, hierarchical, prior):
             :class:`~camab_rag.settings.AttributionSettings`.
     """
     return drive(
@@ -292,6 +285,8 @@ def attribute(
             budget=budget,
             method=method,
             granularity=granularity,
+            deadline_s=deadline_s,
+            groundedness=groundedness,
             prompt=prompt,
             progress=progress,
             settings=settings,
@@ -308,6 +303,8 @@ def attribute_steps(
     budget: int | None = None,
     method: str | Method | None = None,
     granularity: Granularity | None = None,
+    deadline_s: float | None = None,
+    groundedness: GroundednessFilter | None = None,
     prompt: Prompt | None = None,
     progress: ProgressFn | None = None,
     settings: AttributionSettings | None = None,
@@ -315,7 +312,14 @@ def attribute_steps(
     """:func:`attribute` (same arguments) as a generator of model calls
     (:mod:`camab_rag.steps`), for callers that run their own loop; bounded by the
     settings' ``deadline_s``."""
-    chosen = _overridden(settings, budget=budget, method=method, granularity=granularity)
+    chosen = resolve_settings(
+        settings,
+        budget=budget,
+        method=method,
+        granularity=granularity,
+        deadline_s=deadline_s,
+        groundedness=groundedness,
+    )
     documents, plan = to_documents(context), None
     if prompt is not None:
         if chosen.prompt_builder is not None:
@@ -336,6 +340,8 @@ async def aattribute(
     budget: int | None = None,
     method: str | Method | None = None,
     granularity: Granularity | None = None,
+    deadline_s: float | None = None,
+    groundedness: GroundednessFilter | None = None,
     prompt: Prompt | None = None,
     progress: ProgressFn | None = None,
     settings: AttributionSettings | None = None,
@@ -351,6 +357,8 @@ async def aattribute(
             budget=budget,
             method=method,
             granularity=granularity,
+            deadline_s=deadline_s,
+            groundedness=groundedness,
             prompt=prompt,
             progress=progress,
             settings=settings,
@@ -384,7 +392,7 @@ def attribute_fn(
         raise InputError("n_segments must be >= 1: there is nothing to attribute")
     if not callable(value_fn):
         raise InputError("value_fn must be callable: mask -> float")
-    chosen = _overridden(settings, budget=budget, method=method)
+    chosen = resolve_settings(settings, budget=budget, method=method)
     oracle = FunctionOracle(value_fn)
     run = start_run(int(n_segments), chosen, check_groups(groups, int(n_segments)))
     run.progress = progress

@@ -46,6 +46,21 @@ def warn_caller(message: str, category: type[Warning] = AttributionWarning) -> N
     warnings.warn(message, category, stacklevel=level + 1)
 
 
+class AttributionPendingError(CamabError, KeyError):
+    """A result was read before its attribution finished (a background or streamed
+    answer's ``{"status": "pending"}`` placeholder): wait for it first, as the message
+    says. A ``KeyError`` too, as reading an answer with no attribution is."""
+
+    def __str__(self) -> str:  # KeyError's would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class AttributionCancelledError(AttributionPendingError):
+    """A result was read whose attribution was cancelled before it finished (its event
+    loop ended first: ``{"status": "cancelled"}``); it will never finish, and the message
+    says how to keep the next one running."""
+
+
 class ScorerError(CamabError, RuntimeError):
     """A scorer could not return log-probabilities for a request."""
 

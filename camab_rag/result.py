@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from camab_rag.errors import NoContextError
+from camab_rag.errors import AttributionCancelledError, AttributionPendingError, NoContextError
 from camab_rag.methods import METHODS, Auto, Camab
 from camab_rag.methods.registry import method_from_config
 from camab_rag.posterior import GaussianLinearPosterior
@@ -299,6 +299,10 @@ class AttributionResult:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AttributionResult:
+        """The result :meth:`to_dict` wrote; a background attribution's placeholder that
+        is still ``"pending"`` (or was ``"cancelled"``) is a typed error saying so
+        (:func:`check_finished`)."""
+        check_finished(data)
         version = data.get("schema_version", SCHEMA_VERSION)
         if version != SCHEMA_VERSION:
             raise ValueError(f"unsupported attribution schema_version {version!r}")
@@ -384,3 +388,27 @@ def _top_k(scores: FloatArray, k: int) -> list[int]:
         raise ValueError(f"k must be >= 0, got {k}")
     order = np.argsort(-np.asarray(scores), kind="stable")
     return [int(i) for i in order[:k]]
+
+
+WAIT_FIRST = (
+    "wait for it first (handler.wait(run_id) / await handler.await_result(run_id) in "
+    "LangChain, wait_for_attribution(response) / await await_attribution(response) in "
+    "LlamaIndex), then read it"
+)
+
+
+def check_finished(data: object, how_to_wait: str = WAIT_FIRST) -> None:
+    """Raise :class:`~camab_rag.errors.AttributionPendingError` when ``data`` is a
+    background attribution's placeholder still ``{"status": "pending"}`` (saying
+    ``how_to_wait``), :class:`~camab_rag.errors.AttributionCancelledError` when it was
+    ``"cancelled"``: read as a result, either would lack every field."""
+    status = data.get("status") if isinstance(data, Mapping) else None
+    if status == "pending":
+        raise AttributionPendingError(
+            f"the attribution has not finished yet (status 'pending'): {how_to_wait}"
+        )
+    if status == "cancelled":
+        assert isinstance(data, Mapping)
+        raise AttributionCancelledError(
+            str(data.get("error") or "the attribution was cancelled before it finished")
+        )

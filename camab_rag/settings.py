@@ -1,9 +1,11 @@
 """The one settings object: how an answer is attributed, built and validated once.
 
 :class:`AttributionSettings` travels as an object from an integration through
-:func:`camab_rag.attribute` to the engine; :func:`~camab_rag.attribute`'s everyday keywords
-(``budget``, ``method``, ``granularity``) override its fields through
-:meth:`AttributionSettings.with_changes`, validated by the same checks.
+:func:`camab_rag.attribute` to the engine. The everyday knobs (:data:`KNOBS`: ``budget``,
+``method``, ``granularity``, ``deadline_s``, ``groundedness``) are also keywords of
+:func:`~camab_rag.attribute`, of every integration object and of the ``camab`` command;
+:func:`resolve_settings`, the one place that merges them, puts each keyword given in place
+of the settings' field (the keyword wins), validated by the same checks.
 """
 
 from __future__ import annotations
@@ -195,8 +197,51 @@ class AttributionSettings:
 
 
 CHAIN_SETTINGS = AttributionSettings(granularity="chunk", deadline_s=DEFAULT_DEADLINE_S)
-"""The integrations' defaults: whole retrieved documents (``"chunk"``) and a deadline of
-:data:`DEFAULT_DEADLINE_S`, so a stuck attribution never holds a chain."""
+"""The integrations' defaults, which differ from :func:`camab_rag.attribute`'s in these two
+fields only: whole retrieved documents (``"chunk"``), what a chain retrieves and cites,
+and a deadline of :data:`DEFAULT_DEADLINE_S`, so a stuck attribution never holds a
+chain."""
+
+DEFAULT_SETTINGS = AttributionSettings()
+""":func:`camab_rag.attribute`'s defaults: sentences, no deadline."""
+
+KNOBS = ("budget", "method", "granularity", "deadline_s", "groundedness")
+"""The everyday knobs: keywords of :func:`camab_rag.attribute`, of every integration object
+and (as ``--budget``, ``--method``, ``--granularity``, ``--deadline-s``) of the ``camab``
+command, each with the meaning of the :class:`AttributionSettings` field of its name."""
 
 
-__all__ = ["CHAIN_SETTINGS", "DEFAULT_DEADLINE_S", "AttributionSettings"]
+def resolve_settings(
+    settings: object = None, default: AttributionSettings = DEFAULT_SETTINGS, **knobs: Any
+) -> AttributionSettings:
+    """The settings one call runs with: ``settings`` (``None``: ``default``) with each of
+    the :data:`KNOBS` given (not ``None``) in place of its field.
+
+    Why: the knobs are keywords everywhere with one meaning, merged here only. The rule:
+    a keyword wins over the same field of ``settings=`` (``None`` means "not given", so a
+    field is set back to ``None`` through ``settings=`` only). A keyword that is not a
+    knob is a ``TypeError`` naming it, a ``settings`` that is not an
+    :class:`AttributionSettings` or a bad value an :class:`~camab_rag.errors.InputError`.
+    """
+    if unknown := sorted(set(knobs) - set(KNOBS)):
+        raise TypeError(
+            f"unexpected keyword argument {unknown[0]!r}: the keywords are "
+            f"{', '.join(KNOBS)}; the other settings go in settings=AttributionSettings(...)"
+        )
+    chosen = default if settings is None else settings
+    if not isinstance(chosen, AttributionSettings):
+        raise InputError(
+            f"settings must be an AttributionSettings, got {type(chosen).__name__} "
+            "(e.g. settings=camab_rag.AttributionSettings(seed=1))"
+        )
+    return chosen.with_changes(**{k: v for k, v in knobs.items() if v is not None})
+
+
+__all__ = [
+    "CHAIN_SETTINGS",
+    "DEFAULT_DEADLINE_S",
+    "DEFAULT_SETTINGS",
+    "KNOBS",
+    "AttributionSettings",
+    "resolve_settings",
+]

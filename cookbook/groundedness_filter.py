@@ -2,11 +2,11 @@
 
 The chain of ``cookbook/langchain_rag.py`` -- HotpotQA paragraphs, a BM25 retriever, a chat
 prompt and the embedded SmolLM2 as the chat model -- ends with one more step:
-``CamabAttributor(settings=CHAIN_SETTINGS.with_changes(groundedness=GroundednessFilter(
-mode="block")))``. It attributes the answer to the retrieved paragraphs with the chain's
-own model and, when the paragraphs do not explain the answer (the least supported
-sentence's explained share is under the calibrated threshold), replaces it by a
-fallback; ``--mode flag`` keeps the answer and only attaches the verdict.
+``CamabAttributor(groundedness=GroundednessFilter(mode="block"))``. It attributes the
+answer to the retrieved paragraphs with the chain's own model and, when the paragraphs do
+not explain the answer (the least supported sentence's explained share is under the
+calibrated threshold), replaces it by a fallback; ``--mode flag`` keeps the answer and
+only attaches the verdict.
 
 The second question has no evidence in the corpus, the way a retriever miss looks in
 production: whatever the model answers comes from its own memory, so the retrieved text
@@ -25,8 +25,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-from camab_rag.integration import CHAIN_SETTINGS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -55,7 +53,8 @@ def build_chain(retriever: Any, llm: Any, gate: GroundednessFilter, budget: int)
         answer=answer
     ) | CamabAttributor(
         llm=llm,
-        settings=CHAIN_SETTINGS.with_changes(budget=budget, groundedness=gate),
+        budget=budget,
+        groundedness=gate,
         prompt=PROMPT,
     )
 

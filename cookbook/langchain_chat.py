@@ -21,8 +21,6 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from camab_rag.integration import CHAIN_SETTINGS
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from langchain_camab import CamabCallbackHandler, CamabChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -73,9 +71,7 @@ def main(argv: list[str] | None = None) -> None:
         | PROMPT
         | llm
     )
-    handler = CamabCallbackHandler(
-        settings=CHAIN_SETTINGS.with_changes(budget=args.budget)
-    )  # scorer: the chain's own model
+    handler = CamabCallbackHandler(budget=args.budget)  # scorer: the chain's own model
     history: list[BaseMessage] = []
     questions: Iterator[str]
     if args.interactive:

@@ -22,8 +22,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from camab_rag.integration import CHAIN_SETTINGS
-
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -153,9 +151,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         chain = RunnablePassthrough.assign(
             context=lambda x: retriever.invoke(x["question"])
-        ).assign(answer=answer) | CamabAttributor(
-            llm=llm, settings=CHAIN_SETTINGS.with_changes(budget=args.budget), prompt=PROMPT
-        )
+        ).assign(answer=answer) | CamabAttributor(llm=llm, budget=args.budget, prompt=PROMPT)
         out = chain.invoke({"question": args.question})
         print_report(args.question, str(out["answer"].content), out["context"], out["attribution"])
         return
@@ -170,9 +166,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         | PROMPT
         | llm
     )
-    handler = CamabCallbackHandler(
-        settings=CHAIN_SETTINGS.with_changes(budget=args.budget, granularity="chunk")
-    )
+    handler = CamabCallbackHandler(budget=args.budget, granularity="chunk")
     message = chain.invoke(args.question, config={"callbacks": [handler]})
     print_report(
         args.question, str(message.content), retrieved, message.response_metadata["attribution"]

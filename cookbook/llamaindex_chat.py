@@ -22,8 +22,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from camab_rag.integration import CHAIN_SETTINGS
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from llamaindex_rag import DATA, load_rows  # also sets the offline environment
 
@@ -67,7 +65,7 @@ def main() -> None:
         index.as_chat_engine(
             chat_mode="condense_plus_context", llm=llm, similarity_top_k=args.similarity_top_k
         ),
-        settings=CHAIN_SETTINGS.with_changes(budget=args.budget),
+        budget=args.budget,
     )
     questions: Iterator[str]
     if args.interactive:

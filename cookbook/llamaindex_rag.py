@@ -28,8 +28,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from camab_rag.integration import CHAIN_SETTINGS
-
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -103,7 +101,7 @@ def main() -> None:
 
     engine = CamabQueryEngine(
         index.as_query_engine(llm=llm, similarity_top_k=args.similarity_top_k),
-        settings=CHAIN_SETTINGS.with_changes(budget=args.budget),
+        budget=args.budget,
     )
     response = engine.query(question)
     info = response.metadata["attribution"]

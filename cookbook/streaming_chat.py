@@ -21,8 +21,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from camab_rag.integration import CHAIN_SETTINGS
-
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -72,7 +70,7 @@ def build_chain(retriever: BM25Retriever, llm: Any, budget: int) -> tuple[Any, C
 
     attributor = CamabAttributor(
         llm=llm,
-        settings=CHAIN_SETTINGS.with_changes(budget=budget),
+        budget=budget,
         prompt=PROMPT,
         progress=progress,
     )

@@ -44,8 +44,9 @@ def test_an_answer_is_attributed_to_its_sources_else_to_what_reached_the_model()
 
 
 def test_options_are_checked_and_a_scorer_is_built_once_per_model() -> None:
-    with pytest.raises(TypeError, match="unexpected keyword argument 'budget'"):
-        AnswerAttributor(budget=4)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'budjet'"):
+        AnswerAttributor(budjet=4)  # type: ignore[call-arg]
+    assert AnswerAttributor(budget=4, deadline_s=9).settings.deadline_s == 9.0
     with pytest.raises(InputError, match="settings must be an AttributionSettings, got dict"):
         AnswerAttributor(settings={"budget": 4})  # type: ignore[arg-type]
     built: list[object] = []

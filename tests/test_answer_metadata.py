@@ -12,6 +12,7 @@ import pytest
 from fakes import KeywordScorer
 from test_captured import ANSWER, DOCS, QUESTION
 
+from camab_rag.errors import AttributionCancelledError, AttributionPendingError
 from camab_rag.integration import (
     AttributionResult,
     AttributionSettings,
@@ -19,7 +20,9 @@ from camab_rag.integration import (
     ChainRuns,
     attribution_of,
     await_attribution,
+    cancelled,
     fill,
+    groundedness_of,
     pending,
     set_attribution,
     wait_for_attribution,
@@ -60,6 +63,27 @@ def test_a_missing_attribution_is_a_key_error_saying_why() -> None:
         wait_for_attribution(SimpleNamespace(metadata={}))
     with pytest.raises(KeyError, match="no metadata\\['attribution'\\]"):
         attribution_of(SimpleNamespace(metadata=None))
+
+
+def test_a_result_still_pending_or_cancelled_is_a_typed_error_saying_so() -> None:
+    """Read before its background attribution finished, a placeholder is neither a result
+    nor a KeyError: 'scores': a typed error says it is pending and how to wait (a
+    KeyError still, as a missing attribution is), or that it was cancelled."""
+    answer = SimpleNamespace(metadata={"attribution": pending("run-1")})
+    with pytest.raises(AttributionPendingError) as caught:
+        attribution_of(answer)
+    assert str(caught.value) == (
+        "the attribution has not finished yet (status 'pending'): "
+        "wait_for_attribution(response) (or await await_attribution(response)), then read it"
+    )
+    assert isinstance(caught.value, KeyError)
+    with pytest.raises(AttributionPendingError, match=r"handler\.wait\(run_id\)"):
+        AttributionResult.from_dict(pending("run-1"))
+    with pytest.raises(AttributionPendingError, match="'pending'"):
+        groundedness_of(answer)
+    gone = cancelled("run-1", "Await it before the loop ends.")
+    with pytest.raises(AttributionCancelledError, match=r"cancelled before it finished.*Await it"):
+        attribution_of(SimpleNamespace(metadata={"attribution": gone}))
 
 
 def test_an_attribution_is_set_on_an_answer_without_metadata() -> None:

@@ -31,9 +31,39 @@ def test_the_options_build_the_settings_the_scorer_choice_and_the_runs() -> None
     assert default.settings is CHAIN_SETTINGS and default.runs.keep == 1000
 
 
+def test_the_knobs_are_options_of_every_object_and_win_over_settings() -> None:
+    """budget, method, granularity, deadline_s, groundedness: keywords of every
+    integration object, merged into the settings (default CHAIN_SETTINGS) by the core's one
+    resolver; a keyword given wins over the settings' field, the rest is kept."""
+    gate = GroundednessFilter()
+    knobs = {"budget": 8, "method": "camab", "granularity": "sentence", "deadline_s": 5}
+    for listed in (AttributorOptions, ChainOptions):
+        settings = checked_options("Engine", {**knobs, "groundedness": gate}, listed)
+        assert (settings.budget, settings.method_instance.name) == (8, "camab")
+        assert (settings.granularity, settings.deadline_s, settings.groundedness) == (
+            "sentence",
+            5.0,
+            gate,
+        )
+    only_budget = ChainParts.of("Step", None, {"budget": 12}).settings
+    assert only_budget == CHAIN_SETTINGS.with_changes(budget=12)  # chunks, 120 s kept
+    given = CHAIN_SETTINGS.with_changes(budget=40, seed=3, deadline_s=30)
+    merged = ChainParts.of("Step", None, {"settings": given, "budget": 6}).settings
+    assert (merged.budget, merged.seed, merged.deadline_s) == (6, 3, 30.0)
+    with pytest.raises(InputError, match="budget must be >= 1"):
+        ChainParts.of("Step", None, {"budget": -1})
+    with pytest.raises(InputError, match="deadline_s must be a positive number"):
+        checked_options("Engine", {"deadline_s": 0}, AttributorOptions)
+    with pytest.raises(InputError, match="granularity must be"):
+        checked_options("Engine", {"granularity": "word"}, AttributorOptions)
+
+
 def test_bad_options_are_refused_by_name() -> None:
-    with pytest.raises(TypeError, match=r"Step\(\) got an unexpected keyword argument 'budget'"):
-        ChainParts.of("Step", None, {"budget": 8})
+    with pytest.raises(
+        TypeError,
+        match=r"^Step\(\) got an unexpected keyword argument 'budjet' \(did you mean 'budget'\?\)$",
+    ):
+        ChainParts.of("Step", None, {"budjet": 8})
     with pytest.raises(InputError, match="settings must be an AttributionSettings, got dict"):
         ChainParts.of("Step", None, {"settings": {"budget": 8}})
     blocking = CHAIN_SETTINGS.with_changes(groundedness=GroundednessFilter(mode="block"))
@@ -52,9 +82,9 @@ def test_every_object_takes_one_list_of_options_checked_one_way() -> None:
         checked_options("Step", {"proxy": object()})
     with pytest.raises(InputError, match="progress must be a function"):
         checked_options("Step", {"progress": "yes"})
-    setting = r"'budget': it is a setting, pass settings=CHAIN_SETTINGS.with_changes\(budget="
+    setting = r"'seed': it is a setting, pass settings=CHAIN_SETTINGS.with_changes\(seed="
     with pytest.raises(TypeError, match=setting):
-        checked_options("Engine", {"budget": 8}, AttributorOptions)
+        checked_options("Engine", {"seed": 8}, AttributorOptions)
 
 
 def test_a_traced_object_explains_a_refused_key() -> None:

@@ -5,6 +5,8 @@ path, the method is built once (with the settings) and the prompt is planned onc
 from __future__ import annotations
 
 import inspect
+from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +22,7 @@ from camab_rag.engine import attribute_steps
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.methods import Auto, Camab
-from camab_rag.settings import CHAIN_SETTINGS
+from camab_rag.settings import CHAIN_SETTINGS, DEFAULT_SETTINGS, KNOBS, resolve_settings
 
 DOCS = ["Paris is the capital of France.", "Bananas are yellow.", "The Seine is in Paris."]
 QUESTION = "What is the capital of France?"
@@ -37,7 +39,10 @@ class WideScorer(KeywordScorer):
 
 def test_the_entry_points_share_one_short_signature() -> None:
     names = list(inspect.signature(attribute).parameters)
-    assert len(names) <= 10 and names[-1] == "settings"
+    # 4 inputs, the 5 everyday knobs (KNOBS, as every integration takes them), prompt,
+    # progress, settings
+    assert len(names) <= 12 and names[-1] == "settings"
+    assert set(KNOBS) <= set(names)
     for function in (aattribute, attribute_steps):
         assert list(inspect.signature(function).parameters) == names
     assert len(inspect.signature(attribute_fn).parameters) <= 10
@@ -63,6 +68,31 @@ def test_keywords_override_the_settings_and_keep_the_rest() -> None:
     np.testing.assert_array_equal(overridden.masks, same.masks)  # the same settings
     chunks = attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), granularity="chunk", budget=8)
     assert len(chunks.segments) == 3 and chunks.seed == 0  # defaults: AttributionSettings()
+
+
+def test_every_knob_is_a_keyword_of_attribute_and_wins_over_the_settings() -> None:
+    """deadline_s and groundedness too: a keyword given replaces the settings' field (the
+    documented rule), the other fields stay."""
+    gate = GroundednessFilter()
+    settings = AttributionSettings(budget=30, seed=4, deadline_s=60.0)
+    chosen = resolve_settings(settings, deadline_s=5, groundedness=gate, budget=None)
+    assert (chosen.budget, chosen.seed, chosen.deadline_s, chosen.groundedness) == (
+        30,
+        4,
+        5.0,
+        gate,
+    )
+    assert resolve_settings(settings) is settings and resolve_settings() is DEFAULT_SETTINGS
+    assert resolve_settings(None, CHAIN_SETTINGS, budget=8).granularity == "chunk"
+    plain = attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), budget=8)
+    assert not plain.anchor_rewards
+    judged = attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), budget=8, groundedness=gate)
+    assert set(judged.anchor_rewards) == {"full", "empty"}  # so judge(result) is free
+    assert gate.judge(judged).grounded is True
+    with pytest.raises(InputError, match="deadline_s must be a positive number"):
+        attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), deadline_s=-1)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'seed'.*settings="):
+        resolve_settings(seed=3)
 
 
 @pytest.mark.parametrize(
@@ -131,6 +161,15 @@ def test_the_captured_prompt_is_planned_once(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_the_integrations_defaults_are_chunks_and_a_deadline() -> None:
     assert (CHAIN_SETTINGS.granularity, CHAIN_SETTINGS.deadline_s) == ("chunk", 120.0)
+    differ = {
+        f.name
+        for f in fields(AttributionSettings)
+        if f.init and getattr(CHAIN_SETTINGS, f.name) != getattr(DEFAULT_SETTINGS, f.name)
+    }
+    assert differ == {"granularity", "deadline_s"}  # only these, and the README says why
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    why = readme.split("### Settings", 1)[1].split("\n* ", 1)[0]
+    assert '(`granularity="chunk"`), because' in why and "`deadline_s=120`, because" in why
     assert (AttributionSettings().granularity, AttributionSettings().deadline_s) == (
         "sentence",
         None,

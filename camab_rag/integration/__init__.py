@@ -8,8 +8,9 @@ between is here, and an integration imports nothing else of the core:
 * run: :class:`ChainCall` (what was captured) and :class:`ChainRuns` (one object's
   attributions: sync, async or background, the result store, the never-break-the-chain
   and fail-closed policies), over one :class:`AttributionSettings` (the integrations'
-  default: :data:`CHAIN_SETTINGS`, whole documents and a deadline; override with
-  ``CHAIN_SETTINGS.with_changes(budget=8)``);
+  default: :data:`CHAIN_SETTINGS`, whole documents and a deadline; every integration
+  object also takes the knobs ``budget``, ``method``, ``granularity``, ``deadline_s``,
+  ``groundedness`` as keywords, merged by :func:`checked_options`);
 * attach: :func:`answer_summary` (the answer's metadata), :func:`document_summary` (the
   per-document entry: score, rank, supporting sentences, disputes),
   :func:`native_citations` (the data of the frameworks' citation types), :func:`pending` /

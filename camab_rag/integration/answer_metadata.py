@@ -10,12 +10,13 @@ from typing import Any
 
 from camab_rag.integration.attached import METADATA_KEY
 from camab_rag.integration.chain_runs import await_on, wait_on
-from camab_rag.result import AttributionResult
+from camab_rag.result import AttributionResult, check_finished
 
 NOT_YET = (
     "this response has no attribution yet: a streamed answer is attributed once its stream "
     "has been read to the end"
 )
+WAIT = "wait_for_attribution(response) (or await await_attribution(response)), then read it"
 
 
 def attribution_info(answer: object, hint: str = "") -> Any:
@@ -38,9 +39,14 @@ def attribution_of(response: object) -> AttributionResult:
     """The :class:`~camab_rag.AttributionResult` stored on a response.
 
     Raises:
-        KeyError: the response carries no attribution.
+        AttributionPendingError: its attribution is still running (a stream read to the
+            end, not waited for): ``wait_for_attribution(response)`` first.
+        AttributionCancelledError: its attribution was cancelled (its event loop ended).
+        KeyError: the response carries no attribution (both errors above are ones too).
     """
-    return AttributionResult.from_dict(attribution_info(response))
+    info = attribution_info(response)
+    check_finished(info, WAIT)
+    return AttributionResult.from_dict(info)
 
 
 def wait_for_attribution(response: object, timeout: float | None = None) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from camab_rag.captured import CapturedAttribution, document_summary
 from camab_rag.groundedness import FilteredAnswer
 from camab_rag.integration.background import fill, pending
 from camab_rag.integration.chain_runs import ChainRuns, answer_summary
-from camab_rag.result import AttributionResult
+from camab_rag.result import AttributionResult, check_finished
 
 METADATA_KEY = "attribution"
 """The metadata key under which answers and documents carry their attribution."""
@@ -174,6 +174,7 @@ def groundedness_of(source: object) -> FilteredAnswer:
     with ``"attribution"``) or of the summary dict itself.
 
     Raises:
+        AttributionPendingError: the attribution (and so its verdict) is still running.
         KeyError: no verdict there (no ``groundedness=`` filter was set).
     """
     if isinstance(source, ChainAttribution):
@@ -189,6 +190,7 @@ def groundedness_of(source: object) -> FilteredAnswer:
     else:
         if isinstance(source, Mapping) and isinstance(source.get(METADATA_KEY), Mapping):
             data = source[METADATA_KEY]
+    check_finished(data)
     verdict = data.get("groundedness") if isinstance(data, Mapping) else None
     if not isinstance(verdict, Mapping):
         raise KeyError("no ['attribution']['groundedness'] verdict (no groundedness= filter)")

@@ -1,10 +1,13 @@
 """The keyword options every integration object takes, listed once, and what they build.
 
-Every integration object takes a scorer and :class:`AttributorOptions`; a chain step or
-callback handler also :class:`ChainOptions` (which extends them). :func:`checked_options`
-checks either (an unknown name is a ``TypeError``, bad settings an
-:class:`~camab_rag.errors.InputError`); :meth:`ChainParts.of` also refuses a blocking filter
-where the object cannot hold the answer back, and builds the settings, the scorer choice
+Every integration object takes a scorer and :class:`AttributorOptions` (the everyday knobs
+``budget``, ``method``, ``granularity``, ``deadline_s``, ``groundedness`` among them, as in
+:func:`camab_rag.attribute`); a chain step or callback handler also :class:`ChainOptions`
+(which extends them). :func:`checked_options` checks either and merges the knobs into the
+settings with :func:`~camab_rag.settings.resolve_settings` (an unknown name is a
+``TypeError``, bad settings an :class:`~camab_rag.errors.InputError`);
+:meth:`ChainParts.of` also refuses a blocking filter where the object cannot hold the
+answer back, and builds the settings, the scorer choice
 (:class:`~camab_rag.integration.chain_scorers.ScorerSource`) and the runs
 (:class:`~camab_rag.integration.chain_runs.ChainRuns`). An integration types its
 ``**options`` with ``Unpack[...]`` of one of them and adds only the options of its own.
@@ -14,27 +17,40 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
+from difflib import get_close_matches
 from typing import Any, TypedDict
 
 from camab_rag.errors import InputError
+from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.filter import check_groundedness_filter
 from camab_rag.integration.attached import ChainAttribution
 from camab_rag.integration.chain_runs import ChainRuns
 from camab_rag.integration.chain_scorers import ScorerSource, scorer_from_model
 from camab_rag.integration.progress_relay import ProgressHook
+from camab_rag.methods import Method
 from camab_rag.scorers.proxy import checked_scorer
-from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
+from camab_rag.segments import Granularity
+from camab_rag.settings import CHAIN_SETTINGS, KNOBS, AttributionSettings, resolve_settings
 
 
 class AttributorOptions(TypedDict, total=False):
     """The options every integration object takes (keyword-only, all optional).
 
-    * ``settings``: how each answer is attributed (default :data:`CHAIN_SETTINGS`);
+    * ``budget``, ``method``, ``granularity``, ``deadline_s``, ``groundedness``: the
+      everyday knobs, as :func:`camab_rag.attribute` takes them; each given wins over
+      the field of ``settings``;
+    * ``settings``: the rest of how each answer is attributed (default
+      :data:`CHAIN_SETTINGS`: whole documents, a 120 s deadline);
     * ``proxy``: a scorer used when the chain's model cannot score (named in ``scored_by``);
     * ``scorer_options``: the options of the HTTP scorer built for a model;
     * ``progress``: ``progress(calls_made, total)`` every few model calls.
     """
 
+    budget: int | None
+    method: str | Method | None
+    granularity: Granularity | None
+    deadline_s: float | None
+    groundedness: GroundednessFilter | None
     settings: AttributionSettings | None
     proxy: object
     scorer_options: Mapping[str, Any] | None
@@ -62,9 +78,10 @@ class ChainOptions(AttributorOptions, total=False):
 def checked_options(
     owner: str, options: Mapping[str, Any], listed: type = ChainOptions
 ) -> AttributionSettings:
-    """The settings of ``options`` (default :data:`CHAIN_SETTINGS`), once they are checked:
-    a name ``listed`` lacks is a ``TypeError`` naming it (``owner`` names the object), a
-    ``settings`` that is not an :class:`AttributionSettings` an
+    """The settings of ``options``: its ``settings`` (default :data:`CHAIN_SETTINGS`) with
+    its knobs in place (:func:`~camab_rag.settings.resolve_settings`: a keyword wins), once
+    they are checked: a name ``listed`` lacks is a ``TypeError`` naming it (``owner`` names
+    the object), a ``settings`` that is not an :class:`AttributionSettings` or a bad knob an
     :class:`~camab_rag.errors.InputError`, a ``proxy`` that cannot score or a ``progress``
     that is not a function too."""
     if unknown := sorted(set(options) - set(listed.__annotations__)):
@@ -72,15 +89,14 @@ def checked_options(
         hint = ""
         if name in {f.name for f in fields(AttributionSettings) if f.init}:
             hint = f": it is a setting, pass settings=CHAIN_SETTINGS.with_changes({name}=...)"
+        elif close := get_close_matches(name, listed.__annotations__, n=1):
+            hint = f" (did you mean {close[0]!r}?)"
         raise TypeError(f"{owner}() got an unexpected keyword argument {name!r}{hint}")
     progress = options.get("progress")
     if progress is not None and not callable(progress):
         raise InputError(f"progress must be a function progress(calls, total), got {progress!r}")
-    settings = options.get("settings")
-    settings = CHAIN_SETTINGS if settings is None else settings
-    if not isinstance(settings, AttributionSettings):
-        kind = type(settings).__name__
-        raise InputError(f"settings must be an AttributionSettings, got {kind}")
+    knobs = {name: options.get(name) for name in KNOBS}
+    settings = resolve_settings(options.get("settings"), CHAIN_SETTINGS, **knobs)
     checked_scorer(options.get("proxy"), "proxy")
     return settings
 

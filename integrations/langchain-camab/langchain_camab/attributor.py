@@ -37,9 +37,10 @@ class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
     Never breaks the chain unless ``strict=True``.
 
     Args, besides the options of every integration
-    (:class:`camab_rag.integration.ChainOptions`: ``settings``, ``llm``, ``proxy``,
-    ``scorer_options``, ``strict``, ``background``, ``progress``, ``citations``,
-    ``max_results``):
+    (:class:`camab_rag.integration.ChainOptions`: the knobs of :func:`camab_rag.attribute`,
+    ``budget``, ``method``, ``granularity``, ``deadline_s``, ``groundedness``; ``settings``
+    for the rest; ``llm``, ``proxy``, ``scorer_options``, ``strict``, ``background``,
+    ``progress``, ``citations``, ``max_results``):
         scorer: a camab-rag scorer; ``None``: built from ``llm`` (or the ``proxy`` scores).
         prompt, document_separator: the chain's prompt template and how it joins documents.
         question_keys, context_key, answer_key, prompt_key: where to read the input.

@@ -6,8 +6,10 @@ attributes the answer when the root run ends; a failure is recorded
 (``status="error"``), never raised, unless ``strict=True``.
 
 Args (both handlers), besides the options of every integration
-(:class:`camab_rag.integration.ChainOptions`: ``settings``, whose groundedness filter must
-be ``mode="flag"`` here, ``llm``, ``proxy``, ``strict``, ``background``, ``citations``...):
+(:class:`camab_rag.integration.ChainOptions`: the knobs of :func:`camab_rag.attribute`,
+``budget``, ``method``, ``granularity``, ``deadline_s``, ``groundedness`` (a filter of
+``mode="flag"`` here); ``settings`` for the rest; ``llm``, ``proxy``, ``strict``,
+``background``, ``citations``...):
     scorer: a camab-rag scorer; ``None``: built from the chain's model (``llm``, else what
         callbacks see of it: an OpenAI-compatible ``ChatOpenAI`` or ``CamabChatModel``).
     question_keys, context_keys: root input keys holding the question / the documents.

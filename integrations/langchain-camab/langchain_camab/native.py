@@ -54,8 +54,8 @@ def cannot_block(where: str) -> str:
     """Why an object that cannot replace the chain's answer refuses a blocking filter."""
     return (
         f"{where} cannot replace the chain's answer, so it would not block anything: use "
-        "mode='flag' here, or put CamabAttributor(settings=CHAIN_SETTINGS.with_changes("
-        "groundedness=GroundednessFilter(mode='block'))) after the chain"
+        "mode='flag' here, or put CamabAttributor(groundedness=GroundednessFilter("
+        "mode='block')) after the chain"
     )
 
 

@@ -14,7 +14,11 @@ import pytest
 from llama_fakes import FailingScorer, PlantedScorer, answered, attribution_info
 from llama_index.core import Document, SummaryIndex
 from llama_index.core.base.llms.types import CompletionResponse
-from llama_index.core.base.response.schema import AsyncStreamingResponse, StreamingResponse
+from llama_index.core.base.response.schema import (
+    AsyncStreamingResponse,
+    Response,
+    StreamingResponse,
+)
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
@@ -25,18 +29,26 @@ from llama_index.postprocessor.camab import (
     ATTRIBUTION_KEY,
     AttributionProgressEvent,
     AttributionSettings,
+    CamabChatEngine,
     CamabEventHandler,
     CamabNodePostprocessor,
     CamabQueryEngine,
+    attribute_response,
     attribution_of,
     await_attribution,
+    groundedness_of,
     scorer_from_llm,
     wait_for_attribution,
 )
 from llama_index.postprocessor.camab.response import _with_attribution
 from pydantic import Field
 
-from camab_rag.errors import AttributionWarning, InputError
+from camab_rag.errors import (
+    AttributionCancelledError,
+    AttributionPendingError,
+    AttributionWarning,
+    InputError,
+)
 from camab_rag.integration import CHAIN_SETTINGS
 from camab_rag.integration.span_records import ModelCall
 from camab_rag.prompts import plan_prompt
@@ -227,11 +239,52 @@ def test_every_entry_point_refuses_settings_that_are_not_settings(index: Any) ->
 
 
 def test_the_engines_refuse_a_keyword_they_do_not_have(index: Any) -> None:
-    """Their options pass through **options: a knob they do not take (an old budget=) is
-    an error naming it, never silently dropped."""
+    """Their options pass through **options: a keyword they do not take (a misspelled
+    knob) is an error naming it, never silently dropped."""
     engine = index.as_query_engine(llm=MockLLM(max_tokens=3))
-    with pytest.raises(TypeError, match="unexpected keyword argument 'budget'"):
-        CamabQueryEngine(engine, budget=8)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'budjet'"):
+        CamabQueryEngine(engine, budjet=8)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'budjet'"):
+        attribute_response(Response("a"), "q", scorer=PlantedScorer([]), budjet=8)  # type: ignore[call-arg]
+
+
+def test_the_engines_take_the_everyday_knobs_as_keywords(index: Any) -> None:
+    """``CamabQueryEngine(qe, scorer=s, budget=8, granularity="chunk")`` (a TypeError
+    before): the knobs of camab_rag.attribute, merged over CHAIN_SETTINGS, a keyword
+    winning over settings=; the chat engine, attribute_response and the handler too."""
+    from camab_rag import GroundednessFilter
+
+    engine = index.as_query_engine(llm=MockLLM(max_tokens=3), similarity_top_k=2)
+    question = "Who was Henry Roth?"
+    top = engine.retrieve(QueryBundle(question))[0].node.get_content()
+    scorer = PlantedScorer([top.split(". ")[0]])
+    camab = CamabQueryEngine(engine, scorer=scorer, budget=8, granularity="chunk")
+    assert camab.settings == CHAIN_SETTINGS.with_changes(budget=8)
+    info = attribution_info(camab.query(question))
+    assert info["status"] == "ok" and info["budget"] == 8
+    assert info["exact"] and info["n_queries"] == 4  # 2 nodes: all 4 subsets, budget 8
+    gate = GroundednessFilter()
+    knobs = {"method": "loo", "granularity": "sentence", "deadline_s": 9, "groundedness": gate}
+    settings = CHAIN_SETTINGS.with_changes(budget=40, seed=2)
+    chat = index.as_chat_engine(chat_mode="context", llm=MockLLM(max_tokens=3))
+    for made in (
+        CamabQueryEngine(engine, scorer, budget=5, settings=settings, **knobs),
+        CamabChatEngine(chat, scorer, budget=5, settings=settings, **knobs),
+        CamabEventHandler(scorer=scorer, budget=5, settings=settings, **knobs),
+    ):
+        chosen = made.settings
+        assert (chosen.budget, chosen.seed, chosen.method_instance.name) == (5, 2, "loo")
+        assert (chosen.granularity, chosen.deadline_s, chosen.groundedness) == (
+            "sentence",
+            9.0,
+            gate,
+        )
+    nodes = [NodeWithScore(node=TextNode(text=t)) for t in (top, "Bananas are yellow.")]
+    answer = Response(top.split(". ")[0], nodes)
+    attribute_response(answer, question, scorer=scorer, budget=3, method="loo")
+    assert (attribution_info(answer)["method"], attribution_info(answer)["budget"]) == ("loo", 3)
+    with pytest.raises(InputError, match="budget must be >= 1"):
+        CamabQueryEngine(engine, scorer, budget=-1)
 
 
 # ---------------------------------------------------------------------- keying
@@ -814,6 +867,25 @@ def test_an_async_stream_whose_loop_ends_first_reads_cancelled(index: Any) -> No
     response = asyncio.run(read())
     info = response.metadata[ATTRIBUTION_KEY]
     assert info["status"] == "cancelled" and "await_attribution" in info["error"]
+    with pytest.raises(AttributionCancelledError, match=r"cancelled.*await_attribution"):
+        attribution_of(response)
+
+
+def test_reading_a_stream_attribution_still_running_says_it_is_pending(index: Any) -> None:
+    """A stream read to the end, its attribution not finished: attribution_of says so with
+    a typed error (it was KeyError: 'scores'), and reads the result once waited for."""
+    engine, question, _, planted = _streaming_case(index)
+    scorer = GatedScorer(planted.planted, [])  # its first call waits for the gate
+    response = CamabQueryEngine(engine, scorer, budget=4).query(question)
+    assert isinstance(response, StreamingResponse)
+    assert "".join(response.response_gen) == "text text"
+    with pytest.raises(AttributionPendingError, match=r"not finished yet.*wait_for_attribution"):
+        attribution_of(response)
+    with pytest.raises(AttributionPendingError, match="'pending'"):
+        groundedness_of(response)
+    scorer.gate.set()
+    assert wait_for_attribution(response, timeout=30)["status"] == "ok"
+    assert attribution_of(response).top_documents(1) == [0]
 
 
 def test_the_event_handler_refuses_a_keyword_it_does_not_have() -> None:
@@ -824,7 +896,8 @@ def test_the_event_handler_refuses_a_keyword_it_does_not_have() -> None:
 
     from camab_rag import GroundednessFilter
 
-    with pytest.raises(ValidationError, match="groundedness"):
-        CamabEventHandler(groundedness=GroundednessFilter(mode="block"))  # type: ignore[call-arg]
-    with pytest.raises(ValidationError, match="budget"):
-        CamabEventHandler(budget=8)  # type: ignore[call-arg]
+    with pytest.raises(ValidationError, match="gate"):
+        CamabEventHandler(gate=GroundednessFilter(mode="block"))  # type: ignore[call-arg]
+    with pytest.raises(ValidationError, match="budjet"):
+        CamabEventHandler(budjet=8)  # type: ignore[call-arg]
+    assert CamabEventHandler(budget=8).settings.budget == 8  # a knob, as everywhere

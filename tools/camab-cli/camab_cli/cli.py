@@ -168,6 +168,7 @@ def attribute_record(
         budget=args.budget,
         method=args.method,
         granularity=args.granularity,
+        deadline_s=args.deadline_s,
         progress=progress.show,
         # anchors: the verdict's two calls, inside the bar's total
         settings=AttributionSettings(seed=args.seed, anchors=args.groundedness),
@@ -456,6 +457,13 @@ def _add_model_options(parser: argparse.ArgumentParser, budget: int, granularity
         help="attribution method (default auto: best quality per model call)",
     )
     run.add_argument("--granularity", choices=("sentence", "chunk"), default=granularity)
+    run.add_argument(
+        "--deadline-s",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="the most seconds one attribution may take (default: no limit)",
+    )
     run.add_argument("--seed", type=int, default=0)
     cite = parser.add_argument_group("citations")
     cite.add_argument("--top-k", type=int, default=2, help="citations per sentence (default 2)")
@@ -572,6 +580,9 @@ def _check_args(args: argparse.Namespace) -> None:
     seed = getattr(args, "seed", None)
     if seed is not None and seed < 0:  # before any record: it would fail every one
         raise InputError(f"--seed must be at least 0, got {seed}")
+    deadline = getattr(args, "deadline_s", None)
+    if deadline is not None and not (math.isfinite(deadline) and deadline > 0):
+        raise InputError(f"--deadline-s must be a positive number of seconds, got {deadline}")
     for name, low, high in (
         ("threshold", -math.inf, math.inf),
         ("grounded_threshold", 0.0, 1.0),

@@ -472,3 +472,52 @@ def test_audit_threshold_is_checked_too(tmp_path, capsys):
     out = tmp_path / "out.jsonl"
     assert main(["audit", str(path), "--out", str(out), "--ungrounded-threshold", "2"]) == 2
     assert "--ungrounded-threshold must be a number in [0, 1]" in capsys.readouterr().err
+
+
+def test_the_knob_flags_have_the_librarys_names_in_every_command() -> None:
+    """--budget, --method, --granularity, --deadline-s: the keywords of attribute() and
+    of every integration object, on `camab attribute`, `camab demo` and `camab audit`."""
+    import argparse
+
+    from camab_cli.audit.cli import config_from_args, configure_parser
+    from camab_cli.audit.lines import attribution_settings
+    from camab_cli.cli import build_parser
+
+    flags = ["--budget", "8", "--method", "loo", "--granularity", "chunk", "--deadline-s", "5"]
+    knobs = {"budget": 8, "method": "loo", "granularity": "chunk", "deadline_s": 5.0}
+    for command in (["attribute", "in.jsonl"], ["demo"]):
+        args = build_parser(command).parse_args([*command, *flags])
+        assert {name: getattr(args, name) for name in knobs} == knobs
+        assert build_parser(command).parse_args(command).deadline_s is None  # no limit
+    audit = configure_parser(argparse.ArgumentParser()).parse_args(
+        ["in.jsonl", "--out", "o.jsonl", *flags]
+    )
+    settings = attribution_settings(config_from_args(audit))
+    assert (settings.budget, settings.method_instance.name, settings.granularity) == (
+        8,
+        "loo",
+        "chunk",
+    )
+    assert settings.deadline_s == 5.0
+
+
+def test_the_deadline_flag_reaches_the_attribution(tmp_path, capsys, monkeypatch):
+    from fakes import KeywordScorer
+
+    import camab_rag.engine
+
+    seen: list[object] = []
+    attribute = camab_rag.engine.attribute
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(kwargs["deadline_s"])
+        return attribute(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(camab_rag.engine, "attribute", spy)
+    monkeypatch.setattr(cli, "build_scorer", lambda args, progress: KeywordScorer())
+    record = json.dumps({**GOOD, "response": "He was British, born in London."})
+    path = write_jsonl(tmp_path / "r.jsonl", [record])
+    assert main(["attribute", str(path), "--deadline-s", "30", "--format", "json", "-q"]) == 0
+    assert seen == [30.0] and json.loads(capsys.readouterr().out)["attribution"]["n_queries"]
+    assert main(["attribute", str(path), "--deadline-s", "0", "-q"]) == 2
+    assert "--deadline-s must be a positive number of seconds, got 0.0" in capsys.readouterr().err

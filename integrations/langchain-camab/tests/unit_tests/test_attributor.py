@@ -3,18 +3,30 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import warnings
 from typing import Any
 
 import pytest
-from langchain_camab import CamabAttributor, CamabCallbackHandler
+from langchain_camab import (
+    AsyncCamabCallbackHandler,
+    CamabAttributor,
+    CamabCallbackHandler,
+    ChainAttribution,
+    groundedness_of,
+)
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-from camab_rag.errors import AttributionWarning, InputError
+from camab_rag.errors import (
+    AttributionCancelledError,
+    AttributionPendingError,
+    AttributionWarning,
+    InputError,
+)
 from camab_rag.integration import CHAIN_SETTINGS
 from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer, chat_messages
 
@@ -234,6 +246,36 @@ def test_an_async_background_step_whose_loop_ends_first_is_cancelled() -> None:
     assert out["attribution"]["status"] == "cancelled"
     assert "await_result(run_id)" in out["attribution"]["error"]
     assert out["context"][0].metadata["attribution"]["status"] == "cancelled"
+    with pytest.raises(AttributionCancelledError, match=r"cancelled.*await_result"):
+        ChainAttribution.from_dict(out["attribution"])
+
+
+class HeldScorer(KeywordScorer):
+    """The keyword scorer, held until the test sets ``gate``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+
+    def score(self, requests: Any) -> Any:
+        assert self.gate.wait(30), "the test never opened the gate"
+        return super().score(requests)
+
+
+def test_reading_a_background_result_still_running_says_it_is_pending() -> None:
+    """The placeholder read as a result, or for its verdict, is a typed error that says
+    to wait (it was KeyError: 'scores'); once waited for, it reads."""
+    scorer = HeldScorer()
+    attributor = CamabAttributor(scorer, budget=6, background=True)
+    out = (_rag() | attributor).invoke(QUESTION)
+    assert out["attribution"]["status"] == "pending"
+    with pytest.raises(AttributionPendingError, match=r"not finished yet.*wait\(run_id\)"):
+        ChainAttribution.from_dict(out["attribution"])
+    with pytest.raises(AttributionPendingError, match="'pending'"):
+        groundedness_of(out)
+    scorer.gate.set()
+    assert attributor.wait(out["attribution"]["run_id"], timeout=30).top_documents(1) == [0]
+    assert out["attribution"]["status"] == "ok"  # filled in place
 
 
 def test_citations_option_annotates_the_answer_message() -> None:
@@ -259,3 +301,37 @@ def test_a_misspelled_method_or_option_fails_at_construction(make: Any) -> None:
         make(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(method="camba"))
     with pytest.raises(InputError, match="bad options"):
         make(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(batchsize=2))
+
+
+@pytest.mark.parametrize("make", [CamabAttributor, CamabCallbackHandler, AsyncCamabCallbackHandler])
+def test_the_everyday_knobs_are_keywords_with_attributes_meaning(make: Any) -> None:
+    """budget, method, granularity, deadline_s, groundedness as keywords (no
+    CHAIN_SETTINGS import); the chain defaults (chunks, 120 s) stay; a keyword wins over
+    settings=; a misspelled one is a TypeError naming it."""
+    from camab_rag import GroundednessFilter
+
+    gate = GroundednessFilter()
+    settings = make(KeywordScorer(), budget=12).settings
+    assert settings == CHAIN_SETTINGS.with_changes(budget=12)
+    every = make(
+        KeywordScorer(),
+        budget=3,
+        method="loo",
+        granularity="sentence",
+        deadline_s=30,
+        groundedness=gate,
+        settings=CHAIN_SETTINGS.with_changes(budget=40, seed=5),
+    ).settings
+    assert (every.budget, every.method_instance.name, every.granularity) == (3, "loo", "sentence")
+    assert (every.deadline_s, every.groundedness, every.seed) == (30.0, gate, 5)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'budjet'"):
+        make(KeywordScorer(), budjet=12)
+    with pytest.raises(InputError, match="unknown method 'camba'"):
+        make(KeywordScorer(), method="camba")
+
+
+def test_the_step_attributes_with_its_keywords() -> None:
+    step = CamabAttributor(KeywordScorer(), budget=6, method="loo", granularity="sentence")
+    data = (_rag() | step).invoke(QUESTION)["attribution"]
+    assert data["status"] == "ok" and (data["method"], data["budget"]) == ("loo", 6)
+    assert data["n_queries"] == 4  # leave-one-out over the 3 one-sentence documents

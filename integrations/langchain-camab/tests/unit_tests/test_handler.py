@@ -101,6 +101,25 @@ def test_attribution_lands_on_result_documents_and_message() -> None:
     assert {"score", "rank", "supporting_sentences", "status"} <= set(entries[1])
 
 
+def test_the_handler_takes_the_budget_as_a_keyword() -> None:
+    """``CamabCallbackHandler(scorer, budget=12)``: the README's handler, no settings
+    import; by chunk, with the chain's deadline, as documented."""
+    handler = CamabCallbackHandler(KeywordScorer(), budget=12, groundedness=_flag())
+    _chain().invoke("What is the capital of France?", {"callbacks": [handler]})
+    result = handler.last_result
+    assert result is not None and result.status == "ok"
+    assert (result.budget, len(result.segments), result.exact) == (12, 3, True)  # 2**3 <= 12
+    assert result.top_documents(1) == [0]
+    assert result.groundedness is not None and result.groundedness.grounded is True
+    assert handler.settings.deadline_s == CHAIN_SETTINGS.deadline_s
+
+
+def _flag() -> Any:
+    from camab_rag import GroundednessFilter
+
+    return GroundednessFilter(mode="flag")
+
+
 def test_ablations_cut_documents_out_of_the_real_prompt() -> None:
     scorer = KeywordScorer()
     handler = CamabCallbackHandler(scorer, settings=CHAIN_SETTINGS.with_changes(budget=6))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any
 
@@ -43,6 +44,13 @@ def _seed(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the audit's arguments to ``parser``."""
     parser.add_argument("input", metavar="INPUT", help="logged records (.jsonl or .parquet)")
@@ -74,6 +82,13 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     attribution.add_argument("--budget", type=_positive_int, default=40)
     attribution.add_argument("--method", choices=METHODS, default="auto")
     attribution.add_argument("--granularity", choices=("sentence", "chunk"), default="sentence")
+    attribution.add_argument(
+        "--deadline-s",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="the most seconds one record's attribution may take (default: no limit)",
+    )
     attribution.add_argument("--seed", type=_seed, default=0, help="at least 0 (default 0)")
     attribution.add_argument(
         "--batch-size",
@@ -139,6 +154,7 @@ def config_from_args(args: argparse.Namespace) -> AuditConfig:
         budget=args.budget,
         method=args.method,
         granularity=args.granularity,
+        deadline_s=args.deadline_s,
         seed=args.seed,
         top_k=args.top_k,
         ungrounded_threshold=args.ungrounded_threshold,

@@ -18,6 +18,8 @@ class AuditConfig:
 
     Attributes:
         budget: evaluations per record (``s``).
+        deadline_s: the most seconds one record's attribution may take (``None``: no
+            limit); past it the record is an error line.
         method, granularity, seed, reward: passed to :func:`camab_rag.aattribute`; every
             record uses the same ``seed``, so a record's result does not depend on the
             order or the machine it ran on.
@@ -37,6 +39,7 @@ class AuditConfig:
     budget: int = 40
     method: str = "auto"
     granularity: str = "sentence"
+    deadline_s: float | None = None
     seed: int = 0
     reward: str = "mean_logprob"
     top_k: int = 3

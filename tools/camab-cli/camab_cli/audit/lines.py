@@ -207,6 +207,7 @@ def attribution_settings(config: AuditConfig) -> AttributionSettings:
         budget=config.budget,
         method=config.method,
         granularity=config.granularity,
+        deadline_s=config.deadline_s,
         seed=config.seed,
         reward=config.reward,
         **config.method_options,

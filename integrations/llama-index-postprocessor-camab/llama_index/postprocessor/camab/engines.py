@@ -57,9 +57,11 @@ class CamabQueryEngine(_Wrapper, BaseQueryEngine):
     stream is attributed in the background once read to the end.
 
     ``scorer``: scores subsets of the context (``None``: built from the engine's LLM, an
-    OpenAI-compatible server or an LLM that carries a scorer). ``options``: ``settings``
-    (a blocking groundedness filter replaces an unsupported answer), ``proxy``,
-    ``scorer_options``, ``progress`` (:class:`~camab_rag.integration.AttributorOptions`).
+    OpenAI-compatible server or an LLM that carries a scorer). ``options``: the knobs of
+    :func:`camab_rag.attribute` (``budget``, ``method``, ``granularity``, ``deadline_s``,
+    ``groundedness``: a blocking filter replaces an unsupported answer), ``settings`` (the
+    rest; default ``CHAIN_SETTINGS``), ``proxy``, ``scorer_options``, ``progress``
+    (:class:`~camab_rag.integration.AttributorOptions`).
     """
 
     def __init__(

@@ -27,11 +27,19 @@ class CamabEventHandler(BaseEventHandler):
     a running loop is attributed as a background task (pending until :meth:`aflush`),
     ``query`` inline; ``background`` forces either (a blocking filter judges inline).
     ``results``: the latest 256 ``{"query_id", "query", "attribution"}``, oldest first.
+    ``settings`` is what every answer is attributed with: the ``settings=`` given (default
+    ``CHAIN_SETTINGS``) with the knobs ``budget``, ``method``, ``granularity``,
+    ``deadline_s``, ``groundedness`` given in place.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     scorer: Any = None
+    budget: Any = None  # the knobs: Any, checked once by the core (resolve_settings)
+    method: Any = None
+    granularity: Any = None
+    deadline_s: Any = None
+    groundedness: Any = None
     settings: Any = Field(default=core.CHAIN_SETTINGS)  # Any: pydantic would rebuild a dataclass
     progress: Any = None
     background: bool | None = None
@@ -43,6 +51,7 @@ class CamabEventHandler(BaseEventHandler):
     def model_post_init(self, context: Any, /) -> None:
         options = {name: getattr(self, name) for name in core.AttributorOptions.__annotations__}
         self._attributor = ResponseAttributor(self.scorer, "CamabEventHandler", **options)
+        self.settings = self._attributor.settings  # the knobs merged in
         refused = "it must judge the answer before the query returns: use background=None/False"
         core.check_groundedness_filter(
             self._attributor.settings.groundedness,
