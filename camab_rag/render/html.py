@@ -19,19 +19,23 @@ from typing import TYPE_CHECKING
 from camab_rag.render.support import support_level, support_words
 from camab_rag.render.text import (
     DISPUTED_MARK,
+    LEGEND_TEXT,
     SCALE_TEXT,
     answer_id,
     calls_text,
     clean,
     dispute_text,
     no_sources_text,
+    passed,
     proxy_text,
     sentence_note,
+    shown_highlights,
     source_note,
     split_highlights,
     strength_level,
     uninformative_text,
     unsupported_pieces,
+    verdict_detail,
     verdict_text,
 )
 
@@ -100,9 +104,9 @@ def _dispute_marker(page_id: str, number: int, words: list[str]) -> str:
     )
 
 
-def _source_html(page_id: str, source: Source) -> str:
+def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
     body = []
-    for piece, highlight in split_highlights(source.text, source.highlights):
+    for piece, highlight in split_highlights(source.text, shown_highlights(answer, source)):
         if highlight is None:
             body.append(esc(piece))
             continue
@@ -163,8 +167,10 @@ def render_fragment(answer: CitedAnswer) -> str:
     parts.append(f'<p class="camab-answer">{text}</p>')
     verdict = verdict_text(answer.groundedness)
     if verdict is not None:
-        css_class = "camab-ok" if answer.groundedness.grounded else "camab-warn"
-        parts.append(f'<p class="camab-verdict {css_class}">{esc(verdict)}</p>')
+        css_class = "camab-ok" if passed(answer.groundedness) else "camab-warn"
+        detail = verdict_detail(answer.groundedness)
+        tip = f' title="{esc(detail)}"' if detail else ""
+        parts.append(f'<p class="camab-verdict {css_class}"{tip}>{esc(verdict)}</p>')
     proxy = proxy_text(answer.scored_by)
     if proxy is not None:
         parts.append(f'<p class="camab-proxy" role="note">&#9888; {esc(proxy)}</p>')
@@ -176,11 +182,11 @@ def render_fragment(answer: CitedAnswer) -> str:
         parts.append(f'<p class="camab-verdict">{esc(uncited)}</p>')
     if answer.sources:
         parts.append('<ol class="camab-sources">')
-        parts += [_source_html(page_id, source) for source in answer.sources]
+        parts += [_source_html(answer, page_id, source) for source in answer.sources]
         parts.append("</ol>")
     parts.append(
-        f'<p class="camab-footer">{esc(answer.method)} attribution, '
-        f"{calls_text(int(answer.n_queries))}; {esc(SCALE_TEXT)}</p>"
+        f'<p class="camab-footer" title="{esc(SCALE_TEXT)}">{esc(answer.method)} attribution, '
+        f"{calls_text(int(answer.n_queries))}; {esc(LEGEND_TEXT)}</p>"
     )
     parts.append("</div>")
     return "\n".join(parts)
