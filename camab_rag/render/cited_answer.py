@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.render.support import CITE_AT, support_words
+from camab_rag.render.text import groundedness_report, verdict_name
 from camab_rag.scorers.base import ScoredBy
 
 FloatArray = NDArray[np.float64]
@@ -220,6 +221,11 @@ class CitedSentence:
         )
 
 
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[CitedSentence]:
     """``sentences`` with a groundedness report's verdicts applied: each takes the verdict
     of the report sentence that overlaps it most (any object with ``start``, ``end``,
@@ -274,12 +280,57 @@ class CitedAnswer:
                 return source
         raise KeyError(number)
 
-    def with_groundedness(self, report: Any) -> CitedAnswer:
-        """A copy carrying a groundedness verdict (shown by every renderer): a sentence the
-        report finds unsupported, or an abstention, loses its citation markers, and its
-        unsupported spans are marked."""
-        return replace(
+    def with_groundedness(self, verdict: Any) -> CitedAnswer:
+        """A copy carrying a groundedness verdict (shown by every renderer): a
+        :class:`~camab_rag.groundedness.GroundednessReport`, or what a
+        :class:`~camab_rag.groundedness.GroundednessFilter` returns (a ``FilteredAnswer``,
+        whose report is used; without one, e.g. when the filter could not judge, the
+        verdict is shown as unknown). A sentence the report finds unsupported, or an
+        abstention, loses its citation markers and its unsupported spans are marked; a
+        source no sentence cites any more leaves the list (or stays only as disputing)."""
+        report = groundedness_report(verdict)
+        judged = replace(
             self, groundedness=report, sentences=judged_sentences(self.sentences, report)
+        )
+        return judged.pruned()
+
+    def pruned(self) -> CitedAnswer:
+        """A copy whose source list holds only the sources a sentence cites or disputes,
+        renumbered in order; a source that only disputes shows no supporting passage."""
+        cited = {n for s in self.sentences for n in s.citations}
+        kept = [src for src in self.sources if src.number in cited or self._disputing(src)]
+        renumber = {src.number: k + 1 for k, src in enumerate(kept)}
+        if len(kept) == len(self.sources) and all(k == v for k, v in renumber.items()):
+            return self
+        sources = [
+            replace(
+                src,
+                number=renumber[src.number],
+                highlights=src.highlights if src.number in cited else [],
+            )
+            for src in kept
+        ]
+        sentences = [
+            replace(
+                s,
+                citations=[renumber[n] for n in s.citations],
+                disputed=[renumber[n] for n in s.disputed if n in renumber],
+            )
+            for s in self.sentences
+        ]
+        return replace(self, sources=sources, sentences=sentences)
+
+    def _disputing(self, source: Source) -> bool:
+        return any(source.number in s.disputed for s in self.sentences)
+
+    def __repr__(self) -> str:
+        verdict = verdict_name(self.groundedness)
+        cites = ", ".join(f"{'+'.join(str(n) for n in s.citations) or '-'}" for s in self.sentences)
+        return (
+            f"CitedAnswer({_short(self.answer)!r}, sentences={len(self.sentences)} "
+            f"[{cites}], sources={len(self.sources)}"
+            + (f", verdict={verdict!r}" if verdict is not None else "")
+            + ")"
         )
 
     # ----------------------------------------------------------------- renderers
