@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from camab_rag import AttributionSettings, CitationRule, attribute, cite
+from camab_rag import AttributionSettings, CitationRule, cite
+from camab_rag.engine import attribute
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.score import STOPWORDS, words
 from camab_rag.integration.attached import ChainAttribution
