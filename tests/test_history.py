@@ -4,6 +4,7 @@ sentence rests on."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -11,6 +12,7 @@ from fakes import KeywordScorer
 
 from camab_rag import AttributionSettings, assess_answer, assess_groundedness, attribute
 from camab_rag.errors import InputError
+from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.groundedness.anchors import anchor_prompts, default_builder
 from camab_rag.groundedness.context_parts import support_parts
 from camab_rag.groundedness.report import GroundednessReport, SentenceGroundedness
@@ -109,3 +111,18 @@ def test_a_chat_follow_up_that_names_the_product_from_an_earlier_turn_passes(smo
     observed = assess_groundedness(result)
     assert observed.source == "observed" and observed.grounded
     assert observed.score == pytest.approx(report.score, abs=1e-3)
+
+
+def test_the_filter_judges_a_follow_up_with_its_history():
+    gate = GroundednessFilter()
+    verdict = gate.judge_answer(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history=HISTORY)
+    assert verdict.report is not None and verdict.report.earlier_turns == 2
+    assert verdict.report.token_support is not None
+    assert verdict.report.token_support.conversation[1:] == tuple(m["content"] for m in HISTORY)
+
+    async def judged() -> FilteredAnswer:
+        return await gate.ajudge_answer(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history=HISTORY)
+
+    assert asyncio.run(judged()).to_dict() == verdict.to_dict()
+    bad = gate.judge_answer(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history="hi")  # type: ignore[arg-type]
+    assert bad.grounded is None and "history must be a list" in (bad.error or "")
