@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from types import SimpleNamespace
 
 import pytest
 from fakes import KeywordScorer
@@ -16,6 +17,7 @@ from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.groundedness.anchors import anchor_prompts, default_builder
 from camab_rag.groundedness.context_parts import support_parts
 from camab_rag.groundedness.report import GroundednessReport, SentenceGroundedness
+from camab_rag.render.cited_answer import CitationRule, CitedAnswer, CitedSentence
 
 DOCS = [
     "All Lumora kettles come with a 2-year warranty. Teapots have a 1-year warranty "
@@ -126,3 +128,28 @@ def test_the_filter_judges_a_follow_up_with_its_history():
     assert asyncio.run(judged()).to_dict() == verdict.to_dict()
     bad = gate.judge_answer(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history="hi")  # type: ignore[arg-type]
     assert bad.grounded is None and "history must be a list" in (bad.error or "")
+
+
+def test_a_sentence_resting_on_the_conversation_says_so_instead_of_citing():
+    sentence = CitedSentence("It costs 29 euros.", 0, 18, [], [])
+    answer = CitedAnswer("It costs 29 euros.", FOLLOW_UP, [sentence], [], CitationRule())
+    verdict = SimpleNamespace(
+        sentences=[
+            SimpleNamespace(
+                start=0, end=18, supported=True, abstention=False, support_from=("conversation",)
+            )
+        ],
+        unsupported_spans=[],
+        grounded=True,
+        to_dict=dict,
+    )
+    judged = answer.with_groundedness(verdict)
+    assert judged.sentences[0].support_from == ("conversation",)
+    assert judged.to_dict()["sentences"][0]["support_from"] == ["conversation"]
+    assert "It costs 29 euros. (from the conversation)" in judged.to_terminal(color=False)
+    assert "It costs 29 euros. *(from the conversation)*" in judged.to_markdown()
+    assert '<span class="camab-from-chat">(from the conversation)</span>' in judged.to_html()
+    plain = answer.with_groundedness(
+        SimpleNamespace(sentences=[], unsupported_spans=[], grounded=True, to_dict=dict)
+    )
+    assert "conversation" not in plain.to_terminal(color=False)

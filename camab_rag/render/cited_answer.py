@@ -188,6 +188,9 @@ class CitedSentence:
     supported: bool | None = None
     abstention: bool = False
     unsupported_spans: list[tuple[int, int]] = field(default_factory=list)
+    support_from: tuple[str, ...] = ()
+    """The parts of the context the judged sentence takes its words from
+    (``"documents"``, ``"conversation"``), from the groundedness report."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -201,13 +204,19 @@ class CitedSentence:
             "supported": self.supported,
             "abstention": self.abstention,
             "unsupported_spans": [list(span) for span in self.unsupported_spans],
+            "support_from": list(self.support_from),
         }
 
     def judged(
-        self, supported: bool | None, abstention: bool, spans: Sequence[tuple[int, int]]
+        self,
+        supported: bool | None,
+        abstention: bool,
+        spans: Sequence[tuple[int, int]],
+        support_from: Sequence[str] = (),
     ) -> CitedSentence:
         """A copy carrying a verdict: an unsupported sentence or an abstention cites
-        nothing; an unsupported sentence keeps the ``spans`` that fall inside it."""
+        nothing; an unsupported sentence keeps the ``spans`` that fall inside it;
+        ``support_from`` is the report's (which parts of the context it rests on)."""
         cites = supported is not False and not abstention
         flagged = supported is False and not abstention
         inside = [(a, b) for a, b in spans if flagged and self.start <= a < self.end]
@@ -218,6 +227,7 @@ class CitedSentence:
             supported=supported,
             abstention=abstention,
             unsupported_spans=inside,
+            support_from=tuple(support_from),
         )
 
 
@@ -244,7 +254,12 @@ def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[Ci
             continue
         verdict = max(overlap, key=lambda pair: pair[0])[1]
         judged.append(
-            sentence.judged(bool(verdict.supported), bool(getattr(verdict, "abstention", 0)), spans)
+            sentence.judged(
+                bool(verdict.supported),
+                bool(getattr(verdict, "abstention", 0)),
+                spans,
+                tuple(getattr(verdict, "support_from", ()) or ()),
+            )
         )
     return judged
 

@@ -24,6 +24,7 @@ from camab_rag.render.text import (
     answer_id,
     calls_text,
     clean,
+    conversation_note,
     dispute_text,
     no_sources_text,
     passed,
@@ -79,6 +80,7 @@ CSS = """
 .camab-cite .camab-footer { color: #777; font-size: .8rem; margin-top: .75rem; }
 .camab-cite .camab-unsupported { text-decoration: underline dotted #a50e0e; }
 .camab-cite .camab-nosupport { background-color: rgba(217, 48, 37, 0.18); color: inherit; }
+.camab-cite .camab-from-chat { color: #555; font-size: .8em; margin-left: .3rem; }
 .camab-cite .camab-unsupported-note { color: #a50e0e; font-size: .8em; margin-left: .3rem; }
 """
 
@@ -139,7 +141,8 @@ def _sentence_html(sentence: CitedSentence) -> str:
     )
     note = sentence_note(sentence)
     if note is None:
-        return body
+        chat = conversation_note(sentence)
+        return body if chat is None else f'{body}<span class="camab-from-chat">{esc(chat)}</span>'
     return (
         f'<span class="camab-unsupported">{body}</span>'
         f'<span class="camab-unsupported-note">{esc(note)}</span>'

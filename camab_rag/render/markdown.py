@@ -19,6 +19,7 @@ from camab_rag.render.text import (
     DISPUTED_MARK,
     answer_id,
     clean,
+    conversation_note,
     no_sources_text,
     proxy_text,
     sentence_note,
@@ -105,7 +106,7 @@ def render_markdown(answer: CitedAnswer) -> str:
     for sentence in answer.sentences:
         marks = markers(sentence.citations, answer, page=page)
         marks += markers(sentence.disputed, answer, page=page, disputed=True)
-        note = sentence_note(sentence)
+        note = sentence_note(sentence) or conversation_note(sentence)
         pieces.append(
             _inline(sentence.text)
             + (f" {marks}" if marks else "")

@@ -20,6 +20,7 @@ from camab_rag.render.text import (
     LEGEND_TEXT,
     calls_text,
     clean,
+    conversation_note,
     no_sources_text,
     passed,
     proxy_text,
@@ -105,11 +106,12 @@ def render_terminal(
                 sentence.text, sentence.start, sentence.unsupported_spans
             )
         )
-        note = sentence_note(sentence)
+        note, chat = sentence_note(sentence), conversation_note(sentence)
         pieces.append(
             text
             + (style(BOLD + CYAN, marks) if marks else "")
             + (" " + style(RED, note) if note else "")
+            + (" " + style(DIM, chat) if chat else "")
         )
     text = " ".join(pieces) if pieces else _one_line(answer.answer)
     out += textwrap.wrap(f"{style(BOLD, 'Answer:')} {text}", cols, break_long_words=False)

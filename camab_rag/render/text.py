@@ -261,6 +261,17 @@ def sentence_note(sentence: Any) -> str | None:
     return "(not supported by the sources" + (f": {quoted})" if quoted else ")")
 
 
+def conversation_note(sentence: Any) -> str | None:
+    """What a renderer adds after a supported sentence that cites no document because it
+    rests on the conversation (earlier chat turns, the system prompt); ``None`` for the
+    others."""
+    if getattr(sentence, "supported", None) is not True or getattr(sentence, "citations", []):
+        return None
+    if "conversation" not in (getattr(sentence, "support_from", ()) or ()):
+        return None
+    return "(from the conversation)"
+
+
 def proxy_text(scored_by: Any) -> str | None:
     """One line saying a proxy model scored the attribution (``None`` when the answering
     model scored it itself, or nobody said)."""
