@@ -151,7 +151,9 @@ def cite(
     that says 30: :attr:`~camab_rag.AttributionResult.conflicts`) is never cited as that
     sentence's support: the sentence lists it as *disputed* and the source names the words.
     Sources are numbered in order of first citation or dispute in the answer; other
-    documents are not listed.
+    documents are not listed. A result that carries a groundedness verdict (an
+    integration's ``ChainAttribution.groundedness``) passes it on
+    (:meth:`CitedAnswer.with_groundedness`).
     """
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); there is nothing to cite")
@@ -249,7 +251,7 @@ def cite(
                 disputes=disputed_words.get(unit, []),
             )
         )
-    return CitedAnswer(
+    cited = CitedAnswer(
         answer=result.response,
         question=result.question,
         sentences=_judged(result, sentences, rule),
@@ -260,6 +262,10 @@ def cite(
         scored_by=result.scored_by,
         uninformative=result.uninformative,
     )
+    # the verdict the result carries (an integration's filter), else only the sources
+    # that a sentence still cites or disputes
+    verdict = getattr(result, "groundedness", None)
+    return cited.with_groundedness(verdict) if verdict is not None else cited.pruned()
 
 
 def _judged(

@@ -29,7 +29,7 @@ from camab_rag.result import AttributionResult
 from camab_rag.rewards import FunctionOracle, ScorerOracle, get_reward
 from camab_rag.runs import ProgressFn as ProgressFn
 from camab_rag.runs import Run, check_groups, dense, finish_run, start_run
-from camab_rag.scorers.base import Prompt, parallel_requests, scored_by
+from camab_rag.scorers.base import ChatMessage, Prompt, parallel_requests, scored_by
 from camab_rag.segments import (
     Granularity,
     Segment,
@@ -71,11 +71,18 @@ def _builder(
     segments: list[Segment],
     settings: AttributionSettings,
     plan: PromptPlan,
+    history: Sequence[ChatMessage] | None = None,
 ) -> PromptBuilder:
-    """The captured prompt's builder when the plan has one, else the settings'."""
+    """The captured prompt's builder when the plan has one, else the settings' (the
+    default template after ``history``, the earlier chat messages)."""
+    custom = settings.prompt_builder
+    if history and (plan.builder is not None or custom is not None):
+        raise InputError(
+            "history= goes into the default prompt template: with prompt= or a "
+            "prompt_builder, put the earlier chat messages in that prompt instead"
+        )
     if plan.builder is not None:
         return plan.builder
-    custom = settings.prompt_builder
     if custom is None:
         return TemplatePromptBuilder(
             question,
@@ -83,6 +90,7 @@ def _builder(
             segments,
             user_template=settings.user_template,
             system_prompt=settings.system_prompt,
+            history=history,
         )
     if callable(custom) and not hasattr(custom, "build"):
         built: PromptBuilder = custom(question, documents, segments)
@@ -123,17 +131,18 @@ class TextAttribution:
         *,
         plan: PromptPlan | None = None,
         progress: ProgressFn | None = None,
+        history: Sequence[ChatMessage] | None = None,
     ) -> TextAttribution:
         """Check the inputs, segment the context and start the run. ``plan``: how subsets
         become prompts (from a captured prompt, :func:`~camab_rag.prompts.plan_prompt`);
-        ``None``: the settings' prompt builder or template."""
+        ``None``: the settings' prompt builder or template (after ``history``)."""
         _check_inputs(question, response, scorer)
         documents = to_documents(context)
         segments = segment_documents(documents, settings.granularity)
         if plan is None:
             custom = settings.prompt_builder is not None
             plan = PromptPlan("custom" if custom else "template", None, None)
-        builder = _builder(question, documents, segments, settings, plan)
+        builder = _builder(question, documents, segments, settings, plan, history)
         if builder.n_segments != len(segments):
             raise InputError(
                 f"the prompt builder covers {builder.n_segments} segments, the context has "
@@ -246,6 +255,7 @@ def attribute(
     prompt: Prompt | None = None,
     progress: ProgressFn | None = None,
     settings: AttributionSettings | None = None,
+    history: Sequence[ChatMessage] | None = None,
 ) -> AttributionResult:
     """Attribute ``response`` to the segments of ``context``.
 
@@ -275,6 +285,10 @@ def attribute(
         settings: everything else (seed, method options as a method instance, reward,
             prompt template or builder, anchors, statements, hierarchical, prior):
             :class:`~camab_rag.settings.AttributionSettings`.
+        history: the earlier chat messages (``{"role": "user" | "assistant" | "system",
+            "content": ...}``, oldest first), placed before the question in the default
+            template. They are context the answer may rest on: the groundedness anchors
+            leave them out of the empty prompt and count their words as context.
     """
     return drive(
         attribute_steps(
@@ -290,6 +304,7 @@ def attribute(
             prompt=prompt,
             progress=progress,
             settings=settings,
+            history=history,
         )
     )
 
@@ -308,6 +323,7 @@ def attribute_steps(
     prompt: Prompt | None = None,
     progress: ProgressFn | None = None,
     settings: AttributionSettings | None = None,
+    history: Sequence[ChatMessage] | None = None,
 ) -> Steps[AttributionResult]:
     """:func:`attribute` (same arguments) as a generator of model calls
     (:mod:`camab_rag.steps`), for callers that run their own loop; bounded by the
@@ -326,7 +342,7 @@ def attribute_steps(
             raise InputError("pass prompt= (the prompt the model received) or prompt_builder=")
         plan = plan_prompt([prompt], documents, chosen.granularity)
     attribution = TextAttribution.start(
-        question, documents, response, scorer, chosen, plan=plan, progress=progress
+        question, documents, response, scorer, chosen, plan=plan, progress=progress, history=history
     )
     return (yield from bounded(attribution.steps(), chosen.deadline_s))
 
@@ -345,6 +361,7 @@ async def aattribute(
     prompt: Prompt | None = None,
     progress: ProgressFn | None = None,
     settings: AttributionSettings | None = None,
+    history: Sequence[ChatMessage] | None = None,
 ) -> AttributionResult:
     """Async :func:`attribute`, with the same arguments: each batch of subsets is scored
     with ``scorer.ascore``."""
@@ -362,6 +379,7 @@ async def aattribute(
             prompt=prompt,
             progress=progress,
             settings=settings,
+            history=history,
         )
     )
 
@@ -376,6 +394,7 @@ def attribute_fn(
     groups: Sequence[int] | None = None,
     progress: ProgressFn | None = None,
     settings: AttributionSettings | None = None,
+    history: Sequence[ChatMessage] | None = None,
 ) -> AttributionResult:
     """Attribute a reward function over ``n_segments`` binary inclusions.
 

@@ -12,7 +12,7 @@ model would have been asked with those segments removed. Two builders:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -30,6 +30,32 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 DEFAULT_USER_TEMPLATE = "Context:\n{context}\n\nQuestion: {question}"
 DEFAULT_DOCUMENT_TEMPLATE = "{text}"
+
+
+CHAT_ROLES = ("system", "user", "assistant")
+
+
+def check_history(history: object) -> list[ChatMessage]:
+    """``history`` (earlier chat messages, oldest first) as a list, checked: each a mapping
+    with ``role`` (``"system"``, ``"user"`` or ``"assistant"``) and a string ``content``."""
+    if history is None:
+        return []
+    if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
+        raise InputError(
+            "history must be a list of chat messages such as "
+            f'{{"role": "user", "content": "..."}}, got {type(history).__name__}'
+        )
+    checked: list[ChatMessage] = []
+    for i, message in enumerate(history):
+        if not isinstance(message, Mapping):
+            raise InputError(f"history[{i}] must be a chat message mapping, got {message!r}")
+        role, content = message.get("role"), message.get("content")
+        if role not in CHAT_ROLES:
+            raise InputError(f"history[{i}] has role {role!r}; expected one of {CHAT_ROLES}")
+        if not isinstance(content, str):
+            raise InputError(f"history[{i}] content must be a string, got {content!r}")
+        checked.append({"role": str(role), "content": content})
+    return checked
 
 
 def check_user_template(user_template: object) -> None:
@@ -74,6 +100,9 @@ class TemplatePromptBuilder:
         document_template: how one document is shown; fields ``{text}``, ``{title}``,
             ``{index}`` (1-based position among the documents).
         chat: build chat messages (``True``) or one plain-text prompt.
+        history: earlier chat messages (oldest first), placed between the system message
+            and the question: the conversation is context too (the groundedness gate's
+            empty anchor leaves it out). Chat prompts only.
     """
 
     def __init__(
@@ -87,8 +116,12 @@ class TemplatePromptBuilder:
         document_template: str = DEFAULT_DOCUMENT_TEMPLATE,
         document_separator: str = "\n\n",
         chat: bool = True,
+        history: Sequence[ChatMessage] | None = None,
     ) -> None:
         check_user_template(user_template)
+        self.history = check_history(history)
+        if self.history and not chat:
+            raise InputError("history= needs a chat prompt (chat=True)")
         self.question = question
         self.documents = list(documents)
         self.segments = list(segments)
@@ -133,6 +166,7 @@ class TemplatePromptBuilder:
         messages: list[ChatMessage] = []
         if self.system_prompt is not None:
             messages.append({"role": "system", "content": self.system_prompt})
+        messages.extend(dict(m) for m in self.history)
         messages.append({"role": "user", "content": user})
         return messages
 

@@ -88,6 +88,11 @@ class Conflict:
         )
 
 
+def _clip(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 @dataclass(frozen=True)
 class AttributionResult:
     """Per-segment attribution of a response to its context.
@@ -164,6 +169,20 @@ class AttributionResult:
     anchor_rewards: dict[str, float] = field(default_factory=dict)
     uninformative: str | None = None
     token_support: TokenSupport | None = None
+
+    def __repr__(self) -> str:
+        """One short line (``print(result)`` must not dump every score and mask): the
+        method, status, calls, the top segments with their scores, and the answer's start."""
+        name = type(self).__name__
+        if self.status != "ok":
+            return f"{name}(status={self.status!r}, error={_clip(str(self.error))!r})"
+        top = ", ".join(
+            f"{i}: {float(self.scores[i]):+.3f}" for i in self.top_k(min(3, self.n_segments))
+        )
+        return (
+            f"{name}({_clip(self.response)!r}, method={self.method!r}, "
+            f"segments={self.n_segments}, n_queries={self.n_queries}, top={{{top}}})"
+        )
 
     # ------------------------------------------------------------------ views
     @property

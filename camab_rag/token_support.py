@@ -90,6 +90,9 @@ class TokenSupport:
         counts: tokens per piece (of the full-context call).
         earlier_turns: chat messages before the last user message that the empty anchor
             left out too (earlier turns count as context); 0 for a one-turn prompt.
+        conversation: the texts of the chat messages before the last user message (system
+            prompt and earlier turns, retrieved documents cut out): the gate counts their
+            words as context, like the documents'.
     """
 
     response: str
@@ -99,6 +102,7 @@ class TokenSupport:
     empty: FloatArray
     counts: IntArray
     earlier_turns: int = 0
+    conversation: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         n = self.starts.shape[0]
@@ -116,6 +120,7 @@ class TokenSupport:
         return (
             self.response == other.response
             and self.earlier_turns == other.earlier_turns
+            and self.conversation == other.conversation
             and all(
                 np.array_equal(a, b)
                 for a, b in zip(
@@ -135,8 +140,10 @@ class TokenSupport:
         full: ResponseLogprobs,
         empty: ResponseLogprobs,
         earlier_turns: int = 0,
+        conversation: Sequence[str] = (),
     ) -> TokenSupport:
-        """Align the two anchor calls' token log-probs of ``response``."""
+        """Align the two anchor calls' token log-probs of ``response`` (``earlier_turns``,
+        ``conversation``: see the class)."""
         a = np.asarray(full.token_offsets, dtype=np.int64)
         b = np.asarray(empty.token_offsets, dtype=np.int64)
         if a.shape == b.shape and np.array_equal(a, b):
@@ -166,6 +173,7 @@ class TokenSupport:
             np.asarray(empty_sums, dtype=float),
             counts,
             earlier_turns,
+            tuple(conversation),
         )
 
     # ------------------------------------------------------------------ figures
@@ -216,6 +224,7 @@ class TokenSupport:
             self.empty[keep],
             self.counts[keep],
             self.earlier_turns,
+            self.conversation,
         )
 
     def span(self, start: int, end: int) -> Span:
@@ -312,6 +321,7 @@ class TokenSupport:
             "empty": [float(x) for x in self.empty],
             "counts": [int(x) for x in self.counts],
             "earlier_turns": self.earlier_turns,
+            "conversation": list(self.conversation),
         }
 
     @classmethod
@@ -325,6 +335,7 @@ class TokenSupport:
             np.asarray(data["empty"], dtype=float),
             np.asarray(data.get("counts") or [1] * len(data["starts"]), dtype=np.int64),
             int(data.get("earlier_turns", 0)),
+            tuple(str(t) for t in data.get("conversation") or ()),
         )
 
 

@@ -260,7 +260,7 @@ def test_renderers_show_the_unsupported_sentence_without_a_citation():
     html = cited.to_html(full_page=False)
     assert '<span class="camab-unsupported"><mark class="camab-nosupport">Sailors' in html
     plain = cited.to_terminal(color=False)
-    assert "(not supported by the sources" in plain and "1 sentence(s) without support" in plain
+    assert "(not supported by the sources" in plain and "1 sentence is not supported" in plain
     assert cited.to_dict()["sentences"][1]["supported"] is False
     # cite() alone applies the gate's verdict at the default threshold
     assert cite(result, CONTEXT).sentences[1].citations == []

@@ -4,7 +4,8 @@
 (the prompt the model answered from), and every segment removed. In a chat prompt the
 earlier turns are context too (an answer may rest on what was said before), so the empty
 prompt also drops every message before the last user message; the report says how many
-(:attr:`~camab_rag.groundedness.GroundednessReport.earlier_turns`).
+(:attr:`~camab_rag.groundedness.GroundednessReport.earlier_turns`) and the token support
+keeps the texts before the question (``conversation``), whose words count as context.
 :func:`anchor_steps` scores both in one batch and aligns the token log-probs
 (:class:`~camab_rag.token_support.TokenSupport`).
 """
@@ -41,6 +42,8 @@ class AnchorPrompts:
     empty: Prompt
     earlier_turns: int
     """Chat messages before the last user message (earlier turns), dropped from ``empty``."""
+    conversation: tuple[str, ...] = ()
+    """The texts of the messages before the last user message, documents cut out."""
 
     def requests(self, response: str) -> list[ScoreRequest]:
         return [ScoreRequest(self.full, response), ScoreRequest(self.empty, response)]
@@ -59,11 +62,24 @@ def without_earlier_turns(prompt: Prompt) -> tuple[Prompt, int]:
     return kept, len(messages) - len(kept)
 
 
+def conversation_of(prompt: Prompt) -> tuple[str, ...]:
+    """The contents of the chat messages before the last user message (none for plain
+    text)."""
+    if isinstance(prompt, str):
+        return ()
+    messages = list(prompt)
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    return tuple(str(m.get("content", "")) for m in messages[: max(last_user, 0)])
+
+
 def anchor_prompts(builder: PromptBuilder) -> AnchorPrompts:
     """The two anchor prompts of ``builder`` (all segments; none, earlier turns dropped)."""
     n = builder.n_segments
-    empty, dropped = without_earlier_turns(builder.build(np.zeros(n, dtype=bool)))
-    return AnchorPrompts(builder.build(np.ones(n, dtype=bool)), empty, dropped)
+    bare = builder.build(np.zeros(n, dtype=bool))
+    empty, dropped = without_earlier_turns(bare)
+    return AnchorPrompts(
+        builder.build(np.ones(n, dtype=bool)), empty, dropped, conversation_of(bare)
+    )
 
 
 def default_builder(
@@ -72,8 +88,10 @@ def default_builder(
     *,
     user_template: str = DEFAULT_USER_TEMPLATE,
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+    history: Sequence[Mapping[str, str]] | None = None,
 ) -> TemplatePromptBuilder:
-    """The default template over ``context``'s documents (one segment per document)."""
+    """The default template over ``context``'s documents (one segment per document), after
+    the earlier chat messages ``history``."""
     if not isinstance(question, str):
         raise InputError(f"question must be a string, got {type(question).__name__}")
     documents = to_documents(context)
@@ -83,6 +101,7 @@ def default_builder(
         segment_documents(documents, "chunk"),
         user_template=user_template,
         system_prompt=system_prompt,
+        history=history,
     )
 
 
@@ -109,19 +128,24 @@ def context_words(
     return frozenset(w for text in texts for w in words(text))
 
 
-def support_of(response: str, results: Sequence[object], earlier_turns: int = 0) -> TokenSupport:
+def support_of(
+    response: str,
+    results: Sequence[object],
+    earlier_turns: int = 0,
+    conversation: Sequence[str] = (),
+) -> TokenSupport:
     """The :class:`TokenSupport` of the two anchor results (full, empty), checked."""
     pair = [r for r in results if isinstance(r, ResponseLogprobs)]
     if len(pair) != 2 or len(results) != 2:
         raise ScorerError("the scorer did not return two ResponseLogprobs for the anchors")
     full, empty = pair
-    return TokenSupport.from_logprobs(response, full, empty, earlier_turns)
+    return TokenSupport.from_logprobs(response, full, empty, earlier_turns, conversation)
 
 
 def anchor_steps(prompts: AnchorPrompts, scorer: Any, response: str) -> Steps[TokenSupport]:
     """Score ``response`` under both anchor prompts (one batch of two requests)."""
     results = yield ScoreCall(scorer, prompts.requests(response))
-    return support_of(response, results, prompts.earlier_turns)
+    return support_of(response, results, prompts.earlier_turns, prompts.conversation)
 
 
 def oracle_anchor_steps(oracle: ScorerOracle) -> Steps[tuple[TokenSupport, float, float]]:
@@ -138,7 +162,9 @@ def oracle_anchor_steps(oracle: ScorerOracle) -> Steps[tuple[TokenSupport, float
         empty = yield from oracle.prompt_logprobs("empty without earlier turns", prompts.empty)
     else:
         empty = oracle.logprobs(empty_mask)
-    support = TokenSupport.from_logprobs(oracle.response, full, empty, prompts.earlier_turns)
+    support = TokenSupport.from_logprobs(
+        oracle.response, full, empty, prompts.earlier_turns, prompts.conversation
+    )
     rewards = [
         finite_reward(oracle.reward_fn(lp.logprobs), "the reward function", mask)
         for lp, mask in ((full, full_mask), (empty, empty_mask))
@@ -151,6 +177,7 @@ __all__ = [
     "anchor_prompts",
     "anchor_steps",
     "context_words",
+    "conversation_of",
     "default_builder",
     "oracle_anchor_steps",
     "support_of",

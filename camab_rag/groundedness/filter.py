@@ -10,7 +10,7 @@ its sync and async methods run one generator of model calls.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -22,6 +22,7 @@ from camab_rag.groundedness.gain import answer_steps, assess_steps
 from camab_rag.groundedness.report import DEFAULT_THRESHOLD, GroundednessReport
 from camab_rag.prompts import PromptBuilder
 from camab_rag.result import AttributionResult
+from camab_rag.scorers.base import ChatMessage
 from camab_rag.steps import Steps, adrive, drive
 
 logger = logging.getLogger(__name__)
@@ -258,6 +259,7 @@ class GroundednessFilter:
         scorer: Any = None,
         *,
         prompt_builder: PromptBuilder | None = None,
+        history: Sequence[ChatMessage] | None = None,
     ) -> Steps[FilteredAnswer]:
         """:meth:`judge_answer` as a generator of model calls."""
         stub = AttributionResult(
@@ -271,6 +273,7 @@ class GroundednessFilter:
                 self.scorer if self.scorer is not None else scorer,
                 threshold=self.threshold,
                 prompt_builder=prompt_builder,
+                history=history,
             )
         except Exception as error:
             return self._unknown(stub, f"groundedness: {type(error).__name__}: {error}")
@@ -284,14 +287,18 @@ class GroundednessFilter:
         scorer: Any = None,
         *,
         prompt_builder: PromptBuilder | None = None,
+        history: Sequence[ChatMessage] | None = None,
     ) -> FilteredAnswer:
         """Judge ``answer`` with no attribution: two model calls (the answer scored with
         the full context and with none). ``scorer`` is used when the filter has none of
         its own; ``prompt_builder`` (e.g. the prompt the model received) replaces the
-        default template. Never raises: an error gives ``grounded=None`` and ``on_error``
-        decides."""
+        default template; ``history`` (earlier chat messages) counts as context, as in
+        :func:`~camab_rag.groundedness.gain.assess_answer`. Never raises: an error gives
+        ``grounded=None`` and ``on_error`` decides."""
         return drive(
-            self.answer_steps(question, context, answer, scorer, prompt_builder=prompt_builder)
+            self.answer_steps(
+                question, context, answer, scorer, prompt_builder=prompt_builder, history=history
+            )
         )
 
     async def ajudge_answer(
@@ -302,9 +309,12 @@ class GroundednessFilter:
         scorer: Any = None,
         *,
         prompt_builder: PromptBuilder | None = None,
+        history: Sequence[ChatMessage] | None = None,
     ) -> FilteredAnswer:
         """Async :meth:`judge_answer` (scores with ``scorer.ascore``; never raises)."""
-        steps = self.answer_steps(question, context, answer, scorer, prompt_builder=prompt_builder)
+        steps = self.answer_steps(
+            question, context, answer, scorer, prompt_builder=prompt_builder, history=history
+        )
         return await adrive(steps)
 
     # ------------------------------------------------------------------ calibration

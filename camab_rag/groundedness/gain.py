@@ -39,7 +39,7 @@ from camab_rag.prompts import (
 )
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import REWARDS, RewardFn, ScorerOracle
-from camab_rag.scorers.base import scored_by
+from camab_rag.scorers.base import ChatMessage, scored_by
 from camab_rag.segments import to_documents
 from camab_rag.steps import Steps, asynced, synced
 
@@ -88,9 +88,11 @@ def _builder_for(
     prompt_builder: PromptBuilder | None,
     user_template: str,
     system_prompt: str | None,
+    history: Sequence[ChatMessage] | None = None,
 ) -> PromptBuilder:
     """The prompt builder of ``result``'s attribution: the one given, else the default
-    template over ``context`` (checked against the attribution's segments)."""
+    template over ``context`` after ``history`` (checked against the attribution's
+    segments)."""
     builder = prompt_builder
     if builder is None:
         documents = to_documents(context)
@@ -102,7 +104,10 @@ def _builder_for(
             result.segments,
             user_template=user_template,
             system_prompt=system_prompt,
+            history=history,
         )
+    elif history:
+        raise InputError("pass history= or prompt_builder= (whose prompt holds the history)")
     if builder.n_segments != result.n_segments:
         raise InputError(
             f"the prompt builder covers {builder.n_segments} segments, the attribution has "
@@ -119,6 +124,7 @@ def _plan_gain(
     reward: RewardFn | None,
     user_template: str,
     system_prompt: str | None,
+    history: Sequence[ChatMessage] | None,
 ) -> _GainPlan:
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); there is nothing to measure")
@@ -134,7 +140,7 @@ def _plan_gain(
         raise InputError(
             f"the attribution used the custom reward {result.reward!r}: pass reward=<function>"
         )
-    builder = _builder_for(result, context, prompt_builder, user_template, system_prompt)
+    builder = _builder_for(result, context, prompt_builder, user_template, system_prompt, history)
     return _GainPlan(known, missing, ScorerOracle(builder, scorer, result.response, reward_fn))
 
 
@@ -147,9 +153,12 @@ def gain_steps(
     reward: RewardFn | None = None,
     user_template: str = DEFAULT_USER_TEMPLATE,
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+    history: Sequence[ChatMessage] | None = None,
 ) -> Steps[ContextGain]:
     """:func:`measure_context_gain` as a generator of model calls."""
-    plan = _plan_gain(result, context, scorer, prompt_builder, reward, user_template, system_prompt)
+    plan = _plan_gain(
+        result, context, scorer, prompt_builder, reward, user_template, system_prompt, history
+    )
     if plan.oracle is None:
         return plan.finish()
     values = yield from plan.oracle.rewards(plan.masks(result.n_segments))
@@ -164,7 +173,8 @@ measure_context_gain = synced(
 
     ``context`` is what was attributed (the same documents, same order); pass the same
     ``prompt_builder`` (or ``user_template``/``system_prompt``) the attribution used, so
-    the prompts match. ``reward`` is needed only for a custom reward function.
+    the prompts match, and the same ``history`` (earlier chat messages). ``reward`` is
+    needed only for a custom reward function.
     """,
 )
 ameasure_context_gain = asynced(
@@ -192,6 +202,7 @@ def assess_steps(
     gain: ContextGain | None = None,
     user_template: str = DEFAULT_USER_TEMPLATE,
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+    history: Sequence[ChatMessage] | None = None,
 ) -> Steps[GroundednessReport]:
     """:func:`assess_groundedness` as a generator of model calls."""
     _check(result, threshold)
@@ -210,7 +221,9 @@ def assess_steps(
     if scorer is not None and (context is not None or prompt_builder is not None):
         if not result.response.strip():
             raise InputError("the attribution result has no response to score")
-        builder = _builder_for(result, context, prompt_builder, user_template, system_prompt)
+        builder = _builder_for(
+            result, context, prompt_builder, user_template, system_prompt, history
+        )
         support = yield from anchor_steps(anchor_prompts(builder), scorer, result.response)
         return support_report(
             support,
@@ -240,7 +253,9 @@ assess_groundedness = synced(
     result's own (``attribute(..., anchors=True)``), else two calls to ``scorer`` on
     ``context`` (or ``prompt_builder``). Without either, the context gain is read from
     ``gain`` (precomputed), the attribution history, or the linear surrogate
-    ``sum(result.scores)`` (``report.source`` says which).
+    ``sum(result.scores)`` (``report.source`` says which). ``history``: the earlier chat
+    messages the attribution was given (``attribute(..., history=...)``), when the
+    scorer measures.
     """,
 )
 aassess_groundedness = asynced(
@@ -260,6 +275,7 @@ def answer_steps(
     prompt_builder: PromptBuilder | None = None,
     user_template: str = DEFAULT_USER_TEMPLATE,
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+    history: Sequence[ChatMessage] | None = None,
 ) -> Steps[GroundednessReport]:
     """:func:`assess_answer` as a generator of model calls."""
     if not isinstance(answer, str) or not answer.strip():
@@ -268,8 +284,14 @@ def answer_steps(
         raise InputError("scorer must have a score(requests) method")
     if not np.isfinite(threshold):
         raise InputError(f"threshold must be a finite number, got {threshold!r}")
+    if prompt_builder is not None and history:
+        raise InputError("pass history= or prompt_builder= (whose prompt holds the history)")
     builder = prompt_builder or default_builder(
-        question, context, user_template=user_template, system_prompt=system_prompt
+        question,
+        context,
+        user_template=user_template,
+        system_prompt=system_prompt,
+        history=history,
     )
     support = yield from anchor_steps(anchor_prompts(builder), scorer, answer)
     return support_report(
@@ -293,8 +315,10 @@ assess_answer = synced(
     and verdict, each sentence's, the unsupported spans and every token's log-probs
     (``report.token_support``). ``threshold`` is in the gate's score units
     (:func:`~camab_rag.groundedness.calibration.calibrate` fits one for your model). ``context`` is
-    a string or documents; ``prompt_builder`` (e.g. the prompt the model really received)
-    replaces the default template.
+    a string or documents; ``history`` the earlier chat messages (``{"role": ...,
+    "content": ...}``, oldest first), which count as context like the documents (each
+    sentence's ``support_from`` says which part it rests on); ``prompt_builder`` (e.g.
+    the prompt the model really received) replaces the default template.
     """,
 )
 aassess_answer = asynced(

@@ -11,6 +11,12 @@ from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness.abstention import is_abstention
+from camab_rag.groundedness.context_parts import (
+    ContextPart,
+    conversation_words,
+    judged_words,
+    support_parts,
+)
 from camab_rag.groundedness.score import (
     SCORE_NAME,
     STOPWORDS,
@@ -76,6 +82,10 @@ class SentenceGroundedness:
     supported: bool
     source: SentenceSource = "surrogate"
     abstention: bool = False
+    support_from: tuple[ContextPart, ...] = ()
+    """The parts of the context the sentence takes its content words from
+    (``"documents"``, ``"conversation"``: the system prompt and earlier turns); empty when
+    it takes none or the context is unknown."""
     score: float | None = None
     """The figure compared with the threshold (``None``: the gain)."""
 
@@ -90,6 +100,7 @@ class SentenceGroundedness:
             "supported": self.supported,
             "source": self.source,
             "abstention": self.abstention,
+            "support_from": list(self.support_from),
         }
 
     @classmethod
@@ -103,6 +114,9 @@ class SentenceGroundedness:
             supported=bool(data["supported"]),
             source=data.get("source", "surrogate"),
             abstention=bool(data.get("abstention", False)),
+            support_from=tuple(
+                p for p in data.get("support_from") or () if p in ("documents", "conversation")
+            ),
             score=_optional_float(data.get("score")),
         )
 
@@ -329,9 +343,12 @@ def support_report(
     answer's figure nor flagged. ``result`` (an attribution of the same answer) adds the
     top-share figures; ``context_words`` (:func:`~camab_rag.groundedness.anchors.
     context_words`; default: ``result``'s segments) let the score discount answer words
-    the context lacks."""
+    the context lacks; the conversation's words (system prompt, earlier turns) are context
+    too, and each sentence says which part it takes its words from."""
     if context_words is None and result is not None and result.segments:
         context_words = frozenset(w for s in result.segments for w in words(s.text))
+    document_words, conversation = context_words, conversation_words(support)
+    context_words = judged_words(document_words, support)
     statements: Sequence[StatementAttribution] = result.statements if result is not None else ()
     shares = {(s.start, s.end): top_share(s.scores, top_k) for s in statements}
     sentences: list[SentenceGroundedness] = []
@@ -348,6 +365,7 @@ def support_report(
                 supported=bool(abstention or score >= threshold),
                 source="measured",
                 abstention=abstention,
+                support_from=support_parts(span.text, document_words, conversation),
                 score=score,
             )
         )

@@ -23,7 +23,7 @@ METADATA_KEY = "attribution"
 """The metadata key under which answers and documents carry their attribution."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # AttributionResult's short repr
 class ChainAttribution(AttributionResult):
     """An :class:`~camab_rag.AttributionResult` plus the chain run it belongs to.
 

@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.render.support import CITE_AT, support_words
+from camab_rag.render.text import groundedness_report, verdict_name
 from camab_rag.scorers.base import ScoredBy
 
 FloatArray = NDArray[np.float64]
@@ -187,6 +188,9 @@ class CitedSentence:
     supported: bool | None = None
     abstention: bool = False
     unsupported_spans: list[tuple[int, int]] = field(default_factory=list)
+    support_from: tuple[str, ...] = ()
+    """The parts of the context the judged sentence takes its words from
+    (``"documents"``, ``"conversation"``), from the groundedness report."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -200,13 +204,19 @@ class CitedSentence:
             "supported": self.supported,
             "abstention": self.abstention,
             "unsupported_spans": [list(span) for span in self.unsupported_spans],
+            "support_from": list(self.support_from),
         }
 
     def judged(
-        self, supported: bool | None, abstention: bool, spans: Sequence[tuple[int, int]]
+        self,
+        supported: bool | None,
+        abstention: bool,
+        spans: Sequence[tuple[int, int]],
+        support_from: Sequence[str] = (),
     ) -> CitedSentence:
         """A copy carrying a verdict: an unsupported sentence or an abstention cites
-        nothing; an unsupported sentence keeps the ``spans`` that fall inside it."""
+        nothing; an unsupported sentence keeps the ``spans`` that fall inside it;
+        ``support_from`` is the report's (which parts of the context it rests on)."""
         cites = supported is not False and not abstention
         flagged = supported is False and not abstention
         inside = [(a, b) for a, b in spans if flagged and self.start <= a < self.end]
@@ -217,7 +227,13 @@ class CitedSentence:
             supported=supported,
             abstention=abstention,
             unsupported_spans=inside,
+            support_from=tuple(support_from),
         )
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[CitedSentence]:
@@ -238,7 +254,12 @@ def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[Ci
             continue
         verdict = max(overlap, key=lambda pair: pair[0])[1]
         judged.append(
-            sentence.judged(bool(verdict.supported), bool(getattr(verdict, "abstention", 0)), spans)
+            sentence.judged(
+                bool(verdict.supported),
+                bool(getattr(verdict, "abstention", 0)),
+                spans,
+                tuple(getattr(verdict, "support_from", ()) or ()),
+            )
         )
     return judged
 
@@ -274,12 +295,57 @@ class CitedAnswer:
                 return source
         raise KeyError(number)
 
-    def with_groundedness(self, report: Any) -> CitedAnswer:
-        """A copy carrying a groundedness verdict (shown by every renderer): a sentence the
-        report finds unsupported, or an abstention, loses its citation markers, and its
-        unsupported spans are marked."""
-        return replace(
+    def with_groundedness(self, verdict: Any) -> CitedAnswer:
+        """A copy carrying a groundedness verdict (shown by every renderer): a
+        :class:`~camab_rag.groundedness.GroundednessReport`, or what a
+        :class:`~camab_rag.groundedness.GroundednessFilter` returns (a ``FilteredAnswer``,
+        whose report is used; without one, e.g. when the filter could not judge, the
+        verdict is shown as unknown). A sentence the report finds unsupported, or an
+        abstention, loses its citation markers and its unsupported spans are marked; a
+        source no sentence cites any more leaves the list (or stays only as disputing)."""
+        report = groundedness_report(verdict)
+        judged = replace(
             self, groundedness=report, sentences=judged_sentences(self.sentences, report)
+        )
+        return judged.pruned()
+
+    def pruned(self) -> CitedAnswer:
+        """A copy whose source list holds only the sources a sentence cites or disputes,
+        renumbered in order; a source that only disputes shows no supporting passage."""
+        cited = {n for s in self.sentences for n in s.citations}
+        kept = [src for src in self.sources if src.number in cited or self._disputing(src)]
+        renumber = {src.number: k + 1 for k, src in enumerate(kept)}
+        if len(kept) == len(self.sources) and all(k == v for k, v in renumber.items()):
+            return self
+        sources = [
+            replace(
+                src,
+                number=renumber[src.number],
+                highlights=src.highlights if src.number in cited else [],
+            )
+            for src in kept
+        ]
+        sentences = [
+            replace(
+                s,
+                citations=[renumber[n] for n in s.citations],
+                disputed=[renumber[n] for n in s.disputed if n in renumber],
+            )
+            for s in self.sentences
+        ]
+        return replace(self, sources=sources, sentences=sentences)
+
+    def _disputing(self, source: Source) -> bool:
+        return any(source.number in s.disputed for s in self.sentences)
+
+    def __repr__(self) -> str:
+        verdict = verdict_name(self.groundedness)
+        cites = ", ".join(f"{'+'.join(str(n) for n in s.citations) or '-'}" for s in self.sentences)
+        return (
+            f"CitedAnswer({_short(self.answer)!r}, sentences={len(self.sentences)} "
+            f"[{cites}], sources={len(self.sources)}"
+            + (f", verdict={verdict!r}" if verdict is not None else "")
+            + ")"
         )
 
     # ----------------------------------------------------------------- renderers

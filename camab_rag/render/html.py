@@ -19,19 +19,24 @@ from typing import TYPE_CHECKING
 from camab_rag.render.support import support_level, support_words
 from camab_rag.render.text import (
     DISPUTED_MARK,
+    LEGEND_TEXT,
     SCALE_TEXT,
     answer_id,
     calls_text,
     clean,
+    conversation_note,
     dispute_text,
     no_sources_text,
+    passed,
     proxy_text,
     sentence_note,
+    shown_highlights,
     source_note,
     split_highlights,
     strength_level,
     uninformative_text,
     unsupported_pieces,
+    verdict_detail,
     verdict_text,
 )
 
@@ -75,6 +80,7 @@ CSS = """
 .camab-cite .camab-footer { color: #777; font-size: .8rem; margin-top: .75rem; }
 .camab-cite .camab-unsupported { text-decoration: underline dotted #a50e0e; }
 .camab-cite .camab-nosupport { background-color: rgba(217, 48, 37, 0.18); color: inherit; }
+.camab-cite .camab-from-chat { color: #555; font-size: .8em; margin-left: .3rem; }
 .camab-cite .camab-unsupported-note { color: #a50e0e; font-size: .8em; margin-left: .3rem; }
 """
 
@@ -100,9 +106,9 @@ def _dispute_marker(page_id: str, number: int, words: list[str]) -> str:
     )
 
 
-def _source_html(page_id: str, source: Source) -> str:
+def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
     body = []
-    for piece, highlight in split_highlights(source.text, source.highlights):
+    for piece, highlight in split_highlights(source.text, shown_highlights(answer, source)):
         if highlight is None:
             body.append(esc(piece))
             continue
@@ -135,7 +141,8 @@ def _sentence_html(sentence: CitedSentence) -> str:
     )
     note = sentence_note(sentence)
     if note is None:
-        return body
+        chat = conversation_note(sentence)
+        return body if chat is None else f'{body}<span class="camab-from-chat">{esc(chat)}</span>'
     return (
         f'<span class="camab-unsupported">{body}</span>'
         f'<span class="camab-unsupported-note">{esc(note)}</span>'
@@ -163,8 +170,10 @@ def render_fragment(answer: CitedAnswer) -> str:
     parts.append(f'<p class="camab-answer">{text}</p>')
     verdict = verdict_text(answer.groundedness)
     if verdict is not None:
-        css_class = "camab-ok" if answer.groundedness.grounded else "camab-warn"
-        parts.append(f'<p class="camab-verdict {css_class}">{esc(verdict)}</p>')
+        css_class = "camab-ok" if passed(answer.groundedness) else "camab-warn"
+        detail = verdict_detail(answer.groundedness)
+        tip = f' title="{esc(detail)}"' if detail else ""
+        parts.append(f'<p class="camab-verdict {css_class}"{tip}>{esc(verdict)}</p>')
     proxy = proxy_text(answer.scored_by)
     if proxy is not None:
         parts.append(f'<p class="camab-proxy" role="note">&#9888; {esc(proxy)}</p>')
@@ -176,11 +185,11 @@ def render_fragment(answer: CitedAnswer) -> str:
         parts.append(f'<p class="camab-verdict">{esc(uncited)}</p>')
     if answer.sources:
         parts.append('<ol class="camab-sources">')
-        parts += [_source_html(page_id, source) for source in answer.sources]
+        parts += [_source_html(answer, page_id, source) for source in answer.sources]
         parts.append("</ol>")
     parts.append(
-        f'<p class="camab-footer">{esc(answer.method)} attribution, '
-        f"{calls_text(int(answer.n_queries))}; {esc(SCALE_TEXT)}</p>"
+        f'<p class="camab-footer" title="{esc(SCALE_TEXT)}">{esc(answer.method)} attribution, '
+        f"{calls_text(int(answer.n_queries))}; {esc(LEGEND_TEXT)}</p>"
     )
     parts.append("</div>")
     return "\n".join(parts)

@@ -17,12 +17,13 @@ from urllib.parse import quote
 
 from camab_rag.render.text import (
     DISPUTED_MARK,
-    SCALE_TEXT,
     answer_id,
     clean,
+    conversation_note,
     no_sources_text,
     proxy_text,
     sentence_note,
+    shown_highlights,
     source_note,
     split_highlights,
     strength_level,
@@ -83,9 +84,9 @@ def markers(
     return "".join(out)
 
 
-def _source_text(source: Source) -> str:
+def _source_text(answer: CitedAnswer, source: Source) -> str:
     parts = []
-    for piece, highlight in split_highlights(source.text, source.highlights):
+    for piece, highlight in split_highlights(source.text, shown_highlights(answer, source)):
         body = _inline(piece)
         if highlight is None or not body:
             parts.append(re.sub(r"\s+", " ", escape_markdown(piece)))
@@ -105,7 +106,7 @@ def render_markdown(answer: CitedAnswer) -> str:
     for sentence in answer.sentences:
         marks = markers(sentence.citations, answer, page=page)
         marks += markers(sentence.disputed, answer, page=page, disputed=True)
-        note = sentence_note(sentence)
+        note = sentence_note(sentence) or conversation_note(sentence)
         pieces.append(
             _inline(sentence.text)
             + (f" {marks}" if marks else "")
@@ -134,9 +135,9 @@ def render_markdown(answer: CitedAnswer) -> str:
                 f'<a id="{page}-src-{int(source.number)}"></a>{source.number}\\. '
                 f"**{label}** ({escape_markdown(source_note(source))})"
             )
-            text = _source_text(source)
+            text = _source_text(answer, source)
             if text:
                 lines.append(f"   > {text}")
             lines.append("")
-        lines.append(f"*Bold: support; italic: weak support. {escape_markdown(SCALE_TEXT)}.*")
+        lines.append("*Bold: the passage that supports the answer; italic: weak support.*")
     return "\n".join(lines).rstrip() + "\n"

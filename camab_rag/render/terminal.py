@@ -17,12 +17,15 @@ from typing import IO, TYPE_CHECKING
 from camab_rag.render.support import support_words
 from camab_rag.render.text import (
     DISPUTED_MARK,
-    SCALE_TEXT,
+    LEGEND_TEXT,
     calls_text,
     clean,
+    conversation_note,
     no_sources_text,
+    passed,
     proxy_text,
     sentence_note,
+    shown_highlights,
     source_note,
     strength_level,
     uninformative_text,
@@ -103,17 +106,18 @@ def render_terminal(
                 sentence.text, sentence.start, sentence.unsupported_spans
             )
         )
-        note = sentence_note(sentence)
+        note, chat = sentence_note(sentence), conversation_note(sentence)
         pieces.append(
             text
             + (style(BOLD + CYAN, marks) if marks else "")
             + (" " + style(RED, note) if note else "")
+            + (" " + style(DIM, chat) if chat else "")
         )
     text = " ".join(pieces) if pieces else _one_line(answer.answer)
     out += textwrap.wrap(f"{style(BOLD, 'Answer:')} {text}", cols, break_long_words=False)
     verdict = verdict_text(answer.groundedness)
     if verdict is not None:
-        out += ["", style(GREEN if answer.groundedness.grounded else RED, verdict)]
+        out += ["", style(GREEN if passed(answer.groundedness) else RED, verdict)]
     proxy = proxy_text(answer.scored_by)
     if proxy is not None:
         out += ["", style(PROXY, f"! {proxy}")]
@@ -132,8 +136,9 @@ def render_terminal(
             out.append(f"  {head} {note}")
             if source.url:
                 out.append(indent + style(DIM, _one_line(source.url)))
-            words = max((len(support_words(h.score)) for h in source.highlights), default=0)
-            for highlight in sorted(source.highlights, key=lambda h: -h.score):
+            shown = shown_highlights(answer, source)
+            words = max((len(support_words(h.score)) for h in shown), default=0)
+            for highlight in sorted(shown, key=lambda h: -h.score):
                 level = strength_level(highlight.strength)
                 bar = _bar(highlight.strength, ascii_only=not colored)
                 label = f"{bar} {support_words(highlight.score):<{words}} "
@@ -145,7 +150,7 @@ def render_terminal(
                 for k, line in enumerate(body):
                     prefix = label if k == 0 else " " * len(label)
                     out.append(indent + prefix + style(LEVEL_STYLE[level], line))
-        legend = f"bar: {SCALE_TEXT}"
+        legend = f"bar: {LEGEND_TEXT}"
         out += [
             "",
             style(DIM, f"{answer.method} attribution, {calls_text(answer.n_queries)}; {legend}"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from camab_rag.render.support import CITE_AT, STRONG_AT, WEAK_AT, support_words
@@ -68,6 +69,48 @@ def split_highlights(
     return _cut(text, [(h.start, h.end, h) for h in highlights])
 
 
+def shown_highlights(answer: CitedAnswer, source: Any) -> list[Highlight]:
+    """The highlights a renderer shows in ``source``: a highlighted segment that holds
+    several sentences (a whole retrieved chunk) is narrowed to the sentence(s) that share
+    the most content words with the answer sentences citing the source (one per citing
+    sentence, no model call); a segment no citing sentence shares a word with is shown
+    whole. The JSON keeps the segments as attributed."""
+    from camab_rag.groundedness.score import STOPWORDS, words
+    from camab_rag.sentences import split_sentences
+
+    citing = [
+        {w for w in words(s.text) if w not in STOPWORDS}
+        for s in answer.sentences
+        if source.number in s.citations
+    ]
+    shown: list[Highlight] = []
+    for highlight in source.highlights:
+        parts = split_sentences(highlight.text)
+        if len(parts) < 2 or not citing:
+            shown.append(highlight)
+            continue
+        part_words = [{w for w in words(highlight.text[a:b])} for a, b in parts]
+        chosen: set[int] = set()
+        for wanted in citing:
+            overlap = [len(wanted & found) for found in part_words]
+            if max(overlap) > 0:
+                chosen.add(overlap.index(max(overlap)))
+        if not chosen:
+            shown.append(highlight)
+            continue
+        for k in sorted(chosen):
+            a, b = parts[k]
+            shown.append(
+                replace(
+                    highlight,
+                    start=highlight.start + a,
+                    end=highlight.start + b,
+                    text=highlight.text[a:b],
+                )
+            )
+    return shown
+
+
 def calls_text(n_queries: int) -> str:
     """``"1 model call"`` / ``"16 model calls"``."""
     return f"{n_queries} model call{'' if n_queries == 1 else 's'}"
@@ -83,36 +126,98 @@ def strength_level(strength: float) -> int:
     return 1
 
 
-def verdict_text(report: Any) -> str | None:
-    """One line describing a groundedness report (``None`` if there is none): the verdict,
-    the score against the threshold, the sentences without support, what counted as
-    context (earlier chat turns) and a proxy judge."""
+def groundedness_report(verdict: Any) -> Any:
+    """The groundedness report inside ``verdict``: a
+    :class:`~camab_rag.groundedness.FilteredAnswer` (what a filter and the integrations
+    return) gives its ``report``; a report is returned as is."""
+    if verdict is not None and not hasattr(verdict, "sentences") and hasattr(verdict, "report"):
+        return verdict.report if verdict.report is not None else verdict
+    return verdict
+
+
+def verdict_name(report: Any) -> str | None:
+    """``"supported"``, ``"uncertain"``, ``"unsupported"`` or ``"unknown"`` (the filter
+    could not judge) for a report or filter verdict; ``None`` for none."""
+    report = groundedness_report(report)
     if report is None:
         return None
+    named = getattr(report, "verdict", None)
+    if named in ("supported", "uncertain", "unsupported"):
+        return str(named)
+    grounded = getattr(report, "grounded", None)
+    if grounded is None:
+        return "unknown"
+    return "supported" if grounded else "unsupported"
+
+
+_VERDICT_WORDS = {
+    "supported": "Supported by the sources",
+    "uncertain": "Possibly not supported: check this answer against the sources",
+    "unsupported": "Not supported by the sources",
+    "unknown": "Support could not be checked",
+}
+
+
+def verdict_text(report: Any) -> str | None:
+    """One line, in words, describing a groundedness verdict (``None`` if there is none):
+    the verdict, the sentences without support, what counted as context (earlier chat
+    turns) and a proxy judge. No score or threshold: :func:`verdict_detail` has them (for
+    tooltips; the JSON keeps every figure)."""
+    name = verdict_name(report)
+    if name is None:
+        return None
+    report = groundedness_report(report)
     if getattr(report, "abstained", False):
-        line = "Grounded: the answer declines to answer (nothing to support)"
+        line = "The answer declines to answer: there is nothing to support"
     else:
-        score, threshold = float(report.score), float(report.threshold)
-        head, relation = ("Grounded", ">=") if report.grounded else ("Not grounded", "<")
-        name = "support" if getattr(report, "token_support", None) is not None else "context gain"
-        line = f"{head}: {name} {score:+.3f} {relation} threshold {threshold:.3f}"
-    unsupported = getattr(report, "unsupported_sentences", [])
-    if unsupported:
-        line += f"; {len(unsupported)} sentence(s) without support"
+        line = _VERDICT_WORDS[name]
+    unsupported = list(getattr(report, "unsupported_sentences", []) or [])
+    if unsupported and len(unsupported) < len(getattr(report, "sentences", []) or []):
+        count = len(unsupported)
+        line += f"; {count} sentence{' is' if count == 1 else 's are'} not supported"
     turns = int(getattr(report, "earlier_turns", 0) or 0)
     if turns:
         line += f"; context includes {turns} earlier chat message{'s' if turns > 1 else ''}"
+    if name == "supported" and any(
+        "conversation" in (getattr(s, "support_from", ()) or ())
+        for s in getattr(report, "sentences", []) or []
+    ):
+        line += " (partly from the conversation)"
     judge = getattr(report, "scored_by", None)
     if judge is not None and getattr(judge, "proxy", False):
         line += f"; judged by a proxy model ({judge.model}), not the model that wrote it"
     return line
 
 
+def verdict_detail(report: Any) -> str | None:
+    """The figures behind :func:`verdict_text`, for a tooltip: the gate's score against
+    its threshold (and P(unsupported) when calibrated); ``None`` when there are none."""
+    report = groundedness_report(report)
+    score, threshold = getattr(report, "score", None), getattr(report, "threshold", None)
+    if score is None or threshold is None:
+        return getattr(report, "error", None)
+    text = f"score {float(score):+.3f}, threshold {float(threshold):.3f}"
+    probability = getattr(report, "p_unsupported", None)
+    if probability is not None:
+        text += f", P(unsupported) {float(probability):.2f}"
+    return text + " (share of the answer's surprisal the context explains)"
+
+
+def passed(report: Any) -> bool:
+    """Whether a verdict reads as passing (supported, or an abstention)."""
+    return verdict_name(report) == "supported" or bool(
+        getattr(groundedness_report(report), "abstained", False)
+    )
+
+
 SCALE_TEXT = (
     f"support scale in nats per answer token: strong >= {STRONG_AT:.2f}, support >= "
     f"{CITE_AT:.2f} (cited), weak >= {WEAK_AT:.3f}"
 )
-"""The legend of the support words (renderers' footers)."""
+"""The support scale with its figures (tooltips only: renderers show :data:`LEGEND_TEXT`)."""
+
+LEGEND_TEXT = "the highlight marks the passage that supports the answer; darker is stronger"
+"""The legend of the highlights and support words, in words (renderers' footers)."""
 
 
 DISPUTED_MARK = "\u2260"
@@ -154,6 +259,17 @@ def sentence_note(sentence: Any) -> str | None:
     ]
     quoted = ", ".join(f'"{" ".join(w.split())}"' for w in words if w.strip())
     return "(not supported by the sources" + (f": {quoted})" if quoted else ")")
+
+
+def conversation_note(sentence: Any) -> str | None:
+    """What a renderer adds after a supported sentence that cites no document because it
+    rests on the conversation (earlier chat turns, the system prompt); ``None`` for the
+    others."""
+    if getattr(sentence, "supported", None) is not True or getattr(sentence, "citations", []):
+        return None
+    if "conversation" not in (getattr(sentence, "support_from", ()) or ()):
+        return None
+    return "(from the conversation)"
 
 
 def proxy_text(scored_by: Any) -> str | None:

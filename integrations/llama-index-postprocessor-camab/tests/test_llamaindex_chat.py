@@ -193,6 +193,10 @@ def test_the_earlier_turns_count_as_context_for_the_groundedness_verdict(
     ]
     assert all(report is not None for report in reports)
     assert [r.earlier_turns for r in reports if r is not None] == [0, 2]
+    # the earlier turns' texts are kept, so their words count as context (not invented)
+    later = reports[1].token_support if reports[1] is not None else None
+    assert later is not None and later.conversation[-2:] == (question, answer)
+    assert question not in " ".join(reports[0].token_support.conversation)  # type: ignore[union-attr]
     assert "context includes 2 earlier chat messages" in (verdict_text(reports[1]) or "")
     assert (second.metadata or {})[ATTRIBUTION_KEY]["n_queries"] == 2
 

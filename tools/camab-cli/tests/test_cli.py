@@ -241,7 +241,10 @@ def test_attribute_a_record_with_the_real_model(tmp_path, capsys, real_scorer):
     scores = attribution["scores"]
     assert scores[1] > scores[2]
     cited_docs = {s["doc_index"] for s in citations["sources"]}
-    assert 1 in cited_docs and 2 not in cited_docs
+    # the writer's paragraph is cited unless the gate rejects the sentence: then no source
+    # is listed as its support
+    accepted = any(s["supported"] is not False for s in citations["sentences"])
+    assert (1 in cited_docs) == accepted and 2 not in cited_docs
     grounded = citations["groundedness"]
     assert grounded["extra_queries"] <= 2 and grounded["score"] > 0
     err = capsys.readouterr().err
@@ -323,7 +326,7 @@ def test_several_records_render_into_one_output(tmp_path, capsys, monkeypatch):
     assert main(["attribute", str(path), "--budget", "8", "--format", "markdown", "-q"]) == 0
     markdown = capsys.readouterr().out
     assert markdown.count("**Sources**") == 2
-    assert "**Robert Erskine Childers**" in markdown and "Grounded" in markdown
+    assert "**Robert Erskine Childers**" in markdown and "upported by the sources" in markdown
 
 
 # ----------------------------------------------------------------------- output files (#37)

@@ -1,0 +1,155 @@
+"""Everything the model saw is context: the chat history (earlier turns, system prompt)
+counts like the documents in the groundedness gate, and the report says which part a
+sentence rests on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from types import SimpleNamespace
+
+import pytest
+from fakes import KeywordScorer
+
+from camab_rag import AttributionSettings, assess_answer, assess_groundedness, attribute
+from camab_rag.errors import InputError
+from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
+from camab_rag.groundedness.anchors import anchor_prompts, default_builder
+from camab_rag.groundedness.context_parts import support_parts
+from camab_rag.groundedness.report import GroundednessReport, SentenceGroundedness
+from camab_rag.render.cited_answer import CitationRule, CitedAnswer, CitedSentence
+
+DOCS = [
+    "All Lumora kettles come with a 2-year warranty. Teapots have a 1-year warranty "
+    "against manufacturing defects.",
+    "The staff picnic is on Friday.",
+]
+HISTORY = [
+    {"role": "user", "content": "How much is the Glass teapot?"},
+    {"role": "assistant", "content": "The Glass teapot costs 29 euros."},
+]
+FOLLOW_UP = "And how long is its warranty?"
+ANSWER = "The Glass teapot has a 1-year warranty."
+
+
+def test_the_history_goes_between_the_system_prompt_and_the_question_and_leaves_the_empty_anchor():
+    builder = default_builder(FOLLOW_UP, DOCS, history=HISTORY)
+    prompts = anchor_prompts(builder)
+    assert not isinstance(prompts.full, str) and not isinstance(prompts.empty, str)
+    assert [m["role"] for m in prompts.full] == ["system", "user", "assistant", "user"]
+    assert [m["role"] for m in prompts.empty] == ["system", "user"]
+    assert prompts.earlier_turns == 2
+    assert prompts.conversation[1:] == tuple(m["content"] for m in HISTORY)
+
+
+@pytest.mark.parametrize(
+    ("history", "message"),
+    [
+        ("How much is it?", "history must be a list of chat messages"),
+        ([("user", "hi")], r"history\[0\] must be a chat message mapping"),
+        ([{"role": "bot", "content": "hi"}], r"history\[0\] has role 'bot'"),
+        ([{"role": "user", "content": 3}], r"history\[0\] content must be a string"),
+    ],
+)
+def test_a_malformed_history_is_a_typed_error_naming_the_problem(history, message):
+    with pytest.raises(InputError, match=message):
+        assess_answer(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history=history)
+    with pytest.raises(InputError, match=message):
+        attribute(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), budget=2, history=history)
+
+
+def test_history_and_a_captured_prompt_are_not_mixed_silently():
+    prompt = [{"role": "user", "content": DOCS[0] + "\n" + DOCS[1] + "\n" + FOLLOW_UP}]
+    with pytest.raises(InputError, match="history= goes into the default prompt template"):
+        attribute(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), prompt=prompt, history=HISTORY)
+
+
+def test_a_sentence_rests_on_the_part_whose_words_it_takes():
+    documents, conversation = {"teapots", "warranty", "1", "year"}, {"glass", "teapot"}
+    assert support_parts("1-year warranty.", documents, conversation) == ("documents",)
+    assert support_parts(ANSWER, documents, conversation) == ("documents", "conversation")
+    assert support_parts("It costs 29 euros.", documents, conversation) == ()
+    assert support_parts(ANSWER, None, conversation) == ()
+
+
+def test_old_reports_without_the_conversation_still_load():
+    old = {"text": "A.", "start": 0, "end": 2, "gain": 0.1, "top_share": 0.0, "supported": True}
+    assert SentenceGroundedness.from_dict(old).support_from == ()
+    report = assess_answer(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history=HISTORY)
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["token_support"]["conversation"][1:] == [m["content"] for m in HISTORY]
+    assert GroundednessReport.from_dict(data).to_dict() == report.to_dict()
+    del data["token_support"]["conversation"]
+    assert GroundednessReport.from_dict(data).token_support.conversation == ()  # type: ignore[union-attr]
+
+
+def test_a_chat_follow_up_that_names_the_product_from_an_earlier_turn_passes(smollm2_scorer):
+    """The product is named only in the conversation: its words are context, not invented
+    words, and the score is the README's formula on the two anchors."""
+    report = assess_answer(FOLLOW_UP, DOCS, ANSWER, smollm2_scorer, history=HISTORY)
+    assert report.earlier_turns == 2
+    assert report.grounded, report.score
+    assert report.sentences[0].support_from == ("documents", "conversation")
+    assert report.full_reward is not None and report.empty_reward is not None
+    assert report.score == pytest.approx(1 - report.full_reward / report.empty_reward, abs=1e-9)
+    assert report.unsupported_spans == []
+    # an invented number in the same follow-up is still marked
+    wrong = assess_answer(
+        FOLLOW_UP, DOCS, "The Glass teapot has a 5-year warranty.", smollm2_scorer, history=HISTORY
+    )
+    assert [s.text for s in wrong.unsupported_spans] == ["5"]
+
+    # the same through an attribution's anchors (no extra call for the verdict)
+    result = attribute(
+        FOLLOW_UP,
+        DOCS,
+        ANSWER,
+        smollm2_scorer,
+        budget=4,
+        granularity="chunk",
+        history=HISTORY,
+        settings=AttributionSettings(anchors=True),
+    )
+    observed = assess_groundedness(result)
+    assert observed.source == "observed" and observed.grounded
+    assert observed.score == pytest.approx(report.score, abs=1e-3)
+
+
+def test_the_filter_judges_a_follow_up_with_its_history():
+    gate = GroundednessFilter()
+    verdict = gate.judge_answer(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history=HISTORY)
+    assert verdict.report is not None and verdict.report.earlier_turns == 2
+    assert verdict.report.token_support is not None
+    assert verdict.report.token_support.conversation[1:] == tuple(m["content"] for m in HISTORY)
+
+    async def judged() -> FilteredAnswer:
+        return await gate.ajudge_answer(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history=HISTORY)
+
+    assert asyncio.run(judged()).to_dict() == verdict.to_dict()
+    bad = gate.judge_answer(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history="hi")  # type: ignore[arg-type]
+    assert bad.grounded is None and "history must be a list" in (bad.error or "")
+
+
+def test_a_sentence_resting_on_the_conversation_says_so_instead_of_citing():
+    sentence = CitedSentence("It costs 29 euros.", 0, 18, [], [])
+    answer = CitedAnswer("It costs 29 euros.", FOLLOW_UP, [sentence], [], CitationRule())
+    verdict = SimpleNamespace(
+        sentences=[
+            SimpleNamespace(
+                start=0, end=18, supported=True, abstention=False, support_from=("conversation",)
+            )
+        ],
+        unsupported_spans=[],
+        grounded=True,
+        to_dict=dict,
+    )
+    judged = answer.with_groundedness(verdict)
+    assert judged.sentences[0].support_from == ("conversation",)
+    assert judged.to_dict()["sentences"][0]["support_from"] == ["conversation"]
+    assert "It costs 29 euros. (from the conversation)" in judged.to_terminal(color=False)
+    assert "It costs 29 euros. *(from the conversation)*" in judged.to_markdown()
+    assert '<span class="camab-from-chat">(from the conversation)</span>' in judged.to_html()
+    plain = answer.with_groundedness(
+        SimpleNamespace(sentences=[], unsupported_spans=[], grounded=True, to_dict=dict)
+    )
+    assert "conversation" not in plain.to_terminal(color=False)

@@ -1,0 +1,194 @@
+"""What end users see is words: no thresholds, nats or raw scores in the rendered answer
+(tooltips and JSON keep them), the supporting sentence highlighted rather than the whole
+chunk, no source shown as support for a sentence the gate rejects, the verdict carried by
+``cite`` and ``with_groundedness``, short reprs, and one definition of the score (the
+README's, computed here from the token log-probs, is the code's)."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from camab_rag import AttributionSettings, CitationRule, cite
+from camab_rag.engine import attribute
+from camab_rag.groundedness import GroundednessFilter
+from camab_rag.groundedness.score import STOPWORDS, words
+from camab_rag.integration.attached import ChainAttribution
+from camab_rag.result import AttributionResult
+from camab_rag.sentences import split_sentences
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [
+    "Lumora is a kitchenware shop in Tartu. All Lumora kettles come with a 2-year warranty. "
+    "Teapots have a 1-year warranty against manufacturing defects. Returns are accepted "
+    "within 30 days.",
+    "The staff picnic is on Friday.",
+    "Parking is free for customers.",
+]
+QUESTION = "How long is the teapot warranty?"
+SUPPORTED = "Teapots have a 1-year warranty against manufacturing defects."
+ANSWER = f"{SUPPORTED} They were designed by Kristjan Tamm in Narva."
+FIGURES = re.compile(r"nats|threshold|score|\d\.\d\d")
+
+
+@pytest.fixture(scope="module")
+def result(smollm2_scorer: Any) -> AttributionResult:
+    """One real attribution by chunk, with the anchors (8 calls)."""
+    return attribute(
+        QUESTION,
+        DOCS,
+        ANSWER,
+        smollm2_scorer,
+        budget=8,
+        granularity="chunk",
+        settings=AttributionSettings(anchors=True),
+    )
+
+
+def visible_html(page: str) -> str:
+    """The text a reader sees: no style block, no tags (so no tooltips), entities decoded."""
+    page = re.sub(r"<style>.*?</style>", "", page, flags=re.DOTALL)
+    return html.unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+def test_renderers_show_words_not_thresholds_nats_or_scores(result: AttributionResult) -> None:
+    cited = cite(result, DOCS).with_groundedness(GroundednessFilter()(result))
+    page = cited.to_html(full_page=False)
+    shown = {
+        "terminal": cited.to_terminal(color=False),
+        "markdown": cited.to_markdown(),
+        "html": visible_html(page),
+    }
+    for name, text in shown.items():
+        assert "Not supported by the sources; 1 sentence is not supported" in text, name
+        assert "strong support" in text, name
+        assert FIGURES.search(text) is None, (name, FIGURES.search(text))
+    # the figures stay in the tooltips and the JSON
+    assert re.search(r'title="score [+-]\d\.\d{3}, threshold \d\.\d{3}', page)
+    data = cited.to_dict()
+    assert data["groundedness"]["threshold"] == pytest.approx(GroundednessFilter().threshold)
+    assert isinstance(data["sources"][0]["score"], float)
+
+
+def test_the_supporting_sentence_is_highlighted_not_the_whole_chunk(
+    result: AttributionResult,
+) -> None:
+    cited = cite(result, DOCS)
+    marked = re.findall(r"<mark class=\"camab-hl[^>]*>(.*?)</mark>", cited.to_html())
+    assert marked == [SUPPORTED]
+    assert f"**{SUPPORTED}**" in cited.to_markdown()
+    assert "Lumora is a kitchenware shop" not in cited.to_terminal(color=False)
+    # the JSON keeps the attributed segment (the whole chunk)
+    assert cited.to_dict()["sources"][0]["highlights"][0]["text"] == DOCS[0]
+
+
+def test_a_sentence_the_gate_rejects_shows_no_source_as_support(
+    result: AttributionResult,
+) -> None:
+    """A filter that rejects every sentence (no score reaches 1): no sentence cites, and
+    no source is listed as support (before, the list still said "strong support")."""
+    strict = GroundednessFilter(threshold=1.0)(result)
+    assert strict.report is not None and not any(s.supported for s in strict.report.sentences)
+    for cited in (
+        cite(result, DOCS).with_groundedness(strict),
+        cite(result, DOCS, rule=CitationRule(support_threshold=1.0)),
+    ):
+        assert [s.citations for s in cited.sentences] == [[], []]
+        assert cited.sources == []
+        assert "support)" not in cited.to_terminal(color=False)
+    # the invented sentence of the default verdict cites nothing; every listed source is
+    # cited by a sentence the gate accepts
+    judged = cite(result, DOCS).with_groundedness(GroundednessFilter()(result))
+    invented = judged.sentences[1]
+    assert invented.supported is False and invented.citations == []
+    accepted = {n for s in judged.sentences if s.supported for n in s.citations}
+    assert {s.number for s in judged.sources} <= accepted | {
+        n for s in judged.sentences for n in s.disputed
+    }
+
+
+def test_cite_carries_the_verdict_of_an_integration_result(result: AttributionResult) -> None:
+    verdict = GroundednessFilter()(result)
+    chained = ChainAttribution.from_result(result, groundedness=verdict)
+    cited = cite(chained, DOCS)
+    assert cited.groundedness is verdict.report
+    assert "Not supported by the sources" in cited.to_terminal(color=False)
+    assert cite(result, DOCS).groundedness is None
+
+
+def test_with_groundedness_takes_what_the_filter_returns(result: AttributionResult) -> None:
+    verdict = GroundednessFilter()(result)
+    cited = cite(result, DOCS).with_groundedness(verdict)
+    assert cited.groundedness is verdict.report
+    assert cited.sentences[1].supported is False
+    failed = AttributionResult(scores=np.zeros(0), status="error", error="scorer down")
+    unknown = GroundednessFilter().judge(failed)
+    assert unknown.report is None
+    shown = cite(result, DOCS).with_groundedness(unknown)
+    assert "Support could not be checked" in shown.to_terminal(color=False)
+    assert "Support could not be checked" in visible_html(shown.to_html())
+
+
+def test_reprs_are_one_short_line(result: AttributionResult) -> None:
+    cited = cite(result, DOCS).with_groundedness(GroundednessFilter()(result))
+    chained = ChainAttribution.from_result(result, groundedness=GroundednessFilter()(result))
+    for text in (repr(result), str(result), repr(cited), repr(chained)):
+        assert "\n" not in text and len(text) <= 200, text
+    assert repr(result).startswith("AttributionResult('Teapots have a 1-year warranty")
+    assert "n_queries=8" in repr(result) and "top={0: +" in repr(result)
+    assert repr(cited).endswith("sentences=2 [1, -], sources=1, verdict='unsupported')")
+    failed = AttributionResult(scores=np.zeros(0), status="error", error="scorer down")
+    assert repr(failed) == "AttributionResult(status='error', error='scorer down')"
+
+
+def score_definition(readme: str) -> str:
+    text = readme.split("<!-- score:definition -->", 1)[1].split("<!-- /score:definition -->")[0]
+    return " ".join(text.split())
+
+
+def test_one_definition_of_the_score_in_every_readme_and_it_is_the_code(
+    result: AttributionResult,
+) -> None:
+    """The same words in every README, and those words, step by step, on the report's
+    token log-probs give the report's score: per sentence ``(L(C) - L(empty)) /
+    -L(empty)`` summed over its tokens, a token of a content word the context lacks
+    counting only when its gain is negative; the least supported sentence's share is the
+    answer's."""
+    readmes = [
+        ROOT / "README.md",
+        ROOT / "integrations" / "langchain-camab" / "README.md",
+        ROOT / "integrations" / "llama-index-postprocessor-camab" / "README.md",
+    ]
+    definitions = {score_definition(path.read_text(encoding="utf-8")) for path in readmes}
+    assert len(definitions) == 1
+    (definition,) = definitions
+    assert "(L(C) - L(empty)) / -L(empty)" in definition and "earlier turns" in definition
+    report = GroundednessFilter()(result).report
+    assert report is not None and report.token_support is not None
+    support = report.token_support
+    context = {w for text in DOCS + list(support.conversation) for w in words(text)}
+    text = support.response
+    absent_chars = np.zeros(len(text), dtype=bool)
+    for match in re.finditer(r"[^\W_]+", text):
+        word = match.group(0).lower()
+        if word not in STOPWORDS and word not in context:
+            absent_chars[match.start() : match.end()] = True
+    shares = []
+    for start, end in split_sentences(text):
+        total_gain, surprisal = 0.0, 0.0
+        for s, e, full, empty in zip(support.starts, support.ends, support.full, support.empty):
+            visible = s + len(text[s:e]) - len(text[s:e].lstrip())
+            if not start <= visible < end:
+                continue
+            gain = full - empty
+            if absent_chars[s:e].any():
+                gain = min(gain, 0.0)
+            total_gain, surprisal = total_gain + gain, surprisal - empty
+        shares.append(total_gain / surprisal)
+    assert [s.score for s in report.sentences] == pytest.approx(shares, abs=1e-9)
+    assert report.score == pytest.approx(min(shares), abs=1e-9)
