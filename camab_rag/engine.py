@@ -254,8 +254,8 @@ def attribute(
     groundedness: GroundednessFilter | None = None,
     prompt: Prompt | None = None,
     progress: ProgressFn | None = None,
-    settings: AttributionSettings | None = None,
     history: Sequence[ChatMessage] | None = None,
+    settings: AttributionSettings | None = None,
 ) -> AttributionResult:
     """Attribute ``response`` to the segments of ``context``.
 
@@ -322,8 +322,8 @@ def attribute_steps(
     groundedness: GroundednessFilter | None = None,
     prompt: Prompt | None = None,
     progress: ProgressFn | None = None,
-    settings: AttributionSettings | None = None,
     history: Sequence[ChatMessage] | None = None,
+    settings: AttributionSettings | None = None,
 ) -> Steps[AttributionResult]:
     """:func:`attribute` (same arguments) as a generator of model calls
     (:mod:`camab_rag.steps`), for callers that run their own loop; bounded by the
@@ -360,8 +360,8 @@ async def aattribute(
     groundedness: GroundednessFilter | None = None,
     prompt: Prompt | None = None,
     progress: ProgressFn | None = None,
-    settings: AttributionSettings | None = None,
     history: Sequence[ChatMessage] | None = None,
+    settings: AttributionSettings | None = None,
 ) -> AttributionResult:
     """Async :func:`attribute`, with the same arguments: each batch of subsets is scored
     with ``scorer.ascore``."""
@@ -394,7 +394,6 @@ def attribute_fn(
     groups: Sequence[int] | None = None,
     progress: ProgressFn | None = None,
     settings: AttributionSettings | None = None,
-    history: Sequence[ChatMessage] | None = None,
 ) -> AttributionResult:
     """Attribute a reward function over ``n_segments`` binary inclusions.
 

@@ -40,8 +40,8 @@ class WideScorer(KeywordScorer):
 def test_the_entry_points_share_one_short_signature() -> None:
     names = list(inspect.signature(attribute).parameters)
     # 4 inputs, the 5 everyday knobs (KNOBS, as every integration takes them), prompt,
-    # progress, settings
-    assert len(names) <= 12 and names[-1] == "settings"
+    # progress, history (the conversation before the question), settings
+    assert len(names) <= 13 and names[-1] == "settings"
     assert set(KNOBS) <= set(names)
     for function in (aattribute, attribute_steps):
         assert list(inspect.signature(function).parameters) == names
