@@ -60,6 +60,7 @@ SUPPORTED_QA = 0.90
 SUPPORTED_SUMMARY = 0.75
 """Shares of the correct choice answers left ``supported`` (unmarked) by ``flag_at``."""
 CALIBRATION_FILE = RESULTS / "default_calibration.json"
+SHIPPED_SET = RESULTS.parent.parent.parent / "camab_rag" / "data" / "calibration.jsonl"
 FEATURES = ("score", "informative", "coverage", "coverage_stem")
 CANDIDATES: dict[str, tuple[str, ...]] = {
     "score": ("score",),
@@ -334,9 +335,7 @@ def shipped_replay(model: str) -> Calibration | None:
     stored: dict[str, dict[str, Any]] = {}
     for set_name in ("frank", "halueval", "written"):
         stored.update({r["id"]: r for r in read_rows(store_path(set_name, model))})
-    text = (RESULTS.parent.parent.parent / "camab_rag" / "data" / "calibration.jsonl").read_text(
-        encoding="utf-8"
-    )
+    text = SHIPPED_SET.read_text(encoding="utf-8")
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
     examples = shipped_examples()
     scores, coverages, unsupported, groups, kinds = [], [], [], [], []
@@ -457,6 +456,10 @@ def verdict_section(write: bool) -> tuple[list[str], dict[str, Any]]:
     base = tables["smollm2"]
     if base is None:
         raise SystemExit("no stored rows for smollm2")
+    shipped_ids = {json.loads(line)["source_id"] for line in SHIPPED_SET.open(encoding="utf-8")}
+    reported = {i for i, part in zip(base.ids, base.part) if part != "choice"}
+    if shipped_ids & reported:
+        raise SystemExit("a row of the shipped calibration set is among the reported rows")
     choice = base.where(base.part == "choice")
     chosen, fitted, choice_rows = choose(choice)
     shipped = fitted[SHIPPED_FORM]
@@ -556,6 +559,7 @@ def verdict_section(write: bool) -> tuple[list[str], dict[str, Any]]:
             )
             rows.append(cells)
             qwen_check[label] = (out["frank_ba"] + out["halueval_ba"]) / 2
+            qwen_check[label + ":pass"] = out["halueval_pass"]
         if replayed is not None:
             qwen_check["cv"] = replayed.balanced_accuracy
     lines += [
@@ -588,7 +592,20 @@ def verdict_section(write: bool) -> tuple[list[str], dict[str, Any]]:
             f"{_f(shipped_ba, 3)} after `calibrate(scorer)` on the shipped set, "
             f"{_f(own_ba, 3)} when fitted on the benchmark's own choice rows (difference "
             f"{_f(shipped_ba - own_ba, 3)}); the `Calibration`'s own cross-validated "
-            f"figure: {_f(headline['qwen_cv_ba'], 3)}.",
+            f"figure: {_f(headline['qwen_cv_ba'], 3)}. The balanced accuracies agree, but "
+            "both Qwen fits pass fewer right HaluEval answers than SmolLM2's default does on "
+            "Qwen ("
+            + _f(
+                qwen_check.get(
+                    "qwen2.5-0.5b, `calibrate(scorer)` (shipped set, replayed):pass", float("nan")
+                )
+            )
+            + " after `calibrate(scorer)`, "
+            + _f(qwen_check.get("qwen2.5-0.5b, SmolLM2's default:pass", float("nan")))
+            + " with SmolLM2's default): the cut points stay the default's while the fit "
+            "moves, and the shipped set holds only "
+            f"{sum(e.supported and e.kind == 'qa' for e in shipped_examples())} correct QA "
+            "answers to place it.",
             "",
         ]
     headline["previous"] = previous
