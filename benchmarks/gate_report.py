@@ -40,6 +40,7 @@ from benchmarks.gate_stats import (
     paired_difference,
     resamples,
 )
+from benchmarks.gate_verdict import verdict_readme, verdict_section, verdict_targets
 from camab_cli.evaluation.metrics import holm_adjust
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.report import DEFAULT_THRESHOLD, support_report
@@ -377,6 +378,17 @@ def report(write: bool = True) -> None:
         "Models: `smollm2` (SmolLM2-135M-Instruct, the embedded default) and `qwen2.5-0.5b` "
         f"({MODELS['qwen2.5-0.5b'].description}; one GGUF split into six PyPI pieces, "
         f"sha256 `{MODELS['qwen2.5-0.5b'].sha256}`).",
+        "",
+    ]
+    verdict_lines, verdict_headline = verdict_section(write)
+    lines += [
+        *verdict_lines,
+        "### Targets (issue 48: the verdict at the shipped default, SmolLM2, held-out rows)",
+        "",
+        markdown_table(["target", "goal", "measured", ""], verdict_targets(verdict_headline)),
+        "",
+        "The sections below are the score's own history (issue 38): the gate's score, its "
+        "threshold for the two-verdict rule (`threshold=`), and its comparisons.",
         "",
     ]
     frank = {m: load("frank", m) for m in MODELS_RUN}
@@ -718,7 +730,7 @@ def report(write: bool = True) -> None:
         provenance["frank_cnndm_test"]["auroc"] = round(float(headline["auroc"][0]), 4)
     provenance["halueval_qa"] = {k: round(float(v), 4) for k, v in halueval_headline.items()}
     THRESHOLD_FILE.write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
-    write_readme_block(readme_figures(provenance, headline, halueval_headline))
+    write_readme_block(verdict_readme(verdict_headline))
     write_section("gate", "Groundedness gate on human-labelled answers (FRANK, HaluEval)", body)
 
 

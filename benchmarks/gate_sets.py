@@ -11,6 +11,10 @@ Each item is one answer to judge against one context, with a human (or dataset) 
   with another question's hallucinated answer (order drawn per pair), over both evidence
   paragraphs and both questions; ``parts`` give each part's character span and label,
   for per-sentence scores.
+* ``written``: the hand-written short and reworded answers of
+  :mod:`benchmarks.gate_written` (a correct one and one with an invented detail per case);
+  ``group`` ``benchmark`` (the short-answer set) or ``calibration`` (shipped with the
+  library, never reported).
 
 Items of one context come together (``context_key``) so a scorer's prefix cache computes
 the context once. Nothing here runs a model.
@@ -28,7 +32,7 @@ from typing import Any
 from camab_cli.evaluation.datasets import data_dir
 
 FRANK_QUESTION = "Summarise the article in a few sentences."
-SETS = ("frank", "halueval", "halueval_long")
+SETS = ("frank", "halueval", "halueval_long", "written")
 
 
 @dataclass(frozen=True)
@@ -165,6 +169,44 @@ def halueval_long_items(seed: int = 0) -> list[Item]:
     return items
 
 
+def written_items() -> list[Item]:
+    """The hand-written cases (:mod:`benchmarks.gate_written`), two answers each."""
+    from benchmarks.gate_written import BENCHMARK, CALIBRATION
+
+    items = []
+    for group, cases in (("benchmark", BENCHMARK), ("calibration", CALIBRATION)):
+        for k, (context, question, right, invented) in enumerate(cases):
+            for answer, unsupported, name in (
+                (right, False, "right"),
+                (invented, True, "invented"),
+            ):
+                items.append(
+                    Item(
+                        set="written",
+                        id=f"{group}-{k:02d}:{name}",
+                        question=question,
+                        context=context,
+                        answer=answer,
+                        unsupported=unsupported,
+                        group=group,
+                        split="all",
+                        context_key=f"written-{group}-{k:02d}",
+                    )
+                )
+    return items
+
+
+HALF_SEED = 48
+
+
+def halueval_dev_questions() -> set[str]:
+    """The HaluEval questions choices are made on (a seeded random half of the file's
+    rows, drawn by row position); the other half is held out for the reported figures."""
+    ids = [str(row["id"]) for row in _jsonl("halueval_qa_dev.jsonl")]
+    order = random.Random(HALF_SEED).sample(range(len(ids)), len(ids))
+    return {ids[i] for i in order[: len(ids) // 2]}
+
+
 def load_items(name: str) -> list[Item]:
     if name == "frank":
         return frank_items()
@@ -172,6 +214,8 @@ def load_items(name: str) -> list[Item]:
         return halueval_items()
     if name == "halueval_long":
         return halueval_long_items()
+    if name == "written":
+        return written_items()
     raise ValueError(f"unknown set {name!r}; choose one of {', '.join(SETS)}")
 
 

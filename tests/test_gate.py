@@ -14,6 +14,7 @@ from camab_rag import AttributionSettings, attribute, cite
 from camab_rag.captured import attribute_captured
 from camab_rag.errors import InputError
 from camab_rag.groundedness import (
+    FilteredAnswer,
     GroundednessFilter,
     GroundednessReport,
     LabelledAnswer,
@@ -22,9 +23,10 @@ from camab_rag.groundedness import (
 )
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.anchors import anchor_prompts
-from camab_rag.groundedness.calibration import calibrate
+from camab_rag.groundedness.calibration import calibrate, shipped_examples
 from camab_rag.groundedness.report import DEFAULT_THRESHOLD
 from camab_rag.groundedness.score import SCORE_NAME
+from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration
 from camab_rag.prompts import plan_prompt
 from camab_rag.render.text import verdict_text
 from camab_rag.scorers.proxy import ProxyFallbackScorer
@@ -128,40 +130,57 @@ def labelled() -> list[object]:
     ]
 
 
-def test_calibration_on_a_handful_of_labelled_answers_moves_the_threshold():
+def test_calibration_on_a_handful_of_own_labels_refits_the_verdict():
     scorer = KeywordScorer()
-    calibration = calibrate(labelled(), scorer)
-    assert len(scorer.calls) == 2 * 6
+    seen: list[tuple[int, int]] = []
+    calibration = calibrate(scorer, labelled(), progress=lambda done, n: seen.append((done, n)))
+    assert len(scorer.calls) == 2 * 6 and seen[-1] == (6, 6) and len(seen) == 6
     assert (calibration.n_supported, calibration.n_unsupported) == (3, 3)
-    assert calibration.balanced_accuracy == 1.0 and calibration.auroc == 1.0
-    assert calibration.threshold != pytest.approx(DEFAULT_THRESHOLD)
-    supported = [assess_answer(QUESTION, CONTEXT, "Ilse Marten built it.", KeywordScorer()).score]
-    invented = [
-        assess_answer(QUESTION, CONTEXT, answer, KeywordScorer()).score
-        for answer in (
-            INVENTED,
-            "A Danish shipyard owns the bridge.",
-            "Marten opened a bakery in Lisbon.",
-        )
-    ]
-    assert max(invented) < calibration.threshold <= min(supported)
-    gate = GroundednessFilter(mode="block", fallback="No.").calibrate(labelled(), KeywordScorer())
-    assert gate.threshold == calibration.threshold and gate.mode == "block"
-    assert gate.calibration is not None and gate.calibration.to_dict()["n_supported"] == 3
-    assert GroundednessFilter().calibration is None
+    assert calibration.model == "keyword" or calibration.model
+    assert calibration.weights != DEFAULT_CALIBRATION.weights
+    assert (calibration.block_at, calibration.flag_at) == (
+        DEFAULT_CALIBRATION.block_at,
+        DEFAULT_CALIBRATION.flag_at,
+    )
+    assert 0.0 <= calibration.balanced_accuracy <= 1.0 and 0.0 <= calibration.auroc <= 1.0
+    assert calibration.fitted_on == "6 own answers"
+    gate = GroundednessFilter(mode="block", fallback="No.").calibrate(KeywordScorer(), labelled())
+    assert gate.calibration == calibration and gate.mode == "block" and gate.threshold is None
+    older = GroundednessFilter().calibrate(labelled(), KeywordScorer(), progress=False)  # type: ignore[arg-type]
+    assert older.calibration == calibration  # the order of issue 38 still works here
+    assert Calibration.from_dict(calibration.to_dict()) == calibration
+    assert GroundednessFilter().calibration is DEFAULT_CALIBRATION
+
+
+def test_calibrate_with_no_labels_fits_the_shipped_set():
+    """``calibrate(scorer)``: the labelled set in camab_rag/data, every row scored once."""
+    shipped = shipped_examples()
+    assert 80 <= len(shipped) <= 150
+    assert {e.kind for e in shipped} == {"qa", "summary"}
+    assert {e.supported for e in shipped} == {True, False}
+    scorer = KeywordScorer()
+    calibration = calibrate(scorer, progress=False)
+    assert len(scorer.calls) == 2 * len(shipped)
+    assert calibration.fitted_on == "the shipped calibration set"
+    assert calibration.n_supported + calibration.n_unsupported + calibration.n_abstained == len(
+        shipped
+    )
+    assert 0.5 < calibration.balanced_accuracy <= 1.0  # held out, cross-validated
+    with pytest.raises(InputError, match=r"the scorer comes first: calibrate\(scorer, examples"):
+        calibrate(labelled(), KeywordScorer())  # type: ignore[arg-type]
 
 
 def test_answers_that_decline_to_answer_are_left_out_of_the_fit():
     dont_know = (QUESTION, CONTEXT, "I don't know.", False)
     scorer = KeywordScorer()
-    with_it = calibrate([*labelled(), dont_know], scorer)
+    with_it = calibrate(scorer, [*labelled(), dont_know], progress=False)
     assert len(scorer.calls) == 2 * 7
     assert (with_it.n_supported, with_it.n_unsupported, with_it.n_abstained) == (3, 3, 1)
-    assert with_it.threshold == calibrate(labelled(), KeywordScorer()).threshold
+    assert with_it.weights == calibrate(KeywordScorer(), labelled(), progress=False).weights
     assert with_it.to_dict()["n_abstained"] == 1
     only = [(QUESTION, CONTEXT, SUPPORTED, True), dont_know]
     with pytest.raises(InputError, match="after leaving out 1 that decline to answer"):
-        calibrate(only, KeywordScorer())
+        calibrate(KeywordScorer(), only, progress=False)
 
 
 @pytest.mark.parametrize(
@@ -175,7 +194,62 @@ def test_answers_that_decline_to_answer_are_left_out_of_the_fit():
 )
 def test_calibration_rejects_bad_examples(examples, message):
     with pytest.raises(InputError, match=message):
-        calibrate(examples, KeywordScorer())
+        calibrate(KeywordScorer(), examples)
+
+
+def test_three_verdicts_and_the_block_rule():
+    """``p >= block_at``: unsupported (blocked); ``p >= flag_at``: uncertain (marked, shown);
+    below: supported. ``grounded`` is False only for unsupported."""
+    # P(unsupported) = sigmoid(2 - 4 * coverage): coverage 1 -> 0.12, 0.5 -> 0.5, 0 -> 0.88
+    model = Calibration(weights=(0.0, -4.0), bias=2.0, block_at=0.7, flag_at=0.3, model="t")
+    answers = {
+        "supported": "Ilse Marten opened it.",  # every informative word in the context
+        "uncertain": "Ilse Berg opened it.",  # half of them
+        "unsupported": "Sailors painted it.",  # none
+    }
+    for mode in ("block", "flag"):
+        gate = GroundednessFilter(mode=mode, calibration=model, fallback="No.")
+        for verdict, answer in answers.items():
+            shown = gate.judge_answer(QUESTION, CONTEXT, answer, KeywordScorer())
+            assert shown.verdict == verdict and shown.report is not None
+            assert shown.report.verdict == verdict and shown.report.sentences[0].verdict == verdict
+            assert shown.grounded == (verdict != "unsupported")
+            assert shown.blocked == (mode == "block" and verdict == "unsupported")
+            assert shown.flagged == (verdict != "supported")
+            assert shown.answer == ("No." if shown.blocked else answer)
+            p = shown.report.p_unsupported
+            assert p is not None and (p >= 0.7) == (verdict == "unsupported")
+    # the default calibration gives every report a probability; a threshold keeps two verdicts
+    report = assess_answer(QUESTION, CONTEXT, answers["uncertain"], KeywordScorer(), threshold=0.1)
+    assert report.verdict in ("supported", "unsupported") and report.p_unsupported is not None
+    down = GroundednessFilter(mode="block", calibration=model).judge_answer(
+        QUESTION, CONTEXT, SUPPORTED, FailingScorer()
+    )
+    assert down.verdict is None and down.blocked and down.flagged  # unknown: fails closed
+
+
+def test_old_reports_and_answers_still_load_and_print_short():
+    report = assess_answer(QUESTION, CONTEXT, LONG, KeywordScorer())
+    data = report.to_dict()
+    assert GroundednessReport.from_dict(data) == report
+    for key in ("verdict", "p_unsupported", "coverage", "informative"):
+        del data[key]
+        for sentence in data["sentences"]:
+            sentence.pop(key, None)
+    old = GroundednessReport.from_dict(data)
+    assert old.verdict == ("supported" if report.grounded else "unsupported")
+    assert old.p_unsupported is None
+    assert [s.verdict for s in old.sentences] == [
+        "supported" if s.supported else "unsupported" for s in report.sentences
+    ]
+    text = repr(report)
+    assert len(text) < 120 and "\n" not in text and text.startswith("GroundednessReport(")
+    assert "token_support" not in text
+    answer = GroundednessFilter(mode="block").judge_answer(QUESTION, CONTEXT, LONG, KeywordScorer())
+    legacy = answer.to_dict()
+    del legacy["verdict"], legacy["flagged"]
+    assert FilteredAnswer.from_dict(legacy).verdict == answer.verdict
+    assert len(repr(answer)) < 80
 
 
 def test_a_scorer_passed_as_the_threshold_is_named():
@@ -183,7 +257,7 @@ def test_a_scorer_passed_as_the_threshold_is_named():
         InputError, match=r"a scorer\? pass it by name: GroundednessFilter\(scorer="
     ):
         GroundednessFilter(KeywordScorer())  # type: ignore[arg-type]
-    with pytest.raises(InputError, match=r"finite number, got 'high'$"):
+    with pytest.raises(InputError, match=r"finite number or None, got 'high'$"):
         GroundednessFilter("high")  # type: ignore[arg-type]
 
 
@@ -266,29 +340,68 @@ def test_renderers_show_the_unsupported_sentence_without_a_citation():
     assert cite(result, CONTEXT).sentences[1].citations == []
 
 
-def test_the_default_threshold_is_the_benchmarks_figure():
-    """The library's default, the README's figures and the benchmark section all come from
-    the benchmark's stored result (written by ``bench_gate.py report``)."""
-    stored = json.loads(
-        (ROOT / "benchmarks" / "results" / "groundedness" / "default_threshold.json").read_text()
-    )
+def test_the_default_threshold_and_verdict_are_the_benchmarks_figures():
+    """The library's defaults, the README's figures and the benchmark section all come from
+    the benchmark's stored results (written by ``bench_gate.py report``)."""
+    results = ROOT / "benchmarks" / "results" / "groundedness"
+    stored = json.loads((results / "default_threshold.json").read_text())
     assert stored["threshold"] == DEFAULT_THRESHOLD
     assert stored["score"] == SCORE_NAME
     assert stored["model"] == "smollm2" and "FRANK valid" in stored["fitted_on"]
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("<!-- gate:figures -->")[1].split("<!-- /gate:figures -->")[0]
-    assert f"**{stored['threshold']:.3f}**" in block
-    frank, halueval = stored["frank_cnndm_test"], stored["halueval_qa"]
-    for figure in (
-        frank["flag_unsupported"],
-        frank["pass_supported"],
-        halueval["flag_unsupported"],
-    ):
-        assert f"{figure:.0%}" in block
-    assert f"balanced accuracy {frank['balanced_accuracy']:.2f}" in block
-    assert f"ROC AUC {frank['auroc']:.2f}" in block
     benchmarks = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
     assert f"Default threshold: **{stored['threshold']:.3f}**" in benchmarks
+    fitted = json.loads((results / "default_calibration.json").read_text())
+    assert Calibration.from_dict(fitted) == DEFAULT_CALIBRATION
+    held_out = fitted["held_out_smollm2"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- gate:figures -->")[1].split("<!-- /gate:figures -->")[0]
+    assert f"**{DEFAULT_CALIBRATION.block_at:.3f}**" in block
+    for key in ("halueval_pass", "halueval_flag", "frank_pass", "frank_flag", "short_pass"):
+        assert f"{held_out[key]:.0%}" in block
+    assert "Chosen: `informative + coverage`" in benchmarks
+    assert f"`block_at` {DEFAULT_CALIBRATION.block_at:.3f}" in benchmarks
+
+
+@pytest.mark.model
+def test_short_and_reworded_correct_answers_pass_and_invented_details_do_not(smollm2_scorer):
+    """Issue 48: the teapot answer copied word for word scored 0.476 < 0.49 and "It costs
+    €29." 0.236, both failed; an invented name or phone number must still fail."""
+    teapots = [
+        "All Lumora kettles come with a 2-year warranty. Teapots have a 1-year warranty "
+        "against manufacturing defects."
+    ]
+    price = ["The Glass Teapot holds 0.8 litres and costs €29. It is dishwasher safe."]
+    cases = [
+        ("How long is the teapot warranty?", teapots, "Teapots have a 1-year warranty.", True),
+        ("How much is the glass teapot?", price, "It costs €29.", True),
+        ("Who can I call about my teapot?", teapots, "Call Kristjan Tamm.", False),
+        ("Who can I call about my teapot?", teapots, "Call +372 555 1234.", False),
+    ]
+    for question, context, answer, correct in cases:
+        report = assess_answer(question, context, answer, smollm2_scorer)
+        assert report.p_unsupported is not None
+        assert (report.verdict != "unsupported") == correct, (answer, report)
+        assert report.grounded == correct
+    blocked = GroundednessFilter(mode="block", fallback="No.").judge_answer(
+        "Who can I call about my teapot?", teapots, "Call Kristjan Tamm.", smollm2_scorer
+    )
+    assert blocked.blocked and blocked.answer == "No."
+    assert any("Kristjan" in s.text for s in blocked.report.unsupported_spans)  # type: ignore[union-attr]
+
+
+@pytest.mark.model
+def test_calibrate_fits_smollm2_on_a_fast_slice_of_the_shipped_set(smollm2_scorer):
+    """The shipped set's short hand-written cases (one-sentence contexts): a fit in
+    seconds, with held-out figures."""
+    short = [e for e in shipped_examples() if isinstance(e.context, str) and len(e.context) < 90]
+    written = short[:8]  # four cases, a correct and an invented answer each
+    assert len(written) == 8
+    calibration = calibrate(smollm2_scorer, written, progress=False)
+    assert calibration.model == "smollm2"
+    assert calibration.n_supported + calibration.n_unsupported == len(written)
+    _, w_coverage = calibration.weights
+    assert w_coverage < 0  # more of the answer's words in the context: less unsupported
+    assert 0.5 <= calibration.balanced_accuracy <= 1.0
 
 
 @pytest.mark.model

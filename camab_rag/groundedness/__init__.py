@@ -4,8 +4,10 @@ The gate scores the answer twice, with the full context and with none (two model
 :mod:`~camab_rag.groundedness.anchors`), and keeps every answer token's log-probability
 under both (:class:`~camab_rag.token_support.TokenSupport`). From those alone it derives:
 
-* the answer's **score** (:mod:`~camab_rag.groundedness.score`) and its verdict
-  ``score >= threshold``;
+* the answer's **score** (:mod:`~camab_rag.groundedness.score`) and its **verdict**,
+  ``supported``, ``uncertain`` or ``unsupported``, with a calibrated ``P(unsupported)``
+  (:mod:`~camab_rag.groundedness.verdict`: from the answer's informative words, how many
+  the context holds and how much of their surprisal it explains);
 * each **sentence**'s score and verdict, and the **unsupported spans** (runs of tokens the
   context does not make more likely and that stay unlikely with it);
 * **abstentions** ("I don't know", "the documents do not say"): neither flagged nor cited
@@ -16,14 +18,17 @@ under both (:class:`~camab_rag.token_support.TokenSupport`). From those alone it
 :func:`assess_answer` judges an answer with no attribution (the two calls);
 :func:`assess_groundedness` judges an attribution (reading the anchors from
 ``attribute(..., anchors=True)``, or scoring them). :class:`GroundednessFilter` attaches
-the verdict (``mode="flag"``) or replaces an ungrounded answer by a fallback
-(``mode="block"``); its :meth:`~GroundednessFilter.calibrate` fits the threshold for your
-model on a handful of :class:`LabelledAnswer` objects. Evidence: BENCHMARKS.md,
+the verdict (``mode="flag"``: ``uncertain`` and ``unsupported`` are marked) or replaces an
+``unsupported`` answer by a fallback (``mode="block"``); its
+:meth:`~GroundednessFilter.calibrate` fits the verdict for your model in one call, on the
+labelled set shipped in :mod:`camab_rag.data` or on your own :class:`LabelledAnswer`
+objects. Evidence: BENCHMARKS.md,
 "Groundedness gate on human-labelled answers (FRANK, HaluEval)".
 
-Modules: ``anchors`` (the two calls), ``score`` (the answer's score), ``report`` (the
-report, ``DEFAULT_THRESHOLD``), ``gain`` (assessing, the context gain), ``abstention``,
-``calibration`` (``calibrate``), ``filter``.
+Modules: ``anchors`` (the two calls), ``score`` (the answer's score, its informative
+words), ``verdict`` (the calibrated verdict model), ``report`` (the report,
+``DEFAULT_THRESHOLD``), ``gain`` (assessing, the context gain), ``abstention``,
+``calibration`` (``calibrate``, the shipped set), ``filter``.
 """
 
 from __future__ import annotations

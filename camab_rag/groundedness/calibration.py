@@ -1,30 +1,47 @@
-"""Fit the gate's threshold to your own model on a handful of labelled answers.
+"""Calibrate the gate's verdict for any model: one call, no labels of your own needed.
 
-The shipped :data:`~camab_rag.groundedness.report.DEFAULT_THRESHOLD` was fitted for the embedded
-SmolLM2 on FRANK (``BENCHMARKS.md``, "Groundedness gate"); another model spreads its
-scores differently. :func:`calibrate` judges each labelled answer with
-:func:`~camab_rag.groundedness.assess_answer` (two model calls each) and returns the
-threshold that best separates the supported answers from the unsupported ones (highest
-balanced accuracy), with the figures it was chosen on. Answers that decline to answer
-("I don't know") are left out of the fit and counted: the gate never flags them, whatever
-their score.
+What: :func:`calibrate` fits the verdict model (:class:`~camab_rag.groundedness.verdict.
+Calibration`: ``P(unsupported)`` from the gate's score and the share of the answer's
+informative words the context holds, and how much of their surprisal it explains) for
+``scorer``'s model. Why: another model spreads
+its scores differently; a probability read the same way for every model lets the shipped
+cut points (``block_at``, ``flag_at``) stay. How: with no examples it scores the labelled
+set that ships in :mod:`camab_rag.data` (``calibration.jsonl``: HaluEval QA and FRANK
+CNN/DM answers with their human labels, plus short and follow-up answers written for it;
+sources and licences in ``camab_rag/data/README.md``), two model calls per answer; with
+your own labelled answers it fits on those. The result states held-out figures
+(cross-validated by context). Answers that decline to answer ("I don't know") are left
+out and counted: the gate never flags them.
 :meth:`GroundednessFilter.calibrate <camab_rag.groundedness.GroundednessFilter.calibrate>`
 returns a filter that uses it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+import json
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from importlib import resources
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness.gain import answer_steps
+from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, clipped
 from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE
 from camab_rag.scorers.base import scorer_model_name
 from camab_rag.steps import Steps, asynced, synced
+
+FloatArray = NDArray[np.float64]
+Progress = Callable[[int, int], None]
+FOLDS = 5
+RIDGE = 1e-3
+"""L2 penalty of the logistic fit (per unit of total sample weight): keeps a small or
+separable set from giving infinite weights."""
+SHIPPED_SET = "calibration.jsonl"
 
 
 @dataclass(frozen=True)
@@ -35,41 +52,17 @@ class LabelledAnswer:
     context: object
     answer: str
     supported: bool
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """A threshold fitted on labelled answers, and what it was fitted on.
-
-    ``balanced_accuracy`` and ``auroc`` are in-sample (the threshold was chosen on the same
-    answers), so optimistic on a handful of examples. ``n_abstained``: answers left out
-    because they decline to answer.
-    """
-
-    threshold: float
-    n_supported: int
-    n_unsupported: int
-    balanced_accuracy: float
-    auroc: float
-    model: str
-    n_abstained: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "threshold": self.threshold,
-            "n_supported": self.n_supported,
-            "n_unsupported": self.n_unsupported,
-            "balanced_accuracy": self.balanced_accuracy,
-            "auroc": self.auroc,
-            "model": self.model,
-            "n_abstained": self.n_abstained,
-        }
+    kind: str = "answer"
+    """Which kind of answer (e.g. ``"qa"``, ``"summary"``): each kind weighs alike in
+    the fit."""
 
 
 def _labelled(example: object, index: int) -> LabelledAnswer:
     if isinstance(example, LabelledAnswer):
         return example
+    kind = "answer"
     if isinstance(example, Mapping):
+        kind = str(example.get("kind", kind))
         try:
             fields = [example[k] for k in ("question", "context", "answer", "supported")]
         except KeyError as missing:
@@ -86,7 +79,7 @@ def _labelled(example: object, index: int) -> LabelledAnswer:
         raise InputError(f"labelled example {index}: 'supported' must be True or False")
     if not isinstance(answer, str) or not answer.strip():
         raise InputError(f"labelled example {index}: the answer is empty")
-    return LabelledAnswer(str(question), context, answer, bool(supported))
+    return LabelledAnswer(str(question), context, answer, bool(supported), kind)
 
 
 def auroc(supported_scores: Sequence[float], unsupported_scores: Sequence[float]) -> float:
@@ -116,19 +109,157 @@ def fit_threshold(
     return chosen, float(accuracy.max())
 
 
-def calibrate_steps(
-    examples: Iterable[object],
-    scorer: Any,
+# ------------------------------------------------------------------ the logistic fit
+def design(scores: Sequence[float], coverages: Sequence[float]) -> FloatArray:
+    """The model's inputs: one row ``(clip(informative, -1, 1), coverage)`` per answer."""
+    return np.array([[clipped(s), float(c)] for s, c in zip(scores, coverages)], dtype=float)
+
+
+def kind_weights(kinds: Sequence[str]) -> FloatArray:
+    """Sample weights under which every kind of answer weighs alike (mean weight 1)."""
+    names = sorted(set(kinds))
+    counts = {k: sum(1 for x in kinds if x == k) for k in names}
+    return np.array([len(kinds) / (len(names) * counts[k]) for k in kinds], dtype=float)
+
+
+def fit_logistic(
+    x: FloatArray, unsupported: Sequence[bool], weights: FloatArray | None = None
+) -> tuple[tuple[float, float], float]:
+    """Weighted logistic regression of ``unsupported`` on the rows of ``x`` (Newton's
+    method, L2 penalty :data:`RIDGE` on the weights, not the bias). Returns the weights
+    and the bias."""
+    y = np.asarray(unsupported, dtype=float)
+    w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=float)
+    a = np.column_stack([x, np.ones(y.size)])
+    penalty = np.diag([RIDGE * w.sum()] * x.shape[1] + [0.0])
+    beta = np.zeros(a.shape[1])
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-np.clip(a @ beta, -30, 30)))
+        gradient = a.T @ (w * (p - y)) + penalty @ beta
+        hessian = (a * (w * p * (1 - p))[:, None]).T @ a + penalty + 1e-9 * np.eye(a.shape[1])
+        step = np.linalg.solve(hessian, gradient)
+        beta -= step
+        if float(np.abs(step).max()) < 1e-10:
+            break
+    return (float(beta[0]), float(beta[1])), float(beta[2])
+
+
+def balanced_accuracy(p_unsupported: FloatArray, unsupported: Sequence[bool], cut: float) -> float:
+    """Balanced accuracy of the verdict ``unsupported`` (``p >= cut``)."""
+    y = np.asarray(unsupported, dtype=bool)
+    flagged = np.asarray(p_unsupported) >= cut
+    return float((flagged[y].mean() + (~flagged[~y]).mean()) / 2)
+
+
+def out_of_fold(
+    x: FloatArray,
+    unsupported: Sequence[bool],
+    groups: Sequence[str],
+    weights: FloatArray | None = None,
+    folds: int = FOLDS,
+) -> FloatArray:
+    """Each answer's ``P(unsupported)`` from a model fitted without its fold (answers of
+    one context share a fold; contexts dealt to folds in order of first appearance)."""
+    y = np.asarray(unsupported, dtype=bool)
+    w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=float)
+    order = list(dict.fromkeys(groups))
+    fold_of = {g: i % folds for i, g in enumerate(order)}
+    fold = np.array([fold_of[g] for g in groups])
+    p = np.zeros(y.size)
+    for k in range(min(folds, len(order))):
+        test, train = fold == k, fold != k
+        if not train.any():  # one context only: nothing to hold out against
+            p[test] = 0.5
+            continue
+        if len(set(y[train].tolist())) < 2:
+            p[test] = float(np.average(y[train], weights=w[train]))
+            continue
+        (w_score, w_coverage), bias = fit_logistic(x[train], y[train], w[train])
+        p[test] = 1.0 / (1.0 + np.exp(-(bias + x[test] @ np.array([w_score, w_coverage]))))
+    return p
+
+
+def fit_calibration(
+    scores: Sequence[float],
+    coverages: Sequence[float],
+    unsupported: Sequence[bool],
     *,
+    groups: Sequence[str],
+    kinds: Sequence[str] | None = None,
+    model: str = "",
+    fitted_on: str = "",
+    base: Calibration = DEFAULT_CALIBRATION,
+    n_abstained: int = 0,
+) -> Calibration:
+    """The verdict model fitted on labelled figures (every kind weighing alike), with
+    ``base``'s cut points and held-out figures from :func:`out_of_fold`."""
+    y = [bool(u) for u in unsupported]
+    _check_both(len(y) - sum(y), len(y), "")
+    x = design(scores, coverages)
+    weights = kind_weights(list(kinds) if kinds is not None else ["answer"] * len(y))
+    fitted, bias = fit_logistic(x, y, weights)
+    held_out = out_of_fold(x, y, groups, weights)
+    y_array = np.asarray(y, dtype=bool)
+    return replace(
+        base,
+        weights=fitted,
+        bias=bias,
+        model=model,
+        n_supported=len(y) - sum(y),
+        n_unsupported=sum(y),
+        balanced_accuracy=balanced_accuracy(held_out, y, base.block_at),
+        auroc=auroc(list(-held_out[~y_array]), list(-held_out[y_array])),
+        n_abstained=n_abstained,
+        fitted_on=fitted_on,
+    )
+
+
+# ------------------------------------------------------------------ labelled answers
+def shipped_examples() -> list[LabelledAnswer]:
+    """The labelled set that ships with the library (``camab_rag/data/calibration.jsonl``;
+    its README says where each row comes from)."""
+    text = resources.files("camab_rag.data").joinpath(SHIPPED_SET).read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [
+        LabelledAnswer(r["question"], r["context"], r["answer"], bool(r["supported"]), r["kind"])
+        for r in rows
+    ]
+
+
+def _context_key(example: LabelledAnswer) -> str:
+    return json.dumps(example.context, sort_keys=True, default=str)
+
+
+def _printed(done: int, total: int) -> None:
+    end = "\n" if done == total else ""
+    print(f"\rcalibrating: {done}/{total} answers scored", end=end, file=sys.stderr, flush=True)
+
+
+def calibrate_steps(
+    scorer: Any,
+    examples: Iterable[object] | None = None,
+    *,
+    progress: bool | Progress = True,
     user_template: str = DEFAULT_USER_TEMPLATE,
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
 ) -> Steps[Calibration]:
     """:func:`calibrate` as a generator of model calls."""
-    labelled = [_labelled(example, i) for i, example in enumerate(examples)]
+    if not callable(getattr(scorer, "score", None)):
+        hint = ""
+        if callable(getattr(examples, "score", None)):
+            hint = " (the scorer comes first: calibrate(scorer, examples))"
+        raise InputError(f"scorer must have a score(requests) method{hint}")
+    shipped = examples is None
+    labelled = (
+        shipped_examples() if shipped else [_labelled(e, i) for i, e in enumerate(examples or ())]
+    )
     _check_both(sum(e.supported for e in labelled), len(labelled), "")
-    scores: dict[bool, list[float]] = {True: [], False: []}
+    report_progress: Progress | None = (
+        _printed if progress is True else (progress if callable(progress) else None)
+    )
+    kept: list[tuple[LabelledAnswer, float, float]] = []
     abstained = 0
-    for example in labelled:
+    for done, example in enumerate(labelled, start=1):
         report = yield from answer_steps(
             example.question,
             example.context,
@@ -137,20 +268,25 @@ def calibrate_steps(
             user_template=user_template,
             system_prompt=system_prompt,
         )
-        if report.abstained:  # the gate never flags it: its score must not move the threshold
+        if report.abstained:  # the gate never flags it: its score must not move the fit
             abstained += 1
-            continue
-        scores[example.supported].append(report.score)
+        else:
+            coverage = report.coverage if report.coverage is not None else 1.0
+            informative = report.informative if report.informative is not None else report.score
+            kept.append((example, informative, coverage))
+        if report_progress is not None:
+            report_progress(done, len(labelled))
     left_out = f" after leaving out {abstained} that decline to answer" if abstained else ""
-    _check_both(len(scores[True]), len(scores[True]) + len(scores[False]), left_out)
-    threshold, accuracy = fit_threshold(scores[True], scores[False])
-    return Calibration(
-        threshold=threshold,
-        n_supported=len(scores[True]),
-        n_unsupported=len(scores[False]),
-        balanced_accuracy=accuracy,
-        auroc=auroc(scores[True], scores[False]),
+    n_supported = sum(e.supported for e, _, _ in kept)
+    _check_both(n_supported, len(kept), left_out)
+    return fit_calibration(
+        [s for _, s, _ in kept],
+        [c for _, _, c in kept],
+        [not e.supported for e, _, _ in kept],
+        groups=[_context_key(e) for e, _, _ in kept],
+        kinds=[e.kind for e, _, _ in kept],
         model=scorer_model_name(scorer),
+        fitted_on="the shipped calibration set" if shipped else f"{len(labelled)} own answers",
         n_abstained=abstained,
     )
 
@@ -166,15 +302,17 @@ def _check_both(n_supported: int, n: int, left_out: str) -> None:
 calibrate = synced(
     calibrate_steps,
     "calibrate",
-    """Fit the gate's threshold for ``scorer``'s model on labelled answers (two model calls
-    per answer).
+    """Fit the gate's verdict for ``scorer``'s model (two model calls per answer).
 
-    ``examples``: :class:`LabelledAnswer` objects, mappings with ``question``,
+    ``calibrate(scorer)`` scores the labelled set shipped with the library (about 130
+    answers: a few minutes on CPU for the embedded model; ``progress`` prints how far it
+    is, or pass a function ``(done, total)``). ``calibrate(scorer, examples)`` fits on
+    your own labels: :class:`LabelledAnswer` objects, mappings with ``question``,
     ``context``, ``answer`` and ``supported``, or ``(question, context, answer,
-    supported)`` tuples; at least one supported and one unsupported. A few dozen answers
-    like the ones your application gives (same model, same kind of context) are enough to
-    place the threshold; more make it steadier. Returns a :class:`Calibration`; pass its
-    ``threshold`` to :class:`~camab_rag.groundedness.GroundednessFilter`, or use
+    supported)`` tuples; at least one supported and one unsupported. Returns a
+    :class:`~camab_rag.groundedness.verdict.Calibration` (its ``balanced_accuracy`` and
+    ``auroc`` are held out: cross-validated by context); pass it to
+    :class:`~camab_rag.groundedness.GroundednessFilter` (``calibration=``) or use
     :meth:`GroundednessFilter.calibrate`.
     """,
 )
@@ -188,7 +326,14 @@ __all__ = [
     "LabelledAnswer",
     "acalibrate",
     "auroc",
+    "balanced_accuracy",
     "calibrate",
     "calibrate_steps",
+    "design",
+    "fit_calibration",
+    "fit_logistic",
     "fit_threshold",
+    "kind_weights",
+    "out_of_fold",
+    "shipped_examples",
 ]

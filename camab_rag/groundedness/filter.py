@@ -17,9 +17,10 @@ from typing import Any, Literal
 import numpy as np
 
 from camab_rag.errors import InputError, WrongTypeError
-from camab_rag.groundedness.calibration import Calibration, calibrate_steps
+from camab_rag.groundedness.calibration import calibrate_steps
 from camab_rag.groundedness.gain import answer_steps, assess_steps
-from camab_rag.groundedness.report import DEFAULT_THRESHOLD, GroundednessReport
+from camab_rag.groundedness.report import GroundednessReport, recalibrated
+from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
 from camab_rag.prompts import PromptBuilder
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import ChatMessage
@@ -38,9 +39,11 @@ DEFAULT_FALLBACK = (
 class FilteredAnswer:
     """What the filter returns: the answer to show and the verdict behind it.
 
-    ``grounded`` is ``None`` when groundedness is unknown (the attribution failed); such an
-    answer is blocked by a ``mode="block"`` filter (fail closed) unless it was built with
-    ``on_error="pass"``.
+    ``verdict`` is ``"supported"``, ``"uncertain"`` or ``"unsupported"`` (``grounded``:
+    not ``"unsupported"``); both are ``None`` when groundedness is unknown (the
+    attribution failed), and such an answer is blocked by a ``mode="block"`` filter (fail
+    closed) unless it was built with ``on_error="pass"``. ``flagged``: the answer should be
+    shown marked (``uncertain``, ``unsupported`` or unknown).
     """
 
     answer: str
@@ -50,12 +53,23 @@ class FilteredAnswer:
     mode: Mode
     report: GroundednessReport | None
     error: str | None = None
+    verdict: Verdict | None = None
+
+    @property
+    def flagged(self) -> bool:
+        return self.verdict != "supported"
+
+    def __repr__(self) -> str:
+        state = "blocked" if self.blocked else ("flagged" if self.flagged else "shown")
+        return f"FilteredAnswer({self.verdict or 'unknown'}, {state}, mode={self.mode!r})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "answer": self.answer,
             "original_answer": self.original_answer,
             "grounded": self.grounded,
+            "verdict": self.verdict,
+            "flagged": self.flagged,
             "blocked": self.blocked,
             "mode": self.mode,
             "report": self.report.to_dict() if self.report is not None else None,
@@ -67,6 +81,9 @@ class FilteredAnswer:
         """Inverse of :meth:`to_dict`."""
         report = data.get("report")
         grounded = data.get("grounded")
+        verdict = data.get("verdict")
+        if verdict is None and grounded is not None:  # a dict written before verdicts
+            verdict = "supported" if grounded else "unsupported"
         return cls(
             answer=str(data["answer"]),
             original_answer=str(data["original_answer"]),
@@ -75,6 +92,7 @@ class FilteredAnswer:
             mode=data["mode"],
             report=GroundednessReport.from_dict(report) if report is not None else None,
             error=data.get("error"),
+            verdict=verdict,
         )
 
 
@@ -85,10 +103,15 @@ class GroundednessFilter:
     """Flag or block answers that the retrieved context does not support.
 
     Args:
-        threshold: the gate's score needed to pass (:data:`DEFAULT_THRESHOLD` was fitted
-            for the embedded SmolLM2; :meth:`calibrate` fits one for another model).
-        mode: ``"flag"`` keeps the answer and attaches the verdict; ``"block"`` replaces an
-            ungrounded answer by ``fallback``.
+        threshold: ``None`` (default): the calibrated verdict (``supported``,
+            ``uncertain``, ``unsupported``, :attr:`calibration`); a number: the two-verdict
+            rule ``score >= threshold`` instead.
+        calibration: the verdict model (default :data:`~camab_rag.groundedness.verdict.
+            DEFAULT_CALIBRATION`, fitted for the embedded SmolLM2; :meth:`calibrate` fits
+            one for another model).
+        mode: ``"flag"`` keeps the answer and marks ``uncertain`` and ``unsupported``
+            ones (``FilteredAnswer.flagged``); ``"block"`` replaces an ``unsupported``
+            answer by ``fallback``.
         fallback: the replacement text, or a function ``(result, report) -> str`` (one
             that raises gives the default text: a blocked answer stays blocked).
         top_k: segments counted in the top-share figure.
@@ -106,8 +129,9 @@ class GroundednessFilter:
 
     def __init__(
         self,
-        threshold: float = DEFAULT_THRESHOLD,
+        threshold: float | None = None,
         *,
+        calibration: Calibration | None = None,
         mode: Mode = "flag",
         fallback: Fallback = DEFAULT_FALLBACK,
         top_k: int = 2,
@@ -120,7 +144,7 @@ class GroundednessFilter:
             on_error = "block" if mode == "block" else "pass"
         if on_error not in ("pass", "block"):
             raise InputError(f"on_error must be 'pass' or 'block', got {on_error!r}")
-        if (
+        if threshold is not None and (
             isinstance(threshold, bool)
             or not isinstance(threshold, (int, float, np.number))
             or not np.isfinite(threshold)
@@ -130,19 +154,27 @@ class GroundednessFilter:
                 if callable(getattr(threshold, "score", None))
                 else ""
             )
-            raise InputError(f"threshold must be a finite number, got {threshold!r}{scorer_hint}")
+            raise InputError(
+                f"threshold must be a finite number or None, got {threshold!r}{scorer_hint}"
+            )
+        if calibration is not None and not isinstance(calibration, Calibration):
+            raise InputError(
+                "calibration must be a camab_rag.groundedness.verdict.Calibration (from "
+                f"calibrate()), got {type(calibration).__name__}"
+            )
         if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
             raise InputError(f"top_k must be an integer >= 1, got {top_k!r}")
         if not (isinstance(fallback, str) or callable(fallback)):
             raise InputError("fallback must be a string or a function (result, report) -> str")
-        self.threshold = float(threshold)
+        self.threshold = None if threshold is None else float(threshold)
         self.mode: Mode = mode
         self.fallback = fallback
         self.top_k = top_k
         self.on_error = on_error
         self.scorer = scorer
-        self.calibration: Calibration | None = None
-        """What :meth:`calibrate` fitted the threshold on (``None``: set by hand)."""
+        self.calibration: Calibration = calibration or DEFAULT_CALIBRATION
+        """The verdict model (used when ``threshold`` is ``None``) and what it was fitted
+        on."""
 
     def _fallback_text(self, result: AttributionResult, report: GroundednessReport | None) -> str:
         """The text shown instead of a blocked answer; a fallback function that fails
@@ -172,10 +204,13 @@ class GroundednessFilter:
             mode=self.mode,
             report=None,
             error=error,
+            verdict="unsupported" if no_context else None,
         )
 
     def _verdict(self, result: AttributionResult, report: GroundednessReport) -> FilteredAnswer:
-        block = self.mode == "block" and not report.grounded
+        if self.threshold is None and self.calibration is not DEFAULT_CALIBRATION:
+            report = recalibrated(report, self.calibration)
+        block = self.mode == "block" and report.verdict == "unsupported"
         return FilteredAnswer(
             answer=self._fallback_text(result, report) if block else result.response,
             original_answer=result.response,
@@ -183,6 +218,7 @@ class GroundednessFilter:
             blocked=block,
             mode=self.mode,
             report=report,
+            verdict=report.verdict,
         )
 
     def _assess_kwargs(
@@ -319,31 +355,47 @@ class GroundednessFilter:
 
     # ------------------------------------------------------------------ calibration
     def _calibrated(self, calibration: Calibration) -> GroundednessFilter:
-        gate = GroundednessFilter(
-            calibration.threshold,
+        return GroundednessFilter(
+            calibration=calibration,
             mode=self.mode,
             fallback=self.fallback,
             top_k=self.top_k,
             on_error=self.on_error,
             scorer=self.scorer,
         )
-        gate.calibration = calibration
-        return gate
 
-    def calibrate(self, examples: Iterable[object], scorer: Any = None) -> GroundednessFilter:
-        """A copy of this filter whose threshold is fitted for ``scorer``'s model (the
-        filter's own scorer by default) on labelled answers
-        (:func:`~camab_rag.groundedness.calibration.calibrate`: two calls per answer); the copy's
-        :attr:`calibration` says on what."""
-        chosen = scorer if scorer is not None else self.scorer
-        return self._calibrated(drive(calibrate_steps(examples, chosen)))
+    def _calibration_args(
+        self, scorer: Any, examples: Iterable[object] | None
+    ) -> tuple[Any, Iterable[object] | None]:
+        if scorer is not None and not callable(getattr(scorer, "score", None)):
+            scorer, examples = examples, scorer  # the older order: calibrate(examples, scorer)
+        return (scorer if scorer is not None else self.scorer), examples
+
+    def calibrate(
+        self,
+        scorer: Any = None,
+        examples: Iterable[object] | None = None,
+        *,
+        progress: bool | Callable[[int, int], None] = True,
+    ) -> GroundednessFilter:
+        """A copy of this filter whose verdict is calibrated for ``scorer``'s model (the
+        filter's own scorer by default), on the shipped labelled set or on ``examples``
+        (:func:`~camab_rag.groundedness.calibration.calibrate`: two calls per answer); the
+        copy's :attr:`calibration` says on what, with held-out figures."""
+        chosen, examples = self._calibration_args(scorer, examples)
+        return self._calibrated(drive(calibrate_steps(chosen, examples, progress=progress)))
 
     async def acalibrate(
-        self, examples: Iterable[object], scorer: Any = None
+        self,
+        scorer: Any = None,
+        examples: Iterable[object] | None = None,
+        *,
+        progress: bool | Callable[[int, int], None] = True,
     ) -> GroundednessFilter:
         """Async :meth:`calibrate` (scores with ``scorer.ascore``)."""
-        chosen = scorer if scorer is not None else self.scorer
-        return self._calibrated(await adrive(calibrate_steps(examples, chosen)))
+        chosen, examples = self._calibration_args(scorer, examples)
+        calibration = await adrive(calibrate_steps(chosen, examples, progress=progress))
+        return self._calibrated(calibration)
 
 
 def check_groundedness_filter(value: object, *, blocking_refused: str | None = None) -> None:

@@ -22,7 +22,6 @@ from camab_rag.groundedness.anchors import (
     default_builder,
 )
 from camab_rag.groundedness.report import (
-    DEFAULT_THRESHOLD,
     ContextGain,
     FloatArray,
     GainSource,
@@ -184,17 +183,17 @@ ameasure_context_gain = asynced(
 )
 
 
-def _check(result: AttributionResult, threshold: float) -> None:
+def _check(result: AttributionResult, threshold: float | None) -> None:
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); groundedness is unknown")
-    if not np.isfinite(threshold):
+    if threshold is not None and not np.isfinite(threshold):
         raise InputError(f"threshold must be a finite number, got {threshold!r}")
 
 
 def assess_steps(
     result: AttributionResult,
     *,
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float | None = None,
     top_k: int = 2,
     context: object = None,
     scorer: Any = None,
@@ -271,7 +270,7 @@ def answer_steps(
     answer: str,
     scorer: Any,
     *,
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float | None = None,
     prompt_builder: PromptBuilder | None = None,
     user_template: str = DEFAULT_USER_TEMPLATE,
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
@@ -282,7 +281,7 @@ def answer_steps(
         raise InputError("the answer is empty: there is nothing to judge")
     if not callable(getattr(scorer, "score", None)):
         raise InputError("scorer must have a score(requests) method")
-    if not np.isfinite(threshold):
+    if threshold is not None and not np.isfinite(threshold):
         raise InputError(f"threshold must be a finite number, got {threshold!r}")
     if prompt_builder is not None and history:
         raise InputError("pass history= or prompt_builder= (whose prompt holds the history)")
@@ -313,12 +312,13 @@ assess_answer = synced(
 
     Returns a :class:`~camab_rag.groundedness.GroundednessReport` with the answer's score
     and verdict, each sentence's, the unsupported spans and every token's log-probs
-    (``report.token_support``). ``threshold`` is in the gate's score units
-    (:func:`~camab_rag.groundedness.calibration.calibrate` fits one for your model). ``context`` is
-    a string or documents; ``history`` the earlier chat messages (``{"role": ...,
-    "content": ...}``, oldest first), which count as context like the documents (each
-    sentence's ``support_from`` says which part it rests on); ``prompt_builder`` (e.g.
-    the prompt the model really received) replaces the default template.
+    (``report.token_support``). The verdict is calibrated (``report.verdict``,
+    ``report.p_unsupported``); a ``threshold`` in the gate's score units replaces it by
+    ``score >= threshold``. ``context`` is a string or documents; ``history`` the earlier
+    chat messages (``{"role": ..., "content": ...}``, oldest first), which count as
+    context like the documents (each sentence's ``support_from`` says which part it rests
+    on); ``prompt_builder`` (e.g. the prompt the model really received) replaces the
+    default template.
     """,
 )
 aassess_answer = asynced(

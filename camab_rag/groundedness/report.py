@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -22,11 +22,14 @@ from camab_rag.groundedness.score import (
     STOPWORDS,
     absent_pieces,
     answer_score,
+    coverage,
     explained,
+    informative_score,
     support_score,
     taken_pieces,
     words,
 )
+from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.scorers.base import ScoredBy
 from camab_rag.token_support import Span, TokenSupport
@@ -35,16 +38,18 @@ FloatArray = NDArray[np.float64]
 GainSource = Literal["observed", "measured", "surrogate"]
 
 DEFAULT_THRESHOLD = 0.49
-"""The gate's score (the share of its least supported sentence's surprisal that the context
-explains, context-absent words explaining nothing: :mod:`~camab_rag.groundedness.score`)
-at or above which an answer passes.
+"""The gate's score (the share of its least supported sentence's surprisal that the
+context explains, context-absent words explaining nothing: :mod:`~camab_rag.groundedness.
+score`) at or above which an answer passes under the two-verdict rule: used when no
+token log-probs are known (a surrogate report) and by ``cite()``'s sentence rule. The
+default verdict is calibrated instead (:data:`~camab_rag.groundedness.verdict.
+DEFAULT_CALIBRATION`).
 
 Fitted for the embedded SmolLM2 on the CNN/DM summaries of FRANK's ``valid`` rows (human
 factuality labels; the balanced-accuracy optimum), by ``benchmarks/bench_gate.py report``,
 which writes it to ``benchmarks/results/groundedness/default_threshold.json`` (a test
 checks the two agree); figures on the ``test`` rows in ``BENCHMARKS.md``, "Groundedness
-gate". Another model, prompt or kind of answer: fit your own with
-:func:`~camab_rag.groundedness.calibration.calibrate`."""
+gate"."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,26 @@ class SentenceGroundedness:
     it takes none or the context is unknown."""
     score: float | None = None
     """The figure compared with the threshold (``None``: the gain)."""
+    verdict: Verdict | None = None
+    """``supported``, ``uncertain`` or ``unsupported`` (``None``: read from
+    ``supported``); ``supported`` is ``verdict != "unsupported"``."""
+    p_unsupported: float | None = None
+    """The calibrated probability that the sentence is unsupported (``None``: unknown)."""
+    coverage: float | None = None
+    """Share of its informative words the context holds (:func:`~camab_rag.groundedness.
+    score.coverage`)."""
+    informative: float | None = None
+    """The explained share of its informative tokens (:func:`~camab_rag.groundedness.
+    score.informative_score`)."""
+
+    def __post_init__(self) -> None:
+        if self.verdict is None:
+            object.__setattr__(self, "verdict", "supported" if self.supported else "unsupported")
+
+    def __repr__(self) -> str:
+        p = "" if self.p_unsupported is None else f", p_unsupported={self.p_unsupported:.2f}"
+        text = self.text if len(self.text) <= 40 else self.text[:37] + "..."
+        return f"SentenceGroundedness({text!r}, {self.verdict}{p})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -98,6 +123,10 @@ class SentenceGroundedness:
             "score": self.score,
             "top_share": self.top_share,
             "supported": self.supported,
+            "verdict": self.verdict,
+            "p_unsupported": self.p_unsupported,
+            "coverage": self.coverage,
+            "informative": self.informative,
             "source": self.source,
             "abstention": self.abstention,
             "support_from": list(self.support_from),
@@ -118,6 +147,10 @@ class SentenceGroundedness:
                 p for p in data.get("support_from") or () if p in ("documents", "conversation")
             ),
             score=_optional_float(data.get("score")),
+            verdict=data.get("verdict"),
+            p_unsupported=_optional_float(data.get("p_unsupported")),
+            coverage=_optional_float(data.get("coverage")),
+            informative=_optional_float(data.get("informative")),
         )
 
 
@@ -127,10 +160,22 @@ class GroundednessReport:
 
     Attributes:
         score: the gate's score, the share of its least supported sentence's surprisal
-            that the context explains (:mod:`~camab_rag.groundedness.score`), compared
-            with ``threshold``.
-        grounded: ``score >= threshold`` (every sentence that claims something passes),
-            or the answer only declines to answer (``abstained``).
+            that the context explains (:mod:`~camab_rag.groundedness.score`).
+        threshold: the score cut of the two-verdict rule (the one given, else
+            :data:`DEFAULT_THRESHOLD`); the calibrated verdict does not use it.
+        verdict: ``"supported"``, ``"uncertain"`` or ``"unsupported"``: from the calibrated
+            ``p_unsupported`` (its ``block_at`` and ``flag_at``), or, when a ``threshold``
+            was given, ``score >= threshold`` (two verdicts); an abstention is supported.
+        p_unsupported: the calibrated probability that the answer is unsupported (from
+            ``informative`` and ``coverage``; ``None`` when it could not be computed: no
+            token log-probs, or an abstention).
+        coverage: share of the answer's informative words (content words, names,
+            numbers) the context holds, its least covered sentence's.
+        informative: the explained share of the answer's informative tokens, its least
+            supported sentence's (:func:`~camab_rag.groundedness.score.
+            informative_score`).
+        grounded: ``verdict != "unsupported"`` (``mode="block"`` blocks only
+            ``unsupported``).
         full_reward, empty_reward: the answer's mean log-prob (its reward) with the full
             context and with none (a surrogate's are the linear fit's predictions).
         source: ``"observed"`` (read from the attribution: its anchors or history),
@@ -164,6 +209,22 @@ class GroundednessReport:
     unsupported_spans: list[Span] = field(default_factory=list)
     abstained: bool = False
     scored_by: ScoredBy | None = None
+    verdict: Verdict | None = None
+    p_unsupported: float | None = None
+    coverage: float | None = None
+    informative: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.verdict is None:
+            object.__setattr__(self, "verdict", "supported" if self.grounded else "unsupported")
+
+    def __repr__(self) -> str:
+        p = "" if self.p_unsupported is None else f", p_unsupported={self.p_unsupported:.2f}"
+        flagged = len(self.unsupported_sentences)
+        return (
+            f"GroundednessReport({self.verdict}{p}, score={self.score:.3f}, "
+            f"{len(self.sentences)} sentence(s), {flagged} unsupported)"
+        )
 
     @property
     def unsupported_sentences(self) -> list[SentenceGroundedness]:
@@ -187,6 +248,10 @@ class GroundednessReport:
             "score_name": SCORE_NAME,
             "threshold": self.threshold,
             "grounded": self.grounded,
+            "verdict": self.verdict,
+            "p_unsupported": self.p_unsupported,
+            "coverage": self.coverage,
+            "informative": self.informative,
             "source": self.source,
             "full_reward": self.full_reward,
             "empty_reward": self.empty_reward,
@@ -225,6 +290,10 @@ class GroundednessReport:
             unsupported_spans=[Span.from_dict(x) for x in data.get("unsupported_spans", [])],
             abstained=bool(data.get("abstained", False)),
             scored_by=ScoredBy.from_dict(data["scored_by"]) if data.get("scored_by") else None,
+            verdict=data.get("verdict"),
+            p_unsupported=_optional_float(data.get("p_unsupported")),
+            coverage=_optional_float(data.get("coverage")),
+            informative=_optional_float(data.get("informative")),
         )
 
 
@@ -258,7 +327,7 @@ def build_report(
     result: AttributionResult,
     chosen: ContextGain | None,
     source: GainSource,
-    threshold: float,
+    threshold: float | None,
     top_k: int,
     extra_queries: int,
 ) -> GroundednessReport:
@@ -266,7 +335,9 @@ def build_report(
     statement scores (a lone claiming sentence takes the measured gain,
     :func:`_anchored_gains`), read against the answer's ``L(empty)`` (observed, or the
     surrogate's prediction); the answer's score is its least supported sentence's (the
-    whole answer's explained share when it has no statements)."""
+    whole answer's explained share when it has no statements). No token log-probs: the
+    two-verdict rule ``score >= threshold`` (:data:`DEFAULT_THRESHOLD` when ``None``)."""
+    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
     estimate = chosen if chosen is not None else surrogate_gain(result)
     if estimate is None:
         raise InputError("the attribution holds no evaluated subsets to estimate the score from")
@@ -327,9 +398,26 @@ def _abstained(answer: str, sentence_abstentions: Sequence[bool]) -> bool:
     return is_abstention(answer)
 
 
+def _judged(
+    score: float,
+    informative: float,
+    covered: float | None,
+    threshold: float | None,
+    calibration: Calibration,
+) -> tuple[Verdict, float | None]:
+    """The verdict and ``P(unsupported)`` of one text: calibrated, or (``threshold``
+    given, or no coverage known) ``score >= threshold`` (:data:`DEFAULT_THRESHOLD` when
+    none was given)."""
+    p = None if covered is None else calibration.p_unsupported(informative, covered)
+    if threshold is None and p is not None:
+        return calibration.verdict(p), p
+    cut = DEFAULT_THRESHOLD if threshold is None else threshold
+    return ("supported" if score >= cut else "unsupported"), p
+
+
 def support_report(
     support: TokenSupport,
-    threshold: float,
+    threshold: float | None = None,
     *,
     source: GainSource = "measured",
     extra_queries: int = 0,
@@ -337,14 +425,17 @@ def support_report(
     result: AttributionResult | None = None,
     top_k: int = 2,
     context_words: Collection[str] | None = None,
+    calibration: Calibration = DEFAULT_CALIBRATION,
 ) -> GroundednessReport:
     """The report from the two anchor calls' token log-probs: the answer's score and each
-    sentence's, the unsupported spans; abstaining sentences are neither scored into the
-    answer's figure nor flagged. ``result`` (an attribution of the same answer) adds the
-    top-share figures; ``context_words`` (:func:`~camab_rag.groundedness.anchors.
-    context_words`; default: ``result``'s segments) let the score discount answer words
-    the context lacks; the conversation's words (system prompt, earlier turns) are context
-    too, and each sentence says which part it takes its words from."""
+    sentence's, their coverage, calibrated ``P(unsupported)`` and verdict (``threshold``
+    given: ``score >= threshold`` decides instead), the unsupported spans; abstaining
+    sentences are neither scored into the answer's figure nor flagged. ``result`` (an
+    attribution of the same answer) adds the top-share figures; ``context_words``
+    (:func:`~camab_rag.groundedness.anchors.context_words`; default: ``result``'s
+    segments) let the score discount answer words the context lacks; the conversation's
+    words (system prompt, earlier turns) are context too, and each sentence says which
+    part it takes its words from."""
     if context_words is None and result is not None and result.segments:
         context_words = frozenset(w for s in result.segments for w in words(s.text))
     document_words, conversation = context_words, conversation_words(support)
@@ -354,7 +445,11 @@ def support_report(
     sentences: list[SentenceGroundedness] = []
     for span in support.sentences():
         abstention = is_abstention(span.text)
-        score = support_score(support.within([(span.start, span.end)]), context_words)
+        within = support.within([(span.start, span.end)])
+        score = support_score(within, context_words)
+        informative = informative_score(within, context_words)
+        covered = None if context_words is None else coverage(span.text, context_words)
+        verdict, p = _judged(score, informative, covered, threshold, calibration)
         sentences.append(
             SentenceGroundedness(
                 text=span.text,
@@ -362,16 +457,34 @@ def support_report(
                 end=span.end,
                 gain=span.gain,
                 top_share=shares.get((span.start, span.end), 0.0),
-                supported=bool(abstention or score >= threshold),
+                supported=bool(abstention or verdict != "unsupported"),
                 source="measured",
                 abstention=abstention,
                 support_from=support_parts(span.text, document_words, conversation),
                 score=score,
+                verdict="supported" if abstention else verdict,
+                p_unsupported=None if abstention else p,
+                coverage=covered,
+                informative=informative,
             )
         )
     abstained = _abstained(support.response, [s.abstention for s in sentences])
-    claiming = [float(s.score) for s in sentences if not s.abstention and s.score is not None]
-    score = answer_score(claiming, support_score(support, context_words))
+    claims = [s for s in sentences if not s.abstention and s.score is not None]
+    claimed = [s.score for s in claims if s.score is not None]
+    score = answer_score(claimed, support_score(support, context_words))
+    informative = answer_score(
+        [s.informative for s in claims if s.informative is not None],
+        informative_score(support, context_words),
+    )
+    covered = None
+    if context_words is not None:
+        covered = min(
+            (float(s.coverage) for s in claims if s.coverage is not None),
+            default=coverage(support.response, context_words),
+        )
+    verdict, p = _judged(score, informative, covered, threshold, calibration)
+    if abstained:
+        verdict, p = "supported", None
     if context_words is None:
         found = support.unsupported_spans()
     else:  # words the context holds never count; spans of function words alone are dropped
@@ -388,8 +501,8 @@ def support_report(
         overall, top = top_share(result.scores, top_k), result.top_k(min(top_k, result.n_segments))
     return GroundednessReport(
         score=score,
-        threshold=float(threshold),
-        grounded=bool(abstained or score >= threshold),
+        threshold=float(DEFAULT_THRESHOLD if threshold is None else threshold),
+        grounded=verdict != "unsupported",
         source=source,
         full_reward=support.mean_logprob("full"),
         empty_reward=support.mean_logprob("empty"),
@@ -402,6 +515,37 @@ def support_report(
         unsupported_spans=spans,
         abstained=abstained,
         scored_by=scored_by,
+        verdict=verdict,
+        p_unsupported=p,
+        coverage=covered,
+        informative=informative,
+    )
+
+
+def recalibrated(report: GroundednessReport, calibration: Calibration) -> GroundednessReport:
+    """``report`` with its verdicts and probabilities read with ``calibration`` (e.g. one
+    fitted for another model), from the scores and coverages it holds; a report without
+    coverage (no token log-probs) is returned as is."""
+    if report.coverage is None or report.informative is None:
+        return report
+    sentences = []
+    for s in report.sentences:
+        if s.abstention or s.score is None or s.coverage is None or s.informative is None:
+            sentences.append(s)
+            continue
+        verdict, p = _judged(s.score, s.informative, s.coverage, None, calibration)
+        sentences.append(
+            replace(s, verdict=verdict, p_unsupported=p, supported=verdict != "unsupported")
+        )
+    verdict, p = _judged(report.score, report.informative, report.coverage, None, calibration)
+    if report.abstained:
+        verdict, p = "supported", None
+    return replace(
+        report,
+        sentences=sentences,
+        verdict=verdict,
+        p_unsupported=p,
+        grounded=verdict != "unsupported",
     )
 
 
@@ -412,6 +556,7 @@ __all__ = [
     "GroundednessReport",
     "SentenceGroundedness",
     "build_report",
+    "recalibrated",
     "support_report",
     "surrogate_gain",
     "top_share",

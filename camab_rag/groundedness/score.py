@@ -41,9 +41,29 @@ STOPWORDS = frozenset(
 """Function words (and a few news fillers) whose presence in the context proves nothing."""
 
 
+REPLY_WORDS = frozenset({"yes", "no", "true", "false"})
+"""Words that answer the question itself (a yes/no reply): no context needs to hold them."""
+
+
 def words(text: str) -> list[str]:
     """The lower-cased words (runs of letters or digits) of ``text``."""
     return [w.lower() for w in _WORD.findall(text)]
+
+
+def informative_words(text: str) -> list[str]:
+    """The words of ``text`` a reader would check against the sources: content words,
+    names and numbers (stop words and yes/no replies left out)."""
+    return [w for w in words(text) if w not in STOPWORDS and w not in REPLY_WORDS]
+
+
+def coverage(text: str, present: Collection[str]) -> float:
+    """The share of ``text``'s informative words (:func:`informative_words`) that the
+    context holds (``present``: its :func:`words`); 1.0 when ``text`` has none. A name,
+    number or term the answer brought in lowers it."""
+    needed = informative_words(text)
+    if not needed:
+        return 1.0
+    return sum(w in present for w in needed) / len(needed)
 
 
 def absent_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
@@ -92,6 +112,21 @@ def support_score(support: TokenSupport, present: Collection[str] | None = None)
     return float(gain.sum()) / surprisal if surprisal > 1e-9 else 0.0
 
 
+def informative_score(support: TokenSupport, present: Collection[str] | None) -> float:
+    """The explained share of the tokens in ``support`` that lie in informative words
+    (content words, names, numbers: :func:`informative_words`; every token when there is
+    none), a word the context lacks (``present``) explaining nothing: what a reader would
+    check, without the tokens any fluent text gets right. Higher = better supported."""
+    chosen = _pieces_in(support, lambda w: w not in STOPWORDS and w not in REPLY_WORDS)
+    if not chosen.any():
+        chosen = np.ones_like(chosen)
+    gain = support.full - support.empty
+    if present is not None:
+        gain = np.where(absent_pieces(support, present), np.minimum(gain, 0.0), gain)
+    surprisal = -float(support.empty[chosen].sum())
+    return float(gain[chosen].sum()) / surprisal if surprisal > 1e-9 else 0.0
+
+
 def answer_score(sentence_scores: Sequence[float], whole: float) -> float:
     """The answer's score from its claiming sentences' scores: the least supported one
     (``whole``, the score of all its tokens, when no sentence claims anything)."""
@@ -99,11 +134,15 @@ def answer_score(sentence_scores: Sequence[float], whole: float) -> float:
 
 
 __all__ = [
+    "REPLY_WORDS",
     "SCORE_NAME",
     "STOPWORDS",
     "absent_pieces",
     "answer_score",
+    "coverage",
     "explained",
+    "informative_score",
+    "informative_words",
     "support_score",
     "taken_pieces",
     "words",
