@@ -69,9 +69,9 @@ def test_renderers_show_words_not_thresholds_nats_or_scores(result: AttributionR
         assert "strong support" in text, name
         assert FIGURES.search(text) is None, (name, FIGURES.search(text))
     # the figures stay in the tooltips and the JSON
-    assert re.search(r'title="score [+-]\d\.\d{3}, threshold \d\.\d{3}', page)
+    assert re.search(r'title="P\(unsupported\) \d\.\d{2}; score [+-]\d\.\d{3}', page)
     data = cited.to_dict()
-    assert data["groundedness"]["threshold"] == pytest.approx(GroundednessFilter().threshold)
+    assert 0.0 <= data["groundedness"]["p_unsupported"] <= 1.0
     assert isinstance(data["sources"][0]["score"], float)
 
 

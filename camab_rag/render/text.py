@@ -190,17 +190,18 @@ def verdict_text(report: Any) -> str | None:
 
 
 def verdict_detail(report: Any) -> str | None:
-    """The figures behind :func:`verdict_text`, for a tooltip: the gate's score against
-    its threshold (and P(unsupported) when calibrated); ``None`` when there are none."""
+    """The figures behind :func:`verdict_text`, for a tooltip: the calibrated
+    P(unsupported) and the gate's score, or the score against the threshold that decided
+    (``GroundednessFilter(threshold=...)``); ``None`` when there are none."""
     report = groundedness_report(report)
     score, threshold = getattr(report, "score", None), getattr(report, "threshold", None)
     if score is None or threshold is None:
         return getattr(report, "error", None)
-    text = f"score {float(score):+.3f}, threshold {float(threshold):.3f}"
+    explained = f"score {float(score):+.3f} (share of the answer's surprisal the context explains)"
     probability = getattr(report, "p_unsupported", None)
-    if probability is not None:
-        text += f", P(unsupported) {float(probability):.2f}"
-    return text + " (share of the answer's surprisal the context explains)"
+    if probability is not None:  # the calibrated verdict decided: the threshold did not
+        return f"P(unsupported) {float(probability):.2f}; {explained}"
+    return f"{explained}, threshold {float(threshold):.3f}"
 
 
 def passed(report: Any) -> bool:
