@@ -15,13 +15,14 @@ from typing import Any
 
 import pytest
 from fakes import KeywordScorer
-from test_http_faults import FaultyServer
+from test_http_faults import FaultyServer, make_scorer, plain
 
-from camab_rag import attribute, cite
+from camab_rag import assess_answer, attribute, cite
 from camab_rag.captured import aattribute_captured, attribute_captured
 from camab_rag.citations import SOURCE_KEYS
 from camab_rag.errors import InputError, TextError, TextTypeError, WrongTypeError
 from camab_rag.groundedness import GroundednessFilter
+from camab_rag.groundedness.calibration import acalibrate, calibrate
 from camab_rag.settings import CHAIN_SETTINGS
 from camab_rag.text_gate import (
     MAX_CHARS,
@@ -246,3 +247,38 @@ def test_cite_refuses_documents_the_gate_refuses() -> None:
     result = attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), budget=4)
     with pytest.raises(TextError, match=r"^document 1's metadata 'title' holds a NUL"):
         cite(result, [DOCS[0], {"text": DOCS[1], "title": "\x00"}])
+
+
+def test_assess_answer_refuses_a_surrogate_at_once_and_never_asks_the_server(
+    server: FaultyServer,
+) -> None:
+    """Issue 50 item 9: it retried for 1-2.6 s, then blamed the server with
+    ``TransientScorerError: malformed response body: UnicodeEncodeError``."""
+    scorer = make_scorer(server, chat_template_renderer=plain)
+    with pytest.raises(TextError, match=r"^the answer holds a lone surrogate U\+D800 at char"):
+        assess_answer("q", ["d"], "x \ud800", scorer)
+    with pytest.raises(TextError, match=r"^labelled example 1's answer holds a lone surrogate"):
+        calibrate([LABELLED[0], ("q", ["d"], "x \ud800", False)], scorer)
+    with pytest.raises(TextError, match=r"^document 0 holds a lone surrogate U\+DFFF"):
+        run(acalibrate([(QUESTION, ["d \udfff"], ANSWER, True), LABELLED[1]], scorer))
+    assert server.completions == [] and server.tokenize_calls == 0
+
+
+def test_calibrate_and_assess_answer_name_a_wrong_argument() -> None:
+    """Issue 50 item 10: ``calibrate(5)`` was a raw TypeError, a ``None`` question the
+    text "None"."""
+    scorer = KeywordScorer()
+    with pytest.raises(TextTypeError, match=r"^examples must be a list of labelled answers.*int$"):
+        calibrate(5, scorer)  # type: ignore[arg-type]
+    with pytest.raises(TextTypeError, match=r"got str$"):
+        calibrate("question, context, answer", scorer)  # type: ignore[arg-type]
+    with pytest.raises(TextTypeError, match=r"^labelled example 0's question must be a string"):
+        calibrate([(None, DOCS, ANSWER, True), LABELLED[1]], scorer)
+    mapping = {"question": None, "context": DOCS, "answer": ANSWER, "supported": True}
+    with pytest.raises(TextTypeError, match=r"^labelled example 0's question must be a string"):
+        calibrate(iter([mapping, LABELLED[1]]), scorer)
+    with pytest.raises(TextTypeError, match=r"^the question must be a string, got None$"):
+        assess_answer(None, DOCS, ANSWER, scorer)  # type: ignore[arg-type]
+    assert scorer.calls == []
+    fitted = calibrate(iter(LABELLED), scorer)  # a generator is read once, still fitted
+    assert fitted.n_supported == 1 and fitted.n_unsupported == 1

@@ -25,6 +25,7 @@ from camab_rag.groundedness.gain import answer_steps
 from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE
 from camab_rag.scorers.base import scorer_model_name
 from camab_rag.steps import Steps, asynced, synced
+from camab_rag.text_gate import check_examples
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,7 @@ def calibrate_steps(
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
 ) -> Steps[Calibration]:
     """:func:`calibrate` as a generator of model calls."""
+    examples = check_examples(examples)  # a list, questions and answers through the gate
     labelled = [_labelled(example, i) for i, example in enumerate(examples)]
     _check_both(sum(e.supported for e in labelled), len(labelled), "")
     scores: dict[bool, list[float]] = {True: [], False: []}
