@@ -23,6 +23,7 @@ from camab_rag.citations import SOURCE_KEYS
 from camab_rag.errors import InputError, TextError, TextTypeError, WrongTypeError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.calibration import acalibrate, calibrate
+from camab_rag.integration import AnswerAttributor, ChainCall, drive
 from camab_rag.settings import CHAIN_SETTINGS
 from camab_rag.text_gate import (
     MAX_CHARS,
@@ -282,3 +283,15 @@ def test_calibrate_and_assess_answer_name_a_wrong_argument() -> None:
     assert scorer.calls == []
     fitted = calibrate(iter(LABELLED), scorer)  # a generator is read once, still fitted
     assert fitted.n_supported == 1 and fitted.n_unsupported == 1
+
+
+# ---------------------------------------------------------------------- the integrations
+def test_an_answer_attributor_records_a_refused_source_as_the_failed_result() -> None:
+    """The core of the LlamaIndex engines: reading the sources through the gate happened
+    outside the guard, so a refused document broke the host's query."""
+    attributor = AnswerAttributor(KeywordScorer())
+    sources = [DOCS[0], {"text": "Bananas are \udcff yellow.", "title": "Fruit"}]
+    done = drive(attributor.call_steps(ChainCall(QUESTION, ANSWER), sources=sources))
+    summary, entries = done.metadata()
+    assert summary["status"] == "error" and entries == []
+    assert "document 1 ('Fruit') holds a lone surrogate U+DCFF at character 12" in summary["error"]
