@@ -24,6 +24,7 @@ from camab_rag.errors import InputError, TextError, TextTypeError, WrongTypeErro
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.calibration import acalibrate, calibrate
 from camab_rag.integration import AnswerAttributor, ChainCall, drive
+from camab_rag.scorers.base import ScoreRequest
 from camab_rag.settings import CHAIN_SETTINGS
 from camab_rag.text_gate import (
     MAX_CHARS,
@@ -263,6 +264,19 @@ def test_assess_answer_refuses_a_surrogate_at_once_and_never_asks_the_server(
     with pytest.raises(TextError, match=r"^document 0 holds a lone surrogate U\+DFFF"):
         run(acalibrate([(QUESTION, ["d \udfff"], ANSWER, True), LABELLED[1]], scorer))
     assert server.completions == [] and server.tokenize_calls == 0
+
+
+def test_the_http_scorer_blames_the_input_not_the_server_for_unencodable_text(
+    server: FaultyServer,
+) -> None:
+    """Behind the gate, a caller that scores a lone surrogate itself (a stored result's
+    response, a tool) got ``TransientScorerError: malformed response body`` after the
+    retries; it is a TextError at once, and no completion is asked for."""
+    scorer = make_scorer(server)
+    with pytest.raises(TextError, match=r"cannot be encoded as UTF-8 .*not the server") as caught:
+        scorer.score([ScoreRequest("Context: Paris.\nAnswer:", " Paris \ud800")])
+    assert caught.value.reason == "surrogate"
+    assert server.completions == []  # (its /tokenize probe sent the prompt, which is fine)
 
 
 def test_calibrate_and_assess_answer_name_a_wrong_argument() -> None:
