@@ -121,13 +121,15 @@ def check_value(
                 field=path,
                 reason="depth",
             )
+        children: list[tuple[object, str, int]] = []
         if isinstance(item, Mapping):
             for key, child in item.items():
                 if isinstance(key, str):
                     check_text(key, f"a key of {path or root}")
-                stack.append((child, _child(path, key), depth + 1))
+                children.append((child, _child(path, key), depth + 1))
         else:
-            stack.extend((child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item))
+            children = [(child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item)]
+        stack.extend(reversed(children))  # popped in order: the first bad value is named
     return value
 
 

@@ -167,6 +167,9 @@ def test_a_record_is_checked_whole_with_fields_named_from_its_top() -> None:
         check_record([1], "line 3")
     with pytest.raises(TextError, match=r"^the record is nested more than 100 levels deep \(at "):
         check_record({"documents": nested(150)})
+    two_bad = {"id": "a", "question": "Q\x00", "documents": ["d", "e\x00"], "response": "\x00"}
+    with pytest.raises(TextError, match=r"^question holds a NUL"):  # the first, in order
+        check_record(two_bad)
     good = {"id": 1, "question": "Q", "documents": ["d"], "response": "r", "extra": {"n": 2}}
     assert check_record(good) is good
 
