@@ -7,7 +7,8 @@ any model's context or structured input nested thousands deep stalls or crashes 
 it. How: each door calls one of these checks before any model call, and a refused value
 raises :class:`~camab_rag.errors.TextError` (an :class:`~camab_rag.errors.InputError`)
 naming the field and the character position (:class:`~camab_rag.errors.TextTypeError`
-for a value that is not text). The checks are one C-speed scan per string.
+for a value that is not text). Each string costs a ``str.find`` and, when not ASCII, a
+UTF-8 encode: about 0.1 ms for a call with ten 2,000-character documents.
 
 Doors: the question, response and prompt of :func:`camab_rag.attribute` and
 :func:`camab_rag.captured.attribute_captured` (so both integrations: the error becomes the
