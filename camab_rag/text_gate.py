@@ -21,7 +21,7 @@ command-line tool's records (:func:`parse_json`, :func:`check_record`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from camab_rag.errors import TextError, TextTypeError
@@ -34,6 +34,9 @@ MAX_LINE_CHARS = 4 * MAX_CHARS
 MAX_DEPTH = 100
 """The deepest nesting of lists and mappings accepted in structured input (chat messages,
 metadata, records): real ones nest a few levels."""
+RECORD_TEXT_KEYS = ("question", "documents", "context", "response", "answer")
+"""A record's fields the model reads (the record format of ``camab attribute``/``audit``):
+:func:`check_record` refuses NUL under them."""
 RENDERED_METADATA = ("title", "url", "source", "file_path")
 """The document metadata keys that renderers and the integrations' citations show (the
 title and :data:`camab_rag.citations.SOURCE_KEYS`): the gate checks their values."""
@@ -43,10 +46,11 @@ def _type_name(value: object) -> str:
     return "None" if value is None else type(value).__name__
 
 
-def check_text(value: object, field: str, *, max_chars: int = MAX_CHARS) -> str:
+def check_text(value: object, field: str, *, max_chars: int = MAX_CHARS, nul: bool = True) -> str:
     """``value`` itself when it is usable text; else a :class:`TextError` naming
-    ``field``: a lone surrogate or a NUL character (with its position), or more than
-    ``max_chars`` characters; a :class:`TextTypeError` when it is not a string."""
+    ``field``: a lone surrogate or (unless ``nul=False``: text no model reads, which JSON
+    output can hold) a NUL character, with its position, or more than ``max_chars``
+    characters; a :class:`TextTypeError` when it is not a string."""
     if not isinstance(value, str):
         raise TextTypeError(
             f"{field} must be a string, got {_type_name(value)}", field=field, reason="type"
@@ -58,8 +62,10 @@ def check_text(value: object, field: str, *, max_chars: int = MAX_CHARS) -> str:
             field=field,
             reason="size",
         )
-    position = value.find("\x00")  # memchr-fast; UTF-8 encoding finds a lone surrogate
-    if not value.isascii():  # (5-7x faster than a regular expression over the text)
+    # str.find is memchr-fast and a strict UTF-8 encode stops at the first lone surrogate:
+    # 5-7x faster than a regular expression over the text
+    position = value.find("\x00") if nul else -1
+    if not value.isascii():
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as error:
@@ -99,18 +105,24 @@ def _child(path: str, key: object) -> str:
 
 
 def check_value(
-    value: object, field: str, *, max_depth: int = MAX_DEPTH, root: str = "the value"
+    value: object,
+    field: str,
+    *,
+    max_depth: int = MAX_DEPTH,
+    root: str = "the value",
+    nul_keys: Collection[str] | None = None,
 ) -> Any:
     """``value`` itself when every string in it (mapping keys too) passes
     :func:`check_text` and its lists and mappings nest at most ``max_depth`` deep; else a
     :class:`TextError` naming the path (``field[2].content``; ``root`` names the top when
     ``field`` is empty). Other values (numbers, ``None``, objects) are left alone; a cycle
-    counts as too deep."""
-    stack: list[tuple[object, str, int]] = [(value, field, 0)]
+    counts as too deep. ``nul_keys``: NUL is refused only under these keys of the top
+    mapping (``None``: everywhere)."""
+    stack: list[tuple[object, str, int, bool]] = [(value, field, 0, nul_keys is None)]
     while stack:
-        item, path, depth = stack.pop()
+        item, path, depth, nul = stack.pop()
         if isinstance(item, str):
-            check_text(item, path or root)
+            check_text(item, path or root, nul=nul)
             continue
         if not isinstance(item, (Mapping, list, tuple)):
             continue
@@ -122,14 +134,15 @@ def check_value(
                 field=path,
                 reason="depth",
             )
-        children: list[tuple[object, str, int]] = []
+        children: list[tuple[object, str, int, bool]] = []
         if isinstance(item, Mapping):
             for key, child in item.items():
                 if isinstance(key, str):
-                    check_text(key, f"a key of {path or root}")
-                children.append((child, _child(path, key), depth + 1))
+                    check_text(key, f"a key of {path or root}", nul=nul)
+                below = nul or (depth == 0 and nul_keys is not None and key in nul_keys)
+                children.append((child, _child(path, key), depth + 1, below))
         else:
-            children = [(child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item)]
+            children = [(c, f"{path}[{i}]", depth + 1, nul) for i, c in enumerate(item)]
         stack.extend(reversed(children))  # popped in order: the first bad value is named
     return value
 
@@ -151,18 +164,22 @@ def check_prompts(prompts: Sequence[object], field: str = "captured prompt") -> 
         check_value(prompt, f"{field} {i}")
 
 
-def check_record(record: object, where: str = "") -> Mapping[str, Any]:
+def check_record(
+    record: object, where: str = "", *, text_keys: Collection[str] = RECORD_TEXT_KEYS
+) -> Mapping[str, Any]:
     """A decoded record (one JSON object: a tool's input line) with every string in it
     checked (:func:`check_value`; fields named from the record's top, e.g.
-    ``documents[2].title``, after ``where`` when given); a :class:`TextTypeError` when it
-    is not a mapping."""
+    ``documents[2].title``, after ``where`` when given): no lone surrogate anywhere (no
+    output could hold it), no NUL under ``text_keys`` (what the model reads; elsewhere
+    JSON output holds it), nesting at most :data:`MAX_DEPTH`. A :class:`TextTypeError`
+    when it is not a mapping."""
     if not isinstance(record, Mapping):
         raise TextTypeError(
             f"{where or 'a record'} must be a JSON object, got {_type_name(record)}",
             field=where,
             reason="type",
         )
-    checked: Mapping[str, Any] = check_value(record, where, root="the record")
+    checked: Mapping[str, Any] = check_value(record, where, root="the record", nul_keys=text_keys)
     return checked
 
 
@@ -220,6 +237,7 @@ __all__ = [
     "MAX_CHARS",
     "MAX_DEPTH",
     "MAX_LINE_CHARS",
+    "RECORD_TEXT_KEYS",
     "RENDERED_METADATA",
     "check_document",
     "check_examples",

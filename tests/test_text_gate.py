@@ -167,6 +167,12 @@ def test_a_record_is_checked_whole_with_fields_named_from_its_top() -> None:
         check_record([1], "line 3")
     with pytest.raises(TextError, match=r"^the record is nested more than 100 levels deep \(at "):
         check_record({"documents": nested(150)})
+    nul_elsewhere = {"question": "Q", "documents": ["d"], "notes": "a\x00b", "k\x00": 1}
+    assert check_record(nul_elsewhere) is nul_elsewhere  # JSON output holds a NUL
+    with pytest.raises(TextError, match=r"^documents\[0\]\.metadata\.x holds a NUL"):
+        check_record({"question": "Q", "documents": [{"text": "d", "metadata": {"x": "\x00"}}]})
+    with pytest.raises(TextError, match=r"^notes holds a lone surrogate"):  # no output can
+        check_record({"question": "Q", "notes": "\udfff"})
     two_bad = {"id": "a", "question": "Q\x00", "documents": ["d", "e\x00"], "response": "\x00"}
     with pytest.raises(TextError, match=r"^question holds a NUL"):  # the first, in order
         check_record(two_bad)
