@@ -19,6 +19,8 @@ day one; the rest lives in its submodule:
   :mod:`camab_rag.groundedness`: reports, calibration, ``assess_*`` for async;
 * :mod:`camab_rag.captured`: ``attribute_captured`` / ``aattribute_captured`` (a chain's
   real prompt, what the integrations call).
+* :mod:`camab_rag.text_gate`: the input check every entry point runs (``check_text``,
+  ``check_record``, ``parse_json`` for tools that read records).
 
 Heavy scorers (torch, HTTP clients) are imported on first use, so ``import camab_rag``
 stays light.

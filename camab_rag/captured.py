@@ -39,6 +39,7 @@ from camab_rag.scorers.base import Prompt, scored_by
 from camab_rag.segments import SourceDocument, segment_documents, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
 from camab_rag.steps import Steps, asynced, synced
+from camab_rag.text_gate import check_prompts, check_texts
 
 
 def reached_the_model(prompts: Sequence[Prompt], documents: Sequence[SourceDocument]) -> bool:
@@ -146,7 +147,9 @@ def _captured(
     prompts: Sequence[Prompt],
     progress: ProgressFn | None,
 ) -> Steps[CapturedAttribution]:
+    check_texts({"the question": question, "the response": response})  # the input gate
     docs = to_documents(documents)
+    check_prompts(prompts)
     plan = plan_prompt(list(prompts), docs, settings.granularity)
     if settings.judge_only and settings.groundedness is not None:
         return (yield from _judged_only(question, docs, response, scorer, settings, plan))

@@ -34,13 +34,13 @@ from camab_rag.segments import (
     Granularity,
     Segment,
     SourceDocument,
-    check_encodable,
     segment_documents,
     to_documents,
 )
 from camab_rag.settings import AttributionSettings, resolve_settings
 from camab_rag.statements import attribute_statements
 from camab_rag.steps import Steps, adrive, drive
+from camab_rag.text_gate import check_texts, check_value
 
 ONE_DOCUMENT_WARNING = (
     "the context is one document, so attributing it by chunk can only say how much the "
@@ -52,12 +52,11 @@ ONE_DOCUMENT_WARNING = (
 
 
 def _check_inputs(question: object, response: object, scorer: Any) -> None:
-    if not isinstance(question, str):
-        raise InputError(f"question must be a string, got {type(question).__name__}")
-    if not isinstance(response, str) or not response.strip():
+    """The question and response through the input gate (:mod:`camab_rag.text_gate`), a
+    response with something to attribute, a scorer that can score."""
+    check_texts({"the question": question, "the response": response})
+    if not str(response).strip():
         raise InputError("the response is empty: there is nothing to attribute")
-    check_encodable(question, "the question")
-    check_encodable(response, "the response")
     if not callable(getattr(scorer, "score", None)):
         raise InputError(
             "scorer must have a score(requests) method, e.g. camab_rag.default_scorer() or "
@@ -340,6 +339,7 @@ def attribute_steps(
     if prompt is not None:
         if chosen.prompt_builder is not None:
             raise InputError("pass prompt= (the prompt the model received) or prompt_builder=")
+        check_value(prompt, "the prompt")
         plan = plan_prompt([prompt], documents, chosen.granularity)
     attribution = TextAttribution.start(
         question, documents, response, scorer, chosen, plan=plan, progress=progress, history=history

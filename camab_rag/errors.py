@@ -20,6 +20,32 @@ class WrongTypeError(InputError, TypeError):
     that ``except TypeError`` also catches."""
 
 
+class TextError(InputError):
+    """A text the input gate (:mod:`camab_rag.text_gate`) refused: a lone surrogate, a NUL
+    character, too long, or structured input nested too deep.
+
+    Attributes:
+        field: the field, as the caller named it (``"the question"``,
+            ``"documents[2].title"``).
+        position: the character offset of the bad character in that text (``None`` for a
+            length, depth or type problem).
+        reason: ``"surrogate"``, ``"nul"``, ``"size"``, ``"depth"`` or ``"type"``.
+    """
+
+    def __init__(
+        self, message: str, *, field: str = "", position: int | None = None, reason: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.field = field
+        self.position = position
+        self.reason = reason
+
+
+class TextTypeError(TextError, WrongTypeError):
+    """A field that must hold text (or text inside lists and mappings) holds another type:
+    a :class:`TextError` that ``except TypeError`` also catches."""
+
+
 class AttributionWarning(UserWarning):
     """The attribution ran, but its result can say little (the message says why and what
     to pass instead)."""

@@ -8,13 +8,13 @@ index and character span, so scores map back to the source.
 from __future__ import annotations
 
 import operator
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from camab_rag.errors import InputError
 from camab_rag.sentences import split_sentences
+from camab_rag.text_gate import check_document, check_text
 
 Splitter = Callable[[str], Iterable[tuple[int, int]]]
 Granularity = Literal["chunk", "sentence"] | Splitter
@@ -100,26 +100,16 @@ def to_document(item: object, index: int = 0) -> SourceDocument:
     return SourceDocument(text, dict(metadata))
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def check_encodable(text: str, where: str) -> str:
-    """``text`` itself when it is valid Unicode; an :class:`InputError` naming ``where``
-    and the position of a lone surrogate (e.g. from JSON's ``"\\ud800"``), which no
-    tokenizer or server can encode."""
-    found = _SURROGATE.search(text)
-    if found is not None:
-        raise InputError(
-            f"{where} holds a lone surrogate U+{ord(found.group()):04X} at character "
-            f"{found.start()}: the text is not valid Unicode (often a broken \\u escape in "
-            "JSON); fix or remove that character"
-        )
-    return text
+    """``text`` itself when the input gate accepts it (:func:`camab_rag.text_gate.check_text`:
+    no lone surrogate, no NUL, not too long); else its error naming ``where``."""
+    return check_text(text, where)
 
 
 def to_documents(context: object) -> list[SourceDocument]:
-    """Normalise a context (a string or a sequence of documents) into documents (each
-    checked to be valid Unicode: :func:`check_encodable`)."""
+    """Normalise a context (a string or a sequence of documents) into documents, each
+    through the input gate (:func:`camab_rag.text_gate.check_document`: its text and the
+    metadata renderers show)."""
     if isinstance(context, (str, SourceDocument, Mapping)):
         items: Sequence[object] = [context]
     elif isinstance(context, Sequence):
@@ -133,8 +123,7 @@ def to_documents(context: object) -> list[SourceDocument]:
             ) from None
     documents = [to_document(item, i) for i, item in enumerate(items)]
     for i, document in enumerate(documents):
-        title = f" ({document.title!r})" if document.title else ""
-        check_encodable(document.text, f"document {i}{title}")
+        check_document(document.text, document.metadata, i)
     return documents
 
 

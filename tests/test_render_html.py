@@ -53,9 +53,11 @@ XSS_CORPUS = [
 
 def hostile_answer() -> CitedAnswer:
     """A cited answer whose question, answer, titles and documents are all XSS payloads."""
+    # the input gate (camab_rag.text_gate) refuses NUL in documents: the question below
+    # still carries it, unchecked, to the renderer
     documents = [
         {"title": payload, "text": f"Paris is the capital of France. {payload} It is big."}
-        for payload in XSS_CORPUS
+        for payload in (p.replace("\x00", "") for p in XSS_CORPUS)
     ]
     docs = to_documents(documents)
     segments = segment_documents(docs, "chunk")

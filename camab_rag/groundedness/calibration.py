@@ -34,6 +34,7 @@ from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, cli
 from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE
 from camab_rag.scorers.base import scorer_model_name
 from camab_rag.steps import Steps, asynced, synced
+from camab_rag.text_gate import check_examples
 
 FloatArray = NDArray[np.float64]
 Progress = Callable[[int, int], None]
@@ -250,8 +251,10 @@ def calibrate_steps(
             hint = " (the scorer comes first: calibrate(scorer, examples))"
         raise InputError(f"scorer must have a score(requests) method{hint}")
     shipped = examples is None
-    labelled = (
-        shipped_examples() if shipped else [_labelled(e, i) for i, e in enumerate(examples or ())]
+    labelled = (  # your own: a list, questions and answers through the input gate
+        shipped_examples()
+        if shipped
+        else [_labelled(e, i) for i, e in enumerate(check_examples(examples))]
     )
     _check_both(sum(e.supported for e in labelled), len(labelled), "")
     report_progress: Progress | None = (

@@ -41,6 +41,7 @@ from camab_rag.rewards import REWARDS, RewardFn, ScorerOracle
 from camab_rag.scorers.base import ChatMessage, scored_by
 from camab_rag.segments import to_documents
 from camab_rag.steps import Steps, asynced, synced
+from camab_rag.text_gate import check_texts
 
 
 def _endpoint_masks(result: AttributionResult) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
@@ -277,6 +278,7 @@ def answer_steps(
     history: Sequence[ChatMessage] | None = None,
 ) -> Steps[GroundednessReport]:
     """:func:`assess_answer` as a generator of model calls."""
+    check_texts({"the question": question, "the answer": answer})  # camab_rag.text_gate
     if not isinstance(answer, str) or not answer.strip():
         raise InputError("the answer is empty: there is nothing to judge")
     if not callable(getattr(scorer, "score", None)):

@@ -239,7 +239,10 @@ class AnswerAttributor:
                 )
             except Exception as error:  # never raises: the failed result
                 call.problem = error
-        call.documents = self.as_documents(documents)
+        try:
+            call.documents = self.as_documents(documents)
+        except Exception as error:  # e.g. the input gate refused a document: the failed result
+            call.problem = call.problem or error
         call.scorer = partial(self.scorers.of_model, model)
         attributed = yield from chain_steps(call, self.settings)
         return AnswerAttribution(attributed, documents, own)

@@ -229,7 +229,10 @@ class RunReading(Generic[D]):
         calls = [c for c in run.llm_calls if c.answer is not None and c.answer.strip()]
         if not calls:
             return None
-        sources = to_documents(list(documents)) if documents else []
+        try:  # a document the gate refuses fails the attribution later, in its result
+            sources = to_documents(list(documents)) if documents else []
+        except InputError:
+            sources = []
         for call in reversed(calls if sources else []):
             try:
                 if reached_the_model([call.prompt], sources):

@@ -13,10 +13,12 @@ from camab_rag.render.support import CITE_AT, STRONG_AT, WEAK_AT, support_words
 if TYPE_CHECKING:  # the model imports the renderers; they read it for types only
     from camab_rag.render.cited_answer import CitedAnswer, Highlight
 
-# C0 controls except tab and line feed, DEL, C1 controls, and the Unicode format characters
-# that reorder or hide text (bidirectional overrides/isolates, zero-width marks, BOM).
+# C0 controls except tab and line feed, DEL, C1 controls, the Unicode format characters
+# that reorder or hide text (bidirectional overrides/isolates, zero-width marks, BOM), and
+# lone surrogates (a stored result read back from JSON may hold them: no file can).
 _UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+    "\ud800-\udfff]"
 )
 REPLACEMENT = "\ufffd"
 
@@ -32,8 +34,9 @@ def answer_id(answer: CitedAnswer) -> str:
 
 
 def clean(text: str) -> str:
-    """``text`` with line endings normalised and unsafe control characters replaced by
-    U+FFFD (so a document cannot move the cursor, recolour a terminal or reverse text)."""
+    """``text`` with line endings normalised and unsafe control characters (and lone
+    surrogates) replaced by U+FFFD (so a document cannot move the cursor, recolour a
+    terminal or reverse text, nor make the output unwritable)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n")
     text = text.replace("\u2029", "\n")
     return _UNSAFE.sub(REPLACEMENT, text)

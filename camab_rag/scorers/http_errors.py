@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from camab_rag.errors import CamabError, CredentialsRefusedError, ScorerError
+from camab_rag.errors import CamabError, CredentialsRefusedError, ScorerError, TextError
 from camab_rag.redaction import Secrets, public_url
 from camab_rag.retry import Retryable
 from camab_rag.scorers.echo import NoPromptLogprobsError, _clip
@@ -65,6 +65,13 @@ class ServerErrors:
             return Retryable(
                 self.secrets.clean(f"connection error: {_describe(exc)}"),
                 unreachable=isinstance(exc, httpx.ConnectError),
+            )
+        if isinstance(exc, UnicodeEncodeError):  # the request's own text: not the server's
+            return TextError(
+                "the request holds text that cannot be encoded as UTF-8 (a lone surrogate): "
+                "the input is at fault, not the server; camab_rag.text_gate.check_text names "
+                "the field and position",
+                reason="surrogate",
             )
         if isinstance(exc, ValueError):  # a malformed JSON body or echo
             return Retryable(

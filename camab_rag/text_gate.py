@@ -1,0 +1,250 @@
+"""One gate for every text that enters camab-rag, whatever the door.
+
+Why: a lone surrogate (JSON's ``"\\ud800"``) cannot be encoded by any tokenizer or
+server, so it used to surface far from its cause (a retried "malformed response" blamed
+on the server, a crashed output file); a NUL character is not text; a string longer than
+any model's context or structured input nested thousands deep stalls or crashes what reads
+it. How: each door calls one of these checks before any model call, and a refused value
+raises :class:`~camab_rag.errors.TextError` (an :class:`~camab_rag.errors.InputError`)
+naming the field and the character position (:class:`~camab_rag.errors.TextTypeError`
+for a value that is not text). Each string costs a ``str.find`` and, when not ASCII, a
+UTF-8 encode: about 0.1 ms for a call with ten 2,000-character documents.
+
+Doors: the question, response and prompt of :func:`camab_rag.attribute` and
+:func:`camab_rag.captured.attribute_captured` (so both integrations: the error becomes the
+attribution's error, the chain goes on), the answer of
+:func:`camab_rag.assess_answer` and ``calibrate``, every document's text and rendered
+metadata (:data:`RENDERED_METADATA`, in :func:`camab_rag.segments.to_documents`), and a
+command-line tool's records (:func:`parse_json`, :func:`check_record`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+from camab_rag.errors import TextError, TextTypeError
+
+MAX_CHARS = 4_000_000
+"""The longest text the gate lets through (about a million tokens: more than any model's
+context), per field."""
+MAX_LINE_CHARS = 4 * MAX_CHARS
+"""The longest JSON line :func:`parse_json` reads (a record holds several texts)."""
+MAX_DEPTH = 100
+"""The deepest nesting of lists and mappings accepted in structured input (chat messages,
+metadata, records): real ones nest a few levels."""
+RECORD_TEXT_KEYS = ("question", "documents", "context", "response", "answer")
+"""A record's fields the model reads (the record format of ``camab attribute``/``audit``):
+:func:`check_record` refuses NUL under them."""
+RENDERED_METADATA = ("title", "url", "source", "file_path")
+"""The document metadata keys that renderers and the integrations' citations show (the
+title and :data:`camab_rag.citations.SOURCE_KEYS`): the gate checks their values."""
+
+
+def _type_name(value: object) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+def check_text(value: object, field: str, *, max_chars: int = MAX_CHARS, nul: bool = True) -> str:
+    """``value`` itself when it is usable text; else a :class:`TextError` naming
+    ``field``: a lone surrogate or (unless ``nul=False``: text no model reads, which JSON
+    output can hold) a NUL character, with its position, or more than ``max_chars``
+    characters; a :class:`TextTypeError` when it is not a string."""
+    if not isinstance(value, str):
+        raise TextTypeError(
+            f"{field} must be a string, got {_type_name(value)}", field=field, reason="type"
+        )
+    if len(value) > max_chars:
+        raise TextError(
+            f"{field} is {len(value):,} characters long, over the limit of {max_chars:,} "
+            "(more than any model's context): cut it, or split it into documents",
+            field=field,
+            reason="size",
+        )
+    # str.find is memchr-fast and a strict UTF-8 encode stops at the first lone surrogate:
+    # 5-7x faster than a regular expression over the text
+    position = value.find("\x00") if nul else -1
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            position = error.start if position < 0 else min(position, error.start)
+    if position < 0:
+        return value
+    if value[position] == "\x00":
+        raise TextError(
+            f"{field} holds a NUL character (U+0000) at character {position}: NUL is not "
+            "text (often binary data or a C string read as text); remove it",
+            field=field,
+            position=position,
+            reason="nul",
+        )
+    raise TextError(
+        f"{field} holds a lone surrogate U+{ord(value[position]):04X} at character "
+        f"{position}: the text is not valid Unicode (often a broken \\u escape in JSON); "
+        "fix or remove that character",
+        field=field,
+        position=position,
+        reason="surrogate",
+    )
+
+
+def check_texts(fields: Mapping[str, object]) -> None:
+    """:func:`check_text` on each value, named by its key (``{"the question": q, ...}``)."""
+    for field, value in fields.items():
+        check_text(value, field)
+
+
+def _child(path: str, key: object) -> str:
+    """``path`` and one step into it: ``path.key``, ``path['odd key']``, ``path[3]``."""
+    if isinstance(key, str) and key.isidentifier():
+        return f"{path}.{key}" if path else key
+    shown = f"{key!r:.60}" if isinstance(key, str) else str(key)
+    return f"{path}[{shown}]"
+
+
+def check_value(
+    value: object,
+    field: str,
+    *,
+    max_depth: int = MAX_DEPTH,
+    root: str = "the value",
+    nul_keys: Collection[str] | None = None,
+) -> Any:
+    """``value`` itself when every string in it (mapping keys too) passes
+    :func:`check_text` and its lists and mappings nest at most ``max_depth`` deep; else a
+    :class:`TextError` naming the path (``field[2].content``; ``root`` names the top when
+    ``field`` is empty). Other values (numbers, ``None``, objects) are left alone; a cycle
+    counts as too deep. ``nul_keys``: NUL is refused only under these keys of the top
+    mapping (``None``: everywhere)."""
+    stack: list[tuple[object, str, int, bool]] = [(value, field, 0, nul_keys is None)]
+    while stack:
+        item, path, depth, nul = stack.pop()
+        if isinstance(item, str):
+            check_text(item, path or root, nul=nul)
+            continue
+        if not isinstance(item, (Mapping, list, tuple)):
+            continue
+        if depth >= max_depth:
+            raise TextError(
+                f"{field or root} is nested more than {max_depth} levels deep (at "
+                f"{path or 'the top'}): lists and mappings this deep are not a prompt, a "
+                "record or metadata",
+                field=path,
+                reason="depth",
+            )
+        children: list[tuple[object, str, int, bool]] = []
+        if isinstance(item, Mapping):
+            for key, child in item.items():
+                if isinstance(key, str):
+                    check_text(key, f"a key of {path or root}", nul=nul)
+                below = nul or (depth == 0 and nul_keys is not None and key in nul_keys)
+                children.append((child, _child(path, key), depth + 1, below))
+        else:
+            children = [(c, f"{path}[{i}]", depth + 1, nul) for i, c in enumerate(item)]
+        stack.extend(reversed(children))  # popped in order: the first bad value is named
+    return value
+
+
+def check_document(text: str, metadata: Mapping[str, Any], index: int) -> None:
+    """A document's :data:`RENDERED_METADATA` values (checked first, so the title can
+    name the document) and its text, named ``document 3 ('Title')``."""
+    for key in RENDERED_METADATA:
+        if metadata.get(key) is not None:
+            check_value(metadata[key], f"document {index}'s metadata {key!r}")
+    title = metadata.get("title")
+    named = f" ({str(title)!r:.60})" if isinstance(title, (str, int, float)) and title else ""
+    check_text(text, f"document {index}{named}")
+
+
+def check_prompts(prompts: Sequence[object], field: str = "captured prompt") -> None:
+    """Each prompt (text, or chat messages) by :func:`check_value`, named ``field 0``..."""
+    for i, prompt in enumerate(prompts):
+        check_value(prompt, f"{field} {i}")
+
+
+def check_record(
+    record: object, where: str = "", *, text_keys: Collection[str] = RECORD_TEXT_KEYS
+) -> Mapping[str, Any]:
+    """A decoded record (one JSON object: a tool's input line) with every string in it
+    checked (:func:`check_value`; fields named from the record's top, e.g.
+    ``documents[2].title``, after ``where`` when given): no lone surrogate anywhere (no
+    output could hold it), no NUL under ``text_keys`` (what the model reads; elsewhere
+    JSON output holds it), nesting at most :data:`MAX_DEPTH`. A :class:`TextTypeError`
+    when it is not a mapping."""
+    if not isinstance(record, Mapping):
+        raise TextTypeError(
+            f"{where or 'a record'} must be a JSON object, got {_type_name(record)}",
+            field=where,
+            reason="type",
+        )
+    checked: Mapping[str, Any] = check_value(record, where, root="the record", nul_keys=text_keys)
+    return checked
+
+
+def parse_json(text: str, field: str = "the line") -> Any:
+    """``json.loads(text)``, with the gate's limits: a :class:`TextError` for a line over
+    :data:`MAX_LINE_CHARS` or nested too deep for the JSON reader (which raised a bare
+    ``RecursionError``). Invalid JSON still raises ``json.JSONDecodeError`` (a
+    ``ValueError``); check the value with :func:`check_record`."""
+    if len(text) > MAX_LINE_CHARS:
+        raise TextError(
+            f"{field} is {len(text):,} characters long, over the limit of "
+            f"{MAX_LINE_CHARS:,} for one record",
+            field=field,
+            reason="size",
+        )
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise TextError(
+            f"{field} is nested too deep to read (more than {MAX_DEPTH} levels of lists "
+            "and objects is not a record)",
+            field=field,
+            reason="depth",
+        ) from None
+
+
+def check_examples(examples: object) -> list[object]:
+    """Labelled answers for calibration as a list, each one's question and answer checked
+    (:func:`check_text`, named ``labelled example 3's question``); a
+    :class:`TextTypeError` when ``examples`` is not a collection of them. Their shape is
+    checked where they are read (:mod:`camab_rag.groundedness.calibration`)."""
+    if isinstance(examples, (str, bytes, Mapping)) or not isinstance(examples, Iterable):
+        raise TextTypeError(
+            "examples must be a list of labelled answers (LabelledAnswer objects, mappings "
+            "or (question, context, answer, supported) tuples), got "
+            f"{_type_name(examples)}",
+            field="examples",
+            reason="type",
+        )
+    items = list(examples)
+    for i, example in enumerate(items):
+        found: dict[str, object]
+        if isinstance(example, Mapping):
+            found = {name: example.get(name) for name in ("question", "answer") if name in example}
+        elif isinstance(example, (list, tuple)) and len(example) == 4:
+            found = {"question": example[0], "answer": example[2]}
+        else:  # a LabelledAnswer (anything else is refused where it is read)
+            found = {n: getattr(example, n) for n in ("question", "answer") if hasattr(example, n)}
+        for name, value in found.items():
+            check_text(value, f"labelled example {i}'s {name}")
+    return items
+
+
+__all__ = [
+    "MAX_CHARS",
+    "MAX_DEPTH",
+    "MAX_LINE_CHARS",
+    "RECORD_TEXT_KEYS",
+    "RENDERED_METADATA",
+    "check_document",
+    "check_examples",
+    "check_prompts",
+    "check_record",
+    "check_text",
+    "check_texts",
+    "check_value",
+    "parse_json",
+]
