@@ -21,6 +21,7 @@ command-line tool's records (:func:`parse_json`, :func:`check_record`).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -126,12 +127,12 @@ def check_value(
             continue
         if not isinstance(item, (Mapping, list, tuple)):
             continue
-        if depth >= max_depth:
+        if depth >= max_depth:  # named by its top field: the path is max_depth long
+            where = field or re.split(r"[.\[]", path, maxsplit=1)[0] or root
             raise TextError(
-                f"{field or root} is nested more than {max_depth} levels deep (at "
-                f"{path or 'the top'}): lists and mappings this deep are not a prompt, a "
-                "record or metadata",
-                field=path,
+                f"{where} is nested more than {max_depth} levels deep: lists and mappings "
+                "this deep are not a prompt, a record or metadata",
+                field=where,
                 reason="depth",
             )
         children: list[tuple[object, str, int, bool]] = []

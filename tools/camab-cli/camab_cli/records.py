@@ -38,8 +38,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
-from camab_rag.errors import InputError
+from camab_rag.errors import InputError, TextError
 from camab_rag.segments import SourceDocument
+from camab_rag.text_gate import MAX_DEPTH, check_record
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 TEXT_KEYS = ("text", "page_content")
@@ -49,8 +50,6 @@ MODEL_KEYS = frozenset({"id", "question", *DOCUMENT_KEYS, *RESPONSE_KEYS})
 """The fields whose text reaches the model or names the record (checked for NUL too)."""
 MAX_LINE_BYTES = 32 * 1024 * 1024
 """Longest input line read (bytes): a longer one is an error line, never held in memory."""
-MAX_DEPTH = 64
-"""Deepest nesting of lists and objects in a record (a record needs 4)."""
 
 
 def ascii_safe(text: str) -> str:
@@ -187,45 +186,18 @@ def _record_id(data: Mapping[str, Any], line: int) -> str:
     return text
 
 
-def _bad_char(text: str, nul: bool) -> tuple[int, str] | None:
-    """Position and name of the first character no output can hold (a lone surrogate), or
-    of a NUL when ``nul``; ``None`` when the text is clean."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return exc.start, f"a lone surrogate (U+{ord(text[exc.start]):04X})"
-    at = text.find("\x00") if nul else -1
-    return (at, "a NUL character") if at >= 0 else None
-
-
 def check_text(data: Mapping[str, Any]) -> None:
-    """Every string of a decoded record, keys included: no lone surrogate anywhere, no NUL
-    in a field the model reads (:data:`MODEL_KEYS`), nesting at most :data:`MAX_DEPTH`.
+    """Every string of a decoded record, keys included, through the core's input gate
+    (:func:`camab_rag.text_gate.check_record`): no lone surrogate anywhere, no NUL in a
+    field the model reads (:data:`MODEL_KEYS`), nesting at most :data:`MAX_DEPTH`.
 
     Raises:
         _Invalid: naming the field and the character position.
     """
-    stack: list[tuple[object, str, int, bool]] = [(data, "", 0, False)]
-    while stack:
-        value, path, depth, nul = stack.pop()
-        if depth > MAX_DEPTH:
-            root = path.split("[", 1)[0].split(".", 1)[0]
-            raise _Invalid(path, f"field '{root}' is nested more than {MAX_DEPTH} levels deep")
-        if isinstance(value, str):
-            bad = _bad_char(value, nul)
-            if bad is not None:
-                where = f"field '{path}'" if path else "the record"
-                raise _Invalid(path or None, f"{where} holds {bad[1]} at character {bad[0]}")
-        elif isinstance(value, Mapping):
-            for key, item in value.items():
-                name = f"{path}.{key}" if path else str(key)
-                bad = _bad_char(str(key), False)
-                if bad is not None:
-                    raise _Invalid(name, f"the name of field '{name}' holds {bad[1]}")
-                stack.append((item, name, depth + 1, nul or (not path and key in MODEL_KEYS)))
-        elif isinstance(value, (list, tuple)):
-            for index, item in enumerate(value):
-                stack.append((item, f"{path}[{index}]", depth + 1, nul))
+    try:
+        check_record(data, text_keys=MODEL_KEYS)
+    except TextError as error:
+        raise _Invalid(error.field or None, str(error)) from None
 
 
 def _parse(data: object, line: int, require_response: bool) -> Record:

@@ -47,7 +47,7 @@ HOSTILE: list[tuple[str | bytes, str, str | None]] = [
     # (line, what its error says, the field it names: None when it names none)
     (dumps({**GOOD, "id": "s1", "question": f"Q {SURROGATE}"}), "lone surrogate", "question"),
     (dumps({**GOOD, "id": "s2", "response": f"r{SURROGATE}"}), "lone surrogate", "response"),
-    (dumps({**GOOD, "id": f"b{SURROGATE}"}), "lone surrogate (U+DFFF) at character 1", "id"),
+    (dumps({**GOOD, "id": f"b{SURROGATE}"}), "lone surrogate U+DFFF at character 1", "id"),
     (
         dumps({**GOOD, "id": "s4", "documents": [{"text": "x", "title": f"T{SURROGATE}"}]}),
         "lone surrogate",
@@ -60,13 +60,13 @@ HOSTILE: list[tuple[str | bytes, str, str | None]] = [
     ),
     (
         dumps({**GOOD, "id": "n1", "question": "Q\x00"}),
-        "a NUL character at character 1",
+        "a NUL character (U+0000) at character 1",
         "question",
     ),
     (DEEP, "nested too deeply", None),
     (
-        dumps({**GOOD, "id": "d2", "meta": nest(80)}),
-        "field 'meta' is nested more than 64 levels",
+        dumps({**GOOD, "id": "d2", "meta": nest(120)}),
+        "meta is nested more than 100 levels",
         None,
     ),
     (b'{"id": "u", "question": "caf\xe9"}', "not valid UTF-8", None),
@@ -94,7 +94,7 @@ def test_the_reader_names_every_hostile_line_and_reads_on(tmp_path: Path) -> Non
         assert says in error.message
         assert str(error).isascii()
         if field is not None:
-            assert error.field == field and f"'{field}'" in error.message
+            assert error.field == field and field in error.message
     assert bad[2].id == "b\\udfff"  # named, escaped
 
 
@@ -134,7 +134,7 @@ def test_attribute_accounts_for_every_hostile_line(
     out.read_bytes().decode("utf-8")  # whole UTF-8: nothing unwritable got through
     err = capsys.readouterr().err
     assert f"{len(HOSTILE)} of {len(HOSTILE) + 2} records failed; the other 2 were written" in err
-    assert f"{path}:4 (id 'b\\\\udfff'): field 'id' holds a lone surrogate" in err
+    assert f"{path}:4 (id 'b\\\\udfff'): id holds a lone surrogate" in err
 
 
 class InterruptingScorer(KeywordScorer):
