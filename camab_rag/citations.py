@@ -16,8 +16,9 @@ ends); in a notebook the object displays itself as HTML.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlparse
@@ -28,6 +29,8 @@ from camab_rag.conflicts import disputes
 from camab_rag.errors import InputError
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.report import DEFAULT_THRESHOLD, support_report
+from camab_rag.groundedness.score import STOPWORDS
+from camab_rag.groundedness.score import words as score_words
 from camab_rag.render.cited_answer import (
     CitationRule,
     CitedAnswer,
@@ -165,6 +168,7 @@ def cite(
     n_docs = max(result.n_documents, max(s.doc_index for s in segments) + 1)
     answer_scores = np.asarray(result.scores, dtype=float)
 
+    unit_texts = _unit_texts(result, docs, rule.unit, n_docs)
     numbers: dict[int, int] = {}  # unit index -> source number
     disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it argues against
     cited_units: set[int] = set()
@@ -176,7 +180,7 @@ def cite(
             for segment, value in zip(segments, scores):
                 unit_scores[segment.doc_index] += value
         disputing = disputes(result, start, end, rule.unit)
-        chosen = [u for u in rule.select(unit_scores) if u not in disputing]
+        chosen = choose_sources(text, unit_scores, unit_texts, rule, disputing)
         for unit in chosen + list(disputing):
             numbers.setdefault(unit, len(numbers) + 1)
         for unit, words in disputing.items():
@@ -262,6 +266,87 @@ def cite(
     )
 
 
+def _unit_texts(
+    result: AttributionResult, docs: list[SourceDocument] | None, unit: str, n_docs: int
+) -> list[str]:
+    if unit == "segment":
+        return [segment.text for segment in result.segments]
+    if docs is not None:
+        return [doc.text for doc in docs]
+    parts: list[list[str]] = [[] for _ in range(n_docs)]
+    for segment in result.segments:
+        parts[segment.doc_index].append(segment.text)
+    return [" ".join(part) for part in parts]
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def informative_words(text: str) -> set[str]:
+    """The lower-cased words of ``text`` that carry content: numbers, names, content words
+    (not :data:`~camab_rag.groundedness.score.STOPWORDS`)."""
+    return {word for word in score_words(text) if word not in STOPWORDS}
+
+
+def key_words(sentence: str) -> set[str]:
+    """The words a reader would check in ``sentence``: its numbers and names (a capital
+    inside the sentence, kept as written; the first word lower-cased), or its informative
+    words when it has none."""
+    keys: set[str] = set()
+    for k, match in enumerate(_TOKEN.finditer(sentence)):
+        word = match.group()
+        if any(ch.isdigit() for ch in word):
+            keys.add(word.lower())
+        elif word[0].isupper() and word.lower() not in STOPWORDS:
+            keys.add(word if k else word.lower())
+    return keys or informative_words(sentence)
+
+
+def _holds(text: str, keys: set[str]) -> set[str]:
+    """The ``keys`` that ``text`` holds: a name as written, the rest in any case."""
+    written = set(_TOKEN.findall(text))
+    lowered = {word.lower() for word in written}
+    return {key for key in keys if key in written or (key.islower() and key in lowered)}
+
+
+def choose_sources(
+    sentence: str,
+    scores: FloatArray,
+    texts: list[str],
+    rule: CitationRule,
+    excluded: Collection[int] = (),
+) -> list[int]:
+    """The units cited for ``sentence`` (best first): :class:`CitationRule`'s bars on the
+    attribution ``scores``, with the score measured above what any text in the context
+    gives (the median score of the units that hold none of the sentence's informative
+    words; 0 when every unit holds some), and, with ``rule.new_words``, each cited unit
+    holding one of the sentence's :func:`key_words` that no better-scored cited unit
+    holds (a page that shares only "costs" and "euros", or "glass" the material, with
+    "The Glass teapot costs 29 euros." adds nothing to the teapot page). With a small
+    model any context raises an answer's likelihood; this keeps that lift from reading
+    as support. ``excluded`` units (disputing ones) are never cited."""
+    values = np.asarray(scores, dtype=float)
+    wanted = informative_words(sentence)
+    related = np.array([bool(wanted & set(score_words(text))) for text in texts], dtype=bool)
+    keys = key_words(sentence)
+    held = [_holds(text, keys) for text in texts]
+    unrelated = values[~related] if related.any() else values[:0]
+    baseline = max(float(np.median(unrelated)), 0.0) if unrelated.size else 0.0
+    standing = np.where(values - baseline >= rule.threshold, values, 0.0)
+    covered: set[str] = set()
+    chosen: list[int] = []
+    for unit in replace(rule, top_k=None).select(standing):
+        if unit in excluded:
+            continue
+        if rule.new_words and any(held) and not held[unit] - covered:
+            continue
+        chosen.append(unit)
+        covered |= held[unit]
+        if rule.top_k is not None and len(chosen) == rule.top_k:
+            break
+    return chosen
+
+
 def _judged(
     result: AttributionResult, sentences: list[CitedSentence], rule: CitationRule
 ) -> list[CitedSentence]:
@@ -341,8 +426,10 @@ __all__ = [
     "CitedSentence",
     "Highlight",
     "Source",
+    "choose_sources",
     "citation_pairs",
     "cite",
+    "informative_words",
     "source_link",
     "source_location",
 ]
