@@ -214,3 +214,21 @@ def test_the_45_day_policy_disputes_an_answer_of_30_days(smollm2_scorer) -> None
     cited = cite(result, POLICIES)
     assert cited.sentences[0].citations == [1]
     assert cited.source(cited.sentences[0].disputed[0]).doc_index == 1
+
+
+def test_a_name_replaced_whole_is_disputed() -> None:
+    """A stale copy that names someone else in the answer's place disputes the name, even
+    though it lacks every word of the answer's name (the name is one value)."""
+    answer = "Robert Erskine Childers DSC was a British writer."
+    copy = "Pedro Rodríguez was a British writer and a sailor."
+    assert stated_value(answer, (24, 27), copy) == "Rodríguez"  # "DSC"
+    assert stated_value(answer, (24, 27), "Mary Shelley was an English novelist.") is None
+    docs = [answer, copy]
+    result = AttributionResult(
+        scores=np.array([0.9, 0.6]),
+        segments=[Segment(text, i, 0, len(text)) for i, text in enumerate(docs)],
+        question="Who was a British writer?",
+        response=answer,
+        n_documents=2,
+    )
+    assert disputes(result) == {1: ["DSC"]}
