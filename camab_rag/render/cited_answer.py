@@ -34,15 +34,16 @@ class CitationRule:
 
     Args:
         top_k: at most this many citations per sentence (``None``: no limit).
-        threshold: the support a cited source reaches on its own, in nats per answer
-            token (default :data:`~camab_rag.render.support.CITE_AT`, 0.11): a sentence
-            nothing meaningfully supports gets no citation.
+        threshold: the support a cited source reaches above what any text gives, in
+            nats per answer token (default :data:`~camab_rag.render.support.CITE_AT`,
+            0.11): a sentence nothing meaningfully supports gets no citation.
         relative: minimum fraction of the sentence's best score, on top of the absolute
             bar (0 disables): a far weaker second source is mostly a redundant one
-            (BENCHMARKS.md, "Citation precision (HotpotQA, SmolLM2)").
+            (BENCHMARKS.md, "Citation precision and recall (HotpotQA supporting
+            paragraphs, SmolLM2)").
         unit: cite whole ``"document"``s or single ``"segment"``s.
-        new_words: a cited source must hold one of the sentence's informative words
-            (numbers, names, content words) that no better-scored cited source holds: a
+        new_words: a cited source must hold one of the sentence's numbers or names (its
+            content words when it has none) that no better-scored cited source holds: a
             kettle page that shares only "costs" and "euros" with "The Glass teapot costs
             29 euros." adds nothing to the teapot page, however much the model's
             likelihood rose with it. A sentence whose words no source holds (a
