@@ -216,9 +216,10 @@ def test_the_45_day_policy_disputes_an_answer_of_30_days(smollm2_scorer) -> None
     assert cited.source(cited.sentences[0].disputed[0]).doc_index == 1
 
 
-def test_a_name_replaced_whole_is_disputed() -> None:
+def test_a_name_replaced_whole_is_disputed_when_the_model_agrees() -> None:
     """A stale copy that names someone else in the answer's place disputes the name, even
-    though it lacks every word of the answer's name (the name is one value)."""
+    though it lacks every word of the answer's name (the name is one value); a name needs
+    the model's conflict, a number does not."""
     answer = "Robert Erskine Childers DSC was a British writer."
     copy = "Pedro Rodríguez was a British writer and a sailor."
     assert stated_value(answer, (24, 27), copy) == "Rodríguez"  # "DSC"
@@ -231,4 +232,6 @@ def test_a_name_replaced_whole_is_disputed() -> None:
         response=answer,
         n_documents=2,
     )
-    assert disputes(result) == {1: ["DSC"]}
+    assert disputes(result) == {}
+    agreed = replace(result, conflicts=[Conflict("DSC", 24, 27, 1, 0, -0.4, 1.0)])
+    assert disputes(agreed) == {1: ["DSC"]}
