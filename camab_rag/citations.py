@@ -3,8 +3,11 @@
 :func:`cite` turns an :class:`~camab_rag.result.AttributionResult` into a
 :class:`CitedAnswer`: the answer split into sentences, each with citation markers
 (``[1][3]``) that point into a numbered source list. A :class:`CitationRule` decides what
-counts as a citation (top-k and an absolute support bar on the sentence's own
-attribution, :mod:`camab_rag.render.support`). Sources are whole documents (default) or
+counts as a citation (:func:`choose_sources`: top-k and a support bar on the sentence's
+own attribution, :mod:`camab_rag.render.support`, counted above what any text in the
+context gives, and a number or name of the sentence that the source adds); a source that
+states another value for a number of the answer is shown as disputing it
+(:func:`camab_rag.conflicts.disputes`). Sources are whole documents (default) or
 single segments; each source lists its supporting segments with their level on the same
 absolute scale, and links to its ``url``/``source`` metadata when that is an http(s) URL
 (:data:`SOURCE_KEYS`, the keys both integrations read too).
