@@ -6,7 +6,7 @@
 counts as a citation (:func:`choose_sources`: top-k and a support bar on the sentence's
 own attribution, :mod:`camab_rag.render.support`, counted above what any text in the
 context gives, and a number or name of the sentence that the source adds); a source that
-states another value for a number of the answer is shown as disputing it
+states another value for a number or name of the answer is shown as disputing it
 (:func:`camab_rag.conflicts.disputes`). Sources are whole documents (default) or
 single segments; each source lists its supporting segments with their level on the same
 absolute scale, and links to its ``url``/``source`` metadata when that is an http(s) URL
@@ -147,15 +147,18 @@ def cite(
         documents: the attributed documents (same order), to show each source's full text
             and title; without them a source shows its supporting segments only.
         rule: the citation rule (default: up to 2 documents per sentence, each with at
-            least :data:`~camab_rag.render.support.CITE_AT` support on its own; a sentence
-            the gate finds unsupported cites nothing).
+            least :data:`~camab_rag.render.support.CITE_AT` support above what any text in
+            the context gives and a number or name of the sentence that no better source
+            holds, :func:`choose_sources`; a sentence the gate finds unsupported cites
+            nothing).
         max_highlights: supporting segments listed per source (by score).
         min_support: a segment is highlighted only if its score reaches this (nats per
             token; default: "weak support" on :mod:`camab_rag.render.support`'s scale).
 
-    A source that argues against a word of a sentence (a "45 days" policy under an answer
-    that says 30: :attr:`~camab_rag.AttributionResult.conflicts`) is never cited as that
-    sentence's support: the sentence lists it as *disputed* and the source names the words.
+    A source that states another value for a number or name of a sentence (a "45 days"
+    policy under an answer that says 30: :func:`camab_rag.conflicts.disputes`) is never
+    cited as that sentence's support: the sentence lists it as *disputed* and the source
+    names the words.
     Sources are numbered in order of first citation or dispute in the answer; other
     documents are not listed.
     """
