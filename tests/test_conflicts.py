@@ -235,3 +235,26 @@ def test_a_name_replaced_whole_is_disputed_when_the_model_agrees() -> None:
     assert disputes(result) == {}
     agreed = replace(result, conflicts=[Conflict("DSC", 24, 27, 1, 0, -0.4, 1.0)])
     assert disputes(agreed) == {1: ["DSC"]}
+
+
+def test_the_stale_warranty_page_disputes_the_updated_number() -> None:
+    """Issue 48: the answer copies the stale page's wording and takes the number from the
+    update; the stale page states another number in its place, the update does not."""
+    answer = "All e-bikes come with a 3-year warranty."
+    stale = "All Lumora e-bikes come with a 2-year warranty against defects."
+    update = "Update: from June, e-bikes come with 3 years of warranty instead of two."
+    span = (answer.index("3"), answer.index("3") + 1)
+    assert stated_value(answer, span, stale) == "2"
+    assert stated_value(answer, span, update) is None
+    docs = [stale, update]
+    result = AttributionResult(
+        scores=np.array([0.6, 0.4]),
+        segments=[Segment(text, i, 0, len(text)) for i, text in enumerate(docs)],
+        question="How long is the e-bike warranty?",
+        response=answer,
+        n_documents=2,
+        statements=[StatementAttribution(answer, 0, len(answer), np.array([0.6, 0.4]))],
+    )
+    cited = cite(result, docs)
+    assert [cited.source(n).doc_index for n in cited.sentences[0].disputed] == [0]
+    assert [cited.source(n).doc_index for n in cited.sentences[0].citations] == [1]
