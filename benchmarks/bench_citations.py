@@ -192,7 +192,7 @@ def report(model: str, data: Path, n: int) -> str:
             markdown_table(HEADER, figures(dev_correct)),
             "",
             "Reading the figures: the held-out rows are few (each takes minutes of one "
-            "shared CPU core), so a met target here is weak evidence. Recall stays low by "
+            "shared CPU core), so these figures are weak evidence either way. Recall stays low by "
             "design: the second gold paragraph of a bridge question rarely holds the "
             "answer's numbers or names, so it is cited only when the attribution alone "
             "finds it and it adds a key word, and an attribution that misses the answer's "
