@@ -1,30 +1,27 @@
-"""Citation precision: does removing a cited source lower the cited sentence's likelihood?
+"""Citation precision and recall against HotpotQA's annotated supporting paragraphs.
 
-For each HotpotQA distractor-dev question (yes/no questions skipped) the embedded model
-answers twice, with four paragraphs each time, as in the groundedness calibration
-(``benchmarks/bench_groundedness.py``):
+Held-out rows: HotpotQA distractor-dev questions after the first 50 (yes/no answers
+skipped), each with all ten paragraphs of its row, two of them gold (the titles of
+``supporting_facts``). The answer is ``"The answer is X."`` (``X`` the gold answer),
+attributed with the library's defaults (``camab_rag.attribute``: ``method="auto"``,
+sentence granularity, the default budget of 40 calls) and cited with the default
+:func:`camab_rag.cite`. A cited paragraph is *precise* when it is gold; *recall* is the
+share of gold paragraphs cited; an answer *cites a distractor* when any cited paragraph is
+not gold. Rows: :mod:`benchmarks.citations_runs` (stored in
+``benchmarks/results/citations/<model>_hotpotqa.jsonl``; an interrupted run resumes).
 
-* **with gold**: the two gold paragraphs plus two distractors;
-* **gold removed**: four distractors (whatever the answer copies from them is still its
-  source; nothing else should be cited).
+Dev rows (where the rule was chosen): the first 50 such questions, stored by the previous
+version of this benchmark in ``benchmarks/results/citations/<model>.jsonl``: the model's
+own answer over four paragraphs (the two gold ones and two distractors), attributed by
+chunk with 16 calls. Wrong answers often copy a distractor, so gold paragraphs are the
+right citation only for the correct answers; both are shown.
 
-Each answer is attributed by chunk (the integrations' setting; 16 calls enumerate every
-subset of 4 documents) and cited with :func:`camab_rag.cite` under two rules: the old
-default (``CitationRule(top_k=2, threshold=0.0, relative=0.25)``: any positive score
-within a quarter of the sentence's best source) and the library's current default. Then,
-for every answer sentence and every document, the sentence's mean token log-probability
-is measured with the full context and with that document left out (5 more calls, most of
-them cached prompt prefixes). A cited (sentence, source) pair is *precise* when leaving
-the source out lowers the sentence's likelihood.
+Beside the default: the attribution bar alone (the previous rule: 0.11 nats/token, top 2,
+within a quarter of the best) and the zero-call lexical rule "cite the paragraphs that
+contain the answer string" (HotpotQA normalisation). ``--replay`` rebuilds the tables from
+the stored runs without a model.
 
-Free baselines beside them: citing every document, and citing the document that shares
-the most words (4+ letters) with the sentence.
-
-Per-example records go to ``benchmarks/results/citations/<model>.jsonl`` (kept in the
-repository): an interrupted run resumes, and ``--replay`` rebuilds the report from them
-without a model (the citation rules run on the stored attributions).
-
-    OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/bench_citations.py --n 50
+    OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/bench_citations.py --n 30
 """
 
 from __future__ import annotations
@@ -32,9 +29,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
-import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,273 +40,198 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import camab_rag
-from benchmarks._report import ci_cell, markdown_table, write_section
-from benchmarks.bench_groundedness import (
-    answer_and_attribute,
-    contains_gold,
-    contexts,
-    normalize,
-)
+from benchmarks._report import markdown_table, write_section
+from benchmarks.bench_groundedness import contains_gold, contexts, normalize
+from benchmarks.citations_runs import RESULTS, SKIP, hotpot_cases, run
 from camab_rag.citations import CitationRule, cite
-from camab_rag.render.support import SUPPORT_UNIT
 from camab_rag.result import AttributionResult
-from camab_rag.scorers.base import ScoreRequest
-from camab_rag.statements import token_starts
 
-RESULTS = Path(__file__).resolve().parent / "results" / "citations"
-OLD_RULE = CitationRule(top_k=2, threshold=0.0, relative=0.25)
-STRICTER = CitationRule(threshold=SUPPORT_UNIT)
-"""The support scale's whole unit as the bar (for comparison with the default, half)."""
-CONDITIONS = ("with_gold", "without_gold")
-Pairs = list[tuple[int, int]]
-"""(answer sentence index, document index) of each citation."""
-MAX_NEW_TOKENS = 48
-USER_TEMPLATE = "Context:\n{context}\n\nQuestion: {question}\nAnswer in one or two sentences."
+Rule = Callable[[AttributionResult, list[dict[str, str]], str], set[int]]
+Item = tuple[AttributionResult, list[dict[str, str]], set[int], str]
+"""(attribution, documents, gold paragraph indices, gold answer)."""
+"""(attribution, documents, gold answer) -> the cited document indices."""
 
 
-def sentence_means(logprobs: Any, spans: list[tuple[int, int]]) -> list[float]:
-    """The mean token log-probability of each answer sentence (tokens starting in it)."""
-    starts = token_starts(logprobs)
-    values = np.asarray(logprobs.logprobs, dtype=float)
-    out = []
-    for start, end in spans:
-        inside = (starts >= start) & (starts < end)
-        out.append(float(values[inside].mean()) if inside.any() else float("nan"))
+def default_rule(result: AttributionResult, docs: list[dict[str, str]], _gold: str) -> set[int]:
+    cited = cite(result, docs)
+    return {cited.source(n).doc_index for s in cited.sentences for n in s.citations}
+
+
+def attribution_bar(result: AttributionResult, docs: list[dict[str, str]], _gold: str) -> set[int]:
+    """The previous rule: each sentence's documents over the bar, top 2, within 1/4 of the
+    best (no word evidence, no disputes)."""
+    out: set[int] = set()
+    for statement in result.statements:
+        scores = np.zeros(len(docs))
+        for segment, value in zip(result.segments, statement.scores):
+            scores[segment.doc_index] += value
+        out.update(CitationRule().select(scores))
     return out
 
 
-def run_condition(
-    scorer: Any, question: str, docs: list[dict[str, str]], budget: int, seed: int
-) -> dict[str, Any]:
-    builder, answer, result = answer_and_attribute(
-        scorer,
-        question,
-        docs,
-        budget,
-        seed,
-        user_template=USER_TEMPLATE,
-        max_new_tokens=MAX_NEW_TOKENS,
+def lexical_rule(_result: AttributionResult, docs: list[dict[str, str]], gold: str) -> set[int]:
+    """Zero calls: the paragraphs that contain the (normalised) answer string."""
+    answer = normalize(gold)
+    return {i for i, doc in enumerate(docs) if answer and answer in normalize(doc["text"])}
+
+
+RULES: list[tuple[str, Rule]] = [
+    ("default `cite` (this version)", default_rule),
+    ("attribution bar alone (previous rule)", attribution_bar),
+    ("lexical: paragraphs holding the answer string (0 calls)", lexical_rule),
+]
+
+
+def figures(
+    items: list[tuple[AttributionResult, list[dict[str, str]], set[int], str]],
+) -> list[list[Any]]:
+    rows = []
+    for name, rule in RULES:
+        true = false = gold_total = with_distractor = 0
+        for result, docs, gold, answer in items:
+            chosen = rule(result, docs, answer)
+            true += len(chosen & gold)
+            false += len(chosen - gold)
+            gold_total += len(gold)
+            with_distractor += bool(chosen - gold)
+        n = max(len(items), 1)
+        rows.append(
+            [
+                name,
+                f"{true / (true + false):.2f} ({true}/{true + false})"
+                if true + false
+                else "– (0/0)",
+                f"{true / max(gold_total, 1):.2f} ({true}/{gold_total})",
+                f"{with_distractor / n:.0%} ({with_distractor}/{len(items)})",
+                f"{(true + false) / n:.2f}",
+            ]
+        )
+    return rows
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part / whole:.2f} ({part}/{whole})" if whole else "– (0/0)"
+
+
+HEADER = ["rule", "precision", "recall", "answers citing a distractor", "citations / answer"]
+
+
+def held_out_items(
+    path: Path,
+) -> list[tuple[AttributionResult, list[dict[str, str]], set[int], str]]:
+    if not path.exists():
+        return []
+    items = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        result = AttributionResult.from_dict(record["result"])
+        items.append((result, record["docs"], set(record["gold"]), record["gold_answer"]))
+    return items
+
+
+def dev_items(path: Path, rows: dict[str, dict[str, Any]], correct_only: bool) -> list[Item]:
+    items: list[Item] = []
+    if not path.exists():
+        return items
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        row = rows[record["id"]]
+        run_ = record["with_gold"]
+        if correct_only and not contains_gold(run_["answer"], record["gold_answer"]):
+            continue
+        docs = contexts(row, record["config"]["seed"])[0]
+        titles = {title for title, _ in row["supporting_facts"]}
+        gold = {i for i, doc in enumerate(docs) if doc["title"] in titles}
+        items.append(
+            (AttributionResult.from_dict(run_["result"]), docs, gold, record["gold_answer"])
+        )
+    return items
+
+
+def report(model: str, data: Path, n: int) -> str:
+    held = held_out_items(RESULTS / f"{model}_hotpotqa.jsonl")
+    with data.open(encoding="utf-8") as handle:
+        rows = {row["id"]: row for row in map(json.loads, handle)}
+    dev_all = dev_items(RESULTS / f"{model}.jsonl", rows, correct_only=False)
+    dev_correct = dev_items(RESULTS / f"{model}.jsonl", rows, correct_only=True)
+    calls = np.mean([r.n_queries for r, *_ in held]) if held else 0.0
+    table = figures(held)
+    cell = table[0][1].split()[0]
+    distractors = float(table[0][3].split("%")[0]) / 100
+    met = (
+        "not measured (nothing cited)"
+        if cell == "–"
+        else ("met" if float(cell) >= 0.90 else "missed")
     )
-    n = builder.n_segments
-    spans = [(s.start, s.end) for s in result.statements]
-    masks = [np.ones(n, dtype=bool), np.zeros(n, dtype=bool)]
-    for d in range(n):
-        without = np.ones(n, dtype=bool)
-        without[d] = False
-        masks.append(without)
-    scored = scorer.score([ScoreRequest(builder.build(m), answer) for m in masks])
-    full, empty, *left_out = [sentence_means(r, spans) for r in scored]
-    return {
-        "answer": answer,
-        "result": result.to_dict(),
-        "full": full,
-        "empty": empty,
-        # drops[s][d]: how much leaving document d out lowers sentence s's likelihood
-        "drops": [[full[s] - left_out[d][s] for d in range(n)] for s in range(len(spans))],
-    }
-
-
-def cited_pairs(record: dict[str, Any], docs: list[dict[str, str]], rule: CitationRule) -> Pairs:
-    """(sentence index, document index) of every citation :func:`cite` makes."""
-    result = AttributionResult.from_dict(record["result"])
-    answer = cite(result, docs, rule=rule)
-    return [
-        (k, answer.source(number).doc_index)
-        for k, sentence in enumerate(answer.sentences)
-        for number in sentence.citations
-    ]
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"\w+", text.lower()) if len(w) >= 4}
-
-
-def lexical_pairs(record: dict[str, Any], docs: list[dict[str, str]]) -> Pairs:
-    """The free baseline: each sentence cites the document sharing the most words with it."""
-    pairs = []
-    for k, statement in enumerate(record["result"]["statements"]):
-        overlap = [len(_words(statement["text"]) & _words(d["text"])) for d in docs]
-        if max(overlap) > 0:
-            pairs.append((k, int(np.argmax(overlap))))
-    return pairs
-
-
-def every_pair(record: dict[str, Any], docs: list[dict[str, str]]) -> Pairs:
-    return [(k, d) for k in range(len(record["drops"])) for d in range(len(docs))]
-
-
-def evaluate(
-    items: list[tuple[dict[str, Any], list[dict[str, str]]]], choose: Any
-) -> dict[str, Any]:
-    """Citations per sentence, sentences cited, and the share of precise pairs."""
-    per_sentence: list[float] = []
-    cited_any: list[float] = []
-    precise: list[float] = []
-    drops: list[float] = []
-    for record, docs in items:
-        pairs = choose(record, docs)
-        n_sentences = len(record["drops"])
-        for k in range(n_sentences):
-            mine = [d for s, d in pairs if s == k]
-            per_sentence.append(len(mine))
-            cited_any.append(float(bool(mine)))
-            for d in mine:
-                drop = record["drops"][k][d]
-                if np.isfinite(drop):
-                    precise.append(float(drop > 0))
-                    drops.append(drop)
-    return {
-        "sentences": len(per_sentence),
-        "pairs": len(precise),
-        "per_sentence": per_sentence,
-        "cited_any": cited_any,
-        "precise": precise,
-        "drops": drops,
-    }
+    verdict = (
+        f"Targets (held-out): precision >= 0.90: **{met}** ({cell}); a distractor cited in "
+        f"<= 10% of answers: **{'met' if distractors <= 0.10 else 'missed'}** "
+        f"({distractors:.0%})."
+    )
+    return "\n".join(
+        [
+            f"Held-out: {len(held)} HotpotQA distractor-dev questions after the first {SKIP} "
+            f"(yes/no skipped; `--n {n}` asked for, the rest did not finish on the shared "
+            f'machine), model `{model}`, ten paragraphs each (two gold), answer "The answer is '
+            f'X." attributed with the defaults (mean {calls:.1f} model calls) and cited with '
+            "the default `cite`. Counts in brackets: cited gold / cited, cited gold / gold, "
+            "answers.",
+            "",
+            markdown_table(HEADER, table),
+            "",
+            verdict,
+            "",
+            f"Dev (the rule was chosen here): the first {SKIP} questions, the model's own "
+            "answer over four paragraphs (two gold), by chunk, 16 calls "
+            f"(`results/citations/{model}.jsonl`). All {len(dev_all)} answers:",
+            "",
+            markdown_table(HEADER, figures(dev_all)),
+            "",
+            f"The {len(dev_correct)} correct answers (the gold paragraphs are their sources):",
+            "",
+            markdown_table(HEADER, figures(dev_correct)),
+            "",
+            "Reading the figures: the held-out rows are few (each takes minutes of one "
+            "shared CPU core), so these figures are weak evidence either way. Recall stays low by "
+            "design: the second gold paragraph of a bridge question rarely holds the "
+            "answer's numbers or names, so it is cited only when the attribution alone "
+            "finds it and it adds a key word, and an attribution that misses the answer's "
+            "source leaves the sentence uncited rather than citing a distractor; the "
+            "zero-call lexical rule, which knows the answer string, recalls more. "
+            "Disclosure: one change was made after seeing held-out rows: the first two "
+            'showed the template word "answer" disputed by a gold paragraph, and disputes '
+            "were restricted to numbers and names (checked on the dev rows before keeping "
+            "it).",
+        ]
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--n", type=int, default=50, help="questions to use")
-    parser.add_argument("--budget", type=int, default=16)
+    parser.add_argument("--n", type=int, default=30, help="held-out questions to attribute")
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--replay", action="store_true", help="report from the stored records")
+    parser.add_argument("--replay", action="store_true", help="report from the stored runs")
     parser.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from camab_cli.evaluation.datasets import dataset_path
 
-    cache = RESULTS / f"{args.model}.jsonl"
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    config = {
-        "model": args.model,
-        "budget": args.budget,
-        "seed": args.seed,
-        "template": USER_TEMPLATE,
-        "max_new_tokens": MAX_NEW_TOKENS,
-    }
-    done: dict[str, dict[str, Any]] = {}
-    if cache.exists():
-        for line in cache.read_text(encoding="utf-8").splitlines():
-            stored = json.loads(line)
-            if stored.get("config") == config:
-                done[stored["id"]] = stored
-    with dataset_path("hotpotqa").open(encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in handle]
-    rows = [r for r in rows if normalize(r["answer"]) not in ("yes", "no")][: args.n]
-    scorer = None
-    started = time.perf_counter()
-    for index, row in enumerate(rows):
-        if args.replay or row["id"] in done:
-            continue
-        if scorer is None:
-            scorer = camab_rag.TransformersScorer(args.model, num_threads=args.threads)
-        with_gold, without_gold = contexts(row, args.seed)
-        record: dict[str, Any] = {"id": row["id"], "config": config, "gold_answer": row["answer"]}
-        for condition, docs in zip(CONDITIONS, (with_gold, without_gold)):
-            record[condition] = run_condition(scorer, row["question"], docs, args.budget, args.seed)
-        record["seconds"] = round(time.perf_counter() - started, 1)
-        done[row["id"]] = record
-        with cache.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
-        print(f"[{index + 1}/{len(rows)}] {record['seconds']:6.0f}s {row['id']}", flush=True)
-    records = [(done[r["id"]], r) for r in rows if r["id"] in done]
-    body = report(records, args)
+    data = dataset_path("hotpotqa")
+    if not args.replay:
+        run(data, args.n, args.model, args.threads)
+    body = report(args.model, data, args.n)
     print(body)
     if not args.no_write:
-        write_section("citations", "Citation precision (HotpotQA, SmolLM2)", body)
+        write_section(
+            "citations",
+            "Citation precision and recall (HotpotQA supporting paragraphs, SmolLM2)",
+            body,
+        )
 
 
-def report(records: list[tuple[dict[str, Any], dict[str, Any]]], args: argparse.Namespace) -> str:
-    rules = [
-        (
-            "old default: score > 0, within 1/4 of the best",
-            lambda r, d: cited_pairs(r, d, OLD_RULE),
-        ),
-        (
-            f"current default ({_rule_text(CitationRule())})",
-            lambda r, d: cited_pairs(r, d, CitationRule()),
-        ),
-        (
-            f"stricter: {_rule_text(STRICTER)}",
-            lambda r, d: cited_pairs(r, d, STRICTER),
-        ),
-        ("baseline: every document", every_pair),
-        ("baseline: most shared words", lexical_pairs),
-    ]
-    lines = [
-        f"{len(records)} HotpotQA distractor-dev questions (yes/no skipped), model "
-        f"`{args.model}`, one torch thread, 4 paragraphs per context, chunk granularity, "
-        f"budget {args.budget} (every subset: exact scores), answers of up to "
-        f"{MAX_NEW_TOKENS} tokens in one or two sentences. A cited (sentence, source) pair "
-        "is precise when leaving the source out of the context lowers the sentence's mean "
-        "token log-probability. "
-        "Mean ± 95% CI over pairs (precision) or sentences (citations).",
-        "",
-        f"Records: `benchmarks/results/citations/{args.model}.jsonl`, written by the run "
-        f"(`OMP_NUM_THREADS=1 CAMAB_BENCH_DATA=<data> .venv/bin/python "
-        f"benchmarks/bench_citations.py --n {args.n}`, one torch thread); `--replay` "
-        "rebuilds these tables from them with the current citation rule, without a model.",
-        "",
-    ]
-    groups = {
-        "with gold": [(r["with_gold"], _docs(row, args, 0)) for r, row in records],
-        "gold removed": [(r["without_gold"], _docs(row, args, 1)) for r, row in records],
-        "with gold, correct answers": [
-            (r["with_gold"], _docs(row, args, 0))
-            for r, row in records
-            if contains_gold(r["with_gold"]["answer"], r["gold_answer"])
-        ],
-    }
-    header = [
-        "rule",
-        "precision",
-        "removal lowers it by (nats/token)",
-        "citations / sentence",
-        "sentences cited",
-        "pairs",
-    ]
-    for label, items in groups.items():
-        n_sentences = sum(len(record["drops"]) for record, _ in items)
-        lines += [f"**{label}** ({len(items)} answers, {n_sentences} sentences)", ""]
-        rows = []
-        precision: dict[str, float] = {}
-        for name, choose in rules:
-            figures = evaluate(items, choose)
-            precision[name] = float(np.mean(figures["precise"])) if figures["precise"] else 0.0
-            rows.append(
-                [
-                    name,
-                    ci_cell(figures["precise"]),
-                    ci_cell(figures["drops"]),
-                    ci_cell(figures["per_sentence"]),
-                    ci_cell(figures["cited_any"]),
-                    figures["pairs"],
-                ]
-            )
-        lines += [markdown_table(header, rows), ""]
-        current, lexical = precision[rules[1][0]], precision["baseline: most shared words"]
-        verdict = "above" if current > lexical else "not above"
-        lines += [
-            f"Current default against the free word-overlap baseline: precision {current:.3f} "
-            f"vs {lexical:.3f} ({verdict} it; see the confidence intervals).",
-            "",
-        ]
-    return "\n".join(lines)
-
-
-def _rule_text(rule: CitationRule) -> str:
-    relative = f", within {rule.relative:g} of the best" if rule.relative else ""
-    return f"support >= {rule.threshold:.3f} nats/token{relative}, top {rule.top_k}"
-
-
-def _docs(row: dict[str, Any], args: argparse.Namespace, which: int) -> list[dict[str, str]]:
-    return contexts(row, args.seed)[which]
-
+__all__ = ["hotpot_cases", "main", "report"]
 
 if __name__ == "__main__":
     main()

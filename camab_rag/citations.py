@@ -3,8 +3,11 @@
 :func:`cite` turns an :class:`~camab_rag.result.AttributionResult` into a
 :class:`CitedAnswer`: the answer split into sentences, each with citation markers
 (``[1][3]``) that point into a numbered source list. A :class:`CitationRule` decides what
-counts as a citation (top-k and an absolute support bar on the sentence's own
-attribution, :mod:`camab_rag.render.support`). Sources are whole documents (default) or
+counts as a citation (:func:`choose_sources`: top-k and a support bar on the sentence's
+own attribution, :mod:`camab_rag.render.support`, counted above what any text in the
+context gives, and a number or name of the sentence that the source adds); a source that
+states another value for a number or name of the answer is shown as disputing it
+(:func:`camab_rag.conflicts.disputes`). Sources are whole documents (default) or
 single segments; each source lists its supporting segments with their level on the same
 absolute scale, and links to its ``url``/``source`` metadata when that is an http(s) URL
 (:data:`SOURCE_KEYS`, the keys both integrations read too).
@@ -16,8 +19,9 @@ ends); in a notebook the object displays itself as HTML.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlparse
@@ -28,6 +32,8 @@ from camab_rag.conflicts import disputes
 from camab_rag.errors import InputError
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.report import DEFAULT_THRESHOLD, support_report
+from camab_rag.groundedness.score import STOPWORDS
+from camab_rag.groundedness.score import words as score_words
 from camab_rag.render.cited_answer import (
     CitationRule,
     CitedAnswer,
@@ -141,15 +147,18 @@ def cite(
         documents: the attributed documents (same order), to show each source's full text
             and title; without them a source shows its supporting segments only.
         rule: the citation rule (default: up to 2 documents per sentence, each with at
-            least :data:`~camab_rag.render.support.CITE_AT` support on its own; a sentence
-            the gate finds unsupported cites nothing).
+            least :data:`~camab_rag.render.support.CITE_AT` support above what any text in
+            the context gives and a number or name of the sentence that no better source
+            holds, :func:`choose_sources`; a sentence the gate finds unsupported cites
+            nothing).
         max_highlights: supporting segments listed per source (by score).
         min_support: a segment is highlighted only if its score reaches this (nats per
             token; default: "weak support" on :mod:`camab_rag.render.support`'s scale).
 
-    A source that argues against a word of a sentence (a "45 days" policy under an answer
-    that says 30: :attr:`~camab_rag.AttributionResult.conflicts`) is never cited as that
-    sentence's support: the sentence lists it as *disputed* and the source names the words.
+    A source that states another value for a number or name of a sentence (a "45 days"
+    policy under an answer that says 30: :func:`camab_rag.conflicts.disputes`) is never
+    cited as that sentence's support: the sentence lists it as *disputed* and the source
+    names the words.
     Sources are numbered in order of first citation or dispute in the answer; other
     documents are not listed. A result that carries a groundedness verdict (an
     integration's ``ChainAttribution.groundedness``) passes it on
@@ -167,6 +176,7 @@ def cite(
     n_docs = max(result.n_documents, max(s.doc_index for s in segments) + 1)
     answer_scores = np.asarray(result.scores, dtype=float)
 
+    unit_texts = _unit_texts(result, docs, rule.unit, n_docs)
     numbers: dict[int, int] = {}  # unit index -> source number
     disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it argues against
     cited_units: set[int] = set()
@@ -178,7 +188,7 @@ def cite(
             for segment, value in zip(segments, scores):
                 unit_scores[segment.doc_index] += value
         disputing = disputes(result, start, end, rule.unit)
-        chosen = [u for u in rule.select(unit_scores) if u not in disputing]
+        chosen = choose_sources(text, unit_scores, unit_texts, rule, disputing)
         for unit in chosen + list(disputing):
             numbers.setdefault(unit, len(numbers) + 1)
         for unit, words in disputing.items():
@@ -268,6 +278,87 @@ def cite(
     return cited.with_groundedness(verdict) if verdict is not None else cited.pruned()
 
 
+def _unit_texts(
+    result: AttributionResult, docs: list[SourceDocument] | None, unit: str, n_docs: int
+) -> list[str]:
+    if unit == "segment":
+        return [segment.text for segment in result.segments]
+    if docs is not None:
+        return [doc.text for doc in docs]
+    parts: list[list[str]] = [[] for _ in range(n_docs)]
+    for segment in result.segments:
+        parts[segment.doc_index].append(segment.text)
+    return [" ".join(part) for part in parts]
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def informative_words(text: str) -> set[str]:
+    """The lower-cased words of ``text`` that carry content: numbers, names, content words
+    (not :data:`~camab_rag.groundedness.score.STOPWORDS`)."""
+    return {word for word in score_words(text) if word not in STOPWORDS}
+
+
+def key_words(sentence: str) -> set[str]:
+    """The words a reader would check in ``sentence``: its numbers and names (a capital
+    inside the sentence, kept as written; the first word lower-cased), or its informative
+    words when it has none."""
+    keys: set[str] = set()
+    for k, match in enumerate(_TOKEN.finditer(sentence)):
+        word = match.group()
+        if any(ch.isdigit() for ch in word):
+            keys.add(word.lower())
+        elif word[0].isupper() and word.lower() not in STOPWORDS:
+            keys.add(word if k else word.lower())
+    return keys or informative_words(sentence)
+
+
+def _holds(text: str, keys: set[str]) -> set[str]:
+    """The ``keys`` that ``text`` holds: a name as written, the rest in any case."""
+    written = set(_TOKEN.findall(text))
+    lowered = {word.lower() for word in written}
+    return {key for key in keys if key in written or (key.islower() and key in lowered)}
+
+
+def choose_sources(
+    sentence: str,
+    scores: FloatArray,
+    texts: list[str],
+    rule: CitationRule,
+    excluded: Collection[int] = (),
+) -> list[int]:
+    """The units cited for ``sentence`` (best first): :class:`CitationRule`'s bars on the
+    attribution ``scores``, with the score measured above what any text in the context
+    gives (the median score of the units that hold none of the sentence's informative
+    words; 0 when every unit holds some), and, with ``rule.new_words``, each cited unit
+    holding one of the sentence's :func:`key_words` that no better-scored cited unit
+    holds (a page that shares only "costs" and "euros", or "glass" the material, with
+    "The Glass teapot costs 29 euros." adds nothing to the teapot page). With a small
+    model any context raises an answer's likelihood; this keeps that lift from reading
+    as support. ``excluded`` units (disputing ones) are never cited."""
+    values = np.asarray(scores, dtype=float)
+    wanted = informative_words(sentence)
+    related = np.array([bool(wanted & set(score_words(text))) for text in texts], dtype=bool)
+    keys = key_words(sentence)
+    held = [_holds(text, keys) for text in texts]
+    unrelated = values[~related] if related.any() else values[:0]
+    baseline = max(float(np.median(unrelated)), 0.0) if unrelated.size else 0.0
+    standing = np.where(values - baseline >= rule.threshold, values, 0.0)
+    covered: set[str] = set()
+    chosen: list[int] = []
+    for unit in replace(rule, top_k=None).select(standing):
+        if unit in excluded:
+            continue
+        if rule.new_words and any(held) and not held[unit] - covered:
+            continue
+        chosen.append(unit)
+        covered |= held[unit]
+        if rule.top_k is not None and len(chosen) == rule.top_k:
+            break
+    return chosen
+
+
 def _judged(
     result: AttributionResult, sentences: list[CitedSentence], rule: CitationRule
 ) -> list[CitedSentence]:
@@ -347,8 +438,10 @@ __all__ = [
     "CitedSentence",
     "Highlight",
     "Source",
+    "choose_sources",
     "citation_pairs",
     "cite",
+    "informative_words",
     "source_link",
     "source_location",
 ]

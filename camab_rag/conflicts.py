@@ -1,29 +1,38 @@
-"""Conflicts: a source that supports the answer as a whole but argues against one word.
+"""Conflicts: a source that states another value for a word of the answer.
 
 A returns policy that says "45 days" explains most of the answer "return it within 30
 days" (same topic, same wording), so its attribution score is high, yet it contradicts
 the answer's key fact. The answer's own attribution cannot show that: it averages over
-every token. Here each answer word gets its own attribution, refitted on the subsets the
-run already scored (the word's log-probability, the sum over its tokens, under each
-subset, as :mod:`camab_rag.statements` does per sentence: no extra model call). A segment
-*conflicts* with a word when
+every token. Two pieces of evidence, no extra model call:
 
-* the word carries content (not a function word such as "it" or "the",
-  :data:`~camab_rag.groundedness.score.STOPWORDS`),
-* the segment would be cited as support of the answer (a score of at least :data:`MIN_SUPPORT`),
-* its text does not hold the word (a source cannot contradict what it says itself),
-* another segment backs the word (raises its log-prob by at least :data:`BACKED_AT`), and
-* it lowers the word's log-prob by at least :data:`CONFLICT_AT` nats.
+* **the model's**: each answer word gets its own attribution, refitted on the subsets the
+  run already scored (the word's log-probability, the sum over its tokens, under each
+  subset, as :mod:`camab_rag.statements` does per sentence). A segment *conflicts* with a
+  word (:attr:`~camab_rag.AttributionResult.conflicts`) when the word carries content (not
+  a function word, :data:`~camab_rag.groundedness.score.STOPWORDS`), the segment's text
+  does not hold it, another segment backs it (raises its log-prob by at least
+  :data:`BACKED_AT`) and the segment lowers it by at least :data:`CONFLICT_AT` nats;
+* **the text's** (:func:`stated_value`): the source says something else *in the word's
+  place*: next to the word's neighbours in the answer ("costs 49 euros" under "costs 59
+  euros"), in a source about the same thing (it holds the sentence's other names and most
+  of its content words).
 
-Citations then show the segment's document as *disputed* for that sentence instead of
-citing it as support. How often it catches a contradicting copy of the source, and how
-often it flags a document that does not contradict: BENCHMARKS.md, "Conflicting sources".
+A source *disputes* a number or a name of the answer (:func:`disputes`, what citations
+show) when it states another value in the word's place: another number for a number
+(:data:`LEXICAL_KINDS`) whatever the number of documents, or any other value when the
+model's conflict agrees (another person for a name, "within a month" under "within 30
+days"). Only numbers and names are disputed: a source that merely lacks a
+word (an "About us" page under an answer copied from it, beside a product page) disputes
+nothing. Citations then show the source as *disputed* for that sentence, never as its
+support. How often it catches a contradicting copy of the source, and how often it flags
+a document that does not contradict: BENCHMARKS.md, "Conflicting sources".
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
@@ -34,6 +43,7 @@ from camab_rag.methods import Method
 from camab_rag.result import AttributionResult, Conflict
 from camab_rag.rewards import sum_logprob
 from camab_rag.scorers.base import ResponseLogprobs
+from camab_rag.sentences import split_sentences
 from camab_rag.statements import span_rewards
 
 FloatArray = NDArray[np.float64]
@@ -43,12 +53,18 @@ CONFLICT_AT = 0.25
 on HotpotQA dev examples: BENCHMARKS.md, "Conflicting sources")."""
 BACKED_AT = 0.5
 """Nats a segment must add to a word's log-probability to count as backing it."""
-MIN_SUPPORT = 0.11
-"""The answer's score (nats per token) from which a segment would be cited as support: the
-citation bar, :data:`camab_rag.render.support.CITE_AT`. Only such a segment can be shown
-as support wrongly."""
+LEXICAL_KINDS = frozenset({"number"})
+"""The kinds of answer words that a source disputes by stating another value of the same
+kind in their place, without the model's conflict. Numbers alone: on the dev rows, names
+too caught more stale copies in "Conflicting sources" (0.65 against 0.45, the same false
+flags) but disputed true sources of real answers in "Citation precision and recall" (dev
+recall of correct answers 0.35 against 0.44); a name is disputed when the model agrees."""
+SLOT_SLACK = 1
+"""Extra words allowed between a neighbour and the word's place in the source ("costs just
+49 euros" under "costs 59 euros")."""
 
 _WORD = re.compile(r"\w+")
+_NAME_WORD = re.compile(r"[^\W_]+")
 
 
 class _LogprobSource(Protocol):
@@ -76,22 +92,21 @@ def conflicts_from_coefficients(
     response: str,
     words: Sequence[tuple[int, int]],
     coefficients: FloatArray,
-    scores: FloatArray,
     texts: Sequence[str],
     against_at: float = CONFLICT_AT,
 ) -> list[Conflict]:
-    """The conflicts read from per-word coefficients (shape ``(n_words, n_segments)``, nats
-    of each word's log-prob), the answer's segment ``scores`` and the segments' ``texts``
-    (module docstring); at most one per (word, segment), against the word's best backer."""
+    """The model's conflicts read from per-word coefficients (shape ``(n_words,
+    n_segments)``, nats of each word's log-prob) and the segments' ``texts`` (module
+    docstring); at most one per (word, segment), against the word's best backer. Whether
+    a conflict is shown as a dispute is :func:`disputes`' decision."""
     found: list[Conflict] = []
-    citable = np.asarray(scores, dtype=float) >= MIN_SUPPORT
     for (start, end), row in zip(words, np.asarray(coefficients, dtype=float)):
         if response[start:end].lower() in STOPWORDS:  # "it", "the": no fact to dispute
             continue
         backed_by = int(np.argmax(row))
         if row[backed_by] < BACKED_AT:
             continue
-        for segment in np.flatnonzero((row <= -against_at) & citable):
+        for segment in np.flatnonzero(row <= -against_at):
             if segment == backed_by or _holds(texts[int(segment)], response[start:end]):
                 continue
             found.append(
@@ -112,7 +127,6 @@ def find_conflicts(
     method: Method,
     source: _LogprobSource,
     masks: NDArray[np.bool_],
-    scores: FloatArray,
     texts: Sequence[str],
     seed: int = 0,
     against_at: float = CONFLICT_AT,
@@ -126,25 +140,182 @@ def find_conflicts(
     if not words:
         return []
     coefficients = method.fit_many(masks, rewards, seed)
-    return conflicts_from_coefficients(
-        source.response, words, coefficients, scores, texts, against_at
-    )
+    return conflicts_from_coefficients(source.response, words, coefficients, texts, against_at)
+
+
+@dataclass(frozen=True)
+class _Word:
+    text: str
+    lower: str
+    kind: str  # "number", "name", "word" or "function"
+    start: int
+    end: int
+
+
+def _kind(word: str) -> str:
+    if any(ch.isdigit() for ch in word):
+        return "number"
+    if word.lower() in STOPWORDS:
+        return "function"
+    return "name" if word[0].isupper() else "word"
+
+
+def _words(text: str) -> list[_Word]:
+    return [
+        _Word(m.group(), m.group().lower(), _kind(m.group()), m.start(), m.end())
+        for m in _NAME_WORD.finditer(text)
+    ]
+
+
+def _neighbour(words: Sequence[_Word], i: int, step: int) -> int | None:
+    """The nearest content word before (``step=-1``) or after (``+1``) word ``i``, at most
+    three words away."""
+    j = i + step
+    while 0 <= j < len(words) and abs(j - i) <= 3:
+        if words[j].kind != "function":
+            return j
+        j += step
+    return None
+
+
+def _phrase(sentence: Sequence[_Word], i: int) -> range:
+    """The run of names and numbers around word ``i`` ("Robert Erskine Childers DSC", "25
+    June 1870"): one value, which a contradicting source replaces whole."""
+    valued = ("name", "number")
+    if sentence[i].kind not in valued:
+        return range(i, i + 1)
+    start, end = i, i + 1
+    while start > 0 and sentence[start - 1].kind in valued:
+        start -= 1
+    while end < len(sentence) and sentence[end].kind in valued:
+        end += 1
+    return range(start, end)
+
+
+def _about_the_same(sentence: Sequence[_Word], i: int, held: set[str]) -> bool:
+    """The source (its words ``held``) holds every other name of the sentence (outside the
+    word's own name or date) and at least half of its other content words: it speaks of
+    the same thing."""
+    own = _phrase(sentence, i)
+    others = [w for k, w in enumerate(sentence) if k not in own and w.kind != "function"]
+    names = [w for w in others if w.kind == "name" and w.lower != sentence[i].lower]
+    if any(w.lower not in held for w in names):
+        return False
+    rest = [w for w in others if w.kind != "name"]
+    return not rest or 2 * sum(w.lower in held for w in rest) >= len(rest)
+
+
+def stated_value(
+    sentence: str, span: tuple[int, int], text: str, *, same_kind: bool = True
+) -> str | None:
+    """What ``text`` states in the place of the answer word ``sentence[span[0]:span[1]]``,
+    when that differs from the word; else ``None``.
+
+    The word's place is found from its neighbours in the answer sentence (the nearest
+    content words before and after it): in a sentence of ``text`` that holds a neighbour,
+    the first content word past it towards the word ("costs **49** euros" under "costs 59
+    euros"). Only a number or a name has a value to state ("answer" or "based" has
+    none). It counts only when ``text`` never holds the word itself, the sentence (with
+    the one before it, a heading) speaks of the same thing (every other name of the answer
+    sentence, half of its content words: "The Aero kettle costs 49 euros." says nothing of
+    the Glass teapot's price) and, with ``same_kind``, the value is of the word's kind (a
+    number for a number, a name for a name)."""
+    words = _words(sentence)
+    if words and words[0].kind == "name":  # a capital at the start says nothing of a name
+        words[0] = replace(words[0], kind="word")
+    index = next((k for k, w in enumerate(words) if w.start <= span[0] < w.end), None)
+    if index is None or words[index].kind not in ("number", "name"):
+        return None
+    target = words[index]
+    own = _words(text)
+    if any(w.lower == target.lower for w in own):
+        return None
+    sides = [(j, -1) for j in [_neighbour(words, index, -1)] if j is not None]
+    sides += [(j, +1) for j in [_neighbour(words, index, +1)] if j is not None]
+    lines = [[w for w in own if a <= w.start < b] for a, b in split_sentences(text)]
+    for number, line in enumerate(lines):
+        context = {w.lower for w in line + (lines[number - 1] if number else [])}
+        if not _about_the_same(words, index, context):
+            continue
+        for anchor, side in sides:
+            value = _in_place(line, words[anchor].lower, -side, abs(index - anchor) + SLOT_SLACK)
+            if (
+                value is not None
+                and value.lower != target.lower
+                and (not same_kind or value.kind == target.kind)
+            ):
+                return value.text
+    return None
+
+
+def _in_place(line: Sequence[_Word], anchor: str, step: int, reach: int) -> _Word | None:
+    """The first content word after (``step=+1``) or before (``-1``) an occurrence of
+    ``anchor`` in ``line``, at most ``reach`` words from it."""
+    for p, word in enumerate(line):
+        if word.lower != anchor:
+            continue
+        q = p + step
+        while 0 <= q < len(line) and abs(q - p) <= reach:
+            if line[q].kind != "function":
+                return line[q]
+            q += step
+    return None
+
+
+def _unit_texts(result: AttributionResult, unit: str) -> list[str]:
+    if unit == "segment":
+        return [segment.text for segment in result.segments]
+    texts: dict[int, list[str]] = {}
+    for segment in result.segments:
+        texts.setdefault(segment.doc_index, []).append(segment.text)
+    n = max(texts, default=-1) + 1
+    return [" ".join(texts.get(d, [])) for d in range(n)]
 
 
 def disputes(
     result: AttributionResult, start: int = 0, end: int | None = None, unit: str = "document"
 ) -> dict[int, list[str]]:
-    """The units (``"document"`` or ``"segment"`` indices) that argue against a word inside
-    ``start:end`` of the answer (default: all of it), with those words, read from
-    :attr:`~camab_rag.AttributionResult.conflicts`; a conflict between two segments of one
-    document is no dispute of that document."""
+    """The units (``"document"`` or ``"segment"`` indices) that dispute a word inside
+    ``start:end`` of the answer (default: all of it), with those words.
+
+    A unit disputes a number or a name when it states another value in the word's place
+    (:func:`stated_value`): of the word's kind for a :data:`LEXICAL_KINDS` word (a number),
+    or of any kind when the model's :attr:`~camab_rag.AttributionResult.conflicts` find it
+    lowering the word (a conflict between two segments of one document is no dispute of
+    that document).
+    A unit that only lacks the word disputes nothing."""
+    response = result.response
+    end = len(response) if end is None else end
+    texts = _unit_texts(result, unit)
+    sentences = split_sentences(response) or [(0, len(response))]
+
+    def sentence_of(position: int) -> tuple[int, int]:
+        return next(((a, b) for a, b in sentences if a <= position < b), (0, len(response)))
+
     found: dict[int, list[str]] = {}
+
+    def add(own: int, word: str) -> None:
+        known = found.setdefault(own, [])
+        if word not in known:
+            known.append(word)
+
     for conflict in result.conflicts:
-        if not start <= conflict.start < (len(result.response) if end is None else end):
+        if not start <= conflict.start < end:
             continue
         own, backer = conflict.segment, conflict.backed_by
         if unit == "document":
             own, backer = result.segments[own].doc_index, result.segments[backer].doc_index
-        if own != backer and conflict.text not in found.setdefault(own, []):
-            found[own].append(conflict.text)
+        a, b = sentence_of(conflict.start)
+        span = (conflict.start - a, conflict.end - a)
+        if own != backer and stated_value(response[a:b], span, texts[own], same_kind=False):
+            add(own, conflict.text)
+    for a, b in sentences:
+        if b <= start or a >= end:
+            continue
+        for word in _words(response[a:b]):
+            if word.kind not in LEXICAL_KINDS or not start <= a + word.start < end:
+                continue
+            for own, text in enumerate(texts):
+                if stated_value(response[a:b], (word.start, word.end), text):
+                    add(own, word.text)
     return {k: v for k, v in found.items() if v}

@@ -229,9 +229,7 @@ class TextAttribution:
         if self.settings.statements:
             per_statement = attribute_statements(run.method, oracle, result.masks, run.seed)
             texts = [segment.text for segment in self.segments]
-            conflicts = find_conflicts(
-                run.method, oracle, result.masks, result.scores, texts, run.seed
-            )
+            conflicts = find_conflicts(run.method, oracle, result.masks, texts, run.seed)
         return replace(
             result,
             statements=per_statement,

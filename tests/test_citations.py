@@ -111,7 +111,13 @@ def test_the_citation_bar_is_absolute_and_tied_to_groundedness():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"top_k": 0}, {"relative": 1.5}, {"threshold": float("nan")}, {"unit": "page"}],
+    [
+        {"top_k": 0},
+        {"relative": 1.5},
+        {"threshold": float("nan")},
+        {"unit": "page"},
+        {"new_words": 1},
+    ],
 )
 def test_rule_rejects_bad_settings(kwargs):
     with pytest.raises(InputError):
@@ -144,7 +150,7 @@ def test_document_citations_per_sentence_and_numbered_sources():
 
 
 def test_sources_are_numbered_in_order_of_first_citation():
-    rule = CitationRule(top_k=2, threshold=0.0, relative=0.0)
+    rule = CitationRule(top_k=2, threshold=0.0, relative=0.0, new_words=False)
     cited = cite(make_result(), DOCS, rule=rule)
     assert [s.citations for s in cited.sentences] == [[1, 2], [2, 1]]
     assert [s.doc_index for s in cited.sources] == [0, 2]
@@ -252,6 +258,7 @@ def test_json_is_plain_data_and_html_safe():
         "relative": 0.25,
         "unit": "document",
         "support_threshold": None,
+        "new_words": True,
     }
     assert set(data["sources"][0]) >= {"number", "doc_index", "text", "score", "highlights"}
     # words for the reader, raw numbers for the front end

@@ -8,22 +8,22 @@ embedded model: "within 30 days" over a 30-day and a 45-day returns policy.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from camab_rag import attribute, cite
 from camab_rag.captured import document_summary
-from camab_rag.citations import citation_pairs
+from camab_rag.citations import CitationRule, citation_pairs
 from camab_rag.conflicts import (
     BACKED_AT,
     CONFLICT_AT,
-    MIN_SUPPORT,
     conflicts_from_coefficients,
     disputes,
+    stated_value,
     word_logprobs,
 )
-from camab_rag.render.support import CITE_AT
 from camab_rag.render.text import answer_id
 from camab_rag.result import AttributionResult, Conflict, StatementAttribution
 from camab_rag.scorers.base import ResponseLogprobs
@@ -34,15 +34,19 @@ WORDS = [(0, 6), (7, 9), (10, 16), (17, 19), (20, 24)]  # Return it within 30 da
 TEXTS = ["Within 30 days.", "Within 45 days.", "Shipping is free."]
 
 
-def test_a_citable_source_that_lowers_a_backed_word_it_lacks_conflicts() -> None:
+def test_a_source_that_lowers_a_backed_word_it_lacks_conflicts() -> None:
+    """The model's conflicts, whatever the source's own score (a stale source's score
+    falls as documents are added; whether it is shown as disputing is :func:`disputes`')."""
     coefficients = np.zeros((5, 3))
     coefficients[3] = [1.2, -0.9, -0.9]  # "30": source 0 backs it, sources 1 and 2 lower it
     coefficients[0] = [0.4, -2.0, 0.0]  # "Return": nobody backs it (0.4 < BACKED_AT)
-    scores = np.array([0.7, 0.5, MIN_SUPPORT - 0.01])  # source 2 would not be cited anyway
-    found = conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, TEXTS)
-    assert found == [Conflict("30", 17, 19, 1, 0, -0.9, 1.2)]
-    said = ["Within 30 days.", "Within 30 days, or 45 for members.", ""]
-    assert conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, said) == []
+    found = conflicts_from_coefficients(ANSWER, WORDS, coefficients, TEXTS)
+    assert found == [
+        Conflict("30", 17, 19, 1, 0, -0.9, 1.2),
+        Conflict("30", 17, 19, 2, 0, -0.9, 1.2),
+    ]
+    said = ["Within 30 days.", "Within 30 days, or 45 for members.", "30 days"]
+    assert conflicts_from_coefficients(ANSWER, WORDS, coefficients, said) == []
 
 
 def test_a_function_word_is_never_disputed() -> None:
@@ -52,21 +56,18 @@ def test_a_function_word_is_never_disputed() -> None:
     coefficients = np.zeros((5, 3))
     coefficients[1] = [-1.0, 0.0, 1.5]  # "it": source 2 backs it, source 0 lowers it
     coefficients[3] = [-1.0, 0.0, 1.5]  # "30": the same numbers on a content word
-    scores = np.array([0.7, 0.5, 0.6])
-    found = conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, ["", "", ""])
+    found = conflicts_from_coefficients(ANSWER, WORDS, coefficients, ["", "", ""])
     assert [c.text for c in found] == ["30"]
 
 
-def test_the_thresholds_are_inclusive_and_tied_to_the_citation_bar() -> None:
-    assert MIN_SUPPORT == CITE_AT  # only a source that would be cited can be shown wrongly
+def test_the_thresholds_are_inclusive() -> None:
     coefficients = np.zeros((5, 2))
     coefficients[3] = [BACKED_AT, -CONFLICT_AT + 0.01]
-    scores = np.array([0.7, MIN_SUPPORT])
-    assert conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, TEXTS[:2]) == []
+    assert conflicts_from_coefficients(ANSWER, WORDS, coefficients, TEXTS[:2]) == []
     coefficients[3, 1] = -CONFLICT_AT
-    assert len(conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, TEXTS[:2])) == 1
+    assert len(conflicts_from_coefficients(ANSWER, WORDS, coefficients, TEXTS[:2])) == 1
     coefficients[3, 0] = BACKED_AT - 0.01
-    assert conflicts_from_coefficients(ANSWER, WORDS, coefficients, scores, TEXTS[:2]) == []
+    assert conflicts_from_coefficients(ANSWER, WORDS, coefficients, TEXTS[:2]) == []
 
 
 def test_word_logprobs_sum_the_tokens_that_start_in_each_word() -> None:
@@ -129,10 +130,59 @@ def test_a_disputing_source_is_listed_as_disputed_never_as_support() -> None:
     assert AttributionResult.from_dict(result.to_dict()).conflicts == result.conflicts
 
 
-def test_without_conflicts_citations_are_unchanged() -> None:
+def test_a_number_stated_otherwise_disputes_without_the_models_conflict() -> None:
+    """ "45 days" in the place of the answer's "30 days" is a dispute whatever the model's
+    word attribution says (with more documents a stale source's coefficients fade)."""
+    assert disputes(_result([])) == {1: ["30"]}
     cited = cite(_result([]), DOCS)
+    assert cited.sentences[0].citations == [1] and cited.sentences[0].disputed == [2]
+
+
+def test_without_another_value_citations_are_unchanged() -> None:
+    docs = ["Returns within 30 days.", "Returns within 30 days, or 45 for members.", "Ship."]
+    segments = [Segment(text, i, 0, len(text)) for i, text in enumerate(docs)]
+    result = replace(_result([Conflict("30", 17, 19, 1, 0, -0.3, 1.2)]), segments=segments)
+    assert disputes(result) == {}  # it holds "30": it cannot contradict it
+    cited = cite(result, docs, rule=CitationRule(new_words=False))
     assert cited.sentences[0].citations == [1, 2] and cited.sentences[0].disputed == []
-    assert disputes(_result([])) == {}
+
+
+def test_stated_value_finds_another_value_in_the_words_place() -> None:
+    answer = "The Aero kettle costs 59 euros."
+    span = (22, 24)  # "59"
+    assert stated_value(answer, span, "Price update: the Aero kettle now costs 59 euros.") is None
+    assert stated_value(answer, span, "The Aero electric kettle costs 49 euros.") == "49"
+    assert stated_value(answer, span, "Aero kettle. Costs just 49 euros, in white.") == "49"
+    # another product: the same wording is no statement about the Aero kettle
+    assert stated_value(answer, span, "The Glass teapot costs 29 euros.") is None
+    # nothing in the word's place; a name for a number only when kinds may differ
+    assert stated_value(answer, span, "The Aero kettle was on sale in 2024.") is None
+    assert stated_value(answer, span, "The Aero kettle costs many euros.") is None
+    assert stated_value(answer, span, "The Aero kettle costs many euros.", same_kind=False) == (
+        "many"
+    )
+
+
+def test_a_source_that_only_lacks_a_word_disputes_nothing() -> None:
+    """The issue's false dispute: an answer copied from the About page was marked as
+    disputed by a product page that lacks "based". A source disputes a word only when it
+    says something else in its place."""
+    answer = "Lumora is based in Tartu."
+    about, kettle = "Lumora is based in Tartu.", "The Aero kettle costs 49 euros."
+    riga = "Lumora is based in Riga."
+    for other, expected in ((kettle, {}), (riga, {1: ["Tartu"]})):
+        result = AttributionResult(
+            scores=np.array([0.9, 0.3]),
+            segments=[Segment(about, 0, 0, len(about)), Segment(other, 1, 0, len(other))],
+            question="Where is Lumora based?",
+            response=answer,
+            n_documents=2,
+            conflicts=[
+                Conflict("based", 10, 15, 1, 0, -0.5, 2.0),
+                Conflict("Tartu", 19, 24, 1, 0, -0.5, 2.0),
+            ],
+        )
+        assert disputes(result) == expected
 
 
 POLICIES = [
@@ -164,3 +214,47 @@ def test_the_45_day_policy_disputes_an_answer_of_30_days(smollm2_scorer) -> None
     cited = cite(result, POLICIES)
     assert cited.sentences[0].citations == [1]
     assert cited.source(cited.sentences[0].disputed[0]).doc_index == 1
+
+
+def test_a_name_replaced_whole_is_disputed_when_the_model_agrees() -> None:
+    """A stale copy that names someone else in the answer's place disputes the name, even
+    though it lacks every word of the answer's name (the name is one value); a name needs
+    the model's conflict, a number does not."""
+    answer = "Robert Erskine Childers DSC was a British writer."
+    copy = "Pedro Rodríguez was a British writer and a sailor."
+    assert stated_value(answer, (24, 27), copy) == "Rodríguez"  # "DSC"
+    assert stated_value(answer, (24, 27), "Mary Shelley was an English novelist.") is None
+    docs = [answer, copy]
+    result = AttributionResult(
+        scores=np.array([0.9, 0.6]),
+        segments=[Segment(text, i, 0, len(text)) for i, text in enumerate(docs)],
+        question="Who was a British writer?",
+        response=answer,
+        n_documents=2,
+    )
+    assert disputes(result) == {}
+    agreed = replace(result, conflicts=[Conflict("DSC", 24, 27, 1, 0, -0.4, 1.0)])
+    assert disputes(agreed) == {1: ["DSC"]}
+
+
+def test_the_stale_warranty_page_disputes_the_updated_number() -> None:
+    """Issue 48: the answer copies the stale page's wording and takes the number from the
+    update; the stale page states another number in its place, the update does not."""
+    answer = "All e-bikes come with a 3-year warranty."
+    stale = "All Lumora e-bikes come with a 2-year warranty against defects."
+    update = "Update: from June, e-bikes come with 3 years of warranty instead of two."
+    span = (answer.index("3"), answer.index("3") + 1)
+    assert stated_value(answer, span, stale) == "2"
+    assert stated_value(answer, span, update) is None
+    docs = [stale, update]
+    result = AttributionResult(
+        scores=np.array([0.6, 0.4]),
+        segments=[Segment(text, i, 0, len(text)) for i, text in enumerate(docs)],
+        question="How long is the e-bike warranty?",
+        response=answer,
+        n_documents=2,
+        statements=[StatementAttribution(answer, 0, len(answer), np.array([0.6, 0.4]))],
+    )
+    cited = cite(result, docs)
+    assert [cited.source(n).doc_index for n in cited.sentences[0].disputed] == [0]
+    assert [cited.source(n).doc_index for n in cited.sentences[0].citations] == [1]

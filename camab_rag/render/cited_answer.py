@@ -27,19 +27,28 @@ class CitationRule:
     """What counts as a citation of one answer sentence.
 
     A source is cited when it is among the sentence's ``top_k`` sources **and** its score
-    reaches ``threshold`` **and** at least ``relative`` times the sentence's best
-    score. Scores are the sentence's own attribution (its statement scores), summed per
-    document when ``unit="document"``.
+    stands ``threshold`` above what any text in the context gives (the median score of the
+    sources that hold none of the sentence's content words) **and** reaches ``relative``
+    times the sentence's best score **and** (``new_words``) it holds an informative word of
+    the sentence that no better-scored cited source holds. Scores are the sentence's own
+    attribution (its statement scores), summed per document when ``unit="document"``.
 
     Args:
         top_k: at most this many citations per sentence (``None``: no limit).
-        threshold: the support a cited source reaches on its own, in nats per answer
-            token (default :data:`~camab_rag.render.support.CITE_AT`, 0.11): a sentence
-            nothing meaningfully supports gets no citation.
+        threshold: the support a cited source reaches above what any text gives, in
+            nats per answer token (default :data:`~camab_rag.render.support.CITE_AT`,
+            0.11): a sentence nothing meaningfully supports gets no citation.
         relative: minimum fraction of the sentence's best score, on top of the absolute
             bar (0 disables): a far weaker second source is mostly a redundant one
-            (BENCHMARKS.md, "Citation precision (HotpotQA, SmolLM2)").
+            (BENCHMARKS.md, "Citation precision and recall (HotpotQA supporting
+            paragraphs, SmolLM2)").
         unit: cite whole ``"document"``s or single ``"segment"``s.
+        new_words: a cited source must hold one of the sentence's numbers or names (its
+            content words when it has none) that no better-scored cited source holds: a
+            kettle page that shares only "costs" and "euros" with "The Glass teapot costs
+            29 euros." adds nothing to the teapot page, however much the model's
+            likelihood rose with it. A sentence whose words no source holds (a
+            paraphrase) is judged on the attribution alone. ``False`` disables.
         support_threshold: when the attribution carries token support
             (``attribute(..., anchors=True)``), a sentence whose measured support (the
             groundedness gate's score of its tokens) is below this cites nothing, and an
@@ -53,6 +62,7 @@ class CitationRule:
     relative: float = 0.25
     unit: SourceUnit = "document"
     support_threshold: float | None = None
+    new_words: bool = True
 
     def __post_init__(self) -> None:
         if self.top_k is not None and (isinstance(self.top_k, bool) or self.top_k < 1):
@@ -61,6 +71,8 @@ class CitationRule:
             raise InputError(f"threshold must be a finite number, got {self.threshold!r}")
         if not 0.0 <= self.relative <= 1.0:
             raise InputError(f"relative must be in [0, 1], got {self.relative!r}")
+        if not isinstance(self.new_words, bool):
+            raise InputError(f"new_words must be True or False, got {self.new_words!r}")
         if self.unit not in ("document", "segment"):
             raise InputError(f"unit must be 'document' or 'segment', got {self.unit!r}")
         if self.support_threshold is not None and (
@@ -95,6 +107,7 @@ class CitationRule:
             "relative": self.relative,
             "unit": self.unit,
             "support_threshold": self.support_threshold,
+            "new_words": self.new_words,
         }
 
 

@@ -18,9 +18,14 @@ level                   score                shown as
 ======================  ===================  =========================================
 
 A source is cited for a sentence from level 2 up (:data:`CITE_AT`; at most
-:class:`~camab_rag.citations.CitationRule`'s ``top_k`` per sentence). Renderers show the
-words; the raw scores go to tooltips and the JSON. How precise the citations are:
-BENCHMARKS.md, "Citation precision (HotpotQA, SmolLM2)".
+:class:`~camab_rag.citations.CitationRule`'s ``top_k`` per sentence), measured above what
+any text in the context gives: with a small model any context raises an answer's
+likelihood, so the bar counts from the median score of the sources that hold none of the
+sentence's words, and a cited source must hold a number or name of the sentence that no
+better-scored cited source holds (:func:`camab_rag.citations.choose_sources`). Renderers
+show the words; the raw scores go to tooltips and the JSON. How precise the citations are
+against annotated supporting paragraphs: BENCHMARKS.md, "Citation precision and recall
+(HotpotQA supporting paragraphs, SmolLM2)".
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ SUPPORT_UNIT = 0.22
 """``T``: a context gain (nats per answer token) that marks an answer taken from its
 context, the unit of the support scale (see the module docstring)."""
 CITE_AT = SUPPORT_UNIT / 2
-"""The support (nats per token) a source needs to be cited for a sentence."""
+"""The support (nats per token) a source needs to be cited for a sentence, above what any
+text in the context gives (see the module docstring)."""
 STRONG_AT = 2 * SUPPORT_UNIT
 """From here a source's support reads "strong": alone it adds twice ``T``."""
 WEAK_AT = SUPPORT_UNIT / 4

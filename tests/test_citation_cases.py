@@ -1,0 +1,129 @@
+"""Issue 48's citation cases with the real embedded model, and the decision behind them.
+
+A shop's documents, as a new user wrote them: a stale price page beside the newsletter
+that updates it, a teapot page beside a kettle page, an answer copied from the About page.
+With a small model any context raises an answer's likelihood, so the attribution alone
+cannot tell an unrelated page from the source; the citation decision adds what the words
+say (:func:`camab_rag.citations.choose_sources`, :func:`camab_rag.conflicts.disputes`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from camab_rag import attribute, cite
+from camab_rag.citations import CitationRule, choose_sources, key_words
+
+AERO = {
+    "title": "Aero kettle",
+    "text": "The Aero electric kettle boils 1.7 litres in three minutes. The Aero kettle costs "
+    "49 euros and comes in white and black.",
+}
+NEWSLETTER = {
+    "title": "Newsletter",
+    "text": "Price update: from March the Aero kettle now costs 59 euros, because steel became "
+    "more expensive.",
+}
+PICNIC = {
+    "title": "Staff picnic",
+    "text": "Our annual staff picnic is on 14 June in the city park. Families are welcome.",
+}
+PARKING = {
+    "title": "Parking",
+    "text": "Staff may park behind the warehouse. Visitors use the street parking on Riia street.",
+}
+TEAPOT = {"title": "Glass teapot", "text": "Glass teapot: 29 euros."}
+AERO_GLASS = {
+    "title": "Aero kettle",
+    "text": "The Aero kettle costs 49 euros. The Aero kettle is made of glass and steel.",
+}
+ABOUT = {
+    "title": "About us",
+    "text": "Lumora is a family business based in Tartu. We sell kettles, teapots and cups.",
+}
+AERO_SHORT = {
+    "title": "Aero kettle",
+    "text": "The Aero kettle is our best-selling electric kettle. It costs 49 euros.",
+}
+
+
+def _shown(cited: object, doc_index: int) -> list[str]:
+    """How a document appears: "support" and/or "disputes" per sentence, or nothing."""
+    out = []
+    for sentence in cited.sentences:  # type: ignore[attr-defined]
+        for number in sentence.citations:
+            if cited.source(number).doc_index == doc_index:  # type: ignore[attr-defined]
+                out.append("support")
+        for number in sentence.disputed:
+            if cited.source(number).doc_index == doc_index:  # type: ignore[attr-defined]
+                out.append("disputes")
+    return out
+
+
+@pytest.mark.model
+def test_the_stale_price_disputes_the_answer_among_four_documents(smollm2_scorer) -> None:
+    """Issue 48: with four documents the 49-euro page was not shown as disputing "59" (its
+    score fell under the citation bar, and the dispute needed it above)."""
+    docs = [AERO, NEWSLETTER, PICNIC, PARKING]
+    answer = "The Aero kettle costs 59 euros."
+    result = attribute("How much does the Aero kettle cost?", docs, answer, smollm2_scorer)
+    cited = cite(result, docs)
+    assert _shown(cited, 0) == ["disputes"]
+    assert cited.source(cited.sentences[0].disputed[0]).disputes == ["59"]
+    assert _shown(cited, 1) == ["support"]
+    assert _shown(cited, 2) == _shown(cited, 3) == []
+
+
+@pytest.mark.model
+def test_the_teapot_answer_shows_nothing_of_the_kettle_page(smollm2_scorer) -> None:
+    """Issue 48: "The Glass teapot costs 29 euros." over a teapot and a kettle page. The
+    kettle page raises the answer's likelihood (same wording, "glass" as a material) but
+    says nothing of the teapot: it is neither support nor a dispute of its price."""
+    docs = [TEAPOT, AERO_GLASS, PICNIC]
+    answer = "The Glass teapot costs 29 euros."
+    result = attribute("How much is the Glass teapot?", docs, answer, smollm2_scorer)
+    cited = cite(result, docs)
+    assert _shown(cited, 0) == ["support"]
+    assert _shown(cited, 1) == [] and _shown(cited, 2) == []
+    assert [source.doc_index for source in cited.sources] == [0]
+
+
+@pytest.mark.model
+def test_an_answer_copied_from_the_about_page_has_no_dispute(smollm2_scorer) -> None:
+    """Issue 48's false dispute: an answer copied from the About page was marked as
+    disagreeing with a kettle page on words the kettle page merely lacks."""
+    docs = [AERO_SHORT, ABOUT, PICNIC]
+    answer = "Lumora is a family business based in Tartu. We sell kettles, teapots and cups."
+    result = attribute("Who is Lumora?", docs, answer, smollm2_scorer)
+    cited = cite(result, docs)
+    assert [s.disputed for s in cited.sentences] == [[], []]
+    assert all(not source.disputes for source in cited.sources)
+    assert _shown(cited, 1) == ["support", "support"]
+
+
+def test_a_page_with_no_new_key_word_is_not_cited() -> None:
+    """The decision on fixed scores: the kettle page is within a quarter of the teapot
+    page's score (the old rule cited it) but holds none of the sentence's numbers and
+    names that the teapot page does not already hold."""
+    sentence = "The Glass teapot costs 29 euros."
+    texts = [TEAPOT["text"], AERO_GLASS["text"], PICNIC["text"]]
+    scores = np.array([0.76, 0.35, 0.05])
+    assert key_words(sentence) == {"Glass", "29"}
+    assert CitationRule().select(scores) == [0, 1]  # the attribution alone cites both
+    assert choose_sources(sentence, scores, texts, CitationRule()) == [0]
+    assert choose_sources(sentence, scores, texts, CitationRule(new_words=False)) == [0, 1]
+    # a second source that adds a name the first lacks is still cited
+    paris = "It stands in Paris. Gustave Eiffel's company designed it."
+    docs = ["Gustave Eiffel's company designed the tower.", "The Eiffel Tower is in Paris."]
+    assert choose_sources(paris, np.array([0.9, 0.5]), docs, CitationRule()) == [0, 1]
+
+
+def test_what_any_text_gives_is_not_support() -> None:
+    """Sources that hold none of the sentence's words show what any text adds to the
+    likelihood; a source must stand the citation bar above their median."""
+    sentence = "The Glass teapot costs 29 euros."
+    texts = [TEAPOT["text"], "Staff may park behind the warehouse.", PICNIC["text"]]
+    rule = CitationRule(new_words=False)
+    assert choose_sources(sentence, np.array([0.30, 0.22, 0.20]), texts, rule) == []
+    assert choose_sources(sentence, np.array([0.35, 0.22, 0.20]), texts, rule) == [0]
