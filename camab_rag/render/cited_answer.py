@@ -50,11 +50,11 @@ class CitationRule:
             likelihood rose with it. A sentence whose words no source holds (a
             paraphrase) is judged on the attribution alone. ``False`` disables.
         support_threshold: when the attribution carries token support
-            (``attribute(..., anchors=True)``), a sentence whose measured support (the
-            groundedness gate's score of its tokens) is below this cites nothing, and an
-            abstention ("I don't know") never cites; ``None`` uses the gate's default
-            (:data:`camab_rag.groundedness.report.DEFAULT_THRESHOLD`), ``-inf`` keeps every
-            sentence's citations.
+            (``attribute(..., anchors=True)``), a sentence the groundedness gate judges
+            ``unsupported`` cites nothing, and an abstention ("I don't know") never cites;
+            ``None`` uses the gate's calibrated verdict, a number the gate's score of the
+            sentence's tokens against it instead, ``-inf`` keeps every sentence's
+            citations.
     """
 
     top_k: int | None = 2
