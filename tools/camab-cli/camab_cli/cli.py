@@ -486,7 +486,7 @@ def _add_model_options(parser: argparse.ArgumentParser, budget: int, granularity
         type=float,
         default=None,
         help="gate score (explained share, 0-1) below which an answer is reported as not "
-        "grounded (default: 0.49, calibrated on FRANK)",
+        "grounded (default: the gate's calibrated verdict, no fixed score)",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
@@ -592,10 +592,6 @@ def _check_args(args: argparse.Namespace) -> None:
         if value is not None and not (math.isfinite(value) and low <= value <= high):
             where = "a finite number" if high == math.inf else f"a number in [{low:g}, {high:g}]"
             raise InputError(f"--{name.replace('_', '-')} must be {where}, got {value}")
-    if getattr(args, "grounded_threshold", None) is None and hasattr(args, "grounded_threshold"):
-        from camab_rag.groundedness.report import DEFAULT_THRESHOLD
-
-        args.grounded_threshold = DEFAULT_THRESHOLD
 
 
 def main(argv: Sequence[str] | None = None) -> int:
