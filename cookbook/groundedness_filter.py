@@ -3,9 +3,9 @@
 The chain of ``cookbook/langchain_rag.py`` -- HotpotQA paragraphs, a BM25 retriever, a chat
 prompt and the embedded SmolLM2 as the chat model -- ends with one more step:
 ``CamabAttributor(groundedness=GroundednessFilter(mode="block"))``. It attributes the
-answer to the retrieved paragraphs with the chain's own model and, when the paragraphs do
-not explain the answer (the least supported sentence's explained share is under the
-calibrated threshold), replaces it by a fallback; ``--mode flag`` keeps the answer and
+answer to the retrieved paragraphs with the chain's own model and, when the gate's
+calibrated verdict is ``unsupported`` (the paragraphs neither hold nor explain the
+answer's informative words), replaces it by a fallback; ``--mode flag`` keeps the answer and
 only attaches the verdict.
 
 The second question has no evidence in the corpus, the way a retriever miss looks in
