@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from camab_rag.errors import InputError
 from camab_rag.scorers.base import ChatMessage, Prompt, prompt_texts
 from camab_rag.segments import Segment, SourceDocument, segment_documents
+from camab_rag.text_gate import check_text
 
 Mask = NDArray[np.bool_]
 
@@ -37,7 +38,8 @@ CHAT_ROLES = ("system", "user", "assistant")
 
 def check_history(history: object) -> list[ChatMessage]:
     """``history`` (earlier chat messages, oldest first) as a list, checked: each a mapping
-    with ``role`` (``"system"``, ``"user"`` or ``"assistant"``) and a string ``content``."""
+    with ``role`` (``"system"``, ``"user"`` or ``"assistant"``) and a string ``content``
+    that passes the input gate (:func:`camab_rag.text_gate.check_text`)."""
     if history is None:
         return []
     if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
@@ -54,6 +56,7 @@ def check_history(history: object) -> list[ChatMessage]:
             raise InputError(f"history[{i}] has role {role!r}; expected one of {CHAT_ROLES}")
         if not isinstance(content, str):
             raise InputError(f"history[{i}] content must be a string, got {content!r}")
+        check_text(content, f"history[{i}].content")  # the input gate, as for the question
         checked.append({"role": str(role), "content": content})
     return checked
 

@@ -49,6 +49,11 @@ def test_the_history_goes_between_the_system_prompt_and_the_question_and_leaves_
         ([("user", "hi")], r"history\[0\] must be a chat message mapping"),
         ([{"role": "bot", "content": "hi"}], r"history\[0\] has role 'bot'"),
         ([{"role": "user", "content": 3}], r"history\[0\] content must be a string"),
+        (  # the input gate, as for the question: never a raw tokenizer error
+            [{"role": "user", "content": "hi"}, {"role": "user", "content": "a\udfff"}],
+            r"^history\[1\]\.content holds a lone surrogate U\+DFFF at character 1",
+        ),
+        ([{"role": "user", "content": "a\x00b"}], r"^history\[0\]\.content holds a NUL"),
     ],
 )
 def test_a_malformed_history_is_a_typed_error_naming_the_problem(history, message):
