@@ -28,6 +28,8 @@ HISTORY = [
     {"role": "user", "content": "How much is the Glass teapot?"},
     {"role": "assistant", "content": "The Glass teapot costs 29 euros."},
 ]
+USER_TURNS = ("How much is the Glass teapot?",)
+"""What counts as context of HISTORY: the user's words, not the model's own earlier answer."""
 FOLLOW_UP = "And how long is its warranty?"
 ANSWER = "The Glass teapot has a 1-year warranty."
 
@@ -39,7 +41,7 @@ def test_the_history_goes_between_the_system_prompt_and_the_question_and_leaves_
     assert [m["role"] for m in prompts.full] == ["system", "user", "assistant", "user"]
     assert [m["role"] for m in prompts.empty] == ["system", "user"]
     assert prompts.earlier_turns == 2
-    assert prompts.conversation[1:] == tuple(m["content"] for m in HISTORY)
+    assert prompts.conversation[1:] == USER_TURNS
 
 
 @pytest.mark.parametrize(
@@ -82,7 +84,7 @@ def test_old_reports_without_the_conversation_still_load():
     assert SentenceGroundedness.from_dict(old).support_from == ()
     report = assess_answer(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history=HISTORY)
     data = json.loads(json.dumps(report.to_dict()))
-    assert data["token_support"]["conversation"][1:] == [m["content"] for m in HISTORY]
+    assert data["token_support"]["conversation"][1:] == list(USER_TURNS)
     assert GroundednessReport.from_dict(data).to_dict() == report.to_dict()
     del data["token_support"]["conversation"]
     assert GroundednessReport.from_dict(data).token_support.conversation == ()  # type: ignore[union-attr]
@@ -125,7 +127,7 @@ def test_the_filter_judges_a_follow_up_with_its_history():
     verdict = gate.judge_answer(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history=HISTORY)
     assert verdict.report is not None and verdict.report.earlier_turns == 2
     assert verdict.report.token_support is not None
-    assert verdict.report.token_support.conversation[1:] == tuple(m["content"] for m in HISTORY)
+    assert verdict.report.token_support.conversation[1:] == USER_TURNS
 
     async def judged() -> FilteredAnswer:
         return await gate.ajudge_answer(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history=HISTORY)
@@ -158,3 +160,24 @@ def test_a_sentence_resting_on_the_conversation_says_so_instead_of_citing():
         SimpleNamespace(sentences=[], unsupported_spans=[], grounded=True, to_dict=dict)
     )
     assert "conversation" not in plain.to_terminal(color=False)
+
+
+def test_a_detail_the_model_invented_in_an_earlier_turn_does_not_ground_its_repetition(
+    smollm2_scorer,
+):
+    """Fresh-user review: the assistant's own earlier turn counted as context, so an
+    invented name and number, once said, passed as supported when repeated."""
+    docs = [
+        "Customer service answers by email at help@brenna.example, weekdays 9-17.",
+        "Parking is free for customers behind the shop.",
+    ]
+    invented = "Call Maria Tamm at +372 555 1234."
+    history = [
+        {"role": "user", "content": "How do I contact customer service?"},
+        {"role": "assistant", "content": invented},
+    ]
+    blocked = GroundednessFilter(mode="block").judge_answer(
+        "Sorry, what was the number again?", docs, invented, smollm2_scorer, history=history
+    )
+    assert blocked.verdict == "unsupported", blocked.report
+    assert blocked.blocked and "1234" not in blocked.answer

@@ -63,13 +63,19 @@ def without_earlier_turns(prompt: Prompt) -> tuple[Prompt, int]:
 
 
 def conversation_of(prompt: Prompt) -> tuple[str, ...]:
-    """The contents of the chat messages before the last user message (none for plain
-    text)."""
+    """The contents of the system and user messages before the last user message (none for
+    plain text). The assistant's own earlier answers are left out: they are what the model
+    said, not evidence, and counting them would let an invented detail, once said, ground
+    its repetition."""
     if isinstance(prompt, str):
         return ()
     messages = list(prompt)
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    return tuple(str(m.get("content", "")) for m in messages[: max(last_user, 0)])
+    return tuple(
+        str(m.get("content", ""))
+        for m in messages[: max(last_user, 0)]
+        if m.get("role") != "assistant"
+    )
 
 
 def anchor_prompts(builder: PromptBuilder) -> AnchorPrompts:

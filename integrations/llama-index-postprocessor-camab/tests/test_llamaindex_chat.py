@@ -173,8 +173,10 @@ def test_the_earlier_turns_count_as_context_for_the_groundedness_verdict(
     index: Any, hotpot_rows: list[dict[str, Any]]
 ) -> None:
     """Judge-only (budget 0, two calls a turn): the second turn's answer repeats the first
-    turn's, so the earlier turn is part of its context, and the verdict says so (which
-    messages count does not depend on the scorer: a planted one keeps it fast)."""
+    turn's; the earlier user turn is part of its context, the model's own earlier answer
+    is not evidence (it would ground its own repetition), and the verdict says the
+    context includes the earlier turns (which messages count does not depend on the
+    scorer: a planted one keeps it fast)."""
     scorer = PlantedScorer([])
     (question, answer, _), *_ = _turns(hotpot_rows)
     again = "Repeat what you just told me."
@@ -193,9 +195,10 @@ def test_the_earlier_turns_count_as_context_for_the_groundedness_verdict(
     ]
     assert all(report is not None for report in reports)
     assert [r.earlier_turns for r in reports if r is not None] == [0, 2]
-    # the earlier turns' texts are kept, so their words count as context (not invented)
+    # the earlier user turn's text is kept, so its words count as context (not invented)
     later = reports[1].token_support if reports[1] is not None else None
-    assert later is not None and later.conversation[-2:] == (question, answer)
+    assert later is not None and later.conversation[-1] == question
+    assert answer not in later.conversation
     assert question not in " ".join(reports[0].token_support.conversation)  # type: ignore[union-attr]
     assert "context includes 2 earlier chat messages" in (verdict_text(reports[1]) or "")
     assert (second.metadata or {})[ATTRIBUTION_KEY]["n_queries"] == 2
