@@ -200,8 +200,8 @@ def run_audit(args: argparse.Namespace) -> int:
     problems = []
     if records["bad_input_lines"]:
         problems.append(
-            f"{records['bad_input_lines']} input lines skipped (fix them and run again: "
-            "records already in the output are not redone)"
+            f"{records['bad_input_lines']} bad input lines, written as error lines (fix "
+            "them and run again: records already in the output are not redone)"
         )
     if records["error"]:
         problems.append(f"{records['error']} records in error (--retry-errors redoes them)")
