@@ -195,6 +195,40 @@ def test_ctrl_c_keeps_what_is_done_writes_the_summary_and_resumes(
     assert second["records"]["bad_input_lines"] == len(HOSTILE)
 
 
+def test_bad_lines_resume_by_line_and_id_torn_or_fixed(
+    tmp_path: Path, keyword: KeywordScorer
+) -> None:
+    """A repeated id's error line does not hide the first record; a torn bad line is cut
+    and written again, once; a bad line fixed since is audited and leaves the summary."""
+    rows = [dumps(GOOD), dumps({**GOOD, "question": 7}), "{oops", dumps(GOOD)]
+    write(tmp_path / "in.jsonl", rows)
+    assert run_cli(tmp_path) == 1
+    every = out_lines(tmp_path)
+    assert [(x["line"], x["id"], x.get("field")) for x in every if x.get("bad_input")] == [
+        (2, "g", "question"),
+        (3, None, None),
+        (4, "g", "id"),
+    ]
+    summary = summary_of(tmp_path)
+    assert summary["records"]["ok"] == 1 and summary["records"]["bad_input_lines"] == 3
+    out = tmp_path / "out.jsonl"
+    raw = out.read_bytes().splitlines(keepends=True)
+    [idless] = [x for x in raw if b'"id": null' in x]  # line 3's error line, torn last
+    out.write_bytes(b"".join(x for x in raw if x != idless) + idless[:30])
+    assert run_cli(tmp_path) == 1
+    assert sorted(x["line"] for x in out_lines(tmp_path)) == [1, 2, 3, 4]
+    assert out_lines(tmp_path)[-1] == json.loads(idless)  # written again, once
+    again = summary_of(tmp_path)["records"]
+    assert (again["bad_input_lines_this_run"], again["audited_this_run"]) == (1, 0)
+    rows[2] = dumps({**GOOD, "id": "fixed"})
+    write(tmp_path / "in.jsonl", rows)
+    assert run_cli(tmp_path) == 1  # lines 2 and 4 are still bad
+    fixed = summary_of(tmp_path)
+    assert (fixed["records"]["ok"], fixed["records"]["bad_input_lines"]) == (2, 2)
+    assert [b["line"] for b in fixed["bad_records"]] == [2, 4]
+    assert sorted(x["line"] for x in out_lines(tmp_path)) == [1, 2, 3, 3, 4]
+
+
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
