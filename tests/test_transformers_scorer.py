@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from camab_rag.errors import InputError
+from camab_rag.errors import InputError, TextError
 from camab_rag.scorers.base import ResponseLogprobs, Scorer, ScoreRequest, TextGenerator
 from camab_rag.scorers.model_loading import resolve_model_path
 from camab_rag.scorers.transformers_scorer import TransformersScorer
@@ -168,6 +168,24 @@ def test_bad_input(smollm2_scorer: TransformersScorer) -> None:
     with pytest.raises(InputError, match="max_new_tokens"):
         smollm2_scorer.generate([CHAT], max_new_tokens=0)
     assert smollm2_scorer.score([]) == []
+
+
+def test_a_lone_surrogate_is_a_typed_text_error(smollm2_scorer: TransformersScorer) -> None:
+    """Issue 50: called directly (no attribute() gate in front), a lone surrogate reached
+    the tokenizer, whose error is an untyped ``TypeError: TextEncodeInput must be ...``."""
+    cases = [
+        (ScoreRequest("Q \udfff", "ok"), "request 1's prompt", None),
+        (ScoreRequest(CHAT, "r \ud800"), "request 1's response", 2),
+        (ScoreRequest([{"role": "user", "content": "x \udfff"}], "ok"), "request 1's prompt", None),
+    ]
+    for request, field, position in cases:
+        with pytest.raises(TextError, match="lone surrogate") as caught:
+            smollm2_scorer.score([ScoreRequest(CHAT, "fine"), request])  # checked before any pass
+        assert (caught.value.field, caught.value.reason) == (field, "surrogate")
+        if position is not None:
+            assert caught.value.position == position
+    with pytest.raises(TextError, match="prompt 1 holds a lone surrogate"):
+        smollm2_scorer.generate(["fine", "q \udfff"], max_new_tokens=1)
 
 
 @contextmanager

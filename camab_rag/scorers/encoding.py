@@ -22,6 +22,7 @@ gets (tests/test_encoding.py).
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -30,6 +31,7 @@ from typing import Any, Generic, TypeVar
 
 from camab_rag.errors import InputError, ScorerError
 from camab_rag.scorers.base import Prompt, ScoreRequest
+from camab_rag.text_gate import check_text
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -86,6 +88,13 @@ class _Recent(Generic[K, V]):
         return key in self._values
 
 
+def _usable(text: str, field: str) -> str:
+    """``text`` when the tokenizer can take it, else a :class:`~camab_rag.errors.TextError`
+    naming ``field`` and the position of the lone surrogate (the tokenizer's own error is an
+    untyped ``TypeError``); no size limit or NUL rule here: that is the gate's, upstream."""
+    return check_text(text, field, max_chars=sys.maxsize, nul=False)
+
+
 class RequestEncoder:
     """Encodes score requests with a Hugging Face fast tokenizer (see the module docstring).
 
@@ -108,17 +117,21 @@ class RequestEncoder:
         """Token ids of each rendered prompt (special tokens are the template's own for
         chat messages; the tokenizer's usual ones, such as a BOS, for plain text); an empty
         prompt is the BOS token alone."""
-        texts = [self.render(p) for p in prompts]
+        texts = [_usable(self.render(p), f"prompt {i}") for i, p in enumerate(prompts)]
         return self._prompt_ids(texts, [isinstance(p, str) for p in prompts])
 
     def encode(self, requests: Sequence[ScoreRequest]) -> list[EncodedRequest]:
-        """Prompt and response token ids of each request."""
-        for request in requests:
+        """Prompt and response token ids of each request (a
+        :class:`~camab_rag.errors.TextError` for a lone surrogate in one)."""
+        for i, request in enumerate(requests):
             if not isinstance(request.response, str) or not request.response:
                 raise InputError("ScoreRequest.response must be a non-empty string")
+            _usable(request.response, f"request {i}'s response")
         if not requests:
             return []
-        texts = [self.render(r.prompt) for r in requests]
+        texts = [
+            _usable(self.render(r.prompt), f"request {i}'s prompt") for i, r in enumerate(requests)
+        ]
         plain = [isinstance(r.prompt, str) for r in requests]
         prompts = self._prompt_ids(texts, plain)
         alone = [self._response(r.response) for r in requests]

@@ -3,12 +3,13 @@ dead server costs an audit.
 
 Why: "no record lost, whatever the input" is a count, so it is counted, on a file nobody
 tuned the code to: 1,000 lines, 10% bad in ten assorted ways (lone surrogates in four
-fields, NUL, JSON nested 200,000 deep and 80 deep, invalid UTF-8, invalid JSON, wrong
-types, a line over 32 MiB), shuffled with a fixed seed. How: ``camab audit`` and
+fields, NUL, JSON nested 200,000 deep and 16 levels over ``MAX_DEPTH``, invalid UTF-8,
+invalid JSON, wrong types, a line over 32 MiB), shuffled with a fixed seed. How: ``camab audit`` and
 ``camab attribute`` run in this process with the package's keyword scorer
 (``camab_cli.audit.simulated.SimulatedScorer``, no model: the scorer is not what is
 measured), once straight through, and once interrupted by a real SIGINT then resumed;
-each input line must end as exactly one result line or one named error. The dead-server
+each input line must end as exactly one result line or one named error line, counted in
+the output file alone (``--out``; the summary's list must agree). The dead-server
 part runs the real ``camab audit`` command against a closed port on 127.0.0.1.
 
 Run (from the repository root)::
@@ -38,9 +39,9 @@ from typing import Any
 from camab_cli import cli
 from camab_cli.audit import ScorerSpec
 from camab_cli.audit.cli import main as audit_main
-from camab_cli.audit.outputs import iter_lines
 from camab_cli.audit.simulated import SimulatedScorer
 from camab_rag.scorers.base import ResponseLogprobs, ScoreRequest
+from camab_rag.text_gate import MAX_DEPTH
 
 RESULTS = Path(__file__).resolve().parent / "results" / "robustness.json"
 COMMAND = "OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python tools/camab-cli/benchmarks/robustness.py"
@@ -76,7 +77,7 @@ def _bad(kind: int, i: int) -> bytes:
         {**base, "documents": [{"text": "t", "title": f"T{lone}"}]},
         {**base, "question": "Q\x00"},
         "[" * 200_000 + "]" * 200_000,
-        {**base, "extra": _nest(80)},
+        {**base, "extra": _nest(MAX_DEPTH + 16)},  # just over the limit
         b'{"id": "u' + str(i).encode() + b'", "question": "caf\xe9"}',
         '{"id": "x", "question": ',
         {**base, "documents": 7, "question": ["not", "text"]},
@@ -165,16 +166,24 @@ def audit_run(folder: Path, interrupt_after: int | None) -> dict[str, Any]:
         with scorer(lambda: InterruptingScorer(interrupt_after)):
             codes.append(audit_main(argv))
         interrupted = json.loads((folder / "audit.jsonl.summary.json").read_text())["interrupted"]
-        before_resume = len(list(iter_lines(out)))
+        before_resume = len(out.read_bytes().splitlines())
     with scorer(SimulatedScorer):
         codes.append(audit_main(argv))
     summary = json.loads((folder / "audit.jsonl.summary.json").read_text())
-    results = [int(line["line"]) for line in iter_lines(out)]
-    errors = [int(bad["line"]) for bad in summary["bad_records"]]
+    objects = [json.loads(line) for line in out.read_bytes().splitlines()]  # --out alone
+    results = [int(o["line"]) for o in objects if not o.get("bad_input")]
+    bad = [o for o in objects if o.get("bad_input")]
+    errors = [int(o["line"]) for o in bad]
+    named = all(o["status"] == "error" and o["error"].isascii() for o in bad)
     return {
         "exit_codes": codes,
         "interrupted_run_summary_written": interrupt_after is None or bool(interrupted),
-        "result_lines_before_resume": before_resume,
+        "out_lines_before_resume": before_resume,
+        "out_lines": len(objects),
+        "error_lines_named_ascii": named,
+        "summary_bad_input_lines": summary["records"]["bad_input_lines"],
+        "summary_bad_records_match_out": sorted(b["line"] for b in summary["bad_records"])
+        == sorted(errors),
         **account(list(range(1, N_LINES + 1)), results, errors),
     }
 

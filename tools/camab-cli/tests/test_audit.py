@@ -114,6 +114,7 @@ def test_one_line_per_record_and_a_summary(tmp_path: Path) -> None:
         "audited_this_run": 3,
         "skipped_already_done": 0,
         "bad_input_lines": 2,
+        "bad_input_lines_this_run": 2,
     }
     assert [(b["line"], b["field"]) for b in summary["bad_records"]] == [
         (3, "question"),
@@ -187,8 +188,13 @@ def test_a_torn_last_line_is_cut_and_its_record_redone(tmp_path: Path) -> None:
     }
     text = out.read_bytes()
     assert text.endswith(b"\n")
-    ids = [json.loads(line)["id"] for line in text.splitlines()]  # every line is whole JSON
-    assert sorted(ids) == ["dune", "paris", "zebra"]
+    every = [json.loads(line) for line in text.splitlines()]  # every line is whole JSON
+    assert sorted(line["id"] for line in every if not line.get("bad_input")) == [
+        "dune",
+        "paris",
+        "zebra",
+    ]
+    assert sorted(line["line"] for line in every) == [1, 2, 3, 4, 5]  # bad ones not twice
 
 
 def test_a_file_that_is_not_an_audit_output_is_refused(tmp_path: Path) -> None:
@@ -339,8 +345,8 @@ def test_progress_bar_reports_rate_and_eta(tmp_path: Path) -> None:
     stream = io.StringIO()
     run(tmp_path, stream=stream, progress=True)
     text = stream.getvalue()
-    assert "audit: skipped line 3: field 'question' must be a string" in text
-    assert "3/3 records" in text and "rec/s" in text and "ETA" in text
+    assert "audit: bad input line 3: field 'question' must be a string" in text
+    assert "5/5 records" in text and "rec/s" in text and "ETA" in text
 
 
 def test_output_writes_whole_lines(tmp_path: Path) -> None:
@@ -511,9 +517,12 @@ def test_cli_runs_an_audit(
     )
     assert code == 1  # the two bad input lines were skipped: a script must be able to tell
     err = capsys.readouterr().err
-    assert "audit: 3 records audited this run (0 already done, 2 bad input lines skipped)" in err
+    assert (
+        "audit: 3 records audited this run (0 already done, 2 bad input lines written as "
+        "errors)" in err
+    )
     assert "1 of 3 answers flagged ungrounded (33.3%)" in err
-    assert "camab audit: 2 input lines skipped (fix them and run again" in err
+    assert "camab audit: 2 bad input lines, written as error lines (fix them and run again" in err
     assert "--retry-errors" not in err  # no record failed: retrying would redo nothing
     assert sorted(lines_by_id(tmp_path / "o.jsonl")) == ["dune", "paris", "zebra"]
 

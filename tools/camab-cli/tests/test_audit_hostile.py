@@ -40,6 +40,18 @@ def keyword(monkeypatch: pytest.MonkeyPatch) -> KeywordScorer:
     return scorer
 
 
+def out_lines(tmp_path: Path) -> list[dict[str, Any]]:
+    """Every line of ``--out``, as written (the file alone must account for the input)."""
+    raw = (tmp_path / "out.jsonl").read_bytes()
+    assert raw.endswith(b"\n")
+    return [json.loads(line) for line in raw.splitlines()]
+
+
+def input_lines(path: Path) -> list[int]:
+    """The numbers of the non-blank lines of an input file."""
+    return [n for n, raw in enumerate(path.read_bytes().split(b"\n"), 1) if raw.strip()]
+
+
 def summary_of(tmp_path: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((tmp_path / "out.jsonl.summary.json").read_text())
     return data
@@ -67,7 +79,27 @@ def test_the_issue_repro_a_surrogate_at_line_10_of_30(
             "character",
         }
     ]
-    assert "audit: skipped line 10: question holds a lone surrogate" in (capsys.readouterr().err)
+    assert "audit: bad input line 10: question holds a lone surrogate" in capsys.readouterr().err
+    every = out_lines(tmp_path)
+    assert sorted(line["line"] for line in every) == list(range(1, 31))
+    [bad] = [line for line in every if line["status"] != "ok"]
+    assert bad == {
+        "camab_audit": 1,
+        "id": "b",
+        "line": 10,
+        "status": "error",
+        "error": summary["bad_records"][0]["error"],
+        "bad_input": True,
+        "field": "question",
+        "attribution": bad["attribution"],
+        "cost": {"queries": 0, "prompt_tokens": 0, "wall_time_s": 0.0},
+    }
+    assert bad["attribution"]["status"] == "error"
+    assert run_cli(tmp_path) == 1  # a re-run writes nothing twice and counts the same
+    assert out_lines(tmp_path) == every
+    assert summary_of(tmp_path)["records"]["bad_input_lines"] == 1
+    assert summary_of(tmp_path)["records"]["skipped_already_done"] == 29
+    assert summary_of(tmp_path)["records"]["bad_input_lines_this_run"] == 0
 
 
 def test_every_hostile_line_is_accounted_for(tmp_path: Path, keyword: KeywordScorer) -> None:
@@ -79,6 +111,14 @@ def test_every_hostile_line_is_accounted_for(tmp_path: Path, keyword: KeywordSco
     assert done == {1, len(HOSTILE) + 2} and not done & bad
     assert done | bad == set(range(1, len(HOSTILE) + 3))
     assert all(b["error"].isascii() for b in summary["bad_records"])
+    every = out_lines(tmp_path)  # --out alone: one line per input line, the bad ones named
+    assert sorted(line["line"] for line in every) == input_lines(tmp_path / "in.jsonl")
+    named = {line["line"]: line for line in every if line.get("bad_input")}
+    assert set(named) == bad and all(line["status"] == "error" for line in named.values())
+    assert [named[b["line"]]["error"] for b in summary["bad_records"]] == [
+        b["error"] for b in summary["bad_records"]
+    ]
+    assert summary["records"]["bad_input_lines"] == len(bad) == len(HOSTILE)
 
 
 def test_a_line_that_cannot_be_written_becomes_an_error_line(
@@ -137,15 +177,56 @@ def test_ctrl_c_keeps_what_is_done_writes_the_summary_and_resumes(
     assert first["interrupted"] is True
     done_first = {line["line"] for line in iter_lines(tmp_path / "out.jsonl")}
     assert 1 <= len(done_first) < len(more) + 2
+    lines_first = out_lines(tmp_path)  # the records done and the bad lines read so far
+    assert len({line["line"] for line in lines_first}) == len(lines_first) < total
     monkeypatch.setattr(ScorerSpec, "build", lambda self: KeywordScorer())
     assert run_cli(tmp_path, "--concurrency", "1") == 1  # resumed: the bad lines remain
     second = summary_of(tmp_path)
     assert second["interrupted"] is False
     assert second["records"]["skipped_already_done"] == len(done_first)
+    first_bad = len(lines_first) - len(done_first)
+    assert second["records"]["bad_input_lines_this_run"] == len(HOSTILE) - first_bad
     written = [line["line"] for line in iter_lines(tmp_path / "out.jsonl")]
     assert len(written) == len(set(written)) == len(more) + 2  # none lost, none twice
     bad = {b["line"] for b in second["bad_records"]}
     assert set(written) | bad == set(range(1, total + 1)) and not set(written) & bad
+    every = [line["line"] for line in out_lines(tmp_path)]  # --out alone, after the resume
+    assert sorted(every) == list(range(1, total + 1))  # each input line exactly once
+    assert second["records"]["bad_input_lines"] == len(HOSTILE)
+
+
+def test_bad_lines_resume_by_line_and_id_torn_or_fixed(
+    tmp_path: Path, keyword: KeywordScorer
+) -> None:
+    """A repeated id's error line does not hide the first record; a torn bad line is cut
+    and written again, once; a bad line fixed since is audited and leaves the summary."""
+    rows = [dumps(GOOD), dumps({**GOOD, "question": 7}), "{oops", dumps(GOOD)]
+    write(tmp_path / "in.jsonl", rows)
+    assert run_cli(tmp_path) == 1
+    every = out_lines(tmp_path)
+    assert [(x["line"], x["id"], x.get("field")) for x in every if x.get("bad_input")] == [
+        (2, "g", "question"),
+        (3, None, None),
+        (4, "g", "id"),
+    ]
+    summary = summary_of(tmp_path)
+    assert summary["records"]["ok"] == 1 and summary["records"]["bad_input_lines"] == 3
+    out = tmp_path / "out.jsonl"
+    raw = out.read_bytes().splitlines(keepends=True)
+    [idless] = [x for x in raw if b'"id": null' in x]  # line 3's error line, torn last
+    out.write_bytes(b"".join(x for x in raw if x != idless) + idless[:30])
+    assert run_cli(tmp_path) == 1
+    assert sorted(x["line"] for x in out_lines(tmp_path)) == [1, 2, 3, 4]
+    assert out_lines(tmp_path)[-1] == json.loads(idless)  # written again, once
+    again = summary_of(tmp_path)["records"]
+    assert (again["bad_input_lines_this_run"], again["audited_this_run"]) == (1, 0)
+    rows[2] = dumps({**GOOD, "id": "fixed"})
+    write(tmp_path / "in.jsonl", rows)
+    assert run_cli(tmp_path) == 1  # lines 2 and 4 are still bad
+    fixed = summary_of(tmp_path)
+    assert (fixed["records"]["ok"], fixed["records"]["bad_input_lines"]) == (2, 2)
+    assert [b["line"] for b in fixed["bad_records"]] == [2, 4]
+    assert sorted(x["line"] for x in out_lines(tmp_path)) == [1, 2, 3, 3, 4]
 
 
 def closed_port() -> int:

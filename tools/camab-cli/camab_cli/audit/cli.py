@@ -22,9 +22,11 @@ from camab_rag.groundedness.report import DEFAULT_THRESHOLD
 DESCRIPTION = (
     "Audit logged RAG answers: attribute each record of INPUT (JSONL or Parquet: question, "
     "documents, response, optional id), write one result line per record to OUTPUT "
-    "(attribution, per-sentence citations, groundedness verdict, cost) and a summary. "
-    "Re-running skips records already in OUTPUT. Exit status: 0 every record in OUTPUT is "
-    "ok, 1 some input lines were skipped or some records failed (the others are written; "
+    "(attribution, per-sentence citations, groundedness verdict, cost) and a summary; a "
+    'bad input line gets an error line ("bad_input": true) naming why, so OUTPUT has one '
+    "line per input line. Re-running skips the lines already in OUTPUT. Exit status: 0 "
+    "every record in OUTPUT is ok, 1 some input lines were bad or some records failed (the "
+    "others are written; "
     "--retry-errors redoes the failed), 2 bad usage or input, 130 interrupted (the records "
     "done stay in OUTPUT; run again to resume)."
 )
@@ -200,8 +202,8 @@ def run_audit(args: argparse.Namespace) -> int:
     problems = []
     if records["bad_input_lines"]:
         problems.append(
-            f"{records['bad_input_lines']} input lines skipped (fix them and run again: "
-            "records already in the output are not redone)"
+            f"{records['bad_input_lines']} bad input lines, written as error lines (fix "
+            "them and run again: records already in the output are not redone)"
         )
     if records["error"]:
         problems.append(f"{records['error']} records in error (--retry-errors redoes them)")

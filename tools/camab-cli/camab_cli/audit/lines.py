@@ -12,6 +12,10 @@ is appended to only when every line is one of these)::
                       "context_gain", "verdict", "flagged", "extra_queries"},
      "cost": {"queries", "prompt_tokens", "wall_time_s"}}
 
+An input line that is not a usable record gets an error line of the same shape
+(:func:`bad_input_line`: ``"bad_input": true``, ``"field"``, ``"id"`` ``null`` when none
+could be read), so the output alone accounts for every non-blank input line.
+
 Groundedness is read from ``L(full)`` and ``L(empty)``, the answer's reward with the whole
 context and with none: read from the attribution history when both subsets were
 evaluated, else measured with the same scorer (at most two extra queries, counted in the
@@ -30,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from camab_cli.audit.config import AuditConfig
-from camab_cli.records import Record, ascii_safe
+from camab_cli.records import Record, RecordError, ascii_safe
 from camab_rag import AttributionSettings
 from camab_rag.groundedness import assess_groundedness
 from camab_rag.groundedness.report import ContextGain
@@ -201,6 +205,25 @@ def unwritable_line(line: dict[str, Any], error: BaseException) -> dict[str, Any
     }
 
 
+def bad_input_line(error: RecordError) -> dict[str, Any]:
+    """The error line of an input line that is not a usable record (invalid JSON or
+    UTF-8, a lone surrogate, a NUL, deep nesting, wrong types, a huge line, a repeated
+    id): ``"bad_input": true``, the field when known, the id when one could be read
+    (else ``null``) and an ASCII reason, so ``--out`` alone accounts for every line."""
+    reason = ascii_safe(str(error))
+    return {
+        MARKER: VERSION,
+        "id": error.id,
+        "line": error.line,
+        "status": "error",
+        "error": reason,
+        "bad_input": True,
+        "field": None if error.field is None else ascii_safe(error.field),
+        "attribution": AttributionResult.failed(reason).to_dict(),
+        "cost": {"queries": 0, "prompt_tokens": 0, "wall_time_s": 0.0},
+    }
+
+
 def attribution_settings(config: AuditConfig) -> AttributionSettings:
     """The :class:`~camab_rag.AttributionSettings` of ``config``'s attributions."""
     return AttributionSettings().with_changes(
@@ -249,6 +272,7 @@ __all__ = [
     "Gain",
     "attribution_settings",
     "audit_record",
+    "bad_input_line",
     "context_gain",
     "failed_line",
     "result_line",

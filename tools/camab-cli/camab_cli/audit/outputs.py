@@ -2,7 +2,9 @@
 
 Each result line is written with a single ``os.write`` of the whole line (newline
 included) on a file opened with ``O_APPEND``, then flushed to disk with ``fsync``, so a
-crash leaves at most one torn *last* line. :meth:`OutputFile.open` truncates such a torn
+crash leaves at most one torn *last* line. Bad input lines get an error line too
+(``"bad_input": true``), matched on resume by input line and id, so a re-run neither
+repeats nor loses them. :meth:`OutputFile.open` truncates such a torn
 tail (a last line that is not a whole line but starts as every result line does) before
 appending, and collects the ids already done so a re-run skips them.
 
@@ -36,10 +38,31 @@ class Recovery:
 
     done: dict[str, str] = field(default_factory=dict)  # id -> status of its last line
     torn_bytes: int = 0  # bytes of a torn last line that were cut
+    bad: set[tuple[int, str | None]] = field(default_factory=set)
+    """``(input line, id)`` of the bad input lines already written (never redone)."""
 
 
-def iter_lines(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The complete, valid result lines of an output file, in order."""
+def is_bad_input(line: dict[str, Any]) -> bool:
+    """Whether ``line`` is the error line of an unusable input line, not a record's."""
+    return line.get("bad_input") is True
+
+
+def bad_key(line: dict[str, Any]) -> tuple[int, str | None]:
+    """How a bad input line is matched on resume: its input line and id (if any)."""
+    found = line.get("id")
+    return int(line.get("line") or 0), None if found is None else str(found)
+
+
+def iter_lines(path: str | Path, *, bad_input: bool = False) -> Iterator[dict[str, Any]]:
+    """The complete, valid result lines of an output file, in order: the records' lines,
+    or with ``bad_input=True`` only the error lines of unusable input lines."""
+    for data in iter_all_lines(path):
+        if is_bad_input(data) == bad_input:
+            yield data
+
+
+def iter_all_lines(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Every complete, valid line of an output file (records' and bad input lines)."""
     source = Path(path)
     if not source.exists():
         return
@@ -60,10 +83,10 @@ _LINE_START = re.compile(
     + MARKER.encode()
     + rb'": '
     + str(VERSION).encode()
-    + rb', "id": "(?:[^"\\]|\\.)*", "line": \d+, "status": "'
+    + rb', "id": (?:"(?:[^"\\]|\\.)*"|null), "line": \d+, "status": "'
 )
 """How every result line starts (``json.dumps`` of :func:`~camab_cli.audit.lines.result_line`)."""
-_ID_START = b'{"' + MARKER.encode() + b'": ' + str(VERSION).encode() + b', "id": "'
+_ID_START = b'{"' + MARKER.encode() + b'": ' + str(VERSION).encode() + b', "id": '
 _LEGACY_START = b'{"id": "'
 _REQUIRED = frozenset({"id", "line", "status", "error", "attribution", "cost"})
 _LEGACY_KEYS = _REQUIRED | {"citations", "documents", "groundedness"}
@@ -96,10 +119,12 @@ def _is_result(data: object) -> bool:
     )
 
 
-def _valid_prefix(path: Path) -> tuple[int, dict[str, str]]:
-    """Length of the prefix made of whole result lines, and id -> status of those lines;
-    an :class:`InputError` when a line is not a result line (other than a torn last one)."""
+def _valid_prefix(path: Path) -> tuple[int, dict[str, str], set[tuple[int, str | None]]]:
+    """Length of the prefix made of whole result lines, id -> status of the records'
+    lines and the keys of the bad input lines; an :class:`InputError` when a line is not
+    a result line (other than a torn last one)."""
     done: dict[str, str] = {}
+    bad: set[tuple[int, str | None]] = set()
     keep = 0
     size = path.stat().st_size
     with path.open("rb") as handle:
@@ -109,16 +134,19 @@ def _valid_prefix(path: Path) -> tuple[int, dict[str, str]]:
             except ValueError:
                 data = None
             if not _is_result(data):
-                if data is None and keep + len(raw) == size and _torn(raw, bool(done)):
+                if data is None and keep + len(raw) == size and _torn(raw, bool(done or bad)):
                     break  # a torn last line of ours: cut and redone
                 raise InputError(
                     f"{path}: line {number} is not a camab audit result line: refusing to "
                     "write to a file that is not this command's output (choose another --out)"
                 )
             assert isinstance(data, dict)
-            done[str(data["id"])] = str(data.get("status", "ok"))
+            if is_bad_input(data):
+                bad.add(bad_key(data))
+            else:
+                done[str(data["id"])] = str(data.get("status", "ok"))
             keep += len(raw)
-    return keep, done
+    return keep, done, bad
 
 
 def _lock(fd: int, path: Path) -> None:
@@ -159,7 +187,7 @@ class OutputFile:
         try:
             _lock(fd, target)
             recovery = Recovery()
-            keep, recovery.done = _valid_prefix(target)
+            keep, recovery.done, recovery.bad = _valid_prefix(target)
             size = os.fstat(fd).st_size
             if keep < size:
                 recovery.torn_bytes = size - keep
@@ -193,4 +221,4 @@ class OutputFile:
         self.close()
 
 
-__all__ = ["OutputFile", "Recovery", "iter_lines"]
+__all__ = ["OutputFile", "Recovery", "bad_key", "is_bad_input", "iter_all_lines", "iter_lines"]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from camab_cli.audit.config import AuditConfig
-from camab_cli.audit.lines import unwritable_line
+from camab_cli.audit.lines import bad_input_line, unwritable_line
 from camab_cli.audit.local import audit_records, wrap_scorer, wrapper_stats
 from camab_cli.audit.outputs import OutputFile
 from camab_cli.audit.scorers import ScorerSpec
@@ -44,10 +44,15 @@ def pending_records(
     *,
     retry_errors: bool = False,
     on_bad: Callable[[RecordError], None] | None = None,
+    bad_done: set[tuple[int, str | None]] | None = None,
 ) -> Iterator[Record]:
-    """The valid records not yet in the output (bad ones go to ``stats`` and ``on_bad``)."""
+    """The valid records not yet in the output. A bad line goes to ``stats`` and
+    ``on_bad`` (which writes its error line) unless its ``(line, id)`` is in ``bad_done``
+    (its error line is already in the output: never written twice)."""
     for _, item in rows:
         if isinstance(item, RecordError):
+            if bad_done is not None and (item.line, item.id) in bad_done:
+                continue  # in the summary's bad_input_lines, not skipped_already_done
             stats.bad_records.append(item)
             if on_bad is not None:
                 on_bad(item)
@@ -139,11 +144,13 @@ def audit(
     """Audit every record of ``input_path`` into ``output_path``; returns the summary.
 
     Records whose id is already in the output are skipped (``retry_errors`` redoes those
-    whose last line is an error); bad input lines are reported (``stream``) and skipped;
-    a record whose attribution fails, or whose line cannot be written, gets a ``status:
-    error`` line. Each line is written (and synced) as soon as its record is done. The
-    summary is also written to ``summary_path`` (default ``OUTPUT.summary.json``), on
-    Ctrl-C too (``"interrupted": true``; the ``KeyboardInterrupt`` is raised again after).
+    whose last line is an error); a bad input line is reported (``stream``) and gets an
+    error line (``"bad_input": true``, written once: a re-run skips it); a record whose
+    attribution fails, or whose line cannot be written, gets a ``status: error`` line, so
+    the output accounts for every non-blank input line. Each line is written (and
+    synced) as soon as its record is done. The summary is also written to
+    ``summary_path`` (default ``OUTPUT.summary.json``), on Ctrl-C too (``"interrupted":
+    true``; the ``KeyboardInterrupt`` is raised again after).
 
     Args:
         scorer: a ready scorer (local engine only), or
@@ -172,12 +179,13 @@ def audit(
     output = OutputFile.open(output_path, fsync=fsync)
     stats.torn_bytes = output.recovery.torn_bytes
     done = output.recovery.done
-    total = max(count_rows(input_path) - len(done), 0)
+    total = max(count_rows(input_path) - len(done) - len(output.recovery.bad), 0)
     bar = Progress(total, label="audit", stream=stream, enabled=progress)
 
     def on_bad(error: RecordError) -> None:
-        stream.write(f"audit: skipped {error}\n")
-        bar.total = max((bar.total or 0) - 1, 0)
+        stream.write(f"audit: bad input {error}\n")
+        output.write(bad_input_line(error))  # ASCII only: writing it cannot fail on the text
+        bar.update(error=True)
 
     def sink(line: dict[str, Any]) -> None:
         try:
@@ -189,7 +197,7 @@ def audit(
         bar.update(error=line.get("status") != "ok")
 
     records: Iterator[Record] = pending_records(
-        rows, done, stats, retry_errors=retry_errors, on_bad=on_bad
+        rows, done, stats, retry_errors=retry_errors, on_bad=on_bad, bad_done=output.recovery.bad
     )
     interrupted = False
     try:

@@ -1,7 +1,8 @@
 """The audit summary: ungrounded share, documents never cited, cost.
 
 Computed from the whole output file (so a resumed audit reports every record, with the
-last line of an id winning) plus what this run did (bad input lines, wall time).
+last line of an id winning, and every bad input line still unfixed, with the line it was
+written for) plus what this run did (records audited, bad lines found, wall time).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from camab_cli.audit.outputs import iter_lines
+from camab_cli.audit.outputs import bad_key, is_bad_input, iter_all_lines
 from camab_cli.records import RecordError
 
 MAX_LISTED_ERRORS = 1000
@@ -57,9 +58,18 @@ def _share(part: float, whole: float) -> float | None:
 def summarize(output: str | Path, run: RunStats) -> dict[str, Any]:
     """The summary of ``output`` after ``run``."""
     last: dict[str, dict[str, Any]] = {}
-    for line in iter_lines(output):
-        last[str(line["id"])] = line
+    bad: dict[tuple[int, str | None], dict[str, Any]] = {}
+    for line in iter_all_lines(output):
+        if is_bad_input(line):
+            bad[bad_key(line)] = line
+        else:
+            last[str(line["id"])] = line
     lines = list(last.values())
+    audited_lines = {line.get("line") for line in lines}  # a line fixed since: a record
+    bad_lines = sorted(
+        (line for key, line in bad.items() if key[0] not in audited_lines),
+        key=lambda line: int(line.get("line") or 0),
+    )
     ok = [line for line in lines if line.get("status") == "ok"]
     flagged = [line for line in ok if line.get("groundedness", {}).get("flagged")]
     n_documents = sum(len(line.get("documents", {}).get("scores", [])) for line in ok)
@@ -82,11 +92,12 @@ def summarize(output: str | Path, run: RunStats) -> dict[str, Any]:
             "error": len(lines) - len(ok),
             "audited_this_run": run.audited,
             "skipped_already_done": run.skipped_done,
-            "bad_input_lines": len(run.bad_records),
+            "bad_input_lines": len(bad_lines),
+            "bad_input_lines_this_run": len(run.bad_records),
         },
         "bad_records": [
-            {"line": e.line, "field": e.field, "error": str(e)}
-            for e in run.bad_records[:MAX_LISTED_ERRORS]
+            {"line": line["line"], "field": line.get("field"), "error": line.get("error")}
+            for line in bad_lines[:MAX_LISTED_ERRORS]
         ],
         "failures": failure_reasons(lines),
         "errors": [
@@ -133,9 +144,10 @@ def cost_report(summary: dict[str, Any]) -> str:
     lines = [
         f"audit: {records['audited_this_run']} records audited this run "
         f"({records['skipped_already_done']} already done, "
-        f"{records['bad_input_lines']} bad input lines skipped) "
+        f"{records['bad_input_lines_this_run']} bad input lines written as errors) "
         f"in {cost['run_wall_time_s']:.1f} s" + (f" = {rate:.2f} records/s" if rate else ""),
-        f"output: {records['in_output']} records ({records['ok']} ok, {records['error']} error)",
+        f"output: {records['in_output']} records ({records['ok']} ok, {records['error']} error)"
+        f" and {records['bad_input_lines']} bad input lines",
         f"cost: {cost['queries']} model queries, {cost['prompt_tokens']} prompt tokens"
         + (
             f" ({cost['queries_per_record']:.1f} queries and "
