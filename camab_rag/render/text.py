@@ -293,12 +293,10 @@ def uninformative_text(reason: str | None) -> str | None:
 
 
 def no_sources_text(answer: Any) -> str | None:
-    """One line saying no document is cited, so a reader can tell "nothing supports
-    this" from "attribution did not run" (``None`` when something is cited, or when the
-    citations carry no information and :func:`uninformative_text` says why)."""
+    """One line saying no document is cited, so a reader can tell "no source stands out"
+    from "attribution did not run", in a reader's words (the method and the calls are in
+    ``to_dict()``); ``None`` when something is cited, or when the citations carry no
+    information and :func:`uninformative_text` says why."""
     if answer.sources or answer.uninformative:
         return None
-    return (
-        f"No document reaches the citation bar ({answer.method} attribution, "
-        f"{calls_text(int(answer.n_queries))}): the sources are not shown to support this answer."
-    )
+    return "No single document stands out as the source of this answer."
