@@ -280,15 +280,22 @@ def _raw_id(data: object) -> str | None:
         return None
 
 
+BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte order mark some Windows tools write at a file's start."""
+
+
 def raw_lines(handle: IO[bytes]) -> Iterator[tuple[int, bytes | int]]:
     """``(line number, bytes)`` of each line, or ``(line number, length)`` for a line over
-    :data:`MAX_LINE_BYTES` (read past in pieces, never held whole)."""
+    :data:`MAX_LINE_BYTES` (read past in pieces, never held whole); a byte order mark
+    opening the file is dropped."""
     number = 0
     while True:
         raw = handle.readline(MAX_LINE_BYTES + 1)
         if not raw:
             return
         number += 1
+        if number == 1 and raw.startswith(BOM):  # a UTF-8 byte order mark is no content
+            raw = raw[len(BOM) :]
         if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n"):
             yield number, raw
             continue
@@ -316,8 +323,8 @@ def decode_line(number: int, raw: bytes | int) -> object:
         return RecordError(number, f"not valid UTF-8 ({exc.reason} at byte {exc.start})")
     if not text.strip():
         return BLANK
-    try:
-        return json.loads(text)
+    try:  # without its line end, so a line cut short names its own last column
+        return json.loads(text.rstrip("\r\n"))
     except json.JSONDecodeError as exc:
         return RecordError(number, f"not valid JSON ({exc.msg}, column {exc.colno})")
     except RecursionError:
@@ -430,7 +437,7 @@ def _document_rows(name: str, data: bytes) -> Iterator[tuple[str, int, object]] 
     """``(where, index, decoded object)`` of a JSON file (one object or a list); ``None``
     when it is JSON Lines after all (several objects, one per line)."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a byte order mark opening the file is dropped
     except UnicodeDecodeError as exc:
         raise InputFileError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:

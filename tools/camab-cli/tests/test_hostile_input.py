@@ -266,3 +266,18 @@ def test_an_output_that_fails_stops_the_run_with_a_named_error(
     assert cli.main(["attribute", str(path), "--format", "json", "-q"]) == 1
     err = capsys.readouterr().err
     assert "cannot write to standard output ([Errno 32] Broken pipe); stopped at record 1" in err
+
+
+def test_a_byte_order_mark_is_no_content_and_a_cut_line_names_its_column(tmp_path: Path) -> None:
+    """Fresh-user review: a UTF-8 BOM from a Windows tool lost the first record ("Unexpected
+    UTF-8 BOM"), and a line cut short named column 1 of a line 2 that is not there."""
+    cut = '{"id": "broken", "question": "x"'
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + dumps(GOOD).encode() + b"\n" + cut.encode() + b"\n")
+    (_, first), (_, second) = list(read_records(path))
+    assert isinstance(first, Record) and first.question == GOOD["question"]
+    assert isinstance(second, RecordError)
+    assert second.message == f"not valid JSON (Expecting ',' delimiter, column {len(cut) + 1})"
+    listed = tmp_path / "list.json"  # a whole-file JSON document with a BOM too
+    listed.write_bytes(b"\xef\xbb\xbf" + json.dumps([GOOD, GOOD]).encode())
+    assert [type(row) for row in load_rows(str(listed))] == [Record, Record]
