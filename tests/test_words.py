@@ -192,3 +192,19 @@ def test_one_definition_of_the_score_in_every_readme_and_it_is_the_code(
         shares.append(total_gain / surprisal)
     assert [s.score for s in report.sentences] == pytest.approx(shares, abs=1e-9)
     assert report.score == pytest.approx(min(shares), abs=1e-9)
+
+
+def test_a_blocked_answer_renders_the_fallback_not_what_was_blocked(
+    result: AttributionResult,
+) -> None:
+    """Fresh-user review: ``with_groundedness`` of a blocking filter's answer still rendered
+    the blocked answer, invented name included; only ``FilteredAnswer.answer`` held the
+    fallback."""
+    blocked = GroundednessFilter(mode="block")(result)
+    assert blocked.blocked and "Kristjan" not in blocked.answer
+    cited = cite(result, DOCS).with_groundedness(blocked)
+    assert cited.answer == blocked.answer and cited.sources == []
+    for text in (cited.to_markdown(), cited.to_terminal(color=False), cited.to_html()):
+        assert "Kristjan" not in text and "Narva" not in text
+        assert " ".join(blocked.answer.split()) in " ".join(html.unescape(text).split())
+        assert "Not supported by the sources" in text

@@ -315,8 +315,16 @@ class CitedAnswer:
         whose report is used; without one, e.g. when the filter could not judge, the
         verdict is shown as unknown). A sentence the report finds unsupported, or an
         abstention, loses its citation markers and its unsupported spans are marked; a
-        source no sentence cites any more leaves the list (or stays only as disputing)."""
+        source no sentence cites any more leaves the list (or stays only as disputing). A
+        ``FilteredAnswer`` that blocked the answer shows its fallback text instead, with
+        the verdict and no sources: what the filter hid is not rendered."""
         report = groundedness_report(verdict)
+        fallback = getattr(verdict, "answer", None)
+        if getattr(verdict, "blocked", False) is True and isinstance(fallback, str):
+            shown = CitedSentence(fallback, 0, len(fallback), [], [])
+            return replace(
+                self, answer=fallback, sentences=[shown], sources=[], groundedness=report
+            )
         judged = replace(
             self, groundedness=report, sentences=judged_sentences(self.sentences, report)
         )
