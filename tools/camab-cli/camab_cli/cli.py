@@ -28,7 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import IO, Any
 
-from camab_cli.output import RecordWriter, done_records, json_object, record_key
+from camab_cli.output import RecordWriter, done_records, record_key
 from camab_cli.progress import Progress
 from camab_cli.records import Record, RecordError, ascii_safe, load_records, load_rows, parse_record
 from camab_cli.serve import add_serve_parser
@@ -188,34 +188,6 @@ def attribute_record(
 
 def _extra(cited: Any) -> int:
     return int(getattr(cited.groundedness, "extra_queries", 0) or 0)
-
-
-def render_outcomes(
-    outcomes: list[Outcome], fmt: str, *, color: bool | None, stream: IO[str]
-) -> str:
-    """All outcomes in one output document of the chosen format."""
-    from camab_rag.render.html import render_fragment
-
-    if fmt == "json":
-        objects = [_json_object(o) for o in outcomes]
-        if len(objects) == 1:
-            return json.dumps(objects[0], ensure_ascii=False, indent=2) + "\n"
-        return "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objects)
-    if fmt == "html":
-        if len(outcomes) == 1:
-            return str(outcomes[0].cited.to_html(title="camab: answer with citations"))
-        fragments = "\n<hr>\n".join(render_fragment(o.cited) for o in outcomes)
-        page = outcomes[0].cited.to_html(title="camab: answers with citations")
-        head, _, _ = page.partition("<body>")
-        return f"{head}<body>\n{fragments}\n</body></html>\n"
-    separator = "\n" + "-" * 60 + "\n\n"
-    if fmt == "markdown":
-        return separator.join(str(o.cited.to_markdown()) for o in outcomes)
-    return separator.join(str(o.cited.to_terminal(color=color, stream=stream)) for o in outcomes)
-
-
-def _json_object(outcome: Outcome) -> dict[str, Any]:
-    return json_object(outcome)
 
 
 DEMO_PAGE_MARK = "<!-- camab demo: the next `camab demo` replaces this page -->"
