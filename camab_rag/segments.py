@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from camab_rag.errors import InputError
 from camab_rag.sentences import split_sentences
-from camab_rag.text_gate import check_document, check_text
+from camab_rag.text_gate import check_document
 
 Splitter = Callable[[str], Iterable[tuple[int, int]]]
 Granularity = Literal["chunk", "sentence"] | Splitter
@@ -98,12 +98,6 @@ def to_document(item: object, index: int = 0) -> SourceDocument:
     if not isinstance(metadata, Mapping):
         raise InputError(f"context[{index}].metadata must be a mapping")
     return SourceDocument(text, dict(metadata))
-
-
-def check_encodable(text: str, where: str) -> str:
-    """``text`` itself when the input gate accepts it (:func:`camab_rag.text_gate.check_text`:
-    no lone surrogate, no NUL, not too long); else its error naming ``where``."""
-    return check_text(text, where)
 
 
 def to_documents(context: object) -> list[SourceDocument]:
