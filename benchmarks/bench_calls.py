@@ -43,9 +43,9 @@ from benchmarks._report import markdown_table, write_section  # noqa: E402
 from benchmarks.bench_design_drop import CACHE, read_cache  # noqa: E402
 from benchmarks.bench_estimators import current_auto_fit  # noqa: E402
 from benchmarks.bench_lds import bernoulli_rows  # noqa: E402
-from camab_cli.evaluation.datasets import Example, load_examples  # noqa: E402
-from camab_cli.evaluation.lds import lds  # noqa: E402
-from camab_cli.evaluation.metrics import (  # noqa: E402
+from benchmarks.data import Example, load_examples  # noqa: E402
+from benchmarks.evaluation.lds import lds  # noqa: E402
+from benchmarks.evaluation.metrics import (  # noqa: E402
     gold_alignment,
     holm_adjust,
     logprob_drop,
@@ -54,14 +54,14 @@ from camab_cli.evaluation.metrics import (  # noqa: E402
     removal_mask,
     removal_set,
 )
-from camab_cli.evaluation.runner import (  # noqa: E402
+from benchmarks.evaluation.runner import (  # noqa: E402
     KS,
     append_record,
     make_builder,
     masks_from_bits,
     read_results,
 )
-from camab_cli.evaluation.store import from_bits, stored_subsets  # noqa: E402
+from benchmarks.evaluation.store import from_bits, stored_subsets  # noqa: E402
 from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute  # noqa: E402
 from camab_rag.methods.auto import Auto  # noqa: E402
@@ -161,7 +161,7 @@ def stored_rewards(
     record: dict[str, Any], lines: list[dict[str, Any]], removals: dict[Any, float]
 ) -> list[tuple[NDArray[np.bool_], float]]:
     """Every subset a stored run of this example scored, with its reward
-    (:func:`camab_cli.evaluation.store.stored_subsets`: the peers' runs, our earlier lines
+    (:func:`benchmarks.evaluation.store.stored_subsets`: the peers' runs, our earlier lines
     of any variant and budget, the removal sets the design benchmarks scored
     (``design_drop/scored_sets.jsonl``) and those behind stored drops)."""
     mine = [

@@ -216,7 +216,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from camab_cli.evaluation.datasets import dataset_path
+    from benchmarks.data import dataset_path
 
     data = dataset_path("hotpotqa")
     if not args.replay:

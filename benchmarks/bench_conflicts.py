@@ -43,7 +43,7 @@ import camab_rag
 import camab_rag.engine as engine
 from benchmarks._report import markdown_table, write_section
 from benchmarks.bench_groundedness import normalize, paragraphs
-from camab_cli.evaluation.datasets import data_dir
+from benchmarks.data import data_dir
 from camab_rag.citations import CitationRule, cite
 from camab_rag.conflicts import (
     CONFLICT_AT,

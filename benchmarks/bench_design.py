@@ -26,9 +26,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._report import markdown_table, write_section
-from camab_cli.evaluation.metrics import auroc
-from camab_cli.evaluation.report import cell, ok_records
-from camab_cli.evaluation.runner import masks_from_bits, read_results
+from benchmarks.evaluation.metrics import auroc
+from benchmarks.evaluation.report import cell, ok_records
+from benchmarks.evaluation.runner import masks_from_bits, read_results
 from camab_rag.posterior import closed_form_posterior
 
 RESULTS = Path(__file__).resolve().parent / "results"

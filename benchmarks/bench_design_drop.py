@@ -31,15 +31,15 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
 from benchmarks.bench_design import FloatArray, design_of, posterior_fit  # noqa: E402
-from camab_cli.evaluation.datasets import Example, load_examples  # noqa: E402
-from camab_cli.evaluation.metrics import (  # noqa: E402
+from benchmarks.data import Example, load_examples  # noqa: E402
+from benchmarks.evaluation.metrics import (  # noqa: E402
     kept_segments,
     logprob_drop,
     removal_mask,
     removal_set,
 )
-from camab_cli.evaluation.report import cell, ok_records  # noqa: E402
-from camab_cli.evaluation.runner import (  # noqa: E402
+from benchmarks.evaluation.report import cell, ok_records  # noqa: E402
+from benchmarks.evaluation.runner import (  # noqa: E402
     KS,
     append_record,
     make_builder,

@@ -48,8 +48,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import ci_cell, markdown_table, write_section  # noqa: E402
 from benchmarks.bench_design_drop import CACHE, RemovalScorer, read_cache  # noqa: E402
-from camab_cli.evaluation.datasets import Example, load_examples  # noqa: E402
-from camab_cli.evaluation.metrics import (  # noqa: E402
+from benchmarks.data import Example, load_examples  # noqa: E402
+from benchmarks.evaluation.metrics import (  # noqa: E402
     gold_alignment,
     holm_adjust,
     logprob_drop,
@@ -57,7 +57,7 @@ from camab_cli.evaluation.metrics import (  # noqa: E402
     paired_t_pvalue,
     removal_set,
 )
-from camab_cli.evaluation.runner import masks_from_bits, read_results  # noqa: E402
+from benchmarks.evaluation.runner import masks_from_bits, read_results  # noqa: E402
 from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute_fn  # noqa: E402
 from camab_rag.methods import Camab, Hierarchical, Method  # noqa: E402

@@ -6,7 +6,7 @@ cosine with the question and response, no model call: ``bench_lexical.lexical_sc
 on the examples of the "Quality per model call" tables (the stored runs that have an
 ``auto`` line), with the same model, prompts and responses. Per fit:
 
-* LDS (:mod:`camab_cli.evaluation.lds`) on three held-out samples: ``bernoulli`` = the
+* LDS (:mod:`benchmarks.evaluation.lds`) on three held-out samples: ``bernoulli`` = the
   stored ContextCite-style design's rows 65-100 (each segment kept with probability 1/2;
   the 64-call run never trains on them), ``removal`` = subsets of the full context
   without 2, 3, 4 or 5 random segments, ``keep`` = subsets that keep only 1, 2, 3 or 4
@@ -17,7 +17,7 @@ on the examples of the "Quality per model call" tables (the stored runs that hav
 * gold AUROC (HotpotQA).
 
 Every reward comes from a persistent store, ``benchmarks/results/rewards/<results>.jsonl``
-(:mod:`camab_cli.evaluation.store`): ``seed`` fills it from the stored runs (their masks
+(:mod:`benchmarks.evaluation.store`): ``seed`` fills it from the stored runs (their masks
 and rewards, the ``bench_calls`` lines, the design benchmarks' removal sets, the removal
 sets behind stored drops); ``run`` prices what is missing with the model, one subset at a
 time, appended as it is scored (kill and re-run at will); ``report`` replays every fit
@@ -51,13 +51,13 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._report import markdown_table, write_section  # noqa: E402
 from benchmarks.bench_design_drop import CACHE, read_cache  # noqa: E402
 from benchmarks.bench_lexical import lexical_scores  # noqa: E402
-from camab_cli.evaluation.datasets import Example, load_examples  # noqa: E402
-from camab_cli.evaluation.lds import (  # noqa: E402
+from benchmarks.data import Example, load_examples  # noqa: E402
+from benchmarks.evaluation.lds import (  # noqa: E402
     held_out,
     held_out_draws,
     lds,
 )
-from camab_cli.evaluation.metrics import (  # noqa: E402
+from benchmarks.evaluation.metrics import (  # noqa: E402
     auroc,
     holm_adjust,
     logprob_drop,
@@ -66,13 +66,13 @@ from camab_cli.evaluation.metrics import (  # noqa: E402
     removal_mask,
     removal_set,
 )
-from camab_cli.evaluation.runner import (  # noqa: E402
+from benchmarks.evaluation.runner import (  # noqa: E402
     example_seed,
     make_builder,
     masks_from_bits,
     read_results,
 )
-from camab_cli.evaluation.store import (  # noqa: E402
+from benchmarks.evaluation.store import (  # noqa: E402
     PricedReward,
     RewardStore,
     Unpriced,

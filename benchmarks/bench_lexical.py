@@ -46,15 +46,15 @@ from benchmarks.bench_estimators import (  # noqa: E402
     examples_for,
     stored,
 )
-from camab_cli.evaluation.datasets import Example, load_examples  # noqa: E402
-from camab_cli.evaluation.metrics import (  # noqa: E402
+from benchmarks.data import Example, load_examples  # noqa: E402
+from benchmarks.evaluation.metrics import (  # noqa: E402
     auroc,
     holm_adjust,
     logprob_drop,
     paired_t_pvalue,
     removal_set,
 )
-from camab_cli.evaluation.runner import read_results  # noqa: E402
+from benchmarks.evaluation.runner import read_results  # noqa: E402
 from camab_rag import AttributionSettings  # noqa: E402
 
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]

@@ -30,10 +30,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
-from camab_cli.evaluation.counting import CountingScorer  # noqa: E402
-from camab_cli.evaluation.datasets import load_examples  # noqa: E402
-from camab_cli.evaluation.metrics import BertScoreF1  # noqa: E402
-from camab_cli.evaluation.runner import (  # noqa: E402
+from benchmarks.data import load_examples  # noqa: E402
+from benchmarks.evaluation.counting import CountingScorer  # noqa: E402
+from benchmarks.evaluation.metrics import BertScoreF1  # noqa: E402
+from benchmarks.evaluation.runner import (  # noqa: E402
     BenchConfig,
     ExampleRunner,
     make_builder,

@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
-from camab_cli.evaluation.datasets import load_examples  # noqa: E402
-from camab_cli.evaluation.runner import make_builder  # noqa: E402
+from benchmarks.data import load_examples  # noqa: E402
+from benchmarks.evaluation.runner import make_builder  # noqa: E402
 from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute  # noqa: E402
 from camab_rag.scorers import TransformersScorer  # noqa: E402

@@ -46,8 +46,8 @@ from benchmarks.bench_lds import (  # noqa: E402
     sized_held_out,
     store_of,
 )
-from camab_cli.evaluation.lds import held_out, lds  # noqa: E402
-from camab_cli.evaluation.metrics import (  # noqa: E402
+from benchmarks.evaluation.lds import held_out, lds  # noqa: E402
+from benchmarks.evaluation.metrics import (  # noqa: E402
     holm_adjust,
     logprob_drop,
     mean_ci,
@@ -55,7 +55,7 @@ from camab_cli.evaluation.metrics import (  # noqa: E402
     removal_mask,
     removal_set,
 )
-from camab_cli.evaluation.store import PricedReward, RewardStore, Unpriced  # noqa: E402
+from benchmarks.evaluation.store import PricedReward, RewardStore, Unpriced  # noqa: E402
 from camab_rag.engine import attribute_fn  # noqa: E402
 from camab_rag.methods.prior import FreePrior  # noqa: E402
 from camab_rag.settings import AttributionSettings  # noqa: E402

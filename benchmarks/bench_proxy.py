@@ -40,10 +40,10 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
 from benchmarks.bench_calls import MemoScorer, examples_by_id  # noqa: E402
-from camab_cli.evaluation.datasets import Example  # noqa: E402
-from camab_cli.evaluation.metrics import auroc, mean_ci  # noqa: E402
-from camab_cli.evaluation.report import cell  # noqa: E402
-from camab_cli.evaluation.runner import (  # noqa: E402
+from benchmarks.data import Example  # noqa: E402
+from benchmarks.evaluation.metrics import auroc, mean_ci  # noqa: E402
+from benchmarks.evaluation.report import cell  # noqa: E402
+from benchmarks.evaluation.runner import (  # noqa: E402
     append_record,
     done_ids,
     make_builder,

@@ -34,9 +34,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import ci_cell, markdown_table, write_section  # noqa: E402
-from camab_cli.evaluation.datasets import Example, load_examples  # noqa: E402
-from camab_cli.evaluation.metrics import mean_ci, paired_t_pvalue  # noqa: E402
-from camab_cli.evaluation.runner import append_record, read_results  # noqa: E402
+from benchmarks.data import Example, load_examples  # noqa: E402
+from benchmarks.evaluation.metrics import mean_ci, paired_t_pvalue  # noqa: E402
+from benchmarks.evaluation.runner import append_record, read_results  # noqa: E402
 from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute_fn  # noqa: E402
 from camab_rag.methods.auto import Auto  # noqa: E402

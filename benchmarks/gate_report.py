@@ -22,6 +22,7 @@ import numpy as np
 
 from benchmarks._report import BENCHMARKS_MD, markdown_table, write_section
 from benchmarks.bench_gate import JUDGE_QUESTION, RESULTS, read_rows, store_path
+from benchmarks.evaluation.metrics import holm_adjust
 from benchmarks.gate_candidates import (
     ANSWER_CANDIDATES,
     SENTENCE_FUNCTIONS,
@@ -41,7 +42,6 @@ from benchmarks.gate_stats import (
     resamples,
 )
 from benchmarks.gate_verdict import verdict_readme, verdict_section, verdict_targets
-from camab_cli.evaluation.metrics import holm_adjust
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.report import DEFAULT_THRESHOLD, support_report
 from camab_rag.groundedness.score import SCORE_NAME, words

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from camab_cli.evaluation.datasets import data_dir
+from benchmarks.data import data_dir
 
 FRANK_QUESTION = "Summarise the article in a few sentences."
 SETS = ("frank", "halueval", "halueval_long", "written")

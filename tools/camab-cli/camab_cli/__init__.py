@@ -1,9 +1,8 @@
 """camab-cli: the ``camab`` command and the tools around the camab-rag library.
 
-* :mod:`camab_cli.cli`: ``camab attribute``, ``camab demo``, ``camab bench``, ``camab audit``;
+* :mod:`camab_cli.cli`: ``camab attribute``, ``camab demo``, ``camab audit``, ``camab serve``;
 * :mod:`camab_cli.records`: readers of logged RAG records (JSON, JSONL, Parquet);
 * :mod:`camab_cli.audit`: the batch audit of logged answers (in process, vLLM, Ray Data);
-* :mod:`camab_cli.evaluation`: the benchmark harness (datasets, peers, metrics, reports).
 
 The library itself is ``camab_rag``; it never imports this package.
 """

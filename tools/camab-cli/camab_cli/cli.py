@@ -7,7 +7,6 @@
   what is done (``--resume`` appends the rest to a ``--format json`` output).
 * ``camab demo``: attribute a bundled HotpotQA example with the embedded model, offline;
   prints the citations and writes an HTML page.
-* ``camab bench``: benchmark attribution methods on real data (evaluation helpers).
 * ``camab audit``: batch audit of logged RAG answers (:mod:`camab_cli.audit`).
 * ``camab serve``: a local OpenAI-compatible scoring server (vLLM) for ``--base-url``
   (:mod:`camab_cli.serve`).
@@ -504,7 +503,6 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     _add_model_options(demo, budget=24, granularity="sentence")
     demo.set_defaults(handler=cmd_demo)
 
-    _add_bench(commands, real=bool(argv) and argv[0] == "bench")
     _add_audit(commands)
     add_serve_parser(commands)
     return parser
@@ -515,28 +513,6 @@ def _add_audit(commands: Any) -> None:
     from camab_cli.audit.cli import add_audit_parser, run_audit
 
     add_audit_parser(commands).set_defaults(handler=run_audit)
-
-
-def _add_bench(commands: Any, *, real: bool) -> None:
-    """``camab bench`` comes from :mod:`camab_cli.evaluation.cli`, imported only when used."""
-    help_text = "benchmark attribution methods on real data (see camab bench -h)"
-    if real:
-        try:
-            from camab_cli.evaluation import cli as evaluation_cli
-        except ImportError as exc:
-            reason = f"camab bench is not available: {exc}"
-        else:
-            bench = evaluation_cli.add_bench_parser(commands) or commands.choices.get("bench")
-            if bench is not None:
-                bench.set_defaults(handler=evaluation_cli.run_bench)
-                return
-            reason = "camab bench is not available: the evaluation helpers registered no parser"
-        stub = commands.add_parser("bench", help=help_text, add_help=False)
-        stub.add_argument("rest", nargs=argparse.REMAINDER)
-        stub.set_defaults(handler=lambda _args: _fail(reason))
-        return
-    stub = commands.add_parser("bench", help=help_text, add_help=False)
-    stub.add_argument("rest", nargs=argparse.REMAINDER)
 
 
 def _fail(message: str) -> int:
@@ -569,6 +545,11 @@ def _check_args(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``camab`` command; returns the exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["bench"]:  # removed in 0.1: the harness is no part of the product
+        return _fail(
+            "camab bench was removed; from a checkout of the repository run "
+            "`python -m benchmarks eval ...` (see BENCHMARKS.md)"
+        )
     parser = build_parser(arguments)
     args = parser.parse_args(arguments)
     handler = getattr(args, "handler", None)

@@ -205,10 +205,12 @@ def test_bundled_demo_record_is_valid():
     assert set(record.extra["gold_documents"]) <= {d.metadata["title"] for d in record.documents}
 
 
-def test_bench_subcommand_is_registered(capsys):
+def test_bench_is_gone_and_says_where_it_went(capsys):
     parser = cli.build_parser(["attribute"])
     choices = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert isinstance(choices, dict) and "bench" in choices
+    assert isinstance(choices, dict) and "bench" not in choices
+    assert cli.main(["bench", "--smoke"]) == 1
+    assert "python -m benchmarks eval" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------- real model

@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from camab_cli.evaluation.metrics import removal_mask, removal_set
-from camab_cli.evaluation.runner import append_record, read_results
+from benchmarks.evaluation.metrics import removal_mask, removal_set
+from benchmarks.evaluation.runner import append_record, read_results
 
 Mask = NDArray[np.bool_]
 DIGITS = 6

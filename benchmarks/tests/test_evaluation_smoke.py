@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 import pytest
 from conftest_data import HOTPOTQA
 
-from camab_cli.evaluation.cli import add_bench_parser, config_from_args
-from camab_cli.evaluation.counting import CountingScorer
-from camab_cli.evaluation.report import write_report
-from camab_cli.evaluation.runner import ALL_METHODS, run_benchmark
+from benchmarks.evaluation.cli import add_bench_arguments, config_from_args
+from benchmarks.evaluation.counting import CountingScorer
+from benchmarks.evaluation.report import write_report
+from benchmarks.evaluation.runner import ALL_METHODS, run_benchmark
 
 if TYPE_CHECKING:
     from camab_rag.scorers.transformers_scorer import TransformersScorer
@@ -22,9 +22,9 @@ pytestmark = pytest.mark.model
 
 
 def _smoke_args(out: Path, *extra: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="camab")
-    add_bench_parser(parser.add_subparsers(dest="command"))
-    return parser.parse_args(["bench", "--smoke", "--out", str(out), *extra])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks eval")
+    add_bench_arguments(parser)
+    return parser.parse_args(["--smoke", "--out", str(out), *extra])
 
 
 def test_bench_parser_rejects_unknown_methods(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@
   (the package itself would call the model directly; the numbers are the same: its logit
   target is a function of the token log-probability).
 
-Both need the ``[bench]`` extra (``pip install camab-rag[bench]``).
+Both need the ``[bench]`` extra (``pip install -e ".[bench]"`` in the repository).
 """
 
 from __future__ import annotations

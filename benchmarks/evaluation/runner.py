@@ -1,6 +1,6 @@
 """Run the benchmark: every method on every example, resumable, one JSONL line per example.
 
-Per example (all model calls through one :class:`~camab_cli.evaluation.counting.CountingScorer`):
+Per example (all model calls through one :class:`~benchmarks.evaluation.counting.CountingScorer`):
 
 1. the response = the model's own greedy answer under the full context (generated once and
    stored in the results file);
@@ -14,7 +14,7 @@ Per example (all model calls through one :class:`~camab_cli.evaluation.counting.
    every budget (one scoring call per distinct top-k set, shared by the methods); LDS on
    ``lds_subsets`` held-out Bernoulli ½ subsets, as many removals of 2-5 segments and as
    many subsets that keep only 1-4 segments (one scoring call each, shared by every fit;
-   :mod:`camab_cli.evaluation.lds`); BERTScore after regenerating without the top-k at
+   :mod:`benchmarks.evaluation.lds`); BERTScore after regenerating without the top-k at
    the ``bert_budgets`` (one generation per distinct set; with ``prefix_cache`` each such
    set is scored and regenerated back to back, so its prompt is computed once).
 
@@ -40,15 +40,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from camab_cli.evaluation.counting import CountingScorer
-from camab_cli.evaluation.datasets import Example, dataset_label, load_examples
-from camab_cli.evaluation.lds import (
+from benchmarks.data import Example, dataset_label, load_examples
+from benchmarks.evaluation.counting import CountingScorer
+from benchmarks.evaluation.lds import (
     LDS_KINDS,
     held_out,
     held_out_draws,
     lds,
 )
-from camab_cli.evaluation.metrics import (
+from benchmarks.evaluation.metrics import (
     answer_contains_gold,
     gold_alignment,
     kept_segments,
@@ -56,7 +56,7 @@ from camab_cli.evaluation.metrics import (
     removal_mask,
     removal_set,
 )
-from camab_cli.evaluation.peers import PEERS, run_context_cite, run_shap
+from benchmarks.evaluation.peers import PEERS, run_context_cite, run_shap
 from camab_rag import AttributionSettings
 from camab_rag.engine import attribute
 from camab_rag.errors import InputError
@@ -589,7 +589,7 @@ def check_requirements(config: BenchConfig, needs_bert: bool) -> None:
     missing = [m for m in modules if find_spec(m) is None]
     if missing:
         raise InputError(
-            f"camab bench needs {', '.join(missing)}: pip install 'camab-rag[bench]' "
+            f"the eval benchmark needs {', '.join(missing)}: pip install -e '.[bench]' "
             "(or leave out the real peers with --methods and BERTScore with --no-bert)"
         )
 
@@ -642,7 +642,7 @@ def run_benchmark(
         scorer = load_scorer(config)
     counting = scorer if isinstance(scorer, CountingScorer) else CountingScorer(scorer)
     if bert is None and use_bert:
-        from camab_cli.evaluation.metrics import BertScoreF1
+        from benchmarks.evaluation.metrics import BertScoreF1
 
         bert = BertScoreF1()
     settings_json = json.dumps(run_settings(config), sort_keys=True)

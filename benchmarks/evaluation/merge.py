@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from camab_cli.evaluation.datasets import load_examples
-from camab_cli.evaluation.runner import (
+from benchmarks.data import load_examples
+from benchmarks.evaluation.runner import (
     BenchConfig,
     append_record,
     done_ids,

@@ -1,7 +1,7 @@
-"""``camab bench``: run (or resume) the benchmark and write its report.
+"""``python -m benchmarks eval``: run (or resume) the paper-protocol benchmark and report it.
 
-Registered by the main CLI through :func:`add_bench_parser` / :func:`run_bench`; also
-runnable as ``python -m camab_cli.evaluation``.
+Every method on a dataset's examples with a real model, one JSONL line per example (a
+re-run resumes), then Markdown tables and plots. Was ``camab bench`` before 0.1.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from camab_cli.evaluation.runner import ALL_METHODS, BenchConfig
+from benchmarks.evaluation.runner import ALL_METHODS, BenchConfig
 from camab_rag.errors import InputError
 
 SMOKE: dict[str, Any] = {
@@ -47,20 +47,6 @@ def _names(text: str) -> list[str]:
             f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(ALL_METHODS)}"
         )
     return names
-
-
-def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``bench`` subcommand to an ``argparse`` subparsers object."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "bench",
-        help="run the attribution benchmark (paper protocol) and write its report",
-        description=(
-            "Run every method on a dataset's examples with a real model, append one JSONL "
-            "line per example (re-running resumes), then write Markdown tables and plots."
-        ),
-    )
-    add_bench_arguments(parser)
-    return parser
 
 
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
@@ -126,12 +112,6 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--report-only", action="store_true", help="only rebuild the report from the results"
     )
     parser.add_argument(
-        "--reseed-random",
-        action="store_true",
-        help="re-run the random baseline of records written before it was seeded per example "
-        "(stop any run appending to the same results file first), then rebuild the report",
-    )
-    parser.add_argument(
         "--merge-from",
         type=Path,
         default=None,
@@ -176,69 +156,46 @@ def run_bench(args: argparse.Namespace) -> int:
     """Run the ``bench`` subcommand; returns the exit code."""
     # On shared cores, spinning OpenMP workers burn the time other processes need.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from camab_cli.evaluation.report import write_report
-    from camab_cli.evaluation.runner import run_benchmark
+    from benchmarks.evaluation.report import write_report
+    from benchmarks.evaluation.runner import run_benchmark
 
     try:
         config = config_from_args(args)
     except ValueError as error:
-        print(f"camab bench: {error}", file=sys.stderr)
+        print(f"eval: {error}", file=sys.stderr)
         return 2
     if args.merge_from is not None:
-        from camab_cli.evaluation.merge import merge_results
+        from benchmarks.evaluation.merge import merge_results
 
         try:
             added, present = merge_results(config, args.merge_from)
         except InputError as error:
-            print(f"camab bench: {error}", file=sys.stderr)
+            print(f"eval: {error}", file=sys.stderr)
             return 2
         print(
-            f"camab bench: merged {added} record(s) from {args.merge_from} "
-            f"({present} already present)",
+            f"eval: merged {added} record(s) from {args.merge_from} ({present} already present)",
             file=sys.stderr,
         )
-    elif args.reseed_random:
-        try:
-            count = _reseed(config, use_bert=not args.no_bert)
-        except (InputError, ValueError) as error:
-            print(f"camab bench: {error}", file=sys.stderr)
-            return 2
-        print(f"camab bench: random baseline re-run on {count} record(s)", file=sys.stderr)
     elif not args.report_only:
         try:
             run_benchmark(config, use_bert=not args.no_bert)
         except InputError as error:
-            print(f"camab bench: {error}", file=sys.stderr)
+            print(f"eval: {error}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
-            print("camab bench: interrupted; re-run the same command to resume", file=sys.stderr)
+            print("eval: interrupted; re-run the same command to resume", file=sys.stderr)
             return 130
     path = config.results_path
     if not path.exists():
-        print(f"camab bench: no results at {path}", file=sys.stderr)
+        print(f"eval: no results at {path}", file=sys.stderr)
         return 1
     markdown = write_report(path, Path(config.out_dir))
     print(markdown)
-    print(f"camab bench: results {path}", file=sys.stderr)
+    print(f"eval: results {path}", file=sys.stderr)
     return 0
 
 
-def _reseed(config: BenchConfig, *, use_bert: bool) -> int:
-    from camab_cli.evaluation.reseed import needs_reseed, reseed_random
-    from camab_cli.evaluation.runner import load_scorer, read_results
-
-    if not any(needs_reseed(r) for r in read_results(config.results_path)):
-        return 0  # nothing to do: no model to load
-    scorer = load_scorer(config)
-    bert = None
-    if use_bert:
-        from camab_cli.evaluation.metrics import BertScoreF1
-
-        bert = BertScoreF1()
-    return reseed_random(config, scorer, bert=bert, log=lambda s: print(s, file=sys.stderr))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m camab_cli.evaluation")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks eval")
     add_bench_arguments(parser)
     return run_bench(parser.parse_args(argv))

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from camab_cli.evaluation.lds import (
+from benchmarks.evaluation.lds import (
     bernoulli_subsets,
     held_out,
     held_out_draws,
@@ -20,7 +20,7 @@ from camab_cli.evaluation.lds import (
     removal_subsets,
     subset_seed,
 )
-from camab_cli.evaluation.store import (
+from benchmarks.evaluation.store import (
     PricedReward,
     RewardStore,
     Unpriced,
@@ -260,7 +260,7 @@ WEIGHTS12 = np.random.default_rng(7).normal(size=12)
 
 
 def test_bench_runs_auto_once_per_budget_and_reads_lds_for_every_fit(tmp_path: Path) -> None:
-    from camab_cli.evaluation import runner
+    from benchmarks.evaluation import runner
 
     data = tmp_path / "twelve.jsonl"
     data.write_text(json.dumps(TWELVE_ROW) + "\n", encoding="utf-8")
@@ -299,7 +299,7 @@ def test_bench_runs_auto_once_per_budget_and_reads_lds_for_every_fit(tmp_path: P
 
 
 def test_bench_accepts_auto_and_checks_lds_subsets() -> None:
-    from camab_cli.evaluation import runner
+    from benchmarks.evaluation import runner
 
     assert runner.ALL_METHODS[0] == "auto"
     assert runner.BenchConfig(methods=["auto"]).methods == ["auto"]

@@ -15,10 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from camab_cli.evaluation.lds import LDS_KINDS
-from camab_cli.evaluation.metrics import holm_adjust, mean_ci, paired_t_pvalue
-from camab_cli.evaluation.reseed import needs_reseed
-from camab_cli.evaluation.runner import ALL_METHODS, KS, masks_from_bits, read_results
+from benchmarks.evaluation.lds import LDS_KINDS
+from benchmarks.evaluation.metrics import holm_adjust, mean_ci, paired_t_pvalue
+from benchmarks.evaluation.runner import ALL_METHODS, KS, masks_from_bits, read_results
 
 GOLD_METRICS = ("p@1", "f1@2", "f1@k*", "auroc", "ap")
 LABELS = {
@@ -564,13 +563,6 @@ def build_report(
         "leave-one-out runs at its own cost N+1; Random uses no model call and its own "
         "seed per example. " + BERT_NOTE
     )
-    stale = [r for r in good if needs_reseed(r)]
-    if stale:
-        parts.append(
-            f"\n**Random is not valid here**: {len(stale)} record(s) predate per-example "
-            "seeds, so their Random ranks segments by position. Re-run them with "
-            "`camab bench --reseed-random` (same arguments as the run)."
-        )
     if has_gold:
         correct = [r for r in good if r.get("answer_correct")]
         parts.append(

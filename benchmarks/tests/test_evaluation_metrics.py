@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 from conftest_data import HOTPOTQA, TYDIQA
 
-from camab_cli.evaluation import metrics as M
-from camab_cli.evaluation.datasets import (
+from benchmarks.data import (
     dataset_path,
     load_examples,
     parse_hotpotqa,
     parse_row,
     parse_tydiqa,
 )
-from camab_cli.evaluation.report import build_report
+from benchmarks.evaluation import metrics as M
+from benchmarks.evaluation.report import build_report
 from camab_rag.errors import InputError
 from camab_rag.prompts import TemplatePromptBuilder
 from camab_rag.scorers.base import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest
@@ -142,7 +142,7 @@ def test_holm_adjust_hand_computed() -> None:
 
 
 def test_comparison_table_keeps_only_differences_that_survive_holm() -> None:
-    from camab_cli.evaluation.report import comparison_table
+    from benchmarks.evaluation.report import comparison_table
 
     sign = np.array([1.0, -1.0] * 5)  # 10 examples
     camab_minus_shap = {
@@ -264,7 +264,7 @@ class _LinearScorer(BaseScorer):
 
 def test_shap_peer_recovers_a_linear_game() -> None:
     pytest.importorskip("shap")
-    from camab_cli.evaluation.peers import run_shap
+    from benchmarks.evaluation.peers import run_shap
 
     texts = ["Alpha one.", "Beta two.", "Gamma three.", "Delta four."]
     documents = to_documents([" ".join(texts)])
@@ -327,7 +327,7 @@ def test_report_says_where_camab_loses() -> None:
 
 
 def test_cost_table_reports_a_median_wall_time_robust_to_one_paused_example() -> None:
-    from camab_cli.evaluation.report import cost_table
+    from benchmarks.evaluation.report import cost_table
 
     walls = [10.0, 12.0, 11.0, 9.0, 6000.0]  # the last example sat paused for 100 minutes
     records = [
@@ -356,11 +356,11 @@ def test_cost_table_reports_a_median_wall_time_robust_to_one_paused_example() ->
 def test_missing_bench_packages_fail_before_any_model_call(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from camab_cli.evaluation import runner
+    from benchmarks.evaluation import runner
 
     monkeypatch.setattr(runner, "find_spec", lambda name: None)
     config = runner.BenchConfig(dataset="hotpotqa", n=1, out_dir=str(tmp_path))
-    with pytest.raises(InputError, match=r"camab-rag\[bench\]"):
+    with pytest.raises(InputError, match=r"\.\[bench\]"):
         runner.run_benchmark(config, scorer=object())
     assert not list(tmp_path.iterdir())
 
@@ -384,7 +384,7 @@ class _CrashingScorer(_LinearScorer):
 
 
 def test_a_run_killed_mid_example_resumes_where_it_stopped(tmp_path: Path) -> None:
-    from camab_cli.evaluation import runner
+    from benchmarks.evaluation import runner
 
     data = tmp_path / "mine.jsonl"
     data.write_text(json.dumps(HOTPOT_ROW) + "\n", encoding="utf-8")
@@ -419,7 +419,7 @@ def test_a_run_killed_mid_example_resumes_where_it_stopped(tmp_path: Path) -> No
 
 def _two_example_run(tmp_path: Path, **overrides: Any) -> Any:
     """A 2-example HotpotQA-format dataset and the config of a run over it."""
-    from camab_cli.evaluation import runner
+    from benchmarks.evaluation import runner
 
     data = tmp_path / "two.jsonl"
     rows = [HOTPOT_ROW, {**HOTPOT_ROW, "id": "h2"}]
@@ -440,9 +440,9 @@ def _linear_scorer() -> _CrashingScorer:
 
 
 def test_two_shards_merged_equal_one_run(tmp_path: Path, capsys) -> None:
-    from camab_cli.evaluation import runner
-    from camab_cli.evaluation.cli import main
-    from camab_cli.evaluation.merge import merge_results
+    from benchmarks.evaluation import runner
+    from benchmarks.evaluation.cli import main
+    from benchmarks.evaluation.merge import merge_results
 
     whole = _two_example_run(tmp_path)
     runner.run_benchmark(whole, _linear_scorer(), use_bert=False)
@@ -473,8 +473,8 @@ def test_two_shards_merged_equal_one_run(tmp_path: Path, capsys) -> None:
 
 
 def test_merge_refuses_records_of_another_run_and_writes_nothing(tmp_path: Path) -> None:
-    from camab_cli.evaluation import runner
-    from camab_cli.evaluation.merge import merge_results
+    from benchmarks.evaluation import runner
+    from benchmarks.evaluation.merge import merge_results
 
     shard = _two_example_run(tmp_path, offset=1, n=1, out_dir=str(tmp_path / "shard"))
     runner.run_benchmark(shard, _linear_scorer(), use_bert=False)
@@ -501,7 +501,7 @@ def test_merge_refuses_records_of_another_run_and_writes_nothing(tmp_path: Path)
 
 
 def test_an_append_after_a_torn_last_line_keeps_the_new_record(tmp_path: Path) -> None:
-    from camab_cli.evaluation import runner
+    from benchmarks.evaluation import runner
 
     path = tmp_path / "results.jsonl"
     path.write_text('{"id": "a"}\n{"id": "b", "metho', encoding="utf-8")  # killed mid-write
@@ -544,7 +544,7 @@ def _two_example_file(tmp_path: Path) -> Path:
 
 
 def test_random_baseline_is_seeded_per_example(tmp_path: Path) -> None:
-    from camab_cli.evaluation import runner
+    from benchmarks.evaluation import runner
 
     config = runner.BenchConfig(
         dataset=str(_two_example_file(tmp_path)),
@@ -569,94 +569,9 @@ def test_random_baseline_is_seeded_per_example(tmp_path: Path) -> None:
     assert scores[0] == pytest.approx(expected.tolist(), abs=1e-6)
 
 
-def test_reseed_rewrites_only_stale_random_entries(tmp_path: Path) -> None:
-    from camab_cli.evaluation import runner
-    from camab_cli.evaluation.reseed import needs_reseed, reseed_random
-
-    config = runner.BenchConfig(
-        dataset=str(_two_example_file(tmp_path)),
-        n=2,
-        budgets=[4, 8],
-        methods=["camab", "random"],
-        out_dir=str(tmp_path / "out"),
-    )
-    texts = ["Ann was born.", "She wrote books.", "Bob lived.", "He sang."]
-    weights = [0.1, 0.8, 0.0, -0.1]
-    runner.run_benchmark(config, _CrashingScorer(texts, weights, None), use_bert=False)
-    fresh = runner.read_results(config.results_path)
-    # make the first record look like it came from a run before the fix
-    stale = json.loads(json.dumps(fresh[0]))
-    del stale["methods"]["random"]["seed"]
-    fixed_vector = np.random.default_rng(0).uniform(size=4).round(6).tolist()
-    for fit in stale["methods"]["random"]["budgets"].values():
-        fit["scores"] = fixed_vector
-        fit["gold"] = {"p@1": -1.0}
-        fit["drop"] = {"1": -1.0}
-    lines = [json.dumps(stale), json.dumps(fresh[1])]
-    config.results_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert [needs_reseed(r) for r in runner.read_results(config.results_path)] == [True, False]
-    warning = "Random is not valid here**: 1 record(s) predate"
-    assert warning in build_report(runner.read_results(config.results_path))
-
-    scorer = _CrashingScorer(texts, weights, None)
-    assert reseed_random(config, scorer, bert=None) == 1
-    repaired = runner.read_results(config.results_path)
-    assert "Random is not valid" not in build_report(repaired)
-    for record in (*repaired, *fresh):
-        record["methods"]["random"].pop("wall_time_s")
-    assert repaired[0] == fresh[0]  # exactly what a fixed run writes, metrics included
-    assert repaired[1] == fresh[1]
-    assert 1 <= scorer.calls <= 3  # only the new top-k removal sets were scored
-    again = _CrashingScorer(texts, weights, None)
-    assert reseed_random(config, again, bert=None) == 0
-    assert again.calls == 0
-
-
-def test_reseed_refuses_a_record_whose_example_changed(tmp_path: Path) -> None:
-    from camab_cli.evaluation import runner
-    from camab_cli.evaluation.reseed import reseed_random
-
-    data = _two_example_file(tmp_path)
-    config = runner.BenchConfig(
-        dataset=str(data), n=1, budgets=[4], methods=["random"], out_dir=str(tmp_path / "out")
-    )
-    texts = ["Ann was born.", "She wrote books.", "Bob lived.", "He sang."]
-    runner.run_benchmark(config, _CrashingScorer(texts, [0.0] * 4, None), use_bert=False)
-    (record,) = runner.read_results(config.results_path)
-    del record["methods"]["random"]["seed"]
-    record["n_segments"] = 5
-    config.results_path.write_text(json.dumps(record) + "\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="has 4 segments now, 5 when it was run"):
-        reseed_random(config, _CrashingScorer(texts, [0.0] * 4, None))
-    record["id"] = "gone"
-    config.results_path.write_text(json.dumps(record) + "\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="'gone' is not in"):
-        reseed_random(config, _CrashingScorer(texts, [0.0] * 4, None))
-
-
-def test_cli_reseed_with_nothing_stale_loads_no_model(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from camab_cli.evaluation import runner
-    from camab_cli.evaluation.cli import main
-
-    data = _two_example_file(tmp_path)
-    out = tmp_path / "out"
-    config = runner.BenchConfig(
-        dataset=str(data), n=2, budgets=[4], methods=["random"], out_dir=str(out)
-    )
-    texts = ["Ann was born.", "She wrote books.", "Bob lived.", "He sang."]
-    runner.run_benchmark(config, _CrashingScorer(texts, [0.0] * 4, None), use_bert=False)
-    before = config.results_path.read_bytes()
-    argv = ["--dataset", str(data), "--n", "2", "--budgets", "4", "--methods", "random"]
-    assert main([*argv, "--out", str(out), "--reseed-random", "--no-bert"]) == 0
-    assert "random baseline re-run on 0 record(s)" in capsys.readouterr().err
-    assert config.results_path.read_bytes() == before
-
-
 def test_execution_settings_stay_out_of_records(tmp_path: Path) -> None:
-    from camab_cli.evaluation import runner
-    from camab_cli.evaluation.cli import add_bench_arguments, config_from_args
+    from benchmarks.evaluation import runner
+    from benchmarks.evaluation.cli import add_bench_arguments, config_from_args
 
     parser = argparse.ArgumentParser()
     add_bench_arguments(parser)
@@ -693,7 +608,7 @@ class _LoggingScorer(_CrashingScorer):
 def test_prefix_cache_run_scores_each_prompt_right_before_regenerating_it(
     tmp_path: Path,
 ) -> None:
-    from camab_cli.evaluation import runner
+    from benchmarks.evaluation import runner
 
     texts = ["Ann was born.", "She wrote books.", "Bob lived.", "He sang."]
     weights = [0.1, 0.8, 0.3, -0.1]
@@ -730,3 +645,13 @@ def test_prefix_cache_run_scores_each_prompt_right_before_regenerating_it(
     # without the cache, the regenerations come together after all the scoring
     kinds = [kind for kind, _ in logs[0]]
     assert kinds[-len(generations) :] == ["generate"] * len(generations)
+
+
+def test_the_call_counter_passes_the_inner_capacity_through() -> None:
+    from test_auto_batch import ParallelScorer, PlainScorer
+
+    from benchmarks.evaluation.counting import CountingScorer
+    from camab_rag.scorers.base import parallel_requests
+
+    assert parallel_requests(CountingScorer(ParallelScorer(5))) == 5
+    assert parallel_requests(CountingScorer(PlainScorer())) == 1
