@@ -66,7 +66,7 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> s
 
 def ci_cell(values: Sequence[float]) -> str:
     """A table cell: mean ± 95% half-width (one value: the value; none: a dash)."""
-    from benchmarks.evaluation.metrics import mean_ci
+    from benchmarks.stats import mean_ci
 
     mean, half, n = mean_ci(values)
     return f"{mean:.3f} ± {half:.3f}" if n > 1 else (f"{mean:.3f}" if n else "–")

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
-from benchmarks.bench_scorer import (  # noqa: E402
+from benchmarks.workload import (  # noqa: E402
     SHAPES,
     bench_row,
     hotpot_requests,

@@ -41,8 +41,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._report import markdown_table, write_section
-from benchmarks.bench_groundedness import contains_gold, contexts, normalize
 from benchmarks.citations_runs import RESULTS, SKIP, hotpot_cases, run
+from benchmarks.data import contains_gold, contexts
+from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
 from camab_rag.result import AttributionResult
 

@@ -42,8 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import camab_rag
 import camab_rag.engine as engine
 from benchmarks._report import markdown_table, write_section
-from benchmarks.bench_groundedness import normalize, paragraphs
-from benchmarks.data import data_dir
+from benchmarks.data import data_dir, paragraphs
+from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
 from camab_rag.conflicts import (
     CONFLICT_AT,

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
-from benchmarks.bench_scorer import hotpot_requests  # noqa: E402
+from benchmarks.workload import hotpot_requests  # noqa: E402
 
 CONCURRENCY = (1, 4, 8)
 

@@ -2,7 +2,7 @@
 
 Every method of the library (``auto``, CAMAB, ContextCite-style, KernelSHAP at each budget;
 leave-one-out at its own N + 1 calls; the random baseline) and a lexical ranking (TF-IDF
-cosine with the question and response, no model call: ``bench_lexical.lexical_scores``)
+cosine with the question and response, no model call: ``benchmarks.baselines.lexical_scores``)
 on the examples of the "Quality per model call" tables (the stored runs that have an
 ``auto`` line), with the same model, prompts and responses. Per fit:
 
@@ -49,8 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
-from benchmarks.bench_design_drop import CACHE, read_cache  # noqa: E402
-from benchmarks.bench_lexical import lexical_scores  # noqa: E402
+from benchmarks.baselines import lexical_scores  # noqa: E402
 from benchmarks.data import Example, load_examples  # noqa: E402
 from benchmarks.evaluation.lds import (  # noqa: E402
     held_out,
@@ -59,10 +58,7 @@ from benchmarks.evaluation.lds import (  # noqa: E402
 )
 from benchmarks.evaluation.metrics import (  # noqa: E402
     auroc,
-    holm_adjust,
     logprob_drop,
-    mean_ci,
-    paired_t_pvalue,
     removal_mask,
     removal_set,
 )
@@ -77,8 +73,10 @@ from benchmarks.evaluation.store import (  # noqa: E402
     RewardStore,
     Unpriced,
     bits,
+    read_cache,
     stored_subsets,
 )
+from benchmarks.stats import holm_adjust, mean_ci, paired_t_pvalue  # noqa: E402
 from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute_fn  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402
@@ -266,7 +264,7 @@ class ModelPrice:
 
 def seed_command(args: argparse.Namespace) -> None:
     removals: dict[str, list[tuple[tuple[int, ...], float]]] = {}
-    for (stem, example_id, removed), value in read_cache(CACHE).items():
+    for (stem, example_id, removed), value in read_cache().items():
         removals.setdefault(f"{stem}/{example_id}", []).append((removed, value))
     for stem in args.results_list:
         store = store_of(stem)

@@ -39,9 +39,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import markdown_table, write_section  # noqa: E402
-from benchmarks.bench_calls import MemoScorer, examples_by_id  # noqa: E402
-from benchmarks.data import Example  # noqa: E402
-from benchmarks.evaluation.metrics import auroc, mean_ci  # noqa: E402
+from benchmarks.data import Example, examples_by_id  # noqa: E402
+from benchmarks.evaluation.counting import MemoScorer  # noqa: E402
+from benchmarks.evaluation.metrics import auroc  # noqa: E402
 from benchmarks.evaluation.report import cell  # noqa: E402
 from benchmarks.evaluation.runner import (  # noqa: E402
     append_record,
@@ -50,6 +50,7 @@ from benchmarks.evaluation.runner import (  # noqa: E402
     masks_from_bits,
     read_results,
 )
+from benchmarks.stats import mean_ci  # noqa: E402
 from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute  # noqa: E402
 from camab_rag.methods.contextcite import ContextCite  # noqa: E402

@@ -18,7 +18,7 @@ from typing import Any
 
 import camab_rag
 import camab_rag.engine as engine
-from benchmarks.bench_groundedness import normalize
+from benchmarks.data import normalize_answer as normalize
 
 RESULTS = Path(__file__).resolve().parent / "results" / "citations"
 

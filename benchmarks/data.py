@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import re
+import string
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -145,7 +148,7 @@ def data_dir() -> Path:
     override = os.environ.get(DATA_DIR_ENV)
     if override:
         return Path(override).expanduser()
-    return Path(__file__).resolve().parents[5] / "shared" / "data"
+    return Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def dataset_path(name_or_path: str | os.PathLike[str]) -> Path:
@@ -351,9 +354,64 @@ def parse_tydiqa(row: Mapping[str, Any]) -> Example | None:
 __all__ = [
     "DATASET_FILES",
     "Example",
+    "contains_gold",
+    "contexts",
     "data_dir",
     "dataset_label",
     "dataset_path",
+    "examples_by_id",
     "load_examples",
+    "normalize_answer",
+    "paragraphs",
     "parse_row",
 ]
+
+
+# --------------------------------------------------------------- HotpotQA rows, as read
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCTUATION = set(string.punctuation)
+
+
+def normalize_answer(text: str) -> str:
+    """HotpotQA's normalisation: lower case, no punctuation, no articles, single spaces."""
+    lowered = text.lower()
+    no_punct = "".join(ch for ch in lowered if ch not in _PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", no_punct).split())
+
+
+def contains_gold(answer: str, gold: str) -> bool:
+    """The answer holds the normalised gold answer, or at least half of its tokens
+    ("Erskine Childers" for "Robert Erskine Childers DSC")."""
+    gold_norm, answer_norm = normalize_answer(gold), normalize_answer(answer)
+    if not gold_norm:
+        return False
+    if gold_norm in answer_norm:
+        return True
+    gold_tokens, answer_tokens = gold_norm.split(), set(answer_norm.split())
+    return sum(t in answer_tokens for t in gold_tokens) / len(gold_tokens) >= 0.5
+
+
+def paragraphs(row: dict[str, Any]) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    gold_titles = {title for title, _ in row["supporting_facts"]}
+    docs = [{"title": t, "text": "".join(s).strip()} for t, s in row["context"]]
+    gold = [d for d in docs if d["title"] in gold_titles]
+    other = [d for d in docs if d["title"] not in gold_titles]
+    return gold, other
+
+
+def contexts(row: dict[str, Any], seed: int) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """(2 gold + 2 distractors shuffled, 4 distractors) for one question, reproducibly."""
+    rng = random.Random(f"{seed}-{row['id']}")
+    gold, other = paragraphs(row)
+    rng.shuffle(other)
+    with_gold = gold + other[:2]
+    without_gold = other[:4]
+    rng.shuffle(with_gold)
+    return with_gold, without_gold
+
+
+def examples_by_id(records: list[dict[str, Any]]) -> dict[str, Example]:
+    """The examples of stored records (the first ``len(records) + 200`` of their dataset)."""
+    wanted = {r["id"] for r in records}
+    loaded = load_examples(records[0]["dataset"], len(records) + 200)
+    return {e.id: e for e in loaded if e.id in wanted}

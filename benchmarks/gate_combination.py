@@ -26,7 +26,8 @@ from sklearn.model_selection import GroupKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from benchmarks.gate_stats import auroc, auroc_ci, resamples
+from benchmarks.stats import auroc_ci, resamples
+from benchmarks.stats import flag_auroc as auroc
 
 FEATURES = ("min_sentence_explained", "explained", "lexical", "numbers", "names")
 SHIPPED = "shipped"

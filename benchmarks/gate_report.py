@@ -22,7 +22,6 @@ import numpy as np
 
 from benchmarks._report import BENCHMARKS_MD, markdown_table, write_section
 from benchmarks.bench_gate import JUDGE_QUESTION, RESULTS, read_rows, store_path
-from benchmarks.evaluation.metrics import holm_adjust
 from benchmarks.gate_candidates import (
     ANSWER_CANDIDATES,
     SENTENCE_FUNCTIONS,
@@ -33,15 +32,16 @@ from benchmarks.gate_candidates import (
 from benchmarks.gate_combination import combination_lines, combine
 from benchmarks.gate_features import MODEL_SCORES, features, support_of
 from benchmarks.gate_sets import FRANK_QUESTION, load_items
-from benchmarks.gate_stats import (
+from benchmarks.gate_verdict import verdict_readme, verdict_section, verdict_targets
+from benchmarks.stats import (
     at_threshold,
-    auroc,
     auroc_ci,
     fitted_threshold,
+    holm_adjust,
     paired_difference,
     resamples,
 )
-from benchmarks.gate_verdict import verdict_readme, verdict_section, verdict_targets
+from benchmarks.stats import flag_auroc as auroc
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.report import DEFAULT_THRESHOLD, support_report
 from camab_rag.groundedness.score import SCORE_NAME, words

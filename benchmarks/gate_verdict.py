@@ -40,7 +40,7 @@ import numpy as np
 from benchmarks._report import markdown_table
 from benchmarks.bench_gate import RESULTS, read_rows, store_path
 from benchmarks.gate_sets import halueval_dev_questions, load_items
-from benchmarks.gate_stats import auroc
+from benchmarks.stats import flag_auroc as auroc
 from camab_rag.groundedness.calibration import (
     fit_calibration,
     fit_logistic,

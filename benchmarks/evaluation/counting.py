@@ -7,6 +7,7 @@ same way for everyone. Per-method figures are read as differences of :meth:`snap
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -84,3 +85,29 @@ class CountingScorer(BaseScorer):
             u.generate_seconds + time.perf_counter() - started,
         )
         return answers
+
+
+class MemoScorer(BaseScorer):
+    """Serves a request seen before (same prompt and response) from memory, so the designs
+    and budgets of one example share model time; ``model_calls`` counts the rest."""
+
+    def __init__(self, scorer: Any) -> None:
+        self.scorer = scorer
+        self.memory: dict[str, ResponseLogprobs] = {}
+        self.model_calls = 0
+
+    @property
+    def parallel_requests(self) -> int:
+        return parallel_requests(self.scorer)
+
+    @staticmethod
+    def key(request: ScoreRequest) -> str:
+        return json.dumps([str(request.prompt), request.response], sort_keys=True, default=str)
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        keys = [self.key(r) for r in requests]
+        todo = {k: r for k, r in zip(keys, requests) if k not in self.memory}
+        if todo:
+            self.memory.update(zip(todo, self.scorer.score(list(todo.values()))))
+            self.model_calls += len(todo)
+        return [self.memory[k] for k in keys]

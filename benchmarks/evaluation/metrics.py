@@ -10,9 +10,6 @@
 
 from __future__ import annotations
 
-import math
-import re
-import string
 from collections.abc import Sequence
 from importlib.util import find_spec
 from pathlib import Path
@@ -20,17 +17,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.stats import t as student_t
+
+from benchmarks.data import normalize_answer
+from benchmarks.stats import auroc as _auroc
 
 FloatArray = NDArray[np.float64]
-
-# two-sided 97.5% Student-t quantiles for small samples (df -> value); normal beyond
-_T975 = {
-    1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
-    9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120,
-    17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086, 25: 2.060, 30: 2.042, 40: 2.021, 60: 2.000,
-    120: 1.980,
-}  # fmt: skip
 
 
 # ------------------------------------------------------------------------ rankings
@@ -104,13 +95,7 @@ def auroc(scores: Sequence[float] | FloatArray, gold: Sequence[int]) -> float:
     """Area under the ROC curve of the scores for gold vs other segments (ties count
     half; Mann-Whitney U / (n_pos * n_neg)). ``nan`` when every segment is gold."""
     values = np.asarray(scores, dtype=float)
-    labels = _gold_vector(values.size, gold)
-    pos, neg = values[labels], values[~labels]
-    if neg.size == 0:
-        return math.nan
-    greater = (pos[:, None] > neg[None, :]).sum()
-    ties = (pos[:, None] == neg[None, :]).sum()
-    return float((greater + 0.5 * ties) / (pos.size * neg.size))
+    return _auroc(values, _gold_vector(values.size, gold))
 
 
 def average_precision(scores: Sequence[float] | FloatArray, gold: Sequence[int]) -> float:
@@ -143,17 +128,6 @@ def gold_alignment(scores: Sequence[float] | FloatArray, gold: Sequence[int]) ->
 
 
 # ------------------------------------------------------------------------ answers
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCTUATION = set(string.punctuation)
-
-
-def normalize_answer(text: str) -> str:
-    """HotpotQA's normalisation: lower case, no punctuation, no articles, single spaces."""
-    lowered = text.lower()
-    no_punct = "".join(ch for ch in lowered if ch not in _PUNCTUATION)
-    return " ".join(_ARTICLES.sub(" ", no_punct).split())
-
-
 def answer_contains_gold(response: str, answers: Sequence[str]) -> bool:
     """Whether the normalised response contains one of the normalised gold answers."""
     normalized = f" {normalize_answer(response)} "
@@ -162,61 +136,6 @@ def answer_contains_gold(response: str, answers: Sequence[str]) -> bool:
         if gold and f" {gold} " in normalized:
             return True
     return False
-
-
-# ------------------------------------------------------------------------ statistics
-def _finite(values: Sequence[float | None]) -> FloatArray:
-    """The values as an array, without None, NaN or infinities."""
-    array = np.asarray([v for v in values if v is not None], dtype=float)
-    finite: FloatArray = array[np.isfinite(array)]
-    return finite
-
-
-def mean_ci(values: Sequence[float]) -> tuple[float, float, int]:
-    """Mean, 95% confidence half-width (Student t) and count, ignoring NaNs."""
-    array = _finite(values)
-    n = int(array.size)
-    if n == 0:
-        return math.nan, math.nan, 0
-    mean = float(array.mean())
-    if n == 1:
-        return mean, math.nan, 1
-    df = n - 1
-    key = max((d for d in _T975 if d <= df), default=1)
-    quantile = _T975[key] if df <= 120 else 1.96
-    return mean, float(quantile * array.std(ddof=1) / math.sqrt(n)), n
-
-
-def paired_t_pvalue(differences: Sequence[float]) -> float:
-    """Two-sided p-value of Student's t-test that the mean of paired differences is 0
-    (NaNs ignored; ``nan`` with fewer than two values). Differences that are all equal
-    give 1.0 when they are 0 and 0.0 otherwise."""
-    array = _finite(differences)
-    n = int(array.size)
-    if n < 2:
-        return math.nan
-    mean = float(array.mean())
-    spread = float(array.std(ddof=1))
-    if spread == 0.0:
-        return 1.0 if mean == 0.0 else 0.0
-    t = mean / (spread / math.sqrt(n))
-    return float(2.0 * student_t.sf(abs(t), n - 1))
-
-
-def holm_adjust(pvalues: Sequence[float]) -> list[float]:
-    """Holm-Bonferroni adjusted p-values, in the order given: a test whose adjusted value is
-    below alpha is significant with the family-wise error held at alpha over all the tests.
-    ``nan`` entries stay ``nan`` and do not count towards the family's size."""
-    indexed = sorted(
-        ((p, i) for i, p in enumerate(pvalues) if not math.isnan(p)), key=lambda pair: pair[0]
-    )
-    size = len(indexed)
-    adjusted = [math.nan] * len(pvalues)
-    running = 0.0
-    for rank, (p, i) in enumerate(indexed):
-        running = max(running, min(1.0, (size - rank) * p))
-        adjusted[i] = running
-    return adjusted
 
 
 # ------------------------------------------------------------------------ BERTScore

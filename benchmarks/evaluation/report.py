@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from benchmarks.evaluation.lds import LDS_KINDS
-from benchmarks.evaluation.metrics import holm_adjust, mean_ci, paired_t_pvalue
 from benchmarks.evaluation.runner import ALL_METHODS, KS, masks_from_bits, read_results
+from benchmarks.stats import holm_adjust, mean_ci, paired_t_pvalue
 
 GOLD_METRICS = ("p@1", "f1@2", "f1@k*", "auroc", "ap")
 LABELS = {

@@ -34,6 +34,19 @@ from benchmarks.evaluation.runner import append_record, read_results
 
 Mask = NDArray[np.bool_]
 DIGITS = 6
+REMOVAL_CACHE = (
+    Path(__file__).resolve().parents[1] / "results" / "design_drop" / "scored_sets.jsonl"
+)
+"""Removal sets the retired design benchmarks scored (results, id, removed -> log-prob)."""
+Removed = tuple[int, ...]
+
+
+def read_cache(path: Path = REMOVAL_CACHE) -> dict[tuple[str, str, Removed], float]:
+    """Mean response log-probs already scored: ``(results, example id, removed) -> value``."""
+    return {
+        (row["results"], row["id"], tuple(row["removed"])): row["logprob"]
+        for row in read_results(path)  # a line torn by a kill is skipped
+    }
 
 
 def bits(mask: Mask | Iterable[bool]) -> str:

@@ -1,0 +1,116 @@
+"""The scorer benchmarks' one workload: a HotpotQA-size prompt and LLaMA-shaped models.
+
+``bench_scorer``, ``bench_attention`` and ``bench_http`` time the same requests (one
+HotpotQA distractor example of about 1,300 tokens, each request without one sentence or
+with a random half of them), so their figures compare; ``--shape`` models are random-init
+LLaMA-architecture models of a real model's size (the compute of the real weights, which
+cannot be carried to a lent GPU).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from benchmarks.data import dataset_path
+
+if TYPE_CHECKING:
+    from camab_rag.scorers.base import ScoreRequest
+
+SHAPES: dict[str, dict[str, Any]] = {
+    "llama-3.1-8b": {
+        "vocab_size": 128_256,
+        "hidden_size": 4096,
+        "intermediate_size": 14_336,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "max_position_embeddings": 131_072,
+        "rope_theta": 500_000.0,
+    },
+    "smollm2-135m": {
+        "vocab_size": 49_152,
+        "hidden_size": 576,
+        "intermediate_size": 1536,
+        "num_hidden_layers": 30,
+        "num_attention_heads": 9,
+        "num_key_value_heads": 3,
+        "max_position_embeddings": 8192,
+        "tie_word_embeddings": True,
+    },
+}
+"""LLaMA-architecture shapes for ``--shape``: a random-init model of that size (the compute,
+so every timing, is that of the real weights, which cannot be carried to a lent GPU)."""
+
+
+def hotpot_requests(n: int, pattern: str = "loo") -> tuple[list[ScoreRequest], int]:
+    """``n`` score requests on one HotpotQA example, each without one context sentence
+    (``pattern="loo"``) or each keeping every sentence with probability 1/2 (``"random"``,
+    the subsets ContextCite and KernelSHAP draw; seeded)."""
+    import numpy as np
+
+    from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE
+    from camab_rag.scorers.base import ScoreRequest
+
+    row = bench_row()
+
+    def prompt(row: dict[str, Any], dropped: set[int]) -> list[dict[str, str]]:
+        paragraphs, k = [], 0
+        for title, sentences in row["context"]:
+            kept = []
+            for sentence in sentences:
+                if k not in dropped:
+                    kept.append(sentence)
+                k += 1
+            paragraphs.append(f"{title}: {''.join(kept).strip()}")
+        user = DEFAULT_USER_TEMPLATE.format(
+            context="\n\n".join(paragraphs), question=row["question"]
+        )
+        return [
+            {"role": "system", "content": DEFAULT_SYSTEM_PROMPT},
+            {"role": "user", "content": user},
+        ]
+
+    if pattern == "loo":
+        drops = [{drop} for drop in range(n)]
+    else:
+        rng = np.random.default_rng(0)
+        total = sum(len(sents) for _, sents in row["context"])
+        drops = [set(np.flatnonzero(rng.random(total) < 0.5).tolist()) for _ in range(n)]
+    requests = [ScoreRequest(prompt(row, dropped), str(row["answer"])) for dropped in drops]
+    return requests, _size(row)
+
+
+def _size(row: dict[str, Any]) -> int:
+    return sum(len(s) for _, sents in row["context"] for s in sents)
+
+
+def bench_row() -> dict[str, Any]:
+    """The HotpotQA example of the first 50 (``$CAMAB_BENCH_DATA`` or the shared dev file)
+    whose prompt is closest to ~1,300 tokens (about 3.6 characters a token)."""
+    with dataset_path("hotpotqa").open(encoding="utf-8") as handle:
+        rows = [json.loads(line) for _, line in zip(range(50), handle)]
+    return min(rows, key=lambda r: abs(_size(r) - 4700))
+
+
+def shaped_model(
+    shape: str, device: str, dtype: str, tokenizer_dir: str | None, threads: int | None = None
+) -> tuple[Any, Any]:
+    """A random-init LLaMA-architecture model of ``shape`` on ``device`` in ``dtype`` (seed
+    0), and the tokenizer of ``tokenizer_dir`` (default: SmolLM2's)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
+
+    from camab_rag.scorers.models import ensure_model
+
+    if threads:
+        torch.set_num_threads(threads)
+    tokenizer = AutoTokenizer.from_pretrained(
+        tokenizer_dir or ensure_model("smollm2"), local_files_only=True
+    )
+    config = LlamaConfig(**SHAPES[shape])
+    torch.manual_seed(0)
+    factory: Any = AutoModelForCausalLM
+    with torch.device(device):
+        model = factory.from_config(config, dtype=getattr(torch, dtype))
+    return model, tokenizer
