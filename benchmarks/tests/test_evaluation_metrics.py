@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from conftest_data import HOTPOTQA, TYDIQA
 
-from benchmarks import stats
+from benchmarks import stats as bench_stats
 from benchmarks.data import (
     dataset_path,
     load_examples,
@@ -113,12 +113,12 @@ def test_hotpotqa_normalisation() -> None:
 
 
 def test_mean_ci_uses_student_t() -> None:
-    mean, half, n = stats.mean_ci([1.0, 2.0, 3.0])
+    mean, half, n = bench_stats.mean_ci([1.0, 2.0, 3.0])
     assert (mean, n) == (2.0, 3)
     assert half == pytest.approx(4.303 / math.sqrt(3))
-    mean, half, n = stats.mean_ci([float("nan"), 4.0])
+    mean, half, n = bench_stats.mean_ci([float("nan"), 4.0])
     assert (mean, n) == (4.0, 1) and math.isnan(half)
-    assert stats.mean_ci([])[2] == 0
+    assert bench_stats.mean_ci([])[2] == 0
 
 
 def test_paired_t_pvalue_matches_scipy_and_handles_degenerate_samples() -> None:
@@ -126,21 +126,21 @@ def test_paired_t_pvalue_matches_scipy_and_handles_degenerate_samples() -> None:
 
     diffs = np.random.default_rng(3).normal(0.1, 0.3, size=25)
     expected = stats.ttest_1samp(diffs, 0.0).pvalue
-    assert stats.paired_t_pvalue([*diffs, float("nan")]) == pytest.approx(expected, rel=1e-9)
-    assert stats.paired_t_pvalue([0.25, 0.25, 0.25]) == 0.0  # no spread, not zero
-    assert stats.paired_t_pvalue([0.2, 0.2, 0.2]) < 1e-12  # float spread of equal values
-    assert stats.paired_t_pvalue([0.0, 0.0]) == 1.0
-    assert math.isnan(stats.paired_t_pvalue([0.5]))
+    assert bench_stats.paired_t_pvalue([*diffs, float("nan")]) == pytest.approx(expected, rel=1e-9)
+    assert bench_stats.paired_t_pvalue([0.25, 0.25, 0.25]) == 0.0  # no spread, not zero
+    assert bench_stats.paired_t_pvalue([0.2, 0.2, 0.2]) < 1e-12  # float spread of equal values
+    assert bench_stats.paired_t_pvalue([0.0, 0.0]) == 1.0
+    assert math.isnan(bench_stats.paired_t_pvalue([0.5]))
 
 
 def test_holm_adjust_hand_computed() -> None:
     # sorted 0.01, 0.03, 0.04 -> 3 x 0.01, max(0.03, 2 x 0.03), max(0.06, 1 x 0.04)
-    assert stats.holm_adjust([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
-    adjusted = stats.holm_adjust([0.5, float("nan"), 0.02])  # nan is not in the family
+    assert bench_stats.holm_adjust([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    adjusted = bench_stats.holm_adjust([0.5, float("nan"), 0.02])  # nan is not in the family
     assert adjusted[0] == pytest.approx(0.5) and adjusted[2] == pytest.approx(0.04)
     assert math.isnan(adjusted[1])
-    assert stats.holm_adjust([0.03, 0.02]) == pytest.approx([0.04, 0.04])  # never below an earlier
-    assert stats.holm_adjust([0.9, 0.8]) == [1.0, 1.0]  # capped at 1
+    assert bench_stats.holm_adjust([0.03, 0.02]) == pytest.approx([0.04, 0.04])  # monotone
+    assert bench_stats.holm_adjust([0.9, 0.8]) == [1.0, 1.0]  # capped at 1
 
 
 def test_comparison_table_keeps_only_differences_that_survive_holm() -> None:
