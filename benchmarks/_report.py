@@ -1,14 +1,19 @@
-"""Write a benchmark's figures into its own section of BENCHMARKS.md.
+"""Write a benchmark's figures: detail into its topic file, headline rows into BENCHMARKS.md.
 
-Every benchmark script prints its figures and calls :func:`write_section`, which replaces
-(or appends) the block between ``<!-- bench:NAME -->`` markers, together with the exact
-command that produced it. Figures are never typed by hand.
+Every benchmark prints its figures and calls :func:`write_section`, which replaces (or
+appends) the block between ``<!-- bench:NAME -->`` markers in
+``benchmarks/results/<topic>/README.md``, beside the results it reads, with the exact
+command that produced it; and :func:`write_headline`, which stores its headline rows (ours
+beside the free baseline) in ``benchmarks/results/headlines.json``. Both then regenerate
+BENCHMARKS.md: one table of every headline row and an index of the topic files. Figures
+are never typed by hand.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import json
 import os
 import platform
 import re
@@ -17,34 +22,88 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-BENCHMARKS_MD = Path(__file__).resolve().parent.parent / "BENCHMARKS.md"
+ROOT = Path(__file__).resolve().parent.parent
+BENCHMARKS_MD = ROOT / "BENCHMARKS.md"
+RESULTS = ROOT / "benchmarks" / "results"
+HEADLINES = RESULTS / "headlines.json"
+ENTRY: str | None = None
+"""Set by ``python -m benchmarks NAME``: commands are then written in that form."""
+
+TOPICS: dict[str, tuple[str, str]] = {
+    "groundedness": ("Groundedness gate", r"gate|groundedness"),
+    "citations": ("Citations", r"citations"),
+    "conflicts": ("Conflicting sources", r"conflicts"),
+    "quality": (
+        "Attribution quality per model call",
+        r"lds|calls|prior|estimators|design|design_drop|lexical|small",
+    ),
+    "eval": ("Attribution quality, the paper's protocol", r"eval-.*"),
+    "proxy": ("Proxy scorer", r"proxy"),
+    "speed": (
+        "Speed: scorer, server, audit",
+        r"scorer-.*|attention-.*|http|audit|bandit|prefix_.*|encode|metrics_stage",
+    ),
+}
+"""Topic folder -> (title, the section names it holds, a regular expression)."""
+
+HEADLINE_HEADER = ("benchmark", "figure", "ours", "free baseline", "target", "command")
+
+
+def topic_of(name: str) -> str:
+    """The topic folder of section ``name`` (its own name when no topic claims it)."""
+    for topic, (_, pattern) in TOPICS.items():
+        if re.fullmatch(pattern, name):
+            return topic
+    return re.sub(r"[^a-z0-9_]+", "_", name.lower())
+
+
+def topic_file(name: str) -> Path:
+    """``benchmarks/results/<topic>/README.md`` of section ``name``."""
+    return RESULTS / topic_of(name) / "README.md"
 
 
 def command_line() -> str:
     """The command that is running, as a user would type it from the repository root."""
+    args = map(shlex.quote, sys.argv[1:])
+    if ENTRY:
+        return " ".join([".venv/bin/python -m benchmarks", ENTRY, *args])
     script = Path(sys.argv[0])
     with contextlib.suppress(ValueError):  # a script outside the repository keeps its path
-        script = script.resolve().relative_to(BENCHMARKS_MD.parent)
-    return " ".join([".venv/bin/python", shlex.quote(str(script)), *map(shlex.quote, sys.argv[1:])])
+        script = script.resolve().relative_to(ROOT)
+    return " ".join([".venv/bin/python", shlex.quote(str(script)), *args])
+
+
+def _stamp() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def write_section(name: str, title: str, body: str, command: str | None = None) -> None:
-    """Replace the section ``name`` of BENCHMARKS.md with ``title``, the command and ``body``."""
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    """Replace the section ``name`` of its topic file with ``title``, the command and
+    ``body`` (links written from the repository root are made relative to the file)."""
+    body = body.replace("](benchmarks/results/", "](../")
     block = (
         f"<!-- bench:{name} -->\n## {title}\n\n"
         f"Command: `{command or command_line()}`  \n"
-        f"Recorded {stamp} on {platform.machine()} "
+        f"Recorded {_stamp()} on {platform.machine()} "
         f"({_cpu_count()} cores), Python {platform.python_version()}, "
         f"load average {_load_average()} (figures taken under other load are slower).\n\n"
         f"{body.rstrip()}\n<!-- /bench:{name} -->\n"
     )
+    replace_block(topic_file(name), name, block)
+    write_index()
+
+
+def replace_block(path: Path, name: str, block: str) -> None:
+    """Put ``block`` in place of the marked section ``name`` of ``path`` (or append it)."""
+    topic = path.parent.name
+    title = TOPICS.get(topic, (topic.replace("_", " ").capitalize(), ""))[0]
     text = (
-        BENCHMARKS_MD.read_text(encoding="utf-8")
-        if BENCHMARKS_MD.exists()
+        path.read_text(encoding="utf-8")
+        if path.exists()
         else (
-            "# Benchmarks\n\nEvery section below is written by the script named in it; "
-            "re-run the command to refresh it.\n\n"
+            f"# {title}\n\nEvery section below is written by the command named in it; "
+            "re-run the command to refresh it. Headline figures: "
+            "[BENCHMARKS.md](../../../BENCHMARKS.md).\n\n"
         )
     )
     pattern = re.compile(
@@ -54,7 +113,73 @@ def write_section(name: str, title: str, body: str, command: str | None = None) 
         text = pattern.sub(lambda _m: block, text)
     else:
         text = text.rstrip("\n") + "\n\n" + block
-    BENCHMARKS_MD.write_text(text, encoding="utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def write_headline(name: str, rows: Sequence[Sequence[object]], command: str | None = None) -> None:
+    """Record benchmark ``name``'s headline rows for BENCHMARKS.md's table, replacing the
+    ones it wrote before. Each row: figure, ours, the free baseline on the same rows (its
+    name and value), and the target with "met"/"missed" (or "–" for none)."""
+    for row in rows:
+        if len(row) != 4:
+            raise ValueError(f"a headline row has 4 cells (figure, ours, baseline, target): {row}")
+    stored = _read_headlines()
+    stored[name] = {
+        "command": command or command_line(),
+        "recorded": _stamp(),
+        "rows": [[str(cell) for cell in row] for row in rows],
+    }
+    HEADLINES.parent.mkdir(parents=True, exist_ok=True)
+    HEADLINES.write_text(json.dumps(stored, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    write_index()
+
+
+def _read_headlines() -> dict[str, dict[str, object]]:
+    if not HEADLINES.exists():
+        return {}
+    loaded: dict[str, dict[str, object]] = json.loads(HEADLINES.read_text(encoding="utf-8"))
+    return loaded
+
+
+def _sections(path: Path) -> list[tuple[str, str]]:
+    """(name, title) of every marked section of a topic file, in order."""
+    found = re.findall(r"<!-- bench:([^ ]+) -->\n## (.*)\n", path.read_text(encoding="utf-8"))
+    return [(str(n), str(t)) for n, t in found]
+
+
+def write_index() -> None:
+    """Regenerate BENCHMARKS.md from the stored headline rows and the topic files."""
+    lines = [
+        "# Benchmarks",
+        "",
+        "Generated by `benchmarks/_report.py`; never edited by hand. Each row is written by "
+        "the command beside it (run from the repository root; the data sets are read from "
+        "`$CAMAB_BENCH_DATA`, else `../shared/data`). Beside every figure of ours is a free "
+        "baseline measured on the same rows with no model call; where we do not beat it, "
+        "the row shows it. Tables, per-run commands and caveats: the topic files below.",
+        "",
+        "## Headline figures",
+        "",
+    ]
+    rows = []
+    for name, entry in sorted(_read_headlines().items()):
+        command = str(entry["command"]).replace(".venv/bin/python ", "")
+        for cells in entry["rows"]:  # type: ignore[attr-defined]
+            rows.append([f"[{name}]({_link(topic_file(name))})", *cells, f"`{command}`"])
+    lines.append(markdown_table(HEADLINE_HEADER, rows) if rows else "(none recorded yet)")
+    lines += ["", "## Detail by topic", ""]
+    topics = sorted(p for p in RESULTS.glob("*/README.md"))
+    index = [
+        [f"[{p.parent.name}]({_link(p)})", "; ".join(title for _, title in _sections(p))]
+        for p in topics
+    ]
+    lines.append(markdown_table(("topic", "sections"), index))
+    BENCHMARKS_MD.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _link(path: Path) -> str:
+    return str(path.relative_to(ROOT))
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._report import markdown_table, write_section  # noqa: E402
+from benchmarks._report import markdown_table, write_headline, write_section  # noqa: E402
 from benchmarks.workload import (  # noqa: E402
     SHAPES,
     bench_row,
@@ -182,6 +182,15 @@ def main() -> None:
             f"attention-{args.shape}",
             f"Attention kernel on a GPU: whole attributions, {args.shape} ({device})",
             body,
+        )
+        cells = {(str(row[0]), str(row[2])): str(row[5]) for row in rows}
+        write_headline(
+            f"attention-{args.shape}",
+            [
+                [f"{method} attribution s, {args.shape} ({device})", value, f"dense {dense}", "–"]
+                for (method, kernel), value in cells.items()
+                if kernel == "lower-right" and (dense := cells.get((method, "dense")))
+            ],
         )
 
 

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import camab_rag
 import camab_rag.engine as engine
-from benchmarks._report import markdown_table, write_section
+from benchmarks._report import markdown_table, write_headline, write_section
 from benchmarks.data import data_dir, paragraphs
 from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
@@ -415,6 +415,19 @@ def main() -> None:
             "Conflicting sources (HotpotQA, synthetic contradictions)",
             body,
         )
+        write_headline("conflicts", headline_rows(records, args.model))
+
+
+def headline_rows(records: list[dict[str, Any]], model: str) -> list[list[str]]:
+    """BENCHMARKS.md's rows: the shipped check on the test half beside the free lexical one."""
+    test = records[len(records) // 2 :]
+    conflict, control = _cases(test, "conflict"), _cases(test, "control")
+    ours = rates(conflict, control, lambda c: shipped(c, CONFLICT_AT))
+    free = rates(conflict, control, lexical)
+    return [
+        [f"conflicts: {key}, HotpotQA test ({model})", ours[key], f"lexical {free[key]}", "–"]
+        for key in ("copy flagged", "copy shown as support", "control documents flagged")
+    ]
 
 
 if __name__ == "__main__":

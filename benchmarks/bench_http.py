@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._report import markdown_table, write_section  # noqa: E402
+from benchmarks._report import markdown_table, write_headline, write_section  # noqa: E402
 from benchmarks.workload import hotpot_requests  # noqa: E402
 
 CONCURRENCY = (1, 4, 8)
@@ -125,6 +125,10 @@ def main() -> None:
     )
     if not args.no_write:
         write_section("http", "HTTP scorer throughput (vLLM on CPU)", body)
+        best = max(rows, key=lambda r: r["tokens_per_s"])
+        figure = f"vLLM (CPU) tokens/s, {best['concurrency']} requests in flight"
+        alone = f"1 in flight {rows[0]['tokens_per_s']:.0f}"
+        write_headline("http", [[figure, f"{best['tokens_per_s']:.0f}", alone, "–"]])
 
 
 if __name__ == "__main__":

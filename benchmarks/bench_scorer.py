@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._report import markdown_table, write_section  # noqa: E402
+from benchmarks._report import markdown_table, write_headline, write_section  # noqa: E402
 from benchmarks.workload import SHAPES, hotpot_requests, shaped_model  # noqa: E402
 
 if TYPE_CHECKING:
@@ -353,6 +353,14 @@ def main() -> None:
                 f"In-process scorer throughput, {r['model']} (HotpotQA-size prompt{what})",
                 body,
             )
+            best = max(r["passes"].values(), key=lambda f: float(f["requested_tps"]))
+            row = [
+                f"scorer tokens/s, {r['model']} (HotpotQA prompt{what})",
+                f"{best['requested_tps']:.0f}",
+                f"raw forward pass {best['raw_tps']:.0f}",
+                "–",
+            ]
+            write_headline(f"scorer-{r['model']}{suffix}", [row])
     for model, reason in skipped:
         print(f"Skipped {model}: {reason}")
 

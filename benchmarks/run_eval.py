@@ -1,11 +1,11 @@
-"""Publish the attribution benchmark: report every results file into BENCHMARKS.md.
+"""Publish the paper-protocol runs: one section per results file in results/eval/README.md.
 
-Runs (or resumes) are made with ``camab bench`` / ``python -m benchmarks.evaluation``; this
-script only reads ``benchmarks/results/*.jsonl`` and writes one BENCHMARKS.md section per
-dataset and model (tables, plots, the commands that produce and resume the run).
+Runs (or resumes) are made with ``python -m benchmarks eval``; this only reads
+``benchmarks/results/*.jsonl`` and writes one section per dataset and model (tables, plots,
+the commands that produce and resume the run).
 
-    .venv/bin/python benchmarks/run_eval.py            # all results files
-    .venv/bin/python benchmarks/run_eval.py hotpotqa   # files whose name starts with it
+    .venv/bin/python -m benchmarks eval-report            # all results files
+    .venv/bin/python -m benchmarks eval-report hotpotqa   # files whose name starts with it
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def _resume_command(path: Path) -> str:
         return ",".join(str(v) for v in config.get(key, []))
 
     command = (
-        f"nice -n 10 .venv/bin/python -m benchmarks.evaluation --dataset {dataset} "
+        f"nice -n 10 .venv/bin/python -m benchmarks eval --dataset {dataset} "
         f"--n {TARGETS.get(path.stem, DEFAULT_TARGET)} --model {model} "
         f"--budgets {joined('budgets')} --peer-budget {config.get('peer_budget')} "
         f"--bert-budgets {joined('bert_budgets')} --threads 1 --batch-size 1 --prefix-cache"
@@ -76,7 +76,7 @@ def main(argv: list[str]) -> int:
         return 1
     for path in files:
         markdown = write_report(path, RESULTS)
-        # links in BENCHMARKS.md are relative to the repository root
+        # links written from the repository root (write_section makes them relative)
         body = markdown.replace("](plots/", "](benchmarks/results/plots/")
         body += (
             f"\nRaw per-example results: `benchmarks/results/{path.name}`. Produced and "

@@ -1,0 +1,29 @@
+"""``python -m benchmarks NAME ...``: the one entry point of the development benchmarks.
+
+Runs ``main()`` of the module :data:`benchmarks.BENCHMARKS` names, with the rest of the
+command line as its arguments; the figures it writes record the command in this form.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from benchmarks import BENCHMARKS, _report
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in BENCHMARKS:
+        known = "\n".join(f"  {name:<12} {what}" for name, (_, what) in BENCHMARKS.items())
+        print(f"usage: python -m benchmarks NAME [ARGS ...]\n\nNAME:\n{known}", file=sys.stderr)
+        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    name, rest = argv[0], argv[1:]
+    module = importlib.import_module(BENCHMARKS[name][0])
+    _report.ENTRY = name
+    sys.argv = [f"python -m benchmarks {name}", *rest]
+    status = module.main(rest) if name in ("eval", "eval-report") else module.main()
+    return int(status or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
