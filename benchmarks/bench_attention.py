@@ -10,7 +10,7 @@ lower-right causal on those passes). The prefix cache is cleared before each run
 median of ``--repeats`` runs is reported, wall time with the GPU synchronized. The same
 requests are scored under both kernels to bound their difference in log-probs.
 
-    CAMAB_BENCH_DATA=gpu/hotpotqa.jsonl PYTHONPATH=. python benchmarks/bench_attention.py \\
+    CAMAB_BENCH_DATA=gpu python -m benchmarks attention \\
         --shape llama-3.1-8b --tokenizer gpu/tokenizer
 """
 

@@ -19,7 +19,7 @@ On a lent GPU (real weights cannot be carried there), ``--shape`` measures a ran
 model of a given shape in bf16 (the compute, so every timing, is the real model's), with a
 carried tokenizer and data file; rates are then per second of synchronized wall time:
 
-    CAMAB_BENCH_DATA=gpu/hotpotqa.jsonl PYTHONPATH=. python benchmarks/bench_scorer.py \
+    CAMAB_BENCH_DATA=gpu python -m benchmarks scorer \
         --shape llama-3.1-8b --tokenizer gpu/tokenizer --threads 4
 
 (``scripts/gpu_bundle.sh`` fills the git-ignored ``gpu/`` with SmolLM2's tokenizer and the

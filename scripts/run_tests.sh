@@ -60,6 +60,8 @@ for pkg in tools/*/ integrations/*/; do
         timed "${pkg}tests/" suite "$pkg" "$@" || status=$?
     fi
 done
+# the development benchmarks' pure-logic tests (their model smoke run is left to a developer)
+timed "benchmarks/tests/" .venv/bin/python -m pytest benchmarks/tests -m "not model" "$@" || status=$?
 if [ "$status" -eq 5 ]; then
     echo "run_tests: pytest collected no tests" >&2
 fi
