@@ -20,5 +20,6 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "attention": ("benchmarks.bench_attention", "attention kernel on a GPU, whole attributions"),
     "http": ("benchmarks.bench_http", "HTTP scorer throughput against a local vLLM server"),
     "audit": ("benchmarks.bench_audit", "batch audit throughput (in process, vLLM, Ray)"),
+    "robustness": ("benchmarks.bench_robustness", "hostile input and dead servers, counted"),
 }
 """NAME -> (module whose ``main()`` runs it, what it measures)."""

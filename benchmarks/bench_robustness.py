@@ -14,9 +14,10 @@ part runs the real ``camab audit`` command against a closed port on 127.0.0.1.
 
 Run (from the repository root)::
 
-    OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python tools/camab-cli/benchmarks/robustness.py
+    OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python -m benchmarks robustness
 
-It writes ``tools/camab-cli/benchmarks/results/robustness.json`` (the command included).
+It writes ``benchmarks/results/robustness/robustness.json`` (the command included); the
+"before" beside it came from the camab of c06beab (its one-off script is retired).
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ from camab_cli.audit.simulated import SimulatedScorer
 from camab_rag.scorers.base import ResponseLogprobs, ScoreRequest
 from camab_rag.text_gate import MAX_DEPTH
 
-RESULTS = Path(__file__).resolve().parent / "results" / "robustness.json"
-COMMAND = "OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python tools/camab-cli/benchmarks/robustness.py"
+RESULTS = Path(__file__).resolve().parent / "results" / "robustness" / "robustness.json"
+COMMAND = "OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python -m benchmarks robustness"
 N_LINES = 1000
 SEED = 50
 TOPICS = [
