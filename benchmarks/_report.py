@@ -168,6 +168,17 @@ def write_index() -> None:
         for cells in entry["rows"]:  # type: ignore[attr-defined]
             rows.append([f"[{name}]({_link(topic_file(name))})", *cells, f"`{command}`"])
     lines.append(markdown_table(HEADLINE_HEADER, rows) if rows else "(none recorded yet)")
+    from benchmarks import BENCHMARKS
+
+    recorded = _read_headlines()
+    missing = [n for n in BENCHMARKS if not any(k.split("-")[0] == n for k in recorded)]
+    if missing:
+        lines += [
+            "",
+            "No headline row recorded (since BENCHMARKS.md became this table, or none is "
+            "written): " + ", ".join(f"`{n}`" for n in missing) + "; their figures are in "
+            "the topic files.",
+        ]
     lines += ["", "## Detail by topic", ""]
     topics = sorted(p for p in RESULTS.glob("*/README.md"))
     index = [
