@@ -164,7 +164,7 @@ def write_index() -> None:
     ]
     rows = []
     for name, entry in sorted(_read_headlines().items()):
-        command = str(entry["command"]).replace(".venv/bin/python ", "")
+        command = str(entry["command"]).replace(".venv/bin/python ", "python ")
         for cells in entry["rows"]:  # type: ignore[attr-defined]
             rows.append([f"[{name}]({_link(topic_file(name))})", *cells, f"`{command}`"])
     lines.append(markdown_table(HEADLINE_HEADER, rows) if rows else "(none recorded yet)")

@@ -236,9 +236,21 @@ def main() -> None:
 def headline_rows(model: str) -> list[list[str]]:
     """BENCHMARKS.md's rows: the default rule's held-out figures beside the lexical rule's."""
     ours, *_, free = figures(held_out_items(RESULTS / f"{model}_hotpotqa.jsonl"))
-    goals = {1: ">= 0.90", 2: "–", 3: "<= 10%"}
+    precision = ours[1].split()[0]
+    share = float(ours[3].split("%")[0]) / 100
+    goals = {
+        1: ">= 0.90 " + ("missed" if precision == "–" or float(precision) < 0.90 else "met"),
+        2: "–",
+        3: "<= 10% " + ("met" if share <= 0.10 else "missed"),
+    }
+    lexical = "lexical (paragraphs holding the answer string)"
     return [
-        [f"citation {HEADER[col]}, HotpotQA held-out ({model})", ours[col], free[col], goal]
+        [
+            f"citation {HEADER[col]}, HotpotQA held-out ({model})",
+            ours[col],
+            f"{lexical} {free[col]}",
+            goal,
+        ]
         for col, goal in goals.items()
     ]
 
