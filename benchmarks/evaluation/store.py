@@ -9,9 +9,9 @@ and flushed as each is priced, so a killed run loses at most the call in flight 
 re-run, or a new method, replays without the model.
 
 :func:`stored_subsets` reads the subsets earlier runs already priced (the masks and
-rewards of a results record, the lines of ``bench_calls`` runs, the removal sets of the
-design benchmarks, and the top-k removal sets behind each stored log-prob drop), which
-seed a store.
+rewards of a results record, the stored lines of the retired ``bench_calls`` runs, the
+removal sets of the design benchmarks, and the top-k removal sets behind each stored
+log-prob drop), which seed a store.
 
 :class:`PricedReward` is the reward function of :func:`camab_rag.attribute_fn` over a
 store: a subset already there is answered from it; another one is scored by the model
