@@ -1,0 +1,41 @@
+"""``python -m benchmarks NAME``: every name runs a module's ``main``; no benchmark reads
+another benchmark's insides (only the shared modules and its own family's)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+from benchmarks import BENCHMARKS
+from benchmarks.__main__ import main
+
+PACKAGE = Path(__file__).resolve().parents[1]
+SHARED = {"_report", "data", "stats", "baselines", "workload", "evaluation"}
+
+
+@pytest.mark.parametrize("name", sorted(BENCHMARKS))
+def test_every_name_runs_a_main(name: str) -> None:
+    module = importlib.import_module(BENCHMARKS[name][0])
+    assert callable(module.main)
+
+
+def test_an_unknown_name_lists_the_names(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["nope"]) == 2
+    listed = capsys.readouterr().err
+    assert all(name in listed for name in BENCHMARKS)
+
+
+def test_no_benchmark_imports_another_benchmarks_insides() -> None:
+    def family(stem: str) -> str:
+        return stem.removeprefix("bench_").split("_")[0]
+
+    for path in PACKAGE.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("benchmarks."):
+                target = (node.module or "").split(".")[1]
+                if target in SHARED:
+                    continue
+                assert family(target) == family(path.stem), f"{path.name} imports {target}"
