@@ -111,6 +111,3 @@ def bounded(steps: Steps[T], seconds: float | None) -> Steps[T]:
             value, error = (yield _BoundedCall(call, end, seconds)), None
         except Exception as raised:
             value, error = None, raised
-
-
-__all__ = ["bounded", "check_deadline", "expired", "remaining"]

@@ -154,10 +154,4 @@ class MiniLMEmbedder:
         return vector
 
 
-__all__ = [
-    "EMBEDDING_DIM",
-    "MINILM_PACKAGE",
-    "MiniLMEmbedder",
-    "ModelNotInstalledError",
-    "minilm_model_dir",
-]
+__all__ = ["MiniLMEmbedder"]

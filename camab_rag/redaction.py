@@ -153,14 +153,3 @@ class Secrets:
     def carried_by(self, text: str) -> bool:
         """Whether ``text`` holds one of the secrets."""
         return any(value in text for value in self._values)
-
-
-__all__ = [
-    "MASK",
-    "Secrets",
-    "carries_credential",
-    "public_url",
-    "query_parameters",
-    "shown_url",
-    "url_credentials",
-]

@@ -232,20 +232,3 @@ def check_examples(examples: object) -> list[object]:
         for name, value in found.items():
             check_text(value, f"labelled example {i}'s {name}")
     return items
-
-
-__all__ = [
-    "MAX_CHARS",
-    "MAX_DEPTH",
-    "MAX_LINE_CHARS",
-    "RECORD_TEXT_KEYS",
-    "RENDERED_METADATA",
-    "check_document",
-    "check_examples",
-    "check_prompts",
-    "check_record",
-    "check_text",
-    "check_texts",
-    "check_value",
-    "parse_json",
-]

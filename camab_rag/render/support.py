@@ -62,15 +62,3 @@ def support_words(score: float) -> str:
 def support_strength(score: float) -> float:
     """``score`` on ``[0, 1]`` of the scale (1 from "strong support" up), for a bar."""
     return float(min(max(score / STRONG_AT, 0.0), 1.0))
-
-
-__all__ = [
-    "CITE_AT",
-    "STRONG_AT",
-    "SUPPORT_UNIT",
-    "WEAK_AT",
-    "WORDS",
-    "support_level",
-    "support_strength",
-    "support_words",
-]

@@ -273,6 +273,3 @@ def _splitting_tokens(tokenizer: Any) -> tuple[str, ...]:
         and not getattr(token, "single_word", True)
         and token.content
     )
-
-
-__all__ = ["EncodedRequest", "RequestEncoder"]

@@ -188,6 +188,3 @@ def _describe(exc: BaseException) -> str:
     cause = exc.__cause__ or exc.__context__
     text = str(exc) or type(exc).__name__
     return f"{text} ({type(cause).__name__}: {cause})" if cause else text
-
-
-__all__ = ["ServerErrors", "as_dict", "retry_after", "tokens_from"]

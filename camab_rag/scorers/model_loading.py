@@ -149,6 +149,3 @@ def resolve_model_path(model: str | os.PathLike[str]) -> str:
             f"model path {text!r} does not exist; known short names: {', '.join(sorted(MODELS))}"
         )
     return text  # a hub id: loads only if it is already in the local Hugging Face cache
-
-
-__all__ = ["DTYPES", "LoadedModel", "load_causal_lm", "resolve_model_path"]

@@ -36,7 +36,6 @@ from camab_rag.redaction import shown_url
 from camab_rag.retry import RetryPolicy
 from camab_rag.scorers.base import Prompt, ResponseLogprobs, ScoreRequest
 from camab_rag.scorers.echo import (
-    NoChatTemplateError,
     NoPromptLogprobsError,
     ResponseTokensMismatchError,
 )
@@ -51,13 +50,7 @@ from camab_rag.scorers.request_plans import (
 from camab_rag.scorers.transport import AsyncClients, HttpTransport, RequestClock
 from camab_rag.steps import Steps, adrive, drive
 
-__all__ = [
-    "ChatTemplateRenderer",
-    "NoChatTemplateError",
-    "NoPromptLogprobsError",
-    "OpenAICompletionsScorer",
-    "ResponseTokensMismatchError",
-]
+__all__ = ["NoPromptLogprobsError", "OpenAICompletionsScorer"]
 
 
 class OpenAICompletionsScorer:

@@ -295,13 +295,3 @@ def _check_request(request: ScoreRequest) -> None:
         raise InputError("ScoreRequest.response must be a non-empty string")
     if not isinstance(request.prompt, str):
         check_messages(request.prompt)
-
-
-__all__ = [
-    "ChatTemplateRenderer",
-    "Plan",
-    "RequestPlanner",
-    "answer_text",
-    "completion_body",
-    "parse_completion",
-]

@@ -346,6 +346,3 @@ class HttpTransport:
         """The JSON body of a successful reply; an error status raises what it means."""
         path = urlsplit(self._endpoint_url(endpoint)).path
         return self.errors.reply_json(reply.status, reply.headers, reply.content, path)
-
-
-__all__ = ["ApiCall", "AsyncClients", "HttpTransport", "Reply", "RequestClock"]
