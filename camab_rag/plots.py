@@ -1,9 +1,5 @@
-"""Plots of an attribution (needs the ``plot`` extra: ``pip install camab-rag[plot]``).
-
-* :func:`plot_attribution`: a bar per segment (or document), gold segments marked and
-  cited ones outlined.
-* :func:`plot_correlation`: CAMAB's posterior correlation of the segment weights (the
-  paper's interaction view: negative = the segments substitute for each other).
+"""Plots of an attribution (``pip install camab-rag[plot]``): per-segment bars
+(:func:`plot_attribution`) and CAMAB's posterior correlation (:func:`plot_correlation`).
 """
 
 from __future__ import annotations

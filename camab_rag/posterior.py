@@ -1,11 +1,8 @@
 """Gaussian posterior of Bayesian linear regression, updated one observation at a time.
 
-Model: ``v = w^T x + eps``, ``eps ~ N(0, noise_variance)``, prior ``w ~ N(mu0, prior_variance I)``.
-The precision ``B = I / prior_variance + sum x x^T / noise_variance`` is kept as its upper
-Cholesky factor ``U`` (``B = U^T U``), updated in O(d^2) per observation (a rank-one
-Cholesky update); the mean ``B^-1 f`` and posterior samples cost two triangular solves,
-also O(d^2). No O(d^3) inverse is formed per round, and the factor stays well conditioned
-because ``B`` only grows from a scaled identity.
+``v = w^T x + eps``, prior ``w ~ N(mu0, prior_variance I)``; the precision is kept as its
+upper Cholesky factor, updated in O(d^2) per observation (rank-one update); the mean and
+samples cost two triangular solves.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""Build the prompt the model sees for a subset of the context.
+"""Build the prompt the model sees for a subset of the context (scoring and regeneration).
 
-The same builder serves scoring and regeneration, so an ablated prompt is exactly what the
-model would have been asked with those segments removed. Two builders:
-
-* :class:`TemplatePromptBuilder` renders question + kept segments (original order and
-  original separators) into a template.
-* :class:`SpanRemovalPromptBuilder` starts from the prompt the LLM actually received and
-  cuts the ablated segments' text out of it, so any prompt template works unchanged.
+:class:`TemplatePromptBuilder` renders the question and kept segments into a template;
+:class:`SpanRemovalPromptBuilder` cuts the left-out segments out of the prompt the LLM
+actually received, so any prompt template works unchanged.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """Credentials kept out of everything camab-rag says: messages, logs, reprs, metadata.
 
-A scorer that holds credentials (an API key, a password in its base URL, an auth header)
-keeps them in a :class:`Secrets` and passes every text that may reach a user through
-:meth:`Secrets.clean` before it goes into an error or a log line, so a server that echoes
-a key back ("upstream failed for Bearer sk-...") cannot make us print it. URLs are shown
-without their user-info and with credential-looking query values masked (:func:`public_url`).
-A URL's user-info counts in every form it can come back in (:func:`url_credentials`): as
-written, percent-decoded (what the server receives, so what it echoes) and as the Basic
-token sent for it, so a password that needs encoding (``pa%40ss%2Fw0rd``) is masked too.
+A scorer keeps its key, URL user-info and auth headers in a :class:`Secrets` and passes
+every text that may reach a user through :meth:`Secrets.clean` (each secret masked in
+every form a server may echo it: raw, percent-decoded, Basic token); URLs are shown by
+:func:`public_url`.
 """
 
 from __future__ import annotations

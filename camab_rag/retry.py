@@ -1,9 +1,7 @@
-"""How transient failures are retried: one policy for the HTTP scorer and the audit gate.
+"""One retry policy for the HTTP scorer and the audit gate.
 
-Exponential backoff with jitter (50-100% of ``backoff_base * 2**(failures - 1)``, capped at
-``backoff_max``), a server's ``Retry-After`` honoured up to the same cap, at most
-``max_retries`` retries, and optionally a budget of seconds for the retries (the pauses and
-the attempts after the first failure).
+Exponential backoff with jitter, ``Retry-After`` honoured up to ``backoff_max``, at most
+``max_retries`` retries, and optionally a budget of seconds for the retries.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Rewards: V(S), how well a subset's prompt supports the original response.
 
-Reward functions map the response tokens' log-probabilities (one array) to a float:
-
-* ``"mean_logprob"`` (default, the CAMAB paper's Eq. 1): average token log-probability.
-* ``"sum_logprob"``: total log-probability of the response.
-* ``"logit"``: ContextCite's target, the average per-token logit ``log p - log(1 - p)``.
-
-Oracles price subsets, each once: :class:`ScorerOracle` asks a
-:class:`~camab_rag.scorers.base.Scorer` for the response's token log-probabilities under
-each subset's prompt, caches them by subset, and counts distinct queries and prompt tokens.
-:class:`FunctionOracle` wraps a plain ``mask -> reward`` function (no LLM at all).
+A reward maps the response tokens' log-probs to a float (``"mean_logprob"``, the paper's
+Eq. 1; ``"sum_logprob"``; ``"logit"``, ContextCite's target). :class:`ScorerOracle` prices
+each subset once through a scorer (cached, counted); :class:`FunctionOracle` wraps a plain
+``mask -> reward`` function.
 """
 
 from __future__ import annotations

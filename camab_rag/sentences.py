@@ -1,11 +1,8 @@
-"""Rule-based sentence splitting that works across scripts.
+"""Rule-based sentence splitting across scripts (Latin, Cyrillic, Arabic, Indic, CJK).
 
-Handles Latin, Cyrillic, Arabic (``؟`` ``۔``), Bengali/Devanagari (``।`` ``॥``), CJK
-full-width marks and Korean/Telugu/Finnish/Indonesian/Swahili text that ends sentences with
-``.``, ``!`` or ``?``. A boundary is a terminator (plus any closing quotes/brackets)
-followed by whitespace, or a line break. Common abbreviations, initials, decimal numbers
-and ordinals (``31. joulukuuta``) do not end a sentence. Spans are character offsets into
-the original text, so the sentences always map back to their source.
+A boundary is a terminator (plus closing quotes/brackets) followed by whitespace, or a line
+break; abbreviations, initials, decimals and ordinals do not end a sentence. Spans are
+character offsets into the original text.
 """
 
 from __future__ import annotations

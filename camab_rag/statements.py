@@ -1,9 +1,7 @@
 """Per-statement attribution: which segments support each answer sentence.
 
-The response is split into sentences; each sentence's reward is the chosen reward
-restricted to the tokens that start inside it, computed from the token log-probabilities
-already collected for every evaluated subset. The method's estimator is refitted on the
-same subsets, so this costs no model calls.
+Each sentence's reward is the reward restricted to its tokens, from the log-probs already
+collected; the estimator is refitted on the same subsets, so it costs no model calls.
 """
 
 from __future__ import annotations

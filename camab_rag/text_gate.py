@@ -1,21 +1,10 @@
 """One gate for every text that enters camab-rag, whatever the door.
 
-Why: a lone surrogate (JSON's ``"\\ud800"``) cannot be encoded by any tokenizer or
-server, so it used to surface far from its cause (a retried "malformed response" blamed
-on the server, a crashed output file); a NUL character is not text; a string longer than
-any model's context or structured input nested thousands deep stalls or crashes what reads
-it. How: each door calls one of these checks before any model call, and a refused value
-raises :class:`~camab_rag.errors.TextError` (an :class:`~camab_rag.errors.InputError`)
-naming the field and the character position (:class:`~camab_rag.errors.TextTypeError`
-for a value that is not text). Each string costs a ``str.find`` and, when not ASCII, a
-UTF-8 encode: about 0.1 ms for a call with ten 2,000-character documents.
-
-Doors: the question, response and prompt of :func:`camab_rag.attribute` and
-:func:`camab_rag.captured.attribute_captured` (so both integrations: the error becomes the
-attribution's error, the chain goes on), the answer of
-:func:`camab_rag.assess_answer` and ``calibrate``, every document's text and rendered
-metadata (:data:`RENDERED_METADATA`, in :func:`camab_rag.segments.to_documents`), and a
-command-line tool's records (:func:`parse_json`, :func:`check_record`).
+A lone surrogate, a NUL, an oversized string or input nested too deep would fail far from
+its cause (in a tokenizer, a server, an output file); each door (question, response,
+prompt, documents, rendered metadata, a tool's records) calls these checks before any model
+call and a refused value raises :class:`~camab_rag.errors.TextError` naming the field and
+position.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Flash-eligible attention for the scorer's cached-prefix forward passes.
 
-When a forward pass continues a cached prefix (``q`` new tokens after ``kv - q`` cached
-ones), transformers' SDPA path builds a dense causal mask, which keeps PyTorch off its
-flash kernel (and off its grouped-query path). Where the scorer knows the pattern is plain
-causal (right-padded rows on one shared prefix, or a single row: no left pads), the mask is
-the lower-right-aligned causal mask, which PyTorch runs with flash attention
-(:func:`torch.nn.attention.bias.causal_lower_right`). The scorer marks those passes with
-:func:`plain_causal`; every other call (a padding mask, one query token, no cache) takes
-transformers' own SDPA path unchanged. Speed: ``BENCHMARKS.md``, "Attention kernel on a
-GPU".
+A pass marked :func:`plain_causal` (right-padded rows on one shared prefix) uses the
+lower-right causal mask, which PyTorch runs with flash attention, instead of the dense
+mask transformers builds; every other call is unchanged. Speed: BENCHMARKS.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The scorer protocol: the only way the engine talks to a language model.
 
-A scorer returns the per-token log-probabilities of a *given* response under a *given*
-prompt (teacher forcing), for a batch of requests at once. Real scorers live in
-:mod:`camab_rag.scorers`; the engine never calls a model directly.
-
-A prompt is either plain text (used verbatim, no chat template) or a list of chat
-messages ``{"role": ..., "content": ...}`` that the scorer renders with its model's chat
-template, appending the response as the assistant's turn.
+A scorer returns the teacher-forced log-probs of a given response under a given prompt,
+for a batch of requests. A prompt is plain text (verbatim) or chat messages (rendered with
+the model's chat template, the response as the assistant's turn).
 """
 
 from __future__ import annotations

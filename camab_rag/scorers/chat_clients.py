@@ -1,22 +1,9 @@
 """Build the HTTP scorer from an OpenAI-compatible chat client ("the chain's own LLM").
 
-Duck-typed, so neither LangChain nor LlamaIndex is imported:
-
-* LangChain ``ChatOpenAI``: ``.openai_api_base`` (``base_url``), ``.model_name``,
-  ``.openai_api_key`` (a pydantic ``SecretStr``, a string or a callable),
-  ``.default_headers``;
-* LlamaIndex ``OpenAILike`` / ``OpenAI``: ``.api_base``, ``.model``, ``.api_key``,
-  ``.default_headers``;
-* an ``openai.OpenAI`` client (``.base_url``, ``.api_key``, the headers it was given; pass
-  ``model=``).
-
-The scorer gets the client's own base URL, key and headers, so a credential goes only to
-the server it was given for.
-
-The chat client must point at a server that scores a given text through
-``/v1/completions`` (vLLM, SGLang, llama-cpp-python, ...): the scorer then asks the very
-model that wrote the answer. OpenAI's own API cannot score a given text, so a client that
-talks to it is refused with an explanation.
+Duck-typed (LangChain ``ChatOpenAI``, LlamaIndex ``OpenAILike``/``OpenAI``, an
+``openai.OpenAI`` client): the scorer gets the client's own base URL, key and headers, so
+a credential goes only to its server. OpenAI's own API cannot score a given text, so a
+client that talks to it is refused with an explanation.
 """
 
 from __future__ import annotations

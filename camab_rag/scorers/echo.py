@@ -1,11 +1,8 @@
 """Reading the log-probabilities a server echoes for a prompt + response.
 
-The response's tokens are found in the echoed prompt either by token ids (the response is
-the last ``len(response_ids)`` tokens) or by text offsets (the response starts at the first
-token whose offset reaches ``len(prompt)``); either way the decoded tokens must re-join to
-the response. Server quirks handled: a null first log-prob, ``usage.prompt_tokens + 1``
-echoed entries (the generated entry is cut), and text offsets that count a BOS the returned
-text drops.
+The response's tokens are found by token ids (the last ``len(response_ids)``) or by text
+offset, and must re-join to the response. Handles a null first log-prob, an extra echoed
+generated entry and offsets that count a dropped BOS.
 """
 
 from __future__ import annotations

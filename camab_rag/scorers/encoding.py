@@ -1,23 +1,9 @@
 """Token ids of score requests, split at the prompt/response boundary, many at a time.
 
-The prompt is rendered to text (chat template with the generation prompt for chat
-messages, verbatim for plain text), tokenized on its own, and the response is tokenized on
-its own and appended. That is exactly the token sequence the model sees when it generates
-the response after the prompt, so a response whose first characters would merge with the
-prompt's last token in a joint tokenization (e.g. a prompt ending in ``"\\n"`` and a
-response starting with ``"\\n"``) never shifts the slice. Whether a joint tokenization
-would have merged is reported (``boundary_merged``). Tokenizers that add a prefix space to
-a text tokenized alone (SentencePiece "legacy") fall back to the joint tokenization, with
-a clear error if a token straddles the boundary.
-
-The work per call, not per request: an attribution asks about many subsets of one context
-with one response, so :class:`RequestEncoder` tokenizes every prompt of a call in one
-batched tokenizer call (the Rust tokenizers run a batch on every core) and each distinct
-response once (kept for later calls). Whether the joint text merges at the boundary is read
-from the prompt's text after its last special token, which every subset's chat prompt
-shares (the template's assistant header), once per response; a prompt without one (plain
-text) has its whole joint text tokenized. The ids are the ones a request tokenized alone
-gets (tests/test_encoding.py).
+The prompt is rendered and tokenized alone and the response tokenized alone and appended:
+the sequence the model sees when it generates the response. Prompts of a call go in one
+batched tokenizer call, responses are kept; tokenizers that alter a text tokenized alone
+(a SentencePiece prefix space) fall back to the joint tokenization.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""The in-process scorer's model: a causal LM and its tokenizer, loaded from local files.
+"""The in-process scorer's model and tokenizer, loaded from local files only.
 
-:func:`load_causal_lm` takes a short name of an embedded model (:mod:`camab_rag.scorers.models`
-fetches and converts it once), a transformers directory, a ``.gguf`` file, a hub id already
-in the local Hugging Face cache, or a model already loaded in this process, and returns it
-in eval mode on its device. Nothing is fetched from a model hub: the offline flags are set
-before transformers is imported and every load uses local files only.
+:func:`load_causal_lm` takes an embedded model's short name, a transformers directory, a
+``.gguf`` file, a hub id in the local cache, or a loaded model; the offline flags are set
+before transformers is imported.
 """
 
 from __future__ import annotations

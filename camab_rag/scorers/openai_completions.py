@@ -1,26 +1,9 @@
 """Scorer over HTTP: any OpenAI-compatible server that echoes prompt log-probabilities.
 
-The server must score a *given* text through ``/v1/completions`` with ``echo=true`` and
-``logprobs`` (vLLM, SGLang, llama-cpp-python's server, Together, Fireworks), or with vLLM's
-``prompt_logprobs`` extension. OpenAI's own chat models cannot do this; the first call then
-fails with an error that says so.
-
-What is sent for a request (token ids where the server has vLLM's ``/tokenize``, else
-text) and how the response's tokens are found in the echo:
-:mod:`camab_rag.scorers.request_plans`; parsing: :mod:`camab_rag.scorers.echo`.
-In both modes the decoded response tokens must re-join to the response, else a clear
-:class:`~camab_rag.errors.ScorerError`; in token-id mode a mismatch (a tokenizer that alters
-a text tokenized alone, e.g. a SentencePiece prefix space) first falls back to text mode
-when the prompt can be rendered locally. Server quirks handled: a null first log-prob,
-``usage.prompt_tokens + 1`` echoed entries (``max_tokens=1`` is sent because some servers
-read 0 as "unlimited"; the generated entry is cut), and text offsets that count a BOS the
-returned text drops.
-
-Requests run concurrently (``max_concurrency`` in flight), each attempt with a total
-timeout, retried with exponential backoff and jitter on timeouts, connection errors, 429
-(honouring ``Retry-After``), 5xx and malformed bodies, within a retry budget
-(:mod:`camab_rag.scorers.transport`). The API key and URL credentials are never logged or
-shown, not even when a server echoes them.
+The server scores a given text through ``/v1/completions`` with ``echo`` + ``logprobs``
+(vLLM, SGLang, llama-cpp-python) or vLLM's ``prompt_logprobs``; OpenAI's own chat models
+cannot, and the first call says so. What is sent: :mod:`.request_plans`; how the echo is
+read: :mod:`.echo`; retries and credentials: :mod:`.transport`.
 """
 
 from __future__ import annotations

@@ -1,27 +1,10 @@
-"""Shared-prefix reuse for the in-process scorer.
+"""Shared-prefix reuse for the in-process scorer: exact log-probs, prompts computed once.
 
-A :class:`~camab_rag.scorers.prefix_store.PrefixStore` is a prefix tree of token ids
-whose nodes hold the keys/values the model computed for those tokens, kept across calls
-within a memory budget (least recently used leaves go first). A :class:`PrefixBatcher`
-scores a list of requests on it:
-
-1. the requests are taken in token order; each shares with its neighbours the longest
-   common prefix any two of them share, and every such prefix is computed once (one row,
-   extending the longest prefix already stored);
-2. requests that start from the same stored prefix run their remaining tokens together:
-   the prefix's keys/values are broadcast over the rows and the remaining tokens are
-   right-padded (a causal LM never attends to the pads after a real token, so each row
-   computes exactly what it would alone, up to float rounding);
-3. with ``merge_forks`` (the scorer sets it off the CPU), the requests left from groups
-   smaller than a batch run together, each row on its own stored prefix, right-aligned in
-   a left-padded cache whose pads are masked out, its tokens at their true positions;
-4. each request's own prompt tokens are stored as well, so a later call (CAMAB asks for
-   one subset at a time) reuses the longest prefix it shares with any stored prompt.
-
-Only prompt tokens are reused, and never a request's last prompt token: the position
-that predicts the first response token, and every later one, is always computed for the
-request itself. The log-probs are exact (the same keys/values a full pass would compute,
-no approximate splicing).
+:class:`PrefixBatcher` computes each prefix that requests of a call share once (extending
+what the :class:`~camab_rag.scorers.prefix_store.PrefixStore` keeps across calls), then
+runs the requests' remaining tokens in right-padded batches on the broadcast prefix (or,
+with ``merge_forks``, rows on different prefixes in one left-padded, masked cache). A
+request's last prompt token and its response are always computed for it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """A prefix tree of token ids holding the keys/values a model computed for them.
 
-:class:`PrefixStore` keeps, across calls and within a memory budget, the keys/values of
-prompt prefixes the in-process scorer has run; :mod:`camab_rag.scorers.prefix_batches`
-schedules batches on it. Least recently used leaves are dropped first; nodes a batch in
-flight relies on are pinned until it ends.
+Kept across calls within a memory budget (least recently used leaves dropped first); nodes
+a batch in flight relies on are pinned until it ends.
 """
 
 from __future__ import annotations

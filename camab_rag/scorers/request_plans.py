@@ -1,21 +1,9 @@
 """What the HTTP scorer sends for one request, and how it reads the answer.
 
-How the response's tokens are found in the echoed prompt (parsing:
-:mod:`camab_rag.scorers.echo`):
-
-* **Token ids** (servers with vLLM's ``/tokenize`` endpoint, found automatically): the
-  prompt (chat messages rendered by the server's chat template with the generation prompt,
-  or plain text verbatim) and the response are tokenized separately and sent as one token
-  id list, exactly as :class:`~camab_rag.scorers.transformers_scorer.TransformersScorer`
-  does; the response is the last ``len(response_ids)`` tokens.
-* **Text** (any other server): ``prompt + response`` is sent as text, and the response
-  starts at the first echoed token whose text offset reaches ``len(prompt)``. A token that
-  straddles the boundary is an error (end the prompt with whitespace, or use a server with
-  ``/tokenize``). Chat messages then need ``chat_template_renderer`` or ``tokenizer``.
-
-:class:`RequestPlanner` makes the :class:`Plan` of a request (probing ``/tokenize`` once
-and caching token ids); :func:`completion_body` and :func:`parse_completion` are the
-``/v1/completions`` call that scores it.
+With vLLM's ``/tokenize`` (probed once) the prompt and response are tokenized separately
+and sent as token ids, as the in-process scorer does; otherwise ``prompt + response`` is
+sent as text and the response found by character offset (chat prompts then need a local
+chat template). :class:`RequestPlanner` makes the :class:`Plan`.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
-"""In-process scorer on a Hugging Face transformers causal LM.
+"""In-process scorer on a Hugging Face transformers causal LM, from local files only.
 
-Returns the exact teacher-forced log-probabilities of a given response under a given
-prompt, for many requests at once (right-padded batches), and answers prompts by greedy
-decoding. The model is loaded from local files only
-(:mod:`camab_rag.scorers.model_loading`).
-
-Tokenization: :mod:`camab_rag.scorers.encoding` splits each request at the
-prompt/response boundary (the response tokenized on its own and appended, as the model
-sees it when it generates the response), the requests of a call together.
+Exact teacher-forced log-probs of given responses, many requests at once (shared prompt
+prefixes computed once: :mod:`.prefix_batches`), and greedy answers; tokenization at the
+prompt/response boundary: :mod:`.encoding`.
 """
 
 from __future__ import annotations

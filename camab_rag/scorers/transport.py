@@ -1,27 +1,10 @@
 """HTTP transport of the OpenAI-compatible scorer: requests, bounded waits and retries.
 
-A request is one step of a generator (:mod:`camab_rag.steps`): :meth:`HttpTransport.send`
-yields the call, parses the answer, and on a transient failure (timeout, connection error,
-429 honouring ``Retry-After``, 408, 5xx, malformed body) yields a backoff pause and tries
-again under the scorer's :class:`~camab_rag.retry.RetryPolicy`; any other failure becomes
-a clear, final error (what each failure means: :mod:`camab_rag.scorers.http_errors`).
-The same generator serves the blocking client (:func:`drive`) and the async one
-(:func:`adrive`).
-
-**Bounded waits.** One HTTP attempt takes at most ``timeout`` seconds from the moment it is
-sent, its whole response included: a body that trickles in is cut off (the async client
-cancels the attempt; the blocking one shuts the socket down, so a read stalled on the
-server returns at once). The retries of one scorer request, its ``/tokenize`` calls and
-probe included (:class:`RequestClock`), stop once ``retry_budget_s`` seconds have passed
-since its first failure, so one request costs at most ``timeout + retry_budget_s``. While an
-attribution with a deadline runs (:mod:`camab_rag.deadline`), every attempt and pause is
-cut to that deadline too.
-
-**Credentials.** The key, the user-info of the base URL and auth headers are sent to this
-server only (never across a redirect) and are masked (:mod:`camab_rag.redaction`) in every
-message and log line camab-rag writes, even when the server echoes them back; the errors
-raised here chain no exception that could hold them. httpcore's own DEBUG log prints the
-headers a server sends back: keep it off where a server may echo a key in them.
+:meth:`HttpTransport.send` is a generator of calls (:mod:`camab_rag.steps`), so one code
+path serves sync and async; a transient failure (:mod:`.http_errors`) is retried under the
+:class:`~camab_rag.retry.RetryPolicy`. An attempt takes at most ``timeout`` seconds, body
+included; a request's retries stop after ``retry_budget_s`` and at the attribution's
+deadline. Credentials go to this server only and are masked in every message.
 """
 
 from __future__ import annotations
