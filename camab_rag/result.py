@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,12 @@ from camab_rag.token_support import TokenSupport
 
 FloatArray = NDArray[np.float64]
 SCHEMA_VERSION = 1
+# the plain fields of AttributionResult.to_dict(), in their JSON order
+_SCALARS = (  # noqa: SIM905
+    "status error method method_config reward seed question response budget n_queries "
+    "n_evaluations prompt_tokens wall_time_s stopped_early queries_saved n_redrawn exact "
+    "scored_by n_documents prompt_mode prompt_note anchor_rewards uninformative token_support"
+).split()
 
 
 @dataclass(frozen=True)
@@ -34,21 +40,11 @@ class StatementAttribution:
         return _top_k(self.scores, k)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "start": self.start,
-            "end": self.end,
-            "scores": [float(s) for s in self.scores],
-        }
+        return {**_fields_dict(self), "scores": [float(s) for s in self.scores]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> StatementAttribution:
-        return cls(
-            str(data["text"]),
-            int(data["start"]),
-            int(data["end"]),
-            np.asarray(data["scores"], dtype=float),
-        )
+        return cls(**_cast_fields(cls, data, {"scores": np.asarray(data["scores"], dtype=float)}))
 
 
 @dataclass(frozen=True)
@@ -65,27 +61,28 @@ class Conflict:
     backing: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "start": self.start,
-            "end": self.end,
-            "segment": self.segment,
-            "backed_by": self.backed_by,
-            "against": self.against,
-            "backing": self.backing,
-        }
+        return _fields_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Conflict:
-        return cls(
-            str(data["text"]),
-            int(data["start"]),
-            int(data["end"]),
-            int(data["segment"]),
-            int(data["backed_by"]),
-            float(data["against"]),
-            float(data["backing"]),
-        )
+        return cls(**_cast_fields(cls, data, {}))
+
+
+_CAST: dict[str, Any] = {"int": int, "float": float, "str": str, "bool": bool}
+
+
+def _fields_dict(obj: Any) -> dict[str, Any]:
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+
+
+def _cast_fields(cls: Any, data: Mapping[str, Any], done: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of ``cls`` from JSON ``data``: ``done`` as given, every other
+    field present in ``data`` cast to its plain type (``int``, ``str``, ...) or kept as is."""
+    kwargs = dict(done)
+    for f in fields(cls):
+        if f.name not in kwargs and f.name in data:
+            kwargs[f.name] = _CAST.get(str(f.type), lambda v: v)(data[f.name])
+    return kwargs
 
 
 def _clip(text: str, limit: int = 60) -> str:
@@ -278,34 +275,13 @@ class AttributionResult:
     # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable form; :meth:`from_dict` restores it exactly."""
+        out: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+        for name in _SCALARS:
+            value = getattr(self, name)
+            out[name] = value.to_dict() if hasattr(value, "to_dict") else value
+            out[name] = dict(value) if isinstance(value, dict) else out[name]
         return {
-            "schema_version": SCHEMA_VERSION,
-            "status": self.status,
-            "error": self.error,
-            "method": self.method,
-            "method_config": self.method_config,
-            "reward": self.reward,
-            "seed": self.seed,
-            "question": self.question,
-            "response": self.response,
-            "budget": self.budget,
-            "n_queries": self.n_queries,
-            "n_evaluations": self.n_evaluations,
-            "prompt_tokens": self.prompt_tokens,
-            "wall_time_s": self.wall_time_s,
-            "stopped_early": self.stopped_early,
-            "queries_saved": self.queries_saved,
-            "n_redrawn": self.n_redrawn,
-            "exact": self.exact,
-            "scored_by": self.scored_by.to_dict() if self.scored_by is not None else None,
-            "n_documents": self.n_documents,
-            "prompt_mode": self.prompt_mode,
-            "prompt_note": self.prompt_note,
-            "anchor_rewards": dict(self.anchor_rewards),
-            "uninformative": self.uninformative,
-            "token_support": (
-                self.token_support.to_dict() if self.token_support is not None else None
-            ),
+            **out,
             "segments": [s.to_dict() for s in self.segments],
             "scores": [float(s) for s in self.scores],
             "document_scores": [float(s) for s in self.document_scores],
@@ -327,39 +303,20 @@ class AttributionResult:
             raise ValueError(f"unsupported attribution schema_version {version!r}")
         scores = np.asarray(data["scores"], dtype=float)
         masks = [[c == "1" for c in row] for row in data.get("masks", [])]
-        return cls(
-            scores=scores,
-            segments=[Segment.from_dict(s) for s in data.get("segments", [])],
-            method=str(data.get("method", "camab")),
-            budget=int(data.get("budget", 0)),
-            n_queries=int(data.get("n_queries", 0)),
-            n_evaluations=int(data.get("n_evaluations", 0)),
-            prompt_tokens=int(data.get("prompt_tokens", 0)),
-            wall_time_s=float(data.get("wall_time_s", 0.0)),
-            masks=np.asarray(masks, dtype=bool).reshape(len(masks), scores.shape[0]),
-            rewards=np.asarray(data.get("rewards", []), dtype=float),
-            statements=[StatementAttribution.from_dict(s) for s in data.get("statements", [])],
-            conflicts=[Conflict.from_dict(c) for c in data.get("conflicts", [])],
-            stopped_early=bool(data.get("stopped_early", False)),
-            question=str(data.get("question", "")),
-            response=str(data.get("response", "")),
-            reward=str(data.get("reward", "mean_logprob")),
-            seed=int(data.get("seed", 0)),
-            method_config=dict(data.get("method_config", {})),
-            status=str(data.get("status", "ok")),
-            error=data.get("error"),
-            n_documents=int(data.get("n_documents", 0)),
-            n_redrawn=int(data.get("n_redrawn", 0)),
-            exact=bool(data.get("exact", False)),
-            scored_by=ScoredBy.from_dict(data["scored_by"]) if data.get("scored_by") else None,
-            prompt_mode=str(data.get("prompt_mode", "template")),
-            prompt_note=data.get("prompt_note"),
-            anchor_rewards={str(k): float(v) for k, v in data.get("anchor_rewards", {}).items()},
-            uninformative=data.get("uninformative"),
-            token_support=(
-                TokenSupport.from_dict(data["token_support"]) if data.get("token_support") else None
-            ),
-        )
+        support, by = data.get("token_support"), data.get("scored_by")
+        done = {
+            "scores": scores,
+            "segments": [Segment.from_dict(s) for s in data.get("segments", [])],
+            "masks": np.asarray(masks, dtype=bool).reshape(len(masks), scores.shape[0]),
+            "rewards": np.asarray(data.get("rewards", []), dtype=float),
+            "statements": [StatementAttribution.from_dict(s) for s in data.get("statements", [])],
+            "conflicts": [Conflict.from_dict(c) for c in data.get("conflicts", [])],
+            "method_config": dict(data.get("method_config", {})),
+            "scored_by": ScoredBy.from_dict(by) if by else None,
+            "anchor_rewards": {str(k): float(v) for k, v in data.get("anchor_rewards", {}).items()},
+            "token_support": TokenSupport.from_dict(support) if support else None,
+        }
+        return cls(**_cast_fields(cls, data, done))
 
     @classmethod
     def failed(cls, error: BaseException | str, **fields: Any) -> AttributionResult:
