@@ -95,46 +95,27 @@ class AttributionResult:
     """Per-segment attribution of a response to its context.
 
     Attributes:
-        scores: one score per segment (higher = the response relied on it more). For CAMAB
-            the posterior means ``w_1..w_N``.
+        scores: one per segment, higher = relied on more (CAMAB: the posterior means).
         segments: the attribution units (empty for :func:`camab_rag.attribute_fn`).
         method, budget: what ran, with what budget (distinct model calls allowed).
-        n_queries: distinct model calls paid for (a repeated subset is served from cache).
-        n_evaluations: subsets evaluated (including cache hits: only CAMAB's paper-faithful
-            ``redraw=False`` repeats one).
-        n_redrawn: rounds whose Thompson draw repeated a paid-for subset and was drawn again.
-        exact: the budget covered every subset (``2**N <= budget``): each was evaluated once
-            and the fit is exact, with no sampling.
-        prompt_tokens: prompt tokens the model processed over the paid calls.
-        wall_time_s: seconds the attribution took.
+        n_queries, n_evaluations: distinct model calls paid for; subsets evaluated (cache
+            hits included). ``n_redrawn``: Thompson draws redrawn as already paid for.
+        exact: ``2**N <= budget``: every subset was evaluated once, the fit is exact.
+        prompt_tokens, wall_time_s: prompt tokens over the paid calls; seconds taken.
         masks, rewards: the evaluated subsets (in order) and their rewards.
-        statements: per answer sentence attribution (no extra model calls).
-        conflicts: answer words that a supporting segment argues against
-            (:mod:`camab_rag.conflicts`, no extra model calls).
-        stopped_early: CAMAB's early stop fired; ``queries_saved`` = budget - evaluations.
-        status, error: ``"ok"``, or ``"error"`` / ``"no_context"`` (no retrieved context
-            reached the model) with a message (used by integrations, where attribution
-            must never break the host chain).
-        document_scores: per source document, the **sum** of its segments' scores: under
-            the linear surrogate that is the predicted reward change of removing the whole
-            document.
-        scored_by: which model scored the subsets, and whether it was a proxy for the
-            model that wrote the answer (``None`` for :func:`camab_rag.attribute_fn`).
-        prompt_mode: how subsets became prompts: ``"captured"`` (documents cut out of the
-            prompt the model really received, ``attribute(..., prompt=...)``),
-            ``"template"`` (the default template), ``"custom"`` (a ``prompt_builder``),
-            ``"none"`` (failed before any prompt was built).
-        prompt_note: why the template was used instead of a captured prompt, if it was.
-        anchor_rewards: with ``attribute(..., anchors=True)``, the rewards of the full
-            (``"full"``) and the empty (``"empty"``) context, scored for the groundedness
-            verdict (counted in ``n_queries`` when paid for; not used by the estimator).
-        uninformative: why the scores say nothing about which segment the answer came
-            from (one subset scored: the budget was too small; every subset scored the
-            same; every segment tied), or ``None`` when they do. The renderers show it.
-        token_support: with ``anchors=True``, every answer token's log-probability under
-            both anchors (:class:`~camab_rag.token_support.TokenSupport`): per-sentence
-            gains and unsupported spans at no extra call. In a chat prompt the empty
-            anchor also leaves out the earlier turns (``token_support.earlier_turns``).
+        statements, conflicts: per answer sentence attribution; answer words a supporting
+            segment argues against (both without extra model calls).
+        stopped_early: CAMAB's early stop fired (``queries_saved``).
+        status, error: ``"ok"``, ``"error"`` or ``"no_context"``, with a message
+            (integrations never break the host chain).
+        document_scores: per document, the sum of its segments' scores.
+        scored_by: which model scored, and whether as a proxy for the answering model.
+        prompt_mode, prompt_note: ``"captured"``, ``"template"``, ``"custom"`` or
+            ``"none"``; why the template replaced a captured prompt.
+        anchor_rewards: with ``anchors=True``, the full and empty contexts' rewards.
+        uninformative: why the scores cannot tell the segments apart, or ``None``.
+        token_support: with ``anchors=True``, every answer token's log-prob under both
+            anchors (:class:`~camab_rag.token_support.TokenSupport`).
     """
 
     scores: FloatArray
@@ -168,8 +149,7 @@ class AttributionResult:
     token_support: TokenSupport | None = None
 
     def __repr__(self) -> str:
-        """One short line (``print(result)`` must not dump every score and mask): the
-        method, status, calls, the top segments with their scores, and the answer's start."""
+        """One short line: the method, calls, top segments and the answer's start."""
         name = type(self).__name__
         if self.status != "ok":
             return f"{name}(status={self.status!r}, error={_clip(str(self.error))!r})"
@@ -222,9 +202,8 @@ class AttributionResult:
 
     # ------------------------------------------------------------------ anytime
     def at_budget(self, budget: int) -> AttributionResult:
-        """The attribution a run with a smaller ``budget`` would have returned, refitted on
-        the first ``budget`` evaluations of this run (no model calls). Only for methods
-        whose prefix is a valid run (not leave-one-out)."""
+        """The attribution refitted on the first ``budget`` evaluations (no model calls), for
+        methods whose prefix is a valid run (not leave-one-out)."""
         method = method_from_config(self.method, self.method_config)
         if not method.anytime:
             anytime = ", ".join(repr(n) for n, m in METHODS.items() if getattr(m, "anytime", 0))
@@ -294,9 +273,8 @@ class AttributionResult:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AttributionResult:
-        """The result :meth:`to_dict` wrote; a background attribution's placeholder that
-        is still ``"pending"`` (or was ``"cancelled"``) is a typed error saying so
-        (:func:`check_finished`)."""
+        """The result :meth:`to_dict` wrote (a pending or cancelled placeholder raises:
+        :func:`check_finished`)."""
         check_finished(data)
         version = data.get("schema_version", SCHEMA_VERSION)
         if version != SCHEMA_VERSION:
@@ -320,9 +298,8 @@ class AttributionResult:
 
     @classmethod
     def failed(cls, error: BaseException | str, **fields: Any) -> AttributionResult:
-        """An empty result that records why attribution failed (the host chain goes on):
-        ``status="no_context"`` when no retrieved context reached the model
-        (:class:`~camab_rag.errors.NoContextError`), else ``"error"``."""
+        """An empty result recording why attribution failed: ``status="no_context"`` for a
+        :class:`~camab_rag.errors.NoContextError`, else ``"error"``."""
         message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         status = "no_context" if isinstance(error, NoContextError) else "error"
         fields.setdefault("prompt_mode", "none")
@@ -332,9 +309,8 @@ class AttributionResult:
 def uninformative_reason(
     budget: int, masks: NDArray[np.bool_], rewards: FloatArray, scores: FloatArray
 ) -> str | None:
-    """Why ``scores``, fitted on the subsets ``masks`` and their ``rewards``, say nothing
-    about which segment the answer came from (:attr:`AttributionResult.uninformative`), or
-    ``None`` when they do."""
+    """Why ``scores`` fitted on ``masks``/``rewards`` cannot tell the segments apart
+    (:attr:`AttributionResult.uninformative`), or ``None``."""
     n = int(scores.shape[0])
     distinct = len({row.tobytes() for row in masks})
     if distinct == 0:
@@ -374,10 +350,8 @@ WAIT_FIRST = (
 
 
 def check_finished(data: object, how_to_wait: str = WAIT_FIRST) -> None:
-    """Raise :class:`~camab_rag.errors.AttributionPendingError` when ``data`` is a
-    background attribution's placeholder still ``{"status": "pending"}`` (saying
-    ``how_to_wait``), :class:`~camab_rag.errors.AttributionCancelledError` when it was
-    ``"cancelled"``: read as a result, either would lack every field."""
+    """Raise :class:`~camab_rag.errors.AttributionPendingError` for a placeholder still
+    ``"pending"`` (saying ``how_to_wait``), ``AttributionCancelledError`` for a cancelled one."""
     status = data.get("status") if isinstance(data, Mapping) else None
     if status == "pending":
         raise AttributionPendingError(
