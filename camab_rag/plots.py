@@ -56,15 +56,8 @@ def plot_attribution(
     top: int | None = 20,
     title: str | None = None,
 ) -> Axes:
-    """Horizontal bar chart of the attribution scores.
-
-    Args:
-        gold: indices (segments or documents, as ``by``) known to support the answer;
-            marked with a star and a gold bar.
-        cited: indices that were cited; drawn with a thick outline.
-        by: ``"segment"`` or ``"document"`` (document scores).
-        top: show only the ``top`` highest scores (``None``: all, in order).
-    """
+    """Horizontal bar chart of the scores ``by`` segment or document: ``gold`` indices starred,
+    ``cited`` ones outlined, only the ``top`` highest (``None``: all)."""
     if by not in ("segment", "document"):
         raise InputError(f"by must be 'segment' or 'document', got {by!r}")
     plt = _pyplot()

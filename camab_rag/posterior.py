@@ -15,14 +15,8 @@ FloatArray = NDArray[np.float64]
 
 
 class GaussianLinearPosterior:
-    """Posterior ``N(mean, B^-1)`` over the weights of a linear reward model.
-
-    Args:
-        dim: number of weights (segments + 1 for the intercept).
-        prior_mean: scalar or vector prior mean (default 0).
-        prior_variance: prior variance of every weight (default 1).
-        noise_variance: observation noise variance ``sigma^2`` (default 0.01).
-    """
+    """Posterior ``N(mean, B^-1)`` over ``dim`` weights (segments + intercept) of a linear
+    reward model, with a prior mean, a prior variance and the noise variance ``sigma^2``."""
 
     def __init__(
         self,
@@ -112,10 +106,7 @@ def closed_form_posterior(
     prior_variance: float = 1.0,
     noise_variance: float = 0.01,
 ) -> tuple[FloatArray, FloatArray]:
-    """The batch Bayesian linear regression posterior ``(mean, precision)``.
-
-    Equal to feeding the rows of ``features`` one by one to :class:`GaussianLinearPosterior`.
-    """
+    """The batch posterior ``(mean, precision)``: the rows of ``features`` fed one by one."""
     x = np.atleast_2d(np.asarray(features, dtype=float))
     v = np.asarray(values, dtype=float).reshape(-1)
     dim = x.shape[1]

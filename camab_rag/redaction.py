@@ -50,9 +50,8 @@ _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/?#@\s]*@")
 
 
 def shown_url(value: object) -> str:
-    """``value``, given where a URL belongs, as an error message may show it: a URL (of
-    any scheme, or none: ``user:pa%40ss@host``) without its user-info and with credential
-    query values masked, quoted; anything else by its type alone (its repr may hold one)."""
+    """``value`` (where a URL belongs) as a message may show it: without user-info, credential
+    query values masked, quoted; a non-URL by its type alone."""
     if not isinstance(value, str):
         return f"a {type(value).__name__}"
     return repr(public_url(_USERINFO.sub(lambda m: f"{m.group(1) or ''}{MASK}@", value)))
@@ -72,10 +71,8 @@ def query_parameters(url: str) -> list[tuple[str, str]]:
 
 
 def url_credentials(url: str) -> list[str]:
-    """The credentials ``url`` carries: its user-info, user and password in every form a
-    server may echo them (as written, percent-decoded, re-encoded) and the Basic token an
-    HTTP client sends for them, and the values of its query parameters whose names say
-    they carry one (empty when it has none)."""
+    """The credentials ``url`` carries, in every form a server may echo them (user-info as
+    written, decoded, re-encoded, as a Basic token; credential-looking query values)."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -91,9 +88,7 @@ def url_credentials(url: str) -> list[str]:
 
 
 def _spellings(value: str) -> list[str]:
-    """``value`` as written, percent-decoded, and percent-encoded the usual ways (every
-    reserved character, all but ``/``, spaces as ``+``), each with upper- and lower-case
-    hex digits (empty strings dropped)."""
+    """``value`` as written, percent-decoded and percent-encoded the usual ways (both hex cases)."""
     decoded = unquote(value)
     encoded = [quote(decoded, safe=""), quote(decoded), quote_plus(decoded)]
     lower = [re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), form) for form in encoded]
@@ -108,11 +103,7 @@ def _basic_tokens(user: str, password: str) -> list[str]:
 
 
 class Secrets:
-    """The credentials one scorer holds, to mask in any text it shows.
-
-    Args:
-        values: the secrets themselves (``None`` and empty ones are ignored).
-    """
+    """The credentials one scorer holds (``None`` and empty ones ignored), to mask in any text."""
 
     def __init__(self, values: Iterable[str | None] = ()) -> None:
         kept = {v for v in values if isinstance(v, str) and len(v) >= _SHORTEST}
@@ -122,9 +113,8 @@ class Secrets:
     def of(
         cls, url: str, api_key: str | None = None, headers: Mapping[str, str] | None = None
     ) -> Secrets:
-        """The secrets of a server connection: the key, the URL's credentials and the
-        values of headers whose names say they carry one (``Authorization``,
-        ``X-Api-Key``, ...)."""
+        """The secrets of a server connection: the key, the URL's credentials and credential
+        headers' values."""
         header_values = [
             value
             for name, value in (headers or {}).items()

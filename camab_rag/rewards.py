@@ -77,9 +77,7 @@ def chunked(masks: Sequence[NDArray[np.bool_]], size: int) -> list[list[NDArray[
 
 
 class ScorerOracle:
-    """Rewards from a scorer, cached by subset (no subset is ever paid for twice).
-
-    ``on_scored(n_queries)`` runs after each scorer call (the engine's progress)."""
+    """Rewards from a scorer, cached by subset; ``on_scored(n_queries)`` after each call."""
 
     def __init__(
         self, builder: PromptBuilder, scorer: Scorer, response: str, reward_fn: RewardFn
@@ -131,9 +129,7 @@ class ScorerOracle:
         )
 
     def rewards(self, masks: Masks) -> Steps[FloatArray]:
-        """The rewards of ``masks``, asking the scorer for the new subsets only (a few per
-        call, :data:`PROGRESS_EVERY`); run by :func:`~camab_rag.steps.drive` or
-        :func:`~camab_rag.steps.adrive`."""
+        """The rewards of ``masks``, asking only for new subsets (steps for ``drive``)."""
         for part in chunked(self._new_masks(masks), self.per_call):
             self._store(
                 [mask.tobytes() for mask in part],
@@ -144,9 +140,8 @@ class ScorerOracle:
         return self._rewards(masks)
 
     def prompt_logprobs(self, name: str, prompt: Prompt) -> Steps[ResponseLogprobs]:
-        """The response's log-probs under a prompt no subset builds (e.g. the empty anchor
-        without the earlier chat turns), asked once (cached under ``name``) and counted
-        like a subset."""
+        """The response's log-probs under a prompt no subset builds (cached under ``name``,
+        counted like a subset)."""
         key = b"prompt:" + name.encode()
         if key not in self.cache:
             request = ScoreRequest(prompt, self.response)

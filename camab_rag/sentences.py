@@ -124,13 +124,8 @@ def _is_false_boundary(text: str, end: int) -> bool:
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
-    """Split ``text`` into sentences; return ``(start, end)`` character spans.
-
-    Leading and trailing whitespace is excluded from each span; the text between spans is
-    only whitespace, so ``text[s:e]`` over the spans, joined by the original separators,
-    reproduces ``text``. Text with no boundary is one sentence; empty or blank text gives
-    no sentences.
-    """
+    """``(start, end)`` spans of the sentences of ``text``, surrounding whitespace excluded
+    (only whitespace lies between them); blank text gives none."""
     spans: list[tuple[int, int]] = []
     cursor = 0
     for match in _BOUNDARY.finditer(text):

@@ -39,9 +39,8 @@ def span_rewards(
     spans: Iterable[tuple[int, int]],
     reward_fn: RewardFn,
 ) -> tuple[list[tuple[int, int]], NDArray[np.float64]]:
-    """The spans of the response that own at least one token, and each one's reward under
-    every scored subset: ``reward_fn`` of the log-probs of the tokens whose first visible
-    character falls inside it, shape ``(len(rows), n_kept)``."""
+    """The response spans that own a token, and each one's reward under every scored subset
+    (from the tokens whose first visible character falls inside it)."""
     starts = [token_starts(row) for row in rows]
     kept: list[tuple[int, int]] = []
     columns: list[list[float]] = []

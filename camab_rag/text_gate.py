@@ -37,10 +37,9 @@ def _type_name(value: object) -> str:
 
 
 def check_text(value: object, field: str, *, max_chars: int = MAX_CHARS, nul: bool = True) -> str:
-    """``value`` itself when it is usable text; else a :class:`TextError` naming
-    ``field``: a lone surrogate or (unless ``nul=False``: text no model reads, which JSON
-    output can hold) a NUL character, with its position, or more than ``max_chars``
-    characters; a :class:`TextTypeError` when it is not a string."""
+    """``value`` when it is usable text, else a :class:`TextError` naming ``field``: a lone
+    surrogate or a NUL (unless ``nul=False``) with its position, or over ``max_chars``
+    characters (:class:`TextTypeError` for a non-string)."""
     if not isinstance(value, str):
         raise TextTypeError(
             f"{field} must be a string, got {_type_name(value)}", field=field, reason="type"
@@ -102,12 +101,10 @@ def check_value(
     root: str = "the value",
     nul_keys: Collection[str] | None = None,
 ) -> Any:
-    """``value`` itself when every string in it (mapping keys too) passes
-    :func:`check_text` and its lists and mappings nest at most ``max_depth`` deep; else a
-    :class:`TextError` naming the path (``field[2].content``; ``root`` names the top when
-    ``field`` is empty). Other values (numbers, ``None``, objects) are left alone; a cycle
-    counts as too deep. ``nul_keys``: NUL is refused only under these keys of the top
-    mapping (``None``: everywhere)."""
+    """``value`` when every string in it (keys too) passes :func:`check_text` and it nests at
+    most ``max_depth`` deep, else a :class:`TextError` naming the path (``field[2].content``;
+    ``root`` when ``field`` is empty); a cycle counts as too deep. ``nul_keys``: refuse NUL
+    only under these top-level keys (``None``: everywhere)."""
     stack: list[tuple[object, str, int, bool]] = [(value, field, 0, nul_keys is None)]
     while stack:
         item, path, depth, nul = stack.pop()
@@ -157,12 +154,9 @@ def check_prompts(prompts: Sequence[object], field: str = "captured prompt") -> 
 def check_record(
     record: object, where: str = "", *, text_keys: Collection[str] = RECORD_TEXT_KEYS
 ) -> Mapping[str, Any]:
-    """A decoded record (one JSON object: a tool's input line) with every string in it
-    checked (:func:`check_value`; fields named from the record's top, e.g.
-    ``documents[2].title``, after ``where`` when given): no lone surrogate anywhere (no
-    output could hold it), no NUL under ``text_keys`` (what the model reads; elsewhere
-    JSON output holds it), nesting at most :data:`MAX_DEPTH`. A :class:`TextTypeError`
-    when it is not a mapping."""
+    """A decoded record (a tool's JSON input line) checked by :func:`check_value`: no lone
+    surrogate, no NUL under ``text_keys``, nesting at most :data:`MAX_DEPTH`
+    (:class:`TextTypeError` when it is not a mapping)."""
     if not isinstance(record, Mapping):
         raise TextTypeError(
             f"{where or 'a record'} must be a JSON object, got {_type_name(record)}",
@@ -174,10 +168,8 @@ def check_record(
 
 
 def parse_json(text: str, field: str = "the line") -> Any:
-    """``json.loads(text)``, with the gate's limits: a :class:`TextError` for a line over
-    :data:`MAX_LINE_CHARS` or nested too deep for the JSON reader (which raised a bare
-    ``RecursionError``). Invalid JSON still raises ``json.JSONDecodeError`` (a
-    ``ValueError``); check the value with :func:`check_record`."""
+    """``json.loads(text)``, with a :class:`TextError` for a line over :data:`MAX_LINE_CHARS` or
+    nested too deep for the JSON reader."""
     if len(text) > MAX_LINE_CHARS:
         raise TextError(
             f"{field} is {len(text):,} characters long, over the limit of "
@@ -198,9 +190,7 @@ def parse_json(text: str, field: str = "the line") -> Any:
 
 def check_examples(examples: object) -> list[object]:
     """Labelled answers for calibration as a list, each one's question and answer checked
-    (:func:`check_text`, named ``labelled example 3's question``); a
-    :class:`TextTypeError` when ``examples`` is not a collection of them. Their shape is
-    checked where they are read (:mod:`camab_rag.groundedness.calibration`)."""
+    (:class:`TextTypeError` when ``examples`` is not a collection)."""
     if isinstance(examples, (str, bytes, Mapping)) or not isinstance(examples, Iterable):
         raise TextTypeError(
             "examples must be a list of labelled answers (LabelledAnswer objects, mappings "

@@ -18,10 +18,8 @@ _HTML_SAFE = {
 
 
 def render_json(answer: CitedAnswer, *, indent: int | None = 2, html_safe: bool = True) -> str:
-    """``answer.to_dict()`` as JSON. With ``html_safe`` (default) ``<``, ``>``, ``&`` and
-    the JavaScript line separators are ``\\u`` escaped, so the JSON can sit inside an HTML
-    ``<script type="application/json">`` block without ending it. Texts are data: a front
-    end must still escape them when it inserts them into a page."""
+    """``answer.to_dict()`` as JSON; ``html_safe`` escapes ``<``, ``>``, ``&`` and the
+    JavaScript line separators, so it can sit in a ``<script>`` block."""
     text = json.dumps(answer.to_dict(), ensure_ascii=False, indent=indent, allow_nan=False)
     if html_safe:
         for raw, escaped in _HTML_SAFE.items():

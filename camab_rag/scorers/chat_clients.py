@@ -77,16 +77,8 @@ def _secret(value: object) -> str | None:
 
 
 def chat_client_settings(client: object, *, model: str | None = None) -> ChatClientSettings:
-    """Read base URL, model name and API key from an OpenAI-compatible chat client.
-
-    Args:
-        client: a LangChain ``ChatOpenAI``, a LlamaIndex ``OpenAILike``/``OpenAI``, an
-            ``openai.OpenAI`` client, or anything with the same attributes.
-        model: the served model's name, if the client does not say it (or to override).
-
-    Raises:
-        InputError: the client has no base URL, no model name, or talks to OpenAI's own API.
-    """
+    """Base URL, model name and key of an OpenAI-compatible chat client (``model`` overrides);
+    :class:`InputError` when one is missing or the client talks to OpenAI's own API."""
     if client is None:
         raise InputError("chat client is None")
     base_url = _first_attr(client, _BASE_URL_ATTRS)
@@ -146,12 +138,8 @@ def _headers(client: object) -> dict[str, str]:
 def scorer_from_chat_client(
     client: object, *, model: str | None = None, **options: Any
 ) -> OpenAICompletionsScorer:
-    """An :class:`OpenAICompletionsScorer` on the same server, model, key and headers as
-    ``client``.
-
-    Keyword options go to :class:`OpenAICompletionsScorer` (``max_concurrency``,
-    ``timeout``, ``chat_template_renderer``, ...; ``default_headers`` adds to the client's).
-    """
+    """An :class:`OpenAICompletionsScorer` on ``client``'s server, model, key and headers
+    (keyword options go to it; ``default_headers`` adds to the client's)."""
     settings = chat_client_settings(client, model=model)
     headers = {**settings.headers, **dict(options.pop("default_headers", None) or {})}
     return OpenAICompletionsScorer(

@@ -75,20 +75,14 @@ class _Recent(Generic[K, V]):
 
 
 def _usable(text: str, field: str) -> str:
-    """``text`` when the tokenizer can take it, else a :class:`~camab_rag.errors.TextError`
-    naming ``field`` and the position of the lone surrogate (the tokenizer's own error is an
-    untyped ``TypeError``); no size limit or NUL rule here: that is the gate's, upstream."""
+    """``text``, or a :class:`~camab_rag.errors.TextError` naming ``field`` and the position
+    of a lone surrogate (size and NUL are the gate's, upstream)."""
     return check_text(text, field, max_chars=sys.maxsize, nul=False)
 
 
 class RequestEncoder:
-    """Encodes score requests with a Hugging Face fast tokenizer (see the module docstring).
-
-    Args:
-        tokenizer: a fast tokenizer (offsets are needed).
-        render: a prompt -> the text the model reads (the scorer's chat templating).
-        kept_responses: how many distinct responses' tokens are kept between calls.
-    """
+    """Encodes score requests with a fast tokenizer (offsets needed); ``render`` turns a prompt
+    into the model's text; ``kept_responses`` distinct responses are kept between calls."""
 
     def __init__(
         self, tokenizer: Any, render: Callable[[Prompt], str], *, kept_responses: int = 64
@@ -100,9 +94,7 @@ class RequestEncoder:
         self._splitters = _splitting_tokens(tokenizer)
 
     def prompt_ids(self, prompts: Sequence[Prompt]) -> list[list[int]]:
-        """Token ids of each rendered prompt (special tokens are the template's own for
-        chat messages; the tokenizer's usual ones, such as a BOS, for plain text); an empty
-        prompt is the BOS token alone."""
+        """Token ids of each rendered prompt (an empty prompt is the BOS token alone)."""
         texts = [_usable(self.render(p), f"prompt {i}") for i, p in enumerate(prompts)]
         return self._prompt_ids(texts, [isinstance(p, str) for p in prompts])
 
@@ -141,10 +133,8 @@ class RequestEncoder:
         ]
 
     def _merged_at_tail(self, text: str, response: str) -> bool | None:
-        """Whether a joint tokenization merges across the boundary, read from the prompt's
-        text after its last special token (the tokenizer splits special tokens off first,
-        so that tail tokenizes as it does inside the whole text); ``None`` when the prompt
-        holds no such token. Kept per (tail, response): every subset's prompt ends alike."""
+        """Whether a joint tokenization merges across the boundary, read from the prompt's text
+        after its last special token (``None`` when it holds none); kept per (tail, response)."""
         ends = [at + len(s) for s in self._splitters if (at := text.rfind(s)) >= 0]
         if not ends:
             return None
@@ -244,9 +234,8 @@ class RequestEncoder:
 
 
 def _splitting_tokens(tokenizer: Any) -> tuple[str, ...]:
-    """The special tokens a fast tokenizer splits off the raw text before anything else
-    (matched verbatim: not normalized, no stripping of the whitespace after them, not
-    whole-word only), so the text after one tokenizes as it would on its own."""
+    """The special tokens a fast tokenizer splits off the raw text first (verbatim, no
+    stripping, not whole-word), so the text after one tokenizes as on its own."""
     if getattr(tokenizer, "split_special_tokens", False):
         return ()  # special-token text is tokenized as text: no clean cut after it
     added = getattr(tokenizer, "added_tokens_decoder", None) or {}

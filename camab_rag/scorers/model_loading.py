@@ -47,13 +47,8 @@ def load_causal_lm(
     device: str = "auto",
 ) -> LoadedModel:
     """Load ``model`` (as :class:`~camab_rag.scorers.transformers_scorer.TransformersScorer`
-    takes it) from local files, or check and adopt a loaded one; ``dtype`` is one of
-    :data:`DTYPES` or ``None`` (checked by the caller).
-
-    A model loaded here defaults to float32 and ``device="auto"`` takes CUDA when
-    available. On CUDA a model on transformers' ``sdpa`` attention is switched to
-    :mod:`camab_rag.scorers.attention`'s (flash attention on cached prefixes).
-    """
+    takes it) from local files, or check and adopt a loaded one; float32 by default, and on
+    CUDA ``sdpa`` attention becomes :mod:`camab_rag.scorers.attention`'s."""
     if isinstance(model, (str, os.PathLike)):
         loaded = _load_by_name(model, tokenizer, dtype or "float32", device)
     else:
@@ -97,9 +92,7 @@ def _load_by_name(
 
 
 def _adopted(model: Any, tokenizer: Any, dtype: str | None, device: str) -> tuple[Any, str, str]:
-    """A causal LM already loaded in this process, checked: (model, device, dtype). It stays
-    where it is with ``device="auto"`` (and always when dispatched over several devices);
-    another ``device`` moves it there, in place."""
+    """A loaded causal LM, checked: (model, device, dtype); another ``device`` moves it."""
     if tokenizer is None:
         raise InputError(
             "a loaded model needs its tokenizer: TransformersScorer(model, tokenizer=tokenizer), "

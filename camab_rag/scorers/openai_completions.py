@@ -40,39 +40,25 @@ class OpenAICompletionsScorer:
     """Score (and greedily generate) with an OpenAI-compatible completions server.
 
     Args:
-        base_url: the server's OpenAI base URL, e.g. ``"http://127.0.0.1:8000/v1"``
-            (user-info such as ``http://user:password@host/v1`` is sent as basic auth and
-            never shown: :attr:`base_url` and every message drop it).
+        base_url: the server's OpenAI base URL (``"http://127.0.0.1:8000/v1"``); user-info
+            is sent as basic auth and never shown.
         model: the served model name.
-        api_key: the key, if the server needs one (sent to this server only, never
-            logged or shown, masked even when the server echoes it back). ``None`` sends
-            no key, never ``$OPENAI_API_KEY``, so a key meant for OpenAI does not leak to
-            another server.
-        max_concurrency: requests in flight at once; also :attr:`parallel_requests`, so
-            ``method="auto"`` sends several Thompson draws per round (up to 2) to a
-            server that batches them (vLLM, SGLang).
-        timeout: the most seconds one HTTP attempt may take, its whole response
-            included (a body that trickles in is cut off).
-        max_retries: retries of a request after a transient failure (timeout, connection
-            error, 429, 5xx, malformed body).
-        use_prompt_logprobs: ``True`` asks vLLM's ``prompt_logprobs`` instead of
-            ``echo`` + ``logprobs``; ``False`` never does; ``"auto"`` uses echo and falls
-            back to ``prompt_logprobs`` if the echo carries no prompt log-probs.
-        tokenization: ``"server"`` sends token ids from the server's ``/tokenize``,
-            ``"text"`` sends text, ``"auto"`` uses ``/tokenize`` where the server has it.
-        chat_template_renderer: renders chat messages to prompt text (needed for chat
-            prompts on servers without ``/tokenize``).
-        tokenizer: a local Hugging Face tokenizer directory whose chat template renders
-            chat prompts (alternative to ``chat_template_renderer``; needs transformers).
-        backoff_base: first retry delay in seconds (doubled each retry, with jitter).
-        backoff_max: longest delay between retries, also the cap on ``Retry-After``.
-        retry_budget_s: the most seconds one request may spend on retries after its
-            first failure, the pauses and the further attempts (its ``/tokenize`` probe
-            and calls included) all counted; so one request costs at most ``timeout +
-            retry_budget_s`` (default 3: a server that refuses connections costs an
-            answer about 3 s; a hung one ``timeout`` + 3 s, and the integrations'
-            attribution deadline caps that). ``None``: no limit beyond ``max_retries``.
-            Raise it for batch jobs against a busy server.
+        api_key: the key, sent to this server only and never shown; ``None`` sends none
+            (never ``$OPENAI_API_KEY``).
+        max_concurrency: requests in flight; also :attr:`parallel_requests`.
+        timeout: the most seconds one HTTP attempt may take, body included.
+        max_retries: retries after a transient failure (timeout, connection, 429, 5xx).
+        use_prompt_logprobs: ``True``: vLLM's ``prompt_logprobs``; ``False``: ``echo``;
+            ``"auto"``: echo, falling back to ``prompt_logprobs``.
+        tokenization: ``"server"`` (token ids from ``/tokenize``), ``"text"``, or ``"auto"``.
+        chat_template_renderer, tokenizer: render chat prompts locally (a ``messages ->
+            text`` function, or a local tokenizer directory) for servers without
+            ``/tokenize``.
+        backoff_base, backoff_max: first retry delay and longest delay (also the cap on
+            ``Retry-After``), in seconds.
+        retry_budget_s: the most seconds one request spends on retries after its first
+            failure, so a request costs at most ``timeout + retry_budget_s`` (``None``: no
+            limit beyond ``max_retries``; raise it for batch jobs).
         default_headers: extra HTTP headers for every request.
     """
 
@@ -138,8 +124,7 @@ class OpenAICompletionsScorer:
 
     @property
     def parallel_requests(self) -> int:
-        """Requests in flight at once (``max_concurrency``): a batching server (vLLM,
-        SGLang) answers them in about the time of one."""
+        """``max_concurrency``: a batching server answers them in about the time of one."""
         return self.max_concurrency
 
     # ------------------------------------------------------------------- HTTP plumbing
@@ -154,11 +139,7 @@ class OpenAICompletionsScorer:
 
     def render_prompt(self, prompt: Prompt) -> str:
         """Plain text verbatim; chat messages through ``chat_template_renderer`` or the
-        local ``tokenizer``'s chat template.
-
-        Raises:
-            NoChatTemplateError: chat messages but no way to render them locally.
-        """
+        local ``tokenizer`` (:class:`~camab_rag.scorers.echo.NoChatTemplateError` if none)."""
         return self._planner.render_prompt(prompt)
 
     # ----------------------------------------------------------------------- scoring
@@ -166,8 +147,7 @@ class OpenAICompletionsScorer:
     def _score_steps(
         self, request: ScoreRequest, clients: AsyncClients | None
     ) -> Steps[ResponseLogprobs]:
-        """One request's log-probs, as a generator of HTTP calls (all of them, probe and
-        fallbacks included, under one retry budget)."""
+        """One request's log-probs, as a generator of HTTP calls under one retry budget."""
         clock = RequestClock()
         plan = yield from self._planner.plan_steps(request, clients, clock)
         try:
@@ -213,11 +193,8 @@ class OpenAICompletionsScorer:
         return drive(self._score_steps(request, None))
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
-        """Log-probs of each response under its prompt, ``max_concurrency`` in flight.
-
-        The first request runs alone, so a server that cannot score a given text fails
-        once with a clear error instead of once per request.
-        """
+        """Log-probs of each response, ``max_concurrency`` in flight; the first request runs
+        alone, so a server that cannot score fails once, not once per request."""
         requests = list(requests)
         if not requests:
             return []

@@ -127,10 +127,8 @@ class PrefixStore:
         self._evict(None)
 
     def insert(self, ids: Sequence[int], start: int, kv: LayerKV, *, force: bool = False) -> None:
-        """Store ``ids`` whose keys/values from position ``start`` on are ``kv`` (per layer
-        ``[heads, len(ids) - start, head_dim]``), under the stored prefix ``ids[:start]``;
-        nothing when that prefix is no longer stored or the tokens do not fit in the
-        budget (unless ``force``: then they stay until evicted, when not pinned)."""
+        """Store ``ids`` whose keys/values from ``start`` on are ``kv``, under the stored prefix
+        ``ids[:start]``; nothing when that prefix is gone or it does not fit (unless ``force``)."""
         end = len(ids)
         pos, path = self._walk(ids, end)
         if pos < start or pos == end:

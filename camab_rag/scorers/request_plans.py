@@ -57,10 +57,8 @@ class Plan:
 
 
 class RequestPlanner:
-    """Plans the requests of one scorer: renders prompts, asks the server's ``/tokenize``
-    (probed once; ``tokenization`` as in
-    :class:`~camab_rag.scorers.openai_completions.OpenAICompletionsScorer`) and keeps the
-    last token ids it gave."""
+    """Plans one scorer's requests: renders prompts, asks ``/tokenize`` (probed once) and keeps
+    the last token ids it gave."""
 
     def __init__(
         self,
@@ -84,12 +82,8 @@ class RequestPlanner:
     # ------------------------------------------------------------------------ prompts
 
     def render_prompt(self, prompt: Prompt) -> str:
-        """Plain text verbatim; chat messages through the renderer or the local
-        tokenizer's chat template.
-
-        Raises:
-            NoChatTemplateError: chat messages but no way to render them locally.
-        """
+        """Plain text verbatim; chat messages through the renderer or the local tokenizer
+        (:class:`NoChatTemplateError` when neither is there)."""
         if isinstance(prompt, str):
             return prompt
         messages = check_messages(prompt)

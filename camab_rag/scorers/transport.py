@@ -148,9 +148,7 @@ class HttpTransport:
         self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
         self._params = httpx.QueryParams(parts.query)  # sent after each request's path
         self.base_url = public_url(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
-        """The base URL as it may be shown: the user-info (sent as basic auth, so neither
-        the requests' URLs nor httpx's own logs carry it) dropped, credential-looking query
-        values masked."""
+        """The base URL as it may be shown (no user-info, credential query values masked)."""
         self._auth = (
             httpx.BasicAuth(unquote(parts.username or ""), unquote(parts.password or ""))
             if parts.username is not None
@@ -268,9 +266,8 @@ class HttpTransport:
         clients: AsyncClients | None,
         clock: RequestClock | None = None,
     ) -> Steps[T]:
-        """The parsed answer to one request, retried under the policy (a generator of
-        calls: run it with :func:`~camab_rag.steps.drive` or ``adrive``). ``clock``: the
-        retry budget of the scorer request this call belongs to (a fresh one if ``None``)."""
+        """The parsed answer to one request, retried under the policy, as a generator of calls;
+        ``clock``: the retry budget of the scorer request it belongs to."""
         clock = clock or RequestClock()
         for attempt in range(self.retry.max_retries + 1):
             limit = self._limit(clock)
@@ -301,9 +298,8 @@ class HttpTransport:
     def _retry_delay(
         self, what: str, attempt: int, clock: RequestClock, error: BaseException
     ) -> float:
-        """The pause before attempt ``attempt + 1`` after ``error``; raises instead when the
-        failure is not transient, the retries are used up, or the pause would end past the
-        request's retry budget or the attribution's deadline."""
+        """The pause before attempt ``attempt + 1``; raises instead when ``error`` is final or the
+        retries, the retry budget or the deadline would be exceeded."""
         if not isinstance(error, Retryable):
             raise self.errors.scrub(error)
         clock.failed(error)
