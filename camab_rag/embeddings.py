@@ -78,11 +78,6 @@ class MiniLMEmbedder:
     def __repr__(self) -> str:
         return f"MiniLMEmbedder(model_dir={str(self.model_dir)!r})"
 
-    @property
-    def dimension(self) -> int:
-        """Length of each embedding vector."""
-        return EMBEDDING_DIM
-
     def _load(self) -> tuple[Any, Any]:
         if self._model is None:
             set_offline_flags()

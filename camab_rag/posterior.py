@@ -64,11 +64,6 @@ class GaussianLinearPosterior:
         """Posterior precision ``B``."""
         return np.asarray(self._factor.T @ self._factor, dtype=float)
 
-    @property
-    def cholesky_factor(self) -> FloatArray:
-        """Upper-triangular ``U`` with ``B = U^T U`` (a copy)."""
-        return np.array(self._factor, dtype=float)
-
     def covariance(self) -> FloatArray:
         """Posterior covariance ``B^-1`` (O(d^3): call once, not per round)."""
         return np.asarray(cho_solve((self._factor, False), np.eye(self.dim)), dtype=float)

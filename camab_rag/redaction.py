@@ -135,7 +135,3 @@ class Secrets:
         for value in self._values:
             text = text.replace(value, MASK)
         return _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
-
-    def carried_by(self, text: str) -> bool:
-        """Whether ``text`` holds one of the secrets."""
-        return any(value in text for value in self._values)

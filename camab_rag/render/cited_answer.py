@@ -5,6 +5,7 @@ drawn by this package's renderers (which never import the code that decides cita
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -337,9 +338,12 @@ class CitedAnswer:
         }
 
     def to_json(self, *, indent: int | None = 2) -> str:
-        from camab_rag.render.json_render import render_json
-
-        return render_json(self, indent=indent)
+        """:meth:`to_dict` as JSON, with ``<``, ``>``, ``&`` and the JavaScript line
+        separators ``\\u``-escaped so it can sit in an HTML ``<script>`` block."""
+        text = json.dumps(self.to_dict(), ensure_ascii=False, indent=indent, allow_nan=False)
+        for raw in "<>&\u2028\u2029":
+            text = text.replace(raw, f"\\u{ord(raw):04x}")
+        return text
 
     def to_markdown(self) -> str:
         from camab_rag.render.markdown import render_markdown
