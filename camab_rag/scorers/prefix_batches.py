@@ -177,14 +177,10 @@ class PrefixBatcher:
             rest: list[int] = []  # requests left from groups smaller than a batch
             for members in groups.values():
                 members.sort(key=lambda i: len(seqs[i]))
-                whole = len(members) - len(members) % batch_size if self.merge_forks else 0
+                # without merge_forks every group runs alone, its last batch short
+                whole = len(members) - len(members) % batch_size * self.merge_forks
                 chunks += [members[f : f + batch_size] for f in range(0, whole, batch_size)]
-                if self.merge_forks:
-                    rest += members[whole:]
-                else:
-                    chunks += [
-                        members[f : f + batch_size] for f in range(0, len(members), batch_size)
-                    ]
+                rest += members[whole:]
             rest.sort(key=lambda i: len(seqs[i]) - starts[i])
             chunks += [rest[f : f + batch_size] for f in range(0, len(rest), batch_size)]
             for chunk in chunks:
