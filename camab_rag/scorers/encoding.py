@@ -44,7 +44,7 @@ class _ResponseTokens:
     """Whether the ids decode back to the response (no prefix space added)."""
 
 
-class _Recent(Generic[K, V]):
+class Recent(Generic[K, V]):
     """At most ``size`` values, the least recently used dropped first; safe to share
     between threads (scorers encode outside their model lock)."""
 
@@ -89,8 +89,8 @@ class RequestEncoder:
     ) -> None:
         self.tokenizer = tokenizer
         self.render = render
-        self._responses: _Recent[str, _ResponseTokens] = _Recent(kept_responses)
-        self._tails: _Recent[tuple[str, str], bool] = _Recent(kept_responses)
+        self._responses: Recent[str, _ResponseTokens] = Recent(kept_responses)
+        self._tails: Recent[tuple[str, str], bool] = Recent(kept_responses)
         self._splitters = _splitting_tokens(tokenizer)
 
     def prompt_ids(self, prompts: Sequence[Prompt]) -> list[list[int]]:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -32,6 +30,7 @@ from camab_rag.scorers.base import (
     check_messages,
 )
 from camab_rag.scorers.echo import NoChatTemplateError, parse_echo
+from camab_rag.scorers.encoding import Recent
 from camab_rag.scorers.http_errors import RedirectRefusedError, as_dict, tokens_from
 from camab_rag.scorers.transport import AsyncClients, HttpTransport, RequestClock
 from camab_rag.steps import BlockingCall, Steps, drive
@@ -40,8 +39,6 @@ logger = logging.getLogger(__name__)
 
 ChatTemplateRenderer = Callable[[Sequence[ChatMessage]], str]
 """Renders chat messages to the model's prompt text, with the assistant header appended."""
-
-_ID_CACHE_SIZE = 256
 
 
 @dataclass(frozen=True)
@@ -72,11 +69,10 @@ class RequestPlanner:
         self._renderer = renderer
         self._tokenizer_dir = tokenizer_dir
         self._hf_tokenizer: Any = None
-        self._lock = threading.Lock()
         self._has_tokenize: bool | None = (
             None if tokenization == "auto" else (tokenization == "server")
         )
-        self._id_cache: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
+        self._id_cache: Recent[str, list[int]] = Recent(256)  # the last token ids given
         self._probe_failure: TransientScorerError | None = None  # the last probe's, if it failed
 
     # ------------------------------------------------------------------------ prompts
@@ -167,19 +163,6 @@ class RequestPlanner:
             logger.debug("server /tokenize available: %s", self._has_tokenize)
         return bool(self._has_tokenize)
 
-    def _cached_ids(self, key: tuple[str, str]) -> list[int] | None:
-        with self._lock:
-            ids = self._id_cache.get(key)
-            if ids is not None:
-                self._id_cache.move_to_end(key)
-            return ids
-
-    def _store_ids(self, key: tuple[str, str], ids: list[int]) -> None:
-        with self._lock:
-            self._id_cache[key] = ids
-            while len(self._id_cache) > _ID_CACHE_SIZE:
-                self._id_cache.popitem(last=False)
-
     def _tokenize_payloads(self, request: ScoreRequest) -> list[tuple[str, dict[str, Any]]]:
         """Cache key and ``/tokenize`` payload of the prompt, then of the response."""
         payloads = [
@@ -205,10 +188,10 @@ class RequestPlanner:
             return self.text_plan(request)
         ids = []
         for key, payload in self._tokenize_payloads(request):
-            cached = self._cached_ids(("t", key))
+            cached = self._id_cache.get(key)
             if cached is None:
                 cached = yield from self.tokenize_steps(payload, clients, clock)
-                self._store_ids(("t", key), cached)
+                self._id_cache.put(key, cached)
             ids.append(cached)
         return _id_plan(request.response, ids[0], ids[1])
 

@@ -36,11 +36,8 @@ T = TypeVar("T")
 Endpoint = Literal["completions", "tokenize"]
 
 
-@dataclass(frozen=True)
-class AsyncClients:
-    """The async client of one :meth:`~HttpTransport.async_clients` block."""
-
-    http: httpx.AsyncClient
+AsyncClients = httpx.AsyncClient
+"""The async client of one :meth:`~HttpTransport.async_clients` block."""
 
 
 @dataclass(frozen=True)
@@ -81,12 +78,48 @@ class ApiCall:
     limit: float
 
     def run(self) -> Reply:
-        return self.transport.post(self.endpoint, self.body, self.limit)
+        """One blocking attempt, whole response read, cut off after ``limit`` seconds."""
+        end = time.monotonic() + self.limit
+        client = self.transport.client()
+        request = client.build_request(
+            "POST", self.transport.url(self.endpoint), json=self.body, timeout=self.limit
+        )
+        response = client.send(request, stream=True)
+        watchdog = _Watchdog(response, end)
+        chunks: list[bytes] = []
+        overdue = False
+        try:
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                if time.monotonic() > end:
+                    overdue = True
+                    break
+        except httpx.TransportError:
+            if not watchdog.fired:
+                raise
+            overdue = True
+        finally:
+            watchdog.stop()
+            response.close()
+        if overdue:
+            raise httpx.ReadTimeout("the response did not end in time", request=request)
+        return Reply(response.status_code, response.headers, b"".join(chunks))
 
     async def arun(self) -> Reply:
+        """One async attempt, whole response read, cancelled after ``limit`` seconds."""
         if self.clients is None:
             raise RuntimeError("an async request needs the clients of async_clients()")
-        return await self.transport.apost(self.clients, self.endpoint, self.body, self.limit)
+        http, url, limit = self.clients, self.transport.url(self.endpoint), self.limit
+
+        async def attempt() -> Reply:
+            async with http.stream("POST", url, json=self.body, timeout=limit) as response:
+                content = b"".join([chunk async for chunk in response.aiter_bytes()])
+                return Reply(response.status_code, response.headers, content)
+
+        try:
+            return await asyncio.wait_for(attempt(), limit)
+        except asyncio.TimeoutError:
+            raise httpx.ReadTimeout("the response did not end in time") from None
 
 
 class _Watchdog:
@@ -171,7 +204,7 @@ class HttpTransport:
     def has_api_key(self) -> bool:
         return self._has_key
 
-    def _endpoint_url(self, endpoint: Endpoint) -> str:
+    def url(self, endpoint: Endpoint) -> str:
         if endpoint == "completions":
             return f"{self._url}/completions"
         root = self._url[: -len("/v1")] if self._url.endswith("/v1") else self._url
@@ -200,7 +233,7 @@ class HttpTransport:
         async with httpx.AsyncClient(
             headers=self._headers, auth=self._auth, params=self._params, timeout=self.timeout
         ) as http:
-            yield AsyncClients(http)
+            yield http
 
     def close(self) -> None:
         """Close the blocking client's connection pool (reopened if used again)."""
@@ -208,52 +241,6 @@ class HttpTransport:
             client, self._sync_client = self._sync_client, None
         if client is not None:
             client.close()
-
-    # ------------------------------------------------------------------------ attempts
-
-    def post(self, endpoint: Endpoint, body: dict[str, Any], limit: float) -> Reply:
-        """One blocking attempt, whole response read, cut off after ``limit`` seconds."""
-        end = time.monotonic() + limit
-        client = self.client()
-        request = client.build_request(
-            "POST", self._endpoint_url(endpoint), json=body, timeout=httpx.Timeout(limit)
-        )
-        response = client.send(request, stream=True)
-        watchdog = _Watchdog(response, end)
-        chunks: list[bytes] = []
-        overdue = False
-        try:
-            for chunk in response.iter_bytes():
-                chunks.append(chunk)
-                if time.monotonic() > end:
-                    overdue = True
-                    break
-        except httpx.TransportError:
-            if not watchdog.fired:
-                raise
-            overdue = True
-        finally:
-            watchdog.stop()
-            response.close()
-        if overdue:
-            raise httpx.ReadTimeout("the response did not end in time", request=request)
-        return Reply(response.status_code, response.headers, b"".join(chunks))
-
-    async def apost(
-        self, clients: AsyncClients, endpoint: Endpoint, body: dict[str, Any], limit: float
-    ) -> Reply:
-        """One async attempt, whole response read, cancelled after ``limit`` seconds."""
-        url = self._endpoint_url(endpoint)
-
-        async def attempt() -> Reply:
-            async with clients.http.stream("POST", url, json=body, timeout=limit) as response:
-                content = b"".join([chunk async for chunk in response.aiter_bytes()])
-                return Reply(response.status_code, response.headers, content)
-
-        try:
-            return await asyncio.wait_for(attempt(), limit)
-        except asyncio.TimeoutError:
-            raise httpx.ReadTimeout("the response did not end in time") from None
 
     # ------------------------------------------------------------------------ requests
 
@@ -323,5 +310,5 @@ class HttpTransport:
 
     def _json(self, reply: Reply, endpoint: Endpoint) -> Any:
         """The JSON body of a successful reply; an error status raises what it means."""
-        path = urlsplit(self._endpoint_url(endpoint)).path
+        path = urlsplit(self.url(endpoint)).path
         return self.errors.reply_json(reply.status, reply.headers, reply.content, path)
