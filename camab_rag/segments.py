@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from camab_rag.errors import InputError
@@ -43,12 +43,7 @@ class Segment:
     end: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "doc_index": self.doc_index,
-            "start": self.start,
-            "end": self.end,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Segment:
