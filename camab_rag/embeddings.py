@@ -122,12 +122,5 @@ class MiniLMEmbedder:
                 rows.append(normed.float().cpu().numpy())
         return np.concatenate(rows).astype(np.float32, copy=False)
 
-    def embed_one(self, text: str) -> NDArray[np.float32]:
-        """Embed one text: a unit-norm vector of shape ``(384,)``."""
-        if not isinstance(text, str):
-            raise InputError(f"text must be a string, got {type(text).__name__}")
-        vector: NDArray[np.float32] = self.embed([text])[0]
-        return vector
-
 
 __all__ = ["MiniLMEmbedder"]
