@@ -137,18 +137,10 @@ class Source:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "number": self.number,
-            "kind": self.kind,
-            "doc_index": self.doc_index,
-            "segment_index": self.segment_index,
-            "title": self.title,
+            **asdict(self),
             "label": self.label,
-            "text": self.text,
-            "score": self.score,
             "support": support_words(self.score),
-            "url": self.url,
             "highlights": [h.to_dict() for h in self.highlights],
-            "disputes": list(self.disputes),
         }
 
 
@@ -175,15 +167,8 @@ class CitedSentence:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "text": self.text,
-            "start": self.start,
-            "end": self.end,
-            "citations": list(self.citations),
-            "scores": list(self.scores),
+            **asdict(self),
             "support": [support_words(score) for score in self.scores],
-            "disputed": list(self.disputed),
-            "supported": self.supported,
-            "abstention": self.abstention,
             "unsupported_spans": [list(span) for span in self.unsupported_spans],
             "support_from": list(self.support_from),
         }
