@@ -57,11 +57,6 @@ class PrefixStore:
         self.nbytes = 0
         self._pinned = []
 
-    @property
-    def tokens(self) -> int:
-        """Tokens held (each stored once however many prefixes share it)."""
-        return sum(len(node.tokens) for node in self._nodes())
-
     def _nodes(self) -> Iterator[_Node]:
         stack = list(self.root.children.values())
         while stack:
