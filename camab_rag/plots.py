@@ -1,9 +1,5 @@
-"""Plots of an attribution (needs the ``plot`` extra: ``pip install camab-rag[plot]``).
-
-* :func:`plot_attribution`: a bar per segment (or document), gold segments marked and
-  cited ones outlined.
-* :func:`plot_correlation`: CAMAB's posterior correlation of the segment weights (the
-  paper's interaction view: negative = the segments substitute for each other).
+"""Plots of an attribution (``pip install camab-rag[plot]``): per-segment bars
+(:func:`plot_attribution`) and CAMAB's posterior correlation (:func:`plot_correlation`).
 """
 
 from __future__ import annotations
@@ -60,15 +56,8 @@ def plot_attribution(
     top: int | None = 20,
     title: str | None = None,
 ) -> Axes:
-    """Horizontal bar chart of the attribution scores.
-
-    Args:
-        gold: indices (segments or documents, as ``by``) known to support the answer;
-            marked with a star and a gold bar.
-        cited: indices that were cited; drawn with a thick outline.
-        by: ``"segment"`` or ``"document"`` (document scores).
-        top: show only the ``top`` highest scores (``None``: all, in order).
-    """
+    """Horizontal bar chart of the scores ``by`` segment or document: ``gold`` indices starred,
+    ``cited`` ones outlined, only the ``top`` highest (``None``: all)."""
     if by not in ("segment", "document"):
         raise InputError(f"by must be 'segment' or 'document', got {by!r}")
     plt = _pyplot()

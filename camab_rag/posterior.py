@@ -1,11 +1,8 @@
 """Gaussian posterior of Bayesian linear regression, updated one observation at a time.
 
-Model: ``v = w^T x + eps``, ``eps ~ N(0, noise_variance)``, prior ``w ~ N(mu0, prior_variance I)``.
-The precision ``B = I / prior_variance + sum x x^T / noise_variance`` is kept as its upper
-Cholesky factor ``U`` (``B = U^T U``), updated in O(d^2) per observation (a rank-one
-Cholesky update); the mean ``B^-1 f`` and posterior samples cost two triangular solves,
-also O(d^2). No O(d^3) inverse is formed per round, and the factor stays well conditioned
-because ``B`` only grows from a scaled identity.
+``v = w^T x + eps``, prior ``w ~ N(mu0, prior_variance I)``; the precision is kept as its
+upper Cholesky factor, updated in O(d^2) per observation (rank-one update); the mean and
+samples cost two triangular solves.
 """
 
 from __future__ import annotations
@@ -18,14 +15,8 @@ FloatArray = NDArray[np.float64]
 
 
 class GaussianLinearPosterior:
-    """Posterior ``N(mean, B^-1)`` over the weights of a linear reward model.
-
-    Args:
-        dim: number of weights (segments + 1 for the intercept).
-        prior_mean: scalar or vector prior mean (default 0).
-        prior_variance: prior variance of every weight (default 1).
-        noise_variance: observation noise variance ``sigma^2`` (default 0.01).
-    """
+    """Posterior ``N(mean, B^-1)`` over ``dim`` weights (segments + intercept) of a linear
+    reward model, with a prior mean, a prior variance and the noise variance ``sigma^2``."""
 
     def __init__(
         self,
@@ -73,11 +64,6 @@ class GaussianLinearPosterior:
         """Posterior precision ``B``."""
         return np.asarray(self._factor.T @ self._factor, dtype=float)
 
-    @property
-    def cholesky_factor(self) -> FloatArray:
-        """Upper-triangular ``U`` with ``B = U^T U`` (a copy)."""
-        return np.array(self._factor, dtype=float)
-
     def covariance(self) -> FloatArray:
         """Posterior covariance ``B^-1`` (O(d^3): call once, not per round)."""
         return np.asarray(cho_solve((self._factor, False), np.eye(self.dim)), dtype=float)
@@ -115,10 +101,7 @@ def closed_form_posterior(
     prior_variance: float = 1.0,
     noise_variance: float = 0.01,
 ) -> tuple[FloatArray, FloatArray]:
-    """The batch Bayesian linear regression posterior ``(mean, precision)``.
-
-    Equal to feeding the rows of ``features`` one by one to :class:`GaussianLinearPosterior`.
-    """
+    """The batch posterior ``(mean, precision)``: the rows of ``features`` fed one by one."""
     x = np.atleast_2d(np.asarray(features, dtype=float))
     v = np.asarray(values, dtype=float).reshape(-1)
     dim = x.shape[1]

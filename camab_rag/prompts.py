@@ -1,12 +1,8 @@
-"""Build the prompt the model sees for a subset of the context.
+"""Build the prompt the model sees for a subset of the context (scoring and regeneration).
 
-The same builder serves scoring and regeneration, so an ablated prompt is exactly what the
-model would have been asked with those segments removed. Two builders:
-
-* :class:`TemplatePromptBuilder` renders question + kept segments (original order and
-  original separators) into a template.
-* :class:`SpanRemovalPromptBuilder` starts from the prompt the LLM actually received and
-  cuts the ablated segments' text out of it, so any prompt template works unchanged.
+:class:`TemplatePromptBuilder` renders the question and kept segments into a template;
+:class:`SpanRemovalPromptBuilder` cuts the left-out segments out of the prompt the LLM
+actually received, so any prompt template works unchanged.
 """
 
 from __future__ import annotations
@@ -37,9 +33,8 @@ CHAT_ROLES = ("system", "user", "assistant")
 
 
 def check_history(history: object) -> list[ChatMessage]:
-    """``history`` (earlier chat messages, oldest first) as a list, checked: each a mapping
-    with ``role`` (``"system"``, ``"user"`` or ``"assistant"``) and a string ``content``
-    that passes the input gate (:func:`camab_rag.text_gate.check_text`)."""
+    """``history`` (earlier chat messages, oldest first) checked: roles among
+    :data:`CHAT_ROLES`, string contents that pass the input gate."""
     if history is None:
         return []
     if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
@@ -88,25 +83,17 @@ def check_mask(mask: Mask, n_segments: int) -> Mask:
 
 
 class TemplatePromptBuilder:
-    """Question + kept segments rendered into a template.
-
-    Within a document, kept segments keep their original order and the original text that
-    separated each from its predecessor; a document with no kept segment disappears
-    (header included); documents are joined by ``document_separator``.
+    """Question + kept segments rendered into a template (kept segments keep their order and
+    original separators; a document with none disappears).
 
     Args:
-        question: the user's question.
-        documents: the source documents.
-        segments: the segments, as from :func:`camab_rag.segments.segment_documents`.
+        question, documents, segments: the question, the documents and their segments.
         user_template: has ``{context}`` and ``{question}`` fields.
         system_prompt: the system message (``None`` for none).
-        document_template: how one document is shown; fields ``{text}``, ``{title}``,
-            ``{index}`` (1-based position among the documents).
+        document_template: one document, fields ``{text}``, ``{title}``, ``{index}`` (1-based).
         chat: build chat messages (``True``) or one plain-text prompt.
-        history: earlier chat messages (oldest first), placed between the system message
-            and the question: the conversation is context too (the groundedness gate's
-            empty anchor leaves it out). Chat prompts only.
-    """
+        history: earlier chat messages between the system message and the question (chat
+            only; the conversation is context too)."""
 
     def __init__(
         self,
@@ -201,12 +188,8 @@ class SpanLocation:
 
 
 class SpanRemovalPromptBuilder:
-    """Cut ablated segments out of the prompt the LLM actually received.
-
-    Args:
-        prompt: the captured prompt (text or chat messages).
-        locations: for each segment, where its text stands in the prompt (non-overlapping).
-    """
+    """Cut ablated segments out of the prompt the LLM actually received (``locations``: where
+    each segment's text stands in it, non-overlapping)."""
 
     def __init__(self, prompt: Prompt, locations: Sequence[SpanLocation]) -> None:
         self.prompt = prompt
@@ -248,13 +231,9 @@ def _remove_spans(text: str, spans: list[tuple[int, int]]) -> str:
 def locate_segments(
     prompt: Prompt, documents: Sequence[SourceDocument], segments: Sequence[Segment]
 ) -> list[SpanLocation] | None:
-    """Find each segment in the prompt, via its document's text.
-
-    Documents are searched in order (each after the previous one's match, falling back to a
-    search from the start of the message), so duplicate texts resolve to distinct places.
-    Returns ``None`` when some document's text cannot be found verbatim: the caller should
-    fall back to a template prompt and say so.
-    """
+    """Each segment's place in the prompt, via its document's text (documents searched in
+    order, so duplicates resolve to distinct places); ``None`` when a document's text is not
+    found verbatim (the caller then uses the template and says so)."""
     texts = prompt_texts(prompt)
     doc_locations: dict[int, tuple[int, int]] = {}
     used: list[tuple[int, int, int]] = []

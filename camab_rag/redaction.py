@@ -1,13 +1,9 @@
 """Credentials kept out of everything camab-rag says: messages, logs, reprs, metadata.
 
-A scorer that holds credentials (an API key, a password in its base URL, an auth header)
-keeps them in a :class:`Secrets` and passes every text that may reach a user through
-:meth:`Secrets.clean` before it goes into an error or a log line, so a server that echoes
-a key back ("upstream failed for Bearer sk-...") cannot make us print it. URLs are shown
-without their user-info and with credential-looking query values masked (:func:`public_url`).
-A URL's user-info counts in every form it can come back in (:func:`url_credentials`): as
-written, percent-decoded (what the server receives, so what it echoes) and as the Basic
-token sent for it, so a password that needs encoding (``pa%40ss%2Fw0rd``) is masked too.
+A scorer keeps its key, URL user-info and auth headers in a :class:`Secrets` and passes
+every text that may reach a user through :meth:`Secrets.clean` (each secret masked in
+every form a server may echo it: raw, percent-decoded, Basic token); URLs are shown by
+:func:`public_url`.
 """
 
 from __future__ import annotations
@@ -54,9 +50,8 @@ _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/?#@\s]*@")
 
 
 def shown_url(value: object) -> str:
-    """``value``, given where a URL belongs, as an error message may show it: a URL (of
-    any scheme, or none: ``user:pa%40ss@host``) without its user-info and with credential
-    query values masked, quoted; anything else by its type alone (its repr may hold one)."""
+    """``value`` (where a URL belongs) as a message may show it: without user-info, credential
+    query values masked, quoted; a non-URL by its type alone."""
     if not isinstance(value, str):
         return f"a {type(value).__name__}"
     return repr(public_url(_USERINFO.sub(lambda m: f"{m.group(1) or ''}{MASK}@", value)))
@@ -76,10 +71,8 @@ def query_parameters(url: str) -> list[tuple[str, str]]:
 
 
 def url_credentials(url: str) -> list[str]:
-    """The credentials ``url`` carries: its user-info, user and password in every form a
-    server may echo them (as written, percent-decoded, re-encoded) and the Basic token an
-    HTTP client sends for them, and the values of its query parameters whose names say
-    they carry one (empty when it has none)."""
+    """The credentials ``url`` carries, in every form a server may echo them (user-info as
+    written, decoded, re-encoded, as a Basic token; credential-looking query values)."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -95,9 +88,7 @@ def url_credentials(url: str) -> list[str]:
 
 
 def _spellings(value: str) -> list[str]:
-    """``value`` as written, percent-decoded, and percent-encoded the usual ways (every
-    reserved character, all but ``/``, spaces as ``+``), each with upper- and lower-case
-    hex digits (empty strings dropped)."""
+    """``value`` as written, percent-decoded and percent-encoded the usual ways (both hex cases)."""
     decoded = unquote(value)
     encoded = [quote(decoded, safe=""), quote(decoded), quote_plus(decoded)]
     lower = [re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), form) for form in encoded]
@@ -112,11 +103,7 @@ def _basic_tokens(user: str, password: str) -> list[str]:
 
 
 class Secrets:
-    """The credentials one scorer holds, to mask in any text it shows.
-
-    Args:
-        values: the secrets themselves (``None`` and empty ones are ignored).
-    """
+    """The credentials one scorer holds (``None`` and empty ones ignored), to mask in any text."""
 
     def __init__(self, values: Iterable[str | None] = ()) -> None:
         kept = {v for v in values if isinstance(v, str) and len(v) >= _SHORTEST}
@@ -126,9 +113,8 @@ class Secrets:
     def of(
         cls, url: str, api_key: str | None = None, headers: Mapping[str, str] | None = None
     ) -> Secrets:
-        """The secrets of a server connection: the key, the URL's credentials and the
-        values of headers whose names say they carry one (``Authorization``,
-        ``X-Api-Key``, ...)."""
+        """The secrets of a server connection: the key, the URL's credentials and credential
+        headers' values."""
         header_values = [
             value
             for name, value in (headers or {}).items()
@@ -149,18 +135,3 @@ class Secrets:
         for value in self._values:
             text = text.replace(value, MASK)
         return _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
-
-    def carried_by(self, text: str) -> bool:
-        """Whether ``text`` holds one of the secrets."""
-        return any(value in text for value in self._values)
-
-
-__all__ = [
-    "MASK",
-    "Secrets",
-    "carries_credential",
-    "public_url",
-    "query_parameters",
-    "shown_url",
-    "url_credentials",
-]

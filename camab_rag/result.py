@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,12 @@ from camab_rag.token_support import TokenSupport
 
 FloatArray = NDArray[np.float64]
 SCHEMA_VERSION = 1
+# the plain fields of AttributionResult.to_dict(), in their JSON order
+_SCALARS = (  # noqa: SIM905
+    "status error method method_config reward seed question response budget n_queries "
+    "n_evaluations prompt_tokens wall_time_s stopped_early queries_saved n_redrawn exact "
+    "scored_by n_documents prompt_mode prompt_note anchor_rewards uninformative token_support"
+).split()
 
 
 @dataclass(frozen=True)
@@ -34,21 +40,11 @@ class StatementAttribution:
         return _top_k(self.scores, k)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "start": self.start,
-            "end": self.end,
-            "scores": [float(s) for s in self.scores],
-        }
+        return {**_fields_dict(self), "scores": [float(s) for s in self.scores]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> StatementAttribution:
-        return cls(
-            str(data["text"]),
-            int(data["start"]),
-            int(data["end"]),
-            np.asarray(data["scores"], dtype=float),
-        )
+        return cls(**_cast_fields(cls, data, {"scores": np.asarray(data["scores"], dtype=float)}))
 
 
 @dataclass(frozen=True)
@@ -65,27 +61,28 @@ class Conflict:
     backing: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "start": self.start,
-            "end": self.end,
-            "segment": self.segment,
-            "backed_by": self.backed_by,
-            "against": self.against,
-            "backing": self.backing,
-        }
+        return _fields_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Conflict:
-        return cls(
-            str(data["text"]),
-            int(data["start"]),
-            int(data["end"]),
-            int(data["segment"]),
-            int(data["backed_by"]),
-            float(data["against"]),
-            float(data["backing"]),
-        )
+        return cls(**_cast_fields(cls, data, {}))
+
+
+_CAST: dict[str, Any] = {"int": int, "float": float, "str": str, "bool": bool}
+
+
+def _fields_dict(obj: Any) -> dict[str, Any]:
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+
+
+def _cast_fields(cls: Any, data: Mapping[str, Any], done: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of ``cls`` from JSON ``data``: ``done`` as given, every other
+    field present in ``data`` cast to its plain type (``int``, ``str``, ...) or kept as is."""
+    kwargs = dict(done)
+    for f in fields(cls):
+        if f.name not in kwargs and f.name in data:
+            kwargs[f.name] = _CAST.get(str(f.type), lambda v: v)(data[f.name])
+    return kwargs
 
 
 def _clip(text: str, limit: int = 60) -> str:
@@ -98,46 +95,27 @@ class AttributionResult:
     """Per-segment attribution of a response to its context.
 
     Attributes:
-        scores: one score per segment (higher = the response relied on it more). For CAMAB
-            the posterior means ``w_1..w_N``.
+        scores: one per segment, higher = relied on more (CAMAB: the posterior means).
         segments: the attribution units (empty for :func:`camab_rag.attribute_fn`).
         method, budget: what ran, with what budget (distinct model calls allowed).
-        n_queries: distinct model calls paid for (a repeated subset is served from cache).
-        n_evaluations: subsets evaluated (including cache hits: only CAMAB's paper-faithful
-            ``redraw=False`` repeats one).
-        n_redrawn: rounds whose Thompson draw repeated a paid-for subset and was drawn again.
-        exact: the budget covered every subset (``2**N <= budget``): each was evaluated once
-            and the fit is exact, with no sampling.
-        prompt_tokens: prompt tokens the model processed over the paid calls.
-        wall_time_s: seconds the attribution took.
+        n_queries, n_evaluations: distinct model calls paid for; subsets evaluated (cache
+            hits included). ``n_redrawn``: Thompson draws redrawn as already paid for.
+        exact: ``2**N <= budget``: every subset was evaluated once, the fit is exact.
+        prompt_tokens, wall_time_s: prompt tokens over the paid calls; seconds taken.
         masks, rewards: the evaluated subsets (in order) and their rewards.
-        statements: per answer sentence attribution (no extra model calls).
-        conflicts: answer words that a supporting segment argues against
-            (:mod:`camab_rag.conflicts`, no extra model calls).
-        stopped_early: CAMAB's early stop fired; ``queries_saved`` = budget - evaluations.
-        status, error: ``"ok"``, or ``"error"`` / ``"no_context"`` (no retrieved context
-            reached the model) with a message (used by integrations, where attribution
-            must never break the host chain).
-        document_scores: per source document, the **sum** of its segments' scores: under
-            the linear surrogate that is the predicted reward change of removing the whole
-            document.
-        scored_by: which model scored the subsets, and whether it was a proxy for the
-            model that wrote the answer (``None`` for :func:`camab_rag.attribute_fn`).
-        prompt_mode: how subsets became prompts: ``"captured"`` (documents cut out of the
-            prompt the model really received, ``attribute(..., prompt=...)``),
-            ``"template"`` (the default template), ``"custom"`` (a ``prompt_builder``),
-            ``"none"`` (failed before any prompt was built).
-        prompt_note: why the template was used instead of a captured prompt, if it was.
-        anchor_rewards: with ``attribute(..., anchors=True)``, the rewards of the full
-            (``"full"``) and the empty (``"empty"``) context, scored for the groundedness
-            verdict (counted in ``n_queries`` when paid for; not used by the estimator).
-        uninformative: why the scores say nothing about which segment the answer came
-            from (one subset scored: the budget was too small; every subset scored the
-            same; every segment tied), or ``None`` when they do. The renderers show it.
-        token_support: with ``anchors=True``, every answer token's log-probability under
-            both anchors (:class:`~camab_rag.token_support.TokenSupport`): per-sentence
-            gains and unsupported spans at no extra call. In a chat prompt the empty
-            anchor also leaves out the earlier turns (``token_support.earlier_turns``).
+        statements, conflicts: per answer sentence attribution; answer words a supporting
+            segment argues against (both without extra model calls).
+        stopped_early: CAMAB's early stop fired (``queries_saved``).
+        status, error: ``"ok"``, ``"error"`` or ``"no_context"``, with a message
+            (integrations never break the host chain).
+        document_scores: per document, the sum of its segments' scores.
+        scored_by: which model scored, and whether as a proxy for the answering model.
+        prompt_mode, prompt_note: ``"captured"``, ``"template"``, ``"custom"`` or
+            ``"none"``; why the template replaced a captured prompt.
+        anchor_rewards: with ``anchors=True``, the full and empty contexts' rewards.
+        uninformative: why the scores cannot tell the segments apart, or ``None``.
+        token_support: with ``anchors=True``, every answer token's log-prob under both
+            anchors (:class:`~camab_rag.token_support.TokenSupport`).
     """
 
     scores: FloatArray
@@ -171,8 +149,7 @@ class AttributionResult:
     token_support: TokenSupport | None = None
 
     def __repr__(self) -> str:
-        """One short line (``print(result)`` must not dump every score and mask): the
-        method, status, calls, the top segments with their scores, and the answer's start."""
+        """One short line: the method, calls, top segments and the answer's start."""
         name = type(self).__name__
         if self.status != "ok":
             return f"{name}(status={self.status!r}, error={_clip(str(self.error))!r})"
@@ -225,9 +202,8 @@ class AttributionResult:
 
     # ------------------------------------------------------------------ anytime
     def at_budget(self, budget: int) -> AttributionResult:
-        """The attribution a run with a smaller ``budget`` would have returned, refitted on
-        the first ``budget`` evaluations of this run (no model calls). Only for methods
-        whose prefix is a valid run (not leave-one-out)."""
+        """The attribution refitted on the first ``budget`` evaluations (no model calls), for
+        methods whose prefix is a valid run (not leave-one-out)."""
         method = method_from_config(self.method, self.method_config)
         if not method.anytime:
             anytime = ", ".join(repr(n) for n, m in METHODS.items() if getattr(m, "anytime", 0))
@@ -278,34 +254,13 @@ class AttributionResult:
     # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable form; :meth:`from_dict` restores it exactly."""
+        out: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+        for name in _SCALARS:
+            value = getattr(self, name)
+            out[name] = value.to_dict() if hasattr(value, "to_dict") else value
+            out[name] = dict(value) if isinstance(value, dict) else out[name]
         return {
-            "schema_version": SCHEMA_VERSION,
-            "status": self.status,
-            "error": self.error,
-            "method": self.method,
-            "method_config": self.method_config,
-            "reward": self.reward,
-            "seed": self.seed,
-            "question": self.question,
-            "response": self.response,
-            "budget": self.budget,
-            "n_queries": self.n_queries,
-            "n_evaluations": self.n_evaluations,
-            "prompt_tokens": self.prompt_tokens,
-            "wall_time_s": self.wall_time_s,
-            "stopped_early": self.stopped_early,
-            "queries_saved": self.queries_saved,
-            "n_redrawn": self.n_redrawn,
-            "exact": self.exact,
-            "scored_by": self.scored_by.to_dict() if self.scored_by is not None else None,
-            "n_documents": self.n_documents,
-            "prompt_mode": self.prompt_mode,
-            "prompt_note": self.prompt_note,
-            "anchor_rewards": dict(self.anchor_rewards),
-            "uninformative": self.uninformative,
-            "token_support": (
-                self.token_support.to_dict() if self.token_support is not None else None
-            ),
+            **out,
             "segments": [s.to_dict() for s in self.segments],
             "scores": [float(s) for s in self.scores],
             "document_scores": [float(s) for s in self.document_scores],
@@ -318,54 +273,33 @@ class AttributionResult:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AttributionResult:
-        """The result :meth:`to_dict` wrote; a background attribution's placeholder that
-        is still ``"pending"`` (or was ``"cancelled"``) is a typed error saying so
-        (:func:`check_finished`)."""
+        """The result :meth:`to_dict` wrote (a pending or cancelled placeholder raises:
+        :func:`check_finished`)."""
         check_finished(data)
         version = data.get("schema_version", SCHEMA_VERSION)
         if version != SCHEMA_VERSION:
             raise ValueError(f"unsupported attribution schema_version {version!r}")
         scores = np.asarray(data["scores"], dtype=float)
         masks = [[c == "1" for c in row] for row in data.get("masks", [])]
-        return cls(
-            scores=scores,
-            segments=[Segment.from_dict(s) for s in data.get("segments", [])],
-            method=str(data.get("method", "camab")),
-            budget=int(data.get("budget", 0)),
-            n_queries=int(data.get("n_queries", 0)),
-            n_evaluations=int(data.get("n_evaluations", 0)),
-            prompt_tokens=int(data.get("prompt_tokens", 0)),
-            wall_time_s=float(data.get("wall_time_s", 0.0)),
-            masks=np.asarray(masks, dtype=bool).reshape(len(masks), scores.shape[0]),
-            rewards=np.asarray(data.get("rewards", []), dtype=float),
-            statements=[StatementAttribution.from_dict(s) for s in data.get("statements", [])],
-            conflicts=[Conflict.from_dict(c) for c in data.get("conflicts", [])],
-            stopped_early=bool(data.get("stopped_early", False)),
-            question=str(data.get("question", "")),
-            response=str(data.get("response", "")),
-            reward=str(data.get("reward", "mean_logprob")),
-            seed=int(data.get("seed", 0)),
-            method_config=dict(data.get("method_config", {})),
-            status=str(data.get("status", "ok")),
-            error=data.get("error"),
-            n_documents=int(data.get("n_documents", 0)),
-            n_redrawn=int(data.get("n_redrawn", 0)),
-            exact=bool(data.get("exact", False)),
-            scored_by=ScoredBy.from_dict(data["scored_by"]) if data.get("scored_by") else None,
-            prompt_mode=str(data.get("prompt_mode", "template")),
-            prompt_note=data.get("prompt_note"),
-            anchor_rewards={str(k): float(v) for k, v in data.get("anchor_rewards", {}).items()},
-            uninformative=data.get("uninformative"),
-            token_support=(
-                TokenSupport.from_dict(data["token_support"]) if data.get("token_support") else None
-            ),
-        )
+        support, by = data.get("token_support"), data.get("scored_by")
+        done = {
+            "scores": scores,
+            "segments": [Segment.from_dict(s) for s in data.get("segments", [])],
+            "masks": np.asarray(masks, dtype=bool).reshape(len(masks), scores.shape[0]),
+            "rewards": np.asarray(data.get("rewards", []), dtype=float),
+            "statements": [StatementAttribution.from_dict(s) for s in data.get("statements", [])],
+            "conflicts": [Conflict.from_dict(c) for c in data.get("conflicts", [])],
+            "method_config": dict(data.get("method_config", {})),
+            "scored_by": ScoredBy.from_dict(by) if by else None,
+            "anchor_rewards": {str(k): float(v) for k, v in data.get("anchor_rewards", {}).items()},
+            "token_support": TokenSupport.from_dict(support) if support else None,
+        }
+        return cls(**_cast_fields(cls, data, done))
 
     @classmethod
     def failed(cls, error: BaseException | str, **fields: Any) -> AttributionResult:
-        """An empty result that records why attribution failed (the host chain goes on):
-        ``status="no_context"`` when no retrieved context reached the model
-        (:class:`~camab_rag.errors.NoContextError`), else ``"error"``."""
+        """An empty result recording why attribution failed: ``status="no_context"`` for a
+        :class:`~camab_rag.errors.NoContextError`, else ``"error"``."""
         message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         status = "no_context" if isinstance(error, NoContextError) else "error"
         fields.setdefault("prompt_mode", "none")
@@ -375,9 +309,8 @@ class AttributionResult:
 def uninformative_reason(
     budget: int, masks: NDArray[np.bool_], rewards: FloatArray, scores: FloatArray
 ) -> str | None:
-    """Why ``scores``, fitted on the subsets ``masks`` and their ``rewards``, say nothing
-    about which segment the answer came from (:attr:`AttributionResult.uninformative`), or
-    ``None`` when they do."""
+    """Why ``scores`` fitted on ``masks``/``rewards`` cannot tell the segments apart
+    (:attr:`AttributionResult.uninformative`), or ``None``."""
     n = int(scores.shape[0])
     distinct = len({row.tobytes() for row in masks})
     if distinct == 0:
@@ -417,10 +350,8 @@ WAIT_FIRST = (
 
 
 def check_finished(data: object, how_to_wait: str = WAIT_FIRST) -> None:
-    """Raise :class:`~camab_rag.errors.AttributionPendingError` when ``data`` is a
-    background attribution's placeholder still ``{"status": "pending"}`` (saying
-    ``how_to_wait``), :class:`~camab_rag.errors.AttributionCancelledError` when it was
-    ``"cancelled"``: read as a result, either would lack every field."""
+    """Raise :class:`~camab_rag.errors.AttributionPendingError` for a placeholder still
+    ``"pending"`` (saying ``how_to_wait``), ``AttributionCancelledError`` for a cancelled one."""
     status = data.get("status") if isinstance(data, Mapping) else None
     if status == "pending":
         raise AttributionPendingError(

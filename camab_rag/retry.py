@@ -1,9 +1,7 @@
-"""How transient failures are retried: one policy for the HTTP scorer and the audit gate.
+"""One retry policy for the HTTP scorer and the audit gate.
 
-Exponential backoff with jitter (50-100% of ``backoff_base * 2**(failures - 1)``, capped at
-``backoff_max``), a server's ``Retry-After`` honoured up to the same cap, at most
-``max_retries`` retries, and optionally a budget of seconds for the retries (the pauses and
-the attempts after the first failure).
+Exponential backoff with jitter, ``Retry-After`` honoured up to ``backoff_max``, at most
+``max_retries`` retries, and optionally a budget of seconds for the retries.
 """
 
 from __future__ import annotations
@@ -15,9 +13,8 @@ from camab_rag.errors import InputError
 
 
 class Retryable(Exception):
-    """A transient failure worth retrying; ``retry_after`` is the server's hint in seconds,
-    ``status_code`` the HTTP status it answered (if any), ``unreachable`` whether it did
-    not answer at all (connection refused, timed out)."""
+    """A transient failure worth retrying, with the server's ``retry_after`` hint, its
+    ``status_code`` and whether it was ``unreachable``."""
 
     def __init__(
         self,
@@ -35,16 +32,9 @@ class Retryable(Exception):
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Retries of transient failures.
-
-    Attributes:
-        max_retries: retries after the first attempt.
-        backoff_base: the first pause in seconds (doubled per consecutive failure).
-        backoff_max: the longest pause, also the cap on ``Retry-After``.
-        budget_s: the most seconds to spend on retries from the first failure on, the
-            pauses and the further attempts both counted (``None``: no limit beyond
-            ``max_retries``).
-    """
+    """Retries of transient failures: at most ``max_retries``, pausing ``backoff_base``
+    seconds doubled per failure up to ``backoff_max`` (also the cap on ``Retry-After``),
+    and at most ``budget_s`` seconds from the first failure on (``None``: no limit)."""
 
     max_retries: int = 5
     backoff_base: float = 0.5
@@ -67,9 +57,8 @@ class RetryPolicy:
         return base * (0.5 + random.random() / 2)
 
     def why_stop(self, attempt: int, waited: float, delay: float) -> str | None:
-        """Why not to retry after attempt ``attempt`` (0-based) failed, when ``waited``
-        seconds have passed since the first failure and the next pause is ``delay``;
-        ``None``: retry."""
+        """Why not to retry after attempt ``attempt`` (0-based), ``waited`` seconds after the
+        first failure, before a pause of ``delay``; ``None``: retry."""
         if attempt >= self.max_retries:
             return f"failed after {attempt + 1} attempts"
         # a retry needs time left after its pause: a tenth of the budget at least (else a

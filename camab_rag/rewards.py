@@ -1,15 +1,9 @@
 """Rewards: V(S), how well a subset's prompt supports the original response.
 
-Reward functions map the response tokens' log-probabilities (one array) to a float:
-
-* ``"mean_logprob"`` (default, the CAMAB paper's Eq. 1): average token log-probability.
-* ``"sum_logprob"``: total log-probability of the response.
-* ``"logit"``: ContextCite's target, the average per-token logit ``log p - log(1 - p)``.
-
-Oracles price subsets, each once: :class:`ScorerOracle` asks a
-:class:`~camab_rag.scorers.base.Scorer` for the response's token log-probabilities under
-each subset's prompt, caches them by subset, and counts distinct queries and prompt tokens.
-:class:`FunctionOracle` wraps a plain ``mask -> reward`` function (no LLM at all).
+A reward maps the response tokens' log-probs to a float (``"mean_logprob"``, the paper's
+Eq. 1; ``"sum_logprob"``; ``"logit"``, ContextCite's target). :class:`ScorerOracle` prices
+each subset once through a scorer (cached, counted); :class:`FunctionOracle` wraps a plain
+``mask -> reward`` function.
 """
 
 from __future__ import annotations
@@ -83,9 +77,7 @@ def chunked(masks: Sequence[NDArray[np.bool_]], size: int) -> list[list[NDArray[
 
 
 class ScorerOracle:
-    """Rewards from a scorer, cached by subset (no subset is ever paid for twice).
-
-    ``on_scored(n_queries)`` runs after each scorer call (the engine's progress)."""
+    """Rewards from a scorer, cached by subset; ``on_scored(n_queries)`` after each call."""
 
     def __init__(
         self, builder: PromptBuilder, scorer: Scorer, response: str, reward_fn: RewardFn
@@ -137,9 +129,7 @@ class ScorerOracle:
         )
 
     def rewards(self, masks: Masks) -> Steps[FloatArray]:
-        """The rewards of ``masks``, asking the scorer for the new subsets only (a few per
-        call, :data:`PROGRESS_EVERY`); run by :func:`~camab_rag.steps.drive` or
-        :func:`~camab_rag.steps.adrive`."""
+        """The rewards of ``masks``, asking only for new subsets (steps for ``drive``)."""
         for part in chunked(self._new_masks(masks), self.per_call):
             self._store(
                 [mask.tobytes() for mask in part],
@@ -150,9 +140,8 @@ class ScorerOracle:
         return self._rewards(masks)
 
     def prompt_logprobs(self, name: str, prompt: Prompt) -> Steps[ResponseLogprobs]:
-        """The response's log-probs under a prompt no subset builds (e.g. the empty anchor
-        without the earlier chat turns), asked once (cached under ``name``) and counted
-        like a subset."""
+        """The response's log-probs under a prompt no subset builds (cached under ``name``,
+        counted like a subset)."""
         key = b"prompt:" + name.encode()
         if key not in self.cache:
             request = ScoreRequest(prompt, self.response)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from camab_rag.errors import InputError
@@ -43,12 +43,7 @@ class Segment:
     end: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "doc_index": self.doc_index,
-            "start": self.start,
-            "end": self.end,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Segment:
@@ -56,13 +51,9 @@ class Segment:
 
 
 def to_document(item: object, index: int = 0) -> SourceDocument:
-    """Normalise one context item into a :class:`SourceDocument`.
-
-    Accepts a string; a mapping with ``text``/``page_content``/``content`` (and optional
-    ``metadata``/``title``/``url``/``source``); or an object with ``page_content``
-    (LangChain ``Document``), ``text`` or ``get_content()`` (LlamaIndex nodes), plus an
-    optional ``metadata``.
-    """
+    """One context item as a :class:`SourceDocument`: a string; a mapping with
+    ``text``/``page_content``/``content`` (and ``metadata``/``title``/``url``/``source``); or an
+    object with ``page_content``, ``text`` or ``get_content()``, and ``metadata``."""
     if isinstance(item, SourceDocument):
         return item
     if isinstance(item, str):
@@ -101,9 +92,7 @@ def to_document(item: object, index: int = 0) -> SourceDocument:
 
 
 def to_documents(context: object) -> list[SourceDocument]:
-    """Normalise a context (a string or a sequence of documents) into documents, each
-    through the input gate (:func:`camab_rag.text_gate.check_document`: its text and the
-    metadata renderers show)."""
+    """A context (a string or documents) as documents, each through the input gate."""
     if isinstance(context, (str, SourceDocument, Mapping)):
         items: Sequence[object] = [context]
     elif isinstance(context, Sequence):
@@ -124,12 +113,9 @@ def to_documents(context: object) -> list[SourceDocument]:
 def segment_documents(
     documents: Sequence[SourceDocument], granularity: Granularity = "sentence"
 ) -> list[Segment]:
-    """Split documents into segments at the given granularity.
-
-    ``granularity`` is ``"chunk"`` (one segment per document), ``"sentence"`` or a callable
-    returning ``(start, end)`` spans for a document's text. Blank documents give no
-    segments. Raises :class:`InputError` when nothing is left to attribute.
-    """
+    """Split documents into segments: ``granularity`` ``"chunk"`` (one per document),
+    ``"sentence"`` or a callable giving ``(start, end)`` spans; :class:`InputError` when
+    nothing is left to attribute."""
     splitter = _splitter_for(granularity)
     segments: list[Segment] = []
     for doc_index, doc in enumerate(documents):

@@ -1,9 +1,7 @@
 """Per-statement attribution: which segments support each answer sentence.
 
-The response is split into sentences; each sentence's reward is the chosen reward
-restricted to the tokens that start inside it, computed from the token log-probabilities
-already collected for every evaluated subset. The method's estimator is refitted on the
-same subsets, so this costs no model calls.
+Each sentence's reward is the reward restricted to its tokens, from the log-probs already
+collected; the estimator is refitted on the same subsets, so it costs no model calls.
 """
 
 from __future__ import annotations
@@ -41,9 +39,8 @@ def span_rewards(
     spans: Iterable[tuple[int, int]],
     reward_fn: RewardFn,
 ) -> tuple[list[tuple[int, int]], NDArray[np.float64]]:
-    """The spans of the response that own at least one token, and each one's reward under
-    every scored subset: ``reward_fn`` of the log-probs of the tokens whose first visible
-    character falls inside it, shape ``(len(rows), n_kept)``."""
+    """The response spans that own a token, and each one's reward under every scored subset
+    (from the tokens whose first visible character falls inside it)."""
     starts = [token_starts(row) for row in rows]
     kept: list[tuple[int, int]] = []
     columns: list[list[float]] = []

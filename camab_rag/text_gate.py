@@ -1,21 +1,10 @@
 """One gate for every text that enters camab-rag, whatever the door.
 
-Why: a lone surrogate (JSON's ``"\\ud800"``) cannot be encoded by any tokenizer or
-server, so it used to surface far from its cause (a retried "malformed response" blamed
-on the server, a crashed output file); a NUL character is not text; a string longer than
-any model's context or structured input nested thousands deep stalls or crashes what reads
-it. How: each door calls one of these checks before any model call, and a refused value
-raises :class:`~camab_rag.errors.TextError` (an :class:`~camab_rag.errors.InputError`)
-naming the field and the character position (:class:`~camab_rag.errors.TextTypeError`
-for a value that is not text). Each string costs a ``str.find`` and, when not ASCII, a
-UTF-8 encode: about 0.1 ms for a call with ten 2,000-character documents.
-
-Doors: the question, response and prompt of :func:`camab_rag.attribute` and
-:func:`camab_rag.captured.attribute_captured` (so both integrations: the error becomes the
-attribution's error, the chain goes on), the answer of
-:func:`camab_rag.assess_answer` and ``calibrate``, every document's text and rendered
-metadata (:data:`RENDERED_METADATA`, in :func:`camab_rag.segments.to_documents`), and a
-command-line tool's records (:func:`parse_json`, :func:`check_record`).
+A lone surrogate, a NUL, an oversized string or input nested too deep would fail far from
+its cause (in a tokenizer, a server, an output file); each door (question, response,
+prompt, documents, rendered metadata, a tool's records) calls these checks before any model
+call and a refused value raises :class:`~camab_rag.errors.TextError` naming the field and
+position.
 """
 
 from __future__ import annotations
@@ -48,10 +37,9 @@ def _type_name(value: object) -> str:
 
 
 def check_text(value: object, field: str, *, max_chars: int = MAX_CHARS, nul: bool = True) -> str:
-    """``value`` itself when it is usable text; else a :class:`TextError` naming
-    ``field``: a lone surrogate or (unless ``nul=False``: text no model reads, which JSON
-    output can hold) a NUL character, with its position, or more than ``max_chars``
-    characters; a :class:`TextTypeError` when it is not a string."""
+    """``value`` when it is usable text, else a :class:`TextError` naming ``field``: a lone
+    surrogate or a NUL (unless ``nul=False``) with its position, or over ``max_chars``
+    characters (:class:`TextTypeError` for a non-string)."""
     if not isinstance(value, str):
         raise TextTypeError(
             f"{field} must be a string, got {_type_name(value)}", field=field, reason="type"
@@ -113,12 +101,10 @@ def check_value(
     root: str = "the value",
     nul_keys: Collection[str] | None = None,
 ) -> Any:
-    """``value`` itself when every string in it (mapping keys too) passes
-    :func:`check_text` and its lists and mappings nest at most ``max_depth`` deep; else a
-    :class:`TextError` naming the path (``field[2].content``; ``root`` names the top when
-    ``field`` is empty). Other values (numbers, ``None``, objects) are left alone; a cycle
-    counts as too deep. ``nul_keys``: NUL is refused only under these keys of the top
-    mapping (``None``: everywhere)."""
+    """``value`` when every string in it (keys too) passes :func:`check_text` and it nests at
+    most ``max_depth`` deep, else a :class:`TextError` naming the path (``field[2].content``;
+    ``root`` when ``field`` is empty); a cycle counts as too deep. ``nul_keys``: refuse NUL
+    only under these top-level keys (``None``: everywhere)."""
     stack: list[tuple[object, str, int, bool]] = [(value, field, 0, nul_keys is None)]
     while stack:
         item, path, depth, nul = stack.pop()
@@ -168,12 +154,9 @@ def check_prompts(prompts: Sequence[object], field: str = "captured prompt") -> 
 def check_record(
     record: object, where: str = "", *, text_keys: Collection[str] = RECORD_TEXT_KEYS
 ) -> Mapping[str, Any]:
-    """A decoded record (one JSON object: a tool's input line) with every string in it
-    checked (:func:`check_value`; fields named from the record's top, e.g.
-    ``documents[2].title``, after ``where`` when given): no lone surrogate anywhere (no
-    output could hold it), no NUL under ``text_keys`` (what the model reads; elsewhere
-    JSON output holds it), nesting at most :data:`MAX_DEPTH`. A :class:`TextTypeError`
-    when it is not a mapping."""
+    """A decoded record (a tool's JSON input line) checked by :func:`check_value`: no lone
+    surrogate, no NUL under ``text_keys``, nesting at most :data:`MAX_DEPTH`
+    (:class:`TextTypeError` when it is not a mapping)."""
     if not isinstance(record, Mapping):
         raise TextTypeError(
             f"{where or 'a record'} must be a JSON object, got {_type_name(record)}",
@@ -185,10 +168,8 @@ def check_record(
 
 
 def parse_json(text: str, field: str = "the line") -> Any:
-    """``json.loads(text)``, with the gate's limits: a :class:`TextError` for a line over
-    :data:`MAX_LINE_CHARS` or nested too deep for the JSON reader (which raised a bare
-    ``RecursionError``). Invalid JSON still raises ``json.JSONDecodeError`` (a
-    ``ValueError``); check the value with :func:`check_record`."""
+    """``json.loads(text)``, with a :class:`TextError` for a line over :data:`MAX_LINE_CHARS` or
+    nested too deep for the JSON reader."""
     if len(text) > MAX_LINE_CHARS:
         raise TextError(
             f"{field} is {len(text):,} characters long, over the limit of "
@@ -209,9 +190,7 @@ def parse_json(text: str, field: str = "the line") -> Any:
 
 def check_examples(examples: object) -> list[object]:
     """Labelled answers for calibration as a list, each one's question and answer checked
-    (:func:`check_text`, named ``labelled example 3's question``); a
-    :class:`TextTypeError` when ``examples`` is not a collection of them. Their shape is
-    checked where they are read (:mod:`camab_rag.groundedness.calibration`)."""
+    (:class:`TextTypeError` when ``examples`` is not a collection)."""
     if isinstance(examples, (str, bytes, Mapping)) or not isinstance(examples, Iterable):
         raise TextTypeError(
             "examples must be a list of labelled answers (LabelledAnswer objects, mappings "
@@ -232,20 +211,3 @@ def check_examples(examples: object) -> list[object]:
         for name, value in found.items():
             check_text(value, f"labelled example {i}'s {name}")
     return items
-
-
-__all__ = [
-    "MAX_CHARS",
-    "MAX_DEPTH",
-    "MAX_LINE_CHARS",
-    "RECORD_TEXT_KEYS",
-    "RENDERED_METADATA",
-    "check_document",
-    "check_examples",
-    "check_prompts",
-    "check_record",
-    "check_text",
-    "check_texts",
-    "check_value",
-    "parse_json",
-]

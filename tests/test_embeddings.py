@@ -50,7 +50,7 @@ def test_batching_and_padding_do_not_change_vectors(embedder: MiniLMEmbedder) ->
     together = embedder.embed(texts)
     small = MiniLMEmbedder(embedder.model_dir, batch_size=1).embed(texts)
     np.testing.assert_allclose(together, small, atol=1e-5)
-    np.testing.assert_allclose(embedder.embed_one("short"), together[0], atol=1e-5)
+    np.testing.assert_allclose(embedder.embed(["short"])[0], together[0], atol=1e-5)
 
 
 def test_empty_input_and_bad_input(embedder: MiniLMEmbedder) -> None:

@@ -139,7 +139,6 @@ LEFT_SUBPACKAGES = {
     "camab_rag.render": {
         "HtmlView": "camab_rag.render.html",
         "render_html": "camab_rag.render.html",
-        "render_json": "camab_rag.render.json_render",
         "render_markdown": "camab_rag.render.markdown",
         "render_terminal": "camab_rag.render.terminal",
         "use_color": "camab_rag.render.terminal",

@@ -5,9 +5,10 @@ drawn by this package's renderers (which never import the code that decides cita
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import IO, Any, Literal
 
 import numpy as np
@@ -26,35 +27,23 @@ SourceUnit = Literal["document", "segment"]
 class CitationRule:
     """What counts as a citation of one answer sentence.
 
-    A source is cited when it is among the sentence's ``top_k`` sources **and** its score
-    stands ``threshold`` above what any text in the context gives (the median score of the
-    sources that hold none of the sentence's content words) **and** reaches ``relative``
-    times the sentence's best score **and** (``new_words``) it holds an informative word of
-    the sentence that no better-scored cited source holds. Scores are the sentence's own
-    attribution (its statement scores), summed per document when ``unit="document"``.
+    A source is cited when it is among the sentence's ``top_k`` sources, stands
+    ``threshold`` above what any text in the context gives (the median score of sources
+    holding none of the sentence's content words), reaches ``relative`` times the best
+    score and (``new_words``) holds a number or name of the sentence that no better cited
+    source holds. Scores are the sentence's statement scores, summed per document when
+    ``unit="document"``.
 
     Args:
         top_k: at most this many citations per sentence (``None``: no limit).
-        threshold: the support a cited source reaches above what any text gives, in
-            nats per answer token (default :data:`~camab_rag.render.support.CITE_AT`,
-            0.11): a sentence nothing meaningfully supports gets no citation.
-        relative: minimum fraction of the sentence's best score, on top of the absolute
-            bar (0 disables): a far weaker second source is mostly a redundant one
-            (BENCHMARKS.md, "Citation precision and recall (HotpotQA supporting
-            paragraphs, SmolLM2)").
+        threshold: the bar in nats per answer token (default
+            :data:`~camab_rag.render.support.CITE_AT`).
+        relative: minimum fraction of the sentence's best score (0 disables).
         unit: cite whole ``"document"``s or single ``"segment"``s.
-        new_words: a cited source must hold one of the sentence's numbers or names (its
-            content words when it has none) that no better-scored cited source holds: a
-            kettle page that shares only "costs" and "euros" with "The Glass teapot costs
-            29 euros." adds nothing to the teapot page, however much the model's
-            likelihood rose with it. A sentence whose words no source holds (a
-            paraphrase) is judged on the attribution alone. ``False`` disables.
-        support_threshold: when the attribution carries token support
-            (``attribute(..., anchors=True)``), a sentence the groundedness gate judges
-            ``unsupported`` cites nothing, and an abstention ("I don't know") never cites;
-            ``None`` uses the gate's calibrated verdict, a number the gate's score of the
-            sentence's tokens against it instead, ``-inf`` keeps every sentence's
-            citations.
+        new_words: require a word no better cited source holds (``False`` disables).
+        support_threshold: with token support (``anchors=True``), a sentence the gate
+            judges unsupported, or an abstention, cites nothing; ``None`` uses the gate's
+            calibrated verdict, a number the sentence score against it, ``-inf`` keeps all.
     """
 
     top_k: int | None = 2
@@ -101,14 +90,7 @@ class CitationRule:
         return chosen if self.top_k is None else chosen[: self.top_k]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "top_k": self.top_k,
-            "threshold": self.threshold,
-            "relative": self.relative,
-            "unit": self.unit,
-            "support_threshold": self.support_threshold,
-            "new_words": self.new_words,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -122,19 +104,10 @@ class Highlight:
     text: str
     score: float
     strength: float
-    """``score`` on the absolute support scale, in ``[0, 1]`` (1 from "strong support" up;
-    :func:`~camab_rag.render.support.support_strength`)."""
+    """``score`` on the support scale, in ``[0, 1]`` (1 from "strong support" up)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "segment_index": self.segment_index,
-            "start": self.start,
-            "end": self.end,
-            "text": self.text,
-            "score": self.score,
-            "strength": self.strength,
-            "support": support_words(self.score),
-        }
+        return {**asdict(self), "support": support_words(self.score)}
 
 
 @dataclass(frozen=True)
@@ -152,8 +125,7 @@ class Source:
     url: str | None = None
     """An http(s) link to the source (its ``url``/``source`` metadata), when it has one."""
     disputes: list[str] = field(default_factory=list)
-    """Answer words this source argues against (:mod:`camab_rag.conflicts`): it is shown
-    as disputing those sentences, never as their support."""
+    """Answer words this source argues against (shown as disputing, never as support)."""
 
     @property
     def label(self) -> str:
@@ -165,30 +137,18 @@ class Source:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "number": self.number,
-            "kind": self.kind,
-            "doc_index": self.doc_index,
-            "segment_index": self.segment_index,
-            "title": self.title,
+            **asdict(self),
             "label": self.label,
-            "text": self.text,
-            "score": self.score,
             "support": support_words(self.score),
-            "url": self.url,
             "highlights": [h.to_dict() for h in self.highlights],
-            "disputes": list(self.disputes),
         }
 
 
 @dataclass(frozen=True)
 class CitedSentence:
-    """One answer sentence and the source numbers it cites (best first).
-
-    ``supported`` is the groundedness gate's verdict on the sentence (``None``: not
-    judged); a sentence judged unsupported, or an ``abstention`` ("I don't know"), cites
-    nothing. ``unsupported_spans`` are ``(start, end)`` offsets in the answer of the
-    words of an unsupported sentence that the context does not support.
-    """
+    """One answer sentence and the source numbers it cites (best first), with the gate's
+    verdict (``supported``, ``None``: not judged; an unsupported sentence or an
+    ``abstention`` cites nothing) and the answer offsets of its unsupported words."""
 
     text: str
     start: int
@@ -207,15 +167,8 @@ class CitedSentence:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "text": self.text,
-            "start": self.start,
-            "end": self.end,
-            "citations": list(self.citations),
-            "scores": list(self.scores),
+            **asdict(self),
             "support": [support_words(score) for score in self.scores],
-            "disputed": list(self.disputed),
-            "supported": self.supported,
-            "abstention": self.abstention,
             "unsupported_spans": [list(span) for span in self.unsupported_spans],
             "support_from": list(self.support_from),
         }
@@ -227,9 +180,8 @@ class CitedSentence:
         spans: Sequence[tuple[int, int]],
         support_from: Sequence[str] = (),
     ) -> CitedSentence:
-        """A copy carrying a verdict: an unsupported sentence or an abstention cites
-        nothing; an unsupported sentence keeps the ``spans`` that fall inside it;
-        ``support_from`` is the report's (which parts of the context it rests on)."""
+        """A copy carrying a verdict (an unsupported sentence or an abstention cites
+        nothing; an unsupported one keeps the ``spans`` inside it)."""
         cites = supported is not False and not abstention
         flagged = supported is False and not abstention
         inside = [(a, b) for a, b in spans if flagged and self.start <= a < self.end]
@@ -250,9 +202,8 @@ def _short(text: str, limit: int = 60) -> str:
 
 
 def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[CitedSentence]:
-    """``sentences`` with a groundedness report's verdicts applied: each takes the verdict
-    of the report sentence that overlaps it most (any object with ``start``, ``end``,
-    ``supported`` and ``abstention``), and the report's ``unsupported_spans`` inside it."""
+    """``sentences``, each with the verdict of the report sentence that overlaps it most and
+    the report's ``unsupported_spans`` inside it."""
     verdicts = list(getattr(report, "sentences", []) or [])
     spans = [(int(s.start), int(s.end)) for s in getattr(report, "unsupported_spans", []) or []]
     judged = []
@@ -279,17 +230,9 @@ def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[Ci
 
 @dataclass(frozen=True)
 class CitedAnswer:
-    """An answer with per-sentence citations and its source list.
-
-    ``sentences`` cover the answer in order; text between them (whitespace) is kept in
-    ``answer`` and rendered as is. ``groundedness`` is an optional verdict attached by
-    :meth:`with_groundedness` (any object with ``to_dict()``, e.g. a
-    :class:`~camab_rag.groundedness.GroundednessReport`); its per-sentence verdicts are
-    applied to ``sentences``. ``scored_by`` says which model scored the attribution; every
-    renderer notes a proxy. ``uninformative`` (from
-    :attr:`~camab_rag.AttributionResult.uninformative`) says why the scores carry no
-    information, and every renderer shows it.
-    """
+    """An answer with per-sentence citations and its source list, plus an optional
+    groundedness verdict (:meth:`with_groundedness`), the scoring model (a proxy is noted)
+    and why the scores carry no information, if so; every renderer shows them."""
 
     answer: str
     question: str
@@ -309,15 +252,9 @@ class CitedAnswer:
         raise KeyError(number)
 
     def with_groundedness(self, verdict: Any) -> CitedAnswer:
-        """A copy carrying a groundedness verdict (shown by every renderer): a
-        :class:`~camab_rag.groundedness.GroundednessReport`, or what a
-        :class:`~camab_rag.groundedness.GroundednessFilter` returns (a ``FilteredAnswer``,
-        whose report is used; without one, e.g. when the filter could not judge, the
-        verdict is shown as unknown). A sentence the report finds unsupported, or an
-        abstention, loses its citation markers and its unsupported spans are marked; a
-        source no sentence cites any more leaves the list (or stays only as disputing). A
-        ``FilteredAnswer`` that blocked the answer shows its fallback text instead, with
-        the verdict and no sources: what the filter hid is not rendered."""
+        """A copy carrying a groundedness report or a filter's ``FilteredAnswer`` (no report:
+        shown as unknown). Unsupported sentences and abstentions lose their markers, sources
+        no longer cited leave the list; a blocked answer shows the fallback, no sources."""
         report = groundedness_report(verdict)
         fallback = getattr(verdict, "answer", None)
         if getattr(verdict, "blocked", False) is True and isinstance(fallback, str):
@@ -386,9 +323,12 @@ class CitedAnswer:
         }
 
     def to_json(self, *, indent: int | None = 2) -> str:
-        from camab_rag.render.json_render import render_json
-
-        return render_json(self, indent=indent)
+        """:meth:`to_dict` as JSON, with ``<``, ``>``, ``&`` and the JavaScript line
+        separators ``\\u``-escaped so it can sit in an HTML ``<script>`` block."""
+        text = json.dumps(self.to_dict(), ensure_ascii=False, indent=indent, allow_nan=False)
+        for raw in "<>&\u2028\u2029":
+            text = text.replace(raw, f"\\u{ord(raw):04x}")
+        return text
 
     def to_markdown(self) -> str:
         from camab_rag.render.markdown import render_markdown

@@ -1,13 +1,8 @@
 """Self-contained HTML: inline CSS, no scripts, no external assets.
 
-Every piece of document or model text goes through :func:`html.escape` (``quote=True``)
-after control characters are neutralised. Attribute values are built only from numbers
-and fixed strings (never from document text, except escaped ``title`` tooltips and a
-source's escaped http(s) ``url``), ``[n]`` markers point only to in-page anchors made of a
-hex digest and integers, a source's title links to its http(s) URL (``rel="noopener
-noreferrer nofollow"``), and the full page carries a Content-Security-Policy that forbids
-scripts altogether. Support reads as words (strong support, support, weak support: one
-absolute scale, :mod:`camab_rag.render.support`); raw scores are in the tooltips.
+All document and model text is cleaned and escaped; attributes are built from numbers,
+fixed strings, escaped tooltips and http(s) URLs only; the full page's
+Content-Security-Policy forbids scripts. Support reads as words (:mod:`.support`).
 """
 
 from __future__ import annotations

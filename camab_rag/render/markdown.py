@@ -1,12 +1,8 @@
 """Markdown rendering: the answer with ``[n]`` markers and a numbered source list.
 
-Document and model text is backslash-escaped where a character could change the
-rendering (emphasis, code, links and images, raw HTML, entities, tables, strikethrough,
-math, and block markers at the start of a line), so it can neither open links, images,
-emphasis or code, nor inject raw HTML, and still reads as plain text (``?``, ``,`` or
-``.`` are left alone). A source's http(s) URL becomes a link destination (in angle
-brackets, percent-encoded where it could end them); each ``[n]`` marker links to its
-source's URL, or else to the source's entry below. Support reads as words.
+Document and model text is backslash-escaped wherever a character could change the
+rendering (no link, image, emphasis, code or raw HTML can open); source URLs become
+angle-bracketed, percent-encoded link destinations.
 """
 
 from __future__ import annotations

@@ -1,31 +1,8 @@
-"""How much a source supports an answer sentence, on one absolute scale with words.
+"""How much a source supports an answer sentence: one absolute scale, in words.
 
-Attribution scores are in the reward's units: how much a source raises the mean
-log-probability of the sentence's tokens (nats per token), the units of the context gain
-``L(C) - L(empty)``. The scale is tied to :data:`SUPPORT_UNIT` ``T`` (0.22 nats per
-token, a context gain that marks an answer taken from its context: BENCHMARKS.md,
-"Groundedness score calibration (HotpotQA)"), never to the answer's top source, so a
-source that barely moves the answer reads as barely supporting it. The gate's threshold
-(:data:`~camab_rag.groundedness.report.DEFAULT_THRESHOLD`) is a share of surprisal, not a gain.
-
-======================  ===================  =========================================
-level                   score                shown as
-======================  ===================  =========================================
-3 strong support        ``>= 2 T``           cited; strongest highlight
-2 support               ``>= T / 2``         cited; highlight
-1 weak support          ``>= T / 4``         not cited; faint highlight in a cited source
-0 no measurable support ``< T / 4``          nothing
-======================  ===================  =========================================
-
-A source is cited for a sentence from level 2 up (:data:`CITE_AT`; at most
-:class:`~camab_rag.citations.CitationRule`'s ``top_k`` per sentence), measured above what
-any text in the context gives: with a small model any context raises an answer's
-likelihood, so the bar counts from the median score of the sources that hold none of the
-sentence's words, and a cited source must hold a number or name of the sentence that no
-better-scored cited source holds (:func:`camab_rag.citations.choose_sources`). Renderers
-show the words; the raw scores go to tooltips and the JSON. How precise the citations are
-against annotated supporting paragraphs: BENCHMARKS.md, "Citation precision and recall
-(HotpotQA supporting paragraphs, SmolLM2)".
+Scores are context gains in nats per answer token; the unit ``T`` (:data:`SUPPORT_UNIT`,
+0.22: an answer taken from its context, BENCHMARKS.md) sets the levels: strong from
+``2 T``, support (cited) from ``T / 2``, weak from ``T / 4``, else none.
 """
 
 from __future__ import annotations
@@ -62,15 +39,3 @@ def support_words(score: float) -> str:
 def support_strength(score: float) -> float:
     """``score`` on ``[0, 1]`` of the scale (1 from "strong support" up), for a bar."""
     return float(min(max(score / STRONG_AT, 0.0), 1.0))
-
-
-__all__ = [
-    "CITE_AT",
-    "STRONG_AT",
-    "SUPPORT_UNIT",
-    "WEAK_AT",
-    "WORDS",
-    "support_level",
-    "support_strength",
-    "support_words",
-]

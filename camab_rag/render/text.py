@@ -34,9 +34,8 @@ def answer_id(answer: CitedAnswer) -> str:
 
 
 def clean(text: str) -> str:
-    """``text`` with line endings normalised and unsafe control characters (and lone
-    surrogates) replaced by U+FFFD (so a document cannot move the cursor, recolour a
-    terminal or reverse text, nor make the output unwritable)."""
+    """``text`` with line endings normalised and unsafe control characters and lone
+    surrogates replaced by U+FFFD (no cursor moves, recolouring or reversed text)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n")
     text = text.replace("\u2029", "\n")
     return _UNSAFE.sub(REPLACEMENT, text)
@@ -66,18 +65,13 @@ def _cut(text: str, marks: Sequence[tuple[int, int, M]]) -> list[tuple[str, M | 
 def split_highlights(
     text: str, highlights: Sequence[Highlight]
 ) -> list[tuple[str, Highlight | None]]:
-    """``text`` cut into pieces, each either plain (``None``) or one highlight's span.
-
-    Highlights outside the text or overlapping an earlier one are ignored."""
+    """``text`` cut into plain pieces (``None``) and highlight spans (overlaps ignored)."""
     return _cut(text, [(h.start, h.end, h) for h in highlights])
 
 
 def shown_highlights(answer: CitedAnswer, source: Any) -> list[Highlight]:
-    """The highlights a renderer shows in ``source``: a highlighted segment that holds
-    several sentences (a whole retrieved chunk) is narrowed to the sentence(s) that share
-    the most content words with the answer sentences citing the source (one per citing
-    sentence, no model call); a segment no citing sentence shares a word with is shown
-    whole. The JSON keeps the segments as attributed."""
+    """The highlights shown in ``source``: a segment of several sentences is narrowed to those
+    sharing the most content words with the sentences citing it (whole when none do)."""
     from camab_rag.groundedness.score import STOPWORDS, words
     from camab_rag.sentences import split_sentences
 
@@ -130,9 +124,7 @@ def strength_level(strength: float) -> int:
 
 
 def groundedness_report(verdict: Any) -> Any:
-    """The groundedness report inside ``verdict``: a
-    :class:`~camab_rag.groundedness.FilteredAnswer` (what a filter and the integrations
-    return) gives its ``report``; a report is returned as is."""
+    """The report of a ``FilteredAnswer``; a report as is."""
     if verdict is not None and not hasattr(verdict, "sentences") and hasattr(verdict, "report"):
         return verdict.report if verdict.report is not None else verdict
     return verdict
@@ -162,10 +154,8 @@ _VERDICT_WORDS = {
 
 
 def verdict_text(report: Any) -> str | None:
-    """One line, in words, describing a groundedness verdict (``None`` if there is none):
-    the verdict, the sentences without support, what counted as context (earlier chat
-    turns) and a proxy judge. No score or threshold: :func:`verdict_detail` has them (for
-    tooltips; the JSON keeps every figure)."""
+    """One line in words on a groundedness verdict (``None`` if none): the verdict, sentences
+    without support, earlier chat turns counted, a proxy judge (figures: :func:`verdict_detail`)."""
     name = verdict_name(report)
     if name is None:
         return None
@@ -193,9 +183,8 @@ def verdict_text(report: Any) -> str | None:
 
 
 def verdict_detail(report: Any) -> str | None:
-    """The figures behind :func:`verdict_text`, for a tooltip: the calibrated
-    P(unsupported) and the gate's score, or the score against the threshold that decided
-    (``GroundednessFilter(threshold=...)``); ``None`` when there are none."""
+    """The figures behind :func:`verdict_text` for a tooltip (P(unsupported), the score, the
+    threshold); ``None`` when there are none."""
     report = groundedness_report(report)
     score, threshold = getattr(report, "score", None), getattr(report, "threshold", None)
     if score is None or threshold is None:
@@ -266,9 +255,7 @@ def sentence_note(sentence: Any) -> str | None:
 
 
 def conversation_note(sentence: Any) -> str | None:
-    """What a renderer adds after a supported sentence that cites no document because it
-    rests on the conversation (earlier chat turns, the system prompt); ``None`` for the
-    others."""
+    """The note after a supported sentence that rests on the conversation, not a document."""
     if getattr(sentence, "supported", None) is not True or getattr(sentence, "citations", []):
         return None
     if "conversation" not in (getattr(sentence, "support_from", ()) or ()):
@@ -293,10 +280,8 @@ def uninformative_text(reason: str | None) -> str | None:
 
 
 def no_sources_text(answer: Any) -> str | None:
-    """One line saying no document is cited, so a reader can tell "no source stands out"
-    from "attribution did not run", in a reader's words (the method and the calls are in
-    ``to_dict()``); ``None`` when something is cited, or when the citations carry no
-    information and :func:`uninformative_text` says why."""
+    """One line saying no document is cited (``None`` when one is, or when
+    :func:`uninformative_text` says why)."""
     if answer.sources or answer.uninformative:
         return None
     return "No single document stands out as the source of this answer."

@@ -1,14 +1,8 @@
 """Flash-eligible attention for the scorer's cached-prefix forward passes.
 
-When a forward pass continues a cached prefix (``q`` new tokens after ``kv - q`` cached
-ones), transformers' SDPA path builds a dense causal mask, which keeps PyTorch off its
-flash kernel (and off its grouped-query path). Where the scorer knows the pattern is plain
-causal (right-padded rows on one shared prefix, or a single row: no left pads), the mask is
-the lower-right-aligned causal mask, which PyTorch runs with flash attention
-(:func:`torch.nn.attention.bias.causal_lower_right`). The scorer marks those passes with
-:func:`plain_causal`; every other call (a padding mask, one query token, no cache) takes
-transformers' own SDPA path unchanged. Speed: ``BENCHMARKS.md``, "Attention kernel on a
-GPU".
+A pass marked :func:`plain_causal` (right-padded rows on one shared prefix) uses the
+lower-right causal mask, which PyTorch runs with flash attention, instead of the dense
+mask transformers builds; every other call is unchanged. Speed: BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -48,9 +42,8 @@ def _attention(
     scaling: float | None = None,
     **kwargs: Any,
 ) -> tuple[Any, None]:
-    """transformers' SDPA attention, except inside :func:`plain_causal` when the queries
-    continue a cached prefix: then lower-right causal attention, which PyTorch runs with
-    its flash kernel where the device supports it."""
+    """transformers' SDPA attention, but lower-right causal (flash-eligible) inside
+    :func:`plain_causal` when the queries continue a cached prefix."""
     import torch
     from torch.nn.attention.bias import causal_lower_right
     from transformers.integrations.sdpa_attention import repeat_kv, sdpa_attention_forward
@@ -100,11 +93,8 @@ def _full_attention_only(config: Any) -> bool:
 
 
 def use_lower_right(model: Any) -> bool:
-    """Switch ``model`` from transformers' ``sdpa`` attention to :data:`IMPLEMENTATION`
-    (the same attention outside :func:`plain_causal`) where that is safe; whether it did.
-
-    Only a model whose attention is ``sdpa`` with full (not sliding-window) attention on
-    every layer is switched; anything unexpected leaves it as it was."""
+    """Switch a ``sdpa`` model with full attention on every layer to :data:`IMPLEMENTATION`;
+    whether it did (anything unexpected leaves it as it was)."""
     config = getattr(model, "config", None)
     if getattr(config, "_attn_implementation", None) != "sdpa":
         return False

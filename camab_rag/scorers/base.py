@@ -1,12 +1,8 @@
 """The scorer protocol: the only way the engine talks to a language model.
 
-A scorer returns the per-token log-probabilities of a *given* response under a *given*
-prompt (teacher forcing), for a batch of requests at once. Real scorers live in
-:mod:`camab_rag.scorers`; the engine never calls a model directly.
-
-A prompt is either plain text (used verbatim, no chat template) or a list of chat
-messages ``{"role": ..., "content": ...}`` that the scorer renders with its model's chat
-template, appending the response as the assistant's turn.
+A scorer returns the teacher-forced log-probs of a given response under a given prompt,
+for a batch of requests. A prompt is plain text (verbatim) or chat messages (rendered with
+the model's chat template, the response as the assistant's turn).
 """
 
 from __future__ import annotations
@@ -43,16 +39,9 @@ class ScoreRequest:
 
 @dataclass(frozen=True)
 class ResponseLogprobs:
-    """Teacher-forced log-probabilities of the response tokens.
-
-    Attributes:
-        logprobs: shape ``(T,)``, natural-log probability of each response token.
-        token_offsets: shape ``(T,)``, character offset in the response where each token
-            starts (used to restrict a reward to one answer sentence).
-        tokens: the decoded text of each token (for display and checks).
-        prompt_tokens: number of tokens the model processed before the response
-            (for cost reports).
-    """
+    """Teacher-forced log-probabilities of the response tokens: ``logprobs`` and
+    ``token_offsets`` (where each token starts in the response) of shape ``(T,)``, the
+    decoded ``tokens``, and the ``prompt_tokens`` processed before them (for costs)."""
 
     logprobs: NDArray[np.float64]
     token_offsets: NDArray[np.int64]
@@ -74,17 +63,12 @@ class ResponseLogprobs:
 
 @runtime_checkable
 class Scorer(Protocol):
-    """Anything that scores a batch of (prompt, response) pairs.
+    """Anything that scores a batch of (prompt, response) pairs: ``score``/``ascore``
+    return one :class:`ResponseLogprobs` per request, in order.
 
-    ``score`` and ``ascore`` return one :class:`ResponseLogprobs` per request, in order.
-
-    Optionally, ``parallel_requests`` (an ``int`` attribute or property, read with
-    :func:`parallel_requests`; 1 when absent) says how many requests of one batch the
-    scorer runs at once for about the time of one: a GPU model's batch size, an HTTP
-    client's requests in flight. ``method="auto"`` then scores that many Thompson draws
-    per round (up to :data:`camab_rag.methods.auto.MAX_AUTO_BATCH`). A scorer that runs
-    a batch's requests one after the other (a model on the CPU) leaves it at 1. It is not
-    a member of the protocol, so scorers written without it still match.
+    An optional ``parallel_requests`` (not a protocol member; 1 when absent) says how many
+    requests it runs at once for the time of one (a GPU batch, HTTP requests in flight);
+    ``method="auto"`` then scores that many Thompson draws per round.
     """
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]: ...
@@ -93,17 +77,11 @@ class Scorer(Protocol):
 
 
 class BaseScorer:
-    """Convenience base: implement ``score``; ``ascore`` runs it in a worker thread.
-
-    :attr:`parallel_requests` is 1; a subclass that scores several requests at once for
-    the price of one overrides it, and one that wraps another scorer passes the wrapped
-    scorer's value through.
-    """
+    """Convenience base: implement ``score``; ``ascore`` runs it in a worker thread."""
 
     @property
     def parallel_requests(self) -> int:
-        """Requests this scorer runs at once for about the time of one (see
-        :class:`Scorer`): 1, each request costs its own time."""
+        """Requests run at once for the time of one (:class:`Scorer`): 1 unless overridden."""
         return 1
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
@@ -114,10 +92,7 @@ class BaseScorer:
 
 
 def parallel_requests(scorer: object) -> int:
-    """How many requests ``scorer`` runs at once for about the time of one: its
-    ``parallel_requests`` when that is a positive integer, else 1 (a scorer without the
-    attribute, or with a value that is not a count, is taken to run requests one by one).
-    """
+    """``scorer.parallel_requests`` when it is a positive integer, else 1."""
     value = getattr(scorer, "parallel_requests", 1)
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         return 1
@@ -126,8 +101,7 @@ def parallel_requests(scorer: object) -> int:
 
 @runtime_checkable
 class TextGenerator(Protocol):
-    """A model that can answer a prompt (greedy decoding), used to produce and regenerate
-    responses. Real scorers usually implement this too."""
+    """A model that answers prompts by greedy decoding (real scorers usually do too)."""
 
     def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]: ...
 
@@ -152,15 +126,8 @@ def check_messages(prompt: Any) -> list[dict[str, str]]:
 
 @dataclass(frozen=True)
 class ScoredBy:
-    """Which model scored an attribution.
-
-    Attributes:
-        model: the scoring model's name (``TransformersScorer.model_name``, the served
-            model of an HTTP scorer, else the scorer's class name).
-        proxy: ``True`` when it is not the model that wrote the answer but a proxy scoring
-            it in that model's place (see :class:`camab_rag.scorers.proxy.ProxyFallbackScorer`).
-        reason: why the proxy scored (what the answering model could not do).
-    """
+    """Which model scored an attribution: its name, whether it is a ``proxy`` scoring in
+    place of the model that wrote the answer, and the ``reason`` a proxy scored."""
 
     model: str
     proxy: bool = False

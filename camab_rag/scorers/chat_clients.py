@@ -1,22 +1,9 @@
 """Build the HTTP scorer from an OpenAI-compatible chat client ("the chain's own LLM").
 
-Duck-typed, so neither LangChain nor LlamaIndex is imported:
-
-* LangChain ``ChatOpenAI``: ``.openai_api_base`` (``base_url``), ``.model_name``,
-  ``.openai_api_key`` (a pydantic ``SecretStr``, a string or a callable),
-  ``.default_headers``;
-* LlamaIndex ``OpenAILike`` / ``OpenAI``: ``.api_base``, ``.model``, ``.api_key``,
-  ``.default_headers``;
-* an ``openai.OpenAI`` client (``.base_url``, ``.api_key``, the headers it was given; pass
-  ``model=``).
-
-The scorer gets the client's own base URL, key and headers, so a credential goes only to
-the server it was given for.
-
-The chat client must point at a server that scores a given text through
-``/v1/completions`` (vLLM, SGLang, llama-cpp-python, ...): the scorer then asks the very
-model that wrote the answer. OpenAI's own API cannot score a given text, so a client that
-talks to it is refused with an explanation.
+Duck-typed (LangChain ``ChatOpenAI``, LlamaIndex ``OpenAILike``/``OpenAI``, an
+``openai.OpenAI`` client): the scorer gets the client's own base URL, key and headers, so
+a credential goes only to its server. OpenAI's own API cannot score a given text, so a
+client that talks to it is refused with an explanation.
 """
 
 from __future__ import annotations
@@ -90,16 +77,8 @@ def _secret(value: object) -> str | None:
 
 
 def chat_client_settings(client: object, *, model: str | None = None) -> ChatClientSettings:
-    """Read base URL, model name and API key from an OpenAI-compatible chat client.
-
-    Args:
-        client: a LangChain ``ChatOpenAI``, a LlamaIndex ``OpenAILike``/``OpenAI``, an
-            ``openai.OpenAI`` client, or anything with the same attributes.
-        model: the served model's name, if the client does not say it (or to override).
-
-    Raises:
-        InputError: the client has no base URL, no model name, or talks to OpenAI's own API.
-    """
+    """Base URL, model name and key of an OpenAI-compatible chat client (``model`` overrides);
+    :class:`InputError` when one is missing or the client talks to OpenAI's own API."""
     if client is None:
         raise InputError("chat client is None")
     base_url = _first_attr(client, _BASE_URL_ATTRS)
@@ -159,12 +138,8 @@ def _headers(client: object) -> dict[str, str]:
 def scorer_from_chat_client(
     client: object, *, model: str | None = None, **options: Any
 ) -> OpenAICompletionsScorer:
-    """An :class:`OpenAICompletionsScorer` on the same server, model, key and headers as
-    ``client``.
-
-    Keyword options go to :class:`OpenAICompletionsScorer` (``max_concurrency``,
-    ``timeout``, ``chat_template_renderer``, ...; ``default_headers`` adds to the client's).
-    """
+    """An :class:`OpenAICompletionsScorer` on ``client``'s server, model, key and headers
+    (keyword options go to it; ``default_headers`` adds to the client's)."""
     settings = chat_client_settings(client, model=model)
     headers = {**settings.headers, **dict(options.pop("default_headers", None) or {})}
     return OpenAICompletionsScorer(

@@ -1,11 +1,8 @@
 """Reading the log-probabilities a server echoes for a prompt + response.
 
-The response's tokens are found in the echoed prompt either by token ids (the response is
-the last ``len(response_ids)`` tokens) or by text offsets (the response starts at the first
-token whose offset reaches ``len(prompt)``); either way the decoded tokens must re-join to
-the response. Server quirks handled: a null first log-prob, ``usage.prompt_tokens + 1``
-echoed entries (the generated entry is cut), and text offsets that count a BOS the returned
-text drops.
+The response's tokens are found by token ids (the last ``len(response_ids)``) or by text
+offset, and must re-join to the response. Handles a null first log-prob, an extra echoed
+generated entry and offsets that count a dropped BOS.
 """
 
 from __future__ import annotations
@@ -46,9 +43,8 @@ class NoPromptLogprobsError(CannotScoreError):
 
 
 class NoChatTemplateError(InputError, CannotScoreError):
-    """Chat messages to score, but no chat template to render them (the server has no
-    ``/tokenize`` and no local template was given): an input error for a server that could
-    score text, and a model that cannot score for a chat API (a proxy can)."""
+    """Chat messages but no chat template to render them (no ``/tokenize``, no local
+    template): an input error for a text server, a model that cannot score for a chat API."""
 
     def __init__(self, cause: str) -> None:
         super().__init__(
@@ -73,12 +69,8 @@ class EchoEntry:
 
 
 def echo_entries(choice: Mapping[str, Any]) -> list[EchoEntry]:
-    """The per-token entries of an echoed completion choice (``logprobs`` object or vLLM
-    ``prompt_logprobs``).
-
-    Raises:
-        NoPromptLogprobsError: the choice has neither.
-    """
+    """The per-token entries of an echoed choice (``logprobs`` or vLLM ``prompt_logprobs``;
+    :class:`NoPromptLogprobsError` when it has neither)."""
     logprobs = choice.get("logprobs")
     if isinstance(logprobs, Mapping) and logprobs.get("token_logprobs"):
         tokens = list(logprobs.get("tokens") or [])
@@ -120,21 +112,10 @@ def parse_echo(
     prompt_ids: int | None = None,
     response_ids: int | None = None,
 ) -> ResponseLogprobs:
-    """Cut the response's tokens out of one echoed completion.
-
-    Args:
-        choice: the completion choice (a JSON object).
-        usage: the completion's ``usage`` object (``prompt_tokens`` tells where the echoed
-            prompt ends and generated tokens begin).
-        prompt_chars: text mode: length of the prompt text; the response starts at this
-            character of ``prompt + response``.
-        response: the response text the tokens must re-join to.
-        prompt_ids: token-id mode: number of prompt token ids sent.
-        response_ids: token-id mode: number of response token ids sent (the last ones).
-
-    Raises:
-        ScorerError: the tokens cannot be found or do not re-join to the response.
-    """
+    """Cut the response's tokens out of one echoed completion (:class:`ScorerError` when they
+    cannot be found or do not re-join to ``response``). Text mode: the response starts at
+    character ``prompt_chars``; token-id mode: it is the last ``response_ids`` of
+    ``prompt_ids + response_ids``; ``usage.prompt_tokens`` tells where generated tokens begin."""
     entries = echo_entries(choice)
     sent_total = None if prompt_ids is None or response_ids is None else prompt_ids + response_ids
     n_prompt = _echoed_prompt_length(entries, usage, sent_total)

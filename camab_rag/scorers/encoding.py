@@ -1,23 +1,9 @@
 """Token ids of score requests, split at the prompt/response boundary, many at a time.
 
-The prompt is rendered to text (chat template with the generation prompt for chat
-messages, verbatim for plain text), tokenized on its own, and the response is tokenized on
-its own and appended. That is exactly the token sequence the model sees when it generates
-the response after the prompt, so a response whose first characters would merge with the
-prompt's last token in a joint tokenization (e.g. a prompt ending in ``"\\n"`` and a
-response starting with ``"\\n"``) never shifts the slice. Whether a joint tokenization
-would have merged is reported (``boundary_merged``). Tokenizers that add a prefix space to
-a text tokenized alone (SentencePiece "legacy") fall back to the joint tokenization, with
-a clear error if a token straddles the boundary.
-
-The work per call, not per request: an attribution asks about many subsets of one context
-with one response, so :class:`RequestEncoder` tokenizes every prompt of a call in one
-batched tokenizer call (the Rust tokenizers run a batch on every core) and each distinct
-response once (kept for later calls). Whether the joint text merges at the boundary is read
-from the prompt's text after its last special token, which every subset's chat prompt
-shares (the template's assistant header), once per response; a prompt without one (plain
-text) has its whole joint text tokenized. The ids are the ones a request tokenized alone
-gets (tests/test_encoding.py).
+The prompt is rendered and tokenized alone and the response tokenized alone and appended:
+the sequence the model sees when it generates the response. Prompts of a call go in one
+batched tokenizer call, responses are kept; tokenizers that alter a text tokenized alone
+(a SentencePiece prefix space) fall back to the joint tokenization.
 """
 
 from __future__ import annotations
@@ -58,7 +44,7 @@ class _ResponseTokens:
     """Whether the ids decode back to the response (no prefix space added)."""
 
 
-class _Recent(Generic[K, V]):
+class Recent(Generic[K, V]):
     """At most ``size`` values, the least recently used dropped first; safe to share
     between threads (scorers encode outside their model lock)."""
 
@@ -89,34 +75,26 @@ class _Recent(Generic[K, V]):
 
 
 def _usable(text: str, field: str) -> str:
-    """``text`` when the tokenizer can take it, else a :class:`~camab_rag.errors.TextError`
-    naming ``field`` and the position of the lone surrogate (the tokenizer's own error is an
-    untyped ``TypeError``); no size limit or NUL rule here: that is the gate's, upstream."""
+    """``text``, or a :class:`~camab_rag.errors.TextError` naming ``field`` and the position
+    of a lone surrogate (size and NUL are the gate's, upstream)."""
     return check_text(text, field, max_chars=sys.maxsize, nul=False)
 
 
 class RequestEncoder:
-    """Encodes score requests with a Hugging Face fast tokenizer (see the module docstring).
-
-    Args:
-        tokenizer: a fast tokenizer (offsets are needed).
-        render: a prompt -> the text the model reads (the scorer's chat templating).
-        kept_responses: how many distinct responses' tokens are kept between calls.
-    """
+    """Encodes score requests with a fast tokenizer (offsets needed); ``render`` turns a prompt
+    into the model's text; ``kept_responses`` distinct responses are kept between calls."""
 
     def __init__(
         self, tokenizer: Any, render: Callable[[Prompt], str], *, kept_responses: int = 64
     ) -> None:
         self.tokenizer = tokenizer
         self.render = render
-        self._responses: _Recent[str, _ResponseTokens] = _Recent(kept_responses)
-        self._tails: _Recent[tuple[str, str], bool] = _Recent(kept_responses)
+        self._responses: Recent[str, _ResponseTokens] = Recent(kept_responses)
+        self._tails: Recent[tuple[str, str], bool] = Recent(kept_responses)
         self._splitters = _splitting_tokens(tokenizer)
 
     def prompt_ids(self, prompts: Sequence[Prompt]) -> list[list[int]]:
-        """Token ids of each rendered prompt (special tokens are the template's own for
-        chat messages; the tokenizer's usual ones, such as a BOS, for plain text); an empty
-        prompt is the BOS token alone."""
+        """Token ids of each rendered prompt (an empty prompt is the BOS token alone)."""
         texts = [_usable(self.render(p), f"prompt {i}") for i, p in enumerate(prompts)]
         return self._prompt_ids(texts, [isinstance(p, str) for p in prompts])
 
@@ -155,10 +133,8 @@ class RequestEncoder:
         ]
 
     def _merged_at_tail(self, text: str, response: str) -> bool | None:
-        """Whether a joint tokenization merges across the boundary, read from the prompt's
-        text after its last special token (the tokenizer splits special tokens off first,
-        so that tail tokenizes as it does inside the whole text); ``None`` when the prompt
-        holds no such token. Kept per (tail, response): every subset's prompt ends alike."""
+        """Whether a joint tokenization merges across the boundary, read from the prompt's text
+        after its last special token (``None`` when it holds none); kept per (tail, response)."""
         ends = [at + len(s) for s in self._splitters if (at := text.rfind(s)) >= 0]
         if not ends:
             return None
@@ -258,9 +234,8 @@ class RequestEncoder:
 
 
 def _splitting_tokens(tokenizer: Any) -> tuple[str, ...]:
-    """The special tokens a fast tokenizer splits off the raw text before anything else
-    (matched verbatim: not normalized, no stripping of the whitespace after them, not
-    whole-word only), so the text after one tokenizes as it would on its own."""
+    """The special tokens a fast tokenizer splits off the raw text first (verbatim, no
+    stripping, not whole-word), so the text after one tokenizes as on its own."""
     if getattr(tokenizer, "split_special_tokens", False):
         return ()  # special-token text is tokenized as text: no clean cut after it
     added = getattr(tokenizer, "added_tokens_decoder", None) or {}
@@ -273,6 +248,3 @@ def _splitting_tokens(tokenizer: Any) -> tuple[str, ...]:
         and not getattr(token, "single_word", True)
         and token.content
     )
-
-
-__all__ = ["EncodedRequest", "RequestEncoder"]

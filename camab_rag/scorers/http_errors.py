@@ -1,12 +1,8 @@
 """What a failed call to an OpenAI-compatible server means for a scorer: retry or stop.
 
-:class:`ServerErrors` maps a failed HTTP attempt (an exception of the client, or a reply
-with an error status) to a :class:`~camab_rag.retry.Retryable` (timeout, connection error,
-429 honouring ``Retry-After``, 408, 5xx, malformed body) or to a clear, final error: a
-refused key, a server or model that cannot echo prompt log-probabilities, a wrong URL or
-model name. The server's secrets (:mod:`camab_rag.redaction`) are masked in every message,
-even when the server echoes them, and no error made here chains an exception that could
-hold them. The retries themselves: :mod:`camab_rag.scorers.transport`.
+:class:`ServerErrors` maps a failed attempt to a :class:`~camab_rag.retry.Retryable`
+(timeout, connection error, 408, 429, 5xx, malformed body) or a clear final error, the
+server's secrets masked and no client exception chained.
 """
 
 from __future__ import annotations
@@ -188,6 +184,3 @@ def _describe(exc: BaseException) -> str:
     cause = exc.__cause__ or exc.__context__
     text = str(exc) or type(exc).__name__
     return f"{text} ({type(cause).__name__}: {cause})" if cause else text
-
-
-__all__ = ["ServerErrors", "as_dict", "retry_after", "tokens_from"]

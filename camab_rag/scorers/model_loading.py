@@ -1,10 +1,8 @@
-"""The in-process scorer's model: a causal LM and its tokenizer, loaded from local files.
+"""The in-process scorer's model and tokenizer, loaded from local files only.
 
-:func:`load_causal_lm` takes a short name of an embedded model (:mod:`camab_rag.scorers.models`
-fetches and converts it once), a transformers directory, a ``.gguf`` file, a hub id already
-in the local Hugging Face cache, or a model already loaded in this process, and returns it
-in eval mode on its device. Nothing is fetched from a model hub: the offline flags are set
-before transformers is imported and every load uses local files only.
+:func:`load_causal_lm` takes an embedded model's short name, a transformers directory, a
+``.gguf`` file, a hub id in the local cache, or a loaded model; the offline flags are set
+before transformers is imported.
 """
 
 from __future__ import annotations
@@ -49,13 +47,8 @@ def load_causal_lm(
     device: str = "auto",
 ) -> LoadedModel:
     """Load ``model`` (as :class:`~camab_rag.scorers.transformers_scorer.TransformersScorer`
-    takes it) from local files, or check and adopt a loaded one; ``dtype`` is one of
-    :data:`DTYPES` or ``None`` (checked by the caller).
-
-    A model loaded here defaults to float32 and ``device="auto"`` takes CUDA when
-    available. On CUDA a model on transformers' ``sdpa`` attention is switched to
-    :mod:`camab_rag.scorers.attention`'s (flash attention on cached prefixes).
-    """
+    takes it) from local files, or check and adopt a loaded one; float32 by default, and on
+    CUDA ``sdpa`` attention becomes :mod:`camab_rag.scorers.attention`'s."""
     if isinstance(model, (str, os.PathLike)):
         loaded = _load_by_name(model, tokenizer, dtype or "float32", device)
     else:
@@ -99,9 +92,7 @@ def _load_by_name(
 
 
 def _adopted(model: Any, tokenizer: Any, dtype: str | None, device: str) -> tuple[Any, str, str]:
-    """A causal LM already loaded in this process, checked: (model, device, dtype). It stays
-    where it is with ``device="auto"`` (and always when dispatched over several devices);
-    another ``device`` moves it there, in place."""
+    """A loaded causal LM, checked: (model, device, dtype); another ``device`` moves it."""
     if tokenizer is None:
         raise InputError(
             "a loaded model needs its tokenizer: TransformersScorer(model, tokenizer=tokenizer), "
@@ -149,6 +140,3 @@ def resolve_model_path(model: str | os.PathLike[str]) -> str:
             f"model path {text!r} does not exist; known short names: {', '.join(sorted(MODELS))}"
         )
     return text  # a hub id: loads only if it is already in the local Hugging Face cache
-
-
-__all__ = ["DTYPES", "LoadedModel", "load_causal_lm", "resolve_model_path"]

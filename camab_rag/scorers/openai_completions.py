@@ -1,26 +1,9 @@
 """Scorer over HTTP: any OpenAI-compatible server that echoes prompt log-probabilities.
 
-The server must score a *given* text through ``/v1/completions`` with ``echo=true`` and
-``logprobs`` (vLLM, SGLang, llama-cpp-python's server, Together, Fireworks), or with vLLM's
-``prompt_logprobs`` extension. OpenAI's own chat models cannot do this; the first call then
-fails with an error that says so.
-
-What is sent for a request (token ids where the server has vLLM's ``/tokenize``, else
-text) and how the response's tokens are found in the echo:
-:mod:`camab_rag.scorers.request_plans`; parsing: :mod:`camab_rag.scorers.echo`.
-In both modes the decoded response tokens must re-join to the response, else a clear
-:class:`~camab_rag.errors.ScorerError`; in token-id mode a mismatch (a tokenizer that alters
-a text tokenized alone, e.g. a SentencePiece prefix space) first falls back to text mode
-when the prompt can be rendered locally. Server quirks handled: a null first log-prob,
-``usage.prompt_tokens + 1`` echoed entries (``max_tokens=1`` is sent because some servers
-read 0 as "unlimited"; the generated entry is cut), and text offsets that count a BOS the
-returned text drops.
-
-Requests run concurrently (``max_concurrency`` in flight), each attempt with a total
-timeout, retried with exponential backoff and jitter on timeouts, connection errors, 429
-(honouring ``Retry-After``), 5xx and malformed bodies, within a retry budget
-(:mod:`camab_rag.scorers.transport`). The API key and URL credentials are never logged or
-shown, not even when a server echoes them.
+The server scores a given text through ``/v1/completions`` with ``echo`` + ``logprobs``
+(vLLM, SGLang, llama-cpp-python) or vLLM's ``prompt_logprobs``; OpenAI's own chat models
+cannot, and the first call says so. What is sent: :mod:`.request_plans`; how the echo is
+read: :mod:`.echo`; retries and credentials: :mod:`.transport`.
 """
 
 from __future__ import annotations
@@ -36,7 +19,6 @@ from camab_rag.redaction import shown_url
 from camab_rag.retry import RetryPolicy
 from camab_rag.scorers.base import Prompt, ResponseLogprobs, ScoreRequest
 from camab_rag.scorers.echo import (
-    NoChatTemplateError,
     NoPromptLogprobsError,
     ResponseTokensMismatchError,
 )
@@ -51,52 +33,32 @@ from camab_rag.scorers.request_plans import (
 from camab_rag.scorers.transport import AsyncClients, HttpTransport, RequestClock
 from camab_rag.steps import Steps, adrive, drive
 
-__all__ = [
-    "ChatTemplateRenderer",
-    "NoChatTemplateError",
-    "NoPromptLogprobsError",
-    "OpenAICompletionsScorer",
-    "ResponseTokensMismatchError",
-]
+__all__ = ["NoPromptLogprobsError", "OpenAICompletionsScorer"]
 
 
 class OpenAICompletionsScorer:
     """Score (and greedily generate) with an OpenAI-compatible completions server.
 
     Args:
-        base_url: the server's OpenAI base URL, e.g. ``"http://127.0.0.1:8000/v1"``
-            (user-info such as ``http://user:password@host/v1`` is sent as basic auth and
-            never shown: :attr:`base_url` and every message drop it).
+        base_url: the server's OpenAI base URL (``"http://127.0.0.1:8000/v1"``); user-info
+            is sent as basic auth and never shown.
         model: the served model name.
-        api_key: the key, if the server needs one (sent to this server only, never
-            logged or shown, masked even when the server echoes it back). ``None`` sends
-            no key, never ``$OPENAI_API_KEY``, so a key meant for OpenAI does not leak to
-            another server.
-        max_concurrency: requests in flight at once; also :attr:`parallel_requests`, so
-            ``method="auto"`` sends several Thompson draws per round (up to 2) to a
-            server that batches them (vLLM, SGLang).
-        timeout: the most seconds one HTTP attempt may take, its whole response
-            included (a body that trickles in is cut off).
-        max_retries: retries of a request after a transient failure (timeout, connection
-            error, 429, 5xx, malformed body).
-        use_prompt_logprobs: ``True`` asks vLLM's ``prompt_logprobs`` instead of
-            ``echo`` + ``logprobs``; ``False`` never does; ``"auto"`` uses echo and falls
-            back to ``prompt_logprobs`` if the echo carries no prompt log-probs.
-        tokenization: ``"server"`` sends token ids from the server's ``/tokenize``,
-            ``"text"`` sends text, ``"auto"`` uses ``/tokenize`` where the server has it.
-        chat_template_renderer: renders chat messages to prompt text (needed for chat
-            prompts on servers without ``/tokenize``).
-        tokenizer: a local Hugging Face tokenizer directory whose chat template renders
-            chat prompts (alternative to ``chat_template_renderer``; needs transformers).
-        backoff_base: first retry delay in seconds (doubled each retry, with jitter).
-        backoff_max: longest delay between retries, also the cap on ``Retry-After``.
-        retry_budget_s: the most seconds one request may spend on retries after its
-            first failure, the pauses and the further attempts (its ``/tokenize`` probe
-            and calls included) all counted; so one request costs at most ``timeout +
-            retry_budget_s`` (default 3: a server that refuses connections costs an
-            answer about 3 s; a hung one ``timeout`` + 3 s, and the integrations'
-            attribution deadline caps that). ``None``: no limit beyond ``max_retries``.
-            Raise it for batch jobs against a busy server.
+        api_key: the key, sent to this server only and never shown; ``None`` sends none
+            (never ``$OPENAI_API_KEY``).
+        max_concurrency: requests in flight; also :attr:`parallel_requests`.
+        timeout: the most seconds one HTTP attempt may take, body included.
+        max_retries: retries after a transient failure (timeout, connection, 429, 5xx).
+        use_prompt_logprobs: ``True``: vLLM's ``prompt_logprobs``; ``False``: ``echo``;
+            ``"auto"``: echo, falling back to ``prompt_logprobs``.
+        tokenization: ``"server"`` (token ids from ``/tokenize``), ``"text"``, or ``"auto"``.
+        chat_template_renderer, tokenizer: render chat prompts locally (a ``messages ->
+            text`` function, or a local tokenizer directory) for servers without
+            ``/tokenize``.
+        backoff_base, backoff_max: first retry delay and longest delay (also the cap on
+            ``Retry-After``), in seconds.
+        retry_budget_s: the most seconds one request spends on retries after its first
+            failure, so a request costs at most ``timeout + retry_budget_s`` (``None``: no
+            limit beyond ``max_retries``; raise it for batch jobs).
         default_headers: extra HTTP headers for every request.
     """
 
@@ -162,8 +124,7 @@ class OpenAICompletionsScorer:
 
     @property
     def parallel_requests(self) -> int:
-        """Requests in flight at once (``max_concurrency``): a batching server (vLLM,
-        SGLang) answers them in about the time of one."""
+        """``max_concurrency``: a batching server answers them in about the time of one."""
         return self.max_concurrency
 
     # ------------------------------------------------------------------- HTTP plumbing
@@ -178,11 +139,7 @@ class OpenAICompletionsScorer:
 
     def render_prompt(self, prompt: Prompt) -> str:
         """Plain text verbatim; chat messages through ``chat_template_renderer`` or the
-        local ``tokenizer``'s chat template.
-
-        Raises:
-            NoChatTemplateError: chat messages but no way to render them locally.
-        """
+        local ``tokenizer`` (:class:`~camab_rag.scorers.echo.NoChatTemplateError` if none)."""
         return self._planner.render_prompt(prompt)
 
     # ----------------------------------------------------------------------- scoring
@@ -190,8 +147,7 @@ class OpenAICompletionsScorer:
     def _score_steps(
         self, request: ScoreRequest, clients: AsyncClients | None
     ) -> Steps[ResponseLogprobs]:
-        """One request's log-probs, as a generator of HTTP calls (all of them, probe and
-        fallbacks included, under one retry budget)."""
+        """One request's log-probs, as a generator of HTTP calls under one retry budget."""
         clock = RequestClock()
         plan = yield from self._planner.plan_steps(request, clients, clock)
         try:
@@ -237,11 +193,8 @@ class OpenAICompletionsScorer:
         return drive(self._score_steps(request, None))
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
-        """Log-probs of each response under its prompt, ``max_concurrency`` in flight.
-
-        The first request runs alone, so a server that cannot score a given text fails
-        once with a clear error instead of once per request.
-        """
+        """Log-probs of each response, ``max_concurrency`` in flight; the first request runs
+        alone, so a server that cannot score fails once, not once per request."""
         requests = list(requests)
         if not requests:
             return []

@@ -1,27 +1,10 @@
-"""Shared-prefix reuse for the in-process scorer.
+"""Shared-prefix reuse for the in-process scorer: exact log-probs, prompts computed once.
 
-A :class:`~camab_rag.scorers.prefix_store.PrefixStore` is a prefix tree of token ids
-whose nodes hold the keys/values the model computed for those tokens, kept across calls
-within a memory budget (least recently used leaves go first). A :class:`PrefixBatcher`
-scores a list of requests on it:
-
-1. the requests are taken in token order; each shares with its neighbours the longest
-   common prefix any two of them share, and every such prefix is computed once (one row,
-   extending the longest prefix already stored);
-2. requests that start from the same stored prefix run their remaining tokens together:
-   the prefix's keys/values are broadcast over the rows and the remaining tokens are
-   right-padded (a causal LM never attends to the pads after a real token, so each row
-   computes exactly what it would alone, up to float rounding);
-3. with ``merge_forks`` (the scorer sets it off the CPU), the requests left from groups
-   smaller than a batch run together, each row on its own stored prefix, right-aligned in
-   a left-padded cache whose pads are masked out, its tokens at their true positions;
-4. each request's own prompt tokens are stored as well, so a later call (CAMAB asks for
-   one subset at a time) reuses the longest prefix it shares with any stored prompt.
-
-Only prompt tokens are reused, and never a request's last prompt token: the position
-that predicts the first response token, and every later one, is always computed for the
-request itself. The log-probs are exact (the same keys/values a full pass would compute,
-no approximate splicing).
+:class:`PrefixBatcher` computes each prefix that requests of a call share once (extending
+what the :class:`~camab_rag.scorers.prefix_store.PrefixStore` keeps across calls), then
+runs the requests' remaining tokens in right-padded batches on the broadcast prefix (or,
+with ``merge_forks``, rows on different prefixes in one left-padded, masked cache). A
+request's last prompt token and its response are always computed for it.
 """
 
 from __future__ import annotations
@@ -53,9 +36,8 @@ def supports_prefix_reuse() -> bool:
 
 @functools.cache
 def _layer_class() -> Any:
-    """A ``DynamicLayer`` that starts from given keys/values and keeps the new tokens'
-    only when its ``keep`` is set (otherwise they go to the attention and are dropped,
-    which saves the memory of every layer's keys/values for a batch)."""
+    """A ``DynamicLayer`` that starts from given keys/values and keeps new ones only when
+    ``keep`` is set (saving a batch's memory)."""
     import torch
     from transformers.cache_utils import DynamicLayer
 
@@ -131,11 +113,19 @@ def response_logprobs(logits: torch.Tensor, response_ids: Sequence[int]) -> np.n
     return np.asarray(logp.gather(-1, target).squeeze(-1).double().cpu().numpy())
 
 
-class PrefixBatcher:
-    """Scores and greedily decodes on a :class:`PrefixStore` (see the module docstring).
+def right_padded(rows: Sequence[Sequence[int]], pad: int) -> torch.Tensor:
+    """Token id rows as one right-padded ``[rows, longest]`` tensor."""
+    import torch
 
-    ``computed_tokens`` counts the real tokens run through the model, ``padding_tokens``
-    the right pads a batch adds after shorter rows (run, never read)."""
+    ids = torch.full((len(rows), max(len(r) for r in rows)), pad, dtype=torch.long)
+    for row, seq in enumerate(rows):
+        ids[row, : len(seq)] = torch.tensor(list(seq), dtype=torch.long)
+    return ids
+
+
+class PrefixBatcher:
+    """Scores and greedily decodes on a :class:`PrefixStore`, counting real
+    ``computed_tokens`` and right ``padding_tokens``."""
 
     def __init__(
         self,
@@ -187,14 +177,10 @@ class PrefixBatcher:
             rest: list[int] = []  # requests left from groups smaller than a batch
             for members in groups.values():
                 members.sort(key=lambda i: len(seqs[i]))
-                whole = len(members) - len(members) % batch_size if self.merge_forks else 0
+                # without merge_forks every group runs alone, its last batch short
+                whole = len(members) - len(members) % batch_size * self.merge_forks
                 chunks += [members[f : f + batch_size] for f in range(0, whole, batch_size)]
-                if self.merge_forks:
-                    rest += members[whole:]
-                else:
-                    chunks += [
-                        members[f : f + batch_size] for f in range(0, len(members), batch_size)
-                    ]
+                rest += members[whole:]
             rest.sort(key=lambda i: len(seqs[i]) - starts[i])
             chunks += [rest[f : f + batch_size] for f in range(0, len(rest), batch_size)]
             for chunk in chunks:
@@ -241,10 +227,8 @@ class PrefixBatcher:
         responses: Sequence[Sequence[int]],
         prefixes: Sequence[int],
     ) -> list[np.ndarray]:
-        """One forward pass over ``seqs`` (all sharing ``seqs[0][:prefix]``) from the
-        longest stored part of that prefix; the log-probs of each row's response tokens
-        (predicted from position ``limits[r]`` on). Each row's own
-        prompt tokens are stored when the rows' keys/values fit in the store's budget."""
+        """One pass over ``seqs`` (sharing ``seqs[0][:prefix]``) from the stored part of that
+        prefix; each row's response log-probs. Rows' prompts are stored when they fit the budget."""
         import torch
 
         start, kv = self.store.lookup(seqs[0], prefixes[0])
@@ -253,38 +237,46 @@ class PrefixBatcher:
         # keep the rows' keys/values (to store their prompts) only when they fit the budget
         keep = rows * (start + width) * self.bytes_per_token <= self.store.max_bytes
         cache = _prefix_cache(kv, rows, keep=keep) if kv or keep else None
-        input_ids = torch.full((rows, width), self.pad_token_id, dtype=torch.long)
-        for row, seq in enumerate(seqs):
-            input_ids[row, : len(seq) - start] = torch.tensor(seq[start:], dtype=torch.long)
+        input_ids = right_padded([seq[start:] for seq in seqs], self.pad_token_id)
         # position t (counted from ``start``) predicts token start + t + 1
         wanted = [range(lim - start, len(s) - 1 - start) for s, lim in zip(seqs, limits)]
-        keep_positions = sorted({t for positions in wanted for t in positions})
-        column = {t: k for k, t in enumerate(keep_positions)}
-        options: dict[str, Any] = {}
-        if self.keeps_logits:
-            options["logits_to_keep"] = torch.tensor(
-                keep_positions, dtype=torch.long, device=self.device
-            )
         real = sum(len(s) - start for s in seqs)
         # right pads only (after each row's real tokens): the attention is plain causal
         with torch.inference_mode(), plain_causal():
-            out = self.model(
-                input_ids=input_ids.to(self.device),
-                use_cache=cache is not None,
-                **{self.cache_arg: cache},
-                **options,
+            results = self.forward(
+                input_ids, wanted, responses, use_cache=cache is not None, **{self.cache_arg: cache}
             )
             self.computed_tokens += real
             self.padding_tokens += rows * width - real
-            results = []
-            for row, (positions, response) in enumerate(zip(wanted, responses)):
-                index = [column[t] if self.keeps_logits else t for t in positions]
-                results.append(response_logprobs(out.logits[row, index, :], response))
             if keep:
                 for row, (seq, lim) in enumerate(zip(seqs, limits)):
                     if lim > start:
                         self.store.insert(seq[:lim], start, cache_kv(cache, row, start, lim))
         return results
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        wanted: Sequence[range],
+        responses: Sequence[Sequence[int]],
+        **inputs: Any,
+    ) -> list[np.ndarray]:
+        """One forward pass (inside ``torch.inference_mode``): each row's log-probs of its
+        ``responses`` tokens, predicted at its ``wanted`` positions (only those go through
+        the LM head when the model takes ``logits_to_keep``)."""
+        import torch
+
+        keep = sorted({t for positions in wanted for t in positions})
+        column = {t: k for k, t in enumerate(keep)}
+        if self.keeps_logits:
+            inputs["logits_to_keep"] = torch.tensor(keep, dtype=torch.long, device=self.device)
+        logits = self.model(input_ids=input_ids.to(self.device), **inputs).logits
+        return [
+            response_logprobs(
+                logits[row, [column[t] if self.keeps_logits else t for t in positions], :], response
+            )
+            for row, (positions, response) in enumerate(zip(wanted, responses))
+        ]
 
     def _run_mixed(
         self,
@@ -293,9 +285,8 @@ class PrefixBatcher:
         responses: Sequence[Sequence[int]],
         prefixes: Sequence[int],
     ) -> list[np.ndarray]:
-        """Like :meth:`_run` for rows that start from different stored prefixes: each
-        row's prefix is right-aligned in a left-padded cache, its pads masked out, and its
-        remaining tokens take their true positions (same attention, up to rounding)."""
+        """Like :meth:`_run` for rows on different stored prefixes: each right-aligned in a
+        left-padded, masked cache, its tokens at their true positions."""
         import torch
 
         looked = [self.store.lookup(s, p) for s, p in zip(seqs, prefixes)]
@@ -319,35 +310,24 @@ class PrefixBatcher:
                         values[row, :, cached - t :] = kv[layer][1]
                 layers.append((keys, values))
             cache = _cache_from(layers, keep)
-            input_ids = torch.full((rows, width), self.pad_token_id, dtype=torch.long)
+            input_ids = right_padded([seq[t:] for seq, t in zip(seqs, starts)], self.pad_token_id)
             mask = torch.zeros((rows, cached + width), dtype=torch.long)
             positions = torch.zeros((rows, width), dtype=torch.long)
-            for row, (seq, t, n) in enumerate(zip(seqs, starts, lengths)):
-                input_ids[row, :n] = torch.tensor(seq[t:], dtype=torch.long)
+            for row, (t, n) in enumerate(zip(starts, lengths)):
                 mask[row, cached - t : cached + n] = 1
                 positions[row] = torch.arange(t, t + width)
             wanted = [range(lim - t, len(s) - 1 - t) for s, lim, t in zip(seqs, limits, starts)]
-            keep_positions = sorted({t for rng in wanted for t in rng})
-            column = {t: k for k, t in enumerate(keep_positions)}
-            options: dict[str, Any] = {}
-            if self.keeps_logits:
-                options["logits_to_keep"] = torch.tensor(
-                    keep_positions, dtype=torch.long, device=self.device
-                )
-            out = self.model(
-                input_ids=input_ids.to(self.device),
+            results = self.forward(
+                input_ids,
+                wanted,
+                responses,
                 attention_mask=mask.to(self.device),
                 position_ids=positions.to(self.device),
                 use_cache=True,
                 **{self.cache_arg: cache},
-                **options,
             )
             self.computed_tokens += sum(lengths)
             self.padding_tokens += rows * width - sum(lengths)
-            results = []
-            for row, (rng, response) in enumerate(zip(wanted, responses)):
-                index = [column[t] if self.keeps_logits else t for t in rng]
-                results.append(response_logprobs(out.logits[row, index, :], response))
             if keep:
                 for row, (seq, lim, t) in enumerate(zip(seqs, limits, starts)):
                     if lim > t:

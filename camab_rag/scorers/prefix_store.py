@@ -1,9 +1,7 @@
 """A prefix tree of token ids holding the keys/values a model computed for them.
 
-:class:`PrefixStore` keeps, across calls and within a memory budget, the keys/values of
-prompt prefixes the in-process scorer has run; :mod:`camab_rag.scorers.prefix_batches`
-schedules batches on it. Least recently used leaves are dropped first; nodes a batch in
-flight relies on are pinned until it ends.
+Kept across calls within a memory budget (least recently used leaves dropped first); nodes
+a batch in flight relies on are pinned until it ends.
 """
 
 from __future__ import annotations
@@ -58,11 +56,6 @@ class PrefixStore:
         self.root = _Node((), [], None)
         self.nbytes = 0
         self._pinned = []
-
-    @property
-    def tokens(self) -> int:
-        """Tokens held (each stored once however many prefixes share it)."""
-        return sum(len(node.tokens) for node in self._nodes())
 
     def _nodes(self) -> Iterator[_Node]:
         stack = list(self.root.children.values())
@@ -129,10 +122,8 @@ class PrefixStore:
         self._evict(None)
 
     def insert(self, ids: Sequence[int], start: int, kv: LayerKV, *, force: bool = False) -> None:
-        """Store ``ids`` whose keys/values from position ``start`` on are ``kv`` (per layer
-        ``[heads, len(ids) - start, head_dim]``), under the stored prefix ``ids[:start]``;
-        nothing when that prefix is no longer stored or the tokens do not fit in the
-        budget (unless ``force``: then they stay until evicted, when not pinned)."""
+        """Store ``ids`` whose keys/values from ``start`` on are ``kv``, under the stored prefix
+        ``ids[:start]``; nothing when that prefix is gone or it does not fit (unless ``force``)."""
         end = len(ids)
         pos, path = self._walk(ids, end)
         if pos < start or pos == end:

@@ -1,29 +1,15 @@
 """What the HTTP scorer sends for one request, and how it reads the answer.
 
-How the response's tokens are found in the echoed prompt (parsing:
-:mod:`camab_rag.scorers.echo`):
-
-* **Token ids** (servers with vLLM's ``/tokenize`` endpoint, found automatically): the
-  prompt (chat messages rendered by the server's chat template with the generation prompt,
-  or plain text verbatim) and the response are tokenized separately and sent as one token
-  id list, exactly as :class:`~camab_rag.scorers.transformers_scorer.TransformersScorer`
-  does; the response is the last ``len(response_ids)`` tokens.
-* **Text** (any other server): ``prompt + response`` is sent as text, and the response
-  starts at the first echoed token whose text offset reaches ``len(prompt)``. A token that
-  straddles the boundary is an error (end the prompt with whitespace, or use a server with
-  ``/tokenize``). Chat messages then need ``chat_template_renderer`` or ``tokenizer``.
-
-:class:`RequestPlanner` makes the :class:`Plan` of a request (probing ``/tokenize`` once
-and caching token ids); :func:`completion_body` and :func:`parse_completion` are the
-``/v1/completions`` call that scores it.
+With vLLM's ``/tokenize`` (probed once) the prompt and response are tokenized separately
+and sent as token ids, as the in-process scorer does; otherwise ``prompt + response`` is
+sent as text and the response found by character offset (chat prompts then need a local
+chat template). :class:`RequestPlanner` makes the :class:`Plan`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -44,6 +30,7 @@ from camab_rag.scorers.base import (
     check_messages,
 )
 from camab_rag.scorers.echo import NoChatTemplateError, parse_echo
+from camab_rag.scorers.encoding import Recent
 from camab_rag.scorers.http_errors import RedirectRefusedError, as_dict, tokens_from
 from camab_rag.scorers.transport import AsyncClients, HttpTransport, RequestClock
 from camab_rag.steps import BlockingCall, Steps, drive
@@ -52,8 +39,6 @@ logger = logging.getLogger(__name__)
 
 ChatTemplateRenderer = Callable[[Sequence[ChatMessage]], str]
 """Renders chat messages to the model's prompt text, with the assistant header appended."""
-
-_ID_CACHE_SIZE = 256
 
 
 @dataclass(frozen=True)
@@ -69,10 +54,8 @@ class Plan:
 
 
 class RequestPlanner:
-    """Plans the requests of one scorer: renders prompts, asks the server's ``/tokenize``
-    (probed once; ``tokenization`` as in
-    :class:`~camab_rag.scorers.openai_completions.OpenAICompletionsScorer`) and keeps the
-    last token ids it gave."""
+    """Plans one scorer's requests: renders prompts, asks ``/tokenize`` (probed once) and keeps
+    the last token ids it gave."""
 
     def __init__(
         self,
@@ -86,22 +69,17 @@ class RequestPlanner:
         self._renderer = renderer
         self._tokenizer_dir = tokenizer_dir
         self._hf_tokenizer: Any = None
-        self._lock = threading.Lock()
         self._has_tokenize: bool | None = (
             None if tokenization == "auto" else (tokenization == "server")
         )
-        self._id_cache: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
+        self._id_cache: Recent[str, list[int]] = Recent(256)  # the last token ids given
         self._probe_failure: TransientScorerError | None = None  # the last probe's, if it failed
 
     # ------------------------------------------------------------------------ prompts
 
     def render_prompt(self, prompt: Prompt) -> str:
-        """Plain text verbatim; chat messages through the renderer or the local
-        tokenizer's chat template.
-
-        Raises:
-            NoChatTemplateError: chat messages but no way to render them locally.
-        """
+        """Plain text verbatim; chat messages through the renderer or the local tokenizer
+        (:class:`NoChatTemplateError` when neither is there)."""
         if isinstance(prompt, str):
             return prompt
         messages = check_messages(prompt)
@@ -185,19 +163,6 @@ class RequestPlanner:
             logger.debug("server /tokenize available: %s", self._has_tokenize)
         return bool(self._has_tokenize)
 
-    def _cached_ids(self, key: tuple[str, str]) -> list[int] | None:
-        with self._lock:
-            ids = self._id_cache.get(key)
-            if ids is not None:
-                self._id_cache.move_to_end(key)
-            return ids
-
-    def _store_ids(self, key: tuple[str, str], ids: list[int]) -> None:
-        with self._lock:
-            self._id_cache[key] = ids
-            while len(self._id_cache) > _ID_CACHE_SIZE:
-                self._id_cache.popitem(last=False)
-
     def _tokenize_payloads(self, request: ScoreRequest) -> list[tuple[str, dict[str, Any]]]:
         """Cache key and ``/tokenize`` payload of the prompt, then of the response."""
         payloads = [
@@ -223,10 +188,10 @@ class RequestPlanner:
             return self.text_plan(request)
         ids = []
         for key, payload in self._tokenize_payloads(request):
-            cached = self._cached_ids(("t", key))
+            cached = self._id_cache.get(key)
             if cached is None:
                 cached = yield from self.tokenize_steps(payload, clients, clock)
-                self._store_ids(("t", key), cached)
+                self._id_cache.put(key, cached)
             ids.append(cached)
         return _id_plan(request.response, ids[0], ids[1])
 
@@ -295,13 +260,3 @@ def _check_request(request: ScoreRequest) -> None:
         raise InputError("ScoreRequest.response must be a non-empty string")
     if not isinstance(request.prompt, str):
         check_messages(request.prompt)
-
-
-__all__ = [
-    "ChatTemplateRenderer",
-    "Plan",
-    "RequestPlanner",
-    "answer_text",
-    "completion_body",
-    "parse_completion",
-]

@@ -1,13 +1,8 @@
-"""In-process scorer on a Hugging Face transformers causal LM.
+"""In-process scorer on a Hugging Face transformers causal LM, from local files only.
 
-Returns the exact teacher-forced log-probabilities of a given response under a given
-prompt, for many requests at once (right-padded batches), and answers prompts by greedy
-decoding. The model is loaded from local files only
-(:mod:`camab_rag.scorers.model_loading`).
-
-Tokenization: :mod:`camab_rag.scorers.encoding` splits each request at the
-prompt/response boundary (the response tokenized on its own and appended, as the model
-sees it when it generates the response), the requests of a call together.
+Exact teacher-forced log-probs of given responses, many requests at once (shared prompt
+prefixes computed once: :mod:`.prefix_batches`), and greedy answers; tokenization at the
+prompt/response boundary: :mod:`.encoding`.
 """
 
 from __future__ import annotations
@@ -32,7 +27,7 @@ from camab_rag.scorers.encoding import EncodedRequest, RequestEncoder
 from camab_rag.scorers.model_loading import DTYPES, load_causal_lm
 from camab_rag.scorers.prefix_batches import (
     PrefixBatcher,
-    response_logprobs,
+    right_padded,
     supports_prefix_reuse,
 )
 
@@ -40,68 +35,32 @@ if TYPE_CHECKING:
     import torch
 
 _PLAIN_GREEDY_SETTINGS = frozenset(
-    {
-        "_from_model_config",
-        "transformers_version",
-        "bos_token_id",
-        "eos_token_id",
-        "pad_token_id",
-        "decoder_start_token_id",
-        "use_cache",
-        "output_attentions",
-        "output_hidden_states",
-        "return_dict_in_generate",
-        "max_length",
-        "max_new_tokens",
-        "do_sample",
-        "num_beams",
-        "temperature",
-        "top_k",
-        "top_p",
-        "min_p",
-        "typical_p",
-    }
+    "_from_model_config transformers_version bos_token_id eos_token_id pad_token_id "  # noqa: SIM905
+    "decoder_start_token_id use_cache output_attentions output_hidden_states "
+    "return_dict_in_generate max_length max_new_tokens do_sample num_beams temperature "
+    "top_k top_p min_p typical_p".split()
 )
-"""Settings of a model's ``generation_config.json`` that leave greedy decoding a plain
-argmax per step (sampling settings do not apply with ``do_sample=False``); any other,
-such as ``repetition_penalty``, makes the prefix-cached :meth:`generate` fall back to
-``model.generate``, which applies it."""
+"""``generation_config`` settings that leave greedy decoding a plain argmax; any other
+(``repetition_penalty``...) makes :meth:`generate` use ``model.generate``."""
 
 
 class TransformersScorer(BaseScorer):
     """Score and generate with a causal LM loaded in this process.
 
     Args:
-        model: a short name of an embedded model (``"smollm2"``, ``"qwen2.5-0.5b"``), a
-            local transformers directory, a ``.gguf`` file (converted once and cached), a
-            hub id already present in the local Hugging Face cache, or a causal LM already
-            loaded in this process (with ``tokenizer``; its dtype is kept, it is put in
-            eval mode and stays on its device(s) unless ``device`` names another).
-        tokenizer: the tokenizer of a loaded ``model`` (else loaded with the model).
-        dtype: ``"float32"`` (default for a model loaded here, exact), ``"bfloat16"`` or
-            ``"float16"``; a loaded model's own dtype (a different one is refused).
-        num_threads: torch intra-op threads (``None`` keeps torch's default). This is a
-            process-wide torch setting.
-        batch_size: requests per forward pass. On a GPU it is also
-            :attr:`parallel_requests`, from which ``method="auto"`` takes its Thompson
-            draws per round (up to 2).
-        device: torch device, e.g. ``"cpu"``; ``"auto"`` (default) takes CUDA when
-            available, else the CPU (the dtype stays as given: float32 unless asked); a
-            loaded model stays where it is.
-            On CUDA, a model on transformers' ``sdpa`` attention is switched to
-            :mod:`camab_rag.scorers.attention`'s, the same except that passes continuing
-            a cached prefix run flash attention instead of a dense mask.
-        max_length: refuse requests longer than this many tokens (default: the model's
-            ``max_position_embeddings``).
-        prefix_cache: reuse the keys/values of shared prompt prefixes (on by default):
-            each prefix that requests share is computed once, and the prompts' keys/values
-            are kept between calls (at most ``prefix_cache_mib`` MiB, least recently used
-            dropped first), so CAMAB and leave-one-out compute far fewer tokens
-            (:attr:`computed_tokens`; how: :mod:`camab_rag.scorers.prefix_batches`). The
-            same log-probs up to float rounding (~1e-5). With ``batch_size=1``
-            :meth:`generate` decodes on the same prefix tree. ``False`` computes every
-            token. Needs transformers 4.56 or later; older versions score without reuse.
-        prefix_cache_mib: memory for the kept keys/values (default 256 MiB).
+        model: an embedded model's short name (``"smollm2"``, ``"qwen2.5-0.5b"``), a local
+            transformers directory, a ``.gguf`` file, a hub id in the local cache, or a
+            causal LM already loaded (with ``tokenizer``; it keeps its dtype and device).
+        tokenizer: the tokenizer of a loaded ``model``.
+        dtype: ``"float32"`` (default, exact), ``"bfloat16"`` or ``"float16"``.
+        num_threads: torch intra-op threads (a process-wide setting; ``None`` keeps it).
+        batch_size: requests per forward pass; off the CPU also :attr:`parallel_requests`.
+        device: a torch device, or ``"auto"``: CUDA when available, else the CPU.
+        max_length: refuse longer requests (default: ``max_position_embeddings``).
+        prefix_cache: compute each shared prompt prefix once and keep prompts' keys/values
+            between calls (:mod:`.prefix_batches`; same log-probs up to ~1e-5; needs
+            transformers 4.56+). ``False`` computes every token.
+        prefix_cache_mib: memory for the kept keys/values (least recently used dropped).
     """
 
     def __init__(
@@ -163,19 +122,15 @@ class TransformersScorer(BaseScorer):
 
     @property
     def parallel_requests(self) -> int:
-        """Requests scored at once for about the time of one: ``batch_size`` off the CPU
-        (a GPU runs a batch's rows side by side), 1 on the CPU, where one sequence
-        already keeps the cores busy and a batch of ``k`` takes about ``k`` times as long
-        (BENCHMARKS.md, "In-process scorer throughput, smollm2": batches of 8 and 32
-        score as many tokens per CPU-second as batches of 1)."""
+        """``batch_size`` off the CPU; 1 on the CPU, where a batch of ``k`` takes ``k`` times
+        as long as one request (BENCHMARKS.md)."""
         if str(self.device).split(":")[0] == "cpu":
             return 1
         return int(self.batch_size)
 
     @property
     def computed_tokens(self) -> int:
-        """Real tokens run through the model by :meth:`score`, and by :meth:`generate`
-        on the prefix tree (reused prefixes excluded, right pads excluded)."""
+        """Real tokens run through the model (reused prefixes and pads excluded)."""
         return self._plain_tokens + self._prefix.computed_tokens
 
     @property
@@ -194,9 +149,8 @@ class TransformersScorer(BaseScorer):
     # ----------------------------------------------------------------- prompts and tokens
 
     def render_prompt(self, prompt: Prompt) -> str:
-        """The prompt as text: verbatim for a string, chat template (with the assistant
-        header appended) for messages; plain ``role: content`` lines for a model without a
-        chat template."""
+        """A string verbatim; messages through the chat template (or ``role: content``
+        lines for a model without one), the assistant header appended."""
         if isinstance(prompt, str):
             return prompt
         messages = check_messages(prompt)
@@ -209,13 +163,11 @@ class TransformersScorer(BaseScorer):
         return "\n\n".join([*lines, "assistant: "])
 
     def encode_prompt(self, prompt: Prompt) -> list[int]:
-        """Token ids of the rendered prompt (special tokens are the template's own for chat
-        messages; the tokenizer's usual ones, such as a BOS, for plain text)."""
+        """Token ids of the rendered prompt."""
         return self._encoder.prompt_ids([prompt])[0]
 
     def encode(self, request: ScoreRequest) -> EncodedRequest:
-        """Split one request into prompt and response token ids (see
-        :mod:`camab_rag.scorers.encoding`)."""
+        """One request's prompt and response token ids (:mod:`.encoding`)."""
         return self._encoder.encode([request])[0]
 
     # ------------------------------------------------------------------------- scoring
@@ -258,39 +210,21 @@ class TransformersScorer(BaseScorer):
         ]
 
     def _forward_logprobs(self, batch: Sequence[EncodedRequest]) -> list[np.ndarray]:
-        """One forward pass over a right-padded batch.
-
-        Right padding needs no attention mask for a causal LM: a real token attends only to
-        earlier positions, never to the pads after it, so each row computes exactly what it
-        would alone (same positions, no masked-attention slow path), and the pads' outputs
-        are never read. Only the positions that predict response tokens go through the LM
-        head (``logits_to_keep`` with their indices).
-        """
+        """One forward pass over a right-padded batch, no cache (a causal LM never attends
+        to the pads after a real token, so no attention mask is needed)."""
         import torch
 
         sequences = [list(e.prompt_ids) + list(e.response_ids) for e in batch]
         self._plain_tokens += sum(len(s) for s in sequences)
-        width = max(len(s) for s in sequences)
-        input_ids = torch.full((len(sequences), width), self.pad_token_id, dtype=torch.long)
-        for row, seq in enumerate(sequences):
-            input_ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
         # position t predicts token t + 1
-        wanted = [
-            range(len(e.prompt_ids) - 1, len(e.prompt_ids) + len(e.response_ids) - 1) for e in batch
-        ]
-        keep = sorted({t for positions in wanted for t in positions})
-        column = {t: k for k, t in enumerate(keep)}
-        options: dict[str, Any] = {}
-        if self._keeps_logits:
-            options["logits_to_keep"] = torch.tensor(keep, dtype=torch.long, device=self.device)
+        wanted = [range(len(e.prompt_ids) - 1, len(s) - 1) for e, s in zip(batch, sequences)]
         with torch.inference_mode():
-            out = self.model(input_ids=input_ids.to(self.device), use_cache=False, **options)
-            logits = out.logits
-            results = []
-            for row, (e, positions) in enumerate(zip(batch, wanted)):
-                index = [column[t] if self._keeps_logits else t for t in positions]
-                results.append(response_logprobs(logits[row, index, :], e.response_ids))
-        return results
+            return self._prefix.forward(
+                right_padded(sequences, self.pad_token_id),
+                wanted,
+                [e.response_ids for e in batch],
+                use_cache=False,
+            )
 
     def _left_pad(self, sequences: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         import torch
@@ -335,9 +269,8 @@ class TransformersScorer(BaseScorer):
         return answers
 
     def _greedy_is_argmax(self) -> bool:
-        """Whether ``model.generate`` would decode greedily with nothing but an argmax per
-        step (its ``generation_config`` sets no logits processor), so the prefix-cached
-        decoding gives the same answers."""
+        """Whether the model's ``generation_config`` leaves greedy decoding a plain argmax,
+        so the prefix-cached decoding gives ``model.generate``'s answers."""
         defaults = getattr(self.model, "generation_config", None)
         if defaults is None:
             return True

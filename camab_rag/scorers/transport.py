@@ -1,27 +1,10 @@
 """HTTP transport of the OpenAI-compatible scorer: requests, bounded waits and retries.
 
-A request is one step of a generator (:mod:`camab_rag.steps`): :meth:`HttpTransport.send`
-yields the call, parses the answer, and on a transient failure (timeout, connection error,
-429 honouring ``Retry-After``, 408, 5xx, malformed body) yields a backoff pause and tries
-again under the scorer's :class:`~camab_rag.retry.RetryPolicy`; any other failure becomes
-a clear, final error (what each failure means: :mod:`camab_rag.scorers.http_errors`).
-The same generator serves the blocking client (:func:`drive`) and the async one
-(:func:`adrive`).
-
-**Bounded waits.** One HTTP attempt takes at most ``timeout`` seconds from the moment it is
-sent, its whole response included: a body that trickles in is cut off (the async client
-cancels the attempt; the blocking one shuts the socket down, so a read stalled on the
-server returns at once). The retries of one scorer request, its ``/tokenize`` calls and
-probe included (:class:`RequestClock`), stop once ``retry_budget_s`` seconds have passed
-since its first failure, so one request costs at most ``timeout + retry_budget_s``. While an
-attribution with a deadline runs (:mod:`camab_rag.deadline`), every attempt and pause is
-cut to that deadline too.
-
-**Credentials.** The key, the user-info of the base URL and auth headers are sent to this
-server only (never across a redirect) and are masked (:mod:`camab_rag.redaction`) in every
-message and log line camab-rag writes, even when the server echoes them back; the errors
-raised here chain no exception that could hold them. httpcore's own DEBUG log prints the
-headers a server sends back: keep it off where a server may echo a key in them.
+:meth:`HttpTransport.send` is a generator of calls (:mod:`camab_rag.steps`), so one code
+path serves sync and async; a transient failure (:mod:`.http_errors`) is retried under the
+:class:`~camab_rag.retry.RetryPolicy`. An attempt takes at most ``timeout`` seconds, body
+included; a request's retries stop after ``retry_budget_s`` and at the attribution's
+deadline. Credentials go to this server only and are masked in every message.
 """
 
 from __future__ import annotations
@@ -53,11 +36,8 @@ T = TypeVar("T")
 Endpoint = Literal["completions", "tokenize"]
 
 
-@dataclass(frozen=True)
-class AsyncClients:
-    """The async client of one :meth:`~HttpTransport.async_clients` block."""
-
-    http: httpx.AsyncClient
+AsyncClients = httpx.AsyncClient
+"""The async client of one :meth:`~HttpTransport.async_clients` block."""
 
 
 @dataclass(frozen=True)
@@ -98,12 +78,48 @@ class ApiCall:
     limit: float
 
     def run(self) -> Reply:
-        return self.transport.post(self.endpoint, self.body, self.limit)
+        """One blocking attempt, whole response read, cut off after ``limit`` seconds."""
+        end = time.monotonic() + self.limit
+        client = self.transport.client()
+        request = client.build_request(
+            "POST", self.transport.url(self.endpoint), json=self.body, timeout=self.limit
+        )
+        response = client.send(request, stream=True)
+        watchdog = _Watchdog(response, end)
+        chunks: list[bytes] = []
+        overdue = False
+        try:
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                if time.monotonic() > end:
+                    overdue = True
+                    break
+        except httpx.TransportError:
+            if not watchdog.fired:
+                raise
+            overdue = True
+        finally:
+            watchdog.stop()
+            response.close()
+        if overdue:
+            raise httpx.ReadTimeout("the response did not end in time", request=request)
+        return Reply(response.status_code, response.headers, b"".join(chunks))
 
     async def arun(self) -> Reply:
+        """One async attempt, whole response read, cancelled after ``limit`` seconds."""
         if self.clients is None:
             raise RuntimeError("an async request needs the clients of async_clients()")
-        return await self.transport.apost(self.clients, self.endpoint, self.body, self.limit)
+        http, url, limit = self.clients, self.transport.url(self.endpoint), self.limit
+
+        async def attempt() -> Reply:
+            async with http.stream("POST", url, json=self.body, timeout=limit) as response:
+                content = b"".join([chunk async for chunk in response.aiter_bytes()])
+                return Reply(response.status_code, response.headers, content)
+
+        try:
+            return await asyncio.wait_for(attempt(), limit)
+        except asyncio.TimeoutError:
+            raise httpx.ReadTimeout("the response did not end in time") from None
 
 
 class _Watchdog:
@@ -165,9 +181,7 @@ class HttpTransport:
         self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
         self._params = httpx.QueryParams(parts.query)  # sent after each request's path
         self.base_url = public_url(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
-        """The base URL as it may be shown: the user-info (sent as basic auth, so neither
-        the requests' URLs nor httpx's own logs carry it) dropped, credential-looking query
-        values masked."""
+        """The base URL as it may be shown (no user-info, credential query values masked)."""
         self._auth = (
             httpx.BasicAuth(unquote(parts.username or ""), unquote(parts.password or ""))
             if parts.username is not None
@@ -190,7 +204,7 @@ class HttpTransport:
     def has_api_key(self) -> bool:
         return self._has_key
 
-    def _endpoint_url(self, endpoint: Endpoint) -> str:
+    def url(self, endpoint: Endpoint) -> str:
         if endpoint == "completions":
             return f"{self._url}/completions"
         root = self._url[: -len("/v1")] if self._url.endswith("/v1") else self._url
@@ -219,7 +233,7 @@ class HttpTransport:
         async with httpx.AsyncClient(
             headers=self._headers, auth=self._auth, params=self._params, timeout=self.timeout
         ) as http:
-            yield AsyncClients(http)
+            yield http
 
     def close(self) -> None:
         """Close the blocking client's connection pool (reopened if used again)."""
@@ -227,52 +241,6 @@ class HttpTransport:
             client, self._sync_client = self._sync_client, None
         if client is not None:
             client.close()
-
-    # ------------------------------------------------------------------------ attempts
-
-    def post(self, endpoint: Endpoint, body: dict[str, Any], limit: float) -> Reply:
-        """One blocking attempt, whole response read, cut off after ``limit`` seconds."""
-        end = time.monotonic() + limit
-        client = self.client()
-        request = client.build_request(
-            "POST", self._endpoint_url(endpoint), json=body, timeout=httpx.Timeout(limit)
-        )
-        response = client.send(request, stream=True)
-        watchdog = _Watchdog(response, end)
-        chunks: list[bytes] = []
-        overdue = False
-        try:
-            for chunk in response.iter_bytes():
-                chunks.append(chunk)
-                if time.monotonic() > end:
-                    overdue = True
-                    break
-        except httpx.TransportError:
-            if not watchdog.fired:
-                raise
-            overdue = True
-        finally:
-            watchdog.stop()
-            response.close()
-        if overdue:
-            raise httpx.ReadTimeout("the response did not end in time", request=request)
-        return Reply(response.status_code, response.headers, b"".join(chunks))
-
-    async def apost(
-        self, clients: AsyncClients, endpoint: Endpoint, body: dict[str, Any], limit: float
-    ) -> Reply:
-        """One async attempt, whole response read, cancelled after ``limit`` seconds."""
-        url = self._endpoint_url(endpoint)
-
-        async def attempt() -> Reply:
-            async with clients.http.stream("POST", url, json=body, timeout=limit) as response:
-                content = b"".join([chunk async for chunk in response.aiter_bytes()])
-                return Reply(response.status_code, response.headers, content)
-
-        try:
-            return await asyncio.wait_for(attempt(), limit)
-        except asyncio.TimeoutError:
-            raise httpx.ReadTimeout("the response did not end in time") from None
 
     # ------------------------------------------------------------------------ requests
 
@@ -285,9 +253,8 @@ class HttpTransport:
         clients: AsyncClients | None,
         clock: RequestClock | None = None,
     ) -> Steps[T]:
-        """The parsed answer to one request, retried under the policy (a generator of
-        calls: run it with :func:`~camab_rag.steps.drive` or ``adrive``). ``clock``: the
-        retry budget of the scorer request this call belongs to (a fresh one if ``None``)."""
+        """The parsed answer to one request, retried under the policy, as a generator of calls;
+        ``clock``: the retry budget of the scorer request it belongs to."""
         clock = clock or RequestClock()
         for attempt in range(self.retry.max_retries + 1):
             limit = self._limit(clock)
@@ -318,9 +285,8 @@ class HttpTransport:
     def _retry_delay(
         self, what: str, attempt: int, clock: RequestClock, error: BaseException
     ) -> float:
-        """The pause before attempt ``attempt + 1`` after ``error``; raises instead when the
-        failure is not transient, the retries are used up, or the pause would end past the
-        request's retry budget or the attribution's deadline."""
+        """The pause before attempt ``attempt + 1``; raises instead when ``error`` is final or the
+        retries, the retry budget or the deadline would be exceeded."""
         if not isinstance(error, Retryable):
             raise self.errors.scrub(error)
         clock.failed(error)
@@ -344,8 +310,5 @@ class HttpTransport:
 
     def _json(self, reply: Reply, endpoint: Endpoint) -> Any:
         """The JSON body of a successful reply; an error status raises what it means."""
-        path = urlsplit(self._endpoint_url(endpoint)).path
+        path = urlsplit(self.url(endpoint)).path
         return self.errors.reply_json(reply.status, reply.headers, reply.content, path)
-
-
-__all__ = ["ApiCall", "AsyncClients", "HttpTransport", "Reply", "RequestClock"]
