@@ -26,7 +26,7 @@ from camab_rag.integration.answer_metadata import set_attribution
 from camab_rag.integration.attached import METADATA_KEY
 from camab_rag.integration.background import pending
 from camab_rag.integration.chain_options import AttributorOptions, checked_options
-from camab_rag.integration.chain_runs import ChainCall, ChainRuns, chain_steps
+from camab_rag.integration.chain_runs import ChainCall, ChainRuns, _chain_steps
 from camab_rag.integration.chain_scorers import ScorerSource, scorer_from_model
 from camab_rag.integration.span_records import SpanRecord, streaming_for
 from camab_rag.scorers.base import Prompt
@@ -244,7 +244,7 @@ class AnswerAttributor:
         except Exception as error:  # e.g. the input gate refused a document: the failed result
             call.problem = call.problem or error
         call.scorer = partial(self.scorers.of_model, model)
-        attributed = yield from chain_steps(call, self.settings)
+        attributed = yield from _chain_steps(call, self.settings)
         return AnswerAttribution(attributed, documents, own)
 
 

@@ -5,7 +5,7 @@ documents as the chain holds them, the prompts its model received) and gives it 
 :class:`ChainRuns` of its object, which
 
 * attributes it with the object's one :class:`~camab_rag.settings.AttributionSettings`
-  (:func:`chain_steps`, over :func:`camab_rag.captured.captured_steps`), inline
+  (:func:`_chain_steps`, over :func:`camab_rag.captured._captured_steps`), inline
   (:meth:`~ChainRuns.run`, :meth:`~ChainRuns.arun`) or in the background
   (:meth:`~ChainRuns.start`: a worker thread; :meth:`~ChainRuns.astart`: a task of the
   running loop, whose placeholders read "cancelled" if the loop ends first);
@@ -32,7 +32,7 @@ from uuid import UUID
 
 from camab_rag.captured import (
     CapturedAttribution,
-    captured_steps,
+    _captured_steps,
     document_ranks,
     sentence_citations,
 )
@@ -89,7 +89,7 @@ def failed_attribution(
     return CapturedAttribution(result, [], PromptPlan("none", None, None), verdict)
 
 
-def chain_steps(
+def _chain_steps(
     call: ChainCall,
     settings: AttributionSettings,
     *,
@@ -104,7 +104,7 @@ def chain_steps(
         if call.problem is not None:
             raise call.problem
         return (
-            yield from captured_steps(
+            yield from _captured_steps(
                 call.question,
                 call.documents,
                 call.answer,
@@ -164,8 +164,8 @@ class ChainRuns(Generic[T]):
     def steps(
         self, key: object, call: ChainCall, finish: Callable[[CapturedAttribution], T]
     ) -> Steps[T]:
-        """Attribute ``call`` (:func:`chain_steps`), ``finish`` it and keep the result."""
-        attributed = yield from chain_steps(
+        """Attribute ``call`` (:func:`_chain_steps`), ``finish`` it and keep the result."""
+        attributed = yield from _chain_steps(
             call, self.settings, strict=self.strict, explain=self.explain
         )
         return self.record(key, finish(attributed))
@@ -385,7 +385,6 @@ __all__ = [
     "NativeCitation",
     "answer_summary",
     "await_on",
-    "chain_steps",
     "failed_attribution",
     "native_citations",
     "wait_on",

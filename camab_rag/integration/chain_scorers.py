@@ -19,7 +19,7 @@ from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
-from camab_rag.errors import CredentialsRefusedError, InputError
+from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
 from camab_rag.scorers.chat_clients import is_openai_endpoint, scorer_from_chat_client
 from camab_rag.scorers.echo import PROXY_FIX
 from camab_rag.scorers.proxy import ScorerCache, cannot_score_reason, checked_scorer, own_or_proxy
@@ -31,15 +31,6 @@ NO_KEY_FROM_RUN = (
     "llm=<the chain's chat model> (its own key is used) or scorer=... to the handler"
 )
 """Why a server refused a scorer rebuilt from a trace (:func:`scorer_from_endpoint`)."""
-
-
-class ScorerUnavailableError(InputError):
-    """No scorer could be built for the chain's model (the message says what to pass;
-    ``reason``: the cause alone, for ``scored_by.reason`` when a proxy takes over)."""
-
-    def __init__(self, message: str, reason: str | None = None) -> None:
-        super().__init__(message)
-        self.reason = reason or message
 
 
 def scorer_from_model(
