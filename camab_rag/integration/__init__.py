@@ -16,8 +16,8 @@ between is here, and an integration imports nothing else of the core:
   :func:`native_citations` (the data of the frameworks' citation types), :func:`pending` /
   :func:`fill` (placeholders filled in place when a background attribution ends),
   :func:`reached_the_model` (which LLM call saw the documents);
-* scorers: :func:`own_or_proxy`, :class:`ScorerCache`, :func:`scorer_from_chat_client`
-  (the chain's own model, or a proxy named as such); :class:`MiniLMEmbedder` (the
+* scorers: :func:`~camab_rag.scorers.resolve_scorer` (the chain's own model, or a proxy
+  named as such), :class:`ScorerSource` (built once per model); :class:`MiniLMEmbedder` (the
   embedded sentence embedder, for offline retrieval);
 * capture and attach helpers: :class:`RunTree` (a traced call's runs filed under their
   root) and :class:`RunReading` (what a finished root run attributes), :class:`Attachment`
@@ -31,7 +31,7 @@ between is here, and an integration imports nothing else of the core:
   callback handlers, LangChain-shaped), :class:`AnswerAttributor` (a framework's answer
   object and its engines, LlamaIndex-shaped), over one options list
   (:class:`ChainOptions`, checked by :func:`checked_options`) and one scorer rule
-  (:func:`scorer_from_model`, :class:`ScorerSource`).
+  (:func:`~camab_rag.scorers.resolve_scorer`, kept per object by :class:`ScorerSource`).
 
 A minimal integration::
 
@@ -97,9 +97,6 @@ from camab_rag.integration.chain_scorers import (
     NO_KEY_FROM_RUN,
     ScorerSource,
     ScorerUnavailableError,
-    resolve_scorer,
-    scorer_from_endpoint,
-    scorer_from_model,
 )
 from camab_rag.integration.chain_step import (
     ChainStep,
@@ -145,13 +142,9 @@ from camab_rag.integration.span_records import (
 )
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import Prompt
-from camab_rag.scorers.chat_clients import (
-    ChatAPICannotScoreError,
-    is_openai_endpoint,
-    scorer_from_chat_client,
-)
+from camab_rag.scorers.chat_clients import ChatAPICannotScoreError, is_openai_endpoint
 from camab_rag.scorers.echo import PROXY_FIX
-from camab_rag.scorers.proxy import ScorerCache, cannot_score_reason, checked_scorer, own_or_proxy
+from camab_rag.scorers.proxy import cannot_score_reason, resolve_scorer
 from camab_rag.segments import Granularity, SourceDocument, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
 from camab_rag.steps import Steps, adrive, asynced, drive, synced
@@ -201,7 +194,6 @@ __all__ = [
     "RunReading",
     "RunTree",
     "ScoreFilter",
-    "ScorerCache",
     "ScorerSource",
     "ScorerUnavailableError",
     "SourceDocument",
@@ -231,7 +223,6 @@ __all__ = [
     "check_groundedness_filter",
     "checked_generator",
     "checked_options",
-    "checked_scorer",
     "content_text",
     "document_ranks",
     "document_summary",
@@ -247,14 +238,10 @@ __all__ = [
     "is_openai_endpoint",
     "last_user_text",
     "native_citations",
-    "own_or_proxy",
     "pending",
     "reached_the_model",
     "read_for",
     "resolve_scorer",
-    "scorer_from_chat_client",
-    "scorer_from_endpoint",
-    "scorer_from_model",
     "sentence_citations",
     "set_attribution",
     "streaming_for",

@@ -27,10 +27,10 @@ from camab_rag.integration.attached import METADATA_KEY
 from camab_rag.integration.background import pending
 from camab_rag.integration.chain_options import AttributorOptions, checked_options
 from camab_rag.integration.chain_runs import ChainCall, ChainRuns, _chain_steps
-from camab_rag.integration.chain_scorers import ScorerSource, scorer_from_model
+from camab_rag.integration.chain_scorers import ScorerSource
 from camab_rag.integration.span_records import SpanRecord, streaming_for
 from camab_rag.scorers.base import Prompt
-from camab_rag.scorers.proxy import checked_scorer
+from camab_rag.scorers.proxy import _checked_scorer
 from camab_rag.segments import SourceDocument, to_documents
 from camab_rag.steps import Steps, adrive, drive
 
@@ -104,7 +104,7 @@ class AnswerAttribution:
 
 class AnswerAttributor:
     """What an integration object attributes its answers with: the scorer (given, else
-    ``scorer_from_model(model, **scorer_options)`` once per model, with the proxy:
+    ``resolve_scorer(llm=model, **scorer_options)`` once per model, with the proxy:
     :meth:`ScorerSource.of_model`), the settings, the progress hook and ``runs``
     (background attributions). :meth:`call_steps` attributes one answer; ``as_documents``
     reads the framework's documents; ``owner`` names the object in errors."""
@@ -112,17 +112,16 @@ class AnswerAttributor:
     def __init__(
         self,
         scorer: Any = None,
-        scorer_from_model: Callable[..., Any] = scorer_from_model,
         as_documents: ToDocuments = to_documents,
         owner: str = "AnswerAttributor",
         **options: Unpack[AttributorOptions],
     ) -> None:
         self.settings = checked_options(owner, options, AttributorOptions)
-        self.scorer = checked_scorer(scorer)
+        self.scorer = _checked_scorer(scorer)
         self.progress = options.get("progress")
         scorer_options = dict(options.get("scorer_options") or {})
         proxy = options.get("proxy")
-        self.scorers = ScorerSource(scorer, None, proxy, scorer_options, scorer_from_model)
+        self.scorers = ScorerSource(scorer, None, proxy, scorer_options)
         self.as_documents = as_documents
         self.runs: ChainRuns[Any] = ChainRuns(self.settings, keep=256)
         self._recent: deque[dict[str, Any]] = deque(maxlen=256)

@@ -47,7 +47,7 @@ def _check_scorer(scorer: object, what: str) -> None:
         )
 
 
-def checked_scorer(scorer: Any, name: str = "scorer") -> Any:
+def _checked_scorer(scorer: Any, name: str = "scorer") -> Any:
     """``scorer`` itself when it can score or is ``None``; else an
     :class:`~camab_rag.errors.InputError` naming ``name``."""
     if scorer is not None:
@@ -55,10 +55,11 @@ def checked_scorer(scorer: Any, name: str = "scorer") -> Any:
     return scorer
 
 
-class ScorerCache:
+class _ScorerCache:
     """Scorers built once per key, so an HTTP scorer keeps its connection pool and a model
     found unable to score (with a proxy) is not asked again until its re-probe interval
-    has passed (:meth:`ProxyFallbackScorer.recheck`, called here, once per attribution).
+    has passed (:meth:`ProxyFallbackScorer.recheck`, called here, once per attribution); the
+    integrations' per-object store of what :func:`resolve_scorer` built.
     A build that raises is not cached: the next attribution tries again and reports the
     error again. With ``owner`` (e.g. keyed by ``id(llm)``) an entry counts only for that
     same object."""
@@ -195,7 +196,7 @@ def cannot_score_reason(error: BaseException) -> str:
     return str(getattr(error, "reason", None) or error)
 
 
-def own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
+def _own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
     """The scorer of the answering model, falling back to ``proxy`` when it cannot score.
 
     ``build_own`` builds the answering model's scorer; when it raises
@@ -310,7 +311,7 @@ def resolve_scorer(
     if proxy is not None:
         _check_scorer(proxy, "proxy")
         own = {"llm": llm, "model": model, "base_url": base_url, "api_key": api_key}
-        return own_or_proxy(
+        return _own_or_proxy(
             lambda: resolve_scorer(scorer, key_variable=key_variable, **own, **options), proxy
         )
     if scorer is not None:

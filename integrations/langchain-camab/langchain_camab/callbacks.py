@@ -31,7 +31,7 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 from camab_rag import integration as core
 from langchain_camab import native
 from langchain_camab.native import RUN_METADATA_KEY
-from langchain_camab.scorer import scorer_from_llm, scorer_from_run
+from langchain_camab.scorer import scorer_from_run
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -56,7 +56,6 @@ class _Handler(core.KeptResults):
             owner,
             scorer,
             options,
-            scorer_from_llm,
             blocking_refused=refused,
             traced=True,
             uuid_keys=True,

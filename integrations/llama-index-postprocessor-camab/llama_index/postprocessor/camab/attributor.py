@@ -21,6 +21,7 @@ from llama_index.postprocessor.camab.response import attach, node_documents
 
 from camab_rag import integration as core
 from camab_rag.scorers.chat_clients import is_openai_endpoint
+from camab_rag.scorers.proxy import register_model_reader
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -40,7 +41,7 @@ class ResponseAttributor(core.AnswerAttributor):
         owner: str = "CamabQueryEngine",
         **options: Unpack[core.AttributorOptions],
     ) -> None:
-        super().__init__(scorer, scorer_from_llm, node_documents, owner, **options)
+        super().__init__(scorer, node_documents, owner, **options)
         self.tracker = query_tracker()
 
     def begin(self, question: str) -> core.SpanRecord | None:
@@ -161,15 +162,6 @@ aattribute_response = core.asynced(
 )
 
 
-def scorer_from_llm(llm: object, **options: Any) -> Any:
-    """The scorer for a LlamaIndex LLM: its own ``llm.scorer`` (``CamabLocalLLM``), the
-    HTTP scorer (built with ``options``) of an OpenAI-compatible server (``api_base``),
-    else a ``ScorerUnavailableError`` asking for ``scorer=`` or ``proxy=``. The LLM's key
-    goes with it, unless it is the key meant for OpenAI (:func:`without_openai_key`)."""
-    compatible = "an OpenAI-compatible LLM (OpenAILike / OpenAI with api_base)"
-    return core.scorer_from_model(without_openai_key(llm), compatible=compatible, **options)
-
-
 def without_openai_key(llm: object) -> object:
     """``llm``, or a copy without its API key when that key is OpenAI's own
     (``$OPENAI_API_KEY`` or ``openai.api_key``) and ``llm`` talks to another server.
@@ -195,3 +187,6 @@ def without_openai_key(llm: object) -> object:
     clone = copy.copy(llm)
     clone.api_key = ""  # type: ignore[attr-defined]
     return clone
+
+
+register_model_reader(without_openai_key)
