@@ -136,8 +136,6 @@ class CamabCallbackHandler(_Handler, core.WaitedResults, BaseCallbackHandler):
     :mod:`langchain_camab.callbacks`.
     """
 
-    futures = core.KeptResults.pending  # ``concurrent.futures.Future`` by root run id
-
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         self._llm_end(response, run_id)
         self.on_chain_end(None, run_id=run_id)
@@ -156,13 +154,11 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
     It runs inline (``run_inline``: LangChain calls its plain recording methods directly
     and awaits the two that attribute), before other handlers see the root run's end, so
     tracers report the attribution in the run's metadata. With ``background=True`` the
-    attribution is an ``asyncio.Task`` in ``handler.tasks[run_id]``;
+    attribution is an ``asyncio.Task`` in ``handler.pending[run_id]``;
     ``await handler.wait(run_id)``.
     """
 
     run_inline = True
-
-    tasks = core.KeptResults.pending  # ``asyncio.Task`` by root run id
 
     async def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         self._llm_end(response, run_id)

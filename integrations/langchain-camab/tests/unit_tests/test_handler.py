@@ -276,7 +276,7 @@ def test_wait_gives_the_stored_result_of_a_run_whose_job_was_forgotten() -> None
         _chain().invoke(question, {"callbacks": [handler], "run_id": run_id})
         handler.wait(run_id, timeout=30)
     handler.close()
-    assert list(handler.futures) == [second]  # the first job is no longer kept
+    assert list(handler.pending) == [second]  # the first job is no longer kept
     result = handler.wait(first)
     assert result is handler.results[first] and result.response.startswith("Paris")
     with pytest.raises(KeyError):
