@@ -116,12 +116,12 @@ def test_a_background_attribution_fills_the_pending_answer_in_place() -> None:
         attributor.remember({"answer": answer.text})
 
     thread_answer = SimpleNamespace(text="thread", metadata=None)
-    attributor.start(thread_answer, steps(thread_answer), "wait", in_loop=False)
+    attributor.start(thread_answer, steps(thread_answer), in_loop=False)
     assert wait_for_attribution(thread_answer, timeout=60)["status"] == "ok"
 
     async def in_a_loop() -> Any:
         task_answer = SimpleNamespace(text="task", metadata={})
-        attributor.start(task_answer, steps(task_answer), "await it", in_loop=True, key="q1")
+        attributor.start(task_answer, steps(task_answer), in_loop=True, key="q1")
         assert task_answer.metadata["attribution"] == pending("q1")
         await attributor.runs.aflush()
         return task_answer.metadata["attribution"]
@@ -155,12 +155,12 @@ def test_an_engine_call_is_asked_then_attributed_sync_async_or_in_the_background
     answer = asyncio.run(attributor.aanswer(QUESTION, None, aask, "q2"))
     assert asked[-1] == "q2" and answer.metadata["attribution"]["status"] == "ok"
     inline = SimpleNamespace(text=ANSWER, metadata={})
-    attributor.finish(inline, attributor.turn(inline, QUESTION, None), "wait", False)
+    attributor.finish(inline, attributor.turn(inline, QUESTION, None), False)
     assert inline.metadata["attribution"]["status"] == "ok"
 
     async def in_the_background() -> Any:
         later = SimpleNamespace(text=ANSWER, metadata={})
-        attributor.finish(later, attributor.turn(later, QUESTION, None), "wait", True)
+        attributor.finish(later, attributor.turn(later, QUESTION, None), True)
         assert later.metadata["attribution"]["status"] == "pending"
         await attributor.runs.aflush()
         return later.metadata["attribution"]

@@ -81,7 +81,6 @@ from camab_rag.integration.chain_options import (
     ChainOptions,
     ChainParts,
     checked_options,
-    how_to_wait,
 )
 from camab_rag.integration.chain_runs import (
     ChainCall,
@@ -233,7 +232,6 @@ __all__ = [
     "generator_name",
     "generator_scorer",
     "groundedness_of",
-    "how_to_wait",
     "input_keys",
     "is_openai_endpoint",
     "last_user_text",

@@ -190,28 +190,24 @@ class AnswerAttributor:
             answer = await ask(*args)
         return await adrive(self.turn(answer, question, record, llm))
 
-    def finish(
-        self, answer: object, steps: Steps[Any], how_to_wait: str, background: bool, key: str = ""
-    ) -> None:
+    def finish(self, answer: object, steps: Steps[Any], background: bool, key: str = "") -> None:
         """Attribute ``answer`` by ``steps`` now, or in the ``background`` as a task of the
         running loop kept under ``key`` (a key of its own when empty)."""
         if background:
-            self.start(answer, steps, how_to_wait, in_loop=True, key=key or uuid.uuid4().hex)
+            self.start(answer, steps, in_loop=True, key=key or uuid.uuid4().hex)
         else:
             drive(steps)
 
-    def start(
-        self, answer: object, steps: Steps[Any], how_to_wait: str, *, in_loop: bool, key: Any = None
-    ) -> None:
+    def start(self, answer: object, steps: Steps[Any], *, in_loop: bool, key: Any = None) -> None:
         """Attribute ``answer`` in the background, its ``metadata["attribution"]`` pending
         until ``steps`` fill it: kept on the answer (:func:`wait_for_attribution`), a task
         of the running loop if ``in_loop`` (else the worker thread); with a ``key``, a task
-        kept under it (:meth:`ChainRuns.aflush`). ``how_to_wait`` if the loop ends first."""
+        kept under it (:meth:`ChainRuns.aflush`)."""
         set_attribution(answer, placeholder := pending(key))
         if key is None:
-            self.runs.start_on(answer, steps, [placeholder], how_to_wait, in_loop=in_loop)
+            self.runs.start_on(answer, steps, [placeholder], in_loop=in_loop)
         else:
-            self.runs.astart(key, steps, [placeholder], how_to_wait)
+            self.runs.astart(key, steps, [placeholder])
 
     def call_steps(
         self,

@@ -162,14 +162,4 @@ class ChainParts:
         )
 
 
-def how_to_wait(awaited: str, or_inline: bool = True) -> str:
-    """What a background attribution cancelled by its event loop's end says to do
-    (``or_inline``: its object takes ``background=False``)."""
-    text = (
-        f"Await {awaited} before the event loop ends (e.g. at the end of the coroutine "
-        "given to asyncio.run)"
-    )
-    return f"{text}, or set background=False" if or_inline else text
-
-
-__all__ = ["AttributorOptions", "ChainOptions", "ChainParts", "checked_options", "how_to_wait"]
+__all__ = ["AttributorOptions", "ChainOptions", "ChainParts", "checked_options"]

@@ -39,7 +39,7 @@ from camab_rag.captured import (
 from camab_rag.citations import CitationRule, citation_pairs, source_location
 from camab_rag.engine import ProgressFn
 from camab_rag.groundedness import FilteredAnswer
-from camab_rag.integration.background import Background, ResultStore, cancelled, fill
+from camab_rag.integration.background import CANCELLED, Background, ResultStore, cancelled, fill
 from camab_rag.prompts import PromptPlan
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import Prompt
@@ -187,17 +187,16 @@ class ChainRuns(Generic[T]):
         key: object,
         steps: Steps[T],
         placeholders: Sequence[dict[str, Any] | None] = (),
-        how_to_wait: str = "Await the result before the event loop ends",
     ) -> asyncio.Task[T]:
         """Run ``steps`` as a task of the running loop. If the loop ends first, the
-        ``placeholders`` still pending read "cancelled", with ``how_to_wait``."""
+        ``placeholders`` still pending read "cancelled" (:func:`cancelled`)."""
 
         def on_cancel() -> None:
             run_id = None if key is None else str(key)
-            logger.warning("camab: attribution %s was cancelled unfinished. %s", key, how_to_wait)
+            logger.warning("camab: attribution %s: %s", key, CANCELLED)
             for placeholder in placeholders:
                 if isinstance(placeholder, dict) and placeholder.get("status") == "pending":
-                    fill(placeholder, cancelled(run_id, how_to_wait))
+                    fill(placeholder, cancelled(run_id))
 
         return self._jobs.astart(self.key(key), steps, on_cancel=on_cancel)
 
@@ -206,7 +205,6 @@ class ChainRuns(Generic[T]):
         answer: object,
         steps: Steps[T],
         placeholders: Sequence[dict[str, Any] | None] = (),
-        how_to_wait: str = "Await the result before the event loop ends",
         *,
         in_loop: bool,
     ) -> None:
@@ -214,11 +212,7 @@ class ChainRuns(Generic[T]):
         wait): a task of the running loop if ``in_loop``, else the worker thread; the job
         is kept on ``answer`` for :func:`wait_on` / :func:`await_on`."""
         key = id(answer)
-        job = (
-            self.astart(key, steps, placeholders, how_to_wait)
-            if in_loop
-            else self.start(key, steps)
-        )
+        job = self.astart(key, steps, placeholders) if in_loop else self.start(key, steps)
         setattr(answer, _ANSWER_JOB, job)
 
     @property
@@ -258,13 +252,15 @@ class ChainRuns(Generic[T]):
 _ANSWER_JOB = "_camab_attribution_job"
 
 
-def wait_on(answer: object, timeout: float | None = None, how_to_await: str = "") -> bool:
+def wait_on(answer: object, timeout: float | None = None) -> bool:
     """Wait (up to ``timeout`` seconds) for the attribution :meth:`ChainRuns.start_on`
     started for ``answer``; ``False`` when none was started. One running in an event loop
-    cannot be waited for here: a ``TypeError`` says to await ``how_to_await``."""
+    cannot be waited for here: a ``TypeError`` says to await it."""
     job = getattr(answer, _ANSWER_JOB, None)
     if isinstance(job, asyncio.Task):
-        raise TypeError(f"the attribution runs in its event loop: await it with {how_to_await}")
+        raise TypeError(
+            "the attribution runs in its event loop: await it with await_attribution(response)"
+        )
     if job is not None:
         job.result(timeout)
     return job is not None

@@ -97,8 +97,7 @@ class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
             after="create_retrieval_chain or RunnablePassthrough.assign",
             rename="RunnablePassthrough.assign({key}=lambda x: x['my_key'])",
         )
-        wait = core.how_to_wait("attributor.await_result(run_id)")
-        self.step = core.ChainStep(keys, native.TYPES, parts, wait)
+        self.step = core.ChainStep(keys, native.TYPES, parts)
 
     # ------------------------------------------------------------------ Runnable
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:

@@ -69,8 +69,7 @@ class _Handler(core.KeptResults):
             context_keys=context_keys,
         )
         slot = RUN_METADATA_KEY if report_run_metadata else None
-        wait = core.how_to_wait("handler.wait(run_id)")
-        self.roots = core.RootRuns(reading, parts, native.TYPES, slot, wait)
+        self.roots = core.RootRuns(reading, parts, native.TYPES, slot)
         self.raise_error = parts.strict  # strict: LangChain re-raises our errors into the chain
 
     # ------------------------------------------------------------------ recording

@@ -471,5 +471,5 @@ def test_an_async_background_run_whose_loop_ends_first_is_cancelled(
         message = asyncio.run(chain.ainvoke("Capital of Spain?", {"callbacks": [handler]}))
     placeholder = message.response_metadata["attribution"]
     assert placeholder["status"] == "cancelled"
-    assert "handler.wait(run_id)" in placeholder["error"]
-    assert "cancelled" in caplog.text and "handler.wait" in caplog.text
+    assert "await_result()" in placeholder["error"]
+    assert "cancelled" in caplog.text and "await_result()" in caplog.text

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 STREAMS = (StreamingResponse, AsyncStreamingResponse, StreamingAgentChatResponse)
-HOW_TO_WAIT = core.how_to_wait("await_attribution(response)", or_inline=False)
 
 
 class ResponseAttributor(core.AnswerAttributor):
@@ -92,7 +91,7 @@ class ResponseAttributor(core.AnswerAttributor):
             return (yield from attributed(answer))
 
         def end(text: str, in_loop: bool) -> None:  # the stream was read to the end
-            self.start(answer, attributed(_as_response(answer, text)), HOW_TO_WAIT, in_loop=in_loop)
+            self.start(answer, attributed(_as_response(answer, text)), in_loop=in_loop)
 
         if isinstance(answer, StreamingAgentChatResponse):
             _ChatStream.wrap(answer, record, end)
