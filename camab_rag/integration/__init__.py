@@ -11,18 +11,19 @@ between is here, and an integration imports nothing else of the core:
   default: :data:`CHAIN_SETTINGS`, whole documents and a deadline; every integration
   object also takes the knobs ``budget``, ``method``, ``granularity``, ``deadline_s``,
   ``groundedness`` as keywords, merged by :func:`checked_options`);
-* attach: :func:`answer_summary` (the answer's metadata), :func:`document_summary` (the
-  per-document entry: score, rank, supporting sentences, disputes),
+* attach: :func:`answer_summary` (the answer's metadata),
+  :func:`~camab_rag.captured.document_summary` (the per-document entry: score, rank,
+  supporting sentences, disputes),
   :func:`native_citations` (the data of the frameworks' citation types), :func:`pending` /
   :func:`fill` (placeholders filled in place when a background attribution ends),
-  :func:`reached_the_model` (which LLM call saw the documents);
+  :func:`~camab_rag.captured.reached_the_model` (which LLM call saw the documents);
 * scorers: :func:`~camab_rag.scorers.resolve_scorer` (the chain's own model, or a proxy
   named as such), :class:`ScorerSource` (built once per model); :class:`MiniLMEmbedder` (the
   embedded sentence embedder, for offline retrieval);
 * capture and attach helpers: :class:`RunTree` (a traced call's runs filed under their
   root) and :class:`RunReading` (what a finished root run attributes), :class:`Attachment`
   (the answer's and documents' dicts, pending then filled) and :class:`ChainAttribution`;
-* one code path for sync and async: :data:`Steps`, :func:`drive`, :func:`adrive`,
+* one code path for sync and async: :data:`Steps`, :func:`drive`, :func:`~camab_rag.steps.adrive`,
   :func:`synced`, :func:`asynced`;
 * spans (LlamaIndex): :class:`SpanRecords` files model calls and retrievals under the
   query span enclosing them; :func:`streaming_for` / :func:`read_for` for streamed answers.
@@ -44,14 +45,9 @@ from __future__ import annotations
 
 from camab_rag.captured import (
     CapturedAttribution,
-    document_ranks,
-    document_summary,
-    reached_the_model,
-    sentence_citations,
 )
 from camab_rag.citations import CitationRule
 from camab_rag.embeddings import MiniLMEmbedder
-from camab_rag.engine import ProgressFn
 from camab_rag.errors import CredentialsRefusedError, InputError, NoContextError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.groundedness.filter import check_groundedness_filter
@@ -75,7 +71,7 @@ from camab_rag.integration.attached import (
     WaitedResults,
     groundedness_of,
 )
-from camab_rag.integration.background import ResultStore, cancelled, fill, pending
+from camab_rag.integration.background import cancelled, fill, pending
 from camab_rag.integration.chain_options import (
     AttributorOptions,
     ChainOptions,
@@ -85,7 +81,6 @@ from camab_rag.integration.chain_options import (
 from camab_rag.integration.chain_runs import (
     ChainCall,
     ChainRuns,
-    NativeCitation,
     answer_summary,
     await_on,
     failed_attribution,
@@ -125,11 +120,9 @@ from camab_rag.integration.root_runs import RootRuns, tool_documents
 from camab_rag.integration.run_tree import (
     CONTEXT_KEYS,
     QUESTION_KEYS,
-    ClosedRun,
     LLMCall,
     RunReading,
     RunTree,
-    input_keys,
 )
 from camab_rag.integration.score_filter import Missing, ScoreFilter, finite_number
 from camab_rag.integration.span_records import (
@@ -141,19 +134,16 @@ from camab_rag.integration.span_records import (
 )
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import Prompt
-from camab_rag.scorers.chat_clients import ChatAPICannotScoreError, is_openai_endpoint
-from camab_rag.scorers.echo import PROXY_FIX
-from camab_rag.scorers.proxy import cannot_score_reason, resolve_scorer
-from camab_rag.segments import Granularity, SourceDocument, to_documents
+from camab_rag.scorers.proxy import resolve_scorer
+from camab_rag.segments import SourceDocument
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
-from camab_rag.steps import Steps, adrive, asynced, drive, synced
+from camab_rag.steps import Steps, asynced, drive, synced
 
 __all__ = [
     "CHAIN_SETTINGS",
     "CONTEXT_KEYS",
     "METADATA_KEY",
     "NO_KEY_FROM_RUN",
-    "PROXY_FIX",
     "QUESTION_KEYS",
     "AnswerAttribution",
     "AnswerAttributor",
@@ -168,12 +158,9 @@ __all__ = [
     "ChainParts",
     "ChainRuns",
     "ChainStep",
-    "ChatAPICannotScoreError",
     "CitationRule",
-    "ClosedRun",
     "CredentialsRefusedError",
     "FilteredAnswer",
-    "Granularity",
     "GroundednessFilter",
     "InputError",
     "KeptResults",
@@ -181,14 +168,11 @@ __all__ = [
     "MiniLMEmbedder",
     "Missing",
     "ModelRegistry",
-    "NativeCitation",
     "NativeTypes",
     "NoContextError",
-    "ProgressFn",
     "ProgressHook",
     "ProgressRelay",
     "Prompt",
-    "ResultStore",
     "RootRuns",
     "RunReading",
     "RunTree",
@@ -204,7 +188,6 @@ __all__ = [
     "Steps",
     "WaitedResults",
     "added",
-    "adrive",
     "answer_documents",
     "answer_summary",
     "answer_text",
@@ -216,15 +199,12 @@ __all__ = [
     "await_attribution",
     "await_on",
     "cancelled",
-    "cannot_score_reason",
     "chat_messages",
     "chat_prompt",
     "check_groundedness_filter",
     "checked_generator",
     "checked_options",
     "content_text",
-    "document_ranks",
-    "document_summary",
     "drive",
     "failed_attribution",
     "fill",
@@ -232,19 +212,14 @@ __all__ = [
     "generator_name",
     "generator_scorer",
     "groundedness_of",
-    "input_keys",
-    "is_openai_endpoint",
     "last_user_text",
     "native_citations",
     "pending",
-    "reached_the_model",
     "read_for",
     "resolve_scorer",
-    "sentence_citations",
     "set_attribution",
     "streaming_for",
     "synced",
-    "to_documents",
     "tool_documents",
     "wait_for_attribution",
     "wait_on",
