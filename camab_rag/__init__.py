@@ -1,8 +1,10 @@
 """camab-rag: which retrieved chunks did the answer come from, and is it supported?
 
-``attribute(question, context, response, scorer)`` scores each chunk (or sentence) of the
-context by how much it raises the likelihood of the answer under the chain's own LLM,
-with CAMAB (Linear Thompson Sampling over context subsets, ACL 2026 Findings);
+``Attributor(scorer=...)`` is the one door (``run``, ``arun``, ``submit``, ``results``,
+``summary()``); ``attribute(question, context, response, scorer)``, a thin call of it,
+scores each chunk (or sentence) of the context by how much it raises the likelihood of
+the answer under the chain's own LLM, with CAMAB (Linear Thompson Sampling over context
+subsets, ACL 2026 Findings);
 ``cite(result, context)`` turns that into cited answers; ``GroundednessFilter`` flags or
 blocks an answer the context does not support. This module holds what a user needs on
 day one; the rest lives in its submodule:
@@ -35,8 +37,9 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it (imported on first access)
 _LAZY: dict[str, str] = {
-    "attribute": "camab_rag.engine",
-    "aattribute": "camab_rag.engine",
+    "Attributor": "camab_rag.attributor",
+    "attribute": "camab_rag.attributor",
+    "aattribute": "camab_rag.attributor",
     "attribute_fn": "camab_rag.engine",
     "AttributionSettings": "camab_rag.settings",
     "AttributionResult": "camab_rag.result",
@@ -48,7 +51,7 @@ _LAZY: dict[str, str] = {
     "cite": "camab_rag.citations",
     "CitationRule": "camab_rag.citations",
     "GroundednessFilter": "camab_rag.groundedness",
-    "assess_answer": "camab_rag.groundedness",
+    "assess_answer": "camab_rag.attributor",
     "assess_groundedness": "camab_rag.groundedness",
 }
 

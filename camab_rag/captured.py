@@ -29,7 +29,6 @@ import numpy as np
 from camab_rag.citations import cite
 from camab_rag.conflicts import disputes
 from camab_rag.deadline import bounded
-from camab_rag.engine import TextAttribution
 from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer
 from camab_rag.prompts import PromptMode, PromptPlan, plan_prompt
@@ -39,6 +38,7 @@ from camab_rag.scorers.base import Prompt, scored_by
 from camab_rag.segments import SourceDocument, segment_documents, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
 from camab_rag.steps import Steps, asynced, synced
+from camab_rag.text_attribution import TextAttribution
 from camab_rag.text_gate import check_prompts, check_texts
 
 
@@ -120,7 +120,7 @@ class CapturedAttribution:
     verdict: FilteredAnswer | None = None
 
 
-def captured_steps(
+def _captured_steps(
     question: str,
     documents: object,
     response: str,
@@ -211,7 +211,7 @@ def _judged_only(
 
 
 attribute_captured = synced(
-    captured_steps,
+    _captured_steps,
     "attribute_captured",
     """Attribute an answer to the documents a chain gave its model, in the prompt the model
     really received (see the module docstring).
@@ -233,7 +233,7 @@ attribute_captured = synced(
     """,
 )
 aattribute_captured = asynced(
-    captured_steps,
+    _captured_steps,
     "aattribute_captured",
     "Async :func:`attribute_captured` (scores with ``scorer.ascore``).",
 )
@@ -245,7 +245,6 @@ __all__ = [
     "PromptPlan",
     "aattribute_captured",
     "attribute_captured",
-    "captured_steps",
     "document_ranks",
     "document_summary",
     "plan_prompt",

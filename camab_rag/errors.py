@@ -15,6 +15,15 @@ class InputError(CamabError, ValueError):
     """The caller's input cannot be attributed (named in the message)."""
 
 
+class ScorerUnavailableError(InputError):
+    """No scorer could be built from what was given (the message says what to pass;
+    ``reason``: the cause alone, for ``scored_by.reason`` when a proxy takes over)."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
+
+
 class WrongTypeError(InputError, TypeError):
     """An argument of the wrong type: an :class:`InputError` that is also a ``TypeError``."""
 

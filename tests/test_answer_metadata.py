@@ -81,8 +81,8 @@ def test_a_result_still_pending_or_cancelled_is_a_typed_error_saying_so() -> Non
         AttributionResult.from_dict(pending("run-1"))
     with pytest.raises(AttributionPendingError, match="'pending'"):
         groundedness_of(answer)
-    gone = cancelled("run-1", "Await it before the loop ends.")
-    with pytest.raises(AttributionCancelledError, match=r"cancelled before it finished.*Await it"):
+    gone = cancelled("run-1")
+    with pytest.raises(AttributionCancelledError, match=r"cancelled before it finished.*await"):
         attribution_of(SimpleNamespace(metadata={"attribution": gone}))
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from camab_rag.errors import InputError
 from camab_rag.integration.background import Background, ResultStore, fill, pending
-from camab_rag.scorers.proxy import ScorerCache, checked_scorer
+from camab_rag.scorers.proxy import _checked_scorer, _ScorerCache
 from camab_rag.steps import LocalCall, Steps
 
 
@@ -178,7 +178,7 @@ class _Scorer:
 
 
 def test_scorer_cache_builds_once_per_key_and_retries_a_failed_build() -> None:
-    cache = ScorerCache()
+    cache = _ScorerCache()
     built: list[int] = []
 
     def build() -> _Scorer:
@@ -198,7 +198,7 @@ def test_scorer_cache_builds_once_per_key_and_retries_a_failed_build() -> None:
 
 
 def test_scorer_cache_owner_must_be_the_same_object() -> None:
-    cache = ScorerCache()
+    cache = _ScorerCache()
     owner_a, owner_b = object(), object()
     first = cache.get(1, _Scorer, owner=owner_a)
     assert cache.get(1, _Scorer, owner=owner_a) is first
@@ -206,11 +206,11 @@ def test_scorer_cache_owner_must_be_the_same_object() -> None:
 
 
 def test_checked_scorer_names_the_bad_argument() -> None:
-    assert checked_scorer(None) is None
+    assert _checked_scorer(None) is None
     scorer = _Scorer()
-    assert checked_scorer(scorer, "proxy") is scorer
+    assert _checked_scorer(scorer, "proxy") is scorer
     with pytest.raises(InputError, match="proxy must have a score"):
-        checked_scorer(object(), "proxy")
+        _checked_scorer(object(), "proxy")
 
 
 def test_a_blocking_filter_is_refused_where_the_answer_cannot_be_held_back() -> None:

@@ -15,7 +15,6 @@ from camab_rag.integration import (
     ChainParts,
     ScorerUnavailableError,
     checked_options,
-    how_to_wait,
 )
 
 
@@ -94,10 +93,7 @@ def test_a_traced_object_explains_a_refused_key() -> None:
     assert ChainParts.of("S", None, {}).runs.explain is None
 
 
-def test_an_object_that_cannot_see_the_model_needs_a_scorer_and_says_how_to_wait() -> None:
+def test_an_object_that_cannot_see_the_model_needs_a_scorer() -> None:
     with pytest.raises(InputError, match=r"Step needs scorer=.*llm=.*proxy=\.\.\.: it is blind"):
         ChainParts.of("Step", None, {}, needs_scorer="it is blind")
     assert ChainParts.of("Step", None, {"proxy": KeywordScorer()}, needs_scorer="x").scorers
-    assert how_to_wait("h.wait()").startswith("Await h.wait() before the event loop ends")
-    assert how_to_wait("h.wait()").endswith("or set background=False")
-    assert how_to_wait("h.wait()", or_inline=False).endswith("given to asyncio.run)")

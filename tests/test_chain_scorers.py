@@ -1,6 +1,7 @@
-"""Which scorer attributes a chain's answer (camab_rag.integration.chain_scorers through
-camab_rag.integration): the given one, the model's own, a proxy, or one rebuilt from a
-trace; a key named by an environment variable goes to OpenAI's own host only."""
+"""Which scorer attributes a chain's answer (the one resolver,
+camab_rag.scorers.resolve_scorer, and the integrations' per-object ScorerSource): the given
+one, the model's own, a proxy, or one rebuilt from a trace; a key named by an environment
+variable goes to OpenAI's own host only."""
 
 from __future__ import annotations
 
@@ -10,14 +11,8 @@ import pytest
 from fakes import KeywordScorer
 
 from camab_rag.errors import CredentialsRefusedError, InputError
-from camab_rag.integration import (
-    NO_KEY_FROM_RUN,
-    ScorerSource,
-    ScorerUnavailableError,
-    resolve_scorer,
-    scorer_from_endpoint,
-    scorer_from_model,
-)
+from camab_rag.integration import NO_KEY_FROM_RUN, ScorerSource, ScorerUnavailableError
+from camab_rag.scorers import resolve_scorer
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
 LOCAL = "http://127.0.0.1:9/v1"
@@ -25,33 +20,31 @@ LOCAL = "http://127.0.0.1:9/v1"
 
 def test_a_models_scorer_is_its_own_its_server_or_an_error_saying_what_to_pass() -> None:
     own, scoring = KeywordScorer(), KeywordScorer()
-    assert scorer_from_model(SimpleNamespace(scorer=own)) is own
-    assert scorer_from_model(scoring) is scoring
+    assert resolve_scorer(llm=SimpleNamespace(scorer=own)) is own
+    assert resolve_scorer(llm=scoring) is scoring
     client = SimpleNamespace(model_name="m", openai_api_base=LOCAL, openai_api_key="sk-x")
-    assert isinstance(scorer_from_model(client, timeout=2.0), OpenAICompletionsScorer)
-    served = scorer_from_model(SimpleNamespace(api_base=LOCAL, model="m"))  # LlamaIndex's names
+    assert isinstance(resolve_scorer(llm=client, timeout=2.0), OpenAICompletionsScorer)
+    served = resolve_scorer(llm=SimpleNamespace(api_base=LOCAL, model="m"))  # LlamaIndex's
     assert isinstance(served, OpenAICompletionsScorer) and "127.0.0.1:9" in repr(served)
     with pytest.raises(ScorerUnavailableError, match=r"pass proxy=.*cannot score with") as info:
-        scorer_from_model(object())
+        resolve_scorer(llm=object())
     assert info.value.reason.startswith("cannot score with the chain's model object")
-    with pytest.raises(ScorerUnavailableError, match=r"or use a Foo model: .* SimpleNamespace"):
-        scorer_from_model(SimpleNamespace(scorer=None), compatible="a Foo model")
-    with pytest.raises(ScorerUnavailableError, match=r"pass scorer=.*or use a Foo model$"):
-        scorer_from_model(None, compatible="a Foo model")
+    with pytest.raises(ScorerUnavailableError, match=r"OpenAI-compatible chat model: .* Simple"):
+        resolve_scorer(llm=SimpleNamespace(scorer=None))
 
 
 def test_a_scorer_rebuilt_from_a_trace_gets_an_environment_key_on_openai_only(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("MY_KEY", "sk-secret")
-    local = scorer_from_endpoint(LOCAL, "m", key_variable="MY_KEY")
+    local = resolve_scorer(base_url=LOCAL, model="m", key_variable="MY_KEY")
     assert "api_key=<none>" in repr(local)  # never sent to another server
     with pytest.raises(ScorerUnavailableError, match="OpenAI's own API") as info:
-        scorer_from_endpoint("https://api.openai.com/v1", "m", key_variable="MY_KEY")
+        resolve_scorer(base_url="https://api.openai.com/v1", model="m", key_variable="MY_KEY")
     assert "sk-secret" not in str(info.value)
-    assert "api_key=<set>" in repr(scorer_from_endpoint(LOCAL, "m", api_key="given"))
-    with pytest.raises(ScorerUnavailableError, match=r"model \(x.Chat\): it is not an"):
-        scorer_from_endpoint(None, "m", ident="x.Chat")
+    assert "api_key=<set>" in repr(resolve_scorer(base_url=LOCAL, model="m", api_key="given"))
+    with pytest.raises(ScorerUnavailableError, match="needs model="):
+        resolve_scorer(base_url=LOCAL, key_variable="MY_KEY")
 
 
 def test_resolution_checks_the_given_scorer_and_falls_back_to_the_proxy() -> None:
@@ -61,10 +54,8 @@ def test_resolution_checks_the_given_scorer_and_falls_back_to_the_proxy() -> Non
         resolve_scorer(object())
     with pytest.raises(ScorerUnavailableError, match=r"pass scorer=\.\.\. or llm="):
         resolve_scorer(None)
-    fallback = resolve_scorer(None, object(), proxy)
+    fallback = resolve_scorer(llm=object(), proxy=proxy)
     assert fallback.proxy is proxy and fallback.scored_by.proxy is True
-    built = resolve_scorer(None, "llm", None, {"k": 1}, lambda llm, **o: (llm, o))
-    assert built == ("llm", {"k": 1})
 
 
 def test_a_source_builds_each_scorer_once_and_explains_a_refused_key() -> None:

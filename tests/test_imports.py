@@ -20,6 +20,7 @@ TOOLS = sorted(p.parent.name for p in Path(__file__).parents[1].glob("tools/*/*/
 EXPECTED_ALL = [
     "AttributionResult",
     "AttributionSettings",
+    "Attributor",
     "CitationRule",
     "GroundednessFilter",
     "OpenAICompletionsScorer",
@@ -102,7 +103,12 @@ SUBPACKAGE_ALL = {
         "assess_answer",
         "assess_groundedness",
     ],
-    "camab_rag.scorers": ["OpenAICompletionsScorer", "TransformersScorer", "default_scorer"],
+    "camab_rag.scorers": [
+        "OpenAICompletionsScorer",
+        "TransformersScorer",
+        "default_scorer",
+        "resolve_scorer",
+    ],
     "camab_rag.render": [],  # through CitedAnswer.to_markdown() / to_html() / ...
 }
 LEFT_SUBPACKAGES = {

@@ -15,7 +15,7 @@ from camab_rag.errors import CannotScoreError, InputError, ScorerError
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import BaseScorer, ResponseLogprobs, ScoredBy, ScoreRequest, scored_by
 from camab_rag.scorers.openai_completions import NoPromptLogprobsError, OpenAICompletionsScorer
-from camab_rag.scorers.proxy import ProxyFallbackScorer, ScorerCache, own_or_proxy
+from camab_rag.scorers.proxy import ProxyFallbackScorer, _own_or_proxy, _ScorerCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from chat_only_server import ChatOnlyServer
@@ -86,17 +86,17 @@ def test_own_or_proxy() -> None:
     def cannot_build() -> object:
         raise InputError("the chat client talks to OpenAI's own API")
 
-    fallback = own_or_proxy(cannot_build, proxy)
+    fallback = _own_or_proxy(cannot_build, proxy)
     assert isinstance(fallback, ProxyFallbackScorer)
     assert fallback.scored_by == ScoredBy(
         "small-proxy", proxy=True, reason="the chat client talks to OpenAI's own API"
     )
     with pytest.raises(InputError, match="OpenAI's own API"):
-        own_or_proxy(cannot_build, None)  # no proxy: the error as it was
+        _own_or_proxy(cannot_build, None)  # no proxy: the error as it was
     own = KeywordScorer()
-    assert own_or_proxy(lambda: own, None) is own
-    wrapped = own_or_proxy(lambda: own, proxy)
-    assert wrapped.own is own and own_or_proxy(lambda: wrapped, proxy) is wrapped
+    assert _own_or_proxy(lambda: own, None) is own
+    wrapped = _own_or_proxy(lambda: own, proxy)
+    assert wrapped.own is own and _own_or_proxy(lambda: wrapped, proxy) is wrapped
     with pytest.raises(InputError, match="proxy must have a score"):
         ProxyFallbackScorer(own, object())
 
@@ -171,7 +171,7 @@ class UnableAtFirst(KeywordScorer):
 def test_the_own_model_is_probed_again_after_the_interval(after: float, own_again: bool) -> None:
     """Issue 37: on main a switch to the proxy was for good. The integrations' scorer cache
     re-probes the own model as an attribution starts, once the interval has passed."""
-    cache = ScorerCache()
+    cache = _ScorerCache()
     built = ProxyFallbackScorer(UnableAtFirst(), NamedKeywordScorer(), recheck_after_s=after)
     first = attribute(QUESTION, DOCUMENTS, ANSWER, cache.get("k", lambda: built), budget=4)
     assert first.scored_by is not None and first.scored_by.proxy

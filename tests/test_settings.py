@@ -14,15 +14,15 @@ import pytest
 from fakes import KeywordScorer
 
 import camab_rag.captured
-import camab_rag.engine
 import camab_rag.settings
+import camab_rag.text_attribution
 from camab_rag import AttributionSettings, aattribute, attribute, attribute_fn
 from camab_rag.captured import attribute_captured
-from camab_rag.engine import attribute_steps
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.methods import Auto, Camab
 from camab_rag.settings import CHAIN_SETTINGS, DEFAULT_SETTINGS, KNOBS, resolve_settings
+from camab_rag.text_attribution import _attribute_steps
 
 DOCS = ["Paris is the capital of France.", "Bananas are yellow.", "The Seine is in Paris."]
 QUESTION = "What is the capital of France?"
@@ -43,10 +43,10 @@ def test_the_entry_points_share_one_short_signature() -> None:
     # progress, history (the conversation before the question), settings
     assert len(names) <= 13 and names[-1] == "settings"
     assert set(KNOBS) <= set(names)
-    for function in (aattribute, attribute_steps):
+    for function in (aattribute, _attribute_steps):
         assert list(inspect.signature(function).parameters) == names
     assert len(inspect.signature(attribute_fn).parameters) <= 10
-    for function in (attribute, aattribute, attribute_steps, attribute_fn):
+    for function in (attribute, aattribute, _attribute_steps, attribute_fn):
         kinds = {p.kind for p in inspect.signature(function).parameters.values()}
         assert inspect.Parameter.VAR_KEYWORD not in kinds
 
@@ -149,7 +149,7 @@ def test_the_captured_prompt_is_planned_once(monkeypatch: pytest.MonkeyPatch) ->
         raise AssertionError("the engine planned the prompt again")
 
     monkeypatch.setattr(camab_rag.captured, "plan_prompt", counted)
-    monkeypatch.setattr(camab_rag.engine, "plan_prompt", refused)
+    monkeypatch.setattr(camab_rag.text_attribution, "plan_prompt", refused)
     settings = CHAIN_SETTINGS.with_changes(budget=6)
     captured = attribute_captured(
         QUESTION, DOCS, ANSWER, KeywordScorer(), settings, prompts=[PROMPT]

@@ -11,18 +11,19 @@ between is here, and an integration imports nothing else of the core:
   default: :data:`CHAIN_SETTINGS`, whole documents and a deadline; every integration
   object also takes the knobs ``budget``, ``method``, ``granularity``, ``deadline_s``,
   ``groundedness`` as keywords, merged by :func:`checked_options`);
-* attach: :func:`answer_summary` (the answer's metadata), :func:`document_summary` (the
-  per-document entry: score, rank, supporting sentences, disputes),
+* attach: :func:`answer_summary` (the answer's metadata),
+  :func:`~camab_rag.captured.document_summary` (the per-document entry: score, rank,
+  supporting sentences, disputes),
   :func:`native_citations` (the data of the frameworks' citation types), :func:`pending` /
   :func:`fill` (placeholders filled in place when a background attribution ends),
-  :func:`reached_the_model` (which LLM call saw the documents);
-* scorers: :func:`own_or_proxy`, :class:`ScorerCache`, :func:`scorer_from_chat_client`
-  (the chain's own model, or a proxy named as such); :class:`MiniLMEmbedder` (the
+  :func:`~camab_rag.captured.reached_the_model` (which LLM call saw the documents);
+* scorers: :func:`~camab_rag.scorers.resolve_scorer` (the chain's own model, or a proxy
+  named as such), :class:`ScorerSource` (built once per model); :class:`MiniLMEmbedder` (the
   embedded sentence embedder, for offline retrieval);
 * capture and attach helpers: :class:`RunTree` (a traced call's runs filed under their
   root) and :class:`RunReading` (what a finished root run attributes), :class:`Attachment`
   (the answer's and documents' dicts, pending then filled) and :class:`ChainAttribution`;
-* one code path for sync and async: :data:`Steps`, :func:`drive`, :func:`adrive`,
+* one code path for sync and async: :data:`Steps`, :func:`drive`, :func:`~camab_rag.steps.adrive`,
   :func:`synced`, :func:`asynced`;
 * spans (LlamaIndex): :class:`SpanRecords` files model calls and retrievals under the
   query span enclosing them; :func:`streaming_for` / :func:`read_for` for streamed answers.
@@ -31,7 +32,7 @@ between is here, and an integration imports nothing else of the core:
   callback handlers, LangChain-shaped), :class:`AnswerAttributor` (a framework's answer
   object and its engines, LlamaIndex-shaped), over one options list
   (:class:`ChainOptions`, checked by :func:`checked_options`) and one scorer rule
-  (:func:`scorer_from_model`, :class:`ScorerSource`).
+  (:func:`~camab_rag.scorers.resolve_scorer`, kept per object by :class:`ScorerSource`).
 
 A minimal integration::
 
@@ -44,14 +45,9 @@ from __future__ import annotations
 
 from camab_rag.captured import (
     CapturedAttribution,
-    document_ranks,
-    document_summary,
-    reached_the_model,
-    sentence_citations,
 )
 from camab_rag.citations import CitationRule
 from camab_rag.embeddings import MiniLMEmbedder
-from camab_rag.engine import ProgressFn
 from camab_rag.errors import CredentialsRefusedError, InputError, NoContextError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.groundedness.filter import check_groundedness_filter
@@ -75,21 +71,18 @@ from camab_rag.integration.attached import (
     WaitedResults,
     groundedness_of,
 )
-from camab_rag.integration.background import ResultStore, cancelled, fill, pending
+from camab_rag.integration.background import cancelled, fill, pending
 from camab_rag.integration.chain_options import (
     AttributorOptions,
     ChainOptions,
     ChainParts,
     checked_options,
-    how_to_wait,
 )
 from camab_rag.integration.chain_runs import (
     ChainCall,
     ChainRuns,
-    NativeCitation,
     answer_summary,
     await_on,
-    chain_steps,
     failed_attribution,
     native_citations,
     wait_on,
@@ -98,9 +91,6 @@ from camab_rag.integration.chain_scorers import (
     NO_KEY_FROM_RUN,
     ScorerSource,
     ScorerUnavailableError,
-    resolve_scorer,
-    scorer_from_endpoint,
-    scorer_from_model,
 )
 from camab_rag.integration.chain_step import (
     ChainStep,
@@ -130,11 +120,9 @@ from camab_rag.integration.root_runs import RootRuns, tool_documents
 from camab_rag.integration.run_tree import (
     CONTEXT_KEYS,
     QUESTION_KEYS,
-    ClosedRun,
     LLMCall,
     RunReading,
     RunTree,
-    input_keys,
 )
 from camab_rag.integration.score_filter import Missing, ScoreFilter, finite_number
 from camab_rag.integration.span_records import (
@@ -146,23 +134,16 @@ from camab_rag.integration.span_records import (
 )
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import Prompt
-from camab_rag.scorers.chat_clients import (
-    ChatAPICannotScoreError,
-    is_openai_endpoint,
-    scorer_from_chat_client,
-)
-from camab_rag.scorers.echo import PROXY_FIX
-from camab_rag.scorers.proxy import ScorerCache, cannot_score_reason, checked_scorer, own_or_proxy
-from camab_rag.segments import Granularity, SourceDocument, to_documents
+from camab_rag.scorers.proxy import resolve_scorer
+from camab_rag.segments import SourceDocument
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
-from camab_rag.steps import Steps, adrive, asynced, drive, synced
+from camab_rag.steps import Steps, asynced, drive, synced
 
 __all__ = [
     "CHAIN_SETTINGS",
     "CONTEXT_KEYS",
     "METADATA_KEY",
     "NO_KEY_FROM_RUN",
-    "PROXY_FIX",
     "QUESTION_KEYS",
     "AnswerAttribution",
     "AnswerAttributor",
@@ -177,12 +158,9 @@ __all__ = [
     "ChainParts",
     "ChainRuns",
     "ChainStep",
-    "ChatAPICannotScoreError",
     "CitationRule",
-    "ClosedRun",
     "CredentialsRefusedError",
     "FilteredAnswer",
-    "Granularity",
     "GroundednessFilter",
     "InputError",
     "KeptResults",
@@ -190,19 +168,15 @@ __all__ = [
     "MiniLMEmbedder",
     "Missing",
     "ModelRegistry",
-    "NativeCitation",
     "NativeTypes",
     "NoContextError",
-    "ProgressFn",
     "ProgressHook",
     "ProgressRelay",
     "Prompt",
-    "ResultStore",
     "RootRuns",
     "RunReading",
     "RunTree",
     "ScoreFilter",
-    "ScorerCache",
     "ScorerSource",
     "ScorerUnavailableError",
     "SourceDocument",
@@ -214,7 +188,6 @@ __all__ = [
     "Steps",
     "WaitedResults",
     "added",
-    "adrive",
     "answer_documents",
     "answer_summary",
     "answer_text",
@@ -226,17 +199,12 @@ __all__ = [
     "await_attribution",
     "await_on",
     "cancelled",
-    "cannot_score_reason",
-    "chain_steps",
     "chat_messages",
     "chat_prompt",
     "check_groundedness_filter",
     "checked_generator",
     "checked_options",
-    "checked_scorer",
     "content_text",
-    "document_ranks",
-    "document_summary",
     "drive",
     "failed_attribution",
     "fill",
@@ -244,24 +212,14 @@ __all__ = [
     "generator_name",
     "generator_scorer",
     "groundedness_of",
-    "how_to_wait",
-    "input_keys",
-    "is_openai_endpoint",
     "last_user_text",
     "native_citations",
-    "own_or_proxy",
     "pending",
-    "reached_the_model",
     "read_for",
     "resolve_scorer",
-    "scorer_from_chat_client",
-    "scorer_from_endpoint",
-    "scorer_from_model",
-    "sentence_citations",
     "set_attribution",
     "streaming_for",
     "synced",
-    "to_documents",
     "tool_documents",
     "wait_for_attribution",
     "wait_on",

@@ -26,11 +26,11 @@ from camab_rag.integration.answer_metadata import set_attribution
 from camab_rag.integration.attached import METADATA_KEY
 from camab_rag.integration.background import pending
 from camab_rag.integration.chain_options import AttributorOptions, checked_options
-from camab_rag.integration.chain_runs import ChainCall, ChainRuns, chain_steps
-from camab_rag.integration.chain_scorers import ScorerSource, scorer_from_model
+from camab_rag.integration.chain_runs import ChainCall, ChainRuns, _chain_steps
+from camab_rag.integration.chain_scorers import ScorerSource
 from camab_rag.integration.span_records import SpanRecord, streaming_for
 from camab_rag.scorers.base import Prompt
-from camab_rag.scorers.proxy import checked_scorer
+from camab_rag.scorers.proxy import _checked_scorer
 from camab_rag.segments import SourceDocument, to_documents
 from camab_rag.steps import Steps, adrive, drive
 
@@ -104,7 +104,7 @@ class AnswerAttribution:
 
 class AnswerAttributor:
     """What an integration object attributes its answers with: the scorer (given, else
-    ``scorer_from_model(model, **scorer_options)`` once per model, with the proxy:
+    ``resolve_scorer(llm=model, **scorer_options)`` once per model, with the proxy:
     :meth:`ScorerSource.of_model`), the settings, the progress hook and ``runs``
     (background attributions). :meth:`call_steps` attributes one answer; ``as_documents``
     reads the framework's documents; ``owner`` names the object in errors."""
@@ -112,17 +112,16 @@ class AnswerAttributor:
     def __init__(
         self,
         scorer: Any = None,
-        scorer_from_model: Callable[..., Any] = scorer_from_model,
         as_documents: ToDocuments = to_documents,
         owner: str = "AnswerAttributor",
         **options: Unpack[AttributorOptions],
     ) -> None:
         self.settings = checked_options(owner, options, AttributorOptions)
-        self.scorer = checked_scorer(scorer)
+        self.scorer = _checked_scorer(scorer)
         self.progress = options.get("progress")
         scorer_options = dict(options.get("scorer_options") or {})
         proxy = options.get("proxy")
-        self.scorers = ScorerSource(scorer, None, proxy, scorer_options, scorer_from_model)
+        self.scorers = ScorerSource(scorer, None, proxy, scorer_options)
         self.as_documents = as_documents
         self.runs: ChainRuns[Any] = ChainRuns(self.settings, keep=256)
         self._recent: deque[dict[str, Any]] = deque(maxlen=256)
@@ -191,28 +190,24 @@ class AnswerAttributor:
             answer = await ask(*args)
         return await adrive(self.turn(answer, question, record, llm))
 
-    def finish(
-        self, answer: object, steps: Steps[Any], how_to_wait: str, background: bool, key: str = ""
-    ) -> None:
+    def finish(self, answer: object, steps: Steps[Any], background: bool, key: str = "") -> None:
         """Attribute ``answer`` by ``steps`` now, or in the ``background`` as a task of the
         running loop kept under ``key`` (a key of its own when empty)."""
         if background:
-            self.start(answer, steps, how_to_wait, in_loop=True, key=key or uuid.uuid4().hex)
+            self.start(answer, steps, in_loop=True, key=key or uuid.uuid4().hex)
         else:
             drive(steps)
 
-    def start(
-        self, answer: object, steps: Steps[Any], how_to_wait: str, *, in_loop: bool, key: Any = None
-    ) -> None:
+    def start(self, answer: object, steps: Steps[Any], *, in_loop: bool, key: Any = None) -> None:
         """Attribute ``answer`` in the background, its ``metadata["attribution"]`` pending
         until ``steps`` fill it: kept on the answer (:func:`wait_for_attribution`), a task
         of the running loop if ``in_loop`` (else the worker thread); with a ``key``, a task
-        kept under it (:meth:`ChainRuns.aflush`). ``how_to_wait`` if the loop ends first."""
+        kept under it (:meth:`ChainRuns.aflush`)."""
         set_attribution(answer, placeholder := pending(key))
         if key is None:
-            self.runs.start_on(answer, steps, [placeholder], how_to_wait, in_loop=in_loop)
+            self.runs.start_on(answer, steps, [placeholder], in_loop=in_loop)
         else:
-            self.runs.astart(key, steps, [placeholder], how_to_wait)
+            self.runs.astart(key, steps, [placeholder])
 
     def call_steps(
         self,
@@ -244,7 +239,7 @@ class AnswerAttributor:
         except Exception as error:  # e.g. the input gate refused a document: the failed result
             call.problem = call.problem or error
         call.scorer = partial(self.scorers.of_model, model)
-        attributed = yield from chain_steps(call, self.settings)
+        attributed = yield from _chain_steps(call, self.settings)
         return AnswerAttribution(attributed, documents, own)
 
 

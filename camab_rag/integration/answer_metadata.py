@@ -58,7 +58,7 @@ def wait_for_attribution(response: object, timeout: float | None = None) -> dict
         TypeError: an async stream's attribution: ``await await_attribution(response)``.
         TimeoutError: not finished within ``timeout``.
     """
-    wait_on(response, timeout, "await_attribution(response)")
+    wait_on(response, timeout)
     return dict(attribution_info(response, hint=NOT_YET))
 
 

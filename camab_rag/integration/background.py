@@ -7,8 +7,9 @@ calls), from a coroutine as an ``asyncio`` task (scoring with ``ascore``). Eithe
 caller keeps a key (its run or query id) to wait for the result with, and the answer's
 metadata shows :func:`pending` until the steps fill it in place (:func:`fill`). A task
 whose event loop ends before it finishes (``asyncio.run`` returning without awaiting it)
-never stays "pending": its ``on_cancel`` fills the placeholders with :func:`cancelled`,
-which says how to wait for it, and a warning is logged.
+never stays "pending": its ``on_cancel`` fills the placeholders with :func:`cancelled`
+(read back, an :class:`~camab_rag.errors.AttributionCancelledError`), and a warning is
+logged.
 """
 
 from __future__ import annotations
@@ -33,17 +34,21 @@ def pending(run_id: str | None = None) -> dict[str, Any]:
     return {"status": "pending", "error": None, "run_id": run_id}
 
 
-def cancelled(run_id: str | None, how_to_wait: str) -> dict[str, Any]:
+CANCELLED = (
+    "the attribution was cancelled before it finished: its event loop ended first. Keep "
+    "the loop running until it is done: await what waits for it (the object's "
+    "await_result() or aflush(), await_attribution(response)) before the event loop ends "
+    "(e.g. at the end of the coroutine given to asyncio.run), or set background=False "
+    "where the object takes it"
+)
+"""What every attribution cancelled by its event loop's end says (one text, one typed
+error on reading it: :class:`~camab_rag.errors.AttributionCancelledError`)."""
+
+
+def cancelled(run_id: str | None) -> dict[str, Any]:
     """What a placeholder becomes when its attribution was cancelled before it finished
-    (its event loop ended first); ``how_to_wait`` says how to keep it running."""
-    return {
-        "status": "cancelled",
-        "error": (
-            "the attribution was cancelled before it finished: its event loop ended first. "
-            f"{how_to_wait}"
-        ),
-        "run_id": run_id,
-    }
+    (its event loop ended first)."""
+    return {"status": "cancelled", "error": CANCELLED, "run_id": run_id}
 
 
 def fill(target: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ answer back, and builds the settings, the scorer choice
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from difflib import get_close_matches
 from typing import Any, TypedDict
@@ -25,10 +25,10 @@ from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.filter import check_groundedness_filter
 from camab_rag.integration.attached import ChainAttribution
 from camab_rag.integration.chain_runs import ChainRuns
-from camab_rag.integration.chain_scorers import ScorerSource, scorer_from_model
+from camab_rag.integration.chain_scorers import ScorerSource
 from camab_rag.integration.progress_relay import ProgressHook
 from camab_rag.methods import Method
-from camab_rag.scorers.proxy import checked_scorer
+from camab_rag.scorers.proxy import _checked_scorer
 from camab_rag.segments import Granularity
 from camab_rag.settings import CHAIN_SETTINGS, KNOBS, AttributionSettings, resolve_settings
 
@@ -97,7 +97,7 @@ def checked_options(
         raise InputError(f"progress must be a function progress(calls, total), got {progress!r}")
     knobs = {name: options.get(name) for name in KNOBS}
     settings = resolve_settings(options.get("settings"), CHAIN_SETTINGS, **knobs)
-    checked_scorer(options.get("proxy"), "proxy")
+    _checked_scorer(options.get("proxy"), "proxy")
     return settings
 
 
@@ -119,7 +119,6 @@ class ChainParts:
         owner: str,
         scorer: object,
         options: Mapping[str, Any],
-        from_model: Callable[..., Any] = scorer_from_model,
         *,
         blocking_refused: str | None = None,
         needs_scorer: str | None = None,
@@ -143,7 +142,6 @@ class ChainParts:
             options.get("llm"),
             options.get("proxy"),
             dict(options.get("scorer_options") or {}),
-            from_model,
         )
         strict = bool(options.get("strict", False))
         runs: ChainRuns[ChainAttribution] = ChainRuns(
@@ -164,14 +162,4 @@ class ChainParts:
         )
 
 
-def how_to_wait(awaited: str, or_inline: bool = True) -> str:
-    """What a background attribution cancelled by its event loop's end says to do
-    (``or_inline``: its object takes ``background=False``)."""
-    text = (
-        f"Await {awaited} before the event loop ends (e.g. at the end of the coroutine "
-        "given to asyncio.run)"
-    )
-    return f"{text}, or set background=False" if or_inline else text
-
-
-__all__ = ["AttributorOptions", "ChainOptions", "ChainParts", "checked_options", "how_to_wait"]
+__all__ = ["AttributorOptions", "ChainOptions", "ChainParts", "checked_options"]

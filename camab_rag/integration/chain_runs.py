@@ -5,7 +5,7 @@ documents as the chain holds them, the prompts its model received) and gives it 
 :class:`ChainRuns` of its object, which
 
 * attributes it with the object's one :class:`~camab_rag.settings.AttributionSettings`
-  (:func:`chain_steps`, over :func:`camab_rag.captured.captured_steps`), inline
+  (:func:`_chain_steps`, over :func:`camab_rag.captured._captured_steps`), inline
   (:meth:`~ChainRuns.run`, :meth:`~ChainRuns.arun`) or in the background
   (:meth:`~ChainRuns.start`: a worker thread; :meth:`~ChainRuns.astart`: a task of the
   running loop, whose placeholders read "cancelled" if the loop ends first);
@@ -32,14 +32,14 @@ from uuid import UUID
 
 from camab_rag.captured import (
     CapturedAttribution,
-    captured_steps,
+    _captured_steps,
     document_ranks,
     sentence_citations,
 )
 from camab_rag.citations import CitationRule, citation_pairs, source_location
 from camab_rag.engine import ProgressFn
 from camab_rag.groundedness import FilteredAnswer
-from camab_rag.integration.background import Background, ResultStore, cancelled, fill
+from camab_rag.integration.background import CANCELLED, Background, ResultStore, cancelled, fill
 from camab_rag.prompts import PromptPlan
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import Prompt
@@ -89,7 +89,7 @@ def failed_attribution(
     return CapturedAttribution(result, [], PromptPlan("none", None, None), verdict)
 
 
-def chain_steps(
+def _chain_steps(
     call: ChainCall,
     settings: AttributionSettings,
     *,
@@ -104,7 +104,7 @@ def chain_steps(
         if call.problem is not None:
             raise call.problem
         return (
-            yield from captured_steps(
+            yield from _captured_steps(
                 call.question,
                 call.documents,
                 call.answer,
@@ -164,8 +164,8 @@ class ChainRuns(Generic[T]):
     def steps(
         self, key: object, call: ChainCall, finish: Callable[[CapturedAttribution], T]
     ) -> Steps[T]:
-        """Attribute ``call`` (:func:`chain_steps`), ``finish`` it and keep the result."""
-        attributed = yield from chain_steps(
+        """Attribute ``call`` (:func:`_chain_steps`), ``finish`` it and keep the result."""
+        attributed = yield from _chain_steps(
             call, self.settings, strict=self.strict, explain=self.explain
         )
         return self.record(key, finish(attributed))
@@ -187,17 +187,16 @@ class ChainRuns(Generic[T]):
         key: object,
         steps: Steps[T],
         placeholders: Sequence[dict[str, Any] | None] = (),
-        how_to_wait: str = "Await the result before the event loop ends",
     ) -> asyncio.Task[T]:
         """Run ``steps`` as a task of the running loop. If the loop ends first, the
-        ``placeholders`` still pending read "cancelled", with ``how_to_wait``."""
+        ``placeholders`` still pending read "cancelled" (:func:`cancelled`)."""
 
         def on_cancel() -> None:
             run_id = None if key is None else str(key)
-            logger.warning("camab: attribution %s was cancelled unfinished. %s", key, how_to_wait)
+            logger.warning("camab: attribution %s: %s", key, CANCELLED)
             for placeholder in placeholders:
                 if isinstance(placeholder, dict) and placeholder.get("status") == "pending":
-                    fill(placeholder, cancelled(run_id, how_to_wait))
+                    fill(placeholder, cancelled(run_id))
 
         return self._jobs.astart(self.key(key), steps, on_cancel=on_cancel)
 
@@ -206,7 +205,6 @@ class ChainRuns(Generic[T]):
         answer: object,
         steps: Steps[T],
         placeholders: Sequence[dict[str, Any] | None] = (),
-        how_to_wait: str = "Await the result before the event loop ends",
         *,
         in_loop: bool,
     ) -> None:
@@ -214,11 +212,7 @@ class ChainRuns(Generic[T]):
         wait): a task of the running loop if ``in_loop``, else the worker thread; the job
         is kept on ``answer`` for :func:`wait_on` / :func:`await_on`."""
         key = id(answer)
-        job = (
-            self.astart(key, steps, placeholders, how_to_wait)
-            if in_loop
-            else self.start(key, steps)
-        )
+        job = self.astart(key, steps, placeholders) if in_loop else self.start(key, steps)
         setattr(answer, _ANSWER_JOB, job)
 
     @property
@@ -258,13 +252,15 @@ class ChainRuns(Generic[T]):
 _ANSWER_JOB = "_camab_attribution_job"
 
 
-def wait_on(answer: object, timeout: float | None = None, how_to_await: str = "") -> bool:
+def wait_on(answer: object, timeout: float | None = None) -> bool:
     """Wait (up to ``timeout`` seconds) for the attribution :meth:`ChainRuns.start_on`
     started for ``answer``; ``False`` when none was started. One running in an event loop
-    cannot be waited for here: a ``TypeError`` says to await ``how_to_await``."""
+    cannot be waited for here: a ``TypeError`` says to await it."""
     job = getattr(answer, _ANSWER_JOB, None)
     if isinstance(job, asyncio.Task):
-        raise TypeError(f"the attribution runs in its event loop: await it with {how_to_await}")
+        raise TypeError(
+            "the attribution runs in its event loop: await it with await_attribution(response)"
+        )
     if job is not None:
         job.result(timeout)
     return job is not None
@@ -385,7 +381,6 @@ __all__ = [
     "NativeCitation",
     "answer_summary",
     "await_on",
-    "chain_steps",
     "failed_attribution",
     "native_citations",
     "wait_on",

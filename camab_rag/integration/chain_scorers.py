@@ -1,28 +1,20 @@
-"""Which scorer attributes a chain's answer: the one given, the chain's own model, or a proxy.
+"""One integration object's scorers, built once per model.
 
-An integration knows its framework's model types; the rest of the decision is here, one
-rule for every framework. :func:`resolve_scorer` takes the given scorer, else the chain
-model's (with a proxy whenever that model cannot score); :func:`scorer_from_model` finds a
-model's scorer (its in-process weights, else the HTTP scorer of its OpenAI-compatible
-server, else a typed error saying what to pass);
-:func:`scorer_from_endpoint` rebuilds one from what a trace shows of a model (a key named
-by an environment variable is read for OpenAI's own host only: a key never goes
-elsewhere); :class:`ScorerSource` is one integration object's choice, built once per model.
+The rule that picks a scorer is :func:`camab_rag.scorers.resolve_scorer` (the one resolver;
+a framework's model types are read by the hook its integration registers);
+:class:`ScorerSource` only keeps what it built, so an HTTP scorer keeps its connection pool
+and a model that could not score is not asked again until its re-probe interval passed.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import partial
-from types import SimpleNamespace
 from typing import Any
 
-from camab_rag.errors import CredentialsRefusedError, InputError
-from camab_rag.scorers.chat_clients import is_openai_endpoint, scorer_from_chat_client
-from camab_rag.scorers.echo import PROXY_FIX
-from camab_rag.scorers.proxy import ScorerCache, cannot_score_reason, checked_scorer, own_or_proxy
+from camab_rag.errors import CredentialsRefusedError, ScorerUnavailableError
+from camab_rag.scorers.proxy import _own_or_proxy, _ScorerCache, resolve_scorer
 
 NO_KEY_FROM_RUN = (
     "the handler rebuilt the scorer from what the framework's callbacks show of the chain's "
@@ -30,95 +22,7 @@ NO_KEY_FROM_RUN = (
     "is read for OpenAI's own endpoint only, so no key was sent to this server: pass "
     "llm=<the chain's chat model> (its own key is used) or scorer=... to the handler"
 )
-"""Why a server refused a scorer rebuilt from a trace (:func:`scorer_from_endpoint`)."""
-
-
-class ScorerUnavailableError(InputError):
-    """No scorer could be built for the chain's model (the message says what to pass;
-    ``reason``: the cause alone, for ``scored_by.reason`` when a proxy takes over)."""
-
-    def __init__(self, message: str, reason: str | None = None) -> None:
-        super().__init__(message)
-        self.reason = reason or message
-
-
-def scorer_from_model(
-    model: object, *, compatible: str = "an OpenAI-compatible chat model", **options: Any
-) -> Any:
-    """The scorer of a chat model object: its own ``scorer`` (its in-process weights), the
-    model itself when it can score, else the HTTP scorer of its OpenAI-compatible server
-    (built with ``options``); otherwise a :class:`ScorerUnavailableError` saying what to
-    pass (``compatible`` names the framework's OpenAI-compatible models)."""
-    if model is None:
-        raise ScorerUnavailableError(
-            "no scorer: pass scorer=camab_rag.default_scorer() (or an "
-            f"OpenAICompletionsScorer), or use {compatible}"
-        )
-    own = getattr(model, "scorer", None)
-    if callable(getattr(own, "score", None)):
-        return own
-    if callable(getattr(model, "score", None)):
-        return model
-    try:
-        return scorer_from_chat_client(model, **options)
-    except InputError as error:
-        kind = type(model).__name__
-        cause = f"cannot score with the chain's model {kind}: {cannot_score_reason(error)}"
-        raise ScorerUnavailableError(
-            f"{PROXY_FIX}, or scorer=camab_rag.OpenAICompletionsScorer(...) for a server "
-            f"that scores a given text (`camab serve`), or use {compatible}: {cause}. "
-            "Attribution needs the log-probabilities of a given text",
-            reason=cause,
-        ) from error
-
-
-def scorer_from_endpoint(
-    base_url: object,
-    model: object,
-    *,
-    api_key: str | None = None,
-    key_variable: str | None = None,
-    ident: str = "unknown model",
-    **options: Any,
-) -> Any:
-    """The HTTP scorer of a model known by its server's ``base_url`` and its name (as a
-    trace shows it; ``ident`` names it in errors). Without ``api_key``, the environment
-    variable ``key_variable`` gives the key for OpenAI's own endpoint only."""
-    if not base_url or not model:
-        raise ScorerUnavailableError(
-            f"cannot build a scorer from the chain's model ({ident}): it is not an "
-            "OpenAI-compatible chat model with a base URL. Attribution needs the "
-            "log-probabilities of a given text: pass scorer=camab_rag.default_scorer(), "
-            "scorer=camab_rag.OpenAICompletionsScorer(...) or llm=<the chain's chat model>"
-        )
-    url, name = str(base_url), str(model)
-    if api_key is None and key_variable and is_openai_endpoint(url):
-        api_key = os.environ.get(key_variable)
-    client = SimpleNamespace(model_name=name, model=name, openai_api_base=url, base_url=url)
-    client.openai_api_key = client.api_key = api_key
-    return scorer_from_model(client, **options)
-
-
-def resolve_scorer(
-    scorer: object,
-    llm: object = None,
-    proxy: object = None,
-    options: Mapping[str, Any] | None = None,
-    from_model: Callable[..., Any] = scorer_from_model,
-) -> Any:
-    """``scorer`` when given (checked), else the scorer of ``llm`` (``from_model(llm,
-    **options)``); with a ``proxy``, the proxy scores whenever the chain's model cannot
-    (:func:`~camab_rag.scorers.proxy.own_or_proxy`)."""
-    if proxy is not None:
-        return own_or_proxy(lambda: resolve_scorer(scorer, llm, None, options, from_model), proxy)
-    if scorer is not None:
-        return checked_scorer(scorer)
-    if llm is None:
-        raise ScorerUnavailableError(
-            "no scorer: pass scorer=... or llm=<the chain's chat model> (scorer=None uses "
-            "the chain's own model, which this step cannot see)"
-        )
-    return from_model(llm, **dict(options or {}))
+"""Why a server refused a scorer rebuilt from a trace (the callbacks' own rebuild)."""
 
 
 @dataclass
@@ -130,13 +34,12 @@ class ScorerSource:
     llm: object = None
     proxy: object = None
     options: dict[str, Any] = field(default_factory=dict)
-    from_model: Callable[..., Any] = scorer_from_model
-    cache: ScorerCache = field(default_factory=ScorerCache)
+    cache: _ScorerCache = field(default_factory=lambda: _ScorerCache())
 
     def configured(self) -> Any:
-        """The scorer the object was given (:func:`resolve_scorer`)."""
+        """The scorer the object was given (:func:`~camab_rag.scorers.resolve_scorer`)."""
         build = lambda: resolve_scorer(  # noqa: E731
-            self.scorer, self.llm, self.proxy, self.options, self.from_model
+            self.scorer, llm=self.llm, proxy=self.proxy, **self.options
         )
         return self.cache.get("configured", build)
 
@@ -146,12 +49,12 @@ class ScorerSource:
         proxy; the configured one when a scorer or llm was given."""
         if key is None or self.scorer is not None or self.llm is not None:
             return self.configured()
-        own = partial(own_or_proxy, partial(build, **self.options), self.proxy)
+        own = partial(_own_or_proxy, partial(build, **self.options), self.proxy)
         return self.cache.get(key, own, owner=owner)
 
     def of_model(self, model: object) -> Any:
-        """The configured scorer, else ``model``'s (``from_model``), built once per object."""
-        return self.traced(id(model), partial(self.from_model, model), model)
+        """The configured scorer, else ``model``'s, built once per object."""
+        return self.traced(id(model), partial(resolve_scorer, llm=model), model)
 
     def explain(self, error: Exception) -> Exception:
         """A key refused by a server whose scorer was rebuilt from a trace, explained."""
@@ -160,11 +63,4 @@ class ScorerSource:
         return error
 
 
-__all__ = [
-    "NO_KEY_FROM_RUN",
-    "ScorerSource",
-    "ScorerUnavailableError",
-    "resolve_scorer",
-    "scorer_from_endpoint",
-    "scorer_from_model",
-]
+__all__ = ["NO_KEY_FROM_RUN", "ScorerSource", "ScorerUnavailableError"]

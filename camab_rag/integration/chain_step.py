@@ -155,13 +155,11 @@ class StepCall:
 class ChainStep:
     """Attribute a step's input and build its output (see the module docstring) with the
     object's :class:`~camab_rag.integration.chain_options.ChainParts`; in the background a call
-    returns at once with pending placeholders, filled in place later (``how_to_wait``:
-    what one cancelled by its loop's end says to do)."""
+    returns at once with pending placeholders, filled in place later."""
 
     keys: StepKeys
     types: NativeTypes
     parts: ChainParts
-    how_to_wait: str = "Await the result before the event loop ends"
 
     @property
     def runs(self) -> ChainRuns[ChainAttribution]:
@@ -232,7 +230,7 @@ class ChainStep:
     async def arun(self, call: StepCall) -> None:
         """Async :meth:`run` (a task of the running loop in the background)."""
         if self.parts.background:
-            self.runs.astart(call.run_id, call.steps, call.attachment.all(), self.how_to_wait)
+            self.runs.astart(call.run_id, call.steps, call.attachment.all())
             return
         try:
             await self.runs.arun(call.steps)

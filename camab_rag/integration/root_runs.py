@@ -36,15 +36,13 @@ class RootRuns(Generic[D]):
     ``parts`` are the object's (its runs, background, citations and progress options);
     ``types`` reads, makes and annotates the framework's documents and messages;
     ``slot_key`` names the root run's metadata entry that receives the summary (``None``:
-    none); ``how_to_wait``: what a background attribution cancelled by its loop's end says
-    to do.
+    none).
     """
 
     reading: RunReading[D]
     parts: ChainParts
     types: NativeTypes
     slot_key: str | None = None
-    how_to_wait: str = "Await the result before the event loop ends"
     tree: RunTree[D] = field(default_factory=RunTree)
     tool_names: dict[Hashable, str | None] = field(default_factory=dict)
 
@@ -141,7 +139,7 @@ class RootRuns(Generic[D]):
         placeholders read "cancelled" if the loop ends first."""
         job = self.ended(run_id, scorer_for)
         if job is not None and self.parts.background:
-            self.parts.runs.astart(run_id, job[0], job[1], self.how_to_wait)
+            self.parts.runs.astart(run_id, job[0], job[1])
         elif job is not None:
             await self.parts.runs.arun(job[0])
 

@@ -1,4 +1,5 @@
-"""Real scorers: an in-process transformers model and an OpenAI-compatible HTTP server.
+"""Real scorers: an in-process transformers model and an OpenAI-compatible HTTP server,
+and :func:`resolve_scorer`, the one rule that picks a scorer from what a caller has.
 
 Each scorer is imported on first access, so a missing ``torch`` never breaks the HTTP
 scorer and a missing ``openai`` never breaks the in-process one.
@@ -11,14 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+    from camab_rag.scorers.proxy import resolve_scorer
     from camab_rag.scorers.transformers_scorer import TransformersScorer
 
 _LAZY: dict[str, str] = {
     "TransformersScorer": "camab_rag.scorers.transformers_scorer",
     "OpenAICompletionsScorer": "camab_rag.scorers.openai_completions",
+    "resolve_scorer": "camab_rag.scorers.proxy",
 }
 
-__all__ = ["OpenAICompletionsScorer", "TransformersScorer", "default_scorer"]
+__all__ = ["OpenAICompletionsScorer", "TransformersScorer", "default_scorer", "resolve_scorer"]
 
 
 def default_scorer(**kwargs: Any) -> TransformersScorer:

@@ -1,4 +1,12 @@
-"""Score with the model that wrote the answer, or with a proxy model when it cannot.
+"""Which scorer scores: :func:`resolve_scorer`, the one rule; and the proxy fallback.
+
+:func:`resolve_scorer` is the only way from what a caller has (a scorer, a framework's chat
+model, a model name or server URL, a proxy) to a scorer: :class:`camab_rag.Attributor`,
+both integrations and the ``camab`` command call it. A framework's model types are read by
+a hook its integration registers (:func:`register_model_reader`), so the core imports
+no framework.
+
+Score with the model that wrote the answer, or with a proxy model when it cannot.
 
 Hosted chat APIs (OpenAI, Anthropic, Gemini) return no log-probabilities of a given text,
 so their answers cannot be attributed by the model itself. A smaller open model can score
@@ -14,12 +22,14 @@ history included) and is rendered under the proxy's own chat template.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
+from types import SimpleNamespace
 from typing import Any
 
-from camab_rag.errors import CannotScoreError, InputError
+from camab_rag.errors import CannotScoreError, InputError, ScorerUnavailableError
 from camab_rag.scorers.base import (
     ResponseLogprobs,
     ScoredBy,
@@ -37,7 +47,7 @@ def _check_scorer(scorer: object, what: str) -> None:
         )
 
 
-def checked_scorer(scorer: Any, name: str = "scorer") -> Any:
+def _checked_scorer(scorer: Any, name: str = "scorer") -> Any:
     """``scorer`` itself when it can score or is ``None``; else an
     :class:`~camab_rag.errors.InputError` naming ``name``."""
     if scorer is not None:
@@ -45,10 +55,11 @@ def checked_scorer(scorer: Any, name: str = "scorer") -> Any:
     return scorer
 
 
-class ScorerCache:
+class _ScorerCache:
     """Scorers built once per key, so an HTTP scorer keeps its connection pool and a model
     found unable to score (with a proxy) is not asked again until its re-probe interval
-    has passed (:meth:`ProxyFallbackScorer.recheck`, called here, once per attribution).
+    has passed (:meth:`ProxyFallbackScorer.recheck`, called here, once per attribution); the
+    integrations' per-object store of what :func:`resolve_scorer` built.
     A build that raises is not cached: the next attribution tries again and reports the
     error again. With ``owner`` (e.g. keyed by ``id(llm)``) an entry counts only for that
     same object."""
@@ -185,7 +196,7 @@ def cannot_score_reason(error: BaseException) -> str:
     return str(getattr(error, "reason", None) or error)
 
 
-def own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
+def _own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
     """The scorer of the answering model, falling back to ``proxy`` when it cannot score.
 
     ``build_own`` builds the answering model's scorer; when it raises
@@ -202,3 +213,123 @@ def own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
     if isinstance(own, ProxyFallbackScorer):
         return own
     return ProxyFallbackScorer(own, proxy)
+
+
+# ---------------------------------------------------------------------- the one resolver
+ModelReader = Callable[[object], object]
+"""A framework's hook: the object to build a scorer from for one of its model types (the
+model unwrapped, or a copy without a key that must not travel), or the model unchanged."""
+
+_READERS: list[ModelReader] = []
+
+
+def register_model_reader(reader: ModelReader) -> None:
+    """Let :func:`resolve_scorer` read a framework's chat models (called once by an
+    integration on import: LangChain unwraps ``llm.bind(...)``, LlamaIndex drops OpenAI's
+    key from a model that talks to another server)."""
+    if reader not in _READERS:
+        _READERS.append(reader)
+
+
+def _scorer_of_model(model: object, **options: Any) -> Any:
+    """A chat model's scorer: its own ``scorer`` (in-process weights), the model itself
+    when it can score, else the HTTP scorer of its OpenAI-compatible server (built with
+    ``options``); otherwise a :class:`ScorerUnavailableError` saying what to pass."""
+    for reader in _READERS:
+        model = reader(model)
+    own = getattr(model, "scorer", None)
+    if callable(getattr(own, "score", None)):
+        return own
+    if callable(getattr(model, "score", None)):
+        return model
+    from camab_rag.scorers.chat_clients import scorer_from_chat_client
+    from camab_rag.scorers.echo import PROXY_FIX
+
+    try:
+        return scorer_from_chat_client(model, **options)
+    except InputError as error:
+        kind = type(model).__name__
+        cause = f"cannot score with the chain's model {kind}: {cannot_score_reason(error)}"
+        raise ScorerUnavailableError(
+            f"{PROXY_FIX}, or scorer=camab_rag.OpenAICompletionsScorer(...) for a server "
+            "that scores a given text (`camab serve`), or use an OpenAI-compatible chat "
+            f"model: {cause}. Attribution needs the log-probabilities of a given text",
+            reason=cause,
+        ) from error
+
+
+def _scorer_of_server(
+    base_url: object, model: object, api_key: str | None, key_variable: str | None, **options: Any
+) -> Any:
+    """The HTTP scorer of a served model known by its server's URL and its name; without
+    ``api_key``, the environment variable ``key_variable`` gives the key for OpenAI's own
+    endpoint only (a key never goes elsewhere)."""
+    from camab_rag.scorers.chat_clients import is_openai_endpoint
+
+    if not model:
+        raise ScorerUnavailableError(
+            "base_url= needs model= (the served model's name, e.g. model='smollm2')"
+        )
+    url, name = str(base_url), str(model)
+    if api_key is None and key_variable and is_openai_endpoint(url):
+        api_key = os.environ.get(key_variable)
+    client = SimpleNamespace(model_name=name, model=name, openai_api_base=url, base_url=url)
+    client.openai_api_key = client.api_key = api_key
+    return _scorer_of_model(client, **options)
+
+
+def resolve_scorer(
+    scorer: Any = None,
+    *,
+    llm: Any = None,
+    proxy: Any = None,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    key_variable: str | None = None,
+    **options: Any,
+) -> Any:
+    """The scorer to attribute with, from whichever of these the caller has.
+
+    * ``scorer``: used as it is (checked: it must have ``score(requests)``);
+    * ``llm``: a framework's chat model: its own weights (``CamabChatModel``,
+      ``CamabLocalLLM``), else the HTTP scorer of its OpenAI-compatible server (its key
+      goes to that server only); ``options`` go to that scorer (``retry_budget_s``...);
+    * ``base_url`` and ``model``: an OpenAI-compatible server's model (``api_key``, or
+      the environment variable ``key_variable`` for OpenAI's own host only);
+    * ``model`` alone: an in-process model (``"smollm2"``, a transformers path), built
+      with ``options`` (``num_threads``...);
+    * ``proxy``: a scorer that scores whenever the model above cannot (a hosted chat API
+      with no prompt log-probabilities), or from the start when none is given; the
+      result says so (``scored_by.proxy``).
+
+    Why one function: every caller (the Attributor, the integrations, the ``camab``
+    command) resolves the same way and gives the same errors. Raises
+    :class:`~camab_rag.errors.ScorerUnavailableError` (an ``InputError``) naming what to
+    pass when nothing usable is given.
+    """
+    if proxy is not None:
+        _check_scorer(proxy, "proxy")
+        own = {"llm": llm, "model": model, "base_url": base_url, "api_key": api_key}
+        return _own_or_proxy(
+            lambda: resolve_scorer(scorer, key_variable=key_variable, **own, **options), proxy
+        )
+    if scorer is not None:
+        if llm is not None or base_url is not None or model is not None:
+            raise InputError("pass scorer= or a model to build one from (llm=, model=), not both")
+        _check_scorer(scorer, "scorer")
+        return scorer
+    if llm is not None:
+        return _scorer_of_model(llm, **options)
+    if base_url is not None:
+        return _scorer_of_server(base_url, model, api_key, key_variable, **options)
+    if model is not None:
+        from camab_rag.scorers.transformers_scorer import TransformersScorer
+
+        return TransformersScorer(model, **options)
+    raise ScorerUnavailableError(
+        "no scorer: pass scorer=... or llm=<the chain's chat model> (scorer=None uses the "
+        "chain's own model, which this step cannot see); scorer= takes e.g. "
+        "camab_rag.default_scorer() or camab_rag.OpenAICompletionsScorer(...), and "
+        "proxy= a scorer that scores for a model that cannot"
+    )

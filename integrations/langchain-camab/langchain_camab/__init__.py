@@ -13,7 +13,6 @@ from langchain_camab.attributor import CamabAttributor
 from langchain_camab.callbacks import AsyncCamabCallbackHandler, CamabCallbackHandler
 from langchain_camab.chat_models import CamabChatModel
 from langchain_camab.native import to_citations, with_citations
-from langchain_camab.scorer import resolve_scorer, scorer_from_llm
 
 __all__ = [
     "AsyncCamabCallbackHandler",
@@ -23,8 +22,6 @@ __all__ = [
     "ChainAttribution",
     "ScorerUnavailableError",
     "groundedness_of",
-    "resolve_scorer",
-    "scorer_from_llm",
     "to_citations",
     "with_citations",
 ]

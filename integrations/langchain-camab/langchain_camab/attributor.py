@@ -14,10 +14,10 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableGenerator
 from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
+import langchain_camab.scorer  # noqa: F401  (registers how LangChain models are read)
 from camab_rag import integration as core
 from langchain_camab import native
 from langchain_camab.native import to_prompt
-from langchain_camab.scorer import scorer_from_llm
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -77,7 +77,6 @@ class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
             "CamabAttributor",
             scorer,
             options,
-            scorer_from_llm,
             blocking_refused=native.cannot_block(where) if options.get("background") else None,
             needs_scorer="a step cannot see the chain's model, so with none of them every call "
             "would fail",
@@ -98,8 +97,7 @@ class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
             after="create_retrieval_chain or RunnablePassthrough.assign",
             rename="RunnablePassthrough.assign({key}=lambda x: x['my_key'])",
         )
-        wait = core.how_to_wait("attributor.await_result(run_id)")
-        self.step = core.ChainStep(keys, native.TYPES, parts, wait)
+        self.step = core.ChainStep(keys, native.TYPES, parts)
 
     # ------------------------------------------------------------------ Runnable
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:

@@ -31,7 +31,7 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 from camab_rag import integration as core
 from langchain_camab import native
 from langchain_camab.native import RUN_METADATA_KEY
-from langchain_camab.scorer import scorer_from_llm, scorer_from_run
+from langchain_camab.scorer import scorer_from_run
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -56,7 +56,6 @@ class _Handler(core.KeptResults):
             owner,
             scorer,
             options,
-            scorer_from_llm,
             blocking_refused=refused,
             traced=True,
             uuid_keys=True,
@@ -70,8 +69,7 @@ class _Handler(core.KeptResults):
             context_keys=context_keys,
         )
         slot = RUN_METADATA_KEY if report_run_metadata else None
-        wait = core.how_to_wait("handler.wait(run_id)")
-        self.roots = core.RootRuns(reading, parts, native.TYPES, slot, wait)
+        self.roots = core.RootRuns(reading, parts, native.TYPES, slot)
         self.raise_error = parts.strict  # strict: LangChain re-raises our errors into the chain
 
     # ------------------------------------------------------------------ recording
@@ -137,8 +135,6 @@ class CamabCallbackHandler(_Handler, core.WaitedResults, BaseCallbackHandler):
     :mod:`langchain_camab.callbacks`.
     """
 
-    futures = core.KeptResults.pending  # ``concurrent.futures.Future`` by root run id
-
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         self._llm_end(response, run_id)
         self.on_chain_end(None, run_id=run_id)
@@ -157,13 +153,11 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
     It runs inline (``run_inline``: LangChain calls its plain recording methods directly
     and awaits the two that attribute), before other handlers see the root run's end, so
     tracers report the attribution in the run's metadata. With ``background=True`` the
-    attribution is an ``asyncio.Task`` in ``handler.tasks[run_id]``;
+    attribution is an ``asyncio.Task`` in ``handler.pending[run_id]``;
     ``await handler.wait(run_id)``.
     """
 
     run_inline = True
-
-    tasks = core.KeptResults.pending  # ``asyncio.Task`` by root run id
 
     async def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         self._llm_end(response, run_id)

@@ -1,35 +1,28 @@
-"""Find the scorer for a chain: explicit, the in-process chat model, or the chain's own
-OpenAI-compatible chat model (``ChatOpenAI`` with a base URL); the decision is the core's
-(:mod:`camab_rag.integration`: ``ScorerSource``), the LangChain types are read here."""
+"""How camab-rag reads LangChain's chat models: ``llm.bind(...)`` is unwrapped for the one
+resolver (:func:`camab_rag.scorers.resolve_scorer`, registered on import), and a run's
+model is rebuilt from what callbacks see of it (:func:`scorer_from_run`)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
-from camab_rag import integration as core
+from camab_rag.errors import ScorerUnavailableError
+from camab_rag.scorers import resolve_scorer
+from camab_rag.scorers.chat_clients import is_openai_endpoint
+from camab_rag.scorers.proxy import register_model_reader
 from langchain_camab.chat_models import MODEL_KEY, MODELS
 
 
-def scorer_from_llm(llm: object, **options: Any) -> Any:
-    """The scorer for a chat model object: its own weights for a ``CamabChatModel``,
-    the HTTP scorer of its server for an OpenAI-compatible client (``ChatOpenAI``);
-    ``options`` go to that HTTP scorer (e.g. ``retry_budget_s``, ``timeout``)."""
-    bound = getattr(llm, "bound", None)  # llm.bind(...) / with_config wrappers
-    if bound is not None and bound is not llm:
-        return scorer_from_llm(bound, **options)
-    return core.scorer_from_model(llm, **options)
+def _unbound(llm: object) -> object:
+    """The chat model inside ``llm.bind(...)`` / ``with_config`` wrappers."""
+    while (bound := getattr(llm, "bound", None)) is not None and bound is not llm:
+        llm = bound
+    return llm
 
 
-def resolve_scorer(
-    scorer: object,
-    llm: object = None,
-    proxy: object = None,
-    options: Mapping[str, Any] | None = None,
-) -> Any:
-    """``scorer`` when given (checked), else the scorer of ``llm`` (built with ``options``);
-    with a ``proxy``, the proxy scores whenever the chain's model cannot."""
-    return core.resolve_scorer(scorer, llm, proxy, options, scorer_from_llm)
+register_model_reader(_unbound)
 
 
 def scorer_from_run(
@@ -43,13 +36,19 @@ def scorer_from_run(
     if model is not None:
         return model.scorer
     kwargs = dict((serialized or {}).get("kwargs") or {})
+    url = kwargs.get("openai_api_base") or kwargs.get("base_url") or kwargs.get("api_base")
+    name = params.get("model") or params.get("model_name") or kwargs.get("model_name")
+    if not url or not name:
+        ident = ".".join(str(p) for p in (serialized or {}).get("id") or []) or "unknown model"
+        raise ScorerUnavailableError(
+            f"cannot build a scorer from the chain's model ({ident}): it is not an "
+            "OpenAI-compatible chat model with a base URL. Attribution needs the "
+            "log-probabilities of a given text: pass scorer=camab_rag.default_scorer(), "
+            "scorer=camab_rag.OpenAICompletionsScorer(...) or llm=<the chain's chat model>"
+        )
     key = kwargs.get("openai_api_key") or kwargs.get("api_key")
     ids = key.get("id") if isinstance(key, Mapping) and key.get("type") == "secret" else None
-    return core.scorer_from_endpoint(
-        kwargs.get("openai_api_base") or kwargs.get("base_url") or kwargs.get("api_base"),
-        params.get("model") or params.get("model_name") or kwargs.get("model_name"),
-        api_key=key if isinstance(key, str) else None,
-        key_variable=str(ids[0]) if ids else None,
-        ident=".".join(str(p) for p in (serialized or {}).get("id") or []) or "unknown model",
-        **options,
-    )
+    api_key = key if isinstance(key, str) else None
+    if api_key is None and ids and is_openai_endpoint(str(url)):
+        api_key = os.environ.get(str(ids[0]))
+    return resolve_scorer(base_url=str(url), model=str(name), api_key=api_key, **options)

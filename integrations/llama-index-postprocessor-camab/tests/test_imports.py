@@ -20,7 +20,6 @@ EXPECTED_ALL = [
     "attribution_of",
     "await_attribution",
     "groundedness_of",
-    "scorer_from_llm",
     "to_citation_blocks",
     "wait_for_attribution",
 ]

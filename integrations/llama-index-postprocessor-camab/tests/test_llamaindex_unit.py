@@ -37,7 +37,6 @@ from llama_index.postprocessor.camab import (
     attribution_of,
     await_attribution,
     groundedness_of,
-    scorer_from_llm,
     wait_for_attribution,
 )
 from llama_index.postprocessor.camab.response import _with_attribution
@@ -52,6 +51,7 @@ from camab_rag.errors import (
 from camab_rag.integration import CHAIN_SETTINGS
 from camab_rag.integration.span_records import ModelCall
 from camab_rag.prompts import plan_prompt
+from camab_rag.scorers import resolve_scorer
 from camab_rag.segments import SourceDocument
 
 
@@ -198,16 +198,16 @@ def test_template_fallback_is_reported() -> None:
 # ---------------------------------------------------------------------- scorers
 def test_scorer_from_llm_errors_name_the_fix() -> None:
     with pytest.raises(InputError, match="pass scorer="):
-        scorer_from_llm(None)
+        resolve_scorer(llm=None)
     with pytest.raises(InputError, match=r"MockLLM has no base URL.*not an OpenAI-compatible"):
-        scorer_from_llm(MockLLM())
+        resolve_scorer(llm=MockLLM())
 
 
 def test_scorer_from_openai_like_targets_its_server() -> None:
     from llama_index.llms.openai_like import OpenAILike
 
     llm = OpenAILike(model="smollm2", api_base="http://127.0.0.1:9/v1", api_key="sk-secret")
-    scorer = scorer_from_llm(llm)
+    scorer = resolve_scorer(llm=llm)
     assert callable(getattr(scorer, "score", None))
     assert "sk-secret" not in repr(scorer)
     assert "127.0.0.1:9" in repr(scorer) or "127.0.0.1:9" in str(vars(scorer))

@@ -64,28 +64,29 @@ def _first_use_note(model: str) -> str:
 
 
 def build_scorer(args: argparse.Namespace, progress: Progress) -> Any:
-    """The scorer chosen on the command line: a local model, or an OpenAI-compatible server
-    (with ``--proxy``, a local model scores when the server's model cannot)."""
+    """The scorer chosen on the command line, through the one resolver
+    (:func:`camab_rag.scorers.resolve_scorer`): a local model, or an OpenAI-compatible
+    server (with ``--proxy``, a local model scores when the server's model cannot)."""
+    from camab_rag.scorers import resolve_scorer
+
     if args.proxy and not args.base_url:
         raise InputError(
             "--proxy scores in place of a server's model that cannot: it needs --base-url"
         )
-    if args.base_url:
-        if not args.model_name:
-            raise InputError("--base-url needs --model-name (the served model's name)")
-        from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
-
-        api_key = api_key_from_env(args.api_key_env)
-        own = OpenAICompletionsScorer(
-            args.base_url, args.model_name, api_key=api_key, tokenizer=args.tokenizer
-        )
-        progress.message(f"scorer: OpenAI-compatible server {own.base_url} ({args.model_name})")
-        if not args.proxy:
-            return own
-        from camab_rag.scorers.proxy import ProxyFallbackScorer
-
-        return ProxyFallbackScorer(own, local_scorer(args.proxy, args.threads, progress))
-    return local_scorer(args.model, args.threads, progress)
+    if not args.base_url:
+        return local_scorer(args.model, args.threads, progress)
+    if not args.model_name:
+        raise InputError("--base-url needs --model-name (the served model's name)")
+    own = resolve_scorer(
+        base_url=args.base_url,
+        model=args.model_name,
+        api_key=api_key_from_env(args.api_key_env),
+        tokenizer=args.tokenizer,
+    )
+    progress.message(f"scorer: OpenAI-compatible server {own.base_url} ({args.model_name})")
+    if not args.proxy:
+        return own
+    return resolve_scorer(own, proxy=local_scorer(args.proxy, args.threads, progress))
 
 
 def api_key_from_env(variable: str | None) -> str | None:
@@ -108,14 +109,14 @@ def local_scorer(model: str, threads: int | None, progress: Progress) -> Any:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from transformers.utils import logging as transformers_logging
 
-    from camab_rag.scorers.transformers_scorer import TransformersScorer
+    from camab_rag.scorers import resolve_scorer
 
     quiet_loading = getattr(transformers_logging, "disable_progress_bar", None)
     if callable(quiet_loading):
         quiet_loading()  # our own progress goes to stderr
     progress.message(f"loading model {model!r}{_first_use_note(model)}...")
     started = time.perf_counter()
-    scorer = TransformersScorer(model, num_threads=threads)
+    scorer = resolve_scorer(model=model, num_threads=threads)
     progress.message(f"model ready in {time.perf_counter() - started:.1f} s")
     return scorer
 

@@ -276,7 +276,7 @@ def test_wait_gives_the_stored_result_of_a_run_whose_job_was_forgotten() -> None
         _chain().invoke(question, {"callbacks": [handler], "run_id": run_id})
         handler.wait(run_id, timeout=30)
     handler.close()
-    assert list(handler.futures) == [second]  # the first job is no longer kept
+    assert list(handler.pending) == [second]  # the first job is no longer kept
     result = handler.wait(first)
     assert result is handler.results[first] and result.response.startswith("Paris")
     with pytest.raises(KeyError):
@@ -471,5 +471,5 @@ def test_an_async_background_run_whose_loop_ends_first_is_cancelled(
         message = asyncio.run(chain.ainvoke("Capital of Spain?", {"callbacks": [handler]}))
     placeholder = message.response_metadata["attribution"]
     assert placeholder["status"] == "cancelled"
-    assert "handler.wait(run_id)" in placeholder["error"]
-    assert "cancelled" in caplog.text and "handler.wait" in caplog.text
+    assert "await_result()" in placeholder["error"]
+    assert "cancelled" in caplog.text and "await_result()" in caplog.text

@@ -15,8 +15,6 @@ EXPECTED_ALL = [
     "ChainAttribution",
     "ScorerUnavailableError",
     "groundedness_of",
-    "resolve_scorer",
-    "scorer_from_llm",
     "to_citations",
     "with_citations",
 ]

@@ -10,10 +10,9 @@ from langchain_camab import (
     CamabCallbackHandler,
     CamabChatModel,
     ScorerUnavailableError,
-    resolve_scorer,
 )
 from langchain_camab.chat_models import MODEL_KEY
-from langchain_camab.scorer import scorer_from_llm, scorer_from_run
+from langchain_camab.scorer import scorer_from_run
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.load import dumpd
 from langchain_openai import ChatOpenAI
@@ -21,6 +20,7 @@ from pydantic import SecretStr
 
 from camab_rag.errors import InputError
 from camab_rag.integration import LLMCall
+from camab_rag.scorers import resolve_scorer
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 from tests.fakes import KeywordScorer
 
@@ -45,17 +45,17 @@ def test_chat_openai_with_a_base_url_gives_the_http_scorer() -> None:
     llm = ChatOpenAI(
         model="smollm2", base_url="http://127.0.0.1:9/v1", api_key=SecretStr("sk-test")
     )
-    scorer = scorer_from_llm(llm)
+    scorer = resolve_scorer(llm=llm)
     assert isinstance(scorer, OpenAICompletionsScorer)
     assert "sk-test" not in repr(scorer)
-    bound = scorer_from_llm(llm.bind(stop=["\n"]))
+    bound = resolve_scorer(llm=llm.bind(stop=["\n"]))
     assert isinstance(bound, OpenAICompletionsScorer)
 
 
 def test_openai_own_api_is_refused_clearly() -> None:
     llm = ChatOpenAI(model="gpt-4o-mini", api_key=SecretStr("sk-test"))
     with pytest.raises(ScorerUnavailableError, match="cannot score with the chain's model"):
-        scorer_from_llm(llm)
+        resolve_scorer(llm=llm)
 
 
 def test_scorer_rebuilt_from_what_callbacks_see(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -71,7 +71,7 @@ def test_scorer_rebuilt_from_what_callbacks_see(monkeypatch: pytest.MonkeyPatch)
 def test_in_process_chat_model_lends_its_scorer() -> None:
     generator = Generator()
     llm = CamabChatModel(generator=generator, max_new_tokens=8)
-    assert scorer_from_llm(llm) is generator
+    assert resolve_scorer(llm=llm) is generator
     params = llm._get_invocation_params()
     assert scorer_from_run(None, params) is generator
     assert params[MODEL_KEY].startswith("camab-")
@@ -85,30 +85,30 @@ def test_a_proxy_scores_for_a_model_that_cannot() -> None:
     attributed by it, and the scorer says so; a scorer that can score keeps scoring."""
     proxy = KeywordScorer()
     llm = ChatOpenAI(model="gpt-4o-mini", api_key=SecretStr("sk-test"))
-    scorer = resolve_scorer(None, llm, proxy)
+    scorer = resolve_scorer(llm=llm, proxy=proxy)
     assert scorer.proxy is proxy and scorer.scored_by.proxy is True
     assert "OpenAI's own API" in (scorer.scored_by.reason or "")
-    assert resolve_scorer(None, None, proxy).scored_by.proxy is True  # no model given
+    assert resolve_scorer(proxy=proxy).scored_by.proxy is True  # no model given
     own = KeywordScorer()
-    assert resolve_scorer(own, None, proxy).own is own
-    assert resolve_scorer(own, None, proxy).scored_by.proxy is False
+    assert resolve_scorer(own, proxy=proxy).own is own
+    assert resolve_scorer(own, proxy=proxy).scored_by.proxy is False
     with pytest.raises(ScorerUnavailableError, match="OpenAI's own API"):
-        resolve_scorer(None, llm)  # without a proxy: the error as before
+        resolve_scorer(llm=llm)  # without a proxy: the error as before
 
 
 def test_the_retry_budget_of_the_chains_own_scorer_is_settable() -> None:
     """#26 item 10: with scorer=None the HTTP scorer is built by the integration, and a
     dead server's retries must still be boundable by the user."""
     llm = ChatOpenAI(model="smollm2", base_url="http://127.0.0.1:9/v1", api_key=SecretStr("x"))
-    built = resolve_scorer(None, llm, options={"retry_budget_s": 0.25, "max_retries": 1})
+    built = resolve_scorer(llm=llm, retry_budget_s=0.25, max_retries=1)
     assert built.retry_budget_s == 0.25 and built.max_retries == 1
-    assert resolve_scorer(None, llm).retry_budget_s == 3.0  # the default suits a chat
+    assert resolve_scorer(llm=llm).retry_budget_s == 3.0  # the default suits a chat
     handler = CamabCallbackHandler(scorer_options={"retry_budget_s": 0.0})
     call = LLMCall("Q?", model=(dumpd(llm), {"model_name": "smollm2"}))
     assert handler._scorer_for(call).retry_budget_s == 0.0
     step = CamabAttributor(llm=llm, scorer_options={"retry_budget_s": 0.5})
     source = step.scorers
-    assert resolve_scorer(source.scorer, source.llm, None, source.options).retry_budget_s == 0.5
+    assert resolve_scorer(source.scorer, llm=source.llm, **source.options).retry_budget_s == 0.5
 
 
 def test_the_scorer_of_a_handler_or_step_is_built_once() -> None:

@@ -8,7 +8,6 @@
 from llama_index.postprocessor.camab.attributor import (
     aattribute_response,
     attribute_response,
-    scorer_from_llm,
 )
 from llama_index.postprocessor.camab.base import CamabNodePostprocessor
 from llama_index.postprocessor.camab.capture import AttributionProgressEvent
@@ -37,7 +36,6 @@ __all__ = [
     "attribution_of",
     "await_attribution",
     "groundedness_of",
-    "scorer_from_llm",
     "to_citation_blocks",
     "wait_for_attribution",
 ]

@@ -21,13 +21,13 @@ from llama_index.postprocessor.camab.response import attach, node_documents
 
 from camab_rag import integration as core
 from camab_rag.scorers.chat_clients import is_openai_endpoint
+from camab_rag.scorers.proxy import register_model_reader
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 T = TypeVar("T")
 STREAMS = (StreamingResponse, AsyncStreamingResponse, StreamingAgentChatResponse)
-HOW_TO_WAIT = core.how_to_wait("await_attribution(response)", or_inline=False)
 
 
 class ResponseAttributor(core.AnswerAttributor):
@@ -40,7 +40,7 @@ class ResponseAttributor(core.AnswerAttributor):
         owner: str = "CamabQueryEngine",
         **options: Unpack[core.AttributorOptions],
     ) -> None:
-        super().__init__(scorer, scorer_from_llm, node_documents, owner, **options)
+        super().__init__(scorer, node_documents, owner, **options)
         self.tracker = query_tracker()
 
     def begin(self, question: str) -> core.SpanRecord | None:
@@ -91,7 +91,7 @@ class ResponseAttributor(core.AnswerAttributor):
             return (yield from attributed(answer))
 
         def end(text: str, in_loop: bool) -> None:  # the stream was read to the end
-            self.start(answer, attributed(_as_response(answer, text)), HOW_TO_WAIT, in_loop=in_loop)
+            self.start(answer, attributed(_as_response(answer, text)), in_loop=in_loop)
 
         if isinstance(answer, StreamingAgentChatResponse):
             _ChatStream.wrap(answer, record, end)
@@ -161,15 +161,6 @@ aattribute_response = core.asynced(
 )
 
 
-def scorer_from_llm(llm: object, **options: Any) -> Any:
-    """The scorer for a LlamaIndex LLM: its own ``llm.scorer`` (``CamabLocalLLM``), the
-    HTTP scorer (built with ``options``) of an OpenAI-compatible server (``api_base``),
-    else a ``ScorerUnavailableError`` asking for ``scorer=`` or ``proxy=``. The LLM's key
-    goes with it, unless it is the key meant for OpenAI (:func:`without_openai_key`)."""
-    compatible = "an OpenAI-compatible LLM (OpenAILike / OpenAI with api_base)"
-    return core.scorer_from_model(without_openai_key(llm), compatible=compatible, **options)
-
-
 def without_openai_key(llm: object) -> object:
     """``llm``, or a copy without its API key when that key is OpenAI's own
     (``$OPENAI_API_KEY`` or ``openai.api_key``) and ``llm`` talks to another server.
@@ -195,3 +186,6 @@ def without_openai_key(llm: object) -> object:
     clone = copy.copy(llm)
     clone.api_key = ""  # type: ignore[attr-defined]
     return clone
+
+
+register_model_reader(without_openai_key)

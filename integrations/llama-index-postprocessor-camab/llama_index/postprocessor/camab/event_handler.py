@@ -16,8 +16,6 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag import integration as core
 
-HOW_TO_WAIT = core.how_to_wait("handler.aflush()")
-
 
 class CamabEventHandler(BaseEventHandler):
     """Attribute every completed query of every query engine, in place, as
@@ -94,7 +92,7 @@ class CamabEventHandler(BaseEventHandler):
         in_background = self._attributor.in_background(
             self.background, isinstance(response, STREAMS), ".aquery-" in query_id
         )
-        self._attributor.finish(response, steps, HOW_TO_WAIT, in_background, query_id)
+        self._attributor.finish(response, steps, in_background, query_id)
 
     async def aflush(self) -> None:
         """Wait for every background attribution started so far."""

@@ -1,0 +1,485 @@
+"""The one door: :class:`Attributor`, between every caller and the engine.
+
+Why: an attribution needs a scorer, settings and somewhere to keep results; each caller
+(``attribute()``, the integrations, the ``camab`` command) used to assemble them its own
+way. An ``Attributor`` resolves its scorer once (:func:`camab_rag.scorers.resolve_scorer`:
+``scorer=``, ``llm=`` or ``proxy=``), merges the everyday knobs into one
+:class:`~camab_rag.settings.AttributionSettings`, and runs one generator of model calls
+(:mod:`camab_rag.steps`) three ways: :meth:`~Attributor.run` (blocking),
+:meth:`~Attributor.arun` (awaiting ``scorer.ascore``) and :meth:`~Attributor.submit` (in
+the background: a :class:`Pending` handle). It keeps the recent results
+(:attr:`~Attributor.results`) and tells them in words (:meth:`~Attributor.summary`).
+:func:`attribute`, :func:`aattribute` and :func:`assess_answer` are thin calls of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections import deque
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from camab_rag.errors import AttributionCancelledError, AttributionPendingError, InputError
+from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, GroundednessReport
+from camab_rag.groundedness.gain import answer_steps
+from camab_rag.methods import Method
+from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE, PromptBuilder
+from camab_rag.result import AttributionResult
+from camab_rag.runs import ProgressFn
+from camab_rag.scorers import resolve_scorer
+from camab_rag.scorers.base import ChatMessage, Prompt
+from camab_rag.segments import Granularity
+from camab_rag.settings import AttributionSettings, resolve_settings
+from camab_rag.steps import Call, Steps, adrive, drive
+from camab_rag.text_attribution import _attribute_steps
+
+Groundedness = GroundednessFilter | bool | None
+"""``True``: a default :class:`GroundednessFilter`; ``False`` / ``None``: no verdict."""
+
+
+def _gate(groundedness: object) -> GroundednessFilter | None:
+    """The filter a ``groundedness=`` knob stands for (``None``: not given)."""
+    if groundedness is True:
+        return GroundednessFilter()
+    if groundedness is False or groundedness is None:
+        return None
+    return groundedness  # type: ignore[return-value]  # checked by the settings
+
+
+@dataclass(frozen=True)
+class Attributed:
+    """One kept attribution: the result and, when a filter judged it, the verdict."""
+
+    result: AttributionResult
+    verdict: FilteredAnswer | None = None
+
+
+class Pending:
+    """An attribution running in the background (:meth:`Attributor.submit`).
+
+    Why: a chat shows its answer first and its sources when they are ready. How: a
+    worker thread (scoring with blocking calls) or, from a coroutine, a task of the running
+    event loop (scoring with ``ascore``). :meth:`result` / :meth:`aresult` are the only
+    ways to wait; a result read before it is ready raises
+    :class:`~camab_rag.errors.AttributionPendingError`, one cancelled
+    :class:`~camab_rag.errors.AttributionCancelledError`.
+    """
+
+    def __init__(
+        self,
+        job: Future[AttributionResult] | asyncio.Task[AttributionResult],
+        stop: threading.Event,
+    ) -> None:
+        self._job = job
+        self._stop = stop
+
+    def done(self) -> bool:
+        """Whether it finished (with a result, an error or cancelled)."""
+        return self._job.done()
+
+    def cancel(self) -> bool:
+        """Stop it before its next model call; ``False`` when it had already finished."""
+        if self._job.done():
+            return False
+        self._stop.set()
+        self._job.cancel()
+        return True
+
+    def _cancelled(self) -> AttributionCancelledError:
+        return AttributionCancelledError(
+            "the attribution was cancelled before it finished: it has no result; submit "
+            "it again (and keep its event loop running until h.aresult() returns)"
+        )
+
+    def result(self, timeout: float | None = None) -> AttributionResult:
+        """The result, waiting at most ``timeout`` seconds (``None``: until it is done);
+        raises the attribution's error, :class:`AttributionPendingError` when it is not
+        done in time, :class:`AttributionCancelledError` when it was cancelled."""
+        job = self._job
+        if isinstance(job, asyncio.Task):
+            if not job.done():
+                raise AttributionPendingError(
+                    "the attribution is still running in an event loop: await h.aresult()"
+                )
+            if job.cancelled():
+                raise self._cancelled()
+            return job.result()
+        try:
+            return job.result(timeout)
+        except concurrent.futures.CancelledError:
+            raise self._cancelled() from None
+        except concurrent.futures.TimeoutError:
+            raise AttributionPendingError(
+                f"the attribution is still running after {timeout} s: call h.result() "
+                "again (timeout=None waits until it is done) or await h.aresult()"
+            ) from None
+
+    async def aresult(self) -> AttributionResult:
+        """Await the result (same errors as :meth:`result`); cancelling the awaiting
+        coroutine leaves the attribution running."""
+        job = self._job
+        awaited = job if isinstance(job, asyncio.Task) else asyncio.wrap_future(job)
+        try:
+            return await asyncio.shield(awaited)
+        except asyncio.CancelledError:
+            if self._job.cancelled():
+                raise self._cancelled() from None
+            raise
+
+
+class Attributor:
+    """Attributes answers to their context with one scorer and one set of settings.
+
+    Args:
+        scorer: a scorer (``camab_rag.default_scorer()``, ``OpenAICompletionsScorer``...);
+            or ``llm=``: a framework's chat model, scored by its own server or weights;
+            or ``proxy=``: a scorer that scores in place of a model that cannot (alone,
+            or beside ``scorer``/``llm``). Resolved once here
+            (:func:`~camab_rag.scorers.resolve_scorer`).
+        budget, method, granularity, deadline_s, groundedness: the everyday knobs
+            (:data:`~camab_rag.settings.KNOBS`), over ``settings``' fields; each call may
+            give them again. ``groundedness``: ``True`` (a default
+            :class:`GroundednessFilter`), a filter, or ``False``/``None`` (none).
+        settings: the rest (:class:`~camab_rag.settings.AttributionSettings`).
+        keep: how many recent results :attr:`results` holds (newest last).
+
+    Raises :class:`~camab_rag.errors.InputError` (a bad knob, no usable scorer) here, not
+    on the first answer.
+    """
+
+    def __init__(
+        self,
+        scorer: Any = None,
+        *,
+        llm: Any = None,
+        proxy: Any = None,
+        budget: int | None = None,
+        method: str | Method | None = None,
+        granularity: Granularity | None = None,
+        deadline_s: float | None = None,
+        groundedness: Groundedness = None,
+        settings: AttributionSettings | None = None,
+        keep: int = 32,
+    ) -> None:
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
+            raise InputError(f"keep must be an integer >= 0 (results kept), got {keep!r}")
+        self.scorer = resolve_scorer(scorer, llm=llm, proxy=proxy)
+        self.settings = resolve_settings(
+            settings,
+            budget=budget,
+            method=method,
+            granularity=granularity,
+            deadline_s=deadline_s,
+            groundedness=_gate(groundedness),
+        )
+        self._kept: deque[Attributed] = deque(maxlen=keep)
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ one code path
+    def _settings(self, knobs: dict[str, Any]) -> AttributionSettings:
+        if "groundedness" in knobs:
+            gate = knobs["groundedness"]
+            if gate is False:  # a call may turn the attributor's filter off
+                return resolve_settings(
+                    self.settings.with_changes(groundedness=None),
+                    **{**knobs, "groundedness": None},
+                )
+            knobs = {**knobs, "groundedness": _gate(gate)}
+        return resolve_settings(self.settings, **knobs)
+
+    def _steps(
+        self,
+        question: str,
+        context: object,
+        response: str,
+        history: Sequence[ChatMessage] | None,
+        prompt: Prompt | None,
+        progress: ProgressFn | None,
+        knobs: dict[str, Any],
+    ) -> Steps[AttributionResult]:
+        """The attribution (then the filter's verdict, read from the anchors the run
+        scored: no further call) as one generator; the result is kept."""
+        settings = self._settings(knobs)
+        result = yield from _attribute_steps(
+            question,
+            context,
+            response,
+            self.scorer,
+            prompt=prompt,
+            progress=progress,
+            history=history,
+            settings=settings,
+        )
+        verdict = None
+        if settings.groundedness is not None and self._kept.maxlen:
+            verdict = yield from settings.groundedness.judge_steps(result)
+        self._kept.append(Attributed(result, verdict))
+        return result
+
+    # ------------------------------------------------------------------ public calls
+    def run(
+        self,
+        question: str,
+        context: object,
+        response: str,
+        *,
+        history: Sequence[ChatMessage] | None = None,
+        prompt: Prompt | None = None,
+        progress: ProgressFn | None = None,
+        **knobs: Any,
+    ) -> AttributionResult:
+        """Attribute ``response`` to the segments of ``context`` (arguments as
+        :func:`attribute`'s; ``knobs`` override this attributor's for this call only)."""
+        return drive(self._steps(question, context, response, history, prompt, progress, knobs))
+
+    async def arun(
+        self,
+        question: str,
+        context: object,
+        response: str,
+        *,
+        history: Sequence[ChatMessage] | None = None,
+        prompt: Prompt | None = None,
+        progress: ProgressFn | None = None,
+        **knobs: Any,
+    ) -> AttributionResult:
+        """Async :meth:`run`: each batch is scored with ``scorer.ascore``."""
+        steps = self._steps(question, context, response, history, prompt, progress, knobs)
+        return await adrive(steps)
+
+    def submit(
+        self,
+        question: str,
+        context: object,
+        response: str,
+        *,
+        history: Sequence[ChatMessage] | None = None,
+        prompt: Prompt | None = None,
+        progress: ProgressFn | None = None,
+        **knobs: Any,
+    ) -> Pending:
+        """Start :meth:`run` in the background and return its :class:`Pending` handle:
+        from a coroutine as a task of its event loop (``ascore``), else in this
+        attributor's one worker thread (attributions never compete for the model). Bad
+        knobs raise here, not in the handle."""
+        self._settings(knobs)
+        stop = threading.Event()
+        steps = _stoppable(
+            self._steps(question, context, response, history, prompt, progress, knobs), stop
+        )
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="camab")
+                return Pending(self._executor.submit(drive, steps), stop)
+        return Pending(loop.create_task(adrive(steps)), stop)
+
+    def close(self) -> None:
+        """Wait for the background attributions and stop the worker thread."""
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
+
+    # ------------------------------------------------------------------ what it did
+    @property
+    def results(self) -> list[AttributionResult]:
+        """The recent results (at most ``keep``), newest last."""
+        return [kept.result for kept in list(self._kept)]
+
+    def summary(self) -> str:
+        """The recent results in words, newest last: each answer, the documents it came
+        from with their scores, the verdict when a filter judged it, the calls it cost."""
+        kept = list(self._kept)
+        if not kept:
+            return "No answers attributed yet."
+        noun = "answer" if len(kept) == 1 else "answers"
+        lines = [f"{len(kept)} {noun} attributed (newest last):"]
+        for number, item in enumerate(kept, 1):
+            lines.append(f"{number}. {_describe(item)}")
+        return "\n".join(lines)
+
+
+def _short(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3].rstrip() + "..."
+
+
+def _describe(item: Attributed) -> str:
+    """One kept attribution in words."""
+    result = item.result
+    answer = f'"{_short(result.response)}"'
+    if result.status != "ok":
+        return f"{answer}: not attributed ({result.status}: {result.error})"
+    scores = result.document_scores
+    top = result.top_documents(min(2, len(scores)))
+    sources = ", then ".join(f"document {i + 1} ({float(scores[i]):.2f})" for i in top)
+    words = [f"{answer}: mostly from {sources}" if top else f"{answer}: no documents"]
+    if item.verdict is not None:
+        words.append(item.verdict.verdict or "groundedness unknown")
+    words.append(f"{result.n_queries} model calls")
+    return "; ".join(words)
+
+
+def _stoppable(steps: Steps[AttributionResult], stop: threading.Event) -> Steps[AttributionResult]:
+    """``steps``, ended with :class:`AttributionCancelledError` before its next model call
+    once ``stop`` is set (a running thread cannot be cancelled from outside)."""
+    value: Any = None
+    error: Exception | None = None
+    while True:
+        if stop.is_set():
+            steps.close()
+            raise AttributionCancelledError("the attribution was cancelled before it finished")
+        try:
+            call: Call[Any] = steps.throw(error) if error is not None else steps.send(value)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        try:
+            value, error = (yield call), None
+        except Exception as raised:
+            value, error = None, raised
+
+
+# ---------------------------------------------------------------------- thin calls
+def attribute(
+    question: str,
+    context: object,
+    response: str,
+    scorer: Any,
+    *,
+    budget: int | None = None,
+    method: str | Method | None = None,
+    granularity: Granularity | None = None,
+    deadline_s: float | None = None,
+    groundedness: Groundedness = None,
+    prompt: Prompt | None = None,
+    progress: ProgressFn | None = None,
+    history: Sequence[ChatMessage] | None = None,
+    settings: AttributionSettings | None = None,
+) -> AttributionResult:
+    """Attribute ``response`` to the segments of ``context``: ``Attributor(scorer,
+    settings=settings).run(...)``, for one answer.
+
+    Args:
+        question: the user's question.
+        context: a string or a sequence of documents (strings, mappings with ``text`` or
+            ``page_content``, LangChain ``Document``, LlamaIndex nodes).
+        response: the answer to explain (scored as given, never regenerated).
+        scorer: a :class:`~camab_rag.scorers.base.Scorer` (``camab_rag.default_scorer()``,
+            ``camab_rag.OpenAICompletionsScorer(...)``, ...).
+        budget, method, granularity, deadline_s, groundedness: the everyday knobs; each
+            given (not ``None``) wins over the field of ``settings`` (default 40 distinct
+            model calls, ``"auto"``, ``"sentence"``, no deadline, no filter): see
+            :class:`~camab_rag.settings.AttributionSettings`. A ``groundedness`` filter
+            makes the run score the full and empty contexts, so ``filter.judge(result)``
+            gives its verdict with no further model call.
+        prompt: the prompt the model really received (text or chat messages), e.g.
+            captured from a chain: the documents are found in it and cut out of it for
+            each subset, so any template works unchanged; when a document's text is not
+            in it verbatim the default template is used instead, and
+            ``result.prompt_mode`` / ``result.prompt_note`` say so.
+        progress: called as ``progress(calls_made, total)`` every few model calls (a
+            progress bar, a log line): ``total`` is the number of calls the run will make
+            when its design is fixed (``2**N`` for an exact fit, ``N + 1`` for
+            leave-one-out), else the budget (plus the anchors); the last call has
+            ``calls_made == total``. An exception it raises is logged and ignored.
+        history: the earlier chat messages (``{"role": "user" | "assistant" | "system",
+            "content": ...}``, oldest first), placed before the question in the default
+            template. They are context the answer may rest on: the groundedness anchors
+            leave them out of the empty prompt and count their words as context.
+        settings: everything else (seed, method options as a method instance, reward,
+            prompt template or builder, anchors, statements, hierarchical, prior):
+            :class:`~camab_rag.settings.AttributionSettings`.
+    """
+    door = Attributor(
+        scorer,
+        budget=budget,
+        method=method,
+        granularity=granularity,
+        deadline_s=deadline_s,
+        groundedness=groundedness,
+        settings=settings,
+        keep=0,
+    )
+    return door.run(question, context, response, prompt=prompt, progress=progress, history=history)
+
+
+async def aattribute(
+    question: str,
+    context: object,
+    response: str,
+    scorer: Any,
+    *,
+    budget: int | None = None,
+    method: str | Method | None = None,
+    granularity: Granularity | None = None,
+    deadline_s: float | None = None,
+    groundedness: Groundedness = None,
+    prompt: Prompt | None = None,
+    progress: ProgressFn | None = None,
+    history: Sequence[ChatMessage] | None = None,
+    settings: AttributionSettings | None = None,
+) -> AttributionResult:
+    """Async :func:`attribute`, with the same arguments: each batch of subsets is scored
+    with ``scorer.ascore``."""
+    door = Attributor(
+        scorer,
+        budget=budget,
+        method=method,
+        granularity=granularity,
+        deadline_s=deadline_s,
+        groundedness=groundedness,
+        settings=settings,
+        keep=0,
+    )
+    return await door.arun(
+        question, context, response, prompt=prompt, progress=progress, history=history
+    )
+
+
+def assess_answer(
+    question: str,
+    context: object,
+    answer: str,
+    scorer: Any,
+    *,
+    threshold: float | None = None,
+    prompt_builder: PromptBuilder | None = None,
+    user_template: str = DEFAULT_USER_TEMPLATE,
+    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+    history: Sequence[ChatMessage] | None = None,
+) -> GroundednessReport:
+    """Judge whether ``context`` supports ``answer`` to ``question``, with no attribution:
+    two model calls (the answer scored with the full context and with none, one batch),
+    by an :class:`Attributor`'s scorer.
+
+    Returns a :class:`~camab_rag.groundedness.GroundednessReport` with the answer's score
+    and verdict, each sentence's, the unsupported spans and every token's log-probs. The
+    verdict is calibrated; a ``threshold`` in the gate's score units replaces it by
+    ``score >= threshold``. ``history``: earlier chat messages, which count as context;
+    ``prompt_builder`` (e.g. the prompt the model really received) replaces the template.
+    """
+    door = Attributor(scorer, keep=0)
+    return drive(
+        answer_steps(
+            question,
+            context,
+            answer,
+            door.scorer,
+            threshold=threshold,
+            prompt_builder=prompt_builder,
+            user_template=user_template,
+            system_prompt=system_prompt,
+            history=history,
+        )
+    )
+
+
+__all__ = ["Attributor", "Pending", "aattribute", "assess_answer", "attribute"]

@@ -1,0 +1,277 @@
+"""One attribution of an answer to text documents, as a generator of model calls.
+
+:class:`TextAttribution` segments the context, plans how subsets become prompts, runs the
+method's rounds and builds the result; :func:`_attribute_steps` is the whole attribution
+under the settings' deadline, run by :class:`camab_rag.Attributor` (the one door) and by
+:mod:`camab_rag.captured`. Each everyday knob given as a keyword wins over the settings'
+field (:func:`~camab_rag.settings.resolve_settings`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from camab_rag.conflicts import find_conflicts
+from camab_rag.deadline import bounded
+from camab_rag.errors import InputError, warn_caller
+from camab_rag.groundedness import GroundednessFilter
+from camab_rag.groundedness.anchors import oracle_anchor_steps
+from camab_rag.methods import Method
+from camab_rag.methods.prior import FREE_CALLS, FreePrior
+from camab_rag.prompts import PromptBuilder, PromptPlan, TemplatePromptBuilder, plan_prompt
+from camab_rag.result import AttributionResult
+from camab_rag.rewards import ScorerOracle, get_reward
+from camab_rag.runs import ProgressFn as ProgressFn
+from camab_rag.runs import Run, dense, finish_run, start_run
+from camab_rag.scorers.base import ChatMessage, Prompt, parallel_requests, scored_by
+from camab_rag.segments import (
+    Granularity,
+    Segment,
+    SourceDocument,
+    segment_documents,
+    to_documents,
+)
+from camab_rag.settings import AttributionSettings, resolve_settings
+from camab_rag.statements import attribute_statements
+from camab_rag.steps import Steps
+from camab_rag.text_gate import check_texts, check_value
+
+ONE_DOCUMENT_WARNING = (
+    "the context is one document, so attributing it by chunk can only say how much the "
+    "whole context helped (status 'ok', one score). If it holds several documents "
+    "formatted into one string, pass them as a list instead (in a LangChain chain: the "
+    "retriever's Documents, before a format step joins them for the prompt); to find the "
+    "sentences of one document, use granularity='sentence'"
+)
+
+
+def _check_inputs(question: object, response: object, scorer: Any) -> None:
+    """The question and response through the input gate (:mod:`camab_rag.text_gate`), a
+    response with something to attribute, a scorer that can score."""
+    check_texts({"the question": question, "the response": response})
+    if not str(response).strip():
+        raise InputError("the response is empty: there is nothing to attribute")
+    if not callable(getattr(scorer, "score", None)):
+        raise InputError(
+            "scorer must have a score(requests) method, e.g. camab_rag.default_scorer() or "
+            "camab_rag.OpenAICompletionsScorer(...)"
+        )
+
+
+def _builder(
+    question: str,
+    documents: list[SourceDocument],
+    segments: list[Segment],
+    settings: AttributionSettings,
+    plan: PromptPlan,
+    history: Sequence[ChatMessage] | None = None,
+) -> PromptBuilder:
+    """The captured prompt's builder when the plan has one, else the settings' (the
+    default template after ``history``, the earlier chat messages)."""
+    custom = settings.prompt_builder
+    if history and (plan.builder is not None or custom is not None):
+        raise InputError(
+            "history= goes into the default prompt template: with prompt= or a "
+            "prompt_builder, put the earlier chat messages in that prompt instead"
+        )
+    if plan.builder is not None:
+        return plan.builder
+    if custom is None:
+        return TemplatePromptBuilder(
+            question,
+            documents,
+            segments,
+            user_template=settings.user_template,
+            system_prompt=settings.system_prompt,
+            history=history,
+        )
+    if callable(custom) and not hasattr(custom, "build"):
+        built: PromptBuilder = custom(question, documents, segments)
+        return built
+    return custom  # type: ignore[return-value]
+
+
+@dataclass
+class TextAttribution:
+    """One attribution of an answer to the segments of text documents: the settings, the
+    segments, the oracle that prices subsets with the scorer, and the run; built once,
+    then run as a generator of model calls (:meth:`steps`) by :func:`attribute`,
+    :func:`aattribute` or :mod:`camab_rag.captured` (which differ only in how a batch is
+    scored and what bounds the run)."""
+
+    question: str
+    response: str
+    scorer: Any
+    settings: AttributionSettings
+    documents: list[SourceDocument]
+    segments: list[Segment]
+    oracle: ScorerOracle
+    plan: PromptPlan
+    run: Run | None
+    free: tuple[ScorerOracle, Run, list[int]] | None = None
+    """With ``settings.prior``: the free model's oracle and run (the target's run starts
+    once they are done), and the segments' documents."""
+    progress: ProgressFn | None = None
+
+    @classmethod
+    def start(
+        cls,
+        question: str,
+        context: object,
+        response: str,
+        scorer: Any,
+        settings: AttributionSettings,
+        *,
+        plan: PromptPlan | None = None,
+        progress: ProgressFn | None = None,
+        history: Sequence[ChatMessage] | None = None,
+    ) -> TextAttribution:
+        """Check the inputs, segment the context and start the run. ``plan``: how subsets
+        become prompts (from a captured prompt, :func:`~camab_rag.prompts.plan_prompt`);
+        ``None``: the settings' prompt builder or template (after ``history``)."""
+        _check_inputs(question, response, scorer)
+        documents = to_documents(context)
+        segments = segment_documents(documents, settings.granularity)
+        if plan is None:
+            custom = settings.prompt_builder is not None
+            plan = PromptPlan("custom" if custom else "template", None, None)
+        builder = _builder(question, documents, segments, settings, plan, history)
+        if builder.n_segments != len(segments):
+            raise InputError(
+                f"the prompt builder covers {builder.n_segments} segments, the context has "
+                f"{len(segments)}"
+            )
+        oracle = ScorerOracle(builder, scorer, response, get_reward(settings.reward)[1])
+        if settings.granularity == "chunk" and len(documents) == 1:
+            warn_caller(ONE_DOCUMENT_WARNING)
+        groups = dense([segment.doc_index for segment in segments])
+        free = None
+        if settings.prior is None:
+            run: Run | None = start_run(len(segments), settings, groups, parallel_requests(scorer))
+        else:  # the free model attributes first: the target's run starts from its scores
+            run = None
+            free_settings = replace(
+                settings, method="auto", budget=FREE_CALLS, hierarchical=None, prior=None
+            )
+            free_oracle = ScorerOracle(builder, settings.prior, response, oracle.reward_fn)
+            free_run = start_run(
+                len(segments), free_settings, groups, parallel_requests(settings.prior)
+            )
+            free = (free_oracle, free_run, groups)
+        attribution = cls(
+            question, response, scorer, settings, documents, segments, oracle, plan, run, free
+        )
+        attribution.progress = progress
+        if run is not None:
+            attribution._follow(run)
+        return attribution
+
+    def _follow(self, run: Run) -> None:
+        run.progress = self.progress
+        run.follow(self.oracle, anchors=self.settings.scores_anchors)
+
+    def _free_phase(self) -> Steps[Run]:
+        """The free model's run, then the target's run with its scores as the prior."""
+        assert self.free is not None
+        free_oracle, free_run, groups = self.free
+        yield from free_run.rounds(free_oracle)
+        masks, rewards = free_run.history(len(self.segments))
+        prior = FreePrior(
+            free_weights=free_run.method.fit(masks, rewards, free_run.seed),
+            free_calls=free_oracle.n_queries,
+            free_model=scored_by(self.settings.prior).model,
+        )
+        settings = replace(self.settings, method=prior, hierarchical=False)
+        run = start_run(len(self.segments), settings, groups, parallel_requests(self.scorer))
+        self._follow(run)
+        return run
+
+    def steps(self) -> Steps[AttributionResult]:
+        """The whole attribution as a generator of model calls: the loop, then (when the
+        settings score the anchors) the full and empty contexts, then the result. The
+        caller bounds it by the deadline (:func:`camab_rag.deadline.bounded`)."""
+        if self.run is None:
+            self.run = yield from self._free_phase()
+        yield from self.run.rounds(self.oracle)
+        if not self.settings.scores_anchors:
+            self.run.report_end(self.oracle.n_queries)
+            return self.result()
+        support, full, empty = yield from oracle_anchor_steps(self.oracle)
+        self.run.report_end(self.oracle.n_queries)
+        return replace(
+            self.result(), anchor_rewards={"full": full, "empty": empty}, token_support=support
+        )
+
+    def result(self) -> AttributionResult:
+        run, oracle = self.run, self.oracle
+        assert run is not None, "the run starts in steps()"
+        result = finish_run(
+            run,
+            len(self.segments),
+            oracle.n_queries,
+            oracle.prompt_tokens,
+            segments=self.segments,
+            question=self.question,
+            response=self.response,
+            reward=get_reward(self.settings.reward)[0],
+            n_documents=len(self.documents),
+            scored_by=scored_by(self.scorer),
+            prompt_mode=self.plan.mode,
+            prompt_note=self.plan.note,
+        )
+        per_statement, conflicts = [], []
+        if self.settings.statements:
+            per_statement = attribute_statements(run.method, oracle, result.masks, run.seed)
+            texts = [segment.text for segment in self.segments]
+            conflicts = find_conflicts(run.method, oracle, result.masks, texts, run.seed)
+        return replace(
+            result,
+            statements=per_statement,
+            conflicts=conflicts,
+            wall_time_s=time.perf_counter() - run.started,
+        )
+
+
+def _attribute_steps(
+    question: str,
+    context: object,
+    response: str,
+    scorer: Any,
+    *,
+    budget: int | None = None,
+    method: str | Method | None = None,
+    granularity: Granularity | None = None,
+    deadline_s: float | None = None,
+    groundedness: GroundednessFilter | None = None,
+    prompt: Prompt | None = None,
+    progress: ProgressFn | None = None,
+    history: Sequence[ChatMessage] | None = None,
+    settings: AttributionSettings | None = None,
+) -> Steps[AttributionResult]:
+    """:func:`camab_rag.attribute` (same arguments) as a generator of model calls
+    (:mod:`camab_rag.steps`), run by :class:`camab_rag.Attributor`; bounded by the
+    settings' ``deadline_s``."""
+    chosen = resolve_settings(
+        settings,
+        budget=budget,
+        method=method,
+        granularity=granularity,
+        deadline_s=deadline_s,
+        groundedness=groundedness,
+    )
+    documents, plan = to_documents(context), None
+    if prompt is not None:
+        if chosen.prompt_builder is not None:
+            raise InputError("pass prompt= (the prompt the model received) or prompt_builder=")
+        check_value(prompt, "the prompt")
+        plan = plan_prompt([prompt], documents, chosen.granularity)
+    attribution = TextAttribution.start(
+        question, documents, response, scorer, chosen, plan=plan, progress=progress, history=history
+    )
+    return (yield from bounded(attribution.steps(), chosen.deadline_s))
+
+
+__all__ = ["ONE_DOCUMENT_WARNING", "TextAttribution"]

@@ -1,0 +1,176 @@
+"""The one door (issue 49): ``Attributor`` run / arun / submit / results / summary, the
+thin calls over it (``attribute``, ``aattribute``, ``assess_answer``) and the one scorer
+resolver. The embedded model runs where a user would use it (three short documents, whole
+documents: 8 subsets, an exact fit); fakes only block or count calls."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+from fakes import KeywordScorer
+
+import camab_rag
+from camab_rag import Attributor, GroundednessFilter
+from camab_rag.errors import (
+    AttributionCancelledError,
+    AttributionPendingError,
+    InputError,
+    ScorerUnavailableError,
+)
+from camab_rag.scorers import OpenAICompletionsScorer, resolve_scorer
+from camab_rag.scorers.base import ResponseLogprobs, ScoreRequest
+
+DOCS = [
+    "The Eiffel Tower is in Paris.",
+    "Bananas are yellow.",
+    "Gustave Eiffel's company designed the tower.",
+]
+QUESTION = "What colour are bananas?"
+ANSWER = "Bananas are yellow."
+
+
+class GatedScorer(KeywordScorer):
+    """Scores only once ``gate`` is set (a slow model, for the background handle)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        assert self.gate.wait(30), "the test never opened the gate"
+        return super().score(requests)
+
+
+def test_run_arun_and_attribute_agree_with_the_real_model(smollm2_scorer: Any) -> None:
+    att = Attributor(scorer=smollm2_scorer, budget=8, granularity="chunk", keep=2)
+    result = att.run(QUESTION, DOCS, ANSWER)
+    assert result.n_documents == 3 and result.budget == 8 and result.n_queries == 8
+    assert result.top_documents(1) == [1]  # the document that holds the answer
+    same = asyncio.run(att.arun(QUESTION, DOCS, ANSWER))
+    np.testing.assert_allclose(same.scores, result.scores, atol=1e-4)
+    thin = camab_rag.attribute(
+        QUESTION, DOCS, ANSWER, smollm2_scorer, budget=8, granularity="chunk"
+    )
+    np.testing.assert_allclose(thin.scores, result.scores, atol=1e-4)
+    # a knob given to one call wins for that call only; results are bounded by keep
+    third = att.run(QUESTION, DOCS, ANSWER, budget=4, method="loo")
+    assert third.method == "loo" and third.n_queries == 4
+    assert att.results == [same, third]
+    summary = att.summary()
+    assert summary.startswith("2 answers attributed (newest last):")
+    assert '"Bananas are yellow.": mostly from document 2' in summary
+    assert summary.count("\n") == 2 and "4 model calls" in summary.splitlines()[-1]
+
+
+def test_the_verdict_comes_with_the_run_and_assess_answer_is_the_same_call(
+    smollm2_scorer: Any,
+) -> None:
+    att = Attributor(smollm2_scorer, budget=8, granularity="chunk", groundedness=True)
+    assert isinstance(att.settings.groundedness, GroundednessFilter)
+    result = att.run(QUESTION, DOCS, ANSWER)
+    assert result.n_queries == 8  # all 8 subsets: the full and empty contexts among them
+    assert set(result.anchor_rewards) == {"full", "empty"}
+    verdict = GroundednessFilter().judge(result).verdict
+    assert verdict in ("supported", "uncertain", "unsupported")
+    assert att.summary().endswith(f"; {verdict}; 8 model calls")
+    off = att.run(QUESTION, DOCS, ANSWER, groundedness=False)  # off for one call
+    assert not off.anchor_rewards
+    last = att.summary().splitlines()[-1]
+    assert last.startswith("2. ") and verdict not in last and last.endswith("; 8 model calls")
+    report = camab_rag.assess_answer(QUESTION, DOCS, ANSWER, smollm2_scorer)
+    assert report.extra_queries == 2
+    assert report.full_reward == pytest.approx(result.anchor_rewards["full"], abs=1e-4)
+
+
+def test_submit_runs_in_the_background_and_waits_only_in_the_handle() -> None:
+    scorer = GatedScorer()
+    att = Attributor(scorer, budget=8, granularity="chunk")
+    handle = att.submit(QUESTION, DOCS, ANSWER)
+    assert not handle.done()
+    with pytest.raises(AttributionPendingError, match=r"still running after 0\.05 s"):
+        handle.result(timeout=0.05)
+    assert att.results == []
+    scorer.gate.set()
+    result = handle.result(timeout=30)
+    assert handle.done() and not handle.cancel()  # finished: nothing to cancel
+    assert result.top_documents(1) == [1] and att.results == [result]
+    assert asyncio.run(handle.aresult()) is result
+    att.close()
+
+
+def test_a_cancelled_submission_stops_before_its_next_call_and_says_so() -> None:
+    scorer = GatedScorer()
+    att = Attributor(scorer, budget=8, granularity="chunk")
+    running = att.submit(QUESTION, DOCS, ANSWER)
+    queued = att.submit(QUESTION, DOCS, ANSWER)  # one worker: waits behind the first
+    assert running.cancel() and queued.cancel()
+    scorer.gate.set()
+    for handle in (running, queued):
+        with pytest.raises(AttributionCancelledError, match="cancelled before it finished"):
+            handle.result(timeout=30)
+    with pytest.raises(AttributionCancelledError):
+        asyncio.run(queued.aresult())
+    att.close()
+    assert att.results == [] and len(scorer.calls) <= 8  # at most the one batch in flight
+
+
+def test_submit_from_a_coroutine_is_a_task_of_its_loop() -> None:
+    att = Attributor(KeywordScorer(), budget=8, granularity="chunk")
+
+    async def main() -> Any:
+        handle = att.submit(QUESTION, DOCS, ANSWER)
+        with pytest.raises(AttributionPendingError, match=r"await h\.aresult"):
+            handle.result()
+        return await handle.aresult()
+
+    assert asyncio.run(main()).top_documents(1) == [1]
+    assert len(att.results) == 1
+
+
+def test_bad_input_is_refused_when_the_attributor_is_built() -> None:
+    with pytest.raises(ScorerUnavailableError, match="no scorer: pass scorer="):
+        Attributor()
+    with pytest.raises(InputError, match="scorer must have a score"):
+        Attributor(object())
+    with pytest.raises(InputError, match="keep must be"):
+        Attributor(KeywordScorer(), keep=-1)
+    with pytest.raises(InputError, match="unknown method 'camba'"):
+        Attributor(KeywordScorer(), method="camba")
+    att = Attributor(KeywordScorer())
+    with pytest.raises(TypeError, match="unexpected keyword argument 'seed'"):
+        att.submit(QUESTION, DOCS, ANSWER, seed=1)
+    with pytest.raises(InputError, match="budget"):
+        att.run(QUESTION, DOCS, ANSWER, budget=-1)
+    assert att.summary() == "No answers attributed yet."
+
+
+def test_one_resolver_for_every_way_to_name_a_scorer() -> None:
+    own = KeywordScorer()
+    assert resolve_scorer(own) is own
+    assert resolve_scorer(llm=SimpleNamespace(scorer=own)) is own  # in-process chat model
+    served = resolve_scorer(base_url="http://127.0.0.1:9/v1", model="smollm2", timeout=2.0)
+    assert isinstance(served, OpenAICompletionsScorer) and served.model == "smollm2"
+    client = SimpleNamespace(openai_api_base="http://127.0.0.1:9/v1", model_name="m")
+    assert isinstance(resolve_scorer(llm=client), OpenAICompletionsScorer)
+    proxy = KeywordScorer()
+    alone = resolve_scorer(proxy=proxy)
+    assert alone.scored_by.proxy is True and alone.proxy is proxy
+    beside = resolve_scorer(own, proxy=proxy)
+    assert beside.own is own and beside.scored_by.proxy is False
+    with pytest.raises(ScorerUnavailableError, match="cannot score with the chain's model"):
+        resolve_scorer(llm=object())
+    with pytest.raises(ScorerUnavailableError, match="needs model="):
+        resolve_scorer(base_url="http://127.0.0.1:9/v1")
+    with pytest.raises(InputError, match="not both"):
+        resolve_scorer(own, llm=client)
+    with pytest.raises(InputError, match="proxy must have a score"):
+        resolve_scorer(own, proxy=object())
+    # the Attributor resolves once, with the same rule
+    assert Attributor(llm=SimpleNamespace(scorer=own)).scorer is own
+    assert Attributor(proxy=proxy).scorer.scored_by.proxy is True
