@@ -1,0 +1,283 @@
+"""Why ``auto`` trailed ContextCite-style at 8-16 calls, and the rule that fixes it (issue 51).
+
+Ablations of ``auto`` on the examples, prompts, responses and held-out samples of
+``bench_lds`` (LDS on Bernoulli ½, keep 1-4 and remove 2-5 held-out subsets, drop@3),
+one switch at a time against ``auto``'s adaptive design as it was before issue 51:
+
+* estimator: CAMAB's posterior mean, or one fit over both levels, instead of the
+  flat-intercept posterior mean (same subsets: replayed, no model call);
+* design: the whole budget as random halves (ContextCite's Bernoulli ½ design, the very
+  subsets ``method="contextcite"`` asks for, so replayed) read with each estimator;
+* hierarchy off (one level over the sentences) and batch size 2: new subsets, priced
+  with the model by ``run`` on the first rows of a results file (8 and 16 calls).
+
+``rule`` then picks ``random_halves_below`` (the random halves when the budget is under
+``c * (N + 1)`` calls) and the estimator of the halves on the dev rows (the first half of
+each results file, in file order) and reads the choice on the other half.
+
+    .venv/bin/python benchmarks/bench_auto_design.py report
+    nice -n 10 .venv/bin/python benchmarks/bench_auto_design.py run \\
+        --results hotpotqa_smollm2 --n 8 --threads 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._report import markdown_table, write_section  # noqa: E402
+from benchmarks.bench_lds import (  # noqa: E402
+    ADAPTIVE,
+    ANYTIME,
+    BUDGETS,
+    DROP_KS,
+    LABELS,
+    STEMS,
+    Case,
+    Cells,
+    Fit,
+    ModelPrice,
+    _groups,
+    budgets_of,
+    cases,
+    measure,
+    store_of,
+)
+from camab_cli.evaluation.metrics import mean_ci, removal_mask, removal_set  # noqa: E402
+from camab_cli.evaluation.store import PricedReward, RewardStore, Unpriced  # noqa: E402
+from camab_rag import AttributionSettings  # noqa: E402
+from camab_rag.engine import attribute_fn  # noqa: E402
+from camab_rag.methods import Auto  # noqa: E402
+
+FREE = {
+    "adaptive-posterior": (
+        "adaptive design, CAMAB's posterior mean",
+        {"estimator": "posterior_mean"},
+    ),
+    "adaptive-joint": ("adaptive design, one fit over both levels", {"joint_fit": True}),
+    "halves-flat": ("random halves, flat-intercept posterior", {"design": "random_halves"}),
+    "halves-lasso": (
+        "random halves, LASSO",
+        {"design": "random_halves", "halves_estimator": "lasso"},
+    ),
+    "halves-posterior": (
+        "random halves, CAMAB's posterior mean",
+        {"design": "random_halves", "halves_estimator": "posterior_mean"},
+    ),
+}
+"""Variants on subsets the store already holds: (label, ``Auto._variant`` switches)."""
+PRICED = {
+    "adaptive-one-level": ("adaptive design, one level (no hierarchy)", {}, False),
+    "adaptive-q2": ("adaptive design, 2 Thompson draws a round", {"batch_size": 2}, True),
+}
+"""Variants that ask for new subsets: (label, switches, hierarchical)."""
+PRICED_BUDGETS = (8, 16)
+ESTIMATORS = {"flat": "halves-flat", "lasso": "halves-lasso", "posterior": "halves-posterior"}
+CUTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
+"""Candidate ``random_halves_below`` values (calls per unit, ``N + 1``)."""
+METRICS = (("lds_bernoulli", "LDS, Bernoulli ½"), ("lds_keep", "LDS, keep 1-4"))
+
+
+def variant(switches: dict[str, Any]) -> Auto:
+    return Auto._variant(**{"random_halves_below": 0.0, **switches})
+
+
+def variant_fits(case: Case, reward: PricedReward, priced: bool) -> dict[tuple[str, str], Fit]:
+    """The ablation fits of one example (the priced variants too when ``priced``); a fit
+    whose subsets are not all in the store is left out."""
+    seed, groups = int(case.record["seed"]), _groups(case)
+    found: dict[tuple[str, str], Fit] = {}
+    plans = [(name, sw, True, budgets_of(case)) for name, (_, sw) in FREE.items()]
+    if priced:
+        plans += [(name, sw, hier, PRICED_BUDGETS) for name, (_, sw, hier) in PRICED.items()]
+    for name, switches, hierarchical, budgets in plans:
+        for b in budgets:
+            settings = AttributionSettings(seed=seed, hierarchical=hierarchical)
+            try:
+                result = attribute_fn(
+                    reward,
+                    case.n,
+                    budget=b,
+                    method=variant(switches),
+                    groups=groups,
+                    settings=settings,
+                )
+            except Unpriced:
+                continue
+            found[(name, str(b))] = Fit(result.scores, result.n_queries, result.masks)
+    return found
+
+
+def run_command(args: argparse.Namespace) -> None:
+    from camab_rag.scorers import TransformersScorer
+
+    found = cases(args.results)[args.offset : args.offset + args.n]
+    store = store_of(args.results)
+    pricing = ModelPrice(
+        lambda: TransformersScorer(
+            str(found[0].record["model"]), batch_size=1, num_threads=args.threads, prefix_cache=True
+        )
+    )
+    for index, case in enumerate(found):
+        started = time.perf_counter()
+        priced = PricedReward(store, case.id, pricing.for_case(case))
+        fits = variant_fits(case, priced, priced=True)
+        for fit in fits.values():
+            priced.many([removal_mask(case.n, removal_set(fit.scores, k)) for k in DROP_KS])
+        print(
+            f"{args.results} {index + 1}/{len(found)} {case.id}: {priced.model_calls} model "
+            f"calls, {priced.replayed} replayed, {time.perf_counter() - started:.0f} s",
+            flush=True,
+        )
+
+
+def tables(stem: str) -> tuple[list[Case], list[Cells]]:
+    found = cases(stem)
+    store: RewardStore = store_of(stem)
+    rows = []
+    for case in found:
+        extra = variant_fits(case, PricedReward(store, case.id), priced=True)
+        cells, _ = measure(case, store, extra)
+        rows.append(cells)
+    return found, rows
+
+
+def rule_value(
+    case: Case, cells: Cells, budget: int, cut: float, estimator: str
+) -> dict[str, float]:
+    """What ``auto`` with ``random_halves_below=cut`` and that halves estimator gives."""
+    halves = budget < cut * (case.n + 1)
+    return cells.get((ESTIMATORS[estimator] if halves else ADAPTIVE, str(budget)), {})
+
+
+def objective(found: list[Case], table: list[Cells], cut: float, estimator: str) -> float:
+    """Mean over budgets and the two LDS samples of the mean over examples."""
+    means = []
+    for b in BUDGETS:
+        for metric, _ in METRICS:
+            values = [rule_value(c, t, b, cut, estimator).get(metric) for c, t in zip(found, table)]
+            kept = [v for v in values if v is not None and not math.isnan(v)]
+            if kept:
+                means.append(float(np.mean(kept)))
+    return float(np.mean(means)) if means else math.nan
+
+
+def _cell(values: list[float]) -> str:
+    mean, half, n = mean_ci(values)
+    return "–" if n == 0 else (f"{mean:.3f} ± {half:.3f}" if n > 1 else f"{mean:.3f}")
+
+
+def report_command(args: argparse.Namespace) -> None:
+    label = {ADAPTIVE: "adaptive design, flat-intercept posterior (auto before issue 51)"}
+    label |= {k: v[0] for k, v in FREE.items()} | {k: v[0] for k, v in PRICED.items()}
+    label |= {m: LABELS[m] for m in ANYTIME}
+    parts, dev, check = [], {}, {}
+    for stem in args.results_list:
+        found, table = tables(stem)
+        if not found:
+            continue
+        half = len(found) // 2
+        dev[stem] = (found[:half], table[:half])
+        check[stem] = (found[half:], table[half:])
+        rows = []
+        for key in (ADAPTIVE, *FREE, *PRICED, *ANYTIME):
+            for b in BUDGETS:
+                cells = [t[(key, str(b))] for t in table if (key, str(b)) in t]
+                if not cells:
+                    continue
+                row: list[object] = [label[key], b, len(cells)]
+                for metric in ("lds_bernoulli", "lds_keep", "lds_removal", "drop@3"):
+                    values = [c[metric] for c in cells if not math.isnan(c.get(metric, math.nan))]
+                    shown = _cell(values)
+                    if metric == "drop@3" and values and len(values) < len(cells):
+                        shown += f" ({len(values)} priced)"
+                    row.append(shown)
+                rows.append(row)
+        n_mean = np.mean([c.n for c in found])
+        parts += [
+            f"### {stem}: {len(found)} examples (N = {n_mean:.1f} segments on average)",
+            "",
+            markdown_table(
+                [
+                    "variant",
+                    "budget",
+                    "examples",
+                    "LDS, Bernoulli ½",
+                    "LDS, keep 1-4",
+                    "LDS, remove 2-5",
+                    "drop@3",
+                ],
+                rows,
+            ),
+            "",
+        ]
+    choices = []
+    for cut in CUTS:
+        for estimator in ESTIMATORS:
+            score = np.mean([objective(f, t, cut, estimator) for f, t in dev.values()])
+            choices.append((float(score), cut, estimator))
+    best = max(choices)
+    parts += [
+        "### The rule, chosen on the dev rows",
+        "",
+        "Mean over results files, budgets (8-64) and the two LDS samples (Bernoulli ½, keep "
+        "1-4) of the mean over the first half of each file's examples, for ``auto`` with "
+        "the random halves below ``c * (N + 1)`` calls read with each estimator (c = 0: the "
+        "adaptive design everywhere):",
+        "",
+        markdown_table(
+            ["c", *ESTIMATORS, *(f"{e} (other half)" for e in ESTIMATORS)],
+            [
+                [cut]
+                + [f"{dict(((c, e), s) for s, c, e in choices)[(cut, e)]:.3f}" for e in ESTIMATORS]
+                + [
+                    f"{np.mean([objective(f, t, cut, e) for f, t in check.values()]):.3f}"
+                    for e in ESTIMATORS
+                ]
+                for cut in CUTS
+            ],
+        ),
+        "",
+        f"Chosen on the dev rows: c = {best[1]}, {best[2]} (dev objective {best[0]:.3f}).",
+    ]
+    text = "\n".join(parts)
+    print(text)
+    if args.write:
+        write_section(
+            "auto_design",
+            "Fewer calls: ablations of auto and the budget rule",
+            INTRO + "\n\n" + text,
+        )
+
+
+INTRO = "See the module docstring of `benchmarks/bench_auto_design.py`."
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run_parser = sub.add_parser("run", help="price the variants that ask for new subsets")
+    run_parser.add_argument("--results", default=STEMS[0])
+    run_parser.add_argument("--offset", type=int, default=0)
+    run_parser.add_argument("--n", type=int, default=8)
+    run_parser.add_argument("--threads", type=int, default=1)
+    report_parser = sub.add_parser("report", help="the tables, replayed from the stores")
+    report_parser.add_argument("--results-list", nargs="+", default=list(STEMS))
+    report_parser.add_argument("--no-write", dest="write", action="store_false")
+    args = parser.parse_args()
+    logging.getLogger("camab_rag").setLevel(logging.ERROR)
+    {"run": run_command, "report": report_command}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
