@@ -51,10 +51,17 @@ def auto_batch_size(parallel: int, budget: int) -> int:
     return max(1, min(int(parallel), MAX_AUTO_BATCH, int(budget) // 4))
 
 
-def random_halves_rule(n_segments: int, budget: int, below: float) -> bool:
-    """Whether ``auto`` spends a budget of ``budget`` calls over ``n_segments`` units on
-    random halves: when the budget is under ``below`` calls per unit (``N + 1``), too few
-    for the leave-one-out openings to leave room for Thompson draws."""
+JOINT_FIT_BELOW = 0.25
+"""``auto`` reads a hierarchical run's documents and sentences from one fit over every
+subset when its budget is under this many calls per unit (``N + 1``): with so few calls,
+one fit per level leaves each level too few rows. Chosen on the dev half of the stored
+rows among the cuts 0-10 and the random-halves alternatives, and read on the other half
+(BENCHMARKS.md, "Fewer calls: ablations of auto and the budget rule")."""
+
+
+def scarce_budget(n_segments: int, budget: int, below: float) -> bool:
+    """Whether ``budget`` calls over ``n_segments`` units is under ``below`` calls per unit
+    (``N + 1``): the test behind ``auto``'s budget rules (:meth:`Auto.for_budget`)."""
     return budget < below * (n_segments + 1)
 
 
@@ -71,7 +78,8 @@ class _Switches:
     Thompson draws above) or ``"random_halves"`` (the whole budget as distinct Bernoulli
     ½ subsets on one level, ContextCite's design, read with ``halves_estimator``);
     ``random_halves_below``: the rule that picks ``"random_halves"`` for a run whose
-    budget is under that many calls per unit, ``N + 1`` (0: never).
+    budget is under that many calls per unit, ``N + 1`` (0: never); ``joint_fit_below``:
+    the same for ``joint_fit`` (:data:`JOINT_FIT_BELOW`).
     """
 
     leave_one_out_first: bool = True
@@ -82,6 +90,7 @@ class _Switches:
     design: str = "adaptive"
     random_halves_below: float = 0.0
     halves_estimator: str = "flat_intercept"
+    joint_fit_below: float = JOINT_FIT_BELOW
 
     def __post_init__(self) -> None:
         if self.design not in AUTO_DESIGNS:
@@ -91,9 +100,10 @@ class _Switches:
                 f"unknown halves_estimator {self.halves_estimator!r}; "
                 f"choose one of {AUTO_ESTIMATORS}"
             )
-        below = self.random_halves_below
-        if isinstance(below, bool) or not isinstance(below, (int, float)) or below < 0:
-            raise ValueError(f"random_halves_below must be a number >= 0, got {below!r}")
+        for name in ("random_halves_below", "joint_fit_below"):
+            below = getattr(self, name)
+            if isinstance(below, bool) or not isinstance(below, (int, float)) or below < 0:
+                raise ValueError(f"{name} must be a number >= 0, got {below!r}")
         if self.estimator not in AUTO_ESTIMATORS:
             raise ValueError(
                 f"unknown estimator {self.estimator!r}; choose one of {AUTO_ESTIMATORS}"
@@ -204,13 +214,16 @@ class Auto(Method):
         return self._switches.design == "random_halves"
 
     def for_budget(self, n_segments: int, budget: int) -> Auto:
-        """These settings for a run over ``n_segments`` units with ``budget`` calls: the
-        random-halves design when the budget is under ``random_halves_below`` calls per
-        unit (:func:`random_halves_rule`), else as they are."""
-        below = self._switches.random_halves_below
-        if self.random_halves or not random_halves_rule(n_segments, budget, below):
-            return self
-        return replace(self, _switches=replace(self._switches, design="random_halves"))
+        """These settings for a run over ``n_segments`` units with ``budget`` calls: one
+        fit over both levels when the budget is under ``joint_fit_below`` calls per unit,
+        and the random-halves design under ``random_halves_below`` (both by
+        :func:`scarce_budget`); else as they are."""
+        switches = self._switches
+        if scarce_budget(n_segments, budget, switches.joint_fit_below):
+            switches = replace(switches, joint_fit=True)
+        if scarce_budget(n_segments, budget, switches.random_halves_below):
+            switches = replace(switches, design="random_halves")
+        return self if switches == self._switches else replace(self, _switches=switches)
 
     def one_level(self) -> Auto:
         """These settings for a run on one level: open with KernelSHAP's design instead
