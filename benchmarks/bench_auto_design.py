@@ -60,7 +60,7 @@ from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute_fn  # noqa: E402
 from camab_rag.methods import Auto  # noqa: E402
 
-FREE = {
+FREE: dict[str, tuple[str, dict[str, Any]]] = {
     "adaptive-posterior": (
         "adaptive design, CAMAB's posterior mean",
         {"estimator": "posterior_mean"},
@@ -77,7 +77,7 @@ FREE = {
     ),
 }
 """Variants on subsets the store already holds: (label, ``Auto._variant`` switches)."""
-PRICED = {
+PRICED: dict[str, tuple[str, dict[str, Any], bool]] = {
     "adaptive-one-level": ("adaptive design, one level (no hierarchy)", {}, False),
     "adaptive-q2": ("adaptive design, 2 Thompson draws a round", {"batch_size": 2}, True),
 }
@@ -104,7 +104,9 @@ def variant_fits(case: Case, reward: PricedReward, priced: bool) -> dict[tuple[s
     whose subsets are not all in the store is left out."""
     seed, groups = int(case.record["seed"]), _groups(case)
     found: dict[tuple[str, str], Fit] = {}
-    plans = [(name, sw, True, budgets_of(case)) for name, (_, sw) in FREE.items()]
+    plans: list[tuple[str, dict[str, Any], bool, tuple[int, ...]]] = [
+        (name, sw, True, budgets_of(case)) for name, (_, sw) in FREE.items()
+    ]
     if priced:
         plans += [(name, sw, hier, PRICED_BUDGETS) for name, (_, sw, hier) in PRICED.items()]
     for name, switches, hierarchical, budgets in plans:

@@ -539,12 +539,33 @@ def _name(key: tuple[str, str]) -> str:
     return f"{LABELS[method]}@{label}"
 
 
-def section(stem: str, table: list[Cells], sizes: list[dict[str, int]], skipped: int) -> str:
+def section(
+    stem: str,
+    table: list[Cells],
+    sizes: list[dict[str, int]],
+    skipped: int,
+    shape: str = "model",
+) -> str:
     model = stem.split("_")[-1]
-    lines = [
-        f"### {stem}: {len(table)} examples ({MODEL_NAMES.get(model, model)})",
-        "",
-    ]
+    title = f"### {stem}: {len(table)} examples ({MODEL_NAMES.get(model, model)})"
+    if shape != "model":
+        title = (
+            f"### {stem}, {SHAPES[shape]}: {len(table)} examples ({MODEL_NAMES.get(model, model)})"
+        )
+    lines = [title, ""]
+    if shape != "model":
+        lines += [
+            "The same examples and contexts, the answer replaced by a short gold one (the "
+            "first rows of the file, as far as CPU time allowed); budgets 8 and 16 only, the "
+            "anytime peers run once at 16 calls and read at 8 from the prefix, no "
+            "leave-one-out; the Bernoulli ½ held-out subsets are 16 draws from a seed of "
+            "their own (no stored design to take them from), keep 1-4 and remove 2-5 the "
+            "first 16 draws. Priced with `nice -n 10 .venv/bin/python benchmarks/bench_lds.py "
+            f"run --results {stem} --shape {shape} --also "
+            f"{'sentence' if shape == 'span' else 'span'} --phases "
+            "core,bernoulli,keep,fits,drops,removal --held-out 16 --threads 1 --offset K --n 1`.",
+            "",
+        ]
     if skipped:
         lines += [
             f"**Not finished**: in {skipped} of the {len(table)} examples some fits are not "
@@ -571,7 +592,12 @@ def section(stem: str, table: list[Cells], sizes: list[dict[str, int]], skipped:
             continue
         label = {"own": "N+1", "0": "0"}.get(key[1], key[1])
         row: list[object] = [LABELS[key[0]], label, len(calls), f"{np.mean(calls):.1f}"]
-        row += [_cell(_column(table, key, metric)) for metric, _ in COLUMNS]
+        for metric, _ in COLUMNS:
+            values = _column(table, key, metric)
+            shown = _cell(values)
+            if metric.startswith("drop@") and values and len(values) < len(calls):
+                shown += f" ({len(values)} priced)"  # the rest's removal sets are not yet
+            row.append(shown)
         rows.append(row)
     header = ["method", "budget", "examples", "calls", *[title for _, title in COLUMNS]]
     lines.append(markdown_table(header, rows))
@@ -756,26 +782,30 @@ def replay_check(stem: str, found: list[Case], store: RewardStore) -> str:
 def report_command(args: argparse.Namespace) -> None:
     body = []
     for stem in args.results_list:
-        found = cases(stem)
-        if not found:
-            continue
-        store = store_of(stem)
-        table, sizes, skipped = [], [], 0
-        for case in found:
-            cells, size = measure(case, store)
-            table.append(cells)
-            sizes.append(size)
-            skipped += len(cells) < len(rows_of(table))
-        if table:
-            check = replay_check(stem, found, store)
-            body.append(
-                section(stem, table, sizes, skipped)
-                + "\n\nReplayed from the store, each run asks for the very subsets of the "
-                f"stored run it stands for (same order): {check} (auto: its stored runs at 20 "
-                "and 40 calls; the others: the first 64 subsets of their stored 100-call runs; "
-                "a run made by an older sampler orders its subsets differently, and its fits "
-                "here are the current library's)."
-            )
+        for shape in SHAPES:
+            store = store_of(stem, shape)
+            if shape != "model" and not store.path.exists():
+                continue
+            found = [c for c in cases(stem, shape) if full_reward(c, store) is not None]
+            if not found:
+                continue
+            table, sizes, skipped = [], [], 0
+            for case in found:
+                cells, size = measure(case, store)
+                table.append(cells)
+                sizes.append(size)
+                skipped += len(cells) < len(rows_of(table))
+            text = section(stem, table, sizes, skipped, shape)
+            if shape == "model":
+                check = replay_check(stem, found, store)
+                text += (
+                    "\n\nReplayed from the store, each run asks for the very subsets of the "
+                    f"stored run it stands for (same order): {check} (auto: its stored runs at "
+                    "20 and 40 calls; the others: the first 64 subsets of their stored 100-call "
+                    "runs; a run made by an older sampler orders its subsets differently, and "
+                    "its fits here are the current library's)."
+                )
+            body.append(text)
     text = "\n\n".join([INTRO, *body])
     print(text)
     if args.write:

@@ -7,14 +7,18 @@ then makes CAMAB's Thompson draws; with several documents split into sentences i
 hierarchically (:mod:`camab_rag.methods.hierarchical`): documents first, then the
 sentences of the top documents, each level opening with every unit left out once. The
 scores are CAMAB's posterior means with a flat prior on the intercept
-(:func:`~camab_rag.methods.estimators.flat_intercept_posterior_mean`).
+(:func:`~camab_rag.methods.estimators.flat_intercept_posterior_mean`), one fit per level;
+when the budget is under :data:`JOINT_FIT_BELOW` calls per unit (8 calls over 40
+sentences), one fit over every subset of both levels instead, as each level then has too
+few rows of its own (:meth:`Auto.for_budget`; issue 51).
 
 Use it by name (``attribute(..., method="auto")``, the default) or as
 ``Auto(batch_size=2)``. The measurements behind each choice, and where the benchmark does
 not back them, are in BENCHMARKS.md: "Quality per model call (method="auto")", "Small
-contexts: distinct calls and agreement with exact" and "Estimator choice: auto's subsets
-re-fitted". Benchmarks reach the alternatives measured there through
-:meth:`Auto._variant`, which is not a public interface.
+contexts: distinct calls and agreement with exact", "Estimator choice: auto's subsets
+re-fitted" and "Fewer calls: ablations of auto and the budget rule". Benchmarks reach the
+alternatives measured there through :meth:`Auto._variant`, which is not a public
+interface.
 """
 
 from __future__ import annotations
