@@ -646,7 +646,7 @@ def section(
         "",
         reach_table(table),
     ]
-    path = plot(stem, table)
+    path = plot(stem if shape == "model" else f"{stem}.{shape}", table)
     if path is not None:
         lines += ["", f"![LDS and drop@3 per call]({path.relative_to(ROOT).as_posix()})"]
     return "\n".join(lines)
