@@ -12,6 +12,10 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "eval": ("benchmarks.evaluation.cli", "paper protocol on a data set: run, resume, report"),
     "eval-report": ("benchmarks.run_eval", "publish every stored paper-protocol run"),
     "lds": ("benchmarks.bench_lds", "quality per model call: LDS and top-k drop, 8-64 calls"),
+    "lds-design": (
+        "benchmarks.lds_design",
+        "ablations of auto at few calls, re-fitted on stored rewards",
+    ),
     "gate": ("benchmarks.bench_gate", "groundedness gate on FRANK and HaluEval (run, report)"),
     "citations": ("benchmarks.bench_citations", "citation precision and recall (HotpotQA)"),
     "conflicts": ("benchmarks.bench_conflicts", "conflicting sources caught (HotpotQA)"),

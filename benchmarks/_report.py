@@ -35,7 +35,7 @@ TOPICS: dict[str, tuple[str, str]] = {
     "conflicts": ("Conflicting sources", r"conflicts"),
     "quality": (
         "Attribution quality per model call",
-        r"lds|calls|prior|estimators|design|design_drop|lexical|small",
+        r"lds|auto_design|calls|prior|estimators|design|design_drop|lexical|small",
     ),
     "eval": ("Attribution quality, the paper's protocol", r"eval-.*"),
     "proxy": ("Proxy scorer", r"proxy"),

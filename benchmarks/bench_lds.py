@@ -38,7 +38,7 @@ import logging
 import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,7 @@ from benchmarks.evaluation.store import (  # noqa: E402
 from benchmarks.stats import holm_adjust, mean_ci, paired_t_pvalue  # noqa: E402
 from camab_rag import AttributionSettings  # noqa: E402
 from camab_rag.engine import attribute_fn  # noqa: E402
+from camab_rag.methods import Auto, Method  # noqa: E402
 from camab_rag.rewards import mean_logprob  # noqa: E402
 from camab_rag.scorers.base import ScoreRequest  # noqa: E402
 
@@ -86,18 +87,31 @@ RESULTS = ROOT / "benchmarks" / "results"
 REWARDS = RESULTS / "rewards"
 STEMS = ("hotpotqa_smollm2", "hotpotqa_qwen2.5-0.5b", "cnn_dailymail_smollm2")
 BUDGETS = (8, 16, 32, 64)
+SHORT_BUDGETS = (8, 16)
+"""The budgets of the short answers (where ``auto`` trailed; CPU time allowed no more):
+the anytime peers run once at 16 calls and are read at 8 from the prefix, and
+leave-one-out (N + 1 calls, ~41 on HotpotQA) is left out."""
 ANYTIME = ("camab", "contextcite", "kernelshap")
 METHODS = ("auto", *ANYTIME, "loo", "random", "lexical")
 DROP_KS = (1, 3)
 HELD_OUT_FROM = 64
 """The stored ContextCite-style design's rows from here on are the held-out Bernoulli
 sample: no fit reads more than 64 rows of it."""
+SHAPES = {
+    "model": "the model's own answers",
+    "span": "the gold answer span as the answer",
+    "sentence": "'The answer is X.' (one sentence carrying the gold span) as the answer",
+}
+"""The answers an example is attributed with: the stored run's response (``model``), or a
+short answer built from the dataset's gold answer (HotpotQA), priced in a store of its
+own (``rewards/<stem>.<shape>.jsonl``)."""
 HELD_OUT_COUNT = 32
 """Draws of each sized kind (``removal``, ``keep``) per example; the report reads the
 priced ones."""
 SIZED = ("removal", "keep")
 LABELS = {
     "auto": "auto (ours, default)",
+    "auto-adaptive": "auto before issue 51 (adaptive design)",
     "camab": "CAMAB (Algorithm 1)",
     "contextcite": "ContextCite-style",
     "kernelshap": "KernelSHAP",
@@ -138,10 +152,40 @@ class Case:
     def n(self) -> int:
         return int(self.record["n_segments"])
 
+    @property
+    def shape(self) -> str:
+        return str(self.record.get("shape", "model"))
 
-def cases(stem: str) -> list[Case]:
+
+def short_response(example: Example, shape: str) -> str:
+    """The answer of a short shape (:data:`SHAPES`): the first gold answer as it is, or in
+    one sentence ("The answer is X.")."""
+    answer = example.answers[0].strip()
+    if shape == "span":
+        return answer
+    if shape == "sentence":
+        return f"The answer is {answer.rstrip('.')}."
+    raise ValueError(f"unknown shape {shape!r}; choose one of {sorted(SHAPES)}")
+
+
+def reshaped(record: dict[str, Any], example: Example, shape: str) -> dict[str, Any]:
+    """A stored record with a short answer instead of the model's: nothing of the stored
+    runs applies to it (their rewards are of the other answer), so its methods and full
+    reward are left out and priced in its own store."""
+    return {
+        **record,
+        "response": short_response(example, shape),
+        "methods": {},
+        "full_logprob": None,
+        "shape": shape,
+    }
+
+
+def cases(stem: str, shape: str = "model") -> list[Case]:
     """The examples of the "Quality per model call" tables: the stored run's finished
-    records that have an ``auto`` line in ``calls/<stem>.auto.jsonl``."""
+    records that have an ``auto`` line in ``calls/<stem>.auto.jsonl`` (with a short
+    answer for a ``shape`` other than ``model``; examples with no gold answer are left
+    out)."""
     with_auto = {line["id"] for line in read_results(RESULTS / "calls" / f"{stem}.auto.jsonl")}
     records = [
         r
@@ -152,32 +196,56 @@ def cases(stem: str) -> list[Case]:
         return []
     loaded = load_examples(records[0]["dataset"], len(records) + 200)
     by_id = {e.id: e for e in loaded}
-    return [Case(stem, r, by_id[r["id"]]) for r in records]
+    if shape == "model":
+        return [Case(stem, r, by_id[r["id"]]) for r in records]
+    return [
+        Case(stem, reshaped(r, by_id[r["id"]], shape), by_id[r["id"]])
+        for r in records
+        if by_id[r["id"]].answers and by_id[r["id"]].answers[0].strip()
+    ]
 
 
-def store_of(stem: str) -> RewardStore:
-    return RewardStore(REWARDS / f"{stem}.jsonl")
+def store_of(stem: str, shape: str = "model") -> RewardStore:
+    name = stem if shape == "model" else f"{stem}.{shape}"
+    return RewardStore(REWARDS / f"{name}.jsonl")
+
+
+def full_reward(case: Case, store: RewardStore) -> float | None:
+    """The reward of the full context: the stored run's, else the store's."""
+    stored = case.record.get("full_logprob")
+    if stored is not None:
+        return float(stored)
+    return store.get(case.id, np.ones(case.n, dtype=bool))
 
 
 # ---------------------------------------------------------------------- fits
-def fits_of(case: Case, reward: PricedReward, partial: bool = False) -> dict[tuple[str, str], Fit]:
+def fits_of(
+    case: Case,
+    reward: PricedReward,
+    partial: bool = False,
+    only: tuple[str, ...] | None = None,
+) -> dict[tuple[str, str], Fit]:
     """Every (method, budget label) fit of one example, with its rewards from ``reward``
     (which raises :class:`Unpriced` in a replay that lacks a subset; with ``partial`` the
-    fits that need such a subset are left out instead)."""
+    fits that need such a subset are left out instead); with ``only``, just those methods
+    (``auto`` also brings its pre-issue-51 design)."""
     n, seed = case.n, int(case.record["seed"])
     groups = _groups(case)
+    budgets = budgets_of(case)
     found: dict[tuple[str, str], Fit] = {}
 
-    def run(method: str, budget: int, **options: Any) -> Any:
+    def run(method: str | Method, budget: int, **options: Any) -> Any:
         groups = options.pop("groups", None)
         settings = AttributionSettings().with_changes(seed=seed, **options)
         return attribute_fn(
             reward, n, budget=budget, method=method, groups=groups, settings=settings
         )
 
-    def fit(method: str, budget: int, label: str | None, **options: Any) -> Any:
-        """The run (kept under ``label`` if one is given); ``None`` when it is unpriced
-        and ``partial``."""
+    def fit(
+        method: str | Method, budget: int, label: str | None, name: str = "", **options: Any
+    ) -> Any:
+        """The run (kept under ``(name or method, label)`` if a label is given); ``None``
+        when it is unpriced and ``partial``."""
         try:
             result = run(method, budget, **options)
         except Unpriced:
@@ -185,21 +253,26 @@ def fits_of(case: Case, reward: PricedReward, partial: bool = False) -> dict[tup
                 raise
             return None
         if label is not None:
-            found[(method, label)] = Fit(result.scores, result.n_queries, result.masks)
+            key = name or str(method)
+            found[(key, label)] = Fit(result.scores, result.n_queries, result.masks)
         return result
 
-    for b in BUDGETS:
+    for b in budgets:
         fit("auto", b, str(b), groups=groups)
-    for method in ANYTIME:
-        if 2**n <= max(BUDGETS):  # a smaller budget would not enumerate: run each
-            for b in BUDGETS:
+        fit(adaptive_auto(), b, str(b), ADAPTIVE, groups=groups)
+    for method in ANYTIME if only is None else [m for m in ANYTIME if m in only]:
+        if 2**n <= max(budgets):  # a smaller budget would not enumerate: run each
+            for b in budgets:
                 fit(method, b, str(b))
             continue
-        whole = fit(method, max(BUDGETS), None)
-        for b in BUDGETS if whole is not None else ():
+        whole = fit(method, max(budgets), None)
+        for b in budgets if whole is not None else ():
             part = whole.at_budget(min(b, whole.masks.shape[0]))
             found[(method, str(b))] = Fit(part.scores, part.n_queries, part.masks)
-    fit("loo", n + 1, "own")
+    if only is not None:
+        return found
+    if case.shape == "model":
+        fit("loo", n + 1, "own")
     empty = np.zeros((0, n), dtype=bool)
     random = attribute_fn(
         reward,
@@ -212,6 +285,21 @@ def fits_of(case: Case, reward: PricedReward, partial: bool = False) -> dict[tup
     query = f"{case.example.question} {case.record['response']}"
     found[("lexical", "0")] = Fit(lexical_scores(case.example.segment_texts, query), 0, empty)
     return found
+
+
+ADAPTIVE = "auto-adaptive"
+
+
+def adaptive_auto() -> Method:
+    """``auto`` as it was before issue 51: the adaptive design (openings and Thompson
+    draws) at every budget, one fit per level, never the random halves."""
+    return Auto._variant(random_halves_below=0.0, joint_fit_below=0.0)
+
+
+def budgets_of(case: Case) -> tuple[int, ...]:
+    """The budgets an example's methods are fitted at (:data:`SHORT_BUDGETS` for a short
+    answer)."""
+    return BUDGETS if case.shape == "model" else SHORT_BUDGETS
 
 
 def _groups(case: Case) -> list[int]:
@@ -228,7 +316,11 @@ def bernoulli_rows(record: dict[str, Any]) -> tuple[list[str], list[float]]:
     return entry["masks"][HELD_OUT_FROM:], entry["rewards"][HELD_OUT_FROM:]
 
 
-def bernoulli_held_out(case: Case) -> Mask:
+def bernoulli_held_out(case: Case, count: int = HELD_OUT_COUNT) -> Mask:
+    """The stored ContextCite-style design's held-out rows; for an example with no stored
+    design (a short answer), ``count`` Bernoulli ½ draws from a seed of their own."""
+    if "contextcite" not in case.record["methods"]:
+        return held_out_draws(case.id, case.n, count)["bernoulli"]
     rows, _ = bernoulli_rows(case.record)
     return masks_from_bits(rows) if rows else np.zeros((0, case.n), dtype=bool)
 
@@ -247,7 +339,12 @@ class ModelPrice:
         self.scorer: Any = None
         self.seconds = 0.0
 
-    def for_case(self, case: Case) -> Callable[[Mask], tuple[float, list[float]]]:
+    def for_case(
+        self, case: Case, companions: Sequence[tuple[Case, RewardStore]] = ()
+    ) -> Callable[[Mask], tuple[float, list[float]]]:
+        """The pricing function of ``case``; each subset it prices is also priced for the
+        ``companions`` (the same example with another answer, and its store) in the same
+        scorer call, where the prompt's cached keys/values make it nearly free."""
         builder = make_builder(case.example)
         response = str(case.record["response"])
 
@@ -255,8 +352,17 @@ class ModelPrice:
             if self.scorer is None:
                 self.scorer = self.load()
             started = time.perf_counter()
-            (answer,) = self.scorer.score([ScoreRequest(builder.build(mask), response)])
+            prompt = builder.build(mask)
+            others = [(c, s) for c, s in companions if s.get(c.id, mask) is None]
+            requests = [ScoreRequest(prompt, response)]
+            requests += [ScoreRequest(prompt, str(c.record["response"])) for c, _ in others]
+            answer, *rest = self.scorer.score(requests)
             self.seconds += time.perf_counter() - started
+            for (other, store), scored in zip(others, rest):
+                values = [float(x) for x in scored.logprobs]
+                store.put(
+                    other.id, mask, mean_logprob(scored.logprobs), source="model", logprobs=values
+                )
             return mean_logprob(answer.logprobs), [float(x) for x in answer.logprobs]
 
         return price
@@ -290,8 +396,13 @@ def seed_command(args: argparse.Namespace) -> None:
 def run_command(args: argparse.Namespace) -> None:
     from camab_rag.scorers import TransformersScorer
 
-    found = cases(args.results)[args.offset : args.offset + args.n]
-    store = store_of(args.results)
+    found = cases(args.results, args.shape)[args.offset : args.offset + args.n]
+    store = store_of(args.results, args.shape)
+    also = [s for s in args.also if s != args.shape]
+    partners = {
+        shape: ({c.id: c for c in cases(args.results, shape)}, store_of(args.results, shape))
+        for shape in also
+    }
     model = str(found[0].record["model"])
     pricing = ModelPrice(
         lambda: TransformersScorer(model, batch_size=1, num_threads=args.threads, prefix_cache=True)
@@ -299,9 +410,16 @@ def run_command(args: argparse.Namespace) -> None:
     for phase in args.phases:
         for index, case in enumerate(found):
             started = time.perf_counter()
-            priced = PricedReward(store, case.id, pricing.for_case(case))
+            companions = [
+                (by_id[case.id], other) for by_id, other in partners.values() if case.id in by_id
+            ]
+            priced = PricedReward(store, case.id, pricing.for_case(case, companions))
             if phase == "fits":
+                priced(np.ones(case.n, dtype=bool))
                 fits_of(case, priced)
+            elif phase == "core":  # auto (now and before) and ContextCite-style first
+                priced(np.ones(case.n, dtype=bool))
+                fits_of(case, priced, only=("contextcite",))
             elif phase == "drops":
                 try:
                     fits = fits_of(case, PricedReward(store, case.id))
@@ -310,8 +428,12 @@ def run_command(args: argparse.Namespace) -> None:
                     continue
                 for fit in fits.values():
                     priced.many([removal_mask(case.n, removal_set(fit.scores, k)) for k in DROP_KS])
-            elif phase in SIZED:
-                held = sized_held_out(case, phase, args.held_out)
+            elif phase in (*SIZED, "bernoulli"):
+                held = (
+                    bernoulli_held_out(case, args.held_out)
+                    if phase == "bernoulli"
+                    else sized_held_out(case, phase, args.held_out)
+                )
                 order = np.lexsort(held.T[::-1])[::-1]  # neighbours share prompt heads
                 priced.many(held[order])
             print(
@@ -327,10 +449,13 @@ Cells = dict[tuple[str, str], dict[str, float]]
 """(method, budget label) -> metric -> value, for one example."""
 
 
-def measure(case: Case, store: RewardStore) -> tuple[Cells, dict[str, int]]:
+def measure(
+    case: Case, store: RewardStore, extra: dict[tuple[str, str], Fit] | None = None
+) -> tuple[Cells, dict[str, int]]:
     """Every metric of every fit of one example that replays from the store (a fit whose
-    subsets are not all priced yet is left out); with the sizes of the held-out samples."""
-    fits = fits_of(case, PricedReward(store, case.id), partial=True)
+    subsets are not all priced yet is left out), and of the ``extra`` fits (ablations);
+    with the sizes of the held-out samples."""
+    fits = fits_of(case, PricedReward(store, case.id), partial=True) | (extra or {})
     trained = [m for fit in fits.values() for m in fit.trained]
     samples = {"bernoulli": held_out(bernoulli_held_out(case), trained)}
     samples |= {kind: held_out(sized_held_out(case, kind), trained) for kind in SIZED}
@@ -342,7 +467,7 @@ def measure(case: Case, store: RewardStore) -> tuple[Cells, dict[str, int]]:
     }
     samples = {kind: masks[priced[kind]] for kind, masks in samples.items()}
     rewards = {kind: [store.get(case.id, m) for m in masks] for kind, masks in samples.items()}
-    full = float(case.record["full_logprob"])
+    full = full_reward(case, store)
     gold = case.example.gold
     cells: Cells = {}
     for key, fit in fits.items():
@@ -351,7 +476,7 @@ def measure(case: Case, store: RewardStore) -> tuple[Cells, dict[str, int]]:
             values[f"lds_{kind}"] = lds(fit.scores, masks, [float(v or 0.0) for v in rewards[kind]])
         for k in DROP_KS:
             without = store.get(case.id, removal_mask(case.n, removal_set(fit.scores, k)))
-            if without is not None:
+            if without is not None and full is not None:
                 values[f"drop@{k}"] = logprob_drop(full, without)
         if gold:
             values["auroc"] = auroc(fit.scores, gold)
@@ -385,7 +510,7 @@ def _cell(values: list[float]) -> str:
 
 
 def rows_of(table: list[Cells]) -> list[tuple[str, str]]:
-    keys = [(m, str(b)) for m in ("auto", *ANYTIME) for b in BUDGETS]
+    keys = [(m, str(b)) for m in ("auto", ADAPTIVE, *ANYTIME) for b in BUDGETS]
     return [*keys, ("loo", "own"), ("random", "0"), ("lexical", "0")]
 
 
@@ -412,12 +537,33 @@ def _name(key: tuple[str, str]) -> str:
     return f"{LABELS[method]}@{label}"
 
 
-def section(stem: str, table: list[Cells], sizes: list[dict[str, int]], skipped: int) -> str:
+def section(
+    stem: str,
+    table: list[Cells],
+    sizes: list[dict[str, int]],
+    skipped: int,
+    shape: str = "model",
+) -> str:
     model = stem.split("_")[-1]
-    lines = [
-        f"### {stem}: {len(table)} examples ({MODEL_NAMES.get(model, model)})",
-        "",
-    ]
+    title = f"### {stem}: {len(table)} examples ({MODEL_NAMES.get(model, model)})"
+    if shape != "model":
+        title = (
+            f"### {stem}, {SHAPES[shape]}: {len(table)} examples ({MODEL_NAMES.get(model, model)})"
+        )
+    lines = [title, ""]
+    if shape != "model":
+        lines += [
+            "The same examples and contexts, the answer replaced by a short gold one (the "
+            "first rows of the file, as far as CPU time allowed); budgets 8 and 16 only, the "
+            "anytime peers run once at 16 calls and read at 8 from the prefix, no "
+            "leave-one-out; the Bernoulli ½ held-out subsets are 16 draws from a seed of "
+            "their own (no stored design to take them from), keep 1-4 and remove 2-5 the "
+            "first 16 draws. Priced with `nice -n 10 .venv/bin/python benchmarks/bench_lds.py "
+            f"run --results {stem} --shape {shape} --also "
+            f"{'sentence' if shape == 'span' else 'span'} --phases "
+            "core,bernoulli,keep,fits,drops,removal --held-out 16 --threads 1 --offset K --n 1`.",
+            "",
+        ]
     if skipped:
         lines += [
             f"**Not finished**: in {skipped} of the {len(table)} examples some fits are not "
@@ -444,7 +590,12 @@ def section(stem: str, table: list[Cells], sizes: list[dict[str, int]], skipped:
             continue
         label = {"own": "N+1", "0": "0"}.get(key[1], key[1])
         row: list[object] = [LABELS[key[0]], label, len(calls), f"{np.mean(calls):.1f}"]
-        row += [_cell(_column(table, key, metric)) for metric, _ in COLUMNS]
+        for metric, _ in COLUMNS:
+            values = _column(table, key, metric)
+            shown = _cell(values)
+            if metric.startswith("drop@") and values and len(values) < len(calls):
+                shown += f" ({len(values)} priced)"  # the rest's removal sets are not yet
+            row.append(shown)
         rows.append(row)
     header = ["method", "budget", "examples", "calls", *[title for _, title in COLUMNS]]
     lines.append(markdown_table(header, rows))
@@ -493,7 +644,7 @@ def section(stem: str, table: list[Cells], sizes: list[dict[str, int]], skipped:
         "",
         reach_table(table),
     ]
-    path = plot(stem, table)
+    path = plot(stem if shape == "model" else f"{stem}.{shape}", table)
     if path is not None:
         lines += ["", f"![LDS and drop@3 per call]({path.relative_to(ROOT).as_posix()})"]
     return "\n".join(lines)
@@ -652,27 +803,31 @@ def report_command(args: argparse.Namespace) -> None:
     body = []
     headlines: list[list[str]] = []
     for stem in args.results_list:
-        found = cases(stem)
-        if not found:
-            continue
-        store = store_of(stem)
-        table, sizes, skipped = [], [], 0
-        for case in found:
-            cells, size = measure(case, store)
-            table.append(cells)
-            sizes.append(size)
-            skipped += len(cells) < len(rows_of(table))
-        if table:
-            headlines = headlines or headline_rows(stem, table)
-            check = replay_check(stem, found, store)
-            body.append(
-                section(stem, table, sizes, skipped)
-                + "\n\nReplayed from the store, each run asks for the very subsets of the "
-                f"stored run it stands for (same order): {check} (auto: its stored runs at 20 "
-                "and 40 calls; the others: the first 64 subsets of their stored 100-call runs; "
-                "a run made by an older sampler orders its subsets differently, and its fits "
-                "here are the current library's)."
-            )
+        for shape in SHAPES:
+            store = store_of(stem, shape)
+            if shape != "model" and not store.path.exists():
+                continue
+            found = [c for c in cases(stem, shape) if full_reward(c, store) is not None]
+            if not found:
+                continue
+            table, sizes, skipped = [], [], 0
+            for case in found:
+                cells, size = measure(case, store)
+                table.append(cells)
+                sizes.append(size)
+                skipped += len(cells) < len(rows_of(table))
+            text = section(stem, table, sizes, skipped, shape)
+            if shape == "model":
+                headlines = headlines or headline_rows(stem, table)
+                check = replay_check(stem, found, store)
+                text += (
+                    "\n\nReplayed from the store, each run asks for the very subsets of the "
+                    f"stored run it stands for (same order): {check} (auto: its stored runs at "
+                    "20 and 40 calls; the others: the first 64 subsets of their stored 100-call "
+                    "runs; a run made by an older sampler orders its subsets differently, and "
+                    "its fits here are the current library's)."
+                )
+            body.append(text)
     text = "\n\n".join([INTRO, *body])
     print(text)
     if args.write:
@@ -720,11 +875,24 @@ def main() -> None:
     run_parser = sub.add_parser("run", help="price the missing subsets with the model")
     run_parser.add_argument("--results", default=STEMS[0])
     run_parser.add_argument(
+        "--shape",
+        choices=sorted(SHAPES),
+        default="model",
+        help="the answer attributed: the stored model's, or a short gold one (HotpotQA)",
+    )
+    run_parser.add_argument(
+        "--also",
+        type=lambda t: [p for p in t.split(",") if p],
+        default=[],
+        help="other shapes to price each subset for in the same call (comma-separated)",
+    )
+    run_parser.add_argument(
         "--phases",
         type=lambda t: [p for p in t.split(",") if p],
         default=["fits", "drops", "keep", "removal"],
-        help="fits (the methods' own calls), drops (top-k removal sets), keep and removal "
-        "(held-out draws)",
+        help="core (auto and ContextCite-style only), fits (the methods' own calls), drops "
+        "(top-k removal sets), keep, removal and bernoulli (held-out draws; bernoulli "
+        "only for a short shape, which has no stored design)",
     )
     run_parser.add_argument(
         "--held-out",

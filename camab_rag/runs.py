@@ -174,7 +174,7 @@ def start_run(
     budget = int(settings.budget)
     chosen = settings.method_instance
     if isinstance(chosen, Auto):
-        chosen = chosen.for_scorer(parallel, budget)
+        chosen = chosen.for_scorer(parallel, budget).for_budget(n_segments, budget)
     if chosen.name == "kernelshap" and budget < 2:
         raise InputError("kernelshap needs a budget of at least 2 (empty and full context)")
     hierarchical = settings.hierarchical
@@ -184,7 +184,14 @@ def start_run(
         hierarchical = chosen.name == "auto"
     exact = enumerates(chosen, n_segments, budget)
     n_docs = max(groups) + 1 if groups else 1
-    if hierarchical and groups is not None and not exact and 1 < n_docs < n_segments:
+    one_level = isinstance(chosen, Auto) and chosen.random_halves
+    if (
+        hierarchical
+        and groups is not None
+        and not exact
+        and 1 < n_docs < n_segments
+        and not one_level
+    ):
         chosen = Hierarchical(chosen, groups)
     elif isinstance(chosen, Auto):  # one level: a KernelSHAP opening (see methods.auto)
         chosen = chosen.one_level()

@@ -7,14 +7,18 @@ then makes CAMAB's Thompson draws; with several documents split into sentences i
 hierarchically (:mod:`camab_rag.methods.hierarchical`): documents first, then the
 sentences of the top documents, each level opening with every unit left out once. The
 scores are CAMAB's posterior means with a flat prior on the intercept
-(:func:`~camab_rag.methods.estimators.flat_intercept_posterior_mean`).
+(:func:`~camab_rag.methods.estimators.flat_intercept_posterior_mean`), one fit per level;
+when the budget is under :data:`JOINT_FIT_BELOW` calls per unit (8 calls over 40
+sentences), one fit over every subset of both levels instead, as each level then has too
+few rows of its own (:meth:`Auto.for_budget`; issue 51).
 
 Use it by name (``attribute(..., method="auto")``, the default) or as
 ``Auto(batch_size=2)``. The measurements behind each choice, and where the benchmark does
 not back them, are in BENCHMARKS.md: "Quality per model call (method="auto")", "Small
-contexts: distinct calls and agreement with exact" and "Estimator choice: auto's subsets
-re-fitted". Benchmarks reach the alternatives measured there through
-:meth:`Auto._variant`, which is not a public interface.
+contexts: distinct calls and agreement with exact", "Estimator choice: auto's subsets
+re-fitted" and "Fewer calls: ablations of auto and the budget rule". Benchmarks reach the
+alternatives measured there through :meth:`Auto._variant`, which is not a public
+interface.
 """
 
 from __future__ import annotations
@@ -26,10 +30,12 @@ import numpy as np
 
 from camab_rag.methods.base import FloatArray, Masks, Method, Sampler
 from camab_rag.methods.camab import Camab, CamabSampler
-from camab_rag.methods.estimators import flat_intercept_posterior_mean
+from camab_rag.methods.contextcite import ContextCite
+from camab_rag.methods.estimators import flat_intercept_posterior_mean, lasso_scores
 from camab_rag.methods.kernelshap import KernelShap
 
-AUTO_ESTIMATORS = ("flat_intercept", "posterior_mean")
+AUTO_ESTIMATORS = ("flat_intercept", "posterior_mean", "lasso")
+AUTO_DESIGNS = ("adaptive", "random_halves")
 REFINE_OPENINGS = ("leave_one_out", "shapley")
 MAX_AUTO_BATCH = 2
 """The most Thompson draws per round ``auto`` takes from a scorer's parallel capacity:
@@ -49,6 +55,20 @@ def auto_batch_size(parallel: int, budget: int) -> int:
     return max(1, min(int(parallel), MAX_AUTO_BATCH, int(budget) // 4))
 
 
+JOINT_FIT_BELOW = 0.25
+"""``auto`` reads a hierarchical run's documents and sentences from one fit over every
+subset when its budget is under this many calls per unit (``N + 1``): with so few calls,
+one fit per level leaves each level too few rows. Chosen on the dev half of the stored
+rows among the cuts 0-10 and the random-halves alternatives, and read on the other half
+(BENCHMARKS.md, "Fewer calls: ablations of auto and the budget rule")."""
+
+
+def scarce_budget(n_segments: int, budget: int, below: float) -> bool:
+    """Whether ``budget`` calls over ``n_segments`` units is under ``below`` calls per unit
+    (``N + 1``): the test behind ``auto``'s budget rules (:meth:`Auto.for_budget`)."""
+    return budget < below * (n_segments + 1)
+
+
 @dataclass(frozen=True)
 class _Switches:
     """The design and estimator choices ``auto`` was measured against (benchmarks only).
@@ -58,7 +78,12 @@ class _Switches:
     budget opened with KernelSHAP's design (0: Thompson draws only); ``estimator``:
     ``"flat_intercept"`` or CAMAB's ``"posterior_mean"``; ``joint_fit``: one fit over both
     levels of a hierarchical run; ``refine_opening``: ``"leave_one_out"`` or ``"shapley"``
-    for the sentences of a hierarchical run.
+    for the sentences of a hierarchical run; ``design``: ``"adaptive"`` (the openings and
+    Thompson draws above) or ``"random_halves"`` (the whole budget as distinct Bernoulli
+    ½ subsets on one level, ContextCite's design, read with ``halves_estimator``);
+    ``random_halves_below``: the rule that picks ``"random_halves"`` for a run whose
+    budget is under that many calls per unit, ``N + 1`` (0: never); ``joint_fit_below``:
+    the same for ``joint_fit`` (:data:`JOINT_FIT_BELOW`).
     """
 
     leave_one_out_first: bool = True
@@ -66,8 +91,23 @@ class _Switches:
     estimator: str = "flat_intercept"
     joint_fit: bool = False
     refine_opening: str = "leave_one_out"
+    design: str = "adaptive"
+    random_halves_below: float = 0.0
+    halves_estimator: str = "flat_intercept"
+    joint_fit_below: float = JOINT_FIT_BELOW
 
     def __post_init__(self) -> None:
+        if self.design not in AUTO_DESIGNS:
+            raise ValueError(f"unknown design {self.design!r}; choose one of {AUTO_DESIGNS}")
+        if self.halves_estimator not in AUTO_ESTIMATORS:
+            raise ValueError(
+                f"unknown halves_estimator {self.halves_estimator!r}; "
+                f"choose one of {AUTO_ESTIMATORS}"
+            )
+        for name in ("random_halves_below", "joint_fit_below"):
+            below = getattr(self, name)
+            if isinstance(below, bool) or not isinstance(below, (int, float)) or below < 0:
+                raise ValueError(f"{name} must be a number >= 0, got {below!r}")
         if self.estimator not in AUTO_ESTIMATORS:
             raise ValueError(
                 f"unknown estimator {self.estimator!r}; choose one of {AUTO_ESTIMATORS}"
@@ -96,7 +136,12 @@ class AutoSampler(Sampler):
         switches = method._switches
         self.thompson = CamabSampler(method.bandit(), n_segments, budget, rng)
         self.opening: Masks | None = None
-        if switches.leave_one_out_first:
+        if switches.design == "random_halves":
+            # the very subsets method="contextcite" asks for with the same seed; nothing
+            # after them (the whole budget)
+            self.opening = ContextCite().sampler(n_segments, budget, rng).next_masks()
+            self.thompson = CamabSampler(method.bandit(), n_segments, 0, rng)
+        elif switches.leave_one_out_first:
             if n_segments + 1 <= budget:
                 opening = np.ones((n_segments + 1, n_segments), dtype=bool)
                 opening[np.arange(1, n_segments + 1), np.arange(n_segments)] = False
@@ -167,6 +212,23 @@ class Auto(Method):
             return self
         return replace(self, batch_size=auto_batch_size(parallel, budget))
 
+    @property
+    def random_halves(self) -> bool:
+        """Whether this run uses the random-halves design (one level, no Thompson draws)."""
+        return self._switches.design == "random_halves"
+
+    def for_budget(self, n_segments: int, budget: int) -> Auto:
+        """These settings for a run over ``n_segments`` units with ``budget`` calls: one
+        fit over both levels when the budget is under ``joint_fit_below`` calls per unit,
+        and the random-halves design under ``random_halves_below`` (both by
+        :func:`scarce_budget`); else as they are."""
+        switches = self._switches
+        if scarce_budget(n_segments, budget, switches.joint_fit_below):
+            switches = replace(switches, joint_fit=True)
+        if scarce_budget(n_segments, budget, switches.random_halves_below):
+            switches = replace(switches, design="random_halves")
+        return self if switches == self._switches else replace(self, _switches=switches)
+
     def one_level(self) -> Auto:
         """These settings for a run on one level: open with KernelSHAP's design instead
         of leaving each unit out once."""
@@ -197,8 +259,13 @@ class Auto(Method):
         return np.asarray(self.fit_many(masks, rewards[:, None], seed)[0], dtype=float)
 
     def fit_many(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
-        if self._switches.estimator == "posterior_mean":
+        estimator = self._switches.estimator
+        if self.random_halves:
+            estimator = self._switches.halves_estimator
+        if estimator == "posterior_mean":
             return self.bandit().fit_many(masks, rewards, seed)
+        if estimator == "lasso":
+            return np.stack([lasso_scores(masks, column) for column in np.asarray(rewards).T])
         return flat_intercept_posterior_mean(
             masks,
             rewards,
