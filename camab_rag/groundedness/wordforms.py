@@ -1,7 +1,7 @@
 """Word forms the gate compares, and the values and negations the context does not state.
 
 What: :func:`forms` turns a text into normalised word forms with their character spans
-(a light suffix rule: ``grinders`` -> ``grinder``; units and number words: ``€29`` and
+(a light plural rule: ``grinders`` -> ``grinder``; units and number words: ``€29`` and
 ``29 euros`` share ``eur`` and ``29``, ``four`` is ``4``; clock times: ``10 am``,
 ``10:00`` and ``10.00`` are ``10``, ``4 pm`` is ``16``); :class:`ContextWords` holds a
 context's words and forms and its sentences; :func:`misread_spans` finds the words of an
@@ -68,22 +68,20 @@ _REPLY = re.compile(r"\s*no\s*[,.!;:]", re.IGNORECASE)
 
 
 def stem(word: str) -> str:
-    """A light suffix rule for English plurals and verb endings (``grinders``,
-    ``boxes``, ``batteries``, ``costs``, ``priced``, ``pricing`` share a form with their
-    base word); digits and short words are kept."""
+    """A light plural rule (``grinders``, ``boxes``, ``batteries``, ``costs`` share a form
+    with ``grinder``, ``box``, ``battery``, ``cost``); digits and short words are kept.
+    Plurals only: stripping ``-ed`` and ``-ing`` too matched more hallucinated answers to
+    their evidence on the benchmark's choice rows (coverage ROC AUC on the HaluEval choice
+    half 0.947 with them, 0.960 plurals only, 0.964 without any rule)."""
     if len(word) <= 3 or not word.isalpha():
         return word
     if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith(("sses", "xes", "ches", "shes", "zes")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    elif word.endswith(("ing", "ed")) and len(word) >= 6 - word.endswith("ed"):
-        word = word[: -3 if word.endswith("ing") else -2]
-        if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
-            word = word[:-1]  # shipping -> ship
-    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "ches", "shes", "zes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
 
 
 def form(word: str) -> str:
