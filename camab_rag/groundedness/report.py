@@ -38,7 +38,7 @@ from camab_rag.token_support import Span, TokenSupport
 FloatArray = NDArray[np.float64]
 GainSource = Literal["observed", "measured", "surrogate"]
 
-DEFAULT_THRESHOLD = 0.49
+DEFAULT_THRESHOLD = 0.52
 """The gate's score (the share of its least supported sentence's surprisal that the
 context explains, context-absent words explaining nothing: :mod:`~camab_rag.groundedness.
 score`) at or above which an answer passes under the two-verdict rule: used when no
