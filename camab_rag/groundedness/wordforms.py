@@ -71,8 +71,8 @@ def stem(word: str) -> str:
     """A light plural rule (``grinders``, ``boxes``, ``batteries``, ``costs`` share a form
     with ``grinder``, ``box``, ``battery``, ``cost``); digits and short words are kept.
     Plurals only: stripping ``-ed`` and ``-ing`` too matched more hallucinated answers to
-    their evidence on the benchmark's choice rows (coverage ROC AUC on the HaluEval choice
-    half 0.947 with them, 0.960 plurals only, 0.964 without any rule)."""
+    their evidence on the benchmark's choice rows (HaluEval choice half, FRANK CNN/DM
+    ``valid``), lowering coverage's ROC AUC there more than plurals alone do."""
     if len(word) <= 3 or not word.isalpha():
         return word
     if word.endswith("ies") and len(word) > 4:
