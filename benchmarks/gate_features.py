@@ -28,6 +28,7 @@ import numpy as np
 from benchmarks.gate_candidates import answer_candidates
 from camab_rag.groundedness.report import support_report
 from camab_rag.groundedness.score import STOPWORDS, support_score, words
+from camab_rag.groundedness.wordforms import ContextWords
 from camab_rag.token_support import TokenSupport
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -124,7 +125,7 @@ def features(row: dict[str, Any], context: str, threshold: float = 0.0) -> dict[
     """Every candidate and baseline of one stored row."""
     support = support_of(row)
     out = {name: float(f(support)) for name, f in MODEL_SCORES.items()}
-    present = frozenset(words(context))
+    present = ContextWords.of([context])  # as the library reads it
     out["shipped"] = support_report(support, threshold, context_words=present).score
     out.update(answer_candidates(support, context))
     out["judge"] = judge(row)

@@ -44,7 +44,8 @@ from benchmarks.stats import (
 from benchmarks.stats import flag_auroc as auroc
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.report import DEFAULT_THRESHOLD, support_report
-from camab_rag.groundedness.score import SCORE_NAME, words
+from camab_rag.groundedness.score import SCORE_NAME
+from camab_rag.groundedness.wordforms import ContextWords
 from camab_rag.scorers.models import MODELS
 
 MODELS_RUN = ("smollm2", "qwen2.5-0.5b")
@@ -247,7 +248,7 @@ def long_answer_sentences(data: Rows, threshold: float) -> dict[str, Any]:
     span_chars = {True: 0, False: 0}
     parts_with_span: dict[bool, list[bool]] = {True: [], False: []}
     for row, context in zip(data.rows, data.contexts):
-        present = frozenset(words(context))
+        present = ContextWords.of([context])  # as the library reads it
         report = support_report(support_of(row), threshold, context_words=present)
         for start, end, invented in row["parts"]:
             inside = [s for s in report.unsupported_spans if start <= s.start < end]
@@ -332,7 +333,7 @@ def frank_sentences(data: Rows, threshold: float) -> dict[str, Any]:
     least, whole, labels, keys = [], [], [], []
     every, every_labels, every_keys = [], [], []
     for row, key, context in zip(data.rows, data.keys, data.contexts):
-        present = frozenset(words(context))
+        present = ContextWords.of([context])  # as the library reads it
         report = support_report(support_of(row), threshold, context_words=present)
         sentence_scores = [float(s.score or 0.0) for s in report.sentences]
         if len(sentence_scores) < 2:

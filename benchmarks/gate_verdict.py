@@ -12,9 +12,11 @@ model call. Protocol, fixed before any held-out row was read:
 * **Candidates.** A logistic model of ``P(unsupported)`` over a model-based figure
   (``score``: the current score; ``informative``: its explained share over the tokens of
   content words, names and numbers only) and, or not, a free lexical one (``coverage``:
-  the share of informative words the context holds, whole words; ``coverage_stem``:
-  words compared by a crude stem). Answer length is never an input. Each kind (FRANK,
-  HaluEval) weighs alike in the fit.
+  the library's share of informative words the context holds, compared by form: plural
+  rule, units, clock times, a misread value or negation counting against it,
+  :mod:`camab_rag.groundedness.wordforms`; ``coverage_stem``: whole words compared by a
+  crude stem that also strips ``-ed``, ``-ing`` and ``-ly``). Answer length is never an
+  input. Each kind (FRANK, HaluEval) weighs alike in the fit.
 * **Operating point** (for users: few correct answers blocked, then as many unsupported
   as possible): ``block_at`` the lowest probability that keeps :data:`PASS_QA` of the
   right HaluEval answers and :data:`PASS_SUMMARY` of the faithful FRANK summaries of the
@@ -50,6 +52,7 @@ from camab_rag.groundedness.calibration import (
 from camab_rag.groundedness.report import DEFAULT_THRESHOLD, support_report
 from camab_rag.groundedness.score import informative_words, words
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, clipped
+from camab_rag.groundedness.wordforms import ContextWords
 from camab_rag.token_support import TokenSupport
 
 MODELS = ("smollm2", "qwen2.5-0.5b")
@@ -134,7 +137,7 @@ def _coverage_stem(text: str, present: frozenset[str]) -> float:
 def figures_of(support: TokenSupport, context: str) -> dict[str, float]:
     """One answer's figures: the library's own report (score, informative, coverage) and
     the stemmed coverage."""
-    present = frozenset(words(context))
+    present = ContextWords.of([context])  # as the library reads a one-document context
     report = support_report(support, None, context_words=present)
     sentences = [s.text for s in report.sentences if not s.abstention] or [support.response]
     return {
@@ -345,7 +348,7 @@ def shipped_replay(model: str) -> Calibration | None:
             return None
         support = TokenSupport.from_dict(stored[source]["support"], example.answer)
         context = example.context if isinstance(example.context, str) else ""
-        report = support_report(support, None, context_words=frozenset(words(context)))
+        report = support_report(support, None, context_words=ContextWords.of([context]))
         if report.abstained:
             continue
         scores.append(report.informative if report.informative is not None else report.score)

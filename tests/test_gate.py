@@ -143,7 +143,7 @@ def test_calibration_on_a_handful_of_own_labels_refits_the_verdict():
         DEFAULT_CALIBRATION.flag_at,
     )
     assert 0.0 <= calibration.balanced_accuracy <= 1.0 and 0.0 <= calibration.auroc <= 1.0
-    assert calibration.fitted_on == "6 own answers"
+    assert calibration.fitted_on == "6 own answers; block_at and flag_at kept from the default"
     gate = GroundednessFilter(mode="block", fallback="No.").calibrate(KeywordScorer(), labelled())
     assert gate.calibration == calibration and gate.mode == "block" and gate.threshold is None
     older = GroundednessFilter().calibrate(labelled(), KeywordScorer(), progress=False)  # type: ignore[arg-type]
@@ -161,7 +161,7 @@ def test_calibrate_with_no_labels_fits_the_shipped_set():
     scorer = KeywordScorer()
     calibration = calibrate(scorer, progress=False)
     assert len(scorer.calls) == 2 * len(shipped)
-    assert calibration.fitted_on == "the shipped calibration set"
+    assert calibration.fitted_on.startswith("the shipped calibration set; block_at and flag_at")
     assert calibration.n_supported + calibration.n_unsupported + calibration.n_abstained == len(
         shipped
     )
@@ -250,6 +250,20 @@ def test_old_reports_and_answers_still_load_and_print_short():
     del legacy["verdict"], legacy["flagged"]
     assert FilteredAnswer.from_dict(legacy).verdict == answer.verdict
     assert len(repr(answer)) < 80
+
+
+def test_an_abstention_has_a_probability_and_the_filter_a_short_repr():
+    """The fresh-user review: an abstention's ``p_unsupported`` was ``None`` (a number is
+    asked for: it claims nothing, so 0.0), and ``repr(GroundednessFilter())`` was the
+    object default."""
+    report = assess_answer(QUESTION, CONTEXT, "I don't know.", KeywordScorer())
+    assert report.abstained and report.verdict == "supported"
+    assert report.p_unsupported == 0.0 and report.sentences[0].p_unsupported == 0.0
+    text = repr(GroundednessFilter(mode="block"))
+    assert text == "GroundednessFilter(mode='block', calibration='smollm2', block_at=" + (
+        f"{DEFAULT_CALIBRATION.block_at:.3f})"
+    )
+    assert repr(GroundednessFilter(0.4)) == "GroundednessFilter(mode='flag', threshold=0.4)"
 
 
 def test_a_scorer_passed_as_the_threshold_is_named():
@@ -387,6 +401,73 @@ def test_short_and_reworded_correct_answers_pass_and_invented_details_do_not(smo
     )
     assert blocked.blocked and blocked.answer == "No."
     assert any("Kristjan" in s.text for s in blocked.report.unsupported_spans)  # type: ignore[union-attr]
+
+
+TEAPOT = ["The Glass Teapot holds 0.8 litres and costs €29. It is dishwasher safe."]
+
+
+@pytest.mark.model
+def test_reworded_answers_pass_whatever_the_word_form_unit_or_clock(smollm2_scorer):
+    """The fresh-user review: coverage compared exact word forms, so "29 euros" over "€29",
+    "grinders" over "grinder" and "10:00" over "10 am" were words the context lacked and the
+    correct answers were blocked (p 0.80, 0.93, 0.96 with the old code)."""
+    grinder = ["Every Lumora coffee grinder has a ceramic burr and a two-year warranty."]
+    showroom = ["Our Tallinn showroom is open from 10 am to 4 pm on Saturdays."]
+    cases = [
+        ("How much is the glass teapot?", TEAPOT, "It costs 29 euros."),
+        ("What do the grinders have?", grinder, "Lumora grinders have ceramic burrs."),
+        ("When does the showroom open on Saturdays?", showroom, "It opens at 10:00 on Saturdays."),
+    ]
+    for question, context, answer in cases:
+        report = assess_answer(question, context, answer, smollm2_scorer)
+        assert report.coverage == 1.0 and report.verdict == "supported", (answer, report)
+        assert report.unsupported_spans == []
+
+
+@pytest.mark.model
+def test_a_value_of_another_subject_or_a_negation_the_context_lacks_is_unsupported(
+    smollm2_scorer,
+):
+    """The fresh-user review: every word of "The Aero kettle costs 59 euros." is in the
+    context (59 euros is the teapot's price), and so is every content word of "... is not
+    dishwasher safe."; both passed (p 0.30 and 0.18 with the old code)."""
+    prices = [
+        "The Aero kettle costs 49 euros and boils water in four minutes.",
+        "The Glass teapot costs 59 euros and holds 0.8 litres.",
+    ]
+    question = "How much is the Aero kettle?"
+    swapped = assess_answer(question, prices, "The Aero kettle costs 59 euros.", smollm2_scorer)
+    assert swapped.verdict == "unsupported"
+    assert [s.text for s in swapped.unsupported_spans] == ["59"]
+    right = assess_answer(question, prices, "The Aero kettle costs 49 euros.", smollm2_scorer)
+    assert right.verdict == "supported" and right.coverage == 1.0
+    for wrong in ("The Glass Teapot is not dishwasher safe.", "It is no longer dishwasher safe."):
+        report = assess_answer("Is the teapot dishwasher safe?", TEAPOT, wrong, smollm2_scorer)
+        assert report.verdict == "unsupported", (wrong, report)
+
+
+@pytest.mark.model
+def test_a_fact_only_the_user_asserted_earlier_does_not_support_the_answer(smollm2_scorer):
+    """The fresh-user review: the user's earlier turns counted as context, so a user's
+    claim ("the warranty is 5 years") made its repetition supported (p 0.29 with the old
+    code). Evidence is the documents and the system prompt; the correct answer passes."""
+    docs = [
+        "All Lumora kettles come with a 2-year warranty. Teapots have a 1-year warranty "
+        "against manufacturing defects."
+    ]
+    history = [
+        {"role": "user", "content": "I read that the teapot warranty is 5 years."},
+        {"role": "assistant", "content": "Let me check that for you."},
+    ]
+    question = "How long is the teapot warranty?"
+    claimed = assess_answer(
+        question, docs, "The teapot warranty is 5 years.", smollm2_scorer, history=history
+    )
+    assert claimed.verdict == "unsupported" and claimed.earlier_turns == 2
+    right = assess_answer(
+        question, docs, "Teapots have a 1-year warranty.", smollm2_scorer, history=history
+    )
+    assert right.verdict == "supported"
 
 
 @pytest.mark.model

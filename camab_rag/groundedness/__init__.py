@@ -12,8 +12,9 @@ under both (:class:`~camab_rag.token_support.TokenSupport`). From those alone it
   context does not make more likely and that stay unlikely with it);
 * **abstentions** ("I don't know", "the documents do not say"): neither flagged nor cited
   (:mod:`~camab_rag.groundedness.abstention`);
-* in a chat prompt, the earlier turns count as context (the empty anchor leaves them out;
-  ``report.earlier_turns`` says how many).
+* in a chat prompt, the earlier turns are context (the empty anchor leaves them out;
+  ``report.earlier_turns`` says how many), but only the documents and the system prompt
+  are evidence: a fact the user asserted does not support an answer.
 
 :func:`assess_answer` judges an answer with no attribution (the two calls);
 :func:`assess_groundedness` judges an attribution (reading the anchors from

@@ -5,13 +5,15 @@
 earlier turns are context too (an answer may rest on what was said before), so the empty
 prompt also drops every message before the last user message; the report says how many
 (:attr:`~camab_rag.groundedness.GroundednessReport.earlier_turns`) and the token support
-keeps the texts before the question (``conversation``), whose words count as context.
+keeps the system prompt and the user's earlier questions (``conversation``), whose words
+count as context; what the user asserted does not (:func:`conversation_of`).
 :func:`anchor_steps` scores both in one batch and aligns the token log-probs
 (:class:`~camab_rag.token_support.TokenSupport`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from camab_rag.errors import InputError, ScorerError
-from camab_rag.groundedness.score import words
+from camab_rag.groundedness.wordforms import ContextWords
 from camab_rag.prompts import (
     DEFAULT_SYSTEM_PROMPT,
     DEFAULT_USER_TEMPLATE,
@@ -30,8 +32,11 @@ from camab_rag.result import AttributionResult
 from camab_rag.rewards import ScorerOracle, finite_reward
 from camab_rag.scorers.base import Prompt, ResponseLogprobs, ScoreRequest
 from camab_rag.segments import segment_documents, to_documents
+from camab_rag.sentences import split_sentences
 from camab_rag.steps import ScoreCall, Steps
 from camab_rag.token_support import TokenSupport
+
+_DIGITS = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -63,19 +68,28 @@ def without_earlier_turns(prompt: Prompt) -> tuple[Prompt, int]:
 
 
 def conversation_of(prompt: Prompt) -> tuple[str, ...]:
-    """The contents of the system and user messages before the last user message (none for
-    plain text). The assistant's own earlier answers are left out: they are what the model
-    said, not evidence, and counting them would let an invented detail, once said, ground
-    its repetition."""
+    """What a chat prompt holds as evidence besides the documents, from the messages
+    before the last user message (none for plain text): the system messages, and the
+    questions of the user's earlier turns (their sentences that end in ``?``, numbers
+    cut out), which name what is asked about ("How much is the Glass teapot?"). What the
+    user asserts is left out (a claim the user made is not evidence: counting it would let
+    "I read the warranty is 5 years" support "The warranty is 5 years"), and so are the
+    assistant's own earlier answers (what the model said, not evidence)."""
     if isinstance(prompt, str):
         return ()
     messages = list(prompt)
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    return tuple(
-        str(m.get("content", ""))
-        for m in messages[: max(last_user, 0)]
-        if m.get("role") != "assistant"
-    )
+    kept: list[str] = []
+    for message in messages[: max(last_user, 0)]:
+        text = str(message.get("content", ""))
+        if message.get("role") == "system":
+            kept.append(text)
+        elif message.get("role") == "user":
+            asked = [
+                text[a:b] for a, b in split_sentences(text) if text[a:b].rstrip().endswith("?")
+            ]
+            kept += [_DIGITS.sub("", q) for q in asked]
+    return tuple(kept)
 
 
 def anchor_prompts(builder: PromptBuilder) -> AnchorPrompts:
@@ -116,9 +130,10 @@ def context_words(
     *,
     result: AttributionResult | None = None,
     builder: PromptBuilder | None = None,
-) -> frozenset[str]:
+) -> ContextWords:
     """The words the answer is judged against (:func:`~camab_rag.groundedness.score.
-    words`): ``context``'s documents, else the attribution's segments, else the prompt
+    words`, with their forms and sentences: :class:`~camab_rag.groundedness.wordforms.
+    ContextWords`): ``context``'s documents, else the attribution's segments, else the prompt
     builder's documents, else its full prompt."""
     if context is not None:
         texts = [d.text for d in to_documents(context)]
@@ -131,7 +146,7 @@ def context_words(
         texts = [prompt] if isinstance(prompt, str) else [str(m.get("content", "")) for m in prompt]
     else:
         texts = []
-    return frozenset(w for text in texts for w in words(text))
+    return ContextWords.of(texts)
 
 
 def support_of(

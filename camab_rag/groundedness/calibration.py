@@ -43,6 +43,9 @@ RIDGE = 1e-3
 """L2 penalty of the logistic fit (per unit of total sample weight): keeps a small or
 separable set from giving infinite weights."""
 SHIPPED_SET = "calibration.jsonl"
+KEPT_CUTS = "; block_at and flag_at kept from the default"
+"""What :func:`calibrate` appends to ``Calibration.fitted_on``: it refits the weights, not
+the cut points (probabilities, read the same way for every model)."""
 
 
 @dataclass(frozen=True)
@@ -289,7 +292,8 @@ def calibrate_steps(
         groups=[_context_key(e) for e, _, _ in kept],
         kinds=[e.kind for e, _, _ in kept],
         model=scorer_model_name(scorer),
-        fitted_on="the shipped calibration set" if shipped else f"{len(labelled)} own answers",
+        fitted_on=("the shipped calibration set" if shipped else f"{len(labelled)} own answers")
+        + KEPT_CUTS,
         n_abstained=abstained,
     )
 
@@ -312,7 +316,11 @@ calibrate = synced(
     is, or pass a function ``(done, total)``). ``calibrate(scorer, examples)`` fits on
     your own labels: :class:`LabelledAnswer` objects, mappings with ``question``,
     ``context``, ``answer`` and ``supported``, or ``(question, context, answer,
-    supported)`` tuples; at least one supported and one unsupported. Returns a
+    supported)`` tuples; at least one supported and one unsupported. Either way the
+    weights are refitted and the cut points ``block_at`` and ``flag_at`` are kept from
+    the default (they are probabilities, read the same way for every model, chosen on the
+    benchmark's choice rows for few blocked correct answers; a handful of own labels would
+    move them by chance): ``fitted_on`` says so. Returns a
     :class:`~camab_rag.groundedness.verdict.Calibration` (its ``balanced_accuracy`` and
     ``auroc`` are held out: cross-validated by context); pass it to
     :class:`~camab_rag.groundedness.GroundednessFilter` (``calibration=``) or use

@@ -1,10 +1,13 @@
 """Which parts of the context an answer's words come from: documents or conversation.
 
-Everything the model saw is context. Besides the retrieved documents, a chat prompt holds a
-system prompt and earlier turns; the gate's empty anchor leaves the earlier turns out
-(:mod:`~camab_rag.groundedness.anchors`), and their words, like the documents', are not
-unexplained words (:func:`~camab_rag.groundedness.score.absent_pieces`). A sentence is
-said to rest on the part whose content words it takes (documents first): no model call.
+Evidence is what the application gave the model: the retrieved documents and the system
+prompt; the user's earlier questions name what is asked about. Their words are not
+unexplained words (:func:`~camab_rag.groundedness.score.absent_pieces`); what the user
+asserted and the model's own earlier answers are not evidence, so a fact only the user
+stated does not support an answer (:func:`~camab_rag.groundedness.anchors.
+conversation_of`). A sentence is said to rest on the part whose content words it takes
+(documents first; ``"conversation"``: the system prompt, the earlier questions): no model
+call.
 """
 
 from __future__ import annotations
@@ -13,15 +16,16 @@ from collections.abc import Collection
 from typing import Literal
 
 from camab_rag.groundedness.score import STOPWORDS, words
+from camab_rag.groundedness.wordforms import ContextWords
 from camab_rag.token_support import TokenSupport
 
 ContextPart = Literal["documents", "conversation"]
 
 
-def conversation_words(support: TokenSupport) -> frozenset[str]:
-    """The words of the chat messages before the question (system prompt, earlier turns)
-    that ``support`` records."""
-    return frozenset(w for text in support.conversation for w in words(text))
+def conversation_words(support: TokenSupport) -> ContextWords:
+    """The words of the system prompt and the earlier questions that ``support`` records
+    (:func:`~camab_rag.groundedness.anchors.conversation_of`)."""
+    return ContextWords.of(support.conversation)
 
 
 def judged_words(
@@ -31,7 +35,10 @@ def judged_words(
     (``None`` stays ``None``: the documents are unknown, no word is discounted)."""
     if document_words is None:
         return None
-    return frozenset(document_words) | conversation_words(support)
+    documents = (
+        document_words if isinstance(document_words, ContextWords) else ContextWords(document_words)
+    )
+    return documents | conversation_words(support)
 
 
 def support_parts(

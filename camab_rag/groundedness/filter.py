@@ -176,6 +176,14 @@ class GroundednessFilter:
         """The verdict model (used when ``threshold`` is ``None``) and what it was fitted
         on."""
 
+    def __repr__(self) -> str:
+        if self.threshold is not None:
+            rule = f"threshold={self.threshold:g}"
+        else:
+            c = self.calibration
+            rule = f"calibration={c.model or '?'!r}, block_at={c.block_at:.3f}"
+        return f"GroundednessFilter(mode={self.mode!r}, {rule})"
+
     def _fallback_text(self, result: AttributionResult, report: GroundednessReport | None) -> str:
         """The text shown instead of a blocked answer; a fallback function that fails
         gives the default text (a block must not let the answer through)."""
@@ -381,7 +389,10 @@ class GroundednessFilter:
         """A copy of this filter whose verdict is calibrated for ``scorer``'s model (the
         filter's own scorer by default), on the shipped labelled set or on ``examples``
         (:func:`~camab_rag.groundedness.calibration.calibrate`: two calls per answer); the
-        copy's :attr:`calibration` says on what, with held-out figures."""
+        copy's :attr:`calibration` says on what, with held-out figures. The weights are
+        refitted; the cut points ``block_at`` and ``flag_at`` stay the default's (they
+        are probabilities, read the same way for every model; a few own labels would move
+        them by chance), and :attr:`Calibration.fitted_on` says so."""
         chosen, examples = self._calibration_args(scorer, examples)
         return self._calibrated(drive(calibrate_steps(chosen, examples, progress=progress)))
 

@@ -30,6 +30,7 @@ from camab_rag.groundedness.score import (
     words,
 )
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
+from camab_rag.groundedness.wordforms import ContextWords
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.scorers.base import ScoredBy
 from camab_rag.token_support import Span, TokenSupport
@@ -37,7 +38,7 @@ from camab_rag.token_support import Span, TokenSupport
 FloatArray = NDArray[np.float64]
 GainSource = Literal["observed", "measured", "surrogate"]
 
-DEFAULT_THRESHOLD = 0.49
+DEFAULT_THRESHOLD = 0.52
 """The gate's score (the share of its least supported sentence's surprisal that the
 context explains, context-absent words explaining nothing: :mod:`~camab_rag.groundedness.
 score`) at or above which an answer passes under the two-verdict rule: used when no
@@ -97,7 +98,8 @@ class SentenceGroundedness:
     """``supported``, ``uncertain`` or ``unsupported`` (``None``: read from
     ``supported``); ``supported`` is ``verdict != "unsupported"``."""
     p_unsupported: float | None = None
-    """The calibrated probability that the sentence is unsupported (``None``: unknown)."""
+    """The calibrated probability that the sentence is unsupported (0.0 for an
+    abstention, which claims nothing; ``None``: unknown)."""
     coverage: float | None = None
     """Share of its informative words the context holds (:func:`~camab_rag.groundedness.
     score.coverage`)."""
@@ -167,8 +169,9 @@ class GroundednessReport:
             ``p_unsupported`` (its ``block_at`` and ``flag_at``), or, when a ``threshold``
             was given, ``score >= threshold`` (two verdicts); an abstention is supported.
         p_unsupported: the calibrated probability that the answer is unsupported (from
-            ``informative`` and ``coverage``; ``None`` when it could not be computed: no
-            token log-probs, or an abstention).
+            ``informative`` and ``coverage``); 0.0 for an abstention ("I don't know"
+            claims nothing, so nothing in it is unsupported); ``None`` when it could not
+            be computed (no token log-probs).
         coverage: share of the answer's informative words (content words, names,
             numbers) the context holds, its least covered sentence's.
         informative: the explained share of the answer's informative tokens, its least
@@ -437,7 +440,7 @@ def support_report(
     words (system prompt, earlier turns) are context too, and each sentence says which
     part it takes its words from."""
     if context_words is None and result is not None and result.segments:
-        context_words = frozenset(w for s in result.segments for w in words(s.text))
+        context_words = ContextWords.of([s.text for s in result.segments])
     document_words, conversation = context_words, conversation_words(support)
     context_words = judged_words(document_words, support)
     statements: Sequence[StatementAttribution] = result.statements if result is not None else ()
@@ -463,7 +466,7 @@ def support_report(
                 support_from=support_parts(span.text, document_words, conversation),
                 score=score,
                 verdict="supported" if abstention else verdict,
-                p_unsupported=None if abstention else p,
+                p_unsupported=0.0 if abstention else p,
                 coverage=covered,
                 informative=informative,
             )
@@ -484,7 +487,7 @@ def support_report(
         )
     verdict, p = _judged(score, informative, covered, threshold, calibration)
     if abstained:
-        verdict, p = "supported", None
+        verdict, p = "supported", 0.0  # claims nothing: nothing in it is unsupported
     if context_words is None:
         found = support.unsupported_spans()
     else:  # words the context holds never count; spans of function words alone are dropped
@@ -539,7 +542,7 @@ def recalibrated(report: GroundednessReport, calibration: Calibration) -> Ground
         )
     verdict, p = _judged(report.score, report.informative, report.coverage, None, calibration)
     if report.abstained:
-        verdict, p = "supported", None
+        verdict, p = "supported", 0.0  # claims nothing: nothing in it is unsupported
     return replace(
         report,
         sentences=sentences,

@@ -22,6 +22,7 @@ from collections.abc import Callable, Collection, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from camab_rag.groundedness.wordforms import ContextWords, form, forms, misread_spans
 from camab_rag.token_support import TokenSupport
 
 SCORE_NAME = "min_sentence_absent"
@@ -56,35 +57,103 @@ def informative_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOPWORDS and w not in REPLY_WORDS]
 
 
+def _informative_forms(text: str) -> list[tuple[int, int, str, str]]:
+    return [
+        (s, e, w, f)
+        for s, e, w, f in forms(text)
+        if f and w not in STOPWORDS and w not in REPLY_WORDS
+    ]
+
+
+def _forms_of(present: Collection[str]) -> frozenset[str]:
+    """The normalised forms of the context's words (a :class:`ContextWords` holds them)."""
+    if isinstance(present, ContextWords):
+        return present.forms
+    return frozenset(form(w) for w in present)
+
+
+def _known(word: str, value: str, present: Collection[str], known: Collection[str]) -> bool:
+    """Whether the context (``present``: its words; ``known``: their forms) holds the
+    word, as written or in its normalised form."""
+    return word in present or value in known
+
+
+MISREAD_COVERAGE = 0.5
+"""The most coverage a text gets when it states a value the context gives for another
+subject, or a negation the context does not make
+(:func:`~camab_rag.groundedness.wordforms.misread_spans`): each of its words may be in the
+context, but its claim contradicts it, so at most half of it is held."""
+
+
 def coverage(text: str, present: Collection[str]) -> float:
-    """The share of ``text``'s informative words (:func:`informative_words`) that the
-    context holds (``present``: its :func:`words`); 1.0 when ``text`` has none. A name,
-    number or term the answer brought in lowers it."""
-    needed = informative_words(text)
-    if not needed:
+    """The share of ``text``'s informative words (:func:`informative_words`; a currency or
+    percent sign counts as a word) that the context holds (``present``: its
+    :func:`words`, or :class:`~camab_rag.groundedness.wordforms.ContextWords`), compared
+    by normalised form (:func:`~camab_rag.groundedness.wordforms.forms`: ``grinders``
+    matches ``grinder``, ``€29`` matches ``29 euros``); 1.0 when ``text`` has none. A
+    name, number or term the answer brought in lowers it; a value the context gives for
+    another subject, or a negation it does not make, counts as a word the context lacks
+    and caps it at :data:`MISREAD_COVERAGE`."""
+    needed = _informative_forms(text)
+    misread = misread_spans(text, present, STOPWORDS)
+    extra = [m for m in misread if not any(s == m[0] for s, *_ in needed)]
+    total = len(needed) + len(extra)
+    if not total:
         return 1.0
-    return sum(w in present for w in needed) / len(needed)
+    known = _forms_of(present)
+    held = sum(
+        _known(w, f, present, known) and not any(a <= s < b for a, b in misread)
+        for s, _, w, f in needed
+    )
+    share = held / total
+    return min(share, MISREAD_COVERAGE) if misread else share
 
 
 def absent_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
     """Which pieces of ``support`` lie in a content word (not a stop word) that is not in
-    ``present`` (the context's :func:`words`)."""
-    return _pieces_in(support, lambda word: word not in STOPWORDS and word not in present)
+    ``present`` (the context's :func:`words`, compared by normalised form), or in a value
+    or negation the context does not state for this subject
+    (:func:`~camab_rag.groundedness.wordforms.misread_spans`)."""
+    misread = misread_spans(support.response, present, STOPWORDS)
+    known = _forms_of(present)
+    return _pieces_in(
+        support,
+        lambda s, w, f: (
+            any(a <= s < b for a, b in misread)
+            or (
+                bool(f)
+                and w not in STOPWORDS
+                and w not in REPLY_WORDS
+                and not _known(w, f, present, known)
+            )
+        ),
+    )
 
 
 def taken_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
     """Which pieces of ``support`` lie in a content word that ``present`` holds (a word
-    the answer took from the context)."""
-    return _pieces_in(support, lambda word: word not in STOPWORDS and word in present)
+    the answer took from the context) and states for this subject."""
+    misread = misread_spans(support.response, present, STOPWORDS)
+    known = _forms_of(present)
+    return _pieces_in(
+        support,
+        lambda s, w, f: (
+            bool(f)
+            and w not in STOPWORDS
+            and _known(w, f, present, known)
+            and not any(a <= s < b for a, b in misread)
+        ),
+    )
 
 
-def _pieces_in(support: TokenSupport, chosen: Callable[[str], bool]) -> NDArray[np.bool_]:
+def _pieces_in(support: TokenSupport, chosen: Callable[[int, str, str], bool]) -> NDArray[np.bool_]:
+    """Which pieces overlap a word (``chosen(start, word, form)``) of the response."""
     text = support.response
     marked = np.zeros(len(text) + 1, dtype=np.int64)
-    for match in _WORD.finditer(text):
-        if chosen(match.group(0).lower()):
-            marked[match.start()] += 1
-            marked[match.end()] -= 1
+    for start, end, word, value in forms(text):
+        if chosen(start, word, value):
+            marked[start] += 1
+            marked[end] -= 1
     covered = np.concatenate([[0], np.cumsum(np.cumsum(marked)[: len(text)] > 0)])
     return np.array(
         [covered[e] > covered[s] for s, e in zip(support.starts, support.ends)], dtype=bool
@@ -117,7 +186,11 @@ def informative_score(support: TokenSupport, present: Collection[str] | None) ->
     (content words, names, numbers: :func:`informative_words`; every token when there is
     none), a word the context lacks (``present``) explaining nothing: what a reader would
     check, without the tokens any fluent text gets right. Higher = better supported."""
-    chosen = _pieces_in(support, lambda w: w not in STOPWORDS and w not in REPLY_WORDS)
+    chosen = _pieces_in(
+        support, lambda s, w, f: bool(f) and w not in STOPWORDS and w not in REPLY_WORDS
+    )
+    if present is not None:  # a misread value or negation is checked like a content word
+        chosen |= absent_pieces(support, present)
     if not chosen.any():
         chosen = np.ones_like(chosen)
     gain = support.full - support.empty
@@ -134,6 +207,7 @@ def answer_score(sentence_scores: Sequence[float], whole: float) -> float:
 
 
 __all__ = [
+    "MISREAD_COVERAGE",
     "REPLY_WORDS",
     "SCORE_NAME",
     "STOPWORDS",

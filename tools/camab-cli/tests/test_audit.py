@@ -88,7 +88,7 @@ def test_one_line_per_record_and_a_summary(tmp_path: Path) -> None:
     extra = dune["groundedness"]["extra_queries"]
     assert dune["cost"]["queries"] == dune["attribution"]["n_queries"] + extra
     assert 0 <= extra <= 2
-    assert dune["groundedness"]["source"] in ("observed", "measured")
+    assert dune["groundedness"]["source"] == "measured"
     # empty context: only "wrote" and "Dune" (in the question) are likely
     assert dune["groundedness"]["context_gain"] == pytest.approx(-0.1 - (-3 - 3 - 0.1 - 0.1) / 4)
     assert dune["cost"]["prompt_tokens"] > 0
@@ -99,13 +99,16 @@ def test_one_line_per_record_and_a_summary(tmp_path: Path) -> None:
     assert dune["documents"]["cited"] == [0]
     assert dune["documents"]["never_cited"] == [1]
     assert lines["paris"]["documents"]["never_cited"] == [0]
-    # groundedness: the zebra answer is flagged, the supported ones are not
+    # groundedness: the zebra answer is unsupported, the Paris one supported (the fake
+    # scorer leaves "wrote", a word no document holds, to the calibrated verdict)
     assert lines["zebra"]["groundedness"]["flagged"] is True
-    assert lines["zebra"]["groundedness"]["verdict"] == "ungrounded"
-    assert lines["dune"]["groundedness"]["flagged"] is False
+    assert lines["zebra"]["groundedness"]["verdict"] == "unsupported"
+    assert lines["zebra"]["groundedness"]["blocked"] is True
+    assert lines["paris"]["groundedness"]["flagged"] is False
     assert lines["dune"]["groundedness"]["method"] == GROUNDEDNESS_METHOD
-    assert lines["dune"]["groundedness"]["grounded"] is True  # camab_rag.groundedness report
+    assert lines["paris"]["groundedness"]["grounded"] is True  # camab_rag.groundedness report
     assert lines["zebra"]["groundedness"]["sentences"][0]["supported"] is False
+    n_unsupported = sum(line["groundedness"]["verdict"] == "unsupported" for line in lines.values())
     # summary: counts, bad lines named, cost
     assert summary["records"] == {
         "in_output": 3,
@@ -123,8 +126,8 @@ def test_one_line_per_record_and_a_summary(tmp_path: Path) -> None:
     assert summary["bad_records"][0]["error"] == (
         "line 3: field 'question' must be a string, got a number"
     )
-    assert summary["groundedness"]["flagged_ungrounded"] == 1
-    assert summary["groundedness"]["share_flagged_ungrounded"] == pytest.approx(1 / 3)
+    assert summary["groundedness"]["unsupported"] == n_unsupported
+    assert summary["groundedness"]["share_unsupported"] == pytest.approx(n_unsupported / 3)
     zebra_docs = len(lines["zebra"]["documents"]["never_cited"])
     assert summary["documents"]["total"] == 6
     assert summary["documents"]["never_cited"] == 2 + zebra_docs
@@ -286,13 +289,31 @@ def test_a_crash_loses_only_records_in_flight(tmp_path: Path) -> None:
     assert len(list(iter_lines(tmp_path / "out.jsonl"))) == 8  # no id written twice
 
 
+def test_the_audit_verdict_is_the_librarys_on_the_same_input(tmp_path: Path) -> None:
+    """The fresh-user review: `camab audit` said "grounded"/"ungrounded" from the old
+    0.49 score rule on the whole-answer gain, so it disagreed with ``assess_answer``. Each
+    line's verdict and ``p_unsupported`` are now the library's on the same record."""
+    from camab_rag import assess_answer
+
+    write_input(tmp_path / "in.jsonl")
+    run(tmp_path)
+    lines = lines_by_id(tmp_path / "out.jsonl")
+    for row in (r for r in RECORDS if isinstance(r, dict) and "id" in r):
+        line = lines[row["id"]]["groundedness"]
+        report = assess_answer(row["question"], row["documents"], row["response"], KeywordScorer())
+        assert line["verdict"] == report.verdict in ("supported", "uncertain", "unsupported")
+        assert line["p_unsupported"] == pytest.approx(report.p_unsupported)
+        assert line["score"] == pytest.approx(report.score)
+        assert line["flagged"] == (report.verdict != "supported")
+
+
 def test_failing_records_get_error_lines_and_can_be_retried(tmp_path: Path) -> None:
     write_input(tmp_path / "in.jsonl")
     summary = run(tmp_path, FailingScorer())
     assert summary["records"]["error"] == 3
     assert {e["id"] for e in summary["errors"]} == {"dune", "paris", "zebra"}
     assert all("scorer is down" in e["error"] for e in summary["errors"])
-    assert summary["groundedness"]["share_flagged_ungrounded"] is None
+    assert summary["groundedness"]["share_unsupported"] is None
     skipped = run(tmp_path)
     assert skipped["records"]["audited_this_run"] == 0  # errors count as done by default
     retried = run(tmp_path, retry_errors=True)
@@ -521,7 +542,9 @@ def test_cli_runs_an_audit(
         "audit: 3 records audited this run (0 already done, 2 bad input lines written as "
         "errors)" in err
     )
-    assert "1 of 3 answers flagged ungrounded (33.3%)" in err
+    verdicts = [line["groundedness"]["verdict"] for line in iter_lines(tmp_path / "o.jsonl")]
+    bad, unsure = verdicts.count("unsupported"), verdicts.count("uncertain")
+    assert f"{bad} of 3 answers unsupported ({100 * bad / 3:.1f}%), {unsure} uncertain" in err
     assert "camab audit: 2 bad input lines, written as error lines (fix them and run again" in err
     assert "--retry-errors" not in err  # no record failed: retrying would redo nothing
     assert sorted(lines_by_id(tmp_path / "o.jsonl")) == ["dune", "paris", "zebra"]

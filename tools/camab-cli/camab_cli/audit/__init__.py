@@ -2,8 +2,8 @@
 
 Each logged record (question, retrieved documents, answer) is attributed; the output gets
 one line per record (attribution, per-sentence citations, groundedness verdict, cost) and
-a summary (share of answers flagged ungrounded, documents never cited, cost). Runs on one
-machine (asyncio, many records in flight) or on Ray Data (``engine="ray"``).
+a summary (shares of answers unsupported and uncertain, documents never cited, cost). Runs
+on one machine (asyncio, many records in flight) or on Ray Data (``engine="ray"``).
 
 Example::
 

@@ -17,7 +17,6 @@ from camab_cli.audit.run import audit, summary_path_for
 from camab_cli.audit.scorers import ScorerSpec
 from camab_cli.audit.summary import cost_report
 from camab_rag.errors import CamabError
-from camab_rag.groundedness.report import DEFAULT_THRESHOLD
 
 DESCRIPTION = (
     "Audit logged RAG answers: attribute each record of INPUT (JSONL or Parquet: question, "
@@ -102,8 +101,9 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     attribution.add_argument(
         "--ungrounded-threshold",
         type=float,
-        default=DEFAULT_THRESHOLD,
-        help="flag an answer whose gate score (explained share, 0-1) is below this",
+        default=None,
+        help="replace the calibrated verdict: an answer whose gate score (explained share, "
+        "0-1) is below this is unsupported",
     )
     running = parser.add_argument_group("running")
     running.add_argument(

@@ -6,7 +6,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from camab_rag.errors import InputError
-from camab_rag.groundedness.report import DEFAULT_THRESHOLD
 from camab_rag.runs import check_seed
 
 METHODS = ("auto", "camab", "kernelshap", "contextcite", "loo", "random")
@@ -25,13 +24,14 @@ class AuditConfig:
             order or the machine it ran on.
         top_k: segments cited per answer sentence (at most).
         min_citation_score: a segment is cited only if its score is above this.
-        ungrounded_threshold: an answer whose groundedness score (the share of its
-            surprisal the context explains) is below this is flagged ungrounded (default:
-            :data:`camab_rag.groundedness.report.DEFAULT_THRESHOLD`, fitted on FRANK with the
-            embedded model).
-        measure_gain: when the attribution did not evaluate the full and the empty
-            context, score them (at most two extra queries per record) for the
-            groundedness verdict; ``False`` uses the linear surrogate ``sum(scores)``.
+        ungrounded_threshold: ``None`` (default): the library's calibrated verdict
+            (``supported``, ``uncertain``, ``unsupported``, as ``assess_answer`` gives);
+            a number: an answer whose groundedness score (the share of its surprisal the
+            context explains) is below it is ``unsupported``, as ``threshold=`` does in
+            the library.
+        measure_gain: judge each answer with two extra queries (the full and the empty
+            context), as ``assess_answer`` does; ``False`` spends none and reads the
+            linear surrogate's prediction (two verdicts, the score's default threshold).
         method_options: extra method options, e.g. ``{"batch_size": 4}`` (CAMAB's
             Thompson samples per round, scored as one batch).
     """
@@ -44,7 +44,7 @@ class AuditConfig:
     reward: str = "mean_logprob"
     top_k: int = 3
     min_citation_score: float = 0.0
-    ungrounded_threshold: float = DEFAULT_THRESHOLD
+    ungrounded_threshold: float | None = None
     measure_gain: bool = True
     method_options: dict[str, Any] = field(default_factory=dict)
 

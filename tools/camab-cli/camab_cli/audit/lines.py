@@ -16,13 +16,16 @@ An input line that is not a usable record gets an error line of the same shape
 (:func:`bad_input_line`: ``"bad_input": true``, ``"field"``, ``"id"`` ``null`` when none
 could be read), so the output alone accounts for every non-blank input line.
 
-Groundedness is read from ``L(full)`` and ``L(empty)``, the answer's reward with the whole
-context and with none: read from the attribution history when both subsets were
-evaluated, else measured with the same scorer (at most two extra queries, counted in the
-cost; ``AuditConfig.measure_gain=False`` falls back to the linear surrogate's prediction
-instead). ``context_gain`` is ``L(full) - L(empty)``; the verdict flags an answer whose
-score (the share of its surprisal the context explains,
-:mod:`camab_rag.groundedness.score`) is below ``AuditConfig.ungrounded_threshold``.
+The groundedness verdict is the library's: :func:`camab_rag.groundedness.aassess_answer`
+on the record's question, documents and answer (two more queries, counted in the cost),
+so a line's ``verdict`` (``supported``, ``uncertain`` or ``unsupported``) and
+``p_unsupported`` are those ``assess_answer`` gives on the same input; ``flagged`` is
+``verdict != "supported"`` (what ``GroundednessFilter(mode="flag")`` marks), ``blocked``
+``verdict == "unsupported"`` (what ``mode="block"`` hides). ``AuditConfig.
+ungrounded_threshold`` (a number) replaces the calibrated verdict by ``score >=
+threshold``, as ``threshold=`` does in the library; ``AuditConfig.measure_gain=False``
+spends no query and reads the linear surrogate's prediction instead (two verdicts).
+``context_gain`` is ``L(full) - L(empty)``.
 """
 
 from __future__ import annotations
@@ -36,13 +39,12 @@ import numpy as np
 from camab_cli.audit.config import AuditConfig
 from camab_cli.records import Record, RecordError, ascii_safe
 from camab_rag import AttributionSettings
-from camab_rag.groundedness import assess_groundedness
-from camab_rag.groundedness.report import ContextGain
-from camab_rag.prompts import TemplatePromptBuilder
+from camab_rag.groundedness import aassess_answer, assess_groundedness
+from camab_rag.groundedness.report import GroundednessReport
 from camab_rag.result import AttributionResult
-from camab_rag.rewards import ScorerOracle, get_reward
+from camab_rag.scorers.base import ResponseLogprobs, ScoreRequest
 
-GROUNDEDNESS_METHOD = "camab_rag.groundedness:context_gain"
+GROUNDEDNESS_METHOD = "camab_rag.groundedness:assess_answer"
 TIMING_KEYS = ("wall_time_s",)
 MARKER = "camab_audit"
 """The first key of every result line (value :data:`VERSION`): what makes a line ours."""
@@ -74,57 +76,75 @@ def _citations(result: AttributionResult, config: AuditConfig) -> list[dict[str,
 
 @dataclass(frozen=True)
 class Gain:
-    """``L(full)`` and ``L(empty)`` (``None`` when neither observed nor measured)."""
+    """The verdict's report and what it cost (``report`` ``None``: not measured, the
+    linear surrogate's prediction is read instead)."""
 
-    full: float | None
-    empty: float | None
-    source: str  # "observed", "measured" or "surrogate"
+    report: GroundednessReport | None
+    source: str  # "measured" or "surrogate"
     extra_queries: int = 0
     extra_prompt_tokens: int = 0
+
+
+class _Counted:
+    """A scorer that counts the prompt tokens of the requests it forwards (anything
+    else, e.g. its model name, is the scorer's own)."""
+
+    def __init__(self, scorer: Any) -> None:
+        self.scorer = scorer
+        self.prompt_tokens = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.scorer, name)
+
+    def score(self, requests: list[ScoreRequest]) -> list[ResponseLogprobs]:
+        results: list[ResponseLogprobs] = self.scorer.score(requests)
+        self.prompt_tokens += sum(int(r.prompt_tokens) for r in results)
+        return results
+
+    async def ascore(self, requests: list[ScoreRequest]) -> list[ResponseLogprobs]:
+        results: list[ResponseLogprobs] = await self.scorer.ascore(requests)
+        self.prompt_tokens += sum(int(r.prompt_tokens) for r in results)
+        return results
 
 
 async def context_gain(
     record: Record, result: AttributionResult, scorer: Any, config: AuditConfig
 ) -> Gain:
-    """The full and empty context rewards: from the history, else asked of ``scorer``."""
-    n = result.n_segments
-    masks = {"full": np.ones(n, dtype=bool), "empty": np.zeros(n, dtype=bool)}
-    known = {name: result.reward_of(mask) for name, mask in masks.items()}
-    missing = [name for name, value in known.items() if value is None]
-    if not missing:
-        return Gain(known["full"], known["empty"], "observed")
-    if not config.measure_gain:
-        return Gain(None, None, "surrogate")
-    builder = TemplatePromptBuilder(result.question, record.documents, result.segments)
-    _, reward_fn = get_reward(config.reward)
-    oracle = ScorerOracle(builder, scorer, result.response, reward_fn)
-    values = await oracle.aevaluate(np.array([masks[name] for name in missing]))
-    for name, value in zip(missing, values):
-        known[name] = float(value)
-    return Gain(known["full"], known["empty"], "measured", oracle.n_queries, oracle.prompt_tokens)
+    """The library's verdict on the record (:func:`camab_rag.groundedness.aassess_answer`:
+    two queries), or none when ``config.measure_gain`` is off."""
+    if not config.measure_gain or not result.response.strip():
+        return Gain(None, "surrogate")
+    counted = _Counted(scorer)
+    report = await aassess_answer(
+        record.question,
+        record.documents,
+        result.response,
+        counted,
+        threshold=config.ungrounded_threshold,
+    )
+    return Gain(report, "measured", report.extra_queries, counted.prompt_tokens)
 
 
 def _groundedness(result: AttributionResult, gain: Gain, config: AuditConfig) -> dict[str, Any]:
-    """:func:`camab_rag.groundedness.assess_groundedness` on the gain measured here."""
-    measured = (
-        ContextGain(gain.full, gain.empty, gain.extra_queries)
-        if gain.full is not None and gain.empty is not None
-        else None
-    )
-    report = assess_groundedness(
-        result, threshold=config.ungrounded_threshold, top_k=config.top_k, gain=measured
-    ).to_dict()
-    report.update(
+    """The verdict's report as a dict, with the audit's own keys."""
+    report = gain.report
+    if report is None:
+        report = assess_groundedness(
+            result, threshold=config.ungrounded_threshold, top_k=config.top_k
+        )
+    data = report.to_dict()
+    full, empty = data["full_reward"], data["empty_reward"]
+    data.update(
         {
-            "method": GROUNDEDNESS_METHOD,
-            "source": gain.source,  # observed (history), measured (extra queries), surrogate
-            "context_gain": report["full_reward"] - report["empty_reward"],
-            "verdict": "grounded" if report["grounded"] else "ungrounded",
-            "flagged": not report["grounded"],
+            "method": GROUNDEDNESS_METHOD if gain.report is not None else "surrogate",
+            "source": gain.source,  # measured (two queries) or surrogate (none)
+            "context_gain": None if full is None or empty is None else full - empty,
+            "flagged": report.verdict != "supported",
+            "blocked": report.verdict == "unsupported",
             "extra_queries": gain.extra_queries,
         }
     )
-    return report
+    return data
 
 
 def result_line(
@@ -153,9 +173,9 @@ def result_line(
             "cited": cited,
             "never_cited": [d for d in range(n_docs) if d not in set(cited)],
         }
-        gain = gain or Gain(None, None, "surrogate")
+        gain = gain or Gain(None, "surrogate")
         line["groundedness"] = _groundedness(result, gain, config)
-    extra = gain or Gain(None, None, "surrogate")
+    extra = gain or Gain(None, "surrogate")
     line["cost"] = {
         "queries": result.n_queries + extra.extra_queries,
         "prompt_tokens": result.prompt_tokens + extra.extra_prompt_tokens,

@@ -1,4 +1,4 @@
-"""The audit summary: ungrounded share, documents never cited, cost.
+"""The audit summary: unsupported and uncertain answers, documents never cited, cost.
 
 Computed from the whole output file (so a resumed audit reports every record, with the
 last line of an id winning, and every bad input line still unfixed, with the line it was
@@ -51,6 +51,13 @@ class RunStats:
     batching: dict[str, Any] | None = None
 
 
+def _verdict(groundedness: dict[str, Any]) -> str:
+    """A line's verdict; a line written before the three verdicts says ``grounded`` or
+    ``ungrounded``."""
+    verdict = str(groundedness.get("verdict"))
+    return {"grounded": "supported", "ungrounded": "unsupported"}.get(verdict, verdict)
+
+
 def _share(part: float, whole: float) -> float | None:
     return part / whole if whole else None
 
@@ -71,7 +78,9 @@ def summarize(output: str | Path, run: RunStats) -> dict[str, Any]:
         key=lambda line: int(line.get("line") or 0),
     )
     ok = [line for line in lines if line.get("status") == "ok"]
-    flagged = [line for line in ok if line.get("groundedness", {}).get("flagged")]
+    verdicts = [_verdict(line.get("groundedness", {})) for line in ok]
+    unsupported = verdicts.count("unsupported")
+    uncertain = verdicts.count("uncertain")
     n_documents = sum(len(line.get("documents", {}).get("scores", [])) for line in ok)
     never = sum(len(line.get("documents", {}).get("never_cited", [])) for line in ok)
     with_uncited = sum(1 for line in ok if line.get("documents", {}).get("never_cited"))
@@ -108,8 +117,10 @@ def summarize(output: str | Path, run: RunStats) -> dict[str, Any]:
         "groundedness": {
             "method": methods[0] if len(methods) == 1 else methods,
             "context_gain_from": gain_sources,
-            "flagged_ungrounded": len(flagged),
-            "share_flagged_ungrounded": _share(len(flagged), len(ok)),
+            "unsupported": unsupported,
+            "uncertain": uncertain,
+            "share_unsupported": _share(unsupported, len(ok)),
+            "share_flagged": _share(unsupported + uncertain, len(ok)),
         },
         "documents": {
             "total": n_documents,
@@ -156,10 +167,10 @@ def cost_report(summary: dict[str, Any]) -> str:
             else ""
         ),
     ]
-    if ground["share_flagged_ungrounded"] is not None:
+    if ground["share_unsupported"] is not None:
         lines.append(
-            f"groundedness: {ground['flagged_ungrounded']} of {records['ok']} answers flagged "
-            f"ungrounded ({100 * ground['share_flagged_ungrounded']:.1f}%)"
+            f"groundedness: {ground['unsupported']} of {records['ok']} answers unsupported "
+            f"({100 * ground['share_unsupported']:.1f}%), {ground['uncertain']} uncertain"
         )
     if docs["share_never_cited"] is not None:
         lines.append(
