@@ -27,7 +27,7 @@ class CitationRule:
     """What counts as a citation of one answer sentence.
 
     A source is cited when it is among the sentence's ``top_k`` sources **and** its score
-    stands ``threshold`` above what any text in the context gives (the median score of the
+    stands ``threshold`` above what any text in the context gives (the best score of the
     sources that hold none of the sentence's content words) **and** reaches ``relative``
     times the sentence's best score **and** (``new_words``) it holds an informative word of
     the sentence that no better-scored cited source holds. Scores are the sentence's own

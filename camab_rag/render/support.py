@@ -20,7 +20,7 @@ level                   score                shown as
 A source is cited for a sentence from level 2 up (:data:`CITE_AT`; at most
 :class:`~camab_rag.citations.CitationRule`'s ``top_k`` per sentence), measured above what
 any text in the context gives: with a small model any context raises an answer's
-likelihood, so the bar counts from the median score of the sources that hold none of the
+likelihood, so the bar counts from the best score of the sources that hold none of the
 sentence's words, and a cited source must hold a number or name of the sentence that no
 better-scored cited source holds (:func:`camab_rag.citations.choose_sources`). Renderers
 show the words; the raw scores go to tooltips and the JSON. How precise the citations are
