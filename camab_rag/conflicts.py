@@ -18,18 +18,17 @@ every token. Two pieces of evidence, no extra model call:
   of its content words).
 
 A source *disputes* a number or a name of the answer (:func:`disputes`, what citations
-show) when it states another value in the word's place: another number for a number
-(:data:`LEXICAL_KINDS`) whatever the number of documents, or another number or name
-when the model's conflict agrees (another person for a name). Only numbers and names are
-disputed, and only by a stated value (a number, date, price or name): a source that
-says other ordinary words in the word's place ("based in a small wooden house" under
-"based in Tartu") states no value and disputes nothing, whatever the model's conflict; a
-source that merely lacks a word (an "About us" page under an answer copied from it,
-beside a product page) disputes nothing. Citations then show the source as *disputed* for
-that sentence, never as its support. How often it catches a contradicting copy of the
-source, and how often it flags a document that does not contradict: BENCHMARKS.md,
-"Conflicting sources".
-"""
+show) when it states another value of the word's kind in the word's place: another
+number for a number (:data:`LEXICAL_KINDS`) whatever the number of documents, another
+name for a name when the model's conflict agrees (another person). Only numbers and names
+are disputed, and only by a stated value of the same kind: a source that says ordinary
+words in the word's place ("based in a small wooden house" under "based in Tartu") or a
+year in a name's place ("founded in 2019" under "founded by Mari Kask") states no other
+value for it and disputes nothing, whatever the model's conflict; a source that merely
+lacks a word (an "About us" page under an answer copied from it, beside a product page)
+disputes nothing. Citations then show the source as *disputed* for that sentence, never
+as its support. How often it catches a contradicting copy of the source, and how often
+it flags a document that does not contradict: BENCHMARKS.md, "Conflicting sources"."""
 
 from __future__ import annotations
 
@@ -296,10 +295,10 @@ def disputes(
     ``start:end`` of the answer (default: all of it), with those words.
 
     A unit disputes a number or a name when it states another value in the word's place
-    (:func:`stated_value`): of the word's kind for a :data:`LEXICAL_KINDS` word (a number),
-    or a number or name when the model's :attr:`~camab_rag.AttributionResult.conflicts` find it
-    lowering the word (a conflict between two segments of one document is no dispute of
-    that document).
+    (:func:`stated_value`, a value of the word's kind): for a :data:`LEXICAL_KINDS` word
+    (a number) always, for a name when the model's
+    :attr:`~camab_rag.AttributionResult.conflicts` find the unit lowering the word (a
+    conflict between two segments of one document is no dispute of that document).
     A unit that only lacks the word disputes nothing."""
     response = result.response
     end = len(response) if end is None else end
@@ -324,7 +323,7 @@ def disputes(
             own, backer = result.segments[own].doc_index, result.segments[backer].doc_index
         a, b = sentence_of(conflict.start)
         span = (conflict.start - a, conflict.end - a)
-        if own != backer and stated_value(response[a:b], span, texts[own], same_kind=False):
+        if own != backer and stated_value(response[a:b], span, texts[own]):
             add(own, conflict.text)
     for a, b in sentences:
         if b <= start or a >= end:

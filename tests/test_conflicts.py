@@ -217,15 +217,33 @@ def test_the_45_day_policy_disputes_an_answer_of_30_days(smollm2_scorer) -> None
 
 
 @pytest.mark.model
-def test_ordinary_words_in_a_names_place_dispute_nothing(smollm2_scorer) -> None:
-    """Review finding, by chunk: a page that says "based in a small wooden house" lowers
-    the answer's "Tartu" (the model's conflict), yet states no value for it (no number,
-    date, price or name): it is no dispute, and the Tartu page stays the citation."""
-    docs = ["Lumora is based in Tartu, Estonia.", "Lumora is based in a small wooden house."]
-    answer = "Lumora is based in Tartu."
-    result = attribute("Where is Lumora based?", docs, answer, smollm2_scorer, granularity="chunk")
+@pytest.mark.parametrize(
+    ("question", "docs", "answer", "word"),
+    [
+        (
+            "Where is Lumora based?",
+            ["Lumora is based in Tartu, Estonia.", "Lumora is based in a small wooden house."],
+            "Lumora is based in Tartu.",
+            "Tartu",
+        ),
+        (
+            "Who founded Lumora?",
+            ["Lumora was founded by Mari Kask in Tartu.", "Lumora was founded in 2019."],
+            "Lumora was founded by Mari Kask.",
+            "Mari",
+        ),
+    ],
+    ids=["ordinary-words", "a-year-for-a-name"],
+)
+def test_no_value_of_the_names_kind_disputes_nothing(
+    smollm2_scorer, question: str, docs: list[str], answer: str, word: str
+) -> None:
+    """Review finding, by chunk: a page that says "based in a small wooden house" (or
+    "founded in 2019") lowers the answer's "Tartu" ("Mari": the model's conflict), yet
+    states no other place (founder): no dispute, and the first page stays the citation."""
+    result = attribute(question, docs, answer, smollm2_scorer, granularity="chunk")
     assert result.n_queries == 4
-    assert [(c.text, c.segment) for c in result.conflicts] == [("Tartu", 1)]  # the model's
+    assert (word, 1) in [(c.text, c.segment) for c in result.conflicts]  # the model's
     assert disputes(result) == {}
     cited = cite(result, docs)
     assert [cited.source(n).doc_index for n in cited.sentences[0].citations] == [0]
