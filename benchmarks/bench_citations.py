@@ -129,6 +129,10 @@ CANDIDATES: list[tuple[str, Rule]] = [
     ("above the best unrelated source, 0.2", cite_rule(CitationRule(threshold=0.2))),
     ("above the best unrelated source, 0.3", cite_rule(CitationRule(threshold=0.3))),
     ("above the best unrelated source, 0.11, one source", cite_rule(CitationRule(top_k=1))),
+    (
+        "above the best unrelated source, 0.11, no key-word evidence",
+        cite_rule(CitationRule(new_words=False)),
+    ),
 ]
 """The rules compared on the dev rows, in a fixed order (the first best one wins)."""
 
