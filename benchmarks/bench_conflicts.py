@@ -306,6 +306,7 @@ def report(records: list[dict[str, Any]], six: list[dict[str, Any]], model: str)
         [rec["runs"][c]["n_queries"] for rec in records for c in ("conflict", "control")]
     )
     met = "met" if max(stale, four) <= 0.05 else "missed"
+    dev_rates = rates(_cases(dev, "conflict"), _cases(dev, "control"), shipped)
     return (
         f"HotpotQA distractor dev, `{model}`, {len(records)} questions whose answer occurs "
         f"verbatim in one gold paragraph; dev = the first {len(dev)}, test = the other "
@@ -334,7 +335,15 @@ def report(records: list[dict[str, Any]], six: list[dict[str, Any]], model: str)
         "another person is disputed only when the model's conflict agrees. Disclosure: "
         "treating a multi-word name as one value (the copy lacks every word of it) was "
         "added after seeing this test half; the dev half moved the same way (copies "
-        "flagged 0.30 without it, 0.45 with it).\n"
+        "flagged 0.30 without it, 0.45 with it). Since the review of issue 48 a dispute "
+        "needs a stated value of the word's kind (a number for a number, a name for a "
+        "name) in the word's place, also where the model's conflict agrees: a copy whose "
+        "replacement is an ordinary phrase, or a number in a name's place, disputes "
+        "nothing, though it is still never cited as support. That rule came from "
+        "a review of false disputes, not from these rows; it lowered the copies flagged on "
+        "the test half (the section's previous version has the figures before) and left "
+        f"the dev half where it was (copies flagged {dev_rates['copy flagged']}, control "
+        f"documents flagged {dev_rates['control documents flagged']}).\n"
     )
 
 

@@ -321,6 +321,12 @@ def _holds(text: str, keys: set[str]) -> set[str]:
     return {key for key in keys if key in written or (key.islower() and key in lowered)}
 
 
+def _unrelated_bar(unrelated: FloatArray) -> float:
+    """What any text in the context gives a sentence: the best score among the units that
+    share none of its informative words (never below 0; 0 when there are none)."""
+    return max(float(unrelated.max()), 0.0) if unrelated.size else 0.0
+
+
 def choose_sources(
     sentence: str,
     scores: FloatArray,
@@ -330,20 +336,21 @@ def choose_sources(
 ) -> list[int]:
     """The units cited for ``sentence`` (best first): :class:`CitationRule`'s bars on the
     attribution ``scores``, with the score measured above what any text in the context
-    gives (the median score of the units that hold none of the sentence's informative
-    words; 0 when every unit holds some), and, with ``rule.new_words``, each cited unit
-    holding one of the sentence's :func:`key_words` that no better-scored cited unit
-    holds (a page that shares only "costs" and "euros", or "glass" the material, with
-    "The Glass teapot costs 29 euros." adds nothing to the teapot page). With a small
-    model any context raises an answer's likelihood; this keeps that lift from reading
-    as support. ``excluded`` units (disputing ones) are never cited."""
+    gives: the best score of the units that hold none of the sentence's informative words
+    (so none of those is ever cited; a margin over the best unrelated text, not over a
+    typical one), 0 when every unit holds some or none does (a paraphrase). With
+    ``rule.new_words``, each cited unit holds one of the sentence's :func:`key_words` that
+    no better-scored cited unit holds (a page that shares only "costs" and "euros", or
+    "glass" the material, with "The Glass teapot costs 29 euros." adds nothing to the
+    teapot page). With a small model any context raises an answer's likelihood; this
+    keeps that lift from reading as support. ``excluded`` units (disputing ones) are
+    never cited."""
     values = np.asarray(scores, dtype=float)
     wanted = informative_words(sentence)
     related = np.array([bool(wanted & set(score_words(text))) for text in texts], dtype=bool)
     keys = key_words(sentence)
     held = [_holds(text, keys) for text in texts]
-    unrelated = values[~related] if related.any() else values[:0]
-    baseline = max(float(np.median(unrelated)), 0.0) if unrelated.size else 0.0
+    baseline = _unrelated_bar(values[~related] if related.any() else values[:0])
     standing = np.where(values - baseline >= rule.threshold, values, 0.0)
     covered: set[str] = set()
     chosen: list[int] = []

@@ -18,15 +18,17 @@ every token. Two pieces of evidence, no extra model call:
   of its content words).
 
 A source *disputes* a number or a name of the answer (:func:`disputes`, what citations
-show) when it states another value in the word's place: another number for a number
-(:data:`LEXICAL_KINDS`) whatever the number of documents, or any other value when the
-model's conflict agrees (another person for a name, "within a month" under "within 30
-days"). Only numbers and names are disputed: a source that merely lacks a
-word (an "About us" page under an answer copied from it, beside a product page) disputes
-nothing. Citations then show the source as *disputed* for that sentence, never as its
-support. How often it catches a contradicting copy of the source, and how often it flags
-a document that does not contradict: BENCHMARKS.md, "Conflicting sources".
-"""
+show) when it states another value of the word's kind in the word's place: another
+number for a number (:data:`LEXICAL_KINDS`) whatever the number of documents, another
+name for a name when the model's conflict agrees (another person). Only numbers and names
+are disputed, and only by a stated value of the same kind: a source that says ordinary
+words in the word's place ("based in a small wooden house" under "based in Tartu") or a
+year in a name's place ("founded in 2019" under "founded by Mari Kask") states no other
+value for it and disputes nothing, whatever the model's conflict; a source that merely
+lacks a word (an "About us" page under an answer copied from it, beside a product page)
+disputes nothing. Citations then show the source as *disputed* for that sentence, never
+as its support. How often it catches a contradicting copy of the source, and how often
+it flags a document that does not contradict: BENCHMARKS.md, "Conflicting sources"."""
 
 from __future__ import annotations
 
@@ -63,6 +65,9 @@ SLOT_SLACK = 1
 """Extra words allowed between a neighbour and the word's place in the source ("costs just
 49 euros" under "costs 59 euros")."""
 
+_VALUED = ("number", "name")
+"""The kinds of word that state a value (a number, date, price or name); an ordinary
+word in a value's place ("a small house" under "based in Tartu") states none."""
 _WORD = re.compile(r"\w+")
 _NAME_WORD = re.compile(r"[^\W_]+")
 
@@ -181,13 +186,12 @@ def _neighbour(words: Sequence[_Word], i: int, step: int) -> int | None:
 def _phrase(sentence: Sequence[_Word], i: int) -> range:
     """The run of names and numbers around word ``i`` ("Robert Erskine Childers DSC", "25
     June 1870"): one value, which a contradicting source replaces whole."""
-    valued = ("name", "number")
-    if sentence[i].kind not in valued:
+    if sentence[i].kind not in _VALUED:
         return range(i, i + 1)
     start, end = i, i + 1
-    while start > 0 and sentence[start - 1].kind in valued:
+    while start > 0 and sentence[start - 1].kind in _VALUED:
         start -= 1
-    while end < len(sentence) and sentence[end].kind in valued:
+    while end < len(sentence) and sentence[end].kind in _VALUED:
         end += 1
     return range(start, end)
 
@@ -218,8 +222,10 @@ def stated_value(
     none). It counts only when ``text`` never holds the word itself, the sentence (with
     the one before it, a heading) speaks of the same thing (every other name of the answer
     sentence, half of its content words: "The Aero kettle costs 49 euros." says nothing of
-    the Glass teapot's price) and, with ``same_kind``, the value is of the word's kind (a
-    number for a number, a name for a name)."""
+    the Glass teapot's price), the value is itself a number or a name (not the first word
+    of its sentence for its capital alone; "a small house" states no place) and, with
+    ``same_kind``, the value is of the word's kind (a number for a number, a name for a
+    name)."""
     words = _words(sentence)
     if words and words[0].kind == "name":  # a capital at the start says nothing of a name
         words[0] = replace(words[0], kind="word")
@@ -232,7 +238,7 @@ def stated_value(
         return None
     sides = [(j, -1) for j in [_neighbour(words, index, -1)] if j is not None]
     sides += [(j, +1) for j in [_neighbour(words, index, +1)] if j is not None]
-    lines = [[w for w in own if a <= w.start < b] for a, b in split_sentences(text)]
+    lines = [_sentence_words(own, a, b) for a, b in split_sentences(text)]
     for number, line in enumerate(lines):
         context = {w.lower for w in line + (lines[number - 1] if number else [])}
         if not _about_the_same(words, index, context):
@@ -242,10 +248,20 @@ def stated_value(
             if (
                 value is not None
                 and value.lower != target.lower
+                and value.kind in _VALUED
                 and (not same_kind or value.kind == target.kind)
             ):
                 return value.text
     return None
+
+
+def _sentence_words(words: Sequence[_Word], start: int, end: int) -> list[_Word]:
+    """The ``words`` inside one sentence (``start:end``); its first word is no name for
+    its capital alone."""
+    line = [w for w in words if start <= w.start < end]
+    if line and line[0].kind == "name":
+        line[0] = replace(line[0], kind="word")
+    return line
 
 
 def _in_place(line: Sequence[_Word], anchor: str, step: int, reach: int) -> _Word | None:
@@ -279,10 +295,10 @@ def disputes(
     ``start:end`` of the answer (default: all of it), with those words.
 
     A unit disputes a number or a name when it states another value in the word's place
-    (:func:`stated_value`): of the word's kind for a :data:`LEXICAL_KINDS` word (a number),
-    or of any kind when the model's :attr:`~camab_rag.AttributionResult.conflicts` find it
-    lowering the word (a conflict between two segments of one document is no dispute of
-    that document).
+    (:func:`stated_value`, a value of the word's kind): for a :data:`LEXICAL_KINDS` word
+    (a number) always, for a name when the model's
+    :attr:`~camab_rag.AttributionResult.conflicts` find the unit lowering the word (a
+    conflict between two segments of one document is no dispute of that document).
     A unit that only lacks the word disputes nothing."""
     response = result.response
     end = len(response) if end is None else end
@@ -307,7 +323,7 @@ def disputes(
             own, backer = result.segments[own].doc_index, result.segments[backer].doc_index
         a, b = sentence_of(conflict.start)
         span = (conflict.start - a, conflict.end - a)
-        if own != backer and stated_value(response[a:b], span, texts[own], same_kind=False):
+        if own != backer and stated_value(response[a:b], span, texts[own]):
             add(own, conflict.text)
     for a, b in sentences:
         if b <= start or a >= end:

@@ -121,9 +121,26 @@ def test_a_page_with_no_new_key_word_is_not_cited() -> None:
 
 def test_what_any_text_gives_is_not_support() -> None:
     """Sources that hold none of the sentence's words show what any text adds to the
-    likelihood; a source must stand the citation bar above their median."""
+    likelihood; a source must stand the citation bar above the best of them."""
     sentence = "The Glass teapot costs 29 euros."
     texts = [TEAPOT["text"], "Staff may park behind the warehouse.", PICNIC["text"]]
     rule = CitationRule(new_words=False)
     assert choose_sources(sentence, np.array([0.30, 0.22, 0.20]), texts, rule) == []
     assert choose_sources(sentence, np.array([0.35, 0.22, 0.20]), texts, rule) == [0]
+
+
+def test_one_unrelated_page_that_lifts_the_answer_sets_the_bar() -> None:
+    """The bar counts from the best unrelated source, not from a typical one: a parking
+    note that lifts the answer by 0.30 (a small model rewards any context) leaves a
+    teapot page at 0.38 without a citation, though it stands well above the median
+    (0.05) of the unrelated pages."""
+    sentence = "The Glass teapot costs 29 euros."
+    texts = [
+        TEAPOT["text"],
+        "Staff may park behind the warehouse.",
+        PICNIC["text"],
+        "Office plants are watered on Mondays.",
+    ]
+    rule = CitationRule(new_words=False)
+    assert choose_sources(sentence, np.array([0.38, 0.30, 0.05, 0.02]), texts, rule) == []
+    assert choose_sources(sentence, np.array([0.45, 0.30, 0.05, 0.02]), texts, rule) == [0]

@@ -158,9 +158,9 @@ def test_stated_value_finds_another_value_in_the_words_place() -> None:
     # nothing in the word's place; a name for a number only when kinds may differ
     assert stated_value(answer, span, "The Aero kettle was on sale in 2024.") is None
     assert stated_value(answer, span, "The Aero kettle costs many euros.") is None
-    assert stated_value(answer, span, "The Aero kettle costs many euros.", same_kind=False) == (
-        "many"
-    )
+    # an ordinary word states no value, whatever the kinds allowed
+    assert stated_value(answer, span, "The Aero kettle costs many euros.", same_kind=False) is None
+    assert stated_value(answer, span, "The Aero kettle costs Ten euros.", same_kind=False) == "Ten"
 
 
 def test_a_source_that_only_lacks_a_word_disputes_nothing() -> None:
@@ -214,6 +214,41 @@ def test_the_45_day_policy_disputes_an_answer_of_30_days(smollm2_scorer) -> None
     cited = cite(result, POLICIES)
     assert cited.sentences[0].citations == [1]
     assert cited.source(cited.sentences[0].disputed[0]).doc_index == 1
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(
+    ("question", "docs", "answer", "word"),
+    [
+        (
+            "Where is Lumora based?",
+            ["Lumora is based in Tartu, Estonia.", "Lumora is based in a small wooden house."],
+            "Lumora is based in Tartu.",
+            "Tartu",
+        ),
+        (
+            "Who founded Lumora?",
+            ["Lumora was founded by Mari Kask in Tartu.", "Lumora was founded in 2019."],
+            "Lumora was founded by Mari Kask.",
+            "Mari",
+        ),
+    ],
+    ids=["ordinary-words", "a-year-for-a-name"],
+)
+def test_no_value_of_the_names_kind_disputes_nothing(
+    smollm2_scorer, question: str, docs: list[str], answer: str, word: str
+) -> None:
+    """Review finding, by chunk: a page that says "based in a small wooden house" (or
+    "founded in 2019") lowers the answer's "Tartu" ("Mari": the model's conflict), yet
+    states no other place (founder): no dispute, and the first page stays the citation."""
+    result = attribute(question, docs, answer, smollm2_scorer, granularity="chunk")
+    assert result.n_queries == 4
+    assert (word, 1) in [(c.text, c.segment) for c in result.conflicts]  # the model's
+    assert disputes(result) == {}
+    cited = cite(result, docs)
+    assert [cited.source(n).doc_index for n in cited.sentences[0].citations] == [0]
+    assert cited.sentences[0].disputed == []
+    assert [(s.doc_index, s.disputes) for s in cited.sources] == [(0, [])]
 
 
 def test_a_name_replaced_whole_is_disputed_when_the_model_agrees() -> None:

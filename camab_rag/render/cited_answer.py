@@ -28,7 +28,7 @@ class CitationRule:
     """What counts as a citation of one answer sentence.
 
     A source is cited when it is among the sentence's ``top_k`` sources, stands
-    ``threshold`` above what any text in the context gives (the median score of sources
+    ``threshold`` above what any text in the context gives (the best score of sources
     holding none of the sentence's content words), reaches ``relative`` times the best
     score and (``new_words``) holds a number or name of the sentence that no better cited
     source holds. Scores are the sentence's statement scores, summed per document when
