@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from camab_rag.groundedness.wordforms import ContextWords, form, forms, misread_spans
+from camab_rag.groundedness.wordforms import ContextWords, form, forms, misread_spans, words
 from camab_rag.token_support import TokenSupport
 
 SCORE_NAME = "min_sentence_absent"
@@ -44,11 +44,6 @@ STOPWORDS = frozenset(
 
 REPLY_WORDS = frozenset({"yes", "no", "true", "false"})
 """Words that answer the question itself (a yes/no reply): no context needs to hold them."""
-
-
-def words(text: str) -> list[str]:
-    """The lower-cased words (runs of letters or digits) of ``text``."""
-    return [w.lower() for w in _WORD.findall(text)]
 
 
 def informative_words(text: str) -> list[str]:

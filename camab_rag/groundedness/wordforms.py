@@ -19,6 +19,14 @@ from dataclasses import dataclass
 
 from camab_rag.sentences import split_sentences
 
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def words(text: str) -> list[str]:
+    """The lower-cased words (runs of letters or digits) of ``text``."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
 _TOKEN = re.compile(r"[^\W_]+|[€$£%]", re.UNICODE)
 UNITS = {
     "€": "eur",
@@ -143,8 +151,6 @@ class ContextWords(frozenset[str]):
     @classmethod
     def of(cls, texts: Sequence[str]) -> ContextWords:
         """The context words of ``texts`` (documents, a system prompt)."""
-        from camab_rag.groundedness.score import words
-
         return cls(
             (w for text in texts for w in words(text)),
             form_set(texts),
