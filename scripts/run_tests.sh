@@ -89,22 +89,23 @@ echo 0 > "$logs/next"
 : > "$logs/status"
 echo "run_tests: ${#steps[@]} steps on $jobs workers (OMP_NUM_THREADS=$threads for pytest): ${steps[*]}"
 
+# One step, behind "${timer[@]}" (/usr/bin/time writing its CPU seconds, where there is one).
 run_step() {
     local step="$1"
     shift
     if [ "$step" = lint ]; then
-        "${MAKE:-make}" lint
+        "${timer[@]}" "${MAKE:-make}" lint
     elif [ "$step" = tests ]; then
-        OMP_NUM_THREADS="$threads" .venv/bin/python -m pytest tests "$@"
+        OMP_NUM_THREADS="$threads" "${timer[@]}" .venv/bin/python -m pytest tests "$@"
     else
-        (cd "$step" && OMP_NUM_THREADS="$threads" ../../.venv/bin/python -m pytest tests "$@")
+        (cd "$step" && OMP_NUM_THREADS="$threads" "${timer[@]}" ../../.venv/bin/python -m pytest tests "$@")
     fi
 }
 
 # One worker: take the next step (under a lock), run it into its log, print the log whole
 # (under the lock) with its seconds, record its exit status; until no step is left.
 worker() {
-    local index step began rc name
+    local index step began rc name cpu timer
     while true; do
         index="$(flock "$logs/next" sh -c 'i=$(cat "$1"); echo $((i + 1)) > "$1"; echo "$i"' \
             _ "$logs/next")"
@@ -113,13 +114,17 @@ worker() {
         name="${step//\//_}"
         began=$SECONDS
         rc=0
+        timer=()
+        [ -x /usr/bin/time ] && timer=(/usr/bin/time -f "%U %S" -o "$PWD/$logs/$name.cpu")
         run_step "$step" "$@" > "$logs/$name.log" 2>&1 < /dev/null || rc=$?
+        # the file's last line is "USER SYSTEM" (a failing command's status line comes first)
+        cpu="$(tail -n 1 "$logs/$name.cpu" 2>/dev/null | awk '{printf ", %.0f CPU-s", $1 + $2}')"
         {
             flock 9
             cat "$logs/$name.log"
             label="$step/"
             [ "$step" = lint ] && label="make lint"
-            echo "run_tests: $label took $((SECONDS - began)) s (exit status $rc)"
+            echo "run_tests: $label took $((SECONDS - began)) s$cpu (exit status $rc)"
             echo "$index $rc" >> "$logs/status"
         } 9> "$logs/print.lock"
     done
