@@ -16,8 +16,9 @@ cd "$root"
 python="${PYTHON:-python3}"
 
 # The vLLM server environment (.venv-vllm/, test mode) shares nothing with .venv: it is
-# installed in the background while .venv installs (its downloads and unpacking overlap
-# this script's), and waited for at the end; its log is printed if it fails.
+# installed in the background while .venv installs, and waited for at the end (its log is
+# printed then). pip is CPU-bound here (the wheels come from local indexes; one pip process
+# uses one core): the two installs side by side take about half the wall time.
 vllm_pid=""
 vllm_log=""
 if [ "$mode" = "test" ] && [ -x scripts/setup_vllm.sh ]; then
@@ -44,8 +45,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # This machine's pip configuration names local package indexes that lack most packages; pip
 # warns once per missing package. The filter keeps those lines out of the log (pip's exit
-# status is unaffected). --no-compile: pip would byte-compile all 24,000 modules (about
-# 1 CPU-minute); Python compiles the few thousand that are imported on first import.
+# status is unaffected). --no-compile: pip would byte-compile all 24,000 modules
+# (transformers' 2,900 alone: 14 CPU-s); Python compiles the ones imported, on first import.
 pip_install() {
     .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-compile "$@" \
         2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
