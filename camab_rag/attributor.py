@@ -295,8 +295,10 @@ class Attributor:
         return [kept.result for kept in list(self._kept)]
 
     def summary(self) -> str:
-        """The recent results in words, newest last: each answer, the documents it came
-        from with their scores, the verdict when a filter judged it, the calls it cost."""
+        """The recent results in words, newest last: each answer, the documents
+        :func:`~camab_rag.citations.cite` would cite for it (or that no single document
+        stands out, exactly when cite() cites none), the verdict when a filter judged it,
+        the calls it cost. Words only: the scores are in the results."""
         kept = list(self._kept)
         if not kept:
             return "No answers attributed yet."
@@ -313,19 +315,56 @@ def _short(text: str, limit: int = 60) -> str:
 
 
 def _describe(item: Attributed) -> str:
-    """One kept attribution in words."""
+    """One kept attribution in words: the sources :func:`~camab_rag.citations.cite` would
+    show for it (with the kept verdict), so the summary never names a document cite()
+    leaves out, nor says one stands out when cite() says none does."""
     result = item.result
     answer = f'"{_short(result.response)}"'
     if result.status != "ok":
         return f"{answer}: not attributed ({result.status}: {result.error})"
-    scores = result.document_scores
-    top = result.top_documents(min(2, len(scores)))
-    sources = ", then ".join(f"document {i + 1} ({float(scores[i]):.2f})" for i in top)
-    words = [f"{answer}: mostly from {sources}" if top else f"{answer}: no documents"]
+    words = [f"{answer}: {_sources_in_words(item)}"]
     if item.verdict is not None:
         words.append(item.verdict.verdict or "groundedness unknown")
     words.append(f"{result.n_queries} model calls")
     return "; ".join(words)
+
+
+def _sources_in_words(item: Attributed) -> str:
+    """The documents cite() cites for the answer (in order of first citation) and those it
+    shows disputing it, in words; no raw scores (end users read words)."""
+    from camab_rag.citations import cite
+    from camab_rag.render.text import no_sources_text
+
+    try:
+        cited = cite(item.result)
+    except InputError:  # no segments to cite
+        return "no documents"
+    if item.verdict is not None:
+        cited = cited.with_groundedness(item.verdict)
+    if cited.uninformative:
+        return f"the citations carry no information ({cited.uninformative})"
+    numbers = {n for sentence in cited.sentences for n in sentence.citations}
+    against = {n for sentence in cited.sentences for n in sentence.disputed}
+    backing = [src.doc_index + 1 for src in cited.sources if src.number in numbers]
+    disputing = [src.doc_index + 1 for src in cited.sources if src.number in against]
+    backing = list(dict.fromkeys(backing))  # a document cited by segment: once
+    disputing = [d for d in dict.fromkeys(disputing) if d not in backing]
+    if backing:
+        text = f"from {_documents(backing)}"
+    else:
+        text = (no_sources_text(cited) or "").rstrip(".").lower() or "no source cited"
+    if disputing:
+        verb = "disputes" if len(disputing) == 1 else "dispute"
+        text += f" ({_documents(disputing)} {verb} it)"
+    return text
+
+
+def _documents(numbers: Sequence[int]) -> str:
+    """``document 2`` or ``documents 1, 3 and 6``."""
+    if len(numbers) == 1:
+        return f"document {numbers[0]}"
+    listed = ", ".join(str(n) for n in numbers[:-1])
+    return f"documents {listed} and {numbers[-1]}"
 
 
 def _stoppable(steps: Steps[AttributionResult], stop: threading.Event) -> Steps[AttributionResult]:

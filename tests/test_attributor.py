@@ -64,7 +64,7 @@ def test_run_arun_and_attribute_agree_with_the_real_model(smollm2_scorer: Any) -
     assert att.results == [same, third]
     summary = att.summary()
     assert summary.startswith("2 answers attributed (newest last):")
-    assert '"Bananas are yellow.": mostly from document 2' in summary
+    assert '"Bananas are yellow.": from document 2;' in summary
     assert summary.count("\n") == 2 and "4 model calls" in summary.splitlines()[-1]
 
 
@@ -174,3 +174,39 @@ def test_one_resolver_for_every_way_to_name_a_scorer() -> None:
     # the Attributor resolves once, with the same rule
     assert Attributor(llm=SimpleNamespace(scorer=own)).scorer is own
     assert Attributor(proxy=proxy).scorer.scored_by.proxy is True
+
+
+BIKE_SHOP = [
+    "Tune-ups cost 59 euros and take one day.",
+    "We sell city bikes and cargo bikes.",
+    "Helmets are sold in three sizes.",
+    "Our mechanics trained in Utrecht.",
+    "Gift cards never expire.",
+    "The shop opens at 9am on Saturdays.",
+]
+
+
+def test_summary_names_the_documents_cite_shows_in_words() -> None:
+    """summary() says what cite() shows (the fix of a review: it said "mostly from document
+    1 (0.42), then document 6 (0.42)" where cite() found no document standing out, and
+    named documents scoring -0.05 as sources); no raw scores in its words."""
+    att = Attributor(KeywordScorer(), budget=64, granularity="chunk", groundedness=True)
+    answers = [
+        "Tune-ups cost 59 euros. The shop opens at 9am.",  # two facts, two documents
+        "Tune-ups cost 80 dollars in Berlin.",  # invented details: nothing stands out
+        "Cards and bikes are sold.",
+    ]
+    for answer in answers:
+        att.run("What about the shop?", BIKE_SHOP, answer)
+    lines = att.summary().splitlines()[1:]
+    assert lines[0] == f'1. "{answers[0]}": from documents 1 and 6; supported; 64 model calls'
+    assert lines[1] == (
+        f'2. "{answers[1]}": no single document stands out as the source of this answer; '
+        "unsupported; 64 model calls"
+    )
+    for line, result in zip(lines, att.results):
+        cited = camab_rag.cite(result, BIKE_SHOP)  # the gate's anchors: unsupported cites none
+        shown = [f"{s.doc_index + 1}" for s in cited.sources]
+        assert ("no single document stands out" in line) == (not shown)
+        assert all(f" {n}" in line.split(";")[0] for n in shown)
+        assert "(0." not in line and "(-" not in line  # no raw scores
