@@ -23,7 +23,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from camab_rag.errors import AttributionCancelledError, AttributionPendingError, InputError
+from camab_rag.errors import (
+    AttributionCancelledError,
+    AttributionPendingError,
+    InputError,
+    ScorerUnavailableError,
+)
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, GroundednessReport
 from camab_rag.groundedness.gain import answer_steps
 from camab_rag.methods import Method
@@ -76,6 +81,7 @@ class Pending:
     ) -> None:
         self._job = job
         self._stop = stop
+        self._cancel_called = False  # h.cancel() stopped it (not its event loop's end)
 
     def done(self) -> bool:
         """Whether it finished (with a result, an error or cancelled)."""
@@ -85,14 +91,23 @@ class Pending:
         """Stop it before its next model call; ``False`` when it had already finished."""
         if self._job.done():
             return False
+        self._cancel_called = True
         self._stop.set()
         self._job.cancel()
         return True
 
     def _cancelled(self) -> AttributionCancelledError:
+        """The error of a cancelled attribution, saying who cancelled it: h.cancel(), or
+        (a task nobody cancelled) its event loop, which ended before the task did."""
+        if self._cancel_called:
+            return AttributionCancelledError(
+                "the attribution was cancelled by h.cancel() before it finished: it has no "
+                "result; submit it again to get one"
+            )
         return AttributionCancelledError(
-            "the attribution was cancelled before it finished: it has no result; submit "
-            "it again (and keep its event loop running until h.aresult() returns)"
+            "the attribution was cancelled before it finished (its event loop stopped or "
+            "cancelled the task): it has no result; submit it again and keep its event "
+            "loop running until h.aresult() returns"
         )
 
     def result(self, timeout: float | None = None) -> AttributionResult:
@@ -167,6 +182,14 @@ class Attributor:
     ) -> None:
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
             raise InputError(f"keep must be an integer >= 0 (results kept), got {keep!r}")
+        if scorer is None and llm is None and proxy is None:
+            raise ScorerUnavailableError(
+                "no scorer: pass scorer=, llm= or proxy= to Attributor, e.g. "
+                "scorer=camab_rag.default_scorer() (the embedded model, offline), "
+                "scorer=camab_rag.OpenAICompletionsScorer(base_url=..., model=...) (a served "
+                "model), llm=<a LangChain or LlamaIndex chat model> (scored by its own server "
+                "or weights) or proxy=<a scorer> (scores for a model that cannot)"
+            )
         self.scorer = resolve_scorer(scorer, llm=llm, proxy=proxy)
         self.settings = resolve_settings(
             settings,
@@ -375,7 +398,10 @@ def _stoppable(steps: Steps[AttributionResult], stop: threading.Event) -> Steps[
     while True:
         if stop.is_set():
             steps.close()
-            raise AttributionCancelledError("the attribution was cancelled before it finished")
+            raise AttributionCancelledError(
+                "the attribution was cancelled by h.cancel() before it finished: it has no "
+                "result; submit it again to get one"
+            )
         try:
             call: Call[Any] = steps.throw(error) if error is not None else steps.send(value)
         except StopIteration as done:

@@ -111,13 +111,30 @@ def test_a_cancelled_submission_stops_before_its_next_call_and_says_so() -> None
     queued = att.submit(QUESTION, DOCS, ANSWER)  # one worker: waits behind the first
     assert running.cancel() and queued.cancel()
     scorer.gate.set()
-    for handle in (running, queued):
-        with pytest.raises(AttributionCancelledError, match="cancelled before it finished"):
+    for handle in (running, queued):  # the user's own cancel is named, not an event loop
+        with pytest.raises(AttributionCancelledError) as caught:
             handle.result(timeout=30)
+        assert str(caught.value) == (
+            "the attribution was cancelled by h.cancel() before it finished: it has no "
+            "result; submit it again to get one"
+        )
     with pytest.raises(AttributionCancelledError):
         asyncio.run(queued.aresult())
     att.close()
     assert att.results == [] and len(scorer.calls) <= 8  # at most the one batch in flight
+
+
+def test_a_task_its_event_loop_cancelled_says_so() -> None:
+    """Nobody called h.cancel(): the loop ended first (asyncio.run cancels its tasks)."""
+    att = Attributor(KeywordScorer(), budget=8, granularity="chunk")
+
+    async def main() -> Any:
+        return att.submit(QUESTION, DOCS, ANSWER)
+
+    handle = asyncio.run(main())
+    with pytest.raises(AttributionCancelledError, match="its event loop stopped") as caught:
+        handle.result()
+    assert "h.cancel()" not in str(caught.value)
 
 
 def test_submit_from_a_coroutine_is_a_task_of_its_loop() -> None:
@@ -134,8 +151,13 @@ def test_submit_from_a_coroutine_is_a_task_of_its_loop() -> None:
 
 
 def test_bad_input_is_refused_when_the_attributor_is_built() -> None:
-    with pytest.raises(ScorerUnavailableError, match="no scorer: pass scorer="):
+    with pytest.raises(ScorerUnavailableError) as caught:  # words for this class, no chain
         Attributor()
+    assert str(caught.value).startswith(
+        "no scorer: pass scorer=, llm= or proxy= to Attributor, e.g. "
+        "scorer=camab_rag.default_scorer()"
+    )
+    assert "chain" not in str(caught.value)
     with pytest.raises(InputError, match="scorer must have a score"):
         Attributor(object())
     with pytest.raises(InputError, match="keep must be"):
