@@ -46,6 +46,25 @@ Groundedness = GroundednessFilter | bool | None
 """``True``: a default :class:`GroundednessFilter`; ``False`` / ``None``: no verdict."""
 
 
+def _no_scorer(door: str) -> ScorerUnavailableError:
+    """The error of a door given no scorer, in that door's words (not the integrations':
+    here no chain's model is in sight)."""
+    examples = (
+        "scorer=camab_rag.default_scorer() (the embedded model, offline), "
+        "scorer=camab_rag.OpenAICompletionsScorer(base_url=..., model=...) (a served model)"
+    )
+    if door == "Attributor":
+        return ScorerUnavailableError(
+            f"no scorer: pass scorer=, llm= or proxy= to Attributor, e.g. {examples}, "
+            "llm=<a LangChain or LlamaIndex chat model> (scored by its own server or "
+            "weights) or proxy=<a scorer> (scores for a model that cannot)"
+        )
+    return ScorerUnavailableError(
+        f"no scorer: {door} needs one, e.g. {examples}; for a LangChain or LlamaIndex chat "
+        "model use camab_rag.Attributor(llm=...)"
+    )
+
+
 def _gate(groundedness: object) -> GroundednessFilter | None:
     """The filter a ``groundedness=`` knob stands for (``None``: not given)."""
     if groundedness is True:
@@ -183,13 +202,7 @@ class Attributor:
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
             raise InputError(f"keep must be an integer >= 0 (results kept), got {keep!r}")
         if scorer is None and llm is None and proxy is None:
-            raise ScorerUnavailableError(
-                "no scorer: pass scorer=, llm= or proxy= to Attributor, e.g. "
-                "scorer=camab_rag.default_scorer() (the embedded model, offline), "
-                "scorer=camab_rag.OpenAICompletionsScorer(base_url=..., model=...) (a served "
-                "model), llm=<a LangChain or LlamaIndex chat model> (scored by its own server "
-                "or weights) or proxy=<a scorer> (scores for a model that cannot)"
-            )
+            raise _no_scorer("Attributor")
         self.scorer = resolve_scorer(scorer, llm=llm, proxy=proxy)
         self.settings = resolve_settings(
             settings,
@@ -463,6 +476,8 @@ def attribute(
             prompt template or builder, anchors, statements, hierarchical, prior):
             :class:`~camab_rag.settings.AttributionSettings`.
     """
+    if scorer is None:
+        raise _no_scorer("attribute()")
     door = Attributor(
         scorer,
         budget=budget,
@@ -494,6 +509,8 @@ async def aattribute(
 ) -> AttributionResult:
     """Async :func:`attribute`, with the same arguments: each batch of subsets is scored
     with ``scorer.ascore``."""
+    if scorer is None:
+        raise _no_scorer("aattribute()")
     door = Attributor(
         scorer,
         budget=budget,
@@ -531,6 +548,8 @@ def assess_answer(
     ``score >= threshold``. ``history``: earlier chat messages, which count as context;
     ``prompt_builder`` (e.g. the prompt the model really received) replaces the template.
     """
+    if scorer is None:
+        raise _no_scorer("assess_answer()")
     door = Attributor(scorer, keep=0)
     return drive(
         answer_steps(

@@ -158,6 +158,14 @@ def test_bad_input_is_refused_when_the_attributor_is_built() -> None:
         "scorer=camab_rag.default_scorer()"
     )
     assert "chain" not in str(caught.value)
+    for door, call in [
+        ("attribute()", lambda: camab_rag.attribute(QUESTION, DOCS, ANSWER, None)),
+        ("assess_answer()", lambda: camab_rag.assess_answer(QUESTION, DOCS, ANSWER, None)),
+    ]:
+        with pytest.raises(ScorerUnavailableError) as caught:
+            call()
+        assert str(caught.value).startswith(f"no scorer: {door} needs one, e.g. scorer=")
+        assert "Attributor(llm=...)" in str(caught.value)
     with pytest.raises(InputError, match="scorer must have a score"):
         Attributor(object())
     with pytest.raises(InputError, match="keep must be"):
