@@ -23,7 +23,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from camab_rag.errors import AttributionCancelledError, AttributionPendingError, InputError
+from camab_rag.errors import (
+    AttributionCancelledError,
+    AttributionPendingError,
+    InputError,
+    ScorerUnavailableError,
+)
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, GroundednessReport
 from camab_rag.groundedness.gain import answer_steps
 from camab_rag.methods import Method
@@ -39,6 +44,25 @@ from camab_rag.text_attribution import _attribute_steps
 
 Groundedness = GroundednessFilter | bool | None
 """``True``: a default :class:`GroundednessFilter`; ``False`` / ``None``: no verdict."""
+
+
+def _no_scorer(door: str) -> ScorerUnavailableError:
+    """The error of a door given no scorer, in that door's words (not the integrations':
+    here no chain's model is in sight)."""
+    examples = (
+        "scorer=camab_rag.default_scorer() (the embedded model, offline), "
+        "scorer=camab_rag.OpenAICompletionsScorer(base_url=..., model=...) (a served model)"
+    )
+    if door == "Attributor":
+        return ScorerUnavailableError(
+            f"no scorer: pass scorer=, llm= or proxy= to Attributor, e.g. {examples}, "
+            "llm=<a LangChain or LlamaIndex chat model> (scored by its own server or "
+            "weights) or proxy=<a scorer> (scores for a model that cannot)"
+        )
+    return ScorerUnavailableError(
+        f"no scorer: {door} needs one, e.g. {examples}; for a LangChain or LlamaIndex chat "
+        "model use camab_rag.Attributor(llm=...)"
+    )
 
 
 def _gate(groundedness: object) -> GroundednessFilter | None:
@@ -76,6 +100,7 @@ class Pending:
     ) -> None:
         self._job = job
         self._stop = stop
+        self._cancel_called = False  # h.cancel() stopped it (not its event loop's end)
 
     def done(self) -> bool:
         """Whether it finished (with a result, an error or cancelled)."""
@@ -85,14 +110,23 @@ class Pending:
         """Stop it before its next model call; ``False`` when it had already finished."""
         if self._job.done():
             return False
+        self._cancel_called = True
         self._stop.set()
         self._job.cancel()
         return True
 
     def _cancelled(self) -> AttributionCancelledError:
+        """The error of a cancelled attribution, saying who cancelled it: h.cancel(), or
+        (a task nobody cancelled) its event loop, which ended before the task did."""
+        if self._cancel_called:
+            return AttributionCancelledError(
+                "the attribution was cancelled by h.cancel() before it finished: it has no "
+                "result; submit it again to get one"
+            )
         return AttributionCancelledError(
-            "the attribution was cancelled before it finished: it has no result; submit "
-            "it again (and keep its event loop running until h.aresult() returns)"
+            "the attribution was cancelled before it finished (its event loop stopped or "
+            "cancelled the task): it has no result; submit it again and keep its event "
+            "loop running until h.aresult() returns"
         )
 
     def result(self, timeout: float | None = None) -> AttributionResult:
@@ -167,6 +201,8 @@ class Attributor:
     ) -> None:
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
             raise InputError(f"keep must be an integer >= 0 (results kept), got {keep!r}")
+        if scorer is None and llm is None and proxy is None:
+            raise _no_scorer("Attributor")
         self.scorer = resolve_scorer(scorer, llm=llm, proxy=proxy)
         self.settings = resolve_settings(
             settings,
@@ -295,8 +331,10 @@ class Attributor:
         return [kept.result for kept in list(self._kept)]
 
     def summary(self) -> str:
-        """The recent results in words, newest last: each answer, the documents it came
-        from with their scores, the verdict when a filter judged it, the calls it cost."""
+        """The recent results in words, newest last: each answer, the documents
+        :func:`~camab_rag.citations.cite` would cite for it (or that no single document
+        stands out, exactly when cite() cites none), the verdict when a filter judged it,
+        the calls it cost. Words only: the scores are in the results."""
         kept = list(self._kept)
         if not kept:
             return "No answers attributed yet."
@@ -313,19 +351,56 @@ def _short(text: str, limit: int = 60) -> str:
 
 
 def _describe(item: Attributed) -> str:
-    """One kept attribution in words."""
+    """One kept attribution in words: the sources :func:`~camab_rag.citations.cite` would
+    show for it (with the kept verdict), so the summary never names a document cite()
+    leaves out, nor says one stands out when cite() says none does."""
     result = item.result
     answer = f'"{_short(result.response)}"'
     if result.status != "ok":
         return f"{answer}: not attributed ({result.status}: {result.error})"
-    scores = result.document_scores
-    top = result.top_documents(min(2, len(scores)))
-    sources = ", then ".join(f"document {i + 1} ({float(scores[i]):.2f})" for i in top)
-    words = [f"{answer}: mostly from {sources}" if top else f"{answer}: no documents"]
+    words = [f"{answer}: {_sources_in_words(item)}"]
     if item.verdict is not None:
         words.append(item.verdict.verdict or "groundedness unknown")
     words.append(f"{result.n_queries} model calls")
     return "; ".join(words)
+
+
+def _sources_in_words(item: Attributed) -> str:
+    """The documents cite() cites for the answer (in order of first citation) and those it
+    shows disputing it, in words; no raw scores (end users read words)."""
+    from camab_rag.citations import cite
+    from camab_rag.render.text import no_sources_text
+
+    try:
+        cited = cite(item.result)
+    except InputError:  # no segments to cite
+        return "no documents"
+    if item.verdict is not None:
+        cited = cited.with_groundedness(item.verdict)
+    if cited.uninformative:
+        return f"the citations carry no information ({cited.uninformative})"
+    numbers = {n for sentence in cited.sentences for n in sentence.citations}
+    against = {n for sentence in cited.sentences for n in sentence.disputed}
+    backing = [src.doc_index + 1 for src in cited.sources if src.number in numbers]
+    disputing = [src.doc_index + 1 for src in cited.sources if src.number in against]
+    backing = list(dict.fromkeys(backing))  # a document cited by segment: once
+    disputing = [d for d in dict.fromkeys(disputing) if d not in backing]
+    if backing:
+        text = f"from {_documents(backing)}"
+    else:
+        text = (no_sources_text(cited) or "").rstrip(".").lower() or "no source cited"
+    if disputing:
+        verb = "disputes" if len(disputing) == 1 else "dispute"
+        text += f" ({_documents(disputing)} {verb} it)"
+    return text
+
+
+def _documents(numbers: Sequence[int]) -> str:
+    """``document 2`` or ``documents 1, 3 and 6``."""
+    if len(numbers) == 1:
+        return f"document {numbers[0]}"
+    listed = ", ".join(str(n) for n in numbers[:-1])
+    return f"documents {listed} and {numbers[-1]}"
 
 
 def _stoppable(steps: Steps[AttributionResult], stop: threading.Event) -> Steps[AttributionResult]:
@@ -336,7 +411,10 @@ def _stoppable(steps: Steps[AttributionResult], stop: threading.Event) -> Steps[
     while True:
         if stop.is_set():
             steps.close()
-            raise AttributionCancelledError("the attribution was cancelled before it finished")
+            raise AttributionCancelledError(
+                "the attribution was cancelled by h.cancel() before it finished: it has no "
+                "result; submit it again to get one"
+            )
         try:
             call: Call[Any] = steps.throw(error) if error is not None else steps.send(value)
         except StopIteration as done:
@@ -398,6 +476,8 @@ def attribute(
             prompt template or builder, anchors, statements, hierarchical, prior):
             :class:`~camab_rag.settings.AttributionSettings`.
     """
+    if scorer is None:
+        raise _no_scorer("attribute()")
     door = Attributor(
         scorer,
         budget=budget,
@@ -429,6 +509,8 @@ async def aattribute(
 ) -> AttributionResult:
     """Async :func:`attribute`, with the same arguments: each batch of subsets is scored
     with ``scorer.ascore``."""
+    if scorer is None:
+        raise _no_scorer("aattribute()")
     door = Attributor(
         scorer,
         budget=budget,
@@ -466,6 +548,8 @@ def assess_answer(
     ``score >= threshold``. ``history``: earlier chat messages, which count as context;
     ``prompt_builder`` (e.g. the prompt the model really received) replaces the template.
     """
+    if scorer is None:
+        raise _no_scorer("assess_answer()")
     door = Attributor(scorer, keep=0)
     return drive(
         answer_steps(

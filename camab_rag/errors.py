@@ -112,6 +112,15 @@ class CredentialsRefusedError(ScorerError):
     """The scorer's server refused its credentials (HTTP 401 or 403)."""
 
 
+class ModelNotServedError(ScorerError):
+    """The scorer's server does not serve the model it was given (HTTP 404 naming the
+    model): ``served`` lists the models it does serve (empty when it would not say)."""
+
+    def __init__(self, message: str, served: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.served = served
+
+
 class CannotScoreError(ScorerError):
     """The model cannot score a given text at all (a hosted chat API, no completions
     endpoint, no chat template): a proxy scorer can. ``reason`` is the cause alone (a

@@ -64,7 +64,7 @@ def test_run_arun_and_attribute_agree_with_the_real_model(smollm2_scorer: Any) -
     assert att.results == [same, third]
     summary = att.summary()
     assert summary.startswith("2 answers attributed (newest last):")
-    assert '"Bananas are yellow.": mostly from document 2' in summary
+    assert '"Bananas are yellow.": from document 2;' in summary
     assert summary.count("\n") == 2 and "4 model calls" in summary.splitlines()[-1]
 
 
@@ -111,13 +111,30 @@ def test_a_cancelled_submission_stops_before_its_next_call_and_says_so() -> None
     queued = att.submit(QUESTION, DOCS, ANSWER)  # one worker: waits behind the first
     assert running.cancel() and queued.cancel()
     scorer.gate.set()
-    for handle in (running, queued):
-        with pytest.raises(AttributionCancelledError, match="cancelled before it finished"):
+    for handle in (running, queued):  # the user's own cancel is named, not an event loop
+        with pytest.raises(AttributionCancelledError) as caught:
             handle.result(timeout=30)
+        assert str(caught.value) == (
+            "the attribution was cancelled by h.cancel() before it finished: it has no "
+            "result; submit it again to get one"
+        )
     with pytest.raises(AttributionCancelledError):
         asyncio.run(queued.aresult())
     att.close()
     assert att.results == [] and len(scorer.calls) <= 8  # at most the one batch in flight
+
+
+def test_a_task_its_event_loop_cancelled_says_so() -> None:
+    """Nobody called h.cancel(): the loop ended first (asyncio.run cancels its tasks)."""
+    att = Attributor(KeywordScorer(), budget=8, granularity="chunk")
+
+    async def main() -> Any:
+        return att.submit(QUESTION, DOCS, ANSWER)
+
+    handle = asyncio.run(main())
+    with pytest.raises(AttributionCancelledError, match="its event loop stopped") as caught:
+        handle.result()
+    assert "h.cancel()" not in str(caught.value)
 
 
 def test_submit_from_a_coroutine_is_a_task_of_its_loop() -> None:
@@ -134,8 +151,21 @@ def test_submit_from_a_coroutine_is_a_task_of_its_loop() -> None:
 
 
 def test_bad_input_is_refused_when_the_attributor_is_built() -> None:
-    with pytest.raises(ScorerUnavailableError, match="no scorer: pass scorer="):
+    with pytest.raises(ScorerUnavailableError) as caught:  # words for this class, no chain
         Attributor()
+    assert str(caught.value).startswith(
+        "no scorer: pass scorer=, llm= or proxy= to Attributor, e.g. "
+        "scorer=camab_rag.default_scorer()"
+    )
+    assert "chain" not in str(caught.value)
+    for door, call in [
+        ("attribute()", lambda: camab_rag.attribute(QUESTION, DOCS, ANSWER, None)),
+        ("assess_answer()", lambda: camab_rag.assess_answer(QUESTION, DOCS, ANSWER, None)),
+    ]:
+        with pytest.raises(ScorerUnavailableError) as caught:
+            call()
+        assert str(caught.value).startswith(f"no scorer: {door} needs one, e.g. scorer=")
+        assert "Attributor(llm=...)" in str(caught.value)
     with pytest.raises(InputError, match="scorer must have a score"):
         Attributor(object())
     with pytest.raises(InputError, match="keep must be"):
@@ -174,3 +204,39 @@ def test_one_resolver_for_every_way_to_name_a_scorer() -> None:
     # the Attributor resolves once, with the same rule
     assert Attributor(llm=SimpleNamespace(scorer=own)).scorer is own
     assert Attributor(proxy=proxy).scorer.scored_by.proxy is True
+
+
+BIKE_SHOP = [
+    "Tune-ups cost 59 euros and take one day.",
+    "We sell city bikes and cargo bikes.",
+    "Helmets are sold in three sizes.",
+    "Our mechanics trained in Utrecht.",
+    "Gift cards never expire.",
+    "The shop opens at 9am on Saturdays.",
+]
+
+
+def test_summary_names_the_documents_cite_shows_in_words() -> None:
+    """summary() says what cite() shows (the fix of a review: it said "mostly from document
+    1 (0.42), then document 6 (0.42)" where cite() found no document standing out, and
+    named documents scoring -0.05 as sources); no raw scores in its words."""
+    att = Attributor(KeywordScorer(), budget=64, granularity="chunk", groundedness=True)
+    answers = [
+        "Tune-ups cost 59 euros. The shop opens at 9am.",  # two facts, two documents
+        "Tune-ups cost 80 dollars in Berlin.",  # invented details: nothing stands out
+        "Cards and bikes are sold.",
+    ]
+    for answer in answers:
+        att.run("What about the shop?", BIKE_SHOP, answer)
+    lines = att.summary().splitlines()[1:]
+    assert lines[0] == f'1. "{answers[0]}": from documents 1 and 6; supported; 64 model calls'
+    assert lines[1] == (
+        f'2. "{answers[1]}": no single document stands out as the source of this answer; '
+        "unsupported; 64 model calls"
+    )
+    for line, result in zip(lines, att.results):
+        cited = camab_rag.cite(result, BIKE_SHOP)  # the gate's anchors: unsupported cites none
+        shown = [f"{s.doc_index + 1}" for s in cited.sources]
+        assert ("no single document stands out" in line) == (not shown)
+        assert all(f" {n}" in line.split(";")[0] for n in shown)
+        assert "(0." not in line and "(-" not in line  # no raw scores

@@ -655,3 +655,22 @@ def test_a_miscounted_response_is_retried_and_never_demotes_the_model(
     assert_good(result)
     assert not scorer.using_proxy and scorer.scored_by.proxy is False
     assert [body.get("echo") for body in server.completions] == [True, True]  # the same ask
+
+
+def test_a_model_the_server_does_not_serve_is_named_without_a_list(server: FaultyServer) -> None:
+    """OpenAI's "no such model" 404 on a server with no /tokenize and no GET /v1/models
+    (this one answers 501): the typed error names the model and the server, lists nothing,
+    and is not retried; the key is never shown."""
+    from camab_rag.errors import ModelNotServedError
+
+    message = "The model `smollm2` does not exist or you do not have access to it."
+    server.default = ("status", 404, {}, {"error": {"message": message}})
+    scorer = make_scorer(server)
+    with pytest.raises(ModelNotServedError) as caught:
+        scorer.score([REQUEST])
+    assert str(caught.value) == (
+        f"model 'smollm2' is not served at {server.base_url}: pass model= one of the names "
+        "its /v1/models lists"
+    )
+    assert caught.value.served == () and len(server.completions) == 1
+    assert SECRET not in str(caught.value)

@@ -204,3 +204,22 @@ def test_event_loop_reuse(http_scorer: OpenAICompletionsScorer) -> None:
     for _ in range(2):
         [got] = asyncio.run(http_scorer.ascore([REQUESTS[2]]))
         assert "".join(got.tokens) == REQUESTS[2].response
+
+
+def test_wrong_model_name_says_what_the_server_serves(vllm_server: VLLMServer) -> None:
+    """A model the server does not serve is named with the ones it does, not reported as a
+    missing /tokenize (the old message), sync and async, chat and text prompts."""
+    from camab_rag.errors import ModelNotServedError
+
+    scorer = OpenAICompletionsScorer(vllm_server.base_url, "gpt-4", timeout=60)
+    att = camab_rag.Attributor(scorer=scorer, budget=4)
+    with pytest.raises(ModelNotServedError) as caught:
+        att.run("Who?", ["Ann fixes bikes.", "Bob sells tyres."], "Ann.")
+    assert str(caught.value) == (
+        f"model 'gpt-4' is not served at {vllm_server.base_url} (it serves: smollm2): "
+        "pass model= one of the names its /v1/models lists"
+    )
+    assert caught.value.served == ("smollm2",)
+    with pytest.raises(ModelNotServedError, match=r"\(it serves: smollm2\)"):
+        asyncio.run(scorer.ascore([ScoreRequest("Q: colour?\nA:", " red")]))
+    scorer.close()

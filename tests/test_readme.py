@@ -25,6 +25,17 @@ def readme_example() -> str:
     return match.group(1)
 
 
+def test_the_readme_lists_exactly_the_public_names():
+    """The "exports N names" sentence counts and lists ``camab_rag.__all__``, so the list
+    cannot drift again (it said 16 and left out ``Attributor``)."""
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    match = re.search(r"`camab_rag` exports (\d+) names: (.*?)\. Everything else", text)
+    assert match, "the README lost its list of public names"
+    listed = re.findall(r"`([^`]+)`", match.group(2))
+    assert int(match.group(1)) == len(camab_rag.__all__)
+    assert sorted(listed) == sorted(camab_rag.__all__)
+
+
 def test_the_example_is_ten_lines_of_code():
     lines = [line for line in readme_example().splitlines() if line.strip()]
     assert len(lines) <= 12

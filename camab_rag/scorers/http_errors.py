@@ -17,7 +17,13 @@ from typing import Any, TypeVar
 
 import httpx
 
-from camab_rag.errors import CamabError, CredentialsRefusedError, ScorerError, TextError
+from camab_rag.errors import (
+    CamabError,
+    CredentialsRefusedError,
+    ModelNotServedError,
+    ScorerError,
+    TextError,
+)
 from camab_rag.redaction import Secrets, public_url
 from camab_rag.retry import Retryable
 from camab_rag.scorers.echo import NoPromptLogprobsError, _clip
@@ -93,6 +99,17 @@ class ServerErrors:
         except ValueError as exc:
             raise Retryable(f"malformed response body: {type(exc).__name__}: {exc}") from None
 
+    def model_not_served(self, served: tuple[str, ...]) -> ModelNotServedError:
+        """The error of a model this server does not serve; ``served``: what it does."""
+        listed = f" (it serves: {', '.join(served)})" if served else ""
+        return ModelNotServedError(
+            self.secrets.clean(
+                f"model {self.model!r} is not served at {self.base_url}{listed}: pass "
+                "model= one of the names its /v1/models lists"
+            ),
+            served,
+        )
+
     def status_error(
         self, status: int, headers: Mapping[str, str], message: str, path: str
     ) -> BaseException:
@@ -112,6 +129,8 @@ class ServerErrors:
                 f"the server at {self.base_url} does not serve {path} for model "
                 f"{self.model!r} (HTTP 404: {_clip(message, 200)})"
             )
+        if status == 404 and _names_missing_model(message):
+            return self.model_not_served(())
         if status == 404:
             return ScorerError(
                 f"HTTP 404 from {path}: {_clip(message, 200)} (check "
@@ -139,6 +158,24 @@ def tokens_from(body: object) -> list[int]:
     if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
         raise ScorerError("malformed /tokenize response: no integer 'tokens' list")
     return tokens
+
+
+def served_models(body: object) -> tuple[str, ...]:
+    """The model ids of a ``/v1/models`` answer (``{"data": [{"id": ...}, ...]}``)."""
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        return ()
+    ids = (entry.get("id") for entry in data if isinstance(entry, dict))
+    return tuple(_clip(i, 80) for i in ids if isinstance(i, str))[:20]
+
+
+def _names_missing_model(message: str) -> bool:
+    """Whether a 404's message is the server's "no such model" answer (vLLM: "The model
+    `x` does not exist", OpenAI: "... does not exist or you do not have access to it",
+    others: "model 'x' not found")."""
+    lowered = message.lower()
+    missing = "does not exist" in lowered or "not found" in lowered
+    return missing and "model" in lowered
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:

@@ -18,6 +18,7 @@ from camab_rag.errors import (
     CredentialsRefusedError,
     DeadlineExceededError,
     InputError,
+    ModelNotServedError,
     ScorerError,
     TransientScorerError,
 )
@@ -149,8 +150,14 @@ class RequestPlanner:
                 probe = {"prompt": "probe", "add_special_tokens": False}
                 ids = drive(self.tokenize_steps(probe, None, clock))
                 self._has_tokenize = bool(ids)
-            except (CredentialsRefusedError, DeadlineExceededError, RedirectRefusedError):
-                raise  # a refused key, the deadline, a redirect: not a missing /tokenize
+            except (
+                CredentialsRefusedError,
+                DeadlineExceededError,
+                RedirectRefusedError,
+                ModelNotServedError,
+            ):
+                raise  # a refused key, the deadline, a redirect, a wrong model name: not a
+                # missing /tokenize
             except TransientScorerError as error:
                 if error.unreachable:
                     raise  # the server is unreachable: say so rather than guess a mode

@@ -25,15 +25,15 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import httpx
 
 from camab_rag import deadline
-from camab_rag.errors import InputError, TransientScorerError
+from camab_rag.errors import InputError, ModelNotServedError, TransientScorerError
 from camab_rag.redaction import Secrets, carries_credential, public_url, query_parameters
 from camab_rag.retry import Retryable, RetryPolicy
-from camab_rag.scorers.http_errors import ServerErrors
+from camab_rag.scorers.http_errors import ServerErrors, served_models
 from camab_rag.steps import Sleep, Steps
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-Endpoint = Literal["completions", "tokenize"]
+Endpoint = Literal["completions", "tokenize", "models"]
 
 
 AsyncClients = httpx.AsyncClient
@@ -77,12 +77,17 @@ class ApiCall:
     body: dict[str, Any]
     limit: float
 
+    def method_and_body(self) -> tuple[str, dict[str, Any] | None]:
+        """``GET`` for the model list, else ``POST`` with the JSON body."""
+        return ("GET", None) if self.endpoint == "models" else ("POST", self.body)
+
     def run(self) -> Reply:
         """One blocking attempt, whole response read, cut off after ``limit`` seconds."""
         end = time.monotonic() + self.limit
         client = self.transport.client()
+        method, body = self.method_and_body()
         request = client.build_request(
-            "POST", self.transport.url(self.endpoint), json=self.body, timeout=self.limit
+            method, self.transport.url(self.endpoint), json=body, timeout=self.limit
         )
         response = client.send(request, stream=True)
         watchdog = _Watchdog(response, end)
@@ -110,9 +115,10 @@ class ApiCall:
         if self.clients is None:
             raise RuntimeError("an async request needs the clients of async_clients()")
         http, url, limit = self.clients, self.transport.url(self.endpoint), self.limit
+        method, body = self.method_and_body()
 
         async def attempt() -> Reply:
-            async with http.stream("POST", url, json=self.body, timeout=limit) as response:
+            async with http.stream(method, url, json=body, timeout=limit) as response:
                 content = b"".join([chunk async for chunk in response.aiter_bytes()])
                 return Reply(response.status_code, response.headers, content)
 
@@ -205,8 +211,8 @@ class HttpTransport:
         return self._has_key
 
     def url(self, endpoint: Endpoint) -> str:
-        if endpoint == "completions":
-            return f"{self._url}/completions"
+        if endpoint in ("completions", "models"):
+            return f"{self._url}/{endpoint}"
         root = self._url[: -len("/v1")] if self._url.endswith("/v1") else self._url
         return f"{root}/tokenize"  # /tokenize lives beside /v1
 
@@ -265,9 +271,23 @@ class HttpTransport:
             except Exception as exc:
                 failure = exc
             # decided outside the except block: a raised error chains no client exception
-            delay = self._retry_delay(what, attempt, clock, self.errors.classify(failure, limit))
+            error = self.errors.classify(failure, limit)
+            if isinstance(error, ModelNotServedError) and endpoint != "models":
+                served = yield from self._served_models(clients, limit)
+                error = self.errors.model_not_served(served)
+            delay = self._retry_delay(what, attempt, clock, error)
             yield Sleep(delay)
         raise AssertionError("unreachable")
+
+    def _served_models(self, clients: AsyncClients | None, limit: float) -> Steps[tuple[str, ...]]:
+        """The model ids ``/v1/models`` lists, asked once after a model-not-found answer;
+        none when that fails too (the error then says only what is not served)."""
+        try:
+            reply = yield ApiCall(self, clients, "models", {}, limit)
+            return served_models(self._json(reply, "models"))
+        except Exception as exc:  # any failure: the not-found error stands without the list
+            logger.debug("listing the served models failed: %s", self.secrets.clean(str(exc)))
+            return ()
 
     def _limit(self, clock: RequestClock) -> float:
         """The time the next attempt may take: the timeout, cut to what is left of the

@@ -3,7 +3,8 @@
 ``audit [#####.....] 50/100 records  3.10 rec/s  ETA 0:00:16``: redrawn in place on a
 terminal (at most every 0.2 s), a line at most every ``interval`` seconds elsewhere (logs,
 CI); messages go to the same stream, clearing a live bar first; ``enabled=False`` shows
-nothing. Dependency-free.
+nothing. A task's total only grows: one that needed fewer steps than planned keeps its
+total and says "stopped early" in words. Dependency-free.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ class Progress:
         self.total = total
         self.done = 0
         self.errors = 0
+        self.stopped_early = False
+        """The task ended before its total (a run that needed fewer calls than planned)."""
         self.started = time.perf_counter()
         self._last_draw = 0.0
 
@@ -77,7 +80,9 @@ class Progress:
         else:
             parts.append(f"{self.done} {self.unit}")
         parts.append(f"{rate:.2f} {self.rate_unit}")
-        if self.total and rate > 0 and self.done < self.total:
+        if self.stopped_early:
+            parts.append("stopped early")
+        elif self.total and rate > 0 and self.done < self.total:
             parts.append(f"ETA {_clock((self.total - self.done) / rate)}")
         if self.errors:
             parts.append(f"{self.errors} errors")
@@ -89,12 +94,19 @@ class Progress:
 
     def show(self, done: int, total: int | None, *, error: bool = False) -> None:
         """``done`` of ``total`` steps (the engine's ``progress(calls, total)`` hook); a
-        total below ``done`` is raised to it, so the bar never overflows."""
+        total below ``done`` is raised to it, so the bar never overflows, and a total below
+        the bar's (the engine's last report when a run needed fewer calls than it planned)
+        leaves the bar's total as it was and marks it :attr:`stopped_early`, so the total
+        a user reads never changes mid-task."""
+        ended = total is not None and self.total is not None and total < self.total
+        if ended:
+            self.stopped_early, total = True, self.total
         self.done = done
         self.total = max(total, done) if total is not None else None
         self.errors += int(error)
         now = time.perf_counter()
-        if now - self._last_draw >= self.interval or (self.total and self.done >= self.total):
+        last = ended or bool(self.total and self.done >= self.total)
+        if now - self._last_draw >= self.interval or last:
             self._draw(now)
 
     def message(self, text: str) -> None:
@@ -104,7 +116,10 @@ class Progress:
             print(text, file=self.stream, flush=True)
 
     def finish(self, summary: str) -> None:
-        """End the bar with ``label: summary in N s``."""
+        """End the bar with ``label: summary in N s`` (and, for a task that stopped early,
+        how many of the planned steps it needed)."""
+        if self.stopped_early:
+            summary += f", stopped early (needed {self.done} of the {self.total} planned)"
         self.message(f"{self.label}: {summary} in {time.perf_counter() - self.started:.1f} s")
 
     def close(self) -> None:

@@ -426,24 +426,51 @@ def test_a_failing_record_is_named_and_the_others_are_written(tmp_path, capsys, 
     assert written[1]["error"] == "the prompt is longer than the model's context"
 
 
-def test_the_progress_bar_ends_at_its_total_and_never_overflows(tmp_path, capsys, monkeypatch):
+BIKE_SHOP = {
+    "question": "What do tune-ups cost, and when does the shop open?",
+    "documents": [
+        "Tune-ups cost 59 euros and take one day. They are quick.",
+        "We sell city bikes and cargo bikes. Many.",
+        "Helmets are sold in three sizes.",
+        "Our mechanics trained in Utrecht.",
+        "Gift cards never expire.",
+        "The shop opens at 9am on Saturdays.",
+    ],
+    "response": "Tune-ups cost 59 euros. The shop opens at 9am.",
+}
+
+
+@pytest.mark.parametrize(
+    ("record", "budget", "early"),
+    [(GOOD, "5", True), (GOOD, "24", False), (BIKE_SHOP, "40", True)],
+)
+def test_the_progress_total_never_changes_and_an_early_stop_is_said(
+    tmp_path, capsys, monkeypatch, record, budget, early
+):
     """With the groundedness verdict's two calls, `make demo` used to print `25/24 model
-    calls`: the bar now counts the calls the attribution will make, verdict included."""
+    calls`: the bar counts the calls the attribution will make, verdict included. A run
+    that needs fewer calls than planned (auto stops early on the bike shop) used to count
+    `.../42`, then end `21/21`: the total now stays, and the bar and summary say so."""
     import re
 
     from fakes import KeywordScorer
 
     monkeypatch.setattr(cli, "build_scorer", lambda args, progress: KeywordScorer())
     path = tmp_path / "record.json"
-    path.write_text(json.dumps(GOOD), encoding="utf-8")
-    for budget in ("5", "24"):  # 3 documents' 4 sentences: budget 24 enumerates all 16
-        assert main(["attribute", str(path), "--budget", budget, "--format", "json"]) == 0
-        err = capsys.readouterr().err
-        bars = [(int(a), int(b)) for a, b in re.findall(r"\] (\d+)/(\d+) model calls", err)]
-        assert bars and all(done <= total for done, total in bars), err
-        assert bars[-1][0] == bars[-1][1], err
-        summary = re.search(r"attributing: (\d+) model calls", err)
-        assert summary and int(summary.group(1)) == bars[-1][0]
+    path.write_text(json.dumps(record), encoding="utf-8")
+    assert main(["attribute", str(path), "--budget", budget, "--format", "json"]) == 0
+    err = capsys.readouterr().err
+    bars = [(int(a), int(b)) for a, b in re.findall(r"\] (\d+)/(\d+) model calls", err)]
+    assert bars and all(done <= total for done, total in bars), err
+    assert len({total for _, total in bars}) == 1, err  # one total for the whole run
+    summary = re.search(r"attributing: (\d+) model calls(.*) in ", err)
+    assert summary and int(summary.group(1)) == bars[-1][0], err
+    done, total = bars[-1]
+    if early:
+        assert done < total and err.rstrip().splitlines()[-2].endswith("stopped early"), err
+        assert summary.group(2) == f", stopped early (needed {done} of the {total} planned)"
+    else:
+        assert done == total and summary.group(2) == "", err
 
 
 def test_auto_is_the_default_method_of_every_command() -> None:
