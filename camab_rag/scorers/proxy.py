@@ -271,6 +271,10 @@ def _scorer_of_server(
             "base_url= needs model= (the served model's name, e.g. model='smollm2')"
         )
     url, name = str(base_url), str(model)
+    if not url.startswith(("http://", "https://")):
+        from camab_rag.redaction import shown_url
+
+        raise InputError(f"base_url must be an http(s) URL, got {shown_url(url)}")
     if api_key is None and key_variable and is_openai_endpoint(url):
         api_key = os.environ.get(key_variable)
     client = SimpleNamespace(model_name=name, model=name, openai_api_base=url, base_url=url)
