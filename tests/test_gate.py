@@ -550,3 +550,32 @@ def test_a_word_the_context_lacks_explains_nothing():
     observed = assess_groundedness(result, threshold=0.6)
     assert observed.source == "observed" and observed.score == pytest.approx(2.9 / 6.3)
     assert cite(result, CONTEXT).sentences[0].citations == []
+
+
+BIKE_SHOP = [  # the fresh-user review's corpus (issue 48)
+    "Spoke & Chain bike shop sells the City Cruiser for 590 euros and the Trail Hopper "
+    "mountain bike for 1,290 euros.",
+    "The shop is open Monday to Friday from 9:00 to 18:00 and on Saturday from 10:00 to "
+    "16:00. It is closed on Sunday.",
+    "Every new bike comes with a two-year warranty on the frame and six months on parts.",
+    "Unused items can be returned within 30 days with the receipt for a full refund.",
+    "The staff picnic this year is on June 14 at Riverside Park.",
+    "Customers can park for free in the lot behind the shop for up to two hours.",
+]
+
+
+@pytest.mark.model
+def test_a_value_the_context_gives_in_another_clause_is_unsupported(smollm2_scorer):
+    """The fresh-user review (issue 48): one context sentence gives 9:00-18:00 for
+    weekdays "and on Saturday" 10:00-16:00; read as one sentence it held 9:00-18:00 for
+    Saturday too, so the wrong hours passed (p 0.27 with the old code)."""
+    question = "When is the shop open on Saturday?"
+    wrong = assess_answer(
+        question, BIKE_SHOP, "The shop is open on Saturday from 9:00 to 18:00.", smollm2_scorer
+    )
+    assert wrong.verdict == "unsupported"
+    assert wrong.coverage is not None and wrong.coverage <= 0.5  # 9 and 18: misread
+    right = assess_answer(
+        question, BIKE_SHOP, "On Saturday it is open from 10:00 to 16:00.", smollm2_scorer
+    )
+    assert right.verdict != "unsupported" and right.coverage == 1.0

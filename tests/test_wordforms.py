@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 from camab_rag.groundedness.score import MISREAD_COVERAGE, STOPWORDS, coverage, words
-from camab_rag.groundedness.wordforms import ContextWords, forms, misread_spans, stem
+from camab_rag.groundedness.wordforms import ContextWords, clauses, forms, misread_spans, stem
 
 
 @pytest.mark.parametrize(
@@ -62,3 +62,25 @@ def test_a_value_of_another_subject_and_an_unmade_negation_are_misread():
     assert misread_spans("The Glass Teapot costs €29.", pronoun, STOPWORDS) == []
     # no sentences known (a plain set): nothing is misread
     assert misread_spans("The Aero kettle costs 59 euros.", set(two), STOPWORDS) == []
+
+
+def test_a_clause_holds_its_own_values_and_the_subject_before_it():
+    hours = ContextWords.of(
+        [
+            "The shop is open Monday to Friday from 9:00 to 18:00 and on Saturday from "
+            "10:00 to 16:00. It is closed on Sunday."
+        ]
+    )
+    assert clauses("Open Monday from 9:00 and on Saturday from 10:00; closed Sunday.") == [
+        "Open Monday from 9:00",
+        "on Saturday from 10:00",
+        "closed Sunday.",
+    ]
+
+    def misread(text: str) -> list[str]:
+        return [text[a:b] for a, b in misread_spans(text, hours, STOPWORDS)]
+
+    assert misread("The shop is open on Saturday from 9:00 to 18:00.") == ["9", "18"]
+    assert misread("The shop is open on Saturday from 10:00 to 16:00.") == []
+    assert misread("The shop is open on Monday from 9:00 to 18:00.") == []
+    assert coverage("The shop is open on Saturday from 9:00 to 18:00.", hours) == 0.5

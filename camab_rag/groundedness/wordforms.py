@@ -180,18 +180,37 @@ def _negated(words: Sequence[str], text: str) -> bool:
     return any(w in NEGATIONS for w in words) or bool(re.search(r"n['’]t\b", text, re.I))
 
 
+_CLAUSE = re.compile(r"\s*;\s*|,?\s+and\s+(?=(?:on|in|at|from|for|during)\b)", re.IGNORECASE)
+"""Where a context sentence starts a new clause: ``;``, or ``and`` before a preposition
+(``open Monday to Friday from 9:00 to 18:00 and on Saturday from 10:00 to 16:00``)."""
+
+
+def clauses(text: str) -> list[str]:
+    """``text`` (one sentence) split into clauses at :data:`_CLAUSE`; each later clause is
+    read with the words of the clauses before it (its subject), so the values of one clause
+    are held only by it: ``on Saturday from 10:00 to 16:00`` states 10:00-16:00 for Saturday,
+    not 9:00-18:00."""
+    return [part for part in _CLAUSE.split(text) if part.strip()]
+
+
 def sentences_of(text: str) -> list[Sentence]:
-    """``text``'s sentences as :class:`Sentence` (a pronoun-led one with the previous)."""
+    """``text``'s clauses (:func:`clauses` of each sentence) as :class:`Sentence`: a later
+    clause holds the words (not the numbers) of the clauses before it, a pronoun-led
+    sentence those (not the numbers) of the previous sentence."""
     out: list[Sentence] = []
     previous: frozenset[str] = frozenset()
     for start, end in split_sentences(text):
-        part = text[start:end]
-        found = forms(part)
+        sentence = text[start:end]
+        found = forms(sentence)
         own = frozenset(f for _, _, _, f in found if f)
         first = found[0][2] if found else ""
-        held = own | previous if first in _PRONOUNS else own
-        out.append(Sentence(held, _negated([w for _, _, w, _ in found], part)))
-        previous = own
+        head = previous if first in _PRONOUNS else frozenset()
+        negated = _negated([w for _, _, w, _ in found], sentence)
+        for part in clauses(sentence):
+            held = frozenset(f for _, _, _, f in forms(part) if f)
+            out.append(Sentence(held | head, negated))
+            head |= frozenset(f for f in held if not f.isdigit())
+        previous = frozenset(f for f in own if not f.isdigit())
     return out
 
 
@@ -249,6 +268,7 @@ __all__ = [
     "UNITS",
     "ContextWords",
     "Sentence",
+    "clauses",
     "form",
     "form_set",
     "forms",
