@@ -524,7 +524,7 @@ def verdict_section(write: bool) -> tuple[list[str], dict[str, Any]]:
         )
         rows.append(cells)
     lexical = fitted["coverage"]
-    cells, _ = held_out_row(
+    cells, headline["free"] = held_out_row(
         "smollm2, coverage alone (free)",
         lexical.p(base),
         base,
@@ -667,6 +667,25 @@ def verdict_targets(headline: dict[str, Any]) -> list[list[str]]:
             3,
         ),
     ]
+
+
+_FREE_KEYS = {
+    "HaluEval right answers passed": "halueval_pass",
+    "HaluEval hallucinated blocked": "halueval_flag",
+    "FRANK CNN/DM faithful passed": "frank_pass",
+    "FRANK CNN/DM unfaithful blocked": "frank_flag",
+    "short / reworded correct answers passed": "short_pass",
+}
+
+
+def free_figure(headline: dict[str, Any], target: str) -> str:
+    """The free baseline (coverage alone, no model call, fitted like the shipped verdict)
+    on the held-out rows of one of :func:`verdict_targets`' targets."""
+    free = headline.get("free") or {}
+    key = _FREE_KEYS.get(target)
+    if key is None or key not in free:
+        return "not run"
+    return f"coverage alone (0 calls) {_f(free[key], 2)}"
 
 
 def verdict_readme(headline: dict[str, Any]) -> str:
