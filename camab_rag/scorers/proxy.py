@@ -271,11 +271,13 @@ def _scorer_of_server(
             "base_url= needs model= (the served model's name, e.g. model='smollm2')"
         )
     url, name = str(base_url), str(model)
-    if not url.startswith(("http://", "https://")):
-        from camab_rag.redaction import shown_url
+    if not is_openai_endpoint(url):
+        from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
-        raise InputError(f"base_url must be an http(s) URL, got {shown_url(url)}")
-    if api_key is None and key_variable and is_openai_endpoint(url):
+        # a served model: the HTTP scorer itself checks the URL and the name
+        return OpenAICompletionsScorer(url, name, api_key, **options)
+    # OpenAI's own API: the chat-client path says why its chat models cannot score
+    if api_key is None and key_variable:
         api_key = os.environ.get(key_variable)
     client = SimpleNamespace(model_name=name, model=name, openai_api_base=url, base_url=url)
     client.openai_api_key = client.api_key = api_key
