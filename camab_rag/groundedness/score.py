@@ -16,7 +16,6 @@ HaluEval)").
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
@@ -27,7 +26,6 @@ from camab_rag.token_support import TokenSupport
 
 SCORE_NAME = "min_sentence_absent"
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been
     before being below between both but by can could did do does doing down during each
