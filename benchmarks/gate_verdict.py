@@ -626,6 +626,16 @@ def verdict_section(write: bool) -> tuple[list[str], dict[str, Any]]:
     return lines, headline
 
 
+_TARGETS: list[tuple[str, str, str, Callable[[float], bool]]] = [
+    ("HaluEval right answers passed", "≥ 0.95", "halueval_pass", lambda v: v >= 0.95),
+    ("HaluEval hallucinated blocked", "≥ 0.70", "halueval_flag", lambda v: v >= 0.70),
+    ("FRANK CNN/DM faithful passed", "≥ 0.85", "frank_pass", lambda v: v >= 0.85),
+    ("FRANK CNN/DM unfaithful blocked", "≥ 0.50", "frank_flag", lambda v: v >= 0.50),
+    ("short / reworded correct answers passed", "≥ 0.95", "short_pass", lambda v: v >= 0.95),
+]
+"""The held-out verdict targets: name, goal, the held-out row's key, and the test."""
+
+
 def verdict_targets(headline: dict[str, Any]) -> list[list[str]]:
     """The issue-48 targets this section measures (SmolLM2, shipped default)."""
 
@@ -636,29 +646,7 @@ def verdict_targets(headline: dict[str, Any]) -> list[list[str]]:
         return [name, goal, _f(value, digits), "met" if met else "missed"]
 
     diff = headline.get("qwen_shipped_ba", float("nan")) - headline.get("qwen_own_ba", float("nan"))
-    return [
-        row(
-            "HaluEval right answers passed",
-            "≥ 0.95",
-            headline["halueval_pass"],
-            lambda v: v >= 0.95,
-        ),
-        row(
-            "HaluEval hallucinated blocked",
-            "≥ 0.70",
-            headline["halueval_flag"],
-            lambda v: v >= 0.70,
-        ),
-        row("FRANK CNN/DM faithful passed", "≥ 0.85", headline["frank_pass"], lambda v: v >= 0.85),
-        row(
-            "FRANK CNN/DM unfaithful blocked", "≥ 0.50", headline["frank_flag"], lambda v: v >= 0.50
-        ),
-        row(
-            "short / reworded correct answers passed",
-            "≥ 0.95",
-            headline["short_pass"],
-            lambda v: v >= 0.95,
-        ),
+    return [row(name, goal, headline[key], ok) for name, goal, key, ok in _TARGETS] + [
         row(
             "Qwen: calibrate(scorer) − own labels, balanced accuracy",
             "≥ −0.03",
@@ -669,20 +657,11 @@ def verdict_targets(headline: dict[str, Any]) -> list[list[str]]:
     ]
 
 
-_FREE_KEYS = {
-    "HaluEval right answers passed": "halueval_pass",
-    "HaluEval hallucinated blocked": "halueval_flag",
-    "FRANK CNN/DM faithful passed": "frank_pass",
-    "FRANK CNN/DM unfaithful blocked": "frank_flag",
-    "short / reworded correct answers passed": "short_pass",
-}
-
-
 def free_figure(headline: dict[str, Any], target: str) -> str:
     """The free baseline (coverage alone, no model call, fitted like the shipped verdict)
     on the held-out rows of one of :func:`verdict_targets`' targets."""
     free = headline.get("free") or {}
-    key = _FREE_KEYS.get(target)
+    key = next((key for name, _, key, _ in _TARGETS if name == target), None)
     if key is None or key not in free:
         return "not run"
     return f"coverage alone (0 calls) {_f(free[key], 2)}"
