@@ -18,7 +18,7 @@ day one; the rest lives in its submodule:
 * :mod:`camab_rag.result`: ``StatementAttribution``; :mod:`camab_rag.posterior`:
   ``GaussianLinearPosterior``;
 * :mod:`camab_rag.citations`: ``CitedAnswer``, ``citation_pairs``;
-  :mod:`camab_rag.groundedness`: reports, calibration, ``assess_*`` for async;
+  :mod:`camab_rag.groundedness`: reports, calibration, ``aassess_groundedness``;
 * :mod:`camab_rag.captured`: ``attribute_captured`` / ``aattribute_captured`` (a chain's
   real prompt, what the integrations call).
 * :mod:`camab_rag.text_gate`: the input check every entry point runs (``check_text``,
@@ -52,6 +52,7 @@ _LAZY: dict[str, str] = {
     "CitationRule": "camab_rag.citations",
     "GroundednessFilter": "camab_rag.groundedness",
     "assess_answer": "camab_rag.attributor",
+    "aassess_answer": "camab_rag.attributor",
     "assess_groundedness": "camab_rag.groundedness",
 }
 

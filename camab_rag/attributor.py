@@ -9,7 +9,7 @@ way. An ``Attributor`` resolves its scorer once (:func:`camab_rag.scorers.resolv
 :meth:`~Attributor.arun` (awaiting ``scorer.ascore``) and :meth:`~Attributor.submit` (in
 the background: a :class:`Pending` handle). It keeps the recent results
 (:attr:`~Attributor.results`) and tells them in words (:meth:`~Attributor.summary`).
-:func:`attribute`, :func:`aattribute` and :func:`assess_answer` are thin calls of it.
+:func:`attribute`, :func:`assess_answer` and their async twins are thin calls of it.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from camab_rag.scorers import resolve_scorer
 from camab_rag.scorers.base import ChatMessage, Prompt
 from camab_rag.segments import Granularity
 from camab_rag.settings import AttributionSettings, resolve_settings
-from camab_rag.steps import Call, Steps, adrive, drive
-from camab_rag.text_attribution import _attribute_steps
+from camab_rag.steps import Call, Steps, adrive, asynced, drive, synced
+from camab_rag.text_attribution import attribution_steps
 
 Groundedness = GroundednessFilter | bool | None
 """``True``: a default :class:`GroundednessFilter`; ``False`` / ``None``: no verdict."""
@@ -241,15 +241,8 @@ class Attributor:
         """The attribution (then the filter's verdict, read from the anchors the run
         scored: no further call) as one generator; the result is kept."""
         settings = self._settings(knobs)
-        result = yield from _attribute_steps(
-            question,
-            context,
-            response,
-            self.scorer,
-            prompt=prompt,
-            progress=progress,
-            history=history,
-            settings=settings,
+        result = yield from attribution_steps(
+            question, context, response, self.scorer, settings, prompt, progress, history
         )
         verdict = None
         if settings.groundedness is not None and self._kept.maxlen:
@@ -426,7 +419,7 @@ def _stoppable(steps: Steps[AttributionResult], stop: threading.Event) -> Steps[
 
 
 # ---------------------------------------------------------------------- thin calls
-def attribute(
+def _attribute_steps(
     question: str,
     context: object,
     response: str,
@@ -441,7 +434,28 @@ def attribute(
     progress: ProgressFn | None = None,
     history: Sequence[ChatMessage] | None = None,
     settings: AttributionSettings | None = None,
-) -> AttributionResult:
+) -> Steps[AttributionResult]:
+    """:func:`attribute` as a generator of model calls: one answer through a throwaway
+    :class:`Attributor` (the one keyword list of :func:`attribute` and
+    :func:`aattribute`)."""
+    if scorer is None:
+        raise _no_scorer("attribute()")
+    door = Attributor(
+        scorer,
+        budget=budget,
+        method=method,
+        granularity=granularity,
+        deadline_s=deadline_s,
+        groundedness=groundedness,
+        settings=settings,
+        keep=0,
+    )
+    return (yield from door._steps(question, context, response, history, prompt, progress, {}))
+
+
+attribute = synced(
+    _attribute_steps,
+    "attribute",
     """Attribute ``response`` to the segments of ``context``: ``Attributor(scorer,
     settings=settings).run(...)``, for one answer.
 
@@ -458,75 +472,27 @@ def attribute(
             :class:`~camab_rag.settings.AttributionSettings`. A ``groundedness`` filter
             makes the run score the full and empty contexts, so ``filter.judge(result)``
             gives its verdict with no further model call.
-        prompt: the prompt the model really received (text or chat messages), e.g.
-            captured from a chain: the documents are found in it and cut out of it for
-            each subset, so any template works unchanged; when a document's text is not
-            in it verbatim the default template is used instead, and
-            ``result.prompt_mode`` / ``result.prompt_note`` say so.
-        progress: called as ``progress(calls_made, total)`` every few model calls (a
-            progress bar, a log line): ``total`` is the number of calls the run will make
-            when its design is fixed (``2**N`` for an exact fit, ``N + 1`` for
-            leave-one-out), else the budget (plus the anchors); the last call has
-            ``calls_made == total``. An exception it raises is logged and ignored.
-        history: the earlier chat messages (``{"role": "user" | "assistant" | "system",
-            "content": ...}``, oldest first), placed before the question in the default
-            template. They are context the answer may rest on: the groundedness anchors
-            leave them out of the empty prompt and count their words as context.
-        settings: everything else (seed, method options as a method instance, reward,
-            prompt template or builder, anchors, statements, hierarchical, prior):
-            :class:`~camab_rag.settings.AttributionSettings`.
-    """
-    if scorer is None:
-        raise _no_scorer("attribute()")
-    door = Attributor(
-        scorer,
-        budget=budget,
-        method=method,
-        granularity=granularity,
-        deadline_s=deadline_s,
-        groundedness=groundedness,
-        settings=settings,
-        keep=0,
-    )
-    return door.run(question, context, response, prompt=prompt, progress=progress, history=history)
-
-
-async def aattribute(
-    question: str,
-    context: object,
-    response: str,
-    scorer: Any,
-    *,
-    budget: int | None = None,
-    method: str | Method | None = None,
-    granularity: Granularity | None = None,
-    deadline_s: float | None = None,
-    groundedness: Groundedness = None,
-    prompt: Prompt | None = None,
-    progress: ProgressFn | None = None,
-    history: Sequence[ChatMessage] | None = None,
-    settings: AttributionSettings | None = None,
-) -> AttributionResult:
+        prompt: the prompt the model really received (text or chat messages): the
+            documents are found in it and cut out of it for each subset; when a
+            document's text is not in it verbatim the default template is used instead
+            (``result.prompt_mode`` / ``result.prompt_note`` say so).
+        progress: called as ``progress(calls_made, total)`` every few model calls; the
+            last call has ``calls_made == total``. An exception it raises is logged.
+        history: the earlier chat messages (``{"role": ..., "content": ...}``, oldest
+            first), placed before the question in the default template; context the
+            answer may rest on (the empty anchor leaves them out).
+        settings: everything else: :class:`~camab_rag.settings.AttributionSettings`.
+    """,
+)
+aattribute = asynced(
+    _attribute_steps,
+    "aattribute",
     """Async :func:`attribute`, with the same arguments: each batch of subsets is scored
-    with ``scorer.ascore``."""
-    if scorer is None:
-        raise _no_scorer("aattribute()")
-    door = Attributor(
-        scorer,
-        budget=budget,
-        method=method,
-        granularity=granularity,
-        deadline_s=deadline_s,
-        groundedness=groundedness,
-        settings=settings,
-        keep=0,
-    )
-    return await door.arun(
-        question, context, response, prompt=prompt, progress=progress, history=history
-    )
+    with ``scorer.ascore``.""",
+)
 
 
-def assess_answer(
+def _assess_steps(
     question: str,
     context: object,
     answer: str,
@@ -537,26 +503,16 @@ def assess_answer(
     user_template: str = DEFAULT_USER_TEMPLATE,
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
     history: Sequence[ChatMessage] | None = None,
-) -> GroundednessReport:
-    """Judge whether ``context`` supports ``answer`` to ``question``, with no attribution:
-    two model calls (the answer scored with the full context and with none, one batch),
-    by an :class:`Attributor`'s scorer.
-
-    Returns a :class:`~camab_rag.groundedness.GroundednessReport` with the answer's score
-    and verdict, each sentence's, the unsupported spans and every token's log-probs. The
-    verdict is calibrated; a ``threshold`` in the gate's score units replaces it by
-    ``score >= threshold``. ``history``: earlier chat messages, which count as context;
-    ``prompt_builder`` (e.g. the prompt the model really received) replaces the template.
-    """
+) -> Steps[GroundednessReport]:
+    """:func:`assess_answer` as a generator of model calls (scorer resolved by the door)."""
     if scorer is None:
         raise _no_scorer("assess_answer()")
-    door = Attributor(scorer, keep=0)
-    return drive(
-        answer_steps(
+    return (
+        yield from answer_steps(
             question,
             context,
             answer,
-            door.scorer,
+            Attributor(scorer, keep=0).scorer,
             threshold=threshold,
             prompt_builder=prompt_builder,
             user_template=user_template,
@@ -566,4 +522,25 @@ def assess_answer(
     )
 
 
-__all__ = ["Attributor", "Pending", "aattribute", "assess_answer", "attribute"]
+assess_answer = synced(
+    _assess_steps,
+    "assess_answer",
+    """Judge whether ``context`` supports ``answer`` to ``question``, with no attribution:
+    two model calls (the answer scored with the full context and with none, one batch),
+    by an :class:`Attributor`'s scorer.
+
+    Returns a :class:`~camab_rag.groundedness.GroundednessReport` with the answer's score
+    and verdict, each sentence's, the unsupported spans and every token's log-probs. The
+    verdict is calibrated; a ``threshold`` in the gate's score units replaces it by
+    ``score >= threshold``. ``history``: earlier chat messages, which count as context;
+    ``prompt_builder`` (e.g. the prompt the model really received) replaces the template.
+    """,
+)
+aassess_answer = asynced(
+    _assess_steps,
+    "aassess_answer",
+    "Async :func:`assess_answer` (scores with ``scorer.ascore``).",
+)
+
+
+__all__ = ["Attributor", "Pending", "aassess_answer", "aattribute", "assess_answer", "attribute"]

@@ -1,10 +1,9 @@
 """One attribution of an answer to text documents, as a generator of model calls.
 
 :class:`TextAttribution` segments the context, plans how subsets become prompts, runs the
-method's rounds and builds the result; :func:`_attribute_steps` is the whole attribution
+method's rounds and builds the result; :func:`attribution_steps` is the whole attribution
 under the settings' deadline, run by :class:`camab_rag.Attributor` (the one door) and by
-:mod:`camab_rag.captured`. Each everyday knob given as a keyword wins over the settings'
-field (:func:`~camab_rag.settings.resolve_settings`).
+:mod:`camab_rag.captured`, with settings the door already merged.
 """
 
 from __future__ import annotations
@@ -17,9 +16,7 @@ from typing import Any
 from camab_rag.conflicts import find_conflicts
 from camab_rag.deadline import bounded
 from camab_rag.errors import InputError, warn_caller
-from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.anchors import oracle_anchor_steps
-from camab_rag.methods import Method
 from camab_rag.methods.prior import FREE_CALLS, FreePrior
 from camab_rag.prompts import PromptBuilder, PromptPlan, TemplatePromptBuilder, plan_prompt
 from camab_rag.result import AttributionResult
@@ -28,13 +25,12 @@ from camab_rag.runs import ProgressFn as ProgressFn
 from camab_rag.runs import Run, dense, finish_run, start_run
 from camab_rag.scorers.base import ChatMessage, Prompt, parallel_requests, scored_by
 from camab_rag.segments import (
-    Granularity,
     Segment,
     SourceDocument,
     segment_documents,
     to_documents,
 )
-from camab_rag.settings import AttributionSettings, resolve_settings
+from camab_rag.settings import AttributionSettings
 from camab_rag.statements import attribute_statements
 from camab_rag.steps import Steps
 from camab_rag.text_gate import check_texts, check_value
@@ -235,43 +231,35 @@ class TextAttribution:
         )
 
 
-def _attribute_steps(
+def attribution_steps(
     question: str,
     context: object,
     response: str,
     scorer: Any,
-    *,
-    budget: int | None = None,
-    method: str | Method | None = None,
-    granularity: Granularity | None = None,
-    deadline_s: float | None = None,
-    groundedness: GroundednessFilter | None = None,
+    settings: AttributionSettings,
     prompt: Prompt | None = None,
     progress: ProgressFn | None = None,
     history: Sequence[ChatMessage] | None = None,
-    settings: AttributionSettings | None = None,
 ) -> Steps[AttributionResult]:
-    """:func:`camab_rag.attribute` (same arguments) as a generator of model calls
-    (:mod:`camab_rag.steps`), run by :class:`camab_rag.Attributor`; bounded by the
-    settings' ``deadline_s``."""
-    chosen = resolve_settings(
-        settings,
-        budget=budget,
-        method=method,
-        granularity=granularity,
-        deadline_s=deadline_s,
-        groundedness=groundedness,
-    )
+    """One attribution under resolved ``settings`` (the door merged the knobs) as a
+    generator of model calls, bounded by the settings' ``deadline_s``."""
     documents, plan = to_documents(context), None
     if prompt is not None:
-        if chosen.prompt_builder is not None:
+        if settings.prompt_builder is not None:
             raise InputError("pass prompt= (the prompt the model received) or prompt_builder=")
         check_value(prompt, "the prompt")
-        plan = plan_prompt([prompt], documents, chosen.granularity)
+        plan = plan_prompt([prompt], documents, settings.granularity)
     attribution = TextAttribution.start(
-        question, documents, response, scorer, chosen, plan=plan, progress=progress, history=history
+        question,
+        documents,
+        response,
+        scorer,
+        settings,
+        plan=plan,
+        progress=progress,
+        history=history,
     )
-    return (yield from bounded(attribution.steps(), chosen.deadline_s))
+    return (yield from bounded(attribution.steps(), settings.deadline_s))
 
 
 __all__ = ["ONE_DOCUMENT_WARNING", "TextAttribution"]

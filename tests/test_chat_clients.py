@@ -14,7 +14,8 @@ import pytest
 from pydantic import SecretStr
 
 from camab_rag.errors import InputError
-from camab_rag.scorers.chat_clients import chat_client_settings, scorer_from_chat_client
+from camab_rag.scorers import resolve_scorer
+from camab_rag.scorers.chat_clients import chat_client_settings
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
 URL = "http://127.0.0.1:8011/v1"
@@ -26,7 +27,7 @@ def test_langchain_chat_openai() -> None:
     llm = langchain_openai.ChatOpenAI(base_url=URL, model="smollm2", api_key=KEY)
     settings = chat_client_settings(llm)
     assert (settings.base_url, settings.model, settings.api_key) == (URL, "smollm2", KEY)
-    scorer = scorer_from_chat_client(llm, max_concurrency=3)
+    scorer = resolve_scorer(llm=llm, max_concurrency=3)
     assert isinstance(scorer, OpenAICompletionsScorer)
     assert scorer.base_url == URL and scorer.model == "smollm2"
     assert scorer.max_concurrency == 3
@@ -45,7 +46,7 @@ def test_llama_index_openai_like() -> None:
     settings = chat_client_settings(llm)
     assert (settings.base_url, settings.model, settings.api_key) == (URL, "smollm2", KEY)
     assert settings.headers == {"X-Gateway-Key": "gw-SECRET-1"}  # the LLM's own headers
-    scorer = scorer_from_chat_client(llm)
+    scorer = resolve_scorer(llm=llm)
     assert "gw-SECRET-1" not in repr(scorer) and KEY not in repr(scorer)
 
 

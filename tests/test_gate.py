@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fakes import FailingScorer, KeywordScorer
 
-from camab_rag import AttributionSettings, attribute, cite
+from camab_rag import AttributionSettings, aassess_answer, assess_answer, attribute, cite
 from camab_rag.captured import attribute_captured
 from camab_rag.errors import InputError
 from camab_rag.groundedness import (
@@ -18,8 +18,6 @@ from camab_rag.groundedness import (
     GroundednessFilter,
     GroundednessReport,
     LabelledAnswer,
-    aassess_answer,
-    assess_answer,
 )
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.anchors import anchor_prompts

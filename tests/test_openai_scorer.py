@@ -162,12 +162,12 @@ def test_scorer_from_langchain_chat_model(
     vllm_server: VLLMServer, reference: list[ResponseLogprobs]
 ) -> None:
     langchain_openai = pytest.importorskip("langchain_openai")
-    from camab_rag.scorers.chat_clients import scorer_from_chat_client
+    from camab_rag.scorers import resolve_scorer
 
     llm = langchain_openai.ChatOpenAI(
         base_url=vllm_server.base_url, model="smollm2", api_key="sk-local-unused"
     )
-    [got] = scorer_from_chat_client(llm).score([REQUESTS[0]])
+    [got] = resolve_scorer(llm=llm).score([REQUESTS[0]])
     assert_agree(got, reference[0])
 
 

@@ -17,12 +17,12 @@ import camab_rag.captured
 import camab_rag.settings
 import camab_rag.text_attribution
 from camab_rag import AttributionSettings, aattribute, attribute, attribute_fn
+from camab_rag.attributor import _attribute_steps
 from camab_rag.captured import attribute_captured
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.methods import Auto, Camab
 from camab_rag.settings import CHAIN_SETTINGS, DEFAULT_SETTINGS, KNOBS, resolve_settings
-from camab_rag.text_attribution import _attribute_steps
 
 DOCS = ["Paris is the capital of France.", "Bananas are yellow.", "The Seine is in Paris."]
 QUESTION = "What is the capital of France?"
@@ -45,6 +45,8 @@ def test_the_entry_points_share_one_short_signature() -> None:
     assert set(KNOBS) <= set(names)
     for function in (aattribute, _attribute_steps):
         assert list(inspect.signature(function).parameters) == names
+    # the keyword list is written once: both shells run the one steps generator
+    assert attribute.__wrapped__ is aattribute.__wrapped__ is _attribute_steps  # type: ignore[attr-defined]
     assert len(inspect.signature(attribute_fn).parameters) <= 10
     for function in (attribute, aattribute, _attribute_steps, attribute_fn):
         kinds = {p.kind for p in inspect.signature(function).parameters.values()}

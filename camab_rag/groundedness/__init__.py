@@ -16,7 +16,7 @@ under both (:class:`~camab_rag.token_support.TokenSupport`). From those alone it
   ``report.earlier_turns`` says how many), but only the documents and the system prompt
   are evidence: a fact the user asserted does not support an answer.
 
-:func:`assess_answer` judges an answer with no attribution (the two calls);
+:func:`camab_rag.assess_answer` judges an answer with no attribution (the two calls);
 :func:`assess_groundedness` judges an attribution (reading the anchors from
 ``attribute(..., anchors=True)``, or scoring them). :class:`GroundednessFilter` attaches
 the verdict (``mode="flag"``: ``uncertain`` and ``unsupported`` are marked) or replaces an
@@ -36,12 +36,7 @@ from __future__ import annotations
 
 from camab_rag.groundedness.calibration import LabelledAnswer
 from camab_rag.groundedness.filter import FilteredAnswer, GroundednessFilter
-from camab_rag.groundedness.gain import (
-    aassess_answer,
-    aassess_groundedness,
-    assess_answer,
-    assess_groundedness,
-)
+from camab_rag.groundedness.gain import aassess_groundedness, assess_groundedness
 from camab_rag.groundedness.report import GroundednessReport
 
 __all__ = [
@@ -49,8 +44,6 @@ __all__ = [
     "GroundednessFilter",
     "GroundednessReport",
     "LabelledAnswer",
-    "aassess_answer",
     "aassess_groundedness",
-    "assess_answer",
     "assess_groundedness",
 ]

@@ -2,7 +2,7 @@
 
 :class:`GroundednessFilter` judges an :class:`~camab_rag.result.AttributionResult` with
 :func:`~camab_rag.groundedness.gain.assess_groundedness`, or an answer with no attribution
-with :func:`~camab_rag.groundedness.gain.assess_answer` (:meth:`~GroundednessFilter.
+with :func:`camab_rag.assess_answer` (:meth:`~GroundednessFilter.
 judge_answer`: two model calls), and returns the answer to show (:class:`FilteredAnswer`);
 its sync and async methods run one generator of model calls.
 """
@@ -337,7 +337,7 @@ class GroundednessFilter:
         the full context and with none). ``scorer`` is used when the filter has none of
         its own; ``prompt_builder`` (e.g. the prompt the model received) replaces the
         default template; ``history`` (earlier chat messages) counts as context, as in
-        :func:`~camab_rag.groundedness.gain.assess_answer`. Never raises: an error gives
+        :func:`camab_rag.assess_answer`. Never raises: an error gives
         ``grounded=None`` and ``on_error`` decides."""
         return drive(
             self.answer_steps(

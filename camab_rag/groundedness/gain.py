@@ -277,7 +277,7 @@ def answer_steps(
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
     history: Sequence[ChatMessage] | None = None,
 ) -> Steps[GroundednessReport]:
-    """:func:`assess_answer` as a generator of model calls."""
+    """:func:`camab_rag.assess_answer` as a generator of model calls."""
     check_texts({"the question": question, "the answer": answer})  # camab_rag.text_gate
     if not isinstance(answer, str) or not answer.strip():
         raise InputError("the answer is empty: there is nothing to judge")
@@ -306,36 +306,10 @@ def answer_steps(
     )
 
 
-assess_answer = synced(
-    answer_steps,
-    "assess_answer",
-    """Judge whether ``context`` supports ``answer`` to ``question``, with no attribution:
-    two model calls (the answer scored with the full context and with none, one batch).
-
-    Returns a :class:`~camab_rag.groundedness.GroundednessReport` with the answer's score
-    and verdict, each sentence's, the unsupported spans and every token's log-probs
-    (``report.token_support``). The verdict is calibrated (``report.verdict``,
-    ``report.p_unsupported``); a ``threshold`` in the gate's score units replaces it by
-    ``score >= threshold``. ``context`` is a string or documents; ``history`` the earlier
-    chat messages (``{"role": ..., "content": ...}``, oldest first), which count as
-    context like the documents (each sentence's ``support_from`` says which part it rests
-    on); ``prompt_builder`` (e.g. the prompt the model really received) replaces the
-    default template.
-    """,
-)
-aassess_answer = asynced(
-    answer_steps,
-    "aassess_answer",
-    "Async :func:`assess_answer` (scores with ``scorer.ascore``).",
-)
-
-
 __all__ = [
-    "aassess_answer",
     "aassess_groundedness",
     "ameasure_context_gain",
     "answer_steps",
-    "assess_answer",
     "assess_groundedness",
     "assess_steps",
     "gain_steps",

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import urlparse
 
 from camab_rag.errors import CannotScoreError, InputError
 from camab_rag.redaction import public_url, shown_url
 from camab_rag.scorers.echo import PROXY_FIX
-from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
 _BASE_URL_ATTRS = ("openai_api_base", "api_base", "base_url")
 _MODEL_ATTRS = ("model_name", "model", "model_id")
@@ -133,19 +131,3 @@ def _headers(client: object) -> dict[str, str]:
     if not isinstance(given, Mapping):
         return {}
     return {str(k): str(v) for k, v in given.items() if isinstance(v, str)}
-
-
-def scorer_from_chat_client(
-    client: object, *, model: str | None = None, **options: Any
-) -> OpenAICompletionsScorer:
-    """An :class:`OpenAICompletionsScorer` on ``client``'s server, model, key and headers
-    (keyword options go to it; ``default_headers`` adds to the client's)."""
-    settings = chat_client_settings(client, model=model)
-    headers = {**settings.headers, **dict(options.pop("default_headers", None) or {})}
-    return OpenAICompletionsScorer(
-        settings.base_url,
-        settings.model,
-        settings.api_key,
-        default_headers=headers or None,
-        **options,
-    )

@@ -242,11 +242,20 @@ def _scorer_of_model(model: object, **options: Any) -> Any:
         return own
     if callable(getattr(model, "score", None)):
         return model
-    from camab_rag.scorers.chat_clients import scorer_from_chat_client
+    from camab_rag.scorers.chat_clients import chat_client_settings
     from camab_rag.scorers.echo import PROXY_FIX
+    from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
-    try:
-        return scorer_from_chat_client(model, **options)
+    try:  # the client's server, model, key and headers (``default_headers`` adds to them)
+        client = chat_client_settings(model)
+        headers = {**client.headers, **dict(options.pop("default_headers", None) or {})}
+        return OpenAICompletionsScorer(
+            client.base_url,
+            client.model,
+            client.api_key,
+            default_headers=headers or None,
+            **options,
+        )
     except InputError as error:
         kind = type(model).__name__
         cause = f"cannot score with the chain's model {kind}: {cannot_score_reason(error)}"

@@ -16,7 +16,7 @@ An input line that is not a usable record gets an error line of the same shape
 (:func:`bad_input_line`: ``"bad_input": true``, ``"field"``, ``"id"`` ``null`` when none
 could be read), so the output alone accounts for every non-blank input line.
 
-The groundedness verdict is the library's: :func:`camab_rag.groundedness.aassess_answer`
+The groundedness verdict is the library's: :func:`camab_rag.attributor.aassess_answer`
 on the record's question, documents and answer (two more queries, counted in the cost),
 so a line's ``verdict`` (``supported``, ``uncertain`` or ``unsupported``) and
 ``p_unsupported`` are those ``assess_answer`` gives on the same input; ``flagged`` is
@@ -39,7 +39,8 @@ import numpy as np
 from camab_cli.audit.config import AuditConfig
 from camab_cli.records import Record, RecordError, ascii_safe
 from camab_rag import AttributionSettings
-from camab_rag.groundedness import aassess_answer, assess_groundedness
+from camab_rag.attributor import aassess_answer
+from camab_rag.groundedness import assess_groundedness
 from camab_rag.groundedness.report import GroundednessReport
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import ResponseLogprobs, ScoreRequest
@@ -110,7 +111,7 @@ class _Counted:
 async def context_gain(
     record: Record, result: AttributionResult, scorer: Any, config: AuditConfig
 ) -> Gain:
-    """The library's verdict on the record (:func:`camab_rag.groundedness.aassess_answer`:
+    """The library's verdict on the record (:func:`camab_rag.attributor.aassess_answer`:
     two queries), or none when ``config.measure_gain`` is off."""
     if not config.measure_gain or not result.response.strip():
         return Gain(None, "surrogate")
