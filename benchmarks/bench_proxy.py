@@ -52,7 +52,7 @@ from benchmarks.evaluation.runner import (  # noqa: E402
 )
 from benchmarks.stats import mean_ci  # noqa: E402
 from camab_rag import AttributionSettings  # noqa: E402
-from camab_rag.engine import attribute  # noqa: E402
+from camab_rag.attributor import Attributor  # noqa: E402
 from camab_rag.methods.contextcite import ContextCite  # noqa: E402
 from camab_rag.methods.kernelshap import KernelShap  # noqa: E402
 from camab_rag.methods.loo import LeaveOneOut  # noqa: E402
@@ -100,20 +100,15 @@ def run(args: argparse.Namespace) -> None:
         full_scored = scorer.score(
             [ScoreRequest(builder.build(masks_from_bits([full])[0]), response)]
         )
-        auto = attribute(
-            example.question,
-            example.documents,
-            response,
+        auto = Attributor(
             scorer,
             budget=BUDGET,
             method="auto",
             granularity=example.granularity(),
-            settings=AttributionSettings(
-                seed=record["seed"],
-                prompt_builder=lambda *_a, fixed=builder: fixed,
-                statements=False,
-            ),
-        )
+            settings=AttributionSettings(seed=record["seed"], statements=False),
+            prompt_builder=lambda *_a, fixed=builder: fixed,
+            keep=0,
+        ).run(example.question, example.documents, response)
         line = {
             "id": record["id"],
             "proxy": PROXY,

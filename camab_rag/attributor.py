@@ -40,7 +40,7 @@ from camab_rag.scorers.base import ChatMessage, Prompt
 from camab_rag.segments import Granularity
 from camab_rag.settings import AttributionSettings, resolve_settings
 from camab_rag.steps import Call, Steps, adrive, asynced, drive, synced
-from camab_rag.text_attribution import attribution_steps
+from camab_rag.text_attribution import CustomBuilder, attribution_steps, check_prior
 
 Groundedness = GroundednessFilter | bool | None
 """``True``: a default :class:`GroundednessFilter`; ``False`` / ``None``: no verdict."""
@@ -178,7 +178,13 @@ class Attributor:
             (:data:`~camab_rag.settings.KNOBS`), over ``settings``' fields; each call may
             give them again. ``groundedness``: ``True`` (a default
             :class:`GroundednessFilter`), a filter, or ``False``/``None`` (none).
-        settings: the rest (:class:`~camab_rag.settings.AttributionSettings`).
+        settings: the rest (:class:`~camab_rag.settings.AttributionSettings`: plain data).
+        prior: a scorer whose calls cost nothing (the embedded model beside a served
+            one): it attributes first and its scores become the prior of the target's
+            run (:class:`~camab_rag.methods.prior.FreePrior`; ``budget`` counts the
+            target's calls only). Off by default: see BENCHMARKS.md.
+        prompt_builder: instead of the template, a builder or a factory
+            ``(question, documents, segments) -> builder``.
         keep: how many recent results :attr:`results` holds (newest last).
 
     Raises :class:`~camab_rag.errors.InputError` (a bad knob, no usable scorer) here, not
@@ -197,6 +203,8 @@ class Attributor:
         deadline_s: float | None = None,
         groundedness: Groundedness = None,
         settings: AttributionSettings | None = None,
+        prior: Any = None,
+        prompt_builder: CustomBuilder | None = None,
         keep: int = 32,
     ) -> None:
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
@@ -212,21 +220,23 @@ class Attributor:
             deadline_s=deadline_s,
             groundedness=_gate(groundedness),
         )
+        check_prior(prior, self.settings)
+        self.prior, self.prompt_builder = prior, prompt_builder
         self._kept: deque[Attributed] = deque(maxlen=keep)
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ one code path
     def _settings(self, knobs: dict[str, Any]) -> AttributionSettings:
+        settings = self.settings
         if "groundedness" in knobs:
             gate = knobs["groundedness"]
             if gate is False:  # a call may turn the attributor's filter off
-                return resolve_settings(
-                    self.settings.with_changes(groundedness=None),
-                    **{**knobs, "groundedness": None},
-                )
+                settings = settings.with_changes(groundedness=None)
             knobs = {**knobs, "groundedness": _gate(gate)}
-        return resolve_settings(self.settings, **knobs)
+        chosen = resolve_settings(settings, **knobs)
+        check_prior(self.prior, chosen)  # a method given for this call must suit it
+        return chosen
 
     def _steps(
         self,
@@ -242,7 +252,16 @@ class Attributor:
         scored: no further call) as one generator; the result is kept."""
         settings = self._settings(knobs)
         result = yield from attribution_steps(
-            question, context, response, self.scorer, settings, prompt, progress, history
+            question,
+            context,
+            response,
+            self.scorer,
+            settings,
+            prompt,
+            progress,
+            history,
+            prompt_builder=self.prompt_builder,
+            prior=self.prior,
         )
         verdict = None
         if settings.groundedness is not None and self._kept.maxlen:

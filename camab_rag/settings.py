@@ -11,7 +11,6 @@ of the settings' field (the keyword wins), validated by the same checks.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -26,7 +25,6 @@ from camab_rag.methods.registry import get_method
 from camab_rag.prompts import (
     DEFAULT_SYSTEM_PROMPT,
     DEFAULT_USER_TEMPLATE,
-    PromptBuilder,
     check_user_template,
 )
 from camab_rag.rewards import RewardFn, get_reward
@@ -65,9 +63,9 @@ class AttributionSettings:
     How a subset becomes a prompt and a reward:
         reward: ``"mean_logprob"`` (the paper's Eq. 1), ``"sum_logprob"``, ``"logit"`` or
             a function of the answer tokens' log-probabilities.
-        user_template, system_prompt: the default prompt (question + kept segments).
-        prompt_builder: instead of the template, a builder or a factory
-            ``(question, documents, segments) -> builder``.
+        user_template, system_prompt: the default prompt (question + kept segments);
+            a custom builder is an argument of :class:`camab_rag.Attributor`
+            (``prompt_builder=``), not a setting: settings are plain data.
 
     What the result carries besides the scores:
         anchors: also score the full and the empty context (at most two more calls), for
@@ -84,13 +82,8 @@ class AttributionSettings:
             finishes the batch it is running first.
         groundedness: judges each attributed answer (flag, or block with a fallback).
 
-    A cheaper model beside the target:
-        prior: a scorer whose calls cost nothing (the embedded model beside a served or
-            API model). It attributes first (:data:`~camab_rag.methods.prior.FREE_CALLS`
-            calls of ``"auto"``), and its scores become the prior of the target's run
-            (:class:`~camab_rag.methods.prior.FreePrior`; ``budget`` counts the target's
-            calls only, ``result.method_config["free_calls"]`` the free model's). The
-            evidence is in BENCHMARKS.md, "A prior from free calls".
+    A cheaper model beside the target (``prior=``) is an argument of
+    :class:`camab_rag.Attributor`, like every other live object.
     """
 
     # what to spend and how to choose the subsets
@@ -103,15 +96,12 @@ class AttributionSettings:
     reward: str | RewardFn = "mean_logprob"
     user_template: str = DEFAULT_USER_TEMPLATE
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT
-    prompt_builder: PromptBuilder | Callable[..., PromptBuilder] | None = None
     # what the result carries besides the scores
     anchors: bool = False
     statements: bool = True
     # limits and the verdict
     deadline_s: float | None = None
     groundedness: GroundednessFilter | None = None
-    # a cheaper model beside the target
-    prior: Any = None
 
     method_instance: Method = field(init=False, repr=False, compare=False)
     """The method :attr:`method` names, built once here."""
@@ -143,19 +133,8 @@ class AttributionSettings:
         get_reward(self.reward)
         check_deadline(self.deadline_s)
         check_groundedness_filter(self.groundedness)
-        if self.prior is not None and not callable(getattr(self.prior, "score", None)):
-            raise InputError(
-                "prior must be a scorer (a score(requests) method), e.g. "
-                f"camab_rag.default_scorer(), got {type(self.prior).__name__}"
-            )
         # a misspelled method fails here, not on every later answer
         object.__setattr__(self, "method_instance", get_method(self.method))
-        name = self.method_instance.name
-        if self.prior is not None and name not in ("auto", "camab", "prior"):
-            raise InputError(
-                f"prior= runs CAMAB with the free model's prior, so method={name!r} would be "
-                "ignored: drop prior=, or leave method as 'auto'"
-            )
 
     def with_changes(self, **changes: Any) -> AttributionSettings:
         """These settings with fields replaced, validated again (the one way to override

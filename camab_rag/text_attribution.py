@@ -9,7 +9,7 @@ under the settings' deadline, run by :class:`camab_rag.Attributor` (the one door
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -44,6 +44,27 @@ ONE_DOCUMENT_WARNING = (
 )
 
 
+CustomBuilder = PromptBuilder | Callable[..., PromptBuilder]
+"""A prompt builder, or a factory ``(question, documents, segments) -> builder``."""
+
+
+def check_prior(prior: object, settings: AttributionSettings) -> None:
+    """``prior``: ``None`` or a scorer (its calls cost nothing), with a method it steers."""
+    if prior is None:
+        return
+    if not callable(getattr(prior, "score", None)):
+        raise InputError(
+            "prior must be a scorer (a score(requests) method), e.g. "
+            f"camab_rag.default_scorer(), got {type(prior).__name__}"
+        )
+    name = settings.method_instance.name
+    if name not in ("auto", "camab", "prior"):
+        raise InputError(
+            f"prior= runs CAMAB with the free model's prior, so method={name!r} would be "
+            "ignored: drop prior=, or leave method as 'auto'"
+        )
+
+
 def _check_inputs(question: object, response: object, scorer: Any) -> None:
     """The question and response through the input gate (:mod:`camab_rag.text_gate`), a
     response with something to attribute, a scorer that can score."""
@@ -64,10 +85,11 @@ def _builder(
     settings: AttributionSettings,
     plan: PromptPlan,
     history: Sequence[ChatMessage] | None = None,
+    custom: CustomBuilder | None = None,
 ) -> PromptBuilder:
-    """The captured prompt's builder when the plan has one, else the settings' (the
-    default template after ``history``, the earlier chat messages)."""
-    custom = settings.prompt_builder
+    """The captured prompt's builder when the plan has one, else ``custom`` (a builder or
+    a factory ``(question, documents, segments) -> builder``), else the default template
+    after ``history``, the earlier chat messages."""
     if history and (plan.builder is not None or custom is not None):
         raise InputError(
             "history= goes into the default prompt template: with prompt= or a "
@@ -108,9 +130,10 @@ class TextAttribution:
     plan: PromptPlan
     run: Run | None
     free: tuple[ScorerOracle, Run, list[int]] | None = None
-    """With ``settings.prior``: the free model's oracle and run (the target's run starts
-    once they are done), and the segments' documents."""
+    """With a ``prior``: the free model's oracle and run (the target's run starts once
+    they are done), and the segments' documents."""
     progress: ProgressFn | None = None
+    prior: Any = None
 
     @classmethod
     def start(
@@ -124,17 +147,20 @@ class TextAttribution:
         plan: PromptPlan | None = None,
         progress: ProgressFn | None = None,
         history: Sequence[ChatMessage] | None = None,
+        prompt_builder: CustomBuilder | None = None,
+        prior: Any = None,
     ) -> TextAttribution:
         """Check the inputs, segment the context and start the run. ``plan``: how subsets
         become prompts (from a captured prompt, :func:`~camab_rag.prompts.plan_prompt`);
-        ``None``: the settings' prompt builder or template (after ``history``)."""
+        ``None``: ``prompt_builder`` or the template (after ``history``). ``prior``: a
+        free scorer that attributes first (:class:`~camab_rag.methods.prior.FreePrior`)."""
         _check_inputs(question, response, scorer)
+        check_prior(prior, settings)
         documents = to_documents(context)
         segments = segment_documents(documents, settings.granularity)
         if plan is None:
-            custom = settings.prompt_builder is not None
-            plan = PromptPlan("custom" if custom else "template", None, None)
-        builder = _builder(question, documents, segments, settings, plan, history)
+            plan = PromptPlan("custom" if prompt_builder is not None else "template", None, None)
+        builder = _builder(question, documents, segments, settings, plan, history, prompt_builder)
         if builder.n_segments != len(segments):
             raise InputError(
                 f"the prompt builder covers {builder.n_segments} segments, the context has "
@@ -145,22 +171,18 @@ class TextAttribution:
             warn_caller(ONE_DOCUMENT_WARNING)
         groups = dense([segment.doc_index for segment in segments])
         free = None
-        if settings.prior is None:
+        if prior is None:
             run: Run | None = start_run(len(segments), settings, groups, parallel_requests(scorer))
         else:  # the free model attributes first: the target's run starts from its scores
             run = None
-            free_settings = replace(
-                settings, method="auto", budget=FREE_CALLS, hierarchical=None, prior=None
-            )
-            free_oracle = ScorerOracle(builder, settings.prior, response, oracle.reward_fn)
-            free_run = start_run(
-                len(segments), free_settings, groups, parallel_requests(settings.prior)
-            )
+            free_settings = replace(settings, method="auto", budget=FREE_CALLS, hierarchical=None)
+            free_oracle = ScorerOracle(builder, prior, response, oracle.reward_fn)
+            free_run = start_run(len(segments), free_settings, groups, parallel_requests(prior))
             free = (free_oracle, free_run, groups)
         attribution = cls(
             question, response, scorer, settings, documents, segments, oracle, plan, run, free
         )
-        attribution.progress = progress
+        attribution.progress, attribution.prior = progress, prior
         if run is not None:
             attribution._follow(run)
         return attribution
@@ -178,7 +200,7 @@ class TextAttribution:
         prior = FreePrior(
             free_weights=free_run.method.fit(masks, rewards, free_run.seed),
             free_calls=free_oracle.n_queries,
-            free_model=scored_by(self.settings.prior).model,
+            free_model=scored_by(self.prior).model,
         )
         settings = replace(self.settings, method=prior, hierarchical=False)
         run = start_run(len(self.segments), settings, groups, parallel_requests(self.scorer))
@@ -240,12 +262,14 @@ def attribution_steps(
     prompt: Prompt | None = None,
     progress: ProgressFn | None = None,
     history: Sequence[ChatMessage] | None = None,
+    prompt_builder: CustomBuilder | None = None,
+    prior: Any = None,
 ) -> Steps[AttributionResult]:
     """One attribution under resolved ``settings`` (the door merged the knobs) as a
     generator of model calls, bounded by the settings' ``deadline_s``."""
     documents, plan = to_documents(context), None
     if prompt is not None:
-        if settings.prompt_builder is not None:
+        if prompt_builder is not None:
             raise InputError("pass prompt= (the prompt the model received) or prompt_builder=")
         check_value(prompt, "the prompt")
         plan = plan_prompt([prompt], documents, settings.granularity)
@@ -258,6 +282,8 @@ def attribution_steps(
         plan=plan,
         progress=progress,
         history=history,
+        prompt_builder=prompt_builder,
+        prior=prior,
     )
     return (yield from bounded(attribution.steps(), settings.deadline_s))
 

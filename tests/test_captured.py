@@ -10,6 +10,7 @@ import pytest
 from fakes import FailingScorer, KeywordScorer
 
 from camab_rag import AttributionSettings, attribute
+from camab_rag.attributor import Attributor
 from camab_rag.captured import (
     aattribute_captured,
     attribute_captured,
@@ -62,13 +63,8 @@ def test_prompt_and_prompt_builder_are_exclusive() -> None:
     documents = to_documents(DOCS)
     builder = TemplatePromptBuilder(QUESTION, documents, segment_documents(documents, "sentence"))
     with pytest.raises(InputError, match="prompt="):
-        attribute(
-            QUESTION,
-            DOCS,
-            ANSWER,
-            KeywordScorer(),
-            prompt=PROMPT,
-            settings=AttributionSettings(prompt_builder=builder),
+        Attributor(KeywordScorer(), prompt_builder=builder).run(
+            QUESTION, DOCS, ANSWER, prompt=PROMPT
         )
 
 

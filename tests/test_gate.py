@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from fakes import FailingScorer, KeywordScorer
 
-from camab_rag import AttributionSettings, aassess_answer, assess_answer, attribute, cite
+from camab_rag import AttributionSettings, attribute, cite
+from camab_rag.attributor import aassess_answer, assess_answer
 from camab_rag.captured import attribute_captured
 from camab_rag.errors import InputError
 from camab_rag.groundedness import (

@@ -128,22 +128,16 @@ ANSWER = "Mount Fuji is the highest mountain in Japan."
 
 
 def test_prior_switch_spends_free_calls_first_and_counts_them_apart(smollm2_scorer):
-    """``AttributionSettings(prior=free_scorer)``: the free model attributes first (7
+    """``Attributor(scorer, prior=free_scorer)``: the free model attributes first (7
     documents: 64 of the 128 subsets), the target then makes ``budget`` calls with its
     scores as the prior, and the result records both counts. The same model serves as
     both here (the only model the tests load), so the prior is exact and the target's 8
     calls find the document that holds the answer."""
-    from camab_rag import attribute
+    from camab_rag import Attributor
 
-    settings = AttributionSettings(granularity="chunk", prior=smollm2_scorer, statements=False)
-    result = attribute(
-        "Which is Japan's highest mountain?",
-        DOCS,
-        ANSWER,
-        smollm2_scorer,
-        budget=8,
-        settings=settings,
-    )
+    settings = AttributionSettings(granularity="chunk", statements=False)
+    door = Attributor(smollm2_scorer, budget=8, settings=settings, prior=smollm2_scorer)
+    result = door.run("Which is Japan's highest mountain?", DOCS, ANSWER)
     assert result.method == "prior"
     assert result.n_queries == 8
     assert result.method_config["free_calls"] == 64
@@ -154,7 +148,10 @@ def test_prior_switch_spends_free_calls_first_and_counts_them_apart(smollm2_scor
 
 
 def test_prior_must_be_a_scorer():
+    from fakes import KeywordScorer
+
+    from camab_rag import Attributor
     from camab_rag.errors import InputError
 
     with pytest.raises(InputError, match="prior must be a scorer"):
-        AttributionSettings(prior="smollm2")
+        Attributor(KeywordScorer(), prior="smollm2")

@@ -23,7 +23,8 @@ import pytest
 from credential_echo import URLS, CredentialEcho
 from test_http_faults import PROMPT, RESPONSE, FaultyServer, plain
 
-from camab_rag import AttributionSettings, attribute, cite
+from camab_rag import cite
+from camab_rag.attributor import Attributor
 from camab_rag.errors import InputError, ScorerError
 from camab_rag.redaction import Secrets
 from camab_rag.result import AttributionResult
@@ -101,14 +102,8 @@ def shown_by_the_core(scorer: OpenAICompletionsScorer) -> list[str]:
     """The result or error of one attribution, and everything rendered from it."""
     shown = [repr(scorer), str(scorer), scorer.base_url]
     try:
-        result = attribute(
-            QUESTION,
-            DOCUMENTS,
-            RESPONSE,
-            scorer,
-            budget=4,
-            settings=AttributionSettings(prompt_builder=FixedPrompt()),
-        )
+        door = Attributor(scorer, budget=4, prompt_builder=FixedPrompt())
+        result = door.run(QUESTION, DOCUMENTS, RESPONSE)
     except Exception as error:
         shown += ["".join(traceback.format_exception(error))]
         result = AttributionResult.failed(error, question=QUESTION, response=RESPONSE)
@@ -200,14 +195,8 @@ def test_an_unreachable_server_shows_no_credential(caplog: pytest.LogCaptureFixt
 
 def test_the_ok_fault_mode_really_attributes(server: FaultyServer) -> None:
     """The "ok" mode above goes through a successful attribution and its renderings."""
-    result = attribute(
-        QUESTION,
-        DOCUMENTS,
-        RESPONSE,
-        make_scorer(secret_url(server)),
-        budget=4,
-        settings=AttributionSettings(prompt_builder=FixedPrompt()),
-    )
+    door = Attributor(make_scorer(secret_url(server)), budget=4, prompt_builder=FixedPrompt())
+    result = door.run(QUESTION, DOCUMENTS, RESPONSE)
     assert result.status == "ok" and np.all(np.isfinite(result.scores))
 
 

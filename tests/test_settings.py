@@ -17,7 +17,7 @@ import camab_rag.captured
 import camab_rag.settings
 import camab_rag.text_attribution
 from camab_rag import AttributionSettings, aattribute, attribute, attribute_fn
-from camab_rag.attributor import _attribute_steps
+from camab_rag.attributor import Attributor, _attribute_steps
 from camab_rag.captured import attribute_captured
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
@@ -189,9 +189,9 @@ def test_a_groundedness_filter_makes_the_run_score_its_anchors() -> None:
 
 
 def test_a_prompt_and_a_prompt_builder_are_refused_together() -> None:
-    settings = AttributionSettings(prompt_builder=lambda *parts: None)
+    door = Attributor(KeywordScorer(), prompt_builder=lambda *parts: None)  # type: ignore[arg-type]
     with pytest.raises(InputError, match="pass prompt="):
-        attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), prompt=PROMPT, settings=settings)
+        door.run(QUESTION, DOCS, ANSWER, prompt=PROMPT)
 
 
 def test_settings_are_keyword_only() -> None:
@@ -228,7 +228,17 @@ def test_a_user_template_without_its_fields_is_refused_when_the_settings_are_bui
 
 def test_a_prior_refuses_a_method_it_would_ignore() -> None:
     with pytest.raises(InputError, match=r"method='loo' would be ignored"):
-        AttributionSettings(prior=KeywordScorer(), method="loo")
+        Attributor(KeywordScorer(), prior=KeywordScorer(), method="loo")
+    door = Attributor(KeywordScorer(), prior=KeywordScorer())
     with pytest.raises(InputError, match="would be ignored"):
-        AttributionSettings(prior=KeywordScorer()).with_changes(method="kernelshap")
-    assert AttributionSettings(prior=KeywordScorer(), method="camab").prior is not None
+        door.run(QUESTION, DOCS, ANSWER, method="kernelshap")
+    assert Attributor(KeywordScorer(), prior=KeywordScorer(), method="camab").prior is not None
+
+
+def test_settings_are_plain_data() -> None:
+    """Issue 49: no live object in the settings (a prior scorer, a prompt builder); they
+    are arguments of the Attributor."""
+    names = {f.name for f in fields(AttributionSettings)}
+    assert not names & {"prior", "prompt_builder"}
+    with pytest.raises(TypeError):
+        AttributionSettings(prior=KeywordScorer())  # type: ignore[call-arg]

@@ -58,7 +58,7 @@ from benchmarks.evaluation.metrics import (
 )
 from benchmarks.evaluation.peers import PEERS, run_context_cite, run_shap
 from camab_rag import AttributionSettings
-from camab_rag.engine import attribute
+from camab_rag.attributor import Attributor
 from camab_rag.errors import InputError
 from camab_rag.methods import METHODS
 from camab_rag.prompts import TemplatePromptBuilder
@@ -265,18 +265,15 @@ class ExampleRunner:
         seed = example_seed(config.seed, example.id) if method == "random" else config.seed
 
         def run(budget: int) -> AttributionResult:
-            return attribute(
-                example.question,
-                example.documents,
-                response,
+            return Attributor(
                 self.scorer,
                 budget=budget,
                 method=method,
                 granularity=example.granularity(),
-                settings=AttributionSettings(
-                    seed=seed, prompt_builder=lambda *_args: builder, statements=False
-                ),
-            )
+                settings=AttributionSettings(seed=seed, statements=False),
+                prompt_builder=lambda *_args: builder,
+                keep=0,
+            ).run(example.question, example.documents, response)
 
         # auto plans its subsets for the whole budget: a prefix is not its smaller run
         runs = {b: run(b) for b in config.budgets} if _runs_per_budget(method) else {}
