@@ -560,6 +560,3 @@ aassess_answer = asynced(
     "aassess_answer",
     "Async :func:`assess_answer` (scores with ``scorer.ascore``).",
 )
-
-
-__all__ = ["Attributor", "Pending", "aassess_answer", "aattribute", "assess_answer", "attribute"]

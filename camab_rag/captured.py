@@ -31,7 +31,7 @@ from camab_rag.conflicts import disputes
 from camab_rag.deadline import bounded
 from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer
-from camab_rag.prompts import PromptMode, PromptPlan, plan_prompt
+from camab_rag.prompts import PromptPlan, plan_prompt
 from camab_rag.result import AttributionResult
 from camab_rag.runs import ProgressFn
 from camab_rag.scorers.base import Prompt, scored_by
@@ -237,17 +237,3 @@ aattribute_captured = asynced(
     "aattribute_captured",
     "Async :func:`attribute_captured` (scores with ``scorer.ascore``).",
 )
-
-
-__all__ = [
-    "CapturedAttribution",
-    "PromptMode",
-    "PromptPlan",
-    "aattribute_captured",
-    "attribute_captured",
-    "document_ranks",
-    "document_summary",
-    "plan_prompt",
-    "reached_the_model",
-    "sentence_citations",
-]

@@ -35,8 +35,12 @@ from camab_rag.groundedness.report import support_report
 from camab_rag.groundedness.score import STOPWORDS
 from camab_rag.groundedness.score import words as score_words
 from camab_rag.render.cited_answer import (
-    CitationRule,
-    CitedAnswer,
+    CitationRule as CitationRule,
+)
+from camab_rag.render.cited_answer import (
+    CitedAnswer as CitedAnswer,
+)
+from camab_rag.render.cited_answer import (
     CitedSentence,
     FloatArray,
     Highlight,
@@ -433,20 +437,3 @@ def _joined_segments(result: AttributionResult, members: list[int], base: int) -
         pieces.append(segment.text)
         cursor = segment.end
     return "".join(pieces)
-
-
-__all__ = [
-    "SOURCE_KEYS",
-    "CitationPair",
-    "CitationRule",
-    "CitedAnswer",
-    "CitedSentence",
-    "Highlight",
-    "Source",
-    "choose_sources",
-    "citation_pairs",
-    "cite",
-    "informative_words",
-    "source_link",
-    "source_location",
-]

@@ -121,6 +121,3 @@ class MiniLMEmbedder:
                 normed = torch.nn.functional.normalize(pooled, p=2, dim=1)
                 rows.append(normed.float().cpu().numpy())
         return np.concatenate(rows).astype(np.float32, copy=False)
-
-
-__all__ = ["MiniLMEmbedder"]

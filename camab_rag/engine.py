@@ -1,9 +1,4 @@
-"""Where ``attribute`` / ``aattribute`` were imported from, and :func:`attribute_fn`.
-
-``attribute`` and ``aattribute`` are thin calls of :class:`camab_rag.Attributor`
-(:mod:`camab_rag.attributor`), re-exported here; :func:`attribute_fn` attributes a reward
-function with no LLM at all.
-"""
+"""Attribution of a reward function with no LLM: :func:`attribute_fn`."""
 
 from __future__ import annotations
 
@@ -14,7 +9,6 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import NDArray
 
-from camab_rag.attributor import aattribute, attribute
 from camab_rag.errors import InputError
 from camab_rag.methods import Method
 from camab_rag.result import AttributionResult
@@ -59,6 +53,3 @@ def attribute_fn(
     run.report_end(oracle.n_queries)
     result = finish_run(run, int(n_segments), oracle.n_queries, 0)
     return replace(result, wall_time_s=time.perf_counter() - run.started)
-
-
-__all__ = ["aattribute", "attribute", "attribute_fn"]

@@ -118,6 +118,3 @@ def plot_correlation(
     ax.set_title(title or "CAMAB posterior correlation of segment weights", fontsize=10)
     _tight(ax)
     return ax
-
-
-__all__ = ["plot_attribution", "plot_correlation"]

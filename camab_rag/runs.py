@@ -228,16 +228,3 @@ def finish_run(
         method_config=run.method.config(),
         **fields,
     )
-
-
-__all__ = [
-    "MAX_SEGMENTS",
-    "ProgressFn",
-    "Run",
-    "check_budget",
-    "check_groups",
-    "check_seed",
-    "dense",
-    "finish_run",
-    "start_run",
-]

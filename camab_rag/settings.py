@@ -214,13 +214,3 @@ def resolve_settings(
             "(e.g. settings=camab_rag.AttributionSettings(seed=1))"
         )
     return chosen.with_changes(**{k: v for k, v in knobs.items() if v is not None})
-
-
-__all__ = [
-    "CHAIN_SETTINGS",
-    "DEFAULT_DEADLINE_S",
-    "DEFAULT_SETTINGS",
-    "KNOBS",
-    "AttributionSettings",
-    "resolve_settings",
-]

@@ -183,17 +183,3 @@ def asynced(
 
     _named(run, steps, name, doc)
     return run
-
-
-__all__ = [
-    "BlockingCall",
-    "Call",
-    "LocalCall",
-    "ScoreCall",
-    "Sleep",
-    "Steps",
-    "adrive",
-    "asynced",
-    "drive",
-    "synced",
-]

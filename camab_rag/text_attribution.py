@@ -286,6 +286,3 @@ def attribution_steps(
         prior=prior,
     )
     return (yield from bounded(attribution.steps(), settings.deadline_s))
-
-
-__all__ = ["ONE_DOCUMENT_WARNING", "TextAttribution"]

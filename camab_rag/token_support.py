@@ -350,6 +350,3 @@ def _piece_sums(
     sums = np.zeros(bounds.size)
     np.add.at(sums, _piece_of(bounds, offsets), np.asarray(values, dtype=float))
     return sums
-
-
-__all__ = ["UNLIKELY_LOGPROB", "Span", "TokenSupport"]

@@ -14,6 +14,7 @@ import pytest
 from fakes import KeywordScorer
 
 import camab_rag.captured
+import camab_rag.prompts
 import camab_rag.settings
 import camab_rag.text_attribution
 from camab_rag import AttributionSettings, aattribute, attribute, attribute_fn
@@ -141,7 +142,7 @@ def test_a_name_stands_for_the_method_with_its_default_options() -> None:
 
 def test_the_captured_prompt_is_planned_once(monkeypatch: pytest.MonkeyPatch) -> None:
     plans: list[object] = []
-    plan_prompt = camab_rag.captured.plan_prompt
+    plan_prompt = camab_rag.prompts.plan_prompt
 
     def counted(*args: Any) -> Any:
         plans.append(args)

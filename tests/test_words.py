@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from camab_rag import AttributionSettings, CitationRule, cite
-from camab_rag.engine import attribute
+from camab_rag.attributor import attribute
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.score import STOPWORDS, words
 from camab_rag.integration.attached import ChainAttribution

@@ -43,6 +43,3 @@ def is_abstention(text: str) -> bool:
     context", "This cannot be determined from the sources"."""
     normalized = " ".join(text.replace("’", "'").split())
     return bool(normalized) and _ABSTENTION.search(normalized) is not None
-
-
-__all__ = ["is_abstention"]

@@ -191,15 +191,3 @@ def oracle_anchor_steps(oracle: ScorerOracle) -> Steps[tuple[TokenSupport, float
         for lp, mask in ((full, full_mask), (empty, empty_mask))
     ]
     return support, rewards[0], rewards[1]
-
-
-__all__ = [
-    "AnchorPrompts",
-    "anchor_prompts",
-    "anchor_steps",
-    "context_words",
-    "conversation_of",
-    "default_builder",
-    "oracle_anchor_steps",
-    "support_of",
-]

@@ -330,21 +330,3 @@ calibrate = synced(
 acalibrate = asynced(
     calibrate_steps, "acalibrate", "Async :func:`calibrate` (scores with ``scorer.ascore``)."
 )
-
-
-__all__ = [
-    "Calibration",
-    "LabelledAnswer",
-    "acalibrate",
-    "auroc",
-    "balanced_accuracy",
-    "calibrate",
-    "calibrate_steps",
-    "design",
-    "fit_calibration",
-    "fit_logistic",
-    "fit_threshold",
-    "kind_weights",
-    "out_of_fold",
-    "shipped_examples",
-]

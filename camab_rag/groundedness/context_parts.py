@@ -57,6 +57,3 @@ def support_parts(
     if any(w in conversation and w not in document_words for w in content):
         parts.append("conversation")
     return tuple(parts)
-
-
-__all__ = ["ContextPart", "conversation_words", "judged_words", "support_parts"]

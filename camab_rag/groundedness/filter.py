@@ -422,13 +422,3 @@ def check_groundedness_filter(value: object, *, blocking_refused: str | None = N
         )
     if blocking_refused is not None and value is not None and value.mode == "block":
         raise InputError(f"GroundednessFilter(mode='block') is refused here: {blocking_refused}")
-
-
-__all__ = [
-    "DEFAULT_FALLBACK",
-    "Fallback",
-    "FilteredAnswer",
-    "GroundednessFilter",
-    "Mode",
-    "check_groundedness_filter",
-]

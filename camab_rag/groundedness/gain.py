@@ -304,15 +304,3 @@ def answer_steps(
             None if prompt_builder is not None else context, builder=builder
         ),
     )
-
-
-__all__ = [
-    "aassess_groundedness",
-    "ameasure_context_gain",
-    "answer_steps",
-    "assess_groundedness",
-    "assess_steps",
-    "gain_steps",
-    "measure_context_gain",
-    "observed_context_gain",
-]

@@ -550,17 +550,3 @@ def recalibrated(report: GroundednessReport, calibration: Calibration) -> Ground
         p_unsupported=p,
         grounded=verdict != "unsupported",
     )
-
-
-__all__ = [
-    "DEFAULT_THRESHOLD",
-    "ContextGain",
-    "GainSource",
-    "GroundednessReport",
-    "SentenceGroundedness",
-    "build_report",
-    "recalibrated",
-    "support_report",
-    "surrogate_gain",
-    "top_share",
-]

@@ -21,7 +21,8 @@ from collections.abc import Callable, Collection, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from camab_rag.groundedness.wordforms import ContextWords, form, forms, misread_spans, words
+from camab_rag.groundedness.wordforms import ContextWords, form, forms, misread_spans
+from camab_rag.groundedness.wordforms import words as words
 from camab_rag.token_support import TokenSupport
 
 SCORE_NAME = "min_sentence_absent"
@@ -197,20 +198,3 @@ def answer_score(sentence_scores: Sequence[float], whole: float) -> float:
     """The answer's score from its claiming sentences' scores: the least supported one
     (``whole``, the score of all its tokens, when no sentence claims anything)."""
     return float(min(sentence_scores)) if len(sentence_scores) else float(whole)
-
-
-__all__ = [
-    "MISREAD_COVERAGE",
-    "REPLY_WORDS",
-    "SCORE_NAME",
-    "STOPWORDS",
-    "absent_pieces",
-    "answer_score",
-    "coverage",
-    "explained",
-    "informative_score",
-    "informative_words",
-    "support_score",
-    "taken_pieces",
-    "words",
-]

@@ -132,6 +132,3 @@ DEFAULT_CALIBRATION = Calibration(
 """The verdict model fitted for the embedded SmolLM2 by ``benchmarks/bench_gate.py
 report`` (written to ``benchmarks/results/groundedness/default_calibration.json``; a test
 checks the two agree; figures in ``BENCHMARKS.md``, "Groundedness gate")."""
-
-
-__all__ = ["DEFAULT_CALIBRATION", "VERDICTS", "Calibration", "Verdict", "clipped"]

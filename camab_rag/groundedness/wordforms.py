@@ -260,19 +260,3 @@ def misread_spans(
                 or (word == "t" and k and part[start - 1] in "'’")
             ]
     return spans
-
-
-__all__ = [
-    "NEGATIONS",
-    "NUMBER_WORDS",
-    "UNITS",
-    "ContextWords",
-    "Sentence",
-    "clauses",
-    "form",
-    "form_set",
-    "forms",
-    "misread_spans",
-    "sentences_of",
-    "stem",
-]

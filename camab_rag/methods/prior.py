@@ -256,14 +256,3 @@ class FreePrior(Method):
             "batch_size": self.batch_size,
             "design": self.design,
         }
-
-
-__all__ = [
-    "FREE_CALLS",
-    "Evidence",
-    "FreePrior",
-    "PriorSampler",
-    "log_evidence",
-    "posterior",
-    "target_weights",
-]

@@ -60,6 +60,3 @@ def method_from_config(name: str, config: dict[str, Any]) -> Method:
     if hierarchical and groups is not None:
         return Hierarchical(method, groups, stage1_calls)
     return method
-
-
-__all__ = ["METHODS", "get_method", "method_from_config"]

@@ -19,7 +19,9 @@ from camab_rag.redaction import shown_url
 from camab_rag.retry import RetryPolicy
 from camab_rag.scorers.base import Prompt, ResponseLogprobs, ScoreRequest
 from camab_rag.scorers.echo import (
-    NoPromptLogprobsError,
+    NoPromptLogprobsError as NoPromptLogprobsError,
+)
+from camab_rag.scorers.echo import (
     ResponseTokensMismatchError,
 )
 from camab_rag.scorers.request_plans import (
@@ -32,8 +34,6 @@ from camab_rag.scorers.request_plans import (
 )
 from camab_rag.scorers.transport import AsyncClients, HttpTransport, RequestClock
 from camab_rag.steps import Steps, adrive, drive
-
-__all__ = ["NoPromptLogprobsError", "OpenAICompletionsScorer"]
 
 
 class OpenAICompletionsScorer:

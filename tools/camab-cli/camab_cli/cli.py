@@ -136,8 +136,8 @@ def attribute_record(
     """Generate the response if needed, attribute it, cite it (and judge groundedness)."""
     import numpy as np
 
+    from camab_rag.attributor import attribute
     from camab_rag.citations import CitationRule, cite
-    from camab_rag.engine import attribute
     from camab_rag.prompts import TemplatePromptBuilder
     from camab_rag.segments import segment_documents, to_documents
 

@@ -226,15 +226,3 @@ def _json_text(data: dict[str, Any], single: bool) -> str:
     if single:
         return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
     return json.dumps(data, ensure_ascii=False) + "\n"
-
-
-__all__ = [
-    "MARKER",
-    "SEPARATOR",
-    "RecordWriter",
-    "done_records",
-    "error_object",
-    "json_object",
-    "record_key",
-    "writable",
-]

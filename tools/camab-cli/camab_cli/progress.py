@@ -140,6 +140,3 @@ class Progress:
         if self.tty:
             self.stream.write("\r\x1b[2K")
             self.stream.flush()
-
-
-__all__ = ["Progress"]

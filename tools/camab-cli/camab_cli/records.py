@@ -40,7 +40,7 @@ from typing import IO, Any
 
 from camab_rag.errors import InputError, TextError
 from camab_rag.segments import SourceDocument
-from camab_rag.text_gate import MAX_DEPTH, check_record
+from camab_rag.text_gate import check_record
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 TEXT_KEYS = ("text", "page_content")
@@ -521,22 +521,3 @@ def load_records(
             raise InputFileError(f"{result.where}: {result.message}")
         records.append(result)
     return records
-
-
-__all__ = [
-    "MAX_DEPTH",
-    "MAX_LINE_BYTES",
-    "InputFileError",
-    "Record",
-    "RecordError",
-    "ascii_safe",
-    "check_text",
-    "decode_line",
-    "is_parquet",
-    "load_records",
-    "load_rows",
-    "parse_record",
-    "raw_lines",
-    "read_records",
-    "try_parse_record",
-]

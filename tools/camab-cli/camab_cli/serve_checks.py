@@ -155,13 +155,3 @@ def api_key_from(variable: str | None) -> str | None:
     if not key:
         raise InputError(f"--api-key-env {variable}: the variable is not set (or empty)")
     return key
-
-
-__all__ = [
-    "PortInUseError",
-    "api_key_from",
-    "check_host",
-    "check_port",
-    "is_loopback",
-    "url_host",
-]

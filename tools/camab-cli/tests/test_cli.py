@@ -536,16 +536,16 @@ def test_the_knob_flags_have_the_librarys_names_in_every_command() -> None:
 def test_the_deadline_flag_reaches_the_attribution(tmp_path, capsys, monkeypatch):
     from fakes import KeywordScorer
 
-    import camab_rag.engine
+    import camab_rag.attributor
 
     seen: list[object] = []
-    attribute = camab_rag.engine.attribute
+    attribute = camab_rag.attributor.attribute
 
     def spy(*args: object, **kwargs: object) -> object:
         seen.append(kwargs["deadline_s"])
         return attribute(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(camab_rag.engine, "attribute", spy)
+    monkeypatch.setattr(camab_rag.attributor, "attribute", spy)
     monkeypatch.setattr(cli, "build_scorer", lambda args, progress: KeywordScorer())
     record = json.dumps({**GOOD, "response": "He was British, born in London."})
     path = write_jsonl(tmp_path / "r.jsonl", [record])

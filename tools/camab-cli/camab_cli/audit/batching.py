@@ -115,6 +115,3 @@ class MicroBatcher:
     def mean_batch(self) -> float:
         """Average requests per model call so far."""
         return self.requests / self.batches if self.batches else 0.0
-
-
-__all__ = ["MicroBatcher"]

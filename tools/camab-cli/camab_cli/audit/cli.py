@@ -218,6 +218,3 @@ def main(argv: list[str] | None = None) -> int:
         argparse.ArgumentParser(prog="python -m camab_cli.audit", description=DESCRIPTION)
     )
     return run_audit(parser.parse_args(argv))
-
-
-__all__ = ["add_audit_parser", "configure_parser", "main", "run_audit", "spec_from_args"]

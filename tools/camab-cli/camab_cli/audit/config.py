@@ -61,6 +61,3 @@ class AuditConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-__all__ = ["METHODS", "AuditConfig"]

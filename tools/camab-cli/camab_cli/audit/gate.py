@@ -206,6 +206,3 @@ class GatedScorer:
 
     async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         return await self.gate.call(self.scorer, requests)
-
-
-__all__ = ["GateStats", "GatedScorer", "RateGate", "transient"]

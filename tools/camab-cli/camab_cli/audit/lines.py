@@ -260,7 +260,7 @@ def attribution_settings(config: AuditConfig) -> AttributionSettings:
 
 async def audit_record(record: Record, scorer: Any, config: AuditConfig) -> dict[str, Any]:
     """Attribute one record and build its line; an error becomes a ``status: error`` line."""
-    from camab_rag.engine import aattribute
+    from camab_rag.attributor import aattribute
 
     started = time.perf_counter()
     try:
@@ -284,19 +284,3 @@ def without_timing(value: Any) -> Any:
     if isinstance(value, list):
         return [without_timing(v) for v in value]
     return value
-
-
-__all__ = [
-    "GROUNDEDNESS_METHOD",
-    "MARKER",
-    "VERSION",
-    "Gain",
-    "attribution_settings",
-    "audit_record",
-    "bad_input_line",
-    "context_gain",
-    "failed_line",
-    "result_line",
-    "unwritable_line",
-    "without_timing",
-]

@@ -80,6 +80,3 @@ async def audit_records(
         done, _ = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
         await settle(done)
     return produced
-
-
-__all__ = ["audit_records", "wrap_scorer", "wrapper_stats"]

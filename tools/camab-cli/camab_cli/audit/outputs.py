@@ -219,6 +219,3 @@ class OutputFile:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-__all__ = ["OutputFile", "Recovery", "bad_key", "is_bad_input", "iter_all_lines", "iter_lines"]

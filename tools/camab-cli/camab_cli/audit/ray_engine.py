@@ -175,6 +175,3 @@ def run_ray(
         produced += 1
     shutil.rmtree(work_dir, ignore_errors=True)
     return produced
-
-
-__all__ = ["AuditActor", "import_ray", "run_ray", "shard_size", "write_shards"]

@@ -17,7 +17,7 @@ from camab_cli.audit.lines import bad_input_line, unwritable_line
 from camab_cli.audit.local import audit_records, wrap_scorer, wrapper_stats
 from camab_cli.audit.outputs import OutputFile
 from camab_cli.audit.scorers import ScorerSpec
-from camab_cli.audit.summary import RunStats, cost_report, summarize
+from camab_cli.audit.summary import RunStats, summarize
 from camab_cli.progress import Progress
 from camab_cli.records import Record, RecordError, is_parquet, raw_lines, read_records
 from camab_rag.errors import InputError
@@ -244,13 +244,3 @@ def audit(
     if interrupted:
         raise KeyboardInterrupt
     return summary
-
-
-__all__ = [
-    "audit",
-    "check_paths",
-    "cost_report",
-    "count_rows",
-    "pending_records",
-    "summary_path_for",
-]

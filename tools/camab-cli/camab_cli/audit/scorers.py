@@ -105,6 +105,3 @@ class ScorerSpec:
             return SimulatedScorer(**self.options)
         assert self.factory is not None
         return self.factory()
-
-
-__all__ = ["PooledScorer", "ScorerKind", "ScorerSpec"]

@@ -173,6 +173,3 @@ class SimulatedScorer:
                 reservations = list(await asyncio.gather(*reservations))
             await asyncio.sleep(max(max(reservations) - time.time(), 0.0))
         return results
-
-
-__all__ = ["ServerModel", "SimulatedScorer", "keyword_logprobs", "local_server", "ray_server"]

@@ -186,6 +186,3 @@ def cost_report(summary: dict[str, Any]) -> str:
             f"{gate['retries']} retries, concurrency went down to {gate['min_limit']}"
         )
     return "\n".join(lines)
-
-
-__all__ = ["RunStats", "cost_report", "failure_reasons", "summarize"]
