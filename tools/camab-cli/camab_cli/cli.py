@@ -27,6 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import IO, Any
 
+from camab_cli.options import shared_parser
 from camab_cli.output import RecordWriter, done_records, record_key
 from camab_cli.progress import Progress
 from camab_cli.records import Record, RecordError, ascii_safe, load_records, load_rows, parse_record
@@ -35,7 +36,6 @@ from camab_rag import AttributionSettings, __version__
 from camab_rag.errors import CamabError, InputError
 
 FORMATS = ("terminal", "markdown", "html", "json")
-METHODS = ("auto", "camab", "kernelshap", "contextcite", "loo", "random")
 DEMO_FILE = "demo_hotpotqa.json"
 
 
@@ -75,10 +75,14 @@ def build_scorer(args: argparse.Namespace, progress: Progress) -> Any:
         )
     if not args.base_url:
         return local_scorer(args.model, args.threads, progress)
+    if len(args.base_url) > 1:
+        raise InputError(
+            "one --base-url: camab attribute scores with one server (camab audit pools several)"
+        )
     if not args.model_name:
         raise InputError("--base-url needs --model-name (the served model's name)")
     own = resolve_scorer(
-        base_url=args.base_url,
+        base_url=args.base_url[0],
         model=args.model_name,
         api_key=api_key_from_env(args.api_key_env),
         tokenizer=args.tokenizer,
@@ -390,23 +394,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- parser
-def _add_model_options(parser: argparse.ArgumentParser, budget: int, granularity: str) -> None:
-    model = parser.add_argument_group("model")
-    model.add_argument(
-        "--model",
-        default="smollm2",
-        help="embedded model name (smollm2, qwen2.5-0.5b) or a local transformers path / "
-        ".gguf file (default: smollm2)",
-    )
-    model.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
-    model.add_argument("--model-name", help="the served model's name (with --base-url)")
-    model.add_argument(
-        "--api-key-env",
-        default=None,
-        metavar="VAR",
-        help="environment variable holding the --base-url server's API key (default: no "
-        "key is sent; OPENAI_API_KEY is read only when named here)",
-    )
+def _add_local_options(parser: argparse.ArgumentParser) -> None:
+    """What ``attribute`` and ``demo`` add to the shared flags (:mod:`camab_cli.options`)."""
+    model = parser.add_argument_group("model (attribute, demo)")
     model.add_argument(
         "--tokenizer", help="local tokenizer directory for the server's chat template"
     )
@@ -420,23 +410,6 @@ def _add_model_options(parser: argparse.ArgumentParser, budget: int, granularity
     model.add_argument(
         "--max-new-tokens", type=int, default=64, help="answer length when generating (default 64)"
     )
-    run = parser.add_argument_group("attribution")
-    run.add_argument("--budget", type=int, default=budget, help=f"model calls (default {budget})")
-    run.add_argument(
-        "--method",
-        choices=METHODS,
-        default="auto",
-        help="attribution method (default auto: best quality per model call)",
-    )
-    run.add_argument("--granularity", choices=("sentence", "chunk"), default=granularity)
-    run.add_argument(
-        "--deadline-s",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="the most seconds one attribution may take (default: no limit)",
-    )
-    run.add_argument("--seed", type=int, default=0)
     cite = parser.add_argument_group("citations")
     cite.add_argument("--top-k", type=int, default=2, help="citations per sentence (default 2)")
     cite.add_argument(
@@ -447,12 +420,6 @@ def _add_model_options(parser: argparse.ArgumentParser, budget: int, granularity
         "camab_rag.render.support.CITE_AT)",
     )
     cite.add_argument("--cite", choices=("document", "segment"), default="document")
-    cite.add_argument(
-        "--no-groundedness",
-        dest="groundedness",
-        action="store_false",
-        help="skip the groundedness verdict (saves up to 2 model calls)",
-    )
     cite.add_argument(
         "--grounded-threshold",
         type=float,
@@ -471,8 +438,10 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"camab-rag {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
+    # one parent each: set_defaults on a sub-command changes the parent's actions
     attribute = commands.add_parser(
         "attribute",
+        parents=[shared_parser()],
         help="attribute the answers of a JSON/JSONL file",
         description="Attribute each record's response (question, documents, response; the "
         "response is generated when absent) and print the cited answer.",
@@ -490,19 +459,20 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         help="with --format json --out FILE: skip the records FILE already holds (an earlier "
         "run, e.g. interrupted) and append the others",
     )
-    _add_model_options(attribute, budget=AttributionSettings.budget, granularity="sentence")
+    _add_local_options(attribute)
     attribute.set_defaults(handler=cmd_attribute)
 
     demo = commands.add_parser(
         "demo",
+        parents=[shared_parser()],
         help="attribute a bundled HotpotQA example with the embedded model (offline)",
     )
     demo.add_argument("--out", default="camab-demo.html", help="HTML page to write ('' for none)")
     demo.add_argument(
         "--force", action="store_true", help="replace an existing --out that is not a demo page"
     )
-    _add_model_options(demo, budget=24, granularity="sentence")
-    demo.set_defaults(handler=cmd_demo)
+    _add_local_options(demo)
+    demo.set_defaults(handler=cmd_demo, budget=24)
 
     _add_audit(commands)
     add_serve_parser(commands)
@@ -522,16 +492,10 @@ def _fail(message: str) -> int:
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    for name in ("budget", "top_k", "max_new_tokens", "threads", "limit"):
+    for name in ("top_k", "max_new_tokens", "threads", "limit"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
-    seed = getattr(args, "seed", None)
-    if seed is not None and seed < 0:  # before any record: it would fail every one
-        raise InputError(f"--seed must be at least 0, got {seed}")
-    deadline = getattr(args, "deadline_s", None)
-    if deadline is not None and not (math.isfinite(deadline) and deadline > 0):
-        raise InputError(f"--deadline-s must be a positive number of seconds, got {deadline}")
     for name, low, high in (
         ("threshold", -math.inf, math.inf),
         ("grounded_threshold", 0.0, 1.0),
@@ -552,7 +516,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "`python -m benchmarks eval ...` (see BENCHMARKS.md)"
         )
     parser = build_parser(arguments)
-    args = parser.parse_args(arguments)
+    try:
+        args = parser.parse_args(arguments)
+    except SystemExit as exit_:  # --help, --version, or a bad flag (argparse said why)
+        return int(exit_.code or 0) if not isinstance(exit_.code, str) else 2
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)

@@ -22,6 +22,7 @@ from camab_cli.audit.gate import GatedScorer, transient
 from camab_cli.audit.lines import GROUNDEDNESS_METHOD, without_timing
 from camab_cli.audit.local import audit_records
 from camab_cli.audit.outputs import OutputFile, iter_lines
+from camab_cli.options import shared_parser
 from camab_cli.records import Record, read_records
 from camab_rag.errors import InputError
 from camab_rag.scorers.base import ResponseLogprobs, ScoreRequest
@@ -489,7 +490,8 @@ def test_micro_batcher_isolates_a_bad_request() -> None:
 
 # ---------------------------------------------------------------- command line
 def test_cli_arguments_build_the_scorer_and_config() -> None:
-    parser = configure_parser(__import__("argparse").ArgumentParser())
+    shared = [shared_parser()]
+    parser = configure_parser(__import__("argparse").ArgumentParser(parents=shared))
     args = parser.parse_args(
         [
             "in.jsonl",

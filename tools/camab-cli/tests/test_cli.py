@@ -154,7 +154,7 @@ def test_command_reports_bad_input_before_loading_a_model(tmp_path, capsys, monk
         "quotes, column 2)",
     ]
     assert main(["attribute", str(path), "--budget", "0"]) == 2
-    assert "--budget must be at least 1, got 0" in capsys.readouterr().err
+    assert "argument --budget: must be at least 1, got 0" in capsys.readouterr().err
 
 
 def test_a_bad_line_among_good_ones_is_named_and_the_others_attributed(
@@ -490,7 +490,7 @@ def test_the_tools_package_ships_the_command() -> None:
         (["--grounded-threshold", "nan"], "--grounded-threshold must be a number in [0, 1]"),
         (["--grounded-threshold", "7"], "--grounded-threshold must be a number in [0, 1]"),
         (["--threshold", "inf"], "--threshold must be a finite number"),
-        (["--seed", "-1"], "--seed must be at least 0, got -1"),  # was: every record failed
+        (["--seed", "-1"], "argument --seed: must be at least 0, got -1"),  # not every record
     ],
 )
 def test_threshold_flags_are_checked_before_any_model_loads(tmp_path, capsys, flags, message):
@@ -514,6 +514,7 @@ def test_the_knob_flags_have_the_librarys_names_in_every_command() -> None:
     from camab_cli.audit.cli import config_from_args, configure_parser
     from camab_cli.audit.lines import attribution_settings
     from camab_cli.cli import build_parser
+    from camab_cli.options import shared_parser
 
     flags = ["--budget", "8", "--method", "loo", "--granularity", "chunk", "--deadline-s", "5"]
     knobs = {"budget": 8, "method": "loo", "granularity": "chunk", "deadline_s": 5.0}
@@ -521,7 +522,7 @@ def test_the_knob_flags_have_the_librarys_names_in_every_command() -> None:
         args = build_parser(command).parse_args([*command, *flags])
         assert {name: getattr(args, name) for name in knobs} == knobs
         assert build_parser(command).parse_args(command).deadline_s is None  # no limit
-    audit = configure_parser(argparse.ArgumentParser()).parse_args(
+    audit = configure_parser(argparse.ArgumentParser(parents=[shared_parser()])).parse_args(
         ["in.jsonl", "--out", "o.jsonl", *flags]
     )
     settings = attribution_settings(config_from_args(audit))
@@ -552,4 +553,25 @@ def test_the_deadline_flag_reaches_the_attribution(tmp_path, capsys, monkeypatch
     assert main(["attribute", str(path), "--deadline-s", "30", "--format", "json", "-q"]) == 0
     assert seen == [30.0] and json.loads(capsys.readouterr().out)["attribution"]["n_queries"]
     assert main(["attribute", str(path), "--deadline-s", "0", "-q"]) == 2
-    assert "--deadline-s must be a positive number of seconds, got 0.0" in capsys.readouterr().err
+    assert "argument --deadline-s: must be a positive number, got 0" in capsys.readouterr().err
+
+
+def test_every_attributing_command_shares_the_scorer_flags_and_the_knobs() -> None:
+    """Issue 49: one parent parser declares --model/--base-url/--model-name/--api-key-env
+    and the knobs of attribute() (same names) for attribute, demo and audit."""
+    flags = [
+        *("--model", "qwen2.5-0.5b", "--base-url", "http://127.0.0.1:9/v1"),
+        *("--model-name", "m", "--api-key-env", "KEY_VAR", "--budget", "7"),
+        *("--method", "camab", "--granularity", "chunk", "--deadline-s", "3"),
+        *("--no-groundedness", "--seed", "2"),
+    ]
+    commands = [["attribute", "in.jsonl"], ["demo"], ["audit", "in.jsonl", "--out", "o"]]
+    for command in commands:
+        args = cli.build_parser().parse_args([*command, *flags])
+        got = (args.model, args.base_url, args.model_name, args.api_key_env, args.budget)
+        assert got == ("qwen2.5-0.5b", ["http://127.0.0.1:9/v1"], "m", "KEY_VAR", 7), command
+        knobs = (args.method, args.granularity, args.deadline_s, args.groundedness, args.seed)
+        assert knobs == ("camab", "chunk", 3.0, False, 2), command
+    defaults = {c[0]: cli.build_parser().parse_args(c) for c in commands}
+    assert [defaults[c].budget for c in ("attribute", "demo", "audit")] == [40, 24, 40]
+    assert all(d.groundedness is True for d in defaults.values())

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from typing import Any
 
-from camab_cli.audit.config import METHODS, AuditConfig
+from camab_cli.audit.config import AuditConfig
 from camab_cli.audit.run import audit, summary_path_for
 from camab_cli.audit.scorers import ScorerSpec
 from camab_cli.audit.summary import cost_report
+from camab_cli.options import positive_int, shared_parser
 from camab_rag.errors import CamabError
 
 DESCRIPTION = (
@@ -31,73 +31,23 @@ DESCRIPTION = (
 )
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _seed(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return value
-
-
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the audit's arguments to ``parser``."""
+    """Add the audit's own arguments to ``parser`` (made with the shared flags of
+    :func:`camab_cli.options.shared_parser` as a parent)."""
     parser.add_argument("input", metavar="INPUT", help="logged records (.jsonl or .parquet)")
     parser.add_argument("--out", "-o", required=True, metavar="OUTPUT", help="result JSONL")
     parser.add_argument(
         "--summary", metavar="PATH", help="summary JSON (default: OUTPUT.summary.json)"
     )
     parser.add_argument("--engine", choices=("local", "ray"), default="local")
-    scoring = parser.add_argument_group("scorer")
-    scoring.add_argument(
-        "--model", default="smollm2", help="in-process model: smollm2, qwen2.5-0.5b or a path"
-    )
-    scoring.add_argument(
-        "--base-url",
-        action="append",
-        default=[],
-        metavar="URL",
-        help="OpenAI-compatible server (repeat for a pool of servers)",
-    )
-    scoring.add_argument("--model-name", default="", help="the served model's name")
-    scoring.add_argument(
-        "--api-key-env",
-        default=None,
-        metavar="VAR",
-        help="environment variable holding the servers' API key (default: no key is sent; "
-        "OPENAI_API_KEY is read only when named here)",
-    )
-    attribution = parser.add_argument_group("attribution")
-    attribution.add_argument("--budget", type=_positive_int, default=40)
-    attribution.add_argument("--method", choices=METHODS, default="auto")
-    attribution.add_argument("--granularity", choices=("sentence", "chunk"), default="sentence")
-    attribution.add_argument(
-        "--deadline-s",
-        type=_positive_float,
-        default=None,
-        metavar="SECONDS",
-        help="the most seconds one record's attribution may take (default: no limit)",
-    )
-    attribution.add_argument("--seed", type=_seed, default=0, help="at least 0 (default 0)")
+    attribution = parser.add_argument_group("attribution (audit)")
     attribution.add_argument(
         "--batch-size",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="CAMAB Thompson samples per round (scored as one batch)",
     )
-    attribution.add_argument("--top-k", type=_positive_int, default=3, help="citations/sentence")
+    attribution.add_argument("--top-k", type=positive_int, default=3, help="citations/sentence")
     attribution.add_argument(
         "--ungrounded-threshold",
         type=float,
@@ -108,28 +58,32 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     running = parser.add_argument_group("running")
     running.add_argument(
         "--concurrency",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="records in flight (default 16 with servers, 4 in-process; per actor on Ray)",
     )
     running.add_argument(
-        "--max-batch", type=_positive_int, default=16, help="requests per in-process model call"
+        "--max-batch", type=positive_int, default=16, help="requests per in-process model call"
     )
     running.add_argument(
         "--retry-errors", action="store_true", help="redo records whose last result is an error"
     )
     running.add_argument("--no-progress", action="store_true", help="no progress bar")
-    running.add_argument("--ray-actors", type=_positive_int, default=2)
-    running.add_argument("--ray-batch-size", type=_positive_int, default=4)
+    running.add_argument("--ray-actors", type=positive_int, default=2)
+    running.add_argument("--ray-batch-size", type=positive_int, default=4)
     running.add_argument("--ray-cpus-per-actor", type=float, default=None)
     running.add_argument("--ray-address", default=None, help="Ray cluster (default: local)")
     return parser
 
 
 def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register ``audit`` on the ``camab`` sub-command parsers (``add_subparsers()``)."""
+    """Register ``audit`` on the ``camab`` sub-command parsers (``add_subparsers()``), with
+    the shared flags (:func:`camab_cli.options.shared_parser`)."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "audit", help="audit logged RAG answers in batch", description=DESCRIPTION
+        "audit",
+        help="audit logged RAG answers in batch",
+        description=DESCRIPTION,
+        parents=[shared_parser()],
     )
     configure_parser(parser)
     parser.set_defaults(func=run_audit)
@@ -142,7 +96,7 @@ def spec_from_args(args: argparse.Namespace) -> ScorerSpec:
         return ScorerSpec(
             kind="http",
             base_urls=tuple(args.base_url),
-            model_name=args.model_name,
+            model_name=args.model_name or "",
             api_key_env=args.api_key_env,  # the scorer's own retry policy is the only one
         )
     return ScorerSpec(kind="model", model=args.model)
@@ -160,6 +114,7 @@ def config_from_args(args: argparse.Namespace) -> AuditConfig:
         seed=args.seed,
         top_k=args.top_k,
         ungrounded_threshold=args.ungrounded_threshold,
+        measure_gain=args.groundedness,
         method_options=options,
     )
 
@@ -215,6 +170,8 @@ def run_audit(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = configure_parser(
-        argparse.ArgumentParser(prog="python -m camab_cli.audit", description=DESCRIPTION)
+        argparse.ArgumentParser(
+            prog="python -m camab_cli.audit", description=DESCRIPTION, parents=[shared_parser()]
+        )
     )
     return run_audit(parser.parse_args(argv))

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from camab_cli.options import METHODS
 from camab_rag.errors import InputError
 from camab_rag.runs import check_seed
-
-METHODS = ("auto", "camab", "kernelshap", "contextcite", "loo", "random")
 
 
 @dataclass(frozen=True)
