@@ -42,6 +42,10 @@ from camab_rag.settings import AttributionSettings, resolve_settings
 from camab_rag.steps import Call, Steps, adrive, asynced, drive, synced
 from camab_rag.text_attribution import CustomBuilder, attribution_steps, check_prior
 
+CANCELLED = (
+    "the attribution was cancelled by h.cancel() before it finished: it has no result; "
+    "submit it again to get one"
+)
 Groundedness = GroundednessFilter | bool | None
 """``True``: a default :class:`GroundednessFilter`; ``False`` / ``None``: no verdict."""
 
@@ -119,10 +123,7 @@ class Pending:
         """The error of a cancelled attribution, saying who cancelled it: h.cancel(), or
         (a task nobody cancelled) its event loop, which ended before the task did."""
         if self._cancel_called:
-            return AttributionCancelledError(
-                "the attribution was cancelled by h.cancel() before it finished: it has no "
-                "result; submit it again to get one"
-            )
+            return AttributionCancelledError(CANCELLED)
         return AttributionCancelledError(
             "the attribution was cancelled before it finished (its event loop stopped or "
             "cancelled the task): it has no result; submit it again and keep its event "
@@ -423,10 +424,7 @@ def _stoppable(steps: Steps[AttributionResult], stop: threading.Event) -> Steps[
     while True:
         if stop.is_set():
             steps.close()
-            raise AttributionCancelledError(
-                "the attribution was cancelled by h.cancel() before it finished: it has no "
-                "result; submit it again to get one"
-            )
+            raise AttributionCancelledError(CANCELLED)
         try:
             call: Call[Any] = steps.throw(error) if error is not None else steps.send(value)
         except StopIteration as done:

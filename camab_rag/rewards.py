@@ -24,7 +24,7 @@ from camab_rag.scorers.base import (
     ScoreRequest,
     parallel_requests,
 )
-from camab_rag.steps import LocalCall, ScoreCall, Steps, adrive, drive
+from camab_rag.steps import LocalCall, ScoreCall, Steps, drive
 
 RewardFn = Callable[[NDArray[np.float64]], float]
 
@@ -153,9 +153,6 @@ class ScorerOracle:
     def evaluate(self, masks: Masks) -> FloatArray:
         return drive(self.rewards(masks))
 
-    async def aevaluate(self, masks: Masks) -> FloatArray:
-        return await adrive(self.rewards(masks))
-
     def logprobs(self, mask: NDArray[np.bool_]) -> ResponseLogprobs:
         """The cached log-probabilities of an evaluated subset."""
         return self.cache[mask.tobytes()]
@@ -202,6 +199,3 @@ class FunctionOracle:
                 self.n_queries += 1
             values.append(self.cache[key])
         return np.asarray(values, dtype=float)
-
-    async def aevaluate(self, masks: Masks) -> FloatArray:
-        return await adrive(self.rewards(masks))
