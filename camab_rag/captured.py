@@ -129,12 +129,13 @@ def _captured_steps(
     *,
     prompts: Sequence[Prompt] = (),
     progress: ProgressFn | None = None,
+    prior: Any = None,
 ) -> Steps[CapturedAttribution]:
     """:func:`attribute_captured` as a generator of model calls, under the settings'
     deadline (the attribution and the verdict together). ``settings``: default
     :data:`~camab_rag.settings.CHAIN_SETTINGS` (whole documents, a deadline)."""
     settings = settings or CHAIN_SETTINGS
-    steps = _captured(question, documents, response, scorer, settings, prompts, progress)
+    steps = _captured(question, documents, response, scorer, settings, prompts, progress, prior)
     return (yield from bounded(steps, settings.deadline_s))
 
 
@@ -146,6 +147,7 @@ def _captured(
     settings: AttributionSettings,
     prompts: Sequence[Prompt],
     progress: ProgressFn | None,
+    prior: Any = None,
 ) -> Steps[CapturedAttribution]:
     check_texts({"the question": question, "the response": response})  # the input gate
     docs = to_documents(documents)
@@ -155,7 +157,7 @@ def _captured(
         return (yield from _judged_only(question, docs, response, scorer, settings, plan))
     # planned once, here; the engine scores the anchors the verdict reads (L(C) - L(empty))
     attribution = TextAttribution.start(
-        question, docs, response, scorer, settings, plan=plan, progress=progress
+        question, docs, response, scorer, settings, plan=plan, progress=progress, prior=prior
     )
     result = yield from attribution.steps()
     verdict = None
@@ -228,6 +230,7 @@ attribute_captured = synced(
             messages); the last that holds every document is ablated in place.
         progress: ``progress(calls_made, total)`` every few model calls (see
             :func:`camab_rag.attribute`).
+        prior: a free scorer that attributes first (``Attributor(prior=...)``).
 
     Raises what :func:`camab_rag.attribute` raises; the groundedness verdict never raises.
     """,
