@@ -294,9 +294,10 @@ def _exported() -> dict[str, int]:
             if "/tests/" in relative or relative.startswith("camab_rag/integration/"):
                 continue
             for node in ast.parse(path.read_text(encoding="utf-8")).body:
-                targets = node.targets if isinstance(node, ast.Assign) else []
-                if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-                    value = node.value  # type: ignore[union-attr]
+                if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+                ):
+                    value = node.value
                     elements = value.elts if isinstance(value, (ast.List, ast.Tuple)) else []
                     sizes[relative] = len(elements)
     sizes["camab_rag/__init__.py"] = len(camab_rag.__all__)
