@@ -200,12 +200,21 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> s
     return "\n".join(lines)
 
 
-def ci_cell(values: Sequence[float]) -> str:
+def columns(text: str) -> list[str]:
+    """A table header written as one line: ``"model|batch size|tok/s"``."""
+    return text.split("|")
+
+
+def ci_cell(values: Sequence[float], digits: int = 3) -> str:
     """A table cell: mean ± 95% half-width (one value: the value; none: a dash)."""
     from benchmarks.stats import mean_ci
 
     mean, half, n = mean_ci(values)
-    return f"{mean:.3f} ± {half:.3f}" if n > 1 else (f"{mean:.3f}" if n else "–")
+    if n == 0:
+        return "–"
+    if n == 1 or half != half:  # one value, or no spread to read
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {half:.{digits}f}"
 
 
 def _load_average() -> str:

@@ -42,7 +42,7 @@ from benchmarks._report import markdown_table, write_headline, write_section  # 
 from benchmarks.data import Example, examples_by_id  # noqa: E402
 from benchmarks.evaluation.counting import MemoScorer  # noqa: E402
 from benchmarks.evaluation.metrics import auroc  # noqa: E402
-from benchmarks.evaluation.report import cell  # noqa: E402
+from benchmarks._report import ci_cell as cell  # noqa: E402
 from benchmarks.evaluation.runner import (  # noqa: E402
     append_record,
     done_ids,
