@@ -100,16 +100,7 @@ def run_settings(config: BenchConfig) -> dict[str, Any]:
 
 def done_ids(path: Path) -> set[str]:
     """Ids already in a results file (a torn last line is ignored)."""
-    ids: set[str] = set()
-    if not path.exists():
-        return ids
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                ids.add(str(json.loads(line)["id"]))
-            except (ValueError, KeyError, TypeError):
-                continue
-    return ids
+    return {str(r["id"]) for r in read_results(path) if isinstance(r, dict) and "id" in r}
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
@@ -247,17 +238,8 @@ class ExampleRunner:
         # auto plans its subsets for the whole budget: a prefix is not its smaller run
         runs = {b: run(b) for b in config.budgets} if _runs_per_budget(method) else {}
         result = runs[budget] if runs else run(budget)
-        entry: dict[str, Any] = {
-            "budget": budget,
-            "n_queries": result.n_queries,
-            "prompt_tokens": result.prompt_tokens,
-            "wall_time_s": round(result.wall_time_s, 3),
-            "mean_subset_size": float(result.masks.mean()) if result.masks.size else None,
-            "method_config": result.method_config,
-            "masks": [_bits(m) for m in result.masks],
-            "rewards": _floats(result.rewards),
-            "budgets": {},
-        }
+        entry = _cost_entry(budget, result, method_config=result.method_config)
+        entry.update(rewards=_floats(result.rewards), budgets={})
         if method == "loo":
             entry["budgets"]["own"] = {"scores": _floats(result.scores), "cost": result.n_queries}
         elif method == "random":
@@ -297,20 +279,11 @@ class ExampleRunner:
                 [builder.build(full)], max_new_tokens=self.max_new_tokens(example)
             )[0]
             generate_s = time.perf_counter() - t0
-        record: dict[str, Any] = {
-            "id": example.id,
-            "dataset": example.dataset,
-            "model": config.model,
-            "seed": config.seed,
-            "language": example.language,
-            "task": example.task,
-            "question": example.question,
-            "n_segments": n,
-            "gold": example.gold,
-            "answers": example.answers,
-            "response": response,
-            "config": run_settings(config),
-        }
+        record: dict[str, Any] = {"id": example.id, "dataset": example.dataset}
+        record.update(model=config.model, seed=config.seed, language=example.language)
+        record.update(task=example.task, question=example.question, n_segments=n)
+        record.update(gold=example.gold, answers=example.answers, response=response)
+        record["config"] = run_settings(config)
         if not response.strip():
             record.update(status="skipped", reason="empty response")
             return record
@@ -336,26 +309,12 @@ class ExampleRunner:
             if method in PEERS:
                 runner = run_shap if method == "shap-pkg" else run_context_cite
                 peer = runner(builder, self.scorer, response, config.peer_budget, config.seed)
-                used = self.scorer.snapshot() - before
-                entry: dict[str, Any] = {
-                    "budget": config.peer_budget,
-                    "n_queries": peer.n_queries,
-                    "prompt_tokens": peer.prompt_tokens,
-                    "wall_time_s": round(peer.wall_time_s, 3),
-                    "model_seconds": round(used.score_seconds, 3),
-                    "mean_subset_size": float(peer.masks.mean()) if peer.masks.size else None,
-                    "note": peer.note,
-                    "masks": [_bits(m) for m in peer.masks],
-                    "budgets": {
-                        str(config.peer_budget): {
-                            "scores": _floats(peer.scores),
-                            "cost": peer.n_queries,
-                        }
-                    },
-                }
+                fit = {"scores": _floats(peer.scores), "cost": peer.n_queries}
+                entry = _cost_entry(config.peer_budget, peer, note=peer.note)
+                entry["budgets"] = {str(config.peer_budget): fit}
             else:
                 entry = self.library_entry(example, builder, response, method)
-                entry["model_seconds"] = round((self.scorer.snapshot() - before).score_seconds, 3)
+            entry["model_seconds"] = round((self.scorer.snapshot() - before).score_seconds, 3)
             methods[method] = entry
             self.checkpoint.save(example.id, f"method:{method}", {"entry": entry})
         t0 = time.perf_counter()
@@ -487,6 +446,14 @@ class ExampleRunner:
         return held
 
 
+def _cost_entry(budget: int, run: Any, **extra: Any) -> dict[str, Any]:
+    """What one method's run cost (an :class:`AttributionResult` or a peer's result)."""
+    kept = float(run.masks.mean()) if run.masks.size else None
+    entry = {"budget": budget, "n_queries": run.n_queries, "prompt_tokens": run.prompt_tokens}
+    entry.update(wall_time_s=round(run.wall_time_s, 3), mean_subset_size=kept, **extra)
+    return {**entry, "masks": [_bits(m) for m in run.masks]}
+
+
 def _key(values: dict[tuple[int, ...], float]) -> dict[str, float]:
     return {",".join(map(str, k)): float(v) for k, v in values.items()}
 
@@ -503,17 +470,9 @@ class Checkpoint:
         self.digest = digest
 
     def load(self, example_id: str) -> dict[str, Any]:
-        saved: dict[str, Any] = {}
-        if self.path is None or not self.path.exists():
-            return saved
-        for line in self.path.read_text(encoding="utf-8").splitlines():
-            try:
-                item = json.loads(line)
-            except ValueError:
-                continue
-            if item.get("id") == example_id and item.get("digest") == self.digest:
-                saved[item["stage"]] = item
-        return saved
+        lines = read_results(self.path) if self.path is not None else []
+        mine = [x for x in lines if x.get("id") == example_id and x.get("digest") == self.digest]
+        return {item["stage"]: item for item in mine}
 
     def save(self, example_id: str, stage: str, data: dict[str, Any]) -> None:
         if self.path is not None:
