@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import json
 import logging
 import os
@@ -30,40 +31,25 @@ def stamp_line(stamps: list[float], _line: dict[str, Any]) -> None:
 
 def hotpot_records(n: int, n_docs: int, offset: int = 0) -> list[dict[str, Any]]:
     """``n`` logged records: question, the first ``n_docs`` paragraphs, gold answer."""
-    records = []
     with dataset_path("hotpotqa").open(encoding="utf-8") as handle:
-        for i, line in enumerate(handle):
-            if i < offset:
-                continue
-            row = json.loads(line)
-            documents = [
-                f"{title}: {''.join(sentences).strip()}"
-                for title, sentences in row["context"][:n_docs]
-            ]
-            records.append(
-                {
-                    "id": row["id"],
-                    "question": row["question"],
-                    "documents": documents,
-                    "response": str(row["answer"]),
-                }
-            )
-            if len(records) == n:
-                break
-    return records
-
-
-def write_input(records: list[dict[str, Any]], directory: Path) -> Path:
-    path = directory / "in.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return path
+        rows = [json.loads(line) for line in itertools.islice(handle, offset, offset + n)]
+    return [
+        {
+            "id": row["id"],
+            "question": row["question"],
+            "documents": [f"{t}: {''.join(s).strip()}" for t, s in row["context"][:n_docs]],
+            "response": str(row["answer"]),
+        }
+        for row in rows
+    ]
 
 
 def run_local(
     records: list[dict[str, Any]], config: AuditConfig, concurrency: int, **kwargs: Any
 ) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        source = write_input(records, Path(tmp))
+        source = Path(tmp) / "in.jsonl"
+        source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
         started = time.perf_counter()
         summary = audit(
             source,

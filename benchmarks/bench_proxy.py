@@ -70,9 +70,8 @@ def run(args: argparse.Namespace) -> None:
         requests = [ScoreRequest(builder.build(m), response) for m in masks_from_bits(wanted)]
         scored = scorer.score(requests)
         rewards = {bits: mean_logprob(s.logprobs) for bits, s in zip(wanted, scored)}
-        full = "1" * builder.n_segments
-        full_scored = scorer.score(
-            [ScoreRequest(builder.build(masks_from_bits([full])[0]), response)]
+        full = scorer.score(
+            [ScoreRequest(builder.build(np.ones(example.n_segments, bool)), response)]
         )
         auto = attribute(
             example.question,
@@ -91,13 +90,10 @@ def run(args: argparse.Namespace) -> None:
         line = {
             "id": record["id"],
             "proxy": PROXY,
-            "full_logprob": round(mean_logprob(full_scored[0].logprobs), 6),
-            "response_tokens": int(full_scored[0].logprobs.size),
+            "full_logprob": round(mean_logprob(full[0].logprobs), 6),
+            "response_tokens": int(full[0].logprobs.size),
             "rewards": {bits: round(v, 6) for bits, v in rewards.items()},
-            "auto": {
-                "scores": [round(float(s), 6) for s in auto.scores],
-                "cost": auto.n_queries,
-            },
+            "auto": {"scores": [round(float(s), 6) for s in auto.scores], "cost": auto.n_queries},
         }
         append_record(out, line)
         print(f"{record['id']}: {len(wanted)} subsets, auto {auto.n_queries} calls", flush=True)

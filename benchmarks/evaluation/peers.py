@@ -3,10 +3,9 @@ response; how: benchmarks/results/eval/README.md. Needs the ``[bench]`` extra.""
 
 from __future__ import annotations
 
-import contextlib
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,26 +68,19 @@ def run_shap(
     )
 
 
-@contextlib.contextmanager
-def _no_nltk_download() -> Iterator[None]:
-    """Skip the network fetch ``context_cite`` makes at import (our segments need none)."""
+def _context_cite_classes() -> tuple[Any, Any, Any]:
+    """The package's classes, imported without the network fetch it makes at import."""
     import nltk  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
-    original = nltk.download
-    nltk.download = lambda *args, **kwargs: True
+    original, nltk.download = nltk.download, lambda *args, **kwargs: True
     try:
-        yield
-    finally:
-        nltk.download = original
-
-
-def _context_cite_classes() -> tuple[Any, Any, Any]:
-    with _no_nltk_download():
         from context_cite import ContextCiter  # type: ignore[import-untyped, import-not-found, unused-ignore]
         from context_cite.context_partitioner import (  # type: ignore[import-untyped, import-not-found, unused-ignore]
             BaseContextPartitioner,
         )
         from context_cite.utils import _create_mask  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    finally:
+        nltk.download = original
     return ContextCiter, BaseContextPartitioner, _create_mask
 
 

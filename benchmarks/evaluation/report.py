@@ -438,8 +438,7 @@ def build_report(
     good = ok_records(records)
     if not good:
         return "No completed examples yet.\n"
-    dataset = good[0]["dataset"]
-    model = good[0]["model"]
+    dataset, model = good[0]["dataset"], good[0]["model"]
     title = DATASET_TITLES.get(dataset, dataset)
     has_gold = any(r.get("gold") for r in good)
     at = _reference_label(good, 40)
@@ -468,11 +467,9 @@ def build_report(
     if any(
         "lds" in fit for r in good for e in r["methods"].values() for fit in e["budgets"].values()
     ):
-        parts.append("\n#### LDS on held-out subsets ↑\n")
-        parts.append(LDS_NOTE + "\n")
+        parts += ["\n#### LDS on held-out subsets ↑\n", LDS_NOTE + "\n"]
         parts.append(perturbation_table(good, "lds", True, LDS_KINDS, "held out"))
-    parts.append("\n#### Top-k log-probability drop ↑\n")
-    parts.append(perturbation_table(good, "drop", True))
+    parts += ["\n#### Top-k log-probability drop ↑\n", perturbation_table(good, "drop", True)]
     parts.append("\n#### BERTScore consistency after regeneration without the top-k ↓\n")
     parts.append(perturbation_table(good, "bert", False))
     if has_gold:
@@ -480,8 +477,7 @@ def build_report(
         def label_for(method: str) -> str:
             return method_label(good, method, at)
 
-        parts.append(f"\n#### Gold alignment at s={at}, all examples\n")
-        parts.append(gold_table(good, label_for))
+        parts += [f"\n#### Gold alignment at s={at}, all examples\n", gold_table(good, label_for)]
         correct = [r for r in good if r.get("answer_correct")]
         if correct:
             parts.append(
@@ -489,8 +485,7 @@ def build_report(
                 f"({len(correct)})\n"
             )
             parts.append(gold_table(correct, label_for))
-        parts.append("\n#### AUROC by budget\n")
-        parts.append(gold_by_budget_table(good, "auroc"))
+        parts += ["\n#### AUROC by budget\n", gold_by_budget_table(good, "auroc")]
         if len(group_by(good, "language")) > 1:
             parts.append(
                 f"\n#### AUROC by language at s={at} (mean over the language's examples)\n"
@@ -498,8 +493,7 @@ def build_report(
             parts.append(language_table(good, label_for))
     parts.append(f"\n#### CAMAB minus each method at s={at} (paired, mean ± 95% CI)\n")
     parts.append(comparison_table(good, at, has_gold))
-    parts.append("\n#### Query efficiency\n")
-    parts.append(efficiency_table(good, has_gold))
+    parts += ["\n#### Query efficiency\n", efficiency_table(good, has_gold)]
     parts.append("\n#### Cost per method (attribution only; metrics excluded)\n")
     loads = [
         r["timing"]["load_average_1m"] for r in good if r.get("timing", {}).get("load_average_1m")
