@@ -10,7 +10,7 @@ baselines (:mod:`benchmarks.baselines`) and the paper-protocol harness
 
 BENCHMARKS: dict[str, tuple[str, str]] = {
     "eval": ("benchmarks.evaluation.cli", "paper protocol on a data set: run, resume, report"),
-    "eval-report": ("benchmarks.run_eval", "publish every stored paper-protocol run"),
+    "eval-report": ("benchmarks.evaluation.cli:publish", "publish every stored paper-protocol run"),
     "lds": ("benchmarks.bench_lds", "quality per model call: LDS and top-k drop, 8-64 calls"),
     "lds-design": (
         "benchmarks.lds_design",
@@ -26,4 +26,4 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "audit": ("benchmarks.bench_audit", "batch audit throughput (in process, vLLM, Ray)"),
     "robustness": ("benchmarks.bench_robustness", "hostile input and dead servers, counted"),
 }
-"""NAME -> (module whose ``main()`` runs it, what it measures)."""
+"""NAME -> (``module`` whose ``main()`` runs it, or ``module:function``; what it measures)."""

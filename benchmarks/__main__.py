@@ -18,10 +18,11 @@ def main(argv: list[str]) -> int:
         print(f"usage: python -m benchmarks NAME [ARGS ...]\n\nNAME:\n{known}", file=sys.stderr)
         return 0 if argv[:1] in (["-h"], ["--help"]) else 2
     name, rest = argv[0], argv[1:]
-    module = importlib.import_module(BENCHMARKS[name][0])
+    module, _, function = BENCHMARKS[name][0].partition(":")
+    run = getattr(importlib.import_module(module), function or "main")
     _report.ENTRY = name
     sys.argv = [f"python -m benchmarks {name}", *rest]
-    status = module.main(rest) if name in ("eval", "eval-report") else module.main()
+    status = run(rest) if module == "benchmarks.evaluation.cli" else run()
     return int(status or 0)
 
 

@@ -1,13 +1,7 @@
-"""Write a benchmark's figures: detail into its topic file, headline rows into BENCHMARKS.md.
-
-Every benchmark prints its figures and calls :func:`write_section`, which replaces (or
-appends) the block between ``<!-- bench:NAME -->`` markers in
-``benchmarks/results/<topic>/README.md``, beside the results it reads, with the exact
-command that produced it; and :func:`write_headline`, which stores its headline rows (ours
-beside the free baseline) in ``benchmarks/results/headlines.json``. Both then regenerate
-BENCHMARKS.md: one table of every headline row and an index of the topic files. Figures
-are never typed by hand.
-"""
+"""Where a benchmark's figures go: :func:`write_section` puts its detail, with the command
+that produced it, in ``benchmarks/results/<topic>/README.md``; :func:`write_headline` its
+headline rows (ours beside the free baseline) in ``headlines.json``; both regenerate
+BENCHMARKS.md. Figures are never typed by hand."""
 
 from __future__ import annotations
 
@@ -136,9 +130,8 @@ def write_headline(name: str, rows: Sequence[Sequence[object]], command: str | N
 
 
 def _read_headlines() -> dict[str, dict[str, object]]:
-    if not HEADLINES.exists():
-        return {}
-    loaded: dict[str, dict[str, object]] = json.loads(HEADLINES.read_text(encoding="utf-8"))
+    text = HEADLINES.read_text(encoding="utf-8") if HEADLINES.exists() else "{}"
+    loaded: dict[str, dict[str, object]] = json.loads(text)
     return loaded
 
 
@@ -200,20 +193,26 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> s
     return "\n".join(lines)
 
 
-def ci_cell(values: Sequence[float]) -> str:
+def columns(text: str) -> list[str]:
+    """A table header written as one line: ``"model|batch size|tok/s"``."""
+    return text.split("|")
+
+
+def ci_cell(values: Sequence[float], digits: int = 3) -> str:
     """A table cell: mean ± 95% half-width (one value: the value; none: a dash)."""
     from benchmarks.stats import mean_ci
 
     mean, half, n = mean_ci(values)
-    return f"{mean:.3f} ± {half:.3f}" if n > 1 else (f"{mean:.3f}" if n else "–")
+    if n == 0:
+        return "–"
+    if n == 1 or half != half:  # one value, or no spread to read
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {half:.{digits}f}"
 
 
 def _load_average() -> str:
-    try:
-        return " / ".join(f"{x:.1f}" for x in os.getloadavg())
-    except OSError:
-        return "unknown"
+    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def _cpu_count() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return len(os.sched_getaffinity(0))

@@ -1,18 +1,5 @@
-"""Attention kernel on a GPU: whole attributions with the scorer's cached-prefix passes on
-transformers' dense-mask SDPA against lower-right causal attention (flash).
-
-Each attribution of one HotpotQA-size example (sentence granularity, the benchmark row of
-``bench_scorer.py``) runs on a random-init model of a real model's shape (real weights
-cannot be carried to a lent GPU; the compute, so every timing, is the real model's), once
-with every pass on transformers' ``sdpa`` (a dense causal mask whenever a pass continues a
-cached prefix) and once with the scorer's default (``camab_rag.scorers.attention``:
-lower-right causal on those passes). The prefix cache is cleared before each run; the
-median of ``--repeats`` runs is reported, wall time with the GPU synchronized. The same
-requests are scored under both kernels to bound their difference in log-probs.
-
-    CAMAB_BENCH_DATA=gpu python -m benchmarks attention \\
-        --shape llama-3.1-8b --tokenizer gpu/tokenizer
-"""
+"""Attention kernel on a GPU: whole attributions with cached-prefix passes on dense-mask SDPA
+against lower-right causal attention; what and how: benchmarks/results/speed/README.md."""
 
 from __future__ import annotations
 
@@ -20,19 +7,10 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from benchmarks._report import markdown_table, write_headline, write_section  # noqa: E402
-from benchmarks.workload import (  # noqa: E402
-    SHAPES,
-    bench_row,
-    hotpot_requests,
-    shaped_model,
-)
+from benchmarks._report import columns, markdown_table, write_headline, write_section
+from benchmarks.workload import add_shape_arguments, bench_row, hotpot_requests, shaped_model
 
 RUNS = (("camab", 100), ("loo", 0), ("auto", 40))
 """(method, budget) of each timed attribution; leave-one-out's budget is N + 1."""
@@ -48,10 +26,7 @@ def _sync() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shape", choices=sorted(SHAPES), default="llama-3.1-8b")
-    parser.add_argument("--device", default="cuda")
-    parser.add_argument("--dtype", default="bfloat16")
-    parser.add_argument("--tokenizer", help="a tokenizer directory (default: SmolLM2's)")
+    add_shape_arguments(parser, default="llama-3.1-8b")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
@@ -106,28 +81,12 @@ def main() -> None:
             assert result is not None
             seconds[method, kernel] = statistics.median(times)
             scores[method, kernel] = np.asarray(result.scores)
-            print(
-                f"{method} {kernel}: {seconds[method, kernel]:.2f} s "
-                f"({result.n_queries} calls, {computed} tokens computed)",
-                file=sys.stderr,
-                flush=True,
-            )
-            rows.append(
-                [
-                    method,
-                    result.n_queries,
-                    kernel,
-                    implementations[kernel],
-                    computed,
-                    f"{seconds[method, kernel]:.2f}",
-                    f"{1000 * seconds[method, kernel] / max(result.n_queries, 1):.1f}",
-                    (
-                        f"{seconds[method, 'dense'] / seconds[method, kernel]:.2f}x"
-                        if kernel != "dense"
-                        else "1.00x"
-                    ),
-                ]
-            )
+            print(f"{method} {kernel}: {seconds[method, kernel]:.2f} s", file=sys.stderr)
+            took = seconds[method, kernel]
+            figures = f"{took:.2f}|{1000 * took / max(result.n_queries, 1):.1f}|"
+            figures += f"{seconds[method, 'dense'] / took:.2f}x"
+            line = [method, result.n_queries, kernel, implementations[kernel], computed]
+            rows.append([*line, *columns(figures)])
 
     # the same requests under both kernels: how far apart are their log-probs?
     requests, _ = hotpot_requests(16, "random")
@@ -149,16 +108,10 @@ def main() -> None:
         for method, _ in RUNS
     }
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU"
-    header = [
-        "method",
-        "model calls",
-        "kernel",
-        "attention implementation",
-        "tokens computed",
-        f"seconds (median of {args.repeats})",
-        "ms per call",
-        "speed-up",
-    ]
+    header = columns(
+        "method|model calls|kernel|attention implementation|tokens computed|"
+        f"seconds (median of {args.repeats})|ms per call|speed-up"
+    )
     body = markdown_table(header, rows)
     body += (
         f"\n\nOne HotpotQA distractor example ({len(docs)} paragraphs, sentence granularity, "

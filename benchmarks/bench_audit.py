@@ -1,31 +1,11 @@
-"""Batch audit throughput: one machine, a simulated cluster, and the cost of 1M records.
-
-1. **In-process scorer** (embedded SmolLM2, CPU): records/s of ``camab_cli.audit.audit``
-   with 1, 4 and 16 records in flight (their model calls are merged into batches).
-2. **Local vLLM server** (``.venv-vllm/``, SmolLM2, CPU) through the HTTP scorer and the
-   shared rate gate, 1, 4 and 16 records in flight. Also measures the server's per-query
-   latency (1 in flight) and saturated token throughput (16 in flight).
-3. **Scaling by simulation**: a simulated server pool (fluid-queue model,
-   ``camab_cli.audit.simulated``) with the latency and throughput measured in part 2,
-   driven through the Ray Data engine with 1, 2, 4 and 8 actors on a local Ray instance.
-   The simulated servers run ``--sim-speedup`` times faster than measured so the run is
-   short; records/s are converted back to real time.
-4. **On paper**: queries, prompt tokens, GPU-hours and cost of auditing 1,000,000 records
-   at s=40 at a stated GPU serving rate (``--gpu-tokens-per-s``, ``--gpu-dollars-per-hour``;
-   assumptions, not measured here), with the prompt tokens per query measured in part 1.
-
-Records are HotpotQA distractor dev examples (question, paragraphs as documents, the gold
-answer as the logged response).
-
-    .venv/bin/python benchmarks/bench_audit.py              # everything, writes BENCHMARKS.md
-    .venv/bin/python benchmarks/bench_audit.py --no-vllm    # skip part 2 (part 3 then uses
-                                                            # --sim-latency/--sim-tokens-per-s)
-"""
+"""Batch audit throughput: one machine, a simulated cluster, and the cost of 1M records;
+what and how: benchmarks/results/speed/README.md."""
 
 from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import json
 import logging
 import os
@@ -35,16 +15,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks._report import columns, markdown_table, write_section
+from benchmarks.data import dataset_path
+from camab_cli.audit import AuditConfig, ScorerSpec, audit
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-from benchmarks._report import markdown_table, write_section  # noqa: E402
-from camab_cli.audit import AuditConfig, ScorerSpec, audit  # noqa: E402
-
-DATA = ROOT.parent / "shared" / "data" / "hotpotqa_distractor_dev.jsonl"
 CONCURRENCY = (1, 4, 16)
 ACTORS = (1, 2, 4, 8)
 
@@ -56,40 +31,25 @@ def stamp_line(stamps: list[float], _line: dict[str, Any]) -> None:
 
 def hotpot_records(n: int, n_docs: int, offset: int = 0) -> list[dict[str, Any]]:
     """``n`` logged records: question, the first ``n_docs`` paragraphs, gold answer."""
-    records = []
-    with DATA.open(encoding="utf-8") as handle:
-        for i, line in enumerate(handle):
-            if i < offset:
-                continue
-            row = json.loads(line)
-            documents = [
-                f"{title}: {''.join(sentences).strip()}"
-                for title, sentences in row["context"][:n_docs]
-            ]
-            records.append(
-                {
-                    "id": row["id"],
-                    "question": row["question"],
-                    "documents": documents,
-                    "response": str(row["answer"]),
-                }
-            )
-            if len(records) == n:
-                break
-    return records
-
-
-def write_input(records: list[dict[str, Any]], directory: Path) -> Path:
-    path = directory / "in.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return path
+    with dataset_path("hotpotqa").open(encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in itertools.islice(handle, offset, offset + n)]
+    return [
+        {
+            "id": row["id"],
+            "question": row["question"],
+            "documents": [f"{t}: {''.join(s).strip()}" for t, s in row["context"][:n_docs]],
+            "response": str(row["answer"]),
+        }
+        for row in rows
+    ]
 
 
 def run_local(
     records: list[dict[str, Any]], config: AuditConfig, concurrency: int, **kwargs: Any
 ) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        source = write_input(records, Path(tmp))
+        source = Path(tmp) / "in.jsonl"
+        source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
         started = time.perf_counter()
         summary = audit(
             source,
@@ -115,24 +75,14 @@ def run_local(
 
 
 def local_table(rows: list[dict[str, float]]) -> str:
+    header = "records in flight|records/s|wall s|queries|prompt tokens/query|mean model batch"
+    cells = (
+        "{concurrency:.0f}|{records_per_s:.3f}|{wall_s:.1f}|{queries:.0f}|{tokens_per_query:.0f}"
+    )
     return markdown_table(
+        columns(header),
         [
-            "records in flight",
-            "records/s",
-            "wall s",
-            "queries",
-            "prompt tokens/query",
-            "mean model batch",
-        ],
-        [
-            [
-                int(r["concurrency"]),
-                f"{r['records_per_s']:.3f}",
-                f"{r['wall_s']:.1f}",
-                int(r["queries"]),
-                f"{r['tokens_per_query']:.0f}",
-                f"{r['mean_batch']:.2f}" if r["mean_batch"] else "-",
-            ]
+            [*columns(cells.format(**r)), f"{r['mean_batch']:.2f}" if r["mean_batch"] else "-"]
             for r in rows
         ],
     )
@@ -158,6 +108,7 @@ def part_in_process(args: argparse.Namespace) -> tuple[list[dict[str, float]], s
 
 # ----------------------------------------------------------------- part 2: vLLM server
 def part_vllm(args: argparse.Namespace) -> tuple[dict[str, float] | None, str]:
+    sys.path.insert(0, str(ROOT / "tests"))
     from vllm_server import VLLMServer, smollm2_dir, vllm_missing_reason
 
     reason = vllm_missing_reason()
@@ -258,18 +209,11 @@ def part_ray(args: argparse.Namespace, figures: dict[str, float], origin: str) -
     queries_per_record = 42  # s=40 plus at most 2 for the groundedness verdict
     capacity = args.sim_servers * figures["tokens_per_s"] / (queries_per_record * tokens_per_query)
     per_actor = 1 / (queries_per_record * (fixed + tokens_per_query / figures["tokens_per_s"]))
+    one = rows[0]["real_records_per_s"]
+    cells = "{actors:.0f}|{records:.0f}|{real_records_per_s:.4f}|{gain:.2f}|{wall_s:.1f}"
     table = markdown_table(
-        ["actors", "records", "records/s (real time)", "x 1 actor", "run wall s (simulated)"],
-        [
-            [
-                int(r["actors"]),
-                int(r["records"]),
-                f"{r['real_records_per_s']:.4f}",
-                f"{r['real_records_per_s'] / rows[0]['real_records_per_s']:.2f}",
-                f"{r['wall_s']:.1f}",
-            ]
-            for r in rows
-        ],
+        columns("actors|records|records/s (real time)|x 1 actor|run wall s (simulated)"),
+        [columns(cells.format(**r, gain=r["real_records_per_s"] / one)) for r in rows],
     )
     return (
         f"Server model ({origin}): {figures['latency_s']:.3f} s per query alone, "
@@ -336,38 +280,31 @@ def save_cache(args: argparse.Namespace, part: str, value: Any) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--records", type=int, default=6, help="records for parts 1 and 2")
-    parser.add_argument("--docs", type=int, default=4, help="paragraphs per record (1, 2)")
-    parser.add_argument("--budget", type=int, default=6, help="s for parts 1 and 2")
-    parser.add_argument("--no-vllm", action="store_true")
-    parser.add_argument("--no-in-process", action="store_true")
-    parser.add_argument("--sim-latency", type=float, default=None, help="s/query without vLLM")
-    parser.add_argument("--sim-tokens-per-s", type=float, default=None)
-    parser.add_argument("--sim-tokens-per-query", type=float, default=1300.0)
-    parser.add_argument("--sim-servers", type=int, default=2)
-    parser.add_argument("--sim-speedup", type=float, default=None)
-    parser.add_argument("--sim-records-per-actor", type=int, default=5)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    options: list[tuple[str, type, object]] = [
+        ("--records", int, 6),  # records for parts 1 and 2
+        ("--docs", int, 4),  # paragraphs per record (parts 1 and 2)
+        ("--budget", int, 6),  # s for parts 1 and 2
+        ("--sim-latency", float, None),  # s/query without vLLM
+        ("--sim-tokens-per-s", float, None),
+        ("--sim-tokens-per-query", float, 1300.0),
+        ("--sim-servers", int, 2),
+        ("--sim-speedup", float, None),
+        ("--sim-records-per-actor", int, 5),
+        ("--gpu-tokens-per-s", float, 20_000.0),
+        ("--gpu-dollars-per-hour", float, 2.50),
+        ("--cache", Path, Path(tempfile.gettempdir()) / "camab-bench-audit.json"),
+    ]
+    for flag, kind, default in options:
+        parser.add_argument(flag, type=kind, default=default)
+    for flag in ("--no-vllm", "--no-in-process", "--no-write", "--reuse"):
+        parser.add_argument(flag, action="store_true")  # --reuse: parts 1 and 2 from --cache
     parser.add_argument(
-        "--actors",
-        type=lambda text: [int(x) for x in text.split(",")],
-        default=list(ACTORS),
-        help="Ray actor counts to try, e.g. 1,2,4,8",
-    )
-    parser.add_argument("--gpu-tokens-per-s", type=float, default=20_000.0)
-    parser.add_argument("--gpu-dollars-per-hour", type=float, default=2.50)
-    parser.add_argument("--no-write", action="store_true")
-    parser.add_argument(
-        "--cache",
-        type=Path,
-        default=Path(tempfile.gettempdir()) / "camab-bench-audit.json",
-        help="where parts 1 and 2 keep their measurements",
-    )
-    parser.add_argument(
-        "--reuse", action="store_true", help="reuse parts 1 and 2 from --cache (same options)"
+        "--actors", type=lambda text: [int(x) for x in text.split(",")], default=list(ACTORS)
     )
     args = parser.parse_args()
-
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     sections: list[str] = []
     in_process_rows: list[dict[str, float]] = []
     cache = load_cache(args)

@@ -1,18 +1,5 @@
-"""HTTP scorer throughput against a local vLLM server, with 1, 4 and 8 requests in flight.
-
-Starts vLLM (``.venv-vllm/``, float32, CPU) on 127.0.0.1 serving the embedded SmolLM2-135M
-model, then scores the same HotpotQA-size requests as ``bench_scorer.py`` (a ~1,300-token
-chat prompt with one different context sentence removed per request) through
-:class:`~camab_rag.scorers.openai_completions.OpenAICompletionsScorer` (``ascore``) at
-``max_concurrency`` 1, 4 and 8. vLLM's prefix cache is on (its default) but does not help:
-requests that ask for prompt log-probabilities are computed in full (its hit rate stays 0%).
-
-    .venv/bin/python benchmarks/bench_http.py                  # start a server, write BENCHMARKS.md
-    .venv/bin/python benchmarks/bench_http.py --port 8011 --no-write   # reuse a running server
-
-Tokens/s counts every token the server scores (prompt + response). Peak memory is the
-summed peak resident set (VmHWM) of the server's processes, and this client's own.
-"""
+"""HTTP scorer throughput against a local vLLM server, 1, 4 and 8 requests in flight; what
+and how: benchmarks/results/speed/README.md."""
 
 from __future__ import annotations
 
@@ -20,15 +7,10 @@ import argparse
 import asyncio
 import os
 import resource
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from benchmarks._report import markdown_table, write_headline, write_section  # noqa: E402
-from benchmarks.workload import hotpot_requests  # noqa: E402
+from benchmarks._report import columns, markdown_table, write_headline, write_section
+from benchmarks.workload import hotpot_requests
 
 CONCURRENCY = (1, 4, 8)
 
@@ -60,10 +42,7 @@ def measure(base_url: str, n_requests: int, rounds: int) -> list[dict[str, float
                 "mean_tokens": tokens / len(requests),
             }
         )
-        print(
-            f"in flight {concurrency}: {len(requests)} requests in {best:.2f} s, "
-            f"{len(requests) / best:.2f} req/s, {tokens / best:.0f} tokens/s"
-        )
+        print(rows[-1])
     return rows
 
 
@@ -94,17 +73,10 @@ def main() -> None:
     load_after = os.getloadavg()[0]
     print(f"peak RSS: server {server_peak:.0f} MiB, client {client_peak:.0f} MiB")
 
+    cells = "{concurrency}|{seconds:.2f}|{requests_per_s:.2f}|{tokens_per_s:.0f}"
     table = markdown_table(
-        ["requests in flight", "wall s", "requests/s", "tokens/s"],
-        [
-            [
-                r["concurrency"],
-                f"{r['seconds']:.2f}",
-                f"{r['requests_per_s']:.2f}",
-                f"{r['tokens_per_s']:.0f}",
-            ]
-            for r in rows
-        ],
+        columns("requests in flight|wall s|requests/s|tokens/s"),
+        [columns(cells.format(**r)) for r in rows],
     )
     startup = f"{server.startup_seconds:.0f} s" if server.startup_seconds else "n/a (reused)"
     body = (

@@ -1,33 +1,10 @@
-"""Can a small proxy model attribute a larger model's answer? Agreement of SmolLM2 with Qwen.
-
-A chain on a closed chat API gets no log-probs, so its answer can only be attributed by
-another model (``proxy=``). This benchmark asks how far that can be trusted: the answers
-Qwen2.5-0.5B wrote on the HotpotQA dev examples (the stored run
-``benchmarks/results/hotpotqa_qwen2.5-0.5b.jsonl``) are attributed
-
-* (a) by Qwen itself: the stored masks and rewards of the run (no model call), and
-* (b) by SmolLM2-135M as the proxy, on *the same subsets* (same method, same budget: the
-  fixed designs of leave-one-out, ContextCite-style and KernelSHAP), the prompt rendered
-  under SmolLM2's own chat template as a proxy scorer renders it;
-* and, as a user of the default would, ``method="auto"`` at s=40 run by the proxy alone,
-  compared with Qwen's own leave-one-out.
-
-``run`` scores (b) and appends one line per example to
-``benchmarks/results/proxy/<results>.smollm2.jsonl`` (resumable; shard with ``--offset/--n``
-over both cores, every shard appends to the same file). ``report`` refits both sides and
-prints top-1 / top-3 agreement, Spearman correlation of sentence and document scores, and
-the gold AUROC of each, with 95% CIs, split by answer length and by how confident the
-proxy is in the answer; it writes them to BENCHMARKS.md.
-
-    .venv/bin/python benchmarks/bench_proxy.py run --offset 0 --n 10 --threads 1
-    .venv/bin/python benchmarks/bench_proxy.py report
-"""
+"""Can a small proxy model attribute a larger model's answer? Agreement of SmolLM2 with Qwen;
+what and how: benchmarks/results/proxy/README.md."""
 
 from __future__ import annotations
 
 import argparse
 import itertools
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -35,31 +12,28 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from benchmarks._report import markdown_table, write_headline, write_section  # noqa: E402
-from benchmarks.data import Example, examples_by_id  # noqa: E402
-from benchmarks.evaluation.counting import MemoScorer  # noqa: E402
-from benchmarks.evaluation.metrics import auroc  # noqa: E402
-from benchmarks.evaluation.report import cell  # noqa: E402
-from benchmarks.evaluation.runner import (  # noqa: E402
+from benchmarks._report import ci_cell as cell
+from benchmarks._report import columns, markdown_table, write_headline, write_section
+from benchmarks.data import Example, examples_by_id
+from benchmarks.evaluation.counting import MemoScorer
+from benchmarks.evaluation.metrics import auroc
+from benchmarks.evaluation.runner import (
     append_record,
     done_ids,
     make_builder,
     masks_from_bits,
     read_results,
 )
-from benchmarks.stats import mean_ci  # noqa: E402
-from camab_rag import AttributionSettings  # noqa: E402
-from camab_rag.attributor import Attributor  # noqa: E402
-from camab_rag.methods.contextcite import ContextCite  # noqa: E402
-from camab_rag.methods.kernelshap import KernelShap  # noqa: E402
-from camab_rag.methods.loo import LeaveOneOut  # noqa: E402
-from camab_rag.rewards import mean_logprob  # noqa: E402
-from camab_rag.scorers.base import ScoreRequest  # noqa: E402
+from benchmarks.stats import mean_ci
+from camab_rag import AttributionSettings
+from camab_rag.attributor import Attributor
+from camab_rag.methods.contextcite import ContextCite
+from camab_rag.methods.kernelshap import KernelShap
+from camab_rag.methods.loo import LeaveOneOut
+from camab_rag.rewards import mean_logprob
+from camab_rag.scorers.base import ScoreRequest
 
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = Path(__file__).resolve().parent / "results"
 OUT = RESULTS / "proxy"
 PROXY = "smollm2"
 BUDGET = 40
@@ -96,9 +70,8 @@ def run(args: argparse.Namespace) -> None:
         requests = [ScoreRequest(builder.build(m), response) for m in masks_from_bits(wanted)]
         scored = scorer.score(requests)
         rewards = {bits: mean_logprob(s.logprobs) for bits, s in zip(wanted, scored)}
-        full = "1" * builder.n_segments
-        full_scored = scorer.score(
-            [ScoreRequest(builder.build(masks_from_bits([full])[0]), response)]
+        full = scorer.score(
+            [ScoreRequest(builder.build(np.ones(example.n_segments, bool)), response)]
         )
         auto = Attributor(
             scorer,
@@ -112,13 +85,10 @@ def run(args: argparse.Namespace) -> None:
         line = {
             "id": record["id"],
             "proxy": PROXY,
-            "full_logprob": round(mean_logprob(full_scored[0].logprobs), 6),
-            "response_tokens": int(full_scored[0].logprobs.size),
+            "full_logprob": round(mean_logprob(full[0].logprobs), 6),
+            "response_tokens": int(full[0].logprobs.size),
             "rewards": {bits: round(v, 6) for bits, v in rewards.items()},
-            "auto": {
-                "scores": [round(float(s), 6) for s in auto.scores],
-                "cost": auto.n_queries,
-            },
+            "auto": {"scores": [round(float(s), 6) for s in auto.scores], "cost": auto.n_queries},
         }
         append_record(out, line)
         print(f"{record['id']}: {len(wanted)} subsets, auto {auto.n_queries} calls", flush=True)
@@ -290,22 +260,15 @@ def report(args: argparse.Namespace) -> None:
     for design in compared[0]:
         for level in ("sentence", "document"):
             values = [c[design][level] for c in compared]
+            keys = ("top1", "top3", "spearman", "auroc_reference", "auroc_compared")
             rows.append(
-                [design, level, len(values)]
-                + [_mean([v[k] for v in values]) for k in ("top1", "top3", "spearman")]
-                + [_mean([v[k] for v in values]) for k in ("auroc_reference", "auroc_compared")]
+                [design, level, len(values), *(_mean([v[k] for v in values]) for k in keys)]
             )
     table = markdown_table(
-        [
-            "design",
-            "level",
-            "examples",
-            "top-1 agreement",
-            "top-3 overlap",
-            "Spearman",
-            "gold AUROC (reference)",
-            "gold AUROC (compared)",
-        ],
+        columns(
+            "design|level|examples|top-1 agreement|top-3 overlap|Spearman|"
+            "gold AUROC (reference)|gold AUROC (compared)"
+        ),
         rows,
     )
 
@@ -328,7 +291,7 @@ def report(args: argparse.Namespace) -> None:
                 + [_mean([p[k] for p in picked]) for k in ("top1", "top3", "spearman")]
             )
     strata_table = markdown_table(
-        ["examples where", "n", "top-1 agreement", "top-3 overlap", "Spearman"], strata
+        columns("examples where|n|top-1 agreement|top-3 overlap|Spearman"), strata
     )
     n_sentences = [e.n_segments for e in examples.values()]
     n_documents = [len(e.documents) for e in examples.values()]

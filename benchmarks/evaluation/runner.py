@@ -1,25 +1,5 @@
-"""Run the benchmark: every method on every example, resumable, one JSONL line per example.
-
-Per example (all model calls through one :class:`~benchmarks.evaluation.counting.CountingScorer`):
-
-1. the response = the model's own greedy answer under the full context (generated once and
-   stored in the results file);
-2. each library method runs once at the largest budget; anytime methods (CAMAB, KernelSHAP,
-   ContextCite-style, random) are refitted on prefixes for the smaller budgets
-   (:meth:`AttributionResult.at_budget`); ``auto`` (the library's default), which plans its
-   subsets for the whole budget, runs once per budget; leave-one-out runs at its own cost
-   ``N + 1``;
-3. the real peers (``shap-pkg``, ``contextcite-pkg``) run at ``peer_budget``;
-4. metrics: gold alignment at every budget (no model calls); the top-k log-prob drop at
-   every budget (one scoring call per distinct top-k set, shared by the methods); LDS on
-   ``lds_subsets`` held-out Bernoulli ½ subsets, as many removals of 2-5 segments and as
-   many subsets that keep only 1-4 segments (one scoring call each, shared by every fit;
-   :mod:`benchmarks.evaluation.lds`); BERTScore after regenerating without the top-k at
-   the ``bert_budgets`` (one generation per distinct set; with ``prefix_cache`` each such
-   set is scored and regenerated back to back, so its prompt is computed once).
-
-Results append to ``<out>/<dataset>_<model>.jsonl``; ids already there are skipped.
-"""
+"""Run the paper protocol: every method and metric on every example, resumable, one JSONL
+line per example (the protocol: benchmarks/results/eval/README.md)."""
 
 from __future__ import annotations
 
@@ -69,8 +49,7 @@ from camab_rag.segments import segment_documents, to_documents
 
 KS = (1, 3, 5)
 EXECUTION_SETTINGS = ("out_dir", "offset", "n", "threads", "batch_size", "prefix_cache")
-"""BenchConfig fields that change how fast a run goes, not its results: left out of the
-records and of the digest that lets a run resume."""
+"""How fast a run goes, not its results: out of the records and of the resume digest."""
 ALL_METHODS = ("auto", "camab", "kernelshap", "contextcite", "loo", "random", *PEERS)
 Mask = NDArray[np.bool_]
 
@@ -87,22 +66,15 @@ class BenchConfig:
     seed: int = 0
     peer_budget: int = 40
     bert_budgets: list[int] = field(default_factory=lambda: [40])
-    bert_all_budgets: list[str] = field(default_factory=list)
-    """Methods that also get BERTScore at every budget (e.g. camab, kernelshap)."""
+    bert_all_budgets: list[str] = field(default_factory=list)  # BERTScore at every budget
     max_new_tokens: int | None = None
     offset: int = 0
-    max_segments: int | None = None
-    """Trim each example to at most this many segments (smoke runs)."""
+    max_segments: int | None = None  # trim each example (smoke runs)
     out_dir: str = "benchmarks/results"
     batch_size: int = 8
     threads: int | None = None
-    """torch threads for the scorer (``None``: torch's default)."""
-    prefix_cache: bool = False
-    """Reuse the key/value cache of the prefix consecutive requests share (needs
-    ``batch_size=1``; same numbers, fewer tokens computed)."""
-    lds_subsets: int = 32
-    """Held-out subsets of each kind (Bernoulli ½, removals of 2-5 segments, 1-4 segments
-    kept) the LDS is read on, each one model call per example; 0 leaves LDS out."""
+    prefix_cache: bool = False  # reuse shared prompt prefixes (batch_size=1; same numbers)
+    lds_subsets: int = 32  # held-out subsets of each kind for LDS; 0 leaves LDS out
 
     def __post_init__(self) -> None:
         unknown = [m for m in self.methods if m not in ALL_METHODS]
@@ -121,23 +93,14 @@ class BenchConfig:
 
 
 def run_settings(config: BenchConfig) -> dict[str, Any]:
-    """The settings that decide a run's results (every field but the execution settings):
-    stored with each record and hashed into the digest a resumed run must match."""
+    """The settings that decide a run's results (stored with each record, hashed into the
+    digest a resumed run must match)."""
     return {k: v for k, v in asdict(config).items() if k not in EXECUTION_SETTINGS}
 
 
 def done_ids(path: Path) -> set[str]:
     """Ids already in a results file (a torn last line is ignored)."""
-    ids: set[str] = set()
-    if not path.exists():
-        return ids
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                ids.add(str(json.loads(line)["id"]))
-            except (ValueError, KeyError, TypeError):
-                continue
-    return ids
+    return {str(r["id"]) for r in read_results(path) if isinstance(r, dict) and "id" in r}
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
@@ -154,8 +117,8 @@ def read_results(path: Path) -> list[dict[str, Any]]:
 
 
 def append_record(path: Path, record: dict[str, Any]) -> None:
-    """Append one JSON line and flush it to disk. A kill leaves at most a torn last line;
-    the next append starts on a line of its own, so the torn one costs nothing else."""
+    """Append one JSON line, flushed to disk; after a torn last line (a kill) the next
+    append starts a line of its own."""
     path.parent.mkdir(parents=True, exist_ok=True)
     torn = False
     if path.exists() and path.stat().st_size > 0:
@@ -182,21 +145,17 @@ def _floats(values: Sequence[float] | NDArray[np.float64]) -> list[float]:
 
 
 def example_seed(seed: int, example_id: str) -> int:
-    """The seed of the random baseline on one example: the run's seed mixed with the
-    example's id, so every example gets its own random ranking (with one seed for all,
-    "random" would rank the segments by position, the same way on every example)."""
+    """The random baseline's seed on one example (one seed for all would rank by position)."""
     return zlib.crc32(f"{seed}:{example_id}".encode())
 
 
 def _runs_per_budget(method: str) -> bool:
-    """Whether a method runs once per budget: one whose prefix is not a smaller run of
-    it (``auto``), leave-one-out (its own cost) aside."""
+    """Whether a method runs once per budget (its prefix is not a smaller run: ``auto``)."""
     return method != "loo" and not getattr(METHODS[method], "anytime", True)
 
 
 def trained_masks(methods: dict[str, Any]) -> list[Mask]:
-    """Every subset some method of an example evaluated (its run's masks, and each
-    budget's own run where a method ran once per budget)."""
+    """Every subset some method of an example evaluated (each budget's own run too)."""
     rows = [m for entry in methods.values() for m in entry.get("masks", [])]
     rows += [
         m for e in methods.values() for fit in e["budgets"].values() for m in fit.get("masks", [])
@@ -205,8 +164,7 @@ def trained_masks(methods: dict[str, Any]) -> list[Mask]:
 
 
 def make_builder(example: Example) -> TemplatePromptBuilder:
-    """The prompt of an example: the library's default chat prompt, documents shown with
-    their titles when they have them."""
+    """An example's prompt: the default chat prompt, documents titled when they have titles."""
     documents = to_documents(example.documents)
     segments = segment_documents(documents, example.granularity())
     titled = all(doc.get("title") for doc in example.documents)
@@ -257,8 +215,7 @@ class ExampleRunner:
     def library_entry(
         self, example: Example, builder: TemplatePromptBuilder, response: str, method: str
     ) -> dict[str, Any]:
-        """Run one of the library's methods (not a real peer) on an example; its result
-        line, with the scores at every budget (before metrics)."""
+        """One library method's entry on an example: scores at every budget (no metrics)."""
         config = self.config
         n = builder.n_segments
         budget = n + 1 if method == "loo" else max(config.budgets)
@@ -278,17 +235,8 @@ class ExampleRunner:
         # auto plans its subsets for the whole budget: a prefix is not its smaller run
         runs = {b: run(b) for b in config.budgets} if _runs_per_budget(method) else {}
         result = runs[budget] if runs else run(budget)
-        entry: dict[str, Any] = {
-            "budget": budget,
-            "n_queries": result.n_queries,
-            "prompt_tokens": result.prompt_tokens,
-            "wall_time_s": round(result.wall_time_s, 3),
-            "mean_subset_size": float(result.masks.mean()) if result.masks.size else None,
-            "method_config": result.method_config,
-            "masks": [_bits(m) for m in result.masks],
-            "rewards": _floats(result.rewards),
-            "budgets": {},
-        }
+        entry = _cost_entry(budget, result, method_config=result.method_config)
+        entry.update(rewards=_floats(result.rewards), budgets={})
         if method == "loo":
             entry["budgets"]["own"] = {"scores": _floats(result.scores), "cost": result.n_queries}
         elif method == "random":
@@ -312,16 +260,13 @@ class ExampleRunner:
                 }
         return entry
 
-    def run(
-        self, example: Example, status: Callable[[str], None] = lambda _s: None
-    ) -> dict[str, Any]:
+    def run(self, example: Example) -> dict[str, Any]:
         config = self.config
         started = time.perf_counter()
         builder = make_builder(example)
         n = builder.n_segments
         full = np.ones(n, dtype=bool)
         saved = self.checkpoint.load(example.id)
-        status("generate")
         t0 = time.perf_counter()
         if "response" in saved:
             response = str(saved["response"]["response"])
@@ -331,20 +276,11 @@ class ExampleRunner:
                 [builder.build(full)], max_new_tokens=self.max_new_tokens(example)
             )[0]
             generate_s = time.perf_counter() - t0
-        record: dict[str, Any] = {
-            "id": example.id,
-            "dataset": example.dataset,
-            "model": config.model,
-            "seed": config.seed,
-            "language": example.language,
-            "task": example.task,
-            "question": example.question,
-            "n_segments": n,
-            "gold": example.gold,
-            "answers": example.answers,
-            "response": response,
-            "config": run_settings(config),
-        }
+        record: dict[str, Any] = {"id": example.id, "dataset": example.dataset}
+        record.update(model=config.model, seed=config.seed, language=example.language)
+        record.update(task=example.task, question=example.question, n_segments=n)
+        record.update(gold=example.gold, answers=example.answers, response=response)
+        record["config"] = run_settings(config)
         if not response.strip():
             record.update(status="skipped", reason="empty response")
             return record
@@ -363,7 +299,6 @@ class ExampleRunner:
         record["full_logprob"] = full_reward
         methods: dict[str, Any] = {}
         for method in config.methods:
-            status(method)
             if f"method:{method}" in saved:
                 methods[method] = saved[f"method:{method}"]["entry"]
                 continue
@@ -371,29 +306,14 @@ class ExampleRunner:
             if method in PEERS:
                 runner = run_shap if method == "shap-pkg" else run_context_cite
                 peer = runner(builder, self.scorer, response, config.peer_budget, config.seed)
-                used = self.scorer.snapshot() - before
-                entry: dict[str, Any] = {
-                    "budget": config.peer_budget,
-                    "n_queries": peer.n_queries,
-                    "prompt_tokens": peer.prompt_tokens,
-                    "wall_time_s": round(peer.wall_time_s, 3),
-                    "model_seconds": round(used.score_seconds, 3),
-                    "mean_subset_size": float(peer.masks.mean()) if peer.masks.size else None,
-                    "note": peer.note,
-                    "masks": [_bits(m) for m in peer.masks],
-                    "budgets": {
-                        str(config.peer_budget): {
-                            "scores": _floats(peer.scores),
-                            "cost": peer.n_queries,
-                        }
-                    },
-                }
+                fit = {"scores": _floats(peer.scores), "cost": peer.n_queries}
+                entry = _cost_entry(config.peer_budget, peer, note=peer.note)
+                entry["budgets"] = {str(config.peer_budget): fit}
             else:
                 entry = self.library_entry(example, builder, response, method)
-                entry["model_seconds"] = round((self.scorer.snapshot() - before).score_seconds, 3)
+            entry["model_seconds"] = round((self.scorer.snapshot() - before).score_seconds, 3)
             methods[method] = entry
             self.checkpoint.save(example.id, f"method:{method}", {"entry": entry})
-        status("metrics")
         t0 = time.perf_counter()
         held = self.metrics(example, builder, response, full_reward, methods, saved)
         record["methods"] = methods
@@ -417,8 +337,7 @@ class ExampleRunner:
         methods: dict[str, Any],
         saved: dict[str, Any],
     ) -> dict[str, Any] | None:
-        """Every metric of every fit (in place); returns the held-out subsets LDS was read
-        on (``None`` without LDS)."""
+        """Every metric of every fit (in place); returns LDS's held-out subsets, if any."""
         n = builder.n_segments
         config = self.config
         # which (method, budget) pairs get which perturbation metric
@@ -496,11 +415,8 @@ class ExampleRunner:
         methods: dict[str, Any],
         saved: dict[str, Any],
     ) -> dict[str, Any]:
-        """LDS of every fit (``fit["lds"][kind]``, ``None`` where undefined) on the
-        example's held-out subsets: the draws no method of the example evaluated, each
-        priced once for all fits. Returns them with their rewards (``kind -> {"masks",
-        "rewards"}``, kept in the record so a later fit is read without the model); the
-        ones in ``saved["lds"]`` are used as they are."""
+        """LDS of every fit (``fit["lds"][kind]``) on the held-out subsets, priced once for
+        all fits; returns ``kind -> {"masks", "rewards"}`` (kept in the record)."""
         if "lds" in saved:
             held: dict[str, Any] = saved["lds"]["held_out"]
         else:
@@ -527,6 +443,14 @@ class ExampleRunner:
         return held
 
 
+def _cost_entry(budget: int, run: Any, **extra: Any) -> dict[str, Any]:
+    """What one method's run cost (an :class:`AttributionResult` or a peer's result)."""
+    kept = float(run.masks.mean()) if run.masks.size else None
+    entry = {"budget": budget, "n_queries": run.n_queries, "prompt_tokens": run.prompt_tokens}
+    entry.update(wall_time_s=round(run.wall_time_s, 3), mean_subset_size=kept, **extra)
+    return {**entry, "masks": [_bits(m) for m in run.masks]}
+
+
 def _key(values: dict[tuple[int, ...], float]) -> dict[str, float]:
     return {",".join(map(str, k)): float(v) for k, v in values.items()}
 
@@ -536,26 +460,16 @@ def _unkey(values: dict[str, float]) -> dict[tuple[int, ...], float]:
 
 
 class Checkpoint:
-    """Work done inside the current example (response, each method, metric values), so a
-    run killed mid-example resumes there. Lines carry a digest of the run's settings;
-    the file is emptied once the example's record is written."""
+    """Work done inside the current example, so a run killed mid-example resumes there."""
 
     def __init__(self, path: Path | None, digest: str) -> None:
         self.path = path
         self.digest = digest
 
     def load(self, example_id: str) -> dict[str, Any]:
-        saved: dict[str, Any] = {}
-        if self.path is None or not self.path.exists():
-            return saved
-        for line in self.path.read_text(encoding="utf-8").splitlines():
-            try:
-                item = json.loads(line)
-            except ValueError:
-                continue
-            if item.get("id") == example_id and item.get("digest") == self.digest:
-                saved[item["stage"]] = item
-        return saved
+        lines = read_results(self.path) if self.path is not None else []
+        mine = [x for x in lines if x.get("id") == example_id and x.get("digest") == self.digest]
+        return {item["stage"]: item for item in mine}
 
     def save(self, example_id: str, stage: str, data: dict[str, Any]) -> None:
         if self.path is not None:
@@ -566,15 +480,6 @@ class Checkpoint:
     def clear(self) -> None:
         if self.path is not None and self.path.exists():
             self.path.write_text("", encoding="utf-8")
-
-
-def _progress(total: int, initial: int) -> Any:
-    try:
-        from tqdm import tqdm  # type: ignore[import-untyped]
-
-        return tqdm(total=total, initial=initial, unit="ex", dynamic_ncols=True, file=sys.stderr)
-    except ImportError:  # pragma: no cover - tqdm ships with transformers
-        return None
 
 
 def check_requirements(config: BenchConfig, needs_bert: bool) -> None:
@@ -611,15 +516,9 @@ def run_benchmark(
     use_bert: bool = True,
     log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
 ) -> Path:
-    """Run (or resume) a benchmark; returns the results file.
-
-    Args:
-        config: what to run.
-        scorer: a loaded scorer (default: ``TransformersScorer(config.model)``).
-        bert: a BERTScore function ``(candidates, references) -> F1 list`` (default: the
-            local all-MiniLM-L6-v2 via ``bert-score``).
-        use_bert: compute BERTScore consistency at all.
-    """
+    """Run (or resume) a benchmark; returns the results file. ``scorer`` defaults to
+    ``TransformersScorer(config.model)``, ``bert`` (candidates, references -> F1) to the
+    local all-MiniLM-L6-v2."""
     check_requirements(config, use_bert and bert is None)
     path = config.results_path
     examples = load_examples(config.dataset, config.n, offset=config.offset)
@@ -646,20 +545,8 @@ def run_benchmark(
     digest = hashlib.sha256(settings_json.encode()).hexdigest()[:16]
     checkpoint = Checkpoint(path.with_suffix(".partial.jsonl"), digest)
     runner = ExampleRunner(config, counting, bert if use_bert else None, checkpoint)
-    bar = _progress(len(examples), len(examples) - len(todo))
-    for example in todo:
-
-        def status(stage: str, example_id: str = example.id) -> None:
-            if bar is not None:
-                bar.set_postfix_str(f"{example_id[:12]} {stage}")
-
-        record = runner.run(example, status)
-        append_record(path, record)
+    for number, example in enumerate(todo, 1):
+        append_record(path, runner.run(example))
         checkpoint.clear()
-        if bar is not None:
-            bar.update(1)
-        else:
-            log(f"bench: {example.id} done")
-    if bar is not None:
-        bar.close()
+        log(f"bench: {example.id} done ({number}/{len(todo)})")
     return path

@@ -1,22 +1,5 @@
-"""A persistent store of priced subsets: each subset of an example is scored once.
-
-A benchmark's model calls are the expensive part; every method, budget and metric of
-one example asks about subsets of the same context with the same response and model.
-:class:`RewardStore` keeps, per example, ``mask -> reward`` (the mean token log-prob of
-the response, rounded to 6 decimals as the results files store it) and, for subsets it
-priced itself, the response's token log-probs. It is one JSON line per subset, appended
-and flushed as each is priced, so a killed run loses at most the call in flight and a
-re-run, or a new method, replays without the model.
-
-:func:`stored_subsets` reads the subsets earlier runs already priced (the masks and
-rewards of a results record, the stored lines of the retired ``bench_calls`` runs, the
-removal sets of the design benchmarks, and the top-k removal sets behind each stored
-log-prob drop), which seed a store.
-
-:class:`PricedReward` is the reward function of :func:`camab_rag.attribute_fn` over a
-store: a subset already there is answered from it; another one is scored by the model
-when one is given, else :class:`Unpriced` is raised (a replay that needs the model).
-"""
+"""A persistent store of priced subsets (each subset of an example scored once) and the
+reward function that replays it; see benchmarks/results/eval/README.md."""
 
 from __future__ import annotations
 
@@ -54,17 +37,12 @@ def bits(mask: Mask | Iterable[bool]) -> str:
     return "".join("1" if b else "0" for b in mask)
 
 
-def from_bits(text: str) -> Mask:
-    """The mask of a ``"0101..."`` string."""
-    return np.array([c == "1" for c in text], dtype=bool)
-
-
 class Unpriced(LookupError):
     """A subset the store has no reward for, asked for where no model may be called."""
 
 
 class RewardStore:
-    """``example id -> mask -> reward`` in one JSONL file (see module docstring)."""
+    """``example id -> mask -> reward`` in one JSONL file, flushed as each is priced."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -144,12 +122,8 @@ def stored_subsets(
     removals: Iterable[tuple[tuple[int, ...], float]] = (),
 ) -> Iterator[tuple[str, float, str]]:
     """``(mask, reward, source)`` for every subset earlier runs of one example priced: the
-    full context, each method's masks and rewards in the results ``record``, the
-    ``bench_calls`` ``lines`` of the example (every budget), the design benchmarks'
-    ``removals`` (removed segments, mean log-prob), and the top-k removal set behind each
-    stored drop (``full - drop``): the results files keep the very scores the set was read
-    from, a ``bench_calls`` line keeps them rounded, so its set is used only where the
-    rounding cannot have changed the order at the k-th place."""
+    results ``record``, its ``bench_calls`` ``lines``, the design benchmarks' ``removals``
+    and the top-k removal set behind each stored drop (``full - drop``)."""
     n = int(record["n_segments"])
     yield bits(np.ones(n, dtype=bool)), float(record["full_logprob"]), "results:full"
     fits: list[tuple[str, dict[str, Any], bool]] = []
@@ -190,11 +164,9 @@ def clear_top_k(scores: list[float], k: int, gap: float = 1e-5) -> tuple[int, ..
 
 
 class PricedReward:
-    """A reward function ``mask -> float`` for :func:`camab_rag.attribute_fn`: served from
-    ``store`` for ``example_id``; an unpriced subset goes to ``price`` (``mask -> (reward,
-    token log-probs)``, the model) and into the store, or raises :class:`Unpriced` when
-    ``price`` is ``None``. Values are the store's (rounded), so a run and its replay see
-    the same numbers and an adaptive design asks for the same subsets."""
+    """``mask -> reward`` for :func:`camab_rag.attribute_fn`, served from ``store``; an
+    unpriced subset goes to ``price`` (the model) and into the store, or raises
+    :class:`Unpriced`. Values are the store's (rounded), so a run and its replay agree."""
 
     def __init__(
         self,

@@ -441,65 +441,24 @@ def _linear_scorer() -> _CrashingScorer:
     return _CrashingScorer(texts, [0.1, 0.8, 0.0, -0.1], crash_at=None)
 
 
-def test_two_shards_merged_equal_one_run(tmp_path: Path, capsys) -> None:
+def test_the_eval_command_reports_a_finished_run_without_loading_a_model(
+    tmp_path: Path, capsys
+) -> None:
     from benchmarks.evaluation import runner
     from benchmarks.evaluation.cli import main
-    from benchmarks.evaluation.merge import merge_results
 
     whole = _two_example_run(tmp_path)
     runner.run_benchmark(whole, _linear_scorer(), use_bert=False)
-    first = _two_example_run(tmp_path, n=1, out_dir=str(tmp_path / "main"))
-    second = _two_example_run(tmp_path, offset=1, n=1, out_dir=str(tmp_path / "shard"))
-    for shard in (first, second):
-        runner.run_benchmark(shard, _linear_scorer(), use_bert=False)
-    main_run = _two_example_run(tmp_path, out_dir=str(tmp_path / "main"))
-    assert [r["id"] for r in runner.read_results(main_run.results_path)] == ["h1"]
-
+    before = whole.results_path.read_bytes()
     argv = ["--dataset", whole.dataset, "--n", "2", "--budgets", "4,8", "--no-bert"]
-    argv += ["--methods", "camab,kernelshap,loo,random", "--out", str(tmp_path / "main")]
-    assert main([*argv, "--merge-from", str(second.results_path)]) == 0
+    argv += ["--methods", "camab,kernelshap,loo,random", "--out", whole.out_dir]
+    assert main(argv) == 0  # every example done: no scorer is loaded
     captured = capsys.readouterr()
-    assert "merged 1 record(s)" in captured.err and "(0 already present)" in captured.err
-    assert "### HotpotQA, smollm2: 2 examples" in captured.out  # the merged run's report
-
-    merged = runner.read_results(main_run.results_path)
-    expected = runner.read_results(whole.results_path)
-    assert [r["id"] for r in merged] == ["h1", "h2"]
-    for got, want in zip(merged, expected):
-        assert got["config"] == want["config"]
-        for method in whole.methods:
-            assert got["methods"][method]["budgets"] == want["methods"][method]["budgets"]
-    before = main_run.results_path.read_bytes()
-    assert merge_results(main_run, second.results_path) == (0, 1)  # again: nothing added
-    assert main_run.results_path.read_bytes() == before
-
-
-def test_merge_refuses_records_of_another_run_and_writes_nothing(tmp_path: Path) -> None:
-    from benchmarks.evaluation import runner
-    from benchmarks.evaluation.merge import merge_results
-
-    shard = _two_example_run(tmp_path, offset=1, n=1, out_dir=str(tmp_path / "shard"))
-    runner.run_benchmark(shard, _linear_scorer(), use_bert=False)
-    main_run = _two_example_run(tmp_path, out_dir=str(tmp_path / "main"))
-    main_run.results_path.parent.mkdir()
-    main_run.results_path.write_text('{"id": "h1"}\n', encoding="utf-8")
-
-    other = _two_example_run(tmp_path, budgets=[4, 6], out_dir=str(tmp_path / "main"))
-    with pytest.raises(
-        InputError, match=r"record 1 \('h2'\) was run with other settings .*budgets"
-    ):
-        merge_results(other, shard.results_path)
-    first_only = _two_example_run(tmp_path, n=1, out_dir=str(tmp_path / "main"))
-    with pytest.raises(InputError, match="not one of this run's 1 examples"):
-        merge_results(first_only, shard.results_path)
-    with pytest.raises(InputError, match="this run's own results file"):
-        merge_results(main_run, main_run.results_path)
-    with pytest.raises(InputError, match="no such results file"):
-        merge_results(main_run, tmp_path / "missing.jsonl")
-    (tmp_path / "empty.jsonl").write_text("", encoding="utf-8")
-    with pytest.raises(InputError, match="no finished record"):
-        merge_results(main_run, tmp_path / "empty.jsonl")
-    assert main_run.results_path.read_text(encoding="utf-8") == '{"id": "h1"}\n'
+    assert "2 done already, 0 to run" in captured.err
+    assert "### HotpotQA, smollm2: 2 examples" in captured.out
+    assert whole.results_path.read_bytes() == before
+    assert main([*argv, "--budgets", "1"]) == 2  # a budget below 2 is refused by name
+    assert "budgets must be" in capsys.readouterr().err
 
 
 def test_an_append_after_a_torn_last_line_keeps_the_new_record(tmp_path: Path) -> None:
