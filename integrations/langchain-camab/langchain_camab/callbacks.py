@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
@@ -31,21 +31,23 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 from camab_rag import integration as core
 from langchain_camab import native
 from langchain_camab.native import RUN_METADATA_KEY
+from langchain_camab.roots import Kept, RootRuns, Waited
+from langchain_camab.run_tree import CONTEXT_KEYS, QUESTION_KEYS, LLMCall, RunReading
 from langchain_camab.scorer import scorer_from_run
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 
-class _Handler(core.KeptResults):
+class _Handler(Kept):
     """Recording and attaching, shared by the sync and async handlers."""
 
     def __init__(
         self,
         scorer: object = None,
         *,
-        question_keys: Sequence[str] = core.QUESTION_KEYS,
-        context_keys: Sequence[str] = core.CONTEXT_KEYS,
+        question_keys: Sequence[str] = QUESTION_KEYS,
+        context_keys: Sequence[str] = CONTEXT_KEYS,
         report_run_metadata: bool = True,
         **options: Unpack[core.ChainOptions],
     ) -> None:
@@ -61,15 +63,15 @@ class _Handler(core.KeptResults):
             uuid_keys=True,
         )
         self.settings, self.scorers, self.runs = parts.settings, parts.scorers, parts.runs
-        reading: core.RunReading[Document] = core.RunReading(
+        reading: RunReading[Document] = RunReading(
             text_of=lambda d: d.page_content,
             is_document=native.TYPES.is_document,
-            user_text=lambda messages: core.last_user_text(native.chat_of(messages)),
+            user_text=lambda messages: native.last_user_text(native.chat_of(messages)),
             question_keys=question_keys,
             context_keys=context_keys,
         )
         slot = RUN_METADATA_KEY if report_run_metadata else None
-        self.roots = core.RootRuns(reading, parts, native.TYPES, slot)
+        self.roots = RootRuns(reading, parts, native.TYPES, slot)
         self.raise_error = parts.strict  # strict: LangChain re-raises our errors into the chain
 
     # ------------------------------------------------------------------ recording
@@ -116,7 +118,7 @@ class _Handler(core.KeptResults):
     on_llm_error = on_retriever_error = on_tool_error = on_chain_error
 
     # ------------------------------------------------------------------ attribution
-    def _scorer_for(self, call: core.LLMCall | None) -> Any:
+    def _scorer_for(self, call: LLMCall | None) -> Any:
         """The configured scorer, else that of the model the callbacks saw."""
         if call is None:
             return self.scorers.configured()
@@ -125,7 +127,7 @@ class _Handler(core.KeptResults):
         return self.scorers.traced(key, partial(scorer_from_run, serialized, params))
 
 
-class CamabCallbackHandler(_Handler, core.WaitedResults, BaseCallbackHandler):
+class CamabCallbackHandler(_Handler, Waited, BaseCallbackHandler):
     """Attribute the answer of every root run to its retrieved documents.
 
     ``handler.results[run_id]`` is the :class:`~langchain_camab.ChainAttribution` of a
@@ -169,4 +171,4 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
     async def wait(self, run_id: UUID | str | None = None) -> core.ChainAttribution:
         """The result of a root run (the latest when ``run_id`` is ``None``), awaiting a
         background attribution."""
-        return await self.runs.await_result(run_id)
+        return cast(core.ChainAttribution, await self.runs.job(run_id).aresult())

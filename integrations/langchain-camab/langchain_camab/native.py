@@ -14,7 +14,10 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.content import Citation, create_citation
 from langchain_core.prompt_values import PromptValue
 
+from camab_rag import AttributionResult, CitationRule
 from camab_rag import integration as core
+from camab_rag.errors import InputError
+from langchain_camab.step import NativeTypes
 
 RUN_METADATA_KEY = "camab_attribution"
 PROGRESS_EVENT = "camab_progress"
@@ -46,8 +49,26 @@ def chat_of(value: object) -> list[dict[str, str]] | None:
 
 def to_prompt(value: object) -> core.Prompt:
     """A string, a ``PromptValue`` (e.g. from ``ChatPromptTemplate``), messages or
-    ``{"role", "content"}`` mappings -> a camab-rag prompt (text or chat messages)."""
-    return core.as_prompt(value, chat_of, "a string, a PromptValue or a list of messages")
+    ``{"role", "content"}`` mappings -> a camab-rag prompt (text or chat messages); anything
+    else an :class:`~camab_rag.errors.InputError` naming it."""
+    if isinstance(value, str):
+        return value
+    chat = chat_of(value)
+    if chat is not None:
+        return chat
+    if isinstance(value, Sequence) and all(
+        isinstance(m, dict) and "role" in m and "content" in m for m in value
+    ):
+        return [{"role": str(m["role"]), "content": str(m["content"])} for m in value]
+    raise InputError(
+        f"cannot use a {type(value).__name__} as a prompt: expected a string, a PromptValue "
+        "or a list of messages"
+    )
+
+
+def last_user_text(chat: Sequence[dict[str, str]] | None) -> str:
+    """The content of the last ``user`` message of chat messages (``""`` if none)."""
+    return next((m["content"] for m in reversed(chat or []) if m.get("role") == "user"), "")
 
 
 def cannot_block(where: str) -> str:
@@ -68,7 +89,7 @@ def with_metadata(message: BaseMessage, data: dict[str, Any]) -> BaseMessage:
 def annotate(
     message: object,
     data: dict[str, Any],
-    result: core.AttributionResult | None = None,
+    result: AttributionResult | None = None,
     documents: Sequence[Any] = (),
 ) -> None:
     """Put ``data`` in an answer message's ``response_metadata["attribution"]``, in place;
@@ -80,10 +101,10 @@ def annotate(
 
 
 def to_citations(
-    result: core.AttributionResult,
+    result: AttributionResult,
     documents: Sequence[Any],
     *,
-    rule: core.CitationRule | None = None,
+    rule: CitationRule | None = None,
 ) -> list[Citation]:
     """LangChain ``Citation`` annotations for ``result.response``, in answer order.
 
@@ -126,7 +147,7 @@ def progress_emitter(
     )
 
 
-TYPES = core.NativeTypes(
+TYPES = NativeTypes(
     metadata_of=lambda x: x.metadata if isinstance(x, Document) else None,
     copied=lambda doc: doc.model_copy(update={"metadata": dict(doc.metadata)}),
     message_text=lambda x: message_text(x) if isinstance(x, BaseMessage) else None,

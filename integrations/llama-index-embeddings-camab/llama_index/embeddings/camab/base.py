@@ -9,7 +9,8 @@ from typing import Any
 from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
 from pydantic import PrivateAttr
 
-from camab_rag.integration import InputError, MiniLMEmbedder
+from camab_rag.embeddings import MiniLMEmbedder
+from camab_rag.errors import InputError
 
 
 class MiniLMEmbedding(BaseEmbedding):

@@ -19,7 +19,9 @@ from llama_index.core.prompts.mixin import PromptMixinType
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.postprocessor.camab.attributor import ResponseAttributor
 
+from camab_rag import AttributionSettings
 from camab_rag import integration as core
+from camab_rag.errors import InputError
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -36,7 +38,7 @@ class _Wrapper:
     def _wrap(self, inner: object, kind: type, name: str, scorer: Any, options: Any) -> None:
         if not isinstance(inner, kind):
             kinds = f"a LlamaIndex {kind.__name__}, got {type(inner).__name__}"
-            raise core.InputError(f"{name} must be {kinds}")
+            raise InputError(f"{name} must be {kinds}")
         self._attributor = ResponseAttributor(scorer, type(self).__name__, **options)
 
     @property
@@ -45,7 +47,7 @@ class _Wrapper:
         return self._attributor.scorer
 
     @property
-    def settings(self) -> core.AttributionSettings:
+    def settings(self) -> AttributionSettings:
         """The settings every answer is attributed with."""
         return self._attributor.settings
 

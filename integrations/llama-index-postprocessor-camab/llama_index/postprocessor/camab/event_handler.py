@@ -38,7 +38,7 @@ class CamabEventHandler(BaseEventHandler):
     granularity: Any = None
     deadline_s: Any = None
     groundedness: Any = None
-    settings: Any = Field(default=core.CHAIN_SETTINGS)  # Any: pydantic would rebuild a dataclass
+    settings: Any = None  # Any: pydantic would rebuild a dataclass; None: CHAIN_SETTINGS
     progress: Any = None
     background: bool | None = None
     proxy: Any = None
@@ -48,13 +48,14 @@ class CamabEventHandler(BaseEventHandler):
 
     def model_post_init(self, context: Any, /) -> None:
         options = {name: getattr(self, name) for name in core.AttributorOptions.__annotations__}
-        self._attributor = ResponseAttributor(self.scorer, "CamabEventHandler", **options)
-        self.settings = self._attributor.settings  # the knobs merged in
         refused = "it must judge the answer before the query returns: use background=None/False"
-        core.check_groundedness_filter(
-            self._attributor.settings.groundedness,
-            blocking_refused=f"{refused}, or mode='flag'" if self.background else None,
+        self._attributor = ResponseAttributor(
+            self.scorer,
+            "CamabEventHandler",
+            f"{refused}, or mode='flag'" if self.background else None,
+            **options,
         )
+        self.settings = self._attributor.settings  # the knobs merged in
 
     @classmethod
     def class_name(cls) -> str:

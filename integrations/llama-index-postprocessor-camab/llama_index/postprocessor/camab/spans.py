@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from camab_rag.errors import InputError
-from camab_rag.integration.chat_messages import content_text
-from camab_rag.scorers.base import Prompt
+from camab_rag.integration import Prompt, content_text
 
 _MAX_DEPTH = 10_000
 
