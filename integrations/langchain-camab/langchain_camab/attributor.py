@@ -15,7 +15,7 @@ from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
 import langchain_camab.scorer  # noqa: F401  (registers how LangChain models are read)
-from camab_rag import integration as core
+from camab_rag.integration import METADATA_KEY, ChainParts
 from langchain_camab import native
 from langchain_camab.native import to_prompt
 from langchain_camab.roots import Waited
@@ -23,6 +23,8 @@ from langchain_camab.step import ChainStep, StepCall, StepInput, StepKeys, added
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from camab_rag.integration import ChainOptions, Prompt
 
 OutputMode = Literal["auto", "merge", "attribution"]
 _MAP_KEY_TAG = "map:key:"
@@ -70,12 +72,12 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
         prompt_key: str = "prompt",
         output: OutputMode = "auto",
         name: str | None = "CamabAttributor",
-        **options: Unpack[core.ChainOptions],
+        **options: Unpack[ChainOptions],
     ) -> None:
         if output not in ("auto", "merge", "attribution"):
             raise ValueError(f"output must be 'auto', 'merge' or 'attribution', got {output!r}")
         where = "CamabAttributor(background=True) returns the answer before it is judged and"
-        parts = core.ChainParts.of(
+        parts = ChainParts.of(
             "CamabAttributor",
             scorer,
             options,
@@ -155,7 +157,7 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
         scorer = self.scorers.configured  # resolved once (a proxy when its model cannot score)
         return self.step.start(input, run_id, scorer, self._prompt_for, emit, summary)
 
-    def _prompt_for(self, input: Mapping[str, Any], read: StepInput) -> core.Prompt | None:
+    def _prompt_for(self, input: Mapping[str, Any], read: StepInput) -> Prompt | None:
         if read.prompt is not None:
             return to_prompt(read.prompt)
         if self.prompt is None:
@@ -176,5 +178,5 @@ def _data_chunk(answer: Any, data: Any) -> Any:
     """An empty chunk of a streamed answer message, carrying the summary in its metadata."""
     if isinstance(answer, BaseMessageChunk):
         chunk_type: Any = type(answer)  # AIMessageChunk, ... (its type field has a default)
-        return chunk_type(content="", response_metadata={core.METADATA_KEY: data})
+        return chunk_type(content="", response_metadata={METADATA_KEY: data})
     return None

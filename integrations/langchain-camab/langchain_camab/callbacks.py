@@ -28,7 +28,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from camab_rag import integration as core
+from camab_rag.integration import ChainAttribution, ChainParts
 from langchain_camab import native
 from langchain_camab.native import RUN_METADATA_KEY
 from langchain_camab.roots import Kept, RootRuns, Waited
@@ -37,6 +37,8 @@ from langchain_camab.scorer import scorer_from_run
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from camab_rag.integration import ChainOptions, Prompt
 
 
 class _Handler(Kept):
@@ -49,12 +51,12 @@ class _Handler(Kept):
         question_keys: Sequence[str] = QUESTION_KEYS,
         context_keys: Sequence[str] = CONTEXT_KEYS,
         report_run_metadata: bool = True,
-        **options: Unpack[core.ChainOptions],
+        **options: Unpack[ChainOptions],
     ) -> None:
         super().__init__()
         owner = type(self).__name__
         refused = native.cannot_block(f"{owner} observes and")
-        parts = core.ChainParts.of(
+        parts = ChainParts.of(
             owner,
             scorer,
             options,
@@ -99,7 +101,7 @@ class _Handler(Kept):
     def on_llm_start(self, serialized: Any, prompts: list[str], **kw: Any) -> None:
         self._llm_start(prompts[0], serialized, kw)
 
-    def _llm_start(self, prompt: core.Prompt, serialized: Any, kw: dict[str, Any]) -> None:
+    def _llm_start(self, prompt: Prompt, serialized: Any, kw: dict[str, Any]) -> None:
         params = kw.get("invocation_params")
         params = params if isinstance(params, dict) else {}
         model = (serialized if isinstance(serialized, dict) else None, params)
@@ -168,7 +170,7 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
     async def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         await self.roots.afinish(run_id, self._scorer_for)
 
-    async def wait(self, run_id: UUID | str | None = None) -> core.ChainAttribution:
+    async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
         """The result of a root run (the latest when ``run_id`` is ``None``), awaiting a
         background attribution."""
-        return cast(core.ChainAttribution, await self.runs.job(run_id).aresult())
+        return cast(ChainAttribution, await self.runs.job(run_id).aresult())

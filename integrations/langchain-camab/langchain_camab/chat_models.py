@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from camab_rag import integration as core
+from camab_rag.integration import LocalModel
 from langchain_camab.native import to_chat_messages
 from langchain_camab.registry import ModelRegistry
 
@@ -41,11 +41,11 @@ class CamabChatModel(BaseChatModel):
     generator: Any = Field(exclude=True)
     max_new_tokens: int = 64
     _key: str = PrivateAttr(default="")
-    _local: core.LocalModel = PrivateAttr()
+    _local: LocalModel = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
-        self._local = core.LocalModel(self.generator, "CamabChatModel")
+        self._local = LocalModel(self.generator, "CamabChatModel")
         self._key = MODELS.add(self)
 
     @property
@@ -94,7 +94,7 @@ class CamabChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         text = str(self._answer(messages, stop).generations[0].message.content)
-        for piece in core.LocalModel.pieces(text):
+        for piece in LocalModel.pieces(text):
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager is not None:
                 run_manager.on_llm_new_token(piece, chunk=chunk)

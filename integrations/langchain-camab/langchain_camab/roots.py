@@ -14,20 +14,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-from camab_rag.attributor import Pending
-from camab_rag.integration import (
-    METADATA_KEY,
-    Attachment,
-    ChainAttribution,
-    ChainParts,
-    Prompt,
-    Runs,
-    Steps,
-)
+from camab_rag.integration import METADATA_KEY, Attachment, ChainAttribution
 from langchain_camab.run_tree import ClosedRun, LLMCall, RunReading, RunTree
-from langchain_camab.step import NativeTypes
+
+if TYPE_CHECKING:
+    from camab_rag.attributor import Pending
+    from camab_rag.integration import ChainParts, Prompt, Runs, Steps
+    from langchain_camab.step import NativeTypes
 
 D = TypeVar("D")
 logger = logging.getLogger(__name__)

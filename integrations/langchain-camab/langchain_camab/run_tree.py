@@ -15,10 +15,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from camab_rag.errors import InputError, NoContextError, WrongTypeError
-from camab_rag.integration import ChainCall, Prompt, prompt_holds
+from camab_rag.integration import ChainCall, prompt_holds
+
+if TYPE_CHECKING:
+    from camab_rag.integration import Prompt
 
 D = TypeVar("D")
 

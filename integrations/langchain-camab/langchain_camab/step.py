@@ -14,20 +14,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from camab_rag.errors import InputError, WrongTypeError
-from camab_rag.integration import (
-    METADATA_KEY,
-    Attachment,
-    ChainAttribution,
-    ChainCall,
-    ChainParts,
-    ProgressRelay,
-    Prompt,
-    Runs,
-    Steps,
-)
+from camab_rag.integration import METADATA_KEY, Attachment, ChainAttribution, ChainCall
+
+if TYPE_CHECKING:
+    from camab_rag.integration import ChainParts, ProgressRelay, Prompt, Runs, Steps
 from langchain_camab.run_tree import input_keys
 
 logger = logging.getLogger(__name__)

@@ -29,13 +29,13 @@ from camab_rag.integration import (
     AttributorOptions,
     ChainCall,
     ChainParts,
-    Prompt,
-    Steps,
     prompt_holds,
 )
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from camab_rag.integration import Prompt, Steps
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

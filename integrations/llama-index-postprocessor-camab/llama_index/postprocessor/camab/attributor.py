@@ -21,13 +21,15 @@ from llama_index.postprocessor.camab.capture import progress_events, query_track
 from llama_index.postprocessor.camab.response import attach, node_documents
 from llama_index.postprocessor.camab.spans import SpanRecord, aread_for, read_for
 
-from camab_rag import integration as core
 from camab_rag.errors import InputError
+from camab_rag.integration import ChainCall
 from camab_rag.scorers.chat_clients import is_openai_endpoint
 from camab_rag.scorers.proxy import register_model_reader
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from camab_rag.integration import AttributorOptions, Steps
 
 T = TypeVar("T")
 STREAMS = (StreamingResponse, AsyncStreamingResponse, StreamingAgentChatResponse)
@@ -42,7 +44,7 @@ class ResponseAttributor(AnswerAttributor):
         scorer: Any = None,
         owner: str = "CamabQueryEngine",
         blocking_refused: str | None = None,
-        **options: Unpack[core.AttributorOptions],
+        **options: Unpack[AttributorOptions],
     ) -> None:
         super().__init__(scorer, node_documents, owner, blocking_refused, **options)
         self.tracker = query_tracker()
@@ -54,10 +56,10 @@ class ResponseAttributor(AnswerAttributor):
 
     def steps(
         self, response: Any, question: str, record: SpanRecord | None, llm: object = None
-    ) -> core.Steps[Any]:
+    ) -> Steps[Any]:
         """Attribute ``response`` in place (never raises)."""
         text = getattr(response, "response", None)
-        call = core.ChainCall(question, text if isinstance(text, str) else "")
+        call = ChainCall(question, text if isinstance(text, str) else "")
         call.progress = self.parts.relay(progress_events(question), None)
         if not isinstance(response, Response):
             call.problem = InputError(
@@ -75,12 +77,12 @@ class ResponseAttributor(AnswerAttributor):
         record: SpanRecord | None,
         llm: object = None,
         then: Callable[[T], object] = lambda turn: None,
-    ) -> core.Steps[T]:
+    ) -> Steps[T]:
         """Attribute a ``Response`` in place, a chat turn through a copy, or a stream in the
         background once read; then ``then(turn)``."""
         answer: Any = turn
 
-        def attributed(final: Any) -> core.Steps[T]:
+        def attributed(final: Any) -> Steps[T]:
             yield from self.steps(final, question, record, llm)
             if final is not answer:  # carry the attribution back to the turn
                 answer.source_nodes, answer.metadata = final.source_nodes, final.metadata
@@ -148,7 +150,7 @@ def attribute_response(
     *,
     scorer: Any = None,
     llm: object = None,
-    **options: Unpack[core.AttributorOptions],
+    **options: Unpack[AttributorOptions],
 ) -> Any:
     """Attribute ``response`` in place, scored by ``scorer`` (default: ``llm``'s); never
     raises (a failure goes to its metadata, a groundedness verdict under
@@ -163,7 +165,7 @@ async def aattribute_response(
     *,
     scorer: Any = None,
     llm: object = None,
-    **options: Unpack[core.AttributorOptions],
+    **options: Unpack[AttributorOptions],
 ) -> Any:
     """Async :func:`attribute_response` (``ascore``)."""
     attributor = ResponseAttributor(scorer, "aattribute_response", **options)

@@ -18,7 +18,7 @@ from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index.core.schema import QueryType
 from llama_index.postprocessor.camab.spans import SpanRecords
 
-from camab_rag import integration as core
+from camab_rag.integration import chat_messages
 
 _RECORDS = SpanRecords(lambda instance: isinstance(instance, BaseLLM))
 
@@ -57,7 +57,7 @@ class _Events(BaseEventHandler):
         elif isinstance(event, RetrievalEndEvent):
             _RECORDS.add_documents(event.span_id, list(event.nodes))
         elif isinstance(event, llm.LLMChatStartEvent) and event.span_id is not None:
-            _RECORDS.add_call(event.span_id, core.chat_messages(event.messages))
+            _RECORDS.add_call(event.span_id, chat_messages(event.messages))
         elif isinstance(event, llm.LLMCompletionStartEvent) and event.span_id is not None:
             _RECORDS.add_call(event.span_id, event.prompt)
         elif isinstance(event, (llm.LLMChatEndEvent, llm.LLMCompletionEndEvent)):

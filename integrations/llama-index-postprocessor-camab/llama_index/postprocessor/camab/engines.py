@@ -19,12 +19,13 @@ from llama_index.core.prompts.mixin import PromptMixinType
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.postprocessor.camab.attributor import ResponseAttributor
 
-from camab_rag import AttributionSettings
-from camab_rag import integration as core
 from camab_rag.errors import InputError
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from camab_rag import AttributionSettings
+    from camab_rag.integration import AttributorOptions
 
 dispatcher = get_dispatcher(__name__)
 History = list[ChatMessage] | None
@@ -72,7 +73,7 @@ class CamabQueryEngine(_Wrapper, BaseQueryEngine):
         scorer: Any = None,
         *,
         callback_manager: CallbackManager | None = None,
-        **options: Unpack[core.AttributorOptions],
+        **options: Unpack[AttributorOptions],
     ) -> None:
         self._wrap(query_engine, BaseQueryEngine, "query_engine", scorer, options)
         self.query_engine = query_engine
@@ -107,7 +108,7 @@ class CamabChatEngine(_Wrapper, BaseChatEngine):
         self,
         chat_engine: BaseChatEngine,
         scorer: Any = None,
-        **options: Unpack[core.AttributorOptions],
+        **options: Unpack[AttributorOptions],
     ) -> None:
         self._wrap(chat_engine, BaseChatEngine, "chat_engine", scorer, options)
         self.chat_engine = chat_engine

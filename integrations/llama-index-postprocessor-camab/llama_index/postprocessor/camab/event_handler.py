@@ -14,7 +14,7 @@ from llama_index.postprocessor.camab.capture import query_text
 from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from camab_rag import integration as core
+from camab_rag.integration import AttributorOptions
 
 
 class CamabEventHandler(BaseEventHandler):
@@ -47,7 +47,7 @@ class CamabEventHandler(BaseEventHandler):
     _attributor: ResponseAttributor = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
-        options = {name: getattr(self, name) for name in core.AttributorOptions.__annotations__}
+        options = {name: getattr(self, name) for name in AttributorOptions.__annotations__}
         refused = "it must judge the answer before the query returns: use background=None/False"
         self._attributor = ResponseAttributor(
             self.scorer,

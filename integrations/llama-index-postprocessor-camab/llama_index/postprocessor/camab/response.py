@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llama_index.core.base.llms.types import CitationBlock, TextBlock
 from llama_index.core.base.response.schema import Response
 from llama_index.core.schema import MetadataMode, NodeWithScore
 from llama_index.postprocessor.camab.answers import AnswerAttribution, set_attribution
 
-from camab_rag import AttributionResult, CitationRule
-from camab_rag import integration as core
+from camab_rag.integration import METADATA_KEY, native_citations
 from camab_rag.segments import SourceDocument
 
+if TYPE_CHECKING:
+    from camab_rag import AttributionResult, CitationRule
+
 logger = logging.getLogger(__name__)
-ATTRIBUTION_KEY = core.METADATA_KEY
+ATTRIBUTION_KEY = METADATA_KEY
 """The metadata key under which responses and nodes carry their attribution."""
 SOURCES = {True: "response.source_nodes", False: "retrieval events"}
 
@@ -81,5 +83,5 @@ def to_citation_blocks(
                 "node_index": c.doc_index,
             },
         )
-        for c in core.native_citations(result, nodes, rule=rule)
+        for c in native_citations(result, nodes, rule=rule)
     ]
