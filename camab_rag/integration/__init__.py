@@ -9,7 +9,8 @@ spans: the question, the answer, the documents, the prompts its model received) 
   with one :class:`~camab_rag.AttributionSettings`, built from an object's keyword
   options (:class:`AttributorOptions`, :class:`ChainOptions`: the knobs of
   :func:`camab_rag.attribute` with one meaning) by :class:`ChainParts`, its scorer chosen
-  by :class:`ScorerSource` (the one resolver, each scorer built once);
+  by :class:`~camab_rag.integration.options.ScorerSource` (the one resolver, each scorer
+  built once);
 * :class:`ChainAttribution` (a result plus its run) and :class:`Attachment` (the answer's
   summary and the documents' entries, pending then filled in place), under
   :data:`METADATA_KEY`; :func:`native_citations` for the frameworks' citation types;
@@ -33,7 +34,6 @@ from camab_rag.integration.kernel import (
     ChainCall,
     Runs,
     attribution_of,
-    chain_steps,
     groundedness_of,
     native_citations,
     prompt_holds,
@@ -48,7 +48,6 @@ from camab_rag.integration.options import (
     AttributorOptions,
     ChainOptions,
     ChainParts,
-    ScorerSource,
 )
 from camab_rag.scorers.base import Prompt
 from camab_rag.steps import Steps
@@ -65,10 +64,8 @@ __all__ = [
     "ProgressRelay",
     "Prompt",
     "Runs",
-    "ScorerSource",
     "Steps",
     "attribution_of",
-    "chain_steps",
     "chat_messages",
     "content_text",
     "groundedness_of",

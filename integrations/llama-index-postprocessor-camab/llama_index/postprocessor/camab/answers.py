@@ -1,11 +1,10 @@
-"""Attribute a framework's answer object: what an integration object attributes with
-(:class:`AnswerAttributor`: the scorer, given or built from the answer's model, the
-settings, the proxy, the progress hook, the background runs), which documents the answer
-came from (:func:`answer_documents`) and what it then carries
-(:meth:`AnswerAttribution.metadata`).
-
-The integration keeps what needs its framework's types: reading its answer object,
-copying its documents with their entries, its streams.
+"""Attribute a LlamaIndex answer object over the core's kernel: what the engines and the
+handler attribute with (:class:`AnswerAttributor`: the scorer, given or built from the
+answer's model, the settings, the proxy, the progress hook, the background runs), which
+documents the answer came from (:func:`answer_documents`), what it then carries
+(:meth:`AnswerAttribution.metadata`), and waiting for a stream's attribution
+(:func:`wait_for_attribution` / :func:`await_attribution`: thin calls of its
+:class:`~camab_rag.attributor.Pending` handle).
 """
 
 from __future__ import annotations
@@ -259,9 +258,10 @@ class AnswerAttributor:
 
     def start(self, answer: object, steps: Steps[Any], *, in_loop: bool, key: Any = None) -> None:
         """Attribute ``answer`` in the background, its ``metadata["attribution"]`` pending
-        until ``steps`` fill it: kept on the answer (:func:`wait_for_attribution`), a task
-        of the running loop if ``in_loop`` (else the worker thread); with a ``key``, a task
-        kept under it (:meth:`ChainRuns.aflush`)."""
+        until ``steps`` fill it: a task of the running loop if ``in_loop`` (else the worker
+        thread), its :class:`~camab_rag.attributor.Pending` handle kept in ``runs`` under
+        ``key`` (``aflush`` awaits it) and, without a key (a stream), on the answer too
+        (:func:`wait_for_attribution`)."""
         placeholder = Attachment.placeholders(key, 0).answer
         set_attribution(answer, placeholder)
         job = self.runs.start(
