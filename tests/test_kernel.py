@@ -137,7 +137,7 @@ def test_a_task_whose_loop_ends_first_reads_cancelled_with_how_to_wait() -> None
     async def flushed() -> str:
         target = pending("q2")
         runs.start("q2", runs.steps("q2", call_with(KeywordScorer()), kept), [target], in_loop=True)
-        await runs.aflush()
+        await runs.job("q2").aresult()
         return str(target["status"])
 
     assert asyncio.run(flushed()) == "pending"  # finished: nothing was cancelled

@@ -217,7 +217,8 @@ class Runs(Generic[T]):
     background (the object's one worker thread, or a task of the running loop) and
     returns the :class:`~camab_rag.attributor.Pending` handle it keeps under the key;
     :meth:`job` gives the handle of a key (a finished one for a kept result): wait with
-    ``job(key).result(timeout)`` / ``await job(key).aresult()``.
+    ``job(key).result(timeout)`` / ``await job(key).aresult()``, the only waits there are;
+    ``pending`` holds the handles by key.
     """
 
     def __init__(
@@ -334,29 +335,12 @@ class Runs(Generic[T]):
                 return _finished(self.results[key])
         raise InputError(f"no attribution under {key!r}: it was never started or was dropped")
 
-    async def aflush(self) -> None:
-        """Await every background attribution started so far (errors stay in their
-        handles); cancelling the caller leaves them running."""
-        while True:
-            with self._lock:
-                jobs = [j for j in self.pending.values() if not j.done()]
-            if not jobs:
-                return
-            await asyncio.wait([asyncio.ensure_future(_quiet(j)) for j in jobs])
-
     def close(self) -> None:
         """Wait for the worker thread's attributions and stop it."""
         with self._lock:
             executor, self._executor = self._executor, None
         if executor is not None:
             executor.shutdown(wait=True)
-
-
-async def _quiet(job: Pending) -> None:
-    try:
-        await job.aresult()
-    except BaseException:
-        return
 
 
 # ---------------------------------------------------------------------- what is attached

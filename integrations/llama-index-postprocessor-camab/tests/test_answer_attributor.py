@@ -128,7 +128,7 @@ def test_a_background_attribution_fills_the_pending_answer_in_place() -> None:
         task_answer = SimpleNamespace(text="task", metadata={})
         attributor.start(task_answer, steps(task_answer), in_loop=True, key="q1")
         assert task_answer.metadata["attribution"] == pending("q1")
-        await attributor.runs.aflush()
+        await attributor.aflush()
         return task_answer.metadata["attribution"]
 
     assert asyncio.run(in_a_loop())["status"] == "ok"
@@ -167,7 +167,7 @@ def test_an_engine_call_is_asked_then_attributed_sync_async_or_in_the_background
         later = SimpleNamespace(text=ANSWER, metadata={})
         attributor.finish(later, attributor.turn(later, QUESTION, None), True)
         assert later.metadata["attribution"]["status"] == "pending"
-        await attributor.runs.aflush()
+        await attributor.aflush()
         return later.metadata["attribution"]
 
     assert asyncio.run(in_the_background())["status"] == "ok"

@@ -270,6 +270,13 @@ class AnswerAttributor:
         if key is None:  # a stream: its handle on the answer, for wait_for_attribution
             setattr(answer, ANSWER_JOB, job)
 
+    async def aflush(self) -> None:
+        """Await every background attribution started so far (each handle's
+        :meth:`~camab_rag.attributor.Pending.aresult`; an error stays in its handle);
+        cancelling the caller leaves them running."""
+        while jobs := [job for job in list(self.runs.pending.values()) if not job.done()]:
+            await asyncio.gather(*(job.aresult() for job in jobs), return_exceptions=True)
+
     def call_steps(
         self,
         call: ChainCall,

@@ -97,4 +97,4 @@ class CamabEventHandler(BaseEventHandler):
 
     async def aflush(self) -> None:
         """Wait for every background attribution started so far."""
-        await self._attributor.runs.aflush()
+        await self._attributor.aflush()
