@@ -230,6 +230,3 @@ def tool_documents(output: object, tool_name: str | None, types: NativeTypes) ->
     if not content.strip():
         return []
     return [types.make(content, metadata={"source": tool_name} if tool_name else {})]
-
-
-__all__ = ["Kept", "RootRuns", "Waited", "tool_documents"]

@@ -261,15 +261,3 @@ class RunReading(Generic[D]):
         return ClosedRun(
             run, self.question(run), documents, call, self.problem(run, call, documents)
         )
-
-
-__all__ = [
-    "CONTEXT_KEYS",
-    "QUESTION_KEYS",
-    "ClosedRun",
-    "LLMCall",
-    "RootRun",
-    "RunReading",
-    "RunTree",
-    "input_keys",
-]

@@ -326,6 +326,3 @@ def added(merged: Any, chunk: Any, mapping: Callable[[Mapping[Any, Any]], Any] =
         return merged + chunk
     except TypeError:
         return chunk
-
-
-__all__ = ["ChainStep", "NativeTypes", "StepCall", "StepInput", "StepKeys", "added"]

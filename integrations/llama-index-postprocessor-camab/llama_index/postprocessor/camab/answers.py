@@ -311,13 +311,3 @@ class AnswerAttributor:
         finish = lambda attributed: AnswerAttribution(attributed, documents, own)  # noqa: E731
         done: AnswerAttribution = yield from self.runs.steps(None, call, finish)
         return done
-
-
-__all__ = [
-    "AnswerAttribution",
-    "AnswerAttributor",
-    "answer_documents",
-    "await_attribution",
-    "set_attribution",
-    "wait_for_attribution",
-]
