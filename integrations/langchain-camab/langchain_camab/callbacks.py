@@ -157,8 +157,9 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
     It runs inline (``run_inline``: LangChain calls its plain recording methods directly
     and awaits the two that attribute), before other handlers see the root run's end, so
     tracers report the attribution in the run's metadata. With ``background=True`` the
-    attribution is an ``asyncio.Task`` in ``handler.pending[run_id]``;
-    ``await handler.wait(run_id)``.
+    attribution is a task of the running loop, its handle (the one door's
+    :class:`~camab_rag.attributor.Pending`) in ``handler.pending[run_id]``;
+    ``await handler.wait(run_id)`` awaits it.
     """
 
     run_inline = True
