@@ -474,3 +474,8 @@ def test_an_async_background_run_whose_loop_ends_first_is_cancelled(
     assert placeholder["status"] == "cancelled"
     assert "await_result()" in placeholder["error"]
     assert "cancelled" in caplog.text and "await_result()" in caplog.text
+
+
+def test_a_scorer_that_cannot_score_is_refused_when_the_handler_is_built() -> None:
+    with pytest.raises(InputError, match=r"scorer must have a score\(requests\) method"):
+        CamabCallbackHandler(object())
