@@ -349,13 +349,15 @@ WAIT_FIRST = (
 )
 
 
-def check_finished(data: object, how_to_wait: str = WAIT_FIRST) -> None:
+def check_finished(data: object) -> None:
     """Raise :class:`~camab_rag.errors.AttributionPendingError` for a placeholder still
-    ``"pending"`` (saying ``how_to_wait``), ``AttributionCancelledError`` for a cancelled one."""
+    ``"pending"`` (saying how to wait, :data:`WAIT_FIRST`), the one typed cancellation
+    error :class:`~camab_rag.errors.AttributionCancelledError` for a cancelled one (its
+    text says what cancelled it)."""
     status = data.get("status") if isinstance(data, Mapping) else None
     if status == "pending":
         raise AttributionPendingError(
-            f"the attribution has not finished yet (status 'pending'): {how_to_wait}"
+            f"the attribution has not finished yet (status 'pending'): {WAIT_FIRST}"
         )
     if status == "cancelled":
         assert isinstance(data, Mapping)

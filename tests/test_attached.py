@@ -1,4 +1,4 @@
-"""What an integration attaches (camab_rag.integration.attached through camab_rag.integration):
+"""What an integration attaches (camab_rag.integration.kernel):
 placeholders filled in place, titles from document metadata, the chain's result type and
 its groundedness verdict read back from wherever an integration put the summary."""
 
@@ -10,17 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from camab_rag.integration import (
-    Attachment,
-    AttributionResult,
-    AttributionSettings,
-    ChainAttribution,
-    ChainCall,
-    GroundednessFilter,
-    failed_attribution,
-    groundedness_of,
-)
-from camab_rag.integration.attached import titles
+from camab_rag import AttributionResult, AttributionSettings, GroundednessFilter
+from camab_rag.integration import Attachment, ChainAttribution, ChainCall, groundedness_of
+from camab_rag.integration.kernel import failed_attribution, titles
 from camab_rag.segments import Segment
 
 

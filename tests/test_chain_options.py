@@ -1,21 +1,16 @@
 """The options every integration object takes, checked once and built into its parts
-(camab_rag.integration.chain_options through camab_rag.integration)."""
+(camab_rag.integration.options)."""
 
 from __future__ import annotations
 
 import pytest
 from fakes import KeywordScorer
 
-from camab_rag.errors import CredentialsRefusedError, InputError
+from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
 from camab_rag.groundedness import GroundednessFilter
-from camab_rag.integration import (
-    CHAIN_SETTINGS,
-    AttributorOptions,
-    ChainOptions,
-    ChainParts,
-    ScorerUnavailableError,
-    checked_options,
-)
+from camab_rag.integration import AttributorOptions, ChainOptions, ChainParts
+from camab_rag.integration.options import checked_options
+from camab_rag.settings import CHAIN_SETTINGS
 
 
 def test_the_options_build_the_settings_the_scorer_choice_and_the_runs() -> None:

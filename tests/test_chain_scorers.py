@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 from fakes import KeywordScorer
 
-from camab_rag.errors import CredentialsRefusedError, InputError
-from camab_rag.integration import NO_KEY_FROM_RUN, ScorerSource, ScorerUnavailableError
+from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
+from camab_rag.integration.options import NO_KEY_FROM_RUN, ScorerSource
 from camab_rag.scorers import resolve_scorer
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 

@@ -1,15 +1,11 @@
-"""A framework's chat messages as camab-rag prompts (camab_rag.integration.chat_messages through
-camab_rag.integration): roles renamed, multi-part contents read as their text, prompt
-values read by the framework's callable, anything else refused by name."""
+"""A framework's chat messages as camab-rag prompts (camab_rag.integration.messages):
+roles renamed, multi-part contents read as their text."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pytest
-
-from camab_rag.errors import InputError
-from camab_rag.integration import as_prompt, chat_messages, content_text, last_user_text
+from camab_rag.integration import chat_messages, content_text
 
 
 @dataclass
@@ -35,23 +31,3 @@ def test_roles_are_renamed_for_chat_templates() -> None:
         {"role": "assistant", "content": "ok"},
         {"role": "critic", "content": "c"},
     ]
-
-
-def test_a_prompt_is_a_string_a_prompt_value_or_messages() -> None:
-    def chat_of(value: object) -> list[dict[str, str]] | None:
-        return [{"role": "user", "content": "v"}] if isinstance(value, Said) else None
-
-    assert as_prompt("text", chat_of) == "text"
-    assert as_prompt(Said("human", "v"), chat_of) == [{"role": "user", "content": "v"}]
-    assert as_prompt([{"role": "user", "content": 3}], chat_of) == [
-        {"role": "user", "content": "3"}
-    ]
-    with pytest.raises(InputError, match="cannot use a int as a prompt: expected a Value"):
-        as_prompt(3, chat_of, "a Value")
-
-
-def test_the_last_user_message_is_the_question() -> None:
-    chat = [{"role": "user", "content": "first"}, {"role": "user", "content": "last"}]
-    assert last_user_text([*chat, {"role": "assistant", "content": "a"}]) == "last"
-    assert last_user_text([{"role": "system", "content": "s"}]) == ""
-    assert last_user_text(None) == ""

@@ -1,22 +1,16 @@
-"""Answering with an in-process model (camab_rag.integration.local_answers through
-camab_rag.integration): the generator checked, its answer cut at a stop marker, streamed
-word by word; a fake generator (pure logic: the real model's chat model is tested in the
-LangChain package's standard suite)."""
+"""Answering with an in-process model (camab_rag.integration.LocalModel): the generator
+checked, its answer cut at a stop marker, streamed word by word; a fake generator (pure
+logic: the real model's chat model is tested in the LangChain package's standard suite)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 import pytest
 from fakes import KeywordScorer
 
-from camab_rag.integration import (
-    answer_text,
-    checked_generator,
-    generator_name,
-    generator_scorer,
-    word_pieces,
-)
+from camab_rag.integration import LocalModel
 
 
 class Generator(KeywordScorer):
@@ -33,23 +27,25 @@ class Generator(KeywordScorer):
 
 def test_the_answer_is_cut_at_the_first_stop_marker() -> None:
     generator = Generator()
-    assert answer_text(generator, "Q?", 5, ["\nQuestion:", ""]) == "Paris."
-    assert answer_text(generator, "Q?", 5) == "Paris.\nQuestion: next"
+    model = LocalModel(generator, "Model")
+    assert model.answer("Q?", 5, ["\nQuestion:", ""]) == "Paris."
+    assert model.answer("Q?", 5) == "Paris.\nQuestion: next"
     assert generator.asked == [("Q?", 5), ("Q?", 5)]
 
 
 def test_a_generator_is_checked_and_lends_its_scorer() -> None:
     generator = Generator()
-    checked_generator(generator, "Model")
-    assert generator_scorer(generator) is generator and generator_name(generator) == "tiny"
+    model = LocalModel(generator, "Model")
+    assert model.scorer is generator and model.name == "tiny"
     with pytest.raises(TypeError, match="Model needs generator= an object with generate"):
-        checked_generator(object(), "Model")
-    with pytest.raises(TypeError, match="object cannot score: it has no score"):
-        generator_scorer(object())
-    assert generator_name(object()) == "object"
+        LocalModel(object(), "Model")
+    mute = LocalModel(SimpleNamespace(generate=lambda *a, **k: ["x"]), "Model")
+    with pytest.raises(TypeError, match="SimpleNamespace cannot score: it has no score"):
+        _ = mute.scorer
+    assert mute.name == "SimpleNamespace"
 
 
 def test_text_streams_word_by_word() -> None:
-    assert word_pieces("Paris is  big.") == ["Paris", " is", "  big."]
-    assert "".join(word_pieces(" a b ")) == " a b"
-    assert word_pieces("") == [""]
+    assert LocalModel.pieces("Paris is  big.") == ["Paris", " is", "  big."]
+    assert "".join(LocalModel.pieces(" a b ")) == " a b"
+    assert LocalModel.pieces("") == [""]

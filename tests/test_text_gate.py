@@ -23,7 +23,7 @@ from camab_rag.citations import SOURCE_KEYS
 from camab_rag.errors import InputError, TextError, TextTypeError, WrongTypeError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.calibration import acalibrate, calibrate
-from camab_rag.integration import AnswerAttributor, ChainCall, drive
+from camab_rag.integration import ChainCall, Runs
 from camab_rag.scorers.base import ScoreRequest
 from camab_rag.settings import CHAIN_SETTINGS
 from camab_rag.text_gate import (
@@ -310,12 +310,12 @@ def test_calibrate_and_assess_answer_name_a_wrong_argument() -> None:
 
 
 # ---------------------------------------------------------------------- the integrations
-def test_an_answer_attributor_records_a_refused_source_as_the_failed_result() -> None:
-    """The core of the LlamaIndex engines: reading the sources through the gate happened
+def test_the_kernel_records_a_refused_source_as_the_failed_result() -> None:
+    """The core of both integrations: reading the sources through the gate happened
     outside the guard, so a refused document broke the host's query."""
-    attributor = AnswerAttributor(KeywordScorer())
+    runs: Runs[Any] = Runs()
     sources = [DOCS[0], {"text": "Bananas are \udcff yellow.", "title": "Fruit"}]
-    done = drive(attributor.call_steps(ChainCall(QUESTION, ANSWER), sources=sources))
-    summary, entries = done.metadata()
-    assert summary["status"] == "error" and entries == []
-    assert "document 1 ('Fruit') holds a lone surrogate U+DCFF at character 12" in summary["error"]
+    call = ChainCall(QUESTION, ANSWER, sources, scorer=KeywordScorer)
+    result = runs.run(runs.steps(None, call, lambda attributed: attributed.result))
+    assert result.status == "error" and result.prompt_mode == "none"
+    assert "document 1 ('Fruit') holds a lone surrogate U+DCFF at character 12" in result.error

@@ -18,7 +18,7 @@ from camab_rag import AttributionSettings, CitationRule, cite
 from camab_rag.attributor import attribute
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.score import STOPWORDS, words
-from camab_rag.integration.attached import ChainAttribution
+from camab_rag.integration import ChainAttribution
 from camab_rag.result import AttributionResult
 from camab_rag.sentences import split_sentences
 

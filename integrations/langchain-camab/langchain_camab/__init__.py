@@ -8,7 +8,8 @@
 * :func:`to_citations`: LangChain ``Citation`` annotations from an attribution.
 """
 
-from camab_rag.integration import ChainAttribution, ScorerUnavailableError, groundedness_of
+from camab_rag.errors import ScorerUnavailableError
+from camab_rag.integration import ChainAttribution, groundedness_of
 from langchain_camab.attributor import CamabAttributor
 from langchain_camab.callbacks import AsyncCamabCallbackHandler, CamabCallbackHandler
 from langchain_camab.chat_models import CamabChatModel

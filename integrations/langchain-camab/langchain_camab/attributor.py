@@ -15,18 +15,22 @@ from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
 import langchain_camab.scorer  # noqa: F401  (registers how LangChain models are read)
-from camab_rag import integration as core
+from camab_rag.integration import METADATA_KEY, ChainParts
 from langchain_camab import native
 from langchain_camab.native import to_prompt
+from langchain_camab.roots import Waited
+from langchain_camab.step import ChainStep, StepCall, StepInput, StepKeys, added
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from camab_rag.integration import ChainOptions, Prompt
 
 OutputMode = Literal["auto", "merge", "attribution"]
 _MAP_KEY_TAG = "map:key:"
 
 
-class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
+class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
     """Attribute an answer to its documents as a chain step (or LangGraph node).
 
     Reads the question, documents and answer from its input dict (``question_keys``,
@@ -68,12 +72,12 @@ class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
         prompt_key: str = "prompt",
         output: OutputMode = "auto",
         name: str | None = "CamabAttributor",
-        **options: Unpack[core.ChainOptions],
+        **options: Unpack[ChainOptions],
     ) -> None:
         if output not in ("auto", "merge", "attribution"):
             raise ValueError(f"output must be 'auto', 'merge' or 'attribution', got {output!r}")
         where = "CamabAttributor(background=True) returns the answer before it is judged and"
-        parts = core.ChainParts.of(
+        parts = ChainParts.of(
             "CamabAttributor",
             scorer,
             options,
@@ -88,7 +92,7 @@ class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
         # stream / astream / transform / atransform are RunnableGenerator's; it gives a
         # transform that takes ``run_manager`` the run's manager (typed without it)
         super().__init__(cast(Any, self._through), cast(Any, self._athrough), name=name)
-        keys = core.StepKeys(
+        keys = StepKeys(
             question_keys,
             context_key,
             answer_key,
@@ -97,7 +101,7 @@ class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
             after="create_retrieval_chain or RunnablePassthrough.assign",
             rename="RunnablePassthrough.assign({key}=lambda x: x['my_key'])",
         )
-        self.step = core.ChainStep(keys, native.TYPES, parts)
+        self.step = ChainStep(keys, native.TYPES, parts)
 
     # ------------------------------------------------------------------ Runnable
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
@@ -114,7 +118,7 @@ class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
         for chunk in chunks:
             if passes:
                 yield chunk
-            merged = core.added(merged, chunk, AddableDict)
+            merged = added(merged, chunk, AddableDict)
         output = self._invoke(merged, run_manager)
         yield self.step.last_chunk(merged, output, AddableDict, _data_chunk) if passes else output
 
@@ -126,25 +130,25 @@ class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
         async for chunk in chunks:
             if passes:
                 yield chunk
-            merged = core.added(merged, chunk, AddableDict)
+            merged = added(merged, chunk, AddableDict)
         output = await self._ainvoke(merged, run_manager)
         yield self.step.last_chunk(merged, output, AddableDict, _data_chunk) if passes else output
 
     def _invoke(self, input: Any, run_manager: CallbackManagerForChainRun) -> Any:
         call = self._begin(input, run_manager)
-        if not isinstance(call, core.StepCall):
+        if not isinstance(call, StepCall):
             return call
         self.step.run(call)
         return self.step.output(input, call, self._summary_only(run_manager))
 
     async def _ainvoke(self, input: Any, run_manager: AsyncCallbackManagerForChainRun) -> Any:
         call = self._begin(input, run_manager)
-        if not isinstance(call, core.StepCall):
+        if not isinstance(call, StepCall):
             return call
         await self.step.arun(call)
         return self.step.output(input, call, self._summary_only(run_manager))
 
-    def _begin(self, input: Any, run_manager: Any) -> core.StepCall | Any:
+    def _begin(self, input: Any, run_manager: Any) -> StepCall | Any:
         """The call to attribute, or on bad input the output with the error recorded."""
         run_id = str(run_manager.run_id) if run_manager is not None else None
         background = self.step.parts.background  # no run to send events to once it returned
@@ -153,7 +157,7 @@ class CamabAttributor(core.WaitedResults, RunnableGenerator[Any, Any]):
         scorer = self.scorers.configured  # resolved once (a proxy when its model cannot score)
         return self.step.start(input, run_id, scorer, self._prompt_for, emit, summary)
 
-    def _prompt_for(self, input: Mapping[str, Any], read: core.StepInput) -> core.Prompt | None:
+    def _prompt_for(self, input: Mapping[str, Any], read: StepInput) -> Prompt | None:
         if read.prompt is not None:
             return to_prompt(read.prompt)
         if self.prompt is None:
@@ -174,5 +178,5 @@ def _data_chunk(answer: Any, data: Any) -> Any:
     """An empty chunk of a streamed answer message, carrying the summary in its metadata."""
     if isinstance(answer, BaseMessageChunk):
         chunk_type: Any = type(answer)  # AIMessageChunk, ... (its type field has a default)
-        return chunk_type(content="", response_metadata={core.METADATA_KEY: data})
+        return chunk_type(content="", response_metadata={METADATA_KEY: data})
     return None

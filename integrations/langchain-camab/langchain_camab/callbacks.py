@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
@@ -28,31 +28,35 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from camab_rag import integration as core
+from camab_rag.integration import ChainAttribution, ChainParts
 from langchain_camab import native
 from langchain_camab.native import RUN_METADATA_KEY
+from langchain_camab.roots import Kept, RootRuns, Waited
+from langchain_camab.run_tree import CONTEXT_KEYS, QUESTION_KEYS, LLMCall, RunReading
 from langchain_camab.scorer import scorer_from_run
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from camab_rag.integration import ChainOptions, Prompt
 
-class _Handler(core.KeptResults):
+
+class _Handler(Kept):
     """Recording and attaching, shared by the sync and async handlers."""
 
     def __init__(
         self,
         scorer: object = None,
         *,
-        question_keys: Sequence[str] = core.QUESTION_KEYS,
-        context_keys: Sequence[str] = core.CONTEXT_KEYS,
+        question_keys: Sequence[str] = QUESTION_KEYS,
+        context_keys: Sequence[str] = CONTEXT_KEYS,
         report_run_metadata: bool = True,
-        **options: Unpack[core.ChainOptions],
+        **options: Unpack[ChainOptions],
     ) -> None:
         super().__init__()
         owner = type(self).__name__
         refused = native.cannot_block(f"{owner} observes and")
-        parts = core.ChainParts.of(
+        parts = ChainParts.of(
             owner,
             scorer,
             options,
@@ -61,15 +65,15 @@ class _Handler(core.KeptResults):
             uuid_keys=True,
         )
         self.settings, self.scorers, self.runs = parts.settings, parts.scorers, parts.runs
-        reading: core.RunReading[Document] = core.RunReading(
+        reading: RunReading[Document] = RunReading(
             text_of=lambda d: d.page_content,
             is_document=native.TYPES.is_document,
-            user_text=lambda messages: core.last_user_text(native.chat_of(messages)),
+            user_text=lambda messages: native.last_user_text(native.chat_of(messages)),
             question_keys=question_keys,
             context_keys=context_keys,
         )
         slot = RUN_METADATA_KEY if report_run_metadata else None
-        self.roots = core.RootRuns(reading, parts, native.TYPES, slot)
+        self.roots = RootRuns(reading, parts, native.TYPES, slot)
         self.raise_error = parts.strict  # strict: LangChain re-raises our errors into the chain
 
     # ------------------------------------------------------------------ recording
@@ -97,7 +101,7 @@ class _Handler(core.KeptResults):
     def on_llm_start(self, serialized: Any, prompts: list[str], **kw: Any) -> None:
         self._llm_start(prompts[0], serialized, kw)
 
-    def _llm_start(self, prompt: core.Prompt, serialized: Any, kw: dict[str, Any]) -> None:
+    def _llm_start(self, prompt: Prompt, serialized: Any, kw: dict[str, Any]) -> None:
         params = kw.get("invocation_params")
         params = params if isinstance(params, dict) else {}
         model = (serialized if isinstance(serialized, dict) else None, params)
@@ -116,7 +120,7 @@ class _Handler(core.KeptResults):
     on_llm_error = on_retriever_error = on_tool_error = on_chain_error
 
     # ------------------------------------------------------------------ attribution
-    def _scorer_for(self, call: core.LLMCall | None) -> Any:
+    def _scorer_for(self, call: LLMCall | None) -> Any:
         """The configured scorer, else that of the model the callbacks saw."""
         if call is None:
             return self.scorers.configured()
@@ -125,7 +129,7 @@ class _Handler(core.KeptResults):
         return self.scorers.traced(key, partial(scorer_from_run, serialized, params))
 
 
-class CamabCallbackHandler(_Handler, core.WaitedResults, BaseCallbackHandler):
+class CamabCallbackHandler(_Handler, Waited, BaseCallbackHandler):
     """Attribute the answer of every root run to its retrieved documents.
 
     ``handler.results[run_id]`` is the :class:`~langchain_camab.ChainAttribution` of a
@@ -153,8 +157,9 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
     It runs inline (``run_inline``: LangChain calls its plain recording methods directly
     and awaits the two that attribute), before other handlers see the root run's end, so
     tracers report the attribution in the run's metadata. With ``background=True`` the
-    attribution is an ``asyncio.Task`` in ``handler.pending[run_id]``;
-    ``await handler.wait(run_id)``.
+    attribution is a task of the running loop, its handle (the one door's
+    :class:`~camab_rag.attributor.Pending`) in ``handler.pending[run_id]``;
+    ``await handler.wait(run_id)`` awaits it.
     """
 
     run_inline = True
@@ -166,7 +171,7 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
     async def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         await self.roots.afinish(run_id, self._scorer_for)
 
-    async def wait(self, run_id: UUID | str | None = None) -> core.ChainAttribution:
+    async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
         """The result of a root run (the latest when ``run_id`` is ``None``), awaiting a
         background attribution."""
-        return await self.runs.await_result(run_id)
+        return cast(ChainAttribution, await self.runs.job(run_id).aresult())

@@ -13,13 +13,14 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from camab_rag import integration as core
+from camab_rag.integration import LocalModel
 from langchain_camab.native import to_chat_messages
+from langchain_camab.registry import ModelRegistry
 
 MODEL_KEY = "camab_model_key"
 """Invocation parameter naming the in-process model, so callbacks can find its scorer."""
 
-MODELS: core.ModelRegistry[CamabChatModel] = core.ModelRegistry("camab")
+MODELS: ModelRegistry[CamabChatModel] = ModelRegistry("camab")
 """The live :class:`CamabChatModel` objects by their :data:`MODEL_KEY`."""
 
 
@@ -40,16 +41,17 @@ class CamabChatModel(BaseChatModel):
     generator: Any = Field(exclude=True)
     max_new_tokens: int = 64
     _key: str = PrivateAttr(default="")
+    _local: LocalModel = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
-        core.checked_generator(self.generator, "CamabChatModel")
+        self._local = LocalModel(self.generator, "CamabChatModel")
         self._key = MODELS.add(self)
 
     @property
     def scorer(self) -> Any:
         """The scorer of the same weights (the generator itself when it can score)."""
-        return core.generator_scorer(self.generator)
+        return self._local.scorer
 
     @property
     def _llm_type(self) -> str:
@@ -58,7 +60,7 @@ class CamabChatModel(BaseChatModel):
     @property
     def _identifying_params(self) -> dict[str, Any]:
         return {
-            "model": core.generator_name(self.generator),
+            "model": self._local.name,
             "max_new_tokens": self.max_new_tokens,
             MODEL_KEY: self._key,
         }
@@ -72,9 +74,7 @@ class CamabChatModel(BaseChatModel):
         return params
 
     def _answer(self, messages: Sequence[BaseMessage], stop: list[str] | None) -> ChatResult:
-        text = core.answer_text(
-            self.generator, to_chat_messages(messages), self.max_new_tokens, stop
-        )
+        text = self._local.answer(to_chat_messages(messages), self.max_new_tokens, stop)
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     def _generate(
@@ -94,7 +94,7 @@ class CamabChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         text = str(self._answer(messages, stop).generations[0].message.content)
-        for piece in core.word_pieces(text):
+        for piece in LocalModel.pieces(text):
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager is not None:
                 run_manager.on_llm_new_token(piece, chunk=chunk)

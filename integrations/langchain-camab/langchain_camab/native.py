@@ -6,7 +6,7 @@ escape them before putting them in HTML."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.documents import Document
@@ -14,7 +14,13 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.content import Citation, create_citation
 from langchain_core.prompt_values import PromptValue
 
-from camab_rag import integration as core
+from camab_rag.errors import InputError
+from camab_rag.integration import METADATA_KEY, chat_messages, content_text, native_citations
+from langchain_camab.step import NativeTypes
+
+if TYPE_CHECKING:
+    from camab_rag import AttributionResult, CitationRule
+    from camab_rag.integration import Prompt
 
 RUN_METADATA_KEY = "camab_attribution"
 PROGRESS_EVENT = "camab_progress"
@@ -23,12 +29,12 @@ PROGRESS_EVENT = "camab_progress"
 
 def message_text(message: BaseMessage) -> str:
     """The plain text of a message (text blocks of a multi-part content joined)."""
-    return core.content_text(message.content)
+    return content_text(message.content)
 
 
 def to_chat_messages(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     """LangChain messages -> ``[{"role", "content"}]`` (``human`` -> ``user``, ...)."""
-    return core.chat_messages(messages, _role, lambda m: m.content)
+    return chat_messages(messages, _role, lambda m: m.content)
 
 
 def _role(message: BaseMessage) -> str:
@@ -44,10 +50,28 @@ def chat_of(value: object) -> list[dict[str, str]] | None:
     return None
 
 
-def to_prompt(value: object) -> core.Prompt:
+def to_prompt(value: object) -> Prompt:
     """A string, a ``PromptValue`` (e.g. from ``ChatPromptTemplate``), messages or
-    ``{"role", "content"}`` mappings -> a camab-rag prompt (text or chat messages)."""
-    return core.as_prompt(value, chat_of, "a string, a PromptValue or a list of messages")
+    ``{"role", "content"}`` mappings -> a camab-rag prompt (text or chat messages); anything
+    else an :class:`~camab_rag.errors.InputError` naming it."""
+    if isinstance(value, str):
+        return value
+    chat = chat_of(value)
+    if chat is not None:
+        return chat
+    if isinstance(value, Sequence) and all(
+        isinstance(m, dict) and "role" in m and "content" in m for m in value
+    ):
+        return [{"role": str(m["role"]), "content": str(m["content"])} for m in value]
+    raise InputError(
+        f"cannot use a {type(value).__name__} as a prompt: expected a string, a PromptValue "
+        "or a list of messages"
+    )
+
+
+def last_user_text(chat: Sequence[dict[str, str]] | None) -> str:
+    """The content of the last ``user`` message of chat messages (``""`` if none)."""
+    return next((m["content"] for m in reversed(chat or []) if m.get("role") == "user"), "")
 
 
 def cannot_block(where: str) -> str:
@@ -61,29 +85,29 @@ def cannot_block(where: str) -> str:
 
 def with_metadata(message: BaseMessage, data: dict[str, Any]) -> BaseMessage:
     """A copy of ``message`` with ``response_metadata["attribution"] = data``."""
-    metadata = {**(getattr(message, "response_metadata", None) or {}), core.METADATA_KEY: data}
+    metadata = {**(getattr(message, "response_metadata", None) or {}), METADATA_KEY: data}
     return message.model_copy(update={"response_metadata": metadata})
 
 
 def annotate(
     message: object,
     data: dict[str, Any],
-    result: core.AttributionResult | None = None,
+    result: AttributionResult | None = None,
     documents: Sequence[Any] = (),
 ) -> None:
     """Put ``data`` in an answer message's ``response_metadata["attribution"]``, in place;
     with an ok ``result``, an ``AIMessage`` also gets its ``Citation`` annotations."""
     if isinstance(message, BaseMessage) and isinstance(message.response_metadata, dict):
-        message.response_metadata[core.METADATA_KEY] = data
+        message.response_metadata[METADATA_KEY] = data
     if result is not None and result.status == "ok" and isinstance(message, AIMessage):
         message.content = with_citations(message, to_citations(result, documents)).content
 
 
 def to_citations(
-    result: core.AttributionResult,
+    result: AttributionResult,
     documents: Sequence[Any],
     *,
-    rule: core.CitationRule | None = None,
+    rule: CitationRule | None = None,
 ) -> list[Citation]:
     """LangChain ``Citation`` annotations for ``result.response``, in answer order.
 
@@ -104,7 +128,7 @@ def to_citations(
             score=c.score,
             camab_source=c.number,
         )
-        for c in core.native_citations(result, documents, rule=rule)
+        for c in native_citations(result, documents, rule=rule)
     ]
 
 
@@ -126,7 +150,7 @@ def progress_emitter(
     )
 
 
-TYPES = core.NativeTypes(
+TYPES = NativeTypes(
     metadata_of=lambda x: x.metadata if isinstance(x, Document) else None,
     copied=lambda doc: doc.model_copy(update={"metadata": dict(doc.metadata)}),
     message_text=lambda x: message_text(x) if isinstance(x, BaseMessage) else None,

@@ -12,7 +12,7 @@ import pytest
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.embeddings.camab import MiniLMEmbedding
 
-from camab_rag.integration import InputError
+from camab_rag.errors import InputError
 
 
 @pytest.fixture(scope="module")

@@ -29,8 +29,8 @@ from llama_index.postprocessor.camab import (
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
-from camab_rag.integration import CHAIN_SETTINGS
 from camab_rag.render.text import verdict_text
+from camab_rag.settings import CHAIN_SETTINGS
 
 pytestmark = pytest.mark.model
 

@@ -18,7 +18,7 @@ from llama_index.postprocessor.camab import (
 )
 
 from camab_rag.groundedness import GroundednessFilter
-from camab_rag.integration import CHAIN_SETTINGS
+from camab_rag.settings import CHAIN_SETTINGS
 
 QUESTION = "Who was Henry Roth?"
 ANSWER = "Henry Roth"

@@ -19,7 +19,7 @@ from llama_index.llms.openai_like import OpenAILike
 from llama_index.postprocessor.camab import CamabQueryEngine
 from llama_index.postprocessor.camab.attributor import without_openai_key
 
-from camab_rag.integration import CHAIN_SETTINGS
+from camab_rag.settings import CHAIN_SETTINGS
 
 OPENAI_KEY = "sk-OPENAI-ENV-7d21c4"
 SERVER_KEY = "sk-SERVER-OWN-0be95a"

@@ -13,7 +13,7 @@ import pytest
 from llama_fakes import attribution_info, repo_tests_module
 from llama_index.postprocessor.camab import ATTRIBUTION_KEY, CamabQueryEngine
 
-from camab_rag.integration import CHAIN_SETTINGS
+from camab_rag.settings import CHAIN_SETTINGS
 
 K = 3
 BUDGET = 2**K  # every subset once: the ranking is exact

@@ -40,6 +40,7 @@ from llama_index.postprocessor.camab import (
     wait_for_attribution,
 )
 from llama_index.postprocessor.camab.response import _with_attribution
+from llama_index.postprocessor.camab.spans import ModelCall
 from pydantic import Field
 
 from camab_rag.errors import (
@@ -48,11 +49,10 @@ from camab_rag.errors import (
     AttributionWarning,
     InputError,
 )
-from camab_rag.integration import CHAIN_SETTINGS
-from camab_rag.integration.span_records import ModelCall
 from camab_rag.prompts import plan_prompt
 from camab_rag.scorers import resolve_scorer
 from camab_rag.segments import SourceDocument
+from camab_rag.settings import CHAIN_SETTINGS
 
 
 # ---------------------------------------------------------------------- helpers
@@ -831,7 +831,7 @@ async def test_an_async_stream_ends_when_its_tokens_end_and_the_attribution_foll
         log.append(f"token {token.strip()}")
     log.append("end of stream")
     assert attribution_info(response)["status"] == "pending"
-    with pytest.raises(TypeError, match="await_attribution"):
+    with pytest.raises(AttributionPendingError, match="await await_attribution"):
         wait_for_attribution(response)  # an async stream's job lives in its loop
     scorer.agate.set()
     info = await await_attribution(response)

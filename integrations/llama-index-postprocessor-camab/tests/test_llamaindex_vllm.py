@@ -24,7 +24,7 @@ from llama_index.postprocessor.camab import (
     await_attribution,
 )
 
-from camab_rag.integration import CHAIN_SETTINGS
+from camab_rag.settings import CHAIN_SETTINGS
 
 pytestmark = [pytest.mark.model, pytest.mark.server]
 

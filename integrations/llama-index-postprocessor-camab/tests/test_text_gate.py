@@ -9,7 +9,7 @@ from llama_index.core import Document, SummaryIndex
 from llama_index.core.llms import MockLLM
 from llama_index.postprocessor.camab import CamabQueryEngine
 
-from camab_rag.integration import CHAIN_SETTINGS
+from camab_rag.settings import CHAIN_SETTINGS
 
 PARIS = "Paris is in France."
 

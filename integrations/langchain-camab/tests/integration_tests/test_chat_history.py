@@ -17,7 +17,7 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.retrievers import BaseRetriever
 
 from camab_rag.groundedness import GroundednessFilter
-from camab_rag.integration import CHAIN_SETTINGS
+from camab_rag.settings import CHAIN_SETTINGS
 
 pytestmark = pytest.mark.model
 

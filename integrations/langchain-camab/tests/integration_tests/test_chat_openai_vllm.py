@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessageChunk
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from pydantic import SecretStr
 
-from camab_rag.integration import CHAIN_SETTINGS
+from camab_rag.settings import CHAIN_SETTINGS
 from tests.integration_tests.hotpot import (
     PROMPT,
     BM25Retriever,

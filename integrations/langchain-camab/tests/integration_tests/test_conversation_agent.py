@@ -26,7 +26,7 @@ from langchain_core.runnables.history import RunnableWithMessageHistory
 from langchain_core.tools import tool
 from pydantic import Field
 
-from camab_rag.integration import CHAIN_SETTINGS
+from camab_rag.settings import CHAIN_SETTINGS
 from tests.integration_tests.hotpot import BM25Retriever, format_docs, load_rows
 
 pytestmark = pytest.mark.model

@@ -19,8 +19,8 @@ from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-from camab_rag.integration import CHAIN_SETTINGS
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+from camab_rag.settings import CHAIN_SETTINGS
 from tests.integration_tests.hotpot import (
     PROMPT,
     BM25Retriever,

@@ -27,7 +27,7 @@ from camab_rag.errors import (
     AttributionWarning,
     InputError,
 )
-from camab_rag.integration import CHAIN_SETTINGS
+from camab_rag.settings import CHAIN_SETTINGS
 from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer, chat_messages
 
 DOCS = [

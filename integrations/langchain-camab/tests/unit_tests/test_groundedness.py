@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
-from camab_rag.integration import CHAIN_SETTINGS
+from camab_rag.settings import CHAIN_SETTINGS
 from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer
 from tests.unit_tests.test_handler import _chain
 

@@ -19,7 +19,8 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from pydantic import Field
 
 from camab_rag import AttributionSettings
-from camab_rag.integration import CHAIN_SETTINGS
+from camab_rag.errors import InputError
+from camab_rag.settings import CHAIN_SETTINGS
 from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer, chat_messages
 
 DOCS = [
@@ -270,7 +271,7 @@ def test_wait_gives_the_stored_result_of_a_run_whose_job_was_forgotten() -> None
     handler = CamabCallbackHandler(
         KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6), background=True
     )
-    handler.runs._jobs.keep = 1  # keep one finished job, as a long-running server keeps 1000
+    handler.runs.keep = 1  # keep one finished job, as a long-running server keeps 1000
     first, second = uuid4(), uuid4()
     for run_id, question in ((first, "Capital of France?"), (second, "Capital of Spain?")):
         _chain().invoke(question, {"callbacks": [handler], "run_id": run_id})
@@ -279,7 +280,7 @@ def test_wait_gives_the_stored_result_of_a_run_whose_job_was_forgotten() -> None
     assert list(handler.pending) == [second]  # the first job is no longer kept
     result = handler.wait(first)
     assert result is handler.results[first] and result.response.startswith("Paris")
-    with pytest.raises(KeyError):
+    with pytest.raises(InputError, match="no attribution under"):
         handler.wait(uuid4())  # a run it never saw
 
 
@@ -473,3 +474,8 @@ def test_an_async_background_run_whose_loop_ends_first_is_cancelled(
     assert placeholder["status"] == "cancelled"
     assert "await_result()" in placeholder["error"]
     assert "cancelled" in caplog.text and "await_result()" in caplog.text
+
+
+def test_a_scorer_that_cannot_score_is_refused_when_the_handler_is_built() -> None:
+    with pytest.raises(InputError, match=r"scorer must have a score\(requests\) method"):
+        CamabCallbackHandler(object())

@@ -9,7 +9,7 @@ from langchain_camab import CamabAttributor, CamabCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from camab_rag.integration import CHAIN_SETTINGS
+from camab_rag.settings import CHAIN_SETTINGS
 from tests.fakes import KeywordRetriever, KeywordScorer
 
 langgraph = pytest.importorskip("langgraph.graph")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from langchain_camab.native import message_text, to_chat_messages, to_prompt
+from langchain_camab.native import last_user_text, message_text, to_chat_messages, to_prompt
 from langchain_core.messages import AIMessage, ChatMessage, HumanMessage, SystemMessage
 from langchain_core.prompts import ChatPromptTemplate
 
@@ -46,3 +46,10 @@ def test_prompt_value_and_strings() -> None:
     assert to_prompt([{"role": "user", "content": "x"}]) == [{"role": "user", "content": "x"}]
     with pytest.raises(InputError, match="cannot use a int as a prompt"):
         to_prompt(3)
+
+
+def test_the_last_user_message_is_the_question() -> None:
+    chat = [{"role": "user", "content": "first"}, {"role": "user", "content": "last"}]
+    assert last_user_text([*chat, {"role": "assistant", "content": "a"}]) == "last"
+    assert last_user_text([{"role": "system", "content": "s"}]) == ""
+    assert last_user_text(None) == ""

@@ -8,7 +8,8 @@ import numpy as np
 
 from camab_rag.captured import document_ranks
 from camab_rag.captured import document_summary as document_metadata
-from camab_rag.integration.attached import ChainAttribution, summary
+from camab_rag.integration import ChainAttribution
+from camab_rag.integration.kernel import answer_summary as summary
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.segments import Segment
 

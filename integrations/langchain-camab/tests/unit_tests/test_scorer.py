@@ -12,6 +12,7 @@ from langchain_camab import (
     ScorerUnavailableError,
 )
 from langchain_camab.chat_models import MODEL_KEY
+from langchain_camab.run_tree import LLMCall
 from langchain_camab.scorer import scorer_from_run
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.load import dumpd
@@ -19,7 +20,6 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from camab_rag.errors import InputError
-from camab_rag.integration import LLMCall
 from camab_rag.scorers import resolve_scorer
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 from tests.fakes import KeywordScorer

@@ -15,7 +15,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
 
 from camab_rag.groundedness import GroundednessFilter
-from camab_rag.integration import CHAIN_SETTINGS
+from camab_rag.settings import CHAIN_SETTINGS
 from tests.fakes import KeywordRetriever, KeywordScorer
 
 DOCS = [

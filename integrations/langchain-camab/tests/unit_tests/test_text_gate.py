@@ -9,7 +9,7 @@ import pytest
 from langchain_camab import CamabCallbackHandler
 from langchain_core.documents import Document
 
-from camab_rag.integration import CHAIN_SETTINGS
+from camab_rag.settings import CHAIN_SETTINGS
 from tests.fakes import KeywordRetriever, KeywordScorer
 from tests.unit_tests.test_handler import DOCS, _chain
 

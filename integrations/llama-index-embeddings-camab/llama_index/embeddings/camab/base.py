@@ -9,12 +9,13 @@ from typing import Any
 from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
 from pydantic import PrivateAttr
 
-from camab_rag.integration import InputError, MiniLMEmbedder
+from camab_rag.embeddings import MiniLMEmbedder
+from camab_rag.errors import InputError
 
 
 class MiniLMEmbedding(BaseEmbedding):
     """all-MiniLM-L6-v2 sentence embeddings (384 dims, unit norm) from ``embedder``
-    (default: a new :class:`camab_rag.integration.MiniLMEmbedder`, which loads on first use;
+    (default: a new :class:`camab_rag.embeddings.MiniLMEmbedder`, which loads on first use;
     any object with ``embed(texts)`` returning one row per text). The async forms run in
     a thread, so they never block the event loop."""
 

@@ -22,7 +22,8 @@ from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_ca
 from llama_index.core.llms.custom import CustomLLM
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator
 
-from camab_rag.integration import InputError, Prompt, answer_text, chat_prompt
+from camab_rag.errors import InputError
+from camab_rag.integration import LocalModel, Prompt, chat_messages
 
 
 def _check_room(max_new_tokens: int | None, context_window: int | None) -> None:
@@ -100,10 +101,10 @@ class CamabLocalLLM(CustomLLM):
         )
 
     def _text(self, prompt: Prompt) -> str:
-        return answer_text(self._scorer, prompt, self.max_new_tokens)
+        return LocalModel(self._scorer, "CamabLocalLLM").answer(prompt, self.max_new_tokens)
 
     def _chat(self, messages: Sequence[ChatMessage], delta: bool = False) -> ChatResponse:
-        text = self._text(chat_prompt(messages))
+        text = self._text(chat_messages(messages))
         message = ChatMessage(role="assistant", content=text)
         return ChatResponse(message=message, delta=text if delta else None)
 

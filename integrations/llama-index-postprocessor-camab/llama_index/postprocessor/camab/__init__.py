@@ -5,6 +5,7 @@
 ``CamabNodePostprocessor(top_k=..., threshold=...)`` keeps the nodes an answer relied on.
 """
 
+from llama_index.postprocessor.camab.answers import await_attribution, wait_for_attribution
 from llama_index.postprocessor.camab.attributor import (
     aattribute_response,
     attribute_response,
@@ -15,13 +16,8 @@ from llama_index.postprocessor.camab.engines import CamabChatEngine, CamabQueryE
 from llama_index.postprocessor.camab.event_handler import CamabEventHandler
 from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY, to_citation_blocks
 
-from camab_rag.integration import (
-    AttributionSettings,
-    attribution_of,
-    await_attribution,
-    groundedness_of,
-    wait_for_attribution,
-)
+from camab_rag import AttributionSettings
+from camab_rag.integration import attribution_of, groundedness_of
 
 __all__ = [
     "ATTRIBUTION_KEY",

@@ -16,47 +16,53 @@ from llama_index.core.base.response.schema import (
 )
 from llama_index.core.chat_engine.types import AgentChatResponse, StreamingAgentChatResponse
 from llama_index.core.instrumentation.span import active_span_id
-from llama_index.postprocessor.camab.capture import query_progress, query_tracker
+from llama_index.postprocessor.camab.answers import AnswerAttributor
+from llama_index.postprocessor.camab.capture import progress_events, query_tracker
 from llama_index.postprocessor.camab.response import attach, node_documents
+from llama_index.postprocessor.camab.spans import SpanRecord, aread_for, read_for
 
-from camab_rag import integration as core
+from camab_rag.errors import InputError
+from camab_rag.integration import ChainCall
 from camab_rag.scorers.chat_clients import is_openai_endpoint
 from camab_rag.scorers.proxy import register_model_reader
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from camab_rag.integration import AttributorOptions, Steps
+
 T = TypeVar("T")
 STREAMS = (StreamingResponse, AsyncStreamingResponse, StreamingAgentChatResponse)
 
 
-class ResponseAttributor(core.AnswerAttributor):
-    """An :class:`~camab_rag.integration.AnswerAttributor` of LlamaIndex answers, with the
-    query records; ``owner`` names its engine in errors."""
+class ResponseAttributor(AnswerAttributor):
+    """An :class:`~llama_index.postprocessor.camab.answers.AnswerAttributor` of LlamaIndex
+    answers, with the query records; ``owner`` names its engine in errors."""
 
     def __init__(
         self,
         scorer: Any = None,
         owner: str = "CamabQueryEngine",
-        **options: Unpack[core.AttributorOptions],
+        blocking_refused: str | None = None,
+        **options: Unpack[AttributorOptions],
     ) -> None:
-        super().__init__(scorer, node_documents, owner, **options)
+        super().__init__(scorer, node_documents, owner, blocking_refused, **options)
         self.tracker = query_tracker()
 
-    def begin(self, question: str) -> core.SpanRecord | None:
+    def begin(self, question: str) -> SpanRecord | None:
         """The active span's record, marked as this wrapper's (an event handler leaves it)."""
         span_id = active_span_id.get()
         return None if span_id is None else self.tracker.open_record(span_id, question, True)
 
     def steps(
-        self, response: Any, question: str, record: core.SpanRecord | None, llm: object = None
-    ) -> core.Steps[Any]:
+        self, response: Any, question: str, record: SpanRecord | None, llm: object = None
+    ) -> Steps[Any]:
         """Attribute ``response`` in place (never raises)."""
         text = getattr(response, "response", None)
-        call = core.ChainCall(question, text if isinstance(text, str) else "")
-        call.progress = query_progress(question, self.progress)
+        call = ChainCall(question, text if isinstance(text, str) else "")
+        call.progress = self.parts.relay(progress_events(question), None)
         if not isinstance(response, Response):
-            call.problem = core.InputError(
+            call.problem = InputError(
                 f"cannot attribute a {type(response).__name__}: only a plain Response (not "
                 "streaming or structured output) has the final text to attribute"
             )
@@ -68,15 +74,15 @@ class ResponseAttributor(core.AnswerAttributor):
         self,
         turn: T,
         question: str,
-        record: core.SpanRecord | None,
+        record: SpanRecord | None,
         llm: object = None,
         then: Callable[[T], object] = lambda turn: None,
-    ) -> core.Steps[T]:
+    ) -> Steps[T]:
         """Attribute a ``Response`` in place, a chat turn through a copy, or a stream in the
         background once read; then ``then(turn)``."""
         answer: Any = turn
 
-        def attributed(final: Any) -> core.Steps[T]:
+        def attributed(final: Any) -> Steps[T]:
             yield from self.steps(final, question, record, llm)
             if final is not answer:  # carry the attribution back to the turn
                 answer.source_nodes, answer.metadata = final.source_nodes, final.metadata
@@ -102,7 +108,7 @@ class ResponseAttributor(core.AnswerAttributor):
             answer.response_txt = text
             end(text, in_loop)
 
-        read: Any = core.aread_for if in_loop else core.read_for
+        read: Any = aread_for if in_loop else read_for
         answer.response_gen = read(record, answer.response_gen, ended)
         return turn
 
@@ -116,9 +122,7 @@ class _ChatStream(StreamingAgentChatResponse):
     """A chat stream calling ``end`` once read (by whichever generator ends first)."""
 
     @classmethod
-    def wrap(
-        cls, stream: Any, record: core.SpanRecord | None, end: Callable[[str, bool], None]
-    ) -> None:
+    def wrap(cls, stream: Any, record: SpanRecord | None, end: Callable[[str, bool], None]) -> None:
         stream.__class__ = cls  # same fields: only the two generators change
         stream.__dict__["_camab"] = (record, end)
 
@@ -133,32 +137,39 @@ class _ChatStream(StreamingAgentChatResponse):
     @property
     def response_gen(self) -> Generator[str, None, None]:
         tokens = StreamingAgentChatResponse.response_gen.fget(self)  # type: ignore[attr-defined]
-        return core.read_for(self.__dict__.get("_camab", (None,))[0], tokens, self._end(False))
+        return read_for(self.__dict__.get("_camab", (None,))[0], tokens, self._end(False))
 
     def async_response_gen(self) -> AsyncGenerator[str, None]:
         record = self.__dict__.get("_camab", (None,))[0]
-        return core.aread_for(record, super().async_response_gen(), self._end(True))
+        return aread_for(record, super().async_response_gen(), self._end(True))
 
 
-def _attribute_steps(
+def attribute_response(
     response: Any,
     question: str,
     *,
     scorer: Any = None,
     llm: object = None,
-    **options: Unpack[core.AttributorOptions],
-) -> core.Steps[Any]:
+    **options: Unpack[AttributorOptions],
+) -> Any:
     """Attribute ``response`` in place, scored by ``scorer`` (default: ``llm``'s); never
     raises (a failure goes to its metadata, a groundedness verdict under
     ``["groundedness"]``). ``options``: as :class:`CamabQueryEngine`'s."""
     attributor = ResponseAttributor(scorer, "attribute_response", **options)
-    return attributor.steps(response, question, None, llm)
+    return attributor.runs.run(attributor.steps(response, question, None, llm))
 
 
-attribute_response = core.synced(_attribute_steps, "attribute_response")
-aattribute_response = core.asynced(
-    _attribute_steps, "aattribute_response", "Async :func:`attribute_response` (``ascore``)."
-)
+async def aattribute_response(
+    response: Any,
+    question: str,
+    *,
+    scorer: Any = None,
+    llm: object = None,
+    **options: Unpack[AttributorOptions],
+) -> Any:
+    """Async :func:`attribute_response` (``ascore``)."""
+    attributor = ResponseAttributor(scorer, "aattribute_response", **options)
+    return await attributor.runs.arun(attributor.steps(response, question, None, llm))
 
 
 def without_openai_key(llm: object) -> object:

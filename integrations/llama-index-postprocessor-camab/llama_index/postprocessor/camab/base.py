@@ -8,8 +8,7 @@ from typing import Any
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY
-
-from camab_rag.integration import Missing, ScoreFilter, finite_number
+from llama_index.postprocessor.camab.score_filter import Missing, ScoreFilter, finite_number
 
 
 class CamabNodePostprocessor(BaseNodePostprocessor):
@@ -18,7 +17,7 @@ class CamabNodePostprocessor(BaseNodePostprocessor):
     Takes the nodes a first answer was attributed to (no ``node_postprocessors=[...]`` entry:
     those run before the answer), by ``metadata["attribution"]["score"]``: ``top_k``,
     ``threshold``, ``missing`` (``"error"``, ``"keep"`` last, ``"drop"``) as
-    :class:`~camab_rag.integration.ScoreFilter`.
+    :class:`~llama_index.postprocessor.camab.score_filter.ScoreFilter`.
     """
 
     top_k: int | None = None

@@ -1,9 +1,10 @@
 """Capture each query's nodes and LLM prompts (LlamaIndex's spans and events feed
-:class:`camab_rag.integration.SpanRecords`); send attribution progress events."""
+:class:`~llama_index.postprocessor.camab.spans.SpanRecords`); send attribution progress events."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from llama_index.core.base.llms.base import BaseLLM
@@ -15,10 +16,11 @@ from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent
 from llama_index.core.instrumentation.span.simple import SimpleSpan
 from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index.core.schema import QueryType
+from llama_index.postprocessor.camab.spans import SpanRecords
 
-from camab_rag import integration as core
+from camab_rag.integration import chat_messages
 
-_RECORDS = core.SpanRecords(lambda instance: isinstance(instance, BaseLLM))
+_RECORDS = SpanRecords(lambda instance: isinstance(instance, BaseLLM))
 
 
 class _Spans(BaseSpanHandler[SimpleSpan]):
@@ -55,7 +57,7 @@ class _Events(BaseEventHandler):
         elif isinstance(event, RetrievalEndEvent):
             _RECORDS.add_documents(event.span_id, list(event.nodes))
         elif isinstance(event, llm.LLMChatStartEvent) and event.span_id is not None:
-            _RECORDS.add_call(event.span_id, core.chat_prompt(event.messages))
+            _RECORDS.add_call(event.span_id, chat_messages(event.messages))
         elif isinstance(event, llm.LLMCompletionStartEvent) and event.span_id is not None:
             _RECORDS.add_call(event.span_id, event.prompt)
         elif isinstance(event, (llm.LLMChatEndEvent, llm.LLMCompletionEndEvent)):
@@ -66,7 +68,7 @@ _HOOKS = (_Spans(), _Events())
 _LOCK = threading.Lock()
 
 
-def query_tracker() -> core.SpanRecords:
+def query_tracker() -> SpanRecords:
     """The process-wide records, fed by the root dispatcher (hooked on first use)."""
     dispatcher = get_dispatcher()
     with _LOCK:
@@ -95,12 +97,11 @@ class AttributionProgressEvent(BaseEvent):
         return "AttributionProgressEvent"
 
 
-def query_progress(query: str, hook: core.ProgressHook | None) -> core.ProgressRelay:
-    """One query's progress: to the user's ``hook``, then as an
-    :class:`AttributionProgressEvent`."""
+def progress_events(query: str) -> Callable[[dict[str, Any]], None]:
+    """Send one query's progress as an :class:`AttributionProgressEvent`."""
 
     def emit(sent: dict[str, Any]) -> None:
         event = AttributionProgressEvent(query=query, calls=sent["calls"], total=sent["total"])
         get_dispatcher(__name__).event(event)
 
-    return core.ProgressRelay(hook, emit, None)
+    return emit

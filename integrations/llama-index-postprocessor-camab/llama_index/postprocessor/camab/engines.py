@@ -19,10 +19,13 @@ from llama_index.core.prompts.mixin import PromptMixinType
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.postprocessor.camab.attributor import ResponseAttributor
 
-from camab_rag import integration as core
+from camab_rag.errors import InputError
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from camab_rag import AttributionSettings
+    from camab_rag.integration import AttributorOptions
 
 dispatcher = get_dispatcher(__name__)
 History = list[ChatMessage] | None
@@ -36,7 +39,7 @@ class _Wrapper:
     def _wrap(self, inner: object, kind: type, name: str, scorer: Any, options: Any) -> None:
         if not isinstance(inner, kind):
             kinds = f"a LlamaIndex {kind.__name__}, got {type(inner).__name__}"
-            raise core.InputError(f"{name} must be {kinds}")
+            raise InputError(f"{name} must be {kinds}")
         self._attributor = ResponseAttributor(scorer, type(self).__name__, **options)
 
     @property
@@ -45,7 +48,7 @@ class _Wrapper:
         return self._attributor.scorer
 
     @property
-    def settings(self) -> core.AttributionSettings:
+    def settings(self) -> AttributionSettings:
         """The settings every answer is attributed with."""
         return self._attributor.settings
 
@@ -70,7 +73,7 @@ class CamabQueryEngine(_Wrapper, BaseQueryEngine):
         scorer: Any = None,
         *,
         callback_manager: CallbackManager | None = None,
-        **options: Unpack[core.AttributorOptions],
+        **options: Unpack[AttributorOptions],
     ) -> None:
         self._wrap(query_engine, BaseQueryEngine, "query_engine", scorer, options)
         self.query_engine = query_engine
@@ -105,7 +108,7 @@ class CamabChatEngine(_Wrapper, BaseChatEngine):
         self,
         chat_engine: BaseChatEngine,
         scorer: Any = None,
-        **options: Unpack[core.AttributorOptions],
+        **options: Unpack[AttributorOptions],
     ) -> None:
         self._wrap(chat_engine, BaseChatEngine, "chat_engine", scorer, options)
         self.chat_engine = chat_engine

@@ -14,7 +14,7 @@ from llama_index.postprocessor.camab.capture import query_text
 from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from camab_rag import integration as core
+from camab_rag.integration import AttributorOptions
 
 
 class CamabEventHandler(BaseEventHandler):
@@ -38,7 +38,7 @@ class CamabEventHandler(BaseEventHandler):
     granularity: Any = None
     deadline_s: Any = None
     groundedness: Any = None
-    settings: Any = Field(default=core.CHAIN_SETTINGS)  # Any: pydantic would rebuild a dataclass
+    settings: Any = None  # Any: pydantic would rebuild a dataclass; None: CHAIN_SETTINGS
     progress: Any = None
     background: bool | None = None
     proxy: Any = None
@@ -47,14 +47,15 @@ class CamabEventHandler(BaseEventHandler):
     _attributor: ResponseAttributor = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
-        options = {name: getattr(self, name) for name in core.AttributorOptions.__annotations__}
-        self._attributor = ResponseAttributor(self.scorer, "CamabEventHandler", **options)
-        self.settings = self._attributor.settings  # the knobs merged in
+        options = {name: getattr(self, name) for name in AttributorOptions.__annotations__}
         refused = "it must judge the answer before the query returns: use background=None/False"
-        core.check_groundedness_filter(
-            self._attributor.settings.groundedness,
-            blocking_refused=f"{refused}, or mode='flag'" if self.background else None,
+        self._attributor = ResponseAttributor(
+            self.scorer,
+            "CamabEventHandler",
+            f"{refused}, or mode='flag'" if self.background else None,
+            **options,
         )
+        self.settings = self._attributor.settings  # the knobs merged in
 
     @classmethod
     def class_name(cls) -> str:
@@ -96,4 +97,4 @@ class CamabEventHandler(BaseEventHandler):
 
     async def aflush(self) -> None:
         """Wait for every background attribution started so far."""
-        await self._attributor.runs.aflush()
+        await self._attributor.aflush()

@@ -4,24 +4,29 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llama_index.core.base.llms.types import CitationBlock, TextBlock
 from llama_index.core.base.response.schema import Response
 from llama_index.core.schema import MetadataMode, NodeWithScore
+from llama_index.postprocessor.camab.answers import AnswerAttribution, set_attribution
 
-from camab_rag import integration as core
+from camab_rag.integration import METADATA_KEY, native_citations
+from camab_rag.segments import SourceDocument
+
+if TYPE_CHECKING:
+    from camab_rag import AttributionResult, CitationRule
 
 logger = logging.getLogger(__name__)
-ATTRIBUTION_KEY = core.METADATA_KEY
+ATTRIBUTION_KEY = METADATA_KEY
 """The metadata key under which responses and nodes carry their attribution."""
 SOURCES = {True: "response.source_nodes", False: "retrieval events"}
 
 
-def node_documents(nodes: Sequence[NodeWithScore]) -> list[core.SourceDocument]:
+def node_documents(nodes: Sequence[NodeWithScore]) -> list[SourceDocument]:
     """Each node as the text the LLM saw (content with LLM metadata, stripped)."""
     return [
-        core.SourceDocument(n.node.get_content(MetadataMode.LLM).strip(), {"node_id": n.node_id})
+        SourceDocument(n.node.get_content(MetadataMode.LLM).strip(), {"node_id": n.node_id})
         for n in nodes
     ]
 
@@ -35,7 +40,7 @@ def _with_attribution(node: Any, info: dict[str, Any]) -> Any:
     return node.model_copy(update=update)
 
 
-def attach(response: Any, done: core.AnswerAttribution) -> Any:
+def attach(response: Any, done: AnswerAttribution) -> Any:
     """Put ``done`` on ``response`` in place (a blocked answer's text: the fallback)."""
     summary, entries = done.metadata()
     try:
@@ -52,17 +57,17 @@ def attach(response: Any, done: core.AnswerAttribution) -> Any:
                 summary["nodes"] = [{"node_id": n.node_id, **e} for n, e in zip(nodes, entries)]
         if done.replacement is not None and isinstance(response, Response):
             response.response = done.replacement
-        core.set_attribution(response, summary)
+        set_attribution(response, summary)
     except Exception:  # pragma: no cover - a response type that refuses attributes
         logger.exception("camab: could not put the attribution on the response")
     return response
 
 
 def to_citation_blocks(
-    result: core.AttributionResult,
+    result: AttributionResult,
     nodes: Sequence[NodeWithScore],
     *,
-    rule: core.CitationRule | None = None,
+    rule: CitationRule | None = None,
 ) -> list[CitationBlock]:
     """``CitationBlock``s for ``result.response`` (e.g. ``attribution_of(response)``) in
     answer order, over its attributed ``nodes`` (``response.source_nodes``), citing by
@@ -78,5 +83,5 @@ def to_citation_blocks(
                 "node_index": c.doc_index,
             },
         )
-        for c in core.native_citations(result, nodes, rule=rule)
+        for c in native_citations(result, nodes, rule=rule)
     ]

@@ -2,8 +2,8 @@
 
 A callback integration reports what its framework traces (a run starts, a retriever or
 tool returns documents, a model answers, a run ends or fails) to :class:`RootRuns`, which
-files it per root run (:class:`~camab_rag.integration.run_tree.RunTree`). When a root run ends it
-reads it (:class:`~camab_rag.integration.run_tree.RunReading`) and gives the steps that attribute it
+files it per root run (:class:`~langchain_camab.run_tree.RunTree`). When a root run ends it
+reads it (:class:`~langchain_camab.run_tree.RunReading`) and gives the steps that attribute it
 and attach the result: each document's entry (duplicates of a text get the same one), the
 answer message (the integration's ``types.annotate``) and the run's metadata slot, which tracers
 report; in the background, pending placeholders first, filled in place when it is done.
@@ -12,21 +12,57 @@ report; in the background, pending placeholders first, filled in place when it i
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-from camab_rag.captured import CapturedAttribution
-from camab_rag.integration.attached import METADATA_KEY, Attachment, ChainAttribution
-from camab_rag.integration.background import fill, pending
-from camab_rag.integration.chain_options import ChainParts
-from camab_rag.integration.chain_step import NativeTypes
-from camab_rag.integration.run_tree import ClosedRun, LLMCall, RunReading, RunTree
-from camab_rag.scorers.base import Prompt
-from camab_rag.steps import Steps
+from camab_rag.integration import METADATA_KEY, Attachment, ChainAttribution
+from langchain_camab.run_tree import ClosedRun, LLMCall, RunReading, RunTree
+
+if TYPE_CHECKING:
+    from camab_rag.attributor import Pending
+    from camab_rag.integration import ChainParts, Prompt, Runs, Steps
+    from langchain_camab.step import NativeTypes
 
 D = TypeVar("D")
 logger = logging.getLogger(__name__)
+
+
+class Kept:
+    """``results``, ``last_result`` and ``pending`` of an object whose attributions run in
+    ``runs``, and :meth:`await_result`: a thin call of the kept
+    :class:`~camab_rag.attributor.Pending` (:meth:`~camab_rag.attributor.Pending.aresult`)."""
+
+    runs: Runs[ChainAttribution]
+
+    @property
+    def results(self) -> Mapping[Any, ChainAttribution]:
+        """Results by run id, oldest dropped first."""
+        return self.runs.results
+
+    @property
+    def last_result(self) -> ChainAttribution | None:
+        """The latest result."""
+        return self.runs.last_result
+
+    @property
+    def pending(self) -> dict[Any, Pending]:
+        """Background attributions by run id (their handles; a copy)."""
+        return dict(self.runs.pending)
+
+    async def await_result(self, run_id: object = None) -> ChainAttribution:
+        """Await a background attribution (the latest when ``run_id`` is ``None``);
+        cancelling the caller leaves it running."""
+        return cast(ChainAttribution, await self.runs.job(run_id).aresult())
+
+
+class Waited(Kept):
+    """:class:`Kept` whose background attributions can also be waited for."""
+
+    def wait(self, run_id: object = None, timeout: float | None = None) -> ChainAttribution:
+        """Block until a background attribution (the latest when ``run_id`` is ``None``)
+        is done, up to ``timeout`` seconds (:meth:`~camab_rag.attributor.Pending.result`)."""
+        return cast(ChainAttribution, self.runs.job(run_id).result(timeout))
 
 
 @dataclass
@@ -54,7 +90,7 @@ class RootRuns(Generic[D]):
         held = metadata if isinstance(metadata, dict) else None
         run = self.tree.track(run_id, parent_id, inputs=inputs, metadata=held)
         if self.slot_key and run.run_id == run_id and run.metadata is not None:
-            run.metadata[self.slot_key] = pending(str(run_id))
+            run.metadata[self.slot_key] = Attachment.placeholders(str(run_id), 0).answer
 
     def retriever_started(self, run_id: Hashable, parent_id: Hashable | None, query: str) -> None:
         """A retriever started with ``query`` (the question when the input holds none)."""
@@ -139,12 +175,12 @@ class RootRuns(Generic[D]):
         placeholders read "cancelled" if the loop ends first."""
         job = self.ended(run_id, scorer_for)
         if job is not None and self.parts.background:
-            self.parts.runs.astart(run_id, job[0], job[1])
+            self.parts.runs.start(run_id, job[0], job[1], in_loop=True)
         elif job is not None:
             await self.parts.runs.arun(job[0])
 
     def _publish(
-        self, closed: ClosedRun[D], attachment: Attachment | None, done: CapturedAttribution
+        self, closed: ClosedRun[D], attachment: Attachment | None, done: Any
     ) -> ChainAttribution:
         """The run's result, put on its documents, answer message and metadata slot."""
         run, documents = closed.run, closed.documents
@@ -164,8 +200,9 @@ class RootRuns(Generic[D]):
             self.types.annotate(message, attachment.answer, cited, documents)
             if self.slot_key and run.metadata is not None:
                 slot = run.metadata.get(self.slot_key)
-                if isinstance(slot, dict):
-                    fill(slot, attachment.answer)
+                if isinstance(slot, dict):  # filled in place: tracers hold it
+                    slot.clear()
+                    slot.update(attachment.answer)
                 else:
                     run.metadata[self.slot_key] = attachment.answer
         except Exception:  # pragma: no cover - reporting must never break the chain
@@ -193,6 +230,3 @@ def tool_documents(output: object, tool_name: str | None, types: NativeTypes) ->
     if not content.strip():
         return []
     return [types.make(content, metadata={"source": tool_name} if tool_name else {})]
-
-
-__all__ = ["RootRuns", "tool_documents"]

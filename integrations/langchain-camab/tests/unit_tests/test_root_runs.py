@@ -1,5 +1,5 @@
-"""A traced chain's root runs attributed as they end (camab_rag.integration.root_runs through
-camab_rag.integration): documents of retrievers and tools, the entries on duplicates, the
+"""A traced chain's root runs attributed as they end (langchain_camab.roots):
+documents of retrievers and tools, the entries on duplicates, the
 run's metadata slot, the background placeholders and a relayed progress; the framework's
 types are small fakes, the scorer the keyword fake."""
 
@@ -8,18 +8,14 @@ from __future__ import annotations
 from typing import Any
 from uuid import uuid4
 
-from fakes import KeywordScorer
-from native_fakes import TYPES, Doc, Message
+from langchain_camab.roots import RootRuns, tool_documents
+from langchain_camab.run_tree import LLMCall, RunReading
 
-from camab_rag.integration import (
-    CHAIN_SETTINGS,
-    ChainParts,
-    LLMCall,
-    RootRuns,
-    RunReading,
-    drive,
-    tool_documents,
-)
+from camab_rag.integration import ChainParts
+from camab_rag.settings import CHAIN_SETTINGS
+from camab_rag.steps import drive
+from tests.fakes import KeywordScorer
+from tests.native_fakes import TYPES, Doc, Message
 
 QUESTION = "Which city is the capital of France?"
 PARIS, BERLIN = "Paris is the capital of France.", "Berlin is in Germany."

@@ -1,5 +1,5 @@
-"""Attributing a framework's answer object (camab_rag.integration.answer_attributor through
-camab_rag.integration): the scorer built once per model, the documents an answer is
+"""Attributing a framework's answer object (llama_index.postprocessor.camab.answers): the
+scorer built once per model, the documents an answer is
 attributed to (its sources, else retrieved ones that reached the model), the failed
 result of a problem found on the way, and the metadata an answer then carries."""
 
@@ -10,24 +10,29 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from fakes import KeywordScorer
-from test_captured import ANSWER, DOCS, QUESTION
-
-from camab_rag.integration import (
+from llama_fakes import repo_tests_module
+from llama_index.postprocessor.camab.answers import (
     AnswerAttributor,
-    AttributionSettings,
-    ChainCall,
-    GroundednessFilter,
-    InputError,
-    NoContextError,
-    SpanRecord,
     answer_documents,
-    drive,
-    pending,
     set_attribution,
     wait_for_attribution,
 )
-from camab_rag.integration.span_records import ModelCall
+from llama_index.postprocessor.camab.spans import ModelCall, SpanRecord
+
+from camab_rag import AttributionSettings, GroundednessFilter
+from camab_rag.errors import InputError, NoContextError
+from camab_rag.integration import ChainCall
+from camab_rag.integration.kernel import pending
+from camab_rag.steps import drive
+
+KeywordScorer = repo_tests_module("fakes.py").KeywordScorer
+DOCS = [
+    "Paris is the capital of France.",
+    "Bananas are yellow and sweet.",
+    "The Seine flows through Paris.",
+]
+QUESTION = "What is the capital of France?"
+ANSWER = "Paris is the capital of France."
 
 PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"
 
@@ -123,7 +128,7 @@ def test_a_background_attribution_fills_the_pending_answer_in_place() -> None:
         task_answer = SimpleNamespace(text="task", metadata={})
         attributor.start(task_answer, steps(task_answer), in_loop=True, key="q1")
         assert task_answer.metadata["attribution"] == pending("q1")
-        await attributor.runs.aflush()
+        await attributor.aflush()
         return task_answer.metadata["attribution"]
 
     assert asyncio.run(in_a_loop())["status"] == "ok"
@@ -162,7 +167,7 @@ def test_an_engine_call_is_asked_then_attributed_sync_async_or_in_the_background
         later = SimpleNamespace(text=ANSWER, metadata={})
         attributor.finish(later, attributor.turn(later, QUESTION, None), True)
         assert later.metadata["attribution"]["status"] == "pending"
-        await attributor.runs.aflush()
+        await attributor.aflush()
         return later.metadata["attribution"]
 
     assert asyncio.run(in_the_background())["status"] == "ok"

@@ -1,4 +1,4 @@
-"""Span records (camab_rag.integration.span_records through camab_rag.integration): model calls and
+"""Span records (llama_index.postprocessor.camab.spans): model calls and
 retrievals filed under the query spans enclosing them, concurrent queries apart, the
 inner of two nested calls kept, a streamed answer's late call filed by streaming_for.
 Pure logic: spans and models are plain objects."""
@@ -10,8 +10,15 @@ from collections.abc import AsyncIterator, Iterator
 from enum import Enum
 from types import SimpleNamespace
 
-from camab_rag.integration import SpanRecords, aread_for, chat_prompt, read_for, streaming_for
-from camab_rag.integration.span_records import STREAMING_FOR
+from llama_index.postprocessor.camab.spans import (
+    STREAMING_FOR,
+    SpanRecords,
+    aread_for,
+    read_for,
+    streaming_for,
+)
+
+from camab_rag.integration import chat_messages as chat_prompt
 
 
 class Model:

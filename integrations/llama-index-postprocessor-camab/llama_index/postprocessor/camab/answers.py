@@ -1,11 +1,10 @@
-"""Attribute a framework's answer object: what an integration object attributes with
-(:class:`AnswerAttributor`: the scorer, given or built from the answer's model, the
-settings, the proxy, the progress hook, the background runs), which documents the answer
-came from (:func:`answer_documents`) and what it then carries
-(:meth:`AnswerAttribution.metadata`).
-
-The integration keeps what needs its framework's types: reading its answer object,
-copying its documents with their entries, its streams.
+"""Attribute a LlamaIndex answer object over the core's kernel: what the engines and the
+handler attribute with (:class:`AnswerAttributor`: the scorer, given or built from the
+answer's model, the settings, the proxy, the progress hook, the background runs), which
+documents the answer came from (:func:`answer_documents`), what it then carries
+(:meth:`AnswerAttribution.metadata`), and waiting for a stream's attribution
+(:func:`wait_for_attribution` / :func:`await_attribution`: thin calls of its
+:class:`~camab_rag.attributor.Pending` handle).
 """
 
 from __future__ import annotations
@@ -15,31 +14,85 @@ import logging
 import threading
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from camab_rag.captured import CapturedAttribution, document_summary, reached_the_model
-from camab_rag.errors import InputError, NoContextError
-from camab_rag.integration.answer_metadata import set_attribution
-from camab_rag.integration.attached import METADATA_KEY
-from camab_rag.integration.background import pending
-from camab_rag.integration.chain_options import AttributorOptions, checked_options
-from camab_rag.integration.chain_runs import ChainCall, ChainRuns, _chain_steps
-from camab_rag.integration.chain_scorers import ScorerSource
-from camab_rag.integration.span_records import SpanRecord, streaming_for
-from camab_rag.scorers.base import Prompt
-from camab_rag.scorers.proxy import _checked_scorer
-from camab_rag.segments import SourceDocument, to_documents
-from camab_rag.steps import Steps, adrive, drive
+from llama_index.postprocessor.camab.spans import SpanRecord, streaming_for
+
+from camab_rag.errors import AttributionPendingError, InputError, NoContextError
+from camab_rag.integration import (
+    METADATA_KEY,
+    Attachment,
+    AttributorOptions,
+    ChainCall,
+    ChainParts,
+    prompt_holds,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from camab_rag.integration import Prompt, Steps
+
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-ToDocuments = Callable[[Sequence[Any]], list[SourceDocument]]
+ANSWER_JOB = "_camab_attribution_job"
+"""The attribute of a streamed answer holding its background attribution's handle."""
+NOT_YET = (
+    "this response has no attribution yet: a streamed answer is attributed once its stream "
+    "has been read to the end"
+)
+
+
+def set_attribution(answer: object, value: dict[str, Any]) -> None:
+    """Set ``answer.metadata["attribution"]`` (creating the dict if needed)."""
+    if not isinstance(getattr(answer, "metadata", None), dict):
+        answer.metadata = {}  # type: ignore[attr-defined]
+    answer.metadata[METADATA_KEY] = value  # type: ignore[attr-defined]
+
+
+def _info(response: object) -> dict[str, Any]:
+    metadata = getattr(response, "metadata", None)
+    info = metadata.get(METADATA_KEY) if isinstance(metadata, Mapping) else None
+    if info is None:
+        raise KeyError(NOT_YET)
+    return dict(info)
+
+
+def wait_for_attribution(response: object, timeout: float | None = None) -> dict[str, Any]:
+    """The ``metadata["attribution"]`` of an answer, waiting (up to ``timeout`` seconds)
+    for a stream's background attribution: its handle's
+    :meth:`~camab_rag.attributor.Pending.result`.
+
+    Raises:
+        KeyError: a stream not read to the end yet (nothing to wait for).
+        AttributionPendingError: not finished within ``timeout``, or an async stream's
+            attribution still running in its event loop (``await await_attribution``).
+    """
+    job = getattr(response, ANSWER_JOB, None)
+    if job is not None and not job.done():
+        try:
+            job.result(timeout)
+        except AttributionPendingError as error:
+            raise AttributionPendingError(
+                f"{error} (for a response: await await_attribution(response))"
+            ) from None
+    return _info(response)
+
+
+async def await_attribution(response: object) -> dict[str, Any]:
+    """Async :func:`wait_for_attribution` (sync and async streams alike): its handle's
+    :meth:`~camab_rag.attributor.Pending.aresult`; cancelling the caller leaves the
+    attribution running."""
+    job = getattr(response, ANSWER_JOB, None)
+    if job is not None and not job.done():
+        await job.aresult()
+    return _info(response)
+
+
+ToDocuments = Callable[[Sequence[Any]], list[Any]]
 
 
 def answer_documents(
@@ -47,7 +100,7 @@ def answer_documents(
     sources: Sequence[Any],
     retrieved: Sequence[Any],
     prompts: Sequence[Prompt],
-    as_documents: ToDocuments = to_documents,
+    as_documents: ToDocuments | None = None,
 ) -> tuple[list[Any], bool]:
     """The documents to attribute ``answer`` to: its own ``sources``, else the
     ``retrieved`` documents when they reached the model (some of ``prompts`` holds them
@@ -61,7 +114,9 @@ def answer_documents(
             "no nodes were retrieved for this query: the answer has no retrieved context "
             "to come from"
         )
-    if not reached_the_model(prompts, as_documents(retrieved)):
+    if as_documents is not None:
+        as_documents(retrieved)  # a node the input gate refuses: its error, not "none reached"
+    if not prompt_holds(prompts, retrieved, *([as_documents] if as_documents else [])):
         raise NoContextError(
             f"none of the {len(retrieved)} retrieved nodes reached the LLM "
             "(response.source_nodes is empty: e.g. a node post-processor discarded "
@@ -75,7 +130,7 @@ class AnswerAttribution:
     """An answer's attribution over ``documents`` (as the framework holds them;
     ``own_sources``: the answer's own, else retrieved ones)."""
 
-    attributed: CapturedAttribution
+    attributed: Any  # camab_rag.captured.CapturedAttribution
     documents: list[Any]
     own_sources: bool
 
@@ -89,7 +144,7 @@ class AnswerAttribution:
             if result.prompt_mode != "captured":
                 logger.info("camab attribution of %r: %s", result.question[:80], result.prompt_note)
             extra = {"method": result.method, "n_queries": result.n_queries}
-            summaries = document_summary(result, len(self.documents), segments=True)
+            summaries = Attachment.of(result, self.documents, segments=True).documents
             entries = [{**entry, **extra} for entry in summaries]
         if verdict is not None:
             summary["groundedness"] = verdict.to_dict()
@@ -112,18 +167,21 @@ class AnswerAttributor:
     def __init__(
         self,
         scorer: Any = None,
-        as_documents: ToDocuments = to_documents,
+        as_documents: ToDocuments | None = None,
         owner: str = "AnswerAttributor",
+        blocking_refused: str | None = None,
         **options: Unpack[AttributorOptions],
     ) -> None:
-        self.settings = checked_options(owner, options, AttributorOptions)
-        self.scorer = _checked_scorer(scorer)
-        self.progress = options.get("progress")
-        scorer_options = dict(options.get("scorer_options") or {})
-        proxy = options.get("proxy")
-        self.scorers = ScorerSource(scorer, None, proxy, scorer_options)
+        self.parts = ChainParts.of(
+            owner, scorer, options, listed=AttributorOptions, blocking_refused=blocking_refused
+        )
+        self.settings, self.scorers, self.runs = (
+            self.parts.settings,
+            self.parts.scorers,
+            self.parts.runs,
+        )
+        self.scorer = scorer
         self.as_documents = as_documents
-        self.runs: ChainRuns[Any] = ChainRuns(self.settings, keep=256)
         self._recent: deque[dict[str, Any]] = deque(maxlen=256)
         self._lock = threading.Lock()
 
@@ -179,7 +237,7 @@ class AnswerAttributor:
         record = self.begin(question)
         with streaming_for(record):
             answer = ask(*args)
-        return drive(self.turn(answer, question, record, llm))
+        return self.runs.run(self.turn(answer, question, record, llm))
 
     async def aanswer(
         self, question: str, llm: object, ask: Callable[..., Awaitable[T]], *args: Any
@@ -188,7 +246,7 @@ class AnswerAttributor:
         record = self.begin(question)
         with streaming_for(record):
             answer = await ask(*args)
-        return await adrive(self.turn(answer, question, record, llm))
+        return await self.runs.arun(self.turn(answer, question, record, llm))
 
     def finish(self, answer: object, steps: Steps[Any], background: bool, key: str = "") -> None:
         """Attribute ``answer`` by ``steps`` now, or in the ``background`` as a task of the
@@ -196,18 +254,28 @@ class AnswerAttributor:
         if background:
             self.start(answer, steps, in_loop=True, key=key or uuid.uuid4().hex)
         else:
-            drive(steps)
+            self.runs.run(steps)
 
     def start(self, answer: object, steps: Steps[Any], *, in_loop: bool, key: Any = None) -> None:
         """Attribute ``answer`` in the background, its ``metadata["attribution"]`` pending
-        until ``steps`` fill it: kept on the answer (:func:`wait_for_attribution`), a task
-        of the running loop if ``in_loop`` (else the worker thread); with a ``key``, a task
-        kept under it (:meth:`ChainRuns.aflush`)."""
-        set_attribution(answer, placeholder := pending(key))
-        if key is None:
-            self.runs.start_on(answer, steps, [placeholder], in_loop=in_loop)
-        else:
-            self.runs.astart(key, steps, [placeholder])
+        until ``steps`` fill it: a task of the running loop if ``in_loop`` (else the worker
+        thread), its :class:`~camab_rag.attributor.Pending` handle kept in ``runs`` under
+        ``key`` (``aflush`` awaits it) and, without a key (a stream), on the answer too
+        (:func:`wait_for_attribution`)."""
+        placeholder = Attachment.placeholders(key, 0).answer
+        set_attribution(answer, placeholder)
+        job = self.runs.start(
+            key if key is not None else id(answer), steps, [placeholder], in_loop=in_loop
+        )
+        if key is None:  # a stream: its handle on the answer, for wait_for_attribution
+            setattr(answer, ANSWER_JOB, job)
+
+    async def aflush(self) -> None:
+        """Await every background attribution started so far (each handle's
+        :meth:`~camab_rag.attributor.Pending.aresult`; an error stays in its handle);
+        cancelling the caller leaves them running."""
+        while jobs := [job for job in list(self.runs.pending.values()) if not job.done()]:
+            await asyncio.gather(*(job.aresult() for job in jobs), return_exceptions=True)
 
     def call_steps(
         self,
@@ -235,12 +303,11 @@ class AnswerAttributor:
             except Exception as error:  # never raises: the failed result
                 call.problem = error
         try:
-            call.documents = self.as_documents(documents)
+            as_documents = self.as_documents
+            call.documents = as_documents(documents) if as_documents else documents
         except Exception as error:  # e.g. the input gate refused a document: the failed result
             call.problem = call.problem or error
         call.scorer = partial(self.scorers.of_model, model)
-        attributed = yield from _chain_steps(call, self.settings)
-        return AnswerAttribution(attributed, documents, own)
-
-
-__all__ = ["AnswerAttribution", "AnswerAttributor", "answer_documents"]
+        finish = lambda attributed: AnswerAttribution(attributed, documents, own)  # noqa: E731
+        done: AnswerAttribution = yield from self.runs.steps(None, call, finish)
+        return done

@@ -15,14 +15,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from camab_rag.captured import reached_the_model
-from camab_rag.engine import ProgressFn
 from camab_rag.errors import InputError, NoContextError, WrongTypeError
-from camab_rag.integration.chain_runs import ChainCall
-from camab_rag.scorers.base import Prompt
-from camab_rag.segments import to_documents
+from camab_rag.integration import ChainCall, prompt_holds
+
+if TYPE_CHECKING:
+    from camab_rag.integration import Prompt
 
 D = TypeVar("D")
 
@@ -144,9 +143,9 @@ class ClosedRun(Generic[D]):
     problem: Exception | None
 
     def chain_call(
-        self, scorer: Callable[[], Any], progress: ProgressFn | None = None
+        self, scorer: Callable[[], Any], progress: Callable[[int, int], object] | None = None
     ) -> ChainCall:
-        """The kernel's :class:`~camab_rag.integration.chain_runs.ChainCall` for this run."""
+        """The kernel's :class:`~camab_rag.integration.ChainCall` for this run."""
         call = self.call
         return ChainCall(
             self.question,
@@ -229,17 +228,8 @@ class RunReading(Generic[D]):
         calls = [c for c in run.llm_calls if c.answer is not None and c.answer.strip()]
         if not calls:
             return None
-        try:  # a document the gate refuses fails the attribution later, in its result
-            sources = to_documents(list(documents)) if documents else []
-        except InputError:
-            sources = []
-        for call in reversed(calls if sources else []):
-            try:
-                if reached_the_model([call.prompt], sources):
-                    return call
-            except Exception:  # pragma: no cover - a bad prompt just is not chosen
-                continue
-        return calls[-1]
+        chosen = (c for c in reversed(calls) if prompt_holds([c.prompt], documents))
+        return next(chosen, calls[-1])
 
     def problem(
         self, run: RootRun[D], call: LLMCall | None, documents: list[D]
@@ -271,15 +261,3 @@ class RunReading(Generic[D]):
         return ClosedRun(
             run, self.question(run), documents, call, self.problem(run, call, documents)
         )
-
-
-__all__ = [
-    "CONTEXT_KEYS",
-    "QUESTION_KEYS",
-    "ClosedRun",
-    "LLMCall",
-    "RootRun",
-    "RunReading",
-    "RunTree",
-    "input_keys",
-]

@@ -57,6 +57,3 @@ class ScoreFilter:
         ranked = sorted(((s, i) for s, i in scored if s is not None), key=lambda p: -p[0])
         kept = [i for s, i in ranked if self.threshold is None or s >= self.threshold]
         return kept[: self.top_k] + (without if self.missing == "keep" else [])
-
-
-__all__ = ["Missing", "ScoreFilter", "finite_number"]

@@ -1,4 +1,4 @@
-"""A framework's documents and answer messages, faked for the core's integration kernel
+"""A framework's documents and answer messages, faked for the adapter's kernel
 tests (the chain step, root runs): pure logic, so small dataclasses stand in for
 LangChain's ``Document`` and messages, read through :class:`NativeTypes`."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from camab_rag.integration import NativeTypes
+from langchain_camab.step import NativeTypes
 
 
 @dataclass

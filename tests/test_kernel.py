@@ -1,4 +1,4 @@
-"""The integrations' kernel (camab_rag.integration.chain_runs through camab_rag.integration): a
+"""The integrations' kernel (camab_rag.integration.kernel through camab_rag.integration): a
 captured chain call attributed inline, async or in the background, kept by key; an error
 becomes a failed result (strict raises it), a blocking filter fails closed; native
 citations carry each document's source location."""
@@ -14,21 +14,11 @@ import pytest
 from fakes import FailingScorer, KeywordScorer
 from test_captured import ANSWER, DOCS, QUESTION
 
+from camab_rag import AttributionResult, AttributionSettings, GroundednessFilter
+from camab_rag.captured import CapturedAttribution
 from camab_rag.citations import cite
-from camab_rag.integration import (
-    AttributionResult,
-    AttributionSettings,
-    CapturedAttribution,
-    ChainCall,
-    ChainRuns,
-    GroundednessFilter,
-    answer_summary,
-    await_on,
-    native_citations,
-    pending,
-    wait_on,
-)
-from camab_rag.integration.background import CANCELLED
+from camab_rag.integration import ChainCall, Runs, native_citations
+from camab_rag.integration.kernel import CANCELLED, answer_summary, pending
 
 PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"
 
@@ -42,7 +32,7 @@ def kept(attributed: CapturedAttribution) -> CapturedAttribution:
 
 
 def test_a_chain_call_is_attributed_in_its_prompt_and_kept_by_key(smollm2_scorer: Any) -> None:
-    runs: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=4, seed=1))
+    runs: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=4, seed=1))
     key = uuid4()
     attributed = runs.run(runs.steps(key, call_with(smollm2_scorer), kept))
     result = attributed.result
@@ -50,11 +40,11 @@ def test_a_chain_call_is_attributed_in_its_prompt_and_kept_by_key(smollm2_scorer
     assert result.n_queries == 4 and len(result.document_scores) == 3
     assert result.top_documents(1) == [0]  # the document the answer repeats
     assert runs.results[key] is attributed and runs.last_result is attributed
-    assert runs.wait() is attributed  # nothing ran in the background: the latest
+    assert runs.job().result() is attributed  # nothing ran in the background: the latest
 
 
 def test_sync_and_async_runs_give_the_same_result() -> None:
-    runs: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=6, seed=2))
+    runs: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=6, seed=2))
     sync = runs.run(runs.steps("a", call_with(KeywordScorer()), kept)).result
     async_ = asyncio.run(runs.arun(runs.steps("b", call_with(KeywordScorer()), kept))).result
     assert sync.scores.tolist() == async_.scores.tolist()
@@ -62,7 +52,7 @@ def test_sync_and_async_runs_give_the_same_result() -> None:
 
 
 def test_the_answer_summary_is_json_ready() -> None:
-    runs: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=6))
+    runs: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=6))
     result = runs.run(runs.steps("a", call_with(KeywordScorer()), kept)).result
     data = answer_summary(result, ["France", None], run_id="a")
     assert json.loads(json.dumps(data))["run_id"] == "a" and data["status"] == "ok"
@@ -80,20 +70,20 @@ def test_the_answer_summary_is_json_ready() -> None:
 
 
 def test_an_error_becomes_a_failed_result_and_strict_raises_it() -> None:
-    runs: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=4))
+    runs: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=4))
     failed = runs.run(runs.steps(None, call_with(FailingScorer()), kept)).result
     assert failed.status == "error" and "scorer is down" in (failed.error or "")
     assert (failed.question, failed.response) == (QUESTION, ANSWER)
     assert failed.prompt_mode == "none" and len(runs.results) == 0
     assert (failed.method, failed.budget) == ("auto", 4)  # the settings', not the defaults
 
-    explained = ChainRuns[CapturedAttribution](
+    explained = Runs[CapturedAttribution](
         AttributionSettings(budget=4), explain=lambda e: ValueError(f"explained: {e}")
     )
     result = explained.run(explained.steps(None, call_with(FailingScorer()), kept)).result
     assert result.error == "ValueError: explained: scorer is down"
 
-    strict: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=4), strict=True)
+    strict: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=4), strict=True)
     with pytest.raises(RuntimeError, match="scorer is down"):
         strict.run(strict.steps(None, call_with(FailingScorer()), kept))
 
@@ -102,7 +92,7 @@ def test_a_blocking_filter_blocks_what_it_cannot_judge_and_a_flag_passes_it() ->
     problem = ValueError("no LLM answer was captured")
     for gate, blocked in ((GroundednessFilter(mode="block"), True), (GroundednessFilter(), False)):
         settings = AttributionSettings(budget=4, groundedness=gate)
-        runs: ChainRuns[CapturedAttribution] = ChainRuns(settings)
+        runs: Runs[CapturedAttribution] = Runs(settings)
         scorer = KeywordScorer()
         attributed = runs.run(runs.steps(None, call_with(scorer, problem=problem), kept))
         assert attributed.result.status == "error"
@@ -114,28 +104,29 @@ def test_a_blocking_filter_blocks_what_it_cannot_judge_and_a_flag_passes_it() ->
 
 
 def test_a_background_thread_attribution_is_waited_for_by_its_run_id() -> None:
-    runs: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=4), uuid_keys=True)
+    runs: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=4), uuid_keys=True)
     run_id = uuid4()
     future = runs.start(run_id, runs.steps(str(run_id), call_with(KeywordScorer()), kept))
     try:
-        waited = runs.wait(str(run_id), timeout=60)
-        assert waited is future.result() and waited.result.status == "ok"
+        waited: Any = runs.job(str(run_id)).result(timeout=60)
+        assert waited.result.status == "ok" and waited is future.result()
         assert list(runs.results) == [run_id] and isinstance(next(iter(runs.pending)), UUID)
-        assert asyncio.run(runs.await_result(run_id)) is waited
+        assert asyncio.run(runs.job(run_id).aresult()) is waited
     finally:
         runs.close()
 
 
 def test_a_task_whose_loop_ends_first_reads_cancelled_with_how_to_wait() -> None:
     """One text for every cancelled attribution (issue 49: no how_to_wait threading)."""
-    runs: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=4))
+    runs: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=4))
     placeholder = pending("q1")
 
     async def leave_early() -> None:
-        runs.astart(
+        runs.start(
             "q1",
             runs.steps("q1", call_with(KeywordScorer()), kept),
             [placeholder, None],
+            in_loop=True,
         )
 
     asyncio.run(leave_early())
@@ -145,8 +136,8 @@ def test_a_task_whose_loop_ends_first_reads_cancelled_with_how_to_wait() -> None
 
     async def flushed() -> str:
         target = pending("q2")
-        runs.astart("q2", runs.steps("q2", call_with(KeywordScorer()), kept), [target])
-        await runs.aflush()
+        runs.start("q2", runs.steps("q2", call_with(KeywordScorer()), kept), [target], in_loop=True)
+        await runs.job("q2").aresult()
         return str(target["status"])
 
     assert asyncio.run(flushed()) == "pending"  # finished: nothing was cancelled
@@ -159,7 +150,7 @@ def test_native_citations_name_each_documents_source_location() -> None:
         {"text": DOCS[1], "metadata": {"url": "https://example.org/bananas"}},
         {"text": DOCS[2]},
     ]
-    runs: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=8))
+    runs: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=8))
     call = ChainCall(QUESTION, ANSWER, documents, scorer=KeywordScorer)
     result = runs.run(runs.steps(None, call, kept)).result
     citations = native_citations(result, documents)
@@ -170,24 +161,3 @@ def test_native_citations_name_each_documents_source_location() -> None:
     assert (first.start, first.end) == (0, len(ANSWER))
     assert first.cited_text == DOCS[0] and first.score > 0
     assert all(c.doc_index != 1 for c in citations)  # the unrelated document is not cited
-
-
-def test_an_answers_background_attribution_is_waited_for_on_the_answer() -> None:
-    class Answer:
-        pass
-
-    runs: ChainRuns[CapturedAttribution] = ChainRuns(AttributionSettings(budget=4, seed=1))
-    answer, plain = Answer(), Answer()
-    runs.start_on(answer, runs.steps(None, call_with(KeywordScorer()), kept), in_loop=False)
-    assert wait_on(answer, timeout=60) is True
-    assert runs.last_result is not None and runs.last_result.result.status == "ok"
-    assert wait_on(plain) is False and asyncio.run(await_on(plain)) is False
-    assert asyncio.run(await_on(answer)) is True  # a thread's job, awaited
-
-    async def in_loop() -> None:
-        runs.start_on(plain, runs.steps(None, call_with(KeywordScorer()), kept), in_loop=True)
-        with pytest.raises(TypeError, match=r"await it with await_attribution\(response\)"):
-            wait_on(plain)
-        assert await await_on(plain) is True
-
-    asyncio.run(in_loop())

@@ -14,17 +14,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from camab_rag.captured import CapturedAttribution
 from camab_rag.errors import InputError, WrongTypeError
-from camab_rag.integration.attached import METADATA_KEY, Attachment, ChainAttribution
-from camab_rag.integration.chain_options import ChainParts
-from camab_rag.integration.chain_runs import ChainCall, ChainRuns
-from camab_rag.integration.progress_relay import ProgressRelay
-from camab_rag.integration.run_tree import input_keys
-from camab_rag.scorers.base import Prompt
-from camab_rag.steps import Steps
+from camab_rag.integration import METADATA_KEY, Attachment, ChainAttribution, ChainCall
+
+if TYPE_CHECKING:
+    from camab_rag.integration import ChainParts, ProgressRelay, Prompt, Runs, Steps
+from langchain_camab.run_tree import input_keys
 
 logger = logging.getLogger(__name__)
 
@@ -154,7 +151,7 @@ class StepCall:
 @dataclass
 class ChainStep:
     """Attribute a step's input and build its output (see the module docstring) with the
-    object's :class:`~camab_rag.integration.chain_options.ChainParts`; in the background a call
+    object's :class:`~camab_rag.integration.ChainParts`; in the background a call
     returns at once with pending placeholders, filled in place later."""
 
     keys: StepKeys
@@ -162,7 +159,7 @@ class ChainStep:
     parts: ChainParts
 
     @property
-    def runs(self) -> ChainRuns[ChainAttribution]:
+    def runs(self) -> Runs[ChainAttribution]:
         """The object's attributions (``parts.runs``)."""
         return self.parts.runs
 
@@ -185,7 +182,7 @@ class ChainStep:
             if self.parts.strict:
                 raise
             return self.failed(input, error, run_id, summary)
-        progress = ProgressRelay(self.parts.progress, emit, run_id)
+        progress = self.parts.relay(emit, run_id)
         n = len(read.documents)
         call = StepCall(run_id, read.documents, Attachment.placeholders(run_id, n), progress)
         prompts = [given] if given is not None else []
@@ -193,7 +190,7 @@ class ChainStep:
             read.question, read.answer, read.documents, scorer, prompts, progress
         )
 
-        def finish(attributed: CapturedAttribution) -> ChainAttribution:
+        def finish(attributed: Any) -> ChainAttribution:
             call.result = ChainAttribution.of(attributed, run_id, read.documents)
             call.attachment.fill(call.result, read.documents)
             return call.result
@@ -230,7 +227,7 @@ class ChainStep:
     async def arun(self, call: StepCall) -> None:
         """Async :meth:`run` (a task of the running loop in the background)."""
         if self.parts.background:
-            self.runs.astart(call.run_id, call.steps, call.attachment.all())
+            self.runs.start(call.run_id, call.steps, call.attachment.all(), in_loop=True)
             return
         try:
             await self.runs.arun(call.steps)
@@ -329,6 +326,3 @@ def added(merged: Any, chunk: Any, mapping: Callable[[Mapping[Any, Any]], Any] =
         return merged + chunk
     except TypeError:
         return chunk
-
-
-__all__ = ["ChainStep", "NativeTypes", "StepCall", "StepInput", "StepKeys", "added"]

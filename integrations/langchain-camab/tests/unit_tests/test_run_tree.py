@@ -1,5 +1,5 @@
 """Runs filed under their root run, and what a finished root run attributes
-(camab_rag.integration.run_tree through camab_rag.integration): pure bookkeeping, so the documents
+(langchain_camab.run_tree): pure bookkeeping, so the documents
 and chat inputs are small fakes of a framework's types."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import threading
 from dataclasses import dataclass
 from uuid import uuid4
 
+from langchain_camab.run_tree import LLMCall, RootRun, RunReading, RunTree
+
 from camab_rag.errors import NoContextError
-from camab_rag.integration import LLMCall, RunReading, RunTree
-from camab_rag.integration.run_tree import RootRun
 
 
 @dataclass

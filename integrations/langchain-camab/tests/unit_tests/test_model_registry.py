@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gc
 
-from camab_rag.integration import ModelRegistry
+from langchain_camab.registry import ModelRegistry
 
 
 class Model:

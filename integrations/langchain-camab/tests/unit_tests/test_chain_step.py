@@ -1,4 +1,4 @@
-"""A chain step's dict in and out (camab_rag.integration.chain_step through camab_rag.integration):
+"""A chain step's dict in and out (langchain_camab.step):
 reading the input (with errors that name the fix), the output with per-document entries,
 a blocked answer replaced, bad input recorded; documents and messages are small fakes of
 a framework's types, the scorer the keyword fake."""
@@ -10,19 +10,14 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from fakes import KeywordScorer
-from native_fakes import TYPES, Doc, Message
+from langchain_camab.step import ChainStep, StepInput, StepKeys, added
 
 from camab_rag.errors import InputError, WrongTypeError
 from camab_rag.groundedness import GroundednessFilter
-from camab_rag.integration import (
-    CHAIN_SETTINGS,
-    ChainParts,
-    ChainStep,
-    StepInput,
-    StepKeys,
-    added,
-)
+from camab_rag.integration import ChainParts
+from camab_rag.settings import CHAIN_SETTINGS
+from tests.fakes import KeywordScorer
+from tests.native_fakes import TYPES, Doc, Message
 
 KEYS = StepKeys(step="Step", after="a retrieval chain", rename="rename({key})")
 DOCS = [Doc("Paris is the capital of France."), Doc("Berlin is in Germany.")]
@@ -126,7 +121,7 @@ def test_a_background_call_fills_its_placeholders_and_async_drains_progress() ->
     input = {"question": "Which city?", "context": DOCS, "answer": "Paris."}
     call = chain.start(input, None, KeywordScorer, no_prompt)
     chain.run(call)
-    assert chain.runs.wait().status == "ok"
+    assert chain.runs.job().result().status == "ok"
     assert call.attachment.answer["status"] == "ok"
     sent: list[dict[str, Any]] = []
 

@@ -1,36 +1,80 @@
-"""The keyword options every integration object takes, listed once, and what they build.
+"""What every integration object is built from: its keyword options, listed once, and
+the scorer it attributes with.
 
-Every integration object takes a scorer and :class:`AttributorOptions` (the everyday knobs
-``budget``, ``method``, ``granularity``, ``deadline_s``, ``groundedness`` among them, as in
-:func:`camab_rag.attribute`); a chain step or callback handler also :class:`ChainOptions`
-(which extends them). :func:`checked_options` checks either and merges the knobs into the
-settings with :func:`~camab_rag.settings.resolve_settings` (an unknown name is a
-``TypeError``, bad settings an :class:`~camab_rag.errors.InputError`);
-:meth:`ChainParts.of` also refuses a blocking filter where the object cannot hold the
-answer back, and builds the settings, the scorer choice
-(:class:`~camab_rag.integration.chain_scorers.ScorerSource`) and the runs
-(:class:`~camab_rag.integration.chain_runs.ChainRuns`). An integration types its
-``**options`` with ``Unpack[...]`` of one of them and adds only the options of its own.
+Why: every object takes the everyday knobs of :func:`camab_rag.attribute` (``budget``,
+``method``, ``granularity``, ``deadline_s``, ``groundedness``) with one meaning, and picks
+its scorer by one rule. How: :class:`AttributorOptions` (and :class:`ChainOptions`, which
+extends them) type an object's ``**options``; :func:`checked_options` checks them and
+merges the knobs into the settings (:func:`~camab_rag.settings.resolve_settings`: an
+unknown name is a ``TypeError``, a bad knob an :class:`~camab_rag.errors.InputError`);
+:meth:`ChainParts.of` also builds the scorer choice (:class:`ScorerSource`, over the one
+resolver :func:`~camab_rag.scorers.resolve_scorer`, each scorer built once) and the
+object's :class:`~camab_rag.integration.kernel.Runs`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field, fields
 from difflib import get_close_matches
+from functools import partial
 from typing import Any, TypedDict
 
-from camab_rag.errors import InputError
+from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.filter import check_groundedness_filter
-from camab_rag.integration.attached import ChainAttribution
-from camab_rag.integration.chain_runs import ChainRuns
-from camab_rag.integration.chain_scorers import ScorerSource
-from camab_rag.integration.progress_relay import ProgressHook
+from camab_rag.integration.kernel import Runs
+from camab_rag.integration.messages import ProgressHook, ProgressRelay
 from camab_rag.methods import Method
-from camab_rag.scorers.proxy import _checked_scorer
+from camab_rag.scorers.proxy import _checked_scorer, _own_or_proxy, _ScorerCache, resolve_scorer
 from camab_rag.segments import Granularity
 from camab_rag.settings import CHAIN_SETTINGS, KNOBS, AttributionSettings, resolve_settings
+
+NO_KEY_FROM_RUN = (
+    "the handler rebuilt the scorer from what the framework's callbacks show of the chain's "
+    "model, where its API key is only the name of an environment variable; that variable "
+    "is read for OpenAI's own endpoint only, so no key was sent to this server: pass "
+    "llm=<the chain's chat model> (its own key is used) or scorer=... to the handler"
+)
+"""Why a server refused a scorer rebuilt from a trace (the callbacks' own rebuild)."""
+
+
+@dataclass
+class ScorerSource:
+    """One integration object's scorer: ``scorer``, else ``llm``'s (``from_model``), with
+    ``proxy`` whenever that model cannot score; each built once (:class:`ScorerCache`)."""
+
+    scorer: object = None
+    llm: object = None
+    proxy: object = None
+    options: dict[str, Any] = field(default_factory=dict)
+    cache: _ScorerCache = field(default_factory=lambda: _ScorerCache())
+
+    def configured(self) -> Any:
+        """The scorer the object was given (:func:`~camab_rag.scorers.resolve_scorer`)."""
+        build = lambda: resolve_scorer(  # noqa: E731
+            self.scorer, llm=self.llm, proxy=self.proxy, **self.options
+        )
+        return self.cache.get("configured", build)
+
+    def traced(self, key: Hashable | None, build: Callable[..., Any], owner: object = None) -> Any:
+        """The scorer of a model a trace showed (``key`` identifies it, ``None``: none seen;
+        with ``owner``, for that object only), ``build(**options)`` once per key, with the
+        proxy; the configured one when a scorer or llm was given."""
+        if key is None or self.scorer is not None or self.llm is not None:
+            return self.configured()
+        own = partial(_own_or_proxy, partial(build, **self.options), self.proxy)
+        return self.cache.get(key, own, owner=owner)
+
+    def of_model(self, model: object) -> Any:
+        """The configured scorer, else ``model``'s, built once per object."""
+        return self.traced(id(model), partial(resolve_scorer, llm=model), model)
+
+    def explain(self, error: Exception) -> Exception:
+        """A key refused by a server whose scorer was rebuilt from a trace, explained."""
+        if isinstance(error, CredentialsRefusedError) and self.scorer is None and self.llm is None:
+            return ScorerUnavailableError(f"{error}. {NO_KEY_FROM_RUN}")
+        return error
 
 
 class AttributorOptions(TypedDict, total=False):
@@ -107,11 +151,17 @@ class ChainParts:
 
     settings: AttributionSettings
     scorers: ScorerSource
-    runs: ChainRuns[ChainAttribution]
+    runs: Runs[Any]
     strict: bool
     background: bool
     progress: ProgressHook | None
     citations: bool
+
+    def relay(
+        self, emit: Callable[[dict[str, Any]], object] | None, run_id: str | None
+    ) -> ProgressRelay:
+        """One attribution's progress: to the ``progress`` option, then ``emit``-ted."""
+        return ProgressRelay(self.progress, emit, run_id)
 
     @classmethod
     def of(
@@ -124,12 +174,14 @@ class ChainParts:
         needs_scorer: str | None = None,
         traced: bool = False,
         uuid_keys: bool = False,
+        listed: type = ChainOptions,
     ) -> ChainParts:
         """Check ``options`` (``owner`` names the object in errors; ``blocking_refused``
         says why it cannot block, ``None`` where it can; ``needs_scorer`` why it needs a
         scorer, ``llm`` or ``proxy``, ``None`` where it can do without) and build the
         parts; ``traced``: scorers may be rebuilt from a trace (a refused key explained)."""
-        settings = checked_options(owner, options)
+        settings = checked_options(owner, options, listed)
+        _checked_scorer(scorer)
         given = scorer, options.get("llm"), options.get("proxy")
         if needs_scorer is not None and all(value is None for value in given):
             raise InputError(
@@ -144,7 +196,7 @@ class ChainParts:
             dict(options.get("scorer_options") or {}),
         )
         strict = bool(options.get("strict", False))
-        runs: ChainRuns[ChainAttribution] = ChainRuns(
+        runs: Runs[Any] = Runs(
             settings,
             strict=strict,
             keep=options.get("max_results", 1000),
@@ -162,4 +214,11 @@ class ChainParts:
         )
 
 
-__all__ = ["AttributorOptions", "ChainOptions", "ChainParts", "checked_options"]
+__all__ = [
+    "NO_KEY_FROM_RUN",
+    "AttributorOptions",
+    "ChainOptions",
+    "ChainParts",
+    "ScorerSource",
+    "checked_options",
+]

@@ -1,14 +1,15 @@
-"""Keeping the documents an answer relied on (camab_rag.integration.score_filter through
-camab_rag.integration): sorted by score (ties in input order), a threshold, a top_k,
-documents without a score raised, kept last or dropped; bad options are typed errors."""
+"""Keeping the documents an answer relied on (llama_index.postprocessor.camab.score_filter):
+sorted by score (ties in input order), a threshold, a top_k, documents without a score
+raised, kept last or dropped; bad options are typed errors."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+from llama_index.postprocessor.camab.score_filter import ScoreFilter, finite_number
 
-from camab_rag.integration import InputError, ScoreFilter, finite_number
+from camab_rag.errors import InputError
 
 SCORES = {"a": 0.1, "b": 0.7, "c": -0.2, "d": 0.4, "e": 0.4, "plain": None}
 

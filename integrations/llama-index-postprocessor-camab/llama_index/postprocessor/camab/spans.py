@@ -16,11 +16,13 @@ import threading
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Generator, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from camab_rag.errors import InputError
-from camab_rag.integration.chat_messages import content_text
-from camab_rag.scorers.base import Prompt
+from camab_rag.integration import content_text
+
+if TYPE_CHECKING:
+    from camab_rag.integration import Prompt
 
 _MAX_DEPTH = 10_000
 

@@ -36,6 +36,3 @@ class ModelRegistry(Generic[T]):
         """The live model registered under ``key`` (``None`` if gone or never)."""
         with self._lock:
             return self._models.get(str(key)) if key is not None else None
-
-
-__all__ = ["ModelRegistry"]

@@ -1,0 +1,609 @@
+"""The framework-neutral kernel of every integration: a captured chain call in, a result
+(and what to attach to the framework's answer) out.
+
+Why: each framework captures a call its own way (callbacks, spans) and attaches the
+result to its own types; everything between is the same. How:
+
+* :class:`ChainCall` is what was captured; :class:`Runs` attributes it with one
+  :class:`~camab_rag.settings.AttributionSettings` (inline, or in the background as an
+  :class:`~camab_rag.attributor.Pending` kept by key: the one way to wait), keeps the
+  results by key, never breaks the host chain (an error is a failed result,
+  :func:`failed_attribution`, judged closed by a blocking filter);
+* :class:`ChainAttribution` is a result plus its run; :class:`Attachment` the answer's
+  summary (:func:`answer_summary`) and each document's entry, pending placeholders first
+  when in the background, filled in place when done (or marked cancelled when the event
+  loop ends first); :func:`native_citations` the data of the frameworks' citation types;
+  :func:`attribution_of` / :func:`groundedness_of` read them back (a typed error while
+  still pending).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, fields
+from typing import Any, Generic, TypeVar, cast
+from uuid import UUID
+
+from camab_rag.attributor import Pending, _stoppable
+from camab_rag.captured import (
+    CapturedAttribution,
+    _captured_steps,
+    document_ranks,
+    document_summary,
+    reached_the_model,
+    sentence_citations,
+)
+from camab_rag.citations import CitationRule, citation_pairs, source_location
+from camab_rag.errors import InputError
+from camab_rag.groundedness import FilteredAnswer
+from camab_rag.prompts import PromptPlan
+from camab_rag.result import AttributionResult, check_finished
+from camab_rag.runs import ProgressFn
+from camab_rag.scorers.base import Prompt
+from camab_rag.segments import SourceDocument, to_documents
+from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
+from camab_rag.steps import Steps, adrive, drive
+
+T = TypeVar("T")
+R = TypeVar("R")
+logger = logging.getLogger(__name__)
+
+METADATA_KEY = "attribution"
+"""The metadata key under which answers and documents carry their attribution."""
+
+CANCELLED = (
+    "the attribution was cancelled before it finished: its event loop ended first. Keep "
+    "the loop running until it is done: await it (the object's await_result(), aflush() "
+    "or wait(), await_attribution(response)) before the event loop ends, or set "
+    "background=False where the object takes it"
+)
+
+
+# ---------------------------------------------------------------------- placeholders
+def pending(run_id: str | None = None) -> dict[str, Any]:
+    """The placeholder an answer or document carries while its attribution runs."""
+    return {"status": "pending", "error": None, "run_id": run_id}
+
+
+def fill(target: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """Replace ``target``'s content in place, so readers holding it see the result."""
+    target.clear()
+    target.update(values)
+    return target
+
+
+def _mark_cancelled(placeholders: Sequence[dict[str, Any] | None], key: object) -> None:
+    """The placeholders still pending read "cancelled" (read back: a typed error)."""
+    logger.warning("camab: attribution %s: %s", key, CANCELLED)
+    run_id = None if key is None else str(key)
+    for placeholder in placeholders:
+        if isinstance(placeholder, dict) and placeholder.get("status") == "pending":
+            fill(placeholder, {"status": "cancelled", "error": CANCELLED, "run_id": run_id})
+
+
+# ---------------------------------------------------------------------- one call
+@dataclass
+class ChainCall:
+    """What an integration captured of one chain call.
+
+    ``documents`` are as the chain holds them; ``scorer()`` gives the scorer (called once,
+    inside the run, so an error building it is recorded like any other); ``problem`` is
+    why the call cannot be attributed: it becomes the failed result without a model call.
+    """
+
+    question: str
+    answer: str
+    documents: Any = ()
+    scorer: Callable[[], Any] = lambda: None
+    prompts: Sequence[Prompt] = ()
+    progress: ProgressFn | None = None
+    problem: Exception | None = None
+
+
+def failed_attribution(
+    error: BaseException | str, call: ChainCall, settings: AttributionSettings
+) -> CapturedAttribution:
+    """Why a call was not attributed, as its result: the chain's answer goes on. A
+    groundedness filter judges the failure without a model call, so ``on_error="block"``
+    blocks what it cannot judge."""
+    result = AttributionResult.failed(
+        error,
+        question=call.question,
+        response=call.answer,
+        method=settings.method_instance.name,
+        budget=settings.budget,
+    )
+    gate = settings.groundedness
+    verdict = gate.judge(result) if gate is not None else None
+    return CapturedAttribution(result, [], PromptPlan("none", None, None), verdict)
+
+
+def chain_steps(
+    call: ChainCall,
+    settings: AttributionSettings,
+    *,
+    strict: bool = False,
+    explain: Callable[[Exception], Exception] | None = None,
+) -> Steps[CapturedAttribution]:
+    """Attribute ``call`` in the prompt its model received and judge it, as a generator
+    of model calls; never raises unless ``strict`` (an error is the failed result).
+    ``explain`` may rewrite an error into one saying what to do about it."""
+    try:
+        if call.problem is not None:
+            raise call.problem
+        return (
+            yield from _captured_steps(
+                call.question,
+                call.documents,
+                call.answer,
+                call.scorer(),
+                settings,
+                prompts=list(call.prompts),
+                progress=call.progress,
+            )
+        )
+    except Exception as raised:
+        error = explain(raised) if explain is not None else raised
+        if strict and error is raised:
+            raise
+        if strict:
+            raise error from raised
+        logger.warning("camab: attribution failed: %s", error)
+        return failed_attribution(error, call, settings)
+
+
+def prompt_holds(
+    prompts: Sequence[Prompt],
+    documents: Sequence[Any],
+    as_documents: Callable[[Sequence[Any]], list[SourceDocument]] = to_documents,
+) -> bool:
+    """Whether some of ``prompts`` holds every one of ``documents`` (as the framework
+    holds them, read by ``as_documents``) verbatim: the documents reached the model.
+    ``False`` for none, or for documents the input gate refuses (their attribution
+    fails later, in its result)."""
+    try:
+        sources = as_documents(list(documents)) if documents else []
+        return bool(sources) and reached_the_model(prompts, sources)
+    except Exception:  # a refused document or a bad prompt: not shown to hold them
+        return False
+
+
+# ---------------------------------------------------------------------- the runs
+class ResultStore(OrderedDict[Hashable, T]):
+    """Results by run or query id, the oldest dropped past ``limit``; a ``str`` key is
+    read as the ``UUID`` it spells when ``uuid_keys`` (LangChain run ids)."""
+
+    def __init__(self, limit: int, *, uuid_keys: bool = False) -> None:
+        super().__init__()
+        self.limit = limit
+        self.uuid_keys = uuid_keys
+
+    def _key(self, key: object) -> Any:
+        return UUID(key) if self.uuid_keys and isinstance(key, str) else key
+
+    def __getitem__(self, key: object) -> T:
+        return super().__getitem__(self._key(key))
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(self._key(key))
+
+    def get(self, key: object, default: Any = None) -> Any:
+        return super().get(self._key(key), default)
+
+    def add(self, key: Hashable, value: T) -> None:
+        """Store ``value`` under ``key``, dropping the oldest results past ``limit``."""
+        self[self._key(key)] = value
+        while len(self) > self.limit:
+            self.popitem(last=False)
+
+
+def _finished(value: object) -> Pending:
+    """A handle of a result already there."""
+    future: Future[AttributionResult] = Future()
+    future.set_result(cast(AttributionResult, value))
+    return Pending(future, threading.Event())
+
+
+class Runs(Generic[T]):
+    """The attributions of one integration object, kept by key (a run or query id).
+
+    :meth:`steps` attributes a :class:`ChainCall` and ``finish``-es it into what the
+    integration keeps; :meth:`run` / :meth:`arun` drive steps now, :meth:`start` in the
+    background (the object's one worker thread, or a task of the running loop) and
+    returns the :class:`~camab_rag.attributor.Pending` handle it keeps under the key;
+    :meth:`job` gives the handle of a key (a finished one for a kept result): wait with
+    ``job(key).result(timeout)`` / ``await job(key).aresult()``, the only waits there are;
+    ``pending`` holds the handles by key.
+    """
+
+    def __init__(
+        self,
+        settings: AttributionSettings = CHAIN_SETTINGS,
+        *,
+        strict: bool = False,
+        keep: int = 1000,
+        uuid_keys: bool = False,
+        explain: Callable[[Exception], Exception] | None = None,
+    ) -> None:
+        self.settings, self.strict, self.keep, self.explain = settings, strict, keep, explain
+        self.uuid_keys = uuid_keys
+        self.results: ResultStore[T] = ResultStore(keep, uuid_keys=uuid_keys)
+        self.last_result: T | None = None
+        self.pending: OrderedDict[Hashable, Pending] = OrderedDict()
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def key(self, key: object) -> Hashable:
+        """``key`` as results and jobs are kept under (a ``str`` UUID read as one)."""
+        return UUID(key) if self.uuid_keys and isinstance(key, str) else key
+
+    def record(self, key: object, value: T) -> T:
+        """Keep ``value`` as the latest result and, with a key, under it."""
+        with self._lock:
+            self.last_result = value
+            if key is not None:
+                self.results.add(self.key(key), value)
+        return value
+
+    def steps(
+        self, key: object, call: ChainCall, finish: Callable[[CapturedAttribution], T]
+    ) -> Steps[T]:
+        """Attribute ``call`` (:func:`chain_steps`), ``finish`` it and keep the result."""
+        attributed = yield from chain_steps(
+            call, self.settings, strict=self.strict, explain=self.explain
+        )
+        return self.record(key, finish(attributed))
+
+    def run(self, steps: Steps[R]) -> R:
+        """Run ``steps`` now with blocking calls."""
+        return drive(steps)
+
+    async def arun(self, steps: Steps[R]) -> R:
+        """Run ``steps`` now, awaiting each call."""
+        return await adrive(steps)
+
+    def start(
+        self,
+        key: object,
+        steps: Steps[Any],
+        placeholders: Sequence[dict[str, Any] | None] = (),
+        *,
+        in_loop: bool = False,
+    ) -> Pending:
+        """Run ``steps`` in the background: a task of the running loop if ``in_loop``
+        (its ``placeholders`` read "cancelled" if the loop ends first), else the worker
+        thread. The handle is kept under ``key`` (a running one under the same key stays
+        kept too); the oldest finished are dropped past ``keep``."""
+        stop = threading.Event()
+        stoppable = _stoppable(steps, stop)
+        if in_loop:
+            marked: list[bool] = []
+
+            def on_cancel() -> None:
+                if not marked:
+                    marked.append(True)
+                    _mark_cancelled(placeholders, key)
+
+            async def run() -> Any:
+                try:
+                    return await adrive(stoppable)
+                except (asyncio.CancelledError, GeneratorExit):
+                    on_cancel()
+                    raise
+
+            task = asyncio.get_running_loop().create_task(run())
+            task.add_done_callback(lambda done: on_cancel() if done.cancelled() else None)
+            job = Pending(task, stop)
+        else:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="camab")
+                job = Pending(self._executor.submit(drive, stoppable), stop)
+        self._keep(self.key(key), job)
+        return job
+
+    def _keep(self, key: Hashable, job: Pending) -> None:
+        with self._lock:
+            earlier = self.pending.pop(key, None)
+            if earlier is not None and not earlier.done():
+                self.pending[(key, id(earlier))] = earlier
+            self.pending[key] = job
+            finished = [k for k, j in self.pending.items() if j.done() and k != key]
+            for old in finished[: max(len(self.pending) - self.keep, 0)]:
+                del self.pending[old]
+
+    def job(self, key: object = None) -> Pending:
+        """The handle of the attribution under ``key`` (the latest started when ``None``;
+        the latest result when none was started); a kept result no longer running is a
+        finished handle. An unknown key is an :class:`~camab_rag.errors.InputError`."""
+        with self._lock:
+            if key is None:
+                if self.pending:
+                    return next(reversed(self.pending.values()))
+                if self.last_result is not None:
+                    return _finished(self.last_result)
+                raise InputError("nothing was attributed yet: there is no result to wait for")
+            job = self.pending.get(self.key(key))
+            if job is not None:
+                return job
+            if key in self.results:
+                return _finished(self.results[key])
+        raise InputError(f"no attribution under {key!r}: it was never started or was dropped")
+
+    def close(self) -> None:
+        """Wait for the worker thread's attributions and stop it."""
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
+
+
+# ---------------------------------------------------------------------- what is attached
+@dataclass(frozen=True, repr=False)  # AttributionResult's short repr
+class ChainAttribution(AttributionResult):
+    """An :class:`~camab_rag.AttributionResult` plus the chain run it belongs to:
+    ``run_id`` (``None`` outside a run), ``groundedness`` (the filter's verdict) and
+    ``documents`` (as the chain held them; not in ``to_dict``)."""
+
+    run_id: str | None = None
+    groundedness: FilteredAnswer | None = None
+    documents: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+
+    def scored_documents(self) -> list[tuple[Any, float]]:
+        """``(document, score)`` pairs, most relied-on first (empty when attribution failed)."""
+        if self.status != "ok" or not self.documents:
+            return []
+        scores = self.document_scores
+        order = self.top_documents(min(len(scores), len(self.documents)))
+        return [(self.documents[i], float(scores[i])) for i in order]
+
+    @classmethod
+    def from_result(cls, result: AttributionResult, **extra: Any) -> ChainAttribution:
+        """Wrap a core result (its fields kept, those in ``extra`` replaced)."""
+        values = {f.name: getattr(result, f.name) for f in fields(AttributionResult)}
+        return cls(**{**values, **extra})
+
+    @classmethod
+    def of(
+        cls, attributed: CapturedAttribution, run_id: str | None, documents: Sequence[Any]
+    ) -> ChainAttribution:
+        """The chain's result of a kernel attribution (documents kept only when it is ok)."""
+        ok = attributed.result.status == "ok"
+        return cls.from_result(
+            attributed.result,
+            run_id=run_id,
+            documents=tuple(documents) if ok else (),
+            groundedness=attributed.verdict,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        verdict = self.groundedness
+        data.update(run_id=self.run_id, groundedness=verdict.to_dict() if verdict else None)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ChainAttribution:
+        verdict = data.get("groundedness")
+        return cls.from_result(
+            AttributionResult.from_dict(data),
+            run_id=data.get("run_id"),
+            groundedness=FilteredAnswer.from_dict(verdict) if verdict is not None else None,
+        )
+
+
+def answer_summary(
+    result: AttributionResult,
+    titles: Sequence[str | None] = (),
+    *,
+    run_id: str | None = None,
+    verdict: FilteredAnswer | None = None,
+) -> dict[str, Any]:
+    """The compact, JSON-ready attribution an integration attaches to an answer.
+
+    Keys: ``status``, ``error``, ``method``, ``budget``, ``n_queries``, ``exact``,
+    ``prompt_tokens``, ``wall_time_s``, ``prompt_mode``, ``prompt_note``, ``run_id``,
+    ``documents`` (``index``, ``score``, ``rank``, ``title``), ``top_documents``,
+    ``citations`` (``sentence`` and its supporting ``document`` or ``None``),
+    ``groundedness`` (the verdict, ``None`` without a filter) and ``scored_by``.
+    """
+    data: dict[str, Any] = {
+        "status": result.status,
+        "error": result.error,
+        "method": result.method,
+        "budget": result.budget,
+        "n_queries": result.n_queries,
+        "exact": result.exact,
+        "prompt_tokens": result.prompt_tokens,
+        "wall_time_s": round(result.wall_time_s, 3),
+        "prompt_mode": result.prompt_mode,
+        "prompt_note": result.prompt_note,
+        "run_id": run_id,
+        "documents": [],
+        "top_documents": [],
+        "citations": [],
+        "groundedness": verdict.to_dict() if verdict is not None else None,
+        "scored_by": result.scored_by.to_dict() if result.scored_by is not None else None,
+    }
+    if result.status != "ok":
+        return data
+    scores = result.document_scores
+    ranks = document_ranks(result)
+    data["documents"] = [
+        {
+            "index": i,
+            "score": float(scores[i]),
+            "rank": ranks[i],
+            "title": titles[i] if i < len(titles) else None,
+        }
+        for i in range(len(scores))
+    ]
+    data["top_documents"] = result.top_documents(len(scores))
+    data["citations"] = [
+        {"sentence": text, "document": doc_index}
+        for text, doc_indices in sentence_citations(result)
+        for doc_index in (doc_indices if doc_indices else [None])
+    ]
+    return data
+
+
+def titles(documents: Sequence[Any]) -> list[str | None]:
+    """Each document's title: its metadata's ``title`` or ``source`` (``None`` if none)."""
+    metadata = [getattr(d, "metadata", None) or {} for d in documents]
+    names = [
+        m.get("title") or m.get("source") if isinstance(m, Mapping) else None for m in metadata
+    ]
+    return [str(n) if n is not None else None for n in names]
+
+
+@dataclass
+class Attachment:
+    """The answer's summary and each document's entry, as attached (``placeholders()``
+    pending, then :meth:`fill` in place; or :meth:`of` a finished result)."""
+
+    answer: dict[str, Any]
+    documents: list[dict[str, Any]]
+
+    @classmethod
+    def placeholders(cls, run_id: str | None, n_documents: int) -> Attachment:
+        return cls(pending(run_id), [pending(run_id) for _ in range(n_documents)])
+
+    @classmethod
+    def of(
+        cls, result: AttributionResult, documents: Sequence[Any], *, segments: bool = False
+    ) -> Attachment:
+        """What to attach for ``result`` over ``documents`` (titles from their metadata;
+        with ``segments``, each entry lists its segments' scores)."""
+        chain = result if isinstance(result, ChainAttribution) else None
+        summary = answer_summary(
+            result,
+            titles(documents),
+            run_id=chain.run_id if chain else None,
+            verdict=chain.groundedness if chain else None,
+        )
+        return cls(summary, document_summary(result, len(documents), segments=segments))
+
+    def fill(self, result: AttributionResult, documents: Sequence[Any]) -> Attachment:
+        """Fill the placeholders in place with what :meth:`of` gives; return self."""
+        final = Attachment.of(result, documents)
+        fill(self.answer, final.answer)
+        for target, values in zip(self.documents, final.documents):
+            fill(target, values)
+        return self
+
+    def all(self) -> list[dict[str, Any]]:
+        return [self.answer, *self.documents]
+
+
+@dataclass(frozen=True)
+class NativeCitation:
+    """One answer sentence citing one document: the fields the frameworks' citation
+    types carry (LangChain ``Citation``, LlamaIndex ``CitationBlock``): the sentence's
+    span (``start``, ``end``), the supporting segment (``cited_text``), the document
+    (``doc_index``, ``title``, ``source``: where it comes from), its ``number`` in
+    :func:`camab_rag.cite`'s list and the ``score``."""
+
+    start: int
+    end: int
+    cited_text: str
+    doc_index: int
+    number: int
+    title: str | None
+    source: str | None
+    score: float
+
+
+def native_citations(
+    result: AttributionResult, documents: Sequence[Any], *, rule: CitationRule | None = None
+) -> list[NativeCitation]:
+    """The citations :func:`camab_rag.cite` decides for ``result.response``, in answer
+    order, over ``documents`` as the chain holds them (only what the attribution
+    supports is cited, never every retrieved document)."""
+    docs = to_documents(documents)
+    return [
+        NativeCitation(
+            start=pair.sentence.start,
+            end=pair.sentence.end,
+            cited_text=pair.cited_text,
+            doc_index=pair.source.doc_index,
+            number=pair.source.number,
+            title=pair.source.title,
+            source=source_location(docs[pair.source.doc_index].metadata),
+            score=pair.score,
+        )
+        for pair in citation_pairs(result, documents, rule=rule)
+    ]
+
+
+# ---------------------------------------------------------------------- reading it back
+def _attached(source: object) -> Any:
+    """The summary carried by ``source``: its ``response_metadata`` or ``metadata`` entry,
+    a step output's ``["attribution"]``, or ``source`` itself."""
+    for attr in ("response_metadata", "metadata"):
+        metadata = getattr(source, attr, None)
+        if isinstance(metadata, Mapping):
+            return metadata.get(METADATA_KEY)
+    if isinstance(source, Mapping) and isinstance(source.get(METADATA_KEY), Mapping):
+        return source[METADATA_KEY]
+    return source
+
+
+def attribution_of(response: object) -> AttributionResult:
+    """The :class:`~camab_rag.AttributionResult` stored on an answer (its
+    ``metadata["attribution"]``).
+
+    Raises:
+        AttributionPendingError: its attribution is still running (wait for it first).
+        AttributionCancelledError: it was cancelled (its event loop ended first).
+        KeyError: the answer carries no attribution (both errors above are ones too).
+    """
+    info = _attached(response)
+    if not isinstance(info, Mapping) or info is response:
+        raise KeyError(f"the response has no metadata[{METADATA_KEY!r}]")
+    check_finished(info)
+    return AttributionResult.from_dict(info)
+
+
+def groundedness_of(source: object) -> FilteredAnswer:
+    """The groundedness verdict of a :class:`ChainAttribution`, of an answer carrying
+    the summary in its ``response_metadata`` or ``metadata``, of a chain step's output
+    (a dict with ``"attribution"``) or of the summary dict itself.
+
+    Raises:
+        AttributionPendingError: the attribution (and so its verdict) is still running.
+        KeyError: no verdict there (no ``groundedness=`` filter was set).
+    """
+    if isinstance(source, ChainAttribution):
+        if source.groundedness is None:
+            raise KeyError("the result has no groundedness verdict (no groundedness= filter)")
+        return source.groundedness
+    data = _attached(source)
+    check_finished(data)
+    verdict = data.get("groundedness") if isinstance(data, Mapping) else None
+    if not isinstance(verdict, Mapping):
+        raise KeyError("no ['attribution']['groundedness'] verdict (no groundedness= filter)")
+    return FilteredAnswer.from_dict(verdict)
+
+
+__all__ = [
+    "METADATA_KEY",
+    "Attachment",
+    "ChainAttribution",
+    "ChainCall",
+    "NativeCitation",
+    "Runs",
+    "answer_summary",
+    "attribution_of",
+    "chain_steps",
+    "failed_attribution",
+    "fill",
+    "groundedness_of",
+    "native_citations",
+    "pending",
+    "prompt_holds",
+]
