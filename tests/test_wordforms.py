@@ -148,3 +148,17 @@ def test_how_often_and_function_words_are_no_checkable_content():
     context = ContextWords.of(["Guided tours start every hour. Members save 10% on all items."])
     assert coverage("Hourly.", context) == 1.0
     assert coverage("10% off everything, since 2020.", context) == pytest.approx(2 / 3)
+
+
+def test_selling_for_a_price_is_costing_it():
+    """The fresh user's shop "sells the City Cruiser for 590 euros": "It costs 590 euros."
+    lost a third of its coverage to the word ``costs``."""
+    shop = ContextWords.of(
+        [
+            "Spoke & Chain sells the City Cruiser for 590 euros and the Trail Hopper for 1,290 "
+            "euros."
+        ],
+        "How much is the City Cruiser?",
+    )
+    assert coverage("It costs 590 euros.", shop) == 1.0
+    assert checked_coverage("The Trail Hopper costs 1,290 euros.", shop) == 1.0

@@ -68,6 +68,12 @@ PERIODS = {
     "annually": "year",
 }
 """How often, as the period's form: ``hourly`` is ``every hour``."""
+SAME_FORM = dict.fromkeys(
+    ["cost", "costs", "costing", "price", "prices", "priced", "sell", "sells", "selling", "sold"],
+    "price",
+)
+"""Words that state the same relation, as one form: a shop that "sells the City Cruiser
+for 590 euros" says it "costs 590 euros"."""
 NUMBER_WORDS = {
     w: str(i)
     for i, w in enumerate(
@@ -131,7 +137,7 @@ def form(word: str) -> str:
         return NUMBER_WORDS[word]
     if word in UNITS:
         return UNITS[word]
-    return PERIODS.get(word) or stem(word)
+    return PERIODS.get(word) or SAME_FORM.get(word) or stem(word)
 
 
 def forms(text: str) -> list[tuple[int, int, str, str]]:
@@ -369,6 +375,7 @@ __all__ = [
     "NUMBER_WORDS",
     "OPPOSITES",
     "PERIODS",
+    "SAME_FORM",
     "STOPWORDS",
     "UNITS",
     "ContextWords",
