@@ -822,31 +822,6 @@ README = BENCHMARKS_MD.parent / "README.md"
 README_MARKERS = ("<!-- gate:figures -->", "<!-- /gate:figures -->")
 
 
-def readme_figures(
-    provenance: dict[str, Any], headline: dict[str, Any], halueval: dict[str, Any]
-) -> str:
-    """The README's sentence on what the default catches and passes (written here, never
-    by hand)."""
-    text = (
-        f"The default threshold, **{provenance['threshold']:.3f}**, was fitted on the CNN/DM "
-        "summaries of FRANK's `valid` rows with the embedded SmolLM2 (balanced accuracy)."
-    )
-    if headline:
-        text += (
-            " On FRANK's CNN/DM `test` summaries (human factuality labels) it flags "
-            f"{headline['flag_unsupported']:.0%} of the summaries with a factual error and "
-            f"passes {headline['pass_supported']:.0%} of the faithful ones (balanced "
-            f"accuracy {headline['balanced_accuracy']:.2f}, ROC AUC {headline['auroc'][0]:.2f})"
-        )
-    if halueval:
-        text += (
-            f"; on HaluEval QA it flags {halueval['flag_unsupported']:.0%} of the "
-            f"hallucinated answers and passes {halueval['pass_supported']:.0%} of the right "
-            "ones"
-        )
-    return text + "."
-
-
 def write_readme_block(text: str) -> None:
     start, end = README_MARKERS
     readme = README.read_text(encoding="utf-8")

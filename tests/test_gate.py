@@ -371,7 +371,7 @@ def test_the_default_threshold_and_verdict_are_the_benchmarks_figures():
     assert f"**{DEFAULT_CALIBRATION.block_at:.3f}**" in block
     for key in ("halueval_pass", "halueval_flag", "frank_pass", "frank_flag", "short_pass"):
         assert f"{held_out[key]:.0%}" in block
-    assert "Chosen: `informative + coverage`" in benchmarks
+    assert "Chosen: `score_floor + coverage`" in benchmarks
     assert f"`block_at` {DEFAULT_CALIBRATION.block_at:.3f}" in benchmarks
 
 
@@ -419,7 +419,9 @@ def test_reworded_answers_pass_whatever_the_word_form_unit_or_clock(smollm2_scor
     ]
     for question, context, answer in cases:
         report = assess_answer(question, context, answer, smollm2_scorer)
-        assert report.coverage == 1.0 and report.verdict == "supported", (answer, report)
+        # every checked word held: never blocked; "uncertain" when the model's figure is
+        # not positive (SmolLM2 gives "It opens at 10:00" -0.006), "supported" above
+        assert report.coverage == 1.0 and report.verdict != "unsupported", (answer, report)
         assert report.unsupported_spans == []
 
 
@@ -578,3 +580,39 @@ def test_a_value_the_context_gives_in_another_clause_is_unsupported(smollm2_scor
         question, BIKE_SHOP, "On Saturday it is open from 10:00 to 16:00.", smollm2_scorer
     )
     assert right.verdict != "unsupported" and right.coverage == 1.0
+
+
+BIKE_SHOP = [
+    "Spoke & Chain is a bike shop in Kelby. The shop is open Monday to Friday from 9:00 to "
+    "18:00 and on Saturday from 10:00 to 16:00. It is closed on Sunday.",
+    "The Trail Hopper is our mountain bike. The Trail Hopper costs 1,290 euros and comes "
+    "with a two-year frame warranty.",
+    "The Linden city bike costs 590 euros and has three gears.",
+    "Unused items can be returned within 30 days with the receipt for a full refund.",
+    "Customers can park for free in the lot behind the shop for up to two hours.",
+    "The staff picnic this year is on June 14 at Riverside Park.",
+]
+
+
+@pytest.mark.model
+def test_short_answers_over_a_multi_document_shop_are_judged_by_their_claim(smollm2_scorer):
+    """Issue 48, a fresh user's bike shop (six documents): correct short answers were
+    blocked (p 0.58-0.73: the words of every document counted, the model's doubt about
+    "closed" decided) and "open on Sunday" over "It is closed on Sunday." passed (p 0.32).
+    The claim-level check reads each answer against the clause about its subject; an
+    opposite ("open" for "closed"), or another bike's price, is a misread value."""
+    cases = [
+        ("How much is the city bike?", "It costs 590 euros.", True),
+        ("How much is the Trail Hopper?", "The Trail Hopper costs 1,290 euros.", True),
+        ("Is the shop open on Sunday?", "No, it is closed on Sunday.", True),
+        ("What is the frame warranty?", "The frame warranty is 2 years.", True),
+        (
+            "Is the shop open on Sunday?",
+            "Yes, the shop is open on Sunday from 10:00 to 16:00.",
+            False,
+        ),
+        ("How much is the city bike?", "It costs 1,290 euros.", False),
+    ]
+    for question, answer, correct in cases:
+        report = assess_answer(question, BIKE_SHOP, answer, smollm2_scorer)
+        assert (report.verdict != "unsupported") == correct, (answer, report.p_unsupported)

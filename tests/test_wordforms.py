@@ -7,7 +7,14 @@ import pickle
 
 import pytest
 
-from camab_rag.groundedness.score import MISREAD_COVERAGE, STOPWORDS, coverage, words
+from camab_rag.groundedness.score import (
+    MISREAD_COVERAGE,
+    STOPWORDS,
+    checked_coverage,
+    claim_coverage,
+    coverage,
+    words,
+)
 from camab_rag.groundedness.wordforms import ContextWords, clauses, forms, misread_spans, stem
 
 
@@ -84,3 +91,74 @@ def test_a_clause_holds_its_own_values_and_the_subject_before_it():
     assert misread("The shop is open on Saturday from 10:00 to 16:00.") == []
     assert misread("The shop is open on Monday from 9:00 to 18:00.") == []
     assert coverage("The shop is open on Saturday from 9:00 to 18:00.", hours) == 0.5
+
+
+SHOP = [
+    "The shop is open Monday to Friday from 9:00 to 18:00 and on Saturday from 10:00 to "
+    "16:00. It is closed on Sunday.",
+    "The City bike costs 590 euros and has three gears.",
+    "The Trail Hopper costs 1,290 euros and comes with a two-year frame warranty.",
+]
+
+
+def test_an_opposite_of_what_the_context_states_for_the_subject_is_misread():
+    """Issue 48: "open on Sunday" over "It is closed on Sunday." held every word (``open``
+    from the sentence before), so the wrong answer passed (p 0.32)."""
+    hours = ContextWords.of(SHOP, "Is the shop open on Sunday?")
+
+    def misread(text: str) -> list[str]:
+        return [text[a:b] for a, b in misread_spans(text, hours, STOPWORDS)]
+
+    assert misread("Yes, the shop is open on Sunday from 10:00 to 16:00.") == ["open", "Yes"]
+    assert misread("Yes.") == ["Yes"]  # a reply asserts what the question asks
+    assert misread("No, it is closed on Sunday.") == []
+    assert misread("No.") == []
+    assert misread("The shop is open on Saturday.") == []  # borrowed subject, not opposed
+    assert misread("The shop is closed on Saturday.") == ["closed"]
+    assert coverage("Yes, the shop is open on Sunday.", hours) == MISREAD_COVERAGE
+
+
+def test_the_question_names_the_subject_of_a_short_answer():
+    """ "It costs 1,290 euros." to "How much is the City bike?": the answer's own words
+    match both prices alike; the question says whose price it is."""
+    city = ContextWords.of(SHOP, "How much is the City bike?")
+    assert misread_spans("It costs 1,290 euros.", city, STOPWORDS) != []
+    assert misread_spans("It costs 590 euros.", city, STOPWORDS) == []
+    assert claim_coverage("It costs 590 euros.", city) == 1.0
+    # no question: nothing tells the two prices apart, nothing is misread
+    assert misread_spans("It costs 1,290 euros.", ContextWords.of(SHOP), STOPWORDS) == []
+
+
+def test_the_claim_must_hold_in_one_clause_not_in_words_scattered_over_documents():
+    """The claim-level check: every word of "The City bike has a frame warranty." is
+    somewhere in the context (the warranty is the Trail Hopper's), so word coverage is 1;
+    the best clause holds half of it."""
+    shop = ContextWords.of(SHOP, "What warranty does the City bike have?")
+    scattered = "The City bike has a frame warranty."
+    assert coverage(scattered, shop) == 1.0
+    assert claim_coverage(scattered, shop) == 0.5
+    assert checked_coverage(scattered, shop) == 0.75
+    assert claim_coverage("The frame warranty is 2 years.", shop) == 1.0
+    assert claim_coverage("The Trail Hopper costs 1,290 euros.", shop) == 1.0
+    # a plain word set has no clauses: the claim-level check is word coverage
+    assert claim_coverage(scattered, set(shop)) == 1.0
+
+
+def test_how_often_and_function_words_are_no_checkable_content():
+    context = ContextWords.of(["Guided tours start every hour. Members save 10% on all items."])
+    assert coverage("Hourly.", context) == 1.0
+    assert coverage("10% off everything, since 2020.", context) == pytest.approx(2 / 3)
+
+
+def test_selling_for_a_price_is_costing_it():
+    """The fresh user's shop "sells the City Cruiser for 590 euros": "It costs 590 euros."
+    lost a third of its coverage to the word ``costs``."""
+    shop = ContextWords.of(
+        [
+            "Spoke & Chain sells the City Cruiser for 590 euros and the Trail Hopper for 1,290 "
+            "euros."
+        ],
+        "How much is the City Cruiser?",
+    )
+    assert coverage("It costs 590 euros.", shop) == 1.0
+    assert checked_coverage("The Trail Hopper costs 1,290 euros.", shop) == 1.0

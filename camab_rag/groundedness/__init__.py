@@ -6,8 +6,8 @@ under both (:class:`~camab_rag.token_support.TokenSupport`). From those alone it
 
 * the answer's **score** (:mod:`~camab_rag.groundedness.score`) and its **verdict**,
   ``supported``, ``uncertain`` or ``unsupported``, with a calibrated ``P(unsupported)``
-  (:mod:`~camab_rag.groundedness.verdict`: from the answer's informative words, how many
-  the context holds and how much of their surprisal it explains);
+  (:mod:`~camab_rag.groundedness.verdict`: from the score and how much of the answer's
+  informative words the context holds, anywhere and in the clause about its subject);
 * each **sentence**'s score and verdict, and the **unsupported spans** (runs of tokens the
   context does not make more likely and that stay unlikely with it);
 * **abstentions** ("I don't know", "the documents do not say"): neither flagged nor cited

@@ -134,7 +134,8 @@ def context_words(
     """The words the answer is judged against (:func:`~camab_rag.groundedness.score.
     words`, with their forms and sentences: :class:`~camab_rag.groundedness.wordforms.
     ContextWords`): ``context``'s documents, else the attribution's segments, else the prompt
-    builder's documents, else its full prompt."""
+    builder's documents, else its full prompt; with the question's subject (the
+    attribution's, else the builder's)."""
     if context is not None:
         texts = [d.text for d in to_documents(context)]
     elif result is not None and result.segments:
@@ -146,7 +147,8 @@ def context_words(
         texts = [prompt] if isinstance(prompt, str) else [str(m.get("content", "")) for m in prompt]
     else:
         texts = []
-    return ContextWords.of(texts)
+    question = result.question if result is not None else getattr(builder, "question", "")
+    return ContextWords.of(texts, question if isinstance(question, str) else "")
 
 
 def support_of(

@@ -1,8 +1,8 @@
 """Calibrate the gate's verdict for any model: one call, no labels of your own needed.
 
 What: :func:`calibrate` fits the verdict model (:class:`~camab_rag.groundedness.verdict.
-Calibration`: ``P(unsupported)`` from the gate's score and the share of the answer's
-informative words the context holds, and how much of their surprisal it explains) for
+Calibration`: ``P(unsupported)`` from the gate's score and how much of the answer's
+informative words the context holds) for
 ``scorer``'s model. Why: another model spreads
 its scores differently; a probability read the same way for every model lets the shipped
 cut points (``block_at``, ``flag_at``) stay. How: with no examples it scores the labelled
@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness.gain import answer_steps
-from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, clipped
+from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, model_input
 from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE
 from camab_rag.scorers.base import scorer_model_name
 from camab_rag.steps import Steps, asynced, synced
@@ -115,8 +115,9 @@ def fit_threshold(
 
 # ------------------------------------------------------------------ the logistic fit
 def design(scores: Sequence[float], coverages: Sequence[float]) -> FloatArray:
-    """The model's inputs: one row ``(clip(informative, -1, 1), coverage)`` per answer."""
-    return np.array([[clipped(s), float(c)] for s, c in zip(scores, coverages)], dtype=float)
+    """The model's inputs: one row ``(model_input(score, coverage), coverage)`` per
+    answer (:func:`~camab_rag.groundedness.verdict.model_input`)."""
+    return np.array([[model_input(s, c), float(c)] for s, c in zip(scores, coverages)], dtype=float)
 
 
 def kind_weights(kinds: Sequence[str]) -> FloatArray:
@@ -278,8 +279,7 @@ def calibrate_steps(
             abstained += 1
         else:
             coverage = report.coverage if report.coverage is not None else 1.0
-            informative = report.informative if report.informative is not None else report.score
-            kept.append((example, informative, coverage))
+            kept.append((example, report.score, coverage))
         if report_progress is not None:
             report_progress(done, len(labelled))
     left_out = f" after leaving out {abstained} that decline to answer" if abstained else ""

@@ -22,7 +22,7 @@ from camab_rag.groundedness.score import (
     STOPWORDS,
     absent_pieces,
     answer_score,
-    coverage,
+    checked_coverage,
     explained,
     informative_score,
     support_score,
@@ -101,8 +101,9 @@ class SentenceGroundedness:
     """The calibrated probability that the sentence is unsupported (0.0 for an
     abstention, which claims nothing; ``None``: unknown)."""
     coverage: float | None = None
-    """Share of its informative words the context holds (:func:`~camab_rag.groundedness.
-    score.coverage`)."""
+    """How much of its informative words the context holds: the mean of the share the
+    whole context holds and the share the clause about its subject holds
+    (:func:`~camab_rag.groundedness.score.checked_coverage`)."""
     informative: float | None = None
     """The explained share of its informative tokens (:func:`~camab_rag.groundedness.
     score.informative_score`)."""
@@ -169,11 +170,13 @@ class GroundednessReport:
             ``p_unsupported`` (its ``block_at`` and ``flag_at``), or, when a ``threshold``
             was given, ``score >= threshold`` (two verdicts); an abstention is supported.
         p_unsupported: the calibrated probability that the answer is unsupported (from
-            ``informative`` and ``coverage``); 0.0 for an abstention ("I don't know"
+            ``score`` and ``coverage``); 0.0 for an abstention ("I don't know"
             claims nothing, so nothing in it is unsupported); ``None`` when it could not
             be computed (no token log-probs).
-        coverage: share of the answer's informative words (content words, names,
-            numbers) the context holds, its least covered sentence's.
+        coverage: how much of the answer's informative words (content words, names,
+            numbers) the context holds (the mean of the share the whole context holds
+            and the share the best-matching clause holds: :func:`~camab_rag.
+            groundedness.score.checked_coverage`), its least covered sentence's.
         informative: the explained share of the answer's informative tokens, its least
             supported sentence's (:func:`~camab_rag.groundedness.score.
             informative_score`).
@@ -403,7 +406,6 @@ def _abstained(answer: str, sentence_abstentions: Sequence[bool]) -> bool:
 
 def _judged(
     score: float,
-    informative: float,
     covered: float | None,
     threshold: float | None,
     calibration: Calibration,
@@ -411,7 +413,7 @@ def _judged(
     """The verdict and ``P(unsupported)`` of one text: calibrated, or (``threshold``
     given, or no coverage known) ``score >= threshold`` (:data:`DEFAULT_THRESHOLD` when
     none was given)."""
-    p = None if covered is None else calibration.p_unsupported(informative, covered)
+    p = None if covered is None else calibration.p_unsupported(score, covered)
     if threshold is None and p is not None:
         return calibration.verdict(p), p
     cut = DEFAULT_THRESHOLD if threshold is None else threshold
@@ -451,8 +453,8 @@ def support_report(
         within = support.within([(span.start, span.end)])
         score = support_score(within, context_words)
         informative = informative_score(within, context_words)
-        covered = None if context_words is None else coverage(span.text, context_words)
-        verdict, p = _judged(score, informative, covered, threshold, calibration)
+        covered = None if context_words is None else checked_coverage(span.text, context_words)
+        verdict, p = _judged(score, covered, threshold, calibration)
         sentences.append(
             SentenceGroundedness(
                 text=span.text,
@@ -483,9 +485,9 @@ def support_report(
     if context_words is not None:
         covered = min(
             (float(s.coverage) for s in claims if s.coverage is not None),
-            default=coverage(support.response, context_words),
+            default=checked_coverage(support.response, context_words),
         )
-    verdict, p = _judged(score, informative, covered, threshold, calibration)
+    verdict, p = _judged(score, covered, threshold, calibration)
     if abstained:
         verdict, p = "supported", 0.0  # claims nothing: nothing in it is unsupported
     if context_words is None:
@@ -529,18 +531,18 @@ def recalibrated(report: GroundednessReport, calibration: Calibration) -> Ground
     """``report`` with its verdicts and probabilities read with ``calibration`` (e.g. one
     fitted for another model), from the scores and coverages it holds; a report without
     coverage (no token log-probs) is returned as is."""
-    if report.coverage is None or report.informative is None:
+    if report.coverage is None:
         return report
     sentences = []
     for s in report.sentences:
-        if s.abstention or s.score is None or s.coverage is None or s.informative is None:
+        if s.abstention or s.score is None or s.coverage is None:
             sentences.append(s)
             continue
-        verdict, p = _judged(s.score, s.informative, s.coverage, None, calibration)
+        verdict, p = _judged(s.score, s.coverage, None, calibration)
         sentences.append(
             replace(s, verdict=verdict, p_unsupported=p, supported=verdict != "unsupported")
         )
-    verdict, p = _judged(report.score, report.informative, report.coverage, None, calibration)
+    verdict, p = _judged(report.score, report.coverage, None, calibration)
     if report.abstained:
         verdict, p = "supported", 0.0  # claims nothing: nothing in it is unsupported
     return replace(

@@ -21,24 +21,13 @@ from collections.abc import Callable, Collection, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from camab_rag.groundedness.wordforms import STOPWORDS as STOPWORDS
 from camab_rag.groundedness.wordforms import ContextWords, form, forms, misread_spans
 from camab_rag.groundedness.wordforms import words as words
+from camab_rag.sentences import split_sentences
 from camab_rag.token_support import TokenSupport
 
 SCORE_NAME = "min_sentence_absent"
-
-STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been
-    before being below between both but by can could did do does doing down during each
-    few for from further had has have having he her here hers herself him himself his
-    how i if in into is it its itself just me more most my myself no nor not now of off
-    on once only or other our ours ourselves out over own same she should so some such
-    than that the their theirs them themselves then there these they this those through
-    to too under until up very was we were what when where which while who whom why will
-    with would you your yours yourself yourselves s t said says say one two new also
-    year years mr mrs ms""".split()  # noqa: SIM905
-)
-"""Function words (and a few news fillers) whose presence in the context proves nothing."""
 
 
 REPLY_WORDS = frozenset({"yes", "no", "true", "false"})
@@ -101,6 +90,42 @@ def coverage(text: str, present: Collection[str]) -> float:
     )
     share = held / total
     return min(share, MISREAD_COVERAGE) if misread else share
+
+
+def claim_coverage(text: str, present: Collection[str]) -> float:
+    """The claim-level check: per sentence of ``text``, the share of its informative
+    words (:func:`coverage`'s, compared by form) that one context clause holds: the
+    clause (:func:`~camab_rag.groundedness.wordforms.clauses`, with the subject it
+    borrows) that holds most of them (ties: most of the question's subject,
+    :attr:`~camab_rag.groundedness.wordforms.ContextWords.asked`); the least of the
+    sentences. Why: words scattered over several documents do not make a claim, and a
+    short answer's numbers and names must come from the clause about its subject. A
+    misread value caps it at :data:`MISREAD_COVERAGE`; :func:`coverage` when the context's
+    clauses are unknown (a plain word set)."""
+    if not isinstance(present, ContextWords) or not present.sentences:
+        return coverage(text, present)
+    misread = misread_spans(text, present, STOPWORDS)
+    shares = []
+    for start, end in split_sentences(text) or [(0, len(text))]:
+        needed = [(start + s, f) for s, _, _, f in _informative_forms(text[start:end])]
+        wrong = [m for m in misread if start <= m[0] < end]
+        total = len(needed) + sum(not any(s == m[0] for s, _ in needed) for m in wrong)
+        if not total:
+            continue
+        kept = {f for s, f in needed if not any(a <= s < b for a, b in wrong)}
+        best = max(
+            present.sentences, key=lambda c: (len(kept & c.forms), len(present.asked & c.forms))
+        )
+        share = sum(f in best.forms for s, f in needed if f in kept) / total
+        shares.append(min(share, MISREAD_COVERAGE) if wrong else share)
+    return min(shares, default=1.0)
+
+
+def checked_coverage(text: str, present: Collection[str]) -> float:
+    """The lexical figure of the verdict: the mean of :func:`coverage` (the share of the
+    answer's informative words the whole context holds) and :func:`claim_coverage` (the
+    share one clause about its subject holds)."""
+    return (coverage(text, present) + claim_coverage(text, present)) / 2
 
 
 def absent_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:

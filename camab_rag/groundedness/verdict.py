@@ -1,17 +1,19 @@
 """Three verdicts with a probability: the calibrated model the gate's verdict comes from.
 
-What: ``P(unsupported)`` of an answer (or one sentence) from two figures of its
-informative words (content words, names, numbers), a logistic model ``sigmoid(bias +
-w_informative * clip(informative, -1, 1) + w_coverage * coverage)``: ``informative`` the
-share of those tokens' surprisal the context explains (:func:`~camab_rag.groundedness.
-score.informative_score`) and ``coverage`` the share of those words the context holds
-(:func:`~camab_rag.groundedness.score.coverage`). Why: the whole answer's score counts
-style (function words, punctuation) and fails short or reworded correct answers; the
-words a reader would check decide most cases, the model decides the rest. How: ``p >=
-block_at`` is ``unsupported``, ``p >= flag_at`` ``uncertain``, else ``supported``.
-:data:`DEFAULT_CALIBRATION` was fitted for the embedded SmolLM2 by
-``benchmarks/bench_gate.py report`` (FRANK ``valid`` + a half of HaluEval);
-:func:`~camab_rag.groundedness.calibration.calibrate` fits one for any model.
+What: ``P(unsupported)`` of an answer (or one sentence) from two figures, a logistic
+model ``sigmoid(bias + w_score * model_input(score, coverage) + w_coverage *
+coverage)``: ``score`` the share of the answer's surprisal the context explains
+(:mod:`~camab_rag.groundedness.score`), ``coverage`` how much of its informative words
+(content words, names, numbers) the context holds, anywhere and in the one clause about
+its subject (:func:`~camab_rag.groundedness.score.checked_coverage`). Why: the words a
+reader would check decide most cases, the model decides the rest; and when one context
+clause holds every checked word, a small model's doubt is no evidence against the
+answer (SmolLM2 finds "closed" less likely after a context that says "open" three times
+and "closed on Sunday" once), so :func:`model_input` reads a negative score of a fully
+covered answer as 0. How: ``p >= block_at`` is ``unsupported``, ``p >= flag_at``
+``uncertain``, else ``supported``. :data:`DEFAULT_CALIBRATION` was fitted for the
+embedded SmolLM2 by ``python -m benchmarks gate report`` (FRANK ``valid`` + a half of
+HaluEval); :func:`~camab_rag.groundedness.calibration.calibrate` fits one for any model.
 """
 
 from __future__ import annotations
@@ -38,11 +40,19 @@ def clipped(score: float) -> float:
     return min(1.0, max(-1.0, float(score)))
 
 
+def model_input(score: float, coverage: float) -> float:
+    """The model's figure as the verdict reads it: clipped to ``[-1, 1]``, and no lower
+    than 0 when the context holds every checked word (``coverage`` 1): then only a
+    positive figure moves the verdict."""
+    value = clipped(score)
+    return max(value, 0.0) if float(coverage) >= 1.0 else value
+
+
 @dataclass(frozen=True)
 class Calibration:
     """A calibrated verdict model and what it was fitted on.
 
-    ``weights`` multiply ``(clip(informative, -1, 1), coverage)``; ``block_at`` and ``flag_at``
+    ``weights`` multiply ``(model_input(score, coverage), coverage)``; ``block_at`` and ``flag_at``
     are the probabilities of being unsupported from which an answer is ``unsupported``
     (blocked by ``mode="block"``) and ``uncertain``. ``balanced_accuracy`` and ``auroc``
     are held-out figures (cross-validated, grouped by context) of the verdict
@@ -61,10 +71,11 @@ class Calibration:
     n_abstained: int = 0
     fitted_on: str = ""
 
-    def p_unsupported(self, informative: float, coverage: float) -> float:
+    def p_unsupported(self, score: float, coverage: float) -> float:
         """The probability that a text with these figures is unsupported."""
         w_score, w_coverage = self.weights
-        return _sigmoid(self.bias + w_score * clipped(informative) + w_coverage * float(coverage))
+        x = model_input(score, coverage)
+        return _sigmoid(self.bias + w_score * x + w_coverage * float(coverage))
 
     def verdict(self, p_unsupported: float) -> Verdict:
         """``unsupported`` from ``block_at``, ``uncertain`` from ``flag_at``."""
@@ -74,8 +85,8 @@ class Calibration:
 
     @property
     def threshold(self) -> float:
-        """The ``informative`` figure below which an answer whose informative words all
-        occur in the context is ``unsupported``."""
+        """The score below which an answer whose checked words the context holds only in
+        part (``coverage`` just under 1) is ``unsupported``."""
         w_score, w_coverage = self.weights
         logit = math.log(self.block_at / (1.0 - self.block_at))
         if w_score == 0:
@@ -118,15 +129,15 @@ class Calibration:
 
 
 DEFAULT_CALIBRATION = Calibration(
-    weights=(-1.9432, -5.3695),
-    bias=5.5292,
-    block_at=0.5664,
-    flag_at=0.4847,
+    weights=(-2.8532, -5.6547),
+    bias=5.8994,
+    block_at=0.5667,
+    flag_at=0.48,
     model="smollm2",
     n_supported=392,
     n_unsupported=508,
-    balanced_accuracy=0.8194,
-    auroc=0.8734,
+    balanced_accuracy=0.8236,
+    auroc=0.9015,
     fitted_on="FRANK valid CNN/DM summaries + HaluEval QA choice half (benchmarks/gate_verdict.py)",
 )
 """The verdict model fitted for the embedded SmolLM2 by ``benchmarks/bench_gate.py

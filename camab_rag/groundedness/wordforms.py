@@ -59,6 +59,21 @@ UNITS = {
     "mins": "min",
 }
 """Units written as a sign, a word or an abbreviation, to one form."""
+PERIODS = {
+    "hourly": "hour",
+    "daily": "day",
+    "weekly": "week",
+    "monthly": "month",
+    "yearly": "year",
+    "annually": "year",
+}
+"""How often, as the period's form: ``hourly`` is ``every hour``."""
+SAME_FORM = dict.fromkeys(
+    ["cost", "costs", "costing", "price", "prices", "priced", "sell", "sells", "selling", "sold"],
+    "price",
+)
+"""Words that state the same relation, as one form: a shop that "sells the City Cruiser
+for 590 euros" says it "costs 590 euros"."""
 NUMBER_WORDS = {
     w: str(i)
     for i, w in enumerate(
@@ -69,7 +84,29 @@ NUMBER_WORDS = {
         ]
     )
 }
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each
+    few for from further had has have having he her here hers herself him himself his
+    how i if in into is it its itself just me more most my myself no nor not now of off
+    on once only or other our ours ourselves out over own same she should so some such
+    than that the their theirs them themselves then there these they this those through
+    to too under until up very was we were what when where which while who whom why will
+    with would you your yours yourself yourselves s t said says say one two new also
+    year years mr mrs ms since until till every everything anything something""".split()  # noqa: SIM905
+)
+"""Function words (and a few news fillers) whose presence in the context proves nothing."""
+
 NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "none", "nothing", "cannot"})
+OPPOSITES = {
+    **{a: b for a, b in (("open", "closed"), ("available", "unavailable"))},
+    **{a: b for a, b in (("included", "excluded"), ("allowed", "forbidden"))},
+}
+OPPOSITES.update({b: a for a, b in list(OPPOSITES.items())})
+"""Words that state opposite values of one subject (a shop ``open`` or ``closed`` on
+Sunday), by form: an answer word whose opposite is what the context states for the
+same subject is a misread value (:func:`misread_spans`); so is a ``Yes`` (or ``No``) to
+a question asking about one of them ("Is the shop open on Sunday?")."""
 _PRONOUNS = frozenset({"it", "its", "they", "their", "this", "these", "he", "she", "his", "her"})
 _CLOCK = frozenset({"am", "pm"})
 _REPLY = re.compile(r"\s*no\s*[,.!;:]", re.IGNORECASE)
@@ -100,7 +137,7 @@ def form(word: str) -> str:
         return NUMBER_WORDS[word]
     if word in UNITS:
         return UNITS[word]
-    return stem(word)
+    return PERIODS.get(word) or SAME_FORM.get(word) or stem(word)
 
 
 def forms(text: str) -> list[tuple[int, int, str, str]]:
@@ -130,50 +167,65 @@ def form_set(texts: Iterable[str]) -> frozenset[str]:
 
 class ContextWords(frozenset[str]):
     """A context's words (:func:`~camab_rag.groundedness.score.words`, as a frozenset)
-    with their normalised forms (:attr:`forms`) and, per sentence, the forms it states
+    with their normalised forms (:attr:`forms`), per clause the forms it states
     (:attr:`sentences`; a sentence that opens with a pronoun also holds the previous
-    sentence's, its subject), for :func:`misread_spans`."""
+    sentence's, its subject), and the forms of the question asked (:attr:`asked`: the
+    subject of a short answer such as "It costs 590 euros."; never counted as held), for
+    :func:`misread_spans` and the claim-level check."""
 
     forms: frozenset[str]
     sentences: tuple[Sentence, ...]
+    asked: frozenset[str]
 
     def __new__(
         cls,
         words: Iterable[str] = (),
         forms: Iterable[str] = (),
         sentences: Iterable[Sentence] = (),
+        asked: Iterable[str] = (),
     ) -> ContextWords:
         made = super().__new__(cls, words)
         made.forms = frozenset(forms) | frozenset(form(w) for w in made)
         made.sentences = tuple(sentences)
+        made.asked = frozenset(asked)
         return made
 
     @classmethod
-    def of(cls, texts: Sequence[str]) -> ContextWords:
-        """The context words of ``texts`` (documents, a system prompt)."""
+    def of(cls, texts: Sequence[str], question: str = "") -> ContextWords:
+        """The context words of ``texts`` (documents, a system prompt), and the subject
+        forms of ``question`` (:func:`subject_forms`)."""
         return cls(
             (w for text in texts for w in words(text)),
             form_set(texts),
             (s for text in texts for s in sentences_of(text)),
+            subject_forms(question),
         )
 
     def __or__(self, other: Collection[str]) -> ContextWords:  # type: ignore[override]
         if isinstance(other, ContextWords):
             return ContextWords(
-                frozenset(self) | other, self.forms | other.forms, self.sentences + other.sentences
+                frozenset(self) | other,
+                self.forms | other.forms,
+                self.sentences + other.sentences,
+                self.asked | other.asked,
             )
-        return ContextWords(frozenset(self) | frozenset(other), self.forms, self.sentences)
+        return ContextWords(
+            frozenset(self) | frozenset(other), self.forms, self.sentences, self.asked
+        )
 
     def __reduce__(self):  # type: ignore[no-untyped-def]
-        return (ContextWords, (frozenset(self), self.forms, self.sentences))
+        return (ContextWords, (frozenset(self), self.forms, self.sentences, self.asked))
 
 
 @dataclass(frozen=True)
 class Sentence:
-    """One context sentence's forms, and whether it negates."""
+    """One context clause's forms (its own and its subject's), whether it negates, and
+    the forms it states itself (:attr:`own`: not those it borrows from the clauses or the
+    sentence before it)."""
 
     forms: frozenset[str]
     negated: bool
+    own: frozenset[str] = frozenset()
 
 
 def _negated(words: Sequence[str], text: str) -> bool:
@@ -193,6 +245,50 @@ def clauses(text: str) -> list[str]:
     return [part for part in _CLAUSE.split(text) if part.strip()]
 
 
+def subject_forms(text: str) -> frozenset[str]:
+    """The forms of ``text``'s content words (not stop words, numbers or units): what a
+    question asks about (``How much is the City bike?`` -> ``city``, ``bike``)."""
+    return frozenset(
+        f for _, _, w, f in forms(text) if f and w not in STOPWORDS and not _is_value(f)
+    )
+
+
+def _is_value(value: str) -> bool:
+    return value.isdigit() or value in UNITS.values()
+
+
+def _states(clause: Sentence, value: str) -> bool:
+    """Whether ``clause`` states ``value`` (holds it, and does not itself state its
+    opposite: "It is closed on Sunday" borrows ``open`` from the sentence before it)."""
+    return value in clause.forms and OPPOSITES.get(value, "") not in clause.own
+
+
+def _overlaps(subject: frozenset[str], context: ContextWords) -> list[tuple[int, int, int]]:
+    """Per context clause: how many forms of ``subject`` it holds, then how many it states
+    itself (not borrowed from the sentence before), then how many of the question's
+    subject (:attr:`ContextWords.asked`): the later figures break ties between clauses the
+    answer's own words match alike ("It costs 590 euros." over two prices)."""
+    return [
+        (len(subject & c.forms), len(subject & c.own), len(context.asked & c.forms))
+        for c in context.sentences
+    ]
+
+
+def _opposed(value: str, subject: frozenset[str], context: ContextWords) -> bool:
+    """Whether the clauses closest to ``subject`` (most forms shared, ``value`` and its
+    opposite aside; then the question's) state ``value``'s opposite and none states
+    ``value``."""
+    opposite = OPPOSITES[value]
+    overlap = _overlaps(subject - {value, opposite}, context)
+    best = max(overlap, default=(0, 0, 0))
+    if best[0] == best[2] == 0:
+        return False
+    closest = [c for c, n in zip(context.sentences, overlap) if n == best]
+    return any(_states(c, opposite) for c in closest) and not any(
+        _states(c, value) for c in closest
+    )
+
+
 def sentences_of(text: str) -> list[Sentence]:
     """``text``'s clauses (:func:`clauses` of each sentence) as :class:`Sentence`: a later
     clause holds the words (not the numbers) of the clauses before it, a pronoun-led
@@ -208,7 +304,7 @@ def sentences_of(text: str) -> list[Sentence]:
         negated = _negated([w for _, _, w, _ in found], sentence)
         for part in clauses(sentence):
             held = frozenset(f for _, _, _, f in forms(part) if f)
-            out.append(Sentence(held | head, negated))
+            out.append(Sentence(held | head, negated, held))
             head |= frozenset(f for f in held if not f.isdigit())
         previous = frozenset(f for f in own if not f.isdigit())
     return out
@@ -231,17 +327,29 @@ def misread_spans(
         part = text[s_start:s_end]
         found = forms(part)
         content = {f for _, _, w, f in found if f and w not in stopwords}
-        subject = {f for f in content if not f.isdigit() and f not in UNITS.values()}
-        overlap = [len(subject & s.forms) for s in context.sentences]
-        best = max(overlap, default=0)
-        if best == 0:
+        subject = frozenset(f for f in content if not _is_value(f))
+        words = [w for _, _, w, _ in found]
+        spans += [
+            (s_start + start, s_start + end)
+            for start, end, _, value in found
+            if value in OPPOSITES and _opposed(value, subject, context)
+        ]
+        if s_start == 0 and words[:1] in (["yes"], ["no"]):  # a reply to the question
+            asked = [v for v in context.asked if v in OPPOSITES]
+            claimed = [OPPOSITES[v] for v in asked] if words[0] == "no" else asked
+            if any(_opposed(v, subject, context) for v in claimed):
+                spans.append((found[0][0], found[0][1]))
+        overlap = _overlaps(subject, context)
+        best = max(overlap, default=(0, 0, 0))
+        if best[0] == 0:
             continue
         closest = [s for s, n in zip(context.sentences, overlap) if n == best]
         for start, end, _, value in found:
             if not value.isdigit() or value not in context.forms:
                 continue
             held = max(
-                (n for s, n in zip(context.sentences, overlap) if value in s.forms), default=0
+                (n for s, n in zip(context.sentences, overlap) if value in s.forms),
+                default=(0, 0, 0),
             )
             rival = any(
                 any(f.isdigit() and f not in content for f in s.forms) and value not in s.forms
@@ -249,8 +357,8 @@ def misread_spans(
             )
             if held < best and rival:
                 spans.append((s_start + start, s_start + end))
-        words = [w for _, _, w, _ in found]
-        reply = _REPLY.match(part) is not None  # "No, ...": a reply, not a negation
+        # "No, ..." or a bare "No": a reply, not a negation
+        reply = _REPLY.match(part) is not None or words in (["no"], ["yes"])
         negation = _negated(words[1:] if reply else words, part)
         if negation and not any(s.negated for s in closest):
             spans += [
