@@ -68,9 +68,13 @@ def test_renderers_show_words_not_thresholds_nats_or_scores(result: AttributionR
         assert "Not supported by the sources; 1 sentence is not supported" in text, name
         assert "strong support" in text, name
         assert FIGURES.search(text) is None, (name, FIGURES.search(text))
+        # the footer for developers ("auto attribution, 8 model calls") is not shown
+        assert "model call" not in text and "attribution," not in text, name
     # the figures stay in the tooltips and the JSON
     assert re.search(r'title="P\(unsupported\) \d\.\d{2}; score [+-]\d\.\d{3}', page)
+    assert re.search(r'class="camab-footer" title="[a-z]+ attribution, 8 model calls;', page)
     data = cited.to_dict()
+    assert data["n_queries"] == 8 and data["method"] == result.method
     assert 0.0 <= data["groundedness"]["p_unsupported"] <= 1.0
     assert isinstance(data["sources"][0]["score"], float)
 
