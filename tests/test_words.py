@@ -198,6 +198,19 @@ def test_one_definition_of_the_score_in_every_readme_and_it_is_the_code(
     assert report.score == pytest.approx(min(shares), abs=1e-9)
 
 
+def test_the_tooltip_words_the_score_as_the_report_does(result: AttributionResult) -> None:
+    """The verdict tooltip said "share of the answer's surprisal", the report "the share
+    of its least supported sentence's surprisal": one definition, worded the same."""
+    from camab_rag.groundedness.report import GroundednessReport
+
+    phrase = "the share of its least supported sentence's surprisal that the context explains"
+    documented = " ".join((GroundednessReport.__doc__ or "").split())
+    assert phrase in documented
+    page = cite(result, DOCS).with_groundedness(GroundednessFilter()(result)).to_html()
+    tips = [" ".join(html.unescape(t).split()) for t in re.findall(r'title="([^"]*)"', page)]
+    assert any(phrase in tip for tip in tips), tips
+
+
 def test_a_blocked_answer_renders_the_fallback_not_what_was_blocked(
     result: AttributionResult,
 ) -> None:

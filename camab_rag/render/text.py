@@ -189,7 +189,10 @@ def verdict_detail(report: Any) -> str | None:
     score, threshold = getattr(report, "score", None), getattr(report, "threshold", None)
     if score is None or threshold is None:
         return getattr(report, "error", None)
-    explained = f"score {float(score):+.3f} (share of the answer's surprisal the context explains)"
+    explained = (
+        f"score {float(score):+.3f} (the share of its least supported sentence's surprisal "
+        "that the context explains)"
+    )
     probability = getattr(report, "p_unsupported", None)
     if probability is not None:  # the calibrated verdict decided: the threshold did not
         return f"P(unsupported) {float(probability):.2f}; {explained}"
