@@ -255,7 +255,7 @@ def test_json_is_plain_data_and_html_safe():
     assert data["rule"] == {
         "top_k": 2,
         "threshold": 0.11,
-        "relative": 0.25,
+        "relative": 0.1,
         "unit": "document",
         "support_threshold": None,
         "new_words": True,
