@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from camab_rag import AttributionSettings, CitationRule, cite
+from camab_rag.citations import citation_pairs
 from camab_rag.engine import attribute
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.score import STOPWORDS, words
@@ -89,6 +90,9 @@ def test_the_supporting_sentence_is_highlighted_not_the_whole_chunk(
     assert "Lumora is a kitchenware shop" not in cited.to_terminal(color=False)
     # the JSON keeps the attributed segment (the whole chunk)
     assert cited.to_dict()["sources"][0]["highlights"][0]["text"] == DOCS[0]
+    # the frameworks' native citations (LangChain Citation.cited_text, LlamaIndex
+    # CitationBlock) quote the supporting sentence too, not the chunk
+    assert [pair.cited_text for pair in citation_pairs(result, DOCS)] == [SUPPORTED]
 
 
 def test_a_sentence_the_gate_rejects_shows_no_source_as_support(
