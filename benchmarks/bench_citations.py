@@ -18,13 +18,14 @@ the first 50 questions, stored by the previous version of this benchmark in
 gold, by chunk, 16 calls; gold paragraphs are the right citation only for its correct
 answers); the figures that count are the held-out rows'.
 
-Beside the default: the previous version's rule (support counted above the median of the
-unrelated sources), the attribution bar alone (0.11 nats/token, top 2, within a quarter
-of the best) and the zero-call lexical rule "cite the paragraphs that contain the answer
-string" (HotpotQA normalisation). ``--replay`` rebuilds the tables from the stored runs
-without a model.
+Beside the default: the previous version's rule (a second source within a quarter of
+the best), the one before (support counted above the median of the unrelated sources),
+the attribution bar alone (0.11 nats/token, top 2, within a quarter of the best) and the
+zero-call lexical rule "cite the paragraphs that contain the answer string" (HotpotQA
+normalisation). :func:`choice` picks among :data:`CANDIDATES` on the dev rows only.
+``--replay`` rebuilds the tables from the stored runs without a model.
 
-    OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/bench_citations.py --n 30
+    OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python -m benchmarks citations --n 75
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,7 @@ from benchmarks.citations_runs import RESULTS, SKIP, hotpot_cases, run
 from benchmarks.data import contains_gold, contexts
 from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
+from camab_rag.groundedness.score import words as score_words
 from camab_rag.result import AttributionResult
 
 Rule = Callable[[AttributionResult, list[dict[str, str]], str], set[int]]
@@ -96,18 +99,19 @@ def cite_rule(rule: CitationRule | None = None, bar: Callable[[Any], float] | No
 
 
 default_rule = cite_rule()
-previous_rule = cite_rule(bar=_median_bar)
+previous_rule = cite_rule(CitationRule(relative=0.25))
+median_rule = cite_rule(CitationRule(relative=0.25), bar=_median_bar)
 
 
 def attribution_bar(result: AttributionResult, docs: list[dict[str, str]], _gold: str) -> set[int]:
-    """The previous rule: each sentence's documents over the bar, top 2, within 1/4 of the
-    best (no word evidence, no disputes)."""
+    """The rule before the "what any text gives" bar: each sentence's documents over the
+    citation bar, top 2, within 1/4 of the best (no word evidence, no disputes)."""
     out: set[int] = set()
     for statement in result.statements:
         scores = np.zeros(len(docs))
         for segment, value in zip(result.segments, statement.scores):
             scores[segment.doc_index] += value
-        out.update(CitationRule().select(scores))
+        out.update(CitationRule(relative=0.25).select(scores))
     return out
 
 
@@ -117,25 +121,87 @@ def lexical_rule(_result: AttributionResult, docs: list[dict[str, str]], gold: s
     return {i for i, doc in enumerate(docs) if answer and answer in normalize(doc["text"])}
 
 
+def second_source_rule(at: float | None = None, share: float | None = None) -> Rule:
+    """A candidate that is no ``CitationRule``: the default, except that a second source
+    sharing a content word with the sentence is cited without adding a key word when its
+    margin over what any text gives reaches ``at`` nats/token, or ``share`` of the first
+    source's margin (its support "stands out"). Benchmark-only (not shipped)."""
+
+    def choose(
+        sentence: str,
+        scores: Any,
+        texts: list[str],
+        rule: CitationRule,
+        excluded: Any = (),
+    ) -> list[int]:
+        loose = original(sentence, scores, texts, replace(rule, new_words=False), excluded)
+        strict = original(sentence, scores, texts, rule, excluded)
+        values = np.asarray(scores, dtype=float)
+        wanted = citations.informative_words(sentence)
+        related = [bool(wanted & set(score_words(text))) for text in texts]
+        unrelated = values[[not r for r in related]] if any(related) else values[:0]
+        margin = values - citations._unrelated_bar(unrelated)
+        chosen = list(strict)
+        for unit in loose:
+            if unit in chosen or not chosen or not related[unit]:
+                continue
+            first = margin[chosen[0]]
+            if (at is not None and margin[unit] >= at) or (
+                share is not None and margin[unit] >= share * first
+            ):
+                chosen.append(unit)
+        return chosen[: rule.top_k] if rule.top_k is not None else chosen
+
+    original = citations.choose_sources
+    plain = cite_rule()
+
+    def rule(result: AttributionResult, docs: list[dict[str, str]], gold: str) -> set[int]:
+        setattr(citations, "choose_sources", choose)  # noqa: B010 (a benchmark's private hook)
+        try:
+            return plain(result, docs, gold)
+        finally:
+            setattr(citations, "choose_sources", original)  # noqa: B010
+
+    return rule
+
+
 RULES: list[tuple[str, Rule]] = [
-    ("default `cite` (this version: above the best unrelated source)", default_rule),
-    ("previous version (above the median unrelated source)", previous_rule),
-    ("attribution bar alone (the rule before both)", attribution_bar),
+    ("default `cite` (this version: a second source from a tenth of the best)", default_rule),
+    ("previous version (a second source within a quarter of the best)", previous_rule),
+    ("the version before (above the median unrelated source)", median_rule),
+    ("attribution bar alone (the rule before these)", attribution_bar),
     ("lexical: paragraphs holding the answer string (0 calls)", lexical_rule),
 ]
 
 CANDIDATES: list[tuple[str, Rule]] = [
-    ("above the median unrelated source, 0.11 (previous version)", previous_rule),
-    ("above the best unrelated source, 0.11", default_rule),
-    ("above the best unrelated source, 0.2", cite_rule(CitationRule(threshold=0.2))),
-    ("above the best unrelated source, 0.3", cite_rule(CitationRule(threshold=0.3))),
-    ("above the best unrelated source, 0.11, one source", cite_rule(CitationRule(top_k=1))),
+    ("best unrelated, 0.11, relative 0.25 (previous version)", previous_rule),
+    ("best unrelated, 0.11, relative 0.1", cite_rule(CitationRule(relative=0.1))),
+    ("best unrelated, 0.11, relative 0", cite_rule(CitationRule(relative=0.0))),
+    ("best unrelated, 0.08, relative 0", cite_rule(CitationRule(threshold=0.08, relative=0.0))),
+    ("best unrelated, 0.05, relative 0", cite_rule(CitationRule(threshold=0.05, relative=0.0))),
+    ("best unrelated, 0.05, relative 0.25", cite_rule(CitationRule(threshold=0.05, relative=0.25))),
+    ("best unrelated, 0.11, relative 0.25, no new key word from 0.22", second_source_rule(at=0.22)),
     (
-        "above the best unrelated source, 0.11, no key-word evidence",
-        cite_rule(CitationRule(new_words=False)),
+        "best unrelated, 0.11, relative 0.25, no new key word from half",
+        second_source_rule(share=0.5),
     ),
+    ("best unrelated, 0.2, relative 0.25", cite_rule(CitationRule(threshold=0.2, relative=0.25))),
+    ("best unrelated, 0.3, relative 0.25", cite_rule(CitationRule(threshold=0.3, relative=0.25))),
+    (
+        "best unrelated, 0.11, relative 0.25, one source",
+        cite_rule(CitationRule(top_k=1, relative=0.25)),
+    ),
+    (
+        "best unrelated, 0.11, relative 0.25, no key-word evidence",
+        cite_rule(CitationRule(new_words=False, relative=0.25)),
+    ),
+    ("median unrelated, 0.11, relative 0.25 (the version before)", median_rule),
 ]
-"""The rules compared on the dev rows, in a fixed order (the first best one wins)."""
+"""The rules compared on the dev rows, in a fixed order: the previous version first, then
+one change at a time (the first best one wins)."""
+
+SHIPPED = CANDIDATES[1][0]
+"""The candidate ``cite()``'s defaults are."""
 
 
 def counts(rule: Rule, items: list[Item]) -> tuple[int, int, int, int]:
@@ -167,17 +233,31 @@ def figures(items: list[Item], rules: list[tuple[str, Rule]] = RULES) -> list[li
 
 
 def choice(dev: list[Item], old_correct: list[Item]) -> tuple[str, list[list[Any]]]:
-    """The candidate with the most cited gold minus twice the cited distractors over the
-    dev rows and the earlier dev set's correct answers (a precision target of 0.9 weighs
-    a wrong citation far above a missed one), and each candidate's figures there."""
-    rows, best, chosen = [], None, CANDIDATES[0][0]
+    """The candidate chosen on the dev rows, and each candidate's figures there.
+
+    Among the candidates that meet the targets on the ten-paragraph dev rows (precision
+    >= 0.90, a distractor cited in <= 10% of answers), the one with the most cited gold
+    minus twice the cited distractors over those rows and the earlier dev set's correct
+    answers (a precision target of 0.9 weighs a wrong citation far above a missed one);
+    the first best in :data:`CANDIDATES` order wins. When none meets them, the best score.
+    """
+    rows, scored = [], []
     for name, rule in CANDIDATES:
         here, there = counts(rule, dev), counts(rule, old_correct)
         score = here[0] + there[0] - 2 * (here[1] + there[1])
-        if best is None or score > best:
-            best, chosen = score, name
-        rows.append([*_row(name, here, len(dev)), _row("", there, len(old_correct))[1], score])
-    return chosen, rows
+        meets = here[0] >= 0.9 * (here[0] + here[1]) and here[3] <= 0.10 * max(len(dev), 1)
+        scored.append((meets, score, name))
+        rows.append(
+            [
+                *_row(name, here, len(dev)),
+                "yes" if meets else "no",
+                *_row("", there, len(old_correct))[1:3],
+                score,
+            ]
+        )
+    pool = [item for item in scored if item[0]] or scored
+    best = max(score for _, score, _ in pool)
+    return next(name for _, score, name in pool if score == best), rows
 
 
 def _share(part: int, whole: int) -> str:
@@ -268,6 +348,16 @@ def report(model: str, data: Path, n: int) -> str:
         f"({distractors:.0%}). "
         + _versus_lexical(counts(default_rule, held), counts(lexical_rule, held))
     )
+    short = [f"{k} {side}" for k, side in ((len(held), "held-out"), (len(dev), "dev")) if k < 30]
+    verdict += (
+        f" Rows: {len(held)} held-out and {len(dev)} dev of the 30 + 30 issue 48 asks for"
+        + (
+            f" (**short**: {' and '.join(short)}; each row takes minutes of a shared CPU "
+            "core, and the run resumes where it stopped)."
+            if short
+            else "."
+        )
+    )
     chosen, candidate_rows = choice(dev, old_correct)
     return "\n".join(
         [
@@ -289,20 +379,26 @@ def report(model: str, data: Path, n: int) -> str:
             f"**Choice on dev rows**: the {len(dev)} dev questions above and the "
             f"{len(old_correct)} correct answers of the earlier dev set (the first {SKIP} "
             "questions, the model's own answer over four paragraphs, two gold, by chunk, 16 "
-            f"calls: `results/citations/{model}.jsonl`); the score is cited gold minus twice "
-            "the cited distractors over both, the first best candidate wins.",
+            f"calls: `results/citations/{model}.jsonl`). Among the candidates that meet the "
+            "targets on the ten-paragraph dev rows (precision >= 0.90, a distractor in <= "
+            "10% of answers), the one with the most cited gold minus twice the cited "
+            "distractors over both sets wins; ties go to the first in the table, which "
+            "lists the previous version first and then one change at a time.",
             "",
             markdown_table(
                 [
-                    "candidate (support counted above ...; bar in nats/token)",
+                    "candidate (support counted above the ... source; bar in nats/token)",
                     *HEADER[1:],
+                    "meets the targets",
                     "earlier dev set: precision",
+                    "recall",
                     "score",
                 ],
                 candidate_rows,
             ),
             "",
-            f"Chosen on dev: {chosen}; shipped: {CANDIDATES[1][0]}.",
+            f"Chosen on dev: {chosen}; shipped: {SHIPPED}"
+            + ("." if chosen == SHIPPED else " (the dev rows added since moved the choice)."),
             "",
             f"Dev rows, every rule ({len(dev)} questions):",
             "",
@@ -318,7 +414,13 @@ def report(model: str, data: Path, n: int) -> str:
             markdown_table(HEADER, figures(old_correct)),
             "",
             "Reading the figures: the rows are few (each takes minutes of one shared CPU "
-            "core), so these figures are weak evidence either way. The bar counts from the "
+            "core), so these figures are weak evidence either way. This version cites a "
+            "second source from a tenth of the best source's score (a quarter before) when "
+            "it clears the bar and adds a number or name: on the four-paragraph dev set the "
+            "second gold paragraph often shares the answer's names with a far weaker score; "
+            "on the ten-paragraph rows the second gold paragraph of a bridge question holds "
+            'none of the words of "The answer is X." and its attribution is near zero, so '
+            "no rule that needs support from the model recalls it. The bar counts from the "
             "best source that shares no informative word with the sentence, not from the "
             "median of them: with a small model any text lifts the answer's likelihood, and "
             "one unrelated paragraph that lifts it much shows how much lift means nothing. "
@@ -329,7 +431,11 @@ def report(model: str, data: Path, n: int) -> str:
             "distractor. HotpotQA marks two paragraphs gold; a distractor that states the "
             'answer too ("2015 NBA Finals" for a Finals MVP year) counts as a wrong '
             "citation, which caps what any rule can score here. "
-            "Disclosures: the previous version of this section reported the first 15 stored "
+            "Disclosures: the candidates of this version (a second source's share of "
+            "the best, lower bars, waiving the key word for a strong second source) were "
+            "listed and chosen on the dev rows; the held-out figures of the previous "
+            "version of this section were known then, no held-out row was read one by one. "
+            "The previous version of this section reported the first 15 stored "
             "rows together as held-out (aggregate figures only); the split puts some of them "
             "on the dev side. Before that version, one change was made after seeing "
             'held-out rows: the first two showed the template word "answer" disputed by a '

@@ -433,8 +433,14 @@ def headline_rows(records: list[dict[str, Any]], model: str) -> list[list[str]]:
     conflict, control = _cases(test, "conflict"), _cases(test, "control")
     ours = rates(conflict, control, lambda c: shipped(c, CONFLICT_AT))
     free = rates(conflict, control, lexical)
+
+    def goal(key: str) -> str:  # issue 48: the stale source shown as support in <= 5%
+        if key != "copy shown as support":
+            return "–"
+        return "<= 0.05 " + ("met" if float(ours[key]) <= 0.05 else "missed")
+
     return [
-        [f"conflicts: {key}, HotpotQA test ({model})", ours[key], f"lexical {free[key]}", "–"]
+        [f"conflicts: {key}, HotpotQA test ({model})", ours[key], f"lexical {free[key]}", goal(key)]
         for key in ("copy flagged", "copy shown as support", "control documents flagged")
     ]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import camab_rag
-import camab_rag.engine as engine
+import camab_rag.text_attribution as engine
 from benchmarks.data import normalize_answer as normalize
 
 RESULTS = Path(__file__).resolve().parent / "results" / "citations"
@@ -57,7 +57,7 @@ def hotpot_cases(path: Path, n: int, skip: int = SKIP) -> list[dict[str, Any]]:
 
 def attribute_case(scorer: Any, case: dict[str, Any]) -> dict[str, Any]:
     """The default attribution of one case, with the token log-probs of every scored subset
-    (read through the engine's conflict step, so the run is the library's own)."""
+    (read through the attribution's conflict step, so the run is the library's own)."""
     kept: dict[str, Any] = {}
     original = getattr(engine, "find_conflicts")  # noqa: B009 (patched below)
 

@@ -48,6 +48,7 @@ from camab_rag.render.cited_answer import (
     judged_sentences,
 )
 from camab_rag.render.support import WEAK_AT, support_strength
+from camab_rag.render.text import supporting_sentence
 from camab_rag.result import AttributionResult
 from camab_rag.segments import Segment, SourceDocument, to_documents
 
@@ -392,7 +393,9 @@ class CitationPair:
     sentence: CitedSentence
     source: Source
     cited_text: str
-    """The source's segment that supports this sentence most (its text as given)."""
+    """The source's segment that supports this sentence most (its text as given), narrowed
+    to its sentence that shares the most content words with the answer sentence when the
+    segment is a passage of several (a chunk)."""
     score: float
     """The sentence's attribution to the source (the citation rule's unit score)."""
 
@@ -422,6 +425,8 @@ def citation_pairs(
             ]
             best = max(members, key=lambda i: scores[i]) if members else None
             text = placed.segments[best].text if best is not None else source.text
+            span = supporting_sentence(text, sentence.text)  # a chunk: its sentence
+            text = text[span[0] : span[1]] if span is not None else text
             pairs.append(CitationPair(sentence, source, text.strip(), float(score)))
     return pairs
 

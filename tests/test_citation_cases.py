@@ -119,6 +119,21 @@ def test_a_page_with_no_new_key_word_is_not_cited() -> None:
     assert choose_sources(paris, np.array([0.9, 0.5]), docs, CitationRule()) == [0, 1]
 
 
+def test_a_far_weaker_second_source_that_adds_a_name_is_cited() -> None:
+    """Issue 48 item 5, recall: the second source holds "Paris", which the first lacks,
+    and stands the bar (0.2 above what any text gives) at a sixth of the first source's
+    score. Cited since the default ``relative`` is 0.1 (0.25, before, left it out)."""
+    sentence = "Gustave Eiffel's company designed the tower in Paris."
+    docs = ["Gustave Eiffel's company designed the tower.", "The Eiffel Tower is in Paris."]
+    scores = np.array([1.2, 0.2])
+    assert choose_sources(sentence, scores, docs, CitationRule()) == [0, 1]
+    assert choose_sources(sentence, scores, docs, CitationRule(relative=0.25)) == [0]
+    # under the bar, or adding no name, it is still left out
+    assert choose_sources(sentence, np.array([1.2, 0.1]), docs, CitationRule()) == [0]
+    same = ["Gustave Eiffel's company designed the tower in Paris.", docs[1]]
+    assert choose_sources(sentence, scores, same, CitationRule()) == [0]
+
+
 def test_what_any_text_gives_is_not_support() -> None:
     """Sources that hold none of the sentence's words show what any text adds to the
     likelihood; a source must stand the citation bar above the best of them."""

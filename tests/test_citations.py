@@ -255,7 +255,7 @@ def test_json_is_plain_data_and_html_safe():
     assert data["rule"] == {
         "top_k": 2,
         "threshold": 0.11,
-        "relative": 0.25,
+        "relative": 0.1,
         "unit": "document",
         "support_threshold": None,
         "new_words": True,
@@ -474,3 +474,48 @@ def test_two_answers_in_one_markdown_page_link_to_their_own_sources() -> None:
     assert answer_id(first) != answer_id(second)
     for cited in (first, second):
         assert page.count(f'<a id="{answer_id(cited)}-src-1">') == 1
+
+
+def _verdict(verdict: str, sentences: list[tuple[int, int, bool]]) -> object:
+    """A report as the filter gives it (pure logic: the fields the renderers read)."""
+    from types import SimpleNamespace
+
+    judged = [
+        SimpleNamespace(start=a, end=b, supported=ok, abstention=False, support_from=())
+        for a, b, ok in sentences
+    ]
+    return SimpleNamespace(
+        verdict=verdict,
+        grounded=verdict != "unsupported",
+        sentences=judged,
+        unsupported_spans=[],
+        unsupported_sentences=[s for s in judged if not s.supported],
+        score=0.3,
+        threshold=0.5,
+        p_unsupported=0.8 if verdict == "unsupported" else 0.1,
+    )
+
+
+def test_an_unsupported_answer_shows_no_source_as_support_whichever_sentence_failed():
+    """Issue 48: "an answer marked not grounded still lists sources as support". The
+    answer's figures are its sentences' least (a low score in one, low coverage in the
+    other), so the answer can be unsupported while no sentence verdict is; a surrogate
+    report has no sentence verdicts at all. Under "Not supported" nothing is support."""
+    cited = cite(make_result(), DOCS)
+    assert [s.citations for s in cited.sentences] == [[1], [2]]
+    for report in (
+        _verdict("unsupported", [(0, 19, True), (20, 57, True)]),
+        _verdict("unsupported", []),
+    ):
+        judged = cited.with_groundedness(report)
+        assert [s.citations for s in judged.sentences] == [[], []]
+        assert [s.supported for s in judged.sentences] == [False, False]
+        assert judged.sources == []
+        shown = judged.to_terminal(color=False)
+        assert "Not supported by the sources" in shown and "support)" not in shown
+    # a sentence verdict that names the failing sentence keeps the other's source
+    named = cited.with_groundedness(_verdict("unsupported", [(0, 19, True), (20, 57, False)]))
+    assert [s.citations for s in named.sentences] == [[1], []]
+    # a supported answer keeps both
+    kept = cited.with_groundedness(_verdict("supported", [(0, 19, True), (20, 57, True)]))
+    assert [s.citations for s in kept.sentences] == [[1], [2]]

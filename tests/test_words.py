@@ -16,6 +16,7 @@ import pytest
 
 from camab_rag import AttributionSettings, CitationRule, cite
 from camab_rag.attributor import attribute
+from camab_rag.citations import citation_pairs
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.score import STOPWORDS, words
 from camab_rag.integration import ChainAttribution
@@ -68,9 +69,13 @@ def test_renderers_show_words_not_thresholds_nats_or_scores(result: AttributionR
         assert "Not supported by the sources; 1 sentence is not supported" in text, name
         assert "strong support" in text, name
         assert FIGURES.search(text) is None, (name, FIGURES.search(text))
+        # the footer for developers ("auto attribution, 8 model calls") is not shown
+        assert "model call" not in text and "attribution," not in text, name
     # the figures stay in the tooltips and the JSON
     assert re.search(r'title="P\(unsupported\) \d\.\d{2}; score [+-]\d\.\d{3}', page)
+    assert re.search(r'class="camab-footer" title="[a-z]+ attribution, 8 model calls;', page)
     data = cited.to_dict()
+    assert data["n_queries"] == 8 and data["method"] == result.method
     assert 0.0 <= data["groundedness"]["p_unsupported"] <= 1.0
     assert isinstance(data["sources"][0]["score"], float)
 
@@ -85,6 +90,9 @@ def test_the_supporting_sentence_is_highlighted_not_the_whole_chunk(
     assert "Lumora is a kitchenware shop" not in cited.to_terminal(color=False)
     # the JSON keeps the attributed segment (the whole chunk)
     assert cited.to_dict()["sources"][0]["highlights"][0]["text"] == DOCS[0]
+    # the frameworks' native citations (LangChain Citation.cited_text, LlamaIndex
+    # CitationBlock) quote the supporting sentence too, not the chunk
+    assert [pair.cited_text for pair in citation_pairs(result, DOCS)] == [SUPPORTED]
 
 
 def test_a_sentence_the_gate_rejects_shows_no_source_as_support(
@@ -192,6 +200,19 @@ def test_one_definition_of_the_score_in_every_readme_and_it_is_the_code(
         shares.append(total_gain / surprisal)
     assert [s.score for s in report.sentences] == pytest.approx(shares, abs=1e-9)
     assert report.score == pytest.approx(min(shares), abs=1e-9)
+
+
+def test_the_tooltip_words_the_score_as_the_report_does(result: AttributionResult) -> None:
+    """The verdict tooltip said "share of the answer's surprisal", the report "the share
+    of its least supported sentence's surprisal": one definition, worded the same."""
+    from camab_rag.groundedness.report import GroundednessReport
+
+    phrase = "the share of its least supported sentence's surprisal that the context explains"
+    documented = " ".join((GroundednessReport.__doc__ or "").split())
+    assert phrase in documented
+    page = cite(result, DOCS).with_groundedness(GroundednessFilter()(result)).to_html()
+    tips = [" ".join(html.unescape(t).split()) for t in re.findall(r'title="([^"]*)"', page)]
+    assert any(phrase in tip for tip in tips), tips
 
 
 def test_a_blocked_answer_renders_the_fallback_not_what_was_blocked(

@@ -38,7 +38,10 @@ class CitationRule:
         top_k: at most this many citations per sentence (``None``: no limit).
         threshold: the bar in nats per answer token (default
             :data:`~camab_rag.render.support.CITE_AT`).
-        relative: minimum fraction of the sentence's best score (0 disables).
+        relative: minimum fraction of the sentence's best score (0 disables; default
+            0.1, chosen on the HotpotQA dev rows of ``benchmarks/bench_citations.py``:
+            a second source that adds a name the first lacks is often far weaker than
+            the first and still gold, and 0.25 left it out).
         unit: cite whole ``"document"``s or single ``"segment"``s.
         new_words: require a word no better cited source holds (``False`` disables).
         support_threshold: with token support (``anchors=True``), a sentence the gate
@@ -48,7 +51,7 @@ class CitationRule:
 
     top_k: int | None = 2
     threshold: float = CITE_AT
-    relative: float = 0.25
+    relative: float = 0.1
     unit: SourceUnit = "document"
     support_threshold: float | None = None
     new_words: bool = True
@@ -253,8 +256,10 @@ class CitedAnswer:
 
     def with_groundedness(self, verdict: Any) -> CitedAnswer:
         """A copy carrying a groundedness report or a filter's ``FilteredAnswer`` (no report:
-        shown as unknown). Unsupported sentences and abstentions lose their markers, sources
-        no longer cited leave the list; a blocked answer shows the fallback, no sources."""
+        shown as unknown). Unsupported sentences and abstentions lose their markers (all
+        sentences do when the answer is unsupported and no sentence verdict says which),
+        sources no longer cited leave the list; a blocked answer shows the fallback, no
+        sources."""
         report = groundedness_report(verdict)
         fallback = getattr(verdict, "answer", None)
         if getattr(verdict, "blocked", False) is True and isinstance(fallback, str):
@@ -262,10 +267,15 @@ class CitedAnswer:
             return replace(
                 self, answer=fallback, sentences=[shown], sources=[], groundedness=report
             )
-        judged = replace(
-            self, groundedness=report, sentences=judged_sentences(self.sentences, report)
-        )
-        return judged.pruned()
+        sentences = judged_sentences(self.sentences, report)
+        if verdict_name(report) == "unsupported" and not any(
+            s.supported is False for s in sentences
+        ):
+            # the answer is judged unsupported but no sentence verdict says which (the
+            # answer's figures are its sentences' least, a surrogate report has none):
+            # under "Not supported" no sentence shows a source as its support
+            sentences = [s if s.abstention else s.judged(False, False, []) for s in sentences]
+        return replace(self, groundedness=report, sentences=sentences).pruned()
 
     def pruned(self) -> CitedAnswer:
         """A copy whose source list holds only the sources a sentence cites or disputes,

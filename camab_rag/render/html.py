@@ -182,10 +182,9 @@ def render_fragment(answer: CitedAnswer) -> str:
         parts.append('<ol class="camab-sources">')
         parts += [_source_html(answer, page_id, source) for source in answer.sources]
         parts.append("</ol>")
-    parts.append(
-        f'<p class="camab-footer" title="{esc(SCALE_TEXT)}">{esc(answer.method)} attribution, '
-        f"{calls_text(int(answer.n_queries))}; {esc(LEGEND_TEXT)}</p>"
-    )
+    # the figures for developers (method, model calls, the scale) only in the tooltip
+    detail = f"{answer.method} attribution, {calls_text(int(answer.n_queries))}; {SCALE_TEXT}"
+    parts.append(f'<p class="camab-footer" title="{esc(detail)}">{esc(LEGEND_TEXT)}</p>')
     parts.append("</div>")
     return "\n".join(parts)
 

@@ -18,7 +18,6 @@ from camab_rag.render.support import support_words
 from camab_rag.render.text import (
     DISPUTED_MARK,
     LEGEND_TEXT,
-    calls_text,
     clean,
     conversation_note,
     no_sources_text,
@@ -150,9 +149,6 @@ def render_terminal(
                 for k, line in enumerate(body):
                     prefix = label if k == 0 else " " * len(label)
                     out.append(indent + prefix + style(LEVEL_STYLE[level], line))
-        legend = f"bar: {LEGEND_TEXT}"
-        out += [
-            "",
-            style(DIM, f"{answer.method} attribution, {calls_text(answer.n_queries)}; {legend}"),
-        ]
+        # words only: the method and the model calls are in to_dict() for developers
+        out += ["", style(DIM, f"bar: {LEGEND_TEXT}")]
     return "\n".join(out) + "\n"

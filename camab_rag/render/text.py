@@ -69,34 +69,41 @@ def split_highlights(
     return _cut(text, [(h.start, h.end, h) for h in highlights])
 
 
+def content_words(text: str) -> set[str]:
+    """The lower-cased words of ``text`` that are not function words."""
+    from camab_rag.groundedness.score import STOPWORDS, words
+
+    return {w for w in words(text) if w not in STOPWORDS}
+
+
+def supporting_sentence(text: str, sentence: str) -> tuple[int, int] | None:
+    """The ``[start, end)`` of the sentence of ``text`` (a passage of several) that shares
+    the most content words with the answer ``sentence`` (the first on ties); ``None`` when
+    ``text`` is one sentence or none of its sentences shares a word."""
+    from camab_rag.groundedness.score import words
+    from camab_rag.sentences import split_sentences
+
+    parts = split_sentences(text)
+    wanted = content_words(sentence)
+    if len(parts) < 2 or not wanted:
+        return None
+    overlap = [len(wanted & set(words(text[a:b]))) for a, b in parts]
+    best = max(overlap)
+    return parts[overlap.index(best)] if best > 0 else None
+
+
 def shown_highlights(answer: CitedAnswer, source: Any) -> list[Highlight]:
     """The highlights shown in ``source``: a segment of several sentences is narrowed to those
     sharing the most content words with the sentences citing it (whole when none do)."""
-    from camab_rag.groundedness.score import STOPWORDS, words
-    from camab_rag.sentences import split_sentences
-
-    citing = [
-        {w for w in words(s.text) if w not in STOPWORDS}
-        for s in answer.sentences
-        if source.number in s.citations
-    ]
+    citing = [s.text for s in answer.sentences if source.number in s.citations]
     shown: list[Highlight] = []
     for highlight in source.highlights:
-        parts = split_sentences(highlight.text)
-        if len(parts) < 2 or not citing:
-            shown.append(highlight)
-            continue
-        part_words = [{w for w in words(highlight.text[a:b])} for a, b in parts]
-        chosen: set[int] = set()
-        for wanted in citing:
-            overlap = [len(wanted & found) for found in part_words]
-            if max(overlap) > 0:
-                chosen.add(overlap.index(max(overlap)))
+        spans = {supporting_sentence(highlight.text, sentence) for sentence in citing}
+        chosen = sorted(span for span in spans if span is not None)
         if not chosen:
             shown.append(highlight)
             continue
-        for k in sorted(chosen):
-            a, b = parts[k]
+        for a, b in chosen:
             shown.append(
                 replace(
                     highlight,
@@ -189,7 +196,10 @@ def verdict_detail(report: Any) -> str | None:
     score, threshold = getattr(report, "score", None), getattr(report, "threshold", None)
     if score is None or threshold is None:
         return getattr(report, "error", None)
-    explained = f"score {float(score):+.3f} (share of the answer's surprisal the context explains)"
+    explained = (
+        f"score {float(score):+.3f} (the share of its least supported sentence's surprisal "
+        "that the context explains)"
+    )
     probability = getattr(report, "p_unsupported", None)
     if probability is not None:  # the calibrated verdict decided: the threshold did not
         return f"P(unsupported) {float(probability):.2f}; {explained}"
