@@ -97,7 +97,14 @@ METRICS = (("lds_bernoulli", "LDS, Bernoulli ½"), ("lds_keep", "LDS, keep 1-4")
 
 
 def variant(switches: dict[str, Any]) -> Auto:
-    return Auto._variant(**{"random_halves_below": 0.0, "joint_fit_below": 0.0, **switches})
+    return Auto._variant(
+        **{
+            "random_halves_below": 0.0,
+            "joint_fit_below": 0.0,
+            "document_opening": False,
+            **switches,
+        }
+    )
 
 
 def variant_fits(case: Case, reward: PricedReward, priced: bool) -> dict[tuple[str, str], Fit]:

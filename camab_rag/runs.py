@@ -194,7 +194,7 @@ def start_run(
     ):
         chosen = Hierarchical(chosen, groups)
     elif isinstance(chosen, Auto):  # one level: a KernelSHAP opening (see methods.auto)
-        chosen = chosen.one_level()
+        chosen = chosen.one_level(documents=groups is not None and n_docs == n_segments)
     sampler = plan_sampler(chosen, n_segments, budget, np.random.default_rng(settings.seed))
     return Run(chosen, sampler, budget, int(settings.seed), time.perf_counter(), exact, [], [])
 
