@@ -28,6 +28,7 @@ import math
 import pickle
 import sys
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from benchmarks.bench_lds import (  # noqa: E402
     BUDGETS,
     DROP_KS,
     LABELS,
+    SHAPES,
     STEMS,
     Case,
     Cells,
@@ -51,6 +53,7 @@ from benchmarks.bench_lds import (  # noqa: E402
     _groups,
     budgets_of,
     cases,
+    full_reward,
     measure,
     store_of,
 )
@@ -67,7 +70,10 @@ FREE: dict[str, tuple[str, dict[str, Any]]] = {
         {"estimator": "posterior_mean"},
     ),
     "adaptive-joint": ("adaptive design, one fit over both levels", {"joint_fit": True}),
-    "halves-flat": ("random halves, flat-intercept posterior", {"design": "random_halves"}),
+    "halves-flat": (
+        "random halves, flat-intercept posterior",
+        {"design": "random_halves", "halves_estimator": "flat_intercept"},
+    ),
     "halves-lasso": (
         "random halves, LASSO",
         {"design": "random_halves", "halves_estimator": "lasso"},
@@ -75,6 +81,15 @@ FREE: dict[str, tuple[str, dict[str, Any]]] = {
     "halves-posterior": (
         "random halves, CAMAB's posterior mean",
         {"design": "random_halves", "halves_estimator": "posterior_mean"},
+    ),
+    "documents-first": (
+        "adaptive design, each document left out once when D + 1 calls fit",
+        {"document_opening": True},
+    ),
+    "documents-first-joint": (
+        "adaptive design, each document left out once when D + 1 calls fit, one fit over "
+        "both levels",
+        {"document_opening": True, "joint_fit": True},
     ),
 }
 """Variants on subsets the store already holds: (label, ``Auto._variant`` switches)."""
@@ -84,13 +99,8 @@ PRICED: dict[str, tuple[str, dict[str, Any], bool]] = {
 }
 """Variants that ask for new subsets: (label, switches, hierarchical)."""
 PRICED_BUDGETS = (8, 16)
-ESTIMATORS = {
-    "halves, flat": "halves-flat",
-    "halves, LASSO": "halves-lasso",
-    "halves, posterior": "halves-posterior",
-    "joint fit": "adaptive-joint",
-}
-"""What the rule switches to under the cut (the adaptive design, separate fits, above)."""
+ESTIMATORS = {"flat": "halves-flat", "LASSO": "halves-lasso"}
+"""How the rule's random halves may be read (the variant of each)."""
 CUTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 10.0)
 """Candidate ``random_halves_below`` values (calls per unit, ``N + 1``)."""
 METRICS = (("lds_bernoulli", "LDS, Bernoulli ½"), ("lds_keep", "LDS, keep 1-4"))
@@ -159,17 +169,24 @@ def run_command(args: argparse.Namespace) -> None:
 
 
 def tables(stem: str, cache: Path | None = None) -> tuple[list[Case], list[Cells]]:
-    """Every example's cells (the main fits and the ablations); with ``cache``, kept in
-    (and read back from) a pickle there, to re-read the rule without re-fitting."""
-    found = cases(stem)
+    """Every example's cells (the main fits and the ablations) of a results file, or of
+    one of its short-answer stores (``"<stem>.<shape>"``: the examples whose full context
+    is priced); with ``cache``, kept in (and read back from) a pickle there, to re-read the
+    rule without re-fitting."""
+    name, _, shape = stem.rpartition(".")
+    if shape not in SHAPES:
+        name, shape = stem, "model"
+    store: RewardStore = store_of(name, shape)
+    if shape != "model" and not store.path.exists():
+        return [], []
+    found = [c for c in cases(name, shape) if full_reward(c, store) is not None]
     path = cache / f"auto_design_{stem}.pkl" if cache else None
     if path is not None and path.exists():
         with open(path, "rb") as handle:
             return found, list(pickle.load(handle))
-    store: RewardStore = store_of(stem)
     rows = []
     for case in found:
-        extra = variant_fits(case, PricedReward(store, case.id), priced=True)
+        extra = variant_fits(case, PricedReward(store, case.id), priced=shape == "model")
         cells, _ = measure(case, store, extra)
         rows.append(cells)
     if path is not None:
@@ -178,31 +195,92 @@ def tables(stem: str, cache: Path | None = None) -> tuple[list[Case], list[Cells
     return found, rows
 
 
-def rule_value(
-    case: Case, cells: Cells, budget: int, cut: float, estimator: str
-) -> dict[str, float]:
-    """What ``auto`` gives with the alternative ``estimator`` (:data:`ESTIMATORS`) under
-    ``cut * (N + 1)`` calls and the adaptive design with separate fits above."""
-    halves = budget < cut * (case.n + 1)
-    return cells.get((ESTIMATORS[estimator] if halves else ADAPTIVE, str(budget)), {})
+@dataclass(frozen=True)
+class Rule:
+    """A candidate budget rule (:func:`camab_rag.methods.auto.budget_rule`): the random
+    halves read with ``estimator`` under ``halves * (N + 1)`` calls over several documents
+    and under ``one_document * (N + 1)`` on one document's sentences; over several
+    documents, one fit over both levels under ``joint * (N + 1)``; else the adaptive
+    design (each document left out once when ``D + 1`` calls fit)."""
+
+    halves: float
+    joint: float
+    one_document: float
+    estimator: str
+
+    def key(self, case: Case, budget: int) -> str:
+        n_docs = _n_docs(case)
+        cut = self.one_document if n_docs <= 1 else self.halves
+        if budget < cut * (case.n + 1):
+            return ESTIMATORS[self.estimator]
+        if 1 < n_docs < case.n and budget < self.joint * (case.n + 1):
+            return "documents-first-joint"
+        return "documents-first"
+
+    def __str__(self) -> str:
+        return (
+            f"halves ({self.estimator}) under {self.halves} (several documents) / "
+            f"{self.one_document} (one document) calls per unit, joint fit under {self.joint}"
+        )
 
 
-def objective(found: list[Case], table: list[Cells], cut: float, estimator: str) -> float:
+_DOCS: dict[tuple[str, str], int] = {}
+
+
+def _n_docs(case: Case) -> int:
+    key = (case.stem, case.id)
+    if key not in _DOCS:
+        _DOCS[key] = max(_groups(case)) + 1
+    return _DOCS[key]
+
+
+def shipped_rule() -> Rule:
+    """The rule ``auto`` ships (its default switches)."""
+    switches = Auto()._switches
+    estimator = {"flat_intercept": "flat", "lasso": "LASSO"}[switches.halves_estimator]
+    return Rule(
+        switches.random_halves_below,
+        switches.joint_fit_below,
+        switches.one_document_halves_below,
+        estimator,
+    )
+
+
+def rule_value(case: Case, cells: Cells, budget: int, rule: Rule) -> dict[str, float]:
+    """What ``auto`` gives under ``rule`` for one example at one budget."""
+    return cells.get((rule.key(case, budget), str(budget)), {})
+
+
+def objective(found: list[Case], table: list[Cells], rule: Rule) -> float:
     """Mean over budgets and the two LDS samples of the mean over examples."""
     means = []
     for b in BUDGETS:
         for metric, _ in METRICS:
-            values = [rule_value(c, t, b, cut, estimator).get(metric) for c, t in zip(found, table)]
+            values = [rule_value(c, t, b, rule).get(metric) for c, t in zip(found, table)]
             kept = [v for v in values if v is not None and not math.isnan(v)]
             if kept:
                 means.append(float(np.mean(kept)))
     return float(np.mean(means)) if means else math.nan
 
 
+def search(parts: dict[str, tuple[list[Case], list[Cells]]]) -> list[tuple[float, Rule]]:
+    """Every candidate rule with its objective (mean over results files) on ``parts``."""
+    scored = []
+    for estimator in ESTIMATORS:
+        for halves in CUTS:
+            for joint in CUTS:
+                for one in CUTS:
+                    rule = Rule(halves, joint, one, estimator)
+                    values = [objective(f, t, rule) for f, t in parts.values()]
+                    scored.append((float(np.nanmean(values)), rule))
+    return scored
+
+
 LESSONS = (
     ("adaptive-posterior", "CAMAB's posterior mean instead of the flat-intercept one"),
     ("adaptive-joint", "one fit over both levels instead of one per level"),
     ("adaptive-one-level", "one level instead of documents then sentences"),
+    ("documents-first", "each document left out once whenever D + 1 calls fit"),
     ("adaptive-q2", "2 Thompson draws a round instead of 1"),
     ("halves-flat", "random halves (flat-intercept posterior) instead of the adaptive design"),
     ("halves-lasso", "random halves read with LASSO (ContextCite-style) instead"),
@@ -237,8 +315,7 @@ def lesson_table(every: dict[str, tuple[list[Case], list[Cells]]]) -> str:
 def target_table(
     dev: dict[str, tuple[list[Case], list[Cells]]],
     check: dict[str, tuple[list[Case], list[Cells]]],
-    cut: float,
-    estimator: str,
+    rule: Rule,
 ) -> str:
     """The chosen rule, auto before issue 51 and the best peer, per file, budget and LDS
     sample, on the other half and on all rows; 'gap' = rule minus best peer."""
@@ -251,7 +328,7 @@ def target_table(
             for b in BUDGETS:
                 for metric, title in METRICS:
                     ours = _values(
-                        [rule_value(c, t, b, cut, estimator) for c, t in zip(found, table)], metric
+                        [rule_value(c, t, b, rule) for c, t in zip(found, table)], metric
                     )
                     old = _values([t.get((ADAPTIVE, str(b)), {}) for t in table], metric)
                     peers = {
@@ -357,40 +434,58 @@ def report_command(args: argparse.Namespace) -> None:
         LEARNED,
         "",
     ]
-    choices = []
-    for cut in CUTS:
-        for estimator in ESTIMATORS:
-            score = np.mean([objective(f, t, cut, estimator) for f, t in dev.values()])
-            choices.append((float(score), cut, estimator))
-    best = max(choices)
+    scored = search(dev)
+    best_score, best = max(scored, key=lambda pair: pair[0])
+    others = {
+        rule: np.nanmean([objective(f, t, rule) for f, t in check.values()]) for _, rule in scored
+    }
+
+    def sweep(name: str) -> list[list[object]]:
+        """The objective as one cut moves, the others at the chosen rule."""
+        rows: list[list[object]] = []
+        for cut in CUTS:
+            row: list[object] = [cut]
+            for estimator in ESTIMATORS:
+                rule = replace(best, **{name: cut, "estimator": estimator})
+                dev_score = next(v for v, r in scored if r == rule)
+                row += [f"{dev_score:.3f}", f"{others[rule]:.3f}"]
+            rows.append(row)
+        return rows
+
+    header = ["c"] + [f"halves {e}, {rows}" for e in ESTIMATORS for rows in ("dev", "other half")]
     parts += [
         "### The rule, chosen on the dev rows",
         "",
-        "Mean over results files, budgets (8-64) and the two LDS samples (Bernoulli ½, keep "
-        "1-4) of the mean over the first half of each file's examples, for ``auto`` with "
-        "each alternative below ``c * (N + 1)`` calls (the random halves read with each "
-        "estimator, or the adaptive design read with one fit over both levels) and the "
-        "adaptive design with one fit per level above (c = 0: that everywhere):",
+        "Mean over results files (with the short-answer stores), budgets and the two LDS "
+        "samples (Bernoulli ½, keep 1-4) of the mean over the first half of each file's "
+        "examples ('dev'; the other half beside it), for ``auto`` under each candidate rule "
+        f"({len(scored)} in all): the random halves read with flat-intercept or LASSO under "
+        "``c * (N + 1)`` calls, with one cut over several documents (HotpotQA) and one on "
+        "one document's sentences (CNN/DailyMail); over several documents, one fit over "
+        "both levels under a third cut; else the adaptive design, each document left out "
+        "once when ``D + 1`` calls fit (c = 0: never). Each table moves one cut, the "
+        "others at the chosen rule.",
         "",
-        markdown_table(
-            ["c", *ESTIMATORS, *(f"{e} (other half)" for e in ESTIMATORS)],
-            [
-                [cut]
-                + [f"{dict(((c, e), s) for s, c, e in choices)[(cut, e)]:.3f}" for e in ESTIMATORS]
-                + [
-                    f"{np.mean([objective(f, t, cut, e) for f, t in check.values()]):.3f}"
-                    for e in ESTIMATORS
-                ]
-                for cut in CUTS
-            ],
-        ),
+        "Random halves over several documents:",
         "",
-        f"Chosen on the dev rows: c = {best[1]}, {best[2]} (dev objective {best[0]:.3f}). "
-        "Below: that rule against the best peer at each budget (ContextCite-style, "
+        markdown_table(header, sweep("halves")),
+        "",
+        "One fit over both levels (several documents):",
+        "",
+        markdown_table(header, sweep("joint")),
+        "",
+        "Random halves on one document's sentences:",
+        "",
+        markdown_table(header, sweep("one_document")),
+        "",
+        f"Chosen on the dev rows: {best} (dev objective {best_score:.3f}, other half "
+        f"{others[best]:.3f}); `auto` ships {shipped_rule()}"
+        f"{' (the same)' if shipped_rule() == best else ' (**not** the chosen rule)'}. "
+        "Below: the shipped rule against the best peer at each budget (ContextCite-style, "
         "KernelSHAP or CAMAB, whichever has the higher mean), on the other half of each "
         "file (rows the rule was not chosen on) and on all rows:",
         "",
-        target_table(dev, check, best[1], best[2]),
+        target_table(dev, check, shipped_rule()),
     ]
     text = "\n".join(parts)
     print(text)
@@ -452,7 +547,11 @@ def main() -> None:
     run_parser.add_argument("--n", type=int, default=8)
     run_parser.add_argument("--threads", type=int, default=1)
     report_parser = sub.add_parser("report", help="the tables, replayed from the stores")
-    report_parser.add_argument("--results-list", nargs="+", default=list(STEMS))
+    report_parser.add_argument(
+        "--results-list",
+        nargs="+",
+        default=[*STEMS, *(f"{STEMS[0]}.{shape}" for shape in SHAPES if shape != "model")],
+    )
     report_parser.add_argument("--no-write", dest="write", action="store_false")
     report_parser.add_argument(
         "--cache", type=Path, default=None, help="keep the fitted cells here (a folder)"

@@ -173,8 +173,9 @@ def start_run(
         )
     budget = int(settings.budget)
     chosen = settings.method_instance
+    n_docs = max(groups) + 1 if groups else 1
     if isinstance(chosen, Auto):
-        chosen = chosen.for_scorer(parallel, budget).for_budget(n_segments, budget)
+        chosen = chosen.for_scorer(parallel, budget).for_budget(n_segments, budget, n_docs)
     if chosen.name == "kernelshap" and budget < 2:
         raise InputError("kernelshap needs a budget of at least 2 (empty and full context)")
     hierarchical = settings.hierarchical
@@ -183,7 +184,6 @@ def start_run(
     if hierarchical is None:
         hierarchical = chosen.name == "auto"
     exact = enumerates(chosen, n_segments, budget)
-    n_docs = max(groups) + 1 if groups else 1
     one_level = isinstance(chosen, Auto) and chosen.random_halves
     if (
         hierarchical

@@ -8,9 +8,12 @@ hierarchically (:mod:`camab_rag.methods.hierarchical`): documents first, then th
 sentences of the top documents, each level opening with every unit left out once. The
 scores are CAMAB's posterior means with a flat prior on the intercept
 (:func:`~camab_rag.methods.estimators.flat_intercept_posterior_mean`), one fit per level;
-when the budget is under :data:`JOINT_FIT_BELOW` calls per unit (8 calls over 40
+when the budget is under :data:`JOINT_FIT_BELOW` calls per unit (8-16 calls over 40
 sentences), one fit over every subset of both levels instead, as each level then has too
-few rows of its own (:meth:`Auto.for_budget`; issue 51).
+few rows of its own. Whenever the budget affords it, a run over several documents opens
+with each document left out once (``D + 1`` calls). On one document's sentences under
+:data:`ONE_DOCUMENT_HALVES_BELOW` calls per unit it uses ContextCite's random halves read
+with LASSO instead (:func:`budget_rule`; issue 51).
 
 Use it by name (``attribute(..., method="auto")``, the default) or as
 ``Auto(batch_size=2)``. The measurements behind each choice, and where the benchmark does
@@ -55,12 +58,20 @@ def auto_batch_size(parallel: int, budget: int) -> int:
     return max(1, min(int(parallel), MAX_AUTO_BATCH, int(budget) // 4))
 
 
-JOINT_FIT_BELOW = 0.25
+JOINT_FIT_BELOW = 0.5
 """``auto`` reads a hierarchical run's documents and sentences from one fit over every
-subset when its budget is under this many calls per unit (``N + 1``): with so few calls,
-one fit per level leaves each level too few rows. Chosen on the dev half of the stored
-rows among the cuts 0-10 and the random-halves alternatives, and read on the other half
-(BENCHMARKS.md, "Fewer calls: ablations of auto and the budget rule")."""
+subset when its budget is under this many calls per unit (``N + 1``; 8 and 16 calls over
+40 sentences): with so few calls, one fit per level leaves each level too few rows."""
+
+ONE_DOCUMENT_HALVES_BELOW = 1.0
+"""On one document's sentences (no hierarchy), ``auto`` uses the random halves read with
+LASSO (ContextCite's design and estimator) when its budget is under this many calls per
+unit (``N + 1``; 8 and 16 calls over 20 sentences), where the adaptive design is Thompson
+draws alone (its KernelSHAP opening needs ``N + 1`` rows in 75% of the budget).
+
+Both cuts are chosen on the dev half of each stored results file (HotpotQA with two
+models, CNN/DailyMail, short answers) among 1458 candidate rules and read on the other
+half (BENCHMARKS.md, "Fewer calls: ablations of auto and the budget rule"; issue 51)."""
 
 
 def scarce_budget(n_segments: int, budget: int, below: float) -> bool:
@@ -130,8 +141,9 @@ class _Switches:
     refine_opening: str = "leave_one_out"
     design: str = "adaptive"
     random_halves_below: float = 0.0
-    halves_estimator: str = "flat_intercept"
+    halves_estimator: str = "lasso"
     joint_fit_below: float = JOINT_FIT_BELOW
+    one_document_halves_below: float = ONE_DOCUMENT_HALVES_BELOW
     document_opening: bool = True
     documents: bool = False
 
@@ -143,7 +155,7 @@ class _Switches:
                 f"unknown halves_estimator {self.halves_estimator!r}; "
                 f"choose one of {AUTO_ESTIMATORS}"
             )
-        for name in ("random_halves_below", "joint_fit_below"):
+        for name in ("random_halves_below", "joint_fit_below", "one_document_halves_below"):
             below = getattr(self, name)
             if isinstance(below, bool) or not isinstance(below, (int, float)) or below < 0:
                 raise ValueError(f"{name} must be a number >= 0, got {below!r}")
@@ -164,6 +176,24 @@ class _Switches:
             raise ValueError(
                 f"shapley_opening must be a share of the budget in [0, 1], got {share!r}"
             )
+
+
+def budget_rule(switches: _Switches, n_segments: int, budget: int, n_docs: int) -> _Switches:
+    """``auto``'s design and estimator for one run, from its budget, its ``N`` units and
+    their ``n_docs`` documents (each test by :func:`scarce_budget`): the random halves
+    (read with ``halves_estimator``) under ``one_document_halves_below`` calls per unit
+    on one document's sentences (``n_docs <= 1``) or ``random_halves_below`` otherwise;
+    else, over several documents split into sentences, one fit over both levels under
+    ``joint_fit_below``; else ``switches`` as they are. The cuts are chosen on the dev
+    half of the stored rows and read on the other half (BENCHMARKS.md, "Fewer calls")."""
+    halves_below = (
+        switches.one_document_halves_below if n_docs <= 1 else switches.random_halves_below
+    )
+    if scarce_budget(n_segments, budget, halves_below):
+        return replace(switches, design="random_halves")
+    if 1 < n_docs < n_segments and scarce_budget(n_segments, budget, switches.joint_fit_below):
+        return replace(switches, joint_fit=True)
+    return switches
 
 
 class AutoSampler(Sampler):
@@ -256,16 +286,10 @@ class Auto(Method):
         """Whether this run uses the random-halves design (one level, no Thompson draws)."""
         return self._switches.design == "random_halves"
 
-    def for_budget(self, n_segments: int, budget: int) -> Auto:
-        """These settings for a run over ``n_segments`` units with ``budget`` calls: one
-        fit over both levels when the budget is under ``joint_fit_below`` calls per unit,
-        and the random-halves design under ``random_halves_below`` (both by
-        :func:`scarce_budget`); else as they are."""
-        switches = self._switches
-        if scarce_budget(n_segments, budget, switches.joint_fit_below):
-            switches = replace(switches, joint_fit=True)
-        if scarce_budget(n_segments, budget, switches.random_halves_below):
-            switches = replace(switches, design="random_halves")
+    def for_budget(self, n_segments: int, budget: int, n_docs: int = 1) -> Auto:
+        """These settings for a run over ``n_segments`` units of ``n_docs`` documents with
+        ``budget`` calls (:func:`budget_rule`); unchanged when the rule changes nothing."""
+        switches = budget_rule(self._switches, n_segments, budget, n_docs)
         return self if switches == self._switches else replace(self, _switches=switches)
 
     @property
