@@ -647,6 +647,96 @@ LEARNED = (
 )
 
 
+HELD_OUT_CHECK = ROOT / "benchmarks" / "results" / "quality" / "heldout_check.jsonl"
+"""The held-out check on new HotpotQA rows (``heldout``), one line per example."""
+CHECK_METHODS = ("auto", "contextcite")
+CHECK_BUDGETS = (8, 16)
+
+
+def heldout_command(args: argparse.Namespace) -> None:
+    """Rows of HotpotQA no results file holds, the first gold answer as the answer, 10
+    paragraphs split into sentences: ``auto`` and ContextCite-style through
+    ``camab_rag.attribute`` at 8 and 16 calls (seed 0), read by LDS on 32 Bernoulli ½
+    subsets from a seed of their own (none a method asked for), scored with the same
+    prompt; appended to :data:`HELD_OUT_CHECK` as each example ends."""
+    from benchmarks.data import load_examples
+    from benchmarks.evaluation.lds import bernoulli_subsets, lds, subset_seed
+    from camab_rag import attribute
+    from camab_rag.prompts import TemplatePromptBuilder
+    from camab_rag.rewards import mean_logprob
+    from camab_rag.scorers import default_scorer
+    from camab_rag.scorers.base import ScoreRequest
+    from camab_rag.segments import segment_documents, to_documents
+
+    used = {c.id for stem in STEMS for c in cases(stem)}
+    done = set()
+    if HELD_OUT_CHECK.exists():
+        done = {json.loads(line)["id"] for line in HELD_OUT_CHECK.read_text().splitlines()}
+    dataset = str(cases(STEMS[0])[0].record["dataset"])
+    fresh = [
+        e
+        for e in load_examples(dataset, args.offset + args.n + 200)[args.offset :]
+        if e.id not in used and e.answers and e.answers[0].strip()
+    ]
+    scorer = default_scorer()
+    for example in [e for e in fresh if e.id not in done][: args.n]:
+        started = time.perf_counter()
+        docs = [
+            f"{d['title']}: {d['text']}" if d.get("title") else d["text"] for d in example.documents
+        ]
+        answer = example.answers[0].strip()
+        documents = to_documents(docs)
+        segments = segment_documents(documents, "sentence")
+        builder = TemplatePromptBuilder(example.question, documents, segments)
+
+        fits: dict[str, Any] = {}
+        for method in CHECK_METHODS:
+            for budget in CHECK_BUDGETS:
+                result = attribute(
+                    example.question, docs, answer, scorer, budget=budget, method=method
+                )
+                assert [s.text for s in result.segments] == [s.text for s in segments]
+                fits[f"{method}@{budget}"] = result
+        trained = {m.tobytes() for r in fits.values() for m in r.masks}
+        held = [
+            m
+            for m in bernoulli_subsets(len(segments), 64, subset_seed(example.id, "check"))
+            if m.tobytes() not in trained
+        ][:32]
+        requests = [ScoreRequest(builder.build(m), answer) for m in held]
+        rewards = [mean_logprob(scored.logprobs) for scored in scorer.score(requests)]
+        line = {
+            "id": example.id,
+            "n": len(segments),
+            "answer": answer,
+            "held_out": len(held),
+            "lds": {key: lds(r.scores, np.array(held), rewards) for key, r in fits.items()},
+            "calls": {key: r.n_queries for key, r in fits.items()},
+            "seconds": round(time.perf_counter() - started),
+        }
+        with open(HELD_OUT_CHECK, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line) + "\n")
+        print(json.dumps(line), flush=True)
+
+
+def heldout_table() -> str:
+    """The stored held-out check: mean LDS per method and budget, and auto minus
+    ContextCite-style paired over the rows."""
+    if not HELD_OUT_CHECK.exists():
+        return "No row stored yet."
+    lines = [json.loads(line) for line in HELD_OUT_CHECK.read_text().splitlines() if line]
+    rows = []
+    for budget in CHECK_BUDGETS:
+        ours = [x["lds"][f"auto@{budget}"] for x in lines]
+        theirs = [x["lds"][f"contextcite@{budget}"] for x in lines]
+        diffs = [a - b for a, b in zip(ours, theirs) if not (math.isnan(a) or math.isnan(b))]
+        rows.append([budget, len(lines), _cell(ours), _cell(theirs), _cell(diffs)])
+    return markdown_table(
+        ["budget", "rows", "auto", "ContextCite-style", "auto − ContextCite-style (paired)"],
+        rows,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -655,6 +745,9 @@ def main() -> None:
     run_parser.add_argument("--offset", type=int, default=0)
     run_parser.add_argument("--n", type=int, default=8)
     run_parser.add_argument("--threads", type=int, default=1)
+    check_parser = sub.add_parser("heldout", help="the held-out check on new HotpotQA rows")
+    check_parser.add_argument("--offset", type=int, default=0)
+    check_parser.add_argument("--n", type=int, default=3)
     report_parser = sub.add_parser("report", help="the tables, replayed from the stores")
     report_parser.add_argument(
         "--results-list",
@@ -667,7 +760,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     logging.getLogger("camab_rag").setLevel(logging.ERROR)
-    {"run": run_command, "report": report_command}[args.command](args)
+    {"run": run_command, "report": report_command, "heldout": heldout_command}[args.command](args)
 
 
 if __name__ == "__main__":
