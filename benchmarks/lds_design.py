@@ -535,6 +535,19 @@ def report_command(args: argparse.Namespace) -> None:
         "",
         documents_table(),
         "",
+        "### A held-out check on new rows",
+        "",
+        "HotpotQA rows no results file holds (file order), the first gold answer as the "
+        "answer (a name or a year), 10 paragraphs split into sentences, SmolLM2: `auto` and "
+        "ContextCite-style through `camab_rag.attribute` at 8 and 16 calls, read by LDS on "
+        "32 Bernoulli ½ subsets from a seed of their own (ContextCite's protocol and home "
+        "ground), none a method asked for. Stored in "
+        "`benchmarks/results/quality/heldout_check.jsonl` by `nice -n 10 .venv/bin/python "
+        "-m benchmarks lds-design heldout --n K` (one line per row, as CPU time allowed); "
+        "mean ± 95% CI over rows, few rows, so no claim of significance:",
+        "",
+        heldout_table(),
+        "",
     ]
     scored = search(dev)
     best_score, best = max(scored, key=lambda pair: pair[0])
