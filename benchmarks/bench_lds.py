@@ -295,7 +295,12 @@ ADAPTIVE = "auto-adaptive"
 def adaptive_auto() -> Method:
     """``auto`` as it was before issue 51: the adaptive design (openings and Thompson
     draws) at every budget, one fit per level, never the random halves."""
-    return Auto._variant(random_halves_below=0.0, joint_fit_below=0.0, document_opening=False)
+    return Auto._variant(
+        random_halves_below=0.0,
+        joint_fit_below=0.0,
+        one_document_halves_below=0.0,
+        document_opening=False,
+    )
 
 
 def budgets_of(case: Case) -> tuple[int, ...]:

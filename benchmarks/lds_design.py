@@ -114,6 +114,7 @@ def variant(switches: dict[str, Any]) -> Auto:
             "random_halves_below": 0.0,
             "joint_fit_below": 0.0,
             "document_opening": False,
+            "one_document_halves_below": 0.0,
             **switches,
         }
     )

@@ -48,7 +48,7 @@ def test_the_objective_averages_budgets_and_samples_over_examples() -> None:
 
 
 def test_the_shipped_rule_is_autos_defaults() -> None:
-    assert shipped_rule() == Rule(halves=0.0, joint=0.5, one_document=1.0, estimator="LASSO")
+    assert shipped_rule() == Rule(halves=0.0, joint=0.25, one_document=1.0, estimator="LASSO")
 
 
 def test_exact_shapley_of_a_linear_reward_is_its_weights() -> None:

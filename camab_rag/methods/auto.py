@@ -8,7 +8,7 @@ hierarchically (:mod:`camab_rag.methods.hierarchical`): documents first, then th
 sentences of the top documents, each level opening with every unit left out once. The
 scores are CAMAB's posterior means with a flat prior on the intercept
 (:func:`~camab_rag.methods.estimators.flat_intercept_posterior_mean`), one fit per level;
-when the budget is under :data:`JOINT_FIT_BELOW` calls per unit (8-16 calls over 40
+when the budget is under :data:`JOINT_FIT_BELOW` calls per unit (8 calls over 40
 sentences), one fit over every subset of both levels instead, as each level then has too
 few rows of its own. Whenever the budget affords it, a run over several documents opens
 with each document left out once (``D + 1`` calls). On one document's sentences under
@@ -58,10 +58,10 @@ def auto_batch_size(parallel: int, budget: int) -> int:
     return max(1, min(int(parallel), MAX_AUTO_BATCH, int(budget) // 4))
 
 
-JOINT_FIT_BELOW = 0.5
+JOINT_FIT_BELOW = 0.25
 """``auto`` reads a hierarchical run's documents and sentences from one fit over every
-subset when its budget is under this many calls per unit (``N + 1``; 8 and 16 calls over
-40 sentences): with so few calls, one fit per level leaves each level too few rows."""
+subset when its budget is under this many calls per unit (``N + 1``; 8 calls over 40
+sentences): with so few calls, one fit per level leaves each level too few rows."""
 
 ONE_DOCUMENT_HALVES_BELOW = 1.0
 """On one document's sentences (no hierarchy), ``auto`` uses the random halves read with
