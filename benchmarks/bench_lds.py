@@ -802,6 +802,7 @@ def headline_rows(stem: str, table: list[Cells], shape: str = "model") -> list[l
         for (peer, ours, metric, diffs, _), q in zip(tests, adjusted)
         if metric == "drop@3" and q < 0.05 and np.mean(diffs) > 0
     }
+    tested = {ours[1] for _, ours, metric, _, _ in tests if metric == "drop@3"}
     name = stem if shape == "model" else f"{stem}, {SHAPES[shape]}"
     rows = []
     for metric in ("lds_bernoulli", "drop@3"):
@@ -812,12 +813,15 @@ def headline_rows(stem: str, table: list[Cells], shape: str = "model") -> list[l
             free = _cell(_column(table, ("lexical", "0"), metric))
             if metric == "drop@3":
                 beaten = sorted(LABELS[m] for m, b in ahead if b == budget)
-                target = (
-                    f"no peer ahead after Holm: missed ({', '.join(beaten)} ahead)"
-                    if beaten
-                    else f"no peer ahead after Holm: met (best mean {LABELS[best]} "
-                    f"{peers[best]:.3f})"
-                )
+                if beaten:
+                    target = f"no peer ahead after Holm: missed ({', '.join(beaten)} ahead)"
+                elif budget not in tested:
+                    target = "no peer ahead after Holm: not tested (under 3 priced pairs)"
+                else:
+                    target = (
+                        f"no peer ahead after Holm: met (best mean {LABELS[best]} "
+                        f"{peers[best]:.3f})"
+                    )
             else:
                 met = "met" if ours >= peers[best] - 0.02 else "missed"
                 target = f"within 0.02 of {LABELS[best]} ({peers[best]:.3f}) {met}"
