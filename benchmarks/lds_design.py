@@ -529,8 +529,9 @@ def report_command(args: argparse.Namespace) -> None:
         "opening fitted its old condition, so the run was Thompson draws alone. `auto` "
         "now opens with each document left out once whenever `D + 1` calls fit (the "
         "'documents first' rows above at 16 calls on HotpotQA, where the old document "
-        "level took half the budget). On one level over whole documents (chunks) that "
-        "opening comes before KernelSHAP's rows; replayed on the every-subset tables of "
+        "level took half the budget). On one level over whole documents (chunks) it "
+        "opens so where KernelSHAP's opening (75% of the budget) does not fit; replayed on "
+        "the every-subset tables of "
         "HotpotQA paragraphs as chunks (4-10, SmolLM2, "
         "`benchmarks/results/small/hotpotqa_smollm2.jsonl`, no model call):",
         "",

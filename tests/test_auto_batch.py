@@ -226,20 +226,19 @@ def test_sync_and_async_pick_the_same_q_and_subsets() -> None:
 
 def test_the_integrations_default_settings_follow_the_scorer() -> None:
     """The integrations attribute with ``CHAIN_SETTINGS`` (auto, chunks): 8 documents,
-    2**8 > 40, so one level over whole documents: each document left out once, then
-    KernelSHAP's design up to 30 calls (27 distinct rows here), as the scorer's 8 at a
+    2**8 > 40, so one level: the Shapley opening (30 of 40 calls), as the scorer's 8 at a
     time, then Thompson draws, 2 a round."""
     docs = [f"{FILLER[d]} Vermeer." if d == 3 else FILLER[d] for d in range(8)]
     scorer = ParallelScorer(8)
     captured = attribute_captured("Who?", docs, "Vermeer", scorer, CHAIN_SETTINGS)
     assert captured.result.method_config["batch_size"] == 2
     assert captured.result.n_queries == 40
-    assert scorer.batches == [8, 8, 8, 3] + [2] * 6 + [1]
+    assert scorer.batches == [8, 8, 8, 6] + [2] * 5
     wide = ParallelScorer(8)
     settings = replace(CHAIN_SETTINGS, method=Auto(batch_size=4))
     explicit = attribute_captured("Who?", docs, "Vermeer", wide, settings)
     assert explicit.result.method_config["batch_size"] == 4
-    assert wide.batches == [8, 8, 8, 3, 4, 4, 4, 1]
+    assert wide.batches == [8, 8, 8, 6, 4, 4, 2]
 
 
 def test_the_recorded_config_rebuilds_the_same_q() -> None:

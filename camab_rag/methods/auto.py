@@ -91,24 +91,14 @@ def one_level_opening(
     n_segments: int, budget: int, share: float, documents: bool, rng: np.random.Generator
 ) -> Masks | None:
     """The opening batch of a one-level run: KernelSHAP's design over ``share`` of the
-    budget when that is at least ``N + 1`` rows; over whole ``documents``, every document
-    left out once first whenever ``N + 1`` calls fit, then KernelSHAP's rows up to the
-    same share (issue 51: a 6-document context at 8 calls no longer ties two documents
-    that Thompson draws alone never separated)."""
+    budget when that is at least ``N + 1`` rows; else, over whole ``documents``, every
+    document left out once when ``N + 1`` calls fit (issue 51: a 6-document context at 8
+    calls no longer ties two documents that Thompson draws alone never separated)."""
     size = min(budget, round(share * budget))
-    if documents and n_segments + 1 <= budget:
-        rows = leave_one_out_rows(n_segments)
-        extra = size - n_segments  # the full context is in both
-        if extra >= 2:
-            seen = {row.tobytes() for row in rows}
-            design = KernelShap().sampler(n_segments, extra, rng).next_masks()
-            more = [
-                row for row in (design if design is not None else ()) if row.tobytes() not in seen
-            ]
-            rows = np.concatenate([rows, np.array(more, dtype=bool).reshape(-1, n_segments)])
-        return rows[:budget]
     if n_segments + 1 <= size:
         return KernelShap().sampler(n_segments, size, rng).next_masks()
+    if documents and n_segments + 1 <= budget:
+        return leave_one_out_rows(n_segments)
     return None
 
 
@@ -130,7 +120,7 @@ class _Switches:
     with every document left out once whenever the budget affords it (``D + 1`` calls):
     a hierarchical run's document level then takes ``D + 1`` calls even when that leaves
     the sentences under a third of the budget, and a one-level run over whole documents
-    (chunks) opens with it before KernelSHAP's design (issue 51); ``documents``: this
+    (chunks) opens with it where KernelSHAP's design does not fit (issue 51); ``documents``: this
     one-level run's units are whole documents (set by :meth:`Auto.one_level`).
     """
 
@@ -301,9 +291,8 @@ class Auto(Method):
     def one_level(self, documents: bool = False) -> Auto:
         """These settings for a run on one level: open with KernelSHAP's design instead
         of leaving each unit out once; when the units are whole ``documents`` (chunks) and
-        :attr:`opens_documents`, every document left out once first where it fits
-        (:func:`one_level_opening`; on every-subset tables of 4-10 paragraphs it raised
-        LDS up to 16 calls and found the exact top paragraph more often; BENCHMARKS.md,
+        :attr:`opens_documents`, every document left out once where KernelSHAP's design
+        does not fit but ``N + 1`` calls do (:func:`one_level_opening`; BENCHMARKS.md,
         "Fewer calls")."""
         switches = replace(
             self._switches,
