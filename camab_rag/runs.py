@@ -173,8 +173,9 @@ def start_run(
         )
     budget = int(settings.budget)
     chosen = settings.method_instance
+    n_docs = max(groups) + 1 if groups else 1
     if isinstance(chosen, Auto):
-        chosen = chosen.for_scorer(parallel, budget).for_budget(n_segments, budget)
+        chosen = chosen.for_scorer(parallel, budget).for_budget(n_segments, budget, n_docs)
     if chosen.name == "kernelshap" and budget < 2:
         raise InputError("kernelshap needs a budget of at least 2 (empty and full context)")
     hierarchical = settings.hierarchical
@@ -183,7 +184,6 @@ def start_run(
     if hierarchical is None:
         hierarchical = chosen.name == "auto"
     exact = enumerates(chosen, n_segments, budget)
-    n_docs = max(groups) + 1 if groups else 1
     one_level = isinstance(chosen, Auto) and chosen.random_halves
     if (
         hierarchical
@@ -194,7 +194,7 @@ def start_run(
     ):
         chosen = Hierarchical(chosen, groups)
     elif isinstance(chosen, Auto):  # one level: a KernelSHAP opening (see methods.auto)
-        chosen = chosen.one_level()
+        chosen = chosen.one_level(documents=groups is not None and n_docs == n_segments)
     sampler = plan_sampler(chosen, n_segments, budget, np.random.default_rng(settings.seed))
     return Run(chosen, sampler, budget, int(settings.seed), time.perf_counter(), exact, [], [])
 

@@ -6,7 +6,7 @@ import pytest
 
 from camab_rag import AttributionSettings, attribute_fn
 from camab_rag.methods import Auto
-from camab_rag.methods.auto import JOINT_FIT_BELOW, scarce_budget
+from camab_rag.methods.auto import JOINT_FIT_BELOW, _Switches, budget_rule, scarce_budget
 from camab_rag.methods.registry import method_from_config
 
 N = 40
@@ -35,13 +35,26 @@ def test_the_rule_compares_the_budget_with_calls_per_unit(n_segments, budget, be
     assert scarce_budget(n_segments, budget, below) is expected
 
 
-def test_the_shipped_cut_reads_one_joint_fit_at_8_calls_over_40_sentences():
+def test_the_shipped_cuts() -> None:
     """The shipped cuts (chosen on the dev rows, BENCHMARKS "Fewer calls"): one fit over
-    both levels at 8 calls on a HotpotQA-sized context, one per level from 16 on; the
-    random halves stay off (they lost on the dev rows)."""
+    both levels at 8 calls on a HotpotQA-sized context, one per level from 16 on;
+    ContextCite's random halves at 8 and 16 calls on one 20-sentence document (CNN/DM),
+    never over several documents."""
+    switches = Auto()._switches
+    assert [budget_rule(switches, 40, b, 10).joint_fit for b in (8, 16, 32)] == [
+        True,
+        False,
+        False,
+    ]
+    assert [budget_rule(switches, 20, b, 1).design for b in (8, 16, 32)] == [
+        "random_halves",
+        "random_halves",
+        "adaptive",
+    ]
+    assert switches.halves_estimator == "lasso"
+    assert {budget_rule(switches, 40, b, 10).design for b in (4, 8, 16, 64)} == {"adaptive"}
     assert scarce_budget(40, 8, JOINT_FIT_BELOW)
     assert not scarce_budget(40, 16, JOINT_FIT_BELOW)
-    assert Auto()._switches.random_halves_below == 0
 
 
 def run(method=None, budget=8):
@@ -69,6 +82,7 @@ def test_under_the_cut_auto_fits_both_levels_at_once_on_the_same_subsets():
 
 def test_above_the_cut_auto_keeps_one_fit_per_level():
     result = run(budget=int(np.ceil(JOINT_FIT_BELOW * (N + 1))) + 1)
+    assert result.n_queries > 8
     assert result.method_config["hierarchical"] and not result.method_config["joint_fit"]
     assert result.method_config["design"] == "adaptive"
 
@@ -86,14 +100,65 @@ def test_the_random_halves_ask_for_contextcites_subsets_on_one_level():
 
 def test_the_halves_rule_switches_the_design_below_its_cut():
     rule = Auto._variant(random_halves_below=1.0)
-    assert rule.for_budget(N, 16).random_halves and not rule.for_budget(N, 41).random_halves
+    assert rule.for_budget(N, 16, 10).random_halves
+    assert not rule.for_budget(N, 41, 10).random_halves
     assert not run(rule, budget=16).method_config.get("hierarchical")
+
+
+RULE = _Switches(random_halves_below=0.5, joint_fit_below=1.0, one_document_halves_below=2.0)
+
+
+@pytest.mark.parametrize(
+    ("n_segments", "budget", "n_docs", "design", "joint_fit"),
+    [
+        (40, 8, 10, "random_halves", False),  # 8 < 0.5 * 41: halves first
+        (40, 30, 10, "adaptive", True),  # over several documents: one joint fit
+        (40, 41, 10, "adaptive", False),
+        (20, 16, 1, "random_halves", False),  # one document: its own cut, 2 * 21
+        (20, 41, 1, "random_halves", False),
+        (20, 42, 1, "adaptive", False),
+        (20, 16, 0, "random_halves", False),  # no documents given: as one document
+        (6, 3, 6, "random_halves", False),  # whole documents (chunks): the general cut
+        (6, 4, 6, "adaptive", False),
+        (6, 6, 6, "adaptive", False),  # chunks never take the joint fit (one level)
+    ],
+)
+def test_the_budget_rule_reads_budget_units_and_documents(
+    n_segments, budget, n_docs, design, joint_fit
+):
+    chosen = budget_rule(RULE, n_segments, budget, n_docs)
+    assert (chosen.design, chosen.joint_fit) == (design, joint_fit)
+    assert budget_rule(
+        _Switches(random_halves_below=0, joint_fit_below=0, one_document_halves_below=0),
+        n_segments,
+        budget,
+        n_docs,
+    ) == _Switches(random_halves_below=0, joint_fit_below=0, one_document_halves_below=0)
+
+
+def test_the_halves_read_with_lasso_are_contextcite_on_one_document() -> None:
+    """Under the one-document cut ``auto`` asks for ContextCite's subsets and reads them
+    with LASSO: the very scores of ``method="contextcite"``."""
+    rule = Auto._variant(one_document_halves_below=1.0)
+    ours = attribute_fn(
+        planted, N, budget=16, method=rule, groups=[0] * N, settings=AttributionSettings(seed=5)
+    )
+    theirs = attribute_fn(
+        planted, N, budget=16, method="contextcite", settings=AttributionSettings(seed=5)
+    )
+    assert ours.method_config["design"] == "random_halves"
+    np.testing.assert_allclose(ours.scores, theirs.scores, atol=1e-12)
+    above = attribute_fn(
+        planted, N, budget=48, method=rule, groups=[0] * N, settings=AttributionSettings(seed=5)
+    )
+    assert above.method_config["design"] == "adaptive"
 
 
 @pytest.mark.parametrize(
     "switches",
     [
         {"design": "halves"},
+        {"one_document_halves_below": -0.1},
         {"halves_estimator": "ols"},
         {"random_halves_below": -1.0},
         {"random_halves_below": True},

@@ -10,7 +10,10 @@ scores are CAMAB's posterior means with a flat prior on the intercept
 (:func:`~camab_rag.methods.estimators.flat_intercept_posterior_mean`), one fit per level;
 when the budget is under :data:`JOINT_FIT_BELOW` calls per unit (8 calls over 40
 sentences), one fit over every subset of both levels instead, as each level then has too
-few rows of its own (:meth:`Auto.for_budget`; issue 51).
+few rows of its own. Whenever the budget affords it, a run over several documents opens
+with each document left out once (``D + 1`` calls). On one document's sentences under
+:data:`ONE_DOCUMENT_HALVES_BELOW` calls per unit it uses ContextCite's random halves read
+with LASSO instead (:func:`budget_rule`; issue 51).
 
 Use it by name (``attribute(..., method="auto")``, the default) or as
 ``Auto(batch_size=2)``. The measurements behind each choice, and where the benchmark does
@@ -57,16 +60,46 @@ def auto_batch_size(parallel: int, budget: int) -> int:
 
 JOINT_FIT_BELOW = 0.25
 """``auto`` reads a hierarchical run's documents and sentences from one fit over every
-subset when its budget is under this many calls per unit (``N + 1``): with so few calls,
-one fit per level leaves each level too few rows. Chosen on the dev half of the stored
-rows among the cuts 0-10 and the random-halves alternatives, and read on the other half
-(BENCHMARKS.md, "Fewer calls: ablations of auto and the budget rule")."""
+subset when its budget is under this many calls per unit (``N + 1``; 8 calls over 40
+sentences): with so few calls, one fit per level leaves each level too few rows."""
+
+ONE_DOCUMENT_HALVES_BELOW = 1.0
+"""On one document's sentences (no hierarchy), ``auto`` uses the random halves read with
+LASSO (ContextCite's design and estimator) when its budget is under this many calls per
+unit (``N + 1``; 8 and 16 calls over 20 sentences), where the adaptive design is Thompson
+draws alone (its KernelSHAP opening needs ``N + 1`` rows in 75% of the budget).
+
+Both cuts are chosen on the dev half of each stored results file (HotpotQA with two
+models, CNN/DailyMail, short answers) among 1458 candidate rules and read on the other
+half (BENCHMARKS.md, "Fewer calls: ablations of auto and the budget rule"; issue 51)."""
 
 
 def scarce_budget(n_segments: int, budget: int, below: float) -> bool:
     """Whether ``budget`` calls over ``n_segments`` units is under ``below`` calls per unit
     (``N + 1``): the test behind ``auto``'s budget rules (:meth:`Auto.for_budget`)."""
     return budget < below * (n_segments + 1)
+
+
+def leave_one_out_rows(n_segments: int) -> Masks:
+    """The full context, then each unit left out once (``N + 1`` rows)."""
+    opening = np.ones((n_segments + 1, n_segments), dtype=bool)
+    opening[np.arange(1, n_segments + 1), np.arange(n_segments)] = False
+    return opening
+
+
+def one_level_opening(
+    n_segments: int, budget: int, share: float, documents: bool, rng: np.random.Generator
+) -> Masks | None:
+    """The opening batch of a one-level run: KernelSHAP's design over ``share`` of the
+    budget when that is at least ``N + 1`` rows; else, over whole ``documents``, every
+    document left out once when ``N + 1`` calls fit (issue 51: a 6-document context at 8
+    calls no longer ties two documents that Thompson draws alone never separated)."""
+    size = min(budget, round(share * budget))
+    if n_segments + 1 <= size:
+        return KernelShap().sampler(n_segments, size, rng).next_masks()
+    if documents and n_segments + 1 <= budget:
+        return leave_one_out_rows(n_segments)
+    return None
 
 
 @dataclass(frozen=True)
@@ -83,7 +116,12 @@ class _Switches:
     ½ subsets on one level, ContextCite's design, read with ``halves_estimator``);
     ``random_halves_below``: the rule that picks ``"random_halves"`` for a run whose
     budget is under that many calls per unit, ``N + 1`` (0: never); ``joint_fit_below``:
-    the same for ``joint_fit`` (:data:`JOINT_FIT_BELOW`).
+    the same for ``joint_fit`` (:data:`JOINT_FIT_BELOW`); ``document_opening``: open
+    with every document left out once whenever the budget affords it (``D + 1`` calls):
+    a hierarchical run's document level then takes ``D + 1`` calls even when that leaves
+    the sentences under a third of the budget, and a one-level run over whole documents
+    (chunks) opens with it where KernelSHAP's design does not fit (issue 51); ``documents``: this
+    one-level run's units are whole documents (set by :meth:`Auto.one_level`).
     """
 
     leave_one_out_first: bool = True
@@ -93,8 +131,11 @@ class _Switches:
     refine_opening: str = "leave_one_out"
     design: str = "adaptive"
     random_halves_below: float = 0.0
-    halves_estimator: str = "flat_intercept"
+    halves_estimator: str = "lasso"
     joint_fit_below: float = JOINT_FIT_BELOW
+    one_document_halves_below: float = ONE_DOCUMENT_HALVES_BELOW
+    document_opening: bool = True
+    documents: bool = False
 
     def __post_init__(self) -> None:
         if self.design not in AUTO_DESIGNS:
@@ -104,7 +145,7 @@ class _Switches:
                 f"unknown halves_estimator {self.halves_estimator!r}; "
                 f"choose one of {AUTO_ESTIMATORS}"
             )
-        for name in ("random_halves_below", "joint_fit_below"):
+        for name in ("random_halves_below", "joint_fit_below", "one_document_halves_below"):
             below = getattr(self, name)
             if isinstance(below, bool) or not isinstance(below, (int, float)) or below < 0:
                 raise ValueError(f"{name} must be a number >= 0, got {below!r}")
@@ -127,6 +168,24 @@ class _Switches:
             )
 
 
+def budget_rule(switches: _Switches, n_segments: int, budget: int, n_docs: int) -> _Switches:
+    """``auto``'s design and estimator for one run, from its budget, its ``N`` units and
+    their ``n_docs`` documents (each test by :func:`scarce_budget`): the random halves
+    (read with ``halves_estimator``) under ``one_document_halves_below`` calls per unit
+    on one document's sentences (``n_docs <= 1``) or ``random_halves_below`` otherwise;
+    else, over several documents split into sentences, one fit over both levels under
+    ``joint_fit_below``; else ``switches`` as they are. The cuts are chosen on the dev
+    half of the stored rows and read on the other half (BENCHMARKS.md, "Fewer calls")."""
+    halves_below = (
+        switches.one_document_halves_below if n_docs <= 1 else switches.random_halves_below
+    )
+    if scarce_budget(n_segments, budget, halves_below):
+        return replace(switches, design="random_halves")
+    if 1 < n_docs < n_segments and scarce_budget(n_segments, budget, switches.joint_fit_below):
+        return replace(switches, joint_fit=True)
+    return switches
+
+
 class AutoSampler(Sampler):
     """One opening batch when it fits (each unit left out once, or KernelSHAP's design
     over :data:`SHAPLEY_OPENING` of the budget when that is at least ``N + 1`` rows), then
@@ -143,11 +202,11 @@ class AutoSampler(Sampler):
             self.thompson = CamabSampler(method.bandit(), n_segments, 0, rng)
         elif switches.leave_one_out_first:
             if n_segments + 1 <= budget:
-                opening = np.ones((n_segments + 1, n_segments), dtype=bool)
-                opening[np.arange(1, n_segments + 1), np.arange(n_segments)] = False
-                self.opening = opening
-        elif n_segments + 1 <= (size := min(budget, round(switches.shapley_opening * budget))):
-            self.opening = KernelShap().sampler(n_segments, size, rng).next_masks()
+                self.opening = leave_one_out_rows(n_segments)
+        else:
+            self.opening = one_level_opening(
+                n_segments, budget, switches.shapley_opening, switches.documents, rng
+            )
 
     def next_masks(self) -> Masks | None:
         if self.opening is not None:
@@ -217,22 +276,30 @@ class Auto(Method):
         """Whether this run uses the random-halves design (one level, no Thompson draws)."""
         return self._switches.design == "random_halves"
 
-    def for_budget(self, n_segments: int, budget: int) -> Auto:
-        """These settings for a run over ``n_segments`` units with ``budget`` calls: one
-        fit over both levels when the budget is under ``joint_fit_below`` calls per unit,
-        and the random-halves design under ``random_halves_below`` (both by
-        :func:`scarce_budget`); else as they are."""
-        switches = self._switches
-        if scarce_budget(n_segments, budget, switches.joint_fit_below):
-            switches = replace(switches, joint_fit=True)
-        if scarce_budget(n_segments, budget, switches.random_halves_below):
-            switches = replace(switches, design="random_halves")
+    def for_budget(self, n_segments: int, budget: int, n_docs: int = 1) -> Auto:
+        """These settings for a run over ``n_segments`` units of ``n_docs`` documents with
+        ``budget`` calls (:func:`budget_rule`); unchanged when the rule changes nothing."""
+        switches = budget_rule(self._switches, n_segments, budget, n_docs)
         return self if switches == self._switches else replace(self, _switches=switches)
 
-    def one_level(self) -> Auto:
+    @property
+    def opens_documents(self) -> bool:
+        """Whether a run opens with every document left out once whenever the budget
+        affords it (``D + 1`` calls; read by :mod:`~camab_rag.methods.hierarchical`)."""
+        return self._switches.document_opening
+
+    def one_level(self, documents: bool = False) -> Auto:
         """These settings for a run on one level: open with KernelSHAP's design instead
-        of leaving each unit out once."""
-        return replace(self, _switches=replace(self._switches, leave_one_out_first=False))
+        of leaving each unit out once; when the units are whole ``documents`` (chunks) and
+        :attr:`opens_documents`, every document left out once where KernelSHAP's design
+        does not fit but ``N + 1`` calls do (:func:`one_level_opening`; BENCHMARKS.md,
+        "Fewer calls")."""
+        switches = replace(
+            self._switches,
+            leave_one_out_first=False,
+            documents=bool(documents and self.opens_documents),
+        )
+        return replace(self, _switches=switches)
 
     def refinement(self) -> Auto:
         """The settings of a hierarchical run's second level (the segments inside the top

@@ -2,7 +2,8 @@
 
 Stage 1 runs the base method over documents (a document's segments are kept or removed
 together) with up to half the budget, or ``D + 1`` calls (room for a document-level
-leave-one-out) when that leaves a third of the budget. It stops early once the documents
+leave-one-out) when that leaves a third of the budget (``auto``, whose ``opens_documents``
+is set: whenever the budget affords ``D + 1`` calls). It stops early once the documents
 it would refine stop changing between two checkpoints, so the split of the budget
 between the levels follows the data. Stage 2
 runs the base method over the segments of the top documents, every other document staying
@@ -106,6 +107,8 @@ class HierarchicalSampler(Sampler):
         # a document-level leave-one-out (d + 1 calls) when it leaves a third of the
         # budget for the segments, else half the budget
         cap = max(d + 1 if 3 * (d + 1) <= 2 * budget else budget // 2, 1)
+        if getattr(method.base, "opens_documents", False) and d + 1 <= budget:
+            cap = d + 1  # auto: an exact document-level leave-one-out whenever it fits
         if d < 62:
             cap = min(cap, 2**d)
         base = method.base

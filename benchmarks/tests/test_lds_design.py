@@ -1,0 +1,58 @@
+"""The budget rule's search in ``lds-design`` (pure logic, no model)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from benchmarks import lds_design
+from benchmarks.bench_lds import Case
+from benchmarks.lds_design import Rule, _shapley, objective, shipped_rule
+from camab_rag.methods.base import all_masks
+
+
+def case(n: int, n_docs: int, ident: str) -> Case:
+    lds_design._DOCS[("test", ident)] = n_docs
+    record: dict[str, Any] = {"id": ident, "n_segments": n}
+    return Case("test", record, None)  # type: ignore[arg-type]
+
+
+def test_the_rule_picks_each_regimes_variant_by_calls_per_unit() -> None:
+    rule = Rule(halves=0.0, joint=0.5, one_document=1.0, estimator="LASSO")
+    hotpot, cnn, chunks = case(40, 10, "h"), case(20, 1, "c"), case(6, 6, "k")
+    assert [rule.key(hotpot, b) for b in (8, 16, 32)] == [
+        "documents-first-joint",
+        "documents-first-joint",
+        "documents-first",
+    ]
+    assert [rule.key(cnn, b) for b in (8, 16, 32)] == [
+        "halves-lasso",
+        "halves-lasso",
+        "documents-first",
+    ]
+    assert rule.key(chunks, 3) == "documents-first"  # one level: never the joint fit
+
+
+def test_the_objective_averages_budgets_and_samples_over_examples() -> None:
+    rule = Rule(halves=0.0, joint=0.0, one_document=1.0, estimator="flat")
+    found = [case(20, 1, "a"), case(20, 1, "b")]
+    cells: list[dict[tuple[str, str], dict[str, float]]] = [
+        {
+            ("halves-flat", "8"): {"lds_bernoulli": 0.2, "lds_keep": 0.4},
+            ("documents-first", "32"): {"lds_bernoulli": 0.8, "lds_keep": float("nan")},
+        },
+        {("halves-flat", "8"): {"lds_bernoulli": 0.4, "lds_keep": 0.6}},
+    ]
+    assert np.isclose(objective(found, cells, rule), np.mean([0.3, 0.5, 0.8]))
+
+
+def test_the_shipped_rule_is_autos_defaults() -> None:
+    assert shipped_rule() == Rule(halves=0.0, joint=0.25, one_document=1.0, estimator="LASSO")
+
+
+def test_exact_shapley_of_a_linear_reward_is_its_weights() -> None:
+    masks = all_masks(4)
+    weights = np.array([0.5, -0.2, 0.0, 1.5])
+    rewards = masks.astype(float) @ weights + 3.0
+    np.testing.assert_allclose(_shapley(masks, rewards), weights, atol=1e-12)
