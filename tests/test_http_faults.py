@@ -236,6 +236,22 @@ def test_always_slow_ends_in_a_clear_timeout_error(server: FaultyServer) -> None
     assert len(server.completions) == 2
 
 
+def test_a_silent_server_error_points_to_the_request_timeout(server: FaultyServer) -> None:
+    """Review of issue 49: after a silent server the error named the 3 s retry budget but
+    not ``timeout=``, the knob that holds each attempt (60 s by default)."""
+    server.default = ("slow", 1.5)
+    with pytest.raises(TransientScorerError) as raised:
+        make_scorer(server, timeout=0.3, max_retries=1).score([REQUEST])
+    message = str(raised.value)
+    assert "timed out after 0.3 s" in message
+    assert "timeout=0.3 s (the scorer's request timeout)" in message
+    assert "OpenAICompletionsScorer(timeout=...)" in message
+    server.default = ("status", 503, {}, {"error": {"message": "overloaded"}})
+    with pytest.raises(TransientScorerError) as raised:
+        make_scorer(server, max_retries=1).score([REQUEST])
+    assert "timeout=" not in str(raised.value)  # no timeout: the hint would mislead
+
+
 def test_429_honours_retry_after(server: FaultyServer) -> None:
     server.script.append(("status", 429, {"Retry-After": "1"}, {"error": {"message": "slow down"}}))
     start = time.monotonic()

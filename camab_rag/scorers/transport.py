@@ -56,6 +56,7 @@ class RequestClock:
     def __init__(self) -> None:
         self.first_failure: float | None = None
         self.first_error = ""
+        self.timed_out = False  # whether an attempt ran out of its time
 
     def failed(self, error: BaseException) -> None:
         if self.first_failure is None:
@@ -275,6 +276,7 @@ class HttpTransport:
             if isinstance(error, ModelNotServedError) and endpoint != "models":
                 served = yield from self._served_models(clients, limit)
                 error = self.errors.model_not_served(served)
+            clock.timed_out |= isinstance(failure, httpx.TimeoutException)
             delay = self._retry_delay(what, attempt, clock, error)
             yield Sleep(delay)
         raise AssertionError("unreachable")
@@ -319,6 +321,12 @@ class HttpTransport:
             raise deadline.expired(self.secrets.clean(f"{what}, {cause}"))
         stop = self.retry.why_stop(attempt, clock.spent(), delay)
         if stop is not None:
+            if clock.timed_out:  # the knob that bounds a silent server's wait
+                cause += (
+                    f"; each attempt waits up to timeout={self.timeout:g} s (the scorer's "
+                    "request timeout): pass a lower OpenAICompletionsScorer(timeout=...) to "
+                    "give up on a silent server sooner"
+                )
             raise TransientScorerError(
                 self.secrets.clean(f"{what} {stop}: {cause}"),
                 status_code=error.status_code,
