@@ -30,6 +30,7 @@ from fakes import KeywordScorer
 from camab_rag import AttributionSettings
 from camab_rag.errors import DeadlineExceededError, InputError, ScorerError, TransientScorerError
 from camab_rag.scorers.base import ScoreRequest
+from camab_rag.scorers.echo import NoChatTemplateError
 from camab_rag.scorers.http_errors import retry_after
 from camab_rag.scorers.openai_completions import (
     NoPromptLogprobsError,
@@ -422,6 +423,26 @@ def test_chat_prompt_without_tokenize_or_template_is_a_clear_error(server: Fault
     with pytest.raises(InputError, match="chat_template_renderer"):
         make_scorer(server).score([ScoreRequest(chat, RESPONSE)])
     assert server.completions == []
+
+
+@pytest.mark.parametrize("endpoint", ["/chat/completions", "/completions/"])
+def test_a_base_url_naming_an_endpoint_is_refused_with_the_v1_url(endpoint: str) -> None:
+    """Review of issue 49: base_url=".../v1/chat/completions" was taken and a chat prompt
+    then failed with "pass proxy=...: no /tokenize endpoint"."""
+    with pytest.raises(InputError, match=r"ends with /v1 \(http://127\.0\.0\.1:8765/v1\)"):
+        OpenAICompletionsScorer(f"http://u:pw@127.0.0.1:8765/v1{endpoint}", "smollm2")
+
+
+def test_a_chat_prompt_at_a_base_url_without_v1_says_check_the_v1(server: FaultyServer) -> None:
+    """A host answering 404 at a base URL without /v1: the error names the likely fix."""
+    root = server.base_url.removesuffix("/v1")
+    chat = [{"role": "user", "content": "What is the capital of France?"}]
+    scorer = OpenAICompletionsScorer(root + "/api", "smollm2", timeout=5.0)
+    with pytest.raises(NoChatTemplateError, match=r"check base_url, which ends with /v1"):
+        scorer.score([ScoreRequest(chat, RESPONSE)])
+    with pytest.raises(NoChatTemplateError) as raised:  # a /v1 URL: the proxy fix alone
+        make_scorer(server).score([ScoreRequest(chat, RESPONSE)])
+    assert "check base_url" not in str(raised.value)
 
 
 def test_a_failing_tokenize_is_named_and_probed_again_not_taken_for_a_missing_one(

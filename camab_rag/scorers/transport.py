@@ -36,6 +36,9 @@ T = TypeVar("T")
 Endpoint = Literal["completions", "tokenize", "models"]
 
 
+_ENDPOINTS = ("/chat/completions", "/completions", "/models", "/tokenize", "/embeddings")
+"""Endpoint paths a base URL must not end with (a URL copied from a request log)."""
+
 AsyncClients = httpx.AsyncClient
 """The async client of one :meth:`~HttpTransport.async_clients` block."""
 
@@ -185,6 +188,15 @@ class HttpTransport:
                 "takes 'api-key'), or as api_key=... for a Bearer key"
             )
         path = parts.path.rstrip("/")
+        if endpoint := next((e for e in _ENDPOINTS if path.endswith(e)), None):
+            root = public_url(
+                urlunsplit((parts.scheme, parts.netloc, path[: -len(endpoint)], "", ""))
+            )
+            raise InputError(
+                f"base_url {public_url(given)} ends with the endpoint {endpoint}: pass the "
+                f"server's base URL, which ends with /v1 ({root}); the scorer adds the "
+                "endpoints itself"
+            )
         self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
         self._params = httpx.QueryParams(parts.query)  # sent after each request's path
         self.base_url = public_url(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
@@ -206,6 +218,12 @@ class HttpTransport:
         self._has_key = bool(api_key)
         self._lock = threading.Lock()
         self._sync_client: httpx.Client | None = None
+
+    @property
+    def ends_with_v1(self) -> bool:
+        """Whether the base URL's path ends with ``/v1``, as an OpenAI-compatible server's
+        (vLLM, SGLang, llama.cpp) does."""
+        return self._url.endswith("/v1")
 
     @property
     def has_api_key(self) -> bool:
