@@ -274,6 +274,8 @@ def test_budget_counts_attribution_calls_and_the_gate_anchors_add_at_most_two() 
         else:
             assert result.n_queries == 12
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    bullet = " ".join(re.search(r"\* \*\*`budget`\*\*(.*?)\n\* ", readme, re.S).group(1).split())
+    found = re.search(r"\* \*\*`budget`\*\*(.*?)\n\* ", readme, re.S)
+    assert found, "the README lost its budget entry"
+    bullet = " ".join(found.group(1).split())
     assert "distinct attribution calls" in bullet and "budget + 2" in bullet
     assert "budget + 2" in " ".join((camab_rag.attribute.__doc__ or "").split())

@@ -88,9 +88,9 @@ async def test_a_misspelled_keyword_names_the_public_function_not_the_generator(
     run = synced(totals, "run_totals")
     arun = asynced(totals, "arun_totals")
     with pytest.raises(TypeError, match=r"^run_totals\(\) got an unexpected keyword .*'budjet'"):
-        run(CountingScorer(), BATCHES, budjet=8)
+        run(CountingScorer(), BATCHES, budjet=8)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match=r"^arun_totals\(\) missing a required argument"):
-        await arun(CountingScorer())
+        await arun(CountingScorer())  # type: ignore[call-arg]
     import camab_rag
 
     with pytest.raises(TypeError, match=r"^attribute\(\) .*'budjet'") as raised:
