@@ -485,10 +485,12 @@ attribute = synced(
             ``camab_rag.OpenAICompletionsScorer(...)``, ...).
         budget, method, granularity, deadline_s, groundedness: the everyday knobs; each
             given (not ``None``) wins over the field of ``settings`` (default 40 distinct
-            model calls, ``"auto"``, ``"sentence"``, no deadline, no filter): see
+            attribution calls, ``"auto"``, ``"sentence"``, no deadline, no filter): see
             :class:`~camab_rag.settings.AttributionSettings`. A ``groundedness`` filter
             makes the run score the full and empty contexts, so ``filter.judge(result)``
-            gives its verdict with no further model call.
+            gives its verdict with no further model call; those two anchors are outside
+            ``budget`` (one or two more calls, when the run has not scored them already:
+            ``result.n_queries`` may be ``budget + 2``).
         prompt: the prompt the model really received (text or chat messages): the
             documents are found in it and cut out of it for each subset; when a
             document's text is not in it verbatim the default template is used instead

@@ -41,6 +41,15 @@ def remaining() -> float | None:
     return None if current is None else current[0] - time.monotonic()
 
 
+def check(waiting: str | None = None) -> None:
+    """Raise :func:`expired` when the running attribution's deadline has passed: a
+    scorer that splits one call into parts (forward passes) checks before each, so a long
+    call overshoots the deadline by one part, not by the whole call."""
+    left = remaining()
+    if left is not None and left <= 0:
+        raise expired(waiting)
+
+
 def expired(last: str | None = None) -> DeadlineExceededError:
     """The error that ends an attribution whose deadline (the one of the running call) has
     passed; ``last``: what was being waited for."""

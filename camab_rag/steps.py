@@ -160,13 +160,25 @@ def _named(function: Any, steps: Any, name: str, doc: str | None) -> None:
     function.__signature__ = signature.replace(return_annotation=returned)
 
 
+def _started(
+    steps: Callable[..., Steps[T]], name: str, args: Any, kwargs: dict[str, Any]
+) -> Steps[T]:
+    """``steps(*args, **kwargs)``; arguments it does not take are a ``TypeError`` naming the
+    public function ``name`` (not the private generator function behind it)."""
+    try:
+        inspect.signature(steps).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"{name}() {exc}") from None
+    return steps(*args, **kwargs)
+
+
 def synced(steps: Callable[P, Steps[T]], name: str, doc: str | None = None) -> Callable[P, T]:
     """A blocking function with the arguments (and, unless ``doc`` is given, the docstring)
     of the generator function ``steps``: it runs the generator with :func:`drive`."""
 
     @functools.wraps(steps)
     def run(*args: P.args, **kwargs: P.kwargs) -> T:
-        return drive(steps(*args, **kwargs))
+        return drive(_started(steps, name, args, kwargs))
 
     _named(run, steps, name, doc)
     return run
@@ -179,7 +191,7 @@ def asynced(
 
     @functools.wraps(steps)
     async def run(*args: P.args, **kwargs: P.kwargs) -> T:
-        return await adrive(steps(*args, **kwargs))
+        return await adrive(_started(steps, name, args, kwargs))
 
     _named(run, steps, name, doc)
     return run

@@ -240,3 +240,42 @@ def test_summary_names_the_documents_cite_shows_in_words() -> None:
         assert ("no single document stands out" in line) == (not shown)
         assert all(f" {n}" in line.split(";")[0] for n in shown)
         assert "(0." not in line and "(-" not in line  # no raw scores
+
+
+def test_budget_counts_attribution_calls_and_the_gate_anchors_add_at_most_two() -> None:
+    """Review of issue 49: budget=12 with the gate and a history made 13 calls and nothing
+    said why. The budget counts the attribution's subsets; the gate's full and empty
+    anchors come on top (one or two calls), as the README and docstring now say."""
+    import re
+    from pathlib import Path
+
+    docs = [
+        "The Eiffel Tower is in Paris. It opened in 1889.",
+        "Bananas are yellow. They grow in bunches.",
+        "Gustave Eiffel's company designed the tower. It was built fast.",
+        "Rome is in Italy.",
+    ]
+    history = [
+        {"role": "user", "content": "Tell me about towers."},
+        {"role": "assistant", "content": "Which one?"},
+    ]
+    question, answer = "Who designed the Eiffel Tower?", "Gustave Eiffel's company designed it."
+    for extra, anchors in (
+        ({}, False),
+        ({"groundedness": True}, True),
+        ({"groundedness": True, "history": history}, True),
+    ):
+        scorer = KeywordScorer()
+        result = camab_rag.attribute(question, docs, answer, scorer, budget=12, **extra)
+        distinct = {(str(call.prompt), call.response) for call in scorer.calls}
+        assert result.n_queries == len(distinct) == len(scorer.calls)
+        if anchors:
+            assert 12 < result.n_queries <= 14, extra
+        else:
+            assert result.n_queries == 12
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"\* \*\*`budget`\*\*(.*?)\n\* ", readme, re.S)
+    assert found, "the README lost its budget entry"
+    bullet = " ".join(found.group(1).split())
+    assert "distinct attribution calls" in bullet and "budget + 2" in bullet
+    assert "budget + 2" in " ".join((camab_rag.attribute.__doc__ or "").split())

@@ -30,6 +30,7 @@ from fakes import KeywordScorer
 from camab_rag import AttributionSettings
 from camab_rag.errors import DeadlineExceededError, InputError, ScorerError, TransientScorerError
 from camab_rag.scorers.base import ScoreRequest
+from camab_rag.scorers.echo import NoChatTemplateError
 from camab_rag.scorers.http_errors import retry_after
 from camab_rag.scorers.openai_completions import (
     NoPromptLogprobsError,
@@ -236,6 +237,22 @@ def test_always_slow_ends_in_a_clear_timeout_error(server: FaultyServer) -> None
     assert len(server.completions) == 2
 
 
+def test_a_silent_server_error_points_to_the_request_timeout(server: FaultyServer) -> None:
+    """Review of issue 49: after a silent server the error named the 3 s retry budget but
+    not ``timeout=``, the knob that holds each attempt (60 s by default)."""
+    server.default = ("slow", 1.5)
+    with pytest.raises(TransientScorerError) as raised:
+        make_scorer(server, timeout=0.3, max_retries=1).score([REQUEST])
+    message = str(raised.value)
+    assert "timed out after 0.3 s" in message
+    assert "timeout=0.3 s (the scorer's request timeout)" in message
+    assert "OpenAICompletionsScorer(timeout=...)" in message
+    server.default = ("status", 503, {}, {"error": {"message": "overloaded"}})
+    with pytest.raises(TransientScorerError) as raised:
+        make_scorer(server, max_retries=1).score([REQUEST])
+    assert "timeout=" not in str(raised.value)  # no timeout: the hint would mislead
+
+
 def test_429_honours_retry_after(server: FaultyServer) -> None:
     server.script.append(("status", 429, {"Retry-After": "1"}, {"error": {"message": "slow down"}}))
     start = time.monotonic()
@@ -406,6 +423,26 @@ def test_chat_prompt_without_tokenize_or_template_is_a_clear_error(server: Fault
     with pytest.raises(InputError, match="chat_template_renderer"):
         make_scorer(server).score([ScoreRequest(chat, RESPONSE)])
     assert server.completions == []
+
+
+@pytest.mark.parametrize("endpoint", ["/chat/completions", "/completions/"])
+def test_a_base_url_naming_an_endpoint_is_refused_with_the_v1_url(endpoint: str) -> None:
+    """Review of issue 49: base_url=".../v1/chat/completions" was taken and a chat prompt
+    then failed with "pass proxy=...: no /tokenize endpoint"."""
+    with pytest.raises(InputError, match=r"ends with /v1 \(http://127\.0\.0\.1:8765/v1\)"):
+        OpenAICompletionsScorer(f"http://u:pw@127.0.0.1:8765/v1{endpoint}", "smollm2")
+
+
+def test_a_chat_prompt_at_a_base_url_without_v1_says_check_the_v1(server: FaultyServer) -> None:
+    """A host answering 404 at a base URL without /v1: the error names the likely fix."""
+    root = server.base_url.removesuffix("/v1")
+    chat = [{"role": "user", "content": "What is the capital of France?"}]
+    scorer = OpenAICompletionsScorer(root + "/api", "smollm2", timeout=5.0)
+    with pytest.raises(NoChatTemplateError, match=r"check base_url, which ends with /v1"):
+        scorer.score([ScoreRequest(chat, RESPONSE)])
+    with pytest.raises(NoChatTemplateError) as raised:  # a /v1 URL: the proxy fix alone
+        make_scorer(server).score([ScoreRequest(chat, RESPONSE)])
+    assert "check base_url" not in str(raised.value)
 
 
 def test_a_failing_tokenize_is_named_and_probed_again_not_taken_for_a_missing_one(

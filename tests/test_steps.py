@@ -81,3 +81,18 @@ async def test_synced_and_asynced_keep_the_generator_signature() -> None:
     # help() shows what a call returns, not the generator's Steps[...]
     assert inspect.signature(run).return_annotation == "int"
     assert inspect.signature(arun).return_annotation == "int"
+
+
+async def test_a_misspelled_keyword_names_the_public_function_not_the_generator() -> None:
+    # issue 49 review: attribute(..., budjet=8) named the private _attribute_steps()
+    run = synced(totals, "run_totals")
+    arun = asynced(totals, "arun_totals")
+    with pytest.raises(TypeError, match=r"^run_totals\(\) got an unexpected keyword .*'budjet'"):
+        run(CountingScorer(), BATCHES, budjet=8)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"^arun_totals\(\) missing a required argument"):
+        await arun(CountingScorer())  # type: ignore[call-arg]
+    import camab_rag
+
+    with pytest.raises(TypeError, match=r"^attribute\(\) .*'budjet'") as raised:
+        camab_rag.attribute("q", ["d"], "a", CountingScorer(), budjet=8)
+    assert "_steps" not in str(raised.value)

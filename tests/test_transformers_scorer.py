@@ -576,3 +576,42 @@ def test_sliding_window_models_keep_their_attention(smollm2_scorer: Transformers
     model.config.sliding_window = 16  # a windowed mask is not plain causal
     assert not use_lower_right(model)
     assert model.config._attn_implementation == "sdpa"
+
+
+@pytest.mark.parametrize("prefix_cache", [True, False])
+def test_a_long_call_stops_at_the_deadline_between_forward_passes(
+    smollm2_scorer: TransformersScorer, monkeypatch: pytest.MonkeyPatch, prefix_cache: bool
+) -> None:
+    """Review of issue 49: deadline_s=60 ended at 87 s on a 500-sentence answer, since the
+    deadline was checked only between model calls and one call of the in-process model
+    (several forward passes) ran on past it. Now it is checked before each pass."""
+    import contextvars
+    import time
+
+    from camab_rag import deadline
+    from camab_rag.errors import DeadlineExceededError
+
+    scorer = smollm2_scorer
+    if prefix_cache and not scorer._reuse:
+        pytest.skip("prefix reuse needs transformers 4.56+")
+    monkeypatch.setattr(scorer, "batch_size", 1)
+    monkeypatch.setattr(scorer, "prefix_cache", prefix_cache)
+    scorer.clear_prefix_cache()
+    passes: list[int] = []
+    target: Any = scorer._prefix if prefix_cache else scorer
+    for name in ("_run", "_run_mixed") if prefix_cache else ("_forward_logprobs",):
+        real = getattr(target, name)
+
+        def forward(*args: Any, _real: Any = real) -> Any:
+            passes.append(1)
+            deadline._END.set((time.monotonic() - 1.0, 60.0))  # it passes during this pass
+            return _real(*args)
+
+        monkeypatch.setattr(target, name, forward)
+    requests = [ScoreRequest(p, " Yes.") for p in ("Alpha?", "Bravo is here?", "Charlie. Ok?")]
+    context = contextvars.copy_context()  # the deadline is set in it only, not in the test's
+    context.run(deadline._END.set, (time.monotonic() + 3600.0, 60.0))
+    with pytest.raises(DeadlineExceededError, match=r"60 s.*forward pass"):
+        context.run(scorer.score, requests)
+    assert len(passes) == 1  # the two other passes never ran
+    assert deadline.remaining() is None

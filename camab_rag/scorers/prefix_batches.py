@@ -17,8 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from camab_rag import deadline
 from camab_rag.scorers.attention import plain_causal
 from camab_rag.scorers.prefix_store import LayerKV, PrefixStore, common_prefix
+
+_FORWARD = "a forward pass of the in-process model"
 
 if TYPE_CHECKING:
     import torch
@@ -167,6 +170,7 @@ class PrefixBatcher:
             for i in order:
                 stored = self.store.match(seqs[i], limits[i])
                 if shared[i] > stored:
+                    deadline.check(_FORWARD)
                     self._extend(seqs[i], stored, shared[i])
                 starts[i] = max(stored, shared[i])
                 self.store.pin(seqs[i], starts[i])
@@ -184,6 +188,7 @@ class PrefixBatcher:
             rest.sort(key=lambda i: len(seqs[i]) - starts[i])
             chunks += [rest[f : f + batch_size] for f in range(0, len(rest), batch_size)]
             for chunk in chunks:
+                deadline.check(_FORWARD)  # a long call overshoots by one pass at most
                 first = seqs[chunk[0]][: starts[chunk[0]]]
                 run = (
                     self._run

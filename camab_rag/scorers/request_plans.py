@@ -108,8 +108,16 @@ class RequestPlanner:
                 status_code=failure.status_code,
                 retry_after=failure.retry_after,
             )
+        url = self._http.base_url
+        if not self._http.ends_with_v1:  # likely a wrong base URL, not a server without /tokenize
+            raise NoChatTemplateError(
+                f"the server at {url} answers no /tokenize: check base_url, which ends with "
+                "/v1 for an OpenAI-compatible server (http://127.0.0.1:8000/v1 for vLLM); if "
+                "it is right, the server has no /tokenize endpoint to apply the model's chat "
+                "template"
+            )
         raise NoChatTemplateError(
-            f"the server at {self._http.base_url} cannot score chat prompts: it has no "
+            f"the server at {url} cannot score chat prompts: it has no "
             "/tokenize endpoint to apply the model's chat template (a hosted chat API cannot "
             "score a given text at all)"
         )

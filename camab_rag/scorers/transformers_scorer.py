@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from camab_rag import deadline
 from camab_rag.errors import InputError
 from camab_rag.scorers.base import (
     BaseScorer,
@@ -194,6 +195,7 @@ class TransformersScorer(BaseScorer):
                 )
                 for start in range(0, len(order), self.batch_size):
                     chunk = order[start : start + self.batch_size]
+                    deadline.check("a forward pass of the in-process model")
                     computed = self._forward_logprobs([encoded[i] for i in chunk])
                     for i, values in zip(chunk, computed):
                         logprobs[i] = values

@@ -36,6 +36,9 @@ T = TypeVar("T")
 Endpoint = Literal["completions", "tokenize", "models"]
 
 
+_ENDPOINTS = ("/chat/completions", "/completions", "/models", "/tokenize", "/embeddings")
+"""Endpoint paths a base URL must not end with (a URL copied from a request log)."""
+
 AsyncClients = httpx.AsyncClient
 """The async client of one :meth:`~HttpTransport.async_clients` block."""
 
@@ -56,6 +59,7 @@ class RequestClock:
     def __init__(self) -> None:
         self.first_failure: float | None = None
         self.first_error = ""
+        self.timed_out = False  # whether an attempt ran out of its time
 
     def failed(self, error: BaseException) -> None:
         if self.first_failure is None:
@@ -184,6 +188,15 @@ class HttpTransport:
                 "takes 'api-key'), or as api_key=... for a Bearer key"
             )
         path = parts.path.rstrip("/")
+        if endpoint := next((e for e in _ENDPOINTS if path.endswith(e)), None):
+            root = public_url(
+                urlunsplit((parts.scheme, parts.netloc, path[: -len(endpoint)], "", ""))
+            )
+            raise InputError(
+                f"base_url {public_url(given)} ends with the endpoint {endpoint}: pass the "
+                f"server's base URL, which ends with /v1 ({root}); the scorer adds the "
+                "endpoints itself"
+            )
         self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
         self._params = httpx.QueryParams(parts.query)  # sent after each request's path
         self.base_url = public_url(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
@@ -205,6 +218,12 @@ class HttpTransport:
         self._has_key = bool(api_key)
         self._lock = threading.Lock()
         self._sync_client: httpx.Client | None = None
+
+    @property
+    def ends_with_v1(self) -> bool:
+        """Whether the base URL's path ends with ``/v1``, as an OpenAI-compatible server's
+        (vLLM, SGLang, llama.cpp) does."""
+        return self._url.endswith("/v1")
 
     @property
     def has_api_key(self) -> bool:
@@ -275,6 +294,7 @@ class HttpTransport:
             if isinstance(error, ModelNotServedError) and endpoint != "models":
                 served = yield from self._served_models(clients, limit)
                 error = self.errors.model_not_served(served)
+            clock.timed_out |= isinstance(failure, httpx.TimeoutException)
             delay = self._retry_delay(what, attempt, clock, error)
             yield Sleep(delay)
         raise AssertionError("unreachable")
@@ -319,6 +339,12 @@ class HttpTransport:
             raise deadline.expired(self.secrets.clean(f"{what}, {cause}"))
         stop = self.retry.why_stop(attempt, clock.spent(), delay)
         if stop is not None:
+            if clock.timed_out:  # the knob that bounds a silent server's wait
+                cause += (
+                    f"; each attempt waits up to timeout={self.timeout:g} s (the scorer's "
+                    "request timeout): pass a lower OpenAICompletionsScorer(timeout=...) to "
+                    "give up on a silent server sooner"
+                )
             raise TransientScorerError(
                 self.secrets.clean(f"{what} {stop}: {cause}"),
                 status_code=error.status_code,
