@@ -74,7 +74,7 @@ def test_coverage_compares_forms_and_context_words_stay_a_word_set():
     assert coverage("The teapots cost 29 euros.", context) == 1.0
     # another price of the same teapot: a misread value, not a new detail
     assert coverage("The teapots cost 45 euros.", context) == MISREAD_COVERAGE
-    assert coverage("The teapots come with 45 cups.", context) == pytest.approx(1 / 4)
+    assert coverage("The teapots ship with 45 cups.", context) == pytest.approx(1 / 4)
     assert coverage("The teapots cost 29.", set(context)) == 1.0  # a plain set: by form too
     assert pickle.loads(pickle.dumps(context)).sentences == context.sentences
 
@@ -211,3 +211,31 @@ def test_a_number_the_context_states_otherwise_for_the_same_words_is_misread():
     # a number next to words the clause does not hold is a new detail, not a misread one
     assert misread("It has 31 rooms.") == []
     assert checked_coverage("It has 31 rooms.", museum) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("answer", "source"),
+    [
+        ("Students get in for nine euros.", "Students and seniors pay 9 euros."),
+        ("Children under 12 go in free.", "Children under 12 enter free."),
+        (
+            "No, you may not take flash photos in the galleries.",
+            "Flash photography is not allowed in the galleries.",
+        ),
+    ],
+)
+def test_light_verbs_are_not_checked_and_a_stem_of_a_context_word_is_held(answer, source):
+    """Issue 48: ordinary verbs (get, go, may, take) counted as facts the context lacks,
+    and "photos" as missing under "photography", so reworded correct answers lost a
+    quarter to a half of their coverage and were blocked."""
+    context = ContextWords.of([source, "The museum is at 27 Quay Street."])
+    assert checked_coverage(answer, context) == 1.0
+    # a content word the context lacks is still checked
+    assert checked_coverage(answer.rstrip(".") + " on Fridays.", context) < 1.0
+
+
+def test_a_short_word_is_no_stem_and_an_invented_word_stays_unheld():
+    context = ContextWords.of(["The country hosts a photography festival."])
+    assert coverage("The festival shows photos.", context) == pytest.approx(2 / 3)  # shows
+    assert coverage("A photo festival.", context) == 1.0
+    assert coverage("An art festival.", context) == pytest.approx(1 / 2)  # art: too short

@@ -21,8 +21,15 @@ from collections.abc import Callable, Collection, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from camab_rag.groundedness.wordforms import (
+    LIGHT_WORDS,
+    ContextWords,
+    form,
+    forms,
+    holds,
+    misread_spans,
+)
 from camab_rag.groundedness.wordforms import STOPWORDS as STOPWORDS
-from camab_rag.groundedness.wordforms import ContextWords, form, forms, misread_spans
 from camab_rag.groundedness.wordforms import words as words
 from camab_rag.sentences import split_sentences
 from camab_rag.token_support import TokenSupport
@@ -30,8 +37,9 @@ from camab_rag.token_support import TokenSupport
 SCORE_NAME = "min_sentence_absent"
 
 
-REPLY_WORDS = frozenset({"yes", "no", "true", "false"})
-"""Words that answer the question itself (a yes/no reply): no context needs to hold them."""
+REPLY_WORDS = frozenset({"yes", "no", "true", "false"}) | LIGHT_WORDS
+"""Words that answer the question itself (a yes/no reply) and modal or light verbs
+(:data:`~camab_rag.groundedness.wordforms.LIGHT_WORDS`): no context needs to hold them."""
 
 
 def informative_words(text: str) -> list[str]:
@@ -58,7 +66,7 @@ def _forms_of(present: Collection[str]) -> frozenset[str]:
 def _known(word: str, value: str, present: Collection[str], known: Collection[str]) -> bool:
     """Whether the context (``present``: its words; ``known``: their forms) holds the
     word, as written or in its normalised form."""
-    return word in present or value in known
+    return word in present or holds(value, known)
 
 
 MISREAD_COVERAGE = 0.5
@@ -114,9 +122,10 @@ def claim_coverage(text: str, present: Collection[str]) -> float:
             continue
         kept = {f for s, f in needed if not any(a <= s < b for a, b in wrong)}
         best = max(
-            present.sentences, key=lambda c: (len(kept & c.forms), len(present.asked & c.forms))
+            present.sentences,
+            key=lambda c: (sum(holds(f, c.forms) for f in kept), len(present.asked & c.forms)),
         )
-        share = sum(f in best.forms for s, f in needed if f in kept) / total
+        share = sum(holds(f, best.forms) for s, f in needed if f in kept) / total
         shares.append(min(share, MISREAD_COVERAGE) if wrong else share)
     return min(shares, default=1.0)
 

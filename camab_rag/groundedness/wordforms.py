@@ -98,6 +98,30 @@ STOPWORDS = frozenset(
 )
 """Function words (and a few news fillers) whose presence in the context proves nothing."""
 
+LIGHT_WORDS = frozenset(
+    """may might must shall can could should would get gets got getting gotten go goes
+    went gone going take takes took taken taking come comes came coming make makes made
+    making let lets""".split()  # noqa: SIM905
+)
+"""Modal and light verbs ("get in for nine euros", "go in free", "may not take flash
+photos"): a reworded answer brings them in without a fact of its own, so the gate does
+not check them against the context (the words around them carry the claim)."""
+DERIVED_MIN = 5
+"""The shortest word form read as the stem of a longer context word (``photo`` of
+``photography``, ``student`` of ``students``): :func:`holds`."""
+
+
+def holds(value: str, known: Collection[str]) -> bool:
+    """Whether the forms ``known`` hold ``value``: as it is, or (a word of at least
+    :data:`DERIVED_MIN` letters) as the start of a longer word ("flash photos" under
+    "flash photography")."""
+    if value in known:
+        return True
+    if len(value) < DERIVED_MIN or not value.isalpha():
+        return False
+    return any(k.startswith(value) for k in known)
+
+
 NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "none", "nothing", "cannot"})
 OPPOSITES = {
     **{a: b for a, b in (("open", "closed"), ("available", "unavailable"))},
