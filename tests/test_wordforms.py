@@ -239,3 +239,44 @@ def test_a_short_word_is_no_stem_and_an_invented_word_stays_unheld():
     assert coverage("The festival shows photos.", context) == pytest.approx(2 / 3)  # shows
     assert coverage("A photo festival.", context) == 1.0
     assert coverage("An art festival.", context) == pytest.approx(1 / 2)  # art: too short
+
+
+def test_a_number_written_another_way_is_no_evidence_against_the_answer():
+    """Issue 48: "It closes at 5 pm on Saturday." over "from 10:00 to 17:00" scored
+    -0.44 (a small model finds "5 pm" unlikely after "17:00") and its "pm" was shown as
+    unsupported; the hour was checked by form, so its tokens' doubt is about spelling."""
+    import re
+
+    import numpy as np
+
+    from camab_rag.groundedness.score import reformed_pieces, support_score, taken_pieces
+    from camab_rag.token_support import TokenSupport
+
+    hours = ContextWords.of(["The museum is open Tuesday to Saturday from 10:00 to 17:00."])
+    text = "It closes at 5 pm on Saturday."
+    spans = [m.span() for m in re.finditer(r"\w+|\.", text)]
+    pieces = [text[a:b] for a, b in spans]  # It closes at 5 pm on Saturday .
+    empty = np.full(len(spans), -2.0)
+    full = empty + np.array([0.5, 0.5, 0.5, -3.0, -1.0, 0.5, 1.0, 0.0])
+    support = TokenSupport(
+        text,
+        np.array([a for a, _ in spans]),
+        np.array([b for _, b in spans]),
+        full,
+        empty,
+        np.ones(len(spans), dtype=np.int64),
+    )
+    assert [p for p, r in zip(pieces, reformed_pieces(support, hours)) if r] == ["5", "pm"]
+    assert taken_pieces(support, hours)[pieces.index("pm")]
+    # "closes" is absent (no gain), "5 pm" doubted by spelling only (no loss): 2.5 of 16
+    assert support_score(support, hours) == pytest.approx(2.5 / 16)
+    # written as the context writes it, the model's doubt counts
+    same = TokenSupport(
+        "It closes at 17 pm.",
+        np.array([0, 3, 10, 13, 16]),
+        np.array([2, 9, 12, 15, 18]),
+        np.array([-1.5, -1.5, -1.5, -5.0, -3.0]),
+        np.full(5, -2.0),
+        np.ones(5, dtype=np.int64),
+    )
+    assert not reformed_pieces(same, hours)[3]

@@ -160,10 +160,11 @@ def absent_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np
 
 def taken_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
     """Which pieces of ``support`` lie in a content word that ``present`` holds (a word
-    the answer took from the context) and states for this subject."""
+    the answer took from the context) and states for this subject, or in a number it
+    holds written another way (:func:`reformed_pieces`: the ``pm`` of ``5 pm``)."""
     misread = misread_spans(support.response, present, STOPWORDS)
     known = _forms_of(present)
-    return _pieces_in(
+    return reformed_pieces(support, present) | _pieces_in(
         support,
         lambda s, w, f: (
             bool(f)
@@ -172,6 +173,29 @@ def taken_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.
             and not any(a <= s < b for a, b in misread)
         ),
     )
+
+
+def reformed_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
+    """Which pieces of ``support`` lie in a number the context holds written another way
+    ("5 pm" under "17:00", "nine" under "9", "noon" under "12:00"; the ``pm`` included):
+    the words were checked by form, and a small model's doubt there is about the
+    spelling, not the fact."""
+    misread = misread_spans(support.response, present, STOPWORDS)
+    known = _forms_of(present)
+    starts: set[int] = set()
+    previous = False
+    for start, _, word, value in forms(support.response):
+        if value:
+            previous = (
+                value.isdigit()
+                and word != value
+                and value in known
+                and word not in present
+                and not any(a <= start < b for a, b in misread)
+            )
+        if previous:
+            starts.add(start)
+    return _pieces_in(support, lambda s, w, f: s in starts)
 
 
 def _pieces_in(support: TokenSupport, chosen: Callable[[int, str, str], bool]) -> NDArray[np.bool_]:
@@ -205,6 +229,7 @@ def support_score(support: TokenSupport, present: Collection[str] | None = None)
     gain = support.full - support.empty
     if present is not None:
         gain = np.where(absent_pieces(support, present), np.minimum(gain, 0.0), gain)
+        gain = np.where(reformed_pieces(support, present), np.maximum(gain, 0.0), gain)
     surprisal = -float(support.empty.sum())
     return float(gain.sum()) / surprisal if surprisal > 1e-9 else 0.0
 
@@ -224,6 +249,7 @@ def informative_score(support: TokenSupport, present: Collection[str] | None) ->
     gain = support.full - support.empty
     if present is not None:
         gain = np.where(absent_pieces(support, present), np.minimum(gain, 0.0), gain)
+        gain = np.where(reformed_pieces(support, present), np.maximum(gain, 0.0), gain)
     surprisal = -float(support.empty[chosen].sum())
     return float(gain[chosen].sum()) / surprisal if surprisal > 1e-9 else 0.0
 
