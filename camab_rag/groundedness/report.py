@@ -18,6 +18,7 @@ from camab_rag.groundedness.context_parts import (
     support_parts,
 )
 from camab_rag.groundedness.score import (
+    REPLY_WORDS,
     SCORE_NAME,
     STOPWORDS,
     absent_pieces,
@@ -492,10 +493,12 @@ def support_report(
         verdict, p = "supported", 0.0  # claims nothing: nothing in it is unsupported
     if context_words is None:
         found = support.unsupported_spans()
-    else:  # words the context holds never count; spans of function words alone are dropped
+    else:  # words the context holds never count; spans of function words, yes/no and
+        # light verbs alone ("get in") are dropped: they are not checked
         taken, absent = taken_pieces(support, context_words), absent_pieces(support, context_words)
         found = support.unsupported_spans(taken=taken, absent=absent)
-        found = [s for s in found if not all(w in STOPWORDS for w in words(s.text))]
+        unchecked = STOPWORDS | REPLY_WORDS
+        found = [s for s in found if not all(w in unchecked for w in words(s.text))]
     spans = [
         span
         for span in found

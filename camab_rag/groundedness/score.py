@@ -21,8 +21,15 @@ from collections.abc import Callable, Collection, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from camab_rag.groundedness.wordforms import (
+    LIGHT_WORDS,
+    ContextWords,
+    form,
+    forms,
+    holds,
+    misread_spans,
+)
 from camab_rag.groundedness.wordforms import STOPWORDS as STOPWORDS
-from camab_rag.groundedness.wordforms import ContextWords, form, forms, misread_spans
 from camab_rag.groundedness.wordforms import words as words
 from camab_rag.sentences import split_sentences
 from camab_rag.token_support import TokenSupport
@@ -30,8 +37,9 @@ from camab_rag.token_support import TokenSupport
 SCORE_NAME = "min_sentence_absent"
 
 
-REPLY_WORDS = frozenset({"yes", "no", "true", "false"})
-"""Words that answer the question itself (a yes/no reply): no context needs to hold them."""
+REPLY_WORDS = frozenset({"yes", "no", "true", "false"}) | LIGHT_WORDS
+"""Words that answer the question itself (a yes/no reply) and modal or light verbs
+(:data:`~camab_rag.groundedness.wordforms.LIGHT_WORDS`): no context needs to hold them."""
 
 
 def informative_words(text: str) -> list[str]:
@@ -58,7 +66,7 @@ def _forms_of(present: Collection[str]) -> frozenset[str]:
 def _known(word: str, value: str, present: Collection[str], known: Collection[str]) -> bool:
     """Whether the context (``present``: its words; ``known``: their forms) holds the
     word, as written or in its normalised form."""
-    return word in present or value in known
+    return word in present or holds(value, known)
 
 
 MISREAD_COVERAGE = 0.5
@@ -114,9 +122,10 @@ def claim_coverage(text: str, present: Collection[str]) -> float:
             continue
         kept = {f for s, f in needed if not any(a <= s < b for a, b in wrong)}
         best = max(
-            present.sentences, key=lambda c: (len(kept & c.forms), len(present.asked & c.forms))
+            present.sentences,
+            key=lambda c: (sum(holds(f, c.forms) for f in kept), len(present.asked & c.forms)),
         )
-        share = sum(f in best.forms for s, f in needed if f in kept) / total
+        share = sum(holds(f, best.forms) for s, f in needed if f in kept) / total
         shares.append(min(share, MISREAD_COVERAGE) if wrong else share)
     return min(shares, default=1.0)
 
@@ -151,10 +160,11 @@ def absent_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np
 
 def taken_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
     """Which pieces of ``support`` lie in a content word that ``present`` holds (a word
-    the answer took from the context) and states for this subject."""
+    the answer took from the context) and states for this subject, or in a number it
+    holds written another way (:func:`reformed_pieces`: the ``pm`` of ``5 pm``)."""
     misread = misread_spans(support.response, present, STOPWORDS)
     known = _forms_of(present)
-    return _pieces_in(
+    return reformed_pieces(support, present) | _pieces_in(
         support,
         lambda s, w, f: (
             bool(f)
@@ -163,6 +173,29 @@ def taken_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.
             and not any(a <= s < b for a, b in misread)
         ),
     )
+
+
+def reformed_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
+    """Which pieces of ``support`` lie in a number the context holds written another way
+    ("5 pm" under "17:00", "nine" under "9", "noon" under "12:00"; the ``pm`` included):
+    the words were checked by form, and a small model's doubt there is about the
+    spelling, not the fact."""
+    misread = misread_spans(support.response, present, STOPWORDS)
+    known = _forms_of(present)
+    starts: set[int] = set()
+    previous = False
+    for start, _, word, value in forms(support.response):
+        if value:
+            previous = (
+                value.isdigit()
+                and word != value
+                and value in known
+                and word not in present
+                and not any(a <= start < b for a, b in misread)
+            )
+        if previous:
+            starts.add(start)
+    return _pieces_in(support, lambda s, w, f: s in starts)
 
 
 def _pieces_in(support: TokenSupport, chosen: Callable[[int, str, str], bool]) -> NDArray[np.bool_]:
@@ -196,6 +229,7 @@ def support_score(support: TokenSupport, present: Collection[str] | None = None)
     gain = support.full - support.empty
     if present is not None:
         gain = np.where(absent_pieces(support, present), np.minimum(gain, 0.0), gain)
+        gain = np.where(reformed_pieces(support, present), np.maximum(gain, 0.0), gain)
     surprisal = -float(support.empty.sum())
     return float(gain.sum()) / surprisal if surprisal > 1e-9 else 0.0
 
@@ -215,6 +249,7 @@ def informative_score(support: TokenSupport, present: Collection[str] | None) ->
     gain = support.full - support.empty
     if present is not None:
         gain = np.where(absent_pieces(support, present), np.minimum(gain, 0.0), gain)
+        gain = np.where(reformed_pieces(support, present), np.maximum(gain, 0.0), gain)
     surprisal = -float(support.empty[chosen].sum())
     return float(gain[chosen].sum()) / surprisal if surprisal > 1e-9 else 0.0
 

@@ -3,7 +3,8 @@
 What: :func:`forms` turns a text into normalised word forms with their character spans
 (a light plural rule: ``grinders`` -> ``grinder``; units and number words: ``€29`` and
 ``29 euros`` share ``eur`` and ``29``, ``four`` is ``4``; clock times: ``10 am``,
-``10:00`` and ``10.00`` are ``10``, ``4 pm`` is ``16``); :class:`ContextWords` holds a
+``10:00`` and ``10.00`` are ``10``, ``4 pm``, ``4pm`` and ``4 p.m.`` are ``16``,
+``noon`` is ``12``); :class:`ContextWords` holds a
 context's words and forms and its sentences; :func:`misread_spans` finds the words of an
 answer sentence that take a value the context gives for another subject (a price of the
 other product) or a negation the context does not make. Why: a reworded correct answer
@@ -97,6 +98,30 @@ STOPWORDS = frozenset(
 )
 """Function words (and a few news fillers) whose presence in the context proves nothing."""
 
+LIGHT_WORDS = frozenset(
+    """may might must shall can could should would get gets got getting gotten go goes
+    went gone going take takes took taken taking come comes came coming make makes made
+    making let lets""".split()  # noqa: SIM905
+)
+"""Modal and light verbs ("get in for nine euros", "go in free", "may not take flash
+photos"): a reworded answer brings them in without a fact of its own, so the gate does
+not check them against the context (the words around them carry the claim)."""
+DERIVED_MIN = 5
+"""The shortest word form read as the stem of a longer context word (``photo`` of
+``photography``, ``student`` of ``students``): :func:`holds`."""
+
+
+def holds(value: str, known: Collection[str]) -> bool:
+    """Whether the forms ``known`` hold ``value``: as it is, or (a word of at least
+    :data:`DERIVED_MIN` letters) as the start of a longer word ("flash photos" under
+    "flash photography")."""
+    if value in known:
+        return True
+    if len(value) < DERIVED_MIN or not value.isalpha():
+        return False
+    return any(k.startswith(value) for k in known)
+
+
 NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "none", "nothing", "cannot"})
 OPPOSITES = {
     **{a: b for a, b in (("open", "closed"), ("available", "unavailable"))},
@@ -146,18 +171,50 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
     ``form`` is ``""`` for a word a clock time absorbs (``am``, ``pm``, the ``00`` of
     ``10:00``)."""
     tokens = [(m.start(), m.end(), m.group(0).lower()) for m in _TOKEN.finditer(text)]
+    marks = [_clock_mark(text, tokens, k) for k in range(len(tokens))]
     out = []
     for k, (start, end, word) in enumerate(tokens):
         value = form(word)
-        after = tokens[k + 1][2] if k + 1 < len(tokens) else ""
+        after = marks[k + 1] if k + 1 < len(tokens) else ""
         after_hour = k > 0 and tokens[k - 1][2].isdigit()
         minutes = word == "00" and after_hour and tokens[k - 1][1] == start - 1
-        if (word in _CLOCK and after_hour) or (minutes and text[start - 1] in ":."):
+        minutes = minutes and text[start - 1] in ":."
+        joined = _JOINED_CLOCK.fullmatch(word)
+        if marks[k] == "absorbed" or (marks[k] and after_hour) or minutes:
             value = ""
-        elif word.isdigit() and after == "pm" and 1 <= int(word) < 12:
-            value = str(int(word) + 12)
+        elif joined:  # "5pm", "10am"
+            value = _hour(int(joined.group(1)), joined.group(2))
+        elif word in CLOCK_WORDS:
+            value = CLOCK_WORDS[word]
+        elif word.isdigit() and after in _CLOCK and int(word) <= 12:
+            value = _hour(int(word), after)
         out.append((start, end, word, value))
     return out
+
+
+_JOINED_CLOCK = re.compile(r"(1[0-2]|0?[1-9])(am|pm)")
+CLOCK_WORDS = {"noon": "12", "midday": "12", "midnight": "0"}
+"""Times of day written as a word, as the hour's form (``noon`` is ``12:00``)."""
+
+
+def _hour(hour: int, half: str) -> str:
+    """The 24-hour form of ``hour`` ``am``/``pm``: ``5 pm`` is ``17``, ``12 am`` ``0``."""
+    if half == "pm":
+        return str(hour + 12) if hour < 12 else "12"
+    return "0" if hour == 12 else str(hour)
+
+
+def _clock_mark(text: str, tokens: Sequence[tuple[int, int, str]], k: int) -> str:
+    """``"am"``/``"pm"`` when token ``k`` marks the half of the day (``pm``, or the ``p``
+    of ``p.m.``), ``"absorbed"`` for the ``m`` of ``p.m.``, else ``""``."""
+    start, end, word = tokens[k]
+    if word in _CLOCK:
+        return word
+    if word in ("a", "p") and text[end : end + 2].lower() == ".m" and k + 1 < len(tokens):
+        return word + "m"
+    if word == "m" and k and tokens[k - 1][2] in ("a", "p") and text[start - 1] == ".":
+        return "absorbed" if text[start - 2 : start - 1].lower() in ("a", "p") else ""
+    return ""
 
 
 def form_set(texts: Iterable[str]) -> frozenset[str]:
@@ -289,6 +346,26 @@ def _opposed(value: str, subject: frozenset[str], context: ContextWords) -> bool
     )
 
 
+def _restated(
+    found: Sequence[tuple[int, int, str, str]],
+    k: int,
+    closest: Sequence[Sentence],
+    content: Collection[str],
+) -> bool:
+    """Whether a clause about the subject (``closest``) states another number next to
+    the same words as the answer's number ``found[k]`` (one the context never states):
+    "31 Quay Street" under "27 Quay Street" is a misread value, not a new detail."""
+    near = [
+        f
+        for _, _, w, f in (*found[k - 1 : k], *found[k + 1 : k + 2])
+        if f and w not in STOPWORDS and not f.isdigit()
+    ]
+    return any(
+        any(n in c.own for n in near) and any(f.isdigit() and f not in content for f in c.own)
+        for c in closest
+    )
+
+
 def sentences_of(text: str) -> list[Sentence]:
     """``text``'s clauses (:func:`clauses` of each sentence) as :class:`Sentence`: a later
     clause holds the words (not the numbers) of the clauses before it, a pronoun-led
@@ -344,8 +421,12 @@ def misread_spans(
         if best[0] == 0:
             continue
         closest = [s for s, n in zip(context.sentences, overlap) if n == best]
-        for start, end, _, value in found:
-            if not value.isdigit() or value not in context.forms:
+        for k, (start, end, _, value) in enumerate(found):
+            if not value.isdigit():
+                continue
+            if value not in context.forms:  # a number the context never states
+                if _restated(found, k, closest, content):
+                    spans.append((s_start + start, s_start + end))
                 continue
             held = max(
                 (n for s, n in zip(context.sentences, overlap) if value in s.forms),
