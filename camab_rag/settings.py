@@ -48,7 +48,8 @@ class AttributionSettings:
     What to spend and how to choose the subsets:
         budget: distinct attribution calls per answer; each scores a different subset
             (every subset once, an exact fit, when ``2**N <= budget``; leave-one-out
-            makes ``N + 1``). The gate's full and empty anchors may add one or two. ``0`` attributes nothing and only judges groundedness (needs
+            makes ``N + 1``). The gate's full and empty anchors may add one or two.
+            ``0`` attributes nothing and only judges groundedness (needs
             ``groundedness``; integrations only).
         method: ``"auto"`` (default, :mod:`camab_rag.methods.auto`), ``"camab"``,
             ``"kernelshap"``, ``"contextcite"``, ``"loo"``, ``"random"``, or a
