@@ -41,6 +41,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.groundedness.score import STOPWORDS
+from camab_rag.groundedness.wordforms import form_set, forms
 from camab_rag.methods import Method
 from camab_rag.result import AttributionResult, Conflict
 from camab_rag.rewards import sum_logprob
@@ -235,6 +236,9 @@ def stated_value(
     target = words[index]
     own = _words(text)
     if any(w.lower == target.lower for w in own):
+        return None
+    value_form = next((f for a, _, _, f in forms(sentence) if a == target.start), "")
+    if value_form and value_form in form_set([text]):  # "5 pm" under "17:00"
         return None
     sides = [(j, -1) for j in [_neighbour(words, index, -1)] if j is not None]
     sides += [(j, +1) for j in [_neighbour(words, index, +1)] if j is not None]

@@ -163,6 +163,19 @@ def test_stated_value_finds_another_value_in_the_words_place() -> None:
     assert stated_value(answer, span, "The Aero kettle costs Ten euros.", same_kind=False) == "Ten"
 
 
+def test_a_value_the_source_writes_another_way_is_not_disputed() -> None:
+    """A fresh user's museum case: "closes at 5 pm" under "from 10:00 to 17:00" was shown
+    as disputed (by the "closes at 16:00" of the Sunday sentence); the source holds 17,
+    the same hour written another way. Another hour is still disputed."""
+    hours = (
+        "The museum is open Tuesday to Saturday from 10:00 to 17:00. "
+        "On Sundays it opens at 12:00 and closes at 16:00."
+    )
+    assert stated_value("It closes at 5 pm on Saturday.", (13, 14), hours) is None
+    assert stated_value("It closes at 5pm on Saturday.", (13, 16), hours) is None
+    assert stated_value("It closes at 6 pm on Saturday.", (13, 14), hours) == "16"
+
+
 def test_a_source_that_only_lacks_a_word_disputes_nothing() -> None:
     """The issue's false dispute: an answer copied from the About page was marked as
     disputed by a product page that lacks "based". A source disputes a word only when it
