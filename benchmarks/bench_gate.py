@@ -1,22 +1,13 @@
 """The groundedness gate on human-labelled answers nobody here wrote (FRANK, HaluEval).
 
-``run`` scores every answer of a set (:mod:`benchmarks.gate_sets`) with one model and
-stores, per answer, every per-token log-prob the figures need, so ``report`` replays
-them with no model call:
+``run`` stores, per answer of a set (:mod:`benchmarks.gate_sets`), the per-token log-probs
+of the gate's two anchor calls and of a same-model judge (resumable); ``report`` replays
+the tables (:mod:`benchmarks.gate_report`); ``build-set`` writes the shipped calibration
+set from choice rows only.
 
-* the gate's two anchor calls (:func:`camab_rag.groundedness.anchors.anchor_prompts` on the
-  default template: the full context and no context), aligned per token
-  (:class:`camab_rag.token_support.TokenSupport`);
-* a same-model LLM-as-judge the RAGAS/TruLens way: the same template asks "is every claim
-  in the statement supported by the context? Answer yes or no", read from the log-probs
-  of the replies ``Yes``/``yes``/``No``/``no`` (one prompt; the four replies share it).
-
-Answers of one context are scored together, so the prefix cache computes the context once
-(the judge's prompt shares it too). Rows are appended per context and skipped when
-already stored: an interrupted run resumes.
-
-    nice -n 10 .venv/bin/python benchmarks/bench_gate.py run --set frank --model smollm2
-    .venv/bin/python benchmarks/bench_gate.py report
+    nice -n 10 .venv/bin/python -m benchmarks gate run --set frank --model smollm2
+    .venv/bin/python -m benchmarks gate report
+    .venv/bin/python -m benchmarks gate build-set
 """
 
 from __future__ import annotations
@@ -24,23 +15,27 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
+import random
 import time
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+from benchmarks.gate_sets import (
+    SETS,
+    Item,
+    by_context,
+    frank_items,
+    halueval_dev_questions,
+    halueval_items,
+    load_items,
+    written_items,
+)
+from camab_rag.groundedness.anchors import anchor_prompts, default_builder, support_of
+from camab_rag.scorers.base import ScoreRequest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.gate_sets import SETS, Item, by_context, load_items  # noqa: E402
-from camab_rag.groundedness.anchors import anchor_prompts, default_builder, support_of  # noqa: E402
-from camab_rag.scorers.base import ScoreRequest  # noqa: E402
-
 RESULTS = ROOT / "benchmarks" / "results" / "groundedness"
+SHIPPED = ROOT / "camab_rag" / "data" / "calibration.jsonl"
 VERSION = 1
 JUDGE_QUESTION = (
     "Is every claim in the following statement supported by the context? Answer yes or no."
@@ -56,15 +51,12 @@ def store_path(set_name: str, model: str) -> Path:
 def read_rows(path: Path) -> list[dict[str, Any]]:
     """The stored rows (a line cut short by an interrupted run is skipped: it is scored
     again)."""
-    if not path.exists():
-        return []
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                rows.append(json.loads(line))
-            except ValueError:
-                continue
+    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue
     return rows
 
 
@@ -89,19 +81,14 @@ def score_group(scorer: Any, items: list[Item]) -> list[dict[str, Any]]:
     judge_seconds = (time.perf_counter() - started) / len(items)
     rows = []
     for k, item in enumerate(items):
-        support = support_of(item.answer, results[2 * k : 2 * k + 2])
-        data = support.to_dict()
+        data = support_of(item.answer, results[2 * k : 2 * k + 2]).to_dict()
         replies = judged[len(JUDGE_REPLIES) * k : len(JUDGE_REPLIES) * (k + 1)]
         rows.append(
             {
                 **item.meta(),
                 "version": VERSION,
                 "answer": item.answer,
-                "support": {
-                    **data,
-                    "full": _rounded(data["full"]),
-                    "empty": _rounded(data["empty"]),
-                },
+                "support": {**data, **{k: _rounded(data[k]) for k in ("full", "empty")}},
                 "judge": {
                     reply: round(float(r.logprobs.sum()), 4)
                     for reply, r in zip(JUDGE_REPLIES, replies)
@@ -115,6 +102,9 @@ def score_group(scorer: Any, items: list[Item]) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> None:
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before the model's libraries load
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import camab_rag
 
     path = store_path(args.set, args.model)
@@ -126,8 +116,7 @@ def run(args: argparse.Namespace) -> None:
         if args.group in (None, i.group) and args.split in (None, i.split)
     ]
     groups = [g for g in by_context(items) if any(i.id not in done for i in g)]
-    if args.limit is not None:
-        groups = groups[: args.limit]
+    groups = groups[: args.limit] if args.limit is not None else groups
     print(f"{args.set} / {args.model}: {len(groups)} contexts to score", flush=True)
     if not groups:
         return
@@ -137,13 +126,56 @@ def run(args: argparse.Namespace) -> None:
         todo = [i for i in group if i.id not in done]
         rows = score_group(scorer, todo)
         with path.open("a", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps(row, separators=(",", ":")) + "\n")
+            handle.writelines(json.dumps(row, separators=(",", ":")) + "\n" for row in rows)
         print(
             f"[{index + 1}/{len(groups)}] {time.perf_counter() - started:7.0f}s "
             f"{todo[0].context_key} {len(todo)} answers",
             flush=True,
         )
+
+
+HALUEVAL_QUESTIONS = 20
+FRANK_ARTICLES = 10
+SEED = 48
+REPLAY_MODELS = ("smollm2", "qwen2.5-0.5b")
+
+
+def build_set() -> list[dict[str, Any]]:
+    """The shipped calibration set's rows (deterministic), from choice rows only:
+    :data:`HALUEVAL_QUESTIONS` HaluEval questions of the dev half (seeded) with their right
+    and two hallucinated answers; every CNN/DM summary of the :data:`FRANK_ARTICLES`
+    shortest FRANK ``valid`` articles stored for every replay model (so ``calibrate`` can be
+    replayed; short keeps it to minutes on CPU); the hand-written calibration cases."""
+
+    def row(item: Any, kind: str, source: str) -> dict[str, Any]:
+        return {
+            "question": item.question,
+            "context": item.context,
+            "answer": item.answer,
+            "supported": not item.unsupported,
+            "kind": kind,
+            "source": source,
+            "source_id": item.id,
+        }
+
+    dev = sorted(halueval_dev_questions())
+    by_question: dict[str, list[Any]] = {}
+    for item in halueval_items():
+        if item.context_key in dev:
+            by_question.setdefault(item.context_key, []).append(item)
+    ordered = [q for q in dev if len(by_question.get(q, [])) == 3]
+    chosen = random.Random(SEED).sample(ordered, HALUEVAL_QUESTIONS)
+    rows = [row(i, "qa", "HaluEval QA") for q in chosen for i in by_question[q]]
+    stored = [{r["id"] for r in read_rows(store_path("frank", m))} for m in REPLAY_MODELS]
+    articles: dict[str, list[Any]] = {}
+    for item in frank_items():
+        if item.split == "valid" and item.group == "cnndm":
+            articles.setdefault(item.context_key, []).append(item)
+    complete = [k for k, its in articles.items() if all(i.id in s for i in its for s in stored)]
+    for key in sorted(complete, key=lambda k: (len(articles[k][0].context), k))[:FRANK_ARTICLES]:
+        rows += [row(i, "summary", "FRANK CNN/DM") for i in articles[key]]
+    written = [i for i in written_items() if i.group == "calibration"]
+    return rows + [row(i, "qa", "written for camab-rag") for i in written]
 
 
 def main() -> None:
@@ -158,14 +190,17 @@ def main() -> None:
     runner.add_argument("--limit", type=int, default=None, help="contexts to score (a trial)")
     reporter = commands.add_parser("report", help="the tables, from the stored rows only")
     reporter.add_argument("--no-write", action="store_true", help="print only")
+    commands.add_parser("build-set", help=f"write {SHIPPED.relative_to(ROOT)}")
     args = parser.parse_args()
     if args.command == "run":
         run(args)
+    elif args.command == "build-set":
+        rows = build_set()
+        with SHIPPED.open("w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        kinds = {k: sum(r["kind"] == k for r in rows) for k in ("qa", "summary")}
+        print(f"{SHIPPED.relative_to(ROOT)}: {len(rows)} answers {kinds}")
     else:
         from benchmarks.gate_report import report
 
         report(write=not args.no_write)
-
-
-if __name__ == "__main__":
-    main()
