@@ -18,7 +18,7 @@ import torch
 
 from camab_rag.errors import InputError, TextError
 from camab_rag.scorers.base import ResponseLogprobs, Scorer, ScoreRequest, TextGenerator
-from camab_rag.scorers.model_loading import resolve_model_path
+from camab_rag.scorers.models import resolve_model_path
 from camab_rag.scorers.transformers_scorer import TransformersScorer
 
 pytestmark = pytest.mark.model
@@ -543,7 +543,7 @@ def test_lower_right_attention_matches_the_dense_mask(
     (merge_forks) keep the mask."""
     import torch.nn.attention.bias as bias
 
-    from camab_rag.scorers.attention import IMPLEMENTATION, use_lower_right
+    from camab_rag.scorers.prefix_batches import IMPLEMENTATION, use_lower_right
 
     requests = _reuse_requests()
     model = _tiny_llama(smollm2_scorer.tokenizer)
@@ -570,7 +570,7 @@ def test_lower_right_attention_matches_the_dense_mask(
 
 
 def test_sliding_window_models_keep_their_attention(smollm2_scorer: TransformersScorer) -> None:
-    from camab_rag.scorers.attention import use_lower_right
+    from camab_rag.scorers.prefix_batches import use_lower_right
 
     model = _tiny_llama(smollm2_scorer.tokenizer)
     model.config.sliding_window = 16  # a windowed mask is not plain causal

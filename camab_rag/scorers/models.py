@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from camab_rag.errors import CamabError
+from camab_rag.errors import CamabError, InputError
 
 CACHE_ENV_VAR = "CAMAB_RAG_CACHE"
 """Environment variable that overrides the cache directory."""
@@ -346,3 +346,25 @@ def set_offline_flags() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+def resolve_model_path(model: str | os.PathLike[str]) -> str:
+    """A local directory (or cached hub id) transformers can load for ``model``."""
+    text = str(model)
+    if text in MODELS:
+        return str(ensure_model(text))
+    path = Path(text).expanduser()
+    if path.suffix.lower() == ".gguf":
+        return str(ensure_gguf_converted(path))
+    if path.is_dir():
+        return str(path)
+    if path.exists():
+        raise InputError(
+            f"model {text!r} is a file but not a .gguf; pass a directory, a GGUF file, a hub "
+            f"id, or one of the short names {', '.join(sorted(MODELS))}"
+        )
+    if text.startswith((".", "/", "~")) or text.count("/") > 1:
+        raise InputError(
+            f"model path {text!r} does not exist; known short names: {', '.join(sorted(MODELS))}"
+        )
+    return text  # a hub id: loads only if it is already in the local Hugging Face cache
