@@ -599,7 +599,7 @@ def test_a_long_call_stops_at_the_deadline_between_forward_passes(
     scorer.clear_prefix_cache()
     passes: list[int] = []
     target: Any = scorer._prefix if prefix_cache else scorer
-    for name in ("_run", "_run_mixed") if prefix_cache else ("_forward_logprobs",):
+    for name in ("_run",) if prefix_cache else ("_forward_logprobs",):
         real = getattr(target, name)
 
         def forward(*args: Any, _real: Any = real) -> Any:

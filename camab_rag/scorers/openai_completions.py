@@ -1,12 +1,10 @@
 """Scorer over HTTP: any OpenAI-compatible server that echoes prompt log-probabilities.
 
-The server scores a given text through ``/v1/completions`` with ``echo`` + ``logprobs``
-(vLLM, SGLang, llama-cpp-python) or vLLM's ``prompt_logprobs``; OpenAI's own chat models
-cannot, and the first call says so. With vLLM's ``/tokenize`` (probed once) prompt and
-response are tokenized separately and sent as token ids, as the in-process scorer does;
-otherwise ``prompt + response`` is sent as text and the response found by character
-offset (chat prompts then need a local chat template). Retries and credentials:
-:mod:`.transport`.
+``/v1/completions`` with ``echo`` + ``logprobs`` (vLLM, SGLang, llama-cpp-python) or vLLM's
+``prompt_logprobs``; OpenAI's own chat models cannot, and the first call says so. With
+vLLM's ``/tokenize`` (probed once) prompt and response are sent as separately tokenized ids,
+as the in-process scorer does; otherwise as one text, the response found by character
+offset. Retries and credentials: :mod:`.transport`.
 """
 
 from __future__ import annotations
@@ -497,10 +495,9 @@ def parse_echo(
     prompt_ids: int | None = None,
     response_ids: int | None = None,
 ) -> ResponseLogprobs:
-    """Cut the response's tokens out of one echoed completion (:class:`ScorerError` when they
-    cannot be found or do not re-join to ``response``). Text mode: the response starts at
-    character ``prompt_chars``; token-id mode: it is the last ``response_ids`` of
-    ``prompt_ids + response_ids``; ``usage.prompt_tokens`` tells where generated tokens begin."""
+    """Cut the response's tokens out of one echoed completion: from character ``prompt_chars``
+    (text mode) or the last ``response_ids`` of ``prompt_ids + response_ids``; a
+    :class:`ScorerError` when they cannot be found or do not re-join to ``response``."""
     entries = echo_entries(choice)
     sent_total = None if prompt_ids is None or response_ids is None else prompt_ids + response_ids
     n_prompt = _echoed_prompt_length(entries, usage, sent_total)

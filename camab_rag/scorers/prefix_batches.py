@@ -1,11 +1,10 @@
 """Shared-prefix reuse for the in-process scorer: exact log-probs, prompts computed once.
 
-:class:`PrefixBatcher` computes each prefix that requests of a call share once, keeps
-prompts' keys/values across calls in a :class:`PrefixStore` (a token-id prefix tree within
-a memory budget, least recently used leaves dropped), then runs the rest of each request
-in right-padded batches on the broadcast prefix. Those passes run under
-:func:`plain_causal`: on a GPU the model's attention (:func:`use_lower_right`) is then the
-flash-eligible lower-right causal mask instead of a dense one. Speed: BENCHMARKS.md.
+:class:`PrefixBatcher` computes each prefix that a call's requests share once, keeps
+prompts' keys/values across calls in a :class:`PrefixStore` (a prefix tree in a memory
+budget), and runs the rest of each request in right-padded batches on the broadcast
+prefix; on a GPU their attention is flash-eligible lower-right causal
+(:func:`use_lower_right`). Speed: BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -417,16 +416,12 @@ class PrefixBatcher:
             for chunk in chunks:
                 deadline.check(_FORWARD)  # a long call overshoots by one pass at most
                 first = seqs[chunk[0]][: starts[chunk[0]]]
-                run = (
-                    self._run
-                    if all(seqs[i][: starts[i]] == first for i in chunk)
-                    else self._run_mixed
-                )
-                rows = run(
+                rows = self._run(
                     [seqs[i] for i in chunk],
                     [limits[i] for i in chunk],
                     [requests[i][1] for i in chunk],
                     [starts[i] for i in chunk],
+                    all(seqs[i][: starts[i]] == first for i in chunk),
                 )
                 for i, logprobs in zip(chunk, rows):
                     results[i] = logprobs
@@ -463,32 +458,62 @@ class PrefixBatcher:
         limits: Sequence[int],
         responses: Sequence[Sequence[int]],
         prefixes: Sequence[int],
+        shared: bool,
     ) -> list[np.ndarray]:
-        """One pass over ``seqs`` (sharing ``seqs[0][:prefix]``) from the stored part of that
-        prefix; each row's response log-probs. Rows' prompts are stored when they fit the budget."""
+        """One pass over ``seqs`` from their stored prefixes: each row's response log-probs;
+        rows' prompts are stored when they fit the budget. Rows on one ``shared`` prefix
+        read it broadcast, plain causal; rows on different ones are right-aligned in a
+        left-padded, masked cache, their tokens at their true positions."""
         import torch
 
-        start, kv = self.store.lookup(seqs[0], prefixes[0])
-        width = max(len(s) for s in seqs) - start
-        rows = len(seqs)
+        if shared:
+            looked = [self.store.lookup(seqs[0], prefixes[0])] * len(seqs)
+        else:
+            looked = [self.store.lookup(s, p) for s, p in zip(seqs, prefixes)]
+        starts = [t for t, _ in looked]
+        cached = max(starts)
+        shared = shared or cached == 0  # none of the prefixes may be stored any more
+        rows, lengths = len(seqs), [len(s) - t for s, t in zip(seqs, starts)]
+        width = max(lengths)
         # keep the rows' keys/values (to store their prompts) only when they fit the budget
-        keep = rows * (start + width) * self.bytes_per_token <= self.store.max_bytes
-        cache = _cache_from(kv, keep, rows) if kv or keep else None
-        input_ids = right_padded([seq[start:] for seq in seqs], self.pad_token_id)
-        # position t (counted from ``start``) predicts token start + t + 1
-        wanted = [range(lim - start, len(s) - 1 - start) for s, lim in zip(seqs, limits)]
-        real = sum(len(s) - start for s in seqs)
+        keep = rows * (cached + width) * self.bytes_per_token <= self.store.max_bytes
+        input_ids = right_padded([seq[t:] for seq, t in zip(seqs, starts)], self.pad_token_id)
+        # position i (counted from the row's start t) predicts token t + i + 1
+        wanted = [range(lim - t, len(s) - 1 - t) for s, lim, t in zip(seqs, limits, starts)]
+        inputs: dict[str, Any] = {"use_cache": True}
         # right pads only (after each row's real tokens): the attention is plain causal
-        with torch.inference_mode(), plain_causal():
-            results = self.forward(
-                input_ids, wanted, responses, use_cache=cache is not None, **{self.cache_arg: cache}
-            )
-            self.computed_tokens += real
-            self.padding_tokens += rows * width - real
-            if keep:
-                for row, (seq, lim) in enumerate(zip(seqs, limits)):
-                    if lim > start:
-                        self.store.insert(seq[:lim], start, cache_kv(cache, row, start, lim))
+        with torch.inference_mode(), plain_causal() if shared else contextlib.nullcontext():
+            if shared:
+                kv = looked[0][1]
+                cache = _cache_from(kv, keep, rows) if kv or keep else None
+                inputs["use_cache"] = cache is not None
+            else:
+                layers: LayerKV = []
+                template = next(kv for _, kv in looked if kv)
+                for layer, (k0, v0) in enumerate(template):
+                    keys = k0.new_zeros((rows, k0.shape[0], cached, k0.shape[2]))
+                    values = v0.new_zeros((rows, v0.shape[0], cached, v0.shape[2]))
+                    for row, (t, kv) in enumerate(looked):
+                        if t:
+                            keys[row, :, cached - t :] = kv[layer][0]
+                            values[row, :, cached - t :] = kv[layer][1]
+                    layers.append((keys, values))
+                cache = _cache_from(layers, keep)
+                mask = torch.zeros((rows, cached + width), dtype=torch.long)
+                positions = torch.zeros((rows, width), dtype=torch.long)
+                for row, (t, n) in enumerate(zip(starts, lengths)):
+                    mask[row, cached - t : cached + n] = 1
+                    positions[row] = torch.arange(t, t + width)
+                inputs["attention_mask"] = mask.to(self.device)
+                inputs["position_ids"] = positions.to(self.device)
+            inputs[self.cache_arg] = cache
+            results = self.forward(input_ids, wanted, responses, **inputs)
+            self.computed_tokens += sum(lengths)
+            self.padding_tokens += rows * width - sum(lengths)
+            for row, (seq, lim, t) in enumerate(zip(seqs, limits, starts)):
+                if keep and lim > t:
+                    kv_row = cache_kv(cache, row, cached, cached + lim - t)
+                    self.store.insert(seq[:lim], t, kv_row)
         return results
 
     def forward(
@@ -514,63 +539,6 @@ class PrefixBatcher:
             )
             for row, (positions, response) in enumerate(zip(wanted, responses))
         ]
-
-    def _run_mixed(
-        self,
-        seqs: Sequence[Sequence[int]],
-        limits: Sequence[int],
-        responses: Sequence[Sequence[int]],
-        prefixes: Sequence[int],
-    ) -> list[np.ndarray]:
-        """Like :meth:`_run` for rows on different stored prefixes: each right-aligned in a
-        left-padded, masked cache, its tokens at their true positions."""
-        import torch
-
-        looked = [self.store.lookup(s, p) for s, p in zip(seqs, prefixes)]
-        starts = [t for t, _ in looked]
-        cached = max(starts)
-        if cached == 0:  # none of the prefixes is stored any more
-            return self._run(seqs, limits, responses, starts)
-        rows = len(seqs)
-        lengths = [len(s) - t for s, t in zip(seqs, starts)]
-        width = max(lengths)
-        keep = rows * (cached + width) * self.bytes_per_token <= self.store.max_bytes
-        template = next(kv for _, kv in looked if kv)
-        with torch.inference_mode():
-            layers: LayerKV = []
-            for layer, (k0, v0) in enumerate(template):
-                keys = k0.new_zeros((rows, k0.shape[0], cached, k0.shape[2]))
-                values = v0.new_zeros((rows, v0.shape[0], cached, v0.shape[2]))
-                for row, (t, kv) in enumerate(looked):
-                    if t:
-                        keys[row, :, cached - t :] = kv[layer][0]
-                        values[row, :, cached - t :] = kv[layer][1]
-                layers.append((keys, values))
-            cache = _cache_from(layers, keep)
-            input_ids = right_padded([seq[t:] for seq, t in zip(seqs, starts)], self.pad_token_id)
-            mask = torch.zeros((rows, cached + width), dtype=torch.long)
-            positions = torch.zeros((rows, width), dtype=torch.long)
-            for row, (t, n) in enumerate(zip(starts, lengths)):
-                mask[row, cached - t : cached + n] = 1
-                positions[row] = torch.arange(t, t + width)
-            wanted = [range(lim - t, len(s) - 1 - t) for s, lim, t in zip(seqs, limits, starts)]
-            results = self.forward(
-                input_ids,
-                wanted,
-                responses,
-                attention_mask=mask.to(self.device),
-                position_ids=positions.to(self.device),
-                use_cache=True,
-                **{self.cache_arg: cache},
-            )
-            self.computed_tokens += sum(lengths)
-            self.padding_tokens += rows * width - sum(lengths)
-            if keep:
-                for row, (seq, lim, t) in enumerate(zip(seqs, limits, starts)):
-                    if lim > t:
-                        kv_row = cache_kv(cache, row, cached, cached + lim - t)
-                        self.store.insert(seq[:lim], t, kv_row)
-        return results
 
     def generate(self, prompt_ids: Sequence[int], max_new_tokens: int, eos: set[int]) -> list[int]:
         """Greedy decoding of one prompt from its longest stored prefix; the prompt (but its

@@ -119,8 +119,7 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
     if is_openai_endpoint(url):
         cause = (
             f"the chat client {kind} talks to OpenAI's own API ({public_url(url)}), whose "
-            "chat models "
-            "cannot score a given text (no prompt log-probabilities)"
+            "chat models cannot score a given text (no prompt log-probabilities)"
         )
         raise ChatAPICannotScoreError(
             f"{PROXY_FIX}: {cause}, so they cannot serve as the attribution scorer. To score "
@@ -139,18 +138,14 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
             f"{', '.join(_MODEL_ATTRS)}); pass model='<served model name>'"
         )
     key = _secret(_first_attr(client, _KEY_ATTRS))
-    return ChatClientSettings(base_url=url, model=name, api_key=key, headers=_headers(client))
-
-
-def _headers(client: object) -> dict[str, str]:
-    """The extra headers the client sends (``default_headers``; an ``openai`` client's own
-    ``default_headers`` include its key and platform headers, so its given ones are read)."""
+    # an openai client's own default_headers hold its key: read the ones it was given
     given = getattr(client, "_custom_headers", None)
     if given is None:
         given = getattr(client, "default_headers", None)
-    if not isinstance(given, Mapping):
-        return {}
-    return {str(k): str(v) for k, v in given.items() if isinstance(v, str)}
+    headers = given if isinstance(given, Mapping) else {}
+    return ChatClientSettings(
+        url, name, key, {str(k): str(v) for k, v in headers.items() if isinstance(v, str)}
+    )
 
 
 def _check_scorer(scorer: object, what: str) -> None:
@@ -162,28 +157,22 @@ def _check_scorer(scorer: object, what: str) -> None:
 
 
 def _checked_scorer(scorer: Any, name: str = "scorer") -> Any:
-    """``scorer`` itself when it can score or is ``None``; else an
-    :class:`~camab_rag.errors.InputError` naming ``name``."""
+    """``scorer`` when it can score or is ``None``; else an InputError naming ``name``."""
     if scorer is not None:
         _check_scorer(scorer, name)
     return scorer
 
 
 class _ScorerCache:
-    """Scorers built once per key, so an HTTP scorer keeps its connection pool and a model
-    found unable to score (with a proxy) is not asked again until its re-probe interval
-    has passed (:meth:`ProxyFallbackScorer.recheck`, called here, once per attribution); the
-    integrations' per-object store of what :func:`resolve_scorer` built.
-    A build that raises is not cached: the next attribution tries again and reports the
-    error again. With ``owner`` (e.g. keyed by ``id(llm)``) an entry counts only for that
-    same object."""
+    """Scorers built once per key (an entry counts only for the same ``owner``), so an HTTP
+    scorer keeps its connection pool and a proxied model is re-probed only when due
+    (:meth:`ProxyFallbackScorer.recheck`, once per attribution). A failed build is not kept."""
 
     def __init__(self) -> None:
         self._built: dict[Hashable, tuple[object, Any]] = {}
         self._lock = threading.Lock()
 
     def get(self, key: Hashable, build: Callable[[], Any], *, owner: object = None) -> Any:
-        """The scorer under ``key``, built by ``build`` the first time."""
         with self._lock:
             hit = self._built.get(key)
         if hit is not None and hit[0] is owner:
@@ -200,26 +189,12 @@ class _ScorerCache:
 
 
 class ProxyFallbackScorer:
-    """The answering model's own scorer, switched to ``proxy`` when it raises
-    :class:`~camab_rag.errors.CannotScoreError` (a definitive "cannot score": no prompt
-    log-probabilities offered), and probed again ``recheck_after_s`` seconds later.
-
-    Args:
-        own: the answering model's scorer; ``None`` when none could be built (then the
-            proxy scores from the start, for good).
-        proxy: any camab-rag scorer (``camab_rag.default_scorer()``, an
-            ``OpenAICompletionsScorer`` on a local server, ...).
-        reason: why ``own`` is ``None`` (recorded in :attr:`scored_by`).
-        recheck_after_s: after a switch, :meth:`recheck` (called by the integrations'
-            scorer cache as each attribution starts, so one attribution never mixes two
-            models) gives ``own`` another try once this many seconds have passed (default
-            600: a server upgraded to score, or a fault that passed, is found again within
-            10 minutes); ``None``: never.
-
-    Other errors of ``own`` (a dead server, a timeout, a malformed response) are raised
-    as they are: the proxy stands in for a model that cannot score, not for one that is
-    down or answered badly once.
-    """
+    """The answering model's own scorer (``own``; ``None``: none could be built, for
+    ``reason``), switched to ``proxy`` when it raises
+    :class:`~camab_rag.errors.CannotScoreError`; :meth:`recheck` gives ``own`` another try
+    ``recheck_after_s`` seconds later (``None``: never). Other errors of ``own`` (a dead
+    server, a timeout) are raised as they are: a proxy stands in for a model that cannot
+    score, not for one that is down."""
 
     def __init__(
         self,
@@ -252,10 +227,8 @@ class ProxyFallbackScorer:
 
     @property
     def parallel_requests(self) -> int:
-        """The parallel capacity (:func:`~camab_rag.scorers.base.parallel_requests`) of the
-        proxy once it has taken over; before, the smaller of the own model's and the
-        proxy's (the proxy may take over in the middle of a run whose rounds were sized
-        already, so a run never asks a CPU proxy for more than it runs at once)."""
+        """The proxy's once it has taken over; before, the smaller of the two (the proxy may
+        take over in a run whose rounds were sized already)."""
         if self.using_proxy:
             return parallel_requests(self.proxy)
         return min(parallel_requests(self.own), parallel_requests(self.proxy))
@@ -267,8 +240,8 @@ class ProxyFallbackScorer:
                 self._switched_at = time.monotonic()
 
     def recheck(self) -> bool:
-        """Give the own model another try when it was switched off ``recheck_after_s``
-        seconds ago or more; whether it did. Call it between attributions only."""
+        """Give the own model another try when switched off ``recheck_after_s`` ago or more
+        (between attributions only, so one never mixes two models); whether it did."""
         with self._lock:
             due = (
                 self._switched_at is not None
@@ -296,7 +269,6 @@ class ProxyFallbackScorer:
         return list(await self.proxy.ascore(requests))
 
     def generate(self, prompts: Sequence[Any], *, max_new_tokens: int = 128) -> list[str]:
-        """Generation by whichever model scores (used by regeneration checks)."""
         target = self.proxy if self.using_proxy else self.own
         return list(target.generate(prompts, max_new_tokens=max_new_tokens))
 
@@ -306,18 +278,13 @@ class ProxyFallbackScorer:
 
 def cannot_score_reason(error: BaseException) -> str:
     """Why a proxy took over, for ``scored_by.reason``: the error's ``reason`` (the cause
-    alone: its message leads with the fix, "pass proxy=...") when it has one."""
+    without the fix its message leads with) when it has one."""
     return str(getattr(error, "reason", None) or error)
 
 
 def _own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
-    """The scorer of the answering model, falling back to ``proxy`` when it cannot score.
-
-    ``build_own`` builds the answering model's scorer; when it raises
-    :class:`~camab_rag.errors.InputError` (no scorer can be built for that model, e.g. a
-    hosted chat API) the proxy scores from the start, with that error as the reason.
-    Without a proxy the own scorer is returned as it is and its errors are unchanged.
-    """
+    """``build_own()``, falling back to ``proxy`` when it cannot score (from the start when
+    the build raises an InputError, e.g. a hosted chat API); without a proxy, as it is."""
     if proxy is None:
         return build_own()
     try:
@@ -379,30 +346,6 @@ def _scorer_of_model(model: object, **options: Any) -> Any:
         ) from error
 
 
-def _scorer_of_server(
-    base_url: object, model: object, api_key: str | None, key_variable: str | None, **options: Any
-) -> Any:
-    """The HTTP scorer of a served model known by its server's URL and its name; without
-    ``api_key``, the environment variable ``key_variable`` gives the key for OpenAI's own
-    endpoint only (a key never goes elsewhere)."""
-    if not model:
-        raise ScorerUnavailableError(
-            "base_url= needs model= (the served model's name, e.g. model='smollm2')"
-        )
-    url, name = str(base_url), str(model)
-    if not is_openai_endpoint(url):
-        from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
-
-        # a served model: the HTTP scorer itself checks the URL and the name
-        return OpenAICompletionsScorer(url, name, api_key, **options)
-    # OpenAI's own API: the chat-client path says why its chat models cannot score
-    if api_key is None and key_variable:
-        api_key = os.environ.get(key_variable)
-    client = SimpleNamespace(model_name=name, model=name, openai_api_base=url, base_url=url)
-    client.openai_api_key = client.api_key = api_key
-    return _scorer_of_model(client, **options)
-
-
 def resolve_scorer(
     scorer: Any = None,
     *,
@@ -428,10 +371,8 @@ def resolve_scorer(
       with no prompt log-probabilities), or from the start when none is given; the
       result says so (``scored_by.proxy``).
 
-    Why one function: every caller (the Attributor, the integrations, the ``camab``
-    command) resolves the same way and gives the same errors. Raises
-    :class:`~camab_rag.errors.ScorerUnavailableError` (an ``InputError``) naming what to
-    pass when nothing usable is given.
+    One function, so every caller resolves the same way with the same errors: a
+    :class:`~camab_rag.errors.ScorerUnavailableError` names what to pass.
     """
     if proxy is not None:
         _check_scorer(proxy, "proxy")
@@ -447,7 +388,23 @@ def resolve_scorer(
     if llm is not None:
         return _scorer_of_model(llm, **options)
     if base_url is not None:
-        return _scorer_of_server(base_url, model, api_key, key_variable, **options)
+        if not model:
+            raise ScorerUnavailableError(
+                "base_url= needs model= (the served model's name, e.g. model='smollm2')"
+            )
+        url, name = str(base_url), str(model)
+        if not is_openai_endpoint(url):
+            from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+
+            # a served model: the HTTP scorer itself checks the URL and the name
+            return OpenAICompletionsScorer(url, name, api_key, **options)
+        # OpenAI's own API (the variable's key goes there only): the chat-client path
+        # says why its chat models cannot score
+        if api_key is None and key_variable:
+            api_key = os.environ.get(key_variable)
+        client = SimpleNamespace(model_name=name, model=name, openai_api_base=url, base_url=url)
+        client.openai_api_key = client.api_key = api_key
+        return _scorer_of_model(client, **options)
     if model is not None:
         from camab_rag.scorers.transformers_scorer import TransformersScorer
 

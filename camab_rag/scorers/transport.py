@@ -1,13 +1,11 @@
 """The HTTP client of the OpenAI-compatible scorer: requests, bounded waits, retries and
 what a failed call means.
 
-:meth:`HttpTransport.send` is a generator of calls (:mod:`camab_rag.steps`), so one code
-path serves sync and async. A failed attempt becomes a :class:`~camab_rag.retry.Retryable`
-(timeout, connection error, 408, 429, 5xx, malformed body), retried under the
-:class:`~camab_rag.retry.RetryPolicy`, or a clear final error. An attempt takes at most
-``timeout`` seconds, body included; a request's retries stop after ``retry_budget_s`` and
-at the attribution's deadline. Credentials go to this server only and are masked in every
-message; no client exception is chained.
+:meth:`HttpTransport.send` is a generator of calls (:mod:`camab_rag.steps`): one code path
+for sync and async. A transient failure (timeout, connection, 408, 429, 5xx, malformed
+body) is retried under the :class:`~camab_rag.retry.RetryPolicy`, within ``timeout`` per
+attempt, ``retry_budget_s`` per request and the attribution's deadline; any other is a
+clear final error. Credentials go to this server only and are masked in every message.
 """
 
 from __future__ import annotations
@@ -151,7 +149,24 @@ class ApiCall:
             method, self.transport.url(self.endpoint), json=body, timeout=self.limit
         )
         response = client.send(request, stream=True)
-        watchdog = _Watchdog(response, end)
+        # at the deadline a timer shuts the socket down, so a read that waits on a server
+        # trickling or stalling its body returns at once
+        stream = response.extensions.get("network_stream")
+        sock: Any = stream.get_extra_info("socket") if stream is not None else None
+        lock, done, fired = threading.Lock(), threading.Event(), threading.Event()
+
+        def cut() -> None:
+            with lock:
+                if not done.is_set():
+                    fired.set()
+                    # the plain socket's shutdown (an SSL socket's own would drop its state)
+                    with contextlib.suppress(OSError):
+                        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+        timer = threading.Timer(max(end - time.monotonic(), 0.0), cut)
+        timer.daemon = True
+        if isinstance(sock, socket.socket):
+            timer.start()
         chunks: list[bytes] = []
         overdue = False
         try:
@@ -161,11 +176,13 @@ class ApiCall:
                     overdue = True
                     break
         except httpx.TransportError:
-            if not watchdog.fired:
+            if not fired.is_set():
                 raise
             overdue = True
         finally:
-            watchdog.stop()
+            with lock:
+                done.set()
+            timer.cancel()
             response.close()
         if overdue:
             raise httpx.ReadTimeout("the response did not end in time", request=request)
@@ -187,39 +204,6 @@ class ApiCall:
             return await asyncio.wait_for(attempt(), limit)
         except asyncio.TimeoutError:
             raise httpx.ReadTimeout("the response did not end in time") from None
-
-
-class _Watchdog:
-    """Shuts a blocking response's socket down at its deadline, so a read that waits on a
-    server trickling or stalling its body returns at once."""
-
-    def __init__(self, response: httpx.Response, end: float) -> None:
-        self.fired = False
-        self._done = False
-        self._lock = threading.Lock()
-        stream = response.extensions.get("network_stream")
-        sock = stream.get_extra_info("socket") if stream is not None else None
-        self._sock = sock if isinstance(sock, socket.socket) else None
-        self._timer: threading.Timer | None = None
-        if self._sock is not None:
-            self._timer = threading.Timer(max(end - time.monotonic(), 0.0), self._cut)
-            self._timer.daemon = True
-            self._timer.start()
-
-    def _cut(self) -> None:
-        with self._lock:
-            if self._done or self._sock is None:
-                return
-            self.fired = True
-            # the plain socket's shutdown (an SSL socket's own would drop its state)
-            with contextlib.suppress(OSError):
-                socket.socket.shutdown(self._sock, socket.SHUT_RDWR)
-
-    def stop(self) -> None:
-        with self._lock:
-            self._done = True
-        if self._timer is not None:
-            self._timer.cancel()
 
 
 class HttpTransport:
@@ -270,7 +254,7 @@ class HttpTransport:
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self.secrets = Secrets.of(given, api_key, self._headers)
-        self._has_key = bool(api_key)
+        self.has_api_key = bool(api_key)
         self._lock = threading.Lock()
         self._sync_client: httpx.Client | None = None
 
@@ -279,10 +263,6 @@ class HttpTransport:
         """Whether the base URL's path ends with ``/v1``, as an OpenAI-compatible server's."""
         return self._url.endswith("/v1")
 
-    @property
-    def has_api_key(self) -> bool:
-        return self._has_key
-
     def url(self, endpoint: Endpoint) -> str:
         if endpoint in ("completions", "models"):
             return f"{self._url}/{endpoint}"
@@ -290,8 +270,8 @@ class HttpTransport:
         return f"{root}/tokenize"  # /tokenize lives beside /v1
 
     def client(self) -> httpx.Client:
-        """The blocking client (one connection pool), closed by :meth:`close` or, at the
-        latest, when this transport is garbage-collected (no socket is left open)."""
+        """The blocking client (one connection pool), closed by :meth:`close` or at the
+        latest when this transport is garbage-collected."""
         with self._lock:
             if self._sync_client is None:
                 client = httpx.Client(
