@@ -306,13 +306,14 @@ def test_prefix_reuse_matches_unpadded_passes(
     with _settings(smollm2_scorer, batch_size=batch_size, prefix_cache=True):
         smollm2_scorer._prefix.merge_forks = merge_forks
         mixed: list[int] = []
-        run_mixed = smollm2_scorer._prefix._run_mixed
+        run = smollm2_scorer._prefix._run
 
-        def counted_run_mixed(*args):
-            mixed.append(len(args[0]))
-            return run_mixed(*args)
+        def counted_run(*args):
+            if not args[-1]:  # a batch of rows on different prefixes
+                mixed.append(len(args[0]))
+            return run(*args)
 
-        monkeypatch.setattr(smollm2_scorer._prefix, "_run_mixed", counted_run_mixed)
+        monkeypatch.setattr(smollm2_scorer._prefix, "_run", counted_run)
         before = smollm2_scorer.computed_tokens
         reused = smollm2_scorer.score(requests)
         computed = smollm2_scorer.computed_tokens - before

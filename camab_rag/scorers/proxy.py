@@ -34,7 +34,6 @@ from camab_rag.scorers.base import (
     parallel_requests,
     scorer_model_name,
 )
-from camab_rag.scorers.transport import PROXY_FIX
 
 _BASE_URL_ATTRS = ("openai_api_base", "api_base", "base_url")
 _MODEL_ATTRS = ("model_name", "model", "model_id")
@@ -97,6 +96,8 @@ def _secret(value: object) -> str | None:
 def chat_client_settings(client: object, *, model: str | None = None) -> ChatClientSettings:
     """Base URL, model name and key of an OpenAI-compatible chat client (``model`` overrides);
     :class:`InputError` when one is missing or the client talks to OpenAI's own API."""
+    from camab_rag.scorers.transport import PROXY_FIX  # httpx only when a client is read
+
     if client is None:
         raise InputError("chat client is None")
     base_url = _first_attr(client, _BASE_URL_ATTRS)
@@ -324,6 +325,7 @@ def _scorer_of_model(model: object, **options: Any) -> Any:
     if callable(getattr(model, "score", None)):
         return model
     from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+    from camab_rag.scorers.transport import PROXY_FIX
 
     try:  # the client's server, model, key and headers (``default_headers`` adds to them)
         client = chat_client_settings(model)
