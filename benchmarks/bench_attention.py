@@ -35,7 +35,7 @@ def main() -> None:
     import torch
 
     import camab_rag
-    from camab_rag.scorers.attention import restore_sdpa, use_lower_right
+    from camab_rag.scorers.prefix_batches import restore_sdpa, use_lower_right
     from camab_rag.scorers.transformers_scorer import TransformersScorer
 
     model, tokenizer = shaped_model(args.shape, args.device, args.dtype, args.tokenizer)

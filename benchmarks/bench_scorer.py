@@ -24,7 +24,7 @@ RAW_SEQUENCES = 8
 
 def load_scorer(args: argparse.Namespace) -> Any:
     """An embedded model by name, or with ``--shape`` a random-init model of that shape."""
-    from camab_rag.scorers.attention import restore_sdpa
+    from camab_rag.scorers.prefix_batches import restore_sdpa
     from camab_rag.scorers.transformers_scorer import TransformersScorer
 
     if not args.shape:

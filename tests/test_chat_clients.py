@@ -15,8 +15,8 @@ from pydantic import SecretStr
 
 from camab_rag.errors import InputError
 from camab_rag.scorers import resolve_scorer
-from camab_rag.scorers.chat_clients import chat_client_settings
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+from camab_rag.scorers.proxy import chat_client_settings
 
 URL = "http://127.0.0.1:8011/v1"
 KEY = "sk-chat-client-SECRET-77"

@@ -10,7 +10,7 @@ import pytest
 from camab_rag.errors import InputError
 from camab_rag.scorers import TransformersScorer
 from camab_rag.scorers.base import ScoreRequest
-from camab_rag.scorers.encoding import RequestEncoder
+from camab_rag.scorers.transformers_scorer import RequestEncoder
 
 CONTEXT = [
     "The Eiffel Tower is in Paris.",
@@ -160,7 +160,7 @@ def test_threads_share_the_kept_responses_safely() -> None:
 def test_special_tokens_split_as_text_keep_the_whole_joint_check(
     smollm2_scorer: TransformersScorer,
 ) -> None:
-    from camab_rag.scorers.encoding import _splitting_tokens
+    from camab_rag.scorers.transformers_scorer import _splitting_tokens
 
     assert _splitting_tokens(smollm2_scorer.tokenizer)  # SmolLM2 splits <|im_start|> etc. off
     smollm2_scorer.tokenizer.split_special_tokens = True

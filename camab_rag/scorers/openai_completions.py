@@ -1,39 +1,74 @@
 """Scorer over HTTP: any OpenAI-compatible server that echoes prompt log-probabilities.
 
-The server scores a given text through ``/v1/completions`` with ``echo`` + ``logprobs``
-(vLLM, SGLang, llama-cpp-python) or vLLM's ``prompt_logprobs``; OpenAI's own chat models
-cannot, and the first call says so. What is sent: :mod:`.request_plans`; how the echo is
-read: :mod:`.echo`; retries and credentials: :mod:`.transport`.
+``/v1/completions`` with ``echo`` + ``logprobs`` (vLLM, SGLang, llama-cpp-python) or vLLM's
+``prompt_logprobs``; OpenAI's own chat models cannot, and the first call says so. With
+vLLM's ``/tokenize`` (probed once) prompt and response are sent as separately tokenized ids,
+as the in-process scorer does; otherwise as one text, the response found by character
+offset. Retries and credentials: :mod:`.transport`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Mapping, Sequence
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from camab_rag.errors import InputError, ScorerError
+import numpy as np
+
+from camab_rag.errors import (
+    CredentialsRefusedError,
+    DeadlineExceededError,
+    InputError,
+    ModelNotServedError,
+    ScorerError,
+    TransientScorerError,
+)
 from camab_rag.redaction import shown_url
-from camab_rag.retry import RetryPolicy
-from camab_rag.scorers.base import Prompt, ResponseLogprobs, ScoreRequest
-from camab_rag.scorers.echo import (
-    NoPromptLogprobsError as NoPromptLogprobsError,
+from camab_rag.retry import Retryable, RetryPolicy
+from camab_rag.scorers.base import (
+    ChatMessage,
+    Prompt,
+    Recent,
+    ResponseLogprobs,
+    ScoreRequest,
+    check_messages,
 )
-from camab_rag.scorers.echo import (
+from camab_rag.scorers.transport import (
+    AsyncClients,
+    HttpTransport,
+    RedirectRefusedError,
+    RequestClock,
     ResponseTokensMismatchError,
+    _clip,
+    as_dict,
+    tokens_from,
 )
-from camab_rag.scorers.request_plans import (
-    ChatTemplateRenderer,
-    Plan,
-    RequestPlanner,
-    answer_text,
-    completion_body,
-    parse_completion,
-)
-from camab_rag.scorers.transport import AsyncClients, HttpTransport, RequestClock
-from camab_rag.steps import Steps, adrive, drive
+from camab_rag.scorers.transport import NoChatTemplateError as NoChatTemplateError
+from camab_rag.scorers.transport import NoPromptLogprobsError as NoPromptLogprobsError
+from camab_rag.steps import BlockingCall, Steps, adrive, drive
+
+logger = logging.getLogger(__name__)
+_LOGPROB_SLACK = 1e-4  # a log-probability above this is impossible, not rounding
+
+ChatTemplateRenderer = Callable[[Sequence[ChatMessage]], str]
+"""Renders chat messages to the model's prompt text, with the assistant header appended."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to send for one request: the prompt and response as token ids (with their
+    counts) or as one text (with the prompt's length in characters)."""
+
+    prompt: str | list[int]
+    response: str
+    prompt_chars: int | None = None
+    prompt_ids: int | None = None
+    response_ids: int | None = None
 
 
 class OpenAICompletionsScorer:
@@ -103,12 +138,12 @@ class OpenAICompletionsScorer:
         self.retry = retry
         self.use_prompt_logprobs = use_prompt_logprobs
         self.tokenization = tokenization
-        self._planner = RequestPlanner(
-            self._http,
-            tokenization=tokenization,
-            renderer=chat_template_renderer,
-            tokenizer_dir=tokenizer,
-        )
+        self._renderer = chat_template_renderer
+        self._tokenizer_dir = tokenizer
+        self._hf_tokenizer: Any = None
+        self._has_tokenize = None if tokenization == "auto" else tokenization == "server"
+        self._id_cache: Recent[str, list[int]] = Recent(256)  # the last token ids given
+        self._probe_failure: TransientScorerError | None = None  # the last probe's, if it failed
         self._prompt_logprobs_mode: bool | None = (
             None if use_prompt_logprobs == "auto" else bool(use_prompt_logprobs)
         )
@@ -127,8 +162,6 @@ class OpenAICompletionsScorer:
         """``max_concurrency``: a batching server answers them in about the time of one."""
         return self.max_concurrency
 
-    # ------------------------------------------------------------------- HTTP plumbing
-
     @property
     def max_retries(self) -> int:
         return self.retry.max_retries
@@ -139,37 +172,172 @@ class OpenAICompletionsScorer:
 
     def render_prompt(self, prompt: Prompt) -> str:
         """Plain text verbatim; chat messages through ``chat_template_renderer`` or the
-        local ``tokenizer`` (:class:`~camab_rag.scorers.echo.NoChatTemplateError` if none)."""
-        return self._planner.render_prompt(prompt)
+        local ``tokenizer`` (:class:`NoChatTemplateError` when neither is there)."""
+        if isinstance(prompt, str):
+            return prompt
+        messages = check_messages(prompt)
+        if self._renderer is not None:
+            return str(self._renderer(messages))
+        if self._tokenizer_dir is not None:
+            if self._hf_tokenizer is None:
+                from camab_rag.scorers.models import set_offline_flags
 
-    # ----------------------------------------------------------------------- scoring
+                set_offline_flags()
+                from transformers import AutoTokenizer
+
+                self._hf_tokenizer = AutoTokenizer.from_pretrained(
+                    self._tokenizer_dir, local_files_only=True
+                )
+            text = self._hf_tokenizer.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=True
+            )
+            return str(text)
+        failure, url = self._probe_failure, self.base_url
+        if failure is not None:  # /tokenize is there but failing: not a reason for a proxy
+            raise TransientScorerError(
+                f"the server at {url} cannot score chat prompts now: its "
+                f"/tokenize failed ({failure})",
+                status_code=failure.status_code,
+                retry_after=failure.retry_after,
+            )
+        if not self._http.ends_with_v1:  # likely a wrong base URL, not a server without /tokenize
+            raise NoChatTemplateError(
+                f"the server at {url} answers no /tokenize: check base_url, which ends with "
+                "/v1 for an OpenAI-compatible server (http://127.0.0.1:8000/v1 for vLLM); if "
+                "it is right, the server has no /tokenize endpoint to apply the model's chat "
+                "template"
+            )
+        raise NoChatTemplateError(
+            f"the server at {url} cannot score chat prompts: it has no "
+            "/tokenize endpoint to apply the model's chat template (a hosted chat API cannot "
+            "score a given text at all)"
+        )
+
+    def _renders_locally(self, prompt: Prompt) -> bool:
+        return isinstance(prompt, str) or self._renderer is not None or bool(self._tokenizer_dir)
+
+    def _prompt_payload(self, prompt: Prompt) -> dict[str, Any]:
+        """The ``/tokenize`` payload of a prompt (text, or messages for the server's
+        chat template)."""
+        if self._renders_locally(prompt):
+            text = self.render_prompt(prompt)
+            return {"prompt": text, "add_special_tokens": isinstance(prompt, str)}
+        return {
+            "messages": check_messages(prompt),
+            "add_generation_prompt": True,
+            "add_special_tokens": False,
+        }
+
+    def _tokenize_steps(
+        self, payload: Mapping[str, Any], clients: AsyncClients | None, clock: RequestClock | None
+    ) -> Steps[list[int]]:
+        body = {"model": self.model, **payload}
+        return (
+            yield from self._http.send("tokenize", "tokenize", body, tokens_from, clients, clock)
+        )
+
+    def _probe_tokenize(self, clock: RequestClock | None = None) -> bool:
+        """Whether the server has a vLLM-style ``/tokenize`` endpoint (asked once; its
+        time counts against the retry budget of the request that asks, ``clock``)."""
+        if self._has_tokenize is None:
+            try:
+                probe = {"prompt": "probe", "add_special_tokens": False}
+                self._has_tokenize = bool(drive(self._tokenize_steps(probe, None, clock)))
+            except (
+                CredentialsRefusedError,
+                DeadlineExceededError,
+                RedirectRefusedError,
+                ModelNotServedError,
+            ):
+                raise  # a refused key, the deadline, a redirect, a wrong model name: not a
+                # missing /tokenize
+            except TransientScorerError as error:
+                if error.unreachable:
+                    raise  # the server is unreachable: say so rather than guess a mode
+                self._probe_failure = error  # failing now (5xx, 429): text mode, probe again
+                logger.debug("server /tokenize failed: %s", error)
+                return False
+            except ScorerError:
+                self._has_tokenize = False  # no usable endpoint (404, other API): text mode
+            self._probe_failure = None
+            logger.debug("server /tokenize available: %s", self._has_tokenize)
+        return bool(self._has_tokenize)
+
+    def _text_plan(self, request: ScoreRequest) -> Plan:
+        text = self.render_prompt(request.prompt)
+        return Plan(text + request.response, request.response, prompt_chars=len(text))
+
+    def _plan_steps(
+        self, request: ScoreRequest, clients: AsyncClients | None, clock: RequestClock
+    ) -> Steps[Plan]:
+        """The plan of a checked request: token ids where the server tokenizes, else text."""
+        if not isinstance(request, ScoreRequest):
+            raise InputError(f"expected a ScoreRequest, got {type(request).__name__}")
+        if not isinstance(request.response, str) or not request.response:
+            raise InputError("ScoreRequest.response must be a non-empty string")
+        if not isinstance(request.prompt, str):
+            check_messages(request.prompt)
+        if not (yield BlockingCall(lambda: self._probe_tokenize(clock))):
+            return self._text_plan(request)
+        ids = []
+        for payload in (
+            self._prompt_payload(request.prompt),
+            {"prompt": request.response, "add_special_tokens": False},
+        ):
+            key = json.dumps(payload, sort_keys=True)
+            cached = self._id_cache.get(key)
+            if cached is None:
+                cached = yield from self._tokenize_steps(payload, clients, clock)
+                self._id_cache.put(key, cached)
+            ids.append(cached)
+        prompt_ids, response_ids = ids
+        if not response_ids:
+            raise InputError("the response has no tokens to score")
+        if not prompt_ids:
+            raise InputError("the prompt is empty: the response's first token cannot be scored")
+        return Plan(
+            [*prompt_ids, *response_ids],
+            request.response,
+            prompt_ids=len(prompt_ids),
+            response_ids=len(response_ids),
+        )
 
     def _score_steps(
         self, request: ScoreRequest, clients: AsyncClients | None
     ) -> Steps[ResponseLogprobs]:
         """One request's log-probs, as a generator of HTTP calls under one retry budget."""
         clock = RequestClock()
-        plan = yield from self._planner.plan_steps(request, clients, clock)
+        plan = yield from self._plan_steps(request, clients, clock)
         try:
             return (yield from self._score_plan_steps(plan, clients, clock))
         except ResponseTokensMismatchError:
             # The tokenizer alters a text tokenized alone (e.g. a SentencePiece prefix
             # space): score the joint text instead, as the in-process scorer does.
-            if plan.prompt_ids is None or not self._planner.can_render_locally(request.prompt):
+            if plan.prompt_ids is None or not self._renders_locally(request.prompt):
                 raise
-            text_plan = self._planner.text_plan(request)
-            return (yield from self._score_plan_steps(text_plan, clients, clock))
+            return (yield from self._score_plan_steps(self._text_plan(request), clients, clock))
 
     def _score_plan_steps(
         self, plan: Plan, clients: AsyncClients | None, clock: RequestClock
     ) -> Steps[ResponseLogprobs]:
         def attempt(prompt_logprobs: bool) -> Steps[ResponseLogprobs]:
-            body = completion_body(self.model, plan, prompt_logprobs)
+            body: dict[str, Any] = {
+                "model": self.model,
+                "prompt": plan.prompt,
+                # 1, not 0: some servers read max_tokens=0 as "no limit"; the generated
+                # token is cut from the echo.
+                "max_tokens": 1,
+                "temperature": 0.0,
+            }
+            if prompt_logprobs:
+                body["prompt_logprobs"] = 0  # vLLM's extension of the completions API
+            else:
+                body.update(echo=True, logprobs=0)
             return self._http.send(
                 "completion",
                 "completions",
                 body,
-                lambda raw: parse_completion(plan, raw),
+                lambda raw: _parse_plan(plan, raw),
                 clients,
                 clock,
             )
@@ -224,22 +392,24 @@ class OpenAICompletionsScorer:
             rest = await asyncio.gather(*(one(r) for r in requests[1:]))
         return [first, *rest]
 
-    # -------------------------------------------------------------------- generation
-
     def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]:
         """Greedy answers (temperature 0) to ``prompts`` through ``/v1/completions``,
         whitespace stripped."""
         if max_new_tokens < 1:
             raise InputError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
 
+        def answer_text(raw: Any) -> str:
+            choices = as_dict(raw).get("choices")
+            if not isinstance(choices, list) or not choices:
+                raise Retryable("malformed response body: no choices")
+            return str(choices[0].get("text") or "").strip()
+
         def one(prompt: Prompt) -> str:
             sent: str | list[int]
-            planner = self._planner
-            if planner.probe_tokenize():
-                sent = drive(planner.tokenize_steps(planner.prompt_payload(prompt), None))
+            if self._probe_tokenize():
+                sent = drive(self._tokenize_steps(self._prompt_payload(prompt), None, None))
             else:
-                sent = planner.render_prompt(prompt)
-
+                sent = self.render_prompt(prompt)
             body = {
                 "model": self.model,
                 "prompt": sent,
@@ -254,3 +424,236 @@ class OpenAICompletionsScorer:
     def close(self) -> None:
         """Close the HTTP connection pool (the scorer reopens one if used again)."""
         self._http.close()
+
+
+def _parse_plan(plan: Plan, raw: Any) -> ResponseLogprobs:
+    """The response's log-probs in the answer to a completion that scores ``plan``."""
+    body = as_dict(raw)
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        raise Retryable("malformed response body: no choices")
+    return parse_echo(
+        choices[0],
+        body.get("usage"),
+        prompt_chars=plan.prompt_chars,
+        response=plan.response,
+        prompt_ids=plan.prompt_ids,
+        response_ids=plan.response_ids,
+    )
+
+
+@dataclass(frozen=True)
+class EchoEntry:
+    """One echoed token: its text, log-prob (``None`` for the first) and text offset."""
+
+    token: str
+    logprob: float | None
+    offset: int | None
+
+
+def echo_entries(choice: Mapping[str, Any]) -> list[EchoEntry]:
+    """The per-token entries of an echoed choice (``logprobs`` or vLLM ``prompt_logprobs``;
+    :class:`NoPromptLogprobsError` when it has neither)."""
+    logprobs = choice.get("logprobs")
+    if isinstance(logprobs, Mapping) and logprobs.get("token_logprobs"):
+        tokens = list(logprobs.get("tokens") or [])
+        values = list(logprobs["token_logprobs"])
+        offsets = list(logprobs.get("text_offset") or [None] * len(values))
+        if not (len(tokens) == len(values) == len(offsets)):
+            raise ScorerError(
+                "the server's logprobs object has tokens, token_logprobs and text_offset of "
+                f"different lengths ({len(tokens)}, {len(values)}, {len(offsets)})"
+            )
+        return [
+            EchoEntry(str(t), None if v is None else float(v), None if o is None else int(o))
+            for t, v, o in zip(tokens, values, offsets)
+        ]
+    prompt_logprobs = choice.get("prompt_logprobs")
+    if isinstance(prompt_logprobs, list) and prompt_logprobs:
+        entries = []
+        for position in prompt_logprobs:
+            if not position:
+                entries.append(EchoEntry("", None, None))
+                continue
+            # {token_id: {"logprob", "rank", "decoded_token"}}: the prompt's own token comes
+            # first (with prompt_logprobs=0 it is the only one).
+            info = next(iter(position.values()))
+            entries.append(EchoEntry(str(info.get("decoded_token") or ""), info["logprob"], None))
+        return entries
+    raise NoPromptLogprobsError(
+        "the server returned no log-probabilities of the prompt (the completion has no "
+        "`logprobs.token_logprobs` and no `prompt_logprobs`)"
+    )
+
+
+def parse_echo(
+    choice: Mapping[str, Any],
+    usage: Mapping[str, Any] | None,
+    *,
+    prompt_chars: int | None,
+    response: str,
+    prompt_ids: int | None = None,
+    response_ids: int | None = None,
+) -> ResponseLogprobs:
+    """Cut the response's tokens out of one echoed completion: from character ``prompt_chars``
+    (text mode) or the last ``response_ids`` of ``prompt_ids + response_ids``; a
+    :class:`ScorerError` when they cannot be found or do not re-join to ``response``."""
+    entries = echo_entries(choice)
+    sent_total = None if prompt_ids is None or response_ids is None else prompt_ids + response_ids
+    n_prompt = _echoed_prompt_length(entries, usage, sent_total)
+    entries, generated = entries[:n_prompt], entries[n_prompt:]  # cut the generated token(s)
+    text = choice.get("text")
+    if sent_total is not None:
+        assert response_ids is not None
+        start = n_prompt - response_ids
+        if start < 0:
+            raise ScorerError(
+                f"the server echoed {n_prompt} prompt tokens, fewer than the {response_ids} "
+                "response tokens sent"
+            )
+        offsets = _offsets_in_response(entries, generated, start, text, response)
+    else:
+        if prompt_chars is None:
+            raise ValueError("parse_echo: pass prompt_chars (text) or prompt_ids/response_ids")
+        start, offsets = _text_mode_boundary(entries, text, prompt_chars, response)
+    picked = entries[start:]
+    values = [e.logprob for e in picked]
+    if not picked:
+        raise ScorerError("no response tokens were found in the echoed prompt")
+    if values[0] is None:
+        raise ScorerError(
+            "the server gave no log-probability for the response's first token (it is the "
+            "first token of the sequence): give the response a non-empty prompt"
+        )
+    if any(v is None for v in values):
+        raise ScorerError("the server gave a null log-probability inside the response")
+    impossible = next(
+        (i for i, v in enumerate(values) if v is not None and v > _LOGPROB_SLACK), None
+    )
+    if impossible is not None:
+        raise Retryable(
+            f"malformed response body: log-probability {values[impossible]:g} for token "
+            f"{impossible} of the response (a log-probability is never above 0)"
+        )
+    return ResponseLogprobs(
+        logprobs=np.asarray(values, dtype=np.float64),
+        token_offsets=np.asarray(offsets, dtype=np.int64),
+        tokens=tuple(e.token for e in picked),
+        prompt_tokens=start,
+    )
+
+
+def _echoed_prompt_length(
+    entries: Sequence[EchoEntry], usage: Mapping[str, Any] | None, sent_total: int | None
+) -> int:
+    """How many leading entries belong to the prompt (the rest were generated)."""
+    reported = usage.get("prompt_tokens") if usage else None
+    if sent_total is not None:
+        if isinstance(reported, int) and reported != sent_total:
+            raise ScorerError(
+                f"the server counted {reported} prompt tokens but {sent_total} token ids "
+                "were sent: it does not score token-id prompts as given"
+            )
+        n = sent_total
+    elif isinstance(reported, int) and reported > 0:
+        n = reported
+    else:
+        raise ScorerError(
+            "the server's response has no usage.prompt_tokens, so the echoed prompt cannot "
+            "be told apart from generated tokens"
+        )
+    if len(entries) <= 1 < n:  # only the generated token: no prompt log-probs offered
+        raise NoPromptLogprobsError(
+            f"the server echoed log-probs for {len(entries)} tokens but the prompt has {n}: "
+            "it did not return the prompt's log-probabilities"
+        )
+    if len(entries) < n:  # a miscount, not a server that cannot score: try again
+        raise Retryable(
+            f"malformed response body: usage.prompt_tokens is {n} but {len(entries)} "
+            "tokens were echoed"
+        )
+    return n
+
+
+def _end_offset(entries: Sequence[EchoEntry]) -> int | None:
+    last = entries[-1]
+    return None if last.offset is None else last.offset + len(last.token)
+
+
+def _text_mode_boundary(
+    entries: Sequence[EchoEntry], text: object, prompt_chars: int, response: str
+) -> tuple[int, list[int]]:
+    """Text mode: index of the first response token and the response tokens' offsets."""
+    full_len = prompt_chars + len(response)
+    if all(e.offset is not None for e in entries):
+        # Offsets may count text the echo dropped (a BOS): align the end with len(full).
+        end = _end_offset(entries)
+        assert end is not None
+        shift = end - full_len
+        offsets = [int(e.offset) - shift for e in entries]  # type: ignore[arg-type]
+    else:  # prompt_logprobs: no offsets, accumulate the decoded tokens from the end
+        offsets = [0] * len(entries)
+        position = full_len
+        for i in range(len(entries) - 1, -1, -1):
+            position -= len(entries[i].token)
+            offsets[i] = position
+    start = next((i for i, o in enumerate(offsets) if o >= prompt_chars), len(entries))
+    if start == len(entries) or offsets[start] != prompt_chars:
+        span_start = offsets[start - 1] if start else 0
+        span_end = offsets[start] if start < len(entries) else full_len
+        raise ScorerError(
+            "the response's first token merges with the end of the prompt in the server's "
+            f"tokenization (one token spans characters {span_start}..{span_end} across the "
+            f"boundary at {prompt_chars}); end the prompt with a space or newline, or use a "
+            "server with a /tokenize endpoint (vLLM), which tokenizes prompt and response "
+            "separately"
+        )
+    picked = entries[start:]
+    joined = "".join(e.token for e in picked)
+    if joined != response:
+        echoed = text[prompt_chars:full_len] if isinstance(text, str) else None
+        if echoed != response:
+            raise ResponseTokensMismatchError(
+                "the echoed response tokens do not re-join to the response: "
+                f"{_clip(joined)!r} != {_clip(response)!r}"
+            )
+    return start, [o - prompt_chars for o in offsets[start:]]
+
+
+def _offsets_in_response(
+    entries: Sequence[EchoEntry],
+    generated: Sequence[EchoEntry],
+    start: int,
+    text: object,
+    response: str,
+) -> list[int]:
+    """Token-id mode: character offsets of the response tokens, checked to re-join."""
+    picked = entries[start:]
+    joined = "".join(e.token for e in picked)
+    rejoins = joined == response
+    if not rejoins and isinstance(text, str):
+        # Per-token strings can split a character (e.g. an emoji over two tokens); the
+        # echoed text, less the generated tokens, must then end with the response.
+        tail = "".join(e.token for e in generated)
+        body = text[: len(text) - len(tail)] if tail and text.endswith(tail) else text
+        rejoins = body.endswith(response)
+    if not rejoins:
+        raise ResponseTokensMismatchError(
+            "the echoed response tokens do not re-join to the response: "
+            f"{_clip(joined)!r} != {_clip(response)!r}"
+        )
+    end = _end_offset(entries)
+    if picked[0].offset is not None and end is not None:
+        first = picked[0].offset
+        if end - first == len(response) and all(e.offset is not None for e in picked):
+            return [int(e.offset) - first for e in picked]  # type: ignore[arg-type]
+    if joined != response:
+        raise ScorerError(
+            "cannot place the response tokens in the response: the server gave no text "
+            "offsets and the token strings do not re-join to the response"
+        )
+    offsets, position = [], 0
+    for e in picked:
+        offsets.append(position)
+        position += len(e.token)
+    return offsets

@@ -1,35 +1,274 @@
 """Shared-prefix reuse for the in-process scorer: exact log-probs, prompts computed once.
 
-:class:`PrefixBatcher` computes each prefix that requests of a call share once (extending
-what the :class:`~camab_rag.scorers.prefix_store.PrefixStore` keeps across calls), then
-runs the requests' remaining tokens in right-padded batches on the broadcast prefix (or,
-with ``merge_forks``, rows on different prefixes in one left-padded, masked cache). A
-request's last prompt token and its response are always computed for it.
+:class:`PrefixBatcher` computes each prefix that a call's requests share once, keeps
+prompts' keys/values across calls in a :class:`PrefixStore` (a prefix tree in a memory
+budget), and runs the rest of each request in right-padded batches on the broadcast
+prefix; on a GPU their attention is flash-eligible lower-right causal
+(:func:`use_lower_right`). Speed: BENCHMARKS.md.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import inspect
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from camab_rag import deadline
-from camab_rag.scorers.attention import plain_causal
-from camab_rag.scorers.prefix_store import LayerKV, PrefixStore, common_prefix
-
-_FORWARD = "a forward pass of the in-process model"
 
 if TYPE_CHECKING:
     import torch
 
+LayerKV = list[tuple["torch.Tensor", "torch.Tensor"]]
+"""Keys and values per layer, each ``[heads, tokens, head_dim]`` (one sequence)."""
+
+IMPLEMENTATION = "camab_sdpa"
+"""The attention implementation name registered with transformers."""
+
+_FORWARD = "a forward pass of the in-process model"
+_PLAIN_CAUSAL: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "camab_plain_causal", default=False
+)
+
+
+@contextlib.contextmanager
+def plain_causal() -> Iterator[None]:
+    """Mark the forward passes inside as plain causal over a cached prefix (no padding)."""
+    token = _PLAIN_CAUSAL.set(True)
+    try:
+        yield
+    finally:
+        _PLAIN_CAUSAL.reset(token)
+
+
+def _attention(
+    module: Any,
+    query: Any,
+    key: Any,
+    value: Any,
+    attention_mask: Any,
+    dropout: float = 0.0,
+    scaling: float | None = None,
+    **kwargs: Any,
+) -> tuple[Any, None]:
+    """transformers' SDPA attention, lower-right causal inside :func:`plain_causal`."""
+    import torch
+    from torch.nn.attention.bias import causal_lower_right
+    from transformers.integrations.sdpa_attention import repeat_kv, sdpa_attention_forward
+
+    q_len, kv_len = query.shape[2], key.shape[2]
+    plain = (
+        _PLAIN_CAUSAL.get()
+        and 1 < q_len < kv_len
+        and kwargs.get("position_bias") is None
+        and kwargs.get("softcap") is None
+        and getattr(module, "is_causal", True)
+    )
+    if not plain:
+        return sdpa_attention_forward(
+            module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs
+        )
+    groups = int(getattr(module, "num_key_value_groups", 1))
+    if groups > 1:
+        key, value = repeat_kv(key, groups), repeat_kv(value, groups)
+    out = torch.nn.functional.scaled_dot_product_attention(
+        query,
+        key,
+        value,
+        attn_mask=causal_lower_right(q_len, kv_len),
+        dropout_p=dropout,
+        scale=scaling,
+    )
+    return out.transpose(1, 2).contiguous(), None
+
+
+def use_lower_right(model: Any) -> bool:
+    """Switch a ``sdpa`` model with full attention on every layer (no sliding window) to
+    :data:`IMPLEMENTATION`; whether it did (anything unexpected leaves it as it was)."""
+    config = getattr(model, "config", None)
+    if getattr(config, "_attn_implementation", None) != "sdpa":
+        return False
+    if any(t != "full_attention" for t in getattr(config, "layer_types", None) or ()):
+        return False
+    window = getattr(config, "sliding_window", None)
+    if window is not None and getattr(config, "use_sliding_window", True) is not False:
+        return False
+    try:
+        from transformers import AttentionInterface
+        from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
+
+        AttentionInterface.register(IMPLEMENTATION, _attention)
+        AttentionMaskInterface.register(IMPLEMENTATION, ALL_MASK_ATTENTION_FUNCTIONS["sdpa"])
+        model.set_attn_implementation(IMPLEMENTATION)
+    except Exception:  # an older or newer transformers without this interface
+        return False
+    return bool(getattr(model.config, "_attn_implementation", None) == IMPLEMENTATION)
+
+
+def restore_sdpa(model: Any) -> None:
+    """Undo :func:`use_lower_right` (benchmarks compare the two)."""
+    if getattr(model.config, "_attn_implementation", None) == IMPLEMENTATION:
+        model.set_attn_implementation("sdpa")
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
+    """Length of the common prefix of ``a`` and ``b``, at most ``limit``."""
+    n = min(len(a), len(b), limit)
+    k = 0
+    while k < n and a[k] == b[k]:
+        k += 1
+    return k
+
+
+@dataclass(eq=False)
+class _Node:
+    tokens: tuple[int, ...]
+    kv: LayerKV
+    parent: _Node | None
+    children: dict[int, _Node] = field(default_factory=dict)
+    used: int = 0
+    nbytes: int = 0
+    pinned: bool = False
+
+
+def _nbytes(kv: LayerKV) -> int:
+    return sum(k.element_size() * k.nelement() + v.element_size() * v.nelement() for k, v in kv)
+
+
+class PrefixStore:
+    """Prefix tree of token ids with their keys/values, at most ``max_bytes`` of tensors
+    (least recently used leaves are dropped; pinned nodes only once unpinned)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.clear()
+        self._clock = 0
+
+    def clear(self) -> None:
+        self.root = _Node((), [], None)
+        self.nbytes = 0
+        self._pinned: list[_Node] = []
+
+    def _walk(self, ids: Sequence[int], limit: int) -> tuple[int, list[tuple[_Node, int]]]:
+        """The longest stored prefix of ``ids[:limit]``: its length, and the nodes along it
+        with how many of each node's tokens it covers."""
+        path: list[tuple[_Node, int]] = []
+        node, pos = self.root, 0
+        while pos < limit:
+            child = node.children.get(ids[pos])
+            if child is None:
+                break
+            n = common_prefix(child.tokens, ids[pos:limit], limit - pos)
+            path.append((child, n))
+            pos += n
+            if n < len(child.tokens):
+                break
+            node = child
+        return pos, path
+
+    def match(self, ids: Sequence[int], limit: int) -> int:
+        """Length of the longest stored prefix of ``ids[:limit]``."""
+        return self._walk(ids, limit)[0]
+
+    def lookup(self, ids: Sequence[int], limit: int) -> tuple[int, LayerKV]:
+        """The longest stored prefix of ``ids[:limit]``: its length and keys/values (an
+        empty list for none). Marks it used."""
+        import torch
+
+        length, path = self._walk(ids, limit)
+        if not path:
+            return 0, []
+        self._clock += 1
+        for node, _ in path:
+            node.used = self._clock
+        layers: LayerKV = []
+        for layer in range(len(path[0][0].kv)):
+            keys = [node.kv[layer][0][:, :n] for node, n in path]
+            values = [node.kv[layer][1][:, :n] for node, n in path]
+            layers.append(
+                (
+                    keys[0] if len(keys) == 1 else torch.cat(keys, dim=1),
+                    values[0] if len(values) == 1 else torch.cat(values, dim=1),
+                )
+            )
+        return length, layers
+
+    def pin(self, ids: Sequence[int], length: int) -> None:
+        """Keep the stored prefix ``ids[:length]`` until :meth:`unpin_all`."""
+        for node, _ in self._walk(ids, length)[1]:
+            if not node.pinned:
+                node.pinned = True
+                self._pinned.append(node)
+
+    def unpin_all(self) -> None:
+        for node in self._pinned:
+            node.pinned = False
+        self._pinned = []
+        self._evict(None)
+
+    def insert(self, ids: Sequence[int], start: int, kv: LayerKV, *, force: bool = False) -> None:
+        """Store ``ids`` whose keys/values from ``start`` on are ``kv``, under the stored prefix
+        ``ids[:start]``; nothing when that prefix is gone or it does not fit (unless ``force``)."""
+        end = len(ids)
+        pos, path = self._walk(ids, end)
+        if pos < start or pos == end:
+            return
+        offset = pos - start
+        part = [(k[:, offset:].clone(), v[:, offset:].clone()) for k, v in kv]
+        size = _nbytes(part)
+        if size > self.max_bytes and not force:
+            return
+        if path and path[-1][1] < len(path[-1][0].tokens):
+            parent = self._split(path[-1][0], path[-1][1])
+        else:
+            parent = path[-1][0] if path else self.root
+        self._clock += 1
+        node = _Node(tuple(ids[pos:]), part, parent, used=self._clock, nbytes=size)
+        parent.children[node.tokens[0]] = node
+        self.nbytes += size
+        for above, _ in path:
+            above.used = self._clock
+        self._evict(node)
+
+    def _split(self, node: _Node, at: int) -> _Node:
+        """Cut ``node`` after ``at`` tokens; returns the new head node."""
+        assert node.parent is not None and 0 < at < len(node.tokens)
+        head_kv = [(k[:, :at].clone(), v[:, :at].clone()) for k, v in node.kv]
+        tail_kv = [(k[:, at:].clone(), v[:, at:].clone()) for k, v in node.kv]
+        head = _Node(node.tokens[:at], head_kv, node.parent, used=node.used, pinned=node.pinned)
+        head.nbytes = _nbytes(head_kv)
+        node.parent.children[node.tokens[0]] = head
+        node.tokens, node.kv, node.parent = node.tokens[at:], tail_kv, head
+        node.nbytes = _nbytes(tail_kv)
+        head.children[node.tokens[0]] = node
+        if head.pinned:
+            self._pinned.append(head)
+        return head
+
+    def _evict(self, keep: _Node | None) -> None:
+        while self.nbytes > self.max_bytes:
+            leaves, stack = [], list(self.root.children.values())
+            while stack:
+                node = stack.pop()
+                stack.extend(node.children.values())
+                if not node.children and not node.pinned and node is not keep:
+                    leaves.append(node)
+            if not leaves:
+                return
+            victim = min(leaves, key=lambda n: n.used)
+            assert victim.parent is not None
+            del victim.parent.children[victim.tokens[0]]
+            self.nbytes -= victim.nbytes
+
 
 def supports_prefix_reuse() -> bool:
-    """Whether the installed transformers has per-layer dynamic caches (4.56 and later),
-    on which the prefix reuse is built."""
+    """Whether transformers has per-layer dynamic caches (4.56 and later), which this needs."""
     try:
         from transformers.cache_utils import DynamicLayer  # noqa: F401
     except ImportError:
@@ -56,19 +295,10 @@ def _layer_class() -> Any:
     return type("PrefixLayer", (DynamicLayer,), {"update": update})
 
 
-def _prefix_cache(kv: LayerKV, rows: int, keep: bool) -> Any:
-    """A ``DynamicCache`` whose layers start with ``kv`` broadcast over ``rows`` rows (a
-    view, not a copy); with ``keep=False`` it does not keep the new tokens."""
-    expanded = [
-        (k.unsqueeze(0).expand(rows, -1, -1, -1), v.unsqueeze(0).expand(rows, -1, -1, -1))
-        for k, v in kv
-    ]
-    return _cache_from(expanded, keep)
-
-
-def _cache_from(kv: LayerKV, keep: bool) -> Any:
-    """A ``DynamicCache`` whose layers start with ``kv`` (per layer ``[rows, heads,
-    tokens, head_dim]``); with ``keep=False`` it does not keep the new tokens."""
+def _cache_from(kv: LayerKV, keep: bool, rows: int = 0) -> Any:
+    """A ``DynamicCache`` whose layers start with ``kv`` (per layer ``[rows, heads, tokens,
+    head_dim]``, or one sequence's broadcast over ``rows`` rows, a view); with
+    ``keep=False`` it does not keep the new tokens."""
     from transformers import DynamicCache
 
     cache: Any = DynamicCache()
@@ -77,10 +307,10 @@ def _cache_from(kv: LayerKV, keep: bool) -> Any:
     layers = []
     for k, v in kv:
         layer = _layer_class()()
-        layer.keys, layer.values = k, v
-        layer.keep = keep
-        layer.is_initialized = True
-        layer.device = k.device
+        if rows:
+            k, v = k.unsqueeze(0).expand(rows, -1, -1, -1), v.unsqueeze(0).expand(rows, -1, -1, -1)
+        layer.keys, layer.values, layer.keep = k, v, keep
+        layer.is_initialized, layer.device = True, k.device
         layers.append(layer)
     cache.layers = layers
     cache.layer_class_to_replicate = None
@@ -94,21 +324,8 @@ def cache_kv(cache: Any, row: int, start: int, end: int) -> LayerKV:
     ]
 
 
-def kv_bytes_per_token(model: Any) -> int:
-    """Bytes of keys and values one token takes over all layers of ``model``."""
-    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else None
-    config = config or model.config
-    heads = int(getattr(config, "num_attention_heads", 1) or 1)
-    kv_heads = int(getattr(config, "num_key_value_heads", None) or heads)
-    head_dim = getattr(config, "head_dim", None) or int(config.hidden_size) // heads
-    layers = int(config.num_hidden_layers)
-    element = next(model.parameters()).element_size()
-    return int(2 * layers * kv_heads * int(head_dim) * element)
-
-
 def response_logprobs(logits: torch.Tensor, response_ids: Sequence[int]) -> np.ndarray:
-    """Log-probability of each response token under the logits that predict it (one row
-    of logits per response token)."""
+    """Log-probability of each response token under the logits (one row per token)."""
     import torch
 
     logp = torch.log_softmax(logits.float(), dim=-1)
@@ -148,7 +365,16 @@ class PrefixBatcher:
         # transformers 5.x renames ``past_key_values`` to ``cache``
         forward = inspect.signature(model.forward).parameters
         self.cache_arg = "cache" if "cache" in forward else "past_key_values"
-        self.bytes_per_token = kv_bytes_per_token(model)
+        config = (
+            model.config.get_text_config() if hasattr(model.config, "get_text_config") else None
+        )
+        config = config or model.config
+        heads = int(getattr(config, "num_attention_heads", 1) or 1)
+        kv_heads = int(getattr(config, "num_key_value_heads", None) or heads)
+        head_dim = int(getattr(config, "head_dim", None) or int(config.hidden_size) // heads)
+        element = next(model.parameters()).element_size()
+        # bytes of keys and values one token takes over all layers
+        self.bytes_per_token = 2 * int(config.num_hidden_layers) * kv_heads * head_dim * element
         self.merge_forks = merge_forks
         self.computed_tokens = 0
         self.padding_tokens = 0
@@ -190,16 +416,12 @@ class PrefixBatcher:
             for chunk in chunks:
                 deadline.check(_FORWARD)  # a long call overshoots by one pass at most
                 first = seqs[chunk[0]][: starts[chunk[0]]]
-                run = (
-                    self._run
-                    if all(seqs[i][: starts[i]] == first for i in chunk)
-                    else self._run_mixed
-                )
-                rows = run(
+                rows = self._run(
                     [seqs[i] for i in chunk],
                     [limits[i] for i in chunk],
                     [requests[i][1] for i in chunk],
                     [starts[i] for i in chunk],
+                    all(seqs[i][: starts[i]] == first for i in chunk),
                 )
                 for i, logprobs in zip(chunk, rows):
                     results[i] = logprobs
@@ -207,21 +429,26 @@ class PrefixBatcher:
             self.store.unpin_all()
         return [r for r in results if r is not None]
 
-    def _extend(self, ids: Sequence[int], stored: int, upto: int) -> None:
-        """Compute ``ids[stored:upto]`` on the stored prefix ``ids[:stored]`` and store it."""
+    def _step(self, ids: Sequence[int], cache: Any) -> int:
+        """One pass of ``ids`` on ``cache`` (which keeps them); the argmax next token."""
         import torch
 
-        start, kv = self.store.lookup(ids, stored)
-        cache = _prefix_cache(kv, 1, keep=True)
         options: dict[str, Any] = {"logits_to_keep": 1} if self.keeps_logits else {}
         with torch.inference_mode(), plain_causal():
-            self.model(
-                input_ids=torch.tensor([ids[start:upto]], dtype=torch.long, device=self.device),
+            out = self.model(
+                input_ids=torch.tensor([list(ids)], dtype=torch.long, device=self.device),
                 use_cache=True,
                 **{self.cache_arg: cache},
                 **options,
             )
-        self.computed_tokens += upto - start
+            self.computed_tokens += len(ids)
+            return int(out.logits[0, -1].argmax())
+
+    def _extend(self, ids: Sequence[int], stored: int, upto: int) -> None:
+        """Compute ``ids[stored:upto]`` on the stored prefix ``ids[:stored]`` and store it."""
+        start, kv = self.store.lookup(ids, stored)
+        cache = _cache_from(kv, True, 1)
+        self._step(ids[start:upto], cache)
         # kept even over the budget: the call's requests start from it (they pin it)
         self.store.insert(ids[:upto], start, cache_kv(cache, 0, start, upto), force=True)
 
@@ -231,32 +458,62 @@ class PrefixBatcher:
         limits: Sequence[int],
         responses: Sequence[Sequence[int]],
         prefixes: Sequence[int],
+        shared: bool,
     ) -> list[np.ndarray]:
-        """One pass over ``seqs`` (sharing ``seqs[0][:prefix]``) from the stored part of that
-        prefix; each row's response log-probs. Rows' prompts are stored when they fit the budget."""
+        """One pass over ``seqs`` from their stored prefixes: each row's response log-probs;
+        rows' prompts are stored when they fit the budget. Rows on one ``shared`` prefix
+        read it broadcast, plain causal; rows on different ones are right-aligned in a
+        left-padded, masked cache, their tokens at their true positions."""
         import torch
 
-        start, kv = self.store.lookup(seqs[0], prefixes[0])
-        width = max(len(s) for s in seqs) - start
-        rows = len(seqs)
+        if shared:
+            looked = [self.store.lookup(seqs[0], prefixes[0])] * len(seqs)
+        else:
+            looked = [self.store.lookup(s, p) for s, p in zip(seqs, prefixes)]
+        starts = [t for t, _ in looked]
+        cached = max(starts)
+        shared = shared or cached == 0  # none of the prefixes may be stored any more
+        rows, lengths = len(seqs), [len(s) - t for s, t in zip(seqs, starts)]
+        width = max(lengths)
         # keep the rows' keys/values (to store their prompts) only when they fit the budget
-        keep = rows * (start + width) * self.bytes_per_token <= self.store.max_bytes
-        cache = _prefix_cache(kv, rows, keep=keep) if kv or keep else None
-        input_ids = right_padded([seq[start:] for seq in seqs], self.pad_token_id)
-        # position t (counted from ``start``) predicts token start + t + 1
-        wanted = [range(lim - start, len(s) - 1 - start) for s, lim in zip(seqs, limits)]
-        real = sum(len(s) - start for s in seqs)
+        keep = rows * (cached + width) * self.bytes_per_token <= self.store.max_bytes
+        input_ids = right_padded([seq[t:] for seq, t in zip(seqs, starts)], self.pad_token_id)
+        # position i (counted from the row's start t) predicts token t + i + 1
+        wanted = [range(lim - t, len(s) - 1 - t) for s, lim, t in zip(seqs, limits, starts)]
+        inputs: dict[str, Any] = {"use_cache": True}
         # right pads only (after each row's real tokens): the attention is plain causal
-        with torch.inference_mode(), plain_causal():
-            results = self.forward(
-                input_ids, wanted, responses, use_cache=cache is not None, **{self.cache_arg: cache}
-            )
-            self.computed_tokens += real
-            self.padding_tokens += rows * width - real
-            if keep:
-                for row, (seq, lim) in enumerate(zip(seqs, limits)):
-                    if lim > start:
-                        self.store.insert(seq[:lim], start, cache_kv(cache, row, start, lim))
+        with torch.inference_mode(), plain_causal() if shared else contextlib.nullcontext():
+            if shared:
+                kv = looked[0][1]
+                cache = _cache_from(kv, keep, rows) if kv or keep else None
+                inputs["use_cache"] = cache is not None
+            else:
+                layers: LayerKV = []
+                template = next(kv for _, kv in looked if kv)
+                for layer, (k0, v0) in enumerate(template):
+                    keys = k0.new_zeros((rows, k0.shape[0], cached, k0.shape[2]))
+                    values = v0.new_zeros((rows, v0.shape[0], cached, v0.shape[2]))
+                    for row, (t, kv) in enumerate(looked):
+                        if t:
+                            keys[row, :, cached - t :] = kv[layer][0]
+                            values[row, :, cached - t :] = kv[layer][1]
+                    layers.append((keys, values))
+                cache = _cache_from(layers, keep)
+                mask = torch.zeros((rows, cached + width), dtype=torch.long)
+                positions = torch.zeros((rows, width), dtype=torch.long)
+                for row, (t, n) in enumerate(zip(starts, lengths)):
+                    mask[row, cached - t : cached + n] = 1
+                    positions[row] = torch.arange(t, t + width)
+                inputs["attention_mask"] = mask.to(self.device)
+                inputs["position_ids"] = positions.to(self.device)
+            inputs[self.cache_arg] = cache
+            results = self.forward(input_ids, wanted, responses, **inputs)
+            self.computed_tokens += sum(lengths)
+            self.padding_tokens += rows * width - sum(lengths)
+            for row, (seq, lim, t) in enumerate(zip(seqs, limits, starts)):
+                if keep and lim > t:
+                    kv_row = cache_kv(cache, row, cached, cached + lim - t)
+                    self.store.insert(seq[:lim], t, kv_row)
         return results
 
     def forward(
@@ -283,88 +540,15 @@ class PrefixBatcher:
             for row, (positions, response) in enumerate(zip(wanted, responses))
         ]
 
-    def _run_mixed(
-        self,
-        seqs: Sequence[Sequence[int]],
-        limits: Sequence[int],
-        responses: Sequence[Sequence[int]],
-        prefixes: Sequence[int],
-    ) -> list[np.ndarray]:
-        """Like :meth:`_run` for rows on different stored prefixes: each right-aligned in a
-        left-padded, masked cache, its tokens at their true positions."""
-        import torch
-
-        looked = [self.store.lookup(s, p) for s, p in zip(seqs, prefixes)]
-        starts = [t for t, _ in looked]
-        cached = max(starts)
-        if cached == 0:  # none of the prefixes is stored any more
-            return self._run(seqs, limits, responses, starts)
-        rows = len(seqs)
-        lengths = [len(s) - t for s, t in zip(seqs, starts)]
-        width = max(lengths)
-        keep = rows * (cached + width) * self.bytes_per_token <= self.store.max_bytes
-        template = next(kv for _, kv in looked if kv)
-        with torch.inference_mode():
-            layers: LayerKV = []
-            for layer, (k0, v0) in enumerate(template):
-                keys = k0.new_zeros((rows, k0.shape[0], cached, k0.shape[2]))
-                values = v0.new_zeros((rows, v0.shape[0], cached, v0.shape[2]))
-                for row, (t, kv) in enumerate(looked):
-                    if t:
-                        keys[row, :, cached - t :] = kv[layer][0]
-                        values[row, :, cached - t :] = kv[layer][1]
-                layers.append((keys, values))
-            cache = _cache_from(layers, keep)
-            input_ids = right_padded([seq[t:] for seq, t in zip(seqs, starts)], self.pad_token_id)
-            mask = torch.zeros((rows, cached + width), dtype=torch.long)
-            positions = torch.zeros((rows, width), dtype=torch.long)
-            for row, (t, n) in enumerate(zip(starts, lengths)):
-                mask[row, cached - t : cached + n] = 1
-                positions[row] = torch.arange(t, t + width)
-            wanted = [range(lim - t, len(s) - 1 - t) for s, lim, t in zip(seqs, limits, starts)]
-            results = self.forward(
-                input_ids,
-                wanted,
-                responses,
-                attention_mask=mask.to(self.device),
-                position_ids=positions.to(self.device),
-                use_cache=True,
-                **{self.cache_arg: cache},
-            )
-            self.computed_tokens += sum(lengths)
-            self.padding_tokens += rows * width - sum(lengths)
-            if keep:
-                for row, (seq, lim, t) in enumerate(zip(seqs, limits, starts)):
-                    if lim > t:
-                        kv_row = cache_kv(cache, row, cached, cached + lim - t)
-                        self.store.insert(seq[:lim], t, kv_row)
-        return results
-
     def generate(self, prompt_ids: Sequence[int], max_new_tokens: int, eos: set[int]) -> list[int]:
         """Greedy decoding of one prompt from its longest stored prefix; the prompt (but its
         last token) is stored. The generated ids, the stopping EOS included."""
-        import torch
-
-        start, kv = self.store.lookup(prompt_ids, len(prompt_ids) - 1)
-        cache = _prefix_cache(kv, 1, keep=True)
-        step_ids = list(prompt_ids[start:])
-        new: list[int] = []
-        options: dict[str, Any] = {"logits_to_keep": 1} if self.keeps_logits else {}
-        with torch.inference_mode(), plain_causal():
-            while True:
-                out = self.model(
-                    input_ids=torch.tensor([step_ids], dtype=torch.long, device=self.device),
-                    use_cache=True,
-                    **{self.cache_arg: cache},
-                    **options,
-                )
-                self.computed_tokens += len(step_ids)
-                token = int(out.logits[0, -1].argmax())
-                new.append(token)
-                if token in eos or len(new) == max_new_tokens:
-                    break
-                step_ids = [token]
         end = len(prompt_ids) - 1
+        start, kv = self.store.lookup(prompt_ids, end)
+        cache = _cache_from(kv, True, 1)
+        new = [self._step(prompt_ids[start:], cache)]
+        while new[-1] not in eos and len(new) < max_new_tokens:
+            new.append(self._step(new[-1:], cache))
         if end > start:
             self.store.insert(prompt_ids[:end], start, cache_kv(cache, 0, start, end))
         return new

@@ -1,23 +1,17 @@
-"""Which scorer scores: :func:`resolve_scorer`, the one rule; and the proxy fallback.
+"""Which scorer scores: :func:`resolve_scorer`, the one rule, and the proxy fallback.
 
 :func:`resolve_scorer` is the only way from what a caller has (a scorer, a framework's chat
-model, a model name or server URL, a proxy) to a scorer: :class:`camab_rag.Attributor`,
-both integrations and the ``camab`` command call it. A framework's model types are read by
-a hook its integration registers (:func:`register_model_reader`), so the core imports
-no framework.
+model, a model name or server URL, a proxy) to a scorer; the Attributor, both
+integrations and the ``camab`` command call it. A framework's model types are read by a
+hook its integration registers (:func:`register_model_reader`), so the core imports no
+framework. An OpenAI-compatible chat client is read duck-typed
+(:func:`chat_client_settings`): its scorer gets the client's own URL, key and headers, so
+a credential goes only to its server.
 
-Score with the model that wrote the answer, or with a proxy model when it cannot.
-
-Hosted chat APIs (OpenAI, Anthropic, Gemini) return no log-probabilities of a given text,
-so their answers cannot be attributed by the model itself. A smaller open model can score
-them in its place: AttriBoT reports that a proxy's ablation scores track the large
-model's, and ``benchmarks/bench_proxy.py`` measures how closely (``BENCHMARKS.md``,
-section "A proxy scorer"). A proxy is never used silently: the scorer says which model
-scored (:class:`~camab_rag.scorers.base.ScoredBy`), and every result records it in
-``result.scored_by``.
-
-The prompt reaches the proxy as the chain sent it (chat messages, system prompt and
-history included) and is rendered under the proxy's own chat template.
+Hosted chat APIs (OpenAI, Anthropic, Gemini) return no log-probabilities of a given text;
+a smaller open model can score in their place (:class:`ProxyFallbackScorer`; how closely:
+BENCHMARKS.md, "A proxy scorer"), never silently: ``result.scored_by`` records it. The
+prompt reaches the proxy as the chain sent it, rendered under the proxy's chat template.
 """
 
 from __future__ import annotations
@@ -25,11 +19,14 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import urlparse
 
 from camab_rag.errors import CannotScoreError, InputError, ScorerUnavailableError
+from camab_rag.redaction import public_url, shown_url
 from camab_rag.scorers.base import (
     ResponseLogprobs,
     ScoredBy,
@@ -37,6 +34,119 @@ from camab_rag.scorers.base import (
     parallel_requests,
     scorer_model_name,
 )
+
+_BASE_URL_ATTRS = ("openai_api_base", "api_base", "base_url")
+_MODEL_ATTRS = ("model_name", "model", "model_id")
+_KEY_ATTRS = ("openai_api_key", "api_key")
+_OPENAI_HOSTS = ("api.openai.com",)
+
+
+class ChatAPICannotScoreError(InputError, CannotScoreError):
+    """The chat client talks to a hosted chat API that cannot score a given text (a proxy
+    can score in its place; the message leads with that fix)."""
+
+
+@dataclass(frozen=True)
+class ChatClientSettings:
+    """Connection settings read from a chat client (the key and the header values are
+    hidden from the repr)."""
+
+    base_url: str
+    model: str
+    api_key: str | None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        key = "set" if self.api_key else "none"
+        return (
+            f"ChatClientSettings(base_url={self.base_url!r}, model={self.model!r}, "
+            f"api_key=<{key}>, headers={sorted(self.headers)})"
+        )
+
+
+def is_openai_endpoint(url: str) -> bool:
+    """Whether ``url`` is OpenAI's own API (where a key in ``OPENAI_API_KEY`` belongs)."""
+    return (urlparse(url).hostname or "") in _OPENAI_HOSTS
+
+
+def _first_attr(obj: object, names: tuple[str, ...]) -> object:
+    for name in names:
+        value = getattr(obj, name, None)
+        if value is not None and value != "":
+            return value
+    return None
+
+
+def _secret(value: object) -> str | None:
+    """A plain key from a ``SecretStr``, a string, or a zero-argument callable."""
+    if value is None:
+        return None
+    getter = getattr(value, "get_secret_value", None)
+    if callable(getter):
+        value = getter()
+    elif callable(value):
+        value = value()
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"the chat client's API key is a {type(value).__name__}, not a string")
+    return value or None
+
+
+def chat_client_settings(client: object, *, model: str | None = None) -> ChatClientSettings:
+    """Base URL, model name and key of an OpenAI-compatible chat client (``model`` overrides);
+    :class:`InputError` when one is missing or the client talks to OpenAI's own API."""
+    from camab_rag.scorers.transport import PROXY_FIX  # httpx only when a client is read
+
+    if client is None:
+        raise InputError("chat client is None")
+    base_url = _first_attr(client, _BASE_URL_ATTRS)
+    if base_url is None:
+        # LangChain keeps the underlying openai client on .root_client / .client
+        for inner_name in ("root_client", "client", "_client"):
+            inner = getattr(client, inner_name, None)
+            if inner is not None and getattr(inner, "base_url", None) is not None:
+                base_url = inner.base_url
+                break
+    kind = type(client).__name__
+    if base_url is None:
+        raise InputError(
+            f"the chat client {kind} has no base URL (looked for "
+            f"{', '.join(_BASE_URL_ATTRS)}): it is not an OpenAI-compatible client, or it "
+            "talks to OpenAI's own API. Point it at an OpenAI-compatible server that scores "
+            "a given text (e.g. ChatOpenAI(base_url='http://127.0.0.1:8000/v1', ...) on vLLM)"
+        )
+    url = str(base_url).rstrip("/")
+    if is_openai_endpoint(url):
+        cause = (
+            f"the chat client {kind} talks to OpenAI's own API ({public_url(url)}), whose "
+            "chat models cannot score a given text (no prompt log-probabilities)"
+        )
+        raise ChatAPICannotScoreError(
+            f"{PROXY_FIX}: {cause}, so they cannot serve as the attribution scorer. To score "
+            "with the model itself, use an open model served by vLLM/SGLang/llama.cpp "
+            "(`camab serve`), or camab_rag.TransformersScorer",
+            reason=cause,
+        )
+    if not url.startswith(("http://", "https://")):
+        raise InputError(
+            f"the chat client {kind} has a base URL that is not http(s): {shown_url(url)}"
+        )
+    name = model or _first_attr(client, _MODEL_ATTRS)
+    if not isinstance(name, str) or not name:
+        raise InputError(
+            f"the chat client {kind} does not name its model (looked for "
+            f"{', '.join(_MODEL_ATTRS)}); pass model='<served model name>'"
+        )
+    key = _secret(_first_attr(client, _KEY_ATTRS))
+    # an openai client's own default_headers hold its key: read the ones it was given
+    given = getattr(client, "_custom_headers", None)
+    if given is None:
+        given = getattr(client, "default_headers", None)
+    headers = given if isinstance(given, Mapping) else {}
+    return ChatClientSettings(
+        url, name, key, {str(k): str(v) for k, v in headers.items() if isinstance(v, str)}
+    )
 
 
 def _check_scorer(scorer: object, what: str) -> None:
@@ -48,28 +158,22 @@ def _check_scorer(scorer: object, what: str) -> None:
 
 
 def _checked_scorer(scorer: Any, name: str = "scorer") -> Any:
-    """``scorer`` itself when it can score or is ``None``; else an
-    :class:`~camab_rag.errors.InputError` naming ``name``."""
+    """``scorer`` when it can score or is ``None``; else an InputError naming ``name``."""
     if scorer is not None:
         _check_scorer(scorer, name)
     return scorer
 
 
 class _ScorerCache:
-    """Scorers built once per key, so an HTTP scorer keeps its connection pool and a model
-    found unable to score (with a proxy) is not asked again until its re-probe interval
-    has passed (:meth:`ProxyFallbackScorer.recheck`, called here, once per attribution); the
-    integrations' per-object store of what :func:`resolve_scorer` built.
-    A build that raises is not cached: the next attribution tries again and reports the
-    error again. With ``owner`` (e.g. keyed by ``id(llm)``) an entry counts only for that
-    same object."""
+    """Scorers built once per key (an entry counts only for the same ``owner``), so an HTTP
+    scorer keeps its connection pool and a proxied model is re-probed only when due
+    (:meth:`ProxyFallbackScorer.recheck`, once per attribution). A failed build is not kept."""
 
     def __init__(self) -> None:
         self._built: dict[Hashable, tuple[object, Any]] = {}
         self._lock = threading.Lock()
 
     def get(self, key: Hashable, build: Callable[[], Any], *, owner: object = None) -> Any:
-        """The scorer under ``key``, built by ``build`` the first time."""
         with self._lock:
             hit = self._built.get(key)
         if hit is not None and hit[0] is owner:
@@ -86,26 +190,12 @@ class _ScorerCache:
 
 
 class ProxyFallbackScorer:
-    """The answering model's own scorer, switched to ``proxy`` when it raises
-    :class:`~camab_rag.errors.CannotScoreError` (a definitive "cannot score": no prompt
-    log-probabilities offered), and probed again ``recheck_after_s`` seconds later.
-
-    Args:
-        own: the answering model's scorer; ``None`` when none could be built (then the
-            proxy scores from the start, for good).
-        proxy: any camab-rag scorer (``camab_rag.default_scorer()``, an
-            ``OpenAICompletionsScorer`` on a local server, ...).
-        reason: why ``own`` is ``None`` (recorded in :attr:`scored_by`).
-        recheck_after_s: after a switch, :meth:`recheck` (called by the integrations'
-            scorer cache as each attribution starts, so one attribution never mixes two
-            models) gives ``own`` another try once this many seconds have passed (default
-            600: a server upgraded to score, or a fault that passed, is found again within
-            10 minutes); ``None``: never.
-
-    Other errors of ``own`` (a dead server, a timeout, a malformed response) are raised
-    as they are: the proxy stands in for a model that cannot score, not for one that is
-    down or answered badly once.
-    """
+    """The answering model's own scorer (``own``; ``None``: none could be built, for
+    ``reason``), switched to ``proxy`` when it raises
+    :class:`~camab_rag.errors.CannotScoreError`; :meth:`recheck` gives ``own`` another try
+    ``recheck_after_s`` seconds later (``None``: never). Other errors of ``own`` (a dead
+    server, a timeout) are raised as they are: a proxy stands in for a model that cannot
+    score, not for one that is down."""
 
     def __init__(
         self,
@@ -138,10 +228,8 @@ class ProxyFallbackScorer:
 
     @property
     def parallel_requests(self) -> int:
-        """The parallel capacity (:func:`~camab_rag.scorers.base.parallel_requests`) of the
-        proxy once it has taken over; before, the smaller of the own model's and the
-        proxy's (the proxy may take over in the middle of a run whose rounds were sized
-        already, so a run never asks a CPU proxy for more than it runs at once)."""
+        """The proxy's once it has taken over; before, the smaller of the two (the proxy may
+        take over in a run whose rounds were sized already)."""
         if self.using_proxy:
             return parallel_requests(self.proxy)
         return min(parallel_requests(self.own), parallel_requests(self.proxy))
@@ -153,8 +241,8 @@ class ProxyFallbackScorer:
                 self._switched_at = time.monotonic()
 
     def recheck(self) -> bool:
-        """Give the own model another try when it was switched off ``recheck_after_s``
-        seconds ago or more; whether it did. Call it between attributions only."""
+        """Give the own model another try when switched off ``recheck_after_s`` ago or more
+        (between attributions only, so one never mixes two models); whether it did."""
         with self._lock:
             due = (
                 self._switched_at is not None
@@ -182,7 +270,6 @@ class ProxyFallbackScorer:
         return list(await self.proxy.ascore(requests))
 
     def generate(self, prompts: Sequence[Any], *, max_new_tokens: int = 128) -> list[str]:
-        """Generation by whichever model scores (used by regeneration checks)."""
         target = self.proxy if self.using_proxy else self.own
         return list(target.generate(prompts, max_new_tokens=max_new_tokens))
 
@@ -192,18 +279,13 @@ class ProxyFallbackScorer:
 
 def cannot_score_reason(error: BaseException) -> str:
     """Why a proxy took over, for ``scored_by.reason``: the error's ``reason`` (the cause
-    alone: its message leads with the fix, "pass proxy=...") when it has one."""
+    without the fix its message leads with) when it has one."""
     return str(getattr(error, "reason", None) or error)
 
 
 def _own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
-    """The scorer of the answering model, falling back to ``proxy`` when it cannot score.
-
-    ``build_own`` builds the answering model's scorer; when it raises
-    :class:`~camab_rag.errors.InputError` (no scorer can be built for that model, e.g. a
-    hosted chat API) the proxy scores from the start, with that error as the reason.
-    Without a proxy the own scorer is returned as it is and its errors are unchanged.
-    """
+    """``build_own()``, falling back to ``proxy`` when it cannot score (from the start when
+    the build raises an InputError, e.g. a hosted chat API); without a proxy, as it is."""
     if proxy is None:
         return build_own()
     try:
@@ -242,9 +324,8 @@ def _scorer_of_model(model: object, **options: Any) -> Any:
         return own
     if callable(getattr(model, "score", None)):
         return model
-    from camab_rag.scorers.chat_clients import chat_client_settings
-    from camab_rag.scorers.echo import PROXY_FIX
     from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+    from camab_rag.scorers.transport import PROXY_FIX
 
     try:  # the client's server, model, key and headers (``default_headers`` adds to them)
         client = chat_client_settings(model)
@@ -265,32 +346,6 @@ def _scorer_of_model(model: object, **options: Any) -> Any:
             f"model: {cause}. Attribution needs the log-probabilities of a given text",
             reason=cause,
         ) from error
-
-
-def _scorer_of_server(
-    base_url: object, model: object, api_key: str | None, key_variable: str | None, **options: Any
-) -> Any:
-    """The HTTP scorer of a served model known by its server's URL and its name; without
-    ``api_key``, the environment variable ``key_variable`` gives the key for OpenAI's own
-    endpoint only (a key never goes elsewhere)."""
-    from camab_rag.scorers.chat_clients import is_openai_endpoint
-
-    if not model:
-        raise ScorerUnavailableError(
-            "base_url= needs model= (the served model's name, e.g. model='smollm2')"
-        )
-    url, name = str(base_url), str(model)
-    if not is_openai_endpoint(url):
-        from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
-
-        # a served model: the HTTP scorer itself checks the URL and the name
-        return OpenAICompletionsScorer(url, name, api_key, **options)
-    # OpenAI's own API: the chat-client path says why its chat models cannot score
-    if api_key is None and key_variable:
-        api_key = os.environ.get(key_variable)
-    client = SimpleNamespace(model_name=name, model=name, openai_api_base=url, base_url=url)
-    client.openai_api_key = client.api_key = api_key
-    return _scorer_of_model(client, **options)
 
 
 def resolve_scorer(
@@ -318,10 +373,8 @@ def resolve_scorer(
       with no prompt log-probabilities), or from the start when none is given; the
       result says so (``scored_by.proxy``).
 
-    Why one function: every caller (the Attributor, the integrations, the ``camab``
-    command) resolves the same way and gives the same errors. Raises
-    :class:`~camab_rag.errors.ScorerUnavailableError` (an ``InputError``) naming what to
-    pass when nothing usable is given.
+    One function, so every caller resolves the same way with the same errors: a
+    :class:`~camab_rag.errors.ScorerUnavailableError` names what to pass.
     """
     if proxy is not None:
         _check_scorer(proxy, "proxy")
@@ -337,7 +390,23 @@ def resolve_scorer(
     if llm is not None:
         return _scorer_of_model(llm, **options)
     if base_url is not None:
-        return _scorer_of_server(base_url, model, api_key, key_variable, **options)
+        if not model:
+            raise ScorerUnavailableError(
+                "base_url= needs model= (the served model's name, e.g. model='smollm2')"
+            )
+        url, name = str(base_url), str(model)
+        if not is_openai_endpoint(url):
+            from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+
+            # a served model: the HTTP scorer itself checks the URL and the name
+            return OpenAICompletionsScorer(url, name, api_key, **options)
+        # OpenAI's own API (the variable's key goes there only): the chat-client path
+        # says why its chat models cannot score
+        if api_key is None and key_variable:
+            api_key = os.environ.get(key_variable)
+        client = SimpleNamespace(model_name=name, model=name, openai_api_base=url, base_url=url)
+        client.openai_api_key = client.api_key = api_key
+        return _scorer_of_model(client, **options)
     if model is not None:
         from camab_rag.scorers.transformers_scorer import TransformersScorer
 

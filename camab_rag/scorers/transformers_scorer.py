@@ -1,39 +1,44 @@
 """In-process scorer on a Hugging Face transformers causal LM, from local files only.
 
 Exact teacher-forced log-probs of given responses, many requests at once (shared prompt
-prefixes computed once: :mod:`.prefix_batches`), and greedy answers; tokenization at the
-prompt/response boundary: :mod:`.encoding`.
+prefixes computed once: :mod:`.prefix_batches`), and greedy answers. A request is
+tokenized as the model generates it: the rendered prompt alone, then the response alone
+appended (:class:`RequestEncoder`).
 """
 
 from __future__ import annotations
 
 import inspect
 import os
+import sys
 import threading
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from camab_rag import deadline
-from camab_rag.errors import InputError
+from camab_rag.errors import InputError, ScorerError
 from camab_rag.scorers.base import (
     BaseScorer,
     Prompt,
+    Recent,
     ResponseLogprobs,
     ScoreRequest,
     check_messages,
 )
-from camab_rag.scorers.encoding import EncodedRequest, RequestEncoder
-from camab_rag.scorers.model_loading import DTYPES, load_causal_lm
+from camab_rag.scorers.models import resolve_model_path, set_offline_flags
 from camab_rag.scorers.prefix_batches import (
     PrefixBatcher,
     right_padded,
     supports_prefix_reuse,
+    use_lower_right,
 )
+from camab_rag.text_gate import check_text
 
-if TYPE_CHECKING:
-    import torch
+DTYPES = ("float32", "bfloat16", "float16")
+"""The dtypes a model can be loaded in."""
 
 _PLAIN_GREEDY_SETTINGS = frozenset(
     "_from_model_config transformers_version bos_token_id eos_token_id pad_token_id "  # noqa: SIM905
@@ -42,7 +47,255 @@ _PLAIN_GREEDY_SETTINGS = frozenset(
     "top_k top_p min_p typical_p".split()
 )
 """``generation_config`` settings that leave greedy decoding a plain argmax; any other
-(``repetition_penalty``...) makes :meth:`generate` use ``model.generate``."""
+(``repetition_penalty``...) makes :meth:`TransformersScorer.generate` use ``model.generate``."""
+
+
+@dataclass(frozen=True)
+class EncodedRequest:
+    """The token ids of one request, split at the prompt/response boundary: where each
+    response token starts in the response (``offsets``), and whether tokenizing prompt +
+    response jointly would merge tokens across the boundary."""
+
+    prompt_ids: tuple[int, ...]
+    response_ids: tuple[int, ...]
+    offsets: tuple[int, ...]
+    tokens: tuple[str, ...]
+    boundary_merged: bool
+
+
+@dataclass(frozen=True)
+class _ResponseTokens:
+    ids: tuple[int, ...]
+    spans: tuple[tuple[int, int], ...]
+    faithful: bool  # whether the ids decode back to the response (no prefix space added)
+
+
+def _usable(text: str, field: str) -> str:
+    """``text``, or a :class:`~camab_rag.errors.TextError` naming a lone surrogate in it."""
+    return check_text(text, field, max_chars=sys.maxsize, nul=False)
+
+
+class RequestEncoder:
+    """Encodes score requests with a fast tokenizer (offsets needed), prompts rendered by
+    ``render``: prompts of a call in one batched call, the last ``kept_responses`` distinct
+    responses kept; a tokenizer that alters a text tokenized alone (a SentencePiece prefix
+    space) falls back to the joint tokenization."""
+
+    def __init__(
+        self, tokenizer: Any, render: Callable[[Prompt], str], *, kept_responses: int = 64
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.render = render
+        self._responses: Recent[str, _ResponseTokens] = Recent(kept_responses)
+        self._tails: Recent[tuple[str, str], bool] = Recent(kept_responses)
+        self._splitters = _splitting_tokens(tokenizer)
+
+    def prompt_ids(self, prompts: Sequence[Prompt]) -> list[list[int]]:
+        """Token ids of each rendered prompt (an empty prompt is the BOS token alone)."""
+        texts = [_usable(self.render(p), f"prompt {i}") for i, p in enumerate(prompts)]
+        return self._prompt_ids(texts, [isinstance(p, str) for p in prompts])
+
+    def encode(self, requests: Sequence[ScoreRequest]) -> list[EncodedRequest]:
+        """Prompt and response token ids of each request (a
+        :class:`~camab_rag.errors.TextError` for a lone surrogate in one)."""
+        for i, request in enumerate(requests):
+            if not isinstance(request.response, str) or not request.response:
+                raise InputError("ScoreRequest.response must be a non-empty string")
+            _usable(request.response, f"request {i}'s response")
+        if not requests:
+            return []
+        texts = [
+            _usable(self.render(r.prompt), f"request {i}'s prompt") for i, r in enumerate(requests)
+        ]
+        plain = [isinstance(r.prompt, str) for r in requests]
+        prompts = self._prompt_ids(texts, plain)
+        alone = [self._response(r.response) for r in requests]
+        merged = [
+            self._merged_at_tail(text, r.response) if tokens.faithful else None
+            for text, r, tokens in zip(texts, requests, alone)
+        ]
+        # The whole joint text is tokenized only where the tail cannot tell.
+        whole = [i for i, m in enumerate(merged) if m is None]
+        joints: list[dict[str, Any] | None] = [None] * len(requests)
+        tokenized = self._tokenize(
+            [texts[i] + requests[i].response for i in whole],
+            [plain[i] for i in whole],
+            offsets=True,
+        )
+        for i, joint in zip(whole, tokenized):
+            joints[i] = joint
+        return [
+            self._split(*parts)
+            for parts in zip(texts, prompts, alone, merged, joints, (r.response for r in requests))
+        ]
+
+    def _merged_at_tail(self, text: str, response: str) -> bool | None:
+        """Whether a joint tokenization merges across the boundary, read from the prompt's text
+        after its last special token (``None`` when it holds none); kept per (tail, response)."""
+        ends = [at + len(s) for s in self._splitters if (at := text.rfind(s)) >= 0]
+        if not ends:
+            return None
+        tail = text[max(ends) :]
+        known = self._tails.get((tail, response))
+        if known is not None:
+            return known
+        enc = self.tokenizer(tail + response, add_special_tokens=False, return_offsets_mapping=True)
+        merged = any(int(a) < len(tail) < int(b) for a, b in enc["offset_mapping"])
+        self._tails.put((tail, response), merged)
+        return merged
+
+    def _tokenize(
+        self, texts: Sequence[str], plain: Sequence[bool], *, offsets: bool
+    ) -> list[dict[str, Any]]:
+        """One batched tokenizer call per kind of text (with or without the tokenizer's
+        own special tokens); results in the order of ``texts``."""
+        out: list[dict[str, Any]] = [{} for _ in texts]
+        for special in (True, False):
+            where = [i for i, p in enumerate(plain) if p is special]
+            if not where:
+                continue
+            batch = self.tokenizer(
+                [texts[i] for i in where],
+                add_special_tokens=special,
+                return_offsets_mapping=offsets,
+            )
+            for k, i in enumerate(where):
+                out[i] = {key: batch[key][k] for key in batch}
+        return out
+
+    def _prompt_ids(self, texts: Sequence[str], plain: Sequence[bool]) -> list[list[int]]:
+        encoded = self._tokenize(texts, plain, offsets=False)
+        ids = [[int(i) for i in e["input_ids"]] for e in encoded]
+        for row in ids:
+            if not row:
+                bos = self.tokenizer.bos_token_id
+                if bos is None:
+                    raise InputError(
+                        "the prompt is empty and the model has no BOS token to start from"
+                    )
+                row.append(int(bos))
+        return ids
+
+    def _response(self, response: str) -> _ResponseTokens:
+        kept = self._responses.get(response)
+        if kept is not None:
+            return kept
+        enc = self.tokenizer(response, add_special_tokens=False, return_offsets_mapping=True)
+        ids = tuple(int(i) for i in enc["input_ids"])
+        decoded = self.tokenizer.decode(
+            list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False
+        )
+        spans = tuple((int(a), int(b)) for a, b in enc["offset_mapping"])
+        kept = _ResponseTokens(ids, spans, decoded == response)
+        self._responses.put(response, kept)
+        return kept
+
+    @staticmethod
+    def _split(
+        text: str,
+        prompt_ids: list[int],
+        alone: _ResponseTokens,
+        merged: bool | None,
+        joint: dict[str, Any] | None,
+        response: str,
+    ) -> EncodedRequest:
+        cut = len(text)
+        joint_spans = [(int(a), int(b)) for a, b in joint["offset_mapping"]] if joint else []
+        if merged is None:
+            merged = any(a < cut < b for a, b in joint_spans)
+        response_ids, spans = list(alone.ids), list(alone.spans)
+        if not alone.faithful and joint is not None:
+            # The tokenizer changes a text tokenized alone (e.g. a SentencePiece prefix
+            # space): take the response tokens from the joint tokenization instead.
+            if merged:
+                raise ScorerError(
+                    "cannot split the response's tokens from the prompt's: the tokenizer "
+                    "merges the prompt's last characters with the response's first ones and "
+                    "alters the response when tokenized alone"
+                )
+            ids = [int(i) for i in joint["input_ids"]]
+            first = next(
+                (k for k, (a, b) in enumerate(joint_spans) if a >= cut and b > a), len(ids)
+            )
+            response_ids = ids[first:]
+            spans = [(a - cut, b - cut) for a, b in joint_spans[first:]]
+            prompt_ids = ids[:first] or prompt_ids
+        if not response_ids:
+            raise InputError("the response has no tokens to score")
+        offsets = tuple(max(0, min(a, len(response))) for a, _ in spans)
+        tokens = tuple(response[a:b] for a, b in spans)
+        return EncodedRequest(tuple(prompt_ids), tuple(response_ids), offsets, tokens, merged)
+
+
+def _splitting_tokens(tokenizer: Any) -> tuple[str, ...]:
+    """The special tokens a fast tokenizer splits off the raw text first (verbatim, no
+    stripping, not whole-word), so the text after one tokenizes as on its own."""
+    if getattr(tokenizer, "split_special_tokens", False):
+        return ()  # special-token text is tokenized as text: no clean cut after it
+    added = getattr(tokenizer, "added_tokens_decoder", None) or {}
+    return tuple(
+        str(token.content)
+        for token in added.values()
+        if getattr(token, "special", False)
+        and not getattr(token, "normalized", True)
+        and not getattr(token, "rstrip", True)
+        and not getattr(token, "single_word", True)
+        and token.content
+    )
+
+
+def _load(
+    model: str | os.PathLike[str], tokenizer: Any, dtype: str, device: str
+) -> tuple[Any, Any, str, str]:
+    """(model, tokenizer, device, path) loaded from local files, nothing fetched from a hub."""
+    set_offline_flags()  # before transformers is imported (a loaded model's user owns it)
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    path = resolve_model_path(model)
+    try:
+        if tokenizer is None:
+            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        loaded: Any = AutoModelForCausalLM.from_pretrained(
+            path, dtype=getattr(torch, dtype), local_files_only=True
+        )
+    except OSError as error:
+        raise InputError(
+            f"cannot load model {str(model)!r} from local files (nothing is "
+            f"fetched from a model hub): {error}"
+        ) from error
+    return loaded.to(device), tokenizer, device, path
+
+
+def _adopt(model: Any, tokenizer: Any, dtype: str | None, device: str) -> tuple[Any, str, str]:
+    """A loaded causal LM, checked: (model, device, dtype); another ``device`` moves it."""
+    if tokenizer is None:
+        raise InputError(
+            "a loaded model needs its tokenizer: TransformersScorer(model, tokenizer=tokenizer), "
+            "or pass a model name or directory"
+        )
+    if getattr(model, "config", None) is None or not callable(getattr(model, "forward", None)):
+        raise InputError(
+            f"model must be a transformers causal LM (with a config), a model name or a "
+            f"directory, got {type(model).__name__}"
+        )
+    own_dtype = str(getattr(model, "dtype", "")).removeprefix("torch.")
+    if dtype is not None and dtype != own_dtype:
+        raise InputError(
+            f"the loaded model is {own_dtype}; dtype={dtype!r} cannot change it (load the "
+            "model in that dtype, or leave dtype out)"
+        )
+    dispatched = bool(getattr(model, "hf_device_map", None))
+    if dispatched and device != "auto":
+        raise InputError(
+            "the model is dispatched over devices (device_map): it stays where it is, so "
+            "leave device='auto'"
+        )
+    if device == "auto" or dispatched:
+        return model, str(model.device), own_dtype
+    return model.to(device), device, own_dtype
 
 
 class TransformersScorer(BaseScorer):
@@ -89,14 +342,20 @@ class TransformersScorer(BaseScorer):
 
         if num_threads is not None:
             torch.set_num_threads(num_threads)
-        loaded = load_causal_lm(model, tokenizer=tokenizer, dtype=dtype, device=device)
-        self.model: Any = loaded.model
-        self.tokenizer: Any = loaded.tokenizer
-        self.model_name = loaded.name
-        self.path = loaded.path
-        self.dtype = loaded.dtype
-        self.device = loaded.device
-        device = loaded.device
+        self.model: Any
+        if isinstance(model, (str, os.PathLike)):
+            self.dtype = dtype or "float32"
+            self.model, tokenizer, device, self.path = _load(model, tokenizer, self.dtype, device)
+            self.model_name = str(model)
+        else:
+            self.model, device, self.dtype = _adopt(model, tokenizer, dtype, device)
+            self.model_name = str(getattr(model, "name_or_path", "") or type(model).__name__)
+            self.path = ""  # a model loaded by the caller
+        self.model.eval()
+        if str(device).split(":")[0] == "cuda":
+            use_lower_right(self.model)  # flash attention for the cached-prefix passes
+        self.tokenizer: Any = tokenizer
+        self.device = device
         self.batch_size = batch_size
         limit = getattr(self.model.config, "max_position_embeddings", None)
         self.max_length = max_length or (int(limit) if limit else None)
@@ -104,8 +363,6 @@ class TransformersScorer(BaseScorer):
         self.prefix_cache = prefix_cache
         self.prefix_cache_mib = prefix_cache_mib
         self._plain_tokens = 0
-        forward = inspect.signature(self.model.forward).parameters
-        self._keeps_logits = "logits_to_keep" in forward
         pad = self.tokenizer.pad_token_id
         if pad is None:
             pad = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else 0
@@ -114,7 +371,7 @@ class TransformersScorer(BaseScorer):
             self.model,
             device,
             self.pad_token_id,
-            self._keeps_logits,
+            "logits_to_keep" in inspect.signature(self.model.forward).parameters,
             int(prefix_cache_mib * 2**20),
             merge_forks=device != "cpu",
         )
@@ -147,8 +404,6 @@ class TransformersScorer(BaseScorer):
     def __repr__(self) -> str:
         return f"TransformersScorer(model={self.model_name!r}, dtype={self.dtype!r})"
 
-    # ----------------------------------------------------------------- prompts and tokens
-
     def render_prompt(self, prompt: Prompt) -> str:
         """A string verbatim; messages through the chat template (or ``role: content``
         lines for a model without one), the assistant header appended."""
@@ -168,10 +423,8 @@ class TransformersScorer(BaseScorer):
         return self._encoder.prompt_ids([prompt])[0]
 
     def encode(self, request: ScoreRequest) -> EncodedRequest:
-        """One request's prompt and response token ids (:mod:`.encoding`)."""
+        """One request's prompt and response token ids (:class:`RequestEncoder`)."""
         return self._encoder.encode([request])[0]
-
-    # ------------------------------------------------------------------------- scoring
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         """Teacher-forced log-probs of each response, batched ``batch_size`` at a time."""
@@ -228,47 +481,60 @@ class TransformersScorer(BaseScorer):
                 use_cache=False,
             )
 
-    def _left_pad(self, sequences: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-        import torch
-
-        width = max(len(s) for s in sequences)
-        input_ids = torch.full((len(sequences), width), self.pad_token_id, dtype=torch.long)
-        attention_mask = torch.zeros((len(sequences), width), dtype=torch.long)
-        for row, seq in enumerate(sequences):
-            input_ids[row, width - len(seq) :] = torch.tensor(seq, dtype=torch.long)
-            attention_mask[row, width - len(seq) :] = 1
-        return input_ids.to(self.device), attention_mask.to(self.device)
-
-    # ---------------------------------------------------------------------- generation
-
     def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]:
-        """Greedy answers to ``prompts`` (special tokens removed, whitespace stripped)."""
+        """Greedy answers to ``prompts`` (special tokens removed, whitespace stripped): on the
+        prefix cache one at a time, else batched through ``model.generate``."""
         import torch
-        from transformers import GenerationConfig
 
         if max_new_tokens < 1:
             raise InputError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
         encoded = self._encoder.prompt_ids(prompts)
-        if self.prefix_cache and self._reuse and self.batch_size == 1 and self._greedy_is_argmax():
-            return self._generate_all_cached(encoded, max_new_tokens)
+        eos: set[int] = set()
+        for source in (self.model.generation_config.eos_token_id, self.tokenizer.eos_token_id):
+            if isinstance(source, int):
+                eos.add(source)
+            elif isinstance(source, (list, tuple)):
+                eos.update(int(i) for i in source)
+        outputs: list[list[int]] = [[] for _ in encoded]
+        cached = self.prefix_cache and self._reuse and self.batch_size == 1
+        with self._lock, torch.inference_mode():
+            if cached and self._greedy_is_argmax():
+                for i in sorted(range(len(encoded)), key=lambda i: encoded[i]):  # in token order
+                    outputs[i] = self._prefix.generate(encoded[i], max_new_tokens, eos)
+            else:
+                self._generate_batches(encoded, outputs, max_new_tokens, sorted(eos))
+        return [
+            str(self.tokenizer.decode(ids, skip_special_tokens=True)).strip() for ids in outputs
+        ]
+
+    def _generate_batches(
+        self, encoded: list[list[int]], outputs: list[list[int]], max_new: int, eos: list[int]
+    ) -> None:
+        """``model.generate`` on left-padded batches of ``encoded``, into ``outputs``."""
+        import torch
+        from transformers import GenerationConfig
+
         config = GenerationConfig(  # type: ignore[no-untyped-call]
-            max_new_tokens=max_new_tokens,
+            max_new_tokens=max_new,
             do_sample=False,
             num_beams=1,
             pad_token_id=self.pad_token_id,
-            eos_token_id=self._eos_ids(),
+            eos_token_id=eos,
         )
-        answers: list[str] = []
-        with self._lock, torch.inference_mode():
-            for start in range(0, len(encoded), self.batch_size):
-                chunk = encoded[start : start + self.batch_size]
-                input_ids, attention_mask = self._left_pad(chunk)
-                output = self.model.generate(
-                    input_ids=input_ids, attention_mask=attention_mask, generation_config=config
-                )
-                for row in output[:, input_ids.shape[1] :]:
-                    answers.append(self._decode_answer(row.tolist()))
-        return answers
+        for start in range(0, len(encoded), self.batch_size):
+            chunk = encoded[start : start + self.batch_size]
+            width = max(len(ids) for ids in chunk)
+            input_ids = torch.full((len(chunk), width), self.pad_token_id, dtype=torch.long)
+            attention_mask = torch.zeros((len(chunk), width), dtype=torch.long)
+            for row, ids in enumerate(chunk):
+                input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
+                attention_mask[row, width - len(ids) :] = 1
+            output = self.model.generate(
+                input_ids=input_ids.to(self.device),
+                attention_mask=attention_mask.to(self.device),
+                generation_config=config,
+            )
+            outputs[start : start + len(chunk)] = output[:, width:].tolist()
 
     def _greedy_is_argmax(self) -> bool:
         """Whether the model's ``generation_config`` leaves greedy decoding a plain argmax,
@@ -277,26 +543,3 @@ class TransformersScorer(BaseScorer):
         if defaults is None:
             return True
         return set(defaults.to_diff_dict()) <= _PLAIN_GREEDY_SETTINGS
-
-    def _generate_all_cached(self, encoded: Sequence[list[int]], max_new_tokens: int) -> list[str]:
-        """:meth:`generate` on the prefix cache, prompts taken in token order."""
-        answers: list[str | None] = [None] * len(encoded)
-        eos = set(self._eos_ids())
-        with self._lock:
-            for i in sorted(range(len(encoded)), key=lambda i: encoded[i]):
-                ids = self._prefix.generate(encoded[i], max_new_tokens, eos)
-                answers[i] = self._decode_answer(ids)
-        return [a for a in answers if a is not None]
-
-    def _decode_answer(self, ids: Sequence[int]) -> str:
-        """The answer text of generated token ids (special tokens dropped, stripped)."""
-        return str(self.tokenizer.decode(list(ids), skip_special_tokens=True)).strip()
-
-    def _eos_ids(self) -> list[int]:
-        ids: set[int] = set()
-        for source in (self.model.generation_config.eos_token_id, self.tokenizer.eos_token_id):
-            if isinstance(source, int):
-                ids.add(source)
-            elif isinstance(source, (list, tuple)):
-                ids.update(int(i) for i in source)
-        return sorted(ids)

@@ -1,16 +1,20 @@
-"""HTTP transport of the OpenAI-compatible scorer: requests, bounded waits and retries.
+"""The HTTP client of the OpenAI-compatible scorer: requests, bounded waits, retries and
+what a failed call means.
 
-:meth:`HttpTransport.send` is a generator of calls (:mod:`camab_rag.steps`), so one code
-path serves sync and async; a transient failure (:mod:`.http_errors`) is retried under the
-:class:`~camab_rag.retry.RetryPolicy`. An attempt takes at most ``timeout`` seconds, body
-included; a request's retries stop after ``retry_budget_s`` and at the attribution's
-deadline. Credentials go to this server only and are masked in every message.
+:meth:`HttpTransport.send` is a generator of calls (:mod:`camab_rag.steps`): one code path
+for sync and async. A transient failure (timeout, connection, 408, 429, 5xx, malformed
+body) is retried under the :class:`~camab_rag.retry.RetryPolicy`, within ``timeout`` per
+attempt, ``retry_budget_s`` per request and the attribution's deadline; any other is a
+clear final error. Credentials go to this server only and are masked in every message.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import email.utils
+import json
 import logging
 import socket
 import threading
@@ -25,22 +29,73 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import httpx
 
 from camab_rag import deadline
-from camab_rag.errors import InputError, ModelNotServedError, TransientScorerError
+from camab_rag.errors import (
+    CamabError,
+    CannotScoreError,
+    CredentialsRefusedError,
+    InputError,
+    ModelNotServedError,
+    ScorerError,
+    TextError,
+    TransientScorerError,
+)
 from camab_rag.redaction import Secrets, carries_credential, public_url, query_parameters
 from camab_rag.retry import Retryable, RetryPolicy
-from camab_rag.scorers.http_errors import ServerErrors, served_models
 from camab_rag.steps import Sleep, Steps
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+E = TypeVar("E", bound=BaseException)
 Endpoint = Literal["completions", "tokenize", "models"]
-
+AsyncClients = httpx.AsyncClient
+"""The async client of one :meth:`~HttpTransport.async_clients` block."""
 
 _ENDPOINTS = ("/chat/completions", "/completions", "/models", "/tokenize", "/embeddings")
 """Endpoint paths a base URL must not end with (a URL copied from a request log)."""
 
-AsyncClients = httpx.AsyncClient
-"""The async client of one :meth:`~HttpTransport.async_clients` block."""
+PROXY_FIX = (
+    "pass proxy=camab_rag.default_scorer() (in the LangChain and LlamaIndex integrations; "
+    "--proxy smollm2 on the command line; camab_rag.ProxyFallbackScorer(scorer, proxy) in "
+    "code) so that a local model scores in its place"
+)
+"""The fix for a model that cannot score: what its errors lead with."""
+_NO_PROMPT_LOGPROBS_HELP = (
+    "An attribution needs the log-probabilities of a given response, which only servers "
+    "that score a given text can provide: vLLM, SGLang, llama-cpp-python's server, "
+    "Together or Fireworks completions with echo=true and logprobs. OpenAI's own chat "
+    "models cannot do this. To score with the model itself, serve an open model "
+    "(`camab serve --model DIR`) or use camab_rag.TransformersScorer."
+)
+
+
+class NoPromptLogprobsError(CannotScoreError):
+    """The server does not return log-probabilities of the prompt: ``cause`` says why; the
+    message leads with the proxy fix."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(f"{PROXY_FIX}: {cause}. {_NO_PROMPT_LOGPROBS_HELP}", reason=cause)
+
+
+class NoChatTemplateError(InputError, CannotScoreError):
+    """Chat messages but no chat template to render them (no ``/tokenize``, no local
+    template): an input error for a text server, a model that cannot score for a chat API."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(
+            f"{PROXY_FIX}: {cause}. If the server does return prompt log-probabilities "
+            "(vLLM, SGLang...), give OpenAICompletionsScorer chat_template_renderer=<messages "
+            "-> text> or tokenizer=<local tokenizer dir>, or pass the prompt as plain text",
+            reason=cause,
+        )
+
+
+class ResponseTokensMismatchError(ScorerError):
+    """The echoed response tokens do not re-join to the response text."""
+
+
+class RedirectRefusedError(ScorerError):
+    """The server answered with a redirect, which is never followed (no credential goes
+    to another URL)."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +149,24 @@ class ApiCall:
             method, self.transport.url(self.endpoint), json=body, timeout=self.limit
         )
         response = client.send(request, stream=True)
-        watchdog = _Watchdog(response, end)
+        # at the deadline a timer shuts the socket down, so a read that waits on a server
+        # trickling or stalling its body returns at once
+        stream = response.extensions.get("network_stream")
+        sock: Any = stream.get_extra_info("socket") if stream is not None else None
+        lock, done, fired = threading.Lock(), threading.Event(), threading.Event()
+
+        def cut() -> None:
+            with lock:
+                if not done.is_set():
+                    fired.set()
+                    # the plain socket's shutdown (an SSL socket's own would drop its state)
+                    with contextlib.suppress(OSError):
+                        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+        timer = threading.Timer(max(end - time.monotonic(), 0.0), cut)
+        timer.daemon = True
+        if isinstance(sock, socket.socket):
+            timer.start()
         chunks: list[bytes] = []
         overdue = False
         try:
@@ -104,11 +176,13 @@ class ApiCall:
                     overdue = True
                     break
         except httpx.TransportError:
-            if not watchdog.fired:
+            if not fired.is_set():
                 raise
             overdue = True
         finally:
-            watchdog.stop()
+            with lock:
+                done.set()
+            timer.cancel()
             response.close()
         if overdue:
             raise httpx.ReadTimeout("the response did not end in time", request=request)
@@ -132,41 +206,8 @@ class ApiCall:
             raise httpx.ReadTimeout("the response did not end in time") from None
 
 
-class _Watchdog:
-    """Shuts a blocking response's socket down at its deadline, so a read that waits on a
-    server trickling or stalling its body returns at once."""
-
-    def __init__(self, response: httpx.Response, end: float) -> None:
-        self.fired = False
-        self._done = False
-        self._lock = threading.Lock()
-        stream = response.extensions.get("network_stream")
-        sock = stream.get_extra_info("socket") if stream is not None else None
-        self._sock = sock if isinstance(sock, socket.socket) else None
-        self._timer: threading.Timer | None = None
-        if self._sock is not None:
-            self._timer = threading.Timer(max(end - time.monotonic(), 0.0), self._cut)
-            self._timer.daemon = True
-            self._timer.start()
-
-    def _cut(self) -> None:
-        with self._lock:
-            if self._done or self._sock is None:
-                return
-            self.fired = True
-            # the plain socket's shutdown (an SSL socket's own would drop its state)
-            with contextlib.suppress(OSError):
-                socket.socket.shutdown(self._sock, socket.SHUT_RDWR)
-
-    def stop(self) -> None:
-        with self._lock:
-            self._done = True
-        if self._timer is not None:
-            self._timer.cancel()
-
-
 class HttpTransport:
-    """Client and retries for one OpenAI-compatible server (see the module docstring)."""
+    """Client, retries and failure meaning for one OpenAI-compatible server (module doc)."""
 
     def __init__(
         self,
@@ -213,21 +254,14 @@ class HttpTransport:
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self.secrets = Secrets.of(given, api_key, self._headers)
-        self.errors = ServerErrors(self.base_url, model, self.secrets)
-        """What this server's failures mean, its secrets masked (:mod:`.http_errors`)."""
-        self._has_key = bool(api_key)
+        self.has_api_key = bool(api_key)
         self._lock = threading.Lock()
         self._sync_client: httpx.Client | None = None
 
     @property
     def ends_with_v1(self) -> bool:
-        """Whether the base URL's path ends with ``/v1``, as an OpenAI-compatible server's
-        (vLLM, SGLang, llama.cpp) does."""
+        """Whether the base URL's path ends with ``/v1``, as an OpenAI-compatible server's."""
         return self._url.endswith("/v1")
-
-    @property
-    def has_api_key(self) -> bool:
-        return self._has_key
 
     def url(self, endpoint: Endpoint) -> str:
         if endpoint in ("completions", "models"):
@@ -235,11 +269,9 @@ class HttpTransport:
         root = self._url[: -len("/v1")] if self._url.endswith("/v1") else self._url
         return f"{root}/tokenize"  # /tokenize lives beside /v1
 
-    # ------------------------------------------------------------------------ clients
-
     def client(self) -> httpx.Client:
-        """The blocking client (one connection pool), closed by :meth:`close` or, at the
-        latest, when this transport is garbage-collected (no socket is left open)."""
+        """The blocking client (one connection pool), closed by :meth:`close` or at the
+        latest when this transport is garbage-collected."""
         with self._lock:
             if self._sync_client is None:
                 client = httpx.Client(
@@ -267,8 +299,6 @@ class HttpTransport:
         if client is not None:
             client.close()
 
-    # ------------------------------------------------------------------------ requests
-
     def send(
         self,
         what: str,
@@ -290,10 +320,10 @@ class HttpTransport:
             except Exception as exc:
                 failure = exc
             # decided outside the except block: a raised error chains no client exception
-            error = self.errors.classify(failure, limit)
+            error = self._classify(failure, limit)
             if isinstance(error, ModelNotServedError) and endpoint != "models":
                 served = yield from self._served_models(clients, limit)
-                error = self.errors.model_not_served(served)
+                error = self._not_served(served)
             clock.timed_out |= isinstance(failure, httpx.TimeoutException)
             delay = self._retry_delay(what, attempt, clock, error)
             yield Sleep(delay)
@@ -304,7 +334,12 @@ class HttpTransport:
         none when that fails too (the error then says only what is not served)."""
         try:
             reply = yield ApiCall(self, clients, "models", {}, limit)
-            return served_models(self._json(reply, "models"))
+            body = self._json(reply, "models")  # {"data": [{"id": ...}, ...]}
+            data = body.get("data") if isinstance(body, dict) else None
+            ids = (
+                [e.get("id") for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+            )
+            return tuple(_clip(i, 80) for i in ids if isinstance(i, str))[:20]
         except Exception as exc:  # any failure: the not-found error stands without the list
             logger.debug("listing the served models failed: %s", self.secrets.clean(str(exc)))
             return ()
@@ -328,7 +363,7 @@ class HttpTransport:
         """The pause before attempt ``attempt + 1``; raises instead when ``error`` is final or the
         retries, the retry budget or the deadline would be exceeded."""
         if not isinstance(error, Retryable):
-            raise self.errors.scrub(error)
+            raise self._scrub(error)
         clock.failed(error)
         delay = self.retry.delay(attempt + 1, error.retry_after)
         cause = str(error)
@@ -357,4 +392,163 @@ class HttpTransport:
     def _json(self, reply: Reply, endpoint: Endpoint) -> Any:
         """The JSON body of a successful reply; an error status raises what it means."""
         path = urlsplit(self.url(endpoint)).path
-        return self.errors.reply_json(reply.status, reply.headers, reply.content, path)
+        status, headers = reply.status, reply.headers
+        if status >= 400 or status < 200:
+            message = self.secrets.clean(_error_message(reply.content))
+            raise self._status_error(status, headers, message, path)
+        if 300 <= status < 400:
+            target = self.secrets.clean(public_url(headers.get("location", "another URL")))
+            raise RedirectRefusedError(
+                f"the server at {self.base_url} redirected {path} to {target} (HTTP {status}):"
+                " redirects are not followed, so no credential reaches another URL; pass the "
+                "URL it redirects to as base_url"
+            )
+        try:
+            return json.loads(reply.content)
+        except ValueError as exc:
+            raise Retryable(f"malformed response body: {type(exc).__name__}: {exc}") from None
+
+    def _scrub(self, error: E) -> E:
+        """``error`` itself, or a copy whose message has this server's secrets masked."""
+        text = str(error)
+        clean = self.secrets.clean(text)
+        if clean == text:
+            return error
+        scrubbed = copy.copy(error)
+        scrubbed.args = (clean,)
+        scrubbed.__cause__ = scrubbed.__context__ = None
+        return scrubbed
+
+    def _classify(self, exc: BaseException, limit: float) -> BaseException:
+        """Map a failed attempt of ``limit`` seconds to ``Retryable`` or a final error."""
+        if isinstance(exc, (Retryable, CamabError)):
+            return self._scrub(exc)
+        if isinstance(exc, httpx.TimeoutException):
+            return Retryable(f"request timed out after {limit:g} s", unreachable=True)
+        if isinstance(exc, httpx.TransportError):
+            cause = exc.__cause__ or exc.__context__
+            text = str(exc) or type(exc).__name__
+            text = f"{text} ({type(cause).__name__}: {cause})" if cause else text
+            return Retryable(
+                self.secrets.clean(f"connection error: {text}"),
+                unreachable=isinstance(exc, httpx.ConnectError),
+            )
+        if isinstance(exc, UnicodeEncodeError):  # the request's own text: not the server's
+            return TextError(
+                "the request holds text that cannot be encoded as UTF-8 (a lone surrogate): "
+                "the input is at fault, not the server; camab_rag.text_gate.check_text names "
+                "the field and position",
+                reason="surrogate",
+            )
+        if isinstance(exc, ValueError):  # a malformed JSON body or echo
+            return Retryable(
+                self.secrets.clean(f"malformed response body: {type(exc).__name__}: {exc}")
+            )
+        return self._scrub(exc)
+
+    def _not_served(self, served: tuple[str, ...]) -> ModelNotServedError:
+        """The error of a model this server does not serve; ``served``: what it does."""
+        listed = f" (it serves: {', '.join(served)})" if served else ""
+        return ModelNotServedError(
+            self.secrets.clean(
+                f"model {self.model!r} is not served at {self.base_url}{listed}: pass "
+                "model= one of the names its /v1/models lists"
+            ),
+            served,
+        )
+
+    def _status_error(
+        self, status: int, headers: Mapping[str, str], message: str, path: str
+    ) -> BaseException:
+        """What an HTTP error status means for a scorer (``message``: the server's, masked)."""
+        if status == 429 or status == 408 or status >= 500:
+            return Retryable(
+                f"HTTP {status}: {_clip(message, 200)}", retry_after(headers), status_code=status
+            )
+        if status in (401, 403):
+            return CredentialsRefusedError(
+                f"the server at {self.base_url} refused the request (HTTP {status}): check "
+                "the api_key"
+            )
+        lowered = message.lower()
+        if status == 404 and "not supported" in lowered:
+            # a chat-only model behind /v1/completions (OpenAI: "This is a chat model and
+            # not supported in the v1/completions endpoint")
+            return NoPromptLogprobsError(
+                f"the server at {self.base_url} does not serve {path} for model "
+                f"{self.model!r} (HTTP 404: {_clip(message, 200)})"
+            )
+        # vLLM: "The model `x` does not exist", OpenAI: "... does not exist or you do not
+        # have access to it", others: "model 'x' not found"
+        missing = "does not exist" in lowered or "not found" in lowered
+        if status == 404 and missing and "model" in lowered:
+            return self._not_served(())
+        if status == 404:
+            return ScorerError(
+                f"HTTP 404 from {path}: {_clip(message, 200)} (check "
+                f"base_url ends with /v1 and that model {self.model!r} is served)"
+            )
+        if any(w in lowered for w in ("echo", "logprobs", "prompt_logprobs")):
+            return NoPromptLogprobsError(
+                f"the server rejected a request for prompt log-probabilities (HTTP {status}: "
+                f"{_clip(message, 200)})"
+            )
+        return ScorerError(f"HTTP {status} from {self.base_url}: {_clip(message, 300)}")
+
+
+def as_dict(raw: Any) -> dict[str, Any]:
+    """A completion as plain JSON data."""
+    if isinstance(raw, dict):
+        return raw
+    raise Retryable(f"malformed response body: {type(raw).__name__}")
+
+
+def tokens_from(body: object) -> list[int]:
+    """The token ids of a ``/tokenize`` answer."""
+    tokens = body.get("tokens") if isinstance(body, dict) else None
+    if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
+        raise ScorerError("malformed /tokenize response: no integer 'tokens' list")
+    return tokens
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return float(value) / 1000.0
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        if parsed is None:
+            return None
+        return max(0.0, parsed.timestamp() - time.time())
+
+
+def _error_message(content: bytes) -> str:
+    """The message of an error body (``{"error": {"message": ...}}``, ``{"message"}``,
+    ``{"detail"}``, or the text itself)."""
+    text = content.decode("utf-8", errors="replace")
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text.strip() or "(empty body)"
+    if isinstance(body, Mapping):
+        error = body.get("error", body)
+        if isinstance(error, Mapping):
+            for key in ("message", "detail"):
+                if key in error:
+                    return str(error[key])
+        if isinstance(error, str):
+            return error
+    return text.strip()
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -10,8 +10,7 @@ from typing import Any
 
 from camab_rag.errors import ScorerUnavailableError
 from camab_rag.scorers import resolve_scorer
-from camab_rag.scorers.chat_clients import is_openai_endpoint
-from camab_rag.scorers.proxy import register_model_reader
+from camab_rag.scorers.proxy import is_openai_endpoint, register_model_reader
 from langchain_camab.chat_models import MODEL_KEY, MODELS
 
 

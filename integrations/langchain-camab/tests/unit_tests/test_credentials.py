@@ -20,7 +20,7 @@ from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
-from camab_rag.scorers.chat_clients import chat_client_settings
+from camab_rag.scorers.proxy import chat_client_settings
 from camab_rag.settings import CHAIN_SETTINGS
 from tests.fakes import KeywordRetriever
 from tests.integration_tests.hotpot import repo_tests_module

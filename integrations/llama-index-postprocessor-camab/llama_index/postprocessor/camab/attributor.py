@@ -23,8 +23,7 @@ from llama_index.postprocessor.camab.spans import SpanRecord, aread_for, read_fo
 
 from camab_rag.errors import InputError
 from camab_rag.integration import ChainCall
-from camab_rag.scorers.chat_clients import is_openai_endpoint
-from camab_rag.scorers.proxy import register_model_reader
+from camab_rag.scorers.proxy import is_openai_endpoint, register_model_reader
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
