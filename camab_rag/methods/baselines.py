@@ -1,18 +1,14 @@
-"""KernelSHAP over segments, under the same scorer and budget.
+"""The baselines: KernelSHAP, ContextCite's surrogate, leave-one-out and random scores.
 
-Reference = the fully masked context. The budget counts every evaluation: the empty and the
-full context first, then coalitions drawn from the Shapley kernel's size distribution
-(paired with their complements), each coalition at most once. When the budget covers
-every coalition (``2^N`` for small ``N``) all are enumerated with their exact kernel
-weights, giving exact Shapley values.
-The fit is the kernel-weighted least squares with the efficiency constraint
-``sum(phi) = v(full) - v(empty)``, minimum-norm when under-determined (budget < N).
+Each runs under the same scorer and budget as CAMAB; the budget counts distinct calls.
 """
 
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from math import comb
+from typing import Any
 
 import numpy as np
 
@@ -23,6 +19,8 @@ from camab_rag.methods.base import (
     Method,
     Sampler,
     distinct_rows,
+    lasso_scores,
+    leave_one_out_rows,
     rows_by_mask,
 )
 
@@ -33,8 +31,13 @@ def shapley_kernel_weight(n: int, size: int) -> float:
 
 
 class KernelShap(Method):
+    """KernelSHAP against the fully masked context: the empty and full contexts, then
+    distinct coalitions from the Shapley kernel's size distribution, each paired with its
+    complement (every coalition, exact weights, when the budget covers ``2^N``). The fit is
+    kernel-weighted least squares with ``sum(phi) = v(full) - v(empty)``, minimum-norm
+    when under-determined."""
+
     name = "kernelshap"
-    anytime = True
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
         n = n_segments
@@ -55,7 +58,6 @@ class KernelShap(Method):
             mask[rng.choice(n, size=int(rng.choice(sizes, p=size_probs)), replace=False)] = True
             return np.array([mask, ~mask])
 
-        # distinct coalitions, each paired with its complement, after the empty and full
         design = distinct_rows(
             lambda: np.concatenate([[empty, full], *(pairs() for _ in range(budget))]),
             max(budget, 1),
@@ -89,3 +91,67 @@ class KernelShap(Method):
         target = root[:, 0] * (y - z.sum(axis=1) * total / n)
         u, *_ = np.linalg.lstsq(design, target, rcond=None)
         return np.asarray(total / n + projection @ u, dtype=float)
+
+
+@dataclass
+class ContextCite(Method):
+    """ContextCite's surrogate: ``budget`` distinct Bernoulli(``keep_probability``)
+    ablation masks, fitted with its standardised LASSO (:func:`lasso_scores`)."""
+
+    alpha: float = 0.01
+    keep_probability: float = 0.5
+
+    name = "contextcite"
+
+    def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
+        return FixedDesignSampler(
+            distinct_rows(
+                lambda: rng.random((budget, n_segments)) < self.keep_probability,
+                budget,
+                n_segments,
+                rng,
+            )
+        )
+
+    def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+        return lasso_scores(masks, rewards, self.alpha)
+
+    def config(self) -> dict[str, Any]:
+        return {"alpha": self.alpha, "keep_probability": self.keep_probability}
+
+
+class LeaveOneOut(Method):
+    """``score_i = V(C) - V(C without segment i)``: exactly ``N + 1`` calls whatever the
+    budget."""
+
+    name = "loo"
+    anytime = False
+    prefix_fit = False
+
+    def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
+        return FixedDesignSampler(leave_one_out_rows(n_segments))
+
+    def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+        table = rows_by_mask(masks, rewards)
+        rows = leave_one_out_rows(masks.shape[1])
+        if rows[0].tobytes() not in table:
+            raise ValueError("leave-one-out needs the full context evaluated")
+        scores = np.empty(masks.shape[1])
+        for i, without in enumerate(rows[1:]):
+            if without.tobytes() not in table:
+                raise ValueError(f"leave-one-out needs the context without segment {i}")
+            scores[i] = table[rows[0].tobytes()] - table[without.tobytes()]
+        return scores
+
+
+class RandomScores(Method):
+    """Uniform random scores, no model calls (the lower reference)."""
+
+    name = "random"
+    models_reward = False
+
+    def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
+        return FixedDesignSampler(np.zeros((0, n_segments), dtype=bool))
+
+    def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+        return np.asarray(np.random.default_rng(seed).uniform(size=masks.shape[1]), dtype=float)
