@@ -55,7 +55,6 @@ class MiniLMEmbedder:
         *,
         batch_size: int = 32,
         max_length: int = 256,
-        device: str = "cpu",
     ) -> None:
         if batch_size < 1:
             raise InputError(f"batch_size must be >= 1, got {batch_size}")
@@ -66,26 +65,12 @@ class MiniLMEmbedder:
             raise InputError(f"model_dir {self.model_dir} is not a directory")
         self.batch_size = batch_size
         self.max_length = max_length
-        self.device = device
         self._model: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"MiniLMEmbedder(model_dir={str(self.model_dir)!r})"
-
-    def _load(self) -> tuple[Any, Any]:
-        if self._model is None:
-            set_offline_flags()
-            from transformers import AutoModel, AutoTokenizer
-
-            self._tokenizer = AutoTokenizer.from_pretrained(
-                str(self.model_dir), local_files_only=True
-            )
-            model = AutoModel.from_pretrained(str(self.model_dir), local_files_only=True)
-            model.eval()
-            self._model = model.to(self.device)
-        return self._model, self._tokenizer
 
     def embed(self, texts: Sequence[str]) -> FloatMatrix:
         """Embed ``texts``: an array of shape ``(len(texts), 384)``, each row unit-norm."""
@@ -100,7 +85,16 @@ class MiniLMEmbedder:
         import torch
 
         with self._lock:
-            model, tokenizer = self._load()
+            if self._model is None:  # loaded on first use
+                set_offline_flags()
+                from transformers import AutoModel, AutoTokenizer
+
+                self._tokenizer = AutoTokenizer.from_pretrained(
+                    str(self.model_dir), local_files_only=True
+                )
+                self._model = AutoModel.from_pretrained(str(self.model_dir), local_files_only=True)
+                self._model.eval()
+            model, tokenizer = self._model, self._tokenizer
             rows: list[FloatMatrix] = []
             for begin in range(0, len(items), self.batch_size):
                 batch = tokenizer(
@@ -109,7 +103,7 @@ class MiniLMEmbedder:
                     truncation=True,
                     max_length=self.max_length,
                     return_tensors="pt",
-                ).to(self.device)
+                )
                 with torch.inference_mode():
                     hidden = model(**batch).last_hidden_state
                 mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)

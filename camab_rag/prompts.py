@@ -107,7 +107,17 @@ class TemplatePromptBuilder:
         self.document_template = document_template
         self.document_separator = document_separator
         self.chat = chat
-        self._separator_before = _separators(self.documents, self.segments)
+        # each segment's separator from the previous one of its document: the original
+        # whitespace, else one space
+        self._separator_before: list[str] = []
+        previous_end: dict[int, int] = {}
+        for segment in self.segments:
+            end = previous_end.get(segment.doc_index)
+            gap = "" if end is None else self.documents[segment.doc_index].text[end : segment.start]
+            self._separator_before.append(
+                gap if end is None or (gap.strip() == "" and gap) else " "
+            )
+            previous_end[segment.doc_index] = segment.end
 
     @property
     def n_segments(self) -> int:
@@ -146,23 +156,6 @@ class TemplatePromptBuilder:
         messages.extend(dict(m) for m in self.history)
         messages.append({"role": "user", "content": user})
         return messages
-
-
-def _separators(documents: Sequence[SourceDocument], segments: Sequence[Segment]) -> list[str]:
-    """Each segment's separator from the previous one of its document (the original
-    whitespace, else one space)."""
-    separators: list[str] = []
-    previous_end: dict[int, int] = {}
-    for segment in segments:
-        doc_text = documents[segment.doc_index].text
-        end = previous_end.get(segment.doc_index)
-        if end is None:
-            separators.append("")
-        else:
-            gap = doc_text[end : segment.start]
-            separators.append(gap if gap.strip() == "" and gap else " ")
-        previous_end[segment.doc_index] = segment.end
-    return separators
 
 
 @dataclass(frozen=True)

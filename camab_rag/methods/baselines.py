@@ -25,11 +25,6 @@ from camab_rag.methods.base import (
 )
 
 
-def shapley_kernel_weight(n: int, size: int) -> float:
-    """The Shapley kernel weight of one coalition of ``size`` among ``n`` players."""
-    return (n - 1) / (comb(n, size) * size * (n - size))
-
-
 class KernelShap(Method):
     """KernelSHAP against the fully masked context: the empty and full contexts, then
     distinct coalitions from the Shapley kernel's size distribution, each paired with its
@@ -81,7 +76,9 @@ class KernelShap(Method):
             return np.full(n, total / n)
         distinct = len({row.tobytes() for row in masks[inner]})
         if distinct == z.shape[0] == 2**n - 2:  # full enumeration: exact kernel weights
-            weights = np.array([shapley_kernel_weight(n, int(s)) for s in sizes[inner]])
+            weights = np.array(
+                [(n - 1) / (comb(n, s) * s * (n - s)) for s in sizes[inner].tolist()]
+            )
         else:  # drawn from the kernel distribution: equal importance weights
             weights = np.ones(z.shape[0])
         # phi = total/n + P u, P the projection onto sum-zero vectors

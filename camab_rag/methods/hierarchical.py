@@ -144,13 +144,10 @@ class HierarchicalSampler(Sampler):
             self.stage2.inner.n_redrawn if self.stage2 is not None else 0
         )
 
-    def _evaluated(self) -> tuple[Masks, FloatArray]:
-        masks = np.array([m for m, _ in self.history], dtype=bool).reshape(-1, self.groups.size)
-        return masks, np.array([v for _, v in self.history])
-
     def _plan(self) -> list[int]:
         """The documents stage 2 would refine now, best first."""
-        masks, rewards = self._evaluated()
+        masks = np.array([m for m, _ in self.history], dtype=bool).reshape(-1, self.groups.size)
+        rewards = np.array([v for _, v in self.history])
         doc_scores = self.method.document_scores(masks, rewards, design=True)
         remaining = self.budget - self.calls
         refined: list[int] = []

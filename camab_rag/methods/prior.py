@@ -133,12 +133,6 @@ class PriorSampler(Sampler):
         self.rewards: list[FloatArray] = []
         self.seen: set[bytes] = set()
 
-    def _evidence(self) -> Evidence:
-        n = len(self.method.free_weights)
-        masks = np.concatenate(self.masks) if self.masks else np.zeros((0, n), dtype=bool)
-        rewards = np.concatenate(self.rewards) if self.rewards else np.zeros(0)
-        return Evidence(masks, rewards, self.method.free_weights, self.method.noise_variance)
-
     def next_masks(self) -> Masks | None:
         done = sum(len(m) for m in self.masks)
         remaining = self.budget - done
@@ -148,7 +142,9 @@ class PriorSampler(Sampler):
         count = min(self.method.batch_size, remaining)
         rows: list[Masks] = []
         proposed = set(self.seen)
-        evidence = self._evidence()  # the data is the same for every draw of this round
+        masks = np.concatenate(self.masks) if self.masks else np.zeros((0, len(free)), dtype=bool)
+        rewards = np.concatenate(self.rewards) if self.rewards else np.zeros(0)
+        evidence = Evidence(masks, rewards, free, self.method.noise_variance)  # for this round
         for _ in range(count):
             for attempt in range(MAX_REDRAWS + 1):
                 post = evidence.draw(self.rng)
