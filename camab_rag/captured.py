@@ -65,15 +65,7 @@ def document_summary(
         return [{"status": result.status, "error": result.error} for _ in range(n_documents)]
     scores = result.document_scores
     ranks = document_ranks(result)
-    sentences: list[list[str]] = [[] for _ in range(n_documents)]
-    for text, doc_indices in sentence_citations(result):
-        for doc_index in doc_indices:
-            if doc_index < n_documents:
-                sentences[doc_index].append(text)
-    parts: list[list[dict[str, Any]]] = [[] for _ in range(n_documents)]
-    for segment, score in zip(result.segments, result.scores):
-        if segment.doc_index < n_documents:
-            parts[segment.doc_index].append({"text": segment.text, "score": float(score)})
+    cited = sentence_citations(result)
     disputed = disputes(result)
     summary = []
     for i in range(n_documents):
@@ -81,11 +73,15 @@ def document_summary(
             "status": "ok",
             "score": float(scores[i]) if i < len(scores) else 0.0,
             "rank": ranks[i] if i < len(ranks) else len(ranks) + 1,
-            "supporting_sentences": sentences[i],
+            "supporting_sentences": [text for text, docs in cited for d in docs if d == i],
             "disputes": disputed.get(i, []),
         }
         if segments:
-            entry["segments"] = parts[i]
+            entry["segments"] = [
+                {"text": segment.text, "score": float(score)}
+                for segment, score in zip(result.segments, result.scores)
+                if segment.doc_index == i
+            ]
         summary.append(entry)
     return summary
 

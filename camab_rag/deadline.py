@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from camab_rag.errors import DeadlineExceededError, InputError
-from camab_rag.steps import Call, Steps
+from camab_rag.steps import Call, Resumable, Steps
 
 T = TypeVar("T")
 #: (monotonic end, seconds given) of the deadline of the call running in this context
@@ -94,17 +94,11 @@ def bounded(steps: Steps[T], seconds: float | None) -> Steps[T]:
     if seconds is None:
         return (yield from steps)
     end = time.monotonic() + seconds
-    value: Any = None
-    error: Exception | None = None
-    while True:
-        try:
-            call = steps.throw(error) if error is not None else steps.send(value)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+    state = Resumable(steps)
+    while (call := state.next_call()) is not None:
         if time.monotonic() >= end:
             steps.close()
             raise expired(seconds=seconds)
-        try:
-            value, error = (yield _BoundedCall(call, end, seconds)), None
-        except Exception as raised:
-            value, error = None, raised
+        with state.receiving():
+            state.value = yield _BoundedCall(call, end, seconds)
+    return state.result  # type: ignore[return-value]

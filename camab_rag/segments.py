@@ -57,10 +57,7 @@ def to_document(item: object, index: int = 0) -> SourceDocument:
     text: object = None
     metadata: object = {}
     if isinstance(item, Mapping):
-        for key in ("text", "page_content", "content"):
-            if key in item:
-                text = item[key]
-                break
+        text = next((item[key] for key in ("text", "page_content", "content") if key in item), None)
         metadata = dict(item.get("metadata") or {})
         for key in ("title", "url", "source"):  # a record's own title and link
             if key in item and isinstance(metadata, dict):

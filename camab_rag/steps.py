@@ -63,8 +63,9 @@ class LocalCall(Generic[R]):
         return self.function()
 
 
-class _Progress(Generic[T]):
-    """Where a generator stands: what it receives next, and its result once returned."""
+class Resumable(Generic[T]):
+    """Where a generator stands: what it receives next, and its result once returned (the
+    loop of :func:`drive`, :func:`adrive` and :func:`~camab_rag.deadline.bounded`)."""
 
     def __init__(self, steps: Steps[T]) -> None:
         self.steps = steps
@@ -96,7 +97,7 @@ class _Progress(Generic[T]):
 
 def drive(steps: Steps[T]) -> T:
     """Run ``steps`` to its result with blocking calls."""
-    state = _Progress(steps)
+    state = Resumable(steps)
     while (call := state.next_call()) is not None:
         with state.receiving():
             state.value = call.run()
@@ -105,7 +106,7 @@ def drive(steps: Steps[T]) -> T:
 
 async def adrive(steps: Steps[T]) -> T:
     """Run ``steps`` to its result, awaiting each call (the async twin of :func:`drive`)."""
-    state = _Progress(steps)
+    state = Resumable(steps)
     while (call := state.next_call()) is not None:
         with state.receiving():
             state.value = await call.arun()
