@@ -180,7 +180,9 @@ class HierarchicalSampler(Sampler):
             full[:, columns] = sub
             return full
 
-        refine = self.method.refine_base()
+        # the base's refinement() when it has one (auto's opening there), else the base
+        refinement = getattr(self.method.base, "refinement", None)
+        refine = refinement() if callable(refinement) else self.method.base
         inner = plan_sampler(refine, n_columns, remaining + known_here, self.rng)
         self.stage2 = _Stage(inner, to_full, self.known, remaining if refine.prefix_fit else None)
 
@@ -214,11 +216,6 @@ class Hierarchical(Method):
         if n_segments != self.groups.size:
             raise ValueError(f"groups has {self.groups.size} entries for {n_segments} segments")
         return HierarchicalSampler(self, budget, rng)
-
-    def refine_base(self) -> Method:
-        """The second level's method: the base's ``refinement()``, else the base."""
-        refinement = getattr(self.base, "refinement", None)
-        return refinement() if callable(refinement) else self.base
 
     def members(self) -> list[IntArray]:
         """Each document's segment indices."""
