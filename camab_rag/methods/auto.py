@@ -275,9 +275,6 @@ class Auto(Method):
         )
 
     def config(self) -> dict[str, Any]:
-        return {
-            "batch_size": self.batch_size,
-            "noise_variance": self.noise_variance,
-            "prior_variance": self.prior_variance,
-            **asdict(self._switches),
-        }
+        config = asdict(self)
+        config.update(config.pop("_switches"))  # flat, as stored results hold them
+        return config

@@ -10,7 +10,7 @@ each round: when the models disagree ``a`` goes to 0 and the free calls cost onl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -209,11 +209,4 @@ class FreePrior(Method):
         return np.asarray(target_weights(post.mean, self.free_weights)[0], dtype=float)
 
     def config(self) -> dict[str, Any]:
-        return {
-            "free_weights": [round(float(w), 6) for w in self.free_weights],
-            "free_calls": self.free_calls,
-            "free_model": self.free_model,
-            "noise_variance": self.noise_variance,
-            "batch_size": self.batch_size,
-            "design": self.design,
-        }
+        return {**asdict(self), "free_weights": [round(float(w), 6) for w in self.free_weights]}
