@@ -27,9 +27,7 @@ from benchmarks.evaluation.runner import (
 from benchmarks.stats import mean_ci
 from camab_rag import AttributionSettings
 from camab_rag.attributor import Attributor
-from camab_rag.methods.contextcite import ContextCite
-from camab_rag.methods.kernelshap import KernelShap
-from camab_rag.methods.loo import LeaveOneOut
+from camab_rag.methods import ContextCite, KernelShap, LeaveOneOut
 from camab_rag.rewards import mean_logprob
 from camab_rag.scorers.base import ScoreRequest
 

@@ -1,13 +1,10 @@
 """camab-rag: which retrieved chunks did the answer come from, and is it supported?
 
-``Attributor(scorer=...)`` is the one door (``run``, ``arun``, ``submit``, ``results``,
-``summary()``); ``attribute(question, context, response, scorer)``, a thin call of it,
-scores each chunk (or sentence) of the context by how much it raises the likelihood of
-the answer under the chain's own LLM, with CAMAB (Linear Thompson Sampling over context
-subsets, ACL 2026 Findings);
-``cite(result, context)`` turns that into cited answers; ``GroundednessFilter`` flags or
-blocks an answer the context does not support. This module holds what a user needs on
-day one; the rest lives in its submodule:
+``Attributor(scorer=...)`` is the one door; ``attribute(question, context, response,
+scorer)``, a thin call of it, scores each chunk (or sentence) by how much it raises the
+likelihood of the answer under the chain's own LLM, with CAMAB; ``cite`` turns that into
+cited answers; ``GroundednessFilter`` flags or blocks an unsupported answer. The rest
+lives in its submodule:
 
 * :mod:`camab_rag.methods`: ``METHODS``, ``Auto``, ``Camab`` (``EarlyStop``), the baselines;
 * :mod:`camab_rag.scorers.base`: the scorer protocol's types (``BaseScorer``, ``ScoreRequest``,
@@ -23,9 +20,6 @@ day one; the rest lives in its submodule:
   real prompt, what the integrations call).
 * :mod:`camab_rag.text_gate`: the input check every entry point runs (``check_text``,
   ``check_record``, ``parse_json`` for tools that read records).
-
-Heavy scorers (torch, HTTP clients) are imported on first use, so ``import camab_rag``
-stays light.
 """
 
 from __future__ import annotations
@@ -35,7 +29,6 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-# public name -> module that defines it (imported on first access)
 _LAZY: dict[str, str] = {
     "Attributor": "camab_rag.attributor",
     "attribute": "camab_rag.attributor",

@@ -1,21 +1,10 @@
 """Attribution of what a RAG chain really did: the core of both integrations.
 
-An integration captures three things (the question, the documents the model was given,
-the prompts it received) and hands them to :func:`attribute_captured`, which
-
-1. finds the documents in the prompt the model really received (the last captured prompt
-   that holds every document verbatim) and ablates them there, or falls back to the
-   default template and says why (:func:`plan_prompt`; ``result.prompt_mode`` /
-   ``result.prompt_note``);
-2. attributes the answer (:func:`camab_rag.attribute`) with one validated
-   :class:`AttributionSettings`;
-3. judges it with the settings' groundedness filter from the result alone (the engine
-   scores the full and empty contexts itself when the attribution did not: at most two
-   more calls, in ``n_queries``), never raising;
-
-and returns a :class:`CapturedAttribution`. :func:`document_summary` is the per-document
-metadata both integrations attach to the documents. One generator of model calls serves
-the sync and the async entry point.
+An integration captures the question, the documents and the prompts the model received;
+:func:`attribute_captured` ablates the documents in the last prompt that holds them all
+verbatim (else the default template, and says why), attributes the answer, and judges it
+with the settings' groundedness filter, never raising. :func:`document_summary` is the
+per-document metadata both integrations attach.
 """
 
 from __future__ import annotations
@@ -47,7 +36,6 @@ def reached_the_model(prompts: Sequence[Prompt], documents: Sequence[SourceDocum
     return plan_prompt(prompts, documents, "chunk").mode == "captured"
 
 
-# ---------------------------------------------------------------------- document summary
 def document_ranks(result: AttributionResult) -> list[int]:
     """1-based rank of each document by its score (ties: earlier document first)."""
     order = result.top_documents(result.n_documents or len(result.document_scores))
@@ -58,9 +46,7 @@ def document_ranks(result: AttributionResult) -> list[int]:
 
 
 def sentence_citations(result: AttributionResult) -> list[tuple[str, list[int]]]:
-    """Each answer sentence and the documents :func:`~camab_rag.cite` cites for it (the
-    default :class:`~camab_rag.CitationRule`; a disputing document is never one), so the
-    attached metadata and the native citation types say the same thing."""
+    """Each answer sentence and the documents :func:`~camab_rag.cite` cites for it."""
     cited = cite(result)
     return [
         (sentence.text, [cited.source(n).doc_index for n in sentence.citations])
@@ -71,28 +57,15 @@ def sentence_citations(result: AttributionResult) -> list[tuple[str, list[int]]]
 def document_summary(
     result: AttributionResult, n_documents: int, *, segments: bool = False
 ) -> list[dict[str, Any]]:
-    """What to attach to each of ``n_documents`` documents.
-
-    ``{"status", "score", "rank", "supporting_sentences", "disputes"}`` (plus ``"error"``
-    on failure, and with ``segments=True`` the document's ``"segments"``: ``text`` and
-    ``score`` of each): ``score`` is the document's attribution (the sum over its
-    segments), ``rank`` its 1-based place among the documents, ``supporting_sentences``
-    the answer sentences that cite this document (:func:`sentence_citations`),
-    ``disputes`` the answer words it argues against (:mod:`camab_rag.conflicts`).
-    """
+    """What to attach to each of ``n_documents`` documents: ``status``, ``score`` (its
+    segments' sum), ``rank`` (1-based), ``supporting_sentences`` (the answer sentences
+    citing it), ``disputes`` (answer words it argues against); ``"error"`` on failure,
+    and with ``segments=True`` each segment's ``text`` and ``score``."""
     if result.status != "ok":
         return [{"status": result.status, "error": result.error} for _ in range(n_documents)]
     scores = result.document_scores
     ranks = document_ranks(result)
-    sentences: list[list[str]] = [[] for _ in range(n_documents)]
-    for text, doc_indices in sentence_citations(result):
-        for doc_index in doc_indices:
-            if doc_index < n_documents:
-                sentences[doc_index].append(text)
-    parts: list[list[dict[str, Any]]] = [[] for _ in range(n_documents)]
-    for segment, score in zip(result.segments, result.scores):
-        if segment.doc_index < n_documents:
-            parts[segment.doc_index].append({"text": segment.text, "score": float(score)})
+    cited = sentence_citations(result)
     disputed = disputes(result)
     summary = []
     for i in range(n_documents):
@@ -100,16 +73,19 @@ def document_summary(
             "status": "ok",
             "score": float(scores[i]) if i < len(scores) else 0.0,
             "rank": ranks[i] if i < len(ranks) else len(ranks) + 1,
-            "supporting_sentences": sentences[i],
+            "supporting_sentences": [text for text, docs in cited for d in docs if d == i],
             "disputes": disputed.get(i, []),
         }
         if segments:
-            entry["segments"] = parts[i]
+            entry["segments"] = [
+                {"text": segment.text, "score": float(score)}
+                for segment, score in zip(result.segments, result.scores)
+                if segment.doc_index == i
+            ]
         summary.append(entry)
     return summary
 
 
-# ---------------------------------------------------------------------- one answer
 @dataclass(frozen=True)
 class CapturedAttribution:
     """One answer's attribution, how its prompt was ablated, and the filter's verdict."""
@@ -131,9 +107,7 @@ def _captured_steps(
     progress: ProgressFn | None = None,
     prior: Any = None,
 ) -> Steps[CapturedAttribution]:
-    """:func:`attribute_captured` as a generator of model calls, under the settings'
-    deadline (the attribution and the verdict together). ``settings``: default
-    :data:`~camab_rag.settings.CHAIN_SETTINGS` (whole documents, a deadline)."""
+    """:func:`attribute_captured` as a generator of model calls."""
     settings = settings or CHAIN_SETTINGS
     steps = _captured(question, documents, response, scorer, settings, prompts, progress, prior)
     return (yield from bounded(steps, settings.deadline_s))
@@ -147,7 +121,7 @@ def _captured(
     settings: AttributionSettings,
     prompts: Sequence[Prompt],
     progress: ProgressFn | None,
-    prior: Any = None,
+    prior: Any,
 ) -> Steps[CapturedAttribution]:
     check_texts({"the question": question, "the response": response})  # the input gate
     docs = to_documents(documents)
@@ -176,8 +150,7 @@ def _judged_only(
     settings: AttributionSettings,
     plan: PromptPlan,
 ) -> Steps[CapturedAttribution]:
-    """``budget=0``: the groundedness verdict alone (two calls), with a result that
-    attributes nothing (zero scores, ``method="none"``) but carries the token support."""
+    """``budget=0``: the verdict alone (two calls) and a result that attributes nothing."""
     if not isinstance(response, str) or not response.strip():
         raise InputError("the response is empty: there is nothing to judge")
     gate = settings.groundedness
@@ -215,24 +188,12 @@ def _judged_only(
 attribute_captured = synced(
     _captured_steps,
     "attribute_captured",
-    """Attribute an answer to the documents a chain gave its model, in the prompt the model
-    really received (see the module docstring).
-
-    Args:
-        question: the user's question.
-        documents: the documents, as the model saw them (strings, mappings, LangChain
-            ``Document``, LlamaIndex nodes).
-        response: the answer.
-        scorer: the model that scores (the chain's own, or a proxy).
-        settings: every knob (:class:`AttributionSettings`; default
-            :data:`~camab_rag.settings.CHAIN_SETTINGS`: whole documents, a deadline).
-        prompts: the prompts the chain's model received, in order (text or chat
-            messages); the last that holds every document is ablated in place.
-        progress: ``progress(calls_made, total)`` every few model calls (see
-            :func:`camab_rag.attribute`).
-        prior: a free scorer that attributes first (``Attributor(prior=...)``).
-
-    Raises what :func:`camab_rag.attribute` raises; the groundedness verdict never raises.
+    """Attribute an answer to the documents (strings, mappings, LangChain ``Document``,
+    LlamaIndex nodes) a chain gave its model, in the ``prompts`` the model received (the
+    last that holds every document is ablated in place), and judge it. ``settings``:
+    default :data:`~camab_rag.settings.CHAIN_SETTINGS` (whole documents, a deadline);
+    ``progress`` and ``prior`` as in :class:`camab_rag.Attributor`. Raises what
+    :func:`camab_rag.attribute` raises; the verdict never raises.
     """,
 )
 aattribute_captured = asynced(

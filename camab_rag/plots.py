@@ -34,16 +34,11 @@ def _pyplot() -> Any:
     return plt
 
 
-def _tight(ax: Axes) -> None:
-    figure = ax.get_figure()
-    layout = getattr(figure, "tight_layout", None)
+def _tight(ax: Axes) -> Axes:
+    layout = getattr(ax.get_figure(), "tight_layout", None)
     if callable(layout):
         layout()
-
-
-def _label(text: str, limit: int = 40) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return ax
 
 
 def plot_attribution(
@@ -65,13 +60,13 @@ def plot_attribution(
     if scores.size == 0:
         raise InputError("the attribution has no scores to plot")
     if by == "segment" and result.segments:
-        labels = [f"{i}: {_label(s.text)}" for i, s in enumerate(result.segments)]
+        flat = [" ".join(s.text.split()) for s in result.segments]
+        labels = [f"{i}: {t if len(t) <= 40 else t[:39] + '…'}" for i, t in enumerate(flat)]
     else:
         labels = [f"{by} {i}" for i in range(scores.size)]
-    order = (
-        list(np.argsort(-scores, kind="stable")) if top is not None else list(range(scores.size))
-    )
-    order = order[:top] if top is not None else order
+    order = list(range(scores.size))
+    if top is not None:
+        order = list(np.argsort(-scores, kind="stable"))[:top]
     gold_set, cited_set = set(gold), set(cited)
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 0.35 * len(order) + 1.2))
@@ -88,8 +83,7 @@ def plot_attribution(
     ax.axvline(0.0, color="#333", linewidth=0.8)
     ax.set_xlabel(f"attribution score ({result.method}, {result.n_queries} model calls)")
     ax.set_title(title or "Attribution: gold = ★/yellow, cited = red outline", fontsize=10)
-    _tight(ax)
-    return ax
+    return _tight(ax)
 
 
 def plot_correlation(
@@ -116,5 +110,4 @@ def plot_correlation(
     ax.set_xticklabels(names, fontsize=7, rotation=90)
     ax.set_yticklabels(names, fontsize=7)
     ax.set_title(title or "CAMAB posterior correlation of segment weights", fontsize=10)
-    _tight(ax)
-    return ax
+    return _tight(ax)

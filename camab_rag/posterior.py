@@ -1,8 +1,5 @@
-"""Gaussian posterior of Bayesian linear regression, updated one observation at a time.
-
-``v = w^T x + eps``, prior ``w ~ N(mu0, prior_variance I)``; the precision is kept as its
-upper Cholesky factor, updated in O(d^2) per observation (rank-one update); the mean and
-samples cost two triangular solves.
+"""Gaussian posterior of Bayesian linear regression, updated one observation at a time:
+the precision's upper Cholesky factor takes a rank-one update per observation (O(d^2)).
 """
 
 from __future__ import annotations
@@ -37,9 +34,7 @@ class GaussianLinearPosterior:
         self._factor = np.eye(dim) / np.sqrt(self.prior_variance)  # upper Cholesky of B
         self._information = self.prior_mean / self.prior_variance  # f = B0 mu0 + X^T v / s2
         self._mean = self.prior_mean.copy()
-        self.n_observations = 0
 
-    # ------------------------------------------------------------------ updates
     def update(self, x: ArrayLike, value: float) -> None:
         """Absorb one observation ``(x, v)``: ``B += x x^T / s2``, ``f += v x / s2``."""
         features = np.asarray(x, dtype=float)
@@ -51,9 +46,7 @@ class GaussianLinearPosterior:
         _cholesky_rank_one_update(self._factor, features * scale)
         self._information += (float(value) / self.noise_variance) * features
         self._mean = np.asarray(cho_solve((self._factor, False), self._information), dtype=float)
-        self.n_observations += 1
 
-    # ------------------------------------------------------------------ queries
     @property
     def mean(self) -> FloatArray:
         """Posterior mean ``B^-1 f`` (a copy)."""
@@ -70,7 +63,11 @@ class GaussianLinearPosterior:
 
     def correlation(self) -> FloatArray:
         """Posterior correlation matrix of the weights."""
-        return covariance_to_correlation(self.covariance())
+        covariance = self.covariance()
+        std = np.sqrt(np.clip(np.diag(covariance), 1e-300, None))
+        correlation = covariance / np.outer(std, std)
+        np.fill_diagonal(correlation, 1.0)
+        return np.asarray(correlation, dtype=float)
 
     def predictive_variance(self, features: ArrayLike) -> FloatArray:
         """``x^T B^-1 x`` for each row of ``features`` (the uncertainty of its reward)."""
@@ -84,31 +81,6 @@ class GaussianLinearPosterior:
         # U w = z  =>  Cov(w) = U^-1 U^-T = B^-1
         offsets = solve_triangular(self._factor, noise, lower=False)
         return np.asarray((self._mean[:, None] + offsets).T, dtype=float)
-
-
-def covariance_to_correlation(covariance: FloatArray) -> FloatArray:
-    std = np.sqrt(np.clip(np.diag(covariance), 1e-300, None))
-    correlation = covariance / np.outer(std, std)
-    np.fill_diagonal(correlation, 1.0)
-    return np.asarray(correlation, dtype=float)
-
-
-def closed_form_posterior(
-    features: ArrayLike,
-    values: ArrayLike,
-    *,
-    prior_mean: float | ArrayLike = 0.0,
-    prior_variance: float = 1.0,
-    noise_variance: float = 0.01,
-) -> tuple[FloatArray, FloatArray]:
-    """The batch posterior ``(mean, precision)``: the rows of ``features`` fed one by one."""
-    x = np.atleast_2d(np.asarray(features, dtype=float))
-    v = np.asarray(values, dtype=float).reshape(-1)
-    dim = x.shape[1]
-    mu0 = np.broadcast_to(np.asarray(prior_mean, dtype=float), (dim,))
-    precision = np.eye(dim) / prior_variance + x.T @ x / noise_variance
-    information = mu0 / prior_variance + x.T @ v / noise_variance
-    return np.asarray(np.linalg.solve(precision, information), dtype=float), precision
 
 
 def _cholesky_rank_one_update(factor: FloatArray, x: FloatArray) -> None:

@@ -1,9 +1,6 @@
-"""Build the prompt the model sees for a subset of the context (scoring and regeneration).
-
-:class:`TemplatePromptBuilder` renders the question and kept segments into a template;
-:class:`SpanRemovalPromptBuilder` cuts the left-out segments out of the prompt the LLM
-actually received, so any prompt template works unchanged.
-"""
+"""The prompt the model sees for a subset of the context: the question and kept segments
+rendered into a template (:class:`TemplatePromptBuilder`), or the left-out segments cut
+out of the prompt the LLM actually received (:class:`SpanRemovalPromptBuilder`)."""
 
 from __future__ import annotations
 
@@ -27,14 +24,11 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 DEFAULT_USER_TEMPLATE = "Context:\n{context}\n\nQuestion: {question}"
 DEFAULT_DOCUMENT_TEMPLATE = "{text}"
-
-
 CHAT_ROLES = ("system", "user", "assistant")
 
 
 def check_history(history: object) -> list[ChatMessage]:
-    """``history`` (earlier chat messages, oldest first) checked: roles among
-    :data:`CHAT_ROLES`, string contents that pass the input gate."""
+    """``history`` (earlier chat messages, oldest first) checked by role and content."""
     if history is None:
         return []
     if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
@@ -83,17 +77,10 @@ def check_mask(mask: Mask, n_segments: int) -> Mask:
 
 
 class TemplatePromptBuilder:
-    """Question + kept segments rendered into a template (kept segments keep their order and
-    original separators; a document with none disappears).
-
-    Args:
-        question, documents, segments: the question, the documents and their segments.
-        user_template: has ``{context}`` and ``{question}`` fields.
-        system_prompt: the system message (``None`` for none).
-        document_template: one document, fields ``{text}``, ``{title}``, ``{index}`` (1-based).
-        chat: build chat messages (``True``) or one plain-text prompt.
-        history: earlier chat messages between the system message and the question (chat
-            only; the conversation is context too)."""
+    """Question + kept segments rendered into ``user_template`` (fields ``{context}``,
+    ``{question}``); each document through ``document_template`` (``{text}``, ``{title}``,
+    ``{index}``), kept segments in order with their separators, an empty document dropped.
+    ``chat``: chat messages (the ``system_prompt``, then ``history``) or one text."""
 
     def __init__(
         self,
@@ -120,7 +107,17 @@ class TemplatePromptBuilder:
         self.document_template = document_template
         self.document_separator = document_separator
         self.chat = chat
-        self._separator_before = _separators(self.documents, self.segments)
+        # each segment's separator from the previous one of its document: the original
+        # whitespace, else one space
+        self._separator_before: list[str] = []
+        previous_end: dict[int, int] = {}
+        for segment in self.segments:
+            end = previous_end.get(segment.doc_index)
+            gap = "" if end is None else self.documents[segment.doc_index].text[end : segment.start]
+            self._separator_before.append(
+                gap if end is None or (gap.strip() == "" and gap) else " "
+            )
+            previous_end[segment.doc_index] = segment.end
 
     @property
     def n_segments(self) -> int:
@@ -161,23 +158,6 @@ class TemplatePromptBuilder:
         return messages
 
 
-def _separators(documents: Sequence[SourceDocument], segments: Sequence[Segment]) -> list[str]:
-    """For each segment, the original text between it and the previous segment of its document
-    (whitespace only, collapsed to one space when it holds no line break)."""
-    separators: list[str] = []
-    previous_end: dict[int, int] = {}
-    for segment in segments:
-        doc_text = documents[segment.doc_index].text
-        end = previous_end.get(segment.doc_index)
-        if end is None:
-            separators.append("")
-        else:
-            gap = doc_text[end : segment.start]
-            separators.append(gap if gap.strip() == "" and gap else " ")
-        previous_end[segment.doc_index] = segment.end
-    return separators
-
-
 @dataclass(frozen=True)
 class SpanLocation:
     """Where a segment's text stands in a prompt: message index and character span."""
@@ -188,8 +168,8 @@ class SpanLocation:
 
 
 class SpanRemovalPromptBuilder:
-    """Cut ablated segments out of the prompt the LLM actually received (``locations``: where
-    each segment's text stands in it, non-overlapping)."""
+    """Cut ablated segments out of the prompt the LLM received (``locations``: where each
+    segment's text stands in it)."""
 
     def __init__(self, prompt: Prompt, locations: Sequence[SpanLocation]) -> None:
         self.prompt = prompt
@@ -210,30 +190,24 @@ class SpanRemovalPromptBuilder:
         for i, location in enumerate(self.locations):
             if not keep[i]:
                 cuts.setdefault(location.message, []).append((location.start, location.end))
-        texts = [_remove_spans(text, cuts.get(m, [])) for m, text in enumerate(self._texts)]
+        texts = []
+        for m, text in enumerate(self._texts):
+            pieces: list[str] = []
+            cursor = 0
+            for start, end in sorted(cuts.get(m, [])):
+                pieces.append(text[cursor:start])
+                cursor = end
+            texts.append("".join([*pieces, text[cursor:]]))
         if isinstance(self.prompt, str):
             return texts[0]
         return [{**message, "content": texts[m]} for m, message in enumerate(self.prompt)]
 
 
-def _remove_spans(text: str, spans: list[tuple[int, int]]) -> str:
-    if not spans:
-        return text
-    pieces = []
-    cursor = 0
-    for start, end in sorted(spans):
-        pieces.append(text[cursor:start])
-        cursor = end
-    pieces.append(text[cursor:])
-    return "".join(pieces)
-
-
 def locate_segments(
     prompt: Prompt, documents: Sequence[SourceDocument], segments: Sequence[Segment]
 ) -> list[SpanLocation] | None:
-    """Each segment's place in the prompt, via its document's text (documents searched in
-    order, so duplicates resolve to distinct places); ``None`` when a document's text is not
-    found verbatim (the caller then uses the template and says so)."""
+    """Each segment's place in the prompt via its document's text (searched in order, so
+    duplicates resolve to distinct places); ``None`` when a document is not found verbatim."""
     texts = prompt_texts(prompt)
     doc_locations: dict[int, tuple[int, int]] = {}
     used: list[tuple[int, int, int]] = []
@@ -274,16 +248,13 @@ def _find_unused(
     return None
 
 
+#: how an attribution's prompts were built (``"none"``: it failed before any prompt)
 PromptMode = Literal["captured", "template", "custom", "none"]
-"""How an attribution's prompts were built: ``"captured"`` (documents cut out of the prompt
-the model really received), ``"template"`` (camab-rag's default template), ``"custom"`` (a
-caller's prompt builder), ``"none"`` (the attribution failed before any prompt)."""
 
 
 @dataclass(frozen=True)
 class PromptPlan:
-    """How subsets become prompts for one answer: the mode, the builder for a captured
-    prompt (``None``: the template), and why the template was used when it was."""
+    """How subsets become prompts: the mode, a captured prompt's builder, and a note."""
 
     mode: PromptMode
     builder: SpanRemovalPromptBuilder | None
@@ -293,8 +264,8 @@ class PromptPlan:
 def plan_prompt(
     prompts: Sequence[Prompt], documents: Sequence[SourceDocument], granularity: Any
 ) -> PromptPlan:
-    """Span removal on the last of ``prompts`` that holds every document's text verbatim,
-    else the default template, with a note saying why."""
+    """Span removal on the last of ``prompts`` that holds every document verbatim, else
+    the default template and why."""
     if not prompts:
         return PromptPlan("template", None, "no prompt was captured: used the default template")
     segments = segment_documents(list(documents), granularity)

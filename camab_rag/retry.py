@@ -1,8 +1,5 @@
-"""One retry policy for the HTTP scorer and the audit gate.
-
-Exponential backoff with jitter, ``Retry-After`` honoured up to ``backoff_max``, at most
-``max_retries`` retries, and optionally a budget of seconds for the retries.
-"""
+"""One retry policy for the HTTP scorer and the audit gate: exponential backoff with
+jitter, ``Retry-After`` honoured up to ``backoff_max``, optionally a budget of seconds."""
 
 from __future__ import annotations
 

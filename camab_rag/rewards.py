@@ -1,10 +1,7 @@
-"""Rewards: V(S), how well a subset's prompt supports the original response.
-
-A reward maps the response tokens' log-probs to a float (``"mean_logprob"``, the paper's
-Eq. 1; ``"sum_logprob"``; ``"logit"``, ContextCite's target). :class:`ScorerOracle` prices
-each subset once through a scorer (cached, counted); :class:`FunctionOracle` wraps a plain
-``mask -> reward`` function.
-"""
+"""Rewards V(S): how well a subset's prompt supports the response, from its tokens'
+log-probs (``"mean_logprob"``, the paper's Eq. 1; ``"sum_logprob"``; ``"logit"``).
+:class:`ScorerOracle` prices each subset once through a scorer; :class:`FunctionOracle`
+wraps a plain ``mask -> reward`` function."""
 
 from __future__ import annotations
 
@@ -17,13 +14,7 @@ from numpy.typing import NDArray
 
 from camab_rag.errors import InputError, ScorerError
 from camab_rag.prompts import PromptBuilder
-from camab_rag.scorers.base import (
-    Prompt,
-    ResponseLogprobs,
-    Scorer,
-    ScoreRequest,
-    parallel_requests,
-)
+from camab_rag.scorers.base import Prompt, ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
 from camab_rag.steps import LocalCall, ScoreCall, Steps, drive
 
 RewardFn = Callable[[NDArray[np.float64]], float]
@@ -62,17 +53,14 @@ def get_reward(reward: str | RewardFn) -> tuple[str, RewardFn]:
 
 Masks = NDArray[np.bool_]
 FloatArray = NDArray[np.float64]
+#: called with the number of distinct subsets paid for so far, after each scorer call
 ScoredHook = Callable[[int], object]
-"""Called with the number of distinct subsets paid for so far, after each scorer call."""
+#: new subsets per scorer call at most (or the scorer's parallel capacity when larger), so
+#: a large batch reports progress every few calls
 PROGRESS_EVERY = 4
-"""New subsets per scorer call at most (or the scorer's parallel capacity when larger):
-a large batch (an exact enumeration, a design's opening) is scored a few subsets at a
-time, so progress is reported every few calls. The in-process scorer keeps its prompt
-prefixes between calls, so the split costs it almost nothing."""
 
 
 def chunked(masks: Sequence[NDArray[np.bool_]], size: int) -> list[list[NDArray[np.bool_]]]:
-    """``masks`` in order, ``size`` at a time."""
     return [list(masks[start : start + size]) for start in range(0, len(masks), size)]
 
 
@@ -92,14 +80,6 @@ class ScorerOracle:
         self.per_call = max(PROGRESS_EVERY, parallel_requests(scorer))
         self.on_scored: ScoredHook | None = None
 
-    def _new_masks(self, masks: Masks) -> list[NDArray[np.bool_]]:
-        pending: dict[bytes, NDArray[np.bool_]] = {}
-        for mask in masks:
-            key = mask.tobytes()
-            if key not in self.cache:
-                pending.setdefault(key, mask)
-        return list(pending.values())
-
     def _store(self, keys: Sequence[bytes], results: list[ResponseLogprobs]) -> None:
         if len(results) != len(keys):
             raise ScorerError(
@@ -114,34 +94,24 @@ class ScorerOracle:
             self.n_queries += 1
             self.prompt_tokens += int(result.prompt_tokens)
 
-    def _requests(self, masks: Sequence[NDArray[np.bool_]]) -> list[ScoreRequest]:
-        return [ScoreRequest(self.builder.build(mask), self.response) for mask in masks]
-
-    def _rewards(self, masks: Masks) -> FloatArray:
-        # (ResponseLogprobs holds finite log-probs only: a non-finite reward is the function's)
+    def rewards(self, masks: Masks) -> Steps[FloatArray]:
+        """The rewards of ``masks``, asking only for new subsets."""
+        new = {m.tobytes(): m for m in masks if m.tobytes() not in self.cache}
+        for part in chunked(list(new.values()), self.per_call):
+            requests = [ScoreRequest(self.builder.build(mask), self.response) for mask in part]
+            self._store([mask.tobytes() for mask in part], (yield ScoreCall(self.scorer, requests)))
+            if self.on_scored is not None:
+                self.on_scored(self.n_queries)
+        reward = self.reward_fn
         return np.array(
             [
-                finite_reward(
-                    self.reward_fn(self.cache[m.tobytes()].logprobs), "the reward function", m
-                )
+                finite_reward(reward(self.cache[m.tobytes()].logprobs), "the reward function", m)
                 for m in masks
             ]
         )
 
-    def rewards(self, masks: Masks) -> Steps[FloatArray]:
-        """The rewards of ``masks``, asking only for new subsets (steps for ``drive``)."""
-        for part in chunked(self._new_masks(masks), self.per_call):
-            self._store(
-                [mask.tobytes() for mask in part],
-                (yield ScoreCall(self.scorer, self._requests(part))),
-            )
-            if self.on_scored is not None:
-                self.on_scored(self.n_queries)
-        return self._rewards(masks)
-
     def prompt_logprobs(self, name: str, prompt: Prompt) -> Steps[ResponseLogprobs]:
-        """The response's log-probs under a prompt no subset builds (cached under ``name``,
-        counted like a subset)."""
+        """The response's log-probs under a prompt no subset builds (cached, counted)."""
         key = b"prompt:" + name.encode()
         if key not in self.cache:
             request = ScoreRequest(prompt, self.response)
@@ -159,8 +129,7 @@ class ScorerOracle:
 
 
 def finite_reward(value: object, source: str, mask: NDArray[np.bool_]) -> float:
-    """``value`` (what ``source`` gave for the subset ``mask``) as a finite float, or an
-    :class:`~camab_rag.errors.InputError` naming the source and the subset."""
+    """``value`` (what ``source`` gave for ``mask``) as a finite float, else an InputError."""
     try:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -181,8 +150,7 @@ class FunctionOracle:
         self.on_scored: ScoredHook | None = None
 
     def rewards(self, masks: Masks) -> Steps[FloatArray]:
-        """The rewards of ``masks`` (computed in place, :data:`PROGRESS_EVERY` new subsets
-        at a time; no model is asked)."""
+        """The rewards of ``masks``, computed in place a few new subsets at a time."""
         new = [m for m in masks if m.tobytes() not in self.cache]
         for part in chunked(list({m.tobytes(): m for m in new}.values()), PROGRESS_EVERY):
             yield LocalCall(partial(self.evaluate, np.array(part)))

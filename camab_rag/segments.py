@@ -1,9 +1,5 @@
-"""Turn retrieved documents into attribution units (segments).
-
-A *segment* is what attribution scores: a whole document (``granularity="chunk"``) or a
-sentence inside one (``granularity="sentence"``). Each segment remembers its document
-index and character span, so scores map back to the source.
-"""
+"""Retrieved documents as attribution units (segments): a whole document (``"chunk"``) or
+a sentence inside one, each with its document index and character span."""
 
 from __future__ import annotations
 
@@ -51,9 +47,9 @@ class Segment:
 
 
 def to_document(item: object, index: int = 0) -> SourceDocument:
-    """One context item as a :class:`SourceDocument`: a string; a mapping with
-    ``text``/``page_content``/``content`` (and ``metadata``/``title``/``url``/``source``); or an
-    object with ``page_content``, ``text`` or ``get_content()``, and ``metadata``."""
+    """One context item as a :class:`SourceDocument`: a string, a mapping with ``text``,
+    ``page_content`` or ``content``, or an object with ``page_content``, ``text`` or
+    ``get_content()`` (a LlamaIndex node), and its ``metadata``."""
     if isinstance(item, SourceDocument):
         return item
     if isinstance(item, str):
@@ -61,10 +57,7 @@ def to_document(item: object, index: int = 0) -> SourceDocument:
     text: object = None
     metadata: object = {}
     if isinstance(item, Mapping):
-        for key in ("text", "page_content", "content"):
-            if key in item:
-                text = item[key]
-                break
+        text = next((item[key] for key in ("text", "page_content", "content") if key in item), None)
         metadata = dict(item.get("metadata") or {})
         for key in ("title", "url", "source"):  # a record's own title and link
             if key in item and isinstance(metadata, dict):
@@ -116,7 +109,17 @@ def segment_documents(
     """Split documents into segments: ``granularity`` ``"chunk"`` (one per document),
     ``"sentence"`` or a callable giving ``(start, end)`` spans; :class:`InputError` when
     nothing is left to attribute."""
-    splitter = _splitter_for(granularity)
+    splitter: Splitter
+    if callable(granularity):
+        splitter = granularity
+    elif granularity == "chunk":
+        splitter = _chunk_span
+    elif granularity == "sentence":
+        splitter = split_sentences
+    else:
+        raise InputError(
+            f"granularity must be 'chunk', 'sentence' or a callable, got {granularity!r}"
+        )
     segments: list[Segment] = []
     for doc_index, doc in enumerate(documents):
         for start, end in _spans(splitter, doc.text, doc_index):
@@ -132,8 +135,7 @@ def segment_documents(
 
 
 def _spans(splitter: Splitter, text: str, doc_index: int) -> list[tuple[int, int]]:
-    """The splitter's spans of one document as integer pairs, or an InputError saying
-    what it returned instead."""
+    """The splitter's spans of one document as integer pairs, else an InputError."""
     returned = splitter(text)
     try:
         pairs = [tuple(span) for span in returned]
@@ -153,13 +155,3 @@ def _chunk_span(text: str) -> list[tuple[int, int]]:
         return []
     start = text.index(stripped)
     return [(start, start + len(stripped))]
-
-
-def _splitter_for(granularity: Granularity) -> Splitter:
-    if callable(granularity):
-        return granularity
-    if granularity == "chunk":
-        return _chunk_span
-    if granularity == "sentence":
-        return split_sentences
-    raise InputError(f"granularity must be 'chunk', 'sentence' or a callable, got {granularity!r}")

@@ -28,10 +28,6 @@ _ABBREVIATIONS = frozenset(
 )
 
 
-def _is_indic(char: str) -> bool:
-    return "\u0900" <= char <= "\u0dff"
-
-
 def _is_false_boundary(text: str, end: int) -> bool:
     """True when the '.' ending at ``end`` belongs to an abbreviation or an initial."""
     if text[end - 1] != ".":
@@ -49,7 +45,7 @@ def _is_false_boundary(text: str, end: int) -> bool:
     if word.isdigit() and following[:1].islower():
         return True
     # Indic scripts abbreviate with very short words ("కి.మీ." = kilometre).
-    if len(word) <= 2 and _is_indic(word[0]):
+    if len(word) <= 2 and "\u0900" <= word[0] <= "\u0dff":
         return True
     # A single letter initial ("J. R. R. Tolkien"), but not a lone pronoun-like word.
     if len(word) == 1 and word.isalpha() and word not in {"i", "a"}:

@@ -1,12 +1,9 @@
 """One loop for sync and async: work that needs model calls is written once.
 
-Code that asks a model is a generator (:data:`Steps`) that yields a :class:`Call` each
-time it needs one and receives the call's result back; it never calls ``score`` or
-``ascore`` itself. :func:`drive` runs such a generator with blocking calls,
-:func:`adrive` awaits them, so a sync function and its async twin share every line of
-their logic (the attribution loop, the context-gain measurement, the groundedness
-filter). An exception raised by a call is thrown back into the generator at its
-``yield``, so the generator's own ``try``/``except`` handles it as if it had made the call.
+Code that asks a model is a generator (:data:`Steps`) that yields a :class:`Call` and
+receives its result (or has its exception thrown back at the ``yield``). :func:`drive`
+runs it with blocking calls, :func:`adrive` awaits them, so a sync function and its async
+twin share every line of their logic.
 """
 
 from __future__ import annotations
@@ -66,9 +63,9 @@ class LocalCall(Generic[R]):
         return self.function()
 
 
-class _Progress(Generic[T]):
-    """Where a generator stands: what it receives next (a value or an error), and its
-    result once it has returned."""
+class Resumable(Generic[T]):
+    """Where a generator stands: what it receives next, and its result once returned (the
+    loop of :func:`drive`, :func:`adrive` and :func:`~camab_rag.deadline.bounded`)."""
 
     def __init__(self, steps: Steps[T]) -> None:
         self.steps = steps
@@ -77,8 +74,7 @@ class _Progress(Generic[T]):
         self.result: T | None = None
 
     def next_call(self) -> Call[Any] | None:
-        """Resume the generator with what it is owed; its next call, or ``None`` when it
-        has returned (then :attr:`result` holds its value)."""
+        """Resume the generator; its next call, or ``None`` once it has returned."""
         try:
             if self.error is not None:
                 call = self.steps.throw(self.error)
@@ -101,7 +97,7 @@ class _Progress(Generic[T]):
 
 def drive(steps: Steps[T]) -> T:
     """Run ``steps`` to its result with blocking calls."""
-    state = _Progress(steps)
+    state = Resumable(steps)
     while (call := state.next_call()) is not None:
         with state.receiving():
             state.value = call.run()
@@ -110,7 +106,7 @@ def drive(steps: Steps[T]) -> T:
 
 async def adrive(steps: Steps[T]) -> T:
     """Run ``steps`` to its result, awaiting each call (the async twin of :func:`drive`)."""
-    state = _Progress(steps)
+    state = Resumable(steps)
     while (call := state.next_call()) is not None:
         with state.receiving():
             state.value = await call.arun()
@@ -119,8 +115,8 @@ async def adrive(steps: Steps[T]) -> T:
 
 @dataclass(frozen=True)
 class BlockingCall(Generic[R]):
-    """A blocking function (e.g. a first request that decides a mode): run in place by
-    :func:`drive`, in a worker thread by :func:`adrive` so the event loop keeps going."""
+    """A blocking function: run in place by :func:`drive`, in a worker thread by
+    :func:`adrive` so the event loop keeps going."""
 
     function: Callable[[], R]
 
@@ -145,8 +141,7 @@ class Sleep:
 
 
 def _named(function: Any, steps: Any, name: str, doc: str | None) -> None:
-    """Name ``function`` and give it ``steps``' signature, returning what the generator
-    returns (``help()`` would otherwise show ``-> Steps[T]``)."""
+    """Name ``function`` and give it ``steps``' signature, returning what it returns."""
     function.__name__ = name
     function.__qualname__ = name
     function.__module__ = steps.__module__
@@ -163,8 +158,7 @@ def _named(function: Any, steps: Any, name: str, doc: str | None) -> None:
 def _started(
     steps: Callable[..., Steps[T]], name: str, args: Any, kwargs: dict[str, Any]
 ) -> Steps[T]:
-    """``steps(*args, **kwargs)``; arguments it does not take are a ``TypeError`` naming the
-    public function ``name`` (not the private generator function behind it)."""
+    """``steps(*args, **kwargs)``; bad arguments are a ``TypeError`` naming ``name``."""
     try:
         inspect.signature(steps).bind(*args, **kwargs)
     except TypeError as exc:
@@ -173,8 +167,8 @@ def _started(
 
 
 def synced(steps: Callable[P, Steps[T]], name: str, doc: str | None = None) -> Callable[P, T]:
-    """A blocking function with the arguments (and, unless ``doc`` is given, the docstring)
-    of the generator function ``steps``: it runs the generator with :func:`drive`."""
+    """A blocking function with the arguments (and docstring, unless ``doc``) of the
+    generator function ``steps``, run with :func:`drive`."""
 
     @functools.wraps(steps)
     def run(*args: P.args, **kwargs: P.kwargs) -> T:

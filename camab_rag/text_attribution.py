@@ -1,10 +1,5 @@
-"""One attribution of an answer to text documents, as a generator of model calls.
-
-:class:`TextAttribution` segments the context, plans how subsets become prompts, runs the
-method's rounds and builds the result; :func:`attribution_steps` is the whole attribution
-under the settings' deadline, run by :class:`camab_rag.Attributor` (the one door) and by
-:mod:`camab_rag.captured`, with settings the door already merged.
-"""
+"""One attribution of an answer to text documents, as a generator of model calls
+(:class:`TextAttribution`; :func:`attribution_steps` bounds it by the deadline)."""
 
 from __future__ import annotations
 
@@ -24,12 +19,7 @@ from camab_rag.rewards import ScorerOracle, get_reward
 from camab_rag.runs import ProgressFn as ProgressFn
 from camab_rag.runs import Run, dense, finish_run, start_run
 from camab_rag.scorers.base import ChatMessage, Prompt, parallel_requests, scored_by
-from camab_rag.segments import (
-    Segment,
-    SourceDocument,
-    segment_documents,
-    to_documents,
-)
+from camab_rag.segments import Segment, SourceDocument, segment_documents, to_documents
 from camab_rag.settings import AttributionSettings
 from camab_rag.statements import attribute_statements
 from camab_rag.steps import Steps
@@ -43,9 +33,8 @@ ONE_DOCUMENT_WARNING = (
     "sentences of one document, use granularity='sentence'"
 )
 
-
+#: a prompt builder, or a factory ``(question, documents, segments) -> builder``
 CustomBuilder = PromptBuilder | Callable[..., PromptBuilder]
-"""A prompt builder, or a factory ``(question, documents, segments) -> builder``."""
 
 
 def check_prior(prior: object, settings: AttributionSettings) -> None:
@@ -65,19 +54,6 @@ def check_prior(prior: object, settings: AttributionSettings) -> None:
         )
 
 
-def _check_inputs(question: object, response: object, scorer: Any) -> None:
-    """The question and response through the input gate (:mod:`camab_rag.text_gate`), a
-    response with something to attribute, a scorer that can score."""
-    check_texts({"the question": question, "the response": response})
-    if not str(response).strip():
-        raise InputError("the response is empty: there is nothing to attribute")
-    if not callable(getattr(scorer, "score", None)):
-        raise InputError(
-            "scorer must have a score(requests) method, e.g. camab_rag.default_scorer() or "
-            "camab_rag.OpenAICompletionsScorer(...)"
-        )
-
-
 def _builder(
     question: str,
     documents: list[SourceDocument],
@@ -87,9 +63,7 @@ def _builder(
     history: Sequence[ChatMessage] | None = None,
     custom: CustomBuilder | None = None,
 ) -> PromptBuilder:
-    """The captured prompt's builder when the plan has one, else ``custom`` (a builder or
-    a factory ``(question, documents, segments) -> builder``), else the default template
-    after ``history``, the earlier chat messages."""
+    """The captured prompt's builder, else ``custom``, else the template after ``history``."""
     if history and (plan.builder is not None or custom is not None):
         raise InputError(
             "history= goes into the default prompt template: with prompt= or a "
@@ -114,11 +88,8 @@ def _builder(
 
 @dataclass
 class TextAttribution:
-    """One attribution of an answer to the segments of text documents: the settings, the
-    segments, the oracle that prices subsets with the scorer, and the run; built once,
-    then run as a generator of model calls (:meth:`steps`) by :func:`attribute`,
-    :func:`aattribute` or :mod:`camab_rag.captured` (which differ only in how a batch is
-    scored and what bounds the run)."""
+    """One attribution of an answer to the segments of text documents: built once by
+    :meth:`start`, then run as a generator of model calls (:meth:`steps`)."""
 
     question: str
     response: str
@@ -129,9 +100,8 @@ class TextAttribution:
     oracle: ScorerOracle
     plan: PromptPlan
     run: Run | None
+    #: with a ``prior``: the free model's oracle and run, and the segments' documents
     free: tuple[ScorerOracle, Run, list[int]] | None = None
-    """With a ``prior``: the free model's oracle and run (the target's run starts once
-    they are done), and the segments' documents."""
     progress: ProgressFn | None = None
     prior: Any = None
 
@@ -151,10 +121,16 @@ class TextAttribution:
         prior: Any = None,
     ) -> TextAttribution:
         """Check the inputs, segment the context and start the run. ``plan``: how subsets
-        become prompts (from a captured prompt, :func:`~camab_rag.prompts.plan_prompt`);
-        ``None``: ``prompt_builder`` or the template (after ``history``). ``prior``: a
-        free scorer that attributes first (:class:`~camab_rag.methods.prior.FreePrior`)."""
-        _check_inputs(question, response, scorer)
+        become prompts (``None``: ``prompt_builder`` or the template after ``history``);
+        ``prior``: a free scorer that attributes first."""
+        check_texts({"the question": question, "the response": response})
+        if not str(response).strip():
+            raise InputError("the response is empty: there is nothing to attribute")
+        if not callable(getattr(scorer, "score", None)):
+            raise InputError(
+                "scorer must have a score(requests) method, e.g. camab_rag.default_scorer() or "
+                "camab_rag.OpenAICompletionsScorer(...)"
+            )
         check_prior(prior, settings)
         documents = to_documents(context)
         segments = segment_documents(documents, settings.granularity)
@@ -208,9 +184,8 @@ class TextAttribution:
         return run
 
     def steps(self) -> Steps[AttributionResult]:
-        """The whole attribution as a generator of model calls: the loop, then (when the
-        settings score the anchors) the full and empty contexts, then the result. The
-        caller bounds it by the deadline (:func:`camab_rag.deadline.bounded`)."""
+        """The loop, then (when the settings score them) the full and empty contexts,
+        then the result."""
         if self.run is None:
             self.run = yield from self._free_phase()
         yield from self.run.rounds(self.oracle)
@@ -265,8 +240,7 @@ def attribution_steps(
     prompt_builder: CustomBuilder | None = None,
     prior: Any = None,
 ) -> Steps[AttributionResult]:
-    """One attribution under resolved ``settings`` (the door merged the knobs) as a
-    generator of model calls, bounded by the settings' ``deadline_s``."""
+    """One attribution under resolved ``settings``, bounded by their ``deadline_s``."""
     documents, plan = to_documents(context), None
     if prompt is not None:
         if prompt_builder is not None:

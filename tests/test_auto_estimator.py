@@ -17,7 +17,7 @@ from planted import PlantedReward, auroc
 from camab_rag import AttributionSettings, attribute_fn
 from camab_rag.errors import InputError
 from camab_rag.methods import Auto, Camab, Hierarchical
-from camab_rag.methods.estimators import flat_intercept_posterior_mean
+from camab_rag.methods.base import flat_intercept_posterior_mean
 from camab_rag.methods.registry import method_from_config
 
 

@@ -5,7 +5,7 @@ from planted import PlantedReward, auroc, brute_force_shapley
 from camab_rag import AttributionSettings, attribute_fn
 from camab_rag.errors import InputError
 from camab_rag.methods import Camab, ContextCite, EarlyStop, KernelShap
-from camab_rag.methods.estimators import lasso
+from camab_rag.methods.base import lasso
 
 SEEDS = range(20)
 

@@ -4,7 +4,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from camab_rag.posterior import GaussianLinearPosterior, closed_form_posterior
+from camab_rag.posterior import GaussianLinearPosterior
+
+
+def closed_form_posterior(
+    features, values, *, prior_mean=0.0, prior_variance=1.0, noise_variance=0.01
+):
+    """The batch posterior ``(mean, precision)``: the rows of ``features`` fed at once."""
+    x = np.atleast_2d(np.asarray(features, dtype=float))
+    v = np.asarray(values, dtype=float).reshape(-1)
+    mu0 = np.broadcast_to(np.asarray(prior_mean, dtype=float), (x.shape[1],))
+    precision = np.eye(x.shape[1]) / prior_variance + x.T @ x / noise_variance
+    information = mu0 / prior_variance + x.T @ v / noise_variance
+    return np.linalg.solve(precision, information), precision
 
 
 @st.composite

@@ -1,17 +1,14 @@
-"""Attribution methods, selectable by name: ``auto`` (the default), ``camab``,
-``kernelshap``, ``contextcite``, ``loo`` and ``random``; any of them can run hierarchically
-(:class:`Hierarchical`)."""
+"""Attribution methods, selectable by name (:data:`METHODS`): ``auto`` (the default),
+``camab``, ``kernelshap``, ``contextcite``, ``loo`` and ``random``; any of them can run
+hierarchically (:class:`Hierarchical`)."""
 
 from __future__ import annotations
 
 from camab_rag.methods.auto import Auto
 from camab_rag.methods.base import Method
+from camab_rag.methods.baselines import ContextCite, KernelShap, LeaveOneOut, RandomScores
 from camab_rag.methods.camab import Camab, EarlyStop
-from camab_rag.methods.contextcite import ContextCite
 from camab_rag.methods.hierarchical import Hierarchical
-from camab_rag.methods.kernelshap import KernelShap
-from camab_rag.methods.loo import LeaveOneOut
-from camab_rag.methods.random_scores import RandomScores
 from camab_rag.methods.registry import METHODS
 
 __all__ = [

@@ -1,9 +1,8 @@
-"""What every attribution method provides: a sampler that proposes subsets to evaluate,
-and an estimator that turns evaluated subsets into per-segment scores.
+"""What every attribution method provides, and the estimators they share.
 
-Splitting the two lets one run serve many fits at no extra model calls: the anytime
-posterior after any prefix of the run, and per-answer-sentence attributions fitted on the
-same subsets with rewards restricted to that sentence's tokens.
+A method is a sampler that proposes subsets to evaluate and an estimator (:meth:`Method.fit`)
+that turns evaluated subsets into per-segment scores; split so one run serves many fits
+(the anytime posterior, per-answer-sentence attributions) at no extra model calls.
 """
 
 from __future__ import annotations
@@ -17,13 +16,15 @@ from numpy.typing import NDArray
 
 Masks = NDArray[np.bool_]
 FloatArray = NDArray[np.float64]
+ESTIMATORS = ("posterior_mean", "lasso")
+LASSO_ALPHA = 0.01
 
 
 class Sampler(ABC):
     """Proposes batches of inclusion masks; adaptive samplers learn from the rewards.
 
-    Every mask a sampler proposes is a model call: samplers propose distinct subsets (a
-    cached subset is never proposed twice), except CAMAB's paper-faithful ``redraw=False``.
+    Every mask proposed is a model call: samplers propose distinct subsets, except
+    CAMAB's paper-faithful ``redraw=False``.
     """
 
     stopped_early: bool = False
@@ -38,9 +39,8 @@ class Sampler(ABC):
         """Receive the rewards of the batch last proposed (non-adaptive samplers ignore them)."""
 
     def planned(self) -> Masks | None:
-        """Every mask this sampler will propose, when that is known before the run (a
-        fixed design: exact enumeration, leave-one-out); ``None`` for adaptive ones. A
-        progress display takes its total from it."""
+        """Every mask this sampler will propose when known before the run (a fixed
+        design), for a progress display's total; ``None`` for adaptive ones."""
         return None
 
 
@@ -80,8 +80,7 @@ class Method(ABC):
         """Per-segment scores from evaluated masks ``(m, N)`` and rewards ``(m,)``."""
 
     def fit_many(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
-        """Scores for several reward vectors on the same masks: ``rewards`` is ``(m, K)``,
-        the result ``(K, N)``."""
+        """Scores for several reward vectors on the same masks: ``(m, K)`` to ``(K, N)``."""
         return np.stack([self.fit(masks, rewards[:, k], seed) for k in range(rewards.shape[1])])
 
     def config(self) -> dict[str, Any]:
@@ -97,12 +96,16 @@ def all_masks(n_segments: int) -> Masks:
     return np.asarray(masks[order], dtype=bool)
 
 
+def leave_one_out_rows(n_segments: int) -> Masks:
+    """The full context, then each unit left out once (``N + 1`` rows)."""
+    rows = np.ones((n_segments + 1, n_segments), dtype=bool)
+    rows[np.arange(1, n_segments + 1), np.arange(n_segments)] = False
+    return rows
+
+
 def enumerates(method: Method, n_segments: int, budget: int) -> bool:
     """Whether a run can afford every subset (``2**N <= budget``) and so fits exactly.
-
-    Leave-one-out and the random baseline keep their own cost (``N + 1`` and 0 calls), and
-    CAMAB's paper-faithful ``redraw=False`` keeps its loop as written.
-    """
+    Leave-one-out, the random baseline and CAMAB's ``redraw=False`` keep their own cost."""
     if method.name in ("loo", "random") or getattr(method, "redraw", True) is False:
         return False
     return n_segments < 62 and 2**n_segments <= budget
@@ -119,8 +122,8 @@ def plan_sampler(method: Method, n_segments: int, budget: int, rng: np.random.Ge
 def distinct_rows(
     draw: Callable[[], Masks], budget: int, n_segments: int, rng: np.random.Generator
 ) -> Masks:
-    """``budget`` distinct masks from repeated calls of ``draw`` (each returns a batch of
-    rows); when draws keep repeating, unseen uniformly random masks fill the rest."""
+    """``budget`` distinct masks from repeated ``draw()`` batches; when draws keep
+    repeating, unseen uniformly random masks fill the rest."""
     seen: dict[bytes, NDArray[np.bool_]] = {}
     for _ in range(64):
         for row in draw():
@@ -133,10 +136,74 @@ def distinct_rows(
     return np.array(list(seen.values()), dtype=bool).reshape(-1, n_segments)
 
 
-def full_mask(n_segments: int) -> Masks:
-    return np.ones(n_segments, dtype=bool)
-
-
 def rows_by_mask(masks: Masks, rewards: FloatArray) -> dict[bytes, float]:
     """Map each distinct mask to its (last) reward."""
     return {mask.tobytes(): float(value) for mask, value in zip(masks, rewards)}
+
+
+def lasso(
+    x: FloatArray, y: FloatArray, alpha: float, *, max_iter: int = 2000, tol: float = 1e-8
+) -> FloatArray:
+    """Coordinate-descent LASSO on centred data (no intercept):
+    ``1/(2m) ||y - Xw||^2 + alpha ||w||_1`` (keeps scikit-learn out of the core)."""
+    m, n = x.shape
+    weights = np.zeros(n)
+    residual = y.astype(float).copy()
+    col_sq = (x**2).sum(axis=0) / m
+    for _ in range(max_iter):
+        largest_step = 0.0
+        for j in range(n):
+            if col_sq[j] == 0.0:
+                continue
+            old = weights[j]
+            rho = x[:, j] @ residual / m + col_sq[j] * old
+            new = np.sign(rho) * max(abs(rho) - alpha, 0.0) / col_sq[j]
+            if new != old:
+                residual -= x[:, j] * (new - old)
+                weights[j] = new
+                largest_step = max(largest_step, abs(new - old))
+        if largest_step < tol:
+            break
+    return weights
+
+
+def lasso_scores(masks: Masks, rewards: FloatArray, alpha: float = LASSO_ALPHA) -> FloatArray:
+    """ContextCite's fit: standardised features, LASSO with an intercept, coefficients
+    mapped back to the unstandardised scale."""
+    x = masks.astype(float)
+    if x.shape[0] == 0:
+        return np.zeros(x.shape[1])
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale == 0.0] = 1.0  # constant columns carry no signal (as StandardScaler)
+    coefficients = lasso((x - mean) / scale, rewards - rewards.mean(), alpha)
+    return np.asarray(coefficients / scale, dtype=float)
+
+
+def flat_intercept_posterior_mean(
+    masks: Masks,
+    rewards: FloatArray,
+    *,
+    noise_variance: float = 0.01,
+    prior_variance: float = 1.0,
+    prior_mean: float = 0.0,
+) -> FloatArray:
+    """CAMAB's posterior means of the segment weights with a flat prior on the intercept
+    (``auto``'s estimator): integrating the intercept out centres the design, so this is
+    ridge regression on centred data, and scores read from different rows (documents,
+    sentences) stay comparable. ``rewards`` ``(m,)`` or ``(m, K)`` gives ``(N,)`` or
+    ``(K, N)``; no rows give the prior mean."""
+    x = masks.astype(float)
+    y = np.asarray(rewards, dtype=float)
+    single = y.ndim == 1
+    y2 = y[:, None] if single else y
+    n = x.shape[1]
+    if x.shape[0] == 0:
+        out = np.full((y2.shape[1], n), prior_mean)
+        return np.asarray(out[0] if single else out, dtype=float)
+    xc = x - x.mean(axis=0)
+    yc = y2 - y2.mean(axis=0)
+    precision = xc.T @ xc / noise_variance + np.eye(n) / prior_variance
+    information = xc.T @ yc / noise_variance + prior_mean / prior_variance
+    weights = np.linalg.solve(precision, information).T
+    return np.asarray(weights[0] if single else weights, dtype=float)

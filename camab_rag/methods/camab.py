@@ -1,16 +1,12 @@
 """CAMAB: context attribution with combinatorial Linear Thompson Sampling (Algorithm 1).
 
-Each round draws ``w ~ N(mu, B^-1)`` over ``[intercept, w_1..w_N]``, queries the subset of
-segments whose sampled weight is positive, observes ``v = V(S)`` and updates
-``B += x x^T / s2``, ``f += v x / s2``, ``mu = B^-1 f`` with ``x = [1, 1(s_1 in S), ...]``.
-The scores are the posterior means ``mu_1..mu_N``. Defaults follow the paper: prior mean 0,
-prior variance 1, noise variance 0.01, one sample per round (``batch_size=1``).
-
-The budget counts distinct model calls. When a Thompson draw lands on a subset already paid
-for, it is drawn again (up to ``MAX_REDRAWS`` times); if every redraw repeats, the round takes
-the unseen subset the posterior is least sure about (largest predictive variance
-``x^T B^-1 x`` among one-segment flips of the draw and random subsets). ``redraw=False``
-keeps the paper's loop exactly: a repeated draw is a round served from cache, not a call.
+Each round draws ``w ~ N(mu, B^-1)`` over ``[intercept, w_1..w_N]``, queries the segments
+whose sampled weight is positive, observes ``v = V(S)`` and updates ``B += x x^T / s2``,
+``f += v x / s2``, ``mu = B^-1 f`` with ``x = [1, 1(s_1 in S), ...]``; the scores are
+``mu_1..mu_N``. Defaults follow the paper (prior mean 0, prior variance 1, noise variance
+0.01, ``batch_size=1``). The budget counts distinct calls: a draw that repeats a paid-for
+subset is drawn again (up to ``MAX_REDRAWS`` times), then the unseen subset of largest
+predictive variance is taken; ``redraw=False`` is the paper's loop exactly.
 """
 
 from __future__ import annotations
@@ -22,8 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import cho_factor, cho_solve
 
-from camab_rag.methods.base import FloatArray, Masks, Method, Sampler
-from camab_rag.methods.estimators import ESTIMATORS, lasso_scores
+from camab_rag.methods.base import ESTIMATORS, FloatArray, Masks, Method, Sampler, lasso_scores
 from camab_rag.posterior import GaussianLinearPosterior
 
 MAX_REDRAWS = 32
@@ -31,12 +26,9 @@ MAX_REDRAWS = 32
 
 @dataclass(frozen=True)
 class EarlyStop:
-    """Stop before the budget once the top-k set is settled.
-
-    After ``min_rounds`` observations, ``n_samples`` posterior draws are compared with the
-    posterior mean: when the share of draws whose top-``k`` set equals the mean's top-``k``
-    reaches ``threshold``, the run stops.
-    """
+    """Stop before the budget once the top-k set is settled: after ``min_rounds``
+    observations, when the share of ``n_samples`` posterior draws whose top-``k`` set
+    equals the posterior mean's reaches ``threshold``."""
 
     k: int = 3
     threshold: float = 0.95
@@ -48,18 +40,6 @@ class EarlyStop:
             raise ValueError("EarlyStop needs k >= 1, 0 < threshold <= 1, n_samples >= 1")
 
 
-def top_k_settled_share(
-    posterior: GaussianLinearPosterior, k: int, n_samples: int, rng: np.random.Generator
-) -> float:
-    """Share of posterior draws whose top-k segments equal the posterior mean's top-k."""
-    weights = posterior.mean[1:]
-    k = min(k, weights.size)
-    target = np.sort(np.argsort(-weights, kind="stable")[:k])
-    draws = posterior.sample(rng, n_samples)[:, 1:]
-    tops = np.sort(np.argpartition(-draws, k - 1, axis=1)[:, :k], axis=1)
-    return float(np.mean(np.all(tops == target, axis=1)))
-
-
 class CamabSampler(Sampler):
     """The Thompson-sampling loop; ``posterior`` is live during and after the run."""
 
@@ -69,12 +49,7 @@ class CamabSampler(Sampler):
         self.method = method
         self.budget = budget
         self.rng = rng
-        self.posterior = GaussianLinearPosterior(
-            n_segments + 1,
-            prior_mean=method.prior_mean,
-            prior_variance=method.prior_variance,
-            noise_variance=method.noise_variance,
-        )
+        self.posterior = method.posterior_from(np.zeros((0, n_segments), dtype=bool), np.zeros(0))
         self.n_evaluated = 0
         self.seen: set[bytes] = set()
 
@@ -95,8 +70,7 @@ class CamabSampler(Sampler):
         return masks
 
     def _unseen(self, first: NDArray[np.bool_], proposed: set[bytes]) -> NDArray[np.bool_]:
-        """A fresh Thompson draw not yet paid for, else the unseen subset the posterior is
-        least sure about."""
+        """A fresh draw not yet paid for, else the unseen subset least known."""
         for _ in range(MAX_REDRAWS):
             mask = self.posterior.sample(self.rng, 1)[0, 1:] > 0
             if mask.tobytes() not in proposed:
@@ -123,20 +97,25 @@ class CamabSampler(Sampler):
         self.n_evaluated += len(masks)
         stop = self.method.early_stop
         if stop is not None and self.n_evaluated >= stop.min_rounds:
-            share = top_k_settled_share(self.posterior, stop.k, stop.n_samples, self.rng)
+            # the share of posterior draws whose top-k equals the posterior mean's
+            weights = self.posterior.mean[1:]
+            k = min(stop.k, weights.size)
+            target = np.sort(np.argsort(-weights, kind="stable")[:k])
+            draws = self.posterior.sample(self.rng, stop.n_samples)[:, 1:]
+            tops = np.sort(np.argpartition(-draws, k - 1, axis=1)[:, :k], axis=1)
+            share = float(np.mean(np.all(tops == target, axis=1)))
             self.stopped_early = share >= stop.threshold and self.n_evaluated < self.budget
 
 
 @dataclass
 class Camab(Method):
-    """CAMAB method settings (see module docstring).
+    """CAMAB's settings (see the module docstring).
 
     Args:
-        redraw: a draw that repeats a paid-for subset is drawn again, so the budget buys
-            ``budget`` distinct subsets (default); ``False`` is the paper's loop as written.
-        estimator: how the scores are read from the evaluated subsets: ``"posterior_mean"``
-            (the paper) or ``"lasso"`` (ContextCite's standardised LASSO on the same
-            subsets; no extra calls).
+        redraw: draw a repeated subset again, so the budget buys ``budget`` distinct
+            subsets (default); ``False`` is the paper's loop as written.
+        estimator: ``"posterior_mean"`` (the paper) or ``"lasso"`` (ContextCite's
+            standardised LASSO on the same subsets; no extra calls).
     """
 
     prior_mean: float = 0.0
@@ -148,7 +127,6 @@ class Camab(Method):
     estimator: str = "posterior_mean"
 
     name = "camab"
-    anytime = True
 
     def __post_init__(self) -> None:
         if self.prior_variance <= 0 or self.noise_variance <= 0:
@@ -165,8 +143,8 @@ class Camab(Method):
         return np.asarray(self.fit_many(masks, rewards[:, None], seed)[0], dtype=float)
 
     def fit_many(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
-        """Scores for several reward vectors on the same subsets. Posterior means: one
-        factorisation of the shared precision, one solve per reward vector."""
+        """Posterior means: one factorisation of the shared precision, one solve per
+        reward vector."""
         if self.estimator == "lasso":
             return np.stack([lasso_scores(masks, rewards[:, k]) for k in range(rewards.shape[1])])
         features = np.hstack([np.ones((masks.shape[0], 1)), masks.astype(float)])
@@ -192,12 +170,4 @@ class Camab(Method):
         return posterior
 
     def config(self) -> dict[str, Any]:
-        return {
-            "prior_mean": self.prior_mean,
-            "prior_variance": self.prior_variance,
-            "noise_variance": self.noise_variance,
-            "batch_size": self.batch_size,
-            "early_stop": asdict(self.early_stop) if self.early_stop else None,
-            "redraw": self.redraw,
-            "estimator": self.estimator,
-        }
+        return asdict(self)

@@ -1,25 +1,14 @@
 """Hierarchical attribution: whole documents first, then the segments inside the top ones.
 
-Stage 1 runs the base method over documents (a document's segments are kept or removed
-together) with up to half the budget, or ``D + 1`` calls (room for a document-level
-leave-one-out) when that leaves a third of the budget (``auto``, whose ``opens_documents``
-is set: whenever the budget affords ``D + 1`` calls). It stops early once the documents
-it would refine stop changing between two checkpoints, so the split of the budget
-between the levels follows the data. Stage 2
-runs the base method over the segments of the top documents, every other document staying
-in the prompt, with the rest of the budget. Documents are refined in score order as long
-as their segments fit in what is left (the best one always is).
-
-The fit is a function of the evaluated subsets alone: document scores come from the base
-estimator on the subsets that keep or drop whole documents; segment scores inside refined
-documents from the base estimator on the subsets that keep every other document; a segment
-of an unrefined document gets an equal share of its document's score. A base with
-``joint_fit`` set (``Auto._variant(joint_fit=True)``) is instead fitted once over every evaluated
-subset at the segment level (an unrefined document's segments are then collinear and
-share its effect). Which documents stage 2 refines is decided with
-the base's ``design_fit`` when it has one (``auto``: CAMAB's posterior, the one its
-Thompson draws use), so the subsets asked for do not depend on the estimator. Read
-AttriBoT's hierarchical ablation and MExGen's multi-level scheme for the same idea.
+Stage 1 runs the base method over documents (a document's segments kept or removed
+together) with up to half the budget, or ``D + 1`` calls (a document-level leave-one-out)
+when that leaves a third of the budget or the base ``opens_documents``; it stops early once
+the documents it would refine stop changing between checkpoints. Stage 2 runs the base over
+the segments of the top documents that fit in the rest of the budget, the other documents
+kept. Document scores come from the subsets that keep or drop whole documents, segment
+scores from those that keep every other document; an unrefined document's segments share
+its score equally (a base with ``joint_fit`` is fitted once over every subset instead).
+The refined documents are chosen with the base's ``design_fit`` when it has one.
 """
 
 from __future__ import annotations
@@ -36,11 +25,8 @@ IntArray = NDArray[np.int64]
 
 
 class _Stage:
-    """One level's sampler, in the full segment coordinates.
-
-    Rows the run has already paid for are answered from ``known`` (not returned as calls);
-    at most ``max_calls`` new rows are released.
-    """
+    """One level's sampler in full coordinates: rows already paid for are answered from
+    ``known``; at most ``max_calls`` new rows are released."""
 
     def __init__(
         self,
@@ -100,7 +86,7 @@ class HierarchicalSampler(Sampler):
         self.rng = rng
         self.groups = np.asarray(method.groups, dtype=np.int64)
         self.n_docs = int(self.groups.max()) + 1
-        self.members = [np.flatnonzero(self.groups == d) for d in range(self.n_docs)]
+        self.members = method.members()
         self.known: dict[bytes, float] = {}
         self.history: list[tuple[NDArray[np.bool_], float]] = []
         d = self.n_docs
@@ -118,15 +104,12 @@ class HierarchicalSampler(Sampler):
         self.previous_plan: list[int] | None = None
         self.stage1 = _Stage(
             plan_sampler(base, d, cap, rng),
-            self._docs_to_full,
+            lambda doc_masks: np.asarray(doc_masks[:, self.groups], dtype=bool),
             self.known,
             cap if base.prefix_fit else None,  # leave-one-out keeps its own cost
         )
         self.stage2: _Stage | None = None
         self.stage = 1
-
-    def _docs_to_full(self, doc_masks: Masks) -> Masks:
-        return np.asarray(doc_masks[:, self.groups], dtype=bool)
 
     @property
     def calls(self) -> int:
@@ -161,13 +144,10 @@ class HierarchicalSampler(Sampler):
             self.stage2.inner.n_redrawn if self.stage2 is not None else 0
         )
 
-    def _evaluated(self) -> tuple[Masks, FloatArray]:
-        masks = np.array([m for m, _ in self.history], dtype=bool).reshape(-1, self.groups.size)
-        return masks, np.array([v for _, v in self.history])
-
     def _plan(self) -> list[int]:
         """The documents stage 2 would refine now, best first."""
-        masks, rewards = self._evaluated()
+        masks = np.array([m for m, _ in self.history], dtype=bool).reshape(-1, self.groups.size)
+        rewards = np.array([v for _, v in self.history])
         doc_scores = self.method.document_scores(masks, rewards, design=True)
         remaining = self.budget - self.calls
         refined: list[int] = []
@@ -200,7 +180,9 @@ class HierarchicalSampler(Sampler):
             full[:, columns] = sub
             return full
 
-        refine = self.method.refine_base()
+        # the base's refinement() when it has one (auto's opening there), else the base
+        refinement = getattr(self.method.base, "refinement", None)
+        refine = refinement() if callable(refinement) else self.method.base
         inner = plan_sampler(refine, n_columns, remaining + known_here, self.rng)
         self.stage2 = _Stage(inner, to_full, self.known, remaining if refine.prefix_fit else None)
 
@@ -235,23 +217,16 @@ class Hierarchical(Method):
             raise ValueError(f"groups has {self.groups.size} entries for {n_segments} segments")
         return HierarchicalSampler(self, budget, rng)
 
-    def refine_base(self) -> Method:
-        """The method of the second level: the base's ``refinement()`` when it has one
-        (``auto``'s choice of opening there), else the base itself."""
-        refinement = getattr(self.base, "refinement", None)
-        return refinement() if callable(refinement) else self.base
-
-    def _members(self) -> list[IntArray]:
+    def members(self) -> list[IntArray]:
+        """Each document's segment indices."""
         return [np.flatnonzero(self.groups == d) for d in range(int(self.groups.max()) + 1)]
 
     def document_scores(
         self, masks: Masks, rewards: FloatArray, seed: int = 0, *, design: bool = False
     ) -> FloatArray:
-        """Base-method scores of the documents, from the subsets that keep or drop whole
-        documents. ``design=True``: the scores that steer the run (the base's
-        ``design_fit`` when it has one, e.g. ``auto``'s CAMAB posterior), else its
-        estimator."""
-        first = np.array([m[0] for m in self._members()])
+        """The documents' scores from the subsets that keep or drop whole documents, with
+        the base's ``design_fit`` (when it has one) for ``design=True``."""
+        first = np.array([m[0] for m in self.members()])
         whole = np.all(masks == masks[:, first][:, self.groups], axis=1)
         if self.stage1_calls is not None:
             whole[self.stage1_calls :] = False
@@ -261,12 +236,9 @@ class Hierarchical(Method):
         return np.asarray(fit(masks[whole][:, first], rewards[whole], seed), dtype=float)
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
-        """Per-segment scores, level by level as the module docstring says; a base with
-        ``joint_fit`` set (``Auto._variant(joint_fit=True)``) is fitted once over every evaluated
-        subset at the segment level instead."""
         if getattr(self.base, "joint_fit", False):
             return np.asarray(self.base.fit(masks, rewards, seed), dtype=float)
-        members = self._members()
+        members = self.members()
         sizes = np.array([m.size for m in members], dtype=float)
         scores = (self.document_scores(masks, rewards, seed) / sizes)[self.groups]
         first = np.array([m[0] for m in members])

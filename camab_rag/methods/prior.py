@@ -1,24 +1,16 @@
 """CAMAB with a prior learned from free calls of a cheaper model.
 
 A free scorer (the embedded model beside a served or API model) attributes first; its
-segment weights ``w_free`` become the target model's prior through one linear model:
-
-    V_target(S) = b + a * (w_free . x_S) + d . x_S + noise,   d ~ N(0, tau2 I)
-
-so the target's weights are ``a * w_free + d``. The target's calls learn the intercept
-``b``, the agreement ``a`` (the free model's scale need not match the target's) and the
-per-segment corrections ``d``. ``tau2`` is chosen by the evidence (the marginal likelihood
-of the target's rewards) over a grid, refitted each round: when the two models agree, a
-small ``tau2`` lets a few target calls reach the free model's resolution; when they do
-not, ``a`` goes to 0, ``tau2`` grows to CAMAB's own prior, and the free calls cost nothing
-but time. The target's subsets are CAMAB's own Thompson draws (spread over the segments,
-which estimates ``d`` better than draws from this posterior, which stay on the free
-model's top segments: BENCHMARKS.md, "A prior from free calls").
+segment weights ``w_free`` become the target model's prior through one linear model,
+``V_target(S) = b + a * (w_free . x_S) + d . x_S + noise`` with ``d ~ N(0, tau2 I)``, so
+the target's weights are ``a * w_free + d``. The target's calls learn ``b``, the agreement
+``a`` and the corrections ``d``; ``tau2`` is the grid value of highest evidence, refitted
+each round: when the models disagree ``a`` goes to 0 and the free calls cost only time.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -27,23 +19,13 @@ from scipy.linalg import cho_factor, cho_solve, solve_triangular
 from camab_rag.methods.base import FloatArray, Masks, Method, Sampler
 from camab_rag.methods.camab import MAX_REDRAWS, Camab
 
+#: calls of the free model per answer (they cost nothing the user pays for)
 FREE_CALLS = 64
-"""Calls of the free model per answer (``"auto"``): they cost nothing the user pays for."""
+#: candidate variances of the corrections ``d``, up to CAMAB's own prior variance
 TAU2_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
-"""Candidate variances of the per-segment corrections ``d`` (nats/token squared): from
-"the target repeats the free model" to CAMAB's own prior variance."""
 DESIGNS = ("camab", "thompson", "bernoulli")
-"""How the target's subsets are chosen: CAMAB's own draws (the free model's prior enters
-the fit only), Thompson draws from the prior's posterior, or each segment kept with
-probability 1/2."""
 INTERCEPT_VARIANCE = 10.0
 AGREEMENT_VARIANCE = 1.0
-
-
-def _features(masks: Masks, free_weights: FloatArray) -> FloatArray:
-    """``[1, w_free . x, x]`` per row."""
-    x = masks.astype(float)
-    return np.hstack([np.ones((len(x), 1)), (x @ free_weights)[:, None], x])
 
 
 def _prior(n_segments: int, tau2: float) -> tuple[FloatArray, FloatArray]:
@@ -87,13 +69,13 @@ class Posterior:
 
 
 class Evidence:
-    """The target's rewards under every ``tau2`` of :data:`TAU2_GRID`: the evidence of
-    each, and the posterior at a chosen one (computed once, when first asked)."""
+    """The evidence of each ``tau2`` of :data:`TAU2_GRID`, and the posterior at one."""
 
     def __init__(
         self, masks: Masks, rewards: FloatArray, free_weights: FloatArray, noise: float
     ) -> None:
-        self.features = _features(masks, free_weights)
+        x = masks.astype(float)
+        self.features = np.hstack([np.ones((len(x), 1)), (x @ free_weights)[:, None], x])
         self.rewards = rewards
         self.noise = noise
         self.n = len(free_weights)
@@ -127,18 +109,11 @@ class Evidence:
 
 
 def posterior(
-    masks: Masks,
-    rewards: FloatArray,
-    free_weights: FloatArray,
-    noise: float,
-    rng: np.random.Generator | None = None,
+    masks: Masks, rewards: FloatArray, free_weights: FloatArray, noise: float
 ) -> Posterior:
-    """The posterior after the target's ``(masks, rewards)``. ``tau2``: the grid value of
-    highest evidence, or with ``rng`` one drawn in proportion to its evidence (a Thompson
-    draw is then a draw of ``tau2`` too, so an early, overconfident ``tau2`` still lets
-    the target's calls explore)."""
-    evidence = Evidence(masks, rewards, free_weights, noise)
-    return evidence.best() if rng is None else evidence.draw(rng)
+    """The posterior after the target's ``(masks, rewards)`` at the ``tau2`` of highest
+    evidence."""
+    return Evidence(masks, rewards, free_weights, noise).best()
 
 
 def target_weights(theta: FloatArray, free_weights: FloatArray) -> FloatArray:
@@ -158,12 +133,6 @@ class PriorSampler(Sampler):
         self.rewards: list[FloatArray] = []
         self.seen: set[bytes] = set()
 
-    def _evidence(self) -> Evidence:
-        n = len(self.method.free_weights)
-        masks = np.concatenate(self.masks) if self.masks else np.zeros((0, n), dtype=bool)
-        rewards = np.concatenate(self.rewards) if self.rewards else np.zeros(0)
-        return Evidence(masks, rewards, self.method.free_weights, self.method.noise_variance)
-
     def next_masks(self) -> Masks | None:
         done = sum(len(m) for m in self.masks)
         remaining = self.budget - done
@@ -173,7 +142,9 @@ class PriorSampler(Sampler):
         count = min(self.method.batch_size, remaining)
         rows: list[Masks] = []
         proposed = set(self.seen)
-        evidence = self._evidence()  # the data is the same for every draw of this round
+        masks = np.concatenate(self.masks) if self.masks else np.zeros((0, len(free)), dtype=bool)
+        rewards = np.concatenate(self.rewards) if self.rewards else np.zeros(0)
+        evidence = Evidence(masks, rewards, free, self.method.noise_variance)  # for this round
         for _ in range(count):
             for attempt in range(MAX_REDRAWS + 1):
                 post = evidence.draw(self.rng)
@@ -198,19 +169,10 @@ class PriorSampler(Sampler):
 
 @dataclass
 class FreePrior(Method):
-    """CAMAB on the target model with the free model's weights as its prior.
-
-    Args:
-        free_weights: the free model's segment scores (one per segment).
-        free_calls: how many calls the free model made (recorded in the result).
-        free_model: which model made them (``scored_by`` of the free scorer).
-        noise_variance: observation noise of the target's rewards (CAMAB's default).
-        batch_size: Thompson draws per round (scored concurrently).
-        design: how the target's subsets are chosen (:data:`DESIGNS`): ``"camab"``
-            (default: CAMAB's own draws, the prior in the fit only), ``"thompson"`` (draws
-            from the prior's posterior) or ``"bernoulli"`` (each segment kept with
-            probability 1/2). BENCHMARKS.md, "A prior from free calls", compares them.
-    """
+    """CAMAB on the target model with the free model's weights (``free_weights``, from
+    ``free_calls`` calls of ``free_model``) as its prior. ``design``: the target's subsets
+    are CAMAB's own draws (``"camab"``, the prior in the fit only), Thompson draws from the
+    prior's posterior (``"thompson"``) or Bernoulli halves (``"bernoulli"``)."""
 
     free_weights: FloatArray = field(default_factory=lambda: np.zeros(0))
     free_calls: int = 0
@@ -220,7 +182,6 @@ class FreePrior(Method):
     design: str = "camab"
 
     name = "prior"
-    anytime = True
 
     def __post_init__(self) -> None:
         self.free_weights = np.asarray(self.free_weights, dtype=float).reshape(-1)
@@ -248,11 +209,4 @@ class FreePrior(Method):
         return np.asarray(target_weights(post.mean, self.free_weights)[0], dtype=float)
 
     def config(self) -> dict[str, Any]:
-        return {
-            "free_weights": [round(float(w), 6) for w in self.free_weights],
-            "free_calls": self.free_calls,
-            "free_model": self.free_model,
-            "noise_variance": self.noise_variance,
-            "batch_size": self.batch_size,
-            "design": self.design,
-        }
+        return {**asdict(self), "free_weights": [round(float(w), 6) for w in self.free_weights]}

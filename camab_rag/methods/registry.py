@@ -1,5 +1,5 @@
-"""Methods by name: :data:`METHODS`, :func:`get_method` (a name and options, or an
-instance, to a method) and :func:`method_from_config` (the method of a stored result)."""
+"""Methods by name: :data:`METHODS`, :func:`get_method` and :func:`method_from_config`
+(the method of a stored result)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,10 @@ from typing import Any
 from camab_rag.errors import InputError
 from camab_rag.methods.auto import Auto
 from camab_rag.methods.base import Method
+from camab_rag.methods.baselines import ContextCite, KernelShap, LeaveOneOut, RandomScores
 from camab_rag.methods.camab import Camab, EarlyStop
-from camab_rag.methods.contextcite import ContextCite
 from camab_rag.methods.hierarchical import Hierarchical
-from camab_rag.methods.kernelshap import KernelShap
-from camab_rag.methods.loo import LeaveOneOut
 from camab_rag.methods.prior import FreePrior
-from camab_rag.methods.random_scores import RandomScores
 
 METHODS: dict[str, Callable[..., Method]] = {
     "auto": Auto,

@@ -1,0 +1,154 @@
+"""The baselines: KernelSHAP, ContextCite's surrogate, leave-one-out and random scores.
+
+Each runs under the same scorer and budget as CAMAB; the budget counts distinct calls.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from math import comb
+from typing import Any
+
+import numpy as np
+
+from camab_rag.methods.base import (
+    FixedDesignSampler,
+    FloatArray,
+    Masks,
+    Method,
+    Sampler,
+    distinct_rows,
+    lasso_scores,
+    leave_one_out_rows,
+    rows_by_mask,
+)
+
+
+class KernelShap(Method):
+    """KernelSHAP against the fully masked context: the empty and full contexts, then
+    distinct coalitions from the Shapley kernel's size distribution, each paired with its
+    complement (every coalition, exact weights, when the budget covers ``2^N``). The fit is
+    kernel-weighted least squares with ``sum(phi) = v(full) - v(empty)``, minimum-norm
+    when under-determined."""
+
+    name = "kernelshap"
+
+    def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
+        n = n_segments
+        empty, full = np.zeros(n, dtype=bool), np.ones(n, dtype=bool)
+        if n == 1 or budget >= 2**n:
+            coalitions = [
+                np.array(bits, dtype=bool)
+                for bits in itertools.product([False, True], repeat=n)
+                if 0 < sum(bits) < n
+            ]
+            return FixedDesignSampler(np.array([empty, full, *coalitions], dtype=bool))
+        sizes = np.arange(1, n)
+        size_probs = (n - 1) / (sizes * (n - sizes))
+        size_probs = size_probs / size_probs.sum()
+
+        def pairs() -> Masks:
+            mask = np.zeros(n, dtype=bool)
+            mask[rng.choice(n, size=int(rng.choice(sizes, p=size_probs)), replace=False)] = True
+            return np.array([mask, ~mask])
+
+        design = distinct_rows(
+            lambda: np.concatenate([[empty, full], *(pairs() for _ in range(budget))]),
+            max(budget, 1),
+            n,
+            rng,
+        )
+        return FixedDesignSampler(design)
+
+    def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+        n = masks.shape[1]
+        table = rows_by_mask(masks, rewards)
+        empty_key, full_key = np.zeros(n, bool).tobytes(), np.ones(n, bool).tobytes()
+        if empty_key not in table or full_key not in table:
+            raise ValueError("KernelSHAP needs the empty and the full context evaluated")
+        v_empty, v_full = table[empty_key], table[full_key]
+        total = v_full - v_empty
+        sizes = masks.sum(axis=1)
+        inner = (sizes > 0) & (sizes < n)
+        z, y = masks[inner].astype(float), rewards[inner] - v_empty
+        if n == 1 or z.shape[0] == 0:
+            return np.full(n, total / n)
+        distinct = len({row.tobytes() for row in masks[inner]})
+        if distinct == z.shape[0] == 2**n - 2:  # full enumeration: exact kernel weights
+            weights = np.array(
+                [(n - 1) / (comb(n, s) * s * (n - s)) for s in sizes[inner].tolist()]
+            )
+        else:  # drawn from the kernel distribution: equal importance weights
+            weights = np.ones(z.shape[0])
+        # phi = total/n + P u, P the projection onto sum-zero vectors
+        projection = np.eye(n) - 1.0 / n
+        root = np.sqrt(weights)[:, None]
+        design = root * (z @ projection)
+        target = root[:, 0] * (y - z.sum(axis=1) * total / n)
+        u, *_ = np.linalg.lstsq(design, target, rcond=None)
+        return np.asarray(total / n + projection @ u, dtype=float)
+
+
+@dataclass
+class ContextCite(Method):
+    """ContextCite's surrogate: ``budget`` distinct Bernoulli(``keep_probability``)
+    ablation masks, fitted with its standardised LASSO (:func:`lasso_scores`)."""
+
+    alpha: float = 0.01
+    keep_probability: float = 0.5
+
+    name = "contextcite"
+
+    def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
+        return FixedDesignSampler(
+            distinct_rows(
+                lambda: rng.random((budget, n_segments)) < self.keep_probability,
+                budget,
+                n_segments,
+                rng,
+            )
+        )
+
+    def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+        return lasso_scores(masks, rewards, self.alpha)
+
+    def config(self) -> dict[str, Any]:
+        return {"alpha": self.alpha, "keep_probability": self.keep_probability}
+
+
+class LeaveOneOut(Method):
+    """``score_i = V(C) - V(C without segment i)``: exactly ``N + 1`` calls whatever the
+    budget."""
+
+    name = "loo"
+    anytime = False
+    prefix_fit = False
+
+    def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
+        return FixedDesignSampler(leave_one_out_rows(n_segments))
+
+    def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+        table = rows_by_mask(masks, rewards)
+        rows = leave_one_out_rows(masks.shape[1])
+        if rows[0].tobytes() not in table:
+            raise ValueError("leave-one-out needs the full context evaluated")
+        scores = np.empty(masks.shape[1])
+        for i, without in enumerate(rows[1:]):
+            if without.tobytes() not in table:
+                raise ValueError(f"leave-one-out needs the context without segment {i}")
+            scores[i] = table[rows[0].tobytes()] - table[without.tobytes()]
+        return scores
+
+
+class RandomScores(Method):
+    """Uniform random scores, no model calls (the lower reference)."""
+
+    name = "random"
+    models_reward = False
+
+    def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
+        return FixedDesignSampler(np.zeros((0, n_segments), dtype=bool))
+
+    def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+        return np.asarray(np.random.default_rng(seed).uniform(size=masks.shape[1]), dtype=float)
