@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from camab_rag.errors import (
     AttributionCancelledError,
@@ -46,6 +46,7 @@ CANCELLED = (
     "the attribution was cancelled by h.cancel() before it finished: it has no result; "
     "submit it again to get one"
 )
+T = TypeVar("T")
 Groundedness = GroundednessFilter | bool | None
 """``True``: a default :class:`GroundednessFilter`; ``False`` / ``None``: no verdict."""
 
@@ -86,7 +87,7 @@ class Attributed:
     verdict: FilteredAnswer | None = None
 
 
-class Pending:
+class Pending(Generic[T]):
     """An attribution running in the background (:meth:`Attributor.submit`).
 
     Why: a chat shows its answer first and its sources when they are ready. How: a
@@ -99,7 +100,7 @@ class Pending:
 
     def __init__(
         self,
-        job: Future[AttributionResult] | asyncio.Task[AttributionResult],
+        job: Future[T] | asyncio.Task[T],
         stop: threading.Event,
     ) -> None:
         self._job = job
@@ -130,7 +131,7 @@ class Pending:
             "loop running until h.aresult() returns"
         )
 
-    def result(self, timeout: float | None = None) -> AttributionResult:
+    def result(self, timeout: float | None = None) -> T:
         """The result, waiting at most ``timeout`` seconds (``None``: until it is done);
         raises the attribution's error, :class:`AttributionPendingError` when it is not
         done in time, :class:`AttributionCancelledError` when it was cancelled."""
@@ -153,7 +154,7 @@ class Pending:
                 "again (timeout=None waits until it is done) or await h.aresult()"
             ) from None
 
-    async def aresult(self) -> AttributionResult:
+    async def aresult(self) -> T:
         """Await the result (same errors as :meth:`result`); cancelling the awaiting
         coroutine leaves the attribution running."""
         job = self._job
@@ -311,7 +312,7 @@ class Attributor:
         prompt: Prompt | None = None,
         progress: ProgressFn | None = None,
         **knobs: Any,
-    ) -> Pending:
+    ) -> Pending[AttributionResult]:
         """Start :meth:`run` in the background and return its :class:`Pending` handle:
         from a coroutine as a task of its event loop (``ascore``), else in this
         attributor's one worker thread (attributions never compete for the model). Bad
@@ -416,7 +417,7 @@ def _documents(numbers: Sequence[int]) -> str:
     return f"documents {listed} and {numbers[-1]}"
 
 
-def _stoppable(steps: Steps[AttributionResult], stop: threading.Event) -> Steps[AttributionResult]:
+def _stoppable(steps: Steps[T], stop: threading.Event) -> Steps[T]:
     """``steps``, ended with :class:`AttributionCancelledError` before its next model call
     once ``stop`` is set (a running thread cannot be cancelled from outside)."""
     value: Any = None

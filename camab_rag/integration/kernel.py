@@ -26,7 +26,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar
 from uuid import UUID
 
 from camab_rag.attributor import Pending, _stoppable
@@ -123,7 +123,7 @@ def failed_attribution(
     return CapturedAttribution(result, [], PromptPlan("none", None, None), verdict)
 
 
-def chain_steps(
+def _chain_steps(
     call: ChainCall,
     settings: AttributionSettings,
     *,
@@ -202,10 +202,10 @@ class ResultStore(OrderedDict[Hashable, T]):
             self.popitem(last=False)
 
 
-def _finished(value: object) -> Pending:
+def _finished(value: T) -> Pending[T]:
     """A handle of a result already there."""
-    future: Future[AttributionResult] = Future()
-    future.set_result(cast(AttributionResult, value))
+    future: Future[T] = Future()
+    future.set_result(value)
     return Pending(future, threading.Event())
 
 
@@ -234,7 +234,7 @@ class Runs(Generic[T]):
         self.uuid_keys = uuid_keys
         self.results: ResultStore[T] = ResultStore(keep, uuid_keys=uuid_keys)
         self.last_result: T | None = None
-        self.pending: OrderedDict[Hashable, Pending] = OrderedDict()
+        self.pending: OrderedDict[Hashable, Pending[T]] = OrderedDict()
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
@@ -253,8 +253,8 @@ class Runs(Generic[T]):
     def steps(
         self, key: object, call: ChainCall, finish: Callable[[CapturedAttribution], T]
     ) -> Steps[T]:
-        """Attribute ``call`` (:func:`chain_steps`), ``finish`` it and keep the result."""
-        attributed = yield from chain_steps(
+        """Attribute ``call`` (:func:`_chain_steps`), ``finish`` it and keep the result."""
+        attributed = yield from _chain_steps(
             call, self.settings, strict=self.strict, explain=self.explain
         )
         return self.record(key, finish(attributed))
@@ -270,11 +270,11 @@ class Runs(Generic[T]):
     def start(
         self,
         key: object,
-        steps: Steps[Any],
+        steps: Steps[T],
         placeholders: Sequence[dict[str, Any] | None] = (),
         *,
         in_loop: bool = False,
-    ) -> Pending:
+    ) -> Pending[T]:
         """Run ``steps`` in the background: a task of the running loop if ``in_loop``
         (its ``placeholders`` read "cancelled" if the loop ends first), else the worker
         thread. The handle is kept under ``key`` (a running one under the same key stays
@@ -289,7 +289,7 @@ class Runs(Generic[T]):
                     marked.append(True)
                     _mark_cancelled(placeholders, key)
 
-            async def run() -> Any:
+            async def run() -> T:
                 try:
                     return await adrive(stoppable)
                 except (asyncio.CancelledError, GeneratorExit):
@@ -307,7 +307,7 @@ class Runs(Generic[T]):
         self._keep(self.key(key), job)
         return job
 
-    def _keep(self, key: Hashable, job: Pending) -> None:
+    def _keep(self, key: Hashable, job: Pending[T]) -> None:
         with self._lock:
             earlier = self.pending.pop(key, None)
             if earlier is not None and not earlier.done():
@@ -317,7 +317,7 @@ class Runs(Generic[T]):
             for old in finished[: max(len(self.pending) - self.keep, 0)]:
                 del self.pending[old]
 
-    def job(self, key: object = None) -> Pending:
+    def job(self, key: object = None) -> Pending[T]:
         """The handle of the attribution under ``key`` (the latest started when ``None``;
         the latest result when none was started); a kept result no longer running is a
         finished handle. An unknown key is an :class:`~camab_rag.errors.InputError`."""
@@ -599,7 +599,6 @@ __all__ = [
     "Runs",
     "answer_summary",
     "attribution_of",
-    "chain_steps",
     "failed_attribution",
     "fill",
     "groundedness_of",

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
@@ -174,4 +174,4 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
     async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
         """The result of a root run (the latest when ``run_id`` is ``None``), awaiting a
         background attribution."""
-        return cast(ChainAttribution, await self.runs.job(run_id).aresult())
+        return await self.runs.job(run_id).aresult()

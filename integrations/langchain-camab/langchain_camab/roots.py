@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from camab_rag.integration import METADATA_KEY, Attachment, ChainAttribution
 from langchain_camab.run_tree import ClosedRun, LLMCall, RunReading, RunTree
@@ -46,14 +46,14 @@ class Kept:
         return self.runs.last_result
 
     @property
-    def pending(self) -> dict[Any, Pending]:
+    def pending(self) -> dict[Any, Pending[ChainAttribution]]:
         """Background attributions by run id (their handles; a copy)."""
         return dict(self.runs.pending)
 
     async def await_result(self, run_id: object = None) -> ChainAttribution:
         """Await a background attribution (the latest when ``run_id`` is ``None``);
         cancelling the caller leaves it running."""
-        return cast(ChainAttribution, await self.runs.job(run_id).aresult())
+        return await self.runs.job(run_id).aresult()
 
 
 class Waited(Kept):
@@ -62,7 +62,7 @@ class Waited(Kept):
     def wait(self, run_id: object = None, timeout: float | None = None) -> ChainAttribution:
         """Block until a background attribution (the latest when ``run_id`` is ``None``)
         is done, up to ``timeout`` seconds (:meth:`~camab_rag.attributor.Pending.result`)."""
-        return cast(ChainAttribution, self.runs.job(run_id).result(timeout))
+        return self.runs.job(run_id).result(timeout)
 
 
 @dataclass
