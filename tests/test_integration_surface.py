@@ -72,7 +72,8 @@ def test_no_public_steps_generator_in_the_kernel_or_the_door() -> None:
             n
             for n, value in vars(module).items()
             if n.endswith("_steps") and not n.startswith("_")
-            if getattr(value, "__module__", None) == module.__name__ or n in getattr(module, "__all__", ())
+            if getattr(value, "__module__", None) == module.__name__
+            or n in getattr(module, "__all__", ())
         ]
         assert public == [], (module.__name__, public)
 

@@ -25,11 +25,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 from uuid import UUID
 
-from camab_rag.attributor import Pending, _stoppable
+from camab_rag.attributor import ChainAttribution, Pending, _stoppable
 from camab_rag.captured import (
     CapturedAttribution,
     _captured_steps,
@@ -40,7 +40,7 @@ from camab_rag.captured import (
 )
 from camab_rag.citations import CitationRule, citation_pairs, source_location
 from camab_rag.errors import InputError
-from camab_rag.groundedness import FilteredAnswer
+from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.prompts import PromptPlan
 from camab_rag.result import AttributionResult, check_finished
 from camab_rag.runs import ProgressFn
@@ -106,7 +106,10 @@ class ChainCall:
 
 
 def failed_attribution(
-    error: BaseException | str, call: ChainCall, settings: AttributionSettings
+    error: BaseException | str,
+    call: ChainCall,
+    settings: AttributionSettings,
+    gate: GroundednessFilter | None = None,
 ) -> CapturedAttribution:
     """Why a call was not attributed, as its result: the chain's answer goes on. A
     groundedness filter judges the failure without a model call, so ``on_error="block"``
@@ -118,7 +121,6 @@ def failed_attribution(
         method=settings.method_instance.name,
         budget=settings.budget,
     )
-    gate = settings.groundedness
     verdict = gate.judge(result) if gate is not None else None
     return CapturedAttribution(result, [], PromptPlan("none", None, None), verdict)
 
@@ -126,6 +128,7 @@ def failed_attribution(
 def _chain_steps(
     call: ChainCall,
     settings: AttributionSettings,
+    gate: GroundednessFilter | None = None,
     *,
     strict: bool = False,
     explain: Callable[[Exception], Exception] | None = None,
@@ -145,6 +148,7 @@ def _chain_steps(
                 settings,
                 prompts=list(call.prompts),
                 progress=call.progress,
+                groundedness=gate,
             )
         )
     except Exception as raised:
@@ -154,7 +158,7 @@ def _chain_steps(
         if strict:
             raise error from raised
         logger.warning("camab: attribution failed: %s", error)
-        return failed_attribution(error, call, settings)
+        return failed_attribution(error, call, settings, gate)
 
 
 def prompt_holds(
@@ -224,6 +228,7 @@ class Runs(Generic[T]):
     def __init__(
         self,
         settings: AttributionSettings = CHAIN_SETTINGS,
+        gate: GroundednessFilter | None = None,
         *,
         strict: bool = False,
         keep: int = 1000,
@@ -231,6 +236,7 @@ class Runs(Generic[T]):
         explain: Callable[[Exception], Exception] | None = None,
     ) -> None:
         self.settings, self.strict, self.keep, self.explain = settings, strict, keep, explain
+        self.gate = gate
         self.uuid_keys = uuid_keys
         self.results: ResultStore[T] = ResultStore(keep, uuid_keys=uuid_keys)
         self.last_result: T | None = None
@@ -255,7 +261,7 @@ class Runs(Generic[T]):
     ) -> Steps[T]:
         """Attribute ``call`` (:func:`_chain_steps`), ``finish`` it and keep the result."""
         attributed = yield from _chain_steps(
-            call, self.settings, strict=self.strict, explain=self.explain
+            call, self.settings, self.gate, strict=self.strict, explain=self.explain
         )
         return self.record(key, finish(attributed))
 
@@ -344,59 +350,6 @@ class Runs(Generic[T]):
 
 
 # ---------------------------------------------------------------------- what is attached
-@dataclass(frozen=True, repr=False)  # AttributionResult's short repr
-class ChainAttribution(AttributionResult):
-    """An :class:`~camab_rag.AttributionResult` plus the chain run it belongs to:
-    ``run_id`` (``None`` outside a run), ``groundedness`` (the filter's verdict) and
-    ``documents`` (as the chain held them; not in ``to_dict``)."""
-
-    run_id: str | None = None
-    groundedness: FilteredAnswer | None = None
-    documents: tuple[Any, ...] = field(default=(), compare=False, repr=False)
-
-    def scored_documents(self) -> list[tuple[Any, float]]:
-        """``(document, score)`` pairs, most relied-on first (empty when attribution failed)."""
-        if self.status != "ok" or not self.documents:
-            return []
-        scores = self.document_scores
-        order = self.top_documents(min(len(scores), len(self.documents)))
-        return [(self.documents[i], float(scores[i])) for i in order]
-
-    @classmethod
-    def from_result(cls, result: AttributionResult, **extra: Any) -> ChainAttribution:
-        """Wrap a core result (its fields kept, those in ``extra`` replaced)."""
-        values = {f.name: getattr(result, f.name) for f in fields(AttributionResult)}
-        return cls(**{**values, **extra})
-
-    @classmethod
-    def of(
-        cls, attributed: CapturedAttribution, run_id: str | None, documents: Sequence[Any]
-    ) -> ChainAttribution:
-        """The chain's result of a kernel attribution (documents kept only when it is ok)."""
-        ok = attributed.result.status == "ok"
-        return cls.from_result(
-            attributed.result,
-            run_id=run_id,
-            documents=tuple(documents) if ok else (),
-            groundedness=attributed.verdict,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        data = super().to_dict()
-        verdict = self.groundedness
-        data.update(run_id=self.run_id, groundedness=verdict.to_dict() if verdict else None)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ChainAttribution:
-        verdict = data.get("groundedness")
-        return cls.from_result(
-            AttributionResult.from_dict(data),
-            run_id=data.get("run_id"),
-            groundedness=FilteredAnswer.from_dict(verdict) if verdict is not None else None,
-        )
-
-
 def answer_summary(
     result: AttributionResult,
     titles: Sequence[str | None] = (),

@@ -22,13 +22,18 @@ from typing import Any, TypedDict
 
 from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
 from camab_rag.groundedness import GroundednessFilter
-from camab_rag.groundedness.filter import check_groundedness_filter
 from camab_rag.integration.kernel import Runs
 from camab_rag.integration.messages import ProgressHook, ProgressRelay
 from camab_rag.methods import Method
 from camab_rag.scorers.proxy import _checked_scorer, _own_or_proxy, _ScorerCache, resolve_scorer
 from camab_rag.segments import Granularity
-from camab_rag.settings import CHAIN_SETTINGS, KNOBS, AttributionSettings, resolve_settings
+from camab_rag.settings import (
+    CHAIN_SETTINGS,
+    FIELD_KNOBS,
+    AttributionSettings,
+    groundedness_filter,
+    resolve_settings,
+)
 
 NO_KEY_FROM_RUN = (
     "the handler rebuilt the scorer from what the framework's callbacks show of the chain's "
@@ -94,7 +99,7 @@ class AttributorOptions(TypedDict, total=False):
     method: str | Method | None
     granularity: Granularity | None
     deadline_s: float | None
-    groundedness: GroundednessFilter | None
+    groundedness: GroundednessFilter | bool | None
     settings: AttributionSettings | None
     proxy: object
     scorer_options: Mapping[str, Any] | None
@@ -139,7 +144,7 @@ def checked_options(
     progress = options.get("progress")
     if progress is not None and not callable(progress):
         raise InputError(f"progress must be a function progress(calls, total), got {progress!r}")
-    knobs = {name: options.get(name) for name in KNOBS}
+    knobs = {name: options.get(name) for name in FIELD_KNOBS}
     settings = resolve_settings(options.get("settings"), CHAIN_SETTINGS, **knobs)
     _checked_scorer(options.get("proxy"), "proxy")
     return settings
@@ -150,6 +155,7 @@ class ChainParts:
     """What an integration object is made of, built from its :class:`ChainOptions`."""
 
     settings: AttributionSettings
+    groundedness: GroundednessFilter | None
     scorers: ScorerSource
     runs: Runs[Any]
     strict: bool
@@ -188,7 +194,9 @@ class ChainParts:
                 f"{owner} needs scorer=... (e.g. camab_rag.default_scorer()), llm=<the "
                 f"chain's chat model> (scored by its own server) or proxy=...: {needs_scorer}"
             )
-        check_groundedness_filter(settings.groundedness, blocking_refused=blocking_refused)
+        gate = groundedness_filter(
+            options.get("groundedness"), settings, blocking_refused=blocking_refused
+        )
         scorers = ScorerSource(
             scorer,
             options.get("llm"),
@@ -198,6 +206,7 @@ class ChainParts:
         strict = bool(options.get("strict", False))
         runs: Runs[Any] = Runs(
             settings,
+            gate,
             strict=strict,
             keep=options.get("max_results", 1000),
             uuid_keys=uuid_keys,
@@ -205,6 +214,7 @@ class ChainParts:
         )
         return cls(
             settings,
+            gate,
             scorers,
             runs,
             strict,

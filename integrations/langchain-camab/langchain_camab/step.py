@@ -278,7 +278,7 @@ class ChainStep:
         """Whether a stream passes its input through (then adds the attribution): not when
         the output is the ``summary`` alone, nor when a blocking groundedness filter must
         judge the answer before anyone sees it."""
-        gate = self.parts.settings.groundedness
+        gate = self.parts.groundedness
         return not summary and (gate is None or gate.mode != "block")
 
     def last_chunk(

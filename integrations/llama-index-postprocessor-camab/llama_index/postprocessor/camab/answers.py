@@ -212,7 +212,7 @@ class AnswerAttributor:
         is attributed once read) nor under a blocking filter (it judges the answer before
         it is returned); else ``choice``, by default (``None``) an async call's; only
         inside a running event loop."""
-        gate = self.settings.groundedness
+        gate = self.parts.groundedness
         if streamed or (gate is not None and gate.mode == "block"):
             return False
         try:
