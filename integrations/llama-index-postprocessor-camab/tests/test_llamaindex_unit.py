@@ -691,9 +691,8 @@ def test_nodes_discarded_by_a_postprocessor_are_not_attributed(index: Any) -> No
     camab = CamabQueryEngine(
         engine,
         PlantedScorer([]),
-        settings=CHAIN_SETTINGS.with_changes(
-            budget=8, groundedness=GroundednessFilter(mode="block", fallback="No supported answer.")
-        ),
+        budget=8,
+        groundedness=GroundednessFilter(mode="block", fallback="No supported answer."),
     )
     response = answered(camab.query("Who was Henry Roth?"))
     assert response.source_nodes == []
