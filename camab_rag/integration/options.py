@@ -1,16 +1,7 @@
-"""What every integration object is built from: its keyword options, listed once, and
-the scorer it attributes with.
-
-Why: every object takes the everyday knobs of :func:`camab_rag.attribute` (``budget``,
-``method``, ``granularity``, ``deadline_s``, ``groundedness``) with one meaning, and picks
-its scorer by one rule. How: :class:`AttributorOptions` (and :class:`ChainOptions`, which
-extends them) type an object's ``**options``; :func:`checked_options` checks them and
-merges the knobs into the settings (:func:`~camab_rag.settings.resolve_settings`: an
-unknown name is a ``TypeError``, a bad knob an :class:`~camab_rag.errors.InputError`);
-:meth:`ChainParts.of` also builds the scorer choice (:class:`ScorerSource`, over the one
-resolver :func:`~camab_rag.scorers.resolve_scorer`, each scorer built once) and the
-object's :class:`~camab_rag.integration.kernel.Runs`.
-"""
+"""What every integration object is built from: its keyword options, listed once
+(:class:`AttributorOptions`, :class:`ChainOptions`: the knobs of :func:`camab_rag.attribute`
+with one meaning), and its scorer (:class:`ScorerSource`, over the one resolver
+:func:`~camab_rag.scorers.resolve_scorer`); :meth:`ChainParts.of` checks and builds them."""
 
 from __future__ import annotations
 
@@ -46,8 +37,8 @@ NO_KEY_FROM_RUN = (
 
 @dataclass
 class ScorerSource:
-    """One integration object's scorer: ``scorer``, else ``llm``'s (``from_model``), with
-    ``proxy`` whenever that model cannot score; each built once (:class:`ScorerCache`)."""
+    """One integration object's scorer: ``scorer``, else ``llm``'s, with ``proxy`` whenever
+    that model cannot score; each built once."""
 
     scorer: object = None
     llm: object = None
@@ -63,9 +54,8 @@ class ScorerSource:
         return self.cache.get("configured", build)
 
     def traced(self, key: Hashable | None, build: Callable[..., Any], owner: object = None) -> Any:
-        """The scorer of a model a trace showed (``key`` identifies it, ``None``: none seen;
-        with ``owner``, for that object only), ``build(**options)`` once per key, with the
-        proxy; the configured one when a scorer or llm was given."""
+        """The scorer of a model a trace showed (``key``: which; ``None``: none seen), built
+        once per key with the proxy; the configured one when a scorer or llm was given."""
         if key is None or self.scorer is not None or self.llm is not None:
             return self.configured()
         own = partial(_own_or_proxy, partial(build, **self.options), self.proxy)
@@ -83,17 +73,11 @@ class ScorerSource:
 
 
 class AttributorOptions(TypedDict, total=False):
-    """The options every integration object takes (keyword-only, all optional).
-
-    * ``budget``, ``method``, ``granularity``, ``deadline_s``, ``groundedness``: the
-      everyday knobs, as :func:`camab_rag.attribute` takes them; each given wins over
-      the field of ``settings``;
-    * ``settings``: the rest of how each answer is attributed (default
-      :data:`CHAIN_SETTINGS`: whole documents, a 120 s deadline);
-    * ``proxy``: a scorer used when the chain's model cannot score (named in ``scored_by``);
-    * ``scorer_options``: the options of the HTTP scorer built for a model;
-    * ``progress``: ``progress(calls_made, total)`` every few model calls.
-    """
+    """The options every integration object takes (keyword-only, all optional): the
+    knobs of :func:`camab_rag.attribute` (each given wins over ``settings``' field),
+    ``settings`` (default :data:`CHAIN_SETTINGS`: whole documents, a 120 s deadline),
+    ``proxy`` (scores when the chain's model cannot), ``scorer_options`` (of the HTTP
+    scorer built for a model) and ``progress(calls_made, total)``."""
 
     budget: int | None
     method: str | Method | None
@@ -107,15 +91,10 @@ class AttributorOptions(TypedDict, total=False):
 
 
 class ChainOptions(AttributorOptions, total=False):
-    """:class:`AttributorOptions` and those of a chain step or callback handler.
-
-    * ``llm``: the chain's chat model to score with (when no scorer is given);
-    * ``strict``: re-raise attribution errors (default: record them, the answer goes on);
-    * ``background``: attribute after returning, with ``{"status": "pending"}`` dicts
-      filled in place when done;
-    * ``citations``: also put the framework's native citations on the answer message;
-    * ``max_results``: results kept in ``.results`` (oldest dropped first).
-    """
+    """:class:`AttributorOptions` and those of a chain step or callback handler: ``llm``
+    (the chain's chat model, when no scorer is given), ``strict`` (re-raise attribution
+    errors), ``background`` (attribute after returning, pending dicts filled in place),
+    ``citations`` (native citations on the answer message), ``max_results`` (kept)."""
 
     llm: object
     strict: bool
@@ -127,12 +106,9 @@ class ChainOptions(AttributorOptions, total=False):
 def checked_options(
     owner: str, options: Mapping[str, Any], listed: type = ChainOptions
 ) -> AttributionSettings:
-    """The settings of ``options``: its ``settings`` (default :data:`CHAIN_SETTINGS`) with
-    its knobs in place (:func:`~camab_rag.settings.resolve_settings`: a keyword wins), once
-    they are checked: a name ``listed`` lacks is a ``TypeError`` naming it (``owner`` names
-    the object), a ``settings`` that is not an :class:`AttributionSettings` or a bad knob an
-    :class:`~camab_rag.errors.InputError`, a ``proxy`` that cannot score or a ``progress``
-    that is not a function too."""
+    """The settings of ``options`` (default :data:`CHAIN_SETTINGS`, each knob given in
+    place), once checked: a name ``listed`` lacks is a ``TypeError`` naming it and
+    ``owner``, a bad value an :class:`~camab_rag.errors.InputError`."""
     if unknown := sorted(set(options) - set(listed.__annotations__)):
         name = unknown[0]
         hint = ""
@@ -182,10 +158,9 @@ class ChainParts:
         uuid_keys: bool = False,
         listed: type = ChainOptions,
     ) -> ChainParts:
-        """Check ``options`` (``owner`` names the object in errors; ``blocking_refused``
-        says why it cannot block, ``None`` where it can; ``needs_scorer`` why it needs a
-        scorer, ``llm`` or ``proxy``, ``None`` where it can do without) and build the
-        parts; ``traced``: scorers may be rebuilt from a trace (a refused key explained)."""
+        """Check ``options`` and build the parts. ``owner`` names the object in errors,
+        ``blocking_refused`` says why it cannot block, ``needs_scorer`` why it needs a
+        scorer; ``traced``: scorers may be rebuilt from a trace (a refused key explained)."""
         settings = checked_options(owner, options, listed)
         _checked_scorer(scorer)
         given = scorer, options.get("llm"), options.get("proxy")

@@ -1,13 +1,7 @@
-"""Attributing a traced chain's root runs as they end: a callback handler's kernel.
-
-A callback integration reports what its framework traces (a run starts, a retriever or
-tool returns documents, a model answers, a run ends or fails) to :class:`RootRuns`, which
-files it per root run (:class:`~langchain_camab.run_tree.RunTree`). When a root run ends it
-reads it (:class:`~langchain_camab.run_tree.RunReading`) and gives the steps that attribute it
-and attach the result: each document's entry (duplicates of a text get the same one), the
-answer message (the integration's ``types.annotate``) and the run's metadata slot, which tracers
-report; in the background, pending placeholders first, filled in place when it is done.
-"""
+"""The callback handlers' kernel: :class:`RootRuns` files what LangChain traces per root
+run and, when a root run ends, attributes it and attaches the result to each document
+(duplicates of a text get the same entry), the answer message and the run's metadata slot
+(pending placeholders first in the background, filled in place when done)."""
 
 from __future__ import annotations
 
@@ -67,13 +61,8 @@ class Waited(Kept):
 
 @dataclass
 class RootRuns(Generic[D]):
-    """Root runs filed as traced, attributed when they end (see the module docstring).
-
-    ``parts`` are the object's (its runs, background, citations and progress options);
-    ``types`` reads, makes and annotates the framework's documents and messages;
-    ``slot_key`` names the root run's metadata entry that receives the summary (``None``:
-    none).
-    """
+    """Root runs filed as traced, attributed when they end; ``slot_key`` names the root
+    run's metadata entry that receives the summary (``None``: none)."""
 
     reading: RunReading[D]
     parts: ChainParts

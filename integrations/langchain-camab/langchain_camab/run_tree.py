@@ -1,14 +1,7 @@
-"""What a callback (or span) integration records while a chain runs, filed per root run.
-
-Frameworks report a chain call as a tree of runs linked by parent id (LangChain's
-``parent_run_id``, LlamaIndex's span parents). :class:`RunTree` files every run under its
-root, so concurrent roots (``batch``, parallel queries) never mix, and keeps per root the
-inputs, retriever queries, documents and LLM calls (:class:`RootRun`). When the root ends,
-:class:`RunReading` decides what to attribute: the question, the unique documents, the LLM
-call whose prompt held them, or why there is nothing to attribute. No model calls; what is
-framework-specific (a document's text, a chat input's last user message) is given as
-callables.
-"""
+"""What the callback handlers record while a chain runs: :class:`RunTree` files every run
+under its root (concurrent roots never mix), and :class:`RunReading` decides, when a root
+ends, what to attribute (the question, the unique documents, the LLM call whose prompt
+held them) or why there is nothing to attribute."""
 
 from __future__ import annotations
 
@@ -31,9 +24,8 @@ CONTEXT_KEYS = ("context", "documents", "docs")
 
 @dataclass
 class LLMCall:
-    """One LLM call inside a root run: the exact prompt, what identifies its model (for
-    the integration to find a scorer), and once it ends the answer and the framework's
-    answer object (``message``, to attach the result to)."""
+    """One LLM call inside a root run: the exact prompt, what identifies its model, and
+    once it ends the answer and the answer object (``message``, to attach the result to)."""
 
     prompt: Prompt
     model: Any = None
@@ -169,13 +161,9 @@ def input_keys(option: str, keys: str | Sequence[str]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class RunReading(Generic[D]):
-    """How to read a framework's root runs.
-
-    ``text_of`` gives a document's text (duplicates are attributed once),
-    ``is_document`` tells the framework's documents apart, ``user_text`` gives the last
-    user message's text of a chat input (``""`` if none); ``question_keys`` and
-    ``context_keys`` name the root input's keys holding the question and the documents.
-    """
+    """How to read root runs: a document's text (``text_of``: duplicates are attributed
+    once), ``is_document``, a chat input's last user message (``user_text``), and the
+    input keys holding the question and the documents."""
 
     text_of: Callable[[D], str]
     is_document: Callable[[object], bool]

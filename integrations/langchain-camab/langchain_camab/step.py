@@ -1,13 +1,7 @@
-"""A chain step that attributes the answer it is given: its dict in, its dict out.
-
-A step placed after a RAG chain (LangChain's ``CamabAttributor``) receives a dict with the
-question, the documents and the answer. :class:`StepKeys` reads it (a missing key gets an
-error naming the input's own keys and how to point the step at them); :class:`ChainStep`
-attributes it (inline or in the background, a bad input recorded as a failed result) and
-builds the output: the input plus ``"attribution"``, each document a copy carrying its
-entry, a blocked answer replaced by the filter's fallback. The framework's documents and
-messages come in as :class:`NativeTypes` callables; :func:`added` merges streamed chunks.
-"""
+"""``CamabAttributor``'s kernel: :class:`StepKeys` reads a step's input dict (a missing
+key gets an error naming the input's keys and how to point the step at them) and
+:class:`ChainStep` attributes it and builds the output (the input plus ``"attribution"``,
+documents copied with their entries, a blocked answer replaced by the fallback)."""
 
 from __future__ import annotations
 
