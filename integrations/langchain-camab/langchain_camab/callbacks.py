@@ -65,15 +65,8 @@ class _Handler(Kept):
             uuid_keys=True,
         )
         self.settings, self.scorers, self.runs = parts.settings, parts.scorers, parts.runs
-        reading: RunReading[Document] = RunReading(
-            text_of=lambda d: d.page_content,
-            is_document=native.TYPES.is_document,
-            user_text=lambda messages: native.last_user_text(native.chat_of(messages)),
-            question_keys=question_keys,
-            context_keys=context_keys,
-        )
-        slot = RUN_METADATA_KEY if report_run_metadata else None
-        self.roots = RootRuns(reading, parts, native.TYPES, slot)
+        reading = RunReading(question_keys, context_keys)
+        self.roots = RootRuns(reading, parts, RUN_METADATA_KEY if report_run_metadata else None)
         self.raise_error = parts.strict  # strict: LangChain re-raises our errors into the chain
 
     # ------------------------------------------------------------------ recording
