@@ -216,7 +216,9 @@ class RunReading:
         chosen = (c for c in reversed(calls) if prompt_holds([c.prompt], documents))
         return next(chosen, calls[-1])
 
-    def problem(self, run: RootRun, call: LLMCall | None, documents: list) -> Exception | None:
+    def problem(
+        self, run: RootRun, call: LLMCall | None, documents: list[Document]
+    ) -> Exception | None:
         """Why a root run cannot be attributed (``None``: it can)."""
         if call is None or call.answer is None:
             return InputError(

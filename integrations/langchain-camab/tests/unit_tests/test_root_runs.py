@@ -31,7 +31,8 @@ def roots(background: bool = False, cite: bool = False) -> RootRuns:
 
 def cited(message: Message) -> bool:
     """Whether the answer message carries LangChain ``Citation`` annotations."""
-    return isinstance(message.content, list) and bool(message.content[0]["annotations"])
+    block = message.content[0] if isinstance(message.content, list) else None
+    return isinstance(block, dict) and bool(block["annotations"])
 
 
 def answered(kernel: RootRuns, root: Any, documents: list[Doc]) -> tuple[Message, list[Doc]]:
