@@ -18,10 +18,10 @@ import asyncio
 import concurrent.futures
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from camab_rag.errors import (
     AttributionCancelledError,
@@ -38,14 +38,18 @@ from camab_rag.runs import ProgressFn
 from camab_rag.scorers import resolve_scorer
 from camab_rag.scorers.base import ChatMessage, Prompt
 from camab_rag.segments import Granularity
-from camab_rag.settings import AttributionSettings, resolve_settings
+from camab_rag.settings import AttributionSettings, groundedness_filter, resolve_settings
 from camab_rag.steps import Call, Steps, adrive, asynced, drive, synced
 from camab_rag.text_attribution import CustomBuilder, attribution_steps, check_prior
+
+if TYPE_CHECKING:
+    from camab_rag.captured import CapturedAttribution
 
 CANCELLED = (
     "the attribution was cancelled by h.cancel() before it finished: it has no result; "
     "submit it again to get one"
 )
+T = TypeVar("T")
 Groundedness = GroundednessFilter | bool | None
 """``True``: a default :class:`GroundednessFilter`; ``False`` / ``None``: no verdict."""
 
@@ -69,24 +73,60 @@ def _no_scorer(door: str) -> ScorerUnavailableError:
     )
 
 
-def _gate(groundedness: object) -> GroundednessFilter | None:
-    """The filter a ``groundedness=`` knob stands for (``None``: not given)."""
-    if groundedness is True:
-        return GroundednessFilter()
-    if groundedness is False or groundedness is None:
-        return None
-    return groundedness  # type: ignore[return-value]  # checked by the settings
+@dataclass(frozen=True, repr=False)  # AttributionResult's short repr
+class ChainAttribution(AttributionResult):
+    """An :class:`~camab_rag.AttributionResult` with its ``groundedness`` verdict (``None``
+    without a filter; :func:`~camab_rag.cite` shows it) and, in a chain, its ``run_id``
+    and ``documents`` (as the chain held them; not in ``to_dict``)."""
+
+    run_id: str | None = None
+    groundedness: FilteredAnswer | None = None
+    documents: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+
+    def scored_documents(self) -> list[tuple[Any, float]]:
+        """``(document, score)`` pairs, most relied-on first (empty when attribution failed)."""
+        if self.status != "ok" or not self.documents:
+            return []
+        scores = self.document_scores
+        order = self.top_documents(min(len(scores), len(self.documents)))
+        return [(self.documents[i], float(scores[i])) for i in order]
+
+    @classmethod
+    def from_result(cls, result: AttributionResult, **extra: Any) -> ChainAttribution:
+        """Wrap a core result (its fields kept, those in ``extra`` replaced)."""
+        values = {f.name: getattr(result, f.name) for f in fields(AttributionResult)}
+        return cls(**{**values, **extra})
+
+    @classmethod
+    def of(
+        cls, attributed: CapturedAttribution, run_id: str | None, documents: Sequence[Any]
+    ) -> ChainAttribution:
+        """The chain's result of a kernel attribution (documents kept only when it is ok)."""
+        ok = attributed.result.status == "ok"
+        return cls.from_result(
+            attributed.result,
+            run_id=run_id,
+            documents=tuple(documents) if ok else (),
+            groundedness=attributed.verdict,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        verdict = self.groundedness
+        data.update(run_id=self.run_id, groundedness=verdict.to_dict() if verdict else None)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ChainAttribution:
+        verdict = data.get("groundedness")
+        return cls.from_result(
+            AttributionResult.from_dict(data),
+            run_id=data.get("run_id"),
+            groundedness=FilteredAnswer.from_dict(verdict) if verdict is not None else None,
+        )
 
 
-@dataclass(frozen=True)
-class Attributed:
-    """One kept attribution: the result and, when a filter judged it, the verdict."""
-
-    result: AttributionResult
-    verdict: FilteredAnswer | None = None
-
-
-class Pending:
+class Pending(Generic[T]):
     """An attribution running in the background (:meth:`Attributor.submit`).
 
     Why: a chat shows its answer first and its sources when they are ready. How: a
@@ -99,7 +139,7 @@ class Pending:
 
     def __init__(
         self,
-        job: Future[AttributionResult] | asyncio.Task[AttributionResult],
+        job: Future[T] | asyncio.Task[T],
         stop: threading.Event,
     ) -> None:
         self._job = job
@@ -130,7 +170,7 @@ class Pending:
             "loop running until h.aresult() returns"
         )
 
-    def result(self, timeout: float | None = None) -> AttributionResult:
+    def result(self, timeout: float | None = None) -> T:
         """The result, waiting at most ``timeout`` seconds (``None``: until it is done);
         raises the attribution's error, :class:`AttributionPendingError` when it is not
         done in time, :class:`AttributionCancelledError` when it was cancelled."""
@@ -153,7 +193,7 @@ class Pending:
                 "again (timeout=None waits until it is done) or await h.aresult()"
             ) from None
 
-    async def aresult(self) -> AttributionResult:
+    async def aresult(self) -> T:
         """Await the result (same errors as :meth:`result`); cancelling the awaiting
         coroutine leaves the attribution running."""
         job = self._job
@@ -178,7 +218,9 @@ class Attributor:
         budget, method, granularity, deadline_s, groundedness: the everyday knobs
             (:data:`~camab_rag.settings.KNOBS`), over ``settings``' fields; each call may
             give them again. ``groundedness``: ``True`` (a default
-            :class:`GroundednessFilter`), a filter, or ``False``/``None`` (none).
+            :class:`GroundednessFilter`), a filter, or ``False``/``None`` (none); held
+            here, not in the settings; a judged result carries its verdict
+            (``result.groundedness``, a :class:`ChainAttribution`).
         settings: the rest (:class:`~camab_rag.settings.AttributionSettings`: plain data).
         prior: a scorer whose calls cost nothing (the embedded model beside a served
             one): it attributes first and its scores become the prior of the target's
@@ -214,30 +256,27 @@ class Attributor:
             raise _no_scorer("Attributor")
         self.scorer = resolve_scorer(scorer, llm=llm, proxy=proxy)
         self.settings = resolve_settings(
-            settings,
-            budget=budget,
-            method=method,
-            granularity=granularity,
-            deadline_s=deadline_s,
-            groundedness=_gate(groundedness),
+            settings, budget=budget, method=method, granularity=granularity, deadline_s=deadline_s
         )
+        self.groundedness = groundedness_filter(groundedness, self.settings)
         check_prior(prior, self.settings)
         self.prior, self.prompt_builder = prior, prompt_builder
-        self._kept: deque[Attributed] = deque(maxlen=keep)
+        self._kept: deque[AttributionResult] = deque(maxlen=keep)
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ one code path
-    def _settings(self, knobs: dict[str, Any]) -> AttributionSettings:
-        settings = self.settings
-        if "groundedness" in knobs:
-            gate = knobs["groundedness"]
-            if gate is False:  # a call may turn the attributor's filter off
-                settings = settings.with_changes(groundedness=None)
-            knobs = {**knobs, "groundedness": _gate(gate)}
-        chosen = resolve_settings(settings, **knobs)
+    def _settings(
+        self, knobs: dict[str, Any]
+    ) -> tuple[AttributionSettings, GroundednessFilter | None]:
+        """One call's settings and filter: this attributor's, with ``knobs`` in place (a
+        call may turn the filter off with ``groundedness=False``)."""
+        knobs = dict(knobs)
+        given = knobs.pop("groundedness", None)
+        chosen = resolve_settings(self.settings, **knobs)
+        gate = groundedness_filter(self.groundedness if given is None else given, chosen)
         check_prior(self.prior, chosen)  # a method given for this call must suit it
-        return chosen
+        return chosen, gate
 
     def _steps(
         self,
@@ -250,9 +289,11 @@ class Attributor:
         knobs: dict[str, Any],
     ) -> Steps[AttributionResult]:
         """The attribution (then the filter's verdict, read from the anchors the run
-        scored: no further call) as one generator; the result is kept."""
-        settings = self._settings(knobs)
-        result = yield from attribution_steps(
+        scored: no further call, carried by the result) as one generator; it is kept."""
+        settings, gate = self._settings(knobs)
+        if gate is not None:
+            settings = settings.with_changes(anchors=True)  # the verdict reads them
+        result: AttributionResult = yield from attribution_steps(
             question,
             context,
             response,
@@ -264,10 +305,10 @@ class Attributor:
             prompt_builder=self.prompt_builder,
             prior=self.prior,
         )
-        verdict = None
-        if settings.groundedness is not None and self._kept.maxlen:
-            verdict = yield from settings.groundedness.judge_steps(result)
-        self._kept.append(Attributed(result, verdict))
+        if gate is not None:
+            verdict = yield from gate.judge_steps(result)
+            result = ChainAttribution.from_result(result, groundedness=verdict)
+        self._kept.append(result)
         return result
 
     # ------------------------------------------------------------------ public calls
@@ -311,7 +352,7 @@ class Attributor:
         prompt: Prompt | None = None,
         progress: ProgressFn | None = None,
         **knobs: Any,
-    ) -> Pending:
+    ) -> Pending[AttributionResult]:
         """Start :meth:`run` in the background and return its :class:`Pending` handle:
         from a coroutine as a task of its event loop (``ascore``), else in this
         attributor's one worker thread (attributions never compete for the model). Bad
@@ -341,7 +382,7 @@ class Attributor:
     @property
     def results(self) -> list[AttributionResult]:
         """The recent results (at most ``keep``), newest last."""
-        return [kept.result for kept in list(self._kept)]
+        return list(self._kept)
 
     def summary(self) -> str:
         """The recent results in words, newest last: each answer, the documents
@@ -363,33 +404,31 @@ def _short(text: str, limit: int = 60) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3].rstrip() + "..."
 
 
-def _describe(item: Attributed) -> str:
-    """One kept attribution in words: the sources :func:`~camab_rag.citations.cite` would
-    show for it (with the kept verdict), so the summary never names a document cite()
-    leaves out, nor says one stands out when cite() says none does."""
-    result = item.result
+def _describe(result: AttributionResult) -> str:
+    """One kept attribution in words: the sources :func:`~camab_rag.citations.cite` shows
+    for it (with its verdict), so the summary never names a document cite() leaves out,
+    nor says one stands out when cite() says none does."""
     answer = f'"{_short(result.response)}"'
     if result.status != "ok":
         return f"{answer}: not attributed ({result.status}: {result.error})"
-    words = [f"{answer}: {_sources_in_words(item)}"]
-    if item.verdict is not None:
-        words.append(item.verdict.verdict or "groundedness unknown")
+    words = [f"{answer}: {_sources_in_words(result)}"]
+    verdict = getattr(result, "groundedness", None)
+    if verdict is not None:
+        words.append(verdict.verdict or "groundedness unknown")
     words.append(f"{result.n_queries} model calls")
     return "; ".join(words)
 
 
-def _sources_in_words(item: Attributed) -> str:
+def _sources_in_words(result: AttributionResult) -> str:
     """The documents cite() cites for the answer (in order of first citation) and those it
     shows disputing it, in words; no raw scores (end users read words)."""
     from camab_rag.citations import cite
     from camab_rag.render.text import no_sources_text
 
     try:
-        cited = cite(item.result)
+        cited = cite(result)  # with the result's verdict
     except InputError:  # no segments to cite
         return "no documents"
-    if item.verdict is not None:
-        cited = cited.with_groundedness(item.verdict)
     if cited.uninformative:
         return f"the citations carry no information ({cited.uninformative})"
     numbers = {n for sentence in cited.sentences for n in sentence.citations}
@@ -416,7 +455,7 @@ def _documents(numbers: Sequence[int]) -> str:
     return f"documents {listed} and {numbers[-1]}"
 
 
-def _stoppable(steps: Steps[AttributionResult], stop: threading.Event) -> Steps[AttributionResult]:
+def _stoppable(steps: Steps[T], stop: threading.Event) -> Steps[T]:
     """``steps``, ended with :class:`AttributionCancelledError` before its next model call
     once ``stop`` is set (a running thread cannot be cancelled from outside)."""
     value: Any = None
@@ -487,10 +526,11 @@ attribute = synced(
             given (not ``None``) wins over the field of ``settings`` (default 40 distinct
             attribution calls, ``"auto"``, ``"sentence"``, no deadline, no filter): see
             :class:`~camab_rag.settings.AttributionSettings`. A ``groundedness`` filter
-            makes the run score the full and empty contexts, so ``filter.judge(result)``
-            gives its verdict with no further model call; those two anchors are outside
-            ``budget`` (one or two more calls, when the run has not scored them already:
-            ``result.n_queries`` may be ``budget + 2``).
+            (``True``: a default one) makes the run score the full and empty contexts and
+            judges the answer from them: the result carries its verdict
+            (``result.groundedness``; :func:`~camab_rag.cite` shows it); those two anchors
+            are outside ``budget`` (one or two more calls, when the run has not scored
+            them already: ``result.n_queries`` may be ``budget + 2``).
         prompt: the prompt the model really received (text or chat messages): the
             documents are found in it and cut out of it for each subset; when a
             document's text is not in it verbatim the default template is used instead

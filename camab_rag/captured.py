@@ -19,13 +19,13 @@ from camab_rag.citations import cite
 from camab_rag.conflicts import disputes
 from camab_rag.deadline import bounded
 from camab_rag.errors import InputError
-from camab_rag.groundedness import FilteredAnswer
+from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.prompts import PromptPlan, plan_prompt
 from camab_rag.result import AttributionResult
 from camab_rag.runs import ProgressFn
 from camab_rag.scorers.base import Prompt, scored_by
 from camab_rag.segments import SourceDocument, segment_documents, to_documents
-from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
+from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings, groundedness_filter
 from camab_rag.steps import Steps, asynced, synced
 from camab_rag.text_attribution import TextAttribution
 from camab_rag.text_gate import check_prompts, check_texts
@@ -106,10 +106,15 @@ def _captured_steps(
     prompts: Sequence[Prompt] = (),
     progress: ProgressFn | None = None,
     prior: Any = None,
+    groundedness: GroundednessFilter | bool | None = None,
 ) -> Steps[CapturedAttribution]:
     """:func:`attribute_captured` as a generator of model calls."""
     settings = settings or CHAIN_SETTINGS
-    steps = _captured(question, documents, response, scorer, settings, prompts, progress, prior)
+    gate = groundedness_filter(groundedness, settings)
+    settings = settings.with_changes(anchors=True) if gate is not None else settings
+    steps = _captured(
+        question, documents, response, scorer, settings, prompts, progress, gate, prior
+    )
     return (yield from bounded(steps, settings.deadline_s))
 
 
@@ -121,22 +126,23 @@ def _captured(
     settings: AttributionSettings,
     prompts: Sequence[Prompt],
     progress: ProgressFn | None,
-    prior: Any,
+    gate: GroundednessFilter | None,
+    prior: Any = None,
 ) -> Steps[CapturedAttribution]:
     check_texts({"the question": question, "the response": response})  # the input gate
     docs = to_documents(documents)
     check_prompts(prompts)
     plan = plan_prompt(list(prompts), docs, settings.granularity)
-    if settings.judge_only and settings.groundedness is not None:
-        return (yield from _judged_only(question, docs, response, scorer, settings, plan))
+    if settings.judge_only and gate is not None:
+        return (yield from _judged_only(question, docs, response, scorer, settings, plan, gate))
     # planned once, here; the engine scores the anchors the verdict reads (L(C) - L(empty))
     attribution = TextAttribution.start(
         question, docs, response, scorer, settings, plan=plan, progress=progress, prior=prior
     )
     result = yield from attribution.steps()
     verdict = None
-    if settings.groundedness is not None:
-        verdict = yield from settings.groundedness.judge_steps(
+    if gate is not None:
+        verdict = yield from gate.judge_steps(
             result, scorer=scorer, context=docs, prompt_builder=plan.builder
         )
     return CapturedAttribution(result, docs, plan, verdict)
@@ -149,12 +155,11 @@ def _judged_only(
     scorer: Any,
     settings: AttributionSettings,
     plan: PromptPlan,
+    gate: GroundednessFilter,
 ) -> Steps[CapturedAttribution]:
     """``budget=0``: the verdict alone (two calls) and a result that attributes nothing."""
     if not isinstance(response, str) or not response.strip():
         raise InputError("the response is empty: there is nothing to judge")
-    gate = settings.groundedness
-    assert gate is not None
     verdict = yield from gate.answer_steps(
         question, docs, response, scorer, prompt_builder=plan.builder
     )
@@ -190,8 +195,10 @@ attribute_captured = synced(
     "attribute_captured",
     """Attribute an answer to the documents (strings, mappings, LangChain ``Document``,
     LlamaIndex nodes) a chain gave its model, in the ``prompts`` the model received (the
-    last that holds every document is ablated in place), and judge it. ``settings``:
-    default :data:`~camab_rag.settings.CHAIN_SETTINGS` (whole documents, a deadline);
+    last that holds every document is ablated in place), and judge it with
+    ``groundedness`` (a :class:`~camab_rag.groundedness.GroundednessFilter`, ``True``: a
+    default one; with ``budget=0``, the verdict alone). ``settings``: default
+    :data:`~camab_rag.settings.CHAIN_SETTINGS` (whole documents, a deadline);
     ``progress`` and ``prior`` as in :class:`camab_rag.Attributor`. Raises what
     :func:`camab_rag.attribute` raises; the verdict never raises.
     """,

@@ -1,11 +1,11 @@
-"""The one settings object: how an answer is attributed, built and validated once.
+"""The one settings object: how an answer is attributed, plain frozen data validated once.
 
-:class:`AttributionSettings` travels as an object from an integration through
-:func:`camab_rag.attribute` to the engine. The everyday knobs (:data:`KNOBS`: ``budget``,
-``method``, ``granularity``, ``deadline_s``, ``groundedness``) are also keywords of
-:func:`~camab_rag.attribute`, of every integration object and of the ``camab`` command;
-:func:`resolve_settings`, the one place that merges them, puts each keyword given in place
-of the settings' field (the keyword wins), validated by the same checks.
+:class:`AttributionSettings` travels from an integration through :func:`camab_rag.attribute`
+to the engine. The everyday knobs (:data:`KNOBS`) are also keywords of
+:func:`~camab_rag.attribute`, of every integration object and of the ``camab`` command:
+:func:`resolve_settings` puts each one given in place of the settings' field (the keyword
+wins). ``groundedness=`` is a live filter, held beside the settings by the one that runs
+them (:func:`groundedness_filter` reads it), never in them.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ class AttributionSettings:
         budget: distinct attribution calls per answer; each scores a different subset
             (every subset once, an exact fit, when ``2**N <= budget``; leave-one-out
             makes ``N + 1``). The gate's full and empty anchors may add one or two.
-            ``0`` attributes nothing and only judges groundedness (needs
-            ``groundedness``; integrations only).
+            ``0`` attributes nothing and only judges groundedness (needs a
+            ``groundedness=`` filter; integrations only).
         method: ``"auto"`` (default, :mod:`camab_rag.methods.auto`), ``"camab"``,
             ``"kernelshap"``, ``"contextcite"``, ``"loo"``, ``"random"``, or a
             :class:`~camab_rag.methods.Method` instance for its options, e.g.
@@ -70,21 +70,20 @@ class AttributionSettings:
 
     What the result carries besides the scores:
         anchors: also score the full and the empty context (at most two more calls), for
-            ``result.anchor_rewards`` and ``result.token_support``; implied by
-            ``groundedness``.
+            ``result.anchor_rewards`` and ``result.token_support``; set for a
+            ``groundedness=`` filter (it reads them).
         statements: also attribute each answer sentence and find the answer words a
             supporting source argues against (no extra calls).
 
-    Limits and the verdict:
+    Limits:
         deadline_s: the most seconds one attribution may take, verdict included
             (``None``, the default: no limit; the integrations use
             :data:`DEFAULT_DEADLINE_S`). Past it a
             :class:`~camab_rag.errors.DeadlineExceededError` ends it; an in-process model
             finishes the batch it is running first.
-        groundedness: judges each attributed answer (flag, or block with a fallback).
 
-    A cheaper model beside the target (``prior=``) is an argument of
-    :class:`camab_rag.Attributor`, like every other live object.
+    Live objects are arguments, not settings: the groundedness filter (``groundedness=``),
+    a cheaper model beside the target (``prior=``), a prompt builder.
     """
 
     # what to spend and how to choose the subsets
@@ -100,23 +99,14 @@ class AttributionSettings:
     # what the result carries besides the scores
     anchors: bool = False
     statements: bool = True
-    # limits and the verdict
+    # limits
     deadline_s: float | None = None
-    groundedness: GroundednessFilter | None = None
 
     method_instance: Method = field(init=False, repr=False, compare=False)
     """The method :attr:`method` names, built once here."""
 
     def __post_init__(self) -> None:
-        if self.judge_only:
-            if self.groundedness is None:
-                raise InputError(
-                    "budget must be >= 1 model call (budget=0 attributes nothing and only "
-                    "judges groundedness, in the integrations: pass "
-                    "groundedness=GroundednessFilter(...) too; outside them, "
-                    "camab_rag.assess_answer(...) judges an answer with two calls)"
-                )
-        else:
+        if not self.judge_only:  # budget=0 is checked beside its filter
             check_budget(self.budget)
         check_seed(self.seed)
         if not callable(self.granularity) and self.granularity not in ("chunk", "sentence"):
@@ -133,7 +123,6 @@ class AttributionSettings:
         check_user_template(self.user_template)
         get_reward(self.reward)
         check_deadline(self.deadline_s)
-        check_groundedness_filter(self.groundedness)
         # a misspelled method fails here, not on every later answer
         object.__setattr__(self, "method_instance", get_method(self.method))
 
@@ -144,6 +133,11 @@ class AttributionSettings:
         ``AttributionSettings().with_changes(budget=8, batch_size=4)``."""
         if not changes:
             return self
+        if "groundedness" in changes:
+            raise InputError(
+                "groundedness is a live filter, not a setting: pass groundedness=... to "
+                "attribute(), the Attributor or the integration object"
+            )
         names = {f.name for f in fields(self) if f.init}
         options = {k: v for k, v in changes.items() if k not in names}
         given = {k: v for k, v in changes.items() if k in names}
@@ -171,9 +165,8 @@ class AttributionSettings:
 
     @property
     def scores_anchors(self) -> bool:
-        """Whether a run scores the full and empty contexts: asked for, or needed by the
-        groundedness verdict (it reads ``L(C) - L(empty)`` from the result)."""
-        return self.anchors or self.groundedness is not None
+        """Whether a run scores the full and empty contexts (``anchors``)."""
+        return self.anchors
 
 
 CHAIN_SETTINGS = AttributionSettings(granularity="chunk", deadline_s=DEFAULT_DEADLINE_S)
@@ -185,17 +178,42 @@ chain."""
 DEFAULT_SETTINGS = AttributionSettings()
 """:func:`camab_rag.attribute`'s defaults: sentences, no deadline."""
 
-KNOBS = ("budget", "method", "granularity", "deadline_s", "groundedness")
+FIELD_KNOBS = ("budget", "method", "granularity", "deadline_s")
+KNOBS = (*FIELD_KNOBS, "groundedness")
 """The everyday knobs: keywords of :func:`camab_rag.attribute`, of every integration object
 and (as ``--budget``, ``--method``, ``--granularity``, ``--deadline-s``) of the ``camab``
-command, each with the meaning of the :class:`AttributionSettings` field of its name."""
+command, each with the meaning of the :class:`AttributionSettings` field of its name
+(``groundedness``: of :func:`groundedness_filter`)."""
+
+JUDGE_ONLY = (
+    "budget must be >= 1 model call (budget=0 attributes nothing and only judges "
+    "groundedness, in the integrations: pass groundedness=GroundednessFilter(...) too; "
+    "outside them, camab_rag.assess_answer(...) judges an answer with two calls)"
+)
+
+
+def groundedness_filter(
+    groundedness: object, settings: AttributionSettings, *, blocking_refused: str | None = None
+) -> GroundednessFilter | None:
+    """The filter a ``groundedness=`` keyword stands for (``True``: a default one;
+    ``False``/``None``: none), checked against ``settings``: anything else is a
+    :class:`~camab_rag.errors.WrongTypeError`, ``budget=0`` without a filter an
+    :class:`~camab_rag.errors.InputError`, as is a blocking filter where
+    ``blocking_refused`` says why the caller cannot block."""
+    gate = GroundednessFilter() if groundedness is True else groundedness
+    gate = None if gate is False else gate
+    check_groundedness_filter(gate, blocking_refused=blocking_refused)
+    if settings.judge_only and gate is None:
+        raise InputError(JUDGE_ONLY)
+    return gate if isinstance(gate, GroundednessFilter) else None
 
 
 def resolve_settings(
     settings: object = None, default: AttributionSettings = DEFAULT_SETTINGS, **knobs: Any
 ) -> AttributionSettings:
     """The settings one call runs with: ``settings`` (``None``: ``default``) with each of
-    the :data:`KNOBS` given (not ``None``) in place of its field.
+    the knobs that are fields (:data:`KNOBS` but ``groundedness``) given (not ``None``) in
+    place of its field.
 
     Why: the knobs are keywords everywhere with one meaning, merged here only. The rule:
     a keyword wins over the same field of ``settings=`` (``None`` means "not given", so a
@@ -203,10 +221,10 @@ def resolve_settings(
     knob is a ``TypeError`` naming it, a ``settings`` that is not an
     :class:`AttributionSettings` or a bad value an :class:`~camab_rag.errors.InputError`.
     """
-    if unknown := sorted(set(knobs) - set(KNOBS)):
+    if unknown := sorted(set(knobs) - set(FIELD_KNOBS)):
         raise TypeError(
             f"unexpected keyword argument {unknown[0]!r}: the keywords are "
-            f"{', '.join(KNOBS)}; the other settings go in settings=AttributionSettings(...)"
+            f"{', '.join(FIELD_KNOBS)}; the other settings go in settings=AttributionSettings(...)"
         )
     chosen = default if settings is None else settings
     if not isinstance(chosen, AttributionSettings):

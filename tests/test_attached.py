@@ -35,8 +35,10 @@ def ok_result() -> AttributionResult:
 
 
 def blocked() -> ChainAttribution:
-    settings = AttributionSettings(groundedness=GroundednessFilter(mode="block"))
-    attributed = failed_attribution("boom", ChainCall("q", "an answer"), settings)
+    gate = GroundednessFilter(mode="block")
+    attributed = failed_attribution(
+        "boom", ChainCall("q", "an answer"), AttributionSettings(), gate
+    )
     return ChainAttribution.of(attributed, "r9", DOCS)
 
 

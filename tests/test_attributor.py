@@ -6,6 +6,7 @@ documents: 8 subsets, an exact fit); fakes only block or count calls."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from collections.abc import Sequence
 from types import SimpleNamespace
@@ -72,7 +73,8 @@ def test_the_verdict_comes_with_the_run_and_assess_answer_is_the_same_call(
     smollm2_scorer: Any,
 ) -> None:
     att = Attributor(smollm2_scorer, budget=8, granularity="chunk", groundedness=True)
-    assert isinstance(att.settings.groundedness, GroundednessFilter)
+    assert isinstance(att.groundedness, GroundednessFilter)
+    assert "groundedness" not in {f.name for f in dataclasses.fields(att.settings)}
     result = att.run(QUESTION, DOCS, ANSWER)
     assert result.n_queries == 8  # all 8 subsets: the full and empty contexts among them
     assert set(result.anchor_rewards) == {"full", "empty"}

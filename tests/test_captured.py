@@ -84,7 +84,7 @@ def test_the_last_captured_prompt_holding_every_document_is_used() -> None:
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"budget": 0}, "budget must be >= 1"),
+        ({"budget": -1}, "budget must be >= 1"),
         ({"budget": True}, "budget must be an integer"),
         ({"method": 3}, "method must be a method name"),
         ({"granularity": "word"}, "granularity must be"),
@@ -98,7 +98,7 @@ def test_settings_are_validated_once(settings: dict[str, object], message: str) 
     with pytest.raises(InputError, match=message):
         AttributionSettings(**settings)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="GroundednessFilter"):
-        AttributionSettings(groundedness="block")  # type: ignore[arg-type]
+        attribute_captured("q", ["a"], "a", None, groundedness="block")  # type: ignore[arg-type]
 
 
 def test_flat_keywords_split_into_fields_and_method_options() -> None:
@@ -132,10 +132,12 @@ def test_document_summary_ranks_documents_and_names_the_sentences_they_support()
 
 async def test_sync_and_async_agree_and_the_filter_judges_from_the_result() -> None:
     gate = GroundednessFilter(threshold=0.3, mode="block")
-    settings = CHAIN_SETTINGS.with_changes(budget=8, groundedness=gate)
-    sync = attribute_captured(QUESTION, DOCS, ANSWER, KeywordScorer(), settings, prompts=[PROMPT])
+    settings = CHAIN_SETTINGS.with_changes(budget=8)
+    sync = attribute_captured(
+        QUESTION, DOCS, ANSWER, KeywordScorer(), settings, prompts=[PROMPT], groundedness=gate
+    )
     done = await aattribute_captured(
-        QUESTION, DOCS, ANSWER, KeywordScorer(), settings, prompts=[PROMPT]
+        QUESTION, DOCS, ANSWER, KeywordScorer(), settings, prompts=[PROMPT], groundedness=gate
     )
     np.testing.assert_allclose(sync.result.scores, done.result.scores)
     assert sync.verdict is not None and done.verdict is not None
@@ -156,7 +158,7 @@ def test_with_a_filter_the_engine_scores_the_anchors_and_no_second_oracle_is_nee
     gate = GroundednessFilter(threshold=0.3)
     scorer = KeywordScorer()
     captured = attribute_captured(
-        QUESTION, DOCS, ANSWER, scorer, CHAIN_SETTINGS.with_changes(budget=4, groundedness=gate)
+        QUESTION, DOCS, ANSWER, scorer, CHAIN_SETTINGS.with_changes(budget=4), groundedness=gate
     )
     result = captured.result
     assert set(result.anchor_rewards) == {"full", "empty"}

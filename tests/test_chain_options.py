@@ -34,11 +34,10 @@ def test_the_knobs_are_options_of_every_object_and_win_over_settings() -> None:
     for listed in (AttributorOptions, ChainOptions):
         settings = checked_options("Engine", {**knobs, "groundedness": gate}, listed)
         assert (settings.budget, settings.method_instance.name) == (8, "camab")
-        assert (settings.granularity, settings.deadline_s, settings.groundedness) == (
-            "sentence",
-            5.0,
-            gate,
-        )
+        assert (settings.granularity, settings.deadline_s) == ("sentence", 5.0)
+    parts = ChainParts.of("Step", None, {**knobs, "groundedness": gate})
+    assert parts.groundedness is gate and parts.runs.gate is gate  # held beside the settings
+    assert isinstance(ChainParts.of("Step", None, {"groundedness": True}).groundedness, type(gate))
     only_budget = ChainParts.of("Step", None, {"budget": 12}).settings
     assert only_budget == CHAIN_SETTINGS.with_changes(budget=12)  # chunks, 120 s kept
     given = CHAIN_SETTINGS.with_changes(budget=40, seed=3, deadline_s=30)
@@ -60,10 +59,14 @@ def test_bad_options_are_refused_by_name() -> None:
         ChainParts.of("Step", None, {"budjet": 8})
     with pytest.raises(InputError, match="settings must be an AttributionSettings, got dict"):
         ChainParts.of("Step", None, {"settings": {"budget": 8}})
-    blocking = CHAIN_SETTINGS.with_changes(groundedness=GroundednessFilter(mode="block"))
+    blocking = GroundednessFilter(mode="block")
     with pytest.raises(InputError, match="refused here: it observes only"):
-        ChainParts.of("Handler", None, {"settings": blocking}, blocking_refused="it observes only")
-    assert ChainParts.of("Step", None, {"settings": blocking}).settings is blocking
+        ChainParts.of(
+            "Handler", None, {"groundedness": blocking}, blocking_refused="it observes only"
+        )
+    assert ChainParts.of("Step", None, {"groundedness": blocking}).groundedness is blocking
+    with pytest.raises(InputError, match="budget=0 attributes nothing"):
+        ChainParts.of("Step", None, {"budget": 0})  # judge-only needs a filter
 
 
 def test_every_object_takes_one_list_of_options_checked_one_way() -> None:

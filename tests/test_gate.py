@@ -318,8 +318,8 @@ def test_a_verdict_from_a_proxy_says_so():
 def test_judge_only_settings_attribute_nothing_and_make_two_calls():
     scorer = KeywordScorer()
     gate = GroundednessFilter(threshold=0.5)
-    settings = CHAIN_SETTINGS.with_changes(budget=0, groundedness=gate)
-    captured = attribute_captured(QUESTION, CONTEXT, LONG, scorer, settings)
+    settings = CHAIN_SETTINGS.with_changes(budget=0)
+    captured = attribute_captured(QUESTION, CONTEXT, LONG, scorer, settings, groundedness=gate)
     assert len(scorer.calls) == 2
     result, verdict = captured.result, captured.verdict
     assert result.method == "none" and result.budget == 0 and result.n_queries == 2
@@ -327,7 +327,7 @@ def test_judge_only_settings_attribute_nothing_and_make_two_calls():
     assert verdict is not None and verdict.report is not None
     assert [s.supported for s in verdict.report.sentences] == [True, False]
     with pytest.raises(InputError, match="budget=0 attributes nothing"):
-        AttributionSettings(budget=0)
+        attribute_captured(QUESTION, CONTEXT, LONG, scorer, settings)  # no filter
 
 
 def test_renderers_show_the_unsupported_sentence_without_a_citation():

@@ -60,3 +60,29 @@ def test_each_adapter_imports_at_most_20_names_of_the_core() -> None:
         assert len(runtime | typing_only) <= 30, (adapter.name, sorted(typing_only))
     langchain, _ = _core_names(ROOT / "integrations" / "langchain-camab")
     assert "ChainParts" in langchain  # the count reads real imports, not nothing
+
+
+def test_no_public_steps_generator_in_the_kernel_or_the_door() -> None:
+    """Public operations are ``x()``/``ax()``: the ``*_steps`` generators are private."""
+    import camab_rag.attributor as door
+    import camab_rag.integration.kernel as kernel
+
+    for module in (kernel, door, integration):
+        public = [
+            n
+            for n, value in vars(module).items()
+            if n.endswith("_steps") and not n.startswith("_")
+            if getattr(value, "__module__", None) == module.__name__
+            or n in getattr(module, "__all__", ())
+        ]
+        assert public == [], (module.__name__, public)
+
+
+def test_pending_is_generic_in_what_it_resolves_to() -> None:
+    """``Pending[T]``: the kernel keeps ``Pending[ChainAttribution]`` handles, no casts."""
+    from camab_rag.attributor import Pending
+
+    assert Pending[int] is not Pending  # subscriptable: typed handles
+    adapters = ROOT / "integrations"
+    casts = [p for p in adapters.rglob("*.py") if "cast(ChainAttribution" in p.read_text()]
+    assert casts == [], casts

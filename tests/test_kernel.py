@@ -91,8 +91,7 @@ def test_an_error_becomes_a_failed_result_and_strict_raises_it() -> None:
 def test_a_blocking_filter_blocks_what_it_cannot_judge_and_a_flag_passes_it() -> None:
     problem = ValueError("no LLM answer was captured")
     for gate, blocked in ((GroundednessFilter(mode="block"), True), (GroundednessFilter(), False)):
-        settings = AttributionSettings(budget=4, groundedness=gate)
-        runs: Runs[CapturedAttribution] = Runs(settings)
+        runs: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=4), gate)
         scorer = KeywordScorer()
         attributed = runs.run(runs.steps(None, call_with(scorer, problem=problem), kept))
         assert attributed.result.status == "error"

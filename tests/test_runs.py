@@ -176,7 +176,7 @@ def test_a_task_whose_loop_ends_first_marks_its_placeholders_cancelled(
         yield _Await(asyncio.Event())  # never set
         return 1
 
-    async def main() -> Pending:
+    async def main() -> Pending[int]:
         runs: Runs[int] = Runs()
         return runs.start("run-9", never(), [slot, None], in_loop=True)
 

@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 from fakes import KeywordScorer
 
+import camab_rag
 import camab_rag.captured
 import camab_rag.prompts
 import camab_rag.settings
 import camab_rag.text_attribution
 from camab_rag import AttributionSettings, aattribute, attribute, attribute_fn
-from camab_rag.attributor import Attributor, _attribute_steps
+from camab_rag.attributor import Attributor, ChainAttribution, _attribute_steps
 from camab_rag.captured import attribute_captured
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
@@ -78,13 +79,8 @@ def test_every_knob_is_a_keyword_of_attribute_and_wins_over_the_settings() -> No
     documented rule), the other fields stay."""
     gate = GroundednessFilter()
     settings = AttributionSettings(budget=30, seed=4, deadline_s=60.0)
-    chosen = resolve_settings(settings, deadline_s=5, groundedness=gate, budget=None)
-    assert (chosen.budget, chosen.seed, chosen.deadline_s, chosen.groundedness) == (
-        30,
-        4,
-        5.0,
-        gate,
-    )
+    chosen = resolve_settings(settings, deadline_s=5, budget=None)
+    assert (chosen.budget, chosen.seed, chosen.deadline_s) == (30, 4, 5.0)
     assert resolve_settings(settings) is settings and resolve_settings() is DEFAULT_SETTINGS
     assert resolve_settings(None, CHAIN_SETTINGS, budget=8).granularity == "chunk"
     plain = attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), budget=8)
@@ -92,6 +88,11 @@ def test_every_knob_is_a_keyword_of_attribute_and_wins_over_the_settings() -> No
     judged = attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), budget=8, groundedness=gate)
     assert set(judged.anchor_rewards) == {"full", "empty"}  # so judge(result) is free
     assert gate.judge(judged).grounded is True
+    # the result carries its verdict, and cite() shows it (issue 49: not only in chains)
+    assert isinstance(judged, ChainAttribution) and judged.groundedness is not None
+    assert judged.groundedness.grounded is True
+    assert camab_rag.cite(judged, DOCS).groundedness is not None
+    assert camab_rag.cite(plain, DOCS).groundedness is None
     with pytest.raises(InputError, match="deadline_s must be a positive number"):
         attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), deadline_s=-1)
     with pytest.raises(TypeError, match=r"unexpected keyword argument 'seed'.*settings="):
@@ -101,7 +102,7 @@ def test_every_knob_is_a_keyword_of_attribute_and_wins_over_the_settings() -> No
 @pytest.mark.parametrize(
     ("keywords", "message"),
     [
-        ({"budget": 0}, "budget must be >= 1"),
+        ({"budget": -1}, "budget must be >= 1"),
         ({"budget": 2.5}, "budget must be an integer"),
         ({"method": "lime"}, "unknown method 'lime'"),
         ({"granularity": "word"}, "granularity must be"),
@@ -183,9 +184,10 @@ def test_the_integrations_defaults_are_chunks_and_a_deadline() -> None:
 
 def test_a_groundedness_filter_makes_the_run_score_its_anchors() -> None:
     plain = AttributionSettings(budget=4)
-    judged = plain.with_changes(groundedness=GroundednessFilter())
-    assert not plain.scores_anchors and judged.scores_anchors
-    result = attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), settings=judged)
+    assert not plain.scores_anchors
+    result = attribute(
+        QUESTION, DOCS, ANSWER, KeywordScorer(), settings=plain, groundedness=GroundednessFilter()
+    )
     assert set(result.anchor_rewards) == {"full", "empty"}
 
 
@@ -208,15 +210,17 @@ def test_wrong_settings_get_typed_errors_that_name_the_fix() -> None:
         attribute("Q?", ["a", "b"], "a", scorer, settings={"seed": 1})  # type: ignore[arg-type]
     with pytest.raises(InputError, match="budgett is not a field of AttributionSettings"):
         AttributionSettings().with_changes(budgett=8)
-    judge_only = AttributionSettings(budget=0, groundedness=GroundednessFilter())
+    judge_only = AttributionSettings(budget=0)
     with pytest.raises(InputError, match="assess_answer"):
         attribute("Q?", ["a", "b"], "a", scorer, settings=judge_only)
+    with pytest.raises(InputError, match="assess_answer"):
+        attribute("Q?", ["a", "b"], "a", scorer, settings=judge_only, groundedness=True)
 
 
 def test_a_groundedness_of_the_wrong_type_is_an_input_error_naming_it() -> None:
-    for change in ({"groundedness": "flag"}, {"groundedness": 0.5}):
+    for gate in ("flag", 0.5):
         with pytest.raises(InputError, match="GroundednessFilter, got") as caught:
-            AttributionSettings().with_changes(**change)
+            attribute("Q?", ["a"], "a", KeywordScorer(), groundedness=gate)  # type: ignore[arg-type]
         assert isinstance(caught.value, TypeError)  # except TypeError catches it too
 
 
@@ -240,6 +244,8 @@ def test_settings_are_plain_data() -> None:
     """Issue 49: no live object in the settings (a prior scorer, a prompt builder); they
     are arguments of the Attributor."""
     names = {f.name for f in fields(AttributionSettings)}
-    assert not names & {"prior", "prompt_builder"}
+    assert not names & {"prior", "prompt_builder", "groundedness"}
+    with pytest.raises(TypeError):
+        AttributionSettings(groundedness=GroundednessFilter())  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         AttributionSettings(prior=KeywordScorer())  # type: ignore[call-arg]

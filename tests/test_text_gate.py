@@ -21,7 +21,6 @@ from camab_rag import assess_answer, attribute, cite
 from camab_rag.captured import aattribute_captured, attribute_captured
 from camab_rag.citations import SOURCE_KEYS
 from camab_rag.errors import InputError, TextError, TextTypeError, WrongTypeError
-from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.calibration import acalibrate, calibrate
 from camab_rag.integration import ChainCall, Runs
 from camab_rag.scorers.base import ScoreRequest
@@ -249,9 +248,9 @@ def test_a_captured_chat_prompt_goes_through_the_gate_too() -> None:
         attribute_captured(QUESTION, DOCS, ANSWER, scorer, prompts=["fine", prompt])
     with pytest.raises(TextError, match=r"^the question holds a lone surrogate"):
         run(aattribute_captured(f"{QUESTION}\ud800", DOCS, ANSWER, scorer))
-    judge_only = CHAIN_SETTINGS.with_changes(budget=0, groundedness=GroundednessFilter())
+    judge_only = CHAIN_SETTINGS.with_changes(budget=0)
     with pytest.raises(TextError, match=r"^the response holds a NUL"):
-        attribute_captured(QUESTION, DOCS, "Paris\x00", scorer, judge_only)
+        attribute_captured(QUESTION, DOCS, "Paris\x00", scorer, judge_only, groundedness=True)
     assert scorer.calls == []
 
 

@@ -1,28 +1,10 @@
-"""The kernel every framework integration builds on: a captured prompt in, a result out.
+"""The kernel every framework integration builds on: a captured chain call in, a result
+(and what to attach to the framework's answer) out. See :mod:`camab_rag.integration.kernel`;
+an integration object is built from its keyword options by :class:`ChainParts`, e.g.::
 
-An integration does two things of its own: it *captures* a chain call (callbacks, events,
-spans: the question, the answer, the documents, the prompts its model received) and it
-*attaches* the result to its framework's types. Everything between is here:
-
-* :class:`ChainCall` (what was captured), attributed by :class:`Runs` (inline, or in the
-  background as a :class:`~camab_rag.attributor.Pending` kept by key: ``runs.job(key).result()``)
-  with one :class:`~camab_rag.AttributionSettings`, built from an object's keyword
-  options (:class:`AttributorOptions`, :class:`ChainOptions`: the knobs of
-  :func:`camab_rag.attribute` with one meaning) by :class:`ChainParts`, its scorer chosen
-  by :class:`~camab_rag.integration.options.ScorerSource` (the one resolver, each scorer
-  built once);
-* :class:`ChainAttribution` (a result plus its run) and :class:`Attachment` (the answer's
-  summary and the documents' entries, pending then filled in place), under
-  :data:`METADATA_KEY`; :func:`native_citations` for the frameworks' citation types;
-  :func:`attribution_of` / :func:`groundedness_of` read them back;
-* :func:`chat_messages` / :func:`content_text` (a framework's messages as prompts),
-  :class:`LocalModel` (answering with an in-process model), :class:`ProgressRelay`.
-
-A minimal integration::
-
-    runs = Runs(AttributionSettings(budget=16))
-    call = ChainCall(question, answer, documents, scorer=lambda: my_scorer)
-    result = runs.run(runs.steps(run_id, call, lambda attributed: attributed.result))
+    parts = ChainParts.of("MyHandler", scorer, {"budget": 16})
+    call = ChainCall(question, answer, documents, scorer=lambda: scorer)
+    result = drive(parts.runs.steps(run_id, call, lambda attributed: attributed.result))
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """The framework-neutral kernel of every integration: a captured chain call in, a result
 (and what to attach to the framework's answer) out.
 
-Why: each framework captures a call its own way (callbacks, spans) and attaches the
-result to its own types; everything between is the same. How:
-
-* :class:`ChainCall` is what was captured; :class:`Runs` attributes it with one
-  :class:`~camab_rag.settings.AttributionSettings` (inline, or in the background as an
-  :class:`~camab_rag.attributor.Pending` kept by key: the one way to wait), keeps the
-  results by key, never breaks the host chain (an error is a failed result,
-  :func:`failed_attribution`, judged closed by a blocking filter);
-* :class:`ChainAttribution` is a result plus its run; :class:`Attachment` the answer's
-  summary (:func:`answer_summary`) and each document's entry, pending placeholders first
-  when in the background, filled in place when done (or marked cancelled when the event
-  loop ends first); :func:`native_citations` the data of the frameworks' citation types;
-  :func:`attribution_of` / :func:`groundedness_of` read them back (a typed error while
-  still pending).
+Why: each framework captures a call its own way and attaches the result to its own types;
+everything between is the same. How: :class:`Runs` attributes a :class:`ChainCall` (inline,
+or in the background as a kept :class:`~camab_rag.attributor.Pending`), never breaking the
+host chain (an error is a failed result, judged closed by a blocking filter);
+:class:`Attachment` is what an answer and its documents carry (pending placeholders filled
+in place); :func:`attribution_of` / :func:`groundedness_of` read it back.
 """
 
 from __future__ import annotations
@@ -25,11 +17,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
-from typing import Any, Generic, TypeVar, cast
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 from uuid import UUID
 
-from camab_rag.attributor import Pending, _stoppable
+from camab_rag.attributor import ChainAttribution, Pending, _stoppable
 from camab_rag.captured import (
     CapturedAttribution,
     _captured_steps,
@@ -40,7 +32,7 @@ from camab_rag.captured import (
 )
 from camab_rag.citations import CitationRule, citation_pairs, source_location
 from camab_rag.errors import InputError
-from camab_rag.groundedness import FilteredAnswer
+from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.prompts import PromptPlan
 from camab_rag.result import AttributionResult, check_finished
 from camab_rag.runs import ProgressFn
@@ -89,12 +81,9 @@ def _mark_cancelled(placeholders: Sequence[dict[str, Any] | None], key: object) 
 # ---------------------------------------------------------------------- one call
 @dataclass
 class ChainCall:
-    """What an integration captured of one chain call.
-
-    ``documents`` are as the chain holds them; ``scorer()`` gives the scorer (called once,
-    inside the run, so an error building it is recorded like any other); ``problem`` is
-    why the call cannot be attributed: it becomes the failed result without a model call.
-    """
+    """What an integration captured of one chain call: ``scorer()`` is called inside the
+    run (an error building it is recorded like any other); ``problem``, why the call cannot
+    be attributed, becomes the failed result without a model call."""
 
     question: str
     answer: str
@@ -106,11 +95,13 @@ class ChainCall:
 
 
 def failed_attribution(
-    error: BaseException | str, call: ChainCall, settings: AttributionSettings
+    error: BaseException | str,
+    call: ChainCall,
+    settings: AttributionSettings,
+    gate: GroundednessFilter | None = None,
 ) -> CapturedAttribution:
-    """Why a call was not attributed, as its result: the chain's answer goes on. A
-    groundedness filter judges the failure without a model call, so ``on_error="block"``
-    blocks what it cannot judge."""
+    """Why a call was not attributed, as its result (the chain's answer goes on); ``gate``
+    judges it without a model call, so ``on_error="block"`` blocks what it cannot judge."""
     result = AttributionResult.failed(
         error,
         question=call.question,
@@ -118,21 +109,20 @@ def failed_attribution(
         method=settings.method_instance.name,
         budget=settings.budget,
     )
-    gate = settings.groundedness
     verdict = gate.judge(result) if gate is not None else None
     return CapturedAttribution(result, [], PromptPlan("none", None, None), verdict)
 
 
-def chain_steps(
+def _chain_steps(
     call: ChainCall,
     settings: AttributionSettings,
+    gate: GroundednessFilter | None = None,
     *,
     strict: bool = False,
     explain: Callable[[Exception], Exception] | None = None,
 ) -> Steps[CapturedAttribution]:
-    """Attribute ``call`` in the prompt its model received and judge it, as a generator
-    of model calls; never raises unless ``strict`` (an error is the failed result).
-    ``explain`` may rewrite an error into one saying what to do about it."""
+    """Attribute ``call`` in the prompt its model received and judge it; never raises unless
+    ``strict`` (an error is the failed result, rewritten by ``explain`` when given)."""
     try:
         if call.problem is not None:
             raise call.problem
@@ -145,6 +135,7 @@ def chain_steps(
                 settings,
                 prompts=list(call.prompts),
                 progress=call.progress,
+                groundedness=gate,
             )
         )
     except Exception as raised:
@@ -154,7 +145,7 @@ def chain_steps(
         if strict:
             raise error from raised
         logger.warning("camab: attribution failed: %s", error)
-        return failed_attribution(error, call, settings)
+        return failed_attribution(error, call, settings, gate)
 
 
 def prompt_holds(
@@ -162,10 +153,8 @@ def prompt_holds(
     documents: Sequence[Any],
     as_documents: Callable[[Sequence[Any]], list[SourceDocument]] = to_documents,
 ) -> bool:
-    """Whether some of ``prompts`` holds every one of ``documents`` (as the framework
-    holds them, read by ``as_documents``) verbatim: the documents reached the model.
-    ``False`` for none, or for documents the input gate refuses (their attribution
-    fails later, in its result)."""
+    """Whether some of ``prompts`` holds every one of ``documents`` verbatim (they reached
+    the model); ``False`` for none, or for documents the input gate refuses."""
     try:
         sources = as_documents(list(documents)) if documents else []
         return bool(sources) and reached_the_model(prompts, sources)
@@ -202,28 +191,27 @@ class ResultStore(OrderedDict[Hashable, T]):
             self.popitem(last=False)
 
 
-def _finished(value: object) -> Pending:
+def _finished(value: T) -> Pending[T]:
     """A handle of a result already there."""
-    future: Future[AttributionResult] = Future()
-    future.set_result(cast(AttributionResult, value))
+    future: Future[T] = Future()
+    future.set_result(value)
     return Pending(future, threading.Event())
 
 
 class Runs(Generic[T]):
     """The attributions of one integration object, kept by key (a run or query id).
 
-    :meth:`steps` attributes a :class:`ChainCall` and ``finish``-es it into what the
-    integration keeps; :meth:`run` / :meth:`arun` drive steps now, :meth:`start` in the
-    background (the object's one worker thread, or a task of the running loop) and
-    returns the :class:`~camab_rag.attributor.Pending` handle it keeps under the key;
-    :meth:`job` gives the handle of a key (a finished one for a kept result): wait with
-    ``job(key).result(timeout)`` / ``await job(key).aresult()``, the only waits there are;
-    ``pending`` holds the handles by key.
+    :meth:`steps` attributes a :class:`ChainCall` and ``finish``-es it; :meth:`run` /
+    :meth:`arun` drive steps now, :meth:`start` in the background (one worker thread, or a
+    task of the running loop); :meth:`job` gives a key's
+    :class:`~camab_rag.attributor.Pending` handle: ``job(key).result(timeout)`` /
+    ``await job(key).aresult()`` are the only waits.
     """
 
     def __init__(
         self,
         settings: AttributionSettings = CHAIN_SETTINGS,
+        gate: GroundednessFilter | None = None,
         *,
         strict: bool = False,
         keep: int = 1000,
@@ -231,10 +219,11 @@ class Runs(Generic[T]):
         explain: Callable[[Exception], Exception] | None = None,
     ) -> None:
         self.settings, self.strict, self.keep, self.explain = settings, strict, keep, explain
+        self.gate = gate
         self.uuid_keys = uuid_keys
         self.results: ResultStore[T] = ResultStore(keep, uuid_keys=uuid_keys)
         self.last_result: T | None = None
-        self.pending: OrderedDict[Hashable, Pending] = OrderedDict()
+        self.pending: OrderedDict[Hashable, Pending[T]] = OrderedDict()
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
@@ -253,32 +242,29 @@ class Runs(Generic[T]):
     def steps(
         self, key: object, call: ChainCall, finish: Callable[[CapturedAttribution], T]
     ) -> Steps[T]:
-        """Attribute ``call`` (:func:`chain_steps`), ``finish`` it and keep the result."""
-        attributed = yield from chain_steps(
-            call, self.settings, strict=self.strict, explain=self.explain
+        """Attribute ``call`` (:func:`_chain_steps`), ``finish`` it and keep the result."""
+        attributed = yield from _chain_steps(
+            call, self.settings, self.gate, strict=self.strict, explain=self.explain
         )
         return self.record(key, finish(attributed))
 
     def run(self, steps: Steps[R]) -> R:
-        """Run ``steps`` now with blocking calls."""
         return drive(steps)
 
     async def arun(self, steps: Steps[R]) -> R:
-        """Run ``steps`` now, awaiting each call."""
         return await adrive(steps)
 
     def start(
         self,
         key: object,
-        steps: Steps[Any],
+        steps: Steps[T],
         placeholders: Sequence[dict[str, Any] | None] = (),
         *,
         in_loop: bool = False,
-    ) -> Pending:
-        """Run ``steps`` in the background: a task of the running loop if ``in_loop``
-        (its ``placeholders`` read "cancelled" if the loop ends first), else the worker
-        thread. The handle is kept under ``key`` (a running one under the same key stays
-        kept too); the oldest finished are dropped past ``keep``."""
+    ) -> Pending[T]:
+        """Run ``steps`` in the background: a task of the running loop if ``in_loop`` (its
+        ``placeholders`` read "cancelled" if the loop ends first), else the worker thread;
+        the handle is kept under ``key``, the oldest finished dropped past ``keep``."""
         stop = threading.Event()
         stoppable = _stoppable(steps, stop)
         if in_loop:
@@ -289,7 +275,7 @@ class Runs(Generic[T]):
                     marked.append(True)
                     _mark_cancelled(placeholders, key)
 
-            async def run() -> Any:
+            async def run() -> T:
                 try:
                     return await adrive(stoppable)
                 except (asyncio.CancelledError, GeneratorExit):
@@ -307,7 +293,7 @@ class Runs(Generic[T]):
         self._keep(self.key(key), job)
         return job
 
-    def _keep(self, key: Hashable, job: Pending) -> None:
+    def _keep(self, key: Hashable, job: Pending[T]) -> None:
         with self._lock:
             earlier = self.pending.pop(key, None)
             if earlier is not None and not earlier.done():
@@ -317,10 +303,9 @@ class Runs(Generic[T]):
             for old in finished[: max(len(self.pending) - self.keep, 0)]:
                 del self.pending[old]
 
-    def job(self, key: object = None) -> Pending:
-        """The handle of the attribution under ``key`` (the latest started when ``None``;
-        the latest result when none was started); a kept result no longer running is a
-        finished handle. An unknown key is an :class:`~camab_rag.errors.InputError`."""
+    def job(self, key: object = None) -> Pending[T]:
+        """The handle under ``key`` (``None``: the latest); a kept result is a finished
+        handle, an unknown key an :class:`~camab_rag.errors.InputError`."""
         with self._lock:
             if key is None:
                 if self.pending:
@@ -344,59 +329,6 @@ class Runs(Generic[T]):
 
 
 # ---------------------------------------------------------------------- what is attached
-@dataclass(frozen=True, repr=False)  # AttributionResult's short repr
-class ChainAttribution(AttributionResult):
-    """An :class:`~camab_rag.AttributionResult` plus the chain run it belongs to:
-    ``run_id`` (``None`` outside a run), ``groundedness`` (the filter's verdict) and
-    ``documents`` (as the chain held them; not in ``to_dict``)."""
-
-    run_id: str | None = None
-    groundedness: FilteredAnswer | None = None
-    documents: tuple[Any, ...] = field(default=(), compare=False, repr=False)
-
-    def scored_documents(self) -> list[tuple[Any, float]]:
-        """``(document, score)`` pairs, most relied-on first (empty when attribution failed)."""
-        if self.status != "ok" or not self.documents:
-            return []
-        scores = self.document_scores
-        order = self.top_documents(min(len(scores), len(self.documents)))
-        return [(self.documents[i], float(scores[i])) for i in order]
-
-    @classmethod
-    def from_result(cls, result: AttributionResult, **extra: Any) -> ChainAttribution:
-        """Wrap a core result (its fields kept, those in ``extra`` replaced)."""
-        values = {f.name: getattr(result, f.name) for f in fields(AttributionResult)}
-        return cls(**{**values, **extra})
-
-    @classmethod
-    def of(
-        cls, attributed: CapturedAttribution, run_id: str | None, documents: Sequence[Any]
-    ) -> ChainAttribution:
-        """The chain's result of a kernel attribution (documents kept only when it is ok)."""
-        ok = attributed.result.status == "ok"
-        return cls.from_result(
-            attributed.result,
-            run_id=run_id,
-            documents=tuple(documents) if ok else (),
-            groundedness=attributed.verdict,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        data = super().to_dict()
-        verdict = self.groundedness
-        data.update(run_id=self.run_id, groundedness=verdict.to_dict() if verdict else None)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ChainAttribution:
-        verdict = data.get("groundedness")
-        return cls.from_result(
-            AttributionResult.from_dict(data),
-            run_id=data.get("run_id"),
-            groundedness=FilteredAnswer.from_dict(verdict) if verdict is not None else None,
-        )
-
-
 def answer_summary(
     result: AttributionResult,
     titles: Sequence[str | None] = (),
@@ -404,14 +336,9 @@ def answer_summary(
     run_id: str | None = None,
     verdict: FilteredAnswer | None = None,
 ) -> dict[str, Any]:
-    """The compact, JSON-ready attribution an integration attaches to an answer.
-
-    Keys: ``status``, ``error``, ``method``, ``budget``, ``n_queries``, ``exact``,
-    ``prompt_tokens``, ``wall_time_s``, ``prompt_mode``, ``prompt_note``, ``run_id``,
-    ``documents`` (``index``, ``score``, ``rank``, ``title``), ``top_documents``,
-    ``citations`` (``sentence`` and its supporting ``document`` or ``None``),
-    ``groundedness`` (the verdict, ``None`` without a filter) and ``scored_by``.
-    """
+    """The compact, JSON-ready attribution an integration attaches to an answer: the
+    result's figures, each document's ``index``/``score``/``rank``/``title``, each
+    sentence's supporting ``document`` (``citations``) and the ``groundedness`` verdict."""
     data: dict[str, Any] = {
         "status": result.status,
         "error": result.error,
@@ -502,11 +429,8 @@ class Attachment:
 
 @dataclass(frozen=True)
 class NativeCitation:
-    """One answer sentence citing one document: the fields the frameworks' citation
-    types carry (LangChain ``Citation``, LlamaIndex ``CitationBlock``): the sentence's
-    span (``start``, ``end``), the supporting segment (``cited_text``), the document
-    (``doc_index``, ``title``, ``source``: where it comes from), its ``number`` in
-    :func:`camab_rag.cite`'s list and the ``score``."""
+    """One answer sentence (``start``, ``end``) citing one document: the fields of the
+    frameworks' citation types (LangChain ``Citation``, LlamaIndex ``CitationBlock``)."""
 
     start: int
     end: int
@@ -522,8 +446,7 @@ def native_citations(
     result: AttributionResult, documents: Sequence[Any], *, rule: CitationRule | None = None
 ) -> list[NativeCitation]:
     """The citations :func:`camab_rag.cite` decides for ``result.response``, in answer
-    order, over ``documents`` as the chain holds them (only what the attribution
-    supports is cited, never every retrieved document)."""
+    order, over ``documents`` as the chain holds them."""
     docs = to_documents(documents)
     return [
         NativeCitation(
@@ -542,8 +465,7 @@ def native_citations(
 
 # ---------------------------------------------------------------------- reading it back
 def _attached(source: object) -> Any:
-    """The summary carried by ``source``: its ``response_metadata`` or ``metadata`` entry,
-    a step output's ``["attribution"]``, or ``source`` itself."""
+    """The summary ``source`` carries (in its metadata, a step output's, or itself)."""
     for attr in ("response_metadata", "metadata"):
         metadata = getattr(source, attr, None)
         if isinstance(metadata, Mapping):
@@ -599,7 +521,6 @@ __all__ = [
     "Runs",
     "answer_summary",
     "attribution_of",
-    "chain_steps",
     "failed_attribution",
     "fill",
     "groundedness_of",

@@ -1,15 +1,7 @@
-"""What both sides of a framework's model look like to the core: its chat messages as
-camab-rag prompts, an in-process model's answers, and an attribution's progress.
-
-* Frameworks name roles their own way (LangChain's ``human``/``ai``) and carry multi-part
-  contents; attribution needs the text the model read under the roles a chat template
-  knows: :func:`chat_messages`.
-* The embedded model both generates and scores, so a framework's chat model over it
-  (``CamabChatModel``, ``CamabLocalLLM``) answers through :class:`LocalModel`; the
-  answer is then attributed by the weights that wrote it.
-* :class:`ProgressRelay` passes the engine's ``progress(calls, total)`` to the user's
-  hook and to the framework's events.
-"""
+"""A framework's model as the core sees it: its chat messages as prompts
+(:func:`chat_messages`), an in-process model answering (:class:`LocalModel`: the weights
+that write the answer also attribute it) and an attribution's progress
+(:class:`ProgressRelay`)."""
 
 from __future__ import annotations
 
@@ -29,8 +21,7 @@ ROLES = {"human": "user", "ai": "assistant"}
 
 
 def content_text(content: object) -> str:
-    """The plain text of a message's content: a string, or its text blocks joined (a
-    block is a string or a ``{"type": "text", "text": ...}`` dict; other blocks dropped)."""
+    """The plain text of a message's content: a string, or its text blocks joined."""
     if isinstance(content, str):
         return content
     blocks: Sequence[Any] = content if isinstance(content, Sequence) else ()
@@ -46,9 +37,8 @@ def chat_messages(
     role_of: Callable[[Any], str] | None = None,
     content_of: Callable[[Any], object] = lambda m: m.content,
 ) -> list[dict[str, str]]:
-    """``[{"role", "content"}]`` of a framework's messages (roles renamed by :data:`ROLES`,
-    contents as :func:`content_text`); by default read from ``role`` (a string or an
-    enum) and ``content`` attributes (LlamaIndex's ``ChatMessage``)."""
+    """``[{"role", "content"}]`` of a framework's messages (roles renamed by :data:`ROLES`);
+    by default read from ``role`` and ``content`` attributes (LlamaIndex's)."""
     role = role_of or (lambda m: str(getattr(m.role, "value", m.role)))
     return [
         {"role": ROLES.get(role(m), role(m)), "content": content_text(content_of(m))}
@@ -57,9 +47,8 @@ def chat_messages(
 
 
 class LocalModel:
-    """An in-process model (e.g. ``camab_rag.default_scorer()``) that a framework's chat
-    model answers with: ``generate(prompts, max_new_tokens=...)``, and ``score`` to
-    attribute with the same weights. ``owner`` names the framework's class in errors."""
+    """An in-process model (e.g. ``camab_rag.default_scorer()``) a framework's chat model
+    answers with; ``owner`` names the framework's class in errors."""
 
     def __init__(self, generator: object, owner: str) -> None:
         if not callable(getattr(generator, "generate", None)):
@@ -91,8 +80,7 @@ class LocalModel:
 
     @staticmethod
     def pieces(text: str) -> list[str]:
-        """``text`` in streamed pieces, word by word (each with its leading space), as a
-        server's tokens would come."""
+        """``text`` in streamed pieces, word by word, as a server's tokens would come."""
         return re.findall(r"\s*\S+", text) or [text]
 
 
@@ -101,9 +89,8 @@ ProgressHook = Callable[[int, int], object]
 
 
 class ProgressRelay:
-    """The engine's progress hook for one attribution: ``hook(calls, total)``, then
-    ``emit({"run_id", "calls", "total"})`` (an awaitable it returns runs as a task of
-    the running loop: :meth:`drain` awaits them)."""
+    """One attribution's progress: ``hook(calls, total)``, then ``emit({"run_id", "calls",
+    "total"})`` (an awaitable it returns runs as a task: :meth:`drain` awaits them)."""
 
     def __init__(
         self,

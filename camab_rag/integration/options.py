@@ -1,16 +1,7 @@
-"""What every integration object is built from: its keyword options, listed once, and
-the scorer it attributes with.
-
-Why: every object takes the everyday knobs of :func:`camab_rag.attribute` (``budget``,
-``method``, ``granularity``, ``deadline_s``, ``groundedness``) with one meaning, and picks
-its scorer by one rule. How: :class:`AttributorOptions` (and :class:`ChainOptions`, which
-extends them) type an object's ``**options``; :func:`checked_options` checks them and
-merges the knobs into the settings (:func:`~camab_rag.settings.resolve_settings`: an
-unknown name is a ``TypeError``, a bad knob an :class:`~camab_rag.errors.InputError`);
-:meth:`ChainParts.of` also builds the scorer choice (:class:`ScorerSource`, over the one
-resolver :func:`~camab_rag.scorers.resolve_scorer`, each scorer built once) and the
-object's :class:`~camab_rag.integration.kernel.Runs`.
-"""
+"""What every integration object is built from: its keyword options, listed once
+(:class:`AttributorOptions`, :class:`ChainOptions`: the knobs of :func:`camab_rag.attribute`
+with one meaning), and its scorer (:class:`ScorerSource`, over the one resolver
+:func:`~camab_rag.scorers.resolve_scorer`); :meth:`ChainParts.of` checks and builds them."""
 
 from __future__ import annotations
 
@@ -22,13 +13,18 @@ from typing import Any, TypedDict
 
 from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
 from camab_rag.groundedness import GroundednessFilter
-from camab_rag.groundedness.filter import check_groundedness_filter
 from camab_rag.integration.kernel import Runs
 from camab_rag.integration.messages import ProgressHook, ProgressRelay
 from camab_rag.methods import Method
 from camab_rag.scorers.proxy import _checked_scorer, _own_or_proxy, _ScorerCache, resolve_scorer
 from camab_rag.segments import Granularity
-from camab_rag.settings import CHAIN_SETTINGS, KNOBS, AttributionSettings, resolve_settings
+from camab_rag.settings import (
+    CHAIN_SETTINGS,
+    FIELD_KNOBS,
+    AttributionSettings,
+    groundedness_filter,
+    resolve_settings,
+)
 
 NO_KEY_FROM_RUN = (
     "the handler rebuilt the scorer from what the framework's callbacks show of the chain's "
@@ -41,8 +37,8 @@ NO_KEY_FROM_RUN = (
 
 @dataclass
 class ScorerSource:
-    """One integration object's scorer: ``scorer``, else ``llm``'s (``from_model``), with
-    ``proxy`` whenever that model cannot score; each built once (:class:`ScorerCache`)."""
+    """One integration object's scorer: ``scorer``, else ``llm``'s, with ``proxy`` whenever
+    that model cannot score; each built once."""
 
     scorer: object = None
     llm: object = None
@@ -58,9 +54,8 @@ class ScorerSource:
         return self.cache.get("configured", build)
 
     def traced(self, key: Hashable | None, build: Callable[..., Any], owner: object = None) -> Any:
-        """The scorer of a model a trace showed (``key`` identifies it, ``None``: none seen;
-        with ``owner``, for that object only), ``build(**options)`` once per key, with the
-        proxy; the configured one when a scorer or llm was given."""
+        """The scorer of a model a trace showed (``key``: which; ``None``: none seen), built
+        once per key with the proxy; the configured one when a scorer or llm was given."""
         if key is None or self.scorer is not None or self.llm is not None:
             return self.configured()
         own = partial(_own_or_proxy, partial(build, **self.options), self.proxy)
@@ -78,23 +73,17 @@ class ScorerSource:
 
 
 class AttributorOptions(TypedDict, total=False):
-    """The options every integration object takes (keyword-only, all optional).
-
-    * ``budget``, ``method``, ``granularity``, ``deadline_s``, ``groundedness``: the
-      everyday knobs, as :func:`camab_rag.attribute` takes them; each given wins over
-      the field of ``settings``;
-    * ``settings``: the rest of how each answer is attributed (default
-      :data:`CHAIN_SETTINGS`: whole documents, a 120 s deadline);
-    * ``proxy``: a scorer used when the chain's model cannot score (named in ``scored_by``);
-    * ``scorer_options``: the options of the HTTP scorer built for a model;
-    * ``progress``: ``progress(calls_made, total)`` every few model calls.
-    """
+    """The options every integration object takes (keyword-only, all optional): the
+    knobs of :func:`camab_rag.attribute` (each given wins over ``settings``' field),
+    ``settings`` (default :data:`CHAIN_SETTINGS`: whole documents, a 120 s deadline),
+    ``proxy`` (scores when the chain's model cannot), ``scorer_options`` (of the HTTP
+    scorer built for a model) and ``progress(calls_made, total)``."""
 
     budget: int | None
     method: str | Method | None
     granularity: Granularity | None
     deadline_s: float | None
-    groundedness: GroundednessFilter | None
+    groundedness: GroundednessFilter | bool | None
     settings: AttributionSettings | None
     proxy: object
     scorer_options: Mapping[str, Any] | None
@@ -102,15 +91,10 @@ class AttributorOptions(TypedDict, total=False):
 
 
 class ChainOptions(AttributorOptions, total=False):
-    """:class:`AttributorOptions` and those of a chain step or callback handler.
-
-    * ``llm``: the chain's chat model to score with (when no scorer is given);
-    * ``strict``: re-raise attribution errors (default: record them, the answer goes on);
-    * ``background``: attribute after returning, with ``{"status": "pending"}`` dicts
-      filled in place when done;
-    * ``citations``: also put the framework's native citations on the answer message;
-    * ``max_results``: results kept in ``.results`` (oldest dropped first).
-    """
+    """:class:`AttributorOptions` and those of a chain step or callback handler: ``llm``
+    (the chain's chat model, when no scorer is given), ``strict`` (re-raise attribution
+    errors), ``background`` (attribute after returning, pending dicts filled in place),
+    ``citations`` (native citations on the answer message), ``max_results`` (kept)."""
 
     llm: object
     strict: bool
@@ -122,12 +106,9 @@ class ChainOptions(AttributorOptions, total=False):
 def checked_options(
     owner: str, options: Mapping[str, Any], listed: type = ChainOptions
 ) -> AttributionSettings:
-    """The settings of ``options``: its ``settings`` (default :data:`CHAIN_SETTINGS`) with
-    its knobs in place (:func:`~camab_rag.settings.resolve_settings`: a keyword wins), once
-    they are checked: a name ``listed`` lacks is a ``TypeError`` naming it (``owner`` names
-    the object), a ``settings`` that is not an :class:`AttributionSettings` or a bad knob an
-    :class:`~camab_rag.errors.InputError`, a ``proxy`` that cannot score or a ``progress``
-    that is not a function too."""
+    """The settings of ``options`` (default :data:`CHAIN_SETTINGS`, each knob given in
+    place), once checked: a name ``listed`` lacks is a ``TypeError`` naming it and
+    ``owner``, a bad value an :class:`~camab_rag.errors.InputError`."""
     if unknown := sorted(set(options) - set(listed.__annotations__)):
         name = unknown[0]
         hint = ""
@@ -139,7 +120,7 @@ def checked_options(
     progress = options.get("progress")
     if progress is not None and not callable(progress):
         raise InputError(f"progress must be a function progress(calls, total), got {progress!r}")
-    knobs = {name: options.get(name) for name in KNOBS}
+    knobs = {name: options.get(name) for name in FIELD_KNOBS}
     settings = resolve_settings(options.get("settings"), CHAIN_SETTINGS, **knobs)
     _checked_scorer(options.get("proxy"), "proxy")
     return settings
@@ -150,6 +131,7 @@ class ChainParts:
     """What an integration object is made of, built from its :class:`ChainOptions`."""
 
     settings: AttributionSettings
+    groundedness: GroundednessFilter | None
     scorers: ScorerSource
     runs: Runs[Any]
     strict: bool
@@ -176,10 +158,9 @@ class ChainParts:
         uuid_keys: bool = False,
         listed: type = ChainOptions,
     ) -> ChainParts:
-        """Check ``options`` (``owner`` names the object in errors; ``blocking_refused``
-        says why it cannot block, ``None`` where it can; ``needs_scorer`` why it needs a
-        scorer, ``llm`` or ``proxy``, ``None`` where it can do without) and build the
-        parts; ``traced``: scorers may be rebuilt from a trace (a refused key explained)."""
+        """Check ``options`` and build the parts. ``owner`` names the object in errors,
+        ``blocking_refused`` says why it cannot block, ``needs_scorer`` why it needs a
+        scorer; ``traced``: scorers may be rebuilt from a trace (a refused key explained)."""
         settings = checked_options(owner, options, listed)
         _checked_scorer(scorer)
         given = scorer, options.get("llm"), options.get("proxy")
@@ -188,7 +169,9 @@ class ChainParts:
                 f"{owner} needs scorer=... (e.g. camab_rag.default_scorer()), llm=<the "
                 f"chain's chat model> (scored by its own server) or proxy=...: {needs_scorer}"
             )
-        check_groundedness_filter(settings.groundedness, blocking_refused=blocking_refused)
+        gate = groundedness_filter(
+            options.get("groundedness"), settings, blocking_refused=blocking_refused
+        )
         scorers = ScorerSource(
             scorer,
             options.get("llm"),
@@ -198,6 +181,7 @@ class ChainParts:
         strict = bool(options.get("strict", False))
         runs: Runs[Any] = Runs(
             settings,
+            gate,
             strict=strict,
             keep=options.get("max_results", 1000),
             uuid_keys=uuid_keys,
@@ -205,6 +189,7 @@ class ChainParts:
         )
         return cls(
             settings,
+            gate,
             scorers,
             runs,
             strict,

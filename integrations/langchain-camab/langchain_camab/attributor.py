@@ -101,7 +101,7 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
             after="create_retrieval_chain or RunnablePassthrough.assign",
             rename="RunnablePassthrough.assign({key}=lambda x: x['my_key'])",
         )
-        self.step = ChainStep(keys, native.TYPES, parts)
+        self.step = ChainStep(keys, parts)
 
     # ------------------------------------------------------------------ Runnable
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
@@ -65,15 +65,8 @@ class _Handler(Kept):
             uuid_keys=True,
         )
         self.settings, self.scorers, self.runs = parts.settings, parts.scorers, parts.runs
-        reading: RunReading[Document] = RunReading(
-            text_of=lambda d: d.page_content,
-            is_document=native.TYPES.is_document,
-            user_text=lambda messages: native.last_user_text(native.chat_of(messages)),
-            question_keys=question_keys,
-            context_keys=context_keys,
-        )
-        slot = RUN_METADATA_KEY if report_run_metadata else None
-        self.roots = RootRuns(reading, parts, native.TYPES, slot)
+        reading = RunReading(question_keys, context_keys)
+        self.roots = RootRuns(reading, parts, RUN_METADATA_KEY if report_run_metadata else None)
         self.raise_error = parts.strict  # strict: LangChain re-raises our errors into the chain
 
     # ------------------------------------------------------------------ recording
@@ -174,4 +167,4 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
     async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
         """The result of a root run (the latest when ``run_id`` is ``None``), awaiting a
         background attribution."""
-        return cast(ChainAttribution, await self.runs.job(run_id).aresult())
+        return await self.runs.job(run_id).aresult()

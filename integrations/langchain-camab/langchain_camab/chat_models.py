@@ -3,6 +3,8 @@ it answers with the weights that score the attribution, so ``scorer=None`` picks
 
 from __future__ import annotations
 
+import itertools
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -15,13 +17,15 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.integration import LocalModel
 from langchain_camab.native import to_chat_messages
-from langchain_camab.registry import ModelRegistry
 
 MODEL_KEY = "camab_model_key"
 """Invocation parameter naming the in-process model, so callbacks can find its scorer."""
 
-MODELS: ModelRegistry[CamabChatModel] = ModelRegistry("camab")
-"""The live :class:`CamabChatModel` objects by their :data:`MODEL_KEY`."""
+MODELS: weakref.WeakValueDictionary[str, CamabChatModel] = weakref.WeakValueDictionary()
+"""The live :class:`CamabChatModel` objects by their :data:`MODEL_KEY`: callbacks see a
+model only through its invocation parameters, and find its scorer by that key (held
+weakly: a model nobody holds any more is gone)."""
+_NUMBERS = itertools.count()
 
 
 class CamabChatModel(BaseChatModel):
@@ -46,7 +50,8 @@ class CamabChatModel(BaseChatModel):
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
         self._local = LocalModel(self.generator, "CamabChatModel")
-        self._key = MODELS.add(self)
+        self._key = f"camab-{next(_NUMBERS)}"
+        MODELS[self._key] = self
 
     @property
     def scorer(self) -> Any:

@@ -9,14 +9,12 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
-from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.content import Citation, create_citation
 from langchain_core.prompt_values import PromptValue
 
 from camab_rag.errors import InputError
 from camab_rag.integration import METADATA_KEY, chat_messages, content_text, native_citations
-from langchain_camab.step import NativeTypes
 
 if TYPE_CHECKING:
     from camab_rag import AttributionResult, CitationRule
@@ -148,15 +146,3 @@ def progress_emitter(
     return lambda data: manager.get_child().on_custom_event(
         PROGRESS_EVENT, data, run_id=manager.run_id
     )
-
-
-TYPES = NativeTypes(
-    metadata_of=lambda x: x.metadata if isinstance(x, Document) else None,
-    copied=lambda doc: doc.model_copy(update={"metadata": dict(doc.metadata)}),
-    message_text=lambda x: message_text(x) if isinstance(x, BaseMessage) else None,
-    with_data=with_metadata,
-    with_text=lambda message, text: message.model_copy(update={"content": text}),
-    annotate=annotate,
-    make=Document,
-)
-"""LangChain's ``Document`` and messages, for the core's chain step."""

@@ -1,30 +1,25 @@
-"""Attributing a traced chain's root runs as they end: a callback handler's kernel.
-
-A callback integration reports what its framework traces (a run starts, a retriever or
-tool returns documents, a model answers, a run ends or fails) to :class:`RootRuns`, which
-files it per root run (:class:`~langchain_camab.run_tree.RunTree`). When a root run ends it
-reads it (:class:`~langchain_camab.run_tree.RunReading`) and gives the steps that attribute it
-and attach the result: each document's entry (duplicates of a text get the same one), the
-answer message (the integration's ``types.annotate``) and the run's metadata slot, which tracers
-report; in the background, pending placeholders first, filled in place when it is done.
-"""
+"""The callback handlers' kernel: :class:`RootRuns` files what LangChain traces per root
+run and, when a root run ends, attributes it and attaches the result to each document
+(duplicates of a text get the same entry), the answer message and the run's metadata slot
+(pending placeholders first in the background, filled in place when done)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.documents import Document
+from langchain_core.messages import BaseMessage
 
 from camab_rag.integration import METADATA_KEY, Attachment, ChainAttribution
+from langchain_camab.native import annotate, message_text
 from langchain_camab.run_tree import ClosedRun, LLMCall, RunReading, RunTree
 
 if TYPE_CHECKING:
     from camab_rag.attributor import Pending
     from camab_rag.integration import ChainParts, Prompt, Runs, Steps
-    from langchain_camab.step import NativeTypes
-
-D = TypeVar("D")
 logger = logging.getLogger(__name__)
 
 
@@ -46,14 +41,14 @@ class Kept:
         return self.runs.last_result
 
     @property
-    def pending(self) -> dict[Any, Pending]:
+    def pending(self) -> dict[Any, Pending[ChainAttribution]]:
         """Background attributions by run id (their handles; a copy)."""
         return dict(self.runs.pending)
 
     async def await_result(self, run_id: object = None) -> ChainAttribution:
         """Await a background attribution (the latest when ``run_id`` is ``None``);
         cancelling the caller leaves it running."""
-        return cast(ChainAttribution, await self.runs.job(run_id).aresult())
+        return await self.runs.job(run_id).aresult()
 
 
 class Waited(Kept):
@@ -62,24 +57,18 @@ class Waited(Kept):
     def wait(self, run_id: object = None, timeout: float | None = None) -> ChainAttribution:
         """Block until a background attribution (the latest when ``run_id`` is ``None``)
         is done, up to ``timeout`` seconds (:meth:`~camab_rag.attributor.Pending.result`)."""
-        return cast(ChainAttribution, self.runs.job(run_id).result(timeout))
+        return self.runs.job(run_id).result(timeout)
 
 
 @dataclass
-class RootRuns(Generic[D]):
-    """Root runs filed as traced, attributed when they end (see the module docstring).
+class RootRuns:
+    """Root runs filed as traced, attributed when they end; ``slot_key`` names the root
+    run's metadata entry that receives the summary (``None``: none)."""
 
-    ``parts`` are the object's (its runs, background, citations and progress options);
-    ``types`` reads, makes and annotates the framework's documents and messages;
-    ``slot_key`` names the root run's metadata entry that receives the summary (``None``:
-    none).
-    """
-
-    reading: RunReading[D]
+    reading: RunReading
     parts: ChainParts
-    types: NativeTypes
     slot_key: str | None = None
-    tree: RunTree[D] = field(default_factory=RunTree)
+    tree: RunTree = field(default_factory=RunTree)
     tool_names: dict[Hashable, str | None] = field(default_factory=dict)
 
     def started(
@@ -111,7 +100,7 @@ class RootRuns(Generic[D]):
         if call is not None:
             call.answer, call.message = answer, message
 
-    def add(self, run_id: Hashable, documents: Sequence[D], tool: bool = False) -> None:
+    def add(self, run_id: Hashable, documents: Sequence[Document], tool: bool = False) -> None:
         """Documents a retriever or tool returned (alone, as a root: nothing to attribute)."""
         if self.tree.is_root(run_id):
             self.tree.pop(run_id)
@@ -126,7 +115,7 @@ class RootRuns(Generic[D]):
     def tool_ended(self, run_id: Hashable, output: object) -> None:
         """A tool returned (see :func:`tool_documents`)."""
         name = self.tool_names.pop(run_id, None)
-        self.add(run_id, tool_documents(output, name, self.types), tool=True)
+        self.add(run_id, tool_documents(output, name), tool=True)
 
     def failed(self, run_id: Hashable) -> None:
         """A run failed: a root one is forgotten, its metadata slot removed."""
@@ -154,7 +143,7 @@ class RootRuns(Generic[D]):
             for doc, placeholder in zip(closed.documents, attachment.documents):
                 self._set_entry(doc, placeholder)
             message = closed.call.message if closed.call else None
-            self.types.annotate(message, attachment.answer, None, [])
+            annotate(message, attachment.answer, None, [])
         call = closed.chain_call(lambda: scorer_for(closed.call), self.parts.progress)
         steps = self.parts.runs.steps(
             run_id, call, lambda done: self._publish(closed, attachment, done)
@@ -180,7 +169,7 @@ class RootRuns(Generic[D]):
             await self.parts.runs.arun(job[0])
 
     def _publish(
-        self, closed: ClosedRun[D], attachment: Attachment | None, done: Any
+        self, closed: ClosedRun, attachment: Attachment | None, done: Any
     ) -> ChainAttribution:
         """The run's result, put on its documents, answer message and metadata slot."""
         run, documents = closed.run, closed.documents
@@ -190,14 +179,13 @@ class RootRuns(Generic[D]):
                 attachment = Attachment.of(result, documents)
             else:
                 attachment.fill(result, documents)
-            text_of = self.reading.text_of
-            entries = {text_of(d): e for d, e in zip(documents, attachment.documents)}
+            entries = {d.page_content: e for d, e in zip(documents, attachment.documents)}
             for doc in (*documents, *run.documents):  # duplicates get the same entry
-                if text_of(doc) in entries:
-                    self._set_entry(doc, entries[text_of(doc)])
+                if doc.page_content in entries:
+                    self._set_entry(doc, entries[doc.page_content])
             message = closed.call.message if closed.call is not None else None
             cited = result if self.parts.citations else None
-            self.types.annotate(message, attachment.answer, cited, documents)
+            annotate(message, attachment.answer, cited, documents)
             if self.slot_key and run.metadata is not None:
                 slot = run.metadata.get(self.slot_key)
                 if isinstance(slot, dict):  # filled in place: tracers hold it
@@ -209,24 +197,23 @@ class RootRuns(Generic[D]):
             logger.exception("camab: could not attach the attribution metadata")
         return result
 
-    def _set_entry(self, doc: D, entry: dict[str, Any]) -> None:
-        metadata = self.types.metadata_of(doc)
-        if metadata is not None:
-            metadata[METADATA_KEY] = entry
+    def _set_entry(self, doc: object, entry: dict[str, Any]) -> None:
+        if isinstance(doc, Document):
+            doc.metadata[METADATA_KEY] = entry
 
 
-def tool_documents(output: object, tool_name: str | None, types: NativeTypes) -> list[Any]:
+def tool_documents(output: object, tool_name: str | None) -> list[Document]:
     """The documents a tool returned: its documents (or an ``artifact`` of them, as
     LangChain's ``response_format="content_and_artifact"`` retrieval tools give), else
-    its text as one document named after the tool (``types.make``)."""
+    its text as one document named after the tool."""
     for candidate in (getattr(output, "artifact", None), output):
-        if types.is_document(candidate):
+        if isinstance(candidate, Document):
             return [candidate]
-        if isinstance(candidate, Sequence) and candidate and all(map(types.is_document, candidate)):
-            return list(candidate)
-    text = types.message_text(output)
-    content = output if text is None else text
+        docs = candidate if isinstance(candidate, Sequence) else ()
+        if docs and all(isinstance(d, Document) for d in docs):
+            return list(docs)
+    content = message_text(output) if isinstance(output, BaseMessage) else output
     content = content if isinstance(content, str) else str(content) if content is not None else ""
     if not content.strip():
         return []
-    return [types.make(content, metadata={"source": tool_name} if tool_name else {})]
+    return [Document(content, metadata={"source": tool_name} if tool_name else {})]

@@ -1,29 +1,23 @@
-"""What a callback (or span) integration records while a chain runs, filed per root run.
-
-Frameworks report a chain call as a tree of runs linked by parent id (LangChain's
-``parent_run_id``, LlamaIndex's span parents). :class:`RunTree` files every run under its
-root, so concurrent roots (``batch``, parallel queries) never mix, and keeps per root the
-inputs, retriever queries, documents and LLM calls (:class:`RootRun`). When the root ends,
-:class:`RunReading` decides what to attribute: the question, the unique documents, the LLM
-call whose prompt held them, or why there is nothing to attribute. No model calls; what is
-framework-specific (a document's text, a chat input's last user message) is given as
-callables.
-"""
+"""What the callback handlers record while a chain runs: :class:`RunTree` files every run
+under its root (concurrent roots never mix), and :class:`RunReading` decides, when a root
+ends, what to attribute (the question, the unique documents, the LLM call whose prompt
+held them) or why there is nothing to attribute."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.documents import Document
 
 from camab_rag.errors import InputError, NoContextError, WrongTypeError
 from camab_rag.integration import ChainCall, prompt_holds
+from langchain_camab.native import chat_of, last_user_text
 
 if TYPE_CHECKING:
     from camab_rag.integration import Prompt
-
-D = TypeVar("D")
 
 QUESTION_KEYS = ("input", "question", "query")
 CONTEXT_KEYS = ("context", "documents", "docs")
@@ -31,9 +25,8 @@ CONTEXT_KEYS = ("context", "documents", "docs")
 
 @dataclass
 class LLMCall:
-    """One LLM call inside a root run: the exact prompt, what identifies its model (for
-    the integration to find a scorer), and once it ends the answer and the framework's
-    answer object (``message``, to attach the result to)."""
+    """One LLM call inside a root run: the exact prompt, what identifies its model, and
+    once it ends the answer and the answer object (``message``, to attach the result to)."""
 
     prompt: Prompt
     model: Any = None
@@ -42,26 +35,26 @@ class LLMCall:
 
 
 @dataclass
-class RootRun(Generic[D]):
+class RootRun:
     """Everything recorded under one root run."""
 
     run_id: Hashable
     inputs: Any = None
     metadata: dict[str, Any] | None = None
     queries: list[str] = field(default_factory=list)
-    documents: list[D] = field(default_factory=list)
-    tool_documents: list[D] = field(default_factory=list)
+    documents: list[Document] = field(default_factory=list)
+    tool_documents: list[Document] = field(default_factory=list)
     llm_calls: list[LLMCall] = field(default_factory=list)
     descendants: set[Hashable] = field(default_factory=set)
     llm_by_run: dict[Hashable, LLMCall] = field(default_factory=dict)
 
 
-class RunTree(Generic[D]):
+class RunTree:
     """Thread-safe map of root run id -> :class:`RootRun`, and run id -> root id."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._roots: dict[Hashable, RootRun[D]] = {}
+        self._roots: dict[Hashable, RootRun] = {}
         self._root_of: dict[Hashable, Hashable] = {}
 
     def __len__(self) -> int:
@@ -75,7 +68,7 @@ class RunTree(Generic[D]):
         *,
         inputs: Any = None,
         metadata: dict[str, Any] | None = None,
-    ) -> RootRun[D]:
+    ) -> RootRun:
         """File ``run_id`` under its root (a run with no known parent is a root)."""
         with self._lock:
             root = self._root_of.get(parent_id) if parent_id is not None else None
@@ -92,17 +85,17 @@ class RunTree(Generic[D]):
         with self._lock:
             return self._root_of.get(run_id) == run_id
 
-    def _root(self, run_id: Hashable) -> RootRun[D] | None:
+    def _root(self, run_id: Hashable) -> RootRun | None:
         root = self._root_of.get(run_id)
         return self._roots.get(root) if root is not None else None
 
-    def get(self, run_id: Hashable) -> RootRun[D] | None:
+    def get(self, run_id: Hashable) -> RootRun | None:
         """The root run ``run_id`` descends from (``None`` if untracked)."""
         with self._lock:
             return self._root(run_id)
 
     def add_documents(
-        self, run_id: Hashable, documents: Sequence[D], *, tool: bool = False
+        self, run_id: Hashable, documents: Sequence[Document], *, tool: bool = False
     ) -> None:
         with self._lock:
             run = self._root(run_id)
@@ -121,7 +114,7 @@ class RunTree(Generic[D]):
             run = self._root(run_id)
             return run.llm_by_run.get(run_id) if run is not None else None
 
-    def pop(self, root_id: Hashable) -> RootRun[D] | None:
+    def pop(self, root_id: Hashable) -> RootRun | None:
         """Forget a finished root run and all its descendants; return it."""
         with self._lock:
             run = self._roots.pop(root_id, None)
@@ -133,12 +126,12 @@ class RunTree(Generic[D]):
 
 
 @dataclass
-class ClosedRun(Generic[D]):
+class ClosedRun:
     """A finished root run, read: what to attribute, or why it cannot be."""
 
-    run: RootRun[D]
+    run: RootRun
     question: str
-    documents: list[D]
+    documents: list[Document]
     call: LLMCall | None
     problem: Exception | None
 
@@ -168,18 +161,9 @@ def input_keys(option: str, keys: str | Sequence[str]) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class RunReading(Generic[D]):
-    """How to read a framework's root runs.
+class RunReading:
+    """How to read root runs: the input keys holding the question and the documents."""
 
-    ``text_of`` gives a document's text (duplicates are attributed once),
-    ``is_document`` tells the framework's documents apart, ``user_text`` gives the last
-    user message's text of a chat input (``""`` if none); ``question_keys`` and
-    ``context_keys`` name the root input's keys holding the question and the documents.
-    """
-
-    text_of: Callable[[D], str]
-    is_document: Callable[[object], bool]
-    user_text: Callable[[object], str] = lambda _: ""
     question_keys: Sequence[str] = QUESTION_KEYS  # a tuple once built (input_keys)
     context_keys: Sequence[str] = CONTEXT_KEYS
 
@@ -187,7 +171,7 @@ class RunReading(Generic[D]):
         object.__setattr__(self, "question_keys", input_keys("question_keys", self.question_keys))
         object.__setattr__(self, "context_keys", input_keys("context_keys", self.context_keys))
 
-    def question(self, run: RootRun[D]) -> str:
+    def question(self, run: RootRun) -> str:
         """The root input itself when it is a string, else the first of ``question_keys``
         holding a string, else the last user message of the input's ``messages`` (chat
         models, agents) or of the input, else the first retriever query, else ``""``."""
@@ -198,12 +182,12 @@ class RunReading(Generic[D]):
             for key in self.question_keys:
                 if isinstance(inputs.get(key), str):
                     return str(inputs[key])
-            asked = self.user_text(inputs.get("messages"))
+            asked = last_user_text(chat_of(inputs.get("messages")))
             if asked:
                 return asked
-        return self.user_text(inputs) or (run.queries[0] if run.queries else "")
+        return last_user_text(chat_of(inputs)) or (run.queries[0] if run.queries else "")
 
-    def documents(self, run: RootRun[D]) -> list[D]:
+    def documents(self, run: RootRun) -> list[Document]:
         """Retrieved documents in retrieval order, exact duplicates (same text) once; when
         no retriever ran, what the run's tools returned (an agent's retrieval tool), else
         the documents passed in the root input under ``context_keys``."""
@@ -211,18 +195,19 @@ class RunReading(Generic[D]):
         if not documents and isinstance(run.inputs, Mapping):
             for key in self.context_keys:
                 value = run.inputs.get(key)
-                if isinstance(value, Sequence) and value and all(map(self.is_document, value)):
-                    documents = list(value)
+                given = value if isinstance(value, Sequence) else ()
+                if given and all(isinstance(d, Document) for d in given):
+                    documents = list(given)
                     break
         seen: set[str] = set()
-        unique: list[D] = []
+        unique: list[Document] = []
         for doc in documents:
-            if self.text_of(doc) not in seen:
-                seen.add(self.text_of(doc))
+            if doc.page_content not in seen:
+                seen.add(doc.page_content)
                 unique.append(doc)
         return unique
 
-    def chosen_call(self, run: RootRun[D], documents: Sequence[D]) -> LLMCall | None:
+    def chosen_call(self, run: RootRun, documents: Sequence[Document]) -> LLMCall | None:
         """The LLM call to attribute: the last answered one whose prompt holds every
         document's text (the answer step of a RAG chain), else the last one answered."""
         calls = [c for c in run.llm_calls if c.answer is not None and c.answer.strip()]
@@ -232,7 +217,7 @@ class RunReading(Generic[D]):
         return next(chosen, calls[-1])
 
     def problem(
-        self, run: RootRun[D], call: LLMCall | None, documents: list[D]
+        self, run: RootRun, call: LLMCall | None, documents: list[Document]
     ) -> Exception | None:
         """Why a root run cannot be attributed (``None``: it can)."""
         if call is None or call.answer is None:
@@ -251,7 +236,7 @@ class RunReading(Generic[D]):
             )
         return None
 
-    def close(self, run: RootRun[D]) -> ClosedRun[D] | None:
+    def close(self, run: RootRun) -> ClosedRun | None:
         """What to attribute of a finished root run; ``None`` when it is not a RAG run
         (no LLM call and no retriever ran: nothing to report)."""
         if not run.llm_calls and not run.documents:

@@ -31,7 +31,7 @@ def scorer_from_run(
     :class:`CamabChatModel` by its key, else an OpenAI-compatible client rebuilt from its
     serialized base URL and model (a key only for OpenAI's own endpoint: a serialized
     secret names its environment variable)."""
-    model = MODELS.get(params.get(MODEL_KEY))
+    model = MODELS.get(str(params.get(MODEL_KEY)))
     if model is not None:
         return model.scorer
     kwargs = dict((serialized or {}).get("kwargs") or {})

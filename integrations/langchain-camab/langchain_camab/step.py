@@ -1,13 +1,7 @@
-"""A chain step that attributes the answer it is given: its dict in, its dict out.
-
-A step placed after a RAG chain (LangChain's ``CamabAttributor``) receives a dict with the
-question, the documents and the answer. :class:`StepKeys` reads it (a missing key gets an
-error naming the input's own keys and how to point the step at them); :class:`ChainStep`
-attributes it (inline or in the background, a bad input recorded as a failed result) and
-builds the output: the input plus ``"attribution"``, each document a copy carrying its
-entry, a blocked answer replaced by the filter's fallback. The framework's documents and
-messages come in as :class:`NativeTypes` callables; :func:`added` merges streamed chunks.
-"""
+"""``CamabAttributor``'s kernel: :class:`StepKeys` reads a step's input dict (a missing
+key gets an error naming the input's keys and how to point the step at them) and
+:class:`ChainStep` attributes it and builds the output (the input plus ``"attribution"``,
+documents copied with their entries, a blocked answer replaced by the fallback)."""
 
 from __future__ import annotations
 
@@ -16,48 +10,27 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.documents import Document
+from langchain_core.messages import BaseMessage
+
 from camab_rag.errors import InputError, WrongTypeError
 from camab_rag.integration import METADATA_KEY, Attachment, ChainAttribution, ChainCall
+from langchain_camab.native import annotate, message_text, with_metadata
+from langchain_camab.run_tree import input_keys
 
 if TYPE_CHECKING:
     from camab_rag.integration import ChainParts, ProgressRelay, Prompt, Runs, Steps
-from langchain_camab.run_tree import input_keys
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class NativeTypes:
-    """A framework's documents and answer messages, as callables.
+def _metadata(value: object) -> dict[str, Any] | None:
+    return value.metadata if isinstance(value, Document) else None
 
-    ``metadata_of(x)``: a document's metadata dict (``None``: not a document);
-    ``copied(doc)``: a copy with a metadata dict of its own; ``message_text(x)``: a
-    message's text (``None``: not a message); ``with_data(message, data)``: a copy carrying
-    the summary in its metadata; ``with_text(message, text)``: a copy saying ``text``;
-    ``annotate(message, data, result, documents)``: put the summary on an answer message
-    in place, and with a ``result`` (not ``None``) its native citations;
-    ``make(text, metadata=...)``: a document of a text (a tool's output).
-    """
 
-    metadata_of: Callable[[object], dict[str, Any] | None]
-    copied: Callable[[Any], Any]
-    message_text: Callable[[object], str | None]
-    with_data: Callable[[Any, dict[str, Any]], Any]
-    with_text: Callable[[Any, str], Any]
-    annotate: Callable[[Any, dict[str, Any], Any, Sequence[Any]], None] = lambda *_: None
-    make: Callable[..., Any] = lambda text, metadata: text
-
-    def is_document(self, value: object) -> bool:
-        """Whether ``value`` is one of the framework's documents."""
-        return self.metadata_of(value) is not None
-
-    def single(self, value: object) -> bool:
-        """Whether ``value`` is one document (or one string) rather than a list of them."""
-        return isinstance(value, str) or self.is_document(value)
-
-    def items(self, value: Any) -> list[Any]:
-        """A step's documents: a string or a document is one, a sequence lists them."""
-        return [value] if self.single(value) else list(value)
+def _single(value: object) -> bool:
+    """Whether ``value`` is one document (or one string) rather than a list of them."""
+    return isinstance(value, (str, Document))
 
 
 @dataclass(frozen=True)
@@ -99,7 +72,7 @@ class StepKeys:
             f"rename it before the step: {self.rename.format(key=key)}"
         )
 
-    def read(self, input: object, types: NativeTypes) -> StepInput:
+    def read(self, input: object) -> StepInput:
         """The question, documents, answer and prompt of ``input`` (an ``InputError``
         saying what is missing and how to point the step at it)."""
         if not isinstance(input, Mapping):
@@ -124,14 +97,14 @@ class StepKeys:
                 hint = self._hint(input, option, "my_key", name)
                 raise InputError(f"the input has no {what} under '{key}'{hint}")
         raw = input[self.answer_key]
-        text = types.message_text(raw)
-        answer = raw if text is None else text
+        answer = message_text(raw) if isinstance(raw, BaseMessage) else raw
         if not isinstance(answer, str):
             raise InputError(
                 f"the answer under '{self.answer_key}' must be a string or a message, got "
                 f"{type(raw).__name__}"
             )
-        documents = types.items(input[self.context_key])
+        context = input[self.context_key]
+        documents = [context] if _single(context) else list(context)
         return StepInput(question, documents, answer, input.get(self.prompt_key))
 
 
@@ -155,7 +128,6 @@ class ChainStep:
     returns at once with pending placeholders, filled in place later."""
 
     keys: StepKeys
-    types: NativeTypes
     parts: ChainParts
 
     @property
@@ -176,7 +148,7 @@ class ChainStep:
         ``emit``, see :class:`ProgressRelay`); on bad input the output with the failure
         recorded (:meth:`failed`; re-raised when strict)."""
         try:
-            read = self.keys.read(input, self.types)
+            read = self.keys.read(input)
             given = prompt(input, read)
         except Exception as error:
             if self.parts.strict:
@@ -206,14 +178,14 @@ class ChainStep:
         data = Attachment.of(result, []).answer
         if summary:
             return data
-        if self.types.message_text(input) is not None:
-            return self.types.with_data(input, data)
+        if isinstance(input, BaseMessage):
+            return with_metadata(input, data)
         if not isinstance(input, Mapping):
             return input
         output = dict(input)
         raw = input.get(self.keys.answer_key)
-        if self.types.message_text(raw) is not None:
-            output[self.keys.answer_key] = self.types.with_data(raw, data)
+        if isinstance(raw, BaseMessage):
+            output[self.keys.answer_key] = with_metadata(raw, data)
         output["attribution"] = data
         return output
 
@@ -241,44 +213,35 @@ class ChainStep:
         (with citations when the options ask for them; a blocked answer says the fallback
         instead)."""
         data, entries = call.attachment.answer, call.attachment.documents
-        context, types = input[self.keys.context_key], self.types
         if summary:
             for item, entry in zip(call.documents, entries):
-                metadata = types.metadata_of(item)
-                if metadata is not None:
-                    metadata[METADATA_KEY] = entry
+                if isinstance(item, Document):
+                    item.metadata[METADATA_KEY] = entry
             return data
-        annotated = [self._with_entry(item, entry) for item, entry in zip(call.documents, entries)]
+        annotated = [_with_entry(item, entry) for item, entry in zip(call.documents, entries)]
         output = dict(input)
-        output[self.keys.context_key] = annotated[0] if types.single(context) else annotated
+        single = _single(input[self.keys.context_key])
+        output[self.keys.context_key] = annotated[0] if single else annotated
         answer = input[self.keys.answer_key]
-        if types.message_text(answer) is not None:
-            answer = types.with_data(answer, data)
-            cited = call.result if self.parts.citations else None
-            types.annotate(answer, data, cited, call.documents)
+        if isinstance(answer, BaseMessage):
+            answer = with_metadata(answer, data)
+            annotate(answer, data, call.result if self.parts.citations else None, call.documents)
         verdict = data.get("groundedness")
         if isinstance(verdict, dict) and verdict.get("blocked"):
             fallback = str(verdict["answer"])
-            is_message = types.message_text(answer) is not None
-            answer = types.with_text(answer, fallback) if is_message else fallback
+            if isinstance(answer, BaseMessage):
+                answer = answer.model_copy(update={"content": fallback})
+            else:
+                answer = fallback
         output[self.keys.answer_key] = answer
         output["attribution"] = data
         return output
-
-    def _with_entry(self, item: Any, entry: dict[str, Any]) -> Any:
-        if not self.types.is_document(item):
-            return item
-        copy = self.types.copied(item)
-        metadata = self.types.metadata_of(copy)
-        assert metadata is not None
-        metadata[METADATA_KEY] = entry
-        return copy
 
     def passes_through(self, summary: bool) -> bool:
         """Whether a stream passes its input through (then adds the attribution): not when
         the output is the ``summary`` alone, nor when a blocking groundedness filter must
         judge the answer before anyone sees it."""
-        gate = self.parts.settings.groundedness
+        gate = self.parts.groundedness
         return not summary and (gate is None or gate.mode != "block")
 
     def last_chunk(
@@ -302,14 +265,21 @@ class ChainStep:
 
     def _update_streamed(self, streamed: Mapping[str, Any], output: Mapping[str, Any]) -> None:
         originals, copies = streamed.get(self.keys.context_key), output.get(self.keys.context_key)
-        if self.types.single(originals):
+        if _single(originals):
             originals, copies = [originals], [copies]
         if not isinstance(originals, list) or not isinstance(copies, list):
             return
         for original, copy in zip(originals, copies):
-            target, values = self.types.metadata_of(original), self.types.metadata_of(copy)
+            target, values = _metadata(original), _metadata(copy)
             if target is not None and values is not None:
                 target.update(values)
+
+
+def _with_entry(item: Any, entry: dict[str, Any]) -> Any:
+    """A copy of a document carrying ``entry`` (anything else as it is)."""
+    if not isinstance(item, Document):
+        return item
+    return item.model_copy(update={"metadata": {**item.metadata, METADATA_KEY: entry}})
 
 
 def added(merged: Any, chunk: Any, mapping: Callable[[Mapping[Any, Any]], Any] = dict) -> Any:

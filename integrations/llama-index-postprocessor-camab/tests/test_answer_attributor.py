@@ -83,7 +83,7 @@ def test_an_answer_with_retrieved_documents_that_reached_the_model_is_attributed
 
 def test_a_problem_is_the_failed_result_and_a_blocking_filter_fails_closed() -> None:
     gate = GroundednessFilter(mode="block", fallback="Not sure.")
-    attributor = AnswerAttributor(KeywordScorer(), settings=AttributionSettings(groundedness=gate))
+    attributor = AnswerAttributor(KeywordScorer(), groundedness=gate)
     call = ChainCall(QUESTION, ANSWER, problem=InputError("not a plain answer"))
     done = drive(attributor.call_steps(call, sources=DOCS))
     summary, entries = done.metadata()
@@ -97,7 +97,7 @@ def test_a_problem_is_the_failed_result_and_a_blocking_filter_fails_closed() -> 
 def test_a_handler_attributes_in_the_background_only_where_it_may() -> None:
     plain = AnswerAttributor(KeywordScorer())
     gate = GroundednessFilter(mode="block")
-    blocking = AnswerAttributor(KeywordScorer(), settings=AttributionSettings(groundedness=gate))
+    blocking = AnswerAttributor(KeywordScorer(), groundedness=gate)
     assert not plain.in_background(True, False, True)  # no running event loop
 
     async def inside_a_loop() -> list[bool]:

@@ -185,7 +185,8 @@ def test_the_earlier_turns_count_as_context_for_the_groundedness_verdict(
     engine = CamabChatEngine(
         inner,
         scorer,
-        settings=CHAIN_SETTINGS.with_changes(budget=0, groundedness=GroundednessFilter()),
+        budget=0,
+        groundedness=GroundednessFilter(),
     )
     first, second = engine.chat(question), engine.chat(again)
     assert isinstance(first, AgentChatResponse) and isinstance(second, AgentChatResponse)

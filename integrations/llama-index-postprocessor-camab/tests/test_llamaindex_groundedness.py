@@ -55,7 +55,8 @@ def test_flag_records_the_verdict_and_keeps_the_answer(index: Any) -> None:
     engine = CamabQueryEngine(
         _engine(index),
         PlantedScorer([]),
-        settings=CHAIN_SETTINGS.with_changes(budget=4, groundedness=GroundednessFilter()),
+        budget=4,
+        groundedness=GroundednessFilter(),
     )
     response = answered(engine.query(QUESTION))
     assert response.response == ANSWER
@@ -74,7 +75,8 @@ def test_block_replaces_only_unsupported_answers(index: Any) -> None:
         CamabQueryEngine(
             _engine(index),
             PlantedScorer([]),
-            settings=CHAIN_SETTINGS.with_changes(budget=4, groundedness=_block()),
+            budget=4,
+            groundedness=_block(),
         ).query(QUESTION)
     )
     assert blocked.response == FALLBACK
@@ -85,7 +87,8 @@ def test_block_replaces_only_unsupported_answers(index: Any) -> None:
         CamabQueryEngine(
             _engine(index),
             _supporting_scorer(index),
-            settings=CHAIN_SETTINGS.with_changes(budget=4, groundedness=_block(threshold=0.3)),
+            budget=4,
+            groundedness=_block(threshold=0.3),
         ).query(QUESTION)
     )
     assert kept.response == ANSWER
@@ -100,7 +103,8 @@ def test_block_in_aquery(index: Any) -> None:
     engine = CamabQueryEngine(
         _engine(index),
         PlantedScorer([]),
-        settings=CHAIN_SETTINGS.with_changes(budget=4, groundedness=_block()),
+        budget=4,
+        groundedness=_block(),
     )
     response = answered(asyncio.run(engine.aquery(QUESTION)))
     assert response.response == FALLBACK and groundedness_of(response).blocked
@@ -110,7 +114,8 @@ def test_failed_attribution_is_blocked_by_default_or_passes_as_configured(index:
     passing = CamabQueryEngine(
         _engine(index),
         FailingScorer(),
-        settings=CHAIN_SETTINGS.with_changes(budget=4, groundedness=_block(on_error="pass")),
+        budget=4,
+        groundedness=_block(on_error="pass"),
     )
     response = answered(passing.query(QUESTION))
     assert response.response == ANSWER
@@ -120,7 +125,8 @@ def test_failed_attribution_is_blocked_by_default_or_passes_as_configured(index:
     strict = CamabQueryEngine(
         _engine(index),
         FailingScorer(),
-        settings=CHAIN_SETTINGS.with_changes(budget=4, groundedness=_block()),
+        budget=4,
+        groundedness=_block(),
     )
     blocked = answered(strict.query(QUESTION))
     assert blocked.response == FALLBACK and groundedness_of(blocked).grounded is None
@@ -129,7 +135,8 @@ def test_failed_attribution_is_blocked_by_default_or_passes_as_configured(index:
 def test_event_handler_blocks_inline_even_in_aquery(index: Any) -> None:
     handler = CamabEventHandler.attach(
         scorer=PlantedScorer([]),
-        settings=CHAIN_SETTINGS.with_changes(budget=4, groundedness=_block()),
+        budget=4,
+        groundedness=_block(),
     )
     try:
         response = asyncio.run(_engine(index).aquery(QUESTION))
@@ -146,13 +153,13 @@ def test_settings_that_cannot_work_are_refused(index: Any) -> None:
         CamabEventHandler(
             scorer=PlantedScorer([]),
             background=True,
-            settings=CHAIN_SETTINGS.with_changes(groundedness=_block()),
+            groundedness=_block(),
         )
     with pytest.raises(TypeError, match="GroundednessFilter"):
         CamabQueryEngine(
             _engine(index),
             PlantedScorer([]),
-            settings=CHAIN_SETTINGS.with_changes(groundedness=0.5),  # type: ignore[arg-type]
+            groundedness=0.5,  # type: ignore[arg-type]
         )
     with pytest.raises(KeyError, match="groundedness"):
         groundedness_of(
@@ -167,7 +174,8 @@ def test_budget_zero_judges_without_attributing(index: Any) -> None:
     engine = CamabQueryEngine(
         _engine(index),
         scorer,
-        settings=CHAIN_SETTINGS.with_changes(budget=0, groundedness=_block(threshold=0.3)),
+        budget=0,
+        groundedness=_block(threshold=0.3),
     )
     response = answered(engine.query(QUESTION))
     verdict = groundedness_of(response)
@@ -179,7 +187,8 @@ def test_budget_zero_judges_without_attributing(index: Any) -> None:
         CamabQueryEngine(
             _engine(index),
             PlantedScorer([]),
-            settings=CHAIN_SETTINGS.with_changes(budget=0, groundedness=_block()),
+            budget=0,
+            groundedness=_block(),
         ).query(QUESTION)
     )
     assert blocked.response == FALLBACK and groundedness_of(blocked).blocked

@@ -274,11 +274,8 @@ def test_the_engines_take_the_everyday_knobs_as_keywords(index: Any) -> None:
     ):
         chosen = made.settings
         assert (chosen.budget, chosen.seed, chosen.method_instance.name) == (5, 2, "loo")
-        assert (chosen.granularity, chosen.deadline_s, chosen.groundedness) == (
-            "sentence",
-            9.0,
-            gate,
-        )
+        assert (chosen.granularity, chosen.deadline_s) == ("sentence", 9.0)
+        assert made._attributor.parts.groundedness is gate  # held beside the settings
     nodes = [NodeWithScore(node=TextNode(text=t)) for t in (top, "Bananas are yellow.")]
     answer = Response(top.split(". ")[0], nodes)
     attribute_response(answer, question, scorer=scorer, budget=3, method="loo")
@@ -694,9 +691,8 @@ def test_nodes_discarded_by_a_postprocessor_are_not_attributed(index: Any) -> No
     camab = CamabQueryEngine(
         engine,
         PlantedScorer([]),
-        settings=CHAIN_SETTINGS.with_changes(
-            budget=8, groundedness=GroundednessFilter(mode="block", fallback="No supported answer.")
-        ),
+        budget=8,
+        groundedness=GroundednessFilter(mode="block", fallback="No supported answer."),
     )
     response = answered(camab.query("Who was Henry Roth?"))
     assert response.source_nodes == []

@@ -17,7 +17,6 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.retrievers import BaseRetriever
 
 from camab_rag.groundedness import GroundednessFilter
-from camab_rag.settings import CHAIN_SETTINGS
 
 pytestmark = pytest.mark.model
 
@@ -61,9 +60,7 @@ def test_a_follow_up_naming_the_product_from_an_earlier_turn_passes(smollm2: Any
         | PROMPT
         | llm
     )
-    handler = CamabCallbackHandler(
-        smollm2, settings=CHAIN_SETTINGS.with_changes(budget=4, groundedness=GroundednessFilter())
-    )
+    handler = CamabCallbackHandler(smollm2, budget=4, groundedness=GroundednessFilter())
     history = [HumanMessage("How much is the Glass teapot?"), AIMessage("It costs 29 euros.")]
     message = chain.invoke(
         {"question": "And how long is its warranty?", "history": history},

@@ -1,7 +1,7 @@
 """A chain step's dict in and out (langchain_camab.step):
 reading the input (with errors that name the fix), the output with per-document entries,
-a blocked answer replaced, bad input recorded; documents and messages are small fakes of
-a framework's types, the scorer the keyword fake."""
+a blocked answer replaced, bad input recorded; LangChain's own documents and messages,
+the scorer the keyword fake."""
 
 from __future__ import annotations
 
@@ -11,21 +11,22 @@ from typing import Any
 
 import pytest
 from langchain_camab.step import ChainStep, StepInput, StepKeys, added
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage
 
 from camab_rag.errors import InputError, WrongTypeError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.integration import ChainParts
 from camab_rag.settings import CHAIN_SETTINGS
 from tests.fakes import KeywordScorer
-from tests.native_fakes import TYPES, Doc, Message
 
 KEYS = StepKeys(step="Step", after="a retrieval chain", rename="rename({key})")
-DOCS = [Doc("Paris is the capital of France."), Doc("Berlin is in Germany.")]
+DOCS = [Document("Paris is the capital of France."), Document("Berlin is in Germany.")]
 
 
 def step(settings: Any = CHAIN_SETTINGS, background: bool = False, **options: Any) -> ChainStep:
     chosen = {"settings": settings.with_changes(budget=4), "background": background, **options}
-    return ChainStep(KEYS, TYPES, ChainParts.of("Step", None, chosen))
+    return ChainStep(KEYS, ChainParts.of("Step", None, chosen))
 
 
 def no_prompt(input: Mapping[str, Any], read: StepInput) -> None:
@@ -39,9 +40,9 @@ def attributed(chain: ChainStep, input: dict[str, Any], summary: bool = False) -
 
 
 def test_the_input_is_read_with_the_answer_as_text() -> None:
-    read = KEYS.read({"question": "Q?", "context": DOCS, "answer": Message("Paris.")}, TYPES)
+    read = KEYS.read({"question": "Q?", "context": DOCS, "answer": AIMessage("Paris.")})
     assert (read.question, read.documents, read.answer, read.prompt) == ("Q?", DOCS, "Paris.", None)
-    one = KEYS.read({"input": "Q?", "context": "one text", "answer": "A", "prompt": "P"}, TYPES)
+    one = KEYS.read({"input": "Q?", "context": "one text", "answer": "A", "prompt": "P"})
     assert one.documents == ["one text"] and one.prompt == "P"
 
 
@@ -63,7 +64,7 @@ def test_a_bad_input_says_what_is_missing_and_how_to_point_the_step(
     input: object, message: str
 ) -> None:
     with pytest.raises(InputError, match=message):
-        KEYS.read(input, TYPES)
+        KEYS.read(input)
 
 
 def test_one_key_is_one_key_and_a_key_must_be_a_string() -> None:
@@ -79,24 +80,29 @@ def test_the_output_carries_the_summary_and_each_documents_entry() -> None:
     input = {
         "question": "Which city is the capital of France?",
         "context": DOCS,
-        "answer": Message("Paris is the capital."),
+        "answer": AIMessage("Paris is the capital."),
     }
     output = attributed(step(), input)
     assert output["attribution"]["status"] == "ok"
-    assert output["answer"].metadata["attribution"] is output["attribution"]
+    assert output["answer"].response_metadata["attribution"] is output["attribution"]
+    assert isinstance(output["answer"].content, str)  # no citations unless asked
+    cited = attributed(step(citations=True), input)["answer"]
+    assert cited.content[0]["annotations"][0]["cited_text"] == DOCS[0].page_content
     entries = [d.metadata["attribution"] for d in output["context"]]
     assert [e["rank"] for e in entries] == [1, 2]
     assert all("attribution" not in d.metadata for d in DOCS)  # copies, not the input's
-    summary = attributed(step(), {**input, "context": [Doc(d.text) for d in DOCS]}, True)
+    summary = attributed(
+        step(), {**input, "context": [Document(d.page_content) for d in DOCS]}, True
+    )
     assert summary["status"] == "ok" and "context" not in summary
 
 
 def test_a_blocked_answer_is_replaced_by_the_fallback_in_its_own_type() -> None:
     gate = GroundednessFilter(mode="block", threshold=1e9, fallback="I cannot say.")
-    blocking = step(CHAIN_SETTINGS.with_changes(groundedness=gate))
+    blocking = step(groundedness=gate)
     assert not blocking.passes_through(False)  # judged before anyone sees the answer
     assert step().passes_through(False) and not step().passes_through(True)
-    input = {"question": "Q?", "context": DOCS, "answer": Message("Paris.")}
+    input = {"question": "Q?", "context": DOCS, "answer": AIMessage("Paris.")}
     assert attributed(blocking, input)["answer"].text == "I cannot say."
     assert attributed(blocking, {**input, "answer": "Paris."})["answer"] == "I cannot say."
 
@@ -107,11 +113,13 @@ def test_bad_input_is_recorded_where_it_fits() -> None:
     assert output["status"] == "error" and "no documents under 'context'" in output["error"]
     with pytest.raises(ValueError, match="needs a dict"):
         step(strict=True).start([1], None, KeywordScorer, no_prompt)
-    failed = chain.failed({"answer": Message("A")}, ValueError("no question"), "r9", False)
+    failed = chain.failed({"answer": AIMessage("A")}, ValueError("no question"), "r9", False)
     assert failed["attribution"]["status"] == "error"
-    assert failed["answer"].metadata["attribution"]["error"] == "ValueError: no question"
+    assert failed["answer"].response_metadata["attribution"]["error"] == "ValueError: no question"
     assert chain.runs.last_result is not None and chain.runs.last_result.status == "error"
-    assert chain.failed(Message("A"), ValueError("x"), None, False).metadata["attribution"]
+    assert chain.failed(AIMessage("A"), ValueError("x"), None, False).response_metadata[
+        "attribution"
+    ]
     assert chain.failed(7, ValueError("x"), None, False) == 7
     assert chain.failed(7, ValueError("x"), None, True)["status"] == "error"
 
@@ -137,9 +145,9 @@ def test_a_background_call_fills_its_placeholders_and_async_drains_progress() ->
 
 
 def test_streamed_documents_get_the_entries_and_chunks_add_up() -> None:
-    original, entry = Doc("a"), {"attribution": {"rank": 1}}
-    streamed = {"context": [original], "answer": Message("x")}
-    output = {"context": [Doc("a", entry)], "attribution": {"status": "ok"}}
+    original, entry = Document("a"), {"attribution": {"rank": 1}}
+    streamed = {"context": [original], "answer": AIMessage("x")}
+    output = {"context": [Document("a", metadata=entry)], "attribution": {"status": "ok"}}
     last = step().last_chunk(streamed, output, dict, lambda answer, data: (answer.text, data))
     assert original.metadata == entry
     assert last == {"attribution": {"status": "ok"}, "answer": ("x", {"status": "ok"})}

@@ -19,7 +19,6 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
-from camab_rag.settings import CHAIN_SETTINGS
 from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer
 from tests.unit_tests.test_handler import _chain
 
@@ -47,7 +46,8 @@ def _block(**kwargs: Any) -> GroundednessFilter:
 def test_flag_attaches_the_verdict_and_keeps_the_answer() -> None:
     attributor = CamabAttributor(
         KeywordScorer(),
-        settings=CHAIN_SETTINGS.with_changes(budget=6, groundedness=GroundednessFilter()),
+        budget=6,
+        groundedness=GroundednessFilter(),
     )
     out = (_rag(AIMessage(UNGROUNDED)) | attributor).invoke(QUESTION)
     verdict = out["attribution"]["groundedness"]
@@ -71,9 +71,7 @@ def test_flag_attaches_the_verdict_and_keeps_the_answer() -> None:
 
 
 def test_block_replaces_only_the_ungrounded_answer() -> None:
-    attributor = CamabAttributor(
-        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6, groundedness=_block())
-    )
+    attributor = CamabAttributor(KeywordScorer(), budget=6, groundedness=_block())
     bad = (_rag(AIMessage(UNGROUNDED, id="m1")) | attributor).invoke(QUESTION)
     assert isinstance(bad["answer"], AIMessage) and bad["answer"].content == FALLBACK
     assert bad["answer"].id == "m1"  # same message, new text, metadata kept
@@ -88,9 +86,7 @@ def test_block_replaces_only_the_ungrounded_answer() -> None:
 
 
 def test_block_in_async_chains() -> None:
-    attributor = CamabAttributor(
-        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6, groundedness=_block())
-    )
+    attributor = CamabAttributor(KeywordScorer(), budget=6, groundedness=_block())
     out = asyncio.run((_rag(UNGROUNDED) | attributor).ainvoke(QUESTION))
     assert out["answer"] == FALLBACK and out["attribution"]["groundedness"]["blocked"]
 
@@ -101,7 +97,8 @@ def test_assign_position_reports_the_answer_to_show() -> None:
         .assign(
             attribution=CamabAttributor(
                 KeywordScorer(),
-                settings=CHAIN_SETTINGS.with_changes(budget=6, groundedness=_block()),
+                budget=6,
+                groundedness=_block(),
             )
         )
         .invoke(QUESTION)
@@ -113,15 +110,14 @@ def test_assign_position_reports_the_answer_to_show() -> None:
 def test_a_failed_attribution_is_blocked_by_default_or_passes_as_configured() -> None:
     passing = CamabAttributor(
         FailingScorer(),
-        settings=CHAIN_SETTINGS.with_changes(budget=6, groundedness=_block(on_error="pass")),
+        budget=6,
+        groundedness=_block(on_error="pass"),
     )
     out = (_rag(UNGROUNDED) | passing).invoke(QUESTION)
     assert out["answer"] == UNGROUNDED and out["attribution"]["status"] == "error"
     assert out["attribution"]["groundedness"]["grounded"] is None
     # a blocking filter that cannot judge fails closed
-    strict = CamabAttributor(
-        FailingScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6, groundedness=_block())
-    )
+    strict = CamabAttributor(FailingScorer(), budget=6, groundedness=_block())
     out = (_rag(UNGROUNDED) | strict).invoke(QUESTION)
     assert out["answer"] == FALLBACK and out["attribution"]["groundedness"]["blocked"]
     assert out["attribution"]["groundedness"]["grounded"] is None
@@ -132,23 +128,19 @@ def test_filters_that_cannot_work_are_refused() -> None:
         CamabAttributor(
             KeywordScorer(),
             background=True,
-            settings=CHAIN_SETTINGS.with_changes(groundedness=_block()),
+            groundedness=_block(),
         )
     with pytest.raises(ValueError, match="CamabCallbackHandler observes"):
-        CamabCallbackHandler(
-            KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(groundedness=_block())
-        )
+        CamabCallbackHandler(KeywordScorer(), groundedness=_block())
     with pytest.raises(ValueError, match="AsyncCamabCallbackHandler observes"):
-        AsyncCamabCallbackHandler(
-            KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(groundedness=_block())
-        )
+        AsyncCamabCallbackHandler(KeywordScorer(), groundedness=_block())
     with pytest.raises(TypeError, match="GroundednessFilter"):
-        CamabAttributor(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(groundedness=0.22))  # type: ignore[arg-type]
+        CamabAttributor(KeywordScorer(), groundedness=0.22)  # type: ignore[arg-type]
     # flag mode works in the background and in handlers
     CamabAttributor(
         KeywordScorer(),
         background=True,
-        settings=CHAIN_SETTINGS.with_changes(groundedness=GroundednessFilter()),
+        groundedness=GroundednessFilter(),
     )
 
 
@@ -156,7 +148,8 @@ def test_filters_that_cannot_work_are_refused() -> None:
 def test_handlers_flag_answers(handler_cls: Any) -> None:
     handler = handler_cls(
         KeywordScorer(),
-        settings=CHAIN_SETTINGS.with_changes(budget=8, groundedness=GroundednessFilter()),
+        budget=8,
+        groundedness=GroundednessFilter(),
     )
     chain = _chain()
     # the fake model declines on Atlantis ("I do not know."): an abstention passes
@@ -179,9 +172,7 @@ def test_handlers_flag_answers(handler_cls: Any) -> None:
 
 def test_budget_zero_judges_without_attributing() -> None:
     scorer = KeywordScorer()
-    attributor = CamabAttributor(
-        scorer, settings=CHAIN_SETTINGS.with_changes(budget=0, groundedness=_block())
-    )
+    attributor = CamabAttributor(scorer, budget=0, groundedness=_block())
     bad = (_rag(AIMessage(UNGROUNDED)) | attributor).invoke(QUESTION)
     assert bad["answer"].content == FALLBACK and bad["attribution"]["groundedness"]["blocked"]
     assert len(scorer.calls) == 2  # the two anchor calls, nothing else

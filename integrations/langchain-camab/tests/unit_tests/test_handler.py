@@ -372,9 +372,8 @@ def test_empty_retrieval_says_so_and_is_never_grounded() -> None:
 
     handler = CamabCallbackHandler(
         KeywordScorer(),
-        settings=CHAIN_SETTINGS.with_changes(
-            budget=8, groundedness=GroundednessFilter(mode="flag")
-        ),
+        budget=8,
+        groundedness=GroundednessFilter(mode="flag"),
     )
     empty = KeywordRetriever(documents=DOCS, k=3)
     answer = _chain(retriever=empty).invoke("Zzzz qqqq?", {"callbacks": [handler]})

@@ -1,23 +1,30 @@
-"""Live in-process models found by their key (camab_rag.integration.model_registry through
-camab_rag.integration): distinct keys, the model while it lives, nothing once it is gone."""
+"""Live in-process chat models found by their key (``langchain_camab.chat_models.MODELS``):
+distinct keys, the model while it lives, nothing once it is gone."""
 
 from __future__ import annotations
 
 import gc
+from collections.abc import Sequence
+from typing import Any
 
-from langchain_camab.registry import ModelRegistry
+from langchain_camab.chat_models import MODEL_KEY, MODELS, CamabChatModel
 
 
-class Model:
-    """An in-process model (any object that can be weakly referenced)."""
+class Generator:
+    """An in-process model that answers and scores (what callbacks find by key)."""
+
+    def generate(self, prompts: Sequence[Any], max_new_tokens: int = 8) -> list[str]:
+        return ["Paris."] * len(prompts)
+
+    def score(self, requests: Sequence[Any]) -> list[Any]:
+        return []
 
 
 def test_a_model_is_found_by_its_key_while_it_lives() -> None:
-    registry: ModelRegistry[Model] = ModelRegistry("m")
-    first, second = Model(), Model()
-    keys = registry.add(first), registry.add(second)
-    assert keys == ("m-0", "m-1")
-    assert registry.get("m-1") is second and registry.get(None) is None
+    first, second = CamabChatModel(generator=Generator()), CamabChatModel(generator=Generator())
+    keys = [m._identifying_params[MODEL_KEY] for m in (first, second)]
+    assert len(set(keys)) == 2 and all(k.startswith("camab-") for k in keys)
+    assert MODELS.get(keys[1]) is second and MODELS.get("camab-none") is None
     del second
     gc.collect()
-    assert registry.get("m-1") is None and registry.get("m-0") is first
+    assert MODELS.get(keys[1]) is None and MODELS.get(keys[0]) is first

@@ -1,7 +1,7 @@
 """A traced chain's root runs attributed as they end (langchain_camab.roots):
 documents of retrievers and tools, the entries on duplicates, the
-run's metadata slot, the background placeholders and a relayed progress; the framework's
-types are small fakes, the scorer the keyword fake."""
+run's metadata slot, the background placeholders and a relayed progress; LangChain's own
+documents and messages, the scorer the keyword fake."""
 
 from __future__ import annotations
 
@@ -10,36 +10,43 @@ from uuid import uuid4
 
 from langchain_camab.roots import RootRuns, tool_documents
 from langchain_camab.run_tree import LLMCall, RunReading
+from langchain_core.documents import Document as Doc
+from langchain_core.messages import AIMessage as Message
+from langchain_core.messages import ToolMessage
 
 from camab_rag.integration import ChainParts
 from camab_rag.settings import CHAIN_SETTINGS
 from camab_rag.steps import drive
 from tests.fakes import KeywordScorer
-from tests.native_fakes import TYPES, Doc, Message
 
 QUESTION = "Which city is the capital of France?"
 PARIS, BERLIN = "Paris is the capital of France.", "Berlin is in Germany."
 
 
-def roots(background: bool = False, cite: bool = False) -> RootRuns[Doc]:
-    reading: RunReading[Doc] = RunReading(lambda d: d.text, TYPES.is_document)
+def roots(background: bool = False, cite: bool = False) -> RootRuns:
     options = {"settings": CHAIN_SETTINGS.with_changes(budget=4), "citations": cite}
     parts = ChainParts.of("Handler", None, {**options, "background": background})
-    return RootRuns(reading, parts, TYPES, "slot")
+    return RootRuns(RunReading(), parts, "slot")
 
 
-def answered(kernel: RootRuns[Doc], root: Any, documents: list[Doc]) -> tuple[Message, list[Doc]]:
+def cited(message: Message) -> bool:
+    """Whether the answer message carries LangChain ``Citation`` annotations."""
+    block = message.content[0] if isinstance(message.content, list) else None
+    return isinstance(block, dict) and bool(block["annotations"])
+
+
+def answered(kernel: RootRuns, root: Any, documents: list[Doc]) -> tuple[Message, list[Doc]]:
     """Two retrievers (the second returns the same texts again) and a model call under
     ``root``; the answer message and the second retriever's duplicates."""
     metadata: dict[str, Any] = {}
     kernel.started(root, None, {"question": QUESTION}, metadata)
     assert metadata["slot"]["status"] == "pending"
-    duplicates = [Doc(d.text) for d in documents]
+    duplicates = [Doc(d.page_content) for d in documents]
     for retriever, returned in ((uuid4(), documents), (uuid4(), duplicates)):
         kernel.retriever_started(retriever, root, QUESTION)
         kernel.add(retriever, returned)
     llm, message = uuid4(), Message("Paris.")
-    prompt = "\n".join(d.text for d in documents) + f"\n{QUESTION}"
+    prompt = "\n".join(d.page_content for d in documents) + f"\n{QUESTION}"
     kernel.llm_started(llm, root, prompt, model="the model")
     kernel.llm_ended(llm, "Paris.", message)
     run = kernel.tree.get(root)
@@ -61,7 +68,7 @@ def test_a_root_run_is_attributed_when_it_ends_and_everything_gets_its_entry() -
     assert [d.metadata["attribution"] for d in duplicates] == [
         d.metadata["attribution"] for d in first
     ]
-    assert message.metadata["attribution"]["status"] == "ok" and message.metadata["cited"]
+    assert message.response_metadata["attribution"]["status"] == "ok" and cited(message)
     assert metadata is not None and metadata["slot"]["status"] == "ok"
     assert kernel.parts.runs.results[root] is result and len(kernel.tree) == 0
 
@@ -73,8 +80,8 @@ def test_in_the_background_placeholders_are_put_first_and_filled_in_place() -> N
     job = kernel.ended(root, lambda call: KeywordScorer())
     assert job is not None and len(job[1]) == 4  # answer, two documents, the run's slot
     assert documents[0].metadata["attribution"]["status"] == "pending"
-    assert message.metadata["attribution"]["status"] == "pending"
-    assert not message.metadata["cited"]
+    assert message.response_metadata["attribution"]["status"] == "pending"
+    assert not cited(message)
     drive(job[0])
     assert [d.metadata["attribution"]["rank"] for d in documents] == [1, 2]
     assert all(placeholder["status"] == "ok" for placeholder in job[1])
@@ -100,13 +107,13 @@ def test_a_tools_output_becomes_documents() -> None:
     kernel, root, tool = roots(), uuid4(), uuid4()
     kernel.started(root, None, {"question": "q"}, None)
     kernel.tool_started(tool, root, "search")
-    kernel.tool_ended(tool, Message("Paris is the capital."))
+    kernel.tool_ended(tool, ToolMessage("Paris is the capital.", tool_call_id="t"))
     run = kernel.tree.get(root)
     assert run is not None and run.tool_documents == [
-        Doc("Paris is the capital.", {"source": "search"})
+        Doc("Paris is the capital.", metadata={"source": "search"})
     ]
     docs = [Doc("a"), Doc("b")]
-    assert tool_documents(Message("x", artifact=docs), None, TYPES) == docs
-    assert tool_documents(docs[0], None, TYPES) == [docs[0]]
-    assert tool_documents(3, None, TYPES) == [Doc("3")]
-    assert tool_documents("  ", "t", TYPES) == []
+    assert tool_documents(ToolMessage("x", artifact=docs, tool_call_id="t"), None) == docs
+    assert tool_documents(docs[0], None) == [docs[0]]
+    assert tool_documents(3, None) == [Doc("3")]
+    assert tool_documents("  ", "t") == []

@@ -1,52 +1,26 @@
 """Runs filed under their root run, and what a finished root run attributes
-(langchain_camab.run_tree): pure bookkeeping, so the documents
-and chat inputs are small fakes of a framework's types."""
+(langchain_camab.run_tree): pure bookkeeping over LangChain's documents and messages."""
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from uuid import uuid4
 
 from langchain_camab.run_tree import LLMCall, RootRun, RunReading, RunTree
+from langchain_core.documents import Document as Doc
+from langchain_core.messages import AIMessage, HumanMessage
 
 from camab_rag.errors import NoContextError
 
-
-@dataclass
-class Doc:
-    """A framework's document (text plus metadata)."""
-
-    text: str
+READING = RunReading()
 
 
-@dataclass
-class Said:
-    """A framework's chat message."""
-
-    role: str
-    text: str
-
-
-def last_user(messages: object) -> str:
-    if not isinstance(messages, list):
-        return ""
-    return next(
-        (m.text for m in reversed(messages) if isinstance(m, Said) and m.role == "user"), ""
-    )
-
-
-READING: RunReading[Doc] = RunReading(
-    text_of=lambda d: d.text, is_document=lambda d: isinstance(d, Doc), user_text=last_user
-)
-
-
-def root(**values: object) -> RootRun[Doc]:
+def root(**values: object) -> RootRun:
     return RootRun(uuid4(), **values)  # type: ignore[arg-type]
 
 
 def test_runs_are_filed_under_their_root() -> None:
-    tree: RunTree[Doc] = RunTree()
+    tree: RunTree = RunTree()
     top, child, grandchild = uuid4(), uuid4(), uuid4()
     tree.track(top, None, inputs={"question": "q"})
     tree.track(child, top)
@@ -56,20 +30,20 @@ def test_runs_are_filed_under_their_root() -> None:
     assert tree.is_root(top) and not tree.is_root(child)
     run = tree.pop(top)
     assert run is not None
-    assert [d.text for d in run.documents] == ["a"]
+    assert [d.page_content for d in run.documents] == ["a"]
     assert run.descendants == {child, grandchild}
     assert tree.get(child) is None and len(tree) == 0
 
 
 def test_a_run_with_an_unknown_parent_is_a_root() -> None:
-    tree: RunTree[Doc] = RunTree()
+    tree: RunTree = RunTree()
     run = uuid4()
     tree.track(run, uuid4())  # the integration was attached below the real root
     assert tree.is_root(run)
 
 
 def test_concurrent_roots_never_mix() -> None:
-    tree: RunTree[Doc] = RunTree()
+    tree: RunTree = RunTree()
     roots = [uuid4() for _ in range(20)]
 
     def work(i: int) -> None:
@@ -91,7 +65,7 @@ def test_concurrent_roots_never_mix() -> None:
         run = tree.pop(top)
         assert run is not None
         assert run.inputs == f"q{i}"
-        assert [d.text for d in run.documents] == [f"doc {i}"]
+        assert [d.page_content for d in run.documents] == [f"doc {i}"]
         assert [c.answer for c in run.llm_calls] == [f"answer {i}"]
 
 
@@ -99,18 +73,18 @@ def test_question_from_input_keys_messages_or_query() -> None:
     assert READING.question(root(inputs="plain")) == "plain"
     assert READING.question(root(inputs={"input": "a", "question": "b"})) == "a"
     assert READING.question(root(inputs={"question": "b"})) == "b"
-    chat = [Said("user", "first"), Said("assistant", "x"), Said("user", "last")]
+    chat = [HumanMessage("first"), AIMessage("x"), HumanMessage("last")]
     assert READING.question(root(inputs={"messages": chat})) == "last"
     assert READING.question(root(inputs=chat)) == "last"
     assert READING.question(root(inputs={"x": 1}, queries=["from retriever"])) == "from retriever"
-    keyed: RunReading[Doc] = RunReading(str, bool, question_keys=("q",))
+    keyed = RunReading(question_keys=("q",))
     assert keyed.question(root(inputs={"q": "c"})) == "c"
     assert READING.question(root(inputs=3)) == ""
 
 
 def test_duplicate_documents_are_attributed_once() -> None:
     run = root(documents=[Doc("a"), Doc("b"), Doc("a")])
-    assert [d.text for d in READING.documents(run)] == ["a", "b"]
+    assert [d.page_content for d in READING.documents(run)] == ["a", "b"]
 
 
 def test_documents_from_tools_then_from_the_input() -> None:
@@ -122,9 +96,9 @@ def test_documents_from_tools_then_from_the_input() -> None:
 
 def test_the_call_whose_prompt_holds_the_documents_is_attributed() -> None:
     docs = [Doc("Paris is the capital of France."), Doc("The Seine flows through it.")]
-    answer_step = LLMCall("Context: " + " ".join(d.text for d in docs), answer="Paris.")
+    answer_step = LLMCall("Context: " + " ".join(d.page_content for d in docs), answer="Paris.")
     rewrite = LLMCall("Rewrite the question", answer="capital of France?")
-    unanswered = LLMCall("Context: " + docs[0].text + docs[1].text)
+    unanswered = LLMCall("Context: " + docs[0].page_content + docs[1].page_content)
     run = root(inputs="q", documents=docs, llm_calls=[answer_step, rewrite, unanswered])
     closed = READING.close(run)
     assert closed is not None and closed.call is answer_step and closed.problem is None

@@ -80,9 +80,7 @@ async def test_astream_passes_the_answer_through_then_adds_the_attribution() -> 
 
 def test_a_blocking_filter_holds_the_stream_until_judged() -> None:
     gate = GroundednessFilter(mode="block", threshold=1e9, fallback="Not supported.")
-    chain = _rag() | CamabAttributor(
-        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=8, groundedness=gate)
-    )
+    chain = _rag() | CamabAttributor(KeywordScorer(), budget=8, groundedness=gate)
     chunks = list(chain.stream(QUESTION))
     assert len(chunks) == 1  # nothing was shown before the verdict
     assert chunks[0]["answer"].content == "Not supported."

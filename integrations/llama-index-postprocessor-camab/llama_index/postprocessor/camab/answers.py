@@ -1,11 +1,6 @@
-"""Attribute a LlamaIndex answer object over the core's kernel: what the engines and the
-handler attribute with (:class:`AnswerAttributor`: the scorer, given or built from the
-answer's model, the settings, the proxy, the progress hook, the background runs), which
-documents the answer came from (:func:`answer_documents`), what it then carries
-(:meth:`AnswerAttribution.metadata`), and waiting for a stream's attribution
-(:func:`wait_for_attribution` / :func:`await_attribution`: thin calls of its
-:class:`~camab_rag.attributor.Pending` handle).
-"""
+"""What the engines and the handler attribute with (:class:`AnswerAttributor`), which
+documents an answer came from (:func:`answer_documents`), what it then carries, and
+waiting for a stream's attribution (:func:`wait_for_attribution`)."""
 
 from __future__ import annotations
 
@@ -158,11 +153,9 @@ class AnswerAttribution:
 
 
 class AnswerAttributor:
-    """What an integration object attributes its answers with: the scorer (given, else
-    ``resolve_scorer(llm=model, **scorer_options)`` once per model, with the proxy:
-    :meth:`ScorerSource.of_model`), the settings, the progress hook and ``runs``
-    (background attributions). :meth:`call_steps` attributes one answer; ``as_documents``
-    reads the framework's documents; ``owner`` names the object in errors."""
+    """What an integration object attributes its answers with (its scorer, settings,
+    filter and runs); :meth:`call_steps` attributes one answer; ``owner`` names the object
+    in errors."""
 
     def __init__(
         self,
@@ -212,7 +205,7 @@ class AnswerAttributor:
         is attributed once read) nor under a blocking filter (it judges the answer before
         it is returned); else ``choice``, by default (``None``) an async call's; only
         inside a running event loop."""
-        gate = self.settings.groundedness
+        gate = self.parts.groundedness
         if streamed or (gate is not None and gate.mode == "block"):
             return False
         try:

@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY
-from llama_index.postprocessor.camab.score_filter import Missing, ScoreFilter, finite_number
+
+from camab_rag.errors import InputError
+
+Missing = Literal["error", "keep", "drop"]
+
+
+def finite_number(value: object) -> float | None:
+    """``value`` as a finite float (``None`` for anything else, booleans included)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
 class CamabNodePostprocessor(BaseNodePostprocessor):
     """Keep the nodes a first answer relied on, for "answer, attribute, re-answer".
 
     Takes the nodes a first answer was attributed to (no ``node_postprocessors=[...]`` entry:
-    those run before the answer), by ``metadata["attribution"]["score"]``: ``top_k``,
-    ``threshold``, ``missing`` (``"error"``, ``"keep"`` last, ``"drop"``) as
-    :class:`~llama_index.postprocessor.camab.score_filter.ScoreFilter`.
+    those run before the answer), sorted by ``metadata["attribution"]["score"]`` (stable),
+    those under ``threshold`` dropped, at most ``top_k`` kept; a node without a score
+    raises (``missing="error"``), is kept last (``"keep"``) or dropped (``"drop"``).
     """
 
     top_k: int | None = None
@@ -32,7 +43,12 @@ class CamabNodePostprocessor(BaseNodePostprocessor):
         missing: Missing = "error",
         **kwargs: Any,
     ) -> None:
-        ScoreFilter(top_k, threshold, missing)  # checks them
+        if top_k is not None and (type(top_k) is not int or top_k < 1):
+            raise InputError(f"top_k must be a positive integer or None, got {top_k!r}")
+        if threshold is not None and finite_number(threshold) is None:
+            raise InputError(f"threshold must be a finite number or None, got {threshold!r}")
+        if missing not in ("error", "keep", "drop"):
+            raise InputError(f"missing must be 'error', 'keep' or 'drop', got {missing!r}")
         if unknown := sorted(set(kwargs) - set(type(self).model_fields)):  # pydantic drops them
             raise TypeError(f"CamabNodePostprocessor() got an unexpected keyword {unknown[0]!r}")
         super().__init__(top_k=top_k, threshold=threshold, missing=missing, **kwargs)
@@ -44,8 +60,13 @@ class CamabNodePostprocessor(BaseNodePostprocessor):
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
-        keep = ScoreFilter(self.top_k, self.threshold, self.missing)
-        return keep(nodes, _score, _unscored)
+        scored = [(_score(node), node) for node in nodes]
+        without = [node for value, node in scored if value is None]
+        if without and self.missing == "error":
+            raise _unscored(without[0])
+        ranked = sorted(((s, n) for s, n in scored if s is not None), key=lambda p: -p[0])
+        kept = [n for s, n in ranked if self.threshold is None or s >= self.threshold]
+        return kept[: self.top_k] + (without if self.missing == "keep" else [])
 
 
 def _score(nws: NodeWithScore) -> float | None:

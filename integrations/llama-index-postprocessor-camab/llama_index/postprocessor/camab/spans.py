@@ -1,13 +1,6 @@
-"""Which query a framework's span belongs to: the span tree filed by parent id, and the
-record of each query span (its question, the documents retrieved and the model calls made
-inside it).
-
-Frameworks that trace with nested spans (LlamaIndex's instrumentation) report an LLM
-call or a retrieval by its own span id; :class:`SpanRecords` walks up the open spans to
-the query spans enclosing it, so concurrent queries never mix. A streamed answer's model
-call starts lazily, after its query span has closed: :func:`streaming_for` names the
-record such calls are filed under while the stream is read (:func:`read_for`).
-"""
+"""Which query a LlamaIndex span belongs to: :class:`SpanRecords` walks up the open spans
+to the query spans enclosing a model call or a retrieval (concurrent queries never mix);
+a stream's lazy model call is filed under :func:`streaming_for`'s record."""
 
 from __future__ import annotations
 
