@@ -15,16 +15,12 @@ from camab_rag.render.text import (
     DISPUTED_MARK,
     answer_id,
     clean,
-    conversation_note,
-    no_sources_text,
-    proxy_text,
+    notices,
     sentence_note,
     shown_highlights,
     source_note,
     split_highlights,
     strength_level,
-    uninformative_text,
-    verdict_text,
 )
 
 if TYPE_CHECKING:
@@ -35,6 +31,13 @@ _ANYWHERE = re.compile(r"([\\`*_\[\]<>&|~$])")
 parentheses and ``!`` need nothing)."""
 _LINE_START = re.compile(r"^([ \t]*)([#+\-=]|\d+(?=[.)]))", re.MULTILINE)
 """Block markers at the start of a line: headings, list items, setext underlines."""
+NOTICE_MARKDOWN = {
+    "pass": "*{}*",
+    "fail": "*{}*",
+    "proxy": "> **\u26a0 {}**",
+    "empty": "**{}**",
+    "uncited": "*{}*",
+}
 
 
 def escape_markdown(text: str) -> str:
@@ -102,25 +105,15 @@ def render_markdown(answer: CitedAnswer) -> str:
     for sentence in answer.sentences:
         marks = markers(sentence.citations, answer, page=page)
         marks += markers(sentence.disputed, answer, page=page, disputed=True)
-        note = sentence_note(sentence) or conversation_note(sentence)
+        note = sentence_note(sentence)
         pieces.append(
             _inline(sentence.text)
             + (f" {marks}" if marks else "")
             + (f" *{_inline(note)}*" if note else "")
         )
     lines += [" ".join(pieces) if pieces else _inline(answer.answer), ""]
-    verdict = verdict_text(answer.groundedness)
-    if verdict:
-        lines += [f"*{escape_markdown(verdict)}*", ""]
-    proxy = proxy_text(answer.scored_by)
-    if proxy:
-        lines += [f"> **\u26a0 {escape_markdown(proxy)}**", ""]
-    empty = uninformative_text(answer.uninformative)
-    if empty:
-        lines += [f"**{escape_markdown(empty)}**", ""]
-    uncited = no_sources_text(answer)
-    if uncited:
-        lines += [f"*{escape_markdown(uncited)}*", ""]
+    for kind, line in notices(answer):
+        lines += [NOTICE_MARKDOWN[kind].format(escape_markdown(line)), ""]
     if answer.sources:
         lines += ["**Sources**", ""]
         for source in answer.sources:
