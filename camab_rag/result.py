@@ -40,11 +40,11 @@ class StatementAttribution:
         return _top_k(self.scores, k)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**_fields_dict(self), "scores": [float(s) for s in self.scores]}
+        return {**fields_dict(self), "scores": [float(s) for s in self.scores]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> StatementAttribution:
-        return cls(**_cast_fields(cls, data, {"scores": np.asarray(data["scores"], dtype=float)}))
+        return cls(**cast_fields(cls, data, {"scores": np.asarray(data["scores"], dtype=float)}))
 
 
 @dataclass(frozen=True)
@@ -61,23 +61,30 @@ class Conflict:
     backing: float
 
     def to_dict(self) -> dict[str, Any]:
-        return _fields_dict(self)
+        return fields_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Conflict:
-        return cls(**_cast_fields(cls, data, {}))
+        return cls(**cast_fields(cls, data, {}))
 
 
-_CAST: dict[str, Any] = {"int": int, "float": float, "str": str, "bool": bool}
+_CAST: dict[str, Any] = {
+    "int": int,
+    "float": float,
+    "str": str,
+    "bool": bool,
+    "float | None": lambda v: None if v is None else float(v),
+}
 
 
-def _fields_dict(obj: Any) -> dict[str, Any]:
+def fields_dict(obj: Any) -> dict[str, Any]:
+    """A dataclass's fields by name, in order (the plain part of a ``to_dict``)."""
     return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
-def _cast_fields(cls: Any, data: Mapping[str, Any], done: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments of ``cls`` from JSON ``data``: ``done`` as given, every other
-    field present in ``data`` cast to its plain type (``int``, ``str``, ...) or kept as is."""
+def cast_fields(cls: Any, data: Mapping[str, Any], done: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of dataclass ``cls`` from JSON ``data``: ``done`` as given, every
+    other field present in ``data`` cast to its plain type (``int``, ``str``, ...) or kept."""
     kwargs = dict(done)
     for f in fields(cls):
         if f.name not in kwargs and f.name in data:
@@ -294,7 +301,7 @@ class AttributionResult:
             "anchor_rewards": {str(k): float(v) for k, v in data.get("anchor_rewards", {}).items()},
             "token_support": TokenSupport.from_dict(support) if support else None,
         }
-        return cls(**_cast_fields(cls, data, done))
+        return cls(**cast_fields(cls, data, done))
 
     @classmethod
     def failed(cls, error: BaseException | str, **fields: Any) -> AttributionResult:
