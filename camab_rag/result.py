@@ -168,7 +168,6 @@ class AttributionResult:
             f"segments={self.n_segments}, n_queries={self.n_queries}, top={{{top}}})"
         )
 
-    # ------------------------------------------------------------------ views
     @property
     def n_segments(self) -> int:
         return int(self.scores.shape[0])
@@ -207,7 +206,6 @@ class AttributionResult:
             return self.anchor_rewards["empty"]
         return None
 
-    # ------------------------------------------------------------------ anytime
     def at_budget(self, budget: int) -> AttributionResult:
         """The attribution refitted on the first ``budget`` evaluations (no model calls), for
         methods whose prefix is a valid run (not leave-one-out)."""
@@ -238,7 +236,6 @@ class AttributionResult:
             stopped_early=False,
         )
 
-    # ------------------------------------------------------------------ posterior
     def posterior(self) -> GaussianLinearPosterior:
         """CAMAB's posterior over ``[intercept, w_1..w_N]`` (rebuilt from the history), for
         ``camab`` and flat ``auto`` runs (whose scores are its means)."""
@@ -258,7 +255,6 @@ class AttributionResult:
         """Posterior correlation of the segment weights (the paper's interaction view)."""
         return self.posterior().correlation()[1:, 1:]
 
-    # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable form; :meth:`from_dict` restores it exactly."""
         out: dict[str, Any] = {"schema_version": SCHEMA_VERSION}

@@ -85,19 +85,10 @@ def esc(text: str) -> str:
     return escape(clean(text), quote=True)
 
 
-def _marker(page_id: str, number: int, score: float) -> str:
+def _marker(page_id: str, n: int, title: str, mark: str = "", css: str = "") -> str:
     return (
-        f'<a class="camab-marker" href="#{page_id}-src-{int(number)}" '
-        f'title="source {int(number)}: {support_words(score)} (score {float(score):+.3f})">'
-        f"[{int(number)}]</a>"
-    )
-
-
-def _dispute_marker(page_id: str, number: int, words: list[str]) -> str:
-    return (
-        f'<a class="camab-marker camab-disputed" href="#{page_id}-src-{int(number)}" '
-        f'title="source {int(number)} {esc(dispute_text(words))}">'
-        f"[{DISPUTED_MARK}{int(number)}]</a>"
+        f'<a class="camab-marker{css}" href="#{page_id}-src-{n}" title="source {n}{title}">'
+        f"[{mark}{n}]</a>"
     )
 
 
@@ -157,9 +148,19 @@ def render_fragment(answer: CitedAnswer) -> str:
         )
     sentences = []
     for sentence in answer.sentences:
-        marks = "".join(_marker(page_id, n, s) for n, s in zip(sentence.citations, sentence.scores))
+        marks = "".join(
+            _marker(page_id, int(n), f": {support_words(s)} (score {float(s):+.3f})")
+            for n, s in zip(sentence.citations, sentence.scores)
+        )
         marks += "".join(
-            _dispute_marker(page_id, n, answer.source(n).disputes) for n in sentence.disputed
+            _marker(
+                page_id,
+                int(n),
+                f" {esc(dispute_text(answer.source(n).disputes))}",
+                DISPUTED_MARK,
+                " camab-disputed",
+            )
+            for n in sentence.disputed
         )
         sentences.append(_sentence_html(sentence) + marks)
     text = " ".join(sentences) if sentences else esc(answer.answer)

@@ -65,19 +65,12 @@ def link_destination(url: str) -> str:
     return "<" + quote(clean(url), safe=":/?#[]@!$&'()*+,;=%~-._") + ">"
 
 
-def markers(
-    numbers: list[int],
-    answer: CitedAnswer | None = None,
-    *,
-    page: str = "camab",
-    disputed: bool = False,
-) -> str:
-    """``[n]`` markers (``[\u2260n]`` for a disputing source), each a link to its source's
-    URL (or to its entry ``#{page}-src-n`` in the list; ``page``: :func:`answer_id`)."""
+def markers(answer: CitedAnswer, numbers: list[int], page: str, mark: str = "") -> str:
+    """``[n]`` markers (``mark`` before the number), each a link to its source's URL, else
+    to its entry ``#{page}-src-n`` in the list (``page``: :func:`answer_id`)."""
     out = []
-    mark = DISPUTED_MARK if disputed else ""
     for n in numbers:
-        url = answer.source(n).url if answer is not None else None
+        url = answer.source(n).url
         target = link_destination(url) if url else f"#{page}-src-{int(n)}"
         out.append(f"[\\[{mark}{int(n)}\\]]({target})")
     return "".join(out)
@@ -103,8 +96,8 @@ def render_markdown(answer: CitedAnswer) -> str:
         lines += [f"**Question:** {_inline(answer.question)}", ""]
     pieces = []
     for sentence in answer.sentences:
-        marks = markers(sentence.citations, answer, page=page)
-        marks += markers(sentence.disputed, answer, page=page, disputed=True)
+        marks = markers(answer, sentence.citations, page)
+        marks += markers(answer, sentence.disputed, page, DISPUTED_MARK)
         note = sentence_note(sentence)
         pieces.append(
             _inline(sentence.text)
