@@ -92,7 +92,8 @@ def cast_fields(cls: Any, data: Mapping[str, Any], done: dict[str, Any]) -> dict
     return kwargs
 
 
-def _clip(text: str, limit: int = 60) -> str:
+def short_text(text: str, limit: int = 60) -> str:
+    """``text`` on one line, cut to ``limit`` characters with "..." (for a ``repr``)."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -101,28 +102,17 @@ def _clip(text: str, limit: int = 60) -> str:
 class AttributionResult:
     """Per-segment attribution of a response to its context.
 
-    Attributes:
-        scores: one per segment, higher = relied on more (CAMAB: the posterior means).
-        segments: the attribution units (empty for :func:`camab_rag.attribute_fn`).
-        method, budget: what ran, with what budget (distinct model calls allowed).
-        n_queries, n_evaluations: distinct model calls paid for; subsets evaluated (cache
-            hits included). ``n_redrawn``: Thompson draws redrawn as already paid for.
-        exact: ``2**N <= budget``: every subset was evaluated once, the fit is exact.
-        prompt_tokens, wall_time_s: prompt tokens over the paid calls; seconds taken.
-        masks, rewards: the evaluated subsets (in order) and their rewards.
-        statements, conflicts: per answer sentence attribution; answer words a supporting
-            segment argues against (both without extra model calls).
-        stopped_early: CAMAB's early stop fired (``queries_saved``).
-        status, error: ``"ok"``, ``"error"`` or ``"no_context"``, with a message
-            (integrations never break the host chain).
-        document_scores: per document, the sum of its segments' scores.
-        scored_by: which model scored, and whether as a proxy for the answering model.
-        prompt_mode, prompt_note: ``"captured"``, ``"template"``, ``"custom"`` or
-            ``"none"``; why the template replaced a captured prompt.
-        anchor_rewards: with ``anchors=True``, the full and empty contexts' rewards.
-        uninformative: why the scores cannot tell the segments apart, or ``None``.
-        token_support: with ``anchors=True``, every answer token's log-prob under both
-            anchors (:class:`~camab_rag.token_support.TokenSupport`).
+    ``scores``: one per segment, higher = relied on more (CAMAB: the posterior means);
+    ``n_queries``: distinct model calls paid for (``n_evaluations`` counts cache hits too);
+    ``exact``: every subset was evaluated, the fit is exact; ``masks``/``rewards``: the
+    evaluated subsets in order; ``statements``/``conflicts``: per answer sentence, and
+    answer words a supporting segment argues against (no extra call); ``status``:
+    ``"ok"``, ``"error"`` or ``"no_context"`` with ``error`` (integrations never break the
+    host chain); ``scored_by``: which model scored, a proxy or not; ``prompt_mode``:
+    ``"captured"``, ``"template"``, ``"custom"`` or ``"none"`` (``prompt_note``: why);
+    ``anchor_rewards``/``token_support``: with ``anchors=True``, the full and empty
+    contexts' rewards and every answer token's log-prob under both; ``uninformative``:
+    why the scores cannot tell the segments apart.
     """
 
     scores: FloatArray
@@ -159,12 +149,12 @@ class AttributionResult:
         """One short line: the method, calls, top segments and the answer's start."""
         name = type(self).__name__
         if self.status != "ok":
-            return f"{name}(status={self.status!r}, error={_clip(str(self.error))!r})"
+            return f"{name}(status={self.status!r}, error={short_text(str(self.error))!r})"
         top = ", ".join(
             f"{i}: {float(self.scores[i]):+.3f}" for i in self.top_k(min(3, self.n_segments))
         )
         return (
-            f"{name}({_clip(self.response)!r}, method={self.method!r}, "
+            f"{name}({short_text(self.response)!r}, method={self.method!r}, "
             f"segments={self.n_segments}, n_queries={self.n_queries}, top={{{top}}})"
         )
 

@@ -64,18 +64,10 @@ def _visible_start(response: str, start: int, end: int) -> int:
 class TokenSupport:
     """The answer's tokens (or aligned pieces) with their log-probs under both anchors.
 
-    Attributes:
-        response: the answer text.
-        starts, ends: each piece's character range in ``response`` (a piece is one token
-            when both calls tokenized the answer alike).
-        full, empty: each piece's log-probability (summed over its tokens) with the full
-            context and with none.
-        counts: tokens per piece (of the full-context call).
-        earlier_turns: chat messages before the last user message that the empty anchor
-            left out too (earlier turns count as context); 0 for a one-turn prompt.
-        conversation: the texts of the chat messages before the last user message (system
-            prompt and earlier turns, retrieved documents cut out): the gate counts their
-            words as context, like the documents'.
+    ``starts``/``ends``: each piece's character range in ``response``; ``full``/``empty``:
+    its log-prob (summed over its ``counts`` tokens) with the full context and with none;
+    ``earlier_turns``: chat messages the empty anchor left out too; ``conversation``: what
+    those messages hold as evidence (system prompt, earlier questions), counted as context.
     """
 
     response: str

@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 from camab_rag.errors import InputError
 from camab_rag.render.support import CITE_AT, support_words
 from camab_rag.render.text import groundedness_report, verdict_name
+from camab_rag.result import short_text
 from camab_rag.scorers.base import ScoredBy
 
 FloatArray = NDArray[np.float64]
@@ -187,11 +188,6 @@ class CitedSentence:
         )
 
 
-def _short(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[CitedSentence]:
     """``sentences``, each with the verdict of the report sentence that overlaps it most and
     the report's ``unsupported_spans`` inside it."""
@@ -296,7 +292,7 @@ class CitedAnswer:
         verdict = verdict_name(self.groundedness)
         cites = ", ".join(f"{'+'.join(str(n) for n in s.citations) or '-'}" for s in self.sentences)
         return (
-            f"CitedAnswer({_short(self.answer)!r}, sentences={len(self.sentences)} "
+            f"CitedAnswer({short_text(self.answer)!r}, sentences={len(self.sentences)} "
             f"[{cites}], sources={len(self.sources)}"
             + (f", verdict={verdict!r}" if verdict is not None else "")
             + ")"

@@ -77,11 +77,10 @@ def render_terminal(
     *,
     color: bool | None = None,
     stream: IO[str] | None = None,
-    width: int | None = None,
 ) -> str:
     """The cited answer for a terminal (coloured if ``color``; see :func:`use_color`)."""
     colored = use_color(stream) if color is None else color
-    cols = width or max(40, min(shutil.get_terminal_size((100, 24)).columns, 120))
+    cols = max(40, min(shutil.get_terminal_size((100, 24)).columns, 120))
 
     def style(code: str, text: str) -> str:
         return f"{code}{text}{RESET}" if colored else text
