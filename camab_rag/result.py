@@ -40,11 +40,11 @@ class StatementAttribution:
         return _top_k(self.scores, k)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**_fields_dict(self), "scores": [float(s) for s in self.scores]}
+        return {**fields_dict(self), "scores": [float(s) for s in self.scores]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> StatementAttribution:
-        return cls(**_cast_fields(cls, data, {"scores": np.asarray(data["scores"], dtype=float)}))
+        return cls(**cast_fields(cls, data, {"scores": np.asarray(data["scores"], dtype=float)}))
 
 
 @dataclass(frozen=True)
@@ -61,23 +61,30 @@ class Conflict:
     backing: float
 
     def to_dict(self) -> dict[str, Any]:
-        return _fields_dict(self)
+        return fields_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Conflict:
-        return cls(**_cast_fields(cls, data, {}))
+        return cls(**cast_fields(cls, data, {}))
 
 
-_CAST: dict[str, Any] = {"int": int, "float": float, "str": str, "bool": bool}
+_CAST: dict[str, Any] = {
+    "int": int,
+    "float": float,
+    "str": str,
+    "bool": bool,
+    "float | None": lambda v: None if v is None else float(v),
+}
 
 
-def _fields_dict(obj: Any) -> dict[str, Any]:
+def fields_dict(obj: Any) -> dict[str, Any]:
+    """A dataclass's fields by name, in order (the plain part of a ``to_dict``)."""
     return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
-def _cast_fields(cls: Any, data: Mapping[str, Any], done: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments of ``cls`` from JSON ``data``: ``done`` as given, every other
-    field present in ``data`` cast to its plain type (``int``, ``str``, ...) or kept as is."""
+def cast_fields(cls: Any, data: Mapping[str, Any], done: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of dataclass ``cls`` from JSON ``data``: ``done`` as given, every
+    other field present in ``data`` cast to its plain type (``int``, ``str``, ...) or kept."""
     kwargs = dict(done)
     for f in fields(cls):
         if f.name not in kwargs and f.name in data:
@@ -85,7 +92,8 @@ def _cast_fields(cls: Any, data: Mapping[str, Any], done: dict[str, Any]) -> dic
     return kwargs
 
 
-def _clip(text: str, limit: int = 60) -> str:
+def short_text(text: str, limit: int = 60) -> str:
+    """``text`` on one line, cut to ``limit`` characters with "..." (for a ``repr``)."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -94,28 +102,17 @@ def _clip(text: str, limit: int = 60) -> str:
 class AttributionResult:
     """Per-segment attribution of a response to its context.
 
-    Attributes:
-        scores: one per segment, higher = relied on more (CAMAB: the posterior means).
-        segments: the attribution units (empty for :func:`camab_rag.attribute_fn`).
-        method, budget: what ran, with what budget (distinct model calls allowed).
-        n_queries, n_evaluations: distinct model calls paid for; subsets evaluated (cache
-            hits included). ``n_redrawn``: Thompson draws redrawn as already paid for.
-        exact: ``2**N <= budget``: every subset was evaluated once, the fit is exact.
-        prompt_tokens, wall_time_s: prompt tokens over the paid calls; seconds taken.
-        masks, rewards: the evaluated subsets (in order) and their rewards.
-        statements, conflicts: per answer sentence attribution; answer words a supporting
-            segment argues against (both without extra model calls).
-        stopped_early: CAMAB's early stop fired (``queries_saved``).
-        status, error: ``"ok"``, ``"error"`` or ``"no_context"``, with a message
-            (integrations never break the host chain).
-        document_scores: per document, the sum of its segments' scores.
-        scored_by: which model scored, and whether as a proxy for the answering model.
-        prompt_mode, prompt_note: ``"captured"``, ``"template"``, ``"custom"`` or
-            ``"none"``; why the template replaced a captured prompt.
-        anchor_rewards: with ``anchors=True``, the full and empty contexts' rewards.
-        uninformative: why the scores cannot tell the segments apart, or ``None``.
-        token_support: with ``anchors=True``, every answer token's log-prob under both
-            anchors (:class:`~camab_rag.token_support.TokenSupport`).
+    ``scores``: one per segment, higher = relied on more (CAMAB: the posterior means);
+    ``n_queries``: distinct model calls paid for (``n_evaluations`` counts cache hits too);
+    ``exact``: every subset was evaluated, the fit is exact; ``masks``/``rewards``: the
+    evaluated subsets in order; ``statements``/``conflicts``: per answer sentence, and
+    answer words a supporting segment argues against (no extra call); ``status``:
+    ``"ok"``, ``"error"`` or ``"no_context"`` with ``error`` (integrations never break the
+    host chain); ``scored_by``: which model scored, a proxy or not; ``prompt_mode``:
+    ``"captured"``, ``"template"``, ``"custom"`` or ``"none"`` (``prompt_note``: why);
+    ``anchor_rewards``/``token_support``: with ``anchors=True``, the full and empty
+    contexts' rewards and every answer token's log-prob under both; ``uninformative``:
+    why the scores cannot tell the segments apart.
     """
 
     scores: FloatArray
@@ -152,16 +149,15 @@ class AttributionResult:
         """One short line: the method, calls, top segments and the answer's start."""
         name = type(self).__name__
         if self.status != "ok":
-            return f"{name}(status={self.status!r}, error={_clip(str(self.error))!r})"
+            return f"{name}(status={self.status!r}, error={short_text(str(self.error))!r})"
         top = ", ".join(
             f"{i}: {float(self.scores[i]):+.3f}" for i in self.top_k(min(3, self.n_segments))
         )
         return (
-            f"{name}({_clip(self.response)!r}, method={self.method!r}, "
+            f"{name}({short_text(self.response)!r}, method={self.method!r}, "
             f"segments={self.n_segments}, n_queries={self.n_queries}, top={{{top}}})"
         )
 
-    # ------------------------------------------------------------------ views
     @property
     def n_segments(self) -> int:
         return int(self.scores.shape[0])
@@ -200,7 +196,6 @@ class AttributionResult:
             return self.anchor_rewards["empty"]
         return None
 
-    # ------------------------------------------------------------------ anytime
     def at_budget(self, budget: int) -> AttributionResult:
         """The attribution refitted on the first ``budget`` evaluations (no model calls), for
         methods whose prefix is a valid run (not leave-one-out)."""
@@ -231,7 +226,6 @@ class AttributionResult:
             stopped_early=False,
         )
 
-    # ------------------------------------------------------------------ posterior
     def posterior(self) -> GaussianLinearPosterior:
         """CAMAB's posterior over ``[intercept, w_1..w_N]`` (rebuilt from the history), for
         ``camab`` and flat ``auto`` runs (whose scores are its means)."""
@@ -251,7 +245,6 @@ class AttributionResult:
         """Posterior correlation of the segment weights (the paper's interaction view)."""
         return self.posterior().correlation()[1:, 1:]
 
-    # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable form; :meth:`from_dict` restores it exactly."""
         out: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
@@ -294,7 +287,7 @@ class AttributionResult:
             "anchor_rewards": {str(k): float(v) for k, v in data.get("anchor_rewards", {}).items()},
             "token_support": TokenSupport.from_dict(support) if support else None,
         }
-        return cls(**_cast_fields(cls, data, done))
+        return cls(**cast_fields(cls, data, done))
 
     @classmethod
     def failed(cls, error: BaseException | str, **fields: Any) -> AttributionResult:

@@ -1,10 +1,9 @@
 """One gate for every text that enters camab-rag, whatever the door.
 
 A lone surrogate, a NUL, an oversized string or input nested too deep would fail far from
-its cause (in a tokenizer, a server, an output file); each door (question, response,
-prompt, documents, rendered metadata, a tool's records) calls these checks before any model
-call and a refused value raises :class:`~camab_rag.errors.TextError` naming the field and
-position.
+its cause (a tokenizer, a server, an output file): every door checks its texts before any
+model call, and a refused value raises :class:`~camab_rag.errors.TextError` naming the
+field and position.
 """
 
 from __future__ import annotations
@@ -17,19 +16,15 @@ from typing import Any
 from camab_rag.errors import TextError, TextTypeError
 
 MAX_CHARS = 4_000_000
-"""The longest text the gate lets through (about a million tokens: more than any model's
-context), per field."""
+"""The longest text per field (about a million tokens: more than any model's context)."""
 MAX_LINE_CHARS = 4 * MAX_CHARS
 """The longest JSON line :func:`parse_json` reads (a record holds several texts)."""
 MAX_DEPTH = 100
-"""The deepest nesting of lists and mappings accepted in structured input (chat messages,
-metadata, records): real ones nest a few levels."""
+"""The deepest nesting of lists and mappings accepted (real input nests a few levels)."""
 RECORD_TEXT_KEYS = ("question", "documents", "context", "response", "answer")
-"""A record's fields the model reads (the record format of ``camab attribute``/``audit``):
-:func:`check_record` refuses NUL under them."""
+"""A record's fields the model reads: :func:`check_record` refuses NUL under them."""
 RENDERED_METADATA = ("title", "url", "source", "file_path")
-"""The document metadata keys that renderers and the integrations' citations show (the
-title and :data:`camab_rag.citations.SOURCE_KEYS`): the gate checks their values."""
+"""The document metadata keys that renderers and citations show: their values are checked."""
 
 
 def _type_name(value: object) -> str:

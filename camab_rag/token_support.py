@@ -1,28 +1,17 @@
 """Per-token support: each answer token's log-probability with the context and without it.
 
-The groundedness gate scores the answer twice, under the full context and under no
-context (the two *anchor* calls). :class:`TokenSupport` keeps both per-token log-prob
-arrays and derives everything the verdict, the renderers and citations read from them,
-with no further model call:
-
-* :meth:`TokenSupport.gain` of any character range: the mean per-token log-prob the
-  context adds, ``mean(log p(t | C) - log p(t | empty))`` over the tokens that start in
-  it (nats per token, the reward ``mean_logprob``'s context gain);
-* :meth:`TokenSupport.sentences`: that gain for each answer sentence;
-* :meth:`TokenSupport.unsupported_spans`: runs of tokens the context does not make more
-  likely and that stay unlikely with it (the words the answer did not take from the
-  context).
-
-Both calls tokenize the same response; when a scorer tokenizes it differently under the
-two prompts the tokens are merged into the smallest pieces whose boundaries agree (each
-piece keeps its log-prob sum and token count), so every figure stays defined.
+:class:`TokenSupport` keeps both anchor calls' per-token log-probs and derives, with no
+further model call, the context gain of any character range, of each sentence, and the
+runs of tokens the context does not make more likely (unsupported spans). When the two
+calls tokenize the answer differently, tokens are merged into the smallest pieces whose
+boundaries agree (each keeps its log-prob sum and token count).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -52,13 +41,7 @@ class Span:
     n_tokens: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "start": self.start,
-            "end": self.end,
-            "gain": self.gain,
-            "n_tokens": self.n_tokens,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Span:
@@ -81,18 +64,10 @@ def _visible_start(response: str, start: int, end: int) -> int:
 class TokenSupport:
     """The answer's tokens (or aligned pieces) with their log-probs under both anchors.
 
-    Attributes:
-        response: the answer text.
-        starts, ends: each piece's character range in ``response`` (a piece is one token
-            when both calls tokenized the answer alike).
-        full, empty: each piece's log-probability (summed over its tokens) with the full
-            context and with none.
-        counts: tokens per piece (of the full-context call).
-        earlier_turns: chat messages before the last user message that the empty anchor
-            left out too (earlier turns count as context); 0 for a one-turn prompt.
-        conversation: the texts of the chat messages before the last user message (system
-            prompt and earlier turns, retrieved documents cut out): the gate counts their
-            words as context, like the documents'.
+    ``starts``/``ends``: each piece's character range in ``response``; ``full``/``empty``:
+    its log-prob (summed over its ``counts`` tokens) with the full context and with none;
+    ``earlier_turns``: chat messages the empty anchor left out too; ``conversation``: what
+    those messages hold as evidence (system prompt, earlier questions), counted as context.
     """
 
     response: str
@@ -117,22 +92,10 @@ class TokenSupport:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TokenSupport):
             return NotImplemented
-        return (
-            self.response == other.response
-            and self.earlier_turns == other.earlier_turns
-            and self.conversation == other.conversation
-            and all(
-                np.array_equal(a, b)
-                for a, b in zip(
-                    (self.starts, self.ends, self.full, self.empty, self.counts),
-                    (other.starts, other.ends, other.full, other.empty, other.counts),
-                )
-            )
-        )
+        return self.to_dict() == other.to_dict()
 
     __hash__ = None  # type: ignore[assignment]
 
-    # ------------------------------------------------------------------ building
     @classmethod
     def from_logprobs(
         cls,
@@ -176,7 +139,6 @@ class TokenSupport:
             tuple(conversation),
         )
 
-    # ------------------------------------------------------------------ figures
     @property
     def n_tokens(self) -> int:
         return int(self.counts.sum())
@@ -216,16 +178,8 @@ class TokenSupport:
             keep |= self._inside(start, end)
         if not keep.any():
             raise InputError("no answer token starts in the given ranges")
-        return TokenSupport(
-            self.response,
-            self.starts[keep],
-            self.ends[keep],
-            self.full[keep],
-            self.empty[keep],
-            self.counts[keep],
-            self.earlier_turns,
-            self.conversation,
-        )
+        arrays = ("starts", "ends", "full", "empty", "counts")
+        return replace(self, **{name: getattr(self, name)[keep] for name in arrays})
 
     def span(self, start: int, end: int) -> Span:
         """The :class:`Span` ``[start, end)`` with its gain and token count."""
@@ -310,7 +264,6 @@ class TokenSupport:
             end += 1
         return start, end
 
-    # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON; :meth:`from_dict` restores it exactly."""
         return {

@@ -15,8 +15,7 @@ from camab_rag import AttributionSettings, assess_answer, assess_groundedness, a
 from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.groundedness.anchors import anchor_prompts, default_builder
-from camab_rag.groundedness.context_parts import support_parts
-from camab_rag.groundedness.report import GroundednessReport, SentenceGroundedness
+from camab_rag.groundedness.report import GroundednessReport, SentenceGroundedness, support_parts
 from camab_rag.render.cited_answer import CitationRule, CitedAnswer, CitedSentence
 
 DOCS = [

@@ -1,11 +1,7 @@
 """Abstentions: answers (or sentences) that decline to answer instead of claiming anything.
 
-"I don't know" or "The documents do not say" makes no claim the context must support, and
-the context rarely makes such words more likely, so its context gain is low: without this
-check a refusal would be flagged as ungrounded. :func:`is_abstention` recognises the
-common English forms (a sentence that declines, says it cannot find the information, or
-says the context does not contain it); the gate neither flags nor cites such a sentence,
-and an answer made only of them passes (``report.abstained``).
+"I don't know" claims nothing the context must support, yet its context gain is low: the
+gate neither flags nor cites such a sentence, and an answer made only of them passes.
 """
 
 from __future__ import annotations

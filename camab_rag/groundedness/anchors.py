@@ -1,14 +1,8 @@
 """The gate's two anchor calls: the answer scored with the full context and with none.
 
-:func:`anchor_prompts` turns a prompt builder into the two prompts: every segment kept
-(the prompt the model answered from), and every segment removed. In a chat prompt the
-earlier turns are context too (an answer may rest on what was said before), so the empty
-prompt also drops every message before the last user message; the report says how many
-(:attr:`~camab_rag.groundedness.GroundednessReport.earlier_turns`) and the token support
-keeps the system prompt and the user's earlier questions (``conversation``), whose words
-count as context; what the user asserted does not (:func:`conversation_of`).
-:func:`anchor_steps` scores both in one batch and aligns the token log-probs
-(:class:`~camab_rag.token_support.TokenSupport`).
+In a chat prompt the earlier turns are context too, so the empty prompt also drops every
+message before the last user message; the token support keeps the system prompt and the
+user's earlier questions, whose words count as context (:func:`conversation_of`).
 """
 
 from __future__ import annotations
@@ -48,23 +42,14 @@ class AnchorPrompts:
     earlier_turns: int
     """Chat messages before the last user message (earlier turns), dropped from ``empty``."""
     conversation: tuple[str, ...] = ()
-    """The texts of the messages before the last user message, documents cut out."""
+    """What the messages before the last user message hold as evidence."""
 
     def requests(self, response: str) -> list[ScoreRequest]:
         return [ScoreRequest(self.full, response), ScoreRequest(self.empty, response)]
 
 
-def without_earlier_turns(prompt: Prompt) -> tuple[Prompt, int]:
-    """``prompt`` without the chat messages between the system message(s) and the last
-    user message, and how many were dropped (plain text is returned as is)."""
-    if isinstance(prompt, str):
-        return prompt, 0
-    messages: list[Mapping[str, str]] = list(prompt)
-    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    if last_user < 0:
-        return prompt, 0
-    kept = [m for i, m in enumerate(messages) if i >= last_user or m.get("role") == "system"]
-    return kept, len(messages) - len(kept)
+def _last_user(messages: Sequence[Mapping[str, str]]) -> int:
+    return max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
 
 
 def conversation_of(prompt: Prompt) -> tuple[str, ...]:
@@ -78,9 +63,8 @@ def conversation_of(prompt: Prompt) -> tuple[str, ...]:
     if isinstance(prompt, str):
         return ()
     messages = list(prompt)
-    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     kept: list[str] = []
-    for message in messages[: max(last_user, 0)]:
+    for message in messages[: max(_last_user(messages), 0)]:
         text = str(message.get("content", ""))
         if message.get("role") == "system":
             kept.append(text)
@@ -93,13 +77,16 @@ def conversation_of(prompt: Prompt) -> tuple[str, ...]:
 
 
 def anchor_prompts(builder: PromptBuilder) -> AnchorPrompts:
-    """The two anchor prompts of ``builder`` (all segments; none, earlier turns dropped)."""
+    """The two anchor prompts of ``builder``: every segment, and none with the messages
+    between the system message(s) and the last user message dropped."""
     n = builder.n_segments
     bare = builder.build(np.zeros(n, dtype=bool))
-    empty, dropped = without_earlier_turns(bare)
-    return AnchorPrompts(
-        builder.build(np.ones(n, dtype=bool)), empty, dropped, conversation_of(bare)
-    )
+    full = builder.build(np.ones(n, dtype=bool))
+    if isinstance(bare, str) or _last_user(bare) < 0:
+        return AnchorPrompts(full, bare, 0, conversation_of(bare))
+    last_user = _last_user(bare)
+    kept = [m for i, m in enumerate(bare) if i >= last_user or m.get("role") == "system"]
+    return AnchorPrompts(full, kept, len(bare) - len(kept), conversation_of(bare))
 
 
 def default_builder(

@@ -1,19 +1,10 @@
 """Calibrate the gate's verdict for any model: one call, no labels of your own needed.
 
-What: :func:`calibrate` fits the verdict model (:class:`~camab_rag.groundedness.verdict.
-Calibration`: ``P(unsupported)`` from the gate's score and how much of the answer's
-informative words the context holds) for
-``scorer``'s model. Why: another model spreads
-its scores differently; a probability read the same way for every model lets the shipped
-cut points (``block_at``, ``flag_at``) stay. How: with no examples it scores the labelled
-set that ships in :mod:`camab_rag.data` (``calibration.jsonl``: HaluEval QA and FRANK
-CNN/DM answers with their human labels, plus short and follow-up answers written for it;
-sources and licences in ``camab_rag/data/README.md``), two model calls per answer; with
-your own labelled answers it fits on those. The result states held-out figures
-(cross-validated by context). Answers that decline to answer ("I don't know") are left
-out and counted: the gate never flags them.
-:meth:`GroundednessFilter.calibrate <camab_rag.groundedness.GroundednessFilter.calibrate>`
-returns a filter that uses it.
+Another model spreads its scores differently; :func:`calibrate` refits the verdict model
+(``P(unsupported)`` from the score and the context's coverage of the answer's words) for
+``scorer``'s model so the shipped cut points stay. With no examples it scores the labelled
+set shipped in :mod:`camab_rag.data` (sources and licences in its README), two calls per
+answer; with your own labelled answers it fits on those. Abstentions are left out.
 """
 
 from __future__ import annotations
@@ -40,12 +31,9 @@ FloatArray = NDArray[np.float64]
 Progress = Callable[[int, int], None]
 FOLDS = 5
 RIDGE = 1e-3
-"""L2 penalty of the logistic fit (per unit of total sample weight): keeps a small or
-separable set from giving infinite weights."""
+"""L2 penalty of the logistic fit (per unit of sample weight): no infinite weights."""
 SHIPPED_SET = "calibration.jsonl"
 KEPT_CUTS = "; block_at and flag_at kept from the default"
-"""What :func:`calibrate` appends to ``Calibration.fitted_on``: it refits the weights, not
-the cut points (probabilities, read the same way for every model)."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +101,6 @@ def fit_threshold(
     return chosen, float(accuracy.max())
 
 
-# ------------------------------------------------------------------ the logistic fit
 def design(scores: Sequence[float], coverages: Sequence[float]) -> FloatArray:
     """The model's inputs: one row ``(model_input(score, coverage), coverage)`` per
     answer (:func:`~camab_rag.groundedness.verdict.model_input`)."""
@@ -219,7 +206,6 @@ def fit_calibration(
     )
 
 
-# ------------------------------------------------------------------ labelled answers
 def shipped_examples() -> list[LabelledAnswer]:
     """The labelled set that ships with the library (``camab_rag/data/calibration.jsonl``;
     its README says where each row comes from)."""
@@ -311,20 +297,14 @@ calibrate = synced(
     "calibrate",
     """Fit the gate's verdict for ``scorer``'s model (two model calls per answer).
 
-    ``calibrate(scorer)`` scores the labelled set shipped with the library (about 130
-    answers: a few minutes on CPU for the embedded model; ``progress`` prints how far it
-    is, or pass a function ``(done, total)``). ``calibrate(scorer, examples)`` fits on
-    your own labels: :class:`LabelledAnswer` objects, mappings with ``question``,
-    ``context``, ``answer`` and ``supported``, or ``(question, context, answer,
-    supported)`` tuples; at least one supported and one unsupported. Either way the
-    weights are refitted and the cut points ``block_at`` and ``flag_at`` are kept from
-    the default (they are probabilities, read the same way for every model, chosen on the
-    benchmark's choice rows for few blocked correct answers; a handful of own labels would
-    move them by chance): ``fitted_on`` says so. Returns a
-    :class:`~camab_rag.groundedness.verdict.Calibration` (its ``balanced_accuracy`` and
-    ``auroc`` are held out: cross-validated by context); pass it to
-    :class:`~camab_rag.groundedness.GroundednessFilter` (``calibration=``) or use
-    :meth:`GroundednessFilter.calibrate`.
+    ``calibrate(scorer)`` scores the shipped labelled set (about 130 answers, a few
+    minutes on CPU; ``progress`` prints how far it is, or pass ``(done, total) -> None``);
+    ``calibrate(scorer, examples)`` fits on your own: :class:`LabelledAnswer` objects,
+    mappings or ``(question, context, answer, supported)`` tuples, both labels present.
+    The weights are refitted; the cut points ``block_at``/``flag_at`` (probabilities,
+    read alike for every model) are kept. Returns a
+    :class:`~camab_rag.groundedness.verdict.Calibration` with held-out figures
+    (cross-validated by context), for ``GroundednessFilter(calibration=...)``.
     """,
 )
 acalibrate = asynced(

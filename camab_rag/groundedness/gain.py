@@ -1,18 +1,12 @@
-"""The context gain ``L(C) - L(empty)`` of an answer, and its groundedness report.
-
-Both are written once, as generators of model calls (:mod:`camab_rag.steps`), and run
-with blocking calls (:func:`measure_context_gain`, :func:`assess_groundedness`) or awaited
-(:func:`ameasure_context_gain`, :func:`aassess_groundedness`, same arguments).
-"""
+"""The context gain ``L(C) - L(empty)`` of an answer, and its groundedness report: each
+one generator of model calls (:mod:`camab_rag.steps`), run blocking or awaited (``a*``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness.anchors import (
@@ -23,7 +17,6 @@ from camab_rag.groundedness.anchors import (
 )
 from camab_rag.groundedness.report import (
     ContextGain,
-    FloatArray,
     GainSource,
     GroundednessReport,
     build_report,
@@ -44,42 +37,16 @@ from camab_rag.steps import Steps, asynced, synced
 from camab_rag.text_gate import check_texts
 
 
-def _endpoint_masks(result: AttributionResult) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-    n = result.n_segments
-    return np.ones(n, dtype=bool), np.zeros(n, dtype=bool)
-
-
 def observed_context_gain(result: AttributionResult) -> ContextGain | None:
     """``L(C)`` and ``L(empty)`` from the attribution history, if both were evaluated."""
-    full_mask, empty_mask = _endpoint_masks(result)
-    full, empty = result.reward_of(full_mask), result.reward_of(empty_mask)
+    n = result.n_segments
+    full, empty = (
+        result.reward_of(np.ones(n, dtype=bool)),
+        result.reward_of(np.zeros(n, dtype=bool)),
+    )
     if full is None or empty is None:
         return None
     return ContextGain(full, empty, 0)
-
-
-@dataclass(frozen=True)
-class _GainPlan:
-    """The endpoint rewards already known, and the oracle that prices the missing ones."""
-
-    known: dict[str, float | None]
-    missing: list[str]
-    oracle: ScorerOracle | None
-
-    def masks(self, n: int) -> NDArray[np.bool_]:
-        return np.array(
-            [
-                np.ones(n, dtype=bool) if name == "full" else np.zeros(n, dtype=bool)
-                for name in self.missing
-            ]
-        )
-
-    def finish(self, values: Sequence[float] | FloatArray = ()) -> ContextGain:
-        known = dict(self.known)
-        for name, value in zip(self.missing, values):
-            known[name] = float(value)
-        queries = self.oracle.n_queries if self.oracle is not None else 0
-        return ContextGain(float(known["full"] or 0.0), float(known["empty"] or 0.0), queries)
 
 
 def _builder_for(
@@ -116,34 +83,6 @@ def _builder_for(
     return builder
 
 
-def _plan_gain(
-    result: AttributionResult,
-    context: object,
-    scorer: Any,
-    prompt_builder: PromptBuilder | None,
-    reward: RewardFn | None,
-    user_template: str,
-    system_prompt: str | None,
-    history: Sequence[ChatMessage] | None,
-) -> _GainPlan:
-    if result.status != "ok":
-        raise InputError(f"the attribution failed ({result.error}); there is nothing to measure")
-    if not result.response.strip():
-        raise InputError("the attribution result has no response to score")
-    full_mask, empty_mask = _endpoint_masks(result)
-    known = {"full": result.reward_of(full_mask), "empty": result.reward_of(empty_mask)}
-    missing = [name for name, value in known.items() if value is None]
-    if not missing:
-        return _GainPlan(known, [], None)
-    reward_fn = reward or REWARDS.get(result.reward)
-    if reward_fn is None:
-        raise InputError(
-            f"the attribution used the custom reward {result.reward!r}: pass reward=<function>"
-        )
-    builder = _builder_for(result, context, prompt_builder, user_template, system_prompt, history)
-    return _GainPlan(known, missing, ScorerOracle(builder, scorer, result.response, reward_fn))
-
-
 def gain_steps(
     result: AttributionResult,
     context: object,
@@ -156,13 +95,26 @@ def gain_steps(
     history: Sequence[ChatMessage] | None = None,
 ) -> Steps[ContextGain]:
     """:func:`measure_context_gain` as a generator of model calls."""
-    plan = _plan_gain(
-        result, context, scorer, prompt_builder, reward, user_template, system_prompt, history
-    )
-    if plan.oracle is None:
-        return plan.finish()
-    values = yield from plan.oracle.rewards(plan.masks(result.n_segments))
-    return plan.finish(values)
+    if result.status != "ok":
+        raise InputError(f"the attribution failed ({result.error}); there is nothing to measure")
+    if not result.response.strip():
+        raise InputError("the attribution result has no response to score")
+    n = result.n_segments
+    masks = {"full": np.ones(n, dtype=bool), "empty": np.zeros(n, dtype=bool)}
+    known = {name: result.reward_of(mask) for name, mask in masks.items()}
+    missing = [name for name, value in known.items() if value is None]
+    if not missing:
+        return ContextGain(float(known["full"] or 0.0), float(known["empty"] or 0.0), 0)
+    reward_fn = reward or REWARDS.get(result.reward)
+    if reward_fn is None:
+        raise InputError(
+            f"the attribution used the custom reward {result.reward!r}: pass reward=<function>"
+        )
+    builder = _builder_for(result, context, prompt_builder, user_template, system_prompt, history)
+    oracle = ScorerOracle(builder, scorer, result.response, reward_fn)
+    values = yield from oracle.rewards(np.array([masks[name] for name in missing]))
+    known.update((name, float(value)) for name, value in zip(missing, values))
+    return ContextGain(float(known["full"] or 0.0), float(known["empty"] or 0.0), oracle.n_queries)
 
 
 measure_context_gain = synced(
@@ -184,9 +136,7 @@ ameasure_context_gain = asynced(
 )
 
 
-def _check(result: AttributionResult, threshold: float | None) -> None:
-    if result.status != "ok":
-        raise InputError(f"the attribution failed ({result.error}); groundedness is unknown")
+def _check_threshold(threshold: float | None) -> None:
     if threshold is not None and not np.isfinite(threshold):
         raise InputError(f"threshold must be a finite number, got {threshold!r}")
 
@@ -205,7 +155,9 @@ def assess_steps(
     history: Sequence[ChatMessage] | None = None,
 ) -> Steps[GroundednessReport]:
     """:func:`assess_groundedness` as a generator of model calls."""
-    _check(result, threshold)
+    if result.status != "ok":
+        raise InputError(f"the attribution failed ({result.error}); groundedness is unknown")
+    _check_threshold(threshold)
     if gain is not None:
         return build_report(result, gain, "measured", threshold, top_k, 0)
     if result.token_support is not None:
@@ -283,8 +235,7 @@ def answer_steps(
         raise InputError("the answer is empty: there is nothing to judge")
     if not callable(getattr(scorer, "score", None)):
         raise InputError("scorer must have a score(requests) method")
-    if threshold is not None and not np.isfinite(threshold):
-        raise InputError(f"threshold must be a finite number, got {threshold!r}")
+    _check_threshold(threshold)
     if prompt_builder is not None and history:
         raise InputError("pass history= or prompt_builder= (whose prompt holds the history)")
     builder = prompt_builder or default_builder(

@@ -11,12 +11,6 @@ from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness.abstention import is_abstention
-from camab_rag.groundedness.context_parts import (
-    ContextPart,
-    conversation_words,
-    judged_words,
-    support_parts,
-)
 from camab_rag.groundedness.score import (
     REPLY_WORDS,
     SCORE_NAME,
@@ -32,26 +26,19 @@ from camab_rag.groundedness.score import (
 )
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
 from camab_rag.groundedness.wordforms import ContextWords
-from camab_rag.result import AttributionResult, StatementAttribution
+from camab_rag.result import AttributionResult, StatementAttribution, cast_fields, fields_dict
 from camab_rag.scorers.base import ScoredBy
 from camab_rag.token_support import Span, TokenSupport
 
 FloatArray = NDArray[np.float64]
 GainSource = Literal["observed", "measured", "surrogate"]
+ContextPart = Literal["documents", "conversation"]
 
 DEFAULT_THRESHOLD = 0.52
-"""The gate's score (the share of its least supported sentence's surprisal that the
-context explains, context-absent words explaining nothing: :mod:`~camab_rag.groundedness.
-score`) at or above which an answer passes under the two-verdict rule: used when no
-token log-probs are known (a surrogate report) and by ``cite()``'s sentence rule. The
-default verdict is calibrated instead (:data:`~camab_rag.groundedness.verdict.
-DEFAULT_CALIBRATION`).
-
-Fitted for the embedded SmolLM2 on the CNN/DM summaries of FRANK's ``valid`` rows (human
-factuality labels; the balanced-accuracy optimum), by ``benchmarks/bench_gate.py report``,
-which writes it to ``benchmarks/results/groundedness/default_threshold.json`` (a test
-checks the two agree); figures on the ``test`` rows in ``BENCHMARKS.md``, "Groundedness
-gate"."""
+"""The score at or above which an answer passes under the two-verdict rule (a surrogate
+report, ``cite()``'s sentence rule; the default verdict is calibrated instead). Fitted by
+``python -m benchmarks gate report`` (``benchmarks/results/groundedness/
+default_threshold.json``; BENCHMARKS.md, "Groundedness gate")."""
 
 
 @dataclass(frozen=True)
@@ -67,18 +54,16 @@ class ContextGain:
         return self.full - self.empty
 
 
-SentenceSource = Literal["measured", "surrogate"]
-
-
 @dataclass(frozen=True)
 class SentenceGroundedness:
-    """Groundedness of one answer sentence.
+    """Groundedness of one answer sentence: its figures read as the answer's are (see
+    :class:`GroundednessReport`).
 
-    ``source="measured"``: from the two anchor calls' token log-probs (``gain`` is the
-    sentence's mean per-token context gain, ``score`` the gate's score of its tokens);
-    ``"surrogate"``: from its per-statement attribution (``gain`` is the sum of its segment
-    scores, ``score`` that gain over the answer's no-context surprisal). An
-    ``abstention`` ("I don't know") is never flagged.
+    ``source="measured"``: from the anchor calls' token log-probs (``gain``: mean per-token
+    context gain); ``"surrogate"``: from its statement attribution (``gain``: the sum of
+    its segment scores). ``support_from``: the parts of the context its content words come
+    from (``"documents"``, ``"conversation"``: the system prompt and earlier questions).
+    An ``abstention`` ("I don't know") is never flagged.
     """
 
     text: str
@@ -87,27 +72,14 @@ class SentenceGroundedness:
     gain: float
     top_share: float
     supported: bool
-    source: SentenceSource = "surrogate"
+    source: Literal["measured", "surrogate"] = "surrogate"
     abstention: bool = False
     support_from: tuple[ContextPart, ...] = ()
-    """The parts of the context the sentence takes its content words from
-    (``"documents"``, ``"conversation"``: the system prompt and earlier turns); empty when
-    it takes none or the context is unknown."""
     score: float | None = None
-    """The figure compared with the threshold (``None``: the gain)."""
     verdict: Verdict | None = None
-    """``supported``, ``uncertain`` or ``unsupported`` (``None``: read from
-    ``supported``); ``supported`` is ``verdict != "unsupported"``."""
     p_unsupported: float | None = None
-    """The calibrated probability that the sentence is unsupported (0.0 for an
-    abstention, which claims nothing; ``None``: unknown)."""
     coverage: float | None = None
-    """How much of its informative words the context holds: the mean of the share the
-    whole context holds and the share the clause about its subject holds
-    (:func:`~camab_rag.groundedness.score.checked_coverage`)."""
     informative: float | None = None
-    """The explained share of its informative tokens (:func:`~camab_rag.groundedness.
-    score.informative_score`)."""
 
     def __post_init__(self) -> None:
         if self.verdict is None:
@@ -119,43 +91,13 @@ class SentenceGroundedness:
         return f"SentenceGroundedness({text!r}, {self.verdict}{p})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "start": self.start,
-            "end": self.end,
-            "gain": self.gain,
-            "score": self.score,
-            "top_share": self.top_share,
-            "supported": self.supported,
-            "verdict": self.verdict,
-            "p_unsupported": self.p_unsupported,
-            "coverage": self.coverage,
-            "informative": self.informative,
-            "source": self.source,
-            "abstention": self.abstention,
-            "support_from": list(self.support_from),
-        }
+        return {**fields_dict(self), "support_from": list(self.support_from)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SentenceGroundedness:
-        return cls(
-            text=str(data["text"]),
-            start=int(data["start"]),
-            end=int(data["end"]),
-            gain=float(data["gain"]),
-            top_share=float(data["top_share"]),
-            supported=bool(data["supported"]),
-            source=data.get("source", "surrogate"),
-            abstention=bool(data.get("abstention", False)),
-            support_from=tuple(
-                p for p in data.get("support_from") or () if p in ("documents", "conversation")
-            ),
-            score=_optional_float(data.get("score")),
-            verdict=data.get("verdict"),
-            p_unsupported=_optional_float(data.get("p_unsupported")),
-            coverage=_optional_float(data.get("coverage")),
-            informative=_optional_float(data.get("informative")),
-        )
+        parts = data.get("support_from") or ()
+        known = tuple(p for p in parts if p in ("documents", "conversation"))
+        return cls(**cast_fields(cls, data, {"support_from": known}))
 
 
 @dataclass(frozen=True)
@@ -319,6 +261,13 @@ def top_share(scores: Sequence[float] | FloatArray, k: int) -> float:
     return float(np.sort(positive)[::-1][:k].sum() / total)
 
 
+def _top(result: AttributionResult | None, k: int) -> tuple[float, list[int]]:
+    """The attribution's :func:`top_share` and its ``k`` best segments (none: 0 and [])."""
+    if result is None or not result.n_segments:
+        return 0.0, []
+    return top_share(result.scores, k), result.top_k(min(k, result.n_segments))
+
+
 def surrogate_gain(result: AttributionResult) -> ContextGain | None:
     """``L(C)`` and ``L(empty)`` as the linear surrogate predicts them from the attribution
     history: ``V(S) = w0 + sum(w_i for i in S)`` with ``w`` the scores, so ``L(empty) = w0
@@ -330,6 +279,10 @@ def surrogate_gain(result: AttributionResult) -> ContextGain | None:
     return ContextGain(intercept + float(scores.sum()), intercept, 0)
 
 
+def _abstained(answer: str, sentences: Sequence[SentenceGroundedness]) -> bool:
+    return all(s.abstention for s in sentences) if sentences else is_abstention(answer)
+
+
 def build_report(
     result: AttributionResult,
     chosen: ContextGain | None,
@@ -338,18 +291,19 @@ def build_report(
     top_k: int,
     extra_queries: int,
 ) -> GroundednessReport:
-    """The report of an attribution without token support: each sentence's gain from its
-    statement scores (a lone claiming sentence takes the measured gain,
-    :func:`_anchored_gains`), read against the answer's ``L(empty)`` (observed, or the
-    surrogate's prediction); the answer's score is its least supported sentence's (the
-    whole answer's explained share when it has no statements). No token log-probs: the
-    two-verdict rule ``score >= threshold`` (:data:`DEFAULT_THRESHOLD` when ``None``)."""
+    """The report of an attribution without token support: each sentence's gain is the sum
+    of its statement scores (a lone claiming sentence takes the measured gain ``chosen``:
+    a fit of a few calls can put the sum below zero), read against the answer's
+    ``L(empty)`` (``chosen``, else the surrogate's); the answer's score is its least
+    supported sentence's. The two-verdict rule ``score >= threshold`` decides."""
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
     estimate = chosen if chosen is not None else surrogate_gain(result)
     if estimate is None:
         raise InputError("the attribution holds no evaluated subsets to estimate the score from")
-    score = explained(estimate.full, estimate.empty)
-    gains = _anchored_gains(result, estimate if chosen is not None else None)
+    gains = [float(np.sum(s.scores)) for s in result.statements]
+    claims = [i for i, s in enumerate(result.statements) if not is_abstention(s.text)]
+    if chosen is not None and len(claims) == 1:
+        gains[claims[0]] = chosen.full - chosen.empty
     sentences = []
     for s, gain in zip(result.statements, gains):
         abstention = is_abstention(s.text)
@@ -366,10 +320,10 @@ def build_report(
                 score=sentence_score,
             )
         )
-    abstained = _abstained(result.response, [s.abstention for s in sentences])
-    score = answer_score(
-        [float(s.score) for s in sentences if not s.abstention and s.score is not None], score
-    )
+    abstained = _abstained(result.response, sentences)
+    claimed = [float(s.score) for s in sentences if not s.abstention and s.score is not None]
+    score = answer_score(claimed, explained(estimate.full, estimate.empty))
+    overall, top = _top(result, top_k)
     return GroundednessReport(
         score=score,
         threshold=float(threshold),
@@ -377,32 +331,14 @@ def build_report(
         source=source,
         full_reward=estimate.full,
         empty_reward=estimate.empty,
-        top_share=top_share(result.scores, top_k) if result.n_segments else 0.0,
+        top_share=overall,
         top_k=top_k,
-        top_segments=[i for i in result.top_k(min(top_k, result.n_segments))],
+        top_segments=top,
         sentences=sentences,
         extra_queries=extra_queries,
         abstained=abstained,
         scored_by=result.scored_by,
     )
-
-
-def _anchored_gains(result: AttributionResult, measured: ContextGain | None) -> list[float]:
-    """Each sentence's context gain: the sum of its statement scores (a fit's estimate),
-    except that an answer with one claiming sentence takes the measured (or observed)
-    whole-answer gain, which is that sentence's own: a fit of a few calls can put the sum
-    below zero while the measured answer gains from its context."""
-    gains = [float(np.sum(s.scores)) for s in result.statements]
-    claims = [i for i, s in enumerate(result.statements) if not is_abstention(s.text)]
-    if measured is not None and len(claims) == 1:
-        gains[claims[0]] = measured.full - measured.empty
-    return gains
-
-
-def _abstained(answer: str, sentence_abstentions: Sequence[bool]) -> bool:
-    if sentence_abstentions:
-        return all(sentence_abstentions)
-    return is_abstention(answer)
 
 
 def _judged(
@@ -419,6 +355,23 @@ def _judged(
         return calibration.verdict(p), p
     cut = DEFAULT_THRESHOLD if threshold is None else threshold
     return ("supported" if score >= cut else "unsupported"), p
+
+
+def support_parts(
+    text: str, document_words: Collection[str] | None, conversation: Collection[str]
+) -> tuple[ContextPart, ...]:
+    """The parts of the context ``text`` takes its content words from: ``"documents"``
+    when one is in a document, ``"conversation"`` when one that no document holds is in
+    the conversation; empty when it takes none (or the documents are unknown)."""
+    if document_words is None:
+        return ()
+    content = [w for w in words(text) if w not in STOPWORDS]
+    parts: list[ContextPart] = []
+    if any(w in document_words for w in content):
+        parts.append("documents")
+    if any(w in conversation and w not in document_words for w in content):
+        parts.append("conversation")
+    return tuple(parts)
 
 
 def support_report(
@@ -439,13 +392,15 @@ def support_report(
     sentences are neither scored into the answer's figure nor flagged. ``result`` (an
     attribution of the same answer) adds the top-share figures; ``context_words``
     (:func:`~camab_rag.groundedness.anchors.context_words`; default: ``result``'s
-    segments) let the score discount answer words the context lacks; the conversation's
-    words (system prompt, earlier turns) are context too, and each sentence says which
-    part it takes its words from."""
+    segments) let the score discount answer words the context lacks. The conversation's
+    words (system prompt, earlier questions: ``support.conversation``) are context too,
+    but not evidence a user asserted; each sentence says which part it takes words from."""
     if context_words is None and result is not None and result.segments:
         context_words = ContextWords.of([s.text for s in result.segments])
-    document_words, conversation = context_words, conversation_words(support)
-    context_words = judged_words(document_words, support)
+    documents, conversation = context_words, ContextWords.of(support.conversation)
+    if documents is not None:  # judged against the documents' and the conversation's words
+        known = documents if isinstance(documents, ContextWords) else ContextWords(documents)
+        context_words = known | conversation
     statements: Sequence[StatementAttribution] = result.statements if result is not None else ()
     shares = {(s.start, s.end): top_share(s.scores, top_k) for s in statements}
     sentences: list[SentenceGroundedness] = []
@@ -453,7 +408,6 @@ def support_report(
         abstention = is_abstention(span.text)
         within = support.within([(span.start, span.end)])
         score = support_score(within, context_words)
-        informative = informative_score(within, context_words)
         covered = None if context_words is None else checked_coverage(span.text, context_words)
         verdict, p = _judged(score, covered, threshold, calibration)
         sentences.append(
@@ -466,15 +420,15 @@ def support_report(
                 supported=bool(abstention or verdict != "unsupported"),
                 source="measured",
                 abstention=abstention,
-                support_from=support_parts(span.text, document_words, conversation),
+                support_from=support_parts(span.text, documents, conversation),
                 score=score,
                 verdict="supported" if abstention else verdict,
                 p_unsupported=0.0 if abstention else p,
                 coverage=covered,
-                informative=informative,
+                informative=informative_score(within, context_words),
             )
         )
-    abstained = _abstained(support.response, [s.abstention for s in sentences])
+    abstained = _abstained(support.response, sentences)
     claims = [s for s in sentences if not s.abstention and s.score is not None]
     claimed = [s.score for s in claims if s.score is not None]
     score = answer_score(claimed, support_score(support, context_words))
@@ -504,9 +458,7 @@ def support_report(
         for span in found
         if not any(s.abstention and s.start <= span.start < s.end for s in sentences)
     ]
-    overall, top = 0.0, []
-    if result is not None and result.n_segments:
-        overall, top = top_share(result.scores, top_k), result.top_k(min(top_k, result.n_segments))
+    overall, top = _top(result, top_k)
     return GroundednessReport(
         score=score,
         threshold=float(DEFAULT_THRESHOLD if threshold is None else threshold),

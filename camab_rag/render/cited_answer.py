@@ -1,7 +1,5 @@
-"""The cited answer: an answer's sentences with their citation numbers and the numbered
-source list, plus the rule that decided them. Built by :func:`camab_rag.citations.cite`;
-drawn by this package's renderers (which never import the code that decides citations).
-"""
+"""The cited answer: the answer's sentences with their citation numbers, the numbered
+source list and the rule that decided them; built by :func:`camab_rag.citations.cite`."""
 
 from __future__ import annotations
 
@@ -17,6 +15,7 @@ from numpy.typing import NDArray
 from camab_rag.errors import InputError
 from camab_rag.render.support import CITE_AT, support_words
 from camab_rag.render.text import groundedness_report, verdict_name
+from camab_rag.result import short_text
 from camab_rag.scorers.base import ScoredBy
 
 FloatArray = NDArray[np.float64]
@@ -34,19 +33,12 @@ class CitationRule:
     source holds. Scores are the sentence's statement scores, summed per document when
     ``unit="document"``.
 
-    Args:
-        top_k: at most this many citations per sentence (``None``: no limit).
-        threshold: the bar in nats per answer token (default
-            :data:`~camab_rag.render.support.CITE_AT`).
-        relative: minimum fraction of the sentence's best score (0 disables; default
-            0.1, chosen on the HotpotQA dev rows of ``benchmarks/bench_citations.py``:
-            a second source that adds a name the first lacks is often far weaker than
-            the first and still gold, and 0.25 left it out).
-        unit: cite whole ``"document"``s or single ``"segment"``s.
-        new_words: require a word no better cited source holds (``False`` disables).
-        support_threshold: with token support (``anchors=True``), a sentence the gate
-            judges unsupported, or an abstention, cites nothing; ``None`` uses the gate's
-            calibrated verdict, a number the sentence score against it, ``-inf`` keeps all.
+    ``top_k=None``: no limit; ``threshold`` in nats per answer token
+    (:data:`~camab_rag.render.support.CITE_AT`); ``relative=0`` disables (0.1 chosen on
+    dev rows, BENCHMARKS.md); ``unit``: cite ``"document"``s or ``"segment"``s.
+    ``support_threshold``: with token support, a sentence the gate judges unsupported, or
+    an abstention, cites nothing; ``None`` uses the gate's calibrated verdict, a number the
+    sentence score against it, ``-inf`` keeps all.
     """
 
     top_k: int | None = 2
@@ -102,7 +94,6 @@ class Highlight:
 
     segment_index: int
     start: int
-    """Character offset in the source's ``text``."""
     end: int
     text: str
     score: float
@@ -165,8 +156,6 @@ class CitedSentence:
     abstention: bool = False
     unsupported_spans: list[tuple[int, int]] = field(default_factory=list)
     support_from: tuple[str, ...] = ()
-    """The parts of the context the judged sentence takes its words from
-    (``"documents"``, ``"conversation"``), from the groundedness report."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -197,11 +186,6 @@ class CitedSentence:
             unsupported_spans=inside,
             support_from=tuple(support_from),
         )
-
-
-def _short(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[CitedSentence]:
@@ -281,7 +265,8 @@ class CitedAnswer:
         """A copy whose source list holds only the sources a sentence cites or disputes,
         renumbered in order; a source that only disputes shows no supporting passage."""
         cited = {n for s in self.sentences for n in s.citations}
-        kept = [src for src in self.sources if src.number in cited or self._disputing(src)]
+        disputing = {n for s in self.sentences for n in s.disputed}
+        kept = [src for src in self.sources if src.number in cited | disputing]
         renumber = {src.number: k + 1 for k, src in enumerate(kept)}
         if len(kept) == len(self.sources) and all(k == v for k, v in renumber.items()):
             return self
@@ -303,20 +288,16 @@ class CitedAnswer:
         ]
         return replace(self, sources=sources, sentences=sentences)
 
-    def _disputing(self, source: Source) -> bool:
-        return any(source.number in s.disputed for s in self.sentences)
-
     def __repr__(self) -> str:
         verdict = verdict_name(self.groundedness)
         cites = ", ".join(f"{'+'.join(str(n) for n in s.citations) or '-'}" for s in self.sentences)
         return (
-            f"CitedAnswer({_short(self.answer)!r}, sentences={len(self.sentences)} "
+            f"CitedAnswer({short_text(self.answer)!r}, sentences={len(self.sentences)} "
             f"[{cites}], sources={len(self.sources)}"
             + (f", verdict={verdict!r}" if verdict is not None else "")
             + ")"
         )
 
-    # ----------------------------------------------------------------- renderers
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON for front ends (everything as data; the front end must escape)."""
         return {

@@ -11,28 +11,21 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from camab_rag.render.support import support_level, support_words
+from camab_rag.render.support import CITE_AT, STRONG_AT, WEAK_AT, support_level, support_words
 from camab_rag.render.text import (
     DISPUTED_MARK,
     LEGEND_TEXT,
-    SCALE_TEXT,
     answer_id,
-    calls_text,
     clean,
-    conversation_note,
     dispute_text,
-    no_sources_text,
-    passed,
-    proxy_text,
+    notices,
     sentence_note,
     shown_highlights,
     source_note,
     split_highlights,
     strength_level,
-    uninformative_text,
     unsupported_pieces,
     verdict_detail,
-    verdict_text,
 )
 
 if TYPE_CHECKING:
@@ -78,6 +71,13 @@ CSS = """
 .camab-cite .camab-from-chat { color: #555; font-size: .8em; margin-left: .3rem; }
 .camab-cite .camab-unsupported-note { color: #a50e0e; font-size: .8em; margin-left: .3rem; }
 """
+NOTICE_HTML = {
+    "pass": '<p class="camab-verdict camab-ok"{tip}>{text}</p>',
+    "fail": '<p class="camab-verdict camab-warn"{tip}>{text}</p>',
+    "proxy": '<p class="camab-proxy" role="note">&#9888; {text}</p>',
+    "empty": '<p class="camab-verdict camab-warn">{text}</p>',
+    "uncited": '<p class="camab-verdict">{text}</p>',
+}
 
 
 def esc(text: str) -> str:
@@ -85,19 +85,10 @@ def esc(text: str) -> str:
     return escape(clean(text), quote=True)
 
 
-def _marker(page_id: str, number: int, score: float) -> str:
+def _marker(page_id: str, n: int, title: str, mark: str = "", css: str = "") -> str:
     return (
-        f'<a class="camab-marker" href="#{page_id}-src-{int(number)}" '
-        f'title="source {int(number)}: {support_words(score)} (score {float(score):+.3f})">'
-        f"[{int(number)}]</a>"
-    )
-
-
-def _dispute_marker(page_id: str, number: int, words: list[str]) -> str:
-    return (
-        f'<a class="camab-marker camab-disputed" href="#{page_id}-src-{int(number)}" '
-        f'title="source {int(number)} {esc(dispute_text(words))}">'
-        f"[{DISPUTED_MARK}{int(number)}]</a>"
+        f'<a class="camab-marker{css}" href="#{page_id}-src-{n}" title="source {n}{title}">'
+        f"[{mark}{n}]</a>"
     )
 
 
@@ -136,8 +127,9 @@ def _sentence_html(sentence: CitedSentence) -> str:
     )
     note = sentence_note(sentence)
     if note is None:
-        chat = conversation_note(sentence)
-        return body if chat is None else f'{body}<span class="camab-from-chat">{esc(chat)}</span>'
+        return body
+    if sentence.supported is not False:
+        return f'{body}<span class="camab-from-chat">{esc(note)}</span>'
     return (
         f'<span class="camab-unsupported">{body}</span>'
         f'<span class="camab-unsupported-note">{esc(note)}</span>'
@@ -156,34 +148,38 @@ def render_fragment(answer: CitedAnswer) -> str:
         )
     sentences = []
     for sentence in answer.sentences:
-        marks = "".join(_marker(page_id, n, s) for n, s in zip(sentence.citations, sentence.scores))
+        marks = "".join(
+            _marker(page_id, int(n), f": {support_words(s)} (score {float(s):+.3f})")
+            for n, s in zip(sentence.citations, sentence.scores)
+        )
         marks += "".join(
-            _dispute_marker(page_id, n, answer.source(n).disputes) for n in sentence.disputed
+            _marker(
+                page_id,
+                int(n),
+                f" {esc(dispute_text(answer.source(n).disputes))}",
+                DISPUTED_MARK,
+                " camab-disputed",
+            )
+            for n in sentence.disputed
         )
         sentences.append(_sentence_html(sentence) + marks)
     text = " ".join(sentences) if sentences else esc(answer.answer)
     parts.append(f'<p class="camab-answer">{text}</p>')
-    verdict = verdict_text(answer.groundedness)
-    if verdict is not None:
-        css_class = "camab-ok" if passed(answer.groundedness) else "camab-warn"
-        detail = verdict_detail(answer.groundedness)
+    for kind, line in notices(answer):
+        detail = verdict_detail(answer.groundedness) if kind in ("pass", "fail") else None
         tip = f' title="{esc(detail)}"' if detail else ""
-        parts.append(f'<p class="camab-verdict {css_class}"{tip}>{esc(verdict)}</p>')
-    proxy = proxy_text(answer.scored_by)
-    if proxy is not None:
-        parts.append(f'<p class="camab-proxy" role="note">&#9888; {esc(proxy)}</p>')
-    empty = uninformative_text(answer.uninformative)
-    if empty is not None:
-        parts.append(f'<p class="camab-verdict camab-warn">{esc(empty)}</p>')
-    uncited = no_sources_text(answer)
-    if uncited is not None:
-        parts.append(f'<p class="camab-verdict">{esc(uncited)}</p>')
+        parts.append(NOTICE_HTML[kind].format(tip=tip, text=esc(line)))
     if answer.sources:
         parts.append('<ol class="camab-sources">')
         parts += [_source_html(answer, page_id, source) for source in answer.sources]
         parts.append("</ol>")
     # the figures for developers (method, model calls, the scale) only in the tooltip
-    detail = f"{answer.method} attribution, {calls_text(int(answer.n_queries))}; {SCALE_TEXT}"
+    calls = f"{int(answer.n_queries)} model call{'' if answer.n_queries == 1 else 's'}"
+    scale = (
+        f"support scale in nats per answer token: strong >= {STRONG_AT:.2f}, support >= "
+        f"{CITE_AT:.2f} (cited), weak >= {WEAK_AT:.3f}"
+    )
+    detail = f"{answer.method} attribution, {calls}; {scale}"
     parts.append(f'<p class="camab-footer" title="{esc(detail)}">{esc(LEGEND_TEXT)}</p>')
     parts.append("</div>")
     return "\n".join(parts)

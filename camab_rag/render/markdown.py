@@ -15,16 +15,12 @@ from camab_rag.render.text import (
     DISPUTED_MARK,
     answer_id,
     clean,
-    conversation_note,
-    no_sources_text,
-    proxy_text,
+    notices,
     sentence_note,
     shown_highlights,
     source_note,
     split_highlights,
     strength_level,
-    uninformative_text,
-    verdict_text,
 )
 
 if TYPE_CHECKING:
@@ -35,6 +31,13 @@ _ANYWHERE = re.compile(r"([\\`*_\[\]<>&|~$])")
 parentheses and ``!`` need nothing)."""
 _LINE_START = re.compile(r"^([ \t]*)([#+\-=]|\d+(?=[.)]))", re.MULTILINE)
 """Block markers at the start of a line: headings, list items, setext underlines."""
+NOTICE_MARKDOWN = {
+    "pass": "*{}*",
+    "fail": "*{}*",
+    "proxy": "> **\u26a0 {}**",
+    "empty": "**{}**",
+    "uncited": "*{}*",
+}
 
 
 def escape_markdown(text: str) -> str:
@@ -62,19 +65,12 @@ def link_destination(url: str) -> str:
     return "<" + quote(clean(url), safe=":/?#[]@!$&'()*+,;=%~-._") + ">"
 
 
-def markers(
-    numbers: list[int],
-    answer: CitedAnswer | None = None,
-    *,
-    page: str = "camab",
-    disputed: bool = False,
-) -> str:
-    """``[n]`` markers (``[\u2260n]`` for a disputing source), each a link to its source's
-    URL (or to its entry ``#{page}-src-n`` in the list; ``page``: :func:`answer_id`)."""
+def markers(answer: CitedAnswer, numbers: list[int], page: str, mark: str = "") -> str:
+    """``[n]`` markers (``mark`` before the number), each a link to its source's URL, else
+    to its entry ``#{page}-src-n`` in the list (``page``: :func:`answer_id`)."""
     out = []
-    mark = DISPUTED_MARK if disputed else ""
     for n in numbers:
-        url = answer.source(n).url if answer is not None else None
+        url = answer.source(n).url
         target = link_destination(url) if url else f"#{page}-src-{int(n)}"
         out.append(f"[\\[{mark}{int(n)}\\]]({target})")
     return "".join(out)
@@ -100,27 +96,17 @@ def render_markdown(answer: CitedAnswer) -> str:
         lines += [f"**Question:** {_inline(answer.question)}", ""]
     pieces = []
     for sentence in answer.sentences:
-        marks = markers(sentence.citations, answer, page=page)
-        marks += markers(sentence.disputed, answer, page=page, disputed=True)
-        note = sentence_note(sentence) or conversation_note(sentence)
+        marks = markers(answer, sentence.citations, page)
+        marks += markers(answer, sentence.disputed, page, DISPUTED_MARK)
+        note = sentence_note(sentence)
         pieces.append(
             _inline(sentence.text)
             + (f" {marks}" if marks else "")
             + (f" *{_inline(note)}*" if note else "")
         )
     lines += [" ".join(pieces) if pieces else _inline(answer.answer), ""]
-    verdict = verdict_text(answer.groundedness)
-    if verdict:
-        lines += [f"*{escape_markdown(verdict)}*", ""]
-    proxy = proxy_text(answer.scored_by)
-    if proxy:
-        lines += [f"> **\u26a0 {escape_markdown(proxy)}**", ""]
-    empty = uninformative_text(answer.uninformative)
-    if empty:
-        lines += [f"**{escape_markdown(empty)}**", ""]
-    uncited = no_sources_text(answer)
-    if uncited:
-        lines += [f"*{escape_markdown(uncited)}*", ""]
+    for kind, line in notices(answer):
+        lines += [NOTICE_MARKDOWN[kind].format(escape_markdown(line)), ""]
     if answer.sources:
         lines += ["**Sources**", ""]
         for source in answer.sources:

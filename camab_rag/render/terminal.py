@@ -19,17 +19,12 @@ from camab_rag.render.text import (
     DISPUTED_MARK,
     LEGEND_TEXT,
     clean,
-    conversation_note,
-    no_sources_text,
-    passed,
-    proxy_text,
+    notices,
     sentence_note,
     shown_highlights,
     source_note,
     strength_level,
-    uninformative_text,
     unsupported_pieces,
-    verdict_text,
 )
 
 if TYPE_CHECKING:
@@ -43,6 +38,7 @@ GREEN = "\x1b[32m"
 RED = "\x1b[31m"
 PROXY = "\x1b[1;30;43m"  # black on yellow: hard to miss
 UNDERLINE = "\x1b[4m"
+NOTICE_STYLE = {"pass": GREEN, "fail": RED, "proxy": PROXY, "empty": RED, "uncited": DIM}
 # strong / medium / weak support
 LEVEL_STYLE = {3: "\x1b[1;30;43m", 2: "\x1b[33m", 1: "\x1b[2;33m"}
 
@@ -81,11 +77,10 @@ def render_terminal(
     *,
     color: bool | None = None,
     stream: IO[str] | None = None,
-    width: int | None = None,
 ) -> str:
     """The cited answer for a terminal (coloured if ``color``; see :func:`use_color`)."""
     colored = use_color(stream) if color is None else color
-    cols = width or max(40, min(shutil.get_terminal_size((100, 24)).columns, 120))
+    cols = max(40, min(shutil.get_terminal_size((100, 24)).columns, 120))
 
     def style(code: str, text: str) -> str:
         return f"{code}{text}{RESET}" if colored else text
@@ -105,27 +100,19 @@ def render_terminal(
                 sentence.text, sentence.start, sentence.unsupported_spans
             )
         )
-        note, chat = sentence_note(sentence), conversation_note(sentence)
+        note = sentence_note(sentence)
         pieces.append(
             text
             + (style(BOLD + CYAN, marks) if marks else "")
-            + (" " + style(RED, note) if note else "")
-            + (" " + style(DIM, chat) if chat else "")
+            + (" " + style(RED if sentence.supported is False else DIM, note) if note else "")
         )
     text = " ".join(pieces) if pieces else _one_line(answer.answer)
     out += textwrap.wrap(f"{style(BOLD, 'Answer:')} {text}", cols, break_long_words=False)
-    verdict = verdict_text(answer.groundedness)
-    if verdict is not None:
-        out += ["", style(GREEN if passed(answer.groundedness) else RED, verdict)]
-    proxy = proxy_text(answer.scored_by)
-    if proxy is not None:
-        out += ["", style(PROXY, f"! {proxy}")]
-    empty = uninformative_text(answer.uninformative)
-    if empty is not None:
-        out += ["", *(style(RED, line) for line in textwrap.wrap(empty, cols))]
-    uncited = no_sources_text(answer)
-    if uncited is not None:
-        out += ["", *(style(DIM, line) for line in textwrap.wrap(uncited, cols))]
+    for kind, line in notices(answer):
+        if kind in ("pass", "fail", "proxy"):  # one line each, never wrapped
+            out += ["", style(NOTICE_STYLE[kind], "! " + line if kind == "proxy" else line)]
+        else:
+            out += ["", *(style(NOTICE_STYLE[kind], part) for part in textwrap.wrap(line, cols))]
     if answer.sources:
         out += ["", style(BOLD, "Sources")]
         indent = " " * 6

@@ -1,4 +1,5 @@
-"""Shared text helpers for the renderers: neutralise control characters, split highlights."""
+"""What every renderer shows, in words: the notices under an answer, the note after a
+sentence, the highlights of a source; and the cleaning that makes untrusted text safe."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from camab_rag.render.support import CITE_AT, STRONG_AT, WEAK_AT, support_words
+from camab_rag.render.support import CITE_AT, STRONG_AT, support_words
 
 if TYPE_CHECKING:  # the model imports the renderers; they read it for types only
     from camab_rag.render.cited_answer import CitedAnswer, Highlight
@@ -20,7 +21,9 @@ _UNSAFE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
     "\ud800-\udfff]"
 )
-REPLACEMENT = "\ufffd"
+LEGEND_TEXT = "the highlight marks the passage that supports the answer; darker is stronger"
+DISPUTED_MARK = "\u2260"
+"""Before a source number in the answer (``[\u22602]``): the source argues against it."""
 
 
 def answer_id(answer: CitedAnswer) -> str:
@@ -38,15 +41,15 @@ def clean(text: str) -> str:
     surrogates replaced by U+FFFD (no cursor moves, recolouring or reversed text)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n")
     text = text.replace("\u2029", "\n")
-    return _UNSAFE.sub(REPLACEMENT, text)
+    return _UNSAFE.sub("\ufffd", text)
 
 
 M = TypeVar("M")
 
 
 def _cut(text: str, marks: Sequence[tuple[int, int, M]]) -> list[tuple[str, M | None]]:
-    """``text`` cut into pieces, each plain (``None``) or one mark's ``[start, end)`` span
-    with the mark; marks outside the text or overlapping an earlier one are ignored."""
+    """``text`` cut into plain pieces (``None``) and marked ``[start, end)`` spans; marks
+    outside the text or overlapping an earlier one are ignored."""
     pieces: list[tuple[str, M | None]] = []
     cursor = 0
     for start, end, mark in sorted(marks, key=lambda m: m[0]):
@@ -67,6 +70,15 @@ def split_highlights(
 ) -> list[tuple[str, Highlight | None]]:
     """``text`` cut into plain pieces (``None``) and highlight spans (overlaps ignored)."""
     return _cut(text, [(h.start, h.end, h) for h in highlights])
+
+
+def unsupported_pieces(
+    text: str, start: int, spans: Sequence[tuple[int, int]]
+) -> list[tuple[str, bool]]:
+    """A sentence's text (at answer offset ``start``) cut into pieces, each flagged when it
+    lies in one of the answer-offset ``spans``."""
+    marks = [(a - start, b - start, True) for a, b in spans]
+    return [(piece, mark is not None) for piece, mark in _cut(text, marks)]
 
 
 def content_words(text: str) -> set[str]:
@@ -102,32 +114,18 @@ def shown_highlights(answer: CitedAnswer, source: Any) -> list[Highlight]:
         chosen = sorted(span for span in spans if span is not None)
         if not chosen:
             shown.append(highlight)
-            continue
         for a, b in chosen:
-            shown.append(
-                replace(
-                    highlight,
-                    start=highlight.start + a,
-                    end=highlight.start + b,
-                    text=highlight.text[a:b],
-                )
-            )
+            start, text = highlight.start + a, highlight.text[a:b]
+            shown.append(replace(highlight, start=start, end=start + b - a, text=text))
     return shown
 
 
-def calls_text(n_queries: int) -> str:
-    """``"1 model call"`` / ``"16 model calls"``."""
-    return f"{n_queries} model call{'' if n_queries == 1 else 's'}"
-
-
 def strength_level(strength: float) -> int:
-    """Highlight level 1 (weak support) .. 3 (strong support) for a strength on the absolute
-    support scale (:func:`~camab_rag.render.support.support_strength`)."""
+    """Highlight level 1 (weak support) .. 3 (strong support) for a strength on the support
+    scale (:func:`~camab_rag.render.support.support_strength`)."""
     if strength >= 1.0:
         return 3
-    if strength >= CITE_AT / STRONG_AT:
-        return 2
-    return 1
+    return 2 if strength >= CITE_AT / STRONG_AT else 1
 
 
 def groundedness_report(verdict: Any) -> Any:
@@ -171,16 +169,15 @@ def verdict_text(report: Any) -> str | None:
         line = "The answer declines to answer: there is nothing to support"
     else:
         line = _VERDICT_WORDS[name]
-    unsupported = list(getattr(report, "unsupported_sentences", []) or [])
-    if unsupported and len(unsupported) < len(getattr(report, "sentences", []) or []):
-        count = len(unsupported)
+    sentences = getattr(report, "sentences", []) or []
+    count = len(getattr(report, "unsupported_sentences", []) or [])
+    if count and count < len(sentences):
         line += f"; {count} sentence{' is' if count == 1 else 's are'} not supported"
     turns = int(getattr(report, "earlier_turns", 0) or 0)
     if turns:
         line += f"; context includes {turns} earlier chat message{'s' if turns > 1 else ''}"
     if name == "supported" and any(
-        "conversation" in (getattr(s, "support_from", ()) or ())
-        for s in getattr(report, "sentences", []) or []
+        "conversation" in (getattr(s, "support_from", ()) or ()) for s in sentences
     ):
         line += " (partly from the conversation)"
     judge = getattr(report, "scored_by", None)
@@ -206,26 +203,34 @@ def verdict_detail(report: Any) -> str | None:
     return f"{explained}, threshold {float(threshold):.3f}"
 
 
-def passed(report: Any) -> bool:
-    """Whether a verdict reads as passing (supported, or an abstention)."""
-    return verdict_name(report) == "supported" or bool(
-        getattr(groundedness_report(report), "abstained", False)
-    )
+def no_sources_text(answer: Any) -> str | None:
+    """One line saying no document is cited (``None`` when one is, or when the answer says
+    its citations carry no information)."""
+    if answer.sources or answer.uninformative:
+        return None
+    return "No single document stands out as the source of this answer."
 
 
-SCALE_TEXT = (
-    f"support scale in nats per answer token: strong >= {STRONG_AT:.2f}, support >= "
-    f"{CITE_AT:.2f} (cited), weak >= {WEAK_AT:.3f}"
-)
-"""The support scale with its figures (tooltips only: renderers show :data:`LEGEND_TEXT`)."""
-
-LEGEND_TEXT = "the highlight marks the passage that supports the answer; darker is stronger"
-"""The legend of the highlights and support words, in words (renderers' footers)."""
-
-
-DISPUTED_MARK = "\u2260"
-"""Before a source number in the answer (``[\u22602]``): the source argues against that
-sentence."""
+def notices(answer: CitedAnswer) -> list[tuple[str, str]]:
+    """The lines every renderer shows under the answer, each with its kind: the verdict
+    (``"pass"``: supported or an abstention, else ``"fail"``), ``"proxy"`` (a proxy model
+    scored), ``"empty"`` (the citations carry no information), ``"uncited"``."""
+    found: list[tuple[str, str]] = []
+    verdict = verdict_text(answer.groundedness)
+    if verdict is not None:
+        abstained = getattr(groundedness_report(answer.groundedness), "abstained", False)
+        ok = verdict_name(answer.groundedness) == "supported" or bool(abstained)
+        found.append(("pass" if ok else "fail", verdict))
+    by = answer.scored_by
+    if by is not None and by.proxy:
+        proxy = f"Attributed by a proxy model ({by.model}), not by the model that wrote the answer"
+        found.append(("proxy", proxy))
+    if answer.uninformative:
+        found.append(("empty", f"These citations carry no information: {answer.uninformative}"))
+    uncited = no_sources_text(answer)
+    if uncited is not None:
+        found.append(("uncited", uncited))
+    return found
 
 
 def dispute_text(words: Sequence[str]) -> str:
@@ -242,19 +247,15 @@ def source_note(source: Any) -> str:
     return f"{support_words(source.score)}; {dispute}" if source.highlights else dispute
 
 
-def unsupported_pieces(
-    text: str, start: int, spans: Sequence[tuple[int, int]]
-) -> list[tuple[str, bool]]:
-    """A sentence's text (starting at answer offset ``start``) cut into pieces, each
-    flagged when it lies in one of the answer-offset ``spans``."""
-    marks = [(a - start, b - start, True) for a, b in spans]
-    return [(piece, mark is not None) for piece, mark in _cut(text, marks)]
-
-
 def sentence_note(sentence: Any) -> str | None:
-    """What a renderer adds after an unsupported sentence, quoting its unsupported words
-    (``None`` for the others)."""
-    if getattr(sentence, "supported", None) is not False:
+    """The note after a sentence: an unsupported one quotes its unsupported words
+    (``sentence.supported is False``), a supported one that cites nothing and rests on the
+    conversation says so; ``None`` for the others."""
+    supported = getattr(sentence, "supported", None)
+    if supported is True and not getattr(sentence, "citations", []):
+        chat = "conversation" in (getattr(sentence, "support_from", ()) or ())
+        return "(from the conversation)" if chat else None
+    if supported is not False:
         return None
     words = [
         sentence.text[a - sentence.start : b - sentence.start]
@@ -262,36 +263,3 @@ def sentence_note(sentence: Any) -> str | None:
     ]
     quoted = ", ".join(f'"{" ".join(w.split())}"' for w in words if w.strip())
     return "(not supported by the sources" + (f": {quoted})" if quoted else ")")
-
-
-def conversation_note(sentence: Any) -> str | None:
-    """The note after a supported sentence that rests on the conversation, not a document."""
-    if getattr(sentence, "supported", None) is not True or getattr(sentence, "citations", []):
-        return None
-    if "conversation" not in (getattr(sentence, "support_from", ()) or ()):
-        return None
-    return "(from the conversation)"
-
-
-def proxy_text(scored_by: Any) -> str | None:
-    """One line saying a proxy model scored the attribution (``None`` when the answering
-    model scored it itself, or nobody said)."""
-    if scored_by is None or not scored_by.proxy:
-        return None
-    return (
-        f"Attributed by a proxy model ({scored_by.model}), not by the model that wrote the answer"
-    )
-
-
-def uninformative_text(reason: str | None) -> str | None:
-    """One line saying the citations carry no information, and why (``None`` when they
-    do)."""
-    return None if not reason else f"These citations carry no information: {reason}"
-
-
-def no_sources_text(answer: Any) -> str | None:
-    """One line saying no document is cited (``None`` when one is, or when
-    :func:`uninformative_text` says why)."""
-    if answer.sources or answer.uninformative:
-        return None
-    return "No single document stands out as the source of this answer."
