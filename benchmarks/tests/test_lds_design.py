@@ -34,6 +34,56 @@ def test_the_rule_picks_each_regimes_variant_by_calls_per_unit() -> None:
     assert rule.key(chunks, 3) == "documents-first"  # one level: never the joint fit
 
 
+def test_kernelshaps_cuts_come_first_and_need_two_calls() -> None:
+    rule = Rule(
+        halves=0.0,
+        joint=0.5,
+        one_document=10.0,
+        estimator="LASSO",
+        kernelshap=0.25,
+        one_document_kernelshap=0.5,
+    )
+    hotpot, cnn = case(40, 10, "h2"), case(20, 1, "c2")
+    assert [rule.key(hotpot, b) for b in (8, 16, 32)] == [
+        "kernelshap",  # 8 < 0.25 * 41
+        "documents-first-joint",
+        "documents-first",
+    ]
+    assert [rule.key(cnn, b) for b in (8, 16, 64)] == [
+        "kernelshap",  # 8 < 0.5 * 21
+        "halves-lasso",  # ContextCite's design at every larger budget (c = 10)
+        "halves-lasso",
+    ]
+    assert Rule(0.0, 0.0, 0.0, "flat", 10.0, 10.0).key(cnn, 1) == "documents-first"
+
+
+def test_the_objective_reads_each_example_under_its_own_regime() -> None:
+    """The vectorised objective picks, per example and budget, the variant of
+    :meth:`Rule.key`: one document and several documents under their own cuts."""
+    found = [case(20, 1, "c3"), case(40, 10, "h3")]
+    cells: list[dict[tuple[str, str], dict[str, float]]] = [
+        {
+            ("kernelshap", "8"): {"lds_bernoulli": 0.9, "lds_keep": 0.7},
+            ("halves-lasso", "8"): {"lds_bernoulli": 0.1, "lds_keep": 0.1},
+            ("halves-lasso", "16"): {"lds_bernoulli": 0.5, "lds_keep": 0.5},
+        },
+        {
+            ("kernelshap", "8"): {"lds_bernoulli": 0.0, "lds_keep": 0.0},
+            ("documents-first-joint", "8"): {"lds_bernoulli": 0.3, "lds_keep": 0.5},
+            ("documents-first", "16"): {"lds_bernoulli": 0.7, "lds_keep": 0.1},
+        },
+    ]
+    rule = Rule(0.0, 0.25, 1.0, "LASSO", kernelshap=0.0, one_document_kernelshap=0.5)
+    by_hand = np.mean([(0.9 + 0.3) / 2, (0.7 + 0.5) / 2, (0.5 + 0.7) / 2, (0.5 + 0.1) / 2])
+    assert np.isclose(objective(found, cells, rule), by_hand)
+    for b in (8, 16):
+        assert [rule.key(c, b) for c in found] == (
+            ["kernelshap", "documents-first-joint"]
+            if b == 8
+            else ["halves-lasso", "documents-first"]
+        )
+
+
 def test_the_objective_averages_budgets_and_samples_over_examples() -> None:
     rule = Rule(halves=0.0, joint=0.0, one_document=1.0, estimator="flat")
     found = [case(20, 1, "a"), case(20, 1, "b")]

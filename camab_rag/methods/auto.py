@@ -38,7 +38,7 @@ from camab_rag.methods.estimators import flat_intercept_posterior_mean, lasso_sc
 from camab_rag.methods.kernelshap import KernelShap
 
 AUTO_ESTIMATORS = ("flat_intercept", "posterior_mean", "lasso")
-AUTO_DESIGNS = ("adaptive", "random_halves")
+AUTO_DESIGNS = ("adaptive", "random_halves", "kernelshap")
 REFINE_OPENINGS = ("leave_one_out", "shapley")
 MAX_AUTO_BATCH = 2
 """The most Thompson draws per round ``auto`` takes from a scorer's parallel capacity:
@@ -72,6 +72,13 @@ draws alone (its KernelSHAP opening needs ``N + 1`` rows in 75% of the budget).
 Both cuts are chosen on the dev half of each stored results file (HotpotQA with two
 models, CNN/DailyMail, short answers) among 1458 candidate rules and read on the other
 half (BENCHMARKS.md, "Fewer calls: ablations of auto and the budget rule"; issue 51)."""
+
+
+ONE_DOCUMENT_KERNELSHAP_BELOW = 0.0
+"""On one document's sentences, ``auto`` uses KernelSHAP's design and estimator when its
+budget is under this many calls per unit (``N + 1``); ``kernelshap_below`` is the same
+cut over several documents (0: never). Candidates of the same search as
+:data:`ONE_DOCUMENT_HALVES_BELOW` (issue 51)."""
 
 
 def scarce_budget(n_segments: int, budget: int, below: float) -> bool:
@@ -114,8 +121,12 @@ class _Switches:
     for the sentences of a hierarchical run; ``design``: ``"adaptive"`` (the openings and
     Thompson draws above) or ``"random_halves"`` (the whole budget as distinct Bernoulli
     ½ subsets on one level, ContextCite's design, read with ``halves_estimator``);
+    ``"kernelshap"`` (the whole budget as the very subsets ``method="kernelshap"`` asks for
+    with the same seed, on one level, read with KernelSHAP's estimator);
     ``random_halves_below``: the rule that picks ``"random_halves"`` for a run whose
-    budget is under that many calls per unit, ``N + 1`` (0: never); ``joint_fit_below``:
+    budget is under that many calls per unit, ``N + 1`` (0: never);
+    ``kernelshap_below`` / ``one_document_kernelshap_below``: the same for
+    ``"kernelshap"`` over several documents / on one document (checked first); ``joint_fit_below``:
     the same for ``joint_fit`` (:data:`JOINT_FIT_BELOW`); ``document_opening``: open
     with every document left out once whenever the budget affords it (``D + 1`` calls):
     a hierarchical run's document level then takes ``D + 1`` calls even when that leaves
@@ -134,6 +145,8 @@ class _Switches:
     halves_estimator: str = "lasso"
     joint_fit_below: float = JOINT_FIT_BELOW
     one_document_halves_below: float = ONE_DOCUMENT_HALVES_BELOW
+    kernelshap_below: float = 0.0
+    one_document_kernelshap_below: float = ONE_DOCUMENT_KERNELSHAP_BELOW
     document_opening: bool = True
     documents: bool = False
 
@@ -145,7 +158,13 @@ class _Switches:
                 f"unknown halves_estimator {self.halves_estimator!r}; "
                 f"choose one of {AUTO_ESTIMATORS}"
             )
-        for name in ("random_halves_below", "joint_fit_below", "one_document_halves_below"):
+        for name in (
+            "random_halves_below",
+            "joint_fit_below",
+            "one_document_halves_below",
+            "kernelshap_below",
+            "one_document_kernelshap_below",
+        ):
             below = getattr(self, name)
             if isinstance(below, bool) or not isinstance(below, (int, float)) or below < 0:
                 raise ValueError(f"{name} must be a number >= 0, got {below!r}")
@@ -170,12 +189,19 @@ class _Switches:
 
 def budget_rule(switches: _Switches, n_segments: int, budget: int, n_docs: int) -> _Switches:
     """``auto``'s design and estimator for one run, from its budget, its ``N`` units and
-    their ``n_docs`` documents (each test by :func:`scarce_budget`): the random halves
-    (read with ``halves_estimator``) under ``one_document_halves_below`` calls per unit
-    on one document's sentences (``n_docs <= 1``) or ``random_halves_below`` otherwise;
-    else, over several documents split into sentences, one fit over both levels under
-    ``joint_fit_below``; else ``switches`` as they are. The cuts are chosen on the dev
+    their ``n_docs`` documents (each test by :func:`scarce_budget`): KernelSHAP's design
+    under ``one_document_kernelshap_below`` calls per unit on one document's sentences
+    (``n_docs <= 1``) or ``kernelshap_below`` otherwise (and at least 2 calls, its empty
+    and full context); else the random halves (read with ``halves_estimator``) under
+    ``one_document_halves_below`` or ``random_halves_below``; else, over several
+    documents split into sentences, one fit over both levels under ``joint_fit_below``;
+    else ``switches`` as they are. The cuts are chosen on the dev
     half of the stored rows and read on the other half (BENCHMARKS.md, "Fewer calls")."""
+    shap_below = (
+        switches.one_document_kernelshap_below if n_docs <= 1 else switches.kernelshap_below
+    )
+    if budget >= 2 and scarce_budget(n_segments, budget, shap_below):
+        return replace(switches, design="kernelshap")
     halves_below = (
         switches.one_document_halves_below if n_docs <= 1 else switches.random_halves_below
     )
@@ -199,6 +225,11 @@ class AutoSampler(Sampler):
             # the very subsets method="contextcite" asks for with the same seed; nothing
             # after them (the whole budget)
             self.opening = ContextCite().sampler(n_segments, budget, rng).next_masks()
+            self.thompson = CamabSampler(method.bandit(), n_segments, 0, rng)
+        elif switches.design == "kernelshap":
+            # the very subsets method="kernelshap" asks for with the same seed (the empty
+            # and the full context first); nothing after them
+            self.opening = KernelShap().sampler(n_segments, budget, rng).next_masks()
             self.thompson = CamabSampler(method.bandit(), n_segments, 0, rng)
         elif switches.leave_one_out_first:
             if n_segments + 1 <= budget:
@@ -276,6 +307,12 @@ class Auto(Method):
         """Whether this run uses the random-halves design (one level, no Thompson draws)."""
         return self._switches.design == "random_halves"
 
+    @property
+    def fixed_design(self) -> bool:
+        """Whether this run asks for a fixed design on one level (the random halves or
+        KernelSHAP's), no opening and no Thompson draws."""
+        return self._switches.design != "adaptive"
+
     def for_budget(self, n_segments: int, budget: int, n_docs: int = 1) -> Auto:
         """These settings for a run over ``n_segments`` units of ``n_docs`` documents with
         ``budget`` calls (:func:`budget_rule`); unchanged when the rule changes nothing."""
@@ -326,6 +363,9 @@ class Auto(Method):
         return np.asarray(self.fit_many(masks, rewards[:, None], seed)[0], dtype=float)
 
     def fit_many(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+        if self._switches.design == "kernelshap":
+            shap = KernelShap()
+            return np.stack([shap.fit(masks, column, seed) for column in np.asarray(rewards).T])
         estimator = self._switches.estimator
         if self.random_halves:
             estimator = self._switches.halves_estimator
