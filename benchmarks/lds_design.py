@@ -280,7 +280,8 @@ KEYS = ("documents-first", "documents-first-joint", "halves-flat", "halves-lasso
 @dataclass(frozen=True)
 class _Arrays:
     """One file's cells as arrays, so that a rule is read without a loop over examples:
-    ``values[key, example, budget, metric]`` (nan where missing), ``units`` = N + 1 and
+    ``values[key, example, budget, metric]``, nan where any variant lacks the cell (a fit
+    not priced yet), so every rule is read on the same examples; ``units`` = N + 1 and
     ``one`` (one document) and ``several`` (over several documents, below N) per
     example."""
 
@@ -299,6 +300,7 @@ def _arrays(found: list[Case], table: list[Cells]) -> _Arrays:
                 for m, (metric, _) in enumerate(METRICS):
                     value = cell.get(metric)
                     values[k, c, b, m] = math.nan if value is None else value
+    values[:, np.isnan(values).any(axis=0)] = np.nan
     docs = np.array([_n_docs(c) for c in found])
     n = np.array([c.n for c in found])
     return _Arrays(values, n + 1.0, docs <= 1, (docs > 1) & (docs < n))
