@@ -55,6 +55,13 @@ def test_the_shipped_cuts() -> None:
     assert {budget_rule(switches, 40, b, 10).design for b in (4, 8, 16, 64)} == {"adaptive"}
     assert scarce_budget(40, 8, JOINT_FIT_BELOW)
     assert not scarce_budget(40, 16, JOINT_FIT_BELOW)
+    # KernelSHAP's design was searched and not chosen on the dev rows: never shipped
+    assert (switches.kernelshap_below, switches.one_document_kernelshap_below) == (0.0, 0.0)
+    assert {
+        budget_rule(switches, n, b, d).design
+        for n, d in ((20, 1), (40, 10))
+        for b in (2, 8, 16, 64)
+    } <= {"adaptive", "random_halves"}
 
 
 def run(method=None, budget=8):

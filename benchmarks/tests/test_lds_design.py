@@ -130,7 +130,14 @@ def test_every_rule_is_read_on_the_examples_every_variant_has() -> None:
 
 
 def test_the_shipped_rule_is_autos_defaults() -> None:
-    assert shipped_rule() == Rule(halves=0.0, joint=0.25, one_document=1.0, estimator="LASSO")
+    assert shipped_rule() == Rule(
+        halves=0.0,
+        joint=0.25,
+        one_document=1.0,
+        estimator="LASSO",
+        kernelshap=0.0,
+        one_document_kernelshap=0.0,
+    )
 
 
 def test_exact_shapley_of_a_linear_reward_is_its_weights() -> None:

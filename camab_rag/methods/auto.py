@@ -13,7 +13,8 @@ sentences), one fit over every subset of both levels instead, as each level then
 few rows of its own. Whenever the budget affords it, a run over several documents opens
 with each document left out once (``D + 1`` calls). On one document's sentences under
 :data:`ONE_DOCUMENT_HALVES_BELOW` calls per unit it uses ContextCite's random halves read
-with LASSO instead (:func:`budget_rule`; issue 51).
+with LASSO instead (:func:`budget_rule`; issue 51). KernelSHAP's design was a candidate
+of the same rule and is not used (:data:`ONE_DOCUMENT_KERNELSHAP_BELOW`).
 
 Use it by name (``attribute(..., method="auto")``, the default) or as
 ``Auto(batch_size=2)``. The measurements behind each choice, and where the benchmark does
@@ -75,10 +76,11 @@ half (BENCHMARKS.md, "Fewer calls: ablations of auto and the budget rule"; issue
 
 
 ONE_DOCUMENT_KERNELSHAP_BELOW = 0.0
-"""On one document's sentences, ``auto`` uses KernelSHAP's design and estimator when its
-budget is under this many calls per unit (``N + 1``); ``kernelshap_below`` is the same
-cut over several documents (0: never). Candidates of the same search as
-:data:`ONE_DOCUMENT_HALVES_BELOW` (issue 51)."""
+"""On one document's sentences, ``auto`` would use KernelSHAP's design and estimator when
+its budget is under this many calls per unit (``N + 1``); ``kernelshap_below`` is the same
+cut over several documents. Both are candidates of the same search as
+:data:`ONE_DOCUMENT_HALVES_BELOW` (issue 51), and the dev rows chose neither: 0, never
+(BENCHMARKS.md, "Fewer calls: ablations of auto and the budget rule")."""
 
 
 def scarce_budget(n_segments: int, budget: int, below: float) -> bool:
