@@ -739,7 +739,7 @@ LEARNED = (
     "several documents (with Qwen by a wide margin), so the rule uses them on one "
     "document only. (5) Where the target table says **no**, it stays missed; the "
     "numbers of the rows not yet priced (the 'examples' column) are read on fewer rows. "
-    "(6) KernelSHAP's design (the subsets `method=\"kernelshap\"` asks for, read with its "
+    '(6) KernelSHAP\'s design (the subsets `method="kernelshap"` asks for, read with its '
     "estimator) is a candidate of the rule too, before the halves, with a cut of its own "
     "over several documents and on one document: read on every row it gains on "
     "CNN/DailyMail at 8 calls (most on keep 1-4) and loses at 16 calls, with Qwen and on "
