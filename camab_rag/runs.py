@@ -184,7 +184,7 @@ def start_run(
     if hierarchical is None:
         hierarchical = chosen.name == "auto"
     exact = enumerates(chosen, n_segments, budget)
-    one_level = isinstance(chosen, Auto) and chosen.random_halves
+    one_level = isinstance(chosen, Auto) and chosen.fixed_design
     if (
         hierarchical
         and groups is not None

@@ -55,6 +55,13 @@ def test_the_shipped_cuts() -> None:
     assert {budget_rule(switches, 40, b, 10).design for b in (4, 8, 16, 64)} == {"adaptive"}
     assert scarce_budget(40, 8, JOINT_FIT_BELOW)
     assert not scarce_budget(40, 16, JOINT_FIT_BELOW)
+    # KernelSHAP's design was searched and not chosen on the dev rows: never shipped
+    assert (switches.kernelshap_below, switches.one_document_kernelshap_below) == (0.0, 0.0)
+    assert {
+        budget_rule(switches, n, b, d).design
+        for n, d in ((20, 1), (40, 10))
+        for b in (2, 8, 16, 64)
+    } <= {"adaptive", "random_halves"}
 
 
 def run(method=None, budget=8):
@@ -163,8 +170,53 @@ def test_the_halves_read_with_lasso_are_contextcite_on_one_document() -> None:
         {"random_halves_below": -1.0},
         {"random_halves_below": True},
         {"joint_fit_below": -0.5},
+        {"kernelshap_below": -0.5},
+        {"one_document_kernelshap_below": "x"},
     ],
 )
 def test_bad_rule_switches_are_refused(switches):
     with pytest.raises(ValueError, match=next(iter(switches))):
         Auto._variant(**switches)
+
+
+@pytest.mark.parametrize(("groups", "budget"), [(GROUPS, 16), ([0] * N, 8), (None, 12)])
+def test_kernelshaps_design_asks_for_kernelshaps_subsets_on_one_level(groups, budget):
+    """``design="kernelshap"``: the very subsets ``method="kernelshap"`` asks for with the
+    same seed, one level even over several documents, read with its estimator."""
+    ours = attribute_fn(
+        planted,
+        N,
+        budget=budget,
+        method=Auto._variant(design="kernelshap", one_document_halves_below=0.0),
+        groups=groups,
+        settings=AttributionSettings(seed=5),
+    )
+    theirs = attribute_fn(
+        planted, N, budget=budget, method="kernelshap", settings=AttributionSettings(seed=5)
+    )
+    assert ours.method_config["design"] == "kernelshap"
+    assert not ours.method_config.get("hierarchical")
+    np.testing.assert_array_equal(ours.masks, theirs.masks)
+    np.testing.assert_allclose(ours.scores, theirs.scores, atol=1e-12)
+    refit = method_from_config(ours.method, ours.method_config)
+    np.testing.assert_allclose(refit.fit(ours.masks, ours.rewards), ours.scores, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("n_segments", "budget", "n_docs", "design"),
+    [
+        (20, 8, 1, "kernelshap"),  # one document: 8 < 0.5 * 21, before the halves
+        (20, 16, 1, "random_halves"),
+        (40, 8, 10, "kernelshap"),  # several documents: 8 < 0.25 * 41
+        (40, 16, 10, "random_halves"),
+        (20, 1, 1, "random_halves"),  # KernelSHAP needs 2 calls (empty and full)
+    ],
+)
+def test_kernelshaps_cut_comes_before_the_halves(n_segments, budget, n_docs, design):
+    rule = _Switches(
+        random_halves_below=0.5,
+        one_document_halves_below=2.0,
+        kernelshap_below=0.25,
+        one_document_kernelshap_below=0.5,
+    )
+    assert budget_rule(rule, n_segments, budget, n_docs).design == design

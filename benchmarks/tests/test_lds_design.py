@@ -8,7 +8,7 @@ import numpy as np
 
 from benchmarks import lds_design
 from benchmarks.bench_lds import Case
-from benchmarks.lds_design import Rule, _shapley, objective, shipped_rule
+from benchmarks.lds_design import KEYS, Rule, _shapley, objective, shipped_rule
 from camab_rag.methods.base import all_masks
 
 
@@ -34,21 +34,110 @@ def test_the_rule_picks_each_regimes_variant_by_calls_per_unit() -> None:
     assert rule.key(chunks, 3) == "documents-first"  # one level: never the joint fit
 
 
+def test_kernelshaps_cuts_come_first_and_need_two_calls() -> None:
+    rule = Rule(
+        halves=0.0,
+        joint=0.5,
+        one_document=10.0,
+        estimator="LASSO",
+        kernelshap=0.25,
+        one_document_kernelshap=0.5,
+    )
+    hotpot, cnn = case(40, 10, "h2"), case(20, 1, "c2")
+    assert [rule.key(hotpot, b) for b in (8, 16, 32)] == [
+        "kernelshap",  # 8 < 0.25 * 41
+        "documents-first-joint",
+        "documents-first",
+    ]
+    assert [rule.key(cnn, b) for b in (8, 16, 64)] == [
+        "kernelshap",  # 8 < 0.5 * 21
+        "halves-lasso",  # ContextCite's design at every larger budget (c = 10)
+        "halves-lasso",
+    ]
+    assert Rule(0.0, 0.0, 0.0, "flat", 10.0, 10.0).key(cnn, 1) == "documents-first"
+
+
+Cells = dict[tuple[str, str], dict[str, float]]
+
+
+def every_variant(budgets: tuple[int, ...], **picked: dict[str, float]) -> Cells:
+    """One example's cells: 0.0 for every variant a rule picks from at ``budgets``, but
+    ``picked`` (``key_budget`` with ``-`` as ``_``: the metrics of that cell)."""
+    cells: Cells = {
+        (key, str(b)): {"lds_bernoulli": 0.0, "lds_keep": 0.0} for key in KEYS for b in budgets
+    }
+    for name, values in picked.items():
+        key, _, budget = name.rpartition("_")
+        cells[(key.replace("_", "-"), budget)] = values
+    return cells
+
+
+def test_the_objective_reads_each_example_under_its_own_regime() -> None:
+    """The vectorised objective picks, per example and budget, the variant of
+    :meth:`Rule.key`: one document and several documents under their own cuts."""
+    found = [case(20, 1, "c3"), case(40, 10, "h3")]
+    cells = [
+        every_variant(
+            (8, 16),
+            kernelshap_8={"lds_bernoulli": 0.9, "lds_keep": 0.7},
+            halves_lasso_16={"lds_bernoulli": 0.5, "lds_keep": 0.5},
+        ),
+        every_variant(
+            (8, 16),
+            documents_first_joint_8={"lds_bernoulli": 0.3, "lds_keep": 0.5},
+            documents_first_16={"lds_bernoulli": 0.7, "lds_keep": 0.1},
+        ),
+    ]
+    rule = Rule(0.0, 0.25, 1.0, "LASSO", kernelshap=0.0, one_document_kernelshap=0.5)
+    by_hand = np.mean([(0.9 + 0.3) / 2, (0.7 + 0.5) / 2, (0.5 + 0.7) / 2, (0.5 + 0.1) / 2])
+    assert np.isclose(objective(found, cells, rule), by_hand)
+    for b in (8, 16):
+        assert [rule.key(c, b) for c in found] == (
+            ["kernelshap", "documents-first-joint"]
+            if b == 8
+            else ["halves-lasso", "documents-first"]
+        )
+
+
 def test_the_objective_averages_budgets_and_samples_over_examples() -> None:
     rule = Rule(halves=0.0, joint=0.0, one_document=1.0, estimator="flat")
     found = [case(20, 1, "a"), case(20, 1, "b")]
-    cells: list[dict[tuple[str, str], dict[str, float]]] = [
-        {
-            ("halves-flat", "8"): {"lds_bernoulli": 0.2, "lds_keep": 0.4},
-            ("documents-first", "32"): {"lds_bernoulli": 0.8, "lds_keep": float("nan")},
-        },
-        {("halves-flat", "8"): {"lds_bernoulli": 0.4, "lds_keep": 0.6}},
+    nan = float("nan")
+    cells = [
+        every_variant(
+            (8, 32),
+            halves_flat_8={"lds_bernoulli": 0.2, "lds_keep": 0.4},
+            documents_first_32={"lds_bernoulli": 0.8, "lds_keep": nan},
+        ),
+        every_variant((8,), halves_flat_8={"lds_bernoulli": 0.4, "lds_keep": 0.6}),
     ]
     assert np.isclose(objective(found, cells, rule), np.mean([0.3, 0.5, 0.8]))
 
 
+def test_every_rule_is_read_on_the_examples_every_variant_has() -> None:
+    """An example whose KernelSHAP fit is not priced yet counts for no rule at that
+    budget: a rule that picks it is not read on the other examples alone."""
+    found = [case(20, 1, "d"), case(20, 1, "e")]
+    cells = [
+        every_variant((8,), halves_lasso_8={"lds_bernoulli": 0.2, "lds_keep": 0.2}),
+        every_variant((8,), halves_lasso_8={"lds_bernoulli": 0.6, "lds_keep": 0.6}),
+    ]
+    del cells[0][("kernelshap", "8")]
+    halves = Rule(0.0, 0.0, 1.0, "LASSO")
+    shap = Rule(0.0, 0.0, 1.0, "LASSO", one_document_kernelshap=1.0)
+    assert np.isclose(objective(found, cells, halves), 0.6)
+    assert np.isclose(objective(found, cells, shap), 0.0)
+
+
 def test_the_shipped_rule_is_autos_defaults() -> None:
-    assert shipped_rule() == Rule(halves=0.0, joint=0.25, one_document=1.0, estimator="LASSO")
+    assert shipped_rule() == Rule(
+        halves=0.0,
+        joint=0.25,
+        one_document=1.0,
+        estimator="LASSO",
+        kernelshap=0.0,
+        one_document_kernelshap=0.0,
+    )
 
 
 def test_exact_shapley_of_a_linear_reward_is_its_weights() -> None:

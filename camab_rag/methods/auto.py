@@ -8,8 +8,10 @@ each level opening with every unit left out once. Scores are CAMAB's posterior m
 a flat prior on the intercept, one fit per level (one joint fit under
 :data:`JOINT_FIT_BELOW` calls per unit); on one document's sentences under
 :data:`ONE_DOCUMENT_HALVES_BELOW` calls per unit it uses ContextCite's random halves read
-with LASSO (:func:`budget_rule`). The measurements behind each choice are in BENCHMARKS.md;
-benchmarks reach the alternatives through :meth:`Auto._variant` (not a public interface).
+with LASSO (:func:`budget_rule`); KernelSHAP's design was a candidate of the same rule
+and is not used (:data:`ONE_DOCUMENT_KERNELSHAP_BELOW`). The measurements behind each
+choice are in BENCHMARKS.md; benchmarks reach the alternatives through
+:meth:`Auto._variant` (not a public interface).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ JOINT_FIT_BELOW = 0.25
 #: calls per unit under which one document's sentences use the random halves and LASSO
 ONE_DOCUMENT_HALVES_BELOW = 1.0
 _CHOICES = {
-    "design": ("adaptive", "random_halves"),
+    "design": ("adaptive", "random_halves", "kernelshap"),
     "estimator": ("flat_intercept", "posterior_mean", "lasso"),
     "halves_estimator": ("flat_intercept", "posterior_mean", "lasso"),
     "refine_opening": ("leave_one_out", "shapley"),
@@ -51,6 +53,11 @@ def auto_batch_size(parallel: int, budget: int) -> int:
     """Thompson draws per round when ``batch_size`` is not set: the scorer's ``parallel``
     capacity, at most :data:`MAX_AUTO_BATCH` and ``budget // 4``, at least 1."""
     return max(1, min(int(parallel), MAX_AUTO_BATCH, int(budget) // 4))
+
+
+#: calls per unit under which one document's sentences use KernelSHAP's design (the
+#: dev rows chose 0, never; ``kernelshap_below`` is the cut over several documents)
+ONE_DOCUMENT_KERNELSHAP_BELOW = 0.0
 
 
 def scarce_budget(n_segments: int, budget: int, below: float) -> bool:
@@ -80,7 +87,8 @@ class _Switches:
     ``leave_one_out_first``: open each level with every unit left out once;
     ``shapley_opening``: else the share opened with KernelSHAP's design; ``joint_fit``:
     one fit over both levels; ``refine_opening``: how a hierarchical run's sentences open;
-    ``design``: ``"adaptive"`` or ``"random_halves"`` (read with ``halves_estimator``);
+    ``design``: ``"adaptive"``, ``"random_halves"`` (read with ``halves_estimator``) or
+    ``"kernelshap"`` (``method="kernelshap"``'s subsets and estimator, one level);
     ``*_below``: the budget rules' cuts (:func:`budget_rule`); ``document_opening``: open
     with every document left out once whenever ``D + 1`` calls fit; ``documents``: this
     one-level run's units are whole documents.
@@ -96,6 +104,8 @@ class _Switches:
     halves_estimator: str = "lasso"
     joint_fit_below: float = JOINT_FIT_BELOW
     one_document_halves_below: float = ONE_DOCUMENT_HALVES_BELOW
+    kernelshap_below: float = 0.0
+    one_document_kernelshap_below: float = ONE_DOCUMENT_KERNELSHAP_BELOW
     document_opening: bool = True
     documents: bool = False
 
@@ -103,7 +113,13 @@ class _Switches:
         for name, allowed in _CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"unknown {name} {getattr(self, name)!r}; choose one of {allowed}")
-        for name in ("random_halves_below", "joint_fit_below", "one_document_halves_below"):
+        for name in (
+            "random_halves_below",
+            "joint_fit_below",
+            "one_document_halves_below",
+            "kernelshap_below",
+            "one_document_kernelshap_below",
+        ):
             below = getattr(self, name)
             if isinstance(below, bool) or not isinstance(below, (int, float)) or below < 0:
                 raise ValueError(f"{name} must be a number >= 0, got {below!r}")
@@ -119,10 +135,16 @@ class _Switches:
 
 
 def budget_rule(switches: _Switches, n_segments: int, budget: int, n_docs: int) -> _Switches:
-    """``auto``'s design for one run: the random halves under ``one_document_halves_below``
-    calls per unit on one document (``n_docs <= 1``) or ``random_halves_below`` otherwise;
-    else, over several documents split into sentences, one joint fit under
-    ``joint_fit_below``; else ``switches`` as they are."""
+    """``auto``'s design for one run: KernelSHAP's design under
+    ``one_document_kernelshap_below`` calls per unit on one document (``n_docs <= 1``) or
+    ``kernelshap_below`` otherwise (budget >= 2); else the random halves under
+    ``one_document_halves_below`` or ``random_halves_below``; else, over several documents
+    split into sentences, one joint fit under ``joint_fit_below``; else ``switches``."""
+    shap_below = (
+        switches.one_document_kernelshap_below if n_docs <= 1 else switches.kernelshap_below
+    )
+    if budget >= 2 and scarce_budget(n_segments, budget, shap_below):
+        return replace(switches, design="kernelshap")
     halves_below = (
         switches.one_document_halves_below if n_docs <= 1 else switches.random_halves_below
     )
@@ -143,6 +165,11 @@ class AutoSampler(Sampler):
         if switches.design == "random_halves":
             # method="contextcite"'s subsets for the same seed, and nothing after them
             self.opening = ContextCite().sampler(n_segments, budget, rng).next_masks()
+            self.thompson = CamabSampler(method.bandit(), n_segments, 0, rng)
+        elif switches.design == "kernelshap":
+            # the very subsets method="kernelshap" asks for with the same seed (the empty
+            # and the full context first); nothing after them
+            self.opening = KernelShap().sampler(n_segments, budget, rng).next_masks()
             self.thompson = CamabSampler(method.bandit(), n_segments, 0, rng)
         elif switches.leave_one_out_first:
             if n_segments + 1 <= budget:
@@ -221,6 +248,12 @@ class Auto(Method):
             return self
         return replace(self, batch_size=auto_batch_size(parallel, budget))
 
+    @property
+    def fixed_design(self) -> bool:
+        """Whether this run asks for a fixed design on one level (the random halves or
+        KernelSHAP's), no opening and no Thompson draws."""
+        return self._switches.design != "adaptive"
+
     def for_budget(self, n_segments: int, budget: int, n_docs: int = 1) -> Auto:
         """These settings for a run over ``n_segments`` units of ``n_docs`` documents
         (:func:`budget_rule`); ``self`` when the rule changes nothing."""
@@ -260,6 +293,9 @@ class Auto(Method):
         return np.asarray(self.fit_many(masks, rewards[:, None], seed)[0], dtype=float)
 
     def fit_many(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+        if self._switches.design == "kernelshap":
+            shap = KernelShap()
+            return np.stack([shap.fit(masks, column, seed) for column in np.asarray(rewards).T])
         estimator = self._switches.estimator
         if self.random_halves:
             estimator = self._switches.halves_estimator
