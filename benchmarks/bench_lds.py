@@ -493,12 +493,8 @@ def section(
     shape: str = "model",
 ) -> str:
     model = stem.split("_")[-1]
-    title = f"### {stem}: {len(table)} examples ({MODEL_NAMES.get(model, model)})"
-    if shape != "model":
-        title = (
-            f"### {stem}, {SHAPES[shape]}: {len(table)} examples ({MODEL_NAMES.get(model, model)})"
-        )
-    lines = [title, ""]
+    name = stem if shape == "model" else f"{stem}, {SHAPES[shape]}"
+    lines = [f"### {name}: {len(table)} examples ({MODEL_NAMES.get(model, model)})", ""]
     if shape != "model":
         lines += [
             "The same examples and contexts, the answer replaced by a short gold one (the "
