@@ -413,7 +413,6 @@ def build_report(
     records: Sequence[dict[str, Any]],
     *,
     plot_dir: Path | None = None,
-    link_base: Path | None = None,
 ) -> str:
     """The Markdown report of one results file's records (plots written to ``plot_dir``)."""
     good = [r for r in records if r.get("status") == "ok" and r.get("methods")]
@@ -495,7 +494,7 @@ def build_report(
         curves = plot_budget_curves(good, plot_dir / f"{stem}_budget.png", has_gold)
         example = next((r for r in good if r.get("gold")), good[0])
         heat = plot_posterior_heatmap(example, plot_dir / f"{stem}_posterior.png")
-        base = link_base or plot_dir.parent
+        base = plot_dir.parent
         for name, figure in (("metrics vs budget", curves), ("posterior correlation", heat)):
             if figure is not None:
                 rel = figure.relative_to(base) if figure.is_relative_to(base) else figure
@@ -506,7 +505,7 @@ def build_report(
 def write_report(results: Path, out_dir: Path) -> str:
     """Build the report of ``results``, write it beside the results, return the Markdown."""
     records = read_results(results)
-    markdown = build_report(records, plot_dir=out_dir / "plots", link_base=out_dir)
+    markdown = build_report(records, plot_dir=out_dir / "plots")
     (out_dir / f"{results.stem}.md").write_text(markdown, encoding="utf-8")
     return markdown
 

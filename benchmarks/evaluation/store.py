@@ -158,12 +158,10 @@ class PricedReward:
         store: RewardStore,
         example_id: str,
         price: Callable[[Mask], tuple[float, list[float]]] | None = None,
-        source: str = "model",
     ) -> None:
         self.store = store
         self.example_id = example_id
         self.price = price
-        self.source = source
         self.model_calls = 0
         self.replayed = 0
 
@@ -176,7 +174,7 @@ class PricedReward:
             raise Unpriced(f"{self.example_id}: subset {bits(mask)} is not priced")
         reward, logprobs = self.price(np.asarray(mask, dtype=bool))
         self.model_calls += 1
-        return self.store.put(self.example_id, mask, reward, source=self.source, logprobs=logprobs)
+        return self.store.put(self.example_id, mask, reward, source="model", logprobs=logprobs)
 
     def many(self, masks: Iterable[Mask]) -> list[float]:
         """The rewards of several masks (priced in the order given)."""
