@@ -43,17 +43,11 @@ TOPICS: dict[str, tuple[str, str]] = {
 HEADLINE_HEADER = ("benchmark", "figure", "ours", "free baseline", "target", "command")
 
 
-def topic_of(name: str) -> str:
-    """The topic folder of section ``name`` (its own name when no topic claims it)."""
-    for topic, (_, pattern) in TOPICS.items():
-        if re.fullmatch(pattern, name):
-            return topic
-    return re.sub(r"[^a-z0-9_]+", "_", name.lower())
-
-
 def topic_file(name: str) -> Path:
-    """``benchmarks/results/<topic>/README.md`` of section ``name``."""
-    return RESULTS / topic_of(name) / "README.md"
+    """``benchmarks/results/<topic>/README.md`` of section ``name`` (a topic of its own
+    name when no topic claims it)."""
+    found = [topic for topic, (_, pattern) in TOPICS.items() if re.fullmatch(pattern, name)]
+    return RESULTS / (found or [re.sub(r"[^a-z0-9_]+", "_", name.lower())])[0] / "README.md"
 
 
 def command_line() -> str:
@@ -79,8 +73,9 @@ def write_section(name: str, title: str, body: str, command: str | None = None) 
         f"<!-- bench:{name} -->\n## {title}\n\n"
         f"Command: `{command or command_line()}`  \n"
         f"Recorded {_stamp()} on {platform.machine()} "
-        f"({_cpu_count()} cores), Python {platform.python_version()}, "
-        f"load average {_load_average()} (figures taken under other load are slower).\n\n"
+        f"({len(os.sched_getaffinity(0))} cores), Python {platform.python_version()}, "
+        f"load average {' / '.join(f'{x:.1f}' for x in os.getloadavg())} "
+        "(figures taken under other load are slower).\n\n"
         f"{body.rstrip()}\n<!-- /bench:{name} -->\n"
     )
     replace_block(topic_file(name), name, block)
@@ -135,12 +130,6 @@ def _read_headlines() -> dict[str, dict[str, object]]:
     return loaded
 
 
-def _sections(path: Path) -> list[tuple[str, str]]:
-    """(name, title) of every marked section of a topic file, in order."""
-    found = re.findall(r"<!-- bench:([^ ]+) -->\n## (.*)\n", path.read_text(encoding="utf-8"))
-    return [(str(n), str(t)) for n, t in found]
-
-
 def write_index() -> None:
     """Regenerate BENCHMARKS.md from the stored headline rows and the topic files."""
     lines = [
@@ -175,7 +164,10 @@ def write_index() -> None:
     lines += ["", "## Detail by topic", ""]
     topics = sorted(p for p in RESULTS.glob("*/README.md"))
     index = [
-        [f"[{p.parent.name}]({_link(p)})", "; ".join(title for _, title in _sections(p))]
+        [
+            f"[{p.parent.name}]({_link(p)})",
+            "; ".join(re.findall(r"<!-- bench:[^ ]+ -->\n## (.*)\n", p.read_text("utf-8"))),
+        ]
         for p in topics
     ]
     lines.append(markdown_table(("topic", "sections"), index))
@@ -208,11 +200,3 @@ def ci_cell(values: Sequence[float], digits: int = 3) -> str:
     if n == 1 or half != half:  # one value, or no spread to read
         return f"{mean:.{digits}f}"
     return f"{mean:.{digits}f} ± {half:.{digits}f}"
-
-
-def _load_average() -> str:
-    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
-
-
-def _cpu_count() -> int:
-    return len(os.sched_getaffinity(0))

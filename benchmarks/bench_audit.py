@@ -265,13 +265,6 @@ def part_paper(args: argparse.Namespace, tokens_per_query: float) -> str:
     )
 
 
-def load_cache(args: argparse.Namespace) -> dict[str, Any]:
-    """Parts 1 and 2 measured by an earlier run of this script (``--reuse``)."""
-    if not args.reuse or not args.cache.exists():
-        return {}
-    return dict(json.loads(args.cache.read_text(encoding="utf-8")))
-
-
 def save_cache(args: argparse.Namespace, part: str, value: Any) -> None:
     data = json.loads(args.cache.read_text(encoding="utf-8")) if args.cache.exists() else {}
     data[part] = value
@@ -307,7 +300,9 @@ def main() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     sections: list[str] = []
     in_process_rows: list[dict[str, float]] = []
-    cache = load_cache(args)
+    # parts 1 and 2 measured by an earlier run (--reuse)
+    reused = args.reuse and args.cache.exists()
+    cache = dict(json.loads(args.cache.read_text(encoding="utf-8"))) if reused else {}
     if "in_process" in cache:
         in_process_rows, text = cache["in_process"]
         sections.append("### One machine, in-process scorer\n\n" + text)

@@ -1,34 +1,13 @@
 """Quality per call of the target model: LDS and the top-k drop at 8, 16, 32 and 64 calls.
 
-Every method of the library (``auto``, CAMAB, ContextCite-style, KernelSHAP at each budget;
-leave-one-out at its own N + 1 calls; the random baseline) and a lexical ranking (TF-IDF
-cosine with the question and response, no model call: ``benchmarks.baselines.lexical_scores``)
-on the examples of the "Quality per model call" tables (the stored runs that have an
-``auto`` line), with the same model, prompts and responses. Per fit:
+Every method of the library and a zero-call lexical ranking, on the stored runs' examples,
+prompts and responses; the protocol is INTRO below (written into the report). Rewards live
+in ``benchmarks/results/rewards/<results>.jsonl``: ``seed`` fills it from the stored runs,
+``run`` prices what is missing with the model (resumable), ``report`` replays every fit.
 
-* LDS (:mod:`benchmarks.evaluation.lds`) on three held-out samples: ``bernoulli`` = the
-  stored ContextCite-style design's rows 65-100 (each segment kept with probability 1/2;
-  the 64-call run never trains on them), ``removal`` = subsets of the full context
-  without 2, 3, 4 or 5 random segments, ``keep`` = subsets that keep only 1, 2, 3 or 4
-  random segments (up to 32 of each, sizes in turn, seeded per example; the priced part
-  is read). Subsets any fit of the example trained on are left out of all three, so
-  every method of an example is scored on the same held-out subsets;
-* drop@1 and drop@3: ``L(C) - L(C minus top-k)``;
-* gold AUROC (HotpotQA).
-
-Every reward comes from a persistent store, ``benchmarks/results/rewards/<results>.jsonl``
-(:mod:`benchmarks.evaluation.store`): ``seed`` fills it from the stored runs (their masks
-and rewards, the ``bench_calls`` lines, the design benchmarks' removal sets, the removal
-sets behind stored drops); ``run`` prices what is missing with the model, one subset at a
-time, appended as it is scored (kill and re-run at will); ``report`` replays every fit
-from the store without the model (a fit whose subsets are not all priced yet is left out
-and counted). CAMAB, ContextCite-style and KernelSHAP run once at 64 calls and are read at
-the smaller budgets from prefixes (``result.at_budget``); ``auto`` runs once per budget.
-
-    .venv/bin/python benchmarks/bench_lds.py seed --results hotpotqa_smollm2
-    nice -n 10 .venv/bin/python benchmarks/bench_lds.py run --results hotpotqa_smollm2 \\
-        --phases fits,drops,keep,removal --threads 1
-    .venv/bin/python benchmarks/bench_lds.py report
+    .venv/bin/python -m benchmarks lds seed --results-list hotpotqa_smollm2
+    nice -n 10 .venv/bin/python -m benchmarks lds run --results hotpotqa_smollm2 --threads 1
+    .venv/bin/python -m benchmarks lds report
 """
 
 from __future__ import annotations
@@ -36,7 +15,6 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -45,44 +23,34 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from benchmarks._report import markdown_table, write_headline, write_section  # noqa: E402
-from benchmarks.baselines import lexical_scores  # noqa: E402
-from benchmarks.data import Example, load_examples  # noqa: E402
-from benchmarks.evaluation.lds import (  # noqa: E402
-    held_out,
-    held_out_draws,
-    lds,
-)
-from benchmarks.evaluation.metrics import (  # noqa: E402
-    auroc,
-    logprob_drop,
-    removal_mask,
-    removal_set,
-)
-from benchmarks.evaluation.runner import (  # noqa: E402
+from benchmarks._report import ci_cell as _cell
+from benchmarks._report import markdown_table, write_headline, write_section
+from benchmarks.baselines import lexical_scores
+from benchmarks.data import Example, load_examples
+from benchmarks.evaluation.lds import held_out, held_out_draws, lds
+from benchmarks.evaluation.metrics import auroc, logprob_drop, removal_mask, removal_set
+from benchmarks.evaluation.runner import (
+    bits,
     example_seed,
     make_builder,
     masks_from_bits,
     read_results,
 )
-from benchmarks.evaluation.store import (  # noqa: E402
+from benchmarks.evaluation.store import (
     PricedReward,
     RewardStore,
     Unpriced,
-    bits,
     read_cache,
     stored_subsets,
 )
-from benchmarks.stats import holm_adjust, mean_ci, paired_t_pvalue  # noqa: E402
-from camab_rag import AttributionSettings  # noqa: E402
-from camab_rag.engine import attribute_fn  # noqa: E402
-from camab_rag.methods import Auto, Method  # noqa: E402
-from camab_rag.rewards import mean_logprob  # noqa: E402
-from camab_rag.scorers.base import ScoreRequest  # noqa: E402
+from benchmarks.stats import holm_adjust, mean_ci, paired_t_pvalue
+from camab_rag import AttributionSettings
+from camab_rag.engine import attribute_fn
+from camab_rag.methods import Auto, Method
+from camab_rag.rewards import mean_logprob
+from camab_rag.scorers.base import ScoreRequest
 
+ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 REWARDS = RESULTS / "rewards"
 STEMS = ("hotpotqa_smollm2", "hotpotqa_qwen2.5-0.5b", "cnn_dailymail_smollm2")
@@ -159,28 +127,14 @@ class Case:
         return str(self.record.get("shape", "model"))
 
 
-def short_response(example: Example, shape: str) -> str:
-    """The answer of a short shape (:data:`SHAPES`): the first gold answer as it is, or in
-    one sentence ("The answer is X.")."""
-    answer = example.answers[0].strip()
-    if shape == "span":
-        return answer
-    if shape == "sentence":
-        return f"The answer is {answer.rstrip('.')}."
-    raise ValueError(f"unknown shape {shape!r}; choose one of {sorted(SHAPES)}")
-
-
 def reshaped(record: dict[str, Any], example: Example, shape: str) -> dict[str, Any]:
-    """A stored record with a short answer instead of the model's: nothing of the stored
-    runs applies to it (their rewards are of the other answer), so its methods and full
-    reward are left out and priced in its own store."""
-    return {
-        **record,
-        "response": short_response(example, shape),
-        "methods": {},
-        "full_logprob": None,
-        "shape": shape,
-    }
+    """A stored record with a short answer (:data:`SHAPES`) instead of the model's: the
+    stored runs' methods and full reward are of the other answer, so they are left out."""
+    answer = example.answers[0].strip()
+    if shape not in ("span", "sentence"):
+        raise ValueError(f"unknown shape {shape!r}; choose one of {sorted(SHAPES)}")
+    response = answer if shape == "span" else f"The answer is {answer.rstrip('.')}."
+    return {**record, "response": response, "methods": {}, "full_logprob": None, "shape": shape}
 
 
 def cases(stem: str, shape: str = "model") -> list[Case]:
@@ -261,7 +215,7 @@ def fits_of(
 
     for b in budgets:
         fit("auto", b, str(b), groups=groups)
-        fit(adaptive_auto(), b, str(b), ADAPTIVE, groups=groups)
+        fit(variant({}), b, str(b), ADAPTIVE, groups=groups)
     for method in ANYTIME if only is None else [m for m in ANYTIME if m in only]:
         if 2**n <= max(budgets):  # a smaller budget would not enumerate: run each
             for b in budgets:
@@ -292,14 +246,17 @@ def fits_of(
 ADAPTIVE = "auto-adaptive"
 
 
-def adaptive_auto() -> Method:
-    """``auto`` as it was before issue 51: the adaptive design (openings and Thompson
-    draws) at every budget, one fit per level, never the random halves."""
+def variant(switches: dict[str, Any]) -> Auto:
+    """``auto`` as it was before issue 51 (the adaptive design at every budget, one fit per
+    level, never the random halves), with ``switches`` changed."""
     return Auto._variant(
-        random_halves_below=0.0,
-        joint_fit_below=0.0,
-        one_document_halves_below=0.0,
-        document_opening=False,
+        **{
+            "random_halves_below": 0.0,
+            "joint_fit_below": 0.0,
+            "document_opening": False,
+            "one_document_halves_below": 0.0,
+            **switches,
+        }
     )
 
 
@@ -316,25 +273,13 @@ def _groups(case: Case) -> list[int]:
     return [order[s.doc_index] for s in segments]
 
 
-def bernoulli_rows(record: dict[str, Any]) -> tuple[list[str], list[float]]:
-    """The stored ContextCite-style design's rows from :data:`HELD_OUT_FROM` on (each
-    segment kept with probability ½) and their stored rewards."""
-    entry = record["methods"]["contextcite"]
-    return entry["masks"][HELD_OUT_FROM:], entry["rewards"][HELD_OUT_FROM:]
-
-
 def bernoulli_held_out(case: Case, count: int = HELD_OUT_COUNT) -> Mask:
     """The stored ContextCite-style design's held-out rows; for an example with no stored
     design (a short answer), ``count`` Bernoulli ½ draws from a seed of their own."""
     if "contextcite" not in case.record["methods"]:
         return held_out_draws(case.id, case.n, count)["bernoulli"]
-    rows, _ = bernoulli_rows(case.record)
+    rows = case.record["methods"]["contextcite"]["masks"][HELD_OUT_FROM:]
     return masks_from_bits(rows) if rows else np.zeros((0, case.n), dtype=bool)
-
-
-def sized_held_out(case: Case, kind: str, count: int = HELD_OUT_COUNT) -> Mask:
-    """The example's first ``count`` draws of a sized kind (:data:`SIZED`)."""
-    return held_out_draws(case.id, case.n, count)[kind]
 
 
 # ---------------------------------------------------------------------- pricing
@@ -439,7 +384,7 @@ def run_command(args: argparse.Namespace) -> None:
                 held = (
                     bernoulli_held_out(case, args.held_out)
                     if phase == "bernoulli"
-                    else sized_held_out(case, phase, args.held_out)
+                    else held_out_draws(case.id, case.n, args.held_out)[phase]
                 )
                 order = np.lexsort(held.T[::-1])[::-1]  # neighbours share prompt heads
                 priced.many(held[order])
@@ -465,7 +410,10 @@ def measure(
     fits = fits_of(case, PricedReward(store, case.id), partial=True) | (extra or {})
     trained = [m for fit in fits.values() for m in fit.trained]
     samples = {"bernoulli": held_out(bernoulli_held_out(case), trained)}
-    samples |= {kind: held_out(sized_held_out(case, kind), trained) for kind in SIZED}
+    samples |= {
+        kind: held_out(held_out_draws(case.id, case.n, HELD_OUT_COUNT)[kind], trained)
+        for kind in SIZED
+    }
     # the priced part of each sample (the sized draws are priced in later phases, as
     # time allows)
     priced = {
@@ -507,13 +455,6 @@ _TITLES = dict(COLUMNS)
 def _column(table: list[Cells], key: tuple[str, str], metric: str) -> list[float]:
     found = (cells.get(key, {}).get(metric) for cells in table)
     return [v for v in found if v is not None and not math.isnan(v)]
-
-
-def _cell(values: list[float]) -> str:
-    mean, half, n = mean_ci(values)
-    if n == 0:
-        return "–"
-    return f"{mean:.3f} ± {half:.3f}" if n > 1 else f"{mean:.3f}"
 
 
 def rows_of(table: list[Cells]) -> list[tuple[str, str]]:
@@ -560,12 +501,8 @@ def section(
     shape: str = "model",
 ) -> str:
     model = stem.split("_")[-1]
-    title = f"### {stem}: {len(table)} examples ({MODEL_NAMES.get(model, model)})"
-    if shape != "model":
-        title = (
-            f"### {stem}, {SHAPES[shape]}: {len(table)} examples ({MODEL_NAMES.get(model, model)})"
-        )
-    lines = [title, ""]
+    name = stem if shape == "model" else f"{stem}, {SHAPES[shape]}"
+    lines = [f"### {name}: {len(table)} examples ({MODEL_NAMES.get(model, model)})", ""]
     if shape != "model":
         lines += [
             "The same examples and contexts, the answer replaced by a short gold one (the "
@@ -573,7 +510,7 @@ def section(
             "anytime peers run once at 16 calls and read at 8 from the prefix, no "
             "leave-one-out; the Bernoulli ½ held-out subsets are 16 draws from a seed of "
             "their own (no stored design to take them from), keep 1-4 and remove 2-5 the "
-            "first 16 draws. Priced with `nice -n 10 .venv/bin/python benchmarks/bench_lds.py "
+            "first 16 draws. Priced with `nice -n 10 .venv/bin/python -m benchmarks lds "
             f"run --results {stem} --shape {shape} --also "
             f"{'sentence' if shape == 'span' else 'span'} --phases "
             "core,bernoulli,keep,fits,drops,removal --held-out 16 --threads 1 --offset K --n 1`.",
@@ -902,8 +839,8 @@ INTRO = (
     "auto runs once per budget; leave-one-out makes N + 1 calls, random and lexical none. "
     "Same examples, model, prompts and responses as 'Quality per model call' below. "
     "Every reward is priced once and kept in `benchmarks/results/rewards/RESULTS.jsonl` "
-    "(seeded from the stored runs: `.venv/bin/python benchmarks/bench_lds.py seed`), the "
-    "missing ones scored by `nice -n 10 .venv/bin/python benchmarks/bench_lds.py run "
+    "(seeded from the stored runs: `.venv/bin/python -m benchmarks lds seed`), the "
+    "missing ones scored by `nice -n 10 .venv/bin/python -m benchmarks lds run "
     "--results RESULTS --phases fits,drops,keep,removal --threads 1` (one process, one torch "
     "thread); this report replays every fit from that store without the model. The "
     "models: SmolLM2-135M-Instruct (the embedded default) and Qwen2.5-Coder-0.5B-Instruct, "

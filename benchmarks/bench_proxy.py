@@ -132,7 +132,8 @@ def compare(record: dict[str, Any], line: dict[str, Any], example: Example) -> d
     the model itself."""
     alpha = float(record["methods"]["contextcite"]["method_config"]["alpha"])
     gold = example.gold or []
-    gold_docs = sorted({doc_of(example, g) for g in gold})
+    ends = np.cumsum([len(s) for s in example.spans])  # segments go document by document
+    gold_docs = sorted({int(np.searchsorted(ends, g, side="right")) for g in gold})
     own: dict[str, FloatArray] = {}
     pairs: dict[str, tuple[FloatArray, FloatArray]] = {}
     for design in DESIGNS:
@@ -155,12 +156,6 @@ def compare(record: dict[str, Any], line: dict[str, Any], example: Example) -> d
         }
         for label, (reference, compared) in pairs.items()
     }
-
-
-def doc_of(example: Example, segment: int) -> int:
-    """The document that holds a segment (segments are numbered document by document)."""
-    bounds = np.cumsum([len(s) for s in example.spans])
-    return int(np.searchsorted(bounds, segment, side="right"))
 
 
 def _split_sentence(what: str, above: float, below: float) -> str:

@@ -175,15 +175,11 @@ def load_examples(
         examples.append(example)
         if n is not None and len(examples) >= n:
             break
-    if multilingual:
-        examples = _round_robin(list(by_language.values()))
+    if multilingual:  # round robin: the first of each language, then the second, ...
+        groups = list(by_language.values())
+        longest = max((len(g) for g in groups), default=0)
+        examples = [g[i] for i in range(longest) for g in groups if i < len(g)]
     return examples[:n] if n is not None else examples
-
-
-def _round_robin(groups: list[list[Example]]) -> list[Example]:
-    """The first item of each group, then the second of each, and so on."""
-    longest = max((len(g) for g in groups), default=0)
-    return [g[i] for i in range(longest) for g in groups if i < len(g)]
 
 
 def _rows(path: Path) -> Iterator[Mapping[str, Any]]:
@@ -214,14 +210,6 @@ def parse_row(row: Mapping[str, Any]) -> Example | None:
     )
 
 
-def _stripped_span(offset: int, sentence: str) -> Span | None:
-    body = sentence.strip()
-    if not body:
-        return None
-    start = offset + sentence.index(body)
-    return start, start + len(body)
-
-
 def parse_hotpotqa(row: Mapping[str, Any]) -> Example | None:
     """HotpotQA distractor: paragraphs -> documents, the dataset's sentences -> segments."""
     documents: list[dict[str, str]] = []
@@ -233,12 +221,13 @@ def parse_hotpotqa(row: Mapping[str, Any]) -> Example | None:
         doc_spans: list[Span] = []
         cursor = 0
         for position, sentence in enumerate(sentences):
-            span = _stripped_span(cursor, sentence)
+            body = sentence.strip()
+            start = cursor + sentence.find(body)
             cursor += len(sentence)
-            if span is None:
+            if not body:
                 continue
             index_of[(str(title), position)] = count
-            doc_spans.append(span)
+            doc_spans.append((start, start + len(body)))
             count += 1
         if doc_spans:
             documents.append({"text": text, "title": str(title)})

@@ -1,23 +1,11 @@
 """Why ``auto`` trailed ContextCite-style at 8-16 calls, and the rule that fixes it (issue 51).
 
-Ablations of ``auto`` on the examples, prompts, responses and held-out samples of
-``bench_lds`` (LDS on Bernoulli ½, keep 1-4 and remove 2-5 held-out subsets, drop@3),
-one switch at a time against ``auto``'s adaptive design as it was before issue 51:
-
-* estimator: CAMAB's posterior mean, or one fit over both levels, instead of the
-  flat-intercept posterior mean (same subsets: replayed, no model call);
-* design: the whole budget as random halves (ContextCite's Bernoulli ½ design, the very
-  subsets ``method="contextcite"`` asks for, so replayed) read with each estimator;
-* hierarchy off (one level over the sentences) and batch size 2: new subsets, priced
-  with the model by ``run`` on the first rows of a results file (8 and 16 calls).
-
-``rule`` then picks ``random_halves_below`` (the random halves when the budget is under
-``c * (N + 1)`` calls) and the estimator of the halves on the dev rows (the first half of
-each results file, in file order) and reads the choice on the other half.
+Ablations of ``auto`` on ``lds``'s examples and reward stores, one switch at a time against
+the adaptive design before issue 51 (INTRO below); ``report`` then chooses the budget rule
+on the dev rows (each file's first half) and reads it on the other half.
 
     .venv/bin/python -m benchmarks lds-design report
-    nice -n 10 .venv/bin/python -m benchmarks lds-design run \\
-        --results hotpotqa_smollm2 --n 8 --threads 1
+    nice -n 10 .venv/bin/python -m benchmarks lds-design run --results hotpotqa_smollm2 --n 8
 """
 
 from __future__ import annotations
@@ -28,20 +16,16 @@ import json
 import logging
 import math
 import pickle
-import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from benchmarks._report import markdown_table, write_section  # noqa: E402
-from benchmarks.bench_lds import (  # noqa: E402
+from benchmarks._report import ci_cell as _cell
+from benchmarks._report import markdown_table, write_section
+from benchmarks.bench_lds import (
     ADAPTIVE,
     ANYTIME,
     BUDGETS,
@@ -59,13 +43,16 @@ from benchmarks.bench_lds import (  # noqa: E402
     full_reward,
     measure,
     store_of,
+    variant,
 )
-from benchmarks.evaluation.metrics import removal_mask, removal_set  # noqa: E402
-from benchmarks.evaluation.store import PricedReward, RewardStore, Unpriced  # noqa: E402
-from benchmarks.stats import mean_ci  # noqa: E402
-from camab_rag import AttributionSettings  # noqa: E402
-from camab_rag.engine import attribute_fn  # noqa: E402
-from camab_rag.methods import Auto  # noqa: E402
+from benchmarks.evaluation.metrics import removal_mask, removal_set
+from benchmarks.evaluation.store import PricedReward, RewardStore, Unpriced
+from benchmarks.stats import mean_ci
+from camab_rag import AttributionSettings
+from camab_rag.engine import attribute_fn
+from camab_rag.methods import Auto
+
+ROOT = Path(__file__).resolve().parent.parent
 
 FREE: dict[str, tuple[str, dict[str, Any]]] = {
     "adaptive-posterior": (
@@ -111,18 +98,6 @@ ESTIMATORS = {"flat": "halves-flat", "LASSO": "halves-lasso"}
 CUTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 10.0)
 """Candidate ``random_halves_below`` values (calls per unit, ``N + 1``)."""
 METRICS = (("lds_bernoulli", "LDS, Bernoulli ½"), ("lds_keep", "LDS, keep 1-4"))
-
-
-def variant(switches: dict[str, Any]) -> Auto:
-    return Auto._variant(
-        **{
-            "random_halves_below": 0.0,
-            "joint_fit_below": 0.0,
-            "document_opening": False,
-            "one_document_halves_below": 0.0,
-            **switches,
-        }
-    )
 
 
 def variant_fits(case: Case, reward: PricedReward, priced: bool) -> dict[tuple[str, str], Fit]:
@@ -453,13 +428,6 @@ def _shapley(masks: np.ndarray, rewards: np.ndarray) -> np.ndarray:
     return phi / math.factorial(n)
 
 
-def _lookup(table: dict[bytes, float]) -> Callable[[np.ndarray], float]:
-    def value(mask: np.ndarray) -> float:
-        return table[np.asarray(mask, dtype=bool).tobytes()]
-
-    return value
-
-
 def documents_table(seeds: int = 5) -> str:
     """``auto`` on one level over whole documents, with and without opening with each
     document left out once, replayed on the every-subset paragraph tables (no model call):
@@ -475,6 +443,10 @@ def documents_table(seeds: int = 5) -> str:
         masks = np.array([[c == "1" for c in bits] for bits in row["masks"]], dtype=bool)
         rewards = np.asarray(row["rewards"], dtype=float)
         table = {m.tobytes(): float(v) for m, v in zip(masks, rewards)}
+
+        def value(mask: np.ndarray, table: dict[bytes, float] = table) -> float:
+            return table[np.asarray(mask, dtype=bool).tobytes()]
+
         phi = _shapley(masks, rewards)
         for budget in (n + 1, n + 3, 12, 16, 20, 30, 40):
             if 2**n <= budget:
@@ -486,7 +458,7 @@ def documents_table(seeds: int = 5) -> str:
             ):
                 for seed in range(seeds):
                     result = attribute_fn(
-                        _lookup(table),
+                        value,
                         n,
                         budget=budget,
                         method=Auto._variant(document_opening=opening),
@@ -526,11 +498,6 @@ def documents_table(seeds: int = 5) -> str:
 def _values(cells: list[dict[str, float]], metric: str) -> list[float]:
     found = (c.get(metric) for c in cells)
     return [v for v in found if v is not None and not math.isnan(v)]
-
-
-def _cell(values: list[float]) -> str:
-    mean, half, n = mean_ci(values)
-    return "–" if n == 0 else (f"{mean:.3f} ± {half:.3f}" if n > 1 else f"{mean:.3f}")
 
 
 def report_command(args: argparse.Namespace) -> None:
@@ -720,7 +687,7 @@ INTRO = (
     "chosen on the first half of each results file (file order, never by example id; "
     "the short-answer stores included) and read on the second half. The 'documents "
     "first' variants (issue 51's second change) ask for new subsets at 16 calls on "
-    "HotpotQA, priced by `nice -n 10 .venv/bin/python benchmarks/bench_lds.py run "
+    "HotpotQA, priced by `nice -n 10 .venv/bin/python -m benchmarks lds run "
     "--results RESULTS --phases core,drops --threads 1` as far as CPU time allowed."
 )
 

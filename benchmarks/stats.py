@@ -121,16 +121,12 @@ def fitted_threshold(support: FloatArray, unsupported: BoolArray) -> float:
     return fit_threshold(list(support[~unsupported]), list(support[unsupported]))[0]
 
 
-def _clusters(keys: Sequence[str]) -> list[NDArray[np.int64]]:
+def resamples(keys: Sequence[str], n: int = RESAMPLES, seed: int = 0) -> list[NDArray[np.int64]]:
+    """Index sets of a cluster bootstrap (whole contexts drawn with replacement)."""
     groups: dict[str, list[int]] = {}
     for index, key in enumerate(keys):
         groups.setdefault(key, []).append(index)
-    return [np.asarray(g, dtype=np.int64) for g in groups.values()]
-
-
-def resamples(keys: Sequence[str], n: int = RESAMPLES, seed: int = 0) -> list[NDArray[np.int64]]:
-    """Index sets of a cluster bootstrap (whole contexts drawn with replacement)."""
-    clusters = _clusters(keys)
+    clusters = [np.asarray(g, dtype=np.int64) for g in groups.values()]
     if not clusters:
         return []
     rng = np.random.default_rng(seed)

