@@ -251,6 +251,40 @@ def test_old_reports_and_answers_still_load_and_print_short():
     assert len(repr(answer)) < 80
 
 
+def test_the_json_says_what_decided_the_verdict():
+    """Issue 48: the JSON showed ``"threshold": 0.52`` beside a calibrated verdict that
+    never used it. Calibrated: no threshold, ``decided_by`` and the calibration's cut-offs;
+    a threshold given: it decides and shows; JSON from before still loads."""
+    report = assess_answer(QUESTION, CONTEXT, LONG, KeywordScorer())
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["decided_by"] == "calibration" and data["threshold"] is None
+    cut_offs = data["calibration"]
+    assert (cut_offs["block_at"], cut_offs["flag_at"]) == (
+        DEFAULT_CALIBRATION.block_at,
+        DEFAULT_CALIBRATION.flag_at,
+    )
+    assert DEFAULT_CALIBRATION.verdict(data["p_unsupported"]) == data["verdict"]
+    assert GroundednessReport.from_dict(data) == report
+    given = assess_answer(QUESTION, CONTEXT, LONG, KeywordScorer(), threshold=0.3)
+    two = given.to_dict()
+    assert (two["decided_by"], two["threshold"], two["calibration"]) == ("threshold", 0.3, None)
+    assert two["verdict"] == ("supported" if given.score >= 0.3 else "unsupported")
+    assert GroundednessReport.from_dict(two) == given
+    # a filter's own calibration is the one named
+    model = Calibration(weights=(0.0, -4.0), bias=2.0, block_at=0.7, flag_at=0.3, model="t")
+    shown = GroundednessFilter(calibration=model).judge_answer(
+        QUESTION, CONTEXT, SUPPORTED, KeywordScorer()
+    )
+    assert shown.report is not None
+    assert shown.report.to_dict()["calibration"]["block_at"] == 0.7
+    # JSON written before decided_by: a threshold always, read back as what decided
+    old = {k: v for k, v in data.items() if k not in ("decided_by", "calibration")}
+    old["threshold"] = DEFAULT_THRESHOLD
+    assert GroundednessReport.from_dict(old) == report
+    old_two = {k: v for k, v in two.items() if k not in ("decided_by", "calibration")}
+    assert GroundednessReport.from_dict(old_two).to_dict()["decided_by"] == "threshold"
+
+
 def test_an_abstention_has_a_probability_and_the_filter_a_short_repr():
     """The fresh-user review: an abstention's ``p_unsupported`` was ``None`` (a number is
     asked for: it claims nothing, so 0.0), and ``repr(GroundednessFilter())`` was the
