@@ -1,0 +1,44 @@
+"""The blind hand-written gate set (``benchmarks/gate_fresh.py``) as the benchmark reads
+it: two answers per case, a split fixed by the question's hash, a follow-up's earlier
+turns scored as context the way ``assess_answer(history=)`` scores them."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+
+import pytest
+from fakes import KeywordScorer
+
+from camab_rag.attributor import assess_answer
+
+gate_sets = pytest.importorskip("benchmarks.gate_sets")
+bench_gate = pytest.importorskip("benchmarks.bench_gate")
+
+
+def test_every_case_gives_a_right_and_an_invented_answer_split_by_question_hash() -> None:
+    items = gate_sets.load_items("fresh")
+    assert len(items) == 120 and "fresh" in gate_sets.SETS
+    assert Counter(i.unsupported for i in items) == {False: 60, True: 60}
+    assert Counter(i.group for i in items) == dict.fromkeys(
+        ("short", "paraphrase", "followup", "mixed"), 30
+    )
+    for item in items:
+        parity = hashlib.sha256(item.question.encode("utf-8")).digest()[-1] % 2
+        assert item.split == ("dev" if parity == 0 else "held_out")
+        assert bool(item.history) == (item.group == "followup")
+    splits = Counter((i.group, i.split) for i in items)
+    assert all(splits[(kind, s)] > 0 for kind, _ in splits for s in ("dev", "held_out"))
+
+
+def test_a_follow_up_is_stored_with_its_earlier_turns_as_context() -> None:
+    """bench_gate's rows of a follow-up hold the same token support as
+    ``assess_answer(..., history=)``: the earlier turns are context, not left out."""
+    item = next(i for i in gate_sets.load_items("fresh") if i.history)
+    row = bench_gate.score_group(KeywordScorer(), [item])[0]
+    report = assess_answer(
+        item.question, [item.context], item.answer, KeywordScorer(), history=item.history
+    )
+    assert report.token_support is not None
+    assert row["support"]["earlier_turns"] == report.token_support.earlier_turns > 0
+    assert row["support"]["conversation"] == list(report.token_support.conversation)
