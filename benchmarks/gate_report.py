@@ -31,6 +31,7 @@ from benchmarks.gate_candidates import (
 )
 from benchmarks.gate_combination import combination_lines, combine
 from benchmarks.gate_features import MODEL_SCORES, features, support_of
+from benchmarks.gate_fresh_report import fresh_section
 from benchmarks.gate_sets import FRANK_QUESTION, load_items
 from benchmarks.gate_verdict import (
     free_figure,
@@ -706,6 +707,7 @@ def report(write: bool = True) -> None:
         ),
         "",
     ]
+    lines += fresh_section()
     lines += targets(headline, long_headline, families, adjusted)
     abstentions = sum(
         is_abstention(r["answer"])

@@ -42,3 +42,43 @@ def test_a_follow_up_is_stored_with_its_earlier_turns_as_context() -> None:
     assert report.token_support is not None
     assert row["support"]["earlier_turns"] == report.token_support.earlier_turns > 0
     assert row["support"]["conversation"] == list(report.token_support.conversation)
+
+
+def test_the_section_counts_per_kind_on_one_half_beside_coverage_alone() -> None:
+    report = pytest.importorskip("benchmarks.gate_fresh_report")
+    rows = [
+        {
+            "kind": "short",
+            "split": "held_out",
+            "unsupported": False,
+            "blocked": False,
+            "coverage": 1.0,
+        },
+        {
+            "kind": "short",
+            "split": "held_out",
+            "unsupported": True,
+            "blocked": True,
+            "coverage": 1.0,
+        },
+        {
+            "kind": "mixed",
+            "split": "held_out",
+            "unsupported": False,
+            "blocked": True,
+            "coverage": 0.5,
+        },
+        {"kind": "mixed", "split": "dev", "unsupported": True, "blocked": False, "coverage": 0.5},
+    ]
+    figures = report.kind_figures(rows, "held_out", 0.8)
+    assert figures["short"] == {
+        "right passed": "1.00 (1/1)",
+        "invented blocked": "1.00 (1/1)",
+        "coverage-only right passed": "1.00 (1/1)",
+        "coverage-only invented blocked": "0.00 (0/1)",
+    }
+    assert figures["mixed"]["right passed"] == "0.00 (0/1)"
+    assert figures["mixed"]["invented blocked"] == "– (0/0)"  # the dev row is not counted
+    assert figures["all"]["right passed"] == "0.50 (1/2)"
+    docs = ["Cards cost 3 euros.", "Update: a new card costs 5 euros.", "Open on Sundays."]
+    assert report.lexical_sources("A new card costs 5 euros.", docs) == {1}
