@@ -462,14 +462,17 @@ def test_reworded_answers_pass_whatever_the_word_form_unit_or_clock(smollm2_scor
 @pytest.mark.model
 def test_a_museum_s_reworded_answers_pass_and_another_house_number_does_not(smollm2_scorer):
     """Issue 48, a fresh user's museum: "Students get in for nine euros." and "It closes
-    at 5pm on Saturday." were blocked (light verbs counted as facts, "5pm" unread), and
+    at 5pm on Saturday." were blocked (light verbs counted as facts, "5pm" unread; review
+    corpus C7: "closes" over "open ... from 10:00 to 17:00", 0.85), and
     "It is at 31 Quay Street" passed while the citation showed the page disputing it."""
     tickets = ["Adult tickets cost 14 euros. Students and seniors pay 9 euros."]
     hours = ["On Saturdays the museum closes at 17:00."]
+    week = ["The museum is open Tuesday to Saturday from 10:00 to 17:00. It is closed on Mondays."]
     address = ["The museum is at 27 Quay Street, Port Elwyn, next to the ferry terminal."]
     cases = [
         ("How much do students pay?", tickets, "Students get in for nine euros.", True),
         ("When does it close on Saturday?", hours, "It closes at 5pm on Saturday.", True),
+        ("When does it close on Saturday?", week, "It closes at 5 pm on Saturday.", True),
         ("Where is the museum?", address, "It is at 31 Quay Street, Port Elwyn.", False),
     ]
     for question, context, answer, correct in cases:
