@@ -66,14 +66,19 @@ def _rounded(values: Any) -> list[float]:
 
 def score_group(scorer: Any, items: list[Item]) -> list[dict[str, Any]]:
     """Both anchors of every answer of one context (one call), then the judge (one call)."""
-    anchors = [anchor_prompts(default_builder(i.question, i.context)) for i in items]
+    anchors = [
+        anchor_prompts(default_builder(i.question, i.context, history=i.history or None))
+        for i in items
+    ]
     requests = [r for item, a in zip(items, anchors) for r in a.requests(item.answer)]
     started = time.perf_counter()
     results = scorer.score(requests)
     gate_seconds = (time.perf_counter() - started) / len(items)
     judge_requests = []
     for item in items:
-        builder = default_builder(JUDGE_QUESTION.format(answer=item.answer), item.context)
+        builder = default_builder(
+            JUDGE_QUESTION.format(answer=item.answer), item.context, history=item.history or None
+        )
         prompt = anchor_prompts(builder).full
         judge_requests += [ScoreRequest(prompt, reply) for reply in JUDGE_REPLIES]
     started = time.perf_counter()
@@ -81,7 +86,11 @@ def score_group(scorer: Any, items: list[Item]) -> list[dict[str, Any]]:
     judge_seconds = (time.perf_counter() - started) / len(items)
     rows = []
     for k, item in enumerate(items):
-        data = support_of(item.answer, results[2 * k : 2 * k + 2]).to_dict()
+        prompts = anchors[k]  # earlier chat turns count as context, as in assess_answer
+        support = support_of(
+            item.answer, results[2 * k : 2 * k + 2], prompts.earlier_turns, prompts.conversation
+        )
+        data = support.to_dict()
         replies = judged[len(JUDGE_REPLIES) * k : len(JUDGE_REPLIES) * (k + 1)]
         rows.append(
             {

@@ -23,6 +23,7 @@ from benchmarks._report import (
     write_section,
 )
 from benchmarks.bench_gate import JUDGE_QUESTION, RESULTS, read_rows, store_path
+from benchmarks.gate_fresh_report import fresh_section
 from benchmarks.gate_sets import FRANK_QUESTION, load_items
 from benchmarks.gate_verdict import (
     Sliced,
@@ -338,6 +339,7 @@ def report(write: bool = True) -> None:
         "",
         markdown_table(["target", "goal", "measured", ""], verdict_targets(verdict)),
         "",
+        *fresh_section(),
     ]
     frank = {m: load("frank", m) for m in MODELS_RUN}
     threshold_lines, provenance = threshold_section(frank)

@@ -15,6 +15,11 @@ Each item is one answer to judge against one context, with a human (or dataset) 
   :mod:`benchmarks.gate_written` (a correct one and one with an invented detail per case);
   ``group`` ``benchmark`` (the short-answer set) or ``calibration`` (shipped with the
   library, never reported).
+* ``fresh``: the blind hand-written cases of :mod:`benchmarks.gate_fresh` (:data:`~benchmarks.
+  gate_fresh.FRESH`: a right answer and one with an invented detail per case; ``group`` the
+  kind: ``short``, ``paraphrase``, ``followup``, ``mixed``), a follow-up's earlier chat
+  turns in ``history`` (context, as ``assess_answer(history=)`` takes them); ``split``
+  ``dev`` or ``held_out`` by :func:`fresh_split`.
 
 Items of one context come together (``context_key``) so a scorer's prefix cache computes
 the context once. Nothing here runs a model.
@@ -22,6 +27,7 @@ the context once. Nothing here runs a model.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -32,7 +38,7 @@ from typing import Any
 from benchmarks.data import data_dir
 
 FRANK_QUESTION = "Summarise the article in a few sentences."
-SETS = ("frank", "halueval", "halueval_long", "written")
+SETS = ("frank", "halueval", "halueval_long", "written", "fresh")
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,8 @@ class Item:
     context_key: str
     parts: list[tuple[int, int, bool]] = field(default_factory=list)
     """``(start, end, unsupported)`` character spans of the answer's parts (long answers)."""
+    history: list[dict[str, str]] = field(default_factory=list)
+    """Earlier chat messages (``{"role", "content"}``) that count as context."""
 
     def meta(self) -> dict[str, Any]:
         return {
@@ -196,6 +204,37 @@ def written_items() -> list[Item]:
     return items
 
 
+def fresh_split(question: str) -> str:
+    """``dev`` when the SHA-256 of the question (UTF-8) is even, else ``held_out``: fixed
+    before any result of the set was seen."""
+    return "dev" if hashlib.sha256(question.encode("utf-8")).digest()[-1] % 2 == 0 else "held_out"
+
+
+def fresh_items() -> list[Item]:
+    """The blind one-document cases (:data:`benchmarks.gate_fresh.FRESH`), two answers
+    each."""
+    from benchmarks.gate_fresh import FRESH
+
+    items = []
+    for k, case in enumerate(FRESH):
+        for name, unsupported in (("right", False), ("invented", True)):
+            items.append(
+                Item(
+                    set="fresh",
+                    id=f"fresh-{k:02d}:{name}",
+                    question=case["question"],
+                    context=case["context"],
+                    answer=case[name],
+                    unsupported=unsupported,
+                    group=case["kind"],
+                    split=fresh_split(case["question"]),
+                    context_key=f"fresh-{k:02d}",
+                    history=[dict(m) for m in case["history"]],
+                )
+            )
+    return items
+
+
 HALF_SEED = 48
 
 
@@ -216,6 +255,8 @@ def load_items(name: str) -> list[Item]:
         return halueval_long_items()
     if name == "written":
         return written_items()
+    if name == "fresh":
+        return fresh_items()
     raise ValueError(f"unknown set {name!r}; choose one of {', '.join(SETS)}")
 
 

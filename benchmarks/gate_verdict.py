@@ -258,7 +258,8 @@ def choose(choice: Table) -> tuple[str, dict[str, Fitted], list[list[str]]]:
 def as_calibration(model: Fitted, choice: Table) -> Calibration:
     """The chosen fit as the library's :class:`Calibration`, fitted by the library's own
     :func:`~camab_rag.groundedness.calibration.fit_calibration` (the same weights, plus
-    its cross-validated figures), rounded to 4 decimals."""
+    its cross-validated figures), rounded to 4 decimals; the cut-offs are placed on the
+    rounded model's probabilities (:func:`operating_point`) and rounded up."""
     if model.names != CANDIDATES[SHIPPED_FORM]:
         raise SystemExit(f"the form {model.names} is not the one the library computes")
     fitted = fit_calibration(
@@ -273,14 +274,20 @@ def as_calibration(model: Fitted, choice: Table) -> Calibration:
         ),
         base=Calibration((0.0, 0.0), 0.0, model.block_at, model.flag_at, "smollm2"),
     )
-    return replace(
+    rounded = replace(
         fitted,
         weights=(round(fitted.weights[0], 4), round(fitted.weights[1], 4)),
         bias=round(fitted.bias, 4),
-        block_at=round(model.block_at, 4),
-        flag_at=round(model.flag_at, 4),
         balanced_accuracy=round(fitted.balanced_accuracy, 4),
         auroc=round(fitted.auroc, 4),
+    )
+    # the cut-offs are placed on what the rounded model gives, and rounded up: every
+    # fully covered answer with no positive score shares one probability, and a cut
+    # rounded on its own could fall under it and block them all
+    block_at, flag_at = operating_point(calibration_p(rounded, choice), choice)
+    block_at = math.ceil(block_at * 1e4) / 1e4
+    return replace(
+        rounded, block_at=block_at, flag_at=min(math.ceil(flag_at * 1e4) / 1e4, block_at)
     )
 
 

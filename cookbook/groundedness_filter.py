@@ -66,10 +66,15 @@ def show(question: str, out: dict[str, Any]) -> None:
     print(f"   retrieved: {[d.metadata['title'] for d in out['context']]}")
     print(f"   model said: {verdict['original_answer']!r}")
     if report is not None:
+        decided = (
+            f"P(unsupported) {report['p_unsupported']:.2f}, blocked from "
+            f"{report['calibration']['block_at']:.2f}"
+            if report.get("decided_by") == "calibration"
+            else f"threshold {report['threshold']:.2f}"
+        )
         print(
             f"   support {report['score']:+.3f} (explained share, {report['source']}), "
-            f"threshold {report['threshold']:.2f} -> "
-            f"{'grounded' if verdict['grounded'] else 'NOT grounded'}"
+            f"{decided} -> {'grounded' if verdict['grounded'] else 'NOT grounded'}"
         )
     else:
         print(f"   groundedness unknown: {verdict['error']}")

@@ -122,14 +122,14 @@ def test_a_page_with_no_new_key_word_is_not_cited() -> None:
 def test_a_far_weaker_second_source_that_adds_a_name_is_cited() -> None:
     """Issue 48 item 5, recall: the second source holds "Paris", which the first lacks,
     and stands the bar (0.2 above what any text gives) at a sixth of the first source's
-    score. Cited since the default ``relative`` is 0.1 (0.25, before, left it out)."""
+    score. Cited since the default ``relative`` is 0 (0.25, before, left it out)."""
     sentence = "Gustave Eiffel's company designed the tower in Paris."
     docs = ["Gustave Eiffel's company designed the tower.", "The Eiffel Tower is in Paris."]
     scores = np.array([1.2, 0.2])
     assert choose_sources(sentence, scores, docs, CitationRule()) == [0, 1]
     assert choose_sources(sentence, scores, docs, CitationRule(relative=0.25)) == [0]
     # under the bar, or adding no name, it is still left out
-    assert choose_sources(sentence, np.array([1.2, 0.1]), docs, CitationRule()) == [0]
+    assert choose_sources(sentence, np.array([1.2, 0.04]), docs, CitationRule()) == [0]
     same = ["Gustave Eiffel's company designed the tower in Paris.", docs[1]]
     assert choose_sources(sentence, scores, same, CitationRule()) == [0]
 
@@ -140,14 +140,14 @@ def test_what_any_text_gives_is_not_support() -> None:
     sentence = "The Glass teapot costs 29 euros."
     texts = [TEAPOT["text"], "Staff may park behind the warehouse.", PICNIC["text"]]
     rule = CitationRule(new_words=False)
-    assert choose_sources(sentence, np.array([0.30, 0.22, 0.20]), texts, rule) == []
-    assert choose_sources(sentence, np.array([0.35, 0.22, 0.20]), texts, rule) == [0]
+    assert choose_sources(sentence, np.array([0.26, 0.22, 0.20]), texts, rule) == []
+    assert choose_sources(sentence, np.array([0.28, 0.22, 0.20]), texts, rule) == [0]
 
 
 def test_one_unrelated_page_that_lifts_the_answer_sets_the_bar() -> None:
     """The bar counts from the best unrelated source, not from a typical one: a parking
     note that lifts the answer by 0.30 (a small model rewards any context) leaves a
-    teapot page at 0.38 without a citation, though it stands well above the median
+    teapot page at 0.34 without a citation, though it stands well above the median
     (0.05) of the unrelated pages."""
     sentence = "The Glass teapot costs 29 euros."
     texts = [
@@ -157,5 +157,5 @@ def test_one_unrelated_page_that_lifts_the_answer_sets_the_bar() -> None:
         "Office plants are watered on Mondays.",
     ]
     rule = CitationRule(new_words=False)
-    assert choose_sources(sentence, np.array([0.38, 0.30, 0.05, 0.02]), texts, rule) == []
-    assert choose_sources(sentence, np.array([0.45, 0.30, 0.05, 0.02]), texts, rule) == [0]
+    assert choose_sources(sentence, np.array([0.34, 0.30, 0.05, 0.02]), texts, rule) == []
+    assert choose_sources(sentence, np.array([0.36, 0.30, 0.05, 0.02]), texts, rule) == [0]

@@ -65,7 +65,9 @@ def make_result(**changes: object) -> AttributionResult:
 def test_rule_top_k_threshold_and_relative():
     scores = [0.5, 0.1, 0.45, -0.2, 0.3]
     assert CitationRule(top_k=2).select(scores) == [0, 2]
-    assert CitationRule(top_k=None).select(scores) == [0, 2, 4]  # 0.1 is under the bar
+    assert CitationRule(top_k=None).select(scores) == [0, 2, 4, 1]  # 0.1 clears 0.05
+    assert CitationRule(top_k=None, threshold=0.11).select(scores) == [0, 2, 4]
+    assert CitationRule(top_k=None, threshold=0.11, relative=0.25).select(scores) == [0, 2, 4]
     assert CitationRule(top_k=None, threshold=0.0, relative=0.0).select(scores) == [0, 2, 4, 1]
     assert CitationRule(top_k=None, relative=0.65).select(scores) == [0, 2]
     assert CitationRule(top_k=None, threshold=0.4).select(scores) == [0, 2]
@@ -77,10 +79,18 @@ def test_rule_top_k_threshold_and_relative():
 
 def test_the_citation_bar_is_absolute_and_tied_to_groundedness():
     """A source is cited on its own support, never because the others are weaker: an
-    ungrounded answer's best source at +0.035 gets no marker, whatever else was retrieved."""
-    from camab_rag.render.support import CITE_AT, SUPPORT_UNIT, support_level, support_words
+    ungrounded answer's best source at +0.035 gets no marker, whatever else was retrieved.
+    The citation bar (0.05, the dev choice) is not the word scale's "support" (0.11)."""
+    from camab_rag.render.support import (
+        CITE_ABOVE,
+        CITE_AT,
+        SUPPORT_UNIT,
+        support_level,
+        support_words,
+    )
 
-    assert CitationRule().threshold == CITE_AT == SUPPORT_UNIT / 2 == 0.11
+    assert CitationRule().threshold == CITE_ABOVE == 0.05
+    assert CITE_AT == SUPPORT_UNIT / 2 == 0.11
     assert CitationRule().select([0.035, 0.01, -0.2]) == []
     assert CitationRule().select([1.2, 0.035]) == [0]
     assert [support_words(s) for s in (1.2, 0.3, 0.08, 0.035)] == [
@@ -254,8 +264,8 @@ def test_json_is_plain_data_and_html_safe():
     assert data["sentences"][0]["citations"] == [1]
     assert data["rule"] == {
         "top_k": 2,
-        "threshold": 0.11,
-        "relative": 0.1,
+        "threshold": 0.05,
+        "relative": 0.0,
         "unit": "document",
         "support_threshold": None,
         "new_words": True,

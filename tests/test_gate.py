@@ -251,6 +251,40 @@ def test_old_reports_and_answers_still_load_and_print_short():
     assert len(repr(answer)) < 80
 
 
+def test_the_json_says_what_decided_the_verdict():
+    """Issue 48: the JSON showed ``"threshold": 0.52`` beside a calibrated verdict that
+    never used it. Calibrated: no threshold, ``decided_by`` and the calibration's cut-offs;
+    a threshold given: it decides and shows; JSON from before still loads."""
+    report = assess_answer(QUESTION, CONTEXT, LONG, KeywordScorer())
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["decided_by"] == "calibration" and data["threshold"] is None
+    cut_offs = data["calibration"]
+    assert (cut_offs["block_at"], cut_offs["flag_at"]) == (
+        DEFAULT_CALIBRATION.block_at,
+        DEFAULT_CALIBRATION.flag_at,
+    )
+    assert DEFAULT_CALIBRATION.verdict(data["p_unsupported"]) == data["verdict"]
+    assert GroundednessReport.from_dict(data) == report
+    given = assess_answer(QUESTION, CONTEXT, LONG, KeywordScorer(), threshold=0.3)
+    two = given.to_dict()
+    assert (two["decided_by"], two["threshold"], two["calibration"]) == ("threshold", 0.3, None)
+    assert two["verdict"] == ("supported" if given.score >= 0.3 else "unsupported")
+    assert GroundednessReport.from_dict(two) == given
+    # a filter's own calibration is the one named
+    model = Calibration(weights=(0.0, -4.0), bias=2.0, block_at=0.7, flag_at=0.3, model="t")
+    shown = GroundednessFilter(calibration=model).judge_answer(
+        QUESTION, CONTEXT, SUPPORTED, KeywordScorer()
+    )
+    assert shown.report is not None
+    assert shown.report.to_dict()["calibration"]["block_at"] == 0.7
+    # JSON written before decided_by: a threshold always, read back as what decided
+    old = {k: v for k, v in data.items() if k not in ("decided_by", "calibration")}
+    old["threshold"] = DEFAULT_THRESHOLD
+    assert GroundednessReport.from_dict(old) == report
+    old_two = {k: v for k, v in two.items() if k not in ("decided_by", "calibration")}
+    assert GroundednessReport.from_dict(old_two).to_dict()["decided_by"] == "threshold"
+
+
 def test_an_abstention_has_a_probability_and_the_filter_a_short_repr():
     """The fresh-user review: an abstention's ``p_unsupported`` was ``None`` (a number is
     asked for: it claims nothing, so 0.0), and ``repr(GroundednessFilter())`` was the
@@ -428,14 +462,17 @@ def test_reworded_answers_pass_whatever_the_word_form_unit_or_clock(smollm2_scor
 @pytest.mark.model
 def test_a_museum_s_reworded_answers_pass_and_another_house_number_does_not(smollm2_scorer):
     """Issue 48, a fresh user's museum: "Students get in for nine euros." and "It closes
-    at 5pm on Saturday." were blocked (light verbs counted as facts, "5pm" unread), and
+    at 5pm on Saturday." were blocked (light verbs counted as facts, "5pm" unread; review
+    corpus C7: "closes" over "open ... from 10:00 to 17:00", 0.85), and
     "It is at 31 Quay Street" passed while the citation showed the page disputing it."""
     tickets = ["Adult tickets cost 14 euros. Students and seniors pay 9 euros."]
     hours = ["On Saturdays the museum closes at 17:00."]
+    week = ["The museum is open Tuesday to Saturday from 10:00 to 17:00. It is closed on Mondays."]
     address = ["The museum is at 27 Quay Street, Port Elwyn, next to the ferry terminal."]
     cases = [
         ("How much do students pay?", tickets, "Students get in for nine euros.", True),
         ("When does it close on Saturday?", hours, "It closes at 5pm on Saturday.", True),
+        ("When does it close on Saturday?", week, "It closes at 5 pm on Saturday.", True),
         ("Where is the museum?", address, "It is at 31 Quay Street, Port Elwyn.", False),
     ]
     for question, context, answer, correct in cases:

@@ -162,6 +162,9 @@ class GroundednessReport:
     p_unsupported: float | None = None
     coverage: float | None = None
     informative: float | None = None
+    calibration: Calibration | None = None
+    """The calibrated model whose cut-offs decided ``verdict`` from ``p_unsupported``;
+    ``None`` when the two-verdict rule ``score >= threshold`` decided."""
 
     def __post_init__(self) -> None:
         if self.verdict is None:
@@ -192,13 +195,20 @@ class GroundednessReport:
         return self.token_support.earlier_turns if self.token_support is not None else 0
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data. ``decided_by`` says what decided the verdict: ``"calibration"``
+        (``p_unsupported`` against ``calibration``'s ``block_at``/``flag_at``; then
+        ``threshold`` is ``None``: no score cut was applied) or ``"threshold"`` (``score
+        >= threshold``)."""
+        calibrated = self.calibration is not None
         return {
             "score": self.score,
             "score_name": SCORE_NAME,
-            "threshold": self.threshold,
+            "decided_by": "calibration" if calibrated else "threshold",
+            "threshold": None if calibrated else self.threshold,
             "grounded": self.grounded,
             "verdict": self.verdict,
             "p_unsupported": self.p_unsupported,
+            "calibration": _cut_offs(self.calibration),
             "coverage": self.coverage,
             "informative": self.informative,
             "source": self.source,
@@ -220,12 +230,23 @@ class GroundednessReport:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GroundednessReport:
-        """Inverse of :meth:`to_dict`."""
+        """Inverse of :meth:`to_dict`; also reads the JSON of versions before
+        ``decided_by`` (a ``threshold`` always present: a verdict the default calibration
+        gives from ``p_unsupported`` at the default threshold reads as calibrated)."""
         support = data.get("token_support")
         sentences = [SentenceGroundedness.from_dict(x) for x in data.get("sentences", [])]
+        verdict, p = data.get("verdict"), _optional_float(data.get("p_unsupported"))
+        threshold = data.get("threshold")
+        calibration: Calibration | None = None
+        if data.get("calibration"):
+            calibration = Calibration.from_dict(data["calibration"])
+        elif "decided_by" not in data and p is not None and verdict is not None:
+            old_default = threshold is not None and float(threshold) == DEFAULT_THRESHOLD
+            if old_default and DEFAULT_CALIBRATION.verdict(p) == verdict:
+                calibration = DEFAULT_CALIBRATION
         return cls(
             score=float(data["score"]),
-            threshold=float(data["threshold"]),
+            threshold=float(DEFAULT_THRESHOLD if threshold is None else threshold),
             grounded=bool(data["grounded"]),
             source=data["source"],
             full_reward=_optional_float(data.get("full_reward")),
@@ -239,11 +260,18 @@ class GroundednessReport:
             unsupported_spans=[Span.from_dict(x) for x in data.get("unsupported_spans", [])],
             abstained=bool(data.get("abstained", False)),
             scored_by=ScoredBy.from_dict(data["scored_by"]) if data.get("scored_by") else None,
-            verdict=data.get("verdict"),
-            p_unsupported=_optional_float(data.get("p_unsupported")),
+            verdict=verdict,
+            p_unsupported=p,
             coverage=_optional_float(data.get("coverage")),
             informative=_optional_float(data.get("informative")),
+            calibration=calibration,
         )
+
+
+def _cut_offs(calibration: Calibration | None) -> dict[str, Any] | None:
+    """The calibration that decided a verdict, as JSON: its cut-offs (``block_at``,
+    ``flag_at``) first, and what it was fitted for."""
+    return None if calibration is None else calibration.to_dict()
 
 
 def _optional_float(value: Any) -> float | None:
@@ -479,6 +507,7 @@ def support_report(
         p_unsupported=p,
         coverage=covered,
         informative=informative,
+        calibration=calibration if threshold is None and p is not None else None,
     )
 
 
@@ -506,4 +535,5 @@ def recalibrated(report: GroundednessReport, calibration: Calibration) -> Ground
         verdict=verdict,
         p_unsupported=p,
         grounded=verdict != "unsupported",
+        calibration=calibration,
     )

@@ -94,9 +94,13 @@ STOPWORDS = frozenset(
     than that the their theirs them themselves then there these they this those through
     to too under until up very was we were what when where which while who whom why will
     with would you your yours yourself yourselves s t said says say one two new also
-    year years mr mrs ms since until till every everything anything something""".split()  # noqa: SIM905
+    year years mr mrs ms since until till every everything anything something another
+    isn aren wasn weren doesn don didn hasn haven hadn wouldn couldn shouldn mustn needn
+    ll ve re""".split()  # noqa: SIM905
 )
-"""Function words (and a few news fillers) whose presence in the context proves nothing."""
+"""Function words (and a few news fillers) whose presence in the context proves nothing;
+with the pieces of a contraction (``isn`` of "isn't": its negation is read from the
+text, :func:`_negated`)."""
 
 LIGHT_WORDS = frozenset(
     """may might must shall can could should would get gets got getting gotten go goes
@@ -154,6 +158,14 @@ def stem(word: str) -> str:
     return word
 
 
+ONE_AS_PRONOUN_AFTER = frozenset(
+    """the this that which each every no any another other first second third last next
+    same only""".split()  # noqa: SIM905
+)
+"""Determiners and ordinals after which ``one`` stands for a noun ("the first one
+leaves at 8:15"), not the number 1 (:func:`forms`)."""
+
+
 def form(word: str) -> str:
     """The normalised form of one lower-cased word, read alone (no clock rule)."""
     if word.isdigit():
@@ -172,10 +184,13 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
     ``10:00``)."""
     tokens = [(m.start(), m.end(), m.group(0).lower()) for m in _TOKEN.finditer(text)]
     marks = [_clock_mark(text, tokens, k) for k in range(len(tokens))]
+    halves = _day_parts(tokens)
     out = []
     for k, (start, end, word) in enumerate(tokens):
         value = form(word)
         after = marks[k + 1] if k + 1 < len(tokens) else ""
+        if k + 2 < len(tokens) and _minutes(text, tokens, k + 1):  # "5:30 pm"
+            after = marks[k + 2]
         after_hour = k > 0 and tokens[k - 1][2].isdigit()
         minutes = word == "00" and after_hour and tokens[k - 1][1] == start - 1
         minutes = minutes and text[start - 1] in ":."
@@ -186,9 +201,41 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
             value = _hour(int(joined.group(1)), joined.group(2))
         elif word in CLOCK_WORDS:
             value = CLOCK_WORDS[word]
+        elif word == "one" and k and tokens[k - 1][2] in ONE_AS_PRONOUN_AFTER:
+            value = ""  # "the first one", "this one": a pronoun, no number
         elif word.isdigit() and after in _CLOCK and int(word) <= 12:
             value = _hour(int(word), after)
+        elif k in halves:  # "7 in the morning" is 7:00, "5 in the afternoon" 17:00
+            value = _hour(int(word), halves[k]) if halves[k] else ""
         out.append((start, end, word, value))
+    return out
+
+
+def _minutes(text: str, tokens: Sequence[tuple[int, int, str]], k: int) -> bool:
+    """Whether token ``k`` is the minutes of the hour before it (``30`` of ``5:30``)."""
+    start, _, word = tokens[k]
+    hour = tokens[k - 1]
+    return (
+        len(word) == 2
+        and word.isdigit()
+        and hour[2].isdigit()
+        and hour[1] == start - 1
+        and text[start - 1] in ":."
+    )
+
+
+DAY_PARTS = {"morning": "am", "afternoon": "pm", "evening": "pm"}
+"""A part of the day after an hour ("7 in the morning"), as the half it marks."""
+
+
+def _day_parts(tokens: Sequence[tuple[int, int, str]]) -> dict[int, str]:
+    """Token index -> ``"am"``/``"pm"`` for an hour followed by "in the" and a
+    :data:`DAY_PARTS` word, and -> ``""`` for that word (the clock time absorbs it)."""
+    out: dict[int, str] = {}
+    for k in range(len(tokens) - 3):
+        hour, (_, _, a), (_, _, b), (_, _, part) = tokens[k][2], *tokens[k + 1 : k + 4]
+        if hour.isdigit() and int(hour) <= 12 and (a, b) == ("in", "the") and part in DAY_PARTS:
+            out[k], out[k + 3] = DAY_PARTS[part], ""
     return out
 
 
@@ -249,12 +296,14 @@ class ContextWords(frozenset[str]):
 
     @classmethod
     def of(cls, texts: Sequence[str], question: str = "") -> ContextWords:
-        """The context words of ``texts`` (documents, a system prompt), and the subject
-        forms of ``question`` (:func:`subject_forms`)."""
+        """The context words of ``texts`` (documents, a system prompt; a span of clock
+        times also states :data:`HOURS_FORMS`), and the subject forms of ``question``
+        (:func:`subject_forms`)."""
+        sentences = [s for text in texts for s in sentences_of(text)]
         return cls(
             (w for text in texts for w in words(text)),
-            form_set(texts),
-            (s for text in texts for s in sentences_of(text)),
+            form_set(texts) | frozenset(f for s in sentences for f in s.own & HOURS_FORMS),
+            sentences,
             subject_forms(question),
         )
 
@@ -366,6 +415,27 @@ def _restated(
     )
 
 
+_TIME = (
+    r"(?:\d{1,2}(?::\d{2}(?:\s*[ap]\.?m\b\.?)?|(?:\.\d{2})?\s*[ap]\.?m\b\.?)"
+    r"|noon|midday|midnight)"
+)
+_RANGE = re.compile(
+    rf"(?<![\w:.]){_TIME}\s*(?:-|–|—|to|until|till)\s*{_TIME}|\b(?:until|till)\s+{_TIME}"
+    r"|\b(?:from|between)\s+" + _TIME,
+    re.IGNORECASE,
+)
+HOURS_FORMS = frozenset({"open", "opening", "close", "closing", "until"})
+"""What a clause that states a span of clock times ("from 10:00 to 17:00", "9am-5pm",
+"until 18:30") states with it: when something opens and closes. Opening hours are one
+relation however they are worded: "It closes at 5 pm" restates "open ... from 10:00 to
+17:00" (:func:`sentences_of` adds these forms to such a clause)."""
+
+
+def _hours(clause: str) -> frozenset[str]:
+    """:data:`HOURS_FORMS` when ``clause`` states a span of clock times, else none."""
+    return HOURS_FORMS if _RANGE.search(clause) else frozenset()
+
+
 def sentences_of(text: str) -> list[Sentence]:
     """``text``'s clauses (:func:`clauses` of each sentence) as :class:`Sentence`: a later
     clause holds the words (not the numbers) of the clauses before it, a pronoun-led
@@ -380,7 +450,7 @@ def sentences_of(text: str) -> list[Sentence]:
         head = previous if first in _PRONOUNS else frozenset()
         negated = _negated([w for _, _, w, _ in found], sentence)
         for part in clauses(sentence):
-            held = frozenset(f for _, _, _, f in forms(part) if f)
+            held = frozenset(f for _, _, _, f in forms(part) if f) | _hours(part)
             out.append(Sentence(held | head, negated, held))
             head |= frozenset(f for f in held if not f.isdigit())
         previous = frozenset(f for f in own if not f.isdigit())

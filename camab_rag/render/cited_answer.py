@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
-from camab_rag.render.support import CITE_AT, support_words
+from camab_rag.render.support import CITE_ABOVE, support_words
 from camab_rag.render.text import groundedness_report, verdict_name
 from camab_rag.result import short_text
 from camab_rag.scorers.base import ScoredBy
@@ -33,17 +33,19 @@ class CitationRule:
     source holds. Scores are the sentence's statement scores, summed per document when
     ``unit="document"``.
 
-    ``top_k=None``: no limit; ``threshold`` in nats per answer token
-    (:data:`~camab_rag.render.support.CITE_AT`); ``relative=0`` disables (0.1 chosen on
-    dev rows, BENCHMARKS.md); ``unit``: cite ``"document"``s or ``"segment"``s.
-    ``support_threshold``: with token support, a sentence the gate judges unsupported, or
-    an abstention, cites nothing; ``None`` uses the gate's calibrated verdict, a number the
-    sentence score against it, ``-inf`` keeps all.
+    ``top_k=None``: no limit; ``threshold`` in nats per answer token above the best
+    unrelated source (:data:`~camab_rag.render.support.CITE_ABOVE`, 0.05); ``relative``:
+    minimum fraction of the sentence's best score (0 disables; both defaults are the rule
+    ``python -m benchmarks citations`` chooses on its HotpotQA dev rows); ``unit``: cite
+    ``"document"``s or ``"segment"``s; ``new_words``: require a word no better cited
+    source holds. ``support_threshold``: with token support, a sentence the gate judges
+    unsupported, or an abstention, cites nothing; ``None`` uses the gate's calibrated
+    verdict, a number the sentence score against it, ``-inf`` keeps all.
     """
 
     top_k: int | None = 2
-    threshold: float = CITE_AT
-    relative: float = 0.1
+    threshold: float = CITE_ABOVE
+    relative: float = 0.0
     unit: SourceUnit = "document"
     support_threshold: float | None = None
     new_words: bool = True

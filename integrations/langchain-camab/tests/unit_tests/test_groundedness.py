@@ -52,7 +52,7 @@ def test_flag_attaches_the_verdict_and_keeps_the_answer() -> None:
     out = (_rag(AIMessage(UNGROUNDED)) | attributor).invoke(QUESTION)
     verdict = out["attribution"]["groundedness"]
     assert verdict["grounded"] is False and verdict["blocked"] is False
-    assert verdict["mode"] == "flag" and verdict["report"]["score"] < verdict["report"]["threshold"]
+    assert verdict["mode"] == "flag" and verdict["report"]["decided_by"] == "calibration"
     assert out["answer"].content == UNGROUNDED
     assert out["answer"].response_metadata["attribution"]["groundedness"] == verdict
     result = attributor.last_result
