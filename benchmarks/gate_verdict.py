@@ -220,10 +220,15 @@ def fit_candidate(names: tuple[str, ...], choice: Table) -> Fitted:
         weights: tuple[float, ...] = (first,)
     else:
         weights, bias = fit_logistic(x, y, kind_weights(list(choice.kind)))
-    p = Fitted(names, weights, bias, 0.5, 0.5).p(choice)
-    block_at = _cut(p, choice, {"qa": PASS_QA, "summary": PASS_SUMMARY})
-    flag_at = _cut(p, choice, {"qa": SUPPORTED_QA, "summary": SUPPORTED_SUMMARY})
-    return Fitted(names, weights, bias, block_at, min(flag_at, block_at))
+    block_at, flag_at = operating_point(Fitted(names, weights, bias, 0.5, 0.5).p(choice), choice)
+    return Fitted(names, weights, bias, block_at, flag_at)
+
+
+def operating_point(p: np.ndarray, table: Table) -> tuple[float, float]:
+    """``block_at`` and ``flag_at`` (at most ``block_at``) for the probabilities ``p``."""
+    block_at = _cut(p, table, {"qa": PASS_QA, "summary": PASS_SUMMARY})
+    flag_at = _cut(p, table, {"qa": SUPPORTED_QA, "summary": SUPPORTED_SUMMARY})
+    return block_at, min(flag_at, block_at)
 
 
 def flagged(p: np.ndarray, unsupported: np.ndarray, cut: float) -> float:
