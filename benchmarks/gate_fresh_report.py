@@ -8,12 +8,12 @@ gate_fresh.FRESH_MULTI` whether ``cite()`` cites the supporting document of a ri
 and shows the stale one as support, beside a zero-call lexical rule. Why: the old short
 set shaped the word rules, so it is no clean check any more; this set was written blind.
 How: the one-document rows are replayed from ``benchmarks/results/groundedness/
-fresh_<model>.jsonl`` (``bench_gate.py run --set fresh``), the multi-document attributions
-from ``fresh_multi_<model>.jsonl`` (``python -m benchmarks.gate_fresh_report run``); the
-first measurement, taken before any change made after seeing the set, is kept in
+fresh_<model>.jsonl`` (``python -m benchmarks gate run --set fresh``), the multi-document
+attributions from ``fresh_multi_<model>.jsonl`` (``python -m benchmarks.gate_fresh_report
+run``); the first measurement, taken before any change made after seeing the set, is kept in
 ``fresh_first_<model>.json`` (``python -m benchmarks.gate_fresh_report first``, once).
 
-    nice -n 10 .venv/bin/python benchmarks/bench_gate.py run --set fresh --model smollm2
+    nice -n 10 .venv/bin/python -m benchmarks gate run --set fresh --model smollm2
     nice -n 10 .venv/bin/python -m benchmarks.gate_fresh_report run
 """
 
@@ -220,6 +220,41 @@ def _multi_table(figures: dict[str, dict[str, str]]) -> str:
             )
     return markdown_table(
         ["rule", "rows", "supporting document cited", "stale document shown as support"], rows
+    )
+
+
+def headline_row(model: str = "smollm2") -> list[str] | None:
+    """BENCHMARKS.md's row: right answers passed on the blind set's held-out half, beside
+    the free coverage-only verdict (``None`` when nothing is stored)."""
+    now = measure(model)
+    if not now["answers"]:
+        return None
+    held = now["held_out"]["all"]
+    share = float(held["right passed"].split()[0])
+    return [
+        "blind short / paraphrased / follow-up set: right answers passed (held-out half)",
+        held["right passed"],
+        f"coverage alone (0 calls) {held.get('coverage-only right passed', '–')}",
+        "≥ 0.95 " + ("met" if share >= 0.95 else "missed"),
+    ]
+
+
+def readme_sentence(model: str = "smollm2") -> str:
+    """README's sentence on the blind set (empty when nothing is stored)."""
+    now = measure(model)
+    if not now["answers"]:
+        return ""
+    held = now["held_out"]
+
+    def pct(kind: str, figure: str = "right passed") -> str:
+        return f"{float(held[kind][figure].split()[0]):.0%}"
+
+    return (
+        " On a set written blind afterwards (`benchmarks/gate_fresh.py`, held-out half) it "
+        f"passes only {pct('all')} of the correct answers: {pct('short')} of the short "
+        f"ones, {pct('followup')} of the chat follow-ups and {pct('paraphrase')} of the "
+        "paraphrased ones, whose reworded content words count as unsupported; it blocks "
+        f"{pct('all', 'invented blocked')} of the invented details."
     )
 
 

@@ -23,7 +23,7 @@ from benchmarks._report import (
     write_section,
 )
 from benchmarks.bench_gate import JUDGE_QUESTION, RESULTS, read_rows, store_path
-from benchmarks.gate_fresh_report import fresh_section
+from benchmarks.gate_fresh_report import fresh_section, headline_row, readme_sentence
 from benchmarks.gate_sets import FRANK_QUESTION, load_items
 from benchmarks.gate_verdict import (
     Sliced,
@@ -377,7 +377,7 @@ def report(write: bool = True) -> None:
     decided = headline["HaluEval QA"]["decided"]
     provenance["halueval_qa"] = rounded(decided, "flag_unsupported", "pass_supported")
     THRESHOLD_FILE.write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
-    write_readme_block(verdict_readme(verdict))
+    write_readme_block(verdict_readme(verdict) + readme_sentence())
     write_section("gate", "Groundedness gate on human-labelled answers (FRANK, HaluEval)", body)
     write_headline("gate", headline_rows(headline["FRANK CNN/DM test"], verdict))
 
@@ -394,9 +394,11 @@ def headline_rows(frank: dict[str, Any], verdict: dict[str, Any]) -> list[list[s
             "≥ 0.80 " + ("met" if ours >= 0.80 else "missed"),
         ]
     ]
-    return rows + [
+    rows += [
         [r[0], r[2], free_figure(verdict, r[0]), f"{r[1]} {r[3]}"] for r in verdict_targets(verdict)
     ]
+    blind = headline_row()
+    return rows + ([blind] if blind is not None else [])
 
 
 README = BENCHMARKS_MD.parent / "README.md"

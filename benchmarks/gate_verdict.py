@@ -571,7 +571,12 @@ _TARGETS: list[tuple[str, str, str, Callable[[float], bool]]] = [
     ("HaluEval hallucinated blocked", "≥ 0.70", "halueval_flag", lambda v: v >= 0.70),
     ("FRANK CNN/DM faithful passed", "≥ 0.85", "frank_pass", lambda v: v >= 0.85),
     ("FRANK CNN/DM unfaithful blocked", "≥ 0.50", "frank_flag", lambda v: v >= 0.50),
-    ("short / reworded correct answers passed", "≥ 0.95", "short_pass", lambda v: v >= 0.95),
+    (
+        "short / reworded correct answers passed (old set; shaped the word rules)",
+        "≥ 0.95",
+        "short_pass",
+        lambda v: v >= 0.95,
+    ),
 ]
 """The held-out verdict targets: name, goal, the held-out row's key, and the test."""
 

@@ -140,6 +140,6 @@ DEFAULT_CALIBRATION = Calibration(
     auroc=0.9009,
     fitted_on="FRANK valid CNN/DM summaries + HaluEval QA choice half (benchmarks/gate_verdict.py)",
 )
-"""The verdict model fitted for the embedded SmolLM2 by ``benchmarks/bench_gate.py
+"""The verdict model fitted for the embedded SmolLM2 by ``python -m benchmarks gate
 report`` (written to ``benchmarks/results/groundedness/default_calibration.json``; a test
 checks the two agree; figures in ``BENCHMARKS.md``, "Groundedness gate")."""
