@@ -211,7 +211,12 @@ def _about_the_same(sentence: Sequence[_Word], i: int, held: set[str]) -> bool:
 
 
 def stated_value(
-    sentence: str, span: tuple[int, int], text: str, *, same_kind: bool = True
+    sentence: str,
+    span: tuple[int, int],
+    text: str,
+    *,
+    same_kind: bool = True,
+    question: str = "",
 ) -> str | None:
     """What ``text`` states in the place of the answer word ``sentence[span[0]:span[1]]``,
     when that differs from the word; else ``None``.
@@ -226,7 +231,10 @@ def stated_value(
     the Glass teapot's price), the value is itself a number or a name (not the first word
     of its sentence for its capital alone; "a small house" states no place) and, with
     ``same_kind``, the value is of the word's kind (a number for a number, a name for a
-    name)."""
+    name). The source's sentence must also hold a *subject word*: a content word of the
+    answer sentence or of ``question`` other than the value and the neighbour that finds
+    its place (the unit): under "45 euros." for "How much does a check-up cost?", "a fee
+    of 20 euros" says nothing of the check-up's price, though it shares "euros"."""
     words = _words(sentence)
     if words and words[0].kind == "name":  # a capital at the start says nothing of a name
         words[0] = replace(words[0], kind="word")
@@ -248,6 +256,9 @@ def stated_value(
         if not _about_the_same(words, index, context):
             continue
         for anchor, side in sides:
+            subjects = _subject_words(words, index, anchor, question)
+            if subjects and not subjects & context:
+                continue
             value = _in_place(line, words[anchor].lower, -side, abs(index - anchor) + SLOT_SLACK)
             if (
                 value is not None
@@ -257,6 +268,16 @@ def stated_value(
             ):
                 return value.text
     return None
+
+
+def _subject_words(sentence: Sequence[_Word], i: int, anchor: int, question: str) -> set[str]:
+    """The words that say what the value of word ``i`` is about: the content words of the
+    answer ``sentence`` and the ``question`` other than numbers, the word's own value and
+    the ``anchor`` that finds its place (the unit, "euros")."""
+    skip = {sentence[k].lower for k in [*_phrase(sentence, i), anchor]}
+    pool = [w for k, w in enumerate(sentence) if k not in _phrase(sentence, i)]
+    pool += _words(question)
+    return {w.lower for w in pool if w.kind in ("word", "name")} - skip
 
 
 def _sentence_words(words: Sequence[_Word], start: int, end: int) -> list[_Word]:
@@ -327,7 +348,8 @@ def disputes(
             own, backer = result.segments[own].doc_index, result.segments[backer].doc_index
         a, b = sentence_of(conflict.start)
         span = (conflict.start - a, conflict.end - a)
-        if own != backer and stated_value(response[a:b], span, texts[own]):
+        question = result.question
+        if own != backer and stated_value(response[a:b], span, texts[own], question=question):
             add(own, conflict.text)
     for a, b in sentences:
         if b <= start or a >= end:
@@ -336,6 +358,7 @@ def disputes(
             if word.kind not in LEXICAL_KINDS or not start <= a + word.start < end:
                 continue
             for own, text in enumerate(texts):
-                if stated_value(response[a:b], (word.start, word.end), text):
+                span = (word.start, word.end)
+                if stated_value(response[a:b], span, text, question=result.question):
                     add(own, word.text)
     return {k: v for k, v in found.items() if v}

@@ -306,3 +306,32 @@ def test_the_stale_warranty_page_disputes_the_updated_number() -> None:
     cited = cite(result, docs)
     assert [cited.source(n).doc_index for n in cited.sentences[0].disputed] == [0]
     assert [cited.source(n).doc_index for n in cited.sentences[0].citations] == [1]
+
+
+CLINIC = [
+    "A routine check-up costs 45 euros. A professional teeth cleaning costs 70 euros.",
+    "Patients must cancel an appointment at least 24 hours in advance; otherwise a fee of "
+    "20 euros is charged.",
+]
+
+
+def test_another_amount_about_another_subject_disputes_nothing() -> None:
+    """Review 5: "45 euros." for "How much does a check-up cost?" was shown as disputed
+    by the cancellation fee ("a fee of 20 euros"): the same unit, another subject. A
+    dispute needs a subject word of the answer or question ("check-up") beside the value;
+    a wrong price is still disputed by the price list."""
+    question = "How much does a check-up cost?"
+    for answer, expected in (("45 euros.", {}), ("55 euros.", {0: ["55"]})):
+        result = AttributionResult(
+            scores=np.array([0.9, 0.2]),
+            segments=[Segment(text, i, 0, len(text)) for i, text in enumerate(CLINIC)],
+            question=question,
+            response=answer,
+            n_documents=2,
+        )
+        assert disputes(result) == expected
+    assert cite(replace(result, response="45 euros."), CLINIC).sentences[0].disputed == []
+    assert stated_value("A check-up is 45 euros.", (14, 16), CLINIC[1]) is None
+    assert stated_value("A check-up is 55 euros.", (14, 16), CLINIC[0]) == "45"
+    assert stated_value("45 euros.", (0, 2), CLINIC[1], question=question) is None
+    assert stated_value("55 euros.", (0, 2), CLINIC[0], question=question) == "45"
