@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,6 +16,9 @@ from camab_rag.posterior import GaussianLinearPosterior
 from camab_rag.scorers.base import ScoredBy
 from camab_rag.segments import Segment
 from camab_rag.token_support import TokenSupport
+
+if TYPE_CHECKING:
+    from camab_rag.groundedness.filter import FilteredAnswer
 
 FloatArray = NDArray[np.float64]
 SCHEMA_VERSION = 1
@@ -157,6 +160,13 @@ class AttributionResult:
             f"{name}({short_text(self.response)!r}, method={self.method!r}, "
             f"segments={self.n_segments}, n_queries={self.n_queries}, top={{{top}}})"
         )
+
+    @property
+    def groundedness(self) -> FilteredAnswer | None:
+        """The groundedness verdict: ``None`` here, a run without a filter has none (a
+        :class:`ChainAttribution` from a filtered run holds one), so code reading
+        ``result.groundedness`` works on every result."""
+        return None
 
     @property
     def n_segments(self) -> int:

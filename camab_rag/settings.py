@@ -37,6 +37,12 @@ well above what a long answer normally costs on a CPU vLLM server, so it stops o
 attribution that is stuck (a hung or trickling server, an overloaded model)."""
 
 
+_NOT_A_SETTING = (
+    "groundedness is a live filter, not a setting: pass groundedness=... to "
+    "attribute(), the Attributor or the integration object"
+)
+
+
 @dataclass(frozen=True, kw_only=True)
 class AttributionSettings:
     """How an answer is attributed: every knob of one attribution, validated once.
@@ -105,6 +111,12 @@ class AttributionSettings:
     method_instance: Method = field(init=False, repr=False, compare=False)
     """The method :attr:`method` names, built once here."""
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> AttributionSettings:
+        """Refuse ``groundedness=`` with the reason (a bare TypeError would not say it)."""
+        if "groundedness" in kwargs:
+            raise InputError(_NOT_A_SETTING)
+        return super().__new__(cls)
+
     def __post_init__(self) -> None:
         if not self.judge_only:  # budget=0 is checked beside its filter
             check_budget(self.budget)
@@ -134,10 +146,7 @@ class AttributionSettings:
         if not changes:
             return self
         if "groundedness" in changes:
-            raise InputError(
-                "groundedness is a live filter, not a setting: pass groundedness=... to "
-                "attribute(), the Attributor or the integration object"
-            )
+            raise InputError(_NOT_A_SETTING)
         names = {f.name for f in fields(self) if f.init}
         options = {k: v for k, v in changes.items() if k not in names}
         given = {k: v for k, v in changes.items() if k in names}

@@ -24,6 +24,7 @@ from camab_rag.captured import attribute_captured
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.methods import Auto, Camab
+from camab_rag.result import AttributionResult
 from camab_rag.settings import CHAIN_SETTINGS, DEFAULT_SETTINGS, KNOBS, resolve_settings
 
 DOCS = ["Paris is the capital of France.", "Bananas are yellow.", "The Seine is in Paris."]
@@ -245,7 +246,33 @@ def test_settings_are_plain_data() -> None:
     are arguments of the Attributor."""
     names = {f.name for f in fields(AttributionSettings)}
     assert not names & {"prior", "prompt_builder", "groundedness"}
-    with pytest.raises(TypeError):
+    with pytest.raises(InputError, match="live filter"):  # review 5: the reason, typed
         AttributionSettings(groundedness=GroundednessFilter())  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         AttributionSettings(prior=KeywordScorer())  # type: ignore[call-arg]
+
+
+def test_groundedness_is_refused_as_a_setting_with_the_reason() -> None:
+    """Review 5: ``AttributionSettings(groundedness=...)`` gave a bare TypeError; it gives
+    the InputError ``with_changes(groundedness=...)`` gives, naming where the filter goes."""
+    for make in (
+        lambda: AttributionSettings(groundedness=GroundednessFilter()),  # type: ignore[call-arg]
+        lambda: AttributionSettings().with_changes(groundedness=GroundednessFilter()),
+    ):
+        with pytest.raises(InputError, match="live filter, not a setting: pass groundedness="):
+            make()
+    assert AttributionSettings(budget=8).budget == 8  # other keywords still work
+
+
+def test_a_result_without_a_filter_reads_groundedness_as_none() -> None:
+    """Review 5: ``r.groundedness`` raised AttributeError on a plain result (attribute()
+    without a filter, or a run with groundedness=False); it reads None."""
+    plain = attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), budget=8)
+    assert type(plain) is AttributionResult and plain.groundedness is None
+    off = Attributor(KeywordScorer(), budget=8, groundedness=True).run(
+        QUESTION, DOCS, ANSWER, groundedness=False
+    )
+    assert off.groundedness is None
+    judged = attribute(QUESTION, DOCS, ANSWER, KeywordScorer(), budget=8, groundedness=True)
+    assert judged.groundedness is not None  # a filtered run still holds its verdict
+    assert AttributionResult.from_dict(plain.to_dict()).groundedness is None
