@@ -332,3 +332,11 @@ def test_an_hour_with_minutes_or_a_part_of_the_day_is_a_clock_time(written, hour
     assert [f for *_, f in forms(written) if f and f not in ("in", "the")] == hour
     context = ContextWords.of([f"The ferry leaves at {hour[0]}:{[*hour, '00'][1]}."])
     assert checked_coverage(f"The ferry leaves at {written}.", context) == 1.0
+
+
+def test_a_superscript_digit_is_no_clock_hour() -> None:
+    """'²' is a digit to str.isdigit() but not to int(): the fuzz test's text that crashed
+    cite() through the clock-time forms."""
+    from camab_rag.groundedness.wordforms import forms
+
+    assert isinstance(forms("It opens at ² in the morning, ²:30 pm."), list)

@@ -187,7 +187,7 @@ def reformed_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[
     for start, _, word, value in forms(support.response):
         if value:
             previous = (
-                value.isdigit()
+                value.isdecimal()
                 and word != value
                 and value in known
                 and word not in present

@@ -168,7 +168,7 @@ leaves at 8:15"), not the number 1 (:func:`forms`)."""
 
 def form(word: str) -> str:
     """The normalised form of one lower-cased word, read alone (no clock rule)."""
-    if word.isdigit():
+    if word.isdecimal():
         return str(int(word)) if len(word) < 12 else word
     if word in NUMBER_WORDS:
         return NUMBER_WORDS[word]
@@ -191,7 +191,7 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
         after = marks[k + 1] if k + 1 < len(tokens) else ""
         if k + 2 < len(tokens) and _minutes(text, tokens, k + 1):  # "5:30 pm"
             after = marks[k + 2]
-        after_hour = k > 0 and tokens[k - 1][2].isdigit()
+        after_hour = k > 0 and tokens[k - 1][2].isdecimal()
         minutes = word == "00" and after_hour and tokens[k - 1][1] == start - 1
         minutes = minutes and text[start - 1] in ":."
         joined = _JOINED_CLOCK.fullmatch(word)
@@ -203,7 +203,7 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
             value = CLOCK_WORDS[word]
         elif word == "one" and k and tokens[k - 1][2] in ONE_AS_PRONOUN_AFTER:
             value = ""  # "the first one", "this one": a pronoun, no number
-        elif word.isdigit() and after in _CLOCK and int(word) <= 12:
+        elif word.isdecimal() and after in _CLOCK and int(word) <= 12:
             value = _hour(int(word), after)
         elif k in halves:  # "7 in the morning" is 7:00, "5 in the afternoon" 17:00
             value = _hour(int(word), halves[k]) if halves[k] else ""
@@ -217,8 +217,8 @@ def _minutes(text: str, tokens: Sequence[tuple[int, int, str]], k: int) -> bool:
     hour = tokens[k - 1]
     return (
         len(word) == 2
-        and word.isdigit()
-        and hour[2].isdigit()
+        and word.isdecimal()
+        and hour[2].isdecimal()
         and hour[1] == start - 1
         and text[start - 1] in ":."
     )
@@ -234,7 +234,7 @@ def _day_parts(tokens: Sequence[tuple[int, int, str]]) -> dict[int, str]:
     out: dict[int, str] = {}
     for k in range(len(tokens) - 3):
         hour, (_, _, a), (_, _, b), (_, _, part) = tokens[k][2], *tokens[k + 1 : k + 4]
-        if hour.isdigit() and int(hour) <= 12 and (a, b) == ("in", "the") and part in DAY_PARTS:
+        if hour.isdecimal() and int(hour) <= 12 and (a, b) == ("in", "the") and part in DAY_PARTS:
             out[k], out[k + 3] = DAY_PARTS[part], ""
     return out
 
@@ -360,7 +360,7 @@ def subject_forms(text: str) -> frozenset[str]:
 
 
 def _is_value(value: str) -> bool:
-    return value.isdigit() or value in UNITS.values()
+    return value.isdecimal() or value in UNITS.values()
 
 
 def _states(clause: Sentence, value: str) -> bool:
@@ -407,10 +407,10 @@ def _restated(
     near = [
         f
         for _, _, w, f in (*found[k - 1 : k], *found[k + 1 : k + 2])
-        if f and w not in STOPWORDS and not f.isdigit()
+        if f and w not in STOPWORDS and not f.isdecimal()
     ]
     return any(
-        any(n in c.own for n in near) and any(f.isdigit() and f not in content for f in c.own)
+        any(n in c.own for n in near) and any(f.isdecimal() and f not in content for f in c.own)
         for c in closest
     )
 
@@ -452,8 +452,8 @@ def sentences_of(text: str) -> list[Sentence]:
         for part in clauses(sentence):
             held = frozenset(f for _, _, _, f in forms(part) if f) | _hours(part)
             out.append(Sentence(held | head, negated, held))
-            head |= frozenset(f for f in held if not f.isdigit())
-        previous = frozenset(f for f in own if not f.isdigit())
+            head |= frozenset(f for f in held if not f.isdecimal())
+        previous = frozenset(f for f in own if not f.isdecimal())
     return out
 
 
@@ -492,7 +492,7 @@ def misread_spans(
             continue
         closest = [s for s, n in zip(context.sentences, overlap) if n == best]
         for k, (start, end, _, value) in enumerate(found):
-            if not value.isdigit():
+            if not value.isdecimal():
                 continue
             if value not in context.forms:  # a number the context never states
                 if _restated(found, k, closest, content):
@@ -503,7 +503,7 @@ def misread_spans(
                 default=(0, 0, 0),
             )
             rival = any(
-                any(f.isdigit() and f not in content for f in s.forms) and value not in s.forms
+                any(f.isdecimal() and f not in content for f in s.forms) and value not in s.forms
                 for s in closest
             )
             if held < best and rival:
