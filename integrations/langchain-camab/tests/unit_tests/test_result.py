@@ -42,7 +42,9 @@ def test_document_metadata_shape() -> None:
         "status": "ok",
         "score": 0.9,
         "rank": 1,
-        "supporting_sentences": ["First."],
+        # "Second." gives it 0.1: 0.1 over the best unrelated source (0.0), above the
+        # default bar of 0.05 (CitationRule; it was 0.11 before the dev rows chose 0.05)
+        "supporting_sentences": ["First.", "Second."],
         "disputes": [],
     }
     assert entries[0]["supporting_sentences"] == ["Second."]
@@ -58,6 +60,7 @@ def test_summary_is_json_ready_and_complete() -> None:
     assert data["citations"] == [
         {"sentence": "First.", "document": 1},
         {"sentence": "Second.", "document": 0},
+        {"sentence": "Second.", "document": 1},
         {"sentence": "Third.", "document": None},
     ]
 
