@@ -516,11 +516,11 @@ def test_retry_after_header_forms() -> None:
 def test_unreachable_server_is_a_clear_error() -> None:
     from vllm_server import free_port
 
-    scorer = OpenAICompletionsScorer(
-        f"http://127.0.0.1:{free_port()}/v1", "m", max_retries=1, backoff_base=0.01, timeout=2
-    )
-    with pytest.raises(ScorerError, match="failed after 2 attempts: connection error"):
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    scorer = OpenAICompletionsScorer(url, "m", max_retries=1, backoff_base=0.01, timeout=2)
+    with pytest.raises(ScorerError, match="failed after 2 attempts: connection error") as caught:
         scorer.score([REQUEST])
+    assert url in str(caught.value)  # which server failed
 
 
 def test_token_ids_that_do_not_rejoin_fall_back_to_text(server: FaultyServer) -> None:

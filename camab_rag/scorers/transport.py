@@ -430,7 +430,7 @@ class HttpTransport:
             text = str(exc) or type(exc).__name__
             text = f"{text} ({type(cause).__name__}: {cause})" if cause else text
             return Retryable(
-                self.secrets.clean(f"connection error: {text}"),
+                self.secrets.clean(f"connection error at {self.base_url}: {text}"),
                 unreachable=isinstance(exc, httpx.ConnectError),
             )
         if isinstance(exc, UnicodeEncodeError):  # the request's own text: not the server's
