@@ -377,15 +377,14 @@ class VLLMServer:
 
 
 def serve(server: VLLMServer, *, announce: bool = True, key_variable: str | None = None) -> None:
-    """Start ``server``, print its ``base_url`` on stdout (usage on stderr), and keep it
+    """Start ``server``, print its usage on stderr, then its ``base_url`` on stdout, and keep it
     running until Ctrl-C or SIGTERM; the server stops with this process. ``key_variable``:
     the environment variable holding the server's key, named (never the key) in the
     usage."""
     previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:  # a SIGTERM while still booting must stop the server's process group as well
         server.start()
-        print(server.base_url, flush=True)
-        if announce:
+        if announce:  # the usage first: a caller that reads the URL may stop us at once
             key = key_variable or "VAR"
             in_code = f", api_key=os.environ[{key!r}]" if server.requires_key else ""
             in_cli = f" --api-key-env {key}" if server.requires_key else ""
@@ -399,6 +398,7 @@ def serve(server: VLLMServer, *, announce: bool = True, key_variable: str | None
                 file=sys.stderr,
                 flush=True,
             )
+        print(server.base_url, flush=True)
         while server.process is not None and server.process.poll() is None:
             time.sleep(1.0)
         if server.process is not None:
