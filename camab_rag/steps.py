@@ -9,6 +9,7 @@ twin share every line of their logic.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import functools
 import inspect
 import re
@@ -159,10 +160,15 @@ def _started(
     steps: Callable[..., Steps[T]], name: str, args: Any, kwargs: dict[str, Any]
 ) -> Steps[T]:
     """``steps(*args, **kwargs)``; bad arguments are a ``TypeError`` naming ``name``."""
+    parameters = inspect.signature(steps).parameters
     try:
         inspect.signature(steps).bind(*args, **kwargs)
     except TypeError as exc:
-        raise TypeError(f"{name}() {exc}") from None
+        unknown = [key for key in kwargs if key not in parameters]
+        public = [key for key in parameters if not key.startswith("_")]
+        close = difflib.get_close_matches(unknown[0], public, n=1) if unknown else []
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise TypeError(f"{name}() {exc}{hint}") from None
     return steps(*args, **kwargs)
 
 

@@ -96,3 +96,12 @@ async def test_a_misspelled_keyword_names_the_public_function_not_the_generator(
     with pytest.raises(TypeError, match=r"^attribute\(\) .*'budjet'") as raised:
         camab_rag.attribute("q", ["d"], "a", CountingScorer(), budjet=8)
     assert "_steps" not in str(raised.value)
+
+
+def test_a_misspelled_keyword_of_attribute_suggests_the_right_one() -> None:
+    """A fresh user's `attribute(..., budgte=3)` said only "unexpected keyword"; the
+    integration objects already suggested the knob."""
+    import camab_rag
+
+    with pytest.raises(TypeError, match=r"attribute\(\).*budgte.*did you mean 'budget'"):
+        camab_rag.attribute("Q?", ["A doc."], "An answer.", None, budgte=3)
