@@ -160,12 +160,12 @@ def _started(
     steps: Callable[..., Steps[T]], name: str, args: Any, kwargs: dict[str, Any]
 ) -> Steps[T]:
     """``steps(*args, **kwargs)``; bad arguments are a ``TypeError`` naming ``name``."""
-    parameters = inspect.signature(steps).parameters
+    signature = inspect.signature(steps)
     try:
-        inspect.signature(steps).bind(*args, **kwargs)
+        signature.bind(*args, **kwargs)
     except TypeError as exc:
-        unknown = [key for key in kwargs if key not in parameters]
-        public = [key for key in parameters if not key.startswith("_")]
+        unknown = [key for key in kwargs if key not in signature.parameters]
+        public = [key for key in signature.parameters if not key.startswith("_")]
         close = difflib.get_close_matches(unknown[0], public, n=1) if unknown else []
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise TypeError(f"{name}() {exc}{hint}") from None
