@@ -223,10 +223,9 @@ def _multi_table(figures: dict[str, dict[str, str]]) -> str:
     )
 
 
-def headline_row(model: str = "smollm2") -> list[str] | None:
+def headline_row(now: dict[str, Any]) -> list[str] | None:
     """BENCHMARKS.md's row: right answers passed on the blind set's held-out half, beside
     the free coverage-only verdict (``None`` when nothing is stored)."""
-    now = measure(model)
     if not now["answers"]:
         return None
     held = now["held_out"]["all"]
@@ -239,9 +238,8 @@ def headline_row(model: str = "smollm2") -> list[str] | None:
     ]
 
 
-def readme_sentence(model: str = "smollm2") -> str:
+def readme_sentence(now: dict[str, Any]) -> str:
     """README's sentence on the blind set (empty when nothing is stored)."""
-    now = measure(model)
     if not now["answers"]:
         return ""
     held = now["held_out"]
@@ -258,12 +256,11 @@ def readme_sentence(model: str = "smollm2") -> str:
     )
 
 
-def fresh_section(model: str = "smollm2") -> list[str]:
+def fresh_section(now: dict[str, Any]) -> list[str]:
     """The gate report's section on the blind set (empty when nothing is stored)."""
-    now = measure(model)
     if not now["answers"]:
         return []
-    first_file = first_path(model)
+    first_file = first_path(now["model"])
     first = json.loads(first_file.read_text(encoding="utf-8")) if first_file.exists() else None
     lines = [
         "### A blind short-answer set (`benchmarks/gate_fresh.py`)",
@@ -330,7 +327,7 @@ def main() -> None:
         path.write_text(json.dumps(measure(args.model), indent=1) + "\n", encoding="utf-8")
         print(path.read_text(encoding="utf-8"))
     else:
-        print("\n".join(fresh_section(args.model)))
+        print("\n".join(fresh_section(measure(args.model))))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from benchmarks._report import (
     write_section,
 )
 from benchmarks.bench_gate import JUDGE_QUESTION, RESULTS, read_rows, store_path
-from benchmarks.gate_fresh_report import fresh_section, headline_row, readme_sentence
+from benchmarks.gate_fresh_report import fresh_section, headline_row, measure, readme_sentence
 from benchmarks.gate_sets import FRANK_QUESTION, load_items
 from benchmarks.gate_verdict import (
     Sliced,
@@ -321,6 +321,7 @@ def report(write: bool = True) -> None:
     (``default_threshold.json``, ``default_calibration.json``), README's figures and
     BENCHMARKS.md's rows."""
     verdict_lines, verdict = verdict_section(write)
+    fresh = measure(SELECTION_MODEL)  # the blind set, read once for its section and rows
     lines = [
         "The gate judges answers written by other systems (FRANK's summarisers, HaluEval's "
         "ChatGPT): the scoring model did not write them. Prompts: the library's default "
@@ -339,7 +340,7 @@ def report(write: bool = True) -> None:
         "",
         markdown_table(["target", "goal", "measured", ""], verdict_targets(verdict)),
         "",
-        *fresh_section(),
+        *fresh_section(fresh),
     ]
     frank = {m: load("frank", m) for m in MODELS_RUN}
     threshold_lines, provenance = threshold_section(frank)
@@ -377,12 +378,14 @@ def report(write: bool = True) -> None:
     decided = headline["HaluEval QA"]["decided"]
     provenance["halueval_qa"] = rounded(decided, "flag_unsupported", "pass_supported")
     THRESHOLD_FILE.write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
-    write_readme_block(verdict_readme(verdict) + readme_sentence())
+    write_readme_block(verdict_readme(verdict) + readme_sentence(fresh))
     write_section("gate", "Groundedness gate on human-labelled answers (FRANK, HaluEval)", body)
-    write_headline("gate", headline_rows(headline["FRANK CNN/DM test"], verdict))
+    write_headline("gate", headline_rows(headline["FRANK CNN/DM test"], verdict, fresh))
 
 
-def headline_rows(frank: dict[str, Any], verdict: dict[str, Any]) -> list[list[str]]:
+def headline_rows(
+    frank: dict[str, Any], verdict: dict[str, Any], fresh: dict[str, Any]
+) -> list[list[str]]:
     """BENCHMARKS.md's rows: the ROC AUC beside lexical overlap's, then the verdict's
     held-out targets beside coverage alone (a free rule fitted like the shipped one)."""
     ours = float(frank["auroc"][0])
@@ -397,7 +400,7 @@ def headline_rows(frank: dict[str, Any], verdict: dict[str, Any]) -> list[list[s
     rows += [
         [r[0], r[2], free_figure(verdict, r[0]), f"{r[1]} {r[3]}"] for r in verdict_targets(verdict)
     ]
-    blind = headline_row()
+    blind = headline_row(fresh)
     return rows + ([blind] if blind is not None else [])
 
 
