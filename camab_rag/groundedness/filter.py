@@ -410,15 +410,17 @@ class GroundednessFilter:
 
 
 def check_groundedness_filter(value: object, *, blocking_refused: str | None = None) -> None:
-    """Refuse a ``groundedness=`` argument of an integration that is neither ``None`` nor a
-    :class:`GroundednessFilter` (a :class:`~camab_rag.errors.WrongTypeError` naming what
-    was given), and, where the
+    """Refuse a ``groundedness=`` argument (``True``/``False`` already read as a filter or
+    ``None``) that is neither ``None`` nor a :class:`GroundednessFilter` (a
+    :class:`~camab_rag.errors.WrongTypeError` naming what is accepted and what was given),
+    and, where the
     integration object cannot hold the answer back, a blocking filter: ``blocking_refused``
     says why and what to use instead (an :class:`~camab_rag.errors.InputError`)."""
     if value is not None and not isinstance(value, GroundednessFilter):
+        shown = repr(value) if len(repr(value)) <= 40 else type(value).__name__
         raise WrongTypeError(
-            "groundedness must be a camab_rag.groundedness.GroundednessFilter, got "
-            f"{type(value).__name__}"
+            "groundedness must be True (the default filter, GroundednessFilter()), False or "
+            f"None (no filter), or a camab_rag.GroundednessFilter(...); got {shown}"
         )
     if blocking_refused is not None and value is not None and value.mode == "block":
         raise InputError(f"GroundednessFilter(mode='block') is refused here: {blocking_refused}")
