@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from dataclasses import replace
 from html import unescape as html_unescape
 from pathlib import Path
 
@@ -529,3 +530,35 @@ def test_an_unsupported_answer_shows_no_source_as_support_whichever_sentence_fai
     # a supported answer keeps both
     kept = cited.with_groundedness(_verdict("supported", [(0, 19, True), (20, 57, True)]))
     assert [s.citations for s in kept.sentences] == [[1], [2]]
+
+
+def test_an_answer_the_gate_rejects_says_the_sources_do_not_support_it() -> None:
+    """Fresh-user review 3: a sentence the gate judged unsupported cites nothing, and the
+    renderers then said "No single document stands out", which reads as a tie between
+    sources. They say what happened: the sources do not support it."""
+    from types import SimpleNamespace
+
+    cited = cite(make_result(), DOCS)
+    rejected = cited.with_groundedness(_verdict("unsupported", [(0, 19, False), (20, 57, False)]))
+    blocked = cited.with_groundedness(
+        SimpleNamespace(
+            blocked=True, answer="I cannot answer that.", report=_verdict("unsupported", [])
+        )
+    )
+    half = cited.with_groundedness(_verdict("unsupported", [(0, 19, True), (20, 57, False)]))
+    half = replace(half, sentences=[replace(s, citations=[], scores=[]) for s in half.sentences])
+    half = half.pruned()
+    partly = "the sources do not support 1 of its 2 sentences, and no single document stands "
+    for judged, line in (
+        (rejected, "No source is cited: the sources do not support this answer."),
+        (blocked, "No source is cited: the sources do not support this answer."),
+        (half, f"No source is cited: {partly}out for the other."),
+    ):
+        assert judged.sources == []
+        for text in (judged.to_markdown(), judged.to_terminal(color=False), judged.to_html()):
+            flat = " ".join(text.split())
+            assert line in flat
+            assert flat.count("stands out") == line.count("stands out")
+    # scores that tie (no verdict): still "no single document stands out"
+    tied = cite(make_result(scores=-np.abs(make_result().scores), statements=[]), DOCS)
+    assert "No single document stands out as the source of this answer." in tied.to_markdown()
