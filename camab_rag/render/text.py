@@ -120,6 +120,17 @@ def shown_highlights(answer: CitedAnswer, source: Any) -> list[Highlight]:
     return shown
 
 
+def has_highlights(answer: CitedAnswer) -> bool:
+    """Whether a source of ``answer`` shows a highlighted passage (the legend explains the
+    highlights, so it is shown only then)."""
+    return any(shown_highlights(answer, source) for source in answer.sources)
+
+
+def score_text(score: float) -> str:
+    """A score as tooltips show it, one rounding everywhere (``"score +0.452"``)."""
+    return f"score {float(score):+.3f}"
+
+
 def strength_level(strength: float) -> int:
     """Highlight level 1 (weak support) .. 3 (strong support) for a strength on the support
     scale (:func:`~camab_rag.render.support.support_strength`)."""
@@ -166,7 +177,7 @@ def verdict_text(report: Any) -> str | None:
         return None
     report = groundedness_report(report)
     if getattr(report, "abstained", False):
-        line = "The answer declines to answer: there is nothing to support"
+        line = "The answer declines to answer: no claim to check"
     else:
         line = _VERDICT_WORDS[name]
     sentences = getattr(report, "sentences", []) or []
