@@ -414,7 +414,8 @@ def _describe(result: AttributionResult) -> str:
     words = [f"{answer}: {_sources_in_words(result)}"]
     verdict = getattr(result, "groundedness", None)
     if verdict is not None:
-        words.append(verdict.verdict or "groundedness unknown")
+        abstained = "abstained: no claim to check" if verdict.abstained else None
+        words.append(abstained or verdict.verdict or "groundedness unknown")
     words.append(f"{result.n_queries} model calls")
     return "; ".join(words)
 
