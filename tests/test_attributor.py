@@ -281,3 +281,25 @@ def test_budget_counts_attribution_calls_and_the_gate_anchors_add_at_most_two() 
     bullet = " ".join(found.group(1).split())
     assert "distinct attribution calls" in bullet and "budget + 2" in bullet
     assert "budget + 2" in " ".join((camab_rag.attribute.__doc__ or "").split())
+
+
+def test_a_budget_past_the_call_limit_is_refused_before_any_call() -> None:
+    """Fresh-user review 4: ``budget=10**6`` planned a million model calls, with no warning
+    and no deadline (ContextCite-style and KernelSHAP designs even drew the whole plan up
+    front). A plan above MAX_CALLS is an InputError naming the budget and the context size,
+    before any call; a big budget over a small context stays harmless (2**N subsets)."""
+    from camab_rag.runs import MAX_CALLS
+
+    documents = [f"Fact number {k} is about item {k}." for k in range(20)]  # 20 segments
+    scorer = KeywordScorer()
+    for method in ("auto", "contextcite", "kernelshap"):
+        with pytest.raises(InputError) as refused:
+            camab_rag.attribute("Q?", documents, "Item 3.", scorer, budget=10**6, method=method)
+        message = str(refused.value)
+        assert "budget=1000000 would make 1000000 model calls" in message
+        assert "context of 20 segments" in message and f"at most {MAX_CALLS}" in message
+    with pytest.raises(InputError, match=f"budget={MAX_CALLS + 1} would make"):
+        Attributor(scorer, budget=MAX_CALLS + 1).run("Q?", documents, "Item 3.")
+    assert scorer.calls == []
+    small = camab_rag.attribute("Q?", documents[:3], "Item 1.", scorer, budget=10**6)
+    assert small.exact and small.n_queries == 8  # every subset of 3 segments, once
