@@ -19,8 +19,16 @@ from camab_cli.audit.local import audit_records, wrap_scorer, wrapper_stats
 from camab_cli.audit.outputs import OutputFile
 from camab_cli.audit.scorers import ScorerSpec
 from camab_cli.audit.summary import RunStats, summarize
+from camab_cli.flags import FATAL, in_flags
 from camab_cli.progress import Progress
-from camab_cli.records import Record, RecordError, is_parquet, raw_lines, read_records
+from camab_cli.records import (
+    Record,
+    RecordError,
+    ascii_safe,
+    is_parquet,
+    raw_lines,
+    read_records,
+)
 from camab_rag.errors import InputError
 
 Engine = Literal["local", "ray"]
@@ -194,7 +202,10 @@ def audit(
     input order, each as soon as it and the lines before it are done (:class:`InputOrder`;
     a re-run appends the lines it adds after the others). The summary is also written to
     ``summary_path`` (default ``OUTPUT.summary.json``), on Ctrl-C too (``"interrupted":
-    true``; the ``KeyboardInterrupt`` is raised again after).
+    true``; the ``KeyboardInterrupt`` is raised again after), and when an error that holds
+    for every record (:data:`camab_cli.flags.FATAL`: a model the server does not serve, a
+    refused key) stops the run at its first occurrence (``"stopped"``: why; the error is
+    raised again after).
 
     Args:
         scorer: a ready scorer (local engine only), or
@@ -257,6 +268,7 @@ def audit(
         order,
     )
     interrupted = False
+    stopped: Exception | None = None
     try:
         first = next(records, None)  # nothing left to do: do not load a model or start Ray
         records = itertools.chain([first], records) if first is not None else iter(())
@@ -265,7 +277,9 @@ def audit(
         elif engine == "local":
             built = scorer if scorer is not None else spec.build()  # type: ignore[union-attr]
             wrapped = wrap_scorer(built, remote=remote, concurrency=in_flight, max_batch=max_batch)
-            asyncio.run(audit_records(records, wrapped, config, sink, concurrency=in_flight))
+            asyncio.run(
+                audit_records(records, wrapped, config, sink, concurrency=in_flight, stop_on=FATAL)
+            )
             extra = wrapper_stats(wrapped)
             stats.gate = extra.get("gate")
             stats.batching = extra.get("batching")
@@ -288,6 +302,8 @@ def audit(
             )
     except KeyboardInterrupt:  # Ctrl-C: the lines written stay; say so in the summary
         interrupted = True
+    except FATAL as error:  # the same for every record (--model-name, the key): stop once
+        stopped = error
     finally:
         try:
             order.drain()  # a run stopped early: what is done, in order, past the gaps
@@ -300,7 +316,12 @@ def audit(
     summary["input"] = str(input_path)
     summary["config"] = config.to_dict()
     summary["interrupted"] = interrupted
+    if stopped is not None:
+        key_variable = spec.api_key_env if spec is not None else None
+        summary["stopped"] = ascii_safe(in_flags(str(stopped), key_variable))
     _write_json_atomically(summary_file, summary)
     if interrupted:
         raise KeyboardInterrupt
+    if stopped is not None:
+        raise stopped
     return summary
