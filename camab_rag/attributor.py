@@ -386,8 +386,9 @@ class Attributor:
 
     def summary(self) -> str:
         """The recent results in words, newest last: each answer, the documents
-        :func:`~camab_rag.citations.cite` would cite for it (or that no single document
-        stands out, exactly when cite() cites none), the verdict when a filter judged it,
+        :func:`~camab_rag.citations.cite` would cite for it (or, exactly when cite() cites
+        none, why: the sources do not support it, or no document stands out), the verdict
+        when a filter judged it (an abstention: "abstained: no claim to check"),
         the calls it cost. Words only: the scores are in the results."""
         kept = list(self._kept)
         if not kept:
