@@ -386,8 +386,9 @@ class Attributor:
 
     def summary(self) -> str:
         """The recent results in words, newest last: each answer, the documents
-        :func:`~camab_rag.citations.cite` would cite for it (or that no single document
-        stands out, exactly when cite() cites none), the verdict when a filter judged it,
+        :func:`~camab_rag.citations.cite` would cite for it (or, exactly when cite() cites
+        none, why: the sources do not support it, or no document stands out), the verdict
+        when a filter judged it (an abstention: "abstained: no claim to check"),
         the calls it cost. Words only: the scores are in the results."""
         kept = list(self._kept)
         if not kept:
@@ -414,7 +415,8 @@ def _describe(result: AttributionResult) -> str:
     words = [f"{answer}: {_sources_in_words(result)}"]
     verdict = getattr(result, "groundedness", None)
     if verdict is not None:
-        words.append(verdict.verdict or "groundedness unknown")
+        abstained = "abstained: no claim to check" if verdict.abstained else None
+        words.append(abstained or verdict.verdict or "groundedness unknown")
     words.append(f"{result.n_queries} model calls")
     return "; ".join(words)
 

@@ -28,6 +28,11 @@ FloatArray = NDArray[np.float64]
 ProgressFn = Callable[[int, int], object]
 """``progress(calls_made, total)``, called every few model calls (see :meth:`Run.follow`)."""
 MAX_SEGMENTS = 5000
+MAX_CALLS = 4096
+"""The most model calls one text attribution may plan (``min(budget, 2**N)`` for ``N``
+segments): 100 times the default budget, every subset of a 12-segment context. A bigger
+plan is an :class:`~camab_rag.errors.InputError` before any call (see
+:func:`check_planned_calls`)."""
 logger = logging.getLogger(__name__)
 
 
@@ -122,6 +127,22 @@ def _whole_number(value: object, name: str, minimum: int, unit: str = "") -> int
 def check_budget(budget: object) -> int:
     """``budget`` as an ``int`` (at least 1), or an :class:`~camab_rag.errors.InputError`."""
     return _whole_number(budget, "budget", 1, " model call")
+
+
+def check_planned_calls(budget: int, n_segments: int) -> None:
+    """Refuse a ``budget`` that would plan more than :data:`MAX_CALLS` model calls for a
+    context of ``n_segments`` segments (an :class:`~camab_rag.errors.InputError` naming
+    both, before any call). Why: ``budget=10**6`` was taken at its word, a million model
+    calls with no deadline; a budget above ``2**N`` is harmless (every subset is scored
+    once, an exact fit), so only the calls a run would really make count."""
+    planned = budget if n_segments >= 63 else min(budget, 2**n_segments)
+    if planned > MAX_CALLS:
+        noun = "segment" if n_segments == 1 else "segments"
+        raise InputError(
+            f"budget={budget} would make {planned} model calls for this context of "
+            f"{n_segments} {noun}; one attribution makes at most {MAX_CALLS}: pass a "
+            "smaller budget (the default is 40) or a coarser granularity ('chunk')"
+        )
 
 
 def check_seed(seed: object) -> int:

@@ -55,6 +55,8 @@ class AttributionSettings:
         budget: distinct attribution calls per answer; each scores a different subset
             (every subset once, an exact fit, when ``2**N <= budget``; leave-one-out
             makes ``N + 1``). The gate's full and empty anchors may add one or two.
+            A run that would make more than ``runs.MAX_CALLS`` (4096) is refused, with
+            the context's size, before any call.
             ``0`` attributes nothing and only judges groundedness (needs a
             ``groundedness=`` filter; integrations only).
         method: ``"auto"`` (default, :mod:`camab_rag.methods.auto`), ``"camab"``,

@@ -17,7 +17,7 @@ from camab_rag.prompts import PromptBuilder, PromptPlan, TemplatePromptBuilder, 
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import ScorerOracle, get_reward
 from camab_rag.runs import ProgressFn as ProgressFn
-from camab_rag.runs import Run, dense, finish_run, start_run
+from camab_rag.runs import Run, check_planned_calls, dense, finish_run, start_run
 from camab_rag.scorers.base import ChatMessage, Prompt, parallel_requests, scored_by
 from camab_rag.segments import Segment, SourceDocument, segment_documents, to_documents
 from camab_rag.settings import AttributionSettings
@@ -134,6 +134,7 @@ class TextAttribution:
         check_prior(prior, settings)
         documents = to_documents(context)
         segments = segment_documents(documents, settings.granularity)
+        check_planned_calls(int(settings.budget), len(segments))
         if plan is None:
             plan = PromptPlan("custom" if prompt_builder is not None else "template", None, None)
         builder = _builder(question, documents, segments, settings, plan, history, prompt_builder)

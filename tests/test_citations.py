@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from dataclasses import replace
 from html import unescape as html_unescape
 from pathlib import Path
 
@@ -529,3 +530,64 @@ def test_an_unsupported_answer_shows_no_source_as_support_whichever_sentence_fai
     # a supported answer keeps both
     kept = cited.with_groundedness(_verdict("supported", [(0, 19, True), (20, 57, True)]))
     assert [s.citations for s in kept.sentences] == [[1], [2]]
+
+
+def test_an_answer_the_gate_rejects_says_the_sources_do_not_support_it() -> None:
+    """Fresh-user review 3: a sentence the gate judged unsupported cites nothing, and the
+    renderers then said "No single document stands out", which reads as a tie between
+    sources. They say what happened: the sources do not support it."""
+    from types import SimpleNamespace
+
+    cited = cite(make_result(), DOCS)
+    rejected = cited.with_groundedness(_verdict("unsupported", [(0, 19, False), (20, 57, False)]))
+    blocked = cited.with_groundedness(
+        SimpleNamespace(
+            blocked=True, answer="I cannot answer that.", report=_verdict("unsupported", [])
+        )
+    )
+    half = cited.with_groundedness(_verdict("unsupported", [(0, 19, True), (20, 57, False)]))
+    half = replace(half, sentences=[replace(s, citations=[], scores=[]) for s in half.sentences])
+    half = half.pruned()
+    partly = "the sources do not support 1 of its 2 sentences, and no single document stands "
+    for judged, line in (
+        (rejected, "No source is cited: the sources do not support this answer."),
+        (blocked, "No source is cited: the sources do not support this answer."),
+        (half, f"No source is cited: {partly}out for the other."),
+    ):
+        assert judged.sources == []
+        for text in (judged.to_markdown(), judged.to_terminal(color=False), judged.to_html()):
+            flat = " ".join(text.split())
+            assert line in flat
+            assert flat.count("stands out") == line.count("stands out")
+    # scores that tie (no verdict): still "no single document stands out"
+    tied = cite(make_result(scores=-np.abs(make_result().scores), statements=[]), DOCS)
+    assert "No single document stands out as the source of this answer." in tied.to_markdown()
+
+
+def test_the_legend_shows_only_with_highlights_and_every_score_rounds_alike() -> None:
+    """Fresh-user review 11: the terminal printed its bar legend under a source list with
+    no bar (a source that only disputes), and an HTML highlight's tooltip read
+    "score +0.8000" where its source's heading read "score +0.800"."""
+    from camab_rag.render.text import LEGEND_TEXT
+
+    legends = (f"bar: {LEGEND_TEXT}", "*Bold: the passage that supports", LEGEND_TEXT)
+    cited = cite(make_result(), DOCS)
+    shown = (cited.to_terminal(color=False), cited.to_markdown(), cited.to_html())
+    assert all(legend in text for legend, text in zip(legends, shown))
+    only_disputes = replace(
+        cited,
+        sentences=[
+            replace(s, citations=[], scores=[], disputed=[1] if i == 0 else [])
+            for i, s in enumerate(cited.sentences)
+        ],
+        sources=[replace(cited.sources[0], disputes=["Paris"]), *cited.sources[1:]],
+    ).pruned()
+    assert [s.number for s in only_disputes.sources] == [1]
+    assert only_disputes.sources[0].highlights == []
+    plain = only_disputes.to_terminal(color=False)
+    assert "disagrees with the answer on" in plain and "Sources" in plain
+    shown = (plain, only_disputes.to_markdown(), only_disputes.to_html())
+    for legend, text in zip(legends, shown):
+        assert legend not in text
+    decimals = re.findall(r"score [+-]\d+\.(\d+)", cited.to_html())
+    assert len(decimals) >= 4 and {len(d) for d in decimals} == {3}

@@ -11,7 +11,7 @@ import pytest
 from fakes import FailingScorer, KeywordScorer
 
 from camab_rag import AttributionSettings, attribute, cite
-from camab_rag.attributor import aassess_answer, assess_answer
+from camab_rag.attributor import Attributor, aassess_answer, assess_answer
 from camab_rag.captured import attribute_captured
 from camab_rag.errors import InputError
 from camab_rag.groundedness import (
@@ -675,3 +675,25 @@ def test_short_answers_over_a_multi_document_shop_are_judged_by_their_claim(smol
     for question, answer, correct in cases:
         report = assess_answer(question, BIKE_SHOP, answer, smollm2_scorer)
         assert (report.verdict != "unsupported") == correct, (answer, report.p_unsupported)
+
+
+def test_an_abstention_reads_as_abstained_not_as_supported() -> None:
+    """Fresh-user review 11: an abstention's verdict read "supported" everywhere a user
+    looks (the summary, the reprs, the renderers' "nothing to support"). The three
+    verdicts stay (it is never blocked: ``verdict == "supported"``), and what a user reads
+    says it abstained: no claim to check."""
+    att = Attributor(KeywordScorer(), budget=4, groundedness=GroundednessFilter(mode="block"))
+    result = att.run(QUESTION, CONTEXT, "I don't know.")
+    verdict = result.groundedness
+    assert verdict is not None and verdict.report is not None
+    assert verdict.verdict == "supported" and verdict.grounded and not verdict.blocked
+    assert verdict.abstained and verdict.to_dict()["abstained"] is True
+    assert repr(verdict) == "FilteredAnswer(abstained: no claim to check, shown, mode='block')"
+    assert repr(verdict.report).startswith("GroundednessReport(abstained, p_unsupported=0.00")
+    assert att.summary().splitlines()[1].endswith("; abstained: no claim to check; 4 model calls")
+    cited = cite(result, CONTEXT)
+    for text in (cited.to_terminal(color=False), cited.to_markdown(), cited.to_html()):
+        assert "The answer declines to answer: no claim to check" in text
+        assert "Supported by the sources" not in text and "stands out" not in text
+    answered = att.run(QUESTION, CONTEXT, SUPPORTED).groundedness
+    assert answered is not None and not answered.abstained

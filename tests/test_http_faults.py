@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 from fakes import KeywordScorer
 
-from camab_rag import AttributionSettings
+from camab_rag import AttributionSettings, attribute
 from camab_rag.errors import DeadlineExceededError, InputError, ScorerError, TransientScorerError
 from camab_rag.scorers.base import ScoreRequest
 from camab_rag.scorers.openai_completions import (
@@ -710,3 +710,22 @@ def test_a_model_the_server_does_not_serve_is_named_without_a_list(server: Fault
     )
     assert caught.value.served == () and len(server.completions) == 1
     assert SECRET not in str(caught.value)
+
+
+def test_a_failing_server_says_it_is_failing_whatever_the_prompt(server: FaultyServer) -> None:
+    """Fresh-user review 7: a server answering 502 everywhere made attribute() on plain
+    text documents say "cannot score chat prompts now", which reads as a missing
+    capability (and a chat one, where the user gave text). The message leads with the
+    failure; only a chat prompt names the chat template; a text prompt never says chat."""
+    server.tokenize_reply = (502, {})
+    server.default = ("status", 502, {}, {"error": {"message": "Bad Gateway"}})
+    scorer = make_scorer(server, max_retries=0)
+    failing = f"the server at {server.base_url} is failing now: its /tokenize failed ("
+    with pytest.raises(TransientScorerError) as raised:
+        attribute("Where?", ["Paris is in France.", "Rome is in Italy."], "In France.", scorer)
+    message = str(raised.value)
+    assert message.startswith(failing) and "HTTP 502" in message
+    assert "cannot score" not in message and "this prompt is chat messages" in message
+    with pytest.raises(TransientScorerError) as raised:
+        scorer.score([ScoreRequest(PROMPT, RESPONSE)])
+    assert "HTTP 502: Bad Gateway" in str(raised.value) and "chat" not in str(raised.value)

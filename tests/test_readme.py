@@ -76,6 +76,11 @@ def test_the_readme_citations_example_runs_after_the_first(ten_lines_run, capsys
     exec(compile(readme_citations_example(), str(README), "exec"), namespace)
     printed = capsys.readouterr().out
     assert "designed it.[1]" in printed and "[1] Document 3" in printed  # cites Eiffel's
+    # review 10: the example asks for the verdict with groundedness=True (not the bare
+    # anchors=True setting), so cite() carries it and the terminal shows it in words
+    assert "groundedness=True" in readme_citations_example()
+    assert "anchors=True" not in readme_citations_example()
+    assert "Supported by the sources" in printed
     shown = namespace["shown"]
     assert shown == "Gustave Eiffel's company designed it."  # grounded: passes unchanged
     assert namespace["report"].source == "observed"  # type: ignore[attr-defined]

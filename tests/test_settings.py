@@ -219,10 +219,20 @@ def test_wrong_settings_get_typed_errors_that_name_the_fix() -> None:
 
 
 def test_a_groundedness_of_the_wrong_type_is_an_input_error_naming_it() -> None:
-    for gate in ("flag", 0.5):
-        with pytest.raises(InputError, match="GroundednessFilter, got") as caught:
-            attribute("Q?", ["a"], "a", KeywordScorer(), groundedness=gate)  # type: ignore[arg-type]
-        assert isinstance(caught.value, TypeError)  # except TypeError catches it too
+    """Fresh-user review 6b: ``groundedness="yes"`` was refused with "must be a
+    GroundednessFilter", which hides that ``True`` is the short way to ask for one."""
+    accepted = "must be True (the default filter, GroundednessFilter()), False or None"
+    for gate in ("yes", "flag", 0.5):
+        for door in ("attribute", "Attributor"):
+            with pytest.raises(InputError) as caught:
+                if door == "attribute":
+                    attribute("Q?", ["a"], "a", KeywordScorer(), groundedness=gate)  # type: ignore[arg-type]
+                else:
+                    Attributor(KeywordScorer(), groundedness=gate)  # type: ignore[arg-type]
+            message = str(caught.value)
+            assert accepted in message and "camab_rag.GroundednessFilter(...)" in message
+            assert message.endswith(f"got {gate!r}")
+            assert isinstance(caught.value, TypeError)  # except TypeError catches it too
 
 
 def test_a_user_template_without_its_fields_is_refused_when_the_settings_are_built() -> None:

@@ -43,7 +43,9 @@ class FilteredAnswer:
     not ``"unsupported"``); both are ``None`` when groundedness is unknown (the
     attribution failed), and such an answer is blocked by a ``mode="block"`` filter (fail
     closed) unless it was built with ``on_error="pass"``. ``flagged``: the answer should be
-    shown marked (``uncertain``, ``unsupported`` or unknown).
+    shown marked (``uncertain``, ``unsupported`` or unknown). ``abstained``: the answer
+    only declines to answer ("I don't know"); it claims nothing, so its verdict is
+    ``"supported"`` (never blocked) and the renderers say "no claim to check".
     """
 
     answer: str
@@ -59,9 +61,15 @@ class FilteredAnswer:
     def flagged(self) -> bool:
         return self.verdict != "supported"
 
+    @property
+    def abstained(self) -> bool:
+        """The answer only declines to answer: no claim to check (verdict ``supported``)."""
+        return self.report is not None and self.report.abstained
+
     def __repr__(self) -> str:
         state = "blocked" if self.blocked else ("flagged" if self.flagged else "shown")
-        return f"FilteredAnswer({self.verdict or 'unknown'}, {state}, mode={self.mode!r})"
+        verdict = "abstained: no claim to check" if self.abstained else self.verdict
+        return f"FilteredAnswer({verdict or 'unknown'}, {state}, mode={self.mode!r})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -69,6 +77,7 @@ class FilteredAnswer:
             "original_answer": self.original_answer,
             "grounded": self.grounded,
             "verdict": self.verdict,
+            "abstained": self.abstained,
             "flagged": self.flagged,
             "blocked": self.blocked,
             "mode": self.mode,
@@ -410,15 +419,17 @@ class GroundednessFilter:
 
 
 def check_groundedness_filter(value: object, *, blocking_refused: str | None = None) -> None:
-    """Refuse a ``groundedness=`` argument of an integration that is neither ``None`` nor a
-    :class:`GroundednessFilter` (a :class:`~camab_rag.errors.WrongTypeError` naming what
-    was given), and, where the
+    """Refuse a ``groundedness=`` argument (``True``/``False`` already read as a filter or
+    ``None``) that is neither ``None`` nor a :class:`GroundednessFilter` (a
+    :class:`~camab_rag.errors.WrongTypeError` naming what is accepted and what was given),
+    and, where the
     integration object cannot hold the answer back, a blocking filter: ``blocking_refused``
     says why and what to use instead (an :class:`~camab_rag.errors.InputError`)."""
     if value is not None and not isinstance(value, GroundednessFilter):
+        shown = repr(value) if len(repr(value)) <= 40 else type(value).__name__
         raise WrongTypeError(
-            "groundedness must be a camab_rag.groundedness.GroundednessFilter, got "
-            f"{type(value).__name__}"
+            "groundedness must be True (the default filter, GroundednessFilter()), False or "
+            f"None (no filter), or a camab_rag.GroundednessFilter(...); got {shown}"
         )
     if blocking_refused is not None and value is not None and value.mode == "block":
         raise InputError(f"GroundednessFilter(mode='block') is refused here: {blocking_refused}")

@@ -111,7 +111,8 @@ class GroundednessReport:
             :data:`DEFAULT_THRESHOLD`); the calibrated verdict does not use it.
         verdict: ``"supported"``, ``"uncertain"`` or ``"unsupported"``: from the calibrated
             ``p_unsupported`` (its ``block_at`` and ``flag_at``), or, when a ``threshold``
-            was given, ``score >= threshold`` (two verdicts); an abstention is supported.
+            was given, ``score >= threshold`` (two verdicts); an abstention is
+            ``supported`` with ``abstained`` set (renderers: "no claim to check").
         p_unsupported: the calibrated probability that the answer is unsupported (from
             ``score`` and ``coverage``); 0.0 for an abstention ("I don't know"
             claims nothing, so nothing in it is unsupported); ``None`` when it could not
@@ -174,7 +175,8 @@ class GroundednessReport:
         p = "" if self.p_unsupported is None else f", p_unsupported={self.p_unsupported:.2f}"
         flagged = len(self.unsupported_sentences)
         return (
-            f"GroundednessReport({self.verdict}{p}, score={self.score:.3f}, "
+            f"GroundednessReport({'abstained' if self.abstained else self.verdict}{p}, "
+            f"score={self.score:.3f}, "
             f"{len(self.sentences)} sentence(s), {flagged} unsupported)"
         )
 

@@ -18,7 +18,9 @@ from camab_rag.render.text import (
     answer_id,
     clean,
     dispute_text,
+    has_highlights,
     notices,
+    score_text,
     sentence_note,
     shown_highlights,
     source_note,
@@ -101,7 +103,7 @@ def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
         level = strength_level(highlight.strength)
         body.append(
             f'<mark class="camab-hl camab-hl-{level}" '
-            f'title="{support_words(highlight.score)} (score {float(highlight.score):+.4f})">'
+            f'title="{support_words(highlight.score)} ({score_text(highlight.score)})">'
             f"{esc(piece)}</mark>"
         )
     label = esc(source.label)
@@ -111,7 +113,7 @@ def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
         f'<li class="camab-source" id="{page_id}-src-{int(source.number)}">'
         f'<div class="camab-source-head">{label}'
         f'<span class="camab-score camab-support-{support_level(source.score)}" '
-        f'title="score {float(source.score):+.3f} nats per answer token">'
+        f'title="{score_text(source.score)} nats per answer token">'
         f"{esc(source_note(source))}</span></div>"
         f'<p class="camab-source-text">{"".join(body).strip()}</p></li>'
     )
@@ -149,7 +151,7 @@ def render_fragment(answer: CitedAnswer) -> str:
     sentences = []
     for sentence in answer.sentences:
         marks = "".join(
-            _marker(page_id, int(n), f": {support_words(s)} (score {float(s):+.3f})")
+            _marker(page_id, int(n), f": {support_words(s)} ({score_text(s)})")
             for n, s in zip(sentence.citations, sentence.scores)
         )
         marks += "".join(
@@ -173,14 +175,15 @@ def render_fragment(answer: CitedAnswer) -> str:
         parts.append('<ol class="camab-sources">')
         parts += [_source_html(answer, page_id, source) for source in answer.sources]
         parts.append("</ol>")
-    # the figures for developers (method, model calls, the scale) only in the tooltip
+    # the figures for developers (method, model calls, the scale) only in the legend's tooltip
     calls = f"{int(answer.n_queries)} model call{'' if answer.n_queries == 1 else 's'}"
     scale = (
         f"support scale in nats per answer token: strong >= {STRONG_AT:.2f}, support >= "
         f"{CITE_AT:.2f} (cited), weak >= {WEAK_AT:.3f}"
     )
     detail = f"{answer.method} attribution, {calls}; {scale}"
-    parts.append(f'<p class="camab-footer" title="{esc(detail)}">{esc(LEGEND_TEXT)}</p>')
+    if has_highlights(answer):  # the legend explains the highlights: none, no legend
+        parts.append(f'<p class="camab-footer" title="{esc(detail)}">{esc(LEGEND_TEXT)}</p>')
     parts.append("</div>")
     return "\n".join(parts)
 

@@ -15,6 +15,7 @@ from camab_rag.render.text import (
     DISPUTED_MARK,
     answer_id,
     clean,
+    has_highlights,
     notices,
     sentence_note,
     shown_highlights,
@@ -121,5 +122,6 @@ def render_markdown(answer: CitedAnswer) -> str:
             if text:
                 lines.append(f"   > {text}")
             lines.append("")
-        lines.append("*Bold: the passage that supports the answer; italic: weak support.*")
+        if has_highlights(answer):
+            lines.append("*Bold: the passage that supports the answer; italic: weak support.*")
     return "\n".join(lines).rstrip() + "\n"

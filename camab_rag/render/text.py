@@ -120,6 +120,17 @@ def shown_highlights(answer: CitedAnswer, source: Any) -> list[Highlight]:
     return shown
 
 
+def has_highlights(answer: CitedAnswer) -> bool:
+    """Whether a source of ``answer`` shows a highlighted passage (the legend explains the
+    highlights, so it is shown only then)."""
+    return any(shown_highlights(answer, source) for source in answer.sources)
+
+
+def score_text(score: float) -> str:
+    """A score as tooltips show it, one rounding everywhere (``"score +0.452"``)."""
+    return f"score {float(score):+.3f}"
+
+
 def strength_level(strength: float) -> int:
     """Highlight level 1 (weak support) .. 3 (strong support) for a strength on the support
     scale (:func:`~camab_rag.render.support.support_strength`)."""
@@ -166,7 +177,7 @@ def verdict_text(report: Any) -> str | None:
         return None
     report = groundedness_report(report)
     if getattr(report, "abstained", False):
-        line = "The answer declines to answer: there is nothing to support"
+        line = "The answer declines to answer: no claim to check"
     else:
         line = _VERDICT_WORDS[name]
     sentences = getattr(report, "sentences", []) or []
@@ -203,12 +214,34 @@ def verdict_detail(report: Any) -> str | None:
     return f"{explained}, threshold {float(threshold):.3f}"
 
 
+NO_SOURCE_STANDS_OUT = "No single document stands out as the source of this answer."
+NO_SUPPORT = "No source is cited: the sources do not support this answer."
+
+
 def no_sources_text(answer: Any) -> str | None:
-    """One line saying no document is cited (``None`` when one is, or when the answer says
-    its citations carry no information)."""
+    """One line saying why no document is cited: the gate judged the answer (or some of
+    its sentences) unsupported, so nothing is shown as its support; else no document's
+    support stands out. ``None`` when a source is cited, when the citations carry no
+    information, or when the answer only declines to answer (its verdict line says so)."""
     if answer.sources or answer.uninformative:
         return None
-    return "No single document stands out as the source of this answer."
+    claims = [s for s in answer.sentences if not s.abstention]
+    if answer.sentences and not claims:
+        return None
+    rejected = [s for s in claims if s.supported is False]
+    answer_rejected = verdict_name(answer.groundedness) == "unsupported" and not any(
+        s.supported for s in claims
+    )
+    if answer_rejected or (claims and len(rejected) == len(claims)):
+        return NO_SUPPORT
+    if rejected:
+        n, total = len(rejected), len(claims)
+        other = "the other" if total - n == 1 else "the others"
+        return (
+            f"No source is cited: the sources do not support {n} of its {total} sentences, "
+            f"and no single document stands out for {other}."
+        )
+    return NO_SOURCE_STANDS_OUT
 
 
 def notices(answer: CitedAnswer) -> list[tuple[str, str]]:

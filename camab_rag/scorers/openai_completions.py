@@ -194,9 +194,10 @@ class OpenAICompletionsScorer:
             return str(text)
         failure, url = self._probe_failure, self.base_url
         if failure is not None:  # /tokenize is there but failing: not a reason for a proxy
-            raise TransientScorerError(
-                f"the server at {url} cannot score chat prompts now: its "
-                f"/tokenize failed ({failure})",
+            raise TransientScorerError(  # the server fails, whatever the prompt: say so first
+                f"the server at {url} is failing now: its /tokenize failed ({failure}); "
+                "nothing was scored (this prompt is chat messages, which that endpoint "
+                "renders with the model's chat template): try again later",
                 status_code=failure.status_code,
                 retry_after=failure.retry_after,
             )

@@ -21,7 +21,7 @@ from camab_cli.audit.cli import configure_parser, main, spec_from_args
 from camab_cli.audit.gate import GatedScorer, transient
 from camab_cli.audit.lines import GROUNDEDNESS_METHOD, without_timing
 from camab_cli.audit.local import audit_records
-from camab_cli.audit.outputs import OutputFile, iter_lines
+from camab_cli.audit.outputs import OutputFile, iter_all_lines, iter_lines
 from camab_cli.options import shared_parser
 from camab_cli.records import Record, read_records
 from camab_rag.errors import InputError
@@ -176,7 +176,8 @@ def test_resume_audits_only_the_missing_records(tmp_path: Path) -> None:
 
 
 def test_a_torn_last_line_is_cut_and_its_record_redone(tmp_path: Path) -> None:
-    write_input(tmp_path / "in.jsonl")
+    # lines are written in input order: the last input line (a record) is the torn one
+    write_input(tmp_path / "in.jsonl", [*RECORDS[:3], RECORDS[4], RECORDS[3]])
     run(tmp_path)
     out = tmp_path / "out.jsonl"
     raw = out.read_bytes().splitlines(keepends=True)
@@ -644,3 +645,26 @@ def test_the_micro_batcher_reports_the_model_it_batches_not_itself() -> None:
 
     batcher = MicroBatcher(Named(), max_batch=4)
     assert scored_by(batcher).model == "smollm2"
+
+
+def test_lines_are_written_in_input_order(tmp_path: Path) -> None:
+    """Fresh-user review 12: bad lines were written as soon as they were read and results
+    as their records finished, so OUTPUT listed bad lines first and results shuffled. A
+    slow first record (six documents, the whole budget) and two bad lines: OUTPUT follows
+    INPUT, each line keeping its ``line``, and a re-run appends what it adds."""
+    slow = {
+        "id": "slow",
+        "question": "Who wrote Dune?",
+        "documents": [f"Fact {k}: Frank Herbert wrote page {k}." for k in range(6)],
+        "response": "Frank Herbert wrote Dune.",
+    }
+    write_input(tmp_path / "in.jsonl", [slow, *RECORDS])
+    run(tmp_path, concurrency=4)
+    out = tmp_path / "out.jsonl"
+    written = [(line["line"], line["id"]) for line in iter_all_lines(out)]
+    assert [number for number, _ in written] == [1, 2, 3, 4, 5, 6]
+    assert [rid for _, rid in written][:3] == ["slow", "dune", "paris"]
+    with (tmp_path / "in.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({**RECORDS[1], "id": "late"}) + "\n")
+    run(tmp_path, concurrency=4)
+    assert [line["line"] for line in iter_all_lines(out)] == [1, 2, 3, 4, 5, 6, 7]

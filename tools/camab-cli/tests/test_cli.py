@@ -307,7 +307,7 @@ def test_server_options_are_checked(tmp_path, capsys):
     assert main(["attribute", str(path), "--base-url", "http://127.0.0.1:9/v1"]) == 2
     assert "--base-url needs --model-name" in capsys.readouterr().err
     assert main(["attribute", str(path), "--base-url", "ftp://x", "--model-name", "m"]) == 2
-    assert "base_url must be an http(s) URL" in capsys.readouterr().err
+    assert "--base-url must be an http(s) URL" in capsys.readouterr().err  # the flag
 
 
 def test_several_records_render_into_one_output(tmp_path, capsys, monkeypatch):

@@ -15,6 +15,7 @@ from camab_cli.audit.config import AuditConfig
 from camab_cli.audit.run import audit, summary_path_for
 from camab_cli.audit.scorers import ScorerSpec
 from camab_cli.audit.summary import cost_report
+from camab_cli.flags import in_flags
 from camab_cli.options import positive_int, shared_parser
 from camab_rag.errors import CamabError
 
@@ -26,7 +27,9 @@ DESCRIPTION = (
     "line per input line. Re-running skips the lines already in OUTPUT. Exit status: 0 "
     "every record in OUTPUT is ok, 1 some input lines were bad or some records failed (the "
     "others are written; "
-    "--retry-errors redoes the failed), 2 bad usage or input, 130 interrupted (the records "
+    "--retry-errors redoes the failed), 2 bad usage or input (also a --model-name the server "
+    "does not serve or a refused key: the audit stops at the first record), 130 interrupted "
+    "(the records "
     "done stay in OUTPUT; run again to resume)."
 )
 
@@ -142,7 +145,7 @@ def run_audit(args: argparse.Namespace) -> int:
             ray_address=args.ray_address,
         )
     except CamabError as exc:
-        print(f"camab audit: error: {exc}", file=sys.stderr)
+        print(f"camab audit: error: {in_flags(str(exc), args.api_key_env)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from camab_cli.audit.config import AuditConfig
+from camab_cli.flags import FATAL, in_flags
 from camab_cli.records import Record, RecordError, ascii_safe
 from camab_rag import AttributionSettings
 from camab_rag.attributor import aassess_answer
@@ -189,7 +190,7 @@ def result_line(
 def failed_line(record: Record, error: BaseException, wall_time_s: float) -> dict[str, Any]:
     """The output line of a record whose attribution raised (an ASCII-safe reason)."""
     failed = AttributionResult.failed(
-        ascii_safe(f"{type(error).__name__}: {error}"),
+        ascii_safe(f"{type(error).__name__}: {in_flags(str(error))}"),
         question=record.question,
         response=record.response,
     )
@@ -272,6 +273,8 @@ async def audit_record(record: Record, scorer: Any, config: AuditConfig) -> dict
             settings=attribution_settings(config),
         )
         gain = await context_gain(record, result, scorer, config)
+    except FATAL:
+        raise  # the same for every record: the engine decides whether the run stops
     except Exception as exc:
         return failed_line(record, exc, time.perf_counter() - started)
     return result_line(record, result, config, time.perf_counter() - started, gain)

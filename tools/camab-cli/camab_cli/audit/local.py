@@ -51,10 +51,13 @@ async def audit_records(
     sink: LineSink,
     *,
     concurrency: int = 4,
+    stop_on: tuple[type[Exception], ...] = (),
 ) -> int:
     """Audit ``records`` with up to ``concurrency`` in flight; ``sink`` gets each line as
     its record finishes. Returns the number of lines produced. A record whose
-    attribution fails gets a ``status: error`` line; nothing stops the run."""
+    attribution fails gets a ``status: error`` line, except an error of ``stop_on``
+    (:data:`camab_cli.flags.FATAL`, the same for every record): it is raised, once,
+    and the records in flight are dropped (a re-run audits them)."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     in_flight: dict[asyncio.Task[dict[str, Any]], Record] = {}
@@ -66,7 +69,11 @@ async def audit_records(
             record = in_flight.pop(task)
             try:
                 line = task.result()
-            except Exception as exc:  # audit_record already catches; belt and braces
+            except stop_on:
+                for other in in_flight:
+                    other.cancel()
+                raise
+            except Exception as exc:  # audit_record catches all but FATAL
                 line = failed_line(record, exc, 0.0)
             sink(line)
             produced += 1

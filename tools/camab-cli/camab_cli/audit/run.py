@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal, TextIO
@@ -18,8 +19,16 @@ from camab_cli.audit.local import audit_records, wrap_scorer, wrapper_stats
 from camab_cli.audit.outputs import OutputFile
 from camab_cli.audit.scorers import ScorerSpec
 from camab_cli.audit.summary import RunStats, summarize
+from camab_cli.flags import FATAL, in_flags
 from camab_cli.progress import Progress
-from camab_cli.records import Record, RecordError, is_parquet, raw_lines, read_records
+from camab_cli.records import (
+    Record,
+    RecordError,
+    ascii_safe,
+    is_parquet,
+    raw_lines,
+    read_records,
+)
 from camab_rag.errors import InputError
 
 Engine = Literal["local", "ray"]
@@ -62,6 +71,48 @@ def pending_records(
             stats.skipped_done += 1
             continue
         yield item
+
+
+class InputOrder:
+    """Output lines in input order: each line awaited is registered (:meth:`expect`) as it
+    is read; a finished line (:meth:`put`) waits in memory until every line before it is
+    written, then goes to ``write``.
+
+    Why: records finish in any order (many in flight, a slow one among them) and a bad
+    line is known as soon as it is read, so OUTPUT held bad lines first and results
+    shuffled; a reader comparing it with INPUT expects the same order. How: lines are keyed
+    by their input line number (``line``), unique in a run; :meth:`drain` writes what is
+    done when a run stops early (Ctrl-C), in order, past the lines still missing, so no
+    finished record is lost (a re-run appends the missing ones)."""
+
+    def __init__(self, write: Callable[[dict[str, Any]], None]) -> None:
+        self.write = write
+        self.expected: deque[int] = deque()
+        self.ready: dict[int, dict[str, Any]] = {}
+
+    def expect(self, number: int) -> None:
+        self.expected.append(number)
+
+    def put(self, line: dict[str, Any]) -> None:
+        self.ready[int(line["line"])] = line
+        while self.expected and self.expected[0] in self.ready:
+            self.write(self.ready.pop(self.expected.popleft()))
+
+    def drain(self) -> None:
+        for number in self.expected:
+            if number in self.ready:
+                self.write(self.ready.pop(number))
+        self.expected.clear()
+        for line in self.ready.values():  # not registered (never expected): kept anyway
+            self.write(line)
+        self.ready.clear()
+
+
+def in_order(records: Iterable[Record], order: InputOrder) -> Iterator[Record]:
+    """``records``, each registered with ``order`` as it is handed on."""
+    for record in records:
+        order.expect(record.line)
+        yield record
 
 
 def _write_json_atomically(path: Path, data: dict[str, Any]) -> None:
@@ -147,10 +198,14 @@ def audit(
     whose last line is an error); a bad input line is reported (``stream``) and gets an
     error line (``"bad_input": true``, written once: a re-run skips it); a record whose
     attribution fails, or whose line cannot be written, gets a ``status: error`` line, so
-    the output accounts for every non-blank input line. Each line is written (and
-    synced) as soon as its record is done. The summary is also written to
+    the output accounts for every non-blank input line. Lines are written (and synced) in
+    input order, each as soon as it and the lines before it are done (:class:`InputOrder`;
+    a re-run appends the lines it adds after the others). The summary is also written to
     ``summary_path`` (default ``OUTPUT.summary.json``), on Ctrl-C too (``"interrupted":
-    true``; the ``KeyboardInterrupt`` is raised again after).
+    true``; the ``KeyboardInterrupt`` is raised again after), and when an error that holds
+    for every record (:data:`camab_cli.flags.FATAL`: a model the server does not serve, a
+    refused key) stops the run at its first occurrence (``"stopped"``: why; the error is
+    raised again after).
 
     Args:
         scorer: a ready scorer (local engine only), or
@@ -182,24 +237,38 @@ def audit(
     total = max(count_rows(input_path) - len(done) - len(output.recovery.bad), 0)
     bar = Progress(total, label="audit", stream=stream, enabled=progress)
 
-    def on_bad(error: RecordError) -> None:
-        stream.write(f"audit: bad input {error}\n")
-        output.write(bad_input_line(error))  # ASCII only: writing it cannot fail on the text
-        bar.update(error=True)
-
-    def sink(line: dict[str, Any]) -> None:
+    def write(line: dict[str, Any]) -> None:
         try:
             output.write(line)
         except (ValueError, TypeError) as exc:  # a surrogate, a non-finite number: an error
-            line = unwritable_line(line, exc)
-            output.write(line)
+            output.write(unwritable_line(line, exc))
+
+    order = InputOrder(write)
+
+    def on_bad(error: RecordError) -> None:
+        stream.write(f"audit: bad input {error}\n")
+        order.expect(error.line)
+        order.put(bad_input_line(error))  # ASCII only: writing it cannot fail on the text
+        bar.update(error=True)
+
+    def sink(line: dict[str, Any]) -> None:
+        order.put(line)
         stats.audited += 1
         bar.update(error=line.get("status") != "ok")
 
-    records: Iterator[Record] = pending_records(
-        rows, done, stats, retry_errors=retry_errors, on_bad=on_bad, bad_done=output.recovery.bad
+    records: Iterator[Record] = in_order(
+        pending_records(
+            rows,
+            done,
+            stats,
+            retry_errors=retry_errors,
+            on_bad=on_bad,
+            bad_done=output.recovery.bad,
+        ),
+        order,
     )
     interrupted = False
+    stopped: Exception | None = None
     try:
         first = next(records, None)  # nothing left to do: do not load a model or start Ray
         records = itertools.chain([first], records) if first is not None else iter(())
@@ -208,7 +277,9 @@ def audit(
         elif engine == "local":
             built = scorer if scorer is not None else spec.build()  # type: ignore[union-attr]
             wrapped = wrap_scorer(built, remote=remote, concurrency=in_flight, max_batch=max_batch)
-            asyncio.run(audit_records(records, wrapped, config, sink, concurrency=in_flight))
+            asyncio.run(
+                audit_records(records, wrapped, config, sink, concurrency=in_flight, stop_on=FATAL)
+            )
             extra = wrapper_stats(wrapped)
             stats.gate = extra.get("gate")
             stats.batching = extra.get("batching")
@@ -231,16 +302,26 @@ def audit(
             )
     except KeyboardInterrupt:  # Ctrl-C: the lines written stay; say so in the summary
         interrupted = True
+    except FATAL as error:  # the same for every record (--model-name, the key): stop once
+        stopped = error
     finally:
-        output.close()
-        bar.close()
+        try:
+            order.drain()  # a run stopped early: what is done, in order, past the gaps
+        finally:
+            output.close()
+            bar.close()
     stats.pending = stats.audited
     stats.wall_time_s = time.perf_counter() - started
     summary = summarize(output_path, stats)
     summary["input"] = str(input_path)
     summary["config"] = config.to_dict()
     summary["interrupted"] = interrupted
+    if stopped is not None:
+        key_variable = spec.api_key_env if spec is not None else None
+        summary["stopped"] = ascii_safe(in_flags(str(stopped), key_variable))
     _write_json_atomically(summary_file, summary)
     if interrupted:
         raise KeyboardInterrupt
+    if stopped is not None:
+        raise stopped
     return summary
