@@ -41,6 +41,18 @@ def test_units_number_words_and_clock_times_share_a_form():
     assert of("four minutes") == of("4 mins") == ["4", "min"]
 
 
+def test_a_degree_sign_and_its_scale_read_as_the_words():
+    def of(text: str) -> list[str]:
+        return [f for *_, f in forms(text) if f]
+
+    assert of("220°C") == of("220 degrees Celsius") == ["220", "deg", "celsius"]
+    assert of("40 °F") == of("40 degrees Fahrenheit") == ["40", "deg", "fahrenheit"]
+    assert of("vitamin C") == ["vitamin", "c"]  # a letter is a scale only after the sign
+    oven = ContextWords.of(["Bake the loaf at 220°C for 35 minutes."])
+    assert coverage("220 degrees Celsius.", oven) == 1.0
+    assert coverage("250 degrees Celsius.", oven) < 1.0
+
+
 @pytest.mark.parametrize(
     ("written", "hour"),
     [

@@ -2,7 +2,8 @@
 
 What: :func:`forms` turns a text into normalised word forms with their character spans
 (a light plural rule: ``grinders`` -> ``grinder``; units and number words: ``€29`` and
-``29 euros`` share ``eur`` and ``29``, ``four`` is ``4``; clock times: ``10 am``,
+``29 euros`` share ``eur`` and ``29``, ``220°C`` is ``220 degrees Celsius``, ``four``
+is ``4``; clock times: ``10 am``,
 ``10:00`` and ``10.00`` are ``10``, ``4 pm``, ``4pm`` and ``4 p.m.`` are ``16``,
 ``noon`` is ``12``); :class:`ContextWords` holds a
 context's words and forms and its sentences; :func:`misread_spans` finds the words of an
@@ -28,7 +29,7 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
-_TOKEN = re.compile(r"[^\W_]+|[€$£%]", re.UNICODE)
+_TOKEN = re.compile(r"[^\W_]+|[€$£%°]", re.UNICODE)
 UNITS = {
     "€": "eur",
     "euro": "eur",
@@ -58,7 +59,13 @@ UNITS = {
     "minute": "min",
     "minutes": "min",
     "mins": "min",
+    "°": "deg",
+    "degree": "deg",
+    "degrees": "deg",
 }
+DEGREE_SCALES = {"c": "celsius", "f": "fahrenheit"}
+"""The letter after a degree sign, as the scale's word: ``220°C`` is ``220 degrees
+Celsius``."""
 """Units written as a sign, a word or an abbreviation, to one form."""
 PERIODS = {
     "hourly": "hour",
@@ -201,6 +208,8 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
             value = _hour(int(joined.group(1)), joined.group(2))
         elif word in CLOCK_WORDS:
             value = CLOCK_WORDS[word]
+        elif word in DEGREE_SCALES and k and tokens[k - 1][2] == "°":
+            value = DEGREE_SCALES[word]
         elif word == "one" and k and tokens[k - 1][2] in ONE_AS_PRONOUN_AFTER:
             value = ""  # "the first one", "this one": a pronoun, no number
         elif word.isdecimal() and after in _CLOCK and int(word) <= 12:
