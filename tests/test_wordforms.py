@@ -13,6 +13,7 @@ from camab_rag.groundedness.score import (
     checked_coverage,
     claim_coverage,
     coverage,
+    unchecked_facts,
     words,
 )
 from camab_rag.groundedness.wordforms import ContextWords, clauses, forms, misread_spans, stem
@@ -352,3 +353,18 @@ def test_a_superscript_digit_is_no_clock_hour() -> None:
     from camab_rag.groundedness.wordforms import forms
 
     assert isinstance(forms("It opens at ² in the morning, ²:30 pm."), list)
+
+
+def test_unchecked_facts_are_numbers_dates_names_and_misread_values_not_rewordings():
+    hotel = ContextWords.of(
+        ["Pets are not permitted in guest rooms at the Saltmarsh Inn. Breakfast costs 12 euros."],
+        "Can I bring my dog?",
+    )
+    assert unchecked_facts("Sorry, animals are forbidden in the rooms.", hotel) == []
+    assert unchecked_facts("Breakfast costs 15 euros on Sunday.", hotel) == ["15", "Sunday"]
+    assert unchecked_facts("Ask Kristjan Tamm at the Saltmarsh Inn.", hotel) == [
+        "Kristjan",
+        "Tamm",
+    ]
+    # a sentence the context holds none of is made up whole, reworded or not
+    assert unchecked_facts("Lovely spa upstairs.", hotel) == ["Lovely", "spa", "upstairs"]

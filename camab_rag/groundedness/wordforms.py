@@ -134,6 +134,30 @@ def holds(value: str, known: Collection[str]) -> bool:
 
 
 NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "none", "nothing", "cannot"})
+CALENDAR = frozenset(
+    [
+        *("january", "february", "march", "april", "may", "june", "july", "august"),
+        *("september", "october", "november", "december", "monday", "tuesday", "wednesday"),
+        *("thursday", "friday", "saturday", "sunday"),
+    ]
+)
+_SIGNS = frozenset({"eur", "usd", "gbp", "percent"})
+
+
+def is_fact(text: str, start: int, word: str, value: str) -> bool:
+    """Whether the word of ``text`` at ``start`` (``word``, its form ``value``) states a
+    fact a reader checks as written, one no rewording keeps: a number, an amount's sign,
+    a month or weekday, or a name (capitalised, not the first word of its sentence).
+    Other content words ("forbidden", "needs") may be reworded; a negation is checked by
+    :func:`misread_spans` (one the context does not make)."""
+    if any(c.isdigit() for c in value) or value in _SIGNS:
+        return True
+    if word in NUMBER_WORDS or word in CALENDAR:
+        return True
+    before = text[:start].rstrip()
+    return text[start : start + 1].isupper() and bool(before) and before[-1] not in '.!?:;\n"“('
+
+
 OPPOSITES = {
     **{a: b for a, b in (("open", "closed"), ("available", "unavailable"))},
     **{a: b for a, b in (("included", "excluded"), ("allowed", "forbidden"))},
