@@ -48,7 +48,7 @@ from camab_rag.render.cited_answer import (
     judged_sentences,
 )
 from camab_rag.render.support import WEAK_AT, support_strength
-from camab_rag.render.text import supporting_sentence
+from camab_rag.render.text import groundedness_report, supporting_sentence
 from camab_rag.result import AttributionResult
 from camab_rag.segments import Segment, SourceDocument, to_documents
 
@@ -266,10 +266,15 @@ def cite(
                 disputes=disputed_words.get(unit, []),
             )
         )
+    # the verdict the result carries (an integration's filter) judges the sentences when
+    # it has sentence verdicts (a filter's rule, e.g. block_on="facts", may differ from
+    # the citation rule's own); else the citation rule judges them
+    verdict = getattr(result, "groundedness", None)
+    carried = getattr(groundedness_report(verdict), "sentences", None)
     cited = CitedAnswer(
         answer=result.response,
         question=result.question,
-        sentences=_judged(result, sentences, rule),
+        sentences=sentences if carried else _judged(result, sentences, rule),
         sources=sources,
         rule=rule,
         method=result.method,
@@ -277,9 +282,7 @@ def cite(
         scored_by=result.scored_by,
         uninformative=result.uninformative,
     )
-    # the verdict the result carries (an integration's filter), else only the sources
-    # that a sentence still cites or disputes
-    verdict = getattr(result, "groundedness", None)
+    # else only the sources that a sentence still cites or disputes
     return cited.with_groundedness(verdict) if verdict is not None else cited.pruned()
 
 

@@ -697,3 +697,65 @@ def test_an_abstention_reads_as_abstained_not_as_supported() -> None:
         assert "Supported by the sources" not in text and "stands out" not in text
     answered = att.run(QUESTION, CONTEXT, SUPPORTED).groundedness
     assert answered is not None and not answered.abstained
+
+
+SMOKING = [
+    "Smoking is not allowed anywhere in the Harbour Hotel. Guests who smoke in their room "
+    "pay a cleaning fee of 150 euros."
+]
+
+
+@pytest.mark.model
+def test_block_on_facts_passes_a_reworded_answer_and_blocks_an_invented_fact(smollm2_scorer):
+    """The blind set: a right answer in other words is blocked by default (its reworded
+    words are unchecked); ``block_on="facts"`` marks it uncertain and still blocks an
+    answer whose number or name the context lacks."""
+    question = "Can I smoke in my room?"
+    reworded = "No, cigarettes are banned in the rooms and you would be charged 150 euros."
+    strict = GroundednessFilter(mode="block", fallback="No.")
+    facts = GroundednessFilter(mode="block", fallback="No.", block_on="facts")
+    assert strict.judge_answer(question, SMOKING, reworded, smollm2_scorer).blocked
+    shown = facts.judge_answer(question, SMOKING, reworded, smollm2_scorer)
+    assert shown.verdict == "uncertain" and not shown.blocked and shown.flagged
+    assert shown.answer == reworded and shown.report is not None
+    assert shown.report.unchecked_facts == () and shown.report.grounded
+    for invented, unchecked in (
+        ("No, cigarettes are banned in the rooms and you would be charged 300 euros.", ("300",)),
+        ("No. Ask Kristjan Tamm at the desk for the smoking area.", ("Kristjan", "Tamm")),
+    ):
+        blocked = facts.judge_answer(question, SMOKING, invented, smollm2_scorer)
+        assert blocked.blocked and blocked.answer == "No.", invented
+        assert blocked.report is not None and blocked.report.unchecked_facts == unchecked
+
+
+def test_block_on_is_checked_shown_and_kept_by_calibrate():
+    with pytest.raises(InputError, match="block_on must be 'any' or 'facts'"):
+        GroundednessFilter(block_on="names")  # type: ignore[arg-type]
+    gate = GroundednessFilter(mode="block", block_on="facts")
+    assert "block_on='facts'" in repr(gate) and "block_on" not in repr(GroundednessFilter())
+    assert gate._calibrated(DEFAULT_CALIBRATION).block_on == "facts"
+    report = assess_answer(QUESTION, CONTEXT, "Ilse Berg opened it.", KeywordScorer())
+    assert report.unchecked_facts == ("Berg",)
+    again = GroundednessReport.from_dict(json.loads(json.dumps(report.to_dict())))
+    assert again.unchecked_facts == ("Berg",)
+    assert again.sentences[0].unchecked_facts == ("Berg",)
+
+
+@pytest.mark.model
+def test_cite_follows_the_carried_verdict_of_a_block_on_facts_filter(smollm2_scorer):
+    """A reworded sentence ``block_on="facts"`` lets through keeps its source (cite() used
+    to judge it again by the default rule and drop it); under the default it cites none."""
+    docs = [*SMOKING, "The hotel car park opens at 6:00 and costs 12 euros a day."]
+    answer = "No, cigarettes are banned in the rooms and you would be charged 150 euros."
+    cited = {}
+    for rule in ("any", "facts"):
+        gate = GroundednessFilter(block_on=rule)  # type: ignore[arg-type]
+        result = attribute(
+            "Can I smoke in my room?", docs, answer, smollm2_scorer, budget=4, groundedness=gate
+        )
+        assert result.groundedness is not None
+        assert result.groundedness.verdict == ("unsupported" if rule == "any" else "uncertain")
+        cited[rule] = cite(result, docs)
+    assert cited["any"].sentences[0].citations == []
+    kept = cited["facts"]
+    assert [kept.source(n).doc_index for n in kept.sentences[0].citations] == [0]

@@ -13,6 +13,7 @@ from camab_rag.groundedness.score import (
     checked_coverage,
     claim_coverage,
     coverage,
+    unchecked_facts,
     words,
 )
 from camab_rag.groundedness.wordforms import ContextWords, clauses, forms, misread_spans, stem
@@ -39,6 +40,18 @@ def test_units_number_words_and_clock_times_share_a_form():
     assert of("10 am") == of("10:00") == ["10"]
     assert of("4 pm") == of("16:00") == ["16"]
     assert of("four minutes") == of("4 mins") == ["4", "min"]
+
+
+def test_a_degree_sign_and_its_scale_read_as_the_words():
+    def of(text: str) -> list[str]:
+        return [f for *_, f in forms(text) if f]
+
+    assert of("220°C") == of("220 degrees Celsius") == ["220", "deg", "celsius"]
+    assert of("40 °F") == of("40 degrees Fahrenheit") == ["40", "deg", "fahrenheit"]
+    assert of("vitamin C") == ["vitamin", "c"]  # a letter is a scale only after the sign
+    oven = ContextWords.of(["Bake the loaf at 220°C for 35 minutes."])
+    assert coverage("220 degrees Celsius.", oven) == 1.0
+    assert coverage("250 degrees Celsius.", oven) < 1.0
 
 
 @pytest.mark.parametrize(
@@ -340,3 +353,18 @@ def test_a_superscript_digit_is_no_clock_hour() -> None:
     from camab_rag.groundedness.wordforms import forms
 
     assert isinstance(forms("It opens at ² in the morning, ²:30 pm."), list)
+
+
+def test_unchecked_facts_are_numbers_dates_names_and_misread_values_not_rewordings():
+    hotel = ContextWords.of(
+        ["Pets are not permitted in guest rooms at the Saltmarsh Inn. Breakfast costs 12 euros."],
+        "Can I bring my dog?",
+    )
+    assert unchecked_facts("Sorry, animals are forbidden in the rooms.", hotel) == []
+    assert unchecked_facts("Breakfast costs 15 euros on Sunday.", hotel) == ["15", "Sunday"]
+    assert unchecked_facts("Ask Kristjan Tamm at the Saltmarsh Inn.", hotel) == [
+        "Kristjan",
+        "Tamm",
+    ]
+    # a sentence the context holds none of is made up whole, reworded or not
+    assert unchecked_facts("Lovely spa upstairs.", hotel) == ["Lovely", "spa", "upstairs"]

@@ -19,7 +19,7 @@ import numpy as np
 from camab_rag.errors import InputError, WrongTypeError
 from camab_rag.groundedness.calibration import calibrate_steps
 from camab_rag.groundedness.gain import answer_steps, assess_steps
-from camab_rag.groundedness.report import GroundednessReport, recalibrated
+from camab_rag.groundedness.report import GroundednessReport, facts_only, recalibrated
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
 from camab_rag.prompts import PromptBuilder
 from camab_rag.result import AttributionResult
@@ -121,6 +121,12 @@ class GroundednessFilter:
         mode: ``"flag"`` keeps the answer and marks ``uncertain`` and ``unsupported``
             ones (``FilteredAnswer.flagged``); ``"block"`` replaces an ``unsupported``
             answer by ``fallback``.
+        block_on: ``"any"`` (default): the verdict as calibrated; ``"facts"``: an answer
+            is ``unsupported`` only when it also states a number, date, negation or name
+            the context lacks (or a sentence it holds nothing of); one whose only
+            unchecked words are reworded content words ("forbidden" for "not
+            permitted") is ``uncertain``. It passes far more paraphrased right answers
+            and blocks fewer hallucinations (BENCHMARKS.md, the gate's blind set).
         fallback: the replacement text, or a function ``(result, report) -> str`` (one
             that raises gives the default text: a blocked answer stays blocked).
         top_k: segments counted in the top-share figure.
@@ -146,9 +152,12 @@ class GroundednessFilter:
         top_k: int = 2,
         on_error: Literal["pass", "block"] | None = None,
         scorer: Any = None,
+        block_on: Literal["any", "facts"] = "any",
     ) -> None:
         if mode not in ("flag", "block"):
             raise InputError(f"mode must be 'flag' or 'block', got {mode!r}")
+        if block_on not in ("any", "facts"):
+            raise InputError(f"block_on must be 'any' or 'facts', got {block_on!r}")
         if on_error is None:
             on_error = "block" if mode == "block" else "pass"
         if on_error not in ("pass", "block"):
@@ -177,6 +186,7 @@ class GroundednessFilter:
             raise InputError("fallback must be a string or a function (result, report) -> str")
         self.threshold = None if threshold is None else float(threshold)
         self.mode: Mode = mode
+        self.block_on = block_on
         self.fallback = fallback
         self.top_k = top_k
         self.on_error = on_error
@@ -191,6 +201,8 @@ class GroundednessFilter:
         else:
             c = self.calibration
             rule = f"calibration={c.model or '?'!r}, block_at={c.block_at:.3f}"
+        if self.block_on != "any":
+            rule += f", block_on={self.block_on!r}"
         return f"GroundednessFilter(mode={self.mode!r}, {rule})"
 
     def _fallback_text(self, result: AttributionResult, report: GroundednessReport | None) -> str:
@@ -227,6 +239,8 @@ class GroundednessFilter:
     def _verdict(self, result: AttributionResult, report: GroundednessReport) -> FilteredAnswer:
         if self.threshold is None and self.calibration is not DEFAULT_CALIBRATION:
             report = recalibrated(report, self.calibration)
+        if self.block_on == "facts":
+            report = facts_only(report)
         block = self.mode == "block" and report.verdict == "unsupported"
         return FilteredAnswer(
             answer=self._fallback_text(result, report) if block else result.response,
@@ -379,6 +393,7 @@ class GroundednessFilter:
             top_k=self.top_k,
             on_error=self.on_error,
             scorer=self.scorer,
+            block_on=self.block_on,
         )
 
     def _calibration_args(

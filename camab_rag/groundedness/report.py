@@ -22,6 +22,7 @@ from camab_rag.groundedness.score import (
     informative_score,
     support_score,
     taken_pieces,
+    unchecked_facts,
     words,
 )
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
@@ -80,6 +81,7 @@ class SentenceGroundedness:
     p_unsupported: float | None = None
     coverage: float | None = None
     informative: float | None = None
+    unchecked_facts: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.verdict is None:
@@ -91,13 +93,19 @@ class SentenceGroundedness:
         return f"SentenceGroundedness({text!r}, {self.verdict}{p})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {**fields_dict(self), "support_from": list(self.support_from)}
+        facts = None if self.unchecked_facts is None else list(self.unchecked_facts)
+        return {
+            **fields_dict(self),
+            "support_from": list(self.support_from),
+            "unchecked_facts": facts,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SentenceGroundedness:
         parts = data.get("support_from") or ()
         known = tuple(p for p in parts if p in ("documents", "conversation"))
-        return cls(**cast_fields(cls, data, {"support_from": known}))
+        facts = _optional_words(data.get("unchecked_facts"))
+        return cls(**cast_fields(cls, data, {"support_from": known, "unchecked_facts": facts}))
 
 
 @dataclass(frozen=True)
@@ -142,6 +150,11 @@ class GroundednessReport:
         abstained: every sentence declines to answer ("I don't know"): nothing to support.
         scored_by: the model that judged; ``scored_by.proxy`` when it is not the model
             that wrote the answer.
+        unchecked_facts: the answer's words that state a fact (a number, date, negation
+            or name) the context does not hold, and the words of a sentence it holds
+            none of (:func:`~camab_rag.groundedness.score.unchecked_facts`); ``None``
+            when the context's words are unknown. ``block_on="facts"`` blocks only when
+            there is one.
     """
 
     score: float
@@ -166,6 +179,7 @@ class GroundednessReport:
     calibration: Calibration | None = None
     """The calibrated model whose cut-offs decided ``verdict`` from ``p_unsupported``;
     ``None`` when the two-verdict rule ``score >= threshold`` decided."""
+    unchecked_facts: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.verdict is None:
@@ -213,6 +227,9 @@ class GroundednessReport:
             "calibration": _cut_offs(self.calibration),
             "coverage": self.coverage,
             "informative": self.informative,
+            "unchecked_facts": (
+                None if self.unchecked_facts is None else list(self.unchecked_facts)
+            ),
             "source": self.source,
             "full_reward": self.full_reward,
             "empty_reward": self.empty_reward,
@@ -267,6 +284,7 @@ class GroundednessReport:
             coverage=_optional_float(data.get("coverage")),
             informative=_optional_float(data.get("informative")),
             calibration=calibration,
+            unchecked_facts=_optional_words(data.get("unchecked_facts")),
         )
 
 
@@ -274,6 +292,10 @@ def _cut_offs(calibration: Calibration | None) -> dict[str, Any] | None:
     """The calibration that decided a verdict, as JSON: its cut-offs (``block_at``,
     ``flag_at``) first, and what it was fitted for."""
     return None if calibration is None else calibration.to_dict()
+
+
+def _optional_words(value: Any) -> tuple[str, ...] | None:
+    return None if value is None else tuple(str(w) for w in value)
 
 
 def _optional_float(value: Any) -> float | None:
@@ -439,6 +461,9 @@ def support_report(
         within = support.within([(span.start, span.end)])
         score = support_score(within, context_words)
         covered = None if context_words is None else checked_coverage(span.text, context_words)
+        facts = None
+        if context_words is not None:
+            facts = () if abstention else tuple(unchecked_facts(span.text, context_words))
         verdict, p = _judged(score, covered, threshold, calibration)
         sentences.append(
             SentenceGroundedness(
@@ -456,6 +481,7 @@ def support_report(
                 p_unsupported=0.0 if abstention else p,
                 coverage=covered,
                 informative=informative_score(within, context_words),
+                unchecked_facts=facts,
             )
         )
     abstained = _abstained(support.response, sentences)
@@ -510,7 +536,31 @@ def support_report(
         coverage=covered,
         informative=informative,
         calibration=calibration if threshold is None and p is not None else None,
+        unchecked_facts=(
+            None
+            if context_words is None
+            else tuple(dict.fromkeys(w for s in claims for w in s.unchecked_facts or ()))
+        ),
     )
+
+
+def facts_only(report: GroundednessReport) -> GroundednessReport:
+    """``report`` read with ``block_on="facts"``: an ``unsupported`` sentence (or answer)
+    with no :attr:`~GroundednessReport.unchecked_facts` is ``uncertain`` instead (flagged,
+    never blocked): only reworded content words were unchecked, which the small model
+    cannot tell from invented ones (BENCHMARKS.md, the gate's blind set). A report
+    without known context words is returned as is."""
+    if report.unchecked_facts is None:
+        return report
+    sentences = [
+        replace(s, verdict="uncertain", supported=True)
+        if s.verdict == "unsupported" and not s.abstention and s.unchecked_facts == ()
+        else s
+        for s in report.sentences
+    ]
+    if report.verdict != "unsupported" or report.unchecked_facts:
+        return replace(report, sentences=sentences)
+    return replace(report, sentences=sentences, verdict="uncertain", grounded=True)
 
 
 def recalibrated(report: GroundednessReport, calibration: Calibration) -> GroundednessReport:

@@ -27,6 +27,7 @@ from camab_rag.groundedness.wordforms import (
     form,
     forms,
     holds,
+    is_fact,
     misread_spans,
 )
 from camab_rag.groundedness.wordforms import STOPWORDS as STOPWORDS
@@ -128,6 +129,32 @@ def claim_coverage(text: str, present: Collection[str]) -> float:
         share = sum(holds(f, best.forms) for s, f in needed if f in kept) / total
         shares.append(min(share, MISREAD_COVERAGE) if wrong else share)
     return min(shares, default=1.0)
+
+
+def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
+    """The words of ``text`` that state a fact (:func:`~camab_rag.groundedness.wordforms.
+    is_fact`: a number, date, negation or name) the context (``present``) does not hold,
+    or a value it states for another subject; and every checked word of a sentence the
+    context holds none of (a sentence made up whole). What ``block_on="facts"`` blocks on:
+    a reworded content word alone is no such word."""
+    misread = misread_spans(text, present, STOPWORDS)
+    known = _forms_of(present)
+    found: list[str] = []
+    for start, end in split_sentences(text) or [(0, len(text))]:
+        sentence = _informative_forms(text[start:end])
+        needed = [(start + s, start + e, w, f) for s, e, w, f in sentence]
+        held = [
+            _known(w, f, present, known) and not any(a <= s < b for a, b in misread)
+            for s, _, w, f in needed
+        ]
+        wrong = [text[a:b] for a, b in misread if start <= a < end]
+        whole = bool(needed) and not any(held)
+        found += wrong + [
+            text[s:e]
+            for (s, e, w, f), ok in zip(needed, held)
+            if not ok and (whole or is_fact(text, s, w, f)) and text[s:e] not in wrong
+        ]
+    return list(dict.fromkeys(found))
 
 
 def checked_coverage(text: str, present: Collection[str]) -> float:

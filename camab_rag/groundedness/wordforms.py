@@ -2,7 +2,8 @@
 
 What: :func:`forms` turns a text into normalised word forms with their character spans
 (a light plural rule: ``grinders`` -> ``grinder``; units and number words: ``€29`` and
-``29 euros`` share ``eur`` and ``29``, ``four`` is ``4``; clock times: ``10 am``,
+``29 euros`` share ``eur`` and ``29``, ``220°C`` is ``220 degrees Celsius``, ``four``
+is ``4``; clock times: ``10 am``,
 ``10:00`` and ``10.00`` are ``10``, ``4 pm``, ``4pm`` and ``4 p.m.`` are ``16``,
 ``noon`` is ``12``); :class:`ContextWords` holds a
 context's words and forms and its sentences; :func:`misread_spans` finds the words of an
@@ -28,7 +29,7 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
-_TOKEN = re.compile(r"[^\W_]+|[€$£%]", re.UNICODE)
+_TOKEN = re.compile(r"[^\W_]+|[€$£%°]", re.UNICODE)
 UNITS = {
     "€": "eur",
     "euro": "eur",
@@ -58,7 +59,13 @@ UNITS = {
     "minute": "min",
     "minutes": "min",
     "mins": "min",
+    "°": "deg",
+    "degree": "deg",
+    "degrees": "deg",
 }
+DEGREE_SCALES = {"c": "celsius", "f": "fahrenheit"}
+"""The letter after a degree sign, as the scale's word: ``220°C`` is ``220 degrees
+Celsius``."""
 """Units written as a sign, a word or an abbreviation, to one form."""
 PERIODS = {
     "hourly": "hour",
@@ -127,6 +134,30 @@ def holds(value: str, known: Collection[str]) -> bool:
 
 
 NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "none", "nothing", "cannot"})
+CALENDAR = frozenset(
+    [
+        *("january", "february", "march", "april", "may", "june", "july", "august"),
+        *("september", "october", "november", "december", "monday", "tuesday", "wednesday"),
+        *("thursday", "friday", "saturday", "sunday"),
+    ]
+)
+_SIGNS = frozenset({"eur", "usd", "gbp", "percent"})
+
+
+def is_fact(text: str, start: int, word: str, value: str) -> bool:
+    """Whether the word of ``text`` at ``start`` (``word``, its form ``value``) states a
+    fact a reader checks as written, one no rewording keeps: a number, an amount's sign,
+    a month or weekday, or a name (capitalised, not the first word of its sentence).
+    Other content words ("forbidden", "needs") may be reworded; a negation is checked by
+    :func:`misread_spans` (one the context does not make)."""
+    if any(c.isdigit() for c in value) or value in _SIGNS:
+        return True
+    if word in NUMBER_WORDS or word in CALENDAR:
+        return True
+    before = text[:start].rstrip()
+    return text[start : start + 1].isupper() and bool(before) and before[-1] not in '.!?:;\n"“('
+
+
 OPPOSITES = {
     **{a: b for a, b in (("open", "closed"), ("available", "unavailable"))},
     **{a: b for a, b in (("included", "excluded"), ("allowed", "forbidden"))},
@@ -201,6 +232,8 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
             value = _hour(int(joined.group(1)), joined.group(2))
         elif word in CLOCK_WORDS:
             value = CLOCK_WORDS[word]
+        elif word in DEGREE_SCALES and k and tokens[k - 1][2] == "°":
+            value = DEGREE_SCALES[word]
         elif word == "one" and k and tokens[k - 1][2] in ONE_AS_PRONOUN_AFTER:
             value = ""  # "the first one", "this one": a pronoun, no number
         elif word.isdecimal() and after in _CLOCK and int(word) <= 12:
