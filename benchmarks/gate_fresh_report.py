@@ -468,10 +468,10 @@ def readme_sentence(now: dict[str, Any]) -> str:
         f"{pct('all', 'invented blocked')} of the invented details. "
         '`GroundednessFilter(block_on="facts")` blocks only answers that also leave a '
         "number, date, negation or name unchecked: it passes "
-        f"{now['facts'][0][2].split()[0]} of those correct answers, but blocks "
-        f"{now['facts'][1][4].split()[0]} of HaluEval's hallucinated answers (default "
-        f'{now["facts"][1][3].split()[0]}); `mode="flag"` still marks '
-        f"{now['facts'][1][5].split()[0]} of them."
+        f"{cell(now['facts'][0][2])} of those correct answers, but blocks "
+        f"{cell(now['facts'][1][4])} of HaluEval's hallucinated answers (default "
+        f'{cell(now["facts"][1][3])}); `mode="flag"` still marks '
+        f"{cell(now['facts'][1][5])} of them."
     )
 
 
