@@ -3,6 +3,7 @@ any JSONL in their formats) as :class:`Example`; see benchmarks/results/eval/REA
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -136,6 +137,12 @@ def dataset_path(name_or_path: str | os.PathLike[str]) -> Path:
         )
         raise InputError(f"dataset file not found: {path}{hint}")
     return path
+
+
+def hotpot_rows(stop: int | None = None, start: int = 0) -> list[dict[str, Any]]:
+    """The raw HotpotQA distractor-dev rows ``start:stop``, in file order."""
+    with dataset_path("hotpotqa").open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in itertools.islice(handle, start, stop)]
 
 
 def dataset_label(name_or_path: str | os.PathLike[str]) -> str:
