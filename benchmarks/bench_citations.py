@@ -8,25 +8,10 @@ default budget of 40 calls) and cited with the default :func:`camab_rag.cite`. A
 paragraph is *precise* when it is gold; *recall* is the share of gold paragraphs cited;
 an answer *cites a distractor* when any cited paragraph is not gold. Each row is stored
 in ``benchmarks/results/citations/<model>_hotpotqa.jsonl`` (an interrupted run resumes)
-with the documents, the gold paragraphs, the attribution and every scored subset's token
-log-probabilities, so any citation rule replays without a model.
-
-Split, fixed before the rows were looked at one by one: a row is a *dev* row when the
-first eight hex digits of the SHA-256 of its HotpotQA id are an even number
-(:func:`is_dev`), else *held-out*. Candidate rules are compared on the dev rows (with
-the first 50 questions, stored by the previous version of this benchmark in
-``results/citations/<model>.jsonl``: the model's own answer over four paragraphs, two
-gold, by chunk, 16 calls; gold paragraphs are the right citation only for its correct
-answers); the figures that count are the held-out rows'.
-
-Beside the default: the previous versions' rules (0.11 above the best unrelated source
-with a second source from a tenth, and within a quarter, of the best), the one before
-(support counted above the median of the unrelated sources),
-the attribution bar alone (0.11 nats/token, top 2, within a quarter of the best) and the
-zero-call lexical rule "cite the paragraphs that contain the answer string" (HotpotQA
-normalisation). :func:`choice` picks among :data:`CANDIDATES` on the dev rows only, and
-``cite()``'s default rule is that choice (:data:`SHIPPED`; the report says when not).
-``--replay`` rebuilds the tables from the stored runs without a model.
+with every scored subset's token log-probabilities, so ``--replay`` rebuilds the tables
+of any rule without a model. Rules are chosen on the dev rows (:func:`is_dev`) and read
+on the held-out ones, beside the earlier rules and the zero-call lexical rule; the
+protocol and its history: benchmarks/results/citations/README.md.
 
     OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python -m benchmarks citations --n 75
 """
