@@ -156,10 +156,9 @@ def load_examples(
     n: int | None = None,
     *,
     offset: int = 0,
-    min_segments: int = 2,
 ) -> list[Example]:
     """The first ``n`` usable examples after ``offset`` rows (round-robin across languages
-    when rows carry one; rows with under ``min_segments`` segments or no gold skipped).
+    when rows carry one; rows with under 2 segments or no gold skipped).
     Raises :class:`InputError` for an unknown name, a missing file or an unknown row."""
     path = dataset_path(name_or_path)
     examples: list[Example] = []
@@ -174,7 +173,7 @@ def load_examples(
             example = parse_row(row)
         except InputError as error:
             raise InputError(f"{path}:{number + 1}: {error}") from None
-        if example is None or example.n_segments < min_segments:
+        if example is None or example.n_segments < 2:
             continue
         if multilingual:
             by_language.setdefault(example.language, []).append(example)

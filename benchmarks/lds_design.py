@@ -417,7 +417,7 @@ def _shapley(masks: np.ndarray, rewards: np.ndarray) -> np.ndarray:
     return phi / math.factorial(n)
 
 
-def documents_table(seeds: int = 5) -> str:
+def documents_table() -> str:
     """``auto`` on one level over whole documents, with and without opening with each
     document left out once, replayed on the every-subset paragraph tables (no model call):
     LDS on every subset the run did not ask for, Spearman with exact Shapley, and the
@@ -445,7 +445,7 @@ def documents_table(seeds: int = 5) -> str:
                 ("KernelSHAP opening (before)", False),
                 ("documents first", True),
             ):
-                for seed in range(seeds):
+                for seed in range(5):
                     result = attribute_fn(
                         value,
                         n,
