@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import itertools
 import json
 import logging
 import os
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._report import columns, markdown_table, write_section
-from benchmarks.data import dataset_path
+from benchmarks.data import hotpot_rows
 from camab_cli.audit import AuditConfig, ScorerSpec, audit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,8 +30,6 @@ def stamp_line(stamps: list[float], _line: dict[str, Any]) -> None:
 
 def hotpot_records(n: int, n_docs: int, offset: int = 0) -> list[dict[str, Any]]:
     """``n`` logged records: question, the first ``n_docs`` paragraphs, gold answer."""
-    with dataset_path("hotpotqa").open(encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in itertools.islice(handle, offset, offset + n)]
     return [
         {
             "id": row["id"],
@@ -40,7 +37,7 @@ def hotpot_records(n: int, n_docs: int, offset: int = 0) -> list[dict[str, Any]]
             "documents": [f"{t}: {''.join(s).strip()}" for t, s in row["context"][:n_docs]],
             "response": str(row["answer"]),
         }
-        for row in rows
+        for row in hotpot_rows(offset + n, offset)
     ]
 
 

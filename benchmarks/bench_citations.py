@@ -6,26 +6,12 @@ The answer is ``"The answer is X."`` (``X`` the gold answer), attributed with th
 library's defaults (``camab_rag.attribute``: ``method="auto"``, sentence granularity, the
 default budget of 40 calls) and cited with the default :func:`camab_rag.cite`. A cited
 paragraph is *precise* when it is gold; *recall* is the share of gold paragraphs cited;
-an answer *cites a distractor* when any cited paragraph is not gold. Rows:
-:mod:`benchmarks.citations_runs` (stored in
-``benchmarks/results/citations/<model>_hotpotqa.jsonl``; an interrupted run resumes).
-
-Split, fixed before the rows were looked at one by one: a row is a *dev* row when the
-first eight hex digits of the SHA-256 of its HotpotQA id are an even number
-(:func:`is_dev`), else *held-out*. Candidate rules are compared on the dev rows (with
-the first 50 questions, stored by the previous version of this benchmark in
-``results/citations/<model>.jsonl``: the model's own answer over four paragraphs, two
-gold, by chunk, 16 calls; gold paragraphs are the right citation only for its correct
-answers); the figures that count are the held-out rows'.
-
-Beside the default: the previous versions' rules (0.11 above the best unrelated source
-with a second source from a tenth, and within a quarter, of the best), the one before
-(support counted above the median of the unrelated sources),
-the attribution bar alone (0.11 nats/token, top 2, within a quarter of the best) and the
-zero-call lexical rule "cite the paragraphs that contain the answer string" (HotpotQA
-normalisation). :func:`choice` picks among :data:`CANDIDATES` on the dev rows only, and
-``cite()``'s default rule is that choice (:data:`SHIPPED`; the report says when not).
-``--replay`` rebuilds the tables from the stored runs without a model.
+an answer *cites a distractor* when any cited paragraph is not gold. Each row is stored
+in ``benchmarks/results/citations/<model>_hotpotqa.jsonl`` (an interrupted run resumes)
+with every scored subset's token log-probabilities, so ``--replay`` rebuilds the tables
+of any rule without a model. Rules are chosen on the dev rows (:func:`is_dev`) and read
+on the held-out ones, beside the earlier rules and the zero-call lexical rule; the
+protocol and its history: benchmarks/results/citations/README.md.
 
     OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python -m benchmarks citations --n 75
 """
@@ -37,7 +23,7 @@ import contextlib
 import hashlib
 import json
 import os
-import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -47,12 +33,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
+import camab_rag
 import camab_rag.citations as citations
+import camab_rag.text_attribution as engine
 from benchmarks._report import markdown_table, write_headline, write_section
-from benchmarks.citations_runs import RESULTS, SKIP, hotpot_cases, run
-from benchmarks.data import contains_gold, contexts
+from benchmarks.data import contains_gold, contexts, hotpot_rows
 from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
 from camab_rag.groundedness.score import words as score_words
@@ -62,6 +47,91 @@ Rule = Callable[[AttributionResult, list[dict[str, str]], str], set[int]]
 """(attribution, documents, gold answer) -> the cited document indices."""
 Item = tuple[AttributionResult, list[dict[str, str]], set[int], str]
 """(attribution, documents, gold paragraph indices, gold answer)."""
+RESULTS = Path(__file__).resolve().parent / "results" / "citations"
+
+
+SKIP = 50
+"""Questions left out at the start of the file: the first 50 (non yes/no) are the dev rows
+the citation rule was chosen on (``results/citations/smollm2.jsonl``, four paragraphs)."""
+
+
+def hotpot_cases(n: int, skip: int = SKIP) -> list[dict[str, Any]]:
+    """``n`` questions whose answer is not yes/no, after the first ``skip`` such, with their
+    ten paragraphs and the indices of the gold ones."""
+    cases: list[dict[str, Any]] = []
+    rows = [row for row in hotpot_rows() if normalize(row["answer"]) not in ("yes", "no")][skip:]
+    for row in rows:
+        gold_titles = {title for title, _ in row["supporting_facts"]}
+        docs = [
+            {"title": t, "text": " ".join(s.strip() for s in lines)} for t, lines in row["context"]
+        ]
+        cases.append(
+            {
+                "id": row["id"],
+                "question": row["question"],
+                "gold_answer": row["answer"].strip(),
+                "response": f"The answer is {row['answer'].strip()}.",
+                "docs": docs,
+                "gold": [i for i, d in enumerate(docs) if d["title"] in gold_titles],
+            }
+        )
+        if len(cases) == n:
+            break
+    return cases
+
+
+def attribute_case(scorer: Any, case: dict[str, Any]) -> dict[str, Any]:
+    """The default attribution of one case, with the token log-probs of every scored subset
+    (read through the attribution's conflict step, so the run is the library's own)."""
+    kept: dict[str, Any] = {}
+    original = getattr(engine, "find_conflicts")  # noqa: B009 (patched below)
+
+    def spy(method: Any, source: Any, masks: Any, *args: Any, **kwargs: Any) -> Any:
+        rows = [source.logprobs(m) for m in masks]
+        kept["logprobs"] = [
+            {
+                "tokens": list(r.tokens),
+                "offsets": [int(o) for o in r.token_offsets],
+                "logprobs": [float(v) for v in r.logprobs],
+            }
+            for r in rows
+        ]
+        return original(method, source, masks, *args, **kwargs)
+
+    setattr(engine, "find_conflicts", spy)  # noqa: B010 (a benchmark's private hook)
+    started = time.perf_counter()
+    try:
+        result = camab_rag.attribute(case["question"], case["docs"], case["response"], scorer)
+    finally:
+        setattr(engine, "find_conflicts", original)  # noqa: B010
+    return {
+        **case,
+        "result": result.to_dict(),
+        "logprobs": kept.get("logprobs", []),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def run(n: int, model: str, threads: int) -> Path:
+    """Attribute the first ``n`` cases not yet stored in
+    ``results/citations/<model>_hotpotqa.jsonl``."""
+    out = RESULTS / f"{model}_hotpotqa.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = set()
+    if out.exists():
+        done = {json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()}
+    scorer = None
+    cases = hotpot_cases(n)
+    for index, case in enumerate(cases):
+        if case["id"] in done:
+            continue
+        if scorer is None:
+            scorer = camab_rag.TransformersScorer(model, num_threads=threads)
+        record = attribute_case(scorer, case)
+        with out.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+        print(f"[{index + 1}/{len(cases)}] {record['seconds']:6.1f}s {case['id']}", flush=True)
+    return out
 
 
 def is_dev(row_id: str) -> bool:
@@ -374,11 +444,10 @@ def _versus_lexical(ours: tuple[int, int, int, int], lexical: tuple[int, int, in
     )
 
 
-def report(model: str, data: Path, n: int) -> str:
+def report(model: str, n: int) -> str:
     stored = RESULTS / f"{model}_hotpotqa.jsonl"
     held, dev = stored_items(stored, dev=False), stored_items(stored, dev=True)
-    with data.open(encoding="utf-8") as handle:
-        rows = {row["id"]: row for row in map(json.loads, handle)}
+    rows = {row["id"]: row for row in hotpot_rows()}
     old_all = dev_items(RESULTS / f"{model}.jsonl", rows, correct_only=False)
     old_correct = dev_items(RESULTS / f"{model}.jsonl", rows, correct_only=True)
     calls = np.mean([r.n_queries for r, *_ in held + dev]) if held or dev else 0.0
@@ -507,12 +576,9 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from benchmarks.data import dataset_path
-
-    data = dataset_path("hotpotqa")
     if not args.replay:
-        run(data, args.n, args.model, args.threads)
-    body = report(args.model, data, args.n)
+        run(args.n, args.model, args.threads)
+    body = report(args.model, args.n)
     print(body)
     if not args.no_write:
         write_section(
@@ -544,8 +610,6 @@ def headline_rows(model: str) -> list[list[str]]:
         for col, goal in goals.items()
     ]
 
-
-__all__ = ["hotpot_cases", "main", "report"]
 
 if __name__ == "__main__":
     main()

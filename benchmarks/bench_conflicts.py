@@ -29,7 +29,7 @@ import numpy as np
 import camab_rag
 import camab_rag.engine as engine
 from benchmarks._report import markdown_table, write_headline, write_section
-from benchmarks.data import data_dir, paragraphs
+from benchmarks.data import hotpot_rows, paragraphs
 from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
 from camab_rag.conflicts import (
@@ -56,9 +56,7 @@ def _has_digit(text: str) -> bool:
 
 def cases(n: int) -> list[dict[str, Any]]:
     """Up to ``n`` questions with the stale copy built (module docstring)."""
-    with (data_dir() / "hotpotqa_distractor_dev.jsonl").open(encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in handle]
-    rows = [r for r in rows if normalize(r["answer"]) not in ("yes", "no")]
+    rows = [r for r in hotpot_rows() if normalize(r["answer"]) not in ("yes", "no")]
     built: list[dict[str, Any]] = []
     for index, row in enumerate(rows):
         gold, other = paragraphs(row)

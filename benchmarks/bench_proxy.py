@@ -232,10 +232,6 @@ def reading(
     )
 
 
-def _mean(values: list[float]) -> str:
-    return cell(values) if len(values) > 1 else (f"{values[0]:.3f}" if values else "–")
-
-
 def report(args: argparse.Namespace) -> None:
     records = {
         r["id"]: r
@@ -254,9 +250,7 @@ def report(args: argparse.Namespace) -> None:
         for level in ("sentence", "document"):
             values = [c[design][level] for c in compared]
             keys = ("top1", "top3", "spearman", "auroc_reference", "auroc_compared")
-            rows.append(
-                [design, level, len(values), *(_mean([v[k] for v in values]) for k in keys)]
-            )
+            rows.append([design, level, len(values), *(cell([v[k] for v in values]) for k in keys)])
     table = markdown_table(
         columns(
             "design|level|examples|top-1 agreement|top-3 overlap|Spearman|"
@@ -281,7 +275,7 @@ def report(args: argparse.Namespace) -> None:
                 continue
             strata.append(
                 [f"{label} {side} {median:.2f}", len(picked)]
-                + [_mean([p[k] for p in picked]) for k in ("top1", "top3", "spearman")]
+                + [cell([p[k] for p in picked]) for k in ("top1", "top3", "spearman")]
             )
     strata_table = markdown_table(
         columns("examples where|n|top-1 agreement|top-3 overlap|Spearman"), strata
@@ -319,7 +313,7 @@ def report(args: argparse.Namespace) -> None:
         write_section(
             "proxy", "A proxy scorer for closed chat APIs: agreement with the model", body
         )
-        top1 = _mean([row["top1"] for row in cc])
+        top1 = cell([row["top1"] for row in cc])
         write_headline(
             "proxy",
             [

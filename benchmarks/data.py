@@ -3,6 +3,7 @@ any JSONL in their formats) as :class:`Example`; see benchmarks/results/eval/REA
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -138,6 +139,12 @@ def dataset_path(name_or_path: str | os.PathLike[str]) -> Path:
     return path
 
 
+def hotpot_rows(stop: int | None = None, start: int = 0) -> list[dict[str, Any]]:
+    """The raw HotpotQA distractor-dev rows ``start:stop``, in file order."""
+    with dataset_path("hotpotqa").open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in itertools.islice(handle, start, stop)]
+
+
 def dataset_label(name_or_path: str | os.PathLike[str]) -> str:
     """A short label for file names: the name, or the file's stem for a path."""
     text = str(name_or_path)
@@ -149,10 +156,9 @@ def load_examples(
     n: int | None = None,
     *,
     offset: int = 0,
-    min_segments: int = 2,
 ) -> list[Example]:
     """The first ``n`` usable examples after ``offset`` rows (round-robin across languages
-    when rows carry one; rows with under ``min_segments`` segments or no gold skipped).
+    when rows carry one; rows with under 2 segments or no gold skipped).
     Raises :class:`InputError` for an unknown name, a missing file or an unknown row."""
     path = dataset_path(name_or_path)
     examples: list[Example] = []
@@ -167,7 +173,7 @@ def load_examples(
             example = parse_row(row)
         except InputError as error:
             raise InputError(f"{path}:{number + 1}: {error}") from None
-        if example is None or example.n_segments < min_segments:
+        if example is None or example.n_segments < 2:
             continue
         if multilingual:
             by_language.setdefault(example.language, []).append(example)

@@ -129,15 +129,9 @@ def variant_fits(case: Case, reward: PricedReward, priced: bool) -> dict[tuple[s
 
 
 def run_command(args: argparse.Namespace) -> None:
-    from camab_rag.scorers import TransformersScorer
-
     found = cases(args.results)[args.offset : args.offset + args.n]
     store = store_of(args.results)
-    pricing = ModelPrice(
-        lambda: TransformersScorer(
-            str(found[0].record["model"]), batch_size=1, num_threads=args.threads, prefix_cache=True
-        )
-    )
+    pricing = ModelPrice(str(found[0].record["model"]), args.threads)
     for index, case in enumerate(found):
         started = time.perf_counter()
         priced = PricedReward(store, case.id, pricing.for_case(case))
@@ -241,11 +235,6 @@ def shipped_rule() -> Rule:
         switches.kernelshap_below,
         switches.one_document_kernelshap_below,
     )
-
-
-def rule_value(case: Case, cells: Cells, budget: int, rule: Rule) -> dict[str, float]:
-    """What ``auto`` gives under ``rule`` for one example at one budget."""
-    return cells.get((rule.key(case, budget), str(budget)), {})
 
 
 KEYS = ("documents-first", "documents-first-joint", "halves-flat", "halves-lasso", "kernelshap")
@@ -372,7 +361,7 @@ def target_table(
             for b in BUDGETS:
                 for metric, title in METRICS:
                     ours = _values(
-                        [rule_value(c, t, b, rule) for c, t in zip(found, table)], metric
+                        [t.get((rule.key(c, b), str(b)), {}) for c, t in zip(found, table)], metric
                     )
                     old = _values([t.get((ADAPTIVE, str(b)), {}) for t in table], metric)
                     peers = {
@@ -428,7 +417,7 @@ def _shapley(masks: np.ndarray, rewards: np.ndarray) -> np.ndarray:
     return phi / math.factorial(n)
 
 
-def documents_table(seeds: int = 5) -> str:
+def documents_table() -> str:
     """``auto`` on one level over whole documents, with and without opening with each
     document left out once, replayed on the every-subset paragraph tables (no model call):
     LDS on every subset the run did not ask for, Spearman with exact Shapley, and the
@@ -456,7 +445,7 @@ def documents_table(seeds: int = 5) -> str:
                 ("KernelSHAP opening (before)", False),
                 ("documents first", True),
             ):
-                for seed in range(seeds):
+                for seed in range(5):
                     result = attribute_fn(
                         value,
                         n,
@@ -596,19 +585,8 @@ def report_command(args: argparse.Namespace) -> None:
         for cut in CUTS:
             row: list[object] = [cut]
             for estimator in ESTIMATORS:
-                rule = replace(best, estimator=estimator)
-                rule = replace(
-                    rule,
-                    halves=cut if name == "halves" else rule.halves,
-                    joint=cut if name == "joint" else rule.joint,
-                    one_document=cut if name == "one_document" else rule.one_document,
-                    kernelshap=cut if name == "kernelshap" else rule.kernelshap,
-                    one_document_kernelshap=(
-                        cut if name == "one_document_kernelshap" else rule.one_document_kernelshap
-                    ),
-                )
-                dev_score = on_dev[rule]
-                row += [f"{dev_score:.3f}", f"{others[rule]:.3f}"]
+                rule = replace(best, estimator=estimator, **{name: cut})
+                row += [f"{on_dev[rule]:.3f}", f"{others[rule]:.3f}"]
             rows.append(row)
         return rows
 

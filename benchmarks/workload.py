@@ -4,10 +4,9 @@ prompt and random-init models of a real model's shape (benchmarks/results/speed/
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING, Any
 
-from benchmarks.data import dataset_path
+from benchmarks.data import hotpot_rows
 
 if TYPE_CHECKING:
     from camab_rag.scorers.base import ScoreRequest
@@ -89,9 +88,7 @@ def _size(row: dict[str, Any]) -> int:
 
 def bench_row() -> dict[str, Any]:
     """The one of the first 50 HotpotQA rows whose prompt is closest to ~1,300 tokens."""
-    with dataset_path("hotpotqa").open(encoding="utf-8") as handle:
-        rows = [json.loads(line) for _, line in zip(range(50), handle)]
-    return min(rows, key=lambda r: abs(_size(r) - 4700))
+    return min(hotpot_rows(50), key=lambda r: abs(_size(r) - 4700))
 
 
 def shaped_model(

@@ -5,6 +5,7 @@ turns scored as context the way ``assess_answer(history=)`` scores them."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter
 
 import pytest
@@ -82,3 +83,26 @@ def test_the_section_counts_per_kind_on_one_half_beside_coverage_alone() -> None
     assert figures["all"]["right passed"] == "0.50 (1/2)"
     docs = ["Cards cost 3 euros.", "Update: a new card costs 5 euros.", "Open on Sundays."]
     assert report.lexical_sources("A new card costs 5 euros.", docs) == {1}
+
+
+def test_the_cases_read_from_json_equal_the_python_literals_they_replaced() -> None:
+    """The blind set moved from Python literals to ``gate_fresh_cases.json``: the loaded
+    cases hash to the old literals' canonical JSON (taken before the move)."""
+    from benchmarks.gate_fresh import FRESH, FRESH_MULTI
+
+    canonical = json.dumps({"FRESH": FRESH, "FRESH_MULTI": FRESH_MULTI}, sort_keys=True)
+    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    assert (len(FRESH), len(FRESH_MULTI)) == (60, 10)
+    assert digest == "cd0fdbdee87a9bd04d95d9dcc344581304b1a1647a29661aae2195a870ba4268"
+
+
+def test_the_written_cases_read_from_json_equal_the_python_literals_they_replaced() -> None:
+    """``benchmarks.gate_written`` moved its cases to ``gate_written_cases.json``: the
+    loaded tuples hash to the old literals' canonical JSON (taken before the move)."""
+    from benchmarks.gate_written import BENCHMARK, CALIBRATION
+
+    canonical = json.dumps({"BENCHMARK": BENCHMARK, "CALIBRATION": CALIBRATION}, sort_keys=True)
+    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    assert (len(BENCHMARK), len(CALIBRATION)) == (24, 8)
+    assert all(isinstance(case, tuple) and len(case) == 4 for case in BENCHMARK + CALIBRATION)
+    assert digest == "83550d2d2c9ff49e52757818ff1c5fe227481645a59f6a6548f24a5c27eac70f"

@@ -162,15 +162,13 @@ def gold_by_budget_table(records: Sequence[dict[str, Any]], metric: str) -> str:
     return _table(["Method", *_budget_header(labels)], rows)
 
 
-def language_table(
-    records: Sequence[dict[str, Any]], label_for: Callable[[str], str], metric: str = "auroc"
-) -> str:
-    """Mean gold-alignment ``metric`` per language (rows) and method (columns); the best
-    method of each language in bold."""
+def language_table(records: Sequence[dict[str, Any]], label_for: Callable[[str], str]) -> str:
+    """Mean gold AUROC per language (rows) and method (columns); the best method of each
+    language in bold."""
     methods = methods_of(records)
     rows = []
     for language, group in sorted(group_by(records, "language").items()):
-        means = [_mean(values(group, m, label_for(m), field("gold", metric))) for m in methods]
+        means = [_mean(values(group, m, label_for(m), field("gold", "auroc"))) for m in methods]
         finite = [v for v in means if not math.isnan(v)]
         best = max(finite) if len(finite) >= 2 else None
         cells = [

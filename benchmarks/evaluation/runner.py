@@ -11,7 +11,7 @@ import random
 import sys
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
@@ -478,25 +478,12 @@ class Checkpoint:
             self.path.write_text("", encoding="utf-8")
 
 
-def load_scorer(config: BenchConfig) -> Any:
-    """The in-process scorer a run asks for (model, batch size, threads, prefix cache)."""
-    from camab_rag.scorers import TransformersScorer
-
-    return TransformersScorer(
-        config.model,
-        batch_size=config.batch_size,
-        num_threads=config.threads,
-        prefix_cache=config.prefix_cache,
-    )
-
-
 def run_benchmark(
     config: BenchConfig,
     scorer: Any | None = None,
     *,
     bert: Any | None = None,
     use_bert: bool = True,
-    log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
 ) -> Path:
     """Run (or resume) a benchmark; returns the results file. ``scorer`` defaults to
     ``TransformersScorer(config.model)``, ``bert`` (candidates, references -> F1) to the
@@ -517,16 +504,24 @@ def run_benchmark(
         examples = [e.trimmed(config.max_segments) for e in examples]
     done = done_ids(path)
     todo = [e for e in examples if e.id not in done]
-    log(
+    print(
         f"bench: {len(examples)} examples of {config.dataset}, {len(examples) - len(todo)} done "
-        f"already, {len(todo)} to run -> {path}"
+        f"already, {len(todo)} to run -> {path}",
+        file=sys.stderr,
     )
     if not todo:
         return path
     random.seed(config.seed)
     np.random.seed(config.seed)
     if scorer is None:
-        scorer = load_scorer(config)
+        from camab_rag.scorers import TransformersScorer
+
+        scorer = TransformersScorer(
+            config.model,
+            batch_size=config.batch_size,
+            num_threads=config.threads,
+            prefix_cache=config.prefix_cache,
+        )
     counting = scorer if isinstance(scorer, CountingScorer) else CountingScorer(scorer)
     if bert is None and use_bert:
         from benchmarks.evaluation.metrics import BertScoreF1
@@ -539,5 +534,5 @@ def run_benchmark(
     for number, example in enumerate(todo, 1):
         append_record(path, runner.run(example))
         checkpoint.clear()
-        log(f"bench: {example.id} done ({number}/{len(todo)})")
+        print(f"bench: {example.id} done ({number}/{len(todo)})", file=sys.stderr)
     return path
