@@ -154,7 +154,7 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
         background = self.step.parts.background  # no run to send events to once it returned
         emit = native.progress_emitter(None if background else run_manager)
         summary = self._summary_only(run_manager)
-        scorer = self.scorers.configured  # resolved once (a proxy when its model cannot score)
+        scorer = self.scorers.get  # resolved once (a proxy when its model cannot score)
         return self.step.start(input, run_id, scorer, self._prompt_for, emit, summary)
 
     def _prompt_for(self, input: Mapping[str, Any], read: StepInput) -> Prompt | None:

@@ -116,10 +116,10 @@ class _Handler(Kept):
     def _scorer_for(self, call: LLMCall | None) -> Any:
         """The configured scorer, else that of the model the callbacks saw."""
         if call is None:
-            return self.scorers.configured()
+            return self.scorers.get()
         serialized, params = call.model
         key = repr((serialized or {}).get("id")) + repr(sorted(map(str, params.items())))
-        return self.scorers.traced(key, partial(scorer_from_run, serialized, params))
+        return self.scorers.get(call.model, partial(scorer_from_run, serialized, params), key)
 
 
 class CamabCallbackHandler(_Handler, Waited, BaseCallbackHandler):

@@ -56,10 +56,10 @@ def test_options_are_checked_and_a_scorer_is_built_once_per_model() -> None:
         AnswerAttributor(settings={"budget": 4})  # type: ignore[arg-type]
     attributor = AnswerAttributor(None, scorer_options={"timeout": 3})
     model = SimpleNamespace(api_base="http://127.0.0.1:9/v1", model="m")  # a served model
-    built = attributor.scorers.of_model(model)  # by the one resolver, once per model
-    assert built is attributor.scorers.of_model(model) and built.timeout == 3.0
+    built = attributor.scorers.get(model)  # by the one resolver, once per model
+    assert built is attributor.scorers.get(model) and built.timeout == 3.0
     given = KeywordScorer()
-    assert AnswerAttributor(given).scorers.of_model(model) is given
+    assert AnswerAttributor(given).scorers.get(model) is given
     with pytest.raises(TypeError, match=r"^Engine\(\) got an unexpected keyword argument 'llm'"):
         AnswerAttributor(owner="Engine", llm=model)  # type: ignore[call-arg]
     with pytest.raises(InputError, match="proxy must have a score"):

@@ -121,8 +121,8 @@ def test_the_scorer_of_a_handler_or_step_is_built_once() -> None:
     from_run = CamabCallbackHandler()
     assert from_run._scorer_for(call) is from_run._scorer_for(call)
     step = CamabAttributor(llm=llm)
-    assert step.scorers.configured() is step.scorers.configured()
+    assert step.scorers.get() is step.scorers.get()
     unable = CamabAttributor(llm=object())  # no base URL: no scorer can be built for it
     for _ in range(2):  # a failed build is not cached: it fails each time
         with pytest.raises(ScorerUnavailableError, match="pass proxy="):
-            unable.scorers.configured()
+            unable.scorers.get()

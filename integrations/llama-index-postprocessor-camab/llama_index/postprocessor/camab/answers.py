@@ -300,7 +300,7 @@ class AnswerAttributor:
             call.documents = as_documents(documents) if as_documents else documents
         except Exception as error:  # e.g. the input gate refused a document: the failed result
             call.problem = call.problem or error
-        call.scorer = partial(self.scorers.of_model, model)
+        call.scorer = partial(self.scorers.get, model)
         finish = lambda attributed: AnswerAttribution(attributed, documents, own)  # noqa: E731
         done: AnswerAttribution = yield from self.runs.steps(None, call, finish)
         return done
