@@ -39,7 +39,7 @@ from llama_index.postprocessor.camab import (
     groundedness_of,
     wait_for_attribution,
 )
-from llama_index.postprocessor.camab.response import _with_attribution
+from llama_index.postprocessor.camab.answers import _with_attribution
 from llama_index.postprocessor.camab.spans import ModelCall
 from pydantic import Field
 

@@ -25,10 +25,11 @@ from llama_index.postprocessor.camab.answers import (
     ANSWER_JOB,
     AnswerAttribution,
     answer_documents,
+    attach,
+    node_documents,
     set_attribution,
 )
 from llama_index.postprocessor.camab.capture import progress_events, query_tracker
-from llama_index.postprocessor.camab.response import attach, node_documents
 from llama_index.postprocessor.camab.spans import SpanRecord, aread_for, read_for, streaming_for
 
 from camab_rag.errors import InputError
