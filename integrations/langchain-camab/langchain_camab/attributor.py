@@ -14,7 +14,6 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableGenerator
 from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
-import langchain_camab.scorer  # noqa: F401  (registers how LangChain models are read)
 from camab_rag.integration import METADATA_KEY, ChainParts
 from langchain_camab import native
 from langchain_camab.native import to_prompt

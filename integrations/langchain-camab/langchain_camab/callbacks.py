@@ -30,10 +30,10 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 
 from camab_rag.integration import ChainAttribution, ChainParts
 from langchain_camab import native
+from langchain_camab.chat_models import scorer_from_run
 from langchain_camab.native import RUN_METADATA_KEY
 from langchain_camab.roots import Kept, RootRuns, Waited
 from langchain_camab.run_tree import CONTEXT_KEYS, QUESTION_KEYS, LLMCall, RunReading
-from langchain_camab.scorer import scorer_from_run
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

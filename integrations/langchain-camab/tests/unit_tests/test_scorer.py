@@ -11,9 +11,8 @@ from langchain_camab import (
     CamabChatModel,
     ScorerUnavailableError,
 )
-from langchain_camab.chat_models import MODEL_KEY
+from langchain_camab.chat_models import MODEL_KEY, scorer_from_run
 from langchain_camab.run_tree import LLMCall
-from langchain_camab.scorer import scorer_from_run
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.load import dumpd
 from langchain_openai import ChatOpenAI
