@@ -23,6 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from camab_rag.deadline import bounded
 from camab_rag.errors import (
     AttributionCancelledError,
     AttributionPendingError,
@@ -314,18 +315,19 @@ class Attributor:
         settings, gate = self._settings(knobs)
         if gate is not None:
             settings = settings.with_changes(anchors=True)  # the verdict reads them
-        result: AttributionResult = yield from attribution_steps(
+        steps = attribution_steps(
             question,
             context,
             response,
             self.scorer,
             settings,
-            prompt,
-            progress,
-            history,
+            prompt=prompt,
+            progress=progress,
+            history=history,
             prompt_builder=self.prompt_builder,
             prior=self.prior,
         )
+        result: AttributionResult = yield from bounded(steps, settings.deadline_s)
         if gate is not None:
             verdict = yield from gate.judge_steps(result)
             result = ChainAttribution.from_result(result, groundedness=verdict)
