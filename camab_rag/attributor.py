@@ -23,6 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from camab_rag.deadline import bounded
 from camab_rag.errors import (
     AttributionCancelledError,
     AttributionPendingError,
@@ -206,6 +207,28 @@ class Pending(Generic[T]):
             raise
 
 
+class Worker:
+    """One background thread, started on first use: attributions never compete for the
+    model; :meth:`close` waits for them and stops it."""
+
+    def __init__(self) -> None:
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def start(self, steps: Steps[T], stop: threading.Event) -> Pending[T]:
+        """Drive ``steps`` (made :func:`_stoppable` by ``stop``) in the thread."""
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(1, thread_name_prefix="camab")
+            return Pending(self._executor.submit(drive, _stoppable(steps, stop)), stop)
+
+    def close(self) -> None:
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
+
+
 class Attributor:
     """Attributes answers to their context with one scorer and one set of settings.
 
@@ -262,8 +285,7 @@ class Attributor:
         check_prior(prior, self.settings)
         self.prior, self.prompt_builder = prior, prompt_builder
         self._kept: deque[AttributionResult] = deque(maxlen=keep)
-        self._executor: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
+        self._worker = Worker()
 
     # ------------------------------------------------------------------ one code path
     def _settings(
@@ -293,18 +315,19 @@ class Attributor:
         settings, gate = self._settings(knobs)
         if gate is not None:
             settings = settings.with_changes(anchors=True)  # the verdict reads them
-        result: AttributionResult = yield from attribution_steps(
+        steps = attribution_steps(
             question,
             context,
             response,
             self.scorer,
             settings,
-            prompt,
-            progress,
-            history,
+            prompt=prompt,
+            progress=progress,
+            history=history,
             prompt_builder=self.prompt_builder,
             prior=self.prior,
         )
+        result: AttributionResult = yield from bounded(steps, settings.deadline_s)
         if gate is not None:
             verdict = yield from gate.judge_steps(result)
             result = ChainAttribution.from_result(result, groundedness=verdict)
@@ -359,24 +382,16 @@ class Attributor:
         knobs raise here, not in the handle."""
         self._settings(knobs)
         stop = threading.Event()
-        steps = _stoppable(
-            self._steps(question, context, response, history, prompt, progress, knobs), stop
-        )
+        steps = self._steps(question, context, response, history, prompt, progress, knobs)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            with self._lock:
-                if self._executor is None:
-                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="camab")
-                return Pending(self._executor.submit(drive, steps), stop)
-        return Pending(loop.create_task(adrive(steps)), stop)
+            return self._worker.start(steps, stop)
+        return Pending(loop.create_task(adrive(_stoppable(steps, stop))), stop)
 
     def close(self) -> None:
         """Wait for the background attributions and stop the worker thread."""
-        with self._lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True)
+        self._worker.close()
 
     # ------------------------------------------------------------------ what it did
     @property

@@ -27,7 +27,7 @@ from camab_rag.scorers.base import Prompt, scored_by
 from camab_rag.segments import SourceDocument, segment_documents, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings, groundedness_filter
 from camab_rag.steps import Steps, asynced, synced
-from camab_rag.text_attribution import TextAttribution
+from camab_rag.text_attribution import attribution_steps
 from camab_rag.text_gate import check_prompts, check_texts
 
 
@@ -136,10 +136,9 @@ def _captured(
     if settings.judge_only and gate is not None:
         return (yield from _judged_only(question, docs, response, scorer, settings, plan, gate))
     # planned once, here; the engine scores the anchors the verdict reads (L(C) - L(empty))
-    attribution = TextAttribution.start(
+    result = yield from attribution_steps(
         question, docs, response, scorer, settings, plan=plan, progress=progress, prior=prior
     )
-    result = yield from attribution.steps()
     verdict = None
     if gate is not None:
         verdict = yield from gate.judge_steps(

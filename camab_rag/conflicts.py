@@ -19,16 +19,11 @@ every token. Two pieces of evidence, no extra model call:
 
 A source *disputes* a number or a name of the answer (:func:`disputes`, what citations
 show) when it states another value of the word's kind in the word's place: another
-number for a number (:data:`LEXICAL_KINDS`) whatever the number of documents, another
-name for a name when the model's conflict agrees (another person). Only numbers and names
-are disputed, and only by a stated value of the same kind: a source that says ordinary
-words in the word's place ("based in a small wooden house" under "based in Tartu") or a
-year in a name's place ("founded in 2019" under "founded by Mari Kask") states no other
-value for it and disputes nothing, whatever the model's conflict; a source that merely
-lacks a word (an "About us" page under an answer copied from it, beside a product page)
-disputes nothing. Citations then show the source as *disputed* for that sentence, never
-as its support. How often it catches a contradicting copy of the source, and how often
-it flags a document that does not contradict: BENCHMARKS.md, "Conflicting sources"."""
+number for a number (:data:`LEXICAL_KINDS`), another name for a name when the model's
+conflict agrees. Ordinary words or a year in a name's place state no other value, and a
+source that merely lacks a word disputes nothing. Citations then show the source as
+*disputed* for that sentence, never as its support. How well: BENCHMARKS.md,
+"Conflicting sources"."""
 
 from __future__ import annotations
 
@@ -58,10 +53,8 @@ BACKED_AT = 0.5
 """Nats a segment must add to a word's log-probability to count as backing it."""
 LEXICAL_KINDS = frozenset({"number"})
 """The kinds of answer words that a source disputes by stating another value of the same
-kind in their place, without the model's conflict. Numbers alone: on the dev rows, names
-too caught more stale copies in "Conflicting sources" (0.65 against 0.45, the same false
-flags) but disputed true sources of real answers in "Citation precision and recall" (dev
-recall of correct answers 0.35 against 0.44); a name is disputed when the model agrees."""
+kind in their place, without the model's conflict (chosen on the dev rows: BENCHMARKS.md,
+"Conflicting sources"); a name is disputed when the model agrees."""
 SLOT_SLACK = 1
 """Extra words allowed between a neighbour and the word's place in the source ("costs just
 49 euros" under "costs 59 euros")."""

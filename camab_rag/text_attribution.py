@@ -1,15 +1,14 @@
 """One attribution of an answer to text documents, as a generator of model calls
-(:class:`TextAttribution`; :func:`attribution_steps` bounds it by the deadline)."""
+(:func:`attribution_steps`)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from camab_rag.conflicts import find_conflicts
-from camab_rag.deadline import bounded
 from camab_rag.errors import InputError, warn_caller
 from camab_rag.groundedness.anchors import oracle_anchor_steps
 from camab_rag.methods.prior import FREE_CALLS, FreePrior
@@ -17,7 +16,7 @@ from camab_rag.prompts import PromptBuilder, PromptPlan, TemplatePromptBuilder, 
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import ScorerOracle, get_reward
 from camab_rag.runs import ProgressFn as ProgressFn
-from camab_rag.runs import Run, check_planned_calls, dense, finish_run, start_run
+from camab_rag.runs import check_planned_calls, dense, finish_run, start_run
 from camab_rag.scorers.base import ChatMessage, Prompt, parallel_requests, scored_by
 from camab_rag.segments import Segment, SourceDocument, segment_documents, to_documents
 from camab_rag.settings import AttributionSettings
@@ -86,178 +85,98 @@ def _builder(
     return custom  # type: ignore[return-value]
 
 
-@dataclass
-class TextAttribution:
-    """One attribution of an answer to the segments of text documents: built once by
-    :meth:`start`, then run as a generator of model calls (:meth:`steps`)."""
-
-    question: str
-    response: str
-    scorer: Any
-    settings: AttributionSettings
-    documents: list[SourceDocument]
-    segments: list[Segment]
-    oracle: ScorerOracle
-    plan: PromptPlan
-    run: Run | None
-    #: with a ``prior``: the free model's oracle and run, and the segments' documents
-    free: tuple[ScorerOracle, Run, list[int]] | None = None
-    progress: ProgressFn | None = None
-    prior: Any = None
-
-    @classmethod
-    def start(
-        cls,
-        question: str,
-        context: object,
-        response: str,
-        scorer: Any,
-        settings: AttributionSettings,
-        *,
-        plan: PromptPlan | None = None,
-        progress: ProgressFn | None = None,
-        history: Sequence[ChatMessage] | None = None,
-        prompt_builder: CustomBuilder | None = None,
-        prior: Any = None,
-    ) -> TextAttribution:
-        """Check the inputs, segment the context and start the run. ``plan``: how subsets
-        become prompts (``None``: ``prompt_builder`` or the template after ``history``);
-        ``prior``: a free scorer that attributes first."""
-        check_texts({"the question": question, "the response": response})
-        if not str(response).strip():
-            raise InputError("the response is empty: there is nothing to attribute")
-        if not callable(getattr(scorer, "score", None)):
-            raise InputError(
-                "scorer must have a score(requests) method, e.g. camab_rag.default_scorer() or "
-                "camab_rag.OpenAICompletionsScorer(...)"
-            )
-        check_prior(prior, settings)
-        documents = to_documents(context)
-        segments = segment_documents(documents, settings.granularity)
-        check_planned_calls(int(settings.budget), len(segments))
-        if plan is None:
-            plan = PromptPlan("custom" if prompt_builder is not None else "template", None, None)
-        builder = _builder(question, documents, segments, settings, plan, history, prompt_builder)
-        if builder.n_segments != len(segments):
-            raise InputError(
-                f"the prompt builder covers {builder.n_segments} segments, the context has "
-                f"{len(segments)}"
-            )
-        oracle = ScorerOracle(builder, scorer, response, get_reward(settings.reward)[1])
-        if settings.granularity == "chunk" and len(documents) == 1:
-            warn_caller(ONE_DOCUMENT_WARNING)
-        groups = dense([segment.doc_index for segment in segments])
-        free = None
-        if prior is None:
-            run: Run | None = start_run(len(segments), settings, groups, parallel_requests(scorer))
-        else:  # the free model attributes first: the target's run starts from its scores
-            run = None
-            free_settings = replace(settings, method="auto", budget=FREE_CALLS, hierarchical=None)
-            free_oracle = ScorerOracle(builder, prior, response, oracle.reward_fn)
-            free_run = start_run(len(segments), free_settings, groups, parallel_requests(prior))
-            free = (free_oracle, free_run, groups)
-        attribution = cls(
-            question, response, scorer, settings, documents, segments, oracle, plan, run, free
-        )
-        attribution.progress, attribution.prior = progress, prior
-        if run is not None:
-            attribution._follow(run)
-        return attribution
-
-    def _follow(self, run: Run) -> None:
-        run.progress = self.progress
-        run.follow(self.oracle, anchors=self.settings.scores_anchors)
-
-    def _free_phase(self) -> Steps[Run]:
-        """The free model's run, then the target's run with its scores as the prior."""
-        assert self.free is not None
-        free_oracle, free_run, groups = self.free
-        yield from free_run.rounds(free_oracle)
-        masks, rewards = free_run.history(len(self.segments))
-        prior = FreePrior(
-            free_weights=free_run.method.fit(masks, rewards, free_run.seed),
-            free_calls=free_oracle.n_queries,
-            free_model=scored_by(self.prior).model,
-        )
-        settings = replace(self.settings, method=prior, hierarchical=False)
-        run = start_run(len(self.segments), settings, groups, parallel_requests(self.scorer))
-        self._follow(run)
-        return run
-
-    def steps(self) -> Steps[AttributionResult]:
-        """The loop, then (when the settings score them) the full and empty contexts,
-        then the result."""
-        if self.run is None:
-            self.run = yield from self._free_phase()
-        yield from self.run.rounds(self.oracle)
-        if not self.settings.scores_anchors:
-            self.run.report_end(self.oracle.n_queries)
-            return self.result()
-        support, full, empty = yield from oracle_anchor_steps(self.oracle)
-        self.run.report_end(self.oracle.n_queries)
-        return replace(
-            self.result(), anchor_rewards={"full": full, "empty": empty}, token_support=support
-        )
-
-    def result(self) -> AttributionResult:
-        run, oracle = self.run, self.oracle
-        assert run is not None, "the run starts in steps()"
-        result = finish_run(
-            run,
-            len(self.segments),
-            oracle.n_queries,
-            oracle.prompt_tokens,
-            segments=self.segments,
-            question=self.question,
-            response=self.response,
-            reward=get_reward(self.settings.reward)[0],
-            n_documents=len(self.documents),
-            scored_by=scored_by(self.scorer),
-            prompt_mode=self.plan.mode,
-            prompt_note=self.plan.note,
-        )
-        per_statement, conflicts = [], []
-        if self.settings.statements:
-            per_statement = attribute_statements(run.method, oracle, result.masks, run.seed)
-            texts = [segment.text for segment in self.segments]
-            conflicts = find_conflicts(run.method, oracle, result.masks, texts, run.seed)
-        return replace(
-            result,
-            statements=per_statement,
-            conflicts=conflicts,
-            wall_time_s=time.perf_counter() - run.started,
-        )
-
-
 def attribution_steps(
     question: str,
     context: object,
     response: str,
     scorer: Any,
     settings: AttributionSettings,
+    *,
     prompt: Prompt | None = None,
+    plan: PromptPlan | None = None,
     progress: ProgressFn | None = None,
     history: Sequence[ChatMessage] | None = None,
     prompt_builder: CustomBuilder | None = None,
     prior: Any = None,
 ) -> Steps[AttributionResult]:
-    """One attribution under resolved ``settings``, bounded by their ``deadline_s``."""
-    documents, plan = to_documents(context), None
+    """One attribution under resolved ``settings``, as a generator of model calls: check
+    the inputs, segment the context, run the method (after the free ``prior``'s run, whose
+    scores become its prior), then the full and empty contexts when the settings score
+    them. ``plan``: how subsets become prompts (default: found in ``prompt``, else
+    ``prompt_builder`` or the template after ``history``). The caller bounds the deadline."""
+    documents = to_documents(context)
     if prompt is not None:
         if prompt_builder is not None:
             raise InputError("pass prompt= (the prompt the model received) or prompt_builder=")
         check_value(prompt, "the prompt")
         plan = plan_prompt([prompt], documents, settings.granularity)
-    attribution = TextAttribution.start(
-        question,
-        documents,
-        response,
-        scorer,
-        settings,
-        plan=plan,
-        progress=progress,
-        history=history,
-        prompt_builder=prompt_builder,
-        prior=prior,
+    check_texts({"the question": question, "the response": response})
+    if not str(response).strip():
+        raise InputError("the response is empty: there is nothing to attribute")
+    if not callable(getattr(scorer, "score", None)):
+        raise InputError(
+            "scorer must have a score(requests) method, e.g. camab_rag.default_scorer() or "
+            "camab_rag.OpenAICompletionsScorer(...)"
+        )
+    check_prior(prior, settings)
+    segments = segment_documents(documents, settings.granularity)
+    check_planned_calls(int(settings.budget), len(segments))
+    if plan is None:
+        plan = PromptPlan("custom" if prompt_builder is not None else "template", None, None)
+    builder = _builder(question, documents, segments, settings, plan, history, prompt_builder)
+    if builder.n_segments != len(segments):
+        raise InputError(
+            f"the prompt builder covers {builder.n_segments} segments, the context has "
+            f"{len(segments)}"
+        )
+    oracle = ScorerOracle(builder, scorer, response, get_reward(settings.reward)[1])
+    if settings.granularity == "chunk" and len(documents) == 1:
+        warn_caller(ONE_DOCUMENT_WARNING)
+    groups = dense([segment.doc_index for segment in segments])
+    if prior is not None:  # the free model attributes first: the target's run starts from it
+        free_settings = replace(settings, method="auto", budget=FREE_CALLS, hierarchical=None)
+        free_oracle = ScorerOracle(builder, prior, response, oracle.reward_fn)
+        free_run = start_run(len(segments), free_settings, groups, parallel_requests(prior))
+        yield from free_run.rounds(free_oracle)
+        masks, rewards = free_run.history(len(segments))
+        free = FreePrior(
+            free_weights=free_run.method.fit(masks, rewards, free_run.seed),
+            free_calls=free_oracle.n_queries,
+            free_model=scored_by(prior).model,
+        )
+        settings = replace(settings, method=free, hierarchical=False)
+    run = start_run(len(segments), settings, groups, parallel_requests(scorer))
+    run.progress = progress
+    run.follow(oracle, anchors=settings.scores_anchors)
+    yield from run.rounds(oracle)
+    anchors: dict[str, Any] = {}
+    if settings.scores_anchors:
+        support, full, empty = yield from oracle_anchor_steps(oracle)
+        anchors = {"anchor_rewards": {"full": full, "empty": empty}, "token_support": support}
+    run.report_end(oracle.n_queries)
+    result = finish_run(
+        run,
+        len(segments),
+        oracle.n_queries,
+        oracle.prompt_tokens,
+        segments=segments,
+        question=question,
+        response=response,
+        reward=get_reward(settings.reward)[0],
+        n_documents=len(documents),
+        scored_by=scored_by(scorer),
+        prompt_mode=plan.mode,
+        prompt_note=plan.note,
     )
-    return (yield from bounded(attribution.steps(), settings.deadline_s))
+    per_statement, conflicts = [], []
+    if settings.statements:
+        per_statement = attribute_statements(run.method, oracle, result.masks, run.seed)
+        texts = [segment.text for segment in segments]
+        conflicts = find_conflicts(run.method, oracle, result.masks, texts, run.seed)
+    return replace(
+        result,
+        statements=per_statement,
+        conflicts=conflicts,
+        wall_time_s=time.perf_counter() - run.started,
+        **anchors,
+    )

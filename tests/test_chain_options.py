@@ -19,7 +19,7 @@ def test_the_options_build_the_settings_the_scorer_choice_and_the_runs() -> None
     parts = ChainParts.of("Step", scorer, {**options, "scorer_options": {"timeout": 1}})
     assert parts.settings is settings and parts.runs.settings is settings
     assert parts.strict and parts.runs.strict and parts.background and not parts.citations
-    assert parts.runs.keep == 2 and parts.scorers.configured() is scorer
+    assert parts.runs.keep == 2 and parts.scorers.get() is scorer
     assert parts.scorers.options == {"timeout": 1}
     default = ChainParts.of("Step", None, {})
     assert default.settings is CHAIN_SETTINGS and default.runs.keep == 1000

@@ -1,5 +1,5 @@
 """Which scorer attributes a chain's answer (the one resolver,
-camab_rag.scorers.resolve_scorer, and the integrations' per-object ScorerSource): the given
+camab_rag.scorers.resolve_scorer, and the integrations' per-object ScorerCache): the given
 one, the model's own, a proxy, or one rebuilt from a trace; a key named by an environment
 variable goes to OpenAI's own host only."""
 
@@ -11,9 +11,10 @@ import pytest
 from fakes import KeywordScorer
 
 from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
-from camab_rag.integration.options import NO_KEY_FROM_RUN, ScorerSource
+from camab_rag.integration.options import NO_KEY_FROM_RUN, ChainParts
 from camab_rag.scorers import resolve_scorer
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+from camab_rag.scorers.proxy import ScorerCache
 
 LOCAL = "http://127.0.0.1:9/v1"
 
@@ -65,15 +66,17 @@ def test_a_source_builds_each_scorer_once_and_explains_a_refused_key() -> None:
         builds.append(options)
         return KeywordScorer()
 
-    traced = ScorerSource(options={"timeout": 1})
-    assert traced.traced("model-a", build) is traced.traced("model-a", build)
+    traced = ScorerCache(options={"timeout": 1})
+    assert traced.get("seen", build, "model-a") is traced.get("seen", build, "model-a")
     assert builds == [{"timeout": 1}]
     refused = CredentialsRefusedError("401 from the server")
-    explained = traced.explain(refused)
+    explain = ChainParts.of("Handler", None, {}, traced=True).runs.explain
+    explained = explain(refused) if explain is not None else refused
     assert isinstance(explained, ScorerUnavailableError) and NO_KEY_FROM_RUN in str(explained)
-    configured = ScorerSource(scorer=KeywordScorer())
-    assert configured.traced("model-a", build) is configured.configured()
-    assert configured.explain(refused) is refused and len(builds) == 1
+    configured = ScorerCache(scorer=KeywordScorer())
+    assert configured.get("seen", build, "model-a") is configured.get()
+    given = ChainParts.of("Handler", KeywordScorer(), {}, traced=True)
+    assert given.runs.explain is None and len(builds) == 1
     model, other = SimpleNamespace(scorer=KeywordScorer()), SimpleNamespace(scorer=KeywordScorer())
-    assert traced.of_model(model) is model.scorer and traced.of_model(other) is other.scorer
-    assert configured.of_model(model) is configured.configured()
+    assert traced.get(model) is model.scorer and traced.get(other) is other.scorer
+    assert configured.get(model) is configured.get()

@@ -15,7 +15,7 @@ from camab_rag.errors import CannotScoreError, InputError, ScorerError
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import BaseScorer, ResponseLogprobs, ScoredBy, ScoreRequest, scored_by
 from camab_rag.scorers.openai_completions import NoPromptLogprobsError, OpenAICompletionsScorer
-from camab_rag.scorers.proxy import ProxyFallbackScorer, _own_or_proxy, _ScorerCache
+from camab_rag.scorers.proxy import ProxyFallbackScorer, ScorerCache, _own_or_proxy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from chat_only_server import ChatOnlyServer
@@ -171,10 +171,14 @@ class UnableAtFirst(KeywordScorer):
 def test_the_own_model_is_probed_again_after_the_interval(after: float, own_again: bool) -> None:
     """Issue 37: on main a switch to the proxy was for good. The integrations' scorer cache
     re-probes the own model as an attribution starts, once the interval has passed."""
-    cache = _ScorerCache()
+    cache = ScorerCache()
     built = ProxyFallbackScorer(UnableAtFirst(), NamedKeywordScorer(), recheck_after_s=after)
-    first = attribute(QUESTION, DOCUMENTS, ANSWER, cache.get("k", lambda: built), budget=4)
+    first = attribute(
+        QUESTION, DOCUMENTS, ANSWER, cache.get(build=lambda: built, key="k"), budget=4
+    )
     assert first.scored_by is not None and first.scored_by.proxy
-    second = attribute(QUESTION, DOCUMENTS, ANSWER, cache.get("k", lambda: built), budget=4)
+    second = attribute(
+        QUESTION, DOCUMENTS, ANSWER, cache.get(build=lambda: built, key="k"), budget=4
+    )
     assert second.scored_by is not None and second.scored_by.proxy is not own_again
     assert ProxyFallbackScorer(UnableAtFirst(), KeywordScorer()).recheck_after_s == 600.0

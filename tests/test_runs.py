@@ -16,7 +16,7 @@ from camab_rag.attributor import Pending
 from camab_rag.errors import AttributionCancelledError, AttributionPendingError, InputError
 from camab_rag.integration import Runs
 from camab_rag.integration.kernel import ResultStore, fill, pending
-from camab_rag.scorers.proxy import _checked_scorer, _ScorerCache
+from camab_rag.scorers.proxy import ScorerCache, _checked_scorer
 from camab_rag.steps import LocalCall, Steps
 
 
@@ -212,31 +212,32 @@ class _Scorer:
 
 
 def test_scorer_cache_builds_once_per_key_and_retries_a_failed_build() -> None:
-    cache = _ScorerCache()
+    cache = ScorerCache()
     built: list[int] = []
 
     def build() -> _Scorer:
         built.append(1)
         return _Scorer()
 
-    first = cache.get("k", build)
-    assert cache.get("k", build) is first and len(built) == 1
+    first = cache.get(build=build, key="k")
+    assert cache.get(build=build, key="k") is first and len(built) == 1
 
     def broken() -> _Scorer:
         raise InputError("no server")
 
     for _ in range(2):
         with pytest.raises(InputError, match="no server"):
-            cache.get("bad", broken)
-    assert cache.get("bad", build) is not first and len(built) == 2
+            cache.get(build=broken, key="bad")
+    assert cache.get(build=build, key="bad") is not first and len(built) == 2
 
 
 def test_scorer_cache_owner_must_be_the_same_object() -> None:
-    cache = _ScorerCache()
+    cache = ScorerCache()
     owner_a, owner_b = object(), object()
-    first = cache.get(1, _Scorer, owner=owner_a)
-    assert cache.get(1, _Scorer, owner=owner_a) is first
-    assert cache.get(1, _Scorer, owner=owner_b) is not first  # same key, another object
+    first = cache.get(owner_a, _Scorer)
+    assert cache.get(owner_a, _Scorer) is first and cache.get(owner_b, _Scorer) is not first
+    cache._built[id(owner_b)] = cache._built[id(owner_a)]  # an id reused by another model
+    assert cache.get(owner_b, _Scorer) is not first
 
 
 def test_checked_scorer_names_the_bad_argument() -> None:

@@ -16,12 +16,12 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 from uuid import UUID
 
-from camab_rag.attributor import ChainAttribution, Pending, _stoppable
+from camab_rag.attributor import ChainAttribution, Pending, Worker, _stoppable
 from camab_rag.captured import (
     CapturedAttribution,
     _captured_steps,
@@ -172,21 +172,22 @@ class ResultStore(OrderedDict[Hashable, T]):
         self.limit = limit
         self.uuid_keys = uuid_keys
 
-    def _key(self, key: object) -> Any:
+    def key(self, key: object) -> Any:
+        """``key`` as results are kept under (a ``str`` UUID read as one)."""
         return UUID(key) if self.uuid_keys and isinstance(key, str) else key
 
     def __getitem__(self, key: object) -> T:
-        return super().__getitem__(self._key(key))
+        return super().__getitem__(self.key(key))
 
     def __contains__(self, key: object) -> bool:
-        return super().__contains__(self._key(key))
+        return super().__contains__(self.key(key))
 
     def get(self, key: object, default: Any = None) -> Any:
-        return super().get(self._key(key), default)
+        return super().get(self.key(key), default)
 
     def add(self, key: Hashable, value: T) -> None:
         """Store ``value`` under ``key``, dropping the oldest results past ``limit``."""
-        self[self._key(key)] = value
+        self[self.key(key)] = value
         while len(self) > self.limit:
             self.popitem(last=False)
 
@@ -220,16 +221,12 @@ class Runs(Generic[T]):
     ) -> None:
         self.settings, self.strict, self.keep, self.explain = settings, strict, keep, explain
         self.gate = gate
-        self.uuid_keys = uuid_keys
         self.results: ResultStore[T] = ResultStore(keep, uuid_keys=uuid_keys)
         self.last_result: T | None = None
         self.pending: OrderedDict[Hashable, Pending[T]] = OrderedDict()
-        self._executor: ThreadPoolExecutor | None = None
+        self.key = self.results.key
+        self.worker = Worker()
         self._lock = threading.Lock()
-
-    def key(self, key: object) -> Hashable:
-        """``key`` as results and jobs are kept under (a ``str`` UUID read as one)."""
-        return UUID(key) if self.uuid_keys and isinstance(key, str) else key
 
     def record(self, key: object, value: T) -> T:
         """Keep ``value`` as the latest result and, with a key, under it."""
@@ -266,7 +263,6 @@ class Runs(Generic[T]):
         ``placeholders`` read "cancelled" if the loop ends first), else the worker thread;
         the handle is kept under ``key``, the oldest finished dropped past ``keep``."""
         stop = threading.Event()
-        stoppable = _stoppable(steps, stop)
         if in_loop:
             marked: list[bool] = []
 
@@ -277,7 +273,7 @@ class Runs(Generic[T]):
 
             async def run() -> T:
                 try:
-                    return await adrive(stoppable)
+                    return await adrive(_stoppable(steps, stop))
                 except (asyncio.CancelledError, GeneratorExit):
                     on_cancel()
                     raise
@@ -286,10 +282,7 @@ class Runs(Generic[T]):
             task.add_done_callback(lambda done: on_cancel() if done.cancelled() else None)
             job = Pending(task, stop)
         else:
-            with self._lock:
-                if self._executor is None:
-                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="camab")
-                job = Pending(self._executor.submit(drive, stoppable), stop)
+            job = self.worker.start(steps, stop)
         self._keep(self.key(key), job)
         return job
 
@@ -322,10 +315,7 @@ class Runs(Generic[T]):
 
     def close(self) -> None:
         """Wait for the worker thread's attributions and stop it."""
-        with self._lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True)
+        self.worker.close()
 
 
 # ---------------------------------------------------------------------- what is attached

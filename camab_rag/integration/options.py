@@ -1,14 +1,13 @@
 """What every integration object is built from: its keyword options, listed once
 (:class:`AttributorOptions`, :class:`ChainOptions`: the knobs of :func:`camab_rag.attribute`
-with one meaning), and its scorer (:class:`ScorerSource`, over the one resolver
-:func:`~camab_rag.scorers.resolve_scorer`); :meth:`ChainParts.of` checks and builds them."""
+with one meaning), and its scorers (:class:`~camab_rag.scorers.proxy.ScorerCache`, over the
+one resolver); :meth:`ChainParts.of` checks and builds them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
 from difflib import get_close_matches
-from functools import partial
 from typing import Any, TypedDict
 
 from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
@@ -16,7 +15,7 @@ from camab_rag.groundedness import GroundednessFilter
 from camab_rag.integration.kernel import Runs
 from camab_rag.integration.messages import ProgressHook, ProgressRelay
 from camab_rag.methods import Method
-from camab_rag.scorers.proxy import _checked_scorer, _own_or_proxy, _ScorerCache, resolve_scorer
+from camab_rag.scorers.proxy import ScorerCache, _checked_scorer
 from camab_rag.segments import Granularity
 from camab_rag.settings import (
     CHAIN_SETTINGS,
@@ -35,41 +34,11 @@ NO_KEY_FROM_RUN = (
 """Why a server refused a scorer rebuilt from a trace (the callbacks' own rebuild)."""
 
 
-@dataclass
-class ScorerSource:
-    """One integration object's scorer: ``scorer``, else ``llm``'s, with ``proxy`` whenever
-    that model cannot score; each built once."""
-
-    scorer: object = None
-    llm: object = None
-    proxy: object = None
-    options: dict[str, Any] = field(default_factory=dict)
-    cache: _ScorerCache = field(default_factory=lambda: _ScorerCache())
-
-    def configured(self) -> Any:
-        """The scorer the object was given (:func:`~camab_rag.scorers.resolve_scorer`)."""
-        build = lambda: resolve_scorer(  # noqa: E731
-            self.scorer, llm=self.llm, proxy=self.proxy, **self.options
-        )
-        return self.cache.get("configured", build)
-
-    def traced(self, key: Hashable | None, build: Callable[..., Any], owner: object = None) -> Any:
-        """The scorer of a model a trace showed (``key``: which; ``None``: none seen), built
-        once per key with the proxy; the configured one when a scorer or llm was given."""
-        if key is None or self.scorer is not None or self.llm is not None:
-            return self.configured()
-        own = partial(_own_or_proxy, partial(build, **self.options), self.proxy)
-        return self.cache.get(key, own, owner=owner)
-
-    def of_model(self, model: object) -> Any:
-        """The configured scorer, else ``model``'s, built once per object."""
-        return self.traced(id(model), partial(resolve_scorer, llm=model), model)
-
-    def explain(self, error: Exception) -> Exception:
-        """A key refused by a server whose scorer was rebuilt from a trace, explained."""
-        if isinstance(error, CredentialsRefusedError) and self.scorer is None and self.llm is None:
-            return ScorerUnavailableError(f"{error}. {NO_KEY_FROM_RUN}")
-        return error
+def _explain(error: Exception) -> Exception:
+    """A key refused by a server whose scorer was rebuilt from a trace, explained."""
+    if isinstance(error, CredentialsRefusedError):
+        return ScorerUnavailableError(f"{error}. {NO_KEY_FROM_RUN}")
+    return error
 
 
 class AttributorOptions(TypedDict, total=False):
@@ -132,7 +101,7 @@ class ChainParts:
 
     settings: AttributionSettings
     groundedness: GroundednessFilter | None
-    scorers: ScorerSource
+    scorers: ScorerCache
     runs: Runs[Any]
     strict: bool
     background: bool
@@ -172,7 +141,7 @@ class ChainParts:
         gate = groundedness_filter(
             options.get("groundedness"), settings, blocking_refused=blocking_refused
         )
-        scorers = ScorerSource(
+        scorers = ScorerCache(
             scorer,
             options.get("llm"),
             options.get("proxy"),
@@ -185,7 +154,7 @@ class ChainParts:
             strict=strict,
             keep=options.get("max_results", 1000),
             uuid_keys=uuid_keys,
-            explain=scorers.explain if traced else None,
+            explain=_explain if traced and scorer is None and scorers.llm is None else None,
         )
         return cls(
             settings,
@@ -204,6 +173,5 @@ __all__ = [
     "AttributorOptions",
     "ChainOptions",
     "ChainParts",
-    "ScorerSource",
     "checked_options",
 ]

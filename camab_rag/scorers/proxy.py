@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlparse
@@ -162,31 +163,6 @@ def _checked_scorer(scorer: Any, name: str = "scorer") -> Any:
     if scorer is not None:
         _check_scorer(scorer, name)
     return scorer
-
-
-class _ScorerCache:
-    """Scorers built once per key (an entry counts only for the same ``owner``), so an HTTP
-    scorer keeps its connection pool and a proxied model is re-probed only when due
-    (:meth:`ProxyFallbackScorer.recheck`, once per attribution). A failed build is not kept."""
-
-    def __init__(self) -> None:
-        self._built: dict[Hashable, tuple[object, Any]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable, build: Callable[[], Any], *, owner: object = None) -> Any:
-        with self._lock:
-            hit = self._built.get(key)
-        if hit is not None and hit[0] is owner:
-            if isinstance(hit[1], ProxyFallbackScorer):
-                hit[1].recheck()  # an attribution starts: the own model may score again
-            return hit[1]
-        scorer = build()
-        with self._lock:
-            hit = self._built.get(key)
-            if hit is not None and hit[0] is owner:
-                return hit[1]  # another thread built it first
-            self._built[key] = (owner, scorer)
-            return scorer
 
 
 class ProxyFallbackScorer:
@@ -417,3 +393,54 @@ def resolve_scorer(
         "camab_rag.default_scorer() or camab_rag.OpenAICompletionsScorer(...), and "
         "proxy= a scorer that scores for a model that cannot"
     )
+
+
+@dataclass
+class ScorerCache:
+    """An integration object's scorers, each resolved once by :func:`resolve_scorer`:
+    ``scorer``, else ``llm``'s, else that of each model a call shows, with ``proxy``
+    whenever that model cannot score. Why: an HTTP scorer keeps its connection pool and a
+    proxied model is re-probed only when due (once per attribution). A failed build is
+    not kept; :meth:`get` reads it."""
+
+    scorer: object = None
+    llm: object = None
+    proxy: object = None
+    options: dict[str, Any] = field(default_factory=dict)
+    _built: dict[Hashable, tuple[object, Any]] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def get(
+        self,
+        model: object = None,
+        build: Callable[..., Any] | None = None,
+        key: Hashable | None = None,
+    ) -> Any:
+        """The scorer given (or ``llm``'s); else ``model``'s, built by ``build(**options)``
+        (default: the resolver's for ``llm=model``) once per ``key`` (default: per model)."""
+        owner: object = None
+        if self.scorer is not None or self.llm is not None or (model is None and key is None):
+            key, make = (
+                "configured",
+                partial(
+                    resolve_scorer, self.scorer, llm=self.llm, proxy=self.proxy, **self.options
+                ),
+            )
+        else:
+            if key is None:
+                key, owner = id(model), model
+            own = partial(build or partial(resolve_scorer, llm=model), **self.options)
+            make = partial(_own_or_proxy, own, self.proxy)
+        with self._lock:
+            hit = self._built.get(key)
+        if hit is not None and hit[0] is owner:
+            if isinstance(hit[1], ProxyFallbackScorer):
+                hit[1].recheck()  # an attribution starts: the own model may score again
+            return hit[1]
+        scorer = make()
+        with self._lock:
+            hit = self._built.get(key)
+            if hit is not None and hit[0] is owner:
+                return hit[1]  # another thread built it first
+            self._built[key] = (owner, scorer)
+            return scorer

@@ -14,7 +14,6 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableGenerator
 from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
-import langchain_camab.scorer  # noqa: F401  (registers how LangChain models are read)
 from camab_rag.integration import METADATA_KEY, ChainParts
 from langchain_camab import native
 from langchain_camab.native import to_prompt
@@ -154,7 +153,7 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
         background = self.step.parts.background  # no run to send events to once it returned
         emit = native.progress_emitter(None if background else run_manager)
         summary = self._summary_only(run_manager)
-        scorer = self.scorers.configured  # resolved once (a proxy when its model cannot score)
+        scorer = self.scorers.get  # resolved once (a proxy when its model cannot score)
         return self.step.start(input, run_id, scorer, self._prompt_for, emit, summary)
 
     def _prompt_for(self, input: Mapping[str, Any], read: StepInput) -> Prompt | None:

@@ -30,10 +30,10 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 
 from camab_rag.integration import ChainAttribution, ChainParts
 from langchain_camab import native
+from langchain_camab.chat_models import scorer_from_run
 from langchain_camab.native import RUN_METADATA_KEY
 from langchain_camab.roots import Kept, RootRuns, Waited
 from langchain_camab.run_tree import CONTEXT_KEYS, QUESTION_KEYS, LLMCall, RunReading
-from langchain_camab.scorer import scorer_from_run
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -116,10 +116,10 @@ class _Handler(Kept):
     def _scorer_for(self, call: LLMCall | None) -> Any:
         """The configured scorer, else that of the model the callbacks saw."""
         if call is None:
-            return self.scorers.configured()
+            return self.scorers.get()
         serialized, params = call.model
         key = repr((serialized or {}).get("id")) + repr(sorted(map(str, params.items())))
-        return self.scorers.traced(key, partial(scorer_from_run, serialized, params))
+        return self.scorers.get(call.model, partial(scorer_from_run, serialized, params), key)
 
 
 class CamabCallbackHandler(_Handler, Waited, BaseCallbackHandler):

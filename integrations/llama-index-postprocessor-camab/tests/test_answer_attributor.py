@@ -1,5 +1,5 @@
-"""Attributing a framework's answer object (llama_index.postprocessor.camab.answers): the
-scorer built once per model, the documents an answer is
+"""Attributing a framework's answer object (llama_index.postprocessor.camab.answers and
+its AnswerAttributor): the scorer built once per model, the documents an answer is
 attributed to (its sources, else retrieved ones that reached the model), the failed
 result of a problem found on the way, and the metadata an answer then carries."""
 
@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 from llama_fakes import repo_tests_module
+from llama_index.core.schema import NodeWithScore, TextNode
 from llama_index.postprocessor.camab.answers import (
-    AnswerAttributor,
     answer_documents,
     set_attribution,
     wait_for_attribution,
 )
+from llama_index.postprocessor.camab.attributor import AnswerAttributor
 from llama_index.postprocessor.camab.spans import ModelCall, SpanRecord
 
 from camab_rag import AttributionSettings, GroundednessFilter
@@ -33,6 +34,7 @@ DOCS = [
 ]
 QUESTION = "What is the capital of France?"
 ANSWER = "Paris is the capital of France."
+NODES = [NodeWithScore(node=TextNode(text=text)) for text in DOCS]
 
 PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"
 
@@ -56,10 +58,10 @@ def test_options_are_checked_and_a_scorer_is_built_once_per_model() -> None:
         AnswerAttributor(settings={"budget": 4})  # type: ignore[arg-type]
     attributor = AnswerAttributor(None, scorer_options={"timeout": 3})
     model = SimpleNamespace(api_base="http://127.0.0.1:9/v1", model="m")  # a served model
-    built = attributor.scorers.of_model(model)  # by the one resolver, once per model
-    assert built is attributor.scorers.of_model(model) and built.timeout == 3.0
+    built = attributor.scorers.get(model)  # by the one resolver, once per model
+    assert built is attributor.scorers.get(model) and built.timeout == 3.0
     given = KeywordScorer()
-    assert AnswerAttributor(given).scorers.of_model(model) is given
+    assert AnswerAttributor(given).scorers.get(model) is given
     with pytest.raises(TypeError, match=r"^Engine\(\) got an unexpected keyword argument 'llm'"):
         AnswerAttributor(owner="Engine", llm=model)  # type: ignore[call-arg]
     with pytest.raises(InputError, match="proxy must have a score"):
@@ -70,9 +72,9 @@ def test_an_answer_with_retrieved_documents_that_reached_the_model_is_attributed
     model = SimpleNamespace(scorer=KeywordScorer())
     settings = AttributionSettings(budget=4, seed=1)
     attributor = AnswerAttributor(None, settings=settings)
-    record = SpanRecord("q", documents=list(DOCS), calls=[ModelCall("llm", PROMPT, model)])
+    record = SpanRecord("q", documents=list(NODES), calls=[ModelCall("llm", PROMPT, model)])
     done = drive(attributor.call_steps(ChainCall(QUESTION, ANSWER), object(), record=record))
-    assert done.documents == DOCS and not done.own_sources
+    assert done.documents == NODES and not done.own_sources
     summary, entries = done.metadata()
     assert summary["status"] == "ok" and summary["prompt_mode"] == "captured"
     assert len(entries) == 3 and {e["n_queries"] for e in entries} == {4}
@@ -85,12 +87,12 @@ def test_a_problem_is_the_failed_result_and_a_blocking_filter_fails_closed() -> 
     gate = GroundednessFilter(mode="block", fallback="Not sure.")
     attributor = AnswerAttributor(KeywordScorer(), groundedness=gate)
     call = ChainCall(QUESTION, ANSWER, problem=InputError("not a plain answer"))
-    done = drive(attributor.call_steps(call, sources=DOCS))
+    done = drive(attributor.call_steps(call, sources=NODES))
     summary, entries = done.metadata()
     assert summary["status"] == "error" and "not a plain answer" in summary["error"]
     assert entries == [] and summary["prompt_mode"] == "none"
     assert done.replacement == "Not sure." and summary["groundedness"]["blocked"] is True
-    empty = drive(attributor.call_steps(ChainCall(QUESTION, ""), sources=DOCS))
+    empty = drive(attributor.call_steps(ChainCall(QUESTION, ""), sources=NODES))
     assert "the response is empty" in empty.metadata()[0]["error"]
 
 
@@ -116,7 +118,7 @@ def test_a_background_attribution_fills_the_pending_answer_in_place() -> None:
     attributor = AnswerAttributor(KeywordScorer(), settings=AttributionSettings(budget=4, seed=1))
 
     def steps(answer: Any) -> Any:
-        done = yield from attributor.call_steps(ChainCall(QUESTION, ANSWER), sources=DOCS)
+        done = yield from attributor.call_steps(ChainCall(QUESTION, ANSWER), sources=NODES)
         set_attribution(answer, done.metadata()[0])
         attributor.remember({"answer": answer.text})
 
@@ -138,8 +140,10 @@ def test_a_background_attribution_fills_the_pending_answer_in_place() -> None:
 class _Answers(AnswerAttributor):
     """Attributes a ``SimpleNamespace`` answer in place (an integration's ``turn``)."""
 
-    def turn(self, answer: Any, question: str, record: Any, llm: object = None) -> Any:
-        done = yield from self.call_steps(ChainCall(question, answer.text), llm, DOCS, record)
+    def turn(
+        self, answer: Any, question: str, record: Any, llm: object = None, then: Any = None
+    ) -> Any:
+        done = yield from self.call_steps(ChainCall(question, answer.text), llm, NODES, record)
         set_attribution(answer, done.metadata()[0])
         return answer
 
@@ -171,8 +175,6 @@ def test_an_engine_call_is_asked_then_attributed_sync_async_or_in_the_background
         return later.metadata["attribution"]
 
     assert asyncio.run(in_the_background())["status"] == "ok"
-    with pytest.raises(NotImplementedError):
-        AnswerAttributor().answer(QUESTION, None, ask, "q3")
 
 
 def test_a_handler_remembers_each_answers_attribution_oldest_first() -> None:

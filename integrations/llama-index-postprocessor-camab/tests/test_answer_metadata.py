@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 from llama_fakes import repo_tests_module
+from llama_index.core.schema import NodeWithScore, TextNode
 from llama_index.postprocessor.camab.answers import (
-    AnswerAttributor,
     await_attribution,
     set_attribution,
     wait_for_attribution,
 )
+from llama_index.postprocessor.camab.attributor import AnswerAttributor
 
 from camab_rag import AttributionResult, AttributionSettings
 from camab_rag.errors import AttributionCancelledError, AttributionPendingError
@@ -31,6 +32,7 @@ DOCS = [
 ]
 QUESTION = "What is the capital of France?"
 ANSWER = "Paris is the capital of France."
+NODES = [NodeWithScore(node=TextNode(text=text)) for text in DOCS]
 
 
 def answer_with_run(in_loop: bool) -> tuple[Any, AnswerAttributor]:
@@ -39,7 +41,10 @@ def answer_with_run(in_loop: bool) -> tuple[Any, AnswerAttributor]:
     answer = SimpleNamespace(metadata=None)
 
     def steps() -> Any:
-        done = yield from attributor.call_steps(ChainCall(QUESTION, ANSWER), sources=DOCS)
+        done = yield from attributor.call_steps(
+            ChainCall(QUESTION, ANSWER),
+            sources=NODES,
+        )
         set_attribution(answer, done.metadata()[0])
 
     attributor.start(answer, steps(), in_loop=in_loop)

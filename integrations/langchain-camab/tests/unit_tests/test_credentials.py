@@ -100,4 +100,4 @@ def test_a_scorer_from_the_live_model_sends_its_own_key(server: Any) -> None:
     scoring = [a for p, a in server.authorizations if p != "/v1/chat/completions"]
     assert scoring and set(scoring) == {f"Bearer {SERVER_KEY}"}
     step = CamabAttributor(llm=llm)
-    assert OPENAI_KEY not in repr(step.scorers.configured())
+    assert OPENAI_KEY not in repr(step.scorers.get())

@@ -11,9 +11,8 @@ from langchain_camab import (
     CamabChatModel,
     ScorerUnavailableError,
 )
-from langchain_camab.chat_models import MODEL_KEY
+from langchain_camab.chat_models import MODEL_KEY, scorer_from_run
 from langchain_camab.run_tree import LLMCall
-from langchain_camab.scorer import scorer_from_run
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.load import dumpd
 from langchain_openai import ChatOpenAI
@@ -121,8 +120,8 @@ def test_the_scorer_of_a_handler_or_step_is_built_once() -> None:
     from_run = CamabCallbackHandler()
     assert from_run._scorer_for(call) is from_run._scorer_for(call)
     step = CamabAttributor(llm=llm)
-    assert step.scorers.configured() is step.scorers.configured()
+    assert step.scorers.get() is step.scorers.get()
     unable = CamabAttributor(llm=object())  # no base URL: no scorer can be built for it
     for _ in range(2):  # a failed build is not cached: it fails each time
         with pytest.raises(ScorerUnavailableError, match="pass proxy="):
-            unable.scorers.configured()
+            unable.scorers.get()

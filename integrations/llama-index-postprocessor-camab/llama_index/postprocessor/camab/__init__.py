@@ -5,7 +5,12 @@
 ``CamabNodePostprocessor(top_k=..., threshold=...)`` keeps the nodes an answer relied on.
 """
 
-from llama_index.postprocessor.camab.answers import await_attribution, wait_for_attribution
+from llama_index.postprocessor.camab.answers import (
+    ATTRIBUTION_KEY,
+    await_attribution,
+    to_citation_blocks,
+    wait_for_attribution,
+)
 from llama_index.postprocessor.camab.attributor import (
     aattribute_response,
     attribute_response,
@@ -14,7 +19,6 @@ from llama_index.postprocessor.camab.base import CamabNodePostprocessor
 from llama_index.postprocessor.camab.capture import AttributionProgressEvent
 from llama_index.postprocessor.camab.engines import CamabChatEngine, CamabQueryEngine
 from llama_index.postprocessor.camab.event_handler import CamabEventHandler
-from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY, to_citation_blocks
 
 from camab_rag import AttributionSettings
 from camab_rag.integration import attribution_of, groundedness_of

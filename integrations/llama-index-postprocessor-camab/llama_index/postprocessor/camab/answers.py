@@ -1,38 +1,27 @@
-"""What the engines and the handler attribute with (:class:`AnswerAttributor`), which
-documents an answer came from (:func:`answer_documents`), what it then carries, and
-waiting for a stream's attribution (:func:`wait_for_attribution`)."""
+"""Which documents an answer came from (:func:`answer_documents`), what it then carries
+(:func:`attach`: the summary, node copies; :func:`to_citation_blocks`), and waiting for a
+stream's attribution (:func:`wait_for_attribution`)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import threading
-import uuid
-from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from llama_index.postprocessor.camab.spans import SpanRecord, streaming_for
+from llama_index.core.base.llms.types import CitationBlock, TextBlock
+from llama_index.core.base.response.schema import Response
+from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from camab_rag.errors import AttributionPendingError, InputError, NoContextError
-from camab_rag.integration import (
-    METADATA_KEY,
-    Attachment,
-    AttributorOptions,
-    ChainCall,
-    ChainParts,
-    prompt_holds,
-)
+from camab_rag.integration import METADATA_KEY, Attachment, native_citations, prompt_holds
+from camab_rag.segments import SourceDocument
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
-
-    from camab_rag.integration import Prompt, Steps
+    from camab_rag import AttributionResult, CitationRule
+    from camab_rag.integration import Prompt
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
 ANSWER_JOB = "_camab_attribution_job"
 """The attribute of a streamed answer holding its background attribution's handle."""
 NOT_YET = (
@@ -152,155 +141,70 @@ class AnswerAttribution:
         return verdict.answer if verdict is not None and verdict.blocked else None
 
 
-class AnswerAttributor:
-    """What an integration object attributes its answers with (its scorer, settings,
-    filter and runs); :meth:`call_steps` attributes one answer; ``owner`` names the object
-    in errors."""
+ATTRIBUTION_KEY = METADATA_KEY
+"""The metadata key under which responses and nodes carry their attribution."""
+SOURCES = {True: "response.source_nodes", False: "retrieval events"}
 
-    def __init__(
-        self,
-        scorer: Any = None,
-        as_documents: ToDocuments | None = None,
-        owner: str = "AnswerAttributor",
-        blocking_refused: str | None = None,
-        **options: Unpack[AttributorOptions],
-    ) -> None:
-        self.parts = ChainParts.of(
-            owner, scorer, options, listed=AttributorOptions, blocking_refused=blocking_refused
+
+def node_documents(nodes: Sequence[NodeWithScore]) -> list[SourceDocument]:
+    """Each node as the text the LLM saw (content with LLM metadata, stripped)."""
+    return [
+        SourceDocument(n.node.get_content(MetadataMode.LLM).strip(), {"node_id": n.node_id})
+        for n in nodes
+    ]
+
+
+def _with_attribution(node: Any, info: dict[str, Any]) -> Any:
+    """A copy of ``node`` carrying ``info``, hidden from LLMs and embedding models."""
+    update: dict[str, Any] = {"metadata": {**node.metadata, ATTRIBUTION_KEY: info}}
+    for name in ("excluded_llm_metadata_keys", "excluded_embed_metadata_keys"):
+        keys = list(getattr(node, name))
+        update[name] = keys if ATTRIBUTION_KEY in keys else [*keys, ATTRIBUTION_KEY]
+    return node.model_copy(update=update)
+
+
+def attach(response: Any, done: AnswerAttribution) -> Any:
+    """Put ``done`` on ``response`` in place (a blocked answer's text: the fallback)."""
+    summary, entries = done.metadata()
+    try:
+        if entries:
+            nodes = [
+                NodeWithScore(node=_with_attribution(n.node, e), score=n.score)
+                for n, e in zip(done.documents, entries)
+            ]
+            summary["node_source"] = SOURCES[done.own_sources]
+            summary["node_ids"] = [n.node.node_id for n in nodes]
+            if done.own_sources:
+                response.source_nodes = nodes
+            else:
+                summary["nodes"] = [{"node_id": n.node_id, **e} for n, e in zip(nodes, entries)]
+        if done.replacement is not None and isinstance(response, Response):
+            response.response = done.replacement
+        set_attribution(response, summary)
+    except Exception:  # pragma: no cover - a response type that refuses attributes
+        logger.exception("camab: could not put the attribution on the response")
+    return response
+
+
+def to_citation_blocks(
+    result: AttributionResult,
+    nodes: Sequence[NodeWithScore],
+    *,
+    rule: CitationRule | None = None,
+) -> list[CitationBlock]:
+    """``CitationBlock``s for ``result.response`` (e.g. ``attribution_of(response)``) in
+    answer order, over its attributed ``nodes`` (``response.source_nodes``), citing by
+    ``rule`` (default: ``CitationRule()``)."""
+    return [
+        CitationBlock(
+            cited_content=TextBlock(text=c.cited_text),
+            source=c.source or nodes[c.doc_index].node.node_id,
+            title=c.title or "",
+            additional_location_info={
+                "answer_start": c.start,
+                "answer_end": c.end,
+                "node_index": c.doc_index,
+            },
         )
-        self.settings, self.scorers, self.runs = (
-            self.parts.settings,
-            self.parts.scorers,
-            self.parts.runs,
-        )
-        self.scorer = scorer
-        self.as_documents = as_documents
-        self._recent: deque[dict[str, Any]] = deque(maxlen=256)
-        self._lock = threading.Lock()
-
-    def remember(self, entry: dict[str, Any]) -> None:
-        """Keep ``entry`` among the :attr:`recent` ones (thread-safe)."""
-        with self._lock:
-            self._recent.append(entry)
-
-    def remembered(self, query_id: str, question: str) -> Callable[[object], None]:
-        """A ``then`` for :meth:`turn`: remember ``{"query_id", "query", "attribution"}``
-        (the answer's ``metadata["attribution"]``, ``None`` if it has none)."""
-
-        def remember(answer: object) -> None:
-            metadata = getattr(answer, "metadata", None) or {}
-            entry = {"query_id": query_id, "query": question}
-            self.remember({**entry, "attribution": metadata.get(METADATA_KEY)})
-
-        return remember
-
-    @property
-    def recent(self) -> list[dict[str, Any]]:
-        """The latest 256 entries remembered, oldest first."""
-        with self._lock:
-            return list(self._recent)
-
-    def in_background(self, choice: bool | None, streamed: bool, async_call: bool) -> bool:
-        """Whether a handler attributes an answer in the background: never a stream (it
-        is attributed once read) nor under a blocking filter (it judges the answer before
-        it is returned); else ``choice``, by default (``None``) an async call's; only
-        inside a running event loop."""
-        gate = self.parts.groundedness
-        if streamed or (gate is not None and gate.mode == "block"):
-            return False
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return False
-        return async_call if choice is None else choice
-
-    def begin(self, question: str) -> SpanRecord | None:
-        """The record of ``question``'s call (an integration reads its framework's spans)."""
-        return None
-
-    def turn(
-        self, answer: T, question: str, record: SpanRecord | None, llm: object = None
-    ) -> Steps[T]:
-        """Attribute ``answer`` (an integration reads its framework's answer types)."""
-        raise NotImplementedError
-
-    def answer(self, question: str, llm: object, ask: Callable[..., T], *args: Any) -> T:
-        """``ask(*args)`` the wrapped engine inside ``question``'s record (:meth:`begin`; a
-        stream's reader thread copies it), then attribute its answer (:meth:`turn`)."""
-        record = self.begin(question)
-        with streaming_for(record):
-            answer = ask(*args)
-        return self.runs.run(self.turn(answer, question, record, llm))
-
-    async def aanswer(
-        self, question: str, llm: object, ask: Callable[..., Awaitable[T]], *args: Any
-    ) -> T:
-        """Async :meth:`answer`."""
-        record = self.begin(question)
-        with streaming_for(record):
-            answer = await ask(*args)
-        return await self.runs.arun(self.turn(answer, question, record, llm))
-
-    def finish(self, answer: object, steps: Steps[Any], background: bool, key: str = "") -> None:
-        """Attribute ``answer`` by ``steps`` now, or in the ``background`` as a task of the
-        running loop kept under ``key`` (a key of its own when empty)."""
-        if background:
-            self.start(answer, steps, in_loop=True, key=key or uuid.uuid4().hex)
-        else:
-            self.runs.run(steps)
-
-    def start(self, answer: object, steps: Steps[Any], *, in_loop: bool, key: Any = None) -> None:
-        """Attribute ``answer`` in the background, its ``metadata["attribution"]`` pending
-        until ``steps`` fill it: a task of the running loop if ``in_loop`` (else the worker
-        thread), its :class:`~camab_rag.attributor.Pending` handle kept in ``runs`` under
-        ``key`` (``aflush`` awaits it) and, without a key (a stream), on the answer too
-        (:func:`wait_for_attribution`)."""
-        placeholder = Attachment.placeholders(key, 0).answer
-        set_attribution(answer, placeholder)
-        job = self.runs.start(
-            key if key is not None else id(answer), steps, [placeholder], in_loop=in_loop
-        )
-        if key is None:  # a stream: its handle on the answer, for wait_for_attribution
-            setattr(answer, ANSWER_JOB, job)
-
-    async def aflush(self) -> None:
-        """Await every background attribution started so far (each handle's
-        :meth:`~camab_rag.attributor.Pending.aresult`; an error stays in its handle);
-        cancelling the caller leaves them running."""
-        while jobs := [job for job in list(self.runs.pending.values()) if not job.done()]:
-            await asyncio.gather(*(job.aresult() for job in jobs), return_exceptions=True)
-
-    def call_steps(
-        self,
-        call: ChainCall,
-        model: object = None,
-        sources: Sequence[Any] = (),
-        record: SpanRecord | None = None,
-    ) -> Steps[AnswerAttribution]:
-        """Attribute ``call`` to the documents :func:`answer_documents` picks (its answer's
-        ``sources``, else those ``record`` retrieved), in the prompts ``record`` captured,
-        scored by the scorer of its model (else ``model``'s). Never raises: the call's
-        ``problem``, or why there are no documents, is the failed result."""
-        retrieved: list[Any] = []
-        if record is not None:
-            model = record.model if record.model is not None else model
-            call.prompts, retrieved = record.prompts, list(record.documents)
-            call.problem = call.problem or record.placeholder(call.answer)
-        documents: list[Any] = []
-        own = bool(sources)
-        if call.problem is None:
-            try:
-                documents, own = answer_documents(
-                    call.answer, sources, retrieved, call.prompts, self.as_documents
-                )
-            except Exception as error:  # never raises: the failed result
-                call.problem = error
-        try:
-            as_documents = self.as_documents
-            call.documents = as_documents(documents) if as_documents else documents
-        except Exception as error:  # e.g. the input gate refused a document: the failed result
-            call.problem = call.problem or error
-        call.scorer = partial(self.scorers.of_model, model)
-        finish = lambda attributed: AnswerAttribution(attributed, documents, own)  # noqa: E731
-        done: AnswerAttribution = yield from self.runs.steps(None, call, finish)
-        return done
+        for c in native_citations(result, nodes, rule=rule)
+    ]

@@ -1,12 +1,17 @@
-"""How the engines and the handler attribute an answer: a ``Response`` in place, a chat turn
-through a copy, a stream once read to the end (:class:`ResponseAttributor`)."""
+"""How the engines and the handler attribute an answer (:class:`AnswerAttributor`): a
+``Response`` in place, a chat turn through a copy, a stream once read to the end."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import os
 import sys
-from collections.abc import AsyncGenerator, Callable, Generator
+import threading
+import uuid
+from collections import deque
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from llama_index.core.base.response.schema import (
@@ -16,27 +21,35 @@ from llama_index.core.base.response.schema import (
 )
 from llama_index.core.chat_engine.types import AgentChatResponse, StreamingAgentChatResponse
 from llama_index.core.instrumentation.span import active_span_id
-from llama_index.postprocessor.camab.answers import AnswerAttributor
+from llama_index.postprocessor.camab.answers import (
+    ANSWER_JOB,
+    AnswerAttribution,
+    answer_documents,
+    attach,
+    node_documents,
+    set_attribution,
+)
 from llama_index.postprocessor.camab.capture import progress_events, query_tracker
-from llama_index.postprocessor.camab.response import attach, node_documents
-from llama_index.postprocessor.camab.spans import SpanRecord, aread_for, read_for
+from llama_index.postprocessor.camab.spans import SpanRecord, aread_for, read_for, streaming_for
 
 from camab_rag.errors import InputError
-from camab_rag.integration import ChainCall
+from camab_rag.integration import METADATA_KEY, Attachment, AttributorOptions, ChainCall, ChainParts
 from camab_rag.scorers.proxy import is_openai_endpoint, register_model_reader
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from camab_rag.integration import AttributorOptions, Steps
+    from camab_rag.integration import Steps
 
 T = TypeVar("T")
 STREAMS = (StreamingResponse, AsyncStreamingResponse, StreamingAgentChatResponse)
 
 
-class ResponseAttributor(AnswerAttributor):
-    """An :class:`~llama_index.postprocessor.camab.answers.AnswerAttributor` of LlamaIndex
-    answers, with the query records; ``owner`` names its engine in errors."""
+class AnswerAttributor:
+    """What the engines and the handler attribute LlamaIndex answers with (their scorer,
+    settings, filter, runs and query records): :meth:`answer` asks the wrapped engine and
+    attributes its ``Response`` in place, a chat turn through a copy, a stream once read;
+    ``owner`` names the object in errors."""
 
     def __init__(
         self,
@@ -45,8 +58,14 @@ class ResponseAttributor(AnswerAttributor):
         blocking_refused: str | None = None,
         **options: Unpack[AttributorOptions],
     ) -> None:
-        super().__init__(scorer, node_documents, owner, blocking_refused, **options)
+        self.parts = parts = ChainParts.of(
+            owner, scorer, options, listed=AttributorOptions, blocking_refused=blocking_refused
+        )
+        self.settings, self.scorers, self.runs = parts.settings, parts.scorers, parts.runs
+        self.scorer = scorer
         self.tracker = query_tracker()
+        self._recent: deque[dict[str, Any]] = deque(maxlen=256)
+        self._lock = threading.Lock()
 
     def begin(self, question: str) -> SpanRecord | None:
         """The active span's record, marked as this wrapper's (an event handler leaves it)."""
@@ -111,6 +130,122 @@ class ResponseAttributor(AnswerAttributor):
         answer.response_gen = read(record, answer.response_gen, ended)
         return turn
 
+    def remember(self, entry: dict[str, Any]) -> None:
+        """Keep ``entry`` among the :attr:`recent` ones (thread-safe)."""
+        with self._lock:
+            self._recent.append(entry)
+
+    def remembered(self, query_id: str, question: str) -> Callable[[object], None]:
+        """A ``then`` for :meth:`turn`: remember ``{"query_id", "query", "attribution"}``
+        (the answer's ``metadata["attribution"]``, ``None`` if it has none)."""
+
+        def remember(answer: object) -> None:
+            metadata = getattr(answer, "metadata", None) or {}
+            entry = {"query_id": query_id, "query": question}
+            self.remember({**entry, "attribution": metadata.get(METADATA_KEY)})
+
+        return remember
+
+    @property
+    def recent(self) -> list[dict[str, Any]]:
+        """The latest 256 entries remembered, oldest first."""
+        with self._lock:
+            return list(self._recent)
+
+    def in_background(self, choice: bool | None, streamed: bool, async_call: bool) -> bool:
+        """Whether a handler attributes an answer in the background: never a stream (it
+        is attributed once read) nor under a blocking filter (it judges the answer before
+        it is returned); else ``choice``, by default (``None``) an async call's; only
+        inside a running event loop."""
+        gate = self.parts.groundedness
+        if streamed or (gate is not None and gate.mode == "block"):
+            return False
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return async_call if choice is None else choice
+
+    def answer(self, question: str, llm: object, ask: Callable[..., T], *args: Any) -> T:
+        """``ask(*args)`` the wrapped engine inside ``question``'s record (:meth:`begin`; a
+        stream's reader thread copies it), then attribute its answer (:meth:`turn`)."""
+        record = self.begin(question)
+        with streaming_for(record):
+            answer = ask(*args)
+        return self.runs.run(self.turn(answer, question, record, llm))
+
+    async def aanswer(
+        self, question: str, llm: object, ask: Callable[..., Awaitable[T]], *args: Any
+    ) -> T:
+        """Async :meth:`answer`."""
+        record = self.begin(question)
+        with streaming_for(record):
+            answer = await ask(*args)
+        return await self.runs.arun(self.turn(answer, question, record, llm))
+
+    def finish(self, answer: object, steps: Steps[Any], background: bool, key: str = "") -> None:
+        """Attribute ``answer`` by ``steps`` now, or in the ``background`` as a task of the
+        running loop kept under ``key`` (a key of its own when empty)."""
+        if background:
+            self.start(answer, steps, in_loop=True, key=key or uuid.uuid4().hex)
+        else:
+            self.runs.run(steps)
+
+    def start(self, answer: object, steps: Steps[Any], *, in_loop: bool, key: Any = None) -> None:
+        """Attribute ``answer`` in the background, its ``metadata["attribution"]`` pending
+        until ``steps`` fill it: a task of the running loop if ``in_loop`` (else the worker
+        thread), its :class:`~camab_rag.attributor.Pending` handle kept in ``runs`` under
+        ``key`` (``aflush`` awaits it) and, without a key (a stream), on the answer too
+        (:func:`wait_for_attribution`)."""
+        placeholder = Attachment.placeholders(key, 0).answer
+        set_attribution(answer, placeholder)
+        job = self.runs.start(
+            key if key is not None else id(answer), steps, [placeholder], in_loop=in_loop
+        )
+        if key is None:  # a stream: its handle on the answer, for wait_for_attribution
+            setattr(answer, ANSWER_JOB, job)
+
+    async def aflush(self) -> None:
+        """Await every background attribution started so far (each handle's
+        :meth:`~camab_rag.attributor.Pending.aresult`; an error stays in its handle);
+        cancelling the caller leaves them running."""
+        while jobs := [job for job in list(self.runs.pending.values()) if not job.done()]:
+            await asyncio.gather(*(job.aresult() for job in jobs), return_exceptions=True)
+
+    def call_steps(
+        self,
+        call: ChainCall,
+        model: object = None,
+        sources: Sequence[Any] = (),
+        record: SpanRecord | None = None,
+    ) -> Steps[AnswerAttribution]:
+        """Attribute ``call`` to the documents :func:`answer_documents` picks (its answer's
+        ``sources``, else those ``record`` retrieved), in the prompts ``record`` captured,
+        scored by the scorer of its model (else ``model``'s). Never raises: the call's
+        ``problem``, or why there are no documents, is the failed result."""
+        retrieved: list[Any] = []
+        if record is not None:
+            model = record.model if record.model is not None else model
+            call.prompts, retrieved = record.prompts, list(record.documents)
+            call.problem = call.problem or record.placeholder(call.answer)
+        documents: list[Any] = []
+        own = bool(sources)
+        if call.problem is None:
+            try:
+                documents, own = answer_documents(
+                    call.answer, sources, retrieved, call.prompts, node_documents
+                )
+            except Exception as error:  # never raises: the failed result
+                call.problem = error
+        try:
+            call.documents = node_documents(documents)
+        except Exception as error:  # e.g. the input gate refused a document: the failed result
+            call.problem = call.problem or error
+        call.scorer = partial(self.scorers.get, model)
+        finish = lambda attributed: AnswerAttribution(attributed, documents, own)  # noqa: E731
+        done: AnswerAttribution = yield from self.runs.steps(None, call, finish)
+        return done
+
 
 def _as_response(answer: Any, text: str) -> Response:
     """A chat turn or a stream as a ``Response``."""
@@ -154,7 +289,7 @@ def attribute_response(
     """Attribute ``response`` in place, scored by ``scorer`` (default: ``llm``'s); never
     raises (a failure goes to its metadata, a groundedness verdict under
     ``["groundedness"]``). ``options``: as :class:`CamabQueryEngine`'s."""
-    attributor = ResponseAttributor(scorer, "attribute_response", **options)
+    attributor = AnswerAttributor(scorer, "attribute_response", **options)
     return attributor.runs.run(attributor.steps(response, question, None, llm))
 
 
@@ -167,7 +302,7 @@ async def aattribute_response(
     **options: Unpack[AttributorOptions],
 ) -> Any:
     """Async :func:`attribute_response` (``ascore``)."""
-    attributor = ResponseAttributor(scorer, "aattribute_response", **options)
+    attributor = AnswerAttributor(scorer, "aattribute_response", **options)
     return await attributor.runs.arun(attributor.steps(response, question, None, llm))
 
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY
+from llama_index.postprocessor.camab.answers import ATTRIBUTION_KEY
 
 from camab_rag.errors import InputError
 

@@ -17,7 +17,7 @@ from llama_index.core.chat_engine.types import (
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.prompts.mixin import PromptMixinType
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.postprocessor.camab.attributor import ResponseAttributor
+from llama_index.postprocessor.camab.attributor import AnswerAttributor
 
 from camab_rag.errors import InputError
 
@@ -32,15 +32,15 @@ History = list[ChatMessage] | None
 
 
 class _Wrapper:
-    """An engine wrapping another, attributing with a :class:`ResponseAttributor`."""
+    """An engine wrapping another, attributing with a :class:`AnswerAttributor`."""
 
-    _attributor: ResponseAttributor
+    _attributor: AnswerAttributor
 
     def _wrap(self, inner: object, kind: type, name: str, scorer: Any, options: Any) -> None:
         if not isinstance(inner, kind):
             kinds = f"a LlamaIndex {kind.__name__}, got {type(inner).__name__}"
             raise InputError(f"{name} must be {kinds}")
-        self._attributor = ResponseAttributor(scorer, type(self).__name__, **options)
+        self._attributor = AnswerAttributor(scorer, type(self).__name__, **options)
 
     @property
     def scorer(self) -> Any:

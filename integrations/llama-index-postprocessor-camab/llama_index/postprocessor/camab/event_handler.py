@@ -9,9 +9,9 @@ from llama_index.core.instrumentation.dispatcher import Dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.events.query import QueryEndEvent
-from llama_index.postprocessor.camab.attributor import STREAMS, ResponseAttributor
+from llama_index.postprocessor.camab.answers import ATTRIBUTION_KEY
+from llama_index.postprocessor.camab.attributor import STREAMS, AnswerAttributor
 from llama_index.postprocessor.camab.capture import query_text
-from llama_index.postprocessor.camab.response import ATTRIBUTION_KEY
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.integration import AttributorOptions
@@ -44,12 +44,12 @@ class CamabEventHandler(BaseEventHandler):
     proxy: Any = None
     scorer_options: dict[str, Any] = Field(default_factory=dict)
 
-    _attributor: ResponseAttributor = PrivateAttr()
+    _attributor: AnswerAttributor = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
         options = {name: getattr(self, name) for name in AttributorOptions.__annotations__}
         refused = "it must judge the answer before the query returns: use background=None/False"
-        self._attributor = ResponseAttributor(
+        self._attributor = AnswerAttributor(
             self.scorer,
             "CamabEventHandler",
             f"{refused}, or mode='flag'" if self.background else None,
