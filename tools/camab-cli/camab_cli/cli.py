@@ -432,8 +432,8 @@ def _add_local_options(parser: argparse.ArgumentParser) -> None:
         "--threshold",
         type=float,
         default=None,
-        help="support a source needs to be cited, nats per answer token (default: 0.11, "
-        "camab_rag.render.support.CITE_AT)",
+        help="support a source needs above the best unrelated source to be cited, nats per "
+        "answer token (default: 0.05, camab_rag.render.support.CITE_ABOVE)",
     )
     cite.add_argument("--cite", choices=("document", "segment"), default="document")
     cite.add_argument(
