@@ -12,6 +12,7 @@ from camab_rag.conflicts import find_conflicts
 from camab_rag.deadline import bounded
 from camab_rag.errors import InputError, warn_caller
 from camab_rag.groundedness.anchors import oracle_anchor_steps
+from camab_rag.lexical import lexical_scores
 from camab_rag.methods.prior import FREE_CALLS, FreePrior
 from camab_rag.prompts import PromptBuilder, PromptPlan, TemplatePromptBuilder, plan_prompt
 from camab_rag.result import AttributionResult
@@ -148,7 +149,9 @@ class TextAttribution:
         groups = dense([segment.doc_index for segment in segments])
         free = None
         if prior is None:
-            run: Run | None = start_run(len(segments), settings, groups, parallel_requests(scorer))
+            lexical = lexical_scores([segment.text for segment in segments], response)
+            parallel = parallel_requests(scorer)
+            run: Run | None = start_run(len(segments), settings, groups, parallel, lexical)
         else:  # the free model attributes first: the target's run starts from its scores
             run = None
             free_settings = replace(settings, method="auto", budget=FREE_CALLS, hierarchical=None)
