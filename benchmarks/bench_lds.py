@@ -82,6 +82,7 @@ SIZED = ("removal", "keep")
 LABELS = {
     "auto": "auto (ours, default)",
     "auto-adaptive": "auto before issue 51 (adaptive design)",
+    "auto-no-lexical": "auto without the lexical prior (issue 51, before)",
     "camab": "CAMAB (Algorithm 1)",
     "contextcite": "ContextCite-style",
     "kernelshap": "KernelSHAP",
@@ -127,11 +128,21 @@ class Case:
         return str(self.record.get("shape", "model"))
 
 
+def reshaped(record: dict[str, Any], example: Example, shape: str) -> dict[str, Any]:
+    """A stored record with a short answer (:data:`SHAPES`) instead of the model's: the
+    stored runs' methods and full reward are of the other answer, so they are left out."""
+    answer = example.answers[0].strip()
+    if shape not in ("span", "sentence"):
+        raise ValueError(f"unknown shape {shape!r}; choose one of {sorted(SHAPES)}")
+    response = answer if shape == "span" else f"The answer is {answer.rstrip('.')}."
+    return {**record, "response": response, "methods": {}, "full_logprob": None, "shape": shape}
+
+
 def cases(stem: str, shape: str = "model") -> list[Case]:
     """The examples of the "Quality per model call" tables: the stored run's finished
-    records that have an ``auto`` line in ``calls/<stem>.auto.jsonl``. For a ``shape``
-    other than ``model``, the answer is a short gold one (examples with none are left out)
-    and the stored methods and full reward, which are of the model's answer, are dropped."""
+    records that have an ``auto`` line in ``calls/<stem>.auto.jsonl`` (with a short
+    answer for a ``shape`` other than ``model``; examples with no gold answer are left
+    out)."""
     with_auto = {line["id"] for line in read_results(RESULTS / "calls" / f"{stem}.auto.jsonl")}
     records = [
         r
@@ -144,17 +155,11 @@ def cases(stem: str, shape: str = "model") -> list[Case]:
     by_id = {e.id: e for e in loaded}
     if shape == "model":
         return [Case(stem, r, by_id[r["id"]]) for r in records]
-    if shape not in SHAPES:
-        raise ValueError(f"unknown shape {shape!r}; choose one of {sorted(SHAPES)}")
-    found = []
-    for record in records:
-        example = by_id[record["id"]]
-        answer = example.answers[0].strip() if example.answers else ""
-        if answer:
-            response = answer if shape == "span" else f"The answer is {answer.rstrip('.')}."
-            record = {**record, "response": response, "methods": {}, "full_logprob": None}
-            found.append(Case(stem, {**record, "shape": shape}, example))
-    return found
+    return [
+        Case(stem, reshaped(r, by_id[r["id"]], shape), by_id[r["id"]])
+        for r in records
+        if by_id[r["id"]].answers and by_id[r["id"]].answers[0].strip()
+    ]
 
 
 def store_of(stem: str, shape: str = "model") -> RewardStore:
@@ -186,28 +191,34 @@ def fits_of(
     budgets = budgets_of(case)
     found: dict[tuple[str, str], Fit] = {}
 
+    def run(method: str | Method, budget: int, **options: Any) -> Any:
+        groups = options.pop("groups", None)
+        settings = AttributionSettings().with_changes(seed=seed, **options)
+        return attribute_fn(
+            reward, n, budget=budget, method=method, groups=groups, settings=settings
+        )
+
     def fit(
-        method: str | Method, budget: int, label: str | None, name: str = "", by_doc: bool = False
+        method: str | Method, budget: int, label: str | None, name: str = "", **options: Any
     ) -> Any:
         """The run (kept under ``(name or method, label)`` if a label is given); ``None``
         when it is unpriced and ``partial``."""
-        settings = AttributionSettings(seed=seed)
         try:
-            grouped = groups if by_doc else None
-            result = attribute_fn(
-                reward, n, budget=budget, method=method, groups=grouped, settings=settings
-            )
+            result = run(method, budget, **options)
         except Unpriced:
             if not partial:
                 raise
             return None
         if label is not None:
-            found[(name or str(method), label)] = Fit(result.scores, result.n_queries, result.masks)
+            key = name or str(method)
+            found[(key, label)] = Fit(result.scores, result.n_queries, result.masks)
         return result
 
-    for b in budgets:
-        fit("auto", b, str(b), by_doc=True)
-        fit(variant({}), b, str(b), ADAPTIVE, by_doc=True)
+    lexical = lexical_scores(case.example.segment_texts, str(case.record["response"]))
+    for b in budgets:  # auto as attribute() runs it: the answer's lexical scores at hand
+        fit(Auto().with_lexical(lexical), b, str(b), "auto", groups=groups)
+        fit("auto", b, str(b), NO_LEXICAL, groups=groups)
+        fit(variant({}), b, str(b), ADAPTIVE, groups=groups)
     for method in ANYTIME if only is None else [m for m in ANYTIME if m in only]:
         if 2**n <= max(budgets):  # a smaller budget would not enumerate: run each
             for b in budgets:
@@ -236,6 +247,7 @@ def fits_of(
 
 
 ADAPTIVE = "auto-adaptive"
+NO_LEXICAL = "auto-no-lexical"
 
 
 def variant(switches: dict[str, Any]) -> Auto:
@@ -276,11 +288,10 @@ def bernoulli_held_out(case: Case, count: int = HELD_OUT_COUNT) -> Mask:
 
 # ---------------------------------------------------------------------- pricing
 class ModelPrice:
-    """Prices subsets of one example with the model (loaded on the first call, one
-    request at a time on the prefix cache)."""
+    """Prices subsets of one example with the model (loaded on the first call)."""
 
-    def __init__(self, model: str, threads: int) -> None:
-        self.model, self.threads = model, threads
+    def __init__(self, load: Callable[[], Any]) -> None:
+        self.load = load
         self.scorer: Any = None
         self.seconds = 0.0
 
@@ -295,11 +306,7 @@ class ModelPrice:
 
         def price(mask: Mask) -> tuple[float, list[float]]:
             if self.scorer is None:
-                from camab_rag.scorers import TransformersScorer
-
-                self.scorer = TransformersScorer(
-                    self.model, batch_size=1, num_threads=self.threads, prefix_cache=True
-                )
+                self.scorer = self.load()
             started = time.perf_counter()
             prompt = builder.build(mask)
             others = [(c, s) for c, s in companions if s.get(c.id, mask) is None]
@@ -343,6 +350,8 @@ def seed_command(args: argparse.Namespace) -> None:
 
 
 def run_command(args: argparse.Namespace) -> None:
+    from camab_rag.scorers import TransformersScorer
+
     found = cases(args.results, args.shape)[args.offset : args.offset + args.n]
     store = store_of(args.results, args.shape)
     also = [s for s in args.also if s != args.shape]
@@ -350,7 +359,10 @@ def run_command(args: argparse.Namespace) -> None:
         shape: ({c.id: c for c in cases(args.results, shape)}, store_of(args.results, shape))
         for shape in also
     }
-    pricing = ModelPrice(str(found[0].record["model"]), args.threads)
+    model = str(found[0].record["model"])
+    pricing = ModelPrice(
+        lambda: TransformersScorer(model, batch_size=1, num_threads=args.threads, prefix_cache=True)
+    )
     for phase in args.phases:
         for index, case in enumerate(found):
             started = time.perf_counter()
@@ -449,14 +461,24 @@ def _column(table: list[Cells], key: tuple[str, str], metric: str) -> list[float
     return [v for v in found if v is not None and not math.isnan(v)]
 
 
-def finished_keys(case: Case | None = None) -> list[tuple[str, str]]:
+def rows_of(table: list[Cells]) -> list[tuple[str, str]]:
+    keys = [(m, str(b)) for m in ("auto", NO_LEXICAL, ADAPTIVE, *ANYTIME) for b in BUDGETS]
+    return [*keys, ("loo", "own"), ("random", "0"), ("lexical", "0")]
+
+
+def finished_keys(case: Case) -> list[tuple[str, str]]:
     """The fits a finished example has: every budget of :func:`budgets_of` (a short answer
-    has no 32, 64 or leave-one-out row, so it is finished without them); with no case,
-    every row a table may hold."""
-    budgets = BUDGETS if case is None else budgets_of(case)
-    keys = [(m, str(b)) for m in ("auto", ADAPTIVE, *ANYTIME) for b in budgets]
-    own = [("loo", "own")] if case is None or case.shape == "model" else []
+    has no 32, 64 or leave-one-out row, so it is finished without them)."""
+    keys = [(m, str(b)) for m in ("auto", ADAPTIVE, *ANYTIME) for b in budgets_of(case)]
+    own = [("loo", "own")] if case.shape == "model" else []
     return [*keys, *own, ("random", "0"), ("lexical", "0")]
+
+
+def comparisons() -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """(peer, auto) pairs at equal calls; leave-one-out (N + 1 calls) against auto at 32
+    and 64."""
+    pairs = [((m, str(b)), ("auto", str(b))) for b in BUDGETS for m in ANYTIME]
+    return [*pairs, (("loo", "own"), ("auto", "32")), (("loo", "own"), ("auto", "64"))]
 
 
 def paired(table: list[Cells], a: tuple[str, str], b: tuple[str, str], metric: str) -> list[float]:
@@ -518,7 +540,7 @@ def section(
         "",
     ]
     rows = []
-    for key in finished_keys():
+    for key in rows_of(table):
         calls = _column(table, key, "calls")
         if not calls:
             continue
@@ -708,13 +730,10 @@ def replay_check(stem: str, found: list[Case], store: RewardStore) -> str:
 def holm_tests(
     table: list[Cells],
 ) -> tuple[list[tuple[tuple[str, str], tuple[str, str], str, list[float], float]], list[float]]:
-    """Every paired test of a peer against ``auto`` (:data:`TESTED`; 3 examples at least),
-    at equal calls and leave-one-out (N + 1 calls) against auto at 32 and 64: (peer, auto,
-    metric, differences, p), and the Holm-adjusted p."""
-    pairs = [((m, str(b)), ("auto", str(b))) for b in BUDGETS for m in ANYTIME]
-    pairs += [(("loo", "own"), ("auto", "32")), (("loo", "own"), ("auto", "64"))]
+    """Every paired test of a peer against ``auto`` (:func:`comparisons`, :data:`TESTED`;
+    3 examples at least): (peer, auto, metric, differences, p), and the Holm-adjusted p."""
     tests = []
-    for peer, ours in pairs:
+    for peer, ours in comparisons():
         for metric in TESTED:
             diffs = paired(table, peer, ours, metric)
             if len(diffs) >= 3:
@@ -821,7 +840,10 @@ INTRO = (
     "fit of the example trained on are dropped from its held-out samples, so all methods "
     "of an example are scored on the same subsets. CAMAB, ContextCite-style and "
     "KernelSHAP run once at 64 calls and are read at the smaller budgets from prefixes; "
-    "auto runs once per budget; leave-one-out makes N + 1 calls, random and lexical none. "
+    "auto runs once per budget, as `attribute` runs it (on one document under 0.75 calls "
+    "per segment it reads its scores with the answer's lexical TF-IDF scores as a prior, "
+    "no call; the row without it beside); leave-one-out makes N + 1 calls, random and "
+    "lexical none (the lexical row ranks by question and answer). "
     "Same examples, model, prompts and responses as 'Quality per model call' below. "
     "Every reward is priced once and kept in `benchmarks/results/rewards/RESULTS.jsonl` "
     "(seeded from the stored runs: `.venv/bin/python -m benchmarks lds seed`), the "

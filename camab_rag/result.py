@@ -238,7 +238,8 @@ class AttributionResult:
 
     def posterior(self) -> GaussianLinearPosterior:
         """CAMAB's posterior over ``[intercept, w_1..w_N]`` (rebuilt from the history), for
-        ``camab`` and flat ``auto`` runs (whose scores are its means)."""
+        ``camab`` and flat ``auto`` runs (the scores are its means, but for an ``auto`` run
+        read with the lexical prior, ``method_config["lexical_prior"]``)."""
         method = method_from_config(self.method, self.method_config)
         if isinstance(method, Auto):
             method = method.bandit()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -175,12 +175,15 @@ def start_run(
     settings: AttributionSettings,
     groups: list[int] | None = None,
     parallel: int = 1,
+    lexical: Sequence[float] | NDArray[np.float64] | None = None,
 ) -> Run:
     """The run of one attribution with ``settings``' method (built and validated with the
     settings), specialised for this run: ``auto`` picks its Thompson draws per round from
     ``parallel``, the requests the scorer runs at once
     (:func:`~camab_rag.scorers.base.parallel_requests`, :meth:`Auto.for_scorer`), and runs
-    hierarchically over ``groups`` (each segment's document) unless told otherwise."""
+    hierarchically over ``groups`` (each segment's document) unless told otherwise, and may
+    read ``lexical`` (the segments' zero-call lexical scores) as a prior
+    (:meth:`Auto.with_lexical`)."""
     if n_segments > MAX_SEGMENTS:
         raise InputError(
             f"{n_segments} segments is more than {MAX_SEGMENTS}: use a coarser granularity "
@@ -196,7 +199,8 @@ def start_run(
     chosen = settings.method_instance
     n_docs = max(groups) + 1 if groups else 1
     if isinstance(chosen, Auto):
-        chosen = chosen.for_scorer(parallel, budget).for_budget(n_segments, budget, n_docs)
+        chosen = chosen.for_scorer(parallel, budget).with_lexical(lexical)
+        chosen = chosen.for_budget(n_segments, budget, n_docs)
     if chosen.name == "kernelshap" and budget < 2:
         raise InputError("kernelshap needs a budget of at least 2 (empty and full context)")
     hierarchical = settings.hierarchical

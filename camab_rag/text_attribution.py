@@ -11,6 +11,7 @@ from typing import Any
 from camab_rag.conflicts import find_conflicts
 from camab_rag.errors import InputError, warn_caller
 from camab_rag.groundedness.anchors import oracle_anchor_steps
+from camab_rag.lexical import lexical_scores
 from camab_rag.methods.prior import FREE_CALLS, FreePrior
 from camab_rag.prompts import PromptBuilder, PromptPlan, TemplatePromptBuilder, plan_prompt
 from camab_rag.result import AttributionResult
@@ -145,7 +146,8 @@ def attribution_steps(
             free_model=scored_by(prior).model,
         )
         settings = replace(settings, method=free, hierarchical=False)
-    run = start_run(len(segments), settings, groups, parallel_requests(scorer))
+    lexical = lexical_scores([segment.text for segment in segments], response)
+    run = start_run(len(segments), settings, groups, parallel_requests(scorer), lexical)
     run.progress = progress
     run.follow(oracle, anchors=settings.scores_anchors)
     yield from run.rounds(oracle)

@@ -9,7 +9,11 @@ a flat prior on the intercept, one fit per level (one joint fit under
 :data:`JOINT_FIT_BELOW` calls per unit); on one document's sentences under
 :data:`ONE_DOCUMENT_HALVES_BELOW` calls per unit it uses ContextCite's random halves read
 with LASSO (:func:`budget_rule`); KernelSHAP's design was a candidate of the same rule
-and is not used (:data:`ONE_DOCUMENT_KERNELSHAP_BELOW`). The measurements behind each
+and is not used (:data:`ONE_DOCUMENT_KERNELSHAP_BELOW`). On one document under
+:data:`LEXICAL_PRIOR_BELOW` calls per unit, when the caller gave the segments' zero-call
+lexical scores (:meth:`Auto.with_lexical`; ``attribute`` does), the scores are
+:mod:`~camab_rag.methods.prior`'s fit with those as the free weights: the calls learn how
+far to trust them. The measurements behind each
 choice are in BENCHMARKS.md; benchmarks reach the alternatives through
 :meth:`Auto._variant` (not a public interface).
 """
@@ -21,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from camab_rag.errors import InputError
 from camab_rag.methods.base import (
     FloatArray,
     Masks,
@@ -32,6 +37,7 @@ from camab_rag.methods.base import (
 )
 from camab_rag.methods.baselines import ContextCite, KernelShap
 from camab_rag.methods.camab import Camab, CamabSampler
+from camab_rag.methods.prior import posterior, target_weights
 
 #: the most Thompson draws per round ``auto`` takes from a scorer's parallel capacity
 MAX_AUTO_BATCH = 2
@@ -41,6 +47,9 @@ SHAPLEY_OPENING = 0.75
 JOINT_FIT_BELOW = 0.25
 #: calls per unit under which one document's sentences use the random halves and LASSO
 ONE_DOCUMENT_HALVES_BELOW = 1.0
+#: calls per unit under which one document's scores are read with the lexical prior
+#: (chosen on the dev rows; over several documents the search chose 0, never)
+LEXICAL_PRIOR_BELOW = 0.75
 _CHOICES = {
     "design": ("adaptive", "random_halves", "kernelshap"),
     "estimator": ("flat_intercept", "posterior_mean", "lasso"),
@@ -91,7 +100,8 @@ class _Switches:
     ``"kernelshap"`` (``method="kernelshap"``'s subsets and estimator, one level);
     ``*_below``: the budget rules' cuts (:func:`budget_rule`); ``document_opening``: open
     with every document left out once whenever ``D + 1`` calls fit; ``documents``: this
-    one-level run's units are whole documents.
+    one-level run's units are whole documents; ``lexical_prior``: fit with the lexical
+    prior (set by :func:`budget_rule` under ``lexical_prior_below`` on one document).
     """
 
     leave_one_out_first: bool = True
@@ -108,6 +118,8 @@ class _Switches:
     one_document_kernelshap_below: float = ONE_DOCUMENT_KERNELSHAP_BELOW
     document_opening: bool = True
     documents: bool = False
+    lexical_prior_below: float = LEXICAL_PRIOR_BELOW
+    lexical_prior: bool = False
 
     def __post_init__(self) -> None:
         for name, allowed in _CHOICES.items():
@@ -119,6 +131,7 @@ class _Switches:
             "one_document_halves_below",
             "kernelshap_below",
             "one_document_kernelshap_below",
+            "lexical_prior_below",
         ):
             below = getattr(self, name)
             if isinstance(below, bool) or not isinstance(below, (int, float)) or below < 0:
@@ -139,7 +152,12 @@ def budget_rule(switches: _Switches, n_segments: int, budget: int, n_docs: int) 
     ``one_document_kernelshap_below`` calls per unit on one document (``n_docs <= 1``) or
     ``kernelshap_below`` otherwise (budget >= 2); else the random halves under
     ``one_document_halves_below`` or ``random_halves_below``; else, over several documents
-    split into sentences, one joint fit under ``joint_fit_below``; else ``switches``."""
+    split into sentences, one joint fit under ``joint_fit_below``; else ``switches``. On
+    one document under ``lexical_prior_below`` the scores are read with the lexical prior
+    (whatever the design)."""
+    lexical = n_docs <= 1 and scarce_budget(n_segments, budget, switches.lexical_prior_below)
+    if lexical != switches.lexical_prior:
+        switches = replace(switches, lexical_prior=lexical)
     shap_below = (
         switches.one_document_kernelshap_below if n_docs <= 1 else switches.kernelshap_below
     )
@@ -205,6 +223,7 @@ class Auto(Method):
     noise_variance: float = 0.01
     prior_variance: float = 1.0
     _switches: _Switches = field(default_factory=_Switches, repr=False, kw_only=True)
+    _lexical: tuple[float, ...] | None = field(default=None, repr=False, kw_only=True)
 
     name = "auto"
     #: a prefix is a valid fit, but not the run a smaller budget would make
@@ -222,9 +241,26 @@ class Auto(Method):
     def _variant(cls, **options: Any) -> Auto:
         """Benchmarks and stored results only: ``auto`` with :class:`_Switches` set."""
         switch_names = {f.name for f in fields(_Switches)}
+        lexical = options.pop("lexical_weights", None)
         switches = {k: v for k, v in options.items() if k in switch_names}
         public = {k: v for k, v in options.items() if k not in switch_names}
-        return cls(**public, _switches=_Switches(**switches))
+        return cls(**public, _switches=_Switches(**switches)).with_lexical(lexical)
+
+    def with_lexical(self, weights: Any) -> Auto:
+        """These settings with the segments' zero-call lexical scores (one finite number a
+        segment, :func:`camab_rag.lexical.lexical_scores` of the answer), the prior
+        :func:`budget_rule` may read the scores with; ``None`` keeps ``self``."""
+        if weights is None:
+            return self
+        values = np.asarray(weights, dtype=float).reshape(-1)
+        if not np.all(np.isfinite(values)):
+            raise InputError("the lexical scores must be finite numbers, one a segment")
+        return replace(self, _lexical=tuple(float(v) for v in values))
+
+    @property
+    def lexical_prior(self) -> bool:
+        """Whether this run's scores are read with the lexical prior."""
+        return self._switches.lexical_prior and self._lexical is not None
 
     @property
     def joint_fit(self) -> bool:
@@ -293,6 +329,13 @@ class Auto(Method):
         return np.asarray(self.fit_many(masks, rewards[:, None], seed)[0], dtype=float)
 
     def fit_many(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
+        if self.lexical_prior and self._lexical is not None:
+            free = np.asarray(self._lexical, dtype=float)
+            if len(free) != masks.shape[1]:
+                raise InputError(f"{len(free)} lexical scores for {masks.shape[1]} segments")
+            columns = np.asarray(rewards, dtype=float).reshape(len(masks), -1).T
+            fits = [posterior(masks, column, free, self.noise_variance) for column in columns]
+            return np.stack([target_weights(post.mean, free)[0] for post in fits])
         if self._switches.design == "kernelshap":
             shap = KernelShap()
             return np.stack([shap.fit(masks, column, seed) for column in np.asarray(rewards).T])
@@ -313,4 +356,8 @@ class Auto(Method):
     def config(self) -> dict[str, Any]:
         config = asdict(self)
         config.update(config.pop("_switches"))  # flat, as stored results hold them
+        lexical = config.pop("_lexical")
+        config["lexical_prior"] = self.lexical_prior  # in force: the rule and the scores
+        if lexical is not None:
+            config["lexical_weights"] = [round(float(w), 6) for w in lexical]
         return config

@@ -1,0 +1,44 @@
+"""A zero-call lexical ranking: each segment's TF-IDF cosine with a text (the answer).
+
+Free to compute, it is the baseline every benchmark prints beside its figures, and
+``method="auto"`` reads it as a prior when calls are scarce on one document (the prior's
+agreement is learned from the calls, :mod:`camab_rag.methods.prior`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+FloatArray = np.ndarray[Any, np.dtype[np.float64]]
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def lexical_scores(segments: Sequence[str], query: str) -> FloatArray:
+    """TF-IDF cosine of each segment with ``query`` (sublinear term frequency; document
+    frequencies over the segments themselves)."""
+    counts = [Counter(_words(s)) for s in segments]
+    n = len(counts)
+    frequency = Counter(w for c in counts for w in c)
+    idf = {w: math.log((n + 1) / (f + 0.5)) for w, f in frequency.items()}
+
+    def vector(c: Counter[str]) -> dict[str, float]:
+        return {w: (1 + math.log(v)) * idf.get(w, math.log(n + 1)) for w, v in c.items()}
+
+    q = vector(Counter(_words(query)))
+    q_norm = math.sqrt(sum(v * v for v in q.values())) or 1.0
+    out = []
+    for c in counts:
+        d = vector(c)
+        d_norm = math.sqrt(sum(v * v for v in d.values())) or 1.0
+        out.append(sum(v * q.get(w, 0.0) for w, v in d.items()) / (d_norm * q_norm))
+    return np.asarray(out, dtype=float)
