@@ -368,3 +368,30 @@ def test_unchecked_facts_are_numbers_dates_names_and_misread_values_not_rewordin
     ]
     # a sentence the context holds none of is made up whole, reworded or not
     assert unchecked_facts("Lovely spa upstairs.", hotel) == ["Lovely", "spa", "upstairs"]
+
+
+WORKSHOP = ContextWords.of(
+    [
+        "The workshop is open Tuesday to Friday from 9:00 to 18:00 and on Saturday from 10:00 "
+        "to 14:00. It is closed on Sunday and Monday.",
+        "A wheel truing costs 20 euros, and a full overhaul costs 120 euros.",
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "misread"),
+    [
+        ("No, it does not open on Mondays.", []),  # "not open" states "closed"
+        ("It isn't open on Sunday.", []),
+        ("No, it does not open on Saturdays.", ["open"]),
+        ("Yes, it is open on Mondays.", ["open"]),
+        ("A full overhaul costs 120 euros.", []),
+        ("A full overhaul costs 20 euros.", ["20"]),  # the truing price, ", and" a new clause
+    ],
+)
+def test_a_negated_opposite_and_a_value_of_the_clause_after_and(answer, misread):
+    """Review 6: "No, it does not open on Mondays." was blocked (its "open" and "not" read
+    as misread) and "A full overhaul costs 20 euros." passed (one clause held both prices)."""
+    found = misread_spans(answer, WORKSHOP, STOPWORDS)
+    assert [answer[a:b] for a, b in found if answer[a:b].lower() != "yes"] == misread

@@ -371,9 +371,15 @@ def _negated(words: Sequence[str], text: str) -> bool:
     return any(w in NEGATIONS for w in words) or bool(re.search(r"n['’]t\b", text, re.I))
 
 
-_CLAUSE = re.compile(r"\s*;\s*|,?\s+and\s+(?=(?:on|in|at|from|for|during)\b)", re.IGNORECASE)
-"""Where a context sentence starts a new clause: ``;``, or ``and`` before a preposition
-(``open Monday to Friday from 9:00 to 18:00 and on Saturday from 10:00 to 16:00``)."""
+_CLAUSE = re.compile(
+    r"\s*;\s*|,?\s+and\s+(?=(?:on|in|at|from|for|during)\b)"
+    r"|,\s+(?:and|but|while|whereas)\s+(?=(?:a|an|the|each|every|its|their|our)\b)",
+    re.IGNORECASE,
+)
+"""Where a context sentence starts a new clause: ``;``, ``and`` before a preposition
+(``open Monday to Friday from 9:00 to 18:00 and on Saturday from 10:00 to 16:00``), or
+``, and`` (``but``, ``while``) before a new subject (``A wheel truing costs 20 euros, and a
+full overhaul costs 120 euros``)."""
 
 
 def clauses(text: str) -> list[str]:
@@ -509,10 +515,26 @@ def misread_spans(
         content = {f for _, _, w, f in found if f and w not in stopwords}
         subject = frozenset(f for f in content if not _is_value(f))
         words = [w for _, _, w, _ in found]
+        # "No, ..." or a bare "No": a reply, not a negation
+        reply = _REPLY.match(part) is not None or words in (["no"], ["yes"])
+        negators = [
+            k
+            for k, (start, _, word, _) in enumerate(found)
+            if (word in NEGATIONS and not (reply and k == 0))
+            or (word == "t" and k and part[start - 1] in "'’")
+        ]
+        flips = {  # "does not open" states "closed": the negation is read with the word
+            j: k
+            for k, (_, _, _, value) in enumerate(found)
+            if value in OPPOSITES
+            for j in negators
+            if k - 3 <= j < k
+        }
         spans += [
             (s_start + start, s_start + end)
-            for start, end, _, value in found
-            if value in OPPOSITES and _opposed(value, subject, context)
+            for k, (start, end, _, value) in enumerate(found)
+            if value in OPPOSITES
+            and _opposed(OPPOSITES[value] if k in flips.values() else value, subject, context)
         ]
         if s_start == 0 and words[:1] in (["yes"], ["no"]):  # a reply to the question
             asked = [v for v in context.asked if v in OPPOSITES]
@@ -541,14 +563,14 @@ def misread_spans(
             )
             if held < best and rival:
                 spans.append((s_start + start, s_start + end))
-        # "No, ..." or a bare "No": a reply, not a negation
-        reply = _REPLY.match(part) is not None or words in (["no"], ["yes"])
-        negation = _negated(words[1:] if reply else words, part)
-        if negation and not any(s.negated for s in closest):
+        # a negation read with the opposite word after it was checked above
+        own = [k for k in negators if k not in flips]
+        if own and not any(s.negated for s in closest):
             spans += [
-                (s_start + (found[k - 1][0] if word == "t" else start), s_start + end)
-                for k, (start, end, word, _) in enumerate(found)
-                if (word in NEGATIONS and not (reply and k == 0))
-                or (word == "t" and k and part[start - 1] in "'’")
+                (
+                    s_start + (found[k - 1][0] if found[k][2] == "t" else found[k][0]),
+                    s_start + found[k][1],
+                )
+                for k in own
             ]
     return spans
