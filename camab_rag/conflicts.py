@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.groundedness.score import STOPWORDS
-from camab_rag.groundedness.wordforms import form_set, forms
+from camab_rag.groundedness.wordforms import LIGHT_WORDS, SAME_FORM, UNITS, form_set, forms
 from camab_rag.methods import Method
 from camab_rag.result import AttributionResult, Conflict
 from camab_rag.rewards import sum_logprob
@@ -263,11 +263,15 @@ def stated_value(
     return None
 
 
+RELATION_WORDS = frozenset(SAME_FORM) | LIGHT_WORDS | frozenset(UNITS)
+
+
 def _subject_words(sentence: Sequence[_Word], i: int, anchor: int, question: str) -> set[str]:
     """The words that say what the value of word ``i`` is about: the content words of the
-    answer ``sentence`` and the ``question`` other than numbers, the word's own value and
-    the ``anchor`` that finds its place (the unit, "euros")."""
-    skip = {sentence[k].lower for k in [*_phrase(sentence, i), anchor]}
+    answer ``sentence`` and the ``question`` other than numbers, the word's own value, the
+    ``anchor`` that finds its place, units ("euros") and words of the relation itself
+    ("costs", "sells", "gets"): any price list holds those."""
+    skip = {sentence[k].lower for k in [*_phrase(sentence, i), anchor]} | RELATION_WORDS
     pool = [w for k, w in enumerate(sentence) if k not in _phrase(sentence, i)]
     pool += _words(question)
     return {w.lower for w in pool if w.kind in ("word", "name")} - skip

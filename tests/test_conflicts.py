@@ -335,3 +335,16 @@ def test_another_amount_about_another_subject_disputes_nothing() -> None:
     assert stated_value("A check-up is 55 euros.", (14, 16), CLINIC[0]) == "45"
     assert stated_value("45 euros.", (0, 2), CLINIC[1], question=question) is None
     assert stated_value("55 euros.", (0, 2), CLINIC[0], question=question) == "45"
+
+
+def test_a_price_list_does_not_dispute_a_fee_it_does_not_mention() -> None:
+    """Review 6: "After that it costs 3 euros per day." (the storage fee) was shown as
+    disputed by a repair price list ("costs 45 euros"): "costs" and "euros" are the relation
+    and the unit, which any price list holds, not the fee's subject."""
+    prices = "A basic tune-up costs 45 euros. A wheel truing costs 20 euros."
+    answer = "After that it costs 3 euros per day."
+    at = answer.index("3")
+    question = "What is the fee after that?"
+    assert stated_value(answer, (at, at + 1), prices, question=question) is None
+    late = "A basic tune-up costs 60 euros."
+    assert stated_value(late, (late.index("60"), late.index("60") + 2), prices) == "45"
