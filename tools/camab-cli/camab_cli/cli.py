@@ -183,12 +183,15 @@ def attribute_record(
     rule = CitationRule(top_k=args.top_k, unit=args.cite, support_threshold=args.grounded_threshold)
     if args.threshold is not None:
         rule = replace(rule, threshold=args.threshold)
+    if args.groundedness and args.block_on == "facts":  # the report alone judges sentences
+        rule = replace(rule, support_threshold=-math.inf)
     cited = cite(result, record.documents, rule=rule)
     if args.groundedness:
         from camab_rag.groundedness import assess_groundedness
+        from camab_rag.groundedness.report import facts_only
 
         report = assess_groundedness(result, threshold=args.grounded_threshold)
-        cited = cited.with_groundedness(report)
+        cited = cited.with_groundedness(facts_only(report) if args.block_on == "facts" else report)
     progress.finish(f"{result.n_queries + _extra(cited)} model calls")
     return Outcome(record, result, cited, generated)
 
@@ -436,6 +439,13 @@ def _add_local_options(parser: argparse.ArgumentParser) -> None:
         "answer token (default: 0.05, camab_rag.render.support.CITE_ABOVE)",
     )
     cite.add_argument("--cite", choices=("document", "segment"), default="document")
+    cite.add_argument(
+        "--block-on",
+        choices=("any", "facts"),
+        default="any",
+        help="with --groundedness: facts reports an answer unsupported only when it also "
+        "leaves a number, date or name unchecked, else uncertain",
+    )
     cite.add_argument(
         "--grounded-threshold",
         type=float,

@@ -668,3 +668,24 @@ def test_lines_are_written_in_input_order(tmp_path: Path) -> None:
         handle.write(json.dumps({**RECORDS[1], "id": "late"}) + "\n")
     run(tmp_path, concurrency=4)
     assert [line["line"] for line in iter_all_lines(out)] == [1, 2, 3, 4, 5, 6, 7]
+
+
+def test_block_on_facts_reads_a_reworded_answer_as_uncertain(tmp_path: Path) -> None:
+    """``--block-on facts``: an answer whose only unchecked word is reworded ("authored")
+    is ``uncertain``, as ``GroundednessFilter(block_on="facts")`` reads it; the default
+    ``unsupported``."""
+    reworded = {**RECORDS[0], "response": "Frank Herbert authored the book Dune."}
+    verdicts = {}
+    for block_on in ("any", "facts"):
+        write_input(tmp_path / "in.jsonl", [reworded])
+        (tmp_path / "out.jsonl").unlink(missing_ok=True)
+        run(tmp_path, config=AuditConfig(budget=4, block_on=block_on))
+        verdicts[block_on] = lines_by_id(tmp_path / "out.jsonl")["dune"]["groundedness"]
+    assert verdicts["any"]["verdict"] == "unsupported"
+    assert verdicts["facts"]["verdict"] == "uncertain"
+    assert verdicts["facts"]["unchecked_facts"] == []
+    parser = configure_parser(__import__("argparse").ArgumentParser(parents=[shared_parser()]))
+    args = parser.parse_args(["in.jsonl", "--out", "o.jsonl", "--block-on", "facts"])
+    assert args.block_on == "facts"
+    with pytest.raises(InputError, match="block_on must be 'any' or 'facts'"):
+        AuditConfig(block_on="names")

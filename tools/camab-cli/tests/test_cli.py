@@ -577,3 +577,28 @@ def test_every_attributing_command_shares_the_scorer_flags_and_the_knobs() -> No
     defaults = {c[0]: cli.build_parser().parse_args(c) for c in commands}
     assert [defaults[c].budget for c in ("attribute", "demo", "audit")] == [40, 24, 40]
     assert all(d.groundedness is True for d in defaults.values())
+
+
+def test_attribute_block_on_facts_reads_a_reworded_answer_as_uncertain(
+    tmp_path, capsys, monkeypatch
+):
+    """``camab attribute --block-on facts``: the verdict of a record whose only unchecked
+    word is reworded ("authored") is uncertain; by default unsupported."""
+    from fakes import KeywordScorer
+
+    monkeypatch.setattr(cli, "build_scorer", lambda args, progress: KeywordScorer())
+    record = {
+        "question": "Who wrote Dune?",
+        "documents": ["Dune is a novel by Frank Herbert. It was published in 1965."],
+        "response": "Frank Herbert authored the book Dune.",
+    }
+    path = write_jsonl(tmp_path / "r.jsonl", [json.dumps(record)])
+    verdicts, cited = [], []
+    for extra in ([], ["--block-on", "facts"]):
+        args = ["attribute", str(path), "--format", "json", "--budget", "4", "-q", *extra]
+        assert main(args) == 0
+        shown = json.loads(capsys.readouterr().out)
+        verdicts.append(shown["citations"]["groundedness"]["verdict"])
+        cited.append(shown["citations"]["sentences"][0]["citations"])
+    assert verdicts == ["unsupported", "uncertain"]
+    assert cited == [[], [1]]  # an uncertain sentence keeps its source

@@ -58,6 +58,13 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         help="replace the calibrated verdict: an answer whose gate score (explained share, "
         "0-1) is below this is unsupported",
     )
+    attribution.add_argument(
+        "--block-on",
+        choices=("any", "facts"),
+        default="any",
+        help="facts: an answer is unsupported only when it also leaves a number, date or "
+        "name unchecked, else uncertain (GroundednessFilter(block_on=...))",
+    )
     running = parser.add_argument_group("running")
     running.add_argument(
         "--concurrency",
@@ -117,6 +124,7 @@ def config_from_args(args: argparse.Namespace) -> AuditConfig:
         seed=args.seed,
         top_k=args.top_k,
         ungrounded_threshold=args.ungrounded_threshold,
+        block_on=args.block_on,
         measure_gain=args.groundedness,
         method_options=options,
     )

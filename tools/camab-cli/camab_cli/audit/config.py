@@ -28,6 +28,9 @@ class AuditConfig:
             a number: an answer whose groundedness score (the share of its surprisal the
             context explains) is below it is ``unsupported``, as ``threshold=`` does in
             the library.
+        block_on: ``"any"`` (default) or ``"facts"``: as ``GroundednessFilter(block_on=)``,
+            an answer is ``unsupported`` only when it also leaves a number, date or name
+            unchecked (else ``uncertain``).
         measure_gain: judge each answer with two extra queries (the full and the empty
             context), as ``assess_answer`` does; ``False`` spends none and reads the
             linear surrogate's prediction (two verdicts, the score's default threshold).
@@ -44,6 +47,7 @@ class AuditConfig:
     top_k: int = 3
     min_citation_score: float = 0.0
     ungrounded_threshold: float | None = None
+    block_on: str = "any"
     measure_gain: bool = True
     method_options: dict[str, Any] = field(default_factory=dict)
 
@@ -57,6 +61,8 @@ class AuditConfig:
         check_seed(self.seed)  # before any record: a bad seed would fail every one
         if self.top_k < 1:
             raise InputError(f"top_k must be at least 1, got {self.top_k}")
+        if self.block_on not in ("any", "facts"):
+            raise InputError(f"block_on must be 'any' or 'facts', got {self.block_on!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -42,7 +42,7 @@ from camab_cli.records import Record, RecordError, ascii_safe
 from camab_rag import AttributionSettings
 from camab_rag.attributor import aassess_answer
 from camab_rag.groundedness import assess_groundedness
-from camab_rag.groundedness.report import GroundednessReport
+from camab_rag.groundedness.report import GroundednessReport, facts_only
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import ResponseLogprobs, ScoreRequest
 
@@ -134,6 +134,8 @@ def _groundedness(result: AttributionResult, gain: Gain, config: AuditConfig) ->
         report = assess_groundedness(
             result, threshold=config.ungrounded_threshold, top_k=config.top_k
         )
+    if config.block_on == "facts":
+        report = facts_only(report)
     data = report.to_dict()
     full, empty = data["full_reward"], data["empty_reward"]
     data.update(
