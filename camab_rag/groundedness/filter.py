@@ -122,11 +122,13 @@ class GroundednessFilter:
             ones (``FilteredAnswer.flagged``); ``"block"`` replaces an ``unsupported``
             answer by ``fallback``.
         block_on: ``"any"`` (default): the verdict as calibrated; ``"facts"``: an answer
-            is ``unsupported`` only when it also states a number, date, negation or name
-            the context lacks (or a sentence it holds nothing of); one whose only
-            unchecked words are reworded content words ("forbidden" for "not
-            permitted") is ``uncertain``. It passes far more paraphrased right answers
-            and blocks fewer hallucinations (BENCHMARKS.md, the gate's blind set).
+            is ``unsupported`` only when it also states a number, date or name the
+            context lacks, a value, negation or opposite it states otherwise, or a
+            sentence it holds nothing of; one whose only unchecked words are reworded
+            content words ("forbidden" for "not permitted") is ``uncertain``. It passes
+            far more paraphrased right answers and blocks fewer hallucinations
+            (BENCHMARKS.md, the gate's blind set). In ``mode="flag"`` it changes the
+            verdict only (nothing is blocked either way).
         fallback: the replacement text, or a function ``(result, report) -> str`` (one
             that raises gives the default text: a blocked answer stays blocked).
         top_k: segments counted in the top-share figure.
