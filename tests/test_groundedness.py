@@ -325,3 +325,19 @@ def test_random_scores_are_not_read_as_a_groundedness_estimate():
     assert verdict.grounded is None and verdict.blocked
     measured = gate(result, context=CONTEXT, scorer=KeywordScorer())
     assert measured.report is not None and measured.report.source in ("observed", "measured")
+
+
+def test_a_failed_check_does_not_claim_the_documents_lack_support():
+    """Review 6: block mode's default text on a scorer error said the documents held no
+    support, which nobody checked; a result that reached the model with no context still
+    says so."""
+    from camab_rag.groundedness.filter import CHECK_FAILED_FALLBACK
+
+    gate = GroundednessFilter(mode="block")
+    down = gate.judge_answer(QUESTION, CONTEXT, SUPPORTED, FailingScorer())
+    assert down.blocked and down.answer == CHECK_FAILED_FALLBACK and down.error
+    empty = AttributionResult.failed("no context", response=SUPPORTED)
+    empty = replace(empty, status="no_context")
+    assert gate.judge(empty).answer == DEFAULT_FALLBACK
+    custom = GroundednessFilter(mode="block", fallback="Sorry.")
+    assert custom.judge_answer(QUESTION, CONTEXT, SUPPORTED, FailingScorer()).answer == "Sorry."

@@ -33,6 +33,11 @@ Mode = Literal["flag", "block"]
 DEFAULT_FALLBACK = (
     "I could not find support for an answer in the retrieved documents, so I will not guess."
 )
+CHECK_FAILED_FALLBACK = (
+    "I could not check this answer against the retrieved documents, so I will not show it."
+)
+"""What a blocking filter with the default fallback shows when the check itself failed (a
+scorer error): saying the documents hold no support would be untrue."""
 
 
 @dataclass(frozen=True)
@@ -227,8 +232,11 @@ class GroundednessFilter:
         decides)."""
         no_context = result.status == "no_context"
         block = self.mode == "block" and (no_context or self.on_error == "block")
+        shown = self._fallback_text(result, None)
+        if not no_context and self.fallback == DEFAULT_FALLBACK:
+            shown = CHECK_FAILED_FALLBACK
         return FilteredAnswer(
-            answer=self._fallback_text(result, None) if block else result.response,
+            answer=shown if block else result.response,
             original_answer=result.response,
             grounded=False if no_context else None,
             blocked=block,
