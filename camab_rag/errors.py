@@ -102,6 +102,11 @@ class TransientScorerError(ScorerError):
         self.unreachable = unreachable
 
 
+class ServerRefusedError(TransientScorerError):
+    """Every attempt's connection to the scorer's server was refused: nothing accepts
+    connections at its base URL (the server is down, or the URL is wrong)."""
+
+
 class CredentialsRefusedError(ScorerError):
     """The scorer's server refused its credentials (HTTP 401 or 403)."""
 

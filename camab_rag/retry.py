@@ -11,7 +11,8 @@ from camab_rag.errors import InputError
 
 class Retryable(Exception):
     """A transient failure worth retrying, with the server's ``retry_after`` hint, its
-    ``status_code`` and whether it was ``unreachable``."""
+    ``status_code``, whether it was ``unreachable`` and whether the connection was
+    ``refused`` (nothing listens there; a timeout is unreachable, not refused)."""
 
     def __init__(
         self,
@@ -20,11 +21,13 @@ class Retryable(Exception):
         *,
         status_code: int | None = None,
         unreachable: bool = False,
+        refused: bool = False,
     ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.status_code = status_code
         self.unreachable = unreachable
+        self.refused = refused
 
 
 @dataclass(frozen=True)

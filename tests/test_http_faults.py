@@ -28,7 +28,13 @@ import pytest
 from fakes import KeywordScorer
 
 from camab_rag import AttributionSettings, attribute
-from camab_rag.errors import DeadlineExceededError, InputError, ScorerError, TransientScorerError
+from camab_rag.errors import (
+    DeadlineExceededError,
+    InputError,
+    ScorerError,
+    ServerRefusedError,
+    TransientScorerError,
+)
 from camab_rag.scorers.base import ScoreRequest
 from camab_rag.scorers.openai_completions import (
     NoPromptLogprobsError,
@@ -521,6 +527,9 @@ def test_unreachable_server_is_a_clear_error() -> None:
     with pytest.raises(ScorerError, match="failed after 2 attempts: connection error") as caught:
         scorer.score([REQUEST])
     assert url in str(caught.value)  # which server failed
+    # nothing listens there: a ServerRefusedError (a TransientScorerError) that says so
+    assert isinstance(caught.value, ServerRefusedError)
+    assert "nothing accepts connections there: is it running? check base_url" in str(caught.value)
 
 
 def test_token_ids_that_do_not_rejoin_fall_back_to_text(server: FaultyServer) -> None:

@@ -36,6 +36,7 @@ from camab_rag.errors import (
     InputError,
     ModelNotServedError,
     ScorerError,
+    ServerRefusedError,
     TextError,
     TransientScorerError,
 )
@@ -380,7 +381,11 @@ class HttpTransport:
                     "request timeout): pass a lower OpenAICompletionsScorer(timeout=...) to "
                     "give up on a silent server sooner"
                 )
-            raise TransientScorerError(
+            kind = TransientScorerError
+            if error.refused:  # nothing listens there: no later request will fare better
+                kind = ServerRefusedError
+                cause += "; nothing accepts connections there: is it running? check base_url"
+            raise kind(
                 self.secrets.clean(f"{what} {stop}: {cause}"),
                 status_code=error.status_code,
                 retry_after=error.retry_after,
@@ -432,6 +437,7 @@ class HttpTransport:
             return Retryable(
                 self.secrets.clean(f"connection error at {self.base_url}: {text}"),
                 unreachable=isinstance(exc, httpx.ConnectError),
+                refused=isinstance(exc, httpx.ConnectError),
             )
         if isinstance(exc, UnicodeEncodeError):  # the request's own text: not the server's
             return TextError(

@@ -12,12 +12,17 @@ a run at their first occurrence.
 
 from __future__ import annotations
 
-from camab_rag.errors import CredentialsRefusedError, ModelNotServedError
+from camab_rag.errors import CredentialsRefusedError, ModelNotServedError, ServerRefusedError
 
-FATAL: tuple[type[Exception], ...] = (ModelNotServedError, CredentialsRefusedError)
+FATAL: tuple[type[Exception], ...] = (
+    ModelNotServedError,
+    CredentialsRefusedError,
+    ServerRefusedError,
+)
 """Errors that hold for every record of a run (the server does not serve ``--model-name``,
-or refuses the key): ``camab attribute`` and ``camab audit`` stop at the first, once,
-instead of failing each record the same way."""
+refuses the key, or nothing accepts connections at ``--base-url``): ``camab attribute``
+and ``camab audit`` stop at the first, once, instead of failing each record the same
+way."""
 
 PHRASES: tuple[tuple[str, str], ...] = (
     (
@@ -25,6 +30,7 @@ PHRASES: tuple[tuple[str, str], ...] = (
         "pass --model-name one of the names its /v1/models lists",
     ),
     ("check base_url, which ends with /v1", "check --base-url, which ends with /v1"),
+    ("is it running? check base_url", "is it running? check --base-url"),
     ("check base_url ends with /v1", "check --base-url ends with /v1"),
     ("pass the URL it redirects to as base_url", "pass the URL it redirects to as --base-url"),
     ("base_url must be", "--base-url must be"),

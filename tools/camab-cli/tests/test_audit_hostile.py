@@ -236,23 +236,23 @@ def closed_port() -> int:
     return port  # closed again: nothing listens there
 
 
-def test_a_dead_server_fails_each_record_within_the_scorers_retry_budget(
+def test_a_dead_server_stops_the_audit_once_within_the_scorers_retry_budget(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A real closed port on 127.0.0.1. On main the audit's own layer retried 8 times with
-    backoff up to 30 s on top of nothing (1 record: 75 s; 3 records: 452 s)."""
+    backoff up to 30 s on top of nothing (1 record: 75 s; 3 records: 452 s); then each
+    record failed the same way, summarised as rate limiting (review 6). Now the first
+    record's refused connection, after the scorer's one retry policy, stops the run."""
     write(tmp_path / "in.jsonl", [dumps({**GOOD, "id": f"r{i}"}) for i in range(3)])
     url = f"http://127.0.0.1:{closed_port()}/v1"
-    assert run_cli(tmp_path, "--base-url", url, "--model-name", "m") == 1
+    assert run_cli(tmp_path, "--base-url", url, "--model-name", "m") == 2
     summary = summary_of(tmp_path)
-    assert summary["records"]["error"] == 3
-    [failure] = summary["failures"]
-    assert failure["records"] == 3
-    assert "retry budget of 3 s spent" in failure["reason"]  # the scorer's one policy
-    assert "Connection refused" in failure["reason"]
-    assert summary["cost"]["gate"]["retries"] == 0  # no second retry layer
+    assert "retry budget of 3 s spent" in summary["stopped"]  # the scorer's one policy
+    assert "Connection refused" in summary["stopped"]
+    assert "check --base-url" in summary["stopped"]
+    assert (summary["cost"]["gate"] or {}).get("retries", 0) == 0  # no second retry layer
     err = capsys.readouterr().err
-    assert "failed: 3 records: TransientScorerError: " in err
+    assert err.count("nothing accepts connections there") == 1
 
 
 # ------------------------------------------------------------------------ files

@@ -120,3 +120,24 @@ def test_a_budget_past_the_call_limit_names_the_budget_flag(
     assert "--budget 5000 would make 5000 model calls for this context of 20 segments" in err
     assert "pass a smaller --budget (the default is 40) or --granularity chunk" in err
     assert not any(word in err for word in PYTHON_WORDS) and server.completions == []
+
+
+def test_a_server_that_refuses_connections_stops_the_audit_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 6: with nothing listening at --base-url, `camab audit` failed every record
+    after its retries and summarised it as rate limiting; it now stops at the first,
+    naming the flag."""
+    from vllm_server import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    out = tmp_path / "out.jsonl"
+    arguments = ["audit", str(records(tmp_path)), "--out", str(out), "--no-progress"]
+    flags = ["--base-url", url, "--model-name", "m", "--budget", "4", "--concurrency", "1"]
+    assert main([*arguments, *flags]) == 2
+    err = capsys.readouterr().err
+    assert "nothing accepts connections there: is it running? check --base-url" in err
+    assert err.count("nothing accepts connections") == 1 and url in err
+    assert not any(word in err for word in PYTHON_WORDS)
+    summary = json.loads((tmp_path / "out.jsonl.summary.json").read_text(encoding="utf-8"))
+    assert "check --base-url" in summary["stopped"]
