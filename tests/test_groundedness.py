@@ -341,3 +341,12 @@ def test_a_failed_check_does_not_claim_the_documents_lack_support():
     assert gate.judge(empty).answer == DEFAULT_FALLBACK
     custom = GroundednessFilter(mode="block", fallback="Sorry.")
     assert custom.judge_answer(QUESTION, CONTEXT, SUPPORTED, FailingScorer()).answer == "Sorry."
+    called: list[str] = []  # an answer that is shown never asks the host's fallback
+
+    def fallback(result: AttributionResult, report: GroundednessReport | None) -> str:
+        called.append(result.response)
+        return "Sorry."
+
+    passing = GroundednessFilter(mode="block", fallback=fallback, on_error="pass")
+    shown = passing.judge_answer(QUESTION, CONTEXT, SUPPORTED, FailingScorer())
+    assert not shown.blocked and shown.answer == SUPPORTED and called == []

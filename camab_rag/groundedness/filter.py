@@ -232,11 +232,13 @@ class GroundednessFilter:
         decides)."""
         no_context = result.status == "no_context"
         block = self.mode == "block" and (no_context or self.on_error == "block")
-        shown = self._fallback_text(result, None)
-        if not no_context and self.fallback == DEFAULT_FALLBACK:
+        shown = result.response
+        if block and not no_context and self.fallback == DEFAULT_FALLBACK:
             shown = CHECK_FAILED_FALLBACK
+        elif block:
+            shown = self._fallback_text(result, None)
         return FilteredAnswer(
-            answer=shown if block else result.response,
+            answer=shown,
             original_answer=result.response,
             grounded=False if no_context else None,
             blocked=block,
