@@ -63,10 +63,10 @@ UNITS = {
     "degree": "deg",
     "degrees": "deg",
 }
+"""Units written as a sign, a word or an abbreviation, to one form."""
 DEGREE_SCALES = {"c": "celsius", "f": "fahrenheit"}
 """The letter after a degree sign, as the scale's word: ``220°C`` is ``220 degrees
 Celsius``."""
-"""Units written as a sign, a word or an abbreviation, to one form."""
 PERIODS = {
     "hourly": "hour",
     "daily": "day",

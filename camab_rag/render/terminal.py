@@ -19,6 +19,7 @@ from camab_rag.render.text import (
     DISPUTED_MARK,
     LEGEND_TEXT,
     clean,
+    has_highlights,
     notices,
     sentence_note,
     shown_highlights,
@@ -113,7 +114,6 @@ def render_terminal(
             out += ["", style(NOTICE_STYLE[kind], "! " + line if kind == "proxy" else line)]
         else:
             out += ["", *(style(NOTICE_STYLE[kind], part) for part in textwrap.wrap(line, cols))]
-    bars = False
     if answer.sources:
         out += ["", style(BOLD, "Sources")]
         indent = " " * 6
@@ -126,7 +126,6 @@ def render_terminal(
             shown = shown_highlights(answer, source)
             words = max((len(support_words(h.score)) for h in shown), default=0)
             for highlight in sorted(shown, key=lambda h: -h.score):
-                bars = True
                 level = strength_level(highlight.strength)
                 bar = _bar(highlight.strength, ascii_only=not colored)
                 label = f"{bar} {support_words(highlight.score):<{words}} "
@@ -138,7 +137,7 @@ def render_terminal(
                 for k, line in enumerate(body):
                     prefix = label if k == 0 else " " * len(label)
                     out.append(indent + prefix + style(LEVEL_STYLE[level], line))
-    if bars:  # the legend explains the bars: none printed, no legend
+    if has_highlights(answer):  # the legend explains the bars: none printed, no legend
         # words only: the method and the model calls are in to_dict() for developers
         out += ["", style(DIM, f"bar: {LEGEND_TEXT}")]
     return "\n".join(out) + "\n"
