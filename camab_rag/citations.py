@@ -34,7 +34,7 @@ from camab_rag.conflicts import disputes, plain_number
 from camab_rag.errors import InputError
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.report import support_report
-from camab_rag.groundedness.score import STOPWORDS
+from camab_rag.groundedness.score import REPLY_WORDS, STOPWORDS
 from camab_rag.groundedness.score import words as score_words
 from camab_rag.groundedness.wordforms import form_set, forms
 from camab_rag.render.cited_answer import (
@@ -316,7 +316,8 @@ def facts(sentence: str) -> dict[str, str]:
     """The numbers and names of ``sentence`` (a capital inside the sentence, kept as
     written; the first word lower-cased), each with the form a source may state it in: a
     number's normalised form (:func:`~camab_rag.groundedness.wordforms.forms`, an ordinal
-    as its number: "11:40 pm" is "23", "the 5th" is "5"), ``""`` for a name."""
+    as its number: "11:40 pm" is "23", "the 5th" is "5"), ``""`` for a name. A reply
+    ("Yes, ...") is no name."""
     found: dict[str, str] = {}
     values = {start: value for start, _, _, value in forms(sentence)}
     for k, match in enumerate(_TOKEN.finditer(sentence)):
@@ -324,7 +325,7 @@ def facts(sentence: str) -> dict[str, str]:
         if any(ch.isdigit() for ch in word):
             plain = plain_number(word.lower())
             found[word.lower()] = plain if plain != word.lower() else values.get(match.start(), "")
-        elif word[0].isupper() and word.lower() not in STOPWORDS:
+        elif word[0].isupper() and word.lower() not in STOPWORDS | REPLY_WORDS:
             found[word if k else word.lower()] = ""
     return found
 
@@ -359,9 +360,10 @@ def holders(sentence: str, texts: list[str]) -> list[int]:
     """The units that hold every number and name of ``sentence`` (:func:`facts`: a name
     as written, a number in any written form) and, among those, the most of its
     informative words (a stale copy of the page lacks the answer's word); ``[]`` when
-    the sentence has no number or name."""
+    the sentence has no number nor a name inside it (a capital at its start may be none:
+    "Dogs are welcome.")."""
     wanted = facts(sentence)
-    if not wanted:
+    if not any(key != key.lower() or any(c.isdigit() for c in key) for key in wanted):
         return []
     found = []
     for unit, text in enumerate(texts):

@@ -103,6 +103,34 @@ def test_an_answer_copied_from_the_about_page_has_no_dispute(smollm2_scorer) -> 
     assert _shown(cited, 1) == ["support", "support"]
 
 
+WORKSHOP = [
+    "Spoke & Chain is a bicycle workshop run by two mechanics.",
+    "Our address is Harbour Street 12, Tallinn.",
+    "A wheel truing costs 20 euros.",
+    "The workshop is open Tuesday to Saturday from 10 am to 6 pm.",
+]
+
+
+@pytest.mark.model
+def test_the_address_page_is_cited_though_an_unrelated_page_ties_with_it(
+    smollm2_scorer,
+) -> None:
+    """Review finding 3 (issue 48 item 5): at budget 12 the opening-hours page, which
+    shares no word with the answer, lifted it more than the address page did, so nothing
+    was cited and the reader saw "No single document stands out" for a supported answer.
+    The address page holds "Harbour Street 12" and its support is not below a typical
+    unrelated page's: it is the source."""
+    question = "Is the workshop at Harbour Street 12?"
+    answer = "Yes, it is at Harbour Street 12."
+    result = attribute(question, WORKSHOP, answer, smollm2_scorer, budget=12)
+    scores = result.statements[0].scores
+    assert scores[3] > scores[1]  # the attribution alone does not single the page out
+    cited = cite(result, WORKSHOP)
+    assert _shown(cited, 1) == ["support"]
+    assert [source.doc_index for source in cited.sources] == [1]
+    assert "stands out" not in cited.to_terminal(color=False)
+
+
 def test_a_page_with_no_new_key_word_is_not_cited() -> None:
     """The decision on fixed scores: the kettle page is within a quarter of the teapot
     page's score (the old rule cited it) but holds none of the sentence's numbers and
