@@ -5,7 +5,9 @@
 (``[1][3]``) that point into a numbered source list. A :class:`CitationRule` decides what
 counts as a citation (:func:`choose_sources`: top-k and a support bar on the sentence's
 own attribution, :mod:`camab_rag.render.support`, counted above what any text in the
-context gives, and a number or name of the sentence that the source adds); a source that
+context gives, and a number or name of the sentence that the source adds; or the source
+holding all of the sentence's numbers and names, when its support is not below a typical
+unrelated source's); a source that
 states another value for a number or name of the answer is shown as disputing it
 (:func:`camab_rag.conflicts.disputes`). Sources are whole documents (default) or
 single segments; each source lists its supporting segments with their level on the same
@@ -28,12 +30,13 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from camab_rag.conflicts import disputes
+from camab_rag.conflicts import disputes, plain_number
 from camab_rag.errors import InputError
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.report import support_report
-from camab_rag.groundedness.score import STOPWORDS
+from camab_rag.groundedness.score import REPLY_WORDS, STOPWORDS
 from camab_rag.groundedness.score import words as score_words
+from camab_rag.groundedness.wordforms import form_set, forms
 from camab_rag.render.cited_answer import (
     CitationRule as CitationRule,
 )
@@ -152,10 +155,11 @@ def cite(
         documents: the attributed documents (same order), to show each source's full text
             and title; without them a source shows its supporting segments only.
         rule: the citation rule (default: up to 2 documents per sentence, each with at
-            least :data:`~camab_rag.render.support.CITE_AT` support above what any text in
-            the context gives and a number or name of the sentence that no better source
-            holds, :func:`choose_sources`; a sentence the gate finds unsupported cites
-            nothing).
+            least :data:`~camab_rag.render.support.CITE_ABOVE` support above what any text
+            in the context gives and a number or name of the sentence that no better
+            source holds, or else the source that holds all of them with support not
+            below a typical unrelated source's, :func:`choose_sources`; a sentence the
+            gate finds unsupported cites nothing).
         max_highlights: supporting segments listed per source (by score).
         min_support: a segment is highlighted only if its score reaches this (nats per
             token; default: "weak support" on :mod:`camab_rag.render.support`'s scale).
@@ -308,18 +312,28 @@ def informative_words(text: str) -> set[str]:
     return {word for word in score_words(text) if word not in STOPWORDS}
 
 
-def key_words(sentence: str) -> set[str]:
-    """The words a reader would check in ``sentence``: its numbers and names (a capital
-    inside the sentence, kept as written; the first word lower-cased), or its informative
-    words when it has none."""
-    keys: set[str] = set()
+def facts(sentence: str) -> dict[str, str]:
+    """The numbers and names of ``sentence`` (a capital inside the sentence, kept as
+    written; the first word lower-cased), each with the form a source may state it in: a
+    number's normalised form (:func:`~camab_rag.groundedness.wordforms.forms`, an ordinal
+    as its number: "11:40 pm" is "23", "the 5th" is "5"), ``""`` for a name. A reply
+    ("Yes, ...") is no name."""
+    found: dict[str, str] = {}
+    values = {start: value for start, _, _, value in forms(sentence)}
     for k, match in enumerate(_TOKEN.finditer(sentence)):
         word = match.group()
         if any(ch.isdigit() for ch in word):
-            keys.add(word.lower())
-        elif word[0].isupper() and word.lower() not in STOPWORDS:
-            keys.add(word if k else word.lower())
-    return keys or informative_words(sentence)
+            plain = plain_number(word.lower())
+            found[word.lower()] = plain if plain != word.lower() else values.get(match.start(), "")
+        elif word[0].isupper() and word.lower() not in STOPWORDS | REPLY_WORDS:
+            found[word if k else word.lower()] = ""
+    return found
+
+
+def key_words(sentence: str) -> set[str]:
+    """The words a reader would check in ``sentence``: its numbers and names
+    (:func:`facts`), or its informative words when it has none."""
+    return set(facts(sentence)) or informative_words(sentence)
 
 
 def _holds(text: str, keys: set[str]) -> set[str]:
@@ -333,6 +347,31 @@ def _unrelated_bar(unrelated: FloatArray) -> float:
     """What any text in the context gives a sentence: the best score among the units that
     share none of its informative words (never below 0; 0 when there are none)."""
     return max(float(unrelated.max()), 0.0) if unrelated.size else 0.0
+
+
+def _holder_floor(unrelated: FloatArray) -> float:
+    """What a unit that holds every number and name of a sentence must reach to be cited
+    without standing out: the median score of the units that share none of its words
+    (0 when there are none); "not below a typical unrelated source"."""
+    return float(np.median(unrelated)) if unrelated.size else 0.0
+
+
+def holders(sentence: str, texts: list[str]) -> list[int]:
+    """The units that hold every number and name of ``sentence`` (:func:`facts`: a name
+    as written, a number in any written form) and, among those, the most of its
+    informative words (a stale copy of the page lacks the answer's word); ``[]`` when
+    the sentence has no number nor a name inside it (a capital at its start may be none:
+    "Dogs are welcome.")."""
+    wanted = facts(sentence)
+    if not any(key != key.lower() or any(c.isdigit() for c in key) for key in wanted):
+        return []
+    found = []
+    for unit, text in enumerate(texts):
+        held, known = _holds(text, set(wanted)), form_set([text])
+        if all(key in held or (value and value in known) for key, value in wanted.items()):
+            found.append(unit)
+    shared = {u: len(informative_words(sentence) & set(score_words(texts[u]))) for u in found}
+    return [u for u in found if shared[u] == max(shared.values())]
 
 
 def choose_sources(
@@ -351,8 +390,12 @@ def choose_sources(
     no better-scored cited unit holds (a page that shares only "costs" and "euros", or
     "glass" the material, with "The Glass teapot costs 29 euros." adds nothing to the
     teapot page). With a small model any context raises an answer's likelihood; this
-    keeps that lift from reading as support. ``excluded`` units (disputing ones) are
-    never cited."""
+    keeps that lift from reading as support. Then, when no cited unit holds every number
+    and name of the sentence, the best-scored of the units that do (:func:`holders`) is
+    cited when its score is not below the median of the unrelated units': a source that
+    states the answer's facts and does not argue against it, though the attribution
+    ties it with unrelated text (with ``rule.new_words`` off, every such holder, within
+    ``top_k``). ``excluded`` units (disputing ones) are never cited."""
     values = np.asarray(scores, dtype=float)
     wanted = informative_words(sentence)
     related = np.array([bool(wanted & set(score_words(text))) for text in texts], dtype=bool)
@@ -370,7 +413,16 @@ def choose_sources(
         chosen.append(unit)
         covered |= held[unit]
         if rule.top_k is not None and len(chosen) == rule.top_k:
+            return chosen
+    holding = holders(sentence, texts)
+    floor = _holder_floor(values[~related] if related.any() else values[:0])
+    for unit in sorted(holding, key=lambda u: -values[u]):
+        if rule.top_k is not None and len(chosen) == rule.top_k:
             break
+        if rule.new_words and any(u in holding for u in chosen):
+            break  # a cited unit holds them all already
+        if unit not in excluded and unit not in chosen and values[unit] >= floor:
+            chosen.append(unit)
     return chosen
 
 

@@ -236,7 +236,9 @@ def stated_value(
         return None
     target = words[index]
     own = _words(text)
-    if any(w.lower == target.lower for w in own):
+    if any(
+        plain_number(w.lower) == plain_number(target.lower) for w in own
+    ):  # "5 January": "the 5th"
         return None
     value_form = next((f for a, _, _, f in forms(sentence) if a == target.start), "")
     if value_form and value_form in form_set([text]):  # "5 pm" under "17:00"
@@ -255,12 +257,22 @@ def stated_value(
             value = _in_place(line, words[anchor].lower, -side, abs(index - anchor) + SLOT_SLACK)
             if (
                 value is not None
-                and value.lower != target.lower
+                and plain_number(value.lower) != plain_number(target.lower)
                 and value.kind in _VALUED
                 and (not same_kind or value.kind == target.kind)
             ):
                 return value.text
     return None
+
+
+_ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
+
+
+def plain_number(word: str) -> str:
+    """A lower-cased word with an ordinal's suffix dropped ("5th" is "5"): the same
+    number to a reader."""
+    match = _ORDINAL.fullmatch(word)
+    return match.group(1) if match else word
 
 
 RELATION_WORDS = frozenset(SAME_FORM) | LIGHT_WORDS | frozenset(UNITS)

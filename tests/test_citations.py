@@ -14,7 +14,7 @@ import pytest
 from fakes import KeywordScorer
 
 from camab_rag import attribute
-from camab_rag.citations import CitationRule, cite
+from camab_rag.citations import CitationRule, choose_sources, cite
 from camab_rag.errors import InputError
 from camab_rag.render.markdown import escape_markdown
 from camab_rag.render.terminal import render_terminal, use_color
@@ -79,9 +79,11 @@ def test_rule_top_k_threshold_and_relative():
 
 
 def test_the_citation_bar_is_absolute_and_tied_to_groundedness():
-    """A source is cited on its own support, never because the others are weaker: an
-    ungrounded answer's best source at +0.035 gets no marker, whatever else was retrieved.
-    The citation bar (0.05, the dev choice) is not the word scale's "support" (0.11)."""
+    """A source is cited on its own support, never because the others are weaker: a best
+    source at +0.035 gets no marker for a sentence with no number or name, whatever else
+    was retrieved; with a name, the source holding it is cited as long as its support is
+    not below the unrelated sources' (issue 48, item 5). The citation bar (0.05, the dev
+    choice) is not the word scale's "support" (0.11)."""
     from camab_rag.render.support import (
         CITE_ABOVE,
         CITE_AT,
@@ -115,9 +117,17 @@ def test_the_citation_bar_is_absolute_and_tied_to_groundedness():
             ),
         ],
     )
-    cited = cite(weak, DOCS)
-    assert [s.citations for s in cited.sentences] == [[], []] and cited.sources == []
-    assert "[1]" not in cited.to_terminal(color=False)
+    texts = [doc["text"] for doc in DOCS]
+    assert (
+        choose_sources("It stands there.", np.array([0.02, 0.0, 0.035]), texts, CitationRule())
+        == []
+    )
+    cited = cite(weak, DOCS)  # "Paris", "Gustave Eiffel": their holders, at weak support
+    assert [s.citations for s in cited.sentences] == [[1], [2]]
+    assert [cited.source(n).doc_index for n in (1, 2)] == [0, 2]
+    below = replace(weak.statements[0], scores=np.array([-0.02, 0.0, 0.0, 0.0, 0.0, 0.0]))
+    cited = cite(replace(weak, statements=[below, weak.statements[1]]), DOCS)
+    assert [s.citations for s in cited.sentences] == [[], [1]]  # below the unrelated: none
 
 
 @pytest.mark.parametrize(

@@ -176,6 +176,17 @@ def test_a_value_the_source_writes_another_way_is_not_disputed() -> None:
     assert stated_value("It closes at 6 pm on Saturday.", (13, 14), hours) == "16"
 
 
+def test_an_ordinal_is_the_number_it_counts() -> None:
+    """FRESH_MULTI (dev): "On Monday the 5th of January." was shown as disputed by the
+    term-dates page that says "Monday 5 January 2026" (its source). Another day is still
+    disputed, in either form."""
+    page = "Term dates 2025/26: the spring term starts on Monday 5 January 2026."
+    answer = "On Monday the 5th of January."
+    assert stated_value(answer, (14, 17), page) is None
+    assert stated_value(answer, (14, 17), page.replace("5 January", "6 January")) == "6"
+    assert stated_value("On Monday 6 January.", (10, 11), page.replace(" 5 ", " 5th ")) == "5th"
+
+
 def test_a_source_that_only_lacks_a_word_disputes_nothing() -> None:
     """The issue's false dispute: an answer copied from the About page was marked as
     disputed by a product page that lacks "based". A source disputes a word only when it

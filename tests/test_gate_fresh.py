@@ -85,6 +85,25 @@ def test_the_section_counts_per_kind_on_one_half_beside_coverage_alone() -> None
     assert report.lexical_sources("A new card costs 5 euros.", docs) == {1}
 
 
+def test_the_multi_document_note_counts_the_gates_misses_apart() -> None:
+    """FRESH_MULTI: the misses of cite() that the citation rule alone does not make are
+    the gate's (a rejected sentence cites nothing); a first measurement without the
+    rule's own row still renders."""
+    report = pytest.importorskip("benchmarks.gate_fresh_report")
+    figures = {
+        "cite(): source cited": "0.30 (3/10)",
+        "cite(), gate verdicts set aside: source cited": "1.00 (10/10)",
+    }
+    assert "in the other 7 the gate judged" in report._multi_note(figures)
+    first = {"cite(): source cited": "0.10 (1/10)", "cite(): stale shown as support": "0"}
+    first |= {
+        "lexical (0 calls): source cited": "1",
+        "lexical (0 calls): stale shown as support": "0",
+    }
+    table = report._multi_table({split: first for split in ("held_out", "dev", "all")})
+    assert "set aside" not in table and table.count("| lexical (0 calls) |") == 3
+
+
 def test_the_cases_read_from_json_equal_the_python_literals_they_replaced() -> None:
     """The blind set moved from Python literals to ``gate_fresh_cases.json``: the loaded
     cases hash to the old literals' canonical JSON (taken before the move)."""
