@@ -113,6 +113,26 @@ def test_a_value_of_another_subject_and_an_unmade_negation_are_misread():
     assert misread_spans("The Aero kettle costs 59 euros.", set(two), STOPWORDS) == []
 
 
+def test_a_negation_is_read_in_its_own_clause():
+    """ "...; don't wait for a booking" is checked against the context clause about
+    waiting, not against the one the whole sentence shares most words with."""
+    clinic = ContextWords.of(
+        [
+            "Emergencies: if your pet is bleeding heavily or has eaten poison, call "
+            "0123 456 789 at once, day or night. Do not wait for an appointment."
+        ],
+        "My dog ate rat poison, what should I do?",
+    )
+
+    def misread(text: str) -> list[str]:
+        return [text[a:b] for a, b in misread_spans(text, clinic, STOPWORDS)]
+
+    assert (
+        misread("Phone 0123 456 789 straight away, even at night; don't wait for a booking.") == []
+    )
+    assert misread("Phone 0123 456 789 at once; do not call at night.") == ["not"]
+
+
 def test_a_clause_holds_its_own_values_and_the_subject_before_it():
     hours = ContextWords.of(
         [
