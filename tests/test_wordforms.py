@@ -415,3 +415,11 @@ def test_a_negated_opposite_and_a_value_of_the_clause_after_and(answer, misread)
     as misread) and "A full overhaul costs 20 euros." passed (one clause held both prices)."""
     found = misread_spans(answer, WORKSHOP, STOPWORDS)
     assert [answer[a:b] for a, b in found if answer[a:b].lower() != "yes"] == misread
+
+
+def test_an_ordinal_in_digits_is_its_number():
+    """ "the 5th" restates "5 January"; "the 6th" is a value the context lacks."""
+    term = ContextWords.of(["The spring term starts on Monday 5 January."], "When does it start?")
+    assert [f for _, _, _, f in forms("the 5th, 21st")] == ["the", "5", "21"]
+    assert unchecked_facts("It starts on the 5th.", term) == []
+    assert unchecked_facts("It starts on the 6th.", term) == ["6th"]

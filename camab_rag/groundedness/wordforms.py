@@ -197,10 +197,15 @@ ONE_AS_PRONOUN_AFTER = frozenset(
 leaves at 8:15"), not the number 1 (:func:`forms`)."""
 
 
+_ORDINAL = re.compile(r"\d{1,4}(?:st|nd|rd|th)")
+
+
 def form(word: str) -> str:
     """The normalised form of one lower-cased word, read alone (no clock rule)."""
     if word.isdecimal():
         return str(int(word)) if len(word) < 12 else word
+    if _ORDINAL.fullmatch(word):  # "5th" is the 5 of "5 January"
+        return str(int(word[:-2]))
     if word in NUMBER_WORDS:
         return NUMBER_WORDS[word]
     if word in UNITS:
