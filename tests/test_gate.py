@@ -196,6 +196,18 @@ def test_calibration_rejects_bad_examples(examples, message):
         calibrate(KeywordScorer(), examples)
 
 
+def test_a_calibration_reads_in_words_and_logs_progress_by_tenths(capsys):
+    """``repr`` states the cut points and held-out figures, not the weights; progress
+    into a log (not a terminal) is a line per tenth, not one line of carriage returns."""
+    shown = repr(DEFAULT_CALIBRATION)
+    assert shown.startswith("Calibration(model='smollm2', blocks from P(unsupported) 0.57")
+    assert "held-out balanced accuracy" in shown and "weights" not in shown
+    calibrate(KeywordScorer(), shipped_examples()[:20], progress=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-1] == "calibrating: 20/20 answers scored" and len(lines) == 10
+    assert not any("\r" in line for line in lines)
+
+
 def test_three_verdicts_and_the_block_rule():
     """``p >= block_at``: unsupported (blocked); ``p >= flag_at``: uncertain (marked, shown);
     below: supported. ``grounded`` is False only for unsupported."""

@@ -113,6 +113,26 @@ def test_a_value_of_another_subject_and_an_unmade_negation_are_misread():
     assert misread_spans("The Aero kettle costs 59 euros.", set(two), STOPWORDS) == []
 
 
+def test_a_negation_is_read_in_its_own_clause():
+    """ "...; don't wait for a booking" is checked against the context clause about
+    waiting, not against the one the whole sentence shares most words with."""
+    clinic = ContextWords.of(
+        [
+            "Emergencies: if your pet is bleeding heavily or has eaten poison, call "
+            "0123 456 789 at once, day or night. Do not wait for an appointment."
+        ],
+        "My dog ate rat poison, what should I do?",
+    )
+
+    def misread(text: str) -> list[str]:
+        return [text[a:b] for a, b in misread_spans(text, clinic, STOPWORDS)]
+
+    assert (
+        misread("Phone 0123 456 789 straight away, even at night; don't wait for a booking.") == []
+    )
+    assert misread("Phone 0123 456 789 at once; do not call at night.") == ["not"]
+
+
 def test_a_clause_holds_its_own_values_and_the_subject_before_it():
     hours = ContextWords.of(
         [
@@ -395,3 +415,11 @@ def test_a_negated_opposite_and_a_value_of_the_clause_after_and(answer, misread)
     as misread) and "A full overhaul costs 20 euros." passed (one clause held both prices)."""
     found = misread_spans(answer, WORKSHOP, STOPWORDS)
     assert [answer[a:b] for a, b in found if answer[a:b].lower() != "yes"] == misread
+
+
+def test_an_ordinal_in_digits_is_its_number():
+    """ "the 5th" restates "5 January"; "the 6th" is a value the context lacks."""
+    term = ContextWords.of(["The spring term starts on Monday 5 January."], "When does it start?")
+    assert [f for _, _, _, f in forms("the 5th, 21st")] == ["the", "5", "21"]
+    assert unchecked_facts("It starts on the 5th.", term) == []
+    assert unchecked_facts("It starts on the 6th.", term) == ["6th"]

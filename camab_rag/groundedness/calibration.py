@@ -222,8 +222,12 @@ def _context_key(example: LabelledAnswer) -> str:
 
 
 def _printed(done: int, total: int) -> None:
-    end = "\n" if done == total else ""
-    print(f"\rcalibrating: {done}/{total} answers scored", end=end, file=sys.stderr, flush=True)
+    """One line redrawn on a terminal; in a log, a line at every tenth of the answers."""
+    if sys.stderr.isatty():
+        end = "\n" if done == total else ""
+        print(f"\rcalibrating: {done}/{total} answers scored", end=end, file=sys.stderr, flush=True)
+    elif done == total or done * 10 // total > (done - 1) * 10 // total:
+        print(f"calibrating: {done}/{total} answers scored", file=sys.stderr, flush=True)
 
 
 def calibrate_steps(

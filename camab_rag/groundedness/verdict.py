@@ -48,7 +48,7 @@ def model_input(score: float, coverage: float) -> float:
     return max(value, 0.0) if float(coverage) >= 1.0 else value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Calibration:
     """A calibrated verdict model and what it was fitted on.
 
@@ -70,6 +70,20 @@ class Calibration:
     auroc: float = float("nan")
     n_abstained: int = 0
     fitted_on: str = ""
+
+    def __repr__(self) -> str:
+        fitted = f", fitted on {self.fitted_on}" if self.fitted_on else ""
+        n = self.n_supported + self.n_unsupported
+        held_out = (
+            f", held-out balanced accuracy {self.balanced_accuracy:.2f} "
+            f"(ROC AUC {self.auroc:.2f}) on its {n} answers"
+            if math.isfinite(self.balanced_accuracy) and n
+            else ""
+        )
+        return (
+            f"Calibration(model={self.model!r}, blocks from P(unsupported) "
+            f"{self.block_at:.2f}, flags from {self.flag_at:.2f}{held_out}{fitted})"
+        )
 
     def p_unsupported(self, score: float, coverage: float) -> float:
         """The probability that a text with these figures is unsupported."""

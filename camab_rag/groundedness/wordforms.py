@@ -197,10 +197,15 @@ ONE_AS_PRONOUN_AFTER = frozenset(
 leaves at 8:15"), not the number 1 (:func:`forms`)."""
 
 
+_ORDINAL = re.compile(r"\d{1,4}(?:st|nd|rd|th)")
+
+
 def form(word: str) -> str:
     """The normalised form of one lower-cased word, read alone (no clock rule)."""
     if word.isdecimal():
         return str(int(word)) if len(word) < 12 else word
+    if _ORDINAL.fullmatch(word):  # "5th" is the 5 of "5 January"
+        return str(int(word[:-2]))
     if word in NUMBER_WORDS:
         return NUMBER_WORDS[word]
     if word in UNITS:
@@ -564,13 +569,44 @@ def misread_spans(
             if held < best and rival:
                 spans.append((s_start + start, s_start + end))
         # a negation read with the opposite word after it was checked above
-        own = [k for k in negators if k not in flips]
-        if own and not any(s.negated for s in closest):
-            spans += [
-                (
-                    s_start + (found[k - 1][0] if found[k][2] == "t" else found[k][0]),
-                    s_start + found[k][1],
-                )
-                for k in own
-            ]
+        spans += [
+            (
+                s_start + (found[k - 1][0] if found[k][2] == "t" else found[k][0]),
+                s_start + found[k][1],
+            )
+            for k in negators
+            if k not in flips
+            and not any(
+                s.negated for s in _clause_closest(part, found[k][0], closest, context, stopwords)
+            )
+        ]
     return spans
+
+
+def _clause_closest(
+    part: str,
+    at: int,
+    closest: list[Sentence],
+    context: ContextWords,
+    stopwords: Collection[str],
+) -> list[Sentence]:
+    """The context clauses closest to the answer clause of ``part`` (one sentence) that
+    holds character ``at`` (its own content words; "...; don't wait for a booking" is read
+    against "Do not wait for an appointment"), else ``closest`` (the sentence's)."""
+    start, end = 0, len(part)
+    for cut in _CLAUSE.finditer(part):
+        if cut.end() <= at:
+            start = cut.end()
+        elif cut.start() >= at:
+            end = cut.start()
+            break
+    if (start, end) == (0, len(part)):
+        return closest
+    own = frozenset(
+        f for _, _, w, f in forms(part[start:end]) if f and w not in stopwords and not _is_value(f)
+    )
+    overlap = _overlaps(own, context)
+    best = max(overlap, default=(0, 0, 0))
+    if best[0] == 0:
+        return closest
+    return [s for s, n in zip(context.sentences, overlap) if n == best]
