@@ -29,8 +29,14 @@ from llama_index.postprocessor.camab.answers import (
     node_documents,
     set_attribution,
 )
-from llama_index.postprocessor.camab.capture import progress_events, query_tracker
-from llama_index.postprocessor.camab.spans import SpanRecord, aread_for, read_for, streaming_for
+from llama_index.postprocessor.camab.spans import (
+    SpanRecord,
+    aread_for,
+    progress_events,
+    query_tracker,
+    read_for,
+    streaming_for,
+)
 
 from camab_rag.errors import InputError
 from camab_rag.integration import METADATA_KEY, Attachment, AttributorOptions, ChainCall, ChainParts

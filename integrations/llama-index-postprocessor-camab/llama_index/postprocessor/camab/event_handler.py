@@ -11,7 +11,7 @@ from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.events.query import QueryEndEvent
 from llama_index.postprocessor.camab.answers import ATTRIBUTION_KEY
 from llama_index.postprocessor.camab.attributor import STREAMS, AnswerAttributor
-from llama_index.postprocessor.camab.capture import query_text
+from llama_index.postprocessor.camab.spans import query_text
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.integration import AttributorOptions
