@@ -1,15 +1,10 @@
-"""Callback handlers that attribute a chain's answer when its root run ends.
+"""Callback handlers that attribute a chain's answer when its root run ends, against the
+exact prompt its LLM received; a failure is recorded (``status="error"``), never raised,
+unless ``strict=True``.
 
-Pass one in ``config={"callbacks": [handler]}``: it files the retrieved documents and each
-LLM call's exact prompt and answer under their root run (the core's ``RootRuns``), and
-attributes the answer when the root run ends; a failure is recorded
-(``status="error"``), never raised, unless ``strict=True``.
-
-Args (both handlers), besides the options of every integration
-(:class:`camab_rag.integration.ChainOptions`: the knobs of :func:`camab_rag.attribute`,
-``budget``, ``method``, ``granularity``, ``deadline_s``, ``groundedness`` (a filter of
-``mode="flag"`` here); ``settings`` for the rest; ``llm``, ``proxy``, ``strict``,
-``background``, ``citations``...):
+Args (both handlers), besides :class:`camab_rag.integration.ChainOptions` (``budget``,
+``method``, ``granularity``, ``deadline_s``, ``groundedness`` (``mode="flag"`` here),
+``settings``, ``llm``, ``proxy``, ``strict``, ``background``, ``citations``...):
     scorer: a camab-rag scorer; ``None``: built from the chain's model (``llm``, else what
         callbacks see of it: an OpenAI-compatible ``ChatOpenAI`` or ``CamabChatModel``).
     question_keys, context_keys: root input keys holding the question / the documents.
