@@ -34,7 +34,7 @@ from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, Groundedn
 from camab_rag.groundedness.gain import answer_steps
 from camab_rag.methods import Method
 from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE, PromptBuilder
-from camab_rag.result import AttributionResult
+from camab_rag.result import AttributionResult, short_text
 from camab_rag.runs import ProgressFn
 from camab_rag.scorers import resolve_scorer
 from camab_rag.scorers.base import ChatMessage, Prompt
@@ -415,16 +415,11 @@ class Attributor:
         return "\n".join(lines)
 
 
-def _short(text: str, limit: int = 60) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3].rstrip() + "..."
-
-
 def _describe(result: AttributionResult) -> str:
     """One kept attribution in words: the sources :func:`~camab_rag.citations.cite` shows
     for it (with its verdict), so the summary never names a document cite() leaves out,
     nor says one stands out when cite() says none does."""
-    answer = f'"{_short(result.response)}"'
+    answer = f'"{short_text(result.response)}"'
     if result.status != "ok":
         return f"{answer}: not attributed ({result.status}: {result.error})"
     words = [f"{answer}: {_sources_in_words(result)}"]

@@ -98,7 +98,7 @@ def cast_fields(cls: Any, data: Mapping[str, Any], done: dict[str, Any]) -> dict
 def short_text(text: str, limit: int = 60) -> str:
     """``text`` on one line, cut to ``limit`` characters with "..." (for a ``repr``)."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 @dataclass(frozen=True)

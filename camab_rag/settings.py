@@ -45,53 +45,33 @@ _NOT_A_SETTING = (
 
 @dataclass(frozen=True, kw_only=True)
 class AttributionSettings:
-    """How an answer is attributed: every knob of one attribution, validated once.
+    """How an answer is attributed: every knob of one attribution, validated once (the
+    method built once, :attr:`method_instance`); :meth:`with_changes` validates a copy.
+    The README's "Settings" section tells each knob's trade-offs.
 
-    The method is built here once (:attr:`method_instance`); the engine only specialises
-    it for a scorer and a run. Change a field with :meth:`with_changes` (or
-    ``dataclasses.replace``): the copy is validated again.
-
-    What to spend and how to choose the subsets:
-        budget: distinct attribution calls per answer; each scores a different subset
-            (every subset once, an exact fit, when ``2**N <= budget``; leave-one-out
-            makes ``N + 1``). The gate's full and empty anchors may add one or two.
-            A run that would make more than ``runs.MAX_CALLS`` (4096) is refused, with
-            the context's size, before any call.
-            ``0`` attributes nothing and only judges groundedness (needs a
-            ``groundedness=`` filter; integrations only).
-        method: ``"auto"`` (default, :mod:`camab_rag.methods.auto`), ``"camab"``,
-            ``"kernelshap"``, ``"contextcite"``, ``"loo"``, ``"random"``, or a
-            :class:`~camab_rag.methods.Method` instance for its options, e.g.
-            ``Auto(batch_size=4)`` or ``Camab(early_stop=EarlyStop())``: a name stands
-            for the method with its default options.
+    Fields:
+        budget: distinct attribution calls per answer (exact when ``2**N <= budget``;
+            more than ``runs.MAX_CALLS`` is refused before any call; ``0`` only judges
+            groundedness, in the integrations).
+        method: ``"auto"``, ``"camab"``, ``"kernelshap"``, ``"contextcite"``, ``"loo"``,
+            ``"random"``, or a :class:`~camab_rag.methods.Method` instance for options.
         granularity: ``"sentence"`` (default), ``"chunk"`` (whole documents) or a splitter.
         seed: makes runs reproducible.
         hierarchical: documents first, then the segments inside the top documents
-            (:mod:`camab_rag.methods.hierarchical`); ``None`` lets ``"auto"`` do so.
-
-    How a subset becomes a prompt and a reward:
+            (``None`` lets ``"auto"`` decide).
         reward: ``"mean_logprob"`` (the paper's Eq. 1), ``"sum_logprob"``, ``"logit"`` or
             a function of the answer tokens' log-probabilities.
-        user_template, system_prompt: the default prompt (question + kept segments);
-            a custom builder is an argument of :class:`camab_rag.Attributor`
-            (``prompt_builder=``), not a setting: settings are plain data.
+        user_template, system_prompt: the default prompt (question + kept segments).
+        anchors: also score the full and the empty context (``result.anchor_rewards``,
+            ``result.token_support``; a ``groundedness=`` filter sets it).
+        statements: also attribute each answer sentence (no extra calls).
+        deadline_s: the most seconds one attribution may take, verdict included (``None``:
+            no limit; the integrations' :data:`DEFAULT_DEADLINE_S`); past it a
+            :class:`~camab_rag.errors.DeadlineExceededError`.
 
-    What the result carries besides the scores:
-        anchors: also score the full and the empty context (at most two more calls), for
-            ``result.anchor_rewards`` and ``result.token_support``; set for a
-            ``groundedness=`` filter (it reads them).
-        statements: also attribute each answer sentence and find the answer words a
-            supporting source argues against (no extra calls).
-
-    Limits:
-        deadline_s: the most seconds one attribution may take, verdict included
-            (``None``, the default: no limit; the integrations use
-            :data:`DEFAULT_DEADLINE_S`). Past it a
-            :class:`~camab_rag.errors.DeadlineExceededError` ends it; an in-process model
-            finishes the batch it is running first.
-
-    Live objects are arguments, not settings: the groundedness filter (``groundedness=``),
-    a cheaper model beside the target (``prior=``), a prompt builder.
+    Live objects are arguments of the :class:`~camab_rag.Attributor`, not settings: the
+    groundedness filter (``groundedness=``), a free prior model (``prior=``), a prompt
+    builder (``prompt_builder=``).
     """
 
     # what to spend and how to choose the subsets
@@ -174,11 +154,6 @@ class AttributionSettings:
             and int(self.budget) == 0
         )
 
-    @property
-    def scores_anchors(self) -> bool:
-        """Whether a run scores the full and empty contexts (``anchors``)."""
-        return self.anchors
-
 
 CHAIN_SETTINGS = AttributionSettings(granularity="chunk", deadline_s=DEFAULT_DEADLINE_S)
 """The integrations' defaults, which differ from :func:`camab_rag.attribute`'s in these two
@@ -222,16 +197,10 @@ def groundedness_filter(
 def resolve_settings(
     settings: object = None, default: AttributionSettings = DEFAULT_SETTINGS, **knobs: Any
 ) -> AttributionSettings:
-    """The settings one call runs with: ``settings`` (``None``: ``default``) with each of
-    the knobs that are fields (:data:`KNOBS` but ``groundedness``) given (not ``None``) in
-    place of its field.
-
-    Why: the knobs are keywords everywhere with one meaning, merged here only. The rule:
-    a keyword wins over the same field of ``settings=`` (``None`` means "not given", so a
-    field is set back to ``None`` through ``settings=`` only). A keyword that is not a
-    knob is a ``TypeError`` naming it, a ``settings`` that is not an
-    :class:`AttributionSettings` or a bad value an :class:`~camab_rag.errors.InputError`.
-    """
+    """The settings one call runs with: ``settings`` (``None``: ``default``) with each
+    field knob given (not ``None``) in place of its field, merged here only so the knobs
+    mean one thing everywhere. A keyword that is not a knob is a ``TypeError``; a bad
+    ``settings`` or value an :class:`~camab_rag.errors.InputError`."""
     if unknown := sorted(set(knobs) - set(FIELD_KNOBS)):
         raise TypeError(
             f"unexpected keyword argument {unknown[0]!r}: the keywords are "

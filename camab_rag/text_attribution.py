@@ -149,10 +149,10 @@ def attribution_steps(
     lexical = lexical_scores([segment.text for segment in segments], response)
     run = start_run(len(segments), settings, groups, parallel_requests(scorer), lexical)
     run.progress = progress
-    run.follow(oracle, anchors=settings.scores_anchors)
+    run.follow(oracle, anchors=settings.anchors)
     yield from run.rounds(oracle)
     anchors: dict[str, Any] = {}
-    if settings.scores_anchors:
+    if settings.anchors:
         support, full, empty = yield from oracle_anchor_steps(oracle)
         anchors = {"anchor_rewards": {"full": full, "empty": empty}, "token_support": support}
     run.report_end(oracle.n_queries)

@@ -144,7 +144,6 @@ LEFT_SUBPACKAGES = {
         "TokenSupport": "camab_rag.token_support",
     },
     "camab_rag.render": {
-        "HtmlView": "camab_rag.render.html",
         "render_html": "camab_rag.render.html",
         "render_markdown": "camab_rag.render.markdown",
         "render_terminal": "camab_rag.render.terminal",

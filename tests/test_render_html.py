@@ -19,7 +19,7 @@ import pytest
 
 from camab_rag.citations import CitedAnswer, cite
 from camab_rag.groundedness import assess_groundedness
-from camab_rag.render.html import CSS, HtmlView, render_html
+from camab_rag.render.html import CSS, render_html
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.segments import Segment, segment_documents, to_documents
 
@@ -160,11 +160,10 @@ def test_full_page_forbids_scripts_by_policy():
 
 def test_notebook_view():
     answer = hostile_answer()
-    view = HtmlView(answer)
-    fragment = view._repr_html_()
-    assert fragment == answer._repr_html_()
+    fragment = answer._repr_html_()
+    assert fragment == answer.to_html(full_page=False)
     assert fragment.startswith('<div class="camab-cite"') and "<html" not in fragment
-    assert view.page.startswith("<!DOCTYPE html>")
+    assert answer.to_html().startswith("<!DOCTYPE html>")
 
 
 # ----------------------------------------------------------------------------- browser

@@ -185,7 +185,7 @@ def test_the_integrations_defaults_are_chunks_and_a_deadline() -> None:
 
 def test_a_groundedness_filter_makes_the_run_score_its_anchors() -> None:
     plain = AttributionSettings(budget=4)
-    assert not plain.scores_anchors
+    assert not plain.anchors
     result = attribute(
         QUESTION, DOCS, ANSWER, KeywordScorer(), settings=plain, groundedness=GroundednessFilter()
     )

@@ -9,10 +9,10 @@ an integration object is built from its keyword options by :class:`ChainParts`, 
 
 from __future__ import annotations
 
+from camab_rag.attributor import ChainAttribution
 from camab_rag.integration.kernel import (
     METADATA_KEY,
     Attachment,
-    ChainAttribution,
     ChainCall,
     Runs,
     attribution_of,

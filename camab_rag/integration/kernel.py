@@ -1,13 +1,7 @@
-"""The framework-neutral kernel of every integration: a captured chain call in, a result
-(and what to attach to the framework's answer) out.
-
-Why: each framework captures a call its own way and attaches the result to its own types;
-everything between is the same. How: :class:`Runs` attributes a :class:`ChainCall` (inline,
-or in the background as a kept :class:`~camab_rag.attributor.Pending`), never breaking the
-host chain (an error is a failed result, judged closed by a blocking filter);
-:class:`Attachment` is what an answer and its documents carry (pending placeholders filled
-in place); :func:`attribution_of` / :func:`groundedness_of` read it back.
-"""
+"""What every framework integration shares between capturing a call and attaching the
+result: :class:`Runs` attributes a :class:`ChainCall` (inline or in the background, an
+error a failed result), :class:`Attachment` is what an answer and its documents carry,
+:func:`attribution_of` / :func:`groundedness_of` read it back."""
 
 from __future__ import annotations
 
@@ -200,14 +194,9 @@ def _finished(value: T) -> Pending[T]:
 
 
 class Runs(Generic[T]):
-    """The attributions of one integration object, kept by key (a run or query id).
-
-    :meth:`steps` attributes a :class:`ChainCall` and ``finish``-es it; :meth:`run` /
-    :meth:`arun` drive steps now, :meth:`start` in the background (one worker thread, or a
-    task of the running loop); :meth:`job` gives a key's
-    :class:`~camab_rag.attributor.Pending` handle: ``job(key).result(timeout)`` /
-    ``await job(key).aresult()`` are the only waits.
-    """
+    """The attributions of one integration object, kept by key (a run or query id):
+    :meth:`steps` attributes a :class:`ChainCall`, :meth:`run` / :meth:`arun` drive steps
+    now, :meth:`start` in the background; :meth:`job` gives a key's handle."""
 
     def __init__(
         self,
@@ -500,21 +489,3 @@ def groundedness_of(source: object) -> FilteredAnswer:
     if not isinstance(verdict, Mapping):
         raise KeyError("no ['attribution']['groundedness'] verdict (no groundedness= filter)")
     return FilteredAnswer.from_dict(verdict)
-
-
-__all__ = [
-    "METADATA_KEY",
-    "Attachment",
-    "ChainAttribution",
-    "ChainCall",
-    "NativeCitation",
-    "Runs",
-    "answer_summary",
-    "attribution_of",
-    "failed_attribution",
-    "fill",
-    "groundedness_of",
-    "native_citations",
-    "pending",
-    "prompt_holds",
-]

@@ -116,13 +116,3 @@ class ProgressRelay:
         for outcome in await asyncio.gather(*tasks, return_exceptions=True):
             if isinstance(outcome, BaseException):
                 logger.warning("camab: a progress event failed: %s", outcome)
-
-
-__all__ = [
-    "ROLES",
-    "LocalModel",
-    "ProgressHook",
-    "ProgressRelay",
-    "chat_messages",
-    "content_text",
-]

@@ -166,12 +166,3 @@ class ChainParts:
             options.get("progress"),
             bool(options.get("citations", False)),
         )
-
-
-__all__ = [
-    "NO_KEY_FROM_RUN",
-    "AttributorOptions",
-    "ChainOptions",
-    "ChainParts",
-    "checked_options",
-]

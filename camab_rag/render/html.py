@@ -8,7 +8,6 @@ Content-Security-Policy forbids scripts. Support reads as words (:mod:`.support`
 from __future__ import annotations
 
 from html import escape
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from camab_rag.render.support import CITE_AT, STRONG_AT, WEAK_AT, support_level, support_words
@@ -204,27 +203,3 @@ def render_html(
         "<style>body { margin: 2rem; background: #fff; }</style>\n"
         f"</head><body>\n{fragment}\n</body></html>\n"
     )
-
-
-class HtmlView:
-    """A rendered HTML page that a notebook displays (``_repr_html_``) and that can be saved."""
-
-    def __init__(self, answer: CitedAnswer, *, title: str = "Answer with citations") -> None:
-        self.answer = answer
-        self.title = title
-
-    def _repr_html_(self) -> str:
-        return render_html(self.answer, full_page=False)
-
-    @property
-    def page(self) -> str:
-        return render_html(self.answer, full_page=True, title=self.title)
-
-    def save(self, path: str | Path) -> Path:
-        """Write the standalone page (UTF-8) and return its path."""
-        target = Path(path)
-        target.write_text(self.page, encoding="utf-8")
-        return target
-
-    def __str__(self) -> str:
-        return self.page

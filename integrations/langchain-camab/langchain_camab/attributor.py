@@ -1,32 +1,130 @@
 """``CamabAttributor``: an LCEL step (or LangGraph node) that attributes an answer
-(``retrieval_chain | CamabAttributor(scorer)``); see the class docstring."""
+(``retrieval_chain | CamabAttributor(scorer)``); see the class docstring. :class:`StepKeys`
+reads its input dict (a missing key gets an error naming the input's keys and how to
+point the step at them)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+import logging
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.documents import Document
-from langchain_core.messages import BaseMessageChunk
+from langchain_core.messages import BaseMessage, BaseMessageChunk
 from langchain_core.prompts import BasePromptTemplate
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableGenerator
 from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
-from camab_rag.integration import METADATA_KEY, ChainParts
+from camab_rag.errors import InputError, WrongTypeError
+from camab_rag.integration import (
+    METADATA_KEY,
+    Attachment,
+    ChainAttribution,
+    ChainCall,
+    ChainParts,
+    ProgressRelay,
+)
 from langchain_camab import native
-from langchain_camab.native import to_prompt
-from langchain_camab.roots import Waited
-from langchain_camab.step import ChainStep, StepCall, StepInput, StepKeys, added
+from langchain_camab.native import annotate, message_text, to_prompt, with_metadata
+from langchain_camab.roots import Waited, input_keys
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from camab_rag.integration import ChainOptions, Prompt
+    from camab_rag.integration import ChainOptions, Prompt, Steps
 
 OutputMode = Literal["auto", "merge", "attribution"]
 _MAP_KEY_TAG = "map:key:"
+RENAME = "RunnablePassthrough.assign({key}=lambda x: x['my_key'])"
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StepInput:
+    """What a step's input dict holds: the answer as text, the prompt as given."""
+
+    question: str
+    documents: list[Any]
+    answer: str
+    prompt: object
+
+
+@dataclass(frozen=True)
+class StepKeys:
+    """Where :class:`CamabAttributor` reads its input dict."""
+
+    question_keys: Sequence[str] = ("input", "question")  # a tuple once built (input_keys)
+    context_key: str = "context"
+    answer_key: str = "answer"
+    prompt_key: str = "prompt"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "question_keys", input_keys("question_keys", self.question_keys))
+        for option in ("context_key", "answer_key", "prompt_key"):
+            if not isinstance(getattr(self, option), str):
+                raise WrongTypeError(
+                    f"{option} must be a key (a string), got {getattr(self, option)!r}"
+                )
+
+    def read(self, input: object) -> StepInput:
+        """The question, documents, answer and prompt of ``input`` (an ``InputError``
+        saying what is missing and how to point the step at it)."""
+        if not isinstance(input, Mapping):
+            raise InputError(
+                f"CamabAttributor needs a dict with the question, '{self.context_key}' and "
+                f"'{self.answer_key}', got {type(input).__name__} (put it after a chain that "
+                "returns them, e.g. create_retrieval_chain or RunnablePassthrough.assign)"
+            )
+
+        def hint(option: str, example: object, key: str) -> str:
+            return (
+                f" (the input's keys: {sorted(str(k) for k in input)}): pass CamabAttributor"
+                f"(..., {option}={example!r}), or rename it before the step: "
+                + RENAME.format(key=key)
+            )
+
+        question = next(
+            (input[k] for k in self.question_keys if isinstance(input.get(k), str)), None
+        )
+        if question is None:
+            raise InputError(
+                f"the input has no question (a string) under any of {list(self.question_keys)}"
+                + hint("question_keys", ("my_key",), "question")
+            )
+        for key, option, what, name in (
+            (self.context_key, "context_key", "documents", "context"),
+            (self.answer_key, "answer_key", "answer", "answer"),
+        ):
+            if key not in input:
+                raise InputError(
+                    f"the input has no {what} under '{key}'" + hint(option, "my_key", name)
+                )
+        raw = input[self.answer_key]
+        answer = message_text(raw) if isinstance(raw, BaseMessage) else raw
+        if not isinstance(answer, str):
+            raise InputError(
+                f"the answer under '{self.answer_key}' must be a string or a message, got "
+                f"{type(raw).__name__}"
+            )
+        context = input[self.context_key]
+        documents = [context] if _single(context) else list(context)
+        return StepInput(question, documents, answer, input.get(self.prompt_key))
+
+
+@dataclass
+class StepCall:
+    """One invocation: its documents, the placeholders filled when it is done, its
+    steps and progress relay, and its result once attributed."""
+
+    run_id: str | None
+    documents: list[Any]
+    attachment: Attachment
+    progress: ProgressRelay
+    steps: Steps[ChainAttribution] = field(init=False)
+    result: ChainAttribution | None = None
 
 
 class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
@@ -76,7 +174,7 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
         if output not in ("auto", "merge", "attribution"):
             raise ValueError(f"output must be 'auto', 'merge' or 'attribution', got {output!r}")
         where = "CamabAttributor(background=True) returns the answer before it is judged and"
-        parts = ChainParts.of(
+        self.parts = parts = ChainParts.of(
             "CamabAttributor",
             scorer,
             options,
@@ -91,16 +189,7 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
         # stream / astream / transform / atransform are RunnableGenerator's; it gives a
         # transform that takes ``run_manager`` the run's manager (typed without it)
         super().__init__(cast(Any, self._through), cast(Any, self._athrough), name=name)
-        keys = StepKeys(
-            question_keys,
-            context_key,
-            answer_key,
-            prompt_key,
-            step="CamabAttributor",
-            after="create_retrieval_chain or RunnablePassthrough.assign",
-            rename="RunnablePassthrough.assign({key}=lambda x: x['my_key'])",
-        )
-        self.step = ChainStep(keys, parts)
+        self.keys = StepKeys(question_keys, context_key, answer_key, prompt_key)
 
     # ------------------------------------------------------------------ Runnable
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
@@ -112,49 +201,79 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
     def _through(
         self, chunks: Iterator[Any], run_manager: CallbackManagerForChainRun
     ) -> Iterator[Any]:
-        passes = self.step.passes_through(self._summary_only(run_manager))
+        passes = self._passes_through(run_manager)
         merged: Any = None
         for chunk in chunks:
             if passes:
                 yield chunk
             merged = added(merged, chunk, AddableDict)
         output = self._invoke(merged, run_manager)
-        yield self.step.last_chunk(merged, output, AddableDict, _data_chunk) if passes else output
+        yield self._last_chunk(merged, output) if passes else output
 
     async def _athrough(
         self, chunks: AsyncIterator[Any], run_manager: AsyncCallbackManagerForChainRun
     ) -> AsyncIterator[Any]:
-        passes = self.step.passes_through(self._summary_only(run_manager))
+        passes = self._passes_through(run_manager)
         merged: Any = None
         async for chunk in chunks:
             if passes:
                 yield chunk
             merged = added(merged, chunk, AddableDict)
         output = await self._ainvoke(merged, run_manager)
-        yield self.step.last_chunk(merged, output, AddableDict, _data_chunk) if passes else output
+        yield self._last_chunk(merged, output) if passes else output
 
     def _invoke(self, input: Any, run_manager: CallbackManagerForChainRun) -> Any:
         call = self._begin(input, run_manager)
         if not isinstance(call, StepCall):
             return call
-        self.step.run(call)
-        return self.step.output(input, call, self._summary_only(run_manager))
+        if self.parts.background:
+            self.runs.start(call.run_id, call.steps)
+        else:
+            self.runs.run(call.steps)
+        return self._output(input, call, self._summary_only(run_manager))
 
     async def _ainvoke(self, input: Any, run_manager: AsyncCallbackManagerForChainRun) -> Any:
         call = self._begin(input, run_manager)
         if not isinstance(call, StepCall):
             return call
-        await self.step.arun(call)
-        return self.step.output(input, call, self._summary_only(run_manager))
+        if self.parts.background:
+            self.runs.start(call.run_id, call.steps, call.attachment.all(), in_loop=True)
+        else:
+            try:
+                await self.runs.arun(call.steps)
+            finally:
+                await call.progress.drain()
+        return self._output(input, call, self._summary_only(run_manager))
 
+    # ------------------------------------------------------------------ one call
     def _begin(self, input: Any, run_manager: Any) -> StepCall | Any:
-        """The call to attribute, or on bad input the output with the error recorded."""
+        """The call to attribute (progress: the options' hook and the run's custom event,
+        none once a background call returned), or on bad input the output with the
+        failure recorded (re-raised when strict)."""
         run_id = str(run_manager.run_id) if run_manager is not None else None
-        background = self.step.parts.background  # no run to send events to once it returned
-        emit = native.progress_emitter(None if background else run_manager)
-        summary = self._summary_only(run_manager)
-        scorer = self.scorers.get  # resolved once (a proxy when its model cannot score)
-        return self.step.start(input, run_id, scorer, self._prompt_for, emit, summary)
+        try:
+            read = self.keys.read(input)
+            given = self._prompt_for(input, read)
+        except Exception as error:
+            if self.parts.strict:
+                raise
+            return self._failed(input, error, run_id, self._summary_only(run_manager))
+        emit = native.progress_emitter(None if self.parts.background else run_manager)
+        progress = self.parts.relay(emit, run_id)
+        placeholders = Attachment.placeholders(run_id, len(read.documents))
+        call = StepCall(run_id, read.documents, placeholders, progress)
+        prompts = [given] if given is not None else []
+        chain_call = ChainCall(
+            read.question, read.answer, read.documents, self.scorers.get, prompts, progress
+        )
+
+        def finish(attributed: Any) -> ChainAttribution:
+            call.result = ChainAttribution.of(attributed, run_id, read.documents)
+            call.attachment.fill(call.result, read.documents)
+            return call.result
+
+        call.steps = self.runs.steps(run_id, chain_call, finish)
+        return call
 
     def _prompt_for(self, input: Mapping[str, Any], read: StepInput) -> Prompt | None:
         if read.prompt is not None:
@@ -163,7 +282,7 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
             return None
         texts = [d.page_content if isinstance(d, Document) else str(d) for d in read.documents]
         joined = self.document_separator.join(texts)
-        return to_prompt(self.prompt.invoke({**input, self.step.keys.context_key: joined}))
+        return to_prompt(self.prompt.invoke({**input, self.keys.context_key: joined}))
 
     def _summary_only(self, run_manager: Any) -> bool:
         """``output="attribution"``, or ``"auto"`` in ``.assign(attribution=...)`` position."""
@@ -172,10 +291,109 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
         tags = getattr(run_manager, "tags", None) or []
         return any(t.startswith(_MAP_KEY_TAG) for t in tags)
 
+    def _failed(self, input: object, error: Exception, run_id: str | None, summary: bool) -> Any:
+        """Bad input, recorded as a failed result; the output with the failure in it."""
+        failed = ChainAttribution.failed(error, run_id=run_id)
+        result = self.runs.record(None, failed)  # type: ignore[arg-type]
+        logger.warning("camab: cannot attribute this input: %s", error)
+        data = Attachment.of(result, []).answer
+        if summary:
+            return data
+        if isinstance(input, BaseMessage):
+            return with_metadata(input, data)
+        if not isinstance(input, Mapping):
+            return input
+        output = dict(input)
+        raw = input.get(self.keys.answer_key)
+        if isinstance(raw, BaseMessage):
+            output[self.keys.answer_key] = with_metadata(raw, data)
+        output["attribution"] = data
+        return output
 
-def _data_chunk(answer: Any, data: Any) -> Any:
-    """An empty chunk of a streamed answer message, carrying the summary in its metadata."""
-    if isinstance(answer, BaseMessageChunk):
-        chunk_type: Any = type(answer)  # AIMessageChunk, ... (its type field has a default)
-        return chunk_type(content="", response_metadata={METADATA_KEY: data})
-    return None
+    def _output(self, input: Mapping[str, Any], call: StepCall, summary: bool) -> Any:
+        """With ``summary`` the answer's summary alone (the input's documents get their
+        entries in place), else the input plus ``"attribution"``, the documents copies
+        carrying their entries and the answer message the summary (with citations when
+        asked; a blocked answer says the fallback instead)."""
+        data, entries = call.attachment.answer, call.attachment.documents
+        if summary:
+            for item, entry in zip(call.documents, entries):
+                if isinstance(item, Document):
+                    item.metadata[METADATA_KEY] = entry
+            return data
+        annotated = [_with_entry(item, entry) for item, entry in zip(call.documents, entries)]
+        output = dict(input)
+        single = _single(input[self.keys.context_key])
+        output[self.keys.context_key] = annotated[0] if single else annotated
+        answer = input[self.keys.answer_key]
+        if isinstance(answer, BaseMessage):
+            answer = with_metadata(answer, data)
+            annotate(answer, data, call.result if self.parts.citations else None, call.documents)
+        verdict = data.get("groundedness")
+        if isinstance(verdict, dict) and verdict.get("blocked"):
+            fallback = str(verdict["answer"])
+            if isinstance(answer, BaseMessage):
+                answer = answer.model_copy(update={"content": fallback})
+            else:
+                answer = fallback
+        output[self.keys.answer_key] = answer
+        output["attribution"] = data
+        return output
+
+    # ------------------------------------------------------------------ streaming
+    def _passes_through(self, run_manager: Any) -> bool:
+        """Whether a stream passes its input through (then adds the attribution): not when
+        the output is the summary alone, nor when a blocking groundedness filter must
+        judge the answer before anyone sees it."""
+        gate = self.parts.groundedness
+        return not self._summary_only(run_manager) and (gate is None or gate.mode != "block")
+
+    def _last_chunk(self, streamed: object, output: object) -> Any:
+        """What a stream that passed the input through still lacks once ``output`` is
+        known: the summary, the entries on the streamed documents (put in place) and, for
+        a streamed answer message, an empty chunk carrying the summary."""
+        if not isinstance(output, Mapping) or not isinstance(streamed, Mapping):
+            return AddableDict()
+        last = AddableDict(attribution=output.get("attribution"))
+        originals = streamed.get(self.keys.context_key)
+        copies = output.get(self.keys.context_key)
+        if _single(originals):
+            originals, copies = [originals], [copies]
+        if isinstance(originals, list) and isinstance(copies, list):
+            for original, copy in zip(originals, copies):
+                if isinstance(original, Document) and isinstance(copy, Document):
+                    original.metadata.update(copy.metadata)
+        answer = streamed.get(self.keys.answer_key)
+        if isinstance(answer, BaseMessageChunk):
+            chunk_type: Any = type(answer)  # AIMessageChunk, ... (its type field has a default)
+            metadata = {METADATA_KEY: last["attribution"]}
+            last[self.keys.answer_key] = chunk_type(content="", response_metadata=metadata)
+        return last
+
+
+def _single(value: object) -> bool:
+    """Whether ``value`` is one document (or one string) rather than a list of them."""
+    return isinstance(value, (str, Document))
+
+
+def _with_entry(item: Any, entry: dict[str, Any]) -> Any:
+    """A copy of a document carrying ``entry`` (anything else as it is)."""
+    if not isinstance(item, Document):
+        return item
+    return item.model_copy(update={"metadata": {**item.metadata, METADATA_KEY: entry}})
+
+
+def added(merged: Any, chunk: Any, mapping: Callable[[Mapping[Any, Any]], Any] = dict) -> Any:
+    """The stream so far plus ``chunk``: dicts key by key (made by ``mapping``), addable
+    values added (text, message chunks), anything else replaced by the newer value."""
+    if merged is None:
+        return chunk
+    if isinstance(merged, Mapping) and isinstance(chunk, Mapping):
+        out = mapping(merged)
+        for key, value in chunk.items():
+            out[key] = added(out.get(key), value, mapping)
+        return out
+    try:
+        return merged + chunk
+    except TypeError:
+        return chunk

@@ -1,15 +1,10 @@
-"""Callback handlers that attribute a chain's answer when its root run ends.
+"""Callback handlers that attribute a chain's answer when its root run ends, against the
+exact prompt its LLM received; a failure is recorded (``status="error"``), never raised,
+unless ``strict=True``.
 
-Pass one in ``config={"callbacks": [handler]}``: it files the retrieved documents and each
-LLM call's exact prompt and answer under their root run (the core's ``RootRuns``), and
-attributes the answer when the root run ends; a failure is recorded
-(``status="error"``), never raised, unless ``strict=True``.
-
-Args (both handlers), besides the options of every integration
-(:class:`camab_rag.integration.ChainOptions`: the knobs of :func:`camab_rag.attribute`,
-``budget``, ``method``, ``granularity``, ``deadline_s``, ``groundedness`` (a filter of
-``mode="flag"`` here); ``settings`` for the rest; ``llm``, ``proxy``, ``strict``,
-``background``, ``citations``...):
+Args (both handlers), besides :class:`camab_rag.integration.ChainOptions` (``budget``,
+``method``, ``granularity``, ``deadline_s``, ``groundedness`` (``mode="flag"`` here),
+``settings``, ``llm``, ``proxy``, ``strict``, ``background``, ``citations``...):
     scorer: a camab-rag scorer; ``None``: built from the chain's model (``llm``, else what
         callbacks see of it: an OpenAI-compatible ``ChatOpenAI`` or ``CamabChatModel``).
     question_keys, context_keys: root input keys holding the question / the documents.
@@ -32,8 +27,7 @@ from camab_rag.integration import ChainAttribution, ChainParts
 from langchain_camab import native
 from langchain_camab.chat_models import scorer_from_run
 from langchain_camab.native import RUN_METADATA_KEY
-from langchain_camab.roots import Kept, RootRuns, Waited
-from langchain_camab.run_tree import CONTEXT_KEYS, QUESTION_KEYS, LLMCall, RunReading
+from langchain_camab.roots import CONTEXT_KEYS, QUESTION_KEYS, Kept, LLMCall, RootRuns, Waited
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -65,8 +59,8 @@ class _Handler(Kept):
             uuid_keys=True,
         )
         self.settings, self.scorers, self.runs = parts.settings, parts.scorers, parts.runs
-        reading = RunReading(question_keys, context_keys)
-        self.roots = RootRuns(reading, parts, RUN_METADATA_KEY if report_run_metadata else None)
+        slot = RUN_METADATA_KEY if report_run_metadata else None
+        self.roots = RootRuns(parts, self._scorer_for, slot, question_keys, context_keys)
         self.raise_error = parts.strict  # strict: LangChain re-raises our errors into the chain
 
     # ------------------------------------------------------------------ recording
@@ -74,14 +68,14 @@ class _Handler(Kept):
         self.roots.started(kw["run_id"], kw.get("parent_run_id"), inputs, kw.get("metadata"))
 
     def on_retriever_start(self, serialized: Any, query: str, **kw: Any) -> None:
-        self.roots.retriever_started(kw["run_id"], kw.get("parent_run_id"), query)
+        self.roots.track(kw["run_id"], kw.get("parent_run_id")).queries.append(query)
 
     def on_tool_start(self, serialized: Any, input_str: str, **kw: Any) -> None:
         name = serialized.get("name") if isinstance(serialized, dict) else None
         self.roots.tool_started(kw["run_id"], kw.get("parent_run_id"), name)
 
     def on_retriever_end(self, documents: Sequence[Document], *, run_id: UUID, **kw: Any) -> None:
-        self.roots.add(run_id, list(documents))
+        self.roots.add(run_id, documents)
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
         self.roots.tool_ended(run_id, output)
@@ -137,7 +131,7 @@ class CamabCallbackHandler(_Handler, Waited, BaseCallbackHandler):
         self.on_chain_end(None, run_id=run_id)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        self.roots.finish(run_id, self._scorer_for)
+        self.roots.finish(run_id)
 
     def close(self) -> None:
         """Wait for background work and stop its thread."""
@@ -162,7 +156,7 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
         await self.on_chain_end(None, run_id=run_id)
 
     async def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        await self.roots.afinish(run_id, self._scorer_for)
+        await self.roots.afinish(run_id)
 
     async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
         """The result of a root run (the latest when ``run_id`` is ``None``), awaiting a

@@ -1,11 +1,13 @@
-"""The callback handlers' kernel: :class:`RootRuns` files what LangChain traces per root
-run and, when a root run ends, attributes it and attaches the result to each document
-(duplicates of a text get the same entry), the answer message and the run's metadata slot
-(pending placeholders first in the background, filled in place when done)."""
+"""The callback handlers' kernel: :class:`RootRuns` files what LangChain traces under its
+root run (concurrent roots never mix) and, when a root run ends, attributes its answer
+and attaches the result to each document (duplicates of a text get the same entry), the
+answer message and the run's metadata slot (pending placeholders first in the
+background, filled in place when done)."""
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -13,20 +15,29 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 
-from camab_rag.integration import METADATA_KEY, Attachment, ChainAttribution
-from langchain_camab.native import annotate, message_text
-from langchain_camab.run_tree import ClosedRun, LLMCall, RunReading, RunTree
+from camab_rag.errors import InputError, NoContextError, WrongTypeError
+from camab_rag.integration import (
+    METADATA_KEY,
+    Attachment,
+    ChainAttribution,
+    ChainCall,
+    prompt_holds,
+)
+from langchain_camab.native import annotate, chat_of, last_user_text, message_text
 
 if TYPE_CHECKING:
     from camab_rag.attributor import Pending
     from camab_rag.integration import ChainParts, Prompt, Runs, Steps
 logger = logging.getLogger(__name__)
 
+QUESTION_KEYS = ("input", "question", "query")
+CONTEXT_KEYS = ("context", "documents", "docs")
+
 
 class Kept:
     """``results``, ``last_result`` and ``pending`` of an object whose attributions run in
-    ``runs``, and :meth:`await_result`: a thin call of the kept
-    :class:`~camab_rag.attributor.Pending` (:meth:`~camab_rag.attributor.Pending.aresult`)."""
+    ``runs``, and :meth:`await_result` / :meth:`wait` on the kept
+    :class:`~camab_rag.attributor.Pending` handle (the latest when ``run_id`` is ``None``)."""
 
     runs: Runs[ChainAttribution]
 
@@ -46,8 +57,7 @@ class Kept:
         return dict(self.runs.pending)
 
     async def await_result(self, run_id: object = None) -> ChainAttribution:
-        """Await a background attribution (the latest when ``run_id`` is ``None``);
-        cancelling the caller leaves it running."""
+        """Await a background attribution; cancelling the caller leaves it running."""
         return await self.runs.job(run_id).aresult()
 
 
@@ -55,21 +65,101 @@ class Waited(Kept):
     """:class:`Kept` whose background attributions can also be waited for."""
 
     def wait(self, run_id: object = None, timeout: float | None = None) -> ChainAttribution:
-        """Block until a background attribution (the latest when ``run_id`` is ``None``)
-        is done, up to ``timeout`` seconds (:meth:`~camab_rag.attributor.Pending.result`)."""
+        """Block until a background attribution is done, up to ``timeout`` seconds."""
         return self.runs.job(run_id).result(timeout)
 
 
 @dataclass
-class RootRuns:
-    """Root runs filed as traced, attributed when they end; ``slot_key`` names the root
-    run's metadata entry that receives the summary (``None``: none)."""
+class LLMCall:
+    """One LLM call inside a root run: the exact prompt, what identifies its model, and
+    once it ends the answer and the answer object (``message``, to attach the result to)."""
 
-    reading: RunReading
-    parts: ChainParts
-    slot_key: str | None = None
-    tree: RunTree = field(default_factory=RunTree)
-    tool_names: dict[Hashable, str | None] = field(default_factory=dict)
+    prompt: Prompt
+    model: Any = None
+    answer: str | None = None
+    message: Any = None
+
+
+@dataclass
+class RootRun:
+    """Everything recorded under one root run."""
+
+    run_id: Hashable
+    inputs: Any = None
+    metadata: dict[str, Any] | None = None
+    queries: list[str] = field(default_factory=list)
+    documents: list[Document] = field(default_factory=list)
+    tool_documents: list[Document] = field(default_factory=list)
+    llm_calls: list[LLMCall] = field(default_factory=list)
+    descendants: set[Hashable] = field(default_factory=set)
+    llm_by_run: dict[Hashable, LLMCall] = field(default_factory=dict)
+
+
+def input_keys(option: str, keys: str | Sequence[str]) -> tuple[str, ...]:
+    """``keys`` as a tuple of input keys: one string is one key (never its characters);
+    anything but strings is a :class:`~camab_rag.errors.WrongTypeError` naming ``option``."""
+    found = (keys,) if isinstance(keys, str) else tuple(keys)
+    if not found or not all(isinstance(k, str) for k in found):
+        raise WrongTypeError(f"{option} must be a key (a string) or a list of them, got {keys!r}")
+    return found
+
+
+class RootRuns:
+    """Root runs filed as traced (thread-safe), attributed when they end with ``parts``
+    (scored by ``scorer_for(the chosen LLM call)``); ``slot_key`` names the root run's
+    metadata entry that receives the summary (``None``: none); ``question_keys`` and
+    ``context_keys`` are the root input keys holding the question and the documents."""
+
+    def __init__(
+        self,
+        parts: ChainParts,
+        scorer_for: Callable[[LLMCall | None], Any] = lambda call: None,
+        slot_key: str | None = None,
+        question_keys: str | Sequence[str] = QUESTION_KEYS,
+        context_keys: str | Sequence[str] = CONTEXT_KEYS,
+    ) -> None:
+        self.parts, self.scorer_for, self.slot_key = parts, scorer_for, slot_key
+        self.question_keys = input_keys("question_keys", question_keys)
+        self.context_keys = input_keys("context_keys", context_keys)
+        self.tool_names: dict[Hashable, str | None] = {}
+        self._lock = threading.Lock()
+        self._roots: dict[Hashable, RootRun] = {}
+        self._root_of: dict[Hashable, Hashable] = {}
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._roots)
+
+    # ------------------------------------------------------------------ filing
+    def track(
+        self, run_id: Hashable, parent_id: Hashable | None, inputs: Any = None, metadata: Any = None
+    ) -> RootRun:
+        """File ``run_id`` under its root (a run with no known parent is a root)."""
+        with self._lock:
+            root = self._root_of.get(parent_id) if parent_id is not None else None
+            if root is None or root not in self._roots:
+                run = self._roots.setdefault(run_id, RootRun(run_id, inputs, metadata))
+                self._root_of[run_id] = run_id
+                return run
+            self._root_of[run_id] = root
+            self._roots[root].descendants.add(run_id)
+            return self._roots[root]
+
+    def get(self, run_id: Hashable) -> RootRun | None:
+        """The root run ``run_id`` descends from (``None`` if untracked)."""
+        with self._lock:
+            root = self._root_of.get(run_id)
+            return self._roots.get(root) if root is not None else None
+
+    def pop(self, run_id: Hashable) -> RootRun | None:
+        """Forget ``run_id`` and its descendants when it is a root run; return it."""
+        with self._lock:
+            if self._root_of.get(run_id) != run_id:
+                return None
+            run = self._roots.pop(run_id)
+            for descendant in (*run.descendants, run_id):
+                self._root_of.pop(descendant, None)
+            return run
 
     def started(
         self, run_id: Hashable, parent_id: Hashable | None, inputs: Any, metadata: object
@@ -77,39 +167,35 @@ class RootRuns:
         """A chain run started; a root one gets a pending metadata slot (tracers keep a
         root run's metadata dict only when it is not empty: the result is written into it)."""
         held = metadata if isinstance(metadata, dict) else None
-        run = self.tree.track(run_id, parent_id, inputs=inputs, metadata=held)
+        run = self.track(run_id, parent_id, inputs, held)
         if self.slot_key and run.run_id == run_id and run.metadata is not None:
             run.metadata[self.slot_key] = Attachment.placeholders(str(run_id), 0).answer
-
-    def retriever_started(self, run_id: Hashable, parent_id: Hashable | None, query: str) -> None:
-        """A retriever started with ``query`` (the question when the input holds none)."""
-        self.tree.track(run_id, parent_id).queries.append(query)
 
     def llm_started(
         self, run_id: Hashable, parent_id: Hashable | None, prompt: Prompt, model: Any
     ) -> None:
-        """A model call started with the exact ``prompt``; ``model`` identifies the model
-        (for the integration's ``scorer_for``)."""
-        self.tree.track(run_id, parent_id)
-        self.tree.add_llm_call(run_id, LLMCall(prompt, model))
+        """A model call started with the exact ``prompt``; ``model`` identifies the model."""
+        run, call = self.track(run_id, parent_id), LLMCall(prompt, model)
+        with self._lock:
+            run.llm_calls.append(call)
+            run.llm_by_run[run_id] = call
 
     def llm_ended(self, run_id: Hashable, answer: str, message: object = None) -> None:
-        """A model call answered: its text and the framework's answer object (``message``,
-        which receives the summary)."""
-        call = self.tree.llm_call(run_id)
+        """A model call answered: its text and the answer object that gets the summary."""
+        run = self.get(run_id)
+        call = run.llm_by_run.get(run_id) if run is not None else None
         if call is not None:
             call.answer, call.message = answer, message
 
     def add(self, run_id: Hashable, documents: Sequence[Document], tool: bool = False) -> None:
         """Documents a retriever or tool returned (alone, as a root: nothing to attribute)."""
-        if self.tree.is_root(run_id):
-            self.tree.pop(run_id)
-        else:
-            self.tree.add_documents(run_id, documents, tool=tool)
+        if self.pop(run_id) is None and (run := self.get(run_id)) is not None:
+            with self._lock:
+                (run.tool_documents if tool else run.documents).extend(documents)
 
     def tool_started(self, run_id: Hashable, parent_id: Hashable | None, name: object) -> None:
         """A tool started; its name is the source of a text it returns."""
-        if self.tree.track(run_id, parent_id).run_id != run_id:
+        if self.track(run_id, parent_id).run_id != run_id:
             self.tool_names[run_id] = str(name) if name else None
 
     def tool_ended(self, run_id: Hashable, output: object) -> None:
@@ -120,59 +206,135 @@ class RootRuns:
     def failed(self, run_id: Hashable) -> None:
         """A run failed: a root one is forgotten, its metadata slot removed."""
         self.tool_names.pop(run_id, None)
-        if self.tree.is_root(run_id):
-            self._drop_slot(self.tree.pop(run_id))
+        self._drop_slot(self.pop(run_id))
 
-    def _drop_slot(self, run: Any) -> None:
+    def _drop_slot(self, run: RootRun | None) -> None:
         if self.slot_key and run is not None and run.metadata is not None:
             run.metadata.pop(self.slot_key, None)
 
-    def ended(
-        self, run_id: Hashable, scorer_for: Callable[[LLMCall | None], Any]
-    ) -> tuple[Steps[ChainAttribution], list[Any]] | None:
-        """A run ended: for a root RAG run, the steps that attribute and attach it and, in
-        the background, the placeholders put on its documents, answer and metadata."""
-        run = self.tree.pop(run_id) if self.tree.is_root(run_id) else None
-        closed = self.reading.close(run) if run is not None else None
-        if run is None or closed is None:  # not a RAG run (no model, no retriever)
+    # ------------------------------------------------------------------ reading
+    def question(self, run: RootRun) -> str:
+        """The root input itself when it is a string, else the first of ``question_keys``
+        holding a string, else the last user message of the input's ``messages`` (chat
+        models, agents) or of the input, else the first retriever query, else ``""``."""
+        inputs = run.inputs
+        if isinstance(inputs, str):
+            return inputs
+        if isinstance(inputs, Mapping):
+            for key in self.question_keys:
+                if isinstance(inputs.get(key), str):
+                    return str(inputs[key])
+            asked = last_user_text(chat_of(inputs.get("messages")))
+            if asked:
+                return asked
+        return last_user_text(chat_of(inputs)) or (run.queries[0] if run.queries else "")
+
+    def documents(self, run: RootRun) -> list[Document]:
+        """Retrieved documents in retrieval order, exact duplicates (same text) once; when
+        no retriever ran, what the run's tools returned (an agent's retrieval tool), else
+        the documents passed in the root input under ``context_keys``."""
+        documents = list(run.documents) or list(run.tool_documents)
+        if not documents and isinstance(run.inputs, Mapping):
+            for key in self.context_keys:
+                value = run.inputs.get(key)
+                given = value if isinstance(value, Sequence) else ()
+                if given and all(isinstance(d, Document) for d in given):
+                    documents = list(given)
+                    break
+        unique: dict[str, Document] = {}
+        for doc in documents:
+            unique.setdefault(doc.page_content, doc)
+        return list(unique.values())
+
+    @staticmethod
+    def chosen_call(run: RootRun, documents: Sequence[Document]) -> LLMCall | None:
+        """The LLM call to attribute: the last answered one whose prompt holds every
+        document's text (the answer step of a RAG chain), else the last one answered."""
+        calls = [c for c in run.llm_calls if c.answer is not None and c.answer.strip()]
+        chosen = (c for c in reversed(calls) if prompt_holds([c.prompt], documents))
+        return next(chosen, calls[-1] if calls else None)
+
+    def problem(
+        self, run: RootRun, call: LLMCall | None, documents: list[Document]
+    ) -> Exception | None:
+        """Why a root run cannot be attributed (``None``: it can)."""
+        if call is None or call.answer is None:
+            return InputError(
+                "no LLM answer was captured in this run: there is nothing to attribute"
+            )
+        if not documents and run.queries:
+            return NoContextError(
+                "the retriever ran and returned no documents: the answer has no retrieved "
+                "context to come from"
+            )
+        if not documents:
+            return InputError(
+                "no documents were captured in this run (no retriever ran and the input has "
+                f"none of the keys {list(self.context_keys)} holding Documents)"
+            )
+        return None
+
+    # ------------------------------------------------------------------ attributing
+    def ended(self, run_id: Hashable) -> tuple[Steps[ChainAttribution], list[Any]] | None:
+        """A run ended: for a root RAG run (a model call or a retriever ran), the steps
+        that attribute and attach it and, in the background, the placeholders put on its
+        documents, answer and metadata."""
+        run = self.pop(run_id)
+        if run is None or not (run.llm_calls or run.documents):
             self._drop_slot(run)
             return None
+        documents = self.documents(run)
+        chosen = self.chosen_call(run, documents)
+        message = chosen.message if chosen is not None else None
         attachment = None
         if self.parts.background:
-            attachment = Attachment.placeholders(str(run_id), len(closed.documents))
-            for doc, placeholder in zip(closed.documents, attachment.documents):
-                self._set_entry(doc, placeholder)
-            message = closed.call.message if closed.call else None
+            attachment = Attachment.placeholders(str(run_id), len(documents))
+            for doc, placeholder in zip(documents, attachment.documents):
+                doc.metadata[METADATA_KEY] = placeholder
             annotate(message, attachment.answer, None, [])
-        call = closed.chain_call(lambda: scorer_for(closed.call), self.parts.progress)
-        steps = self.parts.runs.steps(
-            run_id, call, lambda done: self._publish(closed, attachment, done)
+        call = ChainCall(
+            self.question(run),
+            (chosen.answer or "") if chosen is not None else "",
+            documents,
+            scorer=lambda: self.scorer_for(chosen),
+            prompts=[chosen.prompt] if chosen is not None else [],
+            progress=self.parts.progress,
+            problem=self.problem(run, chosen, documents),
         )
+
+        def publish(done: Any) -> ChainAttribution:
+            return self._publish(run, documents, message, attachment, done)
+
+        steps = self.parts.runs.steps(run_id, call, publish)
         slot = (run.metadata or {}).get(self.slot_key) if self.slot_key else None
         return steps, [*attachment.all(), slot] if attachment is not None else []
 
-    def finish(self, run_id: Hashable, scorer_for: Callable[[LLMCall | None], Any]) -> None:
+    def finish(self, run_id: Hashable) -> None:
         """A run ended: attribute a root RAG run now, or start it in the worker thread."""
-        job = self.ended(run_id, scorer_for)
+        job = self.ended(run_id)
         if job is not None and self.parts.background:
             self.parts.runs.start(run_id, job[0])
         elif job is not None:
             self.parts.runs.run(job[0])
 
-    async def afinish(self, run_id: Hashable, scorer_for: Callable[[LLMCall | None], Any]) -> None:
+    async def afinish(self, run_id: Hashable) -> None:
         """Async :meth:`finish`: in the background a task of the running loop, whose
         placeholders read "cancelled" if the loop ends first."""
-        job = self.ended(run_id, scorer_for)
+        job = self.ended(run_id)
         if job is not None and self.parts.background:
             self.parts.runs.start(run_id, job[0], job[1], in_loop=True)
         elif job is not None:
             await self.parts.runs.arun(job[0])
 
     def _publish(
-        self, closed: ClosedRun, attachment: Attachment | None, done: Any
+        self,
+        run: RootRun,
+        documents: list[Document],
+        message: object,
+        attachment: Attachment | None,
+        done: Any,
     ) -> ChainAttribution:
         """The run's result, put on its documents, answer message and metadata slot."""
-        run, documents = closed.run, closed.documents
         result = ChainAttribution.of(done, str(run.run_id), documents)
         try:
             if attachment is None:
@@ -182,8 +344,7 @@ class RootRuns:
             entries = {d.page_content: e for d, e in zip(documents, attachment.documents)}
             for doc in (*documents, *run.documents):  # duplicates get the same entry
                 if doc.page_content in entries:
-                    self._set_entry(doc, entries[doc.page_content])
-            message = closed.call.message if closed.call is not None else None
+                    doc.metadata[METADATA_KEY] = entries[doc.page_content]
             cited = result if self.parts.citations else None
             annotate(message, attachment.answer, cited, documents)
             if self.slot_key and run.metadata is not None:
@@ -196,10 +357,6 @@ class RootRuns:
         except Exception:  # pragma: no cover - reporting must never break the chain
             logger.exception("camab: could not attach the attribution metadata")
         return result
-
-    def _set_entry(self, doc: object, entry: dict[str, Any]) -> None:
-        if isinstance(doc, Document):
-            doc.metadata[METADATA_KEY] = entry
 
 
 def tool_documents(output: object, tool_name: str | None) -> list[Document]:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from llama_fakes import repo_tests_module
 from llama_index.core.schema import NodeWithScore, TextNode
+from llama_index.postprocessor.camab import CamabEventHandler
 from llama_index.postprocessor.camab.answers import (
     answer_documents,
     set_attribution,
@@ -97,18 +98,20 @@ def test_a_problem_is_the_failed_result_and_a_blocking_filter_fails_closed() -> 
 
 
 def test_a_handler_attributes_in_the_background_only_where_it_may() -> None:
-    plain = AnswerAttributor(KeywordScorer())
+    plain = CamabEventHandler(scorer=KeywordScorer())
     gate = GroundednessFilter(mode="block")
-    blocking = AnswerAttributor(KeywordScorer(), groundedness=gate)
-    assert not plain.in_background(True, False, True)  # no running event loop
+    blocking = CamabEventHandler(scorer=KeywordScorer(), groundedness=gate, background=None)
+    forced = CamabEventHandler(scorer=KeywordScorer(), background=True)
+    refused = CamabEventHandler(scorer=KeywordScorer(), background=False)
+    assert not forced.in_background(False, True)  # no running event loop
 
     async def inside_a_loop() -> list[bool]:
         return [
-            plain.in_background(None, False, True),  # an async call, by default
-            plain.in_background(None, False, False),
-            plain.in_background(False, False, True),
-            plain.in_background(True, True, True),  # a stream: attributed once read
-            blocking.in_background(True, False, True),  # judged before it is returned
+            plain.in_background(False, True),  # an async call, by default
+            plain.in_background(False, False),
+            refused.in_background(False, True),
+            forced.in_background(True, True),  # a stream: attributed once read
+            blocking.in_background(False, True),  # judged before it is returned
         ]
 
     assert asyncio.run(inside_a_loop()) == [True, False, False, False, False]
@@ -120,7 +123,6 @@ def test_a_background_attribution_fills_the_pending_answer_in_place() -> None:
     def steps(answer: Any) -> Any:
         done = yield from attributor.call_steps(ChainCall(QUESTION, ANSWER), sources=NODES)
         set_attribution(answer, done.metadata()[0])
-        attributor.remember({"answer": answer.text})
 
     thread_answer = SimpleNamespace(text="thread", metadata=None)
     attributor.start(thread_answer, steps(thread_answer), in_loop=False)
@@ -130,11 +132,10 @@ def test_a_background_attribution_fills_the_pending_answer_in_place() -> None:
         task_answer = SimpleNamespace(text="task", metadata={})
         attributor.start(task_answer, steps(task_answer), in_loop=True, key="q1")
         assert task_answer.metadata["attribution"] == pending("q1")
-        await attributor.aflush()
+        await attributor.runs.job("q1").aresult()
         return task_answer.metadata["attribution"]
 
     assert asyncio.run(in_a_loop())["status"] == "ok"
-    assert attributor.recent == [{"answer": "thread"}, {"answer": "task"}]
 
 
 class _Answers(AnswerAttributor):
@@ -163,25 +164,3 @@ def test_an_engine_call_is_asked_then_attributed_sync_async_or_in_the_background
     assert asked == ["q1"] and answer.metadata["attribution"]["status"] == "ok"
     answer = asyncio.run(attributor.aanswer(QUESTION, None, aask, "q2"))
     assert asked[-1] == "q2" and answer.metadata["attribution"]["status"] == "ok"
-    inline = SimpleNamespace(text=ANSWER, metadata={})
-    attributor.finish(inline, attributor.turn(inline, QUESTION, None), False)
-    assert inline.metadata["attribution"]["status"] == "ok"
-
-    async def in_the_background() -> Any:
-        later = SimpleNamespace(text=ANSWER, metadata={})
-        attributor.finish(later, attributor.turn(later, QUESTION, None), True)
-        assert later.metadata["attribution"]["status"] == "pending"
-        await attributor.aflush()
-        return later.metadata["attribution"]
-
-    assert asyncio.run(in_the_background())["status"] == "ok"
-
-
-def test_a_handler_remembers_each_answers_attribution_oldest_first() -> None:
-    attributor = AnswerAttributor(KeywordScorer())
-    attributor.remembered("s1", "Q1?")(SimpleNamespace(metadata={"attribution": {"n": 1}}))
-    attributor.remembered("s2", "Q2?")(SimpleNamespace(metadata=None))
-    assert attributor.recent == [
-        {"query_id": "s1", "query": "Q1?", "attribution": {"n": 1}},
-        {"query_id": "s2", "query": "Q2?", "attribution": None},
-    ]

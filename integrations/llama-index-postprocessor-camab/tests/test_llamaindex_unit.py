@@ -348,6 +348,7 @@ async def test_handler_keys_concurrent_queries_by_span(
         top = min(response.source_nodes, key=lambda n: n.node.metadata[ATTRIBUTION_KEY]["rank"])
         assert top.node.metadata["title"] == title
     assert {r["query"] for r in handler.results} == set(questions)
+    assert all(r["attribution"]["status"] == "ok" and r["query_id"] for r in handler.results)
     assert sync_response.metadata[ATTRIBUTION_KEY]["status"] == "ok"
     # detached: later queries are left alone
     assert ATTRIBUTION_KEY not in (engine.query(questions[1]).metadata or {})

@@ -1,4 +1,4 @@
-"""A chain step's dict in and out (langchain_camab.step):
+"""A chain step's dict in and out (CamabAttributor and its StepKeys):
 reading the input (with errors that name the fix), the output with per-document entries,
 a blocked answer replaced, bad input recorded; LangChain's own documents and messages,
 the scorer the keyword fake."""
@@ -6,37 +6,32 @@ the scorer the keyword fake."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from langchain_camab.step import ChainStep, StepInput, StepKeys, added
+from langchain_camab import CamabAttributor
+from langchain_camab.attributor import StepKeys, added
 from langchain_core.documents import Document
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, AIMessageChunk
 
 from camab_rag.errors import InputError, WrongTypeError
 from camab_rag.groundedness import GroundednessFilter
-from camab_rag.integration import ChainParts
 from camab_rag.settings import CHAIN_SETTINGS
 from tests.fakes import KeywordScorer
 
-KEYS = StepKeys(step="Step", after="a retrieval chain", rename="rename({key})")
+KEYS = StepKeys()
 DOCS = [Document("Paris is the capital of France."), Document("Berlin is in Germany.")]
 
 
-def step(settings: Any = CHAIN_SETTINGS, background: bool = False, **options: Any) -> ChainStep:
-    chosen = {"settings": settings.with_changes(budget=4), "background": background, **options}
-    return ChainStep(KEYS, ChainParts.of("Step", None, chosen))
+def step(output: Any = "merge", **options: Any) -> CamabAttributor:
+    settings = CHAIN_SETTINGS.with_changes(budget=4)
+    return CamabAttributor(KeywordScorer(), settings=settings, output=output, **options)
 
 
-def no_prompt(input: Mapping[str, Any], read: StepInput) -> None:
-    return None
-
-
-def attributed(chain: ChainStep, input: dict[str, Any], summary: bool = False) -> Any:
-    call = chain.start(input, "r1", KeywordScorer, no_prompt)
-    chain.run(call)
-    return chain.output(input, call, summary)
+def attributed(chain: CamabAttributor, input: dict[str, Any], summary: bool = False) -> Any:
+    if summary:
+        chain.output = "attribution"
+    return chain.invoke(input)
 
 
 def test_the_input_is_read_with_the_answer_as_text() -> None:
@@ -49,14 +44,15 @@ def test_the_input_is_read_with_the_answer_as_text() -> None:
 @pytest.mark.parametrize(
     ("input", "message"),
     [
-        ([1], r"Step needs a dict .* got list \(put it after .* e.g. a retrieval chain\)"),
+        ([1], r"Attributor needs a dict .* got list \(put it after .* create_retrieval_chain"),
         (
             {"q": "Q?"},
             r"no question .*\['input', 'question'\] \(the input's keys: \['q'\]\): "
-            r"pass Step\(\.\.\., question_keys=\('my_key',\)\), or rename it .*rename\(question\)",
+            r"pass CamabAttributor\(\.\.\., question_keys=\('my_key',\)\), or rename it "
+            r".*assign\(question=lambda",
         ),
         ({"question": "Q?", "docs": []}, r"no documents under 'context'.*context_key='my_key'"),
-        ({"question": "Q?", "context": []}, r"no answer under 'answer'.*rename\(answer\)"),
+        ({"question": "Q?", "context": []}, r"no answer under 'answer'.*assign\(answer="),
         ({"question": "Q?", "context": [], "answer": 3}, "a string or a message, got int"),
     ],
 )
@@ -99,59 +95,54 @@ def test_the_output_carries_the_summary_and_each_documents_entry() -> None:
 
 def test_a_blocked_answer_is_replaced_by_the_fallback_in_its_own_type() -> None:
     gate = GroundednessFilter(mode="block", threshold=1e9, fallback="I cannot say.")
-    blocking = step(groundedness=gate)
-    assert not blocking.passes_through(False)  # judged before anyone sees the answer
-    assert step().passes_through(False) and not step().passes_through(True)
     input = {"question": "Q?", "context": DOCS, "answer": AIMessage("Paris.")}
-    assert attributed(blocking, input)["answer"].text == "I cannot say."
-    assert attributed(blocking, {**input, "answer": "Paris."})["answer"] == "I cannot say."
+    assert step(groundedness=gate).invoke(input)["answer"].text == "I cannot say."
+    assert step(groundedness=gate).invoke({**input, "answer": "Paris."})["answer"] == (
+        "I cannot say."
+    )
+    # judged before anyone sees the answer: a stream holds it back, one chunk in all
+    assert len(list(step(groundedness=gate).stream(input))) == 1
+    assert len(list(step().stream(input))) == 2  # passed through, then the attribution
+    assert len(list(step("attribution").stream(input))) == 1  # the summary alone
 
 
 def test_bad_input_is_recorded_where_it_fits() -> None:
-    chain = step()
-    output: Any = chain.start({"question": "Q?"}, "r8", KeywordScorer, no_prompt, summary=True)
+    output: Any = step("attribution").invoke({"question": "Q?"})
     assert output["status"] == "error" and "no documents under 'context'" in output["error"]
     with pytest.raises(ValueError, match="needs a dict"):
-        step(strict=True).start([1], None, KeywordScorer, no_prompt)
-    failed = chain.failed({"answer": AIMessage("A")}, ValueError("no question"), "r9", False)
+        step(strict=True).invoke([1])
+    chain = step()
+    failed = chain.invoke({"answer": AIMessage("A")})
     assert failed["attribution"]["status"] == "error"
-    assert failed["answer"].response_metadata["attribution"]["error"] == "ValueError: no question"
+    assert "no question" in failed["answer"].response_metadata["attribution"]["error"]
     assert chain.runs.last_result is not None and chain.runs.last_result.status == "error"
-    assert chain.failed(AIMessage("A"), ValueError("x"), None, False).response_metadata[
-        "attribution"
-    ]
-    assert chain.failed(7, ValueError("x"), None, False) == 7
-    assert chain.failed(7, ValueError("x"), None, True)["status"] == "error"
+    assert chain.invoke(AIMessage("A")).response_metadata["attribution"]["status"] == "error"
+    assert chain.invoke(7) == 7
+    assert step("attribution").invoke(7)["status"] == "error"
 
 
 def test_a_background_call_fills_its_placeholders_and_async_drains_progress() -> None:
     chain = step(background=True)
     input = {"question": "Which city?", "context": DOCS, "answer": "Paris."}
-    call = chain.start(input, None, KeywordScorer, no_prompt)
-    chain.run(call)
-    assert chain.runs.job().result().status == "ok"
-    assert call.attachment.answer["status"] == "ok"
-    sent: list[dict[str, Any]] = []
-
-    async def emit(data: dict[str, Any]) -> None:
-        sent.append(data)
-
-    hooked: list[int] = []
-    inline = step(progress=lambda calls, total: hooked.append(calls))
-    call = inline.start(input, "r2", KeywordScorer, no_prompt, emit)
-    asyncio.run(inline.arun(call))
-    assert sent and sent[-1]["calls"] == sent[-1]["total"] and sent[-1]["run_id"] == "r2"
-    assert hooked == [data["calls"] for data in sent]
+    output = chain.invoke(input)
+    assert chain.wait().status == "ok"
+    assert output["attribution"]["status"] == "ok"  # the placeholder, filled in place
+    hooked: list[tuple[int, int]] = []
+    inline = step(progress=lambda calls, total: hooked.append((calls, total)))
+    asyncio.run(inline.ainvoke(input))
+    assert hooked and hooked[-1][0] == hooked[-1][1]
 
 
 def test_streamed_documents_get_the_entries_and_chunks_add_up() -> None:
-    original, entry = Document("a"), {"attribution": {"rank": 1}}
-    streamed = {"context": [original], "answer": AIMessage("x")}
-    output = {"context": [Document("a", metadata=entry)], "attribution": {"status": "ok"}}
-    last = step().last_chunk(streamed, output, dict, lambda answer, data: (answer.text, data))
-    assert original.metadata == entry
-    assert last == {"attribution": {"status": "ok"}, "answer": ("x", {"status": "ok"})}
-    assert step().last_chunk(streamed, "not a dict") == {}
+    original = [Document(d.page_content) for d in DOCS]
+    chunks = [
+        {"question": "Which city?", "context": original},
+        {"answer": AIMessageChunk(content="Paris")},
+    ]
+    *_, last = step().transform(iter(chunks))
+    assert [d.metadata["attribution"]["rank"] for d in original] == [1, 2]  # in place
+    assert last["answer"].response_metadata["attribution"] is last["attribution"]
+    assert last["attribution"]["status"] == "ok"
     merged = added(added(None, {"answer": "Par", "n": [1]}), {"answer": "is", "k": object()})
     assert merged["answer"] == "Paris" and merged["n"] == [1] and "k" in merged
     assert added(1, "x") == "x"  # not addable: the newer value

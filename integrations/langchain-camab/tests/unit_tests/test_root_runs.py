@@ -8,8 +8,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import uuid4
 
-from langchain_camab.roots import RootRuns, tool_documents
-from langchain_camab.run_tree import LLMCall, RunReading
+from langchain_camab.roots import LLMCall, RootRuns, tool_documents
 from langchain_core.documents import Document as Doc
 from langchain_core.messages import AIMessage as Message
 from langchain_core.messages import ToolMessage
@@ -26,7 +25,7 @@ PARIS, BERLIN = "Paris is the capital of France.", "Berlin is in Germany."
 def roots(background: bool = False, cite: bool = False) -> RootRuns:
     options = {"settings": CHAIN_SETTINGS.with_changes(budget=4), "citations": cite}
     parts = ChainParts.of("Handler", None, {**options, "background": background})
-    return RootRuns(RunReading(), parts, "slot")
+    return RootRuns(parts, lambda call: KeywordScorer(), "slot")
 
 
 def cited(message: Message) -> bool:
@@ -43,13 +42,13 @@ def answered(kernel: RootRuns, root: Any, documents: list[Doc]) -> tuple[Message
     assert metadata["slot"]["status"] == "pending"
     duplicates = [Doc(d.page_content) for d in documents]
     for retriever, returned in ((uuid4(), documents), (uuid4(), duplicates)):
-        kernel.retriever_started(retriever, root, QUESTION)
+        kernel.track(retriever, root).queries.append(QUESTION)
         kernel.add(retriever, returned)
     llm, message = uuid4(), Message("Paris.")
     prompt = "\n".join(d.page_content for d in documents) + f"\n{QUESTION}"
     kernel.llm_started(llm, root, prompt, model="the model")
     kernel.llm_ended(llm, "Paris.", message)
-    run = kernel.tree.get(root)
+    run = kernel.get(root)
     assert run is not None and run.queries == [QUESTION, QUESTION]
     assert run.llm_calls == [LLMCall(prompt, "the model", "Paris.", message)]
     return message, duplicates
@@ -59,8 +58,8 @@ def test_a_root_run_is_attributed_when_it_ends_and_everything_gets_its_entry() -
     kernel, root = roots(cite=True), uuid4()
     first = [Doc(PARIS), Doc(BERLIN)]
     message, duplicates = answered(kernel, root, first)
-    metadata = kernel.tree.get(root).metadata  # type: ignore[union-attr]
-    job = kernel.ended(root, lambda call: KeywordScorer())
+    metadata = kernel.get(root).metadata  # type: ignore[union-attr]
+    job = kernel.ended(root)
     assert job is not None and job[1] == []
     result = drive(job[0])
     assert result.status == "ok" and result.run_id == str(root)
@@ -70,14 +69,14 @@ def test_a_root_run_is_attributed_when_it_ends_and_everything_gets_its_entry() -
     ]
     assert message.response_metadata["attribution"]["status"] == "ok" and cited(message)
     assert metadata is not None and metadata["slot"]["status"] == "ok"
-    assert kernel.parts.runs.results[root] is result and len(kernel.tree) == 0
+    assert kernel.parts.runs.results[root] is result and len(kernel) == 0
 
 
 def test_in_the_background_placeholders_are_put_first_and_filled_in_place() -> None:
     kernel, root = roots(background=True), uuid4()
     documents = [Doc(PARIS), Doc(BERLIN)]
     message, _ = answered(kernel, root, documents)
-    job = kernel.ended(root, lambda call: KeywordScorer())
+    job = kernel.ended(root)
     assert job is not None and len(job[1]) == 4  # answer, two documents, the run's slot
     assert documents[0].metadata["attribution"]["status"] == "pending"
     assert message.response_metadata["attribution"]["status"] == "pending"
@@ -91,16 +90,16 @@ def test_runs_that_are_not_rag_or_that_fail_leave_nothing_behind() -> None:
     kernel, root, bare = roots(), uuid4(), uuid4()
     metadata: dict[str, Any] = {}
     kernel.started(root, None, {"question": "q"}, metadata)
-    assert kernel.ended(root, lambda call: None) is None and metadata == {}
+    assert kernel.ended(root) is None and metadata == {}
     kernel.started(bare, None, "q", None)
     kernel.add(bare, [Doc("a")])  # a retriever called alone is its own root
-    assert len(kernel.tree) == 0
+    assert len(kernel) == 0
     failing, child = uuid4(), uuid4()
     kernel.started(failing, None, {"question": "q"}, metadata)
     kernel.tool_started(child, failing, "search")
     kernel.failed(child)
     kernel.failed(failing)
-    assert len(kernel.tree) == 0 and metadata == {} and kernel.tool_names == {}
+    assert len(kernel) == 0 and metadata == {} and kernel.tool_names == {}
 
 
 def test_a_tools_output_becomes_documents() -> None:
@@ -108,7 +107,7 @@ def test_a_tools_output_becomes_documents() -> None:
     kernel.started(root, None, {"question": "q"}, None)
     kernel.tool_started(tool, root, "search")
     kernel.tool_ended(tool, ToolMessage("Paris is the capital.", tool_call_id="t"))
-    run = kernel.tree.get(root)
+    run = kernel.get(root)
     assert run is not None and run.tool_documents == [
         Doc("Paris is the capital.", metadata={"source": "search"})
     ]

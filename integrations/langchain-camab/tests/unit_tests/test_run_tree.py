@@ -1,18 +1,21 @@
 """Runs filed under their root run, and what a finished root run attributes
-(langchain_camab.run_tree): pure bookkeeping over LangChain's documents and messages."""
+(langchain_camab.roots): pure bookkeeping over LangChain's documents and messages."""
 
 from __future__ import annotations
 
 import threading
 from uuid import uuid4
 
-from langchain_camab.run_tree import LLMCall, RootRun, RunReading, RunTree
+from langchain_camab.roots import LLMCall, RootRun, RootRuns
 from langchain_core.documents import Document as Doc
 from langchain_core.messages import AIMessage, HumanMessage
 
 from camab_rag.errors import NoContextError
+from camab_rag.integration import ChainParts
+from camab_rag.steps import drive
+from tests.fakes import KeywordScorer
 
-READING = RunReading()
+READING = RootRuns(ChainParts.of("Handler", None, {}))
 
 
 def root(**values: object) -> RootRun:
@@ -20,14 +23,14 @@ def root(**values: object) -> RootRun:
 
 
 def test_runs_are_filed_under_their_root() -> None:
-    tree: RunTree = RunTree()
+    tree = RootRuns(ChainParts.of("Handler", None, {}))
     top, child, grandchild = uuid4(), uuid4(), uuid4()
     tree.track(top, None, inputs={"question": "q"})
     tree.track(child, top)
     tree.track(grandchild, child)
-    tree.add_documents(grandchild, [Doc("a")])
+    tree.add(grandchild, [Doc("a")])
     assert tree.get(grandchild) is tree.get(top)
-    assert tree.is_root(top) and not tree.is_root(child)
+    assert tree.pop(child) is None  # not a root: nothing forgotten
     run = tree.pop(top)
     assert run is not None
     assert [d.page_content for d in run.documents] == ["a"]
@@ -36,25 +39,24 @@ def test_runs_are_filed_under_their_root() -> None:
 
 
 def test_a_run_with_an_unknown_parent_is_a_root() -> None:
-    tree: RunTree = RunTree()
+    tree = RootRuns(ChainParts.of("Handler", None, {}))
     run = uuid4()
     tree.track(run, uuid4())  # the integration was attached below the real root
-    assert tree.is_root(run)
+    assert tree.pop(run) is not None
 
 
 def test_concurrent_roots_never_mix() -> None:
-    tree: RunTree = RunTree()
+    tree = RootRuns(ChainParts.of("Handler", None, {}))
     roots = [uuid4() for _ in range(20)]
 
     def work(i: int) -> None:
         tree.track(roots[i], None, inputs=f"q{i}")
         retriever = uuid4()
         tree.track(retriever, roots[i])
-        tree.add_documents(retriever, [Doc(f"doc {i}")])
+        tree.add(retriever, [Doc(f"doc {i}")])
         llm = uuid4()
-        tree.track(llm, roots[i])
-        tree.add_llm_call(llm, LLMCall(f"prompt {i}", answer=f"answer {i}"))
-        assert tree.llm_call(llm) is not None
+        tree.llm_started(llm, roots[i], f"prompt {i}", None)
+        tree.llm_ended(llm, f"answer {i}")
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(20)]
     for t in threads:
@@ -77,7 +79,7 @@ def test_question_from_input_keys_messages_or_query() -> None:
     assert READING.question(root(inputs={"messages": chat})) == "last"
     assert READING.question(root(inputs=chat)) == "last"
     assert READING.question(root(inputs={"x": 1}, queries=["from retriever"])) == "from retriever"
-    keyed = RunReading(question_keys=("q",))
+    keyed = RootRuns(ChainParts.of("Handler", None, {}), question_keys="q")
     assert keyed.question(root(inputs={"q": "c"})) == "c"
     assert READING.question(root(inputs=3)) == ""
 
@@ -100,10 +102,8 @@ def test_the_call_whose_prompt_holds_the_documents_is_attributed() -> None:
     rewrite = LLMCall("Rewrite the question", answer="capital of France?")
     unanswered = LLMCall("Context: " + docs[0].page_content + docs[1].page_content)
     run = root(inputs="q", documents=docs, llm_calls=[answer_step, rewrite, unanswered])
-    closed = READING.close(run)
-    assert closed is not None and closed.call is answer_step and closed.problem is None
-    call = closed.chain_call(lambda: None)
-    assert (call.question, call.answer, call.prompts) == ("q", "Paris.", [answer_step.prompt])
+    assert READING.chosen_call(run, docs) is answer_step
+    assert READING.problem(run, answer_step, docs) is None
     # no call saw every document: the last one answered
     assert (
         READING.chosen_call(
@@ -111,14 +111,30 @@ def test_the_call_whose_prompt_holds_the_documents_is_attributed() -> None:
         )
         is rewrite
     )
+    # filed as traced, the chosen call's question, answer and prompt are attributed
+    runs = RootRuns(ChainParts.of("Handler", None, {"budget": 4}), lambda call: KeywordScorer())
+    top, retriever = uuid4(), uuid4()
+    runs.started(top, None, "q", None)
+    runs.track(retriever, top)
+    runs.add(retriever, docs)
+    for call in (answer_step, rewrite, unanswered):
+        llm = uuid4()
+        runs.llm_started(llm, top, call.prompt, None)
+        if call.answer is not None:
+            runs.llm_ended(llm, call.answer)
+    job = runs.ended(top)
+    assert job is not None
+    result = drive(job[0])
+    assert (result.question, result.response, result.prompt_mode) == ("q", "Paris.", "captured")
 
 
 def test_why_a_run_cannot_be_attributed() -> None:
-    assert READING.close(root(inputs="q")) is None  # no model, no retriever: not RAG
-    unanswered = READING.close(root(llm_calls=[LLMCall("p")], documents=[Doc("d")]))
-    assert unanswered is not None and "no LLM answer" in str(unanswered.problem)
-    found_nothing = READING.close(root(llm_calls=[LLMCall("p", answer="a")], queries=["q"]))
-    assert found_nothing is not None and isinstance(found_nothing.problem, NoContextError)
-    no_docs = READING.close(root(llm_calls=[LLMCall("p", answer="a")]))
-    assert no_docs is not None and "no documents were captured" in str(no_docs.problem)
-    assert no_docs.chain_call(lambda: None).problem is no_docs.problem
+    top = uuid4()
+    READING.started(top, None, "q", None)
+    assert READING.ended(top) is None  # no model, no retriever: not RAG
+    unanswered = READING.problem(root(), LLMCall("p"), [Doc("d")])
+    assert "no LLM answer" in str(unanswered)
+    found_nothing = READING.problem(root(queries=["q"]), LLMCall("p", answer="a"), [])
+    assert isinstance(found_nothing, NoContextError)
+    no_docs = READING.problem(root(), LLMCall("p", answer="a"), [])
+    assert "no documents were captured" in str(no_docs)

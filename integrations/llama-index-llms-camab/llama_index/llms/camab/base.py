@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import numbers
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import AsyncGenerator, Sequence
+from typing import Any, TypeVar
 
 from llama_index.core.base.llms.types import (
     ChatMessage,
@@ -24,6 +24,8 @@ from pydantic import ConfigDict, Field, PrivateAttr, ValidationInfo, field_valid
 
 from camab_rag.errors import InputError
 from camab_rag.integration import LocalModel, Prompt, chat_messages
+
+T = TypeVar("T")
 
 
 def _check_room(max_new_tokens: int | None, context_window: int | None) -> None:
@@ -140,19 +142,14 @@ class CamabLocalLLM(CustomLLM):
         self, prompt: str, formatted: bool = False, **_: Any
     ) -> CompletionResponseAsyncGen:
         text = await asyncio.to_thread(self._text, prompt)
-
-        async def one() -> CompletionResponseAsyncGen:
-            yield CompletionResponse(text=text, delta=text)
-
-        return one()
+        return _once(CompletionResponse(text=text, delta=text))
 
     @llm_chat_callback()
     async def astream_chat(
         self, messages: Sequence[ChatMessage], **kwargs: Any
     ) -> ChatResponseAsyncGen:
-        response = await asyncio.to_thread(self._chat, messages, True)
+        return _once(await asyncio.to_thread(self._chat, messages, True))
 
-        async def one() -> ChatResponseAsyncGen:
-            yield response
 
-        return one()
+async def _once(item: T) -> AsyncGenerator[T, None]:
+    yield item

@@ -16,9 +16,9 @@ from llama_index.postprocessor.camab.attributor import (
     attribute_response,
 )
 from llama_index.postprocessor.camab.base import CamabNodePostprocessor
-from llama_index.postprocessor.camab.capture import AttributionProgressEvent
 from llama_index.postprocessor.camab.engines import CamabChatEngine, CamabQueryEngine
 from llama_index.postprocessor.camab.event_handler import CamabEventHandler
+from llama_index.postprocessor.camab.spans import AttributionProgressEvent
 
 from camab_rag import AttributionSettings
 from camab_rag.integration import attribution_of, groundedness_of

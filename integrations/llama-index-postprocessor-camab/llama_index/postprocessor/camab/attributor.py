@@ -3,13 +3,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import os
 import sys
-import threading
-import uuid
-from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -29,11 +25,17 @@ from llama_index.postprocessor.camab.answers import (
     node_documents,
     set_attribution,
 )
-from llama_index.postprocessor.camab.capture import progress_events, query_tracker
-from llama_index.postprocessor.camab.spans import SpanRecord, aread_for, read_for, streaming_for
+from llama_index.postprocessor.camab.spans import (
+    SpanRecord,
+    aread_for,
+    progress_events,
+    query_tracker,
+    read_for,
+    streaming_for,
+)
 
 from camab_rag.errors import InputError
-from camab_rag.integration import METADATA_KEY, Attachment, AttributorOptions, ChainCall, ChainParts
+from camab_rag.integration import Attachment, AttributorOptions, ChainCall, ChainParts
 from camab_rag.scorers.proxy import is_openai_endpoint, register_model_reader
 
 if TYPE_CHECKING:
@@ -64,8 +66,6 @@ class AnswerAttributor:
         self.settings, self.scorers, self.runs = parts.settings, parts.scorers, parts.runs
         self.scorer = scorer
         self.tracker = query_tracker()
-        self._recent: deque[dict[str, Any]] = deque(maxlen=256)
-        self._lock = threading.Lock()
 
     def begin(self, question: str) -> SpanRecord | None:
         """The active span's record, marked as this wrapper's (an event handler leaves it)."""
@@ -130,42 +130,6 @@ class AnswerAttributor:
         answer.response_gen = read(record, answer.response_gen, ended)
         return turn
 
-    def remember(self, entry: dict[str, Any]) -> None:
-        """Keep ``entry`` among the :attr:`recent` ones (thread-safe)."""
-        with self._lock:
-            self._recent.append(entry)
-
-    def remembered(self, query_id: str, question: str) -> Callable[[object], None]:
-        """A ``then`` for :meth:`turn`: remember ``{"query_id", "query", "attribution"}``
-        (the answer's ``metadata["attribution"]``, ``None`` if it has none)."""
-
-        def remember(answer: object) -> None:
-            metadata = getattr(answer, "metadata", None) or {}
-            entry = {"query_id": query_id, "query": question}
-            self.remember({**entry, "attribution": metadata.get(METADATA_KEY)})
-
-        return remember
-
-    @property
-    def recent(self) -> list[dict[str, Any]]:
-        """The latest 256 entries remembered, oldest first."""
-        with self._lock:
-            return list(self._recent)
-
-    def in_background(self, choice: bool | None, streamed: bool, async_call: bool) -> bool:
-        """Whether a handler attributes an answer in the background: never a stream (it
-        is attributed once read) nor under a blocking filter (it judges the answer before
-        it is returned); else ``choice``, by default (``None``) an async call's; only
-        inside a running event loop."""
-        gate = self.parts.groundedness
-        if streamed or (gate is not None and gate.mode == "block"):
-            return False
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return False
-        return async_call if choice is None else choice
-
     def answer(self, question: str, llm: object, ask: Callable[..., T], *args: Any) -> T:
         """``ask(*args)`` the wrapped engine inside ``question``'s record (:meth:`begin`; a
         stream's reader thread copies it), then attribute its answer (:meth:`turn`)."""
@@ -183,20 +147,10 @@ class AnswerAttributor:
             answer = await ask(*args)
         return await self.runs.arun(self.turn(answer, question, record, llm))
 
-    def finish(self, answer: object, steps: Steps[Any], background: bool, key: str = "") -> None:
-        """Attribute ``answer`` by ``steps`` now, or in the ``background`` as a task of the
-        running loop kept under ``key`` (a key of its own when empty)."""
-        if background:
-            self.start(answer, steps, in_loop=True, key=key or uuid.uuid4().hex)
-        else:
-            self.runs.run(steps)
-
     def start(self, answer: object, steps: Steps[Any], *, in_loop: bool, key: Any = None) -> None:
-        """Attribute ``answer`` in the background, its ``metadata["attribution"]`` pending
-        until ``steps`` fill it: a task of the running loop if ``in_loop`` (else the worker
-        thread), its :class:`~camab_rag.attributor.Pending` handle kept in ``runs`` under
-        ``key`` (``aflush`` awaits it) and, without a key (a stream), on the answer too
-        (:func:`wait_for_attribution`)."""
+        """Attribute ``answer`` in the background (a task of the running loop if
+        ``in_loop``), its ``metadata["attribution"]`` pending until ``steps`` fill it; the
+        handle is kept under ``key`` and, for a stream (no key), on the answer too."""
         placeholder = Attachment.placeholders(key, 0).answer
         set_attribution(answer, placeholder)
         job = self.runs.start(
@@ -204,13 +158,6 @@ class AnswerAttributor:
         )
         if key is None:  # a stream: its handle on the answer, for wait_for_attribution
             setattr(answer, ANSWER_JOB, job)
-
-    async def aflush(self) -> None:
-        """Await every background attribution started so far (each handle's
-        :meth:`~camab_rag.attributor.Pending.aresult`; an error stays in its handle);
-        cancelling the caller leaves them running."""
-        while jobs := [job for job in list(self.runs.pending.values()) if not job.done()]:
-            await asyncio.gather(*(job.aresult() for job in jobs), return_exceptions=True)
 
     def call_steps(
         self,
@@ -308,16 +255,9 @@ async def aattribute_response(
 
 def without_openai_key(llm: object) -> object:
     """``llm``, or a copy without its API key when that key is OpenAI's own
-    (``$OPENAI_API_KEY`` or ``openai.api_key``) and ``llm`` talks to another server.
-
-    Why: LlamaIndex's ``OpenAI`` and ``OpenAILike`` read ``OPENAI_API_KEY`` when no
-    ``api_key`` is given, so an ``OpenAILike`` on a vLLM server holds the key meant for
-    OpenAI; the scorer would send it to that server's ``/tokenize`` and ``/completions``.
-    As with LangChain's handler, that key goes to OpenAI's own endpoint only; a server
-    that needs a key of its own gets it from ``scorer=OpenAICompletionsScorer(...,
-    api_key=...)``. The LLM itself is unchanged (a pydantic ``model_copy``, else a
-    shallow copy, is changed).
-    """
+    (``$OPENAI_API_KEY`` or ``openai.api_key``) and ``llm`` talks to another server:
+    ``OpenAILike`` reads that key when given none, and the scorer must not send it to a
+    vLLM server (as with LangChain's handler, it goes to OpenAI's endpoint only)."""
     key, base = getattr(llm, "api_key", None), getattr(llm, "api_base", None)
     if not (isinstance(key, str) and key and isinstance(base, str)) or is_openai_endpoint(base):
         return llm

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections import deque
 from typing import Any
+from uuid import uuid4
 
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.dispatcher import Dispatcher
@@ -11,7 +14,7 @@ from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.events.query import QueryEndEvent
 from llama_index.postprocessor.camab.answers import ATTRIBUTION_KEY
 from llama_index.postprocessor.camab.attributor import STREAMS, AnswerAttributor
-from llama_index.postprocessor.camab.capture import query_text
+from llama_index.postprocessor.camab.spans import query_text
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.integration import AttributorOptions
@@ -45,6 +48,7 @@ class CamabEventHandler(BaseEventHandler):
     scorer_options: dict[str, Any] = Field(default_factory=dict)
 
     _attributor: AnswerAttributor = PrivateAttr()
+    _results: deque[dict[str, Any]] = PrivateAttr(default_factory=lambda: deque(maxlen=256))
 
     def model_post_init(self, context: Any, /) -> None:
         options = {name: getattr(self, name) for name in AttributorOptions.__annotations__}
@@ -75,7 +79,7 @@ class CamabEventHandler(BaseEventHandler):
 
     @property
     def results(self) -> list[dict[str, Any]]:
-        return self._attributor.recent
+        return list(self._results)  # a C-level copy: atomic, no lock needed
 
     def handle(self, event: BaseEvent, **kwargs: Any) -> None:
         if not isinstance(event, QueryEndEvent):
@@ -88,13 +92,35 @@ class CamabEventHandler(BaseEventHandler):
             return  # already attributed (an enclosing query returning the same response)
         record = records[0] if records and records[0].span_id == event.span_id else None
         question, query_id = query_text(event.query), event.span_id or ""
-        remember = self._attributor.remembered(query_id, question)
+
+        def remember(answer: object) -> None:
+            metadata = getattr(answer, "metadata", None) or {}
+            entry = {"query_id": query_id, "query": question}
+            self._results.append({**entry, "attribution": metadata.get(ATTRIBUTION_KEY)})
+
         steps = self._attributor.turn(response, question, record, then=remember)
-        in_background = self._attributor.in_background(
-            self.background, isinstance(response, STREAMS), ".aquery-" in query_id
-        )
-        self._attributor.finish(response, steps, in_background, query_id)
+        if self.in_background(isinstance(response, STREAMS), ".aquery-" in query_id):
+            self._attributor.start(response, steps, in_loop=True, key=query_id or uuid4().hex)
+        else:
+            self._attributor.runs.run(steps)
+
+    def in_background(self, streamed: bool, async_call: bool) -> bool:
+        """Whether to attribute an answer in the background: never a stream (it is
+        attributed once read) nor under a blocking filter (it judges the answer before it
+        is returned); else ``background``, by default (``None``) an async call's; only
+        inside a running event loop."""
+        gate = self._attributor.parts.groundedness
+        if streamed or (gate is not None and gate.mode == "block"):
+            return False
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return async_call if self.background is None else self.background
 
     async def aflush(self) -> None:
-        """Wait for every background attribution started so far."""
-        await self._attributor.aflush()
+        """Wait for every background attribution started so far (an error stays in its
+        handle); cancelling the caller leaves them running."""
+        pending = self._attributor.runs.pending
+        while jobs := [job for job in list(pending.values()) if not job.done()]:
+            await asyncio.gather(*(job.aresult() for job in jobs), return_exceptions=True)
