@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from camab_rag.errors import AttributionCancelledError, AttributionPendingError, NoContextError
+from camab_rag.errors import (
+    AttributionCancelledError,
+    AttributionPendingError,
+    InputError,
+    NoContextError,
+)
 from camab_rag.methods import METHODS, Auto, Camab
 from camab_rag.methods.registry import method_from_config
 from camab_rag.posterior import GaussianLinearPosterior
@@ -283,6 +288,13 @@ class AttributionResult:
         version = data.get("schema_version", SCHEMA_VERSION)
         if version != SCHEMA_VERSION:
             raise ValueError(f"unsupported attribution schema_version {version!r}")
+        if "scores" not in data:
+            raise InputError(
+                "not an attribution result's dict (no 'scores'): a chain's "
+                "output['attribution'] and a document's metadata['attribution'] are "
+                "summaries; the whole result is the handler's or step's last_result (or "
+                "results[run_id])"
+            )
         scores = np.asarray(data["scores"], dtype=float)
         masks = [[c == "1" for c in row] for row in data.get("masks", [])]
         support, by = data.get("token_support"), data.get("scored_by")

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from camab_rag import AttributionResult, AttributionSettings, GroundednessFilter
+from camab_rag.errors import InputError
 from camab_rag.integration import Attachment, ChainAttribution, ChainCall, groundedness_of
 from camab_rag.integration.kernel import failed_attribution, titles
 from camab_rag.segments import Segment
@@ -89,3 +90,37 @@ def test_the_verdict_is_read_from_wherever_the_summary_was_put() -> None:
         groundedness_of(ChainAttribution.failed("boom"))
     with pytest.raises(KeyError, match="verdict"):
         groundedness_of({"attribution": {"status": "ok"}})
+
+
+def test_an_answers_stored_result_keeps_its_verdict_and_a_blocked_one_reads_withheld() -> None:
+    """``attribution_of`` gives back the verdict stored beside the result, so ``cite()``
+    shows the fallback of a blocked answer, said in words to be withheld (not the
+    clinic's own apology marked "Not supported"); a summary is no result."""
+    from camab_rag import cite
+    from camab_rag.groundedness import FilteredAnswer
+    from camab_rag.integration.kernel import attribution_of
+    from camab_rag.render.text import WITHHELD, notices
+
+    verdict = FilteredAnswer(
+        answer="Sorry, I can't confirm that.",
+        original_answer="Dr Petrova.",
+        grounded=False,
+        blocked=True,
+        mode="block",
+        report=None,
+        verdict="unsupported",
+    )
+    stored = ChainAttribution.from_result(ok_result(), groundedness=verdict).to_dict()
+
+    @dataclass
+    class Response:
+        metadata: dict[str, Any]
+
+    result = attribution_of(Response({"attribution": stored}))
+    assert result.groundedness is not None and result.groundedness.blocked
+    cited = cite(result, ["a", "b", "c"])
+    assert cited.withheld and cited.answer == "Sorry, I can't confirm that."
+    assert notices(cited)[0] == ("fail", WITHHELD)
+    assert "withheld" in cited.to_markdown() and "Not supported" not in cited.to_markdown()
+    with pytest.raises(InputError, match="summaries"):
+        ChainAttribution.from_dict(Attachment.of(ok_result(), DOCS).answer)

@@ -454,9 +454,10 @@ def _attached(source: object) -> Any:
     return source
 
 
-def attribution_of(response: object) -> AttributionResult:
+def attribution_of(response: object) -> ChainAttribution:
     """The :class:`~camab_rag.AttributionResult` stored on an answer (its
-    ``metadata["attribution"]``).
+    ``metadata["attribution"]``), with the groundedness verdict stored beside it
+    (:func:`~camab_rag.cite` then shows it, and the fallback of a blocked answer).
 
     Raises:
         AttributionPendingError: its attribution is still running (wait for it first).
@@ -467,7 +468,7 @@ def attribution_of(response: object) -> AttributionResult:
     if not isinstance(info, Mapping) or info is response:
         raise KeyError(f"the response has no metadata[{METADATA_KEY!r}]")
     check_finished(info)
-    return AttributionResult.from_dict(info)
+    return ChainAttribution.from_dict(info)
 
 
 def groundedness_of(source: object) -> FilteredAnswer:

@@ -233,6 +233,8 @@ class CitedAnswer:
     groundedness: Any = None
     scored_by: ScoredBy | None = None
     uninformative: str | None = None
+    withheld: bool = False
+    """The answer was blocked: :attr:`answer` is the fallback shown in its place."""
 
     def source(self, number: int) -> Source:
         for source in self.sources:
@@ -251,7 +253,12 @@ class CitedAnswer:
         if getattr(verdict, "blocked", False) is True and isinstance(fallback, str):
             shown = CitedSentence(fallback, 0, len(fallback), [], [])
             return replace(
-                self, answer=fallback, sentences=[shown], sources=[], groundedness=report
+                self,
+                answer=fallback,
+                sentences=[shown],
+                sources=[],
+                groundedness=report,
+                withheld=True,
             )
         sentences = judged_sentences(self.sentences, report)
         if verdict_name(report) == "unsupported" and not any(
@@ -313,6 +320,7 @@ class CitedAnswer:
             "groundedness": self.groundedness.to_dict() if self.groundedness is not None else None,
             "scored_by": self.scored_by.to_dict() if self.scored_by is not None else None,
             "uninformative": self.uninformative,
+            "withheld": self.withheld,
         }
 
     def to_json(self, *, indent: int | None = 2) -> str:

@@ -244,13 +244,18 @@ def no_sources_text(answer: Any) -> str | None:
     return NO_SOURCE_STANDS_OUT
 
 
+WITHHELD = "The answer was withheld: the sources do not support it"
+
+
 def notices(answer: CitedAnswer) -> list[tuple[str, str]]:
     """The lines every renderer shows under the answer, each with its kind: the verdict
     (``"pass"``: supported or an abstention, else ``"fail"``), ``"proxy"`` (a proxy model
     scored), ``"empty"`` (the citations carry no information), ``"uncited"``."""
     found: list[tuple[str, str]] = []
     verdict = verdict_text(answer.groundedness)
-    if verdict is not None:
+    if answer.withheld:  # the fallback is shown: the verdict was on the answer it replaced
+        found.append(("fail", WITHHELD))
+    elif verdict is not None:
         abstained = getattr(groundedness_report(answer.groundedness), "abstained", False)
         ok = verdict_name(answer.groundedness) == "supported" or bool(abstained)
         found.append(("pass" if ok else "fail", verdict))
