@@ -26,6 +26,7 @@ from camab_rag.errors import (
     InputError,
     ModelNotServedError,
     ScorerError,
+    ServerNotFoundError,
     TransientScorerError,
 )
 from camab_rag.redaction import shown_url
@@ -259,6 +260,12 @@ class OpenAICompletionsScorer:
                 logger.debug("server /tokenize failed: %s", error)
                 return False
             except ScorerError:
+                if drive(self._http.status_of("models", clock or RequestClock())) == 404:
+                    raise ServerNotFoundError(  # a 404 everywhere: not a missing feature
+                        f"no OpenAI-compatible server at {self.base_url}: its /models and "
+                        "/tokenize answer HTTP 404 (a wrong URL?): check base_url, which ends "
+                        "with /v1 (http://127.0.0.1:8000/v1 for vLLM)"
+                    ) from None
                 self._has_tokenize = False  # no usable endpoint (404, other API): text mode
             self._probe_failure = None
             logger.debug("server /tokenize available: %s", self._has_tokenize)

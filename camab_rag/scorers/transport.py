@@ -330,6 +330,14 @@ class HttpTransport:
             yield Sleep(delay)
         raise AssertionError("unreachable")
 
+    def status_of(self, endpoint: Endpoint, clock: RequestClock) -> Steps[int | None]:
+        """The HTTP status of one attempt at ``endpoint``, not retried (``None``: no answer)."""
+        try:
+            reply = yield ApiCall(self, None, endpoint, {}, self._limit(clock))
+        except Exception:
+            return None
+        return reply.status
+
     def _served_models(self, clients: AsyncClients | None, limit: float) -> Steps[tuple[str, ...]]:
         """The model ids ``/v1/models`` lists, asked once after a model-not-found answer;
         none when that fails too (the error then says only what is not served)."""

@@ -165,3 +165,25 @@ def test_a_rerun_after_a_stop_writes_every_line_in_input_order(
     assert [line["line"] for line in lines] == [1, 2, 3]
     assert [line["status"] for line in lines] == ["ok", "error", "ok"]
     assert lines[1]["bad_input"] is True
+
+
+def test_a_url_answering_404_everywhere_stops_the_audit_naming_the_url(
+    server: FaultyServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Review 48 (6): the chat-template advice ("--proxy smollm2") for a wrong URL."""
+    server.get_status = 404
+    server.default = ("status", 404, {}, {"detail": "Not Found"})
+    server.tokenize = None
+    monkeypatch.setenv("CAMAB_TEST_KEY", "sk-test-not-a-real-key")
+    out = tmp_path / "out.jsonl"
+    arguments = ["audit", str(records(tmp_path)), "--out", str(out), "--no-progress"]
+    flags = [*scorer_flags(server), "--api-key-env", "CAMAB_TEST_KEY"]
+    assert main([*arguments, *flags]) == 2
+    err = capsys.readouterr().err
+    assert f"no OpenAI-compatible server at {server.base_url}: " in err
+    assert "check --base-url, which ends with /v1" in err and err.count("no OpenAI") == 1
+    assert "proxy" not in err and "sk-test-not-a-real-key" not in err
+    assert not any(word in err for word in PYTHON_WORDS) and server.completions == []
