@@ -28,7 +28,7 @@ from camab_rag.scorers.base import (
     ScoreRequest,
     check_messages,
 )
-from camab_rag.scorers.models import resolve_model_path, set_offline_flags
+from camab_rag.scorers.models import quiet_loading, resolve_model_path, set_offline_flags
 from camab_rag.scorers.prefix_batches import (
     PrefixBatcher,
     right_padded,
@@ -258,9 +258,10 @@ def _load(
     try:
         if tokenizer is None:
             tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        loaded: Any = AutoModelForCausalLM.from_pretrained(
-            path, dtype=getattr(torch, dtype), local_files_only=True
-        )
+        with quiet_loading():
+            loaded: Any = AutoModelForCausalLM.from_pretrained(
+                path, dtype=getattr(torch, dtype), local_files_only=True
+            )
     except OSError as error:
         raise InputError(
             f"cannot load model {str(model)!r} from local files (nothing is "

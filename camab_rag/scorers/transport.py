@@ -336,7 +336,7 @@ class HttpTransport:
             reply = yield ApiCall(self, None, endpoint, {}, self._limit(clock))
         except Exception:
             return None
-        return reply.status
+        return int(reply.status)
 
     def _served_models(self, clients: AsyncClients | None, limit: float) -> Steps[tuple[str, ...]]:
         """The model ids ``/v1/models`` lists, asked once after a model-not-found answer;
