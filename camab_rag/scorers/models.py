@@ -218,12 +218,9 @@ def ensure_model(
 
     def convert() -> None:
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=".gguf-") as scratch:
-            if len(paths) == 1:
-                gguf = paths[0]
-                digest = sha256_of_files(paths)
-            else:
-                gguf = Path(scratch) / spec.gguf_name
-                digest = sha256_of_files(paths, write_to=gguf)
+            one = len(paths) == 1  # pieces are joined into the scratch directory
+            gguf = paths[0] if one else Path(scratch) / spec.gguf_name
+            digest = sha256_of_files(paths, write_to=None if one else gguf)
             if digest != spec.sha256:
                 raise ModelChecksumError(
                     f"the GGUF of {spec.name!r} assembled from "
