@@ -1,17 +1,11 @@
 """Which scorer scores: :func:`resolve_scorer`, the one rule, and the proxy fallback.
 
-:func:`resolve_scorer` is the only way from what a caller has (a scorer, a framework's chat
-model, a model name or server URL, a proxy) to a scorer; the Attributor, both
-integrations and the ``camab`` command call it. A framework's model types are read by a
-hook its integration registers (:func:`register_model_reader`), so the core imports no
-framework. An OpenAI-compatible chat client is read duck-typed
-(:func:`chat_client_settings`): its scorer gets the client's own URL, key and headers, so
-a credential goes only to its server.
-
-Hosted chat APIs (OpenAI, Anthropic, Gemini) return no log-probabilities of a given text;
-a smaller open model can score in their place (:class:`ProxyFallbackScorer`; how closely:
-BENCHMARKS.md, "A proxy scorer"), never silently: ``result.scored_by`` records it. The
-prompt reaches the proxy as the chain sent it, rendered under the proxy's chat template.
+The Attributor, both integrations and the ``camab`` command resolve scorers here. A
+framework's model types are read by a hook its integration registers
+(:func:`register_model_reader`), so the core imports no framework; an OpenAI-compatible
+chat client is read duck-typed, and its key goes only to its own server. A hosted chat
+API scores no given text: a local model scores in its place (:class:`ProxyFallbackScorer`),
+never silently (``result.scored_by``; how closely: BENCHMARKS.md, "A proxy scorer").
 """
 
 from __future__ import annotations
