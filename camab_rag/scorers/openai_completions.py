@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import itertools
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -550,11 +551,8 @@ def _text_mode_boundary(
         shift = end - full_len
         offsets = [int(e.offset) - shift for e in entries]  # type: ignore[arg-type]
     else:  # prompt_logprobs: no offsets, accumulate the decoded tokens from the end
-        offsets = [0] * len(entries)
-        position = full_len
-        for i in range(len(entries) - 1, -1, -1):
-            position -= len(entries[i].token)
-            offsets[i] = position
+        ends = itertools.accumulate(len(e.token) for e in reversed(entries))
+        offsets = [full_len - n for n in ends][::-1]
     start = next((i for i, o in enumerate(offsets) if o >= prompt_chars), len(entries))
     if start == len(entries) or offsets[start] != prompt_chars:
         span_start = offsets[start - 1] if start else 0
@@ -604,11 +602,7 @@ def _offsets_in_response(
             "cannot place the response tokens in the response: the server gave no text "
             "offsets and the token strings do not re-join to the response"
         )
-    offsets, position = [], 0
-    for e in picked:
-        offsets.append(position)
-        position += len(e.token)
-    return offsets
+    return list(itertools.accumulate((len(e.token) for e in picked[:-1]), initial=0))
 
 
 def _choice(raw: Any) -> Mapping[str, Any]:
