@@ -107,6 +107,11 @@ class ServerRefusedError(TransientScorerError):
     connections at its base URL (the server is down, or the URL is wrong)."""
 
 
+class ServerNotFoundError(ScorerError):
+    """No OpenAI-compatible server answers at the scorer's base URL (its ``/v1/models``
+    answers HTTP 404): the URL is wrong, not a server without a feature."""
+
+
 class CredentialsRefusedError(ScorerError):
     """The scorer's server refused its credentials (HTTP 401 or 403)."""
 

@@ -120,7 +120,8 @@ def test_a_disputing_source_is_listed_as_disputed_never_as_support() -> None:
     html = cited.to_html()
     assert 'class="camab-marker camab-disputed"' in html
     assert "disagrees with the answer on \u201c30\u201d" in html
-    assert "[!=2]" in cited.to_terminal(color=False)
+    for color in (False, True):  # review 48: words an end user reads, not "[!=2]"
+        assert "[disputed by 2]" in cited.to_terminal(color=color)
     data = json.loads(json.dumps(cited.to_dict()))
     assert data["sentences"][0]["disputed"] == [2]
     assert data["sources"][1]["disputes"] == ["30"]

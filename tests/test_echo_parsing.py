@@ -18,6 +18,7 @@ import pytest
 from camab_rag.errors import ScorerError
 from camab_rag.scorers.openai_completions import (
     NoPromptLogprobsError,
+    Plan,
     echo_entries,
     parse_echo,
 )
@@ -31,15 +32,12 @@ def load(name: str) -> dict[str, Any]:
 
 
 def parse(fixture: dict[str, Any], **override: Any):
-    body = fixture["response"]
     expect = {**fixture["expect"], **override}
+    if expect.get("response_ids") is None:  # text: the prompt's length in characters
+        return parse_echo(fixture["response"], Plan("", expect["response"], expect["prompt_chars"]))
+    sent = [0] * (expect["prompt_ids"] + expect["response_ids"])  # token ids: their count
     return parse_echo(
-        body["choices"][0],
-        body.get("usage"),
-        prompt_chars=expect.get("prompt_chars"),
-        response=expect["response"],
-        prompt_ids=expect.get("prompt_ids"),
-        response_ids=expect.get("response_ids"),
+        fixture["response"], Plan(sent, expect["response"], 0, expect["response_ids"])
     )
 
 

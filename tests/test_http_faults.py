@@ -68,6 +68,7 @@ class FaultyServer:
         self.tokenize_delay = 0.0  # seconds /tokenize waits before it answers
         self.tokenize_reply: tuple[int, dict[str, str]] | None = None  # status and headers
         self.ids_reply: bytes = GOOD  # the answer to a token-id prompt
+        self.get_status: int | None = None  # what GET (/v1/models) answers; None: 501
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
@@ -78,6 +79,12 @@ class FaultyServer:
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                if server.get_status is None:
+                    self.send_error(501)
+                else:
+                    self.reply(server.get_status, b'{"detail":"Not Found"}')
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
@@ -448,6 +455,24 @@ def test_a_chat_prompt_at_a_base_url_without_v1_says_check_the_v1(server: Faulty
     with pytest.raises(NoChatTemplateError) as raised:  # a /v1 URL: the proxy fix alone
         make_scorer(server).score([ScoreRequest(chat, RESPONSE)])
     assert "check base_url" not in str(raised.value)
+
+
+@pytest.mark.parametrize("prompt", [PROMPT, [{"role": "user", "content": "Capital?"}]])
+def test_a_url_answering_404_everywhere_is_named_as_no_server(
+    server: FaultyServer, prompt: Any
+) -> None:
+    """Review 48 (6): a URL answering 404 to everything got the chat-template advice
+    ("pass proxy=..."); it is the wrong URL: a typed error names it and base_url."""
+    from camab_rag.errors import ServerNotFoundError
+
+    server.get_status = 404
+    server.default = ("status", 404, {}, {"detail": "Not Found"})
+    with pytest.raises(ServerNotFoundError) as raised:
+        make_scorer(server).score([ScoreRequest(prompt, RESPONSE)])
+    message = str(raised.value)
+    assert message.startswith(f"no OpenAI-compatible server at {server.base_url}: ")
+    assert "check base_url, which ends with /v1" in message and "proxy" not in message
+    assert SECRET not in message and server.completions == []
 
 
 def test_a_failing_tokenize_is_named_and_probed_again_not_taken_for_a_missing_one(

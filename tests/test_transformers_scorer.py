@@ -465,6 +465,23 @@ def test_model_without_chat_template_joins_messages(smollm2_scorer: Transformers
     assert rendered.endswith("\n\nassistant: ")
 
 
+def test_loading_prints_no_progress_bar_unless_verbose(capfd: pytest.CaptureFixture[str]) -> None:
+    """Review 48: default_scorer() printed transformers' "Loading weights" bar."""
+    from transformers.utils import logging as hf_logging
+
+    capfd.readouterr()
+    TransformersScorer("smollm2")
+    assert "Loading weights" not in capfd.readouterr().err
+    assert hf_logging.is_progress_bar_enabled()  # the process's own setting is kept
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_info()
+    try:
+        TransformersScorer("smollm2")
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    assert "Loading weights" in capfd.readouterr().err
+
+
 def test_resolve_model_path(tmp_path) -> None:
     from camab_rag.scorers.models import ensure_model
 

@@ -116,6 +116,9 @@ Fallback = str | Callable[[AttributionResult, GroundednessReport | None], str]
 class GroundednessFilter:
     """Flag or block answers that the retrieved context does not support.
 
+    It checks grounding, not relevance: an answer that does not answer the question but
+    states what the context says (a true, unrelated sentence) passes.
+
     Args:
         threshold: ``None`` (default): the calibrated verdict (``supported``,
             ``uncertain``, ``unsupported``, :attr:`calibration`); a number: the two-verdict

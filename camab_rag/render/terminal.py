@@ -16,7 +16,6 @@ from typing import IO, TYPE_CHECKING
 
 from camab_rag.render.support import support_words
 from camab_rag.render.text import (
-    DISPUTED_MARK,
     LEGEND_TEXT,
     clean,
     has_highlights,
@@ -94,7 +93,8 @@ def render_terminal(
     pieces = []
     for sentence in answer.sentences:
         marks = "".join(f"[{n}]" for n in sentence.citations)
-        marks += "".join(f"[{DISPUTED_MARK if colored else '!='}{n}]" for n in sentence.disputed)
+        if sentence.disputed:  # words: a symbol (≠, or its ASCII "!=") reads as code
+            marks += f"[disputed by {', '.join(map(str, sentence.disputed))}]"
         text = "".join(
             style(UNDERLINE + RED, _spaced(piece)) if flagged else _spaced(piece)
             for piece, flagged in unsupported_pieces(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from camab_rag.errors import CamabError, InputError
 
@@ -216,12 +218,9 @@ def ensure_model(
 
     def convert() -> None:
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=".gguf-") as scratch:
-            if len(paths) == 1:
-                gguf = paths[0]
-                digest = sha256_of_files(paths)
-            else:
-                gguf = Path(scratch) / spec.gguf_name
-                digest = sha256_of_files(paths, write_to=gguf)
+            one = len(paths) == 1  # pieces are joined into the scratch directory
+            gguf = paths[0] if one else Path(scratch) / spec.gguf_name
+            digest = sha256_of_files(paths, write_to=None if one else gguf)
             if digest != spec.sha256:
                 raise ModelChecksumError(
                     f"the GGUF of {spec.name!r} assembled from "
@@ -293,9 +292,10 @@ def convert_gguf(gguf_path: Path, out_dir: Path) -> None:
 
     source, name = str(gguf_path.parent), gguf_path.name
     tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=name, local_files_only=True)
-    loaded = AutoModelForCausalLM.from_pretrained(
-        source, gguf_file=name, dtype=torch.float32, local_files_only=True
-    )
+    with quiet_loading():
+        loaded = AutoModelForCausalLM.from_pretrained(
+            source, gguf_file=name, dtype=torch.float32, local_files_only=True
+        )
     # A model loaded from GGUF carries a "gguf" quantizer that refuses to be saved; the
     # weights are already de-quantized, so copy them into a plain model of the same config.
     config = loaded.config
@@ -306,6 +306,27 @@ def convert_gguf(gguf_path: Path, out_dir: Path) -> None:
     plain.generation_config = loaded.generation_config
     plain.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
+
+
+@contextlib.contextmanager
+def quiet_loading() -> Iterator[None]:
+    """transformers' "Loading weights" bar off while a model loads, unless its logging is
+    verbose (``TRANSFORMERS_VERBOSITY=info`` or ``debug``); the caller's setting is kept."""
+    import huggingface_hub.utils
+    import transformers.utils.logging
+
+    bars: Any = transformers.utils.logging  # untyped: its switches, and the hub's below
+    hub: Any = huggingface_hub.utils
+    shown, hub_hidden = bars.is_progress_bar_enabled(), hub.are_progress_bars_disabled()
+    if shown and bars.get_verbosity() > logging.INFO:
+        bars.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if shown and not bars.is_progress_bar_enabled():
+            bars.enable_progress_bar()  # which turns the hub's bars on too
+            if hub_hidden:
+                hub.disable_progress_bars()
 
 
 def set_offline_flags() -> None:

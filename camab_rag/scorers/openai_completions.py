@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import itertools
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -26,6 +28,7 @@ from camab_rag.errors import (
     InputError,
     ModelNotServedError,
     ScorerError,
+    ServerNotFoundError,
     TransientScorerError,
 )
 from camab_rag.redaction import shown_url
@@ -45,7 +48,6 @@ from camab_rag.scorers.transport import (
     RequestClock,
     ResponseTokensMismatchError,
     _clip,
-    as_dict,
     tokens_from,
 )
 from camab_rag.scorers.transport import NoChatTemplateError as NoChatTemplateError
@@ -61,13 +63,12 @@ ChatTemplateRenderer = Callable[[Sequence[ChatMessage]], str]
 
 @dataclass(frozen=True)
 class Plan:
-    """What to send for one request: the prompt and response as token ids (with their
-    counts) or as one text (with the prompt's length in characters)."""
+    """What to send for one request: token ids, the last ``response_ids`` the response's,
+    or one text, the prompt its first ``prompt_chars`` characters."""
 
     prompt: str | list[int]
     response: str
-    prompt_chars: int | None = None
-    prompt_ids: int | None = None
+    prompt_chars: int = 0
     response_ids: int | None = None
 
 
@@ -259,6 +260,12 @@ class OpenAICompletionsScorer:
                 logger.debug("server /tokenize failed: %s", error)
                 return False
             except ScorerError:
+                if drive(self._http.status_of("models", clock or RequestClock())) == 404:
+                    raise ServerNotFoundError(  # a 404 everywhere: not a missing feature
+                        f"no OpenAI-compatible server at {self.base_url}: its /models and "
+                        "/tokenize answer HTTP 404 (a wrong URL?): check base_url, which ends "
+                        "with /v1 (http://127.0.0.1:8000/v1 for vLLM)"
+                    ) from None
                 self._has_tokenize = False  # no usable endpoint (404, other API): text mode
             self._probe_failure = None
             logger.debug("server /tokenize available: %s", self._has_tokenize)
@@ -296,12 +303,7 @@ class OpenAICompletionsScorer:
             raise InputError("the response has no tokens to score")
         if not prompt_ids:
             raise InputError("the prompt is empty: the response's first token cannot be scored")
-        return Plan(
-            [*prompt_ids, *response_ids],
-            request.response,
-            prompt_ids=len(prompt_ids),
-            response_ids=len(response_ids),
-        )
+        return Plan([*prompt_ids, *response_ids], request.response, response_ids=len(response_ids))
 
     def _score_steps(
         self, request: ScoreRequest, clients: AsyncClients | None
@@ -314,7 +316,7 @@ class OpenAICompletionsScorer:
         except ResponseTokensMismatchError:
             # The tokenizer alters a text tokenized alone (e.g. a SentencePiece prefix
             # space): score the joint text instead, as the in-process scorer does.
-            if plan.prompt_ids is None or not self._renders_locally(request.prompt):
+            if plan.response_ids is None or not self._renders_locally(request.prompt):
                 raise
             return (yield from self._score_plan_steps(self._text_plan(request), clients, clock))
 
@@ -334,14 +336,8 @@ class OpenAICompletionsScorer:
                 body["prompt_logprobs"] = 0  # vLLM's extension of the completions API
             else:
                 body.update(echo=True, logprobs=0)
-            return self._http.send(
-                "completion",
-                "completions",
-                body,
-                lambda raw: _parse_plan(plan, raw),
-                clients,
-                clock,
-            )
+            parse = partial(parse_echo, plan=plan)
+            return self._http.send("completion", "completions", body, parse, clients, clock)
 
         mode = self._prompt_logprobs_mode
         if mode is not None:
@@ -358,23 +354,22 @@ class OpenAICompletionsScorer:
         self._prompt_logprobs_mode = False
         return result
 
-    def _score_one(self, request: ScoreRequest) -> ResponseLogprobs:
-        return drive(self._score_steps(request, None))
-
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         """Log-probs of each response, ``max_concurrency`` in flight; the first request runs
         alone, so a server that cannot score fails once, not once per request."""
         requests = list(requests)
         if not requests:
             return []
-        first = self._score_one(requests[0])
-        if len(requests) == 1:
-            return [first]
+
+        def one(request: ScoreRequest) -> ResponseLogprobs:
+            return drive(self._score_steps(request, None))
+
+        first = one(requests[0])
         # each worker runs in a copy of the caller's context: an attribution's deadline
         # (camab_rag.deadline) bounds its requests too
         contexts = [contextvars.copy_context() for _ in requests[1:]]
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
-            rest = list(pool.map(lambda c, r: c.run(self._score_one, r), contexts, requests[1:]))
+            rest = list(pool.map(lambda c, r: c.run(one, r), contexts, requests[1:]))
         return [first, *rest]
 
     async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
@@ -400,10 +395,7 @@ class OpenAICompletionsScorer:
             raise InputError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
 
         def answer_text(raw: Any) -> str:
-            choices = as_dict(raw).get("choices")
-            if not isinstance(choices, list) or not choices:
-                raise Retryable("malformed response body: no choices")
-            return str(choices[0].get("text") or "").strip()
+            return str(_choice(raw).get("text") or "").strip()
 
         def one(prompt: Prompt) -> str:
             sent: str | list[int]
@@ -425,22 +417,6 @@ class OpenAICompletionsScorer:
     def close(self) -> None:
         """Close the HTTP connection pool (the scorer reopens one if used again)."""
         self._http.close()
-
-
-def _parse_plan(plan: Plan, raw: Any) -> ResponseLogprobs:
-    """The response's log-probs in the answer to a completion that scores ``plan``."""
-    body = as_dict(raw)
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-        raise Retryable("malformed response body: no choices")
-    return parse_echo(
-        choices[0],
-        body.get("usage"),
-        prompt_chars=plan.prompt_chars,
-        response=plan.response,
-        prompt_ids=plan.prompt_ids,
-        response_ids=plan.response_ids,
-    )
 
 
 @dataclass(frozen=True)
@@ -487,36 +463,20 @@ def echo_entries(choice: Mapping[str, Any]) -> list[EchoEntry]:
     )
 
 
-def parse_echo(
-    choice: Mapping[str, Any],
-    usage: Mapping[str, Any] | None,
-    *,
-    prompt_chars: int | None,
-    response: str,
-    prompt_ids: int | None = None,
-    response_ids: int | None = None,
-) -> ResponseLogprobs:
-    """Cut the response's tokens out of one echoed completion: from character ``prompt_chars``
-    (text mode) or the last ``response_ids`` of ``prompt_ids + response_ids``; a
-    :class:`ScorerError` when they cannot be found or do not re-join to ``response``."""
+def parse_echo(raw: Any, plan: Plan) -> ResponseLogprobs:
+    """The response's log-probs cut out of a completion that echoes ``plan``'s prompt; a
+    :class:`ScorerError` when they cannot be found or do not re-join to the response."""
+    choice = _choice(raw)
     entries = echo_entries(choice)
-    sent_total = None if prompt_ids is None or response_ids is None else prompt_ids + response_ids
-    n_prompt = _echoed_prompt_length(entries, usage, sent_total)
+    sent = None if plan.response_ids is None else len(plan.prompt)
+    n_prompt = _echoed_prompt_length(entries, raw.get("usage"), sent)
     entries, generated = entries[:n_prompt], entries[n_prompt:]  # cut the generated token(s)
-    text = choice.get("text")
-    if sent_total is not None:
-        assert response_ids is not None
-        start = n_prompt - response_ids
-        if start < 0:
-            raise ScorerError(
-                f"the server echoed {n_prompt} prompt tokens, fewer than the {response_ids} "
-                "response tokens sent"
-            )
+    text, response = choice.get("text"), plan.response
+    if plan.response_ids is not None:
+        start = n_prompt - plan.response_ids
         offsets = _offsets_in_response(entries, generated, start, text, response)
     else:
-        if prompt_chars is None:
-            raise ValueError("parse_echo: pass prompt_chars (text) or prompt_ids/response_ids")
-        start, offsets = _text_mode_boundary(entries, text, prompt_chars, response)
+        start, offsets = _text_mode_boundary(entries, text, plan.prompt_chars, response)
     picked = entries[start:]
     values = [e.logprob for e in picked]
     if not picked:
@@ -528,9 +488,7 @@ def parse_echo(
         )
     if any(v is None for v in values):
         raise ScorerError("the server gave a null log-probability inside the response")
-    impossible = next(
-        (i for i, v in enumerate(values) if v is not None and v > _LOGPROB_SLACK), None
-    )
+    impossible = next((i for i, v in enumerate(values) if v and v > _LOGPROB_SLACK), None)
     if impossible is not None:
         raise Retryable(
             f"malformed response body: log-probability {values[impossible]:g} for token "
@@ -593,11 +551,8 @@ def _text_mode_boundary(
         shift = end - full_len
         offsets = [int(e.offset) - shift for e in entries]  # type: ignore[arg-type]
     else:  # prompt_logprobs: no offsets, accumulate the decoded tokens from the end
-        offsets = [0] * len(entries)
-        position = full_len
-        for i in range(len(entries) - 1, -1, -1):
-            position -= len(entries[i].token)
-            offsets[i] = position
+        ends = itertools.accumulate(len(e.token) for e in reversed(entries))
+        offsets = [full_len - n for n in ends][::-1]
     start = next((i for i, o in enumerate(offsets) if o >= prompt_chars), len(entries))
     if start == len(entries) or offsets[start] != prompt_chars:
         span_start = offsets[start - 1] if start else 0
@@ -614,10 +569,7 @@ def _text_mode_boundary(
     if joined != response:
         echoed = text[prompt_chars:full_len] if isinstance(text, str) else None
         if echoed != response:
-            raise ResponseTokensMismatchError(
-                "the echoed response tokens do not re-join to the response: "
-                f"{_clip(joined)!r} != {_clip(response)!r}"
-            )
+            raise _mismatch(joined, response)
     return start, [o - prompt_chars for o in offsets[start:]]
 
 
@@ -639,10 +591,7 @@ def _offsets_in_response(
         body = text[: len(text) - len(tail)] if tail and text.endswith(tail) else text
         rejoins = body.endswith(response)
     if not rejoins:
-        raise ResponseTokensMismatchError(
-            "the echoed response tokens do not re-join to the response: "
-            f"{_clip(joined)!r} != {_clip(response)!r}"
-        )
+        raise _mismatch(joined, response)
     end = _end_offset(entries)
     if picked[0].offset is not None and end is not None:
         first = picked[0].offset
@@ -653,8 +602,19 @@ def _offsets_in_response(
             "cannot place the response tokens in the response: the server gave no text "
             "offsets and the token strings do not re-join to the response"
         )
-    offsets, position = [], 0
-    for e in picked:
-        offsets.append(position)
-        position += len(e.token)
-    return offsets
+    return list(itertools.accumulate((len(e.token) for e in picked[:-1]), initial=0))
+
+
+def _choice(raw: Any) -> Mapping[str, Any]:
+    """The first choice of a completion body (a :class:`Retryable` when there is none)."""
+    choices = raw.get("choices") if isinstance(raw, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        raise Retryable("malformed response body: no choices")
+    return choices[0]
+
+
+def _mismatch(joined: str, response: str) -> ResponseTokensMismatchError:
+    return ResponseTokensMismatchError(
+        "the echoed response tokens do not re-join to the response: "
+        f"{_clip(joined)!r} != {_clip(response)!r}"
+    )

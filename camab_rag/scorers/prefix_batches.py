@@ -155,7 +155,7 @@ class PrefixStore:
         self.nbytes = 0
         self._pinned: list[_Node] = []
 
-    def _walk(self, ids: Sequence[int], limit: int) -> tuple[int, list[tuple[_Node, int]]]:
+    def walk(self, ids: Sequence[int], limit: int) -> tuple[int, list[tuple[_Node, int]]]:
         """The longest stored prefix of ``ids[:limit]``: its length, and the nodes along it
         with how many of each node's tokens it covers."""
         path: list[tuple[_Node, int]] = []
@@ -172,16 +172,12 @@ class PrefixStore:
             node = child
         return pos, path
 
-    def match(self, ids: Sequence[int], limit: int) -> int:
-        """Length of the longest stored prefix of ``ids[:limit]``."""
-        return self._walk(ids, limit)[0]
-
     def lookup(self, ids: Sequence[int], limit: int) -> tuple[int, LayerKV]:
         """The longest stored prefix of ``ids[:limit]``: its length and keys/values (an
         empty list for none). Marks it used."""
         import torch
 
-        length, path = self._walk(ids, limit)
+        length, path = self.walk(ids, limit)
         if not path:
             return 0, []
         self._clock += 1
@@ -201,7 +197,7 @@ class PrefixStore:
 
     def pin(self, ids: Sequence[int], length: int) -> None:
         """Keep the stored prefix ``ids[:length]`` until :meth:`unpin_all`."""
-        for node, _ in self._walk(ids, length)[1]:
+        for node, _ in self.walk(ids, length)[1]:
             if not node.pinned:
                 node.pinned = True
                 self._pinned.append(node)
@@ -216,7 +212,7 @@ class PrefixStore:
         """Store ``ids`` whose keys/values from ``start`` on are ``kv``, under the stored prefix
         ``ids[:start]``; nothing when that prefix is gone or it does not fit (unless ``force``)."""
         end = len(ids)
-        pos, path = self._walk(ids, end)
+        pos, path = self.walk(ids, end)
         if pos < start or pos == end:
             return
         offset = pos - start
@@ -394,7 +390,7 @@ class PrefixBatcher:
         results: list[np.ndarray | None] = [None] * len(seqs)
         try:
             for i in order:
-                stored = self.store.match(seqs[i], limits[i])
+                stored = self.store.walk(seqs[i], limits[i])[0]
                 if shared[i] > stored:
                     deadline.check(_FORWARD)
                     self._extend(seqs[i], stored, shared[i])

@@ -1,17 +1,11 @@
 """Which scorer scores: :func:`resolve_scorer`, the one rule, and the proxy fallback.
 
-:func:`resolve_scorer` is the only way from what a caller has (a scorer, a framework's chat
-model, a model name or server URL, a proxy) to a scorer; the Attributor, both
-integrations and the ``camab`` command call it. A framework's model types are read by a
-hook its integration registers (:func:`register_model_reader`), so the core imports no
-framework. An OpenAI-compatible chat client is read duck-typed
-(:func:`chat_client_settings`): its scorer gets the client's own URL, key and headers, so
-a credential goes only to its server.
-
-Hosted chat APIs (OpenAI, Anthropic, Gemini) return no log-probabilities of a given text;
-a smaller open model can score in their place (:class:`ProxyFallbackScorer`; how closely:
-BENCHMARKS.md, "A proxy scorer"), never silently: ``result.scored_by`` records it. The
-prompt reaches the proxy as the chain sent it, rendered under the proxy's chat template.
+The Attributor, both integrations and the ``camab`` command resolve scorers here. A
+framework's model types are read by a hook its integration registers
+(:func:`register_model_reader`), so the core imports no framework; an OpenAI-compatible
+chat client is read duck-typed, and its key goes only to its own server. A hosted chat
+API scores no given text: a local model scores in its place (:class:`ProxyFallbackScorer`),
+never silently (``result.scored_by``; how closely: BENCHMARKS.md, "A proxy scorer").
 """
 
 from __future__ import annotations
@@ -150,18 +144,14 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
     )
 
 
-def _check_scorer(scorer: object, what: str) -> None:
-    if not callable(getattr(scorer, "score", None)):
+def _checked_scorer(scorer: Any, name: str = "scorer", *, required: bool = False) -> Any:
+    """``scorer`` when it can score (or is ``None``, unless ``required``); else an
+    InputError naming ``name``."""
+    if (scorer is not None or required) and not callable(getattr(scorer, "score", None)):
         raise InputError(
-            f"{what} must have a score(requests) method, got {type(scorer).__name__}: "
+            f"{name} must have a score(requests) method, got {type(scorer).__name__}: "
             "e.g. camab_rag.default_scorer() or camab_rag.OpenAICompletionsScorer(...)"
         )
-
-
-def _checked_scorer(scorer: Any, name: str = "scorer") -> Any:
-    """``scorer`` when it can score or is ``None``; else an InputError naming ``name``."""
-    if scorer is not None:
-        _check_scorer(scorer, name)
     return scorer
 
 
@@ -181,11 +171,8 @@ class ProxyFallbackScorer:
         reason: str | None = None,
         recheck_after_s: float | None = 600.0,
     ) -> None:
-        if own is not None:
-            _check_scorer(own, "the answering model's scorer")
-        _check_scorer(proxy, "proxy")
-        self.own = own
-        self.proxy = proxy
+        self.own = _checked_scorer(own, "the answering model's scorer")
+        self.proxy = _checked_scorer(proxy, "proxy", required=True)
         self.recheck_after_s = recheck_after_s
         self._reason = None if own is not None else (reason or "the answering model cannot score")
         self._switched_at: float | None = None
@@ -353,7 +340,7 @@ def resolve_scorer(
     :class:`~camab_rag.errors.ScorerUnavailableError` names what to pass.
     """
     if proxy is not None:
-        _check_scorer(proxy, "proxy")
+        _checked_scorer(proxy, "proxy")
         own = {"llm": llm, "model": model, "base_url": base_url, "api_key": api_key}
         return _own_or_proxy(
             lambda: resolve_scorer(scorer, key_variable=key_variable, **own, **options), proxy
@@ -361,8 +348,7 @@ def resolve_scorer(
     if scorer is not None:
         if llm is not None or base_url is not None or model is not None:
             raise InputError("pass scorer= or a model to build one from (llm=, model=), not both")
-        _check_scorer(scorer, "scorer")
-        return scorer
+        return _checked_scorer(scorer)
     if llm is not None:
         return _scorer_of_model(llm, **options)
     if base_url is not None:

@@ -28,7 +28,7 @@ from camab_rag.scorers.base import (
     ScoreRequest,
     check_messages,
 )
-from camab_rag.scorers.models import resolve_model_path, set_offline_flags
+from camab_rag.scorers.models import quiet_loading, resolve_model_path, set_offline_flags
 from camab_rag.scorers.prefix_batches import (
     PrefixBatcher,
     right_padded,
@@ -116,17 +116,11 @@ class RequestEncoder:
         ]
         # The whole joint text is tokenized only where the tail cannot tell.
         whole = [i for i, m in enumerate(merged) if m is None]
-        joints: list[dict[str, Any] | None] = [None] * len(requests)
-        tokenized = self._tokenize(
-            [texts[i] + requests[i].response for i in whole],
-            [plain[i] for i in whole],
-            offsets=True,
-        )
-        for i, joint in zip(whole, tokenized):
-            joints[i] = joint
+        joint = [texts[i] + requests[i].response for i in whole]
+        joints = dict(zip(whole, self._tokenize(joint, [plain[i] for i in whole], offsets=True)))
         return [
-            self._split(*parts)
-            for parts in zip(texts, prompts, alone, merged, joints, (r.response for r in requests))
+            self._split(texts[i], prompts[i], alone[i], merged[i], joints.get(i), r.response)
+            for i, r in enumerate(requests)
         ]
 
     def _merged_at_tail(self, text: str, response: str) -> bool | None:
@@ -258,9 +252,10 @@ def _load(
     try:
         if tokenizer is None:
             tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        loaded: Any = AutoModelForCausalLM.from_pretrained(
-            path, dtype=getattr(torch, dtype), local_files_only=True
-        )
+        with quiet_loading():
+            loaded: Any = AutoModelForCausalLM.from_pretrained(
+                path, dtype=getattr(torch, dtype), local_files_only=True
+            )
     except OSError as error:
         raise InputError(
             f"cannot load model {str(model)!r} from local files (nothing is "

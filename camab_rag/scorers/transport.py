@@ -258,6 +258,12 @@ class HttpTransport:
         self.has_api_key = bool(api_key)
         self._lock = threading.Lock()
         self._sync_client: httpx.Client | None = None
+        self._client_options: dict[str, Any] = {
+            "headers": self._headers,
+            "auth": self._auth,
+            "params": self._params,
+            "timeout": self.timeout,
+        }
 
     @property
     def ends_with_v1(self) -> bool:
@@ -275,12 +281,7 @@ class HttpTransport:
         latest when this transport is garbage-collected."""
         with self._lock:
             if self._sync_client is None:
-                client = httpx.Client(
-                    headers=self._headers,
-                    auth=self._auth,
-                    params=self._params,
-                    timeout=self.timeout,
-                )
+                client = httpx.Client(**self._client_options)
                 weakref.finalize(self, client.close)
                 self._sync_client = client
             return self._sync_client
@@ -288,9 +289,7 @@ class HttpTransport:
     @asynccontextmanager
     async def async_clients(self) -> AsyncIterator[AsyncClients]:
         """An async client for one batch, closed when the block ends."""
-        async with httpx.AsyncClient(
-            headers=self._headers, auth=self._auth, params=self._params, timeout=self.timeout
-        ) as http:
+        async with httpx.AsyncClient(**self._client_options) as http:
             yield http
 
     def close(self) -> None:
@@ -329,6 +328,14 @@ class HttpTransport:
             delay = self._retry_delay(what, attempt, clock, error)
             yield Sleep(delay)
         raise AssertionError("unreachable")
+
+    def status_of(self, endpoint: Endpoint, clock: RequestClock) -> Steps[int | None]:
+        """The HTTP status of one attempt at ``endpoint``, not retried (``None``: no answer)."""
+        try:
+            reply = yield ApiCall(self, None, endpoint, {}, self._limit(clock))
+        except Exception:
+            return None
+        return int(reply.status)
 
     def _served_models(self, clients: AsyncClients | None, limit: float) -> Steps[tuple[str, ...]]:
         """The model ids ``/v1/models`` lists, asked once after a model-not-found answer;
@@ -500,13 +507,6 @@ class HttpTransport:
                 f"{_clip(message, 200)})"
             )
         return ScorerError(f"HTTP {status} from {self.base_url}: {_clip(message, 300)}")
-
-
-def as_dict(raw: Any) -> dict[str, Any]:
-    """A completion as plain JSON data."""
-    if isinstance(raw, dict):
-        return raw
-    raise Retryable(f"malformed response body: {type(raw).__name__}")
 
 
 def tokens_from(body: object) -> list[int]:

@@ -12,17 +12,23 @@ a run at their first occurrence.
 
 from __future__ import annotations
 
-from camab_rag.errors import CredentialsRefusedError, ModelNotServedError, ServerRefusedError
+from camab_rag.errors import (
+    CredentialsRefusedError,
+    ModelNotServedError,
+    ServerNotFoundError,
+    ServerRefusedError,
+)
 
 FATAL: tuple[type[Exception], ...] = (
     ModelNotServedError,
     CredentialsRefusedError,
     ServerRefusedError,
+    ServerNotFoundError,
 )
 """Errors that hold for every record of a run (the server does not serve ``--model-name``,
-refuses the key, or nothing accepts connections at ``--base-url``): ``camab attribute``
-and ``camab audit`` stop at the first, once, instead of failing each record the same
-way."""
+refuses the key, or nothing accepts connections or answers the OpenAI API at
+``--base-url``): ``camab attribute`` and ``camab audit`` stop at the first, once, instead of
+failing each record the same way."""
 
 PHRASES: tuple[tuple[str, str], ...] = (
     (

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import KeywordScorer
 from test_http_faults import RESPONSE, FaultyServer
 
+from camab_cli.audit import audit
 from camab_cli.cli import main
 
 QUESTION = "Who wrote Dune?"
@@ -141,3 +143,47 @@ def test_a_server_that_refuses_connections_stops_the_audit_once(
     assert not any(word in err for word in PYTHON_WORDS)
     summary = json.loads((tmp_path / "out.jsonl.summary.json").read_text(encoding="utf-8"))
     assert "check --base-url" in summary["stopped"]
+
+
+def test_a_rerun_after_a_stop_writes_every_line_in_input_order(
+    server: FaultyServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 48 (5): a stop on a wrong --model-name wrote the error line of a bad input
+    line read ahead (line 2), so the re-run appended lines 1 and 3 after it."""
+    path = records(tmp_path)
+    rows = path.read_text(encoding="utf-8").splitlines()
+    path.write_text(f"{rows[0]}\nnot json\n{rows[2]}\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    arguments = ["audit", str(path), "--out", str(out), "--no-progress", "--no-groundedness"]
+    server.default = NOT_SERVED
+    assert main([*arguments, *scorer_flags(server)]) == 2
+    assert out.read_text(encoding="utf-8") == ""  # no stray line from the failed run
+    summary = audit(path, out, scorer=KeywordScorer(), progress=False)  # the fixed model
+    assert summary["records"]["audited_this_run"] == 2
+    capsys.readouterr()
+    lines = [json.loads(raw) for raw in out.read_text(encoding="utf-8").splitlines()]
+    assert [line["line"] for line in lines] == [1, 2, 3]
+    assert [line["status"] for line in lines] == ["ok", "error", "ok"]
+    assert lines[1]["bad_input"] is True
+
+
+def test_a_url_answering_404_everywhere_stops_the_audit_naming_the_url(
+    server: FaultyServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Review 48 (6): the chat-template advice ("--proxy smollm2") for a wrong URL."""
+    server.get_status = 404
+    server.default = ("status", 404, {}, {"detail": "Not Found"})
+    server.tokenize = None
+    monkeypatch.setenv("CAMAB_TEST_KEY", "sk-test-not-a-real-key")
+    out = tmp_path / "out.jsonl"
+    arguments = ["audit", str(records(tmp_path)), "--out", str(out), "--no-progress"]
+    flags = [*scorer_flags(server), "--api-key-env", "CAMAB_TEST_KEY"]
+    assert main([*arguments, *flags]) == 2
+    err = capsys.readouterr().err
+    assert f"no OpenAI-compatible server at {server.base_url}: " in err
+    assert "check --base-url, which ends with /v1" in err and err.count("no OpenAI") == 1
+    assert "proxy" not in err and "sk-test-not-a-real-key" not in err
+    assert not any(word in err for word in PYTHON_WORDS) and server.completions == []

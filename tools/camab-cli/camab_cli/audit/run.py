@@ -82,8 +82,10 @@ class InputOrder:
     line is known as soon as it is read, so OUTPUT held bad lines first and results
     shuffled; a reader comparing it with INPUT expects the same order. How: lines are keyed
     by their input line number (``line``), unique in a run; :meth:`drain` writes what is
-    done when a run stops early (Ctrl-C), in order, past the lines still missing, so no
-    finished record is lost (a re-run appends the missing ones)."""
+    done when a run stops early: on Ctrl-C in order past the lines still missing, so no
+    finished record is lost (a re-run appends the missing ones); after an error that
+    stops the run (``past_gaps=False``) only what follows the lines written, so a re-run
+    continues the output in input order."""
 
     def __init__(self, write: Callable[[dict[str, Any]], None]) -> None:
         self.write = write
@@ -98,13 +100,14 @@ class InputOrder:
         while self.expected and self.expected[0] in self.ready:
             self.write(self.ready.pop(self.expected.popleft()))
 
-    def drain(self) -> None:
-        for number in self.expected:
-            if number in self.ready:
-                self.write(self.ready.pop(number))
+    def drain(self, *, past_gaps: bool = True) -> None:
+        if past_gaps:
+            for number in self.expected:
+                if number in self.ready:
+                    self.write(self.ready.pop(number))
+            for line in self.ready.values():  # not registered (never expected): kept anyway
+                self.write(line)
         self.expected.clear()
-        for line in self.ready.values():  # not registered (never expected): kept anyway
-            self.write(line)
         self.ready.clear()
 
 
@@ -306,7 +309,7 @@ def audit(
         stopped = error
     finally:
         try:
-            order.drain()  # a run stopped early: what is done, in order, past the gaps
+            order.drain(past_gaps=stopped is None)  # what is done, in order
         finally:
             output.close()
             bar.close()
