@@ -404,8 +404,13 @@ def test_the_default_threshold_and_verdict_are_the_benchmarks_figures():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split("<!-- gate:figures -->")[1].split("<!-- /gate:figures -->")[0]
     assert f"**{DEFAULT_CALIBRATION.block_at:.3f}**" in block
-    for key in ("halueval_pass", "halueval_flag", "frank_pass", "frank_flag", "short_pass"):
+    for key in ("halueval_pass", "halueval_flagged", "halueval_blocked", "short_pass"):
         assert f"{held_out[key]:.0%}" in block
+    for key in ("frank_pass", "frank_flagged", "frank_blocked"):
+        assert f"{held_out[key]:.0%}" in block
+    assert fitted["block_on"] == DEFAULT_BLOCK_ON and f'`block_on="{DEFAULT_BLOCK_ON}"`' in block
+    strict = fitted["held_out_smollm2_block_on_any"]
+    assert f"blocks {strict['halueval_blocked']:.0%} of the hallucinated" in block
     assert "Chosen: `score_floor + coverage`" in benchmarks
     assert f"`block_at` {DEFAULT_CALIBRATION.block_at:.3f}" in benchmarks
 
@@ -772,7 +777,8 @@ def test_every_door_reads_one_default_rule_and_refuses_another():
     """Issue 48: the gate blocks only on facts by default, in every door that hands a
     verdict to a user (``block_on="any"``, the stricter verdict, is the option)."""
     assert DEFAULT_BLOCK_ON == "facts" and GroundednessFilter().block_on == DEFAULT_BLOCK_ON
-    assert Attributor(KeywordScorer(), groundedness=True).groundedness.block_on == "facts"
+    gate = Attributor(KeywordScorer(), groundedness=True).groundedness
+    assert gate is not None and gate.block_on == "facts"
     with pytest.raises(InputError, match="block_on must be 'any' or 'facts'"):
         assess_answer(QUESTION, CONTEXT, SUPPORTED, KeywordScorer(), block_on="names")  # type: ignore[arg-type]
     result = attribute(QUESTION, CONTEXT, SUPPORTED, KeywordScorer(), budget=4)
@@ -792,8 +798,11 @@ def test_a_reworded_right_answer_is_shown_marked_by_default_and_an_invented_fact
     assert report.verdict == "uncertain" and report.grounded and report.unchecked_facts == ()
     strict = assess_answer(PETS_QUESTION, PETS, REWORDED, smollm2_scorer, block_on="any")
     assert strict.verdict == "unsupported" and strict.score == pytest.approx(report.score, abs=1e-4)
-    again = asyncio.run(aassess_answer(PETS_QUESTION, PETS, REWORDED, smollm2_scorer))
-    assert again.verdict == "uncertain"
+
+    async def judged_async() -> GroundednessReport:
+        return await aassess_answer(PETS_QUESTION, PETS, REWORDED, smollm2_scorer)
+
+    assert asyncio.run(judged_async()).verdict == "uncertain"
     gate = GroundednessFilter(mode="block", fallback="No.")
     shown = gate.judge_answer(PETS_QUESTION, PETS, REWORDED, smollm2_scorer)
     assert not shown.blocked and shown.answer == REWORDED and shown.flagged

@@ -161,8 +161,8 @@ class GroundednessReport:
         unchecked_facts: the answer's words that state a fact (a number, date, negation
             or name) the context does not hold, and the words of a sentence it holds
             none of (:func:`~camab_rag.groundedness.score.unchecked_facts`); ``None``
-            when the context's words are unknown. ``block_on="facts"`` blocks only when
-            there is one.
+            when the context's words are unknown. The default rule (``block_on="facts"``,
+            :data:`DEFAULT_BLOCK_ON`) blocks only when there is one.
     """
 
     score: float
@@ -553,11 +553,11 @@ def support_report(
 
 
 def facts_only(report: GroundednessReport) -> GroundednessReport:
-    """``report`` read with ``block_on="facts"``: an ``unsupported`` sentence (or answer)
-    with no :attr:`~GroundednessReport.unchecked_facts` is ``uncertain`` instead (flagged,
-    never blocked): only reworded content words were unchecked, which the small model
-    cannot tell from invented ones (BENCHMARKS.md, the gate's blind set). A report
-    without known context words is returned as is."""
+    """``report`` read with ``block_on="facts"`` (the default rule, :func:`read_by`): an
+    ``unsupported`` sentence (or answer) with no :attr:`~GroundednessReport.unchecked_facts`
+    is ``uncertain`` instead (flagged, never blocked): only reworded content words were
+    unchecked, which the small model cannot tell from invented ones (BENCHMARKS.md, the
+    gate's blind set). A report without known context words is returned as is."""
     if report.unchecked_facts is None:
         return report
     sentences = [
