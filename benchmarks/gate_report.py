@@ -26,6 +26,7 @@ from benchmarks.bench_gate import JUDGE_QUESTION, RESULTS, read_rows, store_path
 from benchmarks.gate_fresh_report import fresh_section, headline_row, measure, readme_sentence
 from benchmarks.gate_sets import FRANK_QUESTION, load_items
 from benchmarks.gate_verdict import (
+    TARGET_HEADER,
     Sliced,
     free_figure,
     verdict_readme,
@@ -338,7 +339,12 @@ def report(write: bool = True) -> None:
         *verdict_lines,
         "### Targets (issue 48: the verdict at the shipped default, SmolLM2, held-out rows)",
         "",
-        markdown_table(["target", "goal", "measured", ""], verdict_targets(verdict)),
+        "As the issue words them, the hallucinated and unfaithful targets count answers "
+        '*flagged* (`uncertain` or `unsupported`: what `mode="flag"` marks); the share '
+        '*blocked* (`unsupported`: what `mode="block"` hides) is reported beside them, '
+        'under the default rule and under `block_on="any"`, with no target.',
+        "",
+        markdown_table(TARGET_HEADER, verdict_targets(verdict)),
         "",
         *fresh_section(fresh),
     ]
@@ -398,7 +404,13 @@ def headline_rows(
         ]
     ]
     rows += [
-        [r[0], r[2], free_figure(verdict, r[0]), f"{r[1]} {r[3]}"] for r in verdict_targets(verdict)
+        [
+            r[0],
+            r[2] + (f' (blocked: default / `"any"` {r[4]})' if r[4] else ""),
+            free_figure(verdict, r[0]),
+            f"{r[1]} {r[3]}",
+        ]
+        for r in verdict_targets(verdict)
     ]
     blind = headline_row(fresh)
     return rows + ([blind] if blind is not None else [])

@@ -27,7 +27,13 @@ from camab_rag.groundedness.calibration import (
     kind_weights,
     shipped_examples,
 )
-from camab_rag.groundedness.report import DEFAULT_THRESHOLD, support_report
+from camab_rag.groundedness.report import (
+    DEFAULT_BLOCK_ON,
+    DEFAULT_THRESHOLD,
+    GroundednessReport,
+    read_by,
+    support_report,
+)
 from camab_rag.groundedness.score import informative_words, words
 from camab_rag.groundedness.verdict import (
     DEFAULT_CALIBRATION,
@@ -95,6 +101,10 @@ class Table(Sliced):
     unsupported: np.ndarray
     all_present: np.ndarray
     figures: dict[str, np.ndarray]
+    holds_fact: np.ndarray
+    """The answer leaves a fact unchecked: the library's default rule
+    (:data:`~camab_rag.groundedness.report.DEFAULT_BLOCK_ON`) keeps an ``unsupported``
+    verdict on it (:func:`keeps_block`)."""
 
     def x(self, names: Sequence[str]) -> np.ndarray:
         return np.column_stack(
@@ -116,6 +126,15 @@ def _stem(word: str) -> str:
     return word
 
 
+def keeps_block(report: GroundednessReport) -> bool:
+    """Whether the library's default rule (``read_by(report)``: ``block_on="facts"``,
+    :func:`~camab_rag.groundedness.report.facts_only`) keeps an ``unsupported`` verdict on
+    ``report``'s answer: it leaves a fact unchecked (``report.unchecked_facts``). Asked of
+    the library itself, so the benchmark never copies its rule."""
+    forced = replace(report, verdict="unsupported", grounded=False)
+    return read_by(forced, DEFAULT_BLOCK_ON).verdict == "unsupported"
+
+
 def figures_of(support: TokenSupport, context: str, question: str = "") -> dict[str, float]:
     """One answer's figures: the library's own report (score, informative, coverage) and
     ``coverage_stem``, whole words compared by a crude stem (``costs`` matches ``cost``)."""
@@ -134,13 +153,14 @@ def figures_of(support: TokenSupport, context: str, question: str = "") -> dict[
         "coverage": report.coverage if report.coverage is not None else 1.0,
         "coverage_stem": min(stem_coverage(t) for t in sentences),
         "abstained": float(report.abstained),
+        "holds_fact": float(keeps_block(report)),
     }
 
 
 def load_table(model: str) -> Table | None:
     """FRANK CNN/DM, HaluEval QA and the hand-written benchmark set for ``model``."""
     dev_questions = halueval_dev_questions()
-    ids, keys, kind, part, unsupported, present = [], [], [], [], [], []
+    ids, keys, kind, part, unsupported, present, holds = [], [], [], [], [], [], []
     figures: dict[str, list[float]] = {f: [] for f in FEATURES}
     for set_name in ("frank", "halueval", "written"):
         items = {i.id: i for i in load_items(set_name)}
@@ -160,6 +180,7 @@ def load_table(model: str) -> Table | None:
             values = figures_of(support, item.context, item.question)
             for name in FEATURES:
                 figures[name].append(values[name])
+            holds.append(bool(values["holds_fact"]))
             ids.append(item.id)
             keys.append(item.context_key)
             unsupported.append(bool(row["unsupported"]))
@@ -179,6 +200,7 @@ def load_table(model: str) -> Table | None:
         np.array(unsupported),
         np.array(present),
         {k: np.array(v, dtype=float) for k, v in figures.items()},
+        np.array(holds),
     )
 
 
@@ -338,23 +360,43 @@ def _f(value: float, digits: int = 2) -> str:
     return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
 
 
+def blocked_by(p: np.ndarray, table: Table, block_at: float, facts: bool) -> np.ndarray:
+    """Which answers are blocked (``unsupported``): ``p >= block_at``, and with ``facts``
+    (the default rule, ``block_on="facts"``) only those that leave a fact unchecked
+    (:attr:`Table.holds_fact`); without it, the stricter ``block_on="any"``."""
+    return (p >= block_at) & (table.holds_fact if facts else True)
+
+
 def held_out_row(
-    label: str, p: np.ndarray, table: Table, block_at: float, flag_at: float
+    label: str,
+    p: np.ndarray,
+    table: Table,
+    block_at: float,
+    flag_at: float,
+    *,
+    facts: bool = False,
 ) -> tuple[list[str], dict[str, float]]:
     """One row of the held-out table: FRANK, HaluEval (and its all-words-present subset),
-    the short-answer set; and its figures by name."""
+    the short-answer set; and its figures by name. *pass*: not blocked (:func:`blocked_by`,
+    ``facts`` the rule); *blocked*; *flagged*: ``p >= flag_at`` (``uncertain`` or
+    ``unsupported``: the same under both rules)."""
     out: dict[str, float] = {}
     cells = [label]
+    blocked, marked = blocked_by(p, table, block_at, facts), p >= flag_at
+
+    def share(hit: np.ndarray, rows: np.ndarray) -> float:
+        return float(hit[rows].mean()) if rows.any() else float("nan")
+
     for kind, name in (("summary", "frank"), ("qa", "halueval")):
         part = (table.part == "held_out") & (table.kind == kind)
         y, q = table.unsupported[part], p[part]
         out[f"{name}_auroc"] = auroc(-q, y)
-        out[f"{name}_pass"] = passed(q, y, block_at)
-        out[f"{name}_flag"] = flagged(q, y, block_at)
-        out[f"{name}_marked"] = flagged(q, y, flag_at)
-        out[f"{name}_ba"] = (out[f"{name}_pass"] + out[f"{name}_flag"]) / 2
+        out[f"{name}_pass"] = share(~blocked, part & ~table.unsupported)
+        out[f"{name}_blocked"] = share(blocked, part & table.unsupported)
+        out[f"{name}_flagged"] = share(marked, part & table.unsupported)
+        out[f"{name}_ba"] = (out[f"{name}_pass"] + out[f"{name}_blocked"]) / 2
         cells += [_f(out[f"{name}_auroc"], 3)]
-        cells += [_f(out[f"{name}_{k}"]) for k in ("pass", "flag", "marked")]
+        cells += [_f(out[f"{name}_{k}"]) for k in ("pass", "blocked", "flagged")]
         if kind == "qa":
             subset = part & table.all_present
             out["present_auroc"] = auroc(-p[subset], table.unsupported[subset])
@@ -362,31 +404,35 @@ def held_out_row(
             out["present_bad"] = float((subset & table.unsupported).sum())
             cells.append(_f(out["present_auroc"], 3))
     short = table.part == "short"
-    out["short_pass"] = passed(p[short], table.unsupported[short], block_at)
-    out["short_flag"] = flagged(p[short], table.unsupported[short], block_at)
-    return [*cells, _f(out["short_pass"]), _f(out["short_flag"])], out
+    out["short_pass"] = share(~blocked, short & ~table.unsupported)
+    out["short_blocked"] = share(blocked, short & table.unsupported)
+    return [*cells, _f(out["short_pass"]), _f(out["short_blocked"])], out
 
 
 def misses(table: Table, p: np.ndarray, calibration: Calibration) -> list[str]:
-    """Why the missed targets are missed, read from the rows (never typed by hand)."""
+    """Why the missed targets are missed at the shipped default (``block_on="facts"``),
+    read from the rows (never typed by hand)."""
     answers = {i.id: i.answer for i in load_items("written")}
-    short = (table.part == "short") & ~table.unsupported & (p >= calibration.block_at)
-    blocked = [
+    blocked = blocked_by(p, table, calibration.block_at, facts=True)
+    short = (table.part == "short") & ~table.unsupported & blocked
+    shown = [
         f'"{answers[table.ids[i]]}" (coverage {table.figures["coverage"][i]:.2f})'
         for i in np.flatnonzero(short)
     ]
     lines = []
-    if blocked:
+    if shown:
         lines.append(
             "Short correct answers blocked at the default (SmolLM2): "
-            + "; ".join(blocked)
+            + "; ".join(shown)
             + ": a reworded answer that brings a word the document lacks loses coverage, "
             "which the verdict weighs heavily."
         )
     frank = (table.part == "held_out") & (table.kind == "summary")
     covered = frank & (table.figures["coverage"] >= 1.0)
-    frank_p, frank_y, block_at = p[frank], table.unsupported[frank], calibration.block_at
-    if passed(frank_p, frank_y, block_at) < 0.85 or flagged(frank_p, frank_y, block_at) < 0.5:
+    frank_y = table.unsupported[frank]
+    faithful_passed = float((~blocked[frank][~frank_y]).mean())
+    unfaithful_flagged = float((p[frank][frank_y] >= calibration.flag_at).mean())
+    if faithful_passed < 0.85 or unfaithful_flagged < 0.5:
         share = (covered & table.unsupported).sum() / max((frank & table.unsupported).sum(), 1)
         lines.append(
             "FRANK: the summaries are abstractive and lower-cased; "
@@ -394,14 +440,14 @@ def misses(table: Table, p: np.ndarray, calibration: Calibration) -> list[str]:
             f"only words of their article (coverage 1), unfaithful ones {share:.0%} of the "
             "time, so there the model's figure alone decides: its ROC AUC on those "
             f"summaries is {auroc(-p[covered], table.unsupported[covered]):.3f}, too weak to "
-            "block half of the unfaithful ones while passing the faithful ones."
+            "flag half of the unfaithful ones while passing the faithful ones."
         )
     return [*lines, ""]
 
 
 HEADER = columns(
-    "model, verdict|FRANK AUROC|faithful passed|unfaithful blocked|unfaithful marked|"
-    "HaluEval AUROC|right passed|hallucinated blocked|hallucinated marked|"
+    "model, verdict|FRANK AUROC|faithful passed|unfaithful blocked|unfaithful flagged|"
+    "HaluEval AUROC|right passed|hallucinated blocked|hallucinated flagged|"
     "AUROC, all words in evidence|short set passed|short invented blocked"
 )
 
@@ -413,31 +459,49 @@ def qwen_rows(calibration: Calibration, qwen: Table) -> tuple[list[list[str]], d
     weights = (own.weights[0], own.weights[1])
     own_cal = Calibration(weights, own.bias, calibration.block_at, calibration.flag_at, QWEN)
     replayed = shipped_replay(QWEN)
-    rows, out = [], {}
+    rows, out, strict = [], {}, {}
     for key, label, cal in (
         ("default", f"{QWEN}, SmolLM2's default", calibration),
         ("own", f"{QWEN}, calibrated on its choice rows", own_cal),
         ("shipped", f"{QWEN}, `calibrate(scorer)` (shipped set, replayed)", replayed),
     ):
-        cells, out[key] = held_out_row(
-            label, calibration_p(cal, qwen), qwen, cal.block_at, cal.flag_at
-        )
+        p = calibration_p(cal, qwen)
+        facts = DEFAULT_BLOCK_ON == "facts"
+        cells, out[key] = held_out_row(label, p, qwen, cal.block_at, cal.flag_at, facts=facts)
         rows.append(cells)
-    ba = {k: (v["frank_ba"] + v["halueval_ba"]) / 2 for k, v in out.items()}
-    shipped_ba, own_ba = ba["shipped"], ba["own"]
+        strict[key] = held_out_row(label, p, qwen, cal.block_at, cal.flag_at)[1]
+
+    def balanced(figures: dict[str, float]) -> float:
+        return (figures["frank_ba"] + figures["halueval_ba"]) / 2
+
+    shipped_ba, own_ba = balanced(out["shipped"]), balanced(out["own"])
+    strict_shipped, strict_own = balanced(strict["shipped"]), balanced(strict["own"])
+    passes = {k: out[k]["halueval_pass"] for k in ("shipped", "own", "default")}
+    if max(passes["shipped"], passes["own"]) < passes["default"]:
+        pass_line = (
+            "The balanced accuracies agree, but both Qwen fits pass fewer right HaluEval "
+            f"answers than SmolLM2's default does on Qwen ({_f(passes['shipped'])} after "
+            f"`calibrate(scorer)`, {_f(passes['default'])} with SmolLM2's default): the cut "
+            "points stay the default's while the fit moves, and the shipped set holds only "
+            f"{sum(e.supported and e.kind == 'qa' for e in shipped_examples())} correct QA "
+            "answers to place it."
+        )
+    else:
+        pass_line = (
+            "Right HaluEval answers passed: "
+            f"{_f(passes['shipped'])} after `calibrate(scorer)`, {_f(passes['own'])} fitted "
+            f"on its own rows, {_f(passes['default'])} with SmolLM2's default."
+        )
     lines = [
-        "Calibration with no labels of one's own (Qwen2.5-Coder-0.5B, replayed): held-out "
-        "balanced accuracy at `block_at` (mean of FRANK and HaluEval) "
+        "Calibration with no labels of one's own (Qwen2.5-Coder-0.5B, replayed; the Qwen "
+        f'rows are read with the default rule, `block_on="{DEFAULT_BLOCK_ON}"`): held-out '
+        "balanced accuracy of passed and blocked (mean of FRANK and HaluEval) "
         f"{_f(shipped_ba, 3)} after `calibrate(scorer)` on the shipped set, {_f(own_ba, 3)} "
         "when fitted on the benchmark's own choice rows (difference "
-        f"{_f(shipped_ba - own_ba, 3)}); the `Calibration`'s own cross-validated figure: "
-        f"{_f(replayed.balanced_accuracy, 3)}. The balanced accuracies agree, but both Qwen "
-        "fits pass fewer right HaluEval answers than SmolLM2's default does on Qwen ("
-        f"{_f(out['shipped']['halueval_pass'])} after `calibrate(scorer)`, "
-        f"{_f(out['default']['halueval_pass'])} with SmolLM2's default): the cut points "
-        "stay the default's while the fit moves, and the shipped set holds only "
-        f"{sum(e.supported and e.kind == 'qa' for e in shipped_examples())} correct QA "
-        "answers to place it.",
+        f'{_f(shipped_ba - own_ba, 3)}; under `block_on="any"` {_f(strict_shipped, 3)} '
+        f"and {_f(strict_own, 3)}, difference {_f(strict_shipped - strict_own, 3)}); the "
+        "`Calibration`'s own cross-validated figure: "
+        f"{_f(replayed.balanced_accuracy, 3)}. {pass_line}",
         "",
     ]
     cv_ba = replayed.balanced_accuracy
@@ -463,10 +527,23 @@ def verdict_section(write: bool) -> tuple[list[str], dict[str, Any]]:
     calibration = as_calibration(fitted[SHIPPED_FORM], choice)
     p = calibration_p(calibration, base)
     cells, smollm2 = held_out_row(
-        "smollm2, shipped default", p, base, calibration.block_at, calibration.flag_at
+        f'smollm2, shipped default (`block_on="{DEFAULT_BLOCK_ON}"`)',
+        p,
+        base,
+        calibration.block_at,
+        calibration.flag_at,
+        facts=DEFAULT_BLOCK_ON == "facts",
     )
-    rows: list[list[str]] = [cells]
+    strict_cells, strict = held_out_row(
+        'smollm2, stricter option (`block_on="any"`)',
+        p,
+        base,
+        calibration.block_at,
+        calibration.flag_at,
+    )
+    rows: list[list[str]] = [cells, strict_cells]
     headline: dict[str, Any] = dict(smollm2)
+    headline["any"] = strict
     if chosen != SHIPPED_FORM:
         model = fitted[chosen]
         rows.append(
@@ -539,12 +616,37 @@ def verdict_section(write: bool) -> tuple[list[str], dict[str, Any]]:
         "(an answer whose coverage is just under 1 is blocked below score "
         f"{calibration.threshold:.3f}).",
         "",
+        f'**The default rule, `block_on="{DEFAULT_BLOCK_ON}"` (issue 48).** The shipped '
+        "default reads this verdict with one rule in every door that hands it to a user "
+        "(`GroundednessFilter`, `assess_answer`, `assess_groundedness`, `cite()`, "
+        "`camab attribute` / `camab audit`; `camab_rag.groundedness.report.DEFAULT_BLOCK_ON`):"
+        " an answer at or above `block_at` is `unsupported` (blocked) only when it also "
+        "leaves a number, date, negation or name unchecked, states a value the sources "
+        "state otherwise, or holds a sentence the context has nothing of "
+        "(`report.unchecked_facts`, read here from the stored token log-probs by the "
+        "library's own `facts_only`); else it is `uncertain` (shown, flagged). Why: the "
+        "issue's first priority is that correct answers are not blocked, and under the "
+        'stricter rule (`block_on="any"`, the default before, kept as an option) most '
+        "correct paraphrased and mixed answers of the blind set below were blocked. The "
+        "cost: fewer hallucinations blocked (HaluEval held-out "
+        f"{_f(headline['halueval_blocked'])} against {_f(strict['halueval_blocked'])}, "
+        f"FRANK {_f(headline['frank_blocked'])} against {_f(strict['frank_blocked'])}); the "
+        "share flagged (`uncertain` or `unsupported`) is the same under both rules "
+        f"(HaluEval {_f(headline['halueval_flagged'])}, FRANK "
+        f"{_f(headline['frank_flagged'])}). Not pristine: the rule was chosen as the default "
+        "after the held-out figures of both rules (this table and the blind set's) had "
+        "been published; no weight or cut point moved, only which `unsupported` answers "
+        "the default blocks.",
+        "",
         "Held-out rows (FRANK CNN/DM `test`; the other HaluEval half; the hand-written "
         "short-answer set of `benchmarks/gate_written.py`, one-document contexts, "
         f"{int((base.part == 'short').sum()) // 2} correct answers and their invented-"
-        'detail counterparts). *Passed*: not `unsupported` (`mode="block"` shows it); '
-        "*blocked*: `unsupported`; *marked*: `uncertain` or `unsupported` "
-        '(`mode="flag"` marks it). *AUROC, all words in evidence*: HaluEval held-out '
+        'detail counterparts). *Passed*: not blocked under the row\'s rule (`mode="block"` '
+        "shows it); *blocked*: `unsupported` under the row's rule (the default: "
+        'P(unsupported) ≥ `block_at` and a fact unchecked; `block_on="any"`: '
+        "P(unsupported) ≥ `block_at`); *flagged*: `uncertain` or `unsupported` "
+        '(P(unsupported) ≥ `flag_at`; `mode="flag"` marks it; the same under both '
+        "rules). *AUROC, all words in evidence*: HaluEval held-out "
         "answers whose informative words all occur in the evidence "
         f"({int(headline['present_n'])} answers, {int(headline['present_bad'])} "
         "hallucinated), where neither length nor word overlap can tell them apart. "
@@ -561,16 +663,24 @@ def verdict_section(write: bool) -> tuple[list[str], dict[str, Any]]:
             for k, v in headline.items()
             if isinstance(v, float) and math.isfinite(v)
         }
-        provenance = {**calibration.to_dict(), "held_out_smollm2": held_out}
+        strict_figures = {
+            k: round(float(v), 4) for k, v in strict.items() if math.isfinite(float(v))
+        }
+        provenance = {
+            **calibration.to_dict(),
+            "block_on": DEFAULT_BLOCK_ON,
+            "held_out_smollm2": held_out,
+            "held_out_smollm2_block_on_any": strict_figures,
+        }
         CALIBRATION_FILE.write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
     return lines, {**headline, "previous": previous, "calibration": calibration}
 
 
 _TARGETS: list[tuple[str, str, str, Callable[[float], bool]]] = [
     ("HaluEval right answers passed", "≥ 0.95", "halueval_pass", lambda v: v >= 0.95),
-    ("HaluEval hallucinated blocked", "≥ 0.70", "halueval_flag", lambda v: v >= 0.70),
+    ("HaluEval hallucinated flagged", "≥ 0.70", "halueval_flagged", lambda v: v >= 0.70),
     ("FRANK CNN/DM faithful passed", "≥ 0.85", "frank_pass", lambda v: v >= 0.85),
-    ("FRANK CNN/DM unfaithful blocked", "≥ 0.50", "frank_flag", lambda v: v >= 0.50),
+    ("FRANK CNN/DM unfaithful flagged", "≥ 0.50", "frank_flagged", lambda v: v >= 0.50),
     (
         "short / reworded correct answers passed (old set; shaped the word rules)",
         "≥ 0.95",
@@ -578,19 +688,36 @@ _TARGETS: list[tuple[str, str, str, Callable[[float], bool]]] = [
         lambda v: v >= 0.95,
     ),
 ]
-"""The held-out verdict targets: name, goal, the held-out row's key, and the test."""
+"""The held-out verdict targets: name, goal, the held-out row's key, and the test. The
+issue words the hallucinated and unfaithful targets as *flagged* (``uncertain`` or
+``unsupported``, what ``mode="flag"`` marks); the share *blocked* is reported beside them
+(:data:`BLOCKED_BESIDE`) with no target."""
+BLOCKED_BESIDE = {"halueval_flagged": "halueval_blocked", "frank_flagged": "frank_blocked"}
+TARGET_HEADER = ["target", "goal", "measured", "", 'blocked (no target): default / `"any"`']
 
 
 def verdict_targets(headline: dict[str, Any]) -> list[list[str]]:
-    """The issue-48 targets this section measures (SmolLM2, shipped default)."""
+    """The issue-48 targets this section measures (SmolLM2, shipped default), each with
+    the share blocked beside a flagged target (the default rule, then
+    ``block_on="any"``)."""
 
     def row(name: str, goal: str, value: float, ok: bool, digits: int = 2) -> list[str]:
         return [name, goal, _f(value, digits), "met" if math.isfinite(value) and ok else "missed"]
 
+    def beside(key: str) -> str:
+        blocked = BLOCKED_BESIDE.get(key)
+        if blocked is None:
+            return ""
+        strict = headline.get("any", {}).get(blocked, math.nan)
+        return f"{_f(headline[blocked])} / {_f(strict)}"
+
     diff = headline.get("qwen_shipped_ba", math.nan) - headline.get("qwen_own_ba", math.nan)
-    rows = [row(name, goal, headline[key], ok(headline[key])) for name, goal, key, ok in _TARGETS]
+    rows = [
+        [*row(name, goal, headline[key], ok(headline[key])), beside(key)]
+        for name, goal, key, ok in _TARGETS
+    ]
     name = "Qwen: calibrate(scorer) − own labels, balanced accuracy"
-    return [*rows, row(name, "≥ −0.03", diff, diff >= -0.03, 3)]
+    return [*rows, [*row(name, "≥ −0.03", diff, diff >= -0.03, 3), ""]]
 
 
 def free_figure(headline: dict[str, Any], target: str) -> str:
@@ -603,18 +730,25 @@ def free_figure(headline: dict[str, Any], target: str) -> str:
 
 
 def verdict_readme(headline: dict[str, Any]) -> str:
-    """The README's sentence on what the default verdict passes and blocks."""
+    """The README's sentence on what the default verdict passes, flags and blocks, and
+    what the stricter ``block_on="any"`` blocks."""
     calibration: Calibration = headline["calibration"]
+    strict = headline["any"]
     return (
         "The default verdict (`block_at` "
-        f"**{calibration.block_at:.3f}**, `flag_at` {calibration.flag_at:.3f}) was fitted "
-        "with the embedded SmolLM2 on FRANK's CNN/DM `valid` summaries and half of the "
-        "HaluEval QA questions. On held-out rows it passes "
-        f"{headline['halueval_pass']:.0%} of HaluEval's right answers and blocks "
-        f"{headline['halueval_flag']:.0%} of the hallucinated ones; it passes "
-        f"{headline['frank_pass']:.0%} of FRANK's faithful CNN/DM summaries and blocks "
-        f"{headline['frank_flag']:.0%} of those with a factual error (ROC AUC "
-        f"{headline['frank_auroc']:.2f}); it passes {headline['short_pass']:.0%} of a "
-        "hand-written set of short and reworded correct answers and blocks "
-        f"{headline['short_flag']:.0%} of their invented-detail counterparts."
+        f"**{calibration.block_at:.3f}**, `flag_at` {calibration.flag_at:.3f}, "
+        f'`block_on="{DEFAULT_BLOCK_ON}"`) was fitted with the embedded SmolLM2 on FRANK\'s '
+        "CNN/DM `valid` summaries and half of the HaluEval QA questions. On held-out rows "
+        f"it passes {headline['halueval_pass']:.0%} of HaluEval's right answers and flags "
+        f"{headline['halueval_flagged']:.0%} of the hallucinated ones (blocks "
+        f"{headline['halueval_blocked']:.0%}); it passes {headline['frank_pass']:.0%} of "
+        "FRANK's faithful CNN/DM summaries and flags "
+        f"{headline['frank_flagged']:.0%} of those with a factual error (blocks "
+        f"{headline['frank_blocked']:.0%}; ROC AUC {headline['frank_auroc']:.2f}); it "
+        f"passes {headline['short_pass']:.0%} of a hand-written set of short and reworded "
+        f"correct answers and blocks {headline['short_blocked']:.0%} of their "
+        'invented-detail counterparts. The stricter `block_on="any"` blocks '
+        f"{strict['halueval_blocked']:.0%} of the hallucinated HaluEval answers and "
+        f"{strict['frank_blocked']:.0%} of the unfaithful summaries, passing "
+        f"{strict['halueval_pass']:.0%} and {strict['frank_pass']:.0%} of the right ones."
     )

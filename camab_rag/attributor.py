@@ -32,6 +32,7 @@ from camab_rag.errors import (
 )
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, GroundednessReport
 from camab_rag.groundedness.gain import answer_steps
+from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, BlockOn
 from camab_rag.methods import Method
 from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE, PromptBuilder
 from camab_rag.result import AttributionResult, short_text
@@ -574,6 +575,7 @@ def _assess_steps(
     user_template: str = DEFAULT_USER_TEMPLATE,
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
     history: Sequence[ChatMessage] | None = None,
+    block_on: BlockOn = DEFAULT_BLOCK_ON,
 ) -> Steps[GroundednessReport]:
     """:func:`assess_answer` as a generator of model calls (scorer resolved by the door)."""
     if scorer is None:
@@ -589,6 +591,7 @@ def _assess_steps(
             user_template=user_template,
             system_prompt=system_prompt,
             history=history,
+            block_on=block_on,
         )
     )
 
@@ -605,6 +608,9 @@ assess_answer = synced(
     verdict is calibrated; a ``threshold`` in the gate's score units replaces it by
     ``score >= threshold``. ``history``: earlier chat messages, which count as context;
     ``prompt_builder`` (e.g. the prompt the model really received) replaces the template.
+    ``block_on``: ``"facts"`` (default) makes the answer ``unsupported`` only when it also
+    leaves a number, date or name unchecked (a reworded right answer is ``uncertain``);
+    ``"any"``: the stricter calibrated verdict as it stands.
     """,
 )
 aassess_answer = asynced(

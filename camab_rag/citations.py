@@ -33,7 +33,7 @@ import numpy as np
 from camab_rag.conflicts import disputes, plain_number
 from camab_rag.errors import InputError
 from camab_rag.groundedness.abstention import is_abstention
-from camab_rag.groundedness.report import support_report
+from camab_rag.groundedness.report import read_by, support_report
 from camab_rag.groundedness.score import REPLY_WORDS, STOPWORDS
 from camab_rag.groundedness.score import words as score_words
 from camab_rag.groundedness.wordforms import form_set, forms
@@ -433,7 +433,7 @@ def _judged(
     attribution carries token support; else abstentions alone lose their markers."""
     if result.token_support is not None:
         report = support_report(result.token_support, rule.support_threshold, result=result)
-        return judged_sentences(sentences, report)
+        return judged_sentences(sentences, read_by(report))  # the default rule's verdicts
     return [s.judged(None, True, []) if is_abstention(s.text) else s for s in sentences]
 
 

@@ -5,7 +5,8 @@ prompt and the embedded SmolLM2 as the chat model -- ends with one more step:
 ``CamabAttributor(groundedness=GroundednessFilter(mode="block"))``. It attributes the
 answer to the retrieved paragraphs with the chain's own model and, when the gate's
 calibrated verdict is ``unsupported`` (the paragraphs neither hold nor explain the
-answer's informative words), replaces it by a fallback; ``--mode flag`` keeps the answer and
+answer's informative words, and by the default rule, ``block_on="facts"``, a name, number
+or date of it is unchecked), replaces it by a fallback; ``--mode flag`` keeps the answer and
 only attaches the verdict.
 
 The second question has no evidence in the corpus, the way a retriever miss looks in

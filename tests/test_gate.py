@@ -19,11 +19,12 @@ from camab_rag.groundedness import (
     GroundednessFilter,
     GroundednessReport,
     LabelledAnswer,
+    assess_groundedness,
 )
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.anchors import anchor_prompts
 from camab_rag.groundedness.calibration import calibrate, shipped_examples
-from camab_rag.groundedness.report import DEFAULT_THRESHOLD
+from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, DEFAULT_THRESHOLD
 from camab_rag.groundedness.score import SCORE_NAME
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration
 from camab_rag.prompts import plan_prompt
@@ -415,8 +416,13 @@ def test_the_default_threshold_and_verdict_are_the_benchmarks_figures():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split("<!-- gate:figures -->")[1].split("<!-- /gate:figures -->")[0]
     assert f"**{DEFAULT_CALIBRATION.block_at:.3f}**" in block
-    for key in ("halueval_pass", "halueval_flag", "frank_pass", "frank_flag", "short_pass"):
+    for key in ("halueval_pass", "halueval_flagged", "halueval_blocked", "short_pass"):
         assert f"{held_out[key]:.0%}" in block
+    for key in ("frank_pass", "frank_flagged", "frank_blocked"):
+        assert f"{held_out[key]:.0%}" in block
+    assert fitted["block_on"] == DEFAULT_BLOCK_ON and f'`block_on="{DEFAULT_BLOCK_ON}"`' in block
+    strict = fitted["held_out_smollm2_block_on_any"]
+    assert f"blocks {strict['halueval_blocked']:.0%} of the hallucinated" in block
     assert "Chosen: `score_floor + coverage`" in benchmarks
     assert f"`block_at` {DEFAULT_CALIBRATION.block_at:.3f}" in benchmarks
 
@@ -724,7 +730,7 @@ def test_block_on_facts_passes_a_reworded_answer_and_blocks_an_invented_fact(smo
     answer whose number or name the context lacks."""
     question = "Can I smoke in my room?"
     reworded = "No, cigarettes are banned in the rooms and you would be charged 150 euros."
-    strict = GroundednessFilter(mode="block", fallback="No.")
+    strict = GroundednessFilter(mode="block", fallback="No.", block_on="any")
     facts = GroundednessFilter(mode="block", fallback="No.", block_on="facts")
     assert strict.judge_answer(question, SMOKING, reworded, smollm2_scorer).blocked
     shown = facts.judge_answer(question, SMOKING, reworded, smollm2_scorer)
@@ -744,7 +750,8 @@ def test_block_on_is_checked_shown_and_kept_by_calibrate():
     with pytest.raises(InputError, match="block_on must be 'any' or 'facts'"):
         GroundednessFilter(block_on="names")  # type: ignore[arg-type]
     gate = GroundednessFilter(mode="block", block_on="facts")
-    assert "block_on='facts'" in repr(gate) and "block_on" not in repr(GroundednessFilter())
+    assert "block_on" not in repr(gate) and "block_on" not in repr(GroundednessFilter())
+    assert "block_on='any'" in repr(GroundednessFilter(block_on="any"))
     assert gate._calibrated(DEFAULT_CALIBRATION).block_on == "facts"
     report = assess_answer(QUESTION, CONTEXT, "Ilse Berg opened it.", KeywordScorer())
     assert report.unchecked_facts == ("Berg",)
@@ -771,3 +778,64 @@ def test_cite_follows_the_carried_verdict_of_a_block_on_facts_filter(smollm2_sco
     assert cited["any"].sentences[0].citations == []
     kept = cited["facts"]
     assert [kept.source(n).doc_index for n in kept.sentences[0].citations] == [0]
+
+
+PETS = ["Pets are not permitted in guest rooms."]
+PETS_QUESTION = "Can I bring my dog to my room?"
+REWORDED = "Sorry, animals are forbidden in the rooms."
+
+
+def test_every_door_reads_one_default_rule_and_refuses_another():
+    """Issue 48: the gate blocks only on facts by default, in every door that hands a
+    verdict to a user (``block_on="any"``, the stricter verdict, is the option)."""
+    assert DEFAULT_BLOCK_ON == "facts" and GroundednessFilter().block_on == DEFAULT_BLOCK_ON
+    gate = Attributor(KeywordScorer(), groundedness=True).groundedness
+    assert gate is not None and gate.block_on == "facts"
+    with pytest.raises(InputError, match="block_on must be 'any' or 'facts'"):
+        assess_answer(QUESTION, CONTEXT, SUPPORTED, KeywordScorer(), block_on="names")  # type: ignore[arg-type]
+    result = attribute(QUESTION, CONTEXT, SUPPORTED, KeywordScorer(), budget=4)
+    with pytest.raises(InputError, match="block_on must be 'any' or 'facts'"):
+        assess_groundedness(result, block_on="names")  # type: ignore[arg-type]
+
+
+@pytest.mark.model
+def test_a_reworded_right_answer_is_shown_marked_by_default_and_an_invented_fact_blocked(
+    smollm2_scorer,
+):
+    """Issue 48, the first complaint: a correct answer in other words was blocked by the
+    default gate ("forbidden" is no word of the document). By default it is now
+    ``uncertain``: shown, and marked in words; ``block_on="any"`` keeps the old verdict;
+    an invented number or name is still ``unsupported`` and blocked."""
+    report = assess_answer(PETS_QUESTION, PETS, REWORDED, smollm2_scorer)
+    assert report.verdict == "uncertain" and report.grounded and report.unchecked_facts == ()
+    strict = assess_answer(PETS_QUESTION, PETS, REWORDED, smollm2_scorer, block_on="any")
+    assert strict.verdict == "unsupported" and strict.score == pytest.approx(report.score, abs=1e-4)
+
+    async def judged_async() -> GroundednessReport:
+        return await aassess_answer(PETS_QUESTION, PETS, REWORDED, smollm2_scorer)
+
+    assert asyncio.run(judged_async()).verdict == "uncertain"
+    gate = GroundednessFilter(mode="block", fallback="No.")
+    shown = gate.judge_answer(PETS_QUESTION, PETS, REWORDED, smollm2_scorer)
+    assert not shown.blocked and shown.answer == REWORDED and shown.flagged
+    assert shown.verdict == "uncertain"
+    old = GroundednessFilter(mode="block", fallback="No.", block_on="any")
+    assert old.judge_answer(PETS_QUESTION, PETS, REWORDED, smollm2_scorer).blocked
+    for invented, fact in (
+        ("Sorry, animals are forbidden in the rooms, except in room 12.", "12"),
+        ("Sorry, animals are forbidden in the rooms. Ask Kristjan Tamm at the desk.", "Tamm"),
+    ):
+        judged = assess_answer(PETS_QUESTION, PETS, invented, smollm2_scorer)
+        assert judged.verdict == "unsupported" and fact in (judged.unchecked_facts or ())
+        blocked = gate.judge_answer(PETS_QUESTION, PETS, invented, smollm2_scorer)
+        assert blocked.blocked and blocked.answer == "No.", invented
+    # what an end user sees: the answer, and the mark in words (no figures)
+    result = attribute(PETS_QUESTION, PETS, REWORDED, smollm2_scorer, budget=4, groundedness=gate)
+    assert result.groundedness is not None and not result.groundedness.blocked
+    cited = cite(result, PETS)
+    for text in (cited.to_terminal(color=False), cited.to_markdown(), cited.to_html()):
+        assert REWORDED.rstrip(".") in text and "could not find support" not in text
+        assert "Possibly not supported: check this answer against the sources" in text
+    for text in (cited.to_terminal(color=False), cited.to_markdown()):
+        assert "P(unsupported)" not in text and "threshold" not in text
+    assert "uncertain, flagged" in repr(result.groundedness)

@@ -53,6 +53,7 @@ def test_the_section_counts_per_kind_on_one_half_beside_coverage_alone() -> None
             "split": "held_out",
             "unsupported": False,
             "blocked": False,
+            "blocked_any": True,
             "coverage": 1.0,
         },
         {
@@ -60,6 +61,7 @@ def test_the_section_counts_per_kind_on_one_half_beside_coverage_alone() -> None
             "split": "held_out",
             "unsupported": True,
             "blocked": True,
+            "blocked_any": True,
             "coverage": 1.0,
         },
         {
@@ -67,14 +69,24 @@ def test_the_section_counts_per_kind_on_one_half_beside_coverage_alone() -> None
             "split": "held_out",
             "unsupported": False,
             "blocked": True,
+            "blocked_any": True,
             "coverage": 0.5,
         },
-        {"kind": "mixed", "split": "dev", "unsupported": True, "blocked": False, "coverage": 0.5},
+        {
+            "kind": "mixed",
+            "split": "dev",
+            "unsupported": True,
+            "blocked": False,
+            "blocked_any": False,
+            "coverage": 0.5,
+        },
     ]
     figures = report.kind_figures(rows, "held_out", 0.8)
     assert figures["short"] == {
         "right passed": "1.00 (1/1)",
         "invented blocked": "1.00 (1/1)",
+        'right passed: `block_on="any"`': "0.00 (0/1)",  # the stricter rule, beside
+        'invented blocked: `block_on="any"`': "1.00 (1/1)",
         "coverage-only right passed": "1.00 (1/1)",
         "coverage-only invented blocked": "0.00 (0/1)",
     }

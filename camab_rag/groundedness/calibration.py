@@ -264,6 +264,7 @@ def calibrate_steps(
             scorer,
             user_template=user_template,
             system_prompt=system_prompt,
+            block_on="any",  # the fit reads the figures, not a rule's verdict
         )
         if report.abstained:  # the gate never flags it: its score must not move the fit
             abstained += 1

@@ -19,7 +19,14 @@ import numpy as np
 from camab_rag.errors import InputError, WrongTypeError
 from camab_rag.groundedness.calibration import calibrate_steps
 from camab_rag.groundedness.gain import answer_steps, assess_steps
-from camab_rag.groundedness.report import GroundednessReport, facts_only, recalibrated
+from camab_rag.groundedness.report import (
+    DEFAULT_BLOCK_ON,
+    BlockOn,
+    GroundednessReport,
+    check_block_on,
+    read_by,
+    recalibrated,
+)
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
 from camab_rag.prompts import PromptBuilder
 from camab_rag.result import AttributionResult
@@ -129,14 +136,15 @@ class GroundednessFilter:
         mode: ``"flag"`` keeps the answer and marks ``uncertain`` and ``unsupported``
             ones (``FilteredAnswer.flagged``); ``"block"`` replaces an ``unsupported``
             answer by ``fallback``.
-        block_on: ``"any"`` (default): the verdict as calibrated; ``"facts"``: an answer
-            is ``unsupported`` only when it also states a number, date or name the
-            context lacks, a value, negation or opposite it states otherwise, or a
-            sentence it holds nothing of; one whose only unchecked words are reworded
-            content words ("forbidden" for "not permitted") is ``uncertain``. It passes
-            far more paraphrased right answers and blocks fewer hallucinations
-            (BENCHMARKS.md, the gate's blind set). In ``mode="flag"`` it changes the
-            verdict only (nothing is blocked either way).
+        block_on: ``"facts"`` (default, :data:`~camab_rag.groundedness.report.
+            DEFAULT_BLOCK_ON`): an answer is ``unsupported`` only when it also states a
+            number, date or name the context lacks, a value, negation or opposite it
+            states otherwise, or a sentence it holds nothing of; one whose only unchecked
+            words are reworded content words ("forbidden" for "not permitted") is
+            ``uncertain``: shown, and marked. ``"any"``: the stricter calibrated verdict as
+            it stands, which blocks more hallucinations and many correct paraphrased
+            answers (BENCHMARKS.md, "Groundedness gate"). In ``mode="flag"`` the rule
+            changes the verdict only (nothing is blocked either way).
         fallback: the replacement text, or a function ``(result, report) -> str`` (one
             that raises gives the default text: a blocked answer stays blocked).
         top_k: segments counted in the top-share figure.
@@ -162,12 +170,11 @@ class GroundednessFilter:
         top_k: int = 2,
         on_error: Literal["pass", "block"] | None = None,
         scorer: Any = None,
-        block_on: Literal["any", "facts"] = "any",
+        block_on: BlockOn = DEFAULT_BLOCK_ON,
     ) -> None:
         if mode not in ("flag", "block"):
             raise InputError(f"mode must be 'flag' or 'block', got {mode!r}")
-        if block_on not in ("any", "facts"):
-            raise InputError(f"block_on must be 'any' or 'facts', got {block_on!r}")
+        check_block_on(block_on)
         if on_error is None:
             on_error = "block" if mode == "block" else "pass"
         if on_error not in ("pass", "block"):
@@ -196,7 +203,7 @@ class GroundednessFilter:
             raise InputError("fallback must be a string or a function (result, report) -> str")
         self.threshold = None if threshold is None else float(threshold)
         self.mode: Mode = mode
-        self.block_on = block_on
+        self.block_on: BlockOn = block_on
         self.fallback = fallback
         self.top_k = top_k
         self.on_error = on_error
@@ -211,7 +218,7 @@ class GroundednessFilter:
         else:
             c = self.calibration
             rule = f"calibration={c.model or '?'!r}, block_at={c.block_at:.3f}"
-        if self.block_on != "any":
+        if self.block_on != DEFAULT_BLOCK_ON:
             rule += f", block_on={self.block_on!r}"
         return f"GroundednessFilter(mode={self.mode!r}, {rule})"
 
@@ -254,8 +261,7 @@ class GroundednessFilter:
     def _verdict(self, result: AttributionResult, report: GroundednessReport) -> FilteredAnswer:
         if self.threshold is None and self.calibration is not DEFAULT_CALIBRATION:
             report = recalibrated(report, self.calibration)
-        if self.block_on == "facts":
-            report = facts_only(report)
+        report = read_by(report, self.block_on)
         block = self.mode == "block" and report.verdict == "unsupported"
         return FilteredAnswer(
             answer=self._fallback_text(result, report) if block else result.response,
@@ -294,7 +300,7 @@ class GroundednessFilter:
             if result.status != "ok":
                 return self._unknown(result, result.error)
             report = yield from assess_steps(
-                result, **self._assess_kwargs(context, prompt_builder, scorer)
+                result, **self._assess_kwargs(context, prompt_builder, scorer), block_on="any"
             )
             return self._verdict(result, report)
         except Exception as error:
@@ -356,6 +362,7 @@ class GroundednessFilter:
                 threshold=self.threshold,
                 prompt_builder=prompt_builder,
                 history=history,
+                block_on="any",  # recalibrated first, then read by this filter's rule
             )
         except Exception as error:
             return self._unknown(stub, f"groundedness: {type(error).__name__}: {error}")

@@ -16,10 +16,14 @@ from camab_rag.groundedness.anchors import (
     default_builder,
 )
 from camab_rag.groundedness.report import (
+    DEFAULT_BLOCK_ON,
+    BlockOn,
     ContextGain,
     GainSource,
     GroundednessReport,
     build_report,
+    check_block_on,
+    read_by,
     support_report,
 )
 from camab_rag.methods import METHODS
@@ -153,8 +157,39 @@ def assess_steps(
     user_template: str = DEFAULT_USER_TEMPLATE,
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
     history: Sequence[ChatMessage] | None = None,
+    block_on: BlockOn = DEFAULT_BLOCK_ON,
 ) -> Steps[GroundednessReport]:
     """:func:`assess_groundedness` as a generator of model calls."""
+    check_block_on(block_on)
+    report = yield from _assessed(
+        result,
+        threshold=threshold,
+        top_k=top_k,
+        context=context,
+        scorer=scorer,
+        prompt_builder=prompt_builder,
+        gain=gain,
+        user_template=user_template,
+        system_prompt=system_prompt,
+        history=history,
+    )
+    return read_by(report, block_on)
+
+
+def _assessed(
+    result: AttributionResult,
+    *,
+    threshold: float | None,
+    top_k: int,
+    context: object,
+    scorer: Any,
+    prompt_builder: PromptBuilder | None,
+    gain: ContextGain | None,
+    user_template: str,
+    system_prompt: str | None,
+    history: Sequence[ChatMessage] | None,
+) -> Steps[GroundednessReport]:
+    """The report of :func:`assess_steps` as calibrated (``block_on="any"``)."""
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); groundedness is unknown")
     _check_threshold(threshold)
@@ -207,7 +242,9 @@ assess_groundedness = synced(
     ``gain`` (precomputed), the attribution history, or the linear surrogate
     ``sum(result.scores)`` (``report.source`` says which). ``history``: the earlier chat
     messages the attribution was given (``attribute(..., history=...)``), when the
-    scorer measures.
+    scorer measures. ``block_on``: ``"facts"`` (default) makes the answer
+    ``unsupported`` only when it also leaves a fact unchecked (a reworded answer is
+    ``uncertain``); ``"any"``: the stricter calibrated verdict as it stands.
     """,
 )
 aassess_groundedness = asynced(
@@ -228,9 +265,11 @@ def answer_steps(
     user_template: str = DEFAULT_USER_TEMPLATE,
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
     history: Sequence[ChatMessage] | None = None,
+    block_on: BlockOn = DEFAULT_BLOCK_ON,
 ) -> Steps[GroundednessReport]:
     """:func:`camab_rag.assess_answer` as a generator of model calls."""
     check_texts({"the question": question, "the answer": answer})  # camab_rag.text_gate
+    check_block_on(block_on)
     if not isinstance(answer, str) or not answer.strip():
         raise InputError("the answer is empty: there is nothing to judge")
     if not callable(getattr(scorer, "score", None)):
@@ -246,7 +285,7 @@ def answer_steps(
         history=history,
     )
     support = yield from anchor_steps(anchor_prompts(builder), scorer, answer)
-    return support_report(
+    report = support_report(
         support,
         threshold,
         extra_queries=2,
@@ -255,3 +294,4 @@ def answer_steps(
             None if prompt_builder is not None else context, builder=builder
         ),
     )
+    return read_by(report, block_on)

@@ -33,7 +33,15 @@ from camab_rag.token_support import Span, TokenSupport
 
 FloatArray = NDArray[np.float64]
 GainSource = Literal["observed", "measured", "surrogate"]
+BlockOn = Literal["any", "facts"]
 ContextPart = Literal["documents", "conversation"]
+
+DEFAULT_BLOCK_ON: BlockOn = "facts"
+"""The rule every verdict a user sees is read with (``GroundednessFilter``,
+``assess_answer``, ``assess_groundedness``, ``cite()``, the CLI): ``"facts"`` makes an answer
+``unsupported`` only when it also leaves a fact unchecked (:func:`facts_only`), so that a
+correct answer in other words is shown (marked ``uncertain``), not blocked; ``"any"`` is the
+stricter calibrated verdict as it stands. BENCHMARKS.md, "Groundedness gate", has both."""
 
 DEFAULT_THRESHOLD = 0.52
 """The score at or above which an answer passes under the two-verdict rule (a surrogate
@@ -153,8 +161,8 @@ class GroundednessReport:
         unchecked_facts: the answer's words that state a fact (a number, date, negation
             or name) the context does not hold, and the words of a sentence it holds
             none of (:func:`~camab_rag.groundedness.score.unchecked_facts`); ``None``
-            when the context's words are unknown. ``block_on="facts"`` blocks only when
-            there is one.
+            when the context's words are unknown. The default rule (``block_on="facts"``,
+            :data:`DEFAULT_BLOCK_ON`) blocks only when there is one.
     """
 
     score: float
@@ -545,11 +553,11 @@ def support_report(
 
 
 def facts_only(report: GroundednessReport) -> GroundednessReport:
-    """``report`` read with ``block_on="facts"``: an ``unsupported`` sentence (or answer)
-    with no :attr:`~GroundednessReport.unchecked_facts` is ``uncertain`` instead (flagged,
-    never blocked): only reworded content words were unchecked, which the small model
-    cannot tell from invented ones (BENCHMARKS.md, the gate's blind set). A report
-    without known context words is returned as is."""
+    """``report`` read with ``block_on="facts"`` (the default rule, :func:`read_by`): an
+    ``unsupported`` sentence (or answer) with no :attr:`~GroundednessReport.unchecked_facts`
+    is ``uncertain`` instead (flagged, never blocked): only reworded content words were
+    unchecked, which the small model cannot tell from invented ones (BENCHMARKS.md, the
+    gate's blind set). A report without known context words is returned as is."""
     if report.unchecked_facts is None:
         return report
     sentences = [
@@ -561,6 +569,21 @@ def facts_only(report: GroundednessReport) -> GroundednessReport:
     if report.verdict != "unsupported" or report.unchecked_facts:
         return replace(report, sentences=sentences)
     return replace(report, sentences=sentences, verdict="uncertain", grounded=True)
+
+
+def check_block_on(block_on: object) -> BlockOn:
+    """``block_on`` if it is ``"any"`` or ``"facts"``, else an
+    :class:`~camab_rag.errors.InputError` naming both."""
+    if block_on not in ("any", "facts"):
+        raise InputError(f"block_on must be 'any' or 'facts', got {block_on!r}")
+    return "facts" if block_on == "facts" else "any"
+
+
+def read_by(report: GroundednessReport, block_on: BlockOn = DEFAULT_BLOCK_ON) -> GroundednessReport:
+    """``report`` read with the rule ``block_on``: :func:`facts_only` for ``"facts"`` (the
+    default, :data:`DEFAULT_BLOCK_ON`), as is for ``"any"``. Every door that hands a verdict
+    to a user reads it through here, so they all follow one default."""
+    return facts_only(report) if check_block_on(block_on) == "facts" else report
 
 
 def recalibrated(report: GroundednessReport, calibration: Calibration) -> GroundednessReport:

@@ -44,10 +44,12 @@ def _supporting_scorer(index: Any) -> PlantedScorer:
 
 
 def _block(**kwargs: Any) -> GroundednessFilter:
-    """A blocking filter on the score rule (``score >= 0.3`` passes): the planted scorer
-    sets the score; every word of the answer is in the documents, so the calibrated
-    verdict would call a zero score only ``uncertain``."""
+    """A blocking filter on the score rule (``score >= 0.3`` passes) read strictly
+    (``block_on="any"``): the planted scorer sets the score; every word of the answer is
+    in the documents, so the calibrated verdict, or the default rule that blocks only an
+    unchecked fact, would call a zero score only ``uncertain``."""
     kwargs.setdefault("threshold", 0.3)
+    kwargs.setdefault("block_on", "any")
     return GroundednessFilter(mode="block", fallback=FALLBACK, **kwargs)
 
 
@@ -97,6 +99,18 @@ def test_block_replaces_only_unsupported_answers(index: Any) -> None:
     # the planted reward: L(C) = -2, L(empty) = -3; the context explains a third
     assert good.report.score == pytest.approx(1 / 3) and good.report.gain == pytest.approx(1.0)
     assert good.report.extra_queries <= 2
+
+
+def test_the_default_rule_shows_an_answer_with_no_unchecked_fact_marked(index: Any) -> None:
+    """Issue 48: a blocking filter with the default rule (``block_on="facts"``) shows an
+    answer whose words are all in the documents, marked ``uncertain``, where the stricter
+    rule blocks it (above)."""
+    gate = GroundednessFilter(mode="block", fallback=FALLBACK, threshold=0.3)
+    engine = CamabQueryEngine(_engine(index), PlantedScorer([]), budget=4, groundedness=gate)
+    response = answered(engine.query(QUESTION))
+    assert response.response == ANSWER
+    verdict = groundedness_of(response)
+    assert verdict.verdict == "uncertain" and verdict.flagged and not verdict.blocked
 
 
 def test_block_in_aquery(index: Any) -> None:

@@ -37,6 +37,7 @@ from camab_cli.records import Record, RecordError, ascii_safe, load_records, loa
 from camab_cli.serve import add_serve_parser
 from camab_rag import AttributionSettings, __version__
 from camab_rag.errors import CamabError, InputError
+from camab_rag.groundedness.report import DEFAULT_BLOCK_ON
 
 FORMATS = ("terminal", "markdown", "html", "json")
 DEMO_FILE = "demo_hotpotqa.json"
@@ -188,10 +189,11 @@ def attribute_record(
     cited = cite(result, record.documents, rule=rule)
     if args.groundedness:
         from camab_rag.groundedness import assess_groundedness
-        from camab_rag.groundedness.report import facts_only
 
-        report = assess_groundedness(result, threshold=args.grounded_threshold)
-        cited = cited.with_groundedness(facts_only(report) if args.block_on == "facts" else report)
+        report = assess_groundedness(
+            result, threshold=args.grounded_threshold, block_on=args.block_on
+        )
+        cited = cited.with_groundedness(report)
     progress.finish(f"{result.n_queries + _extra(cited)} model calls")
     return Outcome(record, result, cited, generated)
 
@@ -442,9 +444,10 @@ def _add_local_options(parser: argparse.ArgumentParser) -> None:
     cite.add_argument(
         "--block-on",
         choices=("any", "facts"),
-        default="any",
-        help="with --groundedness: facts reports an answer unsupported only when it also "
-        "leaves a number, date or name unchecked, else uncertain",
+        default=DEFAULT_BLOCK_ON,
+        help="with --groundedness: facts (default) reports an answer unsupported only when "
+        "it also leaves a number, date or name unchecked, else uncertain; any: the "
+        "stricter calibrated verdict as it stands",
     )
     cite.add_argument(
         "--grounded-threshold",

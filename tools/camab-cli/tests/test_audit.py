@@ -671,9 +671,9 @@ def test_lines_are_written_in_input_order(tmp_path: Path) -> None:
 
 
 def test_block_on_facts_reads_a_reworded_answer_as_uncertain(tmp_path: Path) -> None:
-    """``--block-on facts``: an answer whose only unchecked word is reworded ("authored")
-    is ``uncertain``, as ``GroundednessFilter(block_on="facts")`` reads it; the default
-    ``unsupported``."""
+    """``--block-on facts`` (the default, issue 48): an answer whose only unchecked word is
+    reworded ("authored") is ``uncertain``, as ``GroundednessFilter()`` reads it;
+    ``--block-on any`` (the stricter rule) ``unsupported``."""
     reworded = {**RECORDS[0], "response": "Frank Herbert authored the book Dune."}
     verdicts = {}
     for block_on in ("any", "facts"):
@@ -685,7 +685,9 @@ def test_block_on_facts_reads_a_reworded_answer_as_uncertain(tmp_path: Path) -> 
     assert verdicts["facts"]["verdict"] == "uncertain"
     assert verdicts["facts"]["unchecked_facts"] == []
     parser = configure_parser(__import__("argparse").ArgumentParser(parents=[shared_parser()]))
-    args = parser.parse_args(["in.jsonl", "--out", "o.jsonl", "--block-on", "facts"])
-    assert args.block_on == "facts"
+    args = parser.parse_args(["in.jsonl", "--out", "o.jsonl", "--block-on", "any"])
+    assert args.block_on == "any"
+    assert parser.parse_args(["in.jsonl", "--out", "o.jsonl"]).block_on == "facts"
+    assert AuditConfig().block_on == "facts"
     with pytest.raises(InputError, match="block_on must be 'any' or 'facts'"):
         AuditConfig(block_on="names")

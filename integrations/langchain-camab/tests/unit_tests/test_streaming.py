@@ -79,7 +79,10 @@ async def test_astream_passes_the_answer_through_then_adds_the_attribution() -> 
 
 
 def test_a_blocking_filter_holds_the_stream_until_judged() -> None:
-    gate = GroundednessFilter(mode="block", threshold=1e9, fallback="Not supported.")
+    # every answer blocked: a score no answer reaches, read strictly (block_on="any")
+    gate = GroundednessFilter(
+        mode="block", threshold=1e9, fallback="Not supported.", block_on="any"
+    )
     chain = _rag() | CamabAttributor(KeywordScorer(), budget=8, groundedness=gate)
     chunks = list(chain.stream(QUESTION))
     assert len(chunks) == 1  # nothing was shown before the verdict

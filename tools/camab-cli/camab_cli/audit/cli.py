@@ -18,6 +18,7 @@ from camab_cli.audit.summary import cost_report
 from camab_cli.flags import in_flags
 from camab_cli.options import positive_int, shared_parser
 from camab_rag.errors import CamabError
+from camab_rag.groundedness.report import DEFAULT_BLOCK_ON
 
 DESCRIPTION = (
     "Audit logged RAG answers: attribute each record of INPUT (JSONL or Parquet: question, "
@@ -61,9 +62,10 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     attribution.add_argument(
         "--block-on",
         choices=("any", "facts"),
-        default="any",
-        help="facts: an answer is unsupported only when it also leaves a number, date or "
-        "name unchecked, else uncertain (GroundednessFilter(block_on=...))",
+        default=DEFAULT_BLOCK_ON,
+        help="facts (default): an answer is unsupported only when it also leaves a number, "
+        "date or name unchecked, else uncertain; any: the stricter calibrated verdict as it "
+        "stands (GroundednessFilter(block_on=...))",
     )
     running = parser.add_argument_group("running")
     running.add_argument(

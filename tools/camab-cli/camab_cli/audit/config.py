@@ -7,6 +7,7 @@ from typing import Any
 
 from camab_cli.options import METHODS
 from camab_rag.errors import InputError
+from camab_rag.groundedness.report import DEFAULT_BLOCK_ON
 from camab_rag.runs import check_seed
 
 
@@ -28,9 +29,10 @@ class AuditConfig:
             a number: an answer whose groundedness score (the share of its surprisal the
             context explains) is below it is ``unsupported``, as ``threshold=`` does in
             the library.
-        block_on: ``"any"`` (default) or ``"facts"``: as ``GroundednessFilter(block_on=)``,
-            an answer is ``unsupported`` only when it also leaves a number, date or name
-            unchecked (else ``uncertain``).
+        block_on: ``"facts"`` (default) or ``"any"``: as ``GroundednessFilter(block_on=)``;
+            ``"facts"``: an answer is ``unsupported`` only when it also leaves a number,
+            date or name unchecked (else ``uncertain``); ``"any"``: the stricter calibrated
+            verdict as it stands.
         measure_gain: judge each answer with two extra queries (the full and the empty
             context), as ``assess_answer`` does; ``False`` spends none and reads the
             linear surrogate's prediction (two verdicts, the score's default threshold).
@@ -47,7 +49,7 @@ class AuditConfig:
     top_k: int = 3
     min_citation_score: float = 0.0
     ungrounded_threshold: float | None = None
-    block_on: str = "any"
+    block_on: str = DEFAULT_BLOCK_ON
     measure_gain: bool = True
     method_options: dict[str, Any] = field(default_factory=dict)
 

@@ -123,6 +123,7 @@ async def context_gain(
         result.response,
         counted,
         threshold=config.ungrounded_threshold,
+        block_on="any",  # read by config.block_on in _groundedness
     )
     return Gain(report, "measured", report.extra_queries, counted.prompt_tokens)
 
@@ -132,7 +133,7 @@ def _groundedness(result: AttributionResult, gain: Gain, config: AuditConfig) ->
     report = gain.report
     if report is None:
         report = assess_groundedness(
-            result, threshold=config.ungrounded_threshold, top_k=config.top_k
+            result, threshold=config.ungrounded_threshold, top_k=config.top_k, block_on="any"
         )
     if config.block_on == "facts":
         report = facts_only(report)
