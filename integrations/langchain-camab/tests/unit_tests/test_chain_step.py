@@ -95,9 +95,7 @@ def test_the_output_carries_the_summary_and_each_documents_entry() -> None:
 
 def test_a_blocked_answer_is_replaced_by_the_fallback_in_its_own_type() -> None:
     # every answer blocked: a score no answer reaches, read strictly (block_on="any")
-    gate = GroundednessFilter(
-        mode="block", threshold=1e9, fallback="I cannot say.", block_on="any"
-    )
+    gate = GroundednessFilter(mode="block", threshold=1e9, fallback="I cannot say.", block_on="any")
     input = {"question": "Q?", "context": DOCS, "answer": AIMessage("Paris.")}
     assert step(groundedness=gate).invoke(input)["answer"].text == "I cannot say."
     assert step(groundedness=gate).invoke({**input, "answer": "Paris."})["answer"] == (
