@@ -252,13 +252,14 @@ NO_LEXICAL = "auto-no-lexical"
 
 def variant(switches: dict[str, Any]) -> Auto:
     """``auto`` as it was before issue 51 (the adaptive design at every budget, one fit per
-    level, never the random halves), with ``switches`` changed."""
+    level, never the random halves nor LASSO), with ``switches`` changed."""
     return Auto._variant(
         **{
             "random_halves_below": 0.0,
             "joint_fit_below": 0.0,
             "document_opening": False,
             "one_document_halves_below": 0.0,
+            "one_document_lasso_from": math.inf,
             **switches,
         }
     )
