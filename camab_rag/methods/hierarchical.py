@@ -98,7 +98,7 @@ def most_calls(base: Method, groups: Sequence[int], budget: int) -> int:
     refinable = int(sizes[sizes >= 2].sum())
     if refinable >= 62:
         return budget
-    return document_calls(base, sizes.size, budget) + 2**refinable - 1
+    return document_calls(base, int(sizes.size), budget) + int(2**refinable) - 1
 
 
 class HierarchicalSampler(Sampler):
