@@ -47,6 +47,7 @@ from benchmarks.stats import holm_adjust, mean_ci, paired_t_pvalue
 from camab_rag import AttributionSettings
 from camab_rag.engine import attribute_fn
 from camab_rag.methods import Auto, Method
+from camab_rag.methods.auto import LEXICAL_PRIOR_BELOW
 from camab_rag.rewards import mean_logprob
 from camab_rag.scorers.base import ScoreRequest
 
@@ -82,7 +83,7 @@ SIZED = ("removal", "keep")
 LABELS = {
     "auto": "auto (ours, default)",
     "auto-adaptive": "auto before issue 51 (adaptive design)",
-    "auto-no-lexical": "auto without the lexical prior (issue 51, before)",
+    "auto-no-lexical": "auto without the lexical prior",
     "camab": "CAMAB (Algorithm 1)",
     "contextcite": "ContextCite-style",
     "kernelshap": "KernelSHAP",
@@ -252,13 +253,14 @@ NO_LEXICAL = "auto-no-lexical"
 
 def variant(switches: dict[str, Any]) -> Auto:
     """``auto`` as it was before issue 51 (the adaptive design at every budget, one fit per
-    level, never the random halves), with ``switches`` changed."""
+    level, never the random halves nor LASSO), with ``switches`` changed."""
     return Auto._variant(
         **{
             "random_halves_below": 0.0,
             "joint_fit_below": 0.0,
             "document_opening": False,
             "one_document_halves_below": 0.0,
+            "one_document_lasso_from": math.inf,
             **switches,
         }
     )
@@ -840,9 +842,10 @@ INTRO = (
     "fit of the example trained on are dropped from its held-out samples, so all methods "
     "of an example are scored on the same subsets. CAMAB, ContextCite-style and "
     "KernelSHAP run once at 64 calls and are read at the smaller budgets from prefixes; "
-    "auto runs once per budget, as `attribute` runs it (on one document under 0.75 calls "
-    "per segment it reads its scores with the answer's lexical TF-IDF scores as a prior, "
-    "no call; the row without it beside); leave-one-out makes N + 1 calls, random and "
+    "auto runs once per budget, as `attribute` runs it (on one document under "
+    f"{LEXICAL_PRIOR_BELOW} calls per segment it reads its scores with the answer's "
+    "lexical TF-IDF scores as a prior, no call; the row without it beside, which on one "
+    "document reads its subsets with LASSO); leave-one-out makes N + 1 calls, random and "
     "lexical none (the lexical row ranks by question and answer). "
     "Same examples, model, prompts and responses as 'Quality per model call' below. "
     "Every reward is priced once and kept in `benchmarks/results/rewards/RESULTS.jsonl` "

@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from camab_rag.errors import InputError
 from camab_rag.methods import Auto, Hierarchical, Method
 from camab_rag.methods.base import Sampler, enumerates, plan_sampler
+from camab_rag.methods.hierarchical import most_calls
 from camab_rag.result import AttributionResult, uninformative_reason
 from camab_rag.rewards import FunctionOracle, ScorerOracle
 from camab_rag.steps import Steps
@@ -216,6 +217,7 @@ def start_run(
         and not exact
         and 1 < n_docs < n_segments
         and not one_level
+        and not (isinstance(chosen, Auto) and most_calls(chosen, groups, budget) < budget)
     ):
         chosen = Hierarchical(chosen, groups)
     elif isinstance(chosen, Auto):  # one level: a KernelSHAP opening (see methods.auto)
@@ -250,6 +252,24 @@ def finish_run(
         n_redrawn=run.sampler.n_redrawn,
         exact=run.exact,
         seed=run.seed,
-        method_config=run.method.config(),
+        method_config=run.method.config() | budget_left(run, n_segments, int(masks.shape[0])),
         **fields,
     )
+
+
+def budget_left(run: Run, n_segments: int, evaluations: int) -> dict[str, Any]:
+    """``{"budget_left": {"calls", "why"}}`` for a run that made fewer evaluations than its
+    budget (in ``method_config``, for developers: a budget that bought nothing more is
+    not a silent cap), else ``{}``."""
+    left = run.budget - evaluations
+    if left <= 0:
+        return {}
+    if run.exact:
+        why = f"every subset of the {n_segments} units was scored (2**{n_segments} calls)"
+    elif run.sampler.stopped_early:
+        why = "the design stopped early: its draws kept repeating subsets already scored"
+    elif isinstance(run.method, Hierarchical):
+        why = "the hierarchical plan (documents, then the top documents' units) had no more"
+    else:
+        why = f"method {run.method.name!r} asks for no more subsets here"
+    return {"budget_left": {"calls": left, "why": why}}

@@ -7,6 +7,7 @@ import pytest
 from camab_rag import AttributionSettings, attribute_fn
 from camab_rag.methods import Auto
 from camab_rag.methods.auto import JOINT_FIT_BELOW, _Switches, budget_rule, scarce_budget
+from camab_rag.methods.base import lasso_scores
 from camab_rag.methods.registry import method_from_config
 
 N = 40
@@ -38,19 +39,23 @@ def test_the_rule_compares_the_budget_with_calls_per_unit(n_segments, budget, be
 def test_the_shipped_cuts() -> None:
     """The shipped cuts (chosen on the dev rows, BENCHMARKS "Fewer calls"): one fit over
     both levels at 8 calls on a HotpotQA-sized context, one per level from 16 on;
-    ContextCite's random halves at 8 and 16 calls on one 20-sentence document (CNN/DM),
-    never over several documents."""
+    on one document, ContextCite's random halves under a quarter call per sentence and
+    the adaptive design read with LASSO from there (CNN/DM), never over several
+    documents."""
     switches = Auto()._switches
     assert [budget_rule(switches, 40, b, 10).joint_fit for b in (8, 16, 32)] == [
         True,
         False,
         False,
     ]
-    assert [budget_rule(switches, 20, b, 1).design for b in (8, 16, 32)] == [
-        "random_halves",
+    assert [budget_rule(switches, 20, b, 1).design for b in (8, 16, 32)] == ["adaptive"] * 3
+    assert [budget_rule(switches, 40, b, 1).design for b in (8, 16)] == [
         "random_halves",
         "adaptive",
     ]
+    assert {budget_rule(switches, 20, b, 1).estimator for b in (8, 16, 32, 64)} == {"lasso"}
+    assert budget_rule(switches, 5, 32, 1).estimator == "flat_intercept"  # every subset
+    assert budget_rule(switches, 40, 64, 10).estimator == "flat_intercept"
     assert switches.halves_estimator == "lasso"
     assert {budget_rule(switches, 40, b, 10).design for b in (4, 8, 16, 64)} == {"adaptive"}
     assert scarce_budget(40, 8, JOINT_FIT_BELOW)
@@ -135,12 +140,14 @@ def test_the_budget_rule_reads_budget_units_and_documents(
 ):
     chosen = budget_rule(RULE, n_segments, budget, n_docs)
     assert (chosen.design, chosen.joint_fit) == (design, joint_fit)
-    assert budget_rule(
-        _Switches(random_halves_below=0, joint_fit_below=0, one_document_halves_below=0),
-        n_segments,
-        budget,
-        n_docs,
-    ) == _Switches(random_halves_below=0, joint_fit_below=0, one_document_halves_below=0)
+    none = _Switches(
+        random_halves_below=0,
+        joint_fit_below=0,
+        one_document_halves_below=0,
+        one_document_lasso_from=float("inf"),
+        lexical_prior_below=0.0,
+    )
+    assert budget_rule(none, n_segments, budget, n_docs) == none
 
 
 def test_the_halves_read_with_lasso_are_contextcite_on_one_document() -> None:
@@ -161,10 +168,34 @@ def test_the_halves_read_with_lasso_are_contextcite_on_one_document() -> None:
     assert above.method_config["design"] == "adaptive"
 
 
+def test_one_documents_adaptive_design_is_read_with_lasso() -> None:
+    """From the cut on, one document's run asks for the adaptive design's subsets (those
+    of the flat fit) and reads them with ContextCite's LASSO; the stored config refits."""
+    ours, flat = (
+        attribute_fn(
+            planted,
+            N,
+            budget=48,
+            method=method,
+            groups=[0] * N,
+            settings=AttributionSettings(seed=5),
+        )
+        for method in (None, Auto._variant(one_document_lasso_from=float("inf")))
+    )
+    assert ours.method_config["estimator"] == "lasso"
+    assert flat.method_config["estimator"] == "flat_intercept"
+    np.testing.assert_array_equal(ours.masks, flat.masks)
+    np.testing.assert_allclose(ours.scores, lasso_scores(ours.masks, ours.rewards), atol=1e-12)
+    assert not np.allclose(ours.scores, flat.scores)
+    refit = method_from_config(ours.method, ours.method_config)
+    np.testing.assert_allclose(refit.fit(ours.masks, ours.rewards), ours.scores, atol=1e-12)
+
+
 @pytest.mark.parametrize(
     "switches",
     [
         {"design": "halves"},
+        {"one_document_lasso_from": -1.0},
         {"one_document_halves_below": -0.1},
         {"halves_estimator": "ols"},
         {"random_halves_below": -1.0},

@@ -133,7 +133,9 @@ def test_the_design_does_not_depend_on_the_estimator(estimator):
 
 def test_one_level_auto_uses_the_flat_intercept_estimator_and_camab_keeps_its_posterior():
     reward = PlantedReward.make(12, seed=1)
-    result = attribute_fn(reward, 12, budget=30, settings=AttributionSettings(seed=1))
+    chunks = list(range(12))  # whole documents (one document's sentences read with LASSO)
+    settings = AttributionSettings(seed=1)
+    result = attribute_fn(reward, 12, budget=30, groups=chunks, settings=settings)
     assert result.method == "auto" and not result.method_config.get("hierarchical")
     np.testing.assert_allclose(
         result.scores, flat_intercept_posterior_mean(result.masks, result.rewards)

@@ -47,14 +47,14 @@ def test_a_prior_that_disagrees_is_turned_down(seed):
     ours = run(Auto().with_lexical(wrong), seed=seed)
     post = posterior(ours.masks, ours.rewards, wrong, 0.01)
     assert post.mean[1] < 0.35 * WEIGHTS.max()  # a -> 0
-    assert post.tau2 >= 0.1  # the corrections carry the weights
-    assert spearmanr(ours.scores, WEIGHTS)[0] > 0.3
+    assert post.tau2 >= 1e-2  # the corrections carry the weights (agreeing: 1e-4)
+    assert spearmanr(ours.scores, WEIGHTS)[0] > 0.2  # 8 calls, 20 segments, a wrong prior
 
 
 @pytest.mark.parametrize(
     ("budget", "groups", "switches"),
     [
-        (16, None, {}),  # 16 calls >= 0.75 * (N + 1): off
+        (32, None, {}),  # 32 calls >= 1.25 * (N + 1): off
         (64, None, {}),
         (8, [i // 4 for i in range(N)], {}),  # several documents: off
         (8, None, {"lexical_prior_below": 0.0}),  # the cut at 0: never
@@ -83,13 +83,13 @@ def test_attribute_computes_the_answers_lexical_scores_itself():
     scorer = KeywordScorer()
     result = camab_rag.attribute("Who built the mill?", [doc], answer, scorer, budget=4)
     expected = lexical_scores([s.text for s in result.segments], answer)
-    assert result.method_config["lexical_prior"]  # 4 calls < 0.75 * (6 + 1)
+    assert result.method_config["lexical_prior"]  # 4 calls < 1.25 * (6 + 1)
     np.testing.assert_allclose(result.method_config["lexical_weights"], expected, atol=1e-6)
     assert int(np.argmax(result.scores)) == 3
     rebuilt = method_from_config(result.method, result.method_config)  # a stored result
     refit = rebuilt.fit(result.masks, result.rewards)
     np.testing.assert_allclose(refit, result.scores, atol=1e-4)
-    later = camab_rag.attribute("Who built the mill?", [doc], answer, scorer, budget=8)
+    later = camab_rag.attribute("Who built the mill?", [doc], answer, scorer, budget=9)
     assert not later.method_config["lexical_prior"] and "lexical_weights" in later.method_config
 
 
@@ -101,7 +101,7 @@ def test_bad_lexical_scores_get_a_typed_error():
 
 
 def test_the_embedded_model_on_one_short_article(smollm2_scorer):
-    """The real model on one 8-sentence article at 6 calls (under 0.75 * 9): the prior is
+    """The real model on one 8-sentence article at 6 calls (under 1.25 * 9): the prior is
     read and the sentence the answer restates ranks first, with the calls paid as asked."""
     sentences = [
         "The town council met on Monday evening.",

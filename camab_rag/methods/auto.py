@@ -8,14 +8,18 @@ each level opening with every unit left out once. Scores are CAMAB's posterior m
 a flat prior on the intercept, one fit per level (one joint fit under
 :data:`JOINT_FIT_BELOW` calls per unit); on one document's sentences under
 :data:`ONE_DOCUMENT_HALVES_BELOW` calls per unit it uses ContextCite's random halves read
-with LASSO (:func:`budget_rule`); KernelSHAP's design was a candidate of the same rule
-and is not used (:data:`ONE_DOCUMENT_KERNELSHAP_BELOW`). On one document under
-:data:`LEXICAL_PRIOR_BELOW` calls per unit, when the caller gave the segments' zero-call
-lexical scores (:meth:`Auto.with_lexical`; ``attribute`` does), the scores are
-:mod:`~camab_rag.methods.prior`'s fit with those as the free weights: the calls learn how
-far to trust them. The measurements behind each
-choice are in BENCHMARKS.md; benchmarks reach the alternatives through
-:meth:`Auto._variant` (not a public interface).
+with LASSO (:func:`budget_rule`), and from :data:`ONE_DOCUMENT_LASSO_FROM` it reads the
+adaptive design's subsets with LASSO too (the flat fit over KernelSHAP's near-empty and
+near-full opening rows misranked half contexts); KernelSHAP's design was a candidate of
+the same rule and is not used (:data:`ONE_DOCUMENT_KERNELSHAP_BELOW`). Over several
+documents, when the hierarchical plan cannot spend the budget (a small context,
+:func:`~camab_rag.methods.hierarchical.most_calls`), the run is one level. On one
+document under :data:`LEXICAL_PRIOR_BELOW` calls per unit, when the caller gave the
+segments' zero-call lexical scores (:meth:`Auto.with_lexical`; ``attribute`` does), the
+scores are :mod:`~camab_rag.methods.prior`'s fit with those as the free weights: the
+calls learn how far to trust them. The measurements behind each choice are in
+BENCHMARKS.md; benchmarks reach the alternatives through :meth:`Auto._variant` (not a
+public interface).
 """
 
 from __future__ import annotations
@@ -46,10 +50,14 @@ SHAPLEY_OPENING = 0.75
 #: calls per unit (``N + 1``) under which a hierarchical run reads both levels from one fit
 JOINT_FIT_BELOW = 0.25
 #: calls per unit under which one document's sentences use the random halves and LASSO
-ONE_DOCUMENT_HALVES_BELOW = 1.0
+ONE_DOCUMENT_HALVES_BELOW = 0.25
+#: calls per unit from which one document's adaptive design is read with LASSO (the
+#: flat-intercept fit over KernelSHAP's near-empty and near-full opening rows misranks
+#: half contexts on some CNN/DailyMail rows at 32-64 calls; chosen on the dev rows)
+ONE_DOCUMENT_LASSO_FROM = 0.0
 #: calls per unit under which one document's scores are read with the lexical prior
 #: (chosen on the dev rows; over several documents the search chose 0, never)
-LEXICAL_PRIOR_BELOW = 0.75
+LEXICAL_PRIOR_BELOW = 1.25
 _CHOICES = {
     "design": ("adaptive", "random_halves", "kernelshap"),
     "estimator": ("flat_intercept", "posterior_mean", "lasso"),
@@ -120,6 +128,7 @@ class _Switches:
     documents: bool = False
     lexical_prior_below: float = LEXICAL_PRIOR_BELOW
     lexical_prior: bool = False
+    one_document_lasso_from: float = ONE_DOCUMENT_LASSO_FROM
 
     def __post_init__(self) -> None:
         for name, allowed in _CHOICES.items():
@@ -132,6 +141,7 @@ class _Switches:
             "kernelshap_below",
             "one_document_kernelshap_below",
             "lexical_prior_below",
+            "one_document_lasso_from",
         ):
             below = getattr(self, name)
             if isinstance(below, bool) or not isinstance(below, (int, float)) or below < 0:
@@ -151,10 +161,12 @@ def budget_rule(switches: _Switches, n_segments: int, budget: int, n_docs: int) 
     """``auto``'s design for one run: KernelSHAP's design under
     ``one_document_kernelshap_below`` calls per unit on one document (``n_docs <= 1``) or
     ``kernelshap_below`` otherwise (budget >= 2); else the random halves under
-    ``one_document_halves_below`` or ``random_halves_below``; else, over several documents
-    split into sentences, one joint fit under ``joint_fit_below``; else ``switches``. On
-    one document under ``lexical_prior_below`` the scores are read with the lexical prior
-    (whatever the design)."""
+    ``one_document_halves_below`` or ``random_halves_below``; else on one document from
+    ``one_document_lasso_from`` calls per unit (short of every subset) the adaptive design
+    read with LASSO; else, over several documents split into sentences, one joint fit
+    under ``joint_fit_below``; else ``switches``. On one document under
+    ``lexical_prior_below`` the scores are read with the lexical prior (whatever the
+    design)."""
     lexical = n_docs <= 1 and scarce_budget(n_segments, budget, switches.lexical_prior_below)
     if lexical != switches.lexical_prior:
         switches = replace(switches, lexical_prior=lexical)
@@ -168,6 +180,13 @@ def budget_rule(switches: _Switches, n_segments: int, budget: int, n_docs: int) 
     )
     if scarce_budget(n_segments, budget, halves_below):
         return replace(switches, design="random_halves")
+    every_subset = n_segments < 62 and 2**n_segments <= budget
+    if (
+        n_docs <= 1
+        and not every_subset
+        and not scarce_budget(n_segments, budget, switches.one_document_lasso_from)
+    ):
+        return replace(switches, estimator="lasso")
     if 1 < n_docs < n_segments and scarce_budget(n_segments, budget, switches.joint_fit_below):
         return replace(switches, joint_fit=True)
     return switches

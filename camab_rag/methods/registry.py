@@ -46,6 +46,7 @@ def method_from_config(name: str, config: dict[str, Any]) -> Method:
     hierarchical = bool(options.pop("hierarchical", False))
     groups = options.pop("groups", None)
     stage1_calls = options.pop("stage1_calls", None)
+    options.pop("budget_left", None)  # what the run left unspent, not a setting
     if name == "prior":  # a free model's prior: its weights are in the config
         return FreePrior(**options)
     if name == "camab" and options.get("early_stop") is not None:
