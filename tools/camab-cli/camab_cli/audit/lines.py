@@ -30,7 +30,10 @@ spends no query and reads the linear surrogate's prediction instead (two verdict
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +44,7 @@ from camab_cli.flags import FATAL, in_flags
 from camab_cli.records import Record, RecordError, ascii_safe
 from camab_rag import AttributionSettings
 from camab_rag.attributor import aassess_answer
+from camab_rag.deadline import expired
 from camab_rag.groundedness import assess_groundedness
 from camab_rag.groundedness.report import GroundednessReport, facts_only
 from camab_rag.result import AttributionResult
@@ -261,8 +265,26 @@ def attribution_settings(config: AuditConfig) -> AttributionSettings:
     )
 
 
+async def _in_time(verdict: Awaitable[Gain], config: AuditConfig, started: float) -> Gain:
+    """``verdict`` within what is left of the record's deadline (the attribution's
+    ``deadline_s`` bounds the attribution alone): past it, the library's
+    :class:`~camab_rag.errors.DeadlineExceededError`, so one deadline bounds the record."""
+    if config.deadline_s is None:
+        return await verdict
+    left = config.deadline_s - (time.perf_counter() - started)
+    try:
+        if left <= 0:
+            raise asyncio.TimeoutError
+        return await asyncio.wait_for(verdict, left)
+    except asyncio.TimeoutError:
+        if inspect.iscoroutine(verdict):
+            verdict.close()  # never started: no "never awaited" warning
+        raise expired("the groundedness verdict", seconds=config.deadline_s) from None
+
+
 async def audit_record(record: Record, scorer: Any, config: AuditConfig) -> dict[str, Any]:
-    """Attribute one record and build its line; an error becomes a ``status: error`` line."""
+    """Attribute one record and build its line; an error becomes a ``status: error`` line,
+    a record past ``config.deadline_s`` (attribution and verdict together) too."""
     from camab_rag.attributor import aattribute
 
     started = time.perf_counter()
@@ -274,7 +296,7 @@ async def audit_record(record: Record, scorer: Any, config: AuditConfig) -> dict
             scorer,
             settings=attribution_settings(config),
         )
-        gain = await context_gain(record, result, scorer, config)
+        gain = await _in_time(context_gain(record, result, scorer, config), config, started)
     except FATAL:
         raise  # the same for every record: the engine decides whether the run stops
     except Exception as exc:
