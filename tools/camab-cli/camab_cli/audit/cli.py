@@ -69,7 +69,13 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         default=None,
         help="CAMAB Thompson samples per round (scored as one batch)",
     )
-    attribution.add_argument("--top-k", type=positive_int, default=3, help="citations/sentence")
+    attribution.add_argument(
+        "--top-k",
+        type=positive_int,
+        default=3,
+        help="raw top segments listed per sentence with their scores (the citations are "
+        "what cite() cites)",
+    )
     attribution.add_argument(
         "--ungrounded-threshold",
         type=float,

@@ -30,8 +30,9 @@ class AuditConfig:
         method, granularity, seed, reward: passed to :func:`camab_rag.aattribute`; every
             record uses the same ``seed``, so a record's result does not depend on the
             order or the machine it ran on.
-        top_k: segments cited per answer sentence (at most).
-        min_citation_score: a segment is cited only if its score is above this.
+        top_k: raw top segments listed per answer sentence, with their scores (the
+            citations themselves are what :func:`camab_rag.citations.cite` cites).
+        min_citation_score: a raw segment is listed only if its score is above this.
         ungrounded_threshold: ``None`` (default): the library's calibrated verdict
             (``supported``, ``uncertain``, ``unsupported``, as ``assess_answer`` gives);
             a number: an answer whose groundedness score (the share of its surprisal the

@@ -5,9 +5,11 @@ is appended to only when every line is one of these)::
 
     {"camab_audit": 1, "id", "line", "status": "ok" | "error", "error",
      "attribution": AttributionResult.to_dict(),
-     "citations": [{"statement", "start", "end", "segments": [{"segment", "doc_index",
-                    "score", "text"}]}],           # top segments per answer sentence
-     "documents": {"scores", "cited", "never_cited"},
+     "citations": [{"statement", "start", "end",
+                    "cited", "disputed",           # document indices, as cite() decides
+                    "segments": [{"segment", "doc_index", "score", "text", "cited"}]}],
+                                                   # raw top segments per answer sentence
+     "documents": {"scores", "cited", "never_cited"},   # cited: by cite(), any sentence
      "groundedness": assess_groundedness(...).to_dict() + {"method", "source",
                       "context_gain", "verdict", "flagged", "extra_queries"},
      "cost": {"queries", "prompt_tokens", "wall_time_s"}}
@@ -44,6 +46,7 @@ from camab_cli.flags import FATAL, in_flags
 from camab_cli.records import Record, RecordError, ascii_safe
 from camab_rag import AttributionSettings
 from camab_rag.attributor import aassess_answer
+from camab_rag.citations import cite
 from camab_rag.deadline import expired
 from camab_rag.groundedness import assess_groundedness
 from camab_rag.groundedness.report import GroundednessReport, facts_only
@@ -57,14 +60,21 @@ MARKER = "camab_audit"
 VERSION = 1
 
 
-def _citations(result: AttributionResult, config: AuditConfig) -> list[dict[str, Any]]:
-    statements: list[tuple[str, int, int, np.ndarray]] = [
-        (s.text, s.start, s.end, np.asarray(s.scores)) for s in result.statements
-    ]
-    if not statements:
-        statements = [(result.response, 0, len(result.response), result.scores)]
-    cited = []
-    for text, start, end, scores in statements:
+def _citations(
+    record: Record, result: AttributionResult, config: AuditConfig
+) -> tuple[list[dict[str, Any]], list[int]]:
+    """Each answer sentence's citations as :func:`camab_rag.citations.cite` decides them
+    (``cited``, ``disputed``: document indices; no second rule here), beside its raw top
+    ``config.top_k`` segments by score (``segments``, each marked ``cited`` when its
+    document is cited for the sentence: raw scores, for developers); and the documents
+    cited by any sentence."""
+    answer = cite(result, record.documents)
+    doc_of = {source.number: source.doc_index for source in answer.sources}
+    raw = {s.start: np.asarray(s.scores, dtype=float) for s in result.statements}
+    rows: list[dict[str, Any]] = []
+    for sentence in answer.sentences:
+        scores = raw.get(sentence.start, np.asarray(result.scores, dtype=float))
+        cited = [doc_of[n] for n in sentence.citations]
         order = np.argsort(-scores, kind="stable")[: config.top_k]
         segments = [
             {
@@ -72,12 +82,22 @@ def _citations(result: AttributionResult, config: AuditConfig) -> list[dict[str,
                 "doc_index": result.segments[i].doc_index,
                 "score": float(scores[i]),
                 "text": result.segments[i].text,
+                "cited": result.segments[i].doc_index in cited,
             }
             for i in order
             if scores[i] > config.min_citation_score
         ]
-        cited.append({"statement": text, "start": start, "end": end, "segments": segments})
-    return cited
+        rows.append(
+            {
+                "statement": sentence.text,
+                "start": sentence.start,
+                "end": sentence.end,
+                "cited": cited,
+                "disputed": [doc_of[n] for n in sentence.disputed],
+                "segments": segments,
+            }
+        )
+    return rows, sorted({d for row in rows for d in row["cited"]})
 
 
 @dataclass(frozen=True)
@@ -172,9 +192,8 @@ def result_line(
         "attribution": result.to_dict(),
     }
     if result.status == "ok":
-        citations = _citations(result, config)
+        citations, cited = _citations(record, result, config)
         n_docs = len(record.documents)
-        cited = sorted({s["doc_index"] for c in citations for s in c["segments"]})
         line["citations"] = citations
         line["documents"] = {
             "scores": [float(s) for s in result.document_scores],
