@@ -16,7 +16,7 @@ import pytest
 from fakes import KeywordScorer
 from test_hostile_input import GOOD, dumps, write
 
-from camab_cli.audit import ScorerSpec
+from camab_cli.audit import ScorerSpec, lines
 from camab_cli.audit import cli as audit_cli
 from camab_cli.audit.batching import MicroBatcher
 from camab_cli.audit.config import AUDIT_DEADLINE_S, AuditConfig
@@ -116,3 +116,25 @@ async def test_one_records_deadline_never_fails_or_cuts_another_records_batch() 
     assert isinstance(result, ResponseLogprobs)
     # the slow record's two queued requests were dropped unscored once it gave up
     assert scorer.asked == [f"Dune. {SLOW}", "Dune."]
+
+
+def test_the_verdict_counts_within_the_records_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The library's deadline_s bounds the attribution; the verdict after it (two more
+    queries) gets only what is left, so one deadline bounds the whole record."""
+
+    async def slow_verdict(*args: Any) -> lines.Gain:
+        await asyncio.sleep(3.0)  # a verdict stuck on a slow model
+        return lines.Gain(None, "surrogate")
+
+    monkeypatch.setattr(lines, "context_gain", slow_verdict)
+    monkeypatch.setattr(ScorerSpec, "build", lambda self: KeywordScorer())
+    write(tmp_path / "in.jsonl", [dumps(GOOD)])
+    out = tmp_path / "out.jsonl"
+    argv = [str(tmp_path / "in.jsonl"), "--out", str(out), "--budget", "4", "--no-progress"]
+    assert audit_cli.main([*argv, "--deadline-s", "0.5"]) == 1
+    [line] = [json.loads(x) for x in out.read_text().splitlines()]
+    assert line["status"] == "error"
+    assert line["error"].startswith("DeadlineExceededError: ")
+    assert "(waiting for: the groundedness verdict)" in line["error"]
