@@ -238,20 +238,30 @@ class OutputFile:
         in the same directory, synced, locked, then moved over the output in one step
         (a crash leaves the old file or the new one whole). Returns whether it changed
         anything (a file already in order is left as it is)."""
-        with self.path.open("rb") as handle:
-            raw = [line for line in handle if line.endswith(b"\n")]
-        lines = [json.loads(line) for line in raw]
+        spans: list[tuple[int, int]] = []  # (offset, length) of each line: not held whole
+        lines: list[dict[str, Any]] = []  # what in_input_order reads of each line
+        offset = 0
+        with self.path.open("rb") as source:
+            for raw in source:
+                if raw.endswith(b"\n"):
+                    data = json.loads(raw)
+                    lines.append({k: data.get(k) for k in ("id", "line", "bad_input")})
+                    spans.append((offset, len(raw)))
+                offset += len(raw)
         keep = in_input_order(lines)
-        if keep == list(range(len(raw))):
+        if keep == list(range(len(spans))):
             return False
         fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
         try:
             os.fchmod(fd, stat.S_IMODE(os.fstat(self._fd).st_mode))
             _lock(fd, Path(name))
-            with os.fdopen(os.dup(fd), "wb") as handle:
-                handle.writelines(raw[p] for p in keep)
-                handle.flush()
-                os.fsync(handle.fileno())
+            with self.path.open("rb") as source, os.fdopen(os.dup(fd), "wb") as target:
+                for position in keep:
+                    start, length = spans[position]
+                    source.seek(start)
+                    target.write(source.read(length))
+                target.flush()
+                os.fsync(target.fileno())
             os.replace(name, self.path)
         except BaseException:
             os.close(fd)
