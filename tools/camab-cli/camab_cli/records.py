@@ -140,6 +140,9 @@ def _parse_document(item: object, index: int, list_key: str = "documents") -> So
         )
     key = next((k for k in TEXT_KEYS if item.get(k) is not None), None)
     if key is None:
+        null = next((k for k in TEXT_KEYS if k in item), None)
+        if null is not None:
+            raise _Invalid(f"{name}.{null}", f"field '{name}.{null}' is null; it must be a string")
         raise _Invalid(name, f"field '{name}' has no 'text' or 'page_content'")
     text = item[key]
     if not isinstance(text, str):
@@ -172,6 +175,15 @@ def _json_type(value: object) -> str:
     if isinstance(value, Mapping):
         return "an object"
     return type(value).__name__
+
+
+def _absent(data: Mapping[str, Any], keys: tuple[str, ...], kind: str, hint: str = "") -> str:
+    """Why a required field (named by any of ``keys``) has no value: given as JSON
+    ``null`` (named as written), or left out (named by its first key)."""
+    null = next((k for k in keys if k in data), None)
+    if null is not None:
+        return f"field '{null}' is null; it must be {kind}"
+    return f"field '{keys[0]}' is missing{hint}"
 
 
 def _record_id(data: Mapping[str, Any], line: int) -> str:
@@ -207,7 +219,7 @@ def _parse(data: object, line: int, require_response: bool) -> Record:
     record_id = _record_id(data, line)
     question = data.get("question")
     if question is None:
-        raise _Invalid("question", "field 'question' is missing")
+        raise _Invalid("question", _absent(data, ("question",), "a string"))
     if not isinstance(question, str):
         raise _Invalid("question", f"field 'question' must be a string, got {_json_type(question)}")
     if not question.strip():
@@ -215,7 +227,9 @@ def _parse(data: object, line: int, require_response: bool) -> Record:
     docs_key = next((k for k in DOCUMENT_KEYS if data.get(k) is not None), DOCUMENT_KEYS[0])
     documents = data.get(docs_key)
     if documents is None:
-        raise _Invalid(docs_key, f"field '{docs_key}' is missing (a list of documents)")
+        docs_key = next((k for k in DOCUMENT_KEYS if k in data), docs_key)
+        why = _absent(data, DOCUMENT_KEYS, "a list of documents", " (a list of documents)")
+        raise _Invalid(docs_key, why)
     if isinstance(documents, str):
         documents = [documents]
     if not isinstance(documents, (list, tuple)):
@@ -229,7 +243,8 @@ def _parse(data: object, line: int, require_response: bool) -> Record:
     response = data.get(response_key)
     if response is None:
         if require_response:
-            raise _Invalid(response_key, f"field '{response_key}' is missing")
+            response_key = next((k for k in RESPONSE_KEYS if k in data), response_key)
+            raise _Invalid(response_key, _absent(data, RESPONSE_KEYS, "a string"))
     elif not isinstance(response, str):
         raise _Invalid(
             response_key,

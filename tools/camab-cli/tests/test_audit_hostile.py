@@ -216,8 +216,8 @@ def test_bad_lines_resume_by_line_and_id_torn_or_fixed(
     [idless] = [x for x in raw if b'"id": null' in x]  # line 3's error line, torn last
     out.write_bytes(b"".join(x for x in raw if x != idless) + idless[:30])
     assert run_cli(tmp_path) == 1
-    assert sorted(x["line"] for x in out_lines(tmp_path)) == [1, 2, 3, 4]
-    assert out_lines(tmp_path)[-1] == json.loads(idless)  # written again, once
+    assert [x["line"] for x in out_lines(tmp_path)] == [1, 2, 3, 4]  # in order
+    assert out_lines(tmp_path)[2] == json.loads(idless)  # written again, once
     again = summary_of(tmp_path)["records"]
     assert (again["bad_input_lines_this_run"], again["audited_this_run"]) == (1, 0)
     rows[2] = dumps({**GOOD, "id": "fixed"})
@@ -226,7 +226,74 @@ def test_bad_lines_resume_by_line_and_id_torn_or_fixed(
     fixed = summary_of(tmp_path)
     assert (fixed["records"]["ok"], fixed["records"]["bad_input_lines"]) == (2, 2)
     assert [b["line"] for b in fixed["bad_records"]] == [2, 4]
-    assert sorted(x["line"] for x in out_lines(tmp_path)) == [1, 2, 3, 3, 4]
+    # the fixed line's record replaced its error line: one line per input line, in order
+    fixed_lines = out_lines(tmp_path)
+    assert [(x["line"], x["status"], x.get("bad_input")) for x in fixed_lines] == [
+        (1, "ok", None),
+        (2, "error", True),
+        (3, "ok", None),
+        (4, "error", True),
+    ]
+
+
+def test_a_rerun_after_fixing_a_bad_line_keeps_one_line_per_input_in_order(
+    tmp_path: Path, keyword: KeywordScorer
+) -> None:
+    """Review 7, finding 11: after fixing input line 2 (an empty answer) and running again
+    as the message says, the output held 13 lines for 12 inputs, line 2's new result
+    appended last after its old error line."""
+    rows = [dumps({**GOOD, "id": f"r{n}"}) for n in range(1, 13)]
+    rows[1] = dumps({**GOOD, "id": "r2", "response": ""})
+    write(tmp_path / "in.jsonl", rows)
+    assert run_cli(tmp_path) == 1
+    first = out_lines(tmp_path)
+    assert [x["line"] for x in first] == list(range(1, 13))
+    assert first[1]["bad_input"] is True
+    rows[1] = dumps({**GOOD, "id": "r2"})  # fixed
+    write(tmp_path / "in.jsonl", rows)
+    assert run_cli(tmp_path) == 0
+    again = out_lines(tmp_path)
+    assert [(x["line"], x["id"], x["status"]) for x in again] == [
+        (n, f"r{n}", "ok") for n in range(1, 13)
+    ]
+    assert again[0] == first[0]  # the lines already done are kept as they were
+    records = summary_of(tmp_path)["records"]
+    assert (records["in_output"], records["ok"], records["bad_input_lines"]) == (12, 12, 0)
+    assert (records["audited_this_run"], records["skipped_already_done"]) == (1, 11)
+
+
+def test_a_retried_record_replaces_its_error_line_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--retry-errors``: the record's new line takes its old error line's place."""
+    failing = DownFor("Truly")
+    monkeypatch.setattr(ScorerSpec, "build", lambda self: failing)
+    rows = [dumps({**GOOD, "id": f"r{n}"}) for n in range(1, 4)]
+    rows[1] = dumps({**GOOD, "id": "r2", "response": "Frank Herbert wrote Dune. Truly."})
+    write(tmp_path / "in.jsonl", rows)
+    assert run_cli(tmp_path) == 1
+    assert [x["status"] for x in out_lines(tmp_path)] == ["ok", "error", "ok"]
+    failing.down = False
+    assert run_cli(tmp_path, "--retry-errors") == 0
+    assert [(x["id"], x["status"]) for x in out_lines(tmp_path)] == [
+        ("r1", "ok"),
+        ("r2", "ok"),
+        ("r3", "ok"),
+    ]
+
+
+class DownFor(KeywordScorer):
+    """Fails every request whose answer holds ``word`` while ``down`` is set."""
+
+    def __init__(self, word: str) -> None:
+        super().__init__()
+        self.word = word
+        self.down = True
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        if self.down and any(self.word in r.response for r in requests):
+            raise RuntimeError("the model is down for a moment")
+        return super().score(requests)
 
 
 def closed_port() -> int:

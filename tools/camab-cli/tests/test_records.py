@@ -54,6 +54,37 @@ def test_id_defaults_to_line_number_and_integers_become_strings() -> None:
 @pytest.mark.parametrize(
     ("patch", "field", "message"),
     [
+        ({"question": None}, "question", "field 'question' is null; it must be a string"),
+        ({"response": None}, "response", "field 'response' is null; it must be a string"),
+        ({"answer": None}, "answer", "field 'answer' is null; it must be a string"),
+        (
+            {"documents": None},
+            "documents",
+            "field 'documents' is null; it must be a list of documents",
+        ),
+        (
+            {"documents": [{"text": None}]},
+            "documents[0].text",
+            "field 'documents[0].text' is null; it must be a string",
+        ),
+    ],
+)
+def test_a_null_field_is_named_null_not_missing(
+    patch: dict[str, object], field: str, message: str
+) -> None:
+    """Review 7, finding 10: ``"question": null`` was reported as missing."""
+    data = {**GOOD, **patch}
+    if "answer" in patch:
+        del data["response"]
+    result = read_records(write_jsonl(Path(_tmp()) / "r.jsonl", [data]))
+    [(_, error)] = list(result)
+    assert isinstance(error, RecordError)
+    assert (error.field, str(error)) == (field, f"line 1: {message}")
+
+
+@pytest.mark.parametrize(
+    ("patch", "field", "message"),
+    [
         ({"documents": 5}, "documents", "line 7: field 'documents' must be a list, got a number"),
         ({"documents": "  "}, "documents", "line 7: field 'documents' holds no text"),
         ({"documents": []}, "documents", "line 7: field 'documents' is empty"),
@@ -185,7 +216,7 @@ def test_parquet_rows_read_like_jsonl(tmp_path: Path) -> None:
         "a",
         ["Dune is by Frank Herbert.", "Other."],
     )
-    assert str(results[2][1]) == "line 3: field 'question' is missing"
+    assert str(results[2][1]) == "line 3: field 'question' is null; it must be a string"
 
 
 def test_parquet_with_document_structs(tmp_path: Path) -> None:

@@ -10,9 +10,12 @@ records take turns without contention.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from camab_rag import deadline
 from camab_rag.errors import InputError
 from camab_rag.scorers.base import (
     ResponseLogprobs,
@@ -28,6 +31,20 @@ from camab_rag.scorers.base import (
 class _Pending:
     request: ScoreRequest
     future: asyncio.Future[ResponseLogprobs]
+    #: the asking record's context: its deadline (camab_rag.deadline), read by the scorer
+    context: contextvars.Context = field(default_factory=contextvars.copy_context)
+
+    def remaining(self) -> float:
+        """Seconds left before the asking record's deadline (``inf``: none)."""
+        left = self.context.run(deadline.remaining)
+        return float("inf") if left is None else left
+
+
+def _latest(batch: Sequence[_Pending]) -> contextvars.Context:
+    """A fresh copy of the context, among ``batch``'s, whose deadline comes last: the
+    batch runs while any of its records may still wait for it; a record past its own
+    deadline stops waiting (its call is cancelled) and its queued requests are dropped."""
+    return max(batch, key=lambda p: p.remaining()).context.copy()
 
 
 def _settle(pending: _Pending, outcome: ResponseLogprobs | BaseException) -> None:
@@ -43,7 +60,10 @@ class MicroBatcher:
     """Merge concurrent ``ascore`` calls into batched ``scorer.score`` calls.
 
     One model call runs at a time (in a worker thread, so the event loop stays free);
-    requests that arrive meanwhile form the next batch.
+    requests that arrive meanwhile form the next batch. Each call runs under the latest
+    deadline of the records in it (never under the record that happened to start the
+    worker: one record's deadline must not fail or cut another's requests), and a request
+    whose record stopped waiting (cancelled, past its deadline) is dropped unscored.
 
     Args:
         scorer: the in-process scorer (its ``score`` is called from one thread at a time).
@@ -83,12 +103,17 @@ class MicroBatcher:
 
     async def _drain(self) -> None:
         await asyncio.sleep(0)  # let the other records in flight add their requests
+        loop = asyncio.get_running_loop()
         while self._queue:
+            self._queue = [p for p in self._queue if not p.future.done()]  # gave up: dropped
             batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch :]
+            if not batch:
+                break
             self.batches += 1
             self.requests += len(batch)
+            score = functools.partial(self.scorer.score, [p.request for p in batch])
             try:
-                results = await asyncio.to_thread(self.scorer.score, [p.request for p in batch])
+                results = await loop.run_in_executor(None, _latest(batch).run, score)
                 if len(results) != len(batch):
                     raise RuntimeError(
                         f"the scorer returned {len(results)} results for {len(batch)} requests"
@@ -104,8 +129,13 @@ class MicroBatcher:
                 _settle(p, result)
 
     async def _score_alone(self, pending: _Pending) -> None:
+        if pending.future.done():
+            return
+        score = functools.partial(self.scorer.score, [pending.request])
         try:
-            [result] = await asyncio.to_thread(self.scorer.score, [pending.request])
+            [result] = await asyncio.get_running_loop().run_in_executor(
+                None, _latest([pending]).run, score
+            )
         except Exception as exc:
             _settle(pending, exc)
         else:

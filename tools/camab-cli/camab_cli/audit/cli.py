@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-from camab_cli.audit.config import AuditConfig
+from camab_cli.audit.config import AUDIT_DEADLINE_S, AuditConfig
 from camab_cli.audit.run import audit, summary_path_for
 from camab_cli.audit.scorers import ScorerSpec
 from camab_cli.audit.summary import cost_report
@@ -31,8 +31,26 @@ DESCRIPTION = (
     "--retry-errors redoes the failed), 2 bad usage or input (also a --model-name the server "
     "does not serve or a refused key: the audit stops at the first record), 130 interrupted "
     "(the records "
-    "done stay in OUTPUT; run again to resume)."
+    "done stay in OUTPUT; run again to resume). A record gets at most --deadline-s "
+    f"seconds (default {AUDIT_DEADLINE_S:g}; --no-deadline: no limit): past it, it is an "
+    "error line (DeadlineExceededError) and the audit goes on."
 )
+
+
+def _audit_deadline(parser: argparse.ArgumentParser) -> None:
+    """The shared ``--deadline-s`` with the audit's default (:data:`AUDIT_DEADLINE_S`),
+    said in its help, and ``--no-deadline``."""
+    parser.set_defaults(deadline_s=AUDIT_DEADLINE_S)
+    for action in parser._actions:
+        if action.dest == "deadline_s":
+            action.help = (
+                "the most seconds one record may take, attribution and verdict (default "
+                f"{AUDIT_DEADLINE_S:g}); past it the record is an error line and the audit "
+                "goes on"
+            )
+    parser.add_argument(
+        "--no-deadline", action="store_true", help="no per-record deadline (--deadline-s)"
+    )
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -44,6 +62,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         "--summary", metavar="PATH", help="summary JSON (default: OUTPUT.summary.json)"
     )
     parser.add_argument("--engine", choices=("local", "ray"), default="local")
+    _audit_deadline(parser)
     attribution = parser.add_argument_group("attribution (audit)")
     attribution.add_argument(
         "--batch-size",
@@ -51,7 +70,13 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         default=None,
         help="CAMAB Thompson samples per round (scored as one batch)",
     )
-    attribution.add_argument("--top-k", type=positive_int, default=3, help="citations/sentence")
+    attribution.add_argument(
+        "--top-k",
+        type=positive_int,
+        default=3,
+        help="raw top segments listed per sentence with their scores (the citations are "
+        "what cite() cites)",
+    )
     attribution.add_argument(
         "--ungrounded-threshold",
         type=float,
@@ -122,7 +147,7 @@ def config_from_args(args: argparse.Namespace) -> AuditConfig:
         budget=args.budget,
         method=args.method,
         granularity=args.granularity,
-        deadline_s=args.deadline_s,
+        deadline_s=None if args.no_deadline else args.deadline_s,
         seed=args.seed,
         top_k=args.top_k,
         ungrounded_threshold=args.ungrounded_threshold,

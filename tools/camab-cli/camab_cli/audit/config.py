@@ -6,9 +6,17 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from camab_cli.options import METHODS
+from camab_rag.deadline import check_deadline
 from camab_rag.errors import InputError
 from camab_rag.groundedness.report import DEFAULT_BLOCK_ON
 from camab_rag.runs import check_seed
+
+AUDIT_DEADLINE_S = 300.0
+"""The audit's default per-record deadline, in seconds (``deadline_s``, ``--deadline-s``):
+well above what a record of a few sentences costs, even with four records sharing an
+in-process model on a CPU, so it stops only a record that would hold the batch for many
+minutes (a 5,000-word answer scored in-process, a stuck server); that record becomes an
+error line and the run goes on."""
 
 
 @dataclass(frozen=True)
@@ -17,13 +25,15 @@ class AuditConfig:
 
     Attributes:
         budget: evaluations per record (``s``).
-        deadline_s: the most seconds one record's attribution may take (``None``: no
-            limit); past it the record is an error line.
+        deadline_s: the most seconds one record may take, attribution and verdict
+            (default :data:`AUDIT_DEADLINE_S`; ``None``: no limit); past it the record is
+            an error line (``DeadlineExceededError``) and the audit goes on.
         method, granularity, seed, reward: passed to :func:`camab_rag.aattribute`; every
             record uses the same ``seed``, so a record's result does not depend on the
             order or the machine it ran on.
-        top_k: segments cited per answer sentence (at most).
-        min_citation_score: a segment is cited only if its score is above this.
+        top_k: raw top segments listed per answer sentence, with their scores (the
+            citations themselves are what :func:`camab_rag.citations.cite` cites).
+        min_citation_score: a raw segment is listed only if its score is above this.
         ungrounded_threshold: ``None`` (default): the library's calibrated verdict
             (``supported``, ``uncertain``, ``unsupported``, as ``assess_answer`` gives);
             a number: an answer whose groundedness score (the share of its surprisal the
@@ -43,7 +53,7 @@ class AuditConfig:
     budget: int = 40
     method: str = "auto"
     granularity: str = "sentence"
-    deadline_s: float | None = None
+    deadline_s: float | None = AUDIT_DEADLINE_S
     seed: int = 0
     reward: str = "mean_logprob"
     top_k: int = 3
@@ -61,6 +71,7 @@ class AuditConfig:
         if self.granularity not in ("sentence", "chunk"):
             raise InputError(f"granularity must be 'sentence' or 'chunk', got {self.granularity!r}")
         check_seed(self.seed)  # before any record: a bad seed would fail every one
+        check_deadline(self.deadline_s)
         if self.top_k < 1:
             raise InputError(f"top_k must be at least 1, got {self.top_k}")
         if self.block_on not in ("any", "facts"):

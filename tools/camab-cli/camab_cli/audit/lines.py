@@ -5,9 +5,11 @@ is appended to only when every line is one of these)::
 
     {"camab_audit": 1, "id", "line", "status": "ok" | "error", "error",
      "attribution": AttributionResult.to_dict(),
-     "citations": [{"statement", "start", "end", "segments": [{"segment", "doc_index",
-                    "score", "text"}]}],           # top segments per answer sentence
-     "documents": {"scores", "cited", "never_cited"},
+     "citations": [{"statement", "start", "end",
+                    "cited", "disputed",           # document indices, as cite() decides
+                    "segments": [{"segment", "doc_index", "score", "text", "cited"}]}],
+                                                   # raw top segments per answer sentence
+     "documents": {"scores", "cited", "never_cited"},   # cited: by cite(), any sentence
      "groundedness": assess_groundedness(...).to_dict() + {"method", "source",
                       "context_gain", "verdict", "flagged", "extra_queries"},
      "cost": {"queries", "prompt_tokens", "wall_time_s"}}
@@ -30,7 +32,10 @@ spends no query and reads the linear surrogate's prediction instead (two verdict
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +46,8 @@ from camab_cli.flags import FATAL, in_flags
 from camab_cli.records import Record, RecordError, ascii_safe
 from camab_rag import AttributionSettings
 from camab_rag.attributor import aassess_answer
+from camab_rag.citations import cite
+from camab_rag.deadline import expired
 from camab_rag.groundedness import assess_groundedness
 from camab_rag.groundedness.report import GroundednessReport, facts_only
 from camab_rag.result import AttributionResult
@@ -53,14 +60,21 @@ MARKER = "camab_audit"
 VERSION = 1
 
 
-def _citations(result: AttributionResult, config: AuditConfig) -> list[dict[str, Any]]:
-    statements: list[tuple[str, int, int, np.ndarray]] = [
-        (s.text, s.start, s.end, np.asarray(s.scores)) for s in result.statements
-    ]
-    if not statements:
-        statements = [(result.response, 0, len(result.response), result.scores)]
-    cited = []
-    for text, start, end, scores in statements:
+def _citations(
+    record: Record, result: AttributionResult, config: AuditConfig
+) -> tuple[list[dict[str, Any]], list[int]]:
+    """Each answer sentence's citations as :func:`camab_rag.citations.cite` decides them
+    (``cited``, ``disputed``: document indices; no second rule here), beside its raw top
+    ``config.top_k`` segments by score (``segments``, each marked ``cited`` when its
+    document is cited for the sentence: raw scores, for developers); and the documents
+    cited by any sentence."""
+    answer = cite(result, record.documents)
+    doc_of = {source.number: source.doc_index for source in answer.sources}
+    raw = {s.start: np.asarray(s.scores, dtype=float) for s in result.statements}
+    rows: list[dict[str, Any]] = []
+    for sentence in answer.sentences:
+        scores = raw.get(sentence.start, np.asarray(result.scores, dtype=float))
+        cited = [doc_of[n] for n in sentence.citations]
         order = np.argsort(-scores, kind="stable")[: config.top_k]
         segments = [
             {
@@ -68,12 +82,22 @@ def _citations(result: AttributionResult, config: AuditConfig) -> list[dict[str,
                 "doc_index": result.segments[i].doc_index,
                 "score": float(scores[i]),
                 "text": result.segments[i].text,
+                "cited": result.segments[i].doc_index in cited,
             }
             for i in order
             if scores[i] > config.min_citation_score
         ]
-        cited.append({"statement": text, "start": start, "end": end, "segments": segments})
-    return cited
+        rows.append(
+            {
+                "statement": sentence.text,
+                "start": sentence.start,
+                "end": sentence.end,
+                "cited": cited,
+                "disputed": [doc_of[n] for n in sentence.disputed],
+                "segments": segments,
+            }
+        )
+    return rows, sorted({d for row in rows for d in row["cited"]})
 
 
 @dataclass(frozen=True)
@@ -169,9 +193,8 @@ def result_line(
         "attribution": result.to_dict(),
     }
     if result.status == "ok":
-        citations = _citations(result, config)
+        citations, cited = _citations(record, result, config)
         n_docs = len(record.documents)
-        cited = sorted({s["doc_index"] for c in citations for s in c["segments"]})
         line["citations"] = citations
         line["documents"] = {
             "scores": [float(s) for s in result.document_scores],
@@ -262,8 +285,26 @@ def attribution_settings(config: AuditConfig) -> AttributionSettings:
     )
 
 
+async def _in_time(verdict: Awaitable[Gain], config: AuditConfig, started: float) -> Gain:
+    """``verdict`` within what is left of the record's deadline (the attribution's
+    ``deadline_s`` bounds the attribution alone): past it, the library's
+    :class:`~camab_rag.errors.DeadlineExceededError`, so one deadline bounds the record."""
+    if config.deadline_s is None:
+        return await verdict
+    left = config.deadline_s - (time.perf_counter() - started)
+    try:
+        if left <= 0:
+            raise asyncio.TimeoutError
+        return await asyncio.wait_for(verdict, left)
+    except asyncio.TimeoutError:
+        if inspect.iscoroutine(verdict):
+            verdict.close()  # never started: no "never awaited" warning
+        raise expired("the groundedness verdict", seconds=config.deadline_s) from None
+
+
 async def audit_record(record: Record, scorer: Any, config: AuditConfig) -> dict[str, Any]:
-    """Attribute one record and build its line; an error becomes a ``status: error`` line."""
+    """Attribute one record and build its line; an error becomes a ``status: error`` line,
+    a record past ``config.deadline_s`` (attribution and verdict together) too."""
     from camab_rag.attributor import aattribute
 
     started = time.perf_counter()
@@ -275,7 +316,7 @@ async def audit_record(record: Record, scorer: Any, config: AuditConfig) -> dict
             scorer,
             settings=attribution_settings(config),
         )
-        gain = await context_gain(record, result, scorer, config)
+        gain = await _in_time(context_gain(record, result, scorer, config), config, started)
     except FATAL:
         raise  # the same for every record: the engine decides whether the run stops
     except Exception as exc:

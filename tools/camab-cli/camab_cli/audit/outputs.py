@@ -6,7 +6,9 @@ crash leaves at most one torn *last* line. Bad input lines get an error line too
 (``"bad_input": true``), matched on resume by input line and id, so a re-run neither
 repeats nor loses them. :meth:`OutputFile.open` truncates such a torn
 tail (a last line that is not a whole line but starts as every result line does) before
-appending, and collects the ids already done so a re-run skips them.
+appending, and collects the ids already done so a re-run skips them. At the end of a run
+(not on Ctrl-C) :meth:`OutputFile.reorder` puts the file back in input order, one line
+per input line, when a re-run appended lines out of order.
 
 A file is never lost: an existing file is only appended to when every line of it is an
 audit result line, exactly: it carries the marker ``"camab_audit": 1``
@@ -22,7 +24,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,6 +153,24 @@ def _valid_prefix(path: Path) -> tuple[int, dict[str, str], set[tuple[int, str |
     return keep, done, bad
 
 
+def in_input_order(lines: list[dict[str, Any]]) -> list[int]:
+    """The positions of ``lines`` (an output file's lines, as written) to keep, in input
+    order: one line per input line, as the summary counts them (the last line of each
+    id; a bad input line's error line only while no record line names its input line,
+    i.e. until it is fixed), ordered by input line number (ties as written)."""
+    last_record: dict[str, int] = {}
+    last_bad: dict[tuple[int, str | None], int] = {}
+    for position, line in enumerate(lines):
+        if is_bad_input(line):
+            last_bad[bad_key(line)] = position
+        else:
+            last_record[str(line["id"])] = position
+    recorded = {lines[p].get("line") for p in last_record.values()}
+    kept = list(last_record.values())
+    kept += [p for key, p in last_bad.items() if key[0] not in recorded]
+    return sorted(kept, key=lambda p: (int(lines[p].get("line") or 0), p))
+
+
 def _lock(fd: int, path: Path) -> None:
     """Hold an exclusive lock on the output for this run (released when ``fd`` closes)."""
     if sys.platform == "win32":  # pragma: no cover - no flock; Windows runs are not locked
@@ -208,6 +230,46 @@ class OutputFile:
         if self._fsync:
             os.fsync(self._fd)
         self.written += 1
+
+    def reorder(self) -> bool:
+        """Put the file in input order, one line per input line (:func:`in_input_order`):
+        a re-run appends what it adds (a fixed bad line's record, a retried record), so
+        its lines would follow the others and repeat an input line. Written to a new file
+        in the same directory, synced, locked, then moved over the output in one step
+        (a crash leaves the old file or the new one whole). Returns whether it changed
+        anything (a file already in order is left as it is)."""
+        spans: list[tuple[int, int]] = []  # (offset, length) of each line: not held whole
+        lines: list[dict[str, Any]] = []  # what in_input_order reads of each line
+        offset = 0
+        with self.path.open("rb") as source:
+            for raw in source:
+                if raw.endswith(b"\n"):
+                    data = json.loads(raw)
+                    lines.append({k: data.get(k) for k in ("id", "line", "bad_input")})
+                    spans.append((offset, len(raw)))
+                offset += len(raw)
+        keep = in_input_order(lines)
+        if keep == list(range(len(spans))):
+            return False
+        fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        try:
+            os.fchmod(fd, stat.S_IMODE(os.fstat(self._fd).st_mode))
+            _lock(fd, Path(name))
+            with self.path.open("rb") as source, os.fdopen(os.dup(fd), "wb") as target:
+                for position in keep:
+                    start, length = spans[position]
+                    source.seek(start)
+                    target.write(source.read(length))
+                target.flush()
+                os.fsync(target.fileno())
+            os.replace(name, self.path)
+        except BaseException:
+            os.close(fd)
+            Path(name).unlink(missing_ok=True)
+            raise
+        os.close(self._fd)
+        self._fd = fd
+        return True
 
     def close(self) -> None:
         if self._fd >= 0:

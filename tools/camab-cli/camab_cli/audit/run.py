@@ -203,7 +203,9 @@ def audit(
     attribution fails, or whose line cannot be written, gets a ``status: error`` line, so
     the output accounts for every non-blank input line. Lines are written (and synced) in
     input order, each as soon as it and the lines before it are done (:class:`InputOrder`;
-    a re-run appends the lines it adds after the others). The summary is also written to
+    a re-run appends the lines it adds, then, unless interrupted, puts the file back in
+    input order with one line per input line: a fixed bad line's record, or a retried
+    record, replaces its old line, :meth:`OutputFile.reorder`). The summary is also written to
     ``summary_path`` (default ``OUTPUT.summary.json``), on Ctrl-C too (``"interrupted":
     true``; the ``KeyboardInterrupt`` is raised again after), and when an error that holds
     for every record (:data:`camab_cli.flags.FATAL`: a model the server does not serve, a
@@ -272,6 +274,7 @@ def audit(
     )
     interrupted = False
     stopped: Exception | None = None
+    ended = False  # the run ended (or stopped once, on a FATAL error): reorder the output
     try:
         first = next(records, None)  # nothing left to do: do not load a model or start Ray
         records = itertools.chain([first], records) if first is not None else iter(())
@@ -303,13 +306,17 @@ def audit(
                 address=ray_address,
                 total_hint=total,
             )
+        ended = True
     except KeyboardInterrupt:  # Ctrl-C: the lines written stay; say so in the summary
         interrupted = True
     except FATAL as error:  # the same for every record (--model-name, the key): stop once
         stopped = error
+        ended = True
     finally:
         try:
             order.drain(past_gaps=stopped is None)  # what is done, in order
+            if ended:
+                output.reorder()  # a re-run's lines in input order, one per input line
         finally:
             output.close()
             bar.close()

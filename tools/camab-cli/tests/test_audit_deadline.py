@@ -1,0 +1,140 @@
+"""A record that would hold a batch audit for minutes (review 7, finding 9: a 5,000-word
+answer scored in-process ran over 6 minutes) is cut by a default per-record deadline and
+becomes a named error line; the run goes on. The slow model is a fault-injected fake that,
+like the in-process scorer, checks the deadline before each of its passes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes import KeywordScorer
+from test_hostile_input import GOOD, dumps, write
+
+from camab_cli.audit import ScorerSpec, lines
+from camab_cli.audit import cli as audit_cli
+from camab_cli.audit.batching import MicroBatcher
+from camab_cli.audit.config import AUDIT_DEADLINE_S, AuditConfig
+from camab_rag import deadline
+from camab_rag.deadline import bounded
+from camab_rag.errors import DeadlineExceededError
+from camab_rag.scorers.base import ResponseLogprobs, ScoreRequest
+from camab_rag.steps import ScoreCall, Steps, adrive
+
+SLOW = "SLOW"
+
+
+class SlowScorer(KeywordScorer):
+    """A request whose response holds ``SLOW`` takes ``passes`` passes of 20 ms (5 s in
+    all), each after a deadline check, as the in-process model's forward passes do."""
+
+    def __init__(self, passes: int = 250) -> None:
+        super().__init__()
+        self.passes = passes
+        self.slow_passes = 0
+        self.asked: list[str] = []  # every response the model was asked to score
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        self.asked += [r.response for r in requests]
+        deadline.check("a forward pass")
+        if any(SLOW in r.response for r in requests):
+            for _ in range(self.passes):
+                deadline.check("a forward pass")
+                self.slow_passes += 1
+                time.sleep(0.02)
+        return super().score(requests)
+
+
+def test_the_audit_has_a_default_deadline_said_in_its_help(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert AuditConfig().deadline_s == AUDIT_DEADLINE_S
+    parser = audit_cli.configure_parser(
+        audit_cli.argparse.ArgumentParser(parents=[audit_cli.shared_parser()])
+    )
+    args = parser.parse_args(["in.jsonl", "--out", "o.jsonl"])
+    assert audit_cli.config_from_args(args).deadline_s == AUDIT_DEADLINE_S
+    unlimited = parser.parse_args(["in.jsonl", "--out", "o.jsonl", "--no-deadline"])
+    assert audit_cli.config_from_args(unlimited).deadline_s is None
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--help"])
+    assert f"(default {AUDIT_DEADLINE_S:g})" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_record_past_the_default_deadline_is_an_error_line_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scorer = SlowScorer()
+    monkeypatch.setattr(ScorerSpec, "build", lambda self: scorer)
+    monkeypatch.setattr(audit_cli, "AUDIT_DEADLINE_S", 0.5)  # the default, made small
+    rows = [
+        {**GOOD, "id": "a"},
+        {**GOOD, "id": "slow", "response": f"Frank Herbert wrote Dune. {SLOW}"},
+        {**GOOD, "id": "b"},
+    ]
+    write(tmp_path / "in.jsonl", [dumps(r) for r in rows])
+    out = tmp_path / "out.jsonl"
+    argv = [str(tmp_path / "in.jsonl"), "--out", str(out), "--budget", "4", "--no-progress"]
+    assert audit_cli.main([*argv, "--concurrency", "1"]) == 1
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [(x["id"], x["status"]) for x in lines] == [("a", "ok"), ("slow", "error"), ("b", "ok")]
+    error = lines[1]["error"]
+    assert error.startswith("DeadlineExceededError: ") and "0.5 s" in error
+    assert "--deadline-s" in error  # named as the flag that raises it
+    assert scorer.slow_passes < scorer.passes  # the model was stopped, not waited for
+    summary = json.loads((tmp_path / "out.jsonl.summary.json").read_text())
+    assert summary["config"]["deadline_s"] == 0.5
+    assert (summary["records"]["ok"], summary["records"]["error"]) == (2, 1)
+
+
+def _ask(scorer: Any, request: ScoreRequest, *more: ScoreRequest) -> Steps[Any]:
+    return (yield ScoreCall(scorer, [request, *more]))
+
+
+def _request(response: str) -> ScoreRequest:
+    return ScoreRequest("Dune is a novel by Frank Herbert.", response)
+
+
+async def test_one_records_deadline_never_fails_or_cuts_another_records_batch() -> None:
+    """The batcher's worker was started by the slow record and ran every later batch in
+    that record's context: once its deadline passed, the next record's requests failed
+    with DeadlineExceededError, and the slow record's queued requests were still scored."""
+    scorer = SlowScorer()
+    batcher = MicroBatcher(scorer, max_batch=1)
+    slow = [_request(f"Dune. {SLOW}"), _request("Dune one."), _request("Dune two.")]
+    late = asyncio.ensure_future(adrive(bounded(_ask(batcher, *slow), 0.3)))
+    await asyncio.sleep(0.05)  # the slow request is in the model, the others queued
+    patient = asyncio.ensure_future(adrive(bounded(_ask(batcher, _request("Dune.")), 60.0)))
+    with pytest.raises(DeadlineExceededError):
+        await late
+    [result] = await patient
+    assert isinstance(result, ResponseLogprobs)
+    # the slow record's two queued requests were dropped unscored once it gave up
+    assert scorer.asked == [f"Dune. {SLOW}", "Dune."]
+
+
+def test_the_verdict_counts_within_the_records_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The library's deadline_s bounds the attribution; the verdict after it (two more
+    queries) gets only what is left, so one deadline bounds the whole record."""
+
+    async def slow_verdict(*args: Any) -> lines.Gain:
+        await asyncio.sleep(3.0)  # a verdict stuck on a slow model
+        return lines.Gain(None, "surrogate")
+
+    monkeypatch.setattr(lines, "context_gain", slow_verdict)
+    monkeypatch.setattr(ScorerSpec, "build", lambda self: KeywordScorer())
+    write(tmp_path / "in.jsonl", [dumps(GOOD)])
+    out = tmp_path / "out.jsonl"
+    argv = [str(tmp_path / "in.jsonl"), "--out", str(out), "--budget", "4", "--no-progress"]
+    assert audit_cli.main([*argv, "--deadline-s", "0.5"]) == 1
+    [line] = [json.loads(x) for x in out.read_text().splitlines()]
+    assert line["status"] == "error"
+    assert line["error"].startswith("DeadlineExceededError: ")
+    assert "(waiting for: the groundedness verdict)" in line["error"]
