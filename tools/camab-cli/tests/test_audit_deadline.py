@@ -5,6 +5,7 @@ like the in-process scorer, checks the deadline before each of its passes."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import time
@@ -20,6 +21,7 @@ from camab_cli.audit import ScorerSpec, lines
 from camab_cli.audit import cli as audit_cli
 from camab_cli.audit.batching import MicroBatcher
 from camab_cli.audit.config import AUDIT_DEADLINE_S, AuditConfig
+from camab_cli.options import shared_parser
 from camab_rag import deadline
 from camab_rag.deadline import bounded
 from camab_rag.errors import DeadlineExceededError
@@ -54,9 +56,7 @@ def test_the_audit_has_a_default_deadline_said_in_its_help(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert AuditConfig().deadline_s == AUDIT_DEADLINE_S
-    parser = audit_cli.configure_parser(
-        audit_cli.argparse.ArgumentParser(parents=[audit_cli.shared_parser()])
-    )
+    parser = audit_cli.configure_parser(argparse.ArgumentParser(parents=[shared_parser()]))
     args = parser.parse_args(["in.jsonl", "--out", "o.jsonl"])
     assert audit_cli.config_from_args(args).deadline_s == AUDIT_DEADLINE_S
     unlimited = parser.parse_args(["in.jsonl", "--out", "o.jsonl", "--no-deadline"])
