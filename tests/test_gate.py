@@ -423,7 +423,7 @@ def test_the_default_threshold_and_verdict_are_the_benchmarks_figures():
     assert fitted["block_on"] == DEFAULT_BLOCK_ON and f'`block_on="{DEFAULT_BLOCK_ON}"`' in block
     strict = fitted["held_out_smollm2_block_on_any"]
     assert f"blocks {strict['halueval_blocked']:.0%} of the hallucinated" in block
-    assert "Chosen: `score_floor + coverage`" in benchmarks
+    assert "The library ships `score_floor + coverage`" in benchmarks
     assert f"`block_at` {DEFAULT_CALIBRATION.block_at:.3f}" in benchmarks
 
 

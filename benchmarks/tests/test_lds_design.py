@@ -133,10 +133,12 @@ def test_the_shipped_rule_is_autos_defaults() -> None:
     assert shipped_rule() == Rule(
         halves=0.0,
         joint=0.25,
-        one_document=1.0,
+        one_document=0.25,
         estimator="LASSO",
         kernelshap=0.0,
         one_document_kernelshap=0.0,
+        above=0.0,
+        high="adaptive-lasso",
     )
 
 
