@@ -561,7 +561,7 @@ def test_an_answer_the_gate_rejects_says_the_sources_do_not_support_it() -> None
     partly = "the sources do not support 1 of its 2 sentences, and no single document stands "
     for judged, line in (
         (rejected, "No source is cited: the sources do not support this answer."),
-        (blocked, "No source is cited: the sources do not support this answer."),
+        (blocked, "The answer was withheld: the sources do not support it"),
         (half, f"No source is cited: {partly}out for the other."),
     ):
         assert judged.sources == []

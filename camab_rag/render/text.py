@@ -265,7 +265,7 @@ def notices(answer: CitedAnswer) -> list[tuple[str, str]]:
         found.append(("proxy", proxy))
     if answer.uninformative:
         found.append(("empty", f"These citations carry no information: {answer.uninformative}"))
-    uncited = no_sources_text(answer)
+    uncited = None if answer.withheld else no_sources_text(answer)
     if uncited is not None:
         found.append(("uncited", uncited))
     return found
