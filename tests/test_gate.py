@@ -209,6 +209,27 @@ def test_a_calibration_reads_in_words_and_logs_progress_by_tenths(capsys):
     assert not any("\r" in line for line in lines)
 
 
+def test_an_answer_the_sources_disagree_on_is_uncertain_and_says_so():
+    """The answer copies the stale page's price: the sources state two prices for it, so
+    the verdict is at most ``uncertain``, and the renderers say the sources disagree."""
+    pages = [
+        "Price list 2026: the rabies vaccine costs 45 euros.",
+        "Old price list (no longer valid): the rabies vaccine costs 35 euros.",
+    ]
+    question = "How much does the rabies vaccine cost?"
+    stale = assess_answer(question, pages, "The rabies vaccine costs 35 euros.", KeywordScorer())
+    assert stale.verdict == "uncertain" and stale.sentences[0].contested == ("35",)
+    assert (
+        verdict_text(stale) == "The sources disagree on \u201c35\u201d: check which one is current"
+    )
+    alone = assess_answer(
+        question, pages[:1], "The rabies vaccine costs 45 euros.", KeywordScorer()
+    )
+    assert alone.verdict == "supported" and alone.sentences[0].contested == ()
+    again = type(stale).from_dict(stale.to_dict())
+    assert again.sentences[0].contested == ("35",) and again.verdict == "uncertain"
+
+
 def test_three_verdicts_and_the_block_rule():
     """``p >= block_at``: unsupported (blocked); ``p >= flag_at``: uncertain (marked, shown);
     below: supported. ``grounded`` is False only for unsupported."""

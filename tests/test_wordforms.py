@@ -423,3 +423,28 @@ def test_an_ordinal_in_digits_is_its_number():
     assert [f for _, _, _, f in forms("the 5th, 21st")] == ["the", "5", "21"]
     assert unchecked_facts("It starts on the 5th.", term) == []
     assert unchecked_facts("It starts on the 6th.", term) == ["6th"]
+
+
+def test_a_value_two_sources_state_differently_is_contested():
+    """A stale price page beside the current one: whichever price the answer took, the
+    sources disagree on it; two prices of one text, or of two subjects, are no rivals."""
+    from camab_rag.groundedness.wordforms import rival_spans
+
+    pages = [
+        "Price list 2026: the rabies vaccine costs 45 euros.",
+        "Old price list (no longer valid): the rabies vaccine costs 35 euros.",
+    ]
+    question = "How much does the rabies vaccine cost?"
+
+    def rivals(answer: str, texts: list[str]) -> list[str]:
+        found = rival_spans(answer, ContextWords.of(texts, question), STOPWORDS)
+        return [answer[a:b] for a, b in found]
+
+    assert rivals("The rabies vaccine costs 35 euros.", pages) == ["35"]
+    assert rivals("The rabies vaccine costs 45 euros.", pages) == ["45"]
+    assert rivals("The rabies vaccine costs 45 euros.", [" ".join(pages)]) == []  # one text
+    assert rivals("The rabies vaccine costs 45 euros.", pages[:1]) == []
+    other = ["The rabies vaccine costs 45 euros.", "The booster shot costs 60 euros."]
+    assert rivals("The rabies vaccine costs 45 euros.", other) == []
+    joined = ContextWords.of(pages[:1]) | ContextWords.of(pages[1:])  # documents | chat
+    assert [s.doc for s in joined.sentences] == [0, 1]

@@ -26,7 +26,7 @@ from camab_rag.groundedness.score import (
     words,
 )
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
-from camab_rag.groundedness.wordforms import ContextWords
+from camab_rag.groundedness.wordforms import ContextWords, rival_spans
 from camab_rag.result import AttributionResult, StatementAttribution, cast_fields, fields_dict
 from camab_rag.scorers.base import ScoredBy
 from camab_rag.token_support import Span, TokenSupport
@@ -90,6 +90,10 @@ class SentenceGroundedness:
     coverage: float | None = None
     informative: float | None = None
     unchecked_facts: tuple[str, ...] | None = None
+    contested: tuple[str, ...] | None = None
+    """Its numbers that one source states and another, as close to its subject, states
+    otherwise (:func:`~camab_rag.groundedness.wordforms.rival_spans`): never
+    ``supported``, at most ``uncertain``."""
 
     def __post_init__(self) -> None:
         if self.verdict is None:
@@ -106,14 +110,15 @@ class SentenceGroundedness:
             **fields_dict(self),
             "support_from": list(self.support_from),
             "unchecked_facts": facts,
+            "contested": None if self.contested is None else list(self.contested),
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SentenceGroundedness:
         parts = data.get("support_from") or ()
         known = tuple(p for p in parts if p in ("documents", "conversation"))
-        facts = _optional_words(data.get("unchecked_facts"))
-        return cls(**cast_fields(cls, data, {"support_from": known, "unchecked_facts": facts}))
+        words = {k: _optional_words(data.get(k)) for k in ("unchecked_facts", "contested")}
+        return cls(**cast_fields(cls, data, {"support_from": known, **words}))
 
 
 @dataclass(frozen=True)
@@ -417,6 +422,25 @@ def _judged(
     return ("supported" if score >= cut else "unsupported"), p
 
 
+def _rivals(text: str, known: Collection[str]) -> tuple[str, ...]:
+    """The words of ``text`` that :func:`~camab_rag.groundedness.wordforms.rival_spans`
+    finds contested by the sources."""
+    return tuple(dict.fromkeys(text[a:b] for a, b in rival_spans(text, known, STOPWORDS)))
+
+
+def _contested(sentences: Sequence[SentenceGroundedness]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(w for s in sentences for w in s.contested or ()))
+
+
+def _capped(
+    judged: tuple[Verdict, float | None], contested: Sequence[str] | None
+) -> tuple[Verdict, float | None]:
+    """A verdict read with the sources' disagreement: ``supported`` becomes
+    ``uncertain`` when a number of the text is contested (the sources state two values)."""
+    verdict, p = judged
+    return ("uncertain" if verdict == "supported" and contested else verdict), p
+
+
 def support_parts(
     text: str, document_words: Collection[str] | None, conversation: Collection[str]
 ) -> tuple[ContextPart, ...]:
@@ -469,10 +493,11 @@ def support_report(
         within = support.within([(span.start, span.end)])
         score = support_score(within, context_words)
         covered = None if context_words is None else checked_coverage(span.text, context_words)
-        facts = None
+        facts = contested = None
         if context_words is not None:
             facts = () if abstention else tuple(unchecked_facts(span.text, context_words))
-        verdict, p = _judged(score, covered, threshold, calibration)
+            contested = () if abstention else _rivals(span.text, context_words)
+        verdict, p = _capped(_judged(score, covered, threshold, calibration), contested)
         sentences.append(
             SentenceGroundedness(
                 text=span.text,
@@ -490,6 +515,7 @@ def support_report(
                 coverage=covered,
                 informative=informative_score(within, context_words),
                 unchecked_facts=facts,
+                contested=contested,
             )
         )
     abstained = _abstained(support.response, sentences)
@@ -506,7 +532,7 @@ def support_report(
             (float(s.coverage) for s in claims if s.coverage is not None),
             default=checked_coverage(support.response, context_words),
         )
-    verdict, p = _judged(score, covered, threshold, calibration)
+    verdict, p = _capped(_judged(score, covered, threshold, calibration), _contested(claims))
     if abstained:
         verdict, p = "supported", 0.0  # claims nothing: nothing in it is unsupported
     if context_words is None:
@@ -597,11 +623,13 @@ def recalibrated(report: GroundednessReport, calibration: Calibration) -> Ground
         if s.abstention or s.score is None or s.coverage is None:
             sentences.append(s)
             continue
-        verdict, p = _judged(s.score, s.coverage, None, calibration)
+        verdict, p = _capped(_judged(s.score, s.coverage, None, calibration), s.contested)
         sentences.append(
             replace(s, verdict=verdict, p_unsupported=p, supported=verdict != "unsupported")
         )
-    verdict, p = _judged(report.score, report.coverage, None, calibration)
+    claims = [s for s in sentences if not s.abstention]
+    judged = _judged(report.score, report.coverage, None, calibration)
+    verdict, p = _capped(judged, _contested(claims))
     if report.abstained:
         verdict, p = "supported", 0.0  # claims nothing: nothing in it is unsupported
     return replace(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from camab_rag.sentences import split_sentences
 
@@ -337,7 +337,7 @@ class ContextWords(frozenset[str]):
         """The context words of ``texts`` (documents, a system prompt; a span of clock
         times also states :data:`HOURS_FORMS`), and the subject forms of ``question``
         (:func:`subject_forms`)."""
-        sentences = [s for text in texts for s in sentences_of(text)]
+        sentences = [s for doc, text in enumerate(texts) for s in sentences_of(text, doc)]
         return cls(
             (w for text in texts for w in words(text)),
             form_set(texts) | frozenset(f for s in sentences for f in s.own & HOURS_FORMS),
@@ -347,10 +347,11 @@ class ContextWords(frozenset[str]):
 
     def __or__(self, other: Collection[str]) -> ContextWords:  # type: ignore[override]
         if isinstance(other, ContextWords):
+            shift = 1 + max((s.doc for s in self.sentences), default=-1)
             return ContextWords(
                 frozenset(self) | other,
                 self.forms | other.forms,
-                self.sentences + other.sentences,
+                self.sentences + tuple(replace(s, doc=s.doc + shift) for s in other.sentences),
                 self.asked | other.asked,
             )
         return ContextWords(
@@ -370,6 +371,8 @@ class Sentence:
     forms: frozenset[str]
     negated: bool
     own: frozenset[str] = frozenset()
+    doc: int = 0
+    """Which text of :meth:`ContextWords.of` it comes from (rival values need two)."""
 
 
 def _negated(words: Sequence[str], text: str) -> bool:
@@ -480,7 +483,7 @@ def _hours(clause: str) -> frozenset[str]:
     return HOURS_FORMS if _RANGE.search(clause) else frozenset()
 
 
-def sentences_of(text: str) -> list[Sentence]:
+def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
     """``text``'s clauses (:func:`clauses` of each sentence) as :class:`Sentence`: a later
     clause holds the words (not the numbers) of the clauses before it, a pronoun-led
     sentence those (not the numbers) of the previous sentence."""
@@ -495,7 +498,7 @@ def sentences_of(text: str) -> list[Sentence]:
         negated = _negated([w for _, _, w, _ in found], sentence)
         for part in clauses(sentence):
             held = frozenset(f for _, _, _, f in forms(part) if f) | _hours(part)
-            out.append(Sentence(held | head, negated, held))
+            out.append(Sentence(held | head, negated, held, doc))
             head |= frozenset(f for f in held if not f.isdecimal())
         previous = frozenset(f for f in own if not f.isdecimal())
     return out
@@ -580,6 +583,40 @@ def misread_spans(
                 s.negated for s in _clause_closest(part, found[k][0], closest, context, stopwords)
             )
         ]
+    return spans
+
+
+def rival_spans(
+    text: str, context: Collection[str], stopwords: Collection[str]
+) -> list[tuple[int, int]]:
+    """Character spans of ``text``'s numbers that one source states while another, as
+    close to the sentence's subject, states another number for it and not this one: the
+    sources disagree (a stale price page beside the current one), so the answer cannot be
+    called supported whichever value it took. Empty without :class:`ContextWords`
+    clauses, or when the clauses closest to a sentence come from one text."""
+    if not isinstance(context, ContextWords) or not context.sentences:
+        return []
+    spans: list[tuple[int, int]] = []
+    for s_start, s_end in split_sentences(text) or [(0, len(text))]:
+        found = forms(text[s_start:s_end])
+        content = {f for _, _, w, f in found if f and w not in stopwords}
+        subject = frozenset(f for f in content if not _is_value(f))
+        overlap = _overlaps(subject, context)
+        best = max(overlap, default=(0, 0, 0))
+        if best[0] == 0:
+            continue
+        closest = [c for c, n in zip(context.sentences, overlap) if n == best]
+        for start, end, _, value in found:
+            holders = {c.doc for c in closest if value in c.forms}
+            if not value.isdecimal() or not holders:
+                continue
+            if any(
+                c.doc not in holders
+                and value not in c.forms
+                and any(f.isdecimal() and f not in content for f in c.own)
+                for c in closest
+            ):
+                spans.append((s_start + start, s_start + end))
     return spans
 
 

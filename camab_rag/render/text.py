@@ -176,11 +176,15 @@ def verdict_text(report: Any) -> str | None:
     if name is None:
         return None
     report = groundedness_report(report)
+    sentences = getattr(report, "sentences", []) or []
+    rivals = list(dict.fromkeys(w for s in sentences for w in getattr(s, "contested", ()) or ()))
     if getattr(report, "abstained", False):
         line = "The answer declines to answer: no claim to check"
+    elif name == "uncertain" and rivals:
+        named = ", ".join(f"\u201c{w}\u201d" for w in rivals)
+        line = f"The sources disagree on {named}: check which one is current"
     else:
         line = _VERDICT_WORDS[name]
-    sentences = getattr(report, "sentences", []) or []
     count = len(getattr(report, "unsupported_sentences", []) or [])
     if count and count < len(sentences):
         line += f"; {count} sentence{' is' if count == 1 else 's are'} not supported"
