@@ -448,3 +448,15 @@ def test_a_value_two_sources_state_differently_is_contested():
     assert rivals("The rabies vaccine costs 45 euros.", other) == []
     joined = ContextWords.of(pages[:1]) | ContextWords.of(pages[1:])  # documents | chat
     assert [s.doc for s in joined.sentences] == [0, 1]
+
+
+def test_at_no_cost_is_free_not_a_negation():
+    """Fresh-user review: "at no cost" blocked a correct parking answer as an unmade
+    negation; the pair states "free"."""
+    shop = ContextWords.of(
+        ["Customers may park for free in the courtyard beside the shop for up to three hours."],
+        "Can I park my car at the shop?",
+    )
+    assert unchecked_facts("Yes, in the courtyard at no cost.", shop) == []
+    assert [f for _, _, _, f in forms("at no charge")] == ["at", "free", ""]
+    assert unchecked_facts("Parking in the courtyard is not free.", shop) == ["not"]

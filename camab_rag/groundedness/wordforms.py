@@ -134,6 +134,8 @@ def holds(value: str, known: Collection[str]) -> bool:
 
 
 NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "none", "nothing", "cannot"})
+CHARGE_WORDS = frozenset({"cost", "costs", "charge", "charges", "fee", "fees"})
+"""After ``no`` ("at no cost", "no charge"): the pair states ``free``, not a negation."""
 CALENDAR = frozenset(
     [
         *("january", "february", "march", "april", "may", "june", "july", "august"),
@@ -241,6 +243,10 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
             value = DEGREE_SCALES[word]
         elif word == "one" and k and tokens[k - 1][2] in ONE_AS_PRONOUN_AFTER:
             value = ""  # "the first one", "this one": a pronoun, no number
+        elif word == "no" and k + 1 < len(tokens) and tokens[k + 1][2] in CHARGE_WORDS:
+            value = "free"  # "at no cost", "no charge": free, not a negation
+        elif word in CHARGE_WORDS and k and tokens[k - 1][2] == "no":
+            value = ""
         elif word.isdecimal() and after in _CLOCK and int(word) <= 12:
             value = _hour(int(word), after)
         elif k in halves:  # "7 in the morning" is 7:00, "5 in the afternoon" 17:00
@@ -527,8 +533,8 @@ def misread_spans(
         reply = _REPLY.match(part) is not None or words in (["no"], ["yes"])
         negators = [
             k
-            for k, (start, _, word, _) in enumerate(found)
-            if (word in NEGATIONS and not (reply and k == 0))
+            for k, (start, _, word, value) in enumerate(found)
+            if (word in NEGATIONS and value != "free" and not (reply and k == 0))
             or (word == "t" and k and part[start - 1] in "'’")
         ]
         flips = {  # "does not open" states "closed": the negation is read with the word

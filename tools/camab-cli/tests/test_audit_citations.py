@@ -56,3 +56,18 @@ def test_the_audit_cites_what_cite_cites_and_keeps_the_raw_scores(tmp_path: Path
     assert raw == [(0, True), (1, False)]
     assert sentence["segments"][1]["score"] > 0
     assert summary["documents"]["never_cited"] == 2
+
+
+def test_a_sentence_the_verdict_rejects_cites_nothing_in_the_audit(tmp_path: Path) -> None:
+    """Fresh-user review 8: an unsupported answer (an invented name) still cited the page
+    its other words came from in the audit, while cite() of the same result with its
+    verdict cites nothing."""
+    invented = {**RECORD, "response": "Frank Herbert wrote Dune in 1921."}
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(invented) + "\n")
+    config = AuditConfig(budget=8, granularity="chunk")
+    audit(source, tmp_path / "out.jsonl", scorer=KeywordScorer(), config=config, progress=False)
+    [line] = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert line["groundedness"]["verdict"] == "unsupported"
+    assert [c["cited"] for c in line["citations"]] == [[]]
+    assert line["documents"]["cited"] == []

@@ -61,14 +61,15 @@ VERSION = 1
 
 
 def _citations(
-    record: Record, result: AttributionResult, config: AuditConfig
+    record: Record, result: AttributionResult, config: AuditConfig, report: GroundednessReport
 ) -> tuple[list[dict[str, Any]], list[int]]:
     """Each answer sentence's citations as :func:`camab_rag.citations.cite` decides them
     (``cited``, ``disputed``: document indices; no second rule here), beside its raw top
     ``config.top_k`` segments by score (``segments``, each marked ``cited`` when its
     document is cited for the sentence: raw scores, for developers); and the documents
-    cited by any sentence."""
-    answer = cite(result, record.documents)
+    cited by any sentence. Read with the line's verdict (``report``), as
+    ``cite(attribute(..., groundedness=...))`` is: a sentence it rejects cites nothing."""
+    answer = cite(result, record.documents).with_groundedness(report)
     doc_of = {source.number: source.doc_index for source in answer.sources}
     raw = {s.start: np.asarray(s.scores, dtype=float) for s in result.statements}
     rows: list[dict[str, Any]] = []
@@ -152,8 +153,10 @@ async def context_gain(
     return Gain(report, "measured", report.extra_queries, counted.prompt_tokens)
 
 
-def _groundedness(result: AttributionResult, gain: Gain, config: AuditConfig) -> dict[str, Any]:
-    """The verdict's report as a dict, with the audit's own keys."""
+def _groundedness(
+    result: AttributionResult, gain: Gain, config: AuditConfig
+) -> tuple[dict[str, Any], GroundednessReport]:
+    """The verdict's report, and as a dict with the audit's own keys."""
     report = gain.report
     if report is None:
         report = assess_groundedness(
@@ -173,7 +176,7 @@ def _groundedness(result: AttributionResult, gain: Gain, config: AuditConfig) ->
             "extra_queries": gain.extra_queries,
         }
     )
-    return data
+    return data, report
 
 
 def result_line(
@@ -193,7 +196,9 @@ def result_line(
         "attribution": result.to_dict(),
     }
     if result.status == "ok":
-        citations, cited = _citations(record, result, config)
+        gain = gain or Gain(None, "surrogate")
+        line["groundedness"], report = _groundedness(result, gain, config)
+        citations, cited = _citations(record, result, config, report)
         n_docs = len(record.documents)
         line["citations"] = citations
         line["documents"] = {
@@ -201,8 +206,6 @@ def result_line(
             "cited": cited,
             "never_cited": [d for d in range(n_docs) if d not in set(cited)],
         }
-        gain = gain or Gain(None, "surrogate")
-        line["groundedness"] = _groundedness(result, gain, config)
     extra = gain or Gain(None, "surrogate")
     line["cost"] = {
         "queries": result.n_queries + extra.extra_queries,
