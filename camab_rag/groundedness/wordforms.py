@@ -433,16 +433,27 @@ def _overlaps(subject: frozenset[str], context: ContextWords) -> list[tuple[int,
     ]
 
 
+Overlap = tuple[int, int, int]
+
+
+def _closest(
+    subject: frozenset[str], context: ContextWords
+) -> tuple[list[Overlap], Overlap, list[Sentence]]:
+    """:func:`_overlaps` of ``subject``, the best of them, and the clauses that have it
+    (the clauses closest to ``subject``)."""
+    overlap = _overlaps(subject, context)
+    best = max(overlap, default=(0, 0, 0))
+    return overlap, best, [c for c, n in zip(context.sentences, overlap) if n == best]
+
+
 def _opposed(value: str, subject: frozenset[str], context: ContextWords) -> bool:
     """Whether the clauses closest to ``subject`` (most forms shared, ``value`` and its
     opposite aside; then the question's) state ``value``'s opposite and none states
     ``value``."""
     opposite = OPPOSITES[value]
-    overlap = _overlaps(subject - {value, opposite}, context)
-    best = max(overlap, default=(0, 0, 0))
+    _, best, closest = _closest(subject - {value, opposite}, context)
     if best[0] == best[2] == 0:
         return False
-    closest = [c for c, n in zip(context.sentences, overlap) if n == best]
     return any(_states(c, opposite) for c in closest) and not any(
         _states(c, value) for c in closest
     )
@@ -555,11 +566,9 @@ def misread_spans(
             claimed = [OPPOSITES[v] for v in asked] if words[0] == "no" else asked
             if any(_opposed(v, subject, context) for v in claimed):
                 spans.append((found[0][0], found[0][1]))
-        overlap = _overlaps(subject, context)
-        best = max(overlap, default=(0, 0, 0))
+        overlap, best, closest = _closest(subject, context)
         if best[0] == 0:
             continue
-        closest = [s for s, n in zip(context.sentences, overlap) if n == best]
         for k, (start, end, _, value) in enumerate(found):
             if not value.isdecimal():
                 continue
@@ -607,11 +616,9 @@ def rival_spans(
         found = forms(text[s_start:s_end])
         content = {f for _, _, w, f in found if f and w not in stopwords}
         subject = frozenset(f for f in content if not _is_value(f))
-        overlap = _overlaps(subject, context)
-        best = max(overlap, default=(0, 0, 0))
+        _, best, closest = _closest(subject, context)
         if best[0] == 0:
             continue
-        closest = [c for c, n in zip(context.sentences, overlap) if n == best]
         for start, end, _, value in found:
             holders = {c.doc for c in closest if value in c.forms}
             if not value.isdecimal() or not holders:
@@ -648,8 +655,5 @@ def _clause_closest(
     own = frozenset(
         f for _, _, w, f in forms(part[start:end]) if f and w not in stopwords and not _is_value(f)
     )
-    overlap = _overlaps(own, context)
-    best = max(overlap, default=(0, 0, 0))
-    if best[0] == 0:
-        return closest
-    return [s for s, n in zip(context.sentences, overlap) if n == best]
+    _, best, nearest = _closest(own, context)
+    return nearest if best[0] else closest
