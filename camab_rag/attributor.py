@@ -1,15 +1,8 @@
 """The one door: :class:`Attributor`, between every caller and the engine.
 
-Why: an attribution needs a scorer, settings and somewhere to keep results; each caller
-(``attribute()``, the integrations, the ``camab`` command) used to assemble them its own
-way. An ``Attributor`` resolves its scorer once (:func:`camab_rag.scorers.resolve_scorer`:
-``scorer=``, ``llm=`` or ``proxy=``), merges the everyday knobs into one
-:class:`~camab_rag.settings.AttributionSettings`, and runs one generator of model calls
-(:mod:`camab_rag.steps`) three ways: :meth:`~Attributor.run` (blocking),
-:meth:`~Attributor.arun` (awaiting ``scorer.ascore``) and :meth:`~Attributor.submit` (in
-the background: a :class:`Pending` handle). It keeps the recent results
-(:attr:`~Attributor.results`) and tells them in words (:meth:`~Attributor.summary`).
-:func:`attribute`, :func:`assess_answer` and their async twins are thin calls of it.
+It resolves its scorer once, merges the everyday knobs into one settings object and runs
+one generator of model calls (:mod:`camab_rag.steps`) blocking, awaited or in the
+background; :func:`attribute`, :func:`assess_answer` and their async twins are thin calls.
 """
 
 from __future__ import annotations
@@ -41,7 +34,7 @@ from camab_rag.scorers import resolve_scorer
 from camab_rag.scorers.base import ChatMessage, Prompt
 from camab_rag.segments import Granularity
 from camab_rag.settings import AttributionSettings, groundedness_filter, resolve_settings
-from camab_rag.steps import Call, Steps, adrive, asynced, drive, synced
+from camab_rag.steps import Steps, adrive, asynced, drive, guarded, synced
 from camab_rag.text_attribution import CustomBuilder, attribution_steps, check_prior
 
 if TYPE_CHECKING:
@@ -57,8 +50,7 @@ Groundedness = GroundednessFilter | bool | None
 
 
 def _no_scorer(door: str) -> ScorerUnavailableError:
-    """The error of a door given no scorer, in that door's words (not the integrations':
-    here no chain's model is in sight)."""
+    """The error of a door given no scorer, in that door's words."""
     examples = (
         "scorer=camab_rag.default_scorer() (the embedded model, offline), "
         "scorer=camab_rag.OpenAICompletionsScorer(base_url=..., model=...) (a served model)"
@@ -139,11 +131,7 @@ class Pending(Generic[T]):
     :class:`~camab_rag.errors.AttributionCancelledError`.
     """
 
-    def __init__(
-        self,
-        job: Future[T] | asyncio.Task[T],
-        stop: threading.Event,
-    ) -> None:
+    def __init__(self, job: Future[T] | asyncio.Task[T], stop: threading.Event) -> None:
         self._job = job
         self._stop = stop
         self._cancel_called = False  # h.cancel() stopped it (not its event loop's end)
@@ -162,8 +150,7 @@ class Pending(Generic[T]):
         return True
 
     def _cancelled(self) -> AttributionCancelledError:
-        """The error of a cancelled attribution, saying who cancelled it: h.cancel(), or
-        (a task nobody cancelled) its event loop, which ended before the task did."""
+        """The error of a cancelled attribution: by h.cancel(), or by its event loop."""
         if self._cancel_called:
             return AttributionCancelledError(CANCELLED)
         return AttributionCancelledError(
@@ -210,14 +197,13 @@ class Pending(Generic[T]):
 
 class Worker:
     """One background thread, started on first use: attributions never compete for the
-    model; :meth:`close` waits for them and stops it."""
+    model."""
 
     def __init__(self) -> None:
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
     def start(self, steps: Steps[T], stop: threading.Event) -> Pending[T]:
-        """Drive ``steps`` (made :func:`_stoppable` by ``stop``) in the thread."""
         with self._lock:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(1, thread_name_prefix="camab")
@@ -471,20 +457,12 @@ def _documents(numbers: Sequence[int]) -> str:
 def _stoppable(steps: Steps[T], stop: threading.Event) -> Steps[T]:
     """``steps``, ended with :class:`AttributionCancelledError` before its next model call
     once ``stop`` is set (a running thread cannot be cancelled from outside)."""
-    value: Any = None
-    error: Exception | None = None
-    while True:
+
+    def not_stopped() -> None:
         if stop.is_set():
-            steps.close()
             raise AttributionCancelledError(CANCELLED)
-        try:
-            call: Call[Any] = steps.throw(error) if error is not None else steps.send(value)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-        try:
-            value, error = (yield call), None
-        except Exception as raised:
-            value, error = None, raised
+
+    return (yield from guarded(steps, not_stopped))
 
 
 # ---------------------------------------------------------------------- thin calls
@@ -576,24 +554,25 @@ def _assess_steps(
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
     history: Sequence[ChatMessage] | None = None,
     block_on: BlockOn = DEFAULT_BLOCK_ON,
+    deadline_s: float | None = None,
 ) -> Steps[GroundednessReport]:
     """:func:`assess_answer` as a generator of model calls (scorer resolved by the door)."""
     if scorer is None:
         raise _no_scorer("assess_answer()")
-    return (
-        yield from answer_steps(
-            question,
-            context,
-            answer,
-            Attributor(scorer, keep=0).scorer,
-            threshold=threshold,
-            prompt_builder=prompt_builder,
-            user_template=user_template,
-            system_prompt=system_prompt,
-            history=history,
-            block_on=block_on,
-        )
+    door = Attributor(scorer, deadline_s=deadline_s, keep=0)
+    steps = answer_steps(
+        question,
+        context,
+        answer,
+        door.scorer,
+        threshold=threshold,
+        prompt_builder=prompt_builder,
+        user_template=user_template,
+        system_prompt=system_prompt,
+        history=history,
+        block_on=block_on,
     )
+    return (yield from bounded(steps, door.settings.deadline_s))
 
 
 assess_answer = synced(
@@ -610,7 +589,9 @@ assess_answer = synced(
     ``prompt_builder`` (e.g. the prompt the model really received) replaces the template.
     ``block_on``: ``"facts"`` (default) makes the answer ``unsupported`` only when it also
     leaves a number, date or name unchecked (a reworded right answer is ``uncertain``);
-    ``"any"``: the stricter calibrated verdict as it stands.
+    ``"any"``: the stricter calibrated verdict as it stands. ``deadline_s``: as
+    :func:`attribute`'s, the most seconds the two calls may take (past it a
+    :class:`~camab_rag.errors.DeadlineExceededError`).
     """,
 )
 aassess_answer = asynced(

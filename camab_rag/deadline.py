@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from camab_rag.errors import DeadlineExceededError, InputError
-from camab_rag.steps import Call, Resumable, Steps
+from camab_rag.steps import Call, Steps, guarded
 
 T = TypeVar("T")
 #: (monotonic end, seconds given) of the deadline of the call running in this context
@@ -94,11 +94,9 @@ def bounded(steps: Steps[T], seconds: float | None) -> Steps[T]:
     if seconds is None:
         return (yield from steps)
     end = time.monotonic() + seconds
-    state = Resumable(steps)
-    while (call := state.next_call()) is not None:
+
+    def past_end() -> None:
         if time.monotonic() >= end:
-            steps.close()
             raise expired(seconds=seconds)
-        with state.receiving():
-            state.value = yield _BoundedCall(call, end, seconds)
-    return state.result  # type: ignore[return-value]
+
+    return (yield from guarded(steps, past_end, lambda call: _BoundedCall(call, end, seconds)))

@@ -114,6 +114,23 @@ async def adrive(steps: Steps[T]) -> T:
     return state.result  # type: ignore[return-value]
 
 
+def guarded(
+    steps: Steps[T], check: Callable[[], None], wrap: Callable[[Call[Any]], Call[Any]] = lambda c: c
+) -> Steps[T]:
+    """``steps`` with ``check()`` before each of its calls (what it raises ends ``steps``)
+    and each call wrapped by ``wrap``: a deadline, a cancellation."""
+    state = Resumable(steps)
+    while (call := state.next_call()) is not None:
+        try:
+            check()
+        except Exception:
+            steps.close()
+            raise
+        with state.receiving():
+            state.value = yield wrap(call)
+    return state.result  # type: ignore[return-value]
+
+
 @dataclass(frozen=True)
 class BlockingCall(Generic[R]):
     """A blocking function: run in place by :func:`drive`, in a worker thread by

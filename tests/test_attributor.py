@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import threading
+import time
 from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -17,10 +18,11 @@ import pytest
 from fakes import KeywordScorer
 
 import camab_rag
-from camab_rag import Attributor, GroundednessFilter
+from camab_rag import Attributor, GroundednessFilter, deadline
 from camab_rag.errors import (
     AttributionCancelledError,
     AttributionPendingError,
+    DeadlineExceededError,
     InputError,
     ScorerUnavailableError,
 )
@@ -88,6 +90,33 @@ def test_the_verdict_comes_with_the_run_and_assess_answer_is_the_same_call(
     report = camab_rag.assess_answer(QUESTION, DOCS, ANSWER, smollm2_scorer)
     assert report.extra_queries == 2
     assert report.full_reward == pytest.approx(result.anchor_rewards["full"], abs=1e-4)
+
+
+class StuckScorer(KeywordScorer):
+    """A model stuck past the deadline: the blocking call returns only once the running
+    deadline has passed, then checks it (as the embedded model does between parts); the
+    awaited call never returns (the deadline must cancel it)."""
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        while (left := deadline.remaining()) is not None and left > 0:
+            time.sleep(0.01)
+        deadline.check("the model")
+        return super().score(requests)
+
+    async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        await asyncio.sleep(60)
+        return super().score(requests)
+
+
+def test_assess_answer_takes_a_deadline_with_attributes_meaning() -> None:
+    """Review of issue 49: the verdict's forward pass could not be bounded."""
+    assert camab_rag.assess_answer(QUESTION, DOCS, ANSWER, StuckScorer()).extra_queries == 2
+    with pytest.raises(DeadlineExceededError, match=r"deadline of 0\.2 s \(deadline_s\)"):
+        camab_rag.assess_answer(QUESTION, DOCS, ANSWER, StuckScorer(), deadline_s=0.2)
+    with pytest.raises(DeadlineExceededError, match=r"deadline of 0\.2 s \(deadline_s\)"):
+        asyncio.run(camab_rag.aassess_answer(QUESTION, DOCS, ANSWER, StuckScorer(), deadline_s=0.2))
+    with pytest.raises(InputError, match="deadline_s must be a positive number"):
+        camab_rag.assess_answer(QUESTION, DOCS, ANSWER, KeywordScorer(), deadline_s=0)
 
 
 def test_submit_runs_in_the_background_and_waits_only_in_the_handle() -> None:
