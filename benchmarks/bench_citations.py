@@ -35,7 +35,7 @@ import numpy as np
 
 import camab_rag
 import camab_rag.citations as citations
-import camab_rag.text_attribution as engine
+import camab_rag.engine as engine
 from benchmarks._report import markdown_table, write_headline, write_section
 from benchmarks.data import contains_gold, contexts, hotpot_rows
 from benchmarks.data import normalize_answer as normalize

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from camab_rag.deadline import bounded
+from camab_rag.engine import CustomBuilder, attribution_steps, check_prior
 from camab_rag.errors import (
     AttributionCancelledError,
     AttributionPendingError,
@@ -35,7 +36,6 @@ from camab_rag.scorers.base import ChatMessage, Prompt
 from camab_rag.segments import Granularity
 from camab_rag.settings import AttributionSettings, groundedness_filter, resolve_settings
 from camab_rag.steps import Steps, adrive, asynced, drive, guarded, synced
-from camab_rag.text_attribution import CustomBuilder, attribution_steps, check_prior
 
 if TYPE_CHECKING:
     from camab_rag.captured import CapturedAttribution

@@ -18,6 +18,7 @@ import numpy as np
 from camab_rag.citations import cite
 from camab_rag.conflicts import disputes
 from camab_rag.deadline import bounded
+from camab_rag.engine import attribution_steps
 from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.prompts import PromptPlan, plan_prompt
@@ -27,7 +28,6 @@ from camab_rag.scorers.base import Prompt, scored_by
 from camab_rag.segments import SourceDocument, segment_documents, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings, groundedness_filter
 from camab_rag.steps import Steps, asynced, synced
-from camab_rag.text_attribution import attribution_steps
 from camab_rag.text_gate import check_prompts, check_texts
 
 

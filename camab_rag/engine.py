@@ -1,22 +1,191 @@
-"""Attribution of a reward function with no LLM: :func:`attribute_fn`."""
+"""The engine: one attribution of an answer to text documents as a generator of model
+calls (:func:`attribution_steps`), and of a plain reward function (:func:`attribute_fn`)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from camab_rag.errors import InputError
+from camab_rag.conflicts import find_conflicts
+from camab_rag.errors import InputError, warn_caller
+from camab_rag.groundedness.anchors import oracle_anchor_steps
+from camab_rag.lexical import lexical_scores
 from camab_rag.methods import Method
+from camab_rag.methods.prior import FREE_CALLS, FreePrior
+from camab_rag.prompts import PromptBuilder, PromptPlan, TemplatePromptBuilder, plan_prompt
 from camab_rag.result import AttributionResult
-from camab_rag.rewards import FunctionOracle
+from camab_rag.rewards import FunctionOracle, ScorerOracle, get_reward
 from camab_rag.runs import ProgressFn as ProgressFn
-from camab_rag.runs import check_groups, finish_run, start_run
+from camab_rag.runs import check_groups, check_planned_calls, dense, finish_run, start_run
+from camab_rag.scorers.base import ChatMessage, Prompt, parallel_requests, scored_by
+from camab_rag.segments import Segment, SourceDocument, segment_documents, to_documents
 from camab_rag.settings import AttributionSettings, resolve_settings
-from camab_rag.steps import drive
+from camab_rag.statements import attribute_statements
+from camab_rag.steps import Steps, drive
+from camab_rag.text_gate import check_texts, check_value
+
+ONE_DOCUMENT_WARNING = (
+    "the context is one document, so attributing it by chunk can only say how much the "
+    "whole context helped (status 'ok', one score). If it holds several documents "
+    "formatted into one string, pass them as a list instead (in a LangChain chain: the "
+    "retriever's Documents, before a format step joins them for the prompt); to find the "
+    "sentences of one document, use granularity='sentence'"
+)
+
+#: a prompt builder, or a factory ``(question, documents, segments) -> builder``
+CustomBuilder = PromptBuilder | Callable[..., PromptBuilder]
+
+
+def check_prior(prior: object, settings: AttributionSettings) -> None:
+    """``prior``: ``None`` or a scorer (its calls cost nothing), with a method it steers."""
+    if prior is None:
+        return
+    if not callable(getattr(prior, "score", None)):
+        raise InputError(
+            "prior must be a scorer (a score(requests) method), e.g. "
+            f"camab_rag.default_scorer(), got {type(prior).__name__}"
+        )
+    name = settings.method_instance.name
+    if name not in ("auto", "camab", "prior"):
+        raise InputError(
+            f"prior= runs CAMAB with the free model's prior, so method={name!r} would be "
+            "ignored: drop prior=, or leave method as 'auto'"
+        )
+
+
+def _builder(
+    question: str,
+    documents: list[SourceDocument],
+    segments: list[Segment],
+    settings: AttributionSettings,
+    plan: PromptPlan,
+    history: Sequence[ChatMessage] | None = None,
+    custom: CustomBuilder | None = None,
+) -> PromptBuilder:
+    """The captured prompt's builder, else ``custom``, else the template after ``history``."""
+    if history and (plan.builder is not None or custom is not None):
+        raise InputError(
+            "history= goes into the default prompt template: with prompt= or a "
+            "prompt_builder, put the earlier chat messages in that prompt instead"
+        )
+    if plan.builder is not None:
+        return plan.builder
+    if custom is None:
+        return TemplatePromptBuilder(
+            question,
+            documents,
+            segments,
+            user_template=settings.user_template,
+            system_prompt=settings.system_prompt,
+            history=history,
+        )
+    if callable(custom) and not hasattr(custom, "build"):
+        built: PromptBuilder = custom(question, documents, segments)
+        return built
+    return custom  # type: ignore[return-value]
+
+
+def attribution_steps(
+    question: str,
+    context: object,
+    response: str,
+    scorer: Any,
+    settings: AttributionSettings,
+    *,
+    prompt: Prompt | None = None,
+    plan: PromptPlan | None = None,
+    progress: ProgressFn | None = None,
+    history: Sequence[ChatMessage] | None = None,
+    prompt_builder: CustomBuilder | None = None,
+    prior: Any = None,
+) -> Steps[AttributionResult]:
+    """One attribution under resolved ``settings``, as a generator of model calls: check
+    the inputs, segment the context, run the method (after the free ``prior``'s run, whose
+    scores become its prior), then the full and empty contexts when the settings score
+    them. ``plan``: how subsets become prompts (default: found in ``prompt``, else
+    ``prompt_builder`` or the template after ``history``). The caller bounds the deadline."""
+    documents = to_documents(context)
+    if prompt is not None:
+        if prompt_builder is not None:
+            raise InputError("pass prompt= (the prompt the model received) or prompt_builder=")
+        check_value(prompt, "the prompt")
+        plan = plan_prompt([prompt], documents, settings.granularity)
+    check_texts({"the question": question, "the response": response})
+    if not str(response).strip():
+        raise InputError("the response is empty: there is nothing to attribute")
+    if not callable(getattr(scorer, "score", None)):
+        raise InputError(
+            "scorer must have a score(requests) method, e.g. camab_rag.default_scorer() or "
+            "camab_rag.OpenAICompletionsScorer(...)"
+        )
+    check_prior(prior, settings)
+    segments = segment_documents(documents, settings.granularity)
+    check_planned_calls(int(settings.budget), len(segments))
+    if plan is None:
+        plan = PromptPlan("custom" if prompt_builder is not None else "template", None, None)
+    builder = _builder(question, documents, segments, settings, plan, history, prompt_builder)
+    if builder.n_segments != len(segments):
+        raise InputError(
+            f"the prompt builder covers {builder.n_segments} segments, the context has "
+            f"{len(segments)}"
+        )
+    oracle = ScorerOracle(builder, scorer, response, get_reward(settings.reward)[1])
+    if settings.granularity == "chunk" and len(documents) == 1:
+        warn_caller(ONE_DOCUMENT_WARNING)
+    groups = dense([segment.doc_index for segment in segments])
+    if prior is not None:  # the free model attributes first: the target's run starts from it
+        free_settings = replace(settings, method="auto", budget=FREE_CALLS, hierarchical=None)
+        free_oracle = ScorerOracle(builder, prior, response, oracle.reward_fn)
+        free_run = start_run(len(segments), free_settings, groups, parallel_requests(prior))
+        yield from free_run.rounds(free_oracle)
+        masks, rewards = free_run.history(len(segments))
+        free = FreePrior(
+            free_weights=free_run.method.fit(masks, rewards, free_run.seed),
+            free_calls=free_oracle.n_queries,
+            free_model=scored_by(prior).model,
+        )
+        settings = replace(settings, method=free, hierarchical=False)
+    lexical = lexical_scores([segment.text for segment in segments], response)
+    run = start_run(len(segments), settings, groups, parallel_requests(scorer), lexical)
+    run.progress = progress
+    run.follow(oracle, anchors=settings.anchors)
+    yield from run.rounds(oracle)
+    anchors: dict[str, Any] = {}
+    if settings.anchors:
+        support, full, empty = yield from oracle_anchor_steps(oracle)
+        anchors = {"anchor_rewards": {"full": full, "empty": empty}, "token_support": support}
+    run.report_end(oracle.n_queries)
+    result = finish_run(
+        run,
+        len(segments),
+        oracle.n_queries,
+        oracle.prompt_tokens,
+        segments=segments,
+        question=question,
+        response=response,
+        reward=get_reward(settings.reward)[0],
+        n_documents=len(documents),
+        scored_by=scored_by(scorer),
+        prompt_mode=plan.mode,
+        prompt_note=plan.note,
+    )
+    per_statement, conflicts = [], []
+    if settings.statements:
+        per_statement = attribute_statements(run.method, oracle, result.masks, run.seed)
+        texts = [segment.text for segment in segments]
+        conflicts = find_conflicts(run.method, oracle, result.masks, texts, run.seed)
+    return replace(
+        result,
+        statements=per_statement,
+        conflicts=conflicts,
+        wall_time_s=time.perf_counter() - run.started,
+        **anchors,
+    )
 
 
 def attribute_fn(

@@ -15,9 +15,9 @@ from fakes import KeywordScorer
 
 import camab_rag
 import camab_rag.captured
+import camab_rag.engine
 import camab_rag.prompts
 import camab_rag.settings
-import camab_rag.text_attribution
 from camab_rag import AttributionSettings, aattribute, attribute, attribute_fn
 from camab_rag.attributor import Attributor, ChainAttribution, _attribute_steps
 from camab_rag.captured import attribute_captured
@@ -154,7 +154,7 @@ def test_the_captured_prompt_is_planned_once(monkeypatch: pytest.MonkeyPatch) ->
         raise AssertionError("the engine planned the prompt again")
 
     monkeypatch.setattr(camab_rag.captured, "plan_prompt", counted)
-    monkeypatch.setattr(camab_rag.text_attribution, "plan_prompt", refused)
+    monkeypatch.setattr(camab_rag.engine, "plan_prompt", refused)
     settings = CHAIN_SETTINGS.with_changes(budget=6)
     captured = attribute_captured(
         QUESTION, DOCS, ANSWER, KeywordScorer(), settings, prompts=[PROMPT]
