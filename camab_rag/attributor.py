@@ -69,16 +69,15 @@ def _no_scorer(door: str) -> ScorerUnavailableError:
 
 @dataclass(frozen=True, repr=False)  # AttributionResult's short repr
 class ChainAttribution(AttributionResult):
-    """An :class:`~camab_rag.AttributionResult` with its ``groundedness`` verdict (``None``
-    without a filter; :func:`~camab_rag.cite` shows it) and, in a chain, its ``run_id``
-    and ``documents`` (as the chain held them; not in ``to_dict``)."""
+    """An :class:`~camab_rag.AttributionResult` with its ``groundedness`` verdict and, in a
+    chain, its ``run_id`` and ``documents`` (as the chain held them; not in ``to_dict``)."""
 
     run_id: str | None = None
     groundedness: FilteredAnswer | None = None
     documents: tuple[Any, ...] = field(default=(), compare=False, repr=False)
 
     def scored_documents(self) -> list[tuple[Any, float]]:
-        """``(document, score)`` pairs, most relied-on first (empty when attribution failed)."""
+        """``(document, score)`` pairs, most relied-on first (none when it failed)."""
         if self.status != "ok" or not self.documents:
             return []
         scores = self.document_scores
@@ -121,15 +120,9 @@ class ChainAttribution(AttributionResult):
 
 
 class Pending(Generic[T]):
-    """An attribution running in the background (:meth:`Attributor.submit`).
-
-    Why: a chat shows its answer first and its sources when they are ready. How: a
-    worker thread (scoring with blocking calls) or, from a coroutine, a task of the running
-    event loop (scoring with ``ascore``). :meth:`result` / :meth:`aresult` are the only
-    ways to wait; a result read before it is ready raises
-    :class:`~camab_rag.errors.AttributionPendingError`, one cancelled
-    :class:`~camab_rag.errors.AttributionCancelledError`.
-    """
+    """An attribution running in the background (:meth:`Attributor.submit`), so a chat
+    shows its answer first and its sources when ready: a worker thread, or a task of the
+    running event loop. :meth:`result` / :meth:`aresult` are the only ways to wait."""
 
     def __init__(self, job: Future[T] | asyncio.Task[T], stop: threading.Event) -> None:
         self._job = job
@@ -220,28 +213,21 @@ class Attributor:
     """Attributes answers to their context with one scorer and one set of settings.
 
     Args:
-        scorer: a scorer (``camab_rag.default_scorer()``, ``OpenAICompletionsScorer``...);
-            or ``llm=``: a framework's chat model, scored by its own server or weights;
-            or ``proxy=``: a scorer that scores in place of a model that cannot (alone,
-            or beside ``scorer``/``llm``). Resolved once here
-            (:func:`~camab_rag.scorers.resolve_scorer`).
-        budget, method, granularity, deadline_s, groundedness: the everyday knobs
-            (:data:`~camab_rag.settings.KNOBS`), over ``settings``' fields; each call may
-            give them again. ``groundedness``: ``True`` (a default
-            :class:`GroundednessFilter`), a filter, or ``False``/``None`` (none); held
-            here, not in the settings; a judged result carries its verdict
-            (``result.groundedness``, a :class:`ChainAttribution`).
+        scorer: a scorer; or ``llm=``: a framework's chat model, scored by its own server
+            or weights; or ``proxy=``: a scorer for a model that cannot score (alone, or
+            beside ``scorer``/``llm``). Resolved once here.
+        budget, method, granularity, deadline_s, groundedness: the everyday knobs, over
+            ``settings``' fields; each call may give them again. ``groundedness``: ``True``
+            (a default filter), a :class:`GroundednessFilter` or ``False``/``None``; a
+            judged result carries its verdict (a :class:`ChainAttribution`).
         settings: the rest (:class:`~camab_rag.settings.AttributionSettings`: plain data).
-        prior: a scorer whose calls cost nothing (the embedded model beside a served
-            one): it attributes first and its scores become the prior of the target's
-            run (:class:`~camab_rag.methods.prior.FreePrior`; ``budget`` counts the
-            target's calls only). Off by default: see BENCHMARKS.md.
+        prior: a scorer whose calls cost nothing: it attributes first and its scores become
+            the prior of the target's run (``budget`` counts the target's calls only).
         prompt_builder: instead of the template, a builder or a factory
             ``(question, documents, segments) -> builder``.
         keep: how many recent results :attr:`results` holds (newest last).
 
-    Raises :class:`~camab_rag.errors.InputError` (a bad knob, no usable scorer) here, not
-    on the first answer.
+    A bad knob or no usable scorer raises :class:`~camab_rag.errors.InputError` here.
     """
 
     def __init__(
@@ -278,8 +264,7 @@ class Attributor:
     def _settings(
         self, knobs: dict[str, Any]
     ) -> tuple[AttributionSettings, GroundednessFilter | None]:
-        """One call's settings and filter: this attributor's, with ``knobs`` in place (a
-        call may turn the filter off with ``groundedness=False``)."""
+        """One call's settings and filter: this attributor's, with ``knobs`` in place."""
         knobs = dict(knobs)
         given = knobs.pop("groundedness", None)
         chosen = resolve_settings(self.settings, **knobs)
@@ -297,8 +282,7 @@ class Attributor:
         progress: ProgressFn | None,
         knobs: dict[str, Any],
     ) -> Steps[AttributionResult]:
-        """The attribution (then the filter's verdict, read from the anchors the run
-        scored: no further call, carried by the result) as one generator; it is kept."""
+        """The attribution, then the filter's verdict (from the anchors: no further call)."""
         settings, gate = self._settings(knobs)
         if gate is not None:
             settings = settings.with_changes(anchors=True)  # the verdict reads them
@@ -363,10 +347,8 @@ class Attributor:
         progress: ProgressFn | None = None,
         **knobs: Any,
     ) -> Pending[AttributionResult]:
-        """Start :meth:`run` in the background and return its :class:`Pending` handle:
-        from a coroutine as a task of its event loop (``ascore``), else in this
-        attributor's one worker thread (attributions never compete for the model). Bad
-        knobs raise here, not in the handle."""
+        """Start :meth:`run` in the background (a task of the running event loop, else this
+        attributor's one worker thread); bad knobs raise here, not in the handle."""
         self._settings(knobs)
         stop = threading.Event()
         steps = self._steps(question, context, response, history, prompt, progress, knobs)
@@ -388,10 +370,8 @@ class Attributor:
 
     def summary(self) -> str:
         """The recent results in words, newest last: each answer, the documents
-        :func:`~camab_rag.citations.cite` would cite for it (or, exactly when cite() cites
-        none, why: the sources do not support it, or no document stands out), the verdict
-        when a filter judged it (an abstention: "abstained: no claim to check"),
-        the calls it cost. Words only: the scores are in the results."""
+        :func:`~camab_rag.citations.cite` cites for it (or why none), its verdict when
+        judged, the calls it cost."""
         kept = list(self._kept)
         if not kept:
             return "No answers attributed yet."
@@ -403,9 +383,7 @@ class Attributor:
 
 
 def _describe(result: AttributionResult) -> str:
-    """One kept attribution in words: the sources :func:`~camab_rag.citations.cite` shows
-    for it (with its verdict), so the summary never names a document cite() leaves out,
-    nor says one stands out when cite() says none does."""
+    """One kept attribution in words, naming the sources cite() shows for it."""
     answer = f'"{short_text(result.response)}"'
     if result.status != "ok":
         return f"{answer}: not attributed ({result.status}: {result.error})"
@@ -419,8 +397,7 @@ def _describe(result: AttributionResult) -> str:
 
 
 def _sources_in_words(result: AttributionResult) -> str:
-    """The documents cite() cites for the answer (in order of first citation) and those it
-    shows disputing it, in words; no raw scores (end users read words)."""
+    """The documents cite() cites for the answer, and those disputing it, in words."""
     from camab_rag.citations import cite
     from camab_rag.render.text import no_sources_text
 
@@ -482,9 +459,7 @@ def _attribute_steps(
     history: Sequence[ChatMessage] | None = None,
     settings: AttributionSettings | None = None,
 ) -> Steps[AttributionResult]:
-    """:func:`attribute` as a generator of model calls: one answer through a throwaway
-    :class:`Attributor` (the one keyword list of :func:`attribute` and
-    :func:`aattribute`)."""
+    """:func:`attribute` as a generator of model calls, through a throwaway Attributor."""
     if scorer is None:
         raise _no_scorer("attribute()")
     door = Attributor(

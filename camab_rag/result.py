@@ -76,13 +76,8 @@ class Conflict:
         return cls(**cast_fields(cls, data, {}))
 
 
-_CAST: dict[str, Any] = {
-    "int": int,
-    "float": float,
-    "str": str,
-    "bool": bool,
-    "float | None": lambda v: None if v is None else float(v),
-}
+_CAST: dict[str, Any] = {"int": int, "float": float, "str": str, "bool": bool}
+_CAST["float | None"] = lambda v: None if v is None else float(v)
 
 
 def fields_dict(obj: Any) -> dict[str, Any]:
@@ -91,8 +86,7 @@ def fields_dict(obj: Any) -> dict[str, Any]:
 
 
 def cast_fields(cls: Any, data: Mapping[str, Any], done: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments of dataclass ``cls`` from JSON ``data``: ``done`` as given, every
-    other field present in ``data`` cast to its plain type (``int``, ``str``, ...) or kept."""
+    """Dataclass ``cls``'s keyword arguments from JSON ``data``: ``done``, the rest cast."""
     kwargs = dict(done)
     for f in fields(cls):
         if f.name not in kwargs and f.name in data:
@@ -154,7 +148,6 @@ class AttributionResult:
     token_support: TokenSupport | None = None
 
     def __repr__(self) -> str:
-        """One short line: the method, calls, top segments and the answer's start."""
         name = type(self).__name__
         if self.status != "ok":
             return f"{name}(status={self.status!r}, error={short_text(str(self.error))!r})"
@@ -168,9 +161,7 @@ class AttributionResult:
 
     @property
     def groundedness(self) -> FilteredAnswer | None:
-        """The groundedness verdict: ``None`` here, a run without a filter has none (a
-        :class:`ChainAttribution` from a filtered run holds one), so code reading
-        ``result.groundedness`` works on every result."""
+        """The verdict: ``None`` (a filtered run returns a ``ChainAttribution``)."""
         return None
 
     @property
@@ -212,8 +203,7 @@ class AttributionResult:
         return None
 
     def at_budget(self, budget: int) -> AttributionResult:
-        """The attribution refitted on the first ``budget`` evaluations (no model calls), for
-        methods whose prefix is a valid run (not leave-one-out)."""
+        """Refitted on the first ``budget`` evaluations (no model calls; anytime methods)."""
         method = method_from_config(self.method, self.method_config)
         if not method.anytime:
             anytime = ", ".join(repr(n) for n, m in METHODS.items() if getattr(m, "anytime", 0))
@@ -242,9 +232,7 @@ class AttributionResult:
         )
 
     def posterior(self) -> GaussianLinearPosterior:
-        """CAMAB's posterior over ``[intercept, w_1..w_N]`` (rebuilt from the history), for
-        ``camab`` and flat ``auto`` runs (the scores are its means, but for an ``auto`` run
-        read with the lexical prior, ``method_config["lexical_prior"]``)."""
+        """CAMAB's posterior over ``[intercept, w_1..w_N]`` (``camab``, flat ``auto`` runs)."""
         method = method_from_config(self.method, self.method_config)
         if isinstance(method, Auto):
             method = method.bandit()
@@ -282,8 +270,7 @@ class AttributionResult:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AttributionResult:
-        """The result :meth:`to_dict` wrote (a pending or cancelled placeholder raises:
-        :func:`check_finished`)."""
+        """The result :meth:`to_dict` wrote (a pending or cancelled placeholder raises)."""
         check_finished(data)
         version = data.get("schema_version", SCHEMA_VERSION)
         if version != SCHEMA_VERSION:
@@ -325,8 +312,7 @@ class AttributionResult:
 def uninformative_reason(
     budget: int, masks: NDArray[np.bool_], rewards: FloatArray, scores: FloatArray
 ) -> str | None:
-    """Why ``scores`` fitted on ``masks``/``rewards`` cannot tell the segments apart
-    (:attr:`AttributionResult.uninformative`), or ``None``."""
+    """Why ``scores`` cannot tell the segments apart (``result.uninformative``), or ``None``."""
     n = int(scores.shape[0])
     distinct = len({row.tobytes() for row in masks})
     if distinct == 0:
@@ -366,10 +352,8 @@ WAIT_FIRST = (
 
 
 def check_finished(data: object) -> None:
-    """Raise :class:`~camab_rag.errors.AttributionPendingError` for a placeholder still
-    ``"pending"`` (saying how to wait, :data:`WAIT_FIRST`), the one typed cancellation
-    error :class:`~camab_rag.errors.AttributionCancelledError` for a cancelled one (its
-    text says what cancelled it)."""
+    """Raise :class:`AttributionPendingError` for a ``"pending"`` placeholder (saying how to
+    wait), :class:`AttributionCancelledError` for a ``"cancelled"`` one."""
     status = data.get("status") if isinstance(data, Mapping) else None
     if status == "pending":
         raise AttributionPendingError(

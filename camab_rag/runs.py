@@ -1,6 +1,5 @@
-"""One attribution run: the method and sampler chosen for it, the subsets it has scored,
-its progress reports, and the result read from them (shared by the text attribution of
-:mod:`camab_rag.engine` and :func:`~camab_rag.attribute_fn`)."""
+"""One attribution run: its method and sampler, the subsets it scored, its progress
+reports and the result read from them (both entry points of :mod:`camab_rag.engine`)."""
 
 from __future__ import annotations
 
@@ -30,17 +29,13 @@ ProgressFn = Callable[[int, int], object]
 """``progress(calls_made, total)``, called every few model calls (see :meth:`Run.follow`)."""
 MAX_SEGMENTS = 5000
 MAX_CALLS = 4096
-"""The most model calls one text attribution may plan (``min(budget, 2**N)`` for ``N``
-segments): 100 times the default budget, every subset of a 12-segment context. A bigger
-plan is an :class:`~camab_rag.errors.InputError` before any call (see
-:func:`check_planned_calls`)."""
+"""The most model calls one text attribution may plan (:func:`check_planned_calls`)."""
 logger = logging.getLogger(__name__)
 
 
 @dataclass
 class Run:
-    """One attribution run being assembled: its method and sampler, what it has scored,
-    and its progress reports."""
+    """One attribution run: its method and sampler, what it scored, its progress."""
 
     method: Method
     sampler: Sampler
@@ -60,13 +55,9 @@ class Run:
         self.rewards.append(rewards)
 
     def follow(self, oracle: ScorerOracle | FunctionOracle, *, anchors: bool = False) -> None:
-        """Report ``progress(calls, total)`` after each of ``oracle``'s calls (a few subsets
-        each, :data:`~camab_rag.rewards.PROGRESS_EVERY`). ``total`` is the number of calls
-        the run will make when its design is fixed (exact enumeration, leave-one-out,
-        KernelSHAP, ContextCite: their distinct subsets, plus the full and empty contexts
-        ``anchors`` asks for), else the budget (plus the anchors); it never falls below
-        ``calls``, and the last report has ``calls == total``, so a bar neither stops short
-        nor overflows."""
+        """Report ``progress(calls, total)`` after each of ``oracle``'s calls: ``total`` is
+        the fixed design's distinct subsets, else the budget (plus the ``anchors``); never
+        below ``calls``, and the last report has ``calls == total``."""
         if self.progress is None:
             return
         planned = self.sampler.planned()
@@ -81,14 +72,12 @@ class Run:
         oracle.on_scored = self.report
 
     def report(self, calls: int) -> None:
-        """After a scorer call: ``calls`` made of ``total`` (raised if a run makes more)."""
         if self.progress is not None:
             self.total = max(self.total, calls)
             self._show(calls, self.total)
 
     def report_end(self, calls: int) -> None:
-        """The run has made its last call: ``(calls, calls)``, unless that was the last
-        report already (a run that stopped early, or whose anchors were cached)."""
+        """The last report, ``(calls, calls)``, unless it was made already."""
         if self.progress is not None and calls and self._shown != (calls, calls):
             self.total = calls
             self._show(calls, calls)
@@ -103,9 +92,8 @@ class Run:
             logger.warning("camab: the progress callback raised", exc_info=True)
 
     def rounds(self, oracle: ScorerOracle | FunctionOracle) -> Steps[None]:
-        """The attribution loop, written once for every entry point: the sampler proposes
-        subsets, the oracle prices them (a few model calls at a time), the sampler
-        learns, until it stops."""
+        """The attribution loop: the sampler proposes subsets, the oracle prices them, the
+        sampler learns, until it stops."""
         while (masks := self.sampler.next_masks()) is not None:
             if masks.shape[0]:
                 rewards = yield from oracle.rewards(masks)
@@ -131,11 +119,8 @@ def check_budget(budget: object) -> int:
 
 
 def check_planned_calls(budget: int, n_segments: int) -> None:
-    """Refuse a ``budget`` that would plan more than :data:`MAX_CALLS` model calls for a
-    context of ``n_segments`` segments (an :class:`~camab_rag.errors.InputError` naming
-    both, before any call). Why: ``budget=10**6`` was taken at its word, a million model
-    calls with no deadline; a budget above ``2**N`` is harmless (every subset is scored
-    once, an exact fit), so only the calls a run would really make count."""
+    """Refuse a ``budget`` that would make more than :data:`MAX_CALLS` calls here (a budget
+    above ``2**N`` is harmless: every subset is scored once)."""
     planned = budget if n_segments >= 63 else min(budget, 2**n_segments)
     if planned > MAX_CALLS:
         noun = "segment" if n_segments == 1 else "segments"
@@ -178,13 +163,10 @@ def start_run(
     parallel: int = 1,
     lexical: Sequence[float] | NDArray[np.float64] | None = None,
 ) -> Run:
-    """The run of one attribution with ``settings``' method (built and validated with the
-    settings), specialised for this run: ``auto`` picks its Thompson draws per round from
-    ``parallel``, the requests the scorer runs at once
-    (:func:`~camab_rag.scorers.base.parallel_requests`, :meth:`Auto.for_scorer`), and runs
-    hierarchically over ``groups`` (each segment's document) unless told otherwise, and may
-    read ``lexical`` (the segments' zero-call lexical scores) as a prior
-    (:meth:`Auto.with_lexical`)."""
+    """The run of ``settings``' method specialised for this context: ``auto`` fits its
+    draws to ``parallel`` (requests the scorer runs at once), runs hierarchically over
+    ``groups`` (each segment's document) unless told otherwise and may read ``lexical``
+    (zero-call lexical scores) as a prior."""
     if n_segments > MAX_SEGMENTS:
         raise InputError(
             f"{n_segments} segments is more than {MAX_SEGMENTS}: use a coarser granularity "
@@ -258,9 +240,7 @@ def finish_run(
 
 
 def budget_left(run: Run, n_segments: int, evaluations: int) -> dict[str, Any]:
-    """``{"budget_left": {"calls", "why"}}`` for a run that made fewer evaluations than its
-    budget (in ``method_config``, for developers: a budget that bought nothing more is
-    not a silent cap), else ``{}``."""
+    """``{"budget_left": {"calls", "why"}}`` for a run that spent less than its budget."""
     left = run.budget - evaluations
     if left <= 0:
         return {}

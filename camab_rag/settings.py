@@ -1,11 +1,8 @@
 """The one settings object: how an answer is attributed, plain frozen data validated once.
 
-:class:`AttributionSettings` travels from an integration through :func:`camab_rag.attribute`
-to the engine. The everyday knobs (:data:`KNOBS`) are also keywords of
-:func:`~camab_rag.attribute`, of every integration object and of the ``camab`` command:
-:func:`resolve_settings` puts each one given in place of the settings' field (the keyword
-wins). ``groundedness=`` is a live filter, held beside the settings by the one that runs
-them (:func:`groundedness_filter` reads it), never in them.
+The everyday knobs (:data:`KNOBS`) are also keywords of every door: :func:`resolve_settings`
+puts each one given in place of the settings' field. ``groundedness=`` is a live filter,
+held beside the settings (:func:`groundedness_filter`), never in them.
 """
 
 from __future__ import annotations
@@ -32,9 +29,7 @@ from camab_rag.runs import check_budget, check_seed
 from camab_rag.segments import Granularity
 
 DEFAULT_DEADLINE_S = 120.0
-"""The integrations' default attribution deadline, in seconds (:data:`CHAIN_SETTINGS`):
-well above what a long answer normally costs on a CPU vLLM server, so it stops only an
-attribution that is stuck (a hung or trickling server, an overloaded model)."""
+"""The integrations' deadline: it stops only a stuck attribution (a hung server)."""
 
 
 _NOT_A_SETTING = (
@@ -94,7 +89,7 @@ class AttributionSettings:
     """The method :attr:`method` names, built once here."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> AttributionSettings:
-        """Refuse ``groundedness=`` with the reason (a bare TypeError would not say it)."""
+        """Refuse ``groundedness=`` with the reason."""
         if "groundedness" in kwargs:
             raise InputError(_NOT_A_SETTING)
         return super().__new__(cls)
@@ -148,28 +143,19 @@ class AttributionSettings:
     @property
     def judge_only(self) -> bool:
         """``budget=0``: no attribution, only the groundedness verdict."""
-        return (
-            isinstance(self.budget, (int, np.integer))
-            and not isinstance(self.budget, bool)
-            and int(self.budget) == 0
-        )
+        budget = self.budget
+        return isinstance(budget, (int, np.integer)) and budget is not False and budget == 0
 
 
 CHAIN_SETTINGS = AttributionSettings(granularity="chunk", deadline_s=DEFAULT_DEADLINE_S)
-"""The integrations' defaults, which differ from :func:`camab_rag.attribute`'s in these two
-fields only: whole retrieved documents (``"chunk"``), what a chain retrieves and cites,
-and a deadline of :data:`DEFAULT_DEADLINE_S`, so a stuck attribution never holds a
-chain."""
+"""The integrations' defaults: whole documents (what a chain cites) and a deadline."""
 
 DEFAULT_SETTINGS = AttributionSettings()
 """:func:`camab_rag.attribute`'s defaults: sentences, no deadline."""
 
 FIELD_KNOBS = ("budget", "method", "granularity", "deadline_s")
 KNOBS = (*FIELD_KNOBS, "groundedness")
-"""The everyday knobs: keywords of :func:`camab_rag.attribute`, of every integration object
-and (as ``--budget``, ``--method``, ``--granularity``, ``--deadline-s``) of the ``camab``
-command, each with the meaning of the :class:`AttributionSettings` field of its name
-(``groundedness``: of :func:`groundedness_filter`)."""
+"""The everyday knobs: keywords (CLI flags) of every door, each a field's meaning."""
 
 JUDGE_ONLY = (
     "budget must be >= 1 model call (budget=0 attributes nothing and only judges "
@@ -181,11 +167,8 @@ JUDGE_ONLY = (
 def groundedness_filter(
     groundedness: object, settings: AttributionSettings, *, blocking_refused: str | None = None
 ) -> GroundednessFilter | None:
-    """The filter a ``groundedness=`` keyword stands for (``True``: a default one;
-    ``False``/``None``: none), checked against ``settings``: anything else is a
-    :class:`~camab_rag.errors.WrongTypeError`, ``budget=0`` without a filter an
-    :class:`~camab_rag.errors.InputError`, as is a blocking filter where
-    ``blocking_refused`` says why the caller cannot block."""
+    """The filter ``groundedness=`` stands for (``True``: a default one; ``False``/``None``:
+    none), checked against ``settings`` and ``blocking_refused`` (why a caller cannot block)."""
     gate = GroundednessFilter() if groundedness is True else groundedness
     gate = None if gate is False else gate
     check_groundedness_filter(gate, blocking_refused=blocking_refused)
@@ -197,10 +180,8 @@ def groundedness_filter(
 def resolve_settings(
     settings: object = None, default: AttributionSettings = DEFAULT_SETTINGS, **knobs: Any
 ) -> AttributionSettings:
-    """The settings one call runs with: ``settings`` (``None``: ``default``) with each
-    field knob given (not ``None``) in place of its field, merged here only so the knobs
-    mean one thing everywhere. A keyword that is not a knob is a ``TypeError``; a bad
-    ``settings`` or value an :class:`~camab_rag.errors.InputError`."""
+    """``settings`` (``None``: ``default``) with each knob given (not ``None``) in place of
+    its field: merged here only, so the knobs mean one thing everywhere."""
     if unknown := sorted(set(knobs) - set(FIELD_KNOBS)):
         raise TypeError(
             f"unexpected keyword argument {unknown[0]!r}: the keywords are "
