@@ -1,10 +1,6 @@
-"""Attribution of what a RAG chain really did: the core of both integrations.
-
-An integration captures the question, the documents and the prompts the model received;
-:func:`attribute_captured` ablates the documents in the last prompt that holds them all
-verbatim (else the default template, and says why), attributes the answer, and judges it
-with the settings' groundedness filter, never raising. :func:`document_summary` is the
-per-document metadata both integrations attach.
+"""Attribution of what a RAG chain really did (the core of both integrations): the
+documents are ablated in the last captured prompt that holds them all verbatim (else the
+default template, and it says why); :func:`document_summary` is the per-document metadata.
 """
 
 from __future__ import annotations
@@ -57,10 +53,9 @@ def sentence_citations(result: AttributionResult) -> list[tuple[str, list[int]]]
 def document_summary(
     result: AttributionResult, n_documents: int, *, segments: bool = False
 ) -> list[dict[str, Any]]:
-    """What to attach to each of ``n_documents`` documents: ``status``, ``score`` (its
-    segments' sum), ``rank`` (1-based), ``supporting_sentences`` (the answer sentences
-    citing it), ``disputes`` (answer words it argues against); ``"error"`` on failure,
-    and with ``segments=True`` each segment's ``text`` and ``score``."""
+    """What to attach to each of ``n_documents`` documents: ``status``, ``score``, ``rank``
+    (1-based), ``supporting_sentences``, ``disputes`` (``error`` on failure), and with
+    ``segments=True`` each segment's ``text`` and ``score``."""
     if result.status != "ok":
         return [{"status": result.status, "error": result.error} for _ in range(n_documents)]
     scores = result.document_scores
@@ -108,7 +103,6 @@ def _captured_steps(
     prior: Any = None,
     groundedness: GroundednessFilter | bool | None = None,
 ) -> Steps[CapturedAttribution]:
-    """:func:`attribute_captured` as a generator of model calls."""
     settings = settings or CHAIN_SETTINGS
     gate = groundedness_filter(groundedness, settings)
     settings = settings.with_changes(anchors=True) if gate is not None else settings
@@ -135,7 +129,6 @@ def _captured(
     plan = plan_prompt(list(prompts), docs, settings.granularity)
     if settings.judge_only and gate is not None:
         return (yield from _judged_only(question, docs, response, scorer, settings, plan, gate))
-    # planned once, here; the engine scores the anchors the verdict reads (L(C) - L(empty))
     result = yield from attribution_steps(
         question, docs, response, scorer, settings, plan=plan, progress=progress, prior=prior
     )

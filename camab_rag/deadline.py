@@ -1,6 +1,5 @@
-"""An attribution's deadline: :func:`bounded` checks the clock before each model call of
-a step generator (an awaited call is cancelled), scorers cut their work to
-:func:`remaining`; past it, :class:`~camab_rag.errors.DeadlineExceededError` is raised."""
+"""An attribution's deadline: :func:`bounded` checks the clock before each model call (an
+awaited call is cancelled), scorers cut their work to :func:`remaining`."""
 
 from __future__ import annotations
 
@@ -37,16 +36,15 @@ def remaining() -> float | None:
 
 
 def check(waiting: str | None = None) -> None:
-    """Raise :func:`expired` when the running attribution's deadline has passed (a scorer
-    checks before each part of a long call)."""
+    """Raise :func:`expired` when the running attribution's deadline has passed."""
     left = remaining()
     if left is not None and left <= 0:
         raise expired(waiting)
 
 
 def expired(last: str | None = None, seconds: float | None = None) -> DeadlineExceededError:
-    """The error that ends an attribution past its deadline (``seconds``, default the
-    running call's); ``last``: what was being waited for."""
+    """The error past a deadline of ``seconds`` (default: the running one's); ``last``: what
+    was being waited for."""
     if seconds is None:
         current = _END.get()
         seconds = current[1] if current is not None else 0.0

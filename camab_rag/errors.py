@@ -28,9 +28,8 @@ class WrongTypeError(InputError, TypeError):
 
 
 class TextError(InputError):
-    """A text the input gate refused: its ``field``, the ``position`` of the bad character
-    (or ``None``) and the ``reason`` (``"surrogate"``, ``"nul"``, ``"size"``, ``"depth"``,
-    ``"type"``)."""
+    """A text the input gate refused: its ``field``, the bad character's ``position`` and
+    the ``reason`` (``"surrogate"``, ``"nul"``, ``"size"``, ``"depth"``, ``"type"``)."""
 
     def __init__(
         self, message: str, *, field: str = "", position: int | None = None, reason: str = ""
@@ -85,8 +84,8 @@ class DeadlineExceededError(CamabError):
 
 
 class TransientScorerError(ScorerError):
-    """A scorer's server kept failing in a way that may pass (timeout, 429, 5xx, ...) until
-    its retries ran out: the last ``status_code``, ``retry_after`` and ``unreachable``."""
+    """A scorer's server kept failing in a way that may pass (timeout, 429, 5xx) until its
+    retries ran out: the last ``status_code``, ``retry_after`` and ``unreachable``."""
 
     def __init__(
         self,
@@ -103,13 +102,11 @@ class TransientScorerError(ScorerError):
 
 
 class ServerRefusedError(TransientScorerError):
-    """Every attempt's connection to the scorer's server was refused: nothing accepts
-    connections at its base URL (the server is down, or the URL is wrong)."""
+    """Every connection to the scorer's server was refused (it is down, or the URL is wrong)."""
 
 
 class ServerNotFoundError(ScorerError):
-    """No OpenAI-compatible server answers at the scorer's base URL (its ``/v1/models``
-    answers HTTP 404): the URL is wrong, not a server without a feature."""
+    """No OpenAI-compatible server at the scorer's base URL (``/v1/models`` is a 404)."""
 
 
 class CredentialsRefusedError(ScorerError):

@@ -1,6 +1,6 @@
-"""The prompt the model sees for a subset of the context: the question and kept segments
-rendered into a template (:class:`TemplatePromptBuilder`), or the left-out segments cut
-out of the prompt the LLM actually received (:class:`SpanRemovalPromptBuilder`)."""
+"""The prompt for a subset of the context: the kept segments in a template
+(:class:`TemplatePromptBuilder`), or the left-out ones cut out of the prompt the LLM
+received (:class:`SpanRemovalPromptBuilder`)."""
 
 from __future__ import annotations
 
@@ -77,9 +77,8 @@ def check_mask(mask: Mask, n_segments: int) -> Mask:
 
 
 class TemplatePromptBuilder:
-    """Question + kept segments rendered into ``user_template`` (fields ``{context}``,
-    ``{question}``); each document through ``document_template`` (``{text}``, ``{title}``,
-    ``{index}``), kept segments in order with their separators, an empty document dropped.
+    """Question + kept segments in ``user_template`` (``{context}``, ``{question}``), each
+    document through ``document_template`` (``{text}``, ``{title}``, ``{index}``).
     ``chat``: chat messages (the ``system_prompt``, then ``history``) or one text."""
 
     def __init__(
@@ -107,8 +106,7 @@ class TemplatePromptBuilder:
         self.document_template = document_template
         self.document_separator = document_separator
         self.chat = chat
-        # each segment's separator from the previous one of its document: the original
-        # whitespace, else one space
+        # each segment's separator from its document's previous one: its whitespace or " "
         self._separator_before: list[str] = []
         previous_end: dict[int, int] = {}
         for segment in self.segments:
@@ -206,8 +204,8 @@ class SpanRemovalPromptBuilder:
 def locate_segments(
     prompt: Prompt, documents: Sequence[SourceDocument], segments: Sequence[Segment]
 ) -> list[SpanLocation] | None:
-    """Each segment's place in the prompt via its document's text (searched in order, so
-    duplicates resolve to distinct places); ``None`` when a document is not found verbatim."""
+    """Each segment's place in the prompt via its document's text (duplicates: distinct
+    places); ``None`` when a document is not found verbatim."""
     texts = prompt_texts(prompt)
     doc_locations: dict[int, tuple[int, int]] = {}
     used: list[tuple[int, int, int]] = []

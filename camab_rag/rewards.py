@@ -1,7 +1,5 @@
-"""Rewards V(S): how well a subset's prompt supports the response, from its tokens'
-log-probs (``"mean_logprob"``, the paper's Eq. 1; ``"sum_logprob"``; ``"logit"``).
-:class:`ScorerOracle` prices each subset once through a scorer; :class:`FunctionOracle`
-wraps a plain ``mask -> reward`` function."""
+"""Rewards V(S) from the response tokens' log-probs under a subset's prompt (the paper's
+Eq. 1 and two variants), priced once per subset by an oracle."""
 
 from __future__ import annotations
 
@@ -53,10 +51,8 @@ def get_reward(reward: str | RewardFn) -> tuple[str, RewardFn]:
 
 Masks = NDArray[np.bool_]
 FloatArray = NDArray[np.float64]
-#: called with the number of distinct subsets paid for so far, after each scorer call
 ScoredHook = Callable[[int], object]
-#: new subsets per scorer call at most (or the scorer's parallel capacity when larger), so
-#: a large batch reports progress every few calls
+#: new subsets per scorer call at most (unless the scorer runs more at once): progress
 PROGRESS_EVERY = 4
 
 

@@ -1,9 +1,6 @@
-"""One loop for sync and async: work that needs model calls is written once.
-
-Code that asks a model is a generator (:data:`Steps`) that yields a :class:`Call` and
-receives its result (or has its exception thrown back at the ``yield``). :func:`drive`
-runs it with blocking calls, :func:`adrive` awaits them, so a sync function and its async
-twin share every line of their logic.
+"""One loop for sync and async: code that asks a model is a generator (:data:`Steps`)
+that yields each :class:`Call` and receives its result (or its exception); :func:`drive`
+runs it with blocking calls, :func:`adrive` awaits them.
 """
 
 from __future__ import annotations
@@ -65,8 +62,7 @@ class LocalCall(Generic[R]):
 
 
 class Resumable(Generic[T]):
-    """Where a generator stands: what it receives next, and its result once returned (the
-    loop of :func:`drive`, :func:`adrive` and :func:`~camab_rag.deadline.bounded`)."""
+    """Where a generator stands: what it receives next, and its result once returned."""
 
     def __init__(self, steps: Steps[T]) -> None:
         self.steps = steps
@@ -133,8 +129,7 @@ def guarded(
 
 @dataclass(frozen=True)
 class BlockingCall(Generic[R]):
-    """A blocking function: run in place by :func:`drive`, in a worker thread by
-    :func:`adrive` so the event loop keeps going."""
+    """A blocking function: in place in :func:`drive`, a worker thread in :func:`adrive`."""
 
     function: Callable[[], R]
 
@@ -191,7 +186,7 @@ def _started(
 
 def synced(steps: Callable[P, Steps[T]], name: str, doc: str | None = None) -> Callable[P, T]:
     """A blocking function with the arguments (and docstring, unless ``doc``) of the
-    generator function ``steps``, run with :func:`drive`."""
+    generator function ``steps``."""
 
     @functools.wraps(steps)
     def run(*args: P.args, **kwargs: P.kwargs) -> T:

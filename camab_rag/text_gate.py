@@ -1,9 +1,6 @@
-"""One gate for every text that enters camab-rag, whatever the door.
-
-A lone surrogate, a NUL, an oversized string or input nested too deep would fail far from
-its cause (a tokenizer, a server, an output file): every door checks its texts before any
-model call, and a refused value raises :class:`~camab_rag.errors.TextError` naming the
-field and position.
+"""One gate for every text that enters camab-rag: a lone surrogate, a NUL, an oversized
+string or input nested too deep raises :class:`~camab_rag.errors.TextError` naming the
+field and position before any model call, not far from its cause.
 """
 
 from __future__ import annotations
@@ -33,8 +30,7 @@ def _type_name(value: object) -> str:
 
 def check_text(value: object, field: str, *, max_chars: int = MAX_CHARS, nul: bool = True) -> str:
     """``value`` when it is usable text, else a :class:`TextError` naming ``field``: a lone
-    surrogate or a NUL (unless ``nul=False``) with its position, or over ``max_chars``
-    characters (:class:`TextTypeError` for a non-string)."""
+    surrogate or a NUL (unless ``nul=False``), or over ``max_chars`` characters."""
     if not isinstance(value, str):
         raise TextTypeError(
             f"{field} must be a string, got {_type_name(value)}", field=field, reason="type"
@@ -46,8 +42,7 @@ def check_text(value: object, field: str, *, max_chars: int = MAX_CHARS, nul: bo
             field=field,
             reason="size",
         )
-    # str.find is memchr-fast and a strict UTF-8 encode stops at the first lone surrogate:
-    # 5-7x faster than a regular expression over the text
+    # memchr-fast find and a strict encode: 5-7x faster than a regular expression
     position = value.find("\x00") if nul else -1
     if not value.isascii():
         try:
@@ -97,9 +92,8 @@ def check_value(
     nul_keys: Collection[str] | None = None,
 ) -> Any:
     """``value`` when every string in it (keys too) passes :func:`check_text` and it nests at
-    most ``max_depth`` deep, else a :class:`TextError` naming the path (``field[2].content``;
-    ``root`` when ``field`` is empty); a cycle counts as too deep. ``nul_keys``: refuse NUL
-    only under these top-level keys (``None``: everywhere)."""
+    most ``max_depth`` deep, else a :class:`TextError` naming the path (``field[2].content``).
+    ``nul_keys``: refuse NUL only under these top-level keys (``None``: everywhere)."""
     stack: list[tuple[object, str, int, bool]] = [(value, field, 0, nul_keys is None)]
     while stack:
         item, path, depth, nul = stack.pop()
@@ -130,8 +124,7 @@ def check_value(
 
 
 def check_document(text: str, metadata: Mapping[str, Any], index: int) -> None:
-    """A document's :data:`RENDERED_METADATA` values (checked first, so the title can
-    name the document) and its text, named ``document 3 ('Title')``."""
+    """A document's :data:`RENDERED_METADATA` values, then its text (``document 3 ('Title')``)."""
     for key in RENDERED_METADATA:
         if metadata.get(key) is not None:
             check_value(metadata[key], f"document {index}'s metadata {key!r}")
@@ -149,9 +142,8 @@ def check_prompts(prompts: Sequence[object], field: str = "captured prompt") -> 
 def check_record(
     record: object, where: str = "", *, text_keys: Collection[str] = RECORD_TEXT_KEYS
 ) -> Mapping[str, Any]:
-    """A decoded record (a tool's JSON input line) checked by :func:`check_value`: no lone
-    surrogate, no NUL under ``text_keys``, nesting at most :data:`MAX_DEPTH`
-    (:class:`TextTypeError` when it is not a mapping)."""
+    """A decoded record (a tool's JSON input line) checked by :func:`check_value` (NUL only
+    under ``text_keys``)."""
     if not isinstance(record, Mapping):
         raise TextTypeError(
             f"{where or 'a record'} must be a JSON object, got {_type_name(record)}",
@@ -184,8 +176,7 @@ def parse_json(text: str, field: str = "the line") -> Any:
 
 
 def check_examples(examples: object) -> list[object]:
-    """Labelled answers for calibration as a list, each one's question and answer checked
-    (:class:`TextTypeError` when ``examples`` is not a collection)."""
+    """Labelled answers for calibration as a list, each one's question and answer checked."""
     if isinstance(examples, (str, bytes, Mapping)) or not isinstance(examples, Iterable):
         raise TextTypeError(
             "examples must be a list of labelled answers (LabelledAnswer objects, mappings "
