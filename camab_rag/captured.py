@@ -24,7 +24,7 @@ from camab_rag.scorers.base import Prompt, scored_by
 from camab_rag.segments import SourceDocument, segment_documents, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings, groundedness_filter
 from camab_rag.steps import Steps, asynced, synced
-from camab_rag.text_gate import check_prompts, check_texts
+from camab_rag.text_gate import check_texts, check_value
 
 
 def reached_the_model(prompts: Sequence[Prompt], documents: Sequence[SourceDocument]) -> bool:
@@ -125,7 +125,8 @@ def _captured(
 ) -> Steps[CapturedAttribution]:
     check_texts({"the question": question, "the response": response})  # the input gate
     docs = to_documents(documents)
-    check_prompts(prompts)
+    for i, prompt in enumerate(prompts):
+        check_value(prompt, f"captured prompt {i}")
     plan = plan_prompt(list(prompts), docs, settings.granularity)
     if settings.judge_only and gate is not None:
         return (yield from _judged_only(question, docs, response, scorer, settings, plan, gate))

@@ -220,5 +220,4 @@ def attribute_fn(
     run.follow(oracle)
     drive(run.rounds(oracle))
     run.report_end(oracle.n_queries)
-    result = finish_run(run, int(n_segments), oracle.n_queries, 0)
-    return replace(result, wall_time_s=time.perf_counter() - run.started)
+    return finish_run(run, int(n_segments), oracle.n_queries, 0)

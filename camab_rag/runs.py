@@ -49,11 +49,6 @@ class Run:
     total: int = 0
     _shown: tuple[int, int] = (0, 0)
 
-    def record(self, masks: Masks, rewards: FloatArray) -> None:
-        self.sampler.observe(masks, rewards)
-        self.masks.append(masks)
-        self.rewards.append(rewards)
-
     def follow(self, oracle: ScorerOracle | FunctionOracle, *, anchors: bool = False) -> None:
         """Report ``progress(calls, total)`` after each of ``oracle``'s calls: ``total`` is
         the fixed design's distinct subsets, else the budget (plus the ``anchors``); never
@@ -97,7 +92,9 @@ class Run:
         while (masks := self.sampler.next_masks()) is not None:
             if masks.shape[0]:
                 rewards = yield from oracle.rewards(masks)
-                self.record(masks, rewards)
+                self.sampler.observe(masks, rewards)
+                self.masks.append(masks)
+                self.rewards.append(rewards)
 
     def history(self, n_segments: int) -> tuple[Masks, FloatArray]:
         if not self.masks:
@@ -235,6 +232,7 @@ def finish_run(
         exact=run.exact,
         seed=run.seed,
         method_config=run.method.config() | budget_left(run, n_segments, int(masks.shape[0])),
+        wall_time_s=time.perf_counter() - run.started,
         **fields,
     )
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from camab_rag.errors import TextError, TextTypeError
@@ -131,12 +131,6 @@ def check_document(text: str, metadata: Mapping[str, Any], index: int) -> None:
     title = metadata.get("title")
     named = f" ({str(title)!r:.60})" if isinstance(title, (str, int, float)) and title else ""
     check_text(text, f"document {index}{named}")
-
-
-def check_prompts(prompts: Sequence[object], field: str = "captured prompt") -> None:
-    """Each prompt (text, or chat messages) by :func:`check_value`, named ``field 0``..."""
-    for i, prompt in enumerate(prompts):
-        check_value(prompt, f"{field} {i}")
 
 
 def check_record(
