@@ -276,18 +276,16 @@ def _n_docs(case: Case) -> int:
 
 
 def shipped_rule() -> Rule:
-    """The rule ``auto`` ships (its default switches)."""
+    """The rule ``auto`` ships (its default switches; it has no KernelSHAP cut and no
+    halves over several documents, a cut of 0)."""
     switches = Auto()._switches
     estimator = {"flat_intercept": "flat", "lasso": "LASSO"}[switches.halves_estimator]
     return Rule(
-        switches.random_halves_below,
+        0.0,
         switches.joint_fit_below,
         switches.one_document_halves_below,
         estimator,
-        switches.kernelshap_below,
-        switches.one_document_kernelshap_below,
-        switches.one_document_lasso_from,
-        "adaptive-lasso",
+        above=switches.one_document_lasso_from,
     )
 
 

@@ -10,8 +10,7 @@ a flat prior on the intercept, one fit per level (one joint fit under
 :data:`ONE_DOCUMENT_HALVES_BELOW` calls per unit it uses ContextCite's random halves read
 with LASSO (:func:`budget_rule`), and from :data:`ONE_DOCUMENT_LASSO_FROM` it reads the
 adaptive design's subsets with LASSO too (the flat fit over KernelSHAP's near-empty and
-near-full opening rows misranked half contexts); KernelSHAP's design was a candidate of
-the same rule and is not used (:data:`ONE_DOCUMENT_KERNELSHAP_BELOW`). Over several
+near-full opening rows misranked half contexts). Over several
 documents, when the hierarchical plan cannot spend the budget (a small context,
 :func:`~camab_rag.methods.hierarchical.most_calls`), the run is one level. On one
 document under :data:`LEXICAL_PRIOR_BELOW` calls per unit, when the caller gave the
@@ -51,30 +50,31 @@ SHAPLEY_OPENING = 0.75
 JOINT_FIT_BELOW = 0.25
 #: calls per unit under which one document's sentences use the random halves and LASSO
 ONE_DOCUMENT_HALVES_BELOW = 0.25
-#: calls per unit from which one document's adaptive design is read with LASSO (the
-#: flat-intercept fit over KernelSHAP's near-empty and near-full opening rows misranks
-#: half contexts on some CNN/DailyMail rows at 32-64 calls; chosen on the dev rows)
+#: calls per unit from which one document's adaptive design is read with LASSO
 ONE_DOCUMENT_LASSO_FROM = 0.0
 #: calls per unit under which one document's scores are read with the lexical prior
-#: (chosen on the dev rows; over several documents the search chose 0, never)
 LEXICAL_PRIOR_BELOW = 1.25
 _CHOICES = {
     "design": ("adaptive", "random_halves", "kernelshap"),
     "estimator": ("flat_intercept", "posterior_mean", "lasso"),
     "halves_estimator": ("flat_intercept", "posterior_mean", "lasso"),
-    "refine_opening": ("leave_one_out", "shapley"),
 }
+_CUTS = ("joint_fit_below", "one_document_halves_below", "lexical_prior_below")
+#: switches of earlier research runs that only chose the design: a stored result's
+#: config may hold them, its fit does not read them (:meth:`Auto._variant` drops them)
+_RETIRED = (
+    "shapley_opening",
+    "refine_opening",
+    "random_halves_below",
+    "kernelshap_below",
+    "one_document_kernelshap_below",
+)
 
 
 def auto_batch_size(parallel: int, budget: int) -> int:
     """Thompson draws per round when ``batch_size`` is not set: the scorer's ``parallel``
     capacity, at most :data:`MAX_AUTO_BATCH` and ``budget // 4``, at least 1."""
     return max(1, min(int(parallel), MAX_AUTO_BATCH, int(budget) // 4))
-
-
-#: calls per unit under which one document's sentences use KernelSHAP's design (the
-#: dev rows chose 0, never; ``kernelshap_below`` is the cut over several documents)
-ONE_DOCUMENT_KERNELSHAP_BELOW = 0.0
 
 
 def scarce_budget(n_segments: int, budget: int, below: float) -> bool:
@@ -101,29 +101,23 @@ def one_level_opening(
 class _Switches:
     """The design and estimator choices ``auto`` was measured against (benchmarks only).
 
-    ``leave_one_out_first``: open each level with every unit left out once;
-    ``shapley_opening``: else the share opened with KernelSHAP's design; ``joint_fit``:
-    one fit over both levels; ``refine_opening``: how a hierarchical run's sentences open;
-    ``design``: ``"adaptive"``, ``"random_halves"`` (read with ``halves_estimator``) or
+    ``leave_one_out_first``: open each level with every unit left out once (else
+    :func:`one_level_opening`); ``joint_fit``: one fit over both levels; ``design``:
+    ``"adaptive"``, ``"random_halves"`` (read with ``halves_estimator``) or
     ``"kernelshap"`` (``method="kernelshap"``'s subsets and estimator, one level);
-    ``*_below``: the budget rules' cuts (:func:`budget_rule`); ``document_opening``: open
-    with every document left out once whenever ``D + 1`` calls fit; ``documents``: this
-    one-level run's units are whole documents; ``lexical_prior``: fit with the lexical
-    prior (set by :func:`budget_rule` under ``lexical_prior_below`` on one document).
+    ``*_below``/``*_from``: the budget rule's cuts (:func:`budget_rule`);
+    ``document_opening``: open with every document left out once whenever ``D + 1`` calls
+    fit; ``documents``: this one-level run's units are whole documents;
+    ``lexical_prior``: fit with the lexical prior (set by :func:`budget_rule`).
     """
 
     leave_one_out_first: bool = True
-    shapley_opening: float = SHAPLEY_OPENING
     estimator: str = "flat_intercept"
     joint_fit: bool = False
-    refine_opening: str = "leave_one_out"
     design: str = "adaptive"
-    random_halves_below: float = 0.0
     halves_estimator: str = "lasso"
     joint_fit_below: float = JOINT_FIT_BELOW
     one_document_halves_below: float = ONE_DOCUMENT_HALVES_BELOW
-    kernelshap_below: float = 0.0
-    one_document_kernelshap_below: float = ONE_DOCUMENT_KERNELSHAP_BELOW
     document_opening: bool = True
     documents: bool = False
     lexical_prior_below: float = LEXICAL_PRIOR_BELOW
@@ -134,51 +128,23 @@ class _Switches:
         for name, allowed in _CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"unknown {name} {getattr(self, name)!r}; choose one of {allowed}")
-        for name in (
-            "random_halves_below",
-            "joint_fit_below",
-            "one_document_halves_below",
-            "kernelshap_below",
-            "one_document_kernelshap_below",
-            "lexical_prior_below",
-            "one_document_lasso_from",
-        ):
+        for name in (*_CUTS, "one_document_lasso_from"):
             below = getattr(self, name)
             if isinstance(below, bool) or not isinstance(below, (int, float)) or below < 0:
                 raise ValueError(f"{name} must be a number >= 0, got {below!r}")
-        share = self.shapley_opening
-        if (
-            isinstance(share, bool)
-            or not isinstance(share, (int, float, np.integer, np.floating))
-            or not 0 <= share <= 1
-        ):
-            raise ValueError(
-                f"shapley_opening must be a share of the budget in [0, 1], got {share!r}"
-            )
 
 
 def budget_rule(switches: _Switches, n_segments: int, budget: int, n_docs: int) -> _Switches:
-    """``auto``'s design for one run: KernelSHAP's design under
-    ``one_document_kernelshap_below`` calls per unit on one document (``n_docs <= 1``) or
-    ``kernelshap_below`` otherwise (budget >= 2); else the random halves under
-    ``one_document_halves_below`` or ``random_halves_below``; else on one document from
-    ``one_document_lasso_from`` calls per unit (short of every subset) the adaptive design
-    read with LASSO; else, over several documents split into sentences, one joint fit
-    under ``joint_fit_below``; else ``switches``. On one document under
-    ``lexical_prior_below`` the scores are read with the lexical prior (whatever the
-    design)."""
+    """``auto``'s design for one run: on one document (``n_docs <= 1``), the random halves
+    under ``one_document_halves_below`` calls per unit, else from
+    ``one_document_lasso_from`` (short of every subset) the adaptive design read with
+    LASSO; over several documents split into sentences, one joint fit under
+    ``joint_fit_below``; else ``switches``. On one document under ``lexical_prior_below``
+    the scores are read with the lexical prior (whatever the design)."""
     lexical = n_docs <= 1 and scarce_budget(n_segments, budget, switches.lexical_prior_below)
     if lexical != switches.lexical_prior:
         switches = replace(switches, lexical_prior=lexical)
-    shap_below = (
-        switches.one_document_kernelshap_below if n_docs <= 1 else switches.kernelshap_below
-    )
-    if budget >= 2 and scarce_budget(n_segments, budget, shap_below):
-        return replace(switches, design="kernelshap")
-    halves_below = (
-        switches.one_document_halves_below if n_docs <= 1 else switches.random_halves_below
-    )
-    if scarce_budget(n_segments, budget, halves_below):
+    if n_docs <= 1 and scarce_budget(n_segments, budget, switches.one_document_halves_below):
         return replace(switches, design="random_halves")
     every_subset = n_segments < 62 and 2**n_segments <= budget
     if (
@@ -213,7 +179,7 @@ class AutoSampler(Sampler):
                 self.opening = leave_one_out_rows(n_segments)
         else:
             self.opening = one_level_opening(
-                n_segments, budget, switches.shapley_opening, switches.documents, rng
+                n_segments, budget, SHAPLEY_OPENING, switches.documents, rng
             )
 
     def next_masks(self) -> Masks | None:
@@ -261,6 +227,7 @@ class Auto(Method):
         """Benchmarks and stored results only: ``auto`` with :class:`_Switches` set."""
         switch_names = {f.name for f in fields(_Switches)}
         lexical = options.pop("lexical_weights", None)
+        options = {k: v for k, v in options.items() if k not in _RETIRED}
         switches = {k: v for k, v in options.items() if k in switch_names}
         public = {k: v for k, v in options.items() if k not in switch_names}
         return cls(**public, _switches=_Switches(**switches)).with_lexical(lexical)
@@ -324,10 +291,6 @@ class Auto(Method):
             documents=bool(documents and self.opens_documents),
         )
         return replace(self, _switches=switches)
-
-    def refinement(self) -> Auto:
-        """The settings of a hierarchical run's second level."""
-        return self.one_level() if self._switches.refine_opening == "shapley" else self
 
     def bandit(self) -> Camab:
         return Camab(
