@@ -195,26 +195,3 @@ def test_one_documents_adaptive_design_is_read_with_lasso() -> None:
 def test_bad_rule_switches_are_refused(switches):
     with pytest.raises(ValueError, match=next(iter(switches))):
         Auto._variant(**switches)
-
-
-@pytest.mark.parametrize(("groups", "budget"), [(GROUPS, 16), ([0] * N, 8), (None, 12)])
-def test_kernelshaps_design_asks_for_kernelshaps_subsets_on_one_level(groups, budget):
-    """``design="kernelshap"``: the very subsets ``method="kernelshap"`` asks for with the
-    same seed, one level even over several documents, read with its estimator."""
-    ours = attribute_fn(
-        planted,
-        N,
-        budget=budget,
-        method=Auto._variant(design="kernelshap", one_document_halves_below=0.0),
-        groups=groups,
-        settings=AttributionSettings(seed=5),
-    )
-    theirs = attribute_fn(
-        planted, N, budget=budget, method="kernelshap", settings=AttributionSettings(seed=5)
-    )
-    assert ours.method_config["design"] == "kernelshap"
-    assert not ours.method_config.get("hierarchical")
-    np.testing.assert_array_equal(ours.masks, theirs.masks)
-    np.testing.assert_allclose(ours.scores, theirs.scores, atol=1e-12)
-    refit = method_from_config(ours.method, ours.method_config)
-    np.testing.assert_allclose(refit.fit(ours.masks, ours.rewards), ours.scores, atol=1e-12)

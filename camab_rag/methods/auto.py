@@ -55,7 +55,7 @@ ONE_DOCUMENT_LASSO_FROM = 0.0
 #: calls per unit under which one document's scores are read with the lexical prior
 LEXICAL_PRIOR_BELOW = 1.25
 _CHOICES = {
-    "design": ("adaptive", "random_halves", "kernelshap"),
+    "design": ("adaptive", "random_halves"),
     "estimator": ("flat_intercept", "posterior_mean", "lasso"),
     "halves_estimator": ("flat_intercept", "posterior_mean", "lasso"),
 }
@@ -103,8 +103,7 @@ class _Switches:
 
     ``leave_one_out_first``: open each level with every unit left out once (else
     :func:`one_level_opening`); ``joint_fit``: one fit over both levels; ``design``:
-    ``"adaptive"``, ``"random_halves"`` (read with ``halves_estimator``) or
-    ``"kernelshap"`` (``method="kernelshap"``'s subsets and estimator, one level);
+    ``"adaptive"`` or ``"random_halves"`` (read with ``halves_estimator``, one level);
     ``*_below``/``*_from``: the budget rule's cuts (:func:`budget_rule`);
     ``document_opening``: open with every document left out once whenever ``D + 1`` calls
     fit; ``documents``: this one-level run's units are whole documents;
@@ -168,11 +167,6 @@ class AutoSampler(Sampler):
         if switches.design == "random_halves":
             # method="contextcite"'s subsets for the same seed, and nothing after them
             self.opening = ContextCite().sampler(n_segments, budget, rng).next_masks()
-            self.thompson = CamabSampler(method.bandit(), n_segments, 0, rng)
-        elif switches.design == "kernelshap":
-            # the very subsets method="kernelshap" asks for with the same seed (the empty
-            # and the full context first); nothing after them
-            self.opening = KernelShap().sampler(n_segments, budget, rng).next_masks()
             self.thompson = CamabSampler(method.bandit(), n_segments, 0, rng)
         elif switches.leave_one_out_first:
             if n_segments + 1 <= budget:
@@ -254,11 +248,6 @@ class Auto(Method):
         return self._switches.joint_fit
 
     @property
-    def random_halves(self) -> bool:
-        """Whether this run uses the random-halves design (one level, no Thompson draws)."""
-        return self._switches.design == "random_halves"
-
-    @property
     def opens_documents(self) -> bool:
         """Whether a run opens with every document left out once when ``D + 1`` calls fit."""
         return self._switches.document_opening
@@ -272,8 +261,8 @@ class Auto(Method):
 
     @property
     def fixed_design(self) -> bool:
-        """Whether this run asks for a fixed design on one level (the random halves or
-        KernelSHAP's), no opening and no Thompson draws."""
+        """Whether this run asks for the random halves: one level, no opening and no
+        Thompson draws."""
         return self._switches.design != "adaptive"
 
     def for_budget(self, n_segments: int, budget: int, n_docs: int = 1) -> Auto:
@@ -318,11 +307,8 @@ class Auto(Method):
             columns = np.asarray(rewards, dtype=float).reshape(len(masks), -1).T
             fits = [posterior(masks, column, free, self.noise_variance) for column in columns]
             return np.stack([target_weights(post.mean, free)[0] for post in fits])
-        if self._switches.design == "kernelshap":
-            shap = KernelShap()
-            return np.stack([shap.fit(masks, column, seed) for column in np.asarray(rewards).T])
         estimator = self._switches.estimator
-        if self.random_halves:
+        if self.fixed_design:
             estimator = self._switches.halves_estimator
         if estimator == "posterior_mean":
             return self.bandit().fit_many(masks, rewards, seed)
