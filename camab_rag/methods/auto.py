@@ -1,24 +1,17 @@
 """``method="auto"``: the library's default, chosen for quality per model call.
 
-With ``N`` units and ``s`` distinct calls it scores every subset once when ``2**N <= s``
-(exact). Otherwise, on one level (chunks, or one document's sentences) it opens with
-KernelSHAP's design over :data:`SHAPLEY_OPENING` of the budget, then makes CAMAB's
-Thompson draws; over several documents split into sentences it runs hierarchically,
-each level opening with every unit left out once. Scores are CAMAB's posterior means with
-a flat prior on the intercept, one fit per level (one joint fit under
-:data:`JOINT_FIT_BELOW` calls per unit); on one document's sentences under
-:data:`ONE_DOCUMENT_HALVES_BELOW` calls per unit it uses ContextCite's random halves read
-with LASSO (:func:`budget_rule`), and from :data:`ONE_DOCUMENT_LASSO_FROM` it reads the
-adaptive design's subsets with LASSO too (the flat fit over KernelSHAP's near-empty and
-near-full opening rows misranked half contexts). Over several
-documents, when the hierarchical plan cannot spend the budget (a small context,
-:func:`~camab_rag.methods.hierarchical.most_calls`), the run is one level. On one
-document under :data:`LEXICAL_PRIOR_BELOW` calls per unit, when the caller gave the
-segments' zero-call lexical scores (:meth:`Auto.with_lexical`; ``attribute`` does), the
-scores are :mod:`~camab_rag.methods.prior`'s fit with those as the free weights: the
-calls learn how far to trust them. The measurements behind each choice are in
-BENCHMARKS.md; benchmarks reach the alternatives through :meth:`Auto._variant` (not a
-public interface).
+Every subset once when ``2**N <= s`` calls (exact). Over several documents split into
+sentences it runs hierarchically, each level opening with every unit left out once, then
+CAMAB's Thompson draws, scored with a flat-intercept posterior per level (one joint fit
+under :data:`JOINT_FIT_BELOW` calls per unit). On one level (also when the hierarchy
+cannot spend the budget, :func:`~camab_rag.methods.hierarchical.most_calls`) it opens
+with KernelSHAP's design over :data:`SHAPLEY_OPENING` of the budget. On one document's
+sentences it reads its subsets with LASSO, uses ContextCite's random halves under
+:data:`ONE_DOCUMENT_HALVES_BELOW` calls per unit, and under :data:`LEXICAL_PRIOR_BELOW`
+reads the scores with the answer's lexical scores as a prior (:meth:`Auto.with_lexical`,
+:mod:`~camab_rag.methods.prior`). The rule is :func:`budget_rule`; the measurements behind
+it are in BENCHMARKS.md, and benchmarks reach the alternatives through
+:meth:`Auto._variant` (not a public interface).
 """
 
 from __future__ import annotations
@@ -209,12 +202,11 @@ class Auto(Method):
     anytime = False
 
     def __post_init__(self) -> None:
-        if self.batch_size is not None and (
-            isinstance(self.batch_size, bool) or not isinstance(self.batch_size, (int, np.integer))
+        size = self.batch_size
+        if size is not None and (
+            isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1
         ):
-            raise ValueError(f"batch_size must be an integer or None, got {self.batch_size!r}")
-        if self.batch_size is not None and self.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+            raise ValueError(f"batch_size must be an integer >= 1 or None, got {size!r}")
 
     @classmethod
     def _variant(cls, **options: Any) -> Auto:
