@@ -195,3 +195,19 @@ def test_one_documents_adaptive_design_is_read_with_lasso() -> None:
 def test_bad_rule_switches_are_refused(switches):
     with pytest.raises(ValueError, match=next(iter(switches))):
         Auto._variant(**switches)
+
+
+def test_a_stored_config_with_retired_switches_still_refits() -> None:
+    """Results stored before the research switches went carry them; they chose subsets,
+    not the fit, so the config rebuilds the same estimator."""
+    ours = run(budget=16)
+    old = {
+        **ours.method_config,
+        "shapley_opening": 0.75,
+        "refine_opening": "leave_one_out",
+        "random_halves_below": 0.0,
+        "kernelshap_below": 0.0,
+        "one_document_kernelshap_below": 0.0,
+    }
+    refit = method_from_config(ours.method, old)
+    np.testing.assert_allclose(refit.fit(ours.masks, ours.rewards), ours.scores, atol=1e-12)
