@@ -256,7 +256,6 @@ def variant(switches: dict[str, Any]) -> Auto:
     level, never the random halves nor LASSO), with ``switches`` changed."""
     return Auto._variant(
         **{
-            "random_halves_below": 0.0,
             "joint_fit_below": 0.0,
             "document_opening": False,
             "one_document_halves_below": 0.0,

@@ -85,10 +85,7 @@ FREE: dict[str, tuple[str, dict[str, Any]]] = {
         "both levels",
         {"document_opening": True, "joint_fit": True},
     ),
-    "kernelshap": (
-        "KernelSHAP's design and estimator (one level)",
-        {"design": "kernelshap"},
-    ),
+    "kernelshap": ("KernelSHAP's design and estimator (one level)", {}),
     "adaptive-lasso": (
         "adaptive design read with LASSO (one document)",
         {"document_opening": True, "estimator": "lasso"},
@@ -107,7 +104,8 @@ FREE: dict[str, tuple[str, dict[str, Any]]] = {
         },
     ),
 }
-"""Variants on subsets the store already holds: (label, ``Auto._variant`` switches)."""
+"""Variants on subsets the store already holds: (label, ``Auto._variant`` switches;
+``kernelshap`` is ``method="kernelshap"`` on one level)."""
 ONE_DOCUMENT_ONLY = ("adaptive-lasso", "halves-lexical")
 """Variants fitted on one document's sentences only (candidates of the rule there)."""
 PRICED: dict[str, tuple[str, dict[str, Any], bool]] = {
@@ -141,14 +139,16 @@ def variant_fits(case: Case, reward: PricedReward, priced: bool) -> dict[tuple[s
     for name, switches, hierarchical, budgets in plans:
         if "lexical_prior_below" in switches:
             switches = {**switches, "lexical_weights": lexical}
+        method = "kernelshap" if name == "kernelshap" else variant(switches)
         for b in budgets:
-            settings = AttributionSettings(seed=seed, hierarchical=hierarchical)
+            levels = hierarchical and name != "kernelshap"
+            settings = AttributionSettings(seed=seed, hierarchical=levels)
             try:
                 result = attribute_fn(
                     reward,
                     case.n,
                     budget=b,
-                    method=variant(switches),
+                    method=method,
                     groups=groups,
                     settings=settings,
                 )
@@ -276,18 +276,16 @@ def _n_docs(case: Case) -> int:
 
 
 def shipped_rule() -> Rule:
-    """The rule ``auto`` ships (its default switches)."""
+    """The rule ``auto`` ships (its default switches; it has no KernelSHAP cut and no
+    halves over several documents, a cut of 0)."""
     switches = Auto()._switches
     estimator = {"flat_intercept": "flat", "lasso": "LASSO"}[switches.halves_estimator]
     return Rule(
-        switches.random_halves_below,
+        0.0,
         switches.joint_fit_below,
         switches.one_document_halves_below,
         estimator,
-        switches.kernelshap_below,
-        switches.one_document_kernelshap_below,
-        switches.one_document_lasso_from,
-        "adaptive-lasso",
+        above=switches.one_document_lasso_from,
     )
 
 

@@ -61,7 +61,6 @@ def test_the_shipped_cuts() -> None:
     assert scarce_budget(40, 8, JOINT_FIT_BELOW)
     assert not scarce_budget(40, 16, JOINT_FIT_BELOW)
     # KernelSHAP's design was searched and not chosen on the dev rows: never shipped
-    assert (switches.kernelshap_below, switches.one_document_kernelshap_below) == (0.0, 0.0)
     assert {
         budget_rule(switches, n, b, d).design
         for n, d in ((20, 1), (40, 10))
@@ -110,28 +109,20 @@ def test_the_random_halves_ask_for_contextcites_subsets_on_one_level():
     np.testing.assert_allclose(ours.scores, theirs.scores, atol=1e-12)
 
 
-def test_the_halves_rule_switches_the_design_below_its_cut():
-    rule = Auto._variant(random_halves_below=1.0)
-    assert rule.for_budget(N, 16, 10).random_halves
-    assert not rule.for_budget(N, 41, 10).random_halves
-    assert not run(rule, budget=16).method_config.get("hierarchical")
-
-
-RULE = _Switches(random_halves_below=0.5, joint_fit_below=1.0, one_document_halves_below=2.0)
+RULE = _Switches(joint_fit_below=1.0, one_document_halves_below=2.0)
 
 
 @pytest.mark.parametrize(
     ("n_segments", "budget", "n_docs", "design", "joint_fit"),
     [
-        (40, 8, 10, "random_halves", False),  # 8 < 0.5 * 41: halves first
-        (40, 30, 10, "adaptive", True),  # over several documents: one joint fit
+        (40, 8, 10, "adaptive", True),  # over several documents: never the halves
+        (40, 30, 10, "adaptive", True),  # one joint fit under 1.0 * 41
         (40, 41, 10, "adaptive", False),
         (20, 16, 1, "random_halves", False),  # one document: its own cut, 2 * 21
         (20, 41, 1, "random_halves", False),
         (20, 42, 1, "adaptive", False),
         (20, 16, 0, "random_halves", False),  # no documents given: as one document
-        (6, 3, 6, "random_halves", False),  # whole documents (chunks): the general cut
-        (6, 4, 6, "adaptive", False),
+        (6, 3, 6, "adaptive", False),  # whole documents (chunks): as several documents
         (6, 6, 6, "adaptive", False),  # chunks never take the joint fit (one level)
     ],
 )
@@ -141,7 +132,6 @@ def test_the_budget_rule_reads_budget_units_and_documents(
     chosen = budget_rule(RULE, n_segments, budget, n_docs)
     assert (chosen.design, chosen.joint_fit) == (design, joint_fit)
     none = _Switches(
-        random_halves_below=0,
         joint_fit_below=0,
         one_document_halves_below=0,
         one_document_lasso_from=float("inf"),
@@ -198,11 +188,8 @@ def test_one_documents_adaptive_design_is_read_with_lasso() -> None:
         {"one_document_lasso_from": -1.0},
         {"one_document_halves_below": -0.1},
         {"halves_estimator": "ols"},
-        {"random_halves_below": -1.0},
-        {"random_halves_below": True},
+        {"lexical_prior_below": True},
         {"joint_fit_below": -0.5},
-        {"kernelshap_below": -0.5},
-        {"one_document_kernelshap_below": "x"},
     ],
 )
 def test_bad_rule_switches_are_refused(switches):
@@ -210,44 +197,17 @@ def test_bad_rule_switches_are_refused(switches):
         Auto._variant(**switches)
 
 
-@pytest.mark.parametrize(("groups", "budget"), [(GROUPS, 16), ([0] * N, 8), (None, 12)])
-def test_kernelshaps_design_asks_for_kernelshaps_subsets_on_one_level(groups, budget):
-    """``design="kernelshap"``: the very subsets ``method="kernelshap"`` asks for with the
-    same seed, one level even over several documents, read with its estimator."""
-    ours = attribute_fn(
-        planted,
-        N,
-        budget=budget,
-        method=Auto._variant(design="kernelshap", one_document_halves_below=0.0),
-        groups=groups,
-        settings=AttributionSettings(seed=5),
-    )
-    theirs = attribute_fn(
-        planted, N, budget=budget, method="kernelshap", settings=AttributionSettings(seed=5)
-    )
-    assert ours.method_config["design"] == "kernelshap"
-    assert not ours.method_config.get("hierarchical")
-    np.testing.assert_array_equal(ours.masks, theirs.masks)
-    np.testing.assert_allclose(ours.scores, theirs.scores, atol=1e-12)
-    refit = method_from_config(ours.method, ours.method_config)
+def test_a_stored_config_with_retired_switches_still_refits() -> None:
+    """Results stored before the research switches went carry them; they chose subsets,
+    not the fit, so the config rebuilds the same estimator."""
+    ours = run(budget=16)
+    old = {
+        **ours.method_config,
+        "shapley_opening": 0.75,
+        "refine_opening": "leave_one_out",
+        "random_halves_below": 0.0,
+        "kernelshap_below": 0.0,
+        "one_document_kernelshap_below": 0.0,
+    }
+    refit = method_from_config(ours.method, old)
     np.testing.assert_allclose(refit.fit(ours.masks, ours.rewards), ours.scores, atol=1e-12)
-
-
-@pytest.mark.parametrize(
-    ("n_segments", "budget", "n_docs", "design"),
-    [
-        (20, 8, 1, "kernelshap"),  # one document: 8 < 0.5 * 21, before the halves
-        (20, 16, 1, "random_halves"),
-        (40, 8, 10, "kernelshap"),  # several documents: 8 < 0.25 * 41
-        (40, 16, 10, "random_halves"),
-        (20, 1, 1, "random_halves"),  # KernelSHAP needs 2 calls (empty and full)
-    ],
-)
-def test_kernelshaps_cut_comes_before_the_halves(n_segments, budget, n_docs, design):
-    rule = _Switches(
-        random_halves_below=0.5,
-        one_document_halves_below=2.0,
-        kernelshap_below=0.25,
-        one_document_kernelshap_below=0.5,
-    )
-    assert budget_rule(rule, n_segments, budget, n_docs).design == design

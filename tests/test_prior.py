@@ -83,13 +83,6 @@ def test_the_default_design_asks_for_camabs_subsets_and_fits_with_the_prior():
     assert _lds(prior.scores, truth, 3) > _lds(camab.scores, truth, 3) + 0.2
 
 
-def test_thompson_draws_from_the_priors_posterior_stay_distinct():
-    truth = _target(4)
-    result = _run(truth, FreePrior(free_weights=truth, design="thompson"), 12, seed=4)
-    assert len({m.tobytes() for m in result.masks}) == 12
-    assert _lds(result.scores, truth, 4) > 0.9
-
-
 def test_log_evidence_matches_the_gaussian_density():
     rng = np.random.default_rng(0)
     features = rng.random((5, 3))
@@ -110,8 +103,6 @@ def test_bad_free_weights_are_refused():
         FreePrior(free_weights=np.array([0.1, np.nan]))
     with pytest.raises(ValueError, match="scored 3 segments"):
         FreePrior(free_weights=np.zeros(3)).sampler(4, 8, np.random.default_rng(0))
-    with pytest.raises(ValueError, match="design must be one of"):
-        FreePrior(free_weights=np.zeros(3), design="greedy")
 
 
 # ---------------------------------------------------------------------- the switch, end to end

@@ -1,25 +1,17 @@
 """``method="auto"``: the library's default, chosen for quality per model call.
 
-With ``N`` units and ``s`` distinct calls it scores every subset once when ``2**N <= s``
-(exact). Otherwise, on one level (chunks, or one document's sentences) it opens with
-KernelSHAP's design over :data:`SHAPLEY_OPENING` of the budget, then makes CAMAB's
-Thompson draws; over several documents split into sentences it runs hierarchically,
-each level opening with every unit left out once. Scores are CAMAB's posterior means with
-a flat prior on the intercept, one fit per level (one joint fit under
-:data:`JOINT_FIT_BELOW` calls per unit); on one document's sentences under
-:data:`ONE_DOCUMENT_HALVES_BELOW` calls per unit it uses ContextCite's random halves read
-with LASSO (:func:`budget_rule`), and from :data:`ONE_DOCUMENT_LASSO_FROM` it reads the
-adaptive design's subsets with LASSO too (the flat fit over KernelSHAP's near-empty and
-near-full opening rows misranked half contexts); KernelSHAP's design was a candidate of
-the same rule and is not used (:data:`ONE_DOCUMENT_KERNELSHAP_BELOW`). Over several
-documents, when the hierarchical plan cannot spend the budget (a small context,
-:func:`~camab_rag.methods.hierarchical.most_calls`), the run is one level. On one
-document under :data:`LEXICAL_PRIOR_BELOW` calls per unit, when the caller gave the
-segments' zero-call lexical scores (:meth:`Auto.with_lexical`; ``attribute`` does), the
-scores are :mod:`~camab_rag.methods.prior`'s fit with those as the free weights: the
-calls learn how far to trust them. The measurements behind each choice are in
-BENCHMARKS.md; benchmarks reach the alternatives through :meth:`Auto._variant` (not a
-public interface).
+Every subset once when ``2**N <= s`` calls (exact). Over several documents split into
+sentences it runs hierarchically, each level opening with every unit left out once, then
+CAMAB's Thompson draws, scored with a flat-intercept posterior per level (one joint fit
+under :data:`JOINT_FIT_BELOW` calls per unit). On one level (also when the hierarchy
+cannot spend the budget, :func:`~camab_rag.methods.hierarchical.most_calls`) it opens
+with KernelSHAP's design over :data:`SHAPLEY_OPENING` of the budget. On one document's
+sentences it reads its subsets with LASSO, uses ContextCite's random halves under
+:data:`ONE_DOCUMENT_HALVES_BELOW` calls per unit, and under :data:`LEXICAL_PRIOR_BELOW`
+reads the scores with the answer's lexical scores as a prior (:meth:`Auto.with_lexical`,
+:mod:`~camab_rag.methods.prior`). The rule is :func:`budget_rule`; the measurements behind
+it are in BENCHMARKS.md, and benchmarks reach the alternatives through
+:meth:`Auto._variant` (not a public interface).
 """
 
 from __future__ import annotations
@@ -51,30 +43,31 @@ SHAPLEY_OPENING = 0.75
 JOINT_FIT_BELOW = 0.25
 #: calls per unit under which one document's sentences use the random halves and LASSO
 ONE_DOCUMENT_HALVES_BELOW = 0.25
-#: calls per unit from which one document's adaptive design is read with LASSO (the
-#: flat-intercept fit over KernelSHAP's near-empty and near-full opening rows misranks
-#: half contexts on some CNN/DailyMail rows at 32-64 calls; chosen on the dev rows)
+#: calls per unit from which one document's adaptive design is read with LASSO
 ONE_DOCUMENT_LASSO_FROM = 0.0
 #: calls per unit under which one document's scores are read with the lexical prior
-#: (chosen on the dev rows; over several documents the search chose 0, never)
 LEXICAL_PRIOR_BELOW = 1.25
 _CHOICES = {
-    "design": ("adaptive", "random_halves", "kernelshap"),
+    "design": ("adaptive", "random_halves"),
     "estimator": ("flat_intercept", "posterior_mean", "lasso"),
     "halves_estimator": ("flat_intercept", "posterior_mean", "lasso"),
-    "refine_opening": ("leave_one_out", "shapley"),
 }
+_CUTS = ("joint_fit_below", "one_document_halves_below", "lexical_prior_below")
+#: switches of earlier research runs that only chose the design: a stored result's
+#: config may hold them, its fit does not read them (:meth:`Auto._variant` drops them)
+_RETIRED = (
+    "shapley_opening",
+    "refine_opening",
+    "random_halves_below",
+    "kernelshap_below",
+    "one_document_kernelshap_below",
+)
 
 
 def auto_batch_size(parallel: int, budget: int) -> int:
     """Thompson draws per round when ``batch_size`` is not set: the scorer's ``parallel``
     capacity, at most :data:`MAX_AUTO_BATCH` and ``budget // 4``, at least 1."""
     return max(1, min(int(parallel), MAX_AUTO_BATCH, int(budget) // 4))
-
-
-#: calls per unit under which one document's sentences use KernelSHAP's design (the
-#: dev rows chose 0, never; ``kernelshap_below`` is the cut over several documents)
-ONE_DOCUMENT_KERNELSHAP_BELOW = 0.0
 
 
 def scarce_budget(n_segments: int, budget: int, below: float) -> bool:
@@ -101,29 +94,22 @@ def one_level_opening(
 class _Switches:
     """The design and estimator choices ``auto`` was measured against (benchmarks only).
 
-    ``leave_one_out_first``: open each level with every unit left out once;
-    ``shapley_opening``: else the share opened with KernelSHAP's design; ``joint_fit``:
-    one fit over both levels; ``refine_opening``: how a hierarchical run's sentences open;
-    ``design``: ``"adaptive"``, ``"random_halves"`` (read with ``halves_estimator``) or
-    ``"kernelshap"`` (``method="kernelshap"``'s subsets and estimator, one level);
-    ``*_below``: the budget rules' cuts (:func:`budget_rule`); ``document_opening``: open
-    with every document left out once whenever ``D + 1`` calls fit; ``documents``: this
-    one-level run's units are whole documents; ``lexical_prior``: fit with the lexical
-    prior (set by :func:`budget_rule` under ``lexical_prior_below`` on one document).
+    ``leave_one_out_first``: open each level with every unit left out once (else
+    :func:`one_level_opening`); ``joint_fit``: one fit over both levels; ``design``:
+    ``"adaptive"`` or ``"random_halves"`` (read with ``halves_estimator``, one level);
+    ``*_below``/``*_from``: the budget rule's cuts (:func:`budget_rule`);
+    ``document_opening``: open with every document left out once whenever ``D + 1`` calls
+    fit; ``documents``: this one-level run's units are whole documents;
+    ``lexical_prior``: fit with the lexical prior (set by :func:`budget_rule`).
     """
 
     leave_one_out_first: bool = True
-    shapley_opening: float = SHAPLEY_OPENING
     estimator: str = "flat_intercept"
     joint_fit: bool = False
-    refine_opening: str = "leave_one_out"
     design: str = "adaptive"
-    random_halves_below: float = 0.0
     halves_estimator: str = "lasso"
     joint_fit_below: float = JOINT_FIT_BELOW
     one_document_halves_below: float = ONE_DOCUMENT_HALVES_BELOW
-    kernelshap_below: float = 0.0
-    one_document_kernelshap_below: float = ONE_DOCUMENT_KERNELSHAP_BELOW
     document_opening: bool = True
     documents: bool = False
     lexical_prior_below: float = LEXICAL_PRIOR_BELOW
@@ -134,51 +120,23 @@ class _Switches:
         for name, allowed in _CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"unknown {name} {getattr(self, name)!r}; choose one of {allowed}")
-        for name in (
-            "random_halves_below",
-            "joint_fit_below",
-            "one_document_halves_below",
-            "kernelshap_below",
-            "one_document_kernelshap_below",
-            "lexical_prior_below",
-            "one_document_lasso_from",
-        ):
+        for name in (*_CUTS, "one_document_lasso_from"):
             below = getattr(self, name)
             if isinstance(below, bool) or not isinstance(below, (int, float)) or below < 0:
                 raise ValueError(f"{name} must be a number >= 0, got {below!r}")
-        share = self.shapley_opening
-        if (
-            isinstance(share, bool)
-            or not isinstance(share, (int, float, np.integer, np.floating))
-            or not 0 <= share <= 1
-        ):
-            raise ValueError(
-                f"shapley_opening must be a share of the budget in [0, 1], got {share!r}"
-            )
 
 
 def budget_rule(switches: _Switches, n_segments: int, budget: int, n_docs: int) -> _Switches:
-    """``auto``'s design for one run: KernelSHAP's design under
-    ``one_document_kernelshap_below`` calls per unit on one document (``n_docs <= 1``) or
-    ``kernelshap_below`` otherwise (budget >= 2); else the random halves under
-    ``one_document_halves_below`` or ``random_halves_below``; else on one document from
-    ``one_document_lasso_from`` calls per unit (short of every subset) the adaptive design
-    read with LASSO; else, over several documents split into sentences, one joint fit
-    under ``joint_fit_below``; else ``switches``. On one document under
-    ``lexical_prior_below`` the scores are read with the lexical prior (whatever the
-    design)."""
+    """``auto``'s design for one run: on one document (``n_docs <= 1``), the random halves
+    under ``one_document_halves_below`` calls per unit, else from
+    ``one_document_lasso_from`` (short of every subset) the adaptive design read with
+    LASSO; over several documents split into sentences, one joint fit under
+    ``joint_fit_below``; else ``switches``. On one document under ``lexical_prior_below``
+    the scores are read with the lexical prior (whatever the design)."""
     lexical = n_docs <= 1 and scarce_budget(n_segments, budget, switches.lexical_prior_below)
     if lexical != switches.lexical_prior:
         switches = replace(switches, lexical_prior=lexical)
-    shap_below = (
-        switches.one_document_kernelshap_below if n_docs <= 1 else switches.kernelshap_below
-    )
-    if budget >= 2 and scarce_budget(n_segments, budget, shap_below):
-        return replace(switches, design="kernelshap")
-    halves_below = (
-        switches.one_document_halves_below if n_docs <= 1 else switches.random_halves_below
-    )
-    if scarce_budget(n_segments, budget, halves_below):
+    if n_docs <= 1 and scarce_budget(n_segments, budget, switches.one_document_halves_below):
         return replace(switches, design="random_halves")
     every_subset = n_segments < 62 and 2**n_segments <= budget
     if (
@@ -203,17 +161,12 @@ class AutoSampler(Sampler):
             # method="contextcite"'s subsets for the same seed, and nothing after them
             self.opening = ContextCite().sampler(n_segments, budget, rng).next_masks()
             self.thompson = CamabSampler(method.bandit(), n_segments, 0, rng)
-        elif switches.design == "kernelshap":
-            # the very subsets method="kernelshap" asks for with the same seed (the empty
-            # and the full context first); nothing after them
-            self.opening = KernelShap().sampler(n_segments, budget, rng).next_masks()
-            self.thompson = CamabSampler(method.bandit(), n_segments, 0, rng)
         elif switches.leave_one_out_first:
             if n_segments + 1 <= budget:
                 self.opening = leave_one_out_rows(n_segments)
         else:
             self.opening = one_level_opening(
-                n_segments, budget, switches.shapley_opening, switches.documents, rng
+                n_segments, budget, SHAPLEY_OPENING, switches.documents, rng
             )
 
     def next_masks(self) -> Masks | None:
@@ -249,18 +202,18 @@ class Auto(Method):
     anytime = False
 
     def __post_init__(self) -> None:
-        if self.batch_size is not None and (
-            isinstance(self.batch_size, bool) or not isinstance(self.batch_size, (int, np.integer))
+        size = self.batch_size
+        if size is not None and (
+            isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1
         ):
-            raise ValueError(f"batch_size must be an integer or None, got {self.batch_size!r}")
-        if self.batch_size is not None and self.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+            raise ValueError(f"batch_size must be an integer >= 1 or None, got {size!r}")
 
     @classmethod
     def _variant(cls, **options: Any) -> Auto:
         """Benchmarks and stored results only: ``auto`` with :class:`_Switches` set."""
         switch_names = {f.name for f in fields(_Switches)}
         lexical = options.pop("lexical_weights", None)
+        options = {k: v for k, v in options.items() if k not in _RETIRED}
         switches = {k: v for k, v in options.items() if k in switch_names}
         public = {k: v for k, v in options.items() if k not in switch_names}
         return cls(**public, _switches=_Switches(**switches)).with_lexical(lexical)
@@ -287,11 +240,6 @@ class Auto(Method):
         return self._switches.joint_fit
 
     @property
-    def random_halves(self) -> bool:
-        """Whether this run uses the random-halves design (one level, no Thompson draws)."""
-        return self._switches.design == "random_halves"
-
-    @property
     def opens_documents(self) -> bool:
         """Whether a run opens with every document left out once when ``D + 1`` calls fit."""
         return self._switches.document_opening
@@ -305,8 +253,8 @@ class Auto(Method):
 
     @property
     def fixed_design(self) -> bool:
-        """Whether this run asks for a fixed design on one level (the random halves or
-        KernelSHAP's), no opening and no Thompson draws."""
+        """Whether this run asks for the random halves: one level, no opening and no
+        Thompson draws."""
         return self._switches.design != "adaptive"
 
     def for_budget(self, n_segments: int, budget: int, n_docs: int = 1) -> Auto:
@@ -324,10 +272,6 @@ class Auto(Method):
             documents=bool(documents and self.opens_documents),
         )
         return replace(self, _switches=switches)
-
-    def refinement(self) -> Auto:
-        """The settings of a hierarchical run's second level."""
-        return self.one_level() if self._switches.refine_opening == "shapley" else self
 
     def bandit(self) -> Camab:
         return Camab(
@@ -355,11 +299,8 @@ class Auto(Method):
             columns = np.asarray(rewards, dtype=float).reshape(len(masks), -1).T
             fits = [posterior(masks, column, free, self.noise_variance) for column in columns]
             return np.stack([target_weights(post.mean, free)[0] for post in fits])
-        if self._switches.design == "kernelshap":
-            shap = KernelShap()
-            return np.stack([shap.fit(masks, column, seed) for column in np.asarray(rewards).T])
         estimator = self._switches.estimator
-        if self.random_halves:
+        if self.fixed_design:
             estimator = self._switches.halves_estimator
         if estimator == "posterior_mean":
             return self.bandit().fit_many(masks, rewards, seed)

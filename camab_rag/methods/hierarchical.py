@@ -198,11 +198,9 @@ class HierarchicalSampler(Sampler):
             full[:, columns] = sub
             return full
 
-        # the base's refinement() when it has one (auto's opening there), else the base
-        refinement = getattr(self.method.base, "refinement", None)
-        refine = refinement() if callable(refinement) else self.method.base
-        inner = plan_sampler(refine, n_columns, remaining + known_here, self.rng)
-        self.stage2 = _Stage(inner, to_full, self.known, remaining if refine.prefix_fit else None)
+        base = self.method.base
+        inner = plan_sampler(base, n_columns, remaining + known_here, self.rng)
+        self.stage2 = _Stage(inner, to_full, self.known, remaining if base.prefix_fit else None)
 
 
 class Hierarchical(Method):
