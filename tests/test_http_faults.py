@@ -373,8 +373,9 @@ def test_echo_rejected_by_the_server_is_a_clear_error(server: FaultyServer) -> N
     refusal = {"error": {"message": "The 'echo' and 'logprobs' parameters are not supported"}}
     server.default = ("status", 400, {}, refusal)
     with pytest.raises(NoPromptLogprobsError, match="OpenAI's own chat models cannot do this"):
-        make_scorer(server, use_prompt_logprobs=False).score([REQUEST])
-    assert len(server.completions) == 1
+        make_scorer(server).score([REQUEST])
+    # echo refused, then vLLM's prompt_logprobs refused: the echo's refusal is the error
+    assert [body.get("echo") for body in server.completions] == [True, None]
 
 
 def test_unauthorized_names_the_problem_not_the_key(server: FaultyServer) -> None:
@@ -711,15 +712,14 @@ def test_a_positive_log_probability_is_a_malformed_response(server: FaultyServer
     assert len(server.completions) == 2  # retried as a malformed body
 
 
-@pytest.mark.parametrize("mode", [False, "auto"])
 def test_a_miscounted_response_is_retried_and_never_demotes_the_model(
-    server: FaultyServer, mode: Any
+    server: FaultyServer,
 ) -> None:
     """One response whose usage.prompt_tokens is off is a malformed answer, not a model
-    that cannot score: on main it switched the chain's model to the proxy for good (or,
-    with "auto", the scorer to vLLM's prompt_logprobs for good)."""
+    that cannot score: on main it switched the chain's model to the proxy for good (or
+    the scorer to vLLM's prompt_logprobs for good)."""
     server.script.append(("miscounted",))
-    scorer = ProxyFallbackScorer(make_scorer(server, use_prompt_logprobs=mode), KeywordScorer())
+    scorer = ProxyFallbackScorer(make_scorer(server), KeywordScorer())
     [result] = scorer.score([REQUEST])
     assert_good(result)
     assert not scorer.using_proxy and scorer.scored_by.proxy is False

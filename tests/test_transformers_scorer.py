@@ -385,58 +385,6 @@ def test_device_auto_picks_the_cpu_here(smollm2_scorer: TransformersScorer) -> N
     assert smollm2_scorer.prefix_cache  # on by default
 
 
-def test_prefix_cache_generates_the_same_answers(smollm2_scorer: TransformersScorer) -> None:
-    contexts = [
-        "Paris is the capital of France. Berlin is the capital of Germany.",
-        "Paris is the capital of France. Madrid is in Spain.",
-        "Berlin is the capital of Germany.",
-        "Paris is the capital of France. Berlin is the capital of Germany.",  # repeated
-    ]
-    prompts = [
-        [{"role": "user", "content": f"Context: {c}\nQuestion: Which cities are named?"}]
-        for c in contexts
-    ]
-    prompts.append([{"role": "user", "content": "Say only the word yes."}])  # stops early
-    plain = smollm2_scorer.generate(prompts, max_new_tokens=12)
-    short = smollm2_scorer.generate(prompts[:1], max_new_tokens=3)
-    prompt_ids = smollm2_scorer.encode_prompt(prompts[2])
-    with _prefix_cached(smollm2_scorer):
-        cached = smollm2_scorer.generate(prompts, max_new_tokens=12)
-        assert smollm2_scorer.generate(prompts[:1], max_new_tokens=3) == short
-        # scoring a prompt and then answering it: the prompt is computed once
-        smollm2_scorer.score([ScoreRequest(prompts[2], "Berlin.")])
-        before = smollm2_scorer.computed_tokens
-        answer = smollm2_scorer.generate(prompts[2:3], max_new_tokens=12)
-        computed = smollm2_scorer.computed_tokens - before
-    assert cached == plain  # in the order asked, not the order computed
-    assert answer == plain[2:3]
-    # the EOS path ran: the last answer ended well before the limit
-    assert len(smollm2_scorer.tokenizer(plain[-1], add_special_tokens=False)["input_ids"]) < 6
-    # only the prompt's last token (it predicts the first answer token) and the answer's
-    assert computed <= 12 < len(prompt_ids)
-
-
-def test_prefix_cache_defers_to_generate_when_the_model_sets_a_penalty(
-    smollm2_scorer: TransformersScorer,
-) -> None:
-    prompt = [{"role": "user", "content": "List the days of the week."}]
-    defaults = smollm2_scorer.model.generation_config
-    greedy = smollm2_scorer.generate([prompt], max_new_tokens=24)
-    saved = defaults.repetition_penalty
-    try:
-        defaults.repetition_penalty = 3.0  # model.generate applies the model's defaults
-        plain = smollm2_scorer.generate([prompt], max_new_tokens=24)
-        with _prefix_cached(smollm2_scorer):
-            before = smollm2_scorer.computed_tokens
-            cached = smollm2_scorer.generate([prompt], max_new_tokens=24)
-            assert smollm2_scorer.computed_tokens == before  # not decoded on the cache
-    finally:
-        defaults.repetition_penalty = saved
-    assert smollm2_scorer._greedy_is_argmax()
-    assert plain != greedy  # the penalty changes the answer here...
-    assert cached == plain  # ...and the cached scorer gives the same answer as generate
-
-
 def test_bad_construction_arguments(tmp_path) -> None:
     with pytest.raises(InputError, match="prefix_cache_mib"):
         TransformersScorer("smollm2", prefix_cache_mib=-1)

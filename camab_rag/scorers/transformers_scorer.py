@@ -40,15 +40,6 @@ from camab_rag.text_gate import check_text
 DTYPES = ("float32", "bfloat16", "float16")
 """The dtypes a model can be loaded in."""
 
-_PLAIN_GREEDY_SETTINGS = frozenset(
-    "_from_model_config transformers_version bos_token_id eos_token_id pad_token_id "  # noqa: SIM905
-    "decoder_start_token_id use_cache output_attentions output_hidden_states "
-    "return_dict_in_generate max_length max_new_tokens do_sample num_beams temperature "
-    "top_k top_p min_p typical_p".split()
-)
-"""``generation_config`` settings that leave greedy decoding a plain argmax; any other
-(``repetition_penalty``...) makes :meth:`TransformersScorer.generate` use ``model.generate``."""
-
 
 @dataclass(frozen=True)
 class EncodedRequest:
@@ -432,9 +423,10 @@ class TransformersScorer(BaseScorer):
             )
 
     def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]:
-        """Greedy answers to ``prompts`` (special tokens removed, whitespace stripped): on the
-        prefix cache one at a time, else batched through ``model.generate``."""
+        """Greedy answers to ``prompts`` (special tokens removed, whitespace stripped),
+        through ``model.generate`` on left-padded batches of ``batch_size``."""
         import torch
+        from transformers import GenerationConfig
 
         if max_new_tokens < 1:
             raise InputError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
@@ -445,32 +437,14 @@ class TransformersScorer(BaseScorer):
                 eos.add(source)
             elif isinstance(source, (list, tuple)):
                 eos.update(int(i) for i in source)
-        outputs: list[list[int]] = [[] for _ in encoded]
-        cached = self.prefix_cache and self._reuse and self.batch_size == 1
-        with self._lock, torch.inference_mode():
-            if cached and self._greedy_is_argmax():
-                for i in sorted(range(len(encoded)), key=lambda i: encoded[i]):  # in token order
-                    outputs[i] = self._prefix.generate(encoded[i], max_new_tokens, eos)
-            else:
-                self._generate_batches(encoded, outputs, max_new_tokens, sorted(eos))
-        return [
-            str(self.tokenizer.decode(ids, skip_special_tokens=True)).strip() for ids in outputs
-        ]
-
-    def _generate_batches(
-        self, encoded: list[list[int]], outputs: list[list[int]], max_new: int, eos: list[int]
-    ) -> None:
-        """``model.generate`` on left-padded batches of ``encoded``, into ``outputs``."""
-        import torch
-        from transformers import GenerationConfig
-
         config = GenerationConfig(  # type: ignore[no-untyped-call]
-            max_new_tokens=max_new,
+            max_new_tokens=max_new_tokens,
             do_sample=False,
             num_beams=1,
             pad_token_id=self.pad_token_id,
-            eos_token_id=eos,
+            eos_token_id=sorted(eos),
         )
+        outputs: list[list[int]] = []
         for start in range(0, len(encoded), self.batch_size):
             chunk = encoded[start : start + self.batch_size]
             width = max(len(ids) for ids in chunk)
@@ -479,17 +453,13 @@ class TransformersScorer(BaseScorer):
             for row, ids in enumerate(chunk):
                 input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
                 attention_mask[row, width - len(ids) :] = 1
-            output = self.model.generate(
-                input_ids=input_ids.to(self.device),
-                attention_mask=attention_mask.to(self.device),
-                generation_config=config,
-            )
-            outputs[start : start + len(chunk)] = output[:, width:].tolist()
-
-    def _greedy_is_argmax(self) -> bool:
-        """Whether the model's ``generation_config`` leaves greedy decoding a plain argmax,
-        so the prefix-cached decoding gives ``model.generate``'s answers."""
-        defaults = getattr(self.model, "generation_config", None)
-        if defaults is None:
-            return True
-        return set(defaults.to_diff_dict()) <= _PLAIN_GREEDY_SETTINGS
+            with self._lock, torch.inference_mode():  # one call at a time on the model
+                output = self.model.generate(
+                    input_ids=input_ids.to(self.device),
+                    attention_mask=attention_mask.to(self.device),
+                    generation_config=config,
+                )
+            outputs += output[:, width:].tolist()
+        return [
+            str(self.tokenizer.decode(ids, skip_special_tokens=True)).strip() for ids in outputs
+        ]
