@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,33 @@ def record(root: str, model: str) -> None:
         path = OUT / f"{name}.json"
         path.write_text(json.dumps(fixture, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"wrote {path}")
+    record_refusals(root, model)
+
+
+def record_refusals(root: str, model: str) -> None:
+    """The server's HTTP 400 answers to prompts longer than its context (or filling it)."""
+    version = json.loads(urllib.request.urlopen(root + "/version", timeout=60).read())["version"]
+    cases = []
+    for name, prompt in [
+        ("ids_over_limit", "[7] * 2100"),
+        ("text_over_limit", "'word ' * 2100"),
+        ("ids_at_limit", "[7] * 2048"),
+    ]:
+        body = {"model": model, "prompt": eval(prompt), "max_tokens": 1, "temperature": 0.0}
+        try:
+            post(root, "/v1/completions", {**body, "echo": True, "logprobs": 0})
+            raise AssertionError(f"{name}: the server accepted it")
+        except urllib.error.HTTPError as refusal:
+            reply = {"status": refusal.code, "body": json.loads(refusal.read())}
+        cases.append({"name": name, "prompt": prompt, **reply})
+    fixture = {
+        "recorded_from": f"vLLM {version} serving {model} (max_model_len 2048), POST "
+        "/v1/completions with echo=true, logprobs=0, max_tokens=1",
+        "cases": cases,
+    }
+    path = OUT / "context_too_long.json"
+    path.write_text(json.dumps(fixture, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
 
 
 def main() -> None:

@@ -34,18 +34,14 @@ def test_a_models_scorer_is_its_own_its_server_or_an_error_saying_what_to_pass()
         resolve_scorer(llm=SimpleNamespace(scorer=None))
 
 
-def test_a_scorer_rebuilt_from_a_trace_gets_an_environment_key_on_openai_only(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("MY_KEY", "sk-secret")
-    local = resolve_scorer(base_url=LOCAL, model="m", key_variable="MY_KEY")
-    assert "api_key=<none>" in repr(local)  # never sent to another server
+def test_a_served_model_gets_the_given_key_and_openai_is_refused() -> None:
+    assert "api_key=<none>" in repr(resolve_scorer(base_url=LOCAL, model="m"))
     with pytest.raises(ScorerUnavailableError, match="OpenAI's own API") as info:
-        resolve_scorer(base_url="https://api.openai.com/v1", model="m", key_variable="MY_KEY")
+        resolve_scorer(base_url="https://api.openai.com/v1", model="m", api_key="sk-secret")
     assert "sk-secret" not in str(info.value)
     assert "api_key=<set>" in repr(resolve_scorer(base_url=LOCAL, model="m", api_key="given"))
     with pytest.raises(ScorerUnavailableError, match="needs model="):
-        resolve_scorer(base_url=LOCAL, key_variable="MY_KEY")
+        resolve_scorer(base_url=LOCAL)
 
 
 def test_resolution_checks_the_given_scorer_and_falls_back_to_the_proxy() -> None:

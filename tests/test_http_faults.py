@@ -43,9 +43,8 @@ from camab_rag.scorers.openai_completions import (
 from camab_rag.scorers.proxy import ProxyFallbackScorer
 from camab_rag.scorers.transport import NoChatTemplateError, retry_after
 
-FIXTURE = json.loads(
-    (Path(__file__).resolve().parent / "fixtures" / "echo" / "text_echo.json").read_text("utf-8")
-)
+FIXTURE_DIR = Path(__file__).resolve().parent / "fixtures" / "echo"
+FIXTURE = json.loads((FIXTURE_DIR / "text_echo.json").read_text("utf-8"))
 FULL_TEXT: str = FIXTURE["request"]["prompt"]
 PROMPT = FULL_TEXT[: FIXTURE["expect"]["prompt_chars"]]
 RESPONSE: str = FIXTURE["expect"]["response"]
@@ -374,8 +373,9 @@ def test_echo_rejected_by_the_server_is_a_clear_error(server: FaultyServer) -> N
     refusal = {"error": {"message": "The 'echo' and 'logprobs' parameters are not supported"}}
     server.default = ("status", 400, {}, refusal)
     with pytest.raises(NoPromptLogprobsError, match="OpenAI's own chat models cannot do this"):
-        make_scorer(server, use_prompt_logprobs=False).score([REQUEST])
-    assert len(server.completions) == 1
+        make_scorer(server).score([REQUEST])
+    # echo refused, then vLLM's prompt_logprobs refused: the echo's refusal is the error
+    assert [body.get("echo") for body in server.completions] == [True, None]
 
 
 def test_unauthorized_names_the_problem_not_the_key(server: FaultyServer) -> None:
@@ -712,15 +712,14 @@ def test_a_positive_log_probability_is_a_malformed_response(server: FaultyServer
     assert len(server.completions) == 2  # retried as a malformed body
 
 
-@pytest.mark.parametrize("mode", [False, "auto"])
 def test_a_miscounted_response_is_retried_and_never_demotes_the_model(
-    server: FaultyServer, mode: Any
+    server: FaultyServer,
 ) -> None:
     """One response whose usage.prompt_tokens is off is a malformed answer, not a model
-    that cannot score: on main it switched the chain's model to the proxy for good (or,
-    with "auto", the scorer to vLLM's prompt_logprobs for good)."""
+    that cannot score: on main it switched the chain's model to the proxy for good (or
+    the scorer to vLLM's prompt_logprobs for good)."""
     server.script.append(("miscounted",))
-    scorer = ProxyFallbackScorer(make_scorer(server, use_prompt_logprobs=mode), KeywordScorer())
+    scorer = ProxyFallbackScorer(make_scorer(server), KeywordScorer())
     [result] = scorer.score([REQUEST])
     assert_good(result)
     assert not scorer.using_proxy and scorer.scored_by.proxy is False
@@ -763,3 +762,29 @@ def test_a_failing_server_says_it_is_failing_whatever_the_prompt(server: FaultyS
     with pytest.raises(TransientScorerError) as raised:
         scorer.score([ScoreRequest(PROMPT, RESPONSE)])
     assert "HTTP 502: Bad Gateway" in str(raised.value) and "chat" not in str(raised.value)
+
+
+REFUSALS = json.loads(
+    (FIXTURE_DIR / "context_too_long.json").read_text("utf-8")  # recorded from vLLM 0.32
+)["cases"]
+
+
+@pytest.mark.parametrize(
+    ("case", "words"),
+    [
+        (REFUSALS[0], "a request has 2100 tokens, more than the model's limit 2048"),
+        (REFUSALS[1], "a request has at least 2049 tokens, more than the model's limit 2048"),
+        (REFUSALS[2], "more than the model's limit"),
+    ],
+    ids=[case["name"] for case in REFUSALS],
+)
+def test_a_request_longer_than_the_context_is_an_input_error_not_retried(
+    server: FaultyServer, case: dict[str, Any], words: str
+) -> None:
+    """vLLM's HTTP 400 for a prompt over max_model_len says what the in-process scorer says
+    (an InputError, "more than the model's limit"): not retried, no prompt_logprobs try."""
+    server.default = ("raw", case["status"], json.dumps(case["body"]).encode())
+    with pytest.raises(InputError, match=words) as info:
+        make_scorer(server).score([REQUEST])
+    assert not isinstance(info.value, (TransientScorerError, NoPromptLogprobsError))
+    assert len(server.completions) == 1  # never retried, nor sent again another way

@@ -125,7 +125,8 @@ async def test_many_requests_in_flight(
 def test_prompt_logprobs_mode_matches_echo(
     vllm_server: VLLMServer, reference: list[ResponseLogprobs]
 ) -> None:
-    scorer = OpenAICompletionsScorer(vllm_server.base_url, "smollm2", use_prompt_logprobs=True)
+    scorer = OpenAICompletionsScorer(vllm_server.base_url, "smollm2")
+    scorer._prompt_logprobs_mode = True  # as after a server refused echo
     for got, want in zip(scorer.score(REQUESTS), reference):
         assert_agree(got, want)
 
@@ -138,9 +139,9 @@ def test_text_mode_without_tokenize(
     scorer = OpenAICompletionsScorer(
         vllm_server.base_url,
         "smollm2",
-        tokenization="text",
         chat_template_renderer=smollm2_scorer.render_prompt,
     )
+    scorer._has_tokenize = False  # as a server without /tokenize
     clean = [0, 1, 2]
     for i, got in zip(clean, scorer.score([REQUESTS[i] for i in clean])):
         assert_agree(got, reference[i])

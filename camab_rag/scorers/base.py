@@ -83,11 +83,6 @@ class Scorer(Protocol):
 class BaseScorer:
     """Convenience base: implement ``score``; ``ascore`` runs it in a worker thread."""
 
-    @property
-    def parallel_requests(self) -> int:
-        """Requests run at once for the time of one (:class:`Scorer`): 1 unless overridden."""
-        return 1
-
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         raise NotImplementedError
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -84,9 +84,6 @@ class OpenAICompletionsScorer:
         max_concurrency: requests in flight; also :attr:`parallel_requests`.
         timeout: the most seconds one HTTP attempt may take, body included.
         max_retries: retries after a transient failure (timeout, connection, 429, 5xx).
-        use_prompt_logprobs: ``True``: vLLM's ``prompt_logprobs``; ``False``: ``echo``;
-            ``"auto"``: echo, falling back to ``prompt_logprobs``.
-        tokenization: ``"server"`` (token ids from ``/tokenize``), ``"text"``, or ``"auto"``.
         chat_template_renderer, tokenizer: render chat prompts locally (a ``messages ->
             text`` function, or a local tokenizer directory) for servers without
             ``/tokenize``.
@@ -107,8 +104,6 @@ class OpenAICompletionsScorer:
         max_concurrency: int = 8,
         timeout: float = 60.0,
         max_retries: int = 5,
-        use_prompt_logprobs: bool | Literal["auto"] = "auto",
-        tokenization: Literal["auto", "server", "text"] = "auto",
         chat_template_renderer: ChatTemplateRenderer | None = None,
         tokenizer: str | None = None,
         backoff_base: float = 0.5,
@@ -125,10 +120,6 @@ class OpenAICompletionsScorer:
         if timeout <= 0:
             raise InputError(f"timeout must be positive, got {timeout}")
         retry = RetryPolicy(max_retries, backoff_base, backoff_max, retry_budget_s)
-        if use_prompt_logprobs not in (True, False, "auto"):
-            raise InputError("use_prompt_logprobs must be True, False or 'auto'")
-        if tokenization not in ("auto", "server", "text"):
-            raise InputError("tokenization must be 'auto', 'server' or 'text'")
         self._http = HttpTransport(
             base_url, model, api_key, timeout=timeout, retry=retry, headers=default_headers
         )
@@ -137,17 +128,13 @@ class OpenAICompletionsScorer:
         self.max_concurrency = max_concurrency
         self.timeout = float(timeout)
         self.retry = retry
-        self.use_prompt_logprobs = use_prompt_logprobs
-        self.tokenization = tokenization
         self._renderer = chat_template_renderer
         self._tokenizer_dir = tokenizer
         self._hf_tokenizer: Any = None
-        self._has_tokenize = None if tokenization == "auto" else tokenization == "server"
+        self._has_tokenize: bool | None = None  # whether the server has /tokenize (probed once)
         self._id_cache: Recent[str, list[int]] = Recent(256)  # the last token ids given
         self._probe_failure: TransientScorerError | None = None  # the last probe's, if it failed
-        self._prompt_logprobs_mode: bool | None = (
-            None if use_prompt_logprobs == "auto" else bool(use_prompt_logprobs)
-        )
+        self._prompt_logprobs_mode: bool | None = None  # echo, else vLLM's prompt_logprobs
 
     def __repr__(self) -> str:
         key = "set" if self._http.has_api_key else "none"
@@ -155,8 +142,6 @@ class OpenAICompletionsScorer:
             f"OpenAICompletionsScorer(base_url={self.base_url!r}, model={self.model!r}, "
             f"api_key=<{key}>, max_concurrency={self.max_concurrency})"
         )
-
-    __str__ = __repr__
 
     @property
     def parallel_requests(self) -> int:

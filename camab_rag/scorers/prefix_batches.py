@@ -340,7 +340,7 @@ def right_padded(rows: Sequence[Sequence[int]], pad: int) -> torch.Tensor:
 
 
 class PrefixBatcher:
-    """Scores and greedily decodes on a :class:`PrefixStore`, counting real
+    """Scores on a :class:`PrefixStore`, counting real
     ``computed_tokens`` and right ``padding_tokens``."""
 
     def __init__(
@@ -425,26 +425,23 @@ class PrefixBatcher:
             self.store.unpin_all()
         return [r for r in results if r is not None]
 
-    def _step(self, ids: Sequence[int], cache: Any) -> int:
-        """One pass of ``ids`` on ``cache`` (which keeps them); the argmax next token."""
+    def _extend(self, ids: Sequence[int], stored: int, upto: int) -> None:
+        """Compute ``ids[stored:upto]`` on the stored prefix ``ids[:stored]`` and store it."""
         import torch
 
+        start, kv = self.store.lookup(ids, stored)
+        cache = _cache_from(kv, True, 1)
         options: dict[str, Any] = {"logits_to_keep": 1} if self.keeps_logits else {}
         with torch.inference_mode(), plain_causal():
-            out = self.model(
-                input_ids=torch.tensor([list(ids)], dtype=torch.long, device=self.device),
+            self.model(
+                input_ids=torch.tensor(
+                    [list(ids[start:upto])], dtype=torch.long, device=self.device
+                ),
                 use_cache=True,
                 **{self.cache_arg: cache},
                 **options,
             )
-            self.computed_tokens += len(ids)
-            return int(out.logits[0, -1].argmax())
-
-    def _extend(self, ids: Sequence[int], stored: int, upto: int) -> None:
-        """Compute ``ids[stored:upto]`` on the stored prefix ``ids[:stored]`` and store it."""
-        start, kv = self.store.lookup(ids, stored)
-        cache = _cache_from(kv, True, 1)
-        self._step(ids[start:upto], cache)
+        self.computed_tokens += upto - start
         # kept even over the budget: the call's requests start from it (they pin it)
         self.store.insert(ids[:upto], start, cache_kv(cache, 0, start, upto), force=True)
 
@@ -535,16 +532,3 @@ class PrefixBatcher:
             )
             for row, (positions, response) in enumerate(zip(wanted, responses))
         ]
-
-    def generate(self, prompt_ids: Sequence[int], max_new_tokens: int, eos: set[int]) -> list[int]:
-        """Greedy decoding of one prompt from its longest stored prefix; the prompt (but its
-        last token) is stored. The generated ids, the stopping EOS included."""
-        end = len(prompt_ids) - 1
-        start, kv = self.store.lookup(prompt_ids, end)
-        cache = _cache_from(kv, True, 1)
-        new = [self._step(prompt_ids[start:], cache)]
-        while new[-1] not in eos and len(new) < max_new_tokens:
-            new.append(self._step(new[-1:], cache))
-        if end > start:
-            self.store.insert(prompt_ids[:end], start, cache_kv(cache, 0, start, end))
-        return new

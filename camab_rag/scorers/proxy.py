@@ -10,7 +10,6 @@ never silently (``result.scored_by``; how closely: BENCHMARKS.md, "A proxy score
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -319,7 +318,6 @@ def resolve_scorer(
     model: str | None = None,
     base_url: str | None = None,
     api_key: str | None = None,
-    key_variable: str | None = None,
     **options: Any,
 ) -> Any:
     """The scorer to attribute with, from whichever of these the caller has.
@@ -328,8 +326,7 @@ def resolve_scorer(
     * ``llm``: a framework's chat model: its own weights (``CamabChatModel``,
       ``CamabLocalLLM``), else the HTTP scorer of its OpenAI-compatible server (its key
       goes to that server only); ``options`` go to that scorer (``retry_budget_s``...);
-    * ``base_url`` and ``model``: an OpenAI-compatible server's model (``api_key``, or
-      the environment variable ``key_variable`` for OpenAI's own host only);
+    * ``base_url`` and ``model``: an OpenAI-compatible server's model (with ``api_key``);
     * ``model`` alone: an in-process model (``"smollm2"``, a transformers path), built
       with ``options`` (``num_threads``...);
     * ``proxy``: a scorer that scores whenever the model above cannot (a hosted chat API
@@ -342,9 +339,7 @@ def resolve_scorer(
     if proxy is not None:
         _checked_scorer(proxy, "proxy")
         own = {"llm": llm, "model": model, "base_url": base_url, "api_key": api_key}
-        return _own_or_proxy(
-            lambda: resolve_scorer(scorer, key_variable=key_variable, **own, **options), proxy
-        )
+        return _own_or_proxy(lambda: resolve_scorer(scorer, **own, **options), proxy)
     if scorer is not None:
         if llm is not None or base_url is not None or model is not None:
             raise InputError("pass scorer= or a model to build one from (llm=, model=), not both")
@@ -357,18 +352,12 @@ def resolve_scorer(
                 "base_url= needs model= (the served model's name, e.g. model='smollm2')"
             )
         url, name = str(base_url), str(model)
-        if not is_openai_endpoint(url):
-            from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+        if is_openai_endpoint(url):  # the chat-client path says why its models cannot score
+            return _scorer_of_model(SimpleNamespace(model=name, base_url=url), **options)
+        from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
-            # a served model: the HTTP scorer itself checks the URL and the name
-            return OpenAICompletionsScorer(url, name, api_key, **options)
-        # OpenAI's own API (the variable's key goes there only): the chat-client path
-        # says why its chat models cannot score
-        if api_key is None and key_variable:
-            api_key = os.environ.get(key_variable)
-        client = SimpleNamespace(model_name=name, model=name, openai_api_base=url, base_url=url)
-        client.openai_api_key = client.api_key = api_key
-        return _scorer_of_model(client, **options)
+        # a served model: the HTTP scorer itself checks the URL and the name
+        return OpenAICompletionsScorer(url, name, api_key, **options)
     if model is not None:
         from camab_rag.scorers.transformers_scorer import TransformersScorer
 

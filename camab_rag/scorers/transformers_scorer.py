@@ -40,27 +40,16 @@ from camab_rag.text_gate import check_text
 DTYPES = ("float32", "bfloat16", "float16")
 """The dtypes a model can be loaded in."""
 
-_PLAIN_GREEDY_SETTINGS = frozenset(
-    "_from_model_config transformers_version bos_token_id eos_token_id pad_token_id "  # noqa: SIM905
-    "decoder_start_token_id use_cache output_attentions output_hidden_states "
-    "return_dict_in_generate max_length max_new_tokens do_sample num_beams temperature "
-    "top_k top_p min_p typical_p".split()
-)
-"""``generation_config`` settings that leave greedy decoding a plain argmax; any other
-(``repetition_penalty``...) makes :meth:`TransformersScorer.generate` use ``model.generate``."""
-
 
 @dataclass(frozen=True)
 class EncodedRequest:
-    """The token ids of one request, split at the prompt/response boundary: where each
-    response token starts in the response (``offsets``), and whether tokenizing prompt +
-    response jointly would merge tokens across the boundary."""
+    """The token ids of one request, split at the prompt/response boundary, and where each
+    response token starts in the response (``offsets``)."""
 
     prompt_ids: tuple[int, ...]
     response_ids: tuple[int, ...]
     offsets: tuple[int, ...]
     tokens: tuple[str, ...]
-    boundary_merged: bool
 
 
 @dataclass(frozen=True)
@@ -79,7 +68,7 @@ class RequestEncoder:
     """Encodes score requests with a fast tokenizer (offsets needed), prompts rendered by
     ``render``: prompts of a call in one batched call, the last ``kept_responses`` distinct
     responses kept; a tokenizer that alters a text tokenized alone (a SentencePiece prefix
-    space) falls back to the joint tokenization."""
+    space) takes the response's tokens from the joint tokenization."""
 
     def __init__(
         self, tokenizer: Any, render: Callable[[Prompt], str], *, kept_responses: int = 64
@@ -87,8 +76,6 @@ class RequestEncoder:
         self.tokenizer = tokenizer
         self.render = render
         self._responses: Recent[str, _ResponseTokens] = Recent(kept_responses)
-        self._tails: Recent[tuple[str, str], bool] = Recent(kept_responses)
-        self._splitters = _splitting_tokens(tokenizer)
 
     def prompt_ids(self, prompts: Sequence[Prompt]) -> list[list[int]]:
         """Token ids of each rendered prompt (an empty prompt is the BOS token alone)."""
@@ -110,33 +97,14 @@ class RequestEncoder:
         plain = [isinstance(r.prompt, str) for r in requests]
         prompts = self._prompt_ids(texts, plain)
         alone = [self._response(r.response) for r in requests]
-        merged = [
-            self._merged_at_tail(text, r.response) if tokens.faithful else None
-            for text, r, tokens in zip(texts, requests, alone)
-        ]
-        # The whole joint text is tokenized only where the tail cannot tell.
-        whole = [i for i, m in enumerate(merged) if m is None]
+        # The joint text is tokenized only where the response alone is altered.
+        whole = [i for i, tokens in enumerate(alone) if not tokens.faithful]
         joint = [texts[i] + requests[i].response for i in whole]
         joints = dict(zip(whole, self._tokenize(joint, [plain[i] for i in whole], offsets=True)))
         return [
-            self._split(texts[i], prompts[i], alone[i], merged[i], joints.get(i), r.response)
+            self._split(len(texts[i]), prompts[i], alone[i], joints.get(i), r.response)
             for i, r in enumerate(requests)
         ]
-
-    def _merged_at_tail(self, text: str, response: str) -> bool | None:
-        """Whether a joint tokenization merges across the boundary, read from the prompt's text
-        after its last special token (``None`` when it holds none); kept per (tail, response)."""
-        ends = [at + len(s) for s in self._splitters if (at := text.rfind(s)) >= 0]
-        if not ends:
-            return None
-        tail = text[max(ends) :]
-        known = self._tails.get((tail, response))
-        if known is not None:
-            return known
-        enc = self.tokenizer(tail + response, add_special_tokens=False, return_offsets_mapping=True)
-        merged = any(int(a) < len(tail) < int(b) for a, b in enc["offset_mapping"])
-        self._tails.put((tail, response), merged)
-        return merged
 
     def _tokenize(
         self, texts: Sequence[str], plain: Sequence[bool], *, offsets: bool
@@ -186,22 +154,18 @@ class RequestEncoder:
 
     @staticmethod
     def _split(
-        text: str,
+        cut: int,
         prompt_ids: list[int],
         alone: _ResponseTokens,
-        merged: bool | None,
         joint: dict[str, Any] | None,
         response: str,
     ) -> EncodedRequest:
-        cut = len(text)
-        joint_spans = [(int(a), int(b)) for a, b in joint["offset_mapping"]] if joint else []
-        if merged is None:
-            merged = any(a < cut < b for a, b in joint_spans)
         response_ids, spans = list(alone.ids), list(alone.spans)
-        if not alone.faithful and joint is not None:
+        if joint is not None:
             # The tokenizer changes a text tokenized alone (e.g. a SentencePiece prefix
             # space): take the response tokens from the joint tokenization instead.
-            if merged:
+            joint_spans = [(int(a), int(b)) for a, b in joint["offset_mapping"]]
+            if any(a < cut < b for a, b in joint_spans):
                 raise ScorerError(
                     "cannot split the response's tokens from the prompt's: the tokenizer "
                     "merges the prompt's last characters with the response's first ones and "
@@ -218,24 +182,7 @@ class RequestEncoder:
             raise InputError("the response has no tokens to score")
         offsets = tuple(max(0, min(a, len(response))) for a, _ in spans)
         tokens = tuple(response[a:b] for a, b in spans)
-        return EncodedRequest(tuple(prompt_ids), tuple(response_ids), offsets, tokens, merged)
-
-
-def _splitting_tokens(tokenizer: Any) -> tuple[str, ...]:
-    """The special tokens a fast tokenizer splits off the raw text first (verbatim, no
-    stripping, not whole-word), so the text after one tokenizes as on its own."""
-    if getattr(tokenizer, "split_special_tokens", False):
-        return ()  # special-token text is tokenized as text: no clean cut after it
-    added = getattr(tokenizer, "added_tokens_decoder", None) or {}
-    return tuple(
-        str(token.content)
-        for token in added.values()
-        if getattr(token, "special", False)
-        and not getattr(token, "normalized", True)
-        and not getattr(token, "rstrip", True)
-        and not getattr(token, "single_word", True)
-        and token.content
-    )
+        return EncodedRequest(tuple(prompt_ids), tuple(response_ids), offsets, tokens)
 
 
 def _load(
@@ -453,7 +400,6 @@ class TransformersScorer(BaseScorer):
                 token_offsets=np.asarray(e.offsets, dtype=np.int64),
                 tokens=e.tokens,
                 prompt_tokens=len(e.prompt_ids),
-                extra={"boundary_merged": e.boundary_merged},
             )
             for e, values in zip(encoded, logprobs)
             if values is not None
@@ -477,9 +423,10 @@ class TransformersScorer(BaseScorer):
             )
 
     def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]:
-        """Greedy answers to ``prompts`` (special tokens removed, whitespace stripped): on the
-        prefix cache one at a time, else batched through ``model.generate``."""
+        """Greedy answers to ``prompts`` (special tokens removed, whitespace stripped),
+        through ``model.generate`` on left-padded batches of ``batch_size``."""
         import torch
+        from transformers import GenerationConfig
 
         if max_new_tokens < 1:
             raise InputError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
@@ -490,32 +437,14 @@ class TransformersScorer(BaseScorer):
                 eos.add(source)
             elif isinstance(source, (list, tuple)):
                 eos.update(int(i) for i in source)
-        outputs: list[list[int]] = [[] for _ in encoded]
-        cached = self.prefix_cache and self._reuse and self.batch_size == 1
-        with self._lock, torch.inference_mode():
-            if cached and self._greedy_is_argmax():
-                for i in sorted(range(len(encoded)), key=lambda i: encoded[i]):  # in token order
-                    outputs[i] = self._prefix.generate(encoded[i], max_new_tokens, eos)
-            else:
-                self._generate_batches(encoded, outputs, max_new_tokens, sorted(eos))
-        return [
-            str(self.tokenizer.decode(ids, skip_special_tokens=True)).strip() for ids in outputs
-        ]
-
-    def _generate_batches(
-        self, encoded: list[list[int]], outputs: list[list[int]], max_new: int, eos: list[int]
-    ) -> None:
-        """``model.generate`` on left-padded batches of ``encoded``, into ``outputs``."""
-        import torch
-        from transformers import GenerationConfig
-
         config = GenerationConfig(  # type: ignore[no-untyped-call]
-            max_new_tokens=max_new,
+            max_new_tokens=max_new_tokens,
             do_sample=False,
             num_beams=1,
             pad_token_id=self.pad_token_id,
-            eos_token_id=eos,
+            eos_token_id=sorted(eos),
         )
+        outputs: list[list[int]] = []
         for start in range(0, len(encoded), self.batch_size):
             chunk = encoded[start : start + self.batch_size]
             width = max(len(ids) for ids in chunk)
@@ -524,17 +453,13 @@ class TransformersScorer(BaseScorer):
             for row, ids in enumerate(chunk):
                 input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
                 attention_mask[row, width - len(ids) :] = 1
-            output = self.model.generate(
-                input_ids=input_ids.to(self.device),
-                attention_mask=attention_mask.to(self.device),
-                generation_config=config,
-            )
-            outputs[start : start + len(chunk)] = output[:, width:].tolist()
-
-    def _greedy_is_argmax(self) -> bool:
-        """Whether the model's ``generation_config`` leaves greedy decoding a plain argmax,
-        so the prefix-cached decoding gives ``model.generate``'s answers."""
-        defaults = getattr(self.model, "generation_config", None)
-        if defaults is None:
-            return True
-        return set(defaults.to_diff_dict()) <= _PLAIN_GREEDY_SETTINGS
+            with self._lock, torch.inference_mode():  # one call at a time on the model
+                output = self.model.generate(
+                    input_ids=input_ids.to(self.device),
+                    attention_mask=attention_mask.to(self.device),
+                    generation_config=config,
+                )
+            outputs += output[:, width:].tolist()
+        return [
+            str(self.tokenizer.decode(ids, skip_special_tokens=True)).strip() for ids in outputs
+        ]

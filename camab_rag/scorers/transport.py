@@ -16,6 +16,7 @@ import copy
 import email.utils
 import json
 import logging
+import re
 import socket
 import threading
 import time
@@ -501,12 +502,35 @@ class HttpTransport:
                 f"HTTP 404 from {path}: {_clip(message, 200)} (check "
                 f"base_url ends with /v1 and that model {self.model!r} is served)"
             )
+        if too_long := context_too_long(message):
+            return too_long
         if any(w in lowered for w in ("echo", "logprobs", "prompt_logprobs")):
             return NoPromptLogprobsError(
                 f"the server rejected a request for prompt log-probabilities (HTTP {status}: "
                 f"{_clip(message, 200)})"
             )
         return ScorerError(f"HTTP {status} from {self.base_url}: {_clip(message, 300)}")
+
+
+_CONTEXT = re.compile(r"maximum context length is (\d+) tokens\D*?(at least )?(\d+)")
+
+
+def context_too_long(message: str) -> InputError | None:
+    """The in-process scorer's error for a server's "maximum context length" refusal (or
+    vLLM's ``max_tokens ... got 0`` for a prompt that fills the context): bad input, never
+    worth a retry."""
+    found = _CONTEXT.search(message)
+    if found:
+        limit, at_least, total = found.groups()
+        return InputError(
+            f"a request has {at_least or ''}{total} tokens, more than the model's limit {limit}"
+        )
+    if "max_tokens must be at least 1, got 0" in message:
+        return InputError(
+            "a request has as many tokens as the model's context, with the token the server "
+            "must generate one more than the model's limit"
+        )
+    return None
 
 
 def tokens_from(body: object) -> list[int]:

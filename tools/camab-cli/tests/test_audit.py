@@ -568,6 +568,31 @@ def test_cli_exit_status_says_whether_every_record_is_ok(
     assert "camab audit: 0 input lines" not in err and "fix them" not in err
 
 
+class TooLongScorer(KeywordScorer):
+    """Refuses every request as vLLM does a prompt over its context (recorded 400 body)."""
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        from camab_rag.scorers.transport import context_too_long
+
+        fixture = Path(__file__).resolve().parents[3] / "tests/fixtures/echo/context_too_long.json"
+        body = json.loads(fixture.read_text("utf-8"))["cases"][0]["body"]
+        error = context_too_long(body["error"]["message"])
+        assert error is not None
+        raise error
+
+
+def test_cli_never_suggests_retrying_records_too_long_for_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clean = write_input(tmp_path / "clean.jsonl", [RECORDS[0], RECORDS[1]])
+    monkeypatch.setattr(ScorerSpec, "build", lambda self: TooLongScorer())
+    assert main([str(clean), "--out", str(tmp_path / "o.jsonl"), "--budget", "4"]) == 1
+    err = capsys.readouterr().err
+    assert "more than the model's limit 2048" in (tmp_path / "o.jsonl").read_text("utf-8")
+    assert "camab audit: 2 records in error (shorten them: a retry fails too)" in err
+    assert "--retry-errors" not in err
+
+
 # ---------------------------------------------------------------- the real model
 @pytest.mark.model
 def test_real_audit_with_the_embedded_model(tmp_path: Path, smollm2_scorer: Any) -> None:

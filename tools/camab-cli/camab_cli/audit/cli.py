@@ -199,7 +199,12 @@ def run_audit(args: argparse.Namespace) -> int:
             "them and run again: records already in the output are not redone)"
         )
     if records["error"]:
-        problems.append(f"{records['error']} records in error (--retry-errors redoes them)")
+        reasons = summary["failures"]
+        too_long = sum(f["records"] for f in reasons if "the model's limit" in f["reason"])
+        redo = "--retry-errors redoes them" if not too_long else "shorten them: a retry fails too"
+        if too_long and too_long < records["error"]:
+            redo = f"{too_long} longer than the model's context; --retry-errors redoes the rest"
+        problems.append(f"{records['error']} records in error ({redo})")
     if problems:
         print(f"camab audit: {'; '.join(problems)}; the summary lists each", file=sys.stderr)
         return 1
