@@ -51,8 +51,8 @@ def expired(last: str | None = None, seconds: float | None = None) -> DeadlineEx
     waiting = f" (waiting for: {last})" if last else ""
     return DeadlineExceededError(
         f"the attribution ran past its deadline of {seconds:g} s (deadline_s) and was "
-        f"stopped{waiting}; the answer itself is not affected. Raise deadline_s for a slow "
-        "model or a long context"
+        f"stopped{waiting}. Raise deadline_s for a slow model or a long context (in a "
+        "chain the answer is still served, without its attribution)"
     )
 
 
