@@ -22,7 +22,8 @@ from benchmarks._report import (
     write_headline,
     write_section,
 )
-from benchmarks.bench_gate import JUDGE_QUESTION, RESULTS, read_rows, store_path
+from benchmarks.bench_gate import JUDGE_QUESTION, RESULTS, store_path
+from benchmarks.data import read_jsonl
 from benchmarks.gate_fresh_report import fresh_section, headline_row, measure, readme_sentence
 from benchmarks.gate_sets import FRANK_QUESTION, load_items
 from benchmarks.gate_verdict import (
@@ -110,7 +111,7 @@ class Rows(Sliced):
 
 def load(set_name: str, model: str) -> Rows | None:
     items = {i.id: i for i in load_items(set_name)}
-    stored = {r["id"]: r for r in read_rows(store_path(set_name, model)) if r["id"] in items}
+    stored = {r["id"]: r for r in read_jsonl(store_path(set_name, model)) if r["id"] in items}
     rows = list(stored.values())  # the last copy of a row wins
     if not rows:
         return None
@@ -354,7 +355,7 @@ def report(write: bool = True) -> None:
     abstentions = sum(
         is_abstention(r["answer"])
         for name in ("frank", "halueval")
-        for r in read_rows(store_path(name, SELECTION_MODEL))
+        for r in read_jsonl(store_path(name, SELECTION_MODEL))
     )
     lines += [
         *threshold_lines,
