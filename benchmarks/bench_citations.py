@@ -13,21 +13,18 @@ import argparse
 import contextlib
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 import numpy as np
 
 import camab_rag
 import camab_rag.citations as citations
 import camab_rag.text_attribution as engine
-from benchmarks._report import markdown_table, write_headline, write_section
+from benchmarks._report import markdown_table, share, write_headline, write_section
 from benchmarks.data import contains_gold, contexts, hotpot_rows, read_jsonl
 from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
@@ -38,6 +35,8 @@ Rule = Callable[[AttributionResult, list[dict[str, str]], str], set[int]]
 """(attribution, documents, gold answer) -> the cited document indices."""
 Item = tuple[AttributionResult, list[dict[str, str]], set[int], str]
 """(attribution, documents, gold paragraph indices, gold answer)."""
+Tried = tuple[str, Rule, "CitationRule | None"]
+"""A candidate: its name, its rule and the :class:`CitationRule` it is (``None``: none)."""
 RESULTS = Path(__file__).resolve().parent / "results" / "citations"
 
 
@@ -256,7 +255,7 @@ def _candidate(
     rule: CitationRule,
     bar: Callable[[Any], float] | None = None,
     holder: Callable[[Any], float] | None = _no_holder,
-) -> tuple[str, Rule, CitationRule | None]:
+) -> Tried:
     """A candidate that is a :class:`CitationRule` (with ``bar``, another "what any text
     gives" bar, or ``holder``, another floor for the holder of the numbers and names
     (default: none cited): then no default can be it)."""
@@ -264,55 +263,40 @@ def _candidate(
     return name, cite_rule(rule, bar, holder), rule if shipped else None
 
 
-TRIED: list[tuple[str, Rule, CitationRule | None]] = [
-    _candidate(
-        "best unrelated, 0.11, relative 0.25 (an earlier version)",
-        CitationRule(threshold=0.11, relative=0.25),
-    ),
-    _candidate("best unrelated, 0.11, relative 0.1", CitationRule(threshold=0.11, relative=0.1)),
-    _candidate("best unrelated, 0.11, relative 0", CitationRule(threshold=0.11, relative=0.0)),
-    _candidate("best unrelated, 0.08, relative 0", CitationRule(threshold=0.08, relative=0.0)),
-    _candidate(
-        "best unrelated, 0.05, relative 0 (previous version)",
-        CitationRule(threshold=0.05, relative=0.0),
-    ),
-    _candidate("best unrelated, 0.05, relative 0.25", CitationRule(threshold=0.05, relative=0.25)),
-    (
-        "best unrelated, 0.11, relative 0.25, no new key word from 0.22",
-        second_source_rule(at=0.22),
-        None,
-    ),
-    (
-        "best unrelated, 0.11, relative 0.25, no new key word from half",
-        second_source_rule(share=0.5),
-        None,
-    ),
-    _candidate("best unrelated, 0.2, relative 0.25", CitationRule(threshold=0.2, relative=0.25)),
-    _candidate("best unrelated, 0.3, relative 0.25", CitationRule(threshold=0.3, relative=0.25)),
-    _candidate(
-        "best unrelated, 0.11, relative 0.25, one source",
-        CitationRule(top_k=1, threshold=0.11, relative=0.25),
-    ),
-    _candidate(
-        "best unrelated, 0.11, relative 0.25, no key-word evidence",
-        CitationRule(new_words=False, threshold=0.11, relative=0.25),
-    ),
+def _plain(threshold: float, relative: float, note: str = "", **rule: Any) -> Tried:
+    """The candidate "best unrelated, ``threshold``, relative ``relative``" (``note``
+    appended), no holder cited."""
+    name = f"best unrelated, {threshold:g}, relative {relative:g}{note}"
+    return _candidate(name, CitationRule(threshold=threshold, relative=relative, **rule))
+
+
+QUARTER = "best unrelated, 0.11, relative 0.25"
+HOLDER = "best unrelated, 0.05, relative 0, or the holder of the numbers and names from the "
+TRIED: list[Tried] = [
+    _plain(0.11, 0.25, " (an earlier version)"),
+    _plain(0.11, 0.1),
+    _plain(0.11, 0.0),
+    _plain(0.08, 0.0),
+    _plain(0.05, 0.0, " (previous version)"),
+    _plain(0.05, 0.25),
+    (f"{QUARTER}, no new key word from 0.22", second_source_rule(at=0.22), None),
+    (f"{QUARTER}, no new key word from half", second_source_rule(share=0.5), None),
+    _plain(0.2, 0.25),
+    _plain(0.3, 0.25),
+    _plain(0.11, 0.25, ", one source", top_k=1),
+    _plain(0.11, 0.25, ", no key-word evidence", new_words=False),
     _candidate(
         "median unrelated, 0.11, relative 0.25 (an earlier version)",
         CitationRule(threshold=0.11, relative=0.25),
         bar=_median_bar,
     ),
     _candidate(
-        "best unrelated, 0.05, relative 0, or the holder of the numbers and names from "
-        "the best unrelated",
+        HOLDER + "best unrelated",
         CitationRule(threshold=0.05, relative=0.0),
         holder=citations._unrelated_bar,
     ),
     _candidate(
-        "best unrelated, 0.05, relative 0, or the holder of the numbers and names from "
-        "the median unrelated",
-        CitationRule(threshold=0.05, relative=0.0),
-        holder=None,
+        HOLDER + "median unrelated", CitationRule(threshold=0.05, relative=0.0), holder=None
     ),
 ]
 """The rules compared on the dev rows, in a fixed order: the previous version first, then
@@ -351,7 +335,7 @@ def _row(name: str, found: tuple[int, int, int, int], n_items: int) -> list[Any]
     n = max(n_items, 1)
     return [
         name,
-        _share(true, true + false),
+        share(true, true + false),
         f"{true / max(gold_total, 1):.2f} ({true}/{gold_total})",
         f"{with_distractor / n:.0%} ({with_distractor}/{n_items})",
         f"{(true + false) / n:.2f}",
@@ -399,10 +383,6 @@ def agreement(chosen: str) -> str:
         "**they disagree** (the dev rows added since moved the choice; ship the choice "
         "or change the procedure, `tests/test_citations_choice.py` fails until then)."
     )
-
-
-def _share(part: int, whole: int) -> str:
-    return f"{part / whole:.2f} ({part}/{whole})" if whole else "– (0/0)"
 
 
 HEADER = ["rule", "precision", "recall", "answers citing a distractor", "citations / answer"]
@@ -557,8 +537,6 @@ def main() -> None:
     parser.add_argument("--replay", action="store_true", help="report from the stored runs")
     parser.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     args = parser.parse_args()
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     if not args.replay:
         run(args.n, args.model, args.threads)
     body = report(args.model, args.n)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 from collections.abc import Callable
@@ -312,7 +311,6 @@ def main() -> None:
     parser.add_argument("--replay", action="store_true", help="report from stored records")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     RESULTS.mkdir(parents=True, exist_ok=True)
     built = cases(args.n)
     scorer: Any = None

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import time
 from pathlib import Path
@@ -99,9 +98,6 @@ def score_group(scorer: Any, items: list[Item]) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> None:
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before the model's libraries load
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import camab_rag
 
     path = store_path(args.set, args.model)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._report import markdown_table
+from benchmarks._report import markdown_table, share
 from benchmarks.bench_gate import RESULTS, store_path
 from benchmarks.data import read_jsonl
 from benchmarks.gate_sets import Item, fresh_items, fresh_split, hand_written
@@ -103,10 +103,6 @@ def coverage_cut(model: str) -> float | None:
     return (logit - bias) / weight  # p >= block_at <=> coverage <= this (weight < 0)
 
 
-def _share(hits: int, n: int) -> str:
-    return f"{hits / n:.2f} ({hits}/{n})" if n else "– (0/0)"
-
-
 def kind_figures(
     rows: list[dict[str, Any]], split: str, cut: float | None
 ) -> dict[str, dict[str, str]]:
@@ -118,16 +114,16 @@ def kind_figures(
         right = [r for r in part if not r["unsupported"]]
         invented = [r for r in part if r["unsupported"]]
         figures = {
-            "right passed": _share(sum(not r["blocked"] for r in right), len(right)),
-            "invented blocked": _share(sum(r["blocked"] for r in invented), len(invented)),
-            ANY_RIGHT: _share(sum(not r["blocked_any"] for r in right), len(right)),
-            ANY_INVENTED: _share(sum(r["blocked_any"] for r in invented), len(invented)),
+            "right passed": share(sum(not r["blocked"] for r in right), len(right)),
+            "invented blocked": share(sum(r["blocked"] for r in invented), len(invented)),
+            ANY_RIGHT: share(sum(not r["blocked_any"] for r in right), len(right)),
+            ANY_INVENTED: share(sum(r["blocked_any"] for r in invented), len(invented)),
         }
         if cut is not None:
-            figures["coverage-only right passed"] = _share(
+            figures["coverage-only right passed"] = share(
                 sum(r["coverage"] > cut for r in right), len(right)
             )
-            figures["coverage-only invented blocked"] = _share(
+            figures["coverage-only invented blocked"] = share(
                 sum(r["coverage"] <= cut for r in invented), len(invented)
             )
         out[kind] = figures
@@ -195,10 +191,10 @@ def multi_figures(model: str) -> dict[str, dict[str, str]] | None:
         stale = [c for c in part if c[1]["stale"] is not None]
         figures: dict[str, str] = {}
         for name, at in ((MULTI_RULES[0], 2), (MULTI_RULES[1], 3), (MULTI_RULES[2], 4)):
-            figures[f"{name}: source cited"] = _share(
+            figures[f"{name}: source cited"] = share(
                 sum(c[1]["source"] in c[at] for c in part), len(part)
             )
-            figures[f"{name}: stale shown as support"] = _share(
+            figures[f"{name}: stale shown as support"] = share(
                 sum(c[1]["stale"] in c[at] for c in stale), len(stale)
             )
         out[split] = figures
@@ -307,12 +303,12 @@ def facts_rows(model: str = "smollm2") -> list[list[str]]:
         rows.append(
             [
                 name,
-                *(_share(sum(v[k] != "unsupported" for v in right), len(right)) for k in (1, 2)),
+                *(share(sum(v[k] != "unsupported" for v in right), len(right)) for k in (1, 2)),
                 *(
-                    _share(sum(v[k] == "unsupported" for v in invented), len(invented))
+                    share(sum(v[k] == "unsupported" for v in invented), len(invented))
                     for k in (1, 2)
                 ),
-                _share(sum(v[1] != "supported" for v in invented), len(invented)),
+                share(sum(v[1] != "supported" for v in invented), len(invented)),
             ]
         )
     return rows

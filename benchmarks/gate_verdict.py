@@ -592,14 +592,7 @@ def verdict_section(write: bool) -> tuple[list[str], dict[str, Any]]:
         "numbers only), `*_floor` (either, read as 0 below 0 when coverage is 1), "
         "`coverage` (the library's share of informative words the context holds, compared "
         "by form) and `coverage_stem` (whole words compared by a crude stem). Answer length "
-        "is never an input. Not pristine: while the code was written, exploratory runs "
-        "printed held-out FRANK/HaluEval figures of the score and coverage combinations; "
-        "the claim-level coverage, the opposites, the `*_floor` candidates and the stop "
-        "words `since`, `until`, `till`, `every`, `everything`, `anything`, `something` "
-        "with the period forms (`hourly` is `hour`) were added after the short-answer "
-        "set's three misses at the previous default had been published (\"In Tallinn, "
-        'since 2018.", "Hourly.", "10% off everything."), so that set no longer measures '
-        "word forms held out.",
+        "is never an input. Not pristine: see the disclosures below the section.",
         "",
         "Choice rows, SmolLM2 (ROC AUC / correct passed / unsupported blocked, at the "
         "candidate's own operating point):",
