@@ -7,9 +7,13 @@ command line as its arguments; the figures it writes record the command in this 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 from benchmarks import BENCHMARKS, _report
+
+ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+"""Every benchmark runs offline; idle OpenMP threads sleep (spinning slows a shared machine)."""
 
 
 def main(argv: list[str]) -> int:
@@ -17,6 +21,8 @@ def main(argv: list[str]) -> int:
         known = "\n".join(f"  {name:<12} {what}" for name, (_, what) in BENCHMARKS.items())
         print(f"usage: python -m benchmarks NAME [ARGS ...]\n\nNAME:\n{known}", file=sys.stderr)
         return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    for key, value in ENV.items():  # before a benchmark loads the model's libraries
+        os.environ.setdefault(key, value)
     name, rest = argv[0], argv[1:]
     module, _, function = BENCHMARKS[name][0].partition(":")
     run = getattr(importlib.import_module(module), function or "main")

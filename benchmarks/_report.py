@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
+import math
 import os
 import platform
 import re
@@ -183,6 +184,16 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> s
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def share(part: int, whole: int) -> str:
+    """A table cell: ``"0.75 (3/4)"``, or ``"– (0/0)"`` when nothing was counted."""
+    return f"{part / whole:.2f} ({part}/{whole})" if whole else "– (0/0)"
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    """A table cell: ``value`` to ``digits`` decimals, a dash for none or NaN."""
+    return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
 
 
 def columns(text: str) -> list[str]:

@@ -275,8 +275,6 @@ def main() -> None:
         ("--records", int, 6),  # records for parts 1 and 2
         ("--docs", int, 4),  # paragraphs per record (parts 1 and 2)
         ("--budget", int, 6),  # s for parts 1 and 2
-        ("--sim-latency", float, None),  # s/query without vLLM
-        ("--sim-tokens-per-s", float, None),
         ("--sim-tokens-per-query", float, 1300.0),
         ("--sim-servers", int, 2),
         ("--sim-speedup", float, None),
@@ -287,14 +285,12 @@ def main() -> None:
     ]
     for flag, kind, default in options:
         parser.add_argument(flag, type=kind, default=default)
-    for flag in ("--no-vllm", "--no-in-process", "--no-write", "--reuse"):
+    for flag in ("--no-vllm", "--no-write", "--reuse"):
         parser.add_argument(flag, action="store_true")  # --reuse: parts 1 and 2 from --cache
     parser.add_argument(
         "--actors", type=lambda text: [int(x) for x in text.split(",")], default=list(ACTORS)
     )
     args = parser.parse_args()
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     sections: list[str] = []
     in_process_rows: list[dict[str, float]] = []
     # parts 1 and 2 measured by an earlier run (--reuse)
@@ -303,7 +299,7 @@ def main() -> None:
     if "in_process" in cache:
         in_process_rows, text = cache["in_process"]
         sections.append("### One machine, in-process scorer\n\n" + text)
-    elif not args.no_in_process:
+    else:
         rows, text = part_in_process(args)
         save_cache(args, "in_process", [rows, text])
         in_process_rows = rows
@@ -322,7 +318,7 @@ def main() -> None:
             figures, text = None, f"Not measured: the vLLM server run failed ({exc})."
         print(text, flush=True)
         sections.append("### One machine, local vLLM server\n\n" + text)
-    if figures is None and in_process_rows and args.sim_latency is None:
+    if figures is None:
         one, many = in_process_rows[0], in_process_rows[-1]
         figures = {
             "latency_s": one["wall_s"] / one["queries"],
@@ -330,18 +326,6 @@ def main() -> None:
             "tokens_per_query": one["tokens_per_query"],
         }
         origin = "measured in part 1 with the in-process scorer, as no vLLM figures were measured"
-    if figures is None:
-        if args.sim_latency is None or args.sim_tokens_per_s is None:
-            raise SystemExit(
-                "without the vLLM measurement give --sim-latency and "
-                "--sim-tokens-per-s (and say where they come from)"
-            )
-        figures = {
-            "latency_s": args.sim_latency,
-            "tokens_per_s": args.sim_tokens_per_s,
-            "tokens_per_query": args.sim_tokens_per_query,
-        }
-        origin = "given on the command line, not measured in this run"
     if args.sim_speedup is None:
         args.sim_speedup = max(figures["latency_s"] / 0.05, 1.0)  # ~50 ms per simulated query
     text = part_ray(args, figures, origin)
@@ -360,7 +344,3 @@ def main() -> None:
     )
     if not args.no_write:
         write_section("audit", "Batch audit throughput", "\n\n".join(sections))
-
-
-if __name__ == "__main__":
-    main()

@@ -1,19 +1,10 @@
 """Citation precision and recall against HotpotQA's annotated supporting paragraphs.
 
-Rows: HotpotQA distractor-dev questions after the first 50 (yes/no answers skipped), each
-with all ten paragraphs of its row, two of them gold (the titles of ``supporting_facts``).
-The answer is ``"The answer is X."`` (``X`` the gold answer), attributed with the
-library's defaults (``camab_rag.attribute``: ``method="auto"``, sentence granularity, the
-default budget of 40 calls) and cited with the default :func:`camab_rag.cite`. A cited
-paragraph is *precise* when it is gold; *recall* is the share of gold paragraphs cited;
-an answer *cites a distractor* when any cited paragraph is not gold. Each row is stored
-in ``benchmarks/results/citations/<model>_hotpotqa.jsonl`` (an interrupted run resumes)
-with every scored subset's token log-probabilities, so ``--replay`` rebuilds the tables
-of any rule without a model. Rules are chosen on the dev rows (:func:`is_dev`) and read
-on the held-out ones, beside the earlier rules and the zero-call lexical rule; the
-protocol and its history: benchmarks/results/citations/README.md.
-
-    OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python -m benchmarks citations --n 75
+HotpotQA distractor-dev questions after the first 50 (yes/no skipped), ten paragraphs each;
+the answer "The answer is X." is attributed and cited with the library's defaults. Each
+row is stored with every scored subset's token log-probs, so ``--replay`` rebuilds any
+rule's tables without a model; rules are chosen on the dev rows (:func:`is_dev`) and read
+on the held-out ones. Protocol: benchmarks/results/citations/README.md.
 """
 
 from __future__ import annotations
@@ -22,22 +13,19 @@ import argparse
 import contextlib
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 import numpy as np
 
 import camab_rag
 import camab_rag.citations as citations
 import camab_rag.engine as engine
-from benchmarks._report import markdown_table, write_headline, write_section
-from benchmarks.data import contains_gold, contexts, hotpot_rows
+from benchmarks._report import markdown_table, share, write_headline, write_section
+from benchmarks.data import contains_gold, contexts, hotpot_rows, read_jsonl
 from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
 from camab_rag.groundedness.score import words as score_words
@@ -47,6 +35,8 @@ Rule = Callable[[AttributionResult, list[dict[str, str]], str], set[int]]
 """(attribution, documents, gold answer) -> the cited document indices."""
 Item = tuple[AttributionResult, list[dict[str, str]], set[int], str]
 """(attribution, documents, gold paragraph indices, gold answer)."""
+Tried = tuple[str, Rule, "CitationRule | None"]
+"""A candidate: its name, its rule and the :class:`CitationRule` it is (``None``: none)."""
 RESULTS = Path(__file__).resolve().parent / "results" / "citations"
 
 
@@ -117,9 +107,7 @@ def run(n: int, model: str, threads: int) -> Path:
     ``results/citations/<model>_hotpotqa.jsonl``."""
     out = RESULTS / f"{model}_hotpotqa.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
-    done = set()
-    if out.exists():
-        done = {json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()}
+    done = {record["id"] for record in read_jsonl(out)}
     scorer = None
     cases = hotpot_cases(n)
     for index, case in enumerate(cases):
@@ -267,7 +255,7 @@ def _candidate(
     rule: CitationRule,
     bar: Callable[[Any], float] | None = None,
     holder: Callable[[Any], float] | None = _no_holder,
-) -> tuple[str, Rule, CitationRule | None]:
+) -> Tried:
     """A candidate that is a :class:`CitationRule` (with ``bar``, another "what any text
     gives" bar, or ``holder``, another floor for the holder of the numbers and names
     (default: none cited): then no default can be it)."""
@@ -275,55 +263,40 @@ def _candidate(
     return name, cite_rule(rule, bar, holder), rule if shipped else None
 
 
-TRIED: list[tuple[str, Rule, CitationRule | None]] = [
-    _candidate(
-        "best unrelated, 0.11, relative 0.25 (an earlier version)",
-        CitationRule(threshold=0.11, relative=0.25),
-    ),
-    _candidate("best unrelated, 0.11, relative 0.1", CitationRule(threshold=0.11, relative=0.1)),
-    _candidate("best unrelated, 0.11, relative 0", CitationRule(threshold=0.11, relative=0.0)),
-    _candidate("best unrelated, 0.08, relative 0", CitationRule(threshold=0.08, relative=0.0)),
-    _candidate(
-        "best unrelated, 0.05, relative 0 (previous version)",
-        CitationRule(threshold=0.05, relative=0.0),
-    ),
-    _candidate("best unrelated, 0.05, relative 0.25", CitationRule(threshold=0.05, relative=0.25)),
-    (
-        "best unrelated, 0.11, relative 0.25, no new key word from 0.22",
-        second_source_rule(at=0.22),
-        None,
-    ),
-    (
-        "best unrelated, 0.11, relative 0.25, no new key word from half",
-        second_source_rule(share=0.5),
-        None,
-    ),
-    _candidate("best unrelated, 0.2, relative 0.25", CitationRule(threshold=0.2, relative=0.25)),
-    _candidate("best unrelated, 0.3, relative 0.25", CitationRule(threshold=0.3, relative=0.25)),
-    _candidate(
-        "best unrelated, 0.11, relative 0.25, one source",
-        CitationRule(top_k=1, threshold=0.11, relative=0.25),
-    ),
-    _candidate(
-        "best unrelated, 0.11, relative 0.25, no key-word evidence",
-        CitationRule(new_words=False, threshold=0.11, relative=0.25),
-    ),
+def _plain(threshold: float, relative: float, note: str = "", **rule: Any) -> Tried:
+    """The candidate "best unrelated, ``threshold``, relative ``relative``" (``note``
+    appended), no holder cited."""
+    name = f"best unrelated, {threshold:g}, relative {relative:g}{note}"
+    return _candidate(name, CitationRule(threshold=threshold, relative=relative, **rule))
+
+
+QUARTER = "best unrelated, 0.11, relative 0.25"
+HOLDER = "best unrelated, 0.05, relative 0, or the holder of the numbers and names from the "
+TRIED: list[Tried] = [
+    _plain(0.11, 0.25, " (an earlier version)"),
+    _plain(0.11, 0.1),
+    _plain(0.11, 0.0),
+    _plain(0.08, 0.0),
+    _plain(0.05, 0.0, " (previous version)"),
+    _plain(0.05, 0.25),
+    (f"{QUARTER}, no new key word from 0.22", second_source_rule(at=0.22), None),
+    (f"{QUARTER}, no new key word from half", second_source_rule(share=0.5), None),
+    _plain(0.2, 0.25),
+    _plain(0.3, 0.25),
+    _plain(0.11, 0.25, ", one source", top_k=1),
+    _plain(0.11, 0.25, ", no key-word evidence", new_words=False),
     _candidate(
         "median unrelated, 0.11, relative 0.25 (an earlier version)",
         CitationRule(threshold=0.11, relative=0.25),
         bar=_median_bar,
     ),
     _candidate(
-        "best unrelated, 0.05, relative 0, or the holder of the numbers and names from "
-        "the best unrelated",
+        HOLDER + "best unrelated",
         CitationRule(threshold=0.05, relative=0.0),
         holder=citations._unrelated_bar,
     ),
     _candidate(
-        "best unrelated, 0.05, relative 0, or the holder of the numbers and names from "
-        "the median unrelated",
-        CitationRule(threshold=0.05, relative=0.0),
-        holder=None,
+        HOLDER + "median unrelated", CitationRule(threshold=0.05, relative=0.0), holder=None
     ),
 ]
 """The rules compared on the dev rows, in a fixed order: the previous version first, then
@@ -362,7 +335,7 @@ def _row(name: str, found: tuple[int, int, int, int], n_items: int) -> list[Any]
     n = max(n_items, 1)
     return [
         name,
-        _share(true, true + false),
+        share(true, true + false),
         f"{true / max(gold_total, 1):.2f} ({true}/{gold_total})",
         f"{with_distractor / n:.0%} ({with_distractor}/{n_items})",
         f"{(true + false) / n:.2f}",
@@ -412,20 +385,13 @@ def agreement(chosen: str) -> str:
     )
 
 
-def _share(part: int, whole: int) -> str:
-    return f"{part / whole:.2f} ({part}/{whole})" if whole else "– (0/0)"
-
-
 HEADER = ["rule", "precision", "recall", "answers citing a distractor", "citations / answer"]
 
 
 def stored_items(path: Path, dev: bool) -> list[Item]:
     """The stored ten-paragraph rows of one side of the split (:func:`is_dev`)."""
-    if not path.exists():
-        return []
     items: list[Item] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
+    for record in read_jsonl(path):
         if is_dev(record["id"]) != dev:
             continue
         result = AttributionResult.from_dict(record["result"])
@@ -435,10 +401,7 @@ def stored_items(path: Path, dev: bool) -> list[Item]:
 
 def dev_items(path: Path, rows: dict[str, dict[str, Any]], correct_only: bool) -> list[Item]:
     items: list[Item] = []
-    if not path.exists():
-        return items
-    for line in path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
+    for record in read_jsonl(path):
         row = rows[record["id"]]
         run_ = record["with_gold"]
         if correct_only and not contains_gold(run_["answer"], record["gold_answer"]):
@@ -562,39 +525,6 @@ def report(model: str, n: int) -> str:
             f"Its {len(old_correct)} correct answers:",
             "",
             markdown_table(HEADER, figures(old_correct)),
-            "",
-            "Reading the figures: the rows are few (each takes minutes of one shared CPU "
-            "core), so these figures are weak evidence either way. This version ships the "
-            "dev choice: as before, a source is cited from 0.05 nats/token above the best "
-            "unrelated source when it adds a number or name; and when no cited source holds "
-            "every number and name of the sentence, the source that does (names as written, "
-            "numbers in any written form; of several, those holding most of the sentence's "
-            "words, the best scored) is cited when its attribution is not below the median "
-            "unrelated source's (`camab_rag.citations.holders`). A reader checks the numbers "
-            "and names: a source that states them all and that the attribution does not argue "
-            "against is the source, even when a small model's attribution ties it with "
-            "unrelated text. A stale copy lacks the answer's value, so it is never such a "
-            "holder (`python -m benchmarks conflicts`). Recall stays low: the second gold "
-            "paragraph of a bridge question rarely holds the answer's numbers or names and "
-            "its attribution is near zero, and when several paragraphs hold the answer only "
-            "the best scored is cited. The bar counts from the best source that shares no "
-            "informative word with the sentence: with a small model any text lifts the "
-            "answer's likelihood, and one unrelated paragraph that lifts it much shows how "
-            "much lift means nothing. HotpotQA marks two paragraphs gold; a distractor that "
-            'states the answer too ("2015 NBA Finals" for a Finals MVP year) counts as a '
-            "wrong citation, which caps what any rule can score here. Disclosures: the two "
-            "candidates of this version (the holder's floor at the best or the median "
-            "unrelated source) were chosen on the dev rows after variants were tried there "
-            "(no word-count tie-break, a single holder only, every holder beside a cited one: "
-            "none scored higher); a holder with no floor at all scored one more on dev and "
-            "was left out by design, since a source whose removal raises the answer's "
-            "likelihood is not its support. The held-out figures of the previous versions "
-            "were known then; no held-out row was read one by one. An earlier version of this "
-            "section reported the first 15 stored rows together as held-out (aggregate "
-            "figures only); the split puts some of them on the dev side. Before that, one "
-            "change was made after seeing held-out rows: the first two showed the template "
-            'word "answer" disputed by a gold paragraph, and disputes were restricted to '
-            "numbers and names.",
         ]
     )
 
@@ -607,8 +537,6 @@ def main() -> None:
     parser.add_argument("--replay", action="store_true", help="report from the stored runs")
     parser.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     args = parser.parse_args()
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     if not args.replay:
         run(args.n, args.model, args.threads)
     body = report(args.model, args.n)
@@ -642,7 +570,3 @@ def headline_rows(model: str) -> list[list[str]]:
         ]
         for col, goal in goals.items()
     ]
-
-
-if __name__ == "__main__":
-    main()

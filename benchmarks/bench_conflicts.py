@@ -1,23 +1,16 @@
 """Conflicting sources: is a source that contradicts the answer's key fact caught?
 
-HotpotQA distractor-dev questions whose answer occurs verbatim in one gold paragraph; the
-answer is that paragraph's sentence holding it, attributed by chunk. *conflict*: the
-source, the other gold paragraph, a stale copy of the source (the answer replaced by
-another question's answer of the same kind) and a distractor; *control*: the two gold
-paragraphs and two distractors (any dispute is false); *six*: the conflict set plus two
-more distractors (held-out half only). Each run's per-word coefficients are stored in
-``benchmarks/results/conflicts/`` so ``--replay`` needs no model. The dispute threshold is
-chosen on the first half (dev) and every figure reported on the second (test), beside
-the free lexical check.
-
-    OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python -m benchmarks conflicts --n 40
+HotpotQA questions whose answer occurs verbatim in one gold paragraph, attributed by chunk
+over the source, the other gold paragraph, a stale copy of the source and a distractor
+(*control*: no copy; *six*: two more distractors). Runs are stored in
+``benchmarks/results/conflicts/`` for ``--replay``; the dispute threshold is chosen on the
+first half and reported on the second, beside the free lexical check.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 from collections.abc import Callable
@@ -29,7 +22,7 @@ import numpy as np
 import camab_rag
 import camab_rag.engine as engine
 from benchmarks._report import markdown_table, write_headline, write_section
-from benchmarks.data import hotpot_rows, paragraphs
+from benchmarks.data import hotpot_rows, paragraphs, read_jsonl
 from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
 from camab_rag.conflicts import (
@@ -318,7 +311,6 @@ def main() -> None:
     parser.add_argument("--replay", action="store_true", help="report from stored records")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     RESULTS.mkdir(parents=True, exist_ok=True)
     built = cases(args.n)
     scorer: Any = None
@@ -326,8 +318,7 @@ def main() -> None:
     def stored(path: Path, todo: list[dict[str, Any]], attribute: Callable[..., Any]) -> Any:
         """The stored records of ``path`` by id, after running the missing ones."""
         nonlocal scorer
-        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-        done = {record["id"]: record for record in map(json.loads, lines)}
+        done = {record["id"]: record for record in read_jsonl(path)}
         for case in todo:
             if args.replay or case["id"] in done:
                 continue

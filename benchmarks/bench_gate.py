@@ -1,25 +1,24 @@
 """The groundedness gate on human-labelled answers nobody here wrote (FRANK, HaluEval).
 
 ``run`` stores, per answer of a set (:mod:`benchmarks.gate_sets`), the per-token log-probs
-of the gate's two anchor calls and of a same-model judge (resumable); ``report`` replays
-the tables (:mod:`benchmarks.gate_report`); ``build-set`` writes the shipped calibration
-set from choice rows only.
+of the gate's two anchor calls and of a same-model judge (resumable); ``run-multi`` the
+attributions of the blind multi-document cases; ``report`` replays the tables
+(:mod:`benchmarks.gate_report`); ``build-set`` writes the shipped calibration set.
 
     nice -n 10 .venv/bin/python -m benchmarks gate run --set frank --model smollm2
     .venv/bin/python -m benchmarks gate report
-    .venv/bin/python -m benchmarks gate build-set
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.data import read_jsonl
 from benchmarks.gate_sets import (
     SETS,
     Item,
@@ -46,18 +45,6 @@ JUDGE_REPLIES = ("Yes", "yes", "No", "no")
 
 def store_path(set_name: str, model: str) -> Path:
     return RESULTS / f"{set_name}_{model}.jsonl"
-
-
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    """The stored rows (a line cut short by an interrupted run is skipped: it is scored
-    again)."""
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
-        try:
-            rows.append(json.loads(line))
-        except ValueError:
-            continue
-    return rows
 
 
 def _rounded(values: Any) -> list[float]:
@@ -111,14 +98,11 @@ def score_group(scorer: Any, items: list[Item]) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> None:
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before the model's libraries load
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import camab_rag
 
     path = store_path(args.set, args.model)
     path.parent.mkdir(parents=True, exist_ok=True)
-    done = {r["id"] for r in read_rows(path) if r.get("version") == VERSION}
+    done = {r["id"] for r in read_jsonl(path) if r.get("version") == VERSION}
     items = [
         i
         for i in load_items(args.set)
@@ -175,7 +159,7 @@ def build_set() -> list[dict[str, Any]]:
     ordered = [q for q in dev if len(by_question.get(q, [])) == 3]
     chosen = random.Random(SEED).sample(ordered, HALUEVAL_QUESTIONS)
     rows = [row(i, "qa", "HaluEval QA") for q in chosen for i in by_question[q]]
-    stored = [{r["id"] for r in read_rows(store_path("frank", m))} for m in REPLAY_MODELS]
+    stored = [{r["id"] for r in read_jsonl(store_path("frank", m))} for m in REPLAY_MODELS]
     articles: dict[str, list[Any]] = {}
     for item in frank_items():
         if item.split == "valid" and item.group == "cnndm":
@@ -197,12 +181,19 @@ def main() -> None:
     runner.add_argument("--group", default=None, help="only this group (e.g. cnndm)")
     runner.add_argument("--split", default=None, help="only this split (FRANK: valid, test)")
     runner.add_argument("--limit", type=int, default=None, help="contexts to score (a trial)")
+    multi = commands.add_parser("run-multi", help="attribute the blind multi-document cases")
+    multi.add_argument("--model", default="smollm2")
+    multi.add_argument("--threads", type=int, default=1)
     reporter = commands.add_parser("report", help="the tables, from the stored rows only")
     reporter.add_argument("--no-write", action="store_true", help="print only")
     commands.add_parser("build-set", help=f"write {SHIPPED.relative_to(ROOT)}")
     args = parser.parse_args()
     if args.command == "run":
         run(args)
+    elif args.command == "run-multi":
+        from benchmarks.gate_fresh_report import run_multi
+
+        run_multi(args.model, args.threads)
     elif args.command == "build-set":
         rows = build_set()
         with SHIPPED.open("w", encoding="utf-8") as handle:

@@ -101,7 +101,3 @@ def main() -> None:
         figure = f"vLLM (CPU) tokens/s, {best['concurrency']} requests in flight"
         alone = f"1 in flight {rows[0]['tokens_per_s']:.0f}"
         write_headline("http", [[figure, f"{best['tokens_per_s']:.0f}", alone, "–"]])
-
-
-if __name__ == "__main__":
-    main()

@@ -25,7 +25,6 @@ import numpy as np
 
 from benchmarks._report import ci_cell as _cell
 from benchmarks._report import markdown_table, write_headline, write_section
-from benchmarks.baselines import lexical_scores
 from benchmarks.data import Example, load_examples
 from benchmarks.evaluation.lds import held_out, held_out_draws, lds
 from benchmarks.evaluation.metrics import auroc, logprob_drop, removal_mask, removal_set
@@ -46,6 +45,7 @@ from benchmarks.evaluation.store import (
 from benchmarks.stats import holm_adjust, mean_ci, paired_t_pvalue
 from camab_rag import AttributionSettings
 from camab_rag.engine import attribute_fn
+from camab_rag.lexical import lexical_scores
 from camab_rag.methods import Auto, Method
 from camab_rag.methods.auto import LEXICAL_PRIOR_BELOW
 from camab_rag.rewards import mean_logprob

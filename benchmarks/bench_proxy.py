@@ -336,7 +336,3 @@ def main() -> None:
     report_parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     run(args) if args.command == "run" else report(args)
-
-
-if __name__ == "__main__":
-    main()

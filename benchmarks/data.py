@@ -139,6 +139,18 @@ def dataset_path(name_or_path: str | os.PathLike[str]) -> Path:
     return path
 
 
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """A stored results file's rows, none when it is absent (a line cut short by an
+    interrupted run is skipped: it is run again)."""
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue
+    return rows
+
+
 def hotpot_rows(stop: int | None = None, start: int = 0) -> list[dict[str, Any]]:
     """The raw HotpotQA distractor-dev rows ``start:stop``, in file order."""
     with dataset_path("hotpotqa").open(encoding="utf-8") as handle:

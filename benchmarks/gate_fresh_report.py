@@ -1,29 +1,18 @@
-"""The blind hand-written set (:mod:`benchmarks.gate_fresh`) in the gate report.
+"""The blind hand-written set (``results/gate_fresh_cases.json``) in the gate report.
 
-What: right answers passed and invented ones blocked at the shipped default
-(:data:`~camab_rag.groundedness.verdict.DEFAULT_CALIBRATION` read with
-:data:`~camab_rag.groundedness.report.DEFAULT_BLOCK_ON`, as ``assess_answer`` judges,
-earlier chat turns as context) on the held-out half of :data:`~benchmarks.gate_fresh.
-FRESH`, per kind, beside the stricter ``block_on="any"`` and the free coverage-only
-verdict; and on :data:`~benchmarks.
-gate_fresh.FRESH_MULTI` whether ``cite()`` cites the supporting document of a right answer
-and shows the stale one as support, beside a zero-call lexical rule. Why: the old short
-set shaped the word rules, so it is no clean check any more; this set was written blind.
-How: the one-document rows are replayed from ``benchmarks/results/groundedness/
-fresh_<model>.jsonl`` (``python -m benchmarks gate run --set fresh``), the multi-document
-attributions from ``fresh_multi_<model>.jsonl`` (``python -m benchmarks.gate_fresh_report
-run``); the first measurement, taken before any change made after seeing the set, is kept in
-``fresh_first_<model>.json`` (``python -m benchmarks.gate_fresh_report first``, once).
-
-    nice -n 10 .venv/bin/python -m benchmarks gate run --set fresh --model smollm2
-    nice -n 10 .venv/bin/python -m benchmarks.gate_fresh_report run
+What: at the shipped default (as ``assess_answer`` judges), right answers passed and
+invented ones blocked on the held-out half, per kind, beside ``block_on="any"`` and the
+free coverage-only verdict; on ``FRESH_MULTI``, whether ``cite()`` cites the supporting
+document and not the stale one, beside a zero-call lexical rule. Why: the old short set
+shaped the word rules; this one was written blind. How: replayed from
+``results/groundedness/fresh_<model>.jsonl`` (``gate run --set fresh``) and
+``fresh_multi_<model>.jsonl`` (``gate run-multi``); the first measurement, taken once
+before any change, is kept in ``fresh_first_<model>.json``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -31,12 +20,10 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks._report import markdown_table
-from benchmarks.bench_gate import RESULTS, read_rows, store_path
-from benchmarks.gate_fresh import FRESH_MULTI
-from benchmarks.gate_sets import Item, fresh_items, fresh_split
+from benchmarks._report import markdown_table, share
+from benchmarks.bench_gate import RESULTS, store_path
+from benchmarks.data import read_jsonl
+from benchmarks.gate_sets import Item, fresh_items, fresh_split, hand_written
 from benchmarks.stats import auroc
 from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, read_by, support_report
 from camab_rag.groundedness.score import (
@@ -60,6 +47,7 @@ from camab_rag.token_support import TokenSupport
 KINDS = ("short", "paraphrase", "followup", "mixed")
 ANY_RIGHT = 'right passed: `block_on="any"`'
 ANY_INVENTED = 'invented blocked: `block_on="any"`'
+FRESH_MULTI: list[dict[str, Any]] = hand_written("gate_fresh")["FRESH_MULTI"]
 
 
 def multi_path(model: str) -> Path:
@@ -77,7 +65,7 @@ def verdict_rows(model: str, calibration: Calibration | None = None) -> list[dic
     report.DEFAULT_BLOCK_ON`), ``blocked_any`` under ``block_on="any"``; and coverage."""
     items = {i.id: i for i in fresh_items()}
     out = []
-    for row in read_rows(store_path("fresh", model)):
+    for row in read_jsonl(store_path("fresh", model)):
         item = items.get(row["id"])
         if item is None:
             continue
@@ -115,10 +103,6 @@ def coverage_cut(model: str) -> float | None:
     return (logit - bias) / weight  # p >= block_at <=> coverage <= this (weight < 0)
 
 
-def _share(hits: int, n: int) -> str:
-    return f"{hits / n:.2f} ({hits}/{n})" if n else "– (0/0)"
-
-
 def kind_figures(
     rows: list[dict[str, Any]], split: str, cut: float | None
 ) -> dict[str, dict[str, str]]:
@@ -130,16 +114,16 @@ def kind_figures(
         right = [r for r in part if not r["unsupported"]]
         invented = [r for r in part if r["unsupported"]]
         figures = {
-            "right passed": _share(sum(not r["blocked"] for r in right), len(right)),
-            "invented blocked": _share(sum(r["blocked"] for r in invented), len(invented)),
-            ANY_RIGHT: _share(sum(not r["blocked_any"] for r in right), len(right)),
-            ANY_INVENTED: _share(sum(r["blocked_any"] for r in invented), len(invented)),
+            "right passed": share(sum(not r["blocked"] for r in right), len(right)),
+            "invented blocked": share(sum(r["blocked"] for r in invented), len(invented)),
+            ANY_RIGHT: share(sum(not r["blocked_any"] for r in right), len(right)),
+            ANY_INVENTED: share(sum(r["blocked_any"] for r in invented), len(invented)),
         }
         if cut is not None:
-            figures["coverage-only right passed"] = _share(
+            figures["coverage-only right passed"] = share(
                 sum(r["coverage"] > cut for r in right), len(right)
             )
-            figures["coverage-only invented blocked"] = _share(
+            figures["coverage-only invented blocked"] = share(
                 sum(r["coverage"] <= cut for r in invented), len(invented)
             )
         out[kind] = figures
@@ -153,11 +137,7 @@ def run_multi(model: str, threads: int = 1) -> None:
     import camab_rag
 
     path = multi_path(model)
-    done = (
-        {json.loads(line)["index"] for line in path.read_text().splitlines()}
-        if path.exists()
-        else set()
-    )
+    done = {record["index"] for record in read_jsonl(path)}
     scorer = None
     for index, case in enumerate(FRESH_MULTI):
         if index in done:
@@ -196,8 +176,7 @@ def multi_figures(model: str) -> dict[str, dict[str, str]] | None:
     if not path.exists():
         return None
     chosen: list[tuple[Any, ...]] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
+    for record in read_jsonl(path):
         case = FRESH_MULTI[record["index"]]
         result = AttributionResult.from_dict(record["result"])
         picks = []
@@ -212,10 +191,10 @@ def multi_figures(model: str) -> dict[str, dict[str, str]] | None:
         stale = [c for c in part if c[1]["stale"] is not None]
         figures: dict[str, str] = {}
         for name, at in ((MULTI_RULES[0], 2), (MULTI_RULES[1], 3), (MULTI_RULES[2], 4)):
-            figures[f"{name}: source cited"] = _share(
+            figures[f"{name}: source cited"] = share(
                 sum(c[1]["source"] in c[at] for c in part), len(part)
             )
-            figures[f"{name}: stale shown as support"] = _share(
+            figures[f"{name}: stale shown as support"] = share(
                 sum(c[1]["stale"] in c[at] for c in stale), len(stale)
             )
         out[split] = figures
@@ -262,7 +241,7 @@ def why_figures(model: str) -> dict[str, Any] | None:
     rows = verdict_rows(model, calibration)
     items = {i.id: i for i in fresh_items()}
     judge, invented, right_lifts = [], [], []
-    for row in read_rows(store_path("fresh", model)):
+    for row in read_jsonl(store_path("fresh", model)):
         item = items.get(row["id"])
         if item is None:
             continue
@@ -276,7 +255,7 @@ def why_figures(model: str) -> dict[str, Any] | None:
     dev = halueval_dev_questions()
     halu = {i.id: i for i in load_items("halueval") if i.unsupported and i.context_key in dev}
     halu_lifts = []
-    for row in read_rows(store_path("halueval", model)):
+    for row in read_jsonl(store_path("halueval", model)):
         item = halu.get(row["id"])
         if item is not None:
             support = TokenSupport.from_dict(row["support"], row["answer"])
@@ -310,7 +289,7 @@ def facts_rows(model: str = "smollm2") -> list[list[str]]:
     for name, (set_name, keep) in chosen.items():
         items = {i.id: i for i in load_items(set_name) if keep(i)}
         verdicts: list[tuple[bool, str | None, str | None]] = []
-        for row in read_rows(store_path(set_name, model)):
+        for row in read_jsonl(store_path(set_name, model)):
             item = items.get(row["id"])
             if item is None:
                 continue
@@ -324,12 +303,12 @@ def facts_rows(model: str = "smollm2") -> list[list[str]]:
         rows.append(
             [
                 name,
-                *(_share(sum(v[k] != "unsupported" for v in right), len(right)) for k in (1, 2)),
+                *(share(sum(v[k] != "unsupported" for v in right), len(right)) for k in (1, 2)),
                 *(
-                    _share(sum(v[k] == "unsupported" for v in invented), len(invented))
+                    share(sum(v[k] == "unsupported" for v in invented), len(invented))
                     for k in (1, 2)
                 ),
-                _share(sum(v[1] != "supported" for v in invented), len(invented)),
+                share(sum(v[1] != "supported" for v in invented), len(invented)),
             ]
         )
     return rows
@@ -484,9 +463,10 @@ def readme_sentence(now: dict[str, Any]) -> str:
         return cell(held[kind][figure])
 
     return (
-        " On a set written blind afterwards (`benchmarks/gate_fresh.py`, held-out half) the "
-        f"default passes {pct('all')} of the correct answers: {pct('short')} of the short ones, "
-        f"{pct('followup')} of the chat follow-ups and {pct('paraphrase')} of the "
+        " On a set written blind afterwards (`benchmarks/results/gate_fresh_cases.json`, "
+        f"held-out half) the default passes {pct('all')} of the correct answers: "
+        f"{pct('short')} of the short ones, {pct('followup')} of the chat follow-ups and "
+        f"{pct('paraphrase')} of the "
         "paraphrased ones (a reworded content word alone makes an answer `uncertain`, "
         f"shown and marked, not blocked); it blocks {pct('all', 'invented blocked')} of the "
         'invented details. The stricter `block_on="any"` (the default before) passes only '
@@ -503,7 +483,7 @@ def fresh_section(now: dict[str, Any]) -> list[str]:
     first_file = first_path(now["model"])
     first = json.loads(first_file.read_text(encoding="utf-8")) if first_file.exists() else None
     lines = [
-        "### A blind short-answer set (`benchmarks/gate_fresh.py`)",
+        "### A blind short-answer set (`benchmarks/results/gate_fresh_cases.json`)",
         "",
         f"{now['answers']} answers to 60 one-document cases written blind (a right answer and "
         "one with an invented detail each; 15 short, 15 paraphrase, 15 chat follow-ups with "
@@ -521,9 +501,8 @@ def fresh_section(now: dict[str, Any]) -> list[str]:
     ]
     if first is not None:
         lines += [
-            "First measurement, before any change (held-out half; "
-            "`python -m benchmarks.gate_fresh_report first`; the default rule then was "
-            '`block_on="any"`):',
+            "First measurement, before any change (held-out half; taken once; the default "
+            'rule then was `block_on="any"`):',
             "",
             _kind_table(first["held_out"]),
             "",
@@ -558,25 +537,3 @@ def fresh_section(now: dict[str, Any]) -> list[str]:
                 "",
             ]
     return lines
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=("run", "first", "show"))
-    parser.add_argument("--model", default="smollm2")
-    parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args()
-    if args.command == "run":
-        run_multi(args.model, args.threads)
-    elif args.command == "first":
-        path = first_path(args.model)
-        if path.exists():
-            raise SystemExit(f"{path} exists: the first measurement is taken once")
-        path.write_text(json.dumps(measure(args.model), indent=1) + "\n", encoding="utf-8")
-        print(path.read_text(encoding="utf-8"))
-    else:
-        print("\n".join(fresh_section(measure(args.model))))
-
-
-if __name__ == "__main__":
-    main()

@@ -18,11 +18,13 @@ import numpy as np
 from benchmarks._report import (
     BENCHMARKS_MD,
     columns,
+    fmt,
     markdown_table,
     write_headline,
     write_section,
 )
-from benchmarks.bench_gate import JUDGE_QUESTION, RESULTS, read_rows, store_path
+from benchmarks.bench_gate import JUDGE_QUESTION, RESULTS, store_path
+from benchmarks.data import read_jsonl
 from benchmarks.gate_fresh_report import fresh_section, headline_row, measure, readme_sentence
 from benchmarks.gate_sets import FRANK_QUESTION, load_items
 from benchmarks.gate_verdict import (
@@ -48,12 +50,6 @@ PREVIOUS = "min_sentence_explained"
 """The score the library shipped before ``SCORE_NAME`` (issue 38)."""
 BASELINES = ("judge", "lexical", "length")
 THRESHOLD_FILE = RESULTS / "default_threshold.json"
-PUBLISHED = (
-    "Published ROC AUC on FRANK (the TRUE benchmark, all of FRANK's annotated summaries, "
-    "not this split): T5-11B NLI 89.4, SummaC 89.1, BERTScore 84.3, QuestEval 84.0, "
-    "FactCC 76.4 (trained checkers, 0.1 to 11 billion parameters; the models here have "
-    "0.135 and 0.5 billion and are not trained for the task)."
-)
 
 
 def lexical(answer: str, context: str) -> float:
@@ -110,7 +106,7 @@ class Rows(Sliced):
 
 def load(set_name: str, model: str) -> Rows | None:
     items = {i.id: i for i in load_items(set_name)}
-    stored = {r["id"]: r for r in read_rows(store_path(set_name, model)) if r["id"] in items}
+    stored = {r["id"]: r for r in read_jsonl(store_path(set_name, model)) if r["id"] in items}
     rows = list(stored.values())  # the last copy of a row wins
     if not rows:
         return None
@@ -124,12 +120,8 @@ def load(set_name: str, model: str) -> Rows | None:
     )
 
 
-def _fmt(value: float, digits: int = 3) -> str:
-    return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
-
-
 def _ci(value: tuple[float, float, float]) -> str:
-    return f"{_fmt(value[0])} [{_fmt(value[1], 2)}, {_fmt(value[2], 2)}]"
+    return f"{fmt(value[0])} [{fmt(value[1], 2)}, {fmt(value[2], 2)}]"
 
 
 def fit_rows(data: Rows) -> Rows:
@@ -181,11 +173,7 @@ def threshold_section(frank: dict[str, Rows | None]) -> tuple[list[str], dict[st
         f"The verdict's model figure is the library's score, `{SCORE_NAME}` "
         "(`camab_rag.groundedness.score`): the least supported sentence's share of its "
         "no-context surprisal that the context removes, a content word absent from the "
-        "context explaining nothing. It was chosen on FRANK `valid` with SmolLM2 (issue 38: "
-        "the highest mean of the CNN/DM and BBC ROC AUC among candidates written down "
-        "before `test` was read); that comparison, the per-sentence choice and a logistic "
-        "combination with free signals (it did not beat the score out of fold on `valid`) "
-        "were retired in issue 49 (`git log -- benchmarks/gate_candidates.py`). Below: the "
+        "context explaining nothing (how it was chosen: below the section). Below: the "
         f"score beside the previous one (`{PREVIOUS}`), a same-model judge and the free "
         "baselines, on held-out rows.",
         "",
@@ -236,10 +224,10 @@ def score_section(frank: dict[str, Rows | None]) -> tuple[list[str], dict[str, A
                     f"`{model}`",
                     f"{len(part)} ({int(part.unsupported.sum())})",
                     _ci(ours),
-                    *(_fmt(v) for v in others),
+                    *(fmt(v) for v in others),
                     f"{cut:+.3f}",
-                    *(_fmt(v) for v in (decided.balanced_accuracy, decided.pass_supported)),
-                    _fmt(decided.flag_unsupported),
+                    *(fmt(v) for v in (decided.balanced_accuracy, decided.pass_supported)),
+                    fmt(decided.flag_unsupported),
                 ]
             )
             if model == SELECTION_MODEL and label in ("FRANK CNN/DM test", "HaluEval QA"):
@@ -255,8 +243,6 @@ def score_section(frank: dict[str, Rows | None]) -> tuple[list[str], dict[str, A
         "default). HaluEval QA: right, hallucinated and multi-turn hallucinated answers.",
         "",
         markdown_table(header, rows),
-        "",
-        PUBLISHED,
         "",
     ]
     return lines, headline
@@ -300,12 +286,12 @@ def sentence_lines(data: Rows, model: str, threshold: float) -> list[str]:
         "answer, over both evidence paragraphs and both questions): per-sentence ROC AUC "
         f"ours {ci['ours']}, lexical {ci['lexical']}, length {ci['length']}; the answer's "
         "least supported sentence is the invented one in "
-        f"{_fmt(float(np.mean(caught)) if caught else math.nan, 2)} of answers; at the "
-        f"default threshold {_fmt(flagged.flag_unsupported, 2)} of invented sentences are "
-        f"flagged and {_fmt(flagged.pass_supported, 2)} of right ones pass; unsupported "
-        f"spans: {_fmt(precision, 2)} of their characters lie in the invented part, found "
-        f"in {_fmt(float(np.mean(with_span[True])), 2)} of invented parts and "
-        f"{_fmt(float(np.mean(with_span[False])), 2)} of right ones",
+        f"{fmt(float(np.mean(caught)) if caught else math.nan, 2)} of answers; at the "
+        f"default threshold {fmt(flagged.flag_unsupported, 2)} of invented sentences are "
+        f"flagged and {fmt(flagged.pass_supported, 2)} of right ones pass; unsupported "
+        f"spans: {fmt(precision, 2)} of their characters lie in the invented part, found "
+        f"in {fmt(float(np.mean(with_span[True])), 2)} of invented parts and "
+        f"{fmt(float(np.mean(with_span[False])), 2)} of right ones",
     ]
 
 
@@ -354,19 +340,13 @@ def report(write: bool = True) -> None:
     abstentions = sum(
         is_abstention(r["answer"])
         for name in ("frank", "halueval")
-        for r in read_rows(store_path(name, SELECTION_MODEL))
+        for r in read_jsonl(store_path(name, SELECTION_MODEL))
     )
     lines += [
         *threshold_lines,
         *score_lines,
         *sentence_section(provenance["threshold"]),
         f"Labelled answers recognised as abstentions (and so passed unscored): {abstentions}.",
-        "",
-        "Written from the stored per-token log-probs in `benchmarks/results/groundedness/` "
-        "(`<set>_<model>.jsonl`, kept in the repository) by "
-        "`.venv/bin/python -m benchmarks gate report`; the rows come from "
-        "`nice -n 10 .venv/bin/python -m benchmarks gate run --set SET --model MODEL` "
-        "for each set and model (resumable, needs `../shared/data`).",
     ]
     body = "\n".join(lines)
     print(body)
@@ -398,8 +378,8 @@ def headline_rows(
     rows = [
         [
             "ROC AUC, FRANK CNN/DM test (SmolLM2)",
-            _fmt(ours),
-            f"lexical overlap {_fmt(frank['lexical'])}",
+            fmt(ours),
+            f"lexical overlap {fmt(frank['lexical'])}",
             "≥ 0.80 " + ("met" if ours >= 0.80 else "missed"),
         ]
     ]

@@ -1,4 +1,4 @@
-"""The labelled answers the groundedness gate is measured on (``bench_gate.py``).
+"""The labelled answers the groundedness gate is measured on (``python -m benchmarks gate``).
 
 Each item is one answer to judge against one context, with a human (or dataset) label:
 
@@ -7,22 +7,16 @@ Each item is one answer to judge against one context, with a human (or dataset) 
   ``group`` is the source (``cnndm``/``bbc``), ``split`` FRANK's ``valid``/``test``.
 * ``halueval``: HaluEval QA, the right answer (supported) and the two ChatGPT-written
   hallucinated answers (unsupported) of each question over its evidence paragraphs.
-* ``halueval_long``: long answers built from HaluEval: one question's right answer joined
-  with another question's hallucinated answer (order drawn per pair), over both evidence
-  paragraphs and both questions; ``parts`` give each part's character span and label,
-  for per-sentence scores.
-* ``written``: the hand-written short and reworded answers of
-  :mod:`benchmarks.gate_written` (a correct one and one with an invented detail per case);
-  ``group`` ``benchmark`` (the short-answer set) or ``calibration`` (shipped with the
-  library, never reported).
-* ``fresh``: the blind hand-written cases of :mod:`benchmarks.gate_fresh` (:data:`~benchmarks.
-  gate_fresh.FRESH`: a right answer and one with an invented detail per case; ``group`` the
-  kind: ``short``, ``paraphrase``, ``followup``, ``mixed``), a follow-up's earlier chat
-  turns in ``history`` (context, as ``assess_answer(history=)`` takes them); ``split``
-  ``dev`` or ``held_out`` by :func:`fresh_split`.
+* ``halueval_long``: one question's right answer joined with another's hallucinated one,
+  over both evidence paragraphs; ``parts`` label each part, for per-sentence scores.
+* ``written``: the hand-written cases of ``results/gate_written_cases.json``; ``group``
+  ``benchmark`` (the short-answer set) or ``calibration`` (shipped, never reported).
+* ``fresh``: the blind cases of ``results/gate_fresh_cases.json`` (``group`` the kind),
+  a follow-up's earlier turns in ``history``; ``split`` by :func:`fresh_split`.
 
-Items of one context come together (``context_key``) so a scorer's prefix cache computes
-the context once. Nothing here runs a model.
+How the hand-written sets were written: benchmarks/results/groundedness/README.md. Items
+of one context come together (``context_key``) so a scorer's prefix cache computes the
+context once. Nothing here runs a model.
 """
 
 from __future__ import annotations
@@ -33,12 +27,14 @@ import random
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from benchmarks.data import data_dir
 
 FRANK_QUESTION = "Summarise the article in a few sentences."
 SETS = ("frank", "halueval", "halueval_long", "written", "fresh")
+CASES = Path(__file__).resolve().parent / "results"
 
 
 @dataclass(frozen=True)
@@ -68,6 +64,15 @@ class Item:
             "split": self.split,
             "parts": [list(p) for p in self.parts],
         }
+
+
+def hand_written(name: str) -> dict[str, list[Any]]:
+    """A hand-written set's lists of cases (``gate_fresh``: ``FRESH``, ``FRESH_MULTI``;
+    ``gate_written``: ``BENCHMARK``, ``CALIBRATION``)."""
+    loaded: dict[str, list[Any]] = json.loads(
+        (CASES / f"{name}_cases.json").read_text(encoding="utf-8")
+    )
+    return loaded
 
 
 def _jsonl(name: str) -> list[dict[str, Any]]:
@@ -178,12 +183,11 @@ def halueval_long_items(seed: int = 0) -> list[Item]:
 
 
 def written_items() -> list[Item]:
-    """The hand-written cases (:mod:`benchmarks.gate_written`), two answers each."""
-    from benchmarks.gate_written import BENCHMARK, CALIBRATION
-
+    """The hand-written cases (``gate_written``), two answers each."""
+    cases = hand_written("gate_written")
     items = []
-    for group, cases in (("benchmark", BENCHMARK), ("calibration", CALIBRATION)):
-        for k, (context, question, right, invented) in enumerate(cases):
+    for group in ("benchmark", "calibration"):
+        for k, (context, question, right, invented) in enumerate(cases[group.upper()]):
             for answer, unsupported, name in (
                 (right, False, "right"),
                 (invented, True, "invented"),
@@ -211,12 +215,9 @@ def fresh_split(question: str) -> str:
 
 
 def fresh_items() -> list[Item]:
-    """The blind one-document cases (:data:`benchmarks.gate_fresh.FRESH`), two answers
-    each."""
-    from benchmarks.gate_fresh import FRESH
-
+    """The blind one-document cases (``gate_fresh``'s ``FRESH``), two answers each."""
     items = []
-    for k, case in enumerate(FRESH):
+    for k, case in enumerate(hand_written("gate_fresh")["FRESH"]):
         for name, unsupported in (("right", False), ("invented", True)):
             items.append(
                 Item(

@@ -145,25 +145,3 @@ def auroc_ci(
         return flag_auroc(support, unsupported), float("nan"), float("nan")
     low, high = np.nanpercentile(values, [2.5, 97.5])
     return flag_auroc(support, unsupported), float(low), float(high)
-
-
-def paired_difference(
-    first: FloatArray,
-    second: FloatArray,
-    unsupported: BoolArray,
-    draws: list[NDArray[np.int64]],
-) -> tuple[float, float, float, float]:
-    """AUROC(first) - AUROC(second) on the same answers: difference, 95% interval and a
-    two-sided bootstrap p-value."""
-    diffs = np.array(
-        [
-            flag_auroc(first[d], unsupported[d]) - flag_auroc(second[d], unsupported[d])
-            for d in draws
-        ]
-    )
-    diffs = diffs[np.isfinite(diffs)]
-    observed = flag_auroc(first, unsupported) - flag_auroc(second, unsupported)
-    low, high = np.percentile(diffs, [2.5, 97.5])
-    side = (diffs <= 0).mean() if observed > 0 else (diffs >= 0).mean()
-    p = float(min(1.0, 2 * side + 1 / (diffs.size + 1)))
-    return float(observed), float(low), float(high), p

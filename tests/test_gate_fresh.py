@@ -1,4 +1,4 @@
-"""The blind hand-written gate set (``benchmarks/gate_fresh.py``) as the benchmark reads
+"""The blind hand-written gate set (``gate_fresh_cases.json``) as the benchmark reads
 it: two answers per case, a split fixed by the question's hash, a follow-up's earlier
 turns scored as context the way ``assess_answer(history=)`` scores them."""
 
@@ -119,8 +119,8 @@ def test_the_multi_document_note_counts_the_gates_misses_apart() -> None:
 def test_the_cases_read_from_json_equal_the_python_literals_they_replaced() -> None:
     """The blind set moved from Python literals to ``gate_fresh_cases.json``: the loaded
     cases hash to the old literals' canonical JSON (taken before the move)."""
-    from benchmarks.gate_fresh import FRESH, FRESH_MULTI
-
+    cases = gate_sets.hand_written("gate_fresh")
+    FRESH, FRESH_MULTI = cases["FRESH"], cases["FRESH_MULTI"]
     canonical = json.dumps({"FRESH": FRESH, "FRESH_MULTI": FRESH_MULTI}, sort_keys=True)
     digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
     assert (len(FRESH), len(FRESH_MULTI)) == (60, 10)
@@ -128,12 +128,13 @@ def test_the_cases_read_from_json_equal_the_python_literals_they_replaced() -> N
 
 
 def test_the_written_cases_read_from_json_equal_the_python_literals_they_replaced() -> None:
-    """``benchmarks.gate_written`` moved its cases to ``gate_written_cases.json``: the
-    loaded tuples hash to the old literals' canonical JSON (taken before the move)."""
-    from benchmarks.gate_written import BENCHMARK, CALIBRATION
+    """The hand-written short set moved to ``gate_written_cases.json``: the loaded cases
+    hash to the old literals' canonical JSON (taken before the move)."""
+    cases = gate_sets.hand_written("gate_written")
+    BENCHMARK, CALIBRATION = cases["BENCHMARK"], cases["CALIBRATION"]
 
     canonical = json.dumps({"BENCHMARK": BENCHMARK, "CALIBRATION": CALIBRATION}, sort_keys=True)
     digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
     assert (len(BENCHMARK), len(CALIBRATION)) == (24, 8)
-    assert all(isinstance(case, tuple) and len(case) == 4 for case in BENCHMARK + CALIBRATION)
+    assert all(len(case) == 4 for case in BENCHMARK + CALIBRATION)
     assert digest == "83550d2d2c9ff49e52757818ff1c5fe227481645a59f6a6548f24a5c27eac70f"
