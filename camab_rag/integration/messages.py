@@ -1,7 +1,5 @@
-"""A framework's model as the core sees it: its chat messages as prompts
-(:func:`chat_messages`), an in-process model answering (:class:`LocalModel`: the weights
-that write the answer also attribute it) and an attribution's progress
-(:class:`ProgressRelay`)."""
+"""A framework's chat messages as prompts, an in-process model answering (the weights
+that write the answer also attribute it) and an attribution's progress."""
 
 from __future__ import annotations
 
@@ -17,7 +15,6 @@ from camab_rag.scorers.base import Prompt
 logger = logging.getLogger(__name__)
 
 ROLES = {"human": "user", "ai": "assistant"}
-"""Framework role names that chat templates call otherwise."""
 
 
 def content_text(content: object) -> str:
@@ -33,16 +30,13 @@ def content_text(content: object) -> str:
 
 
 def chat_messages(
-    messages: Iterable[Any],
-    role_of: Callable[[Any], str] | None = None,
-    content_of: Callable[[Any], object] = lambda m: m.content,
+    messages: Iterable[Any], role_of: Callable[[Any], str] | None = None
 ) -> list[dict[str, str]]:
-    """``[{"role", "content"}]`` of a framework's messages (roles renamed by :data:`ROLES`);
-    by default read from ``role`` and ``content`` attributes (LlamaIndex's)."""
+    """``[{"role", "content"}]`` of a framework's messages (by default read from ``role``
+    and ``content`` attributes, LlamaIndex's)."""
     role = role_of or (lambda m: str(getattr(m.role, "value", m.role)))
     return [
-        {"role": ROLES.get(role(m), role(m)), "content": content_text(content_of(m))}
-        for m in messages
+        {"role": ROLES.get(role(m), role(m)), "content": content_text(m.content)} for m in messages
     ]
 
 
@@ -60,7 +54,6 @@ class LocalModel:
 
     @property
     def name(self) -> str:
-        """The model's name (its ``name``, else its class name)."""
         return str(getattr(self.generator, "name", type(self.generator).__name__))
 
     @property
@@ -80,12 +73,11 @@ class LocalModel:
 
     @staticmethod
     def pieces(text: str) -> list[str]:
-        """``text`` in streamed pieces, word by word, as a server's tokens would come."""
+        """``text`` word by word, as a server's tokens would come."""
         return re.findall(r"\s*\S+", text) or [text]
 
 
 ProgressHook = Callable[[int, int], object]
-"""A user's ``progress(calls_made, total)`` hook."""
 
 
 class ProgressRelay:
@@ -111,7 +103,7 @@ class ProgressRelay:
             self._tasks.append(asyncio.ensure_future(sent))
 
     async def drain(self) -> None:
-        """Wait until every event sent so far has been delivered (a failure is logged)."""
+        """Wait until every event sent so far is delivered (a failure is logged)."""
         tasks, self._tasks = self._tasks, []
         for outcome in await asyncio.gather(*tasks, return_exceptions=True):
             if isinstance(outcome, BaseException):

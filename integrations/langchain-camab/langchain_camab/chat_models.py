@@ -1,8 +1,6 @@
-"""A LangChain chat model over an in-process camab-rag model (e.g. the embedded SmolLM2):
-it answers with the weights that score the attribution, so ``scorer=None`` picks it up;
-and how camab-rag reads LangChain's chat models: ``llm.bind(...)`` unwrapped for the one
-resolver (registered on import), a run's model rebuilt from what callbacks see of it
-(:func:`scorer_from_run`)."""
+"""A LangChain chat model over an in-process camab-rag model, which scores with the weights
+that answered; and how camab-rag reads LangChain's chat models (``llm.bind(...)``
+unwrapped, a run's model rebuilt from what callbacks see of it)."""
 
 from __future__ import annotations
 
@@ -26,26 +24,15 @@ from camab_rag.scorers.proxy import is_openai_endpoint, register_model_reader
 from langchain_camab.native import to_chat_messages
 
 MODEL_KEY = "camab_model_key"
-"""Invocation parameter naming the in-process model, so callbacks can find its scorer."""
-
 MODELS: weakref.WeakValueDictionary[str, CamabChatModel] = weakref.WeakValueDictionary()
-"""The live :class:`CamabChatModel` objects by their :data:`MODEL_KEY`: callbacks see a
-model only through its invocation parameters, and find its scorer by that key (held
-weakly: a model nobody holds any more is gone)."""
+"""Live models by their :data:`MODEL_KEY` invocation parameter: how callbacks find one."""
 _NUMBERS = itertools.count()
 
 
 class CamabChatModel(BaseChatModel):
-    """Chat model answering by greedy decoding with a camab-rag in-process model.
-
-    Args:
-        generator: an object with ``generate(prompts, max_new_tokens=...)`` and, to serve
-            as the attribution scorer too, ``score(requests)``: e.g.
-            ``camab_rag.default_scorer()``.
-        max_new_tokens: answer length limit in tokens.
-
-    ``stream()`` yields the decoded answer word by word, as a server's tokens would come.
-    """
+    """Chat model answering greedily with ``generator`` (e.g. ``camab_rag.default_scorer()``:
+    ``generate(prompts, max_new_tokens=...)`` and, to score too, ``score(requests)``), at
+    most ``max_new_tokens``; ``stream()`` yields the answer word by word."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -62,7 +49,6 @@ class CamabChatModel(BaseChatModel):
 
     @property
     def scorer(self) -> Any:
-        """The scorer of the same weights (the generator itself when it can score)."""
         return self._local.scorer
 
     @property
@@ -78,7 +64,6 @@ class CamabChatModel(BaseChatModel):
         }
 
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
-        """The standard tracing parameters (LangChain's standard tests check them)."""
         params = super()._get_ls_params(stop=stop, **kwargs)
         params["ls_provider"] = "camab"
         params["ls_model_name"] = str(kwargs.get("model") or self._identifying_params["model"])
@@ -114,7 +99,6 @@ class CamabChatModel(BaseChatModel):
 
 
 def _unbound(llm: object) -> object:
-    """The chat model inside ``llm.bind(...)`` / ``with_config`` wrappers."""
     while (bound := getattr(llm, "bound", None)) is not None and bound is not llm:
         llm = bound
     return llm
@@ -126,10 +110,9 @@ register_model_reader(_unbound)
 def scorer_from_run(
     serialized: Mapping[str, Any] | None, params: Mapping[str, Any], **options: Any
 ) -> Any:
-    """The scorer for the model of an LLM run, from what callbacks see of it: a
-    :class:`CamabChatModel` by its key, else an OpenAI-compatible client rebuilt from its
-    serialized base URL and model (a key only for OpenAI's own endpoint: a serialized
-    secret names its environment variable)."""
+    """The scorer of an LLM run's model: a :class:`CamabChatModel` by its key, else an
+    OpenAI-compatible client from its serialized base URL and model (a key only for
+    OpenAI's own endpoint: a serialized secret names its environment variable)."""
     model = MODELS.get(str(params.get(MODEL_KEY)))
     if model is not None:
         return model.scorer

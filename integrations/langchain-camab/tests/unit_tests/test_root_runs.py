@@ -13,7 +13,7 @@ from langchain_core.documents import Document as Doc
 from langchain_core.messages import AIMessage as Message
 from langchain_core.messages import ToolMessage
 
-from camab_rag.integration import ChainParts
+from camab_rag.integration import Runs
 from camab_rag.settings import CHAIN_SETTINGS
 from camab_rag.steps import drive
 from tests.fakes import KeywordScorer
@@ -24,8 +24,8 @@ PARIS, BERLIN = "Paris is the capital of France.", "Berlin is in Germany."
 
 def roots(background: bool = False, cite: bool = False) -> RootRuns:
     options = {"settings": CHAIN_SETTINGS.with_changes(budget=4), "citations": cite}
-    parts = ChainParts.of("Handler", None, {**options, "background": background})
-    return RootRuns(parts, lambda call: KeywordScorer(), "slot")
+    runs = Runs.of("Handler", None, {**options, "background": background})
+    return RootRuns(runs, lambda call: KeywordScorer(), "slot")
 
 
 def cited(message: Message) -> bool:
@@ -69,7 +69,7 @@ def test_a_root_run_is_attributed_when_it_ends_and_everything_gets_its_entry() -
     ]
     assert message.response_metadata["attribution"]["status"] == "ok" and cited(message)
     assert metadata is not None and metadata["slot"]["status"] == "ok"
-    assert kernel.parts.runs.results[root] is result and len(kernel) == 0
+    assert kernel.runs.results[root] is result and len(kernel) == 0
 
 
 def test_in_the_background_placeholders_are_put_first_and_filled_in_place() -> None:

@@ -11,11 +11,11 @@ from langchain_core.documents import Document as Doc
 from langchain_core.messages import AIMessage, HumanMessage
 
 from camab_rag.errors import NoContextError
-from camab_rag.integration import ChainParts
+from camab_rag.integration import Runs
 from camab_rag.steps import drive
 from tests.fakes import KeywordScorer
 
-READING = RootRuns(ChainParts.of("Handler", None, {}))
+READING = RootRuns(Runs.of("Handler", None, {}))
 
 
 def root(**values: object) -> RootRun:
@@ -23,7 +23,7 @@ def root(**values: object) -> RootRun:
 
 
 def test_runs_are_filed_under_their_root() -> None:
-    tree = RootRuns(ChainParts.of("Handler", None, {}))
+    tree = RootRuns(Runs.of("Handler", None, {}))
     top, child, grandchild = uuid4(), uuid4(), uuid4()
     tree.track(top, None, inputs={"question": "q"})
     tree.track(child, top)
@@ -39,14 +39,14 @@ def test_runs_are_filed_under_their_root() -> None:
 
 
 def test_a_run_with_an_unknown_parent_is_a_root() -> None:
-    tree = RootRuns(ChainParts.of("Handler", None, {}))
+    tree = RootRuns(Runs.of("Handler", None, {}))
     run = uuid4()
     tree.track(run, uuid4())  # the integration was attached below the real root
     assert tree.pop(run) is not None
 
 
 def test_concurrent_roots_never_mix() -> None:
-    tree = RootRuns(ChainParts.of("Handler", None, {}))
+    tree = RootRuns(Runs.of("Handler", None, {}))
     roots = [uuid4() for _ in range(20)]
 
     def work(i: int) -> None:
@@ -79,7 +79,7 @@ def test_question_from_input_keys_messages_or_query() -> None:
     assert READING.question(root(inputs={"messages": chat})) == "last"
     assert READING.question(root(inputs=chat)) == "last"
     assert READING.question(root(inputs={"x": 1}, queries=["from retriever"])) == "from retriever"
-    keyed = RootRuns(ChainParts.of("Handler", None, {}), question_keys="q")
+    keyed = RootRuns(Runs.of("Handler", None, {}), question_keys="q")
     assert keyed.question(root(inputs={"q": "c"})) == "c"
     assert READING.question(root(inputs=3)) == ""
 
@@ -112,7 +112,7 @@ def test_the_call_whose_prompt_holds_the_documents_is_attributed() -> None:
         is rewrite
     )
     # filed as traced, the chosen call's question, answer and prompt are attributed
-    runs = RootRuns(ChainParts.of("Handler", None, {"budget": 4}), lambda call: KeywordScorer())
+    runs = RootRuns(Runs.of("Handler", None, {"budget": 4}), lambda call: KeywordScorer())
     top, retriever = uuid4(), uuid4()
     runs.started(top, None, "q", None)
     runs.track(retriever, top)

@@ -35,8 +35,9 @@ from llama_index.postprocessor.camab.spans import (
 )
 
 from camab_rag.errors import InputError
-from camab_rag.integration import Attachment, AttributorOptions, ChainCall, ChainParts
+from camab_rag.integration import Attachment, AttributorOptions, ChainCall, Runs
 from camab_rag.scorers.proxy import is_openai_endpoint, register_model_reader
+from camab_rag.steps import adrive, drive
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -60,11 +61,10 @@ class AnswerAttributor:
         blocking_refused: str | None = None,
         **options: Unpack[AttributorOptions],
     ) -> None:
-        self.parts = parts = ChainParts.of(
+        self.runs = runs = Runs.of(
             owner, scorer, options, listed=AttributorOptions, blocking_refused=blocking_refused
         )
-        self.settings, self.scorers, self.runs = parts.settings, parts.scorers, parts.runs
-        self.scorer = scorer
+        self.settings, self.scorers, self.scorer = runs.settings, runs.scorers, scorer
         self.tracker = query_tracker()
 
     def begin(self, question: str) -> SpanRecord | None:
@@ -78,7 +78,7 @@ class AnswerAttributor:
         """Attribute ``response`` in place (never raises)."""
         text = getattr(response, "response", None)
         call = ChainCall(question, text if isinstance(text, str) else "")
-        call.progress = self.parts.relay(progress_events(question), None)
+        call.progress = self.runs.relay(progress_events(question), None)
         if not isinstance(response, Response):
             call.problem = InputError(
                 f"cannot attribute a {type(response).__name__}: only a plain Response (not "
@@ -136,7 +136,7 @@ class AnswerAttributor:
         record = self.begin(question)
         with streaming_for(record):
             answer = ask(*args)
-        return self.runs.run(self.turn(answer, question, record, llm))
+        return drive(self.turn(answer, question, record, llm))
 
     async def aanswer(
         self, question: str, llm: object, ask: Callable[..., Awaitable[T]], *args: Any
@@ -145,7 +145,7 @@ class AnswerAttributor:
         record = self.begin(question)
         with streaming_for(record):
             answer = await ask(*args)
-        return await self.runs.arun(self.turn(answer, question, record, llm))
+        return await adrive(self.turn(answer, question, record, llm))
 
     def start(self, answer: object, steps: Steps[Any], *, in_loop: bool, key: Any = None) -> None:
         """Attribute ``answer`` in the background (a task of the running loop if
@@ -237,7 +237,7 @@ def attribute_response(
     raises (a failure goes to its metadata, a groundedness verdict under
     ``["groundedness"]``). ``options``: as :class:`CamabQueryEngine`'s."""
     attributor = AnswerAttributor(scorer, "attribute_response", **options)
-    return attributor.runs.run(attributor.steps(response, question, None, llm))
+    return drive(attributor.steps(response, question, None, llm))
 
 
 async def aattribute_response(
@@ -250,7 +250,7 @@ async def aattribute_response(
 ) -> Any:
     """Async :func:`attribute_response` (``ascore``)."""
     attributor = AnswerAttributor(scorer, "aattribute_response", **options)
-    return await attributor.runs.arun(attributor.steps(response, question, None, llm))
+    return await adrive(attributor.steps(response, question, None, llm))
 
 
 def without_openai_key(llm: object) -> object:

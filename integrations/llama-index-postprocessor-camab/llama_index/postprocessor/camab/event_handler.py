@@ -18,6 +18,7 @@ from llama_index.postprocessor.camab.spans import query_text
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.integration import AttributorOptions
+from camab_rag.steps import drive
 
 
 class CamabEventHandler(BaseEventHandler):
@@ -102,14 +103,14 @@ class CamabEventHandler(BaseEventHandler):
         if self.in_background(isinstance(response, STREAMS), ".aquery-" in query_id):
             self._attributor.start(response, steps, in_loop=True, key=query_id or uuid4().hex)
         else:
-            self._attributor.runs.run(steps)
+            drive(steps)
 
     def in_background(self, streamed: bool, async_call: bool) -> bool:
         """Whether to attribute an answer in the background: never a stream (it is
         attributed once read) nor under a blocking filter (it judges the answer before it
         is returned); else ``background``, by default (``None``) an async call's; only
         inside a running event loop."""
-        gate = self._attributor.parts.groundedness
+        gate = self._attributor.runs.gate
         if streamed or (gate is not None and gate.mode == "block"):
             return False
         try:
