@@ -1,5 +1,5 @@
 """The options every integration object takes, checked once and built into its runs
-(camab_rag.integration.options)."""
+(camab_rag.integration.kernel)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from fakes import KeywordScorer
 from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.integration import AttributorOptions, ChainOptions, Runs
-from camab_rag.integration.options import checked_options
+from camab_rag.integration.kernel import checked_options
 from camab_rag.settings import CHAIN_SETTINGS
 
 

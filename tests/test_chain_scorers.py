@@ -12,7 +12,7 @@ from fakes import KeywordScorer
 
 from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
 from camab_rag.integration import Runs
-from camab_rag.integration.options import NO_KEY_FROM_RUN
+from camab_rag.integration.kernel import NO_KEY_FROM_RUN
 from camab_rag.scorers import resolve_scorer
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 from camab_rag.scorers.proxy import ScorerCache

@@ -1,4 +1,4 @@
-"""A framework's chat messages as camab-rag prompts (camab_rag.integration.messages):
+"""A framework's chat messages as camab-rag prompts (camab_rag.integration.kernel):
 roles renamed, multi-part contents read as their text."""
 
 from __future__ import annotations

@@ -12,20 +12,19 @@ from camab_rag.attributor import ChainAttribution
 from camab_rag.integration.kernel import (
     METADATA_KEY,
     Attachment,
+    AttributorOptions,
     ChainCall,
+    ChainOptions,
+    LocalModel,
+    ProgressRelay,
     Runs,
     attribution_of,
+    chat_messages,
+    content_text,
     groundedness_of,
     native_citations,
     prompt_holds,
 )
-from camab_rag.integration.messages import (
-    LocalModel,
-    ProgressRelay,
-    chat_messages,
-    content_text,
-)
-from camab_rag.integration.options import AttributorOptions, ChainOptions
 from camab_rag.scorers.base import Prompt
 from camab_rag.steps import Steps
 

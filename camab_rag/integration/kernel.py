@@ -1,17 +1,23 @@
-"""What every framework integration shares: :class:`Runs` attributes a captured
-:class:`ChainCall`, :class:`Attachment` is what an answer and its documents carry,
-:func:`attribution_of` / :func:`groundedness_of` read it back."""
+"""What every framework integration shares: its keyword options, listed and checked once
+(:class:`AttributorOptions`, :class:`ChainOptions`: the knobs of :func:`camab_rag.attribute`
+with one meaning), :class:`Runs` attributing a captured :class:`ChainCall`,
+:class:`Attachment` (what an answer and its documents carry) and :func:`attribution_of` /
+:func:`groundedness_of` reading it back; a framework's chat messages as prompts and an
+in-process model answering (the weights that write the answer also attribute it)."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
+import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from dataclasses import dataclass, fields
+from difflib import get_close_matches
+from typing import Any, Generic, TypedDict, TypeVar
 from uuid import UUID
 
 from camab_rag.attributor import ChainAttribution, Pending, Worker, _stoppable
@@ -24,17 +30,22 @@ from camab_rag.captured import (
     sentence_citations,
 )
 from camab_rag.citations import CitationRule, citation_pairs, source_location
-from camab_rag.errors import InputError
+from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
-from camab_rag.integration.messages import ProgressHook, ProgressRelay
-from camab_rag.integration.options import ChainOptions, checked_options, explain_refused_key
+from camab_rag.methods import Method
 from camab_rag.prompts import PromptPlan
 from camab_rag.result import AttributionResult, check_finished
 from camab_rag.runs import ProgressFn
 from camab_rag.scorers.base import Prompt
 from camab_rag.scorers.proxy import ScorerCache, _checked_scorer
-from camab_rag.segments import to_documents
-from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings, groundedness_filter
+from camab_rag.segments import Granularity, to_documents
+from camab_rag.settings import (
+    CHAIN_SETTINGS,
+    FIELD_KNOBS,
+    AttributionSettings,
+    groundedness_filter,
+    resolve_settings,
+)
 from camab_rag.steps import Steps, adrive, drive
 
 T = TypeVar("T")
@@ -51,6 +62,173 @@ CANCELLED = (
 )
 
 
+def content_text(content: object) -> str:
+    """The plain text of a message's content: a string, or its text blocks joined."""
+    if isinstance(content, str):
+        return content
+    blocks: Sequence[Any] = content if isinstance(content, Sequence) else ()
+    return "".join(
+        b if isinstance(b, str) else str(b.get("text", ""))
+        for b in blocks
+        if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
+    )
+
+
+def chat_messages(
+    messages: Iterable[Any], role_of: Callable[[Any], str] | None = None
+) -> list[dict[str, str]]:
+    """``[{"role", "content"}]`` of a framework's messages (by default read from ``role``
+    and ``content`` attributes, LlamaIndex's)."""
+    role = role_of or (lambda m: str(getattr(m.role, "value", m.role)))
+    return [
+        {
+            "role": {"human": "user", "ai": "assistant"}.get(role(m), role(m)),
+            "content": content_text(m.content),
+        }
+        for m in messages
+    ]
+
+
+class LocalModel:
+    """An in-process model (e.g. ``camab_rag.default_scorer()``) a framework's chat model
+    answers with; ``owner`` names the framework's class in errors."""
+
+    def __init__(self, generator: object, owner: str) -> None:
+        if not callable(getattr(generator, "generate", None)):
+            raise TypeError(
+                f"{owner} needs generator= an object with generate(prompts, "
+                "max_new_tokens=...), e.g. camab_rag.default_scorer()"
+            )
+        self.generator: Any = generator
+
+    @property
+    def name(self) -> str:
+        return str(getattr(self.generator, "name", type(self.generator).__name__))
+
+    @property
+    def scorer(self) -> Any:
+        """The scorer of the same weights: the generator itself, when it can score."""
+        if not callable(getattr(self.generator, "score", None)):
+            raise TypeError(f"{type(self.generator).__name__} cannot score: it has no score()")
+        return self.generator
+
+    def answer(self, prompt: Prompt, max_new_tokens: int, stop: Sequence[str] | None = None) -> str:
+        """The answer to ``prompt``, cut before the first ``stop`` marker found."""
+        text = str(self.generator.generate([prompt], max_new_tokens=max_new_tokens)[0])
+        for marker in stop or []:
+            if marker and marker in text:
+                text = text[: text.index(marker)]
+        return text
+
+    @staticmethod
+    def pieces(text: str) -> list[str]:
+        """``text`` word by word, as a server's tokens would come."""
+        return re.findall(r"\s*\S+", text) or [text]
+
+
+ProgressHook = Callable[[int, int], object]
+
+
+class ProgressRelay:
+    """One attribution's progress: ``hook(calls, total)``, then ``emit({"run_id", "calls",
+    "total"})`` (an awaitable it returns runs as a task: :meth:`drain` awaits them)."""
+
+    def __init__(
+        self,
+        hook: ProgressHook | None,
+        emit: Callable[[dict[str, Any]], object] | None,
+        run_id: str | None,
+    ) -> None:
+        self.hook, self.emit, self.run_id = hook, emit, run_id
+        self._tasks: list[asyncio.Future[Any]] = []
+
+    def __call__(self, calls: int, total: int) -> None:
+        if self.hook is not None:
+            self.hook(calls, total)
+        if self.emit is None:
+            return
+        sent = self.emit({"run_id": self.run_id, "calls": calls, "total": total})
+        if inspect.isawaitable(sent):
+            self._tasks.append(asyncio.ensure_future(sent))
+
+    async def drain(self) -> None:
+        """Wait until every event sent so far is delivered (a failure is logged)."""
+        tasks, self._tasks = self._tasks, []
+        for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                logger.warning("camab: a progress event failed: %s", outcome)
+
+
+NO_KEY_FROM_RUN = (
+    "the handler rebuilt the scorer from what the framework's callbacks show of the chain's "
+    "model, where its API key is only the name of an environment variable; that variable "
+    "is read for OpenAI's own endpoint only, so no key was sent to this server: pass "
+    "llm=<the chain's chat model> (its own key is used) or scorer=... to the handler"
+)
+
+
+def explain_refused_key(error: Exception) -> Exception:
+    """A key refused by a server whose scorer was rebuilt from a trace, explained."""
+    if isinstance(error, CredentialsRefusedError):
+        return ScorerUnavailableError(f"{error}. {NO_KEY_FROM_RUN}")
+    return error
+
+
+class AttributorOptions(TypedDict, total=False):
+    """The options every integration object takes (keyword-only, all optional): the
+    knobs of :func:`camab_rag.attribute` (each given wins over ``settings``' field),
+    ``settings`` (default :data:`CHAIN_SETTINGS`: whole documents, a 120 s deadline),
+    ``proxy`` (scores when the chain's model cannot), ``scorer_options`` (of the HTTP
+    scorer built for a model) and ``progress(calls_made, total)``."""
+
+    budget: int | None
+    method: str | Method | None
+    granularity: Granularity | None
+    deadline_s: float | None
+    groundedness: GroundednessFilter | bool | None
+    settings: AttributionSettings | None
+    proxy: object
+    scorer_options: Mapping[str, Any] | None
+    progress: ProgressHook | None
+
+
+class ChainOptions(AttributorOptions, total=False):
+    """:class:`AttributorOptions` and those of a chain step or callback handler: ``llm``
+    (the chain's chat model, when no scorer is given), ``strict`` (re-raise attribution
+    errors), ``background`` (attribute after returning, pending dicts filled in place),
+    ``citations`` (native citations on the answer message), ``max_results`` (kept)."""
+
+    llm: object
+    strict: bool
+    background: bool
+    citations: bool
+    max_results: int
+
+
+def checked_options(
+    owner: str, options: Mapping[str, Any], listed: type = ChainOptions
+) -> AttributionSettings:
+    """The settings of ``options`` (default :data:`CHAIN_SETTINGS`, each knob given in
+    place): a name ``listed`` lacks is a ``TypeError`` naming it and ``owner``, a bad
+    value an :class:`~camab_rag.errors.InputError`."""
+    names = listed.__annotations__
+    if unknown := sorted(set(options) - set(names)):
+        name = unknown[0]
+        hint = ""
+        if name in {f.name for f in fields(AttributionSettings) if f.init}:
+            hint = f": it is a setting, pass settings=CHAIN_SETTINGS.with_changes({name}=...)"
+        elif close := get_close_matches(name, names, n=1):
+            hint = f" (did you mean {close[0]!r}?)"
+        raise TypeError(f"{owner}() got an unexpected keyword argument {name!r}{hint}")
+    progress = options.get("progress")
+    if progress is not None and not callable(progress):
+        raise InputError(f"progress must be a function progress(calls, total), got {progress!r}")
+    knobs = {name: options.get(name) for name in FIELD_KNOBS}
+    settings = resolve_settings(options.get("settings"), CHAIN_SETTINGS, **knobs)
+    _checked_scorer(options.get("proxy"), "proxy")
+    return settings
+
+
 def pending(run_id: str | None = None) -> dict[str, Any]:
     """The placeholder an answer or document carries while its attribution runs."""
     return {"status": "pending", "error": None, "run_id": run_id}
@@ -61,14 +239,6 @@ def fill(target: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     target.clear()
     target.update(values)
     return target
-
-
-def _mark_cancelled(placeholders: Sequence[dict[str, Any] | None], key: object) -> None:
-    logger.warning("camab: attribution %s: %s", key, CANCELLED)
-    run_id = None if key is None else str(key)
-    for placeholder in placeholders:
-        if isinstance(placeholder, dict) and placeholder.get("status") == "pending":
-            fill(placeholder, {"status": "cancelled", "error": CANCELLED, "run_id": run_id})
 
 
 @dataclass
@@ -291,10 +461,17 @@ class Runs(Generic[T]):
         if in_loop:
             marked: list[bool] = []
 
-            def on_cancel() -> None:
-                if not marked:
-                    marked.append(True)
-                    _mark_cancelled(placeholders, key)
+            def on_cancel() -> None:  # pending placeholders read "cancelled" (a typed error)
+                if marked:
+                    return
+                marked.append(True)
+                logger.warning("camab: attribution %s: %s", key, CANCELLED)
+                cancelled = {"status": "cancelled", "error": CANCELLED}
+                for placeholder in placeholders:
+                    if isinstance(placeholder, dict) and placeholder.get("status") == "pending":
+                        fill(
+                            placeholder, {**cancelled, "run_id": None if key is None else str(key)}
+                        )
 
             async def run() -> T:
                 try:

@@ -228,8 +228,13 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
             if self.runs.strict:
                 raise
             return self._failed(input, error, run_id, self._summary_only(run_manager))
-        emit = native.progress_emitter(None if self.runs.background else run_manager)
-        progress = self.runs.relay(emit, run_id)
+
+        def emit(data: dict[str, Any]) -> object:  # the run's custom progress event
+            child = run_manager.get_child()
+            return child.on_custom_event(native.PROGRESS_EVENT, data, run_id=run_manager.run_id)
+
+        in_run = run_manager is not None and not self.runs.background
+        progress = self.runs.relay(emit if in_run else None, run_id)
         placeholders = Attachment.placeholders(run_id, len(read.documents))
         call = StepCall(run_id, read.documents, placeholders, progress)
         prompts = [given] if given is not None else []

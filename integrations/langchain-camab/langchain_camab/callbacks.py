@@ -15,9 +15,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
-from langchain_core.documents import Document
-from langchain_core.messages import BaseMessage
-from langchain_core.outputs import ChatGeneration, LLMResult
+from langchain_core.outputs import LLMResult
 
 from camab_rag.integration import ChainAttribution, Runs
 from langchain_camab import native
@@ -28,10 +26,10 @@ from langchain_camab.roots import CONTEXT_KEYS, QUESTION_KEYS, Kept, LLMCall, Ro
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from camab_rag.integration import ChainOptions, Prompt
+    from camab_rag.integration import ChainOptions
 
 
-class _Handler(Kept):
+class _Handler(RootRuns, Kept):
     def __init__(
         self,
         scorer: object = None,
@@ -41,58 +39,15 @@ class _Handler(Kept):
         report_run_metadata: bool = True,
         **options: Unpack[ChainOptions],
     ) -> None:
-        super().__init__()
         owner = type(self).__name__
         refused = native.cannot_block(f"{owner} observes and")
         runs = Runs.of(
             owner, scorer, options, blocking_refused=refused, traced=True, uuid_keys=True
         )
-        self.runs, self.settings, self.scorers = runs, runs.settings, runs.scorers
+        self.settings, self.scorers = runs.settings, runs.scorers
         slot = RUN_METADATA_KEY if report_run_metadata else None
-        self.roots = RootRuns(runs, self._scorer_for, slot, question_keys, context_keys)
+        RootRuns.__init__(self, runs, self._scorer_for, slot, question_keys, context_keys)
         self.raise_error = runs.strict  # strict: LangChain re-raises our errors into the chain
-
-    def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
-        self.roots.started(kw["run_id"], kw.get("parent_run_id"), inputs, kw.get("metadata"))
-
-    def on_retriever_start(self, serialized: Any, query: str, **kw: Any) -> None:
-        self.roots.track(kw["run_id"], kw.get("parent_run_id")).queries.append(query)
-
-    def on_tool_start(self, serialized: Any, input_str: str, **kw: Any) -> None:
-        name = serialized.get("name") if isinstance(serialized, dict) else None
-        self.roots.tool_started(kw["run_id"], kw.get("parent_run_id"), name)
-
-    def on_retriever_end(self, documents: Sequence[Document], *, run_id: UUID, **kw: Any) -> None:
-        self.roots.add(run_id, documents)
-
-    def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
-        self.roots.tool_ended(run_id, output)
-
-    def on_chat_model_start(
-        self, serialized: Any, messages: list[list[BaseMessage]], **kw: Any
-    ) -> None:
-        self._llm_start(native.to_chat_messages(messages[0]), serialized, kw)
-
-    def on_llm_start(self, serialized: Any, prompts: list[str], **kw: Any) -> None:
-        self._llm_start(prompts[0], serialized, kw)
-
-    def _llm_start(self, prompt: Prompt, serialized: Any, kw: dict[str, Any]) -> None:
-        params = kw.get("invocation_params")
-        params = params if isinstance(params, dict) else {}
-        model = (serialized if isinstance(serialized, dict) else None, params)
-        self.roots.llm_started(kw["run_id"], kw.get("parent_run_id"), prompt, model)
-
-    def _llm_end(self, response: LLMResult, run_id: UUID) -> None:
-        if response.generations and response.generations[0]:
-            generation = response.generations[0][0]
-            message = generation.message if isinstance(generation, ChatGeneration) else None
-            text = generation.text or (native.message_text(message) if message is not None else "")
-            self.roots.llm_ended(run_id, text, message)
-
-    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        self.roots.failed(run_id)
-
-    on_llm_error = on_retriever_error = on_tool_error = on_chain_error
 
     def _scorer_for(self, call: LLMCall | None) -> Any:
         """The configured scorer, else that of the model the callbacks saw."""
@@ -112,11 +67,11 @@ class CamabCallbackHandler(_Handler, Waited, BaseCallbackHandler):
     """
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
-        self._llm_end(response, run_id)
+        self.llm_ended(run_id, response)
         self.on_chain_end(None, run_id=run_id)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        if (job := self.roots.ended(run_id)) is not None:
+        if (job := self.ended(run_id)) is not None:
             self.runs.go(run_id, job[0])
 
     def close(self) -> None:
@@ -135,11 +90,11 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
     run_inline = True
 
     async def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
-        self._llm_end(response, run_id)
+        self.llm_ended(run_id, response)
         await self.on_chain_end(None, run_id=run_id)
 
     async def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        if (job := self.roots.ended(run_id)) is not None:
+        if (job := self.ended(run_id)) is not None:
             await self.runs.ago(run_id, *job)
 
     async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:

@@ -3,10 +3,9 @@ metadata, ``Citation`` annotations (unescaped document text) and progress events
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.content import Citation, create_citation
 from langchain_core.prompt_values import PromptValue
@@ -28,11 +27,7 @@ def message_text(message: BaseMessage) -> str:
 
 
 def to_chat_messages(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
-    return chat_messages(messages, _role)
-
-
-def _role(message: BaseMessage) -> str:
-    return str(getattr(message, "role", "")) if message.type == "chat" else message.type
+    return chat_messages(messages, lambda m: str(m.role) if m.type == "chat" else m.type)
 
 
 def chat_of(value: object) -> list[dict[str, str]] | None:
@@ -119,13 +114,3 @@ def with_citations(message: AIMessage, citations: Sequence[Citation]) -> AIMessa
     """A copy of ``message`` whose content is one text block carrying ``citations``."""
     block: dict[str, Any] = {"type": "text", "text": message.text, "annotations": list(citations)}
     return message.model_copy(update={"content": [block]})
-
-
-def progress_emitter(
-    manager: CallbackManagerForChainRun | AsyncCallbackManagerForChainRun | None,
-) -> Callable[[dict[str, Any]], object] | None:
-    if manager is None:
-        return None
-    return lambda data: manager.get_child().on_custom_event(
-        PROGRESS_EVENT, data, run_id=manager.run_id
-    )

@@ -1,6 +1,7 @@
-"""The callback handlers' kernel: :class:`RootRuns` files what LangChain traces under its
-root run (concurrent roots never mix) and, when one ends, attributes its answer and
-attaches the result to its documents, answer message and metadata slot."""
+"""The callback handlers' recording half: :class:`RootRuns` files what LangChain's
+callbacks trace under its root run (concurrent roots never mix) and, when one ends,
+attributes its answer and attaches the result to its documents, answer message and
+metadata slot."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatGeneration, LLMResult
 
 from camab_rag.errors import InputError, NoContextError, WrongTypeError
 from camab_rag.integration import (
@@ -21,7 +23,13 @@ from camab_rag.integration import (
     ChainCall,
     prompt_holds,
 )
-from langchain_camab.native import annotate, chat_of, last_user_text, message_text
+from langchain_camab.native import (
+    annotate,
+    chat_of,
+    last_user_text,
+    message_text,
+    to_chat_messages,
+)
 
 if TYPE_CHECKING:
     from camab_rag.attributor import Pending
@@ -96,13 +104,13 @@ def input_keys(option: str, keys: str | Sequence[str]) -> tuple[str, ...]:
 
 
 class RootRuns:
-    """Root runs filed as traced (thread-safe), attributed in ``runs`` when they end
-    (scored by ``scorer_for(the chosen LLM call)``); ``slot_key`` names the root run's
-    metadata entry that receives the summary (``None``: none)."""
+    """Root runs filed by LangChain's callbacks (thread-safe), attributed in ``runs`` when
+    they end (scored by ``scorer_for(the chosen LLM call)``); ``slot_key`` names the root
+    run's metadata entry that receives the summary (``None``: none)."""
 
     def __init__(
         self,
-        runs: Runs[Any],
+        runs: Runs[ChainAttribution],
         scorer_for: Callable[[LLMCall | None], Any] = lambda call: None,
         slot_key: str | None = None,
         question_keys: str | Sequence[str] = QUESTION_KEYS,
@@ -150,47 +158,67 @@ class RootRuns:
                 self._root_of.pop(descendant, None)
             return run
 
-    def started(
-        self, run_id: Hashable, parent_id: Hashable | None, inputs: Any, metadata: object
-    ) -> None:
+    def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
         """A chain run started; a root one gets a pending metadata slot (tracers keep its
         metadata dict only when it is not empty)."""
+        metadata, run_id = kw.get("metadata"), kw["run_id"]
         held = metadata if isinstance(metadata, dict) else None
-        run = self.track(run_id, parent_id, inputs, held)
+        run = self.track(run_id, kw.get("parent_run_id"), inputs, held)
         if self.slot_key and run.run_id == run_id and run.metadata is not None:
             run.metadata[self.slot_key] = Attachment.placeholders(str(run_id), 0).answer
 
-    def llm_started(
-        self, run_id: Hashable, parent_id: Hashable | None, prompt: Prompt, model: Any
+    def on_chat_model_start(
+        self, serialized: Any, messages: list[list[BaseMessage]], **kw: Any
     ) -> None:
-        run, call = self.track(run_id, parent_id), LLMCall(prompt, model)
+        self._llm_start(to_chat_messages(messages[0]), serialized, kw)
+
+    def on_llm_start(self, serialized: Any, prompts: list[str], **kw: Any) -> None:
+        self._llm_start(prompts[0], serialized, kw)
+
+    def _llm_start(self, prompt: Prompt, serialized: Any, kw: dict[str, Any]) -> None:
+        params = kw.get("invocation_params")
+        params = params if isinstance(params, dict) else {}
+        model = (serialized if isinstance(serialized, dict) else None, params)
+        run, call = self.track(kw["run_id"], kw.get("parent_run_id")), LLMCall(prompt, model)
         with self._lock:
             run.llm_calls.append(call)
-            run.llm_by_run[run_id] = call
+            run.llm_by_run[kw["run_id"]] = call
 
-    def llm_ended(self, run_id: Hashable, answer: str, message: object = None) -> None:
+    def llm_ended(self, run_id: Hashable, response: LLMResult) -> None:
+        """A model call answered: its text and its message (which gets the summary)."""
         run = self.get(run_id)
         call = run.llm_by_run.get(run_id) if run is not None else None
-        if call is not None:
-            call.answer, call.message = answer, message
+        if call is not None and response.generations and response.generations[0]:
+            generation = response.generations[0][0]
+            message = generation.message if isinstance(generation, ChatGeneration) else None
+            call.message = message
+            call.answer = generation.text or (message_text(message) if message is not None else "")
 
-    def add(self, run_id: Hashable, documents: Sequence[Document], tool: bool = False) -> None:
+    def on_retriever_start(self, serialized: Any, query: str, **kw: Any) -> None:
+        self.track(kw["run_id"], kw.get("parent_run_id")).queries.append(query)
+
+    def on_retriever_end(
+        self, documents: Sequence[Document], *, run_id: Hashable, tool: bool = False, **kw: Any
+    ) -> None:
         """Documents a retriever or tool returned (alone, as a root: nothing to attribute)."""
         if self.pop(run_id) is None and (run := self.get(run_id)) is not None:
             with self._lock:
                 (run.tool_documents if tool else run.documents).extend(documents)
 
-    def tool_started(self, run_id: Hashable, parent_id: Hashable | None, name: object) -> None:
-        if self.track(run_id, parent_id).run_id != run_id:
-            self.tool_names[run_id] = str(name) if name else None
+    def on_tool_start(self, serialized: Any, input_str: str, **kw: Any) -> None:
+        name = serialized.get("name") if isinstance(serialized, dict) else None
+        if self.track(kw["run_id"], kw.get("parent_run_id")).run_id != kw["run_id"]:
+            self.tool_names[kw["run_id"]] = str(name) if name else None
 
-    def tool_ended(self, run_id: Hashable, output: object) -> None:
+    def on_tool_end(self, output: Any, *, run_id: Hashable, **kw: Any) -> None:
         name = self.tool_names.pop(run_id, None)
-        self.add(run_id, tool_documents(output, name), tool=True)
+        self.on_retriever_end(tool_documents(output, name), run_id=run_id, tool=True)
 
-    def failed(self, run_id: Hashable) -> None:
+    def on_chain_error(self, error: BaseException, *, run_id: Hashable, **kw: Any) -> None:
         self.tool_names.pop(run_id, None)
         self._drop_slot(self.pop(run_id))
+
+    on_llm_error = on_retriever_error = on_tool_error = on_chain_error
 
     def _drop_slot(self, run: RootRun | None) -> None:
         if self.slot_key and run is not None and run.metadata is not None:

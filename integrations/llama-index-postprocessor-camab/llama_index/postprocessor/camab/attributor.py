@@ -1,5 +1,5 @@
-"""How the engines and the handler attribute an answer (:class:`AnswerAttributor`): a
-``Response`` in place, a chat turn through a copy, a stream once read to the end."""
+"""How the engines and the handler attribute an answer: a ``Response`` in place, a chat
+turn through a copy, a stream once read to the end."""
 
 from __future__ import annotations
 
@@ -49,10 +49,8 @@ STREAMS = (StreamingResponse, AsyncStreamingResponse, StreamingAgentChatResponse
 
 
 class AnswerAttributor:
-    """What the engines and the handler attribute LlamaIndex answers with (their scorer,
-    settings, filter, runs and query records): :meth:`answer` asks the wrapped engine and
-    attributes its ``Response`` in place, a chat turn through a copy, a stream once read;
-    ``owner`` names the object in errors."""
+    """What the engines and the handler attribute LlamaIndex answers with (their runs and
+    query records); ``owner`` names the object in errors."""
 
     def __init__(
         self,
@@ -68,7 +66,7 @@ class AnswerAttributor:
         self.tracker = query_tracker()
 
     def begin(self, question: str) -> SpanRecord | None:
-        """The active span's record, marked as this wrapper's (an event handler leaves it)."""
+        """The active span's record, marked as this wrapper's (a global handler leaves it)."""
         span_id = active_span_id.get()
         return None if span_id is None else self.tracker.open_record(span_id, question, True)
 
@@ -131,8 +129,8 @@ class AnswerAttributor:
         return turn
 
     def answer(self, question: str, llm: object, ask: Callable[..., T], *args: Any) -> T:
-        """``ask(*args)`` the wrapped engine inside ``question``'s record (:meth:`begin`; a
-        stream's reader thread copies it), then attribute its answer (:meth:`turn`)."""
+        """``ask(*args)`` the wrapped engine inside ``question``'s record, then attribute
+        its answer (:meth:`turn`)."""
         record = self.begin(question)
         with streaming_for(record):
             answer = ask(*args)
@@ -148,9 +146,8 @@ class AnswerAttributor:
         return await adrive(self.turn(answer, question, record, llm))
 
     def start(self, answer: object, steps: Steps[Any], *, in_loop: bool, key: Any = None) -> None:
-        """Attribute ``answer`` in the background (a task of the running loop if
-        ``in_loop``), its ``metadata["attribution"]`` pending until ``steps`` fill it; the
-        handle is kept under ``key`` and, for a stream (no key), on the answer too."""
+        """Attribute ``answer`` in the background, pending until ``steps`` fill it; the
+        handle is kept under ``key`` (a stream's, with no key, on the answer too)."""
         placeholder = Attachment.placeholders(key, 0).answer
         set_attribution(answer, placeholder)
         job = self.runs.start(
@@ -166,10 +163,9 @@ class AnswerAttributor:
         sources: Sequence[Any] = (),
         record: SpanRecord | None = None,
     ) -> Steps[AnswerAttribution]:
-        """Attribute ``call`` to the documents :func:`answer_documents` picks (its answer's
-        ``sources``, else those ``record`` retrieved), in the prompts ``record`` captured,
-        scored by the scorer of its model (else ``model``'s). Never raises: the call's
-        ``problem``, or why there are no documents, is the failed result."""
+        """Attribute ``call`` to its ``sources`` (else the documents ``record`` retrieved),
+        in the prompts ``record`` captured, scored by its model's scorer (else ``model``'s);
+        never raises."""
         retrieved: list[Any] = []
         if record is not None:
             model = record.model if record.model is not None else model
@@ -195,7 +191,6 @@ class AnswerAttributor:
 
 
 def _as_response(answer: Any, text: str) -> Response:
-    """A chat turn or a stream as a ``Response``."""
     return Response(text, list(answer.source_nodes), dict(getattr(answer, "metadata", None) or {}))
 
 
@@ -234,8 +229,7 @@ def attribute_response(
     **options: Unpack[AttributorOptions],
 ) -> Any:
     """Attribute ``response`` in place, scored by ``scorer`` (default: ``llm``'s); never
-    raises (a failure goes to its metadata, a groundedness verdict under
-    ``["groundedness"]``). ``options``: as :class:`CamabQueryEngine`'s."""
+    raises. ``options``: as :class:`CamabQueryEngine`'s."""
     attributor = AnswerAttributor(scorer, "attribute_response", **options)
     return drive(attributor.steps(response, question, None, llm))
 
@@ -254,10 +248,8 @@ async def aattribute_response(
 
 
 def without_openai_key(llm: object) -> object:
-    """``llm``, or a copy without its API key when that key is OpenAI's own
-    (``$OPENAI_API_KEY`` or ``openai.api_key``) and ``llm`` talks to another server:
-    ``OpenAILike`` reads that key when given none, and the scorer must not send it to a
-    vLLM server (as with LangChain's handler, it goes to OpenAI's endpoint only)."""
+    """``llm``, or a copy without its API key when that key is OpenAI's own and ``llm``
+    talks to another server (``OpenAILike`` reads it when given none: not to be sent)."""
     key, base = getattr(llm, "api_key", None), getattr(llm, "api_base", None)
     if not (isinstance(key, str) and key and isinstance(base, str)) or is_openai_endpoint(base):
         return llm

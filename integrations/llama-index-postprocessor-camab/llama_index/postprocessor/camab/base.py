@@ -16,20 +16,16 @@ Missing = Literal["error", "keep", "drop"]
 
 
 def finite_number(value: object) -> float | None:
-    """``value`` as a finite float (``None`` for anything else, booleans included)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) else None
 
 
 class CamabNodePostprocessor(BaseNodePostprocessor):
-    """Keep the nodes a first answer relied on, for "answer, attribute, re-answer".
-
-    Takes the nodes a first answer was attributed to (no ``node_postprocessors=[...]`` entry:
-    those run before the answer), sorted by ``metadata["attribution"]["score"]`` (stable),
-    those under ``threshold`` dropped, at most ``top_k`` kept; a node without a score
-    raises (``missing="error"``), is kept last (``"keep"``) or dropped (``"drop"``).
-    """
+    """Keep the nodes a first answer relied on, for "answer, attribute, re-answer": sorted
+    by ``metadata["attribution"]["score"]``, those under ``threshold`` dropped, at most
+    ``top_k`` kept; a node without a score raises (``missing="error"``), is kept last
+    (``"keep"``) or dropped (``"drop"``)."""
 
     top_k: int | None = None
     threshold: float | None = None
