@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -89,41 +88,16 @@ def chat_messages(
     ]
 
 
-class LocalModel:
-    """An in-process model (e.g. ``camab_rag.default_scorer()``) a framework's chat model
-    answers with; ``owner`` names the framework's class in errors."""
-
-    def __init__(self, generator: object, owner: str) -> None:
-        if not callable(getattr(generator, "generate", None)):
-            raise TypeError(
-                f"{owner} needs generator= an object with generate(prompts, "
-                "max_new_tokens=...), e.g. camab_rag.default_scorer()"
-            )
-        self.generator: Any = generator
-
-    @property
-    def name(self) -> str:
-        return str(getattr(self.generator, "name", type(self.generator).__name__))
-
-    @property
-    def scorer(self) -> Any:
-        """The scorer of the same weights: the generator itself, when it can score."""
-        if not callable(getattr(self.generator, "score", None)):
-            raise TypeError(f"{type(self.generator).__name__} cannot score: it has no score()")
-        return self.generator
-
-    def answer(self, prompt: Prompt, max_new_tokens: int, stop: Sequence[str] | None = None) -> str:
-        """The answer to ``prompt``, cut before the first ``stop`` marker found."""
-        text = str(self.generator.generate([prompt], max_new_tokens=max_new_tokens)[0])
-        for marker in stop or []:
-            if marker and marker in text:
-                text = text[: text.index(marker)]
-        return text
-
-    @staticmethod
-    def pieces(text: str) -> list[str]:
-        """``text`` word by word, as a server's tokens would come."""
-        return re.findall(r"\s*\S+", text) or [text]
+def local_answer(
+    generator: Any, prompt: Prompt, max_new_tokens: int, stop: Sequence[str] | None = None
+) -> str:
+    """What an in-process model (e.g. ``camab_rag.default_scorer()``, the weights that then
+    attribute the answer) answers to ``prompt``, cut before the first ``stop`` marker."""
+    text = str(generator.generate([prompt], max_new_tokens=max_new_tokens)[0])
+    for marker in stop or []:
+        if marker and marker in text:
+            text = text[: text.index(marker)]
+    return text
 
 
 ProgressHook = Callable[[int, int], object]

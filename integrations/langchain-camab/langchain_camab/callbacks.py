@@ -17,7 +17,7 @@ from uuid import UUID
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.outputs import LLMResult
 
-from camab_rag.integration import ChainAttribution, Runs
+from camab_rag.integration import Runs
 from langchain_camab import native
 from langchain_camab.chat_models import scorer_from_run
 from langchain_camab.native import RUN_METADATA_KEY
@@ -97,6 +97,4 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
         if (job := self.ended(run_id)) is not None:
             await self.runs.ago(run_id, *job)
 
-    async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
-        """The result of a root run (default: the latest), awaiting a background one."""
-        return await self.runs.job(run_id).aresult()
+    wait = Kept.await_result  # the result of a root run (default: the latest), awaited

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -18,7 +19,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.errors import ScorerUnavailableError
-from camab_rag.integration import LocalModel
+from camab_rag.integration import local_answer
 from camab_rag.scorers import resolve_scorer
 from camab_rag.scorers.proxy import is_openai_endpoint, register_model_reader
 from langchain_camab.native import to_chat_messages
@@ -39,17 +40,22 @@ class CamabChatModel(BaseChatModel):
     generator: Any = Field(exclude=True)
     max_new_tokens: int = 64
     _key: str = PrivateAttr(default="")
-    _local: LocalModel = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
-        self._local = LocalModel(self.generator, "CamabChatModel")
+        if not callable(getattr(self.generator, "generate", None)):
+            raise TypeError(
+                "CamabChatModel needs generator= an object with generate(prompts, "
+                "max_new_tokens=...), e.g. camab_rag.default_scorer()"
+            )
         self._key = f"camab-{next(_NUMBERS)}"
         MODELS[self._key] = self
 
     @property
     def scorer(self) -> Any:
-        return self._local.scorer
+        if not callable(getattr(self.generator, "score", None)):
+            raise TypeError(f"{type(self.generator).__name__} cannot score: it has no score()")
+        return self.generator
 
     @property
     def _llm_type(self) -> str:
@@ -58,7 +64,7 @@ class CamabChatModel(BaseChatModel):
     @property
     def _identifying_params(self) -> dict[str, Any]:
         return {
-            "model": self._local.name,
+            "model": str(getattr(self.generator, "name", type(self.generator).__name__)),
             "max_new_tokens": self.max_new_tokens,
             MODEL_KEY: self._key,
         }
@@ -71,7 +77,7 @@ class CamabChatModel(BaseChatModel):
         return params
 
     def _answer(self, messages: Sequence[BaseMessage], stop: list[str] | None) -> ChatResult:
-        text = self._local.answer(to_chat_messages(messages), self.max_new_tokens, stop)
+        text = local_answer(self.generator, to_chat_messages(messages), self.max_new_tokens, stop)
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     def _generate(
@@ -91,7 +97,7 @@ class CamabChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         text = str(self._answer(messages, stop).generations[0].message.content)
-        for piece in LocalModel.pieces(text):
+        for piece in re.findall(r"\s*\S+", text) or [text]:  # word by word, as tokens come
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager is not None:
                 run_manager.on_llm_new_token(piece, chunk=chunk)

@@ -110,6 +110,28 @@ class AnswerAttribution:
     documents: list[Any]
     own_sources: bool
 
+    def metadata(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The answer's summary (the result and the filter's verdict) and each document's
+        entry (none unless the attribution is ok)."""
+        result, verdict = self.attributed.result, self.attributed.verdict
+        summary: dict[str, Any] = result.to_dict()
+        entries: list[dict[str, Any]] = []
+        if result.status == "ok":
+            if result.prompt_mode != "captured":
+                logger.info("camab attribution of %r: %s", result.question[:80], result.prompt_note)
+            extra = {"method": result.method, "n_queries": result.n_queries}
+            summaries = Attachment.of(result, self.documents, segments=True).documents
+            entries = [{**entry, **extra} for entry in summaries]
+        if verdict is not None:
+            summary["groundedness"] = verdict.to_dict()
+        return summary, entries
+
+    @property
+    def replacement(self) -> str | None:
+        """A blocking filter's fallback for the answer (``None``: the answer stands)."""
+        verdict = self.attributed.verdict
+        return verdict.answer if verdict is not None and verdict.blocked else None
+
 
 ATTRIBUTION_KEY = METADATA_KEY
 SOURCES = {True: "response.source_nodes", False: "retrieval events"}
@@ -131,19 +153,8 @@ def _with_attribution(node: Any, info: dict[str, Any]) -> Any:
 
 
 def attach(response: Any, done: AnswerAttribution) -> Any:
-    """Put ``done`` on ``response`` in place: the result and the filter's verdict, the
-    nodes' copies carrying their entries (a blocked answer's text: the fallback)."""
-    result, verdict = done.attributed.result, done.attributed.verdict
-    summary: dict[str, Any] = result.to_dict()
-    entries: list[dict[str, Any]] = []
-    if result.status == "ok":
-        if result.prompt_mode != "captured":
-            logger.info("camab attribution of %r: %s", result.question[:80], result.prompt_note)
-        extra = {"method": result.method, "n_queries": result.n_queries}
-        summaries = Attachment.of(result, done.documents, segments=True).documents
-        entries = [{**entry, **extra} for entry in summaries]
-    if verdict is not None:
-        summary["groundedness"] = verdict.to_dict()
+    """Put ``done`` on ``response`` in place (a blocked answer's text: the fallback)."""
+    summary, entries = done.metadata()
     try:
         if entries:
             nodes = [
@@ -156,8 +167,8 @@ def attach(response: Any, done: AnswerAttribution) -> Any:
                 response.source_nodes = nodes
             else:
                 summary["nodes"] = [{"node_id": n.node_id, **e} for n, e in zip(nodes, entries)]
-        if verdict is not None and verdict.blocked and isinstance(response, Response):
-            response.response = verdict.answer
+        if done.replacement is not None and isinstance(response, Response):
+            response.response = done.replacement
         set_attribution(response, summary)
     except Exception:  # pragma: no cover - a response type that refuses attributes
         logger.exception("camab: could not put the attribution on the response")

@@ -59,7 +59,14 @@ class CamabNodePostprocessor(BaseNodePostprocessor):
         scored = [(_score(node), node) for node in nodes]
         without = [node for value, node in scored if value is None]
         if without and self.missing == "error":
-            raise _unscored(without[0])
+            raise ValueError(
+                f"node {without[0].node.node_id} carries no metadata['{ATTRIBUTION_KEY}']"
+                "['score']: CamabNodePostprocessor needs nodes a first answer was attributed "
+                "to, so it is not a node_postprocessors=[...] entry (those run before the "
+                "answer). Attribute a first answer with CamabQueryEngine (or "
+                "CamabEventHandler) and pass its response.source_nodes, or set "
+                "missing='keep'/'drop'"
+            )
         ranked = sorted(((s, n) for s, n in scored if s is not None), key=lambda p: -p[0])
         kept = [n for s, n in ranked if self.threshold is None or s >= self.threshold]
         return kept[: self.top_k] + (without if self.missing == "keep" else [])
@@ -68,14 +75,3 @@ class CamabNodePostprocessor(BaseNodePostprocessor):
 def _score(nws: NodeWithScore) -> float | None:
     info = nws.node.metadata.get(ATTRIBUTION_KEY)
     return finite_number(info.get("score")) if isinstance(info, Mapping) else None
-
-
-def _unscored(nws: NodeWithScore) -> ValueError:
-    return ValueError(
-        f"node {nws.node.node_id} carries no metadata['{ATTRIBUTION_KEY}']"
-        "['score']: CamabNodePostprocessor needs nodes a first answer was attributed "
-        "to, so it is not a node_postprocessors=[...] entry (those run before the "
-        "answer). Attribute a first answer with CamabQueryEngine (or "
-        "CamabEventHandler) and pass its response.source_nodes, or set "
-        "missing='keep'/'drop'"
-    )
