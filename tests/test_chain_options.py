@@ -1,5 +1,5 @@
-"""The options every integration object takes, checked once and built into its parts
-(camab_rag.integration.options)."""
+"""The options every integration object takes, checked once and built into its runs
+(camab_rag.integration.kernel)."""
 
 from __future__ import annotations
 
@@ -8,21 +8,21 @@ from fakes import KeywordScorer
 
 from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
 from camab_rag.groundedness import GroundednessFilter
-from camab_rag.integration import AttributorOptions, ChainOptions, ChainParts
-from camab_rag.integration.options import checked_options
+from camab_rag.integration import AttributorOptions, ChainOptions, Runs
+from camab_rag.integration.kernel import checked_options
 from camab_rag.settings import CHAIN_SETTINGS
 
 
 def test_the_options_build_the_settings_the_scorer_choice_and_the_runs() -> None:
     scorer, settings = KeywordScorer(), CHAIN_SETTINGS.with_changes(budget=6)
     options = {"settings": settings, "strict": True, "background": True, "max_results": 2}
-    parts = ChainParts.of("Step", scorer, {**options, "scorer_options": {"timeout": 1}})
-    assert parts.settings is settings and parts.runs.settings is settings
-    assert parts.strict and parts.runs.strict and parts.background and not parts.citations
-    assert parts.runs.keep == 2 and parts.scorers.get() is scorer
-    assert parts.scorers.options == {"timeout": 1}
-    default = ChainParts.of("Step", None, {})
-    assert default.settings is CHAIN_SETTINGS and default.runs.keep == 1000
+    runs = Runs.of("Step", scorer, {**options, "scorer_options": {"timeout": 1}})
+    assert runs.settings is settings
+    assert runs.strict and runs.background and not runs.citations
+    assert runs.keep == 2 and runs.scorers.get() is scorer
+    assert runs.scorers.options == {"timeout": 1}
+    default = Runs.of("Step", None, {})
+    assert default.settings is CHAIN_SETTINGS and default.keep == 1000
 
 
 def test_the_knobs_are_options_of_every_object_and_win_over_settings() -> None:
@@ -35,16 +35,16 @@ def test_the_knobs_are_options_of_every_object_and_win_over_settings() -> None:
         settings = checked_options("Engine", {**knobs, "groundedness": gate}, listed)
         assert (settings.budget, settings.method_instance.name) == (8, "camab")
         assert (settings.granularity, settings.deadline_s) == ("sentence", 5.0)
-    parts = ChainParts.of("Step", None, {**knobs, "groundedness": gate})
-    assert parts.groundedness is gate and parts.runs.gate is gate  # held beside the settings
-    assert isinstance(ChainParts.of("Step", None, {"groundedness": True}).groundedness, type(gate))
-    only_budget = ChainParts.of("Step", None, {"budget": 12}).settings
+    runs = Runs.of("Step", None, {**knobs, "groundedness": gate})
+    assert runs.gate is gate  # held beside the settings
+    assert isinstance(Runs.of("Step", None, {"groundedness": True}).gate, type(gate))
+    only_budget = Runs.of("Step", None, {"budget": 12}).settings
     assert only_budget == CHAIN_SETTINGS.with_changes(budget=12)  # chunks, 120 s kept
     given = CHAIN_SETTINGS.with_changes(budget=40, seed=3, deadline_s=30)
-    merged = ChainParts.of("Step", None, {"settings": given, "budget": 6}).settings
+    merged = Runs.of("Step", None, {"settings": given, "budget": 6}).settings
     assert (merged.budget, merged.seed, merged.deadline_s) == (6, 3, 30.0)
     with pytest.raises(InputError, match="budget must be >= 1"):
-        ChainParts.of("Step", None, {"budget": -1})
+        Runs.of("Step", None, {"budget": -1})
     with pytest.raises(InputError, match="deadline_s must be a positive number"):
         checked_options("Engine", {"deadline_s": 0}, AttributorOptions)
     with pytest.raises(InputError, match="granularity must be"):
@@ -56,17 +56,15 @@ def test_bad_options_are_refused_by_name() -> None:
         TypeError,
         match=r"^Step\(\) got an unexpected keyword argument 'budjet' \(did you mean 'budget'\?\)$",
     ):
-        ChainParts.of("Step", None, {"budjet": 8})
+        Runs.of("Step", None, {"budjet": 8})
     with pytest.raises(InputError, match="settings must be an AttributionSettings, got dict"):
-        ChainParts.of("Step", None, {"settings": {"budget": 8}})
+        Runs.of("Step", None, {"settings": {"budget": 8}})
     blocking = GroundednessFilter(mode="block")
     with pytest.raises(InputError, match="refused here: it observes only"):
-        ChainParts.of(
-            "Handler", None, {"groundedness": blocking}, blocking_refused="it observes only"
-        )
-    assert ChainParts.of("Step", None, {"groundedness": blocking}).groundedness is blocking
+        Runs.of("Handler", None, {"groundedness": blocking}, blocking_refused="it observes only")
+    assert Runs.of("Step", None, {"groundedness": blocking}).gate is blocking
     with pytest.raises(InputError, match="budget=0 attributes nothing"):
-        ChainParts.of("Step", None, {"budget": 0})  # judge-only needs a filter
+        Runs.of("Step", None, {"budget": 0})  # judge-only needs a filter
 
 
 def test_every_object_takes_one_list_of_options_checked_one_way() -> None:
@@ -86,12 +84,12 @@ def test_every_object_takes_one_list_of_options_checked_one_way() -> None:
 
 def test_a_traced_object_explains_a_refused_key() -> None:
     refused = CredentialsRefusedError("401")
-    explain = ChainParts.of("H", None, {}, traced=True).runs.explain
+    explain = Runs.of("H", None, {}, traced=True).explain
     assert explain is not None and isinstance(explain(refused), ScorerUnavailableError)
-    assert ChainParts.of("S", None, {}).runs.explain is None
+    assert Runs.of("S", None, {}).explain is None
 
 
 def test_an_object_that_cannot_see_the_model_needs_a_scorer() -> None:
     with pytest.raises(InputError, match=r"Step needs scorer=.*llm=.*proxy=\.\.\.: it is blind"):
-        ChainParts.of("Step", None, {}, needs_scorer="it is blind")
-    assert ChainParts.of("Step", None, {"proxy": KeywordScorer()}, needs_scorer="x").scorers
+        Runs.of("Step", None, {}, needs_scorer="it is blind")
+    assert Runs.of("Step", None, {"proxy": KeywordScorer()}, needs_scorer="x").scorers

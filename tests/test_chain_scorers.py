@@ -11,7 +11,8 @@ import pytest
 from fakes import KeywordScorer
 
 from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
-from camab_rag.integration.options import NO_KEY_FROM_RUN, ChainParts
+from camab_rag.integration import Runs
+from camab_rag.integration.kernel import NO_KEY_FROM_RUN
 from camab_rag.scorers import resolve_scorer
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 from camab_rag.scorers.proxy import ScorerCache
@@ -66,13 +67,13 @@ def test_a_source_builds_each_scorer_once_and_explains_a_refused_key() -> None:
     assert traced.get("seen", build, "model-a") is traced.get("seen", build, "model-a")
     assert builds == [{"timeout": 1}]
     refused = CredentialsRefusedError("401 from the server")
-    explain = ChainParts.of("Handler", None, {}, traced=True).runs.explain
+    explain = Runs.of("Handler", None, {}, traced=True).explain
     explained = explain(refused) if explain is not None else refused
     assert isinstance(explained, ScorerUnavailableError) and NO_KEY_FROM_RUN in str(explained)
     configured = ScorerCache(scorer=KeywordScorer())
     assert configured.get("seen", build, "model-a") is configured.get()
-    given = ChainParts.of("Handler", KeywordScorer(), {}, traced=True)
-    assert given.runs.explain is None and len(builds) == 1
+    given = Runs.of("Handler", KeywordScorer(), {}, traced=True)
+    assert given.explain is None and len(builds) == 1
     model, other = SimpleNamespace(scorer=KeywordScorer()), SimpleNamespace(scorer=KeywordScorer())
     assert traced.get(model) is model.scorer and traced.get(other) is other.scorer
     assert configured.get(model) is configured.get()

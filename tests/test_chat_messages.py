@@ -1,4 +1,4 @@
-"""A framework's chat messages as camab-rag prompts (camab_rag.integration.messages):
+"""A framework's chat messages as camab-rag prompts (camab_rag.integration.kernel):
 roles renamed, multi-part contents read as their text."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def test_contents_are_read_as_their_text_blocks() -> None:
 
 def test_roles_are_renamed_for_chat_templates() -> None:
     said = [Said("system", "s"), Said("human", "hi"), Said("ai", ["ok"]), Said("critic", "c")]
-    assert chat_messages(said, lambda m: m.type, lambda m: m.content) == [
+    assert chat_messages(said, lambda m: m.type) == [
         {"role": "system", "content": "s"},
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": "ok"},

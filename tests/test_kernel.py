@@ -19,6 +19,7 @@ from camab_rag.captured import CapturedAttribution
 from camab_rag.citations import cite
 from camab_rag.integration import ChainCall, Runs, native_citations
 from camab_rag.integration.kernel import CANCELLED, answer_summary, pending
+from camab_rag.steps import adrive, drive
 
 PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"
 
@@ -34,7 +35,7 @@ def kept(attributed: CapturedAttribution) -> CapturedAttribution:
 def test_a_chain_call_is_attributed_in_its_prompt_and_kept_by_key(smollm2_scorer: Any) -> None:
     runs: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=4, seed=1))
     key = uuid4()
-    attributed = runs.run(runs.steps(key, call_with(smollm2_scorer), kept))
+    attributed = drive(runs.steps(key, call_with(smollm2_scorer), kept))
     result = attributed.result
     assert result.status == "ok" and result.prompt_mode == "captured"
     assert result.n_queries == 4 and len(result.document_scores) == 3
@@ -45,15 +46,15 @@ def test_a_chain_call_is_attributed_in_its_prompt_and_kept_by_key(smollm2_scorer
 
 def test_sync_and_async_runs_give_the_same_result() -> None:
     runs: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=6, seed=2))
-    sync = runs.run(runs.steps("a", call_with(KeywordScorer()), kept)).result
-    async_ = asyncio.run(runs.arun(runs.steps("b", call_with(KeywordScorer()), kept))).result
+    sync = drive(runs.steps("a", call_with(KeywordScorer()), kept)).result
+    async_ = asyncio.run(adrive(runs.steps("b", call_with(KeywordScorer()), kept))).result
     assert sync.scores.tolist() == async_.scores.tolist()
     assert list(runs.results) == ["a", "b"]
 
 
 def test_the_answer_summary_is_json_ready() -> None:
     runs: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=6))
-    result = runs.run(runs.steps("a", call_with(KeywordScorer()), kept)).result
+    result = drive(runs.steps("a", call_with(KeywordScorer()), kept)).result
     data = answer_summary(result, ["France", None], run_id="a")
     assert json.loads(json.dumps(data))["run_id"] == "a" and data["status"] == "ok"
     best = data["top_documents"][0]
@@ -71,7 +72,7 @@ def test_the_answer_summary_is_json_ready() -> None:
 
 def test_an_error_becomes_a_failed_result_and_strict_raises_it() -> None:
     runs: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=4))
-    failed = runs.run(runs.steps(None, call_with(FailingScorer()), kept)).result
+    failed = drive(runs.steps(None, call_with(FailingScorer()), kept)).result
     assert failed.status == "error" and "scorer is down" in (failed.error or "")
     assert (failed.question, failed.response) == (QUESTION, ANSWER)
     assert failed.prompt_mode == "none" and len(runs.results) == 0
@@ -80,12 +81,12 @@ def test_an_error_becomes_a_failed_result_and_strict_raises_it() -> None:
     explained = Runs[CapturedAttribution](
         AttributionSettings(budget=4), explain=lambda e: ValueError(f"explained: {e}")
     )
-    result = explained.run(explained.steps(None, call_with(FailingScorer()), kept)).result
+    result = drive(explained.steps(None, call_with(FailingScorer()), kept)).result
     assert result.error == "ValueError: explained: scorer is down"
 
     strict: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=4), strict=True)
     with pytest.raises(RuntimeError, match="scorer is down"):
-        strict.run(strict.steps(None, call_with(FailingScorer()), kept))
+        drive(strict.steps(None, call_with(FailingScorer()), kept))
 
 
 def test_a_blocking_filter_blocks_what_it_cannot_judge_and_a_flag_passes_it() -> None:
@@ -93,7 +94,7 @@ def test_a_blocking_filter_blocks_what_it_cannot_judge_and_a_flag_passes_it() ->
     for gate, blocked in ((GroundednessFilter(mode="block"), True), (GroundednessFilter(), False)):
         runs: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=4), gate)
         scorer = KeywordScorer()
-        attributed = runs.run(runs.steps(None, call_with(scorer, problem=problem), kept))
+        attributed = drive(runs.steps(None, call_with(scorer, problem=problem), kept))
         assert attributed.result.status == "error"
         assert scorer.calls == []  # the problem is recorded without a model call
         verdict = attributed.verdict
@@ -151,7 +152,7 @@ def test_native_citations_name_each_documents_source_location() -> None:
     ]
     runs: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=8))
     call = ChainCall(QUESTION, ANSWER, documents, scorer=KeywordScorer)
-    result = runs.run(runs.steps(None, call, kept)).result
+    result = drive(runs.steps(None, call, kept)).result
     citations = native_citations(result, documents)
     assert citations, "the answer's sentence cites the document it repeats"
     first = citations[0]

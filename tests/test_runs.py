@@ -17,7 +17,7 @@ from camab_rag.errors import AttributionCancelledError, AttributionPendingError,
 from camab_rag.integration import Runs
 from camab_rag.integration.kernel import ResultStore, fill, pending
 from camab_rag.scorers.proxy import ScorerCache, _checked_scorer
-from camab_rag.steps import LocalCall, Steps
+from camab_rag.steps import LocalCall, Steps, drive
 
 
 def _steps(value: int, calls: list[str]) -> Steps[int]:
@@ -141,7 +141,7 @@ def test_cancelling_a_flush_or_an_await_leaves_the_attributions_running() -> Non
 
 def test_a_dropped_job_is_answered_from_the_stored_results() -> None:
     runs: Runs[int] = Runs(keep=2)
-    runs.record(0, runs.run(_steps(10, [])))
+    runs.record(0, drive(_steps(10, [])))
     for key in (1, 2, 3):  # each job's result, not kept as a result: only its handle
         runs.start(key, _steps(key, []))
         runs.job(key).result(timeout=10)

@@ -25,6 +25,7 @@ from camab_rag.groundedness.calibration import acalibrate, calibrate
 from camab_rag.integration import ChainCall, Runs
 from camab_rag.scorers.base import ScoreRequest
 from camab_rag.settings import CHAIN_SETTINGS
+from camab_rag.steps import drive
 from camab_rag.text_gate import (
     MAX_CHARS,
     MAX_DEPTH,
@@ -315,6 +316,6 @@ def test_the_kernel_records_a_refused_source_as_the_failed_result() -> None:
     runs: Runs[Any] = Runs()
     sources = [DOCS[0], {"text": "Bananas are \udcff yellow.", "title": "Fruit"}]
     call = ChainCall(QUESTION, ANSWER, sources, scorer=KeywordScorer)
-    result = runs.run(runs.steps(None, call, lambda attributed: attributed.result))
+    result = drive(runs.steps(None, call, lambda attributed: attributed.result))
     assert result.status == "error" and result.prompt_mode == "none"
     assert "document 1 ('Fruit') holds a lone surrogate U+DCFF at character 12" in result.error

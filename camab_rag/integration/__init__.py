@@ -1,10 +1,9 @@
 """The kernel every framework integration builds on: a captured chain call in, a result
-(and what to attach to the framework's answer) out. See :mod:`camab_rag.integration.kernel`;
-an integration object is built from its keyword options by :class:`ChainParts`, e.g.::
+(and what to attach to the framework's answer) out, e.g.::
 
-    parts = ChainParts.of("MyHandler", scorer, {"budget": 16})
+    runs = Runs.of("MyHandler", scorer, {"budget": 16})
     call = ChainCall(question, answer, documents, scorer=lambda: scorer)
-    result = drive(parts.runs.steps(run_id, call, lambda attributed: attributed.result))
+    result = drive(runs.steps(run_id, call, lambda attributed: attributed.result))
 """
 
 from __future__ import annotations
@@ -13,23 +12,18 @@ from camab_rag.attributor import ChainAttribution
 from camab_rag.integration.kernel import (
     METADATA_KEY,
     Attachment,
+    AttributorOptions,
     ChainCall,
+    ChainOptions,
+    ProgressRelay,
     Runs,
     attribution_of,
-    groundedness_of,
-    native_citations,
-    prompt_holds,
-)
-from camab_rag.integration.messages import (
-    LocalModel,
-    ProgressRelay,
     chat_messages,
     content_text,
-)
-from camab_rag.integration.options import (
-    AttributorOptions,
-    ChainOptions,
-    ChainParts,
+    groundedness_of,
+    local_answer,
+    native_citations,
+    prompt_holds,
 )
 from camab_rag.scorers.base import Prompt
 from camab_rag.steps import Steps
@@ -41,8 +35,6 @@ __all__ = [
     "ChainAttribution",
     "ChainCall",
     "ChainOptions",
-    "ChainParts",
-    "LocalModel",
     "ProgressRelay",
     "Prompt",
     "Runs",
@@ -51,6 +43,7 @@ __all__ = [
     "chat_messages",
     "content_text",
     "groundedness_of",
+    "local_answer",
     "native_citations",
     "prompt_holds",
 ]

@@ -1,18 +1,22 @@
-"""What every framework integration shares between capturing a call and attaching the
-result: :class:`Runs` attributes a :class:`ChainCall` (inline or in the background, an
-error a failed result), :class:`Attachment` is what an answer and its documents carry,
-:func:`attribution_of` / :func:`groundedness_of` read it back."""
+"""What every framework integration shares: its keyword options, listed and checked once
+(:class:`AttributorOptions`, :class:`ChainOptions`: the knobs of :func:`camab_rag.attribute`
+with one meaning), :class:`Runs` attributing a captured :class:`ChainCall`,
+:class:`Attachment` (what an answer and its documents carry) and :func:`attribution_of` /
+:func:`groundedness_of` reading it back; a framework's chat messages as prompts and an
+in-process model answering (the weights that write the answer also attribute it)."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from dataclasses import dataclass, fields
+from difflib import get_close_matches
+from typing import Any, Generic, TypedDict, TypeVar
 from uuid import UUID
 
 from camab_rag.attributor import ChainAttribution, Pending, Worker, _stoppable
@@ -25,18 +29,25 @@ from camab_rag.captured import (
     sentence_citations,
 )
 from camab_rag.citations import CitationRule, citation_pairs, source_location
-from camab_rag.errors import InputError
+from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
+from camab_rag.methods import Method
 from camab_rag.prompts import PromptPlan
 from camab_rag.result import AttributionResult, check_finished
 from camab_rag.runs import ProgressFn
 from camab_rag.scorers.base import Prompt
-from camab_rag.segments import SourceDocument, to_documents
-from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings
+from camab_rag.scorers.proxy import ScorerCache, _checked_scorer
+from camab_rag.segments import Granularity, to_documents
+from camab_rag.settings import (
+    CHAIN_SETTINGS,
+    FIELD_KNOBS,
+    AttributionSettings,
+    groundedness_filter,
+    resolve_settings,
+)
 from camab_rag.steps import Steps, adrive, drive
 
 T = TypeVar("T")
-R = TypeVar("R")
 logger = logging.getLogger(__name__)
 
 METADATA_KEY = "attribution"
@@ -50,7 +61,148 @@ CANCELLED = (
 )
 
 
-# ---------------------------------------------------------------------- placeholders
+def content_text(content: object) -> str:
+    """The plain text of a message's content: a string, or its text blocks joined."""
+    if isinstance(content, str):
+        return content
+    blocks: Sequence[Any] = content if isinstance(content, Sequence) else ()
+    return "".join(
+        b if isinstance(b, str) else str(b.get("text", ""))
+        for b in blocks
+        if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
+    )
+
+
+def chat_messages(
+    messages: Iterable[Any], role_of: Callable[[Any], str] | None = None
+) -> list[dict[str, str]]:
+    """``[{"role", "content"}]`` of a framework's messages (by default read from ``role``
+    and ``content`` attributes, LlamaIndex's)."""
+    role = role_of or (lambda m: str(getattr(m.role, "value", m.role)))
+    return [
+        {
+            "role": {"human": "user", "ai": "assistant"}.get(role(m), role(m)),
+            "content": content_text(m.content),
+        }
+        for m in messages
+    ]
+
+
+def local_answer(
+    generator: Any, prompt: Prompt, max_new_tokens: int, stop: Sequence[str] | None = None
+) -> str:
+    """What an in-process model (e.g. ``camab_rag.default_scorer()``, the weights that then
+    attribute the answer) answers to ``prompt``, cut before the first ``stop`` marker."""
+    text = str(generator.generate([prompt], max_new_tokens=max_new_tokens)[0])
+    for marker in stop or []:
+        if marker and marker in text:
+            text = text[: text.index(marker)]
+    return text
+
+
+ProgressHook = Callable[[int, int], object]
+
+
+class ProgressRelay:
+    """One attribution's progress: ``hook(calls, total)``, then ``emit({"run_id", "calls",
+    "total"})`` (an awaitable it returns runs as a task: :meth:`drain` awaits them)."""
+
+    def __init__(
+        self,
+        hook: ProgressHook | None,
+        emit: Callable[[dict[str, Any]], object] | None,
+        run_id: str | None,
+    ) -> None:
+        self.hook, self.emit, self.run_id = hook, emit, run_id
+        self._tasks: list[asyncio.Future[Any]] = []
+
+    def __call__(self, calls: int, total: int) -> None:
+        if self.hook is not None:
+            self.hook(calls, total)
+        if self.emit is None:
+            return
+        sent = self.emit({"run_id": self.run_id, "calls": calls, "total": total})
+        if inspect.isawaitable(sent):
+            self._tasks.append(asyncio.ensure_future(sent))
+
+    async def drain(self) -> None:
+        """Wait until every event sent so far is delivered (a failure is logged)."""
+        tasks, self._tasks = self._tasks, []
+        for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                logger.warning("camab: a progress event failed: %s", outcome)
+
+
+NO_KEY_FROM_RUN = (
+    "the handler rebuilt the scorer from what the framework's callbacks show of the chain's "
+    "model, where its API key is only the name of an environment variable; that variable "
+    "is read for OpenAI's own endpoint only, so no key was sent to this server: pass "
+    "llm=<the chain's chat model> (its own key is used) or scorer=... to the handler"
+)
+
+
+def explain_refused_key(error: Exception) -> Exception:
+    """A key refused by a server whose scorer was rebuilt from a trace, explained."""
+    if isinstance(error, CredentialsRefusedError):
+        return ScorerUnavailableError(f"{error}. {NO_KEY_FROM_RUN}")
+    return error
+
+
+class AttributorOptions(TypedDict, total=False):
+    """The options every integration object takes (keyword-only, all optional): the
+    knobs of :func:`camab_rag.attribute` (each given wins over ``settings``' field),
+    ``settings`` (default :data:`CHAIN_SETTINGS`: whole documents, a 120 s deadline),
+    ``proxy`` (scores when the chain's model cannot), ``scorer_options`` (of the HTTP
+    scorer built for a model) and ``progress(calls_made, total)``."""
+
+    budget: int | None
+    method: str | Method | None
+    granularity: Granularity | None
+    deadline_s: float | None
+    groundedness: GroundednessFilter | bool | None
+    settings: AttributionSettings | None
+    proxy: object
+    scorer_options: Mapping[str, Any] | None
+    progress: ProgressHook | None
+
+
+class ChainOptions(AttributorOptions, total=False):
+    """:class:`AttributorOptions` and those of a chain step or callback handler: ``llm``
+    (the chain's chat model, when no scorer is given), ``strict`` (re-raise attribution
+    errors), ``background`` (attribute after returning, pending dicts filled in place),
+    ``citations`` (native citations on the answer message), ``max_results`` (kept)."""
+
+    llm: object
+    strict: bool
+    background: bool
+    citations: bool
+    max_results: int
+
+
+def checked_options(
+    owner: str, options: Mapping[str, Any], listed: type = ChainOptions
+) -> AttributionSettings:
+    """The settings of ``options`` (default :data:`CHAIN_SETTINGS`, each knob given in
+    place): a name ``listed`` lacks is a ``TypeError`` naming it and ``owner``, a bad
+    value an :class:`~camab_rag.errors.InputError`."""
+    names = listed.__annotations__
+    if unknown := sorted(set(options) - set(names)):
+        name = unknown[0]
+        hint = ""
+        if name in {f.name for f in fields(AttributionSettings) if f.init}:
+            hint = f": it is a setting, pass settings=CHAIN_SETTINGS.with_changes({name}=...)"
+        elif close := get_close_matches(name, names, n=1):
+            hint = f" (did you mean {close[0]!r}?)"
+        raise TypeError(f"{owner}() got an unexpected keyword argument {name!r}{hint}")
+    progress = options.get("progress")
+    if progress is not None and not callable(progress):
+        raise InputError(f"progress must be a function progress(calls, total), got {progress!r}")
+    knobs = {name: options.get(name) for name in FIELD_KNOBS}
+    settings = resolve_settings(options.get("settings"), CHAIN_SETTINGS, **knobs)
+    _checked_scorer(options.get("proxy"), "proxy")
+    return settings
+
+
 def pending(run_id: str | None = None) -> dict[str, Any]:
     """The placeholder an answer or document carries while its attribution runs."""
     return {"status": "pending", "error": None, "run_id": run_id}
@@ -63,21 +215,10 @@ def fill(target: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     return target
 
 
-def _mark_cancelled(placeholders: Sequence[dict[str, Any] | None], key: object) -> None:
-    """The placeholders still pending read "cancelled" (read back: a typed error)."""
-    logger.warning("camab: attribution %s: %s", key, CANCELLED)
-    run_id = None if key is None else str(key)
-    for placeholder in placeholders:
-        if isinstance(placeholder, dict) and placeholder.get("status") == "pending":
-            fill(placeholder, {"status": "cancelled", "error": CANCELLED, "run_id": run_id})
-
-
-# ---------------------------------------------------------------------- one call
 @dataclass
 class ChainCall:
-    """What an integration captured of one chain call: ``scorer()`` is called inside the
-    run (an error building it is recorded like any other); ``problem``, why the call cannot
-    be attributed, becomes the failed result without a model call."""
+    """One captured chain call: ``scorer()`` is built inside the run; ``problem`` (why it
+    cannot be attributed) becomes the failed result without a model call."""
 
     question: str
     answer: str
@@ -94,8 +235,8 @@ def failed_attribution(
     settings: AttributionSettings,
     gate: GroundednessFilter | None = None,
 ) -> CapturedAttribution:
-    """Why a call was not attributed, as its result (the chain's answer goes on); ``gate``
-    judges it without a model call, so ``on_error="block"`` blocks what it cannot judge."""
+    """Why a call was not attributed, as its result; ``gate`` judges it without a model
+    call, so ``on_error="block"`` blocks what it cannot judge."""
     result = AttributionResult.failed(
         error,
         question=call.question,
@@ -107,56 +248,16 @@ def failed_attribution(
     return CapturedAttribution(result, [], PromptPlan("none", None, None), verdict)
 
 
-def _chain_steps(
-    call: ChainCall,
-    settings: AttributionSettings,
-    gate: GroundednessFilter | None = None,
-    *,
-    strict: bool = False,
-    explain: Callable[[Exception], Exception] | None = None,
-) -> Steps[CapturedAttribution]:
-    """Attribute ``call`` in the prompt its model received and judge it; never raises unless
-    ``strict`` (an error is the failed result, rewritten by ``explain`` when given)."""
-    try:
-        if call.problem is not None:
-            raise call.problem
-        return (
-            yield from _captured_steps(
-                call.question,
-                call.documents,
-                call.answer,
-                call.scorer(),
-                settings,
-                prompts=list(call.prompts),
-                progress=call.progress,
-                groundedness=gate,
-            )
-        )
-    except Exception as raised:
-        error = explain(raised) if explain is not None else raised
-        if strict and error is raised:
-            raise
-        if strict:
-            raise error from raised
-        logger.warning("camab: attribution failed: %s", error)
-        return failed_attribution(error, call, settings, gate)
-
-
-def prompt_holds(
-    prompts: Sequence[Prompt],
-    documents: Sequence[Any],
-    as_documents: Callable[[Sequence[Any]], list[SourceDocument]] = to_documents,
-) -> bool:
+def prompt_holds(prompts: Sequence[Prompt], documents: Sequence[Any]) -> bool:
     """Whether some of ``prompts`` holds every one of ``documents`` verbatim (they reached
     the model); ``False`` for none, or for documents the input gate refuses."""
     try:
-        sources = as_documents(list(documents)) if documents else []
+        sources = to_documents(list(documents)) if documents else []
         return bool(sources) and reached_the_model(prompts, sources)
     except Exception:  # a refused document or a bad prompt: not shown to hold them
         return False
 
 
-# ---------------------------------------------------------------------- the runs
 class ResultStore(OrderedDict[Hashable, T]):
     """Results by run or query id, the oldest dropped past ``limit``; a ``str`` key is
     read as the ``UUID`` it spells when ``uuid_keys`` (LangChain run ids)."""
@@ -167,7 +268,6 @@ class ResultStore(OrderedDict[Hashable, T]):
         self.uuid_keys = uuid_keys
 
     def key(self, key: object) -> Any:
-        """``key`` as results are kept under (a ``str`` UUID read as one)."""
         return UUID(key) if self.uuid_keys and isinstance(key, str) else key
 
     def __getitem__(self, key: object) -> T:
@@ -180,23 +280,26 @@ class ResultStore(OrderedDict[Hashable, T]):
         return super().get(self.key(key), default)
 
     def add(self, key: Hashable, value: T) -> None:
-        """Store ``value`` under ``key``, dropping the oldest results past ``limit``."""
         self[self.key(key)] = value
         while len(self) > self.limit:
             self.popitem(last=False)
 
 
 def _finished(value: T) -> Pending[T]:
-    """A handle of a result already there."""
     future: Future[T] = Future()
     future.set_result(value)
     return Pending(future, threading.Event())
 
 
 class Runs(Generic[T]):
-    """The attributions of one integration object, kept by key (a run or query id):
-    :meth:`steps` attributes a :class:`ChainCall`, :meth:`run` / :meth:`arun` drive steps
-    now, :meth:`start` in the background; :meth:`job` gives a key's handle."""
+    """The attributions of one integration object, kept by key (a run or query id), and
+    what it is built from (:meth:`of` its keyword options): :meth:`steps` attributes a
+    :class:`ChainCall`, :meth:`go` / :meth:`ago` now or in the background (:meth:`start`),
+    :meth:`job` gives a key's handle."""
+
+    background: bool = False
+    progress: ProgressHook | None = None
+    citations: bool = False
 
     def __init__(
         self,
@@ -209,7 +312,7 @@ class Runs(Generic[T]):
         explain: Callable[[Exception], Exception] | None = None,
     ) -> None:
         self.settings, self.strict, self.keep, self.explain = settings, strict, keep, explain
-        self.gate = gate
+        self.gate, self.scorers = gate, ScorerCache()
         self.results: ResultStore[T] = ResultStore(keep, uuid_keys=uuid_keys)
         self.last_result: T | None = None
         self.pending: OrderedDict[Hashable, Pending[T]] = OrderedDict()
@@ -225,20 +328,97 @@ class Runs(Generic[T]):
                 self.results.add(self.key(key), value)
         return value
 
+    @classmethod
+    def of(
+        cls,
+        owner: str,
+        scorer: object,
+        options: Mapping[str, Any],
+        *,
+        blocking_refused: str | None = None,
+        needs_scorer: str | None = None,
+        traced: bool = False,
+        uuid_keys: bool = False,
+        listed: type = ChainOptions,
+    ) -> Runs[Any]:
+        """Check ``options`` and build the runs. ``owner`` names the object in errors,
+        ``blocking_refused`` says why it cannot block, ``needs_scorer`` why it needs a
+        scorer; ``traced``: scorers may be rebuilt from a trace (a refused key explained)."""
+        settings = checked_options(owner, options, listed)
+        _checked_scorer(scorer)
+        llm, proxy = options.get("llm"), options.get("proxy")
+        if needs_scorer is not None and scorer is None and llm is None and proxy is None:
+            raise InputError(
+                f"{owner} needs scorer=... (e.g. camab_rag.default_scorer()), llm=<the "
+                f"chain's chat model> (scored by its own server) or proxy=...: {needs_scorer}"
+            )
+        gate = groundedness_filter(
+            options.get("groundedness"), settings, blocking_refused=blocking_refused
+        )
+        runs: Runs[Any] = cls(
+            settings,
+            gate,
+            strict=bool(options.get("strict", False)),
+            keep=options.get("max_results", 1000),
+            uuid_keys=uuid_keys,
+            explain=explain_refused_key if traced and scorer is None and llm is None else None,
+        )
+        runs.scorers = ScorerCache(scorer, llm, proxy, dict(options.get("scorer_options") or {}))
+        runs.background = bool(options.get("background", False))
+        runs.progress = options.get("progress")
+        runs.citations = bool(options.get("citations", False))
+        return runs
+
     def steps(
         self, key: object, call: ChainCall, finish: Callable[[CapturedAttribution], T]
     ) -> Steps[T]:
-        """Attribute ``call`` (:func:`_chain_steps`), ``finish`` it and keep the result."""
-        attributed = yield from _chain_steps(
-            call, self.settings, self.gate, strict=self.strict, explain=self.explain
-        )
+        """Attribute ``call`` in the prompt its model received, judge it, ``finish`` it and
+        keep the result; an error is the failed result (rewritten by ``explain``), raised
+        only when ``strict``."""
+        try:
+            if call.problem is not None:
+                raise call.problem
+            attributed = yield from _captured_steps(
+                call.question,
+                call.documents,
+                call.answer,
+                call.scorer(),
+                self.settings,
+                prompts=list(call.prompts),
+                progress=call.progress,
+                groundedness=self.gate,
+            )
+        except Exception as raised:
+            error = self.explain(raised) if self.explain is not None else raised
+            if self.strict and error is raised:
+                raise
+            if self.strict:
+                raise error from raised
+            logger.warning("camab: attribution failed: %s", error)
+            attributed = failed_attribution(error, call, self.settings, self.gate)
         return self.record(key, finish(attributed))
 
-    def run(self, steps: Steps[R]) -> R:
-        return drive(steps)
+    def relay(
+        self, emit: Callable[[dict[str, Any]], object] | None, run_id: str | None
+    ) -> ProgressRelay:
+        """One attribution's progress: to the ``progress`` option, then ``emit``-ted."""
+        return ProgressRelay(self.progress, emit, run_id)
 
-    async def arun(self, steps: Steps[R]) -> R:
-        return await adrive(steps)
+    def go(self, key: object, steps: Steps[T]) -> None:
+        """Run ``steps`` now, or with ``background`` in the worker thread."""
+        if self.background:
+            self.start(key, steps)
+        else:
+            drive(steps)
+
+    async def ago(
+        self, key: object, steps: Steps[T], placeholders: Sequence[dict[str, Any] | None]
+    ) -> None:
+        """Async :meth:`go`: in the background a task of the running loop (:meth:`start`)."""
+        if self.background:
+            self.start(key, steps, placeholders, in_loop=True)
+        else:
+            await adrive(steps)
 
     def start(
         self,
@@ -255,10 +435,17 @@ class Runs(Generic[T]):
         if in_loop:
             marked: list[bool] = []
 
-            def on_cancel() -> None:
-                if not marked:
-                    marked.append(True)
-                    _mark_cancelled(placeholders, key)
+            def on_cancel() -> None:  # pending placeholders read "cancelled" (a typed error)
+                if marked:
+                    return
+                marked.append(True)
+                logger.warning("camab: attribution %s: %s", key, CANCELLED)
+                cancelled = {"status": "cancelled", "error": CANCELLED}
+                for placeholder in placeholders:
+                    if isinstance(placeholder, dict) and placeholder.get("status") == "pending":
+                        fill(
+                            placeholder, {**cancelled, "run_id": None if key is None else str(key)}
+                        )
 
             async def run() -> T:
                 try:
@@ -307,7 +494,6 @@ class Runs(Generic[T]):
         self.worker.close()
 
 
-# ---------------------------------------------------------------------- what is attached
 def answer_summary(
     result: AttributionResult,
     titles: Sequence[str | None] = (),
@@ -315,9 +501,9 @@ def answer_summary(
     run_id: str | None = None,
     verdict: FilteredAnswer | None = None,
 ) -> dict[str, Any]:
-    """The compact, JSON-ready attribution an integration attaches to an answer: the
-    result's figures, each document's ``index``/``score``/``rank``/``title``, each
-    sentence's supporting ``document`` (``citations``) and the ``groundedness`` verdict."""
+    """The JSON-ready attribution an integration attaches to an answer: the result's
+    figures, each document's ``index``/``score``/``rank``/``title``, each sentence's
+    ``citations`` and the ``groundedness`` verdict."""
     data: dict[str, Any] = {
         "status": result.status,
         "error": result.error,
@@ -359,7 +545,7 @@ def answer_summary(
 
 
 def titles(documents: Sequence[Any]) -> list[str | None]:
-    """Each document's title: its metadata's ``title`` or ``source`` (``None`` if none)."""
+    """Each document's metadata ``title`` or ``source`` (``None`` if none)."""
     metadata = [getattr(d, "metadata", None) or {} for d in documents]
     names = [
         m.get("title") or m.get("source") if isinstance(m, Mapping) else None for m in metadata
@@ -369,8 +555,8 @@ def titles(documents: Sequence[Any]) -> list[str | None]:
 
 @dataclass
 class Attachment:
-    """The answer's summary and each document's entry, as attached (``placeholders()``
-    pending, then :meth:`fill` in place; or :meth:`of` a finished result)."""
+    """The answer's summary and each document's entry: pending ``placeholders()`` filled
+    in place (:meth:`fill`), or :meth:`of` a finished result."""
 
     answer: dict[str, Any]
     documents: list[dict[str, Any]]
@@ -383,8 +569,7 @@ class Attachment:
     def of(
         cls, result: AttributionResult, documents: Sequence[Any], *, segments: bool = False
     ) -> Attachment:
-        """What to attach for ``result`` over ``documents`` (titles from their metadata;
-        with ``segments``, each entry lists its segments' scores)."""
+        """What to attach for ``result`` (``segments``: each entry lists its segments')."""
         chain = result if isinstance(result, ChainAttribution) else None
         summary = answer_summary(
             result,
@@ -395,7 +580,7 @@ class Attachment:
         return cls(summary, document_summary(result, len(documents), segments=segments))
 
     def fill(self, result: AttributionResult, documents: Sequence[Any]) -> Attachment:
-        """Fill the placeholders in place with what :meth:`of` gives; return self."""
+        """Fill the placeholders in place with what :meth:`of` gives."""
         final = Attachment.of(result, documents)
         fill(self.answer, final.answer)
         for target, values in zip(self.documents, final.documents):
@@ -408,8 +593,7 @@ class Attachment:
 
 @dataclass(frozen=True)
 class NativeCitation:
-    """One answer sentence (``start``, ``end``) citing one document: the fields of the
-    frameworks' citation types (LangChain ``Citation``, LlamaIndex ``CitationBlock``)."""
+    """One answer sentence citing one document, as the frameworks' citation types hold it."""
 
     start: int
     end: int
@@ -442,9 +626,7 @@ def native_citations(
     ]
 
 
-# ---------------------------------------------------------------------- reading it back
 def _attached(source: object) -> Any:
-    """The summary ``source`` carries (in its metadata, a step output's, or itself)."""
     for attr in ("response_metadata", "metadata"):
         metadata = getattr(source, attr, None)
         if isinstance(metadata, Mapping):
@@ -455,9 +637,8 @@ def _attached(source: object) -> Any:
 
 
 def attribution_of(response: object) -> ChainAttribution:
-    """The :class:`~camab_rag.AttributionResult` stored on an answer (its
-    ``metadata["attribution"]``), with the groundedness verdict stored beside it
-    (:func:`~camab_rag.cite` then shows it, and the fallback of a blocked answer).
+    """The result stored on an answer (its ``metadata["attribution"]``), with the
+    groundedness verdict stored beside it.
 
     Raises:
         AttributionPendingError: its attribution is still running (wait for it first).
@@ -472,9 +653,8 @@ def attribution_of(response: object) -> ChainAttribution:
 
 
 def groundedness_of(source: object) -> FilteredAnswer:
-    """The groundedness verdict of a :class:`ChainAttribution`, of an answer carrying
-    the summary in its ``response_metadata`` or ``metadata``, of a chain step's output
-    (a dict with ``"attribution"``) or of the summary dict itself.
+    """The groundedness verdict of a :class:`ChainAttribution`, of an answer or a chain
+    step's output carrying the summary, or of the summary dict itself.
 
     Raises:
         AttributionPendingError: the attribution (and so its verdict) is still running.

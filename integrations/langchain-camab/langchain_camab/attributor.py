@@ -1,7 +1,5 @@
 """``CamabAttributor``: an LCEL step (or LangGraph node) that attributes an answer
-(``retrieval_chain | CamabAttributor(scorer)``); see the class docstring. :class:`StepKeys`
-reads its input dict (a missing key gets an error naming the input's keys and how to
-point the step at them)."""
+(``retrieval_chain | CamabAttributor(scorer)``)."""
 
 from __future__ import annotations
 
@@ -24,8 +22,7 @@ from camab_rag.integration import (
     Attachment,
     ChainAttribution,
     ChainCall,
-    ChainParts,
-    ProgressRelay,
+    Runs,
 )
 from langchain_camab import native
 from langchain_camab.native import annotate, message_text, to_prompt, with_metadata
@@ -34,7 +31,7 @@ from langchain_camab.roots import Waited, input_keys
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from camab_rag.integration import ChainOptions, Prompt, Steps
+    from camab_rag.integration import ChainOptions, ProgressRelay, Prompt, Steps
 
 OutputMode = Literal["auto", "merge", "attribution"]
 _MAP_KEY_TAG = "map:key:"
@@ -44,8 +41,6 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class StepInput:
-    """What a step's input dict holds: the answer as text, the prompt as given."""
-
     question: str
     documents: list[Any]
     answer: str
@@ -70,8 +65,8 @@ class StepKeys:
                 )
 
     def read(self, input: object) -> StepInput:
-        """The question, documents, answer and prompt of ``input`` (an ``InputError``
-        saying what is missing and how to point the step at it)."""
+        """What ``input`` holds (an ``InputError`` saying what is missing and how to point
+        the step at it)."""
         if not isinstance(input, Mapping):
             raise InputError(
                 f"CamabAttributor needs a dict with the question, '{self.context_key}' and "
@@ -116,9 +111,6 @@ class StepKeys:
 
 @dataclass
 class StepCall:
-    """One invocation: its documents, the placeholders filled when it is done, its
-    steps and progress relay, and its result once attributed."""
-
     run_id: str | None
     documents: list[Any]
     attachment: Attachment
@@ -130,29 +122,18 @@ class StepCall:
 class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
     """Attribute an answer to its documents as a chain step (or LangGraph node).
 
-    Reads the question, documents and answer from its input dict (``question_keys``,
-    ``context_key``, ``answer_key``; the prompt under ``prompt_key`` or rebuilt from
-    ``prompt=``) and returns the input plus ``"attribution"`` (messages and ``Document``
-    objects get it in their metadata); in ``.assign(attribution=...)`` position just the
-    summary. ``stream()`` passes chunks through, then adds the attribution as a last chunk.
+    Reads the question, documents and answer from its input dict (the prompt under
+    ``prompt_key`` or rebuilt from ``prompt=``) and returns the input plus
+    ``"attribution"`` (messages and ``Document`` objects get it in their metadata); in
+    ``.assign(attribution=...)`` position, or with ``output="attribution"``, the summary
+    only. ``stream()`` passes chunks through, then adds the attribution as a last chunk.
+    A ``mode="block"`` groundedness filter replaces an unsupported answer by its fallback.
+    ``background=True`` returns pending dicts filled in place later (``wait(run_id)``).
     Never breaks the chain unless ``strict=True``.
 
-    Args, besides the options of every integration
-    (:class:`camab_rag.integration.ChainOptions`: the knobs of :func:`camab_rag.attribute`,
-    ``budget``, ``method``, ``granularity``, ``deadline_s``, ``groundedness``; ``settings``
-    for the rest; ``llm``, ``proxy``, ``scorer_options``, ``strict``, ``background``,
-    ``progress``, ``citations``, ``max_results``):
-        scorer: a camab-rag scorer; ``None``: built from ``llm`` (or the ``proxy`` scores).
-        prompt, document_separator: the chain's prompt template and how it joins documents.
-        question_keys, context_key, answer_key, prompt_key: where to read the input.
-        output: ``"merge"``, ``"attribution"`` (the summary only) or ``"auto"``.
-
-    With a ``mode="block"`` groundedness filter an ungrounded or unjudgeable answer is
-    replaced by its fallback (in ``.assign`` position read ``["groundedness"]["answer"]``).
-    ``background=True`` returns ``{"status": "pending"}`` dicts, filled in place later:
-    ``wait(run_id)`` / ``await await_result(run_id)`` give the result. Progress is also
-    the custom event ``"camab_progress"`` of the run; citations are LangChain
-    ``Citation`` annotations on an ``AIMessage`` answer.
+    Args: ``scorer`` (``None``: built from ``llm``, or the ``proxy`` scores), ``prompt``
+    and ``document_separator`` (the chain's template and how it joins documents), where
+    to read the input, ``output``, and :class:`camab_rag.integration.ChainOptions`.
     """
 
     __hash__ = Runnable.__hash__  # type: ignore[assignment]  # RunnableGenerator drops it
@@ -174,7 +155,7 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
         if output not in ("auto", "merge", "attribution"):
             raise ValueError(f"output must be 'auto', 'merge' or 'attribution', got {output!r}")
         where = "CamabAttributor(background=True) returns the answer before it is judged and"
-        self.parts = parts = ChainParts.of(
+        self.runs = runs = Runs.of(
             "CamabAttributor",
             scorer,
             options,
@@ -183,15 +164,13 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
             "would fail",
             uuid_keys=True,
         )
-        self.settings, self.scorers, self.runs = parts.settings, parts.scorers, parts.runs
+        self.settings, self.scorers = runs.settings, runs.scorers
         self.prompt, self.document_separator = prompt, document_separator
         self.output = output
-        # stream / astream / transform / atransform are RunnableGenerator's; it gives a
-        # transform that takes ``run_manager`` the run's manager (typed without it)
+        # RunnableGenerator gives a transform taking ``run_manager`` the run's manager
         super().__init__(cast(Any, self._through), cast(Any, self._athrough), name=name)
         self.keys = StepKeys(question_keys, context_key, answer_key, prompt_key)
 
-    # ------------------------------------------------------------------ Runnable
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         return self._call_with_config(self._invoke, input, ensure_config(config), **kwargs)
 
@@ -226,40 +205,36 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
         call = self._begin(input, run_manager)
         if not isinstance(call, StepCall):
             return call
-        if self.parts.background:
-            self.runs.start(call.run_id, call.steps)
-        else:
-            self.runs.run(call.steps)
+        self.runs.go(call.run_id, call.steps)
         return self._output(input, call, self._summary_only(run_manager))
 
     async def _ainvoke(self, input: Any, run_manager: AsyncCallbackManagerForChainRun) -> Any:
         call = self._begin(input, run_manager)
         if not isinstance(call, StepCall):
             return call
-        if self.parts.background:
-            self.runs.start(call.run_id, call.steps, call.attachment.all(), in_loop=True)
-        else:
-            try:
-                await self.runs.arun(call.steps)
-            finally:
-                await call.progress.drain()
+        try:
+            await self.runs.ago(call.run_id, call.steps, call.attachment.all())
+        finally:
+            await call.progress.drain()
         return self._output(input, call, self._summary_only(run_manager))
 
-    # ------------------------------------------------------------------ one call
     def _begin(self, input: Any, run_manager: Any) -> StepCall | Any:
-        """The call to attribute (progress: the options' hook and the run's custom event,
-        none once a background call returned), or on bad input the output with the
-        failure recorded (re-raised when strict)."""
+        """The call to attribute, or on bad input the output with the failure recorded."""
         run_id = str(run_manager.run_id) if run_manager is not None else None
         try:
             read = self.keys.read(input)
             given = self._prompt_for(input, read)
         except Exception as error:
-            if self.parts.strict:
+            if self.runs.strict:
                 raise
             return self._failed(input, error, run_id, self._summary_only(run_manager))
-        emit = native.progress_emitter(None if self.parts.background else run_manager)
-        progress = self.parts.relay(emit, run_id)
+
+        def emit(data: dict[str, Any]) -> object:  # the run's custom progress event
+            child = run_manager.get_child()
+            return child.on_custom_event(native.PROGRESS_EVENT, data, run_id=run_manager.run_id)
+
+        in_run = run_manager is not None and not self.runs.background
+        progress = self.runs.relay(emit if in_run else None, run_id)
         placeholders = Attachment.placeholders(run_id, len(read.documents))
         call = StepCall(run_id, read.documents, placeholders, progress)
         prompts = [given] if given is not None else []
@@ -285,14 +260,12 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
         return to_prompt(self.prompt.invoke({**input, self.keys.context_key: joined}))
 
     def _summary_only(self, run_manager: Any) -> bool:
-        """``output="attribution"``, or ``"auto"`` in ``.assign(attribution=...)`` position."""
         if self.output != "auto":
             return self.output == "attribution"
         tags = getattr(run_manager, "tags", None) or []
         return any(t.startswith(_MAP_KEY_TAG) for t in tags)
 
     def _failed(self, input: object, error: Exception, run_id: str | None, summary: bool) -> Any:
-        """Bad input, recorded as a failed result; the output with the failure in it."""
         failed = ChainAttribution.failed(error, run_id=run_id)
         result = self.runs.record(None, failed)  # type: ignore[arg-type]
         logger.warning("camab: cannot attribute this input: %s", error)
@@ -311,10 +284,8 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
         return output
 
     def _output(self, input: Mapping[str, Any], call: StepCall, summary: bool) -> Any:
-        """With ``summary`` the answer's summary alone (the input's documents get their
-        entries in place), else the input plus ``"attribution"``, the documents copies
-        carrying their entries and the answer message the summary (with citations when
-        asked; a blocked answer says the fallback instead)."""
+        """The summary alone (the input's documents get their entries in place), else the
+        input plus ``"attribution"``, with annotated copies of its documents and answer."""
         data, entries = call.attachment.answer, call.attachment.documents
         if summary:
             for item, entry in zip(call.documents, entries):
@@ -328,7 +299,7 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
         answer = input[self.keys.answer_key]
         if isinstance(answer, BaseMessage):
             answer = with_metadata(answer, data)
-            annotate(answer, data, call.result if self.parts.citations else None, call.documents)
+            annotate(answer, data, call.result if self.runs.citations else None, call.documents)
         verdict = data.get("groundedness")
         if isinstance(verdict, dict) and verdict.get("blocked"):
             fallback = str(verdict["answer"])
@@ -340,18 +311,15 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
         output["attribution"] = data
         return output
 
-    # ------------------------------------------------------------------ streaming
     def _passes_through(self, run_manager: Any) -> bool:
-        """Whether a stream passes its input through (then adds the attribution): not when
-        the output is the summary alone, nor when a blocking groundedness filter must
-        judge the answer before anyone sees it."""
-        gate = self.parts.groundedness
+        """Not for the summary alone, nor when a blocking filter must judge the answer
+        before anyone sees it."""
+        gate = self.runs.gate
         return not self._summary_only(run_manager) and (gate is None or gate.mode != "block")
 
     def _last_chunk(self, streamed: object, output: object) -> Any:
-        """What a stream that passed the input through still lacks once ``output`` is
-        known: the summary, the entries on the streamed documents (put in place) and, for
-        a streamed answer message, an empty chunk carrying the summary."""
+        """What a stream that passed its input through still lacks: the summary, the
+        entries on the streamed documents and an empty answer chunk carrying it."""
         if not isinstance(output, Mapping) or not isinstance(streamed, Mapping):
             return AddableDict()
         last = AddableDict(attribution=output.get("attribution"))
@@ -372,20 +340,18 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
 
 
 def _single(value: object) -> bool:
-    """Whether ``value`` is one document (or one string) rather than a list of them."""
     return isinstance(value, (str, Document))
 
 
 def _with_entry(item: Any, entry: dict[str, Any]) -> Any:
-    """A copy of a document carrying ``entry`` (anything else as it is)."""
     if not isinstance(item, Document):
         return item
     return item.model_copy(update={"metadata": {**item.metadata, METADATA_KEY: entry}})
 
 
 def added(merged: Any, chunk: Any, mapping: Callable[[Mapping[Any, Any]], Any] = dict) -> Any:
-    """The stream so far plus ``chunk``: dicts key by key (made by ``mapping``), addable
-    values added (text, message chunks), anything else replaced by the newer value."""
+    """The stream so far plus ``chunk``: dicts key by key, addable values added, anything
+    else replaced by the newer value."""
     if merged is None:
         return chunk
     if isinstance(merged, Mapping) and isinstance(chunk, Mapping):

@@ -1,14 +1,10 @@
 """Callback handlers that attribute a chain's answer when its root run ends, against the
-exact prompt its LLM received; a failure is recorded (``status="error"``), never raised,
-unless ``strict=True``.
+exact prompt its LLM received; a failure is recorded, never raised, unless ``strict=True``.
 
-Args (both handlers), besides :class:`camab_rag.integration.ChainOptions` (``budget``,
-``method``, ``granularity``, ``deadline_s``, ``groundedness`` (``mode="flag"`` here),
-``settings``, ``llm``, ``proxy``, ``strict``, ``background``, ``citations``...):
-    scorer: a camab-rag scorer; ``None``: built from the chain's model (``llm``, else what
-        callbacks see of it: an OpenAI-compatible ``ChatOpenAI`` or ``CamabChatModel``).
-    question_keys, context_keys: root input keys holding the question / the documents.
-    report_run_metadata: add the summary to the root run's metadata (``camab_attribution``).
+Args (both handlers): ``scorer`` (``None``: built from ``llm``, else from what callbacks
+see of the chain's model), ``question_keys`` / ``context_keys`` (root input keys),
+``report_run_metadata`` (the summary in the root run's metadata) and
+:class:`camab_rag.integration.ChainOptions` (a groundedness filter flags here).
 """
 
 from __future__ import annotations
@@ -19,11 +15,9 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
-from langchain_core.documents import Document
-from langchain_core.messages import BaseMessage
-from langchain_core.outputs import ChatGeneration, LLMResult
+from langchain_core.outputs import LLMResult
 
-from camab_rag.integration import ChainAttribution, ChainParts
+from camab_rag.integration import Runs
 from langchain_camab import native
 from langchain_camab.chat_models import scorer_from_run
 from langchain_camab.native import RUN_METADATA_KEY
@@ -32,12 +26,10 @@ from langchain_camab.roots import CONTEXT_KEYS, QUESTION_KEYS, Kept, LLMCall, Ro
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from camab_rag.integration import ChainOptions, Prompt
+    from camab_rag.integration import ChainOptions
 
 
-class _Handler(Kept):
-    """Recording and attaching, shared by the sync and async handlers."""
-
+class _Handler(RootRuns, Kept):
     def __init__(
         self,
         scorer: object = None,
@@ -47,66 +39,16 @@ class _Handler(Kept):
         report_run_metadata: bool = True,
         **options: Unpack[ChainOptions],
     ) -> None:
-        super().__init__()
         owner = type(self).__name__
         refused = native.cannot_block(f"{owner} observes and")
-        parts = ChainParts.of(
-            owner,
-            scorer,
-            options,
-            blocking_refused=refused,
-            traced=True,
-            uuid_keys=True,
+        runs = Runs.of(
+            owner, scorer, options, blocking_refused=refused, traced=True, uuid_keys=True
         )
-        self.settings, self.scorers, self.runs = parts.settings, parts.scorers, parts.runs
+        self.settings, self.scorers = runs.settings, runs.scorers
         slot = RUN_METADATA_KEY if report_run_metadata else None
-        self.roots = RootRuns(parts, self._scorer_for, slot, question_keys, context_keys)
-        self.raise_error = parts.strict  # strict: LangChain re-raises our errors into the chain
+        RootRuns.__init__(self, runs, self._scorer_for, slot, question_keys, context_keys)
+        self.raise_error = runs.strict  # strict: LangChain re-raises our errors into the chain
 
-    # ------------------------------------------------------------------ recording
-    def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
-        self.roots.started(kw["run_id"], kw.get("parent_run_id"), inputs, kw.get("metadata"))
-
-    def on_retriever_start(self, serialized: Any, query: str, **kw: Any) -> None:
-        self.roots.track(kw["run_id"], kw.get("parent_run_id")).queries.append(query)
-
-    def on_tool_start(self, serialized: Any, input_str: str, **kw: Any) -> None:
-        name = serialized.get("name") if isinstance(serialized, dict) else None
-        self.roots.tool_started(kw["run_id"], kw.get("parent_run_id"), name)
-
-    def on_retriever_end(self, documents: Sequence[Document], *, run_id: UUID, **kw: Any) -> None:
-        self.roots.add(run_id, documents)
-
-    def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
-        self.roots.tool_ended(run_id, output)
-
-    def on_chat_model_start(
-        self, serialized: Any, messages: list[list[BaseMessage]], **kw: Any
-    ) -> None:
-        self._llm_start(native.to_chat_messages(messages[0]), serialized, kw)
-
-    def on_llm_start(self, serialized: Any, prompts: list[str], **kw: Any) -> None:
-        self._llm_start(prompts[0], serialized, kw)
-
-    def _llm_start(self, prompt: Prompt, serialized: Any, kw: dict[str, Any]) -> None:
-        params = kw.get("invocation_params")
-        params = params if isinstance(params, dict) else {}
-        model = (serialized if isinstance(serialized, dict) else None, params)
-        self.roots.llm_started(kw["run_id"], kw.get("parent_run_id"), prompt, model)
-
-    def _llm_end(self, response: LLMResult, run_id: UUID) -> None:
-        if response.generations and response.generations[0]:
-            generation = response.generations[0][0]
-            message = generation.message if isinstance(generation, ChatGeneration) else None
-            text = generation.text or (native.message_text(message) if message is not None else "")
-            self.roots.llm_ended(run_id, text, message)
-
-    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        self.roots.failed(run_id)
-
-    on_llm_error = on_retriever_error = on_tool_error = on_chain_error
-
-    # ------------------------------------------------------------------ attribution
     def _scorer_for(self, call: LLMCall | None) -> Any:
         """The configured scorer, else that of the model the callbacks saw."""
         if call is None:
@@ -119,19 +61,18 @@ class _Handler(Kept):
 class CamabCallbackHandler(_Handler, Waited, BaseCallbackHandler):
     """Attribute the answer of every root run to its retrieved documents.
 
-    ``handler.results[run_id]`` is the :class:`~langchain_camab.ChainAttribution` of a
-    finished root run, ``handler.last_result`` the latest one. The answer message (when
-    the chain's model returned one) gets ``response_metadata["attribution"]`` and each
-    retrieved ``Document`` gets ``metadata["attribution"]``. Arguments: see
-    :mod:`langchain_camab.callbacks`.
+    ``handler.results[run_id]`` is a finished root run's result, ``handler.last_result``
+    the latest; the answer message gets ``response_metadata["attribution"]`` and each
+    retrieved ``Document`` ``metadata["attribution"]``. Arguments: see the module.
     """
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
-        self._llm_end(response, run_id)
+        self.llm_ended(run_id, response)
         self.on_chain_end(None, run_id=run_id)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        self.roots.finish(run_id)
+        if (job := self.ended(run_id)) is not None:
+            self.runs.go(run_id, job[0])
 
     def close(self) -> None:
         """Wait for background work and stop its thread."""
@@ -141,24 +82,19 @@ class CamabCallbackHandler(_Handler, Waited, BaseCallbackHandler):
 class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore[misc]
     """The async :class:`CamabCallbackHandler` (scores with ``scorer.ascore``).
 
-    It runs inline (``run_inline``: LangChain calls its plain recording methods directly
-    and awaits the two that attribute), before other handlers see the root run's end, so
-    tracers report the attribution in the run's metadata. With ``background=True`` the
-    attribution is a task of the running loop, its handle (the one door's
-    :class:`~camab_rag.attributor.Pending`) in ``handler.pending[run_id]``;
-    ``await handler.wait(run_id)`` awaits it.
+    It runs inline, before other handlers see the root run's end, so tracers report the
+    attribution in the run's metadata; with ``background=True`` the attribution is a task
+    of the running loop (``handler.pending[run_id]``, ``await handler.wait(run_id)``).
     """
 
     run_inline = True
 
     async def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
-        self._llm_end(response, run_id)
+        self.llm_ended(run_id, response)
         await self.on_chain_end(None, run_id=run_id)
 
     async def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        await self.roots.afinish(run_id)
+        if (job := self.ended(run_id)) is not None:
+            await self.runs.ago(run_id, *job)
 
-    async def wait(self, run_id: UUID | str | None = None) -> ChainAttribution:
-        """The result of a root run (the latest when ``run_id`` is ``None``), awaiting a
-        background attribution."""
-        return await self.runs.job(run_id).aresult()
+    wait = Kept.await_result  # the result of a root run (default: the latest), awaited

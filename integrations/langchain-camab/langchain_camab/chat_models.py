@@ -1,13 +1,12 @@
-"""A LangChain chat model over an in-process camab-rag model (e.g. the embedded SmolLM2):
-it answers with the weights that score the attribution, so ``scorer=None`` picks it up;
-and how camab-rag reads LangChain's chat models: ``llm.bind(...)`` unwrapped for the one
-resolver (registered on import), a run's model rebuilt from what callbacks see of it
-(:func:`scorer_from_run`)."""
+"""A LangChain chat model over an in-process camab-rag model, which scores with the weights
+that answered; and how camab-rag reads LangChain's chat models (``llm.bind(...)``
+unwrapped, a run's model rebuilt from what callbacks see of it)."""
 
 from __future__ import annotations
 
 import itertools
 import os
+import re
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -20,50 +19,43 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.errors import ScorerUnavailableError
-from camab_rag.integration import LocalModel
+from camab_rag.integration import local_answer
 from camab_rag.scorers import resolve_scorer
 from camab_rag.scorers.proxy import is_openai_endpoint, register_model_reader
 from langchain_camab.native import to_chat_messages
 
 MODEL_KEY = "camab_model_key"
-"""Invocation parameter naming the in-process model, so callbacks can find its scorer."""
-
 MODELS: weakref.WeakValueDictionary[str, CamabChatModel] = weakref.WeakValueDictionary()
-"""The live :class:`CamabChatModel` objects by their :data:`MODEL_KEY`: callbacks see a
-model only through its invocation parameters, and find its scorer by that key (held
-weakly: a model nobody holds any more is gone)."""
+"""Live models by their :data:`MODEL_KEY` invocation parameter: how callbacks find one."""
 _NUMBERS = itertools.count()
 
 
 class CamabChatModel(BaseChatModel):
-    """Chat model answering by greedy decoding with a camab-rag in-process model.
-
-    Args:
-        generator: an object with ``generate(prompts, max_new_tokens=...)`` and, to serve
-            as the attribution scorer too, ``score(requests)``: e.g.
-            ``camab_rag.default_scorer()``.
-        max_new_tokens: answer length limit in tokens.
-
-    ``stream()`` yields the decoded answer word by word, as a server's tokens would come.
-    """
+    """Chat model answering greedily with ``generator`` (e.g. ``camab_rag.default_scorer()``:
+    ``generate(prompts, max_new_tokens=...)`` and, to score too, ``score(requests)``), at
+    most ``max_new_tokens``; ``stream()`` yields the answer word by word."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     generator: Any = Field(exclude=True)
     max_new_tokens: int = 64
     _key: str = PrivateAttr(default="")
-    _local: LocalModel = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
-        self._local = LocalModel(self.generator, "CamabChatModel")
+        if not callable(getattr(self.generator, "generate", None)):
+            raise TypeError(
+                "CamabChatModel needs generator= an object with generate(prompts, "
+                "max_new_tokens=...), e.g. camab_rag.default_scorer()"
+            )
         self._key = f"camab-{next(_NUMBERS)}"
         MODELS[self._key] = self
 
     @property
     def scorer(self) -> Any:
-        """The scorer of the same weights (the generator itself when it can score)."""
-        return self._local.scorer
+        if not callable(getattr(self.generator, "score", None)):
+            raise TypeError(f"{type(self.generator).__name__} cannot score: it has no score()")
+        return self.generator
 
     @property
     def _llm_type(self) -> str:
@@ -72,13 +64,12 @@ class CamabChatModel(BaseChatModel):
     @property
     def _identifying_params(self) -> dict[str, Any]:
         return {
-            "model": self._local.name,
+            "model": str(getattr(self.generator, "name", type(self.generator).__name__)),
             "max_new_tokens": self.max_new_tokens,
             MODEL_KEY: self._key,
         }
 
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
-        """The standard tracing parameters (LangChain's standard tests check them)."""
         params = super()._get_ls_params(stop=stop, **kwargs)
         params["ls_provider"] = "camab"
         params["ls_model_name"] = str(kwargs.get("model") or self._identifying_params["model"])
@@ -86,7 +77,7 @@ class CamabChatModel(BaseChatModel):
         return params
 
     def _answer(self, messages: Sequence[BaseMessage], stop: list[str] | None) -> ChatResult:
-        text = self._local.answer(to_chat_messages(messages), self.max_new_tokens, stop)
+        text = local_answer(self.generator, to_chat_messages(messages), self.max_new_tokens, stop)
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     def _generate(
@@ -106,7 +97,7 @@ class CamabChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         text = str(self._answer(messages, stop).generations[0].message.content)
-        for piece in LocalModel.pieces(text):
+        for piece in re.findall(r"\s*\S+", text) or [text]:  # word by word, as tokens come
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager is not None:
                 run_manager.on_llm_new_token(piece, chunk=chunk)
@@ -114,7 +105,6 @@ class CamabChatModel(BaseChatModel):
 
 
 def _unbound(llm: object) -> object:
-    """The chat model inside ``llm.bind(...)`` / ``with_config`` wrappers."""
     while (bound := getattr(llm, "bound", None)) is not None and bound is not llm:
         llm = bound
     return llm
@@ -126,10 +116,9 @@ register_model_reader(_unbound)
 def scorer_from_run(
     serialized: Mapping[str, Any] | None, params: Mapping[str, Any], **options: Any
 ) -> Any:
-    """The scorer for the model of an LLM run, from what callbacks see of it: a
-    :class:`CamabChatModel` by its key, else an OpenAI-compatible client rebuilt from its
-    serialized base URL and model (a key only for OpenAI's own endpoint: a serialized
-    secret names its environment variable)."""
+    """The scorer of an LLM run's model: a :class:`CamabChatModel` by its key, else an
+    OpenAI-compatible client from its serialized base URL and model (a key only for
+    OpenAI's own endpoint: a serialized secret names its environment variable)."""
     model = MODELS.get(str(params.get(MODEL_KEY)))
     if model is not None:
         return model.scorer

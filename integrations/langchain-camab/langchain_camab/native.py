@@ -1,14 +1,11 @@
-"""LangChain's own types on both sides of an attribution: messages and prompt values in
-(camab-rag prompts), metadata, ``Citation`` annotations and progress events out.
-``cited_text`` and ``title`` of a citation are the documents' own text, not escaped:
-escape them before putting them in HTML."""
+"""LangChain's own types on both sides of an attribution: messages and prompt values in,
+metadata, ``Citation`` annotations (unescaped document text) and progress events out."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.content import Citation, create_citation
 from langchain_core.prompt_values import PromptValue
@@ -26,21 +23,14 @@ PROGRESS_EVENT = "camab_progress"
 
 
 def message_text(message: BaseMessage) -> str:
-    """The plain text of a message (text blocks of a multi-part content joined)."""
     return content_text(message.content)
 
 
 def to_chat_messages(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
-    """LangChain messages -> ``[{"role", "content"}]`` (``human`` -> ``user``, ...)."""
-    return chat_messages(messages, _role, lambda m: m.content)
-
-
-def _role(message: BaseMessage) -> str:
-    return str(getattr(message, "role", "")) if message.type == "chat" else message.type
+    return chat_messages(messages, lambda m: str(m.role) if m.type == "chat" else m.type)
 
 
 def chat_of(value: object) -> list[dict[str, str]] | None:
-    """A ``PromptValue`` or a list of messages as chat messages (``None``: neither)."""
     if isinstance(value, PromptValue):
         return to_chat_messages(value.to_messages())
     if isinstance(value, Sequence) and all(isinstance(m, BaseMessage) for m in value):
@@ -49,9 +39,8 @@ def chat_of(value: object) -> list[dict[str, str]] | None:
 
 
 def to_prompt(value: object) -> Prompt:
-    """A string, a ``PromptValue`` (e.g. from ``ChatPromptTemplate``), messages or
-    ``{"role", "content"}`` mappings -> a camab-rag prompt (text or chat messages); anything
-    else an :class:`~camab_rag.errors.InputError` naming it."""
+    """A string, a ``PromptValue``, messages or ``{"role", "content"}`` mappings as a
+    camab-rag prompt (anything else an ``InputError``)."""
     if isinstance(value, str):
         return value
     chat = chat_of(value)
@@ -68,12 +57,10 @@ def to_prompt(value: object) -> Prompt:
 
 
 def last_user_text(chat: Sequence[dict[str, str]] | None) -> str:
-    """The content of the last ``user`` message of chat messages (``""`` if none)."""
     return next((m["content"] for m in reversed(chat or []) if m.get("role") == "user"), "")
 
 
 def cannot_block(where: str) -> str:
-    """Why an object that cannot replace the chain's answer refuses a blocking filter."""
     return (
         f"{where} cannot replace the chain's answer, so it would not block anything: use "
         "mode='flag' here, or put CamabAttributor(groundedness=GroundednessFilter("
@@ -82,7 +69,6 @@ def cannot_block(where: str) -> str:
 
 
 def with_metadata(message: BaseMessage, data: dict[str, Any]) -> BaseMessage:
-    """A copy of ``message`` with ``response_metadata["attribution"] = data``."""
     metadata = {**(getattr(message, "response_metadata", None) or {}), METADATA_KEY: data}
     return message.model_copy(update={"response_metadata": metadata})
 
@@ -93,8 +79,7 @@ def annotate(
     result: AttributionResult | None = None,
     documents: Sequence[Any] = (),
 ) -> None:
-    """Put ``data`` in an answer message's ``response_metadata["attribution"]``, in place;
-    with an ok ``result``, an ``AIMessage`` also gets its ``Citation`` annotations."""
+    """Put ``data`` on an answer message in place (with an ok ``result``, citations too)."""
     if isinstance(message, BaseMessage) and isinstance(message.response_metadata, dict):
         message.response_metadata[METADATA_KEY] = data
     if result is not None and result.status == "ok" and isinstance(message, AIMessage):
@@ -107,14 +92,9 @@ def to_citations(
     *,
     rule: CitationRule | None = None,
 ) -> list[Citation]:
-    """LangChain ``Citation`` annotations for ``result.response``, in answer order.
-
-    Args:
-        result: an attribution (``handler.last_result``, ``camab_rag.attribute(...)``).
-        documents: the attributed documents, in the same order, as the chain holds them
-            (LangChain ``Document`` objects, strings or mappings).
-        rule: which documents a sentence cites (default: ``CitationRule()``).
-    """
+    """LangChain ``Citation`` annotations for ``result.response``, in answer order, over
+    the attributed ``documents`` as the chain holds them; ``rule`` decides which
+    documents a sentence cites (default: ``CitationRule()``)."""
     return [
         create_citation(
             url=c.source,
@@ -131,18 +111,6 @@ def to_citations(
 
 
 def with_citations(message: AIMessage, citations: Sequence[Citation]) -> AIMessage:
-    """A copy of ``message`` whose content is one text block carrying ``citations`` (the
-    content becomes a list of blocks: read it with ``.text`` / ``content_blocks``)."""
+    """A copy of ``message`` whose content is one text block carrying ``citations``."""
     block: dict[str, Any] = {"type": "text", "text": message.text, "annotations": list(citations)}
     return message.model_copy(update={"content": [block]})
-
-
-def progress_emitter(
-    manager: CallbackManagerForChainRun | AsyncCallbackManagerForChainRun | None,
-) -> Callable[[dict[str, Any]], object] | None:
-    """Send a progress report as the chain run's :data:`PROGRESS_EVENT` (``None``: no run)."""
-    if manager is None:
-        return None
-    return lambda data: manager.get_child().on_custom_event(
-        PROGRESS_EVENT, data, run_id=manager.run_id
-    )

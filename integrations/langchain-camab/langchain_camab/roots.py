@@ -1,8 +1,7 @@
-"""The callback handlers' kernel: :class:`RootRuns` files what LangChain traces under its
-root run (concurrent roots never mix) and, when a root run ends, attributes its answer
-and attaches the result to each document (duplicates of a text get the same entry), the
-answer message and the run's metadata slot (pending placeholders first in the
-background, filled in place when done)."""
+"""The callback handlers' recording half: :class:`RootRuns` files what LangChain's
+callbacks trace under its root run (concurrent roots never mix) and, when one ends,
+attributes its answer and attaches the result to its documents, answer message and
+metadata slot."""
 
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatGeneration, LLMResult
 
 from camab_rag.errors import InputError, NoContextError, WrongTypeError
 from camab_rag.integration import (
@@ -23,11 +23,17 @@ from camab_rag.integration import (
     ChainCall,
     prompt_holds,
 )
-from langchain_camab.native import annotate, chat_of, last_user_text, message_text
+from langchain_camab.native import (
+    annotate,
+    chat_of,
+    last_user_text,
+    message_text,
+    to_chat_messages,
+)
 
 if TYPE_CHECKING:
     from camab_rag.attributor import Pending
-    from camab_rag.integration import ChainParts, Prompt, Runs, Steps
+    from camab_rag.integration import Prompt, Runs, Steps
 logger = logging.getLogger(__name__)
 
 QUESTION_KEYS = ("input", "question", "query")
@@ -35,25 +41,21 @@ CONTEXT_KEYS = ("context", "documents", "docs")
 
 
 class Kept:
-    """``results``, ``last_result`` and ``pending`` of an object whose attributions run in
-    ``runs``, and :meth:`await_result` / :meth:`wait` on the kept
-    :class:`~camab_rag.attributor.Pending` handle (the latest when ``run_id`` is ``None``)."""
+    """``results``, ``last_result``, ``pending`` and :meth:`await_result` of an object
+    whose attributions run in ``runs`` (``run_id=None``: the latest)."""
 
     runs: Runs[ChainAttribution]
 
     @property
     def results(self) -> Mapping[Any, ChainAttribution]:
-        """Results by run id, oldest dropped first."""
         return self.runs.results
 
     @property
     def last_result(self) -> ChainAttribution | None:
-        """The latest result."""
         return self.runs.last_result
 
     @property
     def pending(self) -> dict[Any, Pending[ChainAttribution]]:
-        """Background attributions by run id (their handles; a copy)."""
         return dict(self.runs.pending)
 
     async def await_result(self, run_id: object = None) -> ChainAttribution:
@@ -62,8 +64,6 @@ class Kept:
 
 
 class Waited(Kept):
-    """:class:`Kept` whose background attributions can also be waited for."""
-
     def wait(self, run_id: object = None, timeout: float | None = None) -> ChainAttribution:
         """Block until a background attribution is done, up to ``timeout`` seconds."""
         return self.runs.job(run_id).result(timeout)
@@ -71,8 +71,8 @@ class Waited(Kept):
 
 @dataclass
 class LLMCall:
-    """One LLM call inside a root run: the exact prompt, what identifies its model, and
-    once it ends the answer and the answer object (``message``, to attach the result to)."""
+    """One LLM call inside a root run: its exact prompt, its model and, once it ends, its
+    answer text and message."""
 
     prompt: Prompt
     model: Any = None
@@ -96,8 +96,7 @@ class RootRun:
 
 
 def input_keys(option: str, keys: str | Sequence[str]) -> tuple[str, ...]:
-    """``keys`` as a tuple of input keys: one string is one key (never its characters);
-    anything but strings is a :class:`~camab_rag.errors.WrongTypeError` naming ``option``."""
+    """``keys`` as a tuple of input keys (one string is one key, never its characters)."""
     found = (keys,) if isinstance(keys, str) else tuple(keys)
     if not found or not all(isinstance(k, str) for k in found):
         raise WrongTypeError(f"{option} must be a key (a string) or a list of them, got {keys!r}")
@@ -105,20 +104,19 @@ def input_keys(option: str, keys: str | Sequence[str]) -> tuple[str, ...]:
 
 
 class RootRuns:
-    """Root runs filed as traced (thread-safe), attributed when they end with ``parts``
-    (scored by ``scorer_for(the chosen LLM call)``); ``slot_key`` names the root run's
-    metadata entry that receives the summary (``None``: none); ``question_keys`` and
-    ``context_keys`` are the root input keys holding the question and the documents."""
+    """Root runs filed by LangChain's callbacks (thread-safe), attributed in ``runs`` when
+    they end (scored by ``scorer_for(the chosen LLM call)``); ``slot_key`` names the root
+    run's metadata entry that receives the summary (``None``: none)."""
 
     def __init__(
         self,
-        parts: ChainParts,
+        runs: Runs[ChainAttribution],
         scorer_for: Callable[[LLMCall | None], Any] = lambda call: None,
         slot_key: str | None = None,
         question_keys: str | Sequence[str] = QUESTION_KEYS,
         context_keys: str | Sequence[str] = CONTEXT_KEYS,
     ) -> None:
-        self.parts, self.scorer_for, self.slot_key = parts, scorer_for, slot_key
+        self.runs, self.scorer_for, self.slot_key = runs, scorer_for, slot_key
         self.question_keys = input_keys("question_keys", question_keys)
         self.context_keys = input_keys("context_keys", context_keys)
         self.tool_names: dict[Hashable, str | None] = {}
@@ -130,7 +128,6 @@ class RootRuns:
         with self._lock:
             return len(self._roots)
 
-    # ------------------------------------------------------------------ filing
     def track(
         self, run_id: Hashable, parent_id: Hashable | None, inputs: Any = None, metadata: Any = None
     ) -> RootRun:
@@ -152,7 +149,7 @@ class RootRuns:
             return self._roots.get(root) if root is not None else None
 
     def pop(self, run_id: Hashable) -> RootRun | None:
-        """Forget ``run_id`` and its descendants when it is a root run; return it."""
+        """Forget a root run and its descendants; return it."""
         with self._lock:
             if self._root_of.get(run_id) != run_id:
                 return None
@@ -161,62 +158,75 @@ class RootRuns:
                 self._root_of.pop(descendant, None)
             return run
 
-    def started(
-        self, run_id: Hashable, parent_id: Hashable | None, inputs: Any, metadata: object
-    ) -> None:
-        """A chain run started; a root one gets a pending metadata slot (tracers keep a
-        root run's metadata dict only when it is not empty: the result is written into it)."""
+    def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
+        """A chain run started; a root one gets a pending metadata slot (tracers keep its
+        metadata dict only when it is not empty)."""
+        metadata, run_id = kw.get("metadata"), kw["run_id"]
         held = metadata if isinstance(metadata, dict) else None
-        run = self.track(run_id, parent_id, inputs, held)
+        run = self.track(run_id, kw.get("parent_run_id"), inputs, held)
         if self.slot_key and run.run_id == run_id and run.metadata is not None:
             run.metadata[self.slot_key] = Attachment.placeholders(str(run_id), 0).answer
 
-    def llm_started(
-        self, run_id: Hashable, parent_id: Hashable | None, prompt: Prompt, model: Any
+    def on_chat_model_start(
+        self, serialized: Any, messages: list[list[BaseMessage]], **kw: Any
     ) -> None:
-        """A model call started with the exact ``prompt``; ``model`` identifies the model."""
-        run, call = self.track(run_id, parent_id), LLMCall(prompt, model)
+        self._llm_start(to_chat_messages(messages[0]), serialized, kw)
+
+    def on_llm_start(self, serialized: Any, prompts: list[str], **kw: Any) -> None:
+        self._llm_start(prompts[0], serialized, kw)
+
+    def _llm_start(self, prompt: Prompt, serialized: Any, kw: dict[str, Any]) -> None:
+        params = kw.get("invocation_params")
+        params = params if isinstance(params, dict) else {}
+        model = (serialized if isinstance(serialized, dict) else None, params)
+        run, call = self.track(kw["run_id"], kw.get("parent_run_id")), LLMCall(prompt, model)
         with self._lock:
             run.llm_calls.append(call)
-            run.llm_by_run[run_id] = call
+            run.llm_by_run[kw["run_id"]] = call
 
-    def llm_ended(self, run_id: Hashable, answer: str, message: object = None) -> None:
-        """A model call answered: its text and the answer object that gets the summary."""
+    def llm_ended(self, run_id: Hashable, response: LLMResult) -> None:
+        """A model call answered: its text and its message (which gets the summary)."""
         run = self.get(run_id)
         call = run.llm_by_run.get(run_id) if run is not None else None
-        if call is not None:
-            call.answer, call.message = answer, message
+        if call is not None and response.generations and response.generations[0]:
+            generation = response.generations[0][0]
+            message = generation.message if isinstance(generation, ChatGeneration) else None
+            call.message = message
+            call.answer = generation.text or (message_text(message) if message is not None else "")
 
-    def add(self, run_id: Hashable, documents: Sequence[Document], tool: bool = False) -> None:
+    def on_retriever_start(self, serialized: Any, query: str, **kw: Any) -> None:
+        self.track(kw["run_id"], kw.get("parent_run_id")).queries.append(query)
+
+    def on_retriever_end(
+        self, documents: Sequence[Document], *, run_id: Hashable, tool: bool = False, **kw: Any
+    ) -> None:
         """Documents a retriever or tool returned (alone, as a root: nothing to attribute)."""
         if self.pop(run_id) is None and (run := self.get(run_id)) is not None:
             with self._lock:
                 (run.tool_documents if tool else run.documents).extend(documents)
 
-    def tool_started(self, run_id: Hashable, parent_id: Hashable | None, name: object) -> None:
-        """A tool started; its name is the source of a text it returns."""
-        if self.track(run_id, parent_id).run_id != run_id:
-            self.tool_names[run_id] = str(name) if name else None
+    def on_tool_start(self, serialized: Any, input_str: str, **kw: Any) -> None:
+        name = serialized.get("name") if isinstance(serialized, dict) else None
+        if self.track(kw["run_id"], kw.get("parent_run_id")).run_id != kw["run_id"]:
+            self.tool_names[kw["run_id"]] = str(name) if name else None
 
-    def tool_ended(self, run_id: Hashable, output: object) -> None:
-        """A tool returned (see :func:`tool_documents`)."""
+    def on_tool_end(self, output: Any, *, run_id: Hashable, **kw: Any) -> None:
         name = self.tool_names.pop(run_id, None)
-        self.add(run_id, tool_documents(output, name), tool=True)
+        self.on_retriever_end(tool_documents(output, name), run_id=run_id, tool=True)
 
-    def failed(self, run_id: Hashable) -> None:
-        """A run failed: a root one is forgotten, its metadata slot removed."""
+    def on_chain_error(self, error: BaseException, *, run_id: Hashable, **kw: Any) -> None:
         self.tool_names.pop(run_id, None)
         self._drop_slot(self.pop(run_id))
+
+    on_llm_error = on_retriever_error = on_tool_error = on_chain_error
 
     def _drop_slot(self, run: RootRun | None) -> None:
         if self.slot_key and run is not None and run.metadata is not None:
             run.metadata.pop(self.slot_key, None)
 
-    # ------------------------------------------------------------------ reading
     def question(self, run: RootRun) -> str:
-        """The root input itself when it is a string, else the first of ``question_keys``
-        holding a string, else the last user message of the input's ``messages`` (chat
-        models, agents) or of the input, else the first retriever query, else ``""``."""
+        """The root input string, else its first ``question_keys`` string, else the last
+        user message of its ``messages`` or of itself, else the first retriever query."""
         inputs = run.inputs
         if isinstance(inputs, str):
             return inputs
@@ -230,9 +240,8 @@ class RootRuns:
         return last_user_text(chat_of(inputs)) or (run.queries[0] if run.queries else "")
 
     def documents(self, run: RootRun) -> list[Document]:
-        """Retrieved documents in retrieval order, exact duplicates (same text) once; when
-        no retriever ran, what the run's tools returned (an agent's retrieval tool), else
-        the documents passed in the root input under ``context_keys``."""
+        """Retrieved documents (exact duplicates once), else what the run's tools returned,
+        else those in the root input under ``context_keys``."""
         documents = list(run.documents) or list(run.tool_documents)
         if not documents and isinstance(run.inputs, Mapping):
             for key in self.context_keys:
@@ -248,8 +257,7 @@ class RootRuns:
 
     @staticmethod
     def chosen_call(run: RootRun, documents: Sequence[Document]) -> LLMCall | None:
-        """The LLM call to attribute: the last answered one whose prompt holds every
-        document's text (the answer step of a RAG chain), else the last one answered."""
+        """The last answered LLM call whose prompt holds every document, else the last."""
         calls = [c for c in run.llm_calls if c.answer is not None and c.answer.strip()]
         chosen = (c for c in reversed(calls) if prompt_holds([c.prompt], documents))
         return next(chosen, calls[-1] if calls else None)
@@ -274,11 +282,9 @@ class RootRuns:
             )
         return None
 
-    # ------------------------------------------------------------------ attributing
     def ended(self, run_id: Hashable) -> tuple[Steps[ChainAttribution], list[Any]] | None:
-        """A run ended: for a root RAG run (a model call or a retriever ran), the steps
-        that attribute and attach it and, in the background, the placeholders put on its
-        documents, answer and metadata."""
+        """A run ended: for a root RAG run, the steps that attribute and attach it and the
+        placeholders put on its documents, answer and metadata in the background."""
         run = self.pop(run_id)
         if run is None or not (run.llm_calls or run.documents):
             self._drop_slot(run)
@@ -287,7 +293,7 @@ class RootRuns:
         chosen = self.chosen_call(run, documents)
         message = chosen.message if chosen is not None else None
         attachment = None
-        if self.parts.background:
+        if self.runs.background:
             attachment = Attachment.placeholders(str(run_id), len(documents))
             for doc, placeholder in zip(documents, attachment.documents):
                 doc.metadata[METADATA_KEY] = placeholder
@@ -298,33 +304,16 @@ class RootRuns:
             documents,
             scorer=lambda: self.scorer_for(chosen),
             prompts=[chosen.prompt] if chosen is not None else [],
-            progress=self.parts.progress,
+            progress=self.runs.progress,
             problem=self.problem(run, chosen, documents),
         )
 
         def publish(done: Any) -> ChainAttribution:
             return self._publish(run, documents, message, attachment, done)
 
-        steps = self.parts.runs.steps(run_id, call, publish)
+        steps = self.runs.steps(run_id, call, publish)
         slot = (run.metadata or {}).get(self.slot_key) if self.slot_key else None
         return steps, [*attachment.all(), slot] if attachment is not None else []
-
-    def finish(self, run_id: Hashable) -> None:
-        """A run ended: attribute a root RAG run now, or start it in the worker thread."""
-        job = self.ended(run_id)
-        if job is not None and self.parts.background:
-            self.parts.runs.start(run_id, job[0])
-        elif job is not None:
-            self.parts.runs.run(job[0])
-
-    async def afinish(self, run_id: Hashable) -> None:
-        """Async :meth:`finish`: in the background a task of the running loop, whose
-        placeholders read "cancelled" if the loop ends first."""
-        job = self.ended(run_id)
-        if job is not None and self.parts.background:
-            self.parts.runs.start(run_id, job[0], job[1], in_loop=True)
-        elif job is not None:
-            await self.parts.runs.arun(job[0])
 
     def _publish(
         self,
@@ -334,7 +323,6 @@ class RootRuns:
         attachment: Attachment | None,
         done: Any,
     ) -> ChainAttribution:
-        """The run's result, put on its documents, answer message and metadata slot."""
         result = ChainAttribution.of(done, str(run.run_id), documents)
         try:
             if attachment is None:
@@ -345,7 +333,7 @@ class RootRuns:
             for doc in (*documents, *run.documents):  # duplicates get the same entry
                 if doc.page_content in entries:
                     doc.metadata[METADATA_KEY] = entries[doc.page_content]
-            cited = result if self.parts.citations else None
+            cited = result if self.runs.citations else None
             annotate(message, attachment.answer, cited, documents)
             if self.slot_key and run.metadata is not None:
                 slot = run.metadata.get(self.slot_key)
@@ -360,9 +348,8 @@ class RootRuns:
 
 
 def tool_documents(output: object, tool_name: str | None) -> list[Document]:
-    """The documents a tool returned: its documents (or an ``artifact`` of them, as
-    LangChain's ``response_format="content_and_artifact"`` retrieval tools give), else
-    its text as one document named after the tool."""
+    """The documents (or ``artifact`` documents) a tool returned, else its text as one
+    document named after the tool."""
     for candidate in (getattr(output, "artifact", None), output):
         if isinstance(candidate, Document):
             return [candidate]

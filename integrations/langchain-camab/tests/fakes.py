@@ -8,10 +8,19 @@ from collections.abc import Sequence
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatGeneration, Generation, LLMResult
 from langchain_core.retrievers import BaseRetriever
 
 from camab_cli.audit.simulated import keyword_logprobs
 from camab_rag.scorers.base import BaseScorer, ChatMessage, Prompt, ResponseLogprobs, ScoreRequest
+
+
+def said(answer: str, message: BaseMessage | None = None) -> LLMResult:
+    """What a model call returns to the callbacks: its text, or its message."""
+    if message is None:
+        return LLMResult(generations=[[Generation(text=answer)]])
+    return LLMResult(generations=[[ChatGeneration(message=message)]])
 
 
 def chat_messages(prompt: Prompt) -> Sequence[ChatMessage]:

@@ -18,7 +18,7 @@ from llama_index.llms.camab import CamabLocalLLM
 from pydantic import ValidationError
 
 from camab_rag.errors import InputError
-from camab_rag.integration import LocalModel, chat_messages
+from camab_rag.integration import chat_messages, local_answer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -153,14 +153,12 @@ async def test_every_entry_point_gives_the_same_greedy_answer(scorer: Any) -> No
     llm = CamabLocalLLM(scorer, max_new_tokens=MAX_NEW_TOKENS)
     prompt = "The capital of France is"
     text = llm.complete(prompt).text
-    assert text and text == LocalModel(scorer, "test").answer(prompt, MAX_NEW_TOKENS)
+    assert text and text == local_answer(scorer, prompt, MAX_NEW_TOKENS)
     assert [r.text for r in llm.stream_complete(prompt)] == [text]
     assert (await llm.acomplete(prompt)).text == text
 
     said = llm.chat(MESSAGES).message.content
-    assert said and said == LocalModel(scorer, "test").answer(
-        chat_messages(MESSAGES), MAX_NEW_TOKENS
-    )
+    assert said and said == local_answer(scorer, chat_messages(MESSAGES), MAX_NEW_TOKENS)
     assert [(r.message.content, r.delta) for r in llm.stream_chat(MESSAGES)] == [(said, said)]
     assert (await llm.achat(MESSAGES)).message.content == said
     assert [r.text async for r in await llm.astream_complete(prompt)] == [text]

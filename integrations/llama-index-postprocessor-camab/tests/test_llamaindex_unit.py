@@ -275,7 +275,7 @@ def test_the_engines_take_the_everyday_knobs_as_keywords(index: Any) -> None:
         chosen = made.settings
         assert (chosen.budget, chosen.seed, chosen.method_instance.name) == (5, 2, "loo")
         assert (chosen.granularity, chosen.deadline_s) == ("sentence", 9.0)
-        assert made._attributor.parts.groundedness is gate  # held beside the settings
+        assert made._attributor.runs.gate is gate  # held beside the settings
     nodes = [NodeWithScore(node=TextNode(text=t)) for t in (top, "Bananas are yellow.")]
     answer = Response(top.split(". ")[0], nodes)
     attribute_response(answer, question, scorer=scorer, budget=3, method="loo")

@@ -13,19 +13,20 @@ from langchain_core.documents import Document as Doc
 from langchain_core.messages import AIMessage as Message
 from langchain_core.messages import ToolMessage
 
-from camab_rag.integration import ChainParts
+from camab_rag.integration import Runs
 from camab_rag.settings import CHAIN_SETTINGS
 from camab_rag.steps import drive
-from tests.fakes import KeywordScorer
+from tests.fakes import KeywordScorer, said
 
 QUESTION = "Which city is the capital of France?"
+MODEL = {"name": "the model"}
 PARIS, BERLIN = "Paris is the capital of France.", "Berlin is in Germany."
 
 
 def roots(background: bool = False, cite: bool = False) -> RootRuns:
     options = {"settings": CHAIN_SETTINGS.with_changes(budget=4), "citations": cite}
-    parts = ChainParts.of("Handler", None, {**options, "background": background})
-    return RootRuns(parts, lambda call: KeywordScorer(), "slot")
+    runs = Runs.of("Handler", None, {**options, "background": background})
+    return RootRuns(runs, lambda call: KeywordScorer(), "slot")
 
 
 def cited(message: Message) -> bool:
@@ -38,19 +39,21 @@ def answered(kernel: RootRuns, root: Any, documents: list[Doc]) -> tuple[Message
     """Two retrievers (the second returns the same texts again) and a model call under
     ``root``; the answer message and the second retriever's duplicates."""
     metadata: dict[str, Any] = {}
-    kernel.started(root, None, {"question": QUESTION}, metadata)
+    kernel.on_chain_start(
+        {}, run_id=root, parent_run_id=None, inputs={"question": QUESTION}, metadata=metadata
+    )
     assert metadata["slot"]["status"] == "pending"
     duplicates = [Doc(d.page_content) for d in documents]
     for retriever, returned in ((uuid4(), documents), (uuid4(), duplicates)):
         kernel.track(retriever, root).queries.append(QUESTION)
-        kernel.add(retriever, returned)
+        kernel.on_retriever_end(run_id=retriever, documents=returned)
     llm, message = uuid4(), Message("Paris.")
     prompt = "\n".join(d.page_content for d in documents) + f"\n{QUESTION}"
-    kernel.llm_started(llm, root, prompt, model="the model")
-    kernel.llm_ended(llm, "Paris.", message)
+    kernel.on_llm_start(MODEL, [prompt], run_id=llm, parent_run_id=root)
+    kernel.llm_ended(llm, said("Paris.", message))
     run = kernel.get(root)
     assert run is not None and run.queries == [QUESTION, QUESTION]
-    assert run.llm_calls == [LLMCall(prompt, "the model", "Paris.", message)]
+    assert run.llm_calls == [LLMCall(prompt, (MODEL, {}), "Paris.", message)]
     return message, duplicates
 
 
@@ -69,7 +72,7 @@ def test_a_root_run_is_attributed_when_it_ends_and_everything_gets_its_entry() -
     ]
     assert message.response_metadata["attribution"]["status"] == "ok" and cited(message)
     assert metadata is not None and metadata["slot"]["status"] == "ok"
-    assert kernel.parts.runs.results[root] is result and len(kernel) == 0
+    assert kernel.runs.results[root] is result and len(kernel) == 0
 
 
 def test_in_the_background_placeholders_are_put_first_and_filled_in_place() -> None:
@@ -89,24 +92,30 @@ def test_in_the_background_placeholders_are_put_first_and_filled_in_place() -> N
 def test_runs_that_are_not_rag_or_that_fail_leave_nothing_behind() -> None:
     kernel, root, bare = roots(), uuid4(), uuid4()
     metadata: dict[str, Any] = {}
-    kernel.started(root, None, {"question": "q"}, metadata)
+    kernel.on_chain_start(
+        {}, run_id=root, parent_run_id=None, inputs={"question": "q"}, metadata=metadata
+    )
     assert kernel.ended(root) is None and metadata == {}
-    kernel.started(bare, None, "q", None)
-    kernel.add(bare, [Doc("a")])  # a retriever called alone is its own root
+    kernel.on_chain_start({}, run_id=bare, parent_run_id=None, inputs="q")
+    kernel.on_retriever_end(
+        run_id=bare, documents=[Doc("a")]
+    )  # a retriever called alone is its own root
     assert len(kernel) == 0
     failing, child = uuid4(), uuid4()
-    kernel.started(failing, None, {"question": "q"}, metadata)
-    kernel.tool_started(child, failing, "search")
-    kernel.failed(child)
-    kernel.failed(failing)
+    kernel.on_chain_start(
+        {}, run_id=failing, parent_run_id=None, inputs={"question": "q"}, metadata=metadata
+    )
+    kernel.on_tool_start({"name": "search"}, "", run_id=child, parent_run_id=failing)
+    kernel.on_chain_error(RuntimeError(), run_id=child)
+    kernel.on_chain_error(RuntimeError(), run_id=failing)
     assert len(kernel) == 0 and metadata == {} and kernel.tool_names == {}
 
 
 def test_a_tools_output_becomes_documents() -> None:
     kernel, root, tool = roots(), uuid4(), uuid4()
-    kernel.started(root, None, {"question": "q"}, None)
-    kernel.tool_started(tool, root, "search")
-    kernel.tool_ended(tool, ToolMessage("Paris is the capital.", tool_call_id="t"))
+    kernel.on_chain_start({}, run_id=root, parent_run_id=None, inputs={"question": "q"})
+    kernel.on_tool_start({"name": "search"}, "", run_id=tool, parent_run_id=root)
+    kernel.on_tool_end(run_id=tool, output=ToolMessage("Paris is the capital.", tool_call_id="t"))
     run = kernel.get(root)
     assert run is not None and run.tool_documents == [
         Doc("Paris is the capital.", metadata={"source": "search"})

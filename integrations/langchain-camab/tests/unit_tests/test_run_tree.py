@@ -11,11 +11,11 @@ from langchain_core.documents import Document as Doc
 from langchain_core.messages import AIMessage, HumanMessage
 
 from camab_rag.errors import NoContextError
-from camab_rag.integration import ChainParts
+from camab_rag.integration import Runs
 from camab_rag.steps import drive
-from tests.fakes import KeywordScorer
+from tests.fakes import KeywordScorer, said
 
-READING = RootRuns(ChainParts.of("Handler", None, {}))
+READING = RootRuns(Runs.of("Handler", None, {}))
 
 
 def root(**values: object) -> RootRun:
@@ -23,12 +23,12 @@ def root(**values: object) -> RootRun:
 
 
 def test_runs_are_filed_under_their_root() -> None:
-    tree = RootRuns(ChainParts.of("Handler", None, {}))
+    tree = RootRuns(Runs.of("Handler", None, {}))
     top, child, grandchild = uuid4(), uuid4(), uuid4()
     tree.track(top, None, inputs={"question": "q"})
     tree.track(child, top)
     tree.track(grandchild, child)
-    tree.add(grandchild, [Doc("a")])
+    tree.on_retriever_end(run_id=grandchild, documents=[Doc("a")])
     assert tree.get(grandchild) is tree.get(top)
     assert tree.pop(child) is None  # not a root: nothing forgotten
     run = tree.pop(top)
@@ -39,24 +39,24 @@ def test_runs_are_filed_under_their_root() -> None:
 
 
 def test_a_run_with_an_unknown_parent_is_a_root() -> None:
-    tree = RootRuns(ChainParts.of("Handler", None, {}))
+    tree = RootRuns(Runs.of("Handler", None, {}))
     run = uuid4()
     tree.track(run, uuid4())  # the integration was attached below the real root
     assert tree.pop(run) is not None
 
 
 def test_concurrent_roots_never_mix() -> None:
-    tree = RootRuns(ChainParts.of("Handler", None, {}))
+    tree = RootRuns(Runs.of("Handler", None, {}))
     roots = [uuid4() for _ in range(20)]
 
     def work(i: int) -> None:
         tree.track(roots[i], None, inputs=f"q{i}")
         retriever = uuid4()
         tree.track(retriever, roots[i])
-        tree.add(retriever, [Doc(f"doc {i}")])
+        tree.on_retriever_end(run_id=retriever, documents=[Doc(f"doc {i}")])
         llm = uuid4()
-        tree.llm_started(llm, roots[i], f"prompt {i}", None)
-        tree.llm_ended(llm, f"answer {i}")
+        tree.on_llm_start(None, [f"prompt {i}"], run_id=llm, parent_run_id=roots[i])
+        tree.llm_ended(llm, said(f"answer {i}"))
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(20)]
     for t in threads:
@@ -79,7 +79,7 @@ def test_question_from_input_keys_messages_or_query() -> None:
     assert READING.question(root(inputs={"messages": chat})) == "last"
     assert READING.question(root(inputs=chat)) == "last"
     assert READING.question(root(inputs={"x": 1}, queries=["from retriever"])) == "from retriever"
-    keyed = RootRuns(ChainParts.of("Handler", None, {}), question_keys="q")
+    keyed = RootRuns(Runs.of("Handler", None, {}), question_keys="q")
     assert keyed.question(root(inputs={"q": "c"})) == "c"
     assert READING.question(root(inputs=3)) == ""
 
@@ -112,16 +112,16 @@ def test_the_call_whose_prompt_holds_the_documents_is_attributed() -> None:
         is rewrite
     )
     # filed as traced, the chosen call's question, answer and prompt are attributed
-    runs = RootRuns(ChainParts.of("Handler", None, {"budget": 4}), lambda call: KeywordScorer())
+    runs = RootRuns(Runs.of("Handler", None, {"budget": 4}), lambda call: KeywordScorer())
     top, retriever = uuid4(), uuid4()
-    runs.started(top, None, "q", None)
+    runs.on_chain_start({}, run_id=top, parent_run_id=None, inputs="q")
     runs.track(retriever, top)
-    runs.add(retriever, docs)
+    runs.on_retriever_end(run_id=retriever, documents=docs)
     for call in (answer_step, rewrite, unanswered):
         llm = uuid4()
-        runs.llm_started(llm, top, call.prompt, None)
+        runs.on_llm_start(None, [str(call.prompt)], run_id=llm, parent_run_id=top)
         if call.answer is not None:
-            runs.llm_ended(llm, call.answer)
+            runs.llm_ended(llm, said(call.answer))
     job = runs.ended(top)
     assert job is not None
     result = drive(job[0])
@@ -130,7 +130,7 @@ def test_the_call_whose_prompt_holds_the_documents_is_attributed() -> None:
 
 def test_why_a_run_cannot_be_attributed() -> None:
     top = uuid4()
-    READING.started(top, None, "q", None)
+    READING.on_chain_start({}, run_id=top, parent_run_id=None, inputs="q")
     assert READING.ended(top) is None  # no model, no retriever: not RAG
     unanswered = READING.problem(root(), LLMCall("p"), [Doc("d")])
     assert "no LLM answer" in str(unanswered)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -75,8 +76,14 @@ def test_in_process_chat_model_lends_its_scorer() -> None:
     assert scorer_from_run(None, params) is generator
     assert params[MODEL_KEY].startswith("camab-")
     assert llm.invoke("Capital of France?").content == "Paris."
-    with pytest.raises(TypeError, match="needs generator="):
+    assert params["model"] == "Generator"  # no name: its class name
+    with pytest.raises(TypeError, match="CamabChatModel needs generator= an object with generate"):
         CamabChatModel(generator=object())
+    mute = CamabChatModel(generator=SimpleNamespace(generate=lambda *a, **k: ["Paris is  big."]))
+    with pytest.raises(TypeError, match="SimpleNamespace cannot score: it has no score"):
+        _ = mute.scorer
+    pieces = [c.content for c in mute.stream("q") if c.content]  # LangChain ends on ""
+    assert pieces == ["Paris", " is", "  big."]  # word by word, as a server's tokens
 
 
 def test_a_proxy_scores_for_a_model_that_cannot() -> None:

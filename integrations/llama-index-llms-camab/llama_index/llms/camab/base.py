@@ -23,7 +23,7 @@ from llama_index.core.llms.custom import CustomLLM
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator
 
 from camab_rag.errors import InputError
-from camab_rag.integration import LocalModel, Prompt, chat_messages
+from camab_rag.integration import Prompt, chat_messages, local_answer
 
 T = TypeVar("T")
 
@@ -103,7 +103,7 @@ class CamabLocalLLM(CustomLLM):
         )
 
     def _text(self, prompt: Prompt) -> str:
-        return LocalModel(self._scorer, "CamabLocalLLM").answer(prompt, self.max_new_tokens)
+        return local_answer(self._scorer, prompt, self.max_new_tokens)
 
     def _chat(self, messages: Sequence[ChatMessage], delta: bool = False) -> ChatResponse:
         text = self._text(chat_messages(messages))

@@ -1,8 +1,5 @@
 """camab-rag for LlamaIndex: which retrieved nodes did the answer come from?
-
-``CamabQueryEngine(query_engine)`` attributes every response to its source nodes,
-``CamabEventHandler.attach(...)`` does it for every query engine in the app, and
-``CamabNodePostprocessor(top_k=..., threshold=...)`` keeps the nodes an answer relied on.
+(``CamabQueryEngine``, ``CamabChatEngine``, ``CamabEventHandler``, ``CamabNodePostprocessor``)
 """
 
 from llama_index.postprocessor.camab.answers import (

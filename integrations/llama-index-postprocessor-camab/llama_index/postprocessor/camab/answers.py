@@ -1,6 +1,5 @@
-"""Which documents an answer came from (:func:`answer_documents`), what it then carries
-(:func:`attach`: the summary, node copies; :func:`to_citation_blocks`), and waiting for a
-stream's attribution (:func:`wait_for_attribution`)."""
+"""Which documents an answer came from, what it then carries, and waiting for a stream's
+attribution."""
 
 from __future__ import annotations
 
@@ -23,7 +22,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 ANSWER_JOB = "_camab_attribution_job"
-"""The attribute of a streamed answer holding its background attribution's handle."""
 NOT_YET = (
     "this response has no attribution yet: a streamed answer is attributed once its stream "
     "has been read to the end"
@@ -31,7 +29,6 @@ NOT_YET = (
 
 
 def set_attribution(answer: object, value: dict[str, Any]) -> None:
-    """Set ``answer.metadata["attribution"]`` (creating the dict if needed)."""
     if not isinstance(getattr(answer, "metadata", None), dict):
         answer.metadata = {}  # type: ignore[attr-defined]
     answer.metadata[METADATA_KEY] = value  # type: ignore[attr-defined]
@@ -47,8 +44,7 @@ def _info(response: object) -> dict[str, Any]:
 
 def wait_for_attribution(response: object, timeout: float | None = None) -> dict[str, Any]:
     """The ``metadata["attribution"]`` of an answer, waiting (up to ``timeout`` seconds)
-    for a stream's background attribution: its handle's
-    :meth:`~camab_rag.attributor.Pending.result`.
+    for a stream's background attribution.
 
     Raises:
         KeyError: a stream not read to the end yet (nothing to wait for).
@@ -67,9 +63,7 @@ def wait_for_attribution(response: object, timeout: float | None = None) -> dict
 
 
 async def await_attribution(response: object) -> dict[str, Any]:
-    """Async :func:`wait_for_attribution` (sync and async streams alike): its handle's
-    :meth:`~camab_rag.attributor.Pending.aresult`; cancelling the caller leaves the
-    attribution running."""
+    """Async :func:`wait_for_attribution`; cancelling the caller leaves it running."""
     job = getattr(response, ANSWER_JOB, None)
     if job is not None and not job.done():
         await job.aresult()
@@ -86,9 +80,8 @@ def answer_documents(
     prompts: Sequence[Prompt],
     as_documents: ToDocuments | None = None,
 ) -> tuple[list[Any], bool]:
-    """The documents to attribute ``answer`` to: its own ``sources``, else the
-    ``retrieved`` documents when they reached the model (some of ``prompts`` holds them
-    all); and whether they are its own sources. Raises a typed error when there are none."""
+    """The documents to attribute ``answer`` to (its ``sources``, else the ``retrieved``
+    ones some prompt holds) and whether they are its own; a typed error for none."""
     if not isinstance(answer, str) or not answer.strip():
         raise InputError("the response is empty: there is nothing to attribute")
     if sources:
@@ -98,9 +91,8 @@ def answer_documents(
             "no nodes were retrieved for this query: the answer has no retrieved context "
             "to come from"
         )
-    if as_documents is not None:
-        as_documents(retrieved)  # a node the input gate refuses: its error, not "none reached"
-    if not prompt_holds(prompts, retrieved, *([as_documents] if as_documents else [])):
+    # a node the input gate refuses: its error, not "none reached"
+    if not prompt_holds(prompts, as_documents(retrieved) if as_documents else retrieved):
         raise NoContextError(
             f"none of the {len(retrieved)} retrieved nodes reached the LLM "
             "(response.source_nodes is empty: e.g. a node post-processor discarded "
@@ -119,8 +111,8 @@ class AnswerAttribution:
     own_sources: bool
 
     def metadata(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """The answer's summary (the result and the filter's verdict) and
-        each document's entry (none unless the attribution is ok)."""
+        """The answer's summary (the result and the filter's verdict) and each document's
+        entry (none unless the attribution is ok)."""
         result, verdict = self.attributed.result, self.attributed.verdict
         summary: dict[str, Any] = result.to_dict()
         entries: list[dict[str, Any]] = []
@@ -142,12 +134,10 @@ class AnswerAttribution:
 
 
 ATTRIBUTION_KEY = METADATA_KEY
-"""The metadata key under which responses and nodes carry their attribution."""
 SOURCES = {True: "response.source_nodes", False: "retrieval events"}
 
 
 def node_documents(nodes: Sequence[NodeWithScore]) -> list[SourceDocument]:
-    """Each node as the text the LLM saw (content with LLM metadata, stripped)."""
     return [
         SourceDocument(n.node.get_content(MetadataMode.LLM).strip(), {"node_id": n.node_id})
         for n in nodes
@@ -155,7 +145,6 @@ def node_documents(nodes: Sequence[NodeWithScore]) -> list[SourceDocument]:
 
 
 def _with_attribution(node: Any, info: dict[str, Any]) -> Any:
-    """A copy of ``node`` carrying ``info``, hidden from LLMs and embedding models."""
     update: dict[str, Any] = {"metadata": {**node.metadata, ATTRIBUTION_KEY: info}}
     for name in ("excluded_llm_metadata_keys", "excluded_embed_metadata_keys"):
         keys = list(getattr(node, name))
@@ -192,9 +181,8 @@ def to_citation_blocks(
     *,
     rule: CitationRule | None = None,
 ) -> list[CitationBlock]:
-    """``CitationBlock``s for ``result.response`` (e.g. ``attribution_of(response)``) in
-    answer order, over its attributed ``nodes`` (``response.source_nodes``), citing by
-    ``rule`` (default: ``CitationRule()``)."""
+    """``CitationBlock``s for ``result.response`` in answer order, over its attributed
+    ``nodes`` (``response.source_nodes``), citing by ``rule``."""
     return [
         CitationBlock(
             cited_content=TextBlock(text=c.cited_text),

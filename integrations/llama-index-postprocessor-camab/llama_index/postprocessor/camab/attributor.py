@@ -1,5 +1,5 @@
-"""How the engines and the handler attribute an answer (:class:`AnswerAttributor`): a
-``Response`` in place, a chat turn through a copy, a stream once read to the end."""
+"""How the engines and the handler attribute an answer: a ``Response`` in place, a chat
+turn through a copy, a stream once read to the end."""
 
 from __future__ import annotations
 
@@ -35,8 +35,9 @@ from llama_index.postprocessor.camab.spans import (
 )
 
 from camab_rag.errors import InputError
-from camab_rag.integration import Attachment, AttributorOptions, ChainCall, ChainParts
+from camab_rag.integration import Attachment, AttributorOptions, ChainCall, Runs
 from camab_rag.scorers.proxy import is_openai_endpoint, register_model_reader
+from camab_rag.steps import adrive, drive
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -48,10 +49,8 @@ STREAMS = (StreamingResponse, AsyncStreamingResponse, StreamingAgentChatResponse
 
 
 class AnswerAttributor:
-    """What the engines and the handler attribute LlamaIndex answers with (their scorer,
-    settings, filter, runs and query records): :meth:`answer` asks the wrapped engine and
-    attributes its ``Response`` in place, a chat turn through a copy, a stream once read;
-    ``owner`` names the object in errors."""
+    """What the engines and the handler attribute LlamaIndex answers with (their runs and
+    query records); ``owner`` names the object in errors."""
 
     def __init__(
         self,
@@ -60,15 +59,14 @@ class AnswerAttributor:
         blocking_refused: str | None = None,
         **options: Unpack[AttributorOptions],
     ) -> None:
-        self.parts = parts = ChainParts.of(
+        self.runs = runs = Runs.of(
             owner, scorer, options, listed=AttributorOptions, blocking_refused=blocking_refused
         )
-        self.settings, self.scorers, self.runs = parts.settings, parts.scorers, parts.runs
-        self.scorer = scorer
+        self.settings, self.scorers, self.scorer = runs.settings, runs.scorers, scorer
         self.tracker = query_tracker()
 
     def begin(self, question: str) -> SpanRecord | None:
-        """The active span's record, marked as this wrapper's (an event handler leaves it)."""
+        """The active span's record, marked as this wrapper's (a global handler leaves it)."""
         span_id = active_span_id.get()
         return None if span_id is None else self.tracker.open_record(span_id, question, True)
 
@@ -78,7 +76,7 @@ class AnswerAttributor:
         """Attribute ``response`` in place (never raises)."""
         text = getattr(response, "response", None)
         call = ChainCall(question, text if isinstance(text, str) else "")
-        call.progress = self.parts.relay(progress_events(question), None)
+        call.progress = self.runs.relay(progress_events(question), None)
         if not isinstance(response, Response):
             call.problem = InputError(
                 f"cannot attribute a {type(response).__name__}: only a plain Response (not "
@@ -131,12 +129,12 @@ class AnswerAttributor:
         return turn
 
     def answer(self, question: str, llm: object, ask: Callable[..., T], *args: Any) -> T:
-        """``ask(*args)`` the wrapped engine inside ``question``'s record (:meth:`begin`; a
-        stream's reader thread copies it), then attribute its answer (:meth:`turn`)."""
+        """``ask(*args)`` the wrapped engine inside ``question``'s record, then attribute
+        its answer (:meth:`turn`)."""
         record = self.begin(question)
         with streaming_for(record):
             answer = ask(*args)
-        return self.runs.run(self.turn(answer, question, record, llm))
+        return drive(self.turn(answer, question, record, llm))
 
     async def aanswer(
         self, question: str, llm: object, ask: Callable[..., Awaitable[T]], *args: Any
@@ -145,12 +143,11 @@ class AnswerAttributor:
         record = self.begin(question)
         with streaming_for(record):
             answer = await ask(*args)
-        return await self.runs.arun(self.turn(answer, question, record, llm))
+        return await adrive(self.turn(answer, question, record, llm))
 
     def start(self, answer: object, steps: Steps[Any], *, in_loop: bool, key: Any = None) -> None:
-        """Attribute ``answer`` in the background (a task of the running loop if
-        ``in_loop``), its ``metadata["attribution"]`` pending until ``steps`` fill it; the
-        handle is kept under ``key`` and, for a stream (no key), on the answer too."""
+        """Attribute ``answer`` in the background, pending until ``steps`` fill it; the
+        handle is kept under ``key`` (a stream's, with no key, on the answer too)."""
         placeholder = Attachment.placeholders(key, 0).answer
         set_attribution(answer, placeholder)
         job = self.runs.start(
@@ -166,10 +163,9 @@ class AnswerAttributor:
         sources: Sequence[Any] = (),
         record: SpanRecord | None = None,
     ) -> Steps[AnswerAttribution]:
-        """Attribute ``call`` to the documents :func:`answer_documents` picks (its answer's
-        ``sources``, else those ``record`` retrieved), in the prompts ``record`` captured,
-        scored by the scorer of its model (else ``model``'s). Never raises: the call's
-        ``problem``, or why there are no documents, is the failed result."""
+        """Attribute ``call`` to its ``sources`` (else the documents ``record`` retrieved),
+        in the prompts ``record`` captured, scored by its model's scorer (else ``model``'s);
+        never raises."""
         retrieved: list[Any] = []
         if record is not None:
             model = record.model if record.model is not None else model
@@ -195,7 +191,6 @@ class AnswerAttributor:
 
 
 def _as_response(answer: Any, text: str) -> Response:
-    """A chat turn or a stream as a ``Response``."""
     return Response(text, list(answer.source_nodes), dict(getattr(answer, "metadata", None) or {}))
 
 
@@ -234,10 +229,9 @@ def attribute_response(
     **options: Unpack[AttributorOptions],
 ) -> Any:
     """Attribute ``response`` in place, scored by ``scorer`` (default: ``llm``'s); never
-    raises (a failure goes to its metadata, a groundedness verdict under
-    ``["groundedness"]``). ``options``: as :class:`CamabQueryEngine`'s."""
+    raises. ``options``: as :class:`CamabQueryEngine`'s."""
     attributor = AnswerAttributor(scorer, "attribute_response", **options)
-    return attributor.runs.run(attributor.steps(response, question, None, llm))
+    return drive(attributor.steps(response, question, None, llm))
 
 
 async def aattribute_response(
@@ -250,14 +244,12 @@ async def aattribute_response(
 ) -> Any:
     """Async :func:`attribute_response` (``ascore``)."""
     attributor = AnswerAttributor(scorer, "aattribute_response", **options)
-    return await attributor.runs.arun(attributor.steps(response, question, None, llm))
+    return await adrive(attributor.steps(response, question, None, llm))
 
 
 def without_openai_key(llm: object) -> object:
-    """``llm``, or a copy without its API key when that key is OpenAI's own
-    (``$OPENAI_API_KEY`` or ``openai.api_key``) and ``llm`` talks to another server:
-    ``OpenAILike`` reads that key when given none, and the scorer must not send it to a
-    vLLM server (as with LangChain's handler, it goes to OpenAI's endpoint only)."""
+    """``llm``, or a copy without its API key when that key is OpenAI's own and ``llm``
+    talks to another server (``OpenAILike`` reads it when given none: not to be sent)."""
     key, base = getattr(llm, "api_key", None), getattr(llm, "api_base", None)
     if not (isinstance(key, str) and key and isinstance(base, str)) or is_openai_endpoint(base):
         return llm

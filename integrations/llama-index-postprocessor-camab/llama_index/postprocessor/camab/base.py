@@ -16,20 +16,16 @@ Missing = Literal["error", "keep", "drop"]
 
 
 def finite_number(value: object) -> float | None:
-    """``value`` as a finite float (``None`` for anything else, booleans included)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) else None
 
 
 class CamabNodePostprocessor(BaseNodePostprocessor):
-    """Keep the nodes a first answer relied on, for "answer, attribute, re-answer".
-
-    Takes the nodes a first answer was attributed to (no ``node_postprocessors=[...]`` entry:
-    those run before the answer), sorted by ``metadata["attribution"]["score"]`` (stable),
-    those under ``threshold`` dropped, at most ``top_k`` kept; a node without a score
-    raises (``missing="error"``), is kept last (``"keep"``) or dropped (``"drop"``).
-    """
+    """Keep the nodes a first answer relied on, for "answer, attribute, re-answer": sorted
+    by ``metadata["attribution"]["score"]``, those under ``threshold`` dropped, at most
+    ``top_k`` kept; a node without a score raises (``missing="error"``), is kept last
+    (``"keep"``) or dropped (``"drop"``)."""
 
     top_k: int | None = None
     threshold: float | None = None
@@ -63,7 +59,14 @@ class CamabNodePostprocessor(BaseNodePostprocessor):
         scored = [(_score(node), node) for node in nodes]
         without = [node for value, node in scored if value is None]
         if without and self.missing == "error":
-            raise _unscored(without[0])
+            raise ValueError(
+                f"node {without[0].node.node_id} carries no metadata['{ATTRIBUTION_KEY}']"
+                "['score']: CamabNodePostprocessor needs nodes a first answer was attributed "
+                "to, so it is not a node_postprocessors=[...] entry (those run before the "
+                "answer). Attribute a first answer with CamabQueryEngine (or "
+                "CamabEventHandler) and pass its response.source_nodes, or set "
+                "missing='keep'/'drop'"
+            )
         ranked = sorted(((s, n) for s, n in scored if s is not None), key=lambda p: -p[0])
         kept = [n for s, n in ranked if self.threshold is None or s >= self.threshold]
         return kept[: self.top_k] + (without if self.missing == "keep" else [])
@@ -72,14 +75,3 @@ class CamabNodePostprocessor(BaseNodePostprocessor):
 def _score(nws: NodeWithScore) -> float | None:
     info = nws.node.metadata.get(ATTRIBUTION_KEY)
     return finite_number(info.get("score")) if isinstance(info, Mapping) else None
-
-
-def _unscored(nws: NodeWithScore) -> ValueError:
-    return ValueError(
-        f"node {nws.node.node_id} carries no metadata['{ATTRIBUTION_KEY}']"
-        "['score']: CamabNodePostprocessor needs nodes a first answer was attributed "
-        "to, so it is not a node_postprocessors=[...] entry (those run before the "
-        "answer). Attribute a first answer with CamabQueryEngine (or "
-        "CamabEventHandler) and pass its response.source_nodes, or set "
-        "missing='keep'/'drop'"
-    )

@@ -1,5 +1,4 @@
-"""``CamabQueryEngine`` and ``CamabChatEngine``: wrapped engines whose answers carry their
-attribution."""
+"""Wrapped engines whose answers carry their attribution."""
 
 from __future__ import annotations
 
@@ -32,8 +31,6 @@ History = list[ChatMessage] | None
 
 
 class _Wrapper:
-    """An engine wrapping another, attributing with a :class:`AnswerAttributor`."""
-
     _attributor: AnswerAttributor
 
     def _wrap(self, inner: object, kind: type, name: str, scorer: Any, options: Any) -> None:
@@ -54,17 +51,13 @@ class _Wrapper:
 
 
 class CamabQueryEngine(_Wrapper, BaseQueryEngine):
-    """Wrap a query engine (``index.as_query_engine(...)``) so every response carries its
-    attribution: ``response.metadata["attribution"]`` the result, each source node
-    ``node.metadata["attribution"]`` (``score``, ``rank``, ``supporting_sentences``...); a
-    stream is attributed in the background once read to the end.
+    """Wrap a query engine so every response carries its attribution
+    (``response.metadata["attribution"]``, each source node's ``metadata["attribution"]``);
+    a stream is attributed in the background once read to the end.
 
-    ``scorer``: scores subsets of the context (``None``: built from the engine's LLM, an
-    OpenAI-compatible server or an LLM that carries a scorer). ``options``: the knobs of
-    :func:`camab_rag.attribute` (``budget``, ``method``, ``granularity``, ``deadline_s``,
-    ``groundedness``: a blocking filter replaces an unsupported answer), ``settings`` (the
-    rest; default ``CHAIN_SETTINGS``), ``proxy``, ``scorer_options``, ``progress``
-    (:class:`~camab_rag.integration.AttributorOptions`).
+    ``scorer``: ``None`` builds it from the engine's LLM. ``options``: the knobs of
+    :func:`camab_rag.attribute` (a blocking ``groundedness`` filter replaces an
+    unsupported answer) and :class:`~camab_rag.integration.AttributorOptions`.
     """
 
     def __init__(
@@ -83,7 +76,6 @@ class CamabQueryEngine(_Wrapper, BaseQueryEngine):
         return {"query_engine": self.query_engine}
 
     def retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        """The wrapped engine's retrieval (no answer, so nothing to attribute)."""
         return self.query_engine.retrieve(query_bundle)
 
     def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
@@ -100,9 +92,8 @@ class CamabQueryEngine(_Wrapper, BaseQueryEngine):
 
 
 class CamabChatEngine(_Wrapper, BaseChatEngine):
-    """Wrap a retrieval chat engine (``chat_mode="context"`` or ``"condense_plus_context"``)
-    so each turn is attributed to the nodes retrieved for it, as :class:`CamabQueryEngine`
-    does (same ``scorer`` and ``options``); a stream once read."""
+    """Wrap a retrieval chat engine so each turn is attributed to the nodes retrieved for
+    it, as :class:`CamabQueryEngine` does (same ``scorer`` and ``options``)."""
 
     def __init__(
         self,

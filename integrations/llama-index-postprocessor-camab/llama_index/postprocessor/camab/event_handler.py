@@ -18,19 +18,17 @@ from llama_index.postprocessor.camab.spans import query_text
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from camab_rag.integration import AttributorOptions
+from camab_rag.steps import drive
 
 
 class CamabEventHandler(BaseEventHandler):
-    """Attribute every completed query of every query engine, in place, as
-    :class:`CamabQueryEngine` does (whose own queries are left to it), with its options.
+    """Attribute every completed query of every query engine in place, as
+    :class:`CamabQueryEngine` does (with its options), once
+    ``CamabEventHandler.attach(scorer=...)`` added it to the root dispatcher.
 
-    ``CamabEventHandler.attach(scorer=...)`` adds one to the root dispatcher. ``aquery`` in
-    a running loop is attributed as a background task (pending until :meth:`aflush`),
-    ``query`` inline; ``background`` forces either (a blocking filter judges inline).
-    ``results``: the latest 256 ``{"query_id", "query", "attribution"}``, oldest first.
-    ``settings`` is what every answer is attributed with: the ``settings=`` given (default
-    ``CHAIN_SETTINGS``) with the knobs ``budget``, ``method``, ``granularity``,
-    ``deadline_s``, ``groundedness`` given in place.
+    ``aquery`` in a running loop is attributed as a background task (pending until
+    :meth:`aflush`), ``query`` inline; ``background`` forces either. ``results``: the
+    latest 256 ``{"query_id", "query", "attribution"}``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
@@ -67,13 +65,13 @@ class CamabEventHandler(BaseEventHandler):
 
     @classmethod
     def attach(cls, dispatcher: Dispatcher | None = None, **kwargs: Any) -> CamabEventHandler:
-        """Create a handler and add it to ``dispatcher`` (default: the root dispatcher)."""
+        """Create a handler and add it to ``dispatcher`` (default: the root one)."""
         handler = cls(**kwargs)
         (dispatcher or get_dispatcher()).add_event_handler(handler)
         return handler
 
     def detach(self, dispatcher: Dispatcher | None = None) -> None:
-        """Remove this handler from ``dispatcher`` (default: the root dispatcher)."""
+        """Remove this handler from ``dispatcher`` (default: the root one)."""
         target = dispatcher or get_dispatcher()
         target.event_handlers = [h for h in target.event_handlers if h is not self]
 
@@ -102,14 +100,12 @@ class CamabEventHandler(BaseEventHandler):
         if self.in_background(isinstance(response, STREAMS), ".aquery-" in query_id):
             self._attributor.start(response, steps, in_loop=True, key=query_id or uuid4().hex)
         else:
-            self._attributor.runs.run(steps)
+            drive(steps)
 
     def in_background(self, streamed: bool, async_call: bool) -> bool:
-        """Whether to attribute an answer in the background: never a stream (it is
-        attributed once read) nor under a blocking filter (it judges the answer before it
-        is returned); else ``background``, by default (``None``) an async call's; only
-        inside a running event loop."""
-        gate = self._attributor.parts.groundedness
+        """Never a stream (attributed once read) nor under a blocking filter; else
+        ``background`` (default: an async call's), inside a running event loop."""
+        gate = self._attributor.runs.gate
         if streamed or (gate is not None and gate.mode == "block"):
             return False
         try:
@@ -119,8 +115,8 @@ class CamabEventHandler(BaseEventHandler):
         return async_call if self.background is None else self.background
 
     async def aflush(self) -> None:
-        """Wait for every background attribution started so far (an error stays in its
-        handle); cancelling the caller leaves them running."""
+        """Wait for every background attribution started so far (cancelling the caller
+        leaves them running)."""
         pending = self._attributor.runs.pending
         while jobs := [job for job in list(pending.values()) if not job.done()]:
             await asyncio.gather(*(job.aresult() for job in jobs), return_exceptions=True)

@@ -1,8 +1,7 @@
 """Which query a LlamaIndex span belongs to: :class:`SpanRecords` walks up the open spans
 to the query spans enclosing a model call or a retrieval (concurrent queries never mix),
-fed by LlamaIndex's span and event hooks (:func:`query_tracker`); a stream's lazy model
-call is filed under :func:`streaming_for`'s record. Attribution progress goes out as
-:class:`AttributionProgressEvent`."""
+fed by LlamaIndex's span and event hooks; a stream's lazy model call is filed under
+:func:`streaming_for`'s record."""
 
 from __future__ import annotations
 
@@ -34,9 +33,8 @@ _MAX_DEPTH = 10_000
 
 @dataclass
 class ModelCall:
-    """One model call inside a query: the prompt it received, the model object (the
-    nearest enclosing span's instance that is a model), its enclosing spans and, once it
-    ended, the text it wrote (``answer``)."""
+    """One model call inside a query: its prompt, its model (the nearest enclosing model
+    instance), its enclosing spans and, once it ended, the text it wrote."""
 
     span_id: str
     prompt: Prompt
@@ -47,8 +45,7 @@ class ModelCall:
 
 @dataclass
 class SpanRecord:
-    """What was captured inside one query span; ``managed`` marks a query a wrapper
-    attributes itself (so a global handler leaves it alone)."""
+    """What was captured inside one query span; ``managed``: a wrapper attributes it."""
 
     span_id: str
     question: str = ""
@@ -57,8 +54,8 @@ class SpanRecord:
     calls: list[ModelCall] = field(default_factory=list)
 
     def add_call(self, call: ModelCall) -> None:
-        """Keep ``call``; one made inside another call of this query (chat() implemented
-        through complete()) replaces it: the inner prompt is what the model received."""
+        """Keep ``call``; it replaces a call of this query it is made inside (the inner
+        prompt is what the model received)."""
         self.calls = [c for c in self.calls if c.span_id not in call.ancestors]
         self.calls.append(call)
 
@@ -68,14 +65,11 @@ class SpanRecord:
 
     @property
     def model(self) -> Any:
-        """The model of the latest call (``None`` before any)."""
         return self.calls[-1].model if self.calls else None
 
     def placeholder(self, answer: str) -> InputError | None:
-        """Why ``answer`` is not the model's: every model call of the query ended having
-        written nothing, so the framework answered with a placeholder of its own
-        (LlamaIndex: "Empty Response"). ``None`` while any call wrote text or has not
-        ended (a refine step that writes nothing keeps the earlier call's answer)."""
+        """Why ``answer`` is not the model's: every model call ended having written
+        nothing, so it is the framework's placeholder ("Empty Response")."""
         written = [call.answer for call in self.calls]
         if not written or None in written or any(w and w.strip() for w in written):
             return None
@@ -94,8 +88,8 @@ STREAMING_FOR: contextvars.ContextVar[SpanRecord | None] = contextvars.ContextVa
 
 @contextmanager
 def streaming_for(record: SpanRecord | None) -> Iterator[None]:
-    """Within this block (and threads or tasks it starts, which copy the context), model
-    calls that no open query span encloses are filed under ``record``."""
+    """Within this block (and threads or tasks it starts), model calls that no open query
+    span encloses are filed under ``record``."""
     marker = STREAMING_FOR.set(record)
     try:
         yield
@@ -106,8 +100,7 @@ def streaming_for(record: SpanRecord | None) -> Iterator[None]:
 def read_for(
     record: SpanRecord | None, tokens: Iterable[str], end: Callable[[str], object]
 ) -> Generator[str, None, None]:
-    """``tokens``, each pulled :func:`streaming_for` ``record`` (a streamed answer's model
-    call starts as it is read), then ``end(text)`` once they are all read."""
+    """``tokens``, each pulled :func:`streaming_for` ``record``, then ``end(text)``."""
     pieces: list[str] = []
     iterator = iter(tokens)
     while True:
@@ -139,13 +132,9 @@ async def aread_for(
 
 
 class SpanRecords:
-    """The open spans (parent and instance by id) and the records of open query spans.
-
-    Feed it from the framework's span and event hooks: :meth:`open_span` /
-    :meth:`close_span` (a record lives as long as its span), :meth:`open_record` when a
-    query starts, :meth:`add_documents` and :meth:`add_call` as retrievals and model calls
-    start; ``is_model`` tells a model instance among the enclosing spans. Thread-safe.
-    """
+    """The open spans (parent and instance by id) and the records of open query spans,
+    fed by the framework's span and event hooks; ``is_model`` tells a model instance
+    among the enclosing spans. Thread-safe."""
 
     def __init__(self, is_model: Callable[[object], bool]) -> None:
         self.is_model = is_model
@@ -163,7 +152,6 @@ class SpanRecords:
             self._records.pop(span_id, None)
 
     def chain(self, span_id: str | None) -> list[str]:
-        """``span_id`` and its open ancestors, innermost first."""
         chain: list[str] = []
         seen: set[str] = set()
         with self._lock:
@@ -174,7 +162,6 @@ class SpanRecords:
         return chain
 
     def open_record(self, span_id: str, question: str = "", managed: bool = False) -> SpanRecord:
-        """Start (or take over) the record of a query span."""
         with self._lock:
             record = self._records.setdefault(span_id, SpanRecord(span_id))
             record.managed = record.managed or managed
@@ -182,20 +169,16 @@ class SpanRecords:
             return record
 
     def records_for(self, span_id: str | None) -> list[SpanRecord]:
-        """The records of ``span_id`` and its enclosing spans, innermost first."""
         chain = self.chain(span_id)
         with self._lock:
             return [self._records[s] for s in chain if s in self._records]
 
     def add_documents(self, span_id: str | None, documents: list[Any]) -> None:
-        """Documents retrieved in ``span_id``, for every query enclosing it."""
         for record in self.records_for(span_id):
             with self._lock:
                 record.documents.extend(documents)
 
     def add_answer(self, span_id: str | None, response: Any) -> None:
-        """The text the model call of ``span_id`` wrote (``response.text``, else
-        ``response.message.content``), on that call in every query enclosing it."""
         text = getattr(response, "text", None)
         if text is None:
             text = content_text(getattr(getattr(response, "message", None), "content", None))
@@ -206,8 +189,8 @@ class SpanRecords:
                         call.answer = str(text)
 
     def add_call(self, span_id: str, prompt: Prompt) -> ModelCall | None:
-        """A model call starting in ``span_id``, for every query enclosing it (else the
-        :func:`streaming_for` record); ``None`` when no query takes it."""
+        """A model call in ``span_id``, for every query enclosing it (else the
+        :func:`streaming_for` record)."""
         chain = self.chain(span_id)
         records = self.records_for(span_id) or [r for r in [STREAMING_FOR.get()] if r]
         if not records:
@@ -270,7 +253,6 @@ _LOCK = threading.Lock()
 
 
 def query_tracker() -> SpanRecords:
-    """The process-wide records, fed by the root dispatcher (hooked on first use)."""
     dispatcher = get_dispatcher()
     with _LOCK:
         if not any(h is _HOOKS[0] for h in dispatcher.span_handlers):
@@ -281,13 +263,11 @@ def query_tracker() -> SpanRecords:
 
 
 def query_text(query: QueryType) -> str:
-    """The query string of a ``str`` or ``QueryBundle``."""
     return query if isinstance(query, str) else str(getattr(query, "query_str", query))
 
 
 class AttributionProgressEvent(BaseEvent):
-    """Sent every few model calls of an attribution, in the query's span: ``calls`` of
-    ``total`` made (the last has ``calls == total``)."""
+    """Sent every few model calls of an attribution, in the query's span."""
 
     query: str
     calls: int
@@ -299,7 +279,6 @@ class AttributionProgressEvent(BaseEvent):
 
 
 def progress_events(query: str) -> Callable[[dict[str, Any]], None]:
-    """Send one query's progress as an :class:`AttributionProgressEvent`."""
 
     def emit(sent: dict[str, Any]) -> None:
         event = AttributionProgressEvent(query=query, calls=sent["calls"], total=sent["total"])
