@@ -463,7 +463,7 @@ def test_at_no_cost_is_free_not_a_negation():
 
 
 def test_for_nothing_and_no_extra_cost_are_free():
-    """"for nothing" and "at no extra cost" state "free", as "at no cost" does."""
+    """ "for nothing" and "at no extra cost" state "free", as "at no cost" does."""
     train = ContextWords.of(["Bicycles may be taken on regional trains free of charge."])
     assert unchecked_facts("Your bicycle travels on regional trains for nothing.", train) == []
     assert [f for _, _, _, f in forms("at no extra cost")] == ["at", "free", "", ""]
@@ -482,7 +482,11 @@ RENTAL = (
         ("On which day is the shop closed?", "The shop is closed on Tuesday.", ["closed"]),
         ("On which day is the shop closed?", "The shop is closed on Monday.", []),
         ("Is the shop open on Wednesday?", "Yes, the shop is open on Wednesday.", []),
-        ("Is the shop open on Wednesday?", "No, the shop is closed on Wednesday.", ["closed", "No"]),
+        (
+            "Is the shop open on Wednesday?",
+            "No, the shop is closed on Wednesday.",
+            ["closed", "No"],
+        ),
         ("When does the shop close on Sunday?", "It closes at 7 pm on Sunday.", ["7"]),
         ("When does the shop close on Friday?", "It closes at 7 pm on Friday.", []),
     ],
@@ -498,7 +502,7 @@ def test_a_weekday_range_states_each_day_and_a_named_day_picks_its_clause(
 
 
 def test_an_opposite_is_read_with_its_own_clause_of_the_answer():
-    """"No, Monday is its closing day; on the other days it is open from 8 ..." states
+    """ "No, Monday is its closing day; on the other days it is open from 8 ..." states
     "open" for the hours of its own clause, not for the Monday of the clause before."""
     centre = ContextWords.of(
         ["The centre is open Tuesday to Sunday, 8:00-17:00. It is closed on Mondays."],
