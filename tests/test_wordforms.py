@@ -16,7 +16,14 @@ from camab_rag.groundedness.score import (
     unchecked_facts,
     words,
 )
-from camab_rag.groundedness.wordforms import ContextWords, clauses, forms, misread_spans, stem
+from camab_rag.groundedness.wordforms import (
+    ContextWords,
+    clauses,
+    forms,
+    misread_spans,
+    rival_spans,
+    stem,
+)
 
 
 @pytest.mark.parametrize(
@@ -514,3 +521,42 @@ def test_an_opposite_is_read_with_its_own_clause_of_the_answer():
         "open",
         "Yes",
     ]
+
+
+def test_an_amount_with_decimals_is_one_number():
+    """Fresh-user review 3: "0.20 euros" was read as 0 and 20, so the current fine was an
+    unchecked "20"; "10.30" alone stays a clock time."""
+    assert [f for _, _, _, f in forms("0.20 euros, €1,50, 5.00 EUR")] == [
+        "0.2",
+        "",
+        "eur",
+        "eur",
+        "1.5",
+        "",
+        "5",
+        "",
+        "eur",
+    ]
+    assert [f for _, _, _, f in forms("at 10.30")] == ["at", "10", "30"]
+    assert [(s, e) for s, e, _, f in forms("It is 0.20 euros.") if f == "0.2"] == [(6, 10)]
+
+
+LIBRARY = [
+    "Loans and fines (from January 2026): books can be borrowed for three weeks. A late "
+    "book costs 0.20 euros per day, up to a maximum of 5 euros per item.",
+    "Fines (2024, no longer valid): a late book costs 0.50 euros per day, with no maximum.",
+]
+
+
+def test_two_sources_stating_one_subject_differently_dispute_not_misread():
+    """Fresh-user review 3: the current fine (0.20) was blocked as a misread value and the
+    stale one (0.50) passed, because the question's "fine" matched the old page's title
+    better; both pages state the late-book fine, so either value is contested."""
+    library = ContextWords.of(LIBRARY, "How much is the fine for a late book?")
+    for answer in (
+        "A late book costs 0.20 euros per day.",
+        "A late book costs 0.50 euros per day.",
+    ):
+        assert unchecked_facts(answer, library) == []
+        assert len(rival_spans(answer, library, STOPWORDS)) == 1
+    assert unchecked_facts("A late book costs 0.70 euros per day.", library) == ["0.70"]

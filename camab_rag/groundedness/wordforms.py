@@ -223,9 +223,17 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
     tokens = [(m.start(), m.end(), m.group(0).lower()) for m in _TOKEN.finditer(text)]
     marks = [_clock_mark(text, tokens, k) for k in range(len(tokens))]
     halves = _day_parts(tokens)
+    decimals = _decimals(text, tokens)
     out = []
     for k, (start, end, word) in enumerate(tokens):
         value = form(word)
+        if decimals.get(k):  # "0.20 euros" is 0.2, not 0 and 20
+            end = tokens[k + 1][1]
+            out.append((start, end, text[start:end].lower(), decimals[k]))
+            continue
+        if k in decimals:
+            out.append((start, end, word, ""))
+            continue
         after = marks[k + 1] if k + 1 < len(tokens) else ""
         if k + 2 < len(tokens) and _minutes(text, tokens, k + 1):  # "5:30 pm"
             after = marks[k + 2]
@@ -272,6 +280,36 @@ def _charge_after(tokens: Sequence[tuple[int, int, str]], k: int) -> bool:
         after[0] in CHARGE_WORDS
         or (after[0] in _EXTRA and after[1:] != [] and after[1] in CHARGE_WORDS)
     )
+
+
+_MONEY = frozenset({"eur", "usd", "gbp", "percent"})
+
+
+def _decimals(text: str, tokens: Sequence[tuple[int, int, str]]) -> dict[int, str]:
+    """Token index -> form for an amount with a decimal part ("0.20", "€1,50",
+    "5.50 euros": ``0.2``, ``1.5``, ``5.5``; "5.00 euros" is ``5``) and -> ``""`` for its
+    decimal digits. An amount is a number before ``.``/``,`` and one or two digits whose
+    whole part is 0 or that a currency sign precedes or a currency or percent follows;
+    "10.30" alone stays a clock time."""
+    out: dict[int, str] = {}
+    for k in range(len(tokens) - 1):
+        (_, end, whole), (start, _, part) = tokens[k], tokens[k + 1]
+        if not (whole.isdecimal() and part.isdecimal() and len(part) <= 2):
+            continue
+        if start != end + 1 or text[end] not in ".," or k in out:
+            continue
+        sign = k > 0 and tokens[k - 1][2] in "€$£" and tokens[k - 1][1] == tokens[k][0]
+        unit = k + 2 < len(tokens) and UNITS.get(tokens[k + 2][2]) in _MONEY
+        if int(whole) == 0 or sign or unit:
+            fraction = part.ljust(2, "0").rstrip("0")
+            out[k] = f"{int(whole)}.{fraction}" if fraction else str(int(whole))
+            out[k + 1] = ""
+    return out
+
+
+def is_number(value: str) -> bool:
+    """Whether the form ``value`` is a number (``5``, ``0.2``)."""
+    return value.replace(".", "", 1).isdecimal()
 
 
 def _minutes(text: str, tokens: Sequence[tuple[int, int, str]], k: int) -> bool:
@@ -433,7 +471,7 @@ def subject_forms(text: str) -> frozenset[str]:
 
 
 def _is_value(value: str) -> bool:
-    return value.isdecimal() or value in UNITS.values()
+    return is_number(value) or value in UNITS.values()
 
 
 def _states(clause: Sentence, value: str) -> bool:
@@ -502,10 +540,10 @@ def _restated(
     near = [
         f
         for _, _, w, f in (*found[k - 1 : k], *found[k + 1 : k + 2])
-        if f and w not in STOPWORDS and not f.isdecimal()
+        if f and w not in STOPWORDS and not is_number(f)
     ]
     return any(
-        any(n in c.own for n in near) and any(f.isdecimal() and f not in content for f in c.own)
+        any(n in c.own for n in near) and any(is_number(f) and f not in content for f in c.own)
         for c in closest
     )
 
@@ -565,8 +603,8 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         for part in clauses(sentence):
             held = frozenset(f for _, _, _, f in forms(part) if f) | _hours(part) | _days(part)
             out.append(Sentence(held | head, negated, held, doc))
-            head |= frozenset(f for f in held if not f.isdecimal())
-        previous = frozenset(f for f in own if not f.isdecimal())
+            head |= frozenset(f for f in held if not is_number(f))
+        previous = frozenset(f for f in own if not is_number(f))
     return out
 
 
@@ -623,7 +661,7 @@ def misread_spans(
         if best[1] == 0:
             continue
         for k, (start, end, _, value) in enumerate(found):
-            if not value.isdecimal():
+            if not is_number(value):
                 continue
             if value not in context.forms:  # a number the context never states
                 if _restated(found, k, closest, content):
@@ -634,10 +672,10 @@ def misread_spans(
                 default=_NONE,
             )
             rival = any(
-                any(f.isdecimal() and f not in content for f in s.forms) and value not in s.forms
+                any(is_number(f) and f not in content for f in s.forms) and value not in s.forms
                 for s in closest
             )
-            if held < best and rival:
+            if held < best and rival and not _disputed(value, held, best, overlap, context):
                 spans.append((s_start + start, s_start + end))
         # a negation read with the opposite word after it was checked above
         spans += [
@@ -669,21 +707,51 @@ def rival_spans(
         found = forms(text[s_start:s_end])
         content = {f for _, _, w, f in found if f and w not in stopwords}
         subject = frozenset(f for f in content if not _is_value(f))
-        _, best, closest = _closest(subject, context)
+        overlap, best, _ = _closest(subject, context)
         if best[1] == 0:
             continue
+        near = _near(best, overlap, context)
         for start, end, _, value in found:
-            holders = {c.doc for c in closest if value in c.forms}
-            if not value.isdecimal() or not holders:
+            holders = {c.doc for c in near if value in c.forms}
+            if not is_number(value) or not holders:
                 continue
             if any(
                 c.doc not in holders
                 and value not in c.forms
-                and any(f.isdecimal() and f not in content for f in c.own)
-                for c in closest
+                and any(is_number(f) and f not in content for f in c.own)
+                for c in near
             ):
                 spans.append((s_start + start, s_start + end))
     return spans
+
+
+def _near(best: Overlap, overlap: Sequence[Overlap], context: ContextWords) -> list[Sentence]:
+    """The clauses as close as ``best`` by the answer's own words (the question's words
+    aside): two sources that state a subject alike are equally its sources."""
+    return [c for c, n in zip(context.sentences, overlap) if n[:3] == best[:3]]
+
+
+def _disputed(
+    value: str, held: Overlap, best: Overlap, overlap: Sequence[Overlap], context: ContextWords
+) -> bool:
+    """Whether ``value``, held only below ``best``, is held by a clause as close by the
+    answer's own words in another text that matches the question as well as the closest
+    clause's text does: two sources disagree on one subject (:func:`rival_spans`), the
+    answer did not take another subject's value ("the Trail bike's price" for the City
+    bike's: only the City bike's page holds "city")."""
+    if held[:3] != best[:3]:
+        return False
+    near = _near(best, overlap, context)
+    closest = {c.doc for c, n in zip(context.sentences, overlap) if n == best}
+    holders = {c.doc for c in near if value in c.forms} - closest
+    matched = {_asked_by(context, d) for d in closest}
+    return any(_asked_by(context, d) in matched for d in holders)
+
+
+def _asked_by(context: ContextWords, doc: int) -> int:
+    """How many of the question's subject forms text ``doc`` of ``context`` holds."""
+    held = frozenset().union(*(c.forms for c in context.sentences if c.doc == doc))
+    return len(context.asked & held)
 
 
 def _clause_of(part: str, at: int, stopwords: Collection[str]) -> frozenset[str]:
