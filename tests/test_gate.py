@@ -230,6 +230,20 @@ def test_an_answer_the_sources_disagree_on_is_uncertain_and_says_so():
     assert again.sentences[0].contested == ("35",) and again.verdict == "uncertain"
 
 
+def test_a_fine_two_pages_state_differently_is_contested_either_way():
+    """Fresh-user review 3: the current fine ("0.20 euros") was blocked as a misread value
+    and the stale one passed; both are now contested, named whole, and shown."""
+    pages = [
+        "Loans and fines (from January 2026): a late book costs 0.20 euros per day.",
+        "Fines (2024, no longer valid): a late book costs 0.50 euros per day.",
+    ]
+    question = "How much is the fine for a late book?"
+    for fine in ("0.20", "0.50"):
+        answer = f"A late book costs {fine} euros per day."
+        report = assess_answer(question, pages, answer, KeywordScorer())
+        assert report.verdict == "uncertain" and report.sentences[0].contested == (fine,)
+
+
 def test_three_verdicts_and_the_block_rule():
     """``p >= block_at``: unsupported (blocked); ``p >= flag_at``: uncertain (marked, shown);
     below: supported. ``grounded`` is False only for unsupported."""

@@ -16,7 +16,14 @@ from camab_rag.groundedness.score import (
     unchecked_facts,
     words,
 )
-from camab_rag.groundedness.wordforms import ContextWords, clauses, forms, misread_spans, stem
+from camab_rag.groundedness.wordforms import (
+    ContextWords,
+    clauses,
+    forms,
+    misread_spans,
+    rival_spans,
+    stem,
+)
 
 
 @pytest.mark.parametrize(
@@ -460,3 +467,96 @@ def test_at_no_cost_is_free_not_a_negation():
     assert unchecked_facts("Yes, in the courtyard at no cost.", shop) == []
     assert [f for _, _, _, f in forms("at no charge")] == ["at", "free", ""]
     assert unchecked_facts("Parking in the courtyard is not free.", shop) == ["not"]
+
+
+def test_for_nothing_and_no_extra_cost_are_free():
+    """ "for nothing" and "at no extra cost" state "free", as "at no cost" does."""
+    train = ContextWords.of(["Bicycles may be taken on regional trains free of charge."])
+    assert unchecked_facts("Your bicycle travels on regional trains for nothing.", train) == []
+    assert [f for _, _, _, f in forms("at no extra cost")] == ["at", "free", "", ""]
+    assert unchecked_facts("Bicycles are not free on regional trains.", train) == ["not"]
+
+
+RENTAL = (
+    "Opening hours: the rental shop is open Tuesday to Saturday from 9:00 to 19:00 and on "
+    "Sunday from 10:00 to 16:00. The shop is closed on Monday."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "misread"),
+    [
+        ("On which day is the shop closed?", "The shop is closed on Tuesday.", ["closed"]),
+        ("On which day is the shop closed?", "The shop is closed on Monday.", []),
+        ("Is the shop open on Wednesday?", "Yes, the shop is open on Wednesday.", []),
+        (
+            "Is the shop open on Wednesday?",
+            "No, the shop is closed on Wednesday.",
+            ["closed", "No"],
+        ),
+        ("When does the shop close on Sunday?", "It closes at 7 pm on Sunday.", ["7"]),
+        ("When does the shop close on Friday?", "It closes at 7 pm on Friday.", []),
+    ],
+)
+def test_a_weekday_range_states_each_day_and_a_named_day_picks_its_clause(
+    question, answer, misread
+):
+    """Fresh-user review: "closed on Tuesday" against "open Tuesday to Saturday" was not
+    read as a misread value (the clause closed on Monday matched the question better), and
+    a day inside a range was an unchecked fact."""
+    shop = ContextWords.of([RENTAL], question)
+    assert unchecked_facts(answer, shop) == misread
+
+
+def test_an_opposite_is_read_with_its_own_clause_of_the_answer():
+    """ "No, Monday is its closing day; on the other days it is open from 8 ..." states
+    "open" for the hours of its own clause, not for the Monday of the clause before."""
+    centre = ContextWords.of(
+        ["The centre is open Tuesday to Sunday, 8:00-17:00. It is closed on Mondays."],
+        "Does the centre open on Mondays?",
+    )
+    answer = "No, Monday is its closing day; on the other days it is open from 8 until 5 pm."
+    assert unchecked_facts(answer, centre) == []
+    assert unchecked_facts("Yes, it is open on Mondays from 8 until 5 pm.", centre) == [
+        "open",
+        "Yes",
+    ]
+
+
+def test_an_amount_with_decimals_is_one_number():
+    """Fresh-user review 3: "0.20 euros" was read as 0 and 20, so the current fine was an
+    unchecked "20"; "10.30" alone stays a clock time."""
+    assert [f for _, _, _, f in forms("0.20 euros, €1,50, 5.00 EUR")] == [
+        "0.2",
+        "",
+        "eur",
+        "eur",
+        "1.5",
+        "",
+        "5",
+        "",
+        "eur",
+    ]
+    assert [f for _, _, _, f in forms("at 10.30")] == ["at", "10", "30"]
+    assert [(s, e) for s, e, _, f in forms("It is 0.20 euros.") if f == "0.2"] == [(6, 10)]
+
+
+LIBRARY = [
+    "Loans and fines (from January 2026): books can be borrowed for three weeks. A late "
+    "book costs 0.20 euros per day, up to a maximum of 5 euros per item.",
+    "Fines (2024, no longer valid): a late book costs 0.50 euros per day, with no maximum.",
+]
+
+
+def test_two_sources_stating_one_subject_differently_dispute_not_misread():
+    """Fresh-user review 3: the current fine (0.20) was blocked as a misread value and the
+    stale one (0.50) passed, because the question's "fine" matched the old page's title
+    better; both pages state the late-book fine, so either value is contested."""
+    library = ContextWords.of(LIBRARY, "How much is the fine for a late book?")
+    for answer in (
+        "A late book costs 0.20 euros per day.",
+        "A late book costs 0.50 euros per day.",
+    ):
+        assert unchecked_facts(answer, library) == []
+        assert len(rival_spans(answer, library, STOPWORDS)) == 1
+    assert unchecked_facts("A late book costs 0.70 euros per day.", library) == ["0.70"]

@@ -28,6 +28,7 @@ from camab_rag.groundedness.wordforms import (
     forms,
     holds,
     is_fact,
+    is_number,
     misread_spans,
 )
 from camab_rag.groundedness.wordforms import STOPWORDS as STOPWORDS
@@ -214,7 +215,7 @@ def reformed_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[
     for start, _, word, value in forms(support.response):
         if value:
             previous = (
-                value.isdecimal()
+                is_number(value)
                 and word != value
                 and value in known
                 and word not in present

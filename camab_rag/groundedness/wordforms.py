@@ -223,9 +223,17 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
     tokens = [(m.start(), m.end(), m.group(0).lower()) for m in _TOKEN.finditer(text)]
     marks = [_clock_mark(text, tokens, k) for k in range(len(tokens))]
     halves = _day_parts(tokens)
+    decimals = _decimals(text, tokens)
     out = []
     for k, (start, end, word) in enumerate(tokens):
         value = form(word)
+        if decimals.get(k):  # "0.20 euros" is 0.2, not 0 and 20
+            end = tokens[k + 1][1]
+            out.append((start, end, text[start:end].lower(), decimals[k]))
+            continue
+        if k in decimals:
+            out.append((start, end, word, ""))
+            continue
         after = marks[k + 1] if k + 1 < len(tokens) else ""
         if k + 2 < len(tokens) and _minutes(text, tokens, k + 1):  # "5:30 pm"
             after = marks[k + 2]
@@ -243,16 +251,65 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
             value = DEGREE_SCALES[word]
         elif word == "one" and k and tokens[k - 1][2] in ONE_AS_PRONOUN_AFTER:
             value = ""  # "the first one", "this one": a pronoun, no number
-        elif word == "no" and k + 1 < len(tokens) and tokens[k + 1][2] in CHARGE_WORDS:
-            value = "free"  # "at no cost", "no charge": free, not a negation
-        elif word in CHARGE_WORDS and k and tokens[k - 1][2] == "no":
+        elif word == "no" and _charge_after(tokens, k):
+            value = "free"  # "at no cost", "no extra charge": free, not a negation
+        elif (word in CHARGE_WORDS or word in _EXTRA) and (
+            _charge_after(tokens, k - 1)
+            or (k > 1 and tokens[k - 1][2] in _EXTRA and _charge_after(tokens, k - 2))
+        ):
             value = ""
+        elif word == "nothing" and k and tokens[k - 1][2] == "for":
+            value = "free"  # "travels for nothing"
         elif word.isdecimal() and after in _CLOCK and int(word) <= 12:
             value = _hour(int(word), after)
         elif k in halves:  # "7 in the morning" is 7:00, "5 in the afternoon" 17:00
             value = _hour(int(word), halves[k]) if halves[k] else ""
         out.append((start, end, word, value))
     return out
+
+
+_EXTRA = frozenset({"extra", "additional"})
+
+
+def _charge_after(tokens: Sequence[tuple[int, int, str]], k: int) -> bool:
+    """Whether token ``k`` is a ``no`` before a charge word ("no cost", "no extra fee")."""
+    if k < 0 or tokens[k][2] != "no":
+        return False
+    after = [t[2] for t in tokens[k + 1 : k + 3]]
+    return after[:1] != [] and (
+        after[0] in CHARGE_WORDS
+        or (after[0] in _EXTRA and after[1:] != [] and after[1] in CHARGE_WORDS)
+    )
+
+
+_MONEY = frozenset({"eur", "usd", "gbp", "percent"})
+
+
+def _decimals(text: str, tokens: Sequence[tuple[int, int, str]]) -> dict[int, str]:
+    """Token index -> form for an amount with a decimal part ("0.20", "€1,50",
+    "5.50 euros": ``0.2``, ``1.5``, ``5.5``; "5.00 euros" is ``5``) and -> ``""`` for its
+    decimal digits. An amount is a number before ``.``/``,`` and one or two digits whose
+    whole part is 0 or that a currency sign precedes or a currency or percent follows;
+    "10.30" alone stays a clock time."""
+    out: dict[int, str] = {}
+    for k in range(len(tokens) - 1):
+        (_, end, whole), (start, _, part) = tokens[k], tokens[k + 1]
+        if not (whole.isdecimal() and part.isdecimal() and len(part) <= 2):
+            continue
+        if start != end + 1 or text[end] not in ".," or k in out:
+            continue
+        sign = k > 0 and tokens[k - 1][2] in "€$£" and tokens[k - 1][1] == tokens[k][0]
+        unit = k + 2 < len(tokens) and UNITS.get(tokens[k + 2][2]) in _MONEY
+        if int(whole) == 0 or sign or unit:
+            fraction = part.ljust(2, "0").rstrip("0")
+            out[k] = f"{int(whole)}.{fraction}" if fraction else str(int(whole))
+            out[k + 1] = ""
+    return out
+
+
+def is_number(value: str) -> bool:
+    """Whether the form ``value`` is a number (``5``, ``0.2``)."""
+    return value.replace(".", "", 1).isdecimal()
 
 
 def _minutes(text: str, tokens: Sequence[tuple[int, int, str]], k: int) -> bool:
@@ -346,7 +403,8 @@ class ContextWords(frozenset[str]):
         sentences = [s for doc, text in enumerate(texts) for s in sentences_of(text, doc)]
         return cls(
             (w for text in texts for w in words(text)),
-            form_set(texts) | frozenset(f for s in sentences for f in s.own & HOURS_FORMS),
+            form_set(texts)
+            | frozenset(f for s in sentences for f in s.own & (HOURS_FORMS | set(WEEKDAYS))),
             sentences,
             subject_forms(question),
         )
@@ -413,7 +471,7 @@ def subject_forms(text: str) -> frozenset[str]:
 
 
 def _is_value(value: str) -> bool:
-    return value.isdecimal() or value in UNITS.values()
+    return is_number(value) or value in UNITS.values()
 
 
 def _states(clause: Sentence, value: str) -> bool:
@@ -422,18 +480,29 @@ def _states(clause: Sentence, value: str) -> bool:
     return value in clause.forms and OPPOSITES.get(value, "") not in clause.own
 
 
-def _overlaps(subject: frozenset[str], context: ContextWords) -> list[tuple[int, int, int]]:
-    """Per context clause: how many forms of ``subject`` it holds, then how many it states
-    itself (not borrowed from the sentence before), then how many of the question's
-    subject (:attr:`ContextWords.asked`): the later figures break ties between clauses the
-    answer's own words match alike ("It costs 590 euros." over two prices)."""
+def _overlaps(subject: frozenset[str], context: ContextWords) -> list[Overlap]:
+    """Per context clause: how many of ``subject``'s weekdays and months it states itself
+    (a day the answer names picks its clause first: "closed on Tuesday" is read against
+    "open Tuesday to Saturday", not "The shop is closed on Monday"), how many forms of
+    ``subject`` it holds, how many it states itself (not borrowed from the sentence
+    before), then how many of the question's subject (:attr:`ContextWords.asked`): the
+    later figures break ties between clauses the answer's own words match alike ("It costs
+    590 euros." over two prices)."""
+    days = subject & CALENDAR
     return [
-        (len(subject & c.forms), len(subject & c.own), len(context.asked & c.forms))
+        (
+            len(days & c.own),
+            len(subject & c.forms),
+            len(subject & c.own),
+            len(context.asked & c.forms),
+        )
         for c in context.sentences
     ]
 
 
-Overlap = tuple[int, int, int]
+Overlap = tuple[int, int, int, int]
+"""(days stated, subject held, subject stated, question held): :func:`_overlaps`."""
+_NONE: Overlap = (0, 0, 0, 0)
 
 
 def _closest(
@@ -442,7 +511,7 @@ def _closest(
     """:func:`_overlaps` of ``subject``, the best of them, and the clauses that have it
     (the clauses closest to ``subject``)."""
     overlap = _overlaps(subject, context)
-    best = max(overlap, default=(0, 0, 0))
+    best = max(overlap, default=_NONE)
     return overlap, best, [c for c, n in zip(context.sentences, overlap) if n == best]
 
 
@@ -452,7 +521,7 @@ def _opposed(value: str, subject: frozenset[str], context: ContextWords) -> bool
     ``value``."""
     opposite = OPPOSITES[value]
     _, best, closest = _closest(subject - {value, opposite}, context)
-    if best[0] == best[2] == 0:
+    if best[1] == best[3] == 0:
         return False
     return any(_states(c, opposite) for c in closest) and not any(
         _states(c, value) for c in closest
@@ -471,10 +540,10 @@ def _restated(
     near = [
         f
         for _, _, w, f in (*found[k - 1 : k], *found[k + 1 : k + 2])
-        if f and w not in STOPWORDS and not f.isdecimal()
+        if f and w not in STOPWORDS and not is_number(f)
     ]
     return any(
-        any(n in c.own for n in near) and any(f.isdecimal() and f not in content for f in c.own)
+        any(n in c.own for n in near) and any(is_number(f) and f not in content for f in c.own)
         for c in closest
     )
 
@@ -500,6 +569,24 @@ def _hours(clause: str) -> frozenset[str]:
     return HOURS_FORMS if _RANGE.search(clause) else frozenset()
 
 
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_DAY = r"(mon|tue|wed|thu|fri|sat|sun)(?:day|nesday|sday|rsday|urday|s|rs|urs)?s?\b\.?"
+_DAY_RANGE = re.compile(rf"\b{_DAY}\s*(?:-|–|—|to|through|thru|until|till)\s*{_DAY}", re.I)
+
+
+def _days(clause: str) -> frozenset[str]:
+    """The weekdays a range of ``clause`` spans ("Tuesday to Saturday", "Mon-Fri"), both
+    ends included: "open on Wednesday" restates "open Tuesday to Saturday"."""
+    out: set[str] = set()
+    for match in _DAY_RANGE.finditer(clause):
+        first, last = (
+            next(i for i, d in enumerate(WEEKDAYS) if d.startswith(g.lower()))
+            for g in match.groups()
+        )
+        out.update(WEEKDAYS[(first + i) % 7] for i in range((last - first) % 7 + 1))
+    return frozenset(out)
+
+
 def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
     """``text``'s clauses (:func:`clauses` of each sentence) as :class:`Sentence`: a later
     clause holds the words (not the numbers) of the clauses before it, a pronoun-led
@@ -514,10 +601,10 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         head = previous if first in _PRONOUNS else frozenset()
         negated = _negated([w for _, _, w, _ in found], sentence)
         for part in clauses(sentence):
-            held = frozenset(f for _, _, _, f in forms(part) if f) | _hours(part)
+            held = frozenset(f for _, _, _, f in forms(part) if f) | _hours(part) | _days(part)
             out.append(Sentence(held | head, negated, held, doc))
-            head |= frozenset(f for f in held if not f.isdecimal())
-        previous = frozenset(f for f in own if not f.isdecimal())
+            head |= frozenset(f for f in held if not is_number(f))
+        previous = frozenset(f for f in own if not is_number(f))
     return out
 
 
@@ -559,7 +646,11 @@ def misread_spans(
             (s_start + start, s_start + end)
             for k, (start, end, _, value) in enumerate(found)
             if value in OPPOSITES
-            and _opposed(OPPOSITES[value] if k in flips.values() else value, subject, context)
+            and _opposed(
+                OPPOSITES[value] if k in flips.values() else value,
+                _clause_of(part, start, stopwords),
+                context,
+            )
         ]
         if s_start == 0 and words[:1] in (["yes"], ["no"]):  # a reply to the question
             asked = [v for v in context.asked if v in OPPOSITES]
@@ -567,10 +658,10 @@ def misread_spans(
             if any(_opposed(v, subject, context) for v in claimed):
                 spans.append((found[0][0], found[0][1]))
         overlap, best, closest = _closest(subject, context)
-        if best[0] == 0:
+        if best[1] == 0:
             continue
         for k, (start, end, _, value) in enumerate(found):
-            if not value.isdecimal():
+            if not is_number(value):
                 continue
             if value not in context.forms:  # a number the context never states
                 if _restated(found, k, closest, content):
@@ -578,13 +669,13 @@ def misread_spans(
                 continue
             held = max(
                 (n for s, n in zip(context.sentences, overlap) if value in s.forms),
-                default=(0, 0, 0),
+                default=_NONE,
             )
             rival = any(
-                any(f.isdecimal() and f not in content for f in s.forms) and value not in s.forms
+                any(is_number(f) and f not in content for f in s.forms) and value not in s.forms
                 for s in closest
             )
-            if held < best and rival:
+            if held < best and rival and not _disputed(value, held, best, overlap, context):
                 spans.append((s_start + start, s_start + end))
         # a negation read with the opposite word after it was checked above
         spans += [
@@ -616,21 +707,72 @@ def rival_spans(
         found = forms(text[s_start:s_end])
         content = {f for _, _, w, f in found if f and w not in stopwords}
         subject = frozenset(f for f in content if not _is_value(f))
-        _, best, closest = _closest(subject, context)
-        if best[0] == 0:
+        overlap, best, _ = _closest(subject, context)
+        if best[1] == 0:
             continue
+        near = _near(best, overlap, context)
         for start, end, _, value in found:
-            holders = {c.doc for c in closest if value in c.forms}
-            if not value.isdecimal() or not holders:
+            holders = {c.doc for c in near if value in c.forms}
+            if not is_number(value) or not holders:
                 continue
             if any(
                 c.doc not in holders
                 and value not in c.forms
-                and any(f.isdecimal() and f not in content for f in c.own)
-                for c in closest
+                and any(is_number(f) and f not in content for f in c.own)
+                for c in near
             ):
                 spans.append((s_start + start, s_start + end))
     return spans
+
+
+def _near(best: Overlap, overlap: Sequence[Overlap], context: ContextWords) -> list[Sentence]:
+    """The clauses as close as ``best`` by the answer's own words (the question's words
+    aside): two sources that state a subject alike are equally its sources."""
+    return [c for c, n in zip(context.sentences, overlap) if n[:3] == best[:3]]
+
+
+def _disputed(
+    value: str, held: Overlap, best: Overlap, overlap: Sequence[Overlap], context: ContextWords
+) -> bool:
+    """Whether ``value``, held only below ``best``, is held by a clause as close by the
+    answer's own words in another text that matches the question as well as the closest
+    clause's text does: two sources disagree on one subject (:func:`rival_spans`), the
+    answer did not take another subject's value ("the Trail bike's price" for the City
+    bike's: only the City bike's page holds "city")."""
+    if held[:3] != best[:3]:
+        return False
+    near = _near(best, overlap, context)
+    closest = {c.doc for c, n in zip(context.sentences, overlap) if n == best}
+    holders = {c.doc for c in near if value in c.forms} - closest
+    matched = {_asked_by(context, d) for d in closest}
+    return any(_asked_by(context, d) in matched for d in holders)
+
+
+def _asked_by(context: ContextWords, doc: int) -> int:
+    """How many of the question's subject forms text ``doc`` of ``context`` holds."""
+    held = frozenset().union(*(c.forms for c in context.sentences if c.doc == doc))
+    return len(context.asked & held)
+
+
+def _clause_of(part: str, at: int, stopwords: Collection[str]) -> frozenset[str]:
+    """The content forms, values included, of the clause of ``part`` (one answer
+    sentence) that holds character ``at``: "open from 8 until 5" after "; " is read with
+    its own hours, not with the "Monday" of the clause before it."""
+    start, end = _clause_span(part, at)
+    return frozenset(f for _, _, w, f in forms(part[start:end]) if f and w not in stopwords)
+
+
+def _clause_span(part: str, at: int) -> tuple[int, int]:
+    """Where the clause (:data:`_CLAUSE`) of ``part`` that holds character ``at`` starts
+    and ends."""
+    start, end = 0, len(part)
+    for cut in _CLAUSE.finditer(part):
+        if cut.end() <= at:
+            start = cut.end()
+        elif cut.start() >= at:
+            end = cut.start()
+            break
+    return start, end
 
 
 def _clause_closest(
@@ -643,17 +785,11 @@ def _clause_closest(
     """The context clauses closest to the answer clause of ``part`` (one sentence) that
     holds character ``at`` (its own content words; "...; don't wait for a booking" is read
     against "Do not wait for an appointment"), else ``closest`` (the sentence's)."""
-    start, end = 0, len(part)
-    for cut in _CLAUSE.finditer(part):
-        if cut.end() <= at:
-            start = cut.end()
-        elif cut.start() >= at:
-            end = cut.start()
-            break
+    start, end = _clause_span(part, at)
     if (start, end) == (0, len(part)):
         return closest
     own = frozenset(
         f for _, _, w, f in forms(part[start:end]) if f and w not in stopwords and not _is_value(f)
     )
     _, best, nearest = _closest(own, context)
-    return nearest if best[0] else closest
+    return nearest if best[1] else closest

@@ -90,6 +90,12 @@ def test_a_record_past_the_default_deadline_is_an_error_line_and_the_run_goes_on
     summary = json.loads((tmp_path / "out.jsonl.summary.json").read_text())
     assert summary["config"]["deadline_s"] == 0.5
     assert (summary["records"]["ok"], summary["records"]["error"]) == (2, 1)
+    # the stopped record says what ran and how long, not "camab, budget 0, 0 queries"
+    stopped = lines[1]
+    assert (stopped["attribution"]["method"], stopped["attribution"]["budget"]) == ("auto", 4)
+    assert stopped["cost"]["queries"] is None and stopped["cost"]["wall_time_s"] >= 0.5
+    assert summary["cost"]["records_not_counted"] == 1
+    assert summary["cost"]["queries"] == sum(x["cost"]["queries"] for x in (lines[0], lines[2]))
 
 
 def _ask(scorer: Any, request: ScoreRequest, *more: ScoreRequest) -> Steps[Any]:

@@ -216,12 +216,19 @@ def result_line(
     return line
 
 
-def failed_line(record: Record, error: BaseException, wall_time_s: float) -> dict[str, Any]:
-    """The output line of a record whose attribution raised (an ASCII-safe reason)."""
+def failed_line(
+    record: Record, error: BaseException, wall_time_s: float, config: AuditConfig
+) -> dict[str, Any]:
+    """The output line of a record whose attribution raised (an ASCII-safe reason), with
+    the run's method and budget; its queries are ``null``: calls made before the error
+    are not known per record (the summary's batching counts every call)."""
     failed = AttributionResult.failed(
         ascii_safe(f"{type(error).__name__}: {in_flags(str(error))}"),
         question=record.question,
         response=record.response,
+        method=config.method,
+        budget=config.budget,
+        wall_time_s=wall_time_s,
     )
     return {
         MARKER: VERSION,
@@ -230,7 +237,7 @@ def failed_line(record: Record, error: BaseException, wall_time_s: float) -> dic
         "status": "error",
         "error": failed.error,
         "attribution": failed.to_dict(),
-        "cost": {"queries": 0, "prompt_tokens": 0, "wall_time_s": wall_time_s},
+        "cost": {"queries": None, "prompt_tokens": None, "wall_time_s": wall_time_s},
     }
 
 
@@ -249,11 +256,15 @@ def unwritable_line(line: dict[str, Any], error: BaseException) -> dict[str, Any
         "error": failed.error,
         "attribution": failed.to_dict(),
         "cost": {
-            "queries": int(cost.get("queries", 0)),
-            "prompt_tokens": int(cost.get("prompt_tokens", 0)),
+            "queries": _count(cost.get("queries")),
+            "prompt_tokens": _count(cost.get("prompt_tokens")),
             "wall_time_s": float(cost.get("wall_time_s", 0.0)),
         },
     }
+
+
+def _count(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 def bad_input_line(error: RecordError) -> dict[str, Any]:
@@ -323,7 +334,7 @@ async def audit_record(record: Record, scorer: Any, config: AuditConfig) -> dict
     except FATAL:
         raise  # the same for every record: the engine decides whether the run stops
     except Exception as exc:
-        return failed_line(record, exc, time.perf_counter() - started)
+        return failed_line(record, exc, time.perf_counter() - started, config)
     return result_line(record, result, config, time.perf_counter() - started, gain)
 
 

@@ -74,7 +74,7 @@ async def audit_records(
                     other.cancel()
                 raise
             except Exception as exc:  # audit_record catches all but FATAL
-                line = failed_line(record, exc, 0.0)
+                line = failed_line(record, exc, 0.0, config)
             sink(line)
             produced += 1
 

@@ -84,8 +84,10 @@ def summarize(output: str | Path, run: RunStats) -> dict[str, Any]:
     n_documents = sum(len(line.get("documents", {}).get("scores", [])) for line in ok)
     never = sum(len(line.get("documents", {}).get("never_cited", [])) for line in ok)
     with_uncited = sum(1 for line in ok if line.get("documents", {}).get("never_cited"))
-    queries = sum(int(line.get("cost", {}).get("queries", 0)) for line in lines)
-    tokens = sum(int(line.get("cost", {}).get("prompt_tokens", 0)) for line in lines)
+    costs = [line.get("cost", {}) for line in lines]
+    counted = [c for c in costs if c.get("queries", 0) is not None]
+    queries = sum(int(c.get("queries", 0)) for c in counted)
+    tokens = sum(int(c.get("prompt_tokens") or 0) for c in counted)
     record_time = sum(float(line.get("cost", {}).get("wall_time_s", 0.0)) for line in lines)
     methods = sorted({str(line["groundedness"].get("method")) for line in ok})
     gain_sources: dict[str, int] = {}
@@ -131,8 +133,9 @@ def summarize(output: str | Path, run: RunStats) -> dict[str, Any]:
         "cost": {
             "queries": queries,
             "prompt_tokens": tokens,
-            "queries_per_record": _share(queries, len(lines)),
-            "prompt_tokens_per_record": _share(tokens, len(lines)),
+            "records_not_counted": len(costs) - len(counted),
+            "queries_per_record": _share(queries, len(counted)),
+            "prompt_tokens_per_record": _share(tokens, len(counted)),
             "record_time_s": record_time,
             "run_wall_time_s": run.wall_time_s,
             "run_records_per_s": _share(run.audited, run.wall_time_s)
@@ -164,6 +167,11 @@ def cost_report(summary: dict[str, Any]) -> str:
             f" ({cost['queries_per_record']:.1f} queries and "
             f"{cost['prompt_tokens_per_record']:.0f} prompt tokens per record)"
             if cost["queries_per_record"] is not None
+            else ""
+        )
+        + (
+            f"; not counted: {cost['records_not_counted']} records that failed part-way"
+            if cost["records_not_counted"]
             else ""
         ),
     ]
