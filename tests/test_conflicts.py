@@ -114,14 +114,14 @@ def test_a_disputing_source_is_listed_as_disputed_never_as_support() -> None:
     assert [(p.source.number, p.cited_text) for p in citation_pairs(result, DOCS)] == [
         (1, "Returns within 30 days.")
     ]
-    markdown = cited.to_markdown()
-    assert f"[\\[\u22602\\]](#{answer_id(cited)}-src-2)" in markdown
+    markdown = cited.to_markdown()  # review 48: words an end user reads, not "[\u22602]"
+    assert f"[\\[disputed by 2\\]](#{answer_id(cited)}-src-2)" in markdown
     assert "(disagrees with the answer on \u201c30\u201d)" in markdown
     html = cited.to_html()
-    assert 'class="camab-marker camab-disputed"' in html
-    assert "disagrees with the answer on \u201c30\u201d" in html
-    for color in (False, True):  # review 48: words an end user reads, not "[!=2]"
-        assert "[disputed by 2]" in cited.to_terminal(color=color)
+    assert 'class="camab-marker camab-disputed"' in html and ">[disputed by 2]</a>" in html
+    assert "disagrees with the answer on \u201c30\u201d" in html  # the tooltip
+    shown = [markdown, html] + [cited.to_terminal(color=color) for color in (False, True)]
+    assert all("[disputed by 2]" in s.replace("\\", "") and "\u2260" not in s for s in shown)
     data = json.loads(json.dumps(cited.to_dict()))
     assert data["sentences"][0]["disputed"] == [2]
     assert data["sources"][1]["disputes"] == ["30"]

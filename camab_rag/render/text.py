@@ -22,8 +22,9 @@ _UNSAFE = re.compile(
     "\ud800-\udfff]"
 )
 LEGEND_TEXT = "the highlight marks the passage that supports the answer; darker is stronger"
-DISPUTED_MARK = "\u2260"
-"""Before a source number in the answer (``[\u22602]``): the source argues against it."""
+DISPUTED_MARK = "disputed by "
+"""Before a source number in the answer (``[disputed by 2]``): words, since end users read
+the marker (a symbol such as ``\u2260`` reads as code); the figures stay in tooltips/JSON."""
 
 
 def answer_id(answer: CitedAnswer) -> str:
