@@ -273,17 +273,6 @@ class GroundednessFilter:
             verdict=report.verdict,
         )
 
-    def _assess_kwargs(
-        self, context: object, prompt_builder: PromptBuilder | None, scorer: Any
-    ) -> dict[str, Any]:
-        return {
-            "threshold": self.threshold,
-            "top_k": self.top_k,
-            "context": context,
-            "scorer": self.scorer if self.scorer is not None else scorer,
-            "prompt_builder": prompt_builder,
-        }
-
     def _steps(
         self,
         result: AttributionResult,
@@ -300,7 +289,13 @@ class GroundednessFilter:
             if result.status != "ok":
                 return self._unknown(result, result.error)
             report = yield from assess_steps(
-                result, **self._assess_kwargs(context, prompt_builder, scorer), block_on="any"
+                result,
+                threshold=self.threshold,
+                top_k=self.top_k,
+                context=context,
+                scorer=self.scorer if self.scorer is not None else scorer,
+                prompt_builder=prompt_builder,
+                block_on="any",
             )
             return self._verdict(result, report)
         except Exception as error:
@@ -322,10 +317,6 @@ class GroundednessFilter:
         raises :class:`~camab_rag.errors.InputError`; :meth:`judge` never raises.
         """
         return drive(self._steps(result, safe=False, **where))
-
-    async def acall(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
-        """Async :meth:`__call__` (measures with ``scorer.ascore``)."""
-        return await adrive(self._steps(result, safe=False, **where))
 
     def judge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
         """:meth:`__call__` for host applications (same keywords): never raises. When the
@@ -390,41 +381,7 @@ class GroundednessFilter:
             )
         )
 
-    async def ajudge_answer(
-        self,
-        question: str,
-        context: object,
-        answer: str,
-        scorer: Any = None,
-        *,
-        prompt_builder: PromptBuilder | None = None,
-        history: Sequence[ChatMessage] | None = None,
-    ) -> FilteredAnswer:
-        """Async :meth:`judge_answer` (scores with ``scorer.ascore``; never raises)."""
-        steps = self.answer_steps(
-            question, context, answer, scorer, prompt_builder=prompt_builder, history=history
-        )
-        return await adrive(steps)
-
     # ------------------------------------------------------------------ calibration
-    def _calibrated(self, calibration: Calibration) -> GroundednessFilter:
-        return GroundednessFilter(
-            calibration=calibration,
-            mode=self.mode,
-            fallback=self.fallback,
-            top_k=self.top_k,
-            on_error=self.on_error,
-            scorer=self.scorer,
-            block_on=self.block_on,
-        )
-
-    def _calibration_args(
-        self, scorer: Any, examples: Iterable[object] | None
-    ) -> tuple[Any, Iterable[object] | None]:
-        if scorer is not None and not callable(getattr(scorer, "score", None)):
-            scorer, examples = examples, scorer  # the older order: calibrate(examples, scorer)
-        return (scorer if scorer is not None else self.scorer), examples
-
     def calibrate(
         self,
         scorer: Any = None,
@@ -439,20 +396,16 @@ class GroundednessFilter:
         refitted; the cut points ``block_at`` and ``flag_at`` stay the default's (they
         are probabilities, read the same way for every model; a few own labels would move
         them by chance), and :attr:`Calibration.fitted_on` says so."""
-        chosen, examples = self._calibration_args(scorer, examples)
-        return self._calibrated(drive(calibrate_steps(chosen, examples, progress=progress)))
-
-    async def acalibrate(
-        self,
-        scorer: Any = None,
-        examples: Iterable[object] | None = None,
-        *,
-        progress: bool | Callable[[int, int], None] = True,
-    ) -> GroundednessFilter:
-        """Async :meth:`calibrate` (scores with ``scorer.ascore``)."""
-        chosen, examples = self._calibration_args(scorer, examples)
-        calibration = await adrive(calibrate_steps(chosen, examples, progress=progress))
-        return self._calibrated(calibration)
+        chosen = scorer if scorer is not None else self.scorer
+        return GroundednessFilter(
+            calibration=drive(calibrate_steps(chosen, examples, progress=progress)),
+            mode=self.mode,
+            fallback=self.fallback,
+            top_k=self.top_k,
+            on_error=self.on_error,
+            scorer=self.scorer,
+            block_on=self.block_on,
+        )
 
 
 def check_groundedness_filter(value: object, *, blocking_refused: str | None = None) -> None:

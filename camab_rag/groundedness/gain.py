@@ -1,5 +1,5 @@
-"""The context gain ``L(C) - L(empty)`` of an answer, and its groundedness report: each
-one generator of model calls (:mod:`camab_rag.steps`), run blocking or awaited (``a*``)."""
+"""The groundedness report of an answer: one generator of model calls
+(:mod:`camab_rag.steps`), run blocking or awaited (``a*``)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,6 @@ from camab_rag.prompts import (
     TemplatePromptBuilder,
 )
 from camab_rag.result import AttributionResult
-from camab_rag.rewards import REWARDS, RewardFn, ScorerOracle
 from camab_rag.scorers.base import ChatMessage, scored_by
 from camab_rag.segments import to_documents
 from camab_rag.steps import Steps, asynced, synced
@@ -85,59 +84,6 @@ def _builder_for(
             f"{result.n_segments}"
         )
     return builder
-
-
-def gain_steps(
-    result: AttributionResult,
-    context: object,
-    scorer: Any,
-    *,
-    prompt_builder: PromptBuilder | None = None,
-    reward: RewardFn | None = None,
-    user_template: str = DEFAULT_USER_TEMPLATE,
-    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
-    history: Sequence[ChatMessage] | None = None,
-) -> Steps[ContextGain]:
-    """:func:`measure_context_gain` as a generator of model calls."""
-    if result.status != "ok":
-        raise InputError(f"the attribution failed ({result.error}); there is nothing to measure")
-    if not result.response.strip():
-        raise InputError("the attribution result has no response to score")
-    n = result.n_segments
-    masks = {"full": np.ones(n, dtype=bool), "empty": np.zeros(n, dtype=bool)}
-    known = {name: result.reward_of(mask) for name, mask in masks.items()}
-    missing = [name for name, value in known.items() if value is None]
-    if not missing:
-        return ContextGain(float(known["full"] or 0.0), float(known["empty"] or 0.0), 0)
-    reward_fn = reward or REWARDS.get(result.reward)
-    if reward_fn is None:
-        raise InputError(
-            f"the attribution used the custom reward {result.reward!r}: pass reward=<function>"
-        )
-    builder = _builder_for(result, context, prompt_builder, user_template, system_prompt, history)
-    oracle = ScorerOracle(builder, scorer, result.response, reward_fn)
-    values = yield from oracle.rewards(np.array([masks[name] for name in missing]))
-    known.update((name, float(value)) for name, value in zip(missing, values))
-    return ContextGain(float(known["full"] or 0.0), float(known["empty"] or 0.0), oracle.n_queries)
-
-
-measure_context_gain = synced(
-    gain_steps,
-    "measure_context_gain",
-    """``L(C)`` and ``L(empty)`` for ``result``'s response, asking ``scorer`` only for the
-    subsets the attribution did not evaluate (at most two queries).
-
-    ``context`` is what was attributed (the same documents, same order); pass the same
-    ``prompt_builder`` (or ``user_template``/``system_prompt``) the attribution used, so
-    the prompts match, and the same ``history`` (earlier chat messages). ``reward`` is
-    needed only for a custom reward function.
-    """,
-)
-ameasure_context_gain = asynced(
-    gain_steps,
-    "ameasure_context_gain",
-    "Async :func:`measure_context_gain` (scores with ``scorer.ascore``).",
-)
 
 
 def _check_threshold(threshold: float | None) -> None:
