@@ -107,42 +107,13 @@ def assess_steps(
 ) -> Steps[GroundednessReport]:
     """:func:`assess_groundedness` as a generator of model calls."""
     check_block_on(block_on)
-    report = yield from _assessed(
-        result,
-        threshold=threshold,
-        top_k=top_k,
-        context=context,
-        scorer=scorer,
-        prompt_builder=prompt_builder,
-        gain=gain,
-        user_template=user_template,
-        system_prompt=system_prompt,
-        history=history,
-    )
-    return read_by(report, block_on)
-
-
-def _assessed(
-    result: AttributionResult,
-    *,
-    threshold: float | None,
-    top_k: int,
-    context: object,
-    scorer: Any,
-    prompt_builder: PromptBuilder | None,
-    gain: ContextGain | None,
-    user_template: str,
-    system_prompt: str | None,
-    history: Sequence[ChatMessage] | None,
-) -> Steps[GroundednessReport]:
-    """The report of :func:`assess_steps` as calibrated (``block_on="any"``)."""
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); groundedness is unknown")
     _check_threshold(threshold)
     if gain is not None:
-        return build_report(result, gain, "measured", threshold, top_k, 0)
-    if result.token_support is not None:
-        return support_report(
+        report = build_report(result, gain, "measured", threshold, top_k, 0)
+    elif result.token_support is not None:
+        report = support_report(
             result.token_support,
             threshold,
             source="observed",
@@ -151,14 +122,14 @@ def _assessed(
             top_k=top_k,
             context_words=context_words(context, result=result),
         )
-    if scorer is not None and (context is not None or prompt_builder is not None):
+    elif scorer is not None and (context is not None or prompt_builder is not None):
         if not result.response.strip():
             raise InputError("the attribution result has no response to score")
         builder = _builder_for(
             result, context, prompt_builder, user_template, system_prompt, history
         )
         support = yield from anchor_steps(anchor_prompts(builder), scorer, result.response)
-        return support_report(
+        report = support_report(
             support,
             threshold,
             extra_queries=2,
@@ -167,14 +138,16 @@ def _assessed(
             top_k=top_k,
             context_words=context_words(context, result=result, builder=builder),
         )
-    observed = observed_context_gain(result)
-    if observed is None and not getattr(METHODS.get(result.method), "models_reward", True):
-        raise InputError(
-            f"{result.method} scores carry no estimate of the context gain: pass scorer= and "
-            "context= to measure it"
-        )
-    source: GainSource = "observed" if observed is not None else "surrogate"
-    return build_report(result, observed, source, threshold, top_k, 0)
+    else:
+        observed = observed_context_gain(result)
+        if observed is None and not getattr(METHODS.get(result.method), "models_reward", True):
+            raise InputError(
+                f"{result.method} scores carry no estimate of the context gain: pass scorer= "
+                "and context= to measure it"
+            )
+        source: GainSource = "observed" if observed is not None else "surrogate"
+        report = build_report(result, observed, source, threshold, top_k, 0)
+    return read_by(report, block_on)
 
 
 assess_groundedness = synced(
