@@ -41,6 +41,7 @@ from camab_rag.render.cited_answer import (
 )
 from camab_rag.render.support import WEAK_AT, support_strength
 from camab_rag.render.text import groundedness_report, supporting_sentence
+from camab_rag.render.text import informative_words as informative_words
 from camab_rag.result import AttributionResult
 from camab_rag.segments import Segment, SourceDocument, to_documents
 
@@ -266,12 +267,6 @@ def cite(
 _TOKEN = re.compile(r"[^\W_]+")
 
 
-def informative_words(text: str) -> set[str]:
-    """The lower-cased words of ``text`` that carry content: numbers, names, content words
-    (not :data:`~camab_rag.groundedness.score.STOPWORDS`)."""
-    return {word for word in score_words(text) if word not in STOPWORDS}
-
-
 def facts(sentence: str) -> dict[str, str]:
     """The numbers and names of ``sentence`` (a name as written, the first word
     lower-cased), each with the form a source may state it in (a number's normalised
@@ -322,7 +317,8 @@ def holders(sentence: str, texts: list[str]) -> list[int]:
         held, known = _holds(text, set(wanted)), form_set([text])
         if all(key in held or (value and value in known) for key, value in wanted.items()):
             found.append(unit)
-    shared = {u: len(informative_words(sentence) & set(score_words(texts[u]))) for u in found}
+    wanted_words = informative_words(sentence)
+    shared = {u: len(wanted_words & set(score_words(texts[u]))) for u in found}
     return [u for u in found if shared[u] == max(shared.values())]
 
 

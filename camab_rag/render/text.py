@@ -78,8 +78,9 @@ def unsupported_pieces(
     return [(piece, mark is not None) for piece, mark in _cut(text, marks)]
 
 
-def content_words(text: str) -> set[str]:
-    """The lower-cased words of ``text`` that are not function words."""
+def informative_words(text: str) -> set[str]:
+    """The lower-cased words of ``text`` that carry content (numbers, names, content
+    words: not :data:`~camab_rag.groundedness.score.STOPWORDS`)."""
     from camab_rag.groundedness.score import STOPWORDS, words
 
     return {w for w in words(text) if w not in STOPWORDS}
@@ -92,7 +93,7 @@ def supporting_sentence(text: str, sentence: str) -> tuple[int, int] | None:
     from camab_rag.sentences import split_sentences
 
     parts = split_sentences(text)
-    wanted = content_words(sentence)
+    wanted = informative_words(sentence)
     if len(parts) < 2 or not wanted:
         return None
     overlap = [len(wanted & set(words(text[a:b]))) for a, b in parts]
