@@ -70,9 +70,11 @@ def conflicts_from_coefficients(
     words: Sequence[tuple[int, int]],
     coefficients: FloatArray,
     texts: Sequence[str],
+    against_at: float = CONFLICT_AT,
 ) -> list[Conflict]:
     """The model's conflicts from per-word coefficients (``(n_words, n_segments)``, nats):
-    a segment lowering a content word its text lacks while another segment backs it."""
+    a segment lowering a content word its text lacks by ``against_at`` while another
+    segment backs it (``against_at``: the benchmark's dev sweep)."""
     found: list[Conflict] = []
     for (start, end), row in zip(words, np.asarray(coefficients, dtype=float)):
         if response[start:end].lower() in STOPWORDS:  # "it", "the": no fact to dispute
@@ -80,7 +82,7 @@ def conflicts_from_coefficients(
         backed_by = int(np.argmax(row))
         if row[backed_by] < BACKED_AT:
             continue
-        for segment in np.flatnonzero(row <= -CONFLICT_AT):
+        for segment in np.flatnonzero(row <= -against_at):
             if segment == backed_by or _holds(texts[int(segment)], response[start:end]):
                 continue
             found.append(
