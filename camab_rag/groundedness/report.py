@@ -116,8 +116,8 @@ class GroundednessReport:
     """The groundedness verdict of one answer.
 
     Attributes:
-        score: the share of its least supported sentence's surprisal the context explains
-            (:mod:`~camab_rag.groundedness.score`).
+        score: the share of its least supported sentence's surprisal that the context
+            explains (:mod:`~camab_rag.groundedness.score`).
         verdict: ``"supported"``, ``"uncertain"`` or ``"unsupported"``, from the calibrated
             ``p_unsupported`` (``calibration``'s cut-offs), or ``score >= threshold`` when
             a threshold was given; ``grounded`` is ``verdict != "unsupported"``.
