@@ -1,22 +1,11 @@
 """Citations: which sources each answer sentence cites, decided from the attribution.
 
 :func:`cite` turns an :class:`~camab_rag.result.AttributionResult` into a
-:class:`CitedAnswer`: the answer split into sentences, each with citation markers
-(``[1][3]``) that point into a numbered source list. A :class:`CitationRule` decides what
-counts as a citation (:func:`choose_sources`: top-k and a support bar on the sentence's
-own attribution, :mod:`camab_rag.render.support`, counted above what any text in the
-context gives, and a number or name of the sentence that the source adds; or the source
-holding all of the sentence's numbers and names, when its support is not below a typical
-unrelated source's); a source that
-states another value for a number or name of the answer is shown as disputing it
-(:func:`camab_rag.conflicts.disputes`). Sources are whole documents (default) or
-single segments; each source lists its supporting segments with their level on the same
-absolute scale, and links to its ``url``/``source`` metadata when that is an http(s) URL
-(:data:`SOURCE_KEYS`, the keys both integrations read too).
-
-Render a cited answer with :meth:`CitedAnswer.to_markdown`, :meth:`~CitedAnswer.to_html`,
-:meth:`~CitedAnswer.to_terminal` or :meth:`~CitedAnswer.to_dict` (plain JSON for front
-ends); in a notebook the object displays itself as HTML.
+:class:`CitedAnswer`: each answer sentence with ``[n]`` markers into a numbered source
+list. A :class:`CitationRule` decides what counts as a citation (:func:`choose_sources`);
+a source that states another value for a word of the answer is shown as disputing it
+(:func:`camab_rag.conflicts.disputes`). Render with ``to_markdown()``, ``to_html()``,
+``to_terminal()`` or ``to_dict()``.
 """
 
 from __future__ import annotations
@@ -30,7 +19,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from camab_rag.conflicts import disputes, plain_number
+from camab_rag.conflicts import disputes, plain_number, unit_texts
 from camab_rag.errors import InputError
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.report import read_by, support_report
@@ -52,13 +41,13 @@ from camab_rag.render.cited_answer import (
 )
 from camab_rag.render.support import WEAK_AT, support_strength
 from camab_rag.render.text import groundedness_report, supporting_sentence
+from camab_rag.render.text import informative_words as informative_words
 from camab_rag.result import AttributionResult
 from camab_rag.segments import Segment, SourceDocument, to_documents
 
 SOURCE_KEYS = ("url", "source", "file_path")
-"""Document metadata keys that locate a source, first found wins: what the frameworks'
-citation types carry (LangChain's ``Citation.url``, LlamaIndex's ``CitationBlock.source``)
-and, when it is an http(s) URL, what rendered citations link to."""
+"""Document metadata keys that locate a source (first found wins); renderers link to an
+http(s) one. The frameworks' citation types carry them too."""
 
 
 def source_location(metadata: Mapping[str, Any]) -> str | None:
@@ -91,14 +80,8 @@ def _statement_rows(result: AttributionResult) -> list[tuple[str, int, int, Floa
 def _documents_for(
     result: AttributionResult, documents: object | None
 ) -> tuple[AttributionResult, list[SourceDocument] | None]:
-    """The documents to show, and the result with its segments placed in them.
-
-    The documents may be the attributed ones, or the same documents as the application
-    holds them (a LangChain ``Document``'s ``page_content``, a LlamaIndex node's text)
-    when the attribution saw them decorated (metadata lines, titles): each segment is
-    then found again in its document, in order, and a one-segment document that contains
-    the given text whole maps to all of it.
-    """
+    """The documents to show, and the result with its segments placed in them (found
+    again, in order, when the attribution saw the documents decorated with metadata)."""
     if documents is None:
         return result, None
     docs = to_documents(documents)
@@ -154,24 +137,15 @@ def cite(
         result: an attribution with segments (from :func:`camab_rag.attribute`).
         documents: the attributed documents (same order), to show each source's full text
             and title; without them a source shows its supporting segments only.
-        rule: the citation rule (default: up to 2 documents per sentence, each with at
-            least :data:`~camab_rag.render.support.CITE_ABOVE` support above what any text
-            in the context gives and a number or name of the sentence that no better
-            source holds, or else the source that holds all of them with support not
-            below a typical unrelated source's, :func:`choose_sources`; a sentence the
-            gate finds unsupported cites nothing).
+        rule: the citation rule (default :class:`CitationRule`: :func:`choose_sources`;
+            a sentence the gate finds unsupported cites nothing).
         max_highlights: supporting segments listed per source (by score).
         min_support: a segment is highlighted only if its score reaches this (nats per
             token; default: "weak support" on :mod:`camab_rag.render.support`'s scale).
 
-    A source that states another value for a number or name of a sentence (a "45 days"
-    policy under an answer that says 30: :func:`camab_rag.conflicts.disputes`) is never
-    cited as that sentence's support: the sentence lists it as *disputed* and the source
-    names the words.
-    Sources are numbered in order of first citation or dispute in the answer; other
-    documents are not listed. A result that carries a groundedness verdict (an
-    integration's ``ChainAttribution.groundedness``) passes it on
-    (:meth:`CitedAnswer.with_groundedness`).
+    A source that states another value for a word of a sentence is listed as disputing
+    it, never as its support. Sources are numbered in order of first citation or dispute;
+    a verdict the result carries is passed on (:meth:`CitedAnswer.with_groundedness`).
     """
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); there is nothing to cite")
@@ -185,7 +159,7 @@ def cite(
     n_docs = max(result.n_documents, max(s.doc_index for s in segments) + 1)
     answer_scores = np.asarray(result.scores, dtype=float)
 
-    unit_texts = _unit_texts(result, docs, rule.unit, n_docs)
+    texts = unit_texts(result, rule.unit, docs)
     numbers: dict[int, int] = {}  # unit index -> source number
     disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it argues against
     cited_units: set[int] = set()
@@ -197,7 +171,7 @@ def cite(
             for segment, value in zip(segments, scores):
                 unit_scores[segment.doc_index] += value
         disputing = disputes(result, start, end, rule.unit)
-        chosen = choose_sources(text, unit_scores, unit_texts, rule, disputing)
+        chosen = choose_sources(text, unit_scores, texts, rule, disputing)
         for unit in chosen + list(disputing):
             numbers.setdefault(unit, len(numbers) + 1)
         for unit, words in disputing.items():
@@ -290,34 +264,13 @@ def cite(
     return cited.with_groundedness(verdict) if verdict is not None else cited.pruned()
 
 
-def _unit_texts(
-    result: AttributionResult, docs: list[SourceDocument] | None, unit: str, n_docs: int
-) -> list[str]:
-    if unit == "segment":
-        return [segment.text for segment in result.segments]
-    if docs is not None:
-        return [doc.text for doc in docs]
-    parts: list[list[str]] = [[] for _ in range(n_docs)]
-    for segment in result.segments:
-        parts[segment.doc_index].append(segment.text)
-    return [" ".join(part) for part in parts]
-
-
 _TOKEN = re.compile(r"[^\W_]+")
 
 
-def informative_words(text: str) -> set[str]:
-    """The lower-cased words of ``text`` that carry content: numbers, names, content words
-    (not :data:`~camab_rag.groundedness.score.STOPWORDS`)."""
-    return {word for word in score_words(text) if word not in STOPWORDS}
-
-
 def facts(sentence: str) -> dict[str, str]:
-    """The numbers and names of ``sentence`` (a capital inside the sentence, kept as
-    written; the first word lower-cased), each with the form a source may state it in: a
-    number's normalised form (:func:`~camab_rag.groundedness.wordforms.forms`, an ordinal
-    as its number: "11:40 pm" is "23", "the 5th" is "5"), ``""`` for a name. A reply
-    ("Yes, ...") is no name."""
+    """The numbers and names of ``sentence`` (a name as written, the first word
+    lower-cased), each with the form a source may state it in (a number's normalised
+    form: "11:40 pm" is "23", "the 5th" is "5"; ``""`` for a name)."""
     found: dict[str, str] = {}
     values = {start: value for start, _, _, value in forms(sentence)}
     for k, match in enumerate(_TOKEN.finditer(sentence)):
@@ -344,24 +297,18 @@ def _holds(text: str, keys: set[str]) -> set[str]:
 
 
 def _unrelated_bar(unrelated: FloatArray) -> float:
-    """What any text in the context gives a sentence: the best score among the units that
-    share none of its informative words (never below 0; 0 when there are none)."""
+    """The best score of the units sharing no informative word (at least 0)."""
     return max(float(unrelated.max()), 0.0) if unrelated.size else 0.0
 
 
 def _holder_floor(unrelated: FloatArray) -> float:
-    """What a unit that holds every number and name of a sentence must reach to be cited
-    without standing out: the median score of the units that share none of its words
-    (0 when there are none); "not below a typical unrelated source"."""
+    """The median score of the units sharing no informative word (0 when none)."""
     return float(np.median(unrelated)) if unrelated.size else 0.0
 
 
 def holders(sentence: str, texts: list[str]) -> list[int]:
-    """The units that hold every number and name of ``sentence`` (:func:`facts`: a name
-    as written, a number in any written form) and, among those, the most of its
-    informative words (a stale copy of the page lacks the answer's word); ``[]`` when
-    the sentence has no number nor a name inside it (a capital at its start may be none:
-    "Dogs are welcome.")."""
+    """The units holding every number and name of ``sentence`` (:func:`facts`) and, of
+    those, the most of its informative words; ``[]`` when it has no number or name."""
     wanted = facts(sentence)
     if not any(key != key.lower() or any(c.isdigit() for c in key) for key in wanted):
         return []
@@ -370,7 +317,8 @@ def holders(sentence: str, texts: list[str]) -> list[int]:
         held, known = _holds(text, set(wanted)), form_set([text])
         if all(key in held or (value and value in known) for key, value in wanted.items()):
             found.append(unit)
-    shared = {u: len(informative_words(sentence) & set(score_words(texts[u]))) for u in found}
+    wanted_words = informative_words(sentence)
+    shared = {u: len(wanted_words & set(score_words(texts[u]))) for u in found}
     return [u for u in found if shared[u] == max(shared.values())]
 
 
@@ -381,21 +329,12 @@ def choose_sources(
     rule: CitationRule,
     excluded: Collection[int] = (),
 ) -> list[int]:
-    """The units cited for ``sentence`` (best first): :class:`CitationRule`'s bars on the
-    attribution ``scores``, with the score measured above what any text in the context
-    gives: the best score of the units that hold none of the sentence's informative words
-    (so none of those is ever cited; a margin over the best unrelated text, not over a
-    typical one), 0 when every unit holds some or none does (a paraphrase). With
-    ``rule.new_words``, each cited unit holds one of the sentence's :func:`key_words` that
-    no better-scored cited unit holds (a page that shares only "costs" and "euros", or
-    "glass" the material, with "The Glass teapot costs 29 euros." adds nothing to the
-    teapot page). With a small model any context raises an answer's likelihood; this
-    keeps that lift from reading as support. Then, when no cited unit holds every number
-    and name of the sentence, the best-scored of the units that do (:func:`holders`) is
-    cited when its score is not below the median of the unrelated units': a source that
-    states the answer's facts and does not argue against it, though the attribution
-    ties it with unrelated text (with ``rule.new_words`` off, every such holder, within
-    ``top_k``). ``excluded`` units (disputing ones) are never cited."""
+    """The units cited for ``sentence`` (best first): :class:`CitationRule`'s bars on
+    ``scores`` counted above the best unit holding none of its informative words (with a
+    small model any context lifts an answer's likelihood); with ``rule.new_words`` each
+    cited unit adds one of its :func:`key_words`. When no cited unit holds every number
+    and name, the best :func:`holders` unit not below the unrelated units' median is
+    cited too. ``excluded`` (disputing) units are never cited."""
     values = np.asarray(scores, dtype=float)
     wanted = informative_words(sentence)
     related = np.array([bool(wanted & set(score_words(text))) for text in texts], dtype=bool)
@@ -439,18 +378,13 @@ def _judged(
 
 @dataclass(frozen=True)
 class CitationPair:
-    """One answer sentence citing one source, with the segment that supports it best.
-
-    What the frameworks' native citation types are built from
-    (``langchain_camab.to_citations``, ``llama_index.postprocessor.camab.
-    to_citation_blocks``)."""
+    """One answer sentence citing one source, with the segment that supports it best (what
+    the frameworks' native citation types are built from)."""
 
     sentence: CitedSentence
     source: Source
     cited_text: str
-    """The source's segment that supports this sentence most (its text as given), narrowed
-    to its sentence that shares the most content words with the answer sentence when the
-    segment is a passage of several (a chunk)."""
+    """The source's best segment for this sentence, narrowed to its closest sentence."""
     score: float
     """The sentence's attribution to the source (the citation rule's unit score)."""
 

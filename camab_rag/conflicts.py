@@ -1,29 +1,14 @@
 """Conflicts: a source that states another value for a word of the answer.
 
-A returns policy that says "45 days" explains most of the answer "return it within 30
-days" (same topic, same wording), so its attribution score is high, yet it contradicts
-the answer's key fact. The answer's own attribution cannot show that: it averages over
-every token. Two pieces of evidence, no extra model call:
-
-* **the model's**: each answer word gets its own attribution, refitted on the subsets the
-  run already scored (the word's log-probability, the sum over its tokens, under each
-  subset, as :mod:`camab_rag.statements` does per sentence). A segment *conflicts* with a
-  word (:attr:`~camab_rag.AttributionResult.conflicts`) when the word carries content (not
-  a function word, :data:`~camab_rag.groundedness.score.STOPWORDS`), the segment's text
-  does not hold it, another segment backs it (raises its log-prob by at least
-  :data:`BACKED_AT`) and the segment lowers it by at least :data:`CONFLICT_AT` nats;
-* **the text's** (:func:`stated_value`): the source says something else *in the word's
-  place*: next to the word's neighbours in the answer ("costs 49 euros" under "costs 59
-  euros"), in a source about the same thing (it holds the sentence's other names and most
-  of its content words).
-
-A source *disputes* a number or a name of the answer (:func:`disputes`, what citations
-show) when it states another value of the word's kind in the word's place: another
-number for a number (:data:`LEXICAL_KINDS`), another name for a name when the model's
-conflict agrees. Ordinary words or a year in a name's place state no other value, and a
-source that merely lacks a word disputes nothing. Citations then show the source as
-*disputed* for that sentence, never as its support. How well: BENCHMARKS.md,
-"Conflicting sources"."""
+A "45 days" returns policy explains most of the answer "return it within 30 days", so its
+attribution is high, yet it contradicts the answer's key fact. Two pieces of evidence, no
+extra model call: the model's (:func:`find_conflicts`: per-word attributions refitted on
+the subsets already scored; a segment that lowers a content word another segment backs)
+and the text's (:func:`stated_value`: another value in the word's place). A source
+*disputes* a number when it states another number there, a name when the model's
+conflict agrees too (:func:`disputes`); citations show it as disputing, never as
+support. How well: BENCHMARKS.md, "Conflicting sources".
+"""
 
 from __future__ import annotations
 
@@ -41,27 +26,22 @@ from camab_rag.methods import Method
 from camab_rag.result import AttributionResult, Conflict
 from camab_rag.rewards import sum_logprob
 from camab_rag.scorers.base import ResponseLogprobs
+from camab_rag.segments import SourceDocument
 from camab_rag.sentences import split_sentences
 from camab_rag.statements import span_rewards
 
 FloatArray = NDArray[np.float64]
 
 CONFLICT_AT = 0.25
-"""Nats by which a segment must lower a word's log-probability to argue against it (chosen
-on HotpotQA dev examples: BENCHMARKS.md, "Conflicting sources")."""
+"""Nats by which a segment must lower a word's log-prob to argue against it (HotpotQA dev)."""
 BACKED_AT = 0.5
 """Nats a segment must add to a word's log-probability to count as backing it."""
 LEXICAL_KINDS = frozenset({"number"})
-"""The kinds of answer words that a source disputes by stating another value of the same
-kind in their place, without the model's conflict (chosen on the dev rows: BENCHMARKS.md,
-"Conflicting sources"); a name is disputed when the model agrees."""
+"""Kinds a source disputes by stating another value alone (dev rows); a name needs the model."""
 SLOT_SLACK = 1
-"""Extra words allowed between a neighbour and the word's place in the source ("costs just
-49 euros" under "costs 59 euros")."""
+"""Extra words allowed between a neighbour and the word's place ("costs just 49 euros")."""
 
 _VALUED = ("number", "name")
-"""The kinds of word that state a value (a number, date, price or name); an ordinary
-word in a value's place ("a small house" under "based in Tartu") states none."""
 _WORD = re.compile(r"\w+")
 _NAME_WORD = re.compile(r"[^\W_]+")
 
@@ -75,10 +55,8 @@ class _LogprobSource(Protocol):
 def word_logprobs(
     response: str, rows: Sequence[ResponseLogprobs]
 ) -> tuple[list[tuple[int, int]], FloatArray]:
-    """The answer's words (character spans) and, per scored subset, each word's
-    log-probability (the sum over its tokens): shape ``(len(rows), n_words)``. A word owns
-    the tokens whose first visible character falls inside it; words that own no token are
-    left out."""
+    """The answer's words (character spans) and each word's log-prob (summed over the
+    tokens that start in it) per scored subset: shape ``(len(rows), n_words)``."""
     spans = (match.span() for match in _WORD.finditer(response))
     return span_rewards(rows, spans, sum_logprob)
 
@@ -94,10 +72,9 @@ def conflicts_from_coefficients(
     texts: Sequence[str],
     against_at: float = CONFLICT_AT,
 ) -> list[Conflict]:
-    """The model's conflicts read from per-word coefficients (shape ``(n_words,
-    n_segments)``, nats of each word's log-prob) and the segments' ``texts`` (module
-    docstring); at most one per (word, segment), against the word's best backer. Whether
-    a conflict is shown as a dispute is :func:`disputes`' decision."""
+    """The model's conflicts from per-word coefficients (``(n_words, n_segments)``, nats):
+    a segment lowering a content word its text lacks by ``against_at`` while another
+    segment backs it (``against_at``: the benchmark's dev sweep)."""
     found: list[Conflict] = []
     for (start, end), row in zip(words, np.asarray(coefficients, dtype=float)):
         if response[start:end].lower() in STOPWORDS:  # "it", "the": no fact to dispute
@@ -128,18 +105,16 @@ def find_conflicts(
     masks: NDArray[np.bool_],
     texts: Sequence[str],
     seed: int = 0,
-    against_at: float = CONFLICT_AT,
 ) -> list[Conflict]:
-    """The conflicts of an attribution run over segments with ``texts``, from the token
-    log-probs of the subsets it scored (``source.logprobs(mask)``): the method's estimator
-    is refitted once for all answer words at once, no model call."""
+    """The conflicts of a run over segments with ``texts``: the method refitted once on
+    every answer word's log-prob under the subsets it scored (no model call)."""
     if masks.shape[0] == 0 or masks.shape[1] < 2:
         return []
     words, rewards = word_logprobs(source.response, [source.logprobs(m) for m in masks])
     if not words:
         return []
     coefficients = method.fit_many(masks, rewards, seed)
-    return conflicts_from_coefficients(source.response, words, coefficients, texts, against_at)
+    return conflicts_from_coefficients(source.response, words, coefficients, texts)
 
 
 @dataclass(frozen=True)
@@ -167,8 +142,7 @@ def _words(text: str) -> list[_Word]:
 
 
 def _neighbour(words: Sequence[_Word], i: int, step: int) -> int | None:
-    """The nearest content word before (``step=-1``) or after (``+1``) word ``i``, at most
-    three words away."""
+    """The nearest content word before (-1) or after (+1) word ``i``, at most 3 away."""
     j = i + step
     while 0 <= j < len(words) and abs(j - i) <= 3:
         if words[j].kind != "function":
@@ -178,8 +152,7 @@ def _neighbour(words: Sequence[_Word], i: int, step: int) -> int | None:
 
 
 def _phrase(sentence: Sequence[_Word], i: int) -> range:
-    """The run of names and numbers around word ``i`` ("Robert Erskine Childers DSC", "25
-    June 1870"): one value, which a contradicting source replaces whole."""
+    """The run of names and numbers around word ``i`` ("25 June 1870"): one value."""
     if sentence[i].kind not in _VALUED:
         return range(i, i + 1)
     start, end = i, i + 1
@@ -191,9 +164,8 @@ def _phrase(sentence: Sequence[_Word], i: int) -> range:
 
 
 def _about_the_same(sentence: Sequence[_Word], i: int, held: set[str]) -> bool:
-    """The source (its words ``held``) holds every other name of the sentence (outside the
-    word's own name or date) and at least half of its other content words: it speaks of
-    the same thing."""
+    """The source's words ``held`` hold the sentence's other names and half its other
+    content words: it speaks of the same thing."""
     own = _phrase(sentence, i)
     others = [w for k, w in enumerate(sentence) if k not in own and w.kind != "function"]
     names = [w for w in others if w.kind == "name" and w.lower != sentence[i].lower]
@@ -208,26 +180,17 @@ def stated_value(
     span: tuple[int, int],
     text: str,
     *,
-    same_kind: bool = True,
     question: str = "",
 ) -> str | None:
-    """What ``text`` states in the place of the answer word ``sentence[span[0]:span[1]]``,
-    when that differs from the word; else ``None``.
+    """What ``text`` states in the place of the answer word ``sentence[span[0]:span[1]]``
+    (a number or a name) when that differs from the word; else ``None``.
 
-    The word's place is found from its neighbours in the answer sentence (the nearest
-    content words before and after it): in a sentence of ``text`` that holds a neighbour,
-    the first content word past it towards the word ("costs **49** euros" under "costs 59
-    euros"). Only a number or a name has a value to state ("answer" or "based" has
-    none). It counts only when ``text`` never holds the word itself, the sentence (with
-    the one before it, a heading) speaks of the same thing (every other name of the answer
-    sentence, half of its content words: "The Aero kettle costs 49 euros." says nothing of
-    the Glass teapot's price), the value is itself a number or a name (not the first word
-    of its sentence for its capital alone; "a small house" states no place) and, with
-    ``same_kind``, the value is of the word's kind (a number for a number, a name for a
-    name). The source's sentence must also hold a *subject word*: a content word of the
-    answer sentence or of ``question`` other than the value and the neighbour that finds
-    its place (the unit): under "45 euros." for "How much does a check-up cost?", "a fee
-    of 20 euros" says nothing of the check-up's price, though it shares "euros"."""
+    The place is found from the word's nearest content neighbours in the answer ("costs
+    **49** euros" under "costs 59 euros"). It counts only when ``text`` never holds the
+    word (in any written form), its sentence speaks of the same thing (every other name,
+    half the content words) and holds a subject word of the answer or ``question`` beyond
+    the unit, and the value is of the word's kind (a number for a number).
+    """
     words = _words(sentence)
     if words and words[0].kind == "name":  # a capital at the start says nothing of a name
         words[0] = replace(words[0], kind="word")
@@ -258,8 +221,7 @@ def stated_value(
             if (
                 value is not None
                 and plain_number(value.lower) != plain_number(target.lower)
-                and value.kind in _VALUED
-                and (not same_kind or value.kind == target.kind)
+                and value.kind == target.kind
             ):
                 return value.text
     return None
@@ -269,8 +231,7 @@ _ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
 
 
 def plain_number(word: str) -> str:
-    """A lower-cased word with an ordinal's suffix dropped ("5th" is "5"): the same
-    number to a reader."""
+    """A lower-cased word with an ordinal's suffix dropped ("5th" is "5")."""
     match = _ORDINAL.fullmatch(word)
     return match.group(1) if match else word
 
@@ -279,10 +240,8 @@ RELATION_WORDS = frozenset(SAME_FORM) | LIGHT_WORDS | frozenset(UNITS)
 
 
 def _subject_words(sentence: Sequence[_Word], i: int, anchor: int, question: str) -> set[str]:
-    """The words that say what the value of word ``i`` is about: the content words of the
-    answer ``sentence`` and the ``question`` other than numbers, the word's own value, the
-    ``anchor`` that finds its place, units ("euros") and words of the relation itself
-    ("costs", "sells", "gets"): any price list holds those."""
+    """The content words of the answer and ``question`` that say what word ``i``'s value
+    is about: not its value, the ``anchor``, units or relation words ("costs")."""
     skip = {sentence[k].lower for k in [*_phrase(sentence, i), anchor]} | RELATION_WORDS
     pool = [w for k, w in enumerate(sentence) if k not in _phrase(sentence, i)]
     pool += _words(question)
@@ -290,8 +249,7 @@ def _subject_words(sentence: Sequence[_Word], i: int, anchor: int, question: str
 
 
 def _sentence_words(words: Sequence[_Word], start: int, end: int) -> list[_Word]:
-    """The ``words`` inside one sentence (``start:end``); its first word is no name for
-    its capital alone."""
+    """The ``words`` in ``start:end``; the first is no name for its capital alone."""
     line = [w for w in words if start <= w.start < end]
     if line and line[0].kind == "name":
         line[0] = replace(line[0], kind="word")
@@ -299,8 +257,7 @@ def _sentence_words(words: Sequence[_Word], start: int, end: int) -> list[_Word]
 
 
 def _in_place(line: Sequence[_Word], anchor: str, step: int, reach: int) -> _Word | None:
-    """The first content word after (``step=+1``) or before (``-1``) an occurrence of
-    ``anchor`` in ``line``, at most ``reach`` words from it."""
+    """The first content word ``step`` from ``anchor`` in ``line``, within ``reach``."""
     for p, word in enumerate(line):
         if word.lower != anchor:
             continue
@@ -312,31 +269,32 @@ def _in_place(line: Sequence[_Word], anchor: str, step: int, reach: int) -> _Wor
     return None
 
 
-def _unit_texts(result: AttributionResult, unit: str) -> list[str]:
+def unit_texts(
+    result: AttributionResult, unit: str, docs: Sequence[SourceDocument] | None = None
+) -> list[str]:
+    """Each citation unit's text: a segment's, else its document's (from ``docs``, or its
+    segments joined)."""
     if unit == "segment":
         return [segment.text for segment in result.segments]
-    texts: dict[int, list[str]] = {}
+    if docs is not None:
+        return [doc.text for doc in docs]
+    n = max(result.n_documents, max((s.doc_index for s in result.segments), default=-1) + 1)
+    parts: list[list[str]] = [[] for _ in range(n)]
     for segment in result.segments:
-        texts.setdefault(segment.doc_index, []).append(segment.text)
-    n = max(texts, default=-1) + 1
-    return [" ".join(texts.get(d, [])) for d in range(n)]
+        parts[segment.doc_index].append(segment.text)
+    return [" ".join(part) for part in parts]
 
 
 def disputes(
     result: AttributionResult, start: int = 0, end: int | None = None, unit: str = "document"
 ) -> dict[int, list[str]]:
-    """The units (``"document"`` or ``"segment"`` indices) that dispute a word inside
-    ``start:end`` of the answer (default: all of it), with those words.
-
-    A unit disputes a number or a name when it states another value in the word's place
-    (:func:`stated_value`, a value of the word's kind): for a :data:`LEXICAL_KINDS` word
-    (a number) always, for a name when the model's
-    :attr:`~camab_rag.AttributionResult.conflicts` find the unit lowering the word (a
-    conflict between two segments of one document is no dispute of that document).
-    A unit that only lacks the word disputes nothing."""
+    """The units (document or segment indices) that dispute a word inside ``start:end``
+    of the answer, with those words: another value in the word's place
+    (:func:`stated_value`) for a number always, for a name when the model's conflicts
+    agree. A unit that only lacks the word disputes nothing."""
     response = result.response
     end = len(response) if end is None else end
-    texts = _unit_texts(result, unit)
+    texts = unit_texts(result, unit)
     sentences = split_sentences(response) or [(0, len(response))]
 
     def sentence_of(position: int) -> tuple[int, int]:

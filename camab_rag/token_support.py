@@ -1,10 +1,8 @@
 """Per-token support: each answer token's log-probability with the context and without it.
 
-:class:`TokenSupport` keeps both anchor calls' per-token log-probs and derives, with no
-further model call, the context gain of any character range, of each sentence, and the
-runs of tokens the context does not make more likely (unsupported spans). When the two
-calls tokenize the answer differently, tokens are merged into the smallest pieces whose
-boundaries agree (each keeps its log-prob sum and token count).
+:class:`TokenSupport` derives, with no further model call, the context gain of any range,
+each sentence's, and the unsupported spans. Two tokenisations are merged into the
+smallest pieces whose boundaries agree (each keeps its log-prob sum and token count).
 """
 
 from __future__ import annotations
@@ -25,8 +23,7 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 UNLIKELY_LOGPROB = math.log(0.5)
-"""A token is *unlikely* with the context when its log-prob under it is below this (the
-model would not have written it even with the context in view)."""
+"""A token is *unlikely* when its log-prob with the context is below this."""
 
 
 @dataclass(frozen=True)
@@ -62,13 +59,10 @@ def _visible_start(response: str, start: int, end: int) -> int:
 
 @dataclass(frozen=True, eq=False)
 class TokenSupport:
-    """The answer's tokens (or aligned pieces) with their log-probs under both anchors.
-
-    ``starts``/``ends``: each piece's character range in ``response``; ``full``/``empty``:
-    its log-prob (summed over its ``counts`` tokens) with the full context and with none;
-    ``earlier_turns``: chat messages the empty anchor left out too; ``conversation``: what
-    those messages hold as evidence (system prompt, earlier questions), counted as context.
-    """
+    """The answer's tokens (or aligned pieces) with their log-probs under both anchors:
+    character ranges ``starts``/``ends``, log-prob sums ``full``/``empty`` over ``counts``
+    tokens; ``earlier_turns`` the empty anchor left out, whose evidence (system prompt,
+    earlier questions) ``conversation`` keeps as context."""
 
     response: str
     starts: IntArray
@@ -105,8 +99,7 @@ class TokenSupport:
         earlier_turns: int = 0,
         conversation: Sequence[str] = (),
     ) -> TokenSupport:
-        """Align the two anchor calls' token log-probs of ``response`` (``earlier_turns``,
-        ``conversation``: see the class)."""
+        """Align the two anchor calls' token log-probs of ``response``."""
         a = np.asarray(full.token_offsets, dtype=np.int64)
         b = np.asarray(empty.token_offsets, dtype=np.int64)
         if a.shape == b.shape and np.array_equal(a, b):
@@ -155,8 +148,7 @@ class TokenSupport:
         return (visible >= start) & (visible < end)
 
     def gain(self, start: int = 0, end: int | None = None) -> float:
-        """Mean per-token context gain of the tokens that start in ``[start, end)`` (the
-        whole answer by default); ``nan`` when none does."""
+        """Mean per-token context gain of the tokens starting in ``[start, end)``."""
         inside = self._inside(start, len(self.response) if end is None else end)
         count = int(self.counts[inside].sum())
         if count == 0:
@@ -171,8 +163,7 @@ class TokenSupport:
         return float(values[inside].sum() / count) if count else float("nan")
 
     def within(self, ranges: Sequence[tuple[int, int]]) -> TokenSupport:
-        """The pieces whose visible text starts inside one of ``ranges`` (e.g. the
-        sentences that make a claim), as a token support of their own."""
+        """The pieces whose visible text starts inside one of ``ranges``."""
         keep = np.zeros(self.starts.shape[0], dtype=bool)
         for start, end in ranges:
             keep |= self._inside(start, end)
@@ -193,8 +184,7 @@ class TokenSupport:
         )
 
     def sentences(self) -> list[Span]:
-        """Each answer sentence (:func:`~camab_rag.sentences.split_sentences`) that owns at
-        least one token, with its gain."""
+        """Each answer sentence that owns a token, with its gain."""
         spans = [self.span(s, e) for s, e in split_sentences(self.response)]
         return [s for s in spans if s.n_tokens]
 
@@ -205,13 +195,9 @@ class TokenSupport:
         taken: NDArray[np.bool_] | None = None,
         absent: NDArray[np.bool_] | None = None,
     ) -> NDArray[np.bool_]:
-        """Pieces that stay unlikely with the context (per-token full-context log-prob below
-        ``unlikely``) and that the context does not make more likely (per-token gain
-        ``<= 0``). With the context's words known (per piece, from
-        :func:`~camab_rag.groundedness.score.taken_pieces` / ``absent_pieces``): a piece of
-        a content word the context holds (``taken``) never counts, one of a content word it
-        lacks (``absent``) counts whatever its gain (a topical context can raise a wrong
-        word)."""
+        """Pieces unlikely with the context (per token below ``unlikely``) that it does
+        not make likelier (gain ``<= 0``); a ``taken`` piece (a word the context holds)
+        never counts, an ``absent`` one counts whatever its gain."""
         unlikely_ = self.full / self.counts < unlikely
         mask = unlikely_ & (self.token_gains <= 0.0)
         if taken is not None:
@@ -228,7 +214,7 @@ class TokenSupport:
         absent: NDArray[np.bool_] | None = None,
     ) -> list[Span]:
         """Maximal runs of :meth:`unsupported_mask` pieces inside one sentence, widened to
-        whole words (a run of punctuation or spaces alone is not reported)."""
+        whole words."""
         mask = self.unsupported_mask(unlikely=unlikely, taken=taken, absent=absent)
         sentence_of = np.full(mask.size, -1)
         for k, (start, end) in enumerate(split_sentences(self.response)):
@@ -251,8 +237,7 @@ class TokenSupport:
         return spans
 
     def _word_range(self, start: int, end: int) -> tuple[int, int]:
-        """``[start, end)`` without its outer spaces and punctuation, widened to whole
-        words."""
+        """``[start, end)`` trimmed of spaces and punctuation, widened to whole words."""
         text = self.response
         while start < end and not text[start].isalnum():
             start += 1

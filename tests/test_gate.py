@@ -32,6 +32,7 @@ from camab_rag.render.text import verdict_text
 from camab_rag.scorers.proxy import ProxyFallbackScorer
 from camab_rag.segments import to_documents
 from camab_rag.settings import CHAIN_SETTINGS
+from camab_rag.steps import adrive
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTEXT = [
@@ -110,7 +111,7 @@ def test_judge_answer_blocks_without_any_attribution_and_fails_closed():
     assert down.blocked and down.grounded is None and "scorer is down" in (down.error or "")
     flag = GroundednessFilter(mode="flag").judge_answer(QUESTION, CONTEXT, " ", KeywordScorer())
     assert flag.grounded is None and "answer is empty" in (flag.error or "")
-    later = asyncio.run(gate.ajudge_answer(QUESTION, CONTEXT, INVENTED, KeywordScorer()))
+    later = asyncio.run(adrive(gate.answer_steps(QUESTION, CONTEXT, INVENTED, KeywordScorer())))
     assert later.to_dict() == blocked.to_dict()
 
 
@@ -146,8 +147,6 @@ def test_calibration_on_a_handful_of_own_labels_refits_the_verdict():
     assert calibration.fitted_on == "6 own answers; block_at and flag_at kept from the default"
     gate = GroundednessFilter(mode="block", fallback="No.").calibrate(KeywordScorer(), labelled())
     assert gate.calibration == calibration and gate.mode == "block" and gate.threshold is None
-    older = GroundednessFilter().calibrate(labelled(), KeywordScorer(), progress=False)  # type: ignore[arg-type]
-    assert older.calibration == calibration  # the order of issue 38 still works here
     assert Calibration.from_dict(calibration.to_dict()) == calibration
     assert GroundednessFilter().calibration is DEFAULT_CALIBRATION
 
@@ -787,7 +786,7 @@ def test_block_on_is_checked_shown_and_kept_by_calibrate():
     gate = GroundednessFilter(mode="block", block_on="facts")
     assert "block_on" not in repr(gate) and "block_on" not in repr(GroundednessFilter())
     assert "block_on='any'" in repr(GroundednessFilter(block_on="any"))
-    assert gate._calibrated(DEFAULT_CALIBRATION).block_on == "facts"
+    assert gate.calibrate(KeywordScorer(), labelled(), progress=False).block_on == "facts"
     report = assess_answer(QUESTION, CONTEXT, "Ilse Berg opened it.", KeywordScorer())
     assert report.unchecked_facts == ("Berg",)
     again = GroundednessReport.from_dict(json.loads(json.dumps(report.to_dict())))

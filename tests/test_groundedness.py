@@ -19,7 +19,7 @@ from camab_rag.groundedness import (
     assess_groundedness,
 )
 from camab_rag.groundedness.filter import DEFAULT_FALLBACK
-from camab_rag.groundedness.gain import measure_context_gain, observed_context_gain
+from camab_rag.groundedness.gain import observed_context_gain
 from camab_rag.groundedness.report import ContextGain, top_share
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.segments import Segment
@@ -125,22 +125,19 @@ def test_surrogate_when_the_endpoints_were_not_evaluated():
     assert report.grounded is False
 
 
-def test_measure_asks_only_for_the_missing_endpoints():
+def test_the_observed_gain_needs_both_endpoints():
     scorer = KeywordScorer()
     result = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=6, method="loo")
     # leave-one-out evaluated the full context but not the empty one: one extra call
     n = result.n_segments
     assert result.reward_of(np.ones(n, bool)) is not None
     assert result.reward_of(np.zeros(n, bool)) is None
-    before = len(scorer.calls)
-    gain = measure_context_gain(result, CONTEXT, scorer)
-    assert gain.n_queries == 1 and len(scorer.calls) == before + 1
-    # the same value a method that evaluates the empty context observes
+    assert observed_context_gain(result) is None
+    # a method that evaluates the empty context observes both endpoints
     shap = attribute(QUESTION, CONTEXT, SUPPORTED, KeywordScorer(), budget=8, method="kernelshap")
     observed = observed_context_gain(shap)
-    assert observed is not None
-    assert gain.full == pytest.approx(observed.full)
-    assert gain.empty == pytest.approx(observed.empty)
+    assert observed is not None and observed.n_queries == 0
+    assert observed.full == shap.reward_of(np.ones(n, bool))
 
 
 def test_measure_costs_at_most_two_queries():
@@ -178,12 +175,9 @@ def test_unsupported_answer_is_not_grounded():
 def test_measure_errors():
     result = hand_result([[False, True, False]], [-1.0])
     with pytest.raises(InputError, match="fewer documents"):
-        measure_context_gain(result, ["only one document"], KeywordScorer())
-    custom = AttributionResult(**{**result.__dict__, "reward": "my_reward"})
-    with pytest.raises(InputError, match="custom reward"):
-        measure_context_gain(custom, ["a. b.", "c."], KeywordScorer())
+        assess_groundedness(result, context=["only one document"], scorer=KeywordScorer())
     with pytest.raises(InputError, match="failed"):
-        measure_context_gain(AttributionResult.failed("down"), CONTEXT, KeywordScorer())
+        assess_groundedness(AttributionResult.failed("down"), context=CONTEXT)
 
 
 # ----------------------------------------------------------------------------- filter
@@ -270,7 +264,7 @@ def test_async_assessment_matches_the_sync_one():
     result = camab_run(SUPPORTED, scorer)
     gate = GroundednessFilter(threshold=0.5)
     sync = gate(result, context=CONTEXT, scorer=scorer)
-    asynchronous = asyncio.run(gate.acall(result, context=CONTEXT, scorer=scorer))
+    asynchronous = asyncio.run(gate.ajudge(result, context=CONTEXT, scorer=scorer))
     assert asynchronous.to_dict() == sync.to_dict()
     assert sync.report is not None and sync.report.source == "measured"
     assert sync.report.extra_queries >= 1

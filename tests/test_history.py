@@ -17,6 +17,7 @@ from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.groundedness.anchors import anchor_prompts, default_builder
 from camab_rag.groundedness.report import GroundednessReport, SentenceGroundedness, support_parts
 from camab_rag.render.cited_answer import CitationRule, CitedAnswer, CitedSentence
+from camab_rag.steps import adrive
 
 DOCS = [
     "All Lumora kettles come with a 2-year warranty. Teapots have a 1-year warranty "
@@ -129,7 +130,8 @@ def test_the_filter_judges_a_follow_up_with_its_history():
     assert verdict.report.token_support.conversation[1:] == USER_TURNS
 
     async def judged() -> FilteredAnswer:
-        return await gate.ajudge_answer(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history=HISTORY)
+        steps = gate.answer_steps(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history=HISTORY)
+        return await adrive(steps)
 
     assert asyncio.run(judged()).to_dict() == verdict.to_dict()
     bad = gate.judge_answer(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history="hi")  # type: ignore[arg-type]

@@ -136,8 +136,6 @@ LEFT_SUBPACKAGES = {
         "GainSource": "camab_rag.groundedness.report",
         "SentenceGroundedness": "camab_rag.groundedness.report",
         "top_share": "camab_rag.groundedness.report",
-        "measure_context_gain": "camab_rag.groundedness.gain",
-        "ameasure_context_gain": "camab_rag.groundedness.gain",
         "observed_context_gain": "camab_rag.groundedness.gain",
         "is_abstention": "camab_rag.groundedness.abstention",
         "Span": "camab_rag.token_support",

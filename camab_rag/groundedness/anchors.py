@@ -53,13 +53,9 @@ def _last_user(messages: Sequence[Mapping[str, str]]) -> int:
 
 
 def conversation_of(prompt: Prompt) -> tuple[str, ...]:
-    """What a chat prompt holds as evidence besides the documents, from the messages
-    before the last user message (none for plain text): the system messages, and the
-    questions of the user's earlier turns (their sentences that end in ``?``, numbers
-    cut out), which name what is asked about ("How much is the Glass teapot?"). What the
-    user asserts is left out (a claim the user made is not evidence: counting it would let
-    "I read the warranty is 5 years" support "The warranty is 5 years"), and so are the
-    assistant's own earlier answers (what the model said, not evidence)."""
+    """What a chat prompt's messages before the last user message hold as evidence: the
+    system messages and the user's earlier questions (numbers cut out). What the user
+    asserted and the assistant's answers are no evidence."""
     if isinstance(prompt, str):
         return ()
     messages = list(prompt)
@@ -97,8 +93,7 @@ def default_builder(
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
     history: Sequence[Mapping[str, str]] | None = None,
 ) -> TemplatePromptBuilder:
-    """The default template over ``context``'s documents (one segment per document), after
-    the earlier chat messages ``history``."""
+    """The default template over ``context``'s documents, after ``history``."""
     if not isinstance(question, str):
         raise InputError(f"question must be a string, got {type(question).__name__}")
     documents = to_documents(context)
@@ -118,11 +113,9 @@ def context_words(
     result: AttributionResult | None = None,
     builder: PromptBuilder | None = None,
 ) -> ContextWords:
-    """The words the answer is judged against (:func:`~camab_rag.groundedness.score.
-    words`, with their forms and sentences: :class:`~camab_rag.groundedness.wordforms.
-    ContextWords`): ``context``'s documents, else the attribution's segments, else the prompt
-    builder's documents, else its full prompt; with the question's subject (the
-    attribution's, else the builder's)."""
+    """The :class:`~camab_rag.groundedness.wordforms.ContextWords` the answer is judged
+    against: ``context``'s, else the attribution's segments', else the builder's documents'
+    or full prompt's; with the question's subject."""
     if context is not None:
         texts = [d.text for d in to_documents(context)]
     elif result is not None and result.segments:
@@ -159,9 +152,8 @@ def anchor_steps(prompts: AnchorPrompts, scorer: Any, response: str) -> Steps[To
 
 
 def oracle_anchor_steps(oracle: ScorerOracle) -> Steps[tuple[TokenSupport, float, float]]:
-    """Both anchors of an attribution's oracle, reusing the subsets it already scored (the
-    full context, often the empty one): at most two more calls, counted by the oracle.
-    Returns the token support and the two rewards (the oracle's reward function)."""
+    """Both anchors of an attribution's oracle, reusing the subsets it already scored (at
+    most two more calls): the token support and the two rewards."""
     prompts = anchor_prompts(oracle.builder)
     n = oracle.builder.n_segments
     full_mask, empty_mask = np.ones(n, dtype=bool), np.zeros(n, dtype=bool)

@@ -1,10 +1,8 @@
 """Calibrate the gate's verdict for any model: one call, no labels of your own needed.
 
-Another model spreads its scores differently; :func:`calibrate` refits the verdict model
-(``P(unsupported)`` from the score and the context's coverage of the answer's words) for
-``scorer``'s model so the shipped cut points stay. With no examples it scores the labelled
-set shipped in :mod:`camab_rag.data` (sources and licences in its README), two calls per
-answer; with your own labelled answers it fits on those. Abstentions are left out.
+Another model spreads its scores differently: :func:`calibrate` refits ``P(unsupported)``
+for it (the cut points stay), on the labelled set shipped in :mod:`camab_rag.data` or on
+your own labelled answers; two calls per answer, abstentions left out.
 """
 
 from __future__ import annotations
@@ -45,8 +43,7 @@ class LabelledAnswer:
     answer: str
     supported: bool
     kind: str = "answer"
-    """Which kind of answer (e.g. ``"qa"``, ``"summary"``): each kind weighs alike in
-    the fit."""
+    """Which kind of answer (``"qa"``, ``"summary"``): kinds weigh alike in the fit."""
 
 
 def _labelled(example: object, index: int) -> LabelledAnswer:
@@ -84,9 +81,8 @@ def auroc(supported_scores: Sequence[float], unsupported_scores: Sequence[float]
 def fit_threshold(
     supported_scores: Sequence[float], unsupported_scores: Sequence[float]
 ) -> tuple[float, float]:
-    """The threshold (a midpoint between adjacent scores) with the highest balanced
-    accuracy of ``score >= threshold`` for supported, and that accuracy. Ties go to the
-    middle of the best run of candidates."""
+    """The threshold (a midpoint between scores) with the best balanced accuracy of
+    ``score >= threshold``, and that accuracy; ties go to the middle of the best run."""
     pos = np.asarray(supported_scores, dtype=float)
     neg = np.asarray(unsupported_scores, dtype=float)
     values = np.unique(np.concatenate([pos, neg]))
@@ -102,8 +98,7 @@ def fit_threshold(
 
 
 def design(scores: Sequence[float], coverages: Sequence[float]) -> FloatArray:
-    """The model's inputs: one row ``(model_input(score, coverage), coverage)`` per
-    answer (:func:`~camab_rag.groundedness.verdict.model_input`)."""
+    """One row ``(model_input(score, coverage), coverage)`` per answer."""
     return np.array([[model_input(s, c), float(c)] for s, c in zip(scores, coverages)], dtype=float)
 
 
@@ -117,9 +112,8 @@ def kind_weights(kinds: Sequence[str]) -> FloatArray:
 def fit_logistic(
     x: FloatArray, unsupported: Sequence[bool], weights: FloatArray | None = None
 ) -> tuple[tuple[float, float], float]:
-    """Weighted logistic regression of ``unsupported`` on the rows of ``x`` (Newton's
-    method, L2 penalty :data:`RIDGE` on the weights, not the bias). Returns the weights
-    and the bias."""
+    """Weighted logistic regression of ``unsupported`` on ``x`` (Newton, L2 :data:`RIDGE`
+    on the weights): the weights and the bias."""
     y = np.asarray(unsupported, dtype=float)
     w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=float)
     a = np.column_stack([x, np.ones(y.size)])
@@ -150,8 +144,8 @@ def out_of_fold(
     weights: FloatArray | None = None,
     folds: int = FOLDS,
 ) -> FloatArray:
-    """Each answer's ``P(unsupported)`` from a model fitted without its fold (answers of
-    one context share a fold; contexts dealt to folds in order of first appearance)."""
+    """Each answer's ``P(unsupported)`` from a model fitted without its fold (a context's
+    answers share one)."""
     y = np.asarray(unsupported, dtype=bool)
     w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=float)
     order = list(dict.fromkeys(groups))
@@ -183,8 +177,8 @@ def fit_calibration(
     base: Calibration = DEFAULT_CALIBRATION,
     n_abstained: int = 0,
 ) -> Calibration:
-    """The verdict model fitted on labelled figures (every kind weighing alike), with
-    ``base``'s cut points and held-out figures from :func:`out_of_fold`."""
+    """The verdict model fitted on labelled figures, with ``base``'s cut points and
+    held-out figures (:func:`out_of_fold`)."""
     y = [bool(u) for u in unsupported]
     _check_both(len(y) - sum(y), len(y), "")
     x = design(scores, coverages)
@@ -207,8 +201,7 @@ def fit_calibration(
 
 
 def shipped_examples() -> list[LabelledAnswer]:
-    """The labelled set that ships with the library (``camab_rag/data/calibration.jsonl``;
-    its README says where each row comes from)."""
+    """The labelled set shipped in ``camab_rag/data`` (its README gives the sources)."""
     text = resources.files("camab_rag.data").joinpath(SHIPPED_SET).read_text(encoding="utf-8")
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
     return [
@@ -222,7 +215,6 @@ def _context_key(example: LabelledAnswer) -> str:
 
 
 def _printed(done: int, total: int) -> None:
-    """One line redrawn on a terminal; in a log, a line at every tenth of the answers."""
     if sys.stderr.isatty():
         end = "\n" if done == total else ""
         print(f"\rcalibrating: {done}/{total} answers scored", end=end, file=sys.stderr, flush=True)

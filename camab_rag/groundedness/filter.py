@@ -1,10 +1,8 @@
 """Flag or block answers the retrieved context does not support.
 
-:class:`GroundednessFilter` judges an :class:`~camab_rag.result.AttributionResult` with
-:func:`~camab_rag.groundedness.gain.assess_groundedness`, or an answer with no attribution
-with :func:`camab_rag.assess_answer` (:meth:`~GroundednessFilter.
-judge_answer`: two model calls), and returns the answer to show (:class:`FilteredAnswer`);
-its sync and async methods run one generator of model calls.
+:class:`GroundednessFilter` judges an attribution (:meth:`~GroundednessFilter.judge`) or a
+bare answer (:meth:`~GroundednessFilter.judge_answer`: two model calls) and returns the
+answer to show (:class:`FilteredAnswer`); every method runs one generator of model calls.
 """
 
 from __future__ import annotations
@@ -51,13 +49,9 @@ scorer error): saying the documents hold no support would be untrue."""
 class FilteredAnswer:
     """What the filter returns: the answer to show and the verdict behind it.
 
-    ``verdict`` is ``"supported"``, ``"uncertain"`` or ``"unsupported"`` (``grounded``:
-    not ``"unsupported"``); both are ``None`` when groundedness is unknown (the
-    attribution failed), and such an answer is blocked by a ``mode="block"`` filter (fail
-    closed) unless it was built with ``on_error="pass"``. ``flagged``: the answer should be
-    shown marked (``uncertain``, ``unsupported`` or unknown). ``abstained``: the answer
-    only declines to answer ("I don't know"); it claims nothing, so its verdict is
-    ``"supported"`` (never blocked) and the renderers say "no claim to check".
+    ``verdict`` (``grounded``: not ``"unsupported"``) is ``None`` when groundedness is
+    unknown; a ``mode="block"`` filter then blocks unless ``on_error="pass"``. ``flagged``:
+    show it marked; ``abstained``: it only declines to answer (``supported``).
     """
 
     answer: str
@@ -121,43 +115,26 @@ Fallback = str | Callable[[AttributionResult, GroundednessReport | None], str]
 
 
 class GroundednessFilter:
-    """Flag or block answers that the retrieved context does not support.
-
-    It checks grounding, not relevance: an answer that does not answer the question but
-    states what the context says (a true, unrelated sentence) passes.
+    """Flag or block answers that the retrieved context does not support (grounding, not
+    relevance: a true but unrelated answer passes).
 
     Args:
-        threshold: ``None`` (default): the calibrated verdict (``supported``,
-            ``uncertain``, ``unsupported``, :attr:`calibration`); a number: the two-verdict
-            rule ``score >= threshold`` instead.
-        calibration: the verdict model (default :data:`~camab_rag.groundedness.verdict.
-            DEFAULT_CALIBRATION`, fitted for the embedded SmolLM2; :meth:`calibrate` fits
-            one for another model).
-        mode: ``"flag"`` keeps the answer and marks ``uncertain`` and ``unsupported``
-            ones (``FilteredAnswer.flagged``); ``"block"`` replaces an ``unsupported``
-            answer by ``fallback``.
-        block_on: ``"facts"`` (default, :data:`~camab_rag.groundedness.report.
-            DEFAULT_BLOCK_ON`): an answer is ``unsupported`` only when it also states a
-            number, date or name the context lacks, a value, negation or opposite it
-            states otherwise, or a sentence it holds nothing of; one whose only unchecked
-            words are reworded content words ("forbidden" for "not permitted") is
-            ``uncertain``: shown, and marked. ``"any"``: the stricter calibrated verdict as
-            it stands, which blocks more hallucinations and many correct paraphrased
-            answers (BENCHMARKS.md, "Groundedness gate"). In ``mode="flag"`` the rule
-            changes the verdict only (nothing is blocked either way).
+        threshold: ``None``: the calibrated verdict (:attr:`calibration`); a number: the
+            two-verdict rule ``score >= threshold``.
+        calibration: the verdict model (default: fitted for the embedded SmolLM2;
+            :meth:`calibrate` fits one for another model).
+        mode: ``"flag"`` marks ``uncertain`` and ``unsupported`` answers; ``"block"``
+            replaces an ``unsupported`` one by ``fallback``.
+        block_on: ``"facts"`` (default): ``unsupported`` only when the answer also states a
+            number, date or name the context lacks or states otherwise, or a sentence it
+            holds nothing of (a reworded answer is ``uncertain``); ``"any"``: the stricter
+            calibrated verdict (BENCHMARKS.md, "Groundedness gate").
         fallback: the replacement text, or a function ``(result, report) -> str`` (one
-            that raises gives the default text: a blocked answer stays blocked).
+            that raises gives the default text).
         top_k: segments counted in the top-share figure.
-        on_error: what to do when groundedness cannot be judged (the attribution failed,
-            the scorer errored): ``"block"`` shows the fallback, ``"pass"`` the answer.
-            Default: ``"block"`` in ``mode="block"`` (a filter meant to stop unsupported
-            answers fails closed), ``"pass"`` in ``mode="flag"`` (nothing is ever blocked;
-            the verdict says ``grounded=None`` with the error).
-        scorer: optional scorer used to measure ``L(C)``/``L(empty)`` when the attribution
-            did not evaluate them (at most two extra queries; needs ``context``).
-
-    Use it on its own (``GroundednessFilter(mode="block")(result, context=docs)``) or inside
-    an integration callback that already holds an :class:`AttributionResult`.
+        on_error: when groundedness cannot be judged, ``"block"`` shows the fallback and
+            ``"pass"`` the answer (default: ``"block"`` in block mode, fail closed).
+        scorer: measures the anchors when the attribution did not (needs ``context``).
     """
 
     def __init__(
@@ -209,8 +186,7 @@ class GroundednessFilter:
         self.on_error = on_error
         self.scorer = scorer
         self.calibration: Calibration = calibration or DEFAULT_CALIBRATION
-        """The verdict model (used when ``threshold`` is ``None``) and what it was fitted
-        on."""
+        """The verdict model (used when ``threshold`` is ``None``)."""
 
     def __repr__(self) -> str:
         if self.threshold is not None:
@@ -223,8 +199,7 @@ class GroundednessFilter:
         return f"GroundednessFilter(mode={self.mode!r}, {rule})"
 
     def _fallback_text(self, result: AttributionResult, report: GroundednessReport | None) -> str:
-        """The text shown instead of a blocked answer; a fallback function that fails
-        gives the default text (a block must not let the answer through)."""
+        """The text shown instead of a blocked answer (the default if the function fails)."""
         if isinstance(self.fallback, str):
             return self.fallback
         try:
@@ -273,17 +248,6 @@ class GroundednessFilter:
             verdict=report.verdict,
         )
 
-    def _assess_kwargs(
-        self, context: object, prompt_builder: PromptBuilder | None, scorer: Any
-    ) -> dict[str, Any]:
-        return {
-            "threshold": self.threshold,
-            "top_k": self.top_k,
-            "context": context,
-            "scorer": self.scorer if self.scorer is not None else scorer,
-            "prompt_builder": prompt_builder,
-        }
-
     def _steps(
         self,
         result: AttributionResult,
@@ -293,14 +257,20 @@ class GroundednessFilter:
         prompt_builder: PromptBuilder | None = None,
         scorer: Any = None,
     ) -> Steps[FilteredAnswer]:
-        """The verdict, as a generator of model calls (run by the four methods below).
+        """The verdict, as a generator of model calls (run by the methods below).
         ``safe``: an error becomes an unknown verdict (``on_error`` decides) instead of
         being raised."""
         try:
             if result.status != "ok":
                 return self._unknown(result, result.error)
             report = yield from assess_steps(
-                result, **self._assess_kwargs(context, prompt_builder, scorer), block_on="any"
+                result,
+                threshold=self.threshold,
+                top_k=self.top_k,
+                context=context,
+                scorer=self.scorer if self.scorer is not None else scorer,
+                prompt_builder=prompt_builder,
+                block_on="any",
             )
             return self._verdict(result, report)
         except Exception as error:
@@ -322,10 +292,6 @@ class GroundednessFilter:
         raises :class:`~camab_rag.errors.InputError`; :meth:`judge` never raises.
         """
         return drive(self._steps(result, safe=False, **where))
-
-    async def acall(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
-        """Async :meth:`__call__` (measures with ``scorer.ascore``)."""
-        return await adrive(self._steps(result, safe=False, **where))
 
     def judge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
         """:meth:`__call__` for host applications (same keywords): never raises. When the
@@ -390,41 +356,7 @@ class GroundednessFilter:
             )
         )
 
-    async def ajudge_answer(
-        self,
-        question: str,
-        context: object,
-        answer: str,
-        scorer: Any = None,
-        *,
-        prompt_builder: PromptBuilder | None = None,
-        history: Sequence[ChatMessage] | None = None,
-    ) -> FilteredAnswer:
-        """Async :meth:`judge_answer` (scores with ``scorer.ascore``; never raises)."""
-        steps = self.answer_steps(
-            question, context, answer, scorer, prompt_builder=prompt_builder, history=history
-        )
-        return await adrive(steps)
-
     # ------------------------------------------------------------------ calibration
-    def _calibrated(self, calibration: Calibration) -> GroundednessFilter:
-        return GroundednessFilter(
-            calibration=calibration,
-            mode=self.mode,
-            fallback=self.fallback,
-            top_k=self.top_k,
-            on_error=self.on_error,
-            scorer=self.scorer,
-            block_on=self.block_on,
-        )
-
-    def _calibration_args(
-        self, scorer: Any, examples: Iterable[object] | None
-    ) -> tuple[Any, Iterable[object] | None]:
-        if scorer is not None and not callable(getattr(scorer, "score", None)):
-            scorer, examples = examples, scorer  # the older order: calibrate(examples, scorer)
-        return (scorer if scorer is not None else self.scorer), examples
-
     def calibrate(
         self,
         scorer: Any = None,
@@ -439,20 +371,16 @@ class GroundednessFilter:
         refitted; the cut points ``block_at`` and ``flag_at`` stay the default's (they
         are probabilities, read the same way for every model; a few own labels would move
         them by chance), and :attr:`Calibration.fitted_on` says so."""
-        chosen, examples = self._calibration_args(scorer, examples)
-        return self._calibrated(drive(calibrate_steps(chosen, examples, progress=progress)))
-
-    async def acalibrate(
-        self,
-        scorer: Any = None,
-        examples: Iterable[object] | None = None,
-        *,
-        progress: bool | Callable[[int, int], None] = True,
-    ) -> GroundednessFilter:
-        """Async :meth:`calibrate` (scores with ``scorer.ascore``)."""
-        chosen, examples = self._calibration_args(scorer, examples)
-        calibration = await adrive(calibrate_steps(chosen, examples, progress=progress))
-        return self._calibrated(calibration)
+        chosen = scorer if scorer is not None else self.scorer
+        return GroundednessFilter(
+            calibration=drive(calibrate_steps(chosen, examples, progress=progress)),
+            mode=self.mode,
+            fallback=self.fallback,
+            top_k=self.top_k,
+            on_error=self.on_error,
+            scorer=self.scorer,
+            block_on=self.block_on,
+        )
 
 
 def check_groundedness_filter(value: object, *, blocking_refused: str | None = None) -> None:

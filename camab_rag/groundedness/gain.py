@@ -1,5 +1,5 @@
-"""The context gain ``L(C) - L(empty)`` of an answer, and its groundedness report: each
-one generator of model calls (:mod:`camab_rag.steps`), run blocking or awaited (``a*``)."""
+"""The groundedness report of an answer: one generator of model calls
+(:mod:`camab_rag.steps`), run blocking or awaited (``a*``)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,6 @@ from camab_rag.prompts import (
     TemplatePromptBuilder,
 )
 from camab_rag.result import AttributionResult
-from camab_rag.rewards import REWARDS, RewardFn, ScorerOracle
 from camab_rag.scorers.base import ChatMessage, scored_by
 from camab_rag.segments import to_documents
 from camab_rag.steps import Steps, asynced, synced
@@ -87,59 +86,6 @@ def _builder_for(
     return builder
 
 
-def gain_steps(
-    result: AttributionResult,
-    context: object,
-    scorer: Any,
-    *,
-    prompt_builder: PromptBuilder | None = None,
-    reward: RewardFn | None = None,
-    user_template: str = DEFAULT_USER_TEMPLATE,
-    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
-    history: Sequence[ChatMessage] | None = None,
-) -> Steps[ContextGain]:
-    """:func:`measure_context_gain` as a generator of model calls."""
-    if result.status != "ok":
-        raise InputError(f"the attribution failed ({result.error}); there is nothing to measure")
-    if not result.response.strip():
-        raise InputError("the attribution result has no response to score")
-    n = result.n_segments
-    masks = {"full": np.ones(n, dtype=bool), "empty": np.zeros(n, dtype=bool)}
-    known = {name: result.reward_of(mask) for name, mask in masks.items()}
-    missing = [name for name, value in known.items() if value is None]
-    if not missing:
-        return ContextGain(float(known["full"] or 0.0), float(known["empty"] or 0.0), 0)
-    reward_fn = reward or REWARDS.get(result.reward)
-    if reward_fn is None:
-        raise InputError(
-            f"the attribution used the custom reward {result.reward!r}: pass reward=<function>"
-        )
-    builder = _builder_for(result, context, prompt_builder, user_template, system_prompt, history)
-    oracle = ScorerOracle(builder, scorer, result.response, reward_fn)
-    values = yield from oracle.rewards(np.array([masks[name] for name in missing]))
-    known.update((name, float(value)) for name, value in zip(missing, values))
-    return ContextGain(float(known["full"] or 0.0), float(known["empty"] or 0.0), oracle.n_queries)
-
-
-measure_context_gain = synced(
-    gain_steps,
-    "measure_context_gain",
-    """``L(C)`` and ``L(empty)`` for ``result``'s response, asking ``scorer`` only for the
-    subsets the attribution did not evaluate (at most two queries).
-
-    ``context`` is what was attributed (the same documents, same order); pass the same
-    ``prompt_builder`` (or ``user_template``/``system_prompt``) the attribution used, so
-    the prompts match, and the same ``history`` (earlier chat messages). ``reward`` is
-    needed only for a custom reward function.
-    """,
-)
-ameasure_context_gain = asynced(
-    gain_steps,
-    "ameasure_context_gain",
-    "Async :func:`measure_context_gain` (scores with ``scorer.ascore``).",
-)
-
-
 def _check_threshold(threshold: float | None) -> None:
     if threshold is not None and not np.isfinite(threshold):
         raise InputError(f"threshold must be a finite number, got {threshold!r}")
@@ -161,42 +107,13 @@ def assess_steps(
 ) -> Steps[GroundednessReport]:
     """:func:`assess_groundedness` as a generator of model calls."""
     check_block_on(block_on)
-    report = yield from _assessed(
-        result,
-        threshold=threshold,
-        top_k=top_k,
-        context=context,
-        scorer=scorer,
-        prompt_builder=prompt_builder,
-        gain=gain,
-        user_template=user_template,
-        system_prompt=system_prompt,
-        history=history,
-    )
-    return read_by(report, block_on)
-
-
-def _assessed(
-    result: AttributionResult,
-    *,
-    threshold: float | None,
-    top_k: int,
-    context: object,
-    scorer: Any,
-    prompt_builder: PromptBuilder | None,
-    gain: ContextGain | None,
-    user_template: str,
-    system_prompt: str | None,
-    history: Sequence[ChatMessage] | None,
-) -> Steps[GroundednessReport]:
-    """The report of :func:`assess_steps` as calibrated (``block_on="any"``)."""
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); groundedness is unknown")
     _check_threshold(threshold)
     if gain is not None:
-        return build_report(result, gain, "measured", threshold, top_k, 0)
-    if result.token_support is not None:
-        return support_report(
+        report = build_report(result, gain, "measured", threshold, top_k, 0)
+    elif result.token_support is not None:
+        report = support_report(
             result.token_support,
             threshold,
             source="observed",
@@ -205,14 +122,14 @@ def _assessed(
             top_k=top_k,
             context_words=context_words(context, result=result),
         )
-    if scorer is not None and (context is not None or prompt_builder is not None):
+    elif scorer is not None and (context is not None or prompt_builder is not None):
         if not result.response.strip():
             raise InputError("the attribution result has no response to score")
         builder = _builder_for(
             result, context, prompt_builder, user_template, system_prompt, history
         )
         support = yield from anchor_steps(anchor_prompts(builder), scorer, result.response)
-        return support_report(
+        report = support_report(
             support,
             threshold,
             extra_queries=2,
@@ -221,14 +138,16 @@ def _assessed(
             top_k=top_k,
             context_words=context_words(context, result=result, builder=builder),
         )
-    observed = observed_context_gain(result)
-    if observed is None and not getattr(METHODS.get(result.method), "models_reward", True):
-        raise InputError(
-            f"{result.method} scores carry no estimate of the context gain: pass scorer= and "
-            "context= to measure it"
-        )
-    source: GainSource = "observed" if observed is not None else "surrogate"
-    return build_report(result, observed, source, threshold, top_k, 0)
+    else:
+        observed = observed_context_gain(result)
+        if observed is None and not getattr(METHODS.get(result.method), "models_reward", True):
+            raise InputError(
+                f"{result.method} scores carry no estimate of the context gain: pass scorer= "
+                "and context= to measure it"
+            )
+        source: GainSource = "observed" if observed is not None else "surrogate"
+        report = build_report(result, observed, source, threshold, top_k, 0)
+    return read_by(report, block_on)
 
 
 assess_groundedness = synced(

@@ -37,17 +37,13 @@ BlockOn = Literal["any", "facts"]
 ContextPart = Literal["documents", "conversation"]
 
 DEFAULT_BLOCK_ON: BlockOn = "facts"
-"""The rule every verdict a user sees is read with (``GroundednessFilter``,
-``assess_answer``, ``assess_groundedness``, ``cite()``, the CLI): ``"facts"`` makes an answer
-``unsupported`` only when it also leaves a fact unchecked (:func:`facts_only`), so that a
-correct answer in other words is shown (marked ``uncertain``), not blocked; ``"any"`` is the
-stricter calibrated verdict as it stands. BENCHMARKS.md, "Groundedness gate", has both."""
+"""The rule every verdict a user sees is read with: ``"facts"`` makes an answer
+``unsupported`` only when it also leaves a fact unchecked (:func:`facts_only`; a reworded
+correct answer is ``uncertain``); ``"any"`` is the stricter calibrated verdict."""
 
 DEFAULT_THRESHOLD = 0.52
-"""The score at or above which an answer passes under the two-verdict rule (a surrogate
-report, ``cite()``'s sentence rule; the default verdict is calibrated instead). Fitted by
-``python -m benchmarks gate report`` (``benchmarks/results/groundedness/
-default_threshold.json``; BENCHMARKS.md, "Groundedness gate")."""
+"""The score from which an answer passes under the two-verdict rule (a surrogate report);
+fitted by ``python -m benchmarks gate report``."""
 
 
 @dataclass(frozen=True)
@@ -65,15 +61,10 @@ class ContextGain:
 
 @dataclass(frozen=True)
 class SentenceGroundedness:
-    """Groundedness of one answer sentence: its figures read as the answer's are (see
-    :class:`GroundednessReport`).
-
-    ``source="measured"``: from the anchor calls' token log-probs (``gain``: mean per-token
-    context gain); ``"surrogate"``: from its statement attribution (``gain``: the sum of
-    its segment scores). ``support_from``: the parts of the context its content words come
-    from (``"documents"``, ``"conversation"``: the system prompt and earlier questions).
-    An ``abstention`` ("I don't know") is never flagged.
-    """
+    """Groundedness of one answer sentence, its figures read as the answer's are
+    (:class:`GroundednessReport`). ``gain``: mean per-token context gain (``"measured"``)
+    or its segment scores' sum (``"surrogate"``); ``support_from``: the parts of the
+    context its content words come from; an ``abstention`` is never flagged."""
 
     text: str
     start: int
@@ -91,9 +82,8 @@ class SentenceGroundedness:
     informative: float | None = None
     unchecked_facts: tuple[str, ...] | None = None
     contested: tuple[str, ...] | None = None
-    """Its numbers that one source states and another, as close to its subject, states
-    otherwise (:func:`~camab_rag.groundedness.wordforms.rival_spans`): never
-    ``supported``, at most ``uncertain``."""
+    """Its numbers two sources state differently (:func:`~camab_rag.groundedness.
+    wordforms.rival_spans`): at most ``uncertain``."""
 
     def __post_init__(self) -> None:
         if self.verdict is None:
@@ -126,48 +116,25 @@ class GroundednessReport:
     """The groundedness verdict of one answer.
 
     Attributes:
-        score: the gate's score, the share of its least supported sentence's surprisal
-            that the context explains (:mod:`~camab_rag.groundedness.score`).
-        threshold: the score cut of the two-verdict rule (the one given, else
-            :data:`DEFAULT_THRESHOLD`); the calibrated verdict does not use it.
-        verdict: ``"supported"``, ``"uncertain"`` or ``"unsupported"``: from the calibrated
-            ``p_unsupported`` (its ``block_at`` and ``flag_at``), or, when a ``threshold``
-            was given, ``score >= threshold`` (two verdicts); an abstention is
-            ``supported`` with ``abstained`` set (renderers: "no claim to check").
-        p_unsupported: the calibrated probability that the answer is unsupported (from
-            ``score`` and ``coverage``); 0.0 for an abstention ("I don't know"
-            claims nothing, so nothing in it is unsupported); ``None`` when it could not
-            be computed (no token log-probs).
-        coverage: how much of the answer's informative words (content words, names,
-            numbers) the context holds (the mean of the share the whole context holds
-            and the share the best-matching clause holds: :func:`~camab_rag.
-            groundedness.score.checked_coverage`), its least covered sentence's.
-        informative: the explained share of the answer's informative tokens, its least
-            supported sentence's (:func:`~camab_rag.groundedness.score.
-            informative_score`).
-        grounded: ``verdict != "unsupported"`` (``mode="block"`` blocks only
-            ``unsupported``).
-        full_reward, empty_reward: the answer's mean log-prob (its reward) with the full
-            context and with none (a surrogate's are the linear fit's predictions).
-        source: ``"observed"`` (read from the attribution: its anchors or history),
-            ``"measured"`` (asked the scorer) or ``"surrogate"`` (predicted by the
-            attribution's linear fit).
-        top_share: share of the positive attribution carried by the ``top_k`` segments.
-        sentences: per answer sentence score and verdict (measured from the token
-            log-probs when ``token_support`` is known).
-        extra_queries: model calls spent beyond the attribution (0, 1 or 2).
-        token_support: every answer token's log-prob with and without the context
-            (:class:`~camab_rag.token_support.TokenSupport`), when the anchors were scored.
-        unsupported_spans: runs of answer tokens the context does not make more likely and
-            that stay unlikely with it (:meth:`TokenSupport.unsupported_spans`).
-        abstained: every sentence declines to answer ("I don't know"): nothing to support.
-        scored_by: the model that judged; ``scored_by.proxy`` when it is not the model
-            that wrote the answer.
-        unchecked_facts: the answer's words that state a fact (a number, date, negation
-            or name) the context does not hold, and the words of a sentence it holds
-            none of (:func:`~camab_rag.groundedness.score.unchecked_facts`); ``None``
-            when the context's words are unknown. The default rule (``block_on="facts"``,
-            :data:`DEFAULT_BLOCK_ON`) blocks only when there is one.
+        score: the share of its least supported sentence's surprisal that the context
+            explains (:mod:`~camab_rag.groundedness.score`).
+        verdict: ``"supported"``, ``"uncertain"`` or ``"unsupported"``, from the calibrated
+            ``p_unsupported`` (``calibration``'s cut-offs), or ``score >= threshold`` when
+            a threshold was given; ``grounded`` is ``verdict != "unsupported"``.
+        p_unsupported: from ``score`` and ``coverage`` (0.0 for an abstention, which
+            claims nothing; ``None`` without token log-probs).
+        coverage, informative: the least covered sentence's share of informative words
+            the context holds, and explained share of informative tokens.
+        full_reward, empty_reward: the answer's mean log-prob with the full and the empty
+            context; ``source`` says whether observed, measured or a surrogate's.
+        sentences: per sentence figures and verdicts; ``unsupported_spans``: runs of
+            tokens the context neither holds nor makes likelier; ``token_support``: the
+            per-token log-probs they come from.
+        unchecked_facts: numbers, dates, negations or names the context does not hold
+            (``block_on="facts"`` blocks only when there is one); ``None`` when the
+            context's words are unknown.
+        abstained, scored_by, top_share, extra_queries: the answer only declines; the
+            judging model; the ``top_k`` segments' share of the attribution; calls spent.
     """
 
     score: float
@@ -190,8 +157,6 @@ class GroundednessReport:
     coverage: float | None = None
     informative: float | None = None
     calibration: Calibration | None = None
-    """The calibrated model whose cut-offs decided ``verdict`` from ``p_unsupported``;
-    ``None`` when the two-verdict rule ``score >= threshold`` decided."""
     unchecked_facts: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
@@ -224,10 +189,8 @@ class GroundednessReport:
         return self.token_support.earlier_turns if self.token_support is not None else 0
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON data. ``decided_by`` says what decided the verdict: ``"calibration"``
-        (``p_unsupported`` against ``calibration``'s ``block_at``/``flag_at``; then
-        ``threshold`` is ``None``: no score cut was applied) or ``"threshold"`` (``score
-        >= threshold``)."""
+        """Plain JSON; ``decided_by`` is ``"calibration"`` (``threshold`` is then ``None``)
+        or ``"threshold"``."""
         calibrated = self.calibration is not None
         return {
             "score": self.score,
@@ -237,7 +200,7 @@ class GroundednessReport:
             "grounded": self.grounded,
             "verdict": self.verdict,
             "p_unsupported": self.p_unsupported,
-            "calibration": _cut_offs(self.calibration),
+            "calibration": None if self.calibration is None else self.calibration.to_dict(),
             "coverage": self.coverage,
             "informative": self.informative,
             "unchecked_facts": (
@@ -262,9 +225,7 @@ class GroundednessReport:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GroundednessReport:
-        """Inverse of :meth:`to_dict`; also reads the JSON of versions before
-        ``decided_by`` (a ``threshold`` always present: a verdict the default calibration
-        gives from ``p_unsupported`` at the default threshold reads as calibrated)."""
+        """Inverse of :meth:`to_dict` (also of the JSON written before ``decided_by``)."""
         support = data.get("token_support")
         sentences = [SentenceGroundedness.from_dict(x) for x in data.get("sentences", [])]
         verdict, p = data.get("verdict"), _optional_float(data.get("p_unsupported"))
@@ -301,12 +262,6 @@ class GroundednessReport:
         )
 
 
-def _cut_offs(calibration: Calibration | None) -> dict[str, Any] | None:
-    """The calibration that decided a verdict, as JSON: its cut-offs (``block_at``,
-    ``flag_at``) first, and what it was fitted for."""
-    return None if calibration is None else calibration.to_dict()
-
-
 def _optional_words(value: Any) -> tuple[str, ...] | None:
     return None if value is None else tuple(str(w) for w in value)
 
@@ -334,9 +289,8 @@ def _top(result: AttributionResult | None, k: int) -> tuple[float, list[int]]:
 
 
 def surrogate_gain(result: AttributionResult) -> ContextGain | None:
-    """``L(C)`` and ``L(empty)`` as the linear surrogate predicts them from the attribution
-    history: ``V(S) = w0 + sum(w_i for i in S)`` with ``w`` the scores, so ``L(empty) = w0
-    = mean(rewards) - mean(masks) @ scores`` and ``L(C) = w0 + sum(scores)``."""
+    """``L(C)`` and ``L(empty)`` as the linear surrogate ``V(S) = w0 + sum(w_i, i in S)``
+    predicts them (``w0 = mean(rewards) - mean(masks) @ scores``)."""
     if result.rewards.size == 0 or result.masks.shape[0] != result.rewards.size:
         return None
     scores = np.asarray(result.scores, dtype=float)
@@ -357,10 +311,8 @@ def build_report(
     extra_queries: int,
 ) -> GroundednessReport:
     """The report of an attribution without token support: each sentence's gain is the sum
-    of its statement scores (a lone claiming sentence takes the measured gain ``chosen``:
-    a fit of a few calls can put the sum below zero), read against the answer's
-    ``L(empty)`` (``chosen``, else the surrogate's); the answer's score is its least
-    supported sentence's. The two-verdict rule ``score >= threshold`` decides."""
+    of its statement scores (a lone claim takes ``chosen``'s), read against ``L(empty)``
+    (``chosen``, else the surrogate's); ``score >= threshold`` decides."""
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
     estimate = chosen if chosen is not None else surrogate_gain(result)
     if estimate is None:
@@ -412,9 +364,8 @@ def _judged(
     threshold: float | None,
     calibration: Calibration,
 ) -> tuple[Verdict, float | None]:
-    """The verdict and ``P(unsupported)`` of one text: calibrated, or (``threshold``
-    given, or no coverage known) ``score >= threshold`` (:data:`DEFAULT_THRESHOLD` when
-    none was given)."""
+    """The verdict and ``P(unsupported)`` of one text: calibrated, or ``score >= threshold``
+    when one is given or the coverage is unknown."""
     p = None if covered is None else calibration.p_unsupported(score, covered)
     if threshold is None and p is not None:
         return calibration.verdict(p), p
@@ -423,8 +374,7 @@ def _judged(
 
 
 def _rivals(text: str, known: Collection[str]) -> tuple[str, ...]:
-    """The words of ``text`` that :func:`~camab_rag.groundedness.wordforms.rival_spans`
-    finds contested by the sources."""
+    """The words of ``text`` the sources state differently (``rival_spans``)."""
     return tuple(dict.fromkeys(text[a:b] for a, b in rival_spans(text, known, STOPWORDS)))
 
 
@@ -435,8 +385,7 @@ def _contested(sentences: Sequence[SentenceGroundedness]) -> tuple[str, ...]:
 def _capped(
     judged: tuple[Verdict, float | None], contested: Sequence[str] | None
 ) -> tuple[Verdict, float | None]:
-    """A verdict read with the sources' disagreement: ``supported`` becomes
-    ``uncertain`` when a number of the text is contested (the sources state two values)."""
+    """``supported`` becomes ``uncertain`` when a number of the text is contested."""
     verdict, p = judged
     return ("uncertain" if verdict == "supported" and contested else verdict), p
 
@@ -444,9 +393,8 @@ def _capped(
 def support_parts(
     text: str, document_words: Collection[str] | None, conversation: Collection[str]
 ) -> tuple[ContextPart, ...]:
-    """The parts of the context ``text`` takes its content words from: ``"documents"``
-    when one is in a document, ``"conversation"`` when one that no document holds is in
-    the conversation; empty when it takes none (or the documents are unknown)."""
+    """The parts of the context ``text`` takes content words from: ``"documents"``, and
+    ``"conversation"`` for one no document holds (none when the documents are unknown)."""
     if document_words is None:
         return ()
     content = [w for w in words(text) if w not in STOPWORDS]
@@ -470,15 +418,12 @@ def support_report(
     context_words: Collection[str] | None = None,
     calibration: Calibration = DEFAULT_CALIBRATION,
 ) -> GroundednessReport:
-    """The report from the two anchor calls' token log-probs: the answer's score and each
-    sentence's, their coverage, calibrated ``P(unsupported)`` and verdict (``threshold``
-    given: ``score >= threshold`` decides instead), the unsupported spans; abstaining
-    sentences are neither scored into the answer's figure nor flagged. ``result`` (an
-    attribution of the same answer) adds the top-share figures; ``context_words``
-    (:func:`~camab_rag.groundedness.anchors.context_words`; default: ``result``'s
-    segments) let the score discount answer words the context lacks. The conversation's
-    words (system prompt, earlier questions: ``support.conversation``) are context too,
-    but not evidence a user asserted; each sentence says which part it takes words from."""
+    """The report from the two anchor calls' token log-probs: each sentence's and the
+    answer's score, coverage, calibrated ``P(unsupported)`` and verdict (``threshold``:
+    ``score >= threshold`` instead), the unsupported spans; abstentions are neither scored
+    nor flagged. ``result`` adds the top-share figures; ``context_words`` (default:
+    ``result``'s segments) discount answer words the context lacks, with the
+    conversation's words (``support.conversation``) counted as context too."""
     if context_words is None and result is not None and result.segments:
         context_words = ContextWords.of([s.text for s in result.segments])
     documents, conversation = context_words, ContextWords.of(support.conversation)
@@ -579,11 +524,9 @@ def support_report(
 
 
 def facts_only(report: GroundednessReport) -> GroundednessReport:
-    """``report`` read with ``block_on="facts"`` (the default rule, :func:`read_by`): an
-    ``unsupported`` sentence (or answer) with no :attr:`~GroundednessReport.unchecked_facts`
-    is ``uncertain`` instead (flagged, never blocked): only reworded content words were
-    unchecked, which the small model cannot tell from invented ones (BENCHMARKS.md, the
-    gate's blind set). A report without known context words is returned as is."""
+    """``report`` read with ``block_on="facts"``: an ``unsupported`` sentence (or answer)
+    with no ``unchecked_facts`` is ``uncertain`` instead (only reworded words, which the
+    small model cannot tell from invented ones); as is without known context words."""
     if report.unchecked_facts is None:
         return report
     sentences = [
@@ -598,24 +541,21 @@ def facts_only(report: GroundednessReport) -> GroundednessReport:
 
 
 def check_block_on(block_on: object) -> BlockOn:
-    """``block_on`` if it is ``"any"`` or ``"facts"``, else an
-    :class:`~camab_rag.errors.InputError` naming both."""
+    """``block_on`` if it is ``"any"`` or ``"facts"``, else an ``InputError``."""
     if block_on not in ("any", "facts"):
         raise InputError(f"block_on must be 'any' or 'facts', got {block_on!r}")
     return "facts" if block_on == "facts" else "any"
 
 
 def read_by(report: GroundednessReport, block_on: BlockOn = DEFAULT_BLOCK_ON) -> GroundednessReport:
-    """``report`` read with the rule ``block_on``: :func:`facts_only` for ``"facts"`` (the
-    default, :data:`DEFAULT_BLOCK_ON`), as is for ``"any"``. Every door that hands a verdict
-    to a user reads it through here, so they all follow one default."""
+    """``report`` read with the rule ``block_on`` (every door that hands a verdict to a
+    user reads it here): :func:`facts_only` for ``"facts"``, as is for ``"any"``."""
     return facts_only(report) if check_block_on(block_on) == "facts" else report
 
 
 def recalibrated(report: GroundednessReport, calibration: Calibration) -> GroundednessReport:
-    """``report`` with its verdicts and probabilities read with ``calibration`` (e.g. one
-    fitted for another model), from the scores and coverages it holds; a report without
-    coverage (no token log-probs) is returned as is."""
+    """``report`` with its verdicts read with ``calibration`` (e.g. one fitted for another
+    model); as is without coverage (no token log-probs)."""
     if report.coverage is None:
         return report
     sentences = []

@@ -1,17 +1,10 @@
 """The gate's score: how much of its least supported sentence the context explains.
 
-A sentence's score is the share of its surprisal that the context explains,
-``explained = (L(C) - L(empty)) / -L(empty)``, with ``L`` the sentence tokens' summed
-log-probability under the full context and under none: 1 means the context makes every
-token certain, 0 that it changes nothing, below 0 that it makes the sentence less likely.
-A token of a content word the context does not contain (a name, number or term the
-answer brought in) explains nothing: its gain counts only when negative. Being a ratio
-of two log-likelihoods of the same tokens it has no unit. The answer's score is its least
-supported sentence's (abstaining sentences aside), so one invented sentence flags it.
-
-Chosen on FRANK's ``valid`` rows among the candidates the two anchor calls and free text
-features give (BENCHMARKS.md, "Groundedness gate on human-labelled answers (FRANK,
-HaluEval)").
+A sentence's score is ``explained = (L(C) - L(empty)) / -L(empty)``, its tokens' summed
+log-prob under the full context and under none: 1 when the context makes every token
+certain, 0 when it changes nothing. A token of a content word the context lacks explains
+nothing (its gain counts only when negative). The answer's score is its least supported
+sentence's, so one invented sentence flags it. Chosen on FRANK ``valid`` (BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -40,8 +33,7 @@ SCORE_NAME = "min_sentence_absent"
 
 
 REPLY_WORDS = frozenset({"yes", "no", "true", "false"}) | LIGHT_WORDS
-"""Words that answer the question itself (a yes/no reply) and modal or light verbs
-(:data:`~camab_rag.groundedness.wordforms.LIGHT_WORDS`): no context needs to hold them."""
+"""Yes/no replies and light verbs: no context needs to hold them."""
 
 
 def informative_words(text: str) -> list[str]:
@@ -59,34 +51,25 @@ def _informative_forms(text: str) -> list[tuple[int, int, str, str]]:
 
 
 def _forms_of(present: Collection[str]) -> frozenset[str]:
-    """The normalised forms of the context's words (a :class:`ContextWords` holds them)."""
     if isinstance(present, ContextWords):
         return present.forms
     return frozenset(form(w) for w in present)
 
 
 def _known(word: str, value: str, present: Collection[str], known: Collection[str]) -> bool:
-    """Whether the context (``present``: its words; ``known``: their forms) holds the
-    word, as written or in its normalised form."""
     return word in present or holds(value, known)
 
 
 MISREAD_COVERAGE = 0.5
-"""The most coverage a text gets when it states a value the context gives for another
-subject, or a negation the context does not make
-(:func:`~camab_rag.groundedness.wordforms.misread_spans`): each of its words may be in the
-context, but its claim contradicts it, so at most half of it is held."""
+"""The most coverage of a text that misreads the context (:func:`~camab_rag.groundedness.
+wordforms.misread_spans`: another subject's value, an unmade negation)."""
 
 
 def coverage(text: str, present: Collection[str]) -> float:
-    """The share of ``text``'s informative words (:func:`informative_words`; a currency or
-    percent sign counts as a word) that the context holds (``present``: its
-    :func:`words`, or :class:`~camab_rag.groundedness.wordforms.ContextWords`), compared
-    by normalised form (:func:`~camab_rag.groundedness.wordforms.forms`: ``grinders``
-    matches ``grinder``, ``€29`` matches ``29 euros``); 1.0 when ``text`` has none. A
-    name, number or term the answer brought in lowers it; a value the context gives for
-    another subject, or a negation it does not make, counts as a word the context lacks
-    and caps it at :data:`MISREAD_COVERAGE`."""
+    """The share of ``text``'s informative words the context (``present``: its words or a
+    :class:`~camab_rag.groundedness.wordforms.ContextWords`) holds, by normalised form
+    ("grinders" matches "grinder", "€29" "29 euros"); 1.0 when there are none. A misread
+    value or negation counts as a missing word and caps it at :data:`MISREAD_COVERAGE`."""
     needed = _informative_forms(text)
     misread = misread_spans(text, present, STOPWORDS)
     extra = [m for m in misread if not any(s == m[0] for s, *_ in needed)]
@@ -104,14 +87,9 @@ def coverage(text: str, present: Collection[str]) -> float:
 
 def claim_coverage(text: str, present: Collection[str]) -> float:
     """The claim-level check: per sentence of ``text``, the share of its informative
-    words (:func:`coverage`'s, compared by form) that one context clause holds: the
-    clause (:func:`~camab_rag.groundedness.wordforms.clauses`, with the subject it
-    borrows) that holds most of them (ties: most of the question's subject,
-    :attr:`~camab_rag.groundedness.wordforms.ContextWords.asked`); the least of the
-    sentences. Why: words scattered over several documents do not make a claim, and a
-    short answer's numbers and names must come from the clause about its subject. A
-    misread value caps it at :data:`MISREAD_COVERAGE`; :func:`coverage` when the context's
-    clauses are unknown (a plain word set)."""
+    words that the one context clause holding most of them holds (ties: the question's
+    subject); the least of the sentences. Words scattered over several documents make no
+    claim. :func:`coverage` when the context's clauses are unknown."""
     if not isinstance(present, ContextWords) or not present.sentences:
         return coverage(text, present)
     misread = misread_spans(text, present, STOPWORDS)
@@ -133,11 +111,9 @@ def claim_coverage(text: str, present: Collection[str]) -> float:
 
 
 def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
-    """The words of ``text`` that state a fact (:func:`~camab_rag.groundedness.wordforms.
-    is_fact`: a number, date, negation or name) the context (``present``) does not hold,
-    or a value it states for another subject; and every checked word of a sentence the
-    context holds none of (a sentence made up whole). What ``block_on="facts"`` blocks on:
-    a reworded content word alone is no such word."""
+    """The words of ``text`` stating a fact (:func:`~camab_rag.groundedness.wordforms.
+    is_fact`) the context does not hold or gives another subject, and every checked word
+    of a sentence it holds none of: what ``block_on="facts"`` blocks on."""
     misread = misread_spans(text, present, STOPWORDS)
     known = _forms_of(present)
     found: list[str] = []
@@ -159,17 +135,14 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
 
 
 def checked_coverage(text: str, present: Collection[str]) -> float:
-    """The lexical figure of the verdict: the mean of :func:`coverage` (the share of the
-    answer's informative words the whole context holds) and :func:`claim_coverage` (the
-    share one clause about its subject holds)."""
+    """The verdict's lexical figure: the mean of :func:`coverage` and
+    :func:`claim_coverage`."""
     return (coverage(text, present) + claim_coverage(text, present)) / 2
 
 
 def absent_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
-    """Which pieces of ``support`` lie in a content word (not a stop word) that is not in
-    ``present`` (the context's :func:`words`, compared by normalised form), or in a value
-    or negation the context does not state for this subject
-    (:func:`~camab_rag.groundedness.wordforms.misread_spans`)."""
+    """Which pieces of ``support`` lie in a content word ``present`` lacks (by form), or
+    in a value or negation it does not state for this subject."""
     misread = misread_spans(support.response, present, STOPWORDS)
     known = _forms_of(present)
     return _pieces_in(
@@ -187,9 +160,8 @@ def absent_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np
 
 
 def taken_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
-    """Which pieces of ``support`` lie in a content word that ``present`` holds (a word
-    the answer took from the context) and states for this subject, or in a number it
-    holds written another way (:func:`reformed_pieces`: the ``pm`` of ``5 pm``)."""
+    """Which pieces of ``support`` lie in a content word ``present`` holds and states for
+    this subject, or in a number it holds written another way (:func:`reformed_pieces`)."""
     misread = misread_spans(support.response, present, STOPWORDS)
     known = _forms_of(present)
     return reformed_pieces(support, present) | _pieces_in(
@@ -205,9 +177,7 @@ def taken_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.
 
 def reformed_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
     """Which pieces of ``support`` lie in a number the context holds written another way
-    ("5 pm" under "17:00", "nine" under "9", "noon" under "12:00"; the ``pm`` included):
-    the words were checked by form, and a small model's doubt there is about the
-    spelling, not the fact."""
+    ("5 pm" under "17:00", "nine" under "9"): a small model's doubt there is spelling."""
     misread = misread_spans(support.response, present, STOPWORDS)
     known = _forms_of(present)
     starts: set[int] = set()
@@ -227,7 +197,7 @@ def reformed_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[
 
 
 def _pieces_in(support: TokenSupport, chosen: Callable[[int, str, str], bool]) -> NDArray[np.bool_]:
-    """Which pieces overlap a word (``chosen(start, word, form)``) of the response."""
+    """Which pieces overlap a word of the response that ``chosen(start, word, form)``."""
     text = support.response
     marked = np.zeros(len(text) + 1, dtype=np.int64)
     for start, end, word, value in forms(text):
@@ -241,48 +211,47 @@ def _pieces_in(support: TokenSupport, chosen: Callable[[int, str, str], bool]) -
 
 
 def explained(full: float, empty: float) -> float:
-    """``(full - empty) / -empty`` for mean log-probs (or rewards) ``full`` and ``empty``;
-    0 when the answer is already certain without the context (nothing to explain)."""
+    """``(full - empty) / -empty`` for mean log-probs; 0 when ``empty`` is certain."""
     surprisal = -float(empty)
     if surprisal <= 1e-9:
         return 0.0
     return (float(full) - float(empty)) / surprisal
 
 
-def support_score(support: TokenSupport, present: Collection[str] | None = None) -> float:
-    """The explained share of the tokens in ``support`` (one sentence's
-    :meth:`~camab_rag.token_support.TokenSupport.within`, or the whole answer's); with
-    ``present`` (the context's words), tokens of absent content words explain nothing.
-    Higher = better supported."""
+def _gains(
+    support: TokenSupport, present: Collection[str] | None
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """Per-piece context gains (an absent word's at most 0, a reformed number's at least
+    0) and which pieces are absent."""
     gain = support.full - support.empty
-    if present is not None:
-        gain = np.where(absent_pieces(support, present), np.minimum(gain, 0.0), gain)
-        gain = np.where(reformed_pieces(support, present), np.maximum(gain, 0.0), gain)
+    if present is None:
+        return gain, np.zeros(gain.shape, dtype=bool)
+    absent = absent_pieces(support, present)
+    gain = np.where(absent, np.minimum(gain, 0.0), gain)
+    return np.where(reformed_pieces(support, present), np.maximum(gain, 0.0), gain), absent
+
+
+def support_score(support: TokenSupport, present: Collection[str] | None = None) -> float:
+    """The explained share of the tokens in ``support`` (a sentence's or the answer's);
+    with ``present`` (the context's words), absent content words explain nothing."""
+    gain, _ = _gains(support, present)
     surprisal = -float(support.empty.sum())
     return float(gain.sum()) / surprisal if surprisal > 1e-9 else 0.0
 
 
 def informative_score(support: TokenSupport, present: Collection[str] | None) -> float:
-    """The explained share of the tokens in ``support`` that lie in informative words
-    (content words, names, numbers: :func:`informative_words`; every token when there is
-    none), a word the context lacks (``present``) explaining nothing: what a reader would
-    check, without the tokens any fluent text gets right. Higher = better supported."""
-    chosen = _pieces_in(
+    """:func:`support_score` of the tokens in informative words only (every token when
+    there is none): what a reader would check, not what any fluent text gets right."""
+    gain, absent = _gains(support, present)
+    chosen = absent | _pieces_in(
         support, lambda s, w, f: bool(f) and w not in STOPWORDS and w not in REPLY_WORDS
     )
-    if present is not None:  # a misread value or negation is checked like a content word
-        chosen |= absent_pieces(support, present)
     if not chosen.any():
         chosen = np.ones_like(chosen)
-    gain = support.full - support.empty
-    if present is not None:
-        gain = np.where(absent_pieces(support, present), np.minimum(gain, 0.0), gain)
-        gain = np.where(reformed_pieces(support, present), np.maximum(gain, 0.0), gain)
     surprisal = -float(support.empty[chosen].sum())
     return float(gain[chosen].sum()) / surprisal if surprisal > 1e-9 else 0.0
 
 
 def answer_score(sentence_scores: Sequence[float], whole: float) -> float:
-    """The answer's score from its claiming sentences' scores: the least supported one
-    (``whole``, the score of all its tokens, when no sentence claims anything)."""
+    """The least of the claiming sentences' scores (``whole`` when none claims)."""
     return float(min(sentence_scores)) if len(sentence_scores) else float(whole)

@@ -26,21 +26,13 @@ SourceUnit = Literal["document", "segment"]
 class CitationRule:
     """What counts as a citation of one answer sentence.
 
-    A source is cited when it is among the sentence's ``top_k`` sources, stands
-    ``threshold`` above what any text in the context gives (the best score of sources
-    holding none of the sentence's content words), reaches ``relative`` times the best
-    score and (``new_words``) holds a number or name of the sentence that no better cited
-    source holds. Scores are the sentence's statement scores, summed per document when
-    ``unit="document"``.
-
-    ``top_k=None``: no limit; ``threshold`` in nats per answer token above the best
-    unrelated source (:data:`~camab_rag.render.support.CITE_ABOVE`, 0.05); ``relative``:
-    minimum fraction of the sentence's best score (0 disables; both defaults are the rule
-    ``python -m benchmarks citations`` chooses on its HotpotQA dev rows); ``unit``: cite
-    ``"document"``s or ``"segment"``s; ``new_words``: require a word no better cited
-    source holds. ``support_threshold``: with token support, a sentence the gate judges
-    unsupported, or an abstention, cites nothing; ``None`` uses the gate's calibrated
-    verdict, a number the sentence score against it, ``-inf`` keeps all.
+    A source is cited when it is among the sentence's ``top_k`` (``None``: no limit),
+    stands ``threshold`` nats per token above the best source holding none of the
+    sentence's content words, reaches ``relative`` times the best score and, with
+    ``new_words``, holds a number or name no better cited source holds (defaults: chosen
+    on HotpotQA dev rows). ``unit``: cite ``"document"``s or ``"segment"``s.
+    ``support_threshold``: ``None`` drops the citations of a sentence the gate's verdict
+    rejects, a number the sentence score against it, ``-inf`` keeps all.
     """
 
     top_k: int | None = 2
@@ -142,9 +134,8 @@ class Source:
 
 @dataclass(frozen=True)
 class CitedSentence:
-    """One answer sentence and the source numbers it cites (best first), with the gate's
-    verdict (``supported``, ``None``: not judged; an unsupported sentence or an
-    ``abstention`` cites nothing) and the answer offsets of its unsupported words."""
+    """One answer sentence, the source numbers it cites (best first) and the gate's
+    verdict (``supported``; ``None``: not judged) with its unsupported words' offsets."""
 
     text: str
     start: int
@@ -174,8 +165,7 @@ class CitedSentence:
         spans: Sequence[tuple[int, int]],
         support_from: Sequence[str] = (),
     ) -> CitedSentence:
-        """A copy carrying a verdict (an unsupported sentence or an abstention cites
-        nothing; an unsupported one keeps the ``spans`` inside it)."""
+        """A copy carrying a verdict (an unsupported one or an abstention cites nothing)."""
         cites = supported is not False and not abstention
         flagged = supported is False and not abstention
         inside = [(a, b) for a, b in spans if flagged and self.start <= a < self.end]
@@ -191,8 +181,7 @@ class CitedSentence:
 
 
 def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[CitedSentence]:
-    """``sentences``, each with the verdict of the report sentence that overlaps it most and
-    the report's ``unsupported_spans`` inside it."""
+    """``sentences``, each with the verdict of the report sentence overlapping it most."""
     verdicts = list(getattr(report, "sentences", []) or [])
     spans = [(int(s.start), int(s.end)) for s in getattr(report, "unsupported_spans", []) or []]
     judged = []
@@ -219,9 +208,8 @@ def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[Ci
 
 @dataclass(frozen=True)
 class CitedAnswer:
-    """An answer with per-sentence citations and its source list, plus an optional
-    groundedness verdict (:meth:`with_groundedness`), the scoring model (a proxy is noted)
-    and why the scores carry no information, if so; every renderer shows them."""
+    """An answer with per-sentence citations, its source list, and optionally its
+    groundedness verdict, scoring model and why the scores carry no information."""
 
     answer: str
     question: str
@@ -243,11 +231,9 @@ class CitedAnswer:
         raise KeyError(number)
 
     def with_groundedness(self, verdict: Any) -> CitedAnswer:
-        """A copy carrying a groundedness report or a filter's ``FilteredAnswer`` (no report:
-        shown as unknown). Unsupported sentences and abstentions lose their markers (all
-        sentences do when the answer is unsupported and no sentence verdict says which),
-        sources no longer cited leave the list; a blocked answer shows the fallback, no
-        sources."""
+        """A copy carrying a groundedness report or a filter's ``FilteredAnswer``:
+        unsupported sentences and abstentions lose their markers, uncited sources leave
+        the list; a blocked answer shows the fallback and no sources."""
         report = groundedness_report(verdict)
         fallback = getattr(verdict, "answer", None)
         if getattr(verdict, "blocked", False) is True and isinstance(fallback, str):
@@ -264,15 +250,12 @@ class CitedAnswer:
         if verdict_name(report) == "unsupported" and not any(
             s.supported is False for s in sentences
         ):
-            # the answer is judged unsupported but no sentence verdict says which (the
-            # answer's figures are its sentences' least, a surrogate report has none):
-            # under "Not supported" no sentence shows a source as its support
+            # unsupported, and no sentence verdict says which: none shows a source
             sentences = [s if s.abstention else s.judged(False, False, []) for s in sentences]
         return replace(self, groundedness=report, sentences=sentences).pruned()
 
     def pruned(self) -> CitedAnswer:
-        """A copy whose source list holds only the sources a sentence cites or disputes,
-        renumbered in order; a source that only disputes shows no supporting passage."""
+        """A copy listing only the sources a sentence cites or disputes, renumbered."""
         cited = {n for s in self.sentences for n in s.citations}
         disputing = {n for s in self.sentences for n in s.disputed}
         kept = [src for src in self.sources if src.number in cited | disputing]

@@ -1,24 +1,19 @@
 """How much a source supports an answer sentence: one absolute scale, in words.
 
-Scores are context gains in nats per answer token; the unit ``T`` (:data:`SUPPORT_UNIT`,
-0.22: an answer taken from its context, BENCHMARKS.md) sets the levels: strong from
-``2 T``, support from ``T / 2``, weak from ``T / 4``, else none. Whether a source is
-cited is another question (:data:`CITE_ABOVE`, counted above what any text in the
-context gives), so a cited source may read "weak support".
+Scores are nats per answer token; the unit ``T`` (:data:`SUPPORT_UNIT`) sets the levels:
+strong from ``2 T``, support from ``T / 2``, weak from ``T / 4``. Being cited is another
+bar (:data:`CITE_ABOVE`), so a cited source may read "weak support".
 """
 
 from __future__ import annotations
 
 SUPPORT_UNIT = 0.22
-"""``T``: a context gain (nats per answer token) that marks an answer taken from its
-context, the unit of the support scale (see the module docstring)."""
+"""``T``: the context gain (nats per token) of an answer taken from its context."""
 CITE_AT = SUPPORT_UNIT / 2
-"""From here a source's support reads "support" (``T / 2``, nats per token; the word
-scale only: what a source needs to be *cited* is :data:`CITE_ABOVE`)."""
+"""From here a source's support reads "support" (``T / 2``)."""
 CITE_ABOVE = 0.05
-"""The support (nats per token) a source needs to be cited for a sentence, counted above
-what any text in the context gives: the bar ``benchmarks/bench_citations.py``'s dev
-procedure chooses (HotpotQA dev rows; a test checks that choice and this default agree)."""
+"""The support (nats per token) above any unrelated text a source needs to be cited
+(chosen on HotpotQA dev rows by ``benchmarks/bench_citations.py``)."""
 STRONG_AT = 2 * SUPPORT_UNIT
 """From here a source's support reads "strong": alone it adds twice ``T``."""
 WEAK_AT = SUPPORT_UNIT / 4

@@ -16,6 +16,7 @@ from typing import IO, TYPE_CHECKING
 
 from camab_rag.render.support import support_words
 from camab_rag.render.text import (
+    DISPUTED_MARK,
     LEGEND_TEXT,
     clean,
     has_highlights,
@@ -93,8 +94,8 @@ def render_terminal(
     pieces = []
     for sentence in answer.sentences:
         marks = "".join(f"[{n}]" for n in sentence.citations)
-        if sentence.disputed:  # words: a symbol (≠, or its ASCII "!=") reads as code
-            marks += f"[disputed by {', '.join(map(str, sentence.disputed))}]"
+        if sentence.disputed:
+            marks += f"[{DISPUTED_MARK}{', '.join(map(str, sentence.disputed))}]"
         text = "".join(
             style(UNDERLINE + RED, _spaced(piece)) if flagged else _spaced(piece)
             for piece, flagged in unsupported_pieces(

@@ -22,13 +22,13 @@ _UNSAFE = re.compile(
     "\ud800-\udfff]"
 )
 LEGEND_TEXT = "the highlight marks the passage that supports the answer; darker is stronger"
-DISPUTED_MARK = "\u2260"
-"""Before a source number in the answer (``[\u22602]``): the source argues against it."""
+DISPUTED_MARK = "disputed by "
+"""Before a source number in the answer (``[disputed by 2]``): words, since end users read
+the marker (a symbol such as ``\u2260`` reads as code); the figures stay in tooltips/JSON."""
 
 
 def answer_id(answer: CitedAnswer) -> str:
-    """An id for one answer's anchors, from its text and sources: two answers on one page
-    (HTML, or Markdown of several records) never share a link target."""
+    """An id for one answer's anchors, from its text and sources (unique on a page)."""
     digest = hashlib.sha256()
     digest.update(answer.answer.encode("utf-8", "surrogatepass"))
     for source in answer.sources:
@@ -37,8 +37,7 @@ def answer_id(answer: CitedAnswer) -> str:
 
 
 def clean(text: str) -> str:
-    """``text`` with line endings normalised and unsafe control characters and lone
-    surrogates replaced by U+FFFD (no cursor moves, recolouring or reversed text)."""
+    """``text`` with line endings normalised and unsafe characters replaced by U+FFFD."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n")
     text = text.replace("\u2029", "\n")
     return _UNSAFE.sub("\ufffd", text)
@@ -48,8 +47,7 @@ M = TypeVar("M")
 
 
 def _cut(text: str, marks: Sequence[tuple[int, int, M]]) -> list[tuple[str, M | None]]:
-    """``text`` cut into plain pieces (``None``) and marked ``[start, end)`` spans; marks
-    outside the text or overlapping an earlier one are ignored."""
+    """``text`` cut into plain (``None``) and marked pieces; overlapping marks ignored."""
     pieces: list[tuple[str, M | None]] = []
     cursor = 0
     for start, end, mark in sorted(marks, key=lambda m: m[0]):
@@ -75,28 +73,27 @@ def split_highlights(
 def unsupported_pieces(
     text: str, start: int, spans: Sequence[tuple[int, int]]
 ) -> list[tuple[str, bool]]:
-    """A sentence's text (at answer offset ``start``) cut into pieces, each flagged when it
-    lies in one of the answer-offset ``spans``."""
+    """A sentence's text (at ``start``) cut into pieces, flagged when inside ``spans``."""
     marks = [(a - start, b - start, True) for a, b in spans]
     return [(piece, mark is not None) for piece, mark in _cut(text, marks)]
 
 
-def content_words(text: str) -> set[str]:
-    """The lower-cased words of ``text`` that are not function words."""
+def informative_words(text: str) -> set[str]:
+    """The lower-cased words of ``text`` that carry content (numbers, names, content
+    words: not :data:`~camab_rag.groundedness.score.STOPWORDS`)."""
     from camab_rag.groundedness.score import STOPWORDS, words
 
     return {w for w in words(text) if w not in STOPWORDS}
 
 
 def supporting_sentence(text: str, sentence: str) -> tuple[int, int] | None:
-    """The ``[start, end)`` of the sentence of ``text`` (a passage of several) that shares
-    the most content words with the answer ``sentence`` (the first on ties); ``None`` when
-    ``text`` is one sentence or none of its sentences shares a word."""
+    """The span of ``text``'s sentence sharing the most content words with ``sentence``;
+    ``None`` when ``text`` is one sentence or none shares a word."""
     from camab_rag.groundedness.score import words
     from camab_rag.sentences import split_sentences
 
     parts = split_sentences(text)
-    wanted = content_words(sentence)
+    wanted = informative_words(sentence)
     if len(parts) < 2 or not wanted:
         return None
     overlap = [len(wanted & set(words(text[a:b]))) for a, b in parts]
@@ -105,8 +102,7 @@ def supporting_sentence(text: str, sentence: str) -> tuple[int, int] | None:
 
 
 def shown_highlights(answer: CitedAnswer, source: Any) -> list[Highlight]:
-    """The highlights shown in ``source``: a segment of several sentences is narrowed to those
-    sharing the most content words with the sentences citing it (whole when none do)."""
+    """``source``'s highlights, each narrowed to its sentences closest to those citing it."""
     citing = [s.text for s in answer.sentences if source.number in s.citations]
     shown: list[Highlight] = []
     for highlight in source.highlights:
@@ -121,8 +117,7 @@ def shown_highlights(answer: CitedAnswer, source: Any) -> list[Highlight]:
 
 
 def has_highlights(answer: CitedAnswer) -> bool:
-    """Whether a source of ``answer`` shows a highlighted passage (the legend explains the
-    highlights, so it is shown only then)."""
+    """Whether a source of ``answer`` shows a highlighted passage (then a legend)."""
     return any(shown_highlights(answer, source) for source in answer.sources)
 
 
@@ -132,8 +127,7 @@ def score_text(score: float) -> str:
 
 
 def strength_level(strength: float) -> int:
-    """Highlight level 1 (weak support) .. 3 (strong support) for a strength on the support
-    scale (:func:`~camab_rag.render.support.support_strength`)."""
+    """Highlight level 1 (weak) .. 3 (strong support) for a strength on the scale."""
     if strength >= 1.0:
         return 3
     return 2 if strength >= CITE_AT / STRONG_AT else 1
@@ -147,8 +141,7 @@ def groundedness_report(verdict: Any) -> Any:
 
 
 def verdict_name(report: Any) -> str | None:
-    """``"supported"``, ``"uncertain"``, ``"unsupported"`` or ``"unknown"`` (the filter
-    could not judge) for a report or filter verdict; ``None`` for none."""
+    """The verdict of a report or filter verdict, ``"unknown"`` unjudged, ``None`` none."""
     report = groundedness_report(report)
     if report is None:
         return None
@@ -170,8 +163,7 @@ _VERDICT_WORDS = {
 
 
 def verdict_text(report: Any) -> str | None:
-    """One line in words on a groundedness verdict (``None`` if none): the verdict, sentences
-    without support, earlier chat turns counted, a proxy judge (figures: :func:`verdict_detail`)."""
+    """One line in words on a groundedness verdict (``None`` if none)."""
     name = verdict_name(report)
     if name is None:
         return None
@@ -202,8 +194,7 @@ def verdict_text(report: Any) -> str | None:
 
 
 def verdict_detail(report: Any) -> str | None:
-    """The figures behind :func:`verdict_text` for a tooltip (P(unsupported), the score, the
-    threshold); ``None`` when there are none."""
+    """The figures behind :func:`verdict_text`, for a tooltip."""
     report = groundedness_report(report)
     score, threshold = getattr(report, "score", None), getattr(report, "threshold", None)
     if score is None or threshold is None:
@@ -223,10 +214,8 @@ NO_SUPPORT = "No source is cited: the sources do not support this answer."
 
 
 def no_sources_text(answer: Any) -> str | None:
-    """One line saying why no document is cited: the gate judged the answer (or some of
-    its sentences) unsupported, so nothing is shown as its support; else no document's
-    support stands out. ``None`` when a source is cited, when the citations carry no
-    information, or when the answer only declines to answer (its verdict line says so)."""
+    """One line saying why no document is cited (the gate rejected the answer or some
+    sentences, or none stands out); ``None`` when one is, or nothing is to say."""
     if answer.sources or answer.uninformative:
         return None
     claims = [s for s in answer.sentences if not s.abstention]
@@ -252,9 +241,8 @@ WITHHELD = "The answer was withheld: the sources do not support it"
 
 
 def notices(answer: CitedAnswer) -> list[tuple[str, str]]:
-    """The lines every renderer shows under the answer, each with its kind: the verdict
-    (``"pass"``: supported or an abstention, else ``"fail"``), ``"proxy"`` (a proxy model
-    scored), ``"empty"`` (the citations carry no information), ``"uncited"``."""
+    """The lines every renderer shows under the answer, each with its kind (``"pass"``,
+    ``"fail"``, ``"proxy"``, ``"empty"``, ``"uncited"``)."""
     found: list[tuple[str, str]] = []
     verdict = verdict_text(answer.groundedness)
     if answer.withheld:  # the fallback is shown: the verdict was on the answer it replaced
@@ -281,8 +269,7 @@ def dispute_text(words: Sequence[str]) -> str:
 
 
 def source_note(source: Any) -> str:
-    """What a source list entry says of a source: its support in words, or the dispute (a
-    disputing source that no sentence cites shows no support at all)."""
+    """A source list entry's note: its support in words, and any dispute."""
     if not source.disputes:
         return str(support_words(source.score))
     dispute = dispute_text(source.disputes)
@@ -290,9 +277,8 @@ def source_note(source: Any) -> str:
 
 
 def sentence_note(sentence: Any) -> str | None:
-    """The note after a sentence: an unsupported one quotes its unsupported words
-    (``sentence.supported is False``), a supported one that cites nothing and rests on the
-    conversation says so; ``None`` for the others."""
+    """The note after a sentence: an unsupported one quotes its unsupported words, one
+    resting on the conversation says so; else ``None``."""
     supported = getattr(sentence, "supported", None)
     if supported is True and not getattr(sentence, "citations", []):
         chat = "conversation" in (getattr(sentence, "support_from", ()) or ())
