@@ -873,3 +873,29 @@ def test_a_reworded_right_answer_is_shown_marked_by_default_and_an_invented_fact
     for text in (cited.to_terminal(color=False), cited.to_markdown()):
         assert "P(unsupported)" not in text and "threshold" not in text
     assert "uncertain, flagged" in repr(result.groundedness)
+
+
+def test_a_filter_takes_its_own_probability_cut_offs():
+    """Fresh-user review 3: ``repr(GroundednessFilter())`` showed ``block_at=0.573`` but
+    ``GroundednessFilter(block_at=0.6)`` was a TypeError; a user sets the cut-off on
+    ``P(unsupported)`` as the repr shows it."""
+    strict = GroundednessFilter(block_at=0.3)
+    assert "block_at=0.300" in repr(strict)
+    assert (strict.calibration.block_at, strict.calibration.flag_at) == (0.3, 0.3)
+    loose = GroundednessFilter(block_at=0.9, flag_at=0.7)
+    assert loose.calibration.verdict(0.8) == "uncertain"
+    assert strict.calibration.verdict(0.8) == "unsupported"
+    answer = "It was built in 1998 by Kristjan Tamm."  # p_unsupported near 1: blocked
+    blocked = GroundednessFilter(mode="block").judge_answer(
+        QUESTION, CONTEXT, answer, KeywordScorer()
+    )
+    assert blocked.blocked and blocked.report is not None
+    p = blocked.report.p_unsupported
+    assert p is not None
+    lenient = GroundednessFilter(mode="block", block_on="any", block_at=min(0.999, p + 0.001))
+    shown = lenient.judge_answer(QUESTION, CONTEXT, answer, KeywordScorer())
+    assert not shown.blocked and shown.verdict == "uncertain"
+    with pytest.raises(InputError, match="block_at must be a probability"):
+        GroundednessFilter(block_at=1.5)
+    with pytest.raises(InputError, match="must not be above block_at"):
+        GroundednessFilter(flag_at=0.9)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -114,6 +114,23 @@ class FilteredAnswer:
 Fallback = str | Callable[[AttributionResult, GroundednessReport | None], str]
 
 
+def _cut_at(calibration: Calibration, block_at: float | None, flag_at: float | None) -> Calibration:
+    """``calibration`` with the caller's ``P(unsupported)`` cut-offs (``flag_at`` at most
+    ``block_at``; a ``block_at`` below the calibration's flag cut moves that too)."""
+    if block_at is None and flag_at is None:
+        return calibration
+    for name, value in (("block_at", block_at), ("flag_at", flag_at)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1
+        ):
+            raise InputError(f"{name} must be a probability between 0 and 1, got {value!r}")
+    block = calibration.block_at if block_at is None else float(block_at)
+    flag = min(calibration.flag_at, block) if flag_at is None else float(flag_at)
+    if flag > block:
+        raise InputError(f"flag_at ({flag:g}) must not be above block_at ({block:g})")
+    return replace(calibration, block_at=block, flag_at=flag)
+
+
 class GroundednessFilter:
     """Flag or block answers that the retrieved context does not support (grounding, not
     relevance: a true but unrelated answer passes).
@@ -135,6 +152,8 @@ class GroundednessFilter:
         on_error: when groundedness cannot be judged, ``"block"`` shows the fallback and
             ``"pass"`` the answer (default: ``"block"`` in block mode, fail closed).
         scorer: measures the anchors when the attribution did not (needs ``context``).
+        block_at, flag_at: your own cut-offs on ``P(unsupported)`` (0-1), in place of the
+            calibration's (``repr`` shows the ones in use).
     """
 
     def __init__(
@@ -148,6 +167,8 @@ class GroundednessFilter:
         on_error: Literal["pass", "block"] | None = None,
         scorer: Any = None,
         block_on: BlockOn = DEFAULT_BLOCK_ON,
+        block_at: float | None = None,
+        flag_at: float | None = None,
     ) -> None:
         if mode not in ("flag", "block"):
             raise InputError(f"mode must be 'flag' or 'block', got {mode!r}")
@@ -185,7 +206,9 @@ class GroundednessFilter:
         self.top_k = top_k
         self.on_error = on_error
         self.scorer = scorer
-        self.calibration: Calibration = calibration or DEFAULT_CALIBRATION
+        self.calibration: Calibration = _cut_at(
+            calibration or DEFAULT_CALIBRATION, block_at, flag_at
+        )
         """The verdict model (used when ``threshold`` is ``None``)."""
 
     def __repr__(self) -> str:
