@@ -880,7 +880,7 @@ def test_a_reworded_right_answer_is_shown_marked_by_default_and_an_invented_fact
     cited = cite(result, PETS)
     for text in (cited.to_terminal(color=False), cited.to_markdown(), cited.to_html()):
         assert REWORDED.rstrip(".") in text and "could not find support" not in text
-        assert "Possibly not supported: check this answer against the sources" in text
+        assert "Worded differently from the sources: check this answer against them" in text
     for text in (cited.to_terminal(color=False), cited.to_markdown()):
         assert "P(unsupported)" not in text and "threshold" not in text
     assert "uncertain, flagged" in repr(result.groundedness)

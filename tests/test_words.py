@@ -233,3 +233,22 @@ def test_a_blocked_answer_renders_the_fallback_not_what_was_blocked(
         assert "Kristjan" not in text and "Narva" not in text
         assert " ".join(blocked.answer.split()) in " ".join(html.unescape(text).split())
         assert WITHHELD in text and "Not supported" not in text and "No source" not in text
+
+
+def test_an_uncertain_answer_says_why_in_words() -> None:
+    """Fresh-user review 3: a correct reworded answer with a strong source read "Possibly
+    not supported"; the mark now says whether the answer is only worded differently or
+    leaves a fact the sources do not state."""
+    from types import SimpleNamespace
+
+    from camab_rag.render.text import verdict_text
+
+    def report(facts: tuple[str, ...]) -> Any:
+        one = SimpleNamespace(unchecked_facts=facts, contested=())
+        return SimpleNamespace(verdict="uncertain", sentences=[one], unsupported_sentences=[])
+
+    reworded = verdict_text(report(()))
+    assert reworded == "Worded differently from the sources: check this answer against them"
+    assert (
+        verdict_text(report(("9",))) == "Check this answer: the sources do not state \u201c9\u201d"
+    )

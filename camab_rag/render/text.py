@@ -156,7 +156,6 @@ def verdict_name(report: Any) -> str | None:
 
 _VERDICT_WORDS = {
     "supported": "Supported by the sources",
-    "uncertain": "Possibly not supported: check this answer against the sources",
     "unsupported": "Not supported by the sources",
     "unknown": "Support could not be checked",
 }
@@ -175,6 +174,16 @@ def verdict_text(report: Any) -> str | None:
     elif name == "uncertain" and rivals:
         named = ", ".join(f"\u201c{w}\u201d" for w in rivals)
         line = f"The sources disagree on {named}: check which one is current"
+    elif name == "uncertain":
+        facts = list(
+            dict.fromkeys(w for s in sentences for w in getattr(s, "unchecked_facts", ()) or ())
+        )
+        named = ", ".join(f"\u201c{w}\u201d" for w in facts[:3])
+        line = (
+            f"Check this answer: the sources do not state {named}"
+            if facts
+            else "Worded differently from the sources: check this answer against them"
+        )
     else:
         line = _VERDICT_WORDS[name]
     count = len(getattr(report, "unsupported_sentences", []) or [])
