@@ -245,7 +245,9 @@ def test_an_uncertain_answer_says_why_in_words() -> None:
 
     def report(facts: tuple[str, ...]) -> Any:
         one = SimpleNamespace(unchecked_facts=facts, contested=())
-        return SimpleNamespace(verdict="uncertain", sentences=[one], unsupported_sentences=[])
+        return SimpleNamespace(
+            verdict="uncertain", sentences=[one], unsupported_sentences=[], unchecked_facts=facts
+        )
 
     reworded = verdict_text(report(()))
     assert reworded == "Worded differently from the sources: check this answer against them"

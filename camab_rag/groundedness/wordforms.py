@@ -136,11 +136,11 @@ def holds(value: str, known: Collection[str]) -> bool:
 NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "none", "nothing", "cannot"})
 CHARGE_WORDS = frozenset({"cost", "costs", "charge", "charges", "fee", "fees"})
 """After ``no`` ("at no cost", "no charge"): the pair states ``free``, not a negation."""
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 CALENDAR = frozenset(
     [
         *("january", "february", "march", "april", "may", "june", "july", "august"),
-        *("september", "october", "november", "december", "monday", "tuesday", "wednesday"),
-        *("thursday", "friday", "saturday", "sunday"),
+        *("september", "october", "november", "december", *WEEKDAYS),
     ]
 )
 _SIGNS = frozenset({"eur", "usd", "gbp", "percent"})
@@ -224,15 +224,15 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
     marks = [_clock_mark(text, tokens, k) for k in range(len(tokens))]
     halves = _day_parts(tokens)
     decimals = _decimals(text, tokens)
+    free = _free(tokens)
     out = []
     for k, (start, end, word) in enumerate(tokens):
         value = form(word)
-        if decimals.get(k):  # "0.20 euros" is 0.2, not 0 and 20
-            end = tokens[k + 1][1]
-            out.append((start, end, text[start:end].lower(), decimals[k]))
-            continue
-        if k in decimals:
-            out.append((start, end, word, ""))
+        if k in decimals:  # "0.20 euros" is 0.2 (spanning "0.20"), its "20" nothing
+            if decimals[k]:
+                end = tokens[k + 1][1]
+                word = text[start:end].lower()
+            out.append((start, end, word, decimals[k]))
             continue
         after = marks[k + 1] if k + 1 < len(tokens) else ""
         if k + 2 < len(tokens) and _minutes(text, tokens, k + 1):  # "5:30 pm"
@@ -251,15 +251,8 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
             value = DEGREE_SCALES[word]
         elif word == "one" and k and tokens[k - 1][2] in ONE_AS_PRONOUN_AFTER:
             value = ""  # "the first one", "this one": a pronoun, no number
-        elif word == "no" and _charge_after(tokens, k):
-            value = "free"  # "at no cost", "no extra charge": free, not a negation
-        elif (word in CHARGE_WORDS or word in _EXTRA) and (
-            _charge_after(tokens, k - 1)
-            or (k > 1 and tokens[k - 1][2] in _EXTRA and _charge_after(tokens, k - 2))
-        ):
-            value = ""
-        elif word == "nothing" and k and tokens[k - 1][2] == "for":
-            value = "free"  # "travels for nothing"
+        elif k in free:  # "at no extra cost", "for nothing": free, not a negation
+            value = free[k]
         elif word.isdecimal() and after in _CLOCK and int(word) <= 12:
             value = _hour(int(word), after)
         elif k in halves:  # "7 in the morning" is 7:00, "5 in the afternoon" 17:00
@@ -271,18 +264,19 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
 _EXTRA = frozenset({"extra", "additional"})
 
 
-def _charge_after(tokens: Sequence[tuple[int, int, str]], k: int) -> bool:
-    """Whether token ``k`` is a ``no`` before a charge word ("no cost", "no extra fee")."""
-    if k < 0 or tokens[k][2] != "no":
-        return False
-    after = [t[2] for t in tokens[k + 1 : k + 3]]
-    return after[:1] != [] and (
-        after[0] in CHARGE_WORDS
-        or (after[0] in _EXTRA and after[1:] != [] and after[1] in CHARGE_WORDS)
-    )
-
-
-_MONEY = frozenset({"eur", "usd", "gbp", "percent"})
+def _free(tokens: Sequence[tuple[int, int, str]]) -> dict[int, str]:
+    """Token index -> ``"free"`` for the ``no`` of "no cost", "at no extra fee" and the
+    ``nothing`` of "for nothing", and -> ``""`` for the words the ``no`` takes with it."""
+    out: dict[int, str] = {}
+    for k, (_, _, word) in enumerate(tokens):
+        after = [t[2] for t in tokens[k + 1 : k + 3]]
+        extra = 1 if after[:1] and after[0] in _EXTRA else 0
+        if word == "no" and len(after) > extra and after[extra] in CHARGE_WORDS:
+            out[k] = "free"
+            out.update(dict.fromkeys(range(k + 1, k + 2 + extra), ""))
+        elif word == "nothing" and k and tokens[k - 1][2] == "for":
+            out[k] = "free"
+    return out
 
 
 def _decimals(text: str, tokens: Sequence[tuple[int, int, str]]) -> dict[int, str]:
@@ -299,7 +293,7 @@ def _decimals(text: str, tokens: Sequence[tuple[int, int, str]]) -> dict[int, st
         if start != end + 1 or text[end] not in ".," or k in out:
             continue
         sign = k > 0 and tokens[k - 1][2] in "€$£" and tokens[k - 1][1] == tokens[k][0]
-        unit = k + 2 < len(tokens) and UNITS.get(tokens[k + 2][2]) in _MONEY
+        unit = k + 2 < len(tokens) and UNITS.get(tokens[k + 2][2]) in _SIGNS
         if int(whole) == 0 or sign or unit:
             fraction = part.ljust(2, "0").rstrip("0")
             out[k] = f"{int(whole)}.{fraction}" if fraction else str(int(whole))
@@ -403,8 +397,7 @@ class ContextWords(frozenset[str]):
         sentences = [s for doc, text in enumerate(texts) for s in sentences_of(text, doc)]
         return cls(
             (w for text in texts for w in words(text)),
-            form_set(texts)
-            | frozenset(f for s in sentences for f in s.own & (HOURS_FORMS | set(WEEKDAYS))),
+            form_set(texts) | frozenset(f for s in sentences for f in s.own & _SPAN_FORMS),
             sentences,
             subject_forms(question),
         )
@@ -569,9 +562,12 @@ def _hours(clause: str) -> frozenset[str]:
     return HOURS_FORMS if _RANGE.search(clause) else frozenset()
 
 
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY = r"(mon|tue|wed|thu|fri|sat|sun)(?:day|nesday|sday|rsday|urday|s|rs|urs)?s?\b\.?"
 _DAY_RANGE = re.compile(rf"\b{_DAY}\s*(?:-|–|—|to|through|thru|until|till)\s*{_DAY}", re.I)
+
+
+_SPAN_FORMS = HOURS_FORMS | frozenset(WEEKDAYS)
+"""What a span of clock times or weekdays adds to a clause (:func:`_hours`, :func:`_days`)."""
 
 
 def _days(clause: str) -> frozenset[str]:

@@ -175,9 +175,7 @@ def verdict_text(report: Any) -> str | None:
         named = ", ".join(f"\u201c{w}\u201d" for w in rivals)
         line = f"The sources disagree on {named}: check which one is current"
     elif name == "uncertain":
-        facts = list(
-            dict.fromkeys(w for s in sentences for w in getattr(s, "unchecked_facts", ()) or ())
-        )
+        facts = list(getattr(report, "unchecked_facts", None) or ())
         named = ", ".join(f"\u201c{w}\u201d" for w in facts[:3])
         line = (
             f"Check this answer: the sources do not state {named}"
