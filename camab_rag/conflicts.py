@@ -191,9 +191,7 @@ def stated_value(
     half the content words) and holds a subject word of the answer or ``question`` beyond
     the unit, and the value is of the word's kind (a number for a number).
     """
-    words = _words(sentence)
-    if words and words[0].kind == "name":  # a capital at the start says nothing of a name
-        words[0] = replace(words[0], kind="word")
+    words = _sentence_words(_words(sentence), 0, len(sentence))
     index = next((k for k, w in enumerate(words) if w.start <= span[0] < w.end), None)
     if index is None or words[index].kind not in ("number", "name"):
         return None

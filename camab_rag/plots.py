@@ -17,17 +17,8 @@ if TYPE_CHECKING:
 
 
 def _pyplot() -> Any:
+    """``matplotlib.pyplot`` (it picks the headless Agg backend itself without a display)."""
     try:
-        import matplotlib
-
-        if matplotlib.get_backend().lower() not in (
-            "agg",
-            "module://matplotlib_inline.backend_inline",
-        ):
-            import os
-
-            if not os.environ.get("DISPLAY") and not os.environ.get("MPLBACKEND"):
-                matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         raise ImportError("plots need matplotlib: pip install 'camab-rag[plot]'") from None

@@ -52,11 +52,6 @@ class GaussianLinearPosterior:
         """Posterior mean ``B^-1 f`` (a copy)."""
         return np.array(self._mean, dtype=float)
 
-    @property
-    def precision(self) -> FloatArray:
-        """Posterior precision ``B``."""
-        return np.asarray(self._factor.T @ self._factor, dtype=float)
-
     def covariance(self) -> FloatArray:
         """Posterior covariance ``B^-1`` (O(d^3): call once, not per round)."""
         return np.asarray(cho_solve((self._factor, False), np.eye(self.dim)), dtype=float)

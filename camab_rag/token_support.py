@@ -147,20 +147,19 @@ class TokenSupport:
         )
         return (visible >= start) & (visible < end)
 
-    def gain(self, start: int = 0, end: int | None = None) -> float:
-        """Mean per-token context gain of the tokens starting in ``[start, end)``."""
+    def _mean(self, values: FloatArray, start: int, end: int | None) -> float:
+        """Per-token mean of ``values`` over the tokens starting in ``[start, end)``."""
         inside = self._inside(start, len(self.response) if end is None else end)
         count = int(self.counts[inside].sum())
-        if count == 0:
-            return float("nan")
-        return float((self.full[inside] - self.empty[inside]).sum() / count)
+        return float(values[inside].sum() / count) if count else float("nan")
+
+    def gain(self, start: int = 0, end: int | None = None) -> float:
+        """Mean per-token context gain of the tokens starting in ``[start, end)``."""
+        return self._mean(self.full - self.empty, start, end)
 
     def mean_logprob(self, which: str = "full", start: int = 0, end: int | None = None) -> float:
         """Mean per-token log-prob under one anchor (``"full"`` or ``"empty"``)."""
-        inside = self._inside(start, len(self.response) if end is None else end)
-        values = self.full if which == "full" else self.empty
-        count = int(self.counts[inside].sum())
-        return float(values[inside].sum() / count) if count else float("nan")
+        return self._mean(self.full if which == "full" else self.empty, start, end)
 
     def within(self, ranges: Sequence[tuple[int, int]]) -> TokenSupport:
         """The pieces whose visible text starts inside one of ``ranges``."""

@@ -16,7 +16,6 @@ from numpy.typing import NDArray
 
 Masks = NDArray[np.bool_]
 FloatArray = NDArray[np.float64]
-ESTIMATORS = ("posterior_mean", "lasso")
 LASSO_ALPHA = 0.01
 
 

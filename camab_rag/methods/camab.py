@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import cho_factor, cho_solve
 
-from camab_rag.methods.base import ESTIMATORS, FloatArray, Masks, Method, Sampler, lasso_scores
+from camab_rag.methods.base import FloatArray, Masks, Method, Sampler
 from camab_rag.posterior import GaussianLinearPosterior
 
 MAX_REDRAWS = 32
@@ -114,8 +114,6 @@ class Camab(Method):
     Args:
         redraw: draw a repeated subset again, so the budget buys ``budget`` distinct
             subsets (default); ``False`` is the paper's loop as written.
-        estimator: ``"posterior_mean"`` (the paper) or ``"lasso"`` (ContextCite's
-            standardised LASSO on the same subsets; no extra calls).
     """
 
     prior_mean: float = 0.0
@@ -124,7 +122,6 @@ class Camab(Method):
     batch_size: int = 1
     early_stop: EarlyStop | None = None
     redraw: bool = True
-    estimator: str = "posterior_mean"
 
     name = "camab"
 
@@ -133,8 +130,6 @@ class Camab(Method):
             raise ValueError("prior_variance and noise_variance must be positive")
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
-        if self.estimator not in ESTIMATORS:
-            raise ValueError(f"unknown estimator {self.estimator!r}; choose one of {ESTIMATORS}")
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> CamabSampler:
         return CamabSampler(self, n_segments, budget, rng)
@@ -145,8 +140,6 @@ class Camab(Method):
     def fit_many(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
         """Posterior means: one factorisation of the shared precision, one solve per
         reward vector."""
-        if self.estimator == "lasso":
-            return np.stack([lasso_scores(masks, rewards[:, k]) for k in range(rewards.shape[1])])
         features = np.hstack([np.ones((masks.shape[0], 1)), masks.astype(float)])
         dim = features.shape[1]
         precision = np.eye(dim) / self.prior_variance + features.T @ features / self.noise_variance

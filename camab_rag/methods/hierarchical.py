@@ -2,10 +2,9 @@
 
 Stage 1 runs the base method over documents (a document's segments kept or removed
 together) with up to half the budget, or ``D + 1`` calls (a document-level leave-one-out)
-when that leaves a third of the budget or the base ``opens_documents``; it stops early once
-the documents it would refine stop changing between checkpoints. Stage 2 runs the base over
-the segments of the top documents that fit in the rest of the budget, the other documents
-kept. Document scores come from the subsets that keep or drop whole documents, segment
+when that leaves a third of the budget or the base ``opens_documents``. Stage 2 runs the
+base over the segments of the top documents that fit in the rest of the budget, the other
+documents kept. Document scores come from the subsets that keep or drop whole documents, segment
 scores from those that keep every other document; an unrefined document's segments share
 its score equally (a base with ``joint_fit`` is fitted once over every subset instead).
 The refined documents are chosen with the base's ``design_fit`` when it has one.
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from camab_rag.methods.base import FloatArray, Masks, Method, Sampler, enumerates, plan_sampler
+from camab_rag.methods.base import FloatArray, Masks, Method, Sampler, plan_sampler
 
 IntArray = NDArray[np.int64]
 
@@ -44,8 +43,8 @@ class _Stage:
         self.done = False
         self.pending: Masks = np.zeros((0, 0), dtype=bool)
 
-    def next_masks(self, limit: int | None = None) -> Masks | None:
-        """Up to ``limit`` new rows (full coordinates), or ``None`` when the stage is over."""
+    def next_masks(self) -> Masks | None:
+        """The next new rows (full coordinates), or ``None`` when the stage is over."""
         while not self.buffer and not self.done:
             batch = self.inner.next_masks()
             if batch is None:
@@ -63,8 +62,6 @@ class _Stage:
         room = len(self.buffer)
         if self.max_calls is not None:
             room = min(room, self.max_calls - self.calls)
-        if limit is not None:
-            room = min(room, limit)
         if room <= 0:
             self.done, self.buffer = True, []
             return None
@@ -116,10 +113,6 @@ class HierarchicalSampler(Sampler):
         d = self.n_docs
         cap = document_calls(method.base, d, budget)
         base = method.base
-        self.checkpoints = not enumerates(base, d, cap) and base.prefix_fit
-        self.next_checkpoint = min(d + 1, cap)
-        self.step = max(2, d // 2)
-        self.previous_plan: list[int] | None = None
         self.stage1 = _Stage(
             plan_sampler(base, d, cap, rng),
             lambda doc_masks: np.asarray(doc_masks[:, self.groups], dtype=bool),
@@ -135,8 +128,7 @@ class HierarchicalSampler(Sampler):
 
     def next_masks(self) -> Masks | None:
         if self.stage == 1:
-            limit = self.next_checkpoint - self.calls if self.checkpoints else None
-            batch = self.stage1.next_masks(limit)
+            batch = self.stage1.next_masks()
             if batch is not None:
                 return batch
             self._start_stage2()
@@ -150,12 +142,6 @@ class HierarchicalSampler(Sampler):
             self.history.append((mask.copy(), float(value)))
         if self.stage == 1:
             self.stage1.observe(rewards)
-            if self.checkpoints and self.calls >= self.next_checkpoint:
-                plan = self._plan()
-                if plan == self.previous_plan:
-                    self.stage1.done, self.stage1.buffer = True, []
-                self.previous_plan = plan
-                self.next_checkpoint = self.calls + self.step
         elif self.stage2 is not None:
             self.stage2.observe(rewards)
         self.n_redrawn = self.stage1.inner.n_redrawn + (

@@ -24,7 +24,6 @@ from camab_rag.render.text import (
     shown_highlights,
     source_note,
     split_highlights,
-    strength_level,
     unsupported_pieces,
     verdict_detail,
 )
@@ -99,7 +98,7 @@ def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
         if highlight is None:
             body.append(esc(piece))
             continue
-        level = strength_level(highlight.strength)
+        level = max(support_level(highlight.score), 1)
         body.append(
             f'<mark class="camab-hl camab-hl-{level}" '
             f'title="{support_words(highlight.score)} ({score_text(highlight.score)})">'

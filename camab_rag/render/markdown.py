@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from camab_rag.render.support import support_level
 from camab_rag.render.text import (
     DISPUTED_MARK,
     answer_id,
@@ -21,7 +22,6 @@ from camab_rag.render.text import (
     shown_highlights,
     source_note,
     split_highlights,
-    strength_level,
 )
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def _source_text(answer: CitedAnswer, source: Source) -> str:
         if highlight is None or not body:
             parts.append(re.sub(r"\s+", " ", escape_markdown(piece)))
             continue
-        wrapped = f"**{body}**" if strength_level(highlight.strength) >= 2 else f"*{body}*"
+        wrapped = f"**{body}**" if support_level(highlight.score) >= 2 else f"*{body}*"
         parts.append(f" {wrapped} ")
     return " ".join("".join(parts).split())
 

@@ -14,7 +14,7 @@ import sys
 import textwrap
 from typing import IO, TYPE_CHECKING
 
-from camab_rag.render.support import support_words
+from camab_rag.render.support import support_level, support_words
 from camab_rag.render.text import (
     DISPUTED_MARK,
     LEGEND_TEXT,
@@ -24,7 +24,6 @@ from camab_rag.render.text import (
     sentence_note,
     shown_highlights,
     source_note,
-    strength_level,
     unsupported_pieces,
 )
 
@@ -127,7 +126,7 @@ def render_terminal(
             shown = shown_highlights(answer, source)
             words = max((len(support_words(h.score)) for h in shown), default=0)
             for highlight in sorted(shown, key=lambda h: -h.score):
-                level = strength_level(highlight.strength)
+                level = max(support_level(highlight.score), 1)
                 bar = _bar(highlight.strength, ascii_only=not colored)
                 label = f"{bar} {support_words(highlight.score):<{words}} "
                 body = textwrap.wrap(

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from camab_rag.render.support import CITE_AT, STRONG_AT, support_words
+from camab_rag.render.support import support_words
 
 if TYPE_CHECKING:  # the model imports the renderers; they read it for types only
     from camab_rag.render.cited_answer import CitedAnswer, Highlight
@@ -124,13 +124,6 @@ def has_highlights(answer: CitedAnswer) -> bool:
 def score_text(score: float) -> str:
     """A score as tooltips show it, one rounding everywhere (``"score +0.452"``)."""
     return f"score {float(score):+.3f}"
-
-
-def strength_level(strength: float) -> int:
-    """Highlight level 1 (weak) .. 3 (strong support) for a strength on the scale."""
-    if strength >= 1.0:
-        return 3
-    return 2 if strength >= CITE_AT / STRONG_AT else 1
 
 
 def groundedness_report(verdict: Any) -> Any:
