@@ -8,6 +8,8 @@ LDS and reward store of the quality benchmarks (:mod:`benchmarks.evaluation`); t
 lexical baseline is the library's own (:func:`camab_rag.lexical.lexical_scores`).
 """
 
+import argparse
+
 BENCHMARKS: dict[str, tuple[str, str]] = {
     "lds": ("benchmarks.bench_lds", "quality per model call: LDS and top-k drop, 8-64 calls"),
     "lds-design": (
@@ -25,3 +27,10 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "robustness": ("benchmarks.bench_robustness", "hostile input and dead servers, counted"),
 }
 """NAME -> (the module whose ``main()`` runs it; what it measures)."""
+
+
+def argument_parser(doc: str | None) -> argparse.ArgumentParser:
+    """A benchmark's parser, so that every ``--help`` reads alike: its name is the command
+    ``python -m benchmarks NAME`` (``__main__`` sets it), its description the first
+    paragraph of the module's docstring."""
+    return argparse.ArgumentParser(description=" ".join((doc or "").split("\n\n")[0].split()))

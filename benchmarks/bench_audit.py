@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import argument_parser
 from benchmarks._report import columns, markdown_table, write_section
 from benchmarks.data import hotpot_rows
 from camab_cli.audit import AuditConfig, ScorerSpec, audit
@@ -121,7 +122,7 @@ def part_vllm(args: argparse.Namespace) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = argument_parser(__doc__)
     add = parser.add_argument
     add("--records", type=int, default=6, help="HotpotQA records audited")
     add("--docs", type=int, default=4, help="paragraphs per record")

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks import argument_parser
 from benchmarks._report import ci_cell as _cell
 from benchmarks._report import markdown_table, write_headline, write_section
 from benchmarks.data import Example, load_examples, make_builder
@@ -858,7 +859,7 @@ INTRO = (
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     seed_parser = sub.add_parser("seed", help="fill the reward stores from the stored runs")
     seed_parser.add_argument("--results-list", nargs="+", default=list(STEMS))

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr
 
+from benchmarks import argument_parser
 from benchmarks._report import ci_cell as cell
 from benchmarks._report import columns, markdown_table, write_headline, write_section
 from benchmarks.data import Example, examples_by_id, make_builder
@@ -339,7 +340,7 @@ def report(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = argument_parser(__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     run_parser = sub.add_parser("run")
     run_parser.add_argument("--results", default="hotpotqa_qwen2.5-0.5b")

@@ -3,7 +3,6 @@ server costs an audit; what and how: benchmarks/results/robustness/README.md."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
@@ -19,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import argument_parser
 from camab_cli import cli
 from camab_cli.audit import ScorerSpec
 from camab_cli.audit.cli import main as audit_main
@@ -238,7 +238,7 @@ def dead_server(folder: Path, n_records: int = 12) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = argument_parser(__doc__)
     parser.add_argument("--out", type=Path, default=RESULTS, help="the JSON file written")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

@@ -76,10 +76,6 @@ class RewardStore:
     def get(self, example_id: str, mask: Mask | str) -> float | None:
         return self._rewards.get(example_id, {}).get(_key(mask))
 
-    def rewards(self, example_id: str) -> dict[str, float]:
-        """Every priced subset of an example (a copy)."""
-        return dict(self._rewards.get(example_id, {}))
-
     def __len__(self) -> int:
         return sum(len(v) for v in self._rewards.values())
 

@@ -168,7 +168,11 @@ def test_store_keeps_the_first_value_rounded_and_notes_a_second(tmp_path: Path) 
     assert store.conflicts == [pytest.approx(0.265432)]
     assert store.put_many("a", [("101", -9.0, "z"), ("111", -0.5, "z")]) == 1
     reopened = RewardStore(tmp_path / "s.jsonl")
-    assert reopened.rewards("a") == {"101": -1.234568, "111": -0.5}
+    assert (reopened.get("a", "101"), reopened.get("a", "111"), len(reopened)) == (
+        -1.234568,
+        -0.5,
+        2,
+    )
     with pytest.raises(ValueError, match="finite"):
         store.put("a", "000", math.nan, source="x")
 
