@@ -38,13 +38,11 @@ class Example:
     document's segment spans, ``gold`` the gold segments' indices (``None``: no gold)."""
 
     id: str
-    dataset: str
     question: str
     documents: list[dict[str, str]]
     spans: list[list[Span]]
     gold: list[int] | None
     answers: list[str] = field(default_factory=list)
-    task: str = "qa"
 
     @property
     def n_segments(self) -> int:
@@ -214,7 +212,6 @@ def parse_hotpotqa(row: Mapping[str, Any]) -> Example | None:
         return None
     return Example(
         id=str(row["id"]),
-        dataset="hotpotqa",
         question=str(row["question"]),
         documents=documents,
         spans=spans,
@@ -231,13 +228,11 @@ def parse_cnn_dailymail(row: Mapping[str, Any]) -> Example | None:
         return None
     return Example(
         id=str(row["id"]),
-        dataset="cnn_dailymail",
         question=SUMMARY_INSTRUCTION,
         documents=[{"text": article, "title": ""}],
         spans=[spans],
         gold=None,
         answers=[],
-        task="summary",
     )
 
 
