@@ -35,7 +35,7 @@ TOPICS: dict[str, tuple[str, str]] = {
     "proxy": ("Proxy scorer", r"proxy"),
     "speed": (
         "Speed: scorer, server, audit",
-        r"scorer-.*|attention-.*|http|audit|bandit|prefix_.*|encode|metrics_stage",
+        r"scorer-.*|attention-.*|http|audit",
     ),
 }
 """Topic folder -> (title, the section names it holds, a regular expression)."""
