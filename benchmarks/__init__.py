@@ -3,14 +3,14 @@
 ``python -m benchmarks NAME ...`` runs one of :data:`BENCHMARKS` (``python -m benchmarks``
 lists them). Each writes its detail to ``benchmarks/results/<topic>/README.md`` and its
 headline rows to BENCHMARKS.md (:mod:`benchmarks._report`); shared parts: one data loader
-(:mod:`benchmarks.data`), one statistics module (:mod:`benchmarks.stats`) and the
-paper-protocol harness (:mod:`benchmarks.evaluation`); the free lexical baseline is the
-library's own (:func:`camab_rag.lexical.lexical_scores`).
+(:mod:`benchmarks.data`), one statistics module (:mod:`benchmarks.stats`) and the subsets,
+LDS and reward store of the quality benchmarks (:mod:`benchmarks.evaluation`); the free
+lexical baseline is the library's own (:func:`camab_rag.lexical.lexical_scores`).
 """
 
+import argparse
+
 BENCHMARKS: dict[str, tuple[str, str]] = {
-    "eval": ("benchmarks.evaluation.cli", "paper protocol on a data set: run, resume, report"),
-    "eval-report": ("benchmarks.evaluation.cli:publish", "publish every stored paper-protocol run"),
     "lds": ("benchmarks.bench_lds", "quality per model call: LDS and top-k drop, 8-64 calls"),
     "lds-design": (
         "benchmarks.lds_design",
@@ -23,7 +23,14 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "scorer": ("benchmarks.bench_scorer", "in-process scorer throughput (CPU, or a GPU shape)"),
     "attention": ("benchmarks.bench_attention", "attention kernel on a GPU, whole attributions"),
     "http": ("benchmarks.bench_http", "HTTP scorer throughput against a local vLLM server"),
-    "audit": ("benchmarks.bench_audit", "batch audit throughput (in process, vLLM, Ray)"),
+    "audit": ("benchmarks.bench_audit", "batch audit throughput (in process, vLLM)"),
     "robustness": ("benchmarks.bench_robustness", "hostile input and dead servers, counted"),
 }
-"""NAME -> (``module`` whose ``main()`` runs it, or ``module:function``; what it measures)."""
+"""NAME -> (the module whose ``main()`` runs it; what it measures)."""
+
+
+def argument_parser(doc: str | None) -> argparse.ArgumentParser:
+    """A benchmark's parser, so that every ``--help`` reads alike: its name is the command
+    ``python -m benchmarks NAME`` (``__main__`` sets it), its description the first
+    paragraph of the module's docstring."""
+    return argparse.ArgumentParser(description=" ".join((doc or "").split("\n\n")[0].split()))

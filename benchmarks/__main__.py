@@ -24,12 +24,9 @@ def main(argv: list[str]) -> int:
     for key, value in ENV.items():  # before a benchmark loads the model's libraries
         os.environ.setdefault(key, value)
     name, rest = argv[0], argv[1:]
-    module, _, function = BENCHMARKS[name][0].partition(":")
-    run = getattr(importlib.import_module(module), function or "main")
     _report.ENTRY = name
     sys.argv = [f"python -m benchmarks {name}", *rest]
-    status = run(rest) if module == "benchmarks.evaluation.cli" else run()
-    return int(status or 0)
+    return int(importlib.import_module(BENCHMARKS[name][0]).main() or 0)
 
 
 if __name__ == "__main__":

@@ -3,12 +3,12 @@ against lower-right causal attention; what and how: benchmarks/results/speed/REA
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
 from typing import Any
 
+from benchmarks import argument_parser
 from benchmarks._report import columns, markdown_table, write_headline, write_section
 from benchmarks.workload import add_shape_arguments, bench_row, hotpot_requests, shaped_model
 
@@ -25,7 +25,7 @@ def _sync() -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argument_parser(__doc__)
     add_shape_arguments(parser, default="llama-3.1-8b")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-write", action="store_true", help="print only")
@@ -89,7 +89,7 @@ def main() -> None:
             rows.append([*line, *columns(figures)])
 
     # the same requests under both kernels: how far apart are their log-probs?
-    requests, _ = hotpot_requests(16, "random")
+    requests = hotpot_requests(16, "random")
     logprobs = {}
     for kernel in KERNELS:
         set_kernel(kernel)

@@ -3,12 +3,12 @@ and how: benchmarks/results/speed/README.md."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import resource
 import time
 
+from benchmarks import argument_parser
 from benchmarks._report import columns, markdown_table, write_headline, write_section
 from benchmarks.workload import hotpot_requests
 
@@ -18,7 +18,7 @@ CONCURRENCY = (1, 4, 8)
 def measure(base_url: str, n_requests: int, rounds: int) -> list[dict[str, float]]:
     from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
-    requests, _ = hotpot_requests(n_requests)
+    requests = hotpot_requests(n_requests)
     warm = OpenAICompletionsScorer(base_url, "smollm2", timeout=300)
     asyncio.run(warm.ascore(requests[:2]))  # first-call compilation and caches, not timed
     rows = []
@@ -47,7 +47,7 @@ def measure(base_url: str, n_requests: int, rounds: int) -> list[dict[str, float
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argument_parser(__doc__)
     parser.add_argument("--port", type=int, help="use a vLLM server already on this port")
     parser.add_argument("--requests", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=2, help="best of this many runs")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,24 +13,19 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr
 
+from benchmarks import argument_parser
 from benchmarks._report import ci_cell as cell
 from benchmarks._report import columns, markdown_table, write_headline, write_section
-from benchmarks.data import Example, examples_by_id
-from benchmarks.evaluation.counting import MemoScorer
+from benchmarks.data import Example, examples_by_id, make_builder
+from benchmarks.data import read_jsonl as read_results
 from benchmarks.evaluation.metrics import auroc
-from benchmarks.evaluation.runner import (
-    append_record,
-    done_ids,
-    make_builder,
-    masks_from_bits,
-    read_results,
-)
+from benchmarks.evaluation.store import append_record, masks_from_bits
 from benchmarks.stats import mean_ci
 from camab_rag import AttributionSettings
 from camab_rag.attributor import Attributor
 from camab_rag.methods import ContextCite, KernelShap, LeaveOneOut
 from camab_rag.rewards import mean_logprob
-from camab_rag.scorers.base import ScoreRequest
+from camab_rag.scorers.base import BaseScorer, ResponseLogprobs, ScoreRequest, parallel_requests
 
 RESULTS = Path(__file__).resolve().parent / "results"
 OUT = RESULTS / "proxy"
@@ -46,6 +42,26 @@ def design_masks(record: dict[str, Any], design: str) -> list[str]:
     return masks if design == "loo" else masks[:BUDGET]
 
 
+class MemoScorer(BaseScorer):
+    """Serves a request seen before (same prompt and response) from memory, so the designs
+    and ``auto`` of one example share model time."""
+
+    def __init__(self, scorer: Any) -> None:
+        self.scorer = scorer
+        self.memory: dict[str, ResponseLogprobs] = {}
+
+    @property
+    def parallel_requests(self) -> int:
+        return parallel_requests(self.scorer)
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        keys = [json.dumps([str(r.prompt), r.response], default=str) for r in requests]
+        todo = {k: r for k, r in zip(keys, requests) if k not in self.memory}
+        if todo:
+            self.memory.update(zip(todo, self.scorer.score(list(todo.values()))))
+        return [self.memory[k] for k in keys]
+
+
 def run(args: argparse.Namespace) -> None:
     from camab_rag.scorers import TransformersScorer
 
@@ -55,7 +71,7 @@ def run(args: argparse.Namespace) -> None:
     examples = examples_by_id(records)
     out = OUT / f"{args.results}.{PROXY}.jsonl"
     OUT.mkdir(parents=True, exist_ok=True)
-    done = done_ids(out)
+    done = {line["id"] for line in read_results(out)}
     proxy = TransformersScorer(PROXY, batch_size=1, num_threads=args.threads, prefix_cache=True)
     for record in records:
         if record["id"] in done:
@@ -324,7 +340,7 @@ def report(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = argument_parser(__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     run_parser = sub.add_parser("run")
     run_parser.add_argument("--results", default="hotpotqa_qwen2.5-0.5b")

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import argument_parser
 from camab_cli import cli
 from camab_cli.audit import ScorerSpec
 from camab_cli.audit.cli import main as audit_main
@@ -237,6 +238,9 @@ def dead_server(folder: Path, n_records: int = 12) -> dict[str, Any]:
 
 
 def main() -> int:
+    parser = argument_parser(__doc__)
+    parser.add_argument("--out", type=Path, default=RESULTS, help="the JSON file written")
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         report = {
@@ -249,7 +253,7 @@ def main() -> int:
             },
             "dead_server": dead_server(folder),
         }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {RESULTS}", file=sys.stderr)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}", file=sys.stderr)
     return 0

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from benchmarks import argument_parser
 from benchmarks._report import columns, markdown_table, write_headline, write_section
 from benchmarks.workload import add_shape_arguments, hotpot_requests, shaped_model
 
@@ -56,7 +57,7 @@ def worker(args: argparse.Namespace) -> dict[str, object]:
             return time.perf_counter()
         return time.process_time()
 
-    requests, _ = hotpot_requests(args.requests, args.pattern)
+    requests = hotpot_requests(args.requests, args.pattern)
     sequences = [list(e.prompt_ids) + list(e.response_ids) for e in map(scorer.encode, requests)]
     total_tokens = sum(len(s) for s in sequences)
     raw_tokens = sum(len(s) for s in sequences[:RAW_SEQUENCES])
@@ -166,7 +167,7 @@ def _section(r: dict[str, Any], args: argparse.Namespace, env: dict[str, str], l
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argument_parser(__doc__)
     parser.add_argument("--models", nargs="+", default=["smollm2", "qwen2.5-0.5b"])
     parser.add_argument("--threads", type=int, default=None, help="torch threads")
     parser.add_argument("--jobs", type=int, default=1, help="models measured at once")

@@ -1,5 +1,6 @@
-"""The benchmarks' one data loader: HotpotQA distractor, CNN/DailyMail and TyDi QA GoldP (or
-any JSONL in their formats) as :class:`Example`; see benchmarks/results/eval/README.md."""
+"""The benchmarks' one data loader: HotpotQA distractor and CNN/DailyMail rows (or any JSONL
+in their formats) as :class:`Example`, each with the prompt the stored runs used; the raw
+HotpotQA rows and the HotpotQA answer checks the other benchmarks read."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import os
 import random
 import re
 import string
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from camab_rag.errors import InputError
+from camab_rag.prompts import TemplatePromptBuilder
+from camab_rag.segments import segment_documents, to_documents
 from camab_rag.sentences import split_sentences
 
 Span = tuple[int, int]
@@ -22,7 +25,6 @@ Span = tuple[int, int]
 DATASET_FILES: dict[str, str] = {
     "hotpotqa": "hotpotqa_distractor_dev.jsonl",
     "cnn_dailymail": "cnn_dailymail_dev.jsonl",
-    "tydiqa": "tydiqa_goldp_dev.jsonl",
 }
 """Dataset name -> file name in the shared data folder."""
 
@@ -36,14 +38,11 @@ class Example:
     document's segment spans, ``gold`` the gold segments' indices (``None``: no gold)."""
 
     id: str
-    dataset: str
     question: str
     documents: list[dict[str, str]]
     spans: list[list[Span]]
     gold: list[int] | None
     answers: list[str] = field(default_factory=list)
-    task: str = "qa"
-    language: str = "english"
 
     @property
     def n_segments(self) -> int:
@@ -68,46 +67,18 @@ class Example:
 
         return splitter
 
-    def trimmed(self, max_segments: int) -> Example:
-        """A copy with at most ``max_segments`` segments (smoke runs): documents holding gold
-        kept first, a long document cut to its first sentences, gold remapped."""
-        if max_segments < 1:
-            raise ValueError(f"max_segments must be >= 1, got {max_segments}")
-        if self.n_segments <= max_segments:
-            return self
-        starts, count = [], 0
-        for spans in self.spans:
-            starts.append(count)
-            count += len(spans)
-        gold = set(self.gold or [])
-        has_gold = [
-            any(starts[d] + j in gold for j in range(len(s))) for d, s in enumerate(self.spans)
-        ]
-        keep: set[int] = set()
-        total = 0
-        for wanted in (True, False):
-            for d, spans in enumerate(self.spans):
-                if has_gold[d] == wanted and total < max_segments:
-                    keep.add(d)
-                    total += len(spans)
-        documents, new_spans, new_gold = [], [], []
-        index = 0
-        for d in sorted(keep):
-            room = max_segments - index
-            if room <= 0:
-                break
-            spans = self.spans[d][:room]
-            text = self.documents[d]["text"][: spans[-1][1]]
-            documents.append({**self.documents[d], "text": text})
-            new_spans.append(list(spans))
-            new_gold += [index + j for j in range(len(spans)) if starts[d] + j in gold]
-            index += len(spans)
-        return replace(
-            self,
-            documents=documents,
-            spans=new_spans,
-            gold=(new_gold or None) if self.gold is not None else None,
-        )
+
+def make_builder(example: Example) -> TemplatePromptBuilder:
+    """An example's prompt: the default chat prompt, documents titled when they have titles."""
+    documents = to_documents(example.documents)
+    segments = segment_documents(documents, example.granularity())
+    titled = all(doc.get("title") for doc in example.documents)
+    return TemplatePromptBuilder(
+        example.question,
+        documents,
+        segments,
+        document_template="{title}: {text}" if titled else "{text}",
+    )
 
 
 def data_dir() -> Path:
@@ -131,7 +102,7 @@ def dataset_path(name_or_path: str | os.PathLike[str]) -> Path:
     if not path.is_file():
         hint = (
             " (the full datasets live in CAMAB_BENCH_DATA or ../shared/data; the repository "
-            "ships a sample: --dataset data/hotpotqa_dev_sample.jsonl)"
+            "ships a sample: data/hotpotqa_dev_sample.jsonl)"
             if text in DATASET_FILES
             else ""
         )
@@ -157,47 +128,29 @@ def hotpot_rows(stop: int | None = None, start: int = 0) -> list[dict[str, Any]]
         return [json.loads(line) for line in itertools.islice(handle, start, stop)]
 
 
-def dataset_label(name_or_path: str | os.PathLike[str]) -> str:
-    """A short label for file names: the name, or the file's stem for a path."""
-    text = str(name_or_path)
-    return text if text in DATASET_FILES else Path(text).stem
-
-
 def load_examples(
     name_or_path: str | os.PathLike[str],
     n: int | None = None,
     *,
     offset: int = 0,
 ) -> list[Example]:
-    """The first ``n`` usable examples after ``offset`` rows (round-robin across languages
-    when rows carry one; rows with under 2 segments or no gold skipped).
-    Raises :class:`InputError` for an unknown name, a missing file or an unknown row."""
+    """The first ``n`` usable examples after ``offset`` rows (rows with under 2 segments or,
+    for questions, no gold skipped). Raises :class:`InputError` for an unknown name, a
+    missing file or an unknown row."""
     path = dataset_path(name_or_path)
     examples: list[Example] = []
-    by_language: dict[str, list[Example]] = {}
-    multilingual: bool | None = None
     for number, row in enumerate(_rows(path)):
         if number < offset:
             continue
-        if multilingual is None:
-            multilingual = "language" in row
         try:
             example = parse_row(row)
         except InputError as error:
             raise InputError(f"{path}:{number + 1}: {error}") from None
-        if example is None or example.n_segments < 2:
-            continue
-        if multilingual:
-            by_language.setdefault(example.language, []).append(example)
-            continue
-        examples.append(example)
+        if example is not None and example.n_segments >= 2:
+            examples.append(example)
         if n is not None and len(examples) >= n:
             break
-    if multilingual:  # round robin: the first of each language, then the second, ...
-        groups = list(by_language.values())
-        longest = max((len(g) for g in groups), default=0)
-        examples = [g[i] for i in range(longest) for g in groups if i < len(g)]
-    return examples[:n] if n is not None else examples
+    return examples
 
 
 def _rows(path: Path) -> Iterator[Mapping[str, Any]]:
@@ -220,11 +173,9 @@ def parse_row(row: Mapping[str, Any]) -> Example | None:
         return parse_hotpotqa(row)
     if "article" in row:
         return parse_cnn_dailymail(row)
-    if "passage" in row and "answers" in row:
-        return parse_tydiqa(row)
     raise InputError(
-        "unrecognised row: expected HotpotQA (context, supporting_facts), CNN/DailyMail "
-        f"(article) or TyDi QA (passage, answers) keys, got {sorted(row)}"
+        "unrecognised row: expected HotpotQA (context, supporting_facts) or CNN/DailyMail "
+        f"(article) keys, got {sorted(row)}"
     )
 
 
@@ -261,7 +212,6 @@ def parse_hotpotqa(row: Mapping[str, Any]) -> Example | None:
         return None
     return Example(
         id=str(row["id"]),
-        dataset="hotpotqa",
         question=str(row["question"]),
         documents=documents,
         spans=spans,
@@ -278,39 +228,11 @@ def parse_cnn_dailymail(row: Mapping[str, Any]) -> Example | None:
         return None
     return Example(
         id=str(row["id"]),
-        dataset="cnn_dailymail",
         question=SUMMARY_INSTRUCTION,
         documents=[{"text": article, "title": ""}],
         spans=[spans],
         gold=None,
         answers=[],
-        task="summary",
-    )
-
-
-def parse_tydiqa(row: Mapping[str, Any]) -> Example | None:
-    """TyDi QA GoldP: passage sentences; gold = sentences overlapping an answer span."""
-    passage = str(row["passage"])
-    spans = split_sentences(passage)
-    answers: Sequence[Mapping[str, Any]] = row.get("answers") or []
-    gold: set[int] = set()
-    for answer in answers:
-        start = int(answer["answer_start"])
-        end = start + max(len(str(answer.get("text", ""))), 1)
-        for i, (a, b) in enumerate(spans):
-            if a < end and start < b:
-                gold.add(i)
-    if not spans or not gold:
-        return None
-    return Example(
-        id=str(row["id"]),
-        dataset="tydiqa",
-        question=str(row["question"]),
-        documents=[{"text": passage, "title": str(row.get("title", ""))}],
-        spans=[spans],
-        gold=sorted(gold),
-        answers=[str(a.get("text", "")) for a in answers],
-        language=str(row.get("language", "")),
     )
 
 

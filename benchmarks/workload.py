@@ -45,7 +45,7 @@ def add_shape_arguments(parser: argparse.ArgumentParser, default: str | None) ->
     parser.add_argument("--tokenizer", help="with --shape: a tokenizer directory")
 
 
-def hotpot_requests(n: int, pattern: str = "loo") -> tuple[list[ScoreRequest], int]:
+def hotpot_requests(n: int, pattern: str = "loo") -> list[ScoreRequest]:
     """``n`` score requests on one HotpotQA example, each without one context sentence
     (``"loo"``) or keeping each with probability 1/2 (``"random"``, seeded)."""
     import numpy as np
@@ -78,8 +78,7 @@ def hotpot_requests(n: int, pattern: str = "loo") -> tuple[list[ScoreRequest], i
         rng = np.random.default_rng(0)
         total = sum(len(sents) for _, sents in row["context"])
         drops = [set(np.flatnonzero(rng.random(total) < 0.5).tolist()) for _ in range(n)]
-    requests = [ScoreRequest(prompt(row, dropped), str(row["answer"])) for dropped in drops]
-    return requests, _size(row)
+    return [ScoreRequest(prompt(row, dropped), str(row["answer"])) for dropped in drops]
 
 
 def _size(row: dict[str, Any]) -> int:

@@ -1,3 +1,4 @@
-"""The paper-protocol harness (``python -m benchmarks eval``; was ``camab bench``): metrics,
-runner, report, the real peers and the reward store; see benchmarks/results/eval/README.md.
-Needs the repository's ``[bench]`` extra for BERTScore and the real peers."""
+"""What the LDS benchmarks (``lds``, ``lds-design``) and ``proxy`` share: held-out subsets
+and the LDS (:mod:`.lds`), top-k removal sets and gold AUROC (:mod:`.metrics`), and the
+store of priced subsets with its JSONL files (:mod:`.store`). The paper-protocol harness
+that lived here retired (issue 49); its last figures are at commit acfeaa6."""

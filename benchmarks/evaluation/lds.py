@@ -1,5 +1,5 @@
 """The linear datamodeling score (LDS) on held-out subsets of three kinds (bernoulli,
-removal, keep); the protocol is described in benchmarks/results/eval/README.md."""
+removal, keep); the protocol is written into the ``lds`` report (quality/README.md)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,20 @@
-"""A persistent store of priced subsets (each subset of an example scored once) and the
-reward function that replays it; see benchmarks/results/eval/README.md."""
+"""A persistent store of priced subsets (each subset of an example scored once), the reward
+function that replays it, and the JSONL files and ``"0101..."`` masks they are kept in."""
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from benchmarks.data import read_jsonl
 from benchmarks.evaluation.metrics import removal_mask, removal_set
-from benchmarks.evaluation.runner import append_record, bits, read_results
 
 Mask = NDArray[np.bool_]
 DIGITS = 6
@@ -24,11 +25,36 @@ REMOVAL_CACHE = (
 Removed = tuple[int, ...]
 
 
+def bits(mask: Mask | Iterable[bool]) -> str:
+    """A mask as the ``"0101..."`` string the results files use."""
+    return "".join("1" if b else "0" for b in mask)
+
+
+def masks_from_bits(rows: Sequence[str]) -> NDArray[np.bool_]:
+    """The masks of a results record (one ``"0101..."`` string per query) as a bool matrix."""
+    return np.array([[bit == "1" for bit in row] for row in rows], dtype=bool)
+
+
+def append_record(path: Path, record: dict[str, Any]) -> None:
+    """Append one JSON line, flushed to disk; after a torn last line (a kill) the next
+    append starts a line of its own."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torn = False
+    if path.exists() and path.stat().st_size > 0:
+        with open(path, "rb") as existing:
+            existing.seek(-1, os.SEEK_END)
+            torn = existing.read(1) != b"\n"
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(("\n" if torn else "") + json.dumps(record, ensure_ascii=False) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
 def read_cache(path: Path = REMOVAL_CACHE) -> dict[tuple[str, str, Removed], float]:
     """Mean response log-probs already scored: ``(results, example id, removed) -> value``."""
     return {
         (row["results"], row["id"], tuple(row["removed"])): row["logprob"]
-        for row in read_results(path)  # a line torn by a kill is skipped
+        for row in read_jsonl(path)  # a line torn by a kill is skipped
     }
 
 
@@ -44,15 +70,11 @@ class RewardStore:
         self._rewards: dict[str, dict[str, float]] = {}
         self.conflicts: list[float] = []
         """Gaps between two values offered for the same subset (the first one is kept)."""
-        for row in read_results(path):
+        for row in read_jsonl(path):
             self._rewards.setdefault(str(row["id"]), {})[str(row["mask"])] = float(row["reward"])
 
     def get(self, example_id: str, mask: Mask | str) -> float | None:
         return self._rewards.get(example_id, {}).get(_key(mask))
-
-    def rewards(self, example_id: str) -> dict[str, float]:
-        """Every priced subset of an example (a copy)."""
-        return dict(self._rewards.get(example_id, {}))
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._rewards.values())

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,8 +20,7 @@ SHARED = {"_report", "data", "stats", "workload", "evaluation"}
 
 @pytest.mark.parametrize("name", sorted(BENCHMARKS))
 def test_every_name_runs_a_main(name: str) -> None:
-    module, _, function = BENCHMARKS[name][0].partition(":")
-    assert callable(getattr(importlib.import_module(module), function or "main"))
+    assert callable(importlib.import_module(BENCHMARKS[name][0]).main)
 
 
 def test_an_unknown_name_lists_the_names(capsys: pytest.CaptureFixture[str]) -> None:
@@ -39,3 +40,47 @@ def test_no_benchmark_imports_another_benchmarks_insides() -> None:
                 if target in SHARED:
                     continue
                 assert family(target) == family(path.stem), f"{path.name} imports {target}"
+
+
+@pytest.mark.parametrize("name", sorted(BENCHMARKS))
+def test_every_name_prints_its_flags_and_runs_nothing(
+    name: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import benchmarks.bench_robustness as robustness
+
+    def ran(*_args: object) -> None:
+        raise AssertionError("--help ran the benchmark")
+
+    monkeypatch.setattr(robustness, "hostile", ran)  # it once ran whatever its arguments
+    monkeypatch.setattr(robustness, "dead_server", ran)
+    monkeypatch.setattr(sys, "argv", sys.argv[:1])
+    with pytest.raises(SystemExit) as done:
+        main([name, "--help"])
+    assert done.value.code == 0
+    assert f"usage: python -m benchmarks {name}" in capsys.readouterr().out
+
+
+def test_audit_replays_its_cached_parts_without_a_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import benchmarks.bench_audit as audit
+
+    def measured(*_args: object) -> str:
+        raise AssertionError("a cached part was measured again")
+
+    written: dict[str, str] = {}
+    monkeypatch.setattr(audit, "part_in_process", measured)
+    monkeypatch.setattr(audit, "part_vllm", measured)
+    monkeypatch.setattr(audit, "write_section", lambda _n, _t, body: written.update(body=body))
+    cache = tmp_path / "audit.json"
+    cache.write_text(json.dumps({"in_process": "part one", "vllm": "part two"}), "utf-8")
+    monkeypatch.setattr(sys, "argv", ["audit", "--reuse", "--cache", str(cache)])
+    audit.main()
+    assert written["body"] == (
+        "### One machine, in-process scorer\n\npart one\n\n"
+        "### One machine, local vLLM server\n\npart two"
+    )
+    # the stored cache is what the stored section shows
+    stored = json.loads(audit.CACHE.read_text("utf-8"))
+    shown = (PACKAGE / "results" / "speed" / "README.md").read_text("utf-8")
+    assert stored and all(text in shown for text in stored.values())

@@ -541,8 +541,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["bench"]:  # removed in 0.1: the harness is no part of the product
         return _fail(
-            "camab bench was removed; from a checkout of the repository run "
-            "`python -m benchmarks eval ...` (see BENCHMARKS.md)"
+            "camab bench was removed; the development benchmarks run from a checkout of "
+            "the repository: `python -m benchmarks NAME ...` (see BENCHMARKS.md)"
         )
     parser = build_parser(arguments)
     try:

@@ -1,0 +1,167 @@
+"""The benchmarks' shared parts on hand-computed cases: removal sets and gold AUROC, the
+statistics, the data loader and the results files."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest_data import HOTPOTQA
+
+from benchmarks import stats as bench_stats
+from benchmarks.data import (
+    dataset_path,
+    load_examples,
+    make_builder,
+    normalize_answer,
+    parse_hotpotqa,
+    parse_row,
+    read_jsonl,
+)
+from benchmarks.evaluation import metrics as M
+from benchmarks.evaluation.store import append_record
+from camab_rag.errors import InputError
+
+
+# ---------------------------------------------------------------- removal sets and AUROC
+def test_removal_set_is_index_ordered_ties_by_position_and_capped() -> None:
+    assert M.removal_set([0.5, 0.9, 0.5, 0.1], 3) == (0, 1, 2)
+    assert M.removal_set([0.5, 0.9, 0.5, 0.1], 2) == (0, 1)  # the tie goes to index 0
+    assert M.removal_set([0.2, 0.1], 5) == (0, 1)  # k above N removes every segment
+    assert M.removal_set([0.2, 0.1], 0) == ()
+    with pytest.raises(ValueError, match="k must be >= 0"):
+        M.removal_set([0.2, 0.1], -1)
+
+
+def test_removal_mask() -> None:
+    assert M.removal_mask(4, [1, 3]).tolist() == [True, False, True, False]
+
+
+def test_auroc_extremes_ties_and_errors() -> None:
+    assert M.auroc([0.9, 0.1, 0.5, 0.3], [0, 2]) == 1.0
+    assert M.auroc([0.2, 0.8, 0.5, 0.1], [0, 3]) == 0.0
+    assert M.auroc([1.0, 1.0, 0.0], [0]) == pytest.approx(0.75)
+    assert M.auroc([0.9, 0.8, 0.7, 0.6], [0, 2]) == pytest.approx(0.75)
+    assert math.isnan(M.auroc([1.0, 2.0], [0, 1]))
+    with pytest.raises(ValueError, match="outside"):
+        M.auroc([0.1, 0.2], [5])
+    with pytest.raises(ValueError, match="at least one gold"):
+        M.auroc([0.1, 0.2], [])
+
+
+def test_auroc_matches_scikit_learn_with_ties() -> None:
+    metrics_mod = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        n = int(rng.integers(3, 15))
+        scores = np.round(rng.normal(size=n), 1)  # rounding makes ties
+        gold = sorted(set(rng.choice(n, size=int(rng.integers(1, n)), replace=False).tolist()))
+        labels = np.isin(np.arange(n), gold)
+        if not labels.all():
+            expected_auc = metrics_mod.roc_auc_score(labels, scores)
+            assert M.auroc(scores, gold) == pytest.approx(expected_auc)
+
+
+# ---------------------------------------------------------------- statistics
+def test_mean_ci_uses_student_t() -> None:
+    mean, half, n = bench_stats.mean_ci([1.0, 2.0, 3.0])
+    assert (mean, n) == (2.0, 3)
+    assert half == pytest.approx(4.303 / math.sqrt(3))
+    mean, half, n = bench_stats.mean_ci([float("nan"), 4.0])
+    assert (mean, n) == (4.0, 1) and math.isnan(half)
+    assert bench_stats.mean_ci([])[2] == 0
+
+
+def test_paired_t_pvalue_matches_scipy_and_handles_degenerate_samples() -> None:
+    from scipy import stats
+
+    diffs = np.random.default_rng(3).normal(0.1, 0.3, size=25)
+    expected = stats.ttest_1samp(diffs, 0.0).pvalue
+    assert bench_stats.paired_t_pvalue([*diffs, float("nan")]) == pytest.approx(expected, rel=1e-9)
+    assert bench_stats.paired_t_pvalue([0.25, 0.25, 0.25]) == 0.0  # no spread, not zero
+    assert bench_stats.paired_t_pvalue([0.2, 0.2, 0.2]) < 1e-12  # float spread of equal values
+    assert bench_stats.paired_t_pvalue([0.0, 0.0]) == 1.0
+    assert math.isnan(bench_stats.paired_t_pvalue([0.5]))
+
+
+def test_holm_adjust_hand_computed() -> None:
+    # sorted 0.01, 0.03, 0.04 -> 3 x 0.01, max(0.03, 2 x 0.03), max(0.06, 1 x 0.04)
+    assert bench_stats.holm_adjust([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    adjusted = bench_stats.holm_adjust([0.5, float("nan"), 0.02])  # nan is not in the family
+    assert adjusted[0] == pytest.approx(0.5) and adjusted[2] == pytest.approx(0.04)
+    assert math.isnan(adjusted[1])
+    assert bench_stats.holm_adjust([0.03, 0.02]) == pytest.approx([0.04, 0.04])  # monotone
+    assert bench_stats.holm_adjust([0.9, 0.8]) == [1.0, 1.0]  # capped at 1
+
+
+# ---------------------------------------------------------------- datasets
+HOTPOT_ROW = {
+    "id": "h1",
+    "question": "Who?",
+    "answer": "Ann",
+    "context": [
+        ["A", ["Ann was born.", " She wrote books.", "  "]],
+        ["B", ["Bob lived.", " He sang."]],
+    ],
+    "supporting_facts": [["A", 1], ["B", 0], ["C", 0]],
+}
+
+
+def test_hotpotqa_normalisation() -> None:
+    assert normalize_answer("The  Eiffel Tower!") == "eiffel tower"
+    assert normalize_answer("an apple.") == "apple"
+
+
+def test_hotpotqa_segments_are_the_dataset_sentences_in_a_titled_prompt() -> None:
+    example = parse_hotpotqa(HOTPOT_ROW)
+    assert example is not None
+    assert example.segment_texts == ["Ann was born.", "She wrote books.", "Bob lived.", "He sang."]
+    assert example.gold == [1, 2]  # ("C", 0) is not in the context: dropped
+    builder = make_builder(example)
+    assert [s.text for s in builder.segments] == example.segment_texts
+    assert [s.doc_index for s in builder.segments] == [0, 0, 1, 1]
+    assert "A: Ann was born." in str(builder.build(np.ones(4, dtype=bool)))
+
+
+def test_unknown_rows_and_names_fail_clearly(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="unrecognised row"):
+        parse_row({"foo": 1})
+    with pytest.raises(InputError, match="unknown dataset"):
+        load_examples("no_such_dataset")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"foo": 1}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.jsonl:1"):
+        load_examples(bad)
+
+
+def test_jsonl_path_in_the_same_format_read_in_file_order(tmp_path: Path) -> None:
+    path = tmp_path / "mine.jsonl"
+    path.write_text(json.dumps(HOTPOT_ROW) + "\n", encoding="utf-8")
+    (example,) = load_examples(path)
+    assert example.id == "h1" and example.n_segments == 4
+    hotpot = load_examples(HOTPOTQA, 3, offset=1)
+    with open(HOTPOTQA, encoding="utf-8") as handle:
+        ids = [json.loads(next(handle))["id"] for _ in range(4)]
+    assert [e.id for e in hotpot] == ids[1:]
+
+
+def test_a_dataset_name_reads_the_benchmark_data_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CAMAB_BENCH_DATA", str(tmp_path))
+    with pytest.raises(InputError, match="dataset file not found") as missing:
+        dataset_path("hotpotqa")
+    assert "data/hotpotqa_dev_sample.jsonl" in str(missing.value)  # the shipped one
+    (tmp_path / "hotpotqa_distractor_dev.jsonl").write_bytes(HOTPOTQA.read_bytes())
+    assert dataset_path("hotpotqa") == tmp_path / "hotpotqa_distractor_dev.jsonl"
+    assert len(load_examples("hotpotqa", 2)) == 2
+
+
+def test_an_append_after_a_torn_last_line_keeps_the_new_record(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_text('{"id": "a"}\n{"id": "b", "metho', encoding="utf-8")  # killed mid-write
+    append_record(path, {"id": "c"})
+    assert [r["id"] for r in read_jsonl(path)] == ["a", "c"]
