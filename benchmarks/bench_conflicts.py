@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import re
 from collections.abc import Callable
@@ -21,7 +22,7 @@ import numpy as np
 
 import camab_rag
 import camab_rag.engine as engine
-from benchmarks._report import markdown_table, write_headline, write_section
+from benchmarks._report import fmt, markdown_table, write_headline, write_section
 from benchmarks.data import hotpot_rows, paragraphs, read_jsonl
 from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
@@ -183,7 +184,7 @@ def lexical(case: Case) -> Decision:
 
 def rates(
     conflict: list[Case], control: list[Case], decide: Callable[[Case], Decision]
-) -> dict[str, str]:
+) -> dict[str, float]:
     """Shares of copies flagged, of copies cited as support, of true sources flagged and
     cited, and of control documents flagged."""
     counts = dict.fromkeys(("copy", "shown", "source", "source cited"), 0)
@@ -199,11 +200,11 @@ def rates(
     flags = sum(len(decide(case)[0]) for case in control)
     documents = sum(len(case[0]) for case in control)
     return {
-        "copy flagged": f"{counts['copy'] / n:.3f}",
-        "copy shown as support": f"{counts['shown'] / n:.3f}",
-        "true source flagged": f"{counts['source'] / n:.3f}",
-        "true source cited": f"{counts['source cited'] / n:.3f}",
-        "control documents flagged": f"{flags / documents:.3f}" if documents else "–",
+        "copy flagged": counts["copy"] / n,
+        "copy shown as support": counts["shown"] / n,
+        "true source flagged": counts["source"] / n,
+        "true source cited": counts["source cited"] / n,
+        "control documents flagged": flags / documents if documents else math.nan,
     }
 
 
@@ -215,42 +216,47 @@ def at(threshold: float) -> Callable[[Case], Decision]:
     return lambda case: shipped(case, threshold)
 
 
+RULES: list[tuple[str, Callable[[Case], Decision]]] = [
+    ("no dispute check", no_check),
+    ("shipped: disputes + cite (default)", shipped),
+    ("lexical check (free)", lexical),
+]
+"""The rows of both tables: no check, the shipped default, the free lexical check."""
+
+
+def _row(name: str, figures: dict[str, float]) -> list[str]:
+    return [name, *(fmt(v) for v in figures.values())]
+
+
 def report(records: list[dict[str, Any]], six: list[dict[str, Any]], model: str) -> str:
-    """The section: the four-document table per threshold (chosen on dev, reported on
-    test) and the six-document table, each beside the free lexical check."""
+    """The section: the four-document table (the threshold chosen on dev, the test half
+    reported) and the six-document table, each beside the free lexical check."""
     half = len(records) // 2
     dev, test = records[:half], records[half:]
-    dev_rates = {
-        t: rates(_cases(dev, "conflict"), _cases(dev, "control"), at(t)) for t in THRESHOLDS
-    }
+    dev_conflict, dev_control = _cases(dev, "conflict"), _cases(dev, "control")
+    dev_rates = {t: rates(dev_conflict, dev_control, at(t)) for t in THRESHOLDS}
     chosen = max(  # the first best: copies flagged minus documents wrongly flagged
         THRESHOLDS,
         key=lambda t: round(
-            float(dev_rates[t]["copy flagged"])
-            - float(dev_rates[t]["control documents flagged"])
-            - float(dev_rates[t]["true source flagged"]),
+            dev_rates[t]["copy flagged"]
+            - dev_rates[t]["control documents flagged"]
+            - dev_rates[t]["true source flagged"],
             9,
         ),
     )
     conflict, control = _cases(test, "conflict"), _cases(test, "control")
-    rows = [["no dispute check", "–", *rates(conflict, control, no_check).values()]]
-    for t in THRESHOLDS:
-        label = "shipped: disputes + cite" + (" (default)" if t == CONFLICT_AT else "")
-        rows.append([label, f"{t:g}", *rates(conflict, control, at(t)).values()])
-    rows.append(["lexical check (free)", "–", *rates(conflict, control, lexical).values()])
-    header = ["rule", "nats", *rates(conflict, control, no_check).keys()]
     six_cases: list[Case] = [(s["six"], s["run"]) for s in six]
-    rules = (("no dispute check", no_check), ("shipped: disputes + cite (default)", shipped))
-    six_rows = [
-        [name, *rates(six_cases, [], decide).values()]
-        for name, decide in (*rules, ("lexical check (free)", lexical))
-    ]
+    four_rows, six_rows = [], []
+    for name, decide in RULES:
+        four_rows.append(_row(name, rates(conflict, control, decide)))
+        six_rows.append(_row(name, rates(six_cases, [], decide)))
+    header = ["rule", *rates([], [], no_check)]
     six_calls = np.mean([s["run"]["n_queries"] for s in six]) if six else 0.0
-    stale = float(six_rows[1][2]) if six else float("nan")
-    four = float(rates(conflict, control, shipped)["copy shown as support"])
+    stale = rates(six_cases, [], shipped)["copy shown as support"] if six else math.nan
+    four = rates(conflict, control, shipped)["copy shown as support"]
     calls = np.mean([r["runs"][c]["n_queries"] for r in records for c in ("conflict", "control")])
     met = "met" if max(stale, four) <= 0.05 else "missed"
-    dev_default = rates(_cases(dev, "conflict"), _cases(dev, "control"), shipped)
+    dev_default = dev_rates.get(CONFLICT_AT) or rates(dev_conflict, dev_control, shipped)
     return (
         f"HotpotQA distractor dev, `{model}`, {len(records)} questions whose answer occurs "
         f"verbatim in one gold paragraph; dev = the first {len(dev)}, test = the other "
@@ -261,14 +267,17 @@ def report(records: list[dict[str, Any]], six: list[dict[str, Any]], model: str)
         "source*: the unaltered paragraph; *control*: the two gold paragraphs and two "
         "distractors (any flag is false). *Flagged*: shown as disputing; *shown as "
         "support*: cited for the answer.\n\n"
-        "**Four documents** (source, other gold, copy, distractor):\n\n"
-        + markdown_table(header, rows)
+        f"**Four documents** (source, other gold, copy, distractor; the shipped dispute "
+        f"threshold, {CONFLICT_AT:g} nats):\n\n"
+        + markdown_table(header, four_rows)
         + "\n\nThreshold with the best dev score (copies flagged minus documents wrongly "
-        f"flagged): {chosen:g} nats; shipped: {CONFLICT_AT:g}.\n\n"
+        f"flagged, of {', '.join(f'{t:g}' for t in THRESHOLDS)}): {chosen:g} nats; shipped: "
+        f"{CONFLICT_AT:g}. The other thresholds' test rows were last written at commit "
+        "acfeaa6 by this command (git history keeps them).\n\n"
         f"**Six documents** (the same plus two more distractors; the {len(six)} test "
         f"questions that finished, mean {six_calls:.1f} calls of the default budget, not "
         "exact):\n\n"
-        + markdown_table(["rule", *rates(six_cases, [], no_check).keys()], six_rows)
+        + markdown_table(header, six_rows)
         + "\n\nTarget: the stale source shown as support in <= 5% of cases at 4-6 documents: "
         f"**{met}** (four: {four:.3f}, six: {stale:.3f}). The lexical check knows which "
         "words differ, which is how the copies were built, so it is an upper bound on this "
@@ -280,8 +289,8 @@ def report(records: list[dict[str, Any]], six: list[dict[str, Any]], model: str)
         "same way, copies flagged 0.30 to 0.45); the rule that a dispute needs a stated "
         "value of the word's kind in the word's place came from a review of false "
         "disputes, not from these rows: it lowered the copies flagged on test and left "
-        f"dev where it was (copies flagged {dev_default['copy flagged']}, control "
-        f"documents flagged {dev_default['control documents flagged']}).\n"
+        f"dev where it was (copies flagged {fmt(dev_default['copy flagged'])}, control "
+        f"documents flagged {fmt(dev_default['control documents flagged'])}).\n"
     )
 
 
@@ -289,17 +298,13 @@ def headline_rows(records: list[dict[str, Any]], model: str) -> list[list[str]]:
     """BENCHMARKS.md's rows: the shipped check on the test half beside the free lexical one."""
     test = records[len(records) // 2 :]
     conflict, control = _cases(test, "conflict"), _cases(test, "control")
-    ours = rates(conflict, control, shipped)
-    free = rates(conflict, control, lexical)
-
-    def goal(key: str) -> str:  # issue 48: the stale source shown as support in <= 5%
-        if key != "copy shown as support":
-            return "–"
-        return "<= 0.05 " + ("met" if float(ours[key]) <= 0.05 else "missed")
-
+    ours, free = rates(conflict, control, shipped), rates(conflict, control, lexical)
+    stale = "copy shown as support"  # issue 48: the stale source as support in <= 5%
+    goal = {stale: "<= 0.05 " + ("met" if ours[stale] <= 0.05 else "missed")}
+    name = f"conflicts: {{}}, HotpotQA test ({model})"
     return [
-        [f"conflicts: {key}, HotpotQA test ({model})", ours[key], f"lexical {free[key]}", goal(key)]
-        for key in ("copy flagged", "copy shown as support", "control documents flagged")
+        [name.format(key), fmt(ours[key]), f"lexical {fmt(free[key])}", goal.get(key, "–")]
+        for key in ("copy flagged", stale, "control documents flagged")
     ]
 
 

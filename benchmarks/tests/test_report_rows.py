@@ -1,0 +1,61 @@
+"""The gate's target rows and the conflicts benchmark's shares, from figures given here
+(pure logic: no stored rows, no model)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import benchmarks.bench_conflicts as conflicts
+from benchmarks.gate_verdict import TARGETS, free_figure, verdict_targets
+
+
+def _headline(value: float) -> dict[str, Any]:
+    figures = {key: value for _, _, key, _ in TARGETS}
+    figures |= {"halueval_blocked": 0.5, "frank_blocked": 0.25}
+    return {
+        **figures,
+        "any": {"halueval_blocked": 0.81, "frank_blocked": 0.5},
+        "free": dict.fromkeys(figures, 0.4),
+        "qwen_shipped_ba": 0.70,
+        "qwen_own_ba": 0.75,
+    }
+
+
+def test_each_target_is_met_at_its_bound_and_blocked_shares_sit_beside_flagged_ones() -> None:
+    at_bounds = _headline(0.0) | {key: least for _, _, key, least in TARGETS}
+    rows = verdict_targets(at_bounds)
+    assert [row[3] for row in rows[:-1]] == ["met"] * len(TARGETS)
+    beside = {row[0]: row[4] for row in rows}
+    assert beside["HaluEval hallucinated flagged"] == "0.50 / 0.81"
+    assert beside["FRANK CNN/DM unfaithful flagged"] == "0.25 / 0.50"
+    assert beside["HaluEval right answers passed"] == ""
+    # Qwen: calibrate(scorer) 0.05 below its own labels misses the -0.03 bound
+    assert rows[-1][2:4] == ["-0.050", "missed"]
+    assert [row[3] for row in verdict_targets(_headline(math.nan))[:-1]] == ["missed"] * 5
+    assert free_figure(at_bounds, TARGETS[0][0]) == "coverage alone (0 calls) 0.40"
+    assert free_figure(at_bounds, rows[-1][0]) == "not run"
+
+
+def _case(order: list[str]) -> Any:
+    return [(role, {"title": role, "text": role}) for role in order], {}
+
+
+def test_conflict_shares_count_copies_sources_and_control_flags() -> None:
+    """Two conflict cases (the copy flagged in one, cited in the other) and one control
+    case of four documents with one false flag."""
+    cases = [_case(["source", "copy", "gold", "other"]), _case(["copy", "source", "gold", "other"])]
+    control = [_case(["source", "gold", "other", "other"])]
+    decisions = iter([({1}, {0}), (set(), {0, 1}), ({3}, {0})])
+    figures = conflicts.rates(cases, control, lambda _case: next(decisions))
+    assert figures == {
+        "copy flagged": 0.5,
+        "copy shown as support": 0.5,
+        "true source flagged": 0.0,
+        "true source cited": 1.0,
+        "control documents flagged": 0.25,
+    }
+    assert math.isnan(
+        conflicts.rates(cases, [], lambda _case: (set(), set()))["control documents flagged"]
+    )
+    assert conflicts._row("rule", figures)[1:] == ["0.500", "0.500", "0.000", "1.000", "0.250"]
