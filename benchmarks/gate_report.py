@@ -25,7 +25,12 @@ from benchmarks._report import (
 )
 from benchmarks.bench_gate import JUDGE_QUESTION, RESULTS, store_path
 from benchmarks.data import read_jsonl
-from benchmarks.gate_fresh_report import fresh_section, headline_row, measure, readme_sentence
+from benchmarks.gate_fresh_report import (
+    blind_headline_rows,
+    fresh_section,
+    measure,
+    readme_sentence,
+)
 from benchmarks.gate_sets import FRANK_QUESTION, load_items
 from benchmarks.gate_verdict import (
     TARGET_HEADER,
@@ -308,7 +313,7 @@ def report(write: bool = True) -> None:
     (``default_threshold.json``, ``default_calibration.json``), README's figures and
     BENCHMARKS.md's rows."""
     verdict_lines, verdict = verdict_section(write)
-    fresh = measure(SELECTION_MODEL)  # the blind set, read once for its section and rows
+    fresh = measure(SELECTION_MODEL, record=write)  # the blind sets, read once
     lines = [
         "The gate judges answers written by other systems (FRANK's summarisers, HaluEval's "
         "ChatGPT): the scoring model did not write them. Prompts: the library's default "
@@ -392,8 +397,7 @@ def headline_rows(
         ]
         for r in verdict_targets(verdict)
     ]
-    blind = headline_row(fresh)
-    return rows + ([blind] if blind is not None else [])
+    return rows + blind_headline_rows(fresh)
 
 
 README = BENCHMARKS_MD.parent / "README.md"
