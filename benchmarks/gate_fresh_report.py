@@ -7,7 +7,10 @@ document and not the stale one, beside a zero-call lexical rule. Why: the old sh
 shaped the word rules; this one was written blind. How: replayed from
 ``results/groundedness/fresh_<model>.jsonl`` (``gate run --set fresh``) and
 ``fresh_multi_<model>.jsonl`` (``gate run-multi``); the first measurement, taken once
-before any change, is kept in ``fresh_first_<model>.json``.
+before any change, is kept in ``fresh_first_<model>.json``. The second blind set
+(``gate_fresh2_*.json``, issue 48) the same way from ``fresh2_<model>.jsonl`` (``gate run
+--set fresh2``), with invented answers flagged as well; its first measurement is
+``fresh2_first_<model>.json``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import numpy as np
 from benchmarks._report import markdown_table, share
 from benchmarks.bench_gate import RESULTS, store_path
 from benchmarks.data import read_jsonl
-from benchmarks.gate_sets import Item, fresh_items, fresh_split, hand_written
+from benchmarks.gate_sets import Item, fresh_items, fresh_split, hand_written, load_items
 from benchmarks.stats import auroc
 from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, read_by, support_report
 from camab_rag.groundedness.score import (
@@ -58,14 +61,17 @@ def first_path(model: str) -> Path:
     return RESULTS / f"fresh_first_{model}.json"
 
 
-def verdict_rows(model: str, calibration: Calibration | None = None) -> list[dict[str, Any]]:
-    """Each stored one-document answer with the shipped default's verdict (the library's
-    report from its token log-probs, the chat history's words as context; ``calibration``:
-    another model's): ``blocked`` under the default rule (:data:`~camab_rag.groundedness.
-    report.DEFAULT_BLOCK_ON`), ``blocked_any`` under ``block_on="any"``; and coverage."""
-    items = {i.id: i for i in fresh_items()}
+def verdict_rows(
+    model: str, calibration: Calibration | None = None, set_name: str = "fresh"
+) -> list[dict[str, Any]]:
+    """Each stored one-document answer of a blind set (``fresh``, ``fresh2``) with the
+    shipped default's verdict (the library's report from its token log-probs, the chat
+    history's words as context; ``calibration``: another model's): ``blocked`` under the
+    default rule (:data:`~camab_rag.groundedness.report.DEFAULT_BLOCK_ON`), ``flagged``
+    (not ``supported``) under it, ``blocked_any`` under ``block_on="any"``; and coverage."""
+    items = {i.id: i for i in load_items(set_name)}
     out = []
-    for row in read_jsonl(store_path("fresh", model)):
+    for row in read_jsonl(store_path(set_name, model)):
         item = items.get(row["id"])
         if item is None:
             continue
@@ -74,13 +80,15 @@ def verdict_rows(model: str, calibration: Calibration | None = None) -> list[dic
         report = support_report(
             support, None, context_words=known, calibration=calibration or DEFAULT_CALIBRATION
         )
+        default = read_by(report, DEFAULT_BLOCK_ON).verdict
         out.append(
             {
                 "id": item.id,
                 "kind": item.group,
                 "split": item.split,
                 "unsupported": item.unsupported,
-                "blocked": read_by(report, DEFAULT_BLOCK_ON).verdict == "unsupported",
+                "blocked": default == "unsupported",
+                "flagged": default != "supported",
                 "blocked_any": report.verdict == "unsupported",
                 "coverage": report.coverage if report.coverage is not None else 1.0,
             }
@@ -128,6 +136,120 @@ def kind_figures(
             )
         out[kind] = figures
     return out
+
+
+# ------------------------------------------------------------------ second blind set
+def fresh2_first_path(model: str) -> Path:
+    return RESULTS / f"fresh2_first_{model}.json"
+
+
+def fresh2_figures(
+    rows: list[dict[str, Any]], split: str, cut: float | None
+) -> dict[str, dict[str, str]]:
+    """Per kind (and all) on one half of the second blind set, at the shipped default:
+    right passed (not ``unsupported``), invented blocked (``unsupported``) and flagged (not
+    ``supported``); beside the free coverage-only verdict (blocked at coverage <= ``cut``,
+    its only other verdict, so blocked and flagged are the same)."""
+    out: dict[str, dict[str, str]] = {}
+    for kind in (*KINDS, "all"):
+        part = [r for r in rows if r["split"] == split and kind in (r["kind"], "all")]
+        right = [r for r in part if not r["unsupported"]]
+        invented = [r for r in part if r["unsupported"]]
+        figures = {
+            "right passed": share(sum(not r["blocked"] for r in right), len(right)),
+            "invented blocked": share(sum(r["blocked"] for r in invented), len(invented)),
+            "invented flagged": share(sum(r["flagged"] for r in invented), len(invented)),
+        }
+        if cut is not None:
+            figures["coverage-only right passed"] = share(
+                sum(r["coverage"] > cut for r in right), len(right)
+            )
+            figures["coverage-only invented blocked"] = share(
+                sum(r["coverage"] <= cut for r in invented), len(invented)
+            )
+        out[kind] = figures
+    return out
+
+
+def measure_fresh2(model: str, record: bool = False) -> dict[str, Any] | None:
+    """The second blind set's figures from its stored rows (``None`` when none are
+    stored). With ``record``, the first time every answer is stored, the held-out half's
+    figures are kept as its first measurement (``fresh2_first_<model>.json``, written
+    once, never overwritten)."""
+    if not store_path("fresh2", model).exists():
+        return None
+    rows = verdict_rows(model, set_name="fresh2")
+    cut = coverage_cut(model)
+    now = {
+        "model": model,
+        "answers": len(rows),
+        "coverage_cut": cut,
+        "held_out": fresh2_figures(rows, "held_out", cut),
+        "dev": fresh2_figures(rows, "dev", cut),
+    }
+    first = fresh2_first_path(model)
+    if record and not first.exists() and len(rows) == len(load_items("fresh2")):
+        kept = {k: now[k] for k in ("model", "answers", "coverage_cut", "held_out")}
+        first.write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
+    return now
+
+
+def fresh2_section(now: dict[str, Any] | None) -> list[str]:
+    """The gate report's section on the second blind set (empty when nothing is stored)."""
+    if now is None or not now["answers"]:
+        return []
+    first_file = fresh2_first_path(now["model"])
+    first = json.loads(first_file.read_text(encoding="utf-8")) if first_file.exists() else None
+    cut = now["coverage_cut"]
+    lines = [
+        "### A second blind set (`benchmarks/results/gate_fresh2_held_out.json`, `_dev.json`)",
+        "",
+        f"{now['answers']} answers to 60 one-document cases written blind for issue 48 "
+        "(other domains and authors' habits than the first set; a right answer and one "
+        "changing or adding one checkable detail each; 15 short, 15 paraphrase, 15 chat "
+        "follow-ups with their earlier turns as context, 15 mixed), split by the parity of "
+        "the first byte of the SHA-256 of the question and committed before any result. "
+        f'Shipped default (`assess_answer`\'s verdict, `block_on="{DEFAULT_BLOCK_ON}"`): '
+        'right passed = not `unsupported`, invented blocked = `unsupported` (what `mode="block"` '
+        'hides), invented flagged = not `supported` (what `mode="flag"` marks); beside the '
+        "free coverage-only verdict"
+        + (f" (blocked at coverage <= {cut:.3f}, as in the first set)" if cut is not None else "")
+        + ". **Held-out half:**",
+        "",
+        _kind_table(now["held_out"]),
+        "",
+    ]
+    if first is not None:
+        lines += [
+            "First measurement (held-out half; taken once, with the library as it was when "
+            "the set was written):",
+            "",
+            _kind_table(first["held_out"]),
+            "",
+        ]
+    lines += [
+        "Dev half (where failures may be read and general fixes made):",
+        "",
+        _kind_table(now["dev"]),
+        "",
+    ]
+    return lines
+
+
+def fresh2_headline_row(now: dict[str, Any] | None) -> list[str] | None:
+    """BENCHMARKS.md's row: right answers passed on the second blind set's held-out half,
+    beside the free coverage-only verdict (``None`` when nothing is stored)."""
+    if now is None or not now["answers"]:
+        return None
+    held = now["held_out"]["all"]
+    passed = float(held["right passed"].split()[0])
+    return [
+        "second blind set (short / paraphrased / follow-up / mixed): right answers passed "
+        "(held-out half)",
+        held["right passed"],
+        f"coverage alone (0 calls) {held.get('coverage-only right passed', '–')}",
+        "≥ 0.95 " + ("met" if passed >= 0.95 else "missed"),
+    ]
 
 
 # --------------------------------------------------------------------- multi-document
@@ -384,7 +506,8 @@ def why_section(facts: list[list[str]]) -> list[str]:
 
 
 # ------------------------------------------------------------------------- the section
-def measure(model: str) -> dict[str, Any]:
+def measure(model: str, record: bool = False) -> dict[str, Any]:
+    """Both blind sets' figures (``record``: see :func:`measure_fresh2`)."""
     rows = verdict_rows(model)
     cut = coverage_cut(model)
     return {
@@ -395,6 +518,7 @@ def measure(model: str) -> dict[str, Any]:
         "dev": kind_figures(rows, "dev", cut),
         "multi": multi_figures(model),
         "facts": facts_rows(model),
+        "fresh2": measure_fresh2(model, record),
     }
 
 
@@ -432,6 +556,12 @@ def _multi_note(figures: dict[str, str]) -> str:
         "unsupported, and a sentence the gate rejects cites nothing (what lifts this "
         "figure is a gate that passes these answers)."
     )
+
+
+def blind_headline_rows(now: dict[str, Any]) -> list[list[str]]:
+    """BENCHMARKS.md's rows of both blind sets."""
+    rows = [headline_row(now), fresh2_headline_row(now.get("fresh2"))]
+    return [r for r in rows if r is not None]
 
 
 def headline_row(now: dict[str, Any]) -> list[str] | None:
@@ -536,4 +666,4 @@ def fresh_section(now: dict[str, Any]) -> list[str]:
                 _multi_table(first["multi"]),
                 "",
             ]
-    return lines
+    return lines + fresh2_section(now.get("fresh2"))

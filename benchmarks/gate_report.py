@@ -24,7 +24,12 @@ from benchmarks._report import (
 )
 from benchmarks.bench_gate import JUDGE_QUESTION, RESULTS, store_path
 from benchmarks.data import read_jsonl
-from benchmarks.gate_fresh_report import fresh_section, headline_row, measure, readme_sentence
+from benchmarks.gate_fresh_report import (
+    blind_headline_rows,
+    fresh_section,
+    measure,
+    readme_sentence,
+)
 from benchmarks.gate_sets import FRANK_QUESTION, load_items
 from benchmarks.gate_verdict import (
     TARGET_HEADER,
@@ -149,7 +154,7 @@ def report(write: bool = True) -> None:
     (``default_threshold.json``, ``default_calibration.json``), README's figures and
     BENCHMARKS.md's rows."""
     verdict_lines, verdict = verdict_section(write)
-    fresh = measure(MODEL)  # the blind set, read once for its section and rows
+    fresh = measure(MODEL, record=write)  # the blind sets, read once for their sections and rows
     score_lines, frank = score_section()
     qwen = MODELS["qwen2.5-0.5b"]
     lines = [
@@ -209,8 +214,7 @@ def headline_rows(
         ]
         for r in verdict_targets(verdict)
     ]
-    blind = headline_row(fresh)
-    return rows + ([blind] if blind is not None else [])
+    return rows + blind_headline_rows(fresh)
 
 
 README = BENCHMARKS_MD.parent / "README.md"

@@ -13,6 +13,9 @@ Each item is one answer to judge against one context, with a human (or dataset) 
   ``benchmark`` (the short-answer set) or ``calibration`` (shipped, never reported).
 * ``fresh``: the blind cases of ``results/gate_fresh_cases.json`` (``group`` the kind),
   a follow-up's earlier turns in ``history``; ``split`` by :func:`fresh_split`.
+* ``fresh2``: a second blind set (issue 48), ``results/gate_fresh2_dev.json`` and
+  ``gate_fresh2_held_out.json``, split by :func:`fresh2_split` before any result; the same
+  fields as ``fresh``.
 
 How the hand-written sets were written: benchmarks/results/groundedness/README.md. Items
 of one context come together (``context_key``) so a scorer's prefix cache computes the
@@ -33,7 +36,7 @@ from typing import Any
 from benchmarks.data import data_dir
 
 FRANK_QUESTION = "Summarise the article in a few sentences."
-SETS = ("frank", "halueval", "halueval_long", "written", "fresh")
+SETS = ("frank", "halueval", "halueval_long", "written", "fresh", "fresh2")
 CASES = Path(__file__).resolve().parent / "results"
 
 
@@ -236,6 +239,50 @@ def fresh_items() -> list[Item]:
     return items
 
 
+FRESH2_SPLITS = ("dev", "held_out")
+
+
+def fresh2_split(question: str) -> str:
+    """``dev`` when the first byte of the question's SHA-256 (UTF-8) is even, else
+    ``held_out``: how the second blind set was split before any result was seen."""
+    return "dev" if hashlib.sha256(question.encode("utf-8")).digest()[0] % 2 == 0 else "held_out"
+
+
+def fresh2_cases() -> list[tuple[str, dict[str, Any]]]:
+    """The second blind set's cases with their split: ``results/gate_fresh2_<split>.json``
+    (a top-level ``FRESH2`` list each), dev first."""
+    out = []
+    for split in FRESH2_SPLITS:
+        text = (CASES / f"gate_fresh2_{split}.json").read_text(encoding="utf-8")
+        out += [(split, case) for case in json.loads(text)["FRESH2"]]
+    return out
+
+
+def fresh2_items() -> list[Item]:
+    """The second blind set (issue 48), two answers per case, like :func:`fresh_items`."""
+    items = []
+    for split in FRESH2_SPLITS:
+        cases = [case for s, case in fresh2_cases() if s == split]
+        for k, case in enumerate(cases):
+            key = f"fresh2-{split}-{k:02d}"
+            for name, unsupported in (("right", False), ("invented", True)):
+                items.append(
+                    Item(
+                        set="fresh2",
+                        id=f"{key}:{name}",
+                        question=case["question"],
+                        context=case["context"],
+                        answer=case[name],
+                        unsupported=unsupported,
+                        group=case["kind"],
+                        split=split,
+                        context_key=key,
+                        history=[dict(m) for m in case["history"]],
+                    )
+                )
+    return items
+
+
 HALF_SEED = 48
 
 
@@ -258,6 +305,8 @@ def load_items(name: str) -> list[Item]:
         return written_items()
     if name == "fresh":
         return fresh_items()
+    if name == "fresh2":
+        return fresh2_items()
     raise ValueError(f"unknown set {name!r}; choose one of {', '.join(SETS)}")
 
 
