@@ -520,7 +520,6 @@ def run_benchmark(
             config.model,
             batch_size=config.batch_size,
             num_threads=config.threads,
-            prefix_cache=config.prefix_cache,
         )
     counting = scorer if isinstance(scorer, CountingScorer) else CountingScorer(scorer)
     if bert is None and use_bert:
