@@ -1,7 +1,7 @@
 """Scorer over HTTP: any OpenAI-compatible server that echoes prompt log-probabilities.
 
-``/v1/completions`` with ``echo`` + ``logprobs`` (vLLM, SGLang, llama-cpp-python) or vLLM's
-``prompt_logprobs``; OpenAI's own chat models cannot, and the first call says so. With
+``/v1/completions`` with ``echo`` + ``logprobs`` (vLLM, SGLang, llama-cpp-python); OpenAI's
+own chat models cannot, and the first call says so. With
 vLLM's ``/tokenize`` (probed once) prompt and response are sent as separately tokenized ids,
 as the in-process scorer does; otherwise as one text, the response found by character
 offset. Retries and credentials: :mod:`.transport`.
@@ -84,9 +84,8 @@ class OpenAICompletionsScorer:
         max_concurrency: requests in flight; also :attr:`parallel_requests`.
         timeout: the most seconds one HTTP attempt may take, body included.
         max_retries: retries after a transient failure (timeout, connection, 429, 5xx).
-        chat_template_renderer, tokenizer: render chat prompts locally (a ``messages ->
-            text`` function, or a local tokenizer directory) for servers without
-            ``/tokenize``.
+        chat_template_renderer: renders chat prompts locally (``messages -> text``, e.g. a
+            tokenizer's ``apply_chat_template``) for servers without ``/tokenize``.
         backoff_base, backoff_max: first retry delay and longest delay (also the cap on
             ``Retry-After``), in seconds.
         retry_budget_s: the most seconds one request spends on retries after its first
@@ -105,7 +104,6 @@ class OpenAICompletionsScorer:
         timeout: float = 60.0,
         max_retries: int = 5,
         chat_template_renderer: ChatTemplateRenderer | None = None,
-        tokenizer: str | None = None,
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
         retry_budget_s: float | None = 3.0,
@@ -129,12 +127,9 @@ class OpenAICompletionsScorer:
         self.timeout = float(timeout)
         self.retry = retry
         self._renderer = chat_template_renderer
-        self._tokenizer_dir = tokenizer
-        self._hf_tokenizer: Any = None
         self._has_tokenize: bool | None = None  # whether the server has /tokenize (probed once)
         self._id_cache: Recent[str, list[int]] = Recent(256)  # the last token ids given
         self._probe_failure: TransientScorerError | None = None  # the last probe's, if it failed
-        self._prompt_logprobs_mode: bool | None = None  # echo, else vLLM's prompt_logprobs
 
     def __repr__(self) -> str:
         key = "set" if self._http.has_api_key else "none"
@@ -157,27 +152,13 @@ class OpenAICompletionsScorer:
         return self.retry.budget_s
 
     def render_prompt(self, prompt: Prompt) -> str:
-        """Plain text verbatim; chat messages through ``chat_template_renderer`` or the
-        local ``tokenizer`` (:class:`NoChatTemplateError` when neither is there)."""
+        """Plain text verbatim; chat messages through ``chat_template_renderer``
+        (:class:`NoChatTemplateError` without one)."""
         if isinstance(prompt, str):
             return prompt
         messages = check_messages(prompt)
         if self._renderer is not None:
             return str(self._renderer(messages))
-        if self._tokenizer_dir is not None:
-            if self._hf_tokenizer is None:
-                from camab_rag.scorers.models import set_offline_flags
-
-                set_offline_flags()
-                from transformers import AutoTokenizer
-
-                self._hf_tokenizer = AutoTokenizer.from_pretrained(
-                    self._tokenizer_dir, local_files_only=True
-                )
-            text = self._hf_tokenizer.apply_chat_template(
-                messages, tokenize=False, add_generation_prompt=True
-            )
-            return str(text)
         failure, url = self._probe_failure, self.base_url
         if failure is not None:  # /tokenize is there but failing: not a reason for a proxy
             raise TransientScorerError(  # the server fails, whatever the prompt: say so first
@@ -201,7 +182,7 @@ class OpenAICompletionsScorer:
         )
 
     def _renders_locally(self, prompt: Prompt) -> bool:
-        return isinstance(prompt, str) or self._renderer is not None or bool(self._tokenizer_dir)
+        return isinstance(prompt, str) or self._renderer is not None
 
     def _prompt_payload(self, prompt: Prompt) -> dict[str, Any]:
         """The ``/tokenize`` payload of a prompt (text, or messages for the server's
@@ -305,39 +286,30 @@ class OpenAICompletionsScorer:
                 raise
             return (yield from self._score_plan_steps(self._text_plan(request), clients, clock))
 
+    def _completion_steps(
+        self,
+        what: str,
+        prompt: str | list[int],
+        max_tokens: int,
+        parse: Callable[[Any], Any],
+        clients: AsyncClients | None,
+        clock: RequestClock | None = None,
+        **extra: Any,
+    ) -> Steps[Any]:
+        """One greedy ``/v1/completions`` call (``extra``: more body fields)."""
+        body = {"model": self.model, "prompt": prompt, "max_tokens": max_tokens, **extra}
+        body["temperature"] = 0.0
+        return self._http.send(what, "completions", body, parse, clients, clock)
+
     def _score_plan_steps(
         self, plan: Plan, clients: AsyncClients | None, clock: RequestClock
     ) -> Steps[ResponseLogprobs]:
-        def attempt(prompt_logprobs: bool) -> Steps[ResponseLogprobs]:
-            body: dict[str, Any] = {
-                "model": self.model,
-                "prompt": plan.prompt,
-                # 1, not 0: some servers read max_tokens=0 as "no limit"; the generated
-                # token is cut from the echo.
-                "max_tokens": 1,
-                "temperature": 0.0,
-            }
-            if prompt_logprobs:
-                body["prompt_logprobs"] = 0  # vLLM's extension of the completions API
-            else:
-                body.update(echo=True, logprobs=0)
-            parse = partial(parse_echo, plan=plan)
-            return self._http.send("completion", "completions", body, parse, clients, clock)
-
-        mode = self._prompt_logprobs_mode
-        if mode is not None:
-            return (yield from attempt(mode))
-        try:
-            result = yield from attempt(False)
-        except NoPromptLogprobsError as echo_error:
-            try:
-                result = yield from attempt(True)
-            except ScorerError:
-                raise echo_error from None
-            self._prompt_logprobs_mode = True
-            return result
-        self._prompt_logprobs_mode = False
-        return result
+        # max_tokens 1, not 0: some servers read 0 as "no limit"; the generated token is
+        # cut from the echo.
+        parse = partial(parse_echo, plan=plan)
+        return self._completion_steps(
+            "completion", plan.prompt, 1, parse, clients, clock, echo=True, logprobs=0
+        )
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         """Log-probs of each response, ``max_concurrency`` in flight; the first request runs
@@ -388,13 +360,8 @@ class OpenAICompletionsScorer:
                 sent = drive(self._tokenize_steps(self._prompt_payload(prompt), None, None))
             else:
                 sent = self.render_prompt(prompt)
-            body = {
-                "model": self.model,
-                "prompt": sent,
-                "max_tokens": max_new_tokens,
-                "temperature": 0.0,
-            }
-            return drive(self._http.send("generation", "completions", body, answer_text, None))
+            steps = self._completion_steps("generation", sent, max_new_tokens, answer_text, None)
+            return str(drive(steps))
 
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
             return list(pool.map(one, list(prompts)))
@@ -414,8 +381,8 @@ class EchoEntry:
 
 
 def echo_entries(choice: Mapping[str, Any]) -> list[EchoEntry]:
-    """The per-token entries of an echoed choice (``logprobs`` or vLLM ``prompt_logprobs``;
-    :class:`NoPromptLogprobsError` when it has neither)."""
+    """The per-token entries of an echoed choice (:class:`NoPromptLogprobsError` when it has
+    no ``logprobs.token_logprobs``)."""
     logprobs = choice.get("logprobs")
     if isinstance(logprobs, Mapping) and logprobs.get("token_logprobs"):
         tokens = list(logprobs.get("tokens") or [])
@@ -430,21 +397,9 @@ def echo_entries(choice: Mapping[str, Any]) -> list[EchoEntry]:
             EchoEntry(str(t), None if v is None else float(v), None if o is None else int(o))
             for t, v, o in zip(tokens, values, offsets)
         ]
-    prompt_logprobs = choice.get("prompt_logprobs")
-    if isinstance(prompt_logprobs, list) and prompt_logprobs:
-        entries = []
-        for position in prompt_logprobs:
-            if not position:
-                entries.append(EchoEntry("", None, None))
-                continue
-            # {token_id: {"logprob", "rank", "decoded_token"}}: the prompt's own token comes
-            # first (with prompt_logprobs=0 it is the only one).
-            info = next(iter(position.values()))
-            entries.append(EchoEntry(str(info.get("decoded_token") or ""), info["logprob"], None))
-        return entries
     raise NoPromptLogprobsError(
         "the server returned no log-probabilities of the prompt (the completion has no "
-        "`logprobs.token_logprobs` and no `prompt_logprobs`)"
+        "`logprobs.token_logprobs`)"
     )
 
 
@@ -535,7 +490,7 @@ def _text_mode_boundary(
         assert end is not None
         shift = end - full_len
         offsets = [int(e.offset) - shift for e in entries]  # type: ignore[arg-type]
-    else:  # prompt_logprobs: no offsets, accumulate the decoded tokens from the end
+    else:  # no text offsets: accumulate the tokens' lengths from the end
         ends = itertools.accumulate(len(e.token) for e in reversed(entries))
         offsets = [full_len - n for n in ends][::-1]
     start = next((i for i, o in enumerate(offsets) if o >= prompt_chars), len(entries))
