@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -81,9 +82,9 @@ def not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     """No distribution is installed (as on a fresh machine)."""
 
     def missing(name: str) -> None:
-        raise models.metadata.PackageNotFoundError(name)
+        raise metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(models.metadata, "distribution", missing)
+    monkeypatch.setattr(metadata, "distribution", missing)
 
 
 def test_pieces_are_concatenated_verified_and_cached(
