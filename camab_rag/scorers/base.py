@@ -182,4 +182,3 @@ class Recent(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self._values)
-
