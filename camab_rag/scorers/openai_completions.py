@@ -84,8 +84,9 @@ class OpenAICompletionsScorer:
         max_concurrency: requests in flight; also :attr:`parallel_requests`.
         timeout: the most seconds one HTTP attempt may take, body included.
         max_retries: retries after a transient failure (timeout, connection, 429, 5xx).
-        chat_template_renderer: renders chat prompts locally (``messages -> text``, e.g. a
-            tokenizer's ``apply_chat_template``) for servers without ``/tokenize``.
+        chat_template_renderer, tokenizer: render chat prompts locally (a ``messages ->
+            text`` function, or a local tokenizer directory: ``camab attribute --tokenizer``)
+            for servers without ``/tokenize``.
         backoff_base, backoff_max: first retry delay and longest delay (also the cap on
             ``Retry-After``), in seconds.
         retry_budget_s: the most seconds one request spends on retries after its first
@@ -104,6 +105,7 @@ class OpenAICompletionsScorer:
         timeout: float = 60.0,
         max_retries: int = 5,
         chat_template_renderer: ChatTemplateRenderer | None = None,
+        tokenizer: str | None = None,
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
         retry_budget_s: float | None = 3.0,
@@ -127,6 +129,8 @@ class OpenAICompletionsScorer:
         self.timeout = float(timeout)
         self.retry = retry
         self._renderer = chat_template_renderer
+        self._tokenizer_dir = tokenizer
+        self._hf_tokenizer: Any = None
         self._has_tokenize: bool | None = None  # whether the server has /tokenize (probed once)
         self._id_cache: Recent[str, list[int]] = Recent(256)  # the last token ids given
         self._probe_failure: TransientScorerError | None = None  # the last probe's, if it failed
@@ -152,13 +156,27 @@ class OpenAICompletionsScorer:
         return self.retry.budget_s
 
     def render_prompt(self, prompt: Prompt) -> str:
-        """Plain text verbatim; chat messages through ``chat_template_renderer``
-        (:class:`NoChatTemplateError` without one)."""
+        """Plain text verbatim; chat messages through ``chat_template_renderer`` or the
+        local ``tokenizer`` (:class:`NoChatTemplateError` when neither is there)."""
         if isinstance(prompt, str):
             return prompt
         messages = check_messages(prompt)
         if self._renderer is not None:
             return str(self._renderer(messages))
+        if self._tokenizer_dir is not None:
+            if self._hf_tokenizer is None:
+                from camab_rag.scorers.models import set_offline_flags
+
+                set_offline_flags()
+                from transformers import AutoTokenizer
+
+                self._hf_tokenizer = AutoTokenizer.from_pretrained(
+                    self._tokenizer_dir, local_files_only=True
+                )
+            text = self._hf_tokenizer.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=True
+            )
+            return str(text)
         failure, url = self._probe_failure, self.base_url
         if failure is not None:  # /tokenize is there but failing: not a reason for a proxy
             raise TransientScorerError(  # the server fails, whatever the prompt: say so first
@@ -182,7 +200,7 @@ class OpenAICompletionsScorer:
         )
 
     def _renders_locally(self, prompt: Prompt) -> bool:
-        return isinstance(prompt, str) or self._renderer is not None
+        return isinstance(prompt, str) or self._renderer is not None or bool(self._tokenizer_dir)
 
     def _prompt_payload(self, prompt: Prompt) -> dict[str, Any]:
         """The ``/tokenize`` payload of a prompt (text, or messages for the server's
@@ -200,9 +218,7 @@ class OpenAICompletionsScorer:
         self, payload: Mapping[str, Any], clients: AsyncClients | None, clock: RequestClock | None
     ) -> Steps[list[int]]:
         body = {"model": self.model, **payload}
-        return (
-            yield from self._http.send("tokenize", "tokenize", body, tokens_from, clients, clock)
-        )
+        return self._http.send("tokenize", "tokenize", body, tokens_from, clients, clock)
 
     def _probe_tokenize(self, clock: RequestClock | None = None) -> bool:
         """Whether the server has a vLLM-style ``/tokenize`` endpoint (asked once; its

@@ -86,7 +86,7 @@ class NoChatTemplateError(InputError, CannotScoreError):
         super().__init__(
             f"{PROXY_FIX}: {cause}. If the server does return prompt log-probabilities "
             "(vLLM, SGLang...), give OpenAICompletionsScorer chat_template_renderer=<messages "
-            "-> text>, or pass the prompt as plain text",
+            "-> text> or tokenizer=<local tokenizer dir>, or pass the prompt as plain text",
             reason=cause,
         )
 
