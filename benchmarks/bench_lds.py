@@ -360,9 +360,7 @@ def run_command(args: argparse.Namespace) -> None:
         for shape in also
     }
     model = str(found[0].record["model"])
-    pricing = ModelPrice(
-        lambda: TransformersScorer(model, batch_size=1, num_threads=args.threads, prefix_cache=True)
-    )
+    pricing = ModelPrice(lambda: TransformersScorer(model, batch_size=1, num_threads=args.threads))
     for phase in args.phases:
         for index, case in enumerate(found):
             started = time.perf_counter()

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> None:
     out = OUT / f"{args.results}.{PROXY}.jsonl"
     OUT.mkdir(parents=True, exist_ok=True)
     done = {line["id"] for line in read_results(out)}
-    proxy = TransformersScorer(PROXY, batch_size=1, num_threads=args.threads, prefix_cache=True)
+    proxy = TransformersScorer(PROXY, batch_size=1, num_threads=args.threads)
     for record in records:
         if record["id"] in done:
             continue

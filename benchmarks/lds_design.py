@@ -174,7 +174,7 @@ def run_command(args: argparse.Namespace) -> None:
     store = store_of(args.results)
     pricing = ModelPrice(
         lambda: TransformersScorer(
-            str(found[0].record["model"]), batch_size=1, num_threads=args.threads, prefix_cache=True
+            str(found[0].record["model"]), batch_size=1, num_threads=args.threads
         )
     )
     for index, case in enumerate(found):

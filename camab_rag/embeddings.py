@@ -29,13 +29,10 @@ EMBEDDING_DIM = 384
 FloatMatrix = NDArray[np.float32]
 
 
-def minilm_model_dir(*, search_path: Sequence[str] | None = None) -> Path:
+def minilm_model_dir() -> Path:
     """The installed model's directory, else :class:`ModelNotInstalledError` saying how to
     install it."""
-    weights = find_packaged_file(
-        MINILM_PACKAGE, search_path=search_path, install_hint=INSTALL_COMMAND
-    )
-    model_dir = weights.parent
+    model_dir = find_packaged_file(MINILM_PACKAGE, install_hint=INSTALL_COMMAND).parent
     for needed in ("config.json", "tokenizer_config.json"):
         if not (model_dir / needed).is_file():
             raise ModelNotInstalledError(

@@ -78,16 +78,6 @@ def record(root: str, model: str) -> None:
             },
         )
     )
-    # 4. vLLM's prompt_logprobs instead of echo (text prompt).
-    prompt, response = "Q: What is the capital of France?\nA:", " Paris."
-    cases.append(
-        (
-            "text_prompt_logprobs",
-            "plain text, prompt_logprobs=0 (vLLM extension), no echo",
-            {"prompt": prompt + response, "prompt_logprobs": 0},
-            {"prompt_chars": len(prompt), "response": response},
-        )
-    )
     for name, description, body, expect in cases:
         request = {"model": model, "max_tokens": 1, "temperature": 0.0, **body}
         answer = post(root, "/v1/completions", request)

@@ -19,7 +19,6 @@ from camab_rag.errors import ScorerError
 from camab_rag.scorers.openai_completions import (
     NoPromptLogprobsError,
     Plan,
-    echo_entries,
     parse_echo,
 )
 
@@ -79,26 +78,6 @@ def test_token_id_echo_takes_the_last_response_tokens() -> None:
     np.testing.assert_allclose(out.logprobs, lp[n : n + expect["response_ids"]])
 
 
-def test_prompt_logprobs_without_echo() -> None:
-    fixture = load("text_prompt_logprobs")
-    choice = fixture["response"]["choices"][0]
-    assert choice["prompt_logprobs"][0] is None  # the first token has no log-prob
-    out = parse(fixture)
-    assert out.tokens == (" Paris", ".")
-    expected = [next(iter(p.values()))["logprob"] for p in choice["prompt_logprobs"][-2:]]
-    np.testing.assert_allclose(out.logprobs, expected)
-    assert list(out.token_offsets) == [0, 6]
-
-
-def test_prompt_logprobs_agree_with_echo_logprobs() -> None:
-    """Both vLLM formats carry the same numbers for the same positions."""
-    choice = load("text_echo")["response"]["choices"][0]
-    echo = [e.logprob for e in echo_entries(choice)]
-    del choice["logprobs"]
-    from_prompt = [e.logprob for e in echo_entries(choice)]
-    assert echo[: len(from_prompt)] == from_prompt
-
-
 def test_bos_counted_by_offsets_but_dropped_from_text() -> None:
     """Some servers count a BOS in text_offset that the echoed text omits."""
     fixture = copy.deepcopy(load("text_echo"))
@@ -120,7 +99,6 @@ def test_missing_logprobs_is_a_clear_error() -> None:
     fixture = copy.deepcopy(load("text_echo"))
     choice = fixture["response"]["choices"][0]
     choice["logprobs"] = None
-    del choice["prompt_logprobs"]
     with pytest.raises(NoPromptLogprobsError, match="no log-probabilities of the prompt"):
         parse(fixture)
 

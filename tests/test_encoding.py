@@ -91,7 +91,7 @@ def test_each_distinct_response_is_tokenized_once(smollm2_scorer: TransformersSc
     encoder.encode([ScoreRequest("a", "One."), ScoreRequest("b", "Two.")])
     assert len(encoder._responses) == 2  # at most kept_responses kept
     assert counting.texts == 2 * 4 + 1 + 2 + 2
-    assert "It is in Paris." not in encoder._responses
+    assert encoder._responses.get("It is in Paris.") is None  # the oldest was dropped
 
 
 def test_bad_responses_are_named(smollm2_scorer: TransformersScorer) -> None:

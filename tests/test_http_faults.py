@@ -160,7 +160,6 @@ class FaultyServer:
                 elif kind == "no_logprobs":
                     body = json.loads(GOOD)
                     body["choices"][0]["logprobs"] = None
-                    body["choices"][0].pop("prompt_logprobs", None)
                     self.reply(200, json.dumps(body).encode())
                 elif kind == "text":
                     payload = {
@@ -363,9 +362,8 @@ def test_missing_logprobs_fails_once_with_an_actionable_error(server: FaultyServ
     message = str(info.value)
     assert "OpenAI's own chat models cannot" in message
     assert "vllm" in message.lower()
-    # echo tried once, vLLM's prompt_logprobs tried once: not once per request, no retries
-    assert len(server.completions) == 2
-    assert server.completions[1].get("prompt_logprobs") == 0
+    # tried once: not once per request, no retries
+    assert len(server.completions) == 1
 
 
 def test_echo_rejected_by_the_server_is_a_clear_error(server: FaultyServer) -> None:
@@ -374,8 +372,7 @@ def test_echo_rejected_by_the_server_is_a_clear_error(server: FaultyServer) -> N
     server.default = ("status", 400, {}, refusal)
     with pytest.raises(NoPromptLogprobsError, match="OpenAI's own chat models cannot do this"):
         make_scorer(server).score([REQUEST])
-    # echo refused, then vLLM's prompt_logprobs refused: the echo's refusal is the error
-    assert [body.get("echo") for body in server.completions] == [True, None]
+    assert [body.get("echo") for body in server.completions] == [True]  # not retried
 
 
 def test_unauthorized_names_the_problem_not_the_key(server: FaultyServer) -> None:
@@ -716,8 +713,7 @@ def test_a_miscounted_response_is_retried_and_never_demotes_the_model(
     server: FaultyServer,
 ) -> None:
     """One response whose usage.prompt_tokens is off is a malformed answer, not a model
-    that cannot score: on main it switched the chain's model to the proxy for good (or
-    the scorer to vLLM's prompt_logprobs for good)."""
+    that cannot score: on main it switched the chain's model to the proxy for good."""
     server.script.append(("miscounted",))
     scorer = ProxyFallbackScorer(make_scorer(server), KeywordScorer())
     [result] = scorer.score([REQUEST])
@@ -782,7 +778,7 @@ def test_a_request_longer_than_the_context_is_an_input_error_not_retried(
     server: FaultyServer, case: dict[str, Any], words: str
 ) -> None:
     """vLLM's HTTP 400 for a prompt over max_model_len says what the in-process scorer says
-    (an InputError, "more than the model's limit"): not retried, no prompt_logprobs try."""
+    (an InputError, "more than the model's limit"): not retried, nor sent another way."""
     server.default = ("raw", case["status"], json.dumps(case["body"]).encode())
     with pytest.raises(InputError, match=words) as info:
         make_scorer(server).score([REQUEST])

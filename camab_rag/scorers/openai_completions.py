@@ -1,7 +1,7 @@
 """Scorer over HTTP: any OpenAI-compatible server that echoes prompt log-probabilities.
 
-``/v1/completions`` with ``echo`` + ``logprobs`` (vLLM, SGLang, llama-cpp-python) or vLLM's
-``prompt_logprobs``; OpenAI's own chat models cannot, and the first call says so. With
+``/v1/completions`` with ``echo`` + ``logprobs`` (vLLM, SGLang, llama-cpp-python); OpenAI's
+own chat models cannot, and the first call says so. With
 vLLM's ``/tokenize`` (probed once) prompt and response are sent as separately tokenized ids,
 as the in-process scorer does; otherwise as one text, the response found by character
 offset. Retries and credentials: :mod:`.transport`.
@@ -85,8 +85,8 @@ class OpenAICompletionsScorer:
         timeout: the most seconds one HTTP attempt may take, body included.
         max_retries: retries after a transient failure (timeout, connection, 429, 5xx).
         chat_template_renderer, tokenizer: render chat prompts locally (a ``messages ->
-            text`` function, or a local tokenizer directory) for servers without
-            ``/tokenize``.
+            text`` function, or a local tokenizer directory: ``camab attribute --tokenizer``)
+            for servers without ``/tokenize``.
         backoff_base, backoff_max: first retry delay and longest delay (also the cap on
             ``Retry-After``), in seconds.
         retry_budget_s: the most seconds one request spends on retries after its first
@@ -134,7 +134,6 @@ class OpenAICompletionsScorer:
         self._has_tokenize: bool | None = None  # whether the server has /tokenize (probed once)
         self._id_cache: Recent[str, list[int]] = Recent(256)  # the last token ids given
         self._probe_failure: TransientScorerError | None = None  # the last probe's, if it failed
-        self._prompt_logprobs_mode: bool | None = None  # echo, else vLLM's prompt_logprobs
 
     def __repr__(self) -> str:
         key = "set" if self._http.has_api_key else "none"
@@ -219,9 +218,7 @@ class OpenAICompletionsScorer:
         self, payload: Mapping[str, Any], clients: AsyncClients | None, clock: RequestClock | None
     ) -> Steps[list[int]]:
         body = {"model": self.model, **payload}
-        return (
-            yield from self._http.send("tokenize", "tokenize", body, tokens_from, clients, clock)
-        )
+        return self._http.send("tokenize", "tokenize", body, tokens_from, clients, clock)
 
     def _probe_tokenize(self, clock: RequestClock | None = None) -> bool:
         """Whether the server has a vLLM-style ``/tokenize`` endpoint (asked once; its
@@ -305,39 +302,30 @@ class OpenAICompletionsScorer:
                 raise
             return (yield from self._score_plan_steps(self._text_plan(request), clients, clock))
 
+    def _completion_steps(
+        self,
+        what: str,
+        prompt: str | list[int],
+        max_tokens: int,
+        parse: Callable[[Any], Any],
+        clients: AsyncClients | None,
+        clock: RequestClock | None = None,
+        **extra: Any,
+    ) -> Steps[Any]:
+        """One greedy ``/v1/completions`` call (``extra``: more body fields)."""
+        body = {"model": self.model, "prompt": prompt, "max_tokens": max_tokens, **extra}
+        body["temperature"] = 0.0
+        return self._http.send(what, "completions", body, parse, clients, clock)
+
     def _score_plan_steps(
         self, plan: Plan, clients: AsyncClients | None, clock: RequestClock
     ) -> Steps[ResponseLogprobs]:
-        def attempt(prompt_logprobs: bool) -> Steps[ResponseLogprobs]:
-            body: dict[str, Any] = {
-                "model": self.model,
-                "prompt": plan.prompt,
-                # 1, not 0: some servers read max_tokens=0 as "no limit"; the generated
-                # token is cut from the echo.
-                "max_tokens": 1,
-                "temperature": 0.0,
-            }
-            if prompt_logprobs:
-                body["prompt_logprobs"] = 0  # vLLM's extension of the completions API
-            else:
-                body.update(echo=True, logprobs=0)
-            parse = partial(parse_echo, plan=plan)
-            return self._http.send("completion", "completions", body, parse, clients, clock)
-
-        mode = self._prompt_logprobs_mode
-        if mode is not None:
-            return (yield from attempt(mode))
-        try:
-            result = yield from attempt(False)
-        except NoPromptLogprobsError as echo_error:
-            try:
-                result = yield from attempt(True)
-            except ScorerError:
-                raise echo_error from None
-            self._prompt_logprobs_mode = True
-            return result
-        self._prompt_logprobs_mode = False
-        return result
+        # max_tokens 1, not 0: some servers read 0 as "no limit"; the generated token is
+        # cut from the echo.
+        parse = partial(parse_echo, plan=plan)
+        return self._completion_steps(
+            "completion", plan.prompt, 1, parse, clients, clock, echo=True, logprobs=0
+        )
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         """Log-probs of each response, ``max_concurrency`` in flight; the first request runs
@@ -388,13 +376,8 @@ class OpenAICompletionsScorer:
                 sent = drive(self._tokenize_steps(self._prompt_payload(prompt), None, None))
             else:
                 sent = self.render_prompt(prompt)
-            body = {
-                "model": self.model,
-                "prompt": sent,
-                "max_tokens": max_new_tokens,
-                "temperature": 0.0,
-            }
-            return drive(self._http.send("generation", "completions", body, answer_text, None))
+            steps = self._completion_steps("generation", sent, max_new_tokens, answer_text, None)
+            return str(drive(steps))
 
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
             return list(pool.map(one, list(prompts)))
@@ -414,8 +397,8 @@ class EchoEntry:
 
 
 def echo_entries(choice: Mapping[str, Any]) -> list[EchoEntry]:
-    """The per-token entries of an echoed choice (``logprobs`` or vLLM ``prompt_logprobs``;
-    :class:`NoPromptLogprobsError` when it has neither)."""
+    """The per-token entries of an echoed choice (:class:`NoPromptLogprobsError` when it has
+    no ``logprobs.token_logprobs``)."""
     logprobs = choice.get("logprobs")
     if isinstance(logprobs, Mapping) and logprobs.get("token_logprobs"):
         tokens = list(logprobs.get("tokens") or [])
@@ -430,21 +413,9 @@ def echo_entries(choice: Mapping[str, Any]) -> list[EchoEntry]:
             EchoEntry(str(t), None if v is None else float(v), None if o is None else int(o))
             for t, v, o in zip(tokens, values, offsets)
         ]
-    prompt_logprobs = choice.get("prompt_logprobs")
-    if isinstance(prompt_logprobs, list) and prompt_logprobs:
-        entries = []
-        for position in prompt_logprobs:
-            if not position:
-                entries.append(EchoEntry("", None, None))
-                continue
-            # {token_id: {"logprob", "rank", "decoded_token"}}: the prompt's own token comes
-            # first (with prompt_logprobs=0 it is the only one).
-            info = next(iter(position.values()))
-            entries.append(EchoEntry(str(info.get("decoded_token") or ""), info["logprob"], None))
-        return entries
     raise NoPromptLogprobsError(
         "the server returned no log-probabilities of the prompt (the completion has no "
-        "`logprobs.token_logprobs` and no `prompt_logprobs`)"
+        "`logprobs.token_logprobs`)"
     )
 
 
@@ -535,7 +506,7 @@ def _text_mode_boundary(
         assert end is not None
         shift = end - full_len
         offsets = [int(e.offset) - shift for e in entries]  # type: ignore[arg-type]
-    else:  # prompt_logprobs: no offsets, accumulate the decoded tokens from the end
+    else:  # no text offsets: accumulate the tokens' lengths from the end
         ends = itertools.accumulate(len(e.token) for e in reversed(entries))
         offsets = [full_len - n for n in ends][::-1]
     start = next((i for i, o in enumerate(offsets) if o >= prompt_chars), len(entries))

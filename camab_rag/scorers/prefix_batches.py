@@ -263,15 +263,6 @@ class PrefixStore:
             self.nbytes -= victim.nbytes
 
 
-def supports_prefix_reuse() -> bool:
-    """Whether transformers has per-layer dynamic caches (4.56 and later), which this needs."""
-    try:
-        from transformers.cache_utils import DynamicLayer  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 @functools.cache
 def _layer_class() -> Any:
     """A ``DynamicLayer`` that starts from given keys/values and keeps new ones only when

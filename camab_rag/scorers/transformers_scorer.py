@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from camab_rag import deadline
 from camab_rag.errors import InputError, ScorerError
 from camab_rag.scorers.base import (
     BaseScorer,
@@ -29,12 +28,7 @@ from camab_rag.scorers.base import (
     check_messages,
 )
 from camab_rag.scorers.models import quiet_loading, resolve_model_path, set_offline_flags
-from camab_rag.scorers.prefix_batches import (
-    PrefixBatcher,
-    right_padded,
-    supports_prefix_reuse,
-    use_lower_right,
-)
+from camab_rag.scorers.prefix_batches import PrefixBatcher, use_lower_right
 from camab_rag.text_gate import check_text
 
 DTYPES = ("float32", "bfloat16", "float16")
@@ -253,10 +247,9 @@ class TransformersScorer(BaseScorer):
         batch_size: requests per forward pass; off the CPU also :attr:`parallel_requests`.
         device: a torch device, or ``"auto"``: CUDA when available, else the CPU.
         max_length: refuse longer requests (default: ``max_position_embeddings``).
-        prefix_cache: compute each shared prompt prefix once and keep prompts' keys/values
-            between calls (:mod:`.prefix_batches`; same log-probs up to ~1e-5; needs
-            transformers 4.56+). ``False`` computes every token.
-        prefix_cache_mib: memory for the kept keys/values (least recently used dropped).
+        prefix_cache_mib: memory for the prompts' keys/values kept between calls (each
+            shared prompt prefix is computed once, :mod:`.prefix_batches`; least recently
+            used dropped first).
     """
 
     def __init__(
@@ -269,7 +262,6 @@ class TransformersScorer(BaseScorer):
         batch_size: int = 8,
         device: str = "auto",
         max_length: int | None = None,
-        prefix_cache: bool = True,
         prefix_cache_mib: float = 256,
     ) -> None:
         if dtype is not None and dtype not in DTYPES:
@@ -302,9 +294,7 @@ class TransformersScorer(BaseScorer):
         limit = getattr(self.model.config, "max_position_embeddings", None)
         self.max_length = max_length or (int(limit) if limit else None)
         self._lock = threading.Lock()
-        self.prefix_cache = prefix_cache
         self.prefix_cache_mib = prefix_cache_mib
-        self._plain_tokens = 0
         pad = self.tokenizer.pad_token_id
         if pad is None:
             pad = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else 0
@@ -317,7 +307,6 @@ class TransformersScorer(BaseScorer):
             int(prefix_cache_mib * 2**20),
             merge_forks=device != "cpu",
         )
-        self._reuse = supports_prefix_reuse()
         self._encoder = RequestEncoder(self.tokenizer, self.render_prompt)
 
     @property
@@ -331,7 +320,7 @@ class TransformersScorer(BaseScorer):
     @property
     def computed_tokens(self) -> int:
         """Real tokens run through the model (reused prefixes and pads excluded)."""
-        return self._plain_tokens + self._prefix.computed_tokens
+        return self._prefix.computed_tokens
 
     @property
     def padding_tokens(self) -> int:
@@ -360,10 +349,6 @@ class TransformersScorer(BaseScorer):
         lines = [f"{m['role']}: {m['content']}" for m in messages]
         return "\n\n".join([*lines, "assistant: "])
 
-    def encode_prompt(self, prompt: Prompt) -> list[int]:
-        """Token ids of the rendered prompt."""
-        return self._encoder.prompt_ids([prompt])[0]
-
     def encode(self, request: ScoreRequest) -> EncodedRequest:
         """One request's prompt and response token ids (:class:`RequestEncoder`)."""
         return self._encoder.encode([request])[0]
@@ -377,23 +362,10 @@ class TransformersScorer(BaseScorer):
                 raise InputError(
                     f"a request has {total} tokens, more than the model's limit {self.max_length}"
                 )
-        logprobs: list[np.ndarray | None] = [None] * len(encoded)
         with self._lock:
-            if self.prefix_cache and self._reuse:
-                pairs = [(e.prompt_ids, e.response_ids) for e in encoded]
-                logprobs = list(self._prefix.score(pairs, self.batch_size))
-            else:
-                # Similar lengths share a batch, so little compute goes to padding.
-                order = sorted(
-                    range(len(encoded)),
-                    key=lambda i: len(encoded[i].prompt_ids) + len(encoded[i].response_ids),
-                )
-                for start in range(0, len(order), self.batch_size):
-                    chunk = order[start : start + self.batch_size]
-                    deadline.check("a forward pass of the in-process model")
-                    computed = self._forward_logprobs([encoded[i] for i in chunk])
-                    for i, values in zip(chunk, computed):
-                        logprobs[i] = values
+            logprobs = self._prefix.score(
+                [(e.prompt_ids, e.response_ids) for e in encoded], self.batch_size
+            )
         return [
             ResponseLogprobs(
                 logprobs=values,
@@ -402,25 +374,7 @@ class TransformersScorer(BaseScorer):
                 prompt_tokens=len(e.prompt_ids),
             )
             for e, values in zip(encoded, logprobs)
-            if values is not None
         ]
-
-    def _forward_logprobs(self, batch: Sequence[EncodedRequest]) -> list[np.ndarray]:
-        """One forward pass over a right-padded batch, no cache (a causal LM never attends
-        to the pads after a real token, so no attention mask is needed)."""
-        import torch
-
-        sequences = [list(e.prompt_ids) + list(e.response_ids) for e in batch]
-        self._plain_tokens += sum(len(s) for s in sequences)
-        # position t predicts token t + 1
-        wanted = [range(len(e.prompt_ids) - 1, len(s) - 1) for e, s in zip(batch, sequences)]
-        with torch.inference_mode():
-            return self._prefix.forward(
-                right_padded(sequences, self.pad_token_id),
-                wanted,
-                [e.response_ids for e in batch],
-                use_cache=False,
-            )
 
     def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]:
         """Greedy answers to ``prompts`` (special tokens removed, whitespace stripped),
