@@ -11,10 +11,10 @@ import asyncio
 import concurrent.futures
 import threading
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from dataclasses import replace
+from typing import Any, Generic, TypeVar
 
 from camab_rag.deadline import bounded
 from camab_rag.engine import CustomBuilder, attribution_steps, check_prior
@@ -24,7 +24,7 @@ from camab_rag.errors import (
     InputError,
     ScorerUnavailableError,
 )
-from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, GroundednessReport
+from camab_rag.groundedness import GroundednessFilter, GroundednessReport
 from camab_rag.groundedness.gain import answer_steps
 from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, BlockOn
 from camab_rag.methods import Method
@@ -36,9 +36,6 @@ from camab_rag.scorers.base import ChatMessage, Prompt
 from camab_rag.segments import Granularity
 from camab_rag.settings import AttributionSettings, groundedness_filter, resolve_settings
 from camab_rag.steps import Steps, adrive, asynced, drive, guarded, synced
-
-if TYPE_CHECKING:
-    from camab_rag.captured import CapturedAttribution
 
 CANCELLED = (
     "the attribution was cancelled by h.cancel() before it finished: it has no result; "
@@ -65,58 +62,6 @@ def _no_scorer(door: str) -> ScorerUnavailableError:
         f"no scorer: {door} needs one, e.g. {examples}; for a LangChain or LlamaIndex chat "
         "model use camab_rag.Attributor(llm=...)"
     )
-
-
-@dataclass(frozen=True, repr=False)  # AttributionResult's short repr
-class ChainAttribution(AttributionResult):
-    """An :class:`~camab_rag.AttributionResult` with its ``groundedness`` verdict and, in a
-    chain, its ``run_id`` and ``documents`` (as the chain held them; not in ``to_dict``)."""
-
-    run_id: str | None = None
-    groundedness: FilteredAnswer | None = None
-    documents: tuple[Any, ...] = field(default=(), compare=False, repr=False)
-
-    def scored_documents(self) -> list[tuple[Any, float]]:
-        """``(document, score)`` pairs, most relied-on first (none when it failed)."""
-        if self.status != "ok" or not self.documents:
-            return []
-        scores = self.document_scores
-        order = self.top_documents(min(len(scores), len(self.documents)))
-        return [(self.documents[i], float(scores[i])) for i in order]
-
-    @classmethod
-    def from_result(cls, result: AttributionResult, **extra: Any) -> ChainAttribution:
-        """Wrap a core result (its fields kept, those in ``extra`` replaced)."""
-        values = {f.name: getattr(result, f.name) for f in fields(AttributionResult)}
-        return cls(**{**values, **extra})
-
-    @classmethod
-    def of(
-        cls, attributed: CapturedAttribution, run_id: str | None, documents: Sequence[Any]
-    ) -> ChainAttribution:
-        """The chain's result of a kernel attribution (documents kept only when it is ok)."""
-        ok = attributed.result.status == "ok"
-        return cls.from_result(
-            attributed.result,
-            run_id=run_id,
-            documents=tuple(documents) if ok else (),
-            groundedness=attributed.verdict,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        data = super().to_dict()
-        verdict = self.groundedness
-        data.update(run_id=self.run_id, groundedness=verdict.to_dict() if verdict else None)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ChainAttribution:
-        verdict = data.get("groundedness")
-        return cls.from_result(
-            AttributionResult.from_dict(data),
-            run_id=data.get("run_id"),
-            groundedness=FilteredAnswer.from_dict(verdict) if verdict is not None else None,
-        )
 
 
 class Pending(Generic[T]):
@@ -219,7 +164,7 @@ class Attributor:
         budget, method, granularity, deadline_s, groundedness: the everyday knobs, over
             ``settings``' fields; each call may give them again. ``groundedness``: ``True``
             (a default filter), a :class:`GroundednessFilter` or ``False``/``None``; a
-            judged result carries its verdict (a :class:`ChainAttribution`).
+            judged result carries its verdict (``result.groundedness``).
         settings: the rest (:class:`~camab_rag.settings.AttributionSettings`: plain data).
         prior: a scorer whose calls cost nothing: it attributes first and its scores become
             the prior of the target's run (``budget`` counts the target's calls only).
@@ -301,7 +246,7 @@ class Attributor:
         result: AttributionResult = yield from bounded(steps, settings.deadline_s)
         if gate is not None:
             verdict = yield from gate.judge_steps(result)
-            result = ChainAttribution.from_result(result, groundedness=verdict)
+            result = replace(result, groundedness=verdict)
         self._kept.append(result)
         return result
 
@@ -388,7 +333,7 @@ def _describe(result: AttributionResult) -> str:
     if result.status != "ok":
         return f"{answer}: not attributed ({result.status}: {result.error})"
     words = [f"{answer}: {_sources_in_words(result)}"]
-    verdict = getattr(result, "groundedness", None)
+    verdict = result.groundedness
     if verdict is not None:
         abstained = "abstained: no claim to check" if verdict.abstained else None
         words.append(abstained or verdict.verdict or "groundedness unknown")

@@ -6,7 +6,7 @@ default template, and it says why); :func:`document_summary` is the per-document
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -83,12 +83,22 @@ def document_summary(
 
 @dataclass(frozen=True)
 class CapturedAttribution:
-    """One answer's attribution, how its prompt was ablated, and the filter's verdict."""
+    """One answer's attribution (its verdict in ``result.groundedness``) and how its
+    prompt was ablated."""
 
     result: AttributionResult
     documents: list[SourceDocument]
     plan: PromptPlan
-    verdict: FilteredAnswer | None = None
+
+    @property
+    def verdict(self) -> FilteredAnswer | None:
+        return self.result.groundedness
+
+    def in_chain(self, run_id: str | None, documents: Sequence[Any]) -> AttributionResult:
+        """The result as a chain keeps it: its ``run_id`` and, when it is ok, its
+        ``documents`` as the chain holds them."""
+        ok = self.result.status == "ok"
+        return replace(self.result, run_id=run_id, documents=tuple(documents) if ok else ())
 
 
 def _captured_steps(
@@ -138,7 +148,7 @@ def _captured(
         verdict = yield from gate.judge_steps(
             result, scorer=scorer, context=docs, prompt_builder=plan.builder
         )
-    return CapturedAttribution(result, docs, plan, verdict)
+    return CapturedAttribution(replace(result, groundedness=verdict), docs, plan)
 
 
 def _judged_only(
@@ -179,8 +189,9 @@ def _judged_only(
         uninformative="budget 0: nothing was attributed, only the groundedness verdict",
         status="ok" if verdict.error is None else "error",
         error=verdict.error,
+        groundedness=verdict,
     )
-    return CapturedAttribution(result, docs, plan, verdict)
+    return CapturedAttribution(result, docs, plan)
 
 
 attribute_captured = synced(

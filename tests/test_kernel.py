@@ -54,8 +54,8 @@ def test_sync_and_async_runs_give_the_same_result() -> None:
 
 def test_the_answer_summary_is_json_ready() -> None:
     runs: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=6))
-    result = drive(runs.steps("a", call_with(KeywordScorer()), kept)).result
-    data = answer_summary(result, ["France", None], run_id="a")
+    result = drive(runs.steps("a", call_with(KeywordScorer()), kept)).in_chain("a", [])
+    data = answer_summary(result, ["France", None])
     assert json.loads(json.dumps(data))["run_id"] == "a" and data["status"] == "ok"
     best = data["top_documents"][0]
     assert sorted(data["top_documents"]) == [0, 1, 2] and data["documents"][best]["rank"] == 1

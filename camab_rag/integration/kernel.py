@@ -14,12 +14,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from difflib import get_close_matches
 from typing import Any, Generic, TypedDict, TypeVar
 from uuid import UUID
 
-from camab_rag.attributor import ChainAttribution, Pending, Worker, _stoppable
+from camab_rag.attributor import Pending, Worker, _stoppable
 from camab_rag.captured import (
     CapturedAttribution,
     _captured_steps,
@@ -244,8 +244,9 @@ def failed_attribution(
         method=settings.method_instance.name,
         budget=settings.budget,
     )
-    verdict = gate.judge(result) if gate is not None else None
-    return CapturedAttribution(result, [], PromptPlan("none", None, None), verdict)
+    if gate is not None:
+        result = replace(result, groundedness=gate.judge(result))
+    return CapturedAttribution(result, [], PromptPlan("none", None, None))
 
 
 def prompt_holds(prompts: Sequence[Prompt], documents: Sequence[Any]) -> bool:
@@ -494,13 +495,7 @@ class Runs(Generic[T]):
         self.worker.close()
 
 
-def answer_summary(
-    result: AttributionResult,
-    titles: Sequence[str | None] = (),
-    *,
-    run_id: str | None = None,
-    verdict: FilteredAnswer | None = None,
-) -> dict[str, Any]:
+def answer_summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dict[str, Any]:
     """The JSON-ready attribution an integration attaches to an answer: the result's
     figures, each document's ``index``/``score``/``rank``/``title``, each sentence's
     ``citations`` and the ``groundedness`` verdict."""
@@ -515,11 +510,11 @@ def answer_summary(
         "wall_time_s": round(result.wall_time_s, 3),
         "prompt_mode": result.prompt_mode,
         "prompt_note": result.prompt_note,
-        "run_id": run_id,
+        "run_id": result.run_id,
         "documents": [],
         "top_documents": [],
         "citations": [],
-        "groundedness": verdict.to_dict() if verdict is not None else None,
+        "groundedness": result.groundedness.to_dict() if result.groundedness else None,
         "scored_by": result.scored_by.to_dict() if result.scored_by is not None else None,
     }
     if result.status != "ok":
@@ -570,13 +565,7 @@ class Attachment:
         cls, result: AttributionResult, documents: Sequence[Any], *, segments: bool = False
     ) -> Attachment:
         """What to attach for ``result`` (``segments``: each entry lists its segments')."""
-        chain = result if isinstance(result, ChainAttribution) else None
-        summary = answer_summary(
-            result,
-            titles(documents),
-            run_id=chain.run_id if chain else None,
-            verdict=chain.groundedness if chain else None,
-        )
+        summary = answer_summary(result, titles(documents))
         return cls(summary, document_summary(result, len(documents), segments=segments))
 
     def fill(self, result: AttributionResult, documents: Sequence[Any]) -> Attachment:
@@ -636,7 +625,7 @@ def _attached(source: object) -> Any:
     return source
 
 
-def attribution_of(response: object) -> ChainAttribution:
+def attribution_of(response: object) -> AttributionResult:
     """The result stored on an answer (its ``metadata["attribution"]``), with the
     groundedness verdict stored beside it.
 
@@ -649,18 +638,18 @@ def attribution_of(response: object) -> ChainAttribution:
     if not isinstance(info, Mapping) or info is response:
         raise KeyError(f"the response has no metadata[{METADATA_KEY!r}]")
     check_finished(info)
-    return ChainAttribution.from_dict(info)
+    return AttributionResult.from_dict(info)
 
 
 def groundedness_of(source: object) -> FilteredAnswer:
-    """The groundedness verdict of a :class:`ChainAttribution`, of an answer or a chain
+    """The groundedness verdict of an :class:`~camab_rag.AttributionResult`, of an answer or a chain
     step's output carrying the summary, or of the summary dict itself.
 
     Raises:
         AttributionPendingError: the attribution (and so its verdict) is still running.
         KeyError: no verdict there (no ``groundedness=`` filter was set).
     """
-    if isinstance(source, ChainAttribution):
+    if isinstance(source, AttributionResult):
         if source.groundedness is None:
             raise KeyError("the result has no groundedness verdict (no groundedness= filter)")
         return source.groundedness
