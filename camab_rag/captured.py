@@ -23,7 +23,7 @@ from camab_rag.runs import ProgressFn
 from camab_rag.scorers.base import Prompt, scored_by
 from camab_rag.segments import SourceDocument, segment_documents, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings, groundedness_filter
-from camab_rag.steps import Steps, asynced, synced
+from camab_rag.steps import Steps
 from camab_rag.text_gate import check_texts, check_value
 
 
@@ -101,7 +101,7 @@ class CapturedAttribution:
         return replace(self.result, run_id=run_id, documents=tuple(documents) if ok else ())
 
 
-def _captured_steps(
+def captured_steps(
     question: str,
     documents: object,
     response: str,
@@ -113,6 +113,10 @@ def _captured_steps(
     prior: Any = None,
     groundedness: GroundednessFilter | bool | None = None,
 ) -> Steps[CapturedAttribution]:
+    """Attribute an answer to the documents a chain gave its model, in the ``prompts`` the
+    model received (the last that holds every document is ablated in place), and judge
+    it with ``groundedness`` (``True``: a default filter; with ``budget=0``, the verdict
+    alone), as a generator of model calls; ``settings`` default to ``CHAIN_SETTINGS``."""
     settings = settings or CHAIN_SETTINGS
     gate = groundedness_filter(groundedness, settings)
     settings = settings.with_changes(anchors=True) if gate is not None else settings
@@ -192,23 +196,3 @@ def _judged_only(
         groundedness=verdict,
     )
     return CapturedAttribution(result, docs, plan)
-
-
-attribute_captured = synced(
-    _captured_steps,
-    "attribute_captured",
-    """Attribute an answer to the documents (strings, mappings, LangChain ``Document``,
-    LlamaIndex nodes) a chain gave its model, in the ``prompts`` the model received (the
-    last that holds every document is ablated in place), and judge it with
-    ``groundedness`` (a :class:`~camab_rag.groundedness.GroundednessFilter`, ``True``: a
-    default one; with ``budget=0``, the verdict alone). ``settings``: default
-    :data:`~camab_rag.settings.CHAIN_SETTINGS` (whole documents, a deadline);
-    ``progress`` and ``prior`` as in :class:`camab_rag.Attributor`. Raises what
-    :func:`camab_rag.attribute` raises; the verdict never raises.
-    """,
-)
-aattribute_captured = asynced(
-    _captured_steps,
-    "aattribute_captured",
-    "Async :func:`attribute_captured` (scores with ``scorer.ascore``).",
-)

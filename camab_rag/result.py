@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
@@ -294,8 +294,6 @@ class AttributionResult:
             )
         scores = np.asarray(data["scores"], dtype=float)
         masks = [[c == "1" for c in row] for row in data.get("masks", [])]
-        from camab_rag.groundedness.filter import FilteredAnswer  # imports this module
-
         support, by = data.get("token_support"), data.get("scored_by")
         verdict = data.get("groundedness")
         done = {
@@ -309,7 +307,7 @@ class AttributionResult:
             "scored_by": ScoredBy.from_dict(by) if by else None,
             "anchor_rewards": {str(k): float(v) for k, v in data.get("anchor_rewards", {}).items()},
             "token_support": TokenSupport.from_dict(support) if support else None,
-            "groundedness": FilteredAnswer.from_dict(verdict) if verdict is not None else None,
+            "groundedness": _read_verdict(verdict) if verdict is not None else None,
         }
         return cls(**cast_fields(cls, data, done))
 
@@ -321,6 +319,20 @@ class AttributionResult:
         status = "no_context" if isinstance(error, NoContextError) else "error"
         fields.setdefault("prompt_mode", "none")
         return cls(scores=np.zeros(0), status=status, error=message, **fields)
+
+
+VERDICT_READER: list[Callable[[Mapping[str, Any]], FilteredAnswer]] = []
+"""How a stored verdict is read back: ``FilteredAnswer.from_dict``, put here by
+:mod:`camab_rag.groundedness.filter` (which imports this module, so not imported here)."""
+
+
+def _read_verdict(data: Mapping[str, Any]) -> FilteredAnswer:
+    if not VERDICT_READER:
+        raise InputError(
+            "this result carries a groundedness verdict: import camab_rag.groundedness "
+            "before reading it back (camab_rag.integration.attribution_of does)"
+        )
+    return VERDICT_READER[0](data)
 
 
 def uninformative_reason(

@@ -7,16 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fakes import FailingScorer, KeywordScorer
+from fakes import FailingScorer, KeywordScorer, aattribute_captured, attribute_captured
 
 from camab_rag import AttributionSettings, attribute
 from camab_rag.attributor import Attributor
-from camab_rag.captured import (
-    aattribute_captured,
-    attribute_captured,
-    document_summary,
-    reached_the_model,
-)
+from camab_rag.captured import document_summary, reached_the_model
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.methods import Auto

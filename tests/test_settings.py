@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fakes import KeywordScorer
+from fakes import KeywordScorer, attribute_captured
 
 import camab_rag
 import camab_rag.captured
@@ -20,7 +20,6 @@ import camab_rag.prompts
 import camab_rag.settings
 from camab_rag import AttributionSettings, aattribute, attribute, attribute_fn
 from camab_rag.attributor import Attributor, _attribute_steps
-from camab_rag.captured import attribute_captured
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.methods import Auto, Camab

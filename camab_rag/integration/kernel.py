@@ -22,7 +22,7 @@ from uuid import UUID
 from camab_rag.attributor import Pending, Worker, _stoppable
 from camab_rag.captured import (
     CapturedAttribution,
-    _captured_steps,
+    captured_steps,
     document_ranks,
     document_summary,
     reached_the_model,
@@ -379,7 +379,7 @@ class Runs(Generic[T]):
         try:
             if call.problem is not None:
                 raise call.problem
-            attributed = yield from _captured_steps(
+            attributed = yield from captured_steps(
                 call.question,
                 call.documents,
                 call.answer,
