@@ -11,7 +11,7 @@ import asyncio
 import concurrent.futures
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Generic, TypeVar
@@ -141,11 +141,30 @@ class Worker:
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
-    def start(self, steps: Steps[T], stop: threading.Event) -> Pending[T]:
-        with self._lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(1, thread_name_prefix="camab")
-            return Pending(self._executor.submit(drive, _stoppable(steps, stop)), stop)
+    def start(
+        self, steps: Steps[T], in_loop: bool, on_cancel: Callable[[], None] | None = None
+    ) -> Pending[T]:
+        """Run ``steps`` in the background: a task of the running event loop if
+        ``in_loop`` (``on_cancel()`` runs once when the task is cancelled before it ends:
+        its loop ended first), else this worker's thread."""
+        stop = threading.Event()
+        if not in_loop:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="camab")
+                return Pending(self._executor.submit(drive, _stoppable(steps, stop)), stop)
+        cancelled = on_cancel or (lambda: None)
+
+        async def run() -> T:
+            try:
+                return await adrive(_stoppable(steps, stop))
+            except (asyncio.CancelledError, GeneratorExit):
+                cancelled()
+                raise
+
+        task = asyncio.get_running_loop().create_task(run())
+        task.add_done_callback(lambda done: cancelled() if done.cancelled() else None)
+        return Pending(task, stop)
 
     def close(self) -> None:
         with self._lock:
@@ -295,13 +314,12 @@ class Attributor:
         """Start :meth:`run` in the background (a task of the running event loop, else this
         attributor's one worker thread); bad knobs raise here, not in the handle."""
         self._settings(knobs)
-        stop = threading.Event()
         steps = self._steps(question, context, response, history, prompt, progress, knobs)
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
-            return self._worker.start(steps, stop)
-        return Pending(loop.create_task(adrive(_stoppable(steps, stop))), stop)
+            return self._worker.start(steps, in_loop=False)
+        return self._worker.start(steps, in_loop=True)
 
     def close(self) -> None:
         """Wait for the background attributions and stop the worker thread."""

@@ -251,10 +251,6 @@ class AttributionResult:
             raise ValueError(f"method {self.method!r} has no single posterior ({kind})")
         return method.posterior_from(self.masks, self.rewards)
 
-    def posterior_covariance(self) -> FloatArray:
-        """Posterior covariance of the segment weights (intercept excluded)."""
-        return self.posterior().covariance()[1:, 1:]
-
     def posterior_correlation(self) -> FloatArray:
         """Posterior correlation of the segment weights (the paper's interaction view)."""
         return self.posterior().correlation()[1:, 1:]

@@ -19,7 +19,7 @@ from difflib import get_close_matches
 from typing import Any, Generic, TypedDict, TypeVar
 from uuid import UUID
 
-from camab_rag.attributor import Pending, Worker, _stoppable
+from camab_rag.attributor import Pending, Worker
 from camab_rag.captured import (
     CapturedAttribution,
     captured_steps,
@@ -432,34 +432,19 @@ class Runs(Generic[T]):
         """Run ``steps`` in the background: a task of the running loop if ``in_loop`` (its
         ``placeholders`` read "cancelled" if the loop ends first), else the worker thread;
         the handle is kept under ``key``, the oldest finished dropped past ``keep``."""
-        stop = threading.Event()
-        if in_loop:
-            marked: list[bool] = []
+        marked: list[bool] = []
 
-            def on_cancel() -> None:  # pending placeholders read "cancelled" (a typed error)
-                if marked:
-                    return
-                marked.append(True)
-                logger.warning("camab: attribution %s: %s", key, CANCELLED)
-                cancelled = {"status": "cancelled", "error": CANCELLED}
-                for placeholder in placeholders:
-                    if isinstance(placeholder, dict) and placeholder.get("status") == "pending":
-                        fill(
-                            placeholder, {**cancelled, "run_id": None if key is None else str(key)}
-                        )
+        def on_cancel() -> None:  # pending placeholders read "cancelled" (a typed error)
+            if marked:
+                return
+            marked.append(True)
+            logger.warning("camab: attribution %s: %s", key, CANCELLED)
+            cancelled = {"status": "cancelled", "error": CANCELLED}
+            for placeholder in placeholders:
+                if isinstance(placeholder, dict) and placeholder.get("status") == "pending":
+                    fill(placeholder, {**cancelled, "run_id": None if key is None else str(key)})
 
-            async def run() -> T:
-                try:
-                    return await adrive(_stoppable(steps, stop))
-                except (asyncio.CancelledError, GeneratorExit):
-                    on_cancel()
-                    raise
-
-            task = asyncio.get_running_loop().create_task(run())
-            task.add_done_callback(lambda done: on_cancel() if done.cancelled() else None)
-            job = Pending(task, stop)
-        else:
-            job = self.worker.start(steps, stop)
+        job = self.worker.start(steps, in_loop, on_cancel)
         self._keep(self.key(key), job)
         return job
 

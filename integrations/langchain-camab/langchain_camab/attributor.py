@@ -267,7 +267,7 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
 
     def _failed(self, input: object, error: Exception, run_id: str | None, summary: bool) -> Any:
         failed = AttributionResult.failed(error, run_id=run_id)
-        result = self.runs.record(None, failed)  # type: ignore[arg-type]
+        result = self.runs.record(None, failed)
         logger.warning("camab: cannot attribute this input: %s", error)
         data = Attachment.of(result, []).answer
         if summary:

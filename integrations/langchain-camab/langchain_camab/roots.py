@@ -323,7 +323,7 @@ class RootRuns:
         attachment: Attachment | None,
         done: Any,
     ) -> AttributionResult:
-        result = done.in_chain(str(run.run_id), documents)
+        result: AttributionResult = done.in_chain(str(run.run_id), documents)
         try:
             if attachment is None:
                 attachment = Attachment.of(result, documents)
