@@ -41,6 +41,12 @@ CANCELLED = (
     "the attribution was cancelled by h.cancel() before it finished: it has no result; "
     "submit it again to get one"
 )
+LOOP_ENDED = (
+    "the attribution was cancelled before it finished: its event loop stopped or cancelled "
+    "the task first, so it has no result. Keep the loop running until it is done: await it "
+    "(h.aresult(); an integration's await_result(), aflush() or wait(), "
+    "await_attribution(response)), or set background=False where the object takes it"
+)
 T = TypeVar("T")
 Groundedness = GroundednessFilter | bool | None
 """``True``: a default :class:`GroundednessFilter`; ``False`` / ``None``: no verdict."""
@@ -89,13 +95,7 @@ class Pending(Generic[T]):
 
     def _cancelled(self) -> AttributionCancelledError:
         """The error of a cancelled attribution: by h.cancel(), or by its event loop."""
-        if self._cancel_called:
-            return AttributionCancelledError(CANCELLED)
-        return AttributionCancelledError(
-            "the attribution was cancelled before it finished (its event loop stopped or "
-            "cancelled the task): it has no result; submit it again and keep its event "
-            "loop running until h.aresult() returns"
-        )
+        return AttributionCancelledError(CANCELLED if self._cancel_called else LOOP_ENDED)
 
     def result(self, timeout: float | None = None) -> T:
         """The result, waiting at most ``timeout`` seconds (``None``: until it is done);

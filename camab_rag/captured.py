@@ -110,7 +110,6 @@ def captured_steps(
     *,
     prompts: Sequence[Prompt] = (),
     progress: ProgressFn | None = None,
-    prior: Any = None,
     groundedness: GroundednessFilter | bool | None = None,
 ) -> Steps[CapturedAttribution]:
     """Attribute an answer to the documents a chain gave its model, in the ``prompts`` the
@@ -120,39 +119,28 @@ def captured_steps(
     settings = settings or CHAIN_SETTINGS
     gate = groundedness_filter(groundedness, settings)
     settings = settings.with_changes(anchors=True) if gate is not None else settings
-    steps = _captured(
-        question, documents, response, scorer, settings, prompts, progress, gate, prior
-    )
-    return (yield from bounded(steps, settings.deadline_s))
-
-
-def _captured(
-    question: str,
-    documents: object,
-    response: str,
-    scorer: Any,
-    settings: AttributionSettings,
-    prompts: Sequence[Prompt],
-    progress: ProgressFn | None,
-    gate: GroundednessFilter | None,
-    prior: Any = None,
-) -> Steps[CapturedAttribution]:
     check_texts({"the question": question, "the response": response})  # the input gate
     docs = to_documents(documents)
     for i, prompt in enumerate(prompts):
         check_value(prompt, f"captured prompt {i}")
     plan = plan_prompt(list(prompts), docs, settings.granularity)
-    if settings.judge_only and gate is not None:
-        return (yield from _judged_only(question, docs, response, scorer, settings, plan, gate))
-    result = yield from attribution_steps(
-        question, docs, response, scorer, settings, plan=plan, progress=progress, prior=prior
-    )
-    verdict = None
-    if gate is not None:
-        verdict = yield from gate.judge_steps(
-            result, scorer=scorer, context=docs, prompt_builder=plan.builder
+
+    def attributed() -> Steps[CapturedAttribution]:
+        result = yield from attribution_steps(
+            question, docs, response, scorer, settings, plan=plan, progress=progress
         )
-    return CapturedAttribution(replace(result, groundedness=verdict), docs, plan)
+        verdict = None
+        if gate is not None:
+            verdict = yield from gate.judge_steps(
+                result, scorer=scorer, context=docs, prompt_builder=plan.builder
+            )
+        return CapturedAttribution(replace(result, groundedness=verdict), docs, plan)
+
+    if settings.judge_only and gate is not None:
+        steps = _judged_only(question, docs, response, scorer, settings, plan, gate)
+    else:
+        steps = attributed()
+    return (yield from bounded(steps, settings.deadline_s))
 
 
 def _judged_only(

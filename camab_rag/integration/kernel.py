@@ -19,7 +19,7 @@ from difflib import get_close_matches
 from typing import Any, Generic, TypedDict, TypeVar
 from uuid import UUID
 
-from camab_rag.attributor import Pending, Worker
+from camab_rag.attributor import LOOP_ENDED, Pending, Worker
 from camab_rag.captured import (
     CapturedAttribution,
     captured_steps,
@@ -52,13 +52,6 @@ logger = logging.getLogger(__name__)
 
 METADATA_KEY = "attribution"
 """The metadata key under which answers and documents carry their attribution."""
-
-CANCELLED = (
-    "the attribution was cancelled before it finished: its event loop ended first. Keep "
-    "the loop running until it is done: await it (the object's await_result(), aflush() "
-    "or wait(), await_attribution(response)) before the event loop ends, or set "
-    "background=False where the object takes it"
-)
 
 
 def content_text(content: object) -> str:
@@ -438,8 +431,8 @@ class Runs(Generic[T]):
             if marked:
                 return
             marked.append(True)
-            logger.warning("camab: attribution %s: %s", key, CANCELLED)
-            cancelled = {"status": "cancelled", "error": CANCELLED}
+            logger.warning("camab: attribution %s: %s", key, LOOP_ENDED)
+            cancelled = {"status": "cancelled", "error": LOOP_ENDED}
             for placeholder in placeholders:
                 if isinstance(placeholder, dict) and placeholder.get("status") == "pending":
                     fill(placeholder, {**cancelled, "run_id": None if key is None else str(key)})
