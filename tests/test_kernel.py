@@ -15,10 +15,11 @@ from fakes import FailingScorer, KeywordScorer
 from test_captured import ANSWER, DOCS, QUESTION
 
 from camab_rag import AttributionResult, AttributionSettings, GroundednessFilter
+from camab_rag.attributor import LOOP_ENDED as CANCELLED
 from camab_rag.captured import CapturedAttribution
 from camab_rag.citations import cite
 from camab_rag.integration import ChainCall, Runs, native_citations
-from camab_rag.integration.kernel import CANCELLED, answer_summary, pending
+from camab_rag.integration.kernel import answer_summary, pending
 from camab_rag.steps import adrive, drive
 
 PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"

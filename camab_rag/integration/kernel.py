@@ -29,7 +29,7 @@ from camab_rag.captured import (
     sentence_citations,
 )
 from camab_rag.citations import CitationRule, citation_pairs, source_location
-from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
+from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.methods import Method
 from camab_rag.prompts import PromptPlan
@@ -124,21 +124,6 @@ class ProgressRelay:
         for outcome in await asyncio.gather(*tasks, return_exceptions=True):
             if isinstance(outcome, BaseException):
                 logger.warning("camab: a progress event failed: %s", outcome)
-
-
-NO_KEY_FROM_RUN = (
-    "the handler rebuilt the scorer from what the framework's callbacks show of the chain's "
-    "model, where its API key is only the name of an environment variable; that variable "
-    "is read for OpenAI's own endpoint only, so no key was sent to this server: pass "
-    "llm=<the chain's chat model> (its own key is used) or scorer=... to the handler"
-)
-
-
-def explain_refused_key(error: Exception) -> Exception:
-    """A key refused by a server whose scorer was rebuilt from a trace, explained."""
-    if isinstance(error, CredentialsRefusedError):
-        return ScorerUnavailableError(f"{error}. {NO_KEY_FROM_RUN}")
-    return error
 
 
 class AttributorOptions(TypedDict, total=False):
@@ -331,13 +316,14 @@ class Runs(Generic[T]):
         *,
         blocking_refused: str | None = None,
         needs_scorer: str | None = None,
-        traced: bool = False,
+        explain: Callable[[Exception], Exception] | None = None,
         uuid_keys: bool = False,
         listed: type = ChainOptions,
     ) -> Runs[Any]:
         """Check ``options`` and build the runs. ``owner`` names the object in errors,
         ``blocking_refused`` says why it cannot block, ``needs_scorer`` why it needs a
-        scorer; ``traced``: scorers may be rebuilt from a trace (a refused key explained)."""
+        scorer; ``explain`` rewrites errors when no scorer or ``llm`` is given (the object
+        builds scorers from what it traces)."""
         settings = checked_options(owner, options, listed)
         _checked_scorer(scorer)
         llm, proxy = options.get("llm"), options.get("proxy")
@@ -355,7 +341,7 @@ class Runs(Generic[T]):
             strict=bool(options.get("strict", False)),
             keep=options.get("max_results", 1000),
             uuid_keys=uuid_keys,
-            explain=explain_refused_key if traced and scorer is None and llm is None else None,
+            explain=explain if scorer is None and llm is None else None,
         )
         runs.scorers = ScorerCache(scorer, llm, proxy, dict(options.get("scorer_options") or {}))
         runs.background = bool(options.get("background", False))
