@@ -16,8 +16,6 @@ lives in its submodule:
   ``GaussianLinearPosterior``;
 * :mod:`camab_rag.citations`: ``CitedAnswer``, ``citation_pairs``;
   :mod:`camab_rag.groundedness`: reports, calibration, ``aassess_groundedness``;
-* :mod:`camab_rag.captured`: ``attribute_captured`` / ``aattribute_captured`` (a chain's
-  real prompt, what the integrations call).
 * :mod:`camab_rag.text_gate`: the input check every entry point runs (``check_text``,
   ``check_record``, ``parse_json`` for tools that read records).
 """
@@ -63,7 +61,6 @@ _MOVED: dict[str, str] = {
     "split_sentences": "camab_rag.sentences",
     **dict.fromkeys(("TemplatePromptBuilder", "SpanRemovalPromptBuilder"), "camab_rag.prompts"),
     **dict.fromkeys(("CitedAnswer", "citation_pairs"), "camab_rag.citations"),
-    **dict.fromkeys(("attribute_captured", "aattribute_captured"), "camab_rag.captured"),
 }
 """Names that left the top level at 0.x (CHANGELOG.md): where each lives now."""
 

@@ -11,10 +11,10 @@ import asyncio
 import concurrent.futures
 import threading
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from dataclasses import replace
+from typing import Any, Generic, TypeVar
 
 from camab_rag.deadline import bounded
 from camab_rag.engine import CustomBuilder, attribution_steps, check_prior
@@ -24,7 +24,7 @@ from camab_rag.errors import (
     InputError,
     ScorerUnavailableError,
 )
-from camab_rag.groundedness import FilteredAnswer, GroundednessFilter, GroundednessReport
+from camab_rag.groundedness import GroundednessFilter, GroundednessReport
 from camab_rag.groundedness.gain import answer_steps
 from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, BlockOn
 from camab_rag.methods import Method
@@ -37,12 +37,15 @@ from camab_rag.segments import Granularity
 from camab_rag.settings import AttributionSettings, groundedness_filter, resolve_settings
 from camab_rag.steps import Steps, adrive, asynced, drive, guarded, synced
 
-if TYPE_CHECKING:
-    from camab_rag.captured import CapturedAttribution
-
 CANCELLED = (
     "the attribution was cancelled by h.cancel() before it finished: it has no result; "
     "submit it again to get one"
+)
+LOOP_ENDED = (
+    "the attribution was cancelled before it finished: its event loop stopped or cancelled "
+    "the task first, so it has no result. Keep the loop running until it is done: await it "
+    "(h.aresult(); an integration's await_result(), aflush() or wait(), "
+    "await_attribution(response)), or set background=False where the object takes it"
 )
 T = TypeVar("T")
 Groundedness = GroundednessFilter | bool | None
@@ -65,58 +68,6 @@ def _no_scorer(door: str) -> ScorerUnavailableError:
         f"no scorer: {door} needs one, e.g. {examples}; for a LangChain or LlamaIndex chat "
         "model use camab_rag.Attributor(llm=...)"
     )
-
-
-@dataclass(frozen=True, repr=False)  # AttributionResult's short repr
-class ChainAttribution(AttributionResult):
-    """An :class:`~camab_rag.AttributionResult` with its ``groundedness`` verdict and, in a
-    chain, its ``run_id`` and ``documents`` (as the chain held them; not in ``to_dict``)."""
-
-    run_id: str | None = None
-    groundedness: FilteredAnswer | None = None
-    documents: tuple[Any, ...] = field(default=(), compare=False, repr=False)
-
-    def scored_documents(self) -> list[tuple[Any, float]]:
-        """``(document, score)`` pairs, most relied-on first (none when it failed)."""
-        if self.status != "ok" or not self.documents:
-            return []
-        scores = self.document_scores
-        order = self.top_documents(min(len(scores), len(self.documents)))
-        return [(self.documents[i], float(scores[i])) for i in order]
-
-    @classmethod
-    def from_result(cls, result: AttributionResult, **extra: Any) -> ChainAttribution:
-        """Wrap a core result (its fields kept, those in ``extra`` replaced)."""
-        values = {f.name: getattr(result, f.name) for f in fields(AttributionResult)}
-        return cls(**{**values, **extra})
-
-    @classmethod
-    def of(
-        cls, attributed: CapturedAttribution, run_id: str | None, documents: Sequence[Any]
-    ) -> ChainAttribution:
-        """The chain's result of a kernel attribution (documents kept only when it is ok)."""
-        ok = attributed.result.status == "ok"
-        return cls.from_result(
-            attributed.result,
-            run_id=run_id,
-            documents=tuple(documents) if ok else (),
-            groundedness=attributed.verdict,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        data = super().to_dict()
-        verdict = self.groundedness
-        data.update(run_id=self.run_id, groundedness=verdict.to_dict() if verdict else None)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ChainAttribution:
-        verdict = data.get("groundedness")
-        return cls.from_result(
-            AttributionResult.from_dict(data),
-            run_id=data.get("run_id"),
-            groundedness=FilteredAnswer.from_dict(verdict) if verdict is not None else None,
-        )
 
 
 class Pending(Generic[T]):
@@ -144,13 +95,7 @@ class Pending(Generic[T]):
 
     def _cancelled(self) -> AttributionCancelledError:
         """The error of a cancelled attribution: by h.cancel(), or by its event loop."""
-        if self._cancel_called:
-            return AttributionCancelledError(CANCELLED)
-        return AttributionCancelledError(
-            "the attribution was cancelled before it finished (its event loop stopped or "
-            "cancelled the task): it has no result; submit it again and keep its event "
-            "loop running until h.aresult() returns"
-        )
+        return AttributionCancelledError(CANCELLED if self._cancel_called else LOOP_ENDED)
 
     def result(self, timeout: float | None = None) -> T:
         """The result, waiting at most ``timeout`` seconds (``None``: until it is done);
@@ -196,11 +141,30 @@ class Worker:
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
-    def start(self, steps: Steps[T], stop: threading.Event) -> Pending[T]:
-        with self._lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(1, thread_name_prefix="camab")
-            return Pending(self._executor.submit(drive, _stoppable(steps, stop)), stop)
+    def start(
+        self, steps: Steps[T], in_loop: bool, on_cancel: Callable[[], None] | None = None
+    ) -> Pending[T]:
+        """Run ``steps`` in the background: a task of the running event loop if
+        ``in_loop`` (``on_cancel()`` runs once when the task is cancelled before it ends:
+        its loop ended first), else this worker's thread."""
+        stop = threading.Event()
+        if not in_loop:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="camab")
+                return Pending(self._executor.submit(drive, _stoppable(steps, stop)), stop)
+        cancelled = on_cancel or (lambda: None)
+
+        async def run() -> T:
+            try:
+                return await adrive(_stoppable(steps, stop))
+            except (asyncio.CancelledError, GeneratorExit):
+                cancelled()
+                raise
+
+        task = asyncio.get_running_loop().create_task(run())
+        task.add_done_callback(lambda done: cancelled() if done.cancelled() else None)
+        return Pending(task, stop)
 
     def close(self) -> None:
         with self._lock:
@@ -219,7 +183,7 @@ class Attributor:
         budget, method, granularity, deadline_s, groundedness: the everyday knobs, over
             ``settings``' fields; each call may give them again. ``groundedness``: ``True``
             (a default filter), a :class:`GroundednessFilter` or ``False``/``None``; a
-            judged result carries its verdict (a :class:`ChainAttribution`).
+            judged result carries its verdict (``result.groundedness``).
         settings: the rest (:class:`~camab_rag.settings.AttributionSettings`: plain data).
         prior: a scorer whose calls cost nothing: it attributes first and its scores become
             the prior of the target's run (``budget`` counts the target's calls only).
@@ -301,7 +265,7 @@ class Attributor:
         result: AttributionResult = yield from bounded(steps, settings.deadline_s)
         if gate is not None:
             verdict = yield from gate.judge_steps(result)
-            result = ChainAttribution.from_result(result, groundedness=verdict)
+            result = replace(result, groundedness=verdict)
         self._kept.append(result)
         return result
 
@@ -350,13 +314,12 @@ class Attributor:
         """Start :meth:`run` in the background (a task of the running event loop, else this
         attributor's one worker thread); bad knobs raise here, not in the handle."""
         self._settings(knobs)
-        stop = threading.Event()
         steps = self._steps(question, context, response, history, prompt, progress, knobs)
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
-            return self._worker.start(steps, stop)
-        return Pending(loop.create_task(adrive(_stoppable(steps, stop))), stop)
+            return self._worker.start(steps, in_loop=False)
+        return self._worker.start(steps, in_loop=True)
 
     def close(self) -> None:
         """Wait for the background attributions and stop the worker thread."""
@@ -388,7 +351,7 @@ def _describe(result: AttributionResult) -> str:
     if result.status != "ok":
         return f"{answer}: not attributed ({result.status}: {result.error})"
     words = [f"{answer}: {_sources_in_words(result)}"]
-    verdict = getattr(result, "groundedness", None)
+    verdict = result.groundedness
     if verdict is not None:
         abstained = "abstained: no claim to check" if verdict.abstained else None
         words.append(abstained or verdict.verdict or "groundedness unknown")

@@ -6,7 +6,7 @@ default template, and it says why); :func:`document_summary` is the per-document
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,7 @@ from camab_rag.runs import ProgressFn
 from camab_rag.scorers.base import Prompt, scored_by
 from camab_rag.segments import SourceDocument, segment_documents, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings, groundedness_filter
-from camab_rag.steps import Steps, asynced, synced
+from camab_rag.steps import Steps
 from camab_rag.text_gate import check_texts, check_value
 
 
@@ -83,15 +83,25 @@ def document_summary(
 
 @dataclass(frozen=True)
 class CapturedAttribution:
-    """One answer's attribution, how its prompt was ablated, and the filter's verdict."""
+    """One answer's attribution (its verdict in ``result.groundedness``) and how its
+    prompt was ablated."""
 
     result: AttributionResult
     documents: list[SourceDocument]
     plan: PromptPlan
-    verdict: FilteredAnswer | None = None
+
+    @property
+    def verdict(self) -> FilteredAnswer | None:
+        return self.result.groundedness
+
+    def in_chain(self, run_id: str | None, documents: Sequence[Any]) -> AttributionResult:
+        """The result as a chain keeps it: its ``run_id`` and, when it is ok, its
+        ``documents`` as the chain holds them."""
+        ok = self.result.status == "ok"
+        return replace(self.result, run_id=run_id, documents=tuple(documents) if ok else ())
 
 
-def _captured_steps(
+def captured_steps(
     question: str,
     documents: object,
     response: str,
@@ -100,45 +110,37 @@ def _captured_steps(
     *,
     prompts: Sequence[Prompt] = (),
     progress: ProgressFn | None = None,
-    prior: Any = None,
     groundedness: GroundednessFilter | bool | None = None,
 ) -> Steps[CapturedAttribution]:
+    """Attribute an answer to the documents a chain gave its model, in the ``prompts`` the
+    model received (the last that holds every document is ablated in place), and judge
+    it with ``groundedness`` (``True``: a default filter; with ``budget=0``, the verdict
+    alone), as a generator of model calls; ``settings`` default to ``CHAIN_SETTINGS``."""
     settings = settings or CHAIN_SETTINGS
     gate = groundedness_filter(groundedness, settings)
     settings = settings.with_changes(anchors=True) if gate is not None else settings
-    steps = _captured(
-        question, documents, response, scorer, settings, prompts, progress, gate, prior
-    )
-    return (yield from bounded(steps, settings.deadline_s))
-
-
-def _captured(
-    question: str,
-    documents: object,
-    response: str,
-    scorer: Any,
-    settings: AttributionSettings,
-    prompts: Sequence[Prompt],
-    progress: ProgressFn | None,
-    gate: GroundednessFilter | None,
-    prior: Any = None,
-) -> Steps[CapturedAttribution]:
     check_texts({"the question": question, "the response": response})  # the input gate
     docs = to_documents(documents)
     for i, prompt in enumerate(prompts):
         check_value(prompt, f"captured prompt {i}")
     plan = plan_prompt(list(prompts), docs, settings.granularity)
-    if settings.judge_only and gate is not None:
-        return (yield from _judged_only(question, docs, response, scorer, settings, plan, gate))
-    result = yield from attribution_steps(
-        question, docs, response, scorer, settings, plan=plan, progress=progress, prior=prior
-    )
-    verdict = None
-    if gate is not None:
-        verdict = yield from gate.judge_steps(
-            result, scorer=scorer, context=docs, prompt_builder=plan.builder
+
+    def attributed() -> Steps[CapturedAttribution]:
+        result = yield from attribution_steps(
+            question, docs, response, scorer, settings, plan=plan, progress=progress
         )
-    return CapturedAttribution(result, docs, plan, verdict)
+        verdict = None
+        if gate is not None:
+            verdict = yield from gate.judge_steps(
+                result, scorer=scorer, context=docs, prompt_builder=plan.builder
+            )
+        return CapturedAttribution(replace(result, groundedness=verdict), docs, plan)
+
+    if settings.judge_only and gate is not None:
+        steps = _judged_only(question, docs, response, scorer, settings, plan, gate)
+    else:
+        steps = attributed()
+    return (yield from bounded(steps, settings.deadline_s))
 
 
 def _judged_only(
@@ -179,25 +181,6 @@ def _judged_only(
         uninformative="budget 0: nothing was attributed, only the groundedness verdict",
         status="ok" if verdict.error is None else "error",
         error=verdict.error,
+        groundedness=verdict,
     )
-    return CapturedAttribution(result, docs, plan, verdict)
-
-
-attribute_captured = synced(
-    _captured_steps,
-    "attribute_captured",
-    """Attribute an answer to the documents (strings, mappings, LangChain ``Document``,
-    LlamaIndex nodes) a chain gave its model, in the ``prompts`` the model received (the
-    last that holds every document is ablated in place), and judge it with
-    ``groundedness`` (a :class:`~camab_rag.groundedness.GroundednessFilter`, ``True``: a
-    default one; with ``budget=0``, the verdict alone). ``settings``: default
-    :data:`~camab_rag.settings.CHAIN_SETTINGS` (whole documents, a deadline);
-    ``progress`` and ``prior`` as in :class:`camab_rag.Attributor`. Raises what
-    :func:`camab_rag.attribute` raises; the verdict never raises.
-    """,
-)
-aattribute_captured = asynced(
-    _captured_steps,
-    "aattribute_captured",
-    "Async :func:`attribute_captured` (scores with ``scorer.ascore``).",
-)
+    return CapturedAttribution(result, docs, plan)

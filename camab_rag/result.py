@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +31,8 @@ SCHEMA_VERSION = 1
 _SCALARS = (  # noqa: SIM905
     "status error method method_config reward seed question response budget n_queries "
     "n_evaluations prompt_tokens wall_time_s stopped_early queries_saved n_redrawn exact "
-    "scored_by n_documents prompt_mode prompt_note anchor_rewards uninformative token_support"
+    "scored_by n_documents prompt_mode prompt_note anchor_rewards uninformative token_support "
+    "run_id groundedness"
 ).split()
 
 
@@ -114,7 +115,9 @@ class AttributionResult:
     ``"captured"``, ``"template"``, ``"custom"`` or ``"none"`` (``prompt_note``: why);
     ``anchor_rewards``/``token_support``: with ``anchors=True``, the full and empty
     contexts' rewards and every answer token's log-prob under both; ``uninformative``:
-    why the scores cannot tell the segments apart.
+    why the scores cannot tell the segments apart; ``groundedness``: the verdict of a
+    ``groundedness=`` filter (``None``: not judged); in a chain, ``run_id`` and the
+    ``documents`` as the chain held them (not in ``to_dict``).
     """
 
     scores: FloatArray
@@ -146,6 +149,9 @@ class AttributionResult:
     anchor_rewards: dict[str, float] = field(default_factory=dict)
     uninformative: str | None = None
     token_support: TokenSupport | None = None
+    run_id: str | None = None
+    groundedness: FilteredAnswer | None = None
+    documents: tuple[Any, ...] = field(default=(), compare=False, repr=False)
 
     def __repr__(self) -> str:
         name = type(self).__name__
@@ -158,11 +164,6 @@ class AttributionResult:
             f"{name}({short_text(self.response)!r}, method={self.method!r}, "
             f"segments={self.n_segments}, n_queries={self.n_queries}, top={{{top}}})"
         )
-
-    @property
-    def groundedness(self) -> FilteredAnswer | None:
-        """The verdict: ``None`` (a filtered run returns a ``ChainAttribution``)."""
-        return None
 
     @property
     def n_segments(self) -> int:
@@ -187,6 +188,15 @@ class AttributionResult:
     def top_documents(self, k: int) -> list[int]:
         """Indices of the ``k`` highest-scoring source documents, best first."""
         return _top_k(self.document_scores, k)
+
+    def scored_documents(self) -> list[tuple[Any, float]]:
+        """``(document, score)`` pairs of a chain's ``documents``, most relied-on first
+        (none when it failed or holds no documents)."""
+        if self.status != "ok" or not self.documents:
+            return []
+        scores = self.document_scores
+        order = self.top_documents(min(len(scores), len(self.documents)))
+        return [(self.documents[i], float(scores[i])) for i in order]
 
     def reward_of(self, mask: Sequence[bool] | NDArray[np.bool_]) -> float | None:
         """The observed reward of a subset, if it was evaluated."""
@@ -241,10 +251,6 @@ class AttributionResult:
             raise ValueError(f"method {self.method!r} has no single posterior ({kind})")
         return method.posterior_from(self.masks, self.rewards)
 
-    def posterior_covariance(self) -> FloatArray:
-        """Posterior covariance of the segment weights (intercept excluded)."""
-        return self.posterior().covariance()[1:, 1:]
-
     def posterior_correlation(self) -> FloatArray:
         """Posterior correlation of the segment weights (the paper's interaction view)."""
         return self.posterior().correlation()[1:, 1:]
@@ -285,6 +291,7 @@ class AttributionResult:
         scores = np.asarray(data["scores"], dtype=float)
         masks = [[c == "1" for c in row] for row in data.get("masks", [])]
         support, by = data.get("token_support"), data.get("scored_by")
+        verdict = data.get("groundedness")
         done = {
             "scores": scores,
             "segments": [Segment.from_dict(s) for s in data.get("segments", [])],
@@ -296,6 +303,7 @@ class AttributionResult:
             "scored_by": ScoredBy.from_dict(by) if by else None,
             "anchor_rewards": {str(k): float(v) for k, v in data.get("anchor_rewards", {}).items()},
             "token_support": TokenSupport.from_dict(support) if support else None,
+            "groundedness": _read_verdict(verdict) if verdict is not None else None,
         }
         return cls(**cast_fields(cls, data, done))
 
@@ -307,6 +315,20 @@ class AttributionResult:
         status = "no_context" if isinstance(error, NoContextError) else "error"
         fields.setdefault("prompt_mode", "none")
         return cls(scores=np.zeros(0), status=status, error=message, **fields)
+
+
+VERDICT_READER: list[Callable[[Mapping[str, Any]], FilteredAnswer]] = []
+"""How a stored verdict is read back: ``FilteredAnswer.from_dict``, put here by
+:mod:`camab_rag.groundedness.filter` (which imports this module, so not imported here)."""
+
+
+def _read_verdict(data: Mapping[str, Any]) -> FilteredAnswer:
+    if not VERDICT_READER:
+        raise InputError(
+            "this result carries a groundedness verdict: import camab_rag.groundedness "
+            "before reading it back (camab_rag.integration.attribution_of does)"
+        )
+    return VERDICT_READER[0](data)
 
 
 def uninformative_reason(

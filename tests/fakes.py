@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
+from camab_rag.captured import CapturedAttribution, captured_steps
 from camab_rag.scorers.base import BaseScorer, ResponseLogprobs, ScoreRequest, prompt_texts
+from camab_rag.steps import adrive, drive
 
 
 class KeywordScorer(BaseScorer):
@@ -40,3 +43,12 @@ class KeywordScorer(BaseScorer):
 class FailingScorer(BaseScorer):
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         raise RuntimeError("scorer is down")
+
+
+def attribute_captured(*args: Any, **kwargs: Any) -> CapturedAttribution:
+    """A chain's attribution in its captured prompt (the kernel's generator, driven)."""
+    return drive(captured_steps(*args, **kwargs))
+
+
+async def aattribute_captured(*args: Any, **kwargs: Any) -> CapturedAttribution:
+    return await adrive(captured_steps(*args, **kwargs))

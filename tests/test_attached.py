@@ -4,7 +4,7 @@ its groundedness verdict read back from wherever an integration put the summary.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -12,7 +12,7 @@ import pytest
 
 from camab_rag import AttributionResult, AttributionSettings, GroundednessFilter
 from camab_rag.errors import InputError
-from camab_rag.integration import Attachment, ChainAttribution, ChainCall, groundedness_of
+from camab_rag.integration import Attachment, ChainCall, groundedness_of
 from camab_rag.integration.kernel import failed_attribution, titles
 from camab_rag.segments import Segment
 
@@ -35,12 +35,12 @@ def ok_result() -> AttributionResult:
     )
 
 
-def blocked() -> ChainAttribution:
+def blocked() -> AttributionResult:
     gate = GroundednessFilter(mode="block")
     attributed = failed_attribution(
         "boom", ChainCall("q", "an answer"), AttributionSettings(), gate
     )
-    return ChainAttribution.of(attributed, "r9", DOCS)
+    return attributed.in_chain("r9", DOCS)
 
 
 def test_titles_come_from_title_or_source() -> None:
@@ -66,7 +66,7 @@ def test_a_failed_attribution_keeps_no_documents_and_its_verdict() -> None:
     attached = Attachment.of(result, DOCS)
     assert attached.answer["run_id"] == "r9" and attached.answer["status"] == "error"
     assert [d["status"] for d in attached.documents] == ["error"] * 3
-    assert ChainAttribution.from_dict(result.to_dict()).groundedness == result.groundedness
+    assert AttributionResult.from_dict(result.to_dict()).groundedness == result.groundedness
 
 
 def test_the_verdict_is_read_from_wherever_the_summary_was_put() -> None:
@@ -87,7 +87,7 @@ def test_the_verdict_is_read_from_wherever_the_summary_was_put() -> None:
     ):
         assert groundedness_of(source).blocked, source
     with pytest.raises(KeyError, match="no groundedness"):
-        groundedness_of(ChainAttribution.failed("boom"))
+        groundedness_of(AttributionResult.failed("boom"))
     with pytest.raises(KeyError, match="verdict"):
         groundedness_of({"attribution": {"status": "ok"}})
 
@@ -110,7 +110,7 @@ def test_an_answers_stored_result_keeps_its_verdict_and_a_blocked_one_reads_with
         report=None,
         verdict="unsupported",
     )
-    stored = ChainAttribution.from_result(ok_result(), groundedness=verdict).to_dict()
+    stored = replace(ok_result(), groundedness=verdict).to_dict()
 
     @dataclass
     class Response:
@@ -123,4 +123,4 @@ def test_an_answers_stored_result_keeps_its_verdict_and_a_blocked_one_reads_with
     assert notices(cited)[0] == ("fail", WITHHELD)
     assert "withheld" in cited.to_markdown() and "Not supported" not in cited.to_markdown()
     with pytest.raises(InputError, match="summaries"):
-        ChainAttribution.from_dict(Attachment.of(ok_result(), DOCS).answer)
+        AttributionResult.from_dict(Attachment.of(ok_result(), DOCS).answer)

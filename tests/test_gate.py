@@ -8,11 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from fakes import FailingScorer, KeywordScorer
+from fakes import FailingScorer, KeywordScorer, attribute_captured
 
 from camab_rag import AttributionSettings, attribute, cite
 from camab_rag.attributor import Attributor, aassess_answer, assess_answer
-from camab_rag.captured import attribute_captured
 from camab_rag.errors import InputError
 from camab_rag.groundedness import (
     FilteredAnswer,

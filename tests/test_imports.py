@@ -57,8 +57,6 @@ MOVED = {
     "SpanRemovalPromptBuilder": "camab_rag.prompts",
     "citation_pairs": "camab_rag.citations",
     "CitedAnswer": "camab_rag.citations",
-    "attribute_captured": "camab_rag.captured",
-    "aattribute_captured": "camab_rag.captured",
 }
 
 

@@ -79,10 +79,10 @@ def test_no_public_steps_generator_in_the_kernel_or_the_door() -> None:
 
 
 def test_pending_is_generic_in_what_it_resolves_to() -> None:
-    """``Pending[T]``: the kernel keeps ``Pending[ChainAttribution]`` handles, no casts."""
+    """``Pending[T]``: the kernel keeps ``Pending[AttributionResult]`` handles, no casts."""
     from camab_rag.attributor import Pending
 
     assert Pending[int] is not Pending  # subscriptable: typed handles
     adapters = ROOT / "integrations"
-    casts = [p for p in adapters.rglob("*.py") if "cast(ChainAttribution" in p.read_text()]
+    casts = [p for p in adapters.rglob("*.py") if "cast(AttributionResult" in p.read_text()]
     assert casts == [], casts

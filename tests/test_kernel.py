@@ -15,10 +15,11 @@ from fakes import FailingScorer, KeywordScorer
 from test_captured import ANSWER, DOCS, QUESTION
 
 from camab_rag import AttributionResult, AttributionSettings, GroundednessFilter
+from camab_rag.attributor import LOOP_ENDED as CANCELLED
 from camab_rag.captured import CapturedAttribution
 from camab_rag.citations import cite
 from camab_rag.integration import ChainCall, Runs, native_citations
-from camab_rag.integration.kernel import CANCELLED, answer_summary, pending
+from camab_rag.integration.kernel import answer_summary, pending
 from camab_rag.steps import adrive, drive
 
 PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"
@@ -54,8 +55,8 @@ def test_sync_and_async_runs_give_the_same_result() -> None:
 
 def test_the_answer_summary_is_json_ready() -> None:
     runs: Runs[CapturedAttribution] = Runs(AttributionSettings(budget=6))
-    result = drive(runs.steps("a", call_with(KeywordScorer()), kept)).result
-    data = answer_summary(result, ["France", None], run_id="a")
+    result = drive(runs.steps("a", call_with(KeywordScorer()), kept)).in_chain("a", [])
+    data = answer_summary(result, ["France", None])
     assert json.loads(json.dumps(data))["run_id"] == "a" and data["status"] == "ok"
     best = data["top_documents"][0]
     assert sorted(data["top_documents"]) == [0, 1, 2] and data["documents"][best]["rank"] == 1

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fakes import KeywordScorer
+from fakes import KeywordScorer, attribute_captured
 
 import camab_rag
 import camab_rag.captured
@@ -19,8 +19,7 @@ import camab_rag.engine
 import camab_rag.prompts
 import camab_rag.settings
 from camab_rag import AttributionSettings, aattribute, attribute, attribute_fn
-from camab_rag.attributor import Attributor, ChainAttribution, _attribute_steps
-from camab_rag.captured import attribute_captured
+from camab_rag.attributor import Attributor, _attribute_steps
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.methods import Auto, Camab
@@ -90,7 +89,7 @@ def test_every_knob_is_a_keyword_of_attribute_and_wins_over_the_settings() -> No
     assert set(judged.anchor_rewards) == {"full", "empty"}  # so judge(result) is free
     assert gate.judge(judged).grounded is True
     # the result carries its verdict, and cite() shows it (issue 49: not only in chains)
-    assert isinstance(judged, ChainAttribution) and judged.groundedness is not None
+    assert isinstance(judged, AttributionResult) and judged.groundedness is not None
     assert judged.groundedness.grounded is True
     assert camab_rag.cite(judged, DOCS).groundedness is not None
     assert camab_rag.cite(plain, DOCS).groundedness is None

@@ -14,11 +14,10 @@ from collections.abc import Awaitable, Iterator
 from typing import Any
 
 import pytest
-from fakes import KeywordScorer
+from fakes import KeywordScorer, aattribute_captured, attribute_captured
 from test_http_faults import FaultyServer, make_scorer, plain
 
 from camab_rag import assess_answer, attribute, cite
-from camab_rag.captured import aattribute_captured, attribute_captured
 from camab_rag.citations import SOURCE_KEYS
 from camab_rag.errors import InputError, TextError, TextTypeError, WrongTypeError
 from camab_rag.groundedness.calibration import acalibrate, calibrate

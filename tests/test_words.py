@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,6 @@ from camab_rag.attributor import attribute
 from camab_rag.citations import citation_pairs
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.score import STOPWORDS, words
-from camab_rag.integration import ChainAttribution
 from camab_rag.render.text import WITHHELD
 from camab_rag.result import AttributionResult
 from camab_rag.sentences import split_sentences
@@ -126,7 +126,7 @@ def test_a_sentence_the_gate_rejects_shows_no_source_as_support(
 
 def test_cite_carries_the_verdict_of_an_integration_result(result: AttributionResult) -> None:
     verdict = GroundednessFilter()(result)
-    chained = ChainAttribution.from_result(result, groundedness=verdict)
+    chained = replace(result, groundedness=verdict)
     cited = cite(chained, DOCS)
     assert cited.groundedness is verdict.report
     assert "Not supported by the sources" in cited.to_terminal(color=False)
@@ -148,7 +148,7 @@ def test_with_groundedness_takes_what_the_filter_returns(result: AttributionResu
 
 def test_reprs_are_one_short_line(result: AttributionResult) -> None:
     cited = cite(result, DOCS).with_groundedness(GroundednessFilter()(result))
-    chained = ChainAttribution.from_result(result, groundedness=GroundednessFilter()(result))
+    chained = replace(result, groundedness=GroundednessFilter()(result))
     for text in (repr(result), str(result), repr(cited), repr(chained)):
         assert "\n" not in text and len(text) <= 200, text
     assert repr(result).startswith("AttributionResult('Teapots have a 1-year warranty")

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-from camab_rag.attributor import ChainAttribution
 from camab_rag.integration.kernel import (
     METADATA_KEY,
     Attachment,
@@ -32,7 +31,6 @@ __all__ = [
     "METADATA_KEY",
     "Attachment",
     "AttributorOptions",
-    "ChainAttribution",
     "ChainCall",
     "ChainOptions",
     "ProgressRelay",

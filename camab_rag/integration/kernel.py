@@ -14,22 +14,22 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from difflib import get_close_matches
 from typing import Any, Generic, TypedDict, TypeVar
 from uuid import UUID
 
-from camab_rag.attributor import ChainAttribution, Pending, Worker, _stoppable
+from camab_rag.attributor import LOOP_ENDED, Pending, Worker
 from camab_rag.captured import (
     CapturedAttribution,
-    _captured_steps,
+    captured_steps,
     document_ranks,
     document_summary,
     reached_the_model,
     sentence_citations,
 )
 from camab_rag.citations import CitationRule, citation_pairs, source_location
-from camab_rag.errors import CredentialsRefusedError, InputError, ScorerUnavailableError
+from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.methods import Method
 from camab_rag.prompts import PromptPlan
@@ -52,13 +52,6 @@ logger = logging.getLogger(__name__)
 
 METADATA_KEY = "attribution"
 """The metadata key under which answers and documents carry their attribution."""
-
-CANCELLED = (
-    "the attribution was cancelled before it finished: its event loop ended first. Keep "
-    "the loop running until it is done: await it (the object's await_result(), aflush() "
-    "or wait(), await_attribution(response)) before the event loop ends, or set "
-    "background=False where the object takes it"
-)
 
 
 def content_text(content: object) -> str:
@@ -131,21 +124,6 @@ class ProgressRelay:
         for outcome in await asyncio.gather(*tasks, return_exceptions=True):
             if isinstance(outcome, BaseException):
                 logger.warning("camab: a progress event failed: %s", outcome)
-
-
-NO_KEY_FROM_RUN = (
-    "the handler rebuilt the scorer from what the framework's callbacks show of the chain's "
-    "model, where its API key is only the name of an environment variable; that variable "
-    "is read for OpenAI's own endpoint only, so no key was sent to this server: pass "
-    "llm=<the chain's chat model> (its own key is used) or scorer=... to the handler"
-)
-
-
-def explain_refused_key(error: Exception) -> Exception:
-    """A key refused by a server whose scorer was rebuilt from a trace, explained."""
-    if isinstance(error, CredentialsRefusedError):
-        return ScorerUnavailableError(f"{error}. {NO_KEY_FROM_RUN}")
-    return error
 
 
 class AttributorOptions(TypedDict, total=False):
@@ -244,8 +222,9 @@ def failed_attribution(
         method=settings.method_instance.name,
         budget=settings.budget,
     )
-    verdict = gate.judge(result) if gate is not None else None
-    return CapturedAttribution(result, [], PromptPlan("none", None, None), verdict)
+    if gate is not None:
+        result = replace(result, groundedness=gate.judge(result))
+    return CapturedAttribution(result, [], PromptPlan("none", None, None))
 
 
 def prompt_holds(prompts: Sequence[Prompt], documents: Sequence[Any]) -> bool:
@@ -337,13 +316,14 @@ class Runs(Generic[T]):
         *,
         blocking_refused: str | None = None,
         needs_scorer: str | None = None,
-        traced: bool = False,
+        explain: Callable[[Exception], Exception] | None = None,
         uuid_keys: bool = False,
         listed: type = ChainOptions,
     ) -> Runs[Any]:
         """Check ``options`` and build the runs. ``owner`` names the object in errors,
         ``blocking_refused`` says why it cannot block, ``needs_scorer`` why it needs a
-        scorer; ``traced``: scorers may be rebuilt from a trace (a refused key explained)."""
+        scorer; ``explain`` rewrites errors when no scorer or ``llm`` is given (the object
+        builds scorers from what it traces)."""
         settings = checked_options(owner, options, listed)
         _checked_scorer(scorer)
         llm, proxy = options.get("llm"), options.get("proxy")
@@ -361,7 +341,7 @@ class Runs(Generic[T]):
             strict=bool(options.get("strict", False)),
             keep=options.get("max_results", 1000),
             uuid_keys=uuid_keys,
-            explain=explain_refused_key if traced and scorer is None and llm is None else None,
+            explain=explain if scorer is None and llm is None else None,
         )
         runs.scorers = ScorerCache(scorer, llm, proxy, dict(options.get("scorer_options") or {}))
         runs.background = bool(options.get("background", False))
@@ -378,7 +358,7 @@ class Runs(Generic[T]):
         try:
             if call.problem is not None:
                 raise call.problem
-            attributed = yield from _captured_steps(
+            attributed = yield from captured_steps(
                 call.question,
                 call.documents,
                 call.answer,
@@ -431,34 +411,19 @@ class Runs(Generic[T]):
         """Run ``steps`` in the background: a task of the running loop if ``in_loop`` (its
         ``placeholders`` read "cancelled" if the loop ends first), else the worker thread;
         the handle is kept under ``key``, the oldest finished dropped past ``keep``."""
-        stop = threading.Event()
-        if in_loop:
-            marked: list[bool] = []
+        marked: list[bool] = []
 
-            def on_cancel() -> None:  # pending placeholders read "cancelled" (a typed error)
-                if marked:
-                    return
-                marked.append(True)
-                logger.warning("camab: attribution %s: %s", key, CANCELLED)
-                cancelled = {"status": "cancelled", "error": CANCELLED}
-                for placeholder in placeholders:
-                    if isinstance(placeholder, dict) and placeholder.get("status") == "pending":
-                        fill(
-                            placeholder, {**cancelled, "run_id": None if key is None else str(key)}
-                        )
+        def on_cancel() -> None:  # pending placeholders read "cancelled" (a typed error)
+            if marked:
+                return
+            marked.append(True)
+            logger.warning("camab: attribution %s: %s", key, LOOP_ENDED)
+            cancelled = {"status": "cancelled", "error": LOOP_ENDED}
+            for placeholder in placeholders:
+                if isinstance(placeholder, dict) and placeholder.get("status") == "pending":
+                    fill(placeholder, {**cancelled, "run_id": None if key is None else str(key)})
 
-            async def run() -> T:
-                try:
-                    return await adrive(_stoppable(steps, stop))
-                except (asyncio.CancelledError, GeneratorExit):
-                    on_cancel()
-                    raise
-
-            task = asyncio.get_running_loop().create_task(run())
-            task.add_done_callback(lambda done: on_cancel() if done.cancelled() else None)
-            job = Pending(task, stop)
-        else:
-            job = self.worker.start(steps, stop)
+        job = self.worker.start(steps, in_loop, on_cancel)
         self._keep(self.key(key), job)
         return job
 
@@ -494,13 +459,7 @@ class Runs(Generic[T]):
         self.worker.close()
 
 
-def answer_summary(
-    result: AttributionResult,
-    titles: Sequence[str | None] = (),
-    *,
-    run_id: str | None = None,
-    verdict: FilteredAnswer | None = None,
-) -> dict[str, Any]:
+def answer_summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dict[str, Any]:
     """The JSON-ready attribution an integration attaches to an answer: the result's
     figures, each document's ``index``/``score``/``rank``/``title``, each sentence's
     ``citations`` and the ``groundedness`` verdict."""
@@ -515,11 +474,11 @@ def answer_summary(
         "wall_time_s": round(result.wall_time_s, 3),
         "prompt_mode": result.prompt_mode,
         "prompt_note": result.prompt_note,
-        "run_id": run_id,
+        "run_id": result.run_id,
         "documents": [],
         "top_documents": [],
         "citations": [],
-        "groundedness": verdict.to_dict() if verdict is not None else None,
+        "groundedness": result.groundedness.to_dict() if result.groundedness else None,
         "scored_by": result.scored_by.to_dict() if result.scored_by is not None else None,
     }
     if result.status != "ok":
@@ -570,13 +529,7 @@ class Attachment:
         cls, result: AttributionResult, documents: Sequence[Any], *, segments: bool = False
     ) -> Attachment:
         """What to attach for ``result`` (``segments``: each entry lists its segments')."""
-        chain = result if isinstance(result, ChainAttribution) else None
-        summary = answer_summary(
-            result,
-            titles(documents),
-            run_id=chain.run_id if chain else None,
-            verdict=chain.groundedness if chain else None,
-        )
+        summary = answer_summary(result, titles(documents))
         return cls(summary, document_summary(result, len(documents), segments=segments))
 
     def fill(self, result: AttributionResult, documents: Sequence[Any]) -> Attachment:
@@ -636,7 +589,7 @@ def _attached(source: object) -> Any:
     return source
 
 
-def attribution_of(response: object) -> ChainAttribution:
+def attribution_of(response: object) -> AttributionResult:
     """The result stored on an answer (its ``metadata["attribution"]``), with the
     groundedness verdict stored beside it.
 
@@ -649,18 +602,18 @@ def attribution_of(response: object) -> ChainAttribution:
     if not isinstance(info, Mapping) or info is response:
         raise KeyError(f"the response has no metadata[{METADATA_KEY!r}]")
     check_finished(info)
-    return ChainAttribution.from_dict(info)
+    return AttributionResult.from_dict(info)
 
 
 def groundedness_of(source: object) -> FilteredAnswer:
-    """The groundedness verdict of a :class:`ChainAttribution`, of an answer or a chain
+    """The groundedness verdict of an :class:`~camab_rag.AttributionResult`, of an answer or a chain
     step's output carrying the summary, or of the summary dict itself.
 
     Raises:
         AttributionPendingError: the attribution (and so its verdict) is still running.
         KeyError: no verdict there (no ``groundedness=`` filter was set).
     """
-    if isinstance(source, ChainAttribution):
+    if isinstance(source, AttributionResult):
         if source.groundedness is None:
             raise KeyError("the result has no groundedness verdict (no groundedness= filter)")
         return source.groundedness

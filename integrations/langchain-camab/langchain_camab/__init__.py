@@ -9,7 +9,7 @@
 """
 
 from camab_rag.errors import ScorerUnavailableError
-from camab_rag.integration import ChainAttribution, groundedness_of
+from camab_rag.integration import groundedness_of
 from langchain_camab.attributor import CamabAttributor
 from langchain_camab.callbacks import AsyncCamabCallbackHandler, CamabCallbackHandler
 from langchain_camab.chat_models import CamabChatModel
@@ -20,7 +20,6 @@ __all__ = [
     "CamabAttributor",
     "CamabCallbackHandler",
     "CamabChatModel",
-    "ChainAttribution",
     "ScorerUnavailableError",
     "groundedness_of",
     "to_citations",

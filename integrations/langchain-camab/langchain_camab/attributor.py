@@ -20,10 +20,10 @@ from camab_rag.errors import InputError, WrongTypeError
 from camab_rag.integration import (
     METADATA_KEY,
     Attachment,
-    ChainAttribution,
     ChainCall,
     Runs,
 )
+from camab_rag.result import AttributionResult
 from langchain_camab import native
 from langchain_camab.native import annotate, message_text, to_prompt, with_metadata
 from langchain_camab.roots import Waited, input_keys
@@ -115,8 +115,8 @@ class StepCall:
     documents: list[Any]
     attachment: Attachment
     progress: ProgressRelay
-    steps: Steps[ChainAttribution] = field(init=False)
-    result: ChainAttribution | None = None
+    steps: Steps[AttributionResult] = field(init=False)
+    result: AttributionResult | None = None
 
 
 class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
@@ -242,8 +242,8 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
             read.question, read.answer, read.documents, self.scorers.get, prompts, progress
         )
 
-        def finish(attributed: Any) -> ChainAttribution:
-            call.result = ChainAttribution.of(attributed, run_id, read.documents)
+        def finish(attributed: Any) -> AttributionResult:
+            call.result = attributed.in_chain(run_id, read.documents)
             call.attachment.fill(call.result, read.documents)
             return call.result
 
@@ -266,8 +266,8 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
         return any(t.startswith(_MAP_KEY_TAG) for t in tags)
 
     def _failed(self, input: object, error: Exception, run_id: str | None, summary: bool) -> Any:
-        failed = ChainAttribution.failed(error, run_id=run_id)
-        result = self.runs.record(None, failed)  # type: ignore[arg-type]
+        failed = AttributionResult.failed(error, run_id=run_id)
+        result = self.runs.record(None, failed)
         logger.warning("camab: cannot attribute this input: %s", error)
         data = Attachment.of(result, []).answer
         if summary:

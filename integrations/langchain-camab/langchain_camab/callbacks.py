@@ -19,7 +19,7 @@ from langchain_core.outputs import LLMResult
 
 from camab_rag.integration import Runs
 from langchain_camab import native
-from langchain_camab.chat_models import scorer_from_run
+from langchain_camab.chat_models import explain_refused_key, scorer_from_run
 from langchain_camab.native import RUN_METADATA_KEY
 from langchain_camab.roots import CONTEXT_KEYS, QUESTION_KEYS, Kept, LLMCall, RootRuns, Waited
 
@@ -42,7 +42,12 @@ class _Handler(RootRuns, Kept):
         owner = type(self).__name__
         refused = native.cannot_block(f"{owner} observes and")
         runs = Runs.of(
-            owner, scorer, options, blocking_refused=refused, traced=True, uuid_keys=True
+            owner,
+            scorer,
+            options,
+            blocking_refused=refused,
+            explain=explain_refused_key,
+            uuid_keys=True,
         )
         self.settings, self.scorers = runs.settings, runs.scorers
         slot = RUN_METADATA_KEY if report_run_metadata else None

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from camab_rag.errors import ScorerUnavailableError
+from camab_rag.errors import CredentialsRefusedError, ScorerUnavailableError
 from camab_rag.integration import local_answer
 from camab_rag.scorers import resolve_scorer
 from camab_rag.scorers.proxy import is_openai_endpoint, register_model_reader
@@ -111,6 +111,21 @@ def _unbound(llm: object) -> object:
 
 
 register_model_reader(_unbound)
+
+
+NO_KEY_FROM_RUN = (
+    "the handler rebuilt the scorer from what the framework's callbacks show of the chain's "
+    "model, where its API key is only the name of an environment variable; that variable "
+    "is read for OpenAI's own endpoint only, so no key was sent to this server: pass "
+    "llm=<the chain's chat model> (its own key is used) or scorer=... to the handler"
+)
+
+
+def explain_refused_key(error: Exception) -> Exception:
+    """A key refused by a server whose scorer :func:`scorer_from_run` built, explained."""
+    if isinstance(error, CredentialsRefusedError):
+        return ScorerUnavailableError(f"{error}. {NO_KEY_FROM_RUN}")
+    return error
 
 
 def scorer_from_run(

@@ -19,7 +19,6 @@ from camab_rag.errors import InputError, NoContextError, WrongTypeError
 from camab_rag.integration import (
     METADATA_KEY,
     Attachment,
-    ChainAttribution,
     ChainCall,
     prompt_holds,
 )
@@ -34,6 +33,7 @@ from langchain_camab.native import (
 if TYPE_CHECKING:
     from camab_rag.attributor import Pending
     from camab_rag.integration import Prompt, Runs, Steps
+    from camab_rag.result import AttributionResult
 logger = logging.getLogger(__name__)
 
 QUESTION_KEYS = ("input", "question", "query")
@@ -44,27 +44,27 @@ class Kept:
     """``results``, ``last_result``, ``pending`` and :meth:`await_result` of an object
     whose attributions run in ``runs`` (``run_id=None``: the latest)."""
 
-    runs: Runs[ChainAttribution]
+    runs: Runs[AttributionResult]
 
     @property
-    def results(self) -> Mapping[Any, ChainAttribution]:
+    def results(self) -> Mapping[Any, AttributionResult]:
         return self.runs.results
 
     @property
-    def last_result(self) -> ChainAttribution | None:
+    def last_result(self) -> AttributionResult | None:
         return self.runs.last_result
 
     @property
-    def pending(self) -> dict[Any, Pending[ChainAttribution]]:
+    def pending(self) -> dict[Any, Pending[AttributionResult]]:
         return dict(self.runs.pending)
 
-    async def await_result(self, run_id: object = None) -> ChainAttribution:
+    async def await_result(self, run_id: object = None) -> AttributionResult:
         """Await a background attribution; cancelling the caller leaves it running."""
         return await self.runs.job(run_id).aresult()
 
 
 class Waited(Kept):
-    def wait(self, run_id: object = None, timeout: float | None = None) -> ChainAttribution:
+    def wait(self, run_id: object = None, timeout: float | None = None) -> AttributionResult:
         """Block until a background attribution is done, up to ``timeout`` seconds."""
         return self.runs.job(run_id).result(timeout)
 
@@ -110,7 +110,7 @@ class RootRuns:
 
     def __init__(
         self,
-        runs: Runs[ChainAttribution],
+        runs: Runs[AttributionResult],
         scorer_for: Callable[[LLMCall | None], Any] = lambda call: None,
         slot_key: str | None = None,
         question_keys: str | Sequence[str] = QUESTION_KEYS,
@@ -282,7 +282,7 @@ class RootRuns:
             )
         return None
 
-    def ended(self, run_id: Hashable) -> tuple[Steps[ChainAttribution], list[Any]] | None:
+    def ended(self, run_id: Hashable) -> tuple[Steps[AttributionResult], list[Any]] | None:
         """A run ended: for a root RAG run, the steps that attribute and attach it and the
         placeholders put on its documents, answer and metadata in the background."""
         run = self.pop(run_id)
@@ -308,7 +308,7 @@ class RootRuns:
             problem=self.problem(run, chosen, documents),
         )
 
-        def publish(done: Any) -> ChainAttribution:
+        def publish(done: Any) -> AttributionResult:
             return self._publish(run, documents, message, attachment, done)
 
         steps = self.runs.steps(run_id, call, publish)
@@ -322,8 +322,8 @@ class RootRuns:
         message: object,
         attachment: Attachment | None,
         done: Any,
-    ) -> ChainAttribution:
-        result = ChainAttribution.of(done, str(run.run_id), documents)
+    ) -> AttributionResult:
+        result: AttributionResult = done.in_chain(str(run.run_id), documents)
         try:
             if attachment is None:
                 attachment = Attachment.of(result, documents)

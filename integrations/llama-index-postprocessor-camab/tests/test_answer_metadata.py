@@ -20,9 +20,10 @@ from llama_index.postprocessor.camab.answers import (
 from llama_index.postprocessor.camab.attributor import AnswerAttributor
 
 from camab_rag import AttributionResult, AttributionSettings
+from camab_rag.attributor import LOOP_ENDED as CANCELLED
 from camab_rag.errors import AttributionCancelledError, AttributionPendingError
 from camab_rag.integration import ChainCall, attribution_of, groundedness_of
-from camab_rag.integration.kernel import CANCELLED, pending
+from camab_rag.integration.kernel import pending
 
 KeywordScorer = repo_tests_module("fakes.py").KeywordScorer
 DOCS = [

@@ -8,7 +8,7 @@ from operator import itemgetter
 from typing import Any
 
 import pytest
-from langchain_camab import CamabCallbackHandler, ChainAttribution
+from langchain_camab import CamabCallbackHandler
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -16,6 +16,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.retrievers import BaseRetriever
 
+from camab_rag import AttributionResult
 from camab_rag.groundedness import GroundednessFilter
 
 pytestmark = pytest.mark.model
@@ -68,7 +69,7 @@ def test_a_follow_up_naming_the_product_from_an_earlier_turn_passes(smollm2: Any
     )
     assert message.content == answer
     result = handler.last_result
-    assert isinstance(result, ChainAttribution) and result.status == "ok"
+    assert isinstance(result, AttributionResult) and result.status == "ok"
     assert result.prompt_mode == "captured"
     verdict = result.groundedness
     assert verdict is not None and verdict.report is not None

@@ -13,7 +13,6 @@ from langchain_camab import (
     AsyncCamabCallbackHandler,
     CamabAttributor,
     CamabCallbackHandler,
-    ChainAttribution,
     groundedness_of,
 )
 from langchain_core.documents import Document
@@ -21,6 +20,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
+from camab_rag import AttributionResult
 from camab_rag.errors import (
     AttributionCancelledError,
     AttributionPendingError,
@@ -247,7 +247,7 @@ def test_an_async_background_step_whose_loop_ends_first_is_cancelled() -> None:
     assert "await_result()" in out["attribution"]["error"]
     assert out["context"][0].metadata["attribution"]["status"] == "cancelled"
     with pytest.raises(AttributionCancelledError, match=r"cancelled.*await_result"):
-        ChainAttribution.from_dict(out["attribution"])
+        AttributionResult.from_dict(out["attribution"])
 
 
 class HeldScorer(KeywordScorer):
@@ -270,7 +270,7 @@ def test_reading_a_background_result_still_running_says_it_is_pending() -> None:
     out = (_rag() | attributor).invoke(QUESTION)
     assert out["attribution"]["status"] == "pending"
     with pytest.raises(AttributionPendingError, match=r"not finished yet.*wait\(run_id\)"):
-        ChainAttribution.from_dict(out["attribution"])
+        AttributionResult.from_dict(out["attribution"])
     with pytest.raises(AttributionPendingError, match="'pending'"):
         groundedness_of(out)
     scorer.gate.set()

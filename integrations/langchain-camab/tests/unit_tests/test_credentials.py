@@ -20,6 +20,7 @@ from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
+from camab_rag.errors import CredentialsRefusedError, ScorerUnavailableError
 from camab_rag.scorers.proxy import chat_client_settings
 from camab_rag.settings import CHAIN_SETTINGS
 from tests.fakes import KeywordRetriever
@@ -101,3 +102,14 @@ def test_a_scorer_from_the_live_model_sends_its_own_key(server: Any) -> None:
     assert scoring and set(scoring) == {f"Bearer {SERVER_KEY}"}
     step = CamabAttributor(llm=llm)
     assert OPENAI_KEY not in repr(step.scorers.get())
+
+
+def test_a_handler_that_rebuilds_its_scorer_explains_a_refused_key() -> None:
+    """Without scorer= or llm=, a refused key says the handler sent none and what to pass."""
+    explain = CamabCallbackHandler().runs.explain
+    assert explain is not None
+    explained = explain(CredentialsRefusedError("401 from the server"))
+    assert isinstance(explained, ScorerUnavailableError) and "llm=<the chain's" in str(explained)
+    llm = ChatOpenAI(model="m", base_url="http://127.0.0.1:9/v1", api_key=SecretStr("k"))
+    given = CamabCallbackHandler(llm=llm)
+    assert given.runs.explain is None

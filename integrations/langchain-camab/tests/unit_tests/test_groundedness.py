@@ -11,13 +11,13 @@ from langchain_camab import (
     AsyncCamabCallbackHandler,
     CamabAttributor,
     CamabCallbackHandler,
-    ChainAttribution,
     groundedness_of,
 )
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
+from camab_rag import AttributionResult
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer
 from tests.unit_tests.test_handler import _chain
@@ -56,9 +56,9 @@ def test_flag_attaches_the_verdict_and_keeps_the_answer() -> None:
     assert out["answer"].content == UNGROUNDED
     assert out["answer"].response_metadata["attribution"]["groundedness"] == verdict
     result = attributor.last_result
-    assert isinstance(result, ChainAttribution) and isinstance(result.groundedness, FilteredAnswer)
+    assert isinstance(result, AttributionResult) and isinstance(result.groundedness, FilteredAnswer)
     assert result.groundedness.to_dict() == verdict
-    assert ChainAttribution.from_dict(result.to_dict()).groundedness == result.groundedness
+    assert AttributionResult.from_dict(result.to_dict()).groundedness == result.groundedness
     # one type wherever it is read (LlamaIndex's groundedness_of returns it too)
     for holder in (out, out["answer"], out["attribution"], result):
         assert groundedness_of(holder) == result.groundedness

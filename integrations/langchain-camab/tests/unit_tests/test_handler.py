@@ -8,7 +8,7 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
-from langchain_camab import AsyncCamabCallbackHandler, CamabCallbackHandler, ChainAttribution
+from langchain_camab import AsyncCamabCallbackHandler, CamabCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage
@@ -18,7 +18,7 @@ from langchain_core.runnables import RunnableLambda, RunnableParallel, RunnableP
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from pydantic import Field
 
-from camab_rag import AttributionSettings
+from camab_rag import AttributionResult, AttributionSettings
 from camab_rag.errors import InputError
 from camab_rag.settings import CHAIN_SETTINGS
 from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer, chat_messages
@@ -86,7 +86,7 @@ def test_attribution_lands_on_result_documents_and_message() -> None:
     assert message.content == "Paris is the capital of France."
     result = handler.results[run_id]
     assert handler.results[str(run_id)] is result is handler.last_result
-    assert isinstance(result, ChainAttribution)
+    assert isinstance(result, AttributionResult)
     assert result.status == "ok" and result.prompt_mode == "captured" and result.prompt_note is None
     assert result.run_id == str(run_id)
     assert result.question == "What is the capital of France?"

@@ -12,7 +12,6 @@ EXPECTED_ALL = [
     "CamabAttributor",
     "CamabCallbackHandler",
     "CamabChatModel",
-    "ChainAttribution",
     "ScorerUnavailableError",
     "groundedness_of",
     "to_citations",

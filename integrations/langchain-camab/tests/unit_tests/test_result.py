@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 
 from camab_rag.captured import document_ranks
 from camab_rag.captured import document_summary as document_metadata
-from camab_rag.integration import ChainAttribution
 from camab_rag.integration.kernel import answer_summary as summary
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.segments import Segment
 
 
-def _result() -> ChainAttribution:
+def _result() -> AttributionResult:
     segments = [Segment("a", 0, 0, 1), Segment("b", 1, 0, 1), Segment("c", 2, 0, 1)]
     base = AttributionResult(
         scores=np.array([0.1, 0.9, -0.2]),
@@ -28,7 +28,7 @@ def _result() -> ChainAttribution:
             StatementAttribution("Third.", 15, 21, np.array([-0.1, -0.1, -0.1])),
         ],
     )
-    return ChainAttribution.from_result(base, prompt_mode="captured", run_id="r1")
+    return replace(base, prompt_mode="captured", run_id="r1")
 
 
 def test_ranks_are_one_based_best_first() -> None:
@@ -66,8 +66,8 @@ def test_summary_is_json_ready_and_complete() -> None:
 
 
 def test_failure_metadata() -> None:
-    failed = ChainAttribution.failed("boom", run_id="r2")
-    assert isinstance(failed, ChainAttribution)
+    failed = AttributionResult.failed("boom", run_id="r2")
+    assert isinstance(failed, AttributionResult)
     assert summary(failed)["status"] == "error"
     assert summary(failed)["error"] == "boom"
     assert document_metadata(failed, 2) == [{"status": "error", "error": "boom"}] * 2
@@ -75,6 +75,6 @@ def test_failure_metadata() -> None:
 
 def test_round_trip_keeps_chain_fields() -> None:
     result = _result()
-    again = ChainAttribution.from_dict(json.loads(json.dumps(result.to_dict())))
+    again = AttributionResult.from_dict(json.loads(json.dumps(result.to_dict())))
     assert again.prompt_mode == "captured" and again.run_id == "r1"
     np.testing.assert_allclose(again.scores, result.scores)

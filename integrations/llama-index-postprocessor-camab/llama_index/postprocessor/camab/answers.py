@@ -113,8 +113,8 @@ class AnswerAttribution:
     def metadata(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The answer's summary (the result and the filter's verdict) and each document's
         entry (none unless the attribution is ok)."""
-        result, verdict = self.attributed.result, self.attributed.verdict
-        summary: dict[str, Any] = result.to_dict()
+        result = self.attributed.result
+        summary: dict[str, Any] = result.to_dict()  # its verdict too
         entries: list[dict[str, Any]] = []
         if result.status == "ok":
             if result.prompt_mode != "captured":
@@ -122,8 +122,6 @@ class AnswerAttribution:
             extra = {"method": result.method, "n_queries": result.n_queries}
             summaries = Attachment.of(result, self.documents, segments=True).documents
             entries = [{**entry, **extra} for entry in summaries]
-        if verdict is not None:
-            summary["groundedness"] = verdict.to_dict()
         return summary, entries
 
     @property
