@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
@@ -323,11 +324,8 @@ VERDICT_READER: list[Callable[[Mapping[str, Any]], FilteredAnswer]] = []
 
 
 def _read_verdict(data: Mapping[str, Any]) -> FilteredAnswer:
-    if not VERDICT_READER:
-        raise InputError(
-            "this result carries a groundedness verdict: import camab_rag.groundedness "
-            "before reading it back (camab_rag.integration.attribution_of does)"
-        )
+    if not VERDICT_READER:  # loaded by name: the gate imports this module, not the reverse
+        importlib.import_module("camab_rag.groundedness.filter")
     return VERDICT_READER[0](data)
 
 

@@ -124,3 +124,34 @@ def test_an_answers_stored_result_keeps_its_verdict_and_a_blocked_one_reads_with
     assert "withheld" in cited.to_markdown() and "Not supported" not in cited.to_markdown()
     with pytest.raises(InputError, match="summaries"):
         AttributionResult.from_dict(Attachment.of(ok_result(), DOCS).answer)
+
+
+def test_a_stored_verdict_reads_back_in_a_fresh_process_from_the_top_level_name() -> None:
+    """``AttributionResult.from_dict`` of a judged result works after only
+    ``from camab_rag import AttributionResult`` (the gate module loads itself)."""
+    import json
+    import subprocess
+    import sys
+
+    from camab_rag.groundedness import FilteredAnswer
+
+    verdict = FilteredAnswer(
+        answer="x",
+        original_answer="x",
+        grounded=False,
+        blocked=True,
+        mode="block",
+        report=None,
+        verdict="unsupported",
+    )
+    stored = json.dumps(replace(ok_result(), groundedness=verdict).to_dict())
+    probe = (
+        "import json, sys\nfrom camab_rag import AttributionResult\n"
+        "r = AttributionResult.from_dict(json.loads(sys.stdin.read()))\n"
+        "print(r.groundedness.verdict, r.groundedness.blocked)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], input=stored, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["unsupported", "True"]
