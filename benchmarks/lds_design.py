@@ -226,11 +226,12 @@ class Rule:
     """A candidate budget rule (:func:`camab_rag.methods.auto.budget_rule`): KernelSHAP's
     design under ``kernelshap * (N + 1)`` calls over several documents and under
     ``one_document_kernelshap * (N + 1)`` on one document's sentences (at least 2 calls);
-    else the random halves read with ``estimator`` under ``halves * (N + 1)`` /
-    ``one_document * (N + 1)``; on one document from ``above * (N + 1)`` calls, the
-    variant ``high`` (:data:`HIGH`); over several documents, one fit over both levels
-    under ``joint * (N + 1)``; else the adaptive design (each document left out once when
-    ``D + 1`` calls fit)."""
+    else the random halves read with ``estimator`` under ``halves * (N + 1)`` calls over
+    several documents (under ``short_halves * (N + 1)`` when the answer has at most
+    ``short`` tokens) and ``one_document * (N + 1)`` on one document; on one document from
+    ``above * (N + 1)`` calls, the variant ``high`` (:data:`HIGH`); over several documents,
+    one fit over both levels under ``joint * (N + 1)``; else the adaptive design (each
+    document left out once when ``D + 1`` calls fit)."""
 
     halves: float
     joint: float
@@ -240,13 +241,19 @@ class Rule:
     one_document_kernelshap: float = 0.0
     above: float = math.inf
     high: str = "adaptive-lasso"
+    short: float = 0.0
+    short_halves: float = 0.0
+
+    def several_cut(self, tokens: float) -> float:
+        """The halves' cut over several documents for an answer of ``tokens`` tokens."""
+        return max(self.halves, self.short_halves) if tokens <= self.short else self.halves
 
     def key(self, case: Case, budget: int) -> str:
         n_docs = _n_docs(case)
         shap = self.one_document_kernelshap if n_docs <= 1 else self.kernelshap
         if budget >= 2 and budget < shap * (case.n + 1):
             return "kernelshap"
-        cut = self.one_document if n_docs <= 1 else self.halves
+        cut = self.one_document if n_docs <= 1 else self.several_cut(_tokens(case))
         if budget < cut * (case.n + 1):
             return ESTIMATORS[self.estimator]
         if n_docs <= 1 and budget >= self.above * (case.n + 1):
@@ -257,11 +264,16 @@ class Rule:
 
     def __str__(self) -> str:
         high = "" if math.isinf(self.above) else f", from {self.above}: {FREE[self.high][0]}"
+        short = (
+            ""
+            if self.short <= 0 or self.short_halves <= self.halves
+            else f" (answers of at most {self.short:g} tokens: under {self.short_halves})"
+        )
         return (
             f"KernelSHAP's design under {self.kernelshap} (several documents) / "
             f"{self.one_document_kernelshap} (one document) calls per unit, else "
-            f"halves ({self.estimator}) under {self.halves} / {self.one_document}{high}, "
-            f"joint fit under {self.joint}"
+            f"halves ({self.estimator}) under {self.halves}{short} / {self.one_document}"
+            f"{high}, joint fit under {self.joint}"
         )
 
 
@@ -273,6 +285,24 @@ def _n_docs(case: Case) -> int:
     if key not in _DOCS:
         _DOCS[key] = max(_groups(case)) + 1
     return _DOCS[key]
+
+
+_TOKENS: dict[tuple[str, str], dict[str, int]] = {}
+
+
+def _tokens(case: Case) -> float:
+    """The answer's length in the model's tokens: the per-token log-probs the reward store
+    keeps with the example's first priced subset (``inf`` when none kept them)."""
+    key = (case.stem, case.shape)
+    if key not in _TOKENS:
+        lengths: dict[str, int] = {}
+        path = store_of(case.stem, case.shape).path
+        for line in path.read_text().splitlines() if path.exists() else ():
+            row = json.loads(line)
+            if row.get("logprobs") is not None:
+                lengths.setdefault(str(row["id"]), len(row["logprobs"]))
+        _TOKENS[key] = lengths
+    return float(_TOKENS[key].get(case.id, math.inf))
 
 
 def shipped_rule() -> Rule:
@@ -305,14 +335,15 @@ KEYS = ("documents-first", "documents-first-joint", "halves-flat", "kernelshap",
 class _Arrays:
     """One file's cells as arrays, so that a rule is read without a loop over examples:
     ``values[key, example, budget, metric]``, nan where any variant lacks the cell (a fit
-    not priced yet), so every rule is read on the same examples; ``units`` = N + 1 and
-    ``one`` (one document) and ``several`` (over several documents, below N) per
-    example."""
+    not priced yet), so every rule is read on the same examples; ``units`` = N + 1,
+    ``one`` (one document), ``several`` (over several documents, below N) and ``tokens``
+    (the answer's length, :func:`_tokens`) per example."""
 
     values: np.ndarray
     units: np.ndarray
     one: np.ndarray
     several: np.ndarray
+    tokens: np.ndarray
 
 
 def _arrays(found: list[Case], table: list[Cells]) -> _Arrays:
@@ -329,18 +360,20 @@ def _arrays(found: list[Case], table: list[Cells]) -> _Arrays:
     missing = np.isnan(values).any(axis=0), np.isnan(values[several]).any(axis=0)
     values[:, np.where((docs <= 1)[:, None, None], *missing)] = np.nan
     n = np.array([c.n for c in found])
-    return _Arrays(values, n + 1.0, docs <= 1, (docs > 1) & (docs < n))
+    tokens = np.array([_tokens(c) for c in found])
+    return _Arrays(values, n + 1.0, docs <= 1, (docs > 1) & (docs < n), tokens)
 
 
 def _objective(arrays: _Arrays, rule: Rule) -> float:
     budgets = np.array(BUDGETS, dtype=float)[None, :]
 
-    def under(one: float, several: float) -> np.ndarray:
+    def under(one: float, several: float | np.ndarray) -> np.ndarray:
         cut = np.where(arrays.one, one, several)[:, None]
         return np.asarray(budgets < cut * arrays.units[:, None])
 
     shap = under(rule.one_document_kernelshap, rule.kernelshap) & (budgets >= 2)
-    halves = under(rule.one_document, rule.halves)
+    short_cut = max(rule.halves, rule.short_halves)
+    halves = under(rule.one_document, np.where(arrays.tokens <= rule.short, short_cut, rule.halves))
     high = arrays.one[:, None] & (budgets >= rule.above * arrays.units[:, None])
     joint = under(math.inf, rule.joint) & arrays.several[:, None]
     halves_key = KEYS.index(ESTIMATORS[rule.estimator])
@@ -367,26 +400,41 @@ ABOVE = (*CUTS, math.inf)
 """Candidate ``above`` cuts (``inf``: never)."""
 
 
+TOKEN_CUTS = (0, 2, 4, 6, 8, 12, 16, 24, 32, 64)
+"""Candidate ``short`` cuts (the answer's tokens; 0: never)."""
+MIN_RULE_ROWS = 8
+"""The fewest examples a file needs to enter the rule's search (4 dev rows): a file is
+one term of the objective whatever its size, and one row is mostly noise."""
+LENGTH_GAIN = 0.01
+"""The least dev-objective gain for which an answer-length cut is kept (issue 51)."""
+
+
 def search(parts: dict[str, tuple[list[Case], list[Cells]]]) -> list[tuple[float, Rule]]:
-    """Every candidate rule with its objective (mean over results files) on ``parts``:
-    the five cuts and the estimator first (no ``above`` cut), then, the others at the
-    best of those, one document's three cuts and its ``high`` variant."""
+    """Candidate rules with their objective (mean over results files) on ``parts``, one
+    stage at a time, each at the best rule of the stage before: the halves' and the joint
+    fit's cuts and the estimator; one document's cuts and its ``high`` variant; then the
+    KernelSHAP cut over several documents and the answer-length cut."""
     arrays = [_arrays(f, t) for f, t in parts.values()]
 
     def scored(rules: Any) -> list[tuple[float, Rule]]:
         return [(float(np.nanmean([_objective(a, r) for a in arrays])), r) for r in rules]
 
     first = scored(
-        Rule(halves, joint, one, estimator, shap, one_shap)
+        Rule(halves, joint, one, estimator)
         for estimator in ESTIMATORS
-        for halves, joint, one, shap, one_shap in itertools.product(CUTS, repeat=5)
+        for halves, joint, one in itertools.product(CUTS, repeat=3)
     )
     best = max(first, key=lambda pair: pair[0])[1]
     second = scored(
         replace(best, one_document=one, one_document_kernelshap=shap, above=above, high=high)
         for one, shap, above, high in itertools.product(CUTS, CUTS, ABOVE, HIGH)
     )
-    return first + second
+    best = max(first + second, key=lambda pair: pair[0])[1]
+    third = scored(
+        replace(best, kernelshap=shap, short=short, short_halves=cut)
+        for shap, short, cut in itertools.product(CUTS, TOKEN_CUTS, CUTS)
+    )
+    return first + second + third
 
 
 LESSONS = (
@@ -728,17 +776,26 @@ def report_command(args: argparse.Namespace) -> None:
         heldout_table(),
         "",
     ]
-    scored = search(dev)
+    searched = [stem for stem in dev if len(every[stem][0]) >= MIN_RULE_ROWS]
+    scored = search({stem: dev[stem] for stem in searched})
     best_score, best = max(scored, key=lambda pair: pair[0])
-    dev_arrays = [_arrays(f, t) for f, t in dev.values()]
-    check_arrays = [_arrays(f, t) for f, t in check.values()]
+    dev_arrays = [_arrays(*dev[stem]) for stem in searched]
+    check_arrays = [_arrays(*check[stem]) for stem in searched]
 
-    def both(rule: Rule) -> list[object]:
+    def objectives(rule: Rule) -> tuple[float, float]:
         """The rule's objective on the dev rows and on the other half."""
-        return [
-            f"{np.nanmean([_objective(a, rule) for a in p]):.3f}"
-            for p in (dev_arrays, check_arrays)
-        ]
+        return (
+            float(np.nanmean([_objective(a, rule) for a in dev_arrays])),
+            float(np.nanmean([_objective(a, rule) for a in check_arrays])),
+        )
+
+    def both(rule: Rule) -> list[str]:
+        return [f"{v:.3f}" for v in objectives(rule)]
+
+    plain = replace(best, short=0.0, short_halves=0.0)
+    gains = np.subtract(objectives(best), objectives(plain))
+    holds = bool(gains[0] >= LENGTH_GAIN and gains[1] >= 0)
+    chosen = best if holds else plain
 
     def sweep(name: str) -> list[list[object]]:
         """The objective as one cut moves, the others at the chosen rule."""
@@ -746,7 +803,7 @@ def report_command(args: argparse.Namespace) -> None:
         for cut in CUTS:
             row: list[object] = [cut]
             for estimator in ESTIMATORS:
-                rule = replace(best, estimator=estimator)
+                rule = replace(chosen, estimator=estimator)
                 rule = replace(
                     rule,
                     halves=cut if name == "halves" else rule.halves,
@@ -765,7 +822,8 @@ def report_command(args: argparse.Namespace) -> None:
     parts += [
         "### The rule, chosen on the dev rows",
         "",
-        "Mean over results files (with the short-answer stores), budgets and the two LDS "
+        "Mean over results files (with the short-answer stores; the files of at least "
+        f"{MIN_RULE_ROWS} examples: {', '.join(searched)}), budgets and the two LDS "
         "samples (Bernoulli ½, keep 1-4) of the mean over the first half of each file's "
         "examples ('dev'; the other half beside it), for ``auto`` under each candidate rule "
         f"({len(scored)} in all): KernelSHAP's design and estimator (the very subsets "
@@ -774,8 +832,13 @@ def report_command(args: argparse.Namespace) -> None:
         "with one cut over several documents (HotpotQA) and one on one document's "
         "sentences (CNN/DailyMail; c = 10: at every budget); over several documents, one "
         "fit over both levels under a fifth cut; else the adaptive design, each document "
-        "left out once when ``D + 1`` calls fit (c = 0: never). Each table moves one cut, "
-        "the others at the chosen rule.",
+        "left out once when ``D + 1`` calls fit (c = 0: never); over several documents, "
+        "answers of at most T tokens may take the halves under a cut of their own. Searched "
+        "in three stages, each at the best rule of the one before (the halves', joint "
+        "fit's and one document's cuts with the estimator; one document's cuts with the "
+        "KernelSHAP cut and the second cut below; the KernelSHAP cut over several "
+        "documents with the answer-length cut). Each table moves one cut, the others at "
+        "the chosen rule.",
         "",
         "Random halves over several documents:",
         "",
@@ -803,20 +866,43 @@ def report_command(args: argparse.Namespace) -> None:
         "",
         markdown_table(
             ["c"] + [f"{FREE[h][0]}, {rows}" for h in HIGH for rows in ("dev", "other half")],
-            [[c] + [v for h in HIGH for v in both(replace(best, above=c, high=h))] for c in ABOVE],
+            [
+                [c] + [v for h in HIGH for v in both(replace(chosen, above=c, high=h))]
+                for c in ABOVE
+            ],
         ),
         "",
-        f"Chosen on the dev rows: {best} (dev objective {best_score:.3f}, other half "
-        f"{both(best)[1]}); `auto` ships {shipped_rule()}"
-        f"{' (the same)' if shipped_rule() == best else ' (**not** the chosen rule)'}. "
+        "The answer's length: over several documents, answers of at most T tokens (the "
+        "model's tokens; rows, 0: none) read with the random halves under ``c * (N + 1)`` "
+        "calls (columns; the other answers at the halves' cut), the others at the rule the "
+        "search chose; dev / other half:",
+        "",
+        markdown_table(
+            ["T"] + [str(c) for c in CUTS],
+            [
+                [str(t)]
+                + [" / ".join(both(replace(chosen, short=t, short_halves=c))) for c in CUTS]
+                for t in TOKEN_CUTS
+            ],
+        ),
+        "",
+        f"The search's best: {best} (dev objective {best_score:.3f}, other half "
+        f"{both(best)[1]}); against the same rule without an answer-length cut it moves the "
+        f"dev objective by {gains[0]:+.3f} and the other half by {gains[1]:+.3f}. A length "
+        f"cut is kept only when it gains at least {LENGTH_GAIN} on the dev rows and does "
+        f"not lose on the other half: {'it does' if holds else 'not met, so none is kept'}. "
+        f"Chosen: {chosen}; `auto` ships {shipped_rule()}"
+        f"{' (the same)' if shipped_rule() == chosen else ' (**not** the chosen rule)'}. "
         "Below: the shipped rule against the best peer at each budget (ContextCite-style, "
         "KernelSHAP or CAMAB, whichever has the higher mean), on the other half of each "
         "file (rows the rule was not chosen on) and on all rows:",
         "",
         target_table(dev, check, shipped_rule()),
     ]
-    sweep_table, lexical_cut = lexical_sweep(dev, check)
-    several_table, several_cut = lexical_sweep(dev, check, several=True)
+    rule_dev = {stem: dev[stem] for stem in searched}
+    rule_check = {stem: check[stem] for stem in searched}
+    sweep_table, lexical_cut = lexical_sweep(rule_dev, rule_check)
+    several_table, several_cut = lexical_sweep(rule_dev, rule_check, several=True)
     several_table_rows, several_worst = several_documents_table(every, several_cut)
     shipped_cut = Auto()._switches.lexical_prior_below
     parts += [
@@ -1025,7 +1111,10 @@ def main() -> None:
     report_parser.add_argument(
         "--results-list",
         nargs="+",
-        default=[*STEMS, *(f"{STEMS[0]}.{shape}" for shape in SHAPES if shape != "model")],
+        default=[
+            *STEMS,
+            *(f"{stem}.{shape}" for stem in STEMS for shape in SHAPES if shape != "model"),
+        ],
     )
     report_parser.add_argument("--no-write", dest="write", action="store_false")
     report_parser.add_argument(

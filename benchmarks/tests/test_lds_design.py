@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -147,3 +148,34 @@ def test_exact_shapley_of_a_linear_reward_is_its_weights() -> None:
     weights = np.array([0.5, -0.2, 0.0, 1.5])
     rewards = masks.astype(float) @ weights + 3.0
     np.testing.assert_allclose(_shapley(masks, rewards), weights, atol=1e-12)
+
+
+def short_case(n: int, n_docs: int, ident: str, tokens: int) -> Case:
+    found = case(n, n_docs, ident)
+    lds_design._TOKENS.setdefault(("test", "model"), {})[ident] = tokens
+    return found
+
+
+def test_the_length_cut_takes_the_halves_only_for_short_answers_over_documents() -> None:
+    """Over several documents an answer of at most ``short`` tokens takes the halves
+    under ``short_halves * (N + 1)`` calls; a longer one, or one document, does not."""
+    rule = Rule(0.0, 0.0, 0.0, "LASSO", short=8, short_halves=0.5)
+    short, long_, one = (
+        short_case(40, 10, "s", 5),
+        short_case(40, 10, "l", 30),
+        short_case(40, 1, "o", 5),
+    )
+    assert [rule.key(short, b) for b in (8, 16, 32)] == [
+        "halves-lasso",
+        "halves-lasso",  # 16 < 0.5 * 41
+        "documents-first",
+    ]
+    assert {rule.key(long_, b) for b in (8, 16)} == {"documents-first"}
+    assert {rule.key(one, b) for b in (8, 16)} == {"documents-first"}
+    cells = [
+        every_variant((16,), halves_lasso_16={"lds_bernoulli": 0.9, "lds_keep": 0.9}),
+        every_variant((16,), documents_first_16={"lds_bernoulli": 0.4, "lds_keep": 0.4}),
+    ]
+    found = [short, long_]
+    assert np.isclose(objective(found, cells, rule), (0.9 + 0.4) / 2)
+    assert np.isclose(objective(found, cells, replace(rule, short=4)), (0.0 + 0.4) / 2)
