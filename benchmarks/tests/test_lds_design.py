@@ -159,7 +159,7 @@ def short_case(n: int, n_docs: int, ident: str, tokens: int) -> Case:
 def test_the_length_cut_takes_the_halves_only_for_short_answers_over_documents() -> None:
     """Over several documents an answer of at most ``short`` tokens takes the halves
     under ``short_halves * (N + 1)`` calls; a longer one, or one document, does not."""
-    rule = Rule(0.0, 0.0, 0.0, "LASSO", short=8, short_halves=0.5)
+    rule = Rule(0.0, 0.0, 0.0, "LASSO", short=8, short_below=0.5)
     short, long_, one = (
         short_case(40, 10, "s", 5),
         short_case(40, 10, "l", 30),
@@ -179,3 +179,7 @@ def test_the_length_cut_takes_the_halves_only_for_short_answers_over_documents()
     found = [short, long_]
     assert np.isclose(objective(found, cells, rule), (0.9 + 0.4) / 2)
     assert np.isclose(objective(found, cells, replace(rule, short=4)), (0.0 + 0.4) / 2)
+    adaptive = replace(rule, short_variant="auto-adaptive")
+    assert [adaptive.key(short, b) for b in (16, 32)] == ["auto-adaptive", "documents-first"]
+    cells[0][("auto-adaptive", "16")] = {"lds_bernoulli": 0.6, "lds_keep": 0.6}
+    assert np.isclose(objective(found, cells, adaptive), (0.6 + 0.4) / 2)
