@@ -217,7 +217,8 @@ def fits_of(
 
     lexical = lexical_scores(case.example.segment_texts, str(case.record["response"]))
     for b in budgets:  # auto as attribute() runs it: the answer's lexical scores at hand
-        fit(Auto().with_lexical(lexical), b, str(b), "auto", groups=groups)
+        words = len(str(case.record["response"]).split())
+        fit(Auto().with_lexical(lexical, words), b, str(b), "auto", groups=groups)
         fit("auto", b, str(b), NO_LEXICAL, groups=groups)
         fit(variant({}), b, str(b), ADAPTIVE, groups=groups)
     for method in ANYTIME if only is None else [m for m in ANYTIME if m in only]:
