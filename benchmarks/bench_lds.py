@@ -45,7 +45,7 @@ from camab_rag import AttributionSettings
 from camab_rag.engine import attribute_fn
 from camab_rag.lexical import lexical_scores
 from camab_rag.methods import Auto, Method
-from camab_rag.methods.auto import LEXICAL_PRIOR_BELOW
+from camab_rag.methods.auto import LEXICAL_PRIOR_BELOW, SHORT_ANSWER_WORDS, SHORT_LEXICAL_BELOW
 from camab_rag.rewards import mean_logprob
 from camab_rag.scorers.base import ScoreRequest
 
@@ -215,7 +215,8 @@ def fits_of(
 
     lexical = lexical_scores(case.example.segment_texts, str(case.record["response"]))
     for b in budgets:  # auto as attribute() runs it: the answer's lexical scores at hand
-        fit(Auto().with_lexical(lexical), b, str(b), "auto", groups=groups)
+        words = len(str(case.record["response"]).split())
+        fit(Auto().with_lexical(lexical, words), b, str(b), "auto", groups=groups)
         fit("auto", b, str(b), NO_LEXICAL, groups=groups)
         fit(variant({}), b, str(b), ADAPTIVE, groups=groups)
     for method in ANYTIME if only is None else [m for m in ANYTIME if m in only]:
@@ -839,7 +840,9 @@ INTRO = (
     "of an example are scored on the same subsets. CAMAB, ContextCite-style and "
     "KernelSHAP run once at 64 calls and are read at the smaller budgets from prefixes; "
     "auto runs once per budget, as `attribute` runs it (on one document under "
-    f"{LEXICAL_PRIOR_BELOW} calls per segment it reads its scores with the answer's "
+    f"{LEXICAL_PRIOR_BELOW} calls per segment, and over several documents for an answer "
+    f"of at most {SHORT_ANSWER_WORDS} words under {SHORT_LEXICAL_BELOW} in one fit, it "
+    "reads its scores with the answer's "
     "lexical TF-IDF scores as a prior, no call; the row without it beside, which on one "
     "document reads its subsets with LASSO); leave-one-out makes N + 1 calls, random and "
     "lexical none (the lexical row ranks by question and answer). "

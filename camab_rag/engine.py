@@ -151,7 +151,8 @@ def attribution_steps(
         )
         settings = replace(settings, method=free, hierarchical=False)
     lexical = lexical_scores([segment.text for segment in segments], response)
-    run = start_run(len(segments), settings, groups, parallel_requests(scorer), lexical)
+    words = len(response.split())
+    run = start_run(len(segments), settings, groups, parallel_requests(scorer), lexical, words)
     run.progress = progress
     run.follow(oracle, anchors=settings.anchors)
     yield from run.rounds(oracle)

@@ -159,11 +159,12 @@ def start_run(
     groups: list[int] | None = None,
     parallel: int = 1,
     lexical: Sequence[float] | NDArray[np.float64] | None = None,
+    answer_words: int | None = None,
 ) -> Run:
     """The run of ``settings``' method specialised for this context: ``auto`` fits its
     draws to ``parallel`` (requests the scorer runs at once), runs hierarchically over
     ``groups`` (each segment's document) unless told otherwise and may read ``lexical``
-    (zero-call lexical scores) as a prior."""
+    (zero-call lexical scores, of an answer of ``answer_words`` words) as a prior."""
     if n_segments > MAX_SEGMENTS:
         raise InputError(
             f"{n_segments} segments is more than {MAX_SEGMENTS}: use a coarser granularity "
@@ -179,7 +180,7 @@ def start_run(
     chosen = settings.method_instance
     n_docs = max(groups) + 1 if groups else 1
     if isinstance(chosen, Auto):
-        chosen = chosen.for_scorer(parallel, budget).with_lexical(lexical)
+        chosen = chosen.for_scorer(parallel, budget).with_lexical(lexical, answer_words)
         chosen = chosen.for_budget(n_segments, budget, n_docs)
     if chosen.name == "kernelshap" and budget < 2:
         raise InputError("kernelshap needs a budget of at least 2 (empty and full context)")

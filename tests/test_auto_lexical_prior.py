@@ -13,7 +13,7 @@ from camab_rag import AttributionSettings, attribute_fn
 from camab_rag.errors import InputError
 from camab_rag.lexical import lexical_scores
 from camab_rag.methods import Auto
-from camab_rag.methods.prior import posterior
+from camab_rag.methods.prior import posterior, target_weights
 from camab_rag.methods.registry import method_from_config
 
 N = 20
@@ -120,3 +120,36 @@ def test_the_embedded_model_on_one_short_article(smollm2_scorer):
     assert result.method_config["lexical_prior"]
     assert result.n_queries == 6
     assert result.top_k(1) == [3]
+
+
+def test_over_several_documents_a_short_answer_reads_the_prior_in_one_fit():
+    """Over several documents an answer of at most ``SHORT_ANSWER_WORDS`` words, under
+    ``SHORT_LEXICAL_BELOW`` calls per unit, is read with the prior over every segment at
+    once; the subsets asked for do not change, and a longer answer or a larger budget
+    keeps ``auto``'s own scores."""
+    groups = [i // 4 for i in range(N)]
+    lexical = WEIGHTS / WEIGHTS.max()
+    short = run(Auto().with_lexical(lexical, answer_words=2), budget=16, groups=groups)
+    bare = run(budget=16, groups=groups)
+    assert short.method_config["lexical_prior"] and short.method_config["hierarchical"]
+    np.testing.assert_array_equal(short.masks, bare.masks)
+    post = posterior(short.masks, short.rewards, lexical, 0.01)
+    np.testing.assert_allclose(short.scores, target_weights(post.mean, lexical)[0])
+    for words, budget in ((3, 16), (2, 21), (None, 16)):  # 21 calls = 1.0 * (N + 1)
+        other = run(Auto().with_lexical(lexical, answer_words=words), budget=budget, groups=groups)
+        same = run(budget=budget, groups=groups)
+        assert not other.method_config["lexical_prior"]
+        np.testing.assert_array_equal(other.scores, same.scores)
+
+
+def test_attribute_passes_the_answers_length_in_words():
+    docs = [
+        "The old mill was built in 1820 by Hanna Berg. It stands by the river.",
+        "The bridge was built in 1901. It was painted red in 1950.",
+        "The church is older than the mill. Its tower fell in 1780.",
+    ]
+    scorer = KeywordScorer()
+    short = camab_rag.attribute("Who built the mill?", docs, "Hanna Berg", scorer, budget=4)
+    long_ = camab_rag.attribute("Who built the mill?", docs, "Hanna Berg did.", scorer, budget=4)
+    assert short.method_config["lexical_prior"]  # 2 words, 4 calls < 1.0 * (6 + 1)
+    assert not long_.method_config["lexical_prior"]  # 3 words

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from benchmarks import lds_design
 from benchmarks.bench_lds import Case
-from benchmarks.lds_design import KEYS, Rule, _shapley, objective, shipped_rule
-from camab_rag.methods.base import all_masks
+from benchmarks.lds_design import KEYS, Rule, objective, shipped_rule
 
 
 def case(n: int, n_docs: int, ident: str) -> Case:
@@ -142,8 +142,43 @@ def test_the_shipped_rule_is_autos_defaults() -> None:
     )
 
 
-def test_exact_shapley_of_a_linear_reward_is_its_weights() -> None:
-    masks = all_masks(4)
-    weights = np.array([0.5, -0.2, 0.0, 1.5])
-    rewards = masks.astype(float) @ weights + 3.0
-    np.testing.assert_allclose(_shapley(masks, rewards), weights, atol=1e-12)
+def short_case(n: int, n_docs: int, ident: str, words: int) -> Case:
+    found = case(n, n_docs, ident)
+    found.record["response"] = " ".join(["word"] * words)
+    return found
+
+
+def test_the_length_cut_takes_the_halves_only_for_short_answers_over_documents() -> None:
+    """Over several documents an answer of at most ``short`` words takes the halves
+    under ``short_halves * (N + 1)`` calls; a longer one, or one document, does not."""
+    rule = Rule(0.0, 0.0, 0.0, "LASSO", short=8, short_below=0.5)
+    short, long_, one = (
+        short_case(40, 10, "s", 5),
+        short_case(40, 10, "l", 30),
+        short_case(40, 1, "o", 5),
+    )
+    assert [rule.key(short, b) for b in (8, 16, 32)] == [
+        "halves-lasso",
+        "halves-lasso",  # 16 < 0.5 * 41
+        "documents-first",
+    ]
+    assert {rule.key(long_, b) for b in (8, 16)} == {"documents-first"}
+    assert {rule.key(one, b) for b in (8, 16)} == {"documents-first"}
+    cells = [
+        every_variant((16,), halves_lasso_16={"lds_bernoulli": 0.9, "lds_keep": 0.9}),
+        every_variant((16,), documents_first_16={"lds_bernoulli": 0.4, "lds_keep": 0.4}),
+    ]
+    found = [short, long_]
+    assert np.isclose(objective(found, cells, rule), (0.9 + 0.4) / 2)
+    assert np.isclose(objective(found, cells, replace(rule, short=4)), (0.0 + 0.4) / 2)
+    adaptive = replace(rule, short_variant="auto-adaptive")
+    assert [adaptive.key(short, b) for b in (16, 32)] == ["auto-adaptive", "documents-first"]
+    cells[0][("auto-adaptive", "16")] = {"lds_bernoulli": 0.6, "lds_keep": 0.6}
+    assert np.isclose(objective(found, cells, adaptive), (0.6 + 0.4) / 2)
+
+
+def test_several_documents_read_the_prior_only_for_short_answers_under_the_cut() -> None:
+    short, long_ = short_case(40, 10, "p", 2), short_case(40, 10, "q", 5)
+    assert lds_design._several_key(short, 16, 2, 1.0) == (lds_design.FLAT_LEXICAL, "16")
+    assert lds_design._several_key(short, 41, 2, 1.0) == ("auto-no-lexical", "41")
+    assert lds_design._several_key(long_, 16, 2, 1.0) == ("auto-no-lexical", "16")

@@ -9,7 +9,9 @@ with KernelSHAP's design over :data:`SHAPLEY_OPENING` of the budget. On one docu
 sentences it reads its subsets with LASSO, uses ContextCite's random halves under
 :data:`ONE_DOCUMENT_HALVES_BELOW` calls per unit, and under :data:`LEXICAL_PRIOR_BELOW`
 reads the scores with the answer's lexical scores as a prior (:meth:`Auto.with_lexical`,
-:mod:`~camab_rag.methods.prior`). The rule is :func:`budget_rule`; the measurements behind
+:mod:`~camab_rag.methods.prior`); over several documents an answer of at most
+:data:`SHORT_ANSWER_WORDS` words is read so, in one fit, under
+:data:`SHORT_LEXICAL_BELOW`. The rule is :func:`budget_rule`; the measurements behind
 it are in BENCHMARKS.md, and benchmarks reach the alternatives through
 :meth:`Auto._variant` (not a public interface).
 """
@@ -47,6 +49,10 @@ ONE_DOCUMENT_HALVES_BELOW = 0.25
 ONE_DOCUMENT_LASSO_FROM = 0.0
 #: calls per unit under which one document's scores are read with the lexical prior
 LEXICAL_PRIOR_BELOW = 1.25
+#: the most words of an answer read with the lexical prior over several documents
+SHORT_ANSWER_WORDS = 2
+#: calls per unit under which such a short answer's scores are read with the prior
+SHORT_LEXICAL_BELOW = 1.0
 _CHOICES = {
     "design": ("adaptive", "random_halves"),
     "estimator": ("flat_intercept", "posterior_mean", "lasso"),
@@ -126,14 +132,23 @@ class _Switches:
                 raise ValueError(f"{name} must be a number >= 0, got {below!r}")
 
 
-def budget_rule(switches: _Switches, n_segments: int, budget: int, n_docs: int) -> _Switches:
+def budget_rule(
+    switches: _Switches, n_segments: int, budget: int, n_docs: int, answer_words: int | None = None
+) -> _Switches:
     """``auto``'s design for one run: on one document (``n_docs <= 1``), the random halves
     under ``one_document_halves_below`` calls per unit, else from
     ``one_document_lasso_from`` (short of every subset) the adaptive design read with
     LASSO; over several documents split into sentences, one joint fit under
-    ``joint_fit_below``; else ``switches``. On one document under ``lexical_prior_below``
-    the scores are read with the lexical prior (whatever the design)."""
-    lexical = n_docs <= 1 and scarce_budget(n_segments, budget, switches.lexical_prior_below)
+    ``joint_fit_below``; else ``switches``. On one document under ``lexical_prior_below``,
+    and over several documents for an answer of at most :data:`SHORT_ANSWER_WORDS` words
+    under :data:`SHORT_LEXICAL_BELOW`, the scores are read with the lexical prior
+    (whatever the design; over several documents in one fit)."""
+    short = answer_words is not None and answer_words <= SHORT_ANSWER_WORDS
+    lexical = (
+        scarce_budget(n_segments, budget, switches.lexical_prior_below)
+        if n_docs <= 1
+        else short and scarce_budget(n_segments, budget, SHORT_LEXICAL_BELOW)
+    )
     if lexical != switches.lexical_prior:
         switches = replace(switches, lexical_prior=lexical)
     if n_docs <= 1 and scarce_budget(n_segments, budget, switches.one_document_halves_below):
@@ -196,6 +211,7 @@ class Auto(Method):
     prior_variance: float = 1.0
     _switches: _Switches = field(default_factory=_Switches, repr=False, kw_only=True)
     _lexical: tuple[float, ...] | None = field(default=None, repr=False, kw_only=True)
+    _answer_words: int | None = field(default=None, repr=False, kw_only=True)
 
     name = "auto"
     #: a prefix is a valid fit, but not the run a smaller budget would make
@@ -218,16 +234,18 @@ class Auto(Method):
         public = {k: v for k, v in options.items() if k not in switch_names}
         return cls(**public, _switches=_Switches(**switches)).with_lexical(lexical)
 
-    def with_lexical(self, weights: Any) -> Auto:
+    def with_lexical(self, weights: Any, answer_words: int | None = None) -> Auto:
         """These settings with the segments' zero-call lexical scores (one finite number a
         segment, :func:`camab_rag.lexical.lexical_scores` of the answer), the prior
-        :func:`budget_rule` may read the scores with; ``None`` keeps ``self``."""
+        :func:`budget_rule` may read the scores with, and the answer's length in words
+        (the rule reads it over several documents); ``None`` weights keep ``self``."""
         if weights is None:
             return self
         values = np.asarray(weights, dtype=float).reshape(-1)
         if not np.all(np.isfinite(values)):
             raise InputError("the lexical scores must be finite numbers, one a segment")
-        return replace(self, _lexical=tuple(float(v) for v in values))
+        words = None if answer_words is None else int(answer_words)
+        return replace(self, _lexical=tuple(float(v) for v in values), _answer_words=words)
 
     @property
     def lexical_prior(self) -> bool:
@@ -236,8 +254,9 @@ class Auto(Method):
 
     @property
     def joint_fit(self) -> bool:
-        """Whether a hierarchical run reads every score from one fit."""
-        return self._switches.joint_fit
+        """Whether a hierarchical run reads every score from one fit (also when the scores
+        are read with the lexical prior, which weighs every segment at once)."""
+        return self._switches.joint_fit or self.lexical_prior
 
     @property
     def opens_documents(self) -> bool:
@@ -260,7 +279,7 @@ class Auto(Method):
     def for_budget(self, n_segments: int, budget: int, n_docs: int = 1) -> Auto:
         """These settings for a run over ``n_segments`` units of ``n_docs`` documents
         (:func:`budget_rule`); ``self`` when the rule changes nothing."""
-        switches = budget_rule(self._switches, n_segments, budget, n_docs)
+        switches = budget_rule(self._switches, n_segments, budget, n_docs, self._answer_words)
         return self if switches == self._switches else replace(self, _switches=switches)
 
     def one_level(self, documents: bool = False) -> Auto:
@@ -317,6 +336,7 @@ class Auto(Method):
         config = asdict(self)
         config.update(config.pop("_switches"))  # flat, as stored results hold them
         lexical = config.pop("_lexical")
+        config.pop("_answer_words")
         config["lexical_prior"] = self.lexical_prior  # in force: the rule and the scores
         if lexical is not None:
             config["lexical_weights"] = [round(float(w), 6) for w in lexical]
