@@ -51,9 +51,12 @@ def expired(last: str | None = None, seconds: float | None = None) -> DeadlineEx
     waiting = f" (waiting for: {last})" if last else ""
     return DeadlineExceededError(
         f"the attribution ran past its deadline of {seconds:g} s (deadline_s) and was "
-        f"stopped{waiting}. Raise deadline_s for a slow model or a long context (in a "
-        "chain the answer is still served, without its attribution)"
+        f"stopped{waiting}. Raise deadline_s for a slow model or a long context {IN_A_CHAIN}"
     )
+
+
+IN_A_CHAIN = "(in a chain the answer is still served, without its attribution)"
+"""The deadline error's last words; a batch audit says what applies to it instead."""
 
 
 @dataclass(frozen=True)

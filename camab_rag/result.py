@@ -263,6 +263,9 @@ class AttributionResult:
             value = getattr(self, name)
             out[name] = value.to_dict() if hasattr(value, "to_dict") else value
             out[name] = dict(value) if isinstance(value, dict) else out[name]
+        for name in ("run_id", "groundedness"):  # a chain's fields: absent, not null
+            if out[name] is None:
+                del out[name]
         return {
             **out,
             "segments": [s.to_dict() for s in self.segments],

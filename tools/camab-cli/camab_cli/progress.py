@@ -81,7 +81,7 @@ class Progress:
             parts.append(f"{self.done} {self.unit}")
         parts.append(f"{rate:.2f} {self.rate_unit}")
         if self.stopped_early:
-            parts.append("stopped early")
+            parts.append("needed fewer")
         elif self.total and rate > 0 and self.done < self.total:
             parts.append(f"ETA {_clock((self.total - self.done) / rate)}")
         if self.errors:
@@ -119,7 +119,7 @@ class Progress:
         """End the bar with ``label: summary in N s`` (and, for a task that stopped early,
         how many of the planned steps it needed)."""
         if self.stopped_early:
-            summary += f", stopped early (needed {self.done} of the {self.total} planned)"
+            summary += f" (of the {self.total} planned: subsets shared or the run converged)"
         self.message(f"{self.label}: {summary} in {time.perf_counter() - self.started:.1f} s")
 
     def close(self) -> None:

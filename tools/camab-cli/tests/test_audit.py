@@ -662,7 +662,7 @@ def test_nothing_left_to_do_builds_no_scorer(
     assert summary["records"]["skipped_already_done"] == 3
 
 
-def test_the_micro_batcher_reports_the_model_it_batches_not_itself() -> None:
+def test_the_scorer_wrappers_report_the_model_they_wrap_not_themselves() -> None:
     from camab_rag.scorers.base import scored_by
 
     class Named(KeywordScorer):
@@ -670,6 +670,8 @@ def test_the_micro_batcher_reports_the_model_it_batches_not_itself() -> None:
 
     batcher = MicroBatcher(Named(), max_batch=4)
     assert scored_by(batcher).model == "smollm2"
+    # the HTTP path's rate gate too (fresh-user review 10: "GatedScorer" in the output)
+    assert scored_by(GatedScorer(Named(), RateGate(limit=2))).model == "smollm2"
 
 
 def test_lines_are_written_in_input_order(tmp_path: Path) -> None:

@@ -86,6 +86,8 @@ def test_a_record_past_the_default_deadline_is_an_error_line_and_the_run_goes_on
     error = lines[1]["error"]
     assert error.startswith("DeadlineExceededError: ") and "0.5 s" in error
     assert "--deadline-s" in error  # named as the flag that raises it
+    # an audit's advice, not a chain's (fresh-user review 10)
+    assert "--concurrency" in error and "in a chain" not in error
     assert scorer.slow_passes < scorer.passes  # the model was stopped, not waited for
     summary = json.loads((tmp_path / "out.jsonl.summary.json").read_text())
     assert summary["config"]["deadline_s"] == 0.5

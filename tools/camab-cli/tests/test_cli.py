@@ -297,7 +297,7 @@ def test_demo_prints_citations_and_writes_html(tmp_path, capsys, monkeypatch, re
     assert "budget: 6 model calls, plus 1 or 2 for the groundedness verdict" in captured.err
     # the calls are the developer's figure: on stderr's progress line, not in the answer
     assert "model call" not in captured.out
-    calls = re.search(r": (\d+) model calls(?:, stopped early \([^)]*\))? in ", captured.err)
+    calls = re.search(r": (\d+) model calls(?: \(of the [^)]*\))? in ", captured.err)
     assert calls is not None and 6 <= int(calls.group(1)) <= 10, captured.err
 
 
@@ -469,8 +469,9 @@ def test_the_progress_total_never_changes_and_an_early_stop_is_said(
     assert summary and int(summary.group(1)) == bars[-1][0], err
     done, total = bars[-1]
     if early:
-        assert done < total and err.rstrip().splitlines()[-2].endswith("stopped early"), err
-        assert summary.group(2) == f", stopped early (needed {done} of the {total} planned)"
+        assert done < total and err.rstrip().splitlines()[-2].endswith("needed fewer"), err
+        # not "stopped early" (fresh-user review 10): a shared subset is no early stop
+        assert summary.group(2) == f" (of the {total} planned: subsets shared or the run converged)"
     else:
         assert done == total and summary.group(2) == "", err
 

@@ -29,7 +29,14 @@ from dataclasses import dataclass
 
 from camab_rag.errors import InputError, TransientScorerError
 from camab_rag.retry import Retryable, RetryPolicy
-from camab_rag.scorers.base import ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
+from camab_rag.scorers.base import (
+    ResponseLogprobs,
+    ScoredBy,
+    Scorer,
+    ScoreRequest,
+    parallel_requests,
+    scored_by,
+)
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
@@ -200,6 +207,11 @@ class GatedScorer:
     def parallel_requests(self) -> int:
         """The gated scorer's parallel capacity."""
         return parallel_requests(self.scorer)
+
+    @property
+    def scored_by(self) -> ScoredBy:
+        """The gated scorer's model (results name it, not this wrapper)."""
+        return scored_by(self.scorer)
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         return self.scorer.score(requests)

@@ -44,7 +44,7 @@ import numpy as np
 from camab_cli.audit.config import AuditConfig
 from camab_cli.flags import FATAL, in_flags
 from camab_cli.records import Record, RecordError, ascii_safe
-from camab_rag import AttributionSettings
+from camab_rag import AttributionSettings, deadline
 from camab_rag.attributor import aassess_answer
 from camab_rag.citations import cite
 from camab_rag.deadline import expired
@@ -216,14 +216,22 @@ def result_line(
     return line
 
 
+IN_AN_AUDIT = (
+    "(a record's time includes its wait for a busy server: with many records on one "
+    "server, also lower --concurrency)"
+)
+"""What a deadline error says in an audit, in place of the chain's note."""
+
+
 def failed_line(
     record: Record, error: BaseException, wall_time_s: float, config: AuditConfig
 ) -> dict[str, Any]:
     """The output line of a record whose attribution raised (an ASCII-safe reason), with
     the run's method and budget; its queries are ``null``: calls made before the error
     are not known per record (the summary's batching counts every call)."""
+    reason = in_flags(str(error)).replace(deadline.IN_A_CHAIN, IN_AN_AUDIT)
     failed = AttributionResult.failed(
-        ascii_safe(f"{type(error).__name__}: {in_flags(str(error))}"),
+        ascii_safe(f"{type(error).__name__}: {reason}"),
         question=record.question,
         response=record.response,
         method=config.method,
