@@ -226,6 +226,8 @@ def stated_value(
 
 
 _ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
+_AMOUNT = re.compile(r"\d+(?:[.,]\d+)+")
+"""A number with decimals or grouped digits, shown whole where one of its parts is disputed."""
 
 
 def plain_number(word: str) -> str:
@@ -305,6 +307,11 @@ def disputes(
         if word not in known:
             known.append(word)
 
+    def whole(at: int, word: str) -> str:  # "3.20", not its "20"
+        return next(
+            (m.group() for m in _AMOUNT.finditer(response) if m.start() <= at < m.end()), word
+        )
+
     for conflict in result.conflicts:
         if not start <= conflict.start < end:
             continue
@@ -315,7 +322,7 @@ def disputes(
         span = (conflict.start - a, conflict.end - a)
         question = result.question
         if own != backer and stated_value(response[a:b], span, texts[own], question=question):
-            add(own, conflict.text)
+            add(own, whole(conflict.start, conflict.text))
     for a, b in sentences:
         if b <= start or a >= end:
             continue
@@ -325,5 +332,5 @@ def disputes(
             for own, text in enumerate(texts):
                 span = (word.start, word.end)
                 if stated_value(response[a:b], span, text, question=result.question):
-                    add(own, word.text)
+                    add(own, whole(a + word.start, word.text))
     return {k: v for k, v in found.items() if v}

@@ -358,3 +358,21 @@ def test_a_price_list_does_not_dispute_a_fee_it_does_not_mention() -> None:
     assert stated_value(answer, (at, at + 1), prices, question=question) is None
     late = "A basic tune-up costs 60 euros."
     assert stated_value(late, (late.index("60"), late.index("60") + 2), prices) == "45"
+
+
+def test_a_disputed_amount_is_named_whole_not_by_its_parts() -> None:
+    """Fresh-user review 10: the stale price list "disagrees with the answer on “3”,
+    “20”" for "3.20 euros"; the label names the amount as the answer wrote it."""
+    docs = [
+        "Prices 2026. A child ticket (under 16) costs 3.20 euros.",
+        "Prices 2024 (no longer valid). A child ticket costs 2.50 euros.",
+    ]
+    segments = [Segment(text, k, 0, len(text)) for k, text in enumerate(docs)]
+    result = AttributionResult(
+        scores=np.zeros(2),
+        segments=segments,
+        n_documents=2,
+        question="How much is a child ticket?",
+        response="A child ticket costs 3.20 euros.",
+    )
+    assert disputes(result) == {1: ["3.20"]}
