@@ -560,3 +560,99 @@ def test_two_sources_stating_one_subject_differently_dispute_not_misread():
         assert unchecked_facts(answer, library) == []
         assert len(rival_spans(answer, library, STOPWORDS)) == 1
     assert unchecked_facts("A late book costs 0.70 euros per day.", library) == ["0.70"]
+
+
+@pytest.mark.parametrize(
+    ("context", "question", "right", "invented"),
+    [
+        (  # a tens word and its unit are one number
+            "Each Orla backpack holds 25 litres and weighs 900 grams.",
+            "How big is the Orla backpack?",
+            "It has a capacity of twenty-five litres.",
+            "It has a capacity of thirty-five litres.",
+        ),
+        (  # weeks are days, years are months
+            "Refunds are paid to the original card within 14 days of receiving the return.",
+            "How soon will I get my money back?",
+            "Within two weeks, to the card you paid with.",
+            "Within three weeks, to the card you paid with.",
+        ),
+        (
+            "The Nordvik warranty covers the battery for 24 months.",
+            "How long is the battery covered?",
+            "The battery has a 2-year warranty.",
+            "The battery has a three-year warranty.",
+        ),
+        (  # an ordinal word is its number; "St." is "Street"
+            "The Aldren clinic is at 18 Rowan Street, on the 2nd floor.",
+            "Where is the clinic?",
+            "At 18 Rowan St., 2nd floor.",
+            "At 18 Rowan St., fourth floor.",
+        ),
+        (  # seventy is a number too
+            "The Brenna ferry crossing takes 50 minutes.",
+            "How long is the crossing?",
+            "The crossing lasts fifty minutes.",
+            "The crossing lasts seventy minutes.",
+        ),
+    ],
+)
+def test_numbers_written_as_words_and_converted_units_are_checked(
+    context, question, right, invented
+):
+    """Gate9 dev cases: "twenty-five", "two weeks" (14 days), "two-year" (24 months) and
+    "St." were unchecked facts of right answers (blocked); "seventy" and "fourth" were no
+    facts at all (an invented one was not blocked)."""
+    known = ContextWords.of([context], question)
+    assert unchecked_facts(right, known) == []
+    assert unchecked_facts(invented, known) != []
+
+
+def test_weekdays_and_weekends_name_their_days():
+    """ "on weekdays" restates "Monday to Friday"; "on Saturday" reads the weekend's
+    clause, so the weekdays' hour is a misread value."""
+    pharmacy = ContextWords.of(["The pharmacy opens at 8:00 from Monday to Friday."], "When?")
+    assert unchecked_facts("It opens at 8 am on weekdays.", pharmacy) == []
+    assert unchecked_facts("It opens at 8 am on Sundays.", pharmacy) == ["Sundays"]
+    gym = ContextWords.of(
+        ["PulseFit Arena opens at 6 am on weekdays and at 8 am on weekends."], "When?"
+    )
+    assert unchecked_facts("It opens at 6 am on Wednesday.", gym) == []
+    assert unchecked_facts("It opens at 8 am on Saturday.", gym) == []
+    assert unchecked_facts("It opens at 6 am on Saturday.", gym) == ["6"]
+
+
+def test_a_span_of_times_states_when_something_starts_and_ends():
+    breakfast = ContextWords.of(["Breakfast is served between 06:30 and 09:30."], "When?")
+    assert coverage("Breakfast ends at 9:30 am.", breakfast) == 1.0
+    assert coverage("Breakfast starts at 6:30 am.", breakfast) == 1.0
+
+
+def test_a_negated_opposite_in_the_context_is_the_opposite():
+    """The flipped rule (review finding): "same-day appointments are available" over
+    "Same-day appointments are not available" held every word, so it passed."""
+    clinic = ContextWords.of(
+        ["Same-day appointments are not available; please book one day in advance."],
+        "Can I get an appointment today?",
+    )
+
+    def misread(text: str) -> list[str]:
+        return [text[a:b] for a, b in misread_spans(text, clinic, STOPWORDS)]
+
+    assert misread("Yes, same-day appointments are available.") == ["available"]
+    assert unchecked_facts("Yes, same-day appointments are available.", clinic) == ["available"]
+    assert misread("No, same-day appointments are not available.") == []
+    assert misread("Same-day appointments are unavailable.") == []
+
+
+def test_a_negation_is_read_with_its_own_clause_after_but():
+    """ "No, cars are not carried, but you can bring a bicycle for free." read its "not"
+    against "Bicycles travel free." (the clause sharing most words), so a right answer
+    was blocked."""
+    ferry = ContextWords.of(
+        ["The Seabright ferry does not carry cars. Bicycles travel free."], "Can I take my car?"
+    )
+    right = "No, cars are not carried, but you can bring a bicycle for free."
+    assert unchecked_facts(right, ferry) == []
+    wrong = "Bicycles do not travel free, but cars are carried."
+    assert [wrong[a:b] for a, b in misread_spans(wrong, ferry, STOPWORDS)] == ["not"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 
 from camab_rag.sentences import split_sentences
 
@@ -62,8 +63,20 @@ UNITS = {
     "°": "deg",
     "degree": "deg",
     "degrees": "deg",
+    "gram": "g",
+    "grams": "g",
+    "kilogram": "kg",
+    "kilograms": "kg",
+    "kilo": "kg",
+    "kilos": "kg",
+    "centimetre": "cm",
+    "centimetres": "cm",
+    "centimeter": "cm",
+    "centimeters": "cm",
 }
 """Units written as a sign, a word or an abbreviation, to one form."""
+ABBREVIATIONS = {"st": "street", "rd": "road", "ave": "avenue", "hr": "hour", "hrs": "hour"}
+"""Abbreviations read as the word they stand for: "18 Rowan St." is "18 Rowan Street"."""
 DEGREE_SCALES = {"c": "celsius", "f": "fahrenheit"}
 """The letter after a degree sign, as the scale's word: ``220°C`` is ``220 degrees
 Celsius``."""
@@ -92,6 +105,19 @@ NUMBER_WORDS = {
         ]
     )
 }
+TENS = {w: str(10 * i) for i, w in enumerate(("thirty", "forty", "fifty"), 3)}
+TENS.update({w: str(10 * i) for i, w in enumerate(("sixty", "seventy", "eighty", "ninety"), 6)})
+NUMBER_WORDS.update(TENS)
+ORDINAL_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        ("third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"), 3
+    )
+}
+"""Ordinals written as words, as their number ("fourth floor" is the ``4`` of "4th
+floor"); ``first`` and ``second`` are left as words (an adverb, a unit of time)."""
+"""Numbers written as words, to their digits: ``four`` is ``4``, ``seventy`` ``70``; a
+tens word and a unit joined ("twenty-five", "thirty one") are one number (:func:`forms`)."""
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been
     before being below between both but by can could did do does doing down during each
@@ -210,9 +236,11 @@ def form(word: str) -> str:
         return str(int(word[:-2]))
     if word in NUMBER_WORDS:
         return NUMBER_WORDS[word]
+    if word in ORDINAL_WORDS:
+        return ORDINAL_WORDS[word]
     if word in UNITS:
         return UNITS[word]
-    return PERIODS.get(word) or SAME_FORM.get(word) or stem(word)
+    return PERIODS.get(word) or SAME_FORM.get(word) or ABBREVIATIONS.get(word) or stem(word)
 
 
 def forms(text: str) -> list[tuple[int, int, str, str]]:
@@ -223,7 +251,7 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
     tokens = [(m.start(), m.end(), m.group(0).lower()) for m in _TOKEN.finditer(text)]
     marks = [_clock_mark(text, tokens, k) for k in range(len(tokens))]
     halves = _day_parts(tokens)
-    decimals = _decimals(text, tokens)
+    decimals = {**_decimals(text, tokens), **_joined_numbers(text, tokens)}
     free = _free(tokens)
     out = []
     for k, (start, end, word) in enumerate(tokens):
@@ -258,6 +286,44 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
         elif k in halves:  # "7 in the morning" is 7:00, "5 in the afternoon" 17:00
             value = _hour(int(word), halves[k]) if halves[k] else ""
         out.append((start, end, word, value))
+    return _in_base_units(out)
+
+
+DURATIONS = {"week": ("day", 7), "fortnight": ("day", 14), "year": ("month", 12)}
+"""A duration's unit (by form) in a smaller one: "two weeks" is "14 days", "a 2-year
+warranty" a 24-month one (:func:`forms` reads both the same way)."""
+
+
+def _in_base_units(
+    found: list[tuple[int, int, str, str]],
+) -> list[tuple[int, int, str, str]]:
+    """``found`` with a number before a :data:`DURATIONS` unit multiplied into the smaller
+    unit (the number's span keeps its words)."""
+    out = list(found)
+    valued = [k for k, (_, _, _, f) in enumerate(out) if f]
+    for k, after in pairwise(valued):
+        value, unit = out[k][3], out[after][3]
+        if unit not in DURATIONS or not is_number(value) or float(value) >= 100:
+            continue
+        base, factor = DURATIONS[unit]
+        scaled = float(value) * factor
+        if scaled.is_integer():
+            out[k] = (*out[k][:3], str(int(scaled)))
+            out[after] = (*out[after][:3], base)
+    return out
+
+
+def _joined_numbers(text: str, tokens: Sequence[tuple[int, int, str]]) -> dict[int, str]:
+    """Token index -> the number of a tens word and a unit word joined by a hyphen or a
+    space ("twenty-five" is ``25``), and -> ``""`` for the unit word."""
+    out: dict[int, str] = {}
+    for k in range(len(tokens) - 1):
+        (_, end, tens), (start, _, unit) = tokens[k], tokens[k + 1]
+        if tens not in NUMBER_WORDS or unit not in NUMBER_WORDS or k in out:
+            continue
+        high, low = int(NUMBER_WORDS[tens]), int(NUMBER_WORDS[unit])
+        if high >= 20 and high % 10 == 0 and 1 <= low <= 9 and text[end:start] in ("-", " "):
+            out[k], out[k + 1] = str(high + low), ""
     return out
 
 
@@ -550,11 +616,14 @@ _RANGE = re.compile(
     r"|\b(?:from|between)\s+" + _TIME,
     re.IGNORECASE,
 )
-HOURS_FORMS = frozenset({"open", "opening", "close", "closing", "until"})
+HOURS_FORMS = frozenset(
+    {"open", "opening", "close", "closing", "until", "start", "starting", "end", "ending"}
+)
 """What a clause that states a span of clock times ("from 10:00 to 17:00", "9am-5pm",
 "until 18:30") states with it: when something opens and closes. Opening hours are one
 relation however they are worded: "It closes at 5 pm" restates "open ... from 10:00 to
-17:00" (:func:`sentences_of` adds these forms to such a clause)."""
+17:00", as "breakfast ends at 9:30" restates "served between 06:30 and 09:30"
+(:func:`sentences_of` adds these forms to such a clause)."""
 
 
 def _hours(clause: str) -> frozenset[str]:
@@ -566,13 +635,14 @@ _DAY = r"(mon|tue|wed|thu|fri|sat|sun)(?:day|nesday|sday|rsday|urday|s|rs|urs)?s
 _DAY_RANGE = re.compile(rf"\b{_DAY}\s*(?:-|–|—|to|through|thru|until|till)\s*{_DAY}", re.I)
 
 
-_SPAN_FORMS = HOURS_FORMS | frozenset(WEEKDAYS)
+_SPAN_FORMS = HOURS_FORMS | frozenset(WEEKDAYS) | frozenset({"weekday", "weekend"})
 """What a span of clock times or weekdays adds to a clause (:func:`_hours`, :func:`_days`)."""
 
 
 def _days(clause: str) -> frozenset[str]:
     """The weekdays a range of ``clause`` spans ("Tuesday to Saturday", "Mon-Fri"), both
-    ends included: "open on Wednesday" restates "open Tuesday to Saturday"."""
+    ends included: "open on Wednesday" restates "open Tuesday to Saturday"; with the
+    :data:`DAY_GROUPS` the clause names or spans."""
     out: set[str] = set()
     for match in _DAY_RANGE.finditer(clause):
         first, last = (
@@ -580,7 +650,33 @@ def _days(clause: str) -> frozenset[str]:
             for g in match.groups()
         )
         out.update(WEEKDAYS[(first + i) % 7] for i in range((last - first) % 7 + 1))
+    named = {form(w) for w in words(clause)}
+    for group, days in DAY_GROUPS.items():
+        if group in named:  # "on weekdays" states Monday to Friday
+            out.update(days)
+        if days <= out:  # "Monday to Friday" states "weekdays"
+            out.add(group)
     return frozenset(out)
+
+
+DAY_GROUPS = {"weekday": frozenset(WEEKDAYS[:5]), "weekend": frozenset(WEEKDAYS[5:])}
+"""The weekdays a word for several days names: a clause with one states them, and a
+clause that spans them states the word ("open Monday to Friday" is "open on weekdays")."""
+
+
+def _stated(part: str) -> list[str]:
+    """The forms ``part`` (one clause) states, a negated :data:`OPPOSITES` word as its
+    opposite: "same-day appointments are not available" states ``unavailable``, so an
+    answer that calls them available misreads it."""
+    found = forms(part)
+    out = [f for _, _, _, f in found if f]
+    for k, (_, _, _, value) in enumerate(found):
+        before = found[max(k - 3, 0) : k]
+        if value in OPPOSITES and any(
+            w in NEGATIONS or (w == "t" and s > 0 and part[s - 1] in "'’") for s, _, w, _ in before
+        ):
+            out = [OPPOSITES[value] if f == value else f for f in out]
+    return out
 
 
 def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
@@ -597,7 +693,7 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         head = previous if first in _PRONOUNS else frozenset()
         negated = _negated([w for _, _, w, _ in found], sentence)
         for part in clauses(sentence):
-            held = frozenset(f for _, _, _, f in forms(part) if f) | _hours(part) | _days(part)
+            held = frozenset(_stated(part)) | _hours(part) | _days(part)
             out.append(Sentence(held | head, negated, held, doc))
             head |= frozenset(f for f in held if not is_number(f))
         previous = frozenset(f for f in own if not is_number(f))
@@ -758,11 +854,19 @@ def _clause_of(part: str, at: int, stopwords: Collection[str]) -> frozenset[str]
     return frozenset(f for _, _, w, f in forms(part[start:end]) if f and w not in stopwords)
 
 
+_ANSWER_CLAUSE = re.compile(
+    _CLAUSE.pattern + r"|,\s+(?:but|and|so|while|whereas)\s+", re.IGNORECASE
+)
+"""Where an answer sentence starts a new clause: as a context sentence (:data:`_CLAUSE`),
+and at ``, but`` (``, and``, ``, so``) before any words: "No, cars are not carried, but
+you can bring a bicycle" reads its "not" with the cars, not the bicycle."""
+
+
 def _clause_span(part: str, at: int) -> tuple[int, int]:
-    """Where the clause (:data:`_CLAUSE`) of ``part`` that holds character ``at`` starts
-    and ends."""
+    """Where the clause (:data:`_ANSWER_CLAUSE`) of ``part`` that holds character ``at``
+    starts and ends."""
     start, end = 0, len(part)
-    for cut in _CLAUSE.finditer(part):
+    for cut in _ANSWER_CLAUSE.finditer(part):
         if cut.end() <= at:
             start = cut.end()
         elif cut.start() >= at:
