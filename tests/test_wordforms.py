@@ -656,3 +656,52 @@ def test_a_negation_is_read_with_its_own_clause_after_but():
     assert unchecked_facts(right, ferry) == []
     wrong = "Bicycles do not travel free, but cars are carried."
     assert [wrong[a:b] for a, b in misread_spans(wrong, ferry, STOPWORDS)] == ["not"]
+
+
+def test_a_courtesy_sentence_claims_nothing():
+    """ "Great question!" or "I hope this helps!" beside a right answer held none of the
+    context's words, so each of its words was an unchecked fact and the answer was
+    blocked; an invented sentence beside it still is not."""
+    tickets = ContextWords.of(["Students pay 20 euros; adults pay 35 euros."], "Students?")
+    for polite in (
+        "Great question! Students pay 20 euros.",
+        "Students pay 20 euros. I hope this helps!",
+        "Students pay 20 euros. Let me know if you need anything else.",
+    ):
+        assert unchecked_facts(polite, tickets) == [], polite
+        assert coverage(polite, tickets) == 1.0
+    assert unchecked_facts("Students pay 20 euros. Pensioners pay 10 euros.", tickets) == ["10"]
+
+
+def test_digits_grouped_by_commas_are_one_number():
+    bike = ContextWords.of(["The Trail Hopper costs 1,290 euros."], "How much is it?")
+    found = [f for _, _, _, f in forms("1,290 and 12,500,000") if f]
+    assert found == ["1290", "and", "12500000"]
+    assert unchecked_facts("It costs 1290 euros.", bike) == []
+    assert unchecked_facts("It costs 1,390 euros.", bike) == ["1,390"]
+
+
+def test_abbreviated_weekdays_and_months_are_their_names():
+    line = ContextWords.of(["Support answers calls Mon-Fri. Closed Sat and Sun."], "When?")
+    assert unchecked_facts("It is closed on Saturday.", line) == []
+    assert unchecked_facts("It is open on Sun.", line) == ["open"]
+    assert [f for _, _, _, f in forms("until 14 Sept; the sun sat")][2:] == [
+        "september",
+        "the",
+        "sun",
+        "sat",
+    ]
+
+
+def test_permitted_is_allowed_and_an_exception_states_both():
+    """ "not permitted" states ``forbidden``: "pets are allowed" misreads it, "pets are
+    forbidden" restates it; with "with the exception of ..." the clause states both."""
+    strict = ContextWords.of(["Pets are not permitted in guest rooms."], "Can I bring my cat?")
+    assert unchecked_facts("No, pets are forbidden in the rooms.", strict) == []
+    assert unchecked_facts("Yes, pets are allowed in the rooms.", strict) == ["allowed"]
+    except_dogs = ContextWords.of(
+        ["Pets are not permitted in guest rooms, with the exception of assistance dogs."],
+        "Can I bring my dog?",
+    )
+    assert unchecked_facts("Only assistance dogs are allowed.", except_dogs) == []
+    assert unchecked_facts("No, pets are not allowed in guest rooms.", except_dogs) == []

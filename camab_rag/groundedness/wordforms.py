@@ -76,7 +76,9 @@ UNITS = {
 }
 """Units written as a sign, a word or an abbreviation, to one form."""
 ABBREVIATIONS = {"st": "street", "rd": "road", "ave": "avenue", "hr": "hour", "hrs": "hour"}
-"""Abbreviations read as the word they stand for: "18 Rowan St." is "18 Rowan Street"."""
+ABBREVIATIONS.update(permitted="allowed", prohibited="forbidden", banned="forbidden")
+"""Abbreviations and synonyms read as the word they stand for: "18 Rowan St." is "18
+Rowan Street"; "permitted" is "allowed" (so "not permitted" states ``forbidden``)."""
 DEGREE_SCALES = {"c": "celsius", "f": "fahrenheit"}
 """The letter after a degree sign, as the scale's word: ``220°C`` is ``220 degrees
 Celsius``."""
@@ -170,6 +172,13 @@ CALENDAR = frozenset(
     ]
 )
 _SIGNS = frozenset({"eur", "usd", "gbp", "percent"})
+_SHORT = "mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug sep sept"
+CALENDAR_SHORT = {
+    short: next(name for name in sorted(CALENDAR) if name.startswith(short))
+    for short in (*_SHORT.split(), "oct", "nov", "dec")
+}
+"""Weekdays and months abbreviated ("Sat", "Tues", "Thurs", "Sept"), read as the full
+name when capitalised (:func:`forms`; "sat" or "sun" in lower case stay words)."""
 
 
 def is_fact(text: str, start: int, word: str, value: str) -> bool:
@@ -180,7 +189,7 @@ def is_fact(text: str, start: int, word: str, value: str) -> bool:
     :func:`misread_spans` (one the context does not make)."""
     if any(c.isdigit() for c in value) or value in _SIGNS:
         return True
-    if word in NUMBER_WORDS or word in CALENDAR:
+    if word in NUMBER_WORDS or word in CALENDAR or value in CALENDAR:
         return True
     before = text[:start].rstrip()
     return text[start : start + 1].isupper() and bool(before) and before[-1] not in '.!?:;\n"“('
@@ -252,13 +261,17 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
     marks = [_clock_mark(text, tokens, k) for k in range(len(tokens))]
     halves = _day_parts(tokens)
     decimals = {**_decimals(text, tokens), **_joined_numbers(text, tokens)}
+    decimals.update(_thousands(text, tokens))
     free = _free(tokens)
     out = []
     for k, (start, end, word) in enumerate(tokens):
         value = form(word)
         if k in decimals:  # "0.20 euros" is 0.2 (spanning "0.20"), its "20" nothing
             if decimals[k]:
-                end = tokens[k + 1][1]
+                last = k + 1
+                while decimals.get(last + 1) == "":
+                    last += 1
+                end = tokens[last][1]
                 word = text[start:end].lower()
             out.append((start, end, word, decimals[k]))
             continue
@@ -275,6 +288,8 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
             value = _hour(int(joined.group(1)), joined.group(2))
         elif word in CLOCK_WORDS:
             value = CLOCK_WORDS[word]
+        elif word in CALENDAR_SHORT and text[start].isupper():  # "Sat", "Sept"
+            value = CALENDAR_SHORT[word]
         elif word in DEGREE_SCALES and k and tokens[k - 1][2] == "°":
             value = DEGREE_SCALES[word]
         elif word == "one" and k and tokens[k - 1][2] in ONE_AS_PRONOUN_AFTER:
@@ -310,6 +325,26 @@ def _in_base_units(
         if scaled.is_integer():
             out[k] = (*out[k][:3], str(int(scaled)))
             out[after] = (*out[after][:3], base)
+    return out
+
+
+def _thousands(text: str, tokens: Sequence[tuple[int, int, str]]) -> dict[int, str]:
+    """Token index -> the number of digits grouped by commas ("1,290" and "12,500" are
+    ``1290`` and ``12500``, as written without them), and -> ``""`` for each later group."""
+    out: dict[int, str] = {}
+    k = 0
+    while k < len(tokens):
+        first, last, digits = k, k, tokens[k][2]
+        if digits.isdecimal() and len(digits) <= 3:
+            while last + 1 < len(tokens):
+                (_, end, _), (start, _, part) = tokens[last], tokens[last + 1]
+                if not (part.isdecimal() and len(part) == 3 and text[end:start] == ","):
+                    break
+                digits, last = digits + part, last + 1
+        if last > first:
+            out[first] = str(int(digits))
+            out.update(dict.fromkeys(range(first + 1, last + 1), ""))
+        k = last + 1
     return out
 
 
@@ -664,18 +699,25 @@ DAY_GROUPS = {"weekday": frozenset(WEEKDAYS[:5]), "weekend": frozenset(WEEKDAYS[
 clause that spans them states the word ("open Monday to Friday" is "open on weekdays")."""
 
 
+EXCEPTIONS = frozenset({"except", "exception", "unless", "only", "apart", "besides"})
+"""Words after which a negated clause states both values (``not permitted ... with the
+exception of assistance dogs``): :func:`_stated` keeps the word beside its opposite."""
+
+
 def _stated(part: str) -> list[str]:
     """The forms ``part`` (one clause) states, a negated :data:`OPPOSITES` word as its
     opposite: "same-day appointments are not available" states ``unavailable``, so an
-    answer that calls them available misreads it."""
+    answer that calls them available misreads it (not in a clause with an exception)."""
     found = forms(part)
     out = [f for _, _, _, f in found if f]
+    both = bool(EXCEPTIONS.intersection(w for _, _, w, _ in found))
     for k, (_, _, _, value) in enumerate(found):
         before = found[max(k - 3, 0) : k]
         if value in OPPOSITES and any(
             w in NEGATIONS or (w == "t" and s > 0 and part[s - 1] in "'’") for s, _, w, _ in before
         ):
-            out = [OPPOSITES[value] if f == value else f for f in out]
+            flipped = [OPPOSITES[value] if f == value else f for f in out]
+            out = [*out, OPPOSITES[value]] if both else flipped
     return out
 
 
