@@ -705,3 +705,17 @@ def test_permitted_is_allowed_and_an_exception_states_both():
     )
     assert unchecked_facts("Only assistance dogs are allowed.", except_dogs) == []
     assert unchecked_facts("No, pets are not allowed in guest rooms.", except_dogs) == []
+
+
+def test_afternoon_hours_on_the_twelve_hour_clock():
+    """ "9 to 5" and "7.30pm" restate "09:00 to 17:00" and "19:30" (review finding:
+    12-hour times against 24-hour ones); another hour stays unchecked."""
+    library = ContextWords.of(
+        ["The library is open from 09:00 to 17:00 on weekdays. The café closes at 19:30."],
+        "When is it open?",
+    )
+    assert unchecked_facts("It is open 9 to 5 on weekdays.", library) == []
+    assert unchecked_facts("The café closes at 7.30pm.", library) == []
+    assert unchecked_facts("The café closes at 7:30pm.", library) == []
+    assert unchecked_facts("It closes at 6 on weekdays.", library) == ["6"]
+    assert unchecked_facts("The café closes at 7.45pm.", library) == ["45pm"]

@@ -278,12 +278,17 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
         after = marks[k + 1] if k + 1 < len(tokens) else ""
         if k + 2 < len(tokens) and _minutes(text, tokens, k + 1):  # "5:30 pm"
             after = marks[k + 2]
+        if k + 1 < len(tokens) and _minutes(text, tokens, k + 1, joined=True):  # "7.30pm"
+            after = tokens[k + 1][2][2:]
         after_hour = k > 0 and tokens[k - 1][2].isdecimal()
-        minutes = word == "00" and after_hour and tokens[k - 1][1] == start - 1
+        minutes = word[:2] == "00" and _minutes(text, tokens, k, joined=True)
+        minutes = minutes or (word == "00" and after_hour and tokens[k - 1][1] == start - 1)
         minutes = minutes and text[start - 1] in ":."
         joined = _JOINED_CLOCK.fullmatch(word)
         if marks[k] == "absorbed" or (marks[k] and after_hour) or minutes:
             value = ""
+        elif k and _minutes(text, tokens, k, joined=True):  # the "30" of "7.30pm"
+            value = word[:2]
         elif joined:  # "5pm", "10am"
             value = _hour(int(joined.group(1)), joined.group(2))
         elif word in CLOCK_WORDS:
@@ -407,10 +412,17 @@ def is_number(value: str) -> bool:
     return value.replace(".", "", 1).isdecimal()
 
 
-def _minutes(text: str, tokens: Sequence[tuple[int, int, str]], k: int) -> bool:
-    """Whether token ``k`` is the minutes of the hour before it (``30`` of ``5:30``)."""
+def _minutes(
+    text: str, tokens: Sequence[tuple[int, int, str]], k: int, *, joined: bool = False
+) -> bool:
+    """Whether token ``k`` is the minutes of the hour before it (``30`` of ``5:30``; with
+    ``joined``, the ``30pm`` of ``7.30pm``)."""
     start, _, word = tokens[k]
     hour = tokens[k - 1]
+    if joined:
+        if not (len(word) == 4 and word[2:] in _CLOCK):
+            return False
+        word = word[:2]
     return (
         len(word) == 2
         and word.isdecimal()
@@ -498,7 +510,9 @@ class ContextWords(frozenset[str]):
         sentences = [s for doc, text in enumerate(texts) for s in sentences_of(text, doc)]
         return cls(
             (w for text in texts for w in words(text)),
-            form_set(texts) | frozenset(f for s in sentences for f in s.own & _SPAN_FORMS),
+            form_set(texts)
+            | frozenset(f for s in sentences for f in s.own & _SPAN_FORMS)
+            | frozenset(f for text in texts for f in _afternoon(text)),
             sentences,
             subject_forms(question),
         )
@@ -661,6 +675,15 @@ relation however they are worded: "It closes at 5 pm" restates "open ... from 10
 (:func:`sentences_of` adds these forms to such a clause)."""
 
 
+_AFTERNOON = re.compile(r"(?<![\w:.])(1[3-9]|2[0-3])[:.][0-5]\d(?![\w:.])")
+
+
+def _afternoon(clause: str) -> frozenset[str]:
+    """The hours of ``clause``'s afternoon clock times on the 12-hour clock: "17:00"
+    also states ``5``, as "closes at 5" or "9 to 5" read it (no am/pm written)."""
+    return frozenset(str(int(m.group(1)) - 12) for m in _AFTERNOON.finditer(clause))
+
+
 def _hours(clause: str) -> frozenset[str]:
     """:data:`HOURS_FORMS` when ``clause`` states a span of clock times, else none."""
     return HOURS_FORMS if _RANGE.search(clause) else frozenset()
@@ -735,7 +758,7 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         head = previous if first in _PRONOUNS else frozenset()
         negated = _negated([w for _, _, w, _ in found], sentence)
         for part in clauses(sentence):
-            held = frozenset(_stated(part)) | _hours(part) | _days(part)
+            held = frozenset(_stated(part)) | _hours(part) | _days(part) | _afternoon(part)
             out.append(Sentence(held | head, negated, held, doc))
             head |= frozenset(f for f in held if not is_number(f))
         previous = frozenset(f for f in own if not is_number(f))
