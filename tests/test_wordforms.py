@@ -719,3 +719,20 @@ def test_afternoon_hours_on_the_twelve_hour_clock():
     assert unchecked_facts("The café closes at 7:30pm.", library) == []
     assert unchecked_facts("It closes at 6 on weekdays.", library) == ["6"]
     assert unchecked_facts("The café closes at 7.45pm.", library) == ["45pm"]
+
+
+def test_cents_per_cent_and_first_floor():
+    """ "50 cents" restates "0.50 euros", "20 per cent" "20%", "1st floor" "first
+    floor"; another amount or floor stays unchecked."""
+    kiosk = ContextWords.of(
+        [
+            "A coffee costs 0.50 euros. Prices drop 20% after 6 pm. The office is on the "
+            "first floor."
+        ],
+        "How much is a coffee?",
+    )
+    assert unchecked_facts("It costs 50 cents.", kiosk) == []
+    assert unchecked_facts("It costs 60 cents.", kiosk) == ["60"]
+    assert unchecked_facts("Prices drop 20 per cent after 6 pm.", kiosk) == []
+    assert unchecked_facts("The office is on the 1st floor.", kiosk) == []
+    assert unchecked_facts("The office is on the 2nd floor.", kiosk) == ["2nd"]

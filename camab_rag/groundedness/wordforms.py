@@ -323,6 +323,12 @@ def _in_base_units(
     valued = [k for k, (_, _, _, f) in enumerate(out) if f]
     for k, after in pairwise(valued):
         value, unit = out[k][3], out[after][3]
+        if out[after][2] in ("cent", "cents") and value == "per":  # "20 per cent"
+            out[k], out[after] = (*out[k][:3], ""), (*out[after][:3], "percent")
+        elif unit in ("cent", "cents") and value.isdecimal():  # "50 cents" is 0.5 (euros)
+            whole, part = divmod(int(value), 100)
+            fraction = f"{part:02d}".rstrip("0")
+            out[k] = (*out[k][:3], f"{whole}.{fraction}" if fraction else str(whole))
         if unit not in DURATIONS or not is_number(value) or float(value) >= 100:
             continue
         base, factor = DURATIONS[unit]
@@ -512,7 +518,7 @@ class ContextWords(frozenset[str]):
             (w for text in texts for w in words(text)),
             form_set(texts)
             | frozenset(f for s in sentences for f in s.own & _SPAN_FORMS)
-            | frozenset(f for text in texts for f in _afternoon(text)),
+            | frozenset(f for text in texts for f in _also(text)),
             sentences,
             subject_forms(question),
         )
@@ -678,6 +684,20 @@ relation however they are worded: "It closes at 5 pm" restates "open ... from 10
 _AFTERNOON = re.compile(r"(?<![\w:.])(1[3-9]|2[0-3])[:.][0-5]\d(?![\w:.])")
 
 
+FIRST_ORDINALS = {"first": "1", "second": "2"}
+"""``first`` and ``second`` as the numbers a context states with them ("first floor" is
+the ``1`` of an answer's "1st floor"); only in the context (:func:`_also`): as answer
+words they stay words (an adverb, a unit of time)."""
+
+
+def _also(text: str) -> frozenset[str]:
+    """What ``text`` (a context clause) states besides its own forms: its afternoon hours
+    on the 12-hour clock (:func:`_afternoon`) and the numbers of ``first``/``second``."""
+    return _afternoon(text) | frozenset(
+        FIRST_ORDINALS[w] for w in words(text) if w in FIRST_ORDINALS
+    )
+
+
 def _afternoon(clause: str) -> frozenset[str]:
     """The hours of ``clause``'s afternoon clock times on the 12-hour clock: "17:00"
     also states ``5``, as "closes at 5" or "9 to 5" read it (no am/pm written)."""
@@ -758,7 +778,7 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         head = previous if first in _PRONOUNS else frozenset()
         negated = _negated([w for _, _, w, _ in found], sentence)
         for part in clauses(sentence):
-            held = frozenset(_stated(part)) | _hours(part) | _days(part) | _afternoon(part)
+            held = frozenset(_stated(part)) | _hours(part) | _days(part) | _also(part)
             out.append(Sentence(held | head, negated, held, doc))
             head |= frozenset(f for f in held if not is_number(f))
         previous = frozenset(f for f in own if not is_number(f))
