@@ -736,3 +736,22 @@ def test_cents_per_cent_and_first_floor():
     assert unchecked_facts("Prices drop 20 per cent after 6 pm.", kiosk) == []
     assert unchecked_facts("The office is on the 1st floor.", kiosk) == []
     assert unchecked_facts("The office is on the 2nd floor.", kiosk) == ["2nd"]
+
+
+def test_a_duration_in_another_unit_is_held_but_no_rival_value():
+    """ "two weeks" restates "14 days" (the context states both), but a summary's "the
+    39-year-old" over "the 39-year-old" is no misread of a rival "468" months, and
+    "first" is no rival number of "5-3 on penalties" (gate9: these blocked FRANK
+    summaries when the conversion replaced the answer's own number)."""
+    refunds = ContextWords.of(["Refunds arrive within 14 days."], "When?")
+    assert unchecked_facts("Within two weeks.", refunds) == []
+    assert unchecked_facts("Within 3 weeks.", refunds) == ["3"]
+    news = ContextWords.of(
+        [
+            "Kilmarnock have signed Kris Boyd, 39, on a three-year deal. Leverkusen lost "
+            "the first leg on penalties. The shoot-out ended 5-3."
+        ],
+        "Summarise the article.",
+    )
+    assert unchecked_facts("The 39-year-old has a three-year deal.", news) == []
+    assert unchecked_facts("Leverkusen lost 5-3 on penalties.", news) == []

@@ -309,16 +309,33 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
     return _in_base_units(out)
 
 
-DURATIONS = {"week": ("day", 7), "fortnight": ("day", 14), "year": ("month", 12)}
-"""A duration's unit (by form) in a smaller one: "two weeks" is "14 days", "a 2-year
-warranty" a 24-month one (:func:`forms` reads both the same way)."""
+DURATIONS = {"day": ("week", 7), "month": ("year", 12)}
+"""A duration's unit (by form) and the larger one it makes: "14 days" also states "two
+weeks", "2 weeks" also "14 days"; "24 months" "2 years" and back (:func:`_also`)."""
+
+
+def _durations(text: str) -> frozenset[str]:
+    """The number and unit forms of ``text``'s durations in the other unit of
+    :data:`DURATIONS` ("14 days": ``2``, ``week``), added to a context's forms only: the
+    answer's own words are read as written ("a 20-year-old" is 20, not 240 months)."""
+    found = [(w, f) for _, _, w, f in forms(text) if f]
+    out: set[str] = set()
+    for (_, value), (_, unit) in pairwise(found):
+        if not value.isdecimal():
+            continue
+        for small, (large, factor) in DURATIONS.items():
+            if unit == small and int(value) % factor == 0 and int(value):
+                out.update((str(int(value) // factor), large))
+            elif unit == large:
+                out.update((str(int(value) * factor), small))
+    return frozenset(out)
 
 
 def _in_base_units(
     found: list[tuple[int, int, str, str]],
 ) -> list[tuple[int, int, str, str]]:
-    """``found`` with a number before a :data:`DURATIONS` unit multiplied into the smaller
-    unit (the number's span keeps its words)."""
+    """``found`` with an amount in cents read in the currency ("50 cents" is ``0.5``) and
+    "per cent" as ``percent``."""
     out = list(found)
     valued = [k for k, (_, _, _, f) in enumerate(out) if f]
     for k, after in pairwise(valued):
@@ -329,13 +346,6 @@ def _in_base_units(
             whole, part = divmod(int(value), 100)
             fraction = f"{part:02d}".rstrip("0")
             out[k] = (*out[k][:3], f"{whole}.{fraction}" if fraction else str(whole))
-        if unit not in DURATIONS or not is_number(value) or float(value) >= 100:
-            continue
-        base, factor = DURATIONS[unit]
-        scaled = float(value) * factor
-        if scaled.is_integer():
-            out[k] = (*out[k][:3], str(int(scaled)))
-            out[after] = (*out[after][:3], base)
     return out
 
 
@@ -551,6 +561,9 @@ class Sentence:
     own: frozenset[str] = frozenset()
     doc: int = 0
     """Which text of :meth:`ContextWords.of` it comes from (rival values need two)."""
+    derived: frozenset[str] = frozenset()
+    """Forms it states only in another writing (:func:`_also`: "5" of "17:00", "2" of
+    "14 days"): they hold an answer's value but are no rival value of their own."""
 
 
 def _negated(words: Sequence[str], text: str) -> bool:
@@ -692,10 +705,10 @@ words they stay words (an adverb, a unit of time)."""
 
 def _also(text: str) -> frozenset[str]:
     """What ``text`` (a context clause) states besides its own forms: its afternoon hours
-    on the 12-hour clock (:func:`_afternoon`) and the numbers of ``first``/``second``."""
-    return _afternoon(text) | frozenset(
-        FIRST_ORDINALS[w] for w in words(text) if w in FIRST_ORDINALS
-    )
+    on the 12-hour clock (:func:`_afternoon`), the numbers of ``first``/``second`` and its
+    durations in another unit (:func:`_durations`)."""
+    ordinals = frozenset(FIRST_ORDINALS[w] for w in words(text) if w in FIRST_ORDINALS)
+    return _afternoon(text) | ordinals | _durations(text)
 
 
 def _afternoon(clause: str) -> frozenset[str]:
@@ -778,8 +791,9 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         head = previous if first in _PRONOUNS else frozenset()
         negated = _negated([w for _, _, w, _ in found], sentence)
         for part in clauses(sentence):
-            held = frozenset(_stated(part)) | _hours(part) | _days(part) | _also(part)
-            out.append(Sentence(held | head, negated, held, doc))
+            held = frozenset(_stated(part)) | _hours(part) | _days(part)
+            derived = _also(part) - held
+            out.append(Sentence(held | head | derived, negated, held, doc, derived))
             head |= frozenset(f for f in held if not is_number(f))
         previous = frozenset(f for f in own if not is_number(f))
     return out
@@ -849,7 +863,8 @@ def misread_spans(
                 default=_NONE,
             )
             rival = any(
-                any(is_number(f) and f not in content for f in s.forms) and value not in s.forms
+                any(is_number(f) and f not in content | s.derived for f in s.forms)
+                and value not in s.forms
                 for s in closest
             )
             if held < best and rival and not _disputed(value, held, best, overlap, context):
