@@ -755,3 +755,31 @@ def test_a_duration_in_another_unit_is_held_but_no_rival_value():
     )
     assert unchecked_facts("The 39-year-old has a three-year deal.", news) == []
     assert unchecked_facts("Leverkusen lost 5-3 on penalties.", news) == []
+
+
+def test_a_number_is_read_with_its_own_clause_of_a_mixed_answer():
+    """A mixed answer's second fact (",while printing is extra at 10 cents a page") was
+    read against the clause closest to the whole sentence (the membership's 320 euros),
+    so the right printing price was a misread value (gate9, second blind set's dev half)."""
+    desk = ContextWords.of(
+        [
+            "The fixed-desk membership costs 320 euros a month and includes a lockable "
+            "drawer and mail handling. Printing is charged at 0.10 euros per page."
+        ],
+        "What do I get with a fixed desk?",
+    )
+    right = "It comes with a lockable drawer and mail handling, while printing is 10 cents a page."
+    assert unchecked_facts(right, desk) == []
+    wrong = "It comes with a lockable drawer and mail handling, while printing is 320 euros a page."
+    assert unchecked_facts(wrong, desk) == ["320"]
+
+
+def test_not_necessarily_is_a_hedge_not_a_negation():
+    plan = ContextWords.of(
+        ["The Team plan costs 12 dollars per user. Teams of more than 50 users contact sales."],
+        "We have 80 people. Is it the same price for us?",
+    )
+    assert (
+        unchecked_facts("Not necessarily: teams of more than 50 users contact sales.", plan) == []
+    )
+    assert unchecked_facts("No, the Team plan is not 12 dollars per user.", plan) == ["not"]

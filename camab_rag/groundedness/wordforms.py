@@ -823,8 +823,11 @@ def misread_spans(
         negators = [
             k
             for k, (start, _, word, value) in enumerate(found)
-            if (word in NEGATIONS and value != "free" and not (reply and k == 0))
-            or (word == "t" and k and part[start - 1] in "'’")
+            if (
+                (word in NEGATIONS and value != "free" and not (reply and k == 0))
+                or (word == "t" and k and part[start - 1] in "'’")
+            )
+            and words[k + 1 : k + 2] != ["necessarily"]  # a hedge, not a negation
         ]
         flips = {  # "does not open" states "closed": the negation is read with the word
             j: k
@@ -851,9 +854,11 @@ def misread_spans(
         overlap, best, closest = _closest(subject, context)
         if best[1] == 0:
             continue
+        sentence_closest = (overlap, best, closest)
         for k, (start, end, _, value) in enumerate(found):
             if not is_number(value):
                 continue
+            overlap, best, closest = _number_closest(part, start, sentence_closest, context)
             if value not in context.forms:  # a number the context never states
                 if _restated(found, k, closest, content):
                     spans.append((s_start + start, s_start + end))
@@ -869,6 +874,7 @@ def misread_spans(
             )
             if held < best and rival and not _disputed(value, held, best, overlap, context):
                 spans.append((s_start + start, s_start + end))
+        overlap, best, closest = sentence_closest
         # a negation read with the opposite word after it was checked above
         spans += [
             (
@@ -973,6 +979,27 @@ def _clause_span(part: str, at: int) -> tuple[int, int]:
             end = cut.start()
             break
     return start, end
+
+
+def _number_closest(
+    part: str,
+    at: int,
+    sentence: tuple[list[Overlap], Overlap, list[Sentence]],
+    context: ContextWords,
+) -> tuple[list[Overlap], Overlap, list[Sentence]]:
+    """:func:`_closest` for the number at character ``at`` of ``part`` (one answer
+    sentence): by the content words of its own clause (:data:`_ANSWER_CLAUSE`) when the
+    sentence has several and the clause's words are in the context ("It comes with a
+    drawer, while printing is extra at 10 cents a page": the printing price is read
+    against the printing clause), else ``sentence`` (the whole sentence's)."""
+    start, end = _clause_span(part, at)
+    if (start, end) == (0, len(part)):
+        return sentence
+    own = frozenset(
+        f for _, _, w, f in forms(part[start:end]) if f and w not in STOPWORDS and not _is_value(f)
+    )
+    found = _closest(own, context)
+    return found if found[1][1] else sentence
 
 
 def _clause_closest(
