@@ -200,7 +200,8 @@ def test_a_calibration_reads_in_words_and_logs_progress_by_tenths(capsys):
     """``repr`` states the cut points and held-out figures, not the weights; progress
     into a log (not a terminal) is a line per tenth, not one line of carriage returns."""
     shown = repr(DEFAULT_CALIBRATION)
-    assert shown.startswith("Calibration(model='smollm2', blocks from P(unsupported) 0.58")
+    cut = f"{DEFAULT_CALIBRATION.block_at:.2f}"
+    assert shown.startswith(f"Calibration(model='smollm2', blocks from P(unsupported) {cut}")
     assert "held-out balanced accuracy" in shown and "weights" not in shown
     calibrate(KeywordScorer(), shipped_examples()[:20], progress=True)
     lines = capsys.readouterr().err.splitlines()
