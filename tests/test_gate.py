@@ -199,7 +199,8 @@ def test_a_calibration_reads_in_words_and_logs_progress_by_tenths(capsys):
     """``repr`` states the cut points and held-out figures, not the weights; progress
     into a log (not a terminal) is a line per tenth, not one line of carriage returns."""
     shown = repr(DEFAULT_CALIBRATION)
-    assert shown.startswith("Calibration(model='smollm2', blocks from P(unsupported) 0.58")
+    cut = f"{DEFAULT_CALIBRATION.block_at:.2f}"
+    assert shown.startswith(f"Calibration(model='smollm2', blocks from P(unsupported) {cut}")
     assert "held-out balanced accuracy" in shown and "weights" not in shown
     calibrate(KeywordScorer(), shipped_examples()[:20], progress=True)
     lines = capsys.readouterr().err.splitlines()
@@ -909,3 +910,28 @@ def test_a_filter_takes_its_own_probability_cut_offs():
         GroundednessFilter(block_at=1.5)
     with pytest.raises(InputError, match="must not be above block_at"):
         GroundednessFilter(flag_at=0.9)
+
+
+@pytest.mark.model
+def test_number_words_and_flipped_rules_decide_the_default_verdict(smollm2_scorer):
+    """Gate9 dev cases at the shipped default: "twenty-five litres" over "25 litres" and a
+    negation read against the wrong clause were blocked; "seventy minutes" (a number the
+    rules did not read) and "available" over "not available" were not."""
+    pack = ["Each Orla backpack holds 25 litres and weighs 900 grams."]
+    ferry = ["The Brenna ferry leaves the harbour at 7:15 and takes 50 minutes."]
+    clinic = ["Same-day appointments are not available; please book one day in advance."]
+    cars = ["The Seabright ferry does not carry cars. Bicycles travel free."]
+    cases = [
+        ("How big is the backpack?", pack, "It has a capacity of twenty-five litres.", True),
+        ("How long is the crossing?", ferry, "The crossing lasts seventy minutes.", False),
+        ("Can I get an appointment today?", clinic, "Yes, same-day ones are available.", False),
+        (
+            "Can I take my car on the ferry?",
+            cars,
+            "No, cars are not carried, but you can bring a bicycle for free.",
+            True,
+        ),
+    ]
+    for question, context, answer, correct in cases:
+        report = assess_answer(question, context, answer, smollm2_scorer)
+        assert (report.verdict != "unsupported") == correct, (answer, report)

@@ -41,7 +41,7 @@ DEFAULT_BLOCK_ON: BlockOn = "facts"
 ``unsupported`` only when it also leaves a fact unchecked (:func:`facts_only`; a reworded
 correct answer is ``uncertain``); ``"any"`` is the stricter calibrated verdict."""
 
-DEFAULT_THRESHOLD = 0.52
+DEFAULT_THRESHOLD = 0.49
 """The score from which an answer passes under the two-verdict rule (a surrogate report);
 fitted by ``python -m benchmarks gate report``."""
 

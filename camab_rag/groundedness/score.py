@@ -42,11 +42,34 @@ def informative_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOPWORDS and w not in REPLY_WORDS]
 
 
+COURTESY_WORDS = frozenset(
+    """thank thanks hope helps help helpful happy glad great good question questions sure
+    certainly absolutely course welcome pleasure hi hello hey let know need needs else
+    anything further assist ask""".split()  # noqa: SIM905
+)
+"""Words of a courtesy sentence ("Great question!", "I hope this helps.", "Let me know
+if you need anything else."): a sentence made only of these, stop words and replies
+claims nothing, so the context need not hold its words (:func:`_informative_forms`)."""
+
+
+def is_courtesy(sentence: str) -> bool:
+    """Whether ``sentence`` (one sentence) holds only :data:`COURTESY_WORDS`, stop words
+    and yes/no replies, with at least one courtesy word."""
+    found = [w for w in words(sentence) if w not in STOPWORDS and w not in REPLY_WORDS]
+    return bool(found) and all(w in COURTESY_WORDS for w in found)
+
+
 def _informative_forms(text: str) -> list[tuple[int, int, str, str]]:
+    """The informative words of ``text`` with their forms, those of a courtesy sentence
+    (:func:`is_courtesy`) left out."""
+    polite = [(a, b) for a, b in split_sentences(text) if is_courtesy(text[a:b])]
     return [
         (s, e, w, f)
         for s, e, w, f in forms(text)
-        if f and w not in STOPWORDS and w not in REPLY_WORDS
+        if f
+        and w not in STOPWORDS
+        and w not in REPLY_WORDS
+        and not any(a <= s < b for a, b in polite)
     ]
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 
 from camab_rag.sentences import split_sentences
 
@@ -62,8 +63,22 @@ UNITS = {
     "°": "deg",
     "degree": "deg",
     "degrees": "deg",
+    "gram": "g",
+    "grams": "g",
+    "kilogram": "kg",
+    "kilograms": "kg",
+    "kilo": "kg",
+    "kilos": "kg",
+    "centimetre": "cm",
+    "centimetres": "cm",
+    "centimeter": "cm",
+    "centimeters": "cm",
 }
 """Units written as a sign, a word or an abbreviation, to one form."""
+ABBREVIATIONS = {"st": "street", "rd": "road", "ave": "avenue", "hr": "hour", "hrs": "hour"}
+ABBREVIATIONS.update(permitted="allowed", prohibited="forbidden", banned="forbidden")
+"""Abbreviations and synonyms read as the word they stand for: "18 Rowan St." is "18
+Rowan Street"; "permitted" is "allowed" (so "not permitted" states ``forbidden``)."""
 DEGREE_SCALES = {"c": "celsius", "f": "fahrenheit"}
 """The letter after a degree sign, as the scale's word: ``220°C`` is ``220 degrees
 Celsius``."""
@@ -92,6 +107,19 @@ NUMBER_WORDS = {
         ]
     )
 }
+TENS = {w: str(10 * i) for i, w in enumerate(("thirty", "forty", "fifty"), 3)}
+TENS.update({w: str(10 * i) for i, w in enumerate(("sixty", "seventy", "eighty", "ninety"), 6)})
+NUMBER_WORDS.update(TENS)
+ORDINAL_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        ("third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"), 3
+    )
+}
+"""Ordinals written as words, as their number ("fourth floor" is the ``4`` of "4th
+floor"); ``first`` and ``second`` are left as words (an adverb, a unit of time)."""
+"""Numbers written as words, to their digits: ``four`` is ``4``, ``seventy`` ``70``; a
+tens word and a unit joined ("twenty-five", "thirty one") are one number (:func:`forms`)."""
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been
     before being below between both but by can could did do does doing down during each
@@ -144,6 +172,13 @@ CALENDAR = frozenset(
     ]
 )
 _SIGNS = frozenset({"eur", "usd", "gbp", "percent"})
+_SHORT = "mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug sep sept"
+CALENDAR_SHORT = {
+    short: next(name for name in sorted(CALENDAR) if name.startswith(short))
+    for short in (*_SHORT.split(), "oct", "nov", "dec")
+}
+"""Weekdays and months abbreviated ("Sat", "Tues", "Thurs", "Sept"), read as the full
+name when capitalised (:func:`forms`; "sat" or "sun" in lower case stay words)."""
 
 
 def is_fact(text: str, start: int, word: str, value: str) -> bool:
@@ -154,7 +189,7 @@ def is_fact(text: str, start: int, word: str, value: str) -> bool:
     :func:`misread_spans` (one the context does not make)."""
     if any(c.isdigit() for c in value) or value in _SIGNS:
         return True
-    if word in NUMBER_WORDS or word in CALENDAR:
+    if word in NUMBER_WORDS or word in CALENDAR or value in CALENDAR:
         return True
     before = text[:start].rstrip()
     return text[start : start + 1].isupper() and bool(before) and before[-1] not in '.!?:;\n"“('
@@ -210,9 +245,11 @@ def form(word: str) -> str:
         return str(int(word[:-2]))
     if word in NUMBER_WORDS:
         return NUMBER_WORDS[word]
+    if word in ORDINAL_WORDS:
+        return ORDINAL_WORDS[word]
     if word in UNITS:
         return UNITS[word]
-    return PERIODS.get(word) or SAME_FORM.get(word) or stem(word)
+    return PERIODS.get(word) or SAME_FORM.get(word) or ABBREVIATIONS.get(word) or stem(word)
 
 
 def forms(text: str) -> list[tuple[int, int, str, str]]:
@@ -223,30 +260,41 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
     tokens = [(m.start(), m.end(), m.group(0).lower()) for m in _TOKEN.finditer(text)]
     marks = [_clock_mark(text, tokens, k) for k in range(len(tokens))]
     halves = _day_parts(tokens)
-    decimals = _decimals(text, tokens)
+    decimals = {**_decimals(text, tokens), **_joined_numbers(text, tokens)}
+    decimals.update(_thousands(text, tokens))
     free = _free(tokens)
     out = []
     for k, (start, end, word) in enumerate(tokens):
         value = form(word)
         if k in decimals:  # "0.20 euros" is 0.2 (spanning "0.20"), its "20" nothing
             if decimals[k]:
-                end = tokens[k + 1][1]
+                last = k + 1
+                while decimals.get(last + 1) == "":
+                    last += 1
+                end = tokens[last][1]
                 word = text[start:end].lower()
             out.append((start, end, word, decimals[k]))
             continue
         after = marks[k + 1] if k + 1 < len(tokens) else ""
         if k + 2 < len(tokens) and _minutes(text, tokens, k + 1):  # "5:30 pm"
             after = marks[k + 2]
+        if k + 1 < len(tokens) and _minutes(text, tokens, k + 1, joined=True):  # "7.30pm"
+            after = tokens[k + 1][2][2:]
         after_hour = k > 0 and tokens[k - 1][2].isdecimal()
-        minutes = word == "00" and after_hour and tokens[k - 1][1] == start - 1
+        minutes = word[:2] == "00" and _minutes(text, tokens, k, joined=True)
+        minutes = minutes or (word == "00" and after_hour and tokens[k - 1][1] == start - 1)
         minutes = minutes and text[start - 1] in ":."
         joined = _JOINED_CLOCK.fullmatch(word)
         if marks[k] == "absorbed" or (marks[k] and after_hour) or minutes:
             value = ""
+        elif k and _minutes(text, tokens, k, joined=True):  # the "30" of "7.30pm"
+            value = word[:2]
         elif joined:  # "5pm", "10am"
             value = _hour(int(joined.group(1)), joined.group(2))
         elif word in CLOCK_WORDS:
             value = CLOCK_WORDS[word]
+        elif word in CALENDAR_SHORT and text[start].isupper():  # "Sat", "Sept"
+            value = CALENDAR_SHORT[word]
         elif word in DEGREE_SCALES and k and tokens[k - 1][2] == "°":
             value = DEGREE_SCALES[word]
         elif word == "one" and k and tokens[k - 1][2] in ONE_AS_PRONOUN_AFTER:
@@ -258,6 +306,80 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
         elif k in halves:  # "7 in the morning" is 7:00, "5 in the afternoon" 17:00
             value = _hour(int(word), halves[k]) if halves[k] else ""
         out.append((start, end, word, value))
+    return _in_base_units(out)
+
+
+DURATIONS = {"day": ("week", 7), "month": ("year", 12)}
+"""A duration's unit (by form) and the larger one it makes: "14 days" also states "two
+weeks", "2 weeks" also "14 days"; "24 months" "2 years" and back (:func:`_also`)."""
+
+
+def _durations(text: str) -> frozenset[str]:
+    """The number and unit forms of ``text``'s durations in the other unit of
+    :data:`DURATIONS` ("14 days": ``2``, ``week``), added to a context's forms only: the
+    answer's own words are read as written ("a 20-year-old" is 20, not 240 months)."""
+    found = [(w, f) for _, _, w, f in forms(text) if f]
+    out: set[str] = set()
+    for (_, value), (_, unit) in pairwise(found):
+        if not value.isdecimal():
+            continue
+        for small, (large, factor) in DURATIONS.items():
+            if unit == small and int(value) % factor == 0 and int(value):
+                out.update((str(int(value) // factor), large))
+            elif unit == large:
+                out.update((str(int(value) * factor), small))
+    return frozenset(out)
+
+
+def _in_base_units(
+    found: list[tuple[int, int, str, str]],
+) -> list[tuple[int, int, str, str]]:
+    """``found`` with an amount in cents read in the currency ("50 cents" is ``0.5``) and
+    "per cent" as ``percent``."""
+    out = list(found)
+    valued = [k for k, (_, _, _, f) in enumerate(out) if f]
+    for k, after in pairwise(valued):
+        value, unit = out[k][3], out[after][3]
+        if out[after][2] in ("cent", "cents") and value == "per":  # "20 per cent"
+            out[k], out[after] = (*out[k][:3], ""), (*out[after][:3], "percent")
+        elif unit in ("cent", "cents") and value.isdecimal():  # "50 cents" is 0.5 (euros)
+            whole, part = divmod(int(value), 100)
+            fraction = f"{part:02d}".rstrip("0")
+            out[k] = (*out[k][:3], f"{whole}.{fraction}" if fraction else str(whole))
+    return out
+
+
+def _thousands(text: str, tokens: Sequence[tuple[int, int, str]]) -> dict[int, str]:
+    """Token index -> the number of digits grouped by commas ("1,290" and "12,500" are
+    ``1290`` and ``12500``, as written without them), and -> ``""`` for each later group."""
+    out: dict[int, str] = {}
+    k = 0
+    while k < len(tokens):
+        first, last, digits = k, k, tokens[k][2]
+        if digits.isdecimal() and len(digits) <= 3:
+            while last + 1 < len(tokens):
+                (_, end, _), (start, _, part) = tokens[last], tokens[last + 1]
+                if not (part.isdecimal() and len(part) == 3 and text[end:start] == ","):
+                    break
+                digits, last = digits + part, last + 1
+        if last > first:
+            out[first] = str(int(digits))
+            out.update(dict.fromkeys(range(first + 1, last + 1), ""))
+        k = last + 1
+    return out
+
+
+def _joined_numbers(text: str, tokens: Sequence[tuple[int, int, str]]) -> dict[int, str]:
+    """Token index -> the number of a tens word and a unit word joined by a hyphen or a
+    space ("twenty-five" is ``25``), and -> ``""`` for the unit word."""
+    out: dict[int, str] = {}
+    for k in range(len(tokens) - 1):
+        (_, end, tens), (start, _, unit) = tokens[k], tokens[k + 1]
+        if tens not in NUMBER_WORDS or unit not in NUMBER_WORDS or k in out:
+            continue
+        high, low = int(NUMBER_WORDS[tens]), int(NUMBER_WORDS[unit])
+        if high >= 20 and high % 10 == 0 and 1 <= low <= 9 and text[end:start] in ("-", " "):
+            out[k], out[k + 1] = str(high + low), ""
     return out
 
 
@@ -306,10 +428,17 @@ def is_number(value: str) -> bool:
     return value.replace(".", "", 1).isdecimal()
 
 
-def _minutes(text: str, tokens: Sequence[tuple[int, int, str]], k: int) -> bool:
-    """Whether token ``k`` is the minutes of the hour before it (``30`` of ``5:30``)."""
+def _minutes(
+    text: str, tokens: Sequence[tuple[int, int, str]], k: int, *, joined: bool = False
+) -> bool:
+    """Whether token ``k`` is the minutes of the hour before it (``30`` of ``5:30``; with
+    ``joined``, the ``30pm`` of ``7.30pm``)."""
     start, _, word = tokens[k]
     hour = tokens[k - 1]
+    if joined:
+        if not (len(word) == 4 and word[2:] in _CLOCK):
+            return False
+        word = word[:2]
     return (
         len(word) == 2
         and word.isdecimal()
@@ -397,7 +526,9 @@ class ContextWords(frozenset[str]):
         sentences = [s for doc, text in enumerate(texts) for s in sentences_of(text, doc)]
         return cls(
             (w for text in texts for w in words(text)),
-            form_set(texts) | frozenset(f for s in sentences for f in s.own & _SPAN_FORMS),
+            form_set(texts)
+            | frozenset(f for s in sentences for f in s.own & _SPAN_FORMS)
+            | frozenset(f for text in texts for f in _also(text)),
             sentences,
             subject_forms(question),
         )
@@ -430,6 +561,9 @@ class Sentence:
     own: frozenset[str] = frozenset()
     doc: int = 0
     """Which text of :meth:`ContextWords.of` it comes from (rival values need two)."""
+    derived: frozenset[str] = frozenset()
+    """Forms it states only in another writing (:func:`_also`: "5" of "17:00", "2" of
+    "14 days"): they hold an answer's value but are no rival value of their own."""
 
 
 def _negated(words: Sequence[str], text: str) -> bool:
@@ -550,11 +684,37 @@ _RANGE = re.compile(
     r"|\b(?:from|between)\s+" + _TIME,
     re.IGNORECASE,
 )
-HOURS_FORMS = frozenset({"open", "opening", "close", "closing", "until"})
+HOURS_FORMS = frozenset(
+    {"open", "opening", "close", "closing", "until", "start", "starting", "end", "ending"}
+)
 """What a clause that states a span of clock times ("from 10:00 to 17:00", "9am-5pm",
 "until 18:30") states with it: when something opens and closes. Opening hours are one
 relation however they are worded: "It closes at 5 pm" restates "open ... from 10:00 to
-17:00" (:func:`sentences_of` adds these forms to such a clause)."""
+17:00", as "breakfast ends at 9:30" restates "served between 06:30 and 09:30"
+(:func:`sentences_of` adds these forms to such a clause)."""
+
+
+_AFTERNOON = re.compile(r"(?<![\w:.])(1[3-9]|2[0-3])[:.][0-5]\d(?![\w:.])")
+
+
+FIRST_ORDINALS = {"first": "1", "second": "2"}
+"""``first`` and ``second`` as the numbers a context states with them ("first floor" is
+the ``1`` of an answer's "1st floor"); only in the context (:func:`_also`): as answer
+words they stay words (an adverb, a unit of time)."""
+
+
+def _also(text: str) -> frozenset[str]:
+    """What ``text`` (a context clause) states besides its own forms: its afternoon hours
+    on the 12-hour clock (:func:`_afternoon`), the numbers of ``first``/``second`` and its
+    durations in another unit (:func:`_durations`)."""
+    ordinals = frozenset(FIRST_ORDINALS[w] for w in words(text) if w in FIRST_ORDINALS)
+    return _afternoon(text) | ordinals | _durations(text)
+
+
+def _afternoon(clause: str) -> frozenset[str]:
+    """The hours of ``clause``'s afternoon clock times on the 12-hour clock: "17:00"
+    also states ``5``, as "closes at 5" or "9 to 5" read it (no am/pm written)."""
+    return frozenset(str(int(m.group(1)) - 12) for m in _AFTERNOON.finditer(clause))
 
 
 def _hours(clause: str) -> frozenset[str]:
@@ -566,13 +726,14 @@ _DAY = r"(mon|tue|wed|thu|fri|sat|sun)(?:day|nesday|sday|rsday|urday|s|rs|urs)?s
 _DAY_RANGE = re.compile(rf"\b{_DAY}\s*(?:-|–|—|to|through|thru|until|till)\s*{_DAY}", re.I)
 
 
-_SPAN_FORMS = HOURS_FORMS | frozenset(WEEKDAYS)
+_SPAN_FORMS = HOURS_FORMS | frozenset(WEEKDAYS) | frozenset({"weekday", "weekend"})
 """What a span of clock times or weekdays adds to a clause (:func:`_hours`, :func:`_days`)."""
 
 
 def _days(clause: str) -> frozenset[str]:
     """The weekdays a range of ``clause`` spans ("Tuesday to Saturday", "Mon-Fri"), both
-    ends included: "open on Wednesday" restates "open Tuesday to Saturday"."""
+    ends included: "open on Wednesday" restates "open Tuesday to Saturday"; with the
+    :data:`DAY_GROUPS` the clause names or spans."""
     out: set[str] = set()
     for match in _DAY_RANGE.finditer(clause):
         first, last = (
@@ -580,7 +741,40 @@ def _days(clause: str) -> frozenset[str]:
             for g in match.groups()
         )
         out.update(WEEKDAYS[(first + i) % 7] for i in range((last - first) % 7 + 1))
+    named = {form(w) for w in words(clause)}
+    for group, days in DAY_GROUPS.items():
+        if group in named:  # "on weekdays" states Monday to Friday
+            out.update(days)
+        if days <= out:  # "Monday to Friday" states "weekdays"
+            out.add(group)
     return frozenset(out)
+
+
+DAY_GROUPS = {"weekday": frozenset(WEEKDAYS[:5]), "weekend": frozenset(WEEKDAYS[5:])}
+"""The weekdays a word for several days names: a clause with one states them, and a
+clause that spans them states the word ("open Monday to Friday" is "open on weekdays")."""
+
+
+EXCEPTIONS = frozenset({"except", "exception", "unless", "only", "apart", "besides"})
+"""Words after which a negated clause states both values (``not permitted ... with the
+exception of assistance dogs``): :func:`_stated` keeps the word beside its opposite."""
+
+
+def _stated(part: str) -> list[str]:
+    """The forms ``part`` (one clause) states, a negated :data:`OPPOSITES` word as its
+    opposite: "same-day appointments are not available" states ``unavailable``, so an
+    answer that calls them available misreads it (not in a clause with an exception)."""
+    found = forms(part)
+    out = [f for _, _, _, f in found if f]
+    both = bool(EXCEPTIONS.intersection(w for _, _, w, _ in found))
+    for k, (_, _, _, value) in enumerate(found):
+        before = found[max(k - 3, 0) : k]
+        if value in OPPOSITES and any(
+            w in NEGATIONS or (w == "t" and s > 0 and part[s - 1] in "'’") for s, _, w, _ in before
+        ):
+            flipped = [OPPOSITES[value] if f == value else f for f in out]
+            out = [*out, OPPOSITES[value]] if both else flipped
+    return out
 
 
 def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
@@ -597,8 +791,9 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         head = previous if first in _PRONOUNS else frozenset()
         negated = _negated([w for _, _, w, _ in found], sentence)
         for part in clauses(sentence):
-            held = frozenset(f for _, _, _, f in forms(part) if f) | _hours(part) | _days(part)
-            out.append(Sentence(held | head, negated, held, doc))
+            held = frozenset(_stated(part)) | _hours(part) | _days(part)
+            derived = _also(part) - held
+            out.append(Sentence(held | head | derived, negated, held, doc, derived))
             head |= frozenset(f for f in held if not is_number(f))
         previous = frozenset(f for f in own if not is_number(f))
     return out
@@ -628,8 +823,11 @@ def misread_spans(
         negators = [
             k
             for k, (start, _, word, value) in enumerate(found)
-            if (word in NEGATIONS and value != "free" and not (reply and k == 0))
-            or (word == "t" and k and part[start - 1] in "'’")
+            if (
+                (word in NEGATIONS and value != "free" and not (reply and k == 0))
+                or (word == "t" and k and part[start - 1] in "'’")
+            )
+            and words[k + 1 : k + 2] != ["necessarily"]  # a hedge, not a negation
         ]
         flips = {  # "does not open" states "closed": the negation is read with the word
             j: k
@@ -656,9 +854,11 @@ def misread_spans(
         overlap, best, closest = _closest(subject, context)
         if best[1] == 0:
             continue
+        sentence_closest = (overlap, best, closest)
         for k, (start, end, _, value) in enumerate(found):
             if not is_number(value):
                 continue
+            overlap, best, closest = _number_closest(part, start, sentence_closest, context)
             if value not in context.forms:  # a number the context never states
                 if _restated(found, k, closest, content):
                     spans.append((s_start + start, s_start + end))
@@ -668,11 +868,13 @@ def misread_spans(
                 default=_NONE,
             )
             rival = any(
-                any(is_number(f) and f not in content for f in s.forms) and value not in s.forms
+                any(is_number(f) and f not in content | s.derived for f in s.forms)
+                and value not in s.forms
                 for s in closest
             )
             if held < best and rival and not _disputed(value, held, best, overlap, context):
                 spans.append((s_start + start, s_start + end))
+        overlap, best, closest = sentence_closest
         # a negation read with the opposite word after it was checked above
         spans += [
             (
@@ -758,17 +960,46 @@ def _clause_of(part: str, at: int, stopwords: Collection[str]) -> frozenset[str]
     return frozenset(f for _, _, w, f in forms(part[start:end]) if f and w not in stopwords)
 
 
+_ANSWER_CLAUSE = re.compile(
+    _CLAUSE.pattern + r"|,\s+(?:but|and|so|while|whereas)\s+", re.IGNORECASE
+)
+"""Where an answer sentence starts a new clause: as a context sentence (:data:`_CLAUSE`),
+and at ``, but`` (``, and``, ``, so``) before any words: "No, cars are not carried, but
+you can bring a bicycle" reads its "not" with the cars, not the bicycle."""
+
+
 def _clause_span(part: str, at: int) -> tuple[int, int]:
-    """Where the clause (:data:`_CLAUSE`) of ``part`` that holds character ``at`` starts
-    and ends."""
+    """Where the clause (:data:`_ANSWER_CLAUSE`) of ``part`` that holds character ``at``
+    starts and ends."""
     start, end = 0, len(part)
-    for cut in _CLAUSE.finditer(part):
+    for cut in _ANSWER_CLAUSE.finditer(part):
         if cut.end() <= at:
             start = cut.end()
         elif cut.start() >= at:
             end = cut.start()
             break
     return start, end
+
+
+def _number_closest(
+    part: str,
+    at: int,
+    sentence: tuple[list[Overlap], Overlap, list[Sentence]],
+    context: ContextWords,
+) -> tuple[list[Overlap], Overlap, list[Sentence]]:
+    """:func:`_closest` for the number at character ``at`` of ``part`` (one answer
+    sentence): by the content words of its own clause (:data:`_ANSWER_CLAUSE`) when the
+    sentence has several and the clause's words are in the context ("It comes with a
+    drawer, while printing is extra at 10 cents a page": the printing price is read
+    against the printing clause), else ``sentence`` (the whole sentence's)."""
+    start, end = _clause_span(part, at)
+    if (start, end) == (0, len(part)):
+        return sentence
+    own = frozenset(
+        f for _, _, w, f in forms(part[start:end]) if f and w not in STOPWORDS and not _is_value(f)
+    )
+    found = _closest(own, context)
+    return found if found[1][1] else sentence
 
 
 def _clause_closest(
