@@ -783,3 +783,33 @@ def test_not_necessarily_is_a_hedge_not_a_negation():
         unchecked_facts("Not necessarily: teams of more than 50 users contact sales.", plan) == []
     )
     assert unchecked_facts("No, the Team plan is not 12 dollars per user.", plan) == ["not"]
+
+
+POOL = [
+    "Prices 2026. A single adult swim costs 6.50 euros. A child ticket (under 16) costs "
+    "3.20 euros.",
+    "Lane booking. Lanes can be booked up to 7 days in advance at the front desk. Lane "
+    "booking is not permitted on Sundays.",
+]
+
+
+def test_a_year_the_context_states_is_no_misread_for_a_number_of_another_kind():
+    """Fresh-user review 10: "According to the 2026 price list, a child ticket costs 3.20
+    euros." was blocked on "2026": the child-ticket sentence states "16" (an age) and not
+    2026, which was read as another value for the subject. A rival is of the value's kind."""
+    pool = ContextWords.of(POOL, "How much is a child ticket?")
+    answer = "According to the 2026 price list, a child ticket costs 3.20 euros."
+    assert unchecked_facts(answer, pool) == []
+    assert unchecked_facts(answer.replace("2026", "2025"), pool) == ["2025"]
+    changed = "According to the price list, a child ticket costs 4.20 euros."
+    assert unchecked_facts(changed, pool) == ["4.20"]
+
+
+def test_a_yes_against_the_clause_that_says_not_is_a_misread():
+    """Fresh-user review 10: "Yes, lanes can be booked on Sundays." passed as uncertain
+    (nothing unchecked) where the sources say "Lane booking is not permitted on Sundays"."""
+    pool = ContextWords.of(POOL, "Can I book a lane on Sunday?")
+    assert unchecked_facts("Yes, lanes can be booked on Sundays.", pool) == ["Yes"]
+    assert unchecked_facts("No, lanes cannot be booked on Sundays.", pool) == []
+    ahead = ContextWords.of(POOL, "Can I book a lane in advance?")
+    assert unchecked_facts("Yes, up to 7 days in advance at the front desk.", ahead) == []

@@ -423,6 +423,16 @@ def _decimals(text: str, tokens: Sequence[tuple[int, int, str]]) -> dict[int, st
     return out
 
 
+def _year(value: str) -> bool:
+    """Whether the number form ``value`` reads as a year (``1870``, ``2026``)."""
+    return len(value) == 4 and value.isdecimal() and value[:2] in ("18", "19", "20")
+
+
+def _shared(clauses: Sequence[Sentence]) -> frozenset[str]:
+    """The forms every one of ``clauses`` states."""
+    return frozenset.intersection(*(c.forms for c in clauses)) if clauses else frozenset()
+
+
 def is_number(value: str) -> bool:
     """Whether the form ``value`` is a number (``5``, ``0.2``)."""
     return value.replace(".", "", 1).isdecimal()
@@ -867,14 +877,26 @@ def misread_spans(
                 (n for s, n in zip(context.sentences, overlap) if value in s.forms),
                 default=_NONE,
             )
-            rival = any(
-                any(is_number(f) and f not in content | s.derived for f in s.forms)
+            rival = any(  # another number of the same kind ("16" is no rival of "2026")
+                any(
+                    is_number(f) and f not in content | s.derived and _year(f) == _year(value)
+                    for f in s.forms
+                )
                 and value not in s.forms
                 for s in closest
             )
             if held < best and rival and not _disputed(value, held, best, overlap, context):
                 spans.append((s_start + start, s_start + end))
         overlap, best, closest = sentence_closest
+        if (  # "Yes, lanes can be booked on Sundays." where the clause says "not permitted"
+            s_start == 0
+            and words[:1] == ["yes"]
+            and not negators
+            and len(subject & _shared(closest)) >= 2
+            and all(c.negated for c in closest)
+            and not any(s_start <= a < s_end for a, _ in spans)  # an opposite says it
+        ):
+            spans.append((found[0][0], found[0][1]))
         # a negation read with the opposite word after it was checked above
         spans += [
             (
