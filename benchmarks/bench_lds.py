@@ -587,72 +587,8 @@ def section(
         ),
         "",
         trails_sentence(verdicts),
-        "",
-        "Calls needed to reach leave-one-out's mean (the smallest budget whose mean reaches "
-        "it; leave-one-out itself makes "
-        f"{np.mean(_column(table, ('loo', 'own'), 'calls')):.1f} calls on average):",
-        "",
-        reach_table(table),
     ]
-    path = plot(stem if shape == "model" else f"{stem}.{shape}", table)
-    if path is not None:
-        lines += ["", f"![LDS and drop@3 per call]({path.relative_to(ROOT).as_posix()})"]
     return "\n".join(lines)
-
-
-def reach_table(table: list[Cells]) -> str:
-    rows = []
-    for method in ("auto", *ANYTIME):
-        row: list[object] = [LABELS[method]]
-        for metric in TESTED:
-            target = _column(table, ("loo", "own"), metric)
-            reached = f"not within {max(BUDGETS)}"
-            for b in BUDGETS:
-                found = _column(table, (method, str(b)), metric)
-                if target and found and np.mean(found) >= np.mean(target):
-                    reached = str(b)
-                    break
-            row.append(reached if target else "–")
-        rows.append(row)
-    return markdown_table(["method", *[_TITLES[m] for m in TESTED]], rows)
-
-
-def plot(stem: str, table: list[Cells]) -> Path | None:
-    """Mean LDS (Bernoulli ½) and drop@3 against the mean calls, per method."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    figure, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for axis, metric in zip(axes, ("lds_bernoulli", "drop@3")):
-        for method in ("auto", *ANYTIME):
-            points = [
-                (np.mean(_column(table, (method, str(b)), "calls")), np.mean(values))
-                for b in BUDGETS
-                if (values := _column(table, (method, str(b)), metric))
-            ]
-            if points:
-                xs, ys = zip(*points)
-                axis.plot(xs, ys, marker="o", label=LABELS[method])
-        for method, style in (("loo", "--"), ("lexical", ":")):
-            values = _column(table, (method, "own" if method == "loo" else "0"), metric)
-            if values:
-                axis.axhline(
-                    float(np.mean(values)), color="black", linestyle=style, label=LABELS[method]
-                )
-        axis.set_xlabel("distinct calls of the target model")
-        axis.set_ylabel(_TITLES[metric])
-        axis.set_title(f"{stem}: {_TITLES[metric]}")
-    axes[0].legend(fontsize=7)
-    path = RESULTS / "plots" / f"lds_{stem}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return path
 
 
 def trails_sentence(
