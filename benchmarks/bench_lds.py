@@ -35,7 +35,6 @@ from benchmarks.evaluation.store import (
     PricedReward,
     RewardStore,
     Unpriced,
-    bits,
     masks_from_bits,
     read_cache,
     stored_subsets,
@@ -626,43 +625,6 @@ def trails_sentence(
     return head + tail + f" A peer ahead of auto on a single measure after Holm: {some}."
 
 
-def replay_check(stem: str, found: list[Case], store: RewardStore) -> str:
-    """How often a run replayed from the store asks for the very subsets of the stored run
-    it stands for: auto's stored runs at 20 and 40 calls (``bench_calls``), and the first
-    64 subsets of the stored CAMAB, ContextCite-style and KernelSHAP runs (100 calls)."""
-    lines = {x["id"]: x for x in read_results(RESULTS / "calls" / f"{stem}.auto.jsonl")}
-    same: dict[str, list[bool]] = {}
-    for case in found:
-        reward, seed = PricedReward(store, case.id), int(case.record["seed"])
-        try:
-            fits = {
-                m: attribute_fn(
-                    reward,
-                    case.n,
-                    budget=max(BUDGETS),
-                    method=m,
-                    settings=AttributionSettings(seed=seed),
-                )
-                for m in ANYTIME
-            }
-            for label, fit in lines[case.id]["budgets"].items():
-                run = attribute_fn(
-                    reward,
-                    case.n,
-                    budget=int(label),
-                    method="auto",
-                    groups=_groups(case),
-                    settings=AttributionSettings(seed=seed),
-                )
-                same.setdefault("auto", []).append([bits(m) for m in run.masks] == fit["masks"])
-        except Unpriced:
-            continue
-        for method, run in fits.items():
-            stored = case.record["methods"][method]["masks"][: len(run.masks)]
-            same.setdefault(method, []).append([bits(m) for m in run.masks] == stored)
-    return ", ".join(f"{LABELS[m]} {sum(v)} of {len(v)}" for m, v in same.items())
-
-
 def holm_tests(
     table: list[Cells],
 ) -> tuple[list[tuple[tuple[str, str], tuple[str, str], str, list[float], float]], list[float]]:
@@ -741,15 +703,6 @@ def report_command(args: argparse.Namespace) -> None:
             text = section(stem, table, sizes, skipped, shape)
             if stem in HEADLINE_STEMS:
                 headlines += headline_rows(stem, table, shape)
-            if shape == "model":
-                check = replay_check(stem, found, store)
-                text += (
-                    "\n\nReplayed from the store, each run asks for the very subsets of the "
-                    f"stored run it stands for (same order): {check} (auto: its stored runs at "
-                    "20 and 40 calls; the others: the first 64 subsets of their stored 100-call "
-                    "runs; a run made by an older sampler orders its subsets differently, and "
-                    "its fits here are the current library's)."
-                )
             body.append(text)
     text = "\n\n".join([INTRO, *body])
     print(text)
