@@ -116,11 +116,9 @@ def kind_figures(
         part = [r for r in rows if r["split"] == split and kind in (r["kind"], "all")]
         right = [r for r in part if not r["unsupported"]]
         invented = [r for r in part if r["unsupported"]]
+        side = {False: right, True: invented}
         figures = {
-            name: share(
-                sum(r[key] == on for r in (invented if on else right)),
-                len(invented if on else right),
-            )
+            name: share(sum(r[key] == on for r in side[on]), len(side[on]))
             for name, on, key in COLUMNS[set_name]
         }
         if cut is not None:
