@@ -1,7 +1,7 @@
 """The groundedness gate on human-labelled answers nobody here wrote (FRANK, HaluEval).
 
 ``run`` stores, per answer of a set (:mod:`benchmarks.gate_sets`), the per-token log-probs
-of the gate's two anchor calls and of a same-model judge (resumable); ``run-multi`` the
+of the gate's two anchor calls (resumable); ``run-multi`` the
 attributions of the blind multi-document cases; ``report`` replays the tables
 (:mod:`benchmarks.gate_report`); ``build-set`` writes the shipped calibration set.
 
@@ -30,17 +30,11 @@ from benchmarks.gate_sets import (
     written_items,
 )
 from camab_rag.groundedness.anchors import anchor_prompts, default_builder, support_of
-from camab_rag.scorers.base import ScoreRequest
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "groundedness"
 SHIPPED = ROOT / "camab_rag" / "data" / "calibration.jsonl"
 VERSION = 1
-JUDGE_QUESTION = (
-    "Is every claim in the following statement supported by the context? Answer yes or no."
-    "\nStatement: {answer}"
-)
-JUDGE_REPLIES = ("Yes", "yes", "No", "no")
 
 
 def store_path(set_name: str, model: str) -> Path:
@@ -52,7 +46,7 @@ def _rounded(values: Any) -> list[float]:
 
 
 def score_group(scorer: Any, items: list[Item]) -> list[dict[str, Any]]:
-    """Both anchors of every answer of one context (one call), then the judge (one call)."""
+    """Both anchors of every answer of one context, in one call."""
     anchors = [
         anchor_prompts(default_builder(i.question, i.context, history=i.history or None))
         for i in items
@@ -61,16 +55,6 @@ def score_group(scorer: Any, items: list[Item]) -> list[dict[str, Any]]:
     started = time.perf_counter()
     results = scorer.score(requests)
     gate_seconds = (time.perf_counter() - started) / len(items)
-    judge_requests = []
-    for item in items:
-        builder = default_builder(
-            JUDGE_QUESTION.format(answer=item.answer), item.context, history=item.history or None
-        )
-        prompt = anchor_prompts(builder).full
-        judge_requests += [ScoreRequest(prompt, reply) for reply in JUDGE_REPLIES]
-    started = time.perf_counter()
-    judged = scorer.score(judge_requests)
-    judge_seconds = (time.perf_counter() - started) / len(items)
     rows = []
     for k, item in enumerate(items):
         prompts = anchors[k]  # earlier chat turns count as context, as in assess_answer
@@ -78,20 +62,14 @@ def score_group(scorer: Any, items: list[Item]) -> list[dict[str, Any]]:
             item.answer, results[2 * k : 2 * k + 2], prompts.earlier_turns, prompts.conversation
         )
         data = support.to_dict()
-        replies = judged[len(JUDGE_REPLIES) * k : len(JUDGE_REPLIES) * (k + 1)]
         rows.append(
             {
                 **item.meta(),
                 "version": VERSION,
                 "answer": item.answer,
                 "support": {**data, **{k: _rounded(data[k]) for k in ("full", "empty")}},
-                "judge": {
-                    reply: round(float(r.logprobs.sum()), 4)
-                    for reply, r in zip(JUDGE_REPLIES, replies)
-                },
                 "prompt_tokens": int(results[2 * k].prompt_tokens),
                 "seconds_gate": round(gate_seconds, 3),
-                "seconds_judge": round(judge_seconds, 3),
             }
         )
     return rows

@@ -35,7 +35,6 @@ from benchmarks.evaluation.store import (
     PricedReward,
     RewardStore,
     Unpriced,
-    bits,
     masks_from_bits,
     read_cache,
     stored_subsets,
@@ -586,72 +585,8 @@ def section(
         ),
         "",
         trails_sentence(verdicts),
-        "",
-        "Calls needed to reach leave-one-out's mean (the smallest budget whose mean reaches "
-        "it; leave-one-out itself makes "
-        f"{np.mean(_column(table, ('loo', 'own'), 'calls')):.1f} calls on average):",
-        "",
-        reach_table(table),
     ]
-    path = plot(stem if shape == "model" else f"{stem}.{shape}", table)
-    if path is not None:
-        lines += ["", f"![LDS and drop@3 per call]({path.relative_to(ROOT).as_posix()})"]
     return "\n".join(lines)
-
-
-def reach_table(table: list[Cells]) -> str:
-    rows = []
-    for method in ("auto", *ANYTIME):
-        row: list[object] = [LABELS[method]]
-        for metric in TESTED:
-            target = _column(table, ("loo", "own"), metric)
-            reached = f"not within {max(BUDGETS)}"
-            for b in BUDGETS:
-                found = _column(table, (method, str(b)), metric)
-                if target and found and np.mean(found) >= np.mean(target):
-                    reached = str(b)
-                    break
-            row.append(reached if target else "–")
-        rows.append(row)
-    return markdown_table(["method", *[_TITLES[m] for m in TESTED]], rows)
-
-
-def plot(stem: str, table: list[Cells]) -> Path | None:
-    """Mean LDS (Bernoulli ½) and drop@3 against the mean calls, per method."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    figure, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for axis, metric in zip(axes, ("lds_bernoulli", "drop@3")):
-        for method in ("auto", *ANYTIME):
-            points = [
-                (np.mean(_column(table, (method, str(b)), "calls")), np.mean(values))
-                for b in BUDGETS
-                if (values := _column(table, (method, str(b)), metric))
-            ]
-            if points:
-                xs, ys = zip(*points)
-                axis.plot(xs, ys, marker="o", label=LABELS[method])
-        for method, style in (("loo", "--"), ("lexical", ":")):
-            values = _column(table, (method, "own" if method == "loo" else "0"), metric)
-            if values:
-                axis.axhline(
-                    float(np.mean(values)), color="black", linestyle=style, label=LABELS[method]
-                )
-        axis.set_xlabel("distinct calls of the target model")
-        axis.set_ylabel(_TITLES[metric])
-        axis.set_title(f"{stem}: {_TITLES[metric]}")
-    axes[0].legend(fontsize=7)
-    path = RESULTS / "plots" / f"lds_{stem}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return path
 
 
 def trails_sentence(
@@ -687,43 +622,6 @@ def trails_sentence(
     ]
     some = "; ".join(alone) if alone else "none"
     return head + tail + f" A peer ahead of auto on a single measure after Holm: {some}."
-
-
-def replay_check(stem: str, found: list[Case], store: RewardStore) -> str:
-    """How often a run replayed from the store asks for the very subsets of the stored run
-    it stands for: auto's stored runs at 20 and 40 calls (``bench_calls``), and the first
-    64 subsets of the stored CAMAB, ContextCite-style and KernelSHAP runs (100 calls)."""
-    lines = {x["id"]: x for x in read_results(RESULTS / "calls" / f"{stem}.auto.jsonl")}
-    same: dict[str, list[bool]] = {}
-    for case in found:
-        reward, seed = PricedReward(store, case.id), int(case.record["seed"])
-        try:
-            fits = {
-                m: attribute_fn(
-                    reward,
-                    case.n,
-                    budget=max(BUDGETS),
-                    method=m,
-                    settings=AttributionSettings(seed=seed),
-                )
-                for m in ANYTIME
-            }
-            for label, fit in lines[case.id]["budgets"].items():
-                run = attribute_fn(
-                    reward,
-                    case.n,
-                    budget=int(label),
-                    method="auto",
-                    groups=_groups(case),
-                    settings=AttributionSettings(seed=seed),
-                )
-                same.setdefault("auto", []).append([bits(m) for m in run.masks] == fit["masks"])
-        except Unpriced:
-            continue
-        for method, run in fits.items():
-            stored = case.record["methods"][method]["masks"][: len(run.masks)]
-            same.setdefault(method, []).append([bits(m) for m in run.masks] == stored)
-    return ", ".join(f"{LABELS[m]} {sum(v)} of {len(v)}" for m, v in same.items())
 
 
 def holm_tests(
@@ -804,15 +702,6 @@ def report_command(args: argparse.Namespace) -> None:
             text = section(stem, table, sizes, skipped, shape)
             if stem in HEADLINE_STEMS:
                 headlines += headline_rows(stem, table, shape)
-            if shape == "model":
-                check = replay_check(stem, found, store)
-                text += (
-                    "\n\nReplayed from the store, each run asks for the very subsets of the "
-                    f"stored run it stands for (same order): {check} (auto: its stored runs at "
-                    "20 and 40 calls; the others: the first 64 subsets of their stored 100-call "
-                    "runs; a run made by an older sampler orders its subsets differently, and "
-                    "its fits here are the current library's)."
-                )
             body.append(text)
     text = "\n\n".join([INTRO, *body])
     print(text)

@@ -22,7 +22,7 @@ from benchmarks._report import (
     write_headline,
     write_section,
 )
-from benchmarks.bench_gate import JUDGE_QUESTION, RESULTS, store_path
+from benchmarks.bench_gate import RESULTS, store_path
 from benchmarks.data import read_jsonl
 from benchmarks.gate_fresh_report import (
     blind_headline_rows,
@@ -160,10 +160,8 @@ def report(write: bool = True) -> None:
     lines = [
         "The gate judges answers written by other systems (FRANK's summarisers, HaluEval's "
         "ChatGPT): the scoring model did not write them. Prompts: the library's default "
-        f'template (question for FRANK: "{FRANK_QUESTION}"); the judge asks, in the same '
-        f'template, "{JUDGE_QUESTION.splitlines()[0]}" and reads log P(yes) − log P(no) '
-        "(each summed over `Yes`/`yes`). Calls per answer: the gate two (full context, no "
-        "context), the judge one, lexical overlap and length none.",
+        f'template (question for FRANK: "{FRANK_QUESTION}"). Calls per answer: the gate two '
+        "(full context, no context), lexical overlap and length none.",
         "",
         "Models: `smollm2` (SmolLM2-135M-Instruct, the embedded default) and `qwen2.5-0.5b` "
         f"({qwen.description}; one GGUF split into six PyPI pieces, sha256 `{qwen.sha256}`).",

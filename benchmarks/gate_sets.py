@@ -7,15 +7,10 @@ Each item is one answer to judge against one context, with a human (or dataset) 
   ``group`` is the source (``cnndm``/``bbc``), ``split`` FRANK's ``valid``/``test``.
 * ``halueval``: HaluEval QA, the right answer (supported) and the two ChatGPT-written
   hallucinated answers (unsupported) of each question over its evidence paragraphs.
-* ``halueval_long``: one question's right answer joined with another's hallucinated one,
-  over both evidence paragraphs; ``parts`` label each part, for per-sentence scores.
 * ``written``: the hand-written cases of ``results/gate_written_cases.json``; ``group``
   ``benchmark`` (the short-answer set) or ``calibration`` (shipped, never reported).
-* ``fresh``: the blind cases of ``results/gate_fresh_cases.json`` (``group`` the kind),
-  a follow-up's earlier turns in ``history``; ``split`` by :func:`fresh_split`.
-* ``fresh2``: a second blind set (issue 48), ``results/gate_fresh2_dev.json`` and
-  ``gate_fresh2_held_out.json``, split by :func:`fresh2_split` before any result; the same
-  fields as ``fresh``.
+* ``fresh``, ``fresh2``: the blind sets (:func:`blind_items`), ``group`` the kind, a
+  follow-up's earlier turns in ``history``, ``split`` fixed before any result.
 
 How the hand-written sets were written: benchmarks/results/groundedness/README.md. Items
 of one context come together (``context_key``) so a scorer's prefix cache computes the
@@ -27,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +30,7 @@ from typing import Any
 from benchmarks.data import data_dir
 
 FRANK_QUESTION = "Summarise the article in a few sentences."
-SETS = ("frank", "halueval", "halueval_long", "written", "fresh", "fresh2")
+SETS = ("frank", "halueval", "written", "fresh", "fresh2")
 CASES = Path(__file__).resolve().parent / "results"
 
 
@@ -53,8 +47,6 @@ class Item:
     group: str
     split: str
     context_key: str
-    parts: list[tuple[int, int, bool]] = field(default_factory=list)
-    """``(start, end, unsupported)`` character spans of the answer's parts (long answers)."""
     history: list[dict[str, str]] = field(default_factory=list)
     """Earlier chat messages (``{"role", "content"}``) that count as context."""
 
@@ -65,7 +57,6 @@ class Item:
             "unsupported": self.unsupported,
             "group": self.group,
             "split": self.split,
-            "parts": [list(p) for p in self.parts],
         }
 
 
@@ -137,54 +128,6 @@ def halueval_items() -> list[Item]:
     return items
 
 
-def _as_sentence(text: str) -> str:
-    """A short answer made a sentence of its own (a final full stop when it has none)."""
-    text = " ".join(text.split())
-    return text if re.search(r"[.!?]['\")\]]*$", text) else text + "."
-
-
-def halueval_long_items(seed: int = 0) -> list[Item]:
-    """One long answer per HaluEval question: its right answer joined with the next
-    question's hallucinated answer (questions in a seeded random order; which part comes
-    first drawn per pair), over both evidence paragraphs and both questions."""
-    rows = _jsonl("halueval_qa_dev.jsonl")
-    rng = random.Random(seed)
-    order = list(range(len(rows)))
-    rng.shuffle(order)
-    items = []
-    for position, index in enumerate(order):
-        first, second = rows[index], rows[order[(position + 1) % len(order)]]
-        right = _as_sentence(first["right_answer"])
-        invented = _as_sentence(second["hallucinated_answer"])
-        pieces = [(right, False), (invented, True)]
-        documents = [first["knowledge"].strip(), second["knowledge"].strip()]
-        if rng.random() < 0.5:
-            pieces.reverse()
-        if rng.random() < 0.5:
-            documents.reverse()
-        answer, parts = "", []
-        for text, unsupported in pieces:
-            if answer:
-                answer += " "
-            parts.append((len(answer), len(answer) + len(text), unsupported))
-            answer += text
-        items.append(
-            Item(
-                set="halueval_long",
-                id=f"{first['id']}+{second['id']}",
-                question=f"{first['question']} {second['question']}",
-                context="\n\n".join(documents),
-                answer=answer,
-                unsupported=True,
-                group="long",
-                split="all",
-                context_key=f"{first['id']}+{second['id']}",
-                parts=parts,
-            )
-        )
-    return items
-
-
 def written_items() -> list[Item]:
     """The hand-written cases (``gate_written``), two answers each."""
     cases = hand_written("gate_written")
@@ -211,76 +154,46 @@ def written_items() -> list[Item]:
     return items
 
 
-def fresh_split(question: str) -> str:
-    """``dev`` when the SHA-256 of the question (UTF-8) is even, else ``held_out``: fixed
+def blind_split(question: str, byte: int = -1) -> str:
+    """``dev`` when one byte of the question's SHA-256 (UTF-8) is even, else ``held_out``:
+    the first blind set reads the last byte, the second (issue 48) the first; both fixed
     before any result of the set was seen."""
-    return "dev" if hashlib.sha256(question.encode("utf-8")).digest()[-1] % 2 == 0 else "held_out"
+    return "dev" if hashlib.sha256(question.encode("utf-8")).digest()[byte] % 2 == 0 else "held_out"
 
 
-def fresh_items() -> list[Item]:
-    """The blind one-document cases (``gate_fresh``'s ``FRESH``), two answers each."""
-    items = []
-    for k, case in enumerate(hand_written("gate_fresh")["FRESH"]):
-        for name, unsupported in (("right", False), ("invented", True)):
-            items.append(
-                Item(
-                    set="fresh",
-                    id=f"fresh-{k:02d}:{name}",
-                    question=case["question"],
-                    context=case["context"],
-                    answer=case[name],
-                    unsupported=unsupported,
-                    group=case["kind"],
-                    split=fresh_split(case["question"]),
-                    context_key=f"fresh-{k:02d}",
-                    history=[dict(m) for m in case["history"]],
-                )
-            )
-    return items
-
-
-FRESH2_SPLITS = ("dev", "held_out")
-
-
-def fresh2_split(question: str) -> str:
-    """``dev`` when the first byte of the question's SHA-256 (UTF-8) is even, else
-    ``held_out``: how the second blind set was split before any result was seen."""
-    return "dev" if hashlib.sha256(question.encode("utf-8")).digest()[0] % 2 == 0 else "held_out"
-
-
-def fresh2_cases() -> list[tuple[str, dict[str, Any]]]:
-    """The second blind set's cases with their split: ``results/gate_fresh2_<split>.json``
-    (a top-level ``FRESH2`` list each), dev first."""
+def blind_cases(set_name: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(key, split, case)`` of a blind set: ``fresh`` is ``gate_fresh_cases.json``'s
+    ``FRESH`` (split by the last hash byte), ``fresh2`` the ``FRESH2`` lists of
+    ``gate_fresh2_dev.json`` and ``gate_fresh2_held_out.json`` (split by file, dev first)."""
+    if set_name == "fresh":
+        cases = hand_written("gate_fresh")["FRESH"]
+        return [(f"fresh-{k:02d}", blind_split(c["question"]), c) for k, c in enumerate(cases)]
     out = []
-    for split in FRESH2_SPLITS:
+    for split in ("dev", "held_out"):
         text = (CASES / f"gate_fresh2_{split}.json").read_text(encoding="utf-8")
-        out += [(split, case) for case in json.loads(text)["FRESH2"]]
+        cases = json.loads(text)["FRESH2"]
+        out += [(f"fresh2-{split}-{k:02d}", split, c) for k, c in enumerate(cases)]
     return out
 
 
-def fresh2_items() -> list[Item]:
-    """The second blind set (issue 48), two answers per case, like :func:`fresh_items`."""
-    items = []
-    for split in FRESH2_SPLITS:
-        cases = [case for s, case in fresh2_cases() if s == split]
-        for k, case in enumerate(cases):
-            key = f"fresh2-{split}-{k:02d}"
-            for name, unsupported in (("right", False), ("invented", True)):
-                items.append(
-                    Item(
-                        set="fresh2",
-                        id=f"{key}:{name}",
-                        question=case["question"],
-                        context=case["context"],
-                        answer=case[name],
-                        unsupported=unsupported,
-                        group=case["kind"],
-                        split=split,
-                        context_key=key,
-                        history=[dict(m) for m in case["history"]],
-                    )
-                )
-    return items
+def blind_items(set_name: str) -> list[Item]:
+    """A blind set's items: each case's right and invented answer."""
+    return [
+        Item(
+            set=set_name,
+            id=f"{key}:{name}",
+            question=case["question"],
+            context=case["context"],
+            answer=case[name],
+            unsupported=unsupported,
+            group=case["kind"],
+            split=split,
+            context_key=key,
+            history=[dict(m) for m in case["history"]],
+        )
+        for key, split, case in blind_cases(set_name)
+        for name, unsupported in (("right", False), ("invented", True))
+    ]
 
 
 HALF_SEED = 48
@@ -299,14 +212,10 @@ def load_items(name: str) -> list[Item]:
         return frank_items()
     if name == "halueval":
         return halueval_items()
-    if name == "halueval_long":
-        return halueval_long_items()
     if name == "written":
         return written_items()
-    if name == "fresh":
-        return fresh_items()
-    if name == "fresh2":
-        return fresh2_items()
+    if name in ("fresh", "fresh2"):
+        return blind_items(name)
     raise ValueError(f"unknown set {name!r}; choose one of {', '.join(SETS)}")
 
 
