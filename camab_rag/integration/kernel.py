@@ -28,7 +28,7 @@ from camab_rag.captured import (
     reached_the_model,
     sentence_citations,
 )
-from camab_rag.citations import CitationRule, citation_pairs, source_location
+from camab_rag.citations import CitationPair, CitationRule, citation_pairs, source_location
 from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.methods import Method
@@ -207,26 +207,6 @@ class ChainCall:
     problem: Exception | None = None
 
 
-def failed_attribution(
-    error: BaseException | str,
-    call: ChainCall,
-    settings: AttributionSettings,
-    gate: GroundednessFilter | None = None,
-) -> CapturedAttribution:
-    """Why a call was not attributed, as its result; ``gate`` judges it without a model
-    call, so ``on_error="block"`` blocks what it cannot judge."""
-    result = AttributionResult.failed(
-        error,
-        question=call.question,
-        response=call.answer,
-        method=settings.method_instance.name,
-        budget=settings.budget,
-    )
-    if gate is not None:
-        result = replace(result, groundedness=gate.judge(result))
-    return CapturedAttribution(result, [], PromptPlan("none", None, None))
-
-
 def prompt_holds(prompts: Sequence[Prompt], documents: Sequence[Any]) -> bool:
     """Whether some of ``prompts`` holds every one of ``documents`` verbatim (they reached
     the model); ``False`` for none, or for documents the input gate refuses."""
@@ -375,14 +355,17 @@ class Runs(Generic[T]):
             if self.strict:
                 raise error from raised
             logger.warning("camab: attribution failed: %s", error)
-            attributed = failed_attribution(error, call, self.settings, self.gate)
+            result = AttributionResult.failed(
+                error,
+                question=call.question,
+                response=call.answer,
+                method=self.settings.method_instance.name,
+                budget=self.settings.budget,
+            )
+            if self.gate is not None:  # judged without a model call: "block" blocks it
+                result = replace(result, groundedness=self.gate.judge(result))
+            attributed = CapturedAttribution(result, [], PromptPlan("none", None, None))
         return self.record(key, finish(attributed))
-
-    def relay(
-        self, emit: Callable[[dict[str, Any]], object] | None, run_id: str | None
-    ) -> ProgressRelay:
-        """One attribution's progress: to the ``progress`` option, then ``emit``-ted."""
-        return ProgressRelay(self.progress, emit, run_id)
 
     def go(self, key: object, steps: Steps[T]) -> None:
         """Run ``steps`` now, or with ``background`` in the worker thread."""
@@ -453,10 +436,6 @@ class Runs(Generic[T]):
             if key in self.results:
                 return _finished(self.results[key])
         raise InputError(f"no attribution under {key!r}: it was never started or was dropped")
-
-    def close(self) -> None:
-        """Wait for the worker thread's attributions and stop it."""
-        self.worker.close()
 
 
 def answer_summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dict[str, Any]:
@@ -544,37 +523,14 @@ class Attachment:
         return [self.answer, *self.documents]
 
 
-@dataclass(frozen=True)
-class NativeCitation:
-    """One answer sentence citing one document, as the frameworks' citation types hold it."""
-
-    start: int
-    end: int
-    cited_text: str
-    doc_index: int
-    number: int
-    title: str | None
-    source: str | None
-    score: float
-
-
 def native_citations(
     result: AttributionResult, documents: Sequence[Any], *, rule: CitationRule | None = None
-) -> list[NativeCitation]:
+) -> list[tuple[CitationPair, str | None]]:
     """The citations :func:`camab_rag.cite` decides for ``result.response``, in answer
-    order, over ``documents`` as the chain holds them."""
+    order, over ``documents`` as the chain holds them, each with its source location."""
     docs = to_documents(documents)
     return [
-        NativeCitation(
-            start=pair.sentence.start,
-            end=pair.sentence.end,
-            cited_text=pair.cited_text,
-            doc_index=pair.source.doc_index,
-            number=pair.source.number,
-            title=pair.source.title,
-            source=source_location(docs[pair.source.doc_index].metadata),
-            score=pair.score,
-        )
+        (pair, source_location(docs[pair.source.doc_index].metadata))
         for pair in citation_pairs(result, documents, rule=rule)
     ]
 

@@ -21,6 +21,7 @@ from camab_rag.integration import (
     METADATA_KEY,
     Attachment,
     ChainCall,
+    ProgressRelay,
     Runs,
 )
 from camab_rag.result import AttributionResult
@@ -31,7 +32,7 @@ from langchain_camab.roots import Waited, input_keys
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from camab_rag.integration import ChainOptions, ProgressRelay, Prompt, Steps
+    from camab_rag.integration import ChainOptions, Prompt, Steps
 
 OutputMode = Literal["auto", "merge", "attribution"]
 _MAP_KEY_TAG = "map:key:"
@@ -234,7 +235,7 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
             return child.on_custom_event(native.PROGRESS_EVENT, data, run_id=run_manager.run_id)
 
         in_run = run_manager is not None and not self.runs.background
-        progress = self.runs.relay(emit if in_run else None, run_id)
+        progress = ProgressRelay(self.runs.progress, emit if in_run else None, run_id)
         placeholders = Attachment.placeholders(run_id, len(read.documents))
         call = StepCall(run_id, read.documents, placeholders, progress)
         prompts = [given] if given is not None else []

@@ -81,7 +81,7 @@ class CamabCallbackHandler(_Handler, Waited, BaseCallbackHandler):
 
     def close(self) -> None:
         """Wait for background work and stop its thread."""
-        self.runs.close()
+        self.runs.worker.close()
 
 
 class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore[misc]

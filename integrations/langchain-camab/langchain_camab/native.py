@@ -97,16 +97,16 @@ def to_citations(
     documents a sentence cites (default: ``CitationRule()``)."""
     return [
         create_citation(
-            url=c.source,
-            title=c.title,
-            start_index=c.start,
-            end_index=c.end,
+            url=location,
+            title=c.source.title,
+            start_index=c.sentence.start,
+            end_index=c.sentence.end,
             cited_text=c.cited_text,
-            document_index=c.doc_index,
+            document_index=c.source.doc_index,
             score=c.score,
-            camab_source=c.number,
+            camab_source=c.source.number,
         )
-        for c in native_citations(result, documents, rule=rule)
+        for c, location in native_citations(result, documents, rule=rule)
     ]
 
 

@@ -124,10 +124,6 @@ class RootRuns:
         self._roots: dict[Hashable, RootRun] = {}
         self._root_of: dict[Hashable, Hashable] = {}
 
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._roots)
-
     def track(
         self, run_id: Hashable, parent_id: Hashable | None, inputs: Any = None, metadata: Any = None
     ) -> RootRun:

@@ -28,8 +28,6 @@ from camab_rag.integration import chat_messages, content_text
 if TYPE_CHECKING:
     from camab_rag.integration import Prompt
 
-_MAX_DEPTH = 10_000
-
 
 @dataclass
 class ModelCall:
@@ -155,7 +153,7 @@ class SpanRecords:
         chain: list[str] = []
         seen: set[str] = set()
         with self._lock:
-            while span_id is not None and span_id not in seen and len(chain) < _MAX_DEPTH:
+            while span_id is not None and span_id not in seen:
                 chain.append(span_id)
                 seen.add(span_id)
                 span_id = self._spans.get(span_id, (None, None))[0]
