@@ -54,31 +54,9 @@ METADATA_KEY = "attribution"
 """The metadata key under which answers and documents carry their attribution."""
 
 
-def content_text(content: object) -> str:
-    """The plain text of a message's content: a string, or its text blocks joined."""
-    if isinstance(content, str):
-        return content
-    blocks: Sequence[Any] = content if isinstance(content, Sequence) else ()
-    return "".join(
-        b if isinstance(b, str) else str(b.get("text", ""))
-        for b in blocks
-        if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
-    )
-
-
-def chat_messages(
-    messages: Iterable[Any], role_of: Callable[[Any], str] | None = None
-) -> list[dict[str, str]]:
-    """``[{"role", "content"}]`` of a framework's messages (by default read from ``role``
-    and ``content`` attributes, LlamaIndex's)."""
-    role = role_of or (lambda m: str(getattr(m.role, "value", m.role)))
-    return [
-        {
-            "role": {"human": "user", "ai": "assistant"}.get(role(m), role(m)),
-            "content": content_text(m.content),
-        }
-        for m in messages
-    ]
+def chat_messages(messages: Iterable[Any]) -> list[dict[str, str]]:
+    """``[{"role", "content"}]`` of LlamaIndex chat messages (``content``: their text)."""
+    return [{"role": str(m.role.value), "content": m.content or ""} for m in messages]
 
 
 def local_answer(
@@ -438,28 +416,29 @@ class Runs(Generic[T]):
         raise InputError(f"no attribution under {key!r}: it was never started or was dropped")
 
 
+_SUMMARY = [
+    "status",
+    "error",
+    "method",
+    "budget",
+    "n_queries",
+    "exact",
+    "prompt_tokens",
+    "wall_time_s",
+]
+_SUMMARY += ["prompt_mode", "prompt_note", "run_id"]
+
+
 def answer_summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dict[str, Any]:
     """The JSON-ready attribution an integration attaches to an answer: the result's
     figures, each document's ``index``/``score``/``rank``/``title``, each sentence's
     ``citations`` and the ``groundedness`` verdict."""
-    data: dict[str, Any] = {
-        "status": result.status,
-        "error": result.error,
-        "method": result.method,
-        "budget": result.budget,
-        "n_queries": result.n_queries,
-        "exact": result.exact,
-        "prompt_tokens": result.prompt_tokens,
-        "wall_time_s": round(result.wall_time_s, 3),
-        "prompt_mode": result.prompt_mode,
-        "prompt_note": result.prompt_note,
-        "run_id": result.run_id,
-        "documents": [],
-        "top_documents": [],
-        "citations": [],
-        "groundedness": result.groundedness.to_dict() if result.groundedness else None,
-        "scored_by": result.scored_by.to_dict() if result.scored_by is not None else None,
-    }
+    data: dict[str, Any] = {name: getattr(result, name) for name in _SUMMARY}
+    data.update(wall_time_s=round(result.wall_time_s, 3), documents=[], top_documents=[])
+    data.update(citations=[], groundedness=None, scored_by=None)
+    for name in ("groundedness", "scored_by"):
+        if (value := getattr(result, name)) is not None:
+            data[name] = value.to_dict()
     if result.status != "ok":
         return data
     scores = result.document_scores

@@ -26,8 +26,8 @@ from camab_rag.integration import (
 )
 from camab_rag.result import AttributionResult
 from langchain_camab import native
-from langchain_camab.native import annotate, message_text, to_prompt, with_metadata
-from langchain_camab.roots import Waited, input_keys
+from langchain_camab.native import annotate, to_prompt, with_metadata
+from langchain_camab.roots import Kept, input_keys
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -99,7 +99,7 @@ class StepKeys:
                     f"the input has no {what} under '{key}'" + hint(option, "my_key", name)
                 )
         raw = input[self.answer_key]
-        answer = message_text(raw) if isinstance(raw, BaseMessage) else raw
+        answer = raw.text if isinstance(raw, BaseMessage) else raw
         if not isinstance(answer, str):
             raise InputError(
                 f"the answer under '{self.answer_key}' must be a string or a message, got "
@@ -120,7 +120,7 @@ class StepCall:
     result: AttributionResult | None = None
 
 
-class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
+class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
     """Attribute an answer to its documents as a chain step (or LangGraph node).
 
     Reads the question, documents and answer from its input dict (the prompt under

@@ -11,7 +11,7 @@ from langchain_core.messages.content import Citation, create_citation
 from langchain_core.prompt_values import PromptValue
 
 from camab_rag.errors import InputError
-from camab_rag.integration import METADATA_KEY, chat_messages, content_text, native_citations
+from camab_rag.integration import METADATA_KEY, native_citations
 
 if TYPE_CHECKING:
     from camab_rag import AttributionResult, CitationRule
@@ -22,12 +22,13 @@ PROGRESS_EVENT = "camab_progress"
 """The custom event sent every few model calls: ``{"run_id", "calls", "total"}``."""
 
 
-def message_text(message: BaseMessage) -> str:
-    return content_text(message.content)
-
-
 def to_chat_messages(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
-    return chat_messages(messages, lambda m: str(m.role) if m.type == "chat" else m.type)
+    """``[{"role", "content"}]`` for chat templates: ``human``/``ai`` are user/assistant."""
+    roles = {"human": "user", "ai": "assistant"}
+    return [
+        {"role": str(m.role) if m.type == "chat" else roles.get(m.type, m.type), "content": m.text}
+        for m in messages
+    ]
 
 
 def chat_of(value: object) -> list[dict[str, str]] | None:

@@ -23,7 +23,7 @@ from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index.core.schema import QueryType
 
 from camab_rag.errors import InputError
-from camab_rag.integration import chat_messages, content_text
+from camab_rag.integration import chat_messages
 
 if TYPE_CHECKING:
     from camab_rag.integration import Prompt
@@ -179,7 +179,7 @@ class SpanRecords:
     def add_answer(self, span_id: str | None, response: Any) -> None:
         text = getattr(response, "text", None)
         if text is None:
-            text = content_text(getattr(getattr(response, "message", None), "content", None))
+            text = getattr(getattr(response, "message", None), "content", None) or ""
         for record in self.records_for(span_id):
             with self._lock:
                 for call in record.calls:
@@ -206,10 +206,6 @@ _RECORDS = SpanRecords(lambda instance: isinstance(instance, BaseLLM))
 
 
 class _Spans(BaseSpanHandler[SimpleSpan]):
-    @classmethod
-    def class_name(cls) -> str:
-        return "CamabSpanTree"
-
     def new_span(
         self,
         id_: str,
@@ -229,10 +225,6 @@ class _Spans(BaseSpanHandler[SimpleSpan]):
 
 
 class _Events(BaseEventHandler):
-    @classmethod
-    def class_name(cls) -> str:
-        return "CamabTrackerEvents"
-
     def handle(self, event: BaseEvent, **kwargs: Any) -> None:
         if isinstance(event, QueryStartEvent) and event.span_id is not None:
             _RECORDS.open_record(event.span_id, query_text(event.query))
