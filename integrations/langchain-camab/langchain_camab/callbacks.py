@@ -102,4 +102,4 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
         if (job := self.ended(run_id)) is not None:
             await self.runs.ago(run_id, *job)
 
-    wait = Kept.await_result  # the result of a root run (default: the latest), awaited
+    wait = Kept.await_result  # type: ignore[assignment]  # await handler.wait(run_id)

@@ -26,8 +26,7 @@ def to_chat_messages(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     """``[{"role", "content"}]`` for chat templates: ``human``/``ai`` are user/assistant."""
     roles = {"human": "user", "ai": "assistant"}
     return [
-        {"role": str(m.role) if m.type == "chat" else roles.get(m.type, m.type), "content": m.text}
-        for m in messages
+        {"role": getattr(m, "role", roles.get(m.type, m.type)), "content": m.text} for m in messages
     ]
 
 

@@ -172,16 +172,13 @@ class AnswerAttributor:
             call.problem = call.problem or record.placeholder(call.answer)
         documents: list[Any] = []
         own = bool(sources)
-        if call.problem is None:
-            try:
+        try:  # never raises: e.g. no documents, or the input gate refused one: the failed result
+            if call.problem is None:
                 documents, own = answer_documents(
                     call.answer, sources, retrieved, call.prompts, node_documents
                 )
-            except Exception as error:  # never raises: the failed result
-                call.problem = error
-        try:
             call.documents = node_documents(documents)
-        except Exception as error:  # e.g. the input gate refused a document: the failed result
+        except Exception as error:
             call.problem = call.problem or error
         call.scorer = partial(self.scorers.get, model)
         finish = lambda attributed: AnswerAttribution(attributed, documents, own)  # noqa: E731
