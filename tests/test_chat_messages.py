@@ -11,7 +11,10 @@ from camab_rag.integration import chat_messages
 def test_llamaindex_messages_are_read_as_role_and_text() -> None:
     said = [
         ChatMessage(role="system", content="s"),
-        ChatMessage(role="user", blocks=[TextBlock(text="Context: "), ImageBlock(url="https://example.org/x.png")]),
+        ChatMessage(
+            role="user",
+            blocks=[TextBlock(text="Context: "), ImageBlock(url="https://example.org/x.png")],
+        ),
         ChatMessage(role="assistant", content=None),
     ]
     assert chat_messages(said) == [
