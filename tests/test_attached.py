@@ -13,8 +13,9 @@ import pytest
 from camab_rag import AttributionResult, AttributionSettings, GroundednessFilter
 from camab_rag.errors import InputError
 from camab_rag.integration import Attachment, ChainCall, groundedness_of
-from camab_rag.integration.kernel import failed_attribution, titles
+from camab_rag.integration.kernel import Runs, titles
 from camab_rag.segments import Segment
+from camab_rag.steps import drive
 
 
 @dataclass
@@ -37,10 +38,9 @@ def ok_result() -> AttributionResult:
 
 def blocked() -> AttributionResult:
     gate = GroundednessFilter(mode="block")
-    attributed = failed_attribution(
-        "boom", ChainCall("q", "an answer"), AttributionSettings(), gate
-    )
-    return attributed.in_chain("r9", DOCS)
+    call = ChainCall("q", "an answer", problem=InputError("boom"))
+    runs: Runs[AttributionResult] = Runs(AttributionSettings(), gate)
+    return drive(runs.steps("r9", call, lambda attributed: attributed.in_chain("r9", DOCS)))
 
 
 def test_titles_come_from_title_or_source() -> None:

@@ -1,33 +1,24 @@
-"""A framework's chat messages as camab-rag prompts (camab_rag.integration.kernel):
-roles renamed, multi-part contents read as their text."""
+"""LlamaIndex chat messages as camab-rag prompts (camab_rag.integration.chat_messages):
+the role by name, the content as its text."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from llama_index.core.base.llms.types import ChatMessage, ImageBlock, TextBlock
 
-from camab_rag.integration import chat_messages, content_text
-
-
-@dataclass
-class Said:
-    """A framework's chat message."""
-
-    type: str
-    content: object
+from camab_rag.integration import chat_messages
 
 
-def test_contents_are_read_as_their_text_blocks() -> None:
-    parts = [{"type": "text", "text": "Context: "}, {"type": "image_url", "url": "x"}, "tail"]
-    assert content_text(parts) == "Context: tail"
-    assert content_text("plain") == "plain"
-    assert content_text(None) == ""
-
-
-def test_roles_are_renamed_for_chat_templates() -> None:
-    said = [Said("system", "s"), Said("human", "hi"), Said("ai", ["ok"]), Said("critic", "c")]
-    assert chat_messages(said, lambda m: m.type) == [
+def test_llamaindex_messages_are_read_as_role_and_text() -> None:
+    said = [
+        ChatMessage(role="system", content="s"),
+        ChatMessage(
+            role="user",
+            blocks=[TextBlock(text="Context: "), ImageBlock(url="https://example.org/x.png")],
+        ),
+        ChatMessage(role="assistant", content=None),
+    ]
+    assert chat_messages(said) == [
         {"role": "system", "content": "s"},
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": "ok"},
-        {"role": "critic", "content": "c"},
+        {"role": "user", "content": "Context: "},
+        {"role": "assistant", "content": ""},
     ]

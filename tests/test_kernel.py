@@ -114,7 +114,7 @@ def test_a_background_thread_attribution_is_waited_for_by_its_run_id() -> None:
         assert list(runs.results) == [run_id] and isinstance(next(iter(runs.pending)), UUID)
         assert asyncio.run(runs.job(run_id).aresult()) is waited
     finally:
-        runs.close()
+        runs.worker.close()
 
 
 def test_a_task_whose_loop_ends_first_reads_cancelled_with_how_to_wait() -> None:
@@ -156,9 +156,9 @@ def test_native_citations_name_each_documents_source_location() -> None:
     result = drive(runs.steps(None, call, kept)).result
     citations = native_citations(result, documents)
     assert citations, "the answer's sentence cites the document it repeats"
-    first = citations[0]
-    assert (first.doc_index, first.number, first.title) == (0, 1, "France")
-    assert first.source == "/kb/france.md"  # url, source, then file_path
-    assert (first.start, first.end) == (0, len(ANSWER))
+    first, location = citations[0]
+    assert (first.source.doc_index, first.source.number, first.source.title) == (0, 1, "France")
+    assert location == "/kb/france.md"  # url, source, then file_path
+    assert (first.sentence.start, first.sentence.end) == (0, len(ANSWER))
     assert first.cited_text == DOCS[0] and first.score > 0
-    assert all(c.doc_index != 1 for c in citations)  # the unrelated document is not cited
+    assert all(c.source.doc_index != 1 for c, _ in citations)  # the unrelated one is not cited

@@ -54,7 +54,7 @@ def test_start_runs_the_steps_in_the_worker_thread_and_its_handle_gives_the_resu
     assert isinstance(handle, Pending) and runs.job("a") is handle
     assert runs.job("a").result(timeout=10) == 1
     assert runs.job().result(timeout=10) == 2  # the latest started
-    runs.close()
+    runs.worker.close()
     assert len(calls) == 4
     assert all(name.startswith("camab") for name in calls)
 
@@ -94,7 +94,7 @@ def test_finished_jobs_past_keep_are_forgotten_oldest_first() -> None:
         runs.start(key, _steps(key, []))
         runs.job(key).result(timeout=10)
     assert list(runs.pending) == [2, 3]
-    runs.close()
+    runs.worker.close()
 
 
 def test_a_reused_key_keeps_the_running_job_awaited() -> None:
@@ -145,7 +145,7 @@ def test_a_dropped_job_is_answered_from_the_stored_results() -> None:
     for key in (1, 2, 3):  # each job's result, not kept as a result: only its handle
         runs.start(key, _steps(key, []))
         runs.job(key).result(timeout=10)
-    runs.close()
+    runs.worker.close()
     assert list(runs.pending) == [2, 3]
     assert runs.job(0).result() == 10  # a result kept, its job never started
     assert asyncio.run(runs.job(0).aresult()) == 10
@@ -162,7 +162,7 @@ def test_a_failing_job_raises_its_error_from_its_handle() -> None:
     runs.start("x", failing())
     with pytest.raises(ZeroDivisionError):
         runs.job("x").result(timeout=10)
-    runs.close()
+    runs.worker.close()
 
 
 def test_a_task_whose_loop_ends_first_marks_its_placeholders_cancelled(

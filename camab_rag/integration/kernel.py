@@ -28,7 +28,7 @@ from camab_rag.captured import (
     reached_the_model,
     sentence_citations,
 )
-from camab_rag.citations import CitationRule, citation_pairs, source_location
+from camab_rag.citations import CitationPair, CitationRule, citation_pairs, source_location
 from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.methods import Method
@@ -54,31 +54,9 @@ METADATA_KEY = "attribution"
 """The metadata key under which answers and documents carry their attribution."""
 
 
-def content_text(content: object) -> str:
-    """The plain text of a message's content: a string, or its text blocks joined."""
-    if isinstance(content, str):
-        return content
-    blocks: Sequence[Any] = content if isinstance(content, Sequence) else ()
-    return "".join(
-        b if isinstance(b, str) else str(b.get("text", ""))
-        for b in blocks
-        if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
-    )
-
-
-def chat_messages(
-    messages: Iterable[Any], role_of: Callable[[Any], str] | None = None
-) -> list[dict[str, str]]:
-    """``[{"role", "content"}]`` of a framework's messages (by default read from ``role``
-    and ``content`` attributes, LlamaIndex's)."""
-    role = role_of or (lambda m: str(getattr(m.role, "value", m.role)))
-    return [
-        {
-            "role": {"human": "user", "ai": "assistant"}.get(role(m), role(m)),
-            "content": content_text(m.content),
-        }
-        for m in messages
-    ]
+def chat_messages(messages: Iterable[Any]) -> list[dict[str, str]]:
+    """``[{"role", "content"}]`` of LlamaIndex chat messages (``content``: their text)."""
+    return [{"role": str(m.role.value), "content": m.content or ""} for m in messages]
 
 
 def local_answer(
@@ -205,26 +183,6 @@ class ChainCall:
     prompts: Sequence[Prompt] = ()
     progress: ProgressFn | None = None
     problem: Exception | None = None
-
-
-def failed_attribution(
-    error: BaseException | str,
-    call: ChainCall,
-    settings: AttributionSettings,
-    gate: GroundednessFilter | None = None,
-) -> CapturedAttribution:
-    """Why a call was not attributed, as its result; ``gate`` judges it without a model
-    call, so ``on_error="block"`` blocks what it cannot judge."""
-    result = AttributionResult.failed(
-        error,
-        question=call.question,
-        response=call.answer,
-        method=settings.method_instance.name,
-        budget=settings.budget,
-    )
-    if gate is not None:
-        result = replace(result, groundedness=gate.judge(result))
-    return CapturedAttribution(result, [], PromptPlan("none", None, None))
 
 
 def prompt_holds(prompts: Sequence[Prompt], documents: Sequence[Any]) -> bool:
@@ -375,14 +333,17 @@ class Runs(Generic[T]):
             if self.strict:
                 raise error from raised
             logger.warning("camab: attribution failed: %s", error)
-            attributed = failed_attribution(error, call, self.settings, self.gate)
+            result = AttributionResult.failed(
+                error,
+                question=call.question,
+                response=call.answer,
+                method=self.settings.method_instance.name,
+                budget=self.settings.budget,
+            )
+            if self.gate is not None:  # judged without a model call: "block" blocks it
+                result = replace(result, groundedness=self.gate.judge(result))
+            attributed = CapturedAttribution(result, [], PromptPlan("none", None, None))
         return self.record(key, finish(attributed))
-
-    def relay(
-        self, emit: Callable[[dict[str, Any]], object] | None, run_id: str | None
-    ) -> ProgressRelay:
-        """One attribution's progress: to the ``progress`` option, then ``emit``-ted."""
-        return ProgressRelay(self.progress, emit, run_id)
 
     def go(self, key: object, steps: Steps[T]) -> None:
         """Run ``steps`` now, or with ``background`` in the worker thread."""
@@ -454,33 +415,30 @@ class Runs(Generic[T]):
                 return _finished(self.results[key])
         raise InputError(f"no attribution under {key!r}: it was never started or was dropped")
 
-    def close(self) -> None:
-        """Wait for the worker thread's attributions and stop it."""
-        self.worker.close()
+
+_SUMMARY = [
+    "status",
+    "error",
+    "method",
+    "budget",
+    "n_queries",
+    "exact",
+    "prompt_tokens",
+    "wall_time_s",
+]
+_SUMMARY += ["prompt_mode", "prompt_note", "run_id"]
 
 
 def answer_summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dict[str, Any]:
     """The JSON-ready attribution an integration attaches to an answer: the result's
     figures, each document's ``index``/``score``/``rank``/``title``, each sentence's
     ``citations`` and the ``groundedness`` verdict."""
-    data: dict[str, Any] = {
-        "status": result.status,
-        "error": result.error,
-        "method": result.method,
-        "budget": result.budget,
-        "n_queries": result.n_queries,
-        "exact": result.exact,
-        "prompt_tokens": result.prompt_tokens,
-        "wall_time_s": round(result.wall_time_s, 3),
-        "prompt_mode": result.prompt_mode,
-        "prompt_note": result.prompt_note,
-        "run_id": result.run_id,
-        "documents": [],
-        "top_documents": [],
-        "citations": [],
-        "groundedness": result.groundedness.to_dict() if result.groundedness else None,
-        "scored_by": result.scored_by.to_dict() if result.scored_by is not None else None,
-    }
+    data: dict[str, Any] = {name: getattr(result, name) for name in _SUMMARY}
+    data.update(wall_time_s=round(result.wall_time_s, 3), documents=[], top_documents=[])
+    data.update(citations=[], groundedness=None, scored_by=None)
+    for name in ("groundedness", "scored_by"):
+        if (value := getattr(result, name)) is not None:
+            data[name] = value.to_dict()
     if result.status != "ok":
         return data
     scores = result.document_scores
@@ -544,37 +502,14 @@ class Attachment:
         return [self.answer, *self.documents]
 
 
-@dataclass(frozen=True)
-class NativeCitation:
-    """One answer sentence citing one document, as the frameworks' citation types hold it."""
-
-    start: int
-    end: int
-    cited_text: str
-    doc_index: int
-    number: int
-    title: str | None
-    source: str | None
-    score: float
-
-
 def native_citations(
     result: AttributionResult, documents: Sequence[Any], *, rule: CitationRule | None = None
-) -> list[NativeCitation]:
+) -> list[tuple[CitationPair, str | None]]:
     """The citations :func:`camab_rag.cite` decides for ``result.response``, in answer
-    order, over ``documents`` as the chain holds them."""
+    order, over ``documents`` as the chain holds them, each with its source location."""
     docs = to_documents(documents)
     return [
-        NativeCitation(
-            start=pair.sentence.start,
-            end=pair.sentence.end,
-            cited_text=pair.cited_text,
-            doc_index=pair.source.doc_index,
-            number=pair.source.number,
-            title=pair.source.title,
-            source=source_location(docs[pair.source.doc_index].metadata),
-            score=pair.score,
-        )
+        (pair, source_location(docs[pair.source.doc_index].metadata))
         for pair in citation_pairs(result, documents, rule=rule)
     ]
 

@@ -21,30 +21,23 @@ from camab_rag.integration import (
     METADATA_KEY,
     Attachment,
     ChainCall,
+    ProgressRelay,
     Runs,
 )
 from camab_rag.result import AttributionResult
 from langchain_camab import native
-from langchain_camab.native import annotate, message_text, to_prompt, with_metadata
-from langchain_camab.roots import Waited, input_keys
+from langchain_camab.native import annotate, to_prompt, with_metadata
+from langchain_camab.roots import Kept, input_keys
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from camab_rag.integration import ChainOptions, ProgressRelay, Prompt, Steps
+    from camab_rag.integration import ChainOptions, Prompt, Steps
 
 OutputMode = Literal["auto", "merge", "attribution"]
 _MAP_KEY_TAG = "map:key:"
 RENAME = "RunnablePassthrough.assign({key}=lambda x: x['my_key'])"
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class StepInput:
-    question: str
-    documents: list[Any]
-    answer: str
-    prompt: object
 
 
 @dataclass(frozen=True)
@@ -64,9 +57,9 @@ class StepKeys:
                     f"{option} must be a key (a string), got {getattr(self, option)!r}"
                 )
 
-    def read(self, input: object) -> StepInput:
-        """What ``input`` holds (an ``InputError`` saying what is missing and how to point
-        the step at it)."""
+    def read(self, input: object) -> tuple[ChainCall, object]:
+        """The call ``input`` holds and its prompt (``None``: none), else an ``InputError``
+        saying what is missing and how to point the step at it."""
         if not isinstance(input, Mapping):
             raise InputError(
                 f"CamabAttributor needs a dict with the question, '{self.context_key}' and "
@@ -98,7 +91,7 @@ class StepKeys:
                     f"the input has no {what} under '{key}'" + hint(option, "my_key", name)
                 )
         raw = input[self.answer_key]
-        answer = message_text(raw) if isinstance(raw, BaseMessage) else raw
+        answer = raw.text if isinstance(raw, BaseMessage) else raw
         if not isinstance(answer, str):
             raise InputError(
                 f"the answer under '{self.answer_key}' must be a string or a message, got "
@@ -106,7 +99,7 @@ class StepKeys:
             )
         context = input[self.context_key]
         documents = [context] if _single(context) else list(context)
-        return StepInput(question, documents, answer, input.get(self.prompt_key))
+        return ChainCall(question, answer, documents), input.get(self.prompt_key)
 
 
 @dataclass
@@ -119,7 +112,7 @@ class StepCall:
     result: AttributionResult | None = None
 
 
-class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
+class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
     """Attribute an answer to its documents as a chain step (or LangGraph node).
 
     Reads the question, documents and answer from its input dict (the prompt under
@@ -222,8 +215,8 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
         """The call to attribute, or on bad input the output with the failure recorded."""
         run_id = str(run_manager.run_id) if run_manager is not None else None
         try:
-            read = self.keys.read(input)
-            given = self._prompt_for(input, read)
+            chain_call, raw_prompt = self.keys.read(input)
+            given = self._prompt_for(input, chain_call.documents, raw_prompt)
         except Exception as error:
             if self.runs.strict:
                 raise
@@ -234,28 +227,30 @@ class CamabAttributor(Waited, RunnableGenerator[Any, Any]):
             return child.on_custom_event(native.PROGRESS_EVENT, data, run_id=run_manager.run_id)
 
         in_run = run_manager is not None and not self.runs.background
-        progress = self.runs.relay(emit if in_run else None, run_id)
-        placeholders = Attachment.placeholders(run_id, len(read.documents))
-        call = StepCall(run_id, read.documents, placeholders, progress)
-        prompts = [given] if given is not None else []
-        chain_call = ChainCall(
-            read.question, read.answer, read.documents, self.scorers.get, prompts, progress
+        progress = ProgressRelay(self.runs.progress, emit if in_run else None, run_id)
+        documents = chain_call.documents
+        call = StepCall(
+            run_id, documents, Attachment.placeholders(run_id, len(documents)), progress
         )
+        chain_call.scorer, chain_call.progress = self.scorers.get, progress
+        chain_call.prompts = [given] if given is not None else []
 
         def finish(attributed: Any) -> AttributionResult:
-            call.result = attributed.in_chain(run_id, read.documents)
-            call.attachment.fill(call.result, read.documents)
+            call.result = attributed.in_chain(run_id, documents)
+            call.attachment.fill(call.result, documents)
             return call.result
 
         call.steps = self.runs.steps(run_id, chain_call, finish)
         return call
 
-    def _prompt_for(self, input: Mapping[str, Any], read: StepInput) -> Prompt | None:
-        if read.prompt is not None:
-            return to_prompt(read.prompt)
+    def _prompt_for(
+        self, input: Mapping[str, Any], documents: Any, prompt: object
+    ) -> Prompt | None:
+        if prompt is not None:
+            return to_prompt(prompt)
         if self.prompt is None:
             return None
-        texts = [d.page_content if isinstance(d, Document) else str(d) for d in read.documents]
+        texts = [d.page_content if isinstance(d, Document) else str(d) for d in documents]
         joined = self.document_separator.join(texts)
         return to_prompt(self.prompt.invoke({**input, self.keys.context_key: joined}))
 

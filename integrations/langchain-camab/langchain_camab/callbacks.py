@@ -21,7 +21,7 @@ from camab_rag.integration import Runs
 from langchain_camab import native
 from langchain_camab.chat_models import explain_refused_key, scorer_from_run
 from langchain_camab.native import RUN_METADATA_KEY
-from langchain_camab.roots import CONTEXT_KEYS, QUESTION_KEYS, Kept, LLMCall, RootRuns, Waited
+from langchain_camab.roots import CONTEXT_KEYS, QUESTION_KEYS, Kept, LLMCall, RootRuns
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -63,7 +63,7 @@ class _Handler(RootRuns, Kept):
         return self.scorers.get(call.model, partial(scorer_from_run, serialized, params), key)
 
 
-class CamabCallbackHandler(_Handler, Waited, BaseCallbackHandler):
+class CamabCallbackHandler(_Handler, BaseCallbackHandler):
     """Attribute the answer of every root run to its retrieved documents.
 
     ``handler.results[run_id]`` is a finished root run's result, ``handler.last_result``
@@ -81,7 +81,7 @@ class CamabCallbackHandler(_Handler, Waited, BaseCallbackHandler):
 
     def close(self) -> None:
         """Wait for background work and stop its thread."""
-        self.runs.close()
+        self.runs.worker.close()
 
 
 class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore[misc]
@@ -102,4 +102,4 @@ class AsyncCamabCallbackHandler(_Handler, AsyncCallbackHandler):  # type: ignore
         if (job := self.ended(run_id)) is not None:
             await self.runs.ago(run_id, *job)
 
-    wait = Kept.await_result  # the result of a root run (default: the latest), awaited
+    wait = Kept.await_result  # type: ignore[assignment]  # await handler.wait(run_id)

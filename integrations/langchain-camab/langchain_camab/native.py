@@ -11,7 +11,7 @@ from langchain_core.messages.content import Citation, create_citation
 from langchain_core.prompt_values import PromptValue
 
 from camab_rag.errors import InputError
-from camab_rag.integration import METADATA_KEY, chat_messages, content_text, native_citations
+from camab_rag.integration import METADATA_KEY, native_citations
 
 if TYPE_CHECKING:
     from camab_rag import AttributionResult, CitationRule
@@ -22,12 +22,12 @@ PROGRESS_EVENT = "camab_progress"
 """The custom event sent every few model calls: ``{"run_id", "calls", "total"}``."""
 
 
-def message_text(message: BaseMessage) -> str:
-    return content_text(message.content)
-
-
 def to_chat_messages(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
-    return chat_messages(messages, lambda m: str(m.role) if m.type == "chat" else m.type)
+    """``[{"role", "content"}]`` for chat templates: ``human``/``ai`` are user/assistant."""
+    roles = {"human": "user", "ai": "assistant"}
+    return [
+        {"role": getattr(m, "role", roles.get(m.type, m.type)), "content": m.text} for m in messages
+    ]
 
 
 def chat_of(value: object) -> list[dict[str, str]] | None:
@@ -97,16 +97,16 @@ def to_citations(
     documents a sentence cites (default: ``CitationRule()``)."""
     return [
         create_citation(
-            url=c.source,
-            title=c.title,
-            start_index=c.start,
-            end_index=c.end,
+            url=location,
+            title=c.source.title,
+            start_index=c.sentence.start,
+            end_index=c.sentence.end,
             cited_text=c.cited_text,
-            document_index=c.doc_index,
+            document_index=c.source.doc_index,
             score=c.score,
-            camab_source=c.number,
+            camab_source=c.source.number,
         )
-        for c in native_citations(result, documents, rule=rule)
+        for c, location in native_citations(result, documents, rule=rule)
     ]
 
 

@@ -22,11 +22,11 @@ from camab_rag.integration import (
     ChainCall,
     prompt_holds,
 )
+from camab_rag.integration.kernel import fill
 from langchain_camab.native import (
     annotate,
     chat_of,
     last_user_text,
-    message_text,
     to_chat_messages,
 )
 
@@ -41,7 +41,7 @@ CONTEXT_KEYS = ("context", "documents", "docs")
 
 
 class Kept:
-    """``results``, ``last_result``, ``pending`` and :meth:`await_result` of an object
+    """``results``, ``last_result``, ``pending``, :meth:`wait` and :meth:`await_result` of an object
     whose attributions run in ``runs`` (``run_id=None``: the latest)."""
 
     runs: Runs[AttributionResult]
@@ -62,8 +62,6 @@ class Kept:
         """Await a background attribution; cancelling the caller leaves it running."""
         return await self.runs.job(run_id).aresult()
 
-
-class Waited(Kept):
     def wait(self, run_id: object = None, timeout: float | None = None) -> AttributionResult:
         """Block until a background attribution is done, up to ``timeout`` seconds."""
         return self.runs.job(run_id).result(timeout)
@@ -123,10 +121,6 @@ class RootRuns:
         self._lock = threading.Lock()
         self._roots: dict[Hashable, RootRun] = {}
         self._root_of: dict[Hashable, Hashable] = {}
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._roots)
 
     def track(
         self, run_id: Hashable, parent_id: Hashable | None, inputs: Any = None, metadata: Any = None
@@ -192,7 +186,7 @@ class RootRuns:
             generation = response.generations[0][0]
             message = generation.message if isinstance(generation, ChatGeneration) else None
             call.message = message
-            call.answer = generation.text or (message_text(message) if message is not None else "")
+            call.answer = generation.text or (message.text if message is not None else "")
 
     def on_retriever_start(self, serialized: Any, query: str, **kw: Any) -> None:
         self.track(kw["run_id"], kw.get("parent_run_id")).queries.append(query)
@@ -336,12 +330,8 @@ class RootRuns:
             cited = result if self.runs.citations else None
             annotate(message, attachment.answer, cited, documents)
             if self.slot_key and run.metadata is not None:
-                slot = run.metadata.get(self.slot_key)
-                if isinstance(slot, dict):  # filled in place: tracers hold it
-                    slot.clear()
-                    slot.update(attachment.answer)
-                else:
-                    run.metadata[self.slot_key] = attachment.answer
+                slot = run.metadata.setdefault(self.slot_key, {})
+                fill(slot, attachment.answer)  # in place: tracers hold it
         except Exception:  # pragma: no cover - reporting must never break the chain
             logger.exception("camab: could not attach the attribution metadata")
         return result
@@ -356,7 +346,7 @@ def tool_documents(output: object, tool_name: str | None) -> list[Document]:
         docs = candidate if isinstance(candidate, Sequence) else ()
         if docs and all(isinstance(d, Document) for d in docs):
             return list(docs)
-    content = message_text(output) if isinstance(output, BaseMessage) else output
+    content = output.text if isinstance(output, BaseMessage) else output
     content = content if isinstance(content, str) else str(content) if content is not None else ""
     if not content.strip():
         return []

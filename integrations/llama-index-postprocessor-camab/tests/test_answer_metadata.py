@@ -58,7 +58,7 @@ def test_a_threads_attribution_is_waited_for_and_read_back() -> None:
     assert info["status"] == "ok" and len(info["document_scores"]) == 3
     result = attribution_of(answer)
     assert isinstance(result, AttributionResult) and result.n_queries == 4
-    runs.runs.close()
+    runs.runs.worker.close()
 
 
 def test_a_tasks_attribution_is_awaited_not_waited_for() -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
-from enum import Enum
 from types import SimpleNamespace
 
 from llama_index.postprocessor.camab.spans import (
@@ -17,8 +16,6 @@ from llama_index.postprocessor.camab.spans import (
     read_for,
     streaming_for,
 )
-
-from camab_rag.integration import chat_messages as chat_prompt
 
 
 class Model:
@@ -108,20 +105,6 @@ def test_an_async_stream_is_read_for_its_record_then_ended() -> None:
 
     assert asyncio.run(read()) == ["x", "y"]
     assert seen == [q2, q2] and ended == ["xy"]
-
-
-def test_chat_messages_become_a_role_content_prompt() -> None:
-    class Role(Enum):
-        USER = "user"
-
-    messages = [
-        SimpleNamespace(role="system", content="Be brief."),
-        SimpleNamespace(role=Role.USER, content=[{"type": "image_url", "url": "x"}]),
-    ]
-    assert chat_prompt(messages) == [
-        {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": ""},
-    ]
 
 
 def test_an_empty_written_answer_makes_the_frameworks_text_a_placeholder() -> None:

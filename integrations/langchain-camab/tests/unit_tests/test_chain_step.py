@@ -35,10 +35,10 @@ def attributed(chain: CamabAttributor, input: dict[str, Any], summary: bool = Fa
 
 
 def test_the_input_is_read_with_the_answer_as_text() -> None:
-    read = KEYS.read({"question": "Q?", "context": DOCS, "answer": AIMessage("Paris.")})
-    assert (read.question, read.documents, read.answer, read.prompt) == ("Q?", DOCS, "Paris.", None)
-    one = KEYS.read({"input": "Q?", "context": "one text", "answer": "A", "prompt": "P"})
-    assert one.documents == ["one text"] and one.prompt == "P"
+    read, prompt = KEYS.read({"question": "Q?", "context": DOCS, "answer": AIMessage("Paris.")})
+    assert (read.question, read.documents, read.answer, prompt) == ("Q?", DOCS, "Paris.", None)
+    one, prompt = KEYS.read({"input": "Q?", "context": "one text", "answer": "A", "prompt": "P"})
+    assert one.documents == ["one text"] and prompt == "P"
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from langchain_camab.native import last_user_text, message_text, to_chat_messages, to_prompt
+from langchain_camab.native import last_user_text, to_chat_messages, to_prompt
 from langchain_core.messages import AIMessage, ChatMessage, HumanMessage, SystemMessage
 from langchain_core.prompts import ChatPromptTemplate
 
@@ -33,7 +33,7 @@ def test_multipart_content_keeps_text_blocks() -> None:
             "tail",
         ]
     )
-    assert message_text(message) == "Context: tail"
+    assert message.text == "Context: tail"  # LangChain's own reading, which we use
 
 
 def test_prompt_value_and_strings() -> None:

@@ -72,7 +72,7 @@ def test_a_root_run_is_attributed_when_it_ends_and_everything_gets_its_entry() -
     ]
     assert message.response_metadata["attribution"]["status"] == "ok" and cited(message)
     assert metadata is not None and metadata["slot"]["status"] == "ok"
-    assert kernel.runs.results[root] is result and len(kernel) == 0
+    assert kernel.runs.results[root] is result and not kernel._roots
 
 
 def test_in_the_background_placeholders_are_put_first_and_filled_in_place() -> None:
@@ -100,7 +100,7 @@ def test_runs_that_are_not_rag_or_that_fail_leave_nothing_behind() -> None:
     kernel.on_retriever_end(
         run_id=bare, documents=[Doc("a")]
     )  # a retriever called alone is its own root
-    assert len(kernel) == 0
+    assert not kernel._roots
     failing, child = uuid4(), uuid4()
     kernel.on_chain_start(
         {}, run_id=failing, parent_run_id=None, inputs={"question": "q"}, metadata=metadata
@@ -108,7 +108,7 @@ def test_runs_that_are_not_rag_or_that_fail_leave_nothing_behind() -> None:
     kernel.on_tool_start({"name": "search"}, "", run_id=child, parent_run_id=failing)
     kernel.on_chain_error(RuntimeError(), run_id=child)
     kernel.on_chain_error(RuntimeError(), run_id=failing)
-    assert len(kernel) == 0 and metadata == {} and kernel.tool_names == {}
+    assert not kernel._roots and metadata == {} and kernel.tool_names == {}
 
 
 def test_a_tools_output_becomes_documents() -> None:

@@ -35,7 +35,7 @@ def test_runs_are_filed_under_their_root() -> None:
     assert run is not None
     assert [d.page_content for d in run.documents] == ["a"]
     assert run.descendants == {child, grandchild}
-    assert tree.get(child) is None and len(tree) == 0
+    assert tree.get(child) is None and not tree._roots
 
 
 def test_a_run_with_an_unknown_parent_is_a_root() -> None:

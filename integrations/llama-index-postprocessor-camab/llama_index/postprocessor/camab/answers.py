@@ -184,13 +184,13 @@ def to_citation_blocks(
     return [
         CitationBlock(
             cited_content=TextBlock(text=c.cited_text),
-            source=c.source or nodes[c.doc_index].node.node_id,
-            title=c.title or "",
+            source=location or nodes[c.source.doc_index].node.node_id,
+            title=c.source.title or "",
             additional_location_info={
-                "answer_start": c.start,
-                "answer_end": c.end,
-                "node_index": c.doc_index,
+                "answer_start": c.sentence.start,
+                "answer_end": c.sentence.end,
+                "node_index": c.source.doc_index,
             },
         )
-        for c in native_citations(result, nodes, rule=rule)
+        for c, location in native_citations(result, nodes, rule=rule)
     ]

@@ -3,7 +3,6 @@ turn through a copy, a stream once read to the end."""
 
 from __future__ import annotations
 
-import copy
 import os
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
@@ -35,7 +34,7 @@ from llama_index.postprocessor.camab.spans import (
 )
 
 from camab_rag.errors import InputError
-from camab_rag.integration import Attachment, AttributorOptions, ChainCall, Runs
+from camab_rag.integration import Attachment, AttributorOptions, ChainCall, ProgressRelay, Runs
 from camab_rag.scorers.proxy import is_openai_endpoint, register_model_reader
 from camab_rag.steps import adrive, drive
 
@@ -62,7 +61,7 @@ class AnswerAttributor:
         self.runs = runs = Runs.of(
             owner, scorer, options, listed=AttributorOptions, blocking_refused=blocking_refused
         )
-        self.settings, self.scorers, self.scorer = runs.settings, runs.scorers, scorer
+        self.settings, self.scorers = runs.settings, runs.scorers
         self.tracker = query_tracker()
 
     def begin(self, question: str) -> SpanRecord | None:
@@ -76,7 +75,7 @@ class AnswerAttributor:
         """Attribute ``response`` in place (never raises)."""
         text = getattr(response, "response", None)
         call = ChainCall(question, text if isinstance(text, str) else "")
-        call.progress = self.runs.relay(progress_events(question), None)
+        call.progress = ProgressRelay(self.runs.progress, progress_events(question), None)
         if not isinstance(response, Response):
             call.problem = InputError(
                 f"cannot attribute a {type(response).__name__}: only a plain Response (not "
@@ -173,16 +172,13 @@ class AnswerAttributor:
             call.problem = call.problem or record.placeholder(call.answer)
         documents: list[Any] = []
         own = bool(sources)
-        if call.problem is None:
-            try:
+        try:  # never raises: e.g. no documents, or the input gate refused one: the failed result
+            if call.problem is None:
                 documents, own = answer_documents(
                     call.answer, sources, retrieved, call.prompts, node_documents
                 )
-            except Exception as error:  # never raises: the failed result
-                call.problem = error
-        try:
             call.documents = node_documents(documents)
-        except Exception as error:  # e.g. the input gate refused a document: the failed result
+        except Exception as error:
             call.problem = call.problem or error
         call.scorer = partial(self.scorers.get, model)
         finish = lambda attributed: AnswerAttribution(attributed, documents, own)  # noqa: E731
@@ -257,12 +253,7 @@ def without_openai_key(llm: object) -> object:
     openai_keys = {os.environ.get("OPENAI_API_KEY"), getattr(module, "api_key", None)}
     if key not in openai_keys:
         return llm
-    model_copy = getattr(llm, "model_copy", None)
-    if callable(model_copy):
-        return model_copy(update={"api_key": ""})
-    clone = copy.copy(llm)
-    clone.api_key = ""  # type: ignore[attr-defined]
-    return clone
+    return llm.model_copy(update={"api_key": ""})  # type: ignore[attr-defined]
 
 
 register_model_reader(without_openai_key)

@@ -40,11 +40,6 @@ class _Wrapper:
         self._attributor = AnswerAttributor(scorer, type(self).__name__, **options)
 
     @property
-    def scorer(self) -> Any:
-        """The scorer given (``None``: built from the LLM of each answer)."""
-        return self._attributor.scorer
-
-    @property
     def settings(self) -> AttributionSettings:
         """The settings every answer is attributed with."""
         return self._attributor.settings

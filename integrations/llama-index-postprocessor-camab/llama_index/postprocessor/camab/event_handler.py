@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
 from llama_index.core.instrumentation import get_dispatcher
@@ -15,10 +15,15 @@ from llama_index.core.instrumentation.events.query import QueryEndEvent
 from llama_index.postprocessor.camab.answers import ATTRIBUTION_KEY
 from llama_index.postprocessor.camab.attributor import STREAMS, AnswerAttributor
 from llama_index.postprocessor.camab.spans import query_text
-from pydantic import ConfigDict, Field, PrivateAttr
+from pydantic import ConfigDict, PrivateAttr
 
-from camab_rag.integration import AttributorOptions
 from camab_rag.steps import drive
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from camab_rag import AttributionSettings
+    from camab_rag.integration import AttributorOptions
 
 
 class CamabEventHandler(BaseEventHandler):
@@ -31,33 +36,33 @@ class CamabEventHandler(BaseEventHandler):
     latest 256 ``{"query_id", "query", "attribution"}``.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
-
-    scorer: Any = None
-    budget: Any = None  # the knobs: Any, checked once by the core (resolve_settings)
-    method: Any = None
-    granularity: Any = None
-    deadline_s: Any = None
-    groundedness: Any = None
-    settings: Any = None  # Any: pydantic would rebuild a dataclass; None: CHAIN_SETTINGS
-    progress: Any = None
-    background: bool | None = None
-    proxy: Any = None
-    scorer_options: dict[str, Any] = Field(default_factory=dict)
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     _attributor: AnswerAttributor = PrivateAttr()
+    _background: bool | None = PrivateAttr(default=None)
     _results: deque[dict[str, Any]] = PrivateAttr(default_factory=lambda: deque(maxlen=256))
 
-    def model_post_init(self, context: Any, /) -> None:
-        options = {name: getattr(self, name) for name in AttributorOptions.__annotations__}
+    def __init__(
+        self,
+        scorer: Any = None,
+        *,
+        background: bool | None = None,
+        **options: Unpack[AttributorOptions],
+    ) -> None:
+        super().__init__()
         refused = "it must judge the answer before the query returns: use background=None/False"
         self._attributor = AnswerAttributor(
-            self.scorer,
+            scorer,
             "CamabEventHandler",
-            f"{refused}, or mode='flag'" if self.background else None,
+            f"{refused}, or mode='flag'" if background else None,
             **options,
         )
-        self.settings = self._attributor.settings  # the knobs merged in
+        self._background = background
+
+    @property
+    def settings(self) -> AttributionSettings:
+        """The settings every query is attributed with (the knobs merged in)."""
+        return self._attributor.settings
 
     @classmethod
     def class_name(cls) -> str:
@@ -112,7 +117,7 @@ class CamabEventHandler(BaseEventHandler):
             asyncio.get_running_loop()
         except RuntimeError:
             return False
-        return async_call if self.background is None else self.background
+        return async_call if self._background is None else self._background
 
     async def aflush(self) -> None:
         """Wait for every background attribution started so far (cancelling the caller

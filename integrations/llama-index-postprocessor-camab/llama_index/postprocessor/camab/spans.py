@@ -23,12 +23,10 @@ from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index.core.schema import QueryType
 
 from camab_rag.errors import InputError
-from camab_rag.integration import chat_messages, content_text
+from camab_rag.integration import chat_messages
 
 if TYPE_CHECKING:
     from camab_rag.integration import Prompt
-
-_MAX_DEPTH = 10_000
 
 
 @dataclass
@@ -155,7 +153,7 @@ class SpanRecords:
         chain: list[str] = []
         seen: set[str] = set()
         with self._lock:
-            while span_id is not None and span_id not in seen and len(chain) < _MAX_DEPTH:
+            while span_id is not None and span_id not in seen:
                 chain.append(span_id)
                 seen.add(span_id)
                 span_id = self._spans.get(span_id, (None, None))[0]
@@ -181,7 +179,7 @@ class SpanRecords:
     def add_answer(self, span_id: str | None, response: Any) -> None:
         text = getattr(response, "text", None)
         if text is None:
-            text = content_text(getattr(getattr(response, "message", None), "content", None))
+            text = getattr(getattr(response, "message", None), "content", None) or ""
         for record in self.records_for(span_id):
             with self._lock:
                 for call in record.calls:
@@ -208,10 +206,6 @@ _RECORDS = SpanRecords(lambda instance: isinstance(instance, BaseLLM))
 
 
 class _Spans(BaseSpanHandler[SimpleSpan]):
-    @classmethod
-    def class_name(cls) -> str:
-        return "CamabSpanTree"
-
     def new_span(
         self,
         id_: str,
@@ -231,10 +225,6 @@ class _Spans(BaseSpanHandler[SimpleSpan]):
 
 
 class _Events(BaseEventHandler):
-    @classmethod
-    def class_name(cls) -> str:
-        return "CamabTrackerEvents"
-
     def handle(self, event: BaseEvent, **kwargs: Any) -> None:
         if isinstance(event, QueryStartEvent) and event.span_id is not None:
             _RECORDS.open_record(event.span_id, query_text(event.query))
