@@ -337,11 +337,16 @@ def choose_sources(
     cited too. ``excluded`` (disputing) units are never cited."""
     values = np.asarray(scores, dtype=float)
     wanted = informative_words(sentence)
-    related = np.array([bool(wanted & set(score_words(text))) for text in texts], dtype=bool)
+    stated = {f for _, _, w, f in forms(sentence) if f and (w in wanted or w[:1].isdigit())}
+    related = np.array(  # a word shared, or a value in another form ("9 pm": "21:00")
+        [bool(wanted & set(score_words(t)) or stated & form_set([t])) for t in texts],
+        dtype=bool,
+    )
     keys = key_words(sentence)
     held = [_holds(text, keys) for text in texts]
     baseline = _unrelated_bar(values[~related] if related.any() else values[:0])
     standing = np.where(values - baseline >= rule.threshold, values, 0.0)
+    standing[~related] = 0.0  # a source sharing nothing with the sentence is never cited
     covered: set[str] = set()
     chosen: list[int] = []
     for unit in replace(rule, top_k=None).select(standing):

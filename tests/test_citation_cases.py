@@ -217,3 +217,19 @@ def test_the_page_holding_the_numbers_and_names_is_cited_when_the_attribution_ti
     # of two holders, the one holding more of the sentence's words (not the bare list)
     two = ["Prices: Glass 29, Aero 49.", TEAPOT["text"] + " Glass teapot costs 29 euros."]
     assert holders(sentence, two) == [1]
+
+
+def test_a_source_sharing_nothing_with_the_sentence_is_never_cited() -> None:
+    """Fresh-user review 10: "It closes at 9 pm." cited the staff page as strong support
+    (the small model found "9 pm" likelier beside it), while the hours page states
+    "21:00": no unit shared a word, so every unit counted as related to nothing and the
+    lift alone decided. "21:00" now relates the hours page by its form; the staff page,
+    sharing nothing, is never cited, whatever its score."""
+    texts = [
+        "Opening hours. The centre is open Monday to Friday from 07:00 to 21:00.",
+        "Our staff. Swimming lessons are taught by coach Marta Velloso.",
+    ]
+    sentence = "It closes at 9 pm."
+    for scores in ([-0.08, 0.55], [0.9, 0.55], [-0.5, -0.1]):
+        assert 1 not in choose_sources(sentence, np.array(scores), texts, CitationRule())
+    assert choose_sources(sentence, np.array([0.9, 0.1]), texts, CitationRule()) == [0]
