@@ -346,7 +346,6 @@ def choose_sources(
     held = [_holds(text, keys) for text in texts]
     baseline = _unrelated_bar(values[~related] if related.any() else values[:0])
     standing = np.where(values - baseline >= rule.threshold, values, 0.0)
-    standing[~related] = 0.0  # a source sharing nothing with the sentence is never cited
     covered: set[str] = set()
     chosen: list[int] = []
     for unit in replace(rule, top_k=None).select(standing):

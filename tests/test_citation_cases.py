@@ -219,12 +219,12 @@ def test_the_page_holding_the_numbers_and_names_is_cited_when_the_attribution_ti
     assert holders(sentence, two) == [1]
 
 
-def test_a_source_sharing_nothing_with_the_sentence_is_never_cited() -> None:
+def test_a_value_in_another_form_relates_a_source_to_the_sentence() -> None:
     """Fresh-user review 10: "It closes at 9 pm." cited the staff page as strong support
     (the small model found "9 pm" likelier beside it), while the hours page states
-    "21:00": no unit shared a word, so every unit counted as related to nothing and the
-    lift alone decided. "21:00" now relates the hours page by its form; the staff page,
-    sharing nothing, is never cited, whatever its score."""
+    "21:00": no page shared a word with the sentence, so none counted as unrelated and the
+    lift alone decided. "21:00" now relates the hours page by its form, so the staff page
+    is measured against as unrelated and is not cited, whatever its score."""
     texts = [
         "Opening hours. The centre is open Monday to Friday from 07:00 to 21:00.",
         "Our staff. Swimming lessons are taught by coach Marta Velloso.",
