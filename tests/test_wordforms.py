@@ -813,3 +813,15 @@ def test_a_yes_against_the_clause_that_says_not_is_a_misread():
     assert unchecked_facts("No, lanes cannot be booked on Sundays.", pool) == []
     ahead = ContextWords.of(POOL, "Can I book a lane in advance?")
     assert unchecked_facts("Yes, up to 7 days in advance at the front desk.", ahead) == []
+
+
+def test_a_listed_price_is_read_with_its_own_item():
+    """Fresh-user review 10: "… a single adult swim for 6.50 euros and a child ticket for
+    3.20 euros." was blocked on "3.20": the sentence read as a whole sat closest to the
+    adult-swim sentence, where 3.20 is not stated. Between "and"s with a number on both
+    sides, each number is read with its own item."""
+    stale = "Prices 2024 (no longer valid). A single adult swim costs 5.00 euros."
+    pool = ContextWords.of([*POOL, stale], "How much is a child ticket?")
+    listed = "The list has a single adult swim for 6.50 euros and a child ticket for {} euros."
+    assert unchecked_facts(listed.format("3.20"), pool) == []
+    assert unchecked_facts(listed.format("4.20"), pool) == ["4.20"]

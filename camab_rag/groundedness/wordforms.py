@@ -1014,7 +1014,7 @@ def _number_closest(
     sentence has several and the clause's words are in the context ("It comes with a
     drawer, while printing is extra at 10 cents a page": the printing price is read
     against the printing clause), else ``sentence`` (the whole sentence's)."""
-    start, end = _clause_span(part, at)
+    start, end = _listed_span(part, at, *_clause_span(part, at))
     if (start, end) == (0, len(part)):
         return sentence
     own = frozenset(
@@ -1022,6 +1022,24 @@ def _number_closest(
     )
     found = _closest(own, context)
     return found if found[1][1] else sentence
+
+
+_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
+
+
+def _listed_span(part: str, at: int, start: int, end: int) -> tuple[int, int]:
+    """The part of ``part[start:end]`` holding character ``at`` between two "and"s that
+    each have a number on both sides: "a swim for 6.50 euros and a child ticket for 3.20
+    euros" reads 3.20 with "a child ticket"."""
+    for cut in _AND.finditer(part, start, end):
+        before, after = part[start : cut.start()], part[cut.end() : end]
+        if not (any(c.isdigit() for c in before) and any(c.isdigit() for c in after)):
+            continue
+        if cut.end() <= at:
+            start = cut.end()
+        elif cut.start() >= at:
+            return start, cut.start()
+    return start, end
 
 
 def _clause_closest(
