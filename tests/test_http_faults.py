@@ -232,12 +232,14 @@ def test_request_shape_and_text_mode_without_tokenize(server: FaultyServer) -> N
 
 
 def test_slow_response_times_out_then_the_retry_succeeds(server: FaultyServer) -> None:
-    server.script.append(("slow", 6.0))
+    # The timeout leaves room for a loaded CI machine; the bound only says the 60 s answer
+    # was not waited for (a wall-clock speed goal belongs in a benchmark, not a test).
+    server.script.append(("slow", 60.0))
     start = time.monotonic()
-    [result] = make_scorer(server, timeout=0.5).score([REQUEST])
+    [result] = make_scorer(server, timeout=2.0).score([REQUEST])
     assert_good(result)
     assert len(server.completions) == 2
-    assert time.monotonic() - start < 5.0  # the slow answer was not waited for
+    assert time.monotonic() - start < 30.0
 
 
 def test_always_slow_ends_in_a_clear_timeout_error(server: FaultyServer) -> None:
@@ -278,7 +280,7 @@ def test_retry_after_is_capped_by_backoff_max(server: FaultyServer) -> None:
     start = time.monotonic()
     [result] = make_scorer(server, backoff_max=0.2).score([REQUEST])
     assert_good(result)
-    assert time.monotonic() - start < 3
+    assert time.monotonic() - start < 60  # the hour asked for was not waited
 
 
 def test_500_then_success(server: FaultyServer) -> None:
@@ -394,15 +396,13 @@ def test_sync_concurrency_is_limited(server: FaultyServer) -> None:
 async def test_async_concurrency_is_limited(server: FaultyServer) -> None:
     server.default = ("sleep_ok", 0.5)
     scorer = make_scorer(server, max_concurrency=4)
-    start = time.monotonic()
     results = await scorer.ascore([REQUEST] * 13)
-    elapsed = time.monotonic() - start
     assert len(results) == 13
     for result in results:
         assert_good(result)
+    # Exactly 4 at once: the limit holds and the requests really overlap. No wall-clock
+    # bound: under CI load it measured the machine, not the scorer.
     assert server.max_in_flight == 4
-    # 1 alone, then 12 in 3 waves of 4: about 4 x 0.5 s (serial would be 6.5 s)
-    assert elapsed < 5.0
 
 
 async def test_async_retries_after_500(server: FaultyServer) -> None:
