@@ -43,7 +43,8 @@ SLOT_SLACK = 1
 
 _VALUED = ("number", "name")
 _WORD = re.compile(r"\w+")
-_NAME_WORD = re.compile(r"[^\W_]+")
+_NAME_WORD = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+")
+"""A word: an amount with decimals or grouped digits ("3.20", "1,500") is one number."""
 
 
 class _LogprobSource(Protocol):
@@ -59,10 +60,6 @@ def word_logprobs(
     tokens that start in it) per scored subset: shape ``(len(rows), n_words)``."""
     spans = (match.span() for match in _WORD.finditer(response))
     return span_rewards(rows, spans, sum_logprob)
-
-
-def _holds(text: str, word: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE) is not None
 
 
 def conflicts_from_coefficients(
@@ -83,7 +80,8 @@ def conflicts_from_coefficients(
         if row[backed_by] < BACKED_AT:
             continue
         for segment in np.flatnonzero(row <= -against_at):
-            if segment == backed_by or _holds(texts[int(segment)], response[start:end]):
+            held = rf"(?<!\w){re.escape(response[start:end])}(?!\w)"
+            if segment == backed_by or re.search(held, texts[int(segment)], re.IGNORECASE):
                 continue
             found.append(
                 Conflict(
@@ -141,10 +139,10 @@ def _words(text: str) -> list[_Word]:
     ]
 
 
-def _neighbour(words: Sequence[_Word], i: int, step: int) -> int | None:
-    """The nearest content word before (-1) or after (+1) word ``i``, at most 3 away."""
+def _neighbour(words: Sequence[_Word], i: int, step: int, reach: int = 3) -> int | None:
+    """The nearest content word before (-1) or after (+1) word ``i``, at most ``reach`` away."""
     j = i + step
-    while 0 <= j < len(words) and abs(j - i) <= 3:
+    while 0 <= j < len(words) and abs(j - i) <= reach:
         if words[j].kind != "function":
             return j
         j += step
@@ -226,8 +224,6 @@ def stated_value(
 
 
 _ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
-_AMOUNT = re.compile(r"\d+(?:[.,]\d+)+")
-"""A number with decimals or grouped digits, shown whole where one of its parts is disputed."""
 
 
 def plain_number(word: str) -> str:
@@ -259,13 +255,8 @@ def _sentence_words(words: Sequence[_Word], start: int, end: int) -> list[_Word]
 def _in_place(line: Sequence[_Word], anchor: str, step: int, reach: int) -> _Word | None:
     """The first content word ``step`` from ``anchor`` in ``line``, within ``reach``."""
     for p, word in enumerate(line):
-        if word.lower != anchor:
-            continue
-        q = p + step
-        while 0 <= q < len(line) and abs(q - p) <= reach:
-            if line[q].kind != "function":
-                return line[q]
-            q += step
+        if word.lower == anchor and (q := _neighbour(line, p, step, reach)) is not None:
+            return line[q]
     return None
 
 
@@ -296,41 +287,23 @@ def disputes(
     end = len(response) if end is None else end
     texts = unit_texts(result, unit)
     sentences = split_sentences(response) or [(0, len(response))]
-
-    def sentence_of(position: int) -> tuple[int, int]:
-        return next(((a, b) for a, b in sentences if a <= position < b), (0, len(response)))
-
-    found: dict[int, list[str]] = {}
-
-    def add(own: int, word: str) -> None:
-        known = found.setdefault(own, [])
-        if word not in known:
-            known.append(word)
-
-    def whole(at: int, word: str) -> str:  # "3.20", not its "20"
-        return next(
-            (m.group() for m in _AMOUNT.finditer(response) if m.start() <= at < m.end()), word
-        )
-
+    claims: list[tuple[int, int, int, int]] = []  # (unit, sentence start and end, word)
     for conflict in result.conflicts:
-        if not start <= conflict.start < end:
-            continue
         own, backer = conflict.segment, conflict.backed_by
         if unit == "document":
             own, backer = result.segments[own].doc_index, result.segments[backer].doc_index
-        a, b = sentence_of(conflict.start)
-        span = (conflict.start - a, conflict.end - a)
-        question = result.question
-        if own != backer and stated_value(response[a:b], span, texts[own], question=question):
-            add(own, whole(conflict.start, conflict.text))
+        if own != backer and start <= conflict.start < end:
+            a, b = next(((a, b) for a, b in sentences if a <= conflict.start < b), (0, 0))
+            claims.append((own, a, b, conflict.start))
     for a, b in sentences:
-        if b <= start or a >= end:
-            continue
-        for word in _words(response[a:b]):
-            if word.kind not in LEXICAL_KINDS or not start <= a + word.start < end:
-                continue
-            for own, text in enumerate(texts):
-                span = (word.start, word.end)
-                if stated_value(response[a:b], span, text, question=result.question):
-                    add(own, whole(a + word.start, word.text))
-    return {k: v for k, v in found.items() if v}
+        for word in _words(response[a:b]) if a < end and b > start else []:
+            if word.kind in LEXICAL_KINDS and start <= a + word.start < end:
+                claims += [(own, a, b, a + word.start) for own in range(len(texts))]
+    found: dict[int, list[str]] = {}
+    for own, a, b, at in claims:
+        sentence, span = response[a:b], (at - a, at - a + 1)
+        if stated_value(sentence, span, texts[own], question=result.question):
+            text = next(w.text for w in _words(sentence) if w.start <= at - a < w.end)
+            if text not in found.setdefault(own, []):
+                found[own].append(text)
+    return found
