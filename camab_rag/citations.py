@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlparse
 
 import numpy as np
 
-from camab_rag.conflicts import disputes, plain_number, unit_texts
+from camab_rag.conflicts import disputes, unit_texts
 from camab_rag.errors import InputError
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.report import read_by, support_report
 from camab_rag.groundedness.score import REPLY_WORDS, STOPWORDS
 from camab_rag.groundedness.score import words as score_words
-from camab_rag.groundedness.wordforms import form_set, forms
+from camab_rag.groundedness.wordforms import form_set, forms, is_fact
 from camab_rag.render.cited_answer import (
     CitationRule as CitationRule,
 )
@@ -167,9 +167,8 @@ def cite(
     for text, start, end, scores in _statement_rows(result):
         unit_scores = scores
         if rule.unit == "document":
-            unit_scores = np.zeros(n_docs)
-            for segment, value in zip(segments, scores):
-                unit_scores[segment.doc_index] += value
+            owner = [segment.doc_index for segment in segments]
+            unit_scores = np.bincount(owner, weights=scores, minlength=n_docs).astype(float)
         disputing = disputes(result, start, end, rule.unit)
         chosen = choose_sources(text, unit_scores, texts, rule, disputing)
         for unit in chosen + list(disputing):
@@ -196,19 +195,17 @@ def cite(
             members = [i for i, s in enumerate(segments) if s.doc_index == unit]
             doc_index, segment_index = unit, None
             score = float(doc_scores[unit]) if unit < len(doc_scores) else 0.0
+            document = docs[doc_index] if docs is not None else None
+            base = 0 if document is not None else segments[members[0]].start
+            text = (
+                document.text if document is not None else _joined_segments(result, members, base)
+            )
         else:
             members = [unit]
             doc_index, segment_index = segments[unit].doc_index, unit
             score = float(answer_scores[unit])
-        document = docs[doc_index] if docs is not None else None
-        if rule.unit == "segment":
-            base = segments[unit].start
-            text = segments[unit].text
-        elif document is not None:
-            base, text = 0, document.text
-        else:
-            base = segments[members[0]].start
-            text = _joined_segments(result, members, base)
+            document = docs[doc_index] if docs is not None else None
+            base, text = segments[unit].start, segments[unit].text
         strong = sorted(
             (
                 i
@@ -268,32 +265,36 @@ _TOKEN = re.compile(r"[^\W_]+")
 
 
 def facts(sentence: str) -> dict[str, str]:
-    """The numbers and names of ``sentence`` (a name as written, the first word
-    lower-cased), each with the form a source may state it in (a number's normalised
-    form: "11:40 pm" is "23", "the 5th" is "5"; ``""`` for a name)."""
+    """The words of ``sentence`` a reader checks as written (:func:`is_fact`: numbers,
+    names, dates; a capitalised word that may start a sentence too, lower-cased), a name
+    as written, each with the form a source may state it in ("11:40 pm" is "23", "the
+    5th" is "5"; ``""`` for a name)."""
     found: dict[str, str] = {}
-    values = {start: value for start, _, _, value in forms(sentence)}
-    for k, match in enumerate(_TOKEN.finditer(sentence)):
-        word = match.group()
-        if any(ch.isdigit() for ch in word):
-            plain = plain_number(word.lower())
-            found[word.lower()] = plain if plain != word.lower() else values.get(match.start(), "")
-        elif word[0].isupper() and word.lower() not in STOPWORDS | REPLY_WORDS:
-            found[word if k else word.lower()] = ""
+    for start, end, word, value in forms(sentence):
+        written = sentence[start:end]
+        if is_fact(sentence, start, word, value):
+            found.update({written: ""} if written[:1].isupper() else {word: value})
+        elif written[:1].isupper() and word not in STOPWORDS | REPLY_WORDS:
+            found[word] = ""
     return found
 
 
-def key_words(sentence: str) -> set[str]:
-    """The words a reader would check in ``sentence``: its numbers and names
-    (:func:`facts`), or its informative words when it has none."""
-    return set(facts(sentence)) or informative_words(sentence)
+def key_words(sentence: str) -> dict[str, str]:
+    """The words a reader would check in ``sentence``, with their forms: its
+    :func:`facts`, or its informative words when it has none."""
+    return facts(sentence) or dict.fromkeys(informative_words(sentence), "")
 
 
-def _holds(text: str, keys: set[str]) -> set[str]:
-    """The ``keys`` that ``text`` holds: a name as written, the rest in any case."""
+def _holds(text: str, keys: Mapping[str, str], known: Collection[str]) -> set[str]:
+    """The ``keys`` that ``text`` holds: a name as written, the rest in any case, or in
+    another form (``known``: the forms of ``text``)."""
     written = set(_TOKEN.findall(text))
     lowered = {word.lower() for word in written}
-    return {key for key in keys if key in written or (key.islower() and key in lowered)}
+    return {
+        key
+        for key, value in keys.items()
+        if key in written or (key.islower() and key in lowered) or (value and value in known)
+    }
 
 
 def _unrelated_bar(unrelated: FloatArray) -> float:
@@ -306,17 +307,19 @@ def _holder_floor(unrelated: FloatArray) -> float:
     return float(np.median(unrelated)) if unrelated.size else 0.0
 
 
-def holders(sentence: str, texts: list[str]) -> list[int]:
+def holders(
+    sentence: str, texts: list[str], known: Sequence[Collection[str]] | None = None
+) -> list[int]:
     """The units holding every number and name of ``sentence`` (:func:`facts`) and, of
-    those, the most of its informative words; ``[]`` when it has no number or name."""
+    those, the most of its informative words; ``[]`` when it has no number or name.
+    ``known``: each text's forms (computed when not given)."""
     wanted = facts(sentence)
     if not any(key != key.lower() or any(c.isdigit() for c in key) for key in wanted):
         return []
-    found = []
-    for unit, text in enumerate(texts):
-        held, known = _holds(text, set(wanted)), form_set([text])
-        if all(key in held or (value and value in known) for key, value in wanted.items()):
-            found.append(unit)
+    known = known if known is not None else [form_set([text]) for text in texts]
+    found = [
+        u for u, text in enumerate(texts) if len(_holds(text, wanted, known[u])) == len(wanted)
+    ]
     wanted_words = informative_words(sentence)
     shared = {u: len(wanted_words & set(score_words(texts[u]))) for u in found}
     return [u for u in found if shared[u] == max(shared.values())]
@@ -338,13 +341,15 @@ def choose_sources(
     values = np.asarray(scores, dtype=float)
     wanted = informative_words(sentence)
     stated = {f for _, _, w, f in forms(sentence) if f and (w in wanted or w[:1].isdigit())}
+    known = [form_set([text]) for text in texts]
     related = np.array(  # a word shared, or a value in another form ("9 pm": "21:00")
-        [bool(wanted & set(score_words(t)) or stated & form_set([t])) for t in texts],
+        [bool(wanted & set(score_words(t)) or stated & k) for t, k in zip(texts, known)],
         dtype=bool,
     )
     keys = key_words(sentence)
-    held = [_holds(text, keys) for text in texts]
-    baseline = _unrelated_bar(values[~related] if related.any() else values[:0])
+    held = [_holds(text, keys, k) for text, k in zip(texts, known)]
+    unrelated = values[~related] if related.any() else values[:0]
+    baseline = _unrelated_bar(unrelated)
     standing = np.where(values - baseline >= rule.threshold, values, 0.0)
     covered: set[str] = set()
     chosen: list[int] = []
@@ -357,8 +362,8 @@ def choose_sources(
         covered |= held[unit]
         if rule.top_k is not None and len(chosen) == rule.top_k:
             return chosen
-    holding = holders(sentence, texts)
-    floor = _holder_floor(values[~related] if related.any() else values[:0])
+    holding = holders(sentence, texts, known)
+    floor = _holder_floor(unrelated)
     for unit in sorted(holding, key=lambda u: -values[u]):
         if rule.top_k is not None and len(chosen) == rule.top_k:
             break

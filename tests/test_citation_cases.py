@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from camab_rag import attribute, cite
-from camab_rag.citations import CitationRule, choose_sources, holders, key_words
+from camab_rag.citations import CitationRule, choose_sources, facts, holders, key_words
 
 AERO = {
     "title": "Aero kettle",
@@ -138,7 +138,7 @@ def test_a_page_with_no_new_key_word_is_not_cited() -> None:
     sentence = "The Glass teapot costs 29 euros."
     texts = [TEAPOT["text"], AERO_GLASS["text"], PICNIC["text"]]
     scores = np.array([0.76, 0.35, 0.05])
-    assert key_words(sentence) == {"Glass", "29"}
+    assert set(key_words(sentence)) == {"Glass", "29", "euros"}
     assert CitationRule().select(scores) == [0, 1]  # the attribution alone cites both
     assert choose_sources(sentence, scores, texts, CitationRule()) == [0]
     assert choose_sources(sentence, scores, texts, CitationRule(new_words=False)) == [0, 1]
@@ -233,3 +233,23 @@ def test_a_value_in_another_form_relates_a_source_to_the_sentence() -> None:
     for scores in ([-0.08, 0.55], [0.9, 0.55], [-0.5, -0.1]):
         assert 1 not in choose_sources(sentence, np.array(scores), texts, CitationRule())
     assert choose_sources(sentence, np.array([0.9, 0.1]), texts, CitationRule()) == [0]
+
+
+def test_citations_read_facts_by_the_gates_rule() -> None:
+    """One notion of a fact for the gate and the citations (``wordforms.is_fact``): an
+    amount is one fact, so a page with its "3" and "20" apart does not hold "3.20"; a
+    number word and an amount's sign count; a capitalised first word counts lower-cased."""
+    sentence = "Gustave Eiffel's tower costs 3.20 euros, three times more."
+    assert facts(sentence) == {
+        "gustave": "",
+        "Eiffel": "",
+        "3.20": "3.2",
+        "euros": "eur",
+        "three": "3",
+    }
+    pages = [
+        "Eiffel tower by Gustave: 3,20 EUR, three times.",
+        "Gustave Eiffel tower: 3 euros 20, three.",
+        "Eiffel tower, Gustave, 3.50 euros, three.",
+    ]
+    assert holders(sentence, pages) == [0]
