@@ -40,16 +40,6 @@ class Span:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Span:
-        return cls(
-            str(data["text"]),
-            int(data["start"]),
-            int(data["end"]),
-            float(data["gain"]),
-            int(data["n_tokens"]),
-        )
-
 
 def _visible_start(response: str, start: int, end: int) -> int:
     while start < end and response[start].isspace():
@@ -110,16 +100,18 @@ class TokenSupport:
             bounds = np.array(sorted(set(a.tolist()) & set(b.tolist())), dtype=np.int64)
             if bounds.size == 0 or bounds[0] > min(int(a[0]), int(b[0])):
                 bounds = np.concatenate([[min(int(a[0]), int(b[0]))], bounds])
-            full_sums = _piece_sums(bounds, a, full.logprobs)
-            empty_sums = _piece_sums(bounds, b, empty.logprobs)
-            counts = np.bincount(_piece_of(bounds, a), minlength=bounds.size).astype(np.int64)
-            keep = counts > 0
-            bounds, full_sums, empty_sums, counts = (
-                bounds[keep],
-                full_sums[keep],
-                empty_sums[keep],
-                counts[keep],
+            piece_a, piece_b = (
+                np.clip(np.searchsorted(bounds, x, side="right") - 1, 0, bounds.size - 1)
+                for x in (a, b)
             )
+            full_sums, empty_sums = (
+                np.bincount(piece, weights=side.logprobs, minlength=bounds.size).astype(float)
+                for piece, side in ((piece_a, full), (piece_b, empty))
+            )
+            counts = np.bincount(piece_a, minlength=bounds.size).astype(np.int64)
+            keep = counts > 0
+            bounds, full_sums, empty_sums = bounds[keep], full_sums[keep], empty_sums[keep]
+            counts = counts[keep]
         ends = np.append(bounds[1:], len(response)).astype(np.int64)
         return cls(
             response,
@@ -135,11 +127,6 @@ class TokenSupport:
     @property
     def n_tokens(self) -> int:
         return int(self.counts.sum())
-
-    @property
-    def token_gains(self) -> FloatArray:
-        """Per-token gain of each piece: ``(full - empty) / count``."""
-        return (self.full - self.empty) / self.counts
 
     def _inside(self, start: int, end: int) -> NDArray[np.bool_]:
         visible = np.array(
@@ -187,24 +174,6 @@ class TokenSupport:
         spans = [self.span(s, e) for s, e in split_sentences(self.response)]
         return [s for s in spans if s.n_tokens]
 
-    def unsupported_mask(
-        self,
-        *,
-        unlikely: float = UNLIKELY_LOGPROB,
-        taken: NDArray[np.bool_] | None = None,
-        absent: NDArray[np.bool_] | None = None,
-    ) -> NDArray[np.bool_]:
-        """Pieces unlikely with the context (per token below ``unlikely``) that it does
-        not make likelier (gain ``<= 0``); a ``taken`` piece (a word the context holds)
-        never counts, an ``absent`` one counts whatever its gain."""
-        unlikely_ = self.full / self.counts < unlikely
-        mask = unlikely_ & (self.token_gains <= 0.0)
-        if taken is not None:
-            mask &= ~taken
-        if absent is not None:
-            mask |= unlikely_ & absent
-        return mask
-
     def unsupported_spans(
         self,
         *,
@@ -212,9 +181,14 @@ class TokenSupport:
         taken: NDArray[np.bool_] | None = None,
         absent: NDArray[np.bool_] | None = None,
     ) -> list[Span]:
-        """Maximal runs of :meth:`unsupported_mask` pieces inside one sentence, widened to
-        whole words."""
-        mask = self.unsupported_mask(unlikely=unlikely, taken=taken, absent=absent)
+        """Maximal runs, inside one sentence and widened to whole words, of pieces unlikely
+        with the context (per token below ``unlikely``) that it does not make likelier
+        (gain ``<= 0``); a ``taken`` piece (a word the context holds) never counts, an
+        ``absent`` one counts whatever its gain."""
+        unlikely_ = self.full / self.counts < unlikely
+        mask = unlikely_ & (self.full <= self.empty) & (True if taken is None else ~taken)
+        if absent is not None:
+            mask |= unlikely_ & absent
         sentence_of = np.full(mask.size, -1)
         for k, (start, end) in enumerate(split_sentences(self.response)):
             sentence_of[self._inside(start, end)] = k
@@ -274,16 +248,3 @@ class TokenSupport:
             int(data.get("earlier_turns", 0)),
             tuple(str(t) for t in data.get("conversation") or ()),
         )
-
-
-def _piece_of(bounds: IntArray, offsets: IntArray) -> IntArray:
-    """Index of the piece (between consecutive ``bounds``) each token offset falls in."""
-    return np.clip(np.searchsorted(bounds, offsets, side="right") - 1, 0, bounds.size - 1)
-
-
-def _piece_sums(
-    bounds: IntArray, offsets: IntArray, values: Sequence[float] | FloatArray
-) -> FloatArray:
-    sums = np.zeros(bounds.size)
-    np.add.at(sums, _piece_of(bounds, offsets), np.asarray(values, dtype=float))
-    return sums

@@ -250,7 +250,7 @@ class GroundednessReport:
             sentences=sentences,
             extra_queries=int(data.get("extra_queries", 0)),
             token_support=TokenSupport.from_dict(support) if support else None,
-            unsupported_spans=[Span.from_dict(x) for x in data.get("unsupported_spans", [])],
+            unsupported_spans=[Span(**x) for x in data.get("unsupported_spans", [])],
             abstained=bool(data.get("abstained", False)),
             scored_by=ScoredBy.from_dict(data["scored_by"]) if data.get("scored_by") else None,
             verdict=verdict,

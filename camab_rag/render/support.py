@@ -23,13 +23,7 @@ WORDS = {3: "strong support", 2: "support", 1: "weak support", 0: "no measurable
 
 def support_level(score: float) -> int:
     """0 (no measurable support) .. 3 (strong support) for a score in nats per token."""
-    if score >= STRONG_AT:
-        return 3
-    if score >= CITE_AT:
-        return 2
-    if score >= WEAK_AT:
-        return 1
-    return 0
+    return sum(score >= bar for bar in (WEAK_AT, CITE_AT, STRONG_AT))
 
 
 def support_words(score: float) -> str:
