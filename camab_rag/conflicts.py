@@ -202,8 +202,7 @@ def stated_value(
     value_form = next((f for a, _, _, f in forms(sentence) if a == target.start), "")
     if value_form and value_form in form_set([text]):  # "5 pm" under "17:00"
         return None
-    sides = [(j, -1) for j in [_neighbour(words, index, -1)] if j is not None]
-    sides += [(j, +1) for j in [_neighbour(words, index, +1)] if j is not None]
+    sides = [(j, step) for step in (-1, 1) if (j := _neighbour(words, index, step)) is not None]
     lines = [_sentence_words(own, a, b) for a, b in split_sentences(text)]
     for number, line in enumerate(lines):
         context = {w.lower for w in line + (lines[number - 1] if number else [])}

@@ -180,29 +180,20 @@ def lasso_scores(masks: Masks, rewards: FloatArray, alpha: float = LASSO_ALPHA) 
 
 
 def flat_intercept_posterior_mean(
-    masks: Masks,
-    rewards: FloatArray,
-    *,
-    noise_variance: float = 0.01,
-    prior_variance: float = 1.0,
-    prior_mean: float = 0.0,
+    masks: Masks, rewards: FloatArray, *, noise_variance: float = 0.01, prior_variance: float = 1.0
 ) -> FloatArray:
-    """CAMAB's posterior means of the segment weights with a flat prior on the intercept
-    (``auto``'s estimator): integrating the intercept out centres the design, so this is
-    ridge regression on centred data, and scores read from different rows (documents,
-    sentences) stay comparable. ``rewards`` ``(m,)`` or ``(m, K)`` gives ``(N,)`` or
-    ``(K, N)``; no rows give the prior mean."""
+    """CAMAB's posterior means of the segment weights (prior mean 0) with a flat prior on
+    the intercept (``auto``'s estimator): integrating the intercept out centres the
+    design, so this is ridge regression on centred data, and scores read from different
+    rows (documents, sentences) stay comparable. ``rewards`` ``(m,)`` or ``(m, K)`` gives
+    ``(N,)`` or ``(K, N)``; no rows give zeros."""
     x = masks.astype(float)
     y = np.asarray(rewards, dtype=float)
-    single = y.ndim == 1
-    y2 = y[:, None] if single else y
-    n = x.shape[1]
+    y2 = y[:, None] if y.ndim == 1 else y
     if x.shape[0] == 0:
-        out = np.full((y2.shape[1], n), prior_mean)
-        return np.asarray(out[0] if single else out, dtype=float)
-    xc = x - x.mean(axis=0)
-    yc = y2 - y2.mean(axis=0)
-    precision = xc.T @ xc / noise_variance + np.eye(n) / prior_variance
-    information = xc.T @ yc / noise_variance + prior_mean / prior_variance
-    weights = np.linalg.solve(precision, information).T
-    return np.asarray(weights[0] if single else weights, dtype=float)
+        weights = np.zeros((y2.shape[1], x.shape[1]))
+    else:
+        xc = x - x.mean(axis=0)
+        precision = xc.T @ xc / noise_variance + np.eye(x.shape[1]) / prior_variance
+        weights = np.linalg.solve(precision, xc.T @ (y2 - y2.mean(axis=0)) / noise_variance).T
+    return np.asarray(weights[0] if y.ndim == 1 else weights, dtype=float)

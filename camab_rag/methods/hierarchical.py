@@ -110,21 +110,16 @@ class HierarchicalSampler(Sampler):
         self.members = method.members()
         self.known: dict[bytes, float] = {}
         self.history: list[tuple[NDArray[np.bool_], float]] = []
-        d = self.n_docs
-        cap = document_calls(method.base, d, budget)
         base = method.base
+        cap = document_calls(base, self.n_docs, budget)
         self.stage1 = _Stage(
-            plan_sampler(base, d, cap, rng),
+            plan_sampler(base, self.n_docs, cap, rng),
             lambda doc_masks: np.asarray(doc_masks[:, self.groups], dtype=bool),
             self.known,
             cap if base.prefix_fit else None,  # leave-one-out keeps its own cost
         )
         self.stage2: _Stage | None = None
         self.stage = 1
-
-    @property
-    def calls(self) -> int:
-        return len(self.history)
 
     def next_masks(self) -> Masks | None:
         if self.stage == 1:
@@ -153,7 +148,7 @@ class HierarchicalSampler(Sampler):
         masks = np.array([m for m, _ in self.history], dtype=bool).reshape(-1, self.groups.size)
         rewards = np.array([v for _, v in self.history])
         doc_scores = self.method.document_scores(masks, rewards, design=True)
-        remaining = self.budget - self.calls
+        remaining = self.budget - len(self.history)
         refined: list[int] = []
         count = 0
         for d in np.argsort(-doc_scores, kind="stable"):
@@ -168,8 +163,8 @@ class HierarchicalSampler(Sampler):
 
     def _start_stage2(self) -> None:
         self.stage = 2
-        self.method.stage1_calls = self.calls
-        remaining = self.budget - self.calls
+        self.method.stage1_calls = len(self.history)
+        remaining = self.budget - len(self.history)
         refined = self._plan()
         if remaining <= 0 or not refined:
             return

@@ -21,7 +21,6 @@ from camab_rag.render.text import (
     notices,
     score_text,
     sentence_note,
-    shown_highlights,
     source_note,
     split_highlights,
     unsupported_pieces,
@@ -94,7 +93,7 @@ def _marker(page_id: str, n: int, title: str, mark: str = "", css: str = "") -> 
 
 def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
     body = []
-    for piece, highlight in split_highlights(source.text, shown_highlights(answer, source)):
+    for piece, highlight in split_highlights(answer, source):
         if highlight is None:
             body.append(esc(piece))
             continue
@@ -121,9 +120,7 @@ def _sentence_html(sentence: CitedSentence) -> str:
     """A sentence; an unsupported one is wrapped and its unsupported words marked."""
     body = "".join(
         f'<mark class="camab-nosupport">{esc(piece)}</mark>' if flagged else esc(piece)
-        for piece, flagged in unsupported_pieces(
-            sentence.text, sentence.start, sentence.unsupported_spans
-        )
+        for piece, flagged in unsupported_pieces(sentence)
     )
     note = sentence_note(sentence)
     if note is None:

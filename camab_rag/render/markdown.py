@@ -19,7 +19,6 @@ from camab_rag.render.text import (
     has_highlights,
     notices,
     sentence_note,
-    shown_highlights,
     source_note,
     split_highlights,
 )
@@ -79,7 +78,7 @@ def markers(answer: CitedAnswer, numbers: list[int], page: str, mark: str = "") 
 
 def _source_text(answer: CitedAnswer, source: Source) -> str:
     parts = []
-    for piece, highlight in split_highlights(source.text, shown_highlights(answer, source)):
+    for piece, highlight in split_highlights(answer, source):
         body = _inline(piece)
         if highlight is None or not body:
             parts.append(re.sub(r"\s+", " ", escape_markdown(piece)))

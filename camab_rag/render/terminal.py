@@ -97,9 +97,7 @@ def render_terminal(
             marks += f"[{DISPUTED_MARK}{', '.join(map(str, sentence.disputed))}]"
         text = "".join(
             style(UNDERLINE + RED, _spaced(piece)) if flagged else _spaced(piece)
-            for piece, flagged in unsupported_pieces(
-                sentence.text, sentence.start, sentence.unsupported_spans
-            )
+            for piece, flagged in unsupported_pieces(sentence)
         )
         note = sentence_note(sentence)
         pieces.append(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from camab_rag.render.support import support_words
 
 if TYPE_CHECKING:  # the model imports the renderers; they read it for types only
-    from camab_rag.render.cited_answer import CitedAnswer, Highlight
+    from camab_rag.render.cited_answer import CitedAnswer, CitedSentence, Highlight, Source
 
 # C0 controls except tab and line feed, DEL, C1 controls, the Unicode format characters
 # that reorder or hide text (bidirectional overrides/isolates, zero-width marks, BOM), and
@@ -63,19 +63,15 @@ def _cut(text: str, marks: Sequence[tuple[int, int, M]]) -> list[tuple[str, M | 
     return pieces
 
 
-def split_highlights(
-    text: str, highlights: Sequence[Highlight]
-) -> list[tuple[str, Highlight | None]]:
-    """``text`` cut into plain pieces (``None``) and highlight spans (overlaps ignored)."""
-    return _cut(text, [(h.start, h.end, h) for h in highlights])
+def split_highlights(answer: CitedAnswer, source: Source) -> list[tuple[str, Highlight | None]]:
+    """``source``'s text cut into plain pieces (``None``) and its shown highlights."""
+    return _cut(source.text, [(h.start, h.end, h) for h in shown_highlights(answer, source)])
 
 
-def unsupported_pieces(
-    text: str, start: int, spans: Sequence[tuple[int, int]]
-) -> list[tuple[str, bool]]:
-    """A sentence's text (at ``start``) cut into pieces, flagged when inside ``spans``."""
-    marks = [(a - start, b - start, True) for a, b in spans]
-    return [(piece, mark is not None) for piece, mark in _cut(text, marks)]
+def unsupported_pieces(sentence: CitedSentence) -> list[tuple[str, bool]]:
+    """A sentence's text cut into pieces, flagged when inside its unsupported spans."""
+    marks = [(a - sentence.start, b - sentence.start, True) for a, b in sentence.unsupported_spans]
+    return [(piece, mark is not None) for piece, mark in _cut(sentence.text, marks)]
 
 
 def informative_words(text: str) -> set[str]:
