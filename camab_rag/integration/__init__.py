@@ -22,6 +22,7 @@ from camab_rag.integration.kernel import (
     local_answer,
     native_citations,
     prompt_holds,
+    top_documents,
 )
 from camab_rag.scorers.base import Prompt
 from camab_rag.steps import Steps
@@ -42,4 +43,5 @@ __all__ = [
     "local_answer",
     "native_citations",
     "prompt_holds",
+    "top_documents",
 ]
