@@ -1,10 +1,5 @@
 """The kernel every framework integration builds on: a captured chain call in, a result
-(and what to attach to the framework's answer) out, e.g.::
-
-    runs = Runs.of("MyHandler", scorer, {"budget": 16})
-    call = ChainCall(question, answer, documents, scorer=lambda: scorer)
-    result = drive(runs.steps(run_id, call, lambda attributed: attributed.result))
-"""
+(and what to attach to the framework's answer) out (:mod:`camab_rag.integration.kernel`)."""
 
 from __future__ import annotations
 

@@ -211,9 +211,6 @@ class ResultStore(OrderedDict[Hashable, T]):
     def __contains__(self, key: object) -> bool:
         return super().__contains__(self.key(key))
 
-    def get(self, key: object, default: Any = None) -> Any:
-        return super().get(self.key(key), default)
-
     def add(self, key: Hashable, value: T) -> None:
         self[self.key(key)] = value
         while len(self) > self.limit:

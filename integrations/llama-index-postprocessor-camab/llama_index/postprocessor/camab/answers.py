@@ -20,7 +20,6 @@ from camab_rag.integration import (
     prompt_holds,
     top_documents,
 )
-from camab_rag.segments import SourceDocument
 
 if TYPE_CHECKING:
     from camab_rag import AttributionResult, CitationRule
@@ -151,9 +150,10 @@ ATTRIBUTION_KEY = METADATA_KEY
 SOURCES = {True: "response.source_nodes", False: "retrieval events"}
 
 
-def node_documents(nodes: Sequence[NodeWithScore]) -> list[SourceDocument]:
+def node_documents(nodes: Sequence[NodeWithScore]) -> list[dict[str, Any]]:
+    """Each node's text as the LLM saw it (metadata lines included), as a document."""
     return [
-        SourceDocument(n.node.get_content(MetadataMode.LLM).strip(), {"node_id": n.node_id})
+        {"text": n.node.get_content(MetadataMode.LLM).strip(), "metadata": {"node_id": n.node_id}}
         for n in nodes
     ]
 
