@@ -53,7 +53,7 @@ def test_placeholders_are_filled_in_place() -> None:
     assert [d["status"] for d in held] == ["pending"] * 4
     assert attachment.fill(ok_result(), DOCS) is attachment
     assert attachment.all() == held and all(a is b for a, b in zip(attachment.all(), held))
-    assert held[0]["top_documents"] == [1, 0, 2]
+    assert held[0]["top_documents"] == [1, 0]  # cited, by score: not every document
     assert [d["title"] for d in held[0]["documents"]] == ["A", "b.txt", None]
     assert [d["rank"] for d in held[1:]] == [2, 1, 3]
     assert Attachment.of(ok_result(), DOCS) == attachment

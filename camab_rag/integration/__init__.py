@@ -1,10 +1,5 @@
 """The kernel every framework integration builds on: a captured chain call in, a result
-(and what to attach to the framework's answer) out, e.g.::
-
-    runs = Runs.of("MyHandler", scorer, {"budget": 16})
-    call = ChainCall(question, answer, documents, scorer=lambda: scorer)
-    result = drive(runs.steps(run_id, call, lambda attributed: attributed.result))
-"""
+(and what to attach to the framework's answer) out (:mod:`camab_rag.integration.kernel`)."""
 
 from __future__ import annotations
 
@@ -22,6 +17,7 @@ from camab_rag.integration.kernel import (
     local_answer,
     native_citations,
     prompt_holds,
+    top_documents,
 )
 from camab_rag.scorers.base import Prompt
 from camab_rag.steps import Steps
@@ -42,4 +38,5 @@ __all__ = [
     "local_answer",
     "native_citations",
     "prompt_holds",
+    "top_documents",
 ]

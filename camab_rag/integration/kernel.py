@@ -1,9 +1,7 @@
-"""What every framework integration shares: its keyword options, listed and checked once
-(:class:`AttributorOptions`, :class:`ChainOptions`: the knobs of :func:`camab_rag.attribute`
-with one meaning), :class:`Runs` attributing a captured :class:`ChainCall`,
-:class:`Attachment` (what an answer and its documents carry) and :func:`attribution_of` /
-:func:`groundedness_of` reading it back; a framework's chat messages as prompts and an
-in-process model answering (the weights that write the answer also attribute it)."""
+"""What every framework integration shares: its keyword options (:class:`ChainOptions`),
+:class:`Runs` attributing a captured :class:`ChainCall`, :class:`Attachment` (what an
+answer and its documents carry) and :func:`attribution_of` / :func:`groundedness_of`
+reading it back."""
 
 from __future__ import annotations
 
@@ -213,9 +211,6 @@ class ResultStore(OrderedDict[Hashable, T]):
     def __contains__(self, key: object) -> bool:
         return super().__contains__(self.key(key))
 
-    def get(self, key: object, default: Any = None) -> Any:
-        return super().get(self.key(key), default)
-
     def add(self, key: Hashable, value: T) -> None:
         self[self.key(key)] = value
         while len(self) > self.limit:
@@ -416,24 +411,15 @@ class Runs(Generic[T]):
         raise InputError(f"no attribution under {key!r}: it was never started or was dropped")
 
 
-_SUMMARY = [
-    "status",
-    "error",
-    "method",
-    "budget",
-    "n_queries",
-    "exact",
-    "prompt_tokens",
-    "wall_time_s",
-]
-_SUMMARY += ["prompt_mode", "prompt_note", "run_id"]
+_SUMMARY = "status error method budget n_queries exact prompt_tokens wall_time_s prompt_mode"
+_SUMMARY += " prompt_note run_id"
 
 
 def answer_summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dict[str, Any]:
     """The JSON-ready attribution an integration attaches to an answer: the result's
     figures, each document's ``index``/``score``/``rank``/``title``, each sentence's
     ``citations`` and the ``groundedness`` verdict."""
-    data: dict[str, Any] = {name: getattr(result, name) for name in _SUMMARY}
+    data: dict[str, Any] = {name: getattr(result, name) for name in _SUMMARY.split()}
     data.update(wall_time_s=round(result.wall_time_s, 3), documents=[], top_documents=[])
     data.update(citations=[], groundedness=None, scored_by=None)
     for name in ("groundedness", "scored_by"):
@@ -452,13 +438,24 @@ def answer_summary(result: AttributionResult, titles: Sequence[str | None] = ())
         }
         for i in range(len(scores))
     ]
-    data["top_documents"] = result.top_documents(len(scores))
+    cited = sentence_citations(result)
+    data["top_documents"] = top_documents(result, cited)
     data["citations"] = [
         {"sentence": text, "document": doc_index}
-        for text, doc_indices in sentence_citations(result)
+        for text, doc_indices in cited
         for doc_index in (doc_indices if doc_indices else [None])
     ]
     return data
+
+
+def top_documents(
+    result: AttributionResult, cited: Sequence[tuple[str, list[int]]] | None = None
+) -> list[int]:
+    """The documents :func:`camab_rag.cite` cites for some answer sentence (the sources
+    a reader is shown), most relied-on first; ``cited``: its citations, when known."""
+    cited = sentence_citations(result) if cited is None else cited
+    held = {d for _, docs in cited for d in docs}
+    return [i for i in result.top_documents(len(result.document_scores)) if i in held]
 
 
 def titles(documents: Sequence[Any]) -> list[str | None]:

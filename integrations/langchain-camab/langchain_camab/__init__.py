@@ -1,12 +1,6 @@
 """LangChain integration of camab-rag: which retrieved documents did the answer come from?
-
-* :class:`CamabCallbackHandler` / :class:`AsyncCamabCallbackHandler`: add to any chain's
-  ``config={"callbacks": [...]}``; attributes each root run's answer when it ends, against
-  the exact prompt the LLM received.
-* :class:`CamabAttributor`: an LCEL step / LangGraph node placed after the answer.
-* :class:`CamabChatModel`: a chat model over camab-rag's in-process model (offline RAG).
-* :func:`to_citations`: LangChain ``Citation`` annotations from an attribution.
-"""
+A callback handler (:class:`CamabCallbackHandler`), a chain step (:class:`CamabAttributor`),
+an in-process chat model (:class:`CamabChatModel`) and ``Citation`` annotations."""
 
 from camab_rag.errors import ScorerUnavailableError
 from camab_rag.integration import groundedness_of

@@ -113,21 +113,12 @@ class StepCall:
 
 
 class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
-    """Attribute an answer to its documents as a chain step (or LangGraph node).
-
-    Reads the question, documents and answer from its input dict (the prompt under
-    ``prompt_key`` or rebuilt from ``prompt=``) and returns the input plus
-    ``"attribution"`` (messages and ``Document`` objects get it in their metadata); in
-    ``.assign(attribution=...)`` position, or with ``output="attribution"``, the summary
-    only. ``stream()`` passes chunks through, then adds the attribution as a last chunk.
-    A ``mode="block"`` groundedness filter replaces an unsupported answer by its fallback.
-    ``background=True`` returns pending dicts filled in place later (``wait(run_id)``).
-    Never breaks the chain unless ``strict=True``.
-
-    Args: ``scorer`` (``None``: built from ``llm``, or the ``proxy`` scores), ``prompt``
-    and ``document_separator`` (the chain's template and how it joins documents), where
-    to read the input, ``output``, and :class:`camab_rag.integration.ChainOptions`.
-    """
+    """Attribute an answer to its documents as a chain step (or LangGraph node): the
+    input dict (question, documents, answer; the prompt under ``prompt_key`` or rebuilt
+    from ``prompt=`` and ``document_separator``) plus ``"attribution"``, or the summary
+    alone (``.assign(attribution=...)`` or ``output="attribution"``). ``stream()`` adds it
+    as a last chunk; a blocking filter replaces an unsupported answer. Never breaks the
+    chain unless ``strict=True``. Options: :class:`camab_rag.integration.ChainOptions`."""
 
     __hash__ = Runnable.__hash__  # type: ignore[assignment]  # RunnableGenerator drops it
 

@@ -1,11 +1,7 @@
 """Callback handlers that attribute a chain's answer when its root run ends, against the
 exact prompt its LLM received; a failure is recorded, never raised, unless ``strict=True``.
-
-Args (both handlers): ``scorer`` (``None``: built from ``llm``, else from what callbacks
-see of the chain's model), ``question_keys`` / ``context_keys`` (root input keys),
-``report_run_metadata`` (the summary in the root run's metadata) and
-:class:`camab_rag.integration.ChainOptions` (a groundedness filter flags here).
-"""
+Args: ``scorer`` (``None``: ``llm``'s, else that of the model the callbacks see),
+``question_keys`` / ``context_keys``, ``report_run_metadata`` and ``ChainOptions``."""
 
 from __future__ import annotations
 

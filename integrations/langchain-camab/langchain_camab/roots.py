@@ -286,9 +286,8 @@ class RootRuns:
         documents = self.documents(run)
         chosen = self.chosen_call(run, documents)
         message = chosen.message if chosen is not None else None
-        attachment = None
-        if self.runs.background:
-            attachment = Attachment.placeholders(str(run_id), len(documents))
+        attachment = Attachment.placeholders(str(run_id), len(documents))
+        if self.runs.background:  # shown until the attribution fills them in place
             for doc, placeholder in zip(documents, attachment.documents):
                 doc.metadata[METADATA_KEY] = placeholder
             annotate(message, attachment.answer, None, [])
@@ -307,22 +306,19 @@ class RootRuns:
 
         steps = self.runs.steps(run_id, call, publish)
         slot = (run.metadata or {}).get(self.slot_key) if self.slot_key else None
-        return steps, [*attachment.all(), slot] if attachment is not None else []
+        return steps, [*attachment.all(), slot] if self.runs.background else []
 
     def _publish(
         self,
         run: RootRun,
         documents: list[Document],
         message: object,
-        attachment: Attachment | None,
+        attachment: Attachment,
         done: Any,
     ) -> AttributionResult:
         result: AttributionResult = done.in_chain(str(run.run_id), documents)
         try:
-            if attachment is None:
-                attachment = Attachment.of(result, documents)
-            else:
-                attachment.fill(result, documents)
+            attachment.fill(result, documents)
             entries = {d.page_content: e for d, e in zip(documents, attachment.documents)}
             for doc in (*documents, *run.documents):  # duplicates get the same entry
                 if doc.page_content in entries:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from llama_fakes import repo_tests_module
+from llama_index.core.base.response.schema import Response
 from llama_index.core.schema import NodeWithScore, TextNode
 from llama_index.postprocessor.camab import CamabEventHandler
 from llama_index.postprocessor.camab.answers import (
@@ -23,7 +24,6 @@ from llama_index.postprocessor.camab.spans import ModelCall, SpanRecord
 
 from camab_rag import AttributionSettings, GroundednessFilter
 from camab_rag.errors import InputError, NoContextError
-from camab_rag.integration import ChainCall
 from camab_rag.integration.kernel import pending
 from camab_rag.steps import drive
 
@@ -41,14 +41,14 @@ PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"
 
 
 def test_an_answer_is_attributed_to_its_sources_else_to_what_reached_the_model() -> None:
-    assert answer_documents(ANSWER, DOCS, ["other"], []) == (DOCS, True)
-    assert answer_documents(ANSWER, [], DOCS, [PROMPT]) == (DOCS, False)
+    assert answer_documents(ANSWER, NODES, ["other"], []) == (NODES, True)
+    assert answer_documents(ANSWER, [], NODES, [PROMPT]) == (NODES, False)
     with pytest.raises(InputError, match="the response is empty"):
-        answer_documents("  ", DOCS, [], [])
+        answer_documents("  ", NODES, [], [])
     with pytest.raises(NoContextError, match="no nodes were retrieved"):
         answer_documents(ANSWER, [], [], [PROMPT])
     with pytest.raises(NoContextError, match="none of the 3 retrieved nodes reached the LLM"):
-        answer_documents(ANSWER, [], DOCS, ["a prompt without them"])
+        answer_documents(ANSWER, [], NODES, ["a prompt without them"])
 
 
 def test_options_are_checked_and_a_scorer_is_built_once_per_model() -> None:
@@ -74,27 +74,29 @@ def test_an_answer_with_retrieved_documents_that_reached_the_model_is_attributed
     settings = AttributionSettings(budget=4, seed=1)
     attributor = AnswerAttributor(None, settings=settings)
     record = SpanRecord("q", documents=list(NODES), calls=[ModelCall("llm", PROMPT, model)])
-    done = drive(attributor.call_steps(ChainCall(QUESTION, ANSWER), object(), record=record))
-    assert done.documents == NODES and not done.own_sources
-    summary, entries = done.metadata()
+    response = drive(attributor.steps(Response(ANSWER), QUESTION, record, object()))
+    summary, entries = response.metadata["attribution"], response.metadata["attribution"]["nodes"]
+    assert response.source_nodes == [] and summary["node_source"] == "retrieval events"
     assert summary["status"] == "ok" and summary["prompt_mode"] == "captured"
     assert len(entries) == 3 and {e["n_queries"] for e in entries} == {4}
     assert entries[0]["rank"] == 1 and entries[0]["method"] == summary["method"]
-    assert done.replacement is None and "groundedness" not in summary
+    assert entries[0]["node_id"] == NODES[0].node_id  # the best first
+    assert response.response == ANSWER and "groundedness" not in summary
     assert len(model.scorer.calls) >= 4  # the record's model scored
 
 
 def test_a_problem_is_the_failed_result_and_a_blocking_filter_fails_closed() -> None:
     gate = GroundednessFilter(mode="block", fallback="Not sure.")
     attributor = AnswerAttributor(KeywordScorer(), groundedness=gate)
-    call = ChainCall(QUESTION, ANSWER, problem=InputError("not a plain answer"))
-    done = drive(attributor.call_steps(call, sources=NODES))
-    summary, entries = done.metadata()
-    assert summary["status"] == "error" and "not a plain answer" in summary["error"]
-    assert entries == [] and summary["prompt_mode"] == "none"
-    assert done.replacement == "Not sure." and summary["groundedness"]["blocked"] is True
-    empty = drive(attributor.call_steps(ChainCall(QUESTION, ""), sources=NODES))
-    assert "the response is empty" in empty.metadata()[0]["error"]
+    answer = SimpleNamespace(response=ANSWER, metadata={})  # not a plain Response
+    drive(attributor.steps(answer, QUESTION, None))
+    summary = answer.metadata["attribution"]
+    assert summary["status"] == "error" and "only a plain Response" in summary["error"]
+    assert "node_ids" not in summary and summary["prompt_mode"] == "none"
+    assert summary["groundedness"]["blocked"] is True
+    empty = drive(attributor.steps(Response("", list(NODES)), QUESTION, None))
+    assert "the response is empty" in empty.metadata["attribution"]["error"]
+    assert empty.response == "Not sure." and empty.source_nodes == NODES  # fails closed
 
 
 def test_a_handler_attributes_in_the_background_only_where_it_may() -> None:
@@ -121,8 +123,8 @@ def test_a_background_attribution_fills_the_pending_answer_in_place() -> None:
     attributor = AnswerAttributor(KeywordScorer(), settings=AttributionSettings(budget=4, seed=1))
 
     def steps(answer: Any) -> Any:
-        done = yield from attributor.call_steps(ChainCall(QUESTION, ANSWER), sources=NODES)
-        set_attribution(answer, done.metadata()[0])
+        done = yield from attributor.steps(Response(ANSWER, list(NODES)), QUESTION, None)
+        set_attribution(answer, done.metadata["attribution"])
 
     thread_answer = SimpleNamespace(text="thread", metadata=None)
     attributor.start(thread_answer, steps(thread_answer), in_loop=False)
@@ -144,8 +146,8 @@ class _Answers(AnswerAttributor):
     def turn(
         self, answer: Any, question: str, record: Any, llm: object = None, then: Any = None
     ) -> Any:
-        done = yield from self.call_steps(ChainCall(question, answer.text), llm, NODES, record)
-        set_attribution(answer, done.metadata()[0])
+        done = yield from self.steps(Response(answer.text, list(NODES)), question, record, llm)
+        set_attribution(answer, done.metadata["attribution"])
         return answer
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from llama_fakes import repo_tests_module
+from llama_index.core.base.response.schema import Response
 from llama_index.core.schema import NodeWithScore, TextNode
 from llama_index.postprocessor.camab.answers import (
     await_attribution,
@@ -22,7 +23,7 @@ from llama_index.postprocessor.camab.attributor import AnswerAttributor
 from camab_rag import AttributionResult, AttributionSettings
 from camab_rag.attributor import LOOP_ENDED as CANCELLED
 from camab_rag.errors import AttributionCancelledError, AttributionPendingError
-from camab_rag.integration import ChainCall, attribution_of, groundedness_of
+from camab_rag.integration import attribution_of, groundedness_of
 from camab_rag.integration.kernel import pending
 
 KeywordScorer = repo_tests_module("fakes.py").KeywordScorer
@@ -42,11 +43,8 @@ def answer_with_run(in_loop: bool) -> tuple[Any, AnswerAttributor]:
     answer = SimpleNamespace(metadata=None)
 
     def steps() -> Any:
-        done = yield from attributor.call_steps(
-            ChainCall(QUESTION, ANSWER),
-            sources=NODES,
-        )
-        set_attribution(answer, done.metadata()[0])
+        done = yield from attributor.steps(Response(ANSWER, list(NODES)), QUESTION, None)
+        set_attribution(answer, done.metadata["attribution"])
 
     attributor.start(answer, steps(), in_loop=in_loop)
     return answer, attributor

@@ -55,7 +55,7 @@ def test_summary_is_json_ready_and_complete() -> None:
     data = summary(_result(), ["A", "B", None])
     json.dumps(data)
     assert data["status"] == "ok" and data["prompt_mode"] == "captured"
-    assert data["top_documents"] == [1, 0, 2]
+    assert data["top_documents"] == [1, 0]  # the cited documents, by score (not the 3rd)
     assert data["documents"][1] == {"index": 1, "score": 0.9, "rank": 1, "title": "B"}
     assert data["citations"] == [
         {"sentence": "First.", "document": 1},

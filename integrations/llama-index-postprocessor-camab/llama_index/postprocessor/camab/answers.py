@@ -4,8 +4,8 @@ attribution."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from llama_index.core.base.llms.types import CitationBlock, TextBlock
@@ -13,8 +13,13 @@ from llama_index.core.base.response.schema import Response
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from camab_rag.errors import AttributionPendingError, InputError, NoContextError
-from camab_rag.integration import METADATA_KEY, Attachment, native_citations, prompt_holds
-from camab_rag.segments import SourceDocument
+from camab_rag.integration import (
+    METADATA_KEY,
+    Attachment,
+    native_citations,
+    prompt_holds,
+    top_documents,
+)
 
 if TYPE_CHECKING:
     from camab_rag import AttributionResult, CitationRule
@@ -70,15 +75,8 @@ async def await_attribution(response: object) -> dict[str, Any]:
     return _info(response)
 
 
-ToDocuments = Callable[[Sequence[Any]], list[Any]]
-
-
 def answer_documents(
-    answer: object,
-    sources: Sequence[Any],
-    retrieved: Sequence[Any],
-    prompts: Sequence[Prompt],
-    as_documents: ToDocuments | None = None,
+    answer: object, sources: Sequence[Any], retrieved: Sequence[Any], prompts: Sequence[Prompt]
 ) -> tuple[list[Any], bool]:
     """The documents to attribute ``answer`` to (its ``sources``, else the ``retrieved``
     ones some prompt holds) and whether they are its own; a typed error for none."""
@@ -92,7 +90,7 @@ def answer_documents(
             "to come from"
         )
     # a node the input gate refuses: its error, not "none reached"
-    if not prompt_holds(prompts, as_documents(retrieved) if as_documents else retrieved):
+    if not prompt_holds(prompts, node_documents(retrieved)):
         raise NoContextError(
             f"none of the {len(retrieved)} retrieved nodes reached the LLM "
             "(response.source_nodes is empty: e.g. a node post-processor discarded "
@@ -124,6 +122,23 @@ class AnswerAttribution:
             entries = [{**entry, **extra} for entry in summaries]
         return summary, entries
 
+    def by_attribution(self) -> AnswerAttribution:
+        """A copy whose documents (and the result's document indices) are in the order
+        of :func:`~camab_rag.integration.top_documents` (the sources :func:`camab_rag.cite`
+        cites, most relied-on first), the rest after them by score."""
+        attributed, n = self.attributed, len(self.documents)
+        result = attributed.result
+        if result.status != "ok" or len(result.document_scores) != n:
+            return self
+        top = top_documents(result)
+        order = top + [i for i in result.top_documents(n) if i not in top]
+        at = {old: new for new, old in enumerate(order)}
+        segments = [replace(s, doc_index=at[s.doc_index]) for s in result.segments]
+        result = replace(result, segments=segments)
+        placed = [attributed.documents[i] for i in order] if attributed.documents else []
+        attributed = replace(attributed, result=result, documents=placed)
+        return replace(self, attributed=attributed, documents=[self.documents[i] for i in order])
+
     @property
     def replacement(self) -> str | None:
         """A blocking filter's fallback for the answer (``None``: the answer stands)."""
@@ -135,9 +150,10 @@ ATTRIBUTION_KEY = METADATA_KEY
 SOURCES = {True: "response.source_nodes", False: "retrieval events"}
 
 
-def node_documents(nodes: Sequence[NodeWithScore]) -> list[SourceDocument]:
+def node_documents(nodes: Sequence[NodeWithScore]) -> list[dict[str, Any]]:
+    """Each node's text as the LLM saw it (metadata lines included), as a document."""
     return [
-        SourceDocument(n.node.get_content(MetadataMode.LLM).strip(), {"node_id": n.node_id})
+        {"text": n.node.get_content(MetadataMode.LLM).strip(), "metadata": {"node_id": n.node_id}}
         for n in nodes
     ]
 
@@ -152,6 +168,7 @@ def _with_attribution(node: Any, info: dict[str, Any]) -> Any:
 
 def attach(response: Any, done: AnswerAttribution) -> Any:
     """Put ``done`` on ``response`` in place (a blocked answer's text: the fallback)."""
+    done = done.by_attribution()
     summary, entries = done.metadata()
     try:
         if entries:

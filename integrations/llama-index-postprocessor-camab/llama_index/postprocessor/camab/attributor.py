@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -72,7 +72,9 @@ class AnswerAttributor:
     def steps(
         self, response: Any, question: str, record: SpanRecord | None, llm: object = None
     ) -> Steps[Any]:
-        """Attribute ``response`` in place (never raises)."""
+        """Attribute ``response`` in place to its source nodes (else to the nodes ``record``
+        retrieved that reached the model), in the prompts ``record`` captured, scored by
+        its model's scorer (else ``llm``'s); never raises."""
         text = getattr(response, "response", None)
         call = ChainCall(question, text if isinstance(text, str) else "")
         call.progress = ProgressRelay(self.runs.progress, progress_events(question), None)
@@ -82,7 +84,22 @@ class AnswerAttributor:
                 "streaming or structured output) has the final text to attribute"
             )
         sources = response.source_nodes if isinstance(response, Response) else []
-        done = yield from self.call_steps(call, llm, sources, record)
+        retrieved: list[Any] = []
+        if record is not None:
+            llm = record.model if record.model is not None else llm
+            call.prompts, retrieved = record.prompts, list(record.documents)
+            call.problem = call.problem or record.placeholder(call.answer)
+        documents: list[Any] = []
+        own = bool(sources)
+        try:  # never raises: e.g. no documents, or the input gate refused one: the failed result
+            if call.problem is None:
+                documents, own = answer_documents(call.answer, sources, retrieved, call.prompts)
+            call.documents = node_documents(documents)
+        except Exception as error:
+            call.problem = call.problem or error
+        call.scorer = partial(self.scorers.get, llm)
+        finish = lambda attributed: AnswerAttribution(attributed, documents, own)  # noqa: E731
+        done: AnswerAttribution = yield from self.runs.steps(None, call, finish)
         return attach(response, done)
 
     def turn(
@@ -154,36 +171,6 @@ class AnswerAttributor:
         )
         if key is None:  # a stream: its handle on the answer, for wait_for_attribution
             setattr(answer, ANSWER_JOB, job)
-
-    def call_steps(
-        self,
-        call: ChainCall,
-        model: object = None,
-        sources: Sequence[Any] = (),
-        record: SpanRecord | None = None,
-    ) -> Steps[AnswerAttribution]:
-        """Attribute ``call`` to its ``sources`` (else the documents ``record`` retrieved),
-        in the prompts ``record`` captured, scored by its model's scorer (else ``model``'s);
-        never raises."""
-        retrieved: list[Any] = []
-        if record is not None:
-            model = record.model if record.model is not None else model
-            call.prompts, retrieved = record.prompts, list(record.documents)
-            call.problem = call.problem or record.placeholder(call.answer)
-        documents: list[Any] = []
-        own = bool(sources)
-        try:  # never raises: e.g. no documents, or the input gate refused one: the failed result
-            if call.problem is None:
-                documents, own = answer_documents(
-                    call.answer, sources, retrieved, call.prompts, node_documents
-                )
-            call.documents = node_documents(documents)
-        except Exception as error:
-            call.problem = call.problem or error
-        call.scorer = partial(self.scorers.get, model)
-        finish = lambda attributed: AnswerAttribution(attributed, documents, own)  # noqa: E731
-        done: AnswerAttribution = yield from self.runs.steps(None, call, finish)
-        return done
 
 
 def _as_response(answer: Any, text: str) -> Response:
