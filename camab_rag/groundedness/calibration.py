@@ -20,7 +20,6 @@ from numpy.typing import NDArray
 from camab_rag.errors import InputError
 from camab_rag.groundedness.gain import answer_steps
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, model_input
-from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE
 from camab_rag.scorers.base import scorer_model_name
 from camab_rag.steps import Steps, asynced, synced
 from camab_rag.text_gate import check_examples
@@ -76,25 +75,6 @@ def auroc(supported_scores: Sequence[float], unsupported_scores: Sequence[float]
     pos = np.asarray(supported_scores, dtype=float)[:, None]
     neg = np.asarray(unsupported_scores, dtype=float)[None, :]
     return float(((pos > neg).sum() + 0.5 * (pos == neg).sum()) / (pos.size * neg.size))
-
-
-def fit_threshold(
-    supported_scores: Sequence[float], unsupported_scores: Sequence[float]
-) -> tuple[float, float]:
-    """The threshold (a midpoint between scores) with the best balanced accuracy of
-    ``score >= threshold``, and that accuracy; ties go to the middle of the best run."""
-    pos = np.asarray(supported_scores, dtype=float)
-    neg = np.asarray(unsupported_scores, dtype=float)
-    values = np.unique(np.concatenate([pos, neg]))
-    candidates = np.concatenate(
-        [[values[0] - 1.0], (values[:-1] + values[1:]) / 2, [values[-1] + 1.0]]
-    )
-    accuracy = np.array(
-        [((pos >= t).mean() + (neg < t).mean()) / 2 for t in candidates], dtype=float
-    )
-    best = np.flatnonzero(accuracy >= accuracy.max() - 1e-12)
-    chosen = float(candidates[best[len(best) // 2]])
-    return chosen, float(accuracy.max())
 
 
 def design(scores: Sequence[float], coverages: Sequence[float]) -> FloatArray:
@@ -180,7 +160,8 @@ def fit_calibration(
     """The verdict model fitted on labelled figures, with ``base``'s cut points and
     held-out figures (:func:`out_of_fold`)."""
     y = [bool(u) for u in unsupported]
-    _check_both(len(y) - sum(y), len(y), "")
+    left_out = f" after leaving out {n_abstained} that decline to answer" if n_abstained else ""
+    _check_both(len(y) - sum(y), len(y), left_out)
     x = design(scores, coverages)
     weights = kind_weights(list(kinds) if kinds is not None else ["answer"] * len(y))
     fitted, bias = fit_logistic(x, y, weights)
@@ -227,8 +208,6 @@ def calibrate_steps(
     examples: Iterable[object] | None = None,
     *,
     progress: bool | Progress = True,
-    user_template: str = DEFAULT_USER_TEMPLATE,
-    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
 ) -> Steps[Calibration]:
     """:func:`calibrate` as a generator of model calls."""
     if not callable(getattr(scorer, "score", None)):
@@ -254,8 +233,6 @@ def calibrate_steps(
             example.context,
             example.answer,
             scorer,
-            user_template=user_template,
-            system_prompt=system_prompt,
             block_on="any",  # the fit reads the figures, not a rule's verdict
         )
         if report.abstained:  # the gate never flags it: its score must not move the fit
@@ -265,9 +242,6 @@ def calibrate_steps(
             kept.append((example, report.score, coverage))
         if report_progress is not None:
             report_progress(done, len(labelled))
-    left_out = f" after leaving out {abstained} that decline to answer" if abstained else ""
-    n_supported = sum(e.supported for e, _, _ in kept)
-    _check_both(n_supported, len(kept), left_out)
     return fit_calibration(
         [s for _, s, _ in kept],
         [c for _, _, c in kept],

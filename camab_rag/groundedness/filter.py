@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from copy import copy
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -27,7 +28,7 @@ from camab_rag.groundedness.report import (
 )
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
 from camab_rag.prompts import PromptBuilder
-from camab_rag.result import VERDICT_READER, AttributionResult
+from camab_rag.result import VERDICT_READER, AttributionResult, cast_fields, fields_dict
 from camab_rag.scorers.base import ChatMessage
 from camab_rag.steps import Steps, adrive, drive
 
@@ -79,16 +80,10 @@ class FilteredAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "answer": self.answer,
-            "original_answer": self.original_answer,
-            "grounded": self.grounded,
-            "verdict": self.verdict,
+            **fields_dict(self),
             "abstained": self.abstained,
             "flagged": self.flagged,
-            "blocked": self.blocked,
-            "mode": self.mode,
             "report": self.report.to_dict() if self.report is not None else None,
-            "error": self.error,
         }
 
     @classmethod
@@ -99,16 +94,12 @@ class FilteredAnswer:
         verdict = data.get("verdict")
         if verdict is None and grounded is not None:  # a dict written before verdicts
             verdict = "supported" if grounded else "unsupported"
-        return cls(
-            answer=str(data["answer"]),
-            original_answer=str(data["original_answer"]),
-            grounded=None if grounded is None else bool(grounded),
-            blocked=bool(data["blocked"]),
-            mode=data["mode"],
-            report=GroundednessReport.from_dict(report) if report is not None else None,
-            error=data.get("error"),
-            verdict=verdict,
-        )
+        done = {
+            "grounded": None if grounded is None else bool(grounded),
+            "report": GroundednessReport.from_dict(report) if report is not None else None,
+            "verdict": verdict,
+        }
+        return cls(**cast_fields(cls, data, done))
 
 
 Fallback = str | Callable[[AttributionResult, GroundednessReport | None], str]
@@ -271,18 +262,17 @@ class GroundednessFilter:
             verdict=report.verdict,
         )
 
-    def _steps(
+    def judge_steps(
         self,
         result: AttributionResult,
         *,
-        safe: bool,
+        safe: bool = True,
         context: object = None,
         prompt_builder: PromptBuilder | None = None,
         scorer: Any = None,
     ) -> Steps[FilteredAnswer]:
-        """The verdict, as a generator of model calls (run by the methods below).
-        ``safe``: an error becomes an unknown verdict (``on_error`` decides) instead of
-        being raised."""
+        """:meth:`judge` as a generator of model calls (:mod:`camab_rag.steps`), for a
+        caller that runs its own sync or async loop; ``safe=False``: :meth:`__call__`."""
         try:
             if result.status != "ok":
                 return self._unknown(result, result.error)
@@ -301,11 +291,6 @@ class GroundednessFilter:
                 raise
             return self._unknown(result, f"groundedness: {type(error).__name__}: {error}")
 
-    def judge_steps(self, result: AttributionResult, **where: Any) -> Steps[FilteredAnswer]:
-        """:meth:`judge` as a generator of model calls (:mod:`camab_rag.steps`), for a
-        caller that runs its own sync or async loop."""
-        return self._steps(result, safe=True, **where)
-
     def __call__(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
         """Judge ``result.response``; returns the answer to show with its verdict.
 
@@ -314,18 +299,18 @@ class GroundednessFilter:
         not evaluate them. Bad input (e.g. a context that does not match the attribution)
         raises :class:`~camab_rag.errors.InputError`; :meth:`judge` never raises.
         """
-        return drive(self._steps(result, safe=False, **where))
+        return drive(self.judge_steps(result, safe=False, **where))
 
     def judge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
         """:meth:`__call__` for host applications (same keywords): never raises. When the
         verdict cannot be computed (the attribution failed, the scorer errored)
         ``grounded`` is ``None``, ``error`` says why and ``on_error`` decides whether the
         answer passes."""
-        return drive(self._steps(result, safe=True, **where))
+        return drive(self.judge_steps(result, **where))
 
     async def ajudge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
         """Async :meth:`judge` (never raises)."""
-        return await adrive(self._steps(result, safe=True, **where))
+        return await adrive(self.judge_steps(result, **where))
 
     # ------------------------------------------------------------------ no attribution
     def answer_steps(
@@ -394,16 +379,11 @@ class GroundednessFilter:
         refitted; the cut points ``block_at`` and ``flag_at`` stay the default's (they
         are probabilities, read the same way for every model; a few own labels would move
         them by chance), and :attr:`Calibration.fitted_on` says so."""
+        fitted = copy(self)
         chosen = scorer if scorer is not None else self.scorer
-        return GroundednessFilter(
-            calibration=drive(calibrate_steps(chosen, examples, progress=progress)),
-            mode=self.mode,
-            fallback=self.fallback,
-            top_k=self.top_k,
-            on_error=self.on_error,
-            scorer=self.scorer,
-            block_on=self.block_on,
-        )
+        fitted.calibration = drive(calibrate_steps(chosen, examples, progress=progress))
+        fitted.threshold = None
+        return fitted
 
 
 def check_groundedness_filter(value: object, *, blocking_refused: str | None = None) -> None:
