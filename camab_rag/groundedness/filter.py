@@ -22,7 +22,6 @@ from camab_rag.groundedness.report import (
     DEFAULT_BLOCK_ON,
     BlockOn,
     GroundednessReport,
-    check_block_on,
     read_by,
     recalibrated,
 )
@@ -161,26 +160,23 @@ class GroundednessFilter:
         block_at: float | None = None,
         flag_at: float | None = None,
     ) -> None:
-        if mode not in ("flag", "block"):
-            raise InputError(f"mode must be 'flag' or 'block', got {mode!r}")
-        check_block_on(block_on)
         if on_error is None:
             on_error = "block" if mode == "block" else "pass"
-        if on_error not in ("pass", "block"):
-            raise InputError(f"on_error must be 'pass' or 'block', got {on_error!r}")
+        for name, value, (a, b) in (
+            ("mode", mode, ("flag", "block")),
+            ("on_error", on_error, ("pass", "block")),
+            ("block_on", block_on, ("any", "facts")),
+        ):
+            if value not in (a, b):
+                raise InputError(f"{name} must be {a!r} or {b!r}, got {value!r}")
         if threshold is not None and (
             isinstance(threshold, bool)
             or not isinstance(threshold, (int, float, np.number))
             or not np.isfinite(threshold)
         ):
-            scorer_hint = (
-                " (a scorer? pass it by name: GroundednessFilter(scorer=...))"
-                if callable(getattr(threshold, "score", None))
-                else ""
-            )
-            raise InputError(
-                f"threshold must be a finite number or None, got {threshold!r}{scorer_hint}"
-            )
+            hint = " (a scorer? pass it by name: GroundednessFilter(scorer=...))"
+            hint = hint if callable(getattr(threshold, "score", None)) else ""
+            raise InputError(f"threshold must be a finite number or None, got {threshold!r}{hint}")
         if calibration is not None and not isinstance(calibration, Calibration):
             raise InputError(
                 "calibration must be a camab_rag.groundedness.verdict.Calibration (from "
@@ -352,12 +348,9 @@ class GroundednessFilter:
         prompt_builder: PromptBuilder | None = None,
         history: Sequence[ChatMessage] | None = None,
     ) -> FilteredAnswer:
-        """Judge ``answer`` with no attribution: two model calls (the answer scored with
-        the full context and with none). ``scorer`` is used when the filter has none of
-        its own; ``prompt_builder`` (e.g. the prompt the model received) replaces the
-        default template; ``history`` (earlier chat messages) counts as context, as in
-        :func:`camab_rag.assess_answer`. Never raises: an error gives
-        ``grounded=None`` and ``on_error`` decides."""
+        """Judge ``answer`` with no attribution: two model calls, as
+        :func:`camab_rag.assess_answer` (``scorer``: when the filter has none of its own).
+        Never raises: an error gives ``grounded=None`` and ``on_error`` decides."""
         return drive(
             self.answer_steps(
                 question, context, answer, scorer, prompt_builder=prompt_builder, history=history
@@ -372,13 +365,10 @@ class GroundednessFilter:
         *,
         progress: bool | Callable[[int, int], None] = True,
     ) -> GroundednessFilter:
-        """A copy of this filter whose verdict is calibrated for ``scorer``'s model (the
-        filter's own scorer by default), on the shipped labelled set or on ``examples``
-        (:func:`~camab_rag.groundedness.calibration.calibrate`: two calls per answer); the
-        copy's :attr:`calibration` says on what, with held-out figures. The weights are
-        refitted; the cut points ``block_at`` and ``flag_at`` stay the default's (they
-        are probabilities, read the same way for every model; a few own labels would move
-        them by chance), and :attr:`Calibration.fitted_on` says so."""
+        """A copy of this filter whose verdict is fitted for ``scorer``'s model (default:
+        the filter's own) on the shipped labelled set or ``examples``
+        (:func:`~camab_rag.groundedness.calibration.calibrate`: the weights refitted, the
+        cut points kept; its :attr:`calibration` says on what, with held-out figures)."""
         fitted = copy(self)
         chosen = scorer if scorer is not None else self.scorer
         fitted.calibration = drive(calibrate_steps(chosen, examples, progress=progress))
@@ -387,12 +377,9 @@ class GroundednessFilter:
 
 
 def check_groundedness_filter(value: object, *, blocking_refused: str | None = None) -> None:
-    """Refuse a ``groundedness=`` argument (``True``/``False`` already read as a filter or
-    ``None``) that is neither ``None`` nor a :class:`GroundednessFilter` (a
-    :class:`~camab_rag.errors.WrongTypeError` naming what is accepted and what was given),
-    and, where the
-    integration object cannot hold the answer back, a blocking filter: ``blocking_refused``
-    says why and what to use instead (an :class:`~camab_rag.errors.InputError`)."""
+    """Refuse a ``groundedness=`` value that is neither ``None`` nor a
+    :class:`GroundednessFilter` (``WrongTypeError``), and a blocking filter where the caller
+    cannot hold the answer back (``InputError``; ``blocking_refused`` says why)."""
     if value is not None and not isinstance(value, GroundednessFilter):
         shown = repr(value) if len(repr(value)) <= 40 else type(value).__name__
         raise WrongTypeError(

@@ -153,7 +153,7 @@ def answer_steps(
     """:func:`camab_rag.assess_answer` as a generator of model calls."""
     check_texts({"the question": question, "the answer": answer})  # camab_rag.text_gate
     check_block_on(block_on)
-    if not isinstance(answer, str) or not answer.strip():
+    if not answer.strip():
         raise InputError("the answer is empty: there is nothing to judge")
     if not callable(getattr(scorer, "score", None)):
         raise InputError("scorer must have a score(requests) method")

@@ -12,9 +12,9 @@ from numpy.typing import NDArray
 from camab_rag.errors import InputError
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.score import (
-    REPLY_WORDS,
     SCORE_NAME,
     STOPWORDS,
+    UNCHECKED,
     absent_pieces,
     answer_score,
     checked_coverage,
@@ -468,8 +468,7 @@ def support_report(
         # light verbs alone ("get in") are dropped: they are not checked
         taken, absent = taken_pieces(support, context_words), absent_pieces(support, context_words)
         found = support.unsupported_spans(taken=taken, absent=absent)
-        unchecked = STOPWORDS | REPLY_WORDS
-        found = [s for s in found if not all(w in unchecked for w in words(s.text))]
+        found = [s for s in found if not all(w in UNCHECKED for w in words(s.text))]
     spans = [
         span
         for span in found
