@@ -77,11 +77,6 @@ def auroc(supported_scores: Sequence[float], unsupported_scores: Sequence[float]
     return float(((pos > neg).sum() + 0.5 * (pos == neg).sum()) / (pos.size * neg.size))
 
 
-def design(scores: Sequence[float], coverages: Sequence[float]) -> FloatArray:
-    """One row ``(model_input(score, coverage), coverage)`` per answer."""
-    return np.array([[model_input(s, c), float(c)] for s, c in zip(scores, coverages)], dtype=float)
-
-
 def kind_weights(kinds: Sequence[str]) -> FloatArray:
     """Sample weights under which every kind of answer weighs alike (mean weight 1)."""
     names = sorted(set(kinds))
@@ -90,12 +85,11 @@ def kind_weights(kinds: Sequence[str]) -> FloatArray:
 
 
 def fit_logistic(
-    x: FloatArray, unsupported: Sequence[bool], weights: FloatArray | None = None
+    x: FloatArray, unsupported: Sequence[bool], w: FloatArray
 ) -> tuple[tuple[float, float], float]:
     """Weighted logistic regression of ``unsupported`` on ``x`` (Newton, L2 :data:`RIDGE`
     on the weights): the weights and the bias."""
     y = np.asarray(unsupported, dtype=float)
-    w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=float)
     a = np.column_stack([x, np.ones(y.size)])
     penalty = np.diag([RIDGE * w.sum()] * x.shape[1] + [0.0])
     beta = np.zeros(a.shape[1])
@@ -118,21 +112,16 @@ def balanced_accuracy(p_unsupported: FloatArray, unsupported: Sequence[bool], cu
 
 
 def out_of_fold(
-    x: FloatArray,
-    unsupported: Sequence[bool],
-    groups: Sequence[str],
-    weights: FloatArray | None = None,
-    folds: int = FOLDS,
+    x: FloatArray, unsupported: Sequence[bool], groups: Sequence[str], w: FloatArray
 ) -> FloatArray:
-    """Each answer's ``P(unsupported)`` from a model fitted without its fold (a context's
-    answers share one)."""
+    """Each answer's ``P(unsupported)`` from a model fitted without its fold (of
+    :data:`FOLDS`; a context's answers share one)."""
     y = np.asarray(unsupported, dtype=bool)
-    w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=float)
     order = list(dict.fromkeys(groups))
-    fold_of = {g: i % folds for i, g in enumerate(order)}
+    fold_of = {g: i % FOLDS for i, g in enumerate(order)}
     fold = np.array([fold_of[g] for g in groups])
     p = np.zeros(y.size)
-    for k in range(min(folds, len(order))):
+    for k in range(min(FOLDS, len(order))):
         test, train = fold == k, fold != k
         if not train.any():  # one context only: nothing to hold out against
             p[test] = 0.5
@@ -162,7 +151,7 @@ def fit_calibration(
     y = [bool(u) for u in unsupported]
     left_out = f" after leaving out {n_abstained} that decline to answer" if n_abstained else ""
     _check_both(len(y) - sum(y), len(y), left_out)
-    x = design(scores, coverages)
+    x = np.array([[model_input(s, c), float(c)] for s, c in zip(scores, coverages)])
     weights = kind_weights(list(kinds) if kinds is not None else ["answer"] * len(y))
     fitted, bias = fit_logistic(x, y, weights)
     held_out = out_of_fold(x, y, groups, weights)

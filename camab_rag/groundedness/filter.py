@@ -221,41 +221,38 @@ class GroundednessFilter:
             )
             return DEFAULT_FALLBACK
 
-    def _unknown(self, result: AttributionResult, error: str | None) -> FilteredAnswer:
-        """The verdict when groundedness cannot be measured: not grounded when no retrieved
-        context reached the model (``status="no_context"``), else unknown (``on_error``
-        decides)."""
-        no_context = result.status == "no_context"
-        block = self.mode == "block" and (no_context or self.on_error == "block")
+    def _answer(
+        self,
+        result: AttributionResult,
+        report: GroundednessReport | None,
+        error: str | None = None,
+    ) -> FilteredAnswer:
+        """The answer to show under ``report`` read by this filter's rule; without one,
+        ``unsupported`` when no retrieved context reached the model (``status=
+        "no_context"``), else unknown (``on_error`` decides)."""
+        verdict: Verdict | None = "unsupported" if result.status == "no_context" else None
+        if report is not None:
+            if self.threshold is None and self.calibration is not DEFAULT_CALIBRATION:
+                report = recalibrated(report, self.calibration)
+            report = read_by(report, self.block_on)
+            verdict = report.verdict
+        unknown = verdict is None
+        block = self.mode == "block" and (
+            self.on_error == "block" if unknown else verdict == "unsupported"
+        )
         shown = result.response
-        if block and not no_context and self.fallback == DEFAULT_FALLBACK:
-            shown = CHECK_FAILED_FALLBACK
-        elif block:
-            shown = self._fallback_text(result, None)
+        if block:
+            failed = unknown and self.fallback == DEFAULT_FALLBACK
+            shown = CHECK_FAILED_FALLBACK if failed else self._fallback_text(result, report)
         return FilteredAnswer(
             answer=shown,
             original_answer=result.response,
-            grounded=False if no_context else None,
-            blocked=block,
-            mode=self.mode,
-            report=None,
-            error=error,
-            verdict="unsupported" if no_context else None,
-        )
-
-    def _verdict(self, result: AttributionResult, report: GroundednessReport) -> FilteredAnswer:
-        if self.threshold is None and self.calibration is not DEFAULT_CALIBRATION:
-            report = recalibrated(report, self.calibration)
-        report = read_by(report, self.block_on)
-        block = self.mode == "block" and report.verdict == "unsupported"
-        return FilteredAnswer(
-            answer=self._fallback_text(result, report) if block else result.response,
-            original_answer=result.response,
-            grounded=report.grounded,
+            grounded=None if unknown else verdict != "unsupported",
             blocked=block,
             mode=self.mode,
             report=report,
-            verdict=report.verdict,
+            error=error,
+            verdict=verdict,
         )
 
     def judge_steps(
@@ -271,7 +268,7 @@ class GroundednessFilter:
         caller that runs its own sync or async loop; ``safe=False``: :meth:`__call__`."""
         try:
             if result.status != "ok":
-                return self._unknown(result, result.error)
+                return self._answer(result, None, result.error)
             report = yield from assess_steps(
                 result,
                 threshold=self.threshold,
@@ -281,11 +278,11 @@ class GroundednessFilter:
                 prompt_builder=prompt_builder,
                 block_on="any",
             )
-            return self._verdict(result, report)
+            return self._answer(result, report)
         except Exception as error:
             if not safe:
                 raise
-            return self._unknown(result, f"groundedness: {type(error).__name__}: {error}")
+            return self._answer(result, None, f"groundedness: {type(error).__name__}: {error}")
 
     def __call__(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
         """Judge ``result.response``; returns the answer to show with its verdict.
@@ -335,8 +332,8 @@ class GroundednessFilter:
                 block_on="any",  # recalibrated first, then read by this filter's rule
             )
         except Exception as error:
-            return self._unknown(stub, f"groundedness: {type(error).__name__}: {error}")
-        return self._verdict(stub, report)
+            return self._answer(stub, None, f"groundedness: {type(error).__name__}: {error}")
+        return self._answer(stub, report)
 
     def judge_answer(
         self,

@@ -85,32 +85,26 @@ def assess_steps(
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); groundedness is unknown")
     _check_threshold(threshold)
-    if result.token_support is not None:
-        report = support_report(
-            result.token_support,
-            threshold,
-            source="observed",
-            scored_by=result.scored_by,
-            result=result,
-            top_k=top_k,
-            context_words=context_words(context, result=result),
-        )
-    elif scorer is not None and (context is not None or prompt_builder is not None):
+    support, builder, by = result.token_support, None, result.scored_by
+    measurable = scorer is not None and (context is not None or prompt_builder is not None)
+    if support is None and measurable:
         if not result.response.strip():
             raise InputError("the attribution result has no response to score")
         builder = _builder_for(result, context, prompt_builder, history)
         support = yield from anchor_steps(anchor_prompts(builder), scorer, result.response)
-        report = support_report(
-            support,
-            threshold,
-            extra_queries=2,
-            scored_by=scored_by(scorer),
-            result=result,
-            top_k=top_k,
-            context_words=context_words(context, result=result, builder=builder),
-        )
-    else:
-        report = build_report(result, threshold, top_k)
+        by = scored_by(scorer)
+    if support is None:
+        return read_by(build_report(result, threshold, top_k), block_on)
+    report = support_report(
+        support,
+        threshold,
+        source="observed" if builder is None else "measured",
+        extra_queries=0 if builder is None else 2,
+        scored_by=by,
+        result=result,
+        top_k=top_k,
+        context_words=context_words(context, result=result, builder=builder),
+    )
     return read_by(report, block_on)
 
 

@@ -4,8 +4,7 @@ A sentence's score is ``explained = (L(C) - L(empty)) / -L(empty)``, its tokens'
 log-prob under the full context and under none: 1 when the context makes every token
 certain, 0 when it changes nothing. A token of a content word the context lacks explains
 nothing (its gain counts only when negative). The answer's score is its least supported
-sentence's, so one invented sentence flags it. Chosen on FRANK ``valid`` (BENCHMARKS.md).
-"""
+sentence's, so one invented sentence flags it."""
 
 from __future__ import annotations
 
