@@ -336,23 +336,13 @@ class GroundednessFilter:
         return self._answer(stub, report)
 
     def judge_answer(
-        self,
-        question: str,
-        context: object,
-        answer: str,
-        scorer: Any = None,
-        *,
-        prompt_builder: PromptBuilder | None = None,
-        history: Sequence[ChatMessage] | None = None,
+        self, question: str, context: object, answer: str, scorer: Any = None, **where: Any
     ) -> FilteredAnswer:
         """Judge ``answer`` with no attribution: two model calls, as
-        :func:`camab_rag.assess_answer` (``scorer``: when the filter has none of its own).
-        Never raises: an error gives ``grounded=None`` and ``on_error`` decides."""
-        return drive(
-            self.answer_steps(
-                question, context, answer, scorer, prompt_builder=prompt_builder, history=history
-            )
-        )
+        :func:`camab_rag.assess_answer` (``scorer``: when the filter has none of its own;
+        keywords ``prompt_builder``, ``history``). Never raises: an error gives
+        ``grounded=None`` and ``on_error`` decides."""
+        return drive(self.answer_steps(question, context, answer, scorer, **where))
 
     # ------------------------------------------------------------------ calibration
     def calibrate(

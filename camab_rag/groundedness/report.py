@@ -201,14 +201,14 @@ class GroundednessReport:
         """Inverse of :meth:`to_dict` (also of the JSON written before ``decided_by``)."""
         support = data.get("token_support")
         sentences = [SentenceGroundedness.from_dict(x) for x in data.get("sentences", [])]
-        verdict, p = data.get("verdict"), _optional_float(data.get("p_unsupported"))
+        verdict, p = data.get("verdict"), data.get("p_unsupported")
         threshold = data.get("threshold")
         calibration: Calibration | None = None
         if data.get("calibration"):
             calibration = Calibration.from_dict(data["calibration"])
         elif "decided_by" not in data and p is not None and verdict is not None:
             old_default = threshold is not None and float(threshold) == DEFAULT_THRESHOLD
-            if old_default and DEFAULT_CALIBRATION.verdict(p) == verdict:
+            if old_default and DEFAULT_CALIBRATION.verdict(float(p)) == verdict:
                 calibration = DEFAULT_CALIBRATION
         done = {
             "threshold": float(DEFAULT_THRESHOLD if threshold is None else threshold),
@@ -229,10 +229,6 @@ def _listed(value: tuple[str, ...] | None) -> list[str] | None:
 
 def _optional_words(value: Any) -> tuple[str, ...] | None:
     return None if value is None else tuple(str(w) for w in value)
-
-
-def _optional_float(value: Any) -> float | None:
-    return None if value is None else float(value)
 
 
 def top_share(scores: Sequence[float] | FloatArray, k: int) -> float:

@@ -223,10 +223,11 @@ def _pieces_in(support: TokenSupport, chosen: Callable[[int, str, str], bool]) -
 
 def explained(full: float, empty: float) -> float:
     """``(full - empty) / -empty`` for mean log-probs; 0 when ``empty`` is certain."""
-    surprisal = -float(empty)
-    if surprisal <= 1e-9:
-        return 0.0
-    return (float(full) - float(empty)) / surprisal
+    return _share(float(full) - float(empty), -float(empty))
+
+
+def _share(gain: float, surprisal: float) -> float:
+    return gain / surprisal if surprisal > 1e-9 else 0.0
 
 
 def _gains(
@@ -246,8 +247,7 @@ def support_score(support: TokenSupport, present: Collection[str] | None = None)
     """The explained share of the tokens in ``support`` (a sentence's or the answer's);
     with ``present`` (the context's words), absent content words explain nothing."""
     gain, _ = _gains(support, present)
-    surprisal = -float(support.empty.sum())
-    return float(gain.sum()) / surprisal if surprisal > 1e-9 else 0.0
+    return _share(float(gain.sum()), -float(support.empty.sum()))
 
 
 def informative_score(support: TokenSupport, present: Collection[str] | None) -> float:
@@ -257,8 +257,7 @@ def informative_score(support: TokenSupport, present: Collection[str] | None) ->
     chosen = absent | _pieces_in(support, lambda s, w, f: bool(f) and w not in UNCHECKED)
     if not chosen.any():
         chosen = np.ones_like(chosen)
-    surprisal = -float(support.empty[chosen].sum())
-    return float(gain[chosen].sum()) / surprisal if surprisal > 1e-9 else 0.0
+    return _share(float(gain[chosen].sum()), -float(support.empty[chosen].sum()))
 
 
 def answer_score(sentence_scores: Sequence[float], whole: float) -> float:
