@@ -44,6 +44,9 @@ class AnchorPrompts:
     conversation: tuple[str, ...] = ()
     """What the messages before the last user message hold as evidence."""
 
+    def requests(self, response: str) -> list[ScoreRequest]:
+        return [ScoreRequest(self.full, response), ScoreRequest(self.empty, response)]
+
 
 def _last_user(messages: Sequence[Mapping[str, str]]) -> int:
     return max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
@@ -144,8 +147,7 @@ def support_of(
 
 def anchor_steps(prompts: AnchorPrompts, scorer: Any, response: str) -> Steps[TokenSupport]:
     """Score ``response`` under both anchor prompts (one batch of two requests)."""
-    requests = [ScoreRequest(prompts.full, response), ScoreRequest(prompts.empty, response)]
-    results = yield ScoreCall(scorer, requests)
+    results = yield ScoreCall(scorer, prompts.requests(response))
     return support_of(response, results, prompts.earlier_turns, prompts.conversation)
 
 
