@@ -12,8 +12,6 @@ from numpy.typing import NDArray
 from scipy.stats import rankdata
 from scipy.stats import t as student_t
 
-from camab_rag.groundedness.calibration import fit_threshold
-
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 RESAMPLES = 2000
@@ -116,8 +114,27 @@ def at_threshold(support: FloatArray, unsupported: BoolArray, threshold: float) 
     return AtThreshold((tpr + tnr) / 2, f1, tnr, tpr)
 
 
+def fit_threshold(
+    supported_scores: Sequence[float], unsupported_scores: Sequence[float]
+) -> tuple[float, float]:
+    """The threshold (a midpoint between scores) with the best balanced accuracy of
+    ``score >= threshold``, and that accuracy; ties go to the middle of the best run."""
+    pos = np.asarray(supported_scores, dtype=float)
+    neg = np.asarray(unsupported_scores, dtype=float)
+    values = np.unique(np.concatenate([pos, neg]))
+    candidates = np.concatenate(
+        [[values[0] - 1.0], (values[:-1] + values[1:]) / 2, [values[-1] + 1.0]]
+    )
+    accuracy = np.array(
+        [((pos >= t).mean() + (neg < t).mean()) / 2 for t in candidates], dtype=float
+    )
+    best = np.flatnonzero(accuracy >= accuracy.max() - 1e-12)
+    chosen = float(candidates[best[len(best) // 2]])
+    return chosen, float(accuracy.max())
+
+
 def fitted_threshold(support: FloatArray, unsupported: BoolArray) -> float:
-    """The balanced-accuracy-maximising threshold (the library's :func:`fit_threshold`)."""
+    """The balanced-accuracy-maximising threshold (:func:`fit_threshold`)."""
     return fit_threshold(list(support[~unsupported]), list(support[unsupported]))[0]
 
 

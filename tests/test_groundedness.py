@@ -19,8 +19,7 @@ from camab_rag.groundedness import (
     assess_groundedness,
 )
 from camab_rag.groundedness.filter import DEFAULT_FALLBACK
-from camab_rag.groundedness.gain import observed_context_gain
-from camab_rag.groundedness.report import ContextGain, top_share
+from camab_rag.groundedness.report import top_share
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.segments import Segment
 
@@ -74,9 +73,9 @@ def test_top_share():
 
 def test_observed_gain_comes_from_the_attribution_history():
     result = hand_result([[True] * 3, [False, True, False], [False] * 3], [-0.4, -1.0, -1.9])
-    assert observed_context_gain(result) == ContextGain(-0.4, -1.9, 0)
     report = assess_groundedness(result, threshold=0.2, top_k=1)
     assert report.source == "observed" and report.extra_queries == 0
+    assert (report.full_reward, report.empty_reward) == pytest.approx((-0.4, -1.9))
     assert report.gain == pytest.approx(1.5)
     assert report.top_share == pytest.approx(0.5 / 0.8)
     assert report.top_segments == [0]
@@ -102,12 +101,9 @@ def test_a_lone_sentence_takes_the_measured_gain_not_the_fits():
     lone = replace(
         result, statements=[StatementAttribution("One.", 0, 4, np.array([-0.1, 0.0, 0.0]))]
     )
-    for report in (
-        assess_groundedness(lone, threshold=0.49),
-        assess_groundedness(lone, threshold=0.49, gain=ContextGain(-0.4, -1.9, 2)),
-    ):
-        assert report.sentences[0].gain == pytest.approx(1.5)
-        assert report.score == pytest.approx(1.5 / 1.9) and report.grounded
+    report = assess_groundedness(lone, threshold=0.49)
+    assert report.sentences[0].gain == pytest.approx(1.5)
+    assert report.score == pytest.approx(1.5 / 1.9) and report.grounded
     # a pure surrogate (no endpoint observed or measured) keeps the fit's sum
     bare = replace(lone, masks=lone.masks[1:2], rewards=lone.rewards[1:2])
     assert assess_groundedness(bare).sentences[0].gain == pytest.approx(-0.1)
@@ -115,7 +111,6 @@ def test_a_lone_sentence_takes_the_measured_gain_not_the_fits():
 
 def test_surrogate_when_the_endpoints_were_not_evaluated():
     result = replace(hand_result([[False, True, False]], [-1.0]), statements=[])
-    assert observed_context_gain(result) is None
     report = assess_groundedness(result, threshold=0.6)
     assert report.source == "surrogate"
     # V(S) = w0 + sum(w in S): w0 = -1.0 - 0.3, L(C) = w0 + (0.5 + 0.3 - 0.1)
@@ -132,12 +127,13 @@ def test_the_observed_gain_needs_both_endpoints():
     n = result.n_segments
     assert result.reward_of(np.ones(n, bool)) is not None
     assert result.reward_of(np.zeros(n, bool)) is None
-    assert observed_context_gain(result) is None
+    assert assess_groundedness(result).source == "surrogate"
     # a method that evaluates the empty context observes both endpoints
     shap = attribute(QUESTION, CONTEXT, SUPPORTED, KeywordScorer(), budget=8, method="kernelshap")
-    observed = observed_context_gain(shap)
-    assert observed is not None and observed.n_queries == 0
-    assert observed.full == shap.reward_of(np.ones(n, bool))
+    observed = assess_groundedness(shap)
+    assert observed.source == "observed" and observed.extra_queries == 0
+    assert observed.full_reward == shap.reward_of(np.ones(n, bool))
+    assert observed.empty_reward == shap.reward_of(np.zeros(n, bool))
 
 
 def test_measure_costs_at_most_two_queries():

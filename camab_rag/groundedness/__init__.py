@@ -1,14 +1,9 @@
 """Groundedness: does the retrieved context support the answer, and which part does not?
 
-The gate scores the answer with the full context and with none (two model calls,
-:mod:`.anchors`) and, from every answer token's log-prob under both, derives the answer's
-and each sentence's score, a calibrated verdict (``supported``, ``uncertain``,
-``unsupported``; :mod:`.verdict`), the unsupported spans, and abstentions ("I don't
-know", never flagged). By default (``block_on="facts"``) an answer is ``unsupported`` only
-when it also leaves a fact unchecked; ``block_on="any"`` is the stricter verdict.
-:func:`assess_groundedness` judges an attribution;
-:class:`GroundednessFilter` flags or blocks, and :meth:`~GroundednessFilter.calibrate`
-fits the verdict for your model (:mod:`.calibration`). Evidence: BENCHMARKS.md.
+The answer is scored with the full context and with none (two model calls, :mod:`.anchors`);
+from every token's log-prob under both come each sentence's score, a calibrated verdict
+(:mod:`.verdict`) and the unsupported spans. :func:`assess_groundedness` judges an
+attribution; :class:`GroundednessFilter` flags or blocks and can be calibrated for your model.
 """
 
 from __future__ import annotations

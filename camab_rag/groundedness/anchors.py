@@ -78,8 +78,8 @@ def anchor_prompts(builder: PromptBuilder) -> AnchorPrompts:
     n = builder.n_segments
     bare = builder.build(np.zeros(n, dtype=bool))
     full = builder.build(np.ones(n, dtype=bool))
-    if isinstance(bare, str) or _last_user(bare) < 0:
-        return AnchorPrompts(full, bare, 0, conversation_of(bare))
+    if isinstance(bare, str):
+        return AnchorPrompts(full, bare, 0)
     last_user = _last_user(bare)
     kept = [m for i, m in enumerate(bare) if i >= last_user or m.get("role") == "system"]
     return AnchorPrompts(full, kept, len(bare) - len(kept), conversation_of(bare))

@@ -20,7 +20,6 @@ from numpy.typing import NDArray
 from camab_rag.errors import InputError
 from camab_rag.groundedness.gain import answer_steps
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, model_input
-from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE
 from camab_rag.scorers.base import scorer_model_name
 from camab_rag.steps import Steps, asynced, synced
 from camab_rag.text_gate import check_examples
@@ -78,30 +77,6 @@ def auroc(supported_scores: Sequence[float], unsupported_scores: Sequence[float]
     return float(((pos > neg).sum() + 0.5 * (pos == neg).sum()) / (pos.size * neg.size))
 
 
-def fit_threshold(
-    supported_scores: Sequence[float], unsupported_scores: Sequence[float]
-) -> tuple[float, float]:
-    """The threshold (a midpoint between scores) with the best balanced accuracy of
-    ``score >= threshold``, and that accuracy; ties go to the middle of the best run."""
-    pos = np.asarray(supported_scores, dtype=float)
-    neg = np.asarray(unsupported_scores, dtype=float)
-    values = np.unique(np.concatenate([pos, neg]))
-    candidates = np.concatenate(
-        [[values[0] - 1.0], (values[:-1] + values[1:]) / 2, [values[-1] + 1.0]]
-    )
-    accuracy = np.array(
-        [((pos >= t).mean() + (neg < t).mean()) / 2 for t in candidates], dtype=float
-    )
-    best = np.flatnonzero(accuracy >= accuracy.max() - 1e-12)
-    chosen = float(candidates[best[len(best) // 2]])
-    return chosen, float(accuracy.max())
-
-
-def design(scores: Sequence[float], coverages: Sequence[float]) -> FloatArray:
-    """One row ``(model_input(score, coverage), coverage)`` per answer."""
-    return np.array([[model_input(s, c), float(c)] for s, c in zip(scores, coverages)], dtype=float)
-
-
 def kind_weights(kinds: Sequence[str]) -> FloatArray:
     """Sample weights under which every kind of answer weighs alike (mean weight 1)."""
     names = sorted(set(kinds))
@@ -110,12 +85,11 @@ def kind_weights(kinds: Sequence[str]) -> FloatArray:
 
 
 def fit_logistic(
-    x: FloatArray, unsupported: Sequence[bool], weights: FloatArray | None = None
+    x: FloatArray, unsupported: Sequence[bool], w: FloatArray
 ) -> tuple[tuple[float, float], float]:
     """Weighted logistic regression of ``unsupported`` on ``x`` (Newton, L2 :data:`RIDGE`
     on the weights): the weights and the bias."""
     y = np.asarray(unsupported, dtype=float)
-    w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=float)
     a = np.column_stack([x, np.ones(y.size)])
     penalty = np.diag([RIDGE * w.sum()] * x.shape[1] + [0.0])
     beta = np.zeros(a.shape[1])
@@ -138,21 +112,16 @@ def balanced_accuracy(p_unsupported: FloatArray, unsupported: Sequence[bool], cu
 
 
 def out_of_fold(
-    x: FloatArray,
-    unsupported: Sequence[bool],
-    groups: Sequence[str],
-    weights: FloatArray | None = None,
-    folds: int = FOLDS,
+    x: FloatArray, unsupported: Sequence[bool], groups: Sequence[str], w: FloatArray
 ) -> FloatArray:
-    """Each answer's ``P(unsupported)`` from a model fitted without its fold (a context's
-    answers share one)."""
+    """Each answer's ``P(unsupported)`` from a model fitted without its fold (of
+    :data:`FOLDS`; a context's answers share one)."""
     y = np.asarray(unsupported, dtype=bool)
-    w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=float)
     order = list(dict.fromkeys(groups))
-    fold_of = {g: i % folds for i, g in enumerate(order)}
+    fold_of = {g: i % FOLDS for i, g in enumerate(order)}
     fold = np.array([fold_of[g] for g in groups])
     p = np.zeros(y.size)
-    for k in range(min(folds, len(order))):
+    for k in range(min(FOLDS, len(order))):
         test, train = fold == k, fold != k
         if not train.any():  # one context only: nothing to hold out against
             p[test] = 0.5
@@ -180,8 +149,9 @@ def fit_calibration(
     """The verdict model fitted on labelled figures, with ``base``'s cut points and
     held-out figures (:func:`out_of_fold`)."""
     y = [bool(u) for u in unsupported]
-    _check_both(len(y) - sum(y), len(y), "")
-    x = design(scores, coverages)
+    left_out = f" after leaving out {n_abstained} that decline to answer" if n_abstained else ""
+    _check_both(len(y) - sum(y), len(y), left_out)
+    x = np.array([[model_input(s, c), float(c)] for s, c in zip(scores, coverages)])
     weights = kind_weights(list(kinds) if kinds is not None else ["answer"] * len(y))
     fitted, bias = fit_logistic(x, y, weights)
     held_out = out_of_fold(x, y, groups, weights)
@@ -227,8 +197,6 @@ def calibrate_steps(
     examples: Iterable[object] | None = None,
     *,
     progress: bool | Progress = True,
-    user_template: str = DEFAULT_USER_TEMPLATE,
-    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
 ) -> Steps[Calibration]:
     """:func:`calibrate` as a generator of model calls."""
     if not callable(getattr(scorer, "score", None)):
@@ -254,8 +222,6 @@ def calibrate_steps(
             example.context,
             example.answer,
             scorer,
-            user_template=user_template,
-            system_prompt=system_prompt,
             block_on="any",  # the fit reads the figures, not a rule's verdict
         )
         if report.abstained:  # the gate never flags it: its score must not move the fit
@@ -265,9 +231,6 @@ def calibrate_steps(
             kept.append((example, report.score, coverage))
         if report_progress is not None:
             report_progress(done, len(labelled))
-    left_out = f" after leaving out {abstained} that decline to answer" if abstained else ""
-    n_supported = sum(e.supported for e, _, _ in kept)
-    _check_both(n_supported, len(kept), left_out)
     return fit_calibration(
         [s for _, s, _ in kept],
         [c for _, _, c in kept],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from copy import copy
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -21,13 +22,12 @@ from camab_rag.groundedness.report import (
     DEFAULT_BLOCK_ON,
     BlockOn,
     GroundednessReport,
-    check_block_on,
     read_by,
     recalibrated,
 )
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
 from camab_rag.prompts import PromptBuilder
-from camab_rag.result import VERDICT_READER, AttributionResult
+from camab_rag.result import VERDICT_READER, AttributionResult, cast_fields, fields_dict
 from camab_rag.scorers.base import ChatMessage
 from camab_rag.steps import Steps, adrive, drive
 
@@ -79,16 +79,10 @@ class FilteredAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "answer": self.answer,
-            "original_answer": self.original_answer,
-            "grounded": self.grounded,
-            "verdict": self.verdict,
+            **fields_dict(self),
             "abstained": self.abstained,
             "flagged": self.flagged,
-            "blocked": self.blocked,
-            "mode": self.mode,
             "report": self.report.to_dict() if self.report is not None else None,
-            "error": self.error,
         }
 
     @classmethod
@@ -99,16 +93,12 @@ class FilteredAnswer:
         verdict = data.get("verdict")
         if verdict is None and grounded is not None:  # a dict written before verdicts
             verdict = "supported" if grounded else "unsupported"
-        return cls(
-            answer=str(data["answer"]),
-            original_answer=str(data["original_answer"]),
-            grounded=None if grounded is None else bool(grounded),
-            blocked=bool(data["blocked"]),
-            mode=data["mode"],
-            report=GroundednessReport.from_dict(report) if report is not None else None,
-            error=data.get("error"),
-            verdict=verdict,
-        )
+        done = {
+            "grounded": None if grounded is None else bool(grounded),
+            "report": GroundednessReport.from_dict(report) if report is not None else None,
+            "verdict": verdict,
+        }
+        return cls(**cast_fields(cls, data, done))
 
 
 Fallback = str | Callable[[AttributionResult, GroundednessReport | None], str]
@@ -170,26 +160,23 @@ class GroundednessFilter:
         block_at: float | None = None,
         flag_at: float | None = None,
     ) -> None:
-        if mode not in ("flag", "block"):
-            raise InputError(f"mode must be 'flag' or 'block', got {mode!r}")
-        check_block_on(block_on)
         if on_error is None:
             on_error = "block" if mode == "block" else "pass"
-        if on_error not in ("pass", "block"):
-            raise InputError(f"on_error must be 'pass' or 'block', got {on_error!r}")
+        for name, value, (a, b) in (
+            ("mode", mode, ("flag", "block")),
+            ("on_error", on_error, ("pass", "block")),
+            ("block_on", block_on, ("any", "facts")),
+        ):
+            if value not in (a, b):
+                raise InputError(f"{name} must be {a!r} or {b!r}, got {value!r}")
         if threshold is not None and (
             isinstance(threshold, bool)
             or not isinstance(threshold, (int, float, np.number))
             or not np.isfinite(threshold)
         ):
-            scorer_hint = (
-                " (a scorer? pass it by name: GroundednessFilter(scorer=...))"
-                if callable(getattr(threshold, "score", None))
-                else ""
-            )
-            raise InputError(
-                f"threshold must be a finite number or None, got {threshold!r}{scorer_hint}"
-            )
+            hint = " (a scorer? pass it by name: GroundednessFilter(scorer=...))"
+            hint = hint if callable(getattr(threshold, "score", None)) else ""
+            raise InputError(f"threshold must be a finite number or None, got {threshold!r}{hint}")
         if calibration is not None and not isinstance(calibration, Calibration):
             raise InputError(
                 "calibration must be a camab_rag.groundedness.verdict.Calibration (from "
@@ -234,58 +221,54 @@ class GroundednessFilter:
             )
             return DEFAULT_FALLBACK
 
-    def _unknown(self, result: AttributionResult, error: str | None) -> FilteredAnswer:
-        """The verdict when groundedness cannot be measured: not grounded when no retrieved
-        context reached the model (``status="no_context"``), else unknown (``on_error``
-        decides)."""
-        no_context = result.status == "no_context"
-        block = self.mode == "block" and (no_context or self.on_error == "block")
+    def _answer(
+        self,
+        result: AttributionResult,
+        report: GroundednessReport | None,
+        error: str | None = None,
+    ) -> FilteredAnswer:
+        """The answer to show under ``report`` read by this filter's rule; without one,
+        ``unsupported`` when no retrieved context reached the model (``status=
+        "no_context"``), else unknown (``on_error`` decides)."""
+        verdict: Verdict | None = "unsupported" if result.status == "no_context" else None
+        if report is not None:
+            if self.threshold is None and self.calibration is not DEFAULT_CALIBRATION:
+                report = recalibrated(report, self.calibration)
+            report = read_by(report, self.block_on)
+            verdict = report.verdict
+        unknown = verdict is None
+        block = self.mode == "block" and (
+            self.on_error == "block" if unknown else verdict == "unsupported"
+        )
         shown = result.response
-        if block and not no_context and self.fallback == DEFAULT_FALLBACK:
-            shown = CHECK_FAILED_FALLBACK
-        elif block:
-            shown = self._fallback_text(result, None)
+        if block:
+            failed = unknown and self.fallback == DEFAULT_FALLBACK
+            shown = CHECK_FAILED_FALLBACK if failed else self._fallback_text(result, report)
         return FilteredAnswer(
             answer=shown,
             original_answer=result.response,
-            grounded=False if no_context else None,
-            blocked=block,
-            mode=self.mode,
-            report=None,
-            error=error,
-            verdict="unsupported" if no_context else None,
-        )
-
-    def _verdict(self, result: AttributionResult, report: GroundednessReport) -> FilteredAnswer:
-        if self.threshold is None and self.calibration is not DEFAULT_CALIBRATION:
-            report = recalibrated(report, self.calibration)
-        report = read_by(report, self.block_on)
-        block = self.mode == "block" and report.verdict == "unsupported"
-        return FilteredAnswer(
-            answer=self._fallback_text(result, report) if block else result.response,
-            original_answer=result.response,
-            grounded=report.grounded,
+            grounded=None if unknown else verdict != "unsupported",
             blocked=block,
             mode=self.mode,
             report=report,
-            verdict=report.verdict,
+            error=error,
+            verdict=verdict,
         )
 
-    def _steps(
+    def judge_steps(
         self,
         result: AttributionResult,
         *,
-        safe: bool,
+        safe: bool = True,
         context: object = None,
         prompt_builder: PromptBuilder | None = None,
         scorer: Any = None,
     ) -> Steps[FilteredAnswer]:
-        """The verdict, as a generator of model calls (run by the methods below).
-        ``safe``: an error becomes an unknown verdict (``on_error`` decides) instead of
-        being raised."""
+        """:meth:`judge` as a generator of model calls (:mod:`camab_rag.steps`), for a
+        caller that runs its own sync or async loop; ``safe=False``: :meth:`__call__`."""
         try:
             if result.status != "ok":
-                return self._unknown(result, result.error)
+                return self._answer(result, None, result.error)
             report = yield from assess_steps(
                 result,
                 threshold=self.threshold,
@@ -295,16 +278,11 @@ class GroundednessFilter:
                 prompt_builder=prompt_builder,
                 block_on="any",
             )
-            return self._verdict(result, report)
+            return self._answer(result, report)
         except Exception as error:
             if not safe:
                 raise
-            return self._unknown(result, f"groundedness: {type(error).__name__}: {error}")
-
-    def judge_steps(self, result: AttributionResult, **where: Any) -> Steps[FilteredAnswer]:
-        """:meth:`judge` as a generator of model calls (:mod:`camab_rag.steps`), for a
-        caller that runs its own sync or async loop."""
-        return self._steps(result, safe=True, **where)
+            return self._answer(result, None, f"groundedness: {type(error).__name__}: {error}")
 
     def __call__(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
         """Judge ``result.response``; returns the answer to show with its verdict.
@@ -314,18 +292,18 @@ class GroundednessFilter:
         not evaluate them. Bad input (e.g. a context that does not match the attribution)
         raises :class:`~camab_rag.errors.InputError`; :meth:`judge` never raises.
         """
-        return drive(self._steps(result, safe=False, **where))
+        return drive(self.judge_steps(result, safe=False, **where))
 
     def judge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
         """:meth:`__call__` for host applications (same keywords): never raises. When the
         verdict cannot be computed (the attribution failed, the scorer errored)
         ``grounded`` is ``None``, ``error`` says why and ``on_error`` decides whether the
         answer passes."""
-        return drive(self._steps(result, safe=True, **where))
+        return drive(self.judge_steps(result, **where))
 
     async def ajudge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
         """Async :meth:`judge` (never raises)."""
-        return await adrive(self._steps(result, safe=True, **where))
+        return await adrive(self.judge_steps(result, **where))
 
     # ------------------------------------------------------------------ no attribution
     def answer_steps(
@@ -354,30 +332,17 @@ class GroundednessFilter:
                 block_on="any",  # recalibrated first, then read by this filter's rule
             )
         except Exception as error:
-            return self._unknown(stub, f"groundedness: {type(error).__name__}: {error}")
-        return self._verdict(stub, report)
+            return self._answer(stub, None, f"groundedness: {type(error).__name__}: {error}")
+        return self._answer(stub, report)
 
     def judge_answer(
-        self,
-        question: str,
-        context: object,
-        answer: str,
-        scorer: Any = None,
-        *,
-        prompt_builder: PromptBuilder | None = None,
-        history: Sequence[ChatMessage] | None = None,
+        self, question: str, context: object, answer: str, scorer: Any = None, **where: Any
     ) -> FilteredAnswer:
-        """Judge ``answer`` with no attribution: two model calls (the answer scored with
-        the full context and with none). ``scorer`` is used when the filter has none of
-        its own; ``prompt_builder`` (e.g. the prompt the model received) replaces the
-        default template; ``history`` (earlier chat messages) counts as context, as in
-        :func:`camab_rag.assess_answer`. Never raises: an error gives
+        """Judge ``answer`` with no attribution: two model calls, as
+        :func:`camab_rag.assess_answer` (``scorer``: when the filter has none of its own;
+        keywords ``prompt_builder``, ``history``). Never raises: an error gives
         ``grounded=None`` and ``on_error`` decides."""
-        return drive(
-            self.answer_steps(
-                question, context, answer, scorer, prompt_builder=prompt_builder, history=history
-            )
-        )
+        return drive(self.answer_steps(question, context, answer, scorer, **where))
 
     # ------------------------------------------------------------------ calibration
     def calibrate(
@@ -387,32 +352,21 @@ class GroundednessFilter:
         *,
         progress: bool | Callable[[int, int], None] = True,
     ) -> GroundednessFilter:
-        """A copy of this filter whose verdict is calibrated for ``scorer``'s model (the
-        filter's own scorer by default), on the shipped labelled set or on ``examples``
-        (:func:`~camab_rag.groundedness.calibration.calibrate`: two calls per answer); the
-        copy's :attr:`calibration` says on what, with held-out figures. The weights are
-        refitted; the cut points ``block_at`` and ``flag_at`` stay the default's (they
-        are probabilities, read the same way for every model; a few own labels would move
-        them by chance), and :attr:`Calibration.fitted_on` says so."""
+        """A copy of this filter whose verdict is fitted for ``scorer``'s model (default:
+        the filter's own) on the shipped labelled set or ``examples``
+        (:func:`~camab_rag.groundedness.calibration.calibrate`: the weights refitted, the
+        cut points kept; its :attr:`calibration` says on what, with held-out figures)."""
+        fitted = copy(self)
         chosen = scorer if scorer is not None else self.scorer
-        return GroundednessFilter(
-            calibration=drive(calibrate_steps(chosen, examples, progress=progress)),
-            mode=self.mode,
-            fallback=self.fallback,
-            top_k=self.top_k,
-            on_error=self.on_error,
-            scorer=self.scorer,
-            block_on=self.block_on,
-        )
+        fitted.calibration = drive(calibrate_steps(chosen, examples, progress=progress))
+        fitted.threshold = None
+        return fitted
 
 
 def check_groundedness_filter(value: object, *, blocking_refused: str | None = None) -> None:
-    """Refuse a ``groundedness=`` argument (``True``/``False`` already read as a filter or
-    ``None``) that is neither ``None`` nor a :class:`GroundednessFilter` (a
-    :class:`~camab_rag.errors.WrongTypeError` naming what is accepted and what was given),
-    and, where the
-    integration object cannot hold the answer back, a blocking filter: ``blocking_refused``
-    says why and what to use instead (an :class:`~camab_rag.errors.InputError`)."""
+    """Refuse a ``groundedness=`` value that is neither ``None`` nor a
+    :class:`GroundednessFilter` (``WrongTypeError``), and a blocking filter where the caller
+    cannot hold the answer back (``InputError``; ``blocking_refused`` says why)."""
     if value is not None and not isinstance(value, GroundednessFilter):
         shown = repr(value) if len(repr(value)) <= 40 else type(value).__name__
         raise WrongTypeError(

@@ -18,15 +18,12 @@ from camab_rag.groundedness.anchors import (
 from camab_rag.groundedness.report import (
     DEFAULT_BLOCK_ON,
     BlockOn,
-    ContextGain,
-    GainSource,
     GroundednessReport,
     build_report,
     check_block_on,
     read_by,
     support_report,
 )
-from camab_rag.methods import METHODS
 from camab_rag.prompts import (
     DEFAULT_SYSTEM_PROMPT,
     DEFAULT_USER_TEMPLATE,
@@ -40,24 +37,10 @@ from camab_rag.steps import Steps, asynced, synced
 from camab_rag.text_gate import check_texts
 
 
-def observed_context_gain(result: AttributionResult) -> ContextGain | None:
-    """``L(C)`` and ``L(empty)`` from the attribution history, if both were evaluated."""
-    n = result.n_segments
-    full, empty = (
-        result.reward_of(np.ones(n, dtype=bool)),
-        result.reward_of(np.zeros(n, dtype=bool)),
-    )
-    if full is None or empty is None:
-        return None
-    return ContextGain(full, empty, 0)
-
-
 def _builder_for(
     result: AttributionResult,
     context: object,
     prompt_builder: PromptBuilder | None,
-    user_template: str,
-    system_prompt: str | None,
     history: Sequence[ChatMessage] | None = None,
 ) -> PromptBuilder:
     """The prompt builder of ``result``'s attribution: the one given, else the default
@@ -69,12 +52,7 @@ def _builder_for(
         if any(s.doc_index >= len(documents) for s in result.segments):
             raise InputError("the context has fewer documents than the attribution's segments")
         builder = TemplatePromptBuilder(
-            result.question,
-            documents,
-            result.segments,
-            user_template=user_template,
-            system_prompt=system_prompt,
-            history=history,
+            result.question, documents, result.segments, history=history
         )
     elif history:
         raise InputError("pass history= or prompt_builder= (whose prompt holds the history)")
@@ -99,9 +77,6 @@ def assess_steps(
     context: object = None,
     scorer: Any = None,
     prompt_builder: PromptBuilder | None = None,
-    gain: ContextGain | None = None,
-    user_template: str = DEFAULT_USER_TEMPLATE,
-    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
     history: Sequence[ChatMessage] | None = None,
     block_on: BlockOn = DEFAULT_BLOCK_ON,
 ) -> Steps[GroundednessReport]:
@@ -110,43 +85,26 @@ def assess_steps(
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); groundedness is unknown")
     _check_threshold(threshold)
-    if gain is not None:
-        report = build_report(result, gain, "measured", threshold, top_k, 0)
-    elif result.token_support is not None:
-        report = support_report(
-            result.token_support,
-            threshold,
-            source="observed",
-            scored_by=result.scored_by,
-            result=result,
-            top_k=top_k,
-            context_words=context_words(context, result=result),
-        )
-    elif scorer is not None and (context is not None or prompt_builder is not None):
+    support, builder, by = result.token_support, None, result.scored_by
+    measurable = scorer is not None and (context is not None or prompt_builder is not None)
+    if support is None and measurable:
         if not result.response.strip():
             raise InputError("the attribution result has no response to score")
-        builder = _builder_for(
-            result, context, prompt_builder, user_template, system_prompt, history
-        )
+        builder = _builder_for(result, context, prompt_builder, history)
         support = yield from anchor_steps(anchor_prompts(builder), scorer, result.response)
-        report = support_report(
-            support,
-            threshold,
-            extra_queries=2,
-            scored_by=scored_by(scorer),
-            result=result,
-            top_k=top_k,
-            context_words=context_words(context, result=result, builder=builder),
-        )
-    else:
-        observed = observed_context_gain(result)
-        if observed is None and not getattr(METHODS.get(result.method), "models_reward", True):
-            raise InputError(
-                f"{result.method} scores carry no estimate of the context gain: pass scorer= "
-                "and context= to measure it"
-            )
-        source: GainSource = "observed" if observed is not None else "surrogate"
-        report = build_report(result, observed, source, threshold, top_k, 0)
+        by = scored_by(scorer)
+    if support is None:
+        return read_by(build_report(result, threshold, top_k), block_on)
+    report = support_report(
+        support,
+        threshold,
+        source="observed" if builder is None else "measured",
+        extra_queries=0 if builder is None else 2,
+        scored_by=by,
+        result=result,
+        top_k=top_k,
+        context_words=context_words(context, result=result, builder=builder),
+    )
     return read_by(report, block_on)
 
 
@@ -158,7 +116,7 @@ assess_groundedness = synced(
     Measured from every answer token's log-prob with and without the context: the
     result's own (``attribute(..., anchors=True)``), else two calls to ``scorer`` on
     ``context`` (or ``prompt_builder``). Without either, the context gain is read from
-    ``gain`` (precomputed), the attribution history, or the linear surrogate
+    the attribution history, or the linear surrogate
     ``sum(result.scores)`` (``report.source`` says which). ``history``: the earlier chat
     messages the attribution was given (``attribute(..., history=...)``), when the
     scorer measures. ``block_on``: ``"facts"`` (default) makes the answer
@@ -189,7 +147,7 @@ def answer_steps(
     """:func:`camab_rag.assess_answer` as a generator of model calls."""
     check_texts({"the question": question, "the answer": answer})  # camab_rag.text_gate
     check_block_on(block_on)
-    if not isinstance(answer, str) or not answer.strip():
+    if not answer.strip():
         raise InputError("the answer is empty: there is nothing to judge")
     if not callable(getattr(scorer, "score", None)):
         raise InputError("scorer must have a score(requests) method")

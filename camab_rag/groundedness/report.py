@@ -12,9 +12,9 @@ from numpy.typing import NDArray
 from camab_rag.errors import InputError
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.score import (
-    REPLY_WORDS,
     SCORE_NAME,
     STOPWORDS,
+    UNCHECKED,
     absent_pieces,
     answer_score,
     checked_coverage,
@@ -27,6 +27,7 @@ from camab_rag.groundedness.score import (
 )
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
 from camab_rag.groundedness.wordforms import ContextWords, rival_spans
+from camab_rag.methods import METHODS
 from camab_rag.result import AttributionResult, StatementAttribution, cast_fields, fields_dict
 from camab_rag.scorers.base import ScoredBy
 from camab_rag.token_support import Span, TokenSupport
@@ -44,19 +45,6 @@ correct answer is ``uncertain``); ``"any"`` is the stricter calibrated verdict."
 DEFAULT_THRESHOLD = 0.49
 """The score from which an answer passes under the two-verdict rule (a surrogate report);
 fitted by ``python -m benchmarks gate report``."""
-
-
-@dataclass(frozen=True)
-class ContextGain:
-    """The rewards of the full and the empty context, and the queries it cost."""
-
-    full: float
-    empty: float
-    n_queries: int
-
-    @property
-    def gain(self) -> float:
-        return self.full - self.empty
 
 
 @dataclass(frozen=True)
@@ -95,12 +83,11 @@ class SentenceGroundedness:
         return f"SentenceGroundedness({text!r}, {self.verdict}{p})"
 
     def to_dict(self) -> dict[str, Any]:
-        facts = None if self.unchecked_facts is None else list(self.unchecked_facts)
         return {
             **fields_dict(self),
             "support_from": list(self.support_from),
-            "unchecked_facts": facts,
-            "contested": None if self.contested is None else list(self.contested),
+            "unchecked_facts": _listed(self.unchecked_facts),
+            "contested": _listed(self.contested),
         }
 
     @classmethod
@@ -193,29 +180,15 @@ class GroundednessReport:
         or ``"threshold"``."""
         calibrated = self.calibration is not None
         return {
-            "score": self.score,
+            **fields_dict(self),
             "score_name": SCORE_NAME,
             "decided_by": "calibration" if calibrated else "threshold",
             "threshold": None if calibrated else self.threshold,
-            "grounded": self.grounded,
-            "verdict": self.verdict,
-            "p_unsupported": self.p_unsupported,
             "calibration": None if self.calibration is None else self.calibration.to_dict(),
-            "coverage": self.coverage,
-            "informative": self.informative,
-            "unchecked_facts": (
-                None if self.unchecked_facts is None else list(self.unchecked_facts)
-            ),
-            "source": self.source,
-            "full_reward": self.full_reward,
-            "empty_reward": self.empty_reward,
-            "top_share": self.top_share,
-            "top_k": self.top_k,
+            "unchecked_facts": _listed(self.unchecked_facts),
             "top_segments": list(self.top_segments),
             "sentences": [s.to_dict() for s in self.sentences],
-            "extra_queries": self.extra_queries,
             "unsupported_spans": [s.to_dict() for s in self.unsupported_spans],
-            "abstained": self.abstained,
             "earlier_turns": self.earlier_turns,
             "scored_by": self.scored_by.to_dict() if self.scored_by is not None else None,
             "token_support": (
@@ -228,46 +201,34 @@ class GroundednessReport:
         """Inverse of :meth:`to_dict` (also of the JSON written before ``decided_by``)."""
         support = data.get("token_support")
         sentences = [SentenceGroundedness.from_dict(x) for x in data.get("sentences", [])]
-        verdict, p = data.get("verdict"), _optional_float(data.get("p_unsupported"))
+        verdict, p = data.get("verdict"), data.get("p_unsupported")
         threshold = data.get("threshold")
         calibration: Calibration | None = None
         if data.get("calibration"):
             calibration = Calibration.from_dict(data["calibration"])
         elif "decided_by" not in data and p is not None and verdict is not None:
             old_default = threshold is not None and float(threshold) == DEFAULT_THRESHOLD
-            if old_default and DEFAULT_CALIBRATION.verdict(p) == verdict:
+            if old_default and DEFAULT_CALIBRATION.verdict(float(p)) == verdict:
                 calibration = DEFAULT_CALIBRATION
-        return cls(
-            score=float(data["score"]),
-            threshold=float(DEFAULT_THRESHOLD if threshold is None else threshold),
-            grounded=bool(data["grounded"]),
-            source=data["source"],
-            full_reward=_optional_float(data.get("full_reward")),
-            empty_reward=_optional_float(data.get("empty_reward")),
-            top_share=float(data["top_share"]),
-            top_k=int(data["top_k"]),
-            top_segments=[int(i) for i in data.get("top_segments", [])],
-            sentences=sentences,
-            extra_queries=int(data.get("extra_queries", 0)),
-            token_support=TokenSupport.from_dict(support) if support else None,
-            unsupported_spans=[Span(**x) for x in data.get("unsupported_spans", [])],
-            abstained=bool(data.get("abstained", False)),
-            scored_by=ScoredBy.from_dict(data["scored_by"]) if data.get("scored_by") else None,
-            verdict=verdict,
-            p_unsupported=p,
-            coverage=_optional_float(data.get("coverage")),
-            informative=_optional_float(data.get("informative")),
-            calibration=calibration,
-            unchecked_facts=_optional_words(data.get("unchecked_facts")),
-        )
+        done = {
+            "threshold": float(DEFAULT_THRESHOLD if threshold is None else threshold),
+            "top_segments": [int(i) for i in data.get("top_segments", [])],
+            "sentences": sentences,
+            "token_support": TokenSupport.from_dict(support) if support else None,
+            "unsupported_spans": [Span(**x) for x in data.get("unsupported_spans", [])],
+            "scored_by": ScoredBy.from_dict(data["scored_by"]) if data.get("scored_by") else None,
+            "calibration": calibration,
+            "unchecked_facts": _optional_words(data.get("unchecked_facts")),
+        }
+        return cls(**cast_fields(cls, data, done))
+
+
+def _listed(value: tuple[str, ...] | None) -> list[str] | None:
+    return None if value is None else list(value)
 
 
 def _optional_words(value: Any) -> tuple[str, ...] | None:
     return None if value is None else tuple(str(w) for w in value)
-
-
-def _optional_float(value: Any) -> float | None:
-    return None if value is None else float(value)
 
 
 def top_share(scores: Sequence[float] | FloatArray, k: int) -> float:
@@ -288,14 +249,24 @@ def _top(result: AttributionResult | None, k: int) -> tuple[float, list[int]]:
     return top_share(result.scores, k), result.top_k(min(k, result.n_segments))
 
 
-def surrogate_gain(result: AttributionResult) -> ContextGain | None:
-    """``L(C)`` and ``L(empty)`` as the linear surrogate ``V(S) = w0 + sum(w_i, i in S)``
-    predicts them (``w0 = mean(rewards) - mean(masks) @ scores``)."""
+def context_gain(result: AttributionResult) -> tuple[float, float, GainSource]:
+    """``L(C)`` and ``L(empty)``: ``"observed"`` in the attribution history, else as the
+    linear surrogate ``V(S) = w0 + sum(w_i, i in S)`` predicts them (``w0 = mean(rewards)
+    - mean(masks) @ scores``)."""
+    n = result.n_segments
+    full, empty = result.reward_of(np.ones(n, bool)), result.reward_of(np.zeros(n, bool))
+    if full is not None and empty is not None:
+        return full, empty, "observed"
+    if not getattr(METHODS.get(result.method), "models_reward", True):
+        raise InputError(
+            f"{result.method} scores carry no estimate of the context gain: pass scorer= "
+            "and context= to measure it"
+        )
     if result.rewards.size == 0 or result.masks.shape[0] != result.rewards.size:
-        return None
+        raise InputError("the attribution holds no evaluated subsets to estimate the score from")
     scores = np.asarray(result.scores, dtype=float)
     intercept = float(result.rewards.mean() - result.masks.mean(axis=0) @ scores)
-    return ContextGain(intercept + float(scores.sum()), intercept, 0)
+    return intercept + float(scores.sum()), intercept, "surrogate"
 
 
 def _abstained(answer: str, sentences: Sequence[SentenceGroundedness]) -> bool:
@@ -303,28 +274,21 @@ def _abstained(answer: str, sentences: Sequence[SentenceGroundedness]) -> bool:
 
 
 def build_report(
-    result: AttributionResult,
-    chosen: ContextGain | None,
-    source: GainSource,
-    threshold: float | None,
-    top_k: int,
-    extra_queries: int,
+    result: AttributionResult, threshold: float | None, top_k: int
 ) -> GroundednessReport:
     """The report of an attribution without token support: each sentence's gain is the sum
-    of its statement scores (a lone claim takes ``chosen``'s), read against ``L(empty)``
-    (``chosen``, else the surrogate's); ``score >= threshold`` decides."""
+    of its statement scores (a lone claim takes the observed gain), read against
+    ``L(empty)`` (:func:`context_gain`); ``score >= threshold`` decides."""
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
-    estimate = chosen if chosen is not None else surrogate_gain(result)
-    if estimate is None:
-        raise InputError("the attribution holds no evaluated subsets to estimate the score from")
+    full, empty, source = context_gain(result)
     gains = [float(np.sum(s.scores)) for s in result.statements]
     claims = [i for i, s in enumerate(result.statements) if not is_abstention(s.text)]
-    if chosen is not None and len(claims) == 1:
-        gains[claims[0]] = chosen.full - chosen.empty
+    if source == "observed" and len(claims) == 1:
+        gains[claims[0]] = full - empty
     sentences = []
     for s, gain in zip(result.statements, gains):
         abstention = is_abstention(s.text)
-        sentence_score = explained(estimate.empty + gain, estimate.empty)
+        sentence_score = explained(empty + gain, empty)
         sentences.append(
             SentenceGroundedness(
                 text=s.text,
@@ -339,20 +303,19 @@ def build_report(
         )
     abstained = _abstained(result.response, sentences)
     claimed = [float(s.score) for s in sentences if not s.abstention and s.score is not None]
-    score = answer_score(claimed, explained(estimate.full, estimate.empty))
+    score = answer_score(claimed, explained(full, empty))
     overall, top = _top(result, top_k)
     return GroundednessReport(
         score=score,
         threshold=float(threshold),
         grounded=bool(abstained or score >= threshold),
         source=source,
-        full_reward=estimate.full,
-        empty_reward=estimate.empty,
+        full_reward=full,
+        empty_reward=empty,
         top_share=overall,
         top_k=top_k,
         top_segments=top,
         sentences=sentences,
-        extra_queries=extra_queries,
         abstained=abstained,
         scored_by=result.scored_by,
     )
@@ -363,14 +326,17 @@ def _judged(
     covered: float | None,
     threshold: float | None,
     calibration: Calibration,
+    contested: Sequence[str] | None = None,
 ) -> tuple[Verdict, float | None]:
     """The verdict and ``P(unsupported)`` of one text: calibrated, or ``score >= threshold``
-    when one is given or the coverage is unknown."""
+    when one is given or the coverage is unknown; ``supported`` is ``uncertain`` when a
+    number of it is ``contested``."""
     p = None if covered is None else calibration.p_unsupported(score, covered)
-    if threshold is None and p is not None:
-        return calibration.verdict(p), p
     cut = DEFAULT_THRESHOLD if threshold is None else threshold
-    return ("supported" if score >= cut else "unsupported"), p
+    verdict: Verdict = "supported" if score >= cut else "unsupported"
+    if threshold is None and p is not None:
+        verdict = calibration.verdict(p)
+    return ("uncertain" if verdict == "supported" and contested else verdict), p
 
 
 def _rivals(text: str, known: Collection[str]) -> tuple[str, ...]:
@@ -378,16 +344,34 @@ def _rivals(text: str, known: Collection[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(text[a:b] for a, b in rival_spans(text, known, STOPWORDS)))
 
 
-def _contested(sentences: Sequence[SentenceGroundedness]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(w for s in sentences for w in s.contested or ()))
-
-
-def _capped(
-    judged: tuple[Verdict, float | None], contested: Sequence[str] | None
-) -> tuple[Verdict, float | None]:
-    """``supported`` becomes ``uncertain`` when a number of the text is contested."""
-    verdict, p = judged
-    return ("uncertain" if verdict == "supported" and contested else verdict), p
+def _decided(
+    report: GroundednessReport, threshold: float | None, calibration: Calibration
+) -> GroundednessReport:
+    """``report`` with each sentence's and the answer's verdict and ``P(unsupported)``
+    read from its figures (:func:`_judged`); an abstention claims nothing: ``supported``,
+    0.0."""
+    sentences = []
+    for s in report.sentences:
+        verdict, p = (
+            ("supported", 0.0)
+            if s.abstention or s.score is None
+            else _judged(s.score, s.coverage, threshold, calibration, s.contested)
+        )
+        sentences.append(
+            replace(s, verdict=verdict, p_unsupported=p, supported=verdict != "unsupported")
+        )
+    contested = [w for s in sentences if not s.abstention for w in s.contested or ()]
+    verdict, p = _judged(report.score, report.coverage, threshold, calibration, contested)
+    if report.abstained:
+        verdict, p = "supported", 0.0
+    return replace(
+        report,
+        sentences=sentences,
+        verdict=verdict,
+        p_unsupported=p,
+        grounded=verdict != "unsupported",
+        calibration=calibration if threshold is None and p is not None else None,
+    )
 
 
 def support_parts(
@@ -442,7 +426,6 @@ def support_report(
         if context_words is not None:
             facts = () if abstention else tuple(unchecked_facts(span.text, context_words))
             contested = () if abstention else _rivals(span.text, context_words)
-        verdict, p = _capped(_judged(score, covered, threshold, calibration), contested)
         sentences.append(
             SentenceGroundedness(
                 text=span.text,
@@ -450,13 +433,11 @@ def support_report(
                 end=span.end,
                 gain=span.gain,
                 top_share=shares.get((span.start, span.end), 0.0),
-                supported=bool(abstention or verdict != "unsupported"),
+                supported=True,  # verdicts: _decided
                 source="measured",
                 abstention=abstention,
                 support_from=support_parts(span.text, documents, conversation),
                 score=score,
-                verdict="supported" if abstention else verdict,
-                p_unsupported=0.0 if abstention else p,
                 coverage=covered,
                 informative=informative_score(within, context_words),
                 unchecked_facts=facts,
@@ -477,27 +458,23 @@ def support_report(
             (float(s.coverage) for s in claims if s.coverage is not None),
             default=checked_coverage(support.response, context_words),
         )
-    verdict, p = _capped(_judged(score, covered, threshold, calibration), _contested(claims))
-    if abstained:
-        verdict, p = "supported", 0.0  # claims nothing: nothing in it is unsupported
     if context_words is None:
         found = support.unsupported_spans()
     else:  # words the context holds never count; spans of function words, yes/no and
         # light verbs alone ("get in") are dropped: they are not checked
         taken, absent = taken_pieces(support, context_words), absent_pieces(support, context_words)
         found = support.unsupported_spans(taken=taken, absent=absent)
-        unchecked = STOPWORDS | REPLY_WORDS
-        found = [s for s in found if not all(w in unchecked for w in words(s.text))]
+        found = [s for s in found if not all(w in UNCHECKED for w in words(s.text))]
     spans = [
         span
         for span in found
         if not any(s.abstention and s.start <= span.start < s.end for s in sentences)
     ]
     overall, top = _top(result, top_k)
-    return GroundednessReport(
+    report = GroundednessReport(
         score=score,
         threshold=float(DEFAULT_THRESHOLD if threshold is None else threshold),
-        grounded=verdict != "unsupported",
+        grounded=True,
         source=source,
         full_reward=support.mean_logprob("full"),
         empty_reward=support.mean_logprob("empty"),
@@ -510,17 +487,15 @@ def support_report(
         unsupported_spans=spans,
         abstained=abstained,
         scored_by=scored_by,
-        verdict=verdict,
-        p_unsupported=p,
         coverage=covered,
         informative=informative,
-        calibration=calibration if threshold is None and p is not None else None,
         unchecked_facts=(
             None
             if context_words is None
             else tuple(dict.fromkeys(w for s in claims for w in s.unchecked_facts or ()))
         ),
     )
+    return _decided(report, threshold, calibration)
 
 
 def facts_only(report: GroundednessReport) -> GroundednessReport:
@@ -556,27 +531,4 @@ def read_by(report: GroundednessReport, block_on: BlockOn = DEFAULT_BLOCK_ON) ->
 def recalibrated(report: GroundednessReport, calibration: Calibration) -> GroundednessReport:
     """``report`` with its verdicts read with ``calibration`` (e.g. one fitted for another
     model); as is without coverage (no token log-probs)."""
-    if report.coverage is None:
-        return report
-    sentences = []
-    for s in report.sentences:
-        if s.abstention or s.score is None or s.coverage is None:
-            sentences.append(s)
-            continue
-        verdict, p = _capped(_judged(s.score, s.coverage, None, calibration), s.contested)
-        sentences.append(
-            replace(s, verdict=verdict, p_unsupported=p, supported=verdict != "unsupported")
-        )
-    claims = [s for s in sentences if not s.abstention]
-    judged = _judged(report.score, report.coverage, None, calibration)
-    verdict, p = _capped(judged, _contested(claims))
-    if report.abstained:
-        verdict, p = "supported", 0.0  # claims nothing: nothing in it is unsupported
-    return replace(
-        report,
-        sentences=sentences,
-        verdict=verdict,
-        p_unsupported=p,
-        grounded=verdict != "unsupported",
-        calibration=calibration,
-    )
+    return report if report.coverage is None else _decided(report, None, calibration)

@@ -4,8 +4,7 @@ A sentence's score is ``explained = (L(C) - L(empty)) / -L(empty)``, its tokens'
 log-prob under the full context and under none: 1 when the context makes every token
 certain, 0 when it changes nothing. A token of a content word the context lacks explains
 nothing (its gain counts only when negative). The answer's score is its least supported
-sentence's, so one invented sentence flags it. Chosen on FRANK ``valid`` (BENCHMARKS.md).
-"""
+sentence's, so one invented sentence flags it."""
 
 from __future__ import annotations
 
@@ -34,12 +33,13 @@ SCORE_NAME = "min_sentence_absent"
 
 REPLY_WORDS = frozenset({"yes", "no", "true", "false"}) | LIGHT_WORDS
 """Yes/no replies and light verbs: no context needs to hold them."""
+UNCHECKED = STOPWORDS | REPLY_WORDS
 
 
 def informative_words(text: str) -> list[str]:
     """The words of ``text`` a reader would check against the sources: content words,
     names and numbers (stop words and yes/no replies left out)."""
-    return [w for w in words(text) if w not in STOPWORDS and w not in REPLY_WORDS]
+    return [w for w in words(text) if w not in UNCHECKED]
 
 
 COURTESY_WORDS = frozenset(
@@ -55,7 +55,7 @@ claims nothing, so the context need not hold its words (:func:`_informative_form
 def is_courtesy(sentence: str) -> bool:
     """Whether ``sentence`` (one sentence) holds only :data:`COURTESY_WORDS`, stop words
     and yes/no replies, with at least one courtesy word."""
-    found = [w for w in words(sentence) if w not in STOPWORDS and w not in REPLY_WORDS]
+    found = informative_words(sentence)
     return bool(found) and all(w in COURTESY_WORDS for w in found)
 
 
@@ -66,11 +66,12 @@ def _informative_forms(text: str) -> list[tuple[int, int, str, str]]:
     return [
         (s, e, w, f)
         for s, e, w, f in forms(text)
-        if f
-        and w not in STOPWORDS
-        and w not in REPLY_WORDS
-        and not any(a <= s < b for a, b in polite)
+        if f and w not in UNCHECKED and not _inside(s, polite)
     ]
+
+
+def _inside(start: int, spans: Sequence[tuple[int, int]]) -> bool:
+    return any(a <= start < b for a, b in spans)
 
 
 def _forms_of(present: Collection[str]) -> frozenset[str]:
@@ -79,8 +80,18 @@ def _forms_of(present: Collection[str]) -> frozenset[str]:
     return frozenset(form(w) for w in present)
 
 
-def _known(word: str, value: str, present: Collection[str], known: Collection[str]) -> bool:
-    return word in present or holds(value, known)
+def _reading(
+    text: str, present: Collection[str]
+) -> tuple[list[tuple[int, int]], Callable[[int, str, str], bool]]:
+    """The spans of ``text`` that misread ``present``, and whether ``present`` holds a word
+    of it, ``(start, word, form)``, by form and not misread."""
+    misread = misread_spans(text, present, STOPWORDS)
+    known = _forms_of(present)
+
+    def held(start: int, word: str, value: str) -> bool:
+        return (word in present or holds(value, known)) and not _inside(start, misread)
+
+    return misread, held
 
 
 MISREAD_COVERAGE = 0.5
@@ -94,17 +105,12 @@ def coverage(text: str, present: Collection[str]) -> float:
     ("grinders" matches "grinder", "€29" "29 euros"); 1.0 when there are none. A misread
     value or negation counts as a missing word and caps it at :data:`MISREAD_COVERAGE`."""
     needed = _informative_forms(text)
-    misread = misread_spans(text, present, STOPWORDS)
+    misread, held = _reading(text, present)
     extra = [m for m in misread if not any(s == m[0] for s, *_ in needed)]
     total = len(needed) + len(extra)
     if not total:
         return 1.0
-    known = _forms_of(present)
-    held = sum(
-        _known(w, f, present, known) and not any(a <= s < b for a, b in misread)
-        for s, _, w, f in needed
-    )
-    share = held / total
+    share = sum(held(s, w, f) for s, _, w, f in needed) / total
     return min(share, MISREAD_COVERAGE) if misread else share
 
 
@@ -123,7 +129,7 @@ def claim_coverage(text: str, present: Collection[str]) -> float:
         total = len(needed) + sum(not any(s == m[0] for s, _ in needed) for m in wrong)
         if not total:
             continue
-        kept = {f for s, f in needed if not any(a <= s < b for a, b in wrong)}
+        kept = {f for s, f in needed if not _inside(s, wrong)}
         best = max(
             present.sentences,
             key=lambda c: (sum(holds(f, c.forms) for f in kept), len(present.asked & c.forms)),
@@ -137,21 +143,17 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
     """The words of ``text`` stating a fact (:func:`~camab_rag.groundedness.wordforms.
     is_fact`) the context does not hold or gives another subject, and every checked word
     of a sentence it holds none of: what ``block_on="facts"`` blocks on."""
-    misread = misread_spans(text, present, STOPWORDS)
-    known = _forms_of(present)
+    misread, held = _reading(text, present)
     found: list[str] = []
     for start, end in split_sentences(text) or [(0, len(text))]:
         sentence = _informative_forms(text[start:end])
         needed = [(start + s, start + e, w, f) for s, e, w, f in sentence]
-        held = [
-            _known(w, f, present, known) and not any(a <= s < b for a, b in misread)
-            for s, _, w, f in needed
-        ]
+        oks = [held(s, w, f) for s, _, w, f in needed]
         wrong = [text[a:b] for a, b in misread if start <= a < end]
-        whole = bool(needed) and not any(held)
+        whole = bool(needed) and not any(oks)
         found += wrong + [
             text[s:e]
-            for (s, e, w, f), ok in zip(needed, held)
+            for (s, e, w, f), ok in zip(needed, oks)
             if not ok and (whole or is_fact(text, s, w, f)) and text[s:e] not in wrong
         ]
     return list(dict.fromkeys(found))
@@ -166,18 +168,11 @@ def checked_coverage(text: str, present: Collection[str]) -> float:
 def absent_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
     """Which pieces of ``support`` lie in a content word ``present`` lacks (by form), or
     in a value or negation it does not state for this subject."""
-    misread = misread_spans(support.response, present, STOPWORDS)
-    known = _forms_of(present)
+    misread, held = _reading(support.response, present)
     return _pieces_in(
         support,
         lambda s, w, f: (
-            any(a <= s < b for a, b in misread)
-            or (
-                bool(f)
-                and w not in STOPWORDS
-                and w not in REPLY_WORDS
-                and not _known(w, f, present, known)
-            )
+            _inside(s, misread) or (bool(f) and w not in UNCHECKED and not held(s, w, f))
         ),
     )
 
@@ -185,16 +180,9 @@ def absent_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np
 def taken_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
     """Which pieces of ``support`` lie in a content word ``present`` holds and states for
     this subject, or in a number it holds written another way (:func:`reformed_pieces`)."""
-    misread = misread_spans(support.response, present, STOPWORDS)
-    known = _forms_of(present)
+    _, held = _reading(support.response, present)
     return reformed_pieces(support, present) | _pieces_in(
-        support,
-        lambda s, w, f: (
-            bool(f)
-            and w not in STOPWORDS
-            and _known(w, f, present, known)
-            and not any(a <= s < b for a, b in misread)
-        ),
+        support, lambda s, w, f: bool(f) and w not in STOPWORDS and held(s, w, f)
     )
 
 
@@ -212,7 +200,7 @@ def reformed_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[
                 and word != value
                 and value in known
                 and word not in present
-                and not any(a <= start < b for a, b in misread)
+                and not _inside(start, misread)
             )
         if previous:
             starts.add(start)
@@ -235,10 +223,11 @@ def _pieces_in(support: TokenSupport, chosen: Callable[[int, str, str], bool]) -
 
 def explained(full: float, empty: float) -> float:
     """``(full - empty) / -empty`` for mean log-probs; 0 when ``empty`` is certain."""
-    surprisal = -float(empty)
-    if surprisal <= 1e-9:
-        return 0.0
-    return (float(full) - float(empty)) / surprisal
+    return _share(float(full) - float(empty), -float(empty))
+
+
+def _share(gain: float, surprisal: float) -> float:
+    return gain / surprisal if surprisal > 1e-9 else 0.0
 
 
 def _gains(
@@ -258,21 +247,17 @@ def support_score(support: TokenSupport, present: Collection[str] | None = None)
     """The explained share of the tokens in ``support`` (a sentence's or the answer's);
     with ``present`` (the context's words), absent content words explain nothing."""
     gain, _ = _gains(support, present)
-    surprisal = -float(support.empty.sum())
-    return float(gain.sum()) / surprisal if surprisal > 1e-9 else 0.0
+    return _share(float(gain.sum()), -float(support.empty.sum()))
 
 
 def informative_score(support: TokenSupport, present: Collection[str] | None) -> float:
     """:func:`support_score` of the tokens in informative words only (every token when
     there is none): what a reader would check, not what any fluent text gets right."""
     gain, absent = _gains(support, present)
-    chosen = absent | _pieces_in(
-        support, lambda s, w, f: bool(f) and w not in STOPWORDS and w not in REPLY_WORDS
-    )
+    chosen = absent | _pieces_in(support, lambda s, w, f: bool(f) and w not in UNCHECKED)
     if not chosen.any():
         chosen = np.ones_like(chosen)
-    surprisal = -float(support.empty[chosen].sum())
-    return float(gain[chosen].sum()) / surprisal if surprisal > 1e-9 else 0.0
+    return _share(float(gain[chosen].sum()), -float(support.empty[chosen].sum()))
 
 
 def answer_score(sentence_scores: Sequence[float], whole: float) -> float:

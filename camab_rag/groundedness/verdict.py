@@ -1,11 +1,8 @@
 """Three verdicts with a probability: the calibrated model the gate's verdict comes from.
 
 ``P(unsupported) = sigmoid(bias + w_score * model_input(score, coverage) + w_coverage *
-coverage)``, from the gate's score (:mod:`~camab_rag.groundedness.score`) and how much of
-the answer's informative words the context holds (``checked_coverage``): the words a
-reader checks decide most cases, the model the rest. ``p >= block_at`` is
-``unsupported``, ``p >= flag_at`` ``uncertain``. :data:`DEFAULT_CALIBRATION` was fitted
-for SmolLM2 by ``python -m benchmarks gate report``; ``calibrate`` fits another model.
+coverage)`` from the gate's score and the share of informative words the context holds;
+``p >= block_at`` is ``unsupported``, ``p >= flag_at`` ``uncertain``.
 """
 
 from __future__ import annotations
@@ -18,7 +15,6 @@ from typing import Any, Literal
 from camab_rag.result import cast_fields, fields_dict
 
 Verdict = Literal["supported", "uncertain", "unsupported"]
-VERDICTS: tuple[Verdict, ...] = ("supported", "uncertain", "unsupported")
 
 
 def _sigmoid(x: float) -> float:
