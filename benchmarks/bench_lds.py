@@ -27,19 +27,29 @@ import numpy as np
 from benchmarks import argument_parser
 from benchmarks._report import ci_cell as _cell
 from benchmarks._report import markdown_table, write_headline, write_section
-from benchmarks.data import Example, load_examples, make_builder
-from benchmarks.data import read_jsonl as read_results
-from benchmarks.evaluation.lds import held_out, held_out_draws, lds
-from benchmarks.evaluation.metrics import auroc, removal_mask, removal_set
-from benchmarks.evaluation.store import (
+from benchmarks.data import (
+    Example,
     PricedReward,
     RewardStore,
     Unpriced,
+    load_examples,
+    make_builder,
     masks_from_bits,
     read_cache,
     stored_subsets,
 )
-from benchmarks.stats import holm_adjust, mean_ci, paired_t_pvalue
+from benchmarks.data import read_jsonl as read_results
+from benchmarks.stats import (
+    gold_auroc,
+    held_out,
+    held_out_draws,
+    holm_adjust,
+    lds,
+    mean_ci,
+    paired_t_pvalue,
+    removal_mask,
+    removal_set,
+)
 from camab_rag import AttributionSettings
 from camab_rag.engine import attribute_fn
 from camab_rag.lexical import lexical_scores
@@ -436,7 +446,7 @@ def measure(
             if without is not None and full is not None:
                 values[f"drop@{k}"] = full - without
         if gold:
-            values["auroc"] = auroc(fit.scores, gold)
+            values["auroc"] = gold_auroc(fit.scores, gold)
         cells[key] = values
     sizes = {kind: len(masks) for kind, masks in samples.items()}
     return cells, sizes

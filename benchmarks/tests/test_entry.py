@@ -15,7 +15,7 @@ from benchmarks import BENCHMARKS
 from benchmarks.__main__ import main
 
 PACKAGE = Path(__file__).resolve().parents[1]
-SHARED = {"_report", "data", "stats", "workload", "evaluation"}
+SHARED = {"_report", "data", "stats", "workload"}
 
 
 @pytest.mark.parametrize("name", sorted(BENCHMARKS))

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.evaluation.lds import (
+from benchmarks.data import PricedReward, RewardStore, Unpriced, bits, stored_subsets
+from benchmarks.stats import (
     bernoulli_subsets,
     held_out,
     held_out_draws,
@@ -18,7 +19,6 @@ from benchmarks.evaluation.lds import (
     removal_subsets,
     subset_seed,
 )
-from benchmarks.evaluation.store import PricedReward, RewardStore, Unpriced, bits, stored_subsets
 from camab_rag import AttributionSettings, attribute_fn
 
 WEIGHTS = np.random.default_rng(42).normal(size=10)  # no two subsets tie

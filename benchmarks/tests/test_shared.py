@@ -13,6 +13,7 @@ from conftest_data import HOTPOTQA
 
 from benchmarks import stats as bench_stats
 from benchmarks.data import (
+    append_record,
     dataset_path,
     load_examples,
     make_builder,
@@ -21,35 +22,33 @@ from benchmarks.data import (
     parse_row,
     read_jsonl,
 )
-from benchmarks.evaluation import metrics as M
-from benchmarks.evaluation.store import append_record
 from camab_rag.errors import InputError
 
 
 # ---------------------------------------------------------------- removal sets and AUROC
 def test_removal_set_is_index_ordered_ties_by_position_and_capped() -> None:
-    assert M.removal_set([0.5, 0.9, 0.5, 0.1], 3) == (0, 1, 2)
-    assert M.removal_set([0.5, 0.9, 0.5, 0.1], 2) == (0, 1)  # the tie goes to index 0
-    assert M.removal_set([0.2, 0.1], 5) == (0, 1)  # k above N removes every segment
-    assert M.removal_set([0.2, 0.1], 0) == ()
+    assert bench_stats.removal_set([0.5, 0.9, 0.5, 0.1], 3) == (0, 1, 2)
+    assert bench_stats.removal_set([0.5, 0.9, 0.5, 0.1], 2) == (0, 1)  # the tie goes to index 0
+    assert bench_stats.removal_set([0.2, 0.1], 5) == (0, 1)  # k above N removes every segment
+    assert bench_stats.removal_set([0.2, 0.1], 0) == ()
     with pytest.raises(ValueError, match="k must be >= 0"):
-        M.removal_set([0.2, 0.1], -1)
+        bench_stats.removal_set([0.2, 0.1], -1)
 
 
 def test_removal_mask() -> None:
-    assert M.removal_mask(4, [1, 3]).tolist() == [True, False, True, False]
+    assert bench_stats.removal_mask(4, [1, 3]).tolist() == [True, False, True, False]
 
 
 def test_auroc_extremes_ties_and_errors() -> None:
-    assert M.auroc([0.9, 0.1, 0.5, 0.3], [0, 2]) == 1.0
-    assert M.auroc([0.2, 0.8, 0.5, 0.1], [0, 3]) == 0.0
-    assert M.auroc([1.0, 1.0, 0.0], [0]) == pytest.approx(0.75)
-    assert M.auroc([0.9, 0.8, 0.7, 0.6], [0, 2]) == pytest.approx(0.75)
-    assert math.isnan(M.auroc([1.0, 2.0], [0, 1]))
+    assert bench_stats.gold_auroc([0.9, 0.1, 0.5, 0.3], [0, 2]) == 1.0
+    assert bench_stats.gold_auroc([0.2, 0.8, 0.5, 0.1], [0, 3]) == 0.0
+    assert bench_stats.gold_auroc([1.0, 1.0, 0.0], [0]) == pytest.approx(0.75)
+    assert bench_stats.gold_auroc([0.9, 0.8, 0.7, 0.6], [0, 2]) == pytest.approx(0.75)
+    assert math.isnan(bench_stats.gold_auroc([1.0, 2.0], [0, 1]))
     with pytest.raises(ValueError, match="outside"):
-        M.auroc([0.1, 0.2], [5])
+        bench_stats.gold_auroc([0.1, 0.2], [5])
     with pytest.raises(ValueError, match="at least one gold"):
-        M.auroc([0.1, 0.2], [])
+        bench_stats.gold_auroc([0.1, 0.2], [])
 
 
 def test_auroc_matches_scikit_learn_with_ties() -> None:
@@ -62,7 +61,7 @@ def test_auroc_matches_scikit_learn_with_ties() -> None:
         labels = np.isin(np.arange(n), gold)
         if not labels.all():
             expected_auc = metrics_mod.roc_auc_score(labels, scores)
-            assert M.auroc(scores, gold) == pytest.approx(expected_auc)
+            assert bench_stats.gold_auroc(scores, gold) == pytest.approx(expected_auc)
 
 
 # ---------------------------------------------------------------- statistics
