@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
-import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,7 +22,7 @@ import numpy as np
 import camab_rag
 import camab_rag.citations as citations
 from benchmarks._report import markdown_table, share, write_headline, write_section
-from benchmarks.data import contains_gold, contexts, hotpot_rows, read_jsonl
+from benchmarks.data import append_record, contains_gold, contexts, hotpot_rows, read_jsonl
 from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
 from camab_rag.result import AttributionResult
@@ -88,8 +87,7 @@ def run(n: int, model: str, threads: int) -> Path:
         if scorer is None:
             scorer = camab_rag.TransformersScorer(model, num_threads=threads)
         record = attribute_case(scorer, case)
-        with out.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
+        append_record(out, record)
         print(f"[{index + 1}/{len(cases)}] {record['seconds']:6.1f}s {case['id']}", flush=True)
     return out
 

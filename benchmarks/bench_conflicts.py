@@ -10,7 +10,6 @@ first half and reported on the second, beside the free lexical check.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import random
 import re
@@ -23,7 +22,7 @@ import numpy as np
 import camab_rag
 import camab_rag.engine as engine
 from benchmarks._report import fmt, markdown_table, write_headline, write_section
-from benchmarks.data import hotpot_rows, paragraphs, read_jsonl
+from benchmarks.data import append_record, hotpot_rows, paragraphs, read_jsonl
 from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
 from camab_rag.conflicts import (
@@ -329,8 +328,7 @@ def main() -> None:
                 continue
             scorer = scorer or camab_rag.TransformersScorer(args.model, num_threads=args.threads)
             done[case["id"]] = attribute(scorer, case)
-            with path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(done[case["id"]]) + "\n")
+            append_record(path, done[case["id"]])
             print(f"[{path.stem}] {case['id']}", flush=True)
         return done
 

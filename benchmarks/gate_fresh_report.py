@@ -22,7 +22,7 @@ import numpy as np
 
 from benchmarks._report import markdown_table, share
 from benchmarks.bench_gate import RESULTS, store_path
-from benchmarks.data import read_jsonl
+from benchmarks.data import append_record, read_jsonl
 from benchmarks.gate_sets import blind_split, hand_written, load_items
 from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, read_by, support_report
 from camab_rag.groundedness.score import informative_words, words
@@ -151,8 +151,7 @@ def run_multi(model: str, threads: int = 1) -> None:
             case["question"], case["contexts"], case["right"], scorer, settings=settings
         )
         record = {"index": index, "question": case["question"], "result": result.to_dict()}
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
+        append_record(path, record)
         print(f"[{index + 1}/{len(FRESH_MULTI)}] {result.n_queries} calls", flush=True)
 
 
