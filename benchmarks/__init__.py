@@ -22,8 +22,6 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "proxy": ("benchmarks.bench_proxy", "a proxy scorer's agreement with the model"),
     "scorer": ("benchmarks.bench_scorer", "in-process scorer throughput (CPU, or a GPU shape)"),
     "attention": ("benchmarks.bench_attention", "attention kernel on a GPU, whole attributions"),
-    "http": ("benchmarks.bench_http", "HTTP scorer throughput against a local vLLM server"),
-    "audit": ("benchmarks.bench_audit", "batch audit throughput (in process, vLLM)"),
     "robustness": ("benchmarks.bench_robustness", "hostile input and dead servers, counted"),
 }
 """NAME -> (the module whose ``main()`` runs it; what it measures)."""

@@ -29,7 +29,7 @@ TOPICS: dict[str, tuple[str, str]] = {
     "conflicts": ("Conflicting sources", r"conflicts"),
     "quality": ("Attribution quality per model call", r"lds|auto_design|prior"),
     "proxy": ("Proxy scorer", r"proxy"),
-    "speed": ("Speed: scorer, server, audit", r"scorer-.*|attention-.*|http|audit"),
+    "speed": ("Speed: scorer and attention kernel", r"scorer-.*|attention-.*"),
 }
 """Topic folder -> (title, the section names it holds, a regular expression)."""
 
