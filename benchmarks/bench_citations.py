@@ -22,7 +22,7 @@ import numpy as np
 import camab_rag
 import camab_rag.citations as citations
 from benchmarks._report import markdown_table, share, write_headline, write_section
-from benchmarks.data import append_record, contains_gold, contexts, hotpot_rows, read_jsonl
+from benchmarks.data import contains_gold, contexts, hotpot_rows, read_jsonl, resume
 from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
 from camab_rag.result import AttributionResult
@@ -73,23 +73,11 @@ def attribute_case(scorer: Any, case: dict[str, Any]) -> dict[str, Any]:
     return {**case, "result": result.to_dict(), "seconds": round(time.perf_counter() - started, 1)}
 
 
-def run(n: int, model: str, threads: int) -> Path:
+def run(n: int, model: str, threads: int) -> None:
     """Attribute the first ``n`` cases not yet stored in
     ``results/citations/<model>_hotpotqa.jsonl``."""
-    out = RESULTS / f"{model}_hotpotqa.jsonl"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    done = {record["id"] for record in read_jsonl(out)}
-    scorer = None
-    cases = hotpot_cases(n)
-    for index, case in enumerate(cases):
-        if case["id"] in done:
-            continue
-        if scorer is None:
-            scorer = camab_rag.TransformersScorer(model, num_threads=threads)
-        record = attribute_case(scorer, case)
-        append_record(out, record)
-        print(f"[{index + 1}/{len(cases)}] {record['seconds']:6.1f}s {case['id']}", flush=True)
-    return out
+    todo = [(case["id"], case) for case in hotpot_cases(n)]
+    resume(RESULTS / f"{model}_hotpotqa.jsonl", todo, attribute_case, model, threads)
 
 
 def is_dev(row_id: str) -> bool:

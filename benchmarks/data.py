@@ -12,6 +12,7 @@ import os
 import random
 import re
 import string
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -307,6 +308,31 @@ def bits(mask: Mask | Iterable[bool]) -> str:
 def masks_from_bits(rows: Sequence[str]) -> NDArray[np.bool_]:
     """The masks of a results record (one ``"0101..."`` string per query) as a bool matrix."""
     return np.array([[bit == "1" for bit in row] for row in rows], dtype=bool)
+
+
+def resume(
+    path: Path,
+    todo: Sequence[tuple[object, Any]],
+    attribute: Callable[[Any, Any], dict[str, Any]],
+    model: str,
+    threads: int,
+    key: str = "id",
+) -> None:
+    """Run ``attribute(scorer, item)`` for each ``(name, item)`` whose name no record of
+    ``path`` holds under ``key``, appending each record as it ends (a killed run resumes);
+    the model is loaded only when something is left to run."""
+    done = {record[key] for record in read_jsonl(path)}
+    scorer = None
+    for index, (name, item) in enumerate(todo):
+        if name in done:
+            continue
+        if scorer is None:
+            from camab_rag import TransformersScorer
+
+            scorer = TransformersScorer(model, num_threads=threads)
+        started = time.perf_counter()
+        append_record(path, attribute(scorer, item))
+        print(f"[{index + 1}/{len(todo)}] {time.perf_counter() - started:6.1f}s {name}", flush=True)
 
 
 def append_record(path: Path, record: dict[str, Any]) -> None:

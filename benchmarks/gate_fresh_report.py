@@ -22,7 +22,7 @@ import numpy as np
 
 from benchmarks._report import markdown_table, share
 from benchmarks.bench_gate import RESULTS, store_path
-from benchmarks.data import append_record, read_jsonl
+from benchmarks.data import read_jsonl, resume
 from benchmarks.gate_sets import blind_split, hand_written, load_items
 from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, read_by, support_report
 from camab_rag.groundedness.score import informative_words, words
@@ -138,21 +138,16 @@ def run_multi(model: str, threads: int = 1) -> None:
     (``camab_rag.attribute``, gate anchors on) and store the result (resumable)."""
     import camab_rag
 
-    path = multi_path(model)
-    done = {record["index"] for record in read_jsonl(path)}
-    scorer = None
-    for index, case in enumerate(FRESH_MULTI):
-        if index in done:
-            continue
-        if scorer is None:
-            scorer = camab_rag.TransformersScorer(model, num_threads=threads)
+    def attribute(scorer: Any, item: tuple[int, dict[str, Any]]) -> dict[str, Any]:
+        index, case = item
         settings = camab_rag.AttributionSettings(anchors=True)
         result = camab_rag.attribute(
             case["question"], case["contexts"], case["right"], scorer, settings=settings
         )
-        record = {"index": index, "question": case["question"], "result": result.to_dict()}
-        append_record(path, record)
-        print(f"[{index + 1}/{len(FRESH_MULTI)}] {result.n_queries} calls", flush=True)
+        return {"index": index, "question": case["question"], "result": result.to_dict()}
+
+    todo = [(index, (index, case)) for index, case in enumerate(FRESH_MULTI)]
+    resume(multi_path(model), todo, attribute, model, threads, key="index")
 
 
 MULTI_RULES = ("cite()", "cite(), gate verdicts set aside", "lexical (0 calls)")

@@ -164,3 +164,21 @@ def test_an_append_after_a_torn_last_line_keeps_the_new_record(tmp_path: Path) -
     path.write_text('{"id": "a"}\n{"id": "b", "metho', encoding="utf-8")  # killed mid-write
     append_record(path, {"id": "c"})
     assert [r["id"] for r in read_jsonl(path)] == ["a", "c"]
+
+
+def test_resume_runs_only_what_no_record_holds_and_loads_the_model_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import camab_rag
+    from benchmarks.data import resume
+
+    loaded: list[str] = []
+    monkeypatch.setattr(camab_rag, "TransformersScorer", lambda m, **_: loaded.append(m) or m)
+    path = tmp_path / "runs.jsonl"
+    path.write_text('{"id": "a", "v": 0}\n', encoding="utf-8")
+    todo = [(name, name.upper()) for name in ("a", "b", "c")]
+    resume(path, todo, lambda scorer, item: {"id": item.lower(), "v": scorer}, "m", 1)
+    assert [(r["id"], r["v"]) for r in read_jsonl(path)] == [("a", 0), ("b", "m"), ("c", "m")]
+    assert loaded == ["m"]
+    resume(path, todo, lambda *_: pytest.fail("a stored record ran again"), "m", 1)
+    assert loaded == ["m"]  # nothing left: no model loaded
