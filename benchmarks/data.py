@@ -1,5 +1,5 @@
-"""The benchmarks' one data loader: HotpotQA distractor and CNN/DailyMail rows (or any JSONL
-in their formats) as :class:`Example`, each with the prompt the stored runs used; the raw
+"""The benchmarks' one data loader: HotpotQA distractor and CNN/DailyMail rows as
+:class:`Example`, each with the prompt the stored runs used; the raw
 HotpotQA rows and the HotpotQA answer checks the other benchmarks read; the JSONL results
 files (``"0101..."`` masks) and the store of priced subsets that the LDS benchmarks replay."""
 
@@ -13,7 +13,7 @@ import random
 import re
 import string
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks.stats import removal_mask, removal_set
 from camab_rag.errors import InputError
 from camab_rag.prompts import TemplatePromptBuilder
 from camab_rag.segments import segment_documents, to_documents
@@ -30,8 +29,6 @@ from camab_rag.sentences import split_sentences
 Span = tuple[int, int]
 Mask = NDArray[np.bool_]
 DIGITS = 6
-REMOVAL_CACHE = Path(__file__).resolve().parent / "results" / "design_drop" / "scored_sets.jsonl"
-"""Removal sets the retired design benchmarks scored (results, id, removed -> log-prob)."""
 
 DATASET_FILES: dict[str, str] = {
     "hotpotqa": "hotpotqa_distractor_dev.jsonl",
@@ -100,24 +97,17 @@ def data_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
-def dataset_path(name_or_path: str | os.PathLike[str]) -> Path:
-    """The JSONL file for a dataset name or a path."""
-    text = str(name_or_path)
-    if text in DATASET_FILES:
-        path = data_dir() / DATASET_FILES[text]
-    else:
-        path = Path(text).expanduser()
-        if not path.suffix and not path.exists():
-            known = ", ".join(sorted(DATASET_FILES))
-            raise InputError(f"unknown dataset {text!r}: use one of {known} or a JSONL path")
+def dataset_path(name: str) -> Path:
+    """The JSONL file of a dataset of :data:`DATASET_FILES` in :func:`data_dir`."""
+    if name not in DATASET_FILES:
+        known = ", ".join(sorted(DATASET_FILES))
+        raise InputError(f"unknown dataset {name!r}: use one of {known}")
+    path = data_dir() / DATASET_FILES[name]
     if not path.is_file():
-        hint = (
-            " (the full datasets live in CAMAB_BENCH_DATA or ../shared/data; the repository "
-            "ships a sample: data/hotpotqa_dev_sample.jsonl)"
-            if text in DATASET_FILES
-            else ""
+        raise InputError(
+            f"dataset file not found: {path} (the full datasets live in CAMAB_BENCH_DATA or "
+            "../shared/data; the repository ships a sample: data/hotpotqa_dev_sample.jsonl)"
         )
-        raise InputError(f"dataset file not found: {path}{hint}")
     return path
 
 
@@ -139,43 +129,18 @@ def hotpot_rows(stop: int | None = None, start: int = 0) -> list[dict[str, Any]]
         return [json.loads(line) for line in itertools.islice(handle, start, stop)]
 
 
-def load_examples(
-    name_or_path: str | os.PathLike[str],
-    n: int | None = None,
-    *,
-    offset: int = 0,
-) -> list[Example]:
-    """The first ``n`` usable examples after ``offset`` rows (rows with under 2 segments or,
-    for questions, no gold skipped). Raises :class:`InputError` for an unknown name, a
-    missing file or an unknown row."""
-    path = dataset_path(name_or_path)
+def load_examples(name: str, n: int | None = None, *, offset: int = 0) -> list[Example]:
+    """The first ``n`` usable examples of a dataset after ``offset`` rows (rows with under 2
+    segments or, for questions, no gold skipped)."""
     examples: list[Example] = []
-    for number, row in enumerate(_rows(path)):
-        if number < offset:
-            continue
-        try:
-            example = parse_row(row)
-        except InputError as error:
-            raise InputError(f"{path}:{number + 1}: {error}") from None
-        if example is not None and example.n_segments >= 2:
-            examples.append(example)
-        if n is not None and len(examples) >= n:
-            break
+    with dataset_path(name).open(encoding="utf-8") as handle:
+        for line in itertools.islice(handle, offset, None):
+            example = parse_row(json.loads(line)) if line.strip() else None
+            if example is not None and example.n_segments >= 2:
+                examples.append(example)
+            if n is not None and len(examples) >= n:
+                break
     return examples
-
-
-def _rows(path: Path) -> Iterator[Mapping[str, Any]]:
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InputError(f"{path}:{number}: not valid JSON ({error.msg})") from None
-            if not isinstance(row, Mapping):
-                raise InputError(f"{path}:{number}: a row must be a JSON object")
-            yield row
 
 
 def parse_row(row: Mapping[str, Any]) -> Example | None:
@@ -350,14 +315,6 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
         os.fsync(handle.fileno())
 
 
-def read_cache(path: Path = REMOVAL_CACHE) -> dict[tuple[str, str, tuple[int, ...]], float]:
-    """Mean response log-probs already scored: ``(results, example id, removed) -> value``."""
-    return {
-        (row["results"], row["id"], tuple(row["removed"])): row["logprob"]
-        for row in read_jsonl(path)  # a line torn by a kill is skipped
-    }
-
-
 class Unpriced(LookupError):
     """A subset the store has no reward for, asked for where no model may be called."""
 
@@ -396,16 +353,6 @@ class RewardStore:
             append_record(self.path, row)
         return self._rewards[example_id][_key(mask)]
 
-    def put_many(self, example_id: str, rows: Iterable[tuple[str, float, str]]) -> int:
-        """Record ``(mask, reward, source)`` rows in one write (seeding from stored runs);
-        returns how many were new."""
-        new = [r for m, v, s in rows if (r := self._row(example_id, m, v, s, None)) is not None]
-        if new:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as handle:
-                handle.writelines(json.dumps(r) + "\n" for r in new)
-        return len(new)
-
     def _row(
         self,
         example_id: str,
@@ -431,43 +378,6 @@ class RewardStore:
 
 def _key(mask: Mask | str) -> str:
     return mask if isinstance(mask, str) else bits(mask)
-
-
-def stored_subsets(
-    record: dict[str, Any],
-    lines: Iterable[dict[str, Any]] = (),
-    removals: Iterable[tuple[tuple[int, ...], float]] = (),
-) -> Iterator[tuple[str, float, str]]:
-    """``(mask, reward, source)`` for every subset earlier runs of one example priced: the
-    results ``record``, its ``bench_calls`` ``lines``, the design benchmarks' ``removals``
-    and the top-k removal set behind each stored drop (``full - drop``)."""
-    n = int(record["n_segments"])
-    yield bits(np.ones(n, dtype=bool)), float(record["full_logprob"]), "results:full"
-    fits: list[tuple[str, dict[str, Any], bool]] = []
-    for method, entry in record.get("methods", {}).items():
-        if "rewards" in entry:
-            for mask, reward in zip(entry["masks"], entry["rewards"]):
-                yield mask, float(reward), f"results:{method}"
-        fits += [
-            (f"results:{method}@{label}", fit, True) for label, fit in entry["budgets"].items()
-        ]
-    for line in lines:
-        for label, fit in line["budgets"].items():
-            source = f"calls:{line.get('variant', '?')}@{label}"
-            for mask, reward in zip(fit["masks"], fit["rewards"]):
-                yield mask, float(reward), source
-            fits.append((source, fit, False))
-    for gone, reward in removals:
-        yield bits(removal_mask(n, gone)), float(reward), "design_drop"
-    full = float(record["full_logprob"])
-    for source, fit, exact in fits:
-        ordered = sorted(fit["scores"], reverse=True)
-        for k, drop in fit.get("drop", {}).items():
-            # a stored drop of rounded scores is used only where the rounding cannot have
-            # swapped the k-th and the next score
-            if exact or int(k) >= len(ordered) or ordered[int(k) - 1] - ordered[int(k)] > 1e-5:
-                removed = removal_set(fit["scores"], int(k))
-                yield bits(removal_mask(n, removed)), full - float(drop), f"{source}:drop@{k}"
 
 
 class PricedReward:

@@ -125,26 +125,11 @@ def test_hotpotqa_segments_are_the_dataset_sentences_in_a_titled_prompt() -> Non
     assert "A: Ann was born." in str(builder.build(np.ones(4, dtype=bool)))
 
 
-def test_unknown_rows_and_names_fail_clearly(tmp_path: Path) -> None:
+def test_unknown_rows_and_names_fail_clearly() -> None:
     with pytest.raises(InputError, match="unrecognised row"):
         parse_row({"foo": 1})
     with pytest.raises(InputError, match="unknown dataset"):
         load_examples("no_such_dataset")
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"foo": 1}\n', encoding="utf-8")
-    with pytest.raises(InputError, match=r"bad\.jsonl:1"):
-        load_examples(bad)
-
-
-def test_jsonl_path_in_the_same_format_read_in_file_order(tmp_path: Path) -> None:
-    path = tmp_path / "mine.jsonl"
-    path.write_text(json.dumps(HOTPOT_ROW) + "\n", encoding="utf-8")
-    (example,) = load_examples(path)
-    assert example.id == "h1" and example.n_segments == 4
-    hotpot = load_examples(HOTPOTQA, 3, offset=1)
-    with open(HOTPOTQA, encoding="utf-8") as handle:
-        ids = [json.loads(next(handle))["id"] for _ in range(4)]
-    assert [e.id for e in hotpot] == ids[1:]
 
 
 def test_a_dataset_name_reads_the_benchmark_data_folder(
@@ -156,7 +141,10 @@ def test_a_dataset_name_reads_the_benchmark_data_folder(
     assert "data/hotpotqa_dev_sample.jsonl" in str(missing.value)  # the shipped one
     (tmp_path / "hotpotqa_distractor_dev.jsonl").write_bytes(HOTPOTQA.read_bytes())
     assert dataset_path("hotpotqa") == tmp_path / "hotpotqa_distractor_dev.jsonl"
-    assert len(load_examples("hotpotqa", 2)) == 2
+    hotpot = load_examples("hotpotqa", 3, offset=1)  # read in file order
+    with open(HOTPOTQA, encoding="utf-8") as handle:
+        ids = [json.loads(next(handle))["id"] for _ in range(4)]
+    assert [e.id for e in hotpot] == ids[1:]
 
 
 def test_an_append_after_a_torn_last_line_keeps_the_new_record(tmp_path: Path) -> None:
@@ -173,7 +161,12 @@ def test_resume_runs_only_what_no_record_holds_and_loads_the_model_once(
     from benchmarks.data import resume
 
     loaded: list[str] = []
-    monkeypatch.setattr(camab_rag, "TransformersScorer", lambda m, **_: loaded.append(m) or m)
+
+    def load(model: str, **_: object) -> str:
+        loaded.append(model)
+        return model
+
+    monkeypatch.setattr(camab_rag, "TransformersScorer", load)
     path = tmp_path / "runs.jsonl"
     path.write_text('{"id": "a", "v": 0}\n', encoding="utf-8")
     todo = [(name, name.upper()) for name in ("a", "b", "c")]
