@@ -1,16 +1,8 @@
-"""The blind hand-written gate sets in the gate report (``gate_fresh_cases.json``, and the
-second, ``gate_fresh2_*.json``, issue 48).
-
-What: at the shipped default (as ``assess_answer`` judges), right answers passed and
-invented ones blocked on each set's held-out half, per kind, beside the free coverage-only
-verdict (and ``block_on="any"`` on the first set, invented answers flagged on the second);
-on ``FRESH_MULTI``, whether ``cite()`` cites the supporting document and not the stale
-one, beside a zero-call lexical rule. Why: the old short set shaped the word rules; these
-were written blind. How: replayed from ``results/groundedness/<set>_<model>.jsonl``
-(``gate run --set fresh``/``fresh2``) and ``fresh_multi_<model>.jsonl`` (``gate
-run-multi``); each set's first measurement, taken once, is kept in
-``<set>_first_<model>.json``.
-"""
+"""The blind hand-written gate sets in the gate report (issue 48): right answers passed and
+invented ones blocked per kind at the shipped default, beside the free coverage-only
+verdict, and whether ``cite()`` cites the supporting document and not the stale one
+(``FRESH_MULTI``). Replayed from ``results/groundedness/``; each set's first measurement
+is kept once in ``<set>_first_<model>.json``."""
 
 from __future__ import annotations
 
