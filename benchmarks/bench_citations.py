@@ -9,7 +9,6 @@ Protocol: benchmarks/results/citations/README.md.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import time
@@ -21,6 +20,7 @@ import numpy as np
 
 import camab_rag
 import camab_rag.citations as citations
+from benchmarks import argument_parser
 from benchmarks._report import markdown_table, share, write_headline, write_section
 from benchmarks.data import contains_gold, contexts, hotpot_rows, read_jsonl, resume
 from benchmarks.data import normalize_answer as normalize
@@ -410,7 +410,7 @@ def report(model: str, n: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argument_parser(__doc__)
     parser.add_argument("--n", type=int, default=30, help="held-out questions to attribute")
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--threads", type=int, default=1)

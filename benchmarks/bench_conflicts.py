@@ -9,7 +9,6 @@ first half and reported on the second, beside the free lexical check.
 
 from __future__ import annotations
 
-import argparse
 import math
 import random
 import re
@@ -21,6 +20,7 @@ import numpy as np
 
 import camab_rag
 import camab_rag.engine as engine
+from benchmarks import argument_parser
 from benchmarks._report import fmt, markdown_table, write_headline, write_section
 from benchmarks.data import hotpot_rows, paragraphs, read_jsonl, resume
 from benchmarks.data import normalize_answer as normalize
@@ -308,7 +308,7 @@ def headline_rows(records: list[dict[str, Any]], model: str) -> list[list[str]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argument_parser(__doc__)
     parser.add_argument("--n", type=int, default=40)
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--threads", type=int, default=1)
