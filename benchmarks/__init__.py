@@ -3,9 +3,9 @@
 ``python -m benchmarks NAME ...`` runs one of :data:`BENCHMARKS` (``python -m benchmarks``
 lists them). Each writes its detail to ``benchmarks/results/<topic>/README.md`` and its
 headline rows to BENCHMARKS.md (:mod:`benchmarks._report`); shared parts: one data loader
-(:mod:`benchmarks.data`), one statistics module (:mod:`benchmarks.stats`) and the subsets,
-LDS and reward store of the quality benchmarks (:mod:`benchmarks.evaluation`); the free
-lexical baseline is the library's own (:func:`camab_rag.lexical.lexical_scores`).
+with the results files and reward store (:mod:`benchmarks.data`) and one statistics module
+with the LDS (:mod:`benchmarks.stats`); the free lexical baseline is the library's own
+(:func:`camab_rag.lexical.lexical_scores`).
 """
 
 import argparse
@@ -22,8 +22,6 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "proxy": ("benchmarks.bench_proxy", "a proxy scorer's agreement with the model"),
     "scorer": ("benchmarks.bench_scorer", "in-process scorer throughput (CPU, or a GPU shape)"),
     "attention": ("benchmarks.bench_attention", "attention kernel on a GPU, whole attributions"),
-    "http": ("benchmarks.bench_http", "HTTP scorer throughput against a local vLLM server"),
-    "audit": ("benchmarks.bench_audit", "batch audit throughput (in process, vLLM)"),
     "robustness": ("benchmarks.bench_robustness", "hostile input and dead servers, counted"),
 }
 """NAME -> (the module whose ``main()`` runs it; what it measures)."""

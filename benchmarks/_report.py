@@ -5,7 +5,6 @@ BENCHMARKS.md. Figures are never typed by hand."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import json
 import math
@@ -28,15 +27,9 @@ TOPICS: dict[str, tuple[str, str]] = {
     "groundedness": ("Groundedness gate", r"gate|groundedness"),
     "citations": ("Citations", r"citations"),
     "conflicts": ("Conflicting sources", r"conflicts"),
-    "quality": (
-        "Attribution quality per model call",
-        r"lds|auto_design|calls|prior|estimators|design|design_drop|lexical|small",
-    ),
+    "quality": ("Attribution quality per model call", r"lds|auto_design|prior"),
     "proxy": ("Proxy scorer", r"proxy"),
-    "speed": (
-        "Speed: scorer, server, audit",
-        r"scorer-.*|attention-.*|http|audit",
-    ),
+    "speed": ("Speed: scorer and attention kernel", r"scorer-.*|attention-.*"),
 }
 """Topic folder -> (title, the section names it holds, a regular expression)."""
 
@@ -58,26 +51,20 @@ def topic_file(name: str) -> Path:
 
 def command_line() -> str:
     """The command that is running, as a user would type it from the repository root."""
-    args = map(shlex.quote, sys.argv[1:])
-    if ENTRY:
-        return " ".join([".venv/bin/python -m benchmarks", ENTRY, *args])
-    script = Path(sys.argv[0])
-    with contextlib.suppress(ValueError):  # a script outside the repository keeps its path
-        script = script.resolve().relative_to(ROOT)
-    return " ".join([".venv/bin/python", shlex.quote(str(script)), *args])
+    return " ".join([".venv/bin/python -m benchmarks", str(ENTRY), *map(shlex.quote, sys.argv[1:])])
 
 
 def _stamp() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def write_section(name: str, title: str, body: str, command: str | None = None) -> None:
+def write_section(name: str, title: str, body: str) -> None:
     """Replace the section ``name`` of its topic file with ``title``, the command and
     ``body`` (links written from the repository root are made relative to the file)."""
     body = body.replace("](benchmarks/results/", "](../")
     block = (
         f"<!-- bench:{name} -->\n## {title}\n\n"
-        f"Command: `{command or command_line()}`  \n"
+        f"Command: `{command_line()}`  \n"
         f"Recorded {_stamp()} on {platform.machine()} "
         f"({len(os.sched_getaffinity(0))} cores), Python {platform.python_version()}, "
         f"load average {' / '.join(f'{x:.1f}' for x in os.getloadavg())} "
@@ -112,7 +99,7 @@ def replace_block(path: Path, name: str, block: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def write_headline(name: str, rows: Sequence[Sequence[object]], command: str | None = None) -> None:
+def write_headline(name: str, rows: Sequence[Sequence[object]]) -> None:
     """Record benchmark ``name``'s headline rows for BENCHMARKS.md's table, replacing the
     ones it wrote before. Each row: figure, ours, the free baseline on the same rows (its
     name and value), and the target with "met"/"missed" (or "–" for none)."""
@@ -121,7 +108,7 @@ def write_headline(name: str, rows: Sequence[Sequence[object]], command: str | N
             raise ValueError(f"a headline row has 4 cells (figure, ours, baseline, target): {row}")
     stored = _read_headlines()
     stored[name] = {
-        "command": command or command_line(),
+        "command": command_line(),
         "recorded": _stamp(),
         "rows": [[str(cell) for cell in row] for row in rows],
     }

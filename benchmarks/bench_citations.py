@@ -9,10 +9,8 @@ Protocol: benchmarks/results/citations/README.md.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
-import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,8 +20,9 @@ import numpy as np
 
 import camab_rag
 import camab_rag.citations as citations
+from benchmarks import argument_parser
 from benchmarks._report import markdown_table, share, write_headline, write_section
-from benchmarks.data import contains_gold, contexts, hotpot_rows, read_jsonl
+from benchmarks.data import contains_gold, contexts, hotpot_rows, read_jsonl, resume
 from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
 from camab_rag.result import AttributionResult
@@ -74,24 +73,11 @@ def attribute_case(scorer: Any, case: dict[str, Any]) -> dict[str, Any]:
     return {**case, "result": result.to_dict(), "seconds": round(time.perf_counter() - started, 1)}
 
 
-def run(n: int, model: str, threads: int) -> Path:
+def run(n: int, model: str, threads: int) -> None:
     """Attribute the first ``n`` cases not yet stored in
     ``results/citations/<model>_hotpotqa.jsonl``."""
-    out = RESULTS / f"{model}_hotpotqa.jsonl"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    done = {record["id"] for record in read_jsonl(out)}
-    scorer = None
-    cases = hotpot_cases(n)
-    for index, case in enumerate(cases):
-        if case["id"] in done:
-            continue
-        if scorer is None:
-            scorer = camab_rag.TransformersScorer(model, num_threads=threads)
-        record = attribute_case(scorer, case)
-        with out.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
-        print(f"[{index + 1}/{len(cases)}] {record['seconds']:6.1f}s {case['id']}", flush=True)
-    return out
+    todo = [(case["id"], case) for case in hotpot_cases(n)]
+    resume(RESULTS / f"{model}_hotpotqa.jsonl", todo, attribute_case, model, threads)
 
 
 def is_dev(row_id: str) -> bool:
@@ -424,7 +410,7 @@ def report(model: str, n: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argument_parser(__doc__)
     parser.add_argument("--n", type=int, default=30, help="held-out questions to attribute")
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--threads", type=int, default=1)

@@ -9,8 +9,6 @@ first half and reported on the second, beside the free lexical check.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import random
 import re
@@ -22,8 +20,9 @@ import numpy as np
 
 import camab_rag
 import camab_rag.engine as engine
+from benchmarks import argument_parser
 from benchmarks._report import fmt, markdown_table, write_headline, write_section
-from benchmarks.data import hotpot_rows, paragraphs, read_jsonl
+from benchmarks.data import hotpot_rows, paragraphs, read_jsonl, resume
 from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
 from camab_rag.conflicts import (
@@ -309,30 +308,14 @@ def headline_rows(records: list[dict[str, Any]], model: str) -> list[list[str]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argument_parser(__doc__)
     parser.add_argument("--n", type=int, default=40)
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--replay", action="store_true", help="report from stored records")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
-    RESULTS.mkdir(parents=True, exist_ok=True)
     built = cases(args.n)
-    scorer: Any = None
-
-    def stored(path: Path, todo: list[dict[str, Any]], attribute: Callable[..., Any]) -> Any:
-        """The stored records of ``path`` by id, after running the missing ones."""
-        nonlocal scorer
-        done = {record["id"]: record for record in read_jsonl(path)}
-        for case in todo:
-            if args.replay or case["id"] in done:
-                continue
-            scorer = scorer or camab_rag.TransformersScorer(args.model, num_threads=args.threads)
-            done[case["id"]] = attribute(scorer, case)
-            with path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(done[case["id"]]) + "\n")
-            print(f"[{path.stem}] {case['id']}", flush=True)
-        return done
 
     def six(scorer: Any, case: dict[str, Any]) -> dict[str, Any]:
         docs = [d for _, d in case["six"]]
@@ -346,8 +329,12 @@ def main() -> None:
         }
         return case
 
-    six_runs = stored(RESULTS / f"{args.model}_six.jsonl", built[len(built) // 2 :], six)
-    done = stored(RESULTS / f"{args.model}.jsonl", built, four)
+    paths = {name: RESULTS / f"{args.model}{name}.jsonl" for name in ("_six", "")}
+    if not args.replay:
+        todo = [(case["id"], case) for case in built]
+        resume(paths["_six"], todo[len(built) // 2 :], six, args.model, args.threads)
+        resume(paths[""], todo, four, args.model, args.threads)
+    six_runs, done = ({r["id"]: r for r in read_jsonl(paths[k])} for k in ("_six", ""))
     records = [done[c["id"]] for c in built if c["id"] in done]
     body = report(records, [six_runs[c["id"]] for c in built if c["id"] in six_runs], args.model)
     print(body)

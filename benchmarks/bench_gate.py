@@ -1,13 +1,8 @@
 """The groundedness gate on human-labelled answers nobody here wrote (FRANK, HaluEval).
 
-``run`` stores, per answer of a set (:mod:`benchmarks.gate_sets`), the per-token log-probs
-of the gate's two anchor calls (resumable); ``run-multi`` the
-attributions of the blind multi-document cases; ``report`` replays the tables
-(:mod:`benchmarks.gate_report`); ``build-set`` writes the shipped calibration set.
-
-    nice -n 10 .venv/bin/python -m benchmarks gate run --set frank --model smollm2
-    .venv/bin/python -m benchmarks gate report
-"""
+``run`` stores each answer's token log-probs from the gate's two anchor calls (resumable),
+``run-multi`` the blind multi-document attributions, ``report`` replays the tables
+(:mod:`benchmarks.gate_report`), ``build-set`` writes the shipped calibration set."""
 
 from __future__ import annotations
 

@@ -2,10 +2,9 @@
 
 Every method of the library and a zero-call lexical ranking, on the stored runs' examples,
 prompts and responses; the protocol is INTRO below (written into the report). Rewards live
-in ``benchmarks/results/rewards/<results>.jsonl``: ``seed`` fills it from the stored runs,
-``run`` prices what is missing with the model (resumable), ``report`` replays every fit.
+in ``benchmarks/results/rewards/<results>.jsonl``: ``run`` prices what is missing with the
+model (resumable), ``report`` replays every fit.
 
-    .venv/bin/python -m benchmarks lds seed --results-list hotpotqa_smollm2
     nice -n 10 .venv/bin/python -m benchmarks lds run --results hotpotqa_smollm2 --threads 1
     .venv/bin/python -m benchmarks lds report
 """
@@ -27,19 +26,27 @@ import numpy as np
 from benchmarks import argument_parser
 from benchmarks._report import ci_cell as _cell
 from benchmarks._report import markdown_table, write_headline, write_section
-from benchmarks.data import Example, load_examples, make_builder
-from benchmarks.data import read_jsonl as read_results
-from benchmarks.evaluation.lds import held_out, held_out_draws, lds
-from benchmarks.evaluation.metrics import auroc, removal_mask, removal_set
-from benchmarks.evaluation.store import (
+from benchmarks.data import (
+    Example,
     PricedReward,
     RewardStore,
     Unpriced,
+    examples_by_id,
+    make_builder,
     masks_from_bits,
-    read_cache,
-    stored_subsets,
 )
-from benchmarks.stats import holm_adjust, mean_ci, paired_t_pvalue
+from benchmarks.data import read_jsonl as read_results
+from benchmarks.stats import (
+    gold_auroc,
+    held_out,
+    held_out_draws,
+    holm_adjust,
+    lds,
+    mean_ci,
+    paired_t_pvalue,
+    removal_mask,
+    removal_set,
+)
 from camab_rag import AttributionSettings
 from camab_rag.engine import attribute_fn
 from camab_rag.lexical import lexical_scores
@@ -130,8 +137,6 @@ def reshaped(record: dict[str, Any], example: Example, shape: str) -> dict[str, 
     """A stored record with a short answer (:data:`SHAPES`) instead of the model's: the
     stored runs' methods and full reward are of the other answer, so they are left out."""
     answer = example.answers[0].strip()
-    if shape not in ("span", "sentence"):
-        raise ValueError(f"unknown shape {shape!r}; choose one of {sorted(SHAPES)}")
     response = answer if shape == "span" else f"The answer is {answer.rstrip('.')}."
     return {**record, "response": response, "methods": {}, "full_logprob": None, "shape": shape}
 
@@ -149,8 +154,7 @@ def cases(stem: str, shape: str = "model") -> list[Case]:
     ]
     if not records:
         return []
-    loaded = load_examples(records[0]["dataset"], len(records) + 200)
-    by_id = {e.id: e for e in loaded}
+    by_id = examples_by_id(records)
     if shape == "model":
         return [Case(stem, r, by_id[r["id"]]) for r in records]
     return [
@@ -324,31 +328,6 @@ class ModelPrice:
         return price
 
 
-def seed_command(args: argparse.Namespace) -> None:
-    removals: dict[str, list[tuple[tuple[int, ...], float]]] = {}
-    for (stem, example_id, removed), value in read_cache().items():
-        removals.setdefault(f"{stem}/{example_id}", []).append((removed, value))
-    for stem in args.results_list:
-        store = store_of(stem)
-        lines: dict[str, list[dict[str, Any]]] = {}
-        for path in sorted((RESULTS / "calls").glob(f"{stem}.*.jsonl")):
-            for line in read_results(path):
-                lines.setdefault(line["id"], []).append(line)
-        added = 0
-        records = [r for r in read_results(RESULTS / f"{stem}.jsonl") if r.get("status") == "ok"]
-        for record in records:
-            rows = stored_subsets(
-                record, lines.get(record["id"], []), removals.get(f"{stem}/{record['id']}", [])
-            )
-            added += store.put_many(record["id"], rows)
-        worst = max(store.conflicts, default=0.0)
-        print(
-            f"{stem}: {added} subsets added from the stored runs ({len(store)} in the store); "
-            f"{len(store.conflicts)} offered twice, largest gap {worst:.2g}",
-            flush=True,
-        )
-
-
 def run_command(args: argparse.Namespace) -> None:
     from camab_rag.scorers import TransformersScorer
 
@@ -436,7 +415,7 @@ def measure(
             if without is not None and full is not None:
                 values[f"drop@{k}"] = full - without
         if gold:
-            values["auroc"] = auroc(fit.scores, gold)
+            values["auroc"] = gold_auroc(fit.scores, gold)
         cells[key] = values
     sizes = {kind: len(masks) for kind, masks in samples.items()}
     return cells, sizes
@@ -737,7 +716,8 @@ INTRO = (
     "lexical none (the lexical row ranks by question and answer). "
     "Same examples, model, prompts and responses as 'Quality per model call' below. "
     "Every reward is priced once and kept in `benchmarks/results/rewards/RESULTS.jsonl` "
-    "(seeded from the stored runs: `.venv/bin/python -m benchmarks lds seed`), the "
+    "(first filled from the stored runs' own rewards by `lds seed`, a one-off step kept at "
+    "commit 8824f1f), the "
     "missing ones scored by `nice -n 10 .venv/bin/python -m benchmarks lds run "
     "--results RESULTS --phases fits,drops,keep,removal --threads 1` (one process, one torch "
     "thread); this report replays every fit from that store without the model. The "
@@ -751,8 +731,6 @@ INTRO = (
 def main() -> None:
     parser = argument_parser(__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    seed_parser = sub.add_parser("seed", help="fill the reward stores from the stored runs")
-    seed_parser.add_argument("--results-list", nargs="+", default=list(STEMS))
     run_parser = sub.add_parser("run", help="price the missing subsets with the model")
     run_parser.add_argument("--results", default=STEMS[0])
     run_parser.add_argument(
@@ -789,7 +767,7 @@ def main() -> None:
     report_parser.add_argument("--no-write", dest="write", action="store_false")
     args = parser.parse_args()
     logging.getLogger("camab_rag").setLevel(logging.ERROR)  # the random baseline's warning
-    {"seed": seed_command, "run": run_command, "report": report_command}[args.command](args)
+    {"run": run_command, "report": report_command}[args.command](args)
 
 
 if __name__ == "__main__":

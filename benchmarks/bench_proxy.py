@@ -16,11 +16,9 @@ from scipy.stats import spearmanr
 from benchmarks import argument_parser
 from benchmarks._report import ci_cell as cell
 from benchmarks._report import columns, markdown_table, write_headline, write_section
-from benchmarks.data import Example, examples_by_id, make_builder
+from benchmarks.data import Example, append_record, examples_by_id, make_builder, masks_from_bits
 from benchmarks.data import read_jsonl as read_results
-from benchmarks.evaluation.metrics import auroc
-from benchmarks.evaluation.store import append_record, masks_from_bits
-from benchmarks.stats import mean_ci
+from benchmarks.stats import gold_auroc, mean_ci
 from camab_rag import AttributionSettings
 from camab_rag.attributor import Attributor
 from camab_rag.methods import ContextCite, KernelShap, LeaveOneOut
@@ -136,8 +134,8 @@ def agreement(own: FloatArray, proxy: FloatArray, gold: Sequence[int]) -> dict[s
         "top1": float(np.argmax(own) == np.argmax(proxy)),
         "top3": len(top3_own & top3_proxy) / 3,
         "spearman": float(rho) if np.isfinite(rho) else 0.0,
-        "auroc_reference": auroc(own, gold),
-        "auroc_compared": auroc(proxy, gold),
+        "auroc_reference": gold_auroc(own, gold),
+        "auroc_compared": gold_auroc(proxy, gold),
     }
 
 

@@ -1,19 +1,25 @@
-"""The benchmarks' one data loader: HotpotQA distractor and CNN/DailyMail rows (or any JSONL
-in their formats) as :class:`Example`, each with the prompt the stored runs used; the raw
-HotpotQA rows and the HotpotQA answer checks the other benchmarks read."""
+"""The benchmarks' one data loader: HotpotQA distractor and CNN/DailyMail rows as
+:class:`Example`, each with the prompt the stored runs used; the raw
+HotpotQA rows and the HotpotQA answer checks the other benchmarks read; the JSONL results
+files (``"0101..."`` masks) and the store of priced subsets that the LDS benchmarks replay."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import random
 import re
 import string
-from collections.abc import Callable, Iterator, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.prompts import TemplatePromptBuilder
@@ -21,6 +27,8 @@ from camab_rag.segments import segment_documents, to_documents
 from camab_rag.sentences import split_sentences
 
 Span = tuple[int, int]
+Mask = NDArray[np.bool_]
+DIGITS = 6
 
 DATASET_FILES: dict[str, str] = {
     "hotpotqa": "hotpotqa_distractor_dev.jsonl",
@@ -89,24 +97,17 @@ def data_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
-def dataset_path(name_or_path: str | os.PathLike[str]) -> Path:
-    """The JSONL file for a dataset name or a path."""
-    text = str(name_or_path)
-    if text in DATASET_FILES:
-        path = data_dir() / DATASET_FILES[text]
-    else:
-        path = Path(text).expanduser()
-        if not path.suffix and not path.exists():
-            known = ", ".join(sorted(DATASET_FILES))
-            raise InputError(f"unknown dataset {text!r}: use one of {known} or a JSONL path")
+def dataset_path(name: str) -> Path:
+    """The JSONL file of a dataset of :data:`DATASET_FILES` in :func:`data_dir`."""
+    if name not in DATASET_FILES:
+        known = ", ".join(sorted(DATASET_FILES))
+        raise InputError(f"unknown dataset {name!r}: use one of {known}")
+    path = data_dir() / DATASET_FILES[name]
     if not path.is_file():
-        hint = (
-            " (the full datasets live in CAMAB_BENCH_DATA or ../shared/data; the repository "
-            "ships a sample: data/hotpotqa_dev_sample.jsonl)"
-            if text in DATASET_FILES
-            else ""
+        raise InputError(
+            f"dataset file not found: {path} (the full datasets live in CAMAB_BENCH_DATA or "
+            "../shared/data; the repository ships a sample: data/hotpotqa_dev_sample.jsonl)"
         )
-        raise InputError(f"dataset file not found: {path}{hint}")
     return path
 
 
@@ -128,43 +129,18 @@ def hotpot_rows(stop: int | None = None, start: int = 0) -> list[dict[str, Any]]
         return [json.loads(line) for line in itertools.islice(handle, start, stop)]
 
 
-def load_examples(
-    name_or_path: str | os.PathLike[str],
-    n: int | None = None,
-    *,
-    offset: int = 0,
-) -> list[Example]:
-    """The first ``n`` usable examples after ``offset`` rows (rows with under 2 segments or,
-    for questions, no gold skipped). Raises :class:`InputError` for an unknown name, a
-    missing file or an unknown row."""
-    path = dataset_path(name_or_path)
+def load_examples(name: str, n: int | None = None, *, offset: int = 0) -> list[Example]:
+    """The first ``n`` usable examples of a dataset after ``offset`` rows (rows with under 2
+    segments or, for questions, no gold skipped)."""
     examples: list[Example] = []
-    for number, row in enumerate(_rows(path)):
-        if number < offset:
-            continue
-        try:
-            example = parse_row(row)
-        except InputError as error:
-            raise InputError(f"{path}:{number + 1}: {error}") from None
-        if example is not None and example.n_segments >= 2:
-            examples.append(example)
-        if n is not None and len(examples) >= n:
-            break
+    with dataset_path(name).open(encoding="utf-8") as handle:
+        for line in itertools.islice(handle, offset, None):
+            example = parse_row(json.loads(line)) if line.strip() else None
+            if example is not None and example.n_segments >= 2:
+                examples.append(example)
+            if n is not None and len(examples) >= n:
+                break
     return examples
-
-
-def _rows(path: Path) -> Iterator[Mapping[str, Any]]:
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InputError(f"{path}:{number}: not valid JSON ({error.msg})") from None
-            if not isinstance(row, Mapping):
-                raise InputError(f"{path}:{number}: a row must be a JSON object")
-            yield row
 
 
 def parse_row(row: Mapping[str, Any]) -> Example | None:
@@ -284,3 +260,154 @@ def examples_by_id(records: list[dict[str, Any]]) -> dict[str, Example]:
     wanted = {r["id"] for r in records}
     loaded = load_examples(records[0]["dataset"], len(records) + 200)
     return {e.id: e for e in loaded if e.id in wanted}
+
+
+# --------------------------------------------------------------- results files, priced subsets
+
+
+def bits(mask: Mask | Iterable[bool]) -> str:
+    """A mask as the ``"0101..."`` string the results files use."""
+    return "".join("1" if b else "0" for b in mask)
+
+
+def masks_from_bits(rows: Sequence[str]) -> NDArray[np.bool_]:
+    """The masks of a results record (one ``"0101..."`` string per query) as a bool matrix."""
+    return np.array([[bit == "1" for bit in row] for row in rows], dtype=bool)
+
+
+def resume(
+    path: Path,
+    todo: Sequence[tuple[object, Any]],
+    attribute: Callable[[Any, Any], dict[str, Any]],
+    model: str,
+    threads: int,
+    key: str = "id",
+) -> None:
+    """Run ``attribute(scorer, item)`` for each ``(name, item)`` whose name no record of
+    ``path`` holds under ``key``, appending each record as it ends (a killed run resumes);
+    the model is loaded only when something is left to run."""
+    done = {record[key] for record in read_jsonl(path)}
+    scorer = None
+    for index, (name, item) in enumerate(todo):
+        if name in done:
+            continue
+        if scorer is None:
+            from camab_rag import TransformersScorer
+
+            scorer = TransformersScorer(model, num_threads=threads)
+        started = time.perf_counter()
+        append_record(path, attribute(scorer, item))
+        print(f"[{index + 1}/{len(todo)}] {time.perf_counter() - started:6.1f}s {name}", flush=True)
+
+
+def append_record(path: Path, record: dict[str, Any]) -> None:
+    """Append one JSON line, flushed to disk; after a torn last line (a kill) the next
+    append starts a line of its own."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torn = False
+    if path.exists() and path.stat().st_size > 0:
+        with open(path, "rb") as existing:
+            existing.seek(-1, os.SEEK_END)
+            torn = existing.read(1) != b"\n"
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(("\n" if torn else "") + json.dumps(record, ensure_ascii=False) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+class Unpriced(LookupError):
+    """A subset the store has no reward for, asked for where no model may be called."""
+
+
+class RewardStore:
+    """``example id -> mask -> reward`` in one JSONL file, flushed as each is priced."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._rewards: dict[str, dict[str, float]] = {}
+        self.conflicts: list[float] = []
+        """Gaps between two values offered for the same subset (the first one is kept)."""
+        for row in read_jsonl(path):
+            self._rewards.setdefault(str(row["id"]), {})[str(row["mask"])] = float(row["reward"])
+
+    def get(self, example_id: str, mask: Mask | str) -> float | None:
+        return self._rewards.get(example_id, {}).get(_key(mask))
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._rewards.values())
+
+    def put(
+        self,
+        example_id: str,
+        mask: Mask | str,
+        reward: float,
+        *,
+        source: str,
+        logprobs: Iterable[float] | None = None,
+    ) -> float:
+        """Record a subset's reward, flushed to the file at once (once: a subset already
+        there keeps its value, and the gap is noted in :attr:`conflicts`); returns the
+        value the store holds."""
+        row = self._row(example_id, mask, reward, source, logprobs)
+        if row is not None:
+            append_record(self.path, row)
+        return self._rewards[example_id][_key(mask)]
+
+    def _row(
+        self,
+        example_id: str,
+        mask: Mask | str,
+        reward: float,
+        source: str,
+        logprobs: Iterable[float] | None,
+    ) -> dict[str, Any] | None:
+        if not math.isfinite(reward):
+            raise ValueError(f"reward must be finite, got {reward!r}")
+        key = _key(mask)
+        value = round(float(reward), DIGITS)
+        held = self._rewards.setdefault(example_id, {})
+        if key in held:
+            self.conflicts.append(abs(held[key] - value))
+            return None
+        held[key] = value
+        row: dict[str, Any] = {"id": example_id, "mask": key, "reward": value, "source": source}
+        if logprobs is not None:
+            row["logprobs"] = [round(float(x), 4) for x in logprobs]
+        return row
+
+
+def _key(mask: Mask | str) -> str:
+    return mask if isinstance(mask, str) else bits(mask)
+
+
+class PricedReward:
+    """``mask -> reward`` for :func:`camab_rag.attribute_fn`, served from ``store``; an
+    unpriced subset goes to ``price`` (the model) and into the store, or raises
+    :class:`Unpriced`. Values are the store's (rounded), so a run and its replay agree."""
+
+    def __init__(
+        self,
+        store: RewardStore,
+        example_id: str,
+        price: Callable[[Mask], tuple[float, list[float]]] | None = None,
+    ) -> None:
+        self.store = store
+        self.example_id = example_id
+        self.price = price
+        self.model_calls = 0
+        self.replayed = 0
+
+    def __call__(self, mask: Mask) -> float:
+        held = self.store.get(self.example_id, mask)
+        if held is not None:
+            self.replayed += 1
+            return held
+        if self.price is None:
+            raise Unpriced(f"{self.example_id}: subset {bits(mask)} is not priced")
+        reward, logprobs = self.price(np.asarray(mask, dtype=bool))
+        self.model_calls += 1
+        return self.store.put(self.example_id, mask, reward, source="model", logprobs=logprobs)
+
+    def many(self, masks: Iterable[Mask]) -> list[float]:
+        """The rewards of several masks (priced in the order given)."""
+        return [self(m) for m in masks]

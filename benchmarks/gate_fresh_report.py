@@ -1,16 +1,8 @@
-"""The blind hand-written gate sets in the gate report (``gate_fresh_cases.json``, and the
-second, ``gate_fresh2_*.json``, issue 48).
-
-What: at the shipped default (as ``assess_answer`` judges), right answers passed and
-invented ones blocked on each set's held-out half, per kind, beside the free coverage-only
-verdict (and ``block_on="any"`` on the first set, invented answers flagged on the second);
-on ``FRESH_MULTI``, whether ``cite()`` cites the supporting document and not the stale
-one, beside a zero-call lexical rule. Why: the old short set shaped the word rules; these
-were written blind. How: replayed from ``results/groundedness/<set>_<model>.jsonl``
-(``gate run --set fresh``/``fresh2``) and ``fresh_multi_<model>.jsonl`` (``gate
-run-multi``); each set's first measurement, taken once, is kept in
-``<set>_first_<model>.json``.
-"""
+"""The blind hand-written gate sets in the gate report (issue 48): right answers passed and
+invented ones blocked per kind at the shipped default, beside the free coverage-only
+verdict, and whether ``cite()`` cites the supporting document and not the stale one
+(``FRESH_MULTI``). Replayed from ``results/groundedness/``; each set's first measurement
+is kept once in ``<set>_first_<model>.json``."""
 
 from __future__ import annotations
 
@@ -22,7 +14,7 @@ import numpy as np
 
 from benchmarks._report import markdown_table, share
 from benchmarks.bench_gate import RESULTS, store_path
-from benchmarks.data import read_jsonl
+from benchmarks.data import read_jsonl, resume
 from benchmarks.gate_sets import blind_split, hand_written, load_items
 from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, read_by, support_report
 from camab_rag.groundedness.score import informative_words, words
@@ -138,22 +130,16 @@ def run_multi(model: str, threads: int = 1) -> None:
     (``camab_rag.attribute``, gate anchors on) and store the result (resumable)."""
     import camab_rag
 
-    path = multi_path(model)
-    done = {record["index"] for record in read_jsonl(path)}
-    scorer = None
-    for index, case in enumerate(FRESH_MULTI):
-        if index in done:
-            continue
-        if scorer is None:
-            scorer = camab_rag.TransformersScorer(model, num_threads=threads)
+    def attribute(scorer: Any, item: tuple[int, dict[str, Any]]) -> dict[str, Any]:
+        index, case = item
         settings = camab_rag.AttributionSettings(anchors=True)
         result = camab_rag.attribute(
             case["question"], case["contexts"], case["right"], scorer, settings=settings
         )
-        record = {"index": index, "question": case["question"], "result": result.to_dict()}
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
-        print(f"[{index + 1}/{len(FRESH_MULTI)}] {result.n_queries} calls", flush=True)
+        return {"index": index, "question": case["question"], "result": result.to_dict()}
+
+    todo = [(index, (index, case)) for index, case in enumerate(FRESH_MULTI)]
+    resume(multi_path(model), todo, attribute, model, threads, key="index")
 
 
 MULTI_RULES = ("cite()", "cite(), gate verdicts set aside", "lexical (0 calls)")

@@ -1,21 +1,7 @@
-"""The labelled answers the groundedness gate is measured on (``python -m benchmarks gate``).
-
-Each item is one answer to judge against one context, with a human (or dataset) label:
-
-* ``frank``: FRANK's abstractive summaries of CNN/DM and BBC articles (9 systems), an
-  answer is *unsupported* when annotators found a factual error in it (``factual`` false).
-  ``group`` is the source (``cnndm``/``bbc``), ``split`` FRANK's ``valid``/``test``.
-* ``halueval``: HaluEval QA, the right answer (supported) and the two ChatGPT-written
-  hallucinated answers (unsupported) of each question over its evidence paragraphs.
-* ``written``: the hand-written cases of ``results/gate_written_cases.json``; ``group``
-  ``benchmark`` (the short-answer set) or ``calibration`` (shipped, never reported).
-* ``fresh``, ``fresh2``: the blind sets (:func:`blind_items`), ``group`` the kind, a
-  follow-up's earlier turns in ``history``, ``split`` fixed before any result.
-
-How the hand-written sets were written: benchmarks/results/groundedness/README.md. Items
-of one context come together (``context_key``) so a scorer's prefix cache computes the
-context once. Nothing here runs a model.
-"""
+"""The labelled answers the groundedness gate is measured on: FRANK summaries, HaluEval QA,
+the hand-written cases and the blind sets (:data:`SETS`; what each is and how the
+hand-written ones were written: benchmarks/results/groundedness/README.md). Items of one
+context come together (``context_key``) so a scorer's prefix cache computes it once."""
 
 from __future__ import annotations
 

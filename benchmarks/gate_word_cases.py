@@ -1,14 +1,9 @@
-"""Word-rule dev cases for the default gate (issue 48): right answers and invented twins.
-
-What: 38 one-document cases written for the word rules (session gate9, before any was
-scored), each a right answer a reader accepts (numbers as words, converted units, 12h/24h
-times, weekday ranges, abbreviations, plurals, synonyms, polite or framing sentences,
-follow-ups whose words come from the chat history) and the same answer with one invented
-detail. Why: the blind set's held-out half may not be read; these are the dev rows the
-word rules are fixed on. How: ``python -m benchmarks.gate_word_cases`` runs each answer
-through ``assess_answer`` with the embedded model at the shipped defaults and prints
-every miss with its unchecked facts, coverage and ``P(unsupported)``. Licence: CC0.
-"""
+"""Word-rule dev cases for the default gate (issue 48): 38 one-document right answers a
+reader accepts (numbers as words, units, times, synonyms, follow-ups) and invented twins,
+the dev rows the word rules are fixed on (the blind sets' held-out halves may not be read).
+``python -m benchmarks.gate_word_cases [--run] [-v]`` replays (``--run``: first scores with
+the embedded model) and prints every miss with its facts, coverage and ``P(unsupported)``.
+Licence: CC0."""
 
 from __future__ import annotations
 

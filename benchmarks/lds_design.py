@@ -46,9 +46,8 @@ from benchmarks.bench_lds import (
     store_of,
     variant,
 )
-from benchmarks.evaluation.metrics import removal_mask, removal_set
-from benchmarks.evaluation.store import PricedReward, RewardStore, Unpriced
-from benchmarks.stats import mean_ci
+from benchmarks.data import PricedReward, RewardStore, Unpriced
+from benchmarks.stats import mean_ci, removal_mask, removal_set
 from camab_rag import AttributionSettings
 from camab_rag.engine import attribute_fn
 from camab_rag.lexical import lexical_scores
@@ -1057,7 +1056,7 @@ def heldout_command(args: argparse.Namespace) -> None:
     subsets from a seed of their own (none a method asked for), scored with the same
     prompt; appended to :data:`HELD_OUT_CHECK` as each example ends."""
     from benchmarks.data import load_examples
-    from benchmarks.evaluation.lds import bernoulli_subsets, lds, subset_seed
+    from benchmarks.stats import bernoulli_subsets, lds, subset_seed
     from camab_rag import attribute
     from camab_rag.prompts import TemplatePromptBuilder
     from camab_rag.rewards import mean_logprob

@@ -1,4 +1,4 @@
-"""The scorer benchmarks' one workload (``scorer``, ``attention``, ``http``): a HotpotQA-size
+"""The scorer benchmarks' one workload (``scorer``, ``attention``): a HotpotQA-size
 prompt and random-init models of a real model's shape (benchmarks/results/speed/README.md)."""
 
 from __future__ import annotations

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import json
 import sys
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from benchmarks import BENCHMARKS
 from benchmarks.__main__ import main
 
 PACKAGE = Path(__file__).resolve().parents[1]
-SHARED = {"_report", "data", "stats", "workload", "evaluation"}
+SHARED = {"_report", "data", "stats", "workload"}
 
 
 @pytest.mark.parametrize("name", sorted(BENCHMARKS))
@@ -58,29 +57,3 @@ def test_every_name_prints_its_flags_and_runs_nothing(
         main([name, "--help"])
     assert done.value.code == 0
     assert f"usage: python -m benchmarks {name}" in capsys.readouterr().out
-
-
-def test_audit_replays_its_cached_parts_without_a_model(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import benchmarks.bench_audit as audit
-
-    def measured(*_args: object) -> str:
-        raise AssertionError("a cached part was measured again")
-
-    written: dict[str, str] = {}
-    monkeypatch.setattr(audit, "part_in_process", measured)
-    monkeypatch.setattr(audit, "part_vllm", measured)
-    monkeypatch.setattr(audit, "write_section", lambda _n, _t, body: written.update(body=body))
-    cache = tmp_path / "audit.json"
-    cache.write_text(json.dumps({"in_process": "part one", "vllm": "part two"}), "utf-8")
-    monkeypatch.setattr(sys, "argv", ["audit", "--reuse", "--cache", str(cache)])
-    audit.main()
-    assert written["body"] == (
-        "### One machine, in-process scorer\n\npart one\n\n"
-        "### One machine, local vLLM server\n\npart two"
-    )
-    # the stored cache is what the stored section shows
-    stored = json.loads(audit.CACHE.read_text("utf-8"))
-    shown = (PACKAGE / "results" / "speed" / "README.md").read_text("utf-8")
-    assert stored and all(text in shown for text in stored.values())

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.evaluation.lds import (
+from benchmarks.data import PricedReward, RewardStore, Unpriced, bits
+from benchmarks.stats import (
     bernoulli_subsets,
     held_out,
     held_out_draws,
@@ -18,7 +19,6 @@ from benchmarks.evaluation.lds import (
     removal_subsets,
     subset_seed,
 )
-from benchmarks.evaluation.store import PricedReward, RewardStore, Unpriced, bits, stored_subsets
 from camab_rag import AttributionSettings, attribute_fn
 
 WEIGHTS = np.random.default_rng(42).normal(size=10)  # no two subsets tie
@@ -166,7 +166,7 @@ def test_store_keeps_the_first_value_rounded_and_notes_a_second(tmp_path: Path) 
     assert store.put("a", "101", -1.23456789, source="x") == -1.234568
     assert store.put("a", "101", -1.5, source="y") == -1.234568
     assert store.conflicts == [pytest.approx(0.265432)]
-    assert store.put_many("a", [("101", -9.0, "z"), ("111", -0.5, "z")]) == 1
+    assert store.put("a", "111", -0.5, source="z") == -0.5
     reopened = RewardStore(tmp_path / "s.jsonl")
     assert (reopened.get("a", "101"), reopened.get("a", "111"), len(reopened)) == (
         -1.234568,
@@ -175,50 +175,6 @@ def test_store_keeps_the_first_value_rounded_and_notes_a_second(tmp_path: Path) 
     )
     with pytest.raises(ValueError, match="finite"):
         store.put("a", "000", math.nan, source="x")
-
-
-def test_stored_subsets_read_masks_and_the_removal_sets_behind_drops() -> None:
-    record = {
-        "n_segments": 4,
-        "full_logprob": -1.0,
-        "methods": {
-            "camab": {
-                "masks": ["1111", "0110"],
-                "rewards": [-1.0, -2.5],
-                "budgets": {"2": {"scores": [0.1, 0.9, 0.5, 0.0], "drop": {"1": 0.4, "3": 1.2}}},
-            },
-            "contextcite-pkg": {"masks": ["0101"], "budgets": {}},  # no rewards: not read
-        },
-    }
-    line = {
-        "variant": "auto",
-        "budgets": {
-            "8": {
-                "masks": ["1101"],
-                "rewards": [-1.7],
-                # rounded scores tied at the top: the top-1 set is unknown, the top-3 is not
-                "scores": [0.3, 0.3, 0.2, 0.0],
-                "drop": {"1": 0.1, "3": 0.9},
-            }
-        },
-    }
-    found = list(stored_subsets(record, [line], [((3,), -1.05)]))
-    pairs = [(mask, round(reward, 6)) for mask, reward, _ in found]
-    assert pairs == [
-        ("1111", -1.0),  # the full context
-        ("1111", -1.0),
-        ("0110", -2.5),
-        ("1101", -1.7),
-        ("1110", -1.05),  # the design benchmarks' removal of segment 3
-        ("1011", -1.4),  # camab's top-1 {1}: full - drop@1
-        ("0001", -2.2),  # camab's top-3 {0, 1, 2}
-        ("0001", -1.9),  # the line's top-3; its tied top-1 is not read
-    ]
-    assert [source for *_, source in found][-3:] == [
-        "results:camab@2:drop@1",
-        "results:camab@2:drop@3",
-        "calls:auto@8:drop@3",
-    ]
 
 
 # ---------------------------------------------------------------------- camab bench

@@ -13,6 +13,7 @@ from conftest_data import HOTPOTQA
 
 from benchmarks import stats as bench_stats
 from benchmarks.data import (
+    append_record,
     dataset_path,
     load_examples,
     make_builder,
@@ -21,35 +22,33 @@ from benchmarks.data import (
     parse_row,
     read_jsonl,
 )
-from benchmarks.evaluation import metrics as M
-from benchmarks.evaluation.store import append_record
 from camab_rag.errors import InputError
 
 
 # ---------------------------------------------------------------- removal sets and AUROC
 def test_removal_set_is_index_ordered_ties_by_position_and_capped() -> None:
-    assert M.removal_set([0.5, 0.9, 0.5, 0.1], 3) == (0, 1, 2)
-    assert M.removal_set([0.5, 0.9, 0.5, 0.1], 2) == (0, 1)  # the tie goes to index 0
-    assert M.removal_set([0.2, 0.1], 5) == (0, 1)  # k above N removes every segment
-    assert M.removal_set([0.2, 0.1], 0) == ()
+    assert bench_stats.removal_set([0.5, 0.9, 0.5, 0.1], 3) == (0, 1, 2)
+    assert bench_stats.removal_set([0.5, 0.9, 0.5, 0.1], 2) == (0, 1)  # the tie goes to index 0
+    assert bench_stats.removal_set([0.2, 0.1], 5) == (0, 1)  # k above N removes every segment
+    assert bench_stats.removal_set([0.2, 0.1], 0) == ()
     with pytest.raises(ValueError, match="k must be >= 0"):
-        M.removal_set([0.2, 0.1], -1)
+        bench_stats.removal_set([0.2, 0.1], -1)
 
 
 def test_removal_mask() -> None:
-    assert M.removal_mask(4, [1, 3]).tolist() == [True, False, True, False]
+    assert bench_stats.removal_mask(4, [1, 3]).tolist() == [True, False, True, False]
 
 
 def test_auroc_extremes_ties_and_errors() -> None:
-    assert M.auroc([0.9, 0.1, 0.5, 0.3], [0, 2]) == 1.0
-    assert M.auroc([0.2, 0.8, 0.5, 0.1], [0, 3]) == 0.0
-    assert M.auroc([1.0, 1.0, 0.0], [0]) == pytest.approx(0.75)
-    assert M.auroc([0.9, 0.8, 0.7, 0.6], [0, 2]) == pytest.approx(0.75)
-    assert math.isnan(M.auroc([1.0, 2.0], [0, 1]))
+    assert bench_stats.gold_auroc([0.9, 0.1, 0.5, 0.3], [0, 2]) == 1.0
+    assert bench_stats.gold_auroc([0.2, 0.8, 0.5, 0.1], [0, 3]) == 0.0
+    assert bench_stats.gold_auroc([1.0, 1.0, 0.0], [0]) == pytest.approx(0.75)
+    assert bench_stats.gold_auroc([0.9, 0.8, 0.7, 0.6], [0, 2]) == pytest.approx(0.75)
+    assert math.isnan(bench_stats.gold_auroc([1.0, 2.0], [0, 1]))
     with pytest.raises(ValueError, match="outside"):
-        M.auroc([0.1, 0.2], [5])
+        bench_stats.gold_auroc([0.1, 0.2], [5])
     with pytest.raises(ValueError, match="at least one gold"):
-        M.auroc([0.1, 0.2], [])
+        bench_stats.gold_auroc([0.1, 0.2], [])
 
 
 def test_auroc_matches_scikit_learn_with_ties() -> None:
@@ -62,7 +61,7 @@ def test_auroc_matches_scikit_learn_with_ties() -> None:
         labels = np.isin(np.arange(n), gold)
         if not labels.all():
             expected_auc = metrics_mod.roc_auc_score(labels, scores)
-            assert M.auroc(scores, gold) == pytest.approx(expected_auc)
+            assert bench_stats.gold_auroc(scores, gold) == pytest.approx(expected_auc)
 
 
 # ---------------------------------------------------------------- statistics
@@ -126,26 +125,11 @@ def test_hotpotqa_segments_are_the_dataset_sentences_in_a_titled_prompt() -> Non
     assert "A: Ann was born." in str(builder.build(np.ones(4, dtype=bool)))
 
 
-def test_unknown_rows_and_names_fail_clearly(tmp_path: Path) -> None:
+def test_unknown_rows_and_names_fail_clearly() -> None:
     with pytest.raises(InputError, match="unrecognised row"):
         parse_row({"foo": 1})
     with pytest.raises(InputError, match="unknown dataset"):
         load_examples("no_such_dataset")
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"foo": 1}\n', encoding="utf-8")
-    with pytest.raises(InputError, match=r"bad\.jsonl:1"):
-        load_examples(bad)
-
-
-def test_jsonl_path_in_the_same_format_read_in_file_order(tmp_path: Path) -> None:
-    path = tmp_path / "mine.jsonl"
-    path.write_text(json.dumps(HOTPOT_ROW) + "\n", encoding="utf-8")
-    (example,) = load_examples(path)
-    assert example.id == "h1" and example.n_segments == 4
-    hotpot = load_examples(HOTPOTQA, 3, offset=1)
-    with open(HOTPOTQA, encoding="utf-8") as handle:
-        ids = [json.loads(next(handle))["id"] for _ in range(4)]
-    assert [e.id for e in hotpot] == ids[1:]
 
 
 def test_a_dataset_name_reads_the_benchmark_data_folder(
@@ -157,7 +141,10 @@ def test_a_dataset_name_reads_the_benchmark_data_folder(
     assert "data/hotpotqa_dev_sample.jsonl" in str(missing.value)  # the shipped one
     (tmp_path / "hotpotqa_distractor_dev.jsonl").write_bytes(HOTPOTQA.read_bytes())
     assert dataset_path("hotpotqa") == tmp_path / "hotpotqa_distractor_dev.jsonl"
-    assert len(load_examples("hotpotqa", 2)) == 2
+    hotpot = load_examples("hotpotqa", 3, offset=1)  # read in file order
+    with open(HOTPOTQA, encoding="utf-8") as handle:
+        ids = [json.loads(next(handle))["id"] for _ in range(4)]
+    assert [e.id for e in hotpot] == ids[1:]
 
 
 def test_an_append_after_a_torn_last_line_keeps_the_new_record(tmp_path: Path) -> None:
@@ -165,3 +152,26 @@ def test_an_append_after_a_torn_last_line_keeps_the_new_record(tmp_path: Path) -
     path.write_text('{"id": "a"}\n{"id": "b", "metho', encoding="utf-8")  # killed mid-write
     append_record(path, {"id": "c"})
     assert [r["id"] for r in read_jsonl(path)] == ["a", "c"]
+
+
+def test_resume_runs_only_what_no_record_holds_and_loads_the_model_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import camab_rag
+    from benchmarks.data import resume
+
+    loaded: list[str] = []
+
+    def load(model: str, **_: object) -> str:
+        loaded.append(model)
+        return model
+
+    monkeypatch.setattr(camab_rag, "TransformersScorer", load)
+    path = tmp_path / "runs.jsonl"
+    path.write_text('{"id": "a", "v": 0}\n', encoding="utf-8")
+    todo = [(name, name.upper()) for name in ("a", "b", "c")]
+    resume(path, todo, lambda scorer, item: {"id": item.lower(), "v": scorer}, "m", 1)
+    assert [(r["id"], r["v"]) for r in read_jsonl(path)] == [("a", 0), ("b", "m"), ("c", "m")]
+    assert loaded == ["m"]
+    resume(path, todo, lambda *_: pytest.fail("a stored record ran again"), "m", 1)
+    assert loaded == ["m"]  # nothing left: no model loaded
