@@ -15,14 +15,16 @@ from camab_rag.settings import CHAIN_SETTINGS
 
 def test_the_options_build_the_settings_the_scorer_choice_and_the_runs() -> None:
     scorer, settings = KeywordScorer(), CHAIN_SETTINGS.with_changes(budget=6)
-    options = {"settings": settings, "strict": True, "background": True, "max_results": 2}
+    options = {"settings": settings, "strict": True, "background": True}
     runs = Runs.of("Step", scorer, {**options, "scorer_options": {"timeout": 1}})
     assert runs.settings is settings
     assert runs.strict and runs.background and not runs.citations
-    assert runs.keep == 2 and runs.scorers.get() is scorer
+    assert runs.scorers.get() is scorer
     assert runs.scorers.options == {"timeout": 1}
     default = Runs.of("Step", None, {})
     assert default.settings is CHAIN_SETTINGS and default.keep == 1000
+    with pytest.raises(TypeError, match="max_results"):  # a test-only switch, removed
+        Runs.of("Step", None, {"max_results": 2})
 
 
 def test_the_knobs_are_options_of_every_object_and_win_over_settings() -> None:

@@ -124,13 +124,12 @@ class ChainOptions(AttributorOptions, total=False):
     """:class:`AttributorOptions` and those of a chain step or callback handler: ``llm``
     (the chain's chat model, when no scorer is given), ``strict`` (re-raise attribution
     errors), ``background`` (attribute after returning, pending dicts filled in place),
-    ``citations`` (native citations on the answer message), ``max_results`` (kept)."""
+    ``citations`` (native citations on the answer message)."""
 
     llm: object
     strict: bool
     background: bool
     citations: bool
-    max_results: int
 
 
 def checked_options(
@@ -292,7 +291,6 @@ class Runs(Generic[T]):
             settings,
             gate,
             strict=bool(options.get("strict", False)),
-            keep=options.get("max_results", 1000),
             uuid_keys=uuid_keys,
             explain=explain if scorer is None and llm is None else None,
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.documents import Document
@@ -34,30 +34,65 @@ if TYPE_CHECKING:
 
     from camab_rag.integration import ChainOptions, Prompt, Steps
 
-OutputMode = Literal["auto", "merge", "attribution"]
 _MAP_KEY_TAG = "map:key:"
 RENAME = "RunnablePassthrough.assign({key}=lambda x: x['my_key'])"
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class StepKeys:
-    """Where :class:`CamabAttributor` reads its input dict."""
+@dataclass
+class StepCall:
+    run_id: str | None
+    documents: list[Any]
+    attachment: Attachment
+    progress: ProgressRelay
+    steps: Steps[AttributionResult] = field(init=False)
+    result: AttributionResult | None = None
 
-    question_keys: Sequence[str] = ("input", "question")  # a tuple once built (input_keys)
-    context_key: str = "context"
-    answer_key: str = "answer"
-    prompt_key: str = "prompt"
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "question_keys", input_keys("question_keys", self.question_keys))
-        for option in ("context_key", "answer_key", "prompt_key"):
+class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
+    """Attribute an answer to its documents as a chain step (or LangGraph node): the
+    input dict (question, documents, answer; the prompt under ``"prompt"`` or rebuilt
+    from ``prompt=``) plus ``"attribution"``, or the summary alone
+    (``.assign(attribution=...)``). ``stream()`` adds it
+    as a last chunk; a blocking filter replaces an unsupported answer. Never breaks the
+    chain unless ``strict=True``. Options: :class:`camab_rag.integration.ChainOptions`."""
+
+    __hash__ = Runnable.__hash__  # type: ignore[assignment]  # RunnableGenerator drops it
+
+    def __init__(
+        self,
+        scorer: object = None,
+        *,
+        prompt: BasePromptTemplate[Any] | None = None,
+        question_keys: Sequence[str] = ("input", "question"),
+        context_key: str = "context",
+        answer_key: str = "answer",
+        name: str | None = "CamabAttributor",
+        **options: Unpack[ChainOptions],
+    ) -> None:
+        where = "CamabAttributor(background=True) returns the answer before it is judged and"
+        self.runs = runs = Runs.of(
+            "CamabAttributor",
+            scorer,
+            options,
+            blocking_refused=native.cannot_block(where) if options.get("background") else None,
+            needs_scorer="a step cannot see the chain's model, so with none of them every call "
+            "would fail",
+            uuid_keys=True,
+        )
+        self.settings, self.scorers = runs.settings, runs.scorers
+        self.prompt = prompt
+        # RunnableGenerator gives a transform taking ``run_manager`` the run's manager
+        super().__init__(cast(Any, self._through), cast(Any, self._athrough), name=name)
+        self.question_keys = input_keys("question_keys", question_keys)
+        self.context_key, self.answer_key = context_key, answer_key
+        for option in ("context_key", "answer_key"):
             if not isinstance(getattr(self, option), str):
                 raise WrongTypeError(
                     f"{option} must be a key (a string), got {getattr(self, option)!r}"
                 )
 
-    def read(self, input: object) -> tuple[ChainCall, object]:
+    def _read(self, input: object) -> tuple[ChainCall, object]:
         """The call ``input`` holds and its prompt (``None``: none), else an ``InputError``
         saying what is missing and how to point the step at it."""
         if not isinstance(input, Mapping):
@@ -99,61 +134,7 @@ class StepKeys:
             )
         context = input[self.context_key]
         documents = [context] if _single(context) else list(context)
-        return ChainCall(question, answer, documents), input.get(self.prompt_key)
-
-
-@dataclass
-class StepCall:
-    run_id: str | None
-    documents: list[Any]
-    attachment: Attachment
-    progress: ProgressRelay
-    steps: Steps[AttributionResult] = field(init=False)
-    result: AttributionResult | None = None
-
-
-class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
-    """Attribute an answer to its documents as a chain step (or LangGraph node): the
-    input dict (question, documents, answer; the prompt under ``prompt_key`` or rebuilt
-    from ``prompt=`` and ``document_separator``) plus ``"attribution"``, or the summary
-    alone (``.assign(attribution=...)`` or ``output="attribution"``). ``stream()`` adds it
-    as a last chunk; a blocking filter replaces an unsupported answer. Never breaks the
-    chain unless ``strict=True``. Options: :class:`camab_rag.integration.ChainOptions`."""
-
-    __hash__ = Runnable.__hash__  # type: ignore[assignment]  # RunnableGenerator drops it
-
-    def __init__(
-        self,
-        scorer: object = None,
-        *,
-        prompt: BasePromptTemplate[Any] | None = None,
-        document_separator: str = "\n\n",
-        question_keys: Sequence[str] = ("input", "question"),
-        context_key: str = "context",
-        answer_key: str = "answer",
-        prompt_key: str = "prompt",
-        output: OutputMode = "auto",
-        name: str | None = "CamabAttributor",
-        **options: Unpack[ChainOptions],
-    ) -> None:
-        if output not in ("auto", "merge", "attribution"):
-            raise ValueError(f"output must be 'auto', 'merge' or 'attribution', got {output!r}")
-        where = "CamabAttributor(background=True) returns the answer before it is judged and"
-        self.runs = runs = Runs.of(
-            "CamabAttributor",
-            scorer,
-            options,
-            blocking_refused=native.cannot_block(where) if options.get("background") else None,
-            needs_scorer="a step cannot see the chain's model, so with none of them every call "
-            "would fail",
-            uuid_keys=True,
-        )
-        self.settings, self.scorers = runs.settings, runs.scorers
-        self.prompt, self.document_separator = prompt, document_separator
-        self.output = output
-        # RunnableGenerator gives a transform taking ``run_manager`` the run's manager
-        super().__init__(cast(Any, self._through), cast(Any, self._athrough), name=name)
-        self.keys = StepKeys(question_keys, context_key, answer_key, prompt_key)
+        return ChainCall(question, answer, documents), input.get("prompt")
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         return self._call_with_config(self._invoke, input, ensure_config(config), **kwargs)
@@ -206,7 +187,7 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
         """The call to attribute, or on bad input the output with the failure recorded."""
         run_id = str(run_manager.run_id) if run_manager is not None else None
         try:
-            chain_call, raw_prompt = self.keys.read(input)
+            chain_call, raw_prompt = self._read(input)
             given = self._prompt_for(input, chain_call.documents, raw_prompt)
         except Exception as error:
             if self.runs.strict:
@@ -242,12 +223,9 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
         if self.prompt is None:
             return None
         texts = [d.page_content if isinstance(d, Document) else str(d) for d in documents]
-        joined = self.document_separator.join(texts)
-        return to_prompt(self.prompt.invoke({**input, self.keys.context_key: joined}))
+        return to_prompt(self.prompt.invoke({**input, self.context_key: "\n\n".join(texts)}))
 
     def _summary_only(self, run_manager: Any) -> bool:
-        if self.output != "auto":
-            return self.output == "attribution"
         tags = getattr(run_manager, "tags", None) or []
         return any(t.startswith(_MAP_KEY_TAG) for t in tags)
 
@@ -263,9 +241,9 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
         if not isinstance(input, Mapping):
             return input
         output = dict(input)
-        raw = input.get(self.keys.answer_key)
+        raw = input.get(self.answer_key)
         if isinstance(raw, BaseMessage):
-            output[self.keys.answer_key] = with_metadata(raw, data)
+            output[self.answer_key] = with_metadata(raw, data)
         output["attribution"] = data
         return output
 
@@ -280,9 +258,9 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
             return data
         annotated = [_with_entry(item, entry) for item, entry in zip(call.documents, entries)]
         output = dict(input)
-        single = _single(input[self.keys.context_key])
-        output[self.keys.context_key] = annotated[0] if single else annotated
-        answer = input[self.keys.answer_key]
+        single = _single(input[self.context_key])
+        output[self.context_key] = annotated[0] if single else annotated
+        answer = input[self.answer_key]
         if isinstance(answer, BaseMessage):
             answer = with_metadata(answer, data)
             annotate(answer, data, call.result if self.runs.citations else None, call.documents)
@@ -293,7 +271,7 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
                 answer = answer.model_copy(update={"content": fallback})
             else:
                 answer = fallback
-        output[self.keys.answer_key] = answer
+        output[self.answer_key] = answer
         output["attribution"] = data
         return output
 
@@ -309,19 +287,19 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
         if not isinstance(output, Mapping) or not isinstance(streamed, Mapping):
             return AddableDict()
         last = AddableDict(attribution=output.get("attribution"))
-        originals = streamed.get(self.keys.context_key)
-        copies = output.get(self.keys.context_key)
+        originals = streamed.get(self.context_key)
+        copies = output.get(self.context_key)
         if _single(originals):
             originals, copies = [originals], [copies]
         if isinstance(originals, list) and isinstance(copies, list):
             for original, copy in zip(originals, copies):
                 if isinstance(original, Document) and isinstance(copy, Document):
                     original.metadata.update(copy.metadata)
-        answer = streamed.get(self.keys.answer_key)
+        answer = streamed.get(self.answer_key)
         if isinstance(answer, BaseMessageChunk):
             chunk_type: Any = type(answer)  # AIMessageChunk, ... (its type field has a default)
             metadata = {METADATA_KEY: last["attribution"]}
-            last[self.keys.answer_key] = chunk_type(content="", response_metadata=metadata)
+            last[self.answer_key] = chunk_type(content="", response_metadata=metadata)
         return last
 
 

@@ -1,7 +1,7 @@
 """Callback handlers that attribute a chain's answer when its root run ends, against the
 exact prompt its LLM received; a failure is recorded, never raised, unless ``strict=True``.
 Args: ``scorer`` (``None``: ``llm``'s, else that of the model the callbacks see),
-``question_keys`` / ``context_keys``, ``report_run_metadata`` and ``ChainOptions``."""
+``question_keys`` / ``context_keys`` and ``ChainOptions``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from langchain_core.outputs import LLMResult
 from camab_rag.integration import Runs
 from langchain_camab import native
 from langchain_camab.chat_models import explain_refused_key, scorer_from_run
-from langchain_camab.native import RUN_METADATA_KEY
 from langchain_camab.roots import CONTEXT_KEYS, QUESTION_KEYS, Kept, LLMCall, RootRuns
 
 if TYPE_CHECKING:
@@ -32,7 +31,6 @@ class _Handler(RootRuns, Kept):
         *,
         question_keys: Sequence[str] = QUESTION_KEYS,
         context_keys: Sequence[str] = CONTEXT_KEYS,
-        report_run_metadata: bool = True,
         **options: Unpack[ChainOptions],
     ) -> None:
         owner = type(self).__name__
@@ -46,8 +44,7 @@ class _Handler(RootRuns, Kept):
             uuid_keys=True,
         )
         self.settings, self.scorers = runs.settings, runs.scorers
-        slot = RUN_METADATA_KEY if report_run_metadata else None
-        RootRuns.__init__(self, runs, self._scorer_for, slot, question_keys, context_keys)
+        RootRuns.__init__(self, runs, self._scorer_for, question_keys, context_keys)
         self.raise_error = runs.strict  # strict: LangChain re-raises our errors into the chain
 
     def _scorer_for(self, call: LLMCall | None) -> Any:

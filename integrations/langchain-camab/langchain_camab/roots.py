@@ -24,6 +24,7 @@ from camab_rag.integration import (
 )
 from camab_rag.integration.kernel import fill
 from langchain_camab.native import (
+    RUN_METADATA_KEY,
     annotate,
     chat_of,
     last_user_text,
@@ -103,18 +104,17 @@ def input_keys(option: str, keys: str | Sequence[str]) -> tuple[str, ...]:
 
 class RootRuns:
     """Root runs filed by LangChain's callbacks (thread-safe), attributed in ``runs`` when
-    they end (scored by ``scorer_for(the chosen LLM call)``); ``slot_key`` names the root
-    run's metadata entry that receives the summary (``None``: none)."""
+    they end (scored by ``scorer_for(the chosen LLM call)``); the root run's metadata gets
+    the summary under ``RUN_METADATA_KEY``."""
 
     def __init__(
         self,
         runs: Runs[AttributionResult],
         scorer_for: Callable[[LLMCall | None], Any] = lambda call: None,
-        slot_key: str | None = None,
         question_keys: str | Sequence[str] = QUESTION_KEYS,
         context_keys: str | Sequence[str] = CONTEXT_KEYS,
     ) -> None:
-        self.runs, self.scorer_for, self.slot_key = runs, scorer_for, slot_key
+        self.runs, self.scorer_for = runs, scorer_for
         self.question_keys = input_keys("question_keys", question_keys)
         self.context_keys = input_keys("context_keys", context_keys)
         self.tool_names: dict[Hashable, str | None] = {}
@@ -158,8 +158,8 @@ class RootRuns:
         metadata, run_id = kw.get("metadata"), kw["run_id"]
         held = metadata if isinstance(metadata, dict) else None
         run = self.track(run_id, kw.get("parent_run_id"), inputs, held)
-        if self.slot_key and run.run_id == run_id and run.metadata is not None:
-            run.metadata[self.slot_key] = Attachment.placeholders(str(run_id), 0).answer
+        if run.run_id == run_id and run.metadata is not None:
+            run.metadata[RUN_METADATA_KEY] = Attachment.placeholders(str(run_id), 0).answer
 
     def on_chat_model_start(
         self, serialized: Any, messages: list[list[BaseMessage]], **kw: Any
@@ -215,8 +215,8 @@ class RootRuns:
     on_llm_error = on_retriever_error = on_tool_error = on_chain_error
 
     def _drop_slot(self, run: RootRun | None) -> None:
-        if self.slot_key and run is not None and run.metadata is not None:
-            run.metadata.pop(self.slot_key, None)
+        if run is not None and run.metadata is not None:
+            run.metadata.pop(RUN_METADATA_KEY, None)
 
     def question(self, run: RootRun) -> str:
         """The root input string, else its first ``question_keys`` string, else the last
@@ -305,7 +305,7 @@ class RootRuns:
             return self._publish(run, documents, message, attachment, done)
 
         steps = self.runs.steps(run_id, call, publish)
-        slot = (run.metadata or {}).get(self.slot_key) if self.slot_key else None
+        slot = (run.metadata or {}).get(RUN_METADATA_KEY)
         return steps, [*attachment.all(), slot] if self.runs.background else []
 
     def _publish(
@@ -325,8 +325,8 @@ class RootRuns:
                     doc.metadata[METADATA_KEY] = entries[doc.page_content]
             cited = result if self.runs.citations else None
             annotate(message, attachment.answer, cited, documents)
-            if self.slot_key and run.metadata is not None:
-                slot = run.metadata.setdefault(self.slot_key, {})
+            if run.metadata is not None:
+                slot = run.metadata.setdefault(RUN_METADATA_KEY, {})
                 fill(slot, attachment.answer)  # in place: tracers hold it
         except Exception:  # pragma: no cover - reporting must never break the chain
             logger.exception("camab: could not attach the attribution metadata")

@@ -75,6 +75,7 @@ class GenerateOnly:
         (None, {"max_new_tokens": 2.5}, "max_new_tokens"),
         (None, {"context_window": 0}, "context_window must be a whole number"),
         (None, {"max_new_tokens": 64, "context_window": 64}, "smaller than context_window"),
+        (None, {"max_new_tokens": 4096}, "smaller than context_window"),  # the default 2048
         (object(), {}, "generate"),
         ("smollm2", {}, "generate"),
         (GenerateOnly(), {}, r"score\(requests\).*got GenerateOnly"),
@@ -97,6 +98,9 @@ def test_an_unknown_keyword_is_an_error_not_dropped() -> None:
     with pytest.raises(ValidationError, match="smaller than context_window"):
         llm.context_window = 8  # the check of two fields holds on assignment too
     assert llm.context_window == 2048  # and the refused value never landed
+    with pytest.raises(ValidationError, match="smaller than context_window"):
+        llm.max_new_tokens = 2048
+    assert (llm.max_new_tokens, llm.metadata.num_output) == (16, 16)
     assert CamabLocalLLM(SlowScorer(), max_new_tokens=np.int64(8)).max_new_tokens == 8
 
 

@@ -96,9 +96,8 @@ def test_the_attributor_step_uses_the_proxy_too(
         proxy=smollm2,
         settings=CHAIN_SETTINGS.with_changes(budget=BUDGET),
         prompt=PROMPT,
-        output="attribution",
     )
-    attribution = chain.invoke({"question": question, "context": retrieved})
+    attribution = chain.invoke({"question": question, "context": retrieved})["attribution"]
     assert attribution["status"] == "ok", attribution["error"]
     assert attribution["scored_by"]["proxy"] is True
     assert attribution["scored_by"]["model"] == "smollm2"

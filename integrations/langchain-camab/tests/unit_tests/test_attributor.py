@@ -18,7 +18,7 @@ from langchain_camab import (
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
-from langchain_core.runnables import RunnableLambda, RunnablePassthrough
+from langchain_core.runnables import RunnableLambda, RunnableParallel, RunnablePassthrough
 
 from camab_rag import AttributionResult
 from camab_rag.errors import (
@@ -88,14 +88,11 @@ def test_assign_gives_just_the_attribution() -> None:
     assert out["context"][0].metadata["attribution"]["rank"] == 1  # annotated in place
 
 
-def test_explicit_output_modes() -> None:
+def test_under_a_map_key_the_step_returns_the_summary_alone() -> None:
     state = _rag().invoke(QUESTION)
-    only = CamabAttributor(
-        KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6), output="attribution"
-    ).invoke(state)
+    step = CamabAttributor(KeywordScorer(), settings=CHAIN_SETTINGS.with_changes(budget=6))
+    only = RunnableParallel(attribution=step).invoke(state)["attribution"]
     assert only["status"] == "ok" and "answer" not in only
-    with pytest.raises(ValueError, match="output must be"):
-        CamabAttributor(KeywordScorer(), output="other")  # type: ignore[arg-type]
 
 
 def test_the_real_prompt_from_a_template_or_the_input() -> None:

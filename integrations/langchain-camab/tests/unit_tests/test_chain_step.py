@@ -1,4 +1,4 @@
-"""A chain step's dict in and out (CamabAttributor and its StepKeys):
+"""A chain step's dict in and out (CamabAttributor):
 reading the input (with errors that name the fix), the output with per-document entries,
 a blocked answer replaced, bad input recorded; LangChain's own documents and messages,
 the scorer the keyword fake."""
@@ -10,34 +10,37 @@ from typing import Any
 
 import pytest
 from langchain_camab import CamabAttributor
-from langchain_camab.attributor import StepKeys, added
+from langchain_camab.attributor import added
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.runnables import Runnable, RunnableParallel
 
 from camab_rag.errors import InputError, WrongTypeError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.settings import CHAIN_SETTINGS
 from tests.fakes import KeywordScorer
 
-KEYS = StepKeys()
 DOCS = [Document("Paris is the capital of France."), Document("Berlin is in Germany.")]
 
 
-def step(output: Any = "merge", **options: Any) -> CamabAttributor:
+def step(**options: Any) -> CamabAttributor:
     settings = CHAIN_SETTINGS.with_changes(budget=4)
-    return CamabAttributor(KeywordScorer(), settings=settings, output=output, **options)
+    return CamabAttributor(KeywordScorer(), settings=settings, **options)
 
 
-def attributed(chain: CamabAttributor, input: dict[str, Any], summary: bool = False) -> Any:
-    if summary:
-        chain.output = "attribution"
-    return chain.invoke(input)
+def summary(chain: CamabAttributor) -> Runnable[Any, Any]:
+    """The step under a map key (``.assign(attribution=step)``): the summary alone."""
+    return RunnableParallel(attribution=chain)
+
+
+def attributed(chain: CamabAttributor, input: dict[str, Any], alone: bool = False) -> Any:
+    return summary(chain).invoke(input)["attribution"] if alone else chain.invoke(input)
 
 
 def test_the_input_is_read_with_the_answer_as_text() -> None:
-    read, prompt = KEYS.read({"question": "Q?", "context": DOCS, "answer": AIMessage("Paris.")})
+    read, prompt = step()._read({"question": "Q?", "context": DOCS, "answer": AIMessage("Paris.")})
     assert (read.question, read.documents, read.answer, prompt) == ("Q?", DOCS, "Paris.", None)
-    one, prompt = KEYS.read({"input": "Q?", "context": "one text", "answer": "A", "prompt": "P"})
+    one, prompt = step()._read({"input": "Q?", "context": "one text", "answer": "A", "prompt": "P"})
     assert one.documents == ["one text"] and prompt == "P"
 
 
@@ -60,16 +63,16 @@ def test_a_bad_input_says_what_is_missing_and_how_to_point_the_step(
     input: object, message: str
 ) -> None:
     with pytest.raises(InputError, match=message):
-        KEYS.read(input)
+        step(strict=True).invoke(input)
 
 
 def test_one_key_is_one_key_and_a_key_must_be_a_string() -> None:
-    assert StepKeys(question_keys="query").question_keys == ("query",)
-    assert StepKeys(question_keys=["q", "query"]).question_keys == ("q", "query")
+    assert step(question_keys="query").question_keys == ("query",)
+    assert step(question_keys=["q", "query"]).question_keys == ("q", "query")
     with pytest.raises(WrongTypeError, match="question_keys must be a key"):
-        StepKeys(question_keys=[3])  # type: ignore[list-item]
+        step(question_keys=[3])
     with pytest.raises(WrongTypeError, match=r"context_key must be a key .* got 3"):
-        StepKeys(context_key=3)  # type: ignore[arg-type]
+        step(context_key=3)
 
 
 def test_the_output_carries_the_summary_and_each_documents_entry() -> None:
@@ -104,11 +107,11 @@ def test_a_blocked_answer_is_replaced_by_the_fallback_in_its_own_type() -> None:
     # judged before anyone sees the answer: a stream holds it back, one chunk in all
     assert len(list(step(groundedness=gate).stream(input))) == 1
     assert len(list(step().stream(input))) == 2  # passed through, then the attribution
-    assert len(list(step("attribution").stream(input))) == 1  # the summary alone
+    assert len(list(summary(step()).stream(input))) == 1  # the summary alone
 
 
 def test_bad_input_is_recorded_where_it_fits() -> None:
-    output: Any = step("attribution").invoke({"question": "Q?"})
+    output: Any = attributed(step(), {"question": "Q?"}, True)
     assert output["status"] == "error" and "no documents under 'context'" in output["error"]
     with pytest.raises(ValueError, match="needs a dict"):
         step(strict=True).invoke([1])
@@ -119,7 +122,7 @@ def test_bad_input_is_recorded_where_it_fits() -> None:
     assert chain.runs.last_result is not None and chain.runs.last_result.status == "error"
     assert chain.invoke(AIMessage("A")).response_metadata["attribution"]["status"] == "error"
     assert chain.invoke(7) == 7
-    assert step("attribution").invoke(7)["status"] == "error"
+    assert summary(step()).invoke(7)["attribution"]["status"] == "error"
 
 
 def test_a_background_call_fills_its_placeholders_and_async_drains_progress() -> None:

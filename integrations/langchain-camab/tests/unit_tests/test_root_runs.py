@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import uuid4
 
+from langchain_camab.native import RUN_METADATA_KEY
 from langchain_camab.roots import LLMCall, RootRuns, tool_documents
 from langchain_core.documents import Document as Doc
 from langchain_core.messages import AIMessage as Message
@@ -26,7 +27,7 @@ PARIS, BERLIN = "Paris is the capital of France.", "Berlin is in Germany."
 def roots(background: bool = False, cite: bool = False) -> RootRuns:
     options = {"settings": CHAIN_SETTINGS.with_changes(budget=4), "citations": cite}
     runs = Runs.of("Handler", None, {**options, "background": background})
-    return RootRuns(runs, lambda call: KeywordScorer(), "slot")
+    return RootRuns(runs, lambda call: KeywordScorer())
 
 
 def cited(message: Message) -> bool:
@@ -42,7 +43,7 @@ def answered(kernel: RootRuns, root: Any, documents: list[Doc]) -> tuple[Message
     kernel.on_chain_start(
         {}, run_id=root, parent_run_id=None, inputs={"question": QUESTION}, metadata=metadata
     )
-    assert metadata["slot"]["status"] == "pending"
+    assert metadata[RUN_METADATA_KEY]["status"] == "pending"
     duplicates = [Doc(d.page_content) for d in documents]
     for retriever, returned in ((uuid4(), documents), (uuid4(), duplicates)):
         kernel.track(retriever, root).queries.append(QUESTION)
@@ -71,7 +72,7 @@ def test_a_root_run_is_attributed_when_it_ends_and_everything_gets_its_entry() -
         d.metadata["attribution"] for d in first
     ]
     assert message.response_metadata["attribution"]["status"] == "ok" and cited(message)
-    assert metadata is not None and metadata["slot"]["status"] == "ok"
+    assert metadata is not None and metadata[RUN_METADATA_KEY]["status"] == "ok"
     assert kernel.runs.results[root] is result and not kernel._roots
 
 

@@ -20,20 +20,19 @@ from llama_index.core.base.llms.types import (
 )
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
 from llama_index.core.llms.custom import CustomLLM
-from pydantic import ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from camab_rag.errors import InputError
 from camab_rag.integration import Prompt, chat_messages, local_answer
 
 T = TypeVar("T")
-
-
-def _check_room(max_new_tokens: int | None, context_window: int | None) -> None:
-    """The answer must leave room for a prompt (pydantic reports it on assignment)."""
-    if max_new_tokens is None or context_window is None:
-        return
-    if max_new_tokens >= context_window:
-        raise InputError("max_new_tokens must be smaller than context_window")
 
 
 class CamabLocalLLM(CustomLLM):
@@ -44,24 +43,18 @@ class CamabLocalLLM(CustomLLM):
     template; the async forms run in a thread, so they never block the event loop."""
 
     model_config = ConfigDict(validate_assignment=True)
-    max_new_tokens: int = Field(default=128, gt=0, strict=True)
-    context_window: int = Field(default=2048, gt=0, strict=True)
+    max_new_tokens: int = Field(default=128, validate_default=True)
+    context_window: int = Field(default=2048, validate_default=True)
     model_name: str = "smollm2"
     _scorer: Any = PrivateAttr(default=None)
 
     def __init__(self, scorer: Any = None, *, model_name: str | None = None, **kwargs: Any) -> None:
-        fields = type(self).model_fields
-        if unknown := sorted(set(kwargs) - set(fields)):  # pydantic drops them
+        if unknown := sorted(set(kwargs) - set(type(self).model_fields)):  # pydantic drops them
             raise TypeError(f"CamabLocalLLM() got an unexpected keyword {unknown[0]!r}")
-        for key in ("max_new_tokens", "context_window"):
-            value = kwargs.get(key, 1)
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-                raise InputError(f"{key} must be a whole number >= 1, got {value!r}")
-            if key in kwargs:
-                kwargs[key] = int(value)  # numpy's integers too
-        _check_room(
-            **{k: kwargs.get(k, fields[k].default) for k in ("max_new_tokens", "context_window")}
-        )
+        try:  # sizes first: a refused size never loads the default model
+            super().__init__(**kwargs)
+        except ValidationError as error:
+            raise InputError(str(error.errors()[0]["msg"]).removeprefix("Value error, ")) from None
         if scorer is None:
             import camab_rag
 
@@ -72,17 +65,20 @@ class CamabLocalLLM(CustomLLM):
                 "methods (e.g. camab_rag.default_scorer()): the LLM answers with one and its "
                 f"answers are attributed with the other, got {type(scorer).__name__}"
             )
-        name = model_name or str(getattr(scorer, "model_name", "smollm2"))
-        super().__init__(model_name=name, **kwargs)
+        self.model_name = model_name or str(getattr(scorer, "model_name", "smollm2"))
         self._scorer = scorer
 
-    @field_validator("max_new_tokens", "context_window")
+    @field_validator("max_new_tokens", "context_window", mode="before")
     @classmethod
-    def _fits(cls, value: int, info: ValidationInfo) -> int:
-        """Also on assignment (refused before it lands): room for a prompt is left."""
-        sizes = {**info.data, str(info.field_name): value}
-        _check_room(sizes.get("max_new_tokens"), sizes.get("context_window"))
-        return value
+    def _fits(cls, value: Any, info: ValidationInfo) -> int:
+        """The one size check, on construction and on assignment (refused before it
+        lands): a whole number >= 1, and the answer leaves room for a prompt."""
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+            raise InputError(f"{info.field_name} must be a whole number >= 1, got {value!r}")
+        sizes = {**info.data, str(info.field_name): int(value)}  # numpy's integers too
+        if sizes.get("max_new_tokens", 0) >= sizes.get("context_window", 1 << 62):
+            raise InputError("max_new_tokens must be smaller than context_window")
+        return int(value)
 
     @classmethod
     def class_name(cls) -> str:
