@@ -108,7 +108,8 @@ def attribution_steps(
     the inputs, segment the context, run the method (after the free ``prior``'s run, whose
     scores become its prior), then the full and empty contexts when the settings score
     them. ``plan``: how subsets become prompts (default: found in ``prompt``, else
-    ``prompt_builder`` or the template after ``history``). The caller bounds the deadline."""
+    ``prompt_builder`` or the template after ``history``). The caller has checked the
+    scorer and ``prior`` and bounds the deadline."""
     documents = to_documents(context)
     if prompt is not None:
         if prompt_builder is not None:
@@ -118,12 +119,6 @@ def attribution_steps(
     check_texts({"the question": question, "the response": response})
     if not str(response).strip():
         raise InputError("the response is empty: there is nothing to attribute")
-    if not callable(getattr(scorer, "score", None)):
-        raise InputError(
-            "scorer must have a score(requests) method, e.g. camab_rag.default_scorer() or "
-            "camab_rag.OpenAICompletionsScorer(...)"
-        )
-    check_prior(prior, settings)
     segments = segment_documents(documents, settings.granularity)
     check_planned_calls(int(settings.budget), len(segments))
     if plan is None:
@@ -153,14 +148,13 @@ def attribution_steps(
     lexical = lexical_scores([segment.text for segment in segments], response)
     words = len(response.split())
     run = start_run(len(segments), settings, groups, parallel_requests(scorer), lexical, words)
-    run.progress = progress
-    run.follow(oracle, anchors=settings.anchors)
+    run.follow(oracle, progress, settings.anchors)
     yield from run.rounds(oracle)
     anchors: dict[str, Any] = {}
     if settings.anchors:
         support, full, empty = yield from oracle_anchor_steps(oracle)
         anchors = {"anchor_rewards": {"full": full, "empty": empty}, "token_support": support}
-    run.report_end(oracle.n_queries)
+    run.report(oracle.n_queries, last=True)
     result = finish_run(
         run,
         len(segments),
@@ -212,13 +206,13 @@ def attribute_fn(
         raise InputError(f"n_segments must be an integer, got {n_segments!r}")
     if n_segments < 1:
         raise InputError("n_segments must be >= 1: there is nothing to attribute")
+    n = int(n_segments)
     if not callable(value_fn):
         raise InputError("value_fn must be callable: mask -> float")
     chosen = resolve_settings(settings, budget=budget, method=method)
     oracle = FunctionOracle(value_fn)
-    run = start_run(int(n_segments), chosen, check_groups(groups, int(n_segments)))
-    run.progress = progress
-    run.follow(oracle)
+    run = start_run(n, chosen, check_groups(groups, n))
+    run.follow(oracle, progress, False)
     drive(run.rounds(oracle))
-    run.report_end(oracle.n_queries)
-    return finish_run(run, int(n_segments), oracle.n_queries, 0)
+    run.report(oracle.n_queries, last=True)
+    return finish_run(run, n, oracle.n_queries, 0)

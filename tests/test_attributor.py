@@ -196,7 +196,7 @@ def test_bad_input_is_refused_when_the_attributor_is_built() -> None:
         with pytest.raises(ScorerUnavailableError) as caught:
             call()
         assert str(caught.value).startswith(f"no scorer: {door} needs one, e.g. scorer=")
-        assert "Attributor(llm=...)" in str(caught.value)
+        assert "Attributor(llm=<a LangChain or LlamaIndex chat model>)" in str(caught.value)
     with pytest.raises(InputError, match="scorer must have a score"):
         Attributor(object())
     with pytest.raises(InputError, match="keep must be"):
