@@ -231,15 +231,16 @@ class Attributor:
         check_prior(self.prior, chosen)  # a method given for this call must suit it
         return chosen, gate
 
-    def _steps(
+    def _run_steps(
         self,
         question: str,
         context: object,
         response: str,
-        history: Sequence[ChatMessage] | None,
-        prompt: Prompt | None,
-        progress: ProgressFn | None,
-        knobs: dict[str, Any],
+        *,
+        history: Sequence[ChatMessage] | None = None,
+        prompt: Prompt | None = None,
+        progress: ProgressFn | None = None,
+        **knobs: Any,
     ) -> Steps[AttributionResult]:
         """The attribution, then the filter's verdict (from the anchors: no further call)."""
         settings, gate = self._settings(knobs)
@@ -265,35 +266,15 @@ class Attributor:
         return result
 
     # ------------------------------------------------------------------ public calls
-    def run(
-        self,
-        question: str,
-        context: object,
-        response: str,
-        *,
-        history: Sequence[ChatMessage] | None = None,
-        prompt: Prompt | None = None,
-        progress: ProgressFn | None = None,
-        **knobs: Any,
-    ) -> AttributionResult:
+    run = synced(
+        _run_steps,
+        "run",
         """Attribute ``response`` to the segments of ``context`` (arguments as
-        :func:`attribute`'s; ``knobs`` override this attributor's for this call only)."""
-        return drive(self._steps(question, context, response, history, prompt, progress, knobs))
-
-    async def arun(
-        self,
-        question: str,
-        context: object,
-        response: str,
-        *,
-        history: Sequence[ChatMessage] | None = None,
-        prompt: Prompt | None = None,
-        progress: ProgressFn | None = None,
-        **knobs: Any,
-    ) -> AttributionResult:
-        """Async :meth:`run`: each batch is scored with ``scorer.ascore``."""
-        steps = self._steps(question, context, response, history, prompt, progress, knobs)
-        return await adrive(steps)
+        :func:`attribute`'s; ``knobs`` override this attributor's for this call only).""",
+    )
+    arun = asynced(
+        _run_steps, "arun", "Async :meth:`run`: each batch is scored with ``scorer.ascore``."
+    )
 
     def submit(
         self,
@@ -309,7 +290,9 @@ class Attributor:
         """Start :meth:`run` in the background (a task of the running event loop, else this
         attributor's one worker thread); bad knobs raise here, not in the handle."""
         self._settings(knobs)
-        steps = self._steps(question, context, response, history, prompt, progress, knobs)
+        steps = self._run_steps(
+            question, context, response, history=history, prompt=prompt, progress=progress, **knobs
+        )
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -430,7 +413,10 @@ def _attribute_steps(
         settings=settings,
         keep=0,
     )
-    return (yield from door._steps(question, context, response, history, prompt, progress, {}))
+    steps = door._run_steps(
+        question, context, response, history=history, prompt=prompt, progress=progress
+    )
+    return (yield from steps)
 
 
 attribute = synced(
