@@ -13,7 +13,6 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
 from camab_rag.deadline import bounded
@@ -242,26 +241,21 @@ class Attributor:
         progress: ProgressFn | None = None,
         **knobs: Any,
     ) -> Steps[AttributionResult]:
-        """The attribution, then the filter's verdict (from the anchors: no further call)."""
+        """The attribution, then the filter's verdict, within the deadline; kept."""
         settings, gate = self._settings(knobs)
-        if gate is not None:
-            settings = settings.with_changes(anchors=True)  # the verdict reads them
-        steps = attribution_steps(
+        result = yield from attribution_steps(
             question,
             context,
             response,
             self.scorer,
             settings,
+            groundedness=gate,
             prompt=prompt,
             progress=progress,
             history=history,
             prompt_builder=self.prompt_builder,
             prior=self.prior,
         )
-        result: AttributionResult = yield from bounded(steps, settings.deadline_s)
-        if gate is not None:
-            verdict = yield from gate.judge_steps(result)
-            result = replace(result, groundedness=verdict)
         self._kept.append(result)
         return result
 

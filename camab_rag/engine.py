@@ -1,17 +1,20 @@
-"""The engine: one attribution of an answer to text documents as a generator of model
-calls (:func:`attribution_steps`), and of a plain reward function (:func:`attribute_fn`)."""
+"""The engine: one attribution of an answer to text documents, then its groundedness
+verdict, as a generator of model calls (:func:`attribution_steps`, for both the
+:class:`~camab_rag.Attributor` and a chain's captured prompt), and the attribution of a
+plain reward function (:func:`attribute_fn`)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.conflicts import find_conflicts
+from camab_rag.deadline import bounded
 from camab_rag.errors import InputError, warn_caller
 from camab_rag.groundedness.anchors import oracle_anchor_steps
 from camab_rag.lexical import lexical_scores
@@ -28,6 +31,9 @@ from camab_rag.settings import AttributionSettings, resolve_settings
 from camab_rag.statements import attribute_statements
 from camab_rag.steps import Steps, drive
 from camab_rag.text_gate import check_texts, check_value
+
+if TYPE_CHECKING:
+    from camab_rag.groundedness import GroundednessFilter
 
 ONE_DOCUMENT_WARNING = (
     "the context is one document, so attributing it by chunk can only say how much the "
@@ -97,6 +103,7 @@ def attribution_steps(
     scorer: Any,
     settings: AttributionSettings,
     *,
+    groundedness: GroundednessFilter | None = None,
     prompt: Prompt | None = None,
     plan: PromptPlan | None = None,
     progress: ProgressFn | None = None,
@@ -104,12 +111,48 @@ def attribution_steps(
     prompt_builder: CustomBuilder | None = None,
     prior: Any = None,
 ) -> Steps[AttributionResult]:
-    """One attribution under resolved ``settings``, as a generator of model calls: check
-    the inputs, segment the context, run the method (after the free ``prior``'s run, whose
-    scores become its prior), then the full and empty contexts when the settings score
-    them. ``plan``: how subsets become prompts (default: found in ``prompt``, else
-    ``prompt_builder`` or the template after ``history``). The caller has checked the
-    scorer and ``prior`` and bounds the deadline."""
+    """One attribution under resolved ``settings``, then the ``groundedness`` filter's
+    verdict (``result.groundedness``, read from the anchors the filter makes it score),
+    all within ``settings.deadline_s``, as a generator of model calls. ``plan``: how
+    subsets become prompts (default: found in ``prompt``, else ``prompt_builder`` or the
+    template after ``history``). The caller has checked the scorer and ``prior``."""
+    if groundedness is not None:
+        settings = settings.with_changes(anchors=True)  # the verdict reads them
+    steps = _judged(
+        question,
+        context,
+        response,
+        scorer,
+        settings,
+        groundedness,
+        prompt=prompt,
+        plan=plan,
+        progress=progress,
+        history=history,
+        prompt_builder=prompt_builder,
+        prior=prior,
+    )
+    return (yield from bounded(steps, settings.deadline_s))
+
+
+def _judged(
+    question: str,
+    context: object,
+    response: str,
+    scorer: Any,
+    settings: AttributionSettings,
+    gate: GroundednessFilter | None,
+    *,
+    prompt: Prompt | None,
+    plan: PromptPlan | None,
+    progress: ProgressFn | None,
+    history: Sequence[ChatMessage] | None,
+    prompt_builder: CustomBuilder | None,
+    prior: Any,
+) -> Steps[AttributionResult]:
+    """:func:`attribution_steps` without its deadline: check the inputs, segment the
+    context, run the method (after the free ``prior``'s run, whose scores become its
+    prior), score the full and empty contexts when the settings ask, then judge."""
     documents = to_documents(context)
     if prompt is not None:
         if prompt_builder is not None:
@@ -174,13 +217,19 @@ def attribution_steps(
         per_statement = attribute_statements(run.method, oracle, result.masks, run.seed)
         texts = [segment.text for segment in segments]
         conflicts = find_conflicts(run.method, oracle, result.masks, texts, run.seed)
-    return replace(
+    result = replace(
         result,
         statements=per_statement,
         conflicts=conflicts,
         wall_time_s=time.perf_counter() - run.started,
         **anchors,
     )
+    if gate is None:
+        return result
+    verdict = yield from gate.judge_steps(
+        result, scorer=scorer, context=documents, prompt_builder=builder
+    )
+    return replace(result, groundedness=verdict)
 
 
 def attribute_fn(
