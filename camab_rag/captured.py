@@ -123,7 +123,6 @@ def captured_steps(
     for i, prompt in enumerate(prompts):
         check_value(prompt, f"captured prompt {i}")
     plan = plan_prompt(list(prompts), docs, settings.granularity)
-
     if settings.judge_only and gate is not None:
         steps = _judged_only(question, docs, response, scorer, settings, plan, gate)
         return (yield from bounded(steps, settings.deadline_s))

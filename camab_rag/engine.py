@@ -111,48 +111,15 @@ def attribution_steps(
     prompt_builder: CustomBuilder | None = None,
     prior: Any = None,
 ) -> Steps[AttributionResult]:
-    """One attribution under resolved ``settings``, then the ``groundedness`` filter's
-    verdict (``result.groundedness``, read from the anchors the filter makes it score),
-    all within ``settings.deadline_s``, as a generator of model calls. ``plan``: how
-    subsets become prompts (default: found in ``prompt``, else ``prompt_builder`` or the
-    template after ``history``). The caller has checked the scorer and ``prior``."""
+    """One attribution under resolved ``settings``, as a generator of model calls: check
+    the inputs, segment the context, run the method (after the free ``prior``'s run, whose
+    scores become its prior), score the full and empty contexts when the settings (or a
+    ``groundedness`` filter) ask, then the filter's verdict (``result.groundedness``), all
+    within ``settings.deadline_s``. ``plan``: how subsets become prompts (default: found
+    in ``prompt``, else ``prompt_builder`` or the template after ``history``). The caller
+    has checked the scorer and ``prior``."""
     if groundedness is not None:
         settings = settings.with_changes(anchors=True)  # the verdict reads them
-    steps = _judged(
-        question,
-        context,
-        response,
-        scorer,
-        settings,
-        groundedness,
-        prompt=prompt,
-        plan=plan,
-        progress=progress,
-        history=history,
-        prompt_builder=prompt_builder,
-        prior=prior,
-    )
-    return (yield from bounded(steps, settings.deadline_s))
-
-
-def _judged(
-    question: str,
-    context: object,
-    response: str,
-    scorer: Any,
-    settings: AttributionSettings,
-    gate: GroundednessFilter | None,
-    *,
-    prompt: Prompt | None,
-    plan: PromptPlan | None,
-    progress: ProgressFn | None,
-    history: Sequence[ChatMessage] | None,
-    prompt_builder: CustomBuilder | None,
-    prior: Any,
-) -> Steps[AttributionResult]:
-    """:func:`attribution_steps` without its deadline: check the inputs, segment the
-    context, run the method (after the free ``prior``'s run, whose scores become its
-    prior), score the full and empty contexts when the settings ask, then judge."""
     documents = to_documents(context)
     if prompt is not None:
         if prompt_builder is not None:
@@ -166,6 +133,7 @@ def _judged(
     check_planned_calls(int(settings.budget), len(segments))
     if plan is None:
         plan = PromptPlan("custom" if prompt_builder is not None else "template", None, None)
+    mode, note = plan.mode, plan.note
     builder = _builder(question, documents, segments, settings, plan, history, prompt_builder)
     if builder.n_segments != len(segments):
         raise InputError(
@@ -176,60 +144,65 @@ def _judged(
     if settings.granularity == "chunk" and len(documents) == 1:
         warn_caller(ONE_DOCUMENT_WARNING)
     groups = dense([segment.doc_index for segment in segments])
-    if prior is not None:  # the free model attributes first: the target's run starts from it
-        free_settings = replace(settings, method="auto", budget=FREE_CALLS, hierarchical=None)
-        free_oracle = ScorerOracle(builder, prior, response, oracle.reward_fn)
-        free_run = start_run(len(segments), free_settings, groups, parallel_requests(prior))
-        yield from free_run.rounds(free_oracle)
-        masks, rewards = free_run.history(len(segments))
-        free = FreePrior(
-            free_weights=free_run.method.fit(masks, rewards, free_run.seed),
-            free_calls=free_oracle.n_queries,
-            free_model=scored_by(prior).model,
+
+    def attributed() -> Steps[AttributionResult]:
+        chosen = settings
+        if prior is not None:  # the free model attributes first: the target's run starts there
+            free_settings = replace(chosen, method="auto", budget=FREE_CALLS, hierarchical=None)
+            free_oracle = ScorerOracle(builder, prior, response, oracle.reward_fn)
+            free_run = start_run(len(segments), free_settings, groups, parallel_requests(prior))
+            yield from free_run.rounds(free_oracle)
+            masks, rewards = free_run.history(len(segments))
+            free = FreePrior(
+                free_weights=free_run.method.fit(masks, rewards, free_run.seed),
+                free_calls=free_oracle.n_queries,
+                free_model=scored_by(prior).model,
+            )
+            chosen = replace(chosen, method=free, hierarchical=False)
+        lexical = lexical_scores([segment.text for segment in segments], response)
+        words = len(response.split())
+        run = start_run(len(segments), chosen, groups, parallel_requests(scorer), lexical, words)
+        run.follow(oracle, progress, chosen.anchors)
+        yield from run.rounds(oracle)
+        anchors: dict[str, Any] = {}
+        if chosen.anchors:
+            support, full, empty = yield from oracle_anchor_steps(oracle)
+            anchors = {"anchor_rewards": {"full": full, "empty": empty}, "token_support": support}
+        run.report(oracle.n_queries, last=True)
+        result = finish_run(
+            run,
+            len(segments),
+            oracle.n_queries,
+            oracle.prompt_tokens,
+            segments=segments,
+            question=question,
+            response=response,
+            reward=get_reward(chosen.reward)[0],
+            n_documents=len(documents),
+            scored_by=scored_by(scorer),
+            prompt_mode=mode,
+            prompt_note=note,
         )
-        settings = replace(settings, method=free, hierarchical=False)
-    lexical = lexical_scores([segment.text for segment in segments], response)
-    words = len(response.split())
-    run = start_run(len(segments), settings, groups, parallel_requests(scorer), lexical, words)
-    run.follow(oracle, progress, settings.anchors)
-    yield from run.rounds(oracle)
-    anchors: dict[str, Any] = {}
-    if settings.anchors:
-        support, full, empty = yield from oracle_anchor_steps(oracle)
-        anchors = {"anchor_rewards": {"full": full, "empty": empty}, "token_support": support}
-    run.report(oracle.n_queries, last=True)
-    result = finish_run(
-        run,
-        len(segments),
-        oracle.n_queries,
-        oracle.prompt_tokens,
-        segments=segments,
-        question=question,
-        response=response,
-        reward=get_reward(settings.reward)[0],
-        n_documents=len(documents),
-        scored_by=scored_by(scorer),
-        prompt_mode=plan.mode,
-        prompt_note=plan.note,
-    )
-    per_statement, conflicts = [], []
-    if settings.statements:
-        per_statement = attribute_statements(run.method, oracle, result.masks, run.seed)
-        texts = [segment.text for segment in segments]
-        conflicts = find_conflicts(run.method, oracle, result.masks, texts, run.seed)
-    result = replace(
-        result,
-        statements=per_statement,
-        conflicts=conflicts,
-        wall_time_s=time.perf_counter() - run.started,
-        **anchors,
-    )
-    if gate is None:
-        return result
-    verdict = yield from gate.judge_steps(
-        result, scorer=scorer, context=documents, prompt_builder=builder
-    )
-    return replace(result, groundedness=verdict)
+        per_statement, conflicts = [], []
+        if chosen.statements:
+            per_statement = attribute_statements(run.method, oracle, result.masks, run.seed)
+            texts = [segment.text for segment in segments]
+            conflicts = find_conflicts(run.method, oracle, result.masks, texts, run.seed)
+        result = replace(
+            result,
+            statements=per_statement,
+            conflicts=conflicts,
+            wall_time_s=time.perf_counter() - run.started,
+            **anchors,
+        )
+        if groundedness is None:
+            return result
+        verdict = yield from groundedness.judge_steps(
+            result, scorer=scorer, context=documents, prompt_builder=builder
+        )
+        return replace(result, groundedness=verdict)
+
+    return (yield from bounded(attributed(), settings.deadline_s))
 
 
 def attribute_fn(
