@@ -13,7 +13,6 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
 from camab_rag.deadline import bounded
@@ -30,7 +29,7 @@ from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, BlockOn
 from camab_rag.methods import Method
 from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE, PromptBuilder
 from camab_rag.result import AttributionResult, short_text
-from camab_rag.runs import ProgressFn
+from camab_rag.runs import ProgressFn, whole_number
 from camab_rag.scorers import resolve_scorer
 from camab_rag.scorers.base import ChatMessage, Prompt
 from camab_rag.segments import Granularity
@@ -54,19 +53,15 @@ Groundedness = GroundednessFilter | bool | None
 
 def _no_scorer(door: str) -> ScorerUnavailableError:
     """The error of a door given no scorer, in that door's words."""
-    examples = (
-        "scorer=camab_rag.default_scorer() (the embedded model, offline), "
-        "scorer=camab_rag.OpenAICompletionsScorer(base_url=..., model=...) (a served model)"
-    )
+    how = f"{door} needs one"
     if door == "Attributor":
-        return ScorerUnavailableError(
-            f"no scorer: pass scorer=, llm= or proxy= to Attributor, e.g. {examples}, "
-            "llm=<a LangChain or LlamaIndex chat model> (scored by its own server or "
-            "weights) or proxy=<a scorer> (scores for a model that cannot)"
-        )
+        how = "pass scorer=, llm= or proxy= to Attributor"
     return ScorerUnavailableError(
-        f"no scorer: {door} needs one, e.g. {examples}; for a LangChain or LlamaIndex chat "
-        "model use camab_rag.Attributor(llm=...)"
+        f"no scorer: {how}, e.g. scorer=camab_rag.default_scorer() (the embedded model, "
+        "offline), scorer=camab_rag.OpenAICompletionsScorer(base_url=..., model=...) (a "
+        "served model), camab_rag.Attributor(llm=<a LangChain or LlamaIndex chat model>) "
+        "(scored by its own server or weights) or proxy=<a scorer> (scores for a model "
+        "that cannot)"
     )
 
 
@@ -210,8 +205,7 @@ class Attributor:
         prompt_builder: CustomBuilder | None = None,
         keep: int = 32,
     ) -> None:
-        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
-            raise InputError(f"keep must be an integer >= 0 (results kept), got {keep!r}")
+        whole_number(keep, "keep", 0, " (results kept)")
         if scorer is None and llm is None and proxy is None:
             raise _no_scorer("Attributor")
         self.scorer = resolve_scorer(scorer, llm=llm, proxy=proxy)
@@ -236,69 +230,45 @@ class Attributor:
         check_prior(self.prior, chosen)  # a method given for this call must suit it
         return chosen, gate
 
-    def _steps(
+    def _run_steps(
         self,
         question: str,
         context: object,
         response: str,
-        history: Sequence[ChatMessage] | None,
-        prompt: Prompt | None,
-        progress: ProgressFn | None,
-        knobs: dict[str, Any],
+        *,
+        history: Sequence[ChatMessage] | None = None,
+        prompt: Prompt | None = None,
+        progress: ProgressFn | None = None,
+        **knobs: Any,
     ) -> Steps[AttributionResult]:
-        """The attribution, then the filter's verdict (from the anchors: no further call)."""
+        """The attribution, then the filter's verdict, within the deadline; kept."""
         settings, gate = self._settings(knobs)
-        if gate is not None:
-            settings = settings.with_changes(anchors=True)  # the verdict reads them
-        steps = attribution_steps(
+        result = yield from attribution_steps(
             question,
             context,
             response,
             self.scorer,
             settings,
+            groundedness=gate,
             prompt=prompt,
             progress=progress,
             history=history,
             prompt_builder=self.prompt_builder,
             prior=self.prior,
         )
-        result: AttributionResult = yield from bounded(steps, settings.deadline_s)
-        if gate is not None:
-            verdict = yield from gate.judge_steps(result)
-            result = replace(result, groundedness=verdict)
         self._kept.append(result)
         return result
 
     # ------------------------------------------------------------------ public calls
-    def run(
-        self,
-        question: str,
-        context: object,
-        response: str,
-        *,
-        history: Sequence[ChatMessage] | None = None,
-        prompt: Prompt | None = None,
-        progress: ProgressFn | None = None,
-        **knobs: Any,
-    ) -> AttributionResult:
+    run = synced(
+        _run_steps,
+        "run",
         """Attribute ``response`` to the segments of ``context`` (arguments as
-        :func:`attribute`'s; ``knobs`` override this attributor's for this call only)."""
-        return drive(self._steps(question, context, response, history, prompt, progress, knobs))
-
-    async def arun(
-        self,
-        question: str,
-        context: object,
-        response: str,
-        *,
-        history: Sequence[ChatMessage] | None = None,
-        prompt: Prompt | None = None,
-        progress: ProgressFn | None = None,
-        **knobs: Any,
-    ) -> AttributionResult:
-        """Async :meth:`run`: each batch is scored with ``scorer.ascore``."""
-        steps = self._steps(question, context, response, history, prompt, progress, knobs)
-        return await adrive(steps)
+        :func:`attribute`'s; ``knobs`` override this attributor's for this call only).""",
+    )
+    arun = asynced(
+        _run_steps, "arun", "Async :meth:`run`: each batch is scored with ``scorer.ascore``."
+    )
 
     def submit(
         self,
@@ -314,7 +284,9 @@ class Attributor:
         """Start :meth:`run` in the background (a task of the running event loop, else this
         attributor's one worker thread); bad knobs raise here, not in the handle."""
         self._settings(knobs)
-        steps = self._steps(question, context, response, history, prompt, progress, knobs)
+        steps = self._run_steps(
+            question, context, response, history=history, prompt=prompt, progress=progress, **knobs
+        )
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -435,7 +407,10 @@ def _attribute_steps(
         settings=settings,
         keep=0,
     )
-    return (yield from door._steps(question, context, response, history, prompt, progress, {}))
+    steps = door._run_steps(
+        question, context, response, history=history, prompt=prompt, progress=progress
+    )
+    return (yield from steps)
 
 
 attribute = synced(
@@ -451,15 +426,12 @@ attribute = synced(
         response: the answer to explain (scored as given, never regenerated).
         scorer: a :class:`~camab_rag.scorers.base.Scorer` (``camab_rag.default_scorer()``,
             ``camab_rag.OpenAICompletionsScorer(...)``, ...).
-        budget, method, granularity, deadline_s, groundedness: the everyday knobs; each
-            given (not ``None``) wins over the field of ``settings`` (default 40 distinct
-            attribution calls, ``"auto"``, ``"sentence"``, no deadline, no filter): see
-            :class:`~camab_rag.settings.AttributionSettings`. A ``groundedness`` filter
-            (``True``: a default one) makes the run score the full and empty contexts and
-            judges the answer from them: the result carries its verdict
-            (``result.groundedness``; :func:`~camab_rag.cite` shows it); those two anchors
-            are outside ``budget`` (one or two more calls, when the run has not scored
-            them already: ``result.n_queries`` may be ``budget + 2``).
+        budget, method, granularity, deadline_s, groundedness: the everyday knobs, each
+            given (not ``None``) over the field of ``settings`` (default 40 distinct calls,
+            ``"auto"``, ``"sentence"``, no deadline, no filter). A ``groundedness`` filter
+            (``True``: a default one) judges the answer from the full and empty contexts,
+            scored outside ``budget`` (``n_queries`` may be ``budget + 2``); the result
+            carries its verdict (``result.groundedness``; :func:`~camab_rag.cite` shows it).
         prompt: the prompt the model really received (text or chat messages): the
             documents are found in it and cut out of it for each subset; when a
             document's text is not in it verbatim the default template is used instead

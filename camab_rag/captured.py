@@ -118,29 +118,18 @@ def captured_steps(
     alone), as a generator of model calls; ``settings`` default to ``CHAIN_SETTINGS``."""
     settings = settings or CHAIN_SETTINGS
     gate = groundedness_filter(groundedness, settings)
-    settings = settings.with_changes(anchors=True) if gate is not None else settings
     check_texts({"the question": question, "the response": response})  # the input gate
     docs = to_documents(documents)
     for i, prompt in enumerate(prompts):
         check_value(prompt, f"captured prompt {i}")
     plan = plan_prompt(list(prompts), docs, settings.granularity)
-
-    def attributed() -> Steps[CapturedAttribution]:
-        result = yield from attribution_steps(
-            question, docs, response, scorer, settings, plan=plan, progress=progress
-        )
-        verdict = None
-        if gate is not None:
-            verdict = yield from gate.judge_steps(
-                result, scorer=scorer, context=docs, prompt_builder=plan.builder
-            )
-        return CapturedAttribution(replace(result, groundedness=verdict), docs, plan)
-
     if settings.judge_only and gate is not None:
         steps = _judged_only(question, docs, response, scorer, settings, plan, gate)
-    else:
-        steps = attributed()
-    return (yield from bounded(steps, settings.deadline_s))
+        return (yield from bounded(steps, settings.deadline_s))
+    result = yield from attribution_steps(
+        question, docs, response, scorer, settings, groundedness=gate, plan=plan, progress=progress
+    )
+    return CapturedAttribution(result, docs, plan)
 
 
 def _judged_only(

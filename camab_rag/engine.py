@@ -1,17 +1,20 @@
-"""The engine: one attribution of an answer to text documents as a generator of model
-calls (:func:`attribution_steps`), and of a plain reward function (:func:`attribute_fn`)."""
+"""The engine: one attribution of an answer to text documents, then its groundedness
+verdict, as a generator of model calls (:func:`attribution_steps`, for both the
+:class:`~camab_rag.Attributor` and a chain's captured prompt), and the attribution of a
+plain reward function (:func:`attribute_fn`)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.conflicts import find_conflicts
+from camab_rag.deadline import bounded
 from camab_rag.errors import InputError, warn_caller
 from camab_rag.groundedness.anchors import oracle_anchor_steps
 from camab_rag.lexical import lexical_scores
@@ -28,6 +31,9 @@ from camab_rag.settings import AttributionSettings, resolve_settings
 from camab_rag.statements import attribute_statements
 from camab_rag.steps import Steps, drive
 from camab_rag.text_gate import check_texts, check_value
+
+if TYPE_CHECKING:
+    from camab_rag.groundedness import GroundednessFilter
 
 ONE_DOCUMENT_WARNING = (
     "the context is one document, so attributing it by chunk can only say how much the "
@@ -97,6 +103,7 @@ def attribution_steps(
     scorer: Any,
     settings: AttributionSettings,
     *,
+    groundedness: GroundednessFilter | None = None,
     prompt: Prompt | None = None,
     plan: PromptPlan | None = None,
     progress: ProgressFn | None = None,
@@ -106,9 +113,13 @@ def attribution_steps(
 ) -> Steps[AttributionResult]:
     """One attribution under resolved ``settings``, as a generator of model calls: check
     the inputs, segment the context, run the method (after the free ``prior``'s run, whose
-    scores become its prior), then the full and empty contexts when the settings score
-    them. ``plan``: how subsets become prompts (default: found in ``prompt``, else
-    ``prompt_builder`` or the template after ``history``). The caller bounds the deadline."""
+    scores become its prior), score the full and empty contexts when the settings (or a
+    ``groundedness`` filter) ask, then the filter's verdict (``result.groundedness``), all
+    within ``settings.deadline_s``. ``plan``: how subsets become prompts (default: found
+    in ``prompt``, else ``prompt_builder`` or the template after ``history``). The caller
+    has checked the scorer and ``prior``."""
+    if groundedness is not None:
+        settings = settings.with_changes(anchors=True)  # the verdict reads them
     documents = to_documents(context)
     if prompt is not None:
         if prompt_builder is not None:
@@ -118,16 +129,11 @@ def attribution_steps(
     check_texts({"the question": question, "the response": response})
     if not str(response).strip():
         raise InputError("the response is empty: there is nothing to attribute")
-    if not callable(getattr(scorer, "score", None)):
-        raise InputError(
-            "scorer must have a score(requests) method, e.g. camab_rag.default_scorer() or "
-            "camab_rag.OpenAICompletionsScorer(...)"
-        )
-    check_prior(prior, settings)
     segments = segment_documents(documents, settings.granularity)
     check_planned_calls(int(settings.budget), len(segments))
     if plan is None:
         plan = PromptPlan("custom" if prompt_builder is not None else "template", None, None)
+    mode, note = plan.mode, plan.note
     builder = _builder(question, documents, segments, settings, plan, history, prompt_builder)
     if builder.n_segments != len(segments):
         raise InputError(
@@ -138,55 +144,65 @@ def attribution_steps(
     if settings.granularity == "chunk" and len(documents) == 1:
         warn_caller(ONE_DOCUMENT_WARNING)
     groups = dense([segment.doc_index for segment in segments])
-    if prior is not None:  # the free model attributes first: the target's run starts from it
-        free_settings = replace(settings, method="auto", budget=FREE_CALLS, hierarchical=None)
-        free_oracle = ScorerOracle(builder, prior, response, oracle.reward_fn)
-        free_run = start_run(len(segments), free_settings, groups, parallel_requests(prior))
-        yield from free_run.rounds(free_oracle)
-        masks, rewards = free_run.history(len(segments))
-        free = FreePrior(
-            free_weights=free_run.method.fit(masks, rewards, free_run.seed),
-            free_calls=free_oracle.n_queries,
-            free_model=scored_by(prior).model,
+
+    def attributed() -> Steps[AttributionResult]:
+        chosen = settings
+        if prior is not None:  # the free model attributes first: the target's run starts there
+            free_settings = replace(chosen, method="auto", budget=FREE_CALLS, hierarchical=None)
+            free_oracle = ScorerOracle(builder, prior, response, oracle.reward_fn)
+            free_run = start_run(len(segments), free_settings, groups, parallel_requests(prior))
+            yield from free_run.rounds(free_oracle)
+            masks, rewards = free_run.history(len(segments))
+            free = FreePrior(
+                free_weights=free_run.method.fit(masks, rewards, free_run.seed),
+                free_calls=free_oracle.n_queries,
+                free_model=scored_by(prior).model,
+            )
+            chosen = replace(chosen, method=free, hierarchical=False)
+        lexical = lexical_scores([segment.text for segment in segments], response)
+        words = len(response.split())
+        run = start_run(len(segments), chosen, groups, parallel_requests(scorer), lexical, words)
+        run.follow(oracle, progress, chosen.anchors)
+        yield from run.rounds(oracle)
+        anchors: dict[str, Any] = {}
+        if chosen.anchors:
+            support, full, empty = yield from oracle_anchor_steps(oracle)
+            anchors = {"anchor_rewards": {"full": full, "empty": empty}, "token_support": support}
+        run.report(oracle.n_queries, last=True)
+        result = finish_run(
+            run,
+            len(segments),
+            oracle.n_queries,
+            oracle.prompt_tokens,
+            segments=segments,
+            question=question,
+            response=response,
+            reward=get_reward(chosen.reward)[0],
+            n_documents=len(documents),
+            scored_by=scored_by(scorer),
+            prompt_mode=mode,
+            prompt_note=note,
         )
-        settings = replace(settings, method=free, hierarchical=False)
-    lexical = lexical_scores([segment.text for segment in segments], response)
-    words = len(response.split())
-    run = start_run(len(segments), settings, groups, parallel_requests(scorer), lexical, words)
-    run.progress = progress
-    run.follow(oracle, anchors=settings.anchors)
-    yield from run.rounds(oracle)
-    anchors: dict[str, Any] = {}
-    if settings.anchors:
-        support, full, empty = yield from oracle_anchor_steps(oracle)
-        anchors = {"anchor_rewards": {"full": full, "empty": empty}, "token_support": support}
-    run.report_end(oracle.n_queries)
-    result = finish_run(
-        run,
-        len(segments),
-        oracle.n_queries,
-        oracle.prompt_tokens,
-        segments=segments,
-        question=question,
-        response=response,
-        reward=get_reward(settings.reward)[0],
-        n_documents=len(documents),
-        scored_by=scored_by(scorer),
-        prompt_mode=plan.mode,
-        prompt_note=plan.note,
-    )
-    per_statement, conflicts = [], []
-    if settings.statements:
-        per_statement = attribute_statements(run.method, oracle, result.masks, run.seed)
-        texts = [segment.text for segment in segments]
-        conflicts = find_conflicts(run.method, oracle, result.masks, texts, run.seed)
-    return replace(
-        result,
-        statements=per_statement,
-        conflicts=conflicts,
-        wall_time_s=time.perf_counter() - run.started,
-        **anchors,
-    )
+        per_statement, conflicts = [], []
+        if chosen.statements:
+            per_statement = attribute_statements(run.method, oracle, result.masks, run.seed)
+            texts = [segment.text for segment in segments]
+            conflicts = find_conflicts(run.method, oracle, result.masks, texts, run.seed)
+        result = replace(
+            result,
+            statements=per_statement,
+            conflicts=conflicts,
+            wall_time_s=time.perf_counter() - run.started,
+            **anchors,
+        )
+        if groundedness is None:
+            return result
+        verdict = yield from groundedness.judge_steps(
+            result, scorer=scorer, context=documents, prompt_builder=builder
+        )
+        return replace(result, groundedness=verdict)
+
+    return (yield from bounded(attributed(), settings.deadline_s))
 
 
 def attribute_fn(
@@ -212,13 +228,13 @@ def attribute_fn(
         raise InputError(f"n_segments must be an integer, got {n_segments!r}")
     if n_segments < 1:
         raise InputError("n_segments must be >= 1: there is nothing to attribute")
+    n = int(n_segments)
     if not callable(value_fn):
         raise InputError("value_fn must be callable: mask -> float")
     chosen = resolve_settings(settings, budget=budget, method=method)
     oracle = FunctionOracle(value_fn)
-    run = start_run(int(n_segments), chosen, check_groups(groups, int(n_segments)))
-    run.progress = progress
-    run.follow(oracle)
+    run = start_run(n, chosen, check_groups(groups, n))
+    run.follow(oracle, progress, False)
     drive(run.rounds(oracle))
-    run.report_end(oracle.n_queries)
-    return finish_run(run, int(n_segments), oracle.n_queries, 0)
+    run.report(oracle.n_queries, last=True)
+    return finish_run(run, n, oracle.n_queries, 0)

@@ -23,7 +23,6 @@ DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant. Answer the question using only the given context."
 )
 DEFAULT_USER_TEMPLATE = "Context:\n{context}\n\nQuestion: {question}"
-DEFAULT_DOCUMENT_TEMPLATE = "{text}"
 CHAT_ROLES = ("system", "user", "assistant")
 
 
@@ -78,8 +77,8 @@ def check_mask(mask: Mask, n_segments: int) -> Mask:
 
 class TemplatePromptBuilder:
     """Question + kept segments in ``user_template`` (``{context}``, ``{question}``), each
-    document through ``document_template`` (``{text}``, ``{title}``, ``{index}``).
-    ``chat``: chat messages (the ``system_prompt``, then ``history``) or one text."""
+    document through ``document_template`` (``{text}``, ``{title}``, ``{index}``), as chat
+    messages: the ``system_prompt``, then ``history``."""
 
     def __init__(
         self,
@@ -89,15 +88,12 @@ class TemplatePromptBuilder:
         *,
         user_template: str = DEFAULT_USER_TEMPLATE,
         system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
-        document_template: str = DEFAULT_DOCUMENT_TEMPLATE,
+        document_template: str = "{text}",
         document_separator: str = "\n\n",
-        chat: bool = True,
         history: Sequence[ChatMessage] | None = None,
     ) -> None:
         check_user_template(user_template)
         self.history = check_history(history)
-        if self.history and not chat:
-            raise InputError("history= needs a chat prompt (chat=True)")
         self.question = question
         self.documents = list(documents)
         self.segments = list(segments)
@@ -105,7 +101,6 @@ class TemplatePromptBuilder:
         self.system_prompt = system_prompt
         self.document_template = document_template
         self.document_separator = document_separator
-        self.chat = chat
         # each segment's separator from its document's previous one: its whitespace or " "
         self._separator_before: list[str] = []
         previous_end: dict[int, int] = {}
@@ -146,8 +141,6 @@ class TemplatePromptBuilder:
 
     def build(self, mask: Mask) -> Prompt:
         user = self.user_template.format(context=self.render_context(mask), question=self.question)
-        if not self.chat:
-            return user if self.system_prompt is None else f"{self.system_prompt}\n\n{user}"
         messages: list[ChatMessage] = []
         if self.system_prompt is not None:
             messages.append({"role": "system", "content": self.system_prompt})
@@ -156,26 +149,20 @@ class TemplatePromptBuilder:
         return messages
 
 
-@dataclass(frozen=True)
-class SpanLocation:
-    """Where a segment's text stands in a prompt: message index and character span."""
-
-    message: int
-    start: int
-    end: int
+#: where a segment's text stands in a prompt: ``(message index, start, end)``
+SpanLocation = tuple[int, int, int]
 
 
 class SpanRemovalPromptBuilder:
     """Cut ablated segments out of the prompt the LLM received (``locations``: where each
-    segment's text stands in it)."""
+    segment's text stands in it, ``(message index, start, end)``)."""
 
     def __init__(self, prompt: Prompt, locations: Sequence[SpanLocation]) -> None:
         self.prompt = prompt
         self.locations = list(locations)
         self._texts = prompt_texts(prompt)
-        ordered = sorted(self.locations, key=lambda loc: (loc.message, loc.start))
-        for before, after in itertools.pairwise(ordered):
-            if before.message == after.message and after.start < before.end:
+        for before, after in itertools.pairwise(sorted(self.locations)):
+            if before[0] == after[0] and after[1] < before[2]:
                 raise InputError("segment locations in the prompt overlap")
 
     @property
@@ -185,9 +172,9 @@ class SpanRemovalPromptBuilder:
     def build(self, mask: Mask) -> Prompt:
         keep = check_mask(mask, self.n_segments)
         cuts: dict[int, list[tuple[int, int]]] = {}
-        for i, location in enumerate(self.locations):
-            if not keep[i]:
-                cuts.setdefault(location.message, []).append((location.start, location.end))
+        for (message, start, end), kept in zip(self.locations, keep):
+            if not kept:
+                cuts.setdefault(message, []).append((start, end))
         texts = []
         for m, text in enumerate(self._texts):
             pieces: list[str] = []
@@ -219,14 +206,8 @@ def locate_segments(
         doc_locations[doc_index] = (message, start)
         used.append((message, start, start + len(documents[doc_index].text)))
         cursor = (message, start + len(documents[doc_index].text))
-    return [
-        SpanLocation(
-            doc_locations[s.doc_index][0],
-            doc_locations[s.doc_index][1] + s.start,
-            doc_locations[s.doc_index][1] + s.end,
-        )
-        for s in segments
-    ]
+    places = [doc_locations[s.doc_index] for s in segments]
+    return [(m, at + s.start, at + s.end) for (m, at), s in zip(places, segments)]
 
 
 def _find_unused(

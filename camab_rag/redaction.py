@@ -11,15 +11,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Iterable, Mapping
-from urllib.parse import (
-    parse_qsl,
-    quote,
-    quote_plus,
-    unquote,
-    urlencode,
-    urlsplit,
-    urlunsplit,
-)
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlencode, urlsplit, urlunsplit
 
 MASK = "***"
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")

@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from camab_rag.errors import InputError, ScorerError
 from camab_rag.prompts import PromptBuilder
 from camab_rag.scorers.base import Prompt, ResponseLogprobs, Scorer, ScoreRequest, parallel_requests
-from camab_rag.steps import LocalCall, ScoreCall, Steps, drive
+from camab_rag.steps import BlockingCall, ScoreCall, Steps
 
 RewardFn = Callable[[NDArray[np.float64]], float]
 
@@ -116,9 +116,6 @@ class ScorerOracle:
                 self.on_scored(self.n_queries)
         return self.cache[key]
 
-    def evaluate(self, masks: Masks) -> FloatArray:
-        return drive(self.rewards(masks))
-
     def logprobs(self, mask: NDArray[np.bool_]) -> ResponseLogprobs:
         """The cached log-probabilities of an evaluated subset."""
         return self.cache[mask.tobytes()]
@@ -149,7 +146,7 @@ class FunctionOracle:
         """The rewards of ``masks``, computed in place a few new subsets at a time."""
         new = [m for m in masks if m.tobytes() not in self.cache]
         for part in chunked(list({m.tobytes(): m for m in new}.values()), PROGRESS_EVERY):
-            yield LocalCall(partial(self.evaluate, np.array(part)))
+            yield BlockingCall(partial(self.evaluate, np.array(part)))
             if self.on_scored is not None:
                 self.on_scored(self.n_queries)
         return self.evaluate(masks)

@@ -31,6 +31,11 @@ MAX_SEGMENTS = 5000
 MAX_CALLS = 4096
 """The most model calls one text attribution may plan (:func:`check_planned_calls`)."""
 logger = logging.getLogger(__name__)
+JUDGE_ONLY = (
+    "budget must be >= 1 model call (budget=0 attributes nothing and only judges "
+    "groundedness, in the integrations: pass groundedness=GroundednessFilter(...) too; "
+    "outside them, camab_rag.assess_answer(...) judges an answer with two calls)"
+)
 
 
 @dataclass
@@ -49,11 +54,14 @@ class Run:
     total: int = 0
     _shown: tuple[int, int] = (0, 0)
 
-    def follow(self, oracle: ScorerOracle | FunctionOracle, *, anchors: bool = False) -> None:
+    def follow(
+        self, oracle: ScorerOracle | FunctionOracle, progress: ProgressFn | None, anchors: bool
+    ) -> None:
         """Report ``progress(calls, total)`` after each of ``oracle``'s calls: ``total`` is
         the fixed design's distinct subsets, else the budget (plus the ``anchors``); never
-        below ``calls``, and the last report has ``calls == total``."""
-        if self.progress is None:
+        below ``calls``, and the last report (:meth:`report` with ``last``) is ``(n, n)``."""
+        self.progress = progress
+        if progress is None:
             return
         planned = self.sampler.planned()
         if planned is None:
@@ -66,23 +74,13 @@ class Run:
             self.total = len(rows)
         oracle.on_scored = self.report
 
-    def report(self, calls: int) -> None:
-        if self.progress is not None:
-            self.total = max(self.total, calls)
-            self._show(calls, self.total)
-
-    def report_end(self, calls: int) -> None:
-        """The last report, ``(calls, calls)``, unless it was made already."""
-        if self.progress is not None and calls and self._shown != (calls, calls):
-            self.total = calls
-            self._show(calls, calls)
-
-    def _show(self, calls: int, total: int) -> None:
-        self._shown = (calls, total)
-        hook = self.progress
+    def report(self, calls: int, last: bool = False) -> None:
+        if self.progress is None or (last and (not calls or self._shown == (calls, calls))):
+            return
+        self.total = calls if last else max(self.total, calls)
+        self._shown = (calls, self.total)
         try:
-            if hook is not None:
-                hook(calls, total)
+            self.progress(calls, self.total)
         except Exception:  # a progress display must never stop the attribution
             logger.warning("camab: the progress callback raised", exc_info=True)
 
@@ -102,7 +100,8 @@ class Run:
         return np.concatenate(self.masks), np.concatenate(self.rewards)
 
 
-def _whole_number(value: object, name: str, minimum: int, unit: str = "") -> int:
+def whole_number(value: object, name: str, minimum: int, unit: str = "") -> int:
+    """``value`` as an ``int`` (at least ``minimum``), or an InputError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise InputError(f"{name} must be an integer, got {value!r}")
     if value < minimum:
@@ -112,7 +111,7 @@ def _whole_number(value: object, name: str, minimum: int, unit: str = "") -> int
 
 def check_budget(budget: object) -> int:
     """``budget`` as an ``int`` (at least 1), or an :class:`~camab_rag.errors.InputError`."""
-    return _whole_number(budget, "budget", 1, " model call")
+    return whole_number(budget, "budget", 1, " model call")
 
 
 def check_planned_calls(budget: int, n_segments: int) -> None:
@@ -130,7 +129,7 @@ def check_planned_calls(budget: int, n_segments: int) -> None:
 
 def check_seed(seed: object) -> int:
     """``seed`` as an ``int`` (at least 0), or an :class:`~camab_rag.errors.InputError`."""
-    return _whole_number(seed, "seed", 0)
+    return whole_number(seed, "seed", 0)
 
 
 def check_groups(groups: object, n_segments: int) -> list[int] | None:
@@ -171,11 +170,7 @@ def start_run(
             "(e.g. 'chunk') or fewer documents"
         )
     if settings.judge_only:
-        raise InputError(
-            "budget must be >= 1 model call to attribute, got 0 (budget=0 is the "
-            "integrations' judge-only mode; camab_rag.assess_answer(...) judges an answer "
-            "with two calls)"
-        )
+        raise InputError(JUDGE_ONLY)
     budget = int(settings.budget)
     chosen = settings.method_instance
     n_docs = max(groups) + 1 if groups else 1

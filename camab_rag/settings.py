@@ -19,18 +19,10 @@ from camab_rag.groundedness import GroundednessFilter
 from camab_rag.groundedness.filter import check_groundedness_filter
 from camab_rag.methods import METHODS, Method
 from camab_rag.methods.registry import get_method
-from camab_rag.prompts import (
-    DEFAULT_SYSTEM_PROMPT,
-    DEFAULT_USER_TEMPLATE,
-    check_user_template,
-)
+from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE, check_user_template
 from camab_rag.rewards import RewardFn, get_reward
-from camab_rag.runs import check_budget, check_seed
+from camab_rag.runs import JUDGE_ONLY, check_budget, check_seed
 from camab_rag.segments import Granularity
-
-DEFAULT_DEADLINE_S = 120.0
-"""The integrations' deadline: it stops only a stuck attribution (a hung server)."""
-
 
 _NOT_A_SETTING = (
     "groundedness is a live filter, not a setting: pass groundedness=... to "
@@ -61,7 +53,7 @@ class AttributionSettings:
             ``result.token_support``; a ``groundedness=`` filter sets it).
         statements: also attribute each answer sentence (no extra calls).
         deadline_s: the most seconds one attribution may take, verdict included (``None``:
-            no limit; the integrations' :data:`DEFAULT_DEADLINE_S`); past it a
+            no limit; the integrations' 120 s, for a hung server); past it a
             :class:`~camab_rag.errors.DeadlineExceededError`.
 
     Live objects are arguments of the :class:`~camab_rag.Attributor`, not settings: the
@@ -102,8 +94,6 @@ class AttributionSettings:
             raise InputError(
                 f"granularity must be 'chunk', 'sentence' or a splitter, got {self.granularity!r}"
             )
-        if not isinstance(self.method, (str, Method)):
-            raise InputError(f"method must be a method name such as 'camab', got {self.method!r}")
         for name in ("anchors", "statements"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise InputError(f"{name} must be True or False, got {getattr(self, name)!r}")
@@ -147,7 +137,7 @@ class AttributionSettings:
         return isinstance(budget, (int, np.integer)) and budget is not False and budget == 0
 
 
-CHAIN_SETTINGS = AttributionSettings(granularity="chunk", deadline_s=DEFAULT_DEADLINE_S)
+CHAIN_SETTINGS = AttributionSettings(granularity="chunk", deadline_s=120.0)
 """The integrations' defaults: whole documents (what a chain cites) and a deadline."""
 
 DEFAULT_SETTINGS = AttributionSettings()
@@ -156,12 +146,6 @@ DEFAULT_SETTINGS = AttributionSettings()
 FIELD_KNOBS = ("budget", "method", "granularity", "deadline_s")
 KNOBS = (*FIELD_KNOBS, "groundedness")
 """The everyday knobs: keywords (CLI flags) of every door, each a field's meaning."""
-
-JUDGE_ONLY = (
-    "budget must be >= 1 model call (budget=0 attributes nothing and only judges "
-    "groundedness, in the integrations: pass groundedness=GroundednessFilter(...) too; "
-    "outside them, camab_rag.assess_answer(...) judges an answer with two calls)"
-)
 
 
 def groundedness_filter(

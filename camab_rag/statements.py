@@ -7,23 +7,15 @@ collected; the estimator is refitted on the same subsets, so it costs no model c
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.methods import Method
 from camab_rag.result import StatementAttribution
-from camab_rag.rewards import RewardFn
+from camab_rag.rewards import RewardFn, ScorerOracle
 from camab_rag.scorers.base import ResponseLogprobs
 from camab_rag.sentences import split_sentences
-
-
-class _LogprobSource(Protocol):
-    response: str
-    reward_fn: RewardFn
-
-    def logprobs(self, mask: NDArray[np.bool_]) -> ResponseLogprobs: ...
 
 
 def token_starts(result: ResponseLogprobs) -> NDArray[np.int64]:
@@ -58,7 +50,7 @@ def span_rewards(
 
 
 def attribute_statements(
-    method: Method, source: _LogprobSource, masks: NDArray[np.bool_], seed: int = 0
+    method: Method, source: ScorerOracle, masks: NDArray[np.bool_], seed: int = 0
 ) -> list[StatementAttribution]:
     """One :class:`StatementAttribution` per answer sentence that owns at least one token."""
     spans = split_sentences(source.response)

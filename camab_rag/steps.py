@@ -48,19 +48,6 @@ class ScoreCall:
         return await self.scorer.ascore(self.requests)
 
 
-@dataclass(frozen=True)
-class LocalCall(Generic[R]):
-    """A plain function, run in place by both runners (e.g. ``attribute_fn``'s reward)."""
-
-    function: Callable[[], R]
-
-    def run(self) -> R:
-        return self.function()
-
-    async def arun(self) -> R:
-        return self.function()
-
-
 class Resumable(Generic[T]):
     """Where a generator stands: what it receives next, and its result once returned."""
 
@@ -129,7 +116,8 @@ def guarded(
 
 @dataclass(frozen=True)
 class BlockingCall(Generic[R]):
-    """A blocking function: in place in :func:`drive`, a worker thread in :func:`adrive`."""
+    """A blocking function (a local computation, a model in this process): in place in
+    :func:`drive`, a worker thread in :func:`adrive`."""
 
     function: Callable[[], R]
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fakes import KeywordScorer
+from fakes import KeywordScorer, attribute_captured
 
 import camab_rag
-from camab_rag import Attributor, GroundednessFilter, deadline
+from camab_rag import Attributor, deadline
 from camab_rag.errors import (
     AttributionCancelledError,
     AttributionPendingError,
@@ -26,6 +26,7 @@ from camab_rag.errors import (
     InputError,
     ScorerUnavailableError,
 )
+from camab_rag.groundedness import GroundednessFilter
 from camab_rag.scorers import OpenAICompletionsScorer, resolve_scorer
 from camab_rag.scorers.base import ResponseLogprobs, ScoreRequest
 
@@ -90,6 +91,20 @@ def test_the_verdict_comes_with_the_run_and_assess_answer_is_the_same_call(
     report = camab_rag.assess_answer(QUESTION, DOCS, ANSWER, smollm2_scorer)
     assert report.extra_queries == 2
     assert report.full_reward == pytest.approx(result.anchor_rewards["full"], abs=1e-4)
+    # a chain's door (the integrations' generator) gives the same result for this input
+    chain = attribute_captured(
+        QUESTION, DOCS, ANSWER, smollm2_scorer, att.settings, groundedness=True
+    ).result
+    np.testing.assert_allclose(chain.scores, result.scores, atol=1e-4)
+    assert chain.n_queries == result.n_queries and chain.method == result.method
+    assert chain.anchor_rewards == pytest.approx(result.anchor_rewards, abs=1e-4)
+    assert chain.groundedness is not None and result.groundedness is not None
+    assert chain.groundedness.verdict == result.groundedness.verdict
+    here, there = result.groundedness.report, chain.groundedness.report
+    assert here is not None and there is not None
+    assert there.score == pytest.approx(here.score, abs=1e-4)
+    assert there.p_unsupported == pytest.approx(here.p_unsupported, abs=1e-4)
+    assert there.top_segments == here.top_segments
 
 
 class StuckScorer(KeywordScorer):
@@ -106,6 +121,46 @@ class StuckScorer(KeywordScorer):
     async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         await asyncio.sleep(60)
         return super().score(requests)
+
+
+class VerdictCall:
+    """The verdict's own model call (fault injection): the blocking call returns the
+    deadline it runs under; the awaited call is stuck (the deadline must cancel it)."""
+
+    def run(self) -> float | None:
+        return deadline.remaining()
+
+    async def arun(self) -> None:
+        await asyncio.sleep(60)
+
+
+class CallingFilter(GroundednessFilter):
+    """A filter whose verdict makes a model call before judging (a slow judge)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[float | None] = []
+
+    def judge_steps(self, result: Any, **where: Any) -> Any:
+        self.seen.append((yield VerdictCall()))
+        return (yield from super().judge_steps(result, **where))
+
+
+def test_the_deadline_covers_the_verdict_at_both_doors() -> None:
+    """Issue 49 follow-up: the Attributor bounded the attribution only, the captured door
+    the verdict too (as ``AttributionSettings.deadline_s`` says); one generator now."""
+    gate = CallingFilter()
+    att = Attributor(KeywordScorer(), budget=8, granularity="chunk", groundedness=gate)
+    assert att.run(QUESTION, DOCS, ANSWER).groundedness is not None  # no deadline
+    att.run(QUESTION, DOCS, ANSWER, deadline_s=50.0)
+    captured = attribute_captured(QUESTION, DOCS, ANSWER, KeywordScorer(), groundedness=gate)
+    assert captured.verdict is not None
+    no_limit, attributor_left, captured_left = gate.seen
+    assert no_limit is None
+    assert attributor_left is not None and 0 < attributor_left <= 50.0
+    assert captured_left is not None and 0 < captured_left <= 120.0  # CHAIN_SETTINGS
+    with pytest.raises(DeadlineExceededError, match=r"deadline of 0\.2 s \(deadline_s\)"):
+        asyncio.run(att.arun(QUESTION, DOCS, ANSWER, deadline_s=0.2))  # the verdict is stuck
 
 
 def test_assess_answer_takes_a_deadline_with_attributes_meaning() -> None:
@@ -196,7 +251,7 @@ def test_bad_input_is_refused_when_the_attributor_is_built() -> None:
         with pytest.raises(ScorerUnavailableError) as caught:
             call()
         assert str(caught.value).startswith(f"no scorer: {door} needs one, e.g. scorer=")
-        assert "Attributor(llm=...)" in str(caught.value)
+        assert "Attributor(llm=<a LangChain or LlamaIndex chat model>)" in str(caught.value)
     with pytest.raises(InputError, match="scorer must have a score"):
         Attributor(object())
     with pytest.raises(InputError, match="keep must be"):

@@ -81,7 +81,7 @@ def test_the_last_captured_prompt_holding_every_document_is_used() -> None:
     [
         ({"budget": -1}, "budget must be >= 1"),
         ({"budget": True}, "budget must be an integer"),
-        ({"method": 3}, "method must be a method name"),
+        ({"method": 3}, "unknown method 3"),
         ({"granularity": "word"}, "granularity must be"),
         ({"anchors": "yes"}, "anchors must be True or False"),
         ({"method": "camba"}, "unknown method 'camba'"),

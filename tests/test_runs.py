@@ -17,13 +17,13 @@ from camab_rag.errors import AttributionCancelledError, AttributionPendingError,
 from camab_rag.integration import Runs
 from camab_rag.integration.kernel import ResultStore, fill, pending
 from camab_rag.scorers.proxy import ScorerCache, _checked_scorer
-from camab_rag.steps import LocalCall, Steps, drive
+from camab_rag.steps import BlockingCall, Steps, drive
 
 
 def _steps(value: int, calls: list[str]) -> Steps[int]:
     """Two 'model calls' recording the thread they ran in, then ``value``."""
     for _ in range(2):
-        yield LocalCall(lambda: calls.append(threading.current_thread().name))
+        yield BlockingCall(lambda: calls.append(threading.current_thread().name))
     return value
 
 
@@ -155,7 +155,7 @@ def test_a_dropped_job_is_answered_from_the_stored_results() -> None:
 
 def test_a_failing_job_raises_its_error_from_its_handle() -> None:
     def failing() -> Steps[int]:
-        yield LocalCall(lambda: 1 / 0)
+        yield BlockingCall(lambda: 1 / 0)
         return 0
 
     runs: Runs[int] = Runs()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from camab_rag.steps import LocalCall, ScoreCall, Steps, adrive, asynced, drive, synced
+from camab_rag.steps import BlockingCall, ScoreCall, Steps, adrive, asynced, drive, synced
 
 
 class CountingScorer:
@@ -42,7 +42,7 @@ def totals(scorer: Any, batches: list[list[str]], *, recover: bool = False) -> S
                 raise
             lengths = [-1]
         total += sum(lengths)
-    extra = yield LocalCall(lambda: 100)
+    extra = yield BlockingCall(lambda: 100)
     return total + int(extra)
 
 
