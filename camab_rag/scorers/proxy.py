@@ -42,20 +42,12 @@ class ChatAPICannotScoreError(InputError, CannotScoreError):
 
 @dataclass(frozen=True)
 class ChatClientSettings:
-    """Connection settings read from a chat client (the key and the header values are
-    hidden from the repr)."""
+    """Connection settings read from a chat client (the key and headers not in the repr)."""
 
     base_url: str
     model: str
-    api_key: str | None
-    headers: dict[str, str] = field(default_factory=dict)
-
-    def __repr__(self) -> str:
-        key = "set" if self.api_key else "none"
-        return (
-            f"ChatClientSettings(base_url={self.base_url!r}, model={self.model!r}, "
-            f"api_key=<{key}>, headers={sorted(self.headers)})"
-        )
+    api_key: str | None = field(repr=False)
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
 
 
 def is_openai_endpoint(url: str) -> bool:
