@@ -146,14 +146,6 @@ class OpenAICompletionsScorer:
         """``max_concurrency``: a batching server answers them in about the time of one."""
         return self.max_concurrency
 
-    @property
-    def max_retries(self) -> int:
-        return self.retry.max_retries
-
-    @property
-    def retry_budget_s(self) -> float | None:
-        return self.retry.budget_s
-
     def render_prompt(self, prompt: Prompt) -> str:
         """Plain text verbatim; chat messages through ``chat_template_renderer`` or the
         local ``tokenizer`` (:class:`NoChatTemplateError` when neither is there)."""

@@ -114,10 +114,7 @@ def use_lower_right(model: Any) -> bool:
 def common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
     """Length of the common prefix of ``a`` and ``b``, at most ``limit``."""
     n = min(len(a), len(b), limit)
-    k = 0
-    while k < n and a[k] == b[k]:
-        k += 1
-    return k
+    return next((k for k in range(n) if a[k] != b[k]), n)
 
 
 @dataclass(eq=False)
@@ -177,17 +174,12 @@ class PrefixStore:
         self._clock += 1
         for node, _ in path:
             node.used = self._clock
-        layers: LayerKV = []
-        for layer in range(len(path[0][0].kv)):
-            keys = [node.kv[layer][0][:, :n] for node, n in path]
-            values = [node.kv[layer][1][:, :n] for node, n in path]
-            layers.append(
-                (
-                    keys[0] if len(keys) == 1 else torch.cat(keys, dim=1),
-                    values[0] if len(values) == 1 else torch.cat(values, dim=1),
-                )
-            )
-        return length, layers
+
+        def joined(layer: int, which: int) -> torch.Tensor:  # which: 0 keys, 1 values
+            parts = [node.kv[layer][which][:, :n] for node, n in path]
+            return parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
+
+        return length, [(joined(i, 0), joined(i, 1)) for i in range(len(path[0][0].kv))]
 
     def pin(self, ids: Sequence[int], length: int) -> None:
         """Keep the stored prefix ``ids[:length]`` until :meth:`unpin_all`."""

@@ -175,8 +175,8 @@ class RequestEncoder:
 
 def _load(
     model: str | os.PathLike[str], tokenizer: Any, dtype: str, device: str
-) -> tuple[Any, Any, str, str]:
-    """(model, tokenizer, device, path) loaded from local files, nothing fetched from a hub."""
+) -> tuple[Any, Any, str]:
+    """(model, tokenizer, device) loaded from local files, nothing fetched from a hub."""
     set_offline_flags()  # before transformers is imported (a loaded model's user owns it)
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -196,7 +196,7 @@ def _load(
             f"cannot load model {str(model)!r} from local files (nothing is "
             f"fetched from a model hub): {error}"
         ) from error
-    return loaded.to(device), tokenizer, device, path
+    return loaded.to(device), tokenizer, device
 
 
 def _adopt(model: Any, tokenizer: Any, dtype: str | None, device: str) -> tuple[Any, str, str]:
@@ -273,12 +273,11 @@ class TransformersScorer(BaseScorer):
         self.model: Any
         if isinstance(model, (str, os.PathLike)):
             self.dtype = dtype or "float32"
-            self.model, tokenizer, device, self.path = _load(model, tokenizer, self.dtype, device)
+            self.model, tokenizer, device = _load(model, tokenizer, self.dtype, device)
             self.model_name = str(model)
         else:
             self.model, device, self.dtype = _adopt(model, tokenizer, dtype, device)
             self.model_name = str(getattr(model, "name_or_path", "") or type(model).__name__)
-            self.path = ""  # a model loaded by the caller
         self.model.eval()
         if str(device).split(":")[0] == "cuda":
             use_lower_right(self.model)  # flash attention for the cached-prefix passes
@@ -289,10 +288,8 @@ class TransformersScorer(BaseScorer):
         self.max_length = max_length or (int(limit) if limit else None)
         self._lock = threading.Lock()
         self.prefix_cache_mib = prefix_cache_mib
-        pad = self.tokenizer.pad_token_id
-        if pad is None:
-            pad = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else 0
-        self.pad_token_id = int(pad)
+        pads = (self.tokenizer.pad_token_id, self.tokenizer.eos_token_id)
+        self.pad_token_id = int(next((p for p in pads if p is not None), 0))
         # its computed_tokens and padding_tokens count the work done
         self.prefix = PrefixBatcher(self.model, device, self.pad_token_id, prefix_cache_mib)
         self._encoder = RequestEncoder(self.tokenizer, self.render_prompt)
@@ -363,12 +360,8 @@ class TransformersScorer(BaseScorer):
         if max_new_tokens < 1:
             raise InputError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
         encoded = self._encoder.prompt_ids(prompts)
-        eos: set[int] = set()
-        for source in (self.model.generation_config.eos_token_id, self.tokenizer.eos_token_id):
-            if isinstance(source, int):
-                eos.add(source)
-            elif isinstance(source, (list, tuple)):
-                eos.update(int(i) for i in source)
+        sources = (self.model.generation_config.eos_token_id, self.tokenizer.eos_token_id)
+        eos = {int(i) for s in sources for i in ([s] if isinstance(s, int) else s or ())}
         config = GenerationConfig(  # type: ignore[no-untyped-call]
             max_new_tokens=max_new_tokens,
             do_sample=False,

@@ -411,7 +411,7 @@ class HttpTransport:
 
     def _classify(self, exc: BaseException, limit: float) -> BaseException:
         """Map a failed attempt of ``limit`` seconds to ``Retryable`` or a final error."""
-        if isinstance(exc, (Retryable, CamabError)):
+        if isinstance(exc, CamabError):  # Retryable too
             return self._scrub(exc)
         if isinstance(exc, httpx.TimeoutException):
             return Retryable(f"request timed out after {limit:g} s", unreachable=True)
@@ -519,23 +519,16 @@ def tokens_from(body: object) -> list[int]:
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
-    value = headers.get("retry-after-ms")
-    if value:
-        try:
-            return float(value) / 1000.0
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date);
+    ``None`` when absent or unreadable."""
+    with contextlib.suppress(KeyError, ValueError):
+        return float(headers["retry-after-ms"]) / 1000.0
+    value = headers.get("retry-after") or ""
+    with contextlib.suppress(ValueError):
         return float(value)
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        if parsed is None:
-            return None
-        return max(0.0, parsed.timestamp() - time.time())
+    with contextlib.suppress(ValueError, TypeError):
+        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+    return None
 
 
 def _error_message(content: bytes) -> str:
