@@ -79,10 +79,9 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
 
     if client is None:
         raise InputError("chat client is None")
-    inner = [getattr(client, n, None) for n in ("root_client", "client", "_client")]
-    base_url = _first_attr(client, _BASE_URL_ATTRS) or next(  # LangChain's openai client
-        (i.base_url for i in inner if getattr(i, "base_url", None) is not None), None
-    )
+    inner = ("root_client", "client", "_client")  # LangChain's underlying openai client
+    urls = (getattr(getattr(client, n, None), "base_url", None) for n in inner)
+    base_url = _first_attr(client, _BASE_URL_ATTRS) or next((u for u in urls if u), None)
     kind = type(client).__name__
     if base_url is None:
         raise InputError(
