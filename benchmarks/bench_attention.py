@@ -35,7 +35,7 @@ def main() -> None:
     import torch
 
     import camab_rag
-    from camab_rag.scorers.prefix_batches import restore_sdpa, use_lower_right
+    from camab_rag.scorers.prefix_batches import use_lower_right
     from camab_rag.scorers.transformers_scorer import TransformersScorer
 
     model, tokenizer = shaped_model(args.shape, args.device, args.dtype, args.tokenizer)
@@ -46,21 +46,21 @@ def main() -> None:
 
     def set_kernel(kernel: str) -> str:
         if kernel == "dense":
-            restore_sdpa(scorer.model)
+            scorer.model.set_attn_implementation("sdpa")
         else:
             use_lower_right(scorer.model)
         return str(scorer.model.config._attn_implementation)
 
     def attribution(method: str, budget: int) -> tuple[float, Any, int]:
         scorer.clear_prefix_cache()
-        before = scorer.computed_tokens
+        before = scorer.prefix.computed_tokens
         _sync()
         started = time.perf_counter()
         result = camab_rag.attribute(
             question, docs, answer, scorer, budget=budget or None, method=method
         )
         _sync()
-        return time.perf_counter() - started, result, scorer.computed_tokens - before
+        return time.perf_counter() - started, result, scorer.prefix.computed_tokens - before
 
     # warm-up: both kernels, a short run each (first-call allocations, kernel choice)
     for kernel in KERNELS:

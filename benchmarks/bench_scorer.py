@@ -25,7 +25,6 @@ RAW_SEQUENCES = 8
 
 def load_scorer(args: argparse.Namespace) -> Any:
     """An embedded model by name, or with ``--shape`` a random-init model of that shape."""
-    from camab_rag.scorers.prefix_batches import restore_sdpa
     from camab_rag.scorers.transformers_scorer import TransformersScorer
 
     if not args.shape:
@@ -35,7 +34,7 @@ def load_scorer(args: argparse.Namespace) -> Any:
     )
     scorer = TransformersScorer(model, tokenizer=tokenizer)
     if args.attention == "dense":
-        restore_sdpa(scorer.model)
+        scorer.model.set_attn_implementation("sdpa")
     return scorer
 
 
@@ -81,12 +80,12 @@ def worker(args: argparse.Namespace) -> dict[str, object]:
         for _ in range(args.repeats):
             raw_s = raw_pass()
             scorer.clear_prefix_cache()
-            before = scorer.computed_tokens, scorer.padding_tokens
+            before = scorer.prefix.computed_tokens, scorer.prefix.padding_tokens
             started, cpu_started = time.perf_counter(), clock()
             scorer.score(requests)
             scorer_s = clock() - cpu_started
-            computed = scorer.computed_tokens - before[0]
-            pads = scorer.padding_tokens - before[1]
+            computed = scorer.prefix.computed_tokens - before[0]
+            pads = scorer.prefix.padding_tokens - before[1]
             rounds.append((scorer_s, raw_s, time.perf_counter() - started, computed, pads))
         # the median round by scorer time, with the raw pass run just before it
         scorer_s, raw_s, wall_s, computed, pads = sorted(rounds)[len(rounds) // 2]

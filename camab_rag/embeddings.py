@@ -4,7 +4,6 @@ sentence-transformers does (integrations build real vector indexes with it offli
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,24 +43,13 @@ def minilm_model_dir() -> Path:
 
 class MiniLMEmbedder:
     """Embed sentences with all-MiniLM-L6-v2 (384 dimensions, unit-norm), loaded on first use;
-    :meth:`embed` is thread-safe. ``max_length``: tokens kept per text (trained on 256)."""
+    :meth:`embed` is thread-safe. A text is cut to 256 tokens, as the model was trained."""
 
-    def __init__(
-        self,
-        model_dir: str | os.PathLike[str] | None = None,
-        *,
-        batch_size: int = 32,
-        max_length: int = 256,
-    ) -> None:
+    def __init__(self, *, batch_size: int = 32) -> None:
         if batch_size < 1:
             raise InputError(f"batch_size must be >= 1, got {batch_size}")
-        if max_length < 2:
-            raise InputError(f"max_length must be >= 2 tokens, got {max_length}")
-        self.model_dir = Path(model_dir) if model_dir is not None else minilm_model_dir()
-        if not self.model_dir.is_dir():
-            raise InputError(f"model_dir {self.model_dir} is not a directory")
+        self.model_dir = minilm_model_dir()
         self.batch_size = batch_size
-        self.max_length = max_length
         self._model: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
@@ -98,7 +86,7 @@ class MiniLMEmbedder:
                     items[begin : begin + self.batch_size],
                     padding=True,
                     truncation=True,
-                    max_length=self.max_length,
+                    max_length=256,
                     return_tensors="pt",
                 )
                 with torch.inference_mode():

@@ -5,28 +5,19 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Any
 
-from camab_rag.errors import InputError
+from camab_rag.errors import InputError, TransientScorerError
 
 
-class Retryable(Exception):
-    """A transient failure worth retrying, with the server's ``retry_after`` hint, its
-    ``status_code``, whether it was ``unreachable`` and whether the connection was
-    ``refused`` (nothing listens there; a timeout is unreachable, not refused)."""
+class Retryable(TransientScorerError):
+    """One transient failure, worth retrying; ``refused``: the connection was refused
+    (nothing listens there; a timeout is unreachable, not refused)."""
 
     def __init__(
-        self,
-        message: str,
-        retry_after: float | None = None,
-        *,
-        status_code: int | None = None,
-        unreachable: bool = False,
-        refused: bool = False,
+        self, message: str, retry_after: float | None = None, *, refused: bool = False, **kind: Any
     ) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
-        self.status_code = status_code
-        self.unreachable = unreachable
+        super().__init__(message, retry_after=retry_after, **kind)  # status_code, unreachable
         self.refused = refused
 
 

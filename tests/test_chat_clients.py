@@ -78,8 +78,8 @@ def test_not_an_openai_compatible_client() -> None:
         chat_client_settings(other)
     with pytest.raises(InputError, match="is None"):
         chat_client_settings(None)
-    with pytest.raises(InputError, match="not http"):
-        chat_client_settings(types.SimpleNamespace(api_base="ftp://x", model="m"))
+    with pytest.raises(InputError, match=r"must be an http\(s\) URL"):
+        resolve_scorer(llm=types.SimpleNamespace(api_base="ftp://x", model="m"))
 
 
 def test_key_forms() -> None:

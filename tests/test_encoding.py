@@ -89,9 +89,9 @@ def test_each_distinct_response_is_tokenized_once(smollm2_scorer: TransformersSc
     encoder.encode(requests)
     assert counting.texts == 2 * 4 + 1  # the response's tokens were kept
     encoder.encode([ScoreRequest("a", "One."), ScoreRequest("b", "Two.")])
-    assert len(encoder._responses) == 2  # at most kept_responses kept
     assert counting.texts == 2 * 4 + 1 + 2 + 2
-    assert encoder._responses.get("It is in Paris.") is None  # the oldest was dropped
+    encoder.encode([ScoreRequest("a", "It is in Paris.")])  # the oldest was dropped
+    assert counting.texts == 2 * 4 + 1 + 2 + 2 + 2
 
 
 def test_bad_responses_are_named(smollm2_scorer: TransformersScorer) -> None:
@@ -149,7 +149,7 @@ def test_threads_share_the_kept_responses_safely() -> None:
     finally:
         sys.setswitchinterval(interval)
     assert errors == []
-    assert len(encoder._responses) <= 4
+    assert encoder._response.cache_info().currsize <= 4
 
 
 class PrefixSpaceTokenizer(CharTokenizer):

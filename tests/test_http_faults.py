@@ -331,7 +331,7 @@ def test_a_redirect_is_refused_and_named_not_followed(server: FaultyServer) -> N
 
 def test_the_default_retry_budget_suits_a_chat() -> None:
     scorer = OpenAICompletionsScorer("http://127.0.0.1:9/v1", "m")
-    assert scorer.retry_budget_s == 3.0
+    assert scorer.retry.budget_s == 3.0
     with pytest.raises(InputError, match="retry_budget_s"):
         OpenAICompletionsScorer("http://127.0.0.1:9/v1", "m", retry_budget_s=-1)
 
@@ -537,6 +537,7 @@ def test_retry_after_header_forms() -> None:
     assert retry_after({"retry-after": "2"}) == 2.0
     assert retry_after({"retry-after-ms": "250"}) == 0.25
     assert retry_after({}) is None
+    assert retry_after({"retry-after": "soon", "retry-after-ms": "x"}) is None  # unreadable
     future = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 30))
     assert 25 <= (retry_after({"retry-after": future}) or 0) <= 31
 

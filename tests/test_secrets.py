@@ -262,13 +262,13 @@ def test_a_base_url_refused_for_its_scheme_shows_no_credential(url: str) -> None
     """On main the refusal quoted the whole URL, user-info included."""
     from types import SimpleNamespace
 
-    from camab_rag.scorers.proxy import chat_client_settings
+    from camab_rag.scorers import resolve_scorer
 
     with pytest.raises(InputError, match="must be an http") as direct:
         OpenAICompletionsScorer(url, "smollm2")
     client = SimpleNamespace(base_url=url, model="smollm2")
-    with pytest.raises(InputError, match="not http") as from_client:
-        chat_client_settings(client)
+    with pytest.raises(InputError, match="must be an http") as from_client:
+        resolve_scorer(llm=client)
     for text in (str(direct.value), str(from_client.value)):
         assert "127.0.0.1:9/v1" in text
         assert "w0rd" not in text and "pa%40ss" not in text and "pa@ss" not in text, text

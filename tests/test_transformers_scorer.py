@@ -192,13 +192,13 @@ def test_a_lone_surrogate_is_a_typed_text_error(smollm2_scorer: TransformersScor
 @contextmanager
 def _settings(scorer: TransformersScorer, *, batch_size: int) -> Iterator[None]:
     """The session's scorer with this batch size and no kept prefixes, for one block."""
-    saved = scorer.batch_size, scorer._prefix.merge_forks
+    saved = scorer.batch_size, scorer.prefix.merge_forks
     try:
         scorer.batch_size = batch_size
         scorer.clear_prefix_cache()
         yield
     finally:
-        scorer.batch_size, scorer._prefix.merge_forks = saved
+        scorer.batch_size, scorer.prefix.merge_forks = saved
 
 
 def _plain_passes(scorer: TransformersScorer, requests: Sequence[ScoreRequest]) -> list[Any]:
@@ -233,9 +233,9 @@ def test_prefix_cache_equals_full_forward_passes(smollm2_scorer: TransformersSco
     full = _plain_passes(smollm2_scorer, requests)
     full_tokens = sum(len(r.logprobs) + r.prompt_tokens for r in full)
     with _settings(smollm2_scorer, batch_size=1):
-        before = smollm2_scorer.computed_tokens
+        before = smollm2_scorer.prefix.computed_tokens
         cached = smollm2_scorer.score(requests)
-        computed = smollm2_scorer.computed_tokens - before
+        computed = smollm2_scorer.prefix.computed_tokens - before
         again = smollm2_scorer.score(requests[:2])  # the cache carries over between calls
     assert len(cached) == len(requests)
     for c, f, r in zip(cached, full, requests):
@@ -309,22 +309,22 @@ def test_prefix_reuse_matches_unpadded_passes(
     reference, requested = reuse_reference
     assert requested == sum(len(e.prompt_ids) + len(e.response_ids) for e in encoded)
     with _settings(smollm2_scorer, batch_size=batch_size):
-        smollm2_scorer._prefix.merge_forks = merge_forks
+        smollm2_scorer.prefix.merge_forks = merge_forks
         mixed: list[int] = []
-        run = smollm2_scorer._prefix._run
+        run = smollm2_scorer.prefix._run
 
         def counted_run(*args):
             if not args[-1]:  # a batch of rows on different prefixes
                 mixed.append(len(args[0]))
             return run(*args)
 
-        monkeypatch.setattr(smollm2_scorer._prefix, "_run", counted_run)
-        before = smollm2_scorer.computed_tokens
+        monkeypatch.setattr(smollm2_scorer.prefix, "_run", counted_run)
+        before = smollm2_scorer.prefix.computed_tokens
         reused = smollm2_scorer.score(requests)
-        computed = smollm2_scorer.computed_tokens - before
-        before = smollm2_scorer.computed_tokens
+        computed = smollm2_scorer.prefix.computed_tokens - before
+        before = smollm2_scorer.prefix.computed_tokens
         again = smollm2_scorer.score(requests[::-1])[::-1]  # all prompts kept from the call above
-        computed_again = smollm2_scorer.computed_tokens - before
+        computed_again = smollm2_scorer.prefix.computed_tokens - before
     assert bool(mixed) == merge_forks  # rows on different prefixes did share a batch
     for results in (reused, again):
         for got, want, request in zip(results, reference, requests):
@@ -345,10 +345,10 @@ def test_prefix_reuse_counts_one_subset_at_a_time(smollm2_scorer: TransformersSc
     requests = _reuse_requests()[:4]
     encoded = [smollm2_scorer.encode(r) for r in requests]
     with _settings(smollm2_scorer, batch_size=8):
-        before = smollm2_scorer.computed_tokens
+        before = smollm2_scorer.prefix.computed_tokens
         for request in requests:
             smollm2_scorer.score([request])
-        computed = smollm2_scorer.computed_tokens - before
+        computed = smollm2_scorer.prefix.computed_tokens - before
     expected = sum(len(e.response_ids) + 1 for e in encoded) + _trie_tokens(
         [e.prompt_ids[:-1] for e in encoded]
     )
@@ -363,14 +363,14 @@ def test_prefix_store_stays_within_its_budget(
 ) -> None:
     requests = _reuse_requests()
     encoded = [smollm2_scorer.encode(r) for r in requests]
-    store = smollm2_scorer._prefix.store
+    store = smollm2_scorer.prefix.store
     saved = store.max_bytes
     try:
         with _settings(smollm2_scorer, batch_size=3):
             store.max_bytes = budget
-            before = smollm2_scorer.computed_tokens
+            before = smollm2_scorer.prefix.computed_tokens
             results = smollm2_scorer.score(requests)
-            computed = smollm2_scorer.computed_tokens - before
+            computed = smollm2_scorer.prefix.computed_tokens - before
             assert store.nbytes <= budget
     finally:
         store.max_bytes = saved
@@ -518,7 +518,7 @@ def test_lower_right_attention_matches_the_dense_mask(
     requests = _reuse_requests()
     model = _tiny_llama(smollm2_scorer.tokenizer)
     scorer = TransformersScorer(model, tokenizer=smollm2_scorer.tokenizer, batch_size=batch_size)
-    scorer._prefix.merge_forks = merge_forks
+    scorer.prefix.merge_forks = merge_forks
     assert model.config._attn_implementation == "sdpa"  # on the CPU the model is left as is
     dense = scorer.score(requests)
     lower_right: list[tuple[int, int]] = []
@@ -564,14 +564,14 @@ def test_a_long_call_stops_at_the_deadline_between_forward_passes(
     monkeypatch.setattr(scorer, "batch_size", 1)
     scorer.clear_prefix_cache()
     passes: list[int] = []
-    real = scorer._prefix._run
+    real = scorer.prefix._run
 
     def forward(*args: Any) -> Any:
         passes.append(1)
         deadline._END.set((time.monotonic() - 1.0, 60.0))  # it passes during this pass
         return real(*args)
 
-    monkeypatch.setattr(scorer._prefix, "_run", forward)
+    monkeypatch.setattr(scorer.prefix, "_run", forward)
     requests = [ScoreRequest(p, " Yes.") for p in ("Alpha?", "Bravo is here?", "Charlie. Ok?")]
     context = contextvars.copy_context()  # the deadline is set in it only, not in the test's
     context.run(deadline._END.set, (time.monotonic() + 3600.0, 60.0))

@@ -8,19 +8,15 @@ the model's chat template, the response as the assistant's turn).
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 
-K = TypeVar("K")
-V = TypeVar("V")
 ChatMessage = Mapping[str, str]
 """One chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
 
@@ -156,29 +152,3 @@ def scored_by(scorer: object) -> ScoredBy:
     if isinstance(own, ScoredBy):
         return own
     return ScoredBy(scorer_model_name(scorer))
-
-
-class Recent(Generic[K, V]):
-    """At most ``size`` values, the least recently used dropped first; thread-safe."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._values: OrderedDict[K, V] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: K) -> V | None:
-        with self._lock:
-            value = self._values.get(key)
-            if value is not None:
-                self._values.move_to_end(key)
-            return value
-
-    def put(self, key: K, value: V) -> None:
-        with self._lock:
-            self._values[key] = value
-            self._values.move_to_end(key)
-            while len(self._values) > self.size:
-                self._values.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._values)

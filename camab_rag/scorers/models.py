@@ -110,26 +110,14 @@ def find_packaged_file(item: PackagedFile, *, install_hint: str = "") -> Path:
             f"the package {item.distribution!r} (which ships {item.filename}) is not "
             f"installed; install it with: {hint}"
         ) from None
-    for candidate in _distribution_files(dist, item.filename):
-        if candidate.is_file():
-            return candidate
+    for entry in dist.files or ():  # its RECORD
+        if entry.name == item.filename and (path := Path(str(dist.locate_file(entry)))).is_file():
+            return path
     raise ModelNotInstalledError(
         f"the installed package {item.distribution} {dist.version} does not contain "
         f"{item.filename} (expected version {item.version}); reinstall it with: "
         f"pip install --force-reinstall {hint.removeprefix('pip install ')}"
     )
-
-
-def _distribution_files(dist: metadata.Distribution, filename: str) -> Iterator[Path]:
-    """Files of ``dist`` named ``filename``: from its RECORD, then its top-level packages."""
-    for entry in dist.files or ():
-        if entry.name == filename:
-            yield Path(str(dist.locate_file(entry)))
-    top_level = dist.read_text("top_level.txt") or ""
-    for package in top_level.split():
-        root = Path(str(dist.locate_file(package)))
-        if root.is_dir():
-            yield from sorted(root.rglob(filename))
 
 
 def sha256_of_files(paths: Sequence[Path], *, write_to: Path | None = None) -> str:

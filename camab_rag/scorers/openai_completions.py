@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+import httpx
 import numpy as np
 
 from camab_rag.errors import (
     CredentialsRefusedError,
-    DeadlineExceededError,
     InputError,
     ModelNotServedError,
     ScorerError,
@@ -36,13 +36,11 @@ from camab_rag.retry import Retryable, RetryPolicy
 from camab_rag.scorers.base import (
     ChatMessage,
     Prompt,
-    Recent,
     ResponseLogprobs,
     ScoreRequest,
     check_messages,
 )
 from camab_rag.scorers.transport import (
-    AsyncClients,
     HttpTransport,
     RedirectRefusedError,
     RequestClock,
@@ -56,6 +54,7 @@ from camab_rag.steps import BlockingCall, Steps, adrive, drive
 
 logger = logging.getLogger(__name__)
 _LOGPROB_SLACK = 1e-4  # a log-probability above this is impossible, not rounding
+_CHECK_V1 = "check base_url, which ends with /v1 (http://127.0.0.1:8000/v1 for vLLM)"
 
 ChatTemplateRenderer = Callable[[Sequence[ChatMessage]], str]
 """Renders chat messages to the model's prompt text, with the assistant header appended."""
@@ -132,7 +131,7 @@ class OpenAICompletionsScorer:
         self._tokenizer_dir = tokenizer
         self._hf_tokenizer: Any = None
         self._has_tokenize: bool | None = None  # whether the server has /tokenize (probed once)
-        self._id_cache: Recent[str, list[int]] = Recent(256)  # the last token ids given
+        self._ids: dict[str, list[int]] = {}  # token ids given, up to 256 (then cleared)
         self._probe_failure: TransientScorerError | None = None  # the last probe's, if it failed
 
     def __repr__(self) -> str:
@@ -146,14 +145,6 @@ class OpenAICompletionsScorer:
     def parallel_requests(self) -> int:
         """``max_concurrency``: a batching server answers them in about the time of one."""
         return self.max_concurrency
-
-    @property
-    def max_retries(self) -> int:
-        return self.retry.max_retries
-
-    @property
-    def retry_budget_s(self) -> float | None:
-        return self.retry.budget_s
 
     def render_prompt(self, prompt: Prompt) -> str:
         """Plain text verbatim; chat messages through ``chat_template_renderer`` or the
@@ -186,17 +177,13 @@ class OpenAICompletionsScorer:
                 status_code=failure.status_code,
                 retry_after=failure.retry_after,
             )
-        if not self._http.ends_with_v1:  # likely a wrong base URL, not a server without /tokenize
-            raise NoChatTemplateError(
-                f"the server at {url} answers no /tokenize: check base_url, which ends with "
-                "/v1 for an OpenAI-compatible server (http://127.0.0.1:8000/v1 for vLLM); if "
-                "it is right, the server has no /tokenize endpoint to apply the model's chat "
-                "template"
-            )
+        # a base URL without /v1 is likelier wrong than a server without /tokenize
+        v1 = self._http.url("models").endswith("/v1/models")
+        check = "" if v1 else f"{_CHECK_V1}; if it is right, "
         raise NoChatTemplateError(
-            f"the server at {url} cannot score chat prompts: it has no "
-            "/tokenize endpoint to apply the model's chat template (a hosted chat API cannot "
-            "score a given text at all)"
+            f"the server at {url} cannot score chat prompts: {check}it has no /tokenize "
+            "endpoint to apply the model's chat template (a hosted chat API cannot score a "
+            "given text at all)"
         )
 
     def _renders_locally(self, prompt: Prompt) -> bool:
@@ -215,7 +202,10 @@ class OpenAICompletionsScorer:
         }
 
     def _tokenize_steps(
-        self, payload: Mapping[str, Any], clients: AsyncClients | None, clock: RequestClock | None
+        self,
+        payload: Mapping[str, Any],
+        clients: httpx.AsyncClient | None,
+        clock: RequestClock | None,
     ) -> Steps[list[int]]:
         body = {"model": self.model, **payload}
         return self._http.send("tokenize", "tokenize", body, tokens_from, clients, clock)
@@ -227,26 +217,22 @@ class OpenAICompletionsScorer:
             try:
                 probe = {"prompt": "probe", "add_special_tokens": False}
                 self._has_tokenize = bool(drive(self._tokenize_steps(probe, None, clock)))
-            except (
-                CredentialsRefusedError,
-                DeadlineExceededError,
-                RedirectRefusedError,
-                ModelNotServedError,
-            ):
-                raise  # a refused key, the deadline, a redirect, a wrong model name: not a
-                # missing /tokenize
             except TransientScorerError as error:
                 if error.unreachable:
                     raise  # the server is unreachable: say so rather than guess a mode
                 self._probe_failure = error  # failing now (5xx, 429): text mode, probe again
                 logger.debug("server /tokenize failed: %s", error)
                 return False
-            except ScorerError:
+            except ScorerError as error:
+                # a refused key, a redirect, a wrong model name: not a missing /tokenize
+                if isinstance(error, (CredentialsRefusedError, RedirectRefusedError)):
+                    raise
+                if isinstance(error, ModelNotServedError):
+                    raise
                 if drive(self._http.status_of("models", clock or RequestClock())) == 404:
                     raise ServerNotFoundError(  # a 404 everywhere: not a missing feature
                         f"no OpenAI-compatible server at {self.base_url}: its /models and "
-                        "/tokenize answer HTTP 404 (a wrong URL?): check base_url, which ends "
-                        "with /v1 (http://127.0.0.1:8000/v1 for vLLM)"
+                        f"/tokenize answer HTTP 404 (a wrong URL?): {_CHECK_V1}"
                     ) from None
                 self._has_tokenize = False  # no usable endpoint (404, other API): text mode
             self._probe_failure = None
@@ -258,7 +244,7 @@ class OpenAICompletionsScorer:
         return Plan(text + request.response, request.response, prompt_chars=len(text))
 
     def _plan_steps(
-        self, request: ScoreRequest, clients: AsyncClients | None, clock: RequestClock
+        self, request: ScoreRequest, clients: httpx.AsyncClient | None, clock: RequestClock
     ) -> Steps[Plan]:
         """The plan of a checked request: token ids where the server tokenizes, else text."""
         if not isinstance(request, ScoreRequest):
@@ -275,10 +261,12 @@ class OpenAICompletionsScorer:
             {"prompt": request.response, "add_special_tokens": False},
         ):
             key = json.dumps(payload, sort_keys=True)
-            cached = self._id_cache.get(key)
+            cached = self._ids.get(key)
             if cached is None:
                 cached = yield from self._tokenize_steps(payload, clients, clock)
-                self._id_cache.put(key, cached)
+                if len(self._ids) >= 256:
+                    self._ids.clear()
+                self._ids[key] = cached
             ids.append(cached)
         prompt_ids, response_ids = ids
         if not response_ids:
@@ -288,19 +276,29 @@ class OpenAICompletionsScorer:
         return Plan([*prompt_ids, *response_ids], request.response, response_ids=len(response_ids))
 
     def _score_steps(
-        self, request: ScoreRequest, clients: AsyncClients | None
+        self, request: ScoreRequest, clients: httpx.AsyncClient | None
     ) -> Steps[ResponseLogprobs]:
         """One request's log-probs, as a generator of HTTP calls under one retry budget."""
         clock = RequestClock()
         plan = yield from self._plan_steps(request, clients, clock)
+
+        def echoed(plan: Plan) -> Steps[ResponseLogprobs]:
+            # max_tokens 1, not 0: some servers read 0 as "no limit"; the generated token is
+            # cut from the echo.
+            parse = partial(parse_echo, plan=plan)
+            extra = {"echo": True, "logprobs": 0}
+            return self._completion_steps(
+                "completion", plan.prompt, 1, parse, clients, clock, **extra
+            )
+
         try:
-            return (yield from self._score_plan_steps(plan, clients, clock))
+            return (yield from echoed(plan))
         except ResponseTokensMismatchError:
             # The tokenizer alters a text tokenized alone (e.g. a SentencePiece prefix
             # space): score the joint text instead, as the in-process scorer does.
             if plan.response_ids is None or not self._renders_locally(request.prompt):
                 raise
-            return (yield from self._score_plan_steps(self._text_plan(request), clients, clock))
+            return (yield from echoed(self._text_plan(request)))
 
     def _completion_steps(
         self,
@@ -308,7 +306,7 @@ class OpenAICompletionsScorer:
         prompt: str | list[int],
         max_tokens: int,
         parse: Callable[[Any], Any],
-        clients: AsyncClients | None,
+        clients: httpx.AsyncClient | None,
         clock: RequestClock | None = None,
         **extra: Any,
     ) -> Steps[Any]:
@@ -316,16 +314,6 @@ class OpenAICompletionsScorer:
         body = {"model": self.model, "prompt": prompt, "max_tokens": max_tokens, **extra}
         body["temperature"] = 0.0
         return self._http.send(what, "completions", body, parse, clients, clock)
-
-    def _score_plan_steps(
-        self, plan: Plan, clients: AsyncClients | None, clock: RequestClock
-    ) -> Steps[ResponseLogprobs]:
-        # max_tokens 1, not 0: some servers read 0 as "no limit"; the generated token is
-        # cut from the echo.
-        parse = partial(parse_echo, plan=plan)
-        return self._completion_steps(
-            "completion", plan.prompt, 1, parse, clients, clock, echo=True, logprobs=0
-        )
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         """Log-probs of each response, ``max_concurrency`` in flight; the first request runs
@@ -351,7 +339,7 @@ class OpenAICompletionsScorer:
         if not requests:
             return []
         semaphore = asyncio.Semaphore(self.max_concurrency)
-        async with self._http.async_clients() as clients:
+        async with self._http.async_client() as clients:
 
             async def one(request: ScoreRequest) -> ResponseLogprobs:
                 async with semaphore:

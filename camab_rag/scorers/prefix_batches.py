@@ -111,19 +111,10 @@ def use_lower_right(model: Any) -> bool:
     return bool(getattr(model.config, "_attn_implementation", None) == IMPLEMENTATION)
 
 
-def restore_sdpa(model: Any) -> None:
-    """Undo :func:`use_lower_right` (benchmarks compare the two)."""
-    if getattr(model.config, "_attn_implementation", None) == IMPLEMENTATION:
-        model.set_attn_implementation("sdpa")
-
-
 def common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
     """Length of the common prefix of ``a`` and ``b``, at most ``limit``."""
     n = min(len(a), len(b), limit)
-    k = 0
-    while k < n and a[k] == b[k]:
-        k += 1
-    return k
+    return next((k for k in range(n) if a[k] != b[k]), n)
 
 
 @dataclass(eq=False)
@@ -183,17 +174,12 @@ class PrefixStore:
         self._clock += 1
         for node, _ in path:
             node.used = self._clock
-        layers: LayerKV = []
-        for layer in range(len(path[0][0].kv)):
-            keys = [node.kv[layer][0][:, :n] for node, n in path]
-            values = [node.kv[layer][1][:, :n] for node, n in path]
-            layers.append(
-                (
-                    keys[0] if len(keys) == 1 else torch.cat(keys, dim=1),
-                    values[0] if len(values) == 1 else torch.cat(values, dim=1),
-                )
-            )
-        return length, layers
+
+        def joined(layer: int, which: int) -> torch.Tensor:  # which: 0 keys, 1 values
+            parts = [node.kv[layer][which][:, :n] for node, n in path]
+            return parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
+
+        return length, [(joined(i, 0), joined(i, 1)) for i in range(len(path[0][0].kv))]
 
     def pin(self, ids: Sequence[int], length: int) -> None:
         """Keep the stored prefix ``ids[:length]`` until :meth:`unpin_all`."""
@@ -311,46 +297,19 @@ def cache_kv(cache: Any, row: int, start: int, end: int) -> LayerKV:
     ]
 
 
-def response_logprobs(logits: torch.Tensor, response_ids: Sequence[int]) -> np.ndarray:
-    """Log-probability of each response token under the logits (one row per token)."""
-    import torch
-
-    logp = torch.log_softmax(logits.float(), dim=-1)
-    target = torch.tensor(list(response_ids), device=logp.device).unsqueeze(-1)
-    return np.asarray(logp.gather(-1, target).squeeze(-1).double().cpu().numpy())
-
-
-def right_padded(rows: Sequence[Sequence[int]], pad: int) -> torch.Tensor:
-    """Token id rows as one right-padded ``[rows, longest]`` tensor."""
-    import torch
-
-    ids = torch.full((len(rows), max(len(r) for r in rows)), pad, dtype=torch.long)
-    for row, seq in enumerate(rows):
-        ids[row, : len(seq)] = torch.tensor(list(seq), dtype=torch.long)
-    return ids
-
-
 class PrefixBatcher:
-    """Scores on a :class:`PrefixStore`, counting real
-    ``computed_tokens`` and right ``padding_tokens``."""
+    """Scores on a :class:`PrefixStore`, counting real ``computed_tokens`` and right
+    ``padding_tokens``; off the CPU (``merge_forks``) the requests left over from groups
+    on one prefix share batches."""
 
-    def __init__(
-        self,
-        model: Any,
-        device: str,
-        pad_token_id: int,
-        keeps_logits: bool,
-        max_bytes: int,
-        *,
-        merge_forks: bool = False,
-    ) -> None:
+    def __init__(self, model: Any, device: str, pad_token_id: int, cache_mib: float) -> None:
         self.model = model
         self.device = device
         self.pad_token_id = pad_token_id
-        self.keeps_logits = keeps_logits
-        self.store = PrefixStore(max_bytes)
-        # transformers 5.x renames ``past_key_values`` to ``cache``
+        self.store = PrefixStore(int(cache_mib * 2**20))
         forward = inspect.signature(model.forward).parameters
+        self.keeps_logits = "logits_to_keep" in forward
+        # transformers 5.x renames ``past_key_values`` to ``cache``
         self.cache_arg = "cache" if "cache" in forward else "past_key_values"
         config = (
             model.config.get_text_config() if hasattr(model.config, "get_text_config") else None
@@ -362,7 +321,7 @@ class PrefixBatcher:
         element = next(model.parameters()).element_size()
         # bytes of keys and values one token takes over all layers
         self.bytes_per_token = 2 * int(config.num_hidden_layers) * kv_heads * head_dim * element
-        self.merge_forks = merge_forks
+        self.merge_forks = device != "cpu"
         self.computed_tokens = 0
         self.padding_tokens = 0
 
@@ -461,7 +420,9 @@ class PrefixBatcher:
         width = max(lengths)
         # keep the rows' keys/values (to store their prompts) only when they fit the budget
         keep = rows * (cached + width) * self.bytes_per_token <= self.store.max_bytes
-        input_ids = right_padded([seq[t:] for seq, t in zip(seqs, starts)], self.pad_token_id)
+        input_ids = torch.full((rows, width), self.pad_token_id, dtype=torch.long)
+        for row, (seq, t) in enumerate(zip(seqs, starts)):
+            input_ids[row, : len(seq) - t] = torch.tensor(list(seq[t:]), dtype=torch.long)
         # position i (counted from the row's start t) predicts token t + i + 1
         wanted = [range(lim - t, len(s) - 1 - t) for s, lim, t in zip(seqs, limits, starts)]
         inputs: dict[str, Any] = {"use_cache": True}
@@ -517,9 +478,10 @@ class PrefixBatcher:
         if self.keeps_logits:
             inputs["logits_to_keep"] = torch.tensor(keep, dtype=torch.long, device=self.device)
         logits = self.model(input_ids=input_ids.to(self.device), **inputs).logits
-        return [
-            response_logprobs(
-                logits[row, [column[t] if self.keeps_logits else t for t in positions], :], response
-            )
-            for row, (positions, response) in enumerate(zip(wanted, responses))
-        ]
+        out = []
+        for row, (positions, response) in enumerate(zip(wanted, responses)):
+            picked = logits[row, [column[t] if self.keeps_logits else t for t in positions], :]
+            logp = torch.log_softmax(picked.float(), dim=-1)
+            target = torch.tensor(list(response), device=logp.device).unsqueeze(-1)
+            out.append(np.asarray(logp.gather(-1, target).squeeze(-1).double().cpu().numpy()))
+        return out

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from camab_rag.errors import CannotScoreError, InputError, ScorerUnavailableError
-from camab_rag.redaction import public_url, shown_url
+from camab_rag.redaction import public_url
 from camab_rag.scorers.base import (
     ResponseLogprobs,
     ScoredBy,
@@ -28,11 +28,11 @@ from camab_rag.scorers.base import (
     parallel_requests,
     scorer_model_name,
 )
+from camab_rag.steps import ScoreCall, Steps, adrive, drive
 
 _BASE_URL_ATTRS = ("openai_api_base", "api_base", "base_url")
 _MODEL_ATTRS = ("model_name", "model", "model_id")
 _KEY_ATTRS = ("openai_api_key", "api_key")
-_OPENAI_HOSTS = ("api.openai.com",)
 
 
 class ChatAPICannotScoreError(InputError, CannotScoreError):
@@ -42,25 +42,17 @@ class ChatAPICannotScoreError(InputError, CannotScoreError):
 
 @dataclass(frozen=True)
 class ChatClientSettings:
-    """Connection settings read from a chat client (the key and the header values are
-    hidden from the repr)."""
+    """Connection settings read from a chat client (the key and headers not in the repr)."""
 
     base_url: str
     model: str
-    api_key: str | None
-    headers: dict[str, str] = field(default_factory=dict)
-
-    def __repr__(self) -> str:
-        key = "set" if self.api_key else "none"
-        return (
-            f"ChatClientSettings(base_url={self.base_url!r}, model={self.model!r}, "
-            f"api_key=<{key}>, headers={sorted(self.headers)})"
-        )
+    api_key: str | None = field(repr=False)
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
 
 
 def is_openai_endpoint(url: str) -> bool:
     """Whether ``url`` is OpenAI's own API (where a key in ``OPENAI_API_KEY`` belongs)."""
-    return (urlparse(url).hostname or "") in _OPENAI_HOSTS
+    return urlparse(url).hostname == "api.openai.com"
 
 
 def _first_attr(obj: object, names: tuple[str, ...]) -> object:
@@ -73,16 +65,9 @@ def _first_attr(obj: object, names: tuple[str, ...]) -> object:
 
 def _secret(value: object) -> str | None:
     """A plain key from a ``SecretStr``, a string, or a zero-argument callable."""
-    if value is None:
-        return None
     getter = getattr(value, "get_secret_value", None)
-    if callable(getter):
-        value = getter()
-    elif callable(value):
-        value = value()
-    if value is None:
-        return None
-    if not isinstance(value, str):
+    value = getter() if callable(getter) else value() if callable(value) else value
+    if value is not None and not isinstance(value, str):
         raise InputError(f"the chat client's API key is a {type(value).__name__}, not a string")
     return value or None
 
@@ -94,14 +79,9 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
 
     if client is None:
         raise InputError("chat client is None")
-    base_url = _first_attr(client, _BASE_URL_ATTRS)
-    if base_url is None:
-        # LangChain keeps the underlying openai client on .root_client / .client
-        for inner_name in ("root_client", "client", "_client"):
-            inner = getattr(client, inner_name, None)
-            if inner is not None and getattr(inner, "base_url", None) is not None:
-                base_url = inner.base_url
-                break
+    inner = ("root_client", "client", "_client")  # LangChain's underlying openai client
+    urls = (getattr(getattr(client, n, None), "base_url", None) for n in inner)
+    base_url = _first_attr(client, _BASE_URL_ATTRS) or next((u for u in urls if u), None)
     kind = type(client).__name__
     if base_url is None:
         raise InputError(
@@ -122,10 +102,6 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
             "(`camab serve`), or camab_rag.TransformersScorer",
             reason=cause,
         )
-    if not url.startswith(("http://", "https://")):
-        raise InputError(
-            f"the chat client {kind} has a base URL that is not http(s): {shown_url(url)}"
-        )
     name = model or _first_attr(client, _MODEL_ATTRS)
     if not isinstance(name, str) or not name:
         raise InputError(
@@ -134,9 +110,7 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
         )
     key = _secret(_first_attr(client, _KEY_ATTRS))
     # an openai client's own default_headers hold its key: read the ones it was given
-    given = getattr(client, "_custom_headers", None)
-    if given is None:
-        given = getattr(client, "default_headers", None)
+    given = _first_attr(client, ("_custom_headers", "default_headers"))
     headers = given if isinstance(given, Mapping) else {}
     return ChatClientSettings(
         url, name, key, {str(k): str(v) for k, v in headers.items() if isinstance(v, str)}
@@ -215,21 +189,19 @@ class ProxyFallbackScorer:
                 self._reason = self._switched_at = None
             return due
 
-    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+    def _score_steps(self, requests: Sequence[ScoreRequest]) -> Steps[list[ResponseLogprobs]]:
         if not self.using_proxy:
             try:
-                return list(self.own.score(requests))
+                return list((yield ScoreCall(self.own, requests)))
             except CannotScoreError as error:
                 self._switch(error)
-        return list(self.proxy.score(requests))
+        return list((yield ScoreCall(self.proxy, requests)))
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        return drive(self._score_steps(requests))
 
     async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
-        if not self.using_proxy:
-            try:
-                return list(await self.own.ascore(requests))
-            except CannotScoreError as error:
-                self._switch(error)
-        return list(await self.proxy.ascore(requests))
+        return await adrive(self._score_steps(requests))
 
     def generate(self, prompts: Sequence[Any], *, max_new_tokens: int = 128) -> list[str]:
         target = self.proxy if self.using_proxy else self.own

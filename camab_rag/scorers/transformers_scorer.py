@@ -8,7 +8,7 @@ appended (:class:`RequestEncoder`).
 
 from __future__ import annotations
 
-import inspect
+import functools
 import os
 import sys
 import threading
@@ -22,7 +22,6 @@ from camab_rag.errors import InputError, ScorerError
 from camab_rag.scorers.base import (
     BaseScorer,
     Prompt,
-    Recent,
     ResponseLogprobs,
     ScoreRequest,
     check_messages,
@@ -69,7 +68,7 @@ class RequestEncoder:
     ) -> None:
         self.tokenizer = tokenizer
         self.render = render
-        self._responses: Recent[str, _ResponseTokens] = Recent(kept_responses)
+        self._response = functools.lru_cache(kept_responses)(self._tokenize_response)
 
     def prompt_ids(self, prompts: Sequence[Prompt]) -> list[list[int]]:
         """Token ids of each rendered prompt (an empty prompt is the BOS token alone)."""
@@ -132,19 +131,14 @@ class RequestEncoder:
                 row.append(int(bos))
         return ids
 
-    def _response(self, response: str) -> _ResponseTokens:
-        kept = self._responses.get(response)
-        if kept is not None:
-            return kept
+    def _tokenize_response(self, response: str) -> _ResponseTokens:
         enc = self.tokenizer(response, add_special_tokens=False, return_offsets_mapping=True)
         ids = tuple(int(i) for i in enc["input_ids"])
         decoded = self.tokenizer.decode(
             list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False
         )
         spans = tuple((int(a), int(b)) for a, b in enc["offset_mapping"])
-        kept = _ResponseTokens(ids, spans, decoded == response)
-        self._responses.put(response, kept)
-        return kept
+        return _ResponseTokens(ids, spans, decoded == response)
 
     @staticmethod
     def _split(
@@ -181,8 +175,8 @@ class RequestEncoder:
 
 def _load(
     model: str | os.PathLike[str], tokenizer: Any, dtype: str, device: str
-) -> tuple[Any, Any, str, str]:
-    """(model, tokenizer, device, path) loaded from local files, nothing fetched from a hub."""
+) -> tuple[Any, Any, str]:
+    """(model, tokenizer, device) loaded from local files, nothing fetched from a hub."""
     set_offline_flags()  # before transformers is imported (a loaded model's user owns it)
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -202,7 +196,7 @@ def _load(
             f"cannot load model {str(model)!r} from local files (nothing is "
             f"fetched from a model hub): {error}"
         ) from error
-    return loaded.to(device), tokenizer, device, path
+    return loaded.to(device), tokenizer, device
 
 
 def _adopt(model: Any, tokenizer: Any, dtype: str | None, device: str) -> tuple[Any, str, str]:
@@ -279,12 +273,11 @@ class TransformersScorer(BaseScorer):
         self.model: Any
         if isinstance(model, (str, os.PathLike)):
             self.dtype = dtype or "float32"
-            self.model, tokenizer, device, self.path = _load(model, tokenizer, self.dtype, device)
+            self.model, tokenizer, device = _load(model, tokenizer, self.dtype, device)
             self.model_name = str(model)
         else:
             self.model, device, self.dtype = _adopt(model, tokenizer, dtype, device)
             self.model_name = str(getattr(model, "name_or_path", "") or type(model).__name__)
-            self.path = ""  # a model loaded by the caller
         self.model.eval()
         if str(device).split(":")[0] == "cuda":
             use_lower_right(self.model)  # flash attention for the cached-prefix passes
@@ -295,18 +288,10 @@ class TransformersScorer(BaseScorer):
         self.max_length = max_length or (int(limit) if limit else None)
         self._lock = threading.Lock()
         self.prefix_cache_mib = prefix_cache_mib
-        pad = self.tokenizer.pad_token_id
-        if pad is None:
-            pad = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else 0
-        self.pad_token_id = int(pad)
-        self._prefix = PrefixBatcher(
-            self.model,
-            device,
-            self.pad_token_id,
-            "logits_to_keep" in inspect.signature(self.model.forward).parameters,
-            int(prefix_cache_mib * 2**20),
-            merge_forks=device != "cpu",
-        )
+        pads = (self.tokenizer.pad_token_id, self.tokenizer.eos_token_id)
+        self.pad_token_id = int(next((p for p in pads if p is not None), 0))
+        # its computed_tokens and padding_tokens count the work done
+        self.prefix = PrefixBatcher(self.model, device, self.pad_token_id, prefix_cache_mib)
         self._encoder = RequestEncoder(self.tokenizer, self.render_prompt)
 
     @property
@@ -317,20 +302,10 @@ class TransformersScorer(BaseScorer):
             return 1
         return int(self.batch_size)
 
-    @property
-    def computed_tokens(self) -> int:
-        """Real tokens run through the model (reused prefixes and pads excluded)."""
-        return self._prefix.computed_tokens
-
-    @property
-    def padding_tokens(self) -> int:
-        """Right pads run after the shorter rows of a prefix-reusing batch (never read)."""
-        return self._prefix.padding_tokens
-
     def clear_prefix_cache(self) -> None:
         """Drop the kept keys/values."""
         with self._lock:
-            self._prefix.store.clear()
+            self.prefix.store.clear()
 
     def __repr__(self) -> str:
         return f"TransformersScorer(model={self.model_name!r}, dtype={self.dtype!r})"
@@ -363,7 +338,7 @@ class TransformersScorer(BaseScorer):
                     f"a request has {total} tokens, more than the model's limit {self.max_length}"
                 )
         with self._lock:
-            logprobs = self._prefix.score(
+            logprobs = self.prefix.score(
                 [(e.prompt_ids, e.response_ids) for e in encoded], self.batch_size
             )
         return [
@@ -385,12 +360,8 @@ class TransformersScorer(BaseScorer):
         if max_new_tokens < 1:
             raise InputError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
         encoded = self._encoder.prompt_ids(prompts)
-        eos: set[int] = set()
-        for source in (self.model.generation_config.eos_token_id, self.tokenizer.eos_token_id):
-            if isinstance(source, int):
-                eos.add(source)
-            elif isinstance(source, (list, tuple)):
-                eos.update(int(i) for i in source)
+        sources = (self.model.generation_config.eos_token_id, self.tokenizer.eos_token_id)
+        eos = {int(i) for s in sources for i in ([s] if isinstance(s, int) else s or ())}
         config = GenerationConfig(  # type: ignore[no-untyped-call]
             max_new_tokens=max_new_tokens,
             do_sample=False,

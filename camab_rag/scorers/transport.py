@@ -21,8 +21,7 @@ import socket
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -49,8 +48,6 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 E = TypeVar("E", bound=BaseException)
 Endpoint = Literal["completions", "tokenize", "models"]
-AsyncClients = httpx.AsyncClient
-"""The async client of one :meth:`~HttpTransport.async_clients` block."""
 
 _ENDPOINTS = ("/chat/completions", "/completions", "/models", "/tokenize", "/embeddings")
 """Endpoint paths a base URL must not end with (a URL copied from a request log)."""
@@ -61,13 +58,6 @@ PROXY_FIX = (
     "code) so that a local model scores in its place"
 )
 """The fix for a model that cannot score: what its errors lead with."""
-_NO_PROMPT_LOGPROBS_HELP = (
-    "An attribution needs the log-probabilities of a given response, which only servers "
-    "that score a given text can provide: vLLM, SGLang, llama-cpp-python's server, "
-    "Together or Fireworks completions with echo=true and logprobs. OpenAI's own chat "
-    "models cannot do this. To score with the model itself, serve an open model "
-    "(`camab serve --model DIR`) or use camab_rag.TransformersScorer."
-)
 
 
 class NoPromptLogprobsError(CannotScoreError):
@@ -75,7 +65,15 @@ class NoPromptLogprobsError(CannotScoreError):
     message leads with the proxy fix."""
 
     def __init__(self, cause: str) -> None:
-        super().__init__(f"{PROXY_FIX}: {cause}. {_NO_PROMPT_LOGPROBS_HELP}", reason=cause)
+        super().__init__(
+            f"{PROXY_FIX}: {cause}. An attribution needs the log-probabilities of a given "
+            "response, which only servers that score a given text can provide: vLLM, SGLang, "
+            "llama-cpp-python's server, Together or Fireworks completions with echo=true and "
+            "logprobs. OpenAI's own chat models cannot do this. To score with the model "
+            "itself, serve an open model (`camab serve --model DIR`) or use "
+            "camab_rag.TransformersScorer.",
+            reason=cause,
+        )
 
 
 class NoChatTemplateError(InputError, CannotScoreError):
@@ -100,15 +98,6 @@ class RedirectRefusedError(ScorerError):
     to another URL)."""
 
 
-@dataclass(frozen=True)
-class Reply:
-    """A whole HTTP response: status, headers and body."""
-
-    status: int
-    headers: httpx.Headers
-    content: bytes
-
-
 class RequestClock:
     """The retry budget of one scorer request, shared by every HTTP call it makes (the
     ``/tokenize`` probe and calls, the completion and its fallbacks)."""
@@ -129,27 +118,21 @@ class RequestClock:
 
 @dataclass(frozen=True)
 class ApiCall:
-    """One HTTP attempt of at most ``limit`` seconds: with the transport's blocking client,
-    or the async one."""
+    """One HTTP attempt of at most ``limit`` seconds (a ``GET`` without a ``body``): with the
+    transport's blocking client, or the async one; the whole response is read."""
 
     transport: HttpTransport
-    clients: AsyncClients | None
+    clients: httpx.AsyncClient | None
     endpoint: Endpoint
-    body: dict[str, Any]
+    body: dict[str, Any] | None
     limit: float
 
-    def method_and_body(self) -> tuple[str, dict[str, Any] | None]:
-        """``GET`` for the model list, else ``POST`` with the JSON body."""
-        return ("GET", None) if self.endpoint == "models" else ("POST", self.body)
-
-    def run(self) -> Reply:
-        """One blocking attempt, whole response read, cut off after ``limit`` seconds."""
+    def run(self) -> httpx.Response:
         end = time.monotonic() + self.limit
         client = self.transport.client()
-        method, body = self.method_and_body()
-        request = client.build_request(
-            method, self.transport.url(self.endpoint), json=body, timeout=self.limit
-        )
+        method = "GET" if self.body is None else "POST"
+        url = self.transport.url(self.endpoint)
+        request = client.build_request(method, url, json=self.body, timeout=self.limit)
         response = client.send(request, stream=True)
         # at the deadline a timer shuts the socket down, so a read that waits on a server
         # trickling or stalling its body returns at once
@@ -172,7 +155,7 @@ class ApiCall:
         chunks: list[bytes] = []
         overdue = False
         try:
-            for chunk in response.iter_bytes():
+            for chunk in response.iter_raw():  # decoded once, below
                 chunks.append(chunk)
                 if time.monotonic() > end:
                     overdue = True
@@ -188,19 +171,22 @@ class ApiCall:
             response.close()
         if overdue:
             raise httpx.ReadTimeout("the response did not end in time", request=request)
-        return Reply(response.status_code, response.headers, b"".join(chunks))
+        return httpx.Response(
+            response.status_code, headers=response.headers, content=b"".join(chunks)
+        )
 
-    async def arun(self) -> Reply:
-        """One async attempt, whole response read, cancelled after ``limit`` seconds."""
+    async def arun(self) -> httpx.Response:
         if self.clients is None:
-            raise RuntimeError("an async request needs the clients of async_clients()")
+            raise RuntimeError("an async request needs the client of async_client()")
         http, url, limit = self.clients, self.transport.url(self.endpoint), self.limit
-        method, body = self.method_and_body()
+        method = "GET" if self.body is None else "POST"
 
-        async def attempt() -> Reply:
-            async with http.stream(method, url, json=body, timeout=limit) as response:
-                content = b"".join([chunk async for chunk in response.aiter_bytes()])
-                return Reply(response.status_code, response.headers, content)
+        async def attempt() -> httpx.Response:
+            async with http.stream(method, url, json=self.body, timeout=limit) as response:
+                content = b"".join([chunk async for chunk in response.aiter_raw()])
+                return httpx.Response(
+                    response.status_code, headers=response.headers, content=content
+                )
 
         try:
             return await asyncio.wait_for(attempt(), limit)
@@ -241,14 +227,8 @@ class HttpTransport:
                 "endpoints itself"
             )
         self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
-        self._params = httpx.QueryParams(parts.query)  # sent after each request's path
         self.base_url = public_url(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
         """The base URL as it may be shown (no user-info, credential query values masked)."""
-        self._auth = (
-            httpx.BasicAuth(unquote(parts.username or ""), unquote(parts.password or ""))
-            if parts.username is not None
-            else None
-        )
         self.model = model
         self.timeout = float(timeout)
         self.retry = retry
@@ -261,15 +241,12 @@ class HttpTransport:
         self._sync_client: httpx.Client | None = None
         self._client_options: dict[str, Any] = {
             "headers": self._headers,
-            "auth": self._auth,
-            "params": self._params,
+            "auth": None  # user-info is sent as basic auth
+            if parts.username is None
+            else httpx.BasicAuth(unquote(parts.username), unquote(parts.password or "")),
+            "params": httpx.QueryParams(parts.query),  # sent after each request's path
             "timeout": self.timeout,
         }
-
-    @property
-    def ends_with_v1(self) -> bool:
-        """Whether the base URL's path ends with ``/v1``, as an OpenAI-compatible server's."""
-        return self._url.endswith("/v1")
 
     def url(self, endpoint: Endpoint) -> str:
         if endpoint in ("completions", "models"):
@@ -287,11 +264,9 @@ class HttpTransport:
                 self._sync_client = client
             return self._sync_client
 
-    @asynccontextmanager
-    async def async_clients(self) -> AsyncIterator[AsyncClients]:
-        """An async client for one batch, closed when the block ends."""
-        async with httpx.AsyncClient(**self._client_options) as http:
-            yield http
+    def async_client(self) -> httpx.AsyncClient:
+        """An async client for one batch (``async with`` closes it)."""
+        return httpx.AsyncClient(**self._client_options)
 
     def close(self) -> None:
         """Close the blocking client's connection pool (reopened if used again)."""
@@ -306,7 +281,7 @@ class HttpTransport:
         endpoint: Endpoint,
         body: dict[str, Any],
         parse: Callable[[Any], T],
-        clients: AsyncClients | None,
+        clients: httpx.AsyncClient | None,
         clock: RequestClock | None = None,
     ) -> Steps[T]:
         """The parsed answer to one request, retried under the policy, as a generator of calls;
@@ -333,16 +308,18 @@ class HttpTransport:
     def status_of(self, endpoint: Endpoint, clock: RequestClock) -> Steps[int | None]:
         """The HTTP status of one attempt at ``endpoint``, not retried (``None``: no answer)."""
         try:
-            reply = yield ApiCall(self, None, endpoint, {}, self._limit(clock))
+            reply = yield ApiCall(self, None, endpoint, None, self._limit(clock))
         except Exception:
             return None
-        return int(reply.status)
+        return int(reply.status_code)
 
-    def _served_models(self, clients: AsyncClients | None, limit: float) -> Steps[tuple[str, ...]]:
+    def _served_models(
+        self, clients: httpx.AsyncClient | None, limit: float
+    ) -> Steps[tuple[str, ...]]:
         """The model ids ``/v1/models`` lists, asked once after a model-not-found answer;
         none when that fails too (the error then says only what is not served)."""
         try:
-            reply = yield ApiCall(self, clients, "models", {}, limit)
+            reply = yield ApiCall(self, clients, "models", None, limit)
             body = self._json(reply, "models")  # {"data": [{"id": ...}, ...]}
             data = body.get("data") if isinstance(body, dict) else None
             ids = (
@@ -402,10 +379,10 @@ class HttpTransport:
         logger.info("%s: %s; retrying in %.2f s", what, error, delay)
         return delay
 
-    def _json(self, reply: Reply, endpoint: Endpoint) -> Any:
+    def _json(self, reply: httpx.Response, endpoint: Endpoint) -> Any:
         """The JSON body of a successful reply; an error status raises what it means."""
         path = urlsplit(self.url(endpoint)).path
-        status, headers = reply.status, reply.headers
+        status, headers = reply.status_code, reply.headers
         if status >= 400 or status < 200:
             message = self.secrets.clean(_error_message(reply.content))
             raise self._status_error(status, headers, message, path)
@@ -434,7 +411,7 @@ class HttpTransport:
 
     def _classify(self, exc: BaseException, limit: float) -> BaseException:
         """Map a failed attempt of ``limit`` seconds to ``Retryable`` or a final error."""
-        if isinstance(exc, (Retryable, CamabError)):
+        if isinstance(exc, CamabError):  # Retryable too
             return self._scrub(exc)
         if isinstance(exc, httpx.TimeoutException):
             return Retryable(f"request timed out after {limit:g} s", unreachable=True)
@@ -542,23 +519,16 @@ def tokens_from(body: object) -> list[int]:
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
-    value = headers.get("retry-after-ms")
-    if value:
-        try:
-            return float(value) / 1000.0
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date);
+    ``None`` when absent or unreadable."""
+    with contextlib.suppress(KeyError, ValueError):
+        return float(headers["retry-after-ms"]) / 1000.0
+    value = headers.get("retry-after") or ""
+    with contextlib.suppress(ValueError):
         return float(value)
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        if parsed is None:
-            return None
-        return max(0.0, parsed.timestamp() - time.time())
+    with contextlib.suppress(ValueError, TypeError):
+        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+    return None
 
 
 def _error_message(content: bytes) -> str:

@@ -743,10 +743,10 @@ def test_the_retry_budget_of_the_engines_own_scorer_is_settable(index: Any) -> N
     inner = index.as_query_engine(llm=MockLLM(max_tokens=3))
     engine = CamabQueryEngine(inner, scorer_options=options)
     built = engine._attributor.scorers.get(llm)
-    assert built.retry_budget_s == 0.25 and built.max_retries == 1
+    assert built.retry.budget_s == 0.25 and built.retry.max_retries == 1
     handler = CamabEventHandler(scorer_options={"retry_budget_s": 0.0})
-    assert handler._attributor.scorers.get(llm).retry_budget_s == 0.0
-    assert CamabQueryEngine(inner)._attributor.scorers.get(llm).retry_budget_s == 3.0
+    assert handler._attributor.scorers.get(llm).retry.budget_s == 0.0
+    assert CamabQueryEngine(inner)._attributor.scorers.get(llm).retry.budget_s == 3.0
 
 
 def test_an_aquery_whose_loop_ends_before_its_attribution_is_cancelled(

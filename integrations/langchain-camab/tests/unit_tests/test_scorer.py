@@ -107,14 +107,14 @@ def test_the_retry_budget_of_the_chains_own_scorer_is_settable() -> None:
     dead server's retries must still be boundable by the user."""
     llm = ChatOpenAI(model="smollm2", base_url="http://127.0.0.1:9/v1", api_key=SecretStr("x"))
     built = resolve_scorer(llm=llm, retry_budget_s=0.25, max_retries=1)
-    assert built.retry_budget_s == 0.25 and built.max_retries == 1
-    assert resolve_scorer(llm=llm).retry_budget_s == 3.0  # the default suits a chat
+    assert built.retry.budget_s == 0.25 and built.retry.max_retries == 1
+    assert resolve_scorer(llm=llm).retry.budget_s == 3.0  # the default suits a chat
     handler = CamabCallbackHandler(scorer_options={"retry_budget_s": 0.0})
     call = LLMCall("Q?", model=(dumpd(llm), {"model_name": "smollm2"}))
-    assert handler._scorer_for(call).retry_budget_s == 0.0
+    assert handler._scorer_for(call).retry.budget_s == 0.0
     step = CamabAttributor(llm=llm, scorer_options={"retry_budget_s": 0.5})
     source = step.scorers
-    assert resolve_scorer(source.scorer, llm=source.llm, **source.options).retry_budget_s == 0.5
+    assert resolve_scorer(source.scorer, llm=source.llm, **source.options).retry.budget_s == 0.5
 
 
 def test_the_scorer_of_a_handler_or_step_is_built_once() -> None:
