@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from camab_rag.groundedness.wordforms import (
     LIGHT_WORDS,
     ContextWords,
+    derived_values,
     form,
     forms,
     holds,
@@ -73,9 +74,11 @@ def _informative_forms(text: str) -> list[tuple[int, int, str, str]]:
     ]
 
 
-def _forms_of(present: Collection[str]) -> frozenset[str]:
+def _forms_of(present: Collection[str], text: str = "") -> frozenset[str]:
+    """The forms ``present`` holds, with the numbers of ``text`` it derives
+    (:func:`~camab_rag.groundedness.wordforms.derived_values`)."""
     if isinstance(present, ContextWords):
-        return present.forms
+        return present.forms | derived_values(text, present)
     return frozenset(form(w) for w in present)
 
 
@@ -99,7 +102,7 @@ def coverage(text: str, present: Collection[str]) -> float:
     total = len(needed) + len(extra)
     if not total:
         return 1.0
-    known = _forms_of(present)
+    known = _forms_of(present, text)
     held = sum(
         _known(w, f, present, known) and not any(a <= s < b for a, b in misread)
         for s, _, w, f in needed
@@ -116,6 +119,7 @@ def claim_coverage(text: str, present: Collection[str]) -> float:
     if not isinstance(present, ContextWords) or not present.sentences:
         return coverage(text, present)
     misread = misread_spans(text, present, STOPWORDS)
+    worked = derived_values(text, present)
     shares = []
     for start, end in split_sentences(text) or [(0, len(text))]:
         needed = [(start + s, f) for s, _, _, f in _informative_forms(text[start:end])]
@@ -128,7 +132,7 @@ def claim_coverage(text: str, present: Collection[str]) -> float:
             present.sentences,
             key=lambda c: (sum(holds(f, c.forms) for f in kept), len(present.asked & c.forms)),
         )
-        share = sum(holds(f, best.forms) for s, f in needed if f in kept) / total
+        share = sum(holds(f, best.forms) or f in worked for s, f in needed if f in kept) / total
         shares.append(min(share, MISREAD_COVERAGE) if wrong else share)
     return min(shares, default=1.0)
 
@@ -138,7 +142,7 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
     is_fact`) the context does not hold or gives another subject, and every checked word
     of a sentence it holds none of: what ``block_on="facts"`` blocks on."""
     misread = misread_spans(text, present, STOPWORDS)
-    known = _forms_of(present)
+    known = _forms_of(present, text)
     found: list[str] = []
     for start, end in split_sentences(text) or [(0, len(text))]:
         sentence = _informative_forms(text[start:end])
@@ -167,7 +171,7 @@ def absent_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np
     """Which pieces of ``support`` lie in a content word ``present`` lacks (by form), or
     in a value or negation it does not state for this subject."""
     misread = misread_spans(support.response, present, STOPWORDS)
-    known = _forms_of(present)
+    known = _forms_of(present, support.response)
     return _pieces_in(
         support,
         lambda s, w, f: (
@@ -186,7 +190,7 @@ def taken_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.
     """Which pieces of ``support`` lie in a content word ``present`` holds and states for
     this subject, or in a number it holds written another way (:func:`reformed_pieces`)."""
     misread = misread_spans(support.response, present, STOPWORDS)
-    known = _forms_of(present)
+    known = _forms_of(present, support.response)
     return reformed_pieces(support, present) | _pieces_in(
         support,
         lambda s, w, f: (
