@@ -935,3 +935,48 @@ def test_number_words_and_flipped_rules_decide_the_default_verdict(smollm2_score
     for question, context, answer, correct in cases:
         report = assess_answer(question, context, answer, smollm2_scorer)
         assert (report.verdict != "unsupported") == correct, (answer, report)
+
+
+@pytest.mark.model
+def test_a_total_worked_out_from_a_rate_or_a_next_working_day_passes_by_default(smollm2_scorer):
+    """Issue 48 dev cases: a right answer that works a number out ("two hours would be
+    30 euros" at 15 euros an hour; Monday after a Friday's "next working day"; 11 am
+    before a 3 pm cut-off) was blocked for a number or day the context does not state
+    (p 0.88-0.96 with the old code); the invented twins stay blocked."""
+    kayak = ["Kayak rental costs 15 euros per hour. Life jackets are free."]
+    desk = ["Requests received on a working day are answered on the next working day."]
+    shop = ["Orders placed before 3 pm are dispatched the same day."]
+    cases = [
+        ("What would two hours of kayaking cost?", kayak, "Two hours would be 30 euros.", True),
+        ("What would two hours of kayaking cost?", kayak, "Two hours would be 35 euros.", False),
+        ("I wrote on a Friday. When do I get an answer?", desk, "You get one on Monday.", True),
+        ("I wrote on a Friday. When do I get an answer?", desk, "You get one on Tuesday.", False),
+        (
+            "I ordered at 11 am. Will it go out today?",
+            shop,
+            "Yes, 11 am is before the 3 pm cut-off, so it is dispatched today.",
+            True,
+        ),
+    ]
+    for question, context, answer, correct in cases:
+        report = assess_answer(question, context, answer, smollm2_scorer)
+        assert (report.verdict != "unsupported") == correct, (answer, report)
+
+
+@pytest.mark.model
+def test_a_block_filter_without_a_scorer_reads_the_facts_rule(smollm2_scorer):
+    """Review finding 7: ``GroundednessFilter(mode="block").judge(result)`` with no scorer
+    (the attribution's estimate, two verdicts) blocked a right answer the token-level
+    default passes; it now reads the same facts rule: a right answer is shown, one with
+    an invented number still blocked."""
+    context = ["The Harbour car park charges 3 euros per hour, up to 20 euros per day."]
+    question = "How much is parking per hour?"
+    gate = GroundednessFilter(mode="block")
+    right, invented = (
+        gate.judge(attribute(question, context, answer, smollm2_scorer, budget=4))
+        for answer in ("Parking costs 3 euros an hour.", "Parking costs 4 euros an hour.")
+    )
+    assert right.report is not None and right.report.source != "measured"
+    assert not right.blocked and right.answer == "Parking costs 3 euros an hour."
+    assert invented.blocked and invented.report is not None
+    assert invented.report.unchecked_facts == ("4",)

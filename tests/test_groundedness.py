@@ -73,7 +73,7 @@ def test_top_share():
 
 def test_observed_gain_comes_from_the_attribution_history():
     result = hand_result([[True] * 3, [False, True, False], [False] * 3], [-0.4, -1.0, -1.9])
-    report = assess_groundedness(result, threshold=0.2, top_k=1)
+    report = assess_groundedness(result, threshold=0.2, top_k=1, block_on="any")
     assert report.source == "observed" and report.extra_queries == 0
     assert (report.full_reward, report.empty_reward) == pytest.approx((-0.4, -1.9))
     assert report.gain == pytest.approx(1.5)
@@ -111,7 +111,7 @@ def test_a_lone_sentence_takes_the_measured_gain_not_the_fits():
 
 def test_surrogate_when_the_endpoints_were_not_evaluated():
     result = replace(hand_result([[False, True, False]], [-1.0]), statements=[])
-    report = assess_groundedness(result, threshold=0.6)
+    report = assess_groundedness(result, threshold=0.6, block_on="any")
     assert report.source == "surrogate"
     # V(S) = w0 + sum(w in S): w0 = -1.0 - 0.3, L(C) = w0 + (0.5 + 0.3 - 0.1)
     assert report.empty_reward == pytest.approx(-1.3)

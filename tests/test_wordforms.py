@@ -825,3 +825,91 @@ def test_a_listed_price_is_read_with_its_own_item():
     listed = "The list has a single adult swim for 6.50 euros and a child ticket for {} euros."
     assert unchecked_facts(listed.format("3.20"), pool) == []
     assert unchecked_facts(listed.format("4.20"), pool) == ["4.20"]
+
+
+ROOMS = ContextWords.of(
+    ["Loomworks meeting rooms seat up to 8 people and cost 25 euros per hour."],
+    "How much would one cost for two hours?",
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "unchecked"),
+    [
+        ("50 euros, since it's 25 euros an hour.", []),  # 2 hours (asked) x 25 euros/hour
+        ("60 euros, since it's 30 euros an hour.", ["60", "30"]),  # the invented twin
+        ("It comes to 33 euros.", ["33"]),  # 8 people + 25 euros: no rate, no unit alike
+        ("50 euros, since it's 50 euros an hour.", ["50"]),  # a total is no rate
+    ],
+)
+def test_a_number_worked_out_from_a_stated_rate_and_the_question_is_held(answer, unchecked):
+    """Issue 48 (fresh2 dev): "50 euros" for two hours at 25 euros an hour was an
+    unchecked fact, so the right answer was blocked; an invented twin still is."""
+    assert unchecked_facts(answer, ROOMS) == unchecked
+
+
+def test_a_derived_value_needs_an_operand_of_the_question_or_the_answer_not_two_stated():
+    hall = ContextWords.of(
+        [
+            "The hall can be hired for 35 euros per hour on weekdays and 50 euros per hour "
+            "at weekends. A refundable deposit of 100 euros is required."
+        ],
+        "How much would it cost to rent the hall for 4 hours on a Saturday?",
+    )
+    right = "At 50 euros an hour, 4 hours comes to 200 euros. The deposit is 100 euros."
+    assert unchecked_facts(right, hall) == []  # the question's 4 is worked with
+    assert unchecked_facts("At 50 euros an hour, 4 hours comes to 210 euros.", hall) == [
+        "4",
+        "210",
+    ]
+    warranty = ContextWords.of(
+        ["The warranty covers the motor for 5 years and the battery for 2 years."],
+        "How long is the battery covered?",
+    )  # 5 - 2 = 3: two stated amounts make no value (an invented twin's chance)
+    assert unchecked_facts("The battery has a three-year warranty.", warranty) == ["three"]
+
+
+def test_a_question_number_is_held_only_when_truly_compared_with_a_stated_one():
+    shop = ContextWords.of(
+        ["Orders placed before 2 pm ship the same day."], "If I order at 1 pm, when does it ship?"
+    )
+    assert unchecked_facts("It ships that day, since 1 pm is before the 14:00 cut-off.", shop) == []
+    assert unchecked_facts("It ships the next day, since 3 pm is past the 2 pm cut-off.", shop) == [
+        "3"
+    ]  # not asked
+    assert unchecked_facts("It ships that day, since 1 pm is after the 2 pm cut-off.", shop) == [
+        "1"
+    ]  # a false comparison
+    assert unchecked_facts("An order placed at 1 pm ships.", shop) == ["1"]  # only restated
+    studio = ContextWords.of(
+        ["The hourly rate for the recording studio is 35 euros."],
+        "Since the studio is 30 euros an hour, what do 2 hours cost?",
+    )  # a false premise of the question is not held, nor what it gives
+    assert (
+        unchecked_facts("The studio is 35 euros an hour, so 2 hours cost 70 euros.", studio) == []
+    )
+    assert unchecked_facts("At 30 euros an hour, 2 hours cost 60 euros.", studio) == [
+        "30",
+        "2",
+        "60",
+    ]
+
+
+def test_cents_a_page_make_euros_and_the_next_working_day_follows_the_asked_one():
+    copies = ContextWords.of(["Printing costs 10 cents per page."], "How much would 40 pages cost?")
+    assert unchecked_facts("40 pages come to 4 euros.", copies) == []
+    assert unchecked_facts("40 pages come to 5 euros.", copies) == ["40", "5", "euros"]
+    bank = ["Transfers made after 16:00 are processed on the next working day."]
+    monday = ContextWords.of(bank, "If I send money at 5 pm on a Monday, when is it processed?")
+    friday = ContextWords.of(bank, "I sent it on a Friday. When is it processed?")
+    assert unchecked_facts("It is processed on Tuesday.", monday) == []
+    assert unchecked_facts("It is processed on Wednesday.", monday) == ["Wednesday"]
+    assert unchecked_facts("It is processed on Monday.", friday) == []  # the weekend skipped
+    assert unchecked_facts("It is processed on Saturday.", friday) == ["Saturday"]
+
+
+def test_context_words_keep_their_amounts_when_joined_and_pickled():
+    joined = ROOMS | ContextWords.of(["Say hello."])
+    assert joined.asked_values == ROOMS.asked_values and joined.quantities[0] == ROOMS.quantities[0]
+    assert pickle.loads(pickle.dumps(joined)).quantities == joined.quantities
+    assert unchecked_facts("50 euros, since it's 25 euros an hour.", joined) == []

@@ -278,15 +278,19 @@ def build_report(
 ) -> GroundednessReport:
     """The report of an attribution without token support: each sentence's gain is the sum
     of its statement scores (a lone claim takes the observed gain), read against
-    ``L(empty)`` (:func:`context_gain`); ``score >= threshold`` decides."""
+    ``L(empty)`` (:func:`context_gain`); ``score >= threshold`` decides, and the facts
+    the context's segments lack are listed for ``block_on="facts"`` as in
+    :func:`support_report`."""
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
     full, empty, source = context_gain(result)
     gains = [float(np.sum(s.scores)) for s in result.statements]
     claims = [i for i, s in enumerate(result.statements) if not is_abstention(s.text)]
+    known = ContextWords.of([s.text for s in result.segments], result.question)
+    facts = {i: tuple(unchecked_facts(result.statements[i].text, known)) for i in claims}
     if source == "observed" and len(claims) == 1:
         gains[claims[0]] = full - empty
     sentences = []
-    for s, gain in zip(result.statements, gains):
+    for i, (s, gain) in enumerate(zip(result.statements, gains)):
         abstention = is_abstention(s.text)
         sentence_score = explained(empty + gain, empty)
         sentences.append(
@@ -299,10 +303,13 @@ def build_report(
                 supported=bool(abstention or sentence_score >= threshold),
                 abstention=abstention,
                 score=sentence_score,
+                unchecked_facts=facts.get(i, ()) if result.segments else None,
             )
         )
     abstained = _abstained(result.response, sentences)
     claimed = [float(s.score) for s in sentences if not s.abstention and s.score is not None]
+    if result.segments and not result.statements:
+        facts = {0: tuple(unchecked_facts(result.response, known))}
     score = answer_score(claimed, explained(full, empty))
     overall, top = _top(result, top_k)
     return GroundednessReport(
@@ -318,6 +325,9 @@ def build_report(
         sentences=sentences,
         abstained=abstained,
         scored_by=result.scored_by,
+        unchecked_facts=(  # the facts rule reads them (a reworded answer is uncertain)
+            tuple(dict.fromkeys(w for f in facts.values() for w in f)) if result.segments else None
+        ),
     )
 
 

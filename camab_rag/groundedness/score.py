@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from camab_rag.groundedness.wordforms import (
     LIGHT_WORDS,
     ContextWords,
+    derived_values,
     form,
     forms,
     holds,
@@ -74,9 +75,11 @@ def _inside(start: int, spans: Sequence[tuple[int, int]]) -> bool:
     return any(a <= start < b for a, b in spans)
 
 
-def _forms_of(present: Collection[str]) -> frozenset[str]:
+def _forms_of(present: Collection[str], text: str = "") -> frozenset[str]:
+    """The forms ``present`` holds, with the numbers of ``text`` it derives
+    (:func:`~camab_rag.groundedness.wordforms.derived_values`)."""
     if isinstance(present, ContextWords):
-        return present.forms
+        return present.forms | derived_values(text, present)
     return frozenset(form(w) for w in present)
 
 
@@ -86,7 +89,7 @@ def _reading(
     """The spans of ``text`` that misread ``present``, and whether ``present`` holds a word
     of it, ``(start, word, form)``, by form and not misread."""
     misread = misread_spans(text, present, STOPWORDS)
-    known = _forms_of(present)
+    known = _forms_of(present, text)
 
     def held(start: int, word: str, value: str) -> bool:
         return (word in present or holds(value, known)) and not _inside(start, misread)
@@ -122,6 +125,7 @@ def claim_coverage(text: str, present: Collection[str]) -> float:
     if not isinstance(present, ContextWords) or not present.sentences:
         return coverage(text, present)
     misread = misread_spans(text, present, STOPWORDS)
+    worked = derived_values(text, present)
     shares = []
     for start, end in split_sentences(text) or [(0, len(text))]:
         needed = [(start + s, f) for s, _, _, f in _informative_forms(text[start:end])]
@@ -134,7 +138,7 @@ def claim_coverage(text: str, present: Collection[str]) -> float:
             present.sentences,
             key=lambda c: (sum(holds(f, c.forms) for f in kept), len(present.asked & c.forms)),
         )
-        share = sum(holds(f, best.forms) for s, f in needed if f in kept) / total
+        share = sum(holds(f, best.forms) or f in worked for s, f in needed if f in kept) / total
         shares.append(min(share, MISREAD_COVERAGE) if wrong else share)
     return min(shares, default=1.0)
 

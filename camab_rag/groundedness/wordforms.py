@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from itertools import pairwise
 
 from camab_rag.sentences import split_sentences
@@ -507,13 +508,17 @@ class ContextWords(frozenset[str]):
     """A context's words (:func:`~camab_rag.groundedness.score.words`, as a frozenset)
     with their normalised forms (:attr:`forms`), per clause the forms it states
     (:attr:`sentences`; a sentence that opens with a pronoun also holds the previous
-    sentence's, its subject), and the forms of the question asked (:attr:`asked`: the
-    subject of a short answer such as "It costs 590 euros."; never counted as held), for
-    :func:`misread_spans` and the claim-level check."""
+    sentence's, its subject), the forms of the question asked (:attr:`asked`: the
+    subject of a short answer such as "It costs 590 euros."; never counted as held), and
+    the amounts of each context sentence and of the question (:attr:`quantities`,
+    :attr:`asked_values`: operands of :func:`derived_values`), for :func:`misread_spans`
+    and the claim-level check."""
 
     forms: frozenset[str]
     sentences: tuple[Sentence, ...]
     asked: frozenset[str]
+    quantities: tuple[tuple[Quantity, ...], ...]
+    asked_values: tuple[Quantity, ...]
 
     def __new__(
         cls,
@@ -521,26 +526,38 @@ class ContextWords(frozenset[str]):
         forms: Iterable[str] = (),
         sentences: Iterable[Sentence] = (),
         asked: Iterable[str] = (),
+        quantities: Iterable[tuple[Quantity, ...]] = (),
+        asked_values: Iterable[Quantity] = (),
     ) -> ContextWords:
         made = super().__new__(cls, words)
         made.forms = frozenset(forms) | frozenset(form(w) for w in made)
         made.sentences = tuple(sentences)
         made.asked = frozenset(asked)
+        made.quantities = tuple(quantities)
+        made.asked_values = tuple(asked_values)
         return made
 
     @classmethod
     def of(cls, texts: Sequence[str], question: str = "") -> ContextWords:
         """The context words of ``texts`` (documents, a system prompt; a span of clock
-        times also states :data:`HOURS_FORMS`), and the subject forms of ``question``
-        (:func:`subject_forms`)."""
+        times also states :data:`HOURS_FORMS`; "the next working day" the day after the
+        question's weekday, :func:`next_days`), and the subject forms and amounts of
+        ``question`` (:func:`subject_forms`, :func:`quantities`)."""
         sentences = [s for doc, text in enumerate(texts) for s in sentences_of(text, doc)]
         return cls(
             (w for text in texts for w in words(text)),
             form_set(texts)
             | frozenset(f for s in sentences for f in s.own & _SPAN_FORMS)
-            | frozenset(f for text in texts for f in _also(text)),
+            | frozenset(f for text in texts for f in _also(text))
+            | next_days(texts, question),
             sentences,
             subject_forms(question),
+            (
+                tuple(q for _, q in quantities(text[a:b]))
+                for text in texts
+                for a, b in split_sentences(text)
+            ),
+            (q for _, q in quantities(question)),
         )
 
     def __or__(self, other: Collection[str]) -> ContextWords:  # type: ignore[override]
@@ -551,13 +568,21 @@ class ContextWords(frozenset[str]):
                 self.forms | other.forms,
                 self.sentences + tuple(replace(s, doc=s.doc + shift) for s in other.sentences),
                 self.asked | other.asked,
+                self.quantities + other.quantities,
+                self.asked_values + other.asked_values,
             )
         return ContextWords(
-            frozenset(self) | frozenset(other), self.forms, self.sentences, self.asked
+            frozenset(self) | frozenset(other),
+            self.forms,
+            self.sentences,
+            self.asked,
+            self.quantities,
+            self.asked_values,
         )
 
     def __reduce__(self):  # type: ignore[no-untyped-def]
-        return (ContextWords, (frozenset(self), self.forms, self.sentences, self.asked))
+        fields = (self.forms, self.sentences, self.asked, self.quantities, self.asked_values)
+        return (ContextWords, (frozenset(self), *fields))
 
 
 @dataclass(frozen=True)
@@ -865,8 +890,9 @@ def misread_spans(
         if best[1] == 0:
             continue
         sentence_closest = (overlap, best, closest)
+        worked = derived_values(part, context)
         for k, (start, end, _, value) in enumerate(found):
-            if not is_number(value):
+            if not is_number(value) or value in worked:
                 continue
             overlap, best, closest = _number_closest(part, start, sentence_closest, context)
             if value not in context.forms:  # a number the context never states
@@ -983,10 +1009,10 @@ def _clause_of(part: str, at: int, stopwords: Collection[str]) -> frozenset[str]
 
 
 _ANSWER_CLAUSE = re.compile(
-    _CLAUSE.pattern + r"|,\s+(?:but|and|so|while|whereas)\s+", re.IGNORECASE
+    _CLAUSE.pattern + r"|,\s+(?:but|and|so|while|whereas|plus)\s+", re.IGNORECASE
 )
 """Where an answer sentence starts a new clause: as a context sentence (:data:`_CLAUSE`),
-and at ``, but`` (``, and``, ``, so``) before any words: "No, cars are not carried, but
+and at ``, but`` (``, and``, ``, so``, ``, plus``) before any words: "No, cars are not carried, but
 you can bring a bicycle" reads its "not" with the cars, not the bicycle."""
 
 
@@ -1060,3 +1086,186 @@ def _clause_closest(
     )
     _, best, nearest = _closest(own, context)
     return nearest if best[1] else closest
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number as :func:`quantities` reads it: its form, its unit (the sign before it or
+    the word after it: ``eur`` of "25 euros", ``hour`` of "4 free hours") and, for a rate,
+    what it is per (``hour`` of "25 euros per hour" or "an hour"; ``*`` for "3 euros
+    each")."""
+
+    value: str
+    unit: str = ""
+    per: str = ""
+
+
+TIME_UNITS = frozenset({"hour", "day", "week", "month", "year", "night", "min"})
+UNIT_FORMS = frozenset(UNITS.values()) | TIME_UNITS
+"""The forms read as a number's unit before any other word after it ("4 free hours")."""
+RATE_WORDS = frozenset({"per", "an", "a", "every", "each"})
+"""Words after an amount's unit that make it a rate of the word after them."""
+
+
+def quantities(text: str) -> list[tuple[int, Quantity]]:
+    """``(start, quantity)`` for each number of ``text``, with its unit and rate
+    (:class:`Quantity`)."""
+    found = [(s, e, w, f) for s, e, w, f in forms(text) if f]
+    out = []
+    for k, (start, _, _, value) in enumerate(found):
+        if not is_number(value):
+            continue
+        after = found[k + 1 : k + 3]
+        at = next((j for j, item in enumerate(after) if item[3] in UNIT_FORMS), None)
+        if k and found[k - 1][3] in _SIGNS and not text[found[k - 1][1] : start].strip():
+            unit, at = found[k - 1][3], -1  # "€25": the rate words follow the number
+        elif at is not None:
+            unit = after[at][3]
+        else:
+            at = next((j for j, item in enumerate(after[:1]) if item[2] not in STOPWORDS), None)
+            unit = "" if at is None or is_number(after[at][3]) else after[at][3]
+        rest = found[k + 2 + (at or 0) :] if at is not None else found[k + 1 :]
+        per = (
+            _per(text, rest)
+            or next(  # "the hourly rate is 35 euros"
+                (f for _, _, w, f in found[max(k - 8, 0) : k] if w in PERIODS and unit in _SIGNS),
+                "",
+            )
+        )
+        out.append((start, Quantity(value, unit, per)))
+    return out
+
+
+def _per(text: str, rest: Sequence[tuple[int, int, str, str]]) -> str:
+    """What an amount followed by ``rest`` (its words after the unit) is a rate of (an
+    amount of money is also one of a period word at most eight words before it: "the
+    hourly rate is 35 euros")."""
+    if not rest:
+        return ""
+    _, end, word, value = rest[0]
+    if value in PERIODS.values() and word in PERIODS:  # "25 euros hourly"
+        return value
+    if word not in RATE_WORDS:
+        return ""
+    joined = len(rest) > 1 and not text[end : rest[1][0]].strip()
+    if joined and not is_number(rest[1][3]):
+        return rest[1][3]
+    return "*" if word == "each" else ""
+
+
+def _worked(result: Quantity, stated: Quantity, other: Quantity, *, sums: bool = True) -> bool:
+    """Whether ``result`` is ``stated`` (a context amount) times ``other`` (a rate times
+    what it is per: "25 euros per hour" for "2 hours" is 50 euros, a total), or (with
+    ``sums``) their sum or difference, all three in one named unit and rate."""
+    if not result.unit:
+        return False
+    r, a, b = (Decimal(q.value) for q in (result, stated, other))
+    if stated.per and _same_unit(stated.unit, result.unit) and stated.per in ("*", other.unit):
+        return not result.per and a * b == r  # a total, not another rate
+    alike = _same_unit(stated.unit, result.unit) and _same_unit(other.unit, result.unit)
+    alike = alike and stated.per == other.per == result.per  # no rate plus a total
+    return sums and alike and r in (a + b, abs(a - b))
+
+
+_MONEY = frozenset({"eur", "usd", "gbp"})
+
+
+def _same_unit(one: str, other: str) -> bool:
+    """Whether two units are one: alike, or cents and a currency (":func:`forms` reads
+    "50 cents" as 0.5 of it)."""
+    return one == other or ("cent" in (one, other) and {one, other} - {"cent"} <= _MONEY)
+
+
+LESS_WORDS = frozenset(
+    "before earlier under below less fewer within lower shorter cheaper until".split()  # noqa: SIM905
+)
+MORE_WORDS = frozenset(
+    "after past later over above more exceeds exceed beyond higher longer greater".split()  # noqa: SIM905
+)
+"""Words comparing the number before them with one after them ("1 pm is before the
+14:00 cut-off"): :func:`derived_values` checks the comparison."""
+
+
+def _compared(found: Sequence[tuple[int, int, str, str]], k: int, context: ContextWords) -> bool:
+    """Whether the number ``found[k]`` is compared (a :data:`LESS_WORDS` or
+    :data:`MORE_WORDS` word at most three words on) with a number the context states
+    (at most five words after that), and the comparison is true."""
+    valued = [item for item in found[k + 1 :] if item[3]]
+    for j, (_, _, word, _) in enumerate(valued[:3]):
+        if word not in LESS_WORDS | MORE_WORDS:
+            continue
+        number = next((f for _, _, _, f in valued[j + 1 : j + 6] if is_number(f)), None)
+        if number is None or number not in context.forms:
+            return False
+        mine, theirs = Decimal(found[k][3]), Decimal(number)
+        return mine < theirs if word in LESS_WORDS else mine > theirs
+    return False
+
+
+def derived_values(text: str, context: Collection[str]) -> frozenset[str]:
+    """The number forms of ``text`` the context does not state that simple arithmetic
+    on stated amounts gives, and the question's numbers the answer works with. Why: a
+    right answer shows its work ("50 euros, since it's 25 euros an hour" for two hours;
+    "since 1 pm is before the 14:00 cut-off"), an invented one does not. How, per answer
+    sentence: a number is a context rate times what it is per (an amount of the
+    question, of the same answer sentence or of the same context sentence), or a context
+    amount plus or minus one of the question in the same named unit (:func:`_worked`;
+    not two context amounts, nor one the answer states: "three years" is five minus two,
+    an invented twin); a question's number restated in the answer counts when it is
+    such an operand or compared, truly, with a number the context states
+    (:func:`_compared`). Only pairs, no chains; a value is held only when each place the
+    answer states it is ("50 euros, since it's 50 euros an hour" restates no rate)."""
+    if not isinstance(context, ContextWords) or not context.quantities:
+        return frozenset()
+    asked = {q.value for q in context.asked_values}
+    held: set[int] = set()  # where a number the context lacks is derived or worked with
+    lacked: dict[str, list[int]] = {}  # where each number the context lacks stands
+    units: dict[str, set[str]] = {}
+    for a, b in split_sentences(text) or [(0, len(text))]:
+        own = {a + s: q for s, q in quantities(text[a:b])}
+        found = forms(text[a:b])
+        for start, result in own.items():
+            if result.value in context.forms:
+                continue
+            lacked.setdefault(result.value, []).append(start)
+            for sentence in context.quantities:
+                for stated in sentence:
+                    near = [q for q in sentence if q is not stated]
+                    used = [
+                        s
+                        for s, q in own.items()
+                        if s != start and _worked(result, stated, q, sums=False)
+                    ]
+                    if (
+                        used
+                        or any(_worked(result, stated, q) for q in context.asked_values)
+                        or any(_worked(result, stated, q, sums=False) for q in near)
+                    ):
+                        held.add(start)
+                        units.setdefault(result.value, set()).add(result.unit)
+                    held.update(s for s in used if own[s].value in asked)
+            k = next(n for n, item in enumerate(found) if item[0] == start - a)
+            if result.value in asked and _compared(found, k, context):
+                held.add(start)
+    values = {v for v, starts in lacked.items() if all(s in held for s in starts)}
+    return frozenset(values).union(*(units.get(v, set()) for v in values))
+
+
+NEXT_DAY = re.compile(r"\b(?:next|following)\s+(working\s+|business\s+)?day\b", re.IGNORECASE)
+"""A context's "the next (working) day": :func:`next_days`."""
+
+
+def next_days(texts: Iterable[str], question: str) -> frozenset[str]:
+    """The weekday after each weekday ``question`` names when a text says "the next day"
+    ("the next working day": Saturday and Sunday skipped): "processed on the next
+    working day" holds "Tuesday" for a transfer sent on a Monday."""
+    days = [WEEKDAYS.index(f) for _, _, _, f in forms(question) if f in WEEKDAYS]
+    out: set[str] = set()
+    for text in texts:
+        for match in NEXT_DAY.finditer(text):
+            for day in days:
+                after = (day + 1) % 7
+                while match.group(1) and after >= 5:
+                    after = (after + 1) % 7
+                out.add(WEEKDAYS[after])
+    return frozenset(out)
