@@ -117,6 +117,18 @@ def write_headline(name: str, rows: Sequence[Sequence[object]]) -> None:
     write_index()
 
 
+def publish(
+    name: str, title: str, body: str, rows: Sequence[Sequence[object]] | None, write: bool
+) -> None:
+    """Print a benchmark's section; with ``write``, store it (:func:`write_section`) and its
+    headline rows (:func:`write_headline`, when it has some). Every report ends here."""
+    print(body)
+    if write:
+        write_section(name, title, body)
+        if rows is not None:
+            write_headline(name, rows)
+
+
 def _read_headlines() -> dict[str, dict[str, object]]:
     text = HEADLINES.read_text(encoding="utf-8") if HEADLINES.exists() else "{}"
     loaded: dict[str, dict[str, object]] = json.loads(text)

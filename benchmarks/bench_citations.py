@@ -21,7 +21,7 @@ import numpy as np
 import camab_rag
 import camab_rag.citations as citations
 from benchmarks import argument_parser
-from benchmarks._report import markdown_table, share, write_headline, write_section
+from benchmarks._report import markdown_table, publish, share
 from benchmarks.data import contains_gold, contexts, hotpot_rows, read_jsonl, resume
 from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
@@ -419,15 +419,9 @@ def main() -> None:
     args = parser.parse_args()
     if not args.replay:
         run(args.n, args.model, args.threads)
-    body = report(args.model, args.n)
-    print(body)
-    if not args.no_write:
-        write_section(
-            "citations",
-            "Citation precision and recall (HotpotQA supporting paragraphs, SmolLM2)",
-            body,
-        )
-        write_headline("citations", headline_rows(args.model))
+    title = "Citation precision and recall (HotpotQA supporting paragraphs, SmolLM2)"
+    rows = headline_rows(args.model)
+    publish("citations", title, report(args.model, args.n), rows, not args.no_write)
 
 
 def headline_rows(model: str) -> list[list[str]]:

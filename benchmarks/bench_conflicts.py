@@ -21,7 +21,7 @@ import numpy as np
 import camab_rag
 import camab_rag.engine as engine
 from benchmarks import argument_parser
-from benchmarks._report import fmt, markdown_table, write_headline, write_section
+from benchmarks._report import fmt, markdown_table, publish
 from benchmarks.data import hotpot_rows, paragraphs, read_jsonl, resume
 from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
@@ -337,8 +337,5 @@ def main() -> None:
     six_runs, done = ({r["id"]: r for r in read_jsonl(paths[k])} for k in ("_six", ""))
     records = [done[c["id"]] for c in built if c["id"] in done]
     body = report(records, [six_runs[c["id"]] for c in built if c["id"] in six_runs], args.model)
-    print(body)
-    if not args.no_write:
-        title = "Conflicting sources (HotpotQA, synthetic contradictions)"
-        write_section("conflicts", title, body)
-        write_headline("conflicts", headline_rows(records, args.model))
+    title = "Conflicting sources (HotpotQA, synthetic contradictions)"
+    publish("conflicts", title, body, headline_rows(records, args.model), not args.no_write)

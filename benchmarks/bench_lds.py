@@ -25,7 +25,7 @@ import numpy as np
 
 from benchmarks import argument_parser
 from benchmarks._report import ci_cell as _cell
-from benchmarks._report import markdown_table, write_headline, write_section
+from benchmarks._report import markdown_table, publish
 from benchmarks.data import (
     Example,
     PricedReward,
@@ -683,10 +683,8 @@ def report_command(args: argparse.Namespace) -> None:
                 headlines += headline_rows(stem, table, shape)
             body.append(text)
     text = "\n\n".join([INTRO, *body])
-    print(text)
-    if args.write:
-        write_section("lds", "Quality per model call: LDS and top-k drop", text)
-        write_headline("lds", headlines)
+    title = "Quality per model call: LDS and top-k drop"
+    publish("lds", title, text, headlines, args.write)
 
 
 INTRO = (

@@ -15,7 +15,7 @@ from scipy.stats import spearmanr
 
 from benchmarks import argument_parser
 from benchmarks._report import ci_cell as cell
-from benchmarks._report import columns, markdown_table, write_headline, write_section
+from benchmarks._report import columns, markdown_table, publish
 from benchmarks.data import Example, append_record, examples_by_id, make_builder, masks_from_bits
 from benchmarks.data import read_jsonl as read_results
 from benchmarks.stats import gold_auroc, mean_ci
@@ -172,34 +172,14 @@ def compare(record: dict[str, Any], line: dict[str, Any], example: Example) -> d
     }
 
 
-def _split_sentence(what: str, above: float, below: float) -> str:
-    """One sentence on whether agreement differs between the halves split by ``what``."""
-    if abs(above - below) <= 0.1:
-        return (
-            f"Agreement does not clearly depend on {what} (above the median: Spearman "
-            f"{above:.2f}, below: {below:.2f}). "
-        )
-    more = "higher" if above > below else "lower"
-    return (
-        f"Agreement is {more} where {what} is above the median (Spearman {above:.2f}, "
-        f"below: {below:.2f}). "
-    )
-
-
-def reading(
-    compared: list[dict[str, Any]], confidence: list[float], answer_tokens: list[float]
-) -> str:
+def reading(compared: list[dict[str, Any]]) -> str:
     """What the figures say about trusting a proxy, written from the figures."""
 
-    def mean(label: str, level: str, key: str, keep: list[bool] | None = None) -> float:
-        rows = [c[label][level][key] for i, c in enumerate(compared) if keep is None or keep[i]]
-        return float(np.mean(rows)) if rows else float("nan")
+    def mean(label: str, level: str, key: str) -> float:
+        return float(np.mean([c[label][level][key] for c in compared]))
 
     same = "contextcite: Qwen vs proxy"
     floor = "no proxy: Qwen loo vs Qwen contextcite"
-    median = float(np.median(confidence))
-    confident = [v > median for v in confidence]
-    unsure = [not v for v in confident]
     tracks = mean(same, "sentence", "spearman") > mean(floor, "sentence", "spearman")
     verdict = (
         "So at 40 calls most of the disagreement a user sees comes from the attribution "
@@ -214,18 +194,6 @@ def reading(
         else "So the proxy disagrees with the model more than the model's own designs do: "
         "treat its citations as a hint, not as the model's attribution. "
     )
-    by_confidence = _split_sentence(
-        "the proxy's mean log-prob of the answer",
-        mean(same, "sentence", "spearman", confident),
-        mean(same, "sentence", "spearman", unsure),
-    )
-    lengths = [float(x) for x in answer_tokens]
-    longer = [v > float(np.median(lengths)) for v in lengths]
-    by_length = _split_sentence(
-        "the answer's length in tokens",
-        mean(same, "sentence", "spearman", longer),
-        mean(same, "sentence", "spearman", [not v for v in longer]),
-    )
     return (
         "Reading. On the same subsets the proxy's ContextCite-style scores follow Qwen's "
         f"own with Spearman {mean(same, 'sentence', 'spearman'):.2f} over sentences and "
@@ -239,9 +207,7 @@ def reading(
         "one sentence of many moves the answer's log-prob too little for two models to "
         "rank sentences the same way, so do not pair a proxy with leave-one-out at "
         "sentence level. "
-        + by_confidence
-        + by_length
-        + f"With {len(compared)} examples the intervals are wide: these are directions, "
+        f"With {len(compared)} examples the intervals are wide: these are directions, "
         "not guarantees."
     )
 
@@ -273,27 +239,6 @@ def report(args: argparse.Namespace) -> None:
         rows,
     )
 
-    # when to trust it: split at the median of answer length and of proxy confidence
-    cc = [c["contextcite: Qwen vs proxy"]["sentence"] for c in compared]
-    strata = []
-    lengths = [float(x["response_tokens"]) for x in lines]
-    confidence = [float(x["full_logprob"]) for x in lines]
-    for label, values in (("answer tokens", lengths), ("proxy mean log-prob", confidence)):
-        median = float(np.median(values))
-        below = [v <= median for v in values]
-        for side, keep in (("<=", below), (">", [not b for b in below])):
-            picked = [
-                c["contextcite: Qwen vs proxy"]["sentence"] for c, k in zip(compared, keep) if k
-            ]
-            if not picked:
-                continue
-            strata.append(
-                [f"{label} {side} {median:.2f}", len(picked)]
-                + [cell([p[k] for p in picked]) for k in ("top1", "top3", "spearman")]
-            )
-    strata_table = markdown_table(
-        columns("examples where|n|top-1 agreement|top-3 overlap|Spearman"), strata
-    )
     n_sentences = [e.n_segments for e in examples.values()]
     n_documents = [len(e.documents) for e in examples.values()]
     sizes = (
@@ -301,6 +246,7 @@ def report(args: argparse.Namespace) -> None:
         f"{min(n_documents)}-{max(n_documents)} paragraphs"
     )
     correct = [c for c, x in zip(compared, lines) if records[x["id"]].get("answer_correct")]
+    cc = [c["contextcite: Qwen vs proxy"]["sentence"] for c in compared]
     gap = [row["auroc_compared"] - row["auroc_reference"] for row in cc]
     gap_mean, gap_half, _ = mean_ci(gap)
     body = (
@@ -316,25 +262,15 @@ def report(args: argparse.Namespace) -> None:
         "reach, against which the proxy's agreement can be read.\n\n"
         + table
         + f"\n\nProxy minus own gold AUROC (ContextCite-style, sentences): {gap_mean:+.3f} ± "
-        f"{gap_half:.3f}. Examples Qwen answered correctly: {len(correct)}.\n\n"
-        "When to trust it (ContextCite-style, sentence level), split at the median:\n\n"
-        + strata_table
-        + "\n\n"
-        + reading(compared, confidence, lengths)
+        f"{gap_half:.3f}. Examples Qwen answered correctly: {len(correct)}.\n\n" + reading(compared)
     )
-    print(body)
-    if not args.no_write:
-        write_section(
-            "proxy", "A proxy scorer for closed chat APIs: agreement with the model", body
-        )
-        top1 = cell([row["top1"] for row in cc])
-        write_headline(
-            "proxy",
-            [
-                ["proxy's top-1 = the model's (ContextCite, sentences)", top1, "not run", "–"],
-                ["proxy − own gold AUROC", f"{gap_mean:+.3f} ± {gap_half:.3f}", "not run", "–"],
-            ],
-        )
+    top1 = cell([row["top1"] for row in cc])
+    rows = [
+        ["proxy's top-1 = the model's (ContextCite, sentences)", top1, "not run", "–"],
+        ["proxy − own gold AUROC", f"{gap_mean:+.3f} ± {gap_half:.3f}", "not run", "–"],
+    ]
+    title = "A proxy scorer for closed chat APIs: agreement with the model"
+    publish("proxy", title, body, rows, not args.no_write)
 
 
 def main() -> None:
