@@ -4,10 +4,12 @@ together in every subset, so every fit gave them the same score)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
-from camab_rag import AttributionSettings, attribute_fn
+from camab_rag import AttributionResult, AttributionSettings, attribute_fn
 from camab_rag.methods.auto import separate_ties
 
 
@@ -22,11 +24,11 @@ def tied_pairs(masks: np.ndarray) -> list[tuple[int, int]]:
     return pairs
 
 
-def linear(weights: np.ndarray):
+def linear(weights: np.ndarray) -> Callable[[np.ndarray], float]:
     return lambda mask: float(np.asarray(mask, dtype=float) @ weights[: len(mask)])
 
 
-def run(n: int, budget: int, seed: int, documents: bool, weights: np.ndarray):
+def run(n: int, budget: int, seed: int, documents: bool, weights: np.ndarray) -> AttributionResult:
     return attribute_fn(
         linear(weights),
         n,
