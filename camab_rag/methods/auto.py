@@ -13,7 +13,9 @@ reads the scores with the answer's lexical scores as a prior (:meth:`Auto.with_l
 :data:`SHORT_ANSWER_WORDS` words is read so, in one fit, under
 :data:`SHORT_LEXICAL_BELOW`. The rule is :func:`budget_rule`; the measurements behind
 it are in BENCHMARKS.md, and benchmarks reach the alternatives through
-:meth:`Auto._variant` (not a public interface).
+:meth:`Auto._variant` (not a public interface). Whatever the design, units whose mask
+columns would stay identical (so every fit gives them one score) are separated before the
+budget runs out (:func:`separate_ties`).
 """
 
 from __future__ import annotations
@@ -106,21 +108,17 @@ def _column_classes(masks: Masks, n_segments: int) -> np.ndarray:
     return np.asarray(labels, dtype=np.int64).reshape(-1)
 
 
-def _fit_row(row: np.ndarray, labels: np.ndarray, rows_left: int, rng: np.random.Generator) -> bool:
+def _fit_row(row: np.ndarray, labels: np.ndarray, rows_left: int, rng: np.random.Generator) -> None:
     """Move, in place, as few units of ``row`` as it takes (chosen at random) so that no
     class of tied units keeps more than ``2 ** (rows_left - 1)`` on one side: what the
-    ``rows_left - 1`` rows after it can still tell apart. Whether it moved any."""
-    most = 2 ** (rows_left - 1) if rows_left >= 1 else 1
-    moved = False
+    ``rows_left - 1`` rows after it can still tell apart."""
+    most = 2 ** min(max(rows_left - 1, 0), 62)
     for label in np.flatnonzero(np.bincount(labels) > most):
         members = np.flatnonzero(labels == label)
         inside = members[row[members]]
         larger = inside if 2 * inside.size >= members.size else np.setdiff1d(members, inside)
-        excess = larger.size - most
-        if excess > 0:
-            row[rng.choice(larger, size=excess, replace=False)] ^= True
-            moved = True
-    return moved
+        if larger.size > most:
+            row[rng.choice(larger, size=larger.size - most, replace=False)] ^= True
 
 
 def separate_ties(
@@ -233,7 +231,8 @@ class AutoSampler(Sampler):
         self.thompson = CamabSampler(method.bandit(), n_segments, budget, rng)
         self.opening: Masks | None = None
         if switches.design == "random_halves":
-            # method="contextcite"'s subsets for the same seed, and nothing after them
+            # method="contextcite"'s subsets for the same seed (bar separate_ties), and
+            # nothing after them
             self.opening = ContextCite().sampler(n_segments, budget, rng).next_masks()
             self.thompson = CamabSampler(method.bandit(), n_segments, 0, rng)
         elif switches.leave_one_out_first:
