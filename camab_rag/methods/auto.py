@@ -132,7 +132,7 @@ def separate_ties(
     units' columns are identical once the ``later`` rows the budget leaves after it are
     spent (each later batch does the same): units with identical columns get identical
     scores from any fit. Row by row, a class of tied units keeps at most ``2 ** (r - 1)``
-    units on one side, ``r`` the rows left (``ceil(log2)`` rows tell ``2 ** r`` apart); a
+    units on one side, ``r`` the rows left (``r`` rows can tell ``2 ** r`` units apart); a
     row repeating an earlier one is replaced by ``fresh(row, earlier)``. A moved row
     splits a class constant in every earlier row, so it is new."""
     n_segments = batch.shape[1]
@@ -221,8 +221,9 @@ def budget_rule(
 
 
 class AutoSampler(Sampler):
-    """One opening batch when it fits, then distinct Thompson draws; the last rows
-    separate units whose columns would stay identical (:func:`separate_ties`)."""
+    """One opening batch when it fits, then distinct Thompson draws; each batch is
+    adjusted so that units whose columns would stay identical are separated before the
+    budget runs out (:func:`separate_ties`)."""
 
     def __init__(self, method: Auto, n_segments: int, budget: int, rng: np.random.Generator):
         switches = method._switches
