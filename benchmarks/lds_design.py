@@ -47,7 +47,7 @@ from benchmarks.bench_lds import (
     variant,
 )
 from benchmarks.data import PricedReward, RewardStore, Unpriced
-from benchmarks.stats import mean_ci, removal_mask, removal_set
+from benchmarks.stats import removal_mask, removal_set
 from camab_rag import AttributionSettings
 from camab_rag.engine import attribute_fn
 from camab_rag.lexical import lexical_scores
@@ -63,11 +63,6 @@ from camab_rag.methods.prior import posterior, target_weights
 ROOT = Path(__file__).resolve().parent.parent
 
 FREE: dict[str, tuple[str, dict[str, Any]]] = {
-    "adaptive-posterior": (
-        "adaptive design, CAMAB's posterior mean",
-        {"estimator": "posterior_mean"},
-    ),
-    "adaptive-joint": ("adaptive design, one fit over both levels", {"joint_fit": True}),
     "halves-flat": (
         "random halves, flat-intercept posterior",
         {"design": "random_halves", "halves_estimator": "flat_intercept"},
@@ -85,7 +80,6 @@ FREE: dict[str, tuple[str, dict[str, Any]]] = {
         "both levels",
         {"document_opening": True, "joint_fit": True},
     ),
-    "kernelshap": ("KernelSHAP's design and estimator (one level)", {}),
     "adaptive-lasso": (
         "adaptive design read with LASSO (one document)",
         {"document_opening": True, "estimator": "lasso"},
@@ -100,17 +94,11 @@ FREE: dict[str, tuple[str, dict[str, Any]]] = {
         },
     ),
 }
-"""Variants on subsets the store already holds: (label, ``Auto._variant`` switches;
-``kernelshap`` is ``method="kernelshap"`` on one level)."""
+"""Variants on subsets the store already holds: (label, ``Auto._variant`` switches)."""
 ONE_DOCUMENT_ONLY = ("adaptive-lasso",)
 """Variants fitted on one document's sentences only (candidates of the rule there)."""
-PRICED: dict[str, tuple[str, dict[str, Any], bool]] = {
-    "adaptive-one-level": ("adaptive design, one level (no hierarchy)", {}, False),
-}
-"""Variants that ask for new subsets: (label, switches, hierarchical)."""
 FLAT_LEXICAL = "lexical-flat"
 """Over several documents: ``auto``'s subsets re-fitted in one fit with the lexical prior."""
-PRICED_BUDGETS = (8, 16)
 ESTIMATORS = {"flat": "halves-flat", "LASSO": "halves-lasso"}
 """How the rule's random halves may be read (the variant of each)."""
 CUTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 10.0)
@@ -118,32 +106,28 @@ CUTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 10.0)
 METRICS = (("lds_bernoulli", "LDS, Bernoulli ½"), ("lds_keep", "LDS, keep 1-4"))
 
 
-def variant_fits(case: Case, reward: PricedReward, priced: bool) -> dict[tuple[str, str], Fit]:
-    """The ablation fits of one example (the priced variants too when ``priced``); a fit
-    whose subsets are not all in the store is left out."""
+def variant_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]:
+    """The ablation fits of one example; a fit whose subsets are not all in the store is
+    left out."""
     seed, groups = int(case.record["seed"]), _groups(case)
     found: dict[tuple[str, str], Fit] = {}
-    plans: list[tuple[str, dict[str, Any], bool, tuple[int, ...]]] = [
-        (name, sw, True, budgets_of(case))
+    plans = [
+        (name, sw)
         for name, (_, sw) in FREE.items()
         if _n_docs(case) <= 1 or name not in ONE_DOCUMENT_ONLY
     ]
-    if priced:
-        plans += [(name, sw, hier, PRICED_BUDGETS) for name, (_, sw, hier) in PRICED.items()]
     lexical = lexical_scores(case.example.segment_texts, str(case.record["response"]))
-    for name, switches, hierarchical, budgets in plans:
+    for name, switches in plans:
         if "lexical_prior_below" in switches:
             switches = {**switches, "lexical_weights": lexical}
-        method = "kernelshap" if name == "kernelshap" else variant(switches)
-        for b in budgets:
-            levels = hierarchical and name != "kernelshap"
-            settings = AttributionSettings(seed=seed, hierarchical=levels)
+        for b in budgets_of(case):
+            settings = AttributionSettings(seed=seed)
             try:
                 result = attribute_fn(
                     reward,
                     case.n,
                     budget=b,
-                    method=method,
+                    method=variant(switches),
                     groups=groups,
                     settings=settings,
                 )
@@ -175,7 +159,7 @@ def run_command(args: argparse.Namespace) -> None:
     for index, case in enumerate(found):
         started = time.perf_counter()
         priced = PricedReward(store, case.id, pricing.for_case(case))
-        fits = variant_fits(case, priced, priced=True)
+        fits = variant_fits(case, priced)
         for fit in fits.values():
             priced.many([removal_mask(case.n, removal_set(fit.scores, k)) for k in DROP_KS])
         print(
@@ -207,7 +191,7 @@ def tables(stem: str, cache: Path | None = None) -> tuple[list[Case], list[Cells
             return found, list(rows)
     rows = []
     for case in found:
-        extra = variant_fits(case, PricedReward(store, case.id), priced=shape == "model")
+        extra = variant_fits(case, PricedReward(store, case.id))
         cells, _ = measure(case, store, extra)
         rows.append(cells)
     if path is not None:
@@ -218,46 +202,25 @@ def tables(stem: str, cache: Path | None = None) -> tuple[list[Case], list[Cells
 
 @dataclass(frozen=True)
 class Rule:
-    """A candidate budget rule (:func:`camab_rag.methods.auto.budget_rule`): KernelSHAP's
-    design under ``kernelshap * (N + 1)`` calls over several documents and under
-    ``one_document_kernelshap * (N + 1)`` on one document's sentences (at least 2 calls);
-    else the random halves read with ``estimator`` under ``halves * (N + 1)`` calls over
-    several documents and ``one_document * (N + 1)`` on one document; over several
-    documents, an answer of at most ``short`` words takes ``short_variant``
-    (:data:`SHORT`) under ``short_below * (N + 1)`` calls; on one document from
-    ``above * (N + 1)`` calls, the variant ``high`` (:data:`HIGH`); over several documents,
-    one fit over both levels under ``joint * (N + 1)``; else the adaptive design (each
-    document left out once when ``D + 1`` calls fit)."""
+    """A candidate budget rule (:func:`camab_rag.methods.auto.budget_rule`): the random
+    halves read with ``estimator`` under ``halves * (N + 1)`` calls over several
+    documents and ``one_document * (N + 1)`` on one document; on one document from
+    ``above * (N + 1)`` calls, the variant ``high`` (:data:`HIGH`); over several
+    documents, one fit over both levels under ``joint * (N + 1)``; else the adaptive
+    design (each document left out once when ``D + 1`` calls fit)."""
 
     halves: float
     joint: float
     one_document: float
     estimator: str
-    kernelshap: float = 0.0
-    one_document_kernelshap: float = 0.0
     above: float = math.inf
     high: str = "adaptive-lasso"
-    short: float = 0.0
-    short_below: float = 0.0
-    short_variant: str = "halves"
-
-    @property
-    def short_key(self) -> str:
-        """The variant a short answer takes under the length cut."""
-        if self.short_variant == "halves":
-            return ESTIMATORS[self.estimator]
-        return self.short_variant
 
     def key(self, case: Case, budget: int) -> str:
         n_docs = _n_docs(case)
-        shap = self.one_document_kernelshap if n_docs <= 1 else self.kernelshap
-        if budget >= 2 and budget < shap * (case.n + 1):
-            return "kernelshap"
         cut = self.one_document if n_docs <= 1 else self.halves
         if budget < cut * (case.n + 1):
             return ESTIMATORS[self.estimator]
-        if n_docs > 1 and _words(case) <= self.short and budget < self.short_below * (case.n + 1):
-            return self.short_key
         if n_docs <= 1 and budget >= self.above * (case.n + 1):
             return self.high
         if 1 < n_docs < case.n and budget < self.joint * (case.n + 1):
@@ -266,17 +229,9 @@ class Rule:
 
     def __str__(self) -> str:
         high = "" if math.isinf(self.above) else f", from {self.above}: {FREE[self.high][0]}"
-        short = (
-            ""
-            if self.short <= 0 or self.short_below <= self.halves
-            else f" (answers of at most {self.short:g} words: {SHORT[self.short_variant]} "
-            f"under {self.short_below})"
-        )
         return (
-            f"KernelSHAP's design under {self.kernelshap} (several documents) / "
-            f"{self.one_document_kernelshap} (one document) calls per unit, else "
-            f"halves ({self.estimator}) under {self.halves}{short} / {self.one_document}"
-            f"{high}, joint fit under {self.joint}"
+            f"halves ({self.estimator}) under {self.halves} (several documents) / "
+            f"{self.one_document} (one document){high}, joint fit under {self.joint}"
         )
 
 
@@ -317,11 +272,7 @@ def rule_value(case: Case, cells: Cells, budget: int, rule: Rule) -> dict[str, f
 HIGH = ("adaptive-lasso", "halves-lasso")
 """What one document's sentences may use from a rule's ``above`` cut on (the lexical
 prior is chosen after the rule, :func:`lexical_sweep`)."""
-SHORT = {"halves": "the random halves", ADAPTIVE: "auto before issue 51"}
-"""What short answers over several documents may take under a rule's length cut: the
-random halves read with the rule's estimator, or ``auto``'s design before issue 51 (no
-document opening, one fit per level)."""
-KEYS = ("documents-first", "documents-first-joint", "halves-flat", "kernelshap", *HIGH, ADAPTIVE)
+KEYS = ("documents-first", "documents-first-joint", "halves-flat", *HIGH)
 """The variants a :class:`Rule` picks from (their index in :func:`_arrays`)."""
 
 
@@ -330,14 +281,13 @@ class _Arrays:
     """One file's cells as arrays, so that a rule is read without a loop over examples:
     ``values[key, example, budget, metric]``, nan where any variant lacks the cell (a fit
     not priced yet), so every rule is read on the same examples; ``units`` = N + 1,
-    ``one`` (one document), ``several`` (over several documents, below N) and ``words``
-    (the answer's length, :func:`_words`) per example."""
+    ``one`` (one document) and ``several`` (over several documents, below N) per
+    example."""
 
     values: np.ndarray
     units: np.ndarray
     one: np.ndarray
     several: np.ndarray
-    words: np.ndarray
 
 
 def _arrays(found: list[Case], table: list[Cells]) -> _Arrays:
@@ -354,8 +304,7 @@ def _arrays(found: list[Case], table: list[Cells]) -> _Arrays:
     missing = np.isnan(values).any(axis=0), np.isnan(values[several]).any(axis=0)
     values[:, np.where((docs <= 1)[:, None, None], *missing)] = np.nan
     n = np.array([c.n for c in found])
-    words = np.array([_words(c) for c in found])
-    return _Arrays(values, n + 1.0, docs <= 1, (docs > 1) & (docs < n), words)
+    return _Arrays(values, n + 1.0, docs <= 1, (docs > 1) & (docs < n))
 
 
 def _objective(arrays: _Arrays, rule: Rule) -> float:
@@ -365,22 +314,12 @@ def _objective(arrays: _Arrays, rule: Rule) -> float:
         cut = np.where(arrays.one, one, several)[:, None]
         return np.asarray(budgets < cut * arrays.units[:, None])
 
-    shap = under(rule.one_document_kernelshap, rule.kernelshap) & (budgets >= 2)
     halves = under(rule.one_document, rule.halves)
-    short = ~arrays.one[:, None] & (arrays.words <= rule.short)[:, None]
-    short = short & (budgets < rule.short_below * arrays.units[:, None])
     high = arrays.one[:, None] & (budgets >= rule.above * arrays.units[:, None])
     joint = under(math.inf, rule.joint) & arrays.several[:, None]
-    halves_key = KEYS.index(ESTIMATORS[rule.estimator])
     index = np.select(
-        [shap, halves, high, short, joint],
-        [
-            KEYS.index("kernelshap"),
-            halves_key,
-            KEYS.index(rule.high),
-            KEYS.index(rule.short_key),
-            1,
-        ],
+        [halves, high, joint],
+        [KEYS.index(ESTIMATORS[rule.estimator]), KEYS.index(rule.high), 1],
         default=0,
     )
     picked = np.take_along_axis(arrays.values, index[None, :, :, None], axis=0)[0]
@@ -404,15 +343,12 @@ ABOVE = (*CUTS, math.inf)
 MIN_RULE_ROWS = 8
 """The fewest examples a file needs to enter the rule's search (4 dev rows): a file is
 one term of the objective whatever its size, and one row is mostly noise."""
-LENGTH_GAIN = 0.01
-"""The least dev-objective gain for which an answer-length cut is kept (issue 51)."""
 
 
 def search(parts: dict[str, tuple[list[Case], list[Cells]]]) -> list[tuple[float, Rule]]:
-    """Candidate rules with their objective (mean over results files) on ``parts``, one
-    stage at a time, each at the best rule of the stage before: the halves' and the joint
-    fit's cuts and the estimator; one document's cuts and its ``high`` variant; then the
-    KernelSHAP cut over several documents and the answer-length cut."""
+    """Candidate rules with their objective (mean over results files) on ``parts``, in two
+    stages, the second at the best rule of the first: the halves' and the joint fit's
+    cuts and the estimator; then one document's cuts and its ``high`` variant."""
     arrays = [_arrays(f, t) for f, t in parts.values()]
 
     def scored(rules: Any) -> list[tuple[float, Rule]]:
@@ -425,65 +361,10 @@ def search(parts: dict[str, tuple[list[Case], list[Cells]]]) -> list[tuple[float
     )
     best = max(first, key=lambda pair: pair[0])[1]
     second = scored(
-        replace(best, one_document=one, one_document_kernelshap=shap, above=above, high=high)
-        for one, shap, above, high in itertools.product(CUTS, CUTS, ABOVE, HIGH)
+        replace(best, one_document=one, above=above, high=high)
+        for one, above, high in itertools.product(CUTS, ABOVE, HIGH)
     )
-    best = max(first + second, key=lambda pair: pair[0])[1]
-    third = scored(
-        replace(best, kernelshap=shap, short=short, short_below=cut, short_variant=variant)
-        for shap, short, cut, variant in itertools.product(CUTS, WORD_CUTS, CUTS, SHORT)
-    )
-    return first + second + third
-
-
-LESSONS = (
-    ("adaptive-posterior", "CAMAB's posterior mean instead of the flat-intercept one"),
-    ("adaptive-joint", "one fit over both levels instead of one per level"),
-    ("adaptive-one-level", "one level instead of documents then sentences"),
-    ("documents-first", "each document left out once whenever D + 1 calls fit"),
-    ("halves-flat", "random halves (flat-intercept posterior) instead of the adaptive design"),
-    ("halves-lasso", "random halves read with LASSO (ContextCite-style) instead"),
-    ("kernelshap", "KernelSHAP's design and estimator (one level) instead"),
-)
-
-
-def length_table(rule: Rule, variant: str, both: Any) -> str:
-    """The objectives (``both``: dev, other half) as the answer-length cut and its budget
-    cut move, short answers taking ``variant``, the rest at ``rule``."""
-    rows = [
-        [str(t)]
-        + [
-            " / ".join(both(replace(rule, short=t, short_below=c, short_variant=variant)))
-            for c in CUTS
-        ]
-        for t in WORD_CUTS
-    ]
-    return markdown_table(["T"] + [str(c) for c in CUTS], rows)
-
-
-def lesson_table(every: dict[str, tuple[list[Case], list[Cells]]]) -> str:
-    """Each switch minus auto before issue 51, paired over the examples that have both,
-    at 8 and 16 calls (mean ± 95% CI of the difference; LDS on Bernoulli ½ and keep 1-4)."""
-    rows = []
-    for key, what in LESSONS:
-        for stem, (_, table) in every.items():
-            for b in PRICED_BUDGETS:
-                row: list[object] = [what, stem, b]
-                for metric, _ in METRICS:
-                    diffs = [
-                        t[(key, str(b))][metric] - t[(ADAPTIVE, str(b))][metric]
-                        for t in table
-                        if (key, str(b)) in t
-                        and (ADAPTIVE, str(b)) in t
-                        and not math.isnan(t[(key, str(b))].get(metric, math.nan))
-                        and not math.isnan(t[(ADAPTIVE, str(b))].get(metric, math.nan))
-                    ]
-                    mean, half, n = mean_ci(diffs)
-                    row.append("–" if n < 2 else f"{mean:+.3f} ± {half:.3f} ({n})")
-                rows.append(row)
-    return markdown_table(
-        ["switch", "file", "budget", "Δ LDS, Bernoulli ½ (examples)", "Δ LDS, keep 1-4"], rows
-    )
+    return first + second
 
 
 def target_table(
@@ -709,7 +590,7 @@ def _values(cells: list[dict[str, float]], metric: str) -> list[float]:
 
 def report_command(args: argparse.Namespace) -> None:
     label = {ADAPTIVE: "adaptive design, flat-intercept posterior (auto before issue 51)"}
-    label |= {k: v[0] for k, v in FREE.items()} | {k: v[0] for k, v in PRICED.items()}
+    label |= {k: v[0] for k, v in FREE.items()}
     label |= {m: LABELS[m] for m in ANYTIME}
     parts, dev, check = [], {}, {}
     for stem in args.results_list:
@@ -720,7 +601,7 @@ def report_command(args: argparse.Namespace) -> None:
         dev[stem] = (found[:half], table[:half])
         check[stem] = (found[half:], table[half:])
         rows = []
-        for key in (ADAPTIVE, *FREE, *PRICED, *ANYTIME):
+        for key in (ADAPTIVE, *FREE, *ANYTIME):
             for b in BUDGETS:
                 cells = [t[(key, str(b))] for t in table if (key, str(b)) in t]
                 if not cells:
@@ -753,27 +634,7 @@ def report_command(args: argparse.Namespace) -> None:
         ]
     every = {stem: (dev[stem][0] + check[stem][0], dev[stem][1] + check[stem][1]) for stem in dev}
     parts += [
-        "### One switch at a time, at 8 and 16 calls",
-        "",
-        "Each switch minus auto before issue 51 (adaptive design, flat-intercept "
-        "posterior, one fit per level), paired over the examples that have both; a switch "
-        "that needs new subsets was priced on the first rows only (count in brackets):",
-        "",
-        lesson_table(every),
-        "",
         LEARNED,
-        "",
-        "### Few documents: each left out once first",
-        "",
-        "A fresh user's case (6 shop pages, budget 8) tied two pages: at 8 calls neither "
-        "opening fitted its old condition, so the run was Thompson draws alone. `auto` "
-        "now opens with each document left out once whenever `D + 1` calls fit (the "
-        "'documents first' rows above at 16 calls on HotpotQA, where the old document "
-        "level took half the budget). On one level over whole documents (chunks) it "
-        "opens so where KernelSHAP's opening (75% of the budget) does not fit; its replay "
-        "on the every-subset tables of HotpotQA paragraphs as chunks was last written at "
-        "commit acfeaa6 by `python -m benchmarks lds-design report` (git history keeps "
-        "it).",
         "",
         "### A held-out check on new rows",
         "",
@@ -805,10 +666,7 @@ def report_command(args: argparse.Namespace) -> None:
     def both(rule: Rule) -> list[str]:
         return [f"{v:.3f}" for v in objectives(rule)]
 
-    plain = replace(best, short=0.0, short_below=0.0, short_variant="halves")
-    gains = np.subtract(objectives(best), objectives(plain))
-    holds = bool(gains[0] >= LENGTH_GAIN and gains[1] >= 0)
-    chosen = best if holds else plain
+    chosen = best
 
     def sweep(name: str) -> list[list[object]]:
         """The objective as one cut moves, the others at the chosen rule."""
@@ -822,10 +680,6 @@ def report_command(args: argparse.Namespace) -> None:
                     halves=cut if name == "halves" else rule.halves,
                     joint=cut if name == "joint" else rule.joint,
                     one_document=cut if name == "one_document" else rule.one_document,
-                    kernelshap=cut if name == "kernelshap" else rule.kernelshap,
-                    one_document_kernelshap=(
-                        cut if name == "one_document_kernelshap" else rule.one_document_kernelshap
-                    ),
                 )
                 row += both(rule)
             rows.append(row)
@@ -839,20 +693,19 @@ def report_command(args: argparse.Namespace) -> None:
         f"{MIN_RULE_ROWS} examples: {', '.join(searched)}), budgets and the two LDS "
         "samples (Bernoulli ½, keep 1-4) of the mean over the first half of each file's "
         "examples ('dev'; the other half beside it), for ``auto`` under each candidate rule "
-        f"({len(scored)} in all): KernelSHAP's design and estimator (the very subsets "
-        '`method="kernelshap"` asks for, one level) under ``c * (N + 1)`` calls; else the '
-        "random halves read with flat-intercept or LASSO under ``c * (N + 1)`` calls, each "
-        "with one cut over several documents (HotpotQA) and one on one document's "
-        "sentences (CNN/DailyMail; c = 10: at every budget); over several documents, one "
-        "fit over both levels under a fifth cut; else the adaptive design, each document "
-        "left out once when ``D + 1`` calls fit (c = 0: never); over several documents, "
-        "answers of at most T words may take another design under a cut of their own. Searched "
-        "in three stages, each at the best rule of the one before (the halves', joint "
-        "fit's and one document's cuts with the estimator; one document's cuts with the "
-        "KernelSHAP cut and the second cut below; the KernelSHAP cut over several "
-        "documents with the answer-length cut). Each table moves one cut, the others at "
-        "the chosen rule.",
+        f"({len(scored)} in all): the random halves read with flat-intercept or LASSO "
+        "under ``c * (N + 1)`` calls, with one cut over several documents (HotpotQA) and "
+        "one on one document's sentences (CNN/DailyMail; c = 10: at every budget); over "
+        "several documents, one fit over both levels under a third cut; else the adaptive "
+        "design, each document left out once when ``D + 1`` calls fit (c = 0: never). "
+        "Searched in two stages, the second at the best rule of the first (the halves', "
+        "joint fit's and one document's cuts with the estimator; one document's cuts with "
+        "the second cut below). Each table moves one cut, the others at the chosen rule. "
+        "Candidates the search never chose (KernelSHAP's design under a cut, and a cut on "
+        "the answer's length) were last written at commit 8824f1f by `python -m "
+        "benchmarks lds-design report`; git history keeps them.",
         "",
+        "Random halves over several documents:",
         "Random halves over several documents:",
         "",
         markdown_table(header, sweep("halves")),
@@ -864,14 +717,6 @@ def report_command(args: argparse.Namespace) -> None:
         "Random halves on one document's sentences:",
         "",
         markdown_table(header, sweep("one_document")),
-        "",
-        "KernelSHAP's design over several documents (checked before the halves):",
-        "",
-        markdown_table(header, sweep("kernelshap")),
-        "",
-        "KernelSHAP's design on one document's sentences (checked before the halves):",
-        "",
-        markdown_table(header, sweep("one_document_kernelshap")),
         "",
         "One document's sentences from a second cut on (``c * (N + 1)`` calls; inf: "
         "never; checked after the halves), each candidate: the adaptive design read with "
@@ -885,26 +730,8 @@ def report_command(args: argparse.Namespace) -> None:
             ],
         ),
         "",
-        "The answer's length: over several documents, answers of at most T words (rows; "
-        "0: none) take another design under ``c * (N + 1)`` calls "
-        "(columns), the others at the rule the search chose; dev / other half. Each "
-        "candidate in turn:",
-        "",
-        *(
-            line
-            for variant, title in SHORT.items()
-            for line in (
-                f"Short answers take {title}:",
-                "",
-                length_table(chosen, variant, both),
-                "",
-            )
-        ),
         f"The search's best: {best} (dev objective {best_score:.3f}, other half "
-        f"{both(best)[1]}); against the same rule without an answer-length cut it moves the "
-        f"dev objective by {gains[0]:+.3f} and the other half by {gains[1]:+.3f}. A length "
-        f"cut is kept only when it gains at least {LENGTH_GAIN} on the dev rows and does "
-        f"not lose on the other half: {'it does' if holds else 'not met, so none is kept'}. "
+        f"{both(best)[1]}). "
         f"Chosen: {chosen}; `auto` ships {shipped_rule()}"
         f"{' (the same)' if shipped_rule() == chosen else ' (**not** the chosen rule)'}. "
         "Below: the shipped rule against the best peer at each budget (ContextCite-style, "
@@ -967,79 +794,43 @@ def report_command(args: argparse.Namespace) -> None:
 
 INTRO = (
     "Issue 51: with the embedded SmolLM2, `auto` trailed ContextCite-style at 8-16 calls. "
-    "Ablations of `auto` on the examples, responses and held-out samples of 'Quality per "
-    "model call: LDS and top-k drop' (same reward stores; LDS as there), one switch at a "
-    "time against `auto` as it was before (adaptive design: documents then sentences, "
-    "each level opening with every unit left out once when that fits, then Thompson "
-    "draws; flat-intercept posterior; one fit per level). Switches on subsets the stores "
-    "already hold are replayed without the model: the estimator (CAMAB's posterior mean; "
-    "one fit over both levels) and the design 'random halves' (the whole budget as "
-    'ContextCite\'s Bernoulli ½ subsets, the very subsets `method="contextcite"` asks '
-    "for, read with each estimator; read with LASSO it is ContextCite-style itself). "
-    "Hierarchy off happens to ask for CAMAB's stored Thompson draws at 8-16 calls (no "
-    "opening fits), so it is priced on almost every row. drop@3 is shown where its removal "
-    "set is priced (count in brackets). The rule: `auto` switches to an alternative "
-    "when its budget is under `c * (N + 1)` calls, with cuts of its own for one "
-    "document's sentences and for several documents; the cuts and the alternative are "
-    "chosen on the first half of each results file (file order, never by example id; "
-    "the short-answer stores included) and read on the second half. The 'documents "
-    "first' variants (issue 51's second change) ask for new subsets at 16 calls on "
-    "HotpotQA, priced by `nice -n 10 .venv/bin/python -m benchmarks lds run "
-    "--results RESULTS --phases core,drops --threads 1` as far as CPU time allowed."
+    "Variants of `auto` on the examples, responses and held-out samples of 'Quality per "
+    "model call: LDS and top-k drop' (same reward stores; LDS as there), replayed without "
+    "the model, beside `auto` as it was before (adaptive design: documents then "
+    "sentences, each level opening with every unit left out once when that fits, then "
+    "Thompson draws; flat-intercept posterior; one fit per level): 'random halves' (the "
+    "whole budget as ContextCite's Bernoulli ½ subsets, the very subsets `method="
+    '"contextcite"` asks for, read with the flat-intercept posterior or LASSO), '
+    "'documents first' (each document left out once whenever D + 1 calls fit, alone or "
+    "with one fit over both levels) and, on one document, the adaptive design read with "
+    "LASSO. The rule: `auto` switches to an alternative when its budget is under "
+    "`c * (N + 1)` calls, with cuts of its own for one document's sentences and for "
+    "several documents; the cuts and the alternative are chosen on the first half of each "
+    "results file (file order, never by example id; the short-answer stores included) and "
+    "read on the second half. A fit whose subsets are not all priced is left out (the "
+    "'examples' column); new subsets are priced by `nice -n 10 .venv/bin/python -m "
+    "benchmarks lds run --results RESULTS --phases core,drops --threads 1`."
 )
 
 LEARNED = (
-    "What we learn. (1) At 8 and 16 calls over ~40 sentences in 10 documents the old "
-    "`auto` made no leave-one-out opening at all (the document level took half the "
-    "budget, under D + 1 = 11 calls), so each level got a handful of Thompson draws; "
-    "opening with each document left out once whenever D + 1 calls fit ('documents "
-    "first') is the largest gain at 16 calls on both HotpotQA files, and one fit over "
-    "both levels (no extra call) adds to it at 8 calls. (2) The estimator matters: "
-    "CAMAB's posterior mean (its prior pulls the intercept) loses on every file at 8-16 "
-    "calls, which is why `auto` uses the flat intercept. (3) The hierarchy helps: one "
-    "level loses on both HotpotQA files. (4) Random halves are ContextCite's home ground; "
-    "read with LASSO they lose over several documents (with Qwen by a wide margin); on "
-    "one document's sentences (CNN/DailyMail) the search keeps them only under a quarter "
-    "call per sentence, as the adaptive design read with LASSO (7) does as well from 8 "
-    "calls on. (5) Where the target table says **no**, it stays missed; the "
-    "numbers of the rows not yet priced (the 'examples' column) are read on fewer rows. "
-    '(6) KernelSHAP\'s design (the subsets `method="kernelshap"` asks for, read with its '
-    "estimator) is a candidate of the rule too, before the halves, with a cut of its own "
-    "over several documents and on one document: read on every row it gains on "
-    "CNN/DailyMail at 8 calls (most on keep 1-4) and loses at 16 calls, with Qwen and on "
-    "the short answers; its one-document cut helps on the other half but not on the dev "
-    "rows (the sweep below), so the search does not choose it and `auto` ships no "
-    "KernelSHAP cut. ContextCite's halves at every budget on one document (c = 10) are "
-    "in the search as well and are not chosen either. (7) Why the adaptive design "
-    "collapsed on some CNN/DailyMail rows at 32-64 calls (LDS 0.03 at 64 calls on a "
-    "40-sentence row that had 0.85 at 32, 0.43 at 32 calls on a 22-sentence one): on one "
-    "document the run opens with KernelSHAP's design (paired complements, "
-    "most near-empty or near-full) and reads every subset with the flat-intercept "
-    "posterior, ridge with almost no shrinkage (prior variance 1, noise 0.01); at 1-2 calls "
-    "per sentence that fits as many weights as it has rows, so it fits the noise and the "
-    "far-from-linear ends and misranks half contexts. The same subsets read with "
-    "ContextCite's LASSO give 0.93 and 0.73 on those rows: the design was fine, the "
-    "estimator was not. The rule's second cut on one document (the adaptive design read "
-    "with LASSO from ``c * (N + 1)`` calls, searched with the halves' cut) is chosen at 0: "
-    "every budget over the halves' cut. (8) The answer's length: on the short-answer "
-    "stores `auto` leads ContextCite-style on the gold span at 8 and 16 calls but trails "
-    "on 'The answer is X.' at 16 calls. These rows are 10 documents, so the one-document "
-    "rule does not touch them; what moves that cell is the 'documents first' opening (11 "
-    "of the 16 calls leave one document out): against `auto` before issue 51 it gains on "
-    "Bernoulli ½ and loses on keep 1-4 there, and gains on both for the gold span at 16 "
-    "calls. A cut "
-    "on the answer's words (short answers over several documents take the random halves, "
-    "or `auto`'s design before issue 51, under ``c * (N + 1)`` calls; the tables above) "
-    "gains at most a few thousandths on the dev rows and loses on the other half: "
-    "answers of the same length go opposite ways (span and sentence answers; Qwen's own "
-    "answers, median under 5 words, lose with the halves). What holds is the estimator: the "
-    "answer's lexical prior over several documents for the shortest answers (at most "
-    "2 words under 1 call per unit, chosen on the dev rows under 'A prior from zero "
-    "calls' below), which `auto` ships. It does not reach 'The answer is X.' (4-8 "
-    "words): taking those in as well costs some cell more than 0.02 (the T = 4-8 rows "
-    "there), so the sentence cell at 16 calls stays missed. The prior lowers LDS on "
-    "remove 2-5 (near-full contexts), which the cut was not chosen on, most on the gold "
-    "span (the last table); why is not yet measured."
+    "What we learn (the one-switch ablations behind (1)-(3) were last written at commit "
+    "8824f1f by `python -m benchmarks lds-design report`; git history keeps them). (1) "
+    "Over ~40 sentences in 10 documents, opening with each document left out once "
+    "whenever D + 1 calls fit is the largest gain at 16 calls, and one fit over both "
+    "levels adds to it at 8 calls. (2) CAMAB's posterior mean loses to the flat "
+    "intercept at 8-16 calls on every file; one level loses to the hierarchy on HotpotQA. "
+    "(3) Random halves read with LASSO lose over several documents; on one document's "
+    "sentences the search keeps them under a quarter call per sentence, and the adaptive "
+    "design read with LASSO above it (the flat-intercept posterior fits as many weights "
+    "as it has rows at 1-2 calls per sentence, so it fits the noise). (4) The answer's "
+    "length: a cut on the answer's words that hands short answers another design did not "
+    "hold on the other half; what holds is the answer's lexical prior over several "
+    "documents for the shortest answers (under 'A prior from zero calls' below). It does "
+    "not reach 'The answer is X.' (4-8 words), so the sentence cell at 16 calls stays "
+    "missed where the target table says **no**. The prior lowers LDS on remove 2-5 "
+    "(near-full contexts), which the cut was not chosen on: the lexical ranking it leans "
+    "on is itself weakest there (the lexical TF-IDF row of the gold-span table under "
+    "'Quality per model call')."
 )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -34,29 +33,6 @@ def test_the_rule_picks_each_regimes_variant_by_calls_per_unit() -> None:
     assert rule.key(chunks, 3) == "documents-first"  # one level: never the joint fit
 
 
-def test_kernelshaps_cuts_come_first_and_need_two_calls() -> None:
-    rule = Rule(
-        halves=0.0,
-        joint=0.5,
-        one_document=10.0,
-        estimator="LASSO",
-        kernelshap=0.25,
-        one_document_kernelshap=0.5,
-    )
-    hotpot, cnn = case(40, 10, "h2"), case(20, 1, "c2")
-    assert [rule.key(hotpot, b) for b in (8, 16, 32)] == [
-        "kernelshap",  # 8 < 0.25 * 41
-        "documents-first-joint",
-        "documents-first",
-    ]
-    assert [rule.key(cnn, b) for b in (8, 16, 64)] == [
-        "kernelshap",  # 8 < 0.5 * 21
-        "halves-lasso",  # ContextCite's design at every larger budget (c = 10)
-        "halves-lasso",
-    ]
-    assert Rule(0.0, 0.0, 0.0, "flat", 10.0, 10.0).key(cnn, 1) == "documents-first"
-
-
 Cells = dict[tuple[str, str], dict[str, float]]
 
 
@@ -79,8 +55,8 @@ def test_the_objective_reads_each_example_under_its_own_regime() -> None:
     cells = [
         every_variant(
             (8, 16),
-            kernelshap_8={"lds_bernoulli": 0.9, "lds_keep": 0.7},
-            halves_lasso_16={"lds_bernoulli": 0.5, "lds_keep": 0.5},
+            halves_lasso_8={"lds_bernoulli": 0.9, "lds_keep": 0.7},
+            adaptive_lasso_16={"lds_bernoulli": 0.5, "lds_keep": 0.5},
         ),
         every_variant(
             (8, 16),
@@ -88,14 +64,14 @@ def test_the_objective_reads_each_example_under_its_own_regime() -> None:
             documents_first_16={"lds_bernoulli": 0.7, "lds_keep": 0.1},
         ),
     ]
-    rule = Rule(0.0, 0.25, 1.0, "LASSO", kernelshap=0.0, one_document_kernelshap=0.5)
+    rule = Rule(0.0, 0.25, 0.5, "LASSO", above=0.5)
     by_hand = np.mean([(0.9 + 0.3) / 2, (0.7 + 0.5) / 2, (0.5 + 0.7) / 2, (0.5 + 0.1) / 2])
     assert np.isclose(objective(found, cells, rule), by_hand)
     for b in (8, 16):
         assert [rule.key(c, b) for c in found] == (
-            ["kernelshap", "documents-first-joint"]
+            ["halves-lasso", "documents-first-joint"]
             if b == 8
-            else ["halves-lasso", "documents-first"]
+            else ["adaptive-lasso", "documents-first"]
         )
 
 
@@ -115,18 +91,17 @@ def test_the_objective_averages_budgets_and_samples_over_examples() -> None:
 
 
 def test_every_rule_is_read_on_the_examples_every_variant_has() -> None:
-    """An example whose KernelSHAP fit is not priced yet counts for no rule at that
+    """An example whose adaptive LASSO fit is not priced yet counts for no rule at that
     budget: a rule that picks it is not read on the other examples alone."""
     found = [case(20, 1, "d"), case(20, 1, "e")]
     cells = [
         every_variant((8,), halves_lasso_8={"lds_bernoulli": 0.2, "lds_keep": 0.2}),
         every_variant((8,), halves_lasso_8={"lds_bernoulli": 0.6, "lds_keep": 0.6}),
     ]
-    del cells[0][("kernelshap", "8")]
+    del cells[0][("adaptive-lasso", "8")]
     halves = Rule(0.0, 0.0, 1.0, "LASSO")
-    shap = Rule(0.0, 0.0, 1.0, "LASSO", one_document_kernelshap=1.0)
     assert np.isclose(objective(found, cells, halves), 0.6)
-    assert np.isclose(objective(found, cells, shap), 0.0)
+    assert np.isclose(objective(found, cells, Rule(0.0, 0.0, 0.0, "LASSO", above=0.0)), 0.0)
 
 
 def test_the_shipped_rule_is_autos_defaults() -> None:
@@ -135,8 +110,6 @@ def test_the_shipped_rule_is_autos_defaults() -> None:
         joint=0.25,
         one_document=0.25,
         estimator="LASSO",
-        kernelshap=0.0,
-        one_document_kernelshap=0.0,
         above=0.0,
         high="adaptive-lasso",
     )
@@ -146,35 +119,6 @@ def short_case(n: int, n_docs: int, ident: str, words: int) -> Case:
     found = case(n, n_docs, ident)
     found.record["response"] = " ".join(["word"] * words)
     return found
-
-
-def test_the_length_cut_takes_the_halves_only_for_short_answers_over_documents() -> None:
-    """Over several documents an answer of at most ``short`` words takes the halves
-    under ``short_halves * (N + 1)`` calls; a longer one, or one document, does not."""
-    rule = Rule(0.0, 0.0, 0.0, "LASSO", short=8, short_below=0.5)
-    short, long_, one = (
-        short_case(40, 10, "s", 5),
-        short_case(40, 10, "l", 30),
-        short_case(40, 1, "o", 5),
-    )
-    assert [rule.key(short, b) for b in (8, 16, 32)] == [
-        "halves-lasso",
-        "halves-lasso",  # 16 < 0.5 * 41
-        "documents-first",
-    ]
-    assert {rule.key(long_, b) for b in (8, 16)} == {"documents-first"}
-    assert {rule.key(one, b) for b in (8, 16)} == {"documents-first"}
-    cells = [
-        every_variant((16,), halves_lasso_16={"lds_bernoulli": 0.9, "lds_keep": 0.9}),
-        every_variant((16,), documents_first_16={"lds_bernoulli": 0.4, "lds_keep": 0.4}),
-    ]
-    found = [short, long_]
-    assert np.isclose(objective(found, cells, rule), (0.9 + 0.4) / 2)
-    assert np.isclose(objective(found, cells, replace(rule, short=4)), (0.0 + 0.4) / 2)
-    adaptive = replace(rule, short_variant="auto-adaptive")
-    assert [adaptive.key(short, b) for b in (16, 32)] == ["auto-adaptive", "documents-first"]
-    cells[0][("auto-adaptive", "16")] = {"lds_bernoulli": 0.6, "lds_keep": 0.6}
-    assert np.isclose(objective(found, cells, adaptive), (0.6 + 0.4) / 2)
 
 
 def test_several_documents_read_the_prior_only_for_short_answers_under_the_cut() -> None:

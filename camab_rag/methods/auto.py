@@ -13,11 +13,14 @@ reads the scores with the answer's lexical scores as a prior (:meth:`Auto.with_l
 :data:`SHORT_ANSWER_WORDS` words is read so, in one fit, under
 :data:`SHORT_LEXICAL_BELOW`. The rule is :func:`budget_rule`; the measurements behind
 it are in BENCHMARKS.md, and benchmarks reach the alternatives through
-:meth:`Auto._variant` (not a public interface).
+:meth:`Auto._variant` (not a public interface). Whatever the design, units whose mask
+columns would stay identical (so every fit gives them one score) are separated before the
+budget runs out (:func:`separate_ties`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
@@ -96,6 +99,58 @@ def one_level_opening(
     return None
 
 
+def _column_classes(masks: Masks, n_segments: int) -> np.ndarray:
+    """One label per unit; units share a label when their columns in ``masks`` are
+    identical (all units share one before any row)."""
+    if len(masks) == 0:
+        return np.zeros(n_segments, dtype=np.int64)
+    _, labels = np.unique(np.asarray(masks, dtype=bool).T, axis=0, return_inverse=True)
+    return np.asarray(labels, dtype=np.int64).reshape(-1)
+
+
+def _fit_row(row: np.ndarray, labels: np.ndarray, rows_left: int, rng: np.random.Generator) -> None:
+    """Move, in place, as few units of ``row`` as it takes (chosen at random) so that no
+    class of tied units keeps more than ``2 ** (rows_left - 1)`` on one side: what the
+    ``rows_left - 1`` rows after it can still tell apart."""
+    most = 2 ** min(max(rows_left - 1, 0), 62)
+    for label in np.flatnonzero(np.bincount(labels) > most):
+        members = np.flatnonzero(labels == label)
+        inside = members[row[members]]
+        larger = inside if 2 * inside.size >= members.size else np.setdiff1d(members, inside)
+        if larger.size > most:
+            row[rng.choice(larger, size=larger.size - most, replace=False)] ^= True
+
+
+def separate_ties(
+    seen: Masks,
+    batch: Masks,
+    later: int,
+    rng: np.random.Generator,
+    fresh: Callable[[np.ndarray, set[bytes]], np.ndarray],
+) -> Masks:
+    """``batch`` (drawn rows) after ``seen``, changed only where it must be so that no two
+    units' columns are identical once the ``later`` rows the budget leaves after it are
+    spent (each later batch does the same): units with identical columns get identical
+    scores from any fit. Row by row, a class of tied units keeps at most ``2 ** (r - 1)``
+    units on one side, ``r`` the rows left (``r`` rows can tell ``2 ** r`` units apart); a
+    row repeating an earlier one is replaced by ``fresh(row, earlier)``. A moved row
+    splits a class constant in every earlier row, so it is new."""
+    n_segments = batch.shape[1]
+    rows = [np.asarray(r, dtype=bool) for r in np.asarray(seen, dtype=bool).reshape(-1, n_segments)]
+    proposed = {r.tobytes() for r in rows}
+    out = np.array(batch, dtype=bool, copy=True)
+    for i in range(len(out)):
+        row = out[i]
+        if row.tobytes() in proposed:
+            row = np.array(fresh(row, proposed), dtype=bool)
+        labels = _column_classes(np.array(rows, dtype=bool).reshape(-1, n_segments), n_segments)
+        _fit_row(row, labels, len(out) - i + later, rng)
+        out[i] = row
+        rows.append(row)
+        proposed.add(row.tobytes())
+    return out
+
+
 @dataclass(frozen=True)
 class _Switches:
     """The design and estimator choices ``auto`` was measured against (benchmarks only).
@@ -166,14 +221,19 @@ def budget_rule(
 
 
 class AutoSampler(Sampler):
-    """One opening batch when it fits, then distinct Thompson draws."""
+    """One opening batch when it fits, then distinct Thompson draws; each batch is
+    adjusted so that units whose columns would stay identical are separated before the
+    budget runs out (:func:`separate_ties`)."""
 
     def __init__(self, method: Auto, n_segments: int, budget: int, rng: np.random.Generator):
         switches = method._switches
+        self.budget, self.rng = budget, rng
+        self.seen = np.zeros((0, n_segments), dtype=bool)
         self.thompson = CamabSampler(method.bandit(), n_segments, budget, rng)
         self.opening: Masks | None = None
         if switches.design == "random_halves":
-            # method="contextcite"'s subsets for the same seed, and nothing after them
+            # method="contextcite"'s subsets for the same seed (bar separate_ties), and
+            # nothing after them
             self.opening = ContextCite().sampler(n_segments, budget, rng).next_masks()
             self.thompson = CamabSampler(method.bandit(), n_segments, 0, rng)
         elif switches.leave_one_out_first:
@@ -185,12 +245,16 @@ class AutoSampler(Sampler):
             )
 
     def next_masks(self) -> Masks | None:
-        if self.opening is not None:
-            opening, self.opening = self.opening, None
-            return opening
-        return self.thompson.next_masks()
+        batch, self.opening = self.opening, None
+        if batch is None:
+            batch = self.thompson.next_masks()
+        if batch is None or len(batch) == 0:
+            return batch
+        later = self.budget - len(self.seen) - len(batch)
+        return separate_ties(self.seen, batch, later, self.rng, self.thompson._unseen)
 
     def observe(self, masks: Masks, rewards: FloatArray) -> None:
+        self.seen = np.concatenate([self.seen, np.asarray(masks, dtype=bool)])
         self.thompson.observe(masks, rewards)
         self.n_redrawn = self.thompson.n_redrawn
         self.stopped_early = self.thompson.stopped_early
