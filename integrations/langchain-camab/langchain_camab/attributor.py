@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
@@ -223,27 +223,42 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
         if self.prompt is None:
             return None
         texts = [d.page_content if isinstance(d, Document) else str(d) for d in documents]
-        return to_prompt(self.prompt.invoke({**input, self.context_key: "\n\n".join(texts)}))
+        values = {**input, self.context_key: "\n\n".join(texts)}
+        try:
+            return to_prompt(self.prompt.invoke(values))
+        except KeyError as error:
+            raise InputError(
+                "CamabAttributor(prompt=...) is filled from the step's input keys "
+                f"{sorted(map(str, values))}, and it needs others: {error}. Give the step "
+                "the variables its prompt template uses, or put the prompt value under "
+                "'prompt' in the input"
+            ) from error
 
     def _summary_only(self, run_manager: Any) -> bool:
         tags = getattr(run_manager, "tags", None) or []
         return any(t.startswith(_MAP_KEY_TAG) for t in tags)
 
     def _failed(self, input: object, error: Exception, run_id: str | None, summary: bool) -> Any:
+        """The input with the failure recorded; a blocking filter still judges it, so an
+        answer it cannot check is replaced (fails closed) unless ``on_error="pass"``."""
         failed = AttributionResult.failed(error, run_id=run_id)
+        if self.runs.gate is not None:
+            failed = replace(failed, groundedness=self.runs.gate.judge(failed))
         result = self.runs.record(None, failed)
         logger.warning("camab: cannot attribute this input: %s", error)
         data = Attachment.of(result, []).answer
         if summary:
             return data
-        if isinstance(input, BaseMessage):
-            return with_metadata(input, data)
         if not isinstance(input, Mapping):
-            return input
+            return _shown(
+                with_metadata(input, data) if isinstance(input, BaseMessage) else input, data
+            )
         output = dict(input)
         raw = input.get(self.answer_key)
         if isinstance(raw, BaseMessage):
-            output[self.answer_key] = with_metadata(raw, data)
+            raw = with_metadata(raw, data)
+        if self.answer_key in input:
+            output[self.answer_key] = _shown(raw, data)
         output["attribution"] = data
         return output
 
@@ -264,14 +279,7 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
         if isinstance(answer, BaseMessage):
             answer = with_metadata(answer, data)
             annotate(answer, data, call.result if self.runs.citations else None, call.documents)
-        verdict = data.get("groundedness")
-        if isinstance(verdict, dict) and verdict.get("blocked"):
-            fallback = str(verdict["answer"])
-            if isinstance(answer, BaseMessage):
-                answer = answer.model_copy(update={"content": fallback})
-            else:
-                answer = fallback
-        output[self.answer_key] = answer
+        output[self.answer_key] = _shown(answer, data)
         output["attribution"] = data
         return output
 
@@ -327,3 +335,16 @@ def added(merged: Any, chunk: Any, mapping: Callable[[Mapping[Any, Any]], Any] =
         return merged + chunk
     except TypeError:
         return chunk
+
+
+def _shown(answer: Any, data: Mapping[str, Any]) -> Any:
+    """``answer``, or a blocking filter's fallback in its place (same message type)."""
+    verdict = data.get("groundedness")
+    if not (isinstance(verdict, dict) and verdict.get("blocked")):
+        return answer
+    fallback = str(verdict["answer"])
+    return (
+        answer.model_copy(update={"content": fallback})
+        if isinstance(answer, BaseMessage)
+        else fallback
+    )

@@ -15,6 +15,7 @@ from langchain_camab import (
 )
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage
+from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
 from camab_rag import AttributionResult
@@ -121,6 +122,25 @@ def test_a_failed_attribution_is_blocked_by_default_or_passes_as_configured() ->
     out = (_rag(UNGROUNDED) | strict).invoke(QUESTION)
     assert out["answer"] == FALLBACK and out["attribution"]["groundedness"]["blocked"]
     assert out["attribution"]["groundedness"]["grounded"] is None
+
+
+def test_input_the_step_cannot_read_is_blocked_by_a_blocking_filter() -> None:
+    """Review 11: a ``prompt=`` whose variables the input lacks (a ``KeyError`` while the
+    step reads its input) let the answer through a ``mode="block"`` filter."""
+    prompt = ChatPromptTemplate.from_messages([("human", "{context}\n\nQuestion: {question}")])
+    strict = CamabAttributor(KeywordScorer(), budget=6, groundedness=_block(), prompt=prompt)
+    out = (_rag(AIMessage(GROUNDED)) | strict).invoke(QUESTION)
+    assert out["attribution"]["status"] == "error" and "needs others" in out["attribution"]["error"]
+    assert out["answer"].content == FALLBACK and out["attribution"]["groundedness"]["blocked"]
+    assert out["attribution"]["groundedness"]["grounded"] is None
+    passing = CamabAttributor(
+        KeywordScorer(), budget=6, groundedness=_block(on_error="pass"), prompt=prompt
+    )
+    out = (_rag(GROUNDED) | passing).invoke(QUESTION)
+    assert out["answer"] == GROUNDED and not out["attribution"]["groundedness"]["blocked"]
+    flagging = CamabAttributor(KeywordScorer(), budget=6, prompt=prompt)
+    out = (_rag(GROUNDED) | flagging).invoke(QUESTION)
+    assert out["answer"] == GROUNDED and out["attribution"]["groundedness"] is None
 
 
 def test_filters_that_cannot_work_are_refused() -> None:
