@@ -21,7 +21,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.groundedness.score import STOPWORDS
-from camab_rag.groundedness.wordforms import LIGHT_WORDS, SAME_FORM, UNITS, form_set, forms
+from camab_rag.groundedness.wordforms import (
+    LIGHT_WORDS,
+    SAME_FORM,
+    UNITS,
+    ContextWords,
+    derived_values,
+    form,
+    form_set,
+    forms,
+)
 from camab_rag.methods import Method
 from camab_rag.result import AttributionResult, Conflict
 from camab_rag.rewards import sum_logprob
@@ -299,10 +308,13 @@ def disputes(
             if word.kind in LEXICAL_KINDS and start <= a + word.start < end:
                 claims += [(own, a, b, a + word.start) for own in range(len(texts))]
     found: dict[int, list[str]] = {}
+    worked = derived_values(response, ContextWords.of(texts, result.question))
     for own, a, b, at in claims:
         sentence, span = response[a:b], (at - a, at - a + 1)
         if stated_value(sentence, span, texts[own], question=result.question):
             text = next(w.text for w in _words(sentence) if w.start <= at - a < w.end)
+            if form(text) in worked:  # a total the answer works out is no other value
+                continue
             if text not in found.setdefault(own, []):
                 found[own].append(text)
     return found

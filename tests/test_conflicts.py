@@ -376,3 +376,26 @@ def test_a_disputed_amount_is_named_whole_not_by_its_parts() -> None:
         response="A child ticket costs 3.20 euros.",
     )
     assert disputes(result) == {1: ["3.20"]}
+
+
+def test_a_total_worked_out_from_a_stated_rate_is_not_disputed() -> None:
+    """Fresh-user review 11: "3 days late at 0.25 euros a day comes to 0.75 euros" passed
+    the gate (a worked-out total) but the fines page was shown disputing "0.75"; a wrong
+    total is still disputed."""
+    docs = [
+        "Fines (2025 list). Overdue books cost a fine of 0.25 euros per day.",
+        "Fine list 2023 (replaced). Overdue DVDs cost 1 euro per day.",
+    ]
+    segments = [Segment(text, k, 0, len(text)) for k, text in enumerate(docs)]
+
+    def result(answer: str) -> AttributionResult:
+        return AttributionResult(
+            scores=np.zeros(2),
+            segments=segments,
+            n_documents=2,
+            question="I returned a book 3 days late. How much do I owe?",
+            response=answer,
+        )
+
+    assert disputes(result("3 days late at 0.25 euros a day comes to 0.75 euros.")) == {}
+    assert disputes(result("3 days late at 0.25 euros a day comes to 0.95 euros.")) == {0: ["0.95"]}
