@@ -65,3 +65,6 @@ def test_source_nodes_are_sorted_as_cite_shows_them(scorer: Any) -> None:
     assert top == sorted(top, reverse=True) and rest == sorted(rest, reverse=True)
     assert scores == pytest.approx(result.document_scores.tolist())
     assert to_citation_blocks(result, nodes)[0].source == nodes[0].node_id
+    # the cited sources are in the summary as in LangChain's (review 11)
+    assert info["top_documents"] == list(range(len(shown)))
+    assert {c["document"] for c in info["citations"]} - {None} == set(shown)

@@ -109,8 +109,9 @@ class AnswerAttribution:
     own_sources: bool
 
     def metadata(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """The answer's summary (the result and the filter's verdict) and each document's
-        entry (none unless the attribution is ok)."""
+        """The answer's summary (the result, the filter's verdict, the cited
+        ``top_documents`` and each sentence's ``citations``) and each document's entry
+        (none unless the attribution is ok)."""
         result = self.attributed.result
         summary: dict[str, Any] = result.to_dict()  # its verdict too
         entries: list[dict[str, Any]] = []
@@ -118,8 +119,10 @@ class AnswerAttribution:
             if result.prompt_mode != "captured":
                 logger.info("camab attribution of %r: %s", result.question[:80], result.prompt_note)
             extra = {"method": result.method, "n_queries": result.n_queries}
-            summaries = Attachment.of(result, self.documents, segments=True).documents
-            entries = [{**entry, **extra} for entry in summaries]
+            attachment = Attachment.of(result, self.documents, segments=True)
+            entries = [{**entry, **extra} for entry in attachment.documents]
+            # the cited sources, as LangChain's summary gives them (review 11)
+            summary.update({k: attachment.answer[k] for k in ("top_documents", "citations")})
         return summary, entries
 
     def by_attribution(self) -> AnswerAttribution:
