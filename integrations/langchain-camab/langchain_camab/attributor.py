@@ -228,10 +228,9 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
             return to_prompt(self.prompt.invoke(values))
         except KeyError as error:
             raise InputError(
-                "CamabAttributor(prompt=...) is filled from the step's input keys "
-                f"{sorted(map(str, values))}, and it needs others: {error}. Give the step "
-                "the variables its prompt template uses, or put the prompt value under "
-                "'prompt' in the input"
+                f"CamabAttributor(prompt=...) is filled from the input's keys {sorted(values)}"
+                f" and needs others ({error}): give the step its variables, or the prompt "
+                "value under 'prompt'"
             ) from error
 
     def _summary_only(self, run_manager: Any) -> bool:
@@ -249,17 +248,17 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
         data = Attachment.of(result, []).answer
         if summary:
             return data
-        if not isinstance(input, Mapping):
+
+        def shown(answer: Any) -> Any:
             return _shown(
-                with_metadata(input, data) if isinstance(input, BaseMessage) else input, data
+                with_metadata(answer, data) if isinstance(answer, BaseMessage) else answer, data
             )
-        output = dict(input)
-        raw = input.get(self.answer_key)
-        if isinstance(raw, BaseMessage):
-            raw = with_metadata(raw, data)
+
+        if not isinstance(input, Mapping):
+            return shown(input)
+        output = {**input, "attribution": data}
         if self.answer_key in input:
-            output[self.answer_key] = _shown(raw, data)
-        output["attribution"] = data
+            output[self.answer_key] = shown(input[self.answer_key])
         return output
 
     def _output(self, input: Mapping[str, Any], call: StepCall, summary: bool) -> Any:
@@ -339,12 +338,8 @@ def added(merged: Any, chunk: Any, mapping: Callable[[Mapping[Any, Any]], Any] =
 
 def _shown(answer: Any, data: Mapping[str, Any]) -> Any:
     """``answer``, or a blocking filter's fallback in its place (same message type)."""
-    verdict = data.get("groundedness")
-    if not (isinstance(verdict, dict) and verdict.get("blocked")):
+    verdict = data.get("groundedness") or {}
+    if not verdict.get("blocked"):
         return answer
-    fallback = str(verdict["answer"])
-    return (
-        answer.model_copy(update={"content": fallback})
-        if isinstance(answer, BaseMessage)
-        else fallback
-    )
+    text = str(verdict["answer"])
+    return answer.model_copy(update={"content": text}) if isinstance(answer, BaseMessage) else text
