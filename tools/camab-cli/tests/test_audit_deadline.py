@@ -88,6 +88,9 @@ def test_a_record_past_the_default_deadline_is_an_error_line_and_the_run_goes_on
     assert "--deadline-s" in error  # named as the flag that raises it
     # an audit's advice, not a chain's (fresh-user review 10)
     assert "--concurrency" in error and "in a chain" not in error
+    # it says a short record can wait behind a long one in-process, and the flag that
+    # avoids it (fresh-user review 11: it spoke of a busy server only)
+    assert "in-process" in error and "--concurrency 1 audits one record at a time" in error
     assert scorer.slow_passes < scorer.passes  # the model was stopped, not waited for
     summary = json.loads((tmp_path / "out.jsonl.summary.json").read_text())
     assert summary["config"]["deadline_s"] == 0.5

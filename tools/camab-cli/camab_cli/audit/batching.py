@@ -4,7 +4,10 @@ With several records in flight, each asks the model for a few subsets per round.
 those calls in parallel threads would make one CPU/GPU model fight itself; instead
 :class:`MicroBatcher` queues every pending request and runs them through the model in one
 ``score`` call at a time (up to ``max_batch`` requests), so the model sees full batches and
-records take turns without contention.
+records take turns without contention. Requests are served in arrival order, whichever
+record asked: a record's deadline clock runs while its requests wait behind the other
+records' batches, so a short record can run past its deadline behind a long one (fresh-user
+review 11); ``--concurrency 1`` gives each record the model to itself.
 """
 
 from __future__ import annotations

@@ -97,7 +97,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         "--concurrency",
         type=positive_int,
         default=None,
-        help="records in flight (default 16 with servers, 4 in-process; per actor on Ray)",
+        help=(
+            "records in flight (default 16 with servers, 4 in-process; per actor on Ray); "
+            "a record's --deadline-s runs while its requests wait behind the others' "
+            "(1: each record's time is its own work)"
+        ),
     )
     running.add_argument(
         "--max-batch", type=positive_int, default=16, help="requests per in-process model call"

@@ -217,10 +217,13 @@ def result_line(
 
 
 IN_AN_AUDIT = (
-    "(a record's time includes its wait for a busy server: with many records on one "
-    "server, also lower --concurrency)"
+    "(a record's time includes its wait for the model: its requests queue behind the "
+    "other records in flight, a long record's batches on an in-process model or a busy "
+    "server; --concurrency 1 audits one record at a time, so its time is its own work)"
 )
-"""What a deadline error says in an audit, in place of the chain's note."""
+"""What a deadline error says in an audit, in place of the chain's note: the records in
+flight share one model, so a short record's clock runs while its requests wait behind a
+long record's batch (fresh-user review 11); ``--concurrency 1`` avoids that."""
 
 
 def failed_line(
