@@ -120,7 +120,7 @@ def main() -> None:
         f"{device}, torch {torch.__version__}. 'dense': every pass on transformers' sdpa, "
         "which builds a dense causal mask whenever a pass continues a cached prefix (PyTorch "
         "then cannot use its flash kernel); 'lower-right': the scorer's default, those passes "
-        "as lower-right causal attention (camab_rag/scorers/attention.py). Prefix cache "
+        "as lower-right causal attention (camab_rag/scorers/prefix_batches.py). Prefix cache "
         "cleared before each run; wall time with the GPU synchronized; warm-up runs not "
         "timed. Same requests under both kernels (16 random-half subsets): largest "
         f"difference of a token's log-prob {diff:.4f} nats ({args.dtype} rounding). Rank "

@@ -1,4 +1,4 @@
-"""Word-rule dev cases for the default gate (issue 48): 38 one-document right answers a
+"""Word-rule dev cases for the default gate (issue 48): 60 one-document right answers a
 reader accepts (numbers as words, units, times, synonyms, follow-ups) and invented twins,
 the dev rows the word rules are fixed on (the blind sets' held-out halves may not be read).
 ``python -m benchmarks.gate_word_cases [--run] [-v]`` replays (``--run``: first scores with

@@ -33,8 +33,9 @@ MAX_CALLS = 4096
 logger = logging.getLogger(__name__)
 JUDGE_ONLY = (
     "budget must be >= 1 model call (budget=0 attributes nothing and only judges "
-    "groundedness, in the integrations: pass groundedness=GroundednessFilter(...) too; "
-    "outside them, camab_rag.assess_answer(...) judges an answer with two calls)"
+    "groundedness, which the LangChain and LlamaIndex integrations do when given "
+    "groundedness=GroundednessFilter(...); outside them, camab_rag.assess_answer(...) "
+    "judges an answer with two calls)"
 )
 
 

