@@ -936,6 +936,8 @@ def test_a_stop_on_the_asked_day_is_no_rival_of_a_range_of_days():
         return [answer[a:b] for a, b in found]
 
     assert rivals(REVIEW11) == []
+    for days in ("Mon-Fri", "on weekdays"):  # a range written otherwise states Wednesday too
+        assert rivals([f"The library is open {days} from 09:00 to 18:00.", REVIEW11[1]]) == []
     stale = "Opening hours (2024). The Riverside Public Library is open Monday to Friday from "
     assert rivals([REVIEW11[0], stale + "10:00 to 17:00."]) == ["09:00", "18:00"]
 
