@@ -318,7 +318,7 @@ def disputes(
             text = next(w.text for w in _words(sentence) if w.start <= at - a < w.end)
             if form(text) in worked:  # a total the answer works out is no other value
                 continue
-            value = next((f for s, _, _, f in forms(sentence) if s == span[0]), "")
+            value = next((f for s, e, _, f in forms(sentence) if s <= span[0] < e), "")
             if _off_subject(own, value, known, asked):
                 continue
             if text not in found.setdefault(own, []):
