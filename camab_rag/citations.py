@@ -25,7 +25,7 @@ from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.report import read_by, support_report
 from camab_rag.groundedness.score import REPLY_WORDS, STOPWORDS
 from camab_rag.groundedness.score import words as score_words
-from camab_rag.groundedness.wordforms import form_set, forms, is_fact
+from camab_rag.groundedness.wordforms import form_set, forms, is_fact, is_number, quantities
 from camab_rag.render.cited_answer import (
     CitationRule as CitationRule,
 )
@@ -268,12 +268,13 @@ def facts(sentence: str) -> dict[str, str]:
     """The words of ``sentence`` a reader checks as written (:func:`is_fact`: numbers,
     names, dates; a capitalised word that may start a sentence too, lower-cased), a name
     as written, each with the form a source may state it in ("11:40 pm" is "23", "the
-    5th" is "5"; ``""`` for a name)."""
+    5th" is "5", "Fourteen" is "14"; ``""`` for a name)."""
     found: dict[str, str] = {}
     for start, end, word, value in forms(sentence):
         written = sentence[start:end]
         if is_fact(sentence, start, word, value):
-            found.update({written: ""} if written[:1].isupper() else {word: value})
+            named = written[:1].isupper() and not is_number(value)  # "Fourteen" is 14
+            found.update({written: ""} if named else {word: value})
         elif written[:1].isupper() and word not in STOPWORDS | REPLY_WORDS:
             found[word] = ""
     return found
@@ -285,16 +286,30 @@ def key_words(sentence: str) -> dict[str, str]:
     return facts(sentence) or dict.fromkeys(informative_words(sentence), "")
 
 
-def _holds(text: str, keys: Mapping[str, str], known: Collection[str]) -> set[str]:
+def _holds(
+    text: str, keys: Mapping[str, str], known: Collection[str], measured: Collection[str] = ()
+) -> set[str]:
     """The ``keys`` that ``text`` holds: a name as written, the rest in any case, or in
-    another form (``known``: the forms of ``text``)."""
+    another form (``known``: the forms of ``text``). A number the answer states with a
+    unit (``measured``: "14" of "Fourteen days") is not held by a clock time ("14:00")."""
     written = set(_TOKEN.findall(text))
     lowered = {word.lower() for word in written}
+    clockless = form_set([_CLOCK_TIME.sub(" ", text)]) if measured else known
     return {
         key
         for key, value in keys.items()
-        if key in written or (key.islower() and key in lowered) or (value and value in known)
+        if key in written
+        or (key.islower() and key in lowered)
+        or (value and value in (clockless if value in measured else known))
     }
+
+
+_CLOCK_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
+
+
+def _measured(sentence: str) -> frozenset[str]:
+    """The numbers ``sentence`` states with a unit ("14" of "Fourteen days")."""
+    return frozenset(q.value for _, q in quantities(sentence) if q.unit)
 
 
 def _unrelated_bar(unrelated: FloatArray) -> float:
@@ -314,11 +329,13 @@ def holders(
     those, the most of its informative words; ``[]`` when it has no number or name.
     ``known``: each text's forms (computed when not given)."""
     wanted = facts(sentence)
-    if not any(key != key.lower() or any(c.isdigit() for c in key) for key in wanted):
+    if not any(key != key.lower() or is_number(value) for key, value in wanted.items()):
         return []
     known = known if known is not None else [form_set([text]) for text in texts]
     found = [
-        u for u, text in enumerate(texts) if len(_holds(text, wanted, known[u])) == len(wanted)
+        u
+        for u, text in enumerate(texts)
+        if len(_holds(text, wanted, known[u], _measured(sentence))) == len(wanted)
     ]
     wanted_words = informative_words(sentence)
     shared = {u: len(wanted_words & set(score_words(texts[u]))) for u in found}
@@ -347,7 +364,7 @@ def choose_sources(
         dtype=bool,
     )
     keys = key_words(sentence)
-    held = [_holds(text, keys, k) for text, k in zip(texts, known)]
+    held = [_holds(text, keys, k, _measured(sentence)) for text, k in zip(texts, known)]
     unrelated = values[~related] if related.any() else values[:0]
     baseline = _unrelated_bar(unrelated)
     standing = np.where(values - baseline >= rule.threshold, values, 0.0)

@@ -30,6 +30,7 @@ from camab_rag.groundedness.wordforms import (
     form,
     form_set,
     forms,
+    subject_forms,
 )
 from camab_rag.methods import Method
 from camab_rag.result import AttributionResult, Conflict
@@ -309,12 +310,30 @@ def disputes(
                 claims += [(own, a, b, a + word.start) for own in range(len(texts))]
     found: dict[int, list[str]] = {}
     worked = derived_values(response, ContextWords.of(texts, result.question))
+    known = [form_set([text]) for text in texts]
+    asked = subject_forms(result.question)
     for own, a, b, at in claims:
         sentence, span = response[a:b], (at - a, at - a + 1)
         if stated_value(sentence, span, texts[own], question=result.question):
             text = next(w.text for w in _words(sentence) if w.start <= at - a < w.end)
             if form(text) in worked:  # a total the answer works out is no other value
                 continue
+            value = next((f for s, e, _, f in forms(sentence) if s <= span[0] < e), "")
+            if _off_subject(own, value, known, asked):
+                continue
             if text not in found.setdefault(own, []):
                 found[own].append(text)
     return found
+
+
+def _off_subject(
+    unit: int, value: str, known: Sequence[frozenset[str]], asked: frozenset[str]
+) -> bool:
+    """Whether ``unit`` speaks of the question's subject less than a unit that states the
+    answer's ``value`` (``known``: each unit's forms; ``asked``: the question's subject
+    forms): then it is about something else and disputes nothing (a 2023 list of DVD
+    fines beside the page of book fines the answer took "0.25" from)."""
+    holding = [u for u, held in enumerate(known) if value and value in held]
+    if not holding or not asked:
+        return False
+    return len(asked & known[unit]) < max(len(asked & known[u]) for u in holding)

@@ -601,3 +601,16 @@ def test_the_legend_shows_only_with_highlights_and_every_score_rounds_alike() ->
         assert legend not in text
     decimals = re.findall(r"score [+-]\d+\.(\d+)", cited.to_html())
     assert len(decimals) >= 4 and {len(d) for d in decimals} == {3}
+
+
+def test_a_number_word_is_cited_from_the_page_stating_its_value() -> None:
+    """Fresh-user review 11: "Fourteen days." was cited from the van and fines pages the
+    model lifted, not the renewal page stating "14 days": a number word is read by its
+    value, and a clock time ("14:00") does not hold a number of days."""
+    texts = [
+        "Fines. Overdue books cost a fine of 0.25 euros per day.",
+        "Renewing loans. Each renewal extends the loan by 14 days.",
+        "Mobile library van. The van stops at Hill Farm School on Wednesday from 13:00 to 14:00.",
+    ]
+    scores = np.array([0.5, 0.3, 0.6])
+    assert choose_sources("Fourteen days.", scores, texts, CitationRule()) == [1]

@@ -399,3 +399,31 @@ def test_a_total_worked_out_from_a_stated_rate_is_not_disputed() -> None:
 
     assert disputes(result("3 days late at 0.25 euros a day comes to 0.75 euros.")) == {}
     assert disputes(result("3 days late at 0.25 euros a day comes to 0.95 euros.")) == {0: ["0.95"]}
+
+
+def test_a_page_of_another_subject_does_not_dispute_a_value_a_page_states():
+    """Fresh-user review 11: "0.25 euros." (the daily fine for a book, stated by the fines
+    page) was shown disputed by a 2023 list of DVD and printing prices; a page that speaks
+    of the question's subject less than the page stating the value disputes nothing. A
+    value no page states is still disputed."""
+    docs = [
+        "Fines (2025 list). Overdue books cost a fine of 0.25 euros per day.",
+        "Fine list 2023 (replaced). Overdue DVDs cost 1 euro per day. Printing costs 0.10 "
+        "euros per page.",
+    ]
+    segments = [Segment(text, k, 0, len(text)) for k, text in enumerate(docs)]
+
+    def result(answer: str) -> AttributionResult:
+        return AttributionResult(
+            scores=np.zeros(2),
+            segments=segments,
+            n_documents=2,
+            question="How much is the fine per day for an overdue book?",
+            response=answer,
+        )
+
+    assert disputes(result("0.25 euros.")) == {}
+    assert disputes(result("0.30 euros.")) == {0: ["0.30"], 1: ["0.30"]}
+    # the model's conflict on the amount's decimals ("25" of "0.25") is read the same
+    lowered = Conflict(text="25", start=2, end=4, segment=1, backed_by=0, against=-0.8, backing=4.8)
+    assert disputes(replace(result("0.25 euros."), conflicts=[lowered])) == {}

@@ -913,3 +913,46 @@ def test_context_words_keep_their_amounts_when_joined_and_pickled():
     assert joined.asked_values == ROOMS.asked_values and joined.quantities[0] == ROOMS.quantities[0]
     assert pickle.loads(pickle.dumps(joined)).quantities == joined.quantities
     assert unchecked_facts("50 euros, since it's 25 euros an hour.", joined) == []
+
+
+REVIEW11 = [
+    "Opening hours. The Riverside Public Library is open Monday to Friday from 09:00 to "
+    "18:00. On Saturday it opens from 10:00 to 14:00.",
+    "Mobile library van. The van stops at Oak Square on Tuesday from 10:00 to 11:30 and at "
+    "Hill Farm School on Wednesday from 13:00 to 14:00.",
+]
+
+
+def test_a_stop_on_the_asked_day_is_no_rival_of_a_range_of_days():
+    """Fresh-user review 11: "on Wednesday it is open from 09:00 to 18:00" was contested by
+    the van's Wednesday stop; "Monday to Friday" states Wednesday, and a span of clock
+    times is no subject word the van clause says. A stale hours page still contests it,
+    named as the answer wrote it ("09:00", not "09")."""
+    question = "Is the library open on Wednesday?"
+    answer = "Yes, on Wednesday it is open from 09:00 to 18:00."
+
+    def rivals(texts: list[str]) -> list[str]:
+        found = rival_spans(answer, ContextWords.of(texts, question), STOPWORDS)
+        return [answer[a:b] for a, b in found]
+
+    assert rivals(REVIEW11) == []
+    for days in ("Mon-Fri", "on weekdays"):  # a range written otherwise states Wednesday too
+        assert rivals([f"The library is open {days} from 09:00 to 18:00.", REVIEW11[1]]) == []
+    stale = "Opening hours (2024). The Riverside Public Library is open Monday to Friday from "
+    assert rivals([REVIEW11[0], stale + "10:00 to 17:00."]) == ["09:00", "18:00"]
+
+
+def test_a_number_word_is_contested_only_by_a_page_of_its_subject():
+    """Fresh-user review 11: "Fourteen days." (how many days a renewal adds) was contested
+    by the fines page's "0.25 euros per day"; a page that never speaks of renewals is no
+    rival, a stale renewal page is, and the number word is read by its value."""
+    renewals = "Renewing loans. Each renewal extends the loan by 14 days."
+    fines = "Fines. Overdue books cost a fine of 0.25 euros per day."
+    question = "How many days does a renewal add?"
+
+    def rivals(texts: list[str]) -> list[str]:
+        found = rival_spans("Fourteen days.", ContextWords.of(texts, question), STOPWORDS)
+        return ["Fourteen days."[a:b] for a, b in found]
+
+    assert rivals([renewals, fines]) == []
+    assert rivals([renewals, "Renewing loans (old). Each renewal adds 7 days."]) == ["Fourteen"]

@@ -599,6 +599,10 @@ class Sentence:
     derived: frozenset[str] = frozenset()
     """Forms it states only in another writing (:func:`_also`: "5" of "17:00", "2" of
     "14 days"): they hold an answer's value but are no rival value of their own."""
+    spanned: frozenset[str] = frozenset()
+    """Forms it states only by a span of clock times (:func:`_hours`: "open" of a van's
+    stop "from 13:00 to 14:00"): they do not make it as close to an answer's subject as a
+    clause that says them (:func:`rival_spans`)."""
 
 
 def _negated(words: Sequence[str], text: str) -> bool:
@@ -826,9 +830,10 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         head = previous if first in _PRONOUNS else frozenset()
         negated = _negated([w for _, _, w, _ in found], sentence)
         for part in clauses(sentence):
-            held = frozenset(_stated(part)) | _hours(part) | _days(part)
+            said = frozenset(_stated(part)) | _days(part)
+            held = said | _hours(part)
             derived = _also(part) - held
-            out.append(Sentence(held | head | derived, negated, held, doc, derived))
+            out.append(Sentence(held | head | derived, negated, held, doc, derived, held - said))
             head |= frozenset(f for f in held if not is_number(f))
         previous = frozenset(f for f in own if not is_number(f))
     return out
@@ -944,8 +949,11 @@ def rival_spans(
     """Character spans of ``text``'s numbers that one source states while another, as
     close to the sentence's subject, states another number for it and not this one: the
     sources disagree (a stale price page beside the current one), so the answer cannot be
-    called supported whichever value it took. Empty without :class:`ContextWords`
-    clauses, or when the clauses closest to a sentence come from one text."""
+    called supported whichever value it took. A rival clause must match the question's
+    subject as well as the clause holding the answer's value (the van's Wednesday stop is
+    no rival of the library's hours). Each span is the number as written ("09:00").
+    Empty without :class:`ContextWords` clauses, or when the clauses closest to a sentence
+    come from one text."""
     if not isinstance(context, ContextWords) or not context.sentences:
         return []
     spans: list[tuple[int, int]] = []
@@ -956,19 +964,38 @@ def rival_spans(
         overlap, best, _ = _closest(subject, context)
         if best[1] == 0:
             continue
-        near = _near(best, overlap, context)
+        said = {  # a clause that says the subject's words is closer than a span of times
+            id(c): len(subject & (c.own - c.spanned)) for c in _near(best, overlap, context)
+        }
+        near = [c for c in _near(best, overlap, context) if said[id(c)] == max(said.values())]
         for start, end, _, value in found:
             holders = {c.doc for c in near if value in c.forms}
             if not is_number(value) or not holders:
                 continue
+            asked = max(_asked_by(context, d) for d in holders)
             if any(
                 c.doc not in holders
+                and _asked_by(context, c.doc) >= asked  # a page of the question's subject
                 and value not in c.forms
                 and any(is_number(f) and f not in content for f in c.own)
                 for c in near
             ):
-                spans.append((s_start + start, s_start + end))
+                spans.append(_written(text, s_start + start, s_start + end))
     return spans
+
+
+def _written(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span ``start:end`` of ``text`` widened to the whole number as written ("09:00",
+    not its hour "09"; "1,500"), so that a report names the word the answer wrote."""
+    while start > 1 and text[start - 1] in ".,:" and text[start - 2].isdigit():
+        start -= 2
+        while start > 0 and text[start - 1].isdigit():
+            start -= 1
+    while end + 1 < len(text) and text[end] in ".,:" and text[end + 1].isdigit():
+        end += 2
+        while end < len(text) and text[end].isdigit():
+            end += 1
+    return start, end
 
 
 def _near(best: Overlap, overlap: Sequence[Overlap], context: ContextWords) -> list[Sentence]:
