@@ -386,19 +386,24 @@ def test_a_total_worked_out_from_a_stated_rate_is_not_disputed() -> None:
         "Fines (2025 list). Overdue books cost a fine of 0.25 euros per day.",
         "Fine list 2023 (replaced). Overdue DVDs cost 1 euro per day.",
     ]
-    segments = [Segment(text, k, 0, len(text)) for k, text in enumerate(docs)]
 
     def result(answer: str) -> AttributionResult:
-        return AttributionResult(
-            scores=np.zeros(2),
-            segments=segments,
-            n_documents=2,
-            question="I returned a book 3 days late. How much do I owe?",
-            response=answer,
-        )
+        return _over(docs, "I returned a book 3 days late. How much do I owe?", answer)
 
     assert disputes(result("3 days late at 0.25 euros a day comes to 0.75 euros.")) == {}
     assert disputes(result("3 days late at 0.25 euros a day comes to 0.95 euros.")) == {0: ["0.95"]}
+
+
+def _over(docs: list[str], question: str, answer: str) -> AttributionResult:
+    """A result over ``docs`` (one segment each) with no scores: what the text rules read."""
+    segments = [Segment(text, k, 0, len(text)) for k, text in enumerate(docs)]
+    return AttributionResult(
+        scores=np.zeros(len(docs)),
+        segments=segments,
+        n_documents=len(docs),
+        question=question,
+        response=answer,
+    )
 
 
 def test_a_page_of_another_subject_does_not_dispute_a_value_a_page_states():
@@ -411,16 +416,9 @@ def test_a_page_of_another_subject_does_not_dispute_a_value_a_page_states():
         "Fine list 2023 (replaced). Overdue DVDs cost 1 euro per day. Printing costs 0.10 "
         "euros per page.",
     ]
-    segments = [Segment(text, k, 0, len(text)) for k, text in enumerate(docs)]
 
     def result(answer: str) -> AttributionResult:
-        return AttributionResult(
-            scores=np.zeros(2),
-            segments=segments,
-            n_documents=2,
-            question="How much is the fine per day for an overdue book?",
-            response=answer,
-        )
+        return _over(docs, "How much is the fine per day for an overdue book?", answer)
 
     assert disputes(result("0.25 euros.")) == {}
     assert disputes(result("0.30 euros.")) == {0: ["0.30"], 1: ["0.30"]}
