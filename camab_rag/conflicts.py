@@ -27,7 +27,6 @@ from camab_rag.groundedness.wordforms import (
     UNITS,
     ContextWords,
     derived_values,
-    form,
     form_set,
     forms,
     subject_forms,
@@ -315,12 +314,11 @@ def disputes(
     for own, a, b, at in claims:
         sentence, span = response[a:b], (at - a, at - a + 1)
         if stated_value(sentence, span, texts[own], question=result.question):
-            text = next(w.text for w in _words(sentence) if w.start <= at - a < w.end)
-            if form(text) in worked:  # a total the answer works out is no other value
-                continue
             value = next((f for s, e, _, f in forms(sentence) if s <= span[0] < e), "")
-            if _off_subject(own, value, known, asked):
+            # a total the answer works out is no other value; nor is a page's of another subject
+            if value in worked or _off_subject(own, value, known, asked):
                 continue
+            text = next(w.text for w in _words(sentence) if w.start <= at - a < w.end)
             if text not in found.setdefault(own, []):
                 found[own].append(text)
     return found
