@@ -83,12 +83,9 @@ MODELS: dict[str, EmbeddedModel] = {
 def cache_root() -> Path:
     """Where converted models are kept: ``$CAMAB_RAG_CACHE``, else
     ``$XDG_CACHE_HOME/camab-rag``, else ``~/.cache/camab-rag``."""
-    override = os.environ.get("CAMAB_RAG_CACHE")
-    if override:
-        return Path(override).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "camab-rag"
+    default = (Path(xdg) if xdg else Path.home() / ".cache") / "camab-rag"
+    return Path(os.environ.get("CAMAB_RAG_CACHE") or default).expanduser()
 
 
 def find_packaged_file(item: PackagedFile, *, install_hint: str = "") -> Path:
@@ -245,13 +242,14 @@ def quiet_loading() -> Iterator[None]:
 
     bars: Any = transformers.utils.logging  # untyped: its switches, and the hub's below
     hub: Any = huggingface_hub.utils
-    shown, hub_hidden = bars.is_progress_bar_enabled(), hub.are_progress_bars_disabled()
-    if shown and bars.get_verbosity() > logging.INFO:
+    hub_hidden = hub.are_progress_bars_disabled()
+    quiet = bars.is_progress_bar_enabled() and bars.get_verbosity() > logging.INFO
+    if quiet:
         bars.disable_progress_bar()
     try:
         yield
     finally:
-        if shown and not bars.is_progress_bar_enabled():
+        if quiet:
             bars.enable_progress_bar()  # which turns the hub's bars on too
             if hub_hidden:
                 hub.disable_progress_bars()

@@ -208,7 +208,7 @@ class OpenAICompletionsScorer:
                     error, (CredentialsRefusedError, RedirectRefusedError, ModelNotServedError)
                 ):
                     raise
-                if drive(self._http.status_of("models", clock or RequestClock())) == 404:
+                if drive(self._http.models(None, clock or RequestClock()))[0] == 404:
                     raise ServerNotFoundError(  # a 404 everywhere: not a missing feature
                         f"no OpenAI-compatible server at {self.base_url}: its /models and "
                         f"/tokenize answer HTTP 404 (a wrong URL?): {_CHECK_V1}"
@@ -386,10 +386,8 @@ def parse_echo(raw: Any, plan: Plan) -> ResponseLogprobs:
         offsets = _offsets_in_response(entries, generated, start, text, response)
     else:
         start, offsets = _text_mode_boundary(entries, text, plan.prompt_chars, response)
-    picked = entries[start:]
+    picked = entries[start:]  # never empty: both modes find at least one response token
     values = [e.logprob for e in picked]
-    if not picked:
-        raise ScorerError("no response tokens were found in the echoed prompt")
     if values[0] is None:
         raise ScorerError(
             "the server gave no log-probability for the response's first token (it is the "
@@ -403,12 +401,8 @@ def parse_echo(raw: Any, plan: Plan) -> ResponseLogprobs:
             f"malformed response body: log-probability {values[impossible]:g} for token "
             f"{impossible} of the response (a log-probability is never above 0)"
         )
-    return ResponseLogprobs(
-        logprobs=np.asarray(values, dtype=np.float64),
-        token_offsets=np.asarray(offsets, dtype=np.int64),
-        tokens=tuple(e.token for e in picked),
-        prompt_tokens=start,
-    )
+    logprobs, tokens = np.asarray(values, np.float64), tuple(e.token for e in picked)
+    return ResponseLogprobs(logprobs, np.asarray(offsets, np.int64), tokens, prompt_tokens=start)
 
 
 def _echoed_prompt_length(

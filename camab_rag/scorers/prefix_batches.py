@@ -203,8 +203,8 @@ class PrefixStore:
         assert node.parent is not None and 0 < at < len(node.tokens)
         head_kv = [(k[:, :at].clone(), v[:, :at].clone()) for k, v in node.kv]
         tail_kv = [(k[:, at:].clone(), v[:, at:].clone()) for k, v in node.kv]
-        head = _Node(node.tokens[:at], head_kv, node.parent, used=node.used, pinned=node.pinned)
-        head.nbytes = _nbytes(head_kv)
+        head = _Node(node.tokens[:at], head_kv, node.parent, {}, node.used, _nbytes(head_kv))
+        head.pinned = node.pinned
         node.parent.children[node.tokens[0]] = head
         node.tokens, node.kv, node.parent = node.tokens[at:], tail_kv, head
         node.nbytes = _nbytes(tail_kv)
@@ -287,10 +287,7 @@ class PrefixBatcher:
         self.keeps_logits = "logits_to_keep" in forward
         # transformers 5.x renames ``past_key_values`` to ``cache``
         self.cache_arg = "cache" if "cache" in forward else "past_key_values"
-        config = (
-            model.config.get_text_config() if hasattr(model.config, "get_text_config") else None
-        )
-        config = config or model.config
+        config = getattr(model.config, "get_text_config", lambda: None)() or model.config
         heads = int(getattr(config, "num_attention_heads", 1) or 1)
         kv_heads = int(getattr(config, "num_key_value_heads", None) or heads)
         head_dim = int(getattr(config, "head_dim", None) or int(config.hidden_size) // heads)
@@ -312,7 +309,7 @@ class PrefixBatcher:
             k = common_prefix(seqs[a], seqs[b], min(limits[a], limits[b]))
             shared[a], shared[b] = max(shared[a], k), max(shared[b], k)
         starts: list[int] = [0] * len(seqs)
-        results: list[np.ndarray | None] = [None] * len(seqs)
+        results: dict[int, np.ndarray] = {}
         try:
             for i in order:
                 stored = self.store.walk(seqs[i], limits[i])[0]
@@ -344,11 +341,10 @@ class PrefixBatcher:
                     [starts[i] for i in chunk],
                     all(seqs[i][: starts[i]] == first for i in chunk),
                 )
-                for i, logprobs in zip(chunk, rows):
-                    results[i] = logprobs
+                results.update(zip(chunk, rows))
         finally:
             self.store.unpin_all()
-        return [r for r in results if r is not None]
+        return [results[i] for i in range(len(seqs))]
 
     def _extend(self, ids: Sequence[int], stored: int, upto: int) -> None:
         """Compute ``ids[stored:upto]`` on the stored prefix ``ids[:stored]`` and store it."""
@@ -357,15 +353,9 @@ class PrefixBatcher:
         start, kv = self.store.lookup(ids, stored)
         cache = _cache_from(kv, True, 1)
         options: dict[str, Any] = {"logits_to_keep": 1} if self.keeps_logits else {}
+        tokens = torch.tensor([list(ids[start:upto])], dtype=torch.long, device=self.device)
         with torch.inference_mode(), plain_causal():
-            self.model(
-                input_ids=torch.tensor(
-                    [list(ids[start:upto])], dtype=torch.long, device=self.device
-                ),
-                use_cache=True,
-                **{self.cache_arg: cache},
-                **options,
-            )
+            self.model(input_ids=tokens, use_cache=True, **{self.cache_arg: cache}, **options)
         self.computed_tokens += upto - start
         # kept even over the budget: the call's requests start from it (they pin it)
         self.store.insert(ids[:upto], start, cache_kv(cache, 0, start, upto), force=True)

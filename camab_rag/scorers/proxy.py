@@ -160,12 +160,6 @@ class ProxyFallbackScorer:
             return parallel_requests(self.proxy)
         return min(parallel_requests(self.own), parallel_requests(self.proxy))
 
-    def _switch(self, error: CannotScoreError) -> None:
-        with self._lock:
-            if self._reason is None:
-                self._reason = cannot_score_reason(error)
-                self._switched_at = time.monotonic()
-
     def recheck(self) -> bool:
         """Give the own model another try when due (between attributions); whether it did."""
         with self._lock:
@@ -183,7 +177,12 @@ class ProxyFallbackScorer:
             try:
                 return list((yield ScoreCall(self.own, requests)))
             except CannotScoreError as error:
-                self._switch(error)
+                with self._lock:
+                    if self._reason is None:
+                        self._reason, self._switched_at = (
+                            cannot_score_reason(error),
+                            time.monotonic(),
+                        )
         return list((yield ScoreCall(self.proxy, requests)))
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
@@ -245,13 +244,8 @@ def _scorer_of_model(model: object, **options: Any) -> Any:
     try:
         client = chat_client_settings(model)
         headers = {**client.headers, **dict(options.pop("default_headers", None) or {})}
-        return OpenAICompletionsScorer(
-            client.base_url,
-            client.model,
-            client.api_key,
-            default_headers=headers or None,
-            **options,
-        )
+        options["default_headers"] = headers or None
+        return OpenAICompletionsScorer(client.base_url, client.model, client.api_key, **options)
     except InputError as error:
         kind = type(model).__name__
         cause = f"cannot score with the chain's model {kind}: {cannot_score_reason(error)}"
@@ -327,21 +321,14 @@ class ScorerCache:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def get(
-        self,
-        model: object = None,
-        build: Callable[..., Any] | None = None,
-        key: Hashable | None = None,
+        self, model: object = None, build: Callable[..., Any] | None = None, key: Hashable = None
     ) -> Any:
         """The scorer given (or ``llm``'s); else ``model``'s, built by ``build(**options)``
         (default: the resolver's for ``llm=model``) once per ``key`` (default: per model)."""
         owner: object = None
         if self.scorer is not None or self.llm is not None or (model is None and key is None):
-            key, make = (
-                "configured",
-                partial(
-                    resolve_scorer, self.scorer, llm=self.llm, proxy=self.proxy, **self.options
-                ),
-            )
+            key, options = "configured", {"llm": self.llm, **self.options}
+            make = partial(resolve_scorer, self.scorer, proxy=self.proxy, **options)
         else:
             if key is None:
                 key, owner = id(model), model

@@ -110,15 +110,10 @@ class RequestEncoder:
     def _prompt_ids(self, texts: Sequence[str], plain: Sequence[bool]) -> list[list[int]]:
         encoded = self._tokenize(texts, plain, offsets=False)
         ids = [[int(i) for i in e["input_ids"]] for e in encoded]
-        for row in ids:
-            if not row:
-                bos = self.tokenizer.bos_token_id
-                if bos is None:
-                    raise InputError(
-                        "the prompt is empty and the model has no BOS token to start from"
-                    )
-                row.append(int(bos))
-        return ids
+        bos = self.tokenizer.bos_token_id
+        if bos is None and not all(ids):
+            raise InputError("the prompt is empty and the model has no BOS token to start from")
+        return [row or [int(bos)] for row in ids]
 
     def _tokenize_response(self, response: str) -> _ResponseTokens:
         enc = self.tokenizer(response, add_special_tokens=False, return_offsets_mapping=True)
@@ -131,11 +126,7 @@ class RequestEncoder:
 
     @staticmethod
     def _split(
-        cut: int,
-        prompt_ids: list[int],
-        alone: _ResponseTokens,
-        joint: dict[str, Any] | None,
-        response: str,
+        cut: int, prompt_ids: list[int], alone: _ResponseTokens, joint: Any, response: str
     ) -> EncodedRequest:
         response_ids, spans = list(alone.ids), list(alone.spans)
         if joint is not None:
@@ -282,9 +273,7 @@ class TransformersScorer(BaseScorer):
     @property
     def parallel_requests(self) -> int:
         """``batch_size`` off the CPU; 1 on the CPU (a batch of k takes k times as long)."""
-        if str(self.device).split(":")[0] == "cpu":
-            return 1
-        return int(self.batch_size)
+        return 1 if str(self.device).split(":")[0] == "cpu" else int(self.batch_size)
 
     def clear_prefix_cache(self) -> None:
         """Drop the kept keys/values."""
@@ -301,10 +290,8 @@ class TransformersScorer(BaseScorer):
             return prompt
         messages = check_messages(prompt)
         if getattr(self.tokenizer, "chat_template", None):
-            text = self.tokenizer.apply_chat_template(
-                messages, tokenize=False, add_generation_prompt=True
-            )
-            return str(text)
+            template = self.tokenizer.apply_chat_template
+            return str(template(messages, tokenize=False, add_generation_prompt=True))
         lines = [f"{m['role']}: {m['content']}" for m in messages]
         return "\n\n".join([*lines, "assistant: "])
 
@@ -315,23 +302,16 @@ class TransformersScorer(BaseScorer):
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         """Teacher-forced log-probs of each response, batched ``batch_size`` at a time."""
         encoded = self._encoder.encode(requests)
-        for e in encoded:
-            total = len(e.prompt_ids) + len(e.response_ids)
-            if self.max_length is not None and total > self.max_length:
-                raise InputError(
-                    f"a request has {total} tokens, more than the model's limit {self.max_length}"
-                )
+        total = max((len(e.prompt_ids) + len(e.response_ids) for e in encoded), default=0)
+        if self.max_length is not None and total > self.max_length:
+            raise InputError(
+                f"a request has {total} tokens, more than the model's limit {self.max_length}"
+            )
         with self._lock:
-            logprobs = self.prefix.score(
-                [(e.prompt_ids, e.response_ids) for e in encoded], self.batch_size
-            )
+            pairs = [(e.prompt_ids, e.response_ids) for e in encoded]
+            logprobs = self.prefix.score(pairs, self.batch_size)
         return [
-            ResponseLogprobs(
-                logprobs=values,
-                token_offsets=np.asarray(e.offsets, dtype=np.int64),
-                tokens=e.tokens,
-                prompt_tokens=len(e.prompt_ids),
-            )
+            ResponseLogprobs(values, np.asarray(e.offsets, np.int64), e.tokens, len(e.prompt_ids))
             for e, values in zip(encoded, logprobs)
         ]
 

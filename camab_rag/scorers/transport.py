@@ -220,14 +220,11 @@ class HttpTransport:
         self.has_api_key = bool(api_key)
         self._lock = threading.Lock()
         self._sync_client: httpx.Client | None = None
-        self._client_options: dict[str, Any] = {
-            "headers": self._headers,
-            "auth": None  # user-info is sent as basic auth
-            if parts.username is None
-            else httpx.BasicAuth(unquote(parts.username), unquote(parts.password or "")),
-            "params": httpx.QueryParams(parts.query),  # sent after each request's path
-            "timeout": self.timeout,
-        }
+        user, password = parts.username, unquote(parts.password or "")
+        auth = None if user is None else httpx.BasicAuth(unquote(user), password)  # user-info
+        params = httpx.QueryParams(parts.query)  # sent after each request's path
+        self._client_options: dict[str, Any] = dict(headers=self._headers, auth=auth, params=params)
+        self._client_options["timeout"] = self.timeout
 
     def url(self, endpoint: Endpoint) -> str:
         if endpoint in ("completions", "models"):
@@ -278,32 +275,26 @@ class HttpTransport:
             # decided outside the except block: a raised error chains no client exception
             error = self._classify(failure, limit)
             if isinstance(error, ModelNotServedError) and endpoint != "models":
-                served = yield from self._served_models(clients, limit)
-                error = self._not_served(served)
+                error = self._not_served((yield from self.models(clients, clock))[1])
             clock.timed_out |= isinstance(failure, httpx.TimeoutException)
             delay = self._retry_delay(what, attempt, clock, error)
             yield Sleep(delay)
         raise AssertionError("unreachable")
 
-    def status_of(self, endpoint: Endpoint, clock: RequestClock) -> Steps[int | None]:
-        """The HTTP status of one attempt at ``endpoint``, not retried (``None``: no answer)."""
+    def models(
+        self, clients: Any, clock: RequestClock
+    ) -> Steps[tuple[int | None, tuple[str, ...]]]:
+        """One attempt at ``/v1/models``, not retried: its HTTP status (``None``: no answer)
+        and the model ids it lists."""
+        status: int | None = None
+        ids: list[object] = []
         try:
-            reply = yield ApiCall(self, None, endpoint, None, self._limit(clock))
-        except Exception:
-            return None
-        return int(reply.status_code)
-
-    def _served_models(
-        self, clients: httpx.AsyncClient | None, limit: float
-    ) -> Steps[tuple[str, ...]]:
-        """The model ids ``/v1/models`` lists (none when that fails too)."""
-        try:
-            reply = yield ApiCall(self, clients, "models", None, limit)
+            reply = yield ApiCall(self, clients, "models", None, self._limit(clock))
+            status = reply.status_code
             ids = [e.get("id") for e in self._json(reply, "models")["data"]]
-            return tuple(_clip(i, 80) for i in ids if isinstance(i, str))[:20]
-        except Exception as exc:  # any failure: the not-found error stands without the list
+        except Exception as exc:  # the not-found error then stands without the list
             logger.debug("listing the served models failed: %s", self.secrets.clean(str(exc)))
-            return ()
+        return status, tuple(_clip(i, 80) for i in ids if isinstance(i, str))[:20]
 
     def _limit(self, clock: RequestClock) -> float:
         """The timeout, cut to what is left of the retry budget and the deadline."""
