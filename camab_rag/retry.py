@@ -39,6 +39,7 @@ class RetryPolicy:
             raise InputError(f"retry_budget_s must be >= 0 or None, got {self.budget_s}")
 
     def delay(self, failures: int, retry_after: float | None = None) -> float:
+        """The pause after the ``failures``-th consecutive failure (1 = the first)."""
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.backoff_max)
         base = min(float(self.backoff_max), self.backoff_base * 2.0 ** max(failures - 1, 0))

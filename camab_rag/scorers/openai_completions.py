@@ -437,22 +437,16 @@ def _echoed_prompt_length(
     return n
 
 
-def _end_offset(entries: Sequence[EchoEntry]) -> int | None:
-    last = entries[-1]
-    return None if last.offset is None else last.offset + len(last.token)
-
-
 def _text_mode_boundary(
     entries: Sequence[EchoEntry], text: object, prompt_chars: int, response: str
 ) -> tuple[int, list[int]]:
     """Text mode: index of the first response token and the response tokens' offsets."""
     full_len = prompt_chars + len(response)
     if all(e.offset is not None for e in entries):
-        # Offsets may count text the echo dropped (a BOS): align the end with len(full).
-        end = _end_offset(entries)
-        assert end is not None
-        shift = end - full_len
-        offsets = [int(e.offset) - shift for e in entries]  # type: ignore[arg-type]
+        # offsets may count text the echo dropped (a BOS): align the end with len(full)
+        offsets = [int(e.offset or 0) for e in entries]
+        shift = offsets[-1] + len(entries[-1].token) - full_len
+        offsets = [o - shift for o in offsets]
     else:  # no text offsets: accumulate the tokens' lengths from the end
         ends = itertools.accumulate(len(e.token) for e in reversed(entries))
         offsets = [full_len - n for n in ends][::-1]
@@ -495,11 +489,10 @@ def _offsets_in_response(
         rejoins = body.endswith(response)
     if not rejoins:
         raise _mismatch(joined, response)
-    end = _end_offset(entries)
-    if picked[0].offset is not None and end is not None:
-        first = picked[0].offset
-        if end - first == len(response) and all(e.offset is not None for e in picked):
-            return [int(e.offset) - first for e in picked]  # type: ignore[arg-type]
+    if all(e.offset is not None for e in picked):
+        starts = [int(e.offset or 0) for e in picked]
+        if starts[-1] + len(picked[-1].token) - starts[0] == len(response):
+            return [o - starts[0] for o in starts]
     if joined != response:
         raise ScorerError(
             "cannot place the response tokens in the response: the server gave no text "

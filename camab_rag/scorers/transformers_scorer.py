@@ -98,10 +98,9 @@ class RequestEncoder:
             where = [i for i, p in enumerate(plain) if p is special]
             if not where:
                 continue
+            chosen = [texts[i] for i in where]
             batch = self.tokenizer(
-                [texts[i] for i in where],
-                add_special_tokens=special,
-                return_offsets_mapping=offsets,
+                chosen, add_special_tokens=special, return_offsets_mapping=offsets
             )
             for k, i in enumerate(where):
                 out[i] = {key: batch[key][k] for key in batch}
