@@ -413,20 +413,16 @@ class HttpTransport:
         self, status: int, headers: Mapping[str, str], message: str, path: str
     ) -> BaseException:
         """What an HTTP error status means (``message``: the server's, masked)."""
-        if status == 429 or status == 408 or status >= 500:
-            return Retryable(
-                f"HTTP {status}: {_clip(message, 200)}", retry_after(headers), status_code=status
-            )
-        if status in (401, 403):
-            return CredentialsRefusedError(
-                f"the server at {self.base_url} refused the request (HTTP {status}): check "
-                "the api_key"
-            )
+        server, clipped = f"the server at {self.base_url}", _clip(message, 200)
         lowered = message.lower()
+        if status == 429 or status == 408 or status >= 500:
+            return Retryable(f"HTTP {status}: {clipped}", retry_after(headers), status_code=status)
+        if status in (401, 403):
+            refused = f"{server} refused the request (HTTP {status})"
+            return CredentialsRefusedError(f"{refused}: check the api_key")
         if status == 404 and "not supported" in lowered:  # a chat-only model (OpenAI)
             return NoPromptLogprobsError(
-                f"the server at {self.base_url} does not serve {path} for model "
-                f"{self.model!r} (HTTP 404: {_clip(message, 200)})"
+                f"{server} does not serve {path} for model {self.model!r} (HTTP 404: {clipped})"
             )
         # vLLM, OpenAI: "The model `x` does not exist", others: "model 'x' not found"
         missing = "does not exist" in lowered or "not found" in lowered
@@ -434,15 +430,15 @@ class HttpTransport:
             return self._not_served(())
         if status == 404:
             return ScorerError(
-                f"HTTP 404 from {path}: {_clip(message, 200)} (check "
-                f"base_url ends with /v1 and that model {self.model!r} is served)"
+                f"HTTP 404 from {path}: {clipped} (check base_url ends with /v1 and that model "
+                f"{self.model!r} is served)"
             )
         if too_long := context_too_long(message):
             return too_long
         if any(w in lowered for w in ("echo", "logprobs", "prompt_logprobs")):
             return NoPromptLogprobsError(
                 f"the server rejected a request for prompt log-probabilities (HTTP {status}: "
-                f"{_clip(message, 200)})"
+                f"{clipped})"
             )
         return ScorerError(f"HTTP {status} from {self.base_url}: {_clip(message, 300)}")
 
