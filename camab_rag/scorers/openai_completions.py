@@ -1,10 +1,7 @@
-"""Scorer over HTTP: any OpenAI-compatible server that echoes prompt log-probabilities.
-
-``/v1/completions`` with ``echo`` + ``logprobs`` (vLLM, SGLang, llama-cpp-python); OpenAI's
-own chat models cannot, and the first call says so. With
+"""Scorer over HTTP: any OpenAI-compatible server that echoes prompt log-probabilities
+(``/v1/completions`` with ``echo`` + ``logprobs``: vLLM, SGLang, llama-cpp-python). With
 vLLM's ``/tokenize`` (probed once) prompt and response are sent as separately tokenized ids,
-as the in-process scorer does; otherwise as one text, the response found by character
-offset. Retries and credentials: :mod:`.transport`.
+as the in-process scorer does; otherwise as one text, the response found by character offset.
 """
 
 from __future__ import annotations
@@ -17,7 +14,6 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import httpx
@@ -40,6 +36,7 @@ from camab_rag.scorers.base import (
     ScoreRequest,
     check_messages,
 )
+from camab_rag.scorers.models import set_offline_flags
 from camab_rag.scorers.transport import (
     HttpTransport,
     RedirectRefusedError,
@@ -56,14 +53,13 @@ logger = logging.getLogger(__name__)
 _LOGPROB_SLACK = 1e-4  # a log-probability above this is impossible, not rounding
 _CHECK_V1 = "check base_url, which ends with /v1 (http://127.0.0.1:8000/v1 for vLLM)"
 
-ChatTemplateRenderer = Callable[[Sequence[ChatMessage]], str]
-"""Renders chat messages to the model's prompt text, with the assistant header appended."""
+ChatTemplateRenderer = Callable[[Sequence[ChatMessage]], str]  # with the assistant header
 
 
 @dataclass(frozen=True)
 class Plan:
-    """What to send for one request: token ids, the last ``response_ids`` the response's,
-    or one text, the prompt its first ``prompt_chars`` characters."""
+    """Token ids, the last ``response_ids`` the response's, or one text, the prompt its first
+    ``prompt_chars`` characters."""
 
     prompt: str | list[int]
     response: str
@@ -75,22 +71,17 @@ class OpenAICompletionsScorer:
     """Score (and greedily generate) with an OpenAI-compatible completions server.
 
     Args:
-        base_url: the server's OpenAI base URL (``"http://127.0.0.1:8000/v1"``); user-info
-            is sent as basic auth and never shown.
+        base_url: the server's OpenAI base URL (``"http://127.0.0.1:8000/v1"``).
         model: the served model name.
-        api_key: the key, sent to this server only and never shown; ``None`` sends none
-            (never ``$OPENAI_API_KEY``).
+        api_key: sent to this server only, never shown; ``None`` sends none.
         max_concurrency: requests in flight; also :attr:`parallel_requests`.
         timeout: the most seconds one HTTP attempt may take, body included.
-        max_retries: retries after a transient failure (timeout, connection, 429, 5xx).
-        chat_template_renderer, tokenizer: render chat prompts locally (a ``messages ->
-            text`` function, or a local tokenizer directory: ``camab attribute --tokenizer``)
-            for servers without ``/tokenize``.
-        backoff_base, backoff_max: first retry delay and longest delay (also the cap on
-            ``Retry-After``), in seconds.
+        max_retries, backoff_base, backoff_max: retries of a transient failure, the first
+            and the longest pause (also the cap on ``Retry-After``), in seconds.
+        chat_template_renderer, tokenizer: render chat prompts locally (``messages -> text``,
+            or a local tokenizer directory) for servers without ``/tokenize``.
         retry_budget_s: the most seconds one request spends on retries after its first
-            failure, so a request costs at most ``timeout + retry_budget_s`` (``None``: no
-            limit beyond ``max_retries``; raise it for batch jobs).
+            failure (``None``: no limit beyond ``max_retries``).
         default_headers: extra HTTP headers for every request.
     """
 
@@ -130,9 +121,9 @@ class OpenAICompletionsScorer:
         self._renderer = chat_template_renderer
         self._tokenizer_dir = tokenizer
         self._hf_tokenizer: Any = None
-        self._has_tokenize: bool | None = None  # whether the server has /tokenize (probed once)
+        self._has_tokenize: bool | None = None  # probed once
         self._ids: dict[str, list[int]] = {}  # token ids given, up to 256 (then cleared)
-        self._probe_failure: TransientScorerError | None = None  # the last probe's, if it failed
+        self._probe_failure: TransientScorerError | None = None
 
     def __repr__(self) -> str:
         key = "set" if self._http.has_api_key else "none"
@@ -143,12 +134,12 @@ class OpenAICompletionsScorer:
 
     @property
     def parallel_requests(self) -> int:
-        """``max_concurrency``: a batching server answers them in about the time of one."""
+        """``max_concurrency`` (a batching server answers them in about the time of one)."""
         return self.max_concurrency
 
     def render_prompt(self, prompt: Prompt) -> str:
         """Plain text verbatim; chat messages through ``chat_template_renderer`` or the
-        local ``tokenizer`` (:class:`NoChatTemplateError` when neither is there)."""
+        local ``tokenizer`` (else :class:`NoChatTemplateError`)."""
         if isinstance(prompt, str):
             return prompt
         messages = check_messages(prompt)
@@ -156,21 +147,16 @@ class OpenAICompletionsScorer:
             return str(self._renderer(messages))
         if self._tokenizer_dir is not None:
             if self._hf_tokenizer is None:
-                from camab_rag.scorers.models import set_offline_flags
-
                 set_offline_flags()
                 from transformers import AutoTokenizer
 
-                self._hf_tokenizer = AutoTokenizer.from_pretrained(
-                    self._tokenizer_dir, local_files_only=True
-                )
-            text = self._hf_tokenizer.apply_chat_template(
-                messages, tokenize=False, add_generation_prompt=True
-            )
-            return str(text)
+                directory = self._tokenizer_dir
+                self._hf_tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
+            template = self._hf_tokenizer.apply_chat_template
+            return str(template(messages, tokenize=False, add_generation_prompt=True))
         failure, url = self._probe_failure, self.base_url
         if failure is not None:  # /tokenize is there but failing: not a reason for a proxy
-            raise TransientScorerError(  # the server fails, whatever the prompt: say so first
+            raise TransientScorerError(
                 f"the server at {url} is failing now: its /tokenize failed ({failure}); "
                 "nothing was scored (this prompt is chat messages, which that endpoint "
                 "renders with the model's chat template): try again later",
@@ -190,8 +176,7 @@ class OpenAICompletionsScorer:
         return isinstance(prompt, str) or self._renderer is not None or bool(self._tokenizer_dir)
 
     def _prompt_payload(self, prompt: Prompt) -> dict[str, Any]:
-        """The ``/tokenize`` payload of a prompt (text, or messages for the server's
-        chat template)."""
+        """The ``/tokenize`` payload of a prompt (messages: the server's chat template)."""
         if self._renders_locally(prompt):
             text = self.render_prompt(prompt)
             return {"prompt": text, "add_special_tokens": isinstance(prompt, str)}
@@ -201,18 +186,12 @@ class OpenAICompletionsScorer:
             "add_special_tokens": False,
         }
 
-    def _tokenize_steps(
-        self,
-        payload: Mapping[str, Any],
-        clients: httpx.AsyncClient | None,
-        clock: RequestClock | None,
-    ) -> Steps[list[int]]:
+    def _tokenize_steps(self, payload: dict[str, Any], clients: Any, clock: Any) -> Steps[Any]:
         body = {"model": self.model, **payload}
         return self._http.send("tokenize", "tokenize", body, tokens_from, clients, clock)
 
     def _probe_tokenize(self, clock: RequestClock | None = None) -> bool:
-        """Whether the server has a vLLM-style ``/tokenize`` endpoint (asked once; its
-        time counts against the retry budget of the request that asks, ``clock``)."""
+        """Whether the server has a vLLM-style ``/tokenize`` (asked once, under ``clock``)."""
         if self._has_tokenize is None:
             try:
                 probe = {"prompt": "probe", "add_special_tokens": False}
@@ -225,11 +204,11 @@ class OpenAICompletionsScorer:
                 return False
             except ScorerError as error:
                 # a refused key, a redirect, a wrong model name: not a missing /tokenize
-                if isinstance(error, (CredentialsRefusedError, RedirectRefusedError)):
+                if isinstance(
+                    error, (CredentialsRefusedError, RedirectRefusedError, ModelNotServedError)
+                ):
                     raise
-                if isinstance(error, ModelNotServedError):
-                    raise
-                if drive(self._http.status_of("models", clock or RequestClock())) == 404:
+                if drive(self._http.models(None, clock or RequestClock()))[0] == 404:
                     raise ServerNotFoundError(  # a 404 everywhere: not a missing feature
                         f"no OpenAI-compatible server at {self.base_url}: its /models and "
                         f"/tokenize answer HTTP 404 (a wrong URL?): {_CHECK_V1}"
@@ -283,36 +262,24 @@ class OpenAICompletionsScorer:
         plan = yield from self._plan_steps(request, clients, clock)
 
         def echoed(plan: Plan) -> Steps[ResponseLogprobs]:
-            # max_tokens 1, not 0: some servers read 0 as "no limit"; the generated token is
-            # cut from the echo.
-            parse = partial(parse_echo, plan=plan)
-            extra = {"echo": True, "logprobs": 0}
-            return self._completion_steps(
-                "completion", plan.prompt, 1, parse, clients, clock, **extra
-            )
+            # max_tokens 1, not 0 (read as "no limit" by some); the token is cut from the echo
+            body = {"prompt": plan.prompt, "max_tokens": 1, "echo": True, "logprobs": 0}
+            return self._completion_steps(body, lambda raw: parse_echo(raw, plan), clients, clock)
 
         try:
             return (yield from echoed(plan))
         except ResponseTokensMismatchError:
-            # The tokenizer alters a text tokenized alone (e.g. a SentencePiece prefix
-            # space): score the joint text instead, as the in-process scorer does.
+            # the tokenizer alters a text tokenized alone (a SentencePiece prefix space)
             if plan.response_ids is None or not self._renders_locally(request.prompt):
                 raise
             return (yield from echoed(self._text_plan(request)))
 
     def _completion_steps(
-        self,
-        what: str,
-        prompt: str | list[int],
-        max_tokens: int,
-        parse: Callable[[Any], Any],
-        clients: httpx.AsyncClient | None,
-        clock: RequestClock | None = None,
-        **extra: Any,
+        self, body: dict[str, Any], parse: Callable[[Any], Any], clients: Any, clock: Any = None
     ) -> Steps[Any]:
-        """One greedy ``/v1/completions`` call (``extra``: more body fields)."""
-        body = {"model": self.model, "prompt": prompt, "max_tokens": max_tokens, **extra}
-        body["temperature"] = 0.0
+        """One greedy ``/v1/completions`` call (a scoring one when it echoes)."""
+        what = "completion" if body.get("echo") else "generation"
+        body = {"model": self.model, **body, "temperature": 0.0}
         return self._http.send(what, "completions", body, parse, clients, clock)
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
@@ -326,8 +293,7 @@ class OpenAICompletionsScorer:
             return drive(self._score_steps(request, None))
 
         first = one(requests[0])
-        # each worker runs in a copy of the caller's context: an attribution's deadline
-        # (camab_rag.deadline) bounds its requests too
+        # each worker runs in a copy of the caller's context, under its deadline
         contexts = [contextvars.copy_context() for _ in requests[1:]]
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
             rest = list(pool.map(lambda c, r: c.run(one, r), contexts, requests[1:]))
@@ -350,12 +316,11 @@ class OpenAICompletionsScorer:
         return [first, *rest]
 
     def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]:
-        """Greedy answers (temperature 0) to ``prompts`` through ``/v1/completions``,
-        whitespace stripped."""
+        """Greedy answers to ``prompts`` through ``/v1/completions``, whitespace stripped."""
         if max_new_tokens < 1:
             raise InputError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
 
-        def answer_text(raw: Any) -> str:
+        def text(raw: Any) -> str:
             return str(_choice(raw).get("text") or "").strip()
 
         def one(prompt: Prompt) -> str:
@@ -364,8 +329,8 @@ class OpenAICompletionsScorer:
                 sent = drive(self._tokenize_steps(self._prompt_payload(prompt), None, None))
             else:
                 sent = self.render_prompt(prompt)
-            steps = self._completion_steps("generation", sent, max_new_tokens, answer_text, None)
-            return str(drive(steps))
+            body = {"prompt": sent, "max_tokens": max_new_tokens}
+            return str(drive(self._completion_steps(body, text, None)))
 
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
             return list(pool.map(one, list(prompts)))
@@ -421,10 +386,8 @@ def parse_echo(raw: Any, plan: Plan) -> ResponseLogprobs:
         offsets = _offsets_in_response(entries, generated, start, text, response)
     else:
         start, offsets = _text_mode_boundary(entries, text, plan.prompt_chars, response)
-    picked = entries[start:]
+    picked = entries[start:]  # never empty: both modes find at least one response token
     values = [e.logprob for e in picked]
-    if not picked:
-        raise ScorerError("no response tokens were found in the echoed prompt")
     if values[0] is None:
         raise ScorerError(
             "the server gave no log-probability for the response's first token (it is the "
@@ -438,12 +401,8 @@ def parse_echo(raw: Any, plan: Plan) -> ResponseLogprobs:
             f"malformed response body: log-probability {values[impossible]:g} for token "
             f"{impossible} of the response (a log-probability is never above 0)"
         )
-    return ResponseLogprobs(
-        logprobs=np.asarray(values, dtype=np.float64),
-        token_offsets=np.asarray(offsets, dtype=np.int64),
-        tokens=tuple(e.token for e in picked),
-        prompt_tokens=start,
-    )
+    logprobs, tokens = np.asarray(values, np.float64), tuple(e.token for e in picked)
+    return ResponseLogprobs(logprobs, np.asarray(offsets, np.int64), tokens, prompt_tokens=start)
 
 
 def _echoed_prompt_length(
@@ -478,22 +437,16 @@ def _echoed_prompt_length(
     return n
 
 
-def _end_offset(entries: Sequence[EchoEntry]) -> int | None:
-    last = entries[-1]
-    return None if last.offset is None else last.offset + len(last.token)
-
-
 def _text_mode_boundary(
     entries: Sequence[EchoEntry], text: object, prompt_chars: int, response: str
 ) -> tuple[int, list[int]]:
     """Text mode: index of the first response token and the response tokens' offsets."""
     full_len = prompt_chars + len(response)
     if all(e.offset is not None for e in entries):
-        # Offsets may count text the echo dropped (a BOS): align the end with len(full).
-        end = _end_offset(entries)
-        assert end is not None
-        shift = end - full_len
-        offsets = [int(e.offset) - shift for e in entries]  # type: ignore[arg-type]
+        # offsets may count text the echo dropped (a BOS): align the end with len(full)
+        offsets = [int(e.offset or 0) for e in entries]
+        shift = offsets[-1] + len(entries[-1].token) - full_len
+        offsets = [o - shift for o in offsets]
     else:  # no text offsets: accumulate the tokens' lengths from the end
         ends = itertools.accumulate(len(e.token) for e in reversed(entries))
         offsets = [full_len - n for n in ends][::-1]
@@ -536,11 +489,10 @@ def _offsets_in_response(
         rejoins = body.endswith(response)
     if not rejoins:
         raise _mismatch(joined, response)
-    end = _end_offset(entries)
-    if picked[0].offset is not None and end is not None:
-        first = picked[0].offset
-        if end - first == len(response) and all(e.offset is not None for e in picked):
-            return [int(e.offset) - first for e in picked]  # type: ignore[arg-type]
+    if all(e.offset is not None for e in picked):
+        starts = [int(e.offset or 0) for e in picked]
+        if starts[-1] + len(picked[-1].token) - starts[0] == len(response):
+            return [o - starts[0] for o in starts]
     if joined != response:
         raise ScorerError(
             "cannot place the response tokens in the response: the server gave no text "

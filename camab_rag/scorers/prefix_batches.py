@@ -1,10 +1,7 @@
 """Shared-prefix reuse for the in-process scorer: exact log-probs, prompts computed once.
-
-:class:`PrefixBatcher` computes each prefix that a call's requests share once, keeps
-prompts' keys/values across calls in a :class:`PrefixStore` (a prefix tree in a memory
-budget), and runs the rest of each request in right-padded batches on the broadcast
-prefix; on a GPU their attention is flash-eligible lower-right causal
-(:func:`use_lower_right`). Speed: BENCHMARKS.md.
+:class:`PrefixBatcher` computes each prefix a call's requests share once, keeps prompts'
+keys/values across calls in a :class:`PrefixStore` (a prefix tree in a memory budget), and
+runs the rest of each request in right-padded batches on the broadcast prefix.
 """
 
 from __future__ import annotations
@@ -25,11 +22,8 @@ from camab_rag import deadline
 if TYPE_CHECKING:
     import torch
 
-LayerKV = list[tuple["torch.Tensor", "torch.Tensor"]]
-"""Keys and values per layer, each ``[heads, tokens, head_dim]`` (one sequence)."""
-
-IMPLEMENTATION = "camab_sdpa"
-"""The attention implementation name registered with transformers."""
+LayerKV = list[tuple["torch.Tensor", "torch.Tensor"]]  # per layer [heads, tokens, head_dim]
+IMPLEMENTATION = "camab_sdpa"  # the attention implementation registered with transformers
 
 _FORWARD = "a forward pass of the in-process model"
 _PLAIN_CAUSAL: contextvars.ContextVar[bool] = contextvars.ContextVar(
@@ -47,16 +41,7 @@ def plain_causal() -> Iterator[None]:
         _PLAIN_CAUSAL.reset(token)
 
 
-def _attention(
-    module: Any,
-    query: Any,
-    key: Any,
-    value: Any,
-    attention_mask: Any,
-    dropout: float = 0.0,
-    scaling: float | None = None,
-    **kwargs: Any,
-) -> tuple[Any, None]:
+def _attention(module: Any, query: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
     """transformers' SDPA attention, lower-right causal inside :func:`plain_causal`."""
     import torch
     from torch.nn.attention.bias import causal_lower_right
@@ -71,9 +56,7 @@ def _attention(
         and getattr(module, "is_causal", True)
     )
     if not plain:
-        return sdpa_attention_forward(
-            module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs
-        )
+        return sdpa_attention_forward(module, query, key, value, *args, **kwargs)
     groups = int(getattr(module, "num_key_value_groups", 1))
     if groups > 1:
         key, value = repeat_kv(key, groups), repeat_kv(value, groups)
@@ -82,15 +65,15 @@ def _attention(
         key,
         value,
         attn_mask=causal_lower_right(q_len, kv_len),
-        dropout_p=dropout,
-        scale=scaling,
+        dropout_p=kwargs.get("dropout", 0.0),
+        scale=kwargs.get("scaling"),
     )
     return out.transpose(1, 2).contiguous(), None
 
 
 def use_lower_right(model: Any) -> bool:
-    """Switch a ``sdpa`` model with full attention on every layer (no sliding window) to
-    :data:`IMPLEMENTATION`; whether it did (anything unexpected leaves it as it was)."""
+    """Switch a ``sdpa`` model with full attention on every layer to :data:`IMPLEMENTATION`
+    (flash-eligible lower-right causal on a GPU); whether it did."""
     config = getattr(model, "config", None)
     if getattr(config, "_attn_implementation", None) != "sdpa":
         return False
@@ -112,7 +95,6 @@ def use_lower_right(model: Any) -> bool:
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
-    """Length of the common prefix of ``a`` and ``b``, at most ``limit``."""
     n = min(len(a), len(b), limit)
     return next((k for k in range(n) if a[k] != b[k]), n)
 
@@ -134,7 +116,7 @@ def _nbytes(kv: LayerKV) -> int:
 
 class PrefixStore:
     """Prefix tree of token ids with their keys/values, at most ``max_bytes`` of tensors
-    (least recently used leaves are dropped; pinned nodes only once unpinned)."""
+    (least recently used unpinned leaves dropped first)."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
@@ -148,7 +130,7 @@ class PrefixStore:
 
     def walk(self, ids: Sequence[int], limit: int) -> tuple[int, list[tuple[_Node, int]]]:
         """The longest stored prefix of ``ids[:limit]``: its length, and the nodes along it
-        with how many of each node's tokens it covers."""
+        with how many of their tokens it covers."""
         path: list[tuple[_Node, int]] = []
         node, pos = self.root, 0
         while pos < limit:
@@ -164,8 +146,7 @@ class PrefixStore:
         return pos, path
 
     def lookup(self, ids: Sequence[int], limit: int) -> tuple[int, LayerKV]:
-        """The longest stored prefix of ``ids[:limit]``: its length and keys/values (an
-        empty list for none). Marks it used."""
+        """The longest stored prefix of ``ids[:limit]``: its length and keys/values."""
         import torch
 
         length, path = self.walk(ids, limit)
@@ -195,8 +176,8 @@ class PrefixStore:
         self._evict(None)
 
     def insert(self, ids: Sequence[int], start: int, kv: LayerKV, *, force: bool = False) -> None:
-        """Store ``ids`` whose keys/values from ``start`` on are ``kv``, under the stored prefix
-        ``ids[:start]``; nothing when that prefix is gone or it does not fit (unless ``force``)."""
+        """Store ``ids`` whose keys/values from ``start`` on are ``kv``, under the stored
+        ``ids[:start]`` (when it is still there, and it fits or ``force``)."""
         end = len(ids)
         pos, path = self.walk(ids, end)
         if pos < start or pos == end:
@@ -219,12 +200,11 @@ class PrefixStore:
         self._evict(node)
 
     def _split(self, node: _Node, at: int) -> _Node:
-        """Cut ``node`` after ``at`` tokens; returns the new head node."""
         assert node.parent is not None and 0 < at < len(node.tokens)
         head_kv = [(k[:, :at].clone(), v[:, :at].clone()) for k, v in node.kv]
         tail_kv = [(k[:, at:].clone(), v[:, at:].clone()) for k, v in node.kv]
-        head = _Node(node.tokens[:at], head_kv, node.parent, used=node.used, pinned=node.pinned)
-        head.nbytes = _nbytes(head_kv)
+        head = _Node(node.tokens[:at], head_kv, node.parent, {}, node.used, _nbytes(head_kv))
+        head.pinned = node.pinned
         node.parent.children[node.tokens[0]] = head
         node.tokens, node.kv, node.parent = node.tokens[at:], tail_kv, head
         node.nbytes = _nbytes(tail_kv)
@@ -251,8 +231,7 @@ class PrefixStore:
 
 @functools.cache
 def _layer_class() -> Any:
-    """A ``DynamicLayer`` that starts from given keys/values and keeps new ones only when
-    ``keep`` is set (saving a batch's memory)."""
+    """A ``DynamicLayer`` that starts from given keys/values, keeping new ones if ``keep``."""
     import torch
     from transformers.cache_utils import DynamicLayer
 
@@ -269,9 +248,7 @@ def _layer_class() -> Any:
 
 
 def _cache_from(kv: LayerKV, keep: bool, rows: int = 0) -> Any:
-    """A ``DynamicCache`` whose layers start with ``kv`` (per layer ``[rows, heads, tokens,
-    head_dim]``, or one sequence's broadcast over ``rows`` rows, a view); with
-    ``keep=False`` it does not keep the new tokens."""
+    """A ``DynamicCache`` starting from ``kv`` (or one sequence's, broadcast over ``rows``)."""
     from transformers import DynamicCache
 
     cache: Any = DynamicCache()
@@ -291,7 +268,6 @@ def _cache_from(kv: LayerKV, keep: bool, rows: int = 0) -> Any:
 
 
 def cache_kv(cache: Any, row: int, start: int, end: int) -> LayerKV:
-    """Keys/values of positions ``start:end`` of one row of a ``DynamicCache``."""
     return [
         (layer.keys[row, :, start:end], layer.values[row, :, start:end]) for layer in cache.layers
     ]
@@ -311,15 +287,11 @@ class PrefixBatcher:
         self.keeps_logits = "logits_to_keep" in forward
         # transformers 5.x renames ``past_key_values`` to ``cache``
         self.cache_arg = "cache" if "cache" in forward else "past_key_values"
-        config = (
-            model.config.get_text_config() if hasattr(model.config, "get_text_config") else None
-        )
-        config = config or model.config
+        config = getattr(model.config, "get_text_config", lambda: None)() or model.config
         heads = int(getattr(config, "num_attention_heads", 1) or 1)
         kv_heads = int(getattr(config, "num_key_value_heads", None) or heads)
         head_dim = int(getattr(config, "head_dim", None) or int(config.hidden_size) // heads)
         element = next(model.parameters()).element_size()
-        # bytes of keys and values one token takes over all layers
         self.bytes_per_token = 2 * int(config.num_hidden_layers) * kv_heads * head_dim * element
         self.merge_forks = device != "cpu"
         self.computed_tokens = 0
@@ -337,7 +309,7 @@ class PrefixBatcher:
             k = common_prefix(seqs[a], seqs[b], min(limits[a], limits[b]))
             shared[a], shared[b] = max(shared[a], k), max(shared[b], k)
         starts: list[int] = [0] * len(seqs)
-        results: list[np.ndarray | None] = [None] * len(seqs)
+        results: dict[int, np.ndarray] = {}
         try:
             for i in order:
                 stored = self.store.walk(seqs[i], limits[i])[0]
@@ -369,11 +341,10 @@ class PrefixBatcher:
                     [starts[i] for i in chunk],
                     all(seqs[i][: starts[i]] == first for i in chunk),
                 )
-                for i, logprobs in zip(chunk, rows):
-                    results[i] = logprobs
+                results.update(zip(chunk, rows))
         finally:
             self.store.unpin_all()
-        return [r for r in results if r is not None]
+        return [results[i] for i in range(len(seqs))]
 
     def _extend(self, ids: Sequence[int], stored: int, upto: int) -> None:
         """Compute ``ids[stored:upto]`` on the stored prefix ``ids[:stored]`` and store it."""
@@ -382,15 +353,9 @@ class PrefixBatcher:
         start, kv = self.store.lookup(ids, stored)
         cache = _cache_from(kv, True, 1)
         options: dict[str, Any] = {"logits_to_keep": 1} if self.keeps_logits else {}
+        tokens = torch.tensor([list(ids[start:upto])], dtype=torch.long, device=self.device)
         with torch.inference_mode(), plain_causal():
-            self.model(
-                input_ids=torch.tensor(
-                    [list(ids[start:upto])], dtype=torch.long, device=self.device
-                ),
-                use_cache=True,
-                **{self.cache_arg: cache},
-                **options,
-            )
+            self.model(input_ids=tokens, use_cache=True, **{self.cache_arg: cache}, **options)
         self.computed_tokens += upto - start
         # kept even over the budget: the call's requests start from it (they pin it)
         self.store.insert(ids[:upto], start, cache_kv(cache, 0, start, upto), force=True)
@@ -403,10 +368,8 @@ class PrefixBatcher:
         prefixes: Sequence[int],
         shared: bool,
     ) -> list[np.ndarray]:
-        """One pass over ``seqs`` from their stored prefixes: each row's response log-probs;
-        rows' prompts are stored when they fit the budget. Rows on one ``shared`` prefix
-        read it broadcast, plain causal; rows on different ones are right-aligned in a
-        left-padded, masked cache, their tokens at their true positions."""
+        """One pass over ``seqs`` from their stored prefixes (broadcast when ``shared``, else
+        right-aligned in a masked cache): each row's response log-probs."""
         import torch
 
         if shared:
@@ -426,7 +389,6 @@ class PrefixBatcher:
         # position i (counted from the row's start t) predicts token t + i + 1
         wanted = [range(lim - t, len(s) - 1 - t) for s, lim, t in zip(seqs, limits, starts)]
         inputs: dict[str, Any] = {"use_cache": True}
-        # right pads only (after each row's real tokens): the attention is plain causal
         with torch.inference_mode(), plain_causal() if shared else contextlib.nullcontext():
             if shared:
                 kv = looked[0][1]
@@ -452,7 +414,16 @@ class PrefixBatcher:
                 inputs["attention_mask"] = mask.to(self.device)
                 inputs["position_ids"] = positions.to(self.device)
             inputs[self.cache_arg] = cache
-            results = self.forward(input_ids, wanted, responses, **inputs)
+            kept = sorted({t for w in wanted for t in w})  # only these through the LM head
+            column = {t: k if self.keeps_logits else t for k, t in enumerate(kept)}
+            if self.keeps_logits:
+                inputs["logits_to_keep"] = torch.tensor(kept, dtype=torch.long, device=self.device)
+            logits = self.model(input_ids=input_ids.to(self.device), **inputs).logits
+            results = []
+            for row, (w, response) in enumerate(zip(wanted, responses)):
+                logp = torch.log_softmax(logits[row, [column[t] for t in w], :].float(), dim=-1)
+                target = torch.tensor(list(response), device=logp.device).unsqueeze(-1)
+                results.append(logp.gather(-1, target).squeeze(-1).double().cpu().numpy())
             self.computed_tokens += sum(lengths)
             self.padding_tokens += rows * width - sum(lengths)
             for row, (seq, lim, t) in enumerate(zip(seqs, limits, starts)):
@@ -460,28 +431,3 @@ class PrefixBatcher:
                     kv_row = cache_kv(cache, row, cached, cached + lim - t)
                     self.store.insert(seq[:lim], t, kv_row)
         return results
-
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        wanted: Sequence[range],
-        responses: Sequence[Sequence[int]],
-        **inputs: Any,
-    ) -> list[np.ndarray]:
-        """One forward pass (inside ``torch.inference_mode``): each row's log-probs of its
-        ``responses`` tokens, predicted at its ``wanted`` positions (only those go through
-        the LM head when the model takes ``logits_to_keep``)."""
-        import torch
-
-        keep = sorted({t for positions in wanted for t in positions})
-        column = {t: k for k, t in enumerate(keep)}
-        if self.keeps_logits:
-            inputs["logits_to_keep"] = torch.tensor(keep, dtype=torch.long, device=self.device)
-        logits = self.model(input_ids=input_ids.to(self.device), **inputs).logits
-        out = []
-        for row, (positions, response) in enumerate(zip(wanted, responses)):
-            picked = logits[row, [column[t] if self.keeps_logits else t for t in positions], :]
-            logp = torch.log_softmax(picked.float(), dim=-1)
-            target = torch.tensor(list(response), device=logp.device).unsqueeze(-1)
-            out.append(np.asarray(logp.gather(-1, target).squeeze(-1).double().cpu().numpy()))
-        return out

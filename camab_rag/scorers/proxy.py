@@ -1,11 +1,7 @@
-"""Which scorer scores: :func:`resolve_scorer`, the one rule, and the proxy fallback.
-
-The Attributor, both integrations and the ``camab`` command resolve scorers here. A
-framework's model types are read by a hook its integration registers
-(:func:`register_model_reader`), so the core imports no framework; an OpenAI-compatible
-chat client is read duck-typed, and its key goes only to its own server. A hosted chat
-API scores no given text: a local model scores in its place (:class:`ProxyFallbackScorer`),
-never silently (``result.scored_by``; how closely: BENCHMARKS.md, "A proxy scorer").
+"""Which scorer scores: :func:`resolve_scorer`, the one rule every caller uses, and the
+proxy fallback: a hosted chat API scores no given text, so a local model scores in its
+place (:class:`ProxyFallbackScorer`), never silently (``result.scored_by``). A framework's
+model types are read by a hook its integration registers (:func:`register_model_reader`).
 """
 
 from __future__ import annotations
@@ -36,13 +32,12 @@ _KEY_ATTRS = ("openai_api_key", "api_key")
 
 
 class ChatAPICannotScoreError(InputError, CannotScoreError):
-    """The chat client talks to a hosted chat API that cannot score a given text (a proxy
-    can score in its place; the message leads with that fix)."""
+    """The chat client talks to a hosted chat API that cannot score a given text."""
 
 
 @dataclass(frozen=True)
 class ChatClientSettings:
-    """Connection settings read from a chat client (the key and headers not in the repr)."""
+    """Connection settings read from a chat client (key and headers not in the repr)."""
 
     base_url: str
     model: str
@@ -51,7 +46,7 @@ class ChatClientSettings:
 
 
 def is_openai_endpoint(url: str) -> bool:
-    """Whether ``url`` is OpenAI's own API (where a key in ``OPENAI_API_KEY`` belongs)."""
+    """Whether ``url`` is OpenAI's own API."""
     return urlparse(url).hostname == "api.openai.com"
 
 
@@ -73,8 +68,8 @@ def _secret(value: object) -> str | None:
 
 
 def chat_client_settings(client: object, *, model: str | None = None) -> ChatClientSettings:
-    """Base URL, model name and key of an OpenAI-compatible chat client (``model`` overrides);
-    :class:`InputError` when one is missing or the client talks to OpenAI's own API."""
+    """Base URL, model name, key and headers of an OpenAI-compatible chat client
+    (``model`` overrides); :class:`InputError` when it cannot score."""
     from camab_rag.scorers.transport import PROXY_FIX  # httpx only when a client is read
 
     if client is None:
@@ -118,8 +113,7 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
 
 
 def _checked_scorer(scorer: Any, name: str = "scorer", *, required: bool = False) -> Any:
-    """``scorer`` when it can score (or is ``None``, unless ``required``); else an
-    InputError naming ``name``."""
+    """``scorer`` when it can score (or is ``None``, unless ``required``), else InputError."""
     if (scorer is not None or required) and not callable(getattr(scorer, "score", None)):
         raise InputError(
             f"{name} must have a score(requests) method, got {type(scorer).__name__}: "
@@ -131,10 +125,8 @@ def _checked_scorer(scorer: Any, name: str = "scorer", *, required: bool = False
 class ProxyFallbackScorer:
     """The answering model's own scorer (``own``; ``None``: none could be built, for
     ``reason``), switched to ``proxy`` when it raises
-    :class:`~camab_rag.errors.CannotScoreError`; :meth:`recheck` gives ``own`` another try
-    ``recheck_after_s`` seconds later (``None``: never). Other errors of ``own`` (a dead
-    server, a timeout) are raised as they are: a proxy stands in for a model that cannot
-    score, not for one that is down."""
+    :class:`~camab_rag.errors.CannotScoreError` (not for a dead server or a timeout);
+    :meth:`recheck` gives ``own`` another try ``recheck_after_s`` seconds later."""
 
     def __init__(
         self,
@@ -157,28 +149,19 @@ class ProxyFallbackScorer:
 
     @property
     def scored_by(self) -> ScoredBy:
-        """The proxy, with the reason, once it has taken over; else the own model."""
         if self.using_proxy:
             return ScoredBy(scorer_model_name(self.proxy), proxy=True, reason=self._reason)
         return ScoredBy(scorer_model_name(self.own))
 
     @property
     def parallel_requests(self) -> int:
-        """The proxy's once it has taken over; before, the smaller of the two (the proxy may
-        take over in a run whose rounds were sized already)."""
+        """The proxy's once it has taken over; before, the smaller of the two."""
         if self.using_proxy:
             return parallel_requests(self.proxy)
         return min(parallel_requests(self.own), parallel_requests(self.proxy))
 
-    def _switch(self, error: CannotScoreError) -> None:
-        with self._lock:
-            if self._reason is None:
-                self._reason = cannot_score_reason(error)
-                self._switched_at = time.monotonic()
-
     def recheck(self) -> bool:
-        """Give the own model another try when switched off ``recheck_after_s`` ago or more
-        (between attributions only, so one never mixes two models); whether it did."""
+        """Give the own model another try when due (between attributions); whether it did."""
         with self._lock:
             due = (
                 self._switched_at is not None
@@ -194,7 +177,12 @@ class ProxyFallbackScorer:
             try:
                 return list((yield ScoreCall(self.own, requests)))
             except CannotScoreError as error:
-                self._switch(error)
+                with self._lock:
+                    if self._reason is None:
+                        self._reason, self._switched_at = (
+                            cannot_score_reason(error),
+                            time.monotonic(),
+                        )
         return list((yield ScoreCall(self.proxy, requests)))
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
@@ -212,14 +200,13 @@ class ProxyFallbackScorer:
 
 
 def cannot_score_reason(error: BaseException) -> str:
-    """Why a proxy took over, for ``scored_by.reason``: the error's ``reason`` (the cause
-    without the fix its message leads with) when it has one."""
+    """Why a proxy took over: the error's ``reason`` (its cause without the fix), else it."""
     return str(getattr(error, "reason", None) or error)
 
 
 def _own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
     """``build_own()``, falling back to ``proxy`` when it cannot score (from the start when
-    the build raises an InputError, e.g. a hosted chat API); without a proxy, as it is."""
+    the build raises an InputError, e.g. a hosted chat API)."""
     if proxy is None:
         return build_own()
     try:
@@ -231,26 +218,19 @@ def _own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
     return ProxyFallbackScorer(own, proxy)
 
 
-# ---------------------------------------------------------------------- the one resolver
-ModelReader = Callable[[object], object]
-"""A framework's hook: the object to build a scorer from for one of its model types (the
-model unwrapped, or a copy without a key that must not travel), or the model unchanged."""
-
-_READERS: list[ModelReader] = []
+_READERS: list[Callable[[object], object]] = []
 
 
-def register_model_reader(reader: ModelReader) -> None:
-    """Let :func:`resolve_scorer` read a framework's chat models (called once by an
-    integration on import: LangChain unwraps ``llm.bind(...)``, LlamaIndex drops OpenAI's
-    key from a model that talks to another server)."""
+def register_model_reader(reader: Callable[[object], object]) -> None:
+    """Let :func:`resolve_scorer` read a framework's chat models: ``reader`` returns the
+    object to build a scorer from (LangChain unwraps ``llm.bind(...)``), or the model."""
     if reader not in _READERS:
         _READERS.append(reader)
 
 
 def _scorer_of_model(model: object, **options: Any) -> Any:
-    """A chat model's scorer: its own ``scorer`` (in-process weights), the model itself
-    when it can score, else the HTTP scorer of its OpenAI-compatible server (built with
-    ``options``); otherwise a :class:`ScorerUnavailableError` saying what to pass."""
+    """A chat model's own ``scorer``, the model itself when it scores, else the HTTP scorer
+    of its OpenAI-compatible server; else :class:`ScorerUnavailableError`."""
     for reader in _READERS:
         model = reader(model)
     own = getattr(model, "scorer", None)
@@ -261,16 +241,11 @@ def _scorer_of_model(model: object, **options: Any) -> Any:
     from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
     from camab_rag.scorers.transport import PROXY_FIX
 
-    try:  # the client's server, model, key and headers (``default_headers`` adds to them)
+    try:
         client = chat_client_settings(model)
         headers = {**client.headers, **dict(options.pop("default_headers", None) or {})}
-        return OpenAICompletionsScorer(
-            client.base_url,
-            client.model,
-            client.api_key,
-            default_headers=headers or None,
-            **options,
-        )
+        options["default_headers"] = headers or None
+        return OpenAICompletionsScorer(client.base_url, client.model, client.api_key, **options)
     except InputError as error:
         kind = type(model).__name__
         cause = f"cannot score with the chain's model {kind}: {cannot_score_reason(error)}"
@@ -294,19 +269,10 @@ def resolve_scorer(
 ) -> Any:
     """The scorer to attribute with, from whichever of these the caller has.
 
-    * ``scorer``: used as it is (checked: it must have ``score(requests)``);
-    * ``llm``: a framework's chat model: its own weights (``CamabChatModel``,
-      ``CamabLocalLLM``), else the HTTP scorer of its OpenAI-compatible server (its key
-      goes to that server only); ``options`` go to that scorer (``retry_budget_s``...);
-    * ``base_url`` and ``model``: an OpenAI-compatible server's model (with ``api_key``);
-    * ``model`` alone: an in-process model (``"smollm2"``, a transformers path), built
-      with ``options`` (``num_threads``...);
-    * ``proxy``: a scorer that scores whenever the model above cannot (a hosted chat API
-      with no prompt log-probabilities), or from the start when none is given; the
-      result says so (``scored_by.proxy``).
-
-    One function, so every caller resolves the same way with the same errors: a
-    :class:`~camab_rag.errors.ScorerUnavailableError` names what to pass.
+    ``scorer`` as it is; else ``llm``'s (a framework's chat model: its own weights, else
+    the HTTP scorer of its OpenAI-compatible server); else the server's ``base_url`` and
+    ``model`` (with ``api_key``); else the in-process ``model``. ``options`` go to the scorer
+    built; ``proxy`` scores whenever that one cannot (``scored_by.proxy`` says so).
     """
     if proxy is not None:
         _checked_scorer(proxy, "proxy")
@@ -328,7 +294,6 @@ def resolve_scorer(
             return _scorer_of_model(SimpleNamespace(model=name, base_url=url), **options)
         from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
-        # a served model: the HTTP scorer itself checks the URL and the name
         return OpenAICompletionsScorer(url, name, api_key, **options)
     if model is not None:
         from camab_rag.scorers.transformers_scorer import TransformersScorer
@@ -344,11 +309,9 @@ def resolve_scorer(
 
 @dataclass
 class ScorerCache:
-    """An integration object's scorers, each resolved once by :func:`resolve_scorer`:
-    ``scorer``, else ``llm``'s, else that of each model a call shows, with ``proxy``
-    whenever that model cannot score. Why: an HTTP scorer keeps its connection pool and a
-    proxied model is re-probed only when due (once per attribution). A failed build is
-    not kept; :meth:`get` reads it."""
+    """An integration object's scorers, each resolved once (an HTTP scorer keeps its
+    connection pool): ``scorer``, else ``llm``'s, else that of each model a call shows,
+    with ``proxy`` whenever that model cannot score."""
 
     scorer: object = None
     llm: object = None
@@ -358,21 +321,14 @@ class ScorerCache:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def get(
-        self,
-        model: object = None,
-        build: Callable[..., Any] | None = None,
-        key: Hashable | None = None,
+        self, model: object = None, build: Callable[..., Any] | None = None, key: Hashable = None
     ) -> Any:
         """The scorer given (or ``llm``'s); else ``model``'s, built by ``build(**options)``
         (default: the resolver's for ``llm=model``) once per ``key`` (default: per model)."""
         owner: object = None
         if self.scorer is not None or self.llm is not None or (model is None and key is None):
-            key, make = (
-                "configured",
-                partial(
-                    resolve_scorer, self.scorer, llm=self.llm, proxy=self.proxy, **self.options
-                ),
-            )
+            key, options = "configured", {"llm": self.llm, **self.options}
+            make = partial(resolve_scorer, self.scorer, proxy=self.proxy, **options)
         else:
             if key is None:
                 key, owner = id(model), model

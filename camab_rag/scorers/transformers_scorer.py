@@ -1,9 +1,6 @@
-"""In-process scorer on a Hugging Face transformers causal LM, from local files only.
-
-Exact teacher-forced log-probs of given responses, many requests at once (shared prompt
-prefixes computed once: :mod:`.prefix_batches`), and greedy answers. A request is
-tokenized as the model generates it: the rendered prompt alone, then the response alone
-appended (:class:`RequestEncoder`).
+"""In-process scorer on a Hugging Face transformers causal LM, from local files only:
+exact teacher-forced log-probs, many requests at once (:mod:`.prefix_batches`), and greedy
+answers. A request is tokenized as the model generates it: the prompt, then the response.
 """
 
 from __future__ import annotations
@@ -30,14 +27,10 @@ from camab_rag.scorers.models import quiet_loading, resolve_model_path, set_offl
 from camab_rag.scorers.prefix_batches import PrefixBatcher, use_lower_right
 from camab_rag.text_gate import check_text
 
-DTYPES = ("float32", "bfloat16", "float16")
-"""The dtypes a model can be loaded in."""
-
 
 @dataclass(frozen=True)
 class EncodedRequest:
-    """The token ids of one request, split at the prompt/response boundary, and where each
-    response token starts in the response (``offsets``)."""
+    """One request's token ids, and where each response token starts in the response."""
 
     prompt_ids: tuple[int, ...]
     response_ids: tuple[int, ...]
@@ -58,10 +51,8 @@ def _usable(text: str, field: str) -> str:
 
 
 class RequestEncoder:
-    """Encodes score requests with a fast tokenizer (offsets needed), prompts rendered by
-    ``render``: prompts of a call in one batched call, the last ``kept_responses`` distinct
-    responses kept; a tokenizer that alters a text tokenized alone (a SentencePiece prefix
-    space) takes the response's tokens from the joint tokenization."""
+    """Encodes score requests with a fast tokenizer, prompts rendered by ``render``, in one
+    batched call; the last ``kept_responses`` responses' tokens are kept."""
 
     def __init__(
         self, tokenizer: Any, render: Callable[[Prompt], str], *, kept_responses: int = 64
@@ -76,8 +67,7 @@ class RequestEncoder:
         return self._prompt_ids(texts, [isinstance(p, str) for p in prompts])
 
     def encode(self, requests: Sequence[ScoreRequest]) -> list[EncodedRequest]:
-        """Prompt and response token ids of each request (a
-        :class:`~camab_rag.errors.TextError` for a lone surrogate in one)."""
+        """Prompt and response token ids of each request (TextError for a lone surrogate)."""
         for i, request in enumerate(requests):
             if not isinstance(request.response, str) or not request.response:
                 raise InputError("ScoreRequest.response must be a non-empty string")
@@ -90,7 +80,7 @@ class RequestEncoder:
         plain = [isinstance(r.prompt, str) for r in requests]
         prompts = self._prompt_ids(texts, plain)
         alone = [self._response(r.response) for r in requests]
-        # The joint text is tokenized only where the response alone is altered.
+        # the joint text is tokenized only where the response alone is altered
         whole = [i for i, tokens in enumerate(alone) if not tokens.faithful]
         joint = [texts[i] + requests[i].response for i in whole]
         joints = dict(zip(whole, self._tokenize(joint, [plain[i] for i in whole], offsets=True)))
@@ -102,17 +92,15 @@ class RequestEncoder:
     def _tokenize(
         self, texts: Sequence[str], plain: Sequence[bool], *, offsets: bool
     ) -> list[dict[str, Any]]:
-        """One batched tokenizer call per kind of text (with or without the tokenizer's
-        own special tokens); results in the order of ``texts``."""
+        """One batched tokenizer call per kind of text (with or without special tokens)."""
         out: list[dict[str, Any]] = [{} for _ in texts]
         for special in (True, False):
             where = [i for i, p in enumerate(plain) if p is special]
             if not where:
                 continue
+            chosen = [texts[i] for i in where]
             batch = self.tokenizer(
-                [texts[i] for i in where],
-                add_special_tokens=special,
-                return_offsets_mapping=offsets,
+                chosen, add_special_tokens=special, return_offsets_mapping=offsets
             )
             for k, i in enumerate(where):
                 out[i] = {key: batch[key][k] for key in batch}
@@ -121,15 +109,10 @@ class RequestEncoder:
     def _prompt_ids(self, texts: Sequence[str], plain: Sequence[bool]) -> list[list[int]]:
         encoded = self._tokenize(texts, plain, offsets=False)
         ids = [[int(i) for i in e["input_ids"]] for e in encoded]
-        for row in ids:
-            if not row:
-                bos = self.tokenizer.bos_token_id
-                if bos is None:
-                    raise InputError(
-                        "the prompt is empty and the model has no BOS token to start from"
-                    )
-                row.append(int(bos))
-        return ids
+        bos = self.tokenizer.bos_token_id
+        if bos is None and not all(ids):
+            raise InputError("the prompt is empty and the model has no BOS token to start from")
+        return [row or [int(bos)] for row in ids]
 
     def _tokenize_response(self, response: str) -> _ResponseTokens:
         enc = self.tokenizer(response, add_special_tokens=False, return_offsets_mapping=True)
@@ -142,16 +125,11 @@ class RequestEncoder:
 
     @staticmethod
     def _split(
-        cut: int,
-        prompt_ids: list[int],
-        alone: _ResponseTokens,
-        joint: dict[str, Any] | None,
-        response: str,
+        cut: int, prompt_ids: list[int], alone: _ResponseTokens, joint: Any, response: str
     ) -> EncodedRequest:
         response_ids, spans = list(alone.ids), list(alone.spans)
         if joint is not None:
-            # The tokenizer changes a text tokenized alone (e.g. a SentencePiece prefix
-            # space): take the response tokens from the joint tokenization instead.
+            # the tokenizer alters a text tokenized alone (a SentencePiece prefix space)
             joint_spans = [(int(a), int(b)) for a, b in joint["offset_mapping"]]
             if any(a < cut < b for a, b in joint_spans):
                 raise ScorerError(
@@ -176,8 +154,8 @@ class RequestEncoder:
 def _load(
     model: str | os.PathLike[str], tokenizer: Any, dtype: str, device: str
 ) -> tuple[Any, Any, str]:
-    """(model, tokenizer, device) loaded from local files, nothing fetched from a hub."""
-    set_offline_flags()  # before transformers is imported (a loaded model's user owns it)
+    """(model, tokenizer, device) loaded from local files only."""
+    set_offline_flags()  # before transformers is imported
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -237,13 +215,11 @@ class TransformersScorer(BaseScorer):
             causal LM already loaded (with ``tokenizer``; it keeps its dtype and device).
         tokenizer: the tokenizer of a loaded ``model``.
         dtype: ``"float32"`` (default, exact), ``"bfloat16"`` or ``"float16"``.
-        num_threads: torch intra-op threads (a process-wide setting; ``None`` keeps it).
+        num_threads: torch intra-op threads (process-wide; ``None`` keeps it).
         batch_size: requests per forward pass; off the CPU also :attr:`parallel_requests`.
         device: a torch device, or ``"auto"``: CUDA when available, else the CPU.
         max_length: refuse longer requests (default: ``max_position_embeddings``).
-        prefix_cache_mib: memory for the prompts' keys/values kept between calls (each
-            shared prompt prefix is computed once, :mod:`.prefix_batches`; least recently
-            used dropped first).
+        prefix_cache_mib: memory for the prompts' keys/values kept between calls.
     """
 
     def __init__(
@@ -258,8 +234,8 @@ class TransformersScorer(BaseScorer):
         max_length: int | None = None,
         prefix_cache_mib: float = 256,
     ) -> None:
-        if dtype is not None and dtype not in DTYPES:
-            raise InputError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        if dtype not in (None, "float32", "bfloat16", "float16"):
+            raise InputError(f"dtype must be float32, bfloat16 or float16, got {dtype!r}")
         if batch_size < 1:
             raise InputError(f"batch_size must be at least 1, got {batch_size}")
         if num_threads is not None and num_threads < 1:
@@ -290,17 +266,13 @@ class TransformersScorer(BaseScorer):
         self.prefix_cache_mib = prefix_cache_mib
         pads = (self.tokenizer.pad_token_id, self.tokenizer.eos_token_id)
         self.pad_token_id = int(next((p for p in pads if p is not None), 0))
-        # its computed_tokens and padding_tokens count the work done
         self.prefix = PrefixBatcher(self.model, device, self.pad_token_id, prefix_cache_mib)
         self._encoder = RequestEncoder(self.tokenizer, self.render_prompt)
 
     @property
     def parallel_requests(self) -> int:
-        """``batch_size`` off the CPU; 1 on the CPU, where a batch of ``k`` takes ``k`` times
-        as long as one request (BENCHMARKS.md)."""
-        if str(self.device).split(":")[0] == "cpu":
-            return 1
-        return int(self.batch_size)
+        """``batch_size`` off the CPU; 1 on the CPU (a batch of k takes k times as long)."""
+        return 1 if str(self.device).split(":")[0] == "cpu" else int(self.batch_size)
 
     def clear_prefix_cache(self) -> None:
         """Drop the kept keys/values."""
@@ -311,49 +283,39 @@ class TransformersScorer(BaseScorer):
         return f"TransformersScorer(model={self.model_name!r}, dtype={self.dtype!r})"
 
     def render_prompt(self, prompt: Prompt) -> str:
-        """A string verbatim; messages through the chat template (or ``role: content``
-        lines for a model without one), the assistant header appended."""
+        """A string verbatim; messages through the chat template (else ``role: content``
+        lines), the assistant header appended."""
         if isinstance(prompt, str):
             return prompt
         messages = check_messages(prompt)
         if getattr(self.tokenizer, "chat_template", None):
-            text = self.tokenizer.apply_chat_template(
-                messages, tokenize=False, add_generation_prompt=True
-            )
-            return str(text)
+            template = self.tokenizer.apply_chat_template
+            return str(template(messages, tokenize=False, add_generation_prompt=True))
         lines = [f"{m['role']}: {m['content']}" for m in messages]
         return "\n\n".join([*lines, "assistant: "])
 
     def encode(self, request: ScoreRequest) -> EncodedRequest:
-        """One request's prompt and response token ids (:class:`RequestEncoder`)."""
+        """One request's prompt and response token ids."""
         return self._encoder.encode([request])[0]
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         """Teacher-forced log-probs of each response, batched ``batch_size`` at a time."""
         encoded = self._encoder.encode(requests)
-        for e in encoded:
-            total = len(e.prompt_ids) + len(e.response_ids)
-            if self.max_length is not None and total > self.max_length:
-                raise InputError(
-                    f"a request has {total} tokens, more than the model's limit {self.max_length}"
-                )
+        total = max((len(e.prompt_ids) + len(e.response_ids) for e in encoded), default=0)
+        if self.max_length is not None and total > self.max_length:
+            raise InputError(
+                f"a request has {total} tokens, more than the model's limit {self.max_length}"
+            )
         with self._lock:
-            logprobs = self.prefix.score(
-                [(e.prompt_ids, e.response_ids) for e in encoded], self.batch_size
-            )
+            pairs = [(e.prompt_ids, e.response_ids) for e in encoded]
+            logprobs = self.prefix.score(pairs, self.batch_size)
         return [
-            ResponseLogprobs(
-                logprobs=values,
-                token_offsets=np.asarray(e.offsets, dtype=np.int64),
-                tokens=e.tokens,
-                prompt_tokens=len(e.prompt_ids),
-            )
+            ResponseLogprobs(values, np.asarray(e.offsets, np.int64), e.tokens, len(e.prompt_ids))
             for e, values in zip(encoded, logprobs)
         ]
 
     def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]:
-        """Greedy answers to ``prompts`` (special tokens removed, whitespace stripped),
-        through ``model.generate`` on left-padded batches of ``batch_size``."""
+        """Greedy answers to ``prompts`` (special tokens removed, whitespace stripped)."""
         import torch
         from transformers import GenerationConfig
 

@@ -1,11 +1,8 @@
-"""The HTTP client of the OpenAI-compatible scorer: requests, bounded waits, retries and
-what a failed call means.
-
-:meth:`HttpTransport.send` is a generator of calls (:mod:`camab_rag.steps`): one code path
-for sync and async. A transient failure (timeout, connection, 408, 429, 5xx, malformed
-body) is retried under the :class:`~camab_rag.retry.RetryPolicy`, within ``timeout`` per
-attempt, ``retry_budget_s`` per request and the attribution's deadline; any other is a
-clear final error. Credentials go to this server only and are masked in every message.
+"""The HTTP client of the OpenAI-compatible scorer: bounded requests, retries of transient
+failures (timeout, connection, 408, 429, 5xx, malformed body) under a
+:class:`~camab_rag.retry.RetryPolicy`, and what a failed call means. Credentials go to this
+server only and are masked in every message; :meth:`HttpTransport.send` is a generator of
+calls (:mod:`camab_rag.steps`), one code path for sync and async.
 """
 
 from __future__ import annotations
@@ -50,19 +47,16 @@ E = TypeVar("E", bound=BaseException)
 Endpoint = Literal["completions", "tokenize", "models"]
 
 _ENDPOINTS = ("/chat/completions", "/completions", "/models", "/tokenize", "/embeddings")
-"""Endpoint paths a base URL must not end with (a URL copied from a request log)."""
 
 PROXY_FIX = (
     "pass proxy=camab_rag.default_scorer() (in the LangChain and LlamaIndex integrations; "
     "--proxy smollm2 on the command line; camab_rag.ProxyFallbackScorer(scorer, proxy) in "
     "code) so that a local model scores in its place"
 )
-"""The fix for a model that cannot score: what its errors lead with."""
 
 
 class NoPromptLogprobsError(CannotScoreError):
-    """The server does not return log-probabilities of the prompt: ``cause`` says why; the
-    message leads with the proxy fix."""
+    """The server does not return log-probabilities of the prompt (``cause`` says why)."""
 
     def __init__(self, cause: str) -> None:
         super().__init__(
@@ -77,8 +71,7 @@ class NoPromptLogprobsError(CannotScoreError):
 
 
 class NoChatTemplateError(InputError, CannotScoreError):
-    """Chat messages but no chat template to render them (no ``/tokenize``, no local
-    template): an input error for a text server, a model that cannot score for a chat API."""
+    """Chat messages but no chat template to render them (no ``/tokenize``, no local one)."""
 
     def __init__(self, cause: str) -> None:
         super().__init__(
@@ -94,32 +87,24 @@ class ResponseTokensMismatchError(ScorerError):
 
 
 class RedirectRefusedError(ScorerError):
-    """The server answered with a redirect, which is never followed (no credential goes
-    to another URL)."""
+    """The server answered with a redirect, never followed (no credential goes elsewhere)."""
 
 
+@dataclass
 class RequestClock:
-    """The retry budget of one scorer request, shared by every HTTP call it makes (the
-    ``/tokenize`` probe and calls, the completion and its fallbacks)."""
+    """The retry budget of one scorer request, shared by every HTTP call it makes."""
 
-    def __init__(self) -> None:
-        self.first_failure: float | None = None
-        self.first_error = ""
-        self.timed_out = False  # whether an attempt ran out of its time
-
-    def failed(self, error: BaseException) -> None:
-        if self.first_failure is None:
-            self.first_failure, self.first_error = time.monotonic(), str(error)
+    first_failure: float | None = None
+    first_error: str = ""
+    timed_out: bool = False  # whether an attempt ran out of its time
 
     def spent(self) -> float:
-        """Seconds since the first failure (0 before any)."""
         return 0.0 if self.first_failure is None else time.monotonic() - self.first_failure
 
 
 @dataclass(frozen=True)
 class ApiCall:
-    """One HTTP attempt of at most ``limit`` seconds (a ``GET`` without a ``body``): with the
-    transport's blocking client, or the async one; the whole response is read."""
+    """One HTTP attempt of at most ``limit`` seconds, body included (``GET`` without a body)."""
 
     transport: HttpTransport
     clients: httpx.AsyncClient | None
@@ -128,10 +113,9 @@ class ApiCall:
     limit: float
 
     def run(self) -> httpx.Response:
-        end = time.monotonic() + self.limit
-        client = self.transport.client()
+        client, url = self.transport.client(), self.transport.url(self.endpoint)
+        end = time.monotonic() + self.limit  # from the client's first use on (it loads CAs)
         method = "GET" if self.body is None else "POST"
-        url = self.transport.url(self.endpoint)
         request = client.build_request(method, url, json=self.body, timeout=self.limit)
         response = client.send(request, stream=True)
         # at the deadline a timer shuts the socket down, so a read that waits on a server
@@ -157,8 +141,7 @@ class ApiCall:
         try:
             for chunk in response.iter_raw():  # decoded once, below
                 chunks.append(chunk)
-                if time.monotonic() > end:
-                    overdue = True
+                if overdue := time.monotonic() > end:
                     break
         except httpx.TransportError:
             if not fired.is_set():
@@ -176,9 +159,8 @@ class ApiCall:
         )
 
     async def arun(self) -> httpx.Response:
-        if self.clients is None:
-            raise RuntimeError("an async request needs the client of async_client()")
         http, url, limit = self.clients, self.transport.url(self.endpoint), self.limit
+        assert http is not None  # the client of async_client()
         method = "GET" if self.body is None else "POST"
 
         async def attempt() -> httpx.Response:
@@ -207,11 +189,10 @@ class HttpTransport:
         retry: RetryPolicy,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        given = base_url
-        parts = urlsplit(given)
-        if in_query := [k for k, _ in query_parameters(given) if carries_credential(k)]:
+        parts = urlsplit(base_url)
+        if in_query := [k for k, _ in query_parameters(base_url) if carries_credential(k)]:
             raise InputError(
-                f"base_url {public_url(given)} carries a credential in its query string "
+                f"base_url {public_url(base_url)} carries a credential in its query string "
                 f"({', '.join(in_query)}), and HTTP clients log every request's URL: send it "
                 f"as a header instead (default_headers={{{in_query[0]!r}: ...}}; Azure OpenAI "
                 "takes 'api-key'), or as api_key=... for a Bearer key"
@@ -222,31 +203,28 @@ class HttpTransport:
                 urlunsplit((parts.scheme, parts.netloc, path[: -len(endpoint)], "", ""))
             )
             raise InputError(
-                f"base_url {public_url(given)} ends with the endpoint {endpoint}: pass the "
+                f"base_url {public_url(base_url)} ends with the endpoint {endpoint}: pass the "
                 f"server's base URL, which ends with /v1 ({root}); the scorer adds the "
                 "endpoints itself"
             )
         self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
+        # as it may be shown: no user-info, credential query values masked
         self.base_url = public_url(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
-        """The base URL as it may be shown (no user-info, credential query values masked)."""
         self.model = model
         self.timeout = float(timeout)
         self.retry = retry
         self._headers = {str(k): str(v) for k, v in (headers or {}).items()}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
-        self.secrets = Secrets.of(given, api_key, self._headers)
+        self.secrets = Secrets.of(base_url, api_key, self._headers)
         self.has_api_key = bool(api_key)
         self._lock = threading.Lock()
         self._sync_client: httpx.Client | None = None
-        self._client_options: dict[str, Any] = {
-            "headers": self._headers,
-            "auth": None  # user-info is sent as basic auth
-            if parts.username is None
-            else httpx.BasicAuth(unquote(parts.username), unquote(parts.password or "")),
-            "params": httpx.QueryParams(parts.query),  # sent after each request's path
-            "timeout": self.timeout,
-        }
+        user, password = parts.username, unquote(parts.password or "")
+        auth = None if user is None else httpx.BasicAuth(unquote(user), password)  # user-info
+        params = httpx.QueryParams(parts.query)  # sent after each request's path
+        self._client_options: dict[str, Any] = dict(headers=self._headers, auth=auth, params=params)
+        self._client_options["timeout"] = self.timeout
 
     def url(self, endpoint: Endpoint) -> str:
         if endpoint in ("completions", "models"):
@@ -255,8 +233,7 @@ class HttpTransport:
         return f"{root}/tokenize"  # /tokenize lives beside /v1
 
     def client(self) -> httpx.Client:
-        """The blocking client (one connection pool), closed by :meth:`close` or at the
-        latest when this transport is garbage-collected."""
+        """The blocking client (one pool), closed by :meth:`close` or garbage collection."""
         with self._lock:
             if self._sync_client is None:
                 client = httpx.Client(**self._client_options)
@@ -284,8 +261,8 @@ class HttpTransport:
         clients: httpx.AsyncClient | None,
         clock: RequestClock | None = None,
     ) -> Steps[T]:
-        """The parsed answer to one request, retried under the policy, as a generator of calls;
-        ``clock``: the retry budget of the scorer request it belongs to."""
+        """The parsed answer to one request, retried under the policy; ``clock``: the retry
+        budget of the scorer request it belongs to."""
         clock = clock or RequestClock()
         for attempt in range(self.retry.max_retries + 1):
             limit = self._limit(clock)
@@ -298,41 +275,29 @@ class HttpTransport:
             # decided outside the except block: a raised error chains no client exception
             error = self._classify(failure, limit)
             if isinstance(error, ModelNotServedError) and endpoint != "models":
-                served = yield from self._served_models(clients, limit)
-                error = self._not_served(served)
+                error = self._not_served((yield from self.models(clients, clock))[1])
             clock.timed_out |= isinstance(failure, httpx.TimeoutException)
             delay = self._retry_delay(what, attempt, clock, error)
             yield Sleep(delay)
         raise AssertionError("unreachable")
 
-    def status_of(self, endpoint: Endpoint, clock: RequestClock) -> Steps[int | None]:
-        """The HTTP status of one attempt at ``endpoint``, not retried (``None``: no answer)."""
+    def models(
+        self, clients: Any, clock: RequestClock
+    ) -> Steps[tuple[int | None, tuple[str, ...]]]:
+        """One attempt at ``/v1/models``, not retried: its HTTP status (``None``: no answer)
+        and the model ids it lists."""
+        status: int | None = None
+        ids: list[object] = []
         try:
-            reply = yield ApiCall(self, None, endpoint, None, self._limit(clock))
-        except Exception:
-            return None
-        return int(reply.status_code)
-
-    def _served_models(
-        self, clients: httpx.AsyncClient | None, limit: float
-    ) -> Steps[tuple[str, ...]]:
-        """The model ids ``/v1/models`` lists, asked once after a model-not-found answer;
-        none when that fails too (the error then says only what is not served)."""
-        try:
-            reply = yield ApiCall(self, clients, "models", None, limit)
-            body = self._json(reply, "models")  # {"data": [{"id": ...}, ...]}
-            data = body.get("data") if isinstance(body, dict) else None
-            ids = (
-                [e.get("id") for e in data if isinstance(e, dict)] if isinstance(data, list) else []
-            )
-            return tuple(_clip(i, 80) for i in ids if isinstance(i, str))[:20]
-        except Exception as exc:  # any failure: the not-found error stands without the list
+            reply = yield ApiCall(self, clients, "models", None, self._limit(clock))
+            status = reply.status_code
+            ids = [e.get("id") for e in self._json(reply, "models")["data"]]
+        except Exception as exc:  # the not-found error then stands without the list
             logger.debug("listing the served models failed: %s", self.secrets.clean(str(exc)))
-            return ()
+        return status, tuple(_clip(i, 80) for i in ids if isinstance(i, str))[:20]
 
     def _limit(self, clock: RequestClock) -> float:
-        """The time the next attempt may take: the timeout, cut to what is left of the
-        request's retry budget and of the attribution's deadline."""
+        """The timeout, cut to what is left of the retry budget and the deadline."""
         limit = self.timeout
         if clock.first_failure is not None and self.retry.budget_s is not None:
             limit = min(limit, self.retry.budget_s - clock.spent())
@@ -346,11 +311,11 @@ class HttpTransport:
     def _retry_delay(
         self, what: str, attempt: int, clock: RequestClock, error: BaseException
     ) -> float:
-        """The pause before attempt ``attempt + 1``; raises instead when ``error`` is final or the
-        retries, the retry budget or the deadline would be exceeded."""
+        """The pause before attempt ``attempt + 1``, or the final error to raise."""
         if not isinstance(error, Retryable):
             raise self._scrub(error)
-        clock.failed(error)
+        if clock.first_failure is None:
+            clock.first_failure, clock.first_error = time.monotonic(), str(error)
         delay = self.retry.delay(attempt + 1, error.retry_after)
         cause = str(error)
         if clock.first_error not in ("", cause):  # the first failure, e.g. an HTTP 500
@@ -393,13 +358,10 @@ class HttpTransport:
                 " redirects are not followed, so no credential reaches another URL; pass the "
                 "URL it redirects to as base_url"
             )
-        try:
-            return json.loads(reply.content)
-        except ValueError as exc:
-            raise Retryable(f"malformed response body: {type(exc).__name__}: {exc}") from None
+        return json.loads(reply.content)  # a ValueError is a malformed body: retried
 
     def _scrub(self, error: E) -> E:
-        """``error`` itself, or a copy whose message has this server's secrets masked."""
+        """``error``, or a copy with this server's secrets masked."""
         text = str(error)
         clean = self.secrets.clean(text)
         if clean == text:
@@ -438,7 +400,6 @@ class HttpTransport:
         return self._scrub(exc)
 
     def _not_served(self, served: tuple[str, ...]) -> ModelNotServedError:
-        """The error of a model this server does not serve; ``served``: what it does."""
         listed = f" (it serves: {', '.join(served)})" if served else ""
         return ModelNotServedError(
             self.secrets.clean(
@@ -451,40 +412,33 @@ class HttpTransport:
     def _status_error(
         self, status: int, headers: Mapping[str, str], message: str, path: str
     ) -> BaseException:
-        """What an HTTP error status means for a scorer (``message``: the server's, masked)."""
-        if status == 429 or status == 408 or status >= 500:
-            return Retryable(
-                f"HTTP {status}: {_clip(message, 200)}", retry_after(headers), status_code=status
-            )
-        if status in (401, 403):
-            return CredentialsRefusedError(
-                f"the server at {self.base_url} refused the request (HTTP {status}): check "
-                "the api_key"
-            )
+        """What an HTTP error status means (``message``: the server's, masked)."""
+        server, clipped = f"the server at {self.base_url}", _clip(message, 200)
         lowered = message.lower()
-        if status == 404 and "not supported" in lowered:
-            # a chat-only model behind /v1/completions (OpenAI: "This is a chat model and
-            # not supported in the v1/completions endpoint")
+        if status == 429 or status == 408 or status >= 500:
+            return Retryable(f"HTTP {status}: {clipped}", retry_after(headers), status_code=status)
+        if status in (401, 403):
+            refused = f"{server} refused the request (HTTP {status})"
+            return CredentialsRefusedError(f"{refused}: check the api_key")
+        if status == 404 and "not supported" in lowered:  # a chat-only model (OpenAI)
             return NoPromptLogprobsError(
-                f"the server at {self.base_url} does not serve {path} for model "
-                f"{self.model!r} (HTTP 404: {_clip(message, 200)})"
+                f"{server} does not serve {path} for model {self.model!r} (HTTP 404: {clipped})"
             )
-        # vLLM: "The model `x` does not exist", OpenAI: "... does not exist or you do not
-        # have access to it", others: "model 'x' not found"
+        # vLLM, OpenAI: "The model `x` does not exist", others: "model 'x' not found"
         missing = "does not exist" in lowered or "not found" in lowered
         if status == 404 and missing and "model" in lowered:
             return self._not_served(())
         if status == 404:
             return ScorerError(
-                f"HTTP 404 from {path}: {_clip(message, 200)} (check "
-                f"base_url ends with /v1 and that model {self.model!r} is served)"
+                f"HTTP 404 from {path}: {clipped} (check base_url ends with /v1 and that model "
+                f"{self.model!r} is served)"
             )
         if too_long := context_too_long(message):
             return too_long
         if any(w in lowered for w in ("echo", "logprobs", "prompt_logprobs")):
             return NoPromptLogprobsError(
                 f"the server rejected a request for prompt log-probabilities (HTTP {status}: "
-                f"{_clip(message, 200)})"
+                f"{clipped})"
             )
         return ScorerError(f"HTTP {status} from {self.base_url}: {_clip(message, 300)}")
 
@@ -493,9 +447,8 @@ _CONTEXT = re.compile(r"maximum context length is (\d+) tokens\D*?(at least )?(\
 
 
 def context_too_long(message: str) -> InputError | None:
-    """The in-process scorer's error for a server's "maximum context length" refusal (or
-    vLLM's ``max_tokens ... got 0`` for a prompt that fills the context): bad input, never
-    worth a retry."""
+    """The input error for a server's "maximum context length" refusal (or vLLM's
+    ``max_tokens ... got 0`` for a prompt that fills the context)."""
     found = _CONTEXT.search(message)
     if found:
         limit, at_least, total = found.groups()
@@ -519,8 +472,7 @@ def tokens_from(body: object) -> list[int]:
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date);
-    ``None`` when absent or unreadable."""
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), or None."""
     with contextlib.suppress(KeyError, ValueError):
         return float(headers["retry-after-ms"]) / 1000.0
     value = headers.get("retry-after") or ""
@@ -532,22 +484,17 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 def _error_message(content: bytes) -> str:
-    """The message of an error body (``{"error": {"message": ...}}``, ``{"message"}``,
-    ``{"detail"}``, or the text itself)."""
-    text = content.decode("utf-8", errors="replace")
-    try:
+    """The message of an error body (``error.message``, ``message``, ``detail`` or the text)."""
+    text = content.decode("utf-8", errors="replace").strip()
+    with contextlib.suppress(ValueError):
         body = json.loads(text)
-    except ValueError:
-        return text.strip() or "(empty body)"
-    if isinstance(body, Mapping):
-        error = body.get("error", body)
-        if isinstance(error, Mapping):
-            for key in ("message", "detail"):
-                if key in error:
-                    return str(error[key])
+        error = body.get("error", body) if isinstance(body, Mapping) else None
         if isinstance(error, str):
             return error
-    return text.strip()
+        for key in ("message", "detail"):
+            if isinstance(error, Mapping) and key in error:
+                return str(error[key])
+    return text or "(empty body)"
 
 
 def _clip(text: str, limit: int = 80) -> str:
