@@ -39,9 +39,7 @@ from camab_rag.result import AttributionResult
 from camab_rag.segments import Segment, SourceDocument, to_documents
 
 _HIGHLIGHTS = 3  # supporting segments listed per cited source
-SOURCE_KEYS = ("url", "source", "file_path")
-
-"""Document metadata keys that locate a source (first found wins)."""
+SOURCE_KEYS = ("url", "source", "file_path")  # metadata keys locating a source (first wins)
 
 
 def source_location(metadata: Mapping[str, Any]) -> str | None:
@@ -168,17 +166,11 @@ def cite(
         strong = sorted(
             (i for i in spans if 0 < answer_scores[i] >= WEAK_AT), key=lambda i: -answer_scores[i]
         )[: _HIGHLIGHTS if unit in cited_units else 0]
-        highlights = [
-            Highlight(
-                i,
-                segments[i].start - base,
-                segments[i].end - base,
-                segments[i].text,
-                float(answer_scores[i]),
-                support_strength(float(answer_scores[i])),
-            )
-            for i in sorted(strong, key=lambda i: segments[i].start)
-        ]
+        highlights: list[Highlight] = []
+        for i in sorted(strong, key=lambda i: segments[i].start):
+            seg, value = segments[i], float(answer_scores[i])
+            span = (seg.start - base, seg.end - base)
+            highlights.append(Highlight(i, *span, seg.text, value, support_strength(value)))
         sources.append(
             Source(
                 number=number,

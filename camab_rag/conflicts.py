@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -106,8 +105,7 @@ def find_conflicts(
     return conflicts_from_coefficients(source.response, words, coefficients, texts)
 
 
-@dataclass(frozen=True)
-class _Word:
+class _Word(NamedTuple):
     text: str
     lower: str
     kind: str  # "number", "name", "word" or "function"
@@ -219,7 +217,7 @@ def _sentence_words(words: Sequence[_Word], start: int, end: int) -> list[_Word]
     """The ``words`` in ``start:end``; the first is no name for its capital alone."""
     line = [w for w in words if start <= w.start < end]
     if line and line[0].kind == "name":
-        line[0] = replace(line[0], kind="word")
+        line[0] = line[0]._replace(kind="word")
     return line
 
 

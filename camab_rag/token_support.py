@@ -106,17 +106,10 @@ class TokenSupport:
             keep = counts > 0
             bounds, full_sums, empty_sums = bounds[keep], full_sums[keep], empty_sums[keep]
             counts = counts[keep]
+        sums = [np.asarray(side, dtype=float) for side in (full_sums, empty_sums)]
         ends = np.append(bounds[1:], len(response)).astype(np.int64)
-        return cls(
-            response,
-            bounds.astype(np.int64),
-            ends,
-            np.asarray(full_sums, dtype=float),
-            np.asarray(empty_sums, dtype=float),
-            counts,
-            earlier_turns,
-            tuple(conversation),
-        )
+        turns = (earlier_turns, tuple(conversation))
+        return cls(response, bounds.astype(np.int64), ends, sums[0], sums[1], counts, *turns)
 
     @property
     def n_tokens(self) -> int:

@@ -111,12 +111,8 @@ class Source:
         return self.title or f"Document {self.doc_index + 1}{segment}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            **asdict(self),
-            "label": self.label,
-            "support": support_words(self.score),
-            "highlights": [h.to_dict() for h in self.highlights],
-        }
+        words = {"label": self.label, "support": support_words(self.score)}
+        return {**asdict(self), **words, "highlights": [h.to_dict() for h in self.highlights]}
 
 
 @dataclass(frozen=True)

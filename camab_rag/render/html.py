@@ -93,16 +93,13 @@ def _marker(page_id: str, n: int, title: str, mark: str = "", css: str = "") -> 
 
 def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
     body = []
-    for piece, highlight in split_highlights(answer, source):
-        if highlight is None:
+    for piece, mark in split_highlights(answer, source):
+        if mark is None:
             body.append(esc(piece))
             continue
-        level = max(support_level(highlight.score), 1)
-        body.append(
-            f'<mark class="camab-hl camab-hl-{level}" '
-            f'title="{support_words(highlight.score)} ({score_text(highlight.score)})">'
-            f"{esc(piece)}</mark>"
-        )
+        tip = f"{support_words(mark.score)} ({score_text(mark.score)})"
+        level = max(support_level(mark.score), 1)
+        body.append(f'<mark class="camab-hl camab-hl-{level}" title="{tip}">{esc(piece)}</mark>')
     label = esc(source.label)
     if source.url:
         label = f'<a href="{esc(source.url)}" rel="noopener noreferrer nofollow">{label}</a>'
