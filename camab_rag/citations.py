@@ -2,10 +2,8 @@
 
 :func:`cite` turns an :class:`~camab_rag.result.AttributionResult` into a
 :class:`CitedAnswer`: each answer sentence with ``[n]`` markers into a numbered source
-list. A :class:`CitationRule` decides what counts as a citation (:func:`choose_sources`);
-a source that states another value for a word of the answer is shown as disputing it
-(:func:`camab_rag.conflicts.disputes`). Render with ``to_markdown()``, ``to_html()``,
-``to_terminal()`` or ``to_dict()``.
+list, chosen by a :class:`CitationRule`; a source that states another value for a word
+of the answer is shown as disputing it (:func:`camab_rag.conflicts.disputes`).
 """
 
 from __future__ import annotations
@@ -26,12 +24,8 @@ from camab_rag.groundedness.report import read_by, support_report
 from camab_rag.groundedness.score import REPLY_WORDS, STOPWORDS
 from camab_rag.groundedness.score import words as score_words
 from camab_rag.groundedness.wordforms import form_set, forms, is_fact, is_number, quantities
-from camab_rag.render.cited_answer import (
-    CitationRule as CitationRule,
-)
-from camab_rag.render.cited_answer import (
-    CitedAnswer as CitedAnswer,
-)
+from camab_rag.render.cited_answer import CitationRule as CitationRule
+from camab_rag.render.cited_answer import CitedAnswer as CitedAnswer
 from camab_rag.render.cited_answer import (
     CitedSentence,
     FloatArray,
@@ -40,14 +34,12 @@ from camab_rag.render.cited_answer import (
     judged_sentences,
 )
 from camab_rag.render.support import WEAK_AT, support_strength
-from camab_rag.render.text import groundedness_report, supporting_sentence
-from camab_rag.render.text import informative_words as informative_words
+from camab_rag.render.text import groundedness_report, informative_words, supporting_sentence
 from camab_rag.result import AttributionResult
 from camab_rag.segments import Segment, SourceDocument, to_documents
 
-SOURCE_KEYS = ("url", "source", "file_path")
-"""Document metadata keys that locate a source (first found wins); renderers link to an
-http(s) one. The frameworks' citation types carry them too."""
+_HIGHLIGHTS = 3  # supporting segments listed per cited source
+SOURCE_KEYS = ("url", "source", "file_path")  # metadata keys locating a source (first wins)
 
 
 def source_location(metadata: Mapping[str, Any]) -> str | None:
@@ -56,18 +48,15 @@ def source_location(metadata: Mapping[str, Any]) -> str | None:
 
 
 def source_link(metadata: Mapping[str, Any]) -> str | None:
-    """The first :data:`SOURCE_KEYS` value that is an http(s) URL with a host (renderers
-    link only to those, escaped), else ``None``."""
-    for key in SOURCE_KEYS:
-        value = metadata.get(key)
+    """The first :data:`SOURCE_KEYS` value that is an http(s) URL with a host, else ``None``."""
+    for value in map(metadata.get, SOURCE_KEYS):
         if isinstance(value, str) and value.isprintable() and not any(c.isspace() for c in value):
-            parsed = urlparse(value)
-            if parsed.scheme in ("http", "https") and parsed.netloc:
+            url = urlparse(value)
+            if url.scheme in ("http", "https") and url.netloc:
                 return value
     return None
 
 
-# --------------------------------------------------------------------------- building
 def _statement_rows(result: AttributionResult) -> list[tuple[str, int, int, FloatArray]]:
     if result.statements:
         return [(s.text, s.start, s.end, np.asarray(s.scores, float)) for s in result.statements]
@@ -80,8 +69,8 @@ def _statement_rows(result: AttributionResult) -> list[tuple[str, int, int, Floa
 def _documents_for(
     result: AttributionResult, documents: object | None
 ) -> tuple[AttributionResult, list[SourceDocument] | None]:
-    """The documents to show, and the result with its segments placed in them (found
-    again, in order, when the attribution saw the documents decorated with metadata)."""
+    """The documents to show, and the result with its segments found again in them (the
+    attribution may have seen them decorated with metadata)."""
     if documents is None:
         return result, None
     docs = to_documents(documents)
@@ -105,7 +94,7 @@ def _documents_for(
         elif per_doc[segment.doc_index] == 1 and core and core in segment.text:
             start = text.find(core)
             spot = Segment(core, segment.doc_index, start, start + len(core))
-        placed.append(spot)  # None: decoration the application's text does not have
+        placed.append(spot)  # None: decoration the documents lack (shown nowhere)
         if spot is not None:
             cursors[segment.doc_index] = spot.end
     located = {s.doc_index for s in placed if s is not None}
@@ -115,124 +104,79 @@ def _documents_for(
                 f"segment {i} ({segment.text[:40]!r}) is not in document {segment.doc_index}: "
                 "pass the documents that were attributed, in the same order"
             )
-    # a decoration segment keeps its score and is shown nowhere (an empty span)
-    segments = [
-        spot if spot is not None else Segment("", segment.doc_index, 0, 0)
-        for segment, spot in zip(result.segments, placed)
-    ]
+    segments = [s or Segment("", g.doc_index, 0, 0) for g, s in zip(result.segments, placed)]
     return replace(result, segments=segments), docs
 
 
 def cite(
-    result: AttributionResult,
-    documents: object | None = None,
-    *,
-    rule: CitationRule | None = None,
-    max_highlights: int = 3,
-    min_support: float = WEAK_AT,
+    result: AttributionResult, documents: object | None = None, *, rule: CitationRule | None = None
 ) -> CitedAnswer:
     """Decide the citations of each answer sentence and build the source list.
 
-    Args:
-        result: an attribution with segments (from :func:`camab_rag.attribute`).
-        documents: the attributed documents (same order), to show each source's full text
-            and title; without them a source shows its supporting segments only.
-        rule: the citation rule (default :class:`CitationRule`: :func:`choose_sources`;
-            a sentence the gate finds unsupported cites nothing).
-        max_highlights: supporting segments listed per source (by score).
-        min_support: a segment is highlighted only if its score reaches this (nats per
-            token; default: "weak support" on :mod:`camab_rag.render.support`'s scale).
-
-    A source that states another value for a word of a sentence is listed as disputing
-    it, never as its support. Sources are numbered in order of first citation or dispute;
-    a verdict the result carries is passed on (:meth:`CitedAnswer.with_groundedness`).
+    ``documents``: the attributed documents (same order), to show each source's full text
+    and title (else its segments). ``rule``: what counts as a citation (a sentence the
+    gate rejects cites nothing). Each source lists up to three supporting segments with
+    at least weak support (:mod:`camab_rag.render.support`). A source stating another value
+    for an answer word is listed as disputing it, never as support; sources are numbered
+    in order of first citation or dispute; the result's verdict is passed on.
     """
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); there is nothing to cite")
     if not result.segments:
         raise InputError("the attribution has no segments (attribute_fn results cannot be cited)")
-    if max_highlights < 0:
-        raise InputError(f"max_highlights must be >= 0, got {max_highlights}")
     rule = rule or CitationRule()
+    by_doc = rule.unit == "document"
     result, docs = _documents_for(result, documents)
     segments = result.segments
     n_docs = max(result.n_documents, max(s.doc_index for s in segments) + 1)
+    owner = [segment.doc_index for segment in segments]
     answer_scores = np.asarray(result.scores, dtype=float)
 
     texts = unit_texts(result, rule.unit, docs)
-    numbers: dict[int, int] = {}  # unit index -> source number
+    numbers: dict[int, int] = {}  # unit index -> source number, in order
     disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it argues against
     cited_units: set[int] = set()
     sentences: list[CitedSentence] = []
     for text, start, end, scores in _statement_rows(result):
-        unit_scores = scores
-        if rule.unit == "document":
-            owner = [segment.doc_index for segment in segments]
-            unit_scores = np.bincount(owner, weights=scores, minlength=n_docs).astype(float)
+        if by_doc:
+            scores = np.bincount(owner, weights=scores, minlength=n_docs).astype(float)
         disputing = disputes(result, start, end, rule.unit)
-        chosen = choose_sources(text, unit_scores, texts, rule, disputing)
+        chosen = choose_sources(text, scores, texts, rule, disputing)
         for unit in chosen + list(disputing):
             numbers.setdefault(unit, len(numbers) + 1)
         for unit, words in disputing.items():
             known = disputed_words.setdefault(unit, [])
             known += [w for w in words if w not in known]
         cited_units.update(chosen)
-        sentences.append(
-            CitedSentence(
-                text,
-                start,
-                end,
-                [numbers[u] for u in chosen],
-                [float(unit_scores[u]) for u in chosen],
-                disputed=[numbers[u] for u in disputing],
-            )
-        )
+        cites = [numbers[u] for u in chosen]
+        shown = CitedSentence(text, start, end, cites, [float(scores[u]) for u in chosen])
+        sentences.append(replace(shown, disputed=[numbers[u] for u in disputing]))
 
     doc_scores = result.document_scores
     sources: list[Source] = []
-    for unit, number in sorted(numbers.items(), key=lambda item: item[1]):
-        if rule.unit == "document":
-            members = [i for i, s in enumerate(segments) if s.doc_index == unit]
-            doc_index, segment_index = unit, None
-            score = float(doc_scores[unit]) if unit < len(doc_scores) else 0.0
-            document = docs[doc_index] if docs is not None else None
-            base = 0 if document is not None else segments[members[0]].start
-            text = (
-                document.text if document is not None else _joined_segments(result, members, base)
-            )
-        else:
-            members = [unit]
-            doc_index, segment_index = segments[unit].doc_index, unit
-            score = float(answer_scores[unit])
-            document = docs[doc_index] if docs is not None else None
-            base, text = segments[unit].start, segments[unit].text
+    for unit, number in numbers.items():
+        doc_index = unit if by_doc else segments[unit].doc_index
+        document = docs[doc_index] if docs is not None else None
+        members = [i for i, d in enumerate(owner) if d == unit] if by_doc else [unit]
+        joined = by_doc and document is None  # no document text: its segments rebuilt
+        base = segments[members[0]].start if not by_doc or joined else 0
+        score = float(doc_scores[unit] if by_doc else answer_scores[unit])
+        text = _joined(segments, members, base) if joined else texts[unit]
+        spans = [i for i in members if segments[i].end > segments[i].start]
         strong = sorted(
-            (
-                i
-                for i in members
-                if answer_scores[i] > 0
-                and answer_scores[i] >= min_support
-                and segments[i].end > segments[i].start
-            ),
-            key=lambda i: -answer_scores[i],
-        )[: max_highlights if unit in cited_units else 0]
-        highlights = [
-            Highlight(
-                segment_index=i,
-                start=segments[i].start - base,
-                end=segments[i].end - base,
-                text=segments[i].text,
-                score=float(answer_scores[i]),
-                strength=support_strength(float(answer_scores[i])),
-            )
-            for i in sorted(strong, key=lambda i: segments[i].start)
-        ]
+            (i for i in spans if 0 < answer_scores[i] >= WEAK_AT), key=lambda i: -answer_scores[i]
+        )[: _HIGHLIGHTS if unit in cited_units else 0]
+        highlights: list[Highlight] = []
+        for i in sorted(strong, key=lambda i: segments[i].start):
+            seg, value = segments[i], float(answer_scores[i])
+            span = (seg.start - base, seg.end - base)
+            highlights.append(Highlight(i, *span, seg.text, value, support_strength(value)))
         sources.append(
             Source(
                 number=number,
                 kind=rule.unit,
                 doc_index=doc_index,
-                segment_index=segment_index,
+                segment_index=None if by_doc else unit,
                 title=document.title if document is not None else None,
                 text=text,
                 score=score,
@@ -241,10 +185,9 @@ def cite(
                 disputes=disputed_words.get(unit, []),
             )
         )
-    # the verdict the result carries (an integration's filter) judges the sentences when
-    # it has sentence verdicts (a filter's rule, e.g. block_on="facts", may differ from
-    # the citation rule's own); else the citation rule judges them
-    verdict = getattr(result, "groundedness", None)
+    # a verdict the result carries (an integration's filter) judges the sentences when it
+    # has sentence verdicts (its rule may differ from the citation rule's); else the rule
+    verdict = result.groundedness
     carried = getattr(groundedness_report(verdict), "sentences", None)
     cited = CitedAnswer(
         answer=result.response,
@@ -257,7 +200,6 @@ def cite(
         scored_by=result.scored_by,
         uninformative=result.uninformative,
     )
-    # else only the sources that a sentence still cites or disputes
     return cited.with_groundedness(verdict) if verdict is not None else cited.pruned()
 
 
@@ -265,10 +207,8 @@ _TOKEN = re.compile(r"[^\W_]+")
 
 
 def facts(sentence: str) -> dict[str, str]:
-    """The words of ``sentence`` a reader checks as written (:func:`is_fact`: numbers,
-    names, dates; a capitalised word that may start a sentence too, lower-cased), a name
-    as written, each with the form a source may state it in ("11:40 pm" is "23", "the
-    5th" is "5", "Fourteen" is "14"; ``""`` for a name)."""
+    """The numbers, names and dates of ``sentence`` (:func:`is_fact`; a name as written),
+    each with the form a source may state it in ("the 5th" is "5"; ``""`` for a name)."""
     found: dict[str, str] = {}
     for start, end, word, value in forms(sentence):
         written = sentence[start:end]
@@ -281,17 +221,15 @@ def facts(sentence: str) -> dict[str, str]:
 
 
 def key_words(sentence: str) -> dict[str, str]:
-    """The words a reader would check in ``sentence``, with their forms: its
-    :func:`facts`, or its informative words when it has none."""
+    """:func:`facts` of ``sentence``, or its informative words when it has none."""
     return facts(sentence) or dict.fromkeys(informative_words(sentence), "")
 
 
 def _holds(
     text: str, keys: Mapping[str, str], known: Collection[str], measured: Collection[str] = ()
 ) -> set[str]:
-    """The ``keys`` that ``text`` holds: a name as written, the rest in any case, or in
-    another form (``known``: the forms of ``text``). A number the answer states with a
-    unit (``measured``: "14" of "Fourteen days") is not held by a clock time ("14:00")."""
+    """The ``keys`` that ``text`` (with forms ``known``) holds, as written or in another
+    form; a ``measured`` number ("14" of "14 days") is not held by a clock time."""
     written = set(_TOKEN.findall(text))
     lowered = {word.lower() for word in written}
     clockless = form_set([_CLOCK_TIME.sub(" ", text)]) if measured else known
@@ -325,9 +263,8 @@ def _holder_floor(unrelated: FloatArray) -> float:
 def holders(
     sentence: str, texts: list[str], known: Sequence[Collection[str]] | None = None
 ) -> list[int]:
-    """The units holding every number and name of ``sentence`` (:func:`facts`) and, of
-    those, the most of its informative words; ``[]`` when it has no number or name.
-    ``known``: each text's forms (computed when not given)."""
+    """The units holding every number and name of ``sentence`` and, of those, the most of
+    its informative words (``known``: each text's forms)."""
     wanted = facts(sentence)
     if not any(key != key.lower() or is_number(value) for key, value in wanted.items()):
         return []
@@ -349,12 +286,9 @@ def choose_sources(
     rule: CitationRule,
     excluded: Collection[int] = (),
 ) -> list[int]:
-    """The units cited for ``sentence`` (best first): :class:`CitationRule`'s bars on
-    ``scores`` counted above the best unit holding none of its informative words (with a
-    small model any context lifts an answer's likelihood); with ``rule.new_words`` each
-    cited unit adds one of its :func:`key_words`. When no cited unit holds every number
-    and name, the best :func:`holders` unit not below the unrelated units' median is
-    cited too. ``excluded`` (disputing) units are never cited."""
+    """The units cited for ``sentence``, best first: ``rule``'s bars counted above the best
+    unit sharing none of its words (any context lifts a small model's likelihood), each
+    adding a key word; else the best :func:`holders` unit. ``excluded`` units never."""
     values = np.asarray(scores, dtype=float)
     wanted = informative_words(sentence)
     stated = {f for _, _, w, f in forms(sentence) if f and (w in wanted or w[:1].isdigit())}
@@ -394,8 +328,8 @@ def choose_sources(
 def _judged(
     result: AttributionResult, sentences: list[CitedSentence], rule: CitationRule
 ) -> list[CitedSentence]:
-    """The sentences with the groundedness gate's per-sentence verdict applied when the
-    attribution carries token support; else abstentions alone lose their markers."""
+    """The sentences judged by the gate when the result has token support; else
+    abstentions alone lose their markers."""
     if result.token_support is not None:
         report = support_report(result.token_support, rule.support_threshold, result=result)
         return judged_sentences(sentences, read_by(report))  # the default rule's verdicts
@@ -404,25 +338,20 @@ def _judged(
 
 @dataclass(frozen=True)
 class CitationPair:
-    """One answer sentence citing one source, with the segment that supports it best (what
-    the frameworks' native citation types are built from)."""
+    """One answer sentence citing one source: ``cited_text``, the source's best segment
+    narrowed to its sentence, and ``score``, the rule's unit score (for the frameworks'
+    citation types)."""
 
     sentence: CitedSentence
     source: Source
     cited_text: str
-    """The source's best segment for this sentence, narrowed to its closest sentence."""
     score: float
-    """The sentence's attribution to the source (the citation rule's unit score)."""
 
 
 def citation_pairs(
-    result: AttributionResult,
-    documents: object | None = None,
-    *,
-    rule: CitationRule | None = None,
+    result: AttributionResult, documents: object | None = None, *, rule: CitationRule | None = None
 ) -> list[CitationPair]:
-    """Every (answer sentence, cited source) pair :func:`cite` decides, in answer order:
-    only what the attribution supports is cited, never every retrieved document."""
+    """Every (answer sentence, cited source) pair :func:`cite` decides, in answer order."""
     cited = cite(result, documents, rule=rule)
     placed, _ = _documents_for(result, documents)
     statements = {(s.start, s.end): np.asarray(s.scores, float) for s in result.statements}
@@ -436,24 +365,20 @@ def citation_pairs(
                 for i, seg in enumerate(placed.segments)
                 if seg.doc_index == source.doc_index
                 and seg.end > seg.start
-                and (source.segment_index is None or i == source.segment_index)
+                and source.segment_index in (None, i)
             ]
-            best = max(members, key=lambda i: scores[i]) if members else None
+            best = max(members, key=lambda i: scores[i], default=None)
             text = placed.segments[best].text if best is not None else source.text
-            span = supporting_sentence(text, sentence.text)  # a chunk: its sentence
+            span = supporting_sentence(text, sentence.text)
             text = text[span[0] : span[1]] if span is not None else text
             pairs.append(CitationPair(sentence, source, text.strip(), float(score)))
     return pairs
 
 
-def _joined_segments(result: AttributionResult, members: list[int], base: int) -> str:
+def _joined(segments: Sequence[Segment], members: list[int], base: int) -> str:
     """A document's text rebuilt from its segments (gaps filled with spaces)."""
     pieces: list[str] = []
-    cursor = base
-    for i in sorted(members, key=lambda i: result.segments[i].start):
-        segment = result.segments[i]
-        if segment.start > cursor:
-            pieces.append(" " * (segment.start - cursor))
-        pieces.append(segment.text)
-        cursor = segment.end
+    for i in sorted(members, key=lambda i: segments[i].start):
+        pieces.append(" " * (segments[i].start - base) + segments[i].text)
+        base = segments[i].end
     return "".join(pieces)

@@ -1,21 +1,16 @@
 """Conflicts: a source that states another value for a word of the answer.
 
-A "45 days" returns policy explains most of the answer "return it within 30 days", so its
-attribution is high, yet it contradicts the answer's key fact. Two pieces of evidence, no
-extra model call: the model's (:func:`find_conflicts`: per-word attributions refitted on
-the subsets already scored; a segment that lowers a content word another segment backs)
-and the text's (:func:`stated_value`: another value in the word's place). A source
-*disputes* a number when it states another number there, a name when the model's
-conflict agrees too (:func:`disputes`); citations show it as disputing, never as
-support. How well: BENCHMARKS.md, "Conflicting sources".
+A "45 days" policy explains most of the answer "return it within 30 days", yet disputes
+its key fact. With no extra model call, a source *disputes* a number when it states
+another number in its place (:func:`stated_value`), a name when the model agrees too
+(:func:`find_conflicts`: per-word attributions refitted on the subsets already scored).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,19 +36,14 @@ from camab_rag.statements import span_rewards
 
 FloatArray = NDArray[np.float64]
 
-CONFLICT_AT = 0.25
-"""Nats by which a segment must lower a word's log-prob to argue against it (HotpotQA dev)."""
-BACKED_AT = 0.5
-"""Nats a segment must add to a word's log-probability to count as backing it."""
-LEXICAL_KINDS = frozenset({"number"})
-"""Kinds a source disputes by stating another value alone (dev rows); a name needs the model."""
-SLOT_SLACK = 1
-"""Extra words allowed between a neighbour and the word's place ("costs just 49 euros")."""
+CONFLICT_AT = 0.25  # nats a segment lowers a word's log-prob by to argue against it
+BACKED_AT = 0.5  # nats a segment adds to a word's log-prob to back it
+LEXICAL_KINDS = frozenset({"number"})  # disputed by another stated value alone
+SLOT_SLACK = 1  # extra words between a neighbour and the word's place ("costs just 49")
 
 _VALUED = ("number", "name")
 _WORD = re.compile(r"\w+")
-_NAME_WORD = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+")
-"""A word: an amount with decimals or grouped digits ("3.20", "1,500") is one number."""
+_NAME_WORD = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+")  # "3.20", "1,500": one number
 
 
 class _LogprobSource(Protocol):
@@ -65,8 +55,7 @@ class _LogprobSource(Protocol):
 def word_logprobs(
     response: str, rows: Sequence[ResponseLogprobs]
 ) -> tuple[list[tuple[int, int]], FloatArray]:
-    """The answer's words (character spans) and each word's log-prob (summed over the
-    tokens that start in it) per scored subset: shape ``(len(rows), n_words)``."""
+    """The answer's word spans and each word's log-prob per scored subset (``rows``)."""
     spans = (match.span() for match in _WORD.finditer(response))
     return span_rewards(rows, spans, sum_logprob)
 
@@ -78,12 +67,11 @@ def conflicts_from_coefficients(
     texts: Sequence[str],
     against_at: float = CONFLICT_AT,
 ) -> list[Conflict]:
-    """The model's conflicts from per-word coefficients (``(n_words, n_segments)``, nats):
-    a segment lowering a content word its text lacks by ``against_at`` while another
-    segment backs it (``against_at``: the benchmark's dev sweep)."""
+    """The model's conflicts from per-word coefficients (``(n_words, n_segments)``): a
+    segment lowering a content word its text lacks by ``against_at`` while another backs it."""
     found: list[Conflict] = []
     for (start, end), row in zip(words, np.asarray(coefficients, dtype=float)):
-        if response[start:end].lower() in STOPWORDS:  # "it", "the": no fact to dispute
+        if response[start:end].lower() in STOPWORDS:
             continue
         backed_by = int(np.argmax(row))
         if row[backed_by] < BACKED_AT:
@@ -92,16 +80,9 @@ def conflicts_from_coefficients(
             held = rf"(?<!\w){re.escape(response[start:end])}(?!\w)"
             if segment == backed_by or re.search(held, texts[int(segment)], re.IGNORECASE):
                 continue
+            scores = (float(row[segment]), float(row[backed_by]))
             found.append(
-                Conflict(
-                    response[start:end],
-                    start,
-                    end,
-                    int(segment),
-                    backed_by,
-                    float(row[segment]),
-                    float(row[backed_by]),
-                )
+                Conflict(response[start:end], start, end, int(segment), backed_by, *scores)
             )
     return found
 
@@ -113,8 +94,8 @@ def find_conflicts(
     texts: Sequence[str],
     seed: int = 0,
 ) -> list[Conflict]:
-    """The conflicts of a run over segments with ``texts``: the method refitted once on
-    every answer word's log-prob under the subsets it scored (no model call)."""
+    """The conflicts of a run: the method refitted on each answer word's log-prob under the
+    subsets it scored (no model call)."""
     if masks.shape[0] == 0 or masks.shape[1] < 2:
         return []
     words, rewards = word_logprobs(source.response, [source.logprobs(m) for m in masks])
@@ -124,8 +105,7 @@ def find_conflicts(
     return conflicts_from_coefficients(source.response, words, coefficients, texts)
 
 
-@dataclass(frozen=True)
-class _Word:
+class _Word(NamedTuple):
     text: str
     lower: str
     kind: str  # "number", "name", "word" or "function"
@@ -149,13 +129,9 @@ def _words(text: str) -> list[_Word]:
 
 
 def _neighbour(words: Sequence[_Word], i: int, step: int, reach: int = 3) -> int | None:
-    """The nearest content word before (-1) or after (+1) word ``i``, at most ``reach`` away."""
-    j = i + step
-    while 0 <= j < len(words) and abs(j - i) <= reach:
-        if words[j].kind != "function":
-            return j
-        j += step
-    return None
+    """The nearest content word ``step`` (-1 or +1) from word ``i``, at most ``reach`` away."""
+    stop = min(i + reach + 1, len(words)) if step > 0 else max(i - reach - 1, -1)
+    return next((j for j in range(i + step, stop, step) if words[j].kind != "function"), None)
 
 
 def _phrase(sentence: Sequence[_Word], i: int) -> range:
@@ -171,8 +147,7 @@ def _phrase(sentence: Sequence[_Word], i: int) -> range:
 
 
 def _about_the_same(sentence: Sequence[_Word], i: int, held: set[str]) -> bool:
-    """The source's words ``held`` hold the sentence's other names and half its other
-    content words: it speaks of the same thing."""
+    """Whether ``held`` holds the sentence's other names and half its other content words."""
     own = _phrase(sentence, i)
     others = [w for k, w in enumerate(sentence) if k not in own and w.kind != "function"]
     names = [w for w in others if w.kind == "name" and w.lower != sentence[i].lower]
@@ -183,30 +158,20 @@ def _about_the_same(sentence: Sequence[_Word], i: int, held: set[str]) -> bool:
 
 
 def stated_value(
-    sentence: str,
-    span: tuple[int, int],
-    text: str,
-    *,
-    question: str = "",
+    sentence: str, span: tuple[int, int], text: str, *, question: str = ""
 ) -> str | None:
-    """What ``text`` states in the place of the answer word ``sentence[span[0]:span[1]]``
-    (a number or a name) when that differs from the word; else ``None``.
-
-    The place is found from the word's nearest content neighbours in the answer ("costs
-    **49** euros" under "costs 59 euros"). It counts only when ``text`` never holds the
-    word (in any written form), its sentence speaks of the same thing (every other name,
-    half the content words) and holds a subject word of the answer or ``question`` beyond
-    the unit, and the value is of the word's kind (a number for a number).
+    """What ``text`` states in the place of the answer's number or name at ``span`` when
+    it differs ("costs **49** euros" under "costs 59 euros"), found from the word's
+    neighbours; only when ``text`` never holds the word, its sentence speaks of the same
+    thing with a subject word of the answer or ``question``, and the value is of its kind.
     """
     words = _sentence_words(_words(sentence), 0, len(sentence))
     index = next((k for k, w in enumerate(words) if w.start <= span[0] < w.end), None)
     if index is None or words[index].kind not in ("number", "name"):
         return None
-    target = words[index]
-    own = _words(text)
-    if any(
-        plain_number(w.lower) == plain_number(target.lower) for w in own
-    ):  # "5 January": "the 5th"
+    target, own = words[index], _words(text)
+    plain = plain_number(target.lower)
+    if any(plain_number(w.lower) == plain for w in own):  # "the 5th" holds "5"
         return None
     value_form = next((f for a, _, _, f in forms(sentence) if a == target.start), "")
     if value_form and value_form in form_set([text]):  # "5 pm" under "17:00"
@@ -222,11 +187,7 @@ def stated_value(
             if subjects and not subjects & context:
                 continue
             value = _in_place(line, words[anchor].lower, -side, abs(index - anchor) + SLOT_SLACK)
-            if (
-                value is not None
-                and plain_number(value.lower) != plain_number(target.lower)
-                and value.kind == target.kind
-            ):
+            if value and value.kind == target.kind and plain_number(value.lower) != plain:
                 return value.text
     return None
 
@@ -244,8 +205,8 @@ RELATION_WORDS = frozenset(SAME_FORM) | LIGHT_WORDS | frozenset(UNITS)
 
 
 def _subject_words(sentence: Sequence[_Word], i: int, anchor: int, question: str) -> set[str]:
-    """The content words of the answer and ``question`` that say what word ``i``'s value
-    is about: not its value, the ``anchor``, units or relation words ("costs")."""
+    """The content words of the answer and ``question`` besides word ``i``'s value, the
+    ``anchor``, units and relation words ("costs")."""
     skip = {sentence[k].lower for k in [*_phrase(sentence, i), anchor]} | RELATION_WORDS
     pool = [w for k, w in enumerate(sentence) if k not in _phrase(sentence, i)]
     pool += _words(question)
@@ -256,7 +217,7 @@ def _sentence_words(words: Sequence[_Word], start: int, end: int) -> list[_Word]
     """The ``words`` in ``start:end``; the first is no name for its capital alone."""
     line = [w for w in words if start <= w.start < end]
     if line and line[0].kind == "name":
-        line[0] = replace(line[0], kind="word")
+        line[0] = line[0]._replace(kind="word")
     return line
 
 
@@ -271,26 +232,21 @@ def _in_place(line: Sequence[_Word], anchor: str, step: int, reach: int) -> _Wor
 def unit_texts(
     result: AttributionResult, unit: str, docs: Sequence[SourceDocument] | None = None
 ) -> list[str]:
-    """Each citation unit's text: a segment's, else its document's (from ``docs``, or its
-    segments joined)."""
+    """Each citation unit's text (a document's from ``docs``, else its segments joined)."""
     if unit == "segment":
         return [segment.text for segment in result.segments]
     if docs is not None:
         return [doc.text for doc in docs]
     n = max(result.n_documents, max((s.doc_index for s in result.segments), default=-1) + 1)
-    parts: list[list[str]] = [[] for _ in range(n)]
-    for segment in result.segments:
-        parts[segment.doc_index].append(segment.text)
-    return [" ".join(part) for part in parts]
+    return [" ".join(s.text for s in result.segments if s.doc_index == d) for d in range(n)]
 
 
 def disputes(
     result: AttributionResult, start: int = 0, end: int | None = None, unit: str = "document"
 ) -> dict[int, list[str]]:
-    """The units (document or segment indices) that dispute a word inside ``start:end``
-    of the answer, with those words: another value in the word's place
-    (:func:`stated_value`) for a number always, for a name when the model's conflicts
-    agree. A unit that only lacks the word disputes nothing."""
+    """The units (document or segment indices) that dispute a word in ``start:end`` of the
+    answer, with those words: another value in its place (:func:`stated_value`) for a
+    number, for a name when the model's conflicts agree too."""
     response = result.response
     end = len(response) if end is None else end
     texts = unit_texts(result, unit)
@@ -315,8 +271,7 @@ def disputes(
         sentence, span = response[a:b], (at - a, at - a + 1)
         if stated_value(sentence, span, texts[own], question=result.question):
             value = next((f for s, e, _, f in forms(sentence) if s <= span[0] < e), "")
-            # a total the answer works out is no other value; nor is a page's of another subject
-            if value in worked or _off_subject(own, value, known, asked):
+            if value in worked or _off_subject(own, value, known, asked):  # a sum; off subject
                 continue
             text = next(w.text for w in _words(sentence) if w.start <= at - a < w.end)
             if text not in found.setdefault(own, []):
@@ -327,10 +282,8 @@ def disputes(
 def _off_subject(
     unit: int, value: str, known: Sequence[frozenset[str]], asked: frozenset[str]
 ) -> bool:
-    """Whether ``unit`` speaks of the question's subject less than a unit that states the
-    answer's ``value`` (``known``: each unit's forms; ``asked``: the question's subject
-    forms): then it is about something else and disputes nothing (a 2023 list of DVD
-    fines beside the page of book fines the answer took "0.25" from)."""
+    """Whether ``unit`` speaks of the question's subject (``asked``) less than a unit that
+    states the answer's ``value``: then it is about something else (DVD fines, not books)."""
     holding = [u for u, held in enumerate(known) if value and value in held]
     if not holding or not asked:
         return False

@@ -21,6 +21,7 @@ from camab_rag.sentences import split_sentences
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+_ARRAYS = ("starts", "ends", "full", "empty", "counts")
 
 UNLIKELY_LOGPROB = math.log(0.5)
 """A token is *unlikely* when its log-prob with the context is below this."""
@@ -41,12 +42,6 @@ class Span:
         return asdict(self)
 
 
-def _visible_start(response: str, start: int, end: int) -> int:
-    while start < end and response[start].isspace():
-        start += 1
-    return start
-
-
 @dataclass(frozen=True, eq=False)
 class TokenSupport:
     """The answer's tokens (or aligned pieces) with their log-probs under both anchors:
@@ -65,8 +60,7 @@ class TokenSupport:
 
     def __post_init__(self) -> None:
         n = self.starts.shape[0]
-        shapes = {a.shape for a in (self.starts, self.ends, self.full, self.empty, self.counts)}
-        if shapes != {(n,)} or n == 0:
+        if n == 0 or {getattr(self, name).shape for name in _ARRAYS} != {(n,)}:
             raise InputError("token support needs equal-length, non-empty per-token arrays")
         if not (np.all(np.isfinite(self.full)) and np.all(np.isfinite(self.empty))):
             raise InputError("token support: a log-probability is not finite")
@@ -112,26 +106,18 @@ class TokenSupport:
             keep = counts > 0
             bounds, full_sums, empty_sums = bounds[keep], full_sums[keep], empty_sums[keep]
             counts = counts[keep]
+        sums = [np.asarray(side, dtype=float) for side in (full_sums, empty_sums)]
         ends = np.append(bounds[1:], len(response)).astype(np.int64)
-        return cls(
-            response,
-            bounds.astype(np.int64),
-            ends,
-            np.asarray(full_sums, dtype=float),
-            np.asarray(empty_sums, dtype=float),
-            counts,
-            earlier_turns,
-            tuple(conversation),
-        )
+        turns = (earlier_turns, tuple(conversation))
+        return cls(response, bounds.astype(np.int64), ends, sums[0], sums[1], counts, *turns)
 
     @property
     def n_tokens(self) -> int:
         return int(self.counts.sum())
 
     def _inside(self, start: int, end: int) -> NDArray[np.bool_]:
-        visible = np.array(
-            [_visible_start(self.response, int(s), int(e)) for s, e in zip(self.starts, self.ends)]
-        )
+        pieces = [(s, self.response[s:e]) for s, e in zip(self.starts.tolist(), self.ends.tolist())]
+        visible = np.array([s + len(p) - len(p.lstrip()) for s, p in pieces])
         return (visible >= start) & (visible < end)
 
     def _mean(self, values: FloatArray, start: int, end: int | None) -> float:
@@ -155,19 +141,12 @@ class TokenSupport:
             keep |= self._inside(start, end)
         if not keep.any():
             raise InputError("no answer token starts in the given ranges")
-        arrays = ("starts", "ends", "full", "empty", "counts")
-        return replace(self, **{name: getattr(self, name)[keep] for name in arrays})
+        return replace(self, **{name: getattr(self, name)[keep] for name in _ARRAYS})
 
     def span(self, start: int, end: int) -> Span:
         """The :class:`Span` ``[start, end)`` with its gain and token count."""
-        inside = self._inside(start, end)
-        return Span(
-            self.response[start:end],
-            start,
-            end,
-            self.gain(start, end),
-            int(self.counts[inside].sum()),
-        )
+        count = int(self.counts[self._inside(start, end)].sum())
+        return Span(self.response[start:end], start, end, self.gain(start, end), count)
 
     def sentences(self) -> list[Span]:
         """Each answer sentence that owns a token, with its gain."""
@@ -224,16 +203,9 @@ class TokenSupport:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON; :meth:`from_dict` restores it exactly."""
-        return {
-            "response": self.response,
-            "starts": [int(x) for x in self.starts],
-            "ends": [int(x) for x in self.ends],
-            "full": [float(x) for x in self.full],
-            "empty": [float(x) for x in self.empty],
-            "counts": [int(x) for x in self.counts],
-            "earlier_turns": self.earlier_turns,
-            "conversation": list(self.conversation),
-        }
+        arrays = {name: getattr(self, name).tolist() for name in _ARRAYS}
+        turns = {"earlier_turns": self.earlier_turns, "conversation": list(self.conversation)}
+        return {"response": self.response, **arrays, **turns}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], response: str | None = None) -> TokenSupport:

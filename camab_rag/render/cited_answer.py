@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import IO, Any, Literal
 
@@ -13,7 +13,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
+from camab_rag.render.html import render_html
+from camab_rag.render.markdown import render_markdown
 from camab_rag.render.support import CITE_ABOVE, support_words
+from camab_rag.render.terminal import render_terminal
 from camab_rag.render.text import groundedness_report, verdict_name
 from camab_rag.result import short_text
 from camab_rag.scorers.base import ScoredBy
@@ -22,17 +25,18 @@ FloatArray = NDArray[np.float64]
 SourceUnit = Literal["document", "segment"]
 
 
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+
+
 @dataclass(frozen=True)
 class CitationRule:
-    """What counts as a citation of one answer sentence.
-
-    A source is cited when it is among the sentence's ``top_k`` (``None``: no limit),
-    stands ``threshold`` nats per token above the best source holding none of the
-    sentence's content words, reaches ``relative`` times the best score and, with
-    ``new_words``, holds a number or name no better cited source holds (defaults: chosen
-    on HotpotQA dev rows). ``unit``: cite ``"document"``s or ``"segment"``s.
-    ``support_threshold``: ``None`` drops the citations of a sentence the gate's verdict
-    rejects, a number the sentence score against it, ``-inf`` keeps all.
+    """What counts as a citation of one answer sentence: a ``unit`` (document or segment)
+    among its ``top_k`` (``None``: any), ``threshold`` nats per token above the best unit
+    sharing none of its words, at least ``relative`` times the best and, with
+    ``new_words``, holding a number or name no better cited unit holds.
+    ``support_threshold``: ``None`` drops the citations of a sentence the gate rejects, a
+    number the sentence score against it, ``-inf`` keeps all.
     """
 
     top_k: int | None = 2
@@ -43,39 +47,25 @@ class CitationRule:
     new_words: bool = True
 
     def __post_init__(self) -> None:
-        if self.top_k is not None and (isinstance(self.top_k, bool) or self.top_k < 1):
-            raise InputError(f"top_k must be >= 1 or None, got {self.top_k!r}")
-        if not np.isfinite(self.threshold):
-            raise InputError(f"threshold must be a finite number, got {self.threshold!r}")
-        if not 0.0 <= self.relative <= 1.0:
-            raise InputError(f"relative must be in [0, 1], got {self.relative!r}")
-        if not isinstance(self.new_words, bool):
-            raise InputError(f"new_words must be True or False, got {self.new_words!r}")
-        if self.unit not in ("document", "segment"):
-            raise InputError(f"unit must be 'document' or 'segment', got {self.unit!r}")
-        if self.support_threshold is not None and (
-            isinstance(self.support_threshold, bool)
-            or not isinstance(self.support_threshold, (int, float))
-            or math.isnan(self.support_threshold)
-        ):
-            raise InputError(
-                f"support_threshold must be a number or None, got {self.support_threshold!r}"
-            )
+        top_k, bar = self.top_k, self.support_threshold
+        checks: list[tuple[str, str, Callable[[], object]]] = [
+            ("top_k", ">= 1 or None", lambda: top_k is None or (top_k >= 1 and top_k is not True)),
+            ("threshold", "a finite number", lambda: np.isfinite(self.threshold)),
+            ("relative", "in [0, 1]", lambda: 0.0 <= self.relative <= 1.0),
+            ("new_words", "True or False", lambda: isinstance(self.new_words, bool)),
+            ("unit", "'document' or 'segment'", lambda: self.unit in ("document", "segment")),
+            ("support_threshold", "a number or None", lambda: bar is None or _number(bar)),
+        ]
+        for name, wanted, ok in checks:
+            if not ok():
+                raise InputError(f"{name} must be {wanted}, got {getattr(self, name)!r}")
 
     def select(self, scores: Sequence[float] | FloatArray) -> list[int]:
         """Indices of the cited units, best first."""
         values = np.asarray(scores, dtype=float)
-        if values.size == 0:
-            return []
         order = [int(i) for i in np.argsort(-values, kind="stable")]
-        best = float(values[order[0]])
-        chosen = [
-            i
-            for i in order
-            if values[i] > 0
-            and values[i] >= self.threshold
-            and (best <= 0 or values[i] >= self.relative * best)
-        ]
+        bar = max(self.threshold, self.relative * float(values[order[0]])) if order else 0.0
+        chosen = [i for i in order if 0 < values[i] >= bar]
         return chosen if self.top_k is None else chosen[: self.top_k]
 
     def to_dict(self) -> dict[str, Any]:
@@ -117,19 +107,12 @@ class Source:
 
     @property
     def label(self) -> str:
-        if self.title:
-            return self.title
-        if self.kind == "segment":
-            return f"Document {self.doc_index + 1}, segment {(self.segment_index or 0) + 1}"
-        return f"Document {self.doc_index + 1}"
+        segment = f", segment {(self.segment_index or 0) + 1}" if self.kind == "segment" else ""
+        return self.title or f"Document {self.doc_index + 1}{segment}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            **asdict(self),
-            "label": self.label,
-            "support": support_words(self.score),
-            "highlights": [h.to_dict() for h in self.highlights],
-        }
+        words = {"label": self.label, "support": support_words(self.score)}
+        return {**asdict(self), **words, "highlights": [h.to_dict() for h in self.highlights]}
 
 
 @dataclass(frozen=True)
@@ -186,23 +169,13 @@ def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[Ci
     spans = [(int(s.start), int(s.end)) for s in getattr(report, "unsupported_spans", []) or []]
     judged = []
     for sentence in sentences:
-        overlap = [
-            (min(sentence.end, v.end) - max(sentence.start, v.start), v)
-            for v in verdicts
-            if min(sentence.end, v.end) > max(sentence.start, v.start)
-        ]
-        if not overlap:
-            judged.append(sentence)
-            continue
-        verdict = max(overlap, key=lambda pair: pair[0])[1]
-        judged.append(
-            sentence.judged(
-                bool(verdict.supported),
-                bool(getattr(verdict, "abstention", 0)),
-                spans,
-                tuple(getattr(verdict, "support_from", ()) or ()),
-            )
-        )
+        overlap = [(min(sentence.end, v.end) - max(sentence.start, v.start), v) for v in verdicts]
+        size, v = max([(0, None), *overlap], key=lambda pair: pair[0])
+        if size > 0:
+            support_from = tuple(getattr(v, "support_from", ()) or ())
+            abstention = bool(getattr(v, "abstention", 0))
+            sentence = sentence.judged(bool(v.supported), abstention, spans, support_from)
+        judged.append(sentence)
     return judged
 
 
@@ -225,27 +198,21 @@ class CitedAnswer:
     """The answer was blocked: :attr:`answer` is the fallback shown in its place."""
 
     def source(self, number: int) -> Source:
-        for source in self.sources:
-            if source.number == number:
-                return source
-        raise KeyError(number)
+        found = [source for source in self.sources if source.number == number]
+        if not found:
+            raise KeyError(number)
+        return found[0]
 
     def with_groundedness(self, verdict: Any) -> CitedAnswer:
-        """A copy carrying a groundedness report or a filter's ``FilteredAnswer``:
-        unsupported sentences and abstentions lose their markers, uncited sources leave
-        the list; a blocked answer shows the fallback and no sources."""
+        """A copy carrying a groundedness report or a filter's ``FilteredAnswer``: rejected
+        sentences and abstentions cite nothing; a blocked answer shows its fallback alone."""
         report = groundedness_report(verdict)
         fallback = getattr(verdict, "answer", None)
         if getattr(verdict, "blocked", False) is True and isinstance(fallback, str):
-            shown = CitedSentence(fallback, 0, len(fallback), [], [])
-            return replace(
-                self,
-                answer=fallback,
-                sentences=[shown],
-                sources=[],
-                groundedness=report,
-                withheld=True,
-            )
+            shown = [CitedSentence(fallback, 0, len(fallback), [], [])]
+            blocked = replace(self, answer=fallback, sentences=shown, sources=[], withheld=True)
+            return replace(blocked, groundedness=report)
+
         sentences = judged_sentences(self.sentences, report)
         if verdict_name(report) == "unsupported" and not any(
             s.supported is False for s in sentences
@@ -264,18 +231,16 @@ class CitedAnswer:
             return self
         sources = [
             replace(
-                src,
-                number=renumber[src.number],
-                highlights=src.highlights if src.number in cited else [],
+                s, number=renumber[s.number], highlights=s.highlights if s.number in cited else []
             )
-            for src in kept
+            for s in kept
         ]
+
+        def moved(numbers: list[int]) -> list[int]:
+            return [renumber[n] for n in numbers if n in renumber]
+
         sentences = [
-            replace(
-                s,
-                citations=[renumber[n] for n in s.citations],
-                disputed=[renumber[n] for n in s.disputed if n in renumber],
-            )
+            replace(s, citations=moved(s.citations), disputed=moved(s.disputed))
             for s in self.sentences
         ]
         return replace(self, sources=sources, sentences=sentences)
@@ -315,21 +280,15 @@ class CitedAnswer:
         return text
 
     def to_markdown(self) -> str:
-        from camab_rag.render.markdown import render_markdown
-
         return render_markdown(self)
 
     def to_html(self, *, full_page: bool = True, title: str = "Answer with citations") -> str:
         """Self-contained HTML (inline CSS, no scripts, no external assets)."""
-        from camab_rag.render.html import render_html
-
         return render_html(self, full_page=full_page, title=title)
 
     def to_terminal(self, *, color: bool | None = None, stream: IO[str] | None = None) -> str:
         """Text for a terminal: ANSI colours when ``color`` (default: ``stream`` is a TTY
         and ``NO_COLOR`` is unset), plain text otherwise."""
-        from camab_rag.render.terminal import render_terminal
-
         return render_terminal(self, color=color, stream=stream)
 
     def _repr_html_(self) -> str:

@@ -1,8 +1,8 @@
 """Self-contained HTML: inline CSS, no scripts, no external assets.
 
-All document and model text is cleaned and escaped; attributes are built from numbers,
-fixed strings, escaped tooltips and http(s) URLs only; the full page's
-Content-Security-Policy forbids scripts. Support reads as words (:mod:`.support`).
+Document and model text is cleaned and escaped; attributes hold numbers, fixed strings,
+escaped tooltips and http(s) URLs only; the full page's Content-Security-Policy forbids
+scripts.
 """
 
 from __future__ import annotations
@@ -93,16 +93,13 @@ def _marker(page_id: str, n: int, title: str, mark: str = "", css: str = "") -> 
 
 def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
     body = []
-    for piece, highlight in split_highlights(answer, source):
-        if highlight is None:
+    for piece, mark in split_highlights(answer, source):
+        if mark is None:
             body.append(esc(piece))
             continue
-        level = max(support_level(highlight.score), 1)
-        body.append(
-            f'<mark class="camab-hl camab-hl-{level}" '
-            f'title="{support_words(highlight.score)} ({score_text(highlight.score)})">'
-            f"{esc(piece)}</mark>"
-        )
+        tip = f"{support_words(mark.score)} ({score_text(mark.score)})"
+        level = max(support_level(mark.score), 1)
+        body.append(f'<mark class="camab-hl camab-hl-{level}" title="{tip}">{esc(piece)}</mark>')
     label = esc(source.label)
     if source.url:
         label = f'<a href="{esc(source.url)}" rel="noopener noreferrer nofollow">{label}</a>'
@@ -149,16 +146,9 @@ def render_fragment(answer: CitedAnswer) -> str:
             _marker(page_id, int(n), f": {support_words(s)} ({score_text(s)})")
             for n, s in zip(sentence.citations, sentence.scores)
         )
-        marks += "".join(
-            _marker(
-                page_id,
-                int(n),
-                f" {esc(dispute_text(answer.source(n).disputes))}",
-                DISPUTED_MARK,
-                " camab-disputed",
-            )
-            for n in sentence.disputed
-        )
+        for n in sentence.disputed:
+            tip = f" {esc(dispute_text(answer.source(n).disputes))}"
+            marks += _marker(page_id, int(n), tip, DISPUTED_MARK, " camab-disputed")
         sentences.append(_sentence_html(sentence) + marks)
     text = " ".join(sentences) if sentences else esc(answer.answer)
     parts.append(f'<p class="camab-answer">{text}</p>')
@@ -170,14 +160,12 @@ def render_fragment(answer: CitedAnswer) -> str:
         parts.append('<ol class="camab-sources">')
         parts += [_source_html(answer, page_id, source) for source in answer.sources]
         parts.append("</ol>")
-    # the figures for developers (method, model calls, the scale) only in the legend's tooltip
-    calls = f"{int(answer.n_queries)} model call{'' if answer.n_queries == 1 else 's'}"
-    scale = (
-        f"support scale in nats per answer token: strong >= {STRONG_AT:.2f}, support >= "
-        f"{CITE_AT:.2f} (cited), weak >= {WEAK_AT:.3f}"
-    )
-    detail = f"{answer.method} attribution, {calls}; {scale}"
-    if has_highlights(answer):  # the legend explains the highlights: none, no legend
+    if has_highlights(answer):  # a legend; the figures for developers in its tooltip
+        calls = f"{int(answer.n_queries)} model call{'' if answer.n_queries == 1 else 's'}"
+        detail = (
+            f"{answer.method} attribution, {calls}; support scale in nats per answer token: "
+            f"strong >= {STRONG_AT:.2f}, support >= {CITE_AT:.2f} (cited), weak >= {WEAK_AT:.3f}"
+        )
         parts.append(f'<p class="camab-footer" title="{esc(detail)}">{esc(LEGEND_TEXT)}</p>')
     parts.append("</div>")
     return "\n".join(parts)

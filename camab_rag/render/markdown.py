@@ -1,8 +1,7 @@
 """Markdown rendering: the answer with ``[n]`` markers and a numbered source list.
 
-Document and model text is backslash-escaped wherever a character could change the
-rendering (no link, image, emphasis, code or raw HTML can open); source URLs become
-angle-bracketed, percent-encoded link destinations.
+Document and model text is backslash-escaped wherever a character could open a link,
+image, emphasis, code or raw HTML; source URLs become percent-encoded link destinations.
 """
 
 from __future__ import annotations
@@ -26,18 +25,9 @@ from camab_rag.render.text import (
 if TYPE_CHECKING:
     from camab_rag.render.cited_answer import CitedAnswer, Source
 
-_ANYWHERE = re.compile(r"([\\`*_\[\]<>&|~$])")
-"""Characters that act wherever they stand (without ``[``/``]`` no link or image opens, so
-parentheses and ``!`` need nothing)."""
-_LINE_START = re.compile(r"^([ \t]*)([#+\-=]|\d+(?=[.)]))", re.MULTILINE)
-"""Block markers at the start of a line: headings, list items, setext underlines."""
-NOTICE_MARKDOWN = {
-    "pass": "*{}*",
-    "fail": "*{}*",
-    "proxy": "> **\u26a0 {}**",
-    "empty": "**{}**",
-    "uncited": "*{}*",
-}
+_ANYWHERE = re.compile(r"([\\`*_\[\]<>&|~$])")  # no [ or ]: no link opens, so ( and ! are safe
+_LINE_START = re.compile(r"^([ \t]*)([#+\-=]|\d+(?=[.)]))", re.MULTILINE)  # block markers
+NOTICE_MARKDOWN = {"proxy": "> **\u26a0 {}**", "empty": "**{}**"}  # the others in italics
 
 
 def escape_markdown(text: str) -> str:
@@ -48,10 +38,8 @@ def escape_markdown(text: str) -> str:
 
 
 def _escape_marker(match: re.Match[str]) -> str:
-    indent, marker = match.group(1), match.group(2)
-    if marker.isdigit():  # "1." opens an ordered list: escape the dot or parenthesis
-        return f"{indent}{marker}\\"
-    return f"{indent}\\{marker}"
+    indent, marker = match.groups()  # "1." opens a list: escape the dot or parenthesis
+    return f"{indent}{marker}\\" if marker.isdigit() else f"{indent}\\{marker}"
 
 
 def _inline(text: str) -> str:
@@ -60,14 +48,14 @@ def _inline(text: str) -> str:
 
 
 def link_destination(url: str) -> str:
-    """An http(s) URL as a CommonMark link destination: in angle brackets, with whatever
-    could end them (or a line) percent-encoded."""
+    """An http(s) URL as a CommonMark link destination, in angle brackets, percent-encoded."""
     return "<" + quote(clean(url), safe=":/?#[]@!$&'()*+,;=%~-._") + ">"
 
 
 def markers(answer: CitedAnswer, numbers: list[int], page: str, mark: str = "") -> str:
-    """``[n]`` markers (``mark`` before the number), each a link to its source's URL, else
-    to its entry ``#{page}-src-n`` in the list (``page``: :func:`answer_id`)."""
+    """``[n]`` markers (``mark`` before ``n``), each a link to its source's URL, else to
+    its entry ``#{page}-src-n`` in the list."""
+
     out = []
     for n in numbers:
         url = answer.source(n).url
@@ -106,7 +94,7 @@ def render_markdown(answer: CitedAnswer) -> str:
         )
     lines += [" ".join(pieces) if pieces else _inline(answer.answer), ""]
     for kind, line in notices(answer):
-        lines += [NOTICE_MARKDOWN[kind].format(escape_markdown(line)), ""]
+        lines += [NOTICE_MARKDOWN.get(kind, "*{}*").format(escape_markdown(line)), ""]
     if answer.sources:
         lines += ["**Sources**", ""]
         for source in answer.sources:

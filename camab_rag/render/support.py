@@ -1,23 +1,18 @@
 """How much a source supports an answer sentence: one absolute scale, in words.
 
-Scores are nats per answer token; the unit ``T`` (:data:`SUPPORT_UNIT`) sets the levels:
-strong from ``2 T``, support from ``T / 2``, weak from ``T / 4``. Being cited is another
-bar (:data:`CITE_ABOVE`), so a cited source may read "weak support".
+Scores are nats per answer token; levels are set by ``T`` (:data:`SUPPORT_UNIT`, the
+context gain of an answer taken from its context): strong from ``2 T``, support from
+``T / 2``, weak from ``T / 4``. Being cited is another bar (:data:`CITE_ABOVE`).
 """
 
 from __future__ import annotations
 
 SUPPORT_UNIT = 0.22
-"""``T``: the context gain (nats per token) of an answer taken from its context."""
 CITE_AT = SUPPORT_UNIT / 2
-"""From here a source's support reads "support" (``T / 2``)."""
 CITE_ABOVE = 0.05
-"""The support (nats per token) above any unrelated text a source needs to be cited
-(chosen on HotpotQA dev rows by ``benchmarks/bench_citations.py``)."""
+"""Support above any unrelated text a source needs to be cited (HotpotQA dev rows)."""
 STRONG_AT = 2 * SUPPORT_UNIT
-"""From here a source's support reads "strong": alone it adds twice ``T``."""
 WEAK_AT = SUPPORT_UNIT / 4
-"""Below this a segment shows no support at all (not even a faint highlight)."""
 WORDS = {3: "strong support", 2: "support", 1: "weak support", 0: "no measurable support"}
 
 
@@ -27,7 +22,6 @@ def support_level(score: float) -> int:
 
 
 def support_words(score: float) -> str:
-    """The level of ``score`` in words ("strong support", ...)."""
     return WORDS[support_level(score)]
 
 

@@ -1,9 +1,5 @@
-"""Terminal rendering: ANSI colours on a TTY, plain text otherwise.
-
-Colour is used when the output stream is a terminal, ``NO_COLOR`` is unset and ``TERM`` is
-not ``dumb`` (``FORCE_COLOR`` forces it). Document and model text is always cleaned of
-control characters first, so a document cannot inject terminal escape sequences.
-"""
+"""Terminal rendering: ANSI colours on a TTY (:func:`use_color`), plain text otherwise.
+Document and model text is cleaned of control characters: it cannot inject escapes."""
 
 from __future__ import annotations
 
@@ -39,21 +35,16 @@ RED = "\x1b[31m"
 PROXY = "\x1b[1;30;43m"  # black on yellow: hard to miss
 UNDERLINE = "\x1b[4m"
 NOTICE_STYLE = {"pass": GREEN, "fail": RED, "proxy": PROXY, "empty": RED, "uncited": DIM}
-# strong / medium / weak support
-LEVEL_STYLE = {3: "\x1b[1;30;43m", 2: "\x1b[33m", 1: "\x1b[2;33m"}
+LEVEL_STYLE = {3: PROXY, 2: "\x1b[33m", 1: "\x1b[2;33m"}  # strong, support, weak
 
 
 def use_color(stream: IO[str] | None = None) -> bool:
-    """Whether to colour output written to ``stream`` (default ``sys.stdout``)."""
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    if os.environ.get("TERM") == "dumb":
-        return False
-    target = stream if stream is not None else sys.stdout
-    isatty = getattr(target, "isatty", None)
-    return bool(isatty and isatty())
+    """Whether to colour output to ``stream`` (default ``sys.stdout``): a terminal, with
+    ``NO_COLOR`` unset and ``TERM`` not ``dumb``, or ``FORCE_COLOR`` set."""
+    if os.environ.get("NO_COLOR") or os.environ.get("FORCE_COLOR"):
+        return not os.environ.get("NO_COLOR")
+    isatty = getattr(stream if stream is not None else sys.stdout, "isatty", None)
+    return os.environ.get("TERM") != "dumb" and bool(isatty and isatty())
 
 
 def _one_line(text: str) -> str:
@@ -73,10 +64,7 @@ def _bar(strength: float, width: int = 8, *, ascii_only: bool) -> str:
 
 
 def render_terminal(
-    answer: CitedAnswer,
-    *,
-    color: bool | None = None,
-    stream: IO[str] | None = None,
+    answer: CitedAnswer, *, color: bool | None = None, stream: IO[str] | None = None
 ) -> str:
     """The cited answer for a terminal (coloured if ``color``; see :func:`use_color`)."""
     colored = use_color(stream) if color is None else color

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from camab_rag.groundedness.score import STOPWORDS, words
 from camab_rag.render.support import support_words
+from camab_rag.sentences import split_sentences
 
 if TYPE_CHECKING:  # the model imports the renderers; they read it for types only
     from camab_rag.render.cited_answer import CitedAnswer, CitedSentence, Highlight, Source
@@ -23,24 +25,18 @@ _UNSAFE = re.compile(
 )
 LEGEND_TEXT = "the highlight marks the passage that supports the answer; darker is stronger"
 DISPUTED_MARK = "disputed by "
-"""Before a source number in the answer (``[disputed by 2]``): words, since end users read
-the marker (a symbol such as ``\u2260`` reads as code); the figures stay in tooltips/JSON."""
+"""Before a disputing source's number in the answer: words, as end users read it."""
 
 
 def answer_id(answer: CitedAnswer) -> str:
     """An id for one answer's anchors, from its text and sources (unique on a page)."""
-    digest = hashlib.sha256()
-    digest.update(answer.answer.encode("utf-8", "surrogatepass"))
-    for source in answer.sources:
-        digest.update(source.text.encode("utf-8", "surrogatepass"))
-    return "camab-" + digest.hexdigest()[:10]
+    text = "".join([answer.answer, *(source.text for source in answer.sources)])
+    return "camab-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
 
 
 def clean(text: str) -> str:
     """``text`` with line endings normalised and unsafe characters replaced by U+FFFD."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n")
-    text = text.replace("\u2029", "\n")
-    return _UNSAFE.sub("\ufffd", text)
+    return _UNSAFE.sub("\ufffd", re.sub("\r\n?|[\u2028\u2029]", "\n", text))
 
 
 M = TypeVar("M")
@@ -52,15 +48,10 @@ def _cut(text: str, marks: Sequence[tuple[int, int, M]]) -> list[tuple[str, M | 
     cursor = 0
     for start, end, mark in sorted(marks, key=lambda m: m[0]):
         start, end = max(start, 0), min(end, len(text))
-        if start < cursor or start >= end:
-            continue
-        if start > cursor:
-            pieces.append((text[cursor:start], None))
-        pieces.append((text[start:end], mark))
-        cursor = end
-    if cursor < len(text):
-        pieces.append((text[cursor:], None))
-    return pieces
+        if cursor <= start < end:
+            pieces += [(text[cursor:start], None), (text[start:end], mark)]
+            cursor = end
+    return [piece for piece in [*pieces, (text[cursor:], None)] if piece[0]]
 
 
 def split_highlights(answer: CitedAnswer, source: Source) -> list[tuple[str, Highlight | None]]:
@@ -75,19 +66,13 @@ def unsupported_pieces(sentence: CitedSentence) -> list[tuple[str, bool]]:
 
 
 def informative_words(text: str) -> set[str]:
-    """The lower-cased words of ``text`` that carry content (numbers, names, content
-    words: not :data:`~camab_rag.groundedness.score.STOPWORDS`)."""
-    from camab_rag.groundedness.score import STOPWORDS, words
-
+    """The lower-cased words of ``text`` that are not stop words."""
     return {w for w in words(text) if w not in STOPWORDS}
 
 
 def supporting_sentence(text: str, sentence: str) -> tuple[int, int] | None:
     """The span of ``text``'s sentence sharing the most content words with ``sentence``;
     ``None`` when ``text`` is one sentence or none shares a word."""
-    from camab_rag.groundedness.score import words
-    from camab_rag.sentences import split_sentences
-
     parts = split_sentences(text)
     wanted = informative_words(sentence)
     if len(parts) < 2 or not wanted:
@@ -145,9 +130,14 @@ def verdict_name(report: Any) -> str | None:
 
 _VERDICT_WORDS = {
     "supported": "Supported by the sources",
+    "uncertain": "Worded differently from the sources: check this answer against them",
     "unsupported": "Not supported by the sources",
     "unknown": "Support could not be checked",
 }
+
+
+def _quoted(words: Iterable[str]) -> str:
+    return ", ".join(f"\u201c{w}\u201d" for w in words)
 
 
 def verdict_text(report: Any) -> str | None:
@@ -161,16 +151,9 @@ def verdict_text(report: Any) -> str | None:
     if getattr(report, "abstained", False):
         line = "The answer declines to answer: no claim to check"
     elif name == "uncertain" and rivals:
-        named = ", ".join(f"\u201c{w}\u201d" for w in rivals)
-        line = f"The sources disagree on {named}: check which one is current"
-    elif name == "uncertain":
-        facts = list(getattr(report, "unchecked_facts", None) or ())
-        named = ", ".join(f"\u201c{w}\u201d" for w in facts[:3])
-        line = (
-            f"Check this answer: the sources do not state {named}"
-            if facts
-            else "Worded differently from the sources: check this answer against them"
-        )
+        line = f"The sources disagree on {_quoted(rivals)}: check which one is current"
+    elif name == "uncertain" and (facts := getattr(report, "unchecked_facts", None)):
+        line = f"Check this answer: the sources do not state {_quoted(list(facts)[:3])}"
     else:
         line = _VERDICT_WORDS[name]
     count = len(getattr(report, "unsupported_sentences", []) or [])
@@ -205,10 +188,6 @@ def verdict_detail(report: Any) -> str | None:
     return f"{explained}, threshold {float(threshold):.3f}"
 
 
-NO_SOURCE_STANDS_OUT = "No single document stands out as the source of this answer."
-NO_SUPPORT = "No source is cited: the sources do not support this answer."
-
-
 def no_sources_text(answer: Any) -> str | None:
     """One line saying why no document is cited (the gate rejected the answer or some
     sentences, or none stands out); ``None`` when one is, or nothing is to say."""
@@ -222,7 +201,7 @@ def no_sources_text(answer: Any) -> str | None:
         s.supported for s in claims
     )
     if answer_rejected or (claims and len(rejected) == len(claims)):
-        return NO_SUPPORT
+        return "No source is cited: the sources do not support this answer."
     if rejected:
         n, total = len(rejected), len(claims)
         other = "the other" if total - n == 1 else "the others"
@@ -230,7 +209,7 @@ def no_sources_text(answer: Any) -> str | None:
             f"No source is cited: the sources do not support {n} of its {total} sentences, "
             f"and no single document stands out for {other}."
         )
-    return NO_SOURCE_STANDS_OUT
+    return "No single document stands out as the source of this answer."
 
 
 WITHHELD = "The answer was withheld: the sources do not support it"
@@ -239,6 +218,7 @@ WITHHELD = "The answer was withheld: the sources do not support it"
 def notices(answer: CitedAnswer) -> list[tuple[str, str]]:
     """The lines every renderer shows under the answer, each with its kind (``"pass"``,
     ``"fail"``, ``"proxy"``, ``"empty"``, ``"uncited"``)."""
+
     found: list[tuple[str, str]] = []
     verdict = verdict_text(answer.groundedness)
     if answer.withheld:  # the fallback is shown: the verdict was on the answer it replaced
@@ -261,7 +241,7 @@ def notices(answer: CitedAnswer) -> list[tuple[str, str]]:
 
 def dispute_text(words: Sequence[str]) -> str:
     """``'disagrees with the answer on "30"'`` for the words a source disputes."""
-    return "disagrees with the answer on " + ", ".join(f"\u201c{w}\u201d" for w in words)
+    return "disagrees with the answer on " + _quoted(words)
 
 
 def source_note(source: Any) -> str:
@@ -272,18 +252,16 @@ def source_note(source: Any) -> str:
     return f"{support_words(source.score)}; {dispute}" if source.highlights else dispute
 
 
-def sentence_note(sentence: Any) -> str | None:
+def sentence_note(sentence: CitedSentence) -> str | None:
     """The note after a sentence: an unsupported one quotes its unsupported words, one
     resting on the conversation says so; else ``None``."""
-    supported = getattr(sentence, "supported", None)
-    if supported is True and not getattr(sentence, "citations", []):
-        chat = "conversation" in (getattr(sentence, "support_from", ()) or ())
-        return "(from the conversation)" if chat else None
-    if supported is not False:
+    if sentence.supported is True and not sentence.citations:
+        return "(from the conversation)" if "conversation" in sentence.support_from else None
+    if sentence.supported is not False:
         return None
     words = [
         sentence.text[a - sentence.start : b - sentence.start]
-        for a, b in getattr(sentence, "unsupported_spans", [])
+        for a, b in sentence.unsupported_spans
     ]
     quoted = ", ".join(f'"{" ".join(w.split())}"' for w in words if w.strip())
     return "(not supported by the sources" + (f": {quoted})" if quoted else ")")
