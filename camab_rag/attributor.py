@@ -221,7 +221,7 @@ class Attributor:
             self.scorer,
             settings,
             groundedness=gate,
-            prompt=prompt,
+            prompts=None if prompt is None else [prompt],
             progress=progress,
             history=history,
             prompt_builder=self.prompt_builder,
@@ -345,20 +345,12 @@ def _attribute_steps(
 ) -> Steps[AttributionResult]:
     if scorer is None:
         raise _no_scorer("attribute()")
-    door = Attributor(
-        scorer,
-        budget=budget,
-        method=method,
-        granularity=granularity,
-        deadline_s=deadline_s,
-        groundedness=groundedness,
-        settings=settings,
-        keep=0,
-    )
-    steps = door._run_steps(
+    knobs: dict[str, Any] = dict(budget=budget, method=method, granularity=granularity)
+    knobs.update(deadline_s=deadline_s, groundedness=groundedness, settings=settings)
+    door = Attributor(scorer, keep=0, **knobs)
+    return door._run_steps(
         question, context, response, history=history, prompt=prompt, progress=progress
     )
-    return (yield from steps)
 
 
 attribute = synced(

@@ -11,14 +11,12 @@ from camab_rag.citations import cite
 from camab_rag.conflicts import disputes
 from camab_rag.engine import attribution_steps
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
-from camab_rag.prompts import plan_prompt
 from camab_rag.result import AttributionResult
 from camab_rag.runs import ProgressFn
 from camab_rag.scorers.base import Prompt
 from camab_rag.segments import SourceDocument, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, AttributionSettings, groundedness_filter
 from camab_rag.steps import Steps
-from camab_rag.text_gate import check_texts, check_value
 
 
 def document_ranks(result: AttributionResult) -> list[int]:
@@ -102,12 +100,15 @@ def captured_steps(
     received, and judge it with ``groundedness`` (with ``budget=0``, the verdict alone)."""
     settings = settings or CHAIN_SETTINGS
     gate = groundedness_filter(groundedness, settings)
-    check_texts({"the question": question, "the response": response})
     docs = to_documents(documents)
-    for i, prompt in enumerate(prompts):
-        check_value(prompt, f"captured prompt {i}")
-    plan = plan_prompt(list(prompts), docs, settings.granularity)
     result = yield from attribution_steps(
-        question, docs, response, scorer, settings, groundedness=gate, plan=plan, progress=progress
+        question,
+        docs,
+        response,
+        scorer,
+        settings,
+        groundedness=gate,
+        prompts=prompts,
+        progress=progress,
     )
     return CapturedAttribution(result, docs)

@@ -108,8 +108,7 @@ def attribution_steps(
     settings: AttributionSettings,
     *,
     groundedness: GroundednessFilter | None = None,
-    prompt: Prompt | None = None,
-    plan: PromptPlan | None = None,
+    prompts: Sequence[Prompt] | None = None,
     progress: ProgressFn | None = None,
     history: Sequence[ChatMessage] | None = None,
     prompt_builder: CustomBuilder | None = None,
@@ -117,23 +116,23 @@ def attribution_steps(
 ) -> Steps[AttributionResult]:
     """One attribution under resolved ``settings`` as a generator of model calls: the free
     ``prior``'s run first, the method's, the anchors when asked, then the ``groundedness``
-    verdict, all within ``settings.deadline_s``. ``plan``: how subsets become prompts
-    (default: found in ``prompt``, else ``prompt_builder`` or the template)."""
+    verdict, all within ``settings.deadline_s``. Subsets are cut out of the last of
+    ``prompts`` (those the model received) that holds every document, else the template."""
     if groundedness is not None:
         settings = settings.with_changes(anchors=True)  # the verdict reads them
     documents = to_documents(context)
-    if prompt is not None:
+    plan = PromptPlan("custom" if prompt_builder is not None else "template", None, None)
+    if prompts is not None:
         if prompt_builder is not None:
             raise InputError("pass prompt= (the prompt the model received) or prompt_builder=")
-        check_value(prompt, "the prompt")
-        plan = plan_prompt([prompt], documents, settings.granularity)
+        for i, given in enumerate(prompts):
+            check_value(given, "the prompt" if len(prompts) == 1 else f"captured prompt {i}")
+        plan = plan_prompt(list(prompts), documents, settings.granularity)
     check_texts({"the question": question, "the response": response})
     if not str(response).strip():
         raise InputError("the response is empty: there is nothing to attribute")
     segments = segment_documents(documents, settings.granularity)
     check_planned_calls(int(settings.budget), len(segments))
-    if plan is None:
-        plan = PromptPlan("custom" if prompt_builder is not None else "template", None, None)
     captured = plan.builder
     about: dict[str, Any] = dict(  # what the result says of its inputs
         segments=segments,

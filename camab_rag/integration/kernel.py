@@ -451,9 +451,7 @@ class Attachment:
         return cls(summary, document_summary(result, len(documents), segments=segments))
 
     def fill(self, result: AttributionResult, documents: Sequence[Any]) -> Attachment:
-        final = Attachment.of(result, documents)
-        fill(self.answer, final.answer)
-        for target, values in zip(self.documents, final.documents):
+        for target, values in zip(self.all(), Attachment.of(result, documents).all()):
             fill(target, values)
         return self
 
