@@ -59,8 +59,7 @@ def local_answer(
     """What an in-process model answers to ``prompt``, cut before the first ``stop``."""
     text = str(generator.generate([prompt], max_new_tokens=max_new_tokens)[0])
     for marker in stop or []:
-        if marker and marker in text:
-            text = text[: text.index(marker)]
+        text = text.split(marker, 1)[0] if marker else text
     return text
 
 
@@ -77,9 +76,7 @@ class ProgressRelay:
     def __call__(self, calls: int, total: int) -> None:
         if self.hook is not None:
             self.hook(calls, total)
-        if self.emit is None:
-            return
-        sent = self.emit({"run_id": self.run_id, "calls": calls, "total": total})
+        sent = self.emit and self.emit({"run_id": self.run_id, "calls": calls, "total": total})
         if inspect.isawaitable(sent):
             self._tasks.append(asyncio.ensure_future(sent))
 
@@ -93,8 +90,7 @@ class ProgressRelay:
 
 class AttributorOptions(TypedDict, total=False):
     """The keyword options of every integration object: :func:`camab_rag.attribute`'s knobs,
-    ``settings`` (default :data:`CHAIN_SETTINGS`), ``proxy``, ``scorer_options`` (of the
-    HTTP scorer built for a model) and ``progress(calls_made, total)``."""
+    ``settings`` (default :data:`CHAIN_SETTINGS`), ``proxy``, ``scorer_options``, ``progress``."""
 
     budget: int | None
     method: str | Method | None
@@ -153,8 +149,7 @@ def fill(target: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class ChainCall:
-    """One captured chain call; ``problem`` (why it cannot be attributed) becomes the failed
-    result without a model call."""
+    """One captured chain call; a ``problem`` is the failed result, without a model call."""
 
     question: str
     answer: str
@@ -176,13 +171,11 @@ def prompt_holds(prompts: Sequence[Prompt], documents: Sequence[Any]) -> bool:
 
 
 class ResultStore(OrderedDict[Hashable, T]):
-    """Results by run or query id, the oldest dropped past ``limit``; with ``uuid_keys`` a
-    ``str`` key is read as the ``UUID`` it spells."""
+    """Results by id, the oldest dropped past ``limit`` (``uuid_keys``: a ``str`` is a UUID)."""
 
     def __init__(self, limit: int, *, uuid_keys: bool = False) -> None:
         super().__init__()
-        self.limit = limit
-        self.uuid_keys = uuid_keys
+        self.limit, self.uuid_keys = limit, uuid_keys
 
     def key(self, key: object) -> Any:
         return UUID(key) if self.uuid_keys and isinstance(key, str) else key
@@ -206,9 +199,8 @@ def _finished(value: T) -> Pending[T]:
 
 
 class Runs(Generic[T]):
-    """The attributions of one integration object, kept by run or query id: :meth:`steps`
-    attributes a :class:`ChainCall`, :meth:`go` / :meth:`ago` run it now or in the
-    background, :meth:`job` gives a key's handle."""
+    """The attributions of one integration object by run or query id: :meth:`steps` attributes
+    a :class:`ChainCall`, :meth:`go` / :meth:`ago` now or in the background, :meth:`job`."""
 
     background: bool = False
     progress: ProgressFn | None = None
@@ -230,8 +222,7 @@ class Runs(Generic[T]):
         self.last_result: T | None = None
         self.pending: OrderedDict[Hashable, Pending[T]] = OrderedDict()
         self.key = self.results.key
-        self.worker = Worker()
-        self._lock = threading.Lock()
+        self.worker, self._lock = Worker(), threading.Lock()
 
     def record(self, key: object, value: T) -> T:
         with self._lock:
@@ -339,9 +330,8 @@ class Runs(Generic[T]):
         *,
         in_loop: bool = False,
     ) -> Pending[T]:
-        """Run ``steps`` in the background, its handle kept under ``key``: a task of the
-        running loop if ``in_loop`` (``placeholders`` read "cancelled" if the loop ends
-        first), else the worker thread."""
+        """Run ``steps`` in the background under ``key``: a task of the running loop if
+        ``in_loop`` (``placeholders`` read "cancelled" if it ends first), else the worker."""
         marked: list[bool] = []
 
         def on_cancel() -> None:
@@ -433,8 +423,7 @@ def titles(documents: Sequence[Any]) -> list[str | None]:
 
 @dataclass
 class Attachment:
-    """The answer's summary and each document's entry: pending ``placeholders()`` filled
-    in place (:meth:`fill`), or :meth:`of` a finished result."""
+    """What an answer and each of its documents carry: pending, then filled in place."""
 
     answer: dict[str, Any]
     documents: list[dict[str, Any]]
