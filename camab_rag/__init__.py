@@ -1,23 +1,16 @@
 """camab-rag: which retrieved chunks did the answer come from, and is it supported?
 
-``Attributor(scorer=...)`` is the one door; ``attribute(question, context, response,
-scorer)``, a thin call of it, scores each chunk (or sentence) by how much it raises the
-likelihood of the answer under the chain's own LLM, with CAMAB; ``cite`` turns that into
-cited answers; ``GroundednessFilter`` flags or blocks an unsupported answer. The rest
-lives in its submodule:
-
-* :mod:`camab_rag.methods`: ``METHODS``, ``Auto``, ``Camab`` (``EarlyStop``), the baselines;
-* :mod:`camab_rag.scorers.base`: the scorer protocol's types (``BaseScorer``, ``ScoreRequest``,
-  ``ResponseLogprobs``, ``ScoredBy``, ``TextGenerator``);
-* :mod:`camab_rag.segments`, :mod:`camab_rag.sentences`: ``SourceDocument``, ``Segment``,
-  ``segment_documents``, ``split_sentences``;
-* :mod:`camab_rag.prompts`: ``TemplatePromptBuilder``, ``SpanRemovalPromptBuilder``;
-* :mod:`camab_rag.result`: ``StatementAttribution``; :mod:`camab_rag.posterior`:
-  ``GaussianLinearPosterior``;
-* :mod:`camab_rag.citations`: ``CitedAnswer``, ``citation_pairs``;
-  :mod:`camab_rag.groundedness`: reports, calibration, ``aassess_groundedness``;
-* :mod:`camab_rag.text_gate`: the input check every entry point runs (``check_text``,
-  ``check_record``, ``parse_json`` for tools that read records).
+``Attributor(scorer=...)`` is the one door; ``attribute()`` scores each chunk (or
+sentence) by how much it raises the likelihood of the answer under the chain's own LLM;
+``cite`` turns that into cited answers; ``GroundednessFilter`` flags or blocks an
+unsupported answer. The rest lives in its submodule: ``METHODS``, ``EarlyStop`` in
+:mod:`camab_rag.methods`; ``BaseScorer``, ``ScoreRequest``, ``ResponseLogprobs``,
+``ScoredBy``, ``TextGenerator`` in :mod:`camab_rag.scorers.base`; ``SourceDocument``,
+``Segment``, ``segment_documents`` in :mod:`camab_rag.segments`; ``split_sentences`` in
+:mod:`camab_rag.sentences`; ``TemplatePromptBuilder``, ``SpanRemovalPromptBuilder`` in
+:mod:`camab_rag.prompts`; ``StatementAttribution`` in :mod:`camab_rag.result`;
+``GaussianLinearPosterior`` in :mod:`camab_rag.posterior`; ``CitedAnswer``,
+``citation_pairs`` in :mod:`camab_rag.citations`.
 """
 
 from __future__ import annotations
@@ -61,8 +54,7 @@ _MOVED: dict[str, str] = {
     "split_sentences": "camab_rag.sentences",
     **dict.fromkeys(("TemplatePromptBuilder", "SpanRemovalPromptBuilder"), "camab_rag.prompts"),
     **dict.fromkeys(("CitedAnswer", "citation_pairs"), "camab_rag.citations"),
-}
-"""Names that left the top level at 0.x (CHANGELOG.md): where each lives now."""
+}  # names that left the top level at 0.x (CHANGELOG.md): where each lives now
 
 
 def __getattr__(name: str) -> Any:

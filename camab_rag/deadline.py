@@ -14,12 +14,10 @@ from camab_rag.errors import DeadlineExceededError, InputError
 from camab_rag.steps import Call, Steps, guarded
 
 T = TypeVar("T")
-#: (monotonic end, seconds given) of the deadline of the call running in this context
 _END: ContextVar[tuple[float, float] | None] = ContextVar("camab_rag_deadline", default=None)
 
 
 def check_deadline(seconds: object, name: str = "deadline_s") -> float | None:
-    """``seconds`` as a positive float, or ``None`` (no deadline); else an InputError."""
     if seconds is None:
         return None
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
@@ -36,15 +34,14 @@ def remaining() -> float | None:
 
 
 def check(waiting: str | None = None) -> None:
-    """Raise :func:`expired` when the running attribution's deadline has passed."""
     left = remaining()
     if left is not None and left <= 0:
         raise expired(waiting)
 
 
 def expired(last: str | None = None, seconds: float | None = None) -> DeadlineExceededError:
-    """The error past a deadline of ``seconds`` (default: the running one's); ``last``: what
-    was being waited for."""
+    """The error past a deadline of ``seconds`` (default: the running one's), waiting for
+    ``last``."""
     if seconds is None:
         current = _END.get()
         seconds = current[1] if current is not None else 0.0
@@ -56,13 +53,10 @@ def expired(last: str | None = None, seconds: float | None = None) -> DeadlineEx
 
 
 IN_A_CHAIN = "(in a chain the answer is still served, without its attribution)"
-"""The deadline error's last words; a batch audit says what applies to it instead."""
 
 
 @dataclass(frozen=True)
 class _BoundedCall:
-    """A call run under a deadline (see the module docstring)."""
-
     call: Call[Any]
     end: float
     seconds: float

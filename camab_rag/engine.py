@@ -1,7 +1,6 @@
-"""The engine: one attribution of an answer to text documents, then its groundedness
-verdict, as a generator of model calls (:func:`attribution_steps`, for both the
-:class:`~camab_rag.Attributor` and a chain's captured prompt), and the attribution of a
-plain reward function (:func:`attribute_fn`)."""
+"""The engine: one attribution of an answer to text documents and its verdict, as a
+generator of model calls (:func:`attribution_steps`), and of a reward function
+(:func:`attribute_fn`)."""
 
 from __future__ import annotations
 
@@ -23,8 +22,15 @@ from camab_rag.methods.prior import FREE_CALLS, FreePrior
 from camab_rag.prompts import PromptBuilder, PromptPlan, TemplatePromptBuilder, plan_prompt
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import FunctionOracle, ScorerOracle, get_reward
-from camab_rag.runs import ProgressFn as ProgressFn
-from camab_rag.runs import check_groups, check_planned_calls, dense, finish_run, start_run
+from camab_rag.runs import (
+    ProgressFn,
+    check_groups,
+    check_planned_calls,
+    dense,
+    finish_run,
+    start_run,
+    whole_number,
+)
 from camab_rag.scorers.base import ChatMessage, Prompt, parallel_requests, scored_by
 from camab_rag.segments import Segment, SourceDocument, segment_documents, to_documents
 from camab_rag.settings import AttributionSettings, resolve_settings
@@ -43,7 +49,6 @@ ONE_DOCUMENT_WARNING = (
     "sentences of one document, use granularity='sentence'"
 )
 
-#: a prompt builder, or a factory ``(question, documents, segments) -> builder``
 CustomBuilder = PromptBuilder | Callable[..., PromptBuilder]
 
 
@@ -73,7 +78,6 @@ def _builder(
     history: Sequence[ChatMessage] | None = None,
     custom: CustomBuilder | None = None,
 ) -> PromptBuilder:
-    """The captured prompt's builder, else ``custom``, else the template after ``history``."""
     if history and (plan.builder is not None or custom is not None):
         raise InputError(
             "history= goes into the default prompt template: with prompt= or a "
@@ -104,36 +108,62 @@ def attribution_steps(
     settings: AttributionSettings,
     *,
     groundedness: GroundednessFilter | None = None,
-    prompt: Prompt | None = None,
-    plan: PromptPlan | None = None,
+    prompts: Sequence[Prompt] | None = None,
     progress: ProgressFn | None = None,
     history: Sequence[ChatMessage] | None = None,
     prompt_builder: CustomBuilder | None = None,
     prior: Any = None,
 ) -> Steps[AttributionResult]:
-    """One attribution under resolved ``settings``, as a generator of model calls: check
-    the inputs, segment the context, run the method (after the free ``prior``'s run, whose
-    scores become its prior), score the full and empty contexts when the settings (or a
-    ``groundedness`` filter) ask, then the filter's verdict (``result.groundedness``), all
-    within ``settings.deadline_s``. ``plan``: how subsets become prompts (default: found
-    in ``prompt``, else ``prompt_builder`` or the template after ``history``). The caller
-    has checked the scorer and ``prior``."""
+    """One attribution under resolved ``settings`` as a generator of model calls: the free
+    ``prior``'s run first, the method's, the anchors when asked, then the ``groundedness``
+    verdict, all within ``settings.deadline_s``. Subsets are cut out of the last of
+    ``prompts`` (those the model received) that holds every document, else the template."""
     if groundedness is not None:
         settings = settings.with_changes(anchors=True)  # the verdict reads them
     documents = to_documents(context)
-    if prompt is not None:
+    plan = PromptPlan("custom" if prompt_builder is not None else "template", None, None)
+    if prompts is not None:
         if prompt_builder is not None:
             raise InputError("pass prompt= (the prompt the model received) or prompt_builder=")
-        check_value(prompt, "the prompt")
-        plan = plan_prompt([prompt], documents, settings.granularity)
+        for i, given in enumerate(prompts):
+            check_value(given, "the prompt" if len(prompts) == 1 else f"captured prompt {i}")
+        plan = plan_prompt(list(prompts), documents, settings.granularity)
     check_texts({"the question": question, "the response": response})
     if not str(response).strip():
         raise InputError("the response is empty: there is nothing to attribute")
     segments = segment_documents(documents, settings.granularity)
     check_planned_calls(int(settings.budget), len(segments))
-    if plan is None:
-        plan = PromptPlan("custom" if prompt_builder is not None else "template", None, None)
-    mode, note = plan.mode, plan.note
+    captured = plan.builder
+    about: dict[str, Any] = dict(  # what the result says of its inputs
+        segments=segments,
+        question=question,
+        response=response,
+        n_documents=len(documents),
+        scored_by=scored_by(scorer),
+        prompt_mode=plan.mode,
+        prompt_note=plan.note,
+    )
+    if settings.judge_only and groundedness is not None:  # budget=0, in a chain: the verdict
+        steps = groundedness.answer_steps(
+            question, documents, response, scorer, prompt_builder=captured
+        )
+        verdict = yield from bounded(steps, settings.deadline_s)
+        report, anchors = verdict.report, dict[str, Any]()
+        if report is not None and report.token_support is not None:
+            full, empty = report.full_reward or 0.0, report.empty_reward or 0.0
+            anchors = {"anchor_rewards": {"full": full, "empty": empty}}
+            anchors["token_support"] = report.token_support
+        return AttributionResult(
+            scores=np.zeros(len(segments)),
+            method="none",
+            n_queries=2 if report is not None else 0,
+            uninformative="budget 0: nothing was attributed, only the groundedness verdict",
+            status="ok" if verdict.error is None else "error",
+            error=verdict.error,
+            groundedness=verdict,
+            **anchors,
+            **about,
+        )
     builder = _builder(question, documents, segments, settings, plan, history, prompt_builder)
     if builder.n_segments != len(segments):
         raise InputError(
@@ -174,14 +204,8 @@ def attribution_steps(
             len(segments),
             oracle.n_queries,
             oracle.prompt_tokens,
-            segments=segments,
-            question=question,
-            response=response,
             reward=get_reward(chosen.reward)[0],
-            n_documents=len(documents),
-            scored_by=scored_by(scorer),
-            prompt_mode=mode,
-            prompt_note=note,
+            **about,
         )
         per_statement, conflicts = [], []
         if chosen.statements:
@@ -215,20 +239,10 @@ def attribute_fn(
     progress: ProgressFn | None = None,
     settings: AttributionSettings | None = None,
 ) -> AttributionResult:
-    """Attribute a reward function over ``n_segments`` binary inclusions.
-
-    ``value_fn`` maps a boolean mask of shape ``(n_segments,)`` to a float reward; each
-    distinct mask is evaluated once, and ``budget`` counts those distinct calls.
-    ``groups`` gives each segment's document index (0..D-1): with it, ``"auto"`` (or any
-    method with ``hierarchical=True``) attributes the documents first, then the segments
-    inside the top ones. ``budget`` and ``method`` override ``settings``, whose seed,
-    method and ``hierarchical`` are used (its text fields do not apply).
-    """
-    if isinstance(n_segments, bool) or not isinstance(n_segments, (int, np.integer)):
-        raise InputError(f"n_segments must be an integer, got {n_segments!r}")
-    if n_segments < 1:
-        raise InputError("n_segments must be >= 1: there is nothing to attribute")
-    n = int(n_segments)
+    """Attribute ``value_fn`` (a boolean mask of shape ``(n_segments,)`` -> a float reward;
+    each distinct mask evaluated once, ``budget`` of them). ``groups``: each segment's
+    document index, for a hierarchical run; ``budget``/``method`` override ``settings``."""
+    n = whole_number(n_segments, "n_segments", 1)
     if not callable(value_fn):
         raise InputError("value_fn must be callable: mask -> float")
     chosen = resolve_settings(settings, budget=budget, method=method)

@@ -15,12 +15,16 @@ class InputError(CamabError, ValueError):
     """The caller's input cannot be attributed (named in the message)."""
 
 
-class ScorerUnavailableError(InputError):
-    """No scorer could be built from what was given; ``reason``: the cause alone."""
+class _Reason(Exception):
+    """An error whose ``reason`` is the cause alone (the message leads with the fix)."""
 
     def __init__(self, message: str, reason: str | None = None) -> None:
         super().__init__(message)
         self.reason = reason or message
+
+
+class ScorerUnavailableError(_Reason, InputError):
+    """No scorer could be built from what was given."""
 
 
 class WrongTypeError(InputError, TypeError):
@@ -48,7 +52,6 @@ class AttributionWarning(UserWarning):
     """The attribution ran, but its result can say little (the message says why)."""
 
 
-#: module name prefixes whose frames are not the user's line
 CALLERS_SKIPPED = ("camab_rag", "langchain", "langgraph", "llama_index", "asyncio", "threading")
 
 
@@ -121,13 +124,8 @@ class ModelNotServedError(ScorerError):
         self.served = served
 
 
-class CannotScoreError(ScorerError):
-    """The model cannot score a given text at all (a hosted chat API): a proxy scorer can.
-    ``reason`` is the cause alone; the message leads with the fix."""
-
-    def __init__(self, message: str, reason: str | None = None) -> None:
-        super().__init__(message)
-        self.reason = reason or message
+class CannotScoreError(_Reason, ScorerError):
+    """The model cannot score a given text at all (a hosted chat API): a proxy scorer can."""
 
 
 class NoContextError(InputError):

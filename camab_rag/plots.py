@@ -1,6 +1,5 @@
-"""Plots of an attribution (``pip install camab-rag[plot]``): per-segment bars
-(:func:`plot_attribution`) and CAMAB's posterior correlation (:func:`plot_correlation`).
-"""
+"""Plots of an attribution (``pip install camab-rag[plot]``): per-segment bars and CAMAB's
+posterior correlation."""
 
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ if TYPE_CHECKING:
 
 
 def _pyplot() -> Any:
-    """``matplotlib.pyplot`` (it picks the headless Agg backend itself without a display)."""
     try:
         import matplotlib.pyplot as plt
     except ImportError:

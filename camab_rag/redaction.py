@@ -1,10 +1,6 @@
-"""Credentials kept out of everything camab-rag says: messages, logs, reprs, metadata.
-
-A scorer keeps its key, URL user-info and auth headers in a :class:`Secrets` and passes
-every text that may reach a user through :meth:`Secrets.clean` (each secret masked in
-every form a server may echo it: raw, percent-decoded, Basic token); URLs are shown by
-:func:`public_url`.
-"""
+"""Credentials kept out of everything camab-rag says: a scorer keeps its key, URL user-info
+and auth headers in a :class:`Secrets` and passes every text that may reach a user through
+:meth:`Secrets.clean` (each secret masked in every form a server may echo it)."""
 
 from __future__ import annotations
 
@@ -15,11 +11,10 @@ from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlencode, urlsp
 
 MASK = "***"
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
+# header and query parameter names that carry a credential (``code``: Azure Functions')
 _SENSITIVE_HEADER = re.compile(
     r"(?i)auth|key|token|secret|cookie|pass|credential|sig|session|^code$"
 )
-"""Header and query parameter names that carry a credential (``X-Api-Key``, ``api-key``,
-``access_token``, ``sig``, Azure Functions' ``code``, ...)."""
 _SHORTEST = 4  # a shorter "secret" would mask ordinary words
 
 
@@ -50,12 +45,10 @@ def shown_url(value: object) -> str:
 
 
 def carries_credential(name: str) -> bool:
-    """Whether a header or query parameter of this name carries a credential."""
     return bool(_SENSITIVE_HEADER.search(name))
 
 
 def query_parameters(url: str) -> list[tuple[str, str]]:
-    """The query parameters of ``url`` (names and values, in order)."""
     try:
         return parse_qsl(urlsplit(url).query, keep_blank_values=True)
     except ValueError:
@@ -80,7 +73,7 @@ def url_credentials(url: str) -> list[str]:
 
 
 def _spellings(value: str) -> list[str]:
-    """``value`` as written, percent-decoded and percent-encoded the usual ways (both hex cases)."""
+    """``value`` as written, percent-decoded and percent-encoded (both hex cases)."""
     decoded = unquote(value)
     encoded = [quote(decoded, safe=""), quote(decoded), quote_plus(decoded)]
     lower = [re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), form) for form in encoded]
@@ -88,8 +81,8 @@ def _spellings(value: str) -> list[str]:
 
 
 def _basic_tokens(user: str, password: str) -> list[str]:
-    """The ``Authorization: Basic`` token for ``user:password`` (what httpx, requests and
-    urllib3 send for a URL's user-info), with and without its ``=`` padding."""
+    """The ``Authorization: Basic`` token sent for a URL's user-info, with and without its
+    ``=`` padding."""
     token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
     return [token, token.rstrip("=")]
 

@@ -16,7 +16,7 @@ from camab_rag.errors import (
     InputError,
     NoContextError,
 )
-from camab_rag.methods import METHODS, Auto, Camab
+from camab_rag.methods import Auto, Camab
 from camab_rag.methods.registry import method_from_config
 from camab_rag.posterior import GaussianLinearPosterior
 from camab_rag.scorers.base import ScoredBy
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 FloatArray = NDArray[np.float64]
 SCHEMA_VERSION = 1
-# the plain fields of AttributionResult.to_dict(), in their JSON order
 _SCALARS = (  # noqa: SIM905
     "status error method method_config reward seed question response budget n_queries "
     "n_evaluations prompt_tokens wall_time_s stopped_early queries_saved n_redrawn exact "
@@ -59,8 +58,8 @@ class StatementAttribution:
 
 @dataclass(frozen=True)
 class Conflict:
-    """Segment ``segment`` argues against the answer's word ``text`` (``start:end``),
-    which segment ``backed_by`` supports; the two coefficients are in nats per token."""
+    """Segment ``segment`` argues against the answer's word ``text`` (``start:end``), which
+    segment ``backed_by`` supports (coefficients in nats per token)."""
 
     text: str
     start: int
@@ -83,7 +82,6 @@ _CAST["float | None"] = lambda v: None if v is None else float(v)
 
 
 def fields_dict(obj: Any) -> dict[str, Any]:
-    """A dataclass's fields by name, in order (the plain part of a ``to_dict``)."""
     return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
@@ -97,7 +95,7 @@ def cast_fields(cls: Any, data: Mapping[str, Any], done: dict[str, Any]) -> dict
 
 
 def short_text(text: str, limit: int = 60) -> str:
-    """``text`` on one line, cut to ``limit`` characters with "..." (for a ``repr``)."""
+    """``text`` on one line, cut to ``limit`` characters with "..."."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
@@ -106,19 +104,13 @@ def short_text(text: str, limit: int = 60) -> str:
 class AttributionResult:
     """Per-segment attribution of a response to its context.
 
-    ``scores``: one per segment, higher = relied on more (CAMAB: the posterior means);
-    ``n_queries``: distinct model calls paid for (``n_evaluations`` counts cache hits too);
-    ``exact``: every subset was evaluated, the fit is exact; ``masks``/``rewards``: the
-    evaluated subsets in order; ``statements``/``conflicts``: per answer sentence, and
-    answer words a supporting segment argues against (no extra call); ``status``:
-    ``"ok"``, ``"error"`` or ``"no_context"`` with ``error`` (integrations never break the
-    host chain); ``scored_by``: which model scored, a proxy or not; ``prompt_mode``:
-    ``"captured"``, ``"template"``, ``"custom"`` or ``"none"`` (``prompt_note``: why);
-    ``anchor_rewards``/``token_support``: with ``anchors=True``, the full and empty
-    contexts' rewards and every answer token's log-prob under both; ``uninformative``:
-    why the scores cannot tell the segments apart; ``groundedness``: the verdict of a
-    ``groundedness=`` filter (``None``: not judged); in a chain, ``run_id`` and the
-    ``documents`` as the chain held them (not in ``to_dict``).
+    ``scores``: one per segment, higher = relied on more; ``n_queries``: distinct model
+    calls paid for; ``masks``/``rewards``: the evaluated subsets in order; ``status``:
+    ``"ok"``, ``"error"`` or ``"no_context"`` (with ``error``); ``prompt_mode``: how
+    subsets became prompts (``prompt_note``: why); ``anchor_rewards``/``token_support``:
+    the full and empty contexts' scores; ``uninformative``: why the scores cannot tell
+    the segments apart; ``groundedness``: a filter's verdict; in a chain, ``run_id`` and
+    its ``documents`` (not in ``to_dict``).
     """
 
     scores: FloatArray
@@ -217,17 +209,13 @@ class AttributionResult:
         """Refitted on the first ``budget`` evaluations (no model calls; anytime methods)."""
         method = method_from_config(self.method, self.method_config)
         if not method.anytime:
-            anytime = ", ".join(repr(n) for n, m in METHODS.items() if getattr(m, "anytime", 0))
             raise ValueError(
-                f"method {self.method!r} plans its subsets for the whole budget, so the first "
-                f"evaluations are not a smaller run of it; at_budget() works for one-level "
-                f"runs of {anytime} (run method={self.method!r} again with the smaller budget "
-                "instead)"
+                f"method {self.method!r} plans its subsets for the whole budget: run "
+                f"method={self.method!r} again with the smaller budget instead"
             )
         if budget < 1 or budget > self.masks.shape[0]:
             raise ValueError(f"budget must be in [1, {self.masks.shape[0]}], got {budget}")
         masks, rewards = self.masks[:budget], self.rewards[:budget]
-        distinct = {row.tobytes() for row in masks}
         scores = method.fit(masks, rewards, self.seed)
         return replace(
             self,
@@ -235,7 +223,7 @@ class AttributionResult:
             uninformative=uninformative_reason(budget, masks, rewards, scores),
             budget=budget,
             n_evaluations=budget,
-            n_queries=len(distinct),
+            n_queries=len({row.tobytes() for row in masks}),
             masks=masks,
             rewards=rewards,
             statements=[],
@@ -253,7 +241,7 @@ class AttributionResult:
         return method.posterior_from(self.masks, self.rewards)
 
     def posterior_correlation(self) -> FloatArray:
-        """Posterior correlation of the segment weights (the paper's interaction view)."""
+        """Posterior correlation of the segment weights."""
         return self.posterior().correlation()[1:, 1:]
 
     def to_dict(self) -> dict[str, Any]:
@@ -322,8 +310,7 @@ class AttributionResult:
 
 
 VERDICT_READER: list[Callable[[Mapping[str, Any]], FilteredAnswer]] = []
-"""How a stored verdict is read back: ``FilteredAnswer.from_dict``, put here by
-:mod:`camab_rag.groundedness.filter` (which imports this module, so not imported here)."""
+"""``FilteredAnswer.from_dict``, put here by :mod:`camab_rag.groundedness.filter`."""
 
 
 def _read_verdict(data: Mapping[str, Any]) -> FilteredAnswer:
@@ -367,23 +354,18 @@ def _top_k(scores: FloatArray, k: int) -> list[int]:
     return [int(i) for i in order[:k]]
 
 
-WAIT_FIRST = (
-    "wait for it first (handler.wait(run_id) / await handler.await_result(run_id) in "
-    "LangChain, wait_for_attribution(response) / await await_attribution(response) in "
-    "LlamaIndex), then read it"
-)
-
-
 def check_finished(data: object) -> None:
-    """Raise :class:`AttributionPendingError` for a ``"pending"`` placeholder (saying how to
-    wait), :class:`AttributionCancelledError` for a ``"cancelled"`` one."""
+    """Raise the typed error of a ``"pending"`` or ``"cancelled"`` placeholder."""
     status = data.get("status") if isinstance(data, Mapping) else None
     if status == "pending":
         raise AttributionPendingError(
-            f"the attribution has not finished yet (status 'pending'): {WAIT_FIRST}"
+            "the attribution has not finished yet (status 'pending'): wait for it first "
+            "(handler.wait(run_id) / await handler.await_result(run_id) in LangChain, "
+            "wait_for_attribution(response) / await await_attribution(response) in "
+            "LlamaIndex), then read it"
         )
     if status == "cancelled":
-        assert isinstance(data, Mapping)
+        error = data.get("error") if isinstance(data, Mapping) else None
         raise AttributionCancelledError(
-            str(data.get("error") or "the attribution was cancelled before it finished")
+            str(error or "the attribution was cancelled before it finished")
         )

@@ -1,5 +1,5 @@
-"""One attribution run: its method and sampler, the subsets it scored, its progress
-reports and the result read from them (both entry points of :mod:`camab_rag.engine`)."""
+"""One attribution run: its method and sampler, the subsets it scored, its progress and the
+result read from them."""
 
 from __future__ import annotations
 
@@ -26,10 +26,8 @@ if TYPE_CHECKING:
 Masks = NDArray[np.bool_]
 FloatArray = NDArray[np.float64]
 ProgressFn = Callable[[int, int], object]
-"""``progress(calls_made, total)``, called every few model calls (see :meth:`Run.follow`)."""
 MAX_SEGMENTS = 5000
-MAX_CALLS = 4096
-"""The most model calls one text attribution may plan (:func:`check_planned_calls`)."""
+MAX_CALLS = 4096  # the most model calls one text attribution may plan
 logger = logging.getLogger(__name__)
 JUDGE_ONLY = (
     "budget must be >= 1 model call (budget=0 attributes nothing and only judges "
@@ -41,8 +39,6 @@ JUDGE_ONLY = (
 
 @dataclass
 class Run:
-    """One attribution run: its method and sampler, what it scored, its progress."""
-
     method: Method
     sampler: Sampler
     budget: int
@@ -59,8 +55,8 @@ class Run:
         self, oracle: ScorerOracle | FunctionOracle, progress: ProgressFn | None, anchors: bool
     ) -> None:
         """Report ``progress(calls, total)`` after each of ``oracle``'s calls: ``total`` is
-        the fixed design's distinct subsets, else the budget (plus the ``anchors``); never
-        below ``calls``, and the last report (:meth:`report` with ``last``) is ``(n, n)``."""
+        the fixed design's distinct subsets, else the budget (plus the ``anchors``), and
+        the last report is ``(n, n)``."""
         self.progress = progress
         if progress is None:
             return
@@ -86,8 +82,7 @@ class Run:
             logger.warning("camab: the progress callback raised", exc_info=True)
 
     def rounds(self, oracle: ScorerOracle | FunctionOracle) -> Steps[None]:
-        """The attribution loop: the sampler proposes subsets, the oracle prices them, the
-        sampler learns, until it stops."""
+        """The sampler proposes subsets, the oracle prices them, the sampler learns."""
         while (masks := self.sampler.next_masks()) is not None:
             if masks.shape[0]:
                 rewards = yield from oracle.rewards(masks)
@@ -102,7 +97,7 @@ class Run:
 
 
 def whole_number(value: object, name: str, minimum: int, unit: str = "") -> int:
-    """``value`` as an ``int`` (at least ``minimum``), or an InputError naming ``name``."""
+    """``value`` as an ``int`` (at least ``minimum``), or an InputError naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise InputError(f"{name} must be an integer, got {value!r}")
     if value < minimum:
@@ -110,14 +105,9 @@ def whole_number(value: object, name: str, minimum: int, unit: str = "") -> int:
     return int(value)
 
 
-def check_budget(budget: object) -> int:
-    """``budget`` as an ``int`` (at least 1), or an :class:`~camab_rag.errors.InputError`."""
-    return whole_number(budget, "budget", 1, " model call")
-
-
 def check_planned_calls(budget: int, n_segments: int) -> None:
-    """Refuse a ``budget`` that would make more than :data:`MAX_CALLS` calls here (a budget
-    above ``2**N`` is harmless: every subset is scored once)."""
+    """Refuse a ``budget`` that would make more than :data:`MAX_CALLS` calls (a budget above
+    ``2**N`` is harmless: every subset is scored once)."""
     planned = budget if n_segments >= 63 else min(budget, 2**n_segments)
     if planned > MAX_CALLS:
         noun = "segment" if n_segments == 1 else "segments"
@@ -126,11 +116,6 @@ def check_planned_calls(budget: int, n_segments: int) -> None:
             f"{n_segments} {noun}; one attribution makes at most {MAX_CALLS}: pass a "
             "smaller budget (the default is 40) or a coarser granularity ('chunk')"
         )
-
-
-def check_seed(seed: object) -> int:
-    """``seed`` as an ``int`` (at least 0), or an :class:`~camab_rag.errors.InputError`."""
-    return whole_number(seed, "seed", 0)
 
 
 def check_groups(groups: object, n_segments: int) -> list[int] | None:
@@ -161,10 +146,9 @@ def start_run(
     lexical: Sequence[float] | NDArray[np.float64] | None = None,
     answer_words: int | None = None,
 ) -> Run:
-    """The run of ``settings``' method specialised for this context: ``auto`` fits its
-    draws to ``parallel`` (requests the scorer runs at once), runs hierarchically over
-    ``groups`` (each segment's document) unless told otherwise and may read ``lexical``
-    (zero-call lexical scores, of an answer of ``answer_words`` words) as a prior."""
+    """The run of ``settings``' method for this context: ``auto`` fits its draws to
+    ``parallel`` (requests the scorer runs at once), runs hierarchically over ``groups``
+    and may read ``lexical`` scores (of an answer of ``answer_words`` words) as a prior."""
     if n_segments > MAX_SEGMENTS:
         raise InputError(
             f"{n_segments} segments is more than {MAX_SEGMENTS}: use a coarser granularity "
@@ -235,7 +219,6 @@ def finish_run(
 
 
 def budget_left(run: Run, n_segments: int, evaluations: int) -> dict[str, Any]:
-    """``{"budget_left": {"calls", "why"}}`` for a run that spent less than its budget."""
     left = run.budget - evaluations
     if left <= 0:
         return {}

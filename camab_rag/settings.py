@@ -1,9 +1,5 @@
-"""The one settings object: how an answer is attributed, plain frozen data validated once.
-
-The everyday knobs (:data:`KNOBS`) are also keywords of every door: :func:`resolve_settings`
-puts each one given in place of the settings' field. ``groundedness=`` is a live filter,
-held beside the settings (:func:`groundedness_filter`), never in them.
-"""
+"""The one settings object, plain frozen data validated once; the everyday knobs
+(:data:`KNOBS`) are also keywords of every door, merged by :func:`resolve_settings`."""
 
 from __future__ import annotations
 
@@ -21,7 +17,7 @@ from camab_rag.methods import METHODS, Method
 from camab_rag.methods.registry import get_method
 from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE, check_user_template
 from camab_rag.rewards import RewardFn, get_reward
-from camab_rag.runs import JUDGE_ONLY, check_budget, check_seed
+from camab_rag.runs import JUDGE_ONLY, whole_number
 from camab_rag.segments import Granularity
 
 _NOT_A_SETTING = (
@@ -32,64 +28,40 @@ _NOT_A_SETTING = (
 
 @dataclass(frozen=True, kw_only=True)
 class AttributionSettings:
-    """How an answer is attributed: every knob of one attribution, validated once (the
-    method built once, :attr:`method_instance`); :meth:`with_changes` validates a copy.
-    The README's "Settings" section tells each knob's trade-offs.
-
-    Fields:
-        budget: distinct attribution calls per answer (exact when ``2**N <= budget``;
-            more than ``runs.MAX_CALLS`` is refused before any call; ``0`` only judges
-            groundedness, in the integrations).
-        method: ``"auto"``, ``"camab"``, ``"kernelshap"``, ``"contextcite"``, ``"loo"``,
-            ``"random"``, or a :class:`~camab_rag.methods.Method` instance for options.
-        granularity: ``"sentence"`` (default), ``"chunk"`` (whole documents) or a splitter.
-        seed: makes runs reproducible.
-        hierarchical: documents first, then the segments inside the top documents
-            (``None`` lets ``"auto"`` decide).
-        reward: ``"mean_logprob"`` (the paper's Eq. 1), ``"sum_logprob"``, ``"logit"`` or
-            a function of the answer tokens' log-probabilities.
-        user_template, system_prompt: the default prompt (question + kept segments).
-        anchors: also score the full and the empty context (``result.anchor_rewards``,
-            ``result.token_support``; a ``groundedness=`` filter sets it).
-        statements: also attribute each answer sentence (no extra calls).
-        deadline_s: the most seconds one attribution may take, verdict included (``None``:
-            no limit; the integrations' 120 s, for a hung server); past it a
-            :class:`~camab_rag.errors.DeadlineExceededError`.
-
-    Live objects are arguments of the :class:`~camab_rag.Attributor`, not settings: the
-    groundedness filter (``groundedness=``), a free prior model (``prior=``), a prompt
-    builder (``prompt_builder=``).
+    """How an answer is attributed, validated once (the method built once); live objects
+    (a filter, a prior, a prompt builder) are the Attributor's arguments instead.
+    ``budget``: distinct model calls per answer (``0``: only the groundedness verdict, in
+    the integrations); ``method``: a name or a :class:`~camab_rag.methods.Method`;
+    ``granularity``: ``"sentence"``, ``"chunk"`` or a splitter; ``hierarchical``: documents
+    first (``None``: ``"auto"`` decides); ``reward``: a name or a function of the answer
+    tokens' log-probs; ``anchors``: also score the full and empty contexts; ``statements``:
+    attribute each answer sentence (no extra call); ``deadline_s``: the most seconds one
+    attribution may take. The README's "Settings" section tells the trade-offs.
     """
 
-    # what to spend and how to choose the subsets
     budget: int = 40
     method: str | Method = "auto"
     granularity: Granularity = "sentence"
     seed: int = 0
     hierarchical: bool | None = None
-    # how a subset becomes a prompt and a reward
     reward: str | RewardFn = "mean_logprob"
     user_template: str = DEFAULT_USER_TEMPLATE
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT
-    # what the result carries besides the scores
     anchors: bool = False
     statements: bool = True
-    # limits
     deadline_s: float | None = None
 
     method_instance: Method = field(init=False, repr=False, compare=False)
-    """The method :attr:`method` names, built once here."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> AttributionSettings:
-        """Refuse ``groundedness=`` with the reason."""
         if "groundedness" in kwargs:
             raise InputError(_NOT_A_SETTING)
         return super().__new__(cls)
 
     def __post_init__(self) -> None:
         if not self.judge_only:  # budget=0 is checked beside its filter
-            check_budget(self.budget)
-        check_seed(self.seed)
+            whole_number(self.budget, "budget", 1, " model call")
+        whole_number(self.seed, "seed", 0)
         if not callable(self.granularity) and self.granularity not in ("chunk", "sentence"):
             raise InputError(
                 f"granularity must be 'chunk', 'sentence' or a splitter, got {self.granularity!r}"
@@ -102,14 +74,11 @@ class AttributionSettings:
         check_user_template(self.user_template)
         get_reward(self.reward)
         check_deadline(self.deadline_s)
-        # a misspelled method fails here, not on every later answer
         object.__setattr__(self, "method_instance", get_method(self.method))
 
     def with_changes(self, **changes: Any) -> AttributionSettings:
-        """These settings with fields replaced, validated again (the one way to override
-        them). A keyword that is not a field is an option of the method, so a flat list
-        of keywords (an integration's ``**options``, a CLI's flags) works too:
-        ``AttributionSettings().with_changes(budget=8, batch_size=4)``."""
+        """These settings with fields replaced, validated again; a keyword that is not a
+        field is an option of the method (``with_changes(budget=8, batch_size=4)``)."""
         if not changes:
             return self
         if "groundedness" in changes:
@@ -139,20 +108,16 @@ class AttributionSettings:
 
 CHAIN_SETTINGS = AttributionSettings(granularity="chunk", deadline_s=120.0)
 """The integrations' defaults: whole documents (what a chain cites) and a deadline."""
-
 DEFAULT_SETTINGS = AttributionSettings()
-""":func:`camab_rag.attribute`'s defaults: sentences, no deadline."""
-
 FIELD_KNOBS = ("budget", "method", "granularity", "deadline_s")
-KNOBS = (*FIELD_KNOBS, "groundedness")
-"""The everyday knobs: keywords (CLI flags) of every door, each a field's meaning."""
+KNOBS = (*FIELD_KNOBS, "groundedness")  # keywords (CLI flags) of every door
 
 
 def groundedness_filter(
     groundedness: object, settings: AttributionSettings, *, blocking_refused: str | None = None
 ) -> GroundednessFilter | None:
     """The filter ``groundedness=`` stands for (``True``: a default one; ``False``/``None``:
-    none), checked against ``settings`` and ``blocking_refused`` (why a caller cannot block)."""
+    none); ``blocking_refused``: why the caller cannot block."""
     gate = GroundednessFilter() if groundedness is True else groundedness
     gate = None if gate is False else gate
     check_groundedness_filter(gate, blocking_refused=blocking_refused)

@@ -58,12 +58,9 @@ class Resumable(Generic[T]):
         self.result: T | None = None
 
     def next_call(self) -> Call[Any] | None:
-        """Resume the generator; its next call, or ``None`` once it has returned."""
         try:
-            if self.error is not None:
-                call = self.steps.throw(self.error)
-            else:
-                call = self.steps.send(self.value)
+            error = self.error
+            call = self.steps.send(self.value) if error is None else self.steps.throw(error)
         except StopIteration as done:
             self.result = done.value
             return None
@@ -116,8 +113,7 @@ def guarded(
 
 @dataclass(frozen=True)
 class BlockingCall(Generic[R]):
-    """A blocking function (a local computation, a model in this process): in place in
-    :func:`drive`, a worker thread in :func:`adrive`."""
+    """A blocking function: run in place by :func:`drive`, in a thread by :func:`adrive`."""
 
     function: Callable[[], R]
 
@@ -142,7 +138,6 @@ class Sleep:
 
 
 def _named(function: Any, steps: Any, name: str, doc: str | None) -> None:
-    """Name ``function`` and give it ``steps``' signature, returning what it returns."""
     function.__name__ = name
     function.__qualname__ = name
     function.__module__ = steps.__module__

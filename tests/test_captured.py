@@ -11,9 +11,10 @@ from fakes import FailingScorer, KeywordScorer, aattribute_captured, attribute_c
 
 from camab_rag import AttributionSettings, attribute
 from camab_rag.attributor import Attributor
-from camab_rag.captured import document_summary, reached_the_model
+from camab_rag.captured import document_summary
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
+from camab_rag.integration import prompt_holds
 from camab_rag.methods import Auto
 from camab_rag.result import AttributionResult
 from camab_rag.segments import to_documents
@@ -70,10 +71,10 @@ def test_the_last_captured_prompt_holding_every_document_is_used() -> None:
         QUESTION, DOCS, ANSWER, scorer, prompts=[condense, PROMPT, "unrelated summary call"]
     )
     assert captured.result.prompt_mode == "captured"
-    assert "last of 3 captured prompts" in (captured.plan.note or "")
+    assert "last of 3 captured prompts" in (captured.result.prompt_note or "")
     assert not any(call.prompt == condense for call in scorer.calls)
-    assert reached_the_model([PROMPT], to_documents(DOCS))
-    assert not reached_the_model([condense], to_documents(DOCS))
+    assert prompt_holds([PROMPT], DOCS)
+    assert not prompt_holds([condense], DOCS)
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,5 @@
-"""What every framework integration shares: its keyword options (:class:`ChainOptions`),
-:class:`Runs` attributing a captured :class:`ChainCall`, :class:`Attachment` (what an
-answer and its documents carry) and :func:`attribution_of` / :func:`groundedness_of`
-reading it back."""
+"""What every framework integration shares: its options, :class:`Runs` attributing a
+captured :class:`ChainCall`, what an answer carries (:class:`Attachment`) and reading it."""
 
 from __future__ import annotations
 
@@ -12,7 +10,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from difflib import get_close_matches
 from typing import Any, Generic, TypedDict, TypeVar
 from uuid import UUID
@@ -23,14 +21,13 @@ from camab_rag.captured import (
     captured_steps,
     document_ranks,
     document_summary,
-    reached_the_model,
     sentence_citations,
 )
 from camab_rag.citations import CitationPair, CitationRule, citation_pairs, source_location
 from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.methods import Method
-from camab_rag.prompts import PromptPlan
+from camab_rag.prompts import plan_prompt
 from camab_rag.result import AttributionResult, check_finished
 from camab_rag.runs import ProgressFn
 from camab_rag.scorers.base import Prompt
@@ -48,8 +45,7 @@ from camab_rag.steps import Steps, adrive, drive
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
-METADATA_KEY = "attribution"
-"""The metadata key under which answers and documents carry their attribution."""
+METADATA_KEY = "attribution"  # where answers and documents carry their attribution
 
 
 def chat_messages(messages: Iterable[Any]) -> list[dict[str, str]]:
@@ -60,37 +56,27 @@ def chat_messages(messages: Iterable[Any]) -> list[dict[str, str]]:
 def local_answer(
     generator: Any, prompt: Prompt, max_new_tokens: int, stop: Sequence[str] | None = None
 ) -> str:
-    """What an in-process model (e.g. ``camab_rag.default_scorer()``, the weights that then
-    attribute the answer) answers to ``prompt``, cut before the first ``stop`` marker."""
+    """What an in-process model answers to ``prompt``, cut before the first ``stop``."""
     text = str(generator.generate([prompt], max_new_tokens=max_new_tokens)[0])
     for marker in stop or []:
-        if marker and marker in text:
-            text = text[: text.index(marker)]
+        text = text.split(marker, 1)[0] if marker else text
     return text
 
 
-ProgressHook = Callable[[int, int], object]
-
-
+@dataclass
 class ProgressRelay:
     """One attribution's progress: ``hook(calls, total)``, then ``emit({"run_id", "calls",
     "total"})`` (an awaitable it returns runs as a task: :meth:`drain` awaits them)."""
 
-    def __init__(
-        self,
-        hook: ProgressHook | None,
-        emit: Callable[[dict[str, Any]], object] | None,
-        run_id: str | None,
-    ) -> None:
-        self.hook, self.emit, self.run_id = hook, emit, run_id
-        self._tasks: list[asyncio.Future[Any]] = []
+    hook: ProgressFn | None
+    emit: Callable[[dict[str, Any]], object] | None
+    run_id: str | None
+    _tasks: list[asyncio.Future[Any]] = field(default_factory=list)
 
     def __call__(self, calls: int, total: int) -> None:
         if self.hook is not None:
             self.hook(calls, total)
-        if self.emit is None:
-            return
-        sent = self.emit({"run_id": self.run_id, "calls": calls, "total": total})
+        sent = self.emit and self.emit({"run_id": self.run_id, "calls": calls, "total": total})
         if inspect.isawaitable(sent):
             self._tasks.append(asyncio.ensure_future(sent))
 
@@ -103,11 +89,8 @@ class ProgressRelay:
 
 
 class AttributorOptions(TypedDict, total=False):
-    """The options every integration object takes (keyword-only, all optional): the
-    knobs of :func:`camab_rag.attribute` (each given wins over ``settings``' field),
-    ``settings`` (default :data:`CHAIN_SETTINGS`: whole documents, a 120 s deadline),
-    ``proxy`` (scores when the chain's model cannot), ``scorer_options`` (of the HTTP
-    scorer built for a model) and ``progress(calls_made, total)``."""
+    """The keyword options of every integration object: :func:`camab_rag.attribute`'s knobs,
+    ``settings`` (default :data:`CHAIN_SETTINGS`), ``proxy``, ``scorer_options``, ``progress``."""
 
     budget: int | None
     method: str | Method | None
@@ -117,14 +100,12 @@ class AttributorOptions(TypedDict, total=False):
     settings: AttributionSettings | None
     proxy: object
     scorer_options: Mapping[str, Any] | None
-    progress: ProgressHook | None
+    progress: ProgressFn | None
 
 
 class ChainOptions(AttributorOptions, total=False):
-    """:class:`AttributorOptions` and those of a chain step or callback handler: ``llm``
-    (the chain's chat model, when no scorer is given), ``strict`` (re-raise attribution
-    errors), ``background`` (attribute after returning, pending dicts filled in place),
-    ``citations`` (native citations on the answer message)."""
+    """And a chain step's or handler's: ``llm`` (the chain's chat model), ``strict``
+    (re-raise errors), ``background`` (attribute after returning) and ``citations``."""
 
     llm: object
     strict: bool
@@ -135,9 +116,8 @@ class ChainOptions(AttributorOptions, total=False):
 def checked_options(
     owner: str, options: Mapping[str, Any], listed: type = ChainOptions
 ) -> AttributionSettings:
-    """The settings of ``options`` (default :data:`CHAIN_SETTINGS`, each knob given in
-    place): a name ``listed`` lacks is a ``TypeError`` naming it and ``owner``, a bad
-    value an :class:`~camab_rag.errors.InputError`."""
+    """The settings of ``options``: a name ``listed`` lacks is a ``TypeError`` naming it
+    and ``owner``, a bad value an InputError."""
     names = listed.__annotations__
     if unknown := sorted(set(options) - set(names)):
         name = unknown[0]
@@ -157,7 +137,6 @@ def checked_options(
 
 
 def pending(run_id: str | None = None) -> dict[str, Any]:
-    """The placeholder an answer or document carries while its attribution runs."""
     return {"status": "pending", "error": None, "run_id": run_id}
 
 
@@ -170,8 +149,7 @@ def fill(target: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class ChainCall:
-    """One captured chain call: ``scorer()`` is built inside the run; ``problem`` (why it
-    cannot be attributed) becomes the failed result without a model call."""
+    """One captured chain call; a ``problem`` is the failed result, without a model call."""
 
     question: str
     answer: str
@@ -187,19 +165,17 @@ def prompt_holds(prompts: Sequence[Prompt], documents: Sequence[Any]) -> bool:
     the model); ``False`` for none, or for documents the input gate refuses."""
     try:
         sources = to_documents(list(documents)) if documents else []
-        return bool(sources) and reached_the_model(prompts, sources)
+        return bool(sources) and plan_prompt(prompts, sources, "chunk").mode == "captured"
     except Exception:  # a refused document or a bad prompt: not shown to hold them
         return False
 
 
 class ResultStore(OrderedDict[Hashable, T]):
-    """Results by run or query id, the oldest dropped past ``limit``; a ``str`` key is
-    read as the ``UUID`` it spells when ``uuid_keys`` (LangChain run ids)."""
+    """Results by id, the oldest dropped past ``limit`` (``uuid_keys``: a ``str`` is a UUID)."""
 
     def __init__(self, limit: int, *, uuid_keys: bool = False) -> None:
         super().__init__()
-        self.limit = limit
-        self.uuid_keys = uuid_keys
+        self.limit, self.uuid_keys = limit, uuid_keys
 
     def key(self, key: object) -> Any:
         return UUID(key) if self.uuid_keys and isinstance(key, str) else key
@@ -223,13 +199,11 @@ def _finished(value: T) -> Pending[T]:
 
 
 class Runs(Generic[T]):
-    """The attributions of one integration object, kept by key (a run or query id), and
-    what it is built from (:meth:`of` its keyword options): :meth:`steps` attributes a
-    :class:`ChainCall`, :meth:`go` / :meth:`ago` now or in the background (:meth:`start`),
-    :meth:`job` gives a key's handle."""
+    """The attributions of one integration object by run or query id: :meth:`steps` attributes
+    a :class:`ChainCall`, :meth:`go` / :meth:`ago` now or in the background, :meth:`job`."""
 
     background: bool = False
-    progress: ProgressHook | None = None
+    progress: ProgressFn | None = None
     citations: bool = False
 
     def __init__(
@@ -248,11 +222,9 @@ class Runs(Generic[T]):
         self.last_result: T | None = None
         self.pending: OrderedDict[Hashable, Pending[T]] = OrderedDict()
         self.key = self.results.key
-        self.worker = Worker()
-        self._lock = threading.Lock()
+        self.worker, self._lock = Worker(), threading.Lock()
 
     def record(self, key: object, value: T) -> T:
-        """Keep ``value`` as the latest result and, with a key, under it."""
         with self._lock:
             self.last_result = value
             if key is not None:
@@ -272,10 +244,9 @@ class Runs(Generic[T]):
         uuid_keys: bool = False,
         listed: type = ChainOptions,
     ) -> Runs[Any]:
-        """Check ``options`` and build the runs. ``owner`` names the object in errors,
+        """Check ``options`` and build the runs; ``owner`` names the object in errors,
         ``blocking_refused`` says why it cannot block, ``needs_scorer`` why it needs a
-        scorer; ``explain`` rewrites errors when no scorer or ``llm`` is given (the object
-        builds scorers from what it traces)."""
+        scorer, ``explain`` rewrites errors when no scorer or ``llm`` is given."""
         settings = checked_options(owner, options, listed)
         _checked_scorer(scorer)
         llm, proxy = options.get("llm"), options.get("proxy")
@@ -303,9 +274,8 @@ class Runs(Generic[T]):
     def steps(
         self, key: object, call: ChainCall, finish: Callable[[CapturedAttribution], T]
     ) -> Steps[T]:
-        """Attribute ``call`` in the prompt its model received, judge it, ``finish`` it and
-        keep the result; an error is the failed result (rewritten by ``explain``), raised
-        only when ``strict``."""
+        """Attribute and judge ``call``, ``finish`` and keep it; an error is the failed
+        result (rewritten by ``explain``), raised only when ``strict``."""
         try:
             if call.problem is not None:
                 raise call.problem
@@ -335,11 +305,10 @@ class Runs(Generic[T]):
             )
             if self.gate is not None:  # judged without a model call: "block" blocks it
                 result = replace(result, groundedness=self.gate.judge(result))
-            attributed = CapturedAttribution(result, [], PromptPlan("none", None, None))
+            attributed = CapturedAttribution(result, [])
         return self.record(key, finish(attributed))
 
     def go(self, key: object, steps: Steps[T]) -> None:
-        """Run ``steps`` now, or with ``background`` in the worker thread."""
         if self.background:
             self.start(key, steps)
         else:
@@ -348,7 +317,6 @@ class Runs(Generic[T]):
     async def ago(
         self, key: object, steps: Steps[T], placeholders: Sequence[dict[str, Any] | None]
     ) -> None:
-        """Async :meth:`go`: in the background a task of the running loop (:meth:`start`)."""
         if self.background:
             self.start(key, steps, placeholders, in_loop=True)
         else:
@@ -362,12 +330,11 @@ class Runs(Generic[T]):
         *,
         in_loop: bool = False,
     ) -> Pending[T]:
-        """Run ``steps`` in the background: a task of the running loop if ``in_loop`` (its
-        ``placeholders`` read "cancelled" if the loop ends first), else the worker thread;
-        the handle is kept under ``key``, the oldest finished dropped past ``keep``."""
+        """Run ``steps`` in the background under ``key``: a task of the running loop if
+        ``in_loop`` (``placeholders`` read "cancelled" if it ends first), else the worker."""
         marked: list[bool] = []
 
-        def on_cancel() -> None:  # pending placeholders read "cancelled" (a typed error)
+        def on_cancel() -> None:
             if marked:
                 return
             marked.append(True)
@@ -392,8 +359,7 @@ class Runs(Generic[T]):
                 del self.pending[old]
 
     def job(self, key: object = None) -> Pending[T]:
-        """The handle under ``key`` (``None``: the latest); a kept result is a finished
-        handle, an unknown key an :class:`~camab_rag.errors.InputError`."""
+        """The handle under ``key`` (``None``: the latest); an unknown key: an InputError."""
         with self._lock:
             if key is None:
                 if self.pending:
@@ -414,27 +380,19 @@ _SUMMARY += " prompt_note run_id"
 
 
 def answer_summary(result: AttributionResult, titles: Sequence[str | None] = ()) -> dict[str, Any]:
-    """The JSON-ready attribution an integration attaches to an answer: the result's
-    figures, each document's ``index``/``score``/``rank``/``title``, each sentence's
-    ``citations`` and the ``groundedness`` verdict."""
+    """The JSON-ready attribution an answer carries: the result's figures, its documents,
+    each sentence's ``citations`` and the ``groundedness`` verdict."""
     data: dict[str, Any] = {name: getattr(result, name) for name in _SUMMARY.split()}
     data.update(wall_time_s=round(result.wall_time_s, 3), documents=[], top_documents=[])
-    data.update(citations=[], groundedness=None, scored_by=None)
+    data["citations"] = []
     for name in ("groundedness", "scored_by"):
-        if (value := getattr(result, name)) is not None:
-            data[name] = value.to_dict()
+        data[name] = None if (value := getattr(result, name)) is None else value.to_dict()
     if result.status != "ok":
         return data
-    scores = result.document_scores
-    ranks = document_ranks(result)
+    named = [*titles, *[None] * len(result.document_scores)]
     data["documents"] = [
-        {
-            "index": i,
-            "score": float(scores[i]),
-            "rank": ranks[i],
-            "title": titles[i] if i < len(titles) else None,
-        }
-        for i in range(len(scores))
+        {"index": i, "score": float(score), "rank": rank, "title": named[i]}
+        for i, (score, rank) in enumerate(zip(result.document_scores, document_ranks(result)))
     ]
     cited = sentence_citations(result)
     data["top_documents"] = top_documents(result, cited)
@@ -449,15 +407,13 @@ def answer_summary(result: AttributionResult, titles: Sequence[str | None] = ())
 def top_documents(
     result: AttributionResult, cited: Sequence[tuple[str, list[int]]] | None = None
 ) -> list[int]:
-    """The documents :func:`camab_rag.cite` cites for some answer sentence (the sources
-    a reader is shown), most relied-on first; ``cited``: its citations, when known."""
+    """The documents ``cite()`` cites for some answer sentence, most relied-on first."""
     cited = sentence_citations(result) if cited is None else cited
     held = {d for _, docs in cited for d in docs}
     return [i for i in result.top_documents(len(result.document_scores)) if i in held]
 
 
 def titles(documents: Sequence[Any]) -> list[str | None]:
-    """Each document's metadata ``title`` or ``source`` (``None`` if none)."""
     metadata = [getattr(d, "metadata", None) or {} for d in documents]
     names = [
         m.get("title") or m.get("source") if isinstance(m, Mapping) else None for m in metadata
@@ -467,8 +423,7 @@ def titles(documents: Sequence[Any]) -> list[str | None]:
 
 @dataclass
 class Attachment:
-    """The answer's summary and each document's entry: pending ``placeholders()`` filled
-    in place (:meth:`fill`), or :meth:`of` a finished result."""
+    """What an answer and each of its documents carry: pending, then filled in place."""
 
     answer: dict[str, Any]
     documents: list[dict[str, Any]]
@@ -481,15 +436,11 @@ class Attachment:
     def of(
         cls, result: AttributionResult, documents: Sequence[Any], *, segments: bool = False
     ) -> Attachment:
-        """What to attach for ``result`` (``segments``: each entry lists its segments')."""
         summary = answer_summary(result, titles(documents))
         return cls(summary, document_summary(result, len(documents), segments=segments))
 
     def fill(self, result: AttributionResult, documents: Sequence[Any]) -> Attachment:
-        """Fill the placeholders in place with what :meth:`of` gives."""
-        final = Attachment.of(result, documents)
-        fill(self.answer, final.answer)
-        for target, values in zip(self.documents, final.documents):
+        for target, values in zip(self.all(), Attachment.of(result, documents).all()):
             fill(target, values)
         return self
 
@@ -500,8 +451,8 @@ class Attachment:
 def native_citations(
     result: AttributionResult, documents: Sequence[Any], *, rule: CitationRule | None = None
 ) -> list[tuple[CitationPair, str | None]]:
-    """The citations :func:`camab_rag.cite` decides for ``result.response``, in answer
-    order, over ``documents`` as the chain holds them, each with its source location."""
+    """The citations ``cite()`` decides for ``result.response`` over the chain's
+    ``documents``, in answer order, each with its source location."""
     docs = to_documents(documents)
     return [
         (pair, source_location(docs[pair.source.doc_index].metadata))
@@ -520,14 +471,8 @@ def _attached(source: object) -> Any:
 
 
 def attribution_of(response: object) -> AttributionResult:
-    """The result stored on an answer (its ``metadata["attribution"]``), with the
-    groundedness verdict stored beside it.
-
-    Raises:
-        AttributionPendingError: its attribution is still running (wait for it first).
-        AttributionCancelledError: it was cancelled (its event loop ended first).
-        KeyError: the answer carries no attribution (both errors above are ones too).
-    """
+    """The result stored on an answer (its ``metadata["attribution"]``); a typed
+    ``KeyError`` when it is pending, cancelled or absent."""
     info = _attached(response)
     if not isinstance(info, Mapping) or info is response:
         raise KeyError(f"the response has no metadata[{METADATA_KEY!r}]")
@@ -536,13 +481,8 @@ def attribution_of(response: object) -> AttributionResult:
 
 
 def groundedness_of(source: object) -> FilteredAnswer:
-    """The groundedness verdict of an :class:`~camab_rag.AttributionResult`, of an answer or a chain
-    step's output carrying the summary, or of the summary dict itself.
-
-    Raises:
-        AttributionPendingError: the attribution (and so its verdict) is still running.
-        KeyError: no verdict there (no ``groundedness=`` filter was set).
-    """
+    """The groundedness verdict of a result, of an answer or a chain step's output, or of
+    the summary dict itself; a ``KeyError`` when pending or not judged."""
     if isinstance(source, AttributionResult):
         if source.groundedness is None:
             raise KeyError("the result has no groundedness verdict (no groundedness= filter)")

@@ -9,7 +9,7 @@ from camab_cli.options import METHODS
 from camab_rag.deadline import check_deadline
 from camab_rag.errors import InputError
 from camab_rag.groundedness.report import DEFAULT_BLOCK_ON
-from camab_rag.runs import check_seed
+from camab_rag.runs import whole_number
 
 AUDIT_DEADLINE_S = 300.0
 """The audit's default per-record deadline, in seconds (``deadline_s``, ``--deadline-s``):
@@ -70,7 +70,7 @@ class AuditConfig:
             raise InputError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if self.granularity not in ("sentence", "chunk"):
             raise InputError(f"granularity must be 'sentence' or 'chunk', got {self.granularity!r}")
-        check_seed(self.seed)  # before any record: a bad seed would fail every one
+        whole_number(self.seed, "seed", 0)  # before any record: a bad seed would fail every one
         check_deadline(self.deadline_s)
         if self.top_k < 1:
             raise InputError(f"top_k must be at least 1, got {self.top_k}")
