@@ -44,9 +44,9 @@ ONE_DOCUMENT_LASSO_FROM = 0.0
 #: calls per unit under which one document's scores are read with the lexical prior
 LEXICAL_PRIOR_BELOW = 1.25
 #: the most words of an answer read with the lexical prior over several documents
-SHORT_ANSWER_WORDS = 2
+SHORT_ANSWER_WORDS = 6
 #: calls per unit under which such a short answer's scores are read with the prior
-SHORT_LEXICAL_BELOW = 1.0
+SHORT_LEXICAL_BELOW = 0.5
 _CHOICES = {
     "design": ("adaptive", "random_halves"),
     "estimator": ("flat_intercept", "posterior_mean", "lasso"),
