@@ -63,26 +63,21 @@ HEADLINE_STEMS = ("hotpotqa_smollm2", "cnn_dailymail_smollm2")
 """The files BENCHMARKS.md's headline rows come from (each with its short answers)."""
 BUDGETS = (8, 16, 32, 64)
 SHORT_BUDGETS = (8, 16)
-"""The budgets of the short answers (where ``auto`` trailed; CPU time allowed no more):
-the anytime peers run once at 16 calls and are read at 8 from the prefix, and
-leave-one-out (N + 1 calls, ~41 on HotpotQA) is left out."""
+"""The short answers' budgets (CPU time allowed no more; no leave-one-out)."""
 ANYTIME = ("camab", "contextcite", "kernelshap")
 METHODS = ("auto", *ANYTIME, "loo", "random", "lexical")
 DROP_KS = (1, 3)
 HELD_OUT_FROM = 64
-"""The stored ContextCite-style design's rows from here on are the held-out Bernoulli
-sample: no fit reads more than 64 rows of it."""
+"""The stored ContextCite-style design's rows from here on are held out (fits read 64)."""
 SHAPES = {
     "model": "the model's own answers",
     "span": "the gold answer span as the answer",
     "sentence": "'The answer is X.' (one sentence carrying the gold span) as the answer",
 }
-"""The answers an example is attributed with: the stored run's response (``model``), or a
-short answer built from the dataset's gold answer (HotpotQA), priced in a store of its
-own (``rewards/<stem>.<shape>.jsonl``)."""
+"""The answers attributed: the stored run's, or one built from the gold answer (HotpotQA),
+priced in a store of its own (``rewards/<stem>.<shape>.jsonl``)."""
 HELD_OUT_COUNT = 32
-"""Draws of each sized kind (``removal``, ``keep``) per example; the report reads the
-priced ones."""
+"""Draws of each sized kind per example (the report reads the priced ones)."""
 SIZED = ("removal", "keep")
 LABELS = {
     "auto": "auto (ours, default)",
@@ -104,8 +99,7 @@ Mask = np.ndarray[Any, np.dtype[np.bool_]]
 
 @dataclass
 class Fit:
-    """One method's scores at one budget, the distinct calls it made and the subsets it
-    trained on."""
+    """One method's scores at one budget, its distinct calls and the subsets it trained on."""
 
     scores: np.ndarray[Any, np.dtype[np.float64]]
     calls: int
@@ -134,15 +128,14 @@ class Case:
 
 
 def reshaped(record: dict[str, Any], example: Example, shape: str) -> dict[str, Any]:
-    """A stored record with a short answer (:data:`SHAPES`) instead of the model's: the
-    stored runs' methods and full reward are of the other answer, so they are left out."""
+    """A stored record with a short answer (:data:`SHAPES`) instead of the model's."""
     answer = example.answers[0].strip()
     response = answer if shape == "span" else f"The answer is {answer.rstrip('.')}."
     return {**record, "response": response, "methods": {}, "full_logprob": None, "shape": shape}
 
 
 def cases(stem: str, shape: str = "model") -> list[Case]:
-    """The examples of the "Quality per model call" tables: the stored run's finished
+    """The examples of the tables: the stored run's finished
     records that have an ``auto`` line in ``calls/<stem>.auto.jsonl`` (with a short
     answer for a ``shape`` other than ``model``; examples with no gold answer are left
     out)."""
@@ -193,20 +186,16 @@ def fits_of(
     budgets = budgets_of(case)
     found: dict[tuple[str, str], Fit] = {}
 
-    def run(method: str | Method, budget: int, **options: Any) -> Any:
-        groups = options.pop("groups", None)
-        settings = AttributionSettings().with_changes(seed=seed, **options)
-        return attribute_fn(
-            reward, n, budget=budget, method=method, groups=groups, settings=settings
-        )
-
     def fit(
-        method: str | Method, budget: int, label: str | None, name: str = "", **options: Any
+        method: str | Method, budget: int, label: str | None, name: str = "", groups: Any = None
     ) -> Any:
         """The run (kept under ``(name or method, label)`` if a label is given); ``None``
         when it is unpriced and ``partial``."""
+        settings = AttributionSettings(seed=seed)
         try:
-            result = run(method, budget, **options)
+            result = attribute_fn(
+                reward, n, budget=budget, method=method, groups=groups, settings=settings
+            )
         except Unpriced:
             if not partial:
                 raise
@@ -255,8 +244,8 @@ NO_LEXICAL = "auto-no-lexical"
 
 
 def variant(switches: dict[str, Any]) -> Auto:
-    """``auto`` as it was before issue 51 (the adaptive design at every budget, one fit per
-    level, never the random halves nor LASSO), with ``switches`` changed."""
+    """``auto`` as it was before issue 51 (the adaptive design, one fit per level), with
+    ``switches`` changed."""
     return Auto._variant(
         **{
             "joint_fit_below": 0.0,
@@ -269,8 +258,7 @@ def variant(switches: dict[str, Any]) -> Auto:
 
 
 def budgets_of(case: Case) -> tuple[int, ...]:
-    """The budgets an example's methods are fitted at (:data:`SHORT_BUDGETS` for a short
-    answer)."""
+    """The budgets an example's methods are fitted at."""
     return BUDGETS if case.shape == "model" else SHORT_BUDGETS
 
 
@@ -297,7 +285,6 @@ class ModelPrice:
     def __init__(self, load: Callable[[], Any]) -> None:
         self.load = load
         self.scorer: Any = None
-        self.seconds = 0.0
 
     def for_case(
         self, case: Case, companions: Sequence[tuple[Case, RewardStore]] = ()
@@ -311,18 +298,14 @@ class ModelPrice:
         def price(mask: Mask) -> tuple[float, list[float]]:
             if self.scorer is None:
                 self.scorer = self.load()
-            started = time.perf_counter()
             prompt = builder.build(mask)
             others = [(c, s) for c, s in companions if s.get(c.id, mask) is None]
             requests = [ScoreRequest(prompt, response)]
             requests += [ScoreRequest(prompt, str(c.record["response"])) for c, _ in others]
             answer, *rest = self.scorer.score(requests)
-            self.seconds += time.perf_counter() - started
             for (other, store), scored in zip(others, rest):
-                values = [float(x) for x in scored.logprobs]
-                store.put(
-                    other.id, mask, mean_logprob(scored.logprobs), source="model", logprobs=values
-                )
+                reward, values = mean_logprob(scored.logprobs), [float(x) for x in scored.logprobs]
+                store.put(other.id, mask, reward, source="model", logprobs=values)
             return mean_logprob(answer.logprobs), [float(x) for x in answer.logprobs]
 
         return price
@@ -362,10 +345,11 @@ def run_command(args: argparse.Namespace) -> None:
                 for fit in fits.values():
                     priced.many([removal_mask(case.n, removal_set(fit.scores, k)) for k in DROP_KS])
             elif phase in (*SIZED, "bernoulli"):
+                draws = held_out_draws(case.id, case.n, args.held_out)
                 held = (
                     bernoulli_held_out(case, args.held_out)
                     if phase == "bernoulli"
-                    else held_out_draws(case.id, case.n, args.held_out)[phase]
+                    else draws[phase]
                 )
                 order = np.lexsort(held.T[::-1])[::-1]  # neighbours share prompt heads
                 priced.many(held[order])
@@ -444,16 +428,14 @@ def rows_of(table: list[Cells]) -> list[tuple[str, str]]:
 
 
 def finished_keys(case: Case) -> list[tuple[str, str]]:
-    """The fits a finished example has: every budget of :func:`budgets_of` (a short answer
-    has no 32, 64 or leave-one-out row, so it is finished without them)."""
+    """The fits a finished example has (a short answer has no 32, 64 or leave-one-out)."""
     keys = [(m, str(b)) for m in ("auto", ADAPTIVE, *ANYTIME) for b in budgets_of(case)]
     own = [("loo", "own")] if case.shape == "model" else []
     return [*keys, *own, ("random", "0"), ("lexical", "0")]
 
 
 def comparisons() -> list[tuple[tuple[str, str], tuple[str, str]]]:
-    """(peer, auto) pairs at equal calls; leave-one-out (N + 1 calls) against auto at 32
-    and 64."""
+    """(peer, auto) pairs at equal calls; leave-one-out against auto at 32 and 64."""
     pairs = [((m, str(b)), ("auto", str(b))) for b in BUDGETS for m in ANYTIME]
     return [*pairs, (("loo", "own"), ("auto", "32")), (("loo", "own"), ("auto", "64"))]
 
@@ -543,16 +525,9 @@ def section(
             if q >= 0.05
             else ("peer better" if mean > 0 else "auto better")
         )
+        compared, gap = f"{_name(peer)} − auto@{ours[1]}", f"{mean:+.3f} ± {half:.3f}"
         result_rows.append(
-            [
-                f"{_name(peer)} − auto@{ours[1]}",
-                _TITLES[metric],
-                len(diffs),
-                f"{mean:+.3f} ± {half:.3f}",
-                f"{p:.3g}",
-                f"{q:.3g}",
-                verdict,
-            ]
+            [compared, _TITLES[metric], len(diffs), gap, f"{p:.3g}", f"{q:.3g}", verdict]
         )
     lines += [
         "",
@@ -588,11 +563,8 @@ def trails_sentence(
         head += "; ".join(after_holm) + "."
     else:
         head = "auto trails no peer on LDS (Bernoulli) and drop@3 together after Holm."
-    tail = (
-        " Ahead of auto on both in the means (not necessarily significant): "
-        + ("; ".join(in_means) if in_means else "none")
-        + "."
-    )
+    both = "; ".join(in_means) if in_means else "none"
+    tail = f" Ahead of auto on both in the means (not necessarily significant): {both}."
     alone = [
         f"{_name(peer)} vs auto@{ours[1]} on {_TITLES[metric]} ({gap:+.3f})"
         for (peer, ours), found in verdicts.items()
@@ -650,14 +622,9 @@ def headline_rows(stem: str, table: list[Cells], shape: str = "model") -> list[l
             else:
                 met = "met" if ours >= peers[best] - 0.02 else "missed"
                 target = f"within 0.02 of {LABELS[best]} ({peers[best]:.3f}) {met}"
-            rows.append(
-                [
-                    f"{_TITLES[metric]} at {budget} calls, {name}",
-                    _cell(_column(table, ("auto", budget), metric)),
-                    f"lexical TF-IDF {free}",
-                    target,
-                ]
-            )
+            ours_cell = _cell(_column(table, ("auto", budget), metric))
+            figure = f"{_TITLES[metric]} at {budget} calls, {name}"
+            rows.append([figure, ours_cell, f"lexical TF-IDF {free}", target])
     return rows
 
 
@@ -726,37 +693,21 @@ INTRO = (
 )
 
 
+def _listed(text: str) -> list[str]:
+    return [p for p in text.split(",") if p]  # comma-separated
+
+
 def main() -> None:
     parser = argument_parser(__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     run_parser = sub.add_parser("run", help="price the missing subsets with the model")
     run_parser.add_argument("--results", default=STEMS[0])
-    run_parser.add_argument(
-        "--shape",
-        choices=sorted(SHAPES),
-        default="model",
-        help="the answer attributed: the stored model's, or a short gold one (HotpotQA)",
-    )
-    run_parser.add_argument(
-        "--also",
-        type=lambda t: [p for p in t.split(",") if p],
-        default=[],
-        help="other shapes to price each subset for in the same call (comma-separated)",
-    )
-    run_parser.add_argument(
-        "--phases",
-        type=lambda t: [p for p in t.split(",") if p],
-        default=["fits", "drops", "keep", "removal"],
-        help="core (auto and ContextCite-style only), fits (the methods' own calls), drops "
-        "(top-k removal sets), keep, removal and bernoulli (held-out draws; bernoulli "
-        "only for a short shape, which has no stored design)",
-    )
-    run_parser.add_argument(
-        "--held-out",
-        type=int,
-        default=HELD_OUT_COUNT,
-        help="draws of each sized kind to price per example (the first ones)",
-    )
+    run_parser.add_argument("--shape", choices=sorted(SHAPES), default="model")
+    run_parser.add_argument("--also", type=_listed, default=[], help="shapes priced at once")
+    phases = "core (auto, ContextCite-style), fits, drops, keep, removal, bernoulli (short shapes)"
+    default = ["fits", "drops", "keep", "removal"]
+    run_parser.add_argument("--phases", type=_listed, default=default, help=phases)
+    run_parser.add_argument("--held-out", type=int, default=HELD_OUT_COUNT, help="draws per kind")
     run_parser.add_argument("--offset", type=int, default=0)
     run_parser.add_argument("--n", type=int, default=1000)
     run_parser.add_argument("--threads", type=int, default=1)

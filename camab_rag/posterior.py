@@ -1,6 +1,5 @@
-"""Gaussian posterior of Bayesian linear regression, updated one observation at a time:
-the precision's upper Cholesky factor takes a rank-one update per observation (O(d^2)).
-"""
+"""Gaussian posterior of Bayesian linear regression, one rank-one Cholesky update per
+observation (O(d^2))."""
 
 from __future__ import annotations
 
@@ -42,8 +41,7 @@ class GaussianLinearPosterior:
             raise ValueError(f"x must have shape ({self.dim},), got {features.shape}")
         if not np.isfinite(value):
             raise ValueError(f"reward must be finite, got {value}")
-        scale = 1.0 / np.sqrt(self.noise_variance)
-        _cholesky_rank_one_update(self._factor, features * scale)
+        _cholesky_rank_one_update(self._factor, features * (1.0 / np.sqrt(self.noise_variance)))
         self._information += (float(value) / self.noise_variance) * features
         self._mean = np.asarray(cho_solve((self._factor, False), self._information), dtype=float)
 
@@ -71,10 +69,9 @@ class GaussianLinearPosterior:
         return np.asarray(np.sum(solved**2, axis=0), dtype=float)
 
     def sample(self, rng: np.random.Generator, size: int = 1) -> FloatArray:
-        """Draw ``size`` weight vectors from the posterior; shape ``(size, dim)``."""
-        noise = rng.standard_normal((self.dim, size))
+        """``size`` weight vectors drawn from the posterior, shape ``(size, dim)``."""
         # U w = z  =>  Cov(w) = U^-1 U^-T = B^-1
-        offsets = solve_triangular(self._factor, noise, lower=False)
+        offsets = solve_triangular(self._factor, rng.standard_normal((self.dim, size)))
         return np.asarray((self._mean[:, None] + offsets).T, dtype=float)
 
 
@@ -88,8 +85,7 @@ def _cholesky_rank_one_update(factor: FloatArray, x: FloatArray) -> None:
             continue
         rkk = factor[k, k]
         r = np.hypot(rkk, xk)
-        c = r / rkk
-        s = xk / rkk
+        c, s = r / rkk, xk / rkk
         factor[k, k] = r
         if k + 1 < n:
             row = factor[k, k + 1 :]

@@ -1,5 +1,5 @@
-"""Rewards V(S) from the response tokens' log-probs under a subset's prompt (the paper's
-Eq. 1 and two variants), priced once per subset by an oracle."""
+"""Rewards V(S) from the response's log-probs under a subset's prompt, priced once per
+subset by an oracle."""
 
 from __future__ import annotations
 
@@ -56,10 +56,6 @@ ScoredHook = Callable[[int], object]
 PROGRESS_EVERY = 4
 
 
-def chunked(masks: Sequence[NDArray[np.bool_]], size: int) -> list[list[NDArray[np.bool_]]]:
-    return [list(masks[start : start + size]) for start in range(0, len(masks), size)]
-
-
 class ScorerOracle:
     """Rewards from a scorer, cached by subset; ``on_scored(n_queries)`` after each call."""
 
@@ -93,7 +89,7 @@ class ScorerOracle:
     def rewards(self, masks: Masks) -> Steps[FloatArray]:
         """The rewards of ``masks``, asking only for new subsets."""
         new = {m.tobytes(): m for m in masks if m.tobytes() not in self.cache}
-        for part in chunked(list(new.values()), self.per_call):
+        for part in _chunked(list(new.values()), self.per_call):
             requests = [ScoreRequest(self.builder.build(mask), self.response) for mask in part]
             self._store([mask.tobytes() for mask in part], (yield ScoreCall(self.scorer, requests)))
             if self.on_scored is not None:
@@ -117,7 +113,6 @@ class ScorerOracle:
         return self.cache[key]
 
     def logprobs(self, mask: NDArray[np.bool_]) -> ResponseLogprobs:
-        """The cached log-probabilities of an evaluated subset."""
         return self.cache[mask.tobytes()]
 
 
@@ -143,9 +138,8 @@ class FunctionOracle:
         self.on_scored: ScoredHook | None = None
 
     def rewards(self, masks: Masks) -> Steps[FloatArray]:
-        """The rewards of ``masks``, computed in place a few new subsets at a time."""
         new = [m for m in masks if m.tobytes() not in self.cache]
-        for part in chunked(list({m.tobytes(): m for m in new}.values()), PROGRESS_EVERY):
+        for part in _chunked(list({m.tobytes(): m for m in new}.values()), PROGRESS_EVERY):
             yield BlockingCall(partial(self.evaluate, np.array(part)))
             if self.on_scored is not None:
                 self.on_scored(self.n_queries)
@@ -160,3 +154,7 @@ class FunctionOracle:
                 self.n_queries += 1
             values.append(self.cache[key])
         return np.asarray(values, dtype=float)
+
+
+def _chunked(masks: Sequence[NDArray[np.bool_]], size: int) -> list[list[NDArray[np.bool_]]]:
+    return [list(masks[start : start + size]) for start in range(0, len(masks), size)]

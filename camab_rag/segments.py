@@ -1,5 +1,4 @@
-"""Retrieved documents as attribution units (segments): a whole document (``"chunk"``) or
-a sentence inside one, each with its document index and character span."""
+"""Retrieved documents as attribution units: whole documents (``"chunk"``) or sentences."""
 
 from __future__ import annotations
 
@@ -47,9 +46,8 @@ class Segment:
 
 
 def to_document(item: object, index: int = 0) -> SourceDocument:
-    """One context item as a :class:`SourceDocument`: a string, a mapping with ``text``,
-    ``page_content`` or ``content``, or an object with ``page_content``, ``text`` or
-    ``get_content()`` (a LlamaIndex node), and its ``metadata``."""
+    """One context item (a string, a mapping or a LangChain/LlamaIndex document) with its
+    ``metadata`` as a :class:`SourceDocument`."""
     if isinstance(item, SourceDocument):
         return item
     if isinstance(item, str):
@@ -106,9 +104,8 @@ def to_documents(context: object) -> list[SourceDocument]:
 def segment_documents(
     documents: Sequence[SourceDocument], granularity: Granularity = "sentence"
 ) -> list[Segment]:
-    """Split documents into segments: ``granularity`` ``"chunk"`` (one per document),
-    ``"sentence"`` or a callable giving ``(start, end)`` spans; :class:`InputError` when
-    nothing is left to attribute."""
+    """Split documents into segments by ``"chunk"``, ``"sentence"`` or a callable giving
+    ``(start, end)`` spans; :class:`InputError` when nothing is left to attribute."""
     splitter: Splitter
     if callable(granularity):
         splitter = granularity
@@ -135,7 +132,6 @@ def segment_documents(
 
 
 def _spans(splitter: Splitter, text: str, doc_index: int) -> list[tuple[int, int]]:
-    """The splitter's spans of one document as integer pairs, else an InputError."""
     returned = splitter(text)
     try:
         pairs = [tuple(span) for span in returned]

@@ -129,13 +129,13 @@ def test_over_several_documents_a_short_answer_reads_the_prior_in_one_fit():
     keeps ``auto``'s own scores."""
     groups = [i // 4 for i in range(N)]
     lexical = WEIGHTS / WEIGHTS.max()
-    short = run(Auto().with_lexical(lexical, answer_words=2), budget=16, groups=groups)
-    bare = run(budget=16, groups=groups)
+    short = run(Auto().with_lexical(lexical, answer_words=6), budget=10, groups=groups)
+    bare = run(budget=10, groups=groups)
     assert short.method_config["lexical_prior"] and short.method_config["hierarchical"]
     np.testing.assert_array_equal(short.masks, bare.masks)
     post = posterior(short.masks, short.rewards, lexical, 0.01)
     np.testing.assert_allclose(short.scores, target_weights(post.mean, lexical)[0])
-    for words, budget in ((3, 16), (2, 21), (None, 16)):  # 21 calls = 1.0 * (N + 1)
+    for words, budget in ((7, 10), (2, 11), (None, 10)):  # 11 calls > 0.5 * (N + 1)
         other = run(Auto().with_lexical(lexical, answer_words=words), budget=budget, groups=groups)
         same = run(budget=budget, groups=groups)
         assert not other.method_config["lexical_prior"]
@@ -149,7 +149,8 @@ def test_attribute_passes_the_answers_length_in_words():
         "The church is older than the mill. Its tower fell in 1780.",
     ]
     scorer = KeywordScorer()
-    short = camab_rag.attribute("Who built the mill?", docs, "Hanna Berg", scorer, budget=4)
-    long_ = camab_rag.attribute("Who built the mill?", docs, "Hanna Berg did.", scorer, budget=4)
-    assert short.method_config["lexical_prior"]  # 2 words, 4 calls < 1.0 * (6 + 1)
-    assert not long_.method_config["lexical_prior"]  # 3 words
+    short = camab_rag.attribute("Who built the mill?", docs, "Hanna Berg", scorer, budget=3)
+    answer = "Hanna Berg built it by the river."
+    long_ = camab_rag.attribute("Who built the mill?", docs, answer, scorer, budget=3)
+    assert short.method_config["lexical_prior"]  # 2 words, 3 calls < 0.5 * (6 + 1)
+    assert not long_.method_config["lexical_prior"]  # 7 words

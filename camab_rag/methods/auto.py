@@ -1,21 +1,12 @@
-"""``method="auto"``: the library's default, chosen for quality per model call.
+"""``method="auto"``, the default, chosen for quality per model call.
 
-Every subset once when ``2**N <= s`` calls (exact). Over several documents split into
-sentences it runs hierarchically, each level opening with every unit left out once, then
-CAMAB's Thompson draws, scored with a flat-intercept posterior per level (one joint fit
-under :data:`JOINT_FIT_BELOW` calls per unit). On one level (also when the hierarchy
-cannot spend the budget, :func:`~camab_rag.methods.hierarchical.most_calls`) it opens
-with KernelSHAP's design over :data:`SHAPLEY_OPENING` of the budget. On one document's
-sentences it reads its subsets with LASSO, uses ContextCite's random halves under
-:data:`ONE_DOCUMENT_HALVES_BELOW` calls per unit, and under :data:`LEXICAL_PRIOR_BELOW`
-reads the scores with the answer's lexical scores as a prior (:meth:`Auto.with_lexical`,
-:mod:`~camab_rag.methods.prior`); over several documents an answer of at most
-:data:`SHORT_ANSWER_WORDS` words is read so, in one fit, under
-:data:`SHORT_LEXICAL_BELOW`. The rule is :func:`budget_rule`; the measurements behind
-it are in BENCHMARKS.md, and benchmarks reach the alternatives through
-:meth:`Auto._variant` (not a public interface). Whatever the design, units whose mask
-columns would stay identical (so every fit gives them one score) are separated before the
-budget runs out (:func:`separate_ties`).
+Every subset when ``2**N`` calls fit. Over several documents, hierarchically: each level
+opens with every unit left out once, then CAMAB's Thompson draws, read with a
+flat-intercept posterior per level. On one level, a KernelSHAP opening; on one document's
+sentences, LASSO or ContextCite's random halves. Under some calls per unit the scores are
+read with the answer's lexical scores as a prior (:mod:`~camab_rag.methods.prior`). The
+rule is :func:`budget_rule` (measured in ``benchmarks/results/quality``); tied units are
+separated before the budget runs out (:func:`separate_ties`).
 """
 
 from __future__ import annotations
@@ -53,17 +44,16 @@ ONE_DOCUMENT_LASSO_FROM = 0.0
 #: calls per unit under which one document's scores are read with the lexical prior
 LEXICAL_PRIOR_BELOW = 1.25
 #: the most words of an answer read with the lexical prior over several documents
-SHORT_ANSWER_WORDS = 2
+SHORT_ANSWER_WORDS = 6
 #: calls per unit under which such a short answer's scores are read with the prior
-SHORT_LEXICAL_BELOW = 1.0
+SHORT_LEXICAL_BELOW = 0.5
 _CHOICES = {
     "design": ("adaptive", "random_halves"),
     "estimator": ("flat_intercept", "posterior_mean", "lasso"),
     "halves_estimator": ("flat_intercept", "posterior_mean", "lasso"),
 }
 _CUTS = ("joint_fit_below", "one_document_halves_below", "lexical_prior_below")
-#: switches of earlier research runs that only chose the design: a stored result's
-#: config may hold them, its fit does not read them (:meth:`Auto._variant` drops them)
+#: switches of earlier research runs a stored config may hold (:meth:`Auto._variant`)
 _RETIRED = (
     "shapley_opening",
     "refine_opening",
@@ -74,23 +64,21 @@ _RETIRED = (
 
 
 def auto_batch_size(parallel: int, budget: int) -> int:
-    """Thompson draws per round when ``batch_size`` is not set: the scorer's ``parallel``
-    capacity, at most :data:`MAX_AUTO_BATCH` and ``budget // 4``, at least 1."""
+    """Thompson draws per round: ``parallel``, at most :data:`MAX_AUTO_BATCH` and
+    ``budget // 4``, at least 1."""
     return max(1, min(int(parallel), MAX_AUTO_BATCH, int(budget) // 4))
 
 
 def scarce_budget(n_segments: int, budget: int, below: float) -> bool:
-    """Whether ``budget`` calls over ``n_segments`` units is under ``below`` calls per
-    unit (``N + 1``)."""
+    """Whether ``budget`` is under ``below`` calls per unit (``N + 1``)."""
     return budget < below * (n_segments + 1)
 
 
 def one_level_opening(
     n_segments: int, budget: int, share: float, documents: bool, rng: np.random.Generator
 ) -> Masks | None:
-    """The opening batch of a one-level run: KernelSHAP's design over ``share`` of the
-    budget when that is at least ``N + 1`` rows; else, over whole ``documents``, every
-    document left out once when ``N + 1`` calls fit."""
+    """A one-level run's opening: KernelSHAP's design over ``share`` of the budget when
+    that is ``N + 1`` rows or more, else over ``documents`` each left out once if it fits."""
     size = min(budget, round(share * budget))
     if n_segments + 1 <= size:
         return KernelShap().sampler(n_segments, size, rng).next_masks()
@@ -100,8 +88,7 @@ def one_level_opening(
 
 
 def _column_classes(masks: Masks, n_segments: int) -> np.ndarray:
-    """One label per unit; units share a label when their columns in ``masks`` are
-    identical (all units share one before any row)."""
+    """One label per unit, shared by units whose columns in ``masks`` are identical."""
     if len(masks) == 0:
         return np.zeros(n_segments, dtype=np.int64)
     _, labels = np.unique(np.asarray(masks, dtype=bool).T, axis=0, return_inverse=True)
@@ -109,9 +96,8 @@ def _column_classes(masks: Masks, n_segments: int) -> np.ndarray:
 
 
 def _fit_row(row: np.ndarray, labels: np.ndarray, rows_left: int, rng: np.random.Generator) -> None:
-    """Move, in place, as few units of ``row`` as it takes (chosen at random) so that no
-    class of tied units keeps more than ``2 ** (rows_left - 1)`` on one side: what the
-    ``rows_left - 1`` rows after it can still tell apart."""
+    """Move, in place, as few random units of ``row`` as it takes so that no class of tied
+    units keeps more than ``2 ** (rows_left - 1)`` on one side."""
     most = 2 ** min(max(rows_left - 1, 0), 62)
     for label in np.flatnonzero(np.bincount(labels) > most):
         members = np.flatnonzero(labels == label)
@@ -128,13 +114,10 @@ def separate_ties(
     rng: np.random.Generator,
     fresh: Callable[[np.ndarray, set[bytes]], np.ndarray],
 ) -> Masks:
-    """``batch`` (drawn rows) after ``seen``, changed only where it must be so that no two
-    units' columns are identical once the ``later`` rows the budget leaves after it are
-    spent (each later batch does the same): units with identical columns get identical
-    scores from any fit. Row by row, a class of tied units keeps at most ``2 ** (r - 1)``
-    units on one side, ``r`` the rows left (``r`` rows can tell ``2 ** r`` units apart); a
-    row repeating an earlier one is replaced by ``fresh(row, earlier)``. A moved row
-    splits a class constant in every earlier row, so it is new."""
+    """``batch`` after ``seen``, changed only where it must be so that no two units'
+    columns (which any fit scores alike) are identical once the ``later`` rows are spent:
+    row by row a tied class keeps at most ``2 ** (r - 1)`` units on one side, ``r`` the
+    rows left; a row repeating an earlier one is replaced by ``fresh(row, earlier)``."""
     n_segments = batch.shape[1]
     rows = [np.asarray(r, dtype=bool) for r in np.asarray(seen, dtype=bool).reshape(-1, n_segments)]
     proposed = {r.tobytes() for r in rows}
@@ -153,16 +136,8 @@ def separate_ties(
 
 @dataclass(frozen=True)
 class _Switches:
-    """The design and estimator choices ``auto`` was measured against (benchmarks only).
-
-    ``leave_one_out_first``: open each level with every unit left out once (else
-    :func:`one_level_opening`); ``joint_fit``: one fit over both levels; ``design``:
-    ``"adaptive"`` or ``"random_halves"`` (read with ``halves_estimator``, one level);
-    ``*_below``/``*_from``: the budget rule's cuts (:func:`budget_rule`);
-    ``document_opening``: open with every document left out once whenever ``D + 1`` calls
-    fit; ``documents``: this one-level run's units are whole documents;
-    ``lexical_prior``: fit with the lexical prior (set by :func:`budget_rule`).
-    """
+    """The design and estimator choices ``auto`` was measured against (benchmarks only;
+    the cuts are :func:`budget_rule`'s)."""
 
     leave_one_out_first: bool = True
     estimator: str = "flat_intercept"
@@ -190,14 +165,11 @@ class _Switches:
 def budget_rule(
     switches: _Switches, n_segments: int, budget: int, n_docs: int, answer_words: int | None = None
 ) -> _Switches:
-    """``auto``'s design for one run: on one document (``n_docs <= 1``), the random halves
-    under ``one_document_halves_below`` calls per unit, else from
-    ``one_document_lasso_from`` (short of every subset) the adaptive design read with
-    LASSO; over several documents split into sentences, one joint fit under
-    ``joint_fit_below``; else ``switches``. On one document under ``lexical_prior_below``,
-    and over several documents for an answer of at most :data:`SHORT_ANSWER_WORDS` words
-    under :data:`SHORT_LEXICAL_BELOW`, the scores are read with the lexical prior
-    (whatever the design; over several documents in one fit)."""
+    """``auto``'s design for one run: on one document, the random halves under
+    ``one_document_halves_below`` calls per unit, else LASSO; over several documents, one
+    joint fit under ``joint_fit_below``. The lexical prior on one document under
+    ``lexical_prior_below``, over several for an answer of at most
+    :data:`SHORT_ANSWER_WORDS` words under :data:`SHORT_LEXICAL_BELOW`."""
     short = answer_words is not None and answer_words <= SHORT_ANSWER_WORDS
     lexical = (
         scarce_budget(n_segments, budget, switches.lexical_prior_below)
@@ -221,9 +193,7 @@ def budget_rule(
 
 
 class AutoSampler(Sampler):
-    """One opening batch when it fits, then distinct Thompson draws; each batch is
-    adjusted so that units whose columns would stay identical are separated before the
-    budget runs out (:func:`separate_ties`)."""
+    """One opening batch when it fits, then distinct Thompson draws (:func:`separate_ties`)."""
 
     def __init__(self, method: Auto, n_segments: int, budget: int, rng: np.random.Generator):
         switches = method._switches
@@ -232,8 +202,7 @@ class AutoSampler(Sampler):
         self.thompson = CamabSampler(method.bandit(), n_segments, budget, rng)
         self.opening: Masks | None = None
         if switches.design == "random_halves":
-            # method="contextcite"'s subsets for the same seed (bar separate_ties), and
-            # nothing after them
+            # method="contextcite"'s subsets for the same seed, nothing after them
             self.opening = ContextCite().sampler(n_segments, budget, rng).next_masks()
             self.thompson = CamabSampler(method.bandit(), n_segments, 0, rng)
         elif switches.leave_one_out_first:
@@ -262,13 +231,8 @@ class AutoSampler(Sampler):
 
 @dataclass
 class Auto(Method):
-    """The default method (see the module docstring).
-
-    Args:
-        batch_size: Thompson draws per round after the opening, scored concurrently;
-            ``None``: from the scorer's parallel capacity (:func:`auto_batch_size`).
-        noise_variance, prior_variance: CAMAB's posterior, as in :class:`Camab`.
-    """
+    """The default method; ``batch_size`` Thompson draws per round (``None``: from the
+    scorer, :func:`auto_batch_size`), the posterior's variances as :class:`Camab`'s."""
 
     batch_size: int | None = None
     noise_variance: float = 0.01
@@ -299,10 +263,8 @@ class Auto(Method):
         return cls(**public, _switches=_Switches(**switches)).with_lexical(lexical)
 
     def with_lexical(self, weights: Any, answer_words: int | None = None) -> Auto:
-        """These settings with the segments' zero-call lexical scores (one finite number a
-        segment, :func:`camab_rag.lexical.lexical_scores` of the answer), the prior
-        :func:`budget_rule` may read the scores with, and the answer's length in words
-        (the rule reads it over several documents); ``None`` weights keep ``self``."""
+        """These settings with the answer's lexical scores (one a segment), the prior
+        :func:`budget_rule` may read with, and its length in words; ``None`` keeps ``self``."""
         if weights is None:
             return self
         values = np.asarray(weights, dtype=float).reshape(-1)
@@ -318,8 +280,7 @@ class Auto(Method):
 
     @property
     def joint_fit(self) -> bool:
-        """Whether a hierarchical run reads every score from one fit (also when the scores
-        are read with the lexical prior, which weighs every segment at once)."""
+        """Whether a hierarchical run reads every score from one fit (always with the prior)."""
         return self._switches.joint_fit or self.lexical_prior
 
     @property
@@ -328,27 +289,23 @@ class Auto(Method):
         return self._switches.document_opening
 
     def for_scorer(self, parallel: int, budget: int) -> Auto:
-        """These settings with ``batch_size`` chosen for a scorer that runs ``parallel``
-        requests at once, unless it is already set."""
+        """These settings with ``batch_size`` for a scorer of ``parallel`` requests, if unset."""
         if self.batch_size is not None:
             return self
         return replace(self, batch_size=auto_batch_size(parallel, budget))
 
     @property
     def fixed_design(self) -> bool:
-        """Whether this run asks for the random halves: one level, no opening and no
-        Thompson draws."""
+        """Whether this run asks for the random halves (one level, nothing after them)."""
         return self._switches.design != "adaptive"
 
     def for_budget(self, n_segments: int, budget: int, n_docs: int = 1) -> Auto:
-        """These settings for a run over ``n_segments`` units of ``n_docs`` documents
-        (:func:`budget_rule`); ``self`` when the rule changes nothing."""
+        """These settings for a run over ``n_segments`` units of ``n_docs`` documents."""
         switches = budget_rule(self._switches, n_segments, budget, n_docs, self._answer_words)
         return self if switches == self._switches else replace(self, _switches=switches)
 
     def one_level(self, documents: bool = False) -> Auto:
-        """These settings for a one-level run (:func:`one_level_opening`; ``documents``:
-        the units are whole documents)."""
+        """These settings for a one-level run (``documents``: the units are documents)."""
         switches = replace(
             self._switches,
             leave_one_out_first=False,
@@ -367,8 +324,7 @@ class Auto(Method):
         return AutoSampler(self, n_segments, budget, rng)
 
     def design_fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
-        """The scores that steer the design (CAMAB's posterior means), apart from
-        :meth:`fit` so a change of estimator does not change the subsets asked for."""
+        """The scores that steer the design (CAMAB's posterior means), apart from :meth:`fit`."""
         return self.bandit().fit(masks, rewards, seed)
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:

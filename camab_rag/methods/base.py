@@ -1,9 +1,5 @@
-"""What every attribution method provides, and the estimators they share.
-
-A method is a sampler that proposes subsets to evaluate and an estimator (:meth:`Method.fit`)
-that turns evaluated subsets into per-segment scores; split so one run serves many fits
-(the anytime posterior, per-answer-sentence attributions) at no extra model calls.
-"""
+"""A method is a sampler of subsets to evaluate and an estimator (:meth:`Method.fit`) of
+per-segment scores from them, split so one run serves many fits; the shared estimators."""
 
 from __future__ import annotations
 
@@ -20,11 +16,8 @@ LASSO_ALPHA = 0.01
 
 
 class Sampler(ABC):
-    """Proposes batches of inclusion masks; adaptive samplers learn from the rewards.
-
-    Every mask proposed is a model call: samplers propose distinct subsets, except
-    CAMAB's paper-faithful ``redraw=False``.
-    """
+    """Proposes batches of distinct inclusion masks (each a model call; CAMAB's
+    ``redraw=False`` may repeat); adaptive samplers learn from the rewards."""
 
     stopped_early: bool = False
     #: rounds whose first draw landed on a subset already paid for and was drawn again
@@ -38,8 +31,7 @@ class Sampler(ABC):
         """Receive the rewards of the batch last proposed (non-adaptive samplers ignore them)."""
 
     def planned(self) -> Masks | None:
-        """Every mask this sampler will propose when known before the run (a fixed
-        design), for a progress display's total; ``None`` for adaptive ones."""
+        """Every mask a fixed design will propose (a progress total); ``None`` if adaptive."""
         return None
 
 
@@ -66,8 +58,7 @@ class Method(ABC):
     anytime: bool = True
     #: whether :meth:`fit` accepts any prefix of the design (not leave-one-out's)
     prefix_fit: bool = True
-    #: whether the scores model the reward (their sum then estimates the context gain
-    #: ``L(C) - L(empty)`` when neither end was scored); not the random baseline's
+    #: whether the scores model the reward (not the random baseline's)
     models_reward: bool = True
 
     @abstractmethod
@@ -103,16 +94,15 @@ def leave_one_out_rows(n_segments: int) -> Masks:
 
 
 def enumerates(method: Method, n_segments: int, budget: int) -> bool:
-    """Whether a run can afford every subset (``2**N <= budget``) and so fits exactly.
-    Leave-one-out, the random baseline and CAMAB's ``redraw=False`` keep their own cost."""
+    """Whether a run affords every subset (``2**N <= budget``) and so fits exactly
+    (never leave-one-out, random or CAMAB's ``redraw=False``)."""
     if method.name in ("loo", "random") or getattr(method, "redraw", True) is False:
         return False
     return n_segments < 62 and 2**n_segments <= budget
 
 
 def plan_sampler(method: Method, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
-    """The sampler of one run: every subset once when the budget covers them all (exact),
-    else the method's own sampler."""
+    """Every subset once when the budget covers them all, else the method's sampler."""
     if enumerates(method, n_segments, budget):
         return FixedDesignSampler(all_masks(n_segments))
     return method.sampler(n_segments, budget, rng)
@@ -121,8 +111,7 @@ def plan_sampler(method: Method, n_segments: int, budget: int, rng: np.random.Ge
 def distinct_rows(
     draw: Callable[[], Masks], budget: int, n_segments: int, rng: np.random.Generator
 ) -> Masks:
-    """``budget`` distinct masks from repeated ``draw()`` batches; when draws keep
-    repeating, unseen uniformly random masks fill the rest."""
+    """``budget`` distinct masks from ``draw()`` batches, topped up with random ones."""
     seen: dict[bytes, NDArray[np.bool_]] = {}
     for _ in range(64):
         for row in draw():
@@ -136,7 +125,6 @@ def distinct_rows(
 
 
 def rows_by_mask(masks: Masks, rewards: FloatArray) -> dict[bytes, float]:
-    """Map each distinct mask to its (last) reward."""
     return {mask.tobytes(): float(value) for mask, value in zip(masks, rewards)}
 
 
@@ -182,11 +170,9 @@ def lasso_scores(masks: Masks, rewards: FloatArray, alpha: float = LASSO_ALPHA) 
 def flat_intercept_posterior_mean(
     masks: Masks, rewards: FloatArray, *, noise_variance: float = 0.01, prior_variance: float = 1.0
 ) -> FloatArray:
-    """CAMAB's posterior means of the segment weights (prior mean 0) with a flat prior on
-    the intercept (``auto``'s estimator): integrating the intercept out centres the
-    design, so this is ridge regression on centred data, and scores read from different
-    rows (documents, sentences) stay comparable. ``rewards`` ``(m,)`` or ``(m, K)`` gives
-    ``(N,)`` or ``(K, N)``; no rows give zeros."""
+    """CAMAB's posterior means with a flat prior on the intercept: ridge regression on
+    centred data, so scores read from different rows stay comparable. ``(m,)`` or
+    ``(m, K)`` rewards give ``(N,)`` or ``(K, N)``; no rows give zeros."""
     x = masks.astype(float)
     y = np.asarray(rewards, dtype=float)
     y2 = y[:, None] if y.ndim == 1 else y

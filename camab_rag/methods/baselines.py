@@ -1,7 +1,4 @@
-"""The baselines: KernelSHAP, ContextCite's surrogate, leave-one-out and random scores.
-
-Each runs under the same scorer and budget as CAMAB; the budget counts distinct calls.
-"""
+"""The baselines: KernelSHAP, ContextCite's surrogate, leave-one-out and random scores."""
 
 from __future__ import annotations
 
@@ -26,11 +23,9 @@ from camab_rag.methods.base import (
 
 
 class KernelShap(Method):
-    """KernelSHAP against the fully masked context: the empty and full contexts, then
-    distinct coalitions from the Shapley kernel's size distribution, each paired with its
-    complement (every coalition, exact weights, when the budget covers ``2^N``). The fit is
-    kernel-weighted least squares with ``sum(phi) = v(full) - v(empty)``, minimum-norm
-    when under-determined."""
+    """KernelSHAP: the empty and full contexts, then coalitions from the Shapley kernel's
+    size distribution, each with its complement (all of them, exact weights, when the
+    budget covers ``2^N``); least squares with ``sum(phi) = v(full) - v(empty)``."""
 
     name = "kernelshap"
 
@@ -92,8 +87,7 @@ class KernelShap(Method):
 
 @dataclass
 class ContextCite(Method):
-    """ContextCite's surrogate: ``budget`` distinct Bernoulli(``keep_probability``)
-    ablation masks, fitted with its standardised LASSO (:func:`lasso_scores`)."""
+    """ContextCite's surrogate: distinct Bernoulli(``keep_probability``) masks, LASSO."""
 
     alpha: float = 0.01
     keep_probability: float = 0.5
@@ -118,8 +112,7 @@ class ContextCite(Method):
 
 
 class LeaveOneOut(Method):
-    """``score_i = V(C) - V(C without segment i)``: exactly ``N + 1`` calls whatever the
-    budget."""
+    """``score_i = V(C) - V(C without segment i)``: ``N + 1`` calls whatever the budget."""
 
     name = "loo"
     anytime = False

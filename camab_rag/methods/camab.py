@@ -1,13 +1,8 @@
-"""CAMAB: context attribution with combinatorial Linear Thompson Sampling (Algorithm 1).
-
-Each round draws ``w ~ N(mu, B^-1)`` over ``[intercept, w_1..w_N]``, queries the segments
-whose sampled weight is positive, observes ``v = V(S)`` and updates ``B += x x^T / s2``,
-``f += v x / s2``, ``mu = B^-1 f`` with ``x = [1, 1(s_1 in S), ...]``; the scores are
-``mu_1..mu_N``. Defaults follow the paper (prior mean 0, prior variance 1, noise variance
-0.01, ``batch_size=1``). The budget counts distinct calls: a draw that repeats a paid-for
-subset is drawn again (up to ``MAX_REDRAWS`` times), then the unseen subset of largest
-predictive variance is taken; ``redraw=False`` is the paper's loop exactly.
-"""
+"""CAMAB (Algorithm 1): each round draws ``w ~ N(mu, B^-1)`` over ``[intercept, w_1..w_N]``,
+queries the segments of positive weight, observes ``v = V(S)`` and updates the posterior;
+the scores are ``mu_1..mu_N``. Defaults follow the paper. A draw repeating a paid-for
+subset is drawn again (``MAX_REDRAWS`` times), then the unseen subset of largest predictive
+variance is taken; ``redraw=False`` is the paper's loop exactly."""
 
 from __future__ import annotations
 
@@ -26,9 +21,8 @@ MAX_REDRAWS = 32
 
 @dataclass(frozen=True)
 class EarlyStop:
-    """Stop before the budget once the top-k set is settled: after ``min_rounds``
-    observations, when the share of ``n_samples`` posterior draws whose top-``k`` set
-    equals the posterior mean's reaches ``threshold``."""
+    """Stop once the share of ``n_samples`` posterior draws whose top-``k`` set is the
+    posterior mean's reaches ``threshold`` (after ``min_rounds`` observations)."""
 
     k: int = 3
     threshold: float = 0.95
@@ -41,8 +35,6 @@ class EarlyStop:
 
 
 class CamabSampler(Sampler):
-    """The Thompson-sampling loop; ``posterior`` is live during and after the run."""
-
     def __init__(
         self, method: Camab, n_segments: int, budget: int, rng: np.random.Generator
     ) -> None:
@@ -70,7 +62,6 @@ class CamabSampler(Sampler):
         return masks
 
     def _unseen(self, first: NDArray[np.bool_], proposed: set[bytes]) -> NDArray[np.bool_]:
-        """A fresh draw not yet paid for, else the unseen subset least known."""
         for _ in range(MAX_REDRAWS):
             mask = self.posterior.sample(self.rng, 1)[0, 1:] > 0
             if mask.tobytes() not in proposed:
@@ -109,12 +100,7 @@ class CamabSampler(Sampler):
 
 @dataclass
 class Camab(Method):
-    """CAMAB's settings (see the module docstring).
-
-    Args:
-        redraw: draw a repeated subset again, so the budget buys ``budget`` distinct
-            subsets (default); ``False`` is the paper's loop as written.
-    """
+    """CAMAB's settings; ``redraw=False`` is the paper's loop as written."""
 
     prior_mean: float = 0.0
     prior_variance: float = 1.0
@@ -138,8 +124,6 @@ class Camab(Method):
         return np.asarray(self.fit_many(masks, rewards[:, None], seed)[0], dtype=float)
 
     def fit_many(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
-        """Posterior means: one factorisation of the shared precision, one solve per
-        reward vector."""
         features = np.hstack([np.ones((masks.shape[0], 1)), masks.astype(float)])
         dim = features.shape[1]
         precision = np.eye(dim) / self.prior_variance + features.T @ features / self.noise_variance
@@ -151,7 +135,6 @@ class Camab(Method):
         return np.asarray(means[1:].T, dtype=float)
 
     def posterior_from(self, masks: Masks, rewards: FloatArray) -> GaussianLinearPosterior:
-        """The posterior after the given observations (for a prefix of a run)."""
         posterior = GaussianLinearPosterior(
             masks.shape[1] + 1,
             prior_mean=self.prior_mean,

@@ -1,14 +1,9 @@
-"""Hierarchical attribution: whole documents first, then the segments inside the top ones.
+"""Hierarchical attribution: whole documents first (:func:`document_calls`), then the
+segments of the top documents that fit in the rest of the budget, the others kept.
 
-Stage 1 runs the base method over documents (a document's segments kept or removed
-together) with up to half the budget, or ``D + 1`` calls (a document-level leave-one-out)
-when that leaves a third of the budget or the base ``opens_documents``. Stage 2 runs the
-base over the segments of the top documents that fit in the rest of the budget, the other
-documents kept. Document scores come from the subsets that keep or drop whole documents, segment
-scores from those that keep every other document; an unrefined document's segments share
-its score equally (a base with ``joint_fit`` is fitted once over every subset instead).
-The refined documents are chosen with the base's ``design_fit`` when it has one.
-"""
+Document scores come from the subsets that keep or drop whole documents, segment scores
+from those that keep every other document; an unrefined document's segments share its
+score (a base with ``joint_fit`` is fitted once over every subset instead)."""
 
 from __future__ import annotations
 
@@ -24,8 +19,7 @@ IntArray = NDArray[np.int64]
 
 
 class _Stage:
-    """One level's sampler in full coordinates: rows already paid for are answered from
-    ``known``; at most ``max_calls`` new rows are released."""
+    """One level's sampler in full coordinates; rows in ``known`` are answered from it."""
 
     def __init__(
         self,
@@ -44,7 +38,6 @@ class _Stage:
         self.pending: Masks = np.zeros((0, 0), dtype=bool)
 
     def next_masks(self) -> Masks | None:
-        """The next new rows (full coordinates), or ``None`` when the stage is over."""
         while not self.buffer and not self.done:
             batch = self.inner.next_masks()
             if batch is None:
@@ -75,10 +68,9 @@ class _Stage:
 
 
 def document_calls(base: Method, n_docs: int, budget: int) -> int:
-    """The calls of a hierarchical run's document level: a document-level leave-one-out
-    (``D + 1`` calls) when it leaves a third of the budget for the segments (or whenever it
-    fits, for a base that ``opens_documents``, as auto), else half the budget; at most
-    every subset of the documents."""
+    """The document level's calls: ``D + 1`` (each document left out once) when that leaves
+    a third of the budget (whenever it fits for a base that ``opens_documents``), else half
+    the budget; at most every subset of the documents."""
     d = n_docs
     cap = max(d + 1 if 3 * (d + 1) <= 2 * budget else budget // 2, 1)
     if getattr(base, "opens_documents", False) and d + 1 <= budget:
@@ -87,10 +79,9 @@ def document_calls(base: Method, n_docs: int, budget: int) -> int:
 
 
 def most_calls(base: Method, groups: Sequence[int], budget: int) -> int:
-    """An upper bound on the distinct calls a hierarchical run of ``base`` over ``groups``
-    can make with ``budget``: its document level and every subset of the documents of two
-    or more segments (the full context is already scored). On a small context it can be
-    under the budget, e.g. 6 calls for 4 sentences in 3 documents."""
+    """An upper bound on a hierarchical run's distinct calls: its document level and every
+    subset of the segments of documents of two or more (e.g. 6 for 4 sentences in 3
+    documents)."""
     sizes = np.bincount(np.asarray(groups, dtype=np.int64))
     refinable = int(sizes[sizes >= 2].sum())
     if refinable >= 62:
@@ -99,8 +90,6 @@ def most_calls(base: Method, groups: Sequence[int], budget: int) -> int:
 
 
 class HierarchicalSampler(Sampler):
-    """Documents first, then the segments of the top documents (see module docstring)."""
-
     def __init__(self, method: Hierarchical, budget: int, rng: np.random.Generator) -> None:
         self.method = method
         self.budget = budget
@@ -144,7 +133,6 @@ class HierarchicalSampler(Sampler):
         )
 
     def _plan(self) -> list[int]:
-        """The documents stage 2 would refine now, best first."""
         masks = np.array([m for m, _ in self.history], dtype=bool).reshape(-1, self.groups.size)
         rewards = np.array([v for _, v in self.history])
         doc_scores = self.method.document_scores(masks, rewards, design=True)
@@ -185,12 +173,7 @@ class HierarchicalSampler(Sampler):
 
 
 class Hierarchical(Method):
-    """Any method run hierarchically over ``groups`` (the document index of each segment).
-
-    Args:
-        base: the method used at both levels.
-        groups: document index of each segment (0-based, every document present).
-    """
+    """``base`` run hierarchically over ``groups`` (each segment's document, 0..D-1)."""
 
     anytime = False
 
@@ -205,8 +188,7 @@ class Hierarchical(Method):
         self.base = base
         self.groups = ids
         self.name = base.name
-        #: evaluations of the document stage (set by the run; the fit reads the document
-        #: scores from those rows only)
+        #: the document stage's calls (set by the run; document scores read those rows)
         self.stage1_calls = stage1_calls
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
@@ -215,14 +197,13 @@ class Hierarchical(Method):
         return HierarchicalSampler(self, budget, rng)
 
     def members(self) -> list[IntArray]:
-        """Each document's segment indices."""
         return [np.flatnonzero(self.groups == d) for d in range(int(self.groups.max()) + 1)]
 
     def document_scores(
         self, masks: Masks, rewards: FloatArray, seed: int = 0, *, design: bool = False
     ) -> FloatArray:
-        """The documents' scores from the subsets that keep or drop whole documents, with
-        the base's ``design_fit`` (when it has one) for ``design=True``."""
+        """The documents' scores from the subsets that keep or drop whole documents (with
+        the base's ``design_fit``, when it has one, for ``design=True``)."""
         first = np.array([m[0] for m in self.members()])
         whole = np.all(masks == masks[:, first][:, self.groups], axis=1)
         if self.stage1_calls is not None:

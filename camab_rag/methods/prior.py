@@ -1,12 +1,7 @@
-"""CAMAB with a prior learned from free calls of a cheaper model.
-
-A free scorer (the embedded model beside a served or API model) attributes first; its
-segment weights ``w_free`` become the target model's prior through one linear model,
-``V_target(S) = b + a * (w_free . x_S) + d . x_S + noise`` with ``d ~ N(0, tau2 I)``, so
-the target's weights are ``a * w_free + d``. The target's calls learn ``b``, the agreement
-``a`` and the corrections ``d``; ``tau2`` is the grid value of highest evidence: when the
-models disagree ``a`` goes to 0 and the free calls cost only time.
-"""
+"""CAMAB with a prior of free weights ``w_free`` (a cheaper model's, or lexical scores):
+``V(S) = b + a * (w_free . x_S) + d . x_S + noise``, ``d ~ N(0, tau2 I)``; the calls learn
+``b``, the agreement ``a`` and the corrections ``d``, ``tau2`` the grid value of highest
+evidence (when they disagree ``a`` goes to 0)."""
 
 from __future__ import annotations
 
@@ -28,7 +23,6 @@ AGREEMENT_VARIANCE = 1.0
 
 
 def _prior(n_segments: int, tau2: float) -> tuple[FloatArray, FloatArray]:
-    """Prior mean and variances of ``(b, a, d)``: the free model is believed (a = 1)."""
     mean = np.zeros(n_segments + 2)
     mean[1] = 1.0
     variances = np.full(n_segments + 2, tau2)
@@ -53,8 +47,6 @@ def log_evidence(
 
 @dataclass(frozen=True)
 class Posterior:
-    """The Gaussian posterior over ``(b, a, d)`` at the chosen ``tau2``."""
-
     mean: FloatArray
     tau2: float
 
@@ -62,8 +54,7 @@ class Posterior:
 def posterior(
     masks: Masks, rewards: FloatArray, free_weights: FloatArray, noise: float
 ) -> Posterior:
-    """The posterior after the target's ``(masks, rewards)`` at the ``tau2`` of
-    :data:`TAU2_GRID` of highest evidence."""
+    """The posterior over ``(b, a, d)`` at the ``tau2`` of highest evidence."""
     x = masks.astype(float)
     features = np.hstack([np.ones((len(x), 1)), (x @ free_weights)[:, None], x])
     n = len(free_weights)
@@ -84,9 +75,7 @@ def target_weights(theta: FloatArray, free_weights: FloatArray) -> FloatArray:
 
 @dataclass
 class FreePrior(Method):
-    """CAMAB on the target model with the free model's weights (``free_weights``, from
-    ``free_calls`` calls of ``free_model``) as its prior: the target's subsets are CAMAB's
-    own draws, the prior enters the fit only."""
+    """CAMAB's draws on the target model, fitted with ``free_weights`` as the prior."""
 
     free_weights: FloatArray = field(default_factory=lambda: np.zeros(0))
     free_calls: int = 0

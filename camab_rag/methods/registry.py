@@ -1,5 +1,4 @@
-"""Methods by name: :data:`METHODS`, :func:`get_method` and :func:`method_from_config`
-(the method of a stored result)."""
+"""Methods by name, and the method of a stored result."""
 
 from __future__ import annotations
 
