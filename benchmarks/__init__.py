@@ -1,21 +1,15 @@
 """camab-rag's development benchmarks: never installed, run from a checkout.
 
 ``python -m benchmarks NAME ...`` runs one of :data:`BENCHMARKS` (``python -m benchmarks``
-lists them). Each writes its detail to ``benchmarks/results/<topic>/README.md`` and its
-headline rows to BENCHMARKS.md (:mod:`benchmarks._report`); shared parts: one data loader
-with the results files and reward store (:mod:`benchmarks.data`) and one statistics module
-with the LDS (:mod:`benchmarks.stats`); the free lexical baseline is the library's own
-(:func:`camab_rag.lexical.lexical_scores`).
-"""
+lists them); each writes its detail to ``benchmarks/results/<topic>/README.md`` and its
+headline rows to BENCHMARKS.md (:mod:`benchmarks._report`). Shared: one data loader
+(:mod:`benchmarks.data`) and one statistics module (:mod:`benchmarks.stats`)."""
 
 import argparse
 
 BENCHMARKS: dict[str, tuple[str, str]] = {
     "lds": ("benchmarks.bench_lds", "quality per model call: LDS and top-k drop, 8-64 calls"),
-    "lds-design": (
-        "benchmarks.lds_design",
-        "ablations of auto at few calls, re-fitted on stored rewards",
-    ),
+    "lds-design": ("benchmarks.lds_design", "ablations of auto at few calls (stored rewards)"),
     "gate": ("benchmarks.bench_gate", "groundedness gate on FRANK and HaluEval (run, report)"),
     "citations": ("benchmarks.bench_citations", "citation precision and recall (HotpotQA)"),
     "conflicts": ("benchmarks.bench_conflicts", "conflicting sources caught (HotpotQA)"),
@@ -28,7 +22,6 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
 
 
 def argument_parser(doc: str | None) -> argparse.ArgumentParser:
-    """A benchmark's parser, so that every ``--help`` reads alike: its name is the command
-    ``python -m benchmarks NAME`` (``__main__`` sets it), its description the first
-    paragraph of the module's docstring."""
+    """A benchmark's parser, so that every ``--help`` reads alike: named as the command
+    (``__main__`` sets it), described by the module docstring's first paragraph."""
     return argparse.ArgumentParser(description=" ".join((doc or "").split("\n\n")[0].split()))

@@ -1,8 +1,6 @@
-"""``python -m benchmarks NAME ...``: the one entry point of the development benchmarks.
-
-Runs ``main()`` of the module :data:`benchmarks.BENCHMARKS` names, with the rest of the
-command line as its arguments; the figures it writes record the command in this form.
-"""
+"""``python -m benchmarks NAME ...``: the one entry point of the development benchmarks:
+``main()`` of the module :data:`benchmarks.BENCHMARKS` names, with the rest of the command
+line as its arguments (the figures it writes record the command in this form)."""
 
 from __future__ import annotations
 

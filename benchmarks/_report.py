@@ -1,7 +1,6 @@
-"""Where a benchmark's figures go: :func:`write_section` puts its detail, with the command
-that produced it, in ``benchmarks/results/<topic>/README.md``; :func:`write_headline` its
-headline rows (ours beside the free baseline) in ``headlines.json``; both regenerate
-BENCHMARKS.md. Figures are never typed by hand."""
+"""Where a benchmark's figures go: its detail with its command in
+``benchmarks/results/<topic>/README.md``, its headline rows in ``headlines.json``, both
+regenerating BENCHMARKS.md. Figures are never typed by hand."""
 
 from __future__ import annotations
 
@@ -23,7 +22,7 @@ HEADLINES = RESULTS / "headlines.json"
 ENTRY: str | None = None
 """Set by ``python -m benchmarks NAME``: commands are then written in that form."""
 
-TOPICS: dict[str, tuple[str, str]] = {
+TOPICS: dict[str, tuple[str, str]] = {  # topic folder -> (title, its sections' pattern)
     "groundedness": ("Groundedness gate", r"gate|groundedness"),
     "citations": ("Citations", r"citations"),
     "conflicts": ("Conflicting sources", r"conflicts"),
@@ -31,7 +30,6 @@ TOPICS: dict[str, tuple[str, str]] = {
     "proxy": ("Proxy scorer", r"proxy"),
     "speed": ("Speed: scorer and attention kernel", r"scorer-.*|attention-.*"),
 }
-"""Topic folder -> (title, the section names it holds, a regular expression)."""
 
 HEADLINE_HEADER = ("benchmark", "figure", "ours", "free baseline", "target", "command")
 RETIRED = (
@@ -43,8 +41,7 @@ RETIRED = (
 
 
 def topic_file(name: str) -> Path:
-    """``benchmarks/results/<topic>/README.md`` of section ``name`` (a topic of its own
-    name when no topic claims it)."""
+    """``benchmarks/results/<topic>/README.md`` of section ``name`` (else its own topic)."""
     found = [topic for topic, (_, pattern) in TOPICS.items() if re.fullmatch(pattern, name)]
     return RESULTS / (found or [re.sub(r"[^a-z0-9_]+", "_", name.lower())])[0] / "README.md"
 
@@ -79,15 +76,9 @@ def replace_block(path: Path, name: str, block: str) -> None:
     """Put ``block`` in place of the marked section ``name`` of ``path`` (or append it)."""
     topic = path.parent.name
     title = TOPICS.get(topic, (topic.replace("_", " ").capitalize(), ""))[0]
-    text = (
-        path.read_text(encoding="utf-8")
-        if path.exists()
-        else (
-            f"# {title}\n\nEvery section below is written by the command named in it; "
-            "re-run the command to refresh it. Headline figures: "
-            "[BENCHMARKS.md](../../../BENCHMARKS.md).\n\n"
-        )
-    )
+    new = f"# {title}\n\nEvery section below is written by the command named in it; re-run the "
+    new += "command to refresh it. Headline figures: [BENCHMARKS.md](../../../BENCHMARKS.md).\n\n"
+    text = path.read_text(encoding="utf-8") if path.exists() else new
     pattern = re.compile(
         rf"<!-- bench:{re.escape(name)} -->.*?<!-- /bench:{re.escape(name)} -->\n", re.S
     )
@@ -100,12 +91,10 @@ def replace_block(path: Path, name: str, block: str) -> None:
 
 
 def write_headline(name: str, rows: Sequence[Sequence[object]]) -> None:
-    """Record benchmark ``name``'s headline rows for BENCHMARKS.md's table, replacing the
-    ones it wrote before. Each row: figure, ours, the free baseline on the same rows (its
-    name and value), and the target with "met"/"missed" (or "–" for none)."""
-    for row in rows:
-        if len(row) != 4:
-            raise ValueError(f"a headline row has 4 cells (figure, ours, baseline, target): {row}")
+    """Record ``name``'s headline rows for BENCHMARKS.md (replacing its earlier ones): figure,
+    ours, the free baseline on the same rows, the target with "met"/"missed" (or "–")."""
+    if bad := [row for row in rows if len(row) != 4]:
+        raise ValueError(f"a headline row has 4 cells (figure, ours, baseline, target): {bad[0]}")
     stored = _read_headlines()
     stored[name] = {
         "command": command_line(),
@@ -120,8 +109,7 @@ def write_headline(name: str, rows: Sequence[Sequence[object]]) -> None:
 def publish(
     name: str, title: str, body: str, rows: Sequence[Sequence[object]] | None, write: bool
 ) -> None:
-    """Print a benchmark's section; with ``write``, store it (:func:`write_section`) and its
-    headline rows (:func:`write_headline`, when it has some). Every report ends here."""
+    """Print a benchmark's section; with ``write``, store it and its headline rows."""
     print(body)
     if write:
         write_section(name, title, body)
@@ -166,13 +154,10 @@ def write_index() -> None:
     )
     lines += ["", (unrecorded if missing else "") + RETIRED]
     lines += ["", "## Detail by topic", ""]
-    topics = sorted(p for p in RESULTS.glob("*/README.md"))
+    sections = r"<!-- bench:[^ ]+ -->\n## (.*)\n"
     index = [
-        [
-            f"[{p.parent.name}]({_link(p)})",
-            "; ".join(re.findall(r"<!-- bench:[^ ]+ -->\n## (.*)\n", p.read_text("utf-8"))),
-        ]
-        for p in topics
+        [f"[{p.parent.name}]({_link(p)})", "; ".join(re.findall(sections, p.read_text("utf-8")))]
+        for p in sorted(RESULTS.glob("*/README.md"))
     ]
     lines.append(markdown_table(("topic", "sections"), index))
     BENCHMARKS_MD.write_text("\n".join(lines) + "\n", encoding="utf-8")

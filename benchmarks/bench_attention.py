@@ -98,15 +98,8 @@ def main() -> None:
     diff = max(
         float(np.abs(a - b).max()) for a, b in zip(logprobs["dense"], logprobs["lower-right"])
     )
-    rho = {
-        method: float(
-            np.corrcoef(
-                np.argsort(np.argsort(scores[method, "dense"])),
-                np.argsort(np.argsort(scores[method, "lower-right"])),
-            )[0, 1]
-        )
-        for method, _ in RUNS
-    }
+    ranks = {key: np.argsort(np.argsort(value)) for key, value in scores.items()}
+    rho = {m: float(np.corrcoef(ranks[m, "dense"], ranks[m, "lower-right"])[0, 1]) for m, _ in RUNS}
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU"
     header = columns(
         "method|model calls|kernel|attention implementation|tokens computed|"
@@ -131,20 +124,16 @@ def main() -> None:
     )
     print(body)
     if not args.no_write:
-        write_section(
-            f"attention-{args.shape}",
-            f"Attention kernel on a GPU: whole attributions, {args.shape} ({device})",
-            body,
-        )
+        name = f"attention-{args.shape}"
+        title = f"Attention kernel on a GPU: whole attributions, {args.shape} ({device})"
+        write_section(name, title, body)
         cells = {(str(row[0]), str(row[2])): str(row[5]) for row in rows}
-        write_headline(
-            f"attention-{args.shape}",
-            [
-                [f"{method} attribution s, {args.shape} ({device})", value, f"dense {dense}", "–"]
-                for (method, kernel), value in cells.items()
-                if kernel == "lower-right" and (dense := cells.get((method, "dense")))
-            ],
-        )
+        headline = [
+            [f"{method} attribution s, {args.shape} ({device})", value, f"dense {dense}", "–"]
+            for (method, kernel), value in cells.items()
+            if kernel == "lower-right" and (dense := cells.get((method, "dense")))
+        ]
+        write_headline(name, headline)
 
 
 if __name__ == "__main__":

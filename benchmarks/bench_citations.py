@@ -21,7 +21,7 @@ import numpy as np
 import camab_rag
 import camab_rag.citations as citations
 from benchmarks import argument_parser
-from benchmarks._report import markdown_table, publish, share
+from benchmarks._report import columns, markdown_table, publish, share
 from benchmarks.data import contains_gold, contexts, hotpot_rows, read_jsonl, resume
 from benchmarks.data import normalize_answer as normalize
 from camab_rag.citations import CitationRule, cite
@@ -33,36 +33,26 @@ Item = tuple[AttributionResult, list[dict[str, str]], set[int], str]
 """(attribution, documents, gold paragraph indices, gold answer)."""
 Tried = tuple[str, Rule, "CitationRule | None"]
 """A candidate: its name, its rule and the :class:`CitationRule` it is (``None``: none)."""
+Bar = Callable[[Any], float]  # the unrelated sources' scores -> a bar (or a holder's floor)
 RESULTS = Path(__file__).resolve().parent / "results" / "citations"
-
-
 SKIP = 50
 """Questions left out at the start of the file: the first 50 (non yes/no) are the dev rows
 the citation rule was chosen on (``results/citations/smollm2.jsonl``, four paragraphs)."""
 
 
 def hotpot_cases(n: int, skip: int = SKIP) -> list[dict[str, Any]]:
-    """``n`` questions whose answer is not yes/no, after the first ``skip`` such, with their
-    ten paragraphs and the indices of the gold ones."""
+    """``n`` non-yes/no questions after the first ``skip``, with ten paragraphs and the gold."""
     cases: list[dict[str, Any]] = []
     rows = [row for row in hotpot_rows() if normalize(row["answer"]) not in ("yes", "no")][skip:]
-    for row in rows:
+    for row in rows[:n]:
         gold_titles = {title for title, _ in row["supporting_facts"]}
         docs = [
             {"title": t, "text": " ".join(s.strip() for s in lines)} for t, lines in row["context"]
         ]
-        cases.append(
-            {
-                "id": row["id"],
-                "question": row["question"],
-                "gold_answer": row["answer"].strip(),
-                "response": f"The answer is {row['answer'].strip()}.",
-                "docs": docs,
-                "gold": [i for i, d in enumerate(docs) if d["title"] in gold_titles],
-            }
-        )
-        if len(cases) == n:
-            break
+        answer = row["answer"].strip()
+        case = {"id": row["id"], "question": row["question"], "gold_answer": answer}
+        case.update(response=f"The answer is {answer}.", docs=docs)
+        cases.append({**case, "gold": [i for i, d in enumerate(docs) if d["title"] in gold_titles]})
     return cases
 
 
@@ -74,32 +64,27 @@ def attribute_case(scorer: Any, case: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(n: int, model: str, threads: int) -> None:
-    """Attribute the first ``n`` cases not yet stored in
-    ``results/citations/<model>_hotpotqa.jsonl``."""
+    """Attribute the first ``n`` cases not yet stored in ``<model>_hotpotqa.jsonl``."""
     todo = [(case["id"], case) for case in hotpot_cases(n)]
     resume(RESULTS / f"{model}_hotpotqa.jsonl", todo, attribute_case, model, threads)
 
 
 def is_dev(row_id: str) -> bool:
-    """The split rule, fixed in advance: dev when the first eight hex digits of the row
-    id's SHA-256 are even."""
+    """Dev when the first eight hex digits of the row id's SHA-256 are even (fixed in advance)."""
     return int(hashlib.sha256(row_id.encode("utf-8")).hexdigest()[:8], 16) % 2 == 0
 
 
-def _median_bar(unrelated: Any) -> float:
-    """The previous version's bar: the median score of the unrelated sources."""
+def _median_bar(unrelated: Any) -> float:  # the previous version's bar
     return max(float(np.median(unrelated)), 0.0) if unrelated.size else 0.0
 
 
-def _no_holder(_unrelated: Any) -> float:
-    """The versions before the holder of the numbers and names was cited: no floor is met."""
+def _no_holder(_unrelated: Any) -> float:  # before the holder of numbers and names was cited
     return float("inf")
 
 
 @contextlib.contextmanager
-def _hooks(**hooks: Callable[[Any], float] | None) -> Iterator[None]:
-    """Cite with other bars (``_unrelated_bar``, ``_holder_floor``; a benchmark's private
-    hooks)."""
+def _hooks(**hooks: Bar | None) -> Iterator[None]:
+    """Cite with other bars (``_unrelated_bar``, ``_holder_floor``: private hooks)."""
     originals = {name: getattr(citations, name) for name, hook in hooks.items() if hook}
     for name in originals:
         setattr(citations, name, hooks[name])
@@ -111,12 +96,9 @@ def _hooks(**hooks: Callable[[Any], float] | None) -> Iterator[None]:
 
 
 def cite_rule(
-    rule: CitationRule | None = None,
-    bar: Callable[[Any], float] | None = None,
-    holder: Callable[[Any], float] | None = None,
+    rule: CitationRule | None = None, bar: Bar | None = None, holder: Bar | None = None
 ) -> Rule:
-    """``cite`` with ``rule`` (default: the default rule) and, optionally, another bar or
-    floor for the holder of the numbers and names (:data:`_no_holder`: none cited)."""
+    """``cite`` with ``rule`` (default: the default) and optionally another bar or holder floor."""
 
     def chosen(result: AttributionResult, docs: list[dict[str, str]], _gold: str) -> set[int]:
         with _hooks(_unrelated_bar=bar, _holder_floor=holder):
@@ -143,21 +125,16 @@ RULES: list[tuple[str, Rule]] = [
 
 
 def _candidate(
-    name: str,
-    rule: CitationRule,
-    bar: Callable[[Any], float] | None = None,
-    holder: Callable[[Any], float] | None = _no_holder,
+    name: str, rule: CitationRule, bar: Bar | None = None, holder: Bar | None = _no_holder
 ) -> Tried:
-    """A candidate that is a :class:`CitationRule` (with ``bar``, another "what any text
-    gives" bar, or ``holder``, another floor for the holder of the numbers and names
-    (default: none cited): then no default can be it)."""
+    """A candidate :class:`CitationRule`, with another "what any text gives" ``bar`` or
+    ``holder`` floor (default: none cited): then no default can be it."""
     shipped = bar is None and holder is None
     return name, cite_rule(rule, bar, holder), rule if shipped else None
 
 
 def _plain(threshold: float, relative: float, note: str = "", **rule: Any) -> Tried:
-    """The candidate "best unrelated, ``threshold``, relative ``relative``" (``note``
-    appended), no holder cited."""
+    """The candidate "best unrelated, ``threshold``, relative ``relative``", no holder cited."""
     name = f"best unrelated, {threshold:g}, relative {relative:g}{note}"
     return _candidate(name, CitationRule(threshold=threshold, relative=relative, **rule))
 
@@ -195,16 +172,9 @@ it is one."""
 CANDIDATES: list[tuple[str, Rule]] = [(name, rule) for name, rule, _ in TRIED]
 
 
-def shipped_candidate() -> str | None:
-    """The candidate that ``cite()``'s default rule (``CitationRule()``) is, found from
-    the rules themselves (so the report cannot name a rule that does not ship), or
-    ``None`` when the default is none of them."""
-    default = CitationRule()
-    return next((name for name, _, rule in TRIED if rule == default), None)
-
-
-SHIPPED = shipped_candidate()
-"""The candidate ``cite()``'s defaults are (``None``: none of them)."""
+SHIPPED = next((name for name, _, rule in TRIED if rule == CitationRule()), None)
+"""The candidate ``cite()``'s defaults are, found from the rules themselves (so the report
+cannot name a rule that does not ship; ``None``: none of them)."""
 
 
 def counts(rule: Rule, items: list[Item]) -> tuple[int, int, int, int]:
@@ -244,28 +214,17 @@ def figures(items: list[Item], rules: list[tuple[str, Rule]] = RULES) -> list[li
 
 
 def choice(dev: list[Item], old_correct: list[Item]) -> tuple[str, list[list[Any]]]:
-    """The candidate chosen on the dev rows, and each candidate's figures there.
-
-    Among the candidates that meet the targets on the ten-paragraph dev rows (precision
-    >= 0.90, a distractor cited in <= 10% of answers), the one with the most cited gold
-    minus twice the cited distractors over those rows and the earlier dev set's correct
-    answers (a precision target of 0.9 weighs a wrong citation far above a missed one);
-    the first best in :data:`CANDIDATES` order wins. When none meets them, the best score.
-    """
+    """The candidate chosen on the dev rows (among those meeting the targets there, else
+    all: the most cited gold minus twice the cited distractors over those rows and the
+    earlier dev set's correct answers, the first best winning), and each one's figures."""
     rows, scored = [], []
     for name, rule in CANDIDATES:
         here, there = counts(rule, dev), counts(rule, old_correct)
         score = here[0] + there[0] - 2 * (here[1] + there[1])
         meets = here[0] >= 0.9 * (here[0] + here[1]) and here[3] <= 0.10 * max(len(dev), 1)
         scored.append((meets, score, name))
-        rows.append(
-            [
-                *_row(name, here, len(dev)),
-                "yes" if meets else "no",
-                *_row("", there, len(old_correct))[1:3],
-                score,
-            ]
-        )
+        earlier = _row("", there, len(old_correct))[1:3]
+        rows.append([*_row(name, here, len(dev)), "yes" if meets else "no", *earlier, score])
     pool = [item for item in scored if item[0]] or scored
     best = max(score for _, score, _ in pool)
     return next(name for _, score, name in pool if score == best), rows
@@ -287,13 +246,11 @@ HEADER = ["rule", "precision", "recall", "answers citing a distractor", "citatio
 
 def stored_items(path: Path, dev: bool) -> list[Item]:
     """The stored ten-paragraph rows of one side of the split (:func:`is_dev`)."""
-    items: list[Item] = []
-    for record in read_jsonl(path):
-        if is_dev(record["id"]) != dev:
-            continue
-        result = AttributionResult.from_dict(record["result"])
-        items.append((result, record["docs"], set(record["gold"]), record["gold_answer"]))
-    return items
+    return [
+        (AttributionResult.from_dict(r["result"]), r["docs"], set(r["gold"]), r["gold_answer"])
+        for r in read_jsonl(path)
+        if is_dev(r["id"]) == dev
+    ]
 
 
 def dev_items(path: Path, rows: dict[str, dict[str, Any]], correct_only: bool) -> list[Item]:
@@ -306,9 +263,8 @@ def dev_items(path: Path, rows: dict[str, dict[str, Any]], correct_only: bool) -
         docs = contexts(row, record["config"]["seed"])[0]
         titles = {title for title, _ in row["supporting_facts"]}
         gold = {i for i, doc in enumerate(docs) if doc["title"] in titles}
-        items.append(
-            (AttributionResult.from_dict(run_["result"]), docs, gold, record["gold_answer"])
-        )
+        result = AttributionResult.from_dict(run_["result"])
+        items.append((result, docs, gold, record["gold_answer"]))
     return items
 
 
@@ -323,18 +279,14 @@ def _versus_lexical(ours: tuple[int, int, int, int], lexical: tuple[int, int, in
         better.append("the distractor rate")
     if not better:
         return "The zero-call lexical rule does not beat the default on these rows."
-    return (
-        "The zero-call lexical rule beats the default on "
-        + " and ".join(better)
-        + " here"
-        + (
-            ": it is handed the gold answer string and cites every paragraph that holds "
-            "it, while the default cites the paragraph the attribution singles out or one "
-            "that holds the answer's numbers and names; the second gold paragraph of a "
-            "bridge question rarely holds the answer, so neither rule recalls it often."
-            if better == ["recall"]
-            else "."
-        )
+    said = "The zero-call lexical rule beats the default on " + " and ".join(better) + " here"
+    if better != ["recall"]:
+        return said + "."
+    return said + (
+        ": it is handed the gold answer string and cites every paragraph that holds "
+        "it, while the default cites the paragraph the attribution singles out or one "
+        "that holds the answer's numbers and names; the second gold paragraph of a "
+        "bridge question rarely holds the answer, so neither rule recalls it often."
     )
 
 
@@ -353,24 +305,19 @@ def report(model: str, n: int) -> str:
         + _versus_lexical(counts(default_rule, held), counts(lexical_rule, held))
     )
     short = [f"{k} {side}" for k, side in ((len(held), "held-out"), (len(dev), "dev")) if k < 30]
+    verdict += f" Rows: {len(held)} held-out and {len(dev)} dev of the 30 + 30 issue 48 asks for"
     verdict += (
-        f" Rows: {len(held)} held-out and {len(dev)} dev of the 30 + 30 issue 48 asks for"
-        + (
-            f" (**short**: {' and '.join(short)}; each row takes minutes of a shared CPU "
-            "core, and the run resumes where it stopped)."
-            if short
-            else "."
-        )
+        f" (**short**: {' and '.join(short)}; each row takes minutes of a shared CPU "
+        "core, and the run resumes where it stopped)."
+        if short
+        else "."
     )
     chosen, candidate_rows = choice(dev, old_correct)
-    candidate_header = [
-        "candidate (support counted above the ... source; bar in nats/token)",
-        *HEADER[1:],
-        "meets the targets",
-        "earlier dev set: precision",
-        "recall",
-        "score",
-    ]
+    candidate_header = columns(
+        "candidate (support counted above the ... source; bar in nats/token)|"
+        + "|".join(HEADER[1:])
+        + "|meets the targets|earlier dev set: precision|recall|score"
+    )
     return "\n".join(
         [
             f"{len(held) + len(dev)} HotpotQA distractor-dev questions after the first {SKIP} "
@@ -427,18 +374,12 @@ def main() -> None:
 def headline_rows(model: str) -> list[list[str]]:
     """BENCHMARKS.md's rows: the default rule's held-out figures beside the lexical rule's."""
     held = stored_items(RESULTS / f"{model}_hotpotqa.jsonl", dev=False)
-    (ours, free), (precision, distractors) = (
-        figures(held),
-        met(counts(default_rule, held), len(held)),
-    )
+    ours, free = figures(held)
+    precision, distractors = met(counts(default_rule, held), len(held))
     goals = {1: f">= 0.90 {precision or 'missed'}", 2: "–", 3: f"<= 10% {distractors}"}
+    name = f"citation {{}}, HotpotQA held-out ({model})"
     lexical = "lexical (paragraphs holding the answer string)"
     return [
-        [
-            f"citation {HEADER[col]}, HotpotQA held-out ({model})",
-            ours[col],
-            f"{lexical} {free[col]}",
-            goal,
-        ]
+        [name.format(HEADER[col]), ours[col], f"{lexical} {free[col]}", goal]
         for col, goal in goals.items()
     ]

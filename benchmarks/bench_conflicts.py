@@ -1,11 +1,8 @@
 """Conflicting sources: is a source that contradicts the answer's key fact caught?
 
-HotpotQA questions whose answer occurs verbatim in one gold paragraph, attributed by chunk
-over the source, the other gold paragraph, a stale copy of the source and a distractor
-(*control*: no copy; *six*: two more distractors). Runs are stored in
-``benchmarks/results/conflicts/`` for ``--replay``; the dispute threshold is chosen on the
-first half and reported on the second, beside the free lexical check.
-"""
+HotpotQA answers found verbatim in one gold paragraph, attributed by chunk over it, the
+other gold paragraph, a stale copy of it and a distractor (*control*: no copy; *six*: two
+more distractors); stored for ``--replay``; the threshold is chosen on the first half."""
 
 from __future__ import annotations
 
@@ -110,8 +107,8 @@ def cases(n: int) -> list[dict[str, Any]]:
 def attribute_words(
     scorer: Any, question: str, docs: list[dict[str, str]], response: str
 ) -> dict[str, Any]:
-    """Attribute ``response`` by chunk and keep each answer word's coefficient per document
-    (read through the engine's conflict step, so the run is the library's own)."""
+    """Attribute ``response`` by chunk, keeping each answer word's coefficient per document
+    (read in the engine's conflict step: the run is the library's own)."""
     kept: dict[str, Any] = {}
     original = find_conflicts
 
@@ -136,9 +133,8 @@ def attribute_words(
 
 
 def shipped(case: Case, threshold: float = CONFLICT_AT) -> Decision:
-    """What the library shows: :func:`camab_rag.conflicts.disputes` and :func:`camab_rag.cite`
-    on the stored run (a document is a segment; the answer's document scores stand for its
-    one sentence)."""
+    """What the library shows: ``disputes`` and ``cite`` on the stored run (a document is a
+    segment; the document scores stand for the answer's one sentence)."""
     docs, run = case
     texts = [d["text"] for _, d in docs]
     scores = np.asarray(run["scores"], dtype=float)
@@ -184,8 +180,7 @@ def lexical(case: Case) -> Decision:
 def rates(
     conflict: list[Case], control: list[Case], decide: Callable[[Case], Decision]
 ) -> dict[str, float]:
-    """Shares of copies flagged, of copies cited as support, of true sources flagged and
-    cited, and of control documents flagged."""
+    """Shares of copies flagged and cited, true sources flagged and cited, control flags."""
     counts = dict.fromkeys(("copy", "shown", "source", "source cited"), 0)
     for docs, run in conflict:
         roles = [role for role, _ in docs]
@@ -215,12 +210,11 @@ def at(threshold: float) -> Callable[[Case], Decision]:
     return lambda case: shipped(case, threshold)
 
 
-RULES: list[tuple[str, Callable[[Case], Decision]]] = [
+RULES: list[tuple[str, Callable[[Case], Decision]]] = [  # the rows of both tables
     ("no dispute check", no_check),
     ("shipped: disputes + cite (default)", shipped),
     ("lexical check (free)", lexical),
 ]
-"""The rows of both tables: no check, the shipped default, the free lexical check."""
 
 
 def _row(name: str, figures: dict[str, float]) -> list[str]:
@@ -228,27 +222,21 @@ def _row(name: str, figures: dict[str, float]) -> list[str]:
 
 
 def report(records: list[dict[str, Any]], six: list[dict[str, Any]], model: str) -> str:
-    """The section: the four-document table (the threshold chosen on dev, the test half
-    reported) and the six-document table, each beside the free lexical check."""
+    """The four-document table (threshold chosen on dev, test reported) and the six."""
     half = len(records) // 2
     dev, test = records[:half], records[half:]
     dev_conflict, dev_control = _cases(dev, "conflict"), _cases(dev, "control")
     dev_rates = {t: rates(dev_conflict, dev_control, at(t)) for t in THRESHOLDS}
-    chosen = max(  # the first best: copies flagged minus documents wrongly flagged
-        THRESHOLDS,
-        key=lambda t: round(
-            dev_rates[t]["copy flagged"]
-            - dev_rates[t]["control documents flagged"]
-            - dev_rates[t]["true source flagged"],
-            9,
-        ),
-    )
+    # the first best: copies flagged minus documents wrongly flagged (control, true source)
+    wrong = ("control documents flagged", "true source flagged")
+    score = {
+        t: round(r["copy flagged"] - r[wrong[0]] - r[wrong[1]], 9) for t, r in dev_rates.items()
+    }
+    chosen = max(THRESHOLDS, key=score.__getitem__)
     conflict, control = _cases(test, "conflict"), _cases(test, "control")
     six_cases: list[Case] = [(s["six"], s["run"]) for s in six]
-    four_rows, six_rows = [], []
-    for name, decide in RULES:
-        four_rows.append(_row(name, rates(conflict, control, decide)))
-        six_rows.append(_row(name, rates(six_cases, [], decide)))
+    four_rows = [_row(name, rates(conflict, control, decide)) for name, decide in RULES]
+    six_rows = [_row(name, rates(six_cases, [], decide)) for name, decide in RULES]
     header = ["rule", *rates([], [], no_check)]
     six_calls = np.mean([s["run"]["n_queries"] for s in six]) if six else 0.0
     stale = rates(six_cases, [], shipped)["copy shown as support"] if six else math.nan

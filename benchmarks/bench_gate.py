@@ -76,11 +76,8 @@ def run(args: argparse.Namespace) -> None:
     path = store_path(args.set, args.model)
     path.parent.mkdir(parents=True, exist_ok=True)
     done = {r["id"] for r in read_jsonl(path) if r.get("version") == VERSION}
-    items = [
-        i
-        for i in load_items(args.set)
-        if args.group in (None, i.group) and args.split in (None, i.split)
-    ]
+    items = load_items(args.set)
+    items = [i for i in items if args.group in (None, i.group) and args.split in (None, i.split)]
     groups = [g for g in by_context(items) if any(i.id not in done for i in g)]
     groups = groups[: args.limit] if args.limit is not None else groups
     print(f"{args.set} / {args.model}: {len(groups)} contexts to score", flush=True)
@@ -107,11 +104,9 @@ REPLAY_MODELS = ("smollm2", "qwen2.5-0.5b")
 
 
 def build_set() -> list[dict[str, Any]]:
-    """The shipped calibration set's rows (deterministic), from choice rows only:
-    :data:`HALUEVAL_QUESTIONS` HaluEval questions of the dev half (seeded) with their right
-    and two hallucinated answers; every CNN/DM summary of the :data:`FRANK_ARTICLES`
-    shortest FRANK ``valid`` articles stored for every replay model (so ``calibrate`` can be
-    replayed; short keeps it to minutes on CPU); the hand-written calibration cases."""
+    """The shipped calibration set's rows (deterministic, choice rows only): seeded HaluEval
+    dev questions with their three answers; every CNN/DM summary of the shortest FRANK
+    ``valid`` articles stored for every replay model; the hand-written calibration cases."""
 
     def row(item: Any, kind: str, source: str) -> dict[str, Any]:
         return {
@@ -169,8 +164,7 @@ def main() -> None:
         run_multi(args.model, args.threads)
     elif args.command == "build-set":
         rows = build_set()
-        with SHIPPED.open("w", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        SHIPPED.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
         kinds = {k: sum(r["kind"] == k for r in rows) for k in ("qa", "summary")}
         print(f"{SHIPPED.relative_to(ROOT)}: {len(rows)} answers {kinds}")
     else:

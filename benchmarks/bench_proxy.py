@@ -34,15 +34,13 @@ FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 
 
 def design_masks(record: dict[str, Any], design: str) -> list[str]:
-    """The subsets (bit strings) a stored fixed design queried: all of leave-one-out's,
-    the first ``BUDGET`` of the others."""
+    """The subsets a stored design queried (leave-one-out: all; others: the first ``BUDGET``)."""
     masks = list(record["methods"][design]["masks"])
     return masks if design == "loo" else masks[:BUDGET]
 
 
 class MemoScorer(BaseScorer):
-    """Serves a request seen before (same prompt and response) from memory, so the designs
-    and ``auto`` of one example share model time."""
+    """Serves a request seen before from memory, so one example's designs share model time."""
 
     def __init__(self, scorer: Any) -> None:
         self.scorer = scorer
@@ -82,9 +80,8 @@ def run(args: argparse.Namespace) -> None:
         requests = [ScoreRequest(builder.build(m), response) for m in masks_from_bits(wanted)]
         scored = scorer.score(requests)
         rewards = {bits: mean_logprob(s.logprobs) for bits, s in zip(wanted, scored)}
-        full = scorer.score(
-            [ScoreRequest(builder.build(np.ones(example.n_segments, bool)), response)]
-        )
+        everything = builder.build(np.ones(example.n_segments, bool))
+        full = scorer.score([ScoreRequest(everything, response)])
         auto = Attributor(
             scorer,
             budget=BUDGET,
@@ -109,13 +106,9 @@ def run(args: argparse.Namespace) -> None:
 # ---------------------------------------------------------------------- report
 def fit(design: str, bits: Sequence[str], rewards: Sequence[float], alpha: float) -> FloatArray:
     """A fixed design's scores from its masks and rewards (the method's own estimator)."""
-    masks = masks_from_bits(list(bits))
+    method = {"loo": LeaveOneOut(), "contextcite": ContextCite(alpha=alpha)}.get(design)
     values = np.asarray(rewards, dtype=float)
-    if design == "loo":
-        return LeaveOneOut().fit(masks, values)
-    if design == "contextcite":
-        return ContextCite(alpha=alpha).fit(masks, values)
-    return KernelShap().fit(masks, values)
+    return (method or KernelShap()).fit(masks_from_bits(list(bits)), values)
 
 
 def document_scores(example: Example, scores: FloatArray) -> FloatArray:
@@ -140,10 +133,9 @@ def agreement(own: FloatArray, proxy: FloatArray, gold: Sequence[int]) -> dict[s
 
 
 def compare(record: dict[str, Any], line: dict[str, Any], example: Example) -> dict[str, Any]:
-    """Sentence and document agreement of each (reference, compared) pair of scores: per
-    design the model's own against the proxy's on the same subsets; the proxy's ``auto``
-    against the model's own designs; and, as the noise floor of agreement, two designs of
-    the model itself."""
+    """Sentence and document agreement of each (reference, compared) pair: per design the
+    model's own against the proxy's on the same subsets, the proxy's ``auto`` against the
+    model's designs, and two designs of the model (the noise floor)."""
     alpha = float(record["methods"]["contextcite"]["method_config"]["alpha"])
     gold = example.gold or []
     ends = np.cumsum([len(s) for s in example.spans])  # segments go document by document
@@ -163,9 +155,7 @@ def compare(record: dict[str, Any], line: dict[str, Any], example: Example) -> d
         label: {
             "sentence": agreement(reference, compared, gold),
             "document": agreement(
-                document_scores(example, reference),
-                document_scores(example, compared),
-                gold_docs,
+                document_scores(example, reference), document_scores(example, compared), gold_docs
             ),
         }
         for label, (reference, compared) in pairs.items()
@@ -213,11 +203,8 @@ def reading(compared: list[dict[str, Any]]) -> str:
 
 
 def report(args: argparse.Namespace) -> None:
-    records = {
-        r["id"]: r
-        for r in read_results(RESULTS / f"{args.results}.jsonl")
-        if r.get("status") == "ok"
-    }
+    stored = read_results(RESULTS / f"{args.results}.jsonl")
+    records = {r["id"]: r for r in stored if r.get("status") == "ok"}
     lines = [x for x in read_results(OUT / f"{args.results}.{PROXY}.jsonl") if x["id"] in records]
     if not lines:
         raise SystemExit("report: no proxy runs yet (run `bench_proxy.py run` first)")
@@ -231,13 +218,8 @@ def report(args: argparse.Namespace) -> None:
             values = [c[design][level] for c in compared]
             keys = ("top1", "top3", "spearman", "auroc_reference", "auroc_compared")
             rows.append([design, level, len(values), *(cell([v[k] for v in values]) for k in keys)])
-    table = markdown_table(
-        columns(
-            "design|level|examples|top-1 agreement|top-3 overlap|Spearman|"
-            "gold AUROC (reference)|gold AUROC (compared)"
-        ),
-        rows,
-    )
+    header = "design|level|examples|top-1 agreement|top-3 overlap|Spearman|gold AUROC (reference)"
+    table = markdown_table(columns(header + "|gold AUROC (compared)"), rows)
 
     n_sentences = [e.n_segments for e in examples.values()]
     n_documents = [len(e.documents) for e in examples.values()]

@@ -40,14 +40,8 @@ TOPICS = [
 
 def _good(i: int) -> str:
     question, document, response = TOPICS[i % len(TOPICS)]
-    return json.dumps(
-        {
-            "id": f"r{i}",
-            "question": question,
-            "documents": [document, "An unrelated sentence about rivers."],
-            "response": response,
-        }
-    )
+    documents = [document, "An unrelated sentence about rivers."]
+    return json.dumps(dict(id=f"r{i}", question=question, documents=documents, response=response))
 
 
 def _bad(kind: int, i: int) -> bytes:
@@ -94,8 +88,7 @@ class InterruptingScorer(SimulatedScorer):
 
     def __init__(self, after: int) -> None:
         super().__init__()
-        self.after = after
-        self.requests = 0
+        self.after, self.requests = after, 0
 
     def _count(self, n: int) -> None:
         before, self.requests = self.requests, self.requests + n
@@ -140,9 +133,8 @@ def account(expected: list[int], results: list[int], errors: list[int]) -> dict[
 def audit_run(folder: Path, interrupt_after: int | None) -> dict[str, Any]:
     source, out = folder / "in.jsonl", folder / "audit.jsonl"
     argv = [str(source), "--out", str(out), "--budget", "4", "--no-progress"]
-    codes = []
-    interrupted = None
-    before_resume = 0
+    codes: list[int] = []
+    interrupted, before_resume = None, 0
     if interrupt_after is not None:
         with scorer(lambda: InterruptingScorer(interrupt_after)):
             codes.append(audit_main(argv))
@@ -172,7 +164,7 @@ def audit_run(folder: Path, interrupt_after: int | None) -> dict[str, Any]:
 def attribute_run(folder: Path, interrupt_after: int | None) -> dict[str, Any]:
     source, out = folder / "in.jsonl", folder / "attribute.jsonl"
     argv = ["attribute", str(source), "--format", "json", "--out", str(out), "--budget", "4"]
-    codes = []
+    codes: list[int] = []
     before_resume = 0
     if interrupt_after is not None:
         with scorer(lambda: InterruptingScorer(interrupt_after)):
@@ -245,12 +237,7 @@ def main() -> int:
         folder = Path(tmp)
         report = {
             "command": COMMAND,
-            "hostile_jsonl": {
-                "lines": N_LINES,
-                "bad_lines": 100,
-                "seed": SEED,
-                **hostile(folder),
-            },
+            "hostile_jsonl": {"lines": N_LINES, "bad_lines": 100, "seed": SEED, **hostile(folder)},
             "dead_server": dead_server(folder),
         }
     args.out.parent.mkdir(parents=True, exist_ok=True)

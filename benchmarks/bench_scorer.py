@@ -48,9 +48,7 @@ def worker(args: argparse.Namespace) -> dict[str, object]:
     load_s = time.perf_counter() - started
     on_gpu = str(scorer.device).startswith("cuda")
 
-    def clock() -> float:
-        """CPU seconds of this process (other processes' load does not move them); on a
-        GPU synchronized wall seconds."""
+    def clock() -> float:  # CPU seconds of this process (load does not move them); GPU: wall
         if on_gpu:
             torch.cuda.synchronize()
             return time.perf_counter()

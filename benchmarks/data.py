@@ -1,7 +1,6 @@
-"""The benchmarks' one data loader: HotpotQA distractor and CNN/DailyMail rows as
-:class:`Example`, each with the prompt the stored runs used; the raw
-HotpotQA rows and the HotpotQA answer checks the other benchmarks read; the JSONL results
-files (``"0101..."`` masks) and the store of priced subsets that the LDS benchmarks replay."""
+"""The benchmarks' one data loader: HotpotQA and CNN/DailyMail rows (as :class:`Example`
+with the stored runs' prompt, or raw), HotpotQA's answer checks, the JSONL results files
+and the store of priced subsets the LDS benchmarks replay."""
 
 from __future__ import annotations
 
@@ -28,14 +27,13 @@ from camab_rag.sentences import split_sentences
 
 Span = tuple[int, int]
 Mask = NDArray[np.bool_]
+Price = Callable[[Mask], tuple[float, list[float]]]
 DIGITS = 6
 
-DATASET_FILES: dict[str, str] = {
+DATASET_FILES: dict[str, str] = {  # name -> file in the shared data folder
     "hotpotqa": "hotpotqa_distractor_dev.jsonl",
     "cnn_dailymail": "cnn_dailymail_dev.jsonl",
 }
-"""Dataset name -> file name in the shared data folder."""
-
 DATA_DIR_ENV = "CAMAB_BENCH_DATA"
 SUMMARY_INSTRUCTION = "Summarize the article in three sentences."
 
@@ -63,8 +61,7 @@ class Example:
         ]
 
     def granularity(self) -> Callable[[str], list[Span]]:
-        """A splitter for :func:`camab_rag.attribute` returning this example's spans (matched
-        by document text), so the segments are exactly the dataset's sentences."""
+        """A splitter giving this example's spans (by document text): the dataset's sentences."""
         by_text = {doc["text"]: list(spans) for doc, spans in zip(self.documents, self.spans)}
 
         def splitter(text: str) -> list[Span]:
@@ -80,13 +77,8 @@ def make_builder(example: Example) -> TemplatePromptBuilder:
     """An example's prompt: the default chat prompt, documents titled when they have titles."""
     documents = to_documents(example.documents)
     segments = segment_documents(documents, example.granularity())
-    titled = all(doc.get("title") for doc in example.documents)
-    return TemplatePromptBuilder(
-        example.question,
-        documents,
-        segments,
-        document_template="{title}: {text}" if titled else "{text}",
-    )
+    template = "{title}: {text}" if all(doc.get("title") for doc in example.documents) else "{text}"
+    return TemplatePromptBuilder(example.question, documents, segments, document_template=template)
 
 
 def data_dir() -> Path:
@@ -112,8 +104,7 @@ def dataset_path(name: str) -> Path:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """A stored results file's rows, none when it is absent (a line cut short by an
-    interrupted run is skipped: it is run again)."""
+    """A results file's rows (none when absent; a line cut short by a kill is skipped)."""
     rows = []
     for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
         try:
@@ -177,39 +168,20 @@ def parse_hotpotqa(row: Mapping[str, Any]) -> Example | None:
         if doc_spans:
             documents.append({"text": text, "title": str(title)})
             spans.append(doc_spans)
-    gold = sorted(
-        {
-            index_of[(str(t), int(i))]
-            for t, i in row["supporting_facts"]
-            if (str(t), int(i)) in index_of
-        }
-    )
+    facts = [(str(t), int(i)) for t, i in row["supporting_facts"]]
+    gold = sorted({index_of[fact] for fact in facts if fact in index_of})
     if not documents or not gold:
         return None
-    return Example(
-        id=str(row["id"]),
-        question=str(row["question"]),
-        documents=documents,
-        spans=spans,
-        gold=gold,
-        answers=[str(row["answer"])],
-    )
+    question, answers = str(row["question"]), [str(row["answer"])]
+    return Example(str(row["id"]), question, documents, spans, gold, answers)
 
 
 def parse_cnn_dailymail(row: Mapping[str, Any]) -> Example | None:
     """CNN/DailyMail: the article's sentences; the task is a short summary; no gold."""
     article = str(row["article"])
     spans = split_sentences(article)
-    if not spans:
-        return None
-    return Example(
-        id=str(row["id"]),
-        question=SUMMARY_INSTRUCTION,
-        documents=[{"text": article, "title": ""}],
-        spans=[spans],
-        gold=None,
-        answers=[],
-    )
+    documents = [{"text": article, "title": ""}]
+    return Example(str(row["id"]), SUMMARY_INSTRUCTION, documents, [spans], None) if spans else None
 
 
 # --------------------------------------------------------------- HotpotQA rows, as read
@@ -219,8 +191,7 @@ _PUNCTUATION = set(string.punctuation)
 
 def normalize_answer(text: str) -> str:
     """HotpotQA's normalisation: lower case, no punctuation, no articles, single spaces."""
-    lowered = text.lower()
-    no_punct = "".join(ch for ch in lowered if ch not in _PUNCTUATION)
+    no_punct = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
     return " ".join(_ARTICLES.sub(" ", no_punct).split())
 
 
@@ -250,9 +221,8 @@ def contexts(row: dict[str, Any], seed: int) -> tuple[list[dict[str, str]], list
     gold, other = paragraphs(row)
     rng.shuffle(other)
     with_gold = gold + other[:2]
-    without_gold = other[:4]
     rng.shuffle(with_gold)
-    return with_gold, without_gold
+    return with_gold, other[:4]
 
 
 def examples_by_id(records: list[dict[str, Any]]) -> dict[str, Example]:
@@ -283,9 +253,8 @@ def resume(
     threads: int,
     key: str = "id",
 ) -> None:
-    """Run ``attribute(scorer, item)`` for each ``(name, item)`` whose name no record of
-    ``path`` holds under ``key``, appending each record as it ends (a killed run resumes);
-    the model is loaded only when something is left to run."""
+    """Run ``attribute(scorer, item)`` for each ``(name, item)`` no record of ``path`` holds
+    under ``key``, appending each as it ends; the model loads only when one is left."""
     done = {record[key] for record in read_jsonl(path)}
     scorer = None
     for index, (name, item) in enumerate(todo):
@@ -301,8 +270,7 @@ def resume(
 
 
 def append_record(path: Path, record: dict[str, Any]) -> None:
-    """Append one JSON line, flushed to disk; after a torn last line (a kill) the next
-    append starts a line of its own."""
+    """Append one JSON line, flushed to disk (after a torn last line, on a line of its own)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     torn = False
     if path.exists() and path.stat().st_size > 0:
@@ -345,22 +313,8 @@ class RewardStore:
         source: str,
         logprobs: Iterable[float] | None = None,
     ) -> float:
-        """Record a subset's reward, flushed to the file at once (once: a subset already
-        there keeps its value, and the gap is noted in :attr:`conflicts`); returns the
-        value the store holds."""
-        row = self._row(example_id, mask, reward, source, logprobs)
-        if row is not None:
-            append_record(self.path, row)
-        return self._rewards[example_id][_key(mask)]
-
-    def _row(
-        self,
-        example_id: str,
-        mask: Mask | str,
-        reward: float,
-        source: str,
-        logprobs: Iterable[float] | None,
-    ) -> dict[str, Any] | None:
+        """Record a subset's reward, flushed at once (a subset already there keeps its value,
+        the gap noted in :attr:`conflicts`); returns the value the store holds."""
         if not math.isfinite(reward):
             raise ValueError(f"reward must be finite, got {reward!r}")
         key = _key(mask)
@@ -368,12 +322,13 @@ class RewardStore:
         held = self._rewards.setdefault(example_id, {})
         if key in held:
             self.conflicts.append(abs(held[key] - value))
-            return None
+            return held[key]
         held[key] = value
         row: dict[str, Any] = {"id": example_id, "mask": key, "reward": value, "source": source}
         if logprobs is not None:
             row["logprobs"] = [round(float(x), 4) for x in logprobs]
-        return row
+        append_record(self.path, row)
+        return value
 
 
 def _key(mask: Mask | str) -> str:
@@ -385,17 +340,9 @@ class PricedReward:
     unpriced subset goes to ``price`` (the model) and into the store, or raises
     :class:`Unpriced`. Values are the store's (rounded), so a run and its replay agree."""
 
-    def __init__(
-        self,
-        store: RewardStore,
-        example_id: str,
-        price: Callable[[Mask], tuple[float, list[float]]] | None = None,
-    ) -> None:
-        self.store = store
-        self.example_id = example_id
-        self.price = price
-        self.model_calls = 0
-        self.replayed = 0
+    def __init__(self, store: RewardStore, example_id: str, price: Price | None = None) -> None:
+        self.store, self.example_id, self.price = store, example_id, price
+        self.model_calls = self.replayed = 0
 
     def __call__(self, mask: Mask) -> float:
         held = self.store.get(self.example_id, mask)

@@ -1,10 +1,6 @@
-"""The gate benchmark's report, replayed from the stored rows (``gate run``), no model call.
-
-Sections, in order: the calibrated verdict and its targets (:mod:`benchmarks.gate_verdict`),
-the blind set (:mod:`benchmarks.gate_fresh_report`), then the score behind the verdict
-and its two-verdict threshold. Writes the fitted defaults, README's figures and
-BENCHMARKS.md's rows.
-"""
+"""The gate benchmark's report, replayed from the stored rows (``gate run``), no model call:
+the calibrated verdict and its targets (:mod:`benchmarks.gate_verdict`), the blind set
+(:mod:`benchmarks.gate_fresh_report`), the score and its two-verdict threshold."""
 
 from __future__ import annotations
 
@@ -15,13 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._report import (
-    BENCHMARKS_MD,
-    fmt,
-    markdown_table,
-    write_headline,
-    write_section,
-)
+from benchmarks._report import BENCHMARKS_MD, fmt, markdown_table, write_headline, write_section
 from benchmarks.bench_gate import RESULTS, store_path
 from benchmarks.data import read_jsonl
 from benchmarks.gate_fresh_report import (
@@ -46,8 +36,7 @@ from camab_rag.groundedness.wordforms import ContextWords
 from camab_rag.scorers.models import MODELS
 from camab_rag.token_support import TokenSupport
 
-MODEL = "smollm2"
-"""The model the threshold is fitted with (the embedded default)."""
+MODEL = "smollm2"  # the model the threshold is fitted with (the embedded default)
 THRESHOLD_FILE = RESULTS / "default_threshold.json"
 
 
@@ -60,8 +49,8 @@ def lexical(answer: str, context: str) -> float:
 
 @dataclass
 class Rows(Sliced):
-    """One set's stored rows for :data:`MODEL`: the library's score and lexical overlap
-    (higher = better supported), the label, FRANK's split and group, the context key."""
+    """One set's stored rows for :data:`MODEL`: the library's score, lexical overlap, the
+    label, FRANK's split and group, the context key."""
 
     score: np.ndarray
     lexical: np.ndarray
@@ -84,14 +73,10 @@ def load(set_name: str) -> Rows:
         value = support_report(support, 0.0, context_words=ContextWords.of([context])).score
         score.append(value if math.isfinite(value) else 0.0)
         overlap.append(lexical(row["answer"], context))
-    return Rows(
-        np.array(score),
-        np.array(overlap),
-        np.array([bool(r["unsupported"]) for r in rows]),
-        np.array([r["split"] for r in rows]),
-        np.array([r["group"] for r in rows]),
-        [items[r["id"]].context_key for r in rows],
-    )
+    labels = [bool(r["unsupported"]) for r in rows]
+    split, group = (np.array([r[key] for r in rows]) for key in ("split", "group"))
+    keys = [items[r["id"]].context_key for r in rows]
+    return Rows(np.array(score), np.array(overlap), np.array(labels), split, group, keys)
 
 
 def score_section() -> tuple[list[str], dict[str, Any]]:
@@ -150,9 +135,8 @@ def score_section() -> tuple[list[str], dict[str, Any]]:
 
 
 def report(write: bool = True) -> None:
-    """Print the gate's sections; with ``write``, store them, the fitted defaults
-    (``default_threshold.json``, ``default_calibration.json``), README's figures and
-    BENCHMARKS.md's rows."""
+    """Print the gate's sections; with ``write``, store them, the fitted defaults, README's
+    figures and BENCHMARKS.md's rows."""
     verdict_lines, verdict = verdict_section(write)
     fresh = measure(MODEL, record=write)  # the blind sets, read once for their sections and rows
     score_lines, frank = score_section()
@@ -195,14 +179,9 @@ def headline_rows(
     """BENCHMARKS.md's rows: the ROC AUC beside lexical overlap's, then the verdict's
     held-out targets beside coverage alone (a free rule fitted like the shipped one)."""
     ours = float(frank["auroc"])
-    rows = [
-        [
-            "ROC AUC, FRANK CNN/DM test (SmolLM2)",
-            fmt(ours),
-            f"lexical overlap {fmt(frank['lexical'])}",
-            "≥ 0.80 " + ("met" if ours >= 0.80 else "missed"),
-        ]
-    ]
+    goal = "≥ 0.80 " + ("met" if ours >= 0.80 else "missed")
+    free = f"lexical overlap {fmt(frank['lexical'])}"
+    rows = [["ROC AUC, FRANK CNN/DM test (SmolLM2)", fmt(ours), free, goal]]
     rows += [
         [
             r[0],

@@ -1,10 +1,7 @@
-"""The calibrated verdict (issue 48): fit the shipped default and report it held out.
-
-Replayed from the stored rows. The verdict is fitted on FRANK CNN/DM ``valid`` and the
-HaluEval dev half (the *choice* rows) and reported on FRANK ``test``, the other half and
-the hand-written short set. The fit is the library's
-:data:`~camab_rag.groundedness.verdict.DEFAULT_CALIBRATION` (``default_calibration.json``).
-"""
+"""The calibrated verdict (issue 48), replayed from the stored rows: fitted on FRANK CNN/DM
+``valid`` and the HaluEval dev half (the *choice* rows), the library's ``DEFAULT_CALIBRATION``
+(``default_calibration.json``), and reported on FRANK ``test``, the other half and the
+hand-written short set."""
 
 from __future__ import annotations
 
@@ -34,28 +31,20 @@ from camab_rag.groundedness.report import (
     support_report,
 )
 from camab_rag.groundedness.score import informative_words, words
-from camab_rag.groundedness.verdict import (
-    DEFAULT_CALIBRATION,
-    Calibration,
-    model_input,
-)
+from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, model_input
 from camab_rag.groundedness.wordforms import ContextWords
 from camab_rag.token_support import TokenSupport
 
 QWEN = "qwen2.5-0.5b"
-PASS_QA = 0.96
-PASS_SUMMARY = 0.87
-"""Pass rates kept on the choice rows: the targets (0.95, 0.85) with a margin."""
-SUPPORTED_QA = 0.90
-SUPPORTED_SUMMARY = 0.75
-"""Shares of the correct choice answers left ``supported`` (unmarked) by ``flag_at``."""
+PASS_QA, PASS_SUMMARY = 0.96, 0.87  # kept passed on the choice rows: the targets + a margin
+SUPPORTED_QA, SUPPORTED_SUMMARY = 0.90, 0.75  # correct choice answers left ``supported``
 CALIBRATION_FILE = RESULTS / "default_calibration.json"
+FITTED_ON = "FRANK valid CNN/DM summaries + HaluEval QA choice half (benchmarks/gate_verdict.py)"
 SHIPPED_SET = RESULTS.parent.parent.parent / "camab_rag" / "data" / "calibration.jsonl"
 SHIPPED_FORM = ("score_floor", "coverage")
 """The inputs the library's verdict reads (:func:`~camab_rag.groundedness.verdict.model_input`
 of the score, and coverage); ``("coverage",)`` alone is the free baseline."""
-FACTS = DEFAULT_BLOCK_ON == "facts"
-"""Whether the default rule blocks only answers that leave a fact unchecked."""
+FACTS = DEFAULT_BLOCK_ON == "facts"  # the default blocks only answers with a fact unchecked
 S = TypeVar("S", bound="Sliced")
 
 
@@ -88,19 +77,15 @@ class Table(Sliced):
     unsupported: np.ndarray
     all_present: np.ndarray
     figures: dict[str, np.ndarray]  # "score", "coverage", "score_floor"
-    holds_fact: np.ndarray
-    """The answer leaves a fact unchecked: the library's default rule
-    (:data:`~camab_rag.groundedness.report.DEFAULT_BLOCK_ON`) keeps an ``unsupported``
-    verdict on it (:func:`keeps_block`)."""
+    holds_fact: np.ndarray  # the default rule keeps a block on it (:func:`keeps_block`)
 
     def x(self, names: tuple[str, ...]) -> np.ndarray:
         return np.column_stack([self.figures[n] for n in names])
 
 
 def keeps_block(report: GroundednessReport) -> bool:
-    """Whether the library's default rule (``read_by(report)``) keeps an ``unsupported``
-    verdict on ``report``'s answer (it leaves a fact unchecked). Asked of the library
-    itself, so the benchmark never copies its rule."""
+    """Whether the library's default rule (``read_by``, asked so the benchmark never copies
+    it) keeps an ``unsupported`` verdict on ``report``'s answer (a fact left unchecked)."""
     forced = replace(report, verdict="unsupported", grounded=False)
     return read_by(forced, DEFAULT_BLOCK_ON).verdict == "unsupported"
 
@@ -138,11 +123,10 @@ def load_table(model: str) -> Table | None:
                 continue
             kind.append("summary" if set_name == "frank" else "qa")
             part.append(_part(set_name, item.split, item.context_key, dev_questions))
-            values = figures_of(
-                TokenSupport.from_dict(row["support"], row["answer"]), item.context, item.question
-            )
-            figures["score"].append(values["score"])
-            figures["coverage"].append(values["coverage"])
+            support = TokenSupport.from_dict(row["support"], row["answer"])
+            values = figures_of(support, item.context, item.question)
+            for name, column in figures.items():
+                column.append(values[name])
             holds.append(bool(values["holds_fact"]))
             ids.append(item.id)
             keys.append(item.context_key)
@@ -152,16 +136,9 @@ def load_table(model: str) -> Table | None:
     if not ids:
         return None
     figures["score_floor"] = [model_input(v, c) for v, c in zip(*figures.values())]
-    return Table(
-        ids,
-        keys,
-        np.array(kind),
-        np.array(part),
-        np.array(unsupported),
-        np.array(present),
-        {k: np.array(v, dtype=float) for k, v in figures.items()},
-        np.array(holds),
-    )
+    arrays = {k: np.array(v, dtype=float) for k, v in figures.items()}
+    cols = [np.array(c) for c in (kind, part, unsupported, present)]
+    return Table(ids, keys, cols[0], cols[1], cols[2], cols[3], arrays, np.array(holds))
 
 
 @dataclass(frozen=True)
@@ -190,16 +167,15 @@ def _cut(p: np.ndarray, table: Table, rates: dict[str, float]) -> float:
 
 
 def operating_point(p: np.ndarray, table: Table) -> tuple[float, float]:
-    """``block_at`` keeps :data:`PASS_QA` / :data:`PASS_SUMMARY` of the correct answers
-    from ``unsupported``; ``flag_at`` (at most ``block_at``) leaves
-    :data:`SUPPORTED_QA` / :data:`SUPPORTED_SUMMARY` of them ``supported``."""
+    """``block_at`` keeps ``PASS_*`` of the correct answers from ``unsupported``; ``flag_at``
+    (at most ``block_at``) leaves ``SUPPORTED_*`` of them ``supported``."""
     block_at = _cut(p, table, {"qa": PASS_QA, "summary": PASS_SUMMARY})
     flag_at = _cut(p, table, {"qa": SUPPORTED_QA, "summary": SUPPORTED_SUMMARY})
     return block_at, min(flag_at, block_at)
 
 
 def fit_candidate(names: tuple[str, ...], choice: Table) -> Fitted:
-    """The logistic fit of ``names`` on the choice rows (each kind weighing alike) and its
+    """The logistic fit of ``names`` on the choice rows (kinds weigh alike), at its
     :func:`operating_point`."""
     x, y = choice.x(names), [bool(v) for v in choice.unsupported]
     if x.shape[1] == 1:  # the library fits two inputs
@@ -211,10 +187,8 @@ def fit_candidate(names: tuple[str, ...], choice: Table) -> Fitted:
 
 
 def as_calibration(choice: Table) -> Calibration:
-    """The shipped form fitted by the library's own
-    :func:`~camab_rag.groundedness.calibration.fit_calibration` (plus its cross-validated
-    figures), rounded to 4 decimals; the cut-offs are placed on the rounded model's
-    probabilities (:func:`operating_point`) and rounded up."""
+    """The shipped form fitted by the library's ``fit_calibration`` (with its cross-validated
+    figures), rounded to 4 decimals; the cut-offs placed on the rounded model, rounded up."""
     model = fit_candidate(SHIPPED_FORM, choice)
     fitted = fit_calibration(
         list(choice.figures["score"]),
@@ -223,9 +197,7 @@ def as_calibration(choice: Table) -> Calibration:
         groups=choice.keys,
         kinds=list(choice.kind),
         model="smollm2",
-        fitted_on=(
-            "FRANK valid CNN/DM summaries + HaluEval QA choice half (benchmarks/gate_verdict.py)"
-        ),
+        fitted_on=FITTED_ON,
         base=Calibration((0.0, 0.0), 0.0, model.block_at, model.flag_at, "smollm2"),
     )
     rounded = replace(
@@ -239,9 +211,8 @@ def as_calibration(choice: Table) -> Calibration:
     # probability, and a cut rounded on its own could fall under it and block them all
     block_at, flag_at = operating_point(calibration_p(rounded, choice), choice)
     block_at = math.ceil(block_at * 1e4) / 1e4
-    return replace(
-        rounded, block_at=block_at, flag_at=min(math.ceil(flag_at * 1e4) / 1e4, block_at)
-    )
+    flag_at = min(math.ceil(flag_at * 1e4) / 1e4, block_at)
+    return replace(rounded, block_at=block_at, flag_at=flag_at)
 
 
 def calibration_p(calibration: Calibration, table: Table) -> np.ndarray:
@@ -250,26 +221,22 @@ def calibration_p(calibration: Calibration, table: Table) -> np.ndarray:
 
 
 def shipped_replay(model: str) -> Calibration:
-    """``calibrate(scorer)`` for ``model`` replayed: the shipped set's rows read from the
-    stored rows (the set is built so that every row has one), fitted as the library
-    fits."""
+    """``calibrate(scorer)`` for ``model`` replayed from the stored rows of the shipped set
+    (built so that every row has one), fitted as the library fits."""
     stored: dict[str, dict[str, Any]] = {}
     for set_name in ("frank", "halueval", "written"):
         stored.update({r["id"]: r for r in read_jsonl(store_path(set_name, model))})
     text = SHIPPED_SET.read_text(encoding="utf-8")
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    scores, coverages, unsupported, groups, kinds = [], [], [], [], []
+    kept = []
     for row, example in zip(rows, shipped_examples()):
         support = TokenSupport.from_dict(stored[row["source_id"]]["support"], example.answer)
         context = example.context if isinstance(example.context, str) else ""
         values = figures_of(support, context, example.question)
-        if values["abstained"]:
-            continue
-        scores.append(values["score"])
-        coverages.append(values["coverage"])
-        unsupported.append(not example.supported)
-        groups.append(context)
-        kinds.append(example.kind)
+        if not values["abstained"]:
+            facts = (values["score"], values["coverage"], not example.supported)
+            kept.append((*facts, context, example.kind))
+    scores, coverages, unsupported, groups, kinds = map(list, zip(*kept))
     return fit_calibration(
         scores,
         coverages,
@@ -285,10 +252,9 @@ def shipped_replay(model: str) -> Calibration:
 def held_out_row(
     label: str, p: np.ndarray, table: Table, block_at: float, flag_at: float, facts: bool
 ) -> tuple[list[str], dict[str, float]]:
-    """One row of the held-out table (FRANK, HaluEval and its all-words-present subset,
-    the short set) and its figures by name. *pass*: not blocked (``p >= block_at``, and
-    with ``facts``, the default rule, a fact left unchecked); *flagged*: ``p >= flag_at``
-    (``uncertain`` or ``unsupported``: the same under both rules)."""
+    """One held-out table row (FRANK, HaluEval, its all-words-present subset, the short set)
+    and its figures. Blocked: ``p >= block_at`` (``facts``: and a fact unchecked); flagged:
+    ``p >= flag_at``."""
     out: dict[str, float] = {}
     cells = [label]
     blocked, marked = (p >= block_at) & (table.holds_fact if facts else True), p >= flag_at
@@ -325,9 +291,8 @@ HEADER = columns(
 
 
 def qwen_figures(calibration: Calibration, qwen: Table) -> dict[str, float]:
-    """Qwen's held-out balanced accuracy (mean of FRANK and HaluEval, the default rule)
-    after ``calibrate(scorer)`` on the shipped set (replayed) and fitted on its own choice
-    rows with SmolLM2's cut points, and the replayed fit's cross-validated figure."""
+    """Qwen's held-out balanced accuracy (FRANK and HaluEval, the default rule) after
+    ``calibrate(scorer)`` (replayed) and fitted on its own choice rows at SmolLM2's cuts."""
     own = fit_candidate(SHIPPED_FORM, qwen.where(qwen.part == "choice"))
     weights = (own.weights[0], own.weights[1])
     own_cal = Calibration(weights, own.bias, calibration.block_at, calibration.flag_at, QWEN)
@@ -353,15 +318,14 @@ def verdict_section(write: bool) -> tuple[list[str], dict[str, Any]]:
     calibration = as_calibration(choice)
     p = calibration_p(calibration, base)
     free = fit_candidate(("coverage",), choice)
-    rows, figures = [], []
-    for label, q, model, facts in (
+    verdicts = (  # (label, P(unsupported), cut points, the default rule)
         (f'smollm2, shipped default (`block_on="{DEFAULT_BLOCK_ON}"`)', p, calibration, FACTS),
         ('smollm2, stricter option (`block_on="any"`)', p, calibration, False),
         ("smollm2, coverage alone (free)", free.p(base), free, False),
-    ):
-        cells, out = held_out_row(label, q, base, model.block_at, model.flag_at, facts)
-        rows.append(cells)
-        figures.append(out)
+    )
+    rows, figures = zip(
+        *(held_out_row(lb, q, base, m.block_at, m.flag_at, f) for lb, q, m, f in verdicts)
+    )
     headline: dict[str, Any] = {**figures[0], "any": figures[1], "free": figures[2]}
     strict = figures[1]
     qwen = load_table(QWEN)
@@ -447,17 +411,13 @@ def verdict_section(write: bool) -> tuple[list[str], dict[str, Any]]:
     return lines, {**headline, "calibration": calibration}
 
 
+SHORT_TARGET = "short / reworded correct answers passed (old set; shaped the word rules)"
 TARGETS = [
     ("HaluEval right answers passed", "≥ 0.95", "halueval_pass", 0.95),
     ("HaluEval hallucinated flagged", "≥ 0.70", "halueval_flagged", 0.70),
     ("FRANK CNN/DM faithful passed", "≥ 0.85", "frank_pass", 0.85),
     ("FRANK CNN/DM unfaithful flagged", "≥ 0.50", "frank_flagged", 0.50),
-    (
-        "short / reworded correct answers passed (old set; shaped the word rules)",
-        "≥ 0.95",
-        "short_pass",
-        0.95,
-    ),
+    (SHORT_TARGET, "≥ 0.95", "short_pass", 0.95),
 ]
 """The held-out verdict targets: name, goal, the held-out row's key, and the least value
 met. The issue words the hallucinated and unfaithful targets as *flagged* (``uncertain``
@@ -467,9 +427,8 @@ TARGET_HEADER = ["target", "goal", "measured", "", 'blocked (no target): default
 
 
 def verdict_targets(headline: dict[str, Any]) -> list[list[str]]:
-    """The issue-48 targets (SmolLM2, shipped default), each flagged target with the share
-    blocked beside it (the default rule, then ``block_on="any"``), and Qwen's
-    ``calibrate(scorer)`` against its own labels."""
+    """The issue-48 targets (SmolLM2, shipped default; beside a flagged one the share
+    blocked, default then ``"any"``), and Qwen's ``calibrate(scorer)`` against its labels."""
 
     def row(name: str, goal: str, value: float, least: float, digits: int = 2) -> list[str]:
         met = math.isfinite(value) and value >= least
@@ -488,8 +447,7 @@ def verdict_targets(headline: dict[str, Any]) -> list[list[str]]:
 
 
 def free_figure(headline: dict[str, Any], target: str) -> str:
-    """The free baseline (coverage alone, no model call, fitted like the shipped verdict)
-    on the held-out rows of one of :func:`verdict_targets`' targets."""
+    """The free baseline (coverage alone, fitted alike) on one target's held-out rows."""
     key = next((key for name, _, key, _ in TARGETS if name == target), None)
     if key is None:
         return "not run"
@@ -497,8 +455,8 @@ def free_figure(headline: dict[str, Any], target: str) -> str:
 
 
 def verdict_readme(headline: dict[str, Any]) -> str:
-    """The README's sentence on what the default verdict passes, flags and blocks, and
-    what the stricter ``block_on="any"`` blocks."""
+    """README's sentence on what the default verdict (and ``block_on="any"``) passes,
+    flags and blocks."""
     calibration: Calibration = headline["calibration"]
     strict = headline["any"]
     return (

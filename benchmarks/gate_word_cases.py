@@ -1,9 +1,7 @@
 """Word-rule dev cases for the default gate (issue 48): 60 one-document right answers a
 reader accepts (numbers as words, units, times, synonyms, follow-ups) and invented twins,
-the dev rows the word rules are fixed on (the blind sets' held-out halves may not be read).
-``python -m benchmarks.gate_word_cases [--run] [-v]`` replays (``--run``: first scores with
-the embedded model) and prints every miss with its facts, coverage and ``P(unsupported)``.
-Licence: CC0."""
+the dev rows the word rules are fixed on. ``python -m benchmarks.gate_word_cases [--run]
+[-v]`` replays (``--run``: scores first) and prints every miss. Licence: CC0."""
 
 from __future__ import annotations
 
@@ -12,11 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+_CASES_FILE = Path(__file__).parent / "results" / "gate_word_cases.json"
 CASES: list[tuple[str, str, str, str, list[dict[str, str]]]] = [
     (c["context"], c["question"], c["right"], c["invented"], c["history"])
-    for c in json.loads(
-        (Path(__file__).parent / "results" / "gate_word_cases.json").read_text("utf-8")
-    )["WORD_CASES"]
+    for c in json.loads(_CASES_FILE.read_text("utf-8"))["WORD_CASES"]
 ]
 """(context, question, right, invented, history), from ``results/gate_word_cases.json``."""
 
@@ -53,16 +50,11 @@ def replay(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         support = TokenSupport.from_dict(row["support"], row["answer"])
         known = ContextWords.of([context], question)
         report = read_by(support_report(support, None, context_words=known))
-        out.append(
-            {
-                **{k: row[k] for k in ("case", "name", "answer")},
-                "verdict": report.verdict,
-                "p": report.p_unsupported,
-                "coverage": report.coverage,
-                "score": report.score,
-                "facts": report.unchecked_facts,
-            }
+        read: dict[str, Any] = dict(
+            verdict=report.verdict, p=report.p_unsupported, coverage=report.coverage
         )
+        read.update(score=report.score, facts=report.unchecked_facts)
+        out.append({**{k: row[k] for k in ("case", "name", "answer")}, **read})
     return out
 
 

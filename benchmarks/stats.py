@@ -1,8 +1,6 @@
 """The benchmarks' one statistics module: ROC AUC, mean ± 95% CI, paired t-tests, Holm,
-thresholds, the paired cluster bootstrap (answers sharing a context resampled together),
-and the LDS on held-out subsets of three kinds (bernoulli, removal, keep) with the top-k
-removal sets the log-prob drop removes; the LDS protocol is written into the ``lds``
-report (quality/README.md)."""
+thresholds, the cluster bootstrap, and the LDS on held-out subsets of three kinds with the
+top-k removal sets (its protocol: the ``lds`` report, quality/README.md)."""
 
 from __future__ import annotations
 
@@ -23,8 +21,7 @@ RESAMPLES = 2000
 
 
 def auroc(scores: Sequence[float] | FloatArray, positive: Sequence[bool] | BoolArray) -> float:
-    """ROC AUC: the chance that a positive scores above a negative, ties one half (Mann-Whitney
-    U / (n_pos * n_neg)); ``nan`` unless both classes are present."""
+    """ROC AUC (Mann-Whitney U / (n_pos * n_neg), ties one half); ``nan`` without both classes."""
     labels = np.asarray(positive, dtype=bool)
     pos, n = int(labels.sum()), int(labels.size)
     if pos == 0 or pos == n:
@@ -34,8 +31,7 @@ def auroc(scores: Sequence[float] | FloatArray, positive: Sequence[bool] | BoolA
 
 
 def gold_auroc(scores: Sequence[float] | FloatArray, gold: Sequence[int]) -> float:
-    """ROC AUC of an attribution's scores for the ``gold`` segments' indices against the
-    others (``nan`` when all are gold)."""
+    """ROC AUC of an attribution's scores, the ``gold`` indices against the others."""
     values = np.asarray(scores, dtype=float)
     labels = np.zeros(values.size, dtype=bool)
     for g in gold:
@@ -84,14 +80,12 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float, int]:
 
 
 def paired_t_pvalue(differences: Sequence[float]) -> float:
-    """Two-sided p-value of Student's t-test that paired differences have mean 0 (``nan``
-    under two values; all equal: 1.0 when 0, else 0.0)."""
+    """Two-sided p-value of Student's t-test that paired differences have mean 0."""
     array = _finite(differences)
     n = int(array.size)
     if n < 2:
         return math.nan
-    mean = float(array.mean())
-    spread = float(array.std(ddof=1))
+    mean, spread = float(array.mean()), float(array.std(ddof=1))
     if spread == 0.0:
         return 1.0 if mean == 0.0 else 0.0
     t = mean / (spread / math.sqrt(n))
@@ -100,9 +94,7 @@ def paired_t_pvalue(differences: Sequence[float]) -> float:
 
 def holm_adjust(pvalues: Sequence[float]) -> list[float]:
     """Holm-Bonferroni adjusted p-values, in the order given (``nan`` stays, uncounted)."""
-    indexed = sorted(
-        ((p, i) for i, p in enumerate(pvalues) if not math.isnan(p)), key=lambda pair: pair[0]
-    )
+    indexed = sorted((p, i) for i, p in enumerate(pvalues) if not math.isnan(p))
     size = len(indexed)
     adjusted = [math.nan] * len(pvalues)
     running = 0.0
@@ -113,9 +105,7 @@ def holm_adjust(pvalues: Sequence[float]) -> list[float]:
 
 
 @dataclass(frozen=True)
-class AtThreshold:
-    """A support threshold's decisions: flag when ``support < threshold``."""
-
+class AtThreshold:  # a support threshold's decisions: flag when ``support < threshold``
     balanced_accuracy: float
     f1: float
     pass_supported: float
@@ -133,13 +123,10 @@ def at_threshold(support: FloatArray, unsupported: BoolArray, threshold: float) 
     return AtThreshold((tpr + tnr) / 2, f1, tnr, tpr)
 
 
-def fit_threshold(
-    supported_scores: Sequence[float], unsupported_scores: Sequence[float]
-) -> tuple[float, float]:
+def fitted_threshold(support: FloatArray, unsupported: BoolArray) -> float:
     """The threshold (a midpoint between scores) with the best balanced accuracy of
-    ``score >= threshold``, and that accuracy; ties go to the middle of the best run."""
-    pos = np.asarray(supported_scores, dtype=float)
-    neg = np.asarray(unsupported_scores, dtype=float)
+    ``support >= threshold``; ties go to the middle of the best run."""
+    pos, neg = np.asarray(support[~unsupported], float), np.asarray(support[unsupported], float)
     values = np.unique(np.concatenate([pos, neg]))
     candidates = np.concatenate(
         [[values[0] - 1.0], (values[:-1] + values[1:]) / 2, [values[-1] + 1.0]]
@@ -148,13 +135,7 @@ def fit_threshold(
         [((pos >= t).mean() + (neg < t).mean()) / 2 for t in candidates], dtype=float
     )
     best = np.flatnonzero(accuracy >= accuracy.max() - 1e-12)
-    chosen = float(candidates[best[len(best) // 2]])
-    return chosen, float(accuracy.max())
-
-
-def fitted_threshold(support: FloatArray, unsupported: BoolArray) -> float:
-    """The balanced-accuracy-maximising threshold (:func:`fit_threshold`)."""
-    return fit_threshold(list(support[~unsupported]), list(support[unsupported]))[0]
+    return float(candidates[best[len(best) // 2]])
 
 
 def resamples(keys: Sequence[str], n: int = RESAMPLES, seed: int = 0) -> list[NDArray[np.int64]]:
@@ -165,12 +146,8 @@ def resamples(keys: Sequence[str], n: int = RESAMPLES, seed: int = 0) -> list[ND
     clusters = [np.asarray(g, dtype=np.int64) for g in groups.values()]
     if not clusters:
         return []
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(n):
-        chosen = rng.integers(0, len(clusters), len(clusters))
-        draws.append(np.concatenate([clusters[c] for c in chosen]))
-    return draws
+    rng, k = np.random.default_rng(seed), len(clusters)
+    return [np.concatenate([clusters[c] for c in rng.integers(0, k, k)]) for _ in range(n)]
 
 
 def auroc_ci(
@@ -197,8 +174,7 @@ def subset_seed(example_id: str, kind: str) -> int:
 
 
 def predicted_rewards(scores: Sequence[float] | FloatArray, masks: Masks) -> FloatArray:
-    """The sum of the kept segments' scores for each mask (no intercept: a rank
-    correlation ignores it)."""
+    """The sum of the kept segments' scores for each mask (no intercept: ranks ignore it)."""
     values = np.asarray(scores, dtype=float)
     rows = np.asarray(masks, dtype=bool)
     if rows.ndim != 2 or rows.shape[1] != values.size:
@@ -208,12 +184,10 @@ def predicted_rewards(scores: Sequence[float] | FloatArray, masks: Masks) -> Flo
 
 
 def lds(
-    scores: Sequence[float] | FloatArray,
-    masks: Masks,
-    rewards: Sequence[float] | FloatArray,
+    scores: Sequence[float] | FloatArray, masks: Masks, rewards: Sequence[float] | FloatArray
 ) -> float:
-    """Spearman correlation of predicted and actual rewards of ``masks``; ``nan`` with
-    fewer than :data:`MIN_HELD_OUT` subsets or when either side is constant."""
+    """Spearman correlation of predicted and actual rewards of ``masks`` (``nan`` under
+    :data:`MIN_HELD_OUT` subsets or a constant side)."""
     actual = np.asarray(rewards, dtype=float)
     predicted = predicted_rewards(scores, masks)
     if actual.shape != predicted.shape:
@@ -224,8 +198,8 @@ def lds(
 
 
 def bernoulli_subsets(n_segments: int, count: int, seed: int) -> Masks:
-    """Up to ``count`` distinct masks keeping each segment with probability ½ (never
-    the full or the empty context); prefix-stable in ``count``."""
+    """Up to ``count`` distinct masks keeping each segment with probability ½ (never full or
+    empty); prefix-stable in ``count``."""
     rng = np.random.default_rng(seed)
     wanted = min(count, max(0, 2**n_segments - 2)) if n_segments < 62 else count
     seen: dict[bytes, NDArray[np.bool_]] = {}
@@ -302,8 +276,7 @@ def removal_mask(n_segments: int, removed: Sequence[int]) -> NDArray[np.bool_]:
 
 
 def removal_set(scores: Sequence[float] | FloatArray, k: int) -> tuple[int, ...]:
-    """The top-``k`` segments (ties: earlier index first) in index order, the key results
-    are stored under; all of them when ``k`` exceeds their number."""
+    """The top-``k`` segments (ties: earlier index first) in index order (the results' key)."""
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
     order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")

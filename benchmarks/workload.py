@@ -37,8 +37,7 @@ SHAPES: dict[str, dict[str, Any]] = {
 
 
 def add_shape_arguments(parser: argparse.ArgumentParser, default: str | None) -> None:
-    """``--shape`` (a random-init model of that shape, e.g. on a lent GPU), ``--device``,
-    ``--dtype`` and ``--tokenizer`` (a directory; default SmolLM2's)."""
+    """``--shape`` (a random-init model of that shape), ``--device``, ``--dtype``, a tokenizer."""
     parser.add_argument("--shape", choices=sorted(SHAPES), default=default)
     parser.add_argument("--device", default="cuda", help="with --shape: the torch device")
     parser.add_argument("--dtype", default="bfloat16", help="with --shape: the torch dtype")
@@ -58,11 +57,8 @@ def hotpot_requests(n: int, pattern: str = "loo") -> list[ScoreRequest]:
     def prompt(row: dict[str, Any], dropped: set[int]) -> list[dict[str, str]]:
         paragraphs, k = [], 0
         for title, sentences in row["context"]:
-            kept = []
-            for sentence in sentences:
-                if k not in dropped:
-                    kept.append(sentence)
-                k += 1
+            kept = [s for j, s in enumerate(sentences, k) if j not in dropped]
+            k += len(sentences)
             paragraphs.append(f"{title}: {''.join(kept).strip()}")
         user = DEFAULT_USER_TEMPLATE.format(
             context="\n\n".join(paragraphs), question=row["question"]
@@ -101,9 +97,8 @@ def shaped_model(
 
     if threads:
         torch.set_num_threads(threads)
-    tokenizer = AutoTokenizer.from_pretrained(
-        tokenizer_dir or ensure_model("smollm2"), local_files_only=True
-    )
+    source = tokenizer_dir or ensure_model("smollm2")
+    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
     config = LlamaConfig(**SHAPES[shape])
     torch.manual_seed(0)
     factory: Any = AutoModelForCausalLM

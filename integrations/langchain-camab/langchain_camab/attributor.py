@@ -17,17 +17,11 @@ from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import AddableDict
 
 from camab_rag.errors import InputError, WrongTypeError
-from camab_rag.integration import (
-    METADATA_KEY,
-    Attachment,
-    ChainCall,
-    ProgressRelay,
-    Runs,
-)
+from camab_rag.integration import METADATA_KEY, Attachment, ChainCall, ProgressRelay, Runs
 from camab_rag.result import AttributionResult
 from langchain_camab import native
+from langchain_camab.callbacks import Kept, input_keys
 from langchain_camab.native import annotate, to_prompt, with_metadata
-from langchain_camab.roots import Kept, input_keys
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -43,19 +37,25 @@ logger = logging.getLogger(__name__)
 class StepCall:
     run_id: str | None
     documents: list[Any]
-    attachment: Attachment
     progress: ProgressRelay
     steps: Steps[AttributionResult] = field(init=False)
     result: AttributionResult | None = None
+
+    def __post_init__(self) -> None:
+        self.attachment = Attachment.placeholders(self.run_id, len(self.documents))
+
+    def finish(self, attributed: Any) -> AttributionResult:
+        self.result = attributed.in_chain(self.run_id, self.documents)
+        self.attachment.fill(self.result, self.documents)
+        return self.result
 
 
 class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
     """Attribute an answer to its documents as a chain step (or LangGraph node): the
     input dict (question, documents, answer; the prompt under ``"prompt"`` or rebuilt
-    from ``prompt=``) plus ``"attribution"``, or the summary alone
-    (``.assign(attribution=...)``). ``stream()`` adds it
-    as a last chunk; a blocking filter replaces an unsupported answer. Never breaks the
-    chain unless ``strict=True``. Options: :class:`camab_rag.integration.ChainOptions`."""
+    from ``prompt=``) plus ``"attribution"``, or the summary alone (``.assign(attribution=
+    ...)``); ``stream()`` adds it as a last chunk. A blocking filter replaces an unsupported
+    answer. Never breaks the chain unless ``strict=True``. Options: ``ChainOptions``."""
 
     __hash__ = Runnable.__hash__  # type: ignore[assignment]  # RunnableGenerator drops it
 
@@ -86,11 +86,9 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
         super().__init__(cast(Any, self._through), cast(Any, self._athrough), name=name)
         self.question_keys = input_keys("question_keys", question_keys)
         self.context_key, self.answer_key = context_key, answer_key
-        for option in ("context_key", "answer_key"):
-            if not isinstance(getattr(self, option), str):
-                raise WrongTypeError(
-                    f"{option} must be a key (a string), got {getattr(self, option)!r}"
-                )
+        for option, key in (("context_key", context_key), ("answer_key", answer_key)):
+            if not isinstance(key, str):
+                raise WrongTypeError(f"{option} must be a key (a string), got {key!r}")
 
     def _read(self, input: object) -> tuple[ChainCall, object]:
         """The call ``input`` holds and its prompt (``None``: none), else an ``InputError``
@@ -171,7 +169,7 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
         if not isinstance(call, StepCall):
             return call
         self.runs.go(call.run_id, call.steps)
-        return self._output(input, call, self._summary_only(run_manager))
+        return self._output(input, call.attachment.answer, self._summary_only(run_manager), call)
 
     async def _ainvoke(self, input: Any, run_manager: AsyncCallbackManagerForChainRun) -> Any:
         call = self._begin(input, run_manager)
@@ -181,7 +179,7 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
             await self.runs.ago(call.run_id, call.steps, call.attachment.all())
         finally:
             await call.progress.drain()
-        return self._output(input, call, self._summary_only(run_manager))
+        return self._output(input, call.attachment.answer, self._summary_only(run_manager), call)
 
     def _begin(self, input: Any, run_manager: Any) -> StepCall | Any:
         """The call to attribute, or on bad input the output with the failure recorded."""
@@ -200,19 +198,10 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
 
         in_run = run_manager is not None and not self.runs.background
         progress = ProgressRelay(self.runs.progress, emit if in_run else None, run_id)
-        documents = chain_call.documents
-        call = StepCall(
-            run_id, documents, Attachment.placeholders(run_id, len(documents)), progress
-        )
+        call = StepCall(run_id, chain_call.documents, progress)
         chain_call.scorer, chain_call.progress = self.scorers.get, progress
         chain_call.prompts = [given] if given is not None else []
-
-        def finish(attributed: Any) -> AttributionResult:
-            call.result = attributed.in_chain(run_id, documents)
-            call.attachment.fill(call.result, documents)
-            return call.result
-
-        call.steps = self.runs.steps(run_id, chain_call, finish)
+        call.steps = self.runs.steps(run_id, chain_call, call.finish)
         return call
 
     def _prompt_for(
@@ -234,8 +223,7 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
             ) from error
 
     def _summary_only(self, run_manager: Any) -> bool:
-        tags = getattr(run_manager, "tags", None) or []
-        return any(t.startswith(_MAP_KEY_TAG) for t in tags)
+        return any(t.startswith(_MAP_KEY_TAG) for t in getattr(run_manager, "tags", None) or [])
 
     def _failed(self, input: object, error: Exception, run_id: str | None, summary: bool) -> Any:
         """The input with the failure recorded; a blocking filter still judges it, so an
@@ -243,43 +231,37 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
         failed = AttributionResult.failed(error, run_id=run_id)
         if self.runs.gate is not None:
             failed = replace(failed, groundedness=self.runs.gate.judge(failed))
-        result = self.runs.record(None, failed)
+        self.runs.record(None, failed)
         logger.warning("camab: cannot attribute this input: %s", error)
-        data = Attachment.of(result, []).answer
-        if summary:
-            return data
+        return self._output(input, Attachment.of(failed, []).answer, summary)
 
-        def shown(answer: Any) -> Any:
-            return _shown(
-                with_metadata(answer, data) if isinstance(answer, BaseMessage) else answer, data
-            )
-
-        if not isinstance(input, Mapping):
-            return shown(input)
-        output = {**input, "attribution": data}
-        if self.answer_key in input:
-            output[self.answer_key] = shown(input[self.answer_key])
-        return output
-
-    def _output(self, input: Mapping[str, Any], call: StepCall, summary: bool) -> Any:
+    def _output(
+        self, input: object, data: dict[str, Any], summary: bool, call: StepCall | None = None
+    ) -> Any:
         """The summary alone (the input's documents get their entries in place), else the
         input plus ``"attribution"``, with annotated copies of its documents and answer."""
-        data, entries = call.attachment.answer, call.attachment.documents
+        documents, entries = (call.documents, call.attachment.documents) if call else ([], [])
         if summary:
-            for item, entry in zip(call.documents, entries):
+            for item, entry in zip(documents, entries):
                 if isinstance(item, Document):
                     item.metadata[METADATA_KEY] = entry
             return data
-        annotated = [_with_entry(item, entry) for item, entry in zip(call.documents, entries)]
-        output = dict(input)
-        single = _single(input[self.context_key])
-        output[self.context_key] = annotated[0] if single else annotated
-        answer = input[self.answer_key]
-        if isinstance(answer, BaseMessage):
-            answer = with_metadata(answer, data)
-            annotate(answer, data, call.result if self.runs.citations else None, call.documents)
-        output[self.answer_key] = _shown(answer, data)
-        output["attribution"] = data
+        if not isinstance(input, Mapping):
+            return _shown(
+                with_metadata(input, data) if isinstance(input, BaseMessage) else input, data
+            )
+        output = {**input, "attribution": data}
+        if call is not None:
+            annotated = [_with_entry(item, entry) for item, entry in zip(documents, entries)]
+            single = _single(input[self.context_key])
+            output[self.context_key] = annotated[0] if single else annotated
+        if self.answer_key in input:
+            answer = input[self.answer_key]
+            if isinstance(answer, BaseMessage):
+                answer = with_metadata(answer, data)
+                cited = call.result if call is not None and self.runs.citations else None
+                annotate(answer, data, cited, documents)
+            output[self.answer_key] = _shown(answer, data)
         return output
 
     def _passes_through(self, run_manager: Any) -> bool:

@@ -8,7 +8,7 @@ import itertools
 import os
 import re
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -76,10 +76,6 @@ class CamabChatModel(BaseChatModel):
         params["ls_max_tokens"] = self.max_new_tokens
         return params
 
-    def _answer(self, messages: Sequence[BaseMessage], stop: list[str] | None) -> ChatResult:
-        text = local_answer(self.generator, to_chat_messages(messages), self.max_new_tokens, stop)
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
-
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -87,7 +83,8 @@ class CamabChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return self._answer(messages, stop)
+        text = local_answer(self.generator, to_chat_messages(messages), self.max_new_tokens, stop)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     def _stream(
         self,
@@ -96,7 +93,7 @@ class CamabChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        text = str(self._answer(messages, stop).generations[0].message.content)
+        text = str(self._generate(messages, stop).generations[0].message.content)
         for piece in re.findall(r"\s*\S+", text) or [text]:  # word by word, as tokens come
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager is not None:

@@ -87,14 +87,10 @@ def annotate(
 
 
 def to_citations(
-    result: AttributionResult,
-    documents: Sequence[Any],
-    *,
-    rule: CitationRule | None = None,
+    result: AttributionResult, documents: Sequence[Any], *, rule: CitationRule | None = None
 ) -> list[Citation]:
-    """LangChain ``Citation`` annotations for ``result.response``, in answer order, over
-    the attributed ``documents`` as the chain holds them; ``rule`` decides which
-    documents a sentence cites (default: ``CitationRule()``)."""
+    """LangChain ``Citation`` annotations for ``result.response``, in answer order, over the
+    attributed ``documents``; ``rule`` (default ``CitationRule()``) decides what is cited."""
     return [
         create_citation(
             url=location,

@@ -1,4 +1,4 @@
-"""A traced chain's root runs attributed as they end (langchain_camab.roots):
+"""A traced chain's root runs attributed as they end (langchain_camab.callbacks):
 documents of retrievers and tools, the entries on duplicates, the
 run's metadata slot, the background placeholders and a relayed progress; LangChain's own
 documents and messages, the scorer the keyword fake."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 from uuid import uuid4
 
+from langchain_camab.callbacks import LLMCall, RootRuns, tool_documents
 from langchain_camab.native import RUN_METADATA_KEY
-from langchain_camab.roots import LLMCall, RootRuns, tool_documents
 from langchain_core.documents import Document as Doc
 from langchain_core.messages import AIMessage as Message
 from langchain_core.messages import ToolMessage

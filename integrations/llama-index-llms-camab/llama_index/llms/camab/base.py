@@ -1,6 +1,3 @@
-"""``CamabLocalLLM``: an in-process LlamaIndex chat LLM over a camab-rag scorer, which
-carries that scorer, so attribution runs on the weights that wrote the answer."""
-
 from __future__ import annotations
 
 import asyncio
@@ -71,8 +68,7 @@ class CamabLocalLLM(CustomLLM):
     @field_validator("max_new_tokens", "context_window", mode="before")
     @classmethod
     def _fits(cls, value: Any, info: ValidationInfo) -> int:
-        """The one size check, on construction and on assignment (refused before it
-        lands): a whole number >= 1, and the answer leaves room for a prompt."""
+        """The one size check, also on assignment: a whole number >= 1 leaving room for a prompt."""
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
             raise InputError(f"{info.field_name} must be a whole number >= 1, got {value!r}")
         sizes = {**info.data, str(info.field_name): int(value)}  # numpy's integers too

@@ -8,13 +8,13 @@ from llama_index.postprocessor.camab.answers import (
     to_citation_blocks,
     wait_for_attribution,
 )
-from llama_index.postprocessor.camab.attributor import (
-    aattribute_response,
-    attribute_response,
-)
+from llama_index.postprocessor.camab.attributor import aattribute_response, attribute_response
 from llama_index.postprocessor.camab.base import CamabNodePostprocessor
-from llama_index.postprocessor.camab.engines import CamabChatEngine, CamabQueryEngine
-from llama_index.postprocessor.camab.event_handler import CamabEventHandler
+from llama_index.postprocessor.camab.engines import (
+    CamabChatEngine,
+    CamabEventHandler,
+    CamabQueryEngine,
+)
 from llama_index.postprocessor.camab.spans import AttributionProgressEvent
 
 from camab_rag import AttributionSettings

@@ -1,11 +1,10 @@
-"""Which documents an answer came from, what it then carries, and waiting for a stream's
-attribution."""
+"""Which documents an answer came from, what it then carries, and waiting for it."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from llama_index.core.base.llms.types import CitationBlock, TextBlock
@@ -99,54 +98,19 @@ def answer_documents(
     return list(retrieved), False
 
 
-@dataclass(frozen=True)
-class AnswerAttribution:
-    """An answer's attribution over ``documents`` (as the framework holds them;
-    ``own_sources``: the answer's own, else retrieved ones)."""
-
-    attributed: Any  # camab_rag.captured.CapturedAttribution
-    documents: list[Any]
-    own_sources: bool
-
-    def metadata(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """The answer's summary (the result, the filter's verdict, the cited
-        ``top_documents`` and each sentence's ``citations``) and each document's entry
-        (none unless the attribution is ok)."""
-        result = self.attributed.result
-        summary: dict[str, Any] = result.to_dict()  # its verdict too
-        entries: list[dict[str, Any]] = []
-        if result.status == "ok":
-            if result.prompt_mode != "captured":
-                logger.info("camab attribution of %r: %s", result.question[:80], result.prompt_note)
-            extra = {"method": result.method, "n_queries": result.n_queries}
-            attachment = Attachment.of(result, self.documents, segments=True)
-            entries = [{**entry, **extra} for entry in attachment.documents]
-            # the cited sources, as LangChain's summary gives them (review 11)
-            summary.update({k: attachment.answer[k] for k in ("top_documents", "citations")})
-        return summary, entries
-
-    def by_attribution(self) -> AnswerAttribution:
-        """A copy whose documents (and the result's document indices) are in the order
-        of :func:`~camab_rag.integration.top_documents` (the sources :func:`camab_rag.cite`
-        cites, most relied-on first), the rest after them by score."""
-        attributed, n = self.attributed, len(self.documents)
-        result = attributed.result
-        if result.status != "ok" or len(result.document_scores) != n:
-            return self
-        top = top_documents(result)
-        order = top + [i for i in result.top_documents(n) if i not in top]
-        at = {old: new for new, old in enumerate(order)}
-        segments = [replace(s, doc_index=at[s.doc_index]) for s in result.segments]
-        result = replace(result, segments=segments)
-        placed = [attributed.documents[i] for i in order] if attributed.documents else []
-        attributed = replace(attributed, result=result, documents=placed)
-        return replace(self, attributed=attributed, documents=[self.documents[i] for i in order])
-
-    @property
-    def replacement(self) -> str | None:
-        """A blocking filter's fallback for the answer (``None``: the answer stands)."""
-        verdict = self.attributed.verdict
-        return verdict.answer if verdict is not None and verdict.blocked else None
+def _by_attribution(attributed: Any, documents: list[Any]) -> tuple[Any, list[Any]]:
+    """``attributed`` and ``documents`` with the sources :func:`camab_rag.cite` cites
+    first (most relied-on first), the rest after them by score."""
+    result, n = attributed.result, len(documents)
+    if result.status != "ok" or len(result.document_scores) != n:
+        return attributed, documents
+    top = top_documents(result)
+    order = top + [i for i in result.top_documents(n) if i not in top]
+    at = {old: new for new, old in enumerate(order)}
+    segments = [replace(s, doc_index=at[s.doc_index]) for s in result.segments]
+    placed = [attributed.documents[i] for i in order] if attributed.documents else []
+    attributed = replace(attributed, result=replace(result, segments=segments), documents=placed)
+    return attributed, [documents[i] for i in order]
 
 
 ATTRIBUTION_KEY = METADATA_KEY
@@ -169,24 +133,33 @@ def _with_attribution(node: Any, info: dict[str, Any]) -> Any:
     return node.model_copy(update=update)
 
 
-def attach(response: Any, done: AnswerAttribution) -> Any:
-    """Put ``done`` on ``response`` in place (a blocked answer's text: the fallback)."""
-    done = done.by_attribution()
-    summary, entries = done.metadata()
+def attach(response: Any, attributed: Any, documents: list[Any], own_sources: bool) -> Any:
+    """Put ``attributed`` (over ``documents``: the answer's ``own_sources``, else retrieved
+    ones) on ``response`` in place; a blocked answer reads the filter's fallback."""
+    attributed, documents = _by_attribution(attributed, documents)
+    result, verdict = attributed.result, attributed.verdict
+    summary: dict[str, Any] = result.to_dict()  # its verdict too
     try:
-        if entries:
+        if result.status == "ok":
+            if result.prompt_mode != "captured":
+                logger.info("camab attribution of %r: %s", result.question[:80], result.prompt_note)
+            extra = {"method": result.method, "n_queries": result.n_queries}
+            attachment = Attachment.of(result, documents, segments=True)
+            entries = [{**entry, **extra} for entry in attachment.documents]
+            # the cited sources, as LangChain's summary gives them (review 11)
+            summary.update({k: attachment.answer[k] for k in ("top_documents", "citations")})
             nodes = [
                 NodeWithScore(node=_with_attribution(n.node, e), score=n.score)
-                for n, e in zip(done.documents, entries)
+                for n, e in zip(documents, entries)
             ]
-            summary["node_source"] = SOURCES[done.own_sources]
+            summary["node_source"] = SOURCES[own_sources]
             summary["node_ids"] = [n.node.node_id for n in nodes]
-            if done.own_sources:
+            if own_sources:
                 response.source_nodes = nodes
             else:
                 summary["nodes"] = [{"node_id": n.node_id, **e} for n, e in zip(nodes, entries)]
-        if done.replacement is not None and isinstance(response, Response):
-            response.response = done.replacement
+        if verdict is not None and verdict.blocked and isinstance(response, Response):
+            response.response = verdict.answer
         set_attribution(response, summary)
     except Exception:  # pragma: no cover - a response type that refuses attributes
         logger.exception("camab: could not put the attribution on the response")
@@ -194,10 +167,7 @@ def attach(response: Any, done: AnswerAttribution) -> Any:
 
 
 def to_citation_blocks(
-    result: AttributionResult,
-    nodes: Sequence[NodeWithScore],
-    *,
-    rule: CitationRule | None = None,
+    result: AttributionResult, nodes: Sequence[NodeWithScore], *, rule: CitationRule | None = None
 ) -> list[CitationBlock]:
     """``CitationBlock``s for ``result.response`` in answer order, over its attributed
     ``nodes`` (``response.source_nodes``), citing by ``rule``."""

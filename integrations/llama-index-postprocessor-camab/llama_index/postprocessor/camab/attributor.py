@@ -18,7 +18,6 @@ from llama_index.core.chat_engine.types import AgentChatResponse, StreamingAgent
 from llama_index.core.instrumentation.span import active_span_id
 from llama_index.postprocessor.camab.answers import (
     ANSWER_JOB,
-    AnswerAttribution,
     answer_documents,
     attach,
     node_documents,
@@ -48,8 +47,7 @@ STREAMS = (StreamingResponse, AsyncStreamingResponse, StreamingAgentChatResponse
 
 
 class AnswerAttributor:
-    """What the engines and the handler attribute LlamaIndex answers with (their runs and
-    query records); ``owner`` names the object in errors."""
+    """How the engines and the handler attribute answers; ``owner`` names one in errors."""
 
     def __init__(
         self,
@@ -98,9 +96,8 @@ class AnswerAttributor:
         except Exception as error:
             call.problem = call.problem or error
         call.scorer = partial(self.scorers.get, llm)
-        finish = lambda attributed: AnswerAttribution(attributed, documents, own)  # noqa: E731
-        done: AnswerAttribution = yield from self.runs.steps(None, call, finish)
-        return attach(response, done)
+        finish = lambda attributed: attach(response, attributed, documents, own)  # noqa: E731
+        return (yield from self.runs.steps(None, call, finish))
 
     def turn(
         self,
@@ -129,19 +126,16 @@ class AnswerAttributor:
             return (yield from attributed(answer))
 
         def end(text: str, in_loop: bool) -> None:  # the stream was read to the end
+            if not isinstance(answer, StreamingAgentChatResponse):
+                answer.response_txt = text
             self.start(answer, attributed(_as_response(answer, text)), in_loop=in_loop)
 
         if isinstance(answer, StreamingAgentChatResponse):
             _ChatStream.wrap(answer, record, end)
             return turn
         in_loop = isinstance(answer, AsyncStreamingResponse)
-
-        def ended(text: str) -> None:
-            answer.response_txt = text
-            end(text, in_loop)
-
         read: Any = aread_for if in_loop else read_for
-        answer.response_gen = read(record, answer.response_gen, ended)
+        answer.response_gen = read(record, answer.response_gen, partial(end, in_loop=in_loop))
         return turn
 
     def answer(self, question: str, llm: object, ask: Callable[..., T], *args: Any) -> T:
@@ -166,9 +160,8 @@ class AnswerAttributor:
         handle is kept under ``key`` (a stream's, with no key, on the answer too)."""
         placeholder = Attachment.placeholders(key, 0).answer
         set_attribution(answer, placeholder)
-        job = self.runs.start(
-            key if key is not None else id(answer), steps, [placeholder], in_loop=in_loop
-        )
+        kept = id(answer) if key is None else key
+        job = self.runs.start(kept, steps, [placeholder], in_loop=in_loop)
         if key is None:  # a stream: its handle on the answer, for wait_for_attribution
             setattr(answer, ANSWER_JOB, job)
 
@@ -185,22 +178,19 @@ class _ChatStream(StreamingAgentChatResponse):
         stream.__class__ = cls  # same fields: only the two generators change
         stream.__dict__["_camab"] = (record, end)
 
-    def _end(self, in_loop: bool) -> Callable[[str], None]:
-        def once(text: str) -> None:
-            end = self.__dict__.pop("_camab", (None, None))[1]
-            if end is not None:
-                end(self.response, in_loop)  # the text as the engine keeps it (stripped)
-
-        return once
+    def _end(self, in_loop: bool, text: str) -> None:
+        end = self.__dict__.pop("_camab", (None, None))[1]
+        if end is not None:
+            end(self.response, in_loop)  # the text as the engine keeps it (stripped)
 
     @property
     def response_gen(self) -> Generator[str, None, None]:
         tokens = StreamingAgentChatResponse.response_gen.fget(self)  # type: ignore[attr-defined]
-        return read_for(self.__dict__.get("_camab", (None,))[0], tokens, self._end(False))
+        return read_for(self.__dict__.get("_camab", (None,))[0], tokens, partial(self._end, False))
 
     def async_response_gen(self) -> AsyncGenerator[str, None]:
         record = self.__dict__.get("_camab", (None,))[0]
-        return aread_for(record, super().async_response_gen(), self._end(True))
+        return aread_for(record, super().async_response_gen(), partial(self._end, True))
 
 
 def attribute_response(
@@ -238,9 +228,7 @@ def without_openai_key(llm: object) -> object:
         return llm
     module = sys.modules.get("openai")
     openai_keys = {os.environ.get("OPENAI_API_KEY"), getattr(module, "api_key", None)}
-    if key not in openai_keys:
-        return llm
-    return llm.model_copy(update={"api_key": ""})  # type: ignore[attr-defined]
+    return llm if key not in openai_keys else llm.model_copy(update={"api_key": ""})  # type: ignore[attr-defined]
 
 
 register_model_reader(without_openai_key)

@@ -1,7 +1,5 @@
-"""Which query a LlamaIndex span belongs to: :class:`SpanRecords` walks up the open spans
-to the query spans enclosing a model call or a retrieval (concurrent queries never mix),
-fed by LlamaIndex's span and event hooks; a stream's lazy model call is filed under
-:func:`streaming_for`'s record."""
+"""The query spans enclosing each model call or retrieval (concurrent queries never mix),
+from LlamaIndex's span and event hooks; a stream's late model call goes to its query."""
 
 from __future__ import annotations
 
@@ -31,8 +29,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class ModelCall:
-    """One model call inside a query: its prompt, its model (the nearest enclosing model
-    instance), its enclosing spans and, once it ended, the text it wrote."""
+    """A model call: its prompt, model, enclosing spans and, once it ended, its text."""
 
     span_id: str
     prompt: Prompt
@@ -103,10 +100,9 @@ def read_for(
     iterator = iter(tokens)
     while True:
         with streaming_for(record):
-            try:
-                token = next(iterator)
-            except StopIteration:
-                break
+            token = next(iterator, None)
+        if token is None:
+            break
         pieces.append(token)
         yield token
     end("".join(pieces))
@@ -120,19 +116,17 @@ async def aread_for(
     iterator = aiter(tokens)
     while True:
         with streaming_for(record):
-            try:
-                token = await anext(iterator)
-            except StopAsyncIteration:
-                break
+            token = await anext(iterator, None)
+        if token is None:
+            break
         pieces.append(token)
         yield token
     end("".join(pieces))
 
 
 class SpanRecords:
-    """The open spans (parent and instance by id) and the records of open query spans,
-    fed by the framework's span and event hooks; ``is_model`` tells a model instance
-    among the enclosing spans. Thread-safe."""
+    """The open spans (parent and instance by id) and open query spans' records;
+    ``is_model`` tells a model among the enclosing spans. Thread-safe."""
 
     def __init__(self, is_model: Callable[[object], bool]) -> None:
         self.is_model = is_model
@@ -151,11 +145,9 @@ class SpanRecords:
 
     def chain(self, span_id: str | None) -> list[str]:
         chain: list[str] = []
-        seen: set[str] = set()
         with self._lock:
-            while span_id is not None and span_id not in seen:
+            while span_id is not None and span_id not in chain:  # a few spans deep
                 chain.append(span_id)
-                seen.add(span_id)
                 span_id = self._spans.get(span_id, (None, None))[0]
         return chain
 
@@ -269,7 +261,6 @@ class AttributionProgressEvent(BaseEvent):
 
 
 def progress_events(query: str) -> Callable[[dict[str, Any]], None]:
-
     def emit(sent: dict[str, Any]) -> None:
         event = AttributionProgressEvent(query=query, calls=sent["calls"], total=sent["total"])
         get_dispatcher(__name__).event(event)
