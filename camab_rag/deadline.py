@@ -40,13 +40,16 @@ class Clock:
 
     @property
     def paused(self) -> bool:
+        """Whether the clock stands still."""
         return self._state[1] is not None
 
     def pause(self) -> None:
+        """Stop the clock (its owner waits for another's work) until as many resumes."""
         end, since, depth = self._state
         self._state = (end, time.monotonic() if since is None else since, depth + 1)
 
     def resume(self) -> None:
+        """Undo one pause; the last one starts the clock again, the time paused added."""
         end, since, depth = self._state
         if since is None:
             return
@@ -138,18 +141,19 @@ async def within(work: Awaitable[T], waiting: str | None = None) -> T:
     if clock is None:
         return await work
     task = asyncio.ensure_future(work)
+    past = False
     try:
-        while not task.done() and (left := clock.left()) > 0:
+        while not task.done() and not (past := clock.left() <= 0):
             if clock.paused:  # it stands still: wait for the work or the clock to run
                 either: list[asyncio.Future[Any]] = [task, clock._resumed()]
                 await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
             else:
-                await asyncio.wait([task], timeout=left)
+                await asyncio.wait([task], timeout=clock.left())
     finally:
         if not task.done():  # past the deadline, or the caller was cancelled
             task.cancel()
             await asyncio.wait([task])  # as asyncio.wait_for: its cancellation runs out
-    if task.cancelled():
+    if past and task.cancelled():
         raise expired(waiting, clock.seconds)
     return task.result()
 

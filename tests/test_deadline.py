@@ -75,3 +75,11 @@ async def test_bounded_steps_run_on_a_running_deadline_that_ends_first() -> None
     alone = drive(deadline.bounded(_clock_of_a_call(), 60.0))  # a chain's: its own clock
     assert alone is not record and alone.seconds == 60.0
     assert drive(deadline.bounded(_clock_of_a_call(), None)) is None
+
+
+async def test_work_cancelled_on_its_own_is_no_deadline() -> None:
+    async def gives_up() -> None:
+        raise asyncio.CancelledError
+
+    with deadline.started(60.0), pytest.raises(asyncio.CancelledError):
+        await deadline.within(gives_up())
