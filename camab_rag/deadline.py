@@ -1,11 +1,15 @@
 """An attribution's deadline: :func:`bounded` checks the clock before each model call (an
-awaited call is cancelled), scorers cut their work to :func:`remaining`."""
+awaited call is cancelled), scorers cut their work to :func:`remaining`. The clock can be
+paused (:meth:`Clock.pause`) while its work waits behind another's: a batch audit's record
+is charged its own work only."""
 
 from __future__ import annotations
 
 import asyncio
 import math
 import time
+from collections.abc import Awaitable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -14,7 +18,58 @@ from camab_rag.errors import DeadlineExceededError, InputError
 from camab_rag.steps import Call, Steps, guarded
 
 T = TypeVar("T")
-_END: ContextVar[tuple[float, float] | None] = ContextVar("camab_rag_deadline", default=None)
+
+
+class Clock:
+    """A deadline's clock: ``seconds`` from its start, stopped while it is paused.
+
+    Why: records sharing one model take turns; the time a record waits for another's turn is
+    not its own work (:class:`camab_cli.audit.batching.MicroBatcher` pauses it). Pauses
+    nest; :meth:`pause`/:meth:`resume` run on the event loop, :meth:`left` anywhere."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        #: (monotonic end, paused since or None, pause depth): replaced whole, read whole
+        self._state: tuple[float, float | None, int] = (time.monotonic() + seconds, None, 0)
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def left(self) -> float:
+        """Seconds left (frozen while paused)."""
+        end, since, _ = self._state
+        return end - (time.monotonic() if since is None else since)
+
+    @property
+    def paused(self) -> bool:
+        """Whether the clock stands still."""
+        return self._state[1] is not None
+
+    def pause(self) -> None:
+        """Stop the clock (its owner waits for another's work) until as many resumes."""
+        end, since, depth = self._state
+        self._state = (end, time.monotonic() if since is None else since, depth + 1)
+
+    def resume(self) -> None:
+        """Undo one pause; the last one starts the clock again, the time paused added."""
+        end, since, depth = self._state
+        if since is None:
+            return
+        if depth > 1:
+            self._state = (end, since, depth - 1)
+            return
+        self._state = (end + time.monotonic() - since, None, 0)
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._waiters.clear()
+
+    def _resumed(self) -> asyncio.Future[None]:
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        return waiter
+
+
+#: the clock of the deadline of the call running in this context
+_END: ContextVar[Clock | None] = ContextVar("camab_rag_deadline", default=None)
 
 
 def check_deadline(seconds: object, name: str = "deadline_s") -> float | None:
@@ -27,10 +82,15 @@ def check_deadline(seconds: object, name: str = "deadline_s") -> float | None:
     return float(seconds)
 
 
+def current() -> Clock | None:
+    """The clock of the running attribution's deadline (``None``: no deadline)."""
+    return _END.get()
+
+
 def remaining() -> float | None:
     """Seconds left before the running attribution's deadline (``None``: no deadline)."""
-    current = _END.get()
-    return None if current is None else current[0] - time.monotonic()
+    clock = _END.get()
+    return None if clock is None else clock.left()
 
 
 def check(waiting: str | None = None) -> None:
@@ -43,8 +103,8 @@ def expired(last: str | None = None, seconds: float | None = None) -> DeadlineEx
     """The error past a deadline of ``seconds`` (default: the running one's), waiting for
     ``last``."""
     if seconds is None:
-        current = _END.get()
-        seconds = current[1] if current is not None else 0.0
+        clock = _END.get()
+        seconds = clock.seconds if clock is not None else 0.0
     waiting = f" (waiting for: {last})" if last else ""
     return DeadlineExceededError(
         f"the attribution ran past its deadline of {seconds:g} s (deadline_s) and was "
@@ -55,15 +115,54 @@ def expired(last: str | None = None, seconds: float | None = None) -> DeadlineEx
 IN_A_CHAIN = "(in a chain the answer is still served, without its attribution)"
 
 
+@contextmanager
+def started(seconds: float | None) -> Iterator[Clock | None]:
+    """A deadline of ``seconds`` for the ``with`` block (``None``: none): :func:`bounded`
+    steps inside it run on its clock when it ends first, :func:`within` waits under it."""
+    if seconds is None:
+        yield None
+        return
+    clock = Clock(seconds)
+    token = _END.set(clock)
+    try:
+        yield clock
+    finally:
+        _END.reset(token)
+
+
+async def within(work: Awaitable[T], waiting: str | None = None) -> T:
+    """Await ``work`` under the running deadline: past it, ``work`` is cancelled and
+    :func:`expired` raised (``waiting``: what it was). The clock is read again whenever
+    it would end, so a pause keeps ``work`` waiting."""
+    clock = _END.get()
+    if clock is None:
+        return await work
+    task = asyncio.ensure_future(work)
+    past = False
+    try:
+        while not task.done() and not (past := clock.left() <= 0):
+            if clock.paused:  # it stands still: wait for the work or the clock to run
+                either: list[asyncio.Future[Any]] = [task, clock._resumed()]
+                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            else:
+                await asyncio.wait([task], timeout=clock.left())
+    finally:
+        if not task.done():  # past the deadline, or the caller was cancelled
+            task.cancel()
+            await asyncio.wait([task])  # as asyncio.wait_for: its cancellation runs out
+    if past and task.cancelled():
+        raise expired(waiting, clock.seconds)
+    return task.result()
+
+
 @dataclass(frozen=True)
 class _BoundedCall:
     call: Call[Any]
-    end: float
-    seconds: float
+    clock: Clock
 
-    def _deadline(self) -> tuple[float, float]:
+    def _deadline(self) -> Clock:
         outer = _END.get()
-        return (self.end, self.seconds) if outer is None or outer[0] > self.end else outer
+        return self.clock if outer is None or outer.left() > self.clock.left() else outer
 
     def run(self) -> Any:
         token = _END.set(self._deadline())
@@ -73,25 +172,23 @@ class _BoundedCall:
             _END.reset(token)
 
     async def arun(self) -> Any:
-        deadline = self._deadline()
-        token = _END.set(deadline)
+        token = _END.set(self._deadline())
         try:
-            left = max(deadline[0] - time.monotonic(), 0.0)
-            return await asyncio.wait_for(self.call.arun(), left)
-        except asyncio.TimeoutError:
-            raise expired(seconds=deadline[1]) from None
+            return await within(self.call.arun())
         finally:
             _END.reset(token)
 
 
 def bounded(steps: Steps[T], seconds: float | None) -> Steps[T]:
-    """``steps`` under a deadline of ``seconds`` from its first step (``None``: as it is)."""
+    """``steps`` under a deadline of ``seconds`` from its first step (``None``: as it is);
+    on the running deadline's clock (:func:`started`) when that one ends first."""
     if seconds is None:
         return (yield from steps)
-    end = time.monotonic() + seconds
+    outer = _END.get()
+    clock = outer if outer is not None and outer.left() <= seconds else Clock(seconds)
 
     def past_end() -> None:
-        if time.monotonic() >= end:
-            raise expired(seconds=seconds)
+        if clock.left() <= 0:
+            raise expired(seconds=clock.seconds)
 
-    return (yield from guarded(steps, past_end, lambda call: _BoundedCall(call, end, seconds)))
+    return (yield from guarded(steps, past_end, lambda call: _BoundedCall(call, clock)))

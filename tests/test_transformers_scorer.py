@@ -555,7 +555,6 @@ def test_a_long_call_stops_at_the_deadline_between_forward_passes(
     deadline was checked only between model calls and one call of the in-process model
     (several forward passes) ran on past it. Now it is checked before each pass."""
     import contextvars
-    import time
 
     from camab_rag import deadline
     from camab_rag.errors import DeadlineExceededError
@@ -568,13 +567,14 @@ def test_a_long_call_stops_at_the_deadline_between_forward_passes(
 
     def forward(*args: Any) -> Any:
         passes.append(1)
-        deadline._END.set((time.monotonic() - 1.0, 60.0))  # it passes during this pass
+        monkeypatch.setattr(clock, "left", lambda: -1.0)  # it passes during this pass
         return real(*args)
 
     monkeypatch.setattr(scorer.prefix, "_run", forward)
     requests = [ScoreRequest(p, " Yes.") for p in ("Alpha?", "Bravo is here?", "Charlie. Ok?")]
     context = contextvars.copy_context()  # the deadline is set in it only, not in the test's
-    context.run(deadline._END.set, (time.monotonic() + 3600.0, 60.0))
+    clock = deadline.Clock(60.0)
+    context.run(deadline._END.set, clock)
     with pytest.raises(DeadlineExceededError, match=r"60 s.*forward pass"):
         context.run(scorer.score, requests)
     assert len(passes) == 1  # the two other passes never ran

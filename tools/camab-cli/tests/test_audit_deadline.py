@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ from camab_cli.audit import ScorerSpec, lines
 from camab_cli.audit import cli as audit_cli
 from camab_cli.audit.batching import MicroBatcher
 from camab_cli.audit.config import AUDIT_DEADLINE_S, AuditConfig
+from camab_cli.audit.run import audit
 from camab_cli.options import shared_parser
 from camab_rag import deadline
 from camab_rag.deadline import bounded
@@ -88,9 +90,10 @@ def test_a_record_past_the_default_deadline_is_an_error_line_and_the_run_goes_on
     assert "--deadline-s" in error  # named as the flag that raises it
     # an audit's advice, not a chain's (fresh-user review 10)
     assert "--concurrency" in error and "in a chain" not in error
-    # it says a short record can wait behind a long one in-process, and the flag that
-    # avoids it (fresh-user review 11: it spoke of a busy server only)
-    assert "in-process" in error and "--concurrency 1 audits one record at a time" in error
+    # what a record's time counts: not its wait behind the others in-process (audit12;
+    # fresh-user review 11 found it did), a busy server's time yes
+    assert "stops while its requests wait behind another record's in-process" in error
+    assert "--concurrency 1" not in error
     assert scorer.slow_passes < scorer.passes  # the model was stopped, not waited for
     summary = json.loads((tmp_path / "out.jsonl.summary.json").read_text())
     assert summary["config"]["deadline_s"] == 0.5
@@ -127,6 +130,77 @@ async def test_one_records_deadline_never_fails_or_cuts_another_records_batch() 
     assert isinstance(result, ResponseLogprobs)
     # the slow record's two queued requests were dropped unscored once it gave up
     assert scorer.asked == [f"Dune. {SLOW}", "Dune."]
+
+
+class LongRecordScorer(KeywordScorer):
+    """A model call of the long record (its answer holds ``SLOW``) runs until the deadline
+    it runs under has passed, then checks it (as the in-process model does before each
+    pass): it outlasts any deadline. The short record's calls are quick."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[list[str]] = []  # each model call's responses
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        self.asked.append([r.response for r in requests])
+        if any(SLOW in r.response for r in requests):
+            while (left := deadline.remaining()) is not None and left > 0:
+                time.sleep(0.01)
+            deadline.check("a forward pass")
+        return super().score(requests)
+
+
+def test_a_short_record_meets_its_deadline_behind_a_long_records_batches(
+    tmp_path: Path,
+) -> None:
+    """Fresh-user review 11: with two records in flight on one in-process model, a short
+    record ran past its deadline while its requests waited behind a long record's batch.
+    Now its clock stops while it waits behind another record's call: it completes; the
+    long record, whose own call outlasts the deadline, still fails at it."""
+    scorer = LongRecordScorer()
+    rows = [
+        {**GOOD, "id": "long", "response": f"Frank Herbert wrote Dune. {SLOW}"},
+        {**GOOD, "id": "short"},
+    ]
+    write(tmp_path / "in.jsonl", [dumps(r) for r in rows])
+    config = AuditConfig(budget=4, deadline_s=1.0)
+    out = tmp_path / "out.jsonl"
+    audit(tmp_path / "in.jsonl", out, scorer=scorer, config=config, concurrency=2, progress=False)
+    lines = {x["id"]: x for x in map(json.loads, out.read_text().splitlines())}
+    assert lines["short"]["status"] == "ok", lines["short"]["error"]
+    assert lines["short"]["groundedness"]["source"] == "measured"  # the verdict ran too
+    assert lines["long"]["status"] == "error"
+    assert lines["long"]["error"].startswith("DeadlineExceededError: ")
+    assert "deadline of 1 s" in lines["long"]["error"]
+    # the short record's requests did wait behind the long record's call ...
+    assert any(SLOW in response for response in scorer.asked[0])
+    # ... and each model call served one record (a shared call would charge it to both)
+    assert all(len({SLOW in response for response in call}) == 1 for call in scorer.asked)
+
+
+async def test_a_hung_model_call_is_cut_and_the_record_behind_it_still_ends() -> None:
+    """A model call that ignores the deadline is cut at its record's deadline; the record
+    queued behind it waits with its clock stopped only while that record waits, then its
+    clock runs again (a hung model stalls nobody for ever) and it ends at its deadline."""
+    release = threading.Event()
+
+    class HungScorer(KeywordScorer):
+        def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+            if any(SLOW in r.response for r in requests):
+                release.wait(60)  # stuck, never checks the deadline
+            return super().score(requests)
+
+    batcher = MicroBatcher(HungScorer(), max_batch=4)
+    hung = asyncio.ensure_future(adrive(bounded(_ask(batcher, _request(f"Dune. {SLOW}")), 0.2)))
+    await asyncio.sleep(0.05)  # the hung request is in the model
+    behind = asyncio.ensure_future(adrive(bounded(_ask(batcher, _request("Dune.")), 0.2)))
+    try:
+        with pytest.raises(DeadlineExceededError):
+            await hung
+        with pytest.raises(DeadlineExceededError):
+            await asyncio.wait_for(behind, 30)  # a safety net, not a measure: it must end
+    finally:
+        release.set()
 
 
 def test_the_verdict_counts_within_the_records_deadline(

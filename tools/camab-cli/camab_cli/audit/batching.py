@@ -1,13 +1,12 @@
-"""Cross-record batching for an in-process scorer.
+"""Batching for an in-process scorer shared by the records in flight.
 
 With several records in flight, each asks the model for a few subsets per round. Running
 those calls in parallel threads would make one CPU/GPU model fight itself; instead
 :class:`MicroBatcher` queues every pending request and runs them through the model in one
-``score`` call at a time (up to ``max_batch`` requests), so the model sees full batches and
-records take turns without contention. Requests are served in arrival order, whichever
-record asked: a record's deadline clock runs while its requests wait behind the other
-records' batches, so a short record can run past its deadline behind a long one (fresh-user
-review 11); ``--concurrency 1`` gives each record the model to itself.
+``score`` call at a time (up to ``max_batch`` requests of one record), oldest first, so
+records take turns without contention. A record's deadline clock is paused while its
+requests wait behind another record's call: its deadline counts its own work, so a short
+record is not failed behind a long one's batches (fresh-user review 11).
 """
 
 from __future__ import annotations
@@ -36,18 +35,11 @@ class _Pending:
     future: asyncio.Future[ResponseLogprobs]
     #: the asking record's context: its deadline (camab_rag.deadline), read by the scorer
     context: contextvars.Context = field(default_factory=contextvars.copy_context)
+    #: the asking record's deadline clock (None: none); its requests share a model call
+    clock: deadline.Clock | None = field(init=False)
 
-    def remaining(self) -> float:
-        """Seconds left before the asking record's deadline (``inf``: none)."""
-        left = self.context.run(deadline.remaining)
-        return float("inf") if left is None else left
-
-
-def _latest(batch: Sequence[_Pending]) -> contextvars.Context:
-    """A fresh copy of the context, among ``batch``'s, whose deadline comes last: the
-    batch runs while any of its records may still wait for it; a record past its own
-    deadline stops waiting (its call is cancelled) and its queued requests are dropped."""
-    return max(batch, key=lambda p: p.remaining()).context.copy()
+    def __post_init__(self) -> None:
+        self.clock = self.context.run(deadline.current)
 
 
 def _settle(pending: _Pending, outcome: ResponseLogprobs | BaseException) -> None:
@@ -63,10 +55,12 @@ class MicroBatcher:
     """Merge concurrent ``ascore`` calls into batched ``scorer.score`` calls.
 
     One model call runs at a time (in a worker thread, so the event loop stays free);
-    requests that arrive meanwhile form the next batch. Each call runs under the latest
-    deadline of the records in it (never under the record that happened to start the
-    worker: one record's deadline must not fail or cut another's requests), and a request
-    whose record stopped waiting (cancelled, past its deadline) is dropped unscored.
+    requests that arrive meanwhile wait for the next. A call holds one record's requests
+    (those of one deadline clock; requests without a deadline are merged), oldest first,
+    and runs under that record's deadline. While it runs and its record still waits for it,
+    the clocks of the records queued behind it are paused: a record's deadline counts its
+    own calls, never its wait for another's. A request whose record stopped waiting
+    (cancelled, past its deadline) is dropped unscored.
 
     Args:
         scorer: the in-process scorer (its ``score`` is called from one thread at a time).
@@ -81,6 +75,8 @@ class MicroBatcher:
         self.batches = 0
         self.requests = 0
         self._queue: list[_Pending] = []
+        self._running: list[_Pending] = []  # the requests in the model call running now
+        self._paused: set[deadline.Clock] = set()  # the clocks this batcher holds paused
         self._worker: asyncio.Task[None] | None = None
 
     @property
@@ -99,24 +95,32 @@ class MicroBatcher:
     async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         loop = asyncio.get_running_loop()
         pending = [_Pending(r, loop.create_future()) for r in requests]
+        for p in pending:
+            p.future.add_done_callback(self._repause)  # answered or given up: a pause may end
         self._queue.extend(pending)
+        self._repause()
         if self._worker is None or self._worker.done():
             self._worker = loop.create_task(self._drain())
         return list(await asyncio.gather(*(p.future for p in pending)))
 
+    def _next_batch(self) -> list[_Pending]:
+        """The oldest waiting request and the next ones of its record, taken off the queue."""
+        self._queue = [p for p in self._queue if not p.future.done()]  # gave up: dropped
+        if not self._queue:
+            return []
+        clock = self._queue[0].clock
+        batch = [p for p in self._queue if p.clock is clock][: self.max_batch]
+        taken = {id(p) for p in batch}
+        self._queue = [p for p in self._queue if id(p) not in taken]
+        return batch
+
     async def _drain(self) -> None:
         await asyncio.sleep(0)  # let the other records in flight add their requests
-        loop = asyncio.get_running_loop()
-        while self._queue:
-            self._queue = [p for p in self._queue if not p.future.done()]  # gave up: dropped
-            batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch :]
-            if not batch:
-                break
+        while batch := self._next_batch():
             self.batches += 1
             self.requests += len(batch)
-            score = functools.partial(self.scorer.score, [p.request for p in batch])
             try:
-                results = await loop.run_in_executor(None, _latest(batch).run, score)
+                results = await self._run(batch)
                 if len(results) != len(batch):
                     raise RuntimeError(
                         f"the scorer returned {len(results)} results for {len(batch)} requests"
@@ -124,25 +128,49 @@ class MicroBatcher:
             except Exception as exc:
                 if len(batch) == 1:
                     _settle(batch[0], exc)
-                else:  # isolate the bad request: one record's error must not fail others
+                else:  # isolate the bad request: one request's error must not fail others
                     for p in batch:
                         await self._score_alone(p)
                 continue
             for p, result in zip(batch, results):
                 _settle(p, result)
 
+    async def _run(self, batch: list[_Pending]) -> list[ResponseLogprobs]:
+        """``scorer.score`` of ``batch`` in a worker thread, under its record's deadline (a
+        fresh copy of its context), the records queued behind it paused."""
+        score = functools.partial(self.scorer.score, [p.request for p in batch])
+        self._running = batch
+        self._repause()
+        try:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(None, batch[0].context.copy().run, score)
+        finally:
+            self._running = []
+            self._repause()
+
     async def _score_alone(self, pending: _Pending) -> None:
         if pending.future.done():
             return
-        score = functools.partial(self.scorer.score, [pending.request])
         try:
-            [result] = await asyncio.get_running_loop().run_in_executor(
-                None, _latest([pending]).run, score
-            )
+            [result] = await self._run([pending])
         except Exception as exc:
             _settle(pending, exc)
         else:
             _settle(pending, result)
+
+    def _repause(self, *_: object) -> None:
+        """Pause the clock of each record queued behind the running call while a record with
+        a deadline still waits for that call; resume the others. Behind a call no record
+        waits for any more (its record gave up: a hung model), the clocks run."""
+        running = {p.clock for p in self._running}
+        waited_for = any(p.clock is not None and not p.future.done() for p in self._running)
+        queued = {p.clock for p in self._queue if not p.future.done()}
+        paused = {c for c in queued - running if c is not None} if waited_for else set()
+        for clock in self._paused - paused:
+            clock.resume()
+        for clock in paused - self._paused:
+            clock.pause()
+        self._paused = paused
 
     @property
     def mean_batch(self) -> float:

@@ -99,8 +99,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         default=None,
         help=(
             "records in flight (default 16 with servers, 4 in-process; per actor on Ray); "
-            "a record's --deadline-s runs while its requests wait behind the others' "
-            "(1: each record's time is its own work)"
+            "in-process they take turns on the model, and a record's --deadline-s stops "
+            "while it waits for the others' turns"
         ),
     )
     running.add_argument(

@@ -32,10 +32,7 @@ spends no query and reads the linear surrogate's prediction instead (two verdict
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import time
-from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +44,6 @@ from camab_cli.records import Record, RecordError, ascii_safe
 from camab_rag import AttributionSettings, deadline
 from camab_rag.attributor import aassess_answer
 from camab_rag.citations import cite
-from camab_rag.deadline import expired
 from camab_rag.groundedness import assess_groundedness
 from camab_rag.groundedness.report import GroundednessReport, facts_only
 from camab_rag.result import AttributionResult
@@ -217,13 +213,11 @@ def result_line(
 
 
 IN_AN_AUDIT = (
-    "(a record's time includes its wait for the model: its requests queue behind the "
-    "other records in flight, a long record's batches on an in-process model or a busy "
-    "server; --concurrency 1 audits one record at a time, so its time is its own work)"
+    "(a record's clock stops while its requests wait behind another record's in-process "
+    "model call; against a server it runs while the server is busy with the others, which "
+    "a lower --concurrency eases)"
 )
-"""What a deadline error says in an audit, in place of the chain's note: the records in
-flight share one model, so a short record's clock runs while its requests wait behind a
-long record's batch (fresh-user review 11); ``--concurrency 1`` avoids that."""
+"""What a deadline error says in an audit, in place of the chain's note."""
 
 
 def failed_line(
@@ -310,38 +304,24 @@ def attribution_settings(config: AuditConfig) -> AttributionSettings:
     )
 
 
-async def _in_time(verdict: Awaitable[Gain], config: AuditConfig, started: float) -> Gain:
-    """``verdict`` within what is left of the record's deadline (the attribution's
-    ``deadline_s`` bounds the attribution alone): past it, the library's
-    :class:`~camab_rag.errors.DeadlineExceededError`, so one deadline bounds the record."""
-    if config.deadline_s is None:
-        return await verdict
-    left = config.deadline_s - (time.perf_counter() - started)
-    try:
-        if left <= 0:
-            raise asyncio.TimeoutError
-        return await asyncio.wait_for(verdict, left)
-    except asyncio.TimeoutError:
-        if inspect.iscoroutine(verdict):
-            verdict.close()  # never started: no "never awaited" warning
-        raise expired("the groundedness verdict", seconds=config.deadline_s) from None
-
-
 async def audit_record(record: Record, scorer: Any, config: AuditConfig) -> dict[str, Any]:
     """Attribute one record and build its line; an error becomes a ``status: error`` line,
-    a record past ``config.deadline_s`` (attribution and verdict together) too."""
+    a record past ``config.deadline_s`` too: one clock (:func:`camab_rag.deadline.started`)
+    bounds the attribution and the verdict, and stops while the record waits for others."""
     from camab_rag.attributor import aattribute
 
     started = time.perf_counter()
     try:
-        result = await aattribute(
-            record.question,
-            record.documents,
-            record.response or "",
-            scorer,
-            settings=attribution_settings(config),
-        )
-        gain = await _in_time(context_gain(record, result, scorer, config), config, started)
+        with deadline.started(config.deadline_s):  # the attribution runs on this clock
+            result = await aattribute(
+                record.question,
+                record.documents,
+                record.response or "",
+                scorer,
+                settings=attribution_settings(config),
+            )
+            verdict = context_gain(record, result, scorer, config)
+            gain = await deadline.within(verdict, "the groundedness verdict")
     except FATAL:
         raise  # the same for every record: the engine decides whether the run stops
     except Exception as exc:
