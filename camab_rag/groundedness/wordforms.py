@@ -128,6 +128,13 @@ ONE_AS_PRONOUN_AFTER = frozenset(
 """Words after which ``one`` stands for a noun ("the first one"), not the number 1."""
 _ORDINAL = re.compile(r"\d{1,4}(?:st|nd|rd|th)")
 _EXTRA = frozenset({"extra", "additional"})
+HOUR_PARTS = {"half": "30", "quarter": "15"}
+"""Parts of an hour as minutes: "half an hour" is "30 minutes" (:func:`forms`)."""
+_CONDITION = re.compile(r"\b(?:if|unless)\b[^,;:]*$", re.IGNORECASE)
+"""An open condition before a word ("If you haven't got a helmet, ..."): a negation there
+states the reader's case, not a fact of the context (:func:`misread_spans`)."""
+_NEGATED = re.compile(r"n['’]t\b|\bnon-\w+[ai]ble\b", re.IGNORECASE)
+"""A negation inside a word: "don't", and "non-refundable" (not "non-members": a kind)."""
 DURATIONS = {"day": ("week", 7), "month": ("year", 12)}
 """A duration's unit and the larger one it makes ("14 days" is "two weeks")."""
 DAY_PARTS = {"morning": "am", "afternoon": "pm", "evening": "pm"}
@@ -226,7 +233,7 @@ def forms(text: str) -> list[_Word]:
     halves = _day_parts(tokens)
     decimals = {**_decimals(text, tokens), **_joined_numbers(text, tokens)}
     decimals.update(_thousands(text, tokens))
-    free = _free(tokens)
+    free = {**_free(tokens), **_hour_parts(tokens)}
     out = []
     for k, (start, end, word) in enumerate(tokens):
         value = form(word)
@@ -263,7 +270,7 @@ def forms(text: str) -> list[_Word]:
             value = DEGREE_SCALES[word]
         elif word == "one" and k and tokens[k - 1][2] in ONE_AS_PRONOUN_AFTER:
             value = ""  # "the first one", "this one": a pronoun, no number
-        elif k in free:  # "at no extra cost", "for nothing": free, not a negation
+        elif k in free:  # "at no extra cost": free, not a negation; "half an hour": 30 min
             value = free[k]
         elif word.isdecimal() and after in _CLOCK and int(word) <= 12:
             value = _hour(int(word), after)
@@ -332,6 +339,22 @@ def _free(tokens: _Tokens) -> dict[int, str]:
             out.update(dict.fromkeys(range(k + 1, k + 2 + extra), ""))
         elif word == "nothing" and k and tokens[k - 1][2] == "for":
             out[k] = "free"
+    return out
+
+
+def _hour_parts(tokens: _Tokens) -> dict[int, str]:
+    """Token index -> ``30`` for the ``half`` of "half an hour" ("half hour"; ``15`` for
+    "quarter of an hour"), ``min`` for its ``hour`` and ``""`` for the words between."""
+    out: dict[int, str] = {}
+    for k, (_, _, word) in enumerate(tokens):
+        if word not in HOUR_PARTS:
+            continue
+        j = k + 1
+        while j < min(k + 4, len(tokens)) and tokens[j][2] in ("a", "an", "of"):
+            j += 1
+        if j < len(tokens) and tokens[j][2] == "hour":
+            out[k], out[j] = HOUR_PARTS[word], "min"
+            out.update(dict.fromkeys(range(k + 1, j), ""))
     return out
 
 
@@ -654,7 +677,7 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         first = found[0][2] if found else ""
         head = previous if first in _PRONOUNS else frozenset()
         negated = any(w in NEGATIONS for _, _, w, _ in found)
-        negated = negated or bool(re.search(r"n['’]t\b", sentence, re.I))
+        negated = negated or bool(_NEGATED.search(sentence))
         for part in clauses(sentence):
             said = frozenset(_stated(part)) | _days(part)
             held = said | (HOURS_FORMS if _RANGE.search(part) else frozenset())
@@ -701,6 +724,7 @@ def _find_misread(
                 or (word == "t" and k and part[start - 1] in "'’")
             )
             and words[k + 1 : k + 2] != ["necessarily"]  # a hedge, not a negation
+            and not _CONDITION.search(part[:start])  # the reader's case, not a claim
         ]
         flips = {  # "does not open" states "closed": the negation is read with the word
             j: k
