@@ -1,12 +1,10 @@
 """Word forms the gate compares, and the values and negations the context does not state.
 
-What: :func:`forms` reads a text as normalised word forms with their spans (``grinders``
-is ``grinder``; ``€29`` and ``29 euros`` share ``eur`` and ``29``; ``4 pm`` and ``16:00``
-are ``16``); :class:`ContextWords` holds a context's words, forms and clauses;
-:func:`misread_spans` and :func:`rival_spans` find answer values the context gives another
-subject, negations it does not make and values its sources dispute. Why: a reworded right
-answer keeps its coverage, a value copied from the wrong place does not count as covered.
-How: rules over words, no model call, no dependency.
+What: :func:`forms` reads normalised word forms (``€29`` and ``29 euros`` share ``eur``,
+``29``; ``4 pm`` and ``16:00`` are ``16``); :class:`ContextWords` holds a context's forms
+and clauses; :func:`misread_spans` and :func:`rival_spans` find another subject's value, an
+unmade negation, a disputed value. Why: a reworded right answer keeps its coverage, a value
+copied from the wrong place is not covered. How: rules over words, no model, no dependency.
 """
 
 from __future__ import annotations
@@ -115,9 +113,8 @@ CALENDAR_SHORT = {
 OPPOSITES = {"open": "closed", "available": "unavailable", "included": "excluded"}
 OPPOSITES.update(allowed="forbidden")
 OPPOSITES.update({b: a for a, b in list(OPPOSITES.items())})
-"""Opposite values of one subject (a shop ``open`` or ``closed`` on Sunday): an answer
-word whose opposite the context states for the subject is misread (:func:`misread_spans`),
-as is a ``Yes`` or ``No`` to a question about one of them."""
+"""Opposite values of one subject (``open``/``closed``): an answer word, or a Yes/No to a
+question on one, whose opposite the context states for the subject is misread."""
 _PRONOUNS = frozenset({"it", "its", "they", "their", "this", "these", "he", "she", "his", "her"})
 _CLOCK = frozenset({"am", "pm"})
 _REPLY = re.compile(r"\s*no\s*[,.!;:]", re.IGNORECASE)
@@ -131,8 +128,7 @@ _EXTRA = frozenset({"extra", "additional"})
 HOUR_PARTS = {"half": "30", "quarter": "15"}
 """Parts of an hour as minutes: "half an hour" is "30 minutes" (:func:`forms`)."""
 _CONDITION = re.compile(r"\b(?:if|unless)\b[^,;:]*$", re.IGNORECASE)
-"""An open condition before a word ("If you haven't got a helmet, ..."): a negation there
-states the reader's case, not a fact of the context (:func:`misread_spans`)."""
+"""An open condition: a negation in "If you haven't got a helmet, ..." is no claim."""
 _NEGATED = re.compile(r"n['’]t\b|\bnon-\w+[ai]ble\b", re.IGNORECASE)
 """A negation inside a word: "don't", and "non-refundable" (not "non-members": a kind)."""
 DURATIONS = {"day": ("week", 7), "month": ("year", 12)}
@@ -184,9 +180,8 @@ def holds(value: str, known: Collection[str]) -> bool:
 
 
 def is_fact(text: str, start: int, word: str, value: str) -> bool:
-    """Whether the word of ``text`` at ``start`` (``word``, its form ``value``) states a
-    fact no rewording keeps: a number, an amount's sign, a month or weekday, or a name
-    (capitalised, not the first word of its sentence). Other words may be reworded."""
+    """Whether the word at ``start`` (``word``, form ``value``) states a fact no rewording
+    keeps: a number, an amount's sign, a month or weekday, a name (capitalised mid-sentence)."""
     if any(c.isdigit() for c in value) or value in _SIGNS:
         return True
     if word in NUMBER_WORDS or word in CALENDAR or value in CALENDAR:
@@ -225,9 +220,8 @@ def form(word: str) -> str:
 
 
 def forms(text: str) -> list[_Word]:
-    """``(start, end, word, form)`` for each word of ``text`` (lower-cased, as
-    :func:`words` reads it, or a currency or percent sign); ``form`` is ``""`` for a word
-    a clock time or an amount absorbs (``am``, the ``00`` of ``10:00``)."""
+    """``(start, end, word, form)`` for each word (or currency or percent sign) of ``text``;
+    ``form`` is ``""`` for a word a clock time or an amount absorbs (``am``; ``00`` of 10:00)."""
     tokens = [(m.start(), m.end(), m.group(0).lower()) for m in _TOKEN.finditer(text)]
     marks = [_clock_mark(text, tokens, k) for k in range(len(tokens))]
     halves = _day_parts(tokens)
@@ -343,8 +337,7 @@ def _free(tokens: _Tokens) -> dict[int, str]:
 
 
 def _hour_parts(tokens: _Tokens) -> dict[int, str]:
-    """Token index -> ``30`` for the ``half`` of "half an hour" ("half hour"; ``15`` for
-    "quarter of an hour"), ``min`` for its ``hour`` and ``""`` for the words between."""
+    """Token index -> ``30`` (``15``) and ``min`` for "half an hour" ("quarter of an hour")."""
     out: dict[int, str] = {}
     for k, (_, _, word) in enumerate(tokens):
         if word not in HOUR_PARTS:
@@ -359,9 +352,8 @@ def _hour_parts(tokens: _Tokens) -> dict[int, str]:
 
 
 def _decimals(text: str, tokens: _Tokens) -> dict[int, str]:
-    """Token index -> form of an amount with a decimal part ("€1,50" is ``1.5``, "5.00
-    euros" ``5``) and -> ``""`` for its decimal digits: a whole part 0, a currency sign
-    before it or a currency or percent after it ("10.30" alone stays a clock time)."""
+    """Token index -> an amount's form ("€1,50" is ``1.5``; "10.30" alone stays a clock
+    time), -> ``""`` for its decimals."""
     out: dict[int, str] = {}
     for k in range(len(tokens) - 1):
         (_, end, whole), (start, _, part) = tokens[k], tokens[k + 1]
@@ -435,10 +427,9 @@ def form_set(texts: Iterable[str]) -> frozenset[str]:
 
 
 class ContextWords(frozenset[str]):
-    """A context's words (a frozenset) with their forms (:attr:`forms`), its clauses
-    (:attr:`sentences`), the question's subject forms (:attr:`asked`; never counted as
-    held) and the amounts of each context sentence and of the question (:attr:`quantities`,
-    :attr:`asked_values`): what :func:`misread_spans` and :func:`derived_values` read."""
+    """A context's words (a frozenset), forms, clauses (:attr:`sentences`), the question's
+    subject (:attr:`asked`, never held) and the amounts of each context sentence and of the
+    question: what :func:`misread_spans` and :func:`derived_values` read."""
 
     forms: frozenset[str]
     sentences: tuple[Sentence, ...]
@@ -469,9 +460,8 @@ class ContextWords(frozenset[str]):
 
     @classmethod
     def of(cls, texts: Sequence[str], question: str = "") -> ContextWords:
-        """The context words of ``texts`` (documents, a system prompt), with what their
-        spans of times and days and "the next working day" state (:func:`next_days`), and
-        the subject forms and amounts of ``question``."""
+        """The context words of ``texts`` (documents, a system prompt; spans of times and
+        days and "the next working day" included) and the subject and amounts of ``question``."""
         sentences = [s for doc, text in enumerate(texts) for s in sentences_of(text, doc)]
         return cls(
             (w for text in texts for w in words(text)),
@@ -523,9 +513,8 @@ _CLAUSE = re.compile(
     r"|,\s+(?:and|but|while|whereas)\s+(?=(?:a|an|the|each|every|its|their|our)\b)",
     re.IGNORECASE,
 )
-"""Where a context sentence starts a new clause: ``;``, ``and`` before a preposition
-("... and on Saturday from 10:00 to 16:00"), or ``, and`` (``but``, ``while``) before a
-new subject ("..., and a full overhaul costs 120 euros")."""
+"""Where a context sentence starts a new clause: ``;``, ``and`` before a preposition ("and
+on Saturday from 10:00"), ``, and`` (``but``, ``while``) before a new subject."""
 
 
 def clauses(text: str) -> list[str]:
@@ -612,9 +601,8 @@ _AFTERNOON = re.compile(r"(?<![\w:.])(1[3-9]|2[0-3])[:.][0-5]\d(?![\w:.])")
 
 
 def _also(text: str) -> frozenset[str]:
-    """What ``text`` (context) states besides its forms: "17:00" also states ``5``,
-    "first" ``1``, "14 days" ``2`` ``week`` (:data:`DURATIONS`). For a context only: an
-    answer's "20-year-old" is not 240 months."""
+    """What ``text`` (a context; an answer's "20-year-old" is not 240 months) also states:
+    "17:00" ``5``, "first" ``1``, "14 days" ``2`` ``week`` (:data:`DURATIONS`)."""
     out = {FIRST_ORDINALS[w] for w in words(text) if w in FIRST_ORDINALS}
     out.update(str(int(m.group(1)) - 12) for m in _AFTERNOON.finditer(text))
     for value, unit in pairwise(f for _, _, _, f in forms(text) if f):
@@ -691,11 +679,10 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
 def misread_spans(
     text: str, context: Collection[str], stopwords: Collection[str]
 ) -> list[tuple[int, int]]:
-    """Character spans of ``text`` (answer sentences) that state what the context does not
-    although each word is in it: a number the context gives only for another subject (the
-    closest context clause states another number), an opposite of what the closest clause
-    states, a ``Yes`` it contradicts, and a negation no close clause makes. Empty when
-    ``context`` is not a :class:`ContextWords` with clauses. Memoised on ``context``."""
+    """Spans of ``text`` (answer sentences) that state what the context does not, although
+    each word is in it: another subject's number, an opposite of what the closest clause
+    states, a ``Yes`` it contradicts, a negation no close clause makes. Memoised on the
+    :class:`ContextWords` (none without one)."""
     if not isinstance(context, ContextWords) or not context.sentences:
         return []
     key = (text, frozenset(stopwords))
@@ -796,11 +783,9 @@ def _find_misread(
 def rival_spans(
     text: str, context: Collection[str], stopwords: Collection[str]
 ) -> list[tuple[int, int]]:
-    """Spans of ``text``'s numbers (as written: "09:00") that one source states while
-    another, as close to the sentence's subject and to the question's, states another
-    number and not this one: the sources disagree (a stale price page beside the current
-    one), so the answer is not supported whichever value it took. Empty without
-    :class:`ContextWords` clauses or when the closest clauses come from one text."""
+    """Spans of ``text``'s numbers (as written) that one source states while another, as
+    close to the subject and the question, states another: the sources disagree (a stale
+    price page), so the answer is not supported whichever value it took."""
     if not isinstance(context, ContextWords) or not context.sentences:
         return []
     spans: list[tuple[int, int]] = []
@@ -1000,13 +985,10 @@ def _compared(found: Sequence[_Word], k: int, context: ContextWords) -> bool:
 
 
 def derived_values(text: str, context: Collection[str]) -> frozenset[str]:
-    """The numbers of ``text`` the context does not state that one step of arithmetic on
-    its amounts gives (a rate times an amount of the question, the answer sentence or the
-    context sentence; a context amount plus or minus one of the question), with their
-    units, and the question's numbers the answer works with or truly compares. Why: a right
-    answer shows its work ("50 euros, since it's 25 euros an hour"), an invented one does
-    not. A value counts only when every place the answer states it is derived. Memoised on
-    ``context``."""
+    """The numbers of ``text`` the context lacks that one step of arithmetic on its amounts
+    gives (a rate times an amount; a context amount plus or minus the question's), with
+    their units, and the question's numbers the answer works with or truly compares. Why: a
+    right answer shows its work, an invented one does not. Memoised on ``context``."""
     if not isinstance(context, ContextWords) or not context.quantities:
         return frozenset()
     if text not in context._derived:
