@@ -3,9 +3,17 @@ the split taken from the file, the second set's columns."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
-from benchmarks.gate_fresh_report import BLIND_SETS, COLUMNS, HEADLINES, SECTIONS
+from benchmarks.gate_fresh_report import (
+    BLIND_SETS,
+    COLUMNS,
+    HEADLINES,
+    SECTIONS,
+    first_path,
+    fresh_section,
+)
 from benchmarks.gate_sets import SETS, load_items
 
 
@@ -31,3 +39,12 @@ def test_the_report_counts_it_with_the_flagged_column() -> None:
         "invented flagged",
     }
     assert "fresh3" in HEADLINES and "fresh3" in SECTIONS
+
+
+def test_its_section_shows_both_halves_of_the_first_measurement() -> None:
+    first = json.loads(first_path("smollm2", "fresh3").read_text("utf-8"))
+    assert first["answers"] == 160 and {"held_out", "dev"} <= set(first)
+    now = {**first, "coverage_cut": None}
+    lines = fresh_section({"fresh": {"answers": 0}, "fresh2": {"answers": 0}, "fresh3": now})
+    assert lines[0].startswith("### A third blind set")
+    assert "Dev half, first measurement:" in lines
