@@ -23,7 +23,7 @@ from camab_rag.groundedness.wordforms import ContextWords
 from camab_rag.token_support import TokenSupport
 
 KINDS = ("short", "paraphrase", "followup", "mixed")
-BLIND_SETS = ("fresh", "fresh2")
+BLIND_SETS = ("fresh", "fresh2", "fresh3")
 ANY_RIGHT = 'right passed: `block_on="any"`'
 ANY_INVENTED = 'invented blocked: `block_on="any"`'
 COLUMNS = {  # set -> (column, counted on invented answers, the row's field counted)
@@ -39,6 +39,7 @@ COLUMNS = {  # set -> (column, counted on invented answers, the row's field coun
         ("invented flagged", True, "flagged"),
     ),
 }
+COLUMNS["fresh3"] = COLUMNS["fresh2"]
 """A right answer counts when its field is false (passed), an invented one when true."""
 FRESH_MULTI: list[dict[str, Any]] = hand_written("gate_fresh")["FRESH_MULTI"]
 
@@ -192,8 +193,9 @@ def multi_figures(model: str) -> dict[str, dict[str, str]] | None:
 # ------------------------------------------------------------------------- the section
 def measure_set(model: str, set_name: str, cut: float | None, record: bool) -> dict[str, Any]:
     """One blind set's figures from its stored rows. With ``record``, the first time every
-    answer is stored, the held-out half's figures are kept as the set's first measurement
-    (``<set>_first_<model>.json``, written once, never overwritten)."""
+    answer is stored, both halves' figures are kept as the set's first measurement
+    (``<set>_first_<model>.json``, written once, never overwritten; the first two sets'
+    files kept the held-out half only)."""
     rows = verdict_rows(model, set_name)
     now = {
         "model": model,
@@ -204,7 +206,7 @@ def measure_set(model: str, set_name: str, cut: float | None, record: bool) -> d
     }
     first = first_path(model, set_name)
     if record and rows and not first.exists() and len(rows) == len(load_items(set_name)):
-        kept = {k: now[k] for k in ("model", "answers", "coverage_cut", "held_out")}
+        kept = {k: now[k] for k in ("model", "answers", "coverage_cut", "held_out", "dev")}
         first.write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
     return now
 
@@ -256,6 +258,8 @@ def _multi_note(figures: dict[str, str]) -> str:
 HEADLINES = {
     "fresh": "blind short / paraphrased / follow-up set: right answers passed (held-out half)",
     "fresh2": "second blind set (short / paraphrased / follow-up / mixed): right answers "
+    "passed (held-out half)",
+    "fresh3": "third blind set (short / paraphrased / follow-up / mixed): right answers "
     "passed (held-out half)",
 }
 
@@ -320,13 +324,30 @@ def _fresh_intro(now: dict[str, Any]) -> str:
 
 
 def _fresh2_intro(now: dict[str, Any]) -> str:
-    cut = now["coverage_cut"]
     return (
         f"{now['answers']} answers to 60 one-document cases written blind for issue 48 "
         "(other domains and authors' habits than the first set; a right answer and one "
         "changing or adding one checkable detail each; 15 short, 15 paraphrase, 15 chat "
         "follow-ups with their earlier turns as context, 15 mixed), split by the parity of "
         "the first byte of the SHA-256 of the question and committed before any result. "
+        + _default_words(now["coverage_cut"])
+    )
+
+
+def _fresh3_intro(now: dict[str, Any]) -> str:
+    return (
+        f"{now['answers']} answers to 80 one-document cases written blind by an engineer who "
+        "had not read the gate's code or rules (`benchmarks/results/gate_fresh3_README.md`; "
+        "a right answer and one with exactly one unsupported detail each; 20 short, 20 "
+        "paraphrase, 20 chat follow-ups with their earlier turns as context, 20 mixed), "
+        "split by the parity of the second byte of the SHA-256 of the question (35 dev, "
+        "45 held-out) and committed before any result. " + _default_words(now["coverage_cut"])
+    )
+
+
+def _default_words(cut: float | None) -> str:
+    """What the later blind sets' columns count."""
+    return (
         f'Shipped default (`assess_answer`\'s verdict, `block_on="{DEFAULT_BLOCK_ON}"`): '
         'right passed = not `unsupported`, invented blocked = `unsupported` (what `mode="block"` '
         'hides), invented flagged = not `supported` (what `mode="flag"` marks); beside the '
@@ -349,6 +370,13 @@ SECTIONS = {  # set -> (title, intro, first measurement's words, dev half's word
         _fresh2_intro,
         "First measurement (held-out half; taken once, with the library as it was when "
         "the set was written):",
+        "Dev half (where failures may be read and general fixes made):",
+    ),
+    "fresh3": (
+        "### A third blind set (`benchmarks/results/gate_fresh3_held_out.json`, `_dev.json`)",
+        _fresh3_intro,
+        "First measurement (held-out half; taken once, with the library as it was when "
+        "the set was merged, before any rule was changed for it):",
         "Dev half (where failures may be read and general fixes made):",
     ),
 }
@@ -387,6 +415,8 @@ def fresh_section(blind: dict[str, dict[str, Any]]) -> list[str]:
         if first is not None:
             lines += [first_words, "", _kind_table(first["held_out"]), ""]
         lines += [dev_words, "", _kind_table(now["dev"]), ""]
+        if first is not None and "dev" in first:
+            lines += ["Dev half, first measurement:", "", _kind_table(first["dev"]), ""]
         if now.get("multi") is not None:
             lines += _multi_lines(now["multi"], first)
     return lines

@@ -16,7 +16,9 @@ from typing import Any
 from benchmarks.data import data_dir
 
 FRANK_QUESTION = "Summarise the article in a few sentences."
-SETS = ("frank", "halueval", "written", "fresh", "fresh2")
+SETS = ("frank", "halueval", "written", "fresh", "fresh2", "fresh3")
+BLIND = ("fresh", "fresh2", "fresh3")
+"""The blind hand-written sets (:func:`blind_cases`)."""
 CASES = Path(__file__).resolve().parent / "results"
 
 
@@ -149,16 +151,17 @@ def blind_split(question: str, byte: int = -1) -> str:
 
 def blind_cases(set_name: str) -> list[tuple[str, str, dict[str, Any]]]:
     """``(key, split, case)`` of a blind set: ``fresh`` is ``gate_fresh_cases.json``'s
-    ``FRESH`` (split by the last hash byte), ``fresh2`` the ``FRESH2`` lists of
-    ``gate_fresh2_dev.json`` and ``gate_fresh2_held_out.json`` (split by file, dev first)."""
+    ``FRESH`` (split by the last hash byte); ``fresh2`` and ``fresh3`` the ``FRESH2`` /
+    ``FRESH3`` lists of ``gate_<set>_dev.json`` and ``gate_<set>_held_out.json`` (split by
+    file, dev first)."""
     if set_name == "fresh":
         cases = hand_written("gate_fresh")["FRESH"]
         return [(f"fresh-{k:02d}", blind_split(c["question"]), c) for k, c in enumerate(cases)]
     out = []
     for split in ("dev", "held_out"):
-        text = (CASES / f"gate_fresh2_{split}.json").read_text(encoding="utf-8")
-        cases = json.loads(text)["FRESH2"]
-        out += [(f"fresh2-{split}-{k:02d}", split, c) for k, c in enumerate(cases)]
+        text = (CASES / f"gate_{set_name}_{split}.json").read_text(encoding="utf-8")
+        cases = json.loads(text)[set_name.upper()]
+        out += [(f"{set_name}-{split}-{k:02d}", split, c) for k, c in enumerate(cases)]
     return out
 
 
@@ -200,7 +203,7 @@ def load_items(name: str) -> list[Item]:
         return halueval_items()
     if name == "written":
         return written_items()
-    if name in ("fresh", "fresh2"):
+    if name in BLIND:
         return blind_items(name)
     raise ValueError(f"unknown set {name!r}; choose one of {', '.join(SETS)}")
 

@@ -956,3 +956,43 @@ def test_a_number_word_is_contested_only_by_a_page_of_its_subject():
 
     assert rivals([renewals, fines]) == []
     assert rivals([renewals, "Renewing loans (old). Each renewal adds 7 days."]) == ["Fourteen"]
+
+
+def test_half_an_hour_is_thirty_minutes_and_a_twin_s_other_time_is_still_missing():
+    """Issue 48 (fresh3 dev): "About half an hour." for "about 30 minutes" was blocked on
+    "half" and "hour"."""
+    assert [f for *_, f in forms("About half an hour.")] == ["about", "30", "", "min"]
+    assert [f for *_, f in forms("a quarter of an hour, half price")][:5] == [
+        "a",
+        "15",
+        "",
+        "",
+        "min",
+    ]
+    tests = ContextWords.of(["Eye tests take about 30 minutes."], "How long does a test take?")
+    assert unchecked_facts("About half an hour.", tests) == []
+    free = ContextWords.of(["The first 30 minutes are free."])
+    assert coverage("The first half hour is free.", free) == 1.0
+    assert unchecked_facts("About 45 minutes.", tests) == ["45"]
+    assert unchecked_facts("About a quarter of an hour.", tests) == ["quarter"]
+
+
+def test_a_negation_in_an_if_clause_is_the_reader_s_case_not_a_claim():
+    """Issue 48 (fresh3 dev): "If you haven't got a helmet, you can rent one" was blocked on
+    "haven't"; a negation the answer claims is still one the context does not make."""
+    shop = ContextWords.of(["Helmets can be hired at the rental shop for 5 euros a day."])
+    right = "If you haven't got a helmet, you can hire one at the rental shop for 5 euros a day."
+    assert misread_spans(right, shop, STOPWORDS) == []
+    wrong = "Helmets can't be hired at the rental shop."
+    assert [wrong[a:b] for a, b in misread_spans(wrong, shop, STOPWORDS)] == ["can't"]
+
+
+def test_a_non_prefix_makes_its_sentence_negated():
+    """Issue 48 (fresh3 dev): "can't be refunded" over "a non-refundable deposit" was an
+    unmade negation; "non-members" names a kind and negates nothing."""
+    trip = ContextWords.of(["A non-refundable deposit of 200 euros is due by 30 September."])
+    assert misread_spans("The deposit can't be refunded.", trip, STOPWORDS) == []
+    plain = ContextWords.of(["A deposit of 200 euros is due by 30 September."])
+    assert misread_spans("The deposit can't be refunded.", plain, STOPWORDS) != []
+    members = ContextWords.of(["Non-members pay 12 euros a day."])  # a kind, no negation
+    assert not any(s.negated for s in members.sentences)

@@ -1,16 +1,10 @@
 """Word forms the gate compares, and the values and negations the context does not state.
 
-What: :func:`forms` turns a text into normalised word forms with their character spans
-(a light plural rule: ``grinders`` -> ``grinder``; units and number words: ``€29`` and
-``29 euros`` share ``eur`` and ``29``, ``220°C`` is ``220 degrees Celsius``, ``four``
-is ``4``; clock times: ``10 am``,
-``10:00`` and ``10.00`` are ``10``, ``4 pm``, ``4pm`` and ``4 p.m.`` are ``16``,
-``noon`` is ``12``); :class:`ContextWords` holds a
-context's words and forms and its sentences; :func:`misread_spans` finds the words of an
-answer sentence that take a value the context gives for another subject (a price of the
-other product) or a negation the context does not make. Why: a reworded correct answer
-must not lose coverage to a plural or a currency sign, and a wrong value copied from the
-context must not count as covered. How: rules over words, no model call, no dependency.
+What: :func:`forms` reads normalised word forms (``€29`` and ``29 euros`` share ``eur``,
+``29``; ``4 pm`` and ``16:00`` are ``16``); :class:`ContextWords` holds a context's forms
+and clauses; :func:`misread_spans` and :func:`rival_spans` find another subject's value, an
+unmade negation, a disputed value. Why: a reworded right answer keeps its coverage, a value
+copied from the wrong place is not covered. How: rules over words, no model, no dependency.
 """
 
 from __future__ import annotations
@@ -31,96 +25,51 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
+def _table(spec: str) -> dict[str, str]:
+    """Each word of ``"form: word word; form: word"`` mapped to its form."""
+    pairs = (part.split(":") for part in spec.split(";"))
+    return {word: value.strip() for value, spelled in pairs for word in spelled.split()}
+
+
 _TOKEN = re.compile(r"[^\W_]+|[€$£%°]", re.UNICODE)
-UNITS = {
-    "€": "eur",
-    "euro": "eur",
-    "euros": "eur",
-    "eur": "eur",
-    "$": "usd",
-    "dollar": "usd",
-    "dollars": "usd",
-    "usd": "usd",
-    "£": "gbp",
-    "gbp": "gbp",
-    "%": "percent",
-    "percent": "percent",
-    "pct": "percent",
-    "metre": "m",
-    "metres": "m",
-    "meter": "m",
-    "meters": "m",
-    "litre": "l",
-    "litres": "l",
-    "liter": "l",
-    "liters": "l",
-    "kilometre": "km",
-    "kilometres": "km",
-    "kilometer": "km",
-    "kilometers": "km",
-    "minute": "min",
-    "minutes": "min",
-    "mins": "min",
-    "°": "deg",
-    "degree": "deg",
-    "degrees": "deg",
-    "gram": "g",
-    "grams": "g",
-    "kilogram": "kg",
-    "kilograms": "kg",
-    "kilo": "kg",
-    "kilos": "kg",
-    "centimetre": "cm",
-    "centimetres": "cm",
-    "centimeter": "cm",
-    "centimeters": "cm",
-}
+UNITS = _table(
+    "eur: € euro euros eur; usd: $ dollar dollars usd; gbp: £ gbp; percent: % percent pct;"
+    "m: metre metres meter meters; l: litre litres liter liters; min: minute minutes mins;"
+    "km: kilometre kilometres kilometer kilometers; deg: ° degree degrees; g: gram grams;"
+    "kg: kilogram kilograms kilo kilos; cm: centimetre centimetres centimeter centimeters"
+)
 """Units written as a sign, a word or an abbreviation, to one form."""
-ABBREVIATIONS = {"st": "street", "rd": "road", "ave": "avenue", "hr": "hour", "hrs": "hour"}
-ABBREVIATIONS.update(permitted="allowed", prohibited="forbidden", banned="forbidden")
-"""Abbreviations and synonyms read as the word they stand for: "18 Rowan St." is "18
-Rowan Street"; "permitted" is "allowed" (so "not permitted" states ``forbidden``)."""
+ABBREVIATIONS = _table(
+    "street: st; road: rd; avenue: ave; hour: hr hrs; allowed: permitted;"
+    "forbidden: prohibited banned"
+)
+"""Abbreviations and synonyms, as the word they stand for ("not permitted": forbidden)."""
 DEGREE_SCALES = {"c": "celsius", "f": "fahrenheit"}
-"""The letter after a degree sign, as the scale's word: ``220°C`` is ``220 degrees
-Celsius``."""
-PERIODS = {
-    "hourly": "hour",
-    "daily": "day",
-    "weekly": "week",
-    "monthly": "month",
-    "yearly": "year",
-    "annually": "year",
-}
+"""The letter after a degree sign: ``220°C`` is ``220 degrees Celsius``."""
+PERIODS = _table("hour: hourly; day: daily; week: weekly; month: monthly; year: yearly annually")
 """How often, as the period's form: ``hourly`` is ``every hour``."""
 SAME_FORM = dict.fromkeys(
-    ["cost", "costs", "costing", "price", "prices", "priced", "sell", "sells", "selling", "sold"],
+    "cost costs costing price prices priced sell sells selling sold".split(),  # noqa: SIM905
     "price",
 )
-"""Words that state the same relation, as one form: a shop that "sells the City Cruiser
-for 590 euros" says it "costs 590 euros"."""
+"""Words of one relation: "sells it for 590 euros" says it "costs 590 euros"."""
 NUMBER_WORDS = {
     w: str(i)
     for i, w in enumerate(
-        [
-            *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"),
-            *("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen"),
-            *("seventeen", "eighteen", "nineteen", "twenty"),
-        ]
+        """zero one two three four five six seven eight nine ten eleven twelve thirteen
+        fourteen fifteen sixteen seventeen eighteen nineteen twenty""".split()  # noqa: SIM905
     )
 }
-TENS = {w: str(10 * i) for i, w in enumerate(("thirty", "forty", "fifty"), 3)}
-TENS.update({w: str(10 * i) for i, w in enumerate(("sixty", "seventy", "eighty", "ninety"), 6)})
-NUMBER_WORDS.update(TENS)
+NUMBER_WORDS.update(
+    (w, str(10 * i))
+    for i, w in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), 3)  # noqa: SIM905
+)
+"""Numbers written as words, to their digits; "twenty-five" is one number (:func:`forms`)."""
 ORDINAL_WORDS = {
     w: str(i)
-    for i, w in enumerate(
-        ("third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"), 3
-    )
+    for i, w in enumerate("third fourth fifth sixth seventh eighth ninth tenth".split(), 3)  # noqa: SIM905
 }
-"""Ordinals written as words, as their number ("fourth floor" is the ``4`` of "4th
-floor"); ``first`` and ``second`` are left as words (an adverb, a unit of time)."""
-"""Numbers written as words, to their digits: ``four`` is ``4``, ``seventy`` ``70``; a
-tens word and a unit joined ("twenty-five", "thirty one") are one number (:func:`forms`)."""
+"""Ordinals as their number; ``first`` and ``second`` stay words (adverb, time unit)."""
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been
     before being below between both but by can could did do does doing down during each
@@ -134,32 +83,16 @@ STOPWORDS = frozenset(
     isn aren wasn weren doesn don didn hasn haven hadn wouldn couldn shouldn mustn needn
     ll ve re""".split()  # noqa: SIM905
 )
-"""Function words (and a few news fillers) whose presence in the context proves nothing;
-with the pieces of a contraction (``isn`` of "isn't": its negation is read from the
-text, :func:`_negated`)."""
-
+"""Function words, news fillers and contraction pieces (:func:`sentences_of` reads
+"n't"): their presence in the context proves nothing."""
 LIGHT_WORDS = frozenset(
     """may might must shall can could should would get gets got getting gotten go goes
     went gone going take takes took taken taking come comes came coming make makes made
     making let lets""".split()  # noqa: SIM905
 )
-"""Modal and light verbs ("get in for nine euros", "go in free", "may not take flash
-photos"): a reworded answer brings them in without a fact of its own, so the gate does
-not check them against the context (the words around them carry the claim)."""
+"""Modal and light verbs ("get in for nine euros"): no fact of their own, never checked."""
 DERIVED_MIN = 5
-"""The shortest word form read as the stem of a longer context word (``photo`` of
-``photography``, ``student`` of ``students``): :func:`holds`."""
-
-
-def holds(value: str, known: Collection[str]) -> bool:
-    """Whether the forms ``known`` hold ``value``: as it is, or (a word of at least
-    :data:`DERIVED_MIN` letters) as the start of a longer word ("flash photos" under
-    "flash photography")."""
-    if value in known:
-        return True
-    if len(value) < DERIVED_MIN or not value.isalpha():
-        return False
-    return any(k.startswith(value) for k in known)
+"""The shortest form read as the stem of a longer word (``photo`` of ``photography``)."""
 
 
 NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "none", "nothing", "cannot"})
@@ -167,27 +100,88 @@ CHARGE_WORDS = frozenset({"cost", "costs", "charge", "charges", "fee", "fees"})
 """After ``no`` ("at no cost", "no charge"): the pair states ``free``, not a negation."""
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 CALENDAR = frozenset(
-    [
-        *("january", "february", "march", "april", "may", "june", "july", "august"),
-        *("september", "october", "november", "december", *WEEKDAYS),
-    ]
-)
+    """january february march april may june july august september october november
+    december""".split()  # noqa: SIM905
+) | frozenset(WEEKDAYS)
 _SIGNS = frozenset({"eur", "usd", "gbp", "percent"})
-_SHORT = "mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug sep sept"
+_SHORT = "mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug sep sept oct"
 CALENDAR_SHORT = {
     short: next(name for name in sorted(CALENDAR) if name.startswith(short))
-    for short in (*_SHORT.split(), "oct", "nov", "dec")
+    for short in (*_SHORT.split(), "nov", "dec")
 }
-"""Weekdays and months abbreviated ("Sat", "Tues", "Thurs", "Sept"), read as the full
-name when capitalised (:func:`forms`; "sat" or "sun" in lower case stay words)."""
+"""Abbreviated weekdays and months ("Sat", "Sept"): the full name when capitalised."""
+OPPOSITES = {"open": "closed", "available": "unavailable", "included": "excluded"}
+OPPOSITES.update(allowed="forbidden")
+OPPOSITES.update({b: a for a, b in list(OPPOSITES.items())})
+"""Opposite values of one subject (``open``/``closed``): an answer word, or a Yes/No to a
+question on one, whose opposite the context states for the subject is misread."""
+_PRONOUNS = frozenset({"it", "its", "they", "their", "this", "these", "he", "she", "his", "her"})
+_CLOCK = frozenset({"am", "pm"})
+_REPLY = re.compile(r"\s*no\s*[,.!;:]", re.IGNORECASE)
+ONE_AS_PRONOUN_AFTER = frozenset(
+    """the this that which each every no any another other first second third last next
+    same only""".split()  # noqa: SIM905
+)
+"""Words after which ``one`` stands for a noun ("the first one"), not the number 1."""
+_ORDINAL = re.compile(r"\d{1,4}(?:st|nd|rd|th)")
+_EXTRA = frozenset({"extra", "additional"})
+HOUR_PARTS = {"half": "30", "quarter": "15"}
+"""Parts of an hour as minutes: "half an hour" is "30 minutes" (:func:`forms`)."""
+_CONDITION = re.compile(r"\b(?:if|unless)\b[^,;:]*$", re.IGNORECASE)
+"""An open condition: a negation in "If you haven't got a helmet, ..." is no claim."""
+_NEGATED = re.compile(r"n['’]t\b|\bnon-\w+[ai]ble\b", re.IGNORECASE)
+"""A negation inside a word: "don't", and "non-refundable" (not "non-members": a kind)."""
+DURATIONS = {"day": ("week", 7), "month": ("year", 12)}
+"""A duration's unit and the larger one it makes ("14 days" is "two weeks")."""
+DAY_PARTS = {"morning": "am", "afternoon": "pm", "evening": "pm"}
+"""A part of the day after an hour ("7 in the morning"), as the half it marks."""
+CLOCK_WORDS = {"noon": "12", "midday": "12", "midnight": "0"}
+"""Times of day written as a word, as the hour's form."""
+_JOINED_CLOCK = re.compile(r"(1[0-2]|0?[1-9])(am|pm)")
+HOURS_FORMS = frozenset(
+    {"open", "opening", "close", "closing", "until", "start", "starting", "end", "ending"}
+)
+"""What a clause with a span of clock times ("from 10:00 to 17:00", "until 18:30") also
+states: opening hours are one relation however worded ("It closes at 5 pm")."""
+FIRST_ORDINALS = {"first": "1", "second": "2"}
+"""``first`` and ``second`` as a context's numbers ("first floor" is "1st floor")."""
+DAY_GROUPS = {"weekday": frozenset(WEEKDAYS[:5]), "weekend": frozenset(WEEKDAYS[5:])}
+"""Words for several weekdays: "on weekdays" states Monday to Friday and back."""
+_SPAN_FORMS = HOURS_FORMS | frozenset(WEEKDAYS) | frozenset(DAY_GROUPS)
+EXCEPTIONS = frozenset({"except", "exception", "unless", "only", "apart", "besides"})
+"""Words after which a negated clause states both values ("not permitted ... with the
+exception of assistance dogs")."""
+TIME_UNITS = frozenset({"hour", "day", "week", "month", "year", "night", "min"})
+UNIT_FORMS = frozenset(UNITS.values()) | TIME_UNITS
+"""The forms read as a number's unit before any other word after it ("4 free hours")."""
+RATE_WORDS = frozenset({"per", "an", "a", "every", "each"})
+"""Words after an amount's unit that make it a rate of the word after them."""
+_MONEY = frozenset({"eur", "usd", "gbp"})
+LESS_WORDS = frozenset(
+    "before earlier under below less fewer within lower shorter cheaper until".split()  # noqa: SIM905
+)
+MORE_WORDS = frozenset(
+    "after past later over above more exceeds exceed beyond higher longer greater".split()  # noqa: SIM905
+)
+"""Words comparing the number before them with one after them ("1 pm is before the
+14:00 cut-off"): :func:`derived_values` checks the comparison."""
+_Word = tuple[int, int, str, str]
+"""``(start, end, word, form)``: one word as :func:`forms` reads it."""
+_Tokens = Sequence[tuple[int, int, str]]
+
+
+def holds(value: str, known: Collection[str]) -> bool:
+    """Whether ``known`` holds ``value``, or a longer word it starts (:data:`DERIVED_MIN`)."""
+    if value in known:
+        return True
+    if len(value) < DERIVED_MIN or not value.isalpha():
+        return False
+    return any(k.startswith(value) for k in known)
 
 
 def is_fact(text: str, start: int, word: str, value: str) -> bool:
-    """Whether the word of ``text`` at ``start`` (``word``, its form ``value``) states a
-    fact a reader checks as written, one no rewording keeps: a number, an amount's sign,
-    a month or weekday, or a name (capitalised, not the first word of its sentence).
-    Other content words ("forbidden", "needs") may be reworded; a negation is checked by
-    :func:`misread_spans` (one the context does not make)."""
+    """Whether the word at ``start`` (``word``, form ``value``) states a fact no rewording
+    keeps: a number, an amount's sign, a month or weekday, a name (capitalised mid-sentence)."""
     if any(c.isdigit() for c in value) or value in _SIGNS:
         return True
     if word in NUMBER_WORDS or word in CALENDAR or value in CALENDAR:
@@ -196,26 +190,9 @@ def is_fact(text: str, start: int, word: str, value: str) -> bool:
     return text[start : start + 1].isupper() and bool(before) and before[-1] not in '.!?:;\n"“('
 
 
-OPPOSITES = {
-    **{a: b for a, b in (("open", "closed"), ("available", "unavailable"))},
-    **{a: b for a, b in (("included", "excluded"), ("allowed", "forbidden"))},
-}
-OPPOSITES.update({b: a for a, b in list(OPPOSITES.items())})
-"""Words that state opposite values of one subject (a shop ``open`` or ``closed`` on
-Sunday), by form: an answer word whose opposite is what the context states for the
-same subject is a misread value (:func:`misread_spans`); so is a ``Yes`` (or ``No``) to
-a question asking about one of them ("Is the shop open on Sunday?")."""
-_PRONOUNS = frozenset({"it", "its", "they", "their", "this", "these", "he", "she", "his", "her"})
-_CLOCK = frozenset({"am", "pm"})
-_REPLY = re.compile(r"\s*no\s*[,.!;:]", re.IGNORECASE)
-
-
 def stem(word: str) -> str:
-    """A light plural rule (``grinders``, ``boxes``, ``batteries``, ``costs`` share a form
-    with ``grinder``, ``box``, ``battery``, ``cost``); digits and short words are kept.
-    Plurals only: stripping ``-ed`` and ``-ing`` too matched more hallucinated answers to
-    their evidence on the benchmark's choice rows (HaluEval choice half, FRANK CNN/DM
-    ``valid``), lowering coverage's ROC AUC there more than plurals alone do."""
+    """A light plural rule (``boxes``, ``batteries``: ``box``, ``battery``). Plurals only:
+    ``-ed`` and ``-ing`` matched more hallucinated answers to their evidence."""
     if len(word) <= 3 or not word.isalpha():
         return word
     if word.endswith("ies") and len(word) > 4:
@@ -225,17 +202,6 @@ def stem(word: str) -> str:
     if word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
     return word
-
-
-ONE_AS_PRONOUN_AFTER = frozenset(
-    """the this that which each every no any another other first second third last next
-    same only""".split()  # noqa: SIM905
-)
-"""Determiners and ordinals after which ``one`` stands for a noun ("the first one
-leaves at 8:15"), not the number 1 (:func:`forms`)."""
-
-
-_ORDINAL = re.compile(r"\d{1,4}(?:st|nd|rd|th)")
 
 
 def form(word: str) -> str:
@@ -253,17 +219,15 @@ def form(word: str) -> str:
     return PERIODS.get(word) or SAME_FORM.get(word) or ABBREVIATIONS.get(word) or stem(word)
 
 
-def forms(text: str) -> list[tuple[int, int, str, str]]:
-    """``(start, end, word, form)`` for each word of ``text`` (``word`` lower-cased, as
-    :func:`~camab_rag.groundedness.score.words` reads it, or a currency or percent sign);
-    ``form`` is ``""`` for a word a clock time absorbs (``am``, ``pm``, the ``00`` of
-    ``10:00``)."""
+def forms(text: str) -> list[_Word]:
+    """``(start, end, word, form)`` for each word (or currency or percent sign) of ``text``;
+    ``form`` is ``""`` for a word a clock time or an amount absorbs (``am``; ``00`` of 10:00)."""
     tokens = [(m.start(), m.end(), m.group(0).lower()) for m in _TOKEN.finditer(text)]
     marks = [_clock_mark(text, tokens, k) for k in range(len(tokens))]
     halves = _day_parts(tokens)
     decimals = {**_decimals(text, tokens), **_joined_numbers(text, tokens)}
     decimals.update(_thousands(text, tokens))
-    free = _free(tokens)
+    free = {**_free(tokens), **_hour_parts(tokens)}
     out = []
     for k, (start, end, word) in enumerate(tokens):
         value = form(word)
@@ -300,7 +264,7 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
             value = DEGREE_SCALES[word]
         elif word == "one" and k and tokens[k - 1][2] in ONE_AS_PRONOUN_AFTER:
             value = ""  # "the first one", "this one": a pronoun, no number
-        elif k in free:  # "at no extra cost", "for nothing": free, not a negation
+        elif k in free:  # "at no extra cost": free, not a negation; "half an hour": 30 min
             value = free[k]
         elif word.isdecimal() and after in _CLOCK and int(word) <= 12:
             value = _hour(int(word), after)
@@ -310,33 +274,8 @@ def forms(text: str) -> list[tuple[int, int, str, str]]:
     return _in_base_units(out)
 
 
-DURATIONS = {"day": ("week", 7), "month": ("year", 12)}
-"""A duration's unit (by form) and the larger one it makes: "14 days" also states "two
-weeks", "2 weeks" also "14 days"; "24 months" "2 years" and back (:func:`_also`)."""
-
-
-def _durations(text: str) -> frozenset[str]:
-    """The number and unit forms of ``text``'s durations in the other unit of
-    :data:`DURATIONS` ("14 days": ``2``, ``week``), added to a context's forms only: the
-    answer's own words are read as written ("a 20-year-old" is 20, not 240 months)."""
-    found = [(w, f) for _, _, w, f in forms(text) if f]
-    out: set[str] = set()
-    for (_, value), (_, unit) in pairwise(found):
-        if not value.isdecimal():
-            continue
-        for small, (large, factor) in DURATIONS.items():
-            if unit == small and int(value) % factor == 0 and int(value):
-                out.update((str(int(value) // factor), large))
-            elif unit == large:
-                out.update((str(int(value) * factor), small))
-    return frozenset(out)
-
-
-def _in_base_units(
-    found: list[tuple[int, int, str, str]],
-) -> list[tuple[int, int, str, str]]:
-    """``found`` with an amount in cents read in the currency ("50 cents" is ``0.5``) and
-    "per cent" as ``percent``."""
+def _in_base_units(found: list[_Word]) -> list[_Word]:
+    """``found`` with "50 cents" read as ``0.5`` and "per cent" as ``percent``."""
     out = list(found)
     valued = [k for k, (_, _, _, f) in enumerate(out) if f]
     for k, after in pairwise(valued):
@@ -350,9 +289,8 @@ def _in_base_units(
     return out
 
 
-def _thousands(text: str, tokens: Sequence[tuple[int, int, str]]) -> dict[int, str]:
-    """Token index -> the number of digits grouped by commas ("1,290" and "12,500" are
-    ``1290`` and ``12500``, as written without them), and -> ``""`` for each later group."""
+def _thousands(text: str, tokens: _Tokens) -> dict[int, str]:
+    """Token index -> the number "1,290" states (``1290``), -> ``""`` for later groups."""
     out: dict[int, str] = {}
     k = 0
     while k < len(tokens):
@@ -370,9 +308,8 @@ def _thousands(text: str, tokens: Sequence[tuple[int, int, str]]) -> dict[int, s
     return out
 
 
-def _joined_numbers(text: str, tokens: Sequence[tuple[int, int, str]]) -> dict[int, str]:
-    """Token index -> the number of a tens word and a unit word joined by a hyphen or a
-    space ("twenty-five" is ``25``), and -> ``""`` for the unit word."""
+def _joined_numbers(text: str, tokens: _Tokens) -> dict[int, str]:
+    """Token index -> the number of "twenty-five" or "thirty one", -> ``""`` for the unit."""
     out: dict[int, str] = {}
     for k in range(len(tokens) - 1):
         (_, end, tens), (start, _, unit) = tokens[k], tokens[k + 1]
@@ -384,12 +321,9 @@ def _joined_numbers(text: str, tokens: Sequence[tuple[int, int, str]]) -> dict[i
     return out
 
 
-_EXTRA = frozenset({"extra", "additional"})
-
-
-def _free(tokens: Sequence[tuple[int, int, str]]) -> dict[int, str]:
-    """Token index -> ``"free"`` for the ``no`` of "no cost", "at no extra fee" and the
-    ``nothing`` of "for nothing", and -> ``""`` for the words the ``no`` takes with it."""
+def _free(tokens: _Tokens) -> dict[int, str]:
+    """Token index -> ``"free"`` for "no (extra) cost" and "for nothing", -> ``""`` for the
+    words the ``no`` takes with it."""
     out: dict[int, str] = {}
     for k, (_, _, word) in enumerate(tokens):
         after = [t[2] for t in tokens[k + 1 : k + 3]]
@@ -402,12 +336,24 @@ def _free(tokens: Sequence[tuple[int, int, str]]) -> dict[int, str]:
     return out
 
 
-def _decimals(text: str, tokens: Sequence[tuple[int, int, str]]) -> dict[int, str]:
-    """Token index -> form for an amount with a decimal part ("0.20", "€1,50",
-    "5.50 euros": ``0.2``, ``1.5``, ``5.5``; "5.00 euros" is ``5``) and -> ``""`` for its
-    decimal digits. An amount is a number before ``.``/``,`` and one or two digits whose
-    whole part is 0 or that a currency sign precedes or a currency or percent follows;
-    "10.30" alone stays a clock time."""
+def _hour_parts(tokens: _Tokens) -> dict[int, str]:
+    """Token index -> ``30`` (``15``) and ``min`` for "half an hour" ("quarter of an hour")."""
+    out: dict[int, str] = {}
+    for k, (_, _, word) in enumerate(tokens):
+        if word not in HOUR_PARTS:
+            continue
+        j = k + 1
+        while j < min(k + 4, len(tokens)) and tokens[j][2] in ("a", "an", "of"):
+            j += 1
+        if j < len(tokens) and tokens[j][2] == "hour":
+            out[k], out[j] = HOUR_PARTS[word], "min"
+            out.update(dict.fromkeys(range(k + 1, j), ""))
+    return out
+
+
+def _decimals(text: str, tokens: _Tokens) -> dict[int, str]:
+    """Token index -> an amount's form ("€1,50" is ``1.5``; "10.30" alone stays a clock
+    time), -> ``""`` for its decimals."""
     out: dict[int, str] = {}
     for k in range(len(tokens) - 1):
         (_, end, whole), (start, _, part) = tokens[k], tokens[k + 1]
@@ -429,54 +375,31 @@ def _year(value: str) -> bool:
     return len(value) == 4 and value.isdecimal() and value[:2] in ("18", "19", "20")
 
 
-def _shared(clauses: Sequence[Sentence]) -> frozenset[str]:
-    """The forms every one of ``clauses`` states."""
-    return frozenset.intersection(*(c.forms for c in clauses)) if clauses else frozenset()
-
-
 def is_number(value: str) -> bool:
     """Whether the form ``value`` is a number (``5``, ``0.2``)."""
     return value.replace(".", "", 1).isdecimal()
 
 
-def _minutes(
-    text: str, tokens: Sequence[tuple[int, int, str]], k: int, *, joined: bool = False
-) -> bool:
-    """Whether token ``k`` is the minutes of the hour before it (``30`` of ``5:30``; with
-    ``joined``, the ``30pm`` of ``7.30pm``)."""
+def _minutes(text: str, tokens: _Tokens, k: int, *, joined: bool = False) -> bool:
+    """Whether token ``k`` is the minutes of ``5:30`` (with ``joined``: ``30pm`` of ``7.30pm``)."""
     start, _, word = tokens[k]
     hour = tokens[k - 1]
     if joined:
         if not (len(word) == 4 and word[2:] in _CLOCK):
             return False
         word = word[:2]
-    return (
-        len(word) == 2
-        and word.isdecimal()
-        and hour[2].isdecimal()
-        and hour[1] == start - 1
-        and text[start - 1] in ":."
-    )
+    digits = len(word) == 2 and word.isdecimal() and hour[2].isdecimal()
+    return digits and hour[1] == start - 1 and text[start - 1] in ":."
 
 
-DAY_PARTS = {"morning": "am", "afternoon": "pm", "evening": "pm"}
-"""A part of the day after an hour ("7 in the morning"), as the half it marks."""
-
-
-def _day_parts(tokens: Sequence[tuple[int, int, str]]) -> dict[int, str]:
-    """Token index -> ``"am"``/``"pm"`` for an hour followed by "in the" and a
-    :data:`DAY_PARTS` word, and -> ``""`` for that word (the clock time absorbs it)."""
+def _day_parts(tokens: _Tokens) -> dict[int, str]:
+    """Token index -> ``"am"``/``"pm"`` for "7 in the morning", -> ``""`` for the part."""
     out: dict[int, str] = {}
     for k in range(len(tokens) - 3):
         hour, (_, _, a), (_, _, b), (_, _, part) = tokens[k][2], *tokens[k + 1 : k + 4]
         if hour.isdecimal() and int(hour) <= 12 and (a, b) == ("in", "the") and part in DAY_PARTS:
             out[k], out[k + 3] = DAY_PARTS[part], ""
     return out
-
-
-_JOINED_CLOCK = re.compile(r"(1[0-2]|0?[1-9])(am|pm)")
-CLOCK_WORDS = {"noon": "12", "midday": "12", "midnight": "0"}
-"""Times of day written as a word, as the hour's form (``noon`` is ``12:00``)."""
 
 
 def _hour(hour: int, half: str) -> str:
@@ -486,9 +409,8 @@ def _hour(hour: int, half: str) -> str:
     return "0" if hour == 12 else str(hour)
 
 
-def _clock_mark(text: str, tokens: Sequence[tuple[int, int, str]], k: int) -> str:
-    """``"am"``/``"pm"`` when token ``k`` marks the half of the day (``pm``, or the ``p``
-    of ``p.m.``), ``"absorbed"`` for the ``m`` of ``p.m.``, else ``""``."""
+def _clock_mark(text: str, tokens: _Tokens, k: int) -> str:
+    """``"am"``/``"pm"`` for ``pm`` or the ``p`` of ``p.m.``, ``"absorbed"`` for its ``m``."""
     start, end, word = tokens[k]
     if word in _CLOCK:
         return word
@@ -505,20 +427,17 @@ def form_set(texts: Iterable[str]) -> frozenset[str]:
 
 
 class ContextWords(frozenset[str]):
-    """A context's words (:func:`~camab_rag.groundedness.score.words`, as a frozenset)
-    with their normalised forms (:attr:`forms`), per clause the forms it states
-    (:attr:`sentences`; a sentence that opens with a pronoun also holds the previous
-    sentence's, its subject), the forms of the question asked (:attr:`asked`: the
-    subject of a short answer such as "It costs 590 euros."; never counted as held), and
-    the amounts of each context sentence and of the question (:attr:`quantities`,
-    :attr:`asked_values`: operands of :func:`derived_values`), for :func:`misread_spans`
-    and the claim-level check."""
+    """A context's words (a frozenset), forms, clauses (:attr:`sentences`), the question's
+    subject (:attr:`asked`, never held) and the amounts of each context sentence and of the
+    question: what :func:`misread_spans` and :func:`derived_values` read."""
 
     forms: frozenset[str]
     sentences: tuple[Sentence, ...]
     asked: frozenset[str]
     quantities: tuple[tuple[Quantity, ...], ...]
     asked_values: tuple[Quantity, ...]
+    _derived: dict[str, frozenset[str]]
+    _misread: dict[tuple[str, frozenset[str]], list[tuple[int, int]]]
 
     def __new__(
         cls,
@@ -535,14 +454,14 @@ class ContextWords(frozenset[str]):
         made.asked = frozenset(asked)
         made.quantities = tuple(quantities)
         made.asked_values = tuple(asked_values)
+        made._derived = {}
+        made._misread = {}
         return made
 
     @classmethod
     def of(cls, texts: Sequence[str], question: str = "") -> ContextWords:
-        """The context words of ``texts`` (documents, a system prompt; a span of clock
-        times also states :data:`HOURS_FORMS`; "the next working day" the day after the
-        question's weekday, :func:`next_days`), and the subject forms and amounts of
-        ``question`` (:func:`subject_forms`, :func:`quantities`)."""
+        """The context words of ``texts`` (documents, a system prompt; spans of times and
+        days and "the next working day" included) and the subject and amounts of ``question``."""
         sentences = [s for doc, text in enumerate(texts) for s in sentences_of(text, doc)]
         return cls(
             (w for text in texts for w in words(text)),
@@ -552,32 +471,20 @@ class ContextWords(frozenset[str]):
             | next_days(texts, question),
             sentences,
             subject_forms(question),
-            (
-                tuple(q for _, q in quantities(text[a:b]))
-                for text in texts
-                for a, b in split_sentences(text)
-            ),
+            (tuple(q for _, q in quantities(t[a:b])) for t in texts for a, b in split_sentences(t)),
             (q for _, q in quantities(question)),
         )
 
     def __or__(self, other: Collection[str]) -> ContextWords:  # type: ignore[override]
-        if isinstance(other, ContextWords):
-            shift = 1 + max((s.doc for s in self.sentences), default=-1)
-            return ContextWords(
-                frozenset(self) | other,
-                self.forms | other.forms,
-                self.sentences + tuple(replace(s, doc=s.doc + shift) for s in other.sentences),
-                self.asked | other.asked,
-                self.quantities + other.quantities,
-                self.asked_values + other.asked_values,
-            )
+        other = other if isinstance(other, ContextWords) else ContextWords(other)
+        shift = 1 + max((s.doc for s in self.sentences), default=-1)
         return ContextWords(
-            frozenset(self) | frozenset(other),
-            self.forms,
-            self.sentences,
-            self.asked,
-            self.quantities,
-            self.asked_values,
+            frozenset(self) | other,
+            self.forms | other.forms,
+            self.sentences + tuple(replace(s, doc=s.doc + shift) for s in other.sentences),
+            self.asked | other.asked,
+            self.quantities + other.quantities,
+            self.asked_values + other.asked_values,
         )
 
     def __reduce__(self):  # type: ignore[no-untyped-def]
@@ -587,9 +494,8 @@ class ContextWords(frozenset[str]):
 
 @dataclass(frozen=True)
 class Sentence:
-    """One context clause's forms (its own and its subject's), whether it negates, and
-    the forms it states itself (:attr:`own`: not those it borrows from the clauses or the
-    sentence before it)."""
+    """One context clause: its forms (its own and its subject's), whether it negates, and
+    the forms it states itself (:attr:`own`)."""
 
     forms: frozenset[str]
     negated: bool
@@ -597,16 +503,9 @@ class Sentence:
     doc: int = 0
     """Which text of :meth:`ContextWords.of` it comes from (rival values need two)."""
     derived: frozenset[str] = frozenset()
-    """Forms it states only in another writing (:func:`_also`: "5" of "17:00", "2" of
-    "14 days"): they hold an answer's value but are no rival value of their own."""
+    """Forms stated only in another writing ("5" of "17:00"): never a rival value."""
     spanned: frozenset[str] = frozenset()
-    """Forms it states only by a span of clock times (:func:`_hours`: "open" of a van's
-    stop "from 13:00 to 14:00"): they do not make it as close to an answer's subject as a
-    clause that says them (:func:`rival_spans`)."""
-
-
-def _negated(words: Sequence[str], text: str) -> bool:
-    return any(w in NEGATIONS for w in words) or bool(re.search(r"n['’]t\b", text, re.I))
+    """Forms stated only by a span of clock times ("open" of "from 13:00 to 14:00")."""
 
 
 _CLAUSE = re.compile(
@@ -614,26 +513,26 @@ _CLAUSE = re.compile(
     r"|,\s+(?:and|but|while|whereas)\s+(?=(?:a|an|the|each|every|its|their|our)\b)",
     re.IGNORECASE,
 )
-"""Where a context sentence starts a new clause: ``;``, ``and`` before a preposition
-(``open Monday to Friday from 9:00 to 18:00 and on Saturday from 10:00 to 16:00``), or
-``, and`` (``but``, ``while``) before a new subject (``A wheel truing costs 20 euros, and a
-full overhaul costs 120 euros``)."""
+"""Where a context sentence starts a new clause: ``;``, ``and`` before a preposition ("and
+on Saturday from 10:00"), ``, and`` (``but``, ``while``) before a new subject."""
 
 
 def clauses(text: str) -> list[str]:
-    """``text`` (one sentence) split into clauses at :data:`_CLAUSE`; each later clause is
-    read with the words of the clauses before it (its subject), so the values of one clause
-    are held only by it: ``on Saturday from 10:00 to 16:00`` states 10:00-16:00 for Saturday,
-    not 9:00-18:00."""
+    """``text`` (one sentence) split into clauses at :data:`_CLAUSE`."""
     return [part for part in _CLAUSE.split(text) if part.strip()]
+
+
+def _content(text: str, stopwords: Collection[str], *, values: bool = True) -> frozenset[str]:
+    """The forms of ``text``'s words not in ``stopwords`` (numbers and units if ``values``)."""
+    return frozenset(
+        f for _, _, w, f in forms(text) if f and w not in stopwords and (values or not _is_value(f))
+    )
 
 
 def subject_forms(text: str) -> frozenset[str]:
     """The forms of ``text``'s content words (not stop words, numbers or units): what a
     question asks about (``How much is the City bike?`` -> ``city``, ``bike``)."""
-    return frozenset(
-        f for _, _, w, f in forms(text) if f and w not in STOPWORDS and not _is_value(f)
-    )
+    return _content(text, STOPWORDS, values=False)
 
 
 def _is_value(value: str) -> bool:
@@ -641,50 +540,31 @@ def _is_value(value: str) -> bool:
 
 
 def _states(clause: Sentence, value: str) -> bool:
-    """Whether ``clause`` states ``value`` (holds it, and does not itself state its
-    opposite: "It is closed on Sunday" borrows ``open`` from the sentence before it)."""
+    """Whether ``clause`` states ``value`` and not, itself, its opposite."""
     return value in clause.forms and OPPOSITES.get(value, "") not in clause.own
 
 
-def _overlaps(subject: frozenset[str], context: ContextWords) -> list[Overlap]:
-    """Per context clause: how many of ``subject``'s weekdays and months it states itself
-    (a day the answer names picks its clause first: "closed on Tuesday" is read against
-    "open Tuesday to Saturday", not "The shop is closed on Monday"), how many forms of
-    ``subject`` it holds, how many it states itself (not borrowed from the sentence
-    before), then how many of the question's subject (:attr:`ContextWords.asked`): the
-    later figures break ties between clauses the answer's own words match alike ("It costs
-    590 euros." over two prices)."""
-    days = subject & CALENDAR
-    return [
-        (
-            len(days & c.own),
-            len(subject & c.forms),
-            len(subject & c.own),
-            len(context.asked & c.forms),
-        )
+Overlap = tuple[int, int, int, int]
+"""A clause's subject days stated, subject forms held, stated, question forms held."""
+_NONE: Overlap = (0, 0, 0, 0)
+_Closest = tuple[list[Overlap], Overlap, list[Sentence]]
+"""Each clause's :data:`Overlap`, the best, and the clauses that have it."""
+
+
+def _closest(subject: frozenset[str], context: ContextWords) -> _Closest:
+    """Each clause's :data:`Overlap` with ``subject``, the best, and the clauses that have
+    it: a day the answer names picks its clause first, the question's words break ties."""
+    days, asked = subject & CALENDAR, context.asked
+    overlap = [
+        (len(days & c.own), len(subject & c.forms), len(subject & c.own), len(asked & c.forms))
         for c in context.sentences
     ]
-
-
-Overlap = tuple[int, int, int, int]
-"""(days stated, subject held, subject stated, question held): :func:`_overlaps`."""
-_NONE: Overlap = (0, 0, 0, 0)
-
-
-def _closest(
-    subject: frozenset[str], context: ContextWords
-) -> tuple[list[Overlap], Overlap, list[Sentence]]:
-    """:func:`_overlaps` of ``subject``, the best of them, and the clauses that have it
-    (the clauses closest to ``subject``)."""
-    overlap = _overlaps(subject, context)
     best = max(overlap, default=_NONE)
     return overlap, best, [c for c, n in zip(context.sentences, overlap) if n == best]
 
 
 def _opposed(value: str, subject: frozenset[str], context: ContextWords) -> bool:
-    """Whether the clauses closest to ``subject`` (most forms shared, ``value`` and its
-    opposite aside; then the question's) state ``value``'s opposite and none states
-    ``value``."""
+    """Whether the clauses closest to ``subject`` state ``value``'s opposite, none ``value``."""
     opposite = OPPOSITES[value]
     _, best, closest = _closest(subject - {value, opposite}, context)
     if best[1] == best[3] == 0:
@@ -694,15 +574,9 @@ def _opposed(value: str, subject: frozenset[str], context: ContextWords) -> bool
     )
 
 
-def _restated(
-    found: Sequence[tuple[int, int, str, str]],
-    k: int,
-    closest: Sequence[Sentence],
-    content: Collection[str],
-) -> bool:
-    """Whether a clause about the subject (``closest``) states another number next to
-    the same words as the answer's number ``found[k]`` (one the context never states):
-    "31 Quay Street" under "27 Quay Street" is a misread value, not a new detail."""
+def _restated(found: Sequence[_Word], k: int, closest: list[Sentence], content: set[str]) -> bool:
+    """Whether a clause about the subject states another number beside the words of the
+    answer's unstated number ``found[k]`` ("31 Quay Street" under "27 Quay Street")."""
     near = [
         f
         for _, _, w, f in (*found[k - 1 : k], *found[k + 1 : k + 2])
@@ -723,56 +597,31 @@ _RANGE = re.compile(
     r"|\b(?:from|between)\s+" + _TIME,
     re.IGNORECASE,
 )
-HOURS_FORMS = frozenset(
-    {"open", "opening", "close", "closing", "until", "start", "starting", "end", "ending"}
-)
-"""What a clause that states a span of clock times ("from 10:00 to 17:00", "9am-5pm",
-"until 18:30") states with it: when something opens and closes. Opening hours are one
-relation however they are worded: "It closes at 5 pm" restates "open ... from 10:00 to
-17:00", as "breakfast ends at 9:30" restates "served between 06:30 and 09:30"
-(:func:`sentences_of` adds these forms to such a clause)."""
-
-
 _AFTERNOON = re.compile(r"(?<![\w:.])(1[3-9]|2[0-3])[:.][0-5]\d(?![\w:.])")
 
 
-FIRST_ORDINALS = {"first": "1", "second": "2"}
-"""``first`` and ``second`` as the numbers a context states with them ("first floor" is
-the ``1`` of an answer's "1st floor"); only in the context (:func:`_also`): as answer
-words they stay words (an adverb, a unit of time)."""
-
-
 def _also(text: str) -> frozenset[str]:
-    """What ``text`` (a context clause) states besides its own forms: its afternoon hours
-    on the 12-hour clock (:func:`_afternoon`), the numbers of ``first``/``second`` and its
-    durations in another unit (:func:`_durations`)."""
-    ordinals = frozenset(FIRST_ORDINALS[w] for w in words(text) if w in FIRST_ORDINALS)
-    return _afternoon(text) | ordinals | _durations(text)
-
-
-def _afternoon(clause: str) -> frozenset[str]:
-    """The hours of ``clause``'s afternoon clock times on the 12-hour clock: "17:00"
-    also states ``5``, as "closes at 5" or "9 to 5" read it (no am/pm written)."""
-    return frozenset(str(int(m.group(1)) - 12) for m in _AFTERNOON.finditer(clause))
-
-
-def _hours(clause: str) -> frozenset[str]:
-    """:data:`HOURS_FORMS` when ``clause`` states a span of clock times, else none."""
-    return HOURS_FORMS if _RANGE.search(clause) else frozenset()
+    """What ``text`` (a context; an answer's "20-year-old" is not 240 months) also states:
+    "17:00" ``5``, "first" ``1``, "14 days" ``2`` ``week`` (:data:`DURATIONS`)."""
+    out = {FIRST_ORDINALS[w] for w in words(text) if w in FIRST_ORDINALS}
+    out.update(str(int(m.group(1)) - 12) for m in _AFTERNOON.finditer(text))
+    for value, unit in pairwise(f for _, _, _, f in forms(text) if f):
+        if not value.isdecimal():
+            continue
+        for small, (large, factor) in DURATIONS.items():
+            if unit == small and int(value) % factor == 0 and int(value):
+                out.update((str(int(value) // factor), large))
+            elif unit == large:
+                out.update((str(int(value) * factor), small))
+    return frozenset(out)
 
 
 _DAY = r"(mon|tue|wed|thu|fri|sat|sun)(?:day|nesday|sday|rsday|urday|s|rs|urs)?s?\b\.?"
 _DAY_RANGE = re.compile(rf"\b{_DAY}\s*(?:-|–|—|to|through|thru|until|till)\s*{_DAY}", re.I)
 
 
-_SPAN_FORMS = HOURS_FORMS | frozenset(WEEKDAYS) | frozenset({"weekday", "weekend"})
-"""What a span of clock times or weekdays adds to a clause (:func:`_hours`, :func:`_days`)."""
-
-
 def _days(clause: str) -> frozenset[str]:
-    """The weekdays a range of ``clause`` spans ("Tuesday to Saturday", "Mon-Fri"), both
-    ends included: "open on Wednesday" restates "open Tuesday to Saturday"; with the
-    :data:`DAY_GROUPS` the clause names or spans."""
+    """The weekdays ``clause`` spans ("Mon-Fri") and the :data:`DAY_GROUPS` it names or spans."""
     out: set[str] = set()
     for match in _DAY_RANGE.finditer(clause):
         first, last = (
@@ -782,27 +631,15 @@ def _days(clause: str) -> frozenset[str]:
         out.update(WEEKDAYS[(first + i) % 7] for i in range((last - first) % 7 + 1))
     named = {form(w) for w in words(clause)}
     for group, days in DAY_GROUPS.items():
-        if group in named:  # "on weekdays" states Monday to Friday
+        if group in named:
             out.update(days)
-        if days <= out:  # "Monday to Friday" states "weekdays"
+        if days <= out:
             out.add(group)
     return frozenset(out)
 
 
-DAY_GROUPS = {"weekday": frozenset(WEEKDAYS[:5]), "weekend": frozenset(WEEKDAYS[5:])}
-"""The weekdays a word for several days names: a clause with one states them, and a
-clause that spans them states the word ("open Monday to Friday" is "open on weekdays")."""
-
-
-EXCEPTIONS = frozenset({"except", "exception", "unless", "only", "apart", "besides"})
-"""Words after which a negated clause states both values (``not permitted ... with the
-exception of assistance dogs``): :func:`_stated` keeps the word beside its opposite."""
-
-
 def _stated(part: str) -> list[str]:
-    """The forms ``part`` (one clause) states, a negated :data:`OPPOSITES` word as its
-    opposite: "same-day appointments are not available" states ``unavailable``, so an
-    answer that calls them available misreads it (not in a clause with an exception)."""
+    """The forms ``part`` (one clause) states; "not available" states ``unavailable``."""
     found = forms(part)
     out = [f for _, _, _, f in found if f]
     both = bool(EXCEPTIONS.intersection(w for _, _, w, _ in found))
@@ -817,9 +654,8 @@ def _stated(part: str) -> list[str]:
 
 
 def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
-    """``text``'s clauses (:func:`clauses` of each sentence) as :class:`Sentence`: a later
-    clause holds the words (not the numbers) of the clauses before it, a pronoun-led
-    sentence those (not the numbers) of the previous sentence."""
+    """``text``'s clauses as :class:`Sentence`: a later clause (a pronoun-led sentence)
+    holds the words, not the numbers, of the clauses (the sentence) before it."""
     out: list[Sentence] = []
     previous: frozenset[str] = frozenset()
     for start, end in split_sentences(text):
@@ -828,10 +664,11 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         own = frozenset(f for _, _, _, f in found if f)
         first = found[0][2] if found else ""
         head = previous if first in _PRONOUNS else frozenset()
-        negated = _negated([w for _, _, w, _ in found], sentence)
+        negated = any(w in NEGATIONS for _, _, w, _ in found)
+        negated = negated or bool(_NEGATED.search(sentence))
         for part in clauses(sentence):
             said = frozenset(_stated(part)) | _days(part)
-            held = said | _hours(part)
+            held = said | (HOURS_FORMS if _RANGE.search(part) else frozenset())
             derived = _also(part) - held
             out.append(Sentence(held | head | derived, negated, held, doc, derived, held - said))
             head |= frozenset(f for f in held if not is_number(f))
@@ -842,15 +679,21 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
 def misread_spans(
     text: str, context: Collection[str], stopwords: Collection[str]
 ) -> list[tuple[int, int]]:
-    """Character spans of ``text`` (one answer sentence, or several) that state what the
-    context does not, although each word is in it: a number the context gives only for
-    another subject (the context sentence that shares most of the sentence's other content
-    words states another number and not this one), and a negation (``not``, ``no
-    longer``, ``never``, ``n't``) when no context sentence that shares most of its content
-    words negates. Empty when ``context`` is not a :class:`ContextWords` (no sentences
-    known)."""
+    """Spans of ``text`` (answer sentences) that state what the context does not, although
+    each word is in it: another subject's number, an opposite of what the closest clause
+    states, a ``Yes`` it contradicts, a negation no close clause makes. Memoised on the
+    :class:`ContextWords` (none without one)."""
     if not isinstance(context, ContextWords) or not context.sentences:
         return []
+    key = (text, frozenset(stopwords))
+    if key not in context._misread:
+        context._misread[key] = _find_misread(text, context, stopwords)
+    return list(context._misread[key])
+
+
+def _find_misread(
+    text: str, context: ContextWords, stopwords: Collection[str]
+) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     for s_start, s_end in split_sentences(text) or [(0, len(text))]:
         part = text[s_start:s_end]
@@ -868,6 +711,7 @@ def misread_spans(
                 or (word == "t" and k and part[start - 1] in "'’")
             )
             and words[k + 1 : k + 2] != ["necessarily"]  # a hedge, not a negation
+            and not _CONDITION.search(part[:start])  # the reader's case, not a claim
         ]
         flips = {  # "does not open" states "closed": the negation is read with the word
             j: k
@@ -882,7 +726,7 @@ def misread_spans(
             if value in OPPOSITES
             and _opposed(
                 OPPOSITES[value] if k in flips.values() else value,
-                _clause_of(part, start, stopwords),
+                _content(part[slice(*_clause_span(part, start))], stopwords),
                 context,
             )
         ]
@@ -891,15 +735,15 @@ def misread_spans(
             claimed = [OPPOSITES[v] for v in asked] if words[0] == "no" else asked
             if any(_opposed(v, subject, context) for v in claimed):
                 spans.append((found[0][0], found[0][1]))
-        overlap, best, closest = _closest(subject, context)
-        if best[1] == 0:
+        sentence = _closest(subject, context)
+        if sentence[1][1] == 0:
             continue
-        sentence_closest = (overlap, best, closest)
         worked = derived_values(part, context)
         for k, (start, end, _, value) in enumerate(found):
             if not is_number(value) or value in worked:
                 continue
-            overlap, best, closest = _number_closest(part, start, sentence_closest, context)
+            span = _listed_span(part, start, *_clause_span(part, start))
+            overlap, best, closest = _closest_in(part, span, sentence, context, stopwords)
             if value not in context.forms:  # a number the context never states
                 if _restated(found, k, closest, content):
                     spans.append((s_start + start, s_start + end))
@@ -918,42 +762,30 @@ def misread_spans(
             )
             if held < best and rival and not _disputed(value, held, best, overlap, context):
                 spans.append((s_start + start, s_start + end))
-        overlap, best, closest = sentence_closest
+        closest = sentence[2]
         if (  # "Yes, lanes can be booked on Sundays." where the clause says "not permitted"
             s_start == 0
             and words[:1] == ["yes"]
             and not negators
-            and len(subject & _shared(closest)) >= 2
+            and len(subject & frozenset.intersection(*(c.forms for c in closest))) >= 2
             and all(c.negated for c in closest)
             and not any(s_start <= a < s_end for a, _ in spans)  # an opposite says it
         ):
             spans.append((found[0][0], found[0][1]))
-        # a negation read with the opposite word after it was checked above
-        spans += [
-            (
-                s_start + (found[k - 1][0] if found[k][2] == "t" else found[k][0]),
-                s_start + found[k][1],
-            )
-            for k in negators
-            if k not in flips
-            and not any(
-                s.negated for s in _clause_closest(part, found[k][0], closest, context, stopwords)
-            )
-        ]
+        for k in (k for k in negators if k not in flips):  # flips were checked above
+            near = _closest_in(part, _clause_span(part, found[k][0]), sentence, context, stopwords)
+            if not any(c.negated for c in near[2]):
+                start = found[k - 1][0] if found[k][2] == "t" else found[k][0]
+                spans.append((s_start + start, s_start + found[k][1]))
     return spans
 
 
 def rival_spans(
     text: str, context: Collection[str], stopwords: Collection[str]
 ) -> list[tuple[int, int]]:
-    """Character spans of ``text``'s numbers that one source states while another, as
-    close to the sentence's subject, states another number for it and not this one: the
-    sources disagree (a stale price page beside the current one), so the answer cannot be
-    called supported whichever value it took. A rival clause must match the question's
-    subject as well as the clause holding the answer's value (the van's Wednesday stop is
-    no rival of the library's hours). Each span is the number as written ("09:00").
-    Empty without :class:`ContextWords` clauses, or when the clauses closest to a sentence
-    come from one text."""
+    """Spans of ``text``'s numbers (as written) that one source states while another, as
+    close to the subject and the question, states another: the sources disagree (a stale
+    price page), so the answer is not supported whichever value it took."""
     if not isinstance(context, ContextWords) or not context.sentences:
         return []
     spans: list[tuple[int, int]] = []
@@ -985,8 +817,7 @@ def rival_spans(
 
 
 def _written(text: str, start: int, end: int) -> tuple[int, int]:
-    """The span ``start:end`` of ``text`` widened to the whole number as written ("09:00",
-    not its hour "09"; "1,500"), so that a report names the word the answer wrote."""
+    """``start:end`` widened to the number as written ("09:00", not its hour)."""
     while start > 1 and text[start - 1] in ".,:" and text[start - 2].isdigit():
         start -= 2
         while start > 0 and text[start - 1].isdigit():
@@ -999,19 +830,15 @@ def _written(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _near(best: Overlap, overlap: Sequence[Overlap], context: ContextWords) -> list[Sentence]:
-    """The clauses as close as ``best`` by the answer's own words (the question's words
-    aside): two sources that state a subject alike are equally its sources."""
+    """The clauses as close as ``best`` by the answer's own words (the question's aside)."""
     return [c for c, n in zip(context.sentences, overlap) if n[:3] == best[:3]]
 
 
 def _disputed(
     value: str, held: Overlap, best: Overlap, overlap: Sequence[Overlap], context: ContextWords
 ) -> bool:
-    """Whether ``value``, held only below ``best``, is held by a clause as close by the
-    answer's own words in another text that matches the question as well as the closest
-    clause's text does: two sources disagree on one subject (:func:`rival_spans`), the
-    answer did not take another subject's value ("the Trail bike's price" for the City
-    bike's: only the City bike's page holds "city")."""
+    """Whether ``value``, held only below ``best``, is held as closely in another text that
+    matches the question as well: two sources disagree, no other subject's value taken."""
     if held[:3] != best[:3]:
         return False
     near = _near(best, overlap, context)
@@ -1027,25 +854,14 @@ def _asked_by(context: ContextWords, doc: int) -> int:
     return len(context.asked & held)
 
 
-def _clause_of(part: str, at: int, stopwords: Collection[str]) -> frozenset[str]:
-    """The content forms, values included, of the clause of ``part`` (one answer
-    sentence) that holds character ``at``: "open from 8 until 5" after "; " is read with
-    its own hours, not with the "Monday" of the clause before it."""
-    start, end = _clause_span(part, at)
-    return frozenset(f for _, _, w, f in forms(part[start:end]) if f and w not in stopwords)
-
-
 _ANSWER_CLAUSE = re.compile(
     _CLAUSE.pattern + r"|,\s+(?:but|and|so|while|whereas|plus)\s+", re.IGNORECASE
 )
-"""Where an answer sentence starts a new clause: as a context sentence (:data:`_CLAUSE`),
-and at ``, but`` (``, and``, ``, so``, ``, plus``) before any words: "No, cars are not carried, but
-you can bring a bicycle" reads its "not" with the cars, not the bicycle."""
+"""Where an answer sentence starts a new clause: also at ``, but`` (``and``, ``so``...)."""
 
 
 def _clause_span(part: str, at: int) -> tuple[int, int]:
-    """Where the clause (:data:`_ANSWER_CLAUSE`) of ``part`` that holds character ``at``
-    starts and ends."""
+    """Where the clause (:data:`_ANSWER_CLAUSE`) of ``part`` holding ``at`` starts and ends."""
     start, end = 0, len(part)
     for cut in _ANSWER_CLAUSE.finditer(part):
         if cut.end() <= at:
@@ -1056,24 +872,18 @@ def _clause_span(part: str, at: int) -> tuple[int, int]:
     return start, end
 
 
-def _number_closest(
+def _closest_in(
     part: str,
-    at: int,
-    sentence: tuple[list[Overlap], Overlap, list[Sentence]],
+    span: tuple[int, int],
+    sentence: _Closest,
     context: ContextWords,
-) -> tuple[list[Overlap], Overlap, list[Sentence]]:
-    """:func:`_closest` for the number at character ``at`` of ``part`` (one answer
-    sentence): by the content words of its own clause (:data:`_ANSWER_CLAUSE`) when the
-    sentence has several and the clause's words are in the context ("It comes with a
-    drawer, while printing is extra at 10 cents a page": the printing price is read
-    against the printing clause), else ``sentence`` (the whole sentence's)."""
-    start, end = _listed_span(part, at, *_clause_span(part, at))
-    if (start, end) == (0, len(part)):
+    stop: Collection[str],
+) -> _Closest:
+    """:func:`_closest` by the words of ``part[span]`` (one clause of an answer sentence)
+    when the context holds some of them, else ``sentence`` (the whole sentence's)."""
+    if span == (0, len(part)):
         return sentence
-    own = frozenset(
-        f for _, _, w, f in forms(part[start:end]) if f and w not in STOPWORDS and not _is_value(f)
-    )
-    found = _closest(own, context)
+    found = _closest(_content(part[slice(*span)], stop, values=False), context)
     return found if found[1][1] else sentence
 
 
@@ -1081,9 +891,8 @@ _AND = re.compile(r"\s+and\s+", re.IGNORECASE)
 
 
 def _listed_span(part: str, at: int, start: int, end: int) -> tuple[int, int]:
-    """The part of ``part[start:end]`` holding character ``at`` between two "and"s that
-    each have a number on both sides: "a swim for 6.50 euros and a child ticket for 3.20
-    euros" reads 3.20 with "a child ticket"."""
+    """The part of ``part[start:end]`` holding character ``at`` between two "and"s with a
+    number on both sides: "a swim for 6.50 euros and a child ticket for 3.20 euros"."""
     for cut in _AND.finditer(part, start, end):
         before, after = part[start : cut.start()], part[cut.end() : end]
         if not (any(c.isdigit() for c in before) and any(c.isdigit() for c in after)):
@@ -1095,48 +904,18 @@ def _listed_span(part: str, at: int, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _clause_closest(
-    part: str,
-    at: int,
-    closest: list[Sentence],
-    context: ContextWords,
-    stopwords: Collection[str],
-) -> list[Sentence]:
-    """The context clauses closest to the answer clause of ``part`` (one sentence) that
-    holds character ``at`` (its own content words; "...; don't wait for a booking" is read
-    against "Do not wait for an appointment"), else ``closest`` (the sentence's)."""
-    start, end = _clause_span(part, at)
-    if (start, end) == (0, len(part)):
-        return closest
-    own = frozenset(
-        f for _, _, w, f in forms(part[start:end]) if f and w not in stopwords and not _is_value(f)
-    )
-    _, best, nearest = _closest(own, context)
-    return nearest if best[1] else closest
-
-
 @dataclass(frozen=True)
 class Quantity:
-    """A number as :func:`quantities` reads it: its form, its unit (the sign before it or
-    the word after it: ``eur`` of "25 euros", ``hour`` of "4 free hours") and, for a rate,
-    what it is per (``hour`` of "25 euros per hour" or "an hour"; ``*`` for "3 euros
-    each")."""
+    """A number, its unit (``eur`` of "25 euros") and what a rate is per (``hour`` of "25
+    euros per hour", ``*`` for "3 euros each")."""
 
     value: str
     unit: str = ""
     per: str = ""
 
 
-TIME_UNITS = frozenset({"hour", "day", "week", "month", "year", "night", "min"})
-UNIT_FORMS = frozenset(UNITS.values()) | TIME_UNITS
-"""The forms read as a number's unit before any other word after it ("4 free hours")."""
-RATE_WORDS = frozenset({"per", "an", "a", "every", "each"})
-"""Words after an amount's unit that make it a rate of the word after them."""
-
-
 def quantities(text: str) -> list[tuple[int, Quantity]]:
-    """``(start, quantity)`` for each number of ``text``, with its unit and rate
-    (:class:`Quantity`)."""
+    """``(start, quantity)`` for each number of ``text``, with its unit and rate."""
     found = [(s, e, w, f) for s, e, w, f in forms(text) if f]
     out = []
     for k, (start, _, _, value) in enumerate(found):
@@ -1152,21 +931,14 @@ def quantities(text: str) -> list[tuple[int, Quantity]]:
             at = next((j for j, item in enumerate(after[:1]) if item[2] not in STOPWORDS), None)
             unit = "" if at is None or is_number(after[at][3]) else after[at][3]
         rest = found[k + 2 + (at or 0) :] if at is not None else found[k + 1 :]
-        per = (
-            _per(text, rest)
-            or next(  # "the hourly rate is 35 euros"
-                (f for _, _, w, f in found[max(k - 8, 0) : k] if w in PERIODS and unit in _SIGNS),
-                "",
-            )
-        )
+        period = (f for _, _, w, f in found[max(k - 8, 0) : k] if w in PERIODS and unit in _SIGNS)
+        per = _per(text, rest) or next(period, "")  # next: "the hourly rate is 35 euros"
         out.append((start, Quantity(value, unit, per)))
     return out
 
 
-def _per(text: str, rest: Sequence[tuple[int, int, str, str]]) -> str:
-    """What an amount followed by ``rest`` (its words after the unit) is a rate of (an
-    amount of money is also one of a period word at most eight words before it: "the
-    hourly rate is 35 euros")."""
+def _per(text: str, rest: Sequence[_Word]) -> str:
+    """What an amount followed by ``rest`` (its words after the unit) is a rate of."""
     if not rest:
         return ""
     _, end, word, value = rest[0]
@@ -1181,9 +953,7 @@ def _per(text: str, rest: Sequence[tuple[int, int, str, str]]) -> str:
 
 
 def _worked(result: Quantity, stated: Quantity, other: Quantity, *, sums: bool = True) -> bool:
-    """Whether ``result`` is ``stated`` (a context amount) times ``other`` (a rate times
-    what it is per: "25 euros per hour" for "2 hours" is 50 euros, a total), or (with
-    ``sums``) their sum or difference, all three in one named unit and rate."""
+    """Whether ``result`` is ``stated`` (a rate) times ``other``, or their sum or difference."""
     if not result.unit:
         return False
     r, a, b = (Decimal(q.value) for q in (result, stated, other))
@@ -1194,29 +964,14 @@ def _worked(result: Quantity, stated: Quantity, other: Quantity, *, sums: bool =
     return sums and alike and r in (a + b, abs(a - b))
 
 
-_MONEY = frozenset({"eur", "usd", "gbp"})
-
-
 def _same_unit(one: str, other: str) -> bool:
-    """Whether two units are one: alike, or cents and a currency (":func:`forms` reads
-    "50 cents" as 0.5 of it)."""
+    """Whether two units are one: alike, or cents and a currency."""
     return one == other or ("cent" in (one, other) and {one, other} - {"cent"} <= _MONEY)
 
 
-LESS_WORDS = frozenset(
-    "before earlier under below less fewer within lower shorter cheaper until".split()  # noqa: SIM905
-)
-MORE_WORDS = frozenset(
-    "after past later over above more exceeds exceed beyond higher longer greater".split()  # noqa: SIM905
-)
-"""Words comparing the number before them with one after them ("1 pm is before the
-14:00 cut-off"): :func:`derived_values` checks the comparison."""
-
-
-def _compared(found: Sequence[tuple[int, int, str, str]], k: int, context: ContextWords) -> bool:
-    """Whether the number ``found[k]`` is compared (a :data:`LESS_WORDS` or
-    :data:`MORE_WORDS` word at most three words on) with a number the context states
-    (at most five words after that), and the comparison is true."""
+def _compared(found: Sequence[_Word], k: int, context: ContextWords) -> bool:
+    """Whether the number ``found[k]`` is truly compared (a :data:`LESS_WORDS` or
+    :data:`MORE_WORDS` word up to three words on) with a context number five words on."""
     valued = [item for item in found[k + 1 :] if item[3]]
     for j, (_, _, word, _) in enumerate(valued[:3]):
         if word not in LESS_WORDS | MORE_WORDS:
@@ -1230,20 +985,18 @@ def _compared(found: Sequence[tuple[int, int, str, str]], k: int, context: Conte
 
 
 def derived_values(text: str, context: Collection[str]) -> frozenset[str]:
-    """The number forms of ``text`` the context does not state that simple arithmetic
-    on stated amounts gives, and the question's numbers the answer works with. Why: a
-    right answer shows its work ("50 euros, since it's 25 euros an hour" for two hours;
-    "since 1 pm is before the 14:00 cut-off"), an invented one does not. How, per answer
-    sentence: a number is a context rate times what it is per (an amount of the
-    question, of the same answer sentence or of the same context sentence), or a context
-    amount plus or minus one of the question in the same named unit (:func:`_worked`;
-    not two context amounts, nor one the answer states: "three years" is five minus two,
-    an invented twin); a question's number restated in the answer counts when it is
-    such an operand or compared, truly, with a number the context states
-    (:func:`_compared`). Only pairs, no chains; a value is held only when each place the
-    answer states it is ("50 euros, since it's 50 euros an hour" restates no rate)."""
+    """The numbers of ``text`` the context lacks that one step of arithmetic on its amounts
+    gives (a rate times an amount; a context amount plus or minus the question's), with
+    their units, and the question's numbers the answer works with or truly compares. Why: a
+    right answer shows its work, an invented one does not. Memoised on ``context``."""
     if not isinstance(context, ContextWords) or not context.quantities:
         return frozenset()
+    if text not in context._derived:
+        context._derived[text] = _derived(text, context)
+    return context._derived[text]
+
+
+def _derived(text: str, context: ContextWords) -> frozenset[str]:
     asked = {q.value for q in context.asked_values}
     held: set[int] = set()  # where a number the context lacks is derived or worked with
     lacked: dict[str, list[int]] = {}  # where each number the context lacks stands
@@ -1279,13 +1032,10 @@ def derived_values(text: str, context: Collection[str]) -> frozenset[str]:
 
 
 NEXT_DAY = re.compile(r"\b(?:next|following)\s+(working\s+|business\s+)?day\b", re.IGNORECASE)
-"""A context's "the next (working) day": :func:`next_days`."""
 
 
 def next_days(texts: Iterable[str], question: str) -> frozenset[str]:
-    """The weekday after each weekday ``question`` names when a text says "the next day"
-    ("the next working day": Saturday and Sunday skipped): "processed on the next
-    working day" holds "Tuesday" for a transfer sent on a Monday."""
+    """The weekday after each one ``question`` names when a text says "the next (working) day"."""
     days = [WEEKDAYS.index(f) for _, _, _, f in forms(question) if f in WEEKDAYS]
     out: set[str] = set()
     for text in texts:
