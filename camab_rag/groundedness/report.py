@@ -96,9 +96,11 @@ class GroundednessReport:
     """The groundedness verdict of one answer.
 
     Attributes:
-        score: the share of its least supported sentence's surprisal the context explains.
+        score: the share of its least supported sentence's surprisal that the context explains.
         verdict: from the calibrated ``p_unsupported`` (``calibration``'s cut-offs), or
             ``score >= threshold`` when one was given; ``grounded``: not ``"unsupported"``.
+        p_unsupported: from ``score`` and ``coverage`` (0.0 for an abstention, ``None``
+            without token log-probs).
         coverage, informative: the least covered sentence's share of informative words
             the context holds, and explained share of informative tokens.
         full_reward, empty_reward: mean log-prob with the full and the empty context.
