@@ -165,7 +165,7 @@ def shipped_examples() -> list[LabelledAnswer]:
     """The labelled set shipped in ``camab_rag/data`` (its README names the sources)."""
     text = resources.files("camab_rag.data").joinpath(SHIPPED_SET).read_text(encoding="utf-8")
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return [LabelledAnswer(*(r[k] for k in _FIELDS), r["kind"]) for r in rows]
+    return [LabelledAnswer(**{k: r[k] for k in (*_FIELDS, "kind")}) for r in rows]
 
 
 def _printed(done: int, total: int) -> None:
