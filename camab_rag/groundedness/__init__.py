@@ -1,8 +1,5 @@
 """Groundedness: does the retrieved context support the answer, and which part does not?
-
-Two model calls score the answer with the full context and with none; each sentence's
-score, a calibrated verdict and the unsupported spans come from the two token log-probs.
-"""
+Two model calls, with the full context and with none, give the verdict and the spans."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The gate's two anchor calls: the answer scored with the full context and with none.
-
-In a chat prompt the earlier turns are context too: the empty prompt drops them, and the
-system prompt and the user's earlier questions count as context words.
-"""
+"""The gate's two anchor calls: the answer scored with the full context and with none (in
+a chat, without the earlier turns too, whose system prompt and questions count as context)."""
 
 from __future__ import annotations
 
@@ -34,8 +31,7 @@ _DIGITS = re.compile(r"\d+")
 
 @dataclass(frozen=True)
 class AnchorPrompts:
-    """The full- and the empty-context prompt of one answer; ``earlier_turns``: the chat
-    messages dropped from ``empty``; ``conversation``: what they hold as evidence."""
+    """The full- and empty-context prompts; the chat messages dropped and their evidence."""
 
     full: Prompt
     empty: Prompt

@@ -197,8 +197,7 @@ class GroundednessFilter:
         report: GroundednessReport | None,
         error: str | None = None,
     ) -> FilteredAnswer:
-        """The answer to show under ``report`` read by this filter's rule; without one,
-        ``unsupported`` when no context reached the model, else unknown."""
+        """The answer to show; without a report: unsupported if no context, else unknown."""
         verdict: Verdict | None = "unsupported" if result.status == "no_context" else None
         if report is not None:
             if self.threshold is None and self.calibration is not DEFAULT_CALIBRATION:

@@ -42,8 +42,7 @@ def _builder_for(
     prompt_builder: PromptBuilder | None,
     history: Sequence[ChatMessage] | None = None,
 ) -> PromptBuilder:
-    """The prompt builder of ``result``'s attribution: the one given, else the default
-    template over ``context`` after ``history``."""
+    """The builder given, else the default template over ``context`` after ``history``."""
     builder = prompt_builder
     if builder is None:
         documents = to_documents(context)

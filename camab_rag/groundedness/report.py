@@ -305,8 +305,7 @@ def _judged(
     calibration: Calibration,
     contested: Sequence[str] | None = None,
 ) -> tuple[Verdict, float | None]:
-    """The verdict and ``P(unsupported)`` of one text: calibrated, or ``score >= threshold``
-    when one is given or the coverage is unknown; at most ``uncertain`` when ``contested``."""
+    """Calibrated verdict and ``P(unsupported)``, or ``score >= threshold``; ``contested``."""
     p = None if covered is None else calibration.p_unsupported(score, covered)
     cut = DEFAULT_THRESHOLD if threshold is None else threshold
     verdict: Verdict = "supported" if score >= cut else "unsupported"
@@ -322,8 +321,7 @@ def _rivals(text: str, known: Collection[str]) -> tuple[str, ...]:
 def _decided(
     report: GroundednessReport, threshold: float | None, calibration: Calibration
 ) -> GroundednessReport:
-    """``report`` with each sentence's and the answer's verdict and ``P(unsupported)``; an
-    abstention claims nothing: ``supported``, 0.0."""
+    """``report`` with its verdicts and ``P(unsupported)`` (an abstention's: 0.0)."""
     sentences = []
     for s in report.sentences:
         verdict, p = (

@@ -73,8 +73,7 @@ def _forms_of(present: Collection[str], text: str = "") -> frozenset[str]:
 def _reading(
     text: str, present: Collection[str]
 ) -> tuple[list[tuple[int, int]], Callable[[int, str, str], bool]]:
-    """The spans of ``text`` that misread ``present``, and whether ``present`` holds a word
-    ``(start, word, form)`` of it, by form and not misread."""
+    """The spans of ``text`` misreading ``present``; whether it holds ``(start, word, form)``."""
     misread = misread_spans(text, present, STOPWORDS)
     known = _forms_of(present, text)
 
@@ -218,8 +217,7 @@ def _share(gain: float, surprisal: float) -> float:
 def _gains(
     support: TokenSupport, present: Collection[str] | None
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """Per-piece gains (an absent word's at most 0, a reformed number's at least 0), and
-    which pieces are absent."""
+    """Per-piece gains (absent words' at most 0, reformed numbers' at least 0); the absent."""
     gain = support.full - support.empty
     if present is None:
         return gain, np.zeros(gain.shape, dtype=bool)
