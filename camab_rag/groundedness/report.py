@@ -372,6 +372,7 @@ def support_report(
     result: AttributionResult | None = None,
     top_k: int = 2,
     context_words: Collection[str] | None = None,
+    calibration: Calibration = DEFAULT_CALIBRATION,
 ) -> GroundednessReport:
     """The report from the two anchor calls' token log-probs: each sentence's and the
     answer's score, coverage, verdict, the unsupported spans. ``result`` adds the top-share
@@ -461,7 +462,7 @@ def support_report(
             else tuple(dict.fromkeys(w for s in claims for w in s.unchecked_facts or ()))
         ),
     )
-    return _decided(report, threshold, DEFAULT_CALIBRATION)
+    return _decided(report, threshold, calibration)
 
 
 def facts_only(report: GroundednessReport) -> GroundednessReport:
