@@ -1,9 +1,5 @@
-"""A zero-call lexical ranking: each segment's TF-IDF cosine with a text (the answer).
-
-Free to compute, it is the baseline every benchmark prints beside its figures, and
-``method="auto"`` reads it as a prior when calls are scarce on one document (the prior's
-agreement is learned from the calls, :mod:`camab_rag.methods.prior`).
-"""
+"""A zero-call lexical ranking: each segment's TF-IDF cosine with a text (the answer); the
+free baseline of every benchmark, and ``method="auto"``'s prior when calls are scarce."""
 
 from __future__ import annotations
 
@@ -24,8 +20,7 @@ def _words(text: str) -> list[str]:
 
 
 def lexical_scores(segments: Sequence[str], query: str) -> FloatArray:
-    """TF-IDF cosine of each segment with ``query`` (sublinear term frequency; document
-    frequencies over the segments themselves)."""
+    """TF-IDF cosine of each segment with ``query`` (sublinear tf, idf over the segments)."""
     counts = [Counter(_words(s)) for s in segments]
     n = len(counts)
     frequency = Counter(w for c in counts for w in c)

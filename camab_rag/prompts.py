@@ -27,7 +27,7 @@ CHAT_ROLES = ("system", "user", "assistant")
 
 
 def check_history(history: object) -> list[ChatMessage]:
-    """``history`` (earlier chat messages, oldest first) checked by role and content."""
+    """``history`` (earlier chat messages, oldest first) checked."""
     if history is None:
         return []
     if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
@@ -42,10 +42,7 @@ def check_history(history: object) -> list[ChatMessage]:
         role, content = message.get("role"), message.get("content")
         if role not in CHAT_ROLES:
             raise InputError(f"history[{i}] has role {role!r}; expected one of {CHAT_ROLES}")
-        if not isinstance(content, str):
-            raise InputError(f"history[{i}] content must be a string, got {content!r}")
-        check_text(content, f"history[{i}].content")  # the input gate, as for the question
-        checked.append({"role": str(role), "content": content})
+        checked.append({"role": str(role), "content": check_text(content, f"history[{i}].content")})
     return checked
 
 
@@ -68,7 +65,6 @@ class PromptBuilder(Protocol):
 
 
 def check_mask(mask: Mask, n_segments: int) -> Mask:
-    """Validate a mask's shape and return it as a boolean array."""
     array = np.asarray(mask, dtype=bool)
     if array.shape != (n_segments,):
         raise InputError(f"mask must have shape ({n_segments},), got {array.shape}")
@@ -89,7 +85,6 @@ class TemplatePromptBuilder:
         user_template: str = DEFAULT_USER_TEMPLATE,
         system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
         document_template: str = "{text}",
-        document_separator: str = "\n\n",
         history: Sequence[ChatMessage] | None = None,
     ) -> None:
         check_user_template(user_template)
@@ -100,16 +95,12 @@ class TemplatePromptBuilder:
         self.user_template = user_template
         self.system_prompt = system_prompt
         self.document_template = document_template
-        self.document_separator = document_separator
-        # each segment's separator from its document's previous one: its whitespace or " "
-        self._separator_before: list[str] = []
+        self._separator_before: list[str] = []  # from the previous segment: whitespace or " "
         previous_end: dict[int, int] = {}
         for segment in self.segments:
-            end = previous_end.get(segment.doc_index)
-            gap = "" if end is None else self.documents[segment.doc_index].text[end : segment.start]
-            self._separator_before.append(
-                gap if end is None or (gap.strip() == "" and gap) else " "
-            )
+            end = previous_end.get(segment.doc_index, segment.start)
+            gap = self.documents[segment.doc_index].text[end : segment.start]
+            self._separator_before.append(gap if gap and not gap.strip() else " ")
             previous_end[segment.doc_index] = segment.end
 
     @property
@@ -119,25 +110,17 @@ class TemplatePromptBuilder:
     def render_context(self, mask: Mask) -> str:
         """The context text with only the kept segments."""
         keep = check_mask(mask, self.n_segments)
-        parts_by_doc: dict[int, list[str]] = {}
+        parts: dict[int, list[str]] = {}
         for i, segment in enumerate(self.segments):
-            if not keep[i]:
-                continue
-            parts = parts_by_doc.setdefault(segment.doc_index, [])
-            if parts:
-                parts.append(self._separator_before[i])
-            parts.append(segment.text)
-        rendered = []
-        for position, doc_index in enumerate(sorted(parts_by_doc)):
-            doc = self.documents[doc_index]
-            rendered.append(
-                self.document_template.format(
-                    text="".join(parts_by_doc[doc_index]),
-                    title=doc.title or "",
-                    index=position + 1,
-                )
+            if keep[i]:
+                kept = parts.setdefault(segment.doc_index, [])
+                kept += [self._separator_before[i], segment.text] if kept else [segment.text]
+        return "\n\n".join(
+            self.document_template.format(
+                text="".join(parts[d]), title=self.documents[d].title or "", index=position + 1
             )
-        return self.document_separator.join(rendered)
+            for position, d in enumerate(sorted(parts))
+        )
 
     def build(self, mask: Mask) -> Prompt:
         user = self.user_template.format(context=self.render_context(mask), question=self.question)
@@ -149,8 +132,7 @@ class TemplatePromptBuilder:
         return messages
 
 
-#: where a segment's text stands in a prompt: ``(message index, start, end)``
-SpanLocation = tuple[int, int, int]
+SpanLocation = tuple[int, int, int]  # where a segment stands: (message index, start, end)
 
 
 class SpanRemovalPromptBuilder:
@@ -194,20 +176,19 @@ def locate_segments(
     """Each segment's place in the prompt via its document's text (duplicates: distinct
     places); ``None`` when a document is not found verbatim."""
     texts = prompt_texts(prompt)
-    doc_locations: dict[int, tuple[int, int]] = {}
+    places: dict[int, tuple[int, int]] = {}
     used: list[tuple[int, int, int]] = []
     cursor = (0, 0)
-    needed = sorted({segment.doc_index for segment in segments})
-    for doc_index in needed:
-        found = _find_unused(texts, documents[doc_index].text, cursor, used)
+    for doc_index in sorted({segment.doc_index for segment in segments}):
+        needle = documents[doc_index].text
+        found = _find_unused(texts, needle, cursor, used)
         if found is None:
             return None
-        message, start = found
-        doc_locations[doc_index] = (message, start)
-        used.append((message, start, start + len(documents[doc_index].text)))
-        cursor = (message, start + len(documents[doc_index].text))
-    places = [doc_locations[s.doc_index] for s in segments]
-    return [(m, at + s.start, at + s.end) for (m, at), s in zip(places, segments)]
+        places[doc_index] = found
+        cursor = (found[0], found[1] + len(needle))
+        used.append((*found, cursor[1]))
+    starts = [places[s.doc_index] for s in segments]
+    return [(m, at + s.start, at + s.end) for (m, at), s in zip(starts, segments)]
 
 
 def _find_unused(
@@ -227,8 +208,7 @@ def _find_unused(
     return None
 
 
-#: how an attribution's prompts were built (``"none"``: it failed before any prompt)
-PromptMode = Literal["captured", "template", "custom", "none"]
+PromptMode = Literal["captured", "template", "custom", "none"]  # none: failed before a prompt
 
 
 @dataclass(frozen=True)

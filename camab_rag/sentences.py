@@ -1,9 +1,6 @@
-"""Rule-based sentence splitting across scripts (Latin, Cyrillic, Arabic, Indic, CJK).
-
-A boundary is a terminator (plus closing quotes/brackets) followed by whitespace, or a line
-break; abbreviations, initials, decimals and ordinals do not end a sentence. Spans are
-character offsets into the original text.
-"""
+"""Rule-based sentence splitting across scripts (Latin, Cyrillic, Arabic, Indic, CJK): a
+terminator (and closers) before whitespace, or a line break, ends a sentence; abbreviations,
+initials, decimals and ordinals do not."""
 
 from __future__ import annotations
 
@@ -11,9 +8,7 @@ import re
 
 _TERMINATORS = ".!?…。！？؟۔।॥።"
 _CLOSERS = "\"'”’»)]}》」』"
-# A terminator run, any closers, then whitespace (or a CJK terminator needing no space).
-# Wikipedia-style citation markers may follow the terminator: "Alwar.[2] In 1998".
-_CITATIONS = r"(?:\[[^\]\s]{1,12}\])*"
+_CITATIONS = r"(?:\[[^\]\s]{1,12}\])*"  # "Alwar.[2] In 1998"
 _BOUNDARY = re.compile(
     rf"(?:(?P<term>[{re.escape(_TERMINATORS)}]+)[{re.escape(_CLOSERS)}]*{_CITATIONS}(?=\s)"
     rf"|[。！？]+[{re.escape(_CLOSERS)}]*{_CITATIONS}"
@@ -29,7 +24,7 @@ _ABBREVIATIONS = frozenset(
 
 
 def _is_false_boundary(text: str, end: int) -> bool:
-    """True when the '.' ending at ``end`` belongs to an abbreviation or an initial."""
+    """Whether the '.' ending at ``end`` belongs to an abbreviation, an initial or an ordinal."""
     if text[end - 1] != ".":
         return False
     start = end - 1
@@ -41,21 +36,17 @@ def _is_false_boundary(text: str, end: int) -> bool:
     if word in _ABBREVIATIONS or word.rsplit(".", 1)[-1] in _ABBREVIATIONS:
         return True
     following = text[end:].lstrip()
-    # An ordinal number ("31. joulukuuta", "3. März") is followed by a lower-case word.
-    if word.isdigit() and following[:1].islower():
+    if word.isdigit() and following[:1].islower():  # "3. März"
         return True
-    # Indic scripts abbreviate with very short words ("కి.మీ." = kilometre).
-    if len(word) <= 2 and "\u0900" <= word[0] <= "\u0dff":
+    if len(word) <= 2 and "\u0900" <= word[0] <= "\u0dff":  # Indic: "కి.మీ."
         return True
-    # A single letter initial ("J. R. R. Tolkien"), but not a lone pronoun-like word.
-    if len(word) == 1 and word.isalpha() and word not in {"i", "a"}:
+    if len(word) == 1 and word.isalpha() and word not in {"i", "a"}:  # "J. R. R. Tolkien"
         return bool(following) and following[0].isupper()
     return False
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` spans of the sentences of ``text``, surrounding whitespace excluded
-    (only whitespace lies between them); blank text gives none."""
+    """``(start, end)`` spans of the sentences of ``text``, surrounding whitespace excluded."""
     spans: list[tuple[int, int]] = []
     cursor = 0
     for match in _BOUNDARY.finditer(text):

@@ -1,8 +1,5 @@
-"""Per-statement attribution: which segments support each answer sentence.
-
-Each sentence's reward is the reward restricted to its tokens, from the log-probs already
-collected; the estimator is refitted on the same subsets, so it costs no model calls.
-"""
+"""Per-statement attribution: each answer sentence's reward is the reward of its tokens,
+from the log-probs already collected, refitted on the same subsets (no model calls)."""
 
 from __future__ import annotations
 
@@ -18,14 +15,6 @@ from camab_rag.scorers.base import ResponseLogprobs
 from camab_rag.sentences import split_sentences
 
 
-def token_starts(result: ResponseLogprobs) -> NDArray[np.int64]:
-    """Where each token's first visible character stands in the response."""
-    starts = result.token_offsets.astype(np.int64).copy()
-    for i, token in enumerate(result.tokens):
-        starts[i] += len(token) - len(token.lstrip())
-    return np.asarray(starts, dtype=np.int64)
-
-
 def span_rewards(
     rows: Sequence[ResponseLogprobs],
     spans: Iterable[tuple[int, int]],
@@ -33,7 +22,10 @@ def span_rewards(
 ) -> tuple[list[tuple[int, int]], NDArray[np.float64]]:
     """The response spans that own a token, and each one's reward under every scored subset
     (from the tokens whose first visible character falls inside it)."""
-    starts = [token_starts(row) for row in rows]
+    starts = [  # where each token's first visible character stands
+        row.token_offsets.astype(np.int64) + [len(t) - len(t.lstrip()) for t in row.tokens]
+        for row in rows
+    ]
     kept: list[tuple[int, int]] = []
     columns: list[list[float]] = []
     for start, end in spans:

@@ -15,7 +15,6 @@ from camab_rag import AttributionSettings, attribute, cite
 from camab_rag.attributor import Attributor, aassess_answer, assess_answer
 from camab_rag.errors import InputError
 from camab_rag.groundedness import (
-    FilteredAnswer,
     GroundednessFilter,
     GroundednessReport,
     LabelledAnswer,
@@ -275,7 +274,7 @@ def test_three_verdicts_and_the_block_rule():
     assert down.verdict is None and down.blocked and down.flagged  # unknown: fails closed
 
 
-def test_old_reports_and_answers_still_load_and_print_short():
+def test_reports_without_verdicts_load_and_reports_and_answers_print_short():
     report = assess_answer(QUESTION, CONTEXT, LONG, KeywordScorer())
     data = report.to_dict()
     assert GroundednessReport.from_dict(data) == report
@@ -293,16 +292,13 @@ def test_old_reports_and_answers_still_load_and_print_short():
     assert len(text) < 120 and "\n" not in text and text.startswith("GroundednessReport(")
     assert "token_support" not in text
     answer = GroundednessFilter(mode="block").judge_answer(QUESTION, CONTEXT, LONG, KeywordScorer())
-    legacy = answer.to_dict()
-    del legacy["verdict"], legacy["flagged"]
-    assert FilteredAnswer.from_dict(legacy).verdict == answer.verdict
     assert len(repr(answer)) < 80
 
 
 def test_the_json_says_what_decided_the_verdict():
     """Issue 48: the JSON showed ``"threshold": 0.52`` beside a calibrated verdict that
     never used it. Calibrated: no threshold, ``decided_by`` and the calibration's cut-offs;
-    a threshold given: it decides and shows; JSON from before still loads."""
+    a threshold given: it decides and shows."""
     report = assess_answer(QUESTION, CONTEXT, LONG, KeywordScorer())
     data = json.loads(json.dumps(report.to_dict()))
     assert data["decided_by"] == "calibration" and data["threshold"] is None
@@ -325,12 +321,6 @@ def test_the_json_says_what_decided_the_verdict():
     )
     assert shown.report is not None
     assert shown.report.to_dict()["calibration"]["block_at"] == 0.7
-    # JSON written before decided_by: a threshold always, read back as what decided
-    old = {k: v for k, v in data.items() if k not in ("decided_by", "calibration")}
-    old["threshold"] = DEFAULT_THRESHOLD
-    assert GroundednessReport.from_dict(old) == report
-    old_two = {k: v for k, v in two.items() if k not in ("decided_by", "calibration")}
-    assert GroundednessReport.from_dict(old_two).to_dict()["decided_by"] == "threshold"
 
 
 def test_an_abstention_has_a_probability_and_the_filter_a_short_repr():

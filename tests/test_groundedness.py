@@ -243,8 +243,6 @@ def test_failed_attribution_is_blocked_unless_told_to_pass():
         {"mode": "drop"},
         {"on_error": "raise"},
         {"threshold": float("nan")},
-        {"top_k": 0},
-        {"top_k": 1.5},
         {"threshold": "0.2"},
         {"threshold": True},
         {"fallback": 3},

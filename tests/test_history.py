@@ -50,7 +50,7 @@ def test_the_history_goes_between_the_system_prompt_and_the_question_and_leaves_
         ("How much is it?", "history must be a list of chat messages"),
         ([("user", "hi")], r"history\[0\] must be a chat message mapping"),
         ([{"role": "bot", "content": "hi"}], r"history\[0\] has role 'bot'"),
-        ([{"role": "user", "content": 3}], r"history\[0\] content must be a string"),
+        ([{"role": "user", "content": 3}], r"history\[0\]\.content must be a string"),
         (  # the input gate, as for the question: never a raw tokenizer error
             [{"role": "user", "content": "hi"}, {"role": "user", "content": "a\udfff"}],
             r"^history\[1\]\.content holds a lone surrogate U\+DFFF at character 1",

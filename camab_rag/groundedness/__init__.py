@@ -1,10 +1,5 @@
 """Groundedness: does the retrieved context support the answer, and which part does not?
-
-The answer is scored with the full context and with none (two model calls, :mod:`.anchors`);
-from every token's log-prob under both come each sentence's score, a calibrated verdict
-(:mod:`.verdict`) and the unsupported spans. :func:`assess_groundedness` judges an
-attribution; :class:`GroundednessFilter` flags or blocks and can be calibrated for your model.
-"""
+Two model calls, with the full context and with none, give the verdict and the spans."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Abstentions: answers (or sentences) that decline to answer instead of claiming anything.
-
-"I don't know" claims nothing the context must support, yet its context gain is low: the
-gate neither flags nor cites such a sentence, and an answer made only of them passes.
-"""
+"""Abstentions ("I don't know"): they claim nothing, so the gate neither flags nor cites them."""
 
 from __future__ import annotations
 
@@ -34,8 +30,6 @@ _ABSTENTION = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
 
 
 def is_abstention(text: str) -> bool:
-    """Whether ``text`` (an answer or one sentence of it) declines to answer: "I don't
-    know", "The documents do not say", "There is no information about this in the
-    context", "This cannot be determined from the sources"."""
+    """Whether ``text`` (an answer or a sentence) declines to answer: "The documents do not say"."""
     normalized = " ".join(text.replace("’", "'").split())
     return bool(normalized) and _ABSTENTION.search(normalized) is not None

@@ -1,14 +1,11 @@
-"""Calibrate the gate's verdict for any model: one call, no labels of your own needed.
-
-Another model spreads its scores differently: :func:`calibrate` refits ``P(unsupported)``
-for it (the cut points stay), on the labelled set shipped in :mod:`camab_rag.data` or on
-your own labelled answers; two calls per answer, abstentions left out.
-"""
+"""Calibrate the gate's verdict for another model, which spreads its scores differently:
+``P(unsupported)`` refitted (the cut points stay) on the shipped labelled set or your own."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -17,20 +14,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from camab_rag.errors import InputError
+from camab_rag.errors import InputError, TextTypeError
 from camab_rag.groundedness.gain import answer_steps
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, model_input
 from camab_rag.scorers.base import scorer_model_name
 from camab_rag.steps import Steps, asynced, synced
-from camab_rag.text_gate import check_examples
+from camab_rag.text_gate import check_text
 
 FloatArray = NDArray[np.float64]
 Progress = Callable[[int, int], None]
 FOLDS = 5
-RIDGE = 1e-3
-"""L2 penalty of the logistic fit (per unit of sample weight): no infinite weights."""
+RIDGE = 1e-3  # L2 penalty of the logistic fit per unit of sample weight: no infinite weights
 SHIPPED_SET = "calibration.jsonl"
-KEPT_CUTS = "; block_at and flag_at kept from the default"
+_FIELDS = ("question", "context", "answer", "supported")
 
 
 @dataclass(frozen=True)
@@ -41,33 +37,32 @@ class LabelledAnswer:
     context: object
     answer: str
     supported: bool
-    kind: str = "answer"
-    """Which kind of answer (``"qa"``, ``"summary"``): kinds weigh alike in the fit."""
+    kind: str = "answer"  # "qa", "summary": kinds weigh alike in the fit
 
 
 def _labelled(example: object, index: int) -> LabelledAnswer:
+    where, kind = f"labelled example {index}", "answer"
     if isinstance(example, LabelledAnswer):
-        return example
-    kind = "answer"
-    if isinstance(example, Mapping):
-        kind = str(example.get("kind", kind))
-        try:
-            fields = [example[k] for k in ("question", "context", "answer", "supported")]
-        except KeyError as missing:
-            raise InputError(f"labelled example {index} has no {missing.args[0]!r}") from None
+        fields, kind = [getattr(example, k) for k in _FIELDS], example.kind
+    elif isinstance(example, Mapping):
+        if missing := [k for k in _FIELDS if k not in example]:
+            raise InputError(f"{where} has no {missing[0]!r}")
+        fields, kind = [example[k] for k in _FIELDS], str(example.get("kind", kind))
     elif isinstance(example, Sequence) and not isinstance(example, str) and len(example) == 4:
         fields = list(example)
     else:
         raise InputError(
-            f"labelled example {index} must be a LabelledAnswer, a mapping with question, "
-            "context, answer and supported, or a (question, context, answer, supported) tuple"
+            f"{where} must be a LabelledAnswer, a mapping with question, context, answer "
+            "and supported, or a (question, context, answer, supported) tuple"
         )
     question, context, answer, supported = fields
+    check_text(question, f"{where}'s question")
+    check_text(answer, f"{where}'s answer")
     if not isinstance(supported, (bool, np.bool_)):
-        raise InputError(f"labelled example {index}: 'supported' must be True or False")
-    if not isinstance(answer, str) or not answer.strip():
-        raise InputError(f"labelled example {index}: the answer is empty")
-    return LabelledAnswer(str(question), context, answer, bool(supported), kind)
+        raise InputError(f"{where}: 'supported' must be True or False")
+    if not answer.strip():
+        raise InputError(f"{where}: the answer is empty")
+    return LabelledAnswer(question, context, answer, bool(supported), kind)
 
 
 def auroc(supported_scores: Sequence[float], unsupported_scores: Sequence[float]) -> float:
@@ -78,17 +73,15 @@ def auroc(supported_scores: Sequence[float], unsupported_scores: Sequence[float]
 
 
 def kind_weights(kinds: Sequence[str]) -> FloatArray:
-    """Sample weights under which every kind of answer weighs alike (mean weight 1)."""
-    names = sorted(set(kinds))
-    counts = {k: sum(1 for x in kinds if x == k) for k in names}
-    return np.array([len(kinds) / (len(names) * counts[k]) for k in kinds], dtype=float)
+    """Sample weights under which every kind weighs alike (mean weight 1)."""
+    counts = Counter(kinds)
+    return np.array([len(kinds) / (len(counts) * counts[k]) for k in kinds], dtype=float)
 
 
 def fit_logistic(
     x: FloatArray, unsupported: Sequence[bool], w: FloatArray
 ) -> tuple[tuple[float, float], float]:
-    """Weighted logistic regression of ``unsupported`` on ``x`` (Newton, L2 :data:`RIDGE`
-    on the weights): the weights and the bias."""
+    """Weighted, L2-penalised logistic regression (Newton): the weights and the bias."""
     y = np.asarray(unsupported, dtype=float)
     a = np.column_stack([x, np.ones(y.size)])
     penalty = np.diag([RIDGE * w.sum()] * x.shape[1] + [0.0])
@@ -114,8 +107,7 @@ def balanced_accuracy(p_unsupported: FloatArray, unsupported: Sequence[bool], cu
 def out_of_fold(
     x: FloatArray, unsupported: Sequence[bool], groups: Sequence[str], w: FloatArray
 ) -> FloatArray:
-    """Each answer's ``P(unsupported)`` from a model fitted without its fold (of
-    :data:`FOLDS`; a context's answers share one)."""
+    """Each answer's ``P(unsupported)`` fitted without its fold (a context's answers share one)."""
     y = np.asarray(unsupported, dtype=bool)
     order = list(dict.fromkeys(groups))
     fold_of = {g: i % FOLDS for i, g in enumerate(order)}
@@ -146,8 +138,7 @@ def fit_calibration(
     base: Calibration = DEFAULT_CALIBRATION,
     n_abstained: int = 0,
 ) -> Calibration:
-    """The verdict model fitted on labelled figures, with ``base``'s cut points and
-    held-out figures (:func:`out_of_fold`)."""
+    """The verdict model fitted on labelled figures, with ``base``'s cut points."""
     y = [bool(u) for u in unsupported]
     left_out = f" after leaving out {n_abstained} that decline to answer" if n_abstained else ""
     _check_both(len(y) - sum(y), len(y), left_out)
@@ -171,17 +162,10 @@ def fit_calibration(
 
 
 def shipped_examples() -> list[LabelledAnswer]:
-    """The labelled set shipped in ``camab_rag/data`` (its README gives the sources)."""
+    """The labelled set shipped in ``camab_rag/data`` (its README names the sources)."""
     text = resources.files("camab_rag.data").joinpath(SHIPPED_SET).read_text(encoding="utf-8")
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return [
-        LabelledAnswer(r["question"], r["context"], r["answer"], bool(r["supported"]), r["kind"])
-        for r in rows
-    ]
-
-
-def _context_key(example: LabelledAnswer) -> str:
-    return json.dumps(example.context, sort_keys=True, default=str)
+    return [LabelledAnswer(**{k: r[k] for k in (*_FIELDS, "kind")}) for r in rows]
 
 
 def _printed(done: int, total: int) -> None:
@@ -204,12 +188,17 @@ def calibrate_steps(
         if callable(getattr(examples, "score", None)):
             hint = " (the scorer comes first: calibrate(scorer, examples))"
         raise InputError(f"scorer must have a score(requests) method{hint}")
-    shipped = examples is None
-    labelled = (  # your own: a list, questions and answers through the input gate
-        shipped_examples()
-        if shipped
-        else [_labelled(e, i) for i, e in enumerate(check_examples(examples))]
-    )
+    if examples is None:
+        labelled = shipped_examples()
+    elif isinstance(examples, (str, bytes, Mapping)) or not isinstance(examples, Iterable):
+        raise TextTypeError(
+            "examples must be a list of labelled answers (LabelledAnswer objects, mappings "
+            f"or (question, context, answer, supported) tuples), got {type(examples).__name__}",
+            field="examples",
+            reason="type",
+        )
+    else:
+        labelled = [_labelled(e, i) for i, e in enumerate(examples)]
     _check_both(sum(e.supported for e in labelled), len(labelled), "")
     report_progress: Progress | None = (
         _printed if progress is True else (progress if callable(progress) else None)
@@ -224,7 +213,7 @@ def calibrate_steps(
             scorer,
             block_on="any",  # the fit reads the figures, not a rule's verdict
         )
-        if report.abstained:  # the gate never flags it: its score must not move the fit
+        if report.abstained:  # never flagged: its score must not move the fit
             abstained += 1
         else:
             coverage = report.coverage if report.coverage is not None else 1.0
@@ -235,11 +224,13 @@ def calibrate_steps(
         [s for _, s, _ in kept],
         [c for _, _, c in kept],
         [not e.supported for e, _, _ in kept],
-        groups=[_context_key(e) for e, _, _ in kept],
+        groups=[json.dumps(e.context, sort_keys=True, default=str) for e, _, _ in kept],
         kinds=[e.kind for e, _, _ in kept],
         model=scorer_model_name(scorer),
-        fitted_on=("the shipped calibration set" if shipped else f"{len(labelled)} own answers")
-        + KEPT_CUTS,
+        fitted_on=(
+            "the shipped calibration set" if examples is None else f"{len(labelled)} own answers"
+        )
+        + "; block_at and flag_at kept from the default",
         n_abstained=abstained,
     )
 
@@ -257,14 +248,12 @@ calibrate = synced(
     "calibrate",
     """Fit the gate's verdict for ``scorer``'s model (two model calls per answer).
 
-    ``calibrate(scorer)`` scores the shipped labelled set (about 130 answers, a few
-    minutes on CPU; ``progress`` prints how far it is, or pass ``(done, total) -> None``);
-    ``calibrate(scorer, examples)`` fits on your own: :class:`LabelledAnswer` objects,
-    mappings or ``(question, context, answer, supported)`` tuples, both labels present.
-    The weights are refitted; the cut points ``block_at``/``flag_at`` (probabilities,
-    read alike for every model) are kept. Returns a
-    :class:`~camab_rag.groundedness.verdict.Calibration` with held-out figures
-    (cross-validated by context), for ``GroundednessFilter(calibration=...)``.
+    ``calibrate(scorer)`` scores the shipped labelled set (a few minutes on CPU;
+    ``progress``: printed, or a ``(done, total) -> None``); ``calibrate(scorer, examples)``
+    fits on your own :class:`LabelledAnswer` objects, mappings or ``(question, context,
+    answer, supported)`` tuples. The weights are refitted, the cut points kept. Returns a
+    :class:`~camab_rag.groundedness.verdict.Calibration` with held-out figures, for
+    ``GroundednessFilter(calibration=...)``.
     """,
 )
 acalibrate = asynced(

@@ -1,9 +1,5 @@
-"""Flag or block answers the retrieved context does not support.
-
-:class:`GroundednessFilter` judges an attribution (:meth:`~GroundednessFilter.judge`) or a
-bare answer (:meth:`~GroundednessFilter.judge_answer`: two model calls) and returns the
-answer to show (:class:`FilteredAnswer`); every method runs one generator of model calls.
-"""
+"""Flag or block answers the retrieved context does not support: :class:`GroundednessFilter`
+judges an attribution or a bare answer and returns the answer to show."""
 
 from __future__ import annotations
 
@@ -16,7 +12,7 @@ from typing import Any, Literal
 import numpy as np
 
 from camab_rag.errors import InputError, WrongTypeError
-from camab_rag.groundedness.calibration import calibrate_steps
+from camab_rag.groundedness.calibration import Progress, calibrate_steps
 from camab_rag.groundedness.gain import answer_steps, assess_steps
 from camab_rag.groundedness.report import (
     DEFAULT_BLOCK_ON,
@@ -38,21 +34,15 @@ Mode = Literal["flag", "block"]
 DEFAULT_FALLBACK = (
     "I could not find support for an answer in the retrieved documents, so I will not guess."
 )
-CHECK_FAILED_FALLBACK = (
+CHECK_FAILED_FALLBACK = (  # the check failed: "no support" would be untrue
     "I could not check this answer against the retrieved documents, so I will not show it."
 )
-"""What a blocking filter with the default fallback shows when the check itself failed (a
-scorer error): saying the documents hold no support would be untrue."""
 
 
 @dataclass(frozen=True)
 class FilteredAnswer:
-    """What the filter returns: the answer to show and the verdict behind it.
-
-    ``verdict`` (``grounded``: not ``"unsupported"``) is ``None`` when groundedness is
-    unknown; a ``mode="block"`` filter then blocks unless ``on_error="pass"``. ``flagged``:
-    show it marked; ``abstained``: it only declines to answer (``supported``).
-    """
+    """The answer to show and the verdict behind it (``None``: unknown, and ``on_error``
+    decided); ``grounded`` is ``verdict != "unsupported"``."""
 
     answer: str
     original_answer: str
@@ -69,7 +59,6 @@ class FilteredAnswer:
 
     @property
     def abstained(self) -> bool:
-        """The answer only declines to answer: no claim to check (verdict ``supported``)."""
         return self.report is not None and self.report.abstained
 
     def __repr__(self) -> str:
@@ -87,16 +76,10 @@ class FilteredAnswer:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FilteredAnswer:
-        """Inverse of :meth:`to_dict`."""
-        report = data.get("report")
-        grounded = data.get("grounded")
-        verdict = data.get("verdict")
-        if verdict is None and grounded is not None:  # a dict written before verdicts
-            verdict = "supported" if grounded else "unsupported"
+        report, grounded = data.get("report"), data.get("grounded")
         done = {
             "grounded": None if grounded is None else bool(grounded),
             "report": GroundednessReport.from_dict(report) if report is not None else None,
-            "verdict": verdict,
         }
         return cls(**cast_fields(cls, data, done))
 
@@ -105,8 +88,7 @@ Fallback = str | Callable[[AttributionResult, GroundednessReport | None], str]
 
 
 def _cut_at(calibration: Calibration, block_at: float | None, flag_at: float | None) -> Calibration:
-    """``calibration`` with the caller's ``P(unsupported)`` cut-offs (``flag_at`` at most
-    ``block_at``; a ``block_at`` below the calibration's flag cut moves that too)."""
+    """``calibration`` with the caller's cut-offs (a low ``block_at`` lowers ``flag_at`` too)."""
     if block_at is None and flag_at is None:
         return calibration
     for name, value in (("block_at", block_at), ("flag_at", flag_at)):
@@ -122,28 +104,23 @@ def _cut_at(calibration: Calibration, block_at: float | None, flag_at: float | N
 
 
 class GroundednessFilter:
-    """Flag or block answers that the retrieved context does not support (grounding, not
+    """Flag or block answers the retrieved context does not support (grounding, not
     relevance: a true but unrelated answer passes).
 
     Args:
-        threshold: ``None``: the calibrated verdict (:attr:`calibration`); a number: the
-            two-verdict rule ``score >= threshold``.
-        calibration: the verdict model (default: fitted for the embedded SmolLM2;
-            :meth:`calibrate` fits one for another model).
+        threshold: ``None``: the calibrated verdict; a number: ``score >= threshold``.
+        calibration: the verdict model (default: the embedded SmolLM2's; :meth:`calibrate`).
         mode: ``"flag"`` marks ``uncertain`` and ``unsupported`` answers; ``"block"``
             replaces an ``unsupported`` one by ``fallback``.
-        block_on: ``"facts"`` (default): ``unsupported`` only when the answer also states a
-            number, date or name the context lacks or states otherwise, or a sentence it
-            holds nothing of (a reworded answer is ``uncertain``); ``"any"``: the stricter
-            calibrated verdict (BENCHMARKS.md, "Groundedness gate").
-        fallback: the replacement text, or a function ``(result, report) -> str`` (one
-            that raises gives the default text).
-        top_k: segments counted in the top-share figure.
+        block_on: ``"facts"``: ``unsupported`` only when the answer also states a number,
+            date or name the context lacks (a reworded answer is ``uncertain``); ``"any"``:
+            the stricter calibrated verdict.
+        fallback: the replacement text, or a function ``(result, report) -> str``.
         on_error: when groundedness cannot be judged, ``"block"`` shows the fallback and
-            ``"pass"`` the answer (default: ``"block"`` in block mode, fail closed).
+            ``"pass"`` the answer (default: fail closed in block mode).
         scorer: measures the anchors when the attribution did not (needs ``context``).
-        block_at, flag_at: your own cut-offs on ``P(unsupported)`` (0-1), in place of the
-            calibration's (``repr`` shows the ones in use).
+        block_at, flag_at: your own cut-offs on ``P(unsupported)``, in place of the
+            calibration's.
     """
 
     def __init__(
@@ -153,7 +130,6 @@ class GroundednessFilter:
         calibration: Calibration | None = None,
         mode: Mode = "flag",
         fallback: Fallback = DEFAULT_FALLBACK,
-        top_k: int = 2,
         on_error: Literal["pass", "block"] | None = None,
         scorer: Any = None,
         block_on: BlockOn = DEFAULT_BLOCK_ON,
@@ -182,34 +158,28 @@ class GroundednessFilter:
                 "calibration must be a camab_rag.groundedness.verdict.Calibration (from "
                 f"calibrate()), got {type(calibration).__name__}"
             )
-        if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
-            raise InputError(f"top_k must be an integer >= 1, got {top_k!r}")
         if not (isinstance(fallback, str) or callable(fallback)):
             raise InputError("fallback must be a string or a function (result, report) -> str")
         self.threshold = None if threshold is None else float(threshold)
         self.mode: Mode = mode
         self.block_on: BlockOn = block_on
         self.fallback = fallback
-        self.top_k = top_k
         self.on_error = on_error
         self.scorer = scorer
         self.calibration: Calibration = _cut_at(
             calibration or DEFAULT_CALIBRATION, block_at, flag_at
         )
-        """The verdict model (used when ``threshold`` is ``None``)."""
 
     def __repr__(self) -> str:
+        c = self.calibration
+        rule = f"calibration={c.model or '?'!r}, block_at={c.block_at:.3f}"
         if self.threshold is not None:
             rule = f"threshold={self.threshold:g}"
-        else:
-            c = self.calibration
-            rule = f"calibration={c.model or '?'!r}, block_at={c.block_at:.3f}"
         if self.block_on != DEFAULT_BLOCK_ON:
             rule += f", block_on={self.block_on!r}"
         return f"GroundednessFilter(mode={self.mode!r}, {rule})"
 
     def _fallback_text(self, result: AttributionResult, report: GroundednessReport | None) -> str:
-        """The text shown instead of a blocked answer (the default if the function fails)."""
         if isinstance(self.fallback, str):
             return self.fallback
         try:
@@ -227,9 +197,7 @@ class GroundednessFilter:
         report: GroundednessReport | None,
         error: str | None = None,
     ) -> FilteredAnswer:
-        """The answer to show under ``report`` read by this filter's rule; without one,
-        ``unsupported`` when no retrieved context reached the model (``status=
-        "no_context"``), else unknown (``on_error`` decides)."""
+        """The answer to show; without a report: unsupported if no context, else unknown."""
         verdict: Verdict | None = "unsupported" if result.status == "no_context" else None
         if report is not None:
             if self.threshold is None and self.calibration is not DEFAULT_CALIBRATION:
@@ -264,15 +232,13 @@ class GroundednessFilter:
         prompt_builder: PromptBuilder | None = None,
         scorer: Any = None,
     ) -> Steps[FilteredAnswer]:
-        """:meth:`judge` as a generator of model calls (:mod:`camab_rag.steps`), for a
-        caller that runs its own sync or async loop; ``safe=False``: :meth:`__call__`."""
+        """:meth:`judge` as a generator of model calls; ``safe=False``: :meth:`__call__`."""
         try:
             if result.status != "ok":
                 return self._answer(result, None, result.error)
             report = yield from assess_steps(
                 result,
                 threshold=self.threshold,
-                top_k=self.top_k,
                 context=context,
                 scorer=self.scorer if self.scorer is not None else scorer,
                 prompt_builder=prompt_builder,
@@ -285,27 +251,21 @@ class GroundednessFilter:
             return self._answer(result, None, f"groundedness: {type(error).__name__}: {error}")
 
     def __call__(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
-        """Judge ``result.response``; returns the answer to show with its verdict.
-
-        Keywords: ``context`` or ``prompt_builder`` and ``scorer`` (used when the filter
-        has none of its own) let it measure ``L(C)``/``L(empty)`` when the attribution did
-        not evaluate them. Bad input (e.g. a context that does not match the attribution)
-        raises :class:`~camab_rag.errors.InputError`; :meth:`judge` never raises.
+        """Judge ``result.response``: the answer to show with its verdict. ``context`` or
+        ``prompt_builder`` with ``scorer`` measure the anchors when the attribution did not.
+        Bad input raises :class:`~camab_rag.errors.InputError`; :meth:`judge` never raises.
         """
         return drive(self.judge_steps(result, safe=False, **where))
 
     def judge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
-        """:meth:`__call__` for host applications (same keywords): never raises. When the
-        verdict cannot be computed (the attribution failed, the scorer errored)
-        ``grounded`` is ``None``, ``error`` says why and ``on_error`` decides whether the
-        answer passes."""
+        """:meth:`__call__` that never raises: on a failure ``grounded`` is ``None``,
+        ``error`` says why and ``on_error`` decides whether the answer passes."""
         return drive(self.judge_steps(result, **where))
 
     async def ajudge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
         """Async :meth:`judge` (never raises)."""
         return await adrive(self.judge_steps(result, **where))
 
-    # ------------------------------------------------------------------ no attribution
     def answer_steps(
         self,
         question: str,
@@ -338,24 +298,19 @@ class GroundednessFilter:
     def judge_answer(
         self, question: str, context: object, answer: str, scorer: Any = None, **where: Any
     ) -> FilteredAnswer:
-        """Judge ``answer`` with no attribution: two model calls, as
-        :func:`camab_rag.assess_answer` (``scorer``: when the filter has none of its own;
-        keywords ``prompt_builder``, ``history``). Never raises: an error gives
-        ``grounded=None`` and ``on_error`` decides."""
+        """Judge ``answer`` with no attribution (two model calls; keywords ``prompt_builder``,
+        ``history``). Never raises: an error gives ``grounded=None``."""
         return drive(self.answer_steps(question, context, answer, scorer, **where))
 
-    # ------------------------------------------------------------------ calibration
     def calibrate(
         self,
         scorer: Any = None,
         examples: Iterable[object] | None = None,
         *,
-        progress: bool | Callable[[int, int], None] = True,
+        progress: bool | Progress = True,
     ) -> GroundednessFilter:
-        """A copy of this filter whose verdict is fitted for ``scorer``'s model (default:
-        the filter's own) on the shipped labelled set or ``examples``
-        (:func:`~camab_rag.groundedness.calibration.calibrate`: the weights refitted, the
-        cut points kept; its :attr:`calibration` says on what, with held-out figures)."""
+        """A copy of this filter whose verdict is fitted for ``scorer``'s model on the shipped
+        labelled set or ``examples`` (:func:`~camab_rag.groundedness.calibration.calibrate`)."""
         fitted = copy(self)
         chosen = scorer if scorer is not None else self.scorer
         fitted.calibration = drive(calibrate_steps(chosen, examples, progress=progress))
@@ -364,9 +319,8 @@ class GroundednessFilter:
 
 
 def check_groundedness_filter(value: object, *, blocking_refused: str | None = None) -> None:
-    """Refuse a ``groundedness=`` value that is neither ``None`` nor a
-    :class:`GroundednessFilter` (``WrongTypeError``), and a blocking filter where the caller
-    cannot hold the answer back (``InputError``; ``blocking_refused`` says why)."""
+    """Refuse a ``groundedness=`` value that is not a :class:`GroundednessFilter` or ``None``,
+    and a blocking filter where the caller cannot hold the answer back (``blocking_refused``)."""
     if value is not None and not isinstance(value, GroundednessFilter):
         shown = repr(value) if len(repr(value)) <= 40 else type(value).__name__
         raise WrongTypeError(

@@ -1,5 +1,4 @@
-"""The groundedness report of an answer: one generator of model calls
-(:mod:`camab_rag.steps`), run blocking or awaited (``a*``)."""
+"""The groundedness report of an attribution or a bare answer, as generators of model calls."""
 
 from __future__ import annotations
 
@@ -43,9 +42,7 @@ def _builder_for(
     prompt_builder: PromptBuilder | None,
     history: Sequence[ChatMessage] | None = None,
 ) -> PromptBuilder:
-    """The prompt builder of ``result``'s attribution: the one given, else the default
-    template over ``context`` after ``history`` (checked against the attribution's
-    segments)."""
+    """The builder given, else the default template over ``context`` after ``history``."""
     builder = prompt_builder
     if builder is None:
         documents = to_documents(context)
@@ -54,8 +51,6 @@ def _builder_for(
         builder = TemplatePromptBuilder(
             result.question, documents, result.segments, history=history
         )
-    elif history:
-        raise InputError("pass history= or prompt_builder= (whose prompt holds the history)")
     if builder.n_segments != result.n_segments:
         raise InputError(
             f"the prompt builder covers {builder.n_segments} segments, the attribution has "
@@ -64,9 +59,12 @@ def _builder_for(
     return builder
 
 
-def _check_threshold(threshold: float | None) -> None:
+def _check(threshold: float | None, block_on: object, builder: object, history: object) -> None:
+    check_block_on(block_on)
     if threshold is not None and not np.isfinite(threshold):
         raise InputError(f"threshold must be a finite number, got {threshold!r}")
+    if builder is not None and history:
+        raise InputError("pass history= or prompt_builder= (whose prompt holds the history)")
 
 
 def assess_steps(
@@ -81,10 +79,9 @@ def assess_steps(
     block_on: BlockOn = DEFAULT_BLOCK_ON,
 ) -> Steps[GroundednessReport]:
     """:func:`assess_groundedness` as a generator of model calls."""
-    check_block_on(block_on)
+    _check(threshold, block_on, prompt_builder, history)
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); groundedness is unknown")
-    _check_threshold(threshold)
     support, builder, by = result.token_support, None, result.scored_by
     measurable = scorer is not None and (context is not None or prompt_builder is not None)
     if support is None and measurable:
@@ -115,13 +112,10 @@ assess_groundedness = synced(
 
     Measured from every answer token's log-prob with and without the context: the
     result's own (``attribute(..., anchors=True)``), else two calls to ``scorer`` on
-    ``context`` (or ``prompt_builder``). Without either, the context gain is read from
-    the attribution history, or the linear surrogate
-    ``sum(result.scores)`` (``report.source`` says which). ``history``: the earlier chat
-    messages the attribution was given (``attribute(..., history=...)``), when the
-    scorer measures. ``block_on``: ``"facts"`` (default) makes the answer
-    ``unsupported`` only when it also leaves a fact unchecked (a reworded answer is
-    ``uncertain``); ``"any"``: the stricter calibrated verdict as it stands.
+    ``context`` (or ``prompt_builder``; ``history``: the attribution's earlier chat
+    messages); else read from the attribution history or its linear surrogate
+    (``report.source`` says which). ``block_on``: ``"facts"`` or ``"any"``, as in
+    :class:`~camab_rag.groundedness.filter.GroundednessFilter`.
     """,
 )
 aassess_groundedness = asynced(
@@ -145,15 +139,12 @@ def answer_steps(
     block_on: BlockOn = DEFAULT_BLOCK_ON,
 ) -> Steps[GroundednessReport]:
     """:func:`camab_rag.assess_answer` as a generator of model calls."""
-    check_texts({"the question": question, "the answer": answer})  # camab_rag.text_gate
-    check_block_on(block_on)
+    check_texts({"the question": question, "the answer": answer})
+    _check(threshold, block_on, prompt_builder, history)
     if not answer.strip():
         raise InputError("the answer is empty: there is nothing to judge")
     if not callable(getattr(scorer, "score", None)):
         raise InputError("scorer must have a score(requests) method")
-    _check_threshold(threshold)
-    if prompt_builder is not None and history:
-        raise InputError("pass history= or prompt_builder= (whose prompt holds the history)")
     builder = prompt_builder or default_builder(
         question,
         context,

@@ -37,22 +37,16 @@ GainSource = Literal["observed", "measured", "surrogate"]
 BlockOn = Literal["any", "facts"]
 ContextPart = Literal["documents", "conversation"]
 
-DEFAULT_BLOCK_ON: BlockOn = "facts"
-"""The rule every verdict a user sees is read with: ``"facts"`` makes an answer
-``unsupported`` only when it also leaves a fact unchecked (:func:`facts_only`; a reworded
-correct answer is ``uncertain``); ``"any"`` is the stricter calibrated verdict."""
-
-DEFAULT_THRESHOLD = 0.49
-"""The score from which an answer passes under the two-verdict rule (a surrogate report);
-fitted by ``python -m benchmarks gate report``."""
+DEFAULT_BLOCK_ON: BlockOn = "facts"  # the rule every verdict a user sees is read with
+DEFAULT_THRESHOLD = 0.49  # two-verdict rule of a surrogate report (benchmarks gate report)
 
 
 @dataclass(frozen=True)
 class SentenceGroundedness:
-    """Groundedness of one answer sentence, its figures read as the answer's are
-    (:class:`GroundednessReport`). ``gain``: mean per-token context gain (``"measured"``)
-    or its segment scores' sum (``"surrogate"``); ``support_from``: the parts of the
-    context its content words come from; an ``abstention`` is never flagged."""
+    """Groundedness of one answer sentence, its figures read as the answer's; ``gain``:
+    mean per-token context gain or its segment scores' sum (``source``); ``support_from``:
+    the parts of the context its words come from; ``contested``: its numbers two sources
+    state differently (at most ``uncertain``)."""
 
     text: str
     start: int
@@ -70,8 +64,6 @@ class SentenceGroundedness:
     informative: float | None = None
     unchecked_facts: tuple[str, ...] | None = None
     contested: tuple[str, ...] | None = None
-    """Its numbers two sources state differently (:func:`~camab_rag.groundedness.
-    wordforms.rival_spans`): at most ``uncertain``."""
 
     def __post_init__(self) -> None:
         if self.verdict is None:
@@ -92,10 +84,11 @@ class SentenceGroundedness:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SentenceGroundedness:
-        parts = data.get("support_from") or ()
-        known = tuple(p for p in parts if p in ("documents", "conversation"))
-        words = {k: _optional_words(data.get(k)) for k in ("unchecked_facts", "contested")}
-        return cls(**cast_fields(cls, data, {"support_from": known, **words}))
+        done: dict[str, Any] = {
+            k: _optional_words(data.get(k)) for k in ("unchecked_facts", "contested")
+        }
+        done["support_from"] = tuple(data.get("support_from") or ())
+        return cls(**cast_fields(cls, data, done))
 
 
 @dataclass(frozen=True)
@@ -103,25 +96,18 @@ class GroundednessReport:
     """The groundedness verdict of one answer.
 
     Attributes:
-        score: the share of its least supported sentence's surprisal that the context
-            explains (:mod:`~camab_rag.groundedness.score`).
-        verdict: ``"supported"``, ``"uncertain"`` or ``"unsupported"``, from the calibrated
-            ``p_unsupported`` (``calibration``'s cut-offs), or ``score >= threshold`` when
-            a threshold was given; ``grounded`` is ``verdict != "unsupported"``.
-        p_unsupported: from ``score`` and ``coverage`` (0.0 for an abstention, which
-            claims nothing; ``None`` without token log-probs).
+        score: the share of its least supported sentence's surprisal that the context explains.
+        verdict: from the calibrated ``p_unsupported`` (``calibration``'s cut-offs), or
+            ``score >= threshold`` when one was given; ``grounded``: not ``"unsupported"``.
+        p_unsupported: from ``score`` and ``coverage`` (0.0 for an abstention, ``None``
+            without token log-probs).
         coverage, informative: the least covered sentence's share of informative words
             the context holds, and explained share of informative tokens.
-        full_reward, empty_reward: the answer's mean log-prob with the full and the empty
-            context; ``source`` says whether observed, measured or a surrogate's.
-        sentences: per sentence figures and verdicts; ``unsupported_spans``: runs of
-            tokens the context neither holds nor makes likelier; ``token_support``: the
-            per-token log-probs they come from.
+        full_reward, empty_reward: mean log-prob with the full and the empty context.
+        sentences, unsupported_spans: per sentence figures and verdicts; runs of tokens
+            the context neither holds nor makes likelier.
         unchecked_facts: numbers, dates, negations or names the context does not hold
-            (``block_on="facts"`` blocks only when there is one); ``None`` when the
-            context's words are unknown.
-        abstained, scored_by, top_share, extra_queries: the answer only declines; the
-            judging model; the ``top_k`` segments' share of the attribution; calls spent.
+            (``None`` when the context's words are unknown).
     """
 
     score: float
@@ -176,8 +162,7 @@ class GroundednessReport:
         return self.token_support.earlier_turns if self.token_support is not None else 0
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON; ``decided_by`` is ``"calibration"`` (``threshold`` is then ``None``)
-        or ``"threshold"``."""
+        """Plain JSON; ``decided_by``: ``"calibration"`` or ``"threshold"``."""
         calibrated = self.calibration is not None
         return {
             **fields_dict(self),
@@ -198,26 +183,16 @@ class GroundednessReport:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GroundednessReport:
-        """Inverse of :meth:`to_dict` (also of the JSON written before ``decided_by``)."""
-        support = data.get("token_support")
-        sentences = [SentenceGroundedness.from_dict(x) for x in data.get("sentences", [])]
-        verdict, p = data.get("verdict"), data.get("p_unsupported")
-        threshold = data.get("threshold")
-        calibration: Calibration | None = None
-        if data.get("calibration"):
-            calibration = Calibration.from_dict(data["calibration"])
-        elif "decided_by" not in data and p is not None and verdict is not None:
-            old_default = threshold is not None and float(threshold) == DEFAULT_THRESHOLD
-            if old_default and DEFAULT_CALIBRATION.verdict(float(p)) == verdict:
-                calibration = DEFAULT_CALIBRATION
+        support, threshold = data.get("token_support"), data.get("threshold")
+        calibration = data.get("calibration")
         done = {
             "threshold": float(DEFAULT_THRESHOLD if threshold is None else threshold),
             "top_segments": [int(i) for i in data.get("top_segments", [])],
-            "sentences": sentences,
+            "sentences": [SentenceGroundedness.from_dict(x) for x in data.get("sentences", [])],
             "token_support": TokenSupport.from_dict(support) if support else None,
             "unsupported_spans": [Span(**x) for x in data.get("unsupported_spans", [])],
             "scored_by": ScoredBy.from_dict(data["scored_by"]) if data.get("scored_by") else None,
-            "calibration": calibration,
+            "calibration": Calibration.from_dict(calibration) if calibration else None,
             "unchecked_facts": _optional_words(data.get("unchecked_facts")),
         }
         return cls(**cast_fields(cls, data, done))
@@ -243,7 +218,6 @@ def top_share(scores: Sequence[float] | FloatArray, k: int) -> float:
 
 
 def _top(result: AttributionResult | None, k: int) -> tuple[float, list[int]]:
-    """The attribution's :func:`top_share` and its ``k`` best segments (none: 0 and [])."""
     if result is None or not result.n_segments:
         return 0.0, []
     return top_share(result.scores, k), result.top_k(min(k, result.n_segments))
@@ -251,8 +225,7 @@ def _top(result: AttributionResult | None, k: int) -> tuple[float, list[int]]:
 
 def context_gain(result: AttributionResult) -> tuple[float, float, GainSource]:
     """``L(C)`` and ``L(empty)``: ``"observed"`` in the attribution history, else as the
-    linear surrogate ``V(S) = w0 + sum(w_i, i in S)`` predicts them (``w0 = mean(rewards)
-    - mean(masks) @ scores``)."""
+    linear surrogate ``V(S) = w0 + sum(w_i, i in S)`` predicts them."""
     n = result.n_segments
     full, empty = result.reward_of(np.ones(n, bool)), result.reward_of(np.zeros(n, bool))
     if full is not None and empty is not None:
@@ -278,21 +251,16 @@ def build_report(
 ) -> GroundednessReport:
     """The report of an attribution without token support: each sentence's gain is the sum
     of its statement scores (a lone claim takes the observed gain), read against
-    ``L(empty)`` (:func:`context_gain`); ``score >= threshold`` decides, and the facts
-    the context's segments lack are listed for ``block_on="facts"`` as in
-    :func:`support_report`."""
+    ``L(empty)``; ``score >= threshold`` decides."""
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
     full, empty, source = context_gain(result)
-    gains = [float(np.sum(s.scores)) for s in result.statements]
     claims = [i for i, s in enumerate(result.statements) if not is_abstention(s.text)]
     known = ContextWords.of([s.text for s in result.segments], result.question)
-    facts = {i: tuple(unchecked_facts(result.statements[i].text, known)) for i in claims}
-    if source == "observed" and len(claims) == 1:
-        gains[claims[0]] = full - empty
     sentences = []
-    for i, (s, gain) in enumerate(zip(result.statements, gains)):
-        abstention = is_abstention(s.text)
-        sentence_score = explained(empty + gain, empty)
+    for i, s in enumerate(result.statements):
+        gain = full - empty if source == "observed" and claims == [i] else float(np.sum(s.scores))
+        abstention, score = i not in claims, explained(empty + gain, empty)
+        own = () if abstention else tuple(unchecked_facts(s.text, known))
         sentences.append(
             SentenceGroundedness(
                 text=s.text,
@@ -300,16 +268,17 @@ def build_report(
                 end=s.end,
                 gain=gain,
                 top_share=top_share(s.scores, top_k),
-                supported=bool(abstention or sentence_score >= threshold),
+                supported=bool(abstention or score >= threshold),
                 abstention=abstention,
-                score=sentence_score,
-                unchecked_facts=facts.get(i, ()) if result.segments else None,
+                score=score,
+                unchecked_facts=own if result.segments else None,
             )
         )
     abstained = _abstained(result.response, sentences)
-    claimed = [float(s.score) for s in sentences if not s.abstention and s.score is not None]
-    if result.segments and not result.statements:
-        facts = {0: tuple(unchecked_facts(result.response, known))}
+    facts = [w for s in sentences if not s.abstention for w in s.unchecked_facts or ()]
+    if not result.statements:
+        facts = unchecked_facts(result.response, known)
+    claimed = [s.score for s in sentences if not s.abstention and s.score is not None]
     score = answer_score(claimed, explained(full, empty))
     overall, top = _top(result, top_k)
     return GroundednessReport(
@@ -325,9 +294,7 @@ def build_report(
         sentences=sentences,
         abstained=abstained,
         scored_by=result.scored_by,
-        unchecked_facts=(  # the facts rule reads them (a reworded answer is uncertain)
-            tuple(dict.fromkeys(w for f in facts.values() for w in f)) if result.segments else None
-        ),
+        unchecked_facts=tuple(dict.fromkeys(facts)) if result.segments else None,
     )
 
 
@@ -338,9 +305,7 @@ def _judged(
     calibration: Calibration,
     contested: Sequence[str] | None = None,
 ) -> tuple[Verdict, float | None]:
-    """The verdict and ``P(unsupported)`` of one text: calibrated, or ``score >= threshold``
-    when one is given or the coverage is unknown; ``supported`` is ``uncertain`` when a
-    number of it is ``contested``."""
+    """Calibrated verdict and ``P(unsupported)``, or ``score >= threshold``; ``contested``."""
     p = None if covered is None else calibration.p_unsupported(score, covered)
     cut = DEFAULT_THRESHOLD if threshold is None else threshold
     verdict: Verdict = "supported" if score >= cut else "unsupported"
@@ -350,16 +315,13 @@ def _judged(
 
 
 def _rivals(text: str, known: Collection[str]) -> tuple[str, ...]:
-    """The words of ``text`` the sources state differently (``rival_spans``)."""
     return tuple(dict.fromkeys(text[a:b] for a, b in rival_spans(text, known, STOPWORDS)))
 
 
 def _decided(
     report: GroundednessReport, threshold: float | None, calibration: Calibration
 ) -> GroundednessReport:
-    """``report`` with each sentence's and the answer's verdict and ``P(unsupported)``
-    read from its figures (:func:`_judged`); an abstention claims nothing: ``supported``,
-    0.0."""
+    """``report`` with its verdicts and ``P(unsupported)`` (an abstention's: 0.0)."""
     sentences = []
     for s in report.sentences:
         verdict, p = (
@@ -388,7 +350,7 @@ def support_parts(
     text: str, document_words: Collection[str] | None, conversation: Collection[str]
 ) -> tuple[ContextPart, ...]:
     """The parts of the context ``text`` takes content words from: ``"documents"``, and
-    ``"conversation"`` for one no document holds (none when the documents are unknown)."""
+    ``"conversation"`` for one no document holds."""
     if document_words is None:
         return ()
     content = [w for w in words(text) if w not in STOPWORDS]
@@ -413,15 +375,13 @@ def support_report(
     calibration: Calibration = DEFAULT_CALIBRATION,
 ) -> GroundednessReport:
     """The report from the two anchor calls' token log-probs: each sentence's and the
-    answer's score, coverage, calibrated ``P(unsupported)`` and verdict (``threshold``:
-    ``score >= threshold`` instead), the unsupported spans; abstentions are neither scored
-    nor flagged. ``result`` adds the top-share figures; ``context_words`` (default:
-    ``result``'s segments) discount answer words the context lacks, with the
-    conversation's words (``support.conversation``) counted as context too."""
+    answer's score, coverage, verdict, the unsupported spans. ``result`` adds the top-share
+    figures; ``context_words`` (default: ``result``'s segments, with the conversation's)
+    discount answer words the context lacks."""
     if context_words is None and result is not None and result.segments:
         context_words = ContextWords.of([s.text for s in result.segments])
     documents, conversation = context_words, ContextWords.of(support.conversation)
-    if documents is not None:  # judged against the documents' and the conversation's words
+    if documents is not None:
         known = documents if isinstance(documents, ContextWords) else ContextWords(documents)
         context_words = known | conversation
     statements: Sequence[StatementAttribution] = result.statements if result is not None else ()
@@ -462,16 +422,13 @@ def support_report(
         [s.informative for s in claims if s.informative is not None],
         informative_score(support, context_words),
     )
-    covered = None
-    if context_words is not None:
+    if context_words is None:
+        covered, found = None, support.unsupported_spans()
+    else:  # spans of unchecked words alone ("get in") are dropped
         covered = min(
             (float(s.coverage) for s in claims if s.coverage is not None),
             default=checked_coverage(support.response, context_words),
         )
-    if context_words is None:
-        found = support.unsupported_spans()
-    else:  # words the context holds never count; spans of function words, yes/no and
-        # light verbs alone ("get in") are dropped: they are not checked
         taken, absent = taken_pieces(support, context_words), absent_pieces(support, context_words)
         found = support.unsupported_spans(taken=taken, absent=absent)
         found = [s for s in found if not all(w in UNCHECKED for w in words(s.text))]
@@ -510,8 +467,7 @@ def support_report(
 
 def facts_only(report: GroundednessReport) -> GroundednessReport:
     """``report`` read with ``block_on="facts"``: an ``unsupported`` sentence (or answer)
-    with no ``unchecked_facts`` is ``uncertain`` instead (only reworded words, which the
-    small model cannot tell from invented ones); as is without known context words."""
+    with no ``unchecked_facts`` is ``uncertain`` instead (only reworded words)."""
     if report.unchecked_facts is None:
         return report
     sentences = [
@@ -533,12 +489,10 @@ def check_block_on(block_on: object) -> BlockOn:
 
 
 def read_by(report: GroundednessReport, block_on: BlockOn = DEFAULT_BLOCK_ON) -> GroundednessReport:
-    """``report`` read with the rule ``block_on`` (every door that hands a verdict to a
-    user reads it here): :func:`facts_only` for ``"facts"``, as is for ``"any"``."""
+    """``report`` read with the rule ``block_on`` (every verdict a user sees is read here)."""
     return facts_only(report) if check_block_on(block_on) == "facts" else report
 
 
 def recalibrated(report: GroundednessReport, calibration: Calibration) -> GroundednessReport:
-    """``report`` with its verdicts read with ``calibration`` (e.g. one fitted for another
-    model); as is without coverage (no token log-probs)."""
+    """``report`` with its verdicts read with ``calibration`` (as is without coverage)."""
     return report if report.coverage is None else _decided(report, None, calibration)

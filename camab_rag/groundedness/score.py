@@ -1,10 +1,7 @@
-"""The gate's score: how much of its least supported sentence the context explains.
-
-A sentence's score is ``explained = (L(C) - L(empty)) / -L(empty)``, its tokens' summed
-log-prob under the full context and under none: 1 when the context makes every token
-certain, 0 when it changes nothing. A token of a content word the context lacks explains
-nothing (its gain counts only when negative). The answer's score is its least supported
-sentence's, so one invented sentence flags it."""
+"""The gate's score: ``(L(C) - L(empty)) / -L(empty)`` of the answer's least supported
+sentence, its tokens' summed log-prob under the full context and none (1: the context makes
+every token certain; 0: it changes nothing). A content word the context lacks explains
+nothing."""
 
 from __future__ import annotations
 
@@ -30,39 +27,30 @@ from camab_rag.sentences import split_sentences
 from camab_rag.token_support import TokenSupport
 
 SCORE_NAME = "min_sentence_absent"
-
-
-REPLY_WORDS = frozenset({"yes", "no", "true", "false"}) | LIGHT_WORDS
-"""Yes/no replies and light verbs: no context needs to hold them."""
+REPLY_WORDS = frozenset({"yes", "no", "true", "false"}) | LIGHT_WORDS  # no context holds them
 UNCHECKED = STOPWORDS | REPLY_WORDS
 
 
 def informative_words(text: str) -> list[str]:
-    """The words of ``text`` a reader would check against the sources: content words,
-    names and numbers (stop words and yes/no replies left out)."""
+    """The words of ``text`` a reader would check: content words, names and numbers."""
     return [w for w in words(text) if w not in UNCHECKED]
 
 
-COURTESY_WORDS = frozenset(
+COURTESY_WORDS = frozenset(  # "Great question!", "I hope this helps.": they claim nothing
     """thank thanks hope helps help helpful happy glad great good question questions sure
     certainly absolutely course welcome pleasure hi hello hey let know need needs else
     anything further assist ask""".split()  # noqa: SIM905
 )
-"""Words of a courtesy sentence ("Great question!", "I hope this helps.", "Let me know
-if you need anything else."): a sentence made only of these, stop words and replies
-claims nothing, so the context need not hold its words (:func:`_informative_forms`)."""
 
 
 def is_courtesy(sentence: str) -> bool:
-    """Whether ``sentence`` (one sentence) holds only :data:`COURTESY_WORDS`, stop words
-    and yes/no replies, with at least one courtesy word."""
+    """Whether ``sentence`` holds only courtesy words, stop words and replies."""
     found = informative_words(sentence)
     return bool(found) and all(w in COURTESY_WORDS for w in found)
 
 
 def _informative_forms(text: str) -> list[tuple[int, int, str, str]]:
-    """The informative words of ``text`` with their forms, those of a courtesy sentence
-    (:func:`is_courtesy`) left out."""
+    """The informative words of ``text`` with their forms, courtesy sentences left out."""
     polite = [(a, b) for a, b in split_sentences(text) if is_courtesy(text[a:b])]
     return [
         (s, e, w, f)
@@ -76,8 +64,7 @@ def _inside(start: int, spans: Sequence[tuple[int, int]]) -> bool:
 
 
 def _forms_of(present: Collection[str], text: str = "") -> frozenset[str]:
-    """The forms ``present`` holds, with the numbers of ``text`` it derives
-    (:func:`~camab_rag.groundedness.wordforms.derived_values`)."""
+    """The forms ``present`` holds, with the numbers of ``text`` it derives."""
     if isinstance(present, ContextWords):
         return present.forms | derived_values(text, present)
     return frozenset(form(w) for w in present)
@@ -86,8 +73,7 @@ def _forms_of(present: Collection[str], text: str = "") -> frozenset[str]:
 def _reading(
     text: str, present: Collection[str]
 ) -> tuple[list[tuple[int, int]], Callable[[int, str, str], bool]]:
-    """The spans of ``text`` that misread ``present``, and whether ``present`` holds a word
-    of it, ``(start, word, form)``, by form and not misread."""
+    """The spans of ``text`` misreading ``present``; whether it holds ``(start, word, form)``."""
     misread = misread_spans(text, present, STOPWORDS)
     known = _forms_of(present, text)
 
@@ -97,16 +83,13 @@ def _reading(
     return misread, held
 
 
-MISREAD_COVERAGE = 0.5
-"""The most coverage of a text that misreads the context (:func:`~camab_rag.groundedness.
-wordforms.misread_spans`: another subject's value, an unmade negation)."""
+MISREAD_COVERAGE = 0.5  # the most coverage of a text that misreads the context
 
 
 def coverage(text: str, present: Collection[str]) -> float:
-    """The share of ``text``'s informative words the context (``present``: its words or a
-    :class:`~camab_rag.groundedness.wordforms.ContextWords`) holds, by normalised form
+    """The share of ``text``'s informative words the context (``present``) holds, by form
     ("grinders" matches "grinder", "€29" "29 euros"); 1.0 when there are none. A misread
-    value or negation counts as a missing word and caps it at :data:`MISREAD_COVERAGE`."""
+    value or negation counts as missing and caps it at :data:`MISREAD_COVERAGE`."""
     needed = _informative_forms(text)
     misread, held = _reading(text, present)
     extra = [m for m in misread if not any(s == m[0] for s, *_ in needed)]
@@ -118,10 +101,9 @@ def coverage(text: str, present: Collection[str]) -> float:
 
 
 def claim_coverage(text: str, present: Collection[str]) -> float:
-    """The claim-level check: per sentence of ``text``, the share of its informative
-    words that the one context clause holding most of them holds (ties: the question's
-    subject); the least of the sentences. Words scattered over several documents make no
-    claim. :func:`coverage` when the context's clauses are unknown."""
+    """The least, over ``text``'s sentences, of the share of its informative words that
+    the one context clause holding most of them holds (ties: the question's subject):
+    words scattered over several documents make no claim."""
     if not isinstance(present, ContextWords) or not present.sentences:
         return coverage(text, present)
     misread = misread_spans(text, present, STOPWORDS)
@@ -144,9 +126,8 @@ def claim_coverage(text: str, present: Collection[str]) -> float:
 
 
 def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
-    """The words of ``text`` stating a fact (:func:`~camab_rag.groundedness.wordforms.
-    is_fact`) the context does not hold or gives another subject, and every checked word
-    of a sentence it holds none of: what ``block_on="facts"`` blocks on."""
+    """The words of ``text`` stating a fact the context does not hold or gives another
+    subject, and every checked word of a sentence it holds none of."""
     misread, held = _reading(text, present)
     found: list[str] = []
     for start, end in split_sentences(text) or [(0, len(text))]:
@@ -164,14 +145,13 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
 
 
 def checked_coverage(text: str, present: Collection[str]) -> float:
-    """The verdict's lexical figure: the mean of :func:`coverage` and
-    :func:`claim_coverage`."""
+    """The verdict's lexical figure: the mean of :func:`coverage` and :func:`claim_coverage`."""
     return (coverage(text, present) + claim_coverage(text, present)) / 2
 
 
 def absent_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
-    """Which pieces of ``support`` lie in a content word ``present`` lacks (by form), or
-    in a value or negation it does not state for this subject."""
+    """Which pieces of ``support`` lie in a content word ``present`` lacks, or in a value
+    or negation it does not state for this subject."""
     misread, held = _reading(support.response, present)
     return _pieces_in(
         support,
@@ -182,8 +162,8 @@ def absent_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np
 
 
 def taken_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
-    """Which pieces of ``support`` lie in a content word ``present`` holds and states for
-    this subject, or in a number it holds written another way (:func:`reformed_pieces`)."""
+    """Which pieces of ``support`` lie in a content word ``present`` holds for this
+    subject, or in a number it holds written another way."""
     _, held = _reading(support.response, present)
     return reformed_pieces(support, present) | _pieces_in(
         support, lambda s, w, f: bool(f) and w not in STOPWORDS and held(s, w, f)
@@ -192,7 +172,7 @@ def taken_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.
 
 def reformed_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
     """Which pieces of ``support`` lie in a number the context holds written another way
-    ("5 pm" under "17:00", "nine" under "9"): a small model's doubt there is spelling."""
+    ("5 pm" under "17:00"): a small model's doubt there is spelling."""
     misread = misread_spans(support.response, present, STOPWORDS)
     known = _forms_of(present)
     starts: set[int] = set()
@@ -237,8 +217,7 @@ def _share(gain: float, surprisal: float) -> float:
 def _gains(
     support: TokenSupport, present: Collection[str] | None
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """Per-piece context gains (an absent word's at most 0, a reformed number's at least
-    0) and which pieces are absent."""
+    """Per-piece gains (absent words' at most 0, reformed numbers' at least 0); the absent."""
     gain = support.full - support.empty
     if present is None:
         return gain, np.zeros(gain.shape, dtype=bool)
@@ -248,15 +227,13 @@ def _gains(
 
 
 def support_score(support: TokenSupport, present: Collection[str] | None = None) -> float:
-    """The explained share of the tokens in ``support`` (a sentence's or the answer's);
-    with ``present`` (the context's words), absent content words explain nothing."""
+    """The explained share of ``support``'s tokens; absent content words explain nothing."""
     gain, _ = _gains(support, present)
     return _share(float(gain.sum()), -float(support.empty.sum()))
 
 
 def informative_score(support: TokenSupport, present: Collection[str] | None) -> float:
-    """:func:`support_score` of the tokens in informative words only (every token when
-    there is none): what a reader would check, not what any fluent text gets right."""
+    """:func:`support_score` of the tokens in informative words only (all when none)."""
     gain, absent = _gains(support, present)
     chosen = absent | _pieces_in(support, lambda s, w, f: bool(f) and w not in UNCHECKED)
     if not chosen.any():

@@ -1,9 +1,6 @@
-"""Three verdicts with a probability: the calibrated model the gate's verdict comes from.
-
-``P(unsupported) = sigmoid(bias + w_score * model_input(score, coverage) + w_coverage *
-coverage)`` from the gate's score and the share of informative words the context holds;
-``p >= block_at`` is ``unsupported``, ``p >= flag_at`` ``uncertain``.
-"""
+"""The calibrated verdict model: ``P(unsupported) = sigmoid(bias + w_score *
+model_input(score, coverage) + w_coverage * coverage)``; ``p >= block_at`` is
+``unsupported``, ``p >= flag_at`` ``uncertain``, else ``supported``."""
 
 from __future__ import annotations
 
@@ -18,31 +15,26 @@ Verdict = Literal["supported", "uncertain", "unsupported"]
 
 
 def _sigmoid(x: float) -> float:
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    z = math.exp(x)
-    return z / (1.0 + z)
+    z = math.exp(-abs(x))
+    return 1.0 / (1.0 + z) if x >= 0 else z / (1.0 + z)
 
 
 def clipped(score: float) -> float:
-    """A figure as the model reads it: clipped to ``[-1, 1]`` (one outlier token of a
-    short answer must not decide alone)."""
+    """``score`` clipped to ``[-1, 1]``: one outlier token of a short answer must not decide."""
     return min(1.0, max(-1.0, float(score)))
 
 
 def model_input(score: float, coverage: float) -> float:
-    """The score as the verdict reads it: :func:`clipped`, and at least 0 when the context
-    holds every checked word (a small model's doubt is then no evidence against it)."""
+    """:func:`clipped` score, at least 0 when the context holds every checked word."""
     value = clipped(score)
     return max(value, 0.0) if float(coverage) >= 1.0 else value
 
 
 @dataclass(frozen=True, repr=False)
 class Calibration:
-    """A calibrated verdict model and what it was fitted on: ``weights`` multiply
-    ``(model_input(score, coverage), coverage)``; ``block_at``/``flag_at`` are the
-    ``P(unsupported)`` cut-offs; ``balanced_accuracy`` and ``auroc`` are held-out figures
-    (grouped by context) on the answers it was fitted on."""
+    """A verdict model: ``weights`` multiply ``(model_input(score, coverage), coverage)``;
+    ``block_at``/``flag_at`` cut ``P(unsupported)``; ``balanced_accuracy`` and ``auroc`` are
+    held-out figures (grouped by context) on the answers it was fitted on."""
 
     weights: tuple[float, float]
     bias: float
@@ -57,27 +49,25 @@ class Calibration:
     fitted_on: str = ""
 
     def __repr__(self) -> str:
-        fitted = f", fitted on {self.fitted_on}" if self.fitted_on else ""
         n = self.n_supported + self.n_unsupported
-        held_out = (
-            f", held-out balanced accuracy {self.balanced_accuracy:.2f} "
-            f"(ROC AUC {self.auroc:.2f}) on its {n} answers"
-            if math.isfinite(self.balanced_accuracy) and n
-            else ""
-        )
+        held_out = ""
+        if math.isfinite(self.balanced_accuracy) and n:
+            held_out = (
+                f", held-out balanced accuracy {self.balanced_accuracy:.2f} "
+                f"(ROC AUC {self.auroc:.2f}) on its {n} answers"
+            )
+        fitted = f", fitted on {self.fitted_on}" if self.fitted_on else ""
         return (
             f"Calibration(model={self.model!r}, blocks from P(unsupported) "
             f"{self.block_at:.2f}, flags from {self.flag_at:.2f}{held_out}{fitted})"
         )
 
     def p_unsupported(self, score: float, coverage: float) -> float:
-        """The probability that a text with these figures is unsupported."""
         w_score, w_coverage = self.weights
         x = model_input(score, coverage)
         return _sigmoid(self.bias + w_score * x + w_coverage * float(coverage))
 
     def verdict(self, p_unsupported: float) -> Verdict:
-        """``unsupported`` from ``block_at``, ``uncertain`` from ``flag_at``."""
         if p_unsupported >= self.block_at:
             return "unsupported"
         return "uncertain" if p_unsupported >= self.flag_at else "supported"
@@ -96,7 +86,6 @@ class Calibration:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
-        """Inverse of :meth:`to_dict`."""
         w_score, w_coverage = (float(w) for w in data["weights"])
         done = {"weights": (w_score, w_coverage), "model": str(data.get("model", ""))}
         return cls(**cast_fields(cls, data, done))
@@ -115,4 +104,4 @@ DEFAULT_CALIBRATION = Calibration(
     fitted_on="FRANK valid CNN/DM summaries + HaluEval QA choice half (benchmarks/gate_verdict.py)",
 )
 """Fitted for the embedded SmolLM2 by ``python -m benchmarks gate report`` (a test checks
-it matches ``benchmarks/results/groundedness/default_calibration.json``)."""
+it against ``benchmarks/results/groundedness/default_calibration.json``)."""
