@@ -282,8 +282,8 @@ def blind_headline_rows(blind: dict[str, dict[str, Any]]) -> list[list[str]]:
 
 
 def readme_sentence(blind: dict[str, dict[str, Any]]) -> str:
-    """README's sentence on the first blind set under the default rule and
-    ``block_on="any"`` (empty when nothing is stored)."""
+    """README's sentence on the blind sets: the first under the default rule and
+    ``block_on="any"``, the later ones under the default (empty when nothing is stored)."""
     if not blind["fresh"]["answers"]:
         return ""
     held = blind["fresh"]["held_out"]
@@ -305,6 +305,14 @@ def readme_sentence(blind: dict[str, dict[str, Any]]) -> str:
         f"{pct('all', ANY_RIGHT)} of those correct answers ({pct('paraphrase', ANY_RIGHT)} "
         "of the paraphrased ones) and blocks "
         f"{pct('all', ANY_INVENTED)} of the invented details."
+        + "".join(
+            f" On the {nth} blind set (held-out half) it passes "
+            f"{cell(blind[name]['held_out']['all']['right passed'])} of the correct answers and "
+            f"blocks {cell(blind[name]['held_out']['all']['invented blocked'])} of the "
+            "invented details."
+            for name, nth in (("fresh2", "second"), ("fresh3", "third"))
+            if blind.get(name, {}).get("answers")
+        )
     )
 
 
