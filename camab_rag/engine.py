@@ -121,6 +121,9 @@ def attribution_steps(
     if groundedness is not None:
         settings = settings.with_changes(anchors=True)  # the verdict reads them
     documents = to_documents(context)
+    check_texts({"the question": question, "the response": response})
+    if not str(response).strip():
+        raise InputError("the response is empty: there is nothing to attribute")
     plan = PromptPlan("custom" if prompt_builder is not None else "template", None, None)
     if prompts is not None:
         if prompt_builder is not None:
@@ -128,9 +131,6 @@ def attribution_steps(
         for i, given in enumerate(prompts):
             check_value(given, "the prompt" if len(prompts) == 1 else f"captured prompt {i}")
         plan = plan_prompt(list(prompts), documents, settings.granularity)
-    check_texts({"the question": question, "the response": response})
-    if not str(response).strip():
-        raise InputError("the response is empty: there is nothing to attribute")
     segments = segment_documents(documents, settings.granularity)
     check_planned_calls(int(settings.budget), len(segments))
     captured = plan.builder
@@ -139,7 +139,6 @@ def attribution_steps(
         question=question,
         response=response,
         n_documents=len(documents),
-        scored_by=scored_by(scorer),
         prompt_mode=plan.mode,
         prompt_note=plan.note,
     )
@@ -161,6 +160,7 @@ def attribution_steps(
             status="ok" if verdict.error is None else "error",
             error=verdict.error,
             groundedness=verdict,
+            scored_by=scored_by(scorer),  # read once scored: a proxy may have taken over
             **anchors,
             **about,
         )
@@ -205,6 +205,7 @@ def attribution_steps(
             oracle.n_queries,
             oracle.prompt_tokens,
             reward=get_reward(chosen.reward)[0],
+            scored_by=scored_by(scorer),  # read once scored: a proxy may have taken over
             **about,
         )
         per_statement, conflicts = [], []
