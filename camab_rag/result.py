@@ -331,10 +331,12 @@ def uninformative_reason(
             "no model call): the scores say nothing about which segment the answer came from"
         )
     if distinct < 2:
+        said = "every score is 0" if not np.any(scores) else "the scores are the answer's"
         return (
             f"budget {budget} scored {distinct} subset of the context: with nothing to "
-            f"compare it with, every score is 0 (a budget of at least {n + 1} measures each "
-            "segment once)"
+            f"compare it with, {said}"
+            + (" word overlap with each segment (no model call)" if np.any(scores) else "")
+            + f" (a budget of at least {n + 1} measures each segment once)"
         )
     if rewards.size and float(np.ptp(rewards)) == 0.0:
         return (

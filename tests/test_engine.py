@@ -182,9 +182,18 @@ def test_thousands_of_sentence_segments():
 
 def test_a_budget_too_small_to_compare_anything_is_said(caplog):
     docs = ["Paris is big.", "Rome is old.", "Oslo is cold."]
-    one = attribute("Where?", docs, "Paris is big", KeywordScorer(), budget=1, granularity="chunk")
+    long = "Paris is big and old and it is lovely there"
+    one = attribute("Where?", docs, long, KeywordScorer(), budget=1, granularity="chunk")
     assert one.n_queries == 1 and not np.any(one.scores)
     assert "every score is 0 (a budget of at least 4" in caplog.text
+    # a short answer's scores at so few calls are its word overlap (auto's lexical prior)
+    caplog.clear()
+    short = attribute(
+        "Where?", docs, "Paris is big", KeywordScorer(), budget=1, granularity="chunk"
+    )
+    assert short.n_queries == 1 and short.top_documents(1) == [0]
+    assert "every score is 0" not in caplog.text
+    assert "word overlap with each segment (no model call)" in (short.uninformative or "")
     caplog.clear()
     attribute("Where?", docs, "Paris is big", KeywordScorer(), budget=2, granularity="chunk")
     assert "every score is 0" not in caplog.text
