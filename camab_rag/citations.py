@@ -23,7 +23,15 @@ from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.report import read_by, support_report
 from camab_rag.groundedness.score import REPLY_WORDS, STOPWORDS
 from camab_rag.groundedness.score import words as score_words
-from camab_rag.groundedness.wordforms import form_set, forms, is_fact, is_number, quantities
+from camab_rag.groundedness.wordforms import (
+    DAY_PARTS,
+    form,
+    form_set,
+    forms,
+    is_fact,
+    is_number,
+    quantities,
+)
 from camab_rag.render.cited_answer import CitationRule as CitationRule
 from camab_rag.render.cited_answer import CitedAnswer as CitedAnswer
 from camab_rag.render.cited_answer import (
@@ -226,23 +234,54 @@ def key_words(sentence: str) -> dict[str, str]:
 
 
 def _holds(
-    text: str, keys: Mapping[str, str], known: Collection[str], measured: Collection[str] = ()
+    text: str,
+    keys: Mapping[str, str],
+    known: Collection[str],
+    measured: Collection[str] = (),
+    clock: Collection[str] = (),
 ) -> set[str]:
     """The ``keys`` that ``text`` (with forms ``known``) holds, as written or in another
-    form; a ``measured`` number ("14" of "14 days") is not held by a clock time."""
+    form ("Saturdays": "Saturday"); a ``measured`` number ("14" of "14 days") is not held
+    by a clock time, and a ``clock`` hour ("10 in the morning") only by a clock time."""
     written = set(_TOKEN.findall(text))
     lowered = {word.lower() for word in written}
     clockless = form_set([_CLOCK_TIME.sub(" ", text)]) if measured else known
+    hours = _clock_hours(text) if clock else frozenset()
     return {
         key
         for key, value in keys.items()
-        if key in written
-        or (key.islower() and key in lowered)
-        or (value and value in (clockless if value in measured else known))
+        if (
+            value in hours
+            if value in clock
+            else key in written
+            or (key.islower() and key in lowered)
+            or (not value and key[:1].isupper() and form(key.lower()) in known)
+            or (value and value in (clockless if value in measured else known))
+        )
     }
 
 
 _CLOCK_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
+_HALVES = frozenset({"am", "pm", "a", "p"})
+
+
+def _clock_hours(text: str) -> frozenset[str]:
+    """The hours ``text`` states as clock times ("10:00", "4 pm", "10 in the morning")."""
+    found = forms(text)
+    hours = set()
+    for k, (start, _, word, value) in enumerate(found):
+        after = [w for _, _, w, _ in found[k + 1 : k + 4]]
+        if (
+            word.isdecimal()
+            and text[start - 1 : start] not in (":", ".")
+            and (
+                _CLOCK_TIME.match(text, start)
+                or not _HALVES.isdisjoint(after[:1])
+                or (after[:2] == ["in", "the"] and after[2:] and after[2] in DAY_PARTS)
+            )
+        ):
+            hours.add(value)
+    return frozenset(hours)
 
 
 def _measured(sentence: str) -> frozenset[str]:
@@ -269,10 +308,11 @@ def holders(
     if not any(key != key.lower() or is_number(value) for key, value in wanted.items()):
         return []
     known = known if known is not None else [form_set([text]) for text in texts]
+    clock = _clock_hours(sentence)
     found = [
         u
         for u, text in enumerate(texts)
-        if len(_holds(text, wanted, known[u], _measured(sentence))) == len(wanted)
+        if len(_holds(text, wanted, known[u], _measured(sentence), clock)) == len(wanted)
     ]
     wanted_words = informative_words(sentence)
     shared = {u: len(wanted_words & set(score_words(texts[u]))) for u in found}
@@ -298,7 +338,8 @@ def choose_sources(
         dtype=bool,
     )
     keys = key_words(sentence)
-    held = [_holds(text, keys, k, _measured(sentence)) for text, k in zip(texts, known)]
+    measured, clock = _measured(sentence), _clock_hours(sentence)
+    held = [_holds(text, keys, k, measured, clock) for text, k in zip(texts, known)]
     unrelated = values[~related] if related.any() else values[:0]
     baseline = _unrelated_bar(unrelated)
     standing = np.where(values - baseline >= rule.threshold, values, 0.0)
