@@ -617,10 +617,12 @@ def test_retries_count_against_the_retry_budget(server: FaultyServer) -> None:
     """A hung server: the retries stop once the budget has passed since the first failure,
     attempts included (on main only the pauses counted: 6 attempts of 0.4 s each)."""
     server.default = ("slow", 3.0)
-    scorer = make_scorer(server, timeout=0.4, max_retries=5, retry_budget_s=0.3)
+    scorer = make_scorer(server, timeout=0.4, max_retries=5, retry_budget_s=1.0)
     error = outcome_within(10, lambda: scorer.score([REQUEST]))
     assert isinstance(error, TransientScorerError) and "timed out" in str(error), error
-    assert len(server.completions) == 2  # the first attempt, one retry cut to the budget
+    # retried, and stopped by the budget before max_retries (6 attempts): at most the first
+    # attempt and three retries fit in 1 s of 0.4 s attempts, however loaded the machine
+    assert 2 <= len(server.completions) <= 4
 
 
 def test_the_tokenize_probe_counts_against_the_retry_budget(server: FaultyServer) -> None:
