@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from camab_rag.captured import CapturedAttribution, captured_steps
+from camab_rag.integration import ChainCall, Runs
+from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import BaseScorer, ResponseLogprobs, ScoreRequest, prompt_texts
-from camab_rag.steps import adrive, drive
+from camab_rag.settings import CHAIN_SETTINGS, groundedness_filter
+from camab_rag.steps import Steps, adrive, drive
 
 
 class KeywordScorer(BaseScorer):
@@ -45,10 +47,29 @@ class FailingScorer(BaseScorer):
         raise RuntimeError("scorer is down")
 
 
-def attribute_captured(*args: Any, **kwargs: Any) -> CapturedAttribution:
+def _captured_steps(
+    question: str,
+    documents: Any,
+    response: str,
+    scorer: Any,
+    settings: Any = None,
+    *,
+    prompts: Sequence[Any] = (),
+    progress: Any = None,
+    groundedness: Any = None,
+) -> Steps[AttributionResult]:
+    settings = settings or CHAIN_SETTINGS
+    runs: Runs[AttributionResult] = Runs(
+        settings, groundedness_filter(groundedness, settings), strict=True
+    )
+    call = ChainCall(question, response, documents, lambda: scorer, prompts, progress)
+    return runs.steps(None, call, lambda result: result)
+
+
+def attribute_captured(*args: Any, **kwargs: Any) -> AttributionResult:
     """A chain's attribution in its captured prompt (the kernel's generator, driven)."""
-    return drive(captured_steps(*args, **kwargs))
+    return drive(_captured_steps(*args, **kwargs))
 
 
-async def aattribute_captured(*args: Any, **kwargs: Any) -> CapturedAttribution:
-    return await adrive(captured_steps(*args, **kwargs))
+async def aattribute_captured(*args: Any, **kwargs: Any) -> AttributionResult:
+    return await adrive(_captured_steps(*args, **kwargs))

@@ -94,7 +94,7 @@ def test_the_verdict_comes_with_the_run_and_assess_answer_is_the_same_call(
     # a chain's door (the integrations' generator) gives the same result for this input
     chain = attribute_captured(
         QUESTION, DOCS, ANSWER, smollm2_scorer, att.settings, groundedness=True
-    ).result
+    )
     np.testing.assert_allclose(chain.scores, result.scores, atol=1e-4)
     assert chain.n_queries == result.n_queries and chain.method == result.method
     assert chain.anchor_rewards == pytest.approx(result.anchor_rewards, abs=1e-4)
@@ -154,7 +154,7 @@ def test_the_deadline_covers_the_verdict_at_both_doors() -> None:
     assert att.run(QUESTION, DOCS, ANSWER).groundedness is not None  # no deadline
     att.run(QUESTION, DOCS, ANSWER, deadline_s=50.0)
     captured = attribute_captured(QUESTION, DOCS, ANSWER, KeywordScorer(), groundedness=gate)
-    assert captured.verdict is not None
+    assert captured.groundedness is not None
     no_limit, attributor_left, captured_left = gate.seen
     assert no_limit is None
     assert attributor_left is not None and 0 < attributor_left <= 50.0

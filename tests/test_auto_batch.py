@@ -230,13 +230,13 @@ def test_the_integrations_default_settings_follow_the_scorer() -> None:
     docs = [f"{FILLER[d]} Vermeer." if d == 3 else FILLER[d] for d in range(8)]
     scorer = ParallelScorer(8)
     captured = attribute_captured("Who?", docs, "Vermeer", scorer, CHAIN_SETTINGS)
-    assert captured.result.method_config["batch_size"] == 2
-    assert captured.result.n_queries == 40
+    assert captured.method_config["batch_size"] == 2
+    assert captured.n_queries == 40
     assert scorer.batches == [8, 8, 8, 6] + [2] * 5
     wide = ParallelScorer(8)
     settings = replace(CHAIN_SETTINGS, method=Auto(batch_size=4))
     explicit = attribute_captured("Who?", docs, "Vermeer", wide, settings)
-    assert explicit.result.method_config["batch_size"] == 4
+    assert explicit.method_config["batch_size"] == 4
     assert wide.batches == [8, 8, 8, 6, 4, 4, 2]
 
 

@@ -1,4 +1,4 @@
-"""The core's attribution of what a chain really did (camab_rag.captured): the captured
+"""The core's attribution of what a chain really did (the kernel's Runs.steps): the captured
 prompt is ablated in place (or the template is used, and the result says why), settings
 are validated once, the per-document summary, and the groundedness verdict; sync and
 async give the same result."""
@@ -11,10 +11,10 @@ from fakes import FailingScorer, KeywordScorer, aattribute_captured, attribute_c
 
 from camab_rag import AttributionSettings, attribute
 from camab_rag.attributor import Attributor
-from camab_rag.captured import document_summary
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.integration import prompt_holds
+from camab_rag.integration.kernel import document_summary
 from camab_rag.methods import Auto
 from camab_rag.result import AttributionResult
 from camab_rag.segments import to_documents
@@ -70,8 +70,8 @@ def test_the_last_captured_prompt_holding_every_document_is_used() -> None:
     captured = attribute_captured(
         QUESTION, DOCS, ANSWER, scorer, prompts=[condense, PROMPT, "unrelated summary call"]
     )
-    assert captured.result.prompt_mode == "captured"
-    assert "last of 3 captured prompts" in (captured.result.prompt_note or "")
+    assert captured.prompt_mode == "captured"
+    assert "last of 3 captured prompts" in (captured.prompt_note or "")
     assert not any(call.prompt == condense for call in scorer.calls)
     assert prompt_holds([PROMPT], DOCS)
     assert not prompt_holds([condense], DOCS)
@@ -135,11 +135,11 @@ async def test_sync_and_async_agree_and_the_filter_judges_from_the_result() -> N
     done = await aattribute_captured(
         QUESTION, DOCS, ANSWER, KeywordScorer(), settings, prompts=[PROMPT], groundedness=gate
     )
-    np.testing.assert_allclose(sync.result.scores, done.result.scores)
-    assert sync.verdict is not None and done.verdict is not None
-    assert sync.verdict.grounded is True and not sync.verdict.blocked
-    assert sync.verdict.report is not None and sync.verdict.report.extra_queries == 0
-    assert sync.verdict.to_dict() == done.verdict.to_dict()
+    np.testing.assert_allclose(sync.scores, done.scores)
+    assert sync.groundedness is not None and done.groundedness is not None
+    assert sync.groundedness.grounded is True and not sync.groundedness.blocked
+    assert sync.groundedness.report is not None and sync.groundedness.report.extra_queries == 0
+    assert sync.groundedness.to_dict() == done.groundedness.to_dict()
 
 
 def test_a_scorer_that_fails_raises_and_the_filter_fails_closed_on_the_failure() -> None:
@@ -156,12 +156,12 @@ def test_with_a_filter_the_engine_scores_the_anchors_and_no_second_oracle_is_nee
     captured = attribute_captured(
         QUESTION, DOCS, ANSWER, scorer, CHAIN_SETTINGS.with_changes(budget=4), groundedness=gate
     )
-    result = captured.result
+    result = captured
     assert set(result.anchor_rewards) == {"full", "empty"}
     assert result.n_queries == len(scorer.calls) <= 4 + 2
-    assert captured.verdict is not None and captured.verdict.report is not None
-    assert captured.verdict.report.source == "observed"
-    assert captured.verdict.report.extra_queries == 0
+    assert captured.groundedness is not None and captured.groundedness.report is not None
+    assert captured.groundedness.report.source == "observed"
+    assert captured.groundedness.report.extra_queries == 0
     again = AttributionResult.from_dict(result.to_dict())
     assert again.anchor_rewards == result.anchor_rewards
     assert again.reward_of(np.zeros(3, dtype=bool)) == result.anchor_rewards["empty"]
@@ -169,4 +169,4 @@ def test_with_a_filter_the_engine_scores_the_anchors_and_no_second_oracle_is_nee
     plain = attribute_captured(
         QUESTION, DOCS, ANSWER, KeywordScorer(), CHAIN_SETTINGS.with_changes(budget=4)
     )
-    assert plain.result.anchor_rewards == {} and plain.result.n_queries == 4
+    assert plain.anchor_rewards == {} and plain.n_queries == 4

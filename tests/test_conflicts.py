@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from camab_rag import attribute, cite
-from camab_rag.captured import document_summary
+from camab_rag.integration.kernel import document_summary
 from camab_rag.citations import CitationRule, citation_pairs
 from camab_rag.conflicts import (
     BACKED_AT,

@@ -393,7 +393,7 @@ def test_judge_only_settings_attribute_nothing_and_make_two_calls():
     settings = CHAIN_SETTINGS.with_changes(budget=0)
     captured = attribute_captured(QUESTION, CONTEXT, LONG, scorer, settings, groundedness=gate)
     assert len(scorer.calls) == 2
-    result, verdict = captured.result, captured.verdict
+    result, verdict = captured, captured.groundedness
     assert result.method == "none" and result.budget == 0 and result.n_queries == 2
     assert result.scores.tolist() == [0.0, 0.0] and result.token_support is not None
     assert verdict is not None and verdict.report is not None

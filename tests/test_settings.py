@@ -154,7 +154,7 @@ def test_the_captured_prompt_is_planned_once(monkeypatch: pytest.MonkeyPatch) ->
         QUESTION, DOCS, ANSWER, KeywordScorer(), settings, prompts=[PROMPT]
     )
     assert len(plans) == 1
-    assert captured.result.prompt_mode == "captured"
+    assert captured.prompt_mode == "captured"
 
 
 def test_the_integrations_defaults_are_chunks_and_a_deadline() -> None:
@@ -173,7 +173,7 @@ def test_the_integrations_defaults_are_chunks_and_a_deadline() -> None:
         None,
     )
     captured = attribute_captured(QUESTION, DOCS, ANSWER, KeywordScorer(), prompts=[PROMPT])
-    assert len(captured.result.segments) == len(DOCS)
+    assert len(captured.segments) == len(DOCS)
 
 
 def test_a_groundedness_filter_makes_the_run_score_its_anchors() -> None:

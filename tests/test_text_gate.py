@@ -315,6 +315,6 @@ def test_the_kernel_records_a_refused_source_as_the_failed_result() -> None:
     runs: Runs[Any] = Runs()
     sources = [DOCS[0], {"text": "Bananas are \udcff yellow.", "title": "Fruit"}]
     call = ChainCall(QUESTION, ANSWER, sources, scorer=KeywordScorer)
-    result = drive(runs.steps(None, call, lambda attributed: attributed.result))
+    result = drive(runs.steps(None, call, lambda result: result))
     assert result.status == "error" and result.prompt_mode == "none"
     assert "document 1 ('Fruit') holds a lone surrogate U+DCFF at character 12" in result.error

@@ -1,5 +1,6 @@
 """What every framework integration shares: its options, :class:`Runs` attributing a
-captured :class:`ChainCall`, what an answer carries (:class:`Attachment`) and reading it."""
+captured :class:`ChainCall` in the prompt the model received, what an answer carries
+(:class:`Attachment`) and reading it back."""
 
 from __future__ import annotations
 
@@ -16,14 +17,9 @@ from typing import Any, Generic, TypedDict, TypeVar
 from uuid import UUID
 
 from camab_rag.attributor import LOOP_ENDED, Pending, Worker
-from camab_rag.captured import (
-    CapturedAttribution,
-    captured_steps,
-    document_ranks,
-    document_summary,
-    sentence_citations,
-)
-from camab_rag.citations import CitationPair, CitationRule, citation_pairs, source_location
+from camab_rag.citations import CitationPair, CitationRule, citation_pairs, cite, source_location
+from camab_rag.conflicts import disputes
+from camab_rag.engine import attribution_steps
 from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.methods import Method
@@ -44,7 +40,6 @@ from camab_rag.steps import Steps, adrive, drive
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
-
 METADATA_KEY = "attribution"  # where answers and documents carry their attribution
 
 
@@ -58,15 +53,15 @@ def local_answer(
 ) -> str:
     """What an in-process model answers to ``prompt``, cut before the first ``stop``."""
     text = str(generator.generate([prompt], max_new_tokens=max_new_tokens)[0])
-    for marker in stop or []:
-        text = text.split(marker, 1)[0] if marker else text
+    for marker in filter(None, stop or []):
+        text = text.split(marker, 1)[0]
     return text
 
 
 @dataclass
 class ProgressRelay:
     """One attribution's progress: ``hook(calls, total)``, then ``emit({"run_id", "calls",
-    "total"})`` (an awaitable it returns runs as a task: :meth:`drain` awaits them)."""
+    "total"})``; an awaitable it returns runs as a task, awaited by :meth:`drain`."""
 
     hook: ProgressFn | None
     emit: Callable[[dict[str, Any]], object] | None
@@ -81,7 +76,6 @@ class ProgressRelay:
             self._tasks.append(asyncio.ensure_future(sent))
 
     async def drain(self) -> None:
-        """Wait until every event sent so far is delivered (a failure is logged)."""
         tasks, self._tasks = self._tasks, []
         for outcome in await asyncio.gather(*tasks, return_exceptions=True):
             if isinstance(outcome, BaseException):
@@ -272,22 +266,24 @@ class Runs(Generic[T]):
         return runs
 
     def steps(
-        self, key: object, call: ChainCall, finish: Callable[[CapturedAttribution], T]
+        self, key: object, call: ChainCall, finish: Callable[[AttributionResult], T]
     ) -> Steps[T]:
-        """Attribute and judge ``call``, ``finish`` and keep it; an error is the failed
-        result (rewritten by ``explain``), raised only when ``strict``."""
+        """Attribute ``call`` in the last of its ``prompts`` holding every document (else
+        the template) and judge it (``budget=0``: only judge it); ``finish`` the result,
+        with its ``run_id`` and, when ok, the chain's documents, and keep it. An error is
+        the failed result (rewritten by ``explain``), raised only when ``strict``."""
         try:
             if call.problem is not None:
                 raise call.problem
-            attributed = yield from captured_steps(
+            result = yield from attribution_steps(
                 call.question,
                 call.documents,
                 call.answer,
                 call.scorer(),
                 self.settings,
+                groundedness=self.gate,
                 prompts=list(call.prompts),
                 progress=call.progress,
-                groundedness=self.gate,
             )
         except Exception as raised:
             error = self.explain(raised) if self.explain is not None else raised
@@ -305,8 +301,9 @@ class Runs(Generic[T]):
             )
             if self.gate is not None:  # judged without a model call: "block" blocks it
                 result = replace(result, groundedness=self.gate.judge(result))
-            attributed = CapturedAttribution(result, [])
-        return self.record(key, finish(attributed))
+        documents = tuple(call.documents) if result.status == "ok" else ()
+        run_id = None if key is None else str(key)
+        return self.record(key, finish(replace(result, run_id=run_id, documents=documents)))
 
     def go(self, key: object, steps: Steps[T]) -> None:
         if self.background:
@@ -345,11 +342,8 @@ class Runs(Generic[T]):
                     fill(placeholder, {**cancelled, "run_id": None if key is None else str(key)})
 
         job = self.worker.start(steps, in_loop, on_cancel)
-        self._keep(self.key(key), job)
-        return job
-
-    def _keep(self, key: Hashable, job: Pending[T]) -> None:
         with self._lock:
+            key = self.key(key)
             earlier = self.pending.pop(key, None)
             if earlier is not None and not earlier.done():
                 self.pending[(key, id(earlier))] = earlier
@@ -357,6 +351,7 @@ class Runs(Generic[T]):
             finished = [k for k, j in self.pending.items() if j.done() and k != key]
             for old in finished[: max(len(self.pending) - self.keep, 0)]:
                 del self.pending[old]
+        return job
 
     def job(self, key: object = None) -> Pending[T]:
         """The handle under ``key`` (``None``: the latest); an unknown key: an InputError."""
@@ -373,6 +368,50 @@ class Runs(Generic[T]):
             if key in self.results:
                 return _finished(self.results[key])
         raise InputError(f"no attribution under {key!r}: it was never started or was dropped")
+
+
+def document_ranks(result: AttributionResult) -> list[int]:
+    """1-based rank of each document by its score (ties: earlier document first)."""
+    order = result.top_documents(result.n_documents or len(result.document_scores))
+    ranks = [0] * len(order)
+    for position, doc_index in enumerate(order, 1):
+        ranks[doc_index] = position
+    return ranks
+
+
+def _cited(result: AttributionResult) -> list[tuple[str, list[int]]]:
+    """Each answer sentence and the documents ``cite()`` cites for it."""
+    cited = cite(result)
+    return [(s.text, [cited.source(n).doc_index for n in s.citations]) for s in cited.sentences]
+
+
+def document_summary(
+    result: AttributionResult, n_documents: int, *, segments: bool = False
+) -> list[dict[str, Any]]:
+    """What each of ``n_documents`` documents carries: ``status``, ``score``, ``rank``,
+    ``supporting_sentences``, ``disputes`` (``error`` on failure), with ``segments=True``
+    each segment's ``text`` and ``score``."""
+    if result.status != "ok":
+        return [{"status": result.status, "error": result.error} for _ in range(n_documents)]
+    scores, ranks, cited = result.document_scores, document_ranks(result), _cited(result)
+    disputed = disputes(result)
+    summary = []
+    for i in range(n_documents):
+        entry: dict[str, Any] = {
+            "status": "ok",
+            "score": float(scores[i]) if i < len(scores) else 0.0,
+            "rank": ranks[i] if i < len(ranks) else len(ranks) + 1,
+            "supporting_sentences": [text for text, docs in cited for d in docs if d == i],
+            "disputes": disputed.get(i, []),
+        }
+        if segments:
+            entry["segments"] = [
+                {"text": segment.text, "score": float(score)}
+                for segment, score in zip(result.segments, result.scores)
+                if segment.doc_index == i
+            ]
+        summary.append(entry)
+    return summary
 
 
 _SUMMARY = "status error method budget n_queries exact prompt_tokens wall_time_s prompt_mode"
@@ -394,7 +433,7 @@ def answer_summary(result: AttributionResult, titles: Sequence[str | None] = ())
         {"index": i, "score": float(score), "rank": rank, "title": named[i]}
         for i, (score, rank) in enumerate(zip(result.document_scores, document_ranks(result)))
     ]
-    cited = sentence_citations(result)
+    cited = _cited(result)
     data["top_documents"] = top_documents(result, cited)
     data["citations"] = [
         {"sentence": text, "document": doc_index}
@@ -408,8 +447,7 @@ def top_documents(
     result: AttributionResult, cited: Sequence[tuple[str, list[int]]] | None = None
 ) -> list[int]:
     """The documents ``cite()`` cites for some answer sentence, most relied-on first."""
-    cited = sentence_citations(result) if cited is None else cited
-    held = {d for _, docs in cited for d in docs}
+    held = {d for _, docs in (_cited(result) if cited is None else cited) for d in docs}
     return [i for i in result.top_documents(len(result.document_scores)) if i in held]
 
 

@@ -44,10 +44,10 @@ class StepCall:
     def __post_init__(self) -> None:
         self.attachment = Attachment.placeholders(self.run_id, len(self.documents))
 
-    def finish(self, attributed: Any) -> AttributionResult:
-        self.result = attributed.in_chain(self.run_id, self.documents)
-        self.attachment.fill(self.result, self.documents)
-        return self.result
+    def finish(self, result: AttributionResult) -> AttributionResult:
+        self.result = result
+        self.attachment.fill(result, self.documents)
+        return result
 
 
 class CamabAttributor(Kept, RunnableGenerator[Any, Any]):

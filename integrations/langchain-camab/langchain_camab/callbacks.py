@@ -305,9 +305,13 @@ class RootRuns:
         return steps, [*attachment.all(), slot] if self.runs.background else []
 
     def _publish(
-        self, run: RootRun, docs: list[Document], message: object, attachment: Attachment, done: Any
+        self,
+        run: RootRun,
+        docs: list[Document],
+        message: object,
+        attachment: Attachment,
+        result: AttributionResult,
     ) -> AttributionResult:
-        result: AttributionResult = done.in_chain(str(run.run_id), docs)
         try:
             attachment.fill(result, docs)
             entries = {d.page_content: e for d, e in zip(docs, attachment.documents)}

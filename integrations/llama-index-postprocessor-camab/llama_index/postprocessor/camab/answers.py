@@ -98,19 +98,18 @@ def answer_documents(
     return list(retrieved), False
 
 
-def _by_attribution(attributed: Any, documents: list[Any]) -> tuple[Any, list[Any]]:
-    """``attributed`` and ``documents`` with the sources :func:`camab_rag.cite` cites
+def _by_attribution(result: Any, documents: list[Any]) -> tuple[Any, list[Any]]:
+    """``result`` and ``documents`` with the sources :func:`camab_rag.cite` cites
     first (most relied-on first), the rest after them by score."""
-    result, n = attributed.result, len(documents)
+    n = len(documents)
     if result.status != "ok" or len(result.document_scores) != n:
-        return attributed, documents
+        return result, documents
     top = top_documents(result)
     order = top + [i for i in result.top_documents(n) if i not in top]
     at = {old: new for new, old in enumerate(order)}
     segments = [replace(s, doc_index=at[s.doc_index]) for s in result.segments]
-    placed = [attributed.documents[i] for i in order] if attributed.documents else []
-    attributed = replace(attributed, result=replace(result, segments=segments), documents=placed)
-    return attributed, [documents[i] for i in order]
+    placed = tuple(result.documents[i] for i in order) if result.documents else ()
+    return replace(result, segments=segments, documents=placed), [documents[i] for i in order]
 
 
 ATTRIBUTION_KEY = METADATA_KEY
@@ -136,8 +135,8 @@ def _with_attribution(node: Any, info: dict[str, Any]) -> Any:
 def attach(response: Any, attributed: Any, documents: list[Any], own_sources: bool) -> Any:
     """Put ``attributed`` (over ``documents``: the answer's ``own_sources``, else retrieved
     ones) on ``response`` in place; a blocked answer reads the filter's fallback."""
-    attributed, documents = _by_attribution(attributed, documents)
-    result, verdict = attributed.result, attributed.verdict
+    result, documents = _by_attribution(attributed, documents)
+    verdict = result.groundedness
     summary: dict[str, Any] = result.to_dict()  # its verdict too
     try:
         if result.status == "ok":
