@@ -52,6 +52,7 @@ from camab_rag.engine import attribute_fn
 from camab_rag.lexical import lexical_scores
 from camab_rag.methods import Auto, Method
 from camab_rag.methods.auto import LEXICAL_PRIOR_BELOW, SHORT_ANSWER_WORDS, SHORT_LEXICAL_BELOW
+from camab_rag.methods.registry import method_from_config
 from camab_rag.rewards import mean_logprob
 from camab_rag.scorers.base import ScoreRequest
 
@@ -217,9 +218,11 @@ def fits_of(
                 fit(method, b, str(b))
             continue
         whole = fit(method, max(budgets), None)
-        for b in budgets if whole is not None else ():
-            part = whole.at_budget(min(b, whole.masks.shape[0]))
-            found[(method, str(b))] = Fit(part.scores, part.n_queries, part.masks)
+        for b in budgets if whole is not None else ():  # refit on the first b evaluations
+            masks, rewards = whole.masks[:b], whole.rewards[:b]
+            fitted = method_from_config(whole.method, whole.method_config)
+            scores = fitted.fit(masks, rewards, whole.seed)
+            found[(method, str(b))] = Fit(scores, len({row.tobytes() for row in masks}), masks)
     if only is not None:
         return found
     if case.shape == "model":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -102,16 +102,12 @@ def short_text(text: str, limit: int = 60) -> str:
 
 @dataclass(frozen=True)
 class AttributionResult:
-    """Per-segment attribution of a response to its context.
-
-    ``scores``: one per segment, higher = relied on more; ``n_queries``: distinct model
-    calls paid for; ``masks``/``rewards``: the evaluated subsets in order; ``status``:
-    ``"ok"``, ``"error"`` or ``"no_context"`` (with ``error``); ``prompt_mode``: how
-    subsets became prompts (``prompt_note``: why); ``anchor_rewards``/``token_support``:
-    the full and empty contexts' scores; ``uninformative``: why the scores cannot tell
-    the segments apart; ``groundedness``: a filter's verdict; in a chain, ``run_id`` and
-    its ``documents`` (not in ``to_dict``).
-    """
+    """Per-segment attribution of a response to its context: ``scores`` (one per segment,
+    higher = relied on more), ``n_queries`` (distinct model calls), ``masks``/``rewards``
+    (the subsets scored, in order), ``status`` ``"ok"``/``"error"``/``"no_context"`` (with
+    ``error``), ``prompt_mode`` (``prompt_note``: why), ``anchor_rewards``/``token_support``
+    (full and empty context), ``uninformative`` (why the scores tie), ``groundedness`` (a
+    filter's verdict); in a chain, ``run_id`` and its ``documents`` (not in ``to_dict``)."""
 
     scores: FloatArray
     segments: list[Segment] = field(default_factory=list)
@@ -205,31 +201,6 @@ class AttributionResult:
             return self.anchor_rewards["empty"]
         return None
 
-    def at_budget(self, budget: int) -> AttributionResult:
-        """Refitted on the first ``budget`` evaluations (no model calls; anytime methods)."""
-        method = method_from_config(self.method, self.method_config)
-        if not method.anytime:
-            raise ValueError(
-                f"method {self.method!r} plans its subsets for the whole budget: run "
-                f"method={self.method!r} again with the smaller budget instead"
-            )
-        if budget < 1 or budget > self.masks.shape[0]:
-            raise ValueError(f"budget must be in [1, {self.masks.shape[0]}], got {budget}")
-        masks, rewards = self.masks[:budget], self.rewards[:budget]
-        scores = method.fit(masks, rewards, self.seed)
-        return replace(
-            self,
-            scores=scores,
-            uninformative=uninformative_reason(budget, masks, rewards, scores),
-            budget=budget,
-            n_evaluations=budget,
-            n_queries=len({row.tobytes() for row in masks}),
-            masks=masks,
-            rewards=rewards,
-            statements=[],
-            stopped_early=False,
-        )
-
     def posterior(self) -> GaussianLinearPosterior:
         """CAMAB's posterior over ``[intercept, w_1..w_N]`` (``camab``, flat ``auto`` runs)."""
         method = method_from_config(self.method, self.method_config)
@@ -309,8 +280,7 @@ class AttributionResult:
         return cls(scores=np.zeros(0), status=status, error=message, **fields)
 
 
-VERDICT_READER: list[Callable[[Mapping[str, Any]], FilteredAnswer]] = []
-"""``FilteredAnswer.from_dict``, put here by :mod:`camab_rag.groundedness.filter`."""
+VERDICT_READER: list[Callable[[Mapping[str, Any]], FilteredAnswer]] = []  # filter.py's from_dict
 
 
 def _read_verdict(data: Mapping[str, Any]) -> FilteredAnswer:
