@@ -1,6 +1,6 @@
-"""The one door, :class:`Attributor`: its scorer resolved once, the knobs merged into one
-settings object, one generator of model calls run blocking, awaited or in the background;
-:func:`attribute` and :func:`assess_answer` (and async twins) are thin calls of it."""
+"""The one door, :class:`Attributor`: one scorer and one settings object, one generator of
+model calls run blocking, awaited or in the background; :func:`attribute` and
+:func:`assess_answer` (and their async twins) are thin calls of it."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ LOOP_ENDED = (
     "await_attribution(response)), or set background=False where the object takes it"
 )
 T = TypeVar("T")
-Groundedness = GroundednessFilter | bool | None  # True: a default filter; False/None: none
+Groundedness = GroundednessFilter | bool | None
 
 
 def _no_scorer(door: str) -> ScorerUnavailableError:
@@ -60,12 +60,12 @@ def _no_scorer(door: str) -> ScorerUnavailableError:
 
 class Pending(Generic[T]):
     """An attribution running in the background (a worker thread or a task of the running
-    loop), so a chat shows its answer first; :meth:`result` / :meth:`aresult` wait."""
+    loop); :meth:`result` / :meth:`aresult` wait for it."""
 
     def __init__(self, job: Future[T] | asyncio.Task[T], stop: threading.Event) -> None:
         self._job = job
         self._stop = stop
-        self._cancel_called = False  # h.cancel() stopped it (not its event loop's end)
+        self._cancel_called = False  # h.cancel(), not its event loop's end
 
     def done(self) -> bool:
         return self._job.done()
@@ -117,8 +117,7 @@ class Pending(Generic[T]):
 
 
 class Worker:
-    """One background thread, started on first use: attributions never compete for the
-    model."""
+    """One background thread, started on first use: attributions never compete for the model."""
 
     def __init__(self) -> None:
         self._executor: ThreadPoolExecutor | None = None
@@ -127,8 +126,8 @@ class Worker:
     def start(
         self, steps: Steps[T], in_loop: bool, on_cancel: Callable[[], None] | None = None
     ) -> Pending[T]:
-        """Run ``steps`` as a task of the running loop if ``in_loop`` (``on_cancel()`` when
-        the task is cancelled before it ends), else in this worker's thread."""
+        """Run ``steps`` as a task of the running loop if ``in_loop`` (``on_cancel()`` if it
+        is cancelled first), else in this worker's thread."""
         stop = threading.Event()
         if not in_loop:
             with self._lock:
@@ -156,16 +155,12 @@ class Worker:
 
 
 class Attributor:
-    """Attributes answers to their context with one scorer and one set of settings.
-
-    ``scorer``, ``llm=`` (a framework's chat model, scored by its own server or weights) or
-    ``proxy=`` (scores for a model that cannot) is resolved once here. The everyday knobs
-    (``budget``, ``method``, ``granularity``, ``deadline_s``, ``groundedness``: ``True``, a
-    :class:`GroundednessFilter` or ``False``) override ``settings``' fields, and each call
-    may give them again. ``prior``: a free scorer whose scores become the prior of the run;
-    ``prompt_builder``: a builder or a factory ``(question, documents, segments)``; ``keep``:
-    how many recent results :attr:`results` holds. A bad knob raises an InputError here.
-    """
+    """Attributes answers to their context with one scorer (``scorer``, ``llm=`` a chat
+    model scored by its own server or weights, or ``proxy=``) and one settings object: the
+    knobs (``budget``, ``method``, ``granularity``, ``deadline_s``, ``groundedness``) override
+    ``settings``' fields here and again per call. ``prior``: a free scorer whose scores
+    become the run's prior; ``prompt_builder``: a builder or a factory ``(question,
+    documents, segments)``; ``keep``: how many recent :attr:`results` to hold."""
 
     def __init__(
         self,
@@ -207,13 +202,13 @@ class Attributor:
         progress: ProgressFn | None = None,
         **knobs: Any,
     ) -> Steps[AttributionResult]:
-        """Checked here (a bad knob raises at the call, not in a handle); run when driven."""
+        """Checked here (a bad knob raises at the call, not in a handle), run when driven."""
         given = knobs.pop("groundedness", None)
         settings = resolve_settings(self.settings, **knobs)
         if settings.judge_only:  # judging alone is assess_answer()
             raise InputError(JUDGE_ONLY)
         gate = groundedness_filter(self.groundedness if given is None else given, settings)
-        check_prior(self.prior, settings)  # a method given for this call must suit it
+        check_prior(self.prior, settings)
         steps = attribution_steps(
             question,
             context,
@@ -264,7 +259,7 @@ class Attributor:
 
     def summary(self) -> str:
         """The recent results in words, newest last: each answer, the documents ``cite()``
-        cites for it (or why none), its verdict when judged, the calls it cost."""
+        cites for it (or why none), its verdict, the calls it cost."""
         kept = list(self._kept)  # a snapshot: the worker thread may append
         if not kept:
             return "No answers attributed yet."
@@ -278,12 +273,10 @@ def _describe(result: AttributionResult) -> str:
     if result.status != "ok":
         return f"{answer}: not attributed ({result.status}: {result.error})"
     words = [f"{answer}: {_sources_in_words(result)}"]
-    verdict = result.groundedness
-    if verdict is not None:
+    if (verdict := result.groundedness) is not None:
         abstained = "abstained: no claim to check" if verdict.abstained else None
         words.append(abstained or verdict.verdict or "groundedness unknown")
-    words.append(f"{result.n_queries} model calls")
-    return "; ".join(words)
+    return "; ".join([*words, f"{result.n_queries} model calls"])
 
 
 def _sources_in_words(result: AttributionResult) -> str:
@@ -291,7 +284,7 @@ def _sources_in_words(result: AttributionResult) -> str:
     from camab_rag.render.text import no_sources_text
 
     try:
-        cited = cite(result)  # with the result's verdict
+        cited = cite(result)
     except InputError:  # no segments to cite
         return "no documents"
     if cited.uninformative:
@@ -301,10 +294,8 @@ def _sources_in_words(result: AttributionResult) -> str:
     backing = list(dict.fromkeys(s.doc_index + 1 for s in cited.sources if s.number in numbers))
     disputing = [src.doc_index + 1 for src in cited.sources if src.number in against]
     disputing = [d for d in dict.fromkeys(disputing) if d not in backing]
-    if backing:
-        text = f"from {_documents(backing)}"
-    else:
-        text = (no_sources_text(cited) or "").rstrip(".").lower() or "no source cited"
+    text = (no_sources_text(cited) or "").rstrip(".").lower() or "no source cited"
+    text = f"from {_documents(backing)}" if backing else text
     if disputing:
         verb = "disputes" if len(disputing) == 1 else "dispute"
         text += f" ({_documents(disputing)} {verb} it)"
@@ -318,8 +309,6 @@ def _documents(numbers: Sequence[int]) -> str:
 
 
 def _stoppable(steps: Steps[T], stop: threading.Event) -> Steps[T]:
-    """``steps``, ended before its next model call once ``stop`` is set."""
-
     def not_stopped() -> None:
         if stop.is_set():
             raise AttributionCancelledError(CANCELLED)

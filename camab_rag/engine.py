@@ -75,8 +75,8 @@ def _builder(
     segments: list[Segment],
     settings: AttributionSettings,
     plan: PromptPlan,
-    history: Sequence[ChatMessage] | None = None,
-    custom: CustomBuilder | None = None,
+    history: Sequence[ChatMessage] | None,
+    custom: CustomBuilder | None,
 ) -> PromptBuilder:
     if history and (plan.builder is not None or custom is not None):
         raise InputError(
@@ -86,14 +86,9 @@ def _builder(
     if plan.builder is not None:
         return plan.builder
     if custom is None:
-        return TemplatePromptBuilder(
-            question,
-            documents,
-            segments,
-            user_template=settings.user_template,
-            system_prompt=settings.system_prompt,
-            history=history,
-        )
+        chosen: dict[str, Any] = dict(history=history, user_template=settings.user_template)
+        chosen["system_prompt"] = settings.system_prompt
+        return TemplatePromptBuilder(question, documents, segments, **chosen)
     if callable(custom) and not hasattr(custom, "build"):
         built: PromptBuilder = custom(question, documents, segments)
         return built
@@ -116,8 +111,9 @@ def attribution_steps(
 ) -> Steps[AttributionResult]:
     """One attribution under resolved ``settings`` as a generator of model calls: the free
     ``prior``'s run first, the method's, the anchors when asked, then the ``groundedness``
-    verdict, all within ``settings.deadline_s``. Subsets are cut out of the last of
-    ``prompts`` (those the model received) that holds every document, else the template."""
+    verdict (``budget=0``: the verdict alone), all within ``settings.deadline_s``. Subsets
+    are cut out of the last of ``prompts`` (those the model received) that holds every
+    document, else the template."""
     if groundedness is not None:
         settings = settings.with_changes(anchors=True)  # the verdict reads them
     documents = to_documents(context)
@@ -133,7 +129,6 @@ def attribution_steps(
         plan = plan_prompt(list(prompts), documents, settings.granularity)
     segments = segment_documents(documents, settings.granularity)
     check_planned_calls(int(settings.budget), len(segments))
-    captured = plan.builder
     about: dict[str, Any] = dict(  # what the result says of its inputs
         segments=segments,
         question=question,
@@ -142,40 +137,18 @@ def attribution_steps(
         prompt_mode=plan.mode,
         prompt_note=plan.note,
     )
-    if settings.judge_only and groundedness is not None:  # budget=0, in a chain: the verdict
-        steps = groundedness.answer_steps(
-            question, documents, response, scorer, prompt_builder=captured
-        )
-        verdict = yield from bounded(steps, settings.deadline_s)
-        report, anchors = verdict.report, dict[str, Any]()
-        if report is not None and report.token_support is not None:
-            full, empty = report.full_reward or 0.0, report.empty_reward or 0.0
-            anchors = {"anchor_rewards": {"full": full, "empty": empty}}
-            anchors["token_support"] = report.token_support
-        return AttributionResult(
-            scores=np.zeros(len(segments)),
-            method="none",
-            n_queries=2 if report is not None else 0,
-            uninformative="budget 0: nothing was attributed, only the groundedness verdict",
-            status="ok" if verdict.error is None else "error",
-            error=verdict.error,
-            groundedness=verdict,
-            scored_by=scored_by(scorer),  # read once scored: a proxy may have taken over
-            **anchors,
-            **about,
-        )
     builder = _builder(question, documents, segments, settings, plan, history, prompt_builder)
     if builder.n_segments != len(segments):
         raise InputError(
             f"the prompt builder covers {builder.n_segments} segments, the context has "
             f"{len(segments)}"
         )
-    oracle = ScorerOracle(builder, scorer, response, get_reward(settings.reward)[1])
-    if settings.granularity == "chunk" and len(documents) == 1:
+    if settings.granularity == "chunk" and len(documents) == 1 and not settings.judge_only:
         warn_caller(ONE_DOCUMENT_WARNING)
-    groups = dense([segment.doc_index for segment in segments])
 
     def attributed() -> Steps[AttributionResult]:
+        oracle = ScorerOracle(builder, scorer, response, get_reward(settings.reward)[1])
+        groups = dense([segment.doc_index for segment in segments])
         chosen = settings
         if prior is not None:  # the free model attributes first: the target's run starts there
             free_settings = replace(chosen, method="auto", budget=FREE_CALLS, hierarchical=None)
@@ -194,40 +167,50 @@ def attribution_steps(
         run = start_run(len(segments), chosen, groups, parallel_requests(scorer), lexical, words)
         run.follow(oracle, progress, chosen.anchors)
         yield from run.rounds(oracle)
-        anchors: dict[str, Any] = {}
+        extra: dict[str, Any] = {"reward": get_reward(chosen.reward)[0]}
         if chosen.anchors:
             support, full, empty = yield from oracle_anchor_steps(oracle)
-            anchors = {"anchor_rewards": {"full": full, "empty": empty}, "token_support": support}
+            extra.update(anchor_rewards={"full": full, "empty": empty}, token_support=support)
         run.report(oracle.n_queries, last=True)
-        result = finish_run(
-            run,
-            len(segments),
-            oracle.n_queries,
-            oracle.prompt_tokens,
-            reward=get_reward(chosen.reward)[0],
-            scored_by=scored_by(scorer),  # read once scored: a proxy may have taken over
-            **about,
-        )
-        per_statement, conflicts = [], []
+        result = finish_run(run, len(segments), oracle.n_queries, oracle.prompt_tokens, **about)
         if chosen.statements:
-            per_statement = attribute_statements(run.method, oracle, result.masks, run.seed)
             texts = [segment.text for segment in segments]
-            conflicts = find_conflicts(run.method, oracle, result.masks, texts, run.seed)
-        result = replace(
-            result,
-            statements=per_statement,
-            conflicts=conflicts,
-            wall_time_s=time.perf_counter() - run.started,
-            **anchors,
-        )
-        if groundedness is None:
+            extra["statements"] = attribute_statements(run.method, oracle, result.masks, run.seed)
+            extra["conflicts"] = find_conflicts(run.method, oracle, result.masks, texts, run.seed)
+        return replace(result, wall_time_s=time.perf_counter() - run.started, **extra)
+
+    def judged() -> Steps[AttributionResult]:
+        if settings.judge_only and groundedness is not None:  # in a chain: the verdict alone
+            verdict = yield from groundedness.answer_steps(
+                question, documents, response, scorer, prompt_builder=plan.builder
+            )
+            report, anchors = verdict.report, dict[str, Any]()
+            if report is not None and report.token_support is not None:
+                full, empty = report.full_reward or 0.0, report.empty_reward or 0.0
+                anchors = {"anchor_rewards": {"full": full, "empty": empty}}
+                anchors["token_support"] = report.token_support
+            result = AttributionResult(
+                scores=np.zeros(len(segments)),
+                method="none",
+                n_queries=2 if report is not None else 0,
+                uninformative="budget 0: nothing was attributed, only the groundedness verdict",
+                status="ok" if verdict.error is None else "error",
+                error=verdict.error,
+                groundedness=verdict,
+                **anchors,
+                **about,
+            )
+        else:
+            result = yield from attributed()
+        result = replace(result, scored_by=scored_by(scorer))  # a proxy may have taken over
+        if groundedness is None or settings.judge_only:
             return result
         verdict = yield from groundedness.judge_steps(
             result, scorer=scorer, context=documents, prompt_builder=builder
         )
         return replace(result, groundedness=verdict)
 
-    return (yield from bounded(attributed(), settings.deadline_s))
+    return (yield from bounded(judged(), settings.deadline_s))
 
 
 def attribute_fn(
