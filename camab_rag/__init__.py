@@ -3,14 +3,11 @@
 ``Attributor(scorer=...)`` is the one door; ``attribute()`` scores each chunk (or
 sentence) by how much it raises the likelihood of the answer under the chain's own LLM;
 ``cite`` turns that into cited answers; ``GroundednessFilter`` flags or blocks an
-unsupported answer. The rest lives in its submodule: ``METHODS``, ``EarlyStop`` in
-:mod:`camab_rag.methods`; ``BaseScorer``, ``ScoreRequest``, ``ResponseLogprobs``,
-``ScoredBy``, ``TextGenerator`` in :mod:`camab_rag.scorers.base`; ``SourceDocument``,
-``Segment``, ``segment_documents`` in :mod:`camab_rag.segments`; ``split_sentences`` in
-:mod:`camab_rag.sentences`; ``TemplatePromptBuilder``, ``SpanRemovalPromptBuilder`` in
-:mod:`camab_rag.prompts`; ``StatementAttribution`` in :mod:`camab_rag.result`;
-``GaussianLinearPosterior`` in :mod:`camab_rag.posterior`; ``CitedAnswer``,
-``citation_pairs`` in :mod:`camab_rag.citations`.
+unsupported answer. Names that moved to a submodule (``_MOVED`` says where): ``METHODS``,
+``EarlyStop``, ``BaseScorer``, ``ScoreRequest``, ``ResponseLogprobs``, ``ScoredBy``,
+``TextGenerator``, ``SourceDocument``, ``Segment``, ``segment_documents``,
+``split_sentences``, ``TemplatePromptBuilder``, ``SpanRemovalPromptBuilder``,
+``StatementAttribution``, ``GaussianLinearPosterior``, ``CitedAnswer``, ``citation_pairs``.
 """
 
 from __future__ import annotations
@@ -20,41 +17,39 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-_LAZY: dict[str, str] = {
-    "Attributor": "camab_rag.attributor",
-    "attribute": "camab_rag.attributor",
-    "aattribute": "camab_rag.attributor",
-    "attribute_fn": "camab_rag.engine",
-    "AttributionSettings": "camab_rag.settings",
-    "AttributionResult": "camab_rag.result",
-    "Scorer": "camab_rag.scorers.base",
-    "default_scorer": "camab_rag.scorers",
-    "TransformersScorer": "camab_rag.scorers",
-    "OpenAICompletionsScorer": "camab_rag.scorers",
-    "ProxyFallbackScorer": "camab_rag.scorers.proxy",
-    "cite": "camab_rag.citations",
-    "CitationRule": "camab_rag.citations",
-    "GroundednessFilter": "camab_rag.groundedness",
-    "assess_answer": "camab_rag.attributor",
-    "aassess_answer": "camab_rag.attributor",
-    "assess_groundedness": "camab_rag.groundedness",
-}
 
+def _by_module(names: dict[str, str]) -> dict[str, str]:
+    return {
+        name: f"camab_rag.{module}" for module, listed in names.items() for name in listed.split()
+    }
+
+
+_LAZY = _by_module(
+    {
+        "attributor": "Attributor attribute aattribute assess_answer aassess_answer",
+        "engine": "attribute_fn",
+        "settings": "AttributionSettings",
+        "result": "AttributionResult",
+        "scorers.base": "Scorer",
+        "scorers": "default_scorer TransformersScorer OpenAICompletionsScorer",
+        "scorers.proxy": "ProxyFallbackScorer",
+        "citations": "cite CitationRule",
+        "groundedness": "GroundednessFilter assess_groundedness",
+    }
+)
 __all__ = sorted([*_LAZY, "__version__"])
-
-_MOVED: dict[str, str] = {
-    **dict.fromkeys(
-        ("BaseScorer", "ScoreRequest", "ResponseLogprobs", "ScoredBy", "TextGenerator"),
-        "camab_rag.scorers.base",
-    ),
-    **dict.fromkeys(("EarlyStop", "METHODS"), "camab_rag.methods"),
-    "GaussianLinearPosterior": "camab_rag.posterior",
-    "StatementAttribution": "camab_rag.result",
-    **dict.fromkeys(("Segment", "SourceDocument", "segment_documents"), "camab_rag.segments"),
-    "split_sentences": "camab_rag.sentences",
-    **dict.fromkeys(("TemplatePromptBuilder", "SpanRemovalPromptBuilder"), "camab_rag.prompts"),
-    **dict.fromkeys(("CitedAnswer", "citation_pairs"), "camab_rag.citations"),
-}  # names that left the top level at 0.x (CHANGELOG.md): where each lives now
+_MOVED = _by_module(  # names that left the top level at 0.x (CHANGELOG.md): where each lives now
+    {
+        "scorers.base": "BaseScorer ScoreRequest ResponseLogprobs ScoredBy TextGenerator",
+        "methods": "EarlyStop METHODS",
+        "posterior": "GaussianLinearPosterior",
+        "result": "StatementAttribution",
+        "segments": "Segment SourceDocument segment_documents",
+        "sentences": "split_sentences",
+        "prompts": "TemplatePromptBuilder SpanRemovalPromptBuilder",
+        "citations": "CitedAnswer citation_pairs",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -38,6 +38,25 @@ from camab_rag.settings import (
 )
 from camab_rag.steps import Steps, adrive, drive
 
+__all__ = [  # camab_rag.integration's names
+    "METADATA_KEY",
+    "Attachment",
+    "AttributorOptions",
+    "ChainCall",
+    "ChainOptions",
+    "ProgressRelay",
+    "Prompt",
+    "Runs",
+    "Steps",
+    "attribution_of",
+    "chat_messages",
+    "groundedness_of",
+    "local_answer",
+    "native_citations",
+    "prompt_holds",
+    "top_documents",
+]
+
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
 METADATA_KEY = "attribution"  # where answers and documents carry their attribution
