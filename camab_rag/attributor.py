@@ -347,16 +347,12 @@ attribute = synced(
     "attribute",
     """Attribute ``response`` to the segments of ``context`` (a string or documents:
     strings, mappings, LangChain Documents, LlamaIndex nodes) with ``scorer``, as
-    ``Attributor(scorer, ...).run(...)`` does for one answer.
-
-    The knobs (``budget``, ``method``, ``granularity``, ``deadline_s``, ``groundedness``)
-    override ``settings``' fields (default 40 calls, ``"auto"``, ``"sentence"``, no
-    deadline, no filter); a filter's verdict (two more calls: ``n_queries`` up to
-    ``budget + 2``) is in ``result.groundedness``. ``prompt``: the prompt the model really
-    received (the documents are cut out of it; else the template, ``result.prompt_note``
-    says why). ``progress(calls_made, total)`` is called every few calls; ``history``:
-    earlier chat messages, placed before the question.
-    """,
+    ``Attributor(scorer, ...).run(...)`` does. The knobs override ``settings``' fields
+    (40 calls, ``"auto"``, ``"sentence"``, no deadline, no filter); a filter's verdict
+    (``n_queries`` up to ``budget + 2``) is in ``result.groundedness``. ``prompt``: the
+    prompt the model received (the documents are cut out of it; else the template,
+    ``result.prompt_note`` says why); ``progress(calls_made, total)``; ``history``: earlier
+    chat messages, placed before the question.""",
 )
 aattribute = asynced(
     _attribute_steps,
@@ -396,13 +392,11 @@ def _assess_steps(
 assess_answer = synced(
     _assess_steps,
     "assess_answer",
-    """Judge whether ``context`` supports ``answer`` to ``question`` with no attribution:
-    two model calls (the full context and none), giving a
-    :class:`~camab_rag.groundedness.GroundednessReport` (verdict, sentences, unsupported
-    spans). ``threshold`` replaces the calibrated verdict by ``score >= threshold``;
-    ``block_on="facts"`` (default) says ``unsupported`` only when a number, date or name
-    is also unchecked, ``"any"`` keeps the stricter verdict; ``history`` counts as context.
-    """,
+    """Judge whether ``context`` supports ``answer`` to ``question`` with two model calls
+    (the full context and none) and no attribution: a GroundednessReport. ``threshold``
+    replaces the calibrated verdict by ``score >= threshold``; ``block_on="facts"`` says
+    ``unsupported`` only when a number, date or name is also unchecked, ``"any"`` keeps
+    the stricter verdict; ``history`` counts as context.""",
 )
 aassess_answer = asynced(
     _assess_steps,

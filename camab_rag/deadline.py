@@ -1,7 +1,5 @@
 """An attribution's deadline: :func:`bounded` checks the clock before each model call (an
-awaited call is cancelled), scorers cut their work to :func:`remaining`. The clock can be
-paused (:meth:`Clock.pause`) while its work waits behind another's: a batch audit's record
-is charged its own work only."""
+awaited call is cancelled), scorers cut their work to :func:`remaining`."""
 
 from __future__ import annotations
 
@@ -21,11 +19,9 @@ T = TypeVar("T")
 
 
 class Clock:
-    """A deadline's clock: ``seconds`` from its start, stopped while it is paused.
-
-    Why: records sharing one model take turns; the time a record waits for another's turn is
-    not its own work (:class:`camab_cli.audit.batching.MicroBatcher` pauses it). Pauses
-    nest; :meth:`pause`/:meth:`resume` run on the event loop, :meth:`left` anywhere."""
+    """A deadline's clock: ``seconds`` from its start, stopped while paused (a batch audit's
+    record waiting for another's turn is not working). Pauses nest; :meth:`pause` and
+    :meth:`resume` run on the event loop, :meth:`left` anywhere."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
@@ -40,11 +36,10 @@ class Clock:
 
     @property
     def paused(self) -> bool:
-        """Whether the clock stands still."""
         return self._state[1] is not None
 
     def pause(self) -> None:
-        """Stop the clock (its owner waits for another's work) until as many resumes."""
+        """Stop the clock until as many resumes."""
         end, since, depth = self._state
         self._state = (end, time.monotonic() if since is None else since, depth + 1)
 
@@ -68,7 +63,6 @@ class Clock:
         return waiter
 
 
-#: the clock of the deadline of the call running in this context
 _END: ContextVar[Clock | None] = ContextVar("camab_rag_deadline", default=None)
 
 
@@ -100,8 +94,7 @@ def check(waiting: str | None = None) -> None:
 
 
 def expired(last: str | None = None, seconds: float | None = None) -> DeadlineExceededError:
-    """The error past a deadline of ``seconds`` (default: the running one's), waiting for
-    ``last``."""
+    """The error past a deadline of ``seconds`` (default: the running one's)."""
     if seconds is None:
         clock = _END.get()
         seconds = clock.seconds if clock is not None else 0.0
@@ -132,8 +125,7 @@ def started(seconds: float | None) -> Iterator[Clock | None]:
 
 async def within(work: Awaitable[T], waiting: str | None = None) -> T:
     """Await ``work`` under the running deadline: past it, ``work`` is cancelled and
-    :func:`expired` raised (``waiting``: what it was). The clock is read again whenever
-    it would end, so a pause keeps ``work`` waiting."""
+    :func:`expired` raised (``waiting``: what it was); a pause keeps ``work`` waiting."""
     clock = _END.get()
     if clock is None:
         return await work

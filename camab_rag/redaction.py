@@ -1,6 +1,5 @@
-"""Credentials kept out of everything camab-rag says: a scorer keeps its key, URL user-info
-and auth headers in a :class:`Secrets` and passes every text that may reach a user through
-:meth:`Secrets.clean` (each secret masked in every form a server may echo it)."""
+"""Credentials kept out of everything camab-rag says: a scorer keeps its secrets in a
+:class:`Secrets` and passes every text that may reach a user through :meth:`Secrets.clean`."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ _SHORTEST = 4  # a shorter "secret" would mask ordinary words
 
 
 def public_url(url: str) -> str:
-    """``url`` as it may be shown: no user-info (``user:password@``), the values of query
-    parameters whose names say they carry a credential masked, no fragment."""
+    """``url`` as it may be shown: no user-info, no fragment, credential query values masked."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -37,8 +35,8 @@ _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/?#@\s]*@")
 
 
 def shown_url(value: object) -> str:
-    """``value`` (where a URL belongs) as a message may show it: without user-info, credential
-    query values masked, quoted; a non-URL by its type alone."""
+    """``value`` (where a URL belongs) quoted as :func:`public_url` shows it; a non-URL by
+    its type alone."""
     if not isinstance(value, str):
         return f"a {type(value).__name__}"
     return repr(public_url(_USERINFO.sub(lambda m: f"{m.group(1) or ''}{MASK}@", value)))
@@ -81,8 +79,7 @@ def _spellings(value: str) -> list[str]:
 
 
 def _basic_tokens(user: str, password: str) -> list[str]:
-    """The ``Authorization: Basic`` token sent for a URL's user-info, with and without its
-    ``=`` padding."""
+    """The ``Authorization: Basic`` token of a URL's user-info, with and without padding."""
     token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
     return [token, token.rstrip("=")]
 
@@ -98,8 +95,7 @@ class Secrets:
     def of(
         cls, url: str, api_key: str | None = None, headers: Mapping[str, str] | None = None
     ) -> Secrets:
-        """The secrets of a server connection: the key, the URL's credentials and credential
-        headers' values."""
+        """The secrets of a server connection: its key, URL credentials and credential headers."""
         header_values = [
             value
             for name, value in (headers or {}).items()

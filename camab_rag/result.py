@@ -328,8 +328,9 @@ def _top_k(scores: FloatArray, k: int) -> list[int]:
 
 def check_finished(data: object) -> None:
     """Raise the typed error of a ``"pending"`` or ``"cancelled"`` placeholder."""
-    status = data.get("status") if isinstance(data, Mapping) else None
-    if status == "pending":
+    if not isinstance(data, Mapping):
+        return
+    if (status := data.get("status")) == "pending":
         raise AttributionPendingError(
             "the attribution has not finished yet (status 'pending'): wait for it first "
             "(handler.wait(run_id) / await handler.await_result(run_id) in LangChain, "
@@ -337,7 +338,5 @@ def check_finished(data: object) -> None:
             "LlamaIndex), then read it"
         )
     if status == "cancelled":
-        error = data.get("error") if isinstance(data, Mapping) else None
-        raise AttributionCancelledError(
-            str(error or "the attribution was cancelled before it finished")
-        )
+        error = data.get("error") or "the attribution was cancelled before it finished"
+        raise AttributionCancelledError(str(error))

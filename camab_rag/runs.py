@@ -54,9 +54,8 @@ class Run:
     def follow(
         self, oracle: ScorerOracle | FunctionOracle, progress: ProgressFn | None, anchors: bool
     ) -> None:
-        """Report ``progress(calls, total)`` after each of ``oracle``'s calls: ``total`` is
-        the fixed design's distinct subsets, else the budget (plus the ``anchors``), and
-        the last report is ``(n, n)``."""
+        """Report ``progress(calls, total)`` after each of ``oracle``'s calls (``total``: the
+        fixed design's subsets, else the budget, plus the ``anchors``); the last is ``(n, n)``."""
         self.progress = progress
         if progress is None:
             return
@@ -82,7 +81,6 @@ class Run:
             logger.warning("camab: the progress callback raised", exc_info=True)
 
     def rounds(self, oracle: ScorerOracle | FunctionOracle) -> Steps[None]:
-        """The sampler proposes subsets, the oracle prices them, the sampler learns."""
         while (masks := self.sampler.next_masks()) is not None:
             if masks.shape[0]:
                 rewards = yield from oracle.rewards(masks)
@@ -106,8 +104,7 @@ def whole_number(value: object, name: str, minimum: int, unit: str = "") -> int:
 
 
 def check_planned_calls(budget: int, n_segments: int) -> None:
-    """Refuse a ``budget`` that would make more than :data:`MAX_CALLS` calls (a budget above
-    ``2**N`` is harmless: every subset is scored once)."""
+    """Refuse a ``budget`` that would make more than :data:`MAX_CALLS` calls."""
     planned = budget if n_segments >= 63 else min(budget, 2**n_segments)
     if planned > MAX_CALLS:
         noun = "segment" if n_segments == 1 else "segments"
@@ -186,14 +183,8 @@ def start_run(
     return Run(chosen, sampler, budget, int(settings.seed), time.perf_counter(), exact, [], [])
 
 
-def finish_run(
-    run: Run,
-    n_segments: int,
-    n_queries: int,
-    prompt_tokens: int,
-    **fields: Any,
-) -> AttributionResult:
-    masks, rewards = run.history(n_segments)
+def finish_run(run: Run, n: int, n_queries: int, tokens: int, **fields: Any) -> AttributionResult:
+    masks, rewards = run.history(n)
     scores = run.method.fit(masks, rewards, run.seed)
     uninformative = uninformative_reason(run.budget, masks, rewards, scores)
     if uninformative is not None:
@@ -205,14 +196,14 @@ def finish_run(
         budget=run.budget,
         n_queries=n_queries,
         n_evaluations=int(masks.shape[0]),
-        prompt_tokens=prompt_tokens,
+        prompt_tokens=tokens,
         masks=masks,
         rewards=rewards,
         stopped_early=run.sampler.stopped_early,
         n_redrawn=run.sampler.n_redrawn,
         exact=run.exact,
         seed=run.seed,
-        method_config=run.method.config() | budget_left(run, n_segments, int(masks.shape[0])),
+        method_config=run.method.config() | budget_left(run, n, int(masks.shape[0])),
         wall_time_s=time.perf_counter() - run.started,
         **fields,
     )

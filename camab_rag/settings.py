@@ -28,16 +28,13 @@ _NOT_A_SETTING = (
 
 @dataclass(frozen=True, kw_only=True)
 class AttributionSettings:
-    """How an answer is attributed, validated once (the method built once); live objects
-    (a filter, a prior, a prompt builder) are the Attributor's arguments instead.
-    ``budget``: distinct model calls per answer (``0``: only the groundedness verdict, in
-    the integrations); ``method``: a name or a :class:`~camab_rag.methods.Method`;
-    ``granularity``: ``"sentence"``, ``"chunk"`` or a splitter; ``hierarchical``: documents
-    first (``None``: ``"auto"`` decides); ``reward``: a name or a function of the answer
-    tokens' log-probs; ``anchors``: also score the full and empty contexts; ``statements``:
-    attribute each answer sentence (no extra call); ``deadline_s``: the most seconds one
-    attribution may take. The README's "Settings" section tells the trade-offs.
-    """
+    """How an answer is attributed, plain data validated once (live objects are the
+    Attributor's arguments). ``budget``: distinct model calls per answer (``0``: only the
+    verdict, in the integrations); ``method``: a name or a Method; ``granularity``:
+    ``"sentence"``, ``"chunk"`` or a splitter; ``hierarchical``: documents first (``None``:
+    ``"auto"`` decides); ``reward``: a name or a function of the answer's log-probs;
+    ``anchors``: score the full and empty contexts; ``statements``: attribute each answer
+    sentence (no extra call); ``deadline_s``: the most seconds one attribution may take."""
 
     budget: int = 40
     method: str | Method = "auto"

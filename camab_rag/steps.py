@@ -1,7 +1,6 @@
 """One loop for sync and async: code that asks a model is a generator (:data:`Steps`)
 that yields each :class:`Call` and receives its result (or its exception); :func:`drive`
-runs it with blocking calls, :func:`adrive` awaits them.
-"""
+runs it with blocking calls, :func:`adrive` awaits them."""
 
 from __future__ import annotations
 
@@ -31,7 +30,6 @@ class Call(Protocol[R_co]):
 
 
 Steps = Generator[Call[Any], Any, T]
-"""A computation that yields the calls it needs and returns its result."""
 
 
 @dataclass(frozen=True)
@@ -97,8 +95,8 @@ async def adrive(steps: Steps[T]) -> T:
 def guarded(
     steps: Steps[T], check: Callable[[], None], wrap: Callable[[Call[Any]], Call[Any]] = lambda c: c
 ) -> Steps[T]:
-    """``steps`` with ``check()`` before each of its calls (what it raises ends ``steps``)
-    and each call wrapped by ``wrap``: a deadline, a cancellation."""
+    """``steps`` with ``check()`` (a deadline, a cancellation) before each of its calls and
+    each call wrapped by ``wrap``."""
     state = Resumable(steps)
     while (call := state.next_call()) is not None:
         try:
@@ -154,7 +152,6 @@ def _named(function: Any, steps: Any, name: str, doc: str | None) -> None:
 def _started(
     steps: Callable[..., Steps[T]], name: str, args: Any, kwargs: dict[str, Any]
 ) -> Steps[T]:
-    """``steps(*args, **kwargs)``; bad arguments are a ``TypeError`` naming ``name``."""
     signature = inspect.signature(steps)
     try:
         signature.bind(*args, **kwargs)

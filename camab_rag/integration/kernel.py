@@ -533,8 +533,7 @@ def attribution_of(response: object) -> AttributionResult:
     info = _attached(response)
     if not isinstance(info, Mapping) or info is response:
         raise KeyError(f"the response has no metadata[{METADATA_KEY!r}]")
-    check_finished(info)
-    return AttributionResult.from_dict(info)
+    return AttributionResult.from_dict(info)  # a pending or cancelled one raises
 
 
 def groundedness_of(source: object) -> FilteredAnswer:
