@@ -136,11 +136,9 @@ class Sleep:
 
 
 def _named(function: Any, steps: Any, name: str, doc: str | None) -> None:
-    function.__name__ = name
-    function.__qualname__ = name
+    function.__name__ = function.__qualname__ = name
     function.__module__ = steps.__module__
-    if doc is not None:
-        function.__doc__ = doc
+    function.__doc__ = steps.__doc__ if doc is None else doc
     signature = inspect.signature(steps)
     returned = signature.return_annotation
     if isinstance(returned, str) and (found := re.fullmatch(r"Steps\[(.*)\]", returned)):

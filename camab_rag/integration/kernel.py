@@ -257,9 +257,8 @@ class Runs(Generic[T]):
         uuid_keys: bool = False,
         listed: type = ChainOptions,
     ) -> Runs[Any]:
-        """Check ``options`` and build the runs; ``owner`` names the object in errors,
-        ``blocking_refused`` says why it cannot block, ``needs_scorer`` why it needs a
-        scorer, ``explain`` rewrites errors when no scorer or ``llm`` is given."""
+        """Check ``options`` and build the runs (``owner`` names the object in errors, the
+        rest say why it cannot block or needs a scorer, or rewrite errors)."""
         settings = checked_options(owner, options, listed)
         _checked_scorer(scorer)
         llm, proxy = options.get("llm"), options.get("proxy")
@@ -287,10 +286,9 @@ class Runs(Generic[T]):
     def steps(
         self, key: object, call: ChainCall, finish: Callable[[AttributionResult], T]
     ) -> Steps[T]:
-        """Attribute ``call`` in the last of its ``prompts`` holding every document (else
-        the template) and judge it (``budget=0``: only judge it); ``finish`` the result,
-        with its ``run_id`` and, when ok, the chain's documents, and keep it. An error is
-        the failed result (rewritten by ``explain``), raised only when ``strict``."""
+        """Attribute and judge ``call`` in its ``prompts``; ``finish`` the result (with its
+        ``run_id`` and, when ok, the chain's documents) and keep it. An error is the failed
+        result (rewritten by ``explain``), raised only when ``strict``."""
         try:
             if call.problem is not None:
                 raise call.problem
