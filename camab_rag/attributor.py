@@ -63,8 +63,7 @@ class Pending(Generic[T]):
     loop); :meth:`result` / :meth:`aresult` wait for it."""
 
     def __init__(self, job: Future[T] | asyncio.Task[T], stop: threading.Event) -> None:
-        self._job = job
-        self._stop = stop
+        self._job, self._stop = job, stop
         self._cancel_called = False  # h.cancel(), not its event loop's end
 
     def done(self) -> bool:

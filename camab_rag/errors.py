@@ -39,9 +39,7 @@ class TextError(InputError):
         self, message: str, *, field: str = "", position: int | None = None, reason: str = ""
     ) -> None:
         super().__init__(message)
-        self.field = field
-        self.position = position
-        self.reason = reason
+        self.field, self.position, self.reason = field, position, reason
 
 
 class TextTypeError(TextError, WrongTypeError):
@@ -99,9 +97,7 @@ class TransientScorerError(ScorerError):
         unreachable: bool = False,
     ) -> None:
         super().__init__(message)
-        self.status_code = status_code
-        self.retry_after = retry_after
-        self.unreachable = unreachable
+        self.status_code, self.retry_after, self.unreachable = status_code, retry_after, unreachable
 
 
 class ServerRefusedError(TransientScorerError):
