@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from camab_rag import attribute, cite
-from camab_rag.integration.kernel import document_summary
 from camab_rag.citations import CitationRule, citation_pairs
 from camab_rag.conflicts import (
     BACKED_AT,
@@ -24,6 +23,7 @@ from camab_rag.conflicts import (
     stated_value,
     word_logprobs,
 )
+from camab_rag.integration.kernel import document_summary
 from camab_rag.render.text import answer_id
 from camab_rag.result import AttributionResult, Conflict, StatementAttribution
 from camab_rag.scorers.base import ResponseLogprobs
