@@ -124,9 +124,11 @@ def _sentence_html(sentence: CitedSentence) -> str:
     )
 
 
-def render_fragment(answer: CitedAnswer) -> str:
-    """The cited answer as an HTML fragment with its own scoped ``<style>`` (notebooks, chat
-    pages)."""
+def render_html(
+    answer: CitedAnswer, *, full_page: bool = True, title: str = "Answer with citations"
+) -> str:
+    """The cited answer as a standalone HTML page, or with ``full_page=False`` a fragment
+    with its own scoped ``<style>`` (notebooks, chat pages)."""
     page_id = answer_id(answer)
     parts = [f'<div class="camab-cite" id="{page_id}">', f"<style>{CSS}</style>"]
     if answer.question:
@@ -162,14 +164,7 @@ def render_fragment(answer: CitedAnswer) -> str:
         )
         parts.append(f'<p class="camab-footer" title="{esc(detail)}">{esc(LEGEND_TEXT)}</p>')
     parts.append("</div>")
-    return "\n".join(parts)
-
-
-def render_html(
-    answer: CitedAnswer, *, full_page: bool = True, title: str = "Answer with citations"
-) -> str:
-    """The cited answer as a standalone HTML page (or a fragment with ``full_page=False``)."""
-    fragment = render_fragment(answer)
+    fragment = "\n".join(parts)
     if not full_page:
         return fragment
     return (

@@ -151,8 +151,7 @@ def verdict_text(report: Any) -> str | None:
     count = len(getattr(report, "unsupported_sentences", []) or [])
     if count and count < len(sentences):
         line += f"; {count} sentence{' is' if count == 1 else 's are'} not supported"
-    turns = int(getattr(report, "earlier_turns", 0) or 0)
-    if turns:
+    if turns := int(getattr(report, "earlier_turns", 0) or 0):
         line += f"; context includes {turns} earlier chat message{'s' if turns > 1 else ''}"
     if name == "supported" and any(
         "conversation" in (getattr(s, "support_from", ()) or ()) for s in sentences
