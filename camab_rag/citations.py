@@ -1,10 +1,6 @@
-"""Citations: which sources each answer sentence cites, decided from the attribution.
-
-:func:`cite` turns an :class:`~camab_rag.result.AttributionResult` into a
-:class:`CitedAnswer`: each answer sentence with ``[n]`` markers into a numbered source
-list, chosen by a :class:`CitationRule`; a source that states another value for a word
-of the answer is shown as disputing it (:func:`camab_rag.conflicts.disputes`).
-"""
+"""Citations: :func:`cite` turns an attribution into a :class:`CitedAnswer`, each answer
+sentence with ``[n]`` markers into a numbered source list chosen by a :class:`CitationRule`,
+and a source stating another value for an answer word shown as disputing it."""
 
 from __future__ import annotations
 
@@ -56,9 +52,9 @@ def source_location(metadata: Mapping[str, Any]) -> str | None:
 
 
 def source_link(metadata: Mapping[str, Any]) -> str | None:
-    """The first :data:`SOURCE_KEYS` value that is an http(s) URL with a host, else ``None``."""
+    """The first :data:`SOURCE_KEYS` value that is an http(s) URL with a host."""
     for value in map(metadata.get, SOURCE_KEYS):
-        if isinstance(value, str) and value.isprintable() and not any(c.isspace() for c in value):
+        if isinstance(value, str) and value.isprintable() and len(value.split()) == 1:
             url = urlparse(value)
             if url.scheme in ("http", "https") and url.netloc:
                 return value
@@ -68,9 +64,8 @@ def source_link(metadata: Mapping[str, Any]) -> str | None:
 def _statement_rows(result: AttributionResult) -> list[tuple[str, int, int, FloatArray]]:
     if result.statements:
         return [(s.text, s.start, s.end, np.asarray(s.scores, float)) for s in result.statements]
-    response = result.response
-    stripped = response.strip()
-    start = response.find(stripped) if stripped else 0
+    stripped = result.response.strip()
+    start = result.response.find(stripped) if stripped else 0
     return [(stripped, start, start + len(stripped), np.asarray(result.scores, float))]
 
 
@@ -78,7 +73,7 @@ def _documents_for(
     result: AttributionResult, documents: object | None
 ) -> tuple[AttributionResult, list[SourceDocument] | None]:
     """The documents to show, and the result with its segments found again in them (the
-    attribution may have seen them decorated with metadata)."""
+    attribution may have seen them decorated)."""
     if documents is None:
         return result, None
     docs = to_documents(documents)
@@ -93,15 +88,13 @@ def _documents_for(
     per_doc = Counter(s.doc_index for s in result.segments)
     for segment in result.segments:
         text = docs[segment.doc_index].text
-        core = text.strip()
-        spot: Segment | None = None
+        core, spot = text.strip(), None
         if text[segment.start : segment.end] == segment.text:
             spot = segment
         elif (found := text.find(segment.text, cursors.get(segment.doc_index, 0))) >= 0:
             spot = replace(segment, start=found, end=found + len(segment.text))
         elif per_doc[segment.doc_index] == 1 and core and core in segment.text:
-            start = text.find(core)
-            spot = Segment(core, segment.doc_index, start, start + len(core))
+            spot = Segment(core, segment.doc_index, text.find(core), text.find(core) + len(core))
         placed.append(spot)  # None: decoration the documents lack (shown nowhere)
         if spot is not None:
             cursors[segment.doc_index] = spot.end
@@ -119,15 +112,10 @@ def _documents_for(
 def cite(
     result: AttributionResult, documents: object | None = None, *, rule: CitationRule | None = None
 ) -> CitedAnswer:
-    """Decide the citations of each answer sentence and build the source list.
-
-    ``documents``: the attributed documents (same order), to show each source's full text
-    and title (else its segments). ``rule``: what counts as a citation (a sentence the
-    gate rejects cites nothing). Each source lists up to three supporting segments with
-    at least weak support (:mod:`camab_rag.render.support`). A source stating another value
-    for an answer word is listed as disputing it, never as support; sources are numbered
-    in order of first citation or dispute; the result's verdict is passed on.
-    """
+    """Each answer sentence's citations and the numbered source list (in order of first
+    citation or dispute), each source with up to three supporting segments; a source
+    disputing an answer word is never shown as support, a rejected sentence cites nothing.
+    ``documents``: the attributed documents in order, to show full texts and titles."""
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); there is nothing to cite")
     if not result.segments:
@@ -141,8 +129,8 @@ def cite(
     answer_scores = np.asarray(result.scores, dtype=float)
 
     texts = unit_texts(result, rule.unit, docs)
-    numbers: dict[int, int] = {}  # unit index -> source number, in order
-    disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it argues against
+    numbers: dict[int, int] = {}  # unit index -> source number
+    disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it disputes
     cited_units: set[int] = set()
     sentences: list[CitedSentence] = []
     for text, start, end, scores in _statement_rows(result):
@@ -179,35 +167,16 @@ def cite(
             seg, value = segments[i], float(answer_scores[i])
             span = (seg.start - base, seg.end - base)
             highlights.append(Highlight(i, *span, seg.text, value, support_strength(value)))
-        sources.append(
-            Source(
-                number=number,
-                kind=rule.unit,
-                doc_index=doc_index,
-                segment_index=None if by_doc else unit,
-                title=document.title if document is not None else None,
-                text=text,
-                score=score,
-                highlights=highlights,
-                url=source_link(document.metadata) if document is not None else None,
-                disputes=disputed_words.get(unit, []),
-            )
-        )
-    # a verdict the result carries (an integration's filter) judges the sentences when it
-    # has sentence verdicts (its rule may differ from the citation rule's); else the rule
+        title, url = (document.title, source_link(document.metadata)) if document else (None, None)
+        place = (number, rule.unit, doc_index, None if by_doc else unit, title, text, score)
+        sources.append(Source(*place, highlights, url, disputed_words.get(unit, [])))
+    # a verdict the result carries (an integration's filter) with sentence verdicts judges
+    # the sentences; else the rule's gate does
     verdict = result.groundedness
-    carried = getattr(groundedness_report(verdict), "sentences", None)
-    cited = CitedAnswer(
-        answer=result.response,
-        question=result.question,
-        sentences=sentences if carried else _judged(result, sentences, rule),
-        sources=sources,
-        rule=rule,
-        method=result.method,
-        n_queries=result.n_queries,
-        scored_by=result.scored_by,
-        uninformative=result.uninformative,
-    )
+    if not getattr(groundedness_report(verdict), "sentences", None):
+        sentences = _judged(result, sentences, rule)
+    answer = (result.response, result.question, sentences, sources, rule, result.method)
+    cited = CitedAnswer(*answer, result.n_queries, None, result.scored_by, result.uninformative)
     return cited.with_groundedness(verdict) if verdict is not None else cited.pruned()
 
 
@@ -215,8 +184,8 @@ _TOKEN = re.compile(r"[^\W_]+")
 
 
 def facts(sentence: str) -> dict[str, str]:
-    """The numbers, names and dates of ``sentence`` (:func:`is_fact`; a name as written),
-    each with the form a source may state it in ("the 5th" is "5"; ``""`` for a name)."""
+    """The numbers, names and dates of ``sentence``, each with the form a source may state
+    it in ("the 5th" is "5"; ``""`` for a name, kept as written)."""
     found: dict[str, str] = {}
     for start, end, word, value in forms(sentence):
         written = sentence[start:end]
@@ -241,8 +210,8 @@ def _holds(
     clock: Collection[str] = (),
 ) -> set[str]:
     """The ``keys`` that ``text`` (with forms ``known``) holds, as written or in another
-    form ("Saturdays": "Saturday"); a ``measured`` number ("14" of "14 days") is not held
-    by a clock time, and a ``clock`` hour ("10 in the morning") only by a clock time."""
+    form; a ``measured`` number ("14 days") is not held by a clock time, a ``clock`` hour
+    only by one."""
     written = set(_TOKEN.findall(text))
     lowered = {word.lower() for word in written}
     clockless = form_set([_CLOCK_TIME.sub(" ", text)]) if measured else known
@@ -302,8 +271,8 @@ def _holder_floor(unrelated: FloatArray) -> float:
 def holders(
     sentence: str, texts: list[str], known: Sequence[Collection[str]] | None = None
 ) -> list[int]:
-    """The units holding every number and name of ``sentence`` and, of those, the most of
-    its informative words (``known``: each text's forms)."""
+    """The units holding every number and name of ``sentence`` and, of those, most of its
+    informative words (``known``: each text's forms)."""
     wanted = facts(sentence)
     if not any(key != key.lower() or is_number(value) for key, value in wanted.items()):
         return []
@@ -326,9 +295,8 @@ def choose_sources(
     rule: CitationRule,
     excluded: Collection[int] = (),
 ) -> list[int]:
-    """The units cited for ``sentence``, best first: ``rule``'s bars counted above the best
-    unit sharing none of its words (any context lifts a small model's likelihood), each
-    adding a key word; else the best :func:`holders` unit. ``excluded`` units never."""
+    """The units cited for ``sentence``, best first: ``rule``'s bars above the best unit
+    sharing none of its words, each adding a key word; else the best :func:`holders` unit."""
     values = np.asarray(scores, dtype=float)
     wanted = informative_words(sentence)
     stated = {f for _, _, w, f in forms(sentence) if f and (w in wanted or w[:1].isdigit())}
@@ -369,8 +337,7 @@ def choose_sources(
 def _judged(
     result: AttributionResult, sentences: list[CitedSentence], rule: CitationRule
 ) -> list[CitedSentence]:
-    """The sentences judged by the gate when the result has token support; else
-    abstentions alone lose their markers."""
+    """The sentences judged by the gate (with token support), else abstentions unmarked."""
     if result.token_support is not None:
         report = support_report(result.token_support, rule.support_threshold, result=result)
         return judged_sentences(sentences, read_by(report))  # the default rule's verdicts
@@ -379,9 +346,8 @@ def _judged(
 
 @dataclass(frozen=True)
 class CitationPair:
-    """One answer sentence citing one source: ``cited_text``, the source's best segment
-    narrowed to its sentence, and ``score``, the rule's unit score (for the frameworks'
-    citation types)."""
+    """One answer sentence citing one source (for the frameworks' citation types), with the
+    source's best segment narrowed to its sentence and the rule's unit score."""
 
     sentence: CitedSentence
     source: Source
@@ -417,7 +383,7 @@ def citation_pairs(
 
 
 def _joined(segments: Sequence[Segment], members: list[int], base: int) -> str:
-    """A document's text rebuilt from its segments (gaps filled with spaces)."""
+    """A document's text rebuilt from its segments, gaps filled with spaces."""
     pieces: list[str] = []
     for i in sorted(members, key=lambda i: segments[i].start):
         pieces.append(" " * (segments[i].start - base) + segments[i].text)

@@ -1,10 +1,6 @@
-"""Conflicts: a source that states another value for a word of the answer.
-
-A "45 days" policy explains most of the answer "return it within 30 days", yet disputes
-its key fact. With no extra model call, a source *disputes* a number when it states
-another number in its place (:func:`stated_value`), a name when the model agrees too
-(:func:`find_conflicts`: per-word attributions refitted on the subsets already scored).
-"""
+"""Conflicts: a source that states another value for a word of the answer (a "45 days"
+policy under "within 30 days"). With no extra model call, a source disputes a number when
+it states another in its place (:func:`stated_value`), a name when the model agrees too."""
 
 from __future__ import annotations
 
@@ -38,7 +34,6 @@ FloatArray = NDArray[np.float64]
 
 CONFLICT_AT = 0.25  # nats a segment lowers a word's log-prob by to argue against it
 BACKED_AT = 0.5  # nats a segment adds to a word's log-prob to back it
-LEXICAL_KINDS = frozenset({"number"})  # disputed by another stated value alone
 SLOT_SLACK = 1  # extra words between a neighbour and the word's place ("costs just 49")
 
 _VALUED = ("number", "name")
@@ -67,8 +62,8 @@ def conflicts_from_coefficients(
     texts: Sequence[str],
     against_at: float = CONFLICT_AT,
 ) -> list[Conflict]:
-    """The model's conflicts from per-word coefficients (``(n_words, n_segments)``): a
-    segment lowering a content word its text lacks by ``against_at`` while another backs it."""
+    """Per-word coefficients ``(n_words, n_segments)`` to conflicts: a segment lowering a
+    content word its text lacks by ``against_at`` while another backs it."""
     found: list[Conflict] = []
     for (start, end), row in zip(words, np.asarray(coefficients, dtype=float)):
         if response[start:end].lower() in STOPWORDS:
@@ -80,10 +75,8 @@ def conflicts_from_coefficients(
             held = rf"(?<!\w){re.escape(response[start:end])}(?!\w)"
             if segment == backed_by or re.search(held, texts[int(segment)], re.IGNORECASE):
                 continue
-            scores = (float(row[segment]), float(row[backed_by]))
-            found.append(
-                Conflict(response[start:end], start, end, int(segment), backed_by, *scores)
-            )
+            scores = (int(segment), backed_by, float(row[segment]), float(row[backed_by]))
+            found.append(Conflict(response[start:end], start, end, *scores))
     return found
 
 
@@ -94,8 +87,7 @@ def find_conflicts(
     texts: Sequence[str],
     seed: int = 0,
 ) -> list[Conflict]:
-    """The conflicts of a run: the method refitted on each answer word's log-prob under the
-    subsets it scored (no model call)."""
+    """A run's conflicts: the method refitted on each answer word's log-prob (no model call)."""
     if masks.shape[0] == 0 or masks.shape[1] < 2:
         return []
     words, rewards = word_logprobs(source.response, [source.logprobs(m) for m in masks])
@@ -122,14 +114,12 @@ def _kind(word: str) -> str:
 
 
 def _words(text: str) -> list[_Word]:
-    return [
-        _Word(m.group(), m.group().lower(), _kind(m.group()), m.start(), m.end())
-        for m in _NAME_WORD.finditer(text)
-    ]
+    found = ((m.group(), m.start(), m.end()) for m in _NAME_WORD.finditer(text))
+    return [_Word(w, w.lower(), _kind(w), a, b) for w, a, b in found]
 
 
 def _neighbour(words: Sequence[_Word], i: int, step: int, reach: int = 3) -> int | None:
-    """The nearest content word ``step`` (-1 or +1) from word ``i``, at most ``reach`` away."""
+    """The nearest content word ``step`` (-1 or +1) from ``i``, at most ``reach`` away."""
     stop = min(i + reach + 1, len(words)) if step > 0 else max(i - reach - 1, -1)
     return next((j for j in range(i + step, stop, step) if words[j].kind != "function"), None)
 
@@ -138,11 +128,9 @@ def _phrase(sentence: Sequence[_Word], i: int) -> range:
     """The run of names and numbers around word ``i`` ("25 June 1870"): one value."""
     if sentence[i].kind not in _VALUED:
         return range(i, i + 1)
-    start, end = i, i + 1
-    while start > 0 and sentence[start - 1].kind in _VALUED:
-        start -= 1
-    while end < len(sentence) and sentence[end].kind in _VALUED:
-        end += 1
+    kinds = [w.kind in _VALUED for w in sentence]
+    start = i - kinds[i::-1].index(False) + 1 if False in kinds[:i] else 0
+    end = i + kinds[i:].index(False) if False in kinds[i:] else len(sentence)
     return range(start, end)
 
 
@@ -160,14 +148,12 @@ def _about_the_same(sentence: Sequence[_Word], i: int, held: set[str]) -> bool:
 def stated_value(
     sentence: str, span: tuple[int, int], text: str, *, question: str = ""
 ) -> str | None:
-    """What ``text`` states in the place of the answer's number or name at ``span`` when
-    it differs ("costs **49** euros" under "costs 59 euros"), found from the word's
-    neighbours; only when ``text`` never holds the word, its sentence speaks of the same
-    thing with a subject word of the answer or ``question``, and the value is of its kind.
-    """
+    """What ``text`` states in the place of the answer's number or name at ``span`` ("49"
+    of "costs 49 euros" under "costs 59 euros"), found from the word's neighbours, when
+    ``text`` lacks the word, speaks of the same subject and the value is of its kind."""
     words = _sentence_words(_words(sentence), 0, len(sentence))
     index = next((k for k, w in enumerate(words) if w.start <= span[0] < w.end), None)
-    if index is None or words[index].kind not in ("number", "name"):
+    if index is None or words[index].kind not in _VALUED:
         return None
     target, own = words[index], _words(text)
     plain = plain_number(target.lower)
@@ -205,7 +191,7 @@ RELATION_WORDS = frozenset(SAME_FORM) | LIGHT_WORDS | frozenset(UNITS)
 
 
 def _subject_words(sentence: Sequence[_Word], i: int, anchor: int, question: str) -> set[str]:
-    """The content words of the answer and ``question`` besides word ``i``'s value, the
+    """The content words of the answer and ``question`` but word ``i``'s value, the
     ``anchor``, units and relation words ("costs")."""
     skip = {sentence[k].lower for k in [*_phrase(sentence, i), anchor]} | RELATION_WORDS
     pool = [w for k, w in enumerate(sentence) if k not in _phrase(sentence, i)]
@@ -244,9 +230,8 @@ def unit_texts(
 def disputes(
     result: AttributionResult, start: int = 0, end: int | None = None, unit: str = "document"
 ) -> dict[int, list[str]]:
-    """The units (document or segment indices) that dispute a word in ``start:end`` of the
-    answer, with those words: another value in its place (:func:`stated_value`) for a
-    number, for a name when the model's conflicts agree too."""
+    """The units (document or segment indices) disputing a word in ``start:end`` of the
+    answer, with those words (:func:`stated_value`; a name only when a conflict agrees)."""
     response = result.response
     end = len(response) if end is None else end
     texts = unit_texts(result, unit)
@@ -261,7 +246,7 @@ def disputes(
             claims.append((own, a, b, conflict.start))
     for a, b in sentences:
         for word in _words(response[a:b]) if a < end and b > start else []:
-            if word.kind in LEXICAL_KINDS and start <= a + word.start < end:
+            if word.kind == "number" and start <= a + word.start < end:
                 claims += [(own, a, b, a + word.start) for own in range(len(texts))]
     found: dict[int, list[str]] = {}
     worked = derived_values(response, ContextWords.of(texts, result.question))
@@ -282,8 +267,8 @@ def disputes(
 def _off_subject(
     unit: int, value: str, known: Sequence[frozenset[str]], asked: frozenset[str]
 ) -> bool:
-    """Whether ``unit`` speaks of the question's subject (``asked``) less than a unit that
-    states the answer's ``value``: then it is about something else (DVD fines, not books)."""
+    """Whether ``unit`` speaks of the question's subject less than a unit stating the
+    answer's ``value`` (DVD fines, not books)."""
     holding = [u for u, held in enumerate(known) if value and value in held]
     if not holding or not asked:
         return False

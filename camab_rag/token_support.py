@@ -1,13 +1,10 @@
-"""Per-token support: each answer token's log-probability with the context and without it.
-
-:class:`TokenSupport` derives, with no further model call, the context gain of any range,
-each sentence's, and the unsupported spans. Two tokenisations are merged into the
-smallest pieces whose boundaries agree (each keeps its log-prob sum and token count).
-"""
+"""Per-token support: each answer token's log-prob with the context and without it, from
+which the gain of any range, each sentence's and the unsupported spans follow (no model call)."""
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -22,20 +19,19 @@ from camab_rag.sentences import split_sentences
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 _ARRAYS = ("starts", "ends", "full", "empty", "counts")
-
-UNLIKELY_LOGPROB = math.log(0.5)
-"""A token is *unlikely* when its log-prob with the context is below this."""
+_ALNUM_RUN = re.compile(r"[^\W_]+")
+UNLIKELY_LOGPROB = math.log(0.5)  # a token is *unlikely* below this log-prob with the context
 
 
 @dataclass(frozen=True)
 class Span:
-    """A character range of the answer and its per-token context gain."""
+    """A character range of the answer, its mean per-token context gain
+    (``log p(t | C) - log p(t | empty)``) and its token count."""
 
     text: str
     start: int
     end: int
     gain: float
-    """Mean per-token ``log p(t | C) - log p(t | empty)`` over the span's tokens."""
     n_tokens: int
 
     def to_dict(self) -> dict[str, Any]:
@@ -44,10 +40,9 @@ class Span:
 
 @dataclass(frozen=True, eq=False)
 class TokenSupport:
-    """The answer's tokens (or aligned pieces) with their log-probs under both anchors:
-    character ranges ``starts``/``ends``, log-prob sums ``full``/``empty`` over ``counts``
-    tokens; ``earlier_turns`` the empty anchor left out, whose evidence (system prompt,
-    earlier questions) ``conversation`` keeps as context."""
+    """The answer's tokens (or pieces where two tokenisations agree) as character ranges
+    ``starts``/``ends`` with log-prob sums ``full``/``empty`` over ``counts`` tokens;
+    ``earlier_turns`` the empty anchor left out, ``conversation`` their evidence."""
 
     response: str
     starts: IntArray
@@ -86,30 +81,26 @@ class TokenSupport:
         """Align the two anchor calls' token log-probs of ``response``."""
         a = np.asarray(full.token_offsets, dtype=np.int64)
         b = np.asarray(empty.token_offsets, dtype=np.int64)
-        if a.shape == b.shape and np.array_equal(a, b):
-            bounds = a
-            full_sums, empty_sums = full.logprobs, empty.logprobs
-            counts = np.ones(a.shape[0], dtype=np.int64)
-        else:
+        bounds, counts = a, np.ones(a.shape[0], dtype=np.int64)
+        full_sums, empty_sums = (np.asarray(side.logprobs, dtype=float) for side in (full, empty))
+        if a.shape != b.shape or not np.array_equal(a, b):
+            first = min(int(a[0]), int(b[0]))
             bounds = np.array(sorted(set(a.tolist()) & set(b.tolist())), dtype=np.int64)
-            if bounds.size == 0 or bounds[0] > min(int(a[0]), int(b[0])):
-                bounds = np.concatenate([[min(int(a[0]), int(b[0]))], bounds])
+            if bounds.size == 0 or bounds[0] > first:
+                bounds = np.insert(bounds, 0, first)
             piece_a, piece_b = (
-                np.clip(np.searchsorted(bounds, x, side="right") - 1, 0, bounds.size - 1)
-                for x in (a, b)
+                np.clip(np.searchsorted(bounds, x, "right") - 1, 0, None) for x in (a, b)
             )
-            full_sums, empty_sums = (
-                np.bincount(piece, weights=side.logprobs, minlength=bounds.size).astype(float)
-                for piece, side in ((piece_a, full), (piece_b, empty))
-            )
-            counts = np.bincount(piece_a, minlength=bounds.size).astype(np.int64)
+            counts = np.bincount(piece_a, minlength=bounds.size)
             keep = counts > 0
-            bounds, full_sums, empty_sums = bounds[keep], full_sums[keep], empty_sums[keep]
-            counts = counts[keep]
-        sums = [np.asarray(side, dtype=float) for side in (full_sums, empty_sums)]
-        ends = np.append(bounds[1:], len(response)).astype(np.int64)
-        turns = (earlier_turns, tuple(conversation))
-        return cls(response, bounds.astype(np.int64), ends, sums[0], sums[1], counts, *turns)
+            full_sums, empty_sums = (
+                np.bincount(piece, weights=sums, minlength=bounds.size)[keep]
+                for piece, sums in ((piece_a, full_sums), (piece_b, empty_sums))
+            )
+            bounds, counts = bounds[keep], counts[keep]
+        ends = np.append(bounds[1:], len(response))
+        arrays = (bounds.astype(np.int64), ends.astype(np.int64), full_sums, empty_sums)
+        return cls(response, *arrays, counts.astype(np.int64), earlier_turns, tuple(conversation))
 
     @property
     def n_tokens(self) -> int:
@@ -121,7 +112,6 @@ class TokenSupport:
         return (visible >= start) & (visible < end)
 
     def _mean(self, values: FloatArray, start: int, end: int | None) -> float:
-        """Per-token mean of ``values`` over the tokens starting in ``[start, end)``."""
         inside = self._inside(start, len(self.response) if end is None else end)
         count = int(self.counts[inside].sum())
         return float(values[inside].sum() / count) if count else float("nan")
@@ -144,7 +134,6 @@ class TokenSupport:
         return replace(self, **{name: getattr(self, name)[keep] for name in _ARRAYS})
 
     def span(self, start: int, end: int) -> Span:
-        """The :class:`Span` ``[start, end)`` with its gain and token count."""
         count = int(self.counts[self._inside(start, end)].sum())
         return Span(self.response[start:end], start, end, self.gain(start, end), count)
 
@@ -162,8 +151,7 @@ class TokenSupport:
     ) -> list[Span]:
         """Maximal runs, inside one sentence and widened to whole words, of pieces unlikely
         with the context (per token below ``unlikely``) that it does not make likelier
-        (gain ``<= 0``); a ``taken`` piece (a word the context holds) never counts, an
-        ``absent`` one counts whatever its gain."""
+        (gain ``<= 0``); a ``taken`` piece never counts, an ``absent`` one whatever its gain."""
         unlikely_ = self.full / self.counts < unlikely
         mask = unlikely_ & (self.full <= self.empty) & (True if taken is None else ~taken)
         if absent is not None:
@@ -177,29 +165,18 @@ class TokenSupport:
                 runs[-1] = (runs[-1][0], int(index))
             else:
                 runs.append((int(index), int(index)))
+        words = [m.span() for m in _ALNUM_RUN.finditer(self.response)]
         spans: list[Span] = []
         for first, last in runs:
-            raw = self.response[int(self.starts[first]) : int(self.ends[last])]
-            if not any(ch.isalnum() for ch in raw):  # a quote or a stop: nothing to widen
+            a, b = int(self.starts[first]), int(self.ends[last])
+            held = [w for w in words if w[1] > a and w[0] < b]  # widened to whole words
+            if not held:  # a quote or a stop
                 continue
-            start, end = self._word_range(int(self.starts[first]), int(self.ends[last]))
+            start, end = held[0][0], held[-1][1]
             if spans and start < spans[-1].end:  # widened into the previous span
                 start = spans.pop().start
             spans.append(self.span(start, end))
         return spans
-
-    def _word_range(self, start: int, end: int) -> tuple[int, int]:
-        """``[start, end)`` trimmed of spaces and punctuation, widened to whole words."""
-        text = self.response
-        while start < end and not text[start].isalnum():
-            start += 1
-        while end > start and not text[end - 1].isalnum():
-            end -= 1
-        while start > 0 and text[start - 1].isalnum():
-            start -= 1
-        while end < len(text) and text[end].isalnum():
-            end += 1
-        return start, end
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON; :meth:`from_dict` restores it exactly."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,13 +31,10 @@ def _number(value: object) -> bool:
 
 @dataclass(frozen=True)
 class CitationRule:
-    """What counts as a citation of one answer sentence: a ``unit`` (document or segment)
-    among its ``top_k`` (``None``: any), ``threshold`` nats per token above the best unit
-    sharing none of its words, at least ``relative`` times the best and, with
-    ``new_words``, holding a number or name no better cited unit holds.
-    ``support_threshold``: ``None`` drops the citations of a sentence the gate rejects, a
-    number the sentence score against it, ``-inf`` keeps all.
-    """
+    """What counts as a citation of a sentence: a ``unit`` among its ``top_k`` (``None``:
+    any), ``threshold`` nats per token above the best unit sharing none of its words, at
+    least ``relative`` times the best and, with ``new_words``, adding a number or name.
+    ``support_threshold``: the gate's bar for the sentence (``None``: the gate's own)."""
 
     top_k: int | None = 2
     threshold: float = CITE_ABOVE
@@ -48,15 +45,14 @@ class CitationRule:
 
     def __post_init__(self) -> None:
         top_k, bar = self.top_k, self.support_threshold
-        checks: list[tuple[str, str, Callable[[], object]]] = [
+        for name, wanted, ok in (
             ("top_k", ">= 1 or None", lambda: top_k is None or (top_k >= 1 and top_k is not True)),
             ("threshold", "a finite number", lambda: np.isfinite(self.threshold)),
             ("relative", "in [0, 1]", lambda: 0.0 <= self.relative <= 1.0),
             ("new_words", "True or False", lambda: isinstance(self.new_words, bool)),
             ("unit", "'document' or 'segment'", lambda: self.unit in ("document", "segment")),
             ("support_threshold", "a number or None", lambda: bar is None or _number(bar)),
-        ]
-        for name, wanted, ok in checks:
+        ):
             if not ok():
                 raise InputError(f"{name} must be {wanted}, got {getattr(self, name)!r}")
 
@@ -68,9 +64,6 @@ class CitationRule:
         chosen = [i for i in order if 0 < values[i] >= bar]
         return chosen if self.top_k is None else chosen[: self.top_k]
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class Highlight:
@@ -81,8 +74,7 @@ class Highlight:
     end: int
     text: str
     score: float
-    strength: float
-    """``score`` on the support scale, in ``[0, 1]`` (1 from "strong support" up)."""
+    strength: float  # ``score`` on the support scale, in ``[0, 1]``
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "support": support_words(self.score)}
@@ -100,10 +92,8 @@ class Source:
     text: str
     score: float
     highlights: list[Highlight] = field(default_factory=list)
-    url: str | None = None
-    """An http(s) link to the source (its ``url``/``source`` metadata), when it has one."""
-    disputes: list[str] = field(default_factory=list)
-    """Answer words this source argues against (shown as disputing, never as support)."""
+    url: str | None = None  # an http(s) link from its ``url``/``source`` metadata
+    disputes: list[str] = field(default_factory=list)  # answer words it argues against
 
     @property
     def label(self) -> str:
@@ -124,10 +114,8 @@ class CitedSentence:
     start: int
     end: int
     citations: list[int]
-    scores: list[float]
-    """The score of each cited source for this sentence (same order as ``citations``)."""
-    disputed: list[int] = field(default_factory=list)
-    """Source numbers that argue against a word of this sentence (not cited as support)."""
+    scores: list[float]  # each cited source's score for this sentence
+    disputed: list[int] = field(default_factory=list)  # sources arguing against a word
     supported: bool | None = None
     abstention: bool = False
     unsupported_spans: list[tuple[int, int]] = field(default_factory=list)
@@ -194,14 +182,13 @@ class CitedAnswer:
     groundedness: Any = None
     scored_by: ScoredBy | None = None
     uninformative: str | None = None
-    withheld: bool = False
-    """The answer was blocked: :attr:`answer` is the fallback shown in its place."""
+    withheld: bool = False  # blocked: ``answer`` is the fallback shown in its place
 
     def source(self, number: int) -> Source:
-        found = [source for source in self.sources if source.number == number]
-        if not found:
-            raise KeyError(number)
-        return found[0]
+        for source in self.sources:
+            if source.number == number:
+                return source
+        raise KeyError(number)
 
     def with_groundedness(self, verdict: Any) -> CitedAnswer:
         """A copy carrying a groundedness report or a filter's ``FilteredAnswer``: rejected
@@ -230,9 +217,7 @@ class CitedAnswer:
         if len(kept) == len(self.sources) and all(k == v for k, v in renumber.items()):
             return self
         sources = [
-            replace(
-                s, number=renumber[s.number], highlights=s.highlights if s.number in cited else []
-            )
+            replace(s, number=renumber[s.number], highlights=s.highlights * (s.number in cited))
             for s in kept
         ]
 
@@ -262,7 +247,7 @@ class CitedAnswer:
             "answer": self.answer,
             "sentences": [s.to_dict() for s in self.sentences],
             "sources": [s.to_dict() for s in self.sources],
-            "rule": self.rule.to_dict(),
+            "rule": asdict(self.rule),
             "method": self.method,
             "n_queries": self.n_queries,
             "groundedness": self.groundedness.to_dict() if self.groundedness is not None else None,
@@ -279,17 +264,9 @@ class CitedAnswer:
             text = text.replace(raw, f"\\u{ord(raw):04x}")
         return text
 
-    def to_markdown(self) -> str:
-        return render_markdown(self)
-
-    def to_html(self, *, full_page: bool = True, title: str = "Answer with citations") -> str:
-        """Self-contained HTML (inline CSS, no scripts, no external assets)."""
-        return render_html(self, full_page=full_page, title=title)
-
-    def to_terminal(self, *, color: bool | None = None, stream: IO[str] | None = None) -> str:
-        """Text for a terminal: ANSI colours when ``color`` (default: ``stream`` is a TTY
-        and ``NO_COLOR`` is unset), plain text otherwise."""
-        return render_terminal(self, color=color, stream=stream)
+    to_markdown = render_markdown
+    to_html = render_html
+    to_terminal = render_terminal
 
     def _repr_html_(self) -> str:
         return self.to_html(full_page=False)

@@ -1,9 +1,6 @@
-"""Self-contained HTML: inline CSS, no scripts, no external assets.
-
-Document and model text is cleaned and escaped; attributes hold numbers, fixed strings,
-escaped tooltips and http(s) URLs only; the full page's Content-Security-Policy forbids
-scripts.
-"""
+"""Self-contained HTML (inline CSS, no scripts, no external assets): untrusted text is
+cleaned and escaped, attributes hold numbers, fixed strings, escaped tooltips and http(s)
+URLs only, and the full page's Content-Security-Policy forbids scripts."""
 
 from __future__ import annotations
 
@@ -34,8 +31,6 @@ CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
     "form-action 'none'"
 )
-
-
 CSS = """
 .camab-cite { font-family: system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif;
   line-height: 1.5; color: #1d1d1f; max-width: 46rem; }
@@ -114,7 +109,6 @@ def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
 
 
 def _sentence_html(sentence: CitedSentence) -> str:
-    """A sentence; an unsupported one is wrapped and its unsupported words marked."""
     body = "".join(
         f'<mark class="camab-nosupport">{esc(piece)}</mark>' if flagged else esc(piece)
         for piece, flagged in unsupported_pieces(sentence)
@@ -130,9 +124,11 @@ def _sentence_html(sentence: CitedSentence) -> str:
     )
 
 
-def render_fragment(answer: CitedAnswer) -> str:
-    """The cited answer as an HTML fragment with its own scoped ``<style>`` (for notebooks
-    and for embedding in a chat page)."""
+def render_html(
+    answer: CitedAnswer, *, full_page: bool = True, title: str = "Answer with citations"
+) -> str:
+    """The cited answer as a standalone HTML page, or with ``full_page=False`` a fragment
+    with its own scoped ``<style>`` (notebooks, chat pages)."""
     page_id = answer_id(answer)
     parts = [f'<div class="camab-cite" id="{page_id}">', f"<style>{CSS}</style>"]
     if answer.question:
@@ -160,7 +156,7 @@ def render_fragment(answer: CitedAnswer) -> str:
         parts.append('<ol class="camab-sources">')
         parts += [_source_html(answer, page_id, source) for source in answer.sources]
         parts.append("</ol>")
-    if has_highlights(answer):  # a legend; the figures for developers in its tooltip
+    if has_highlights(answer):  # the figures for developers in the legend's tooltip
         calls = f"{int(answer.n_queries)} model call{'' if answer.n_queries == 1 else 's'}"
         detail = (
             f"{answer.method} attribution, {calls}; support scale in nats per answer token: "
@@ -168,14 +164,7 @@ def render_fragment(answer: CitedAnswer) -> str:
         )
         parts.append(f'<p class="camab-footer" title="{esc(detail)}">{esc(LEGEND_TEXT)}</p>')
     parts.append("</div>")
-    return "\n".join(parts)
-
-
-def render_html(
-    answer: CitedAnswer, *, full_page: bool = True, title: str = "Answer with citations"
-) -> str:
-    """The cited answer as a standalone HTML page (or a fragment with ``full_page=False``)."""
-    fragment = render_fragment(answer)
+    fragment = "\n".join(parts)
     if not full_page:
         return fragment
     return (

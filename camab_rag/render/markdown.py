@@ -1,8 +1,5 @@
-"""Markdown rendering: the answer with ``[n]`` markers and a numbered source list.
-
-Document and model text is backslash-escaped wherever a character could open a link,
-image, emphasis, code or raw HTML; source URLs become percent-encoded link destinations.
-"""
+"""Markdown: the answer with ``[n]`` markers and a numbered source list; untrusted text is
+backslash-escaped wherever a character could change the rendering, URLs percent-encoded."""
 
 from __future__ import annotations
 
@@ -31,8 +28,7 @@ NOTICE_MARKDOWN = {"proxy": "> **\u26a0 {}**", "empty": "**{}**"}  # the others 
 
 
 def escape_markdown(text: str) -> str:
-    """``text`` safe to embed in Markdown: control characters neutralised, the characters
-    that could change the rendering backslash-escaped, line breaks kept."""
+    """``text`` safe to embed in Markdown (control characters neutralised, line breaks kept)."""
     escaped = _ANYWHERE.sub(r"\\\1", clean(text))
     return _LINE_START.sub(_escape_marker, escaped)
 
@@ -43,7 +39,6 @@ def _escape_marker(match: re.Match[str]) -> str:
 
 
 def _inline(text: str) -> str:
-    """Escaped text on one line (line breaks become spaces)."""
     return " ".join(escape_markdown(text).split())
 
 
@@ -53,9 +48,7 @@ def link_destination(url: str) -> str:
 
 
 def markers(answer: CitedAnswer, numbers: list[int], page: str, mark: str = "") -> str:
-    """``[n]`` markers (``mark`` before ``n``), each a link to its source's URL, else to
-    its entry ``#{page}-src-n`` in the list."""
-
+    """``[n]`` markers (``mark`` before ``n``) linking to the source's URL or list entry."""
     out = []
     for n in numbers:
         url = answer.source(n).url
@@ -78,7 +71,7 @@ def _source_text(answer: CitedAnswer, source: Source) -> str:
 
 def render_markdown(answer: CitedAnswer) -> str:
     """The cited answer as Markdown (CommonMark)."""
-    page = answer_id(answer)  # hashed once: every marker and anchor of this answer
+    page = answer_id(answer)
     lines: list[str] = []
     if answer.question:
         lines += [f"**Question:** {_inline(answer.question)}", ""]

@@ -1,16 +1,9 @@
-"""How much a source supports an answer sentence: one absolute scale, in words.
-
-Scores are nats per answer token; levels are set by ``T`` (:data:`SUPPORT_UNIT`, the
-context gain of an answer taken from its context): strong from ``2 T``, support from
-``T / 2``, weak from ``T / 4``. Being cited is another bar (:data:`CITE_ABOVE`).
-"""
-
-from __future__ import annotations
+"""How much a source supports an answer sentence, in words, on one scale of nats per answer
+token set by :data:`SUPPORT_UNIT` (the context gain of an answer taken from its context)."""
 
 SUPPORT_UNIT = 0.22
 CITE_AT = SUPPORT_UNIT / 2
-CITE_ABOVE = 0.05
-"""Support above any unrelated text a source needs to be cited (HotpotQA dev rows)."""
+CITE_ABOVE = 0.05  # support above any unrelated text a source needs to be cited
 STRONG_AT = 2 * SUPPORT_UNIT
 WEAK_AT = SUPPORT_UNIT / 4
 WORDS = {3: "strong support", 2: "support", 1: "weak support", 0: "no measurable support"}
@@ -26,5 +19,5 @@ def support_words(score: float) -> str:
 
 
 def support_strength(score: float) -> float:
-    """``score`` on ``[0, 1]`` of the scale (1 from "strong support" up), for a bar."""
+    """``score`` on ``[0, 1]`` of the scale (1 from "strong support" up)."""
     return float(min(max(score / STRONG_AT, 0.0), 1.0))

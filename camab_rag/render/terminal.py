@@ -1,5 +1,5 @@
-"""Terminal rendering: ANSI colours on a TTY (:func:`use_color`), plain text otherwise.
-Document and model text is cleaned of control characters: it cannot inject escapes."""
+"""Terminal rendering: ANSI colours on a TTY (:func:`use_color`), else plain text; document
+and model text is cleaned of control characters, so it cannot inject escapes."""
 
 from __future__ import annotations
 
@@ -26,14 +26,8 @@ from camab_rag.render.text import (
 if TYPE_CHECKING:
     from camab_rag.render.cited_answer import CitedAnswer
 
-RESET = "\x1b[0m"
-BOLD = "\x1b[1m"
-DIM = "\x1b[2m"
-CYAN = "\x1b[36m"
-GREEN = "\x1b[32m"
-RED = "\x1b[31m"
+RESET, BOLD, DIM, UNDERLINE, RED, GREEN, CYAN = (f"\x1b[{c}m" for c in (0, 1, 2, 4, 31, 32, 36))
 PROXY = "\x1b[1;30;43m"  # black on yellow: hard to miss
-UNDERLINE = "\x1b[4m"
 NOTICE_STYLE = {"pass": GREEN, "fail": RED, "proxy": PROXY, "empty": RED, "uncited": DIM}
 LEVEL_STYLE = {3: PROXY, 2: "\x1b[33m", 1: "\x1b[2;33m"}  # strong, support, weak
 
@@ -54,13 +48,6 @@ def _one_line(text: str) -> str:
 def _spaced(text: str) -> str:
     """``text`` cleaned, each run of whitespace one space (the ends kept)."""
     return re.sub(r"\s+", " ", clean(text))
-
-
-def _bar(strength: float, width: int = 8, *, ascii_only: bool) -> str:
-    filled = max(0, min(width, round(strength * width)))
-    if ascii_only:
-        return "[" + "#" * filled + " " * (width - filled) + "]"
-    return "█" * filled + "·" * (width - filled)
 
 
 def render_terminal(
@@ -113,7 +100,9 @@ def render_terminal(
             words = max((len(support_words(h.score)) for h in shown), default=0)
             for highlight in sorted(shown, key=lambda h: -h.score):
                 level = max(support_level(highlight.score), 1)
-                bar = _bar(highlight.strength, ascii_only=not colored)
+                filled = max(0, min(8, round(highlight.strength * 8)))
+                bar = f"{'█' * filled}{'·' * (8 - filled)}"
+                bar = bar if colored else f"[{'#' * filled}{' ' * (8 - filled)}]"
                 label = f"{bar} {support_words(highlight.score):<{words}} "
                 body = textwrap.wrap(
                     _one_line(highlight.text),
@@ -123,7 +112,6 @@ def render_terminal(
                 for k, line in enumerate(body):
                     prefix = label if k == 0 else " " * len(label)
                     out.append(indent + prefix + style(LEVEL_STYLE[level], line))
-    if has_highlights(answer):  # the legend explains the bars: none printed, no legend
-        # words only: the method and the model calls are in to_dict() for developers
+    if has_highlights(answer):  # words only: the figures are in to_dict() for developers
         out += ["", style(DIM, f"bar: {LEGEND_TEXT}")]
     return "\n".join(out) + "\n"

@@ -1,5 +1,5 @@
-"""What every renderer shows, in words: the notices under an answer, the note after a
-sentence, the highlights of a source; and the cleaning that makes untrusted text safe."""
+"""What every renderer shows, in words (notices, sentence notes, highlights), and the
+cleaning that makes untrusted text safe."""
 
 from __future__ import annotations
 
@@ -13,19 +13,16 @@ from camab_rag.groundedness.score import STOPWORDS, words
 from camab_rag.render.support import support_words
 from camab_rag.sentences import split_sentences
 
-if TYPE_CHECKING:  # the model imports the renderers; they read it for types only
+if TYPE_CHECKING:  # the model imports the renderers
     from camab_rag.render.cited_answer import CitedAnswer, CitedSentence, Highlight, Source
 
-# C0 controls except tab and line feed, DEL, C1 controls, the Unicode format characters
-# that reorder or hide text (bidirectional overrides/isolates, zero-width marks, BOM), and
-# lone surrogates (a stored result read back from JSON may hold them: no file can).
+# controls but tab and line feed, characters that reorder or hide text, lone surrogates
 _UNSAFE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
     "\ud800-\udfff]"
 )
 LEGEND_TEXT = "the highlight marks the passage that supports the answer; darker is stronger"
-DISPUTED_MARK = "disputed by "
-"""Before a disputing source's number in the answer: words, as end users read it."""
+DISPUTED_MARK = "disputed by "  # before a disputing source's number
 
 
 def answer_id(answer: CitedAnswer) -> str:
@@ -43,7 +40,7 @@ M = TypeVar("M")
 
 
 def _cut(text: str, marks: Sequence[tuple[int, int, M]]) -> list[tuple[str, M | None]]:
-    """``text`` cut into plain (``None``) and marked pieces; overlapping marks ignored."""
+    """``text`` cut into plain (``None``) and marked pieces; overlaps ignored."""
     pieces: list[tuple[str, M | None]] = []
     cursor = 0
     for start, end, mark in sorted(marks, key=lambda m: m[0]):
@@ -66,13 +63,12 @@ def unsupported_pieces(sentence: CitedSentence) -> list[tuple[str, bool]]:
 
 
 def informative_words(text: str) -> set[str]:
-    """The lower-cased words of ``text`` that are not stop words."""
     return {w for w in words(text) if w not in STOPWORDS}
 
 
 def supporting_sentence(text: str, sentence: str) -> tuple[int, int] | None:
-    """The span of ``text``'s sentence sharing the most content words with ``sentence``;
-    ``None`` when ``text`` is one sentence or none shares a word."""
+    """The span of ``text``'s sentence sharing most content words with ``sentence`` (``None``:
+    one sentence, or none shares a word)."""
     parts = split_sentences(text)
     wanted = informative_words(sentence)
     if len(parts) < 2 or not wanted:
@@ -83,7 +79,7 @@ def supporting_sentence(text: str, sentence: str) -> tuple[int, int] | None:
 
 
 def shown_highlights(answer: CitedAnswer, source: Any) -> list[Highlight]:
-    """``source``'s highlights, each narrowed to its sentences closest to those citing it."""
+    """``source``'s highlights, narrowed to their sentences closest to those citing it."""
     citing = [s.text for s in answer.sentences if source.number in s.citations]
     shown: list[Highlight] = []
     for highlight in source.highlights:
@@ -98,17 +94,15 @@ def shown_highlights(answer: CitedAnswer, source: Any) -> list[Highlight]:
 
 
 def has_highlights(answer: CitedAnswer) -> bool:
-    """Whether a source of ``answer`` shows a highlighted passage (then a legend)."""
     return any(shown_highlights(answer, source) for source in answer.sources)
 
 
-def score_text(score: float) -> str:
-    """A score as tooltips show it, one rounding everywhere (``"score +0.452"``)."""
+def score_text(score: float) -> str:  # for tooltips
     return f"score {float(score):+.3f}"
 
 
 def groundedness_report(verdict: Any) -> Any:
-    """The report of a ``FilteredAnswer``; a report as is."""
+    """The report of a ``FilteredAnswer``, or ``verdict`` itself."""
     if verdict is not None and not hasattr(verdict, "sentences") and hasattr(verdict, "report"):
         return verdict.report if verdict.report is not None else verdict
     return verdict
@@ -123,9 +117,7 @@ def verdict_name(report: Any) -> str | None:
     if named in ("supported", "uncertain", "unsupported"):
         return str(named)
     grounded = getattr(report, "grounded", None)
-    if grounded is None:
-        return "unknown"
-    return "supported" if grounded else "unsupported"
+    return "unknown" if grounded is None else "supported" if grounded else "unsupported"
 
 
 _VERDICT_WORDS = {
@@ -141,7 +133,7 @@ def _quoted(words: Iterable[str]) -> str:
 
 
 def verdict_text(report: Any) -> str | None:
-    """One line in words on a groundedness verdict (``None`` if none)."""
+    """One line in words on a groundedness verdict."""
     name = verdict_name(report)
     if name is None:
         return None
@@ -159,8 +151,7 @@ def verdict_text(report: Any) -> str | None:
     count = len(getattr(report, "unsupported_sentences", []) or [])
     if count and count < len(sentences):
         line += f"; {count} sentence{' is' if count == 1 else 's are'} not supported"
-    turns = int(getattr(report, "earlier_turns", 0) or 0)
-    if turns:
+    if turns := int(getattr(report, "earlier_turns", 0) or 0):
         line += f"; context includes {turns} earlier chat message{'s' if turns > 1 else ''}"
     if name == "supported" and any(
         "conversation" in (getattr(s, "support_from", ()) or ()) for s in sentences
@@ -189,8 +180,8 @@ def verdict_detail(report: Any) -> str | None:
 
 
 def no_sources_text(answer: Any) -> str | None:
-    """One line saying why no document is cited (the gate rejected the answer or some
-    sentences, or none stands out); ``None`` when one is, or nothing is to say."""
+    """One line on why no document is cited (the gate rejected the answer or sentences, or
+    none stands out); ``None`` when one is."""
     if answer.sources or answer.uninformative:
         return None
     claims = [s for s in answer.sentences if not s.abstention]
@@ -218,7 +209,6 @@ WITHHELD = "The answer was withheld: the sources do not support it"
 def notices(answer: CitedAnswer) -> list[tuple[str, str]]:
     """The lines every renderer shows under the answer, each with its kind (``"pass"``,
     ``"fail"``, ``"proxy"``, ``"empty"``, ``"uncited"``)."""
-
     found: list[tuple[str, str]] = []
     verdict = verdict_text(answer.groundedness)
     if answer.withheld:  # the fallback is shown: the verdict was on the answer it replaced
@@ -240,7 +230,6 @@ def notices(answer: CitedAnswer) -> list[tuple[str, str]]:
 
 
 def dispute_text(words: Sequence[str]) -> str:
-    """``'disagrees with the answer on "30"'`` for the words a source disputes."""
     return "disagrees with the answer on " + _quoted(words)
 
 
@@ -253,8 +242,8 @@ def source_note(source: Any) -> str:
 
 
 def sentence_note(sentence: CitedSentence) -> str | None:
-    """The note after a sentence: an unsupported one quotes its unsupported words, one
-    resting on the conversation says so; else ``None``."""
+    """The note after a sentence: its unsupported words quoted, or that it rests on the
+    conversation."""
     if sentence.supported is True and not sentence.citations:
         return "(from the conversation)" if "conversation" in sentence.support_from else None
     if sentence.supported is not False:

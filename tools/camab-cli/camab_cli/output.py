@@ -179,9 +179,7 @@ class RecordWriter:
         if self.fmt == "html":
             if self.single:
                 return str(cited.to_html(title="camab: answer with citations"))
-            from camab_rag.render.html import render_fragment
-
-            fragment = render_fragment(cited)
+            fragment = str(cited.to_html(full_page=False))
             if self._html_open:
                 return f"\n<hr>\n{fragment}"
             head, _, _ = str(cited.to_html(title="camab: answers with citations")).partition(
