@@ -60,9 +60,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 
 
 def _append_span(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
+    piece = text[start:end]
+    start, end = start + len(piece) - len(piece.lstrip()), start + len(piece.rstrip())
     if end > start:
         spans.append((start, end))

@@ -24,7 +24,7 @@ from camab_rag.methods.base import (
 )
 from camab_rag.methods.baselines import ContextCite, KernelShap
 from camab_rag.methods.camab import Camab, CamabSampler
-from camab_rag.methods.prior import posterior, target_weights
+from camab_rag.methods.prior import FreePrior
 
 MAX_AUTO_BATCH = 2  # the most Thompson draws per round
 SHAPLEY_OPENING = 0.75  # the share of a one-level run opened with KernelSHAP's design
@@ -80,11 +80,9 @@ def separate_ties(
     rng: np.random.Generator,
     fresh: Callable[[np.ndarray, set[bytes]], np.ndarray],
 ) -> Masks:
-    """``batch`` after ``seen``, changed only where it must be so that no two units'
-    columns (which any fit scores alike) are identical once the ``later`` rows are spent:
-    row by row, as few random units move as it takes for a class of tied units to keep at
-    most ``2 ** (r - 1)`` on one side, ``r`` the rows left; a row repeating an earlier one
-    is replaced by ``fresh(row, earlier)``."""
+    """``batch`` after ``seen``, changed only where it must be so that no two units' columns
+    (which any fit scores alike) are identical once the ``later`` rows are spent; a row
+    repeating an earlier one is replaced by ``fresh(row, earlier)``."""
     n_segments = batch.shape[1]
     rows = np.asarray(seen, dtype=bool).reshape(-1, n_segments)
     proposed = {r.tobytes() for r in rows}
@@ -96,7 +94,7 @@ def separate_ties(
         labels = np.zeros(n_segments, dtype=np.int64)
         if len(rows):  # one label per unit, shared by units of identical columns
             labels = np.unique(rows.T, axis=0, return_inverse=True)[1].reshape(-1)
-        most = 2 ** min(max(len(out) - i + later - 1, 0), 62)
+        most = 2 ** min(max(len(out) - i + later - 1, 0), 62)  # per side of a tied class
         for label in np.flatnonzero(np.bincount(labels) > most):
             members = np.flatnonzero(labels == label)
             inside = members[row[members]]
@@ -139,11 +137,9 @@ class _Switches:
 def budget_rule(
     switches: _Switches, n_segments: int, budget: int, n_docs: int, answer_words: int | None = None
 ) -> _Switches:
-    """``auto``'s design for one run: on one document, the random halves under
-    ``one_document_halves_below`` calls per unit, else LASSO; over several documents, one
-    joint fit under ``joint_fit_below``. The lexical prior on one document under
-    ``lexical_prior_below``, over several for an answer of at most
-    :data:`SHORT_ANSWER_WORDS` words under :data:`SHORT_LEXICAL_BELOW`."""
+    """``auto``'s design for one run: on one document the random halves under a cut of
+    calls per unit, else LASSO; over several, one joint fit under a cut; the lexical prior
+    under a cut on one document, over several only for a short answer."""
     short = answer_words is not None and answer_words <= SHORT_ANSWER_WORDS
     lexical = (
         scarce_budget(n_segments, budget, switches.lexical_prior_below)
@@ -287,12 +283,11 @@ class Auto(Method):
 
     def fit_many(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
         if self.lexical_prior and self._lexical is not None:
-            free = np.asarray(self._lexical, dtype=float)
-            if len(free) != masks.shape[1]:
-                raise InputError(f"{len(free)} lexical scores for {masks.shape[1]} segments")
-            columns = np.asarray(rewards, dtype=float).reshape(len(masks), -1).T
-            fits = [posterior(masks, column, free, self.noise_variance) for column in columns]
-            return np.stack([target_weights(post.mean, free)[0] for post in fits])
+            n = len(self._lexical)
+            if n != masks.shape[1]:
+                raise InputError(f"{n} lexical scores for {masks.shape[1]} segments")
+            prior = FreePrior(np.array(self._lexical), noise_variance=self.noise_variance)
+            return prior.fit_many(masks, rewards, seed)
         estimator = self._switches.estimator
         if self.fixed_design:
             estimator = self._switches.halves_estimator

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import asdict, is_dataclass
 from typing import Any
 
 import numpy as np
@@ -71,7 +72,7 @@ class Method(ABC):
 
     def config(self) -> dict[str, Any]:
         """The method's settings, for the result's JSON form."""
-        return {}
+        return asdict(self) if is_dataclass(self) else {}
 
 
 def leave_one_out_rows(n_segments: int) -> Masks:

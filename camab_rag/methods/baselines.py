@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from math import comb
-from typing import Any
 
 import numpy as np
 
@@ -99,9 +98,6 @@ class ContextCite(Method):
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
         return lasso_scores(masks, rewards, self.alpha)
-
-    def config(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class LeaveOneOut(Method):

@@ -5,8 +5,7 @@ unseen subset of largest predictive variance is taken; ``redraw=False`` is the p
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -137,6 +136,3 @@ class Camab(Method):
         for mask, value in zip(masks, rewards):
             posterior.update(np.concatenate(([1.0], mask.astype(float))), float(value))
         return posterior
-
-    def config(self) -> dict[str, Any]:
-        return asdict(self)

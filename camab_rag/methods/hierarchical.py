@@ -1,8 +1,6 @@
-"""Hierarchical attribution: whole documents first (:func:`document_calls`), then the
-segments of the top documents that fit in the rest of the budget. Document scores come
-from the subsets that keep or drop whole documents, segment scores from those that keep
-every other document; an unrefined document's segments share its score (a base with
-``joint_fit`` is fitted once over every subset instead)."""
+"""Hierarchical attribution: whole documents first, then the segments of the top documents
+that fit in the rest of the budget; an unrefined document's segments share its score (a
+base with ``joint_fit`` is fitted once over every subset instead)."""
 
 from __future__ import annotations
 
