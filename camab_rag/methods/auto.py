@@ -41,13 +41,6 @@ _CHOICES = {
     "estimator": ("flat_intercept", "posterior_mean", "lasso"),
     "halves_estimator": ("flat_intercept", "posterior_mean", "lasso"),
 }
-_RETIRED = (  # switches of earlier research runs a stored config may hold
-    "shapley_opening",
-    "refine_opening",
-    "random_halves_below",
-    "kernelshap_below",
-    "one_document_kernelshap_below",
-)
 
 
 def auto_batch_size(parallel: int, budget: int) -> int:
@@ -161,15 +154,15 @@ def budget_rule(
     return switches
 
 
-class AutoSampler(Sampler):
+class AutoSampler(CamabSampler):
     """One opening batch when it fits, then distinct Thompson draws (:func:`separate_ties`)."""
 
     def __init__(self, method: Auto, n_segments: int, budget: int, rng: np.random.Generator):
         switches = method._switches
         halves = switches.design == "random_halves"
-        self.budget, self.rng = budget, rng
-        self.seen = np.zeros((0, n_segments), dtype=bool)
-        self.thompson = CamabSampler(method.bandit(), n_segments, 0 if halves else budget, rng)
+        super().__init__(method.bandit(), n_segments, 0 if halves else budget, rng)
+        self.total = budget
+        self.rows = np.zeros((0, n_segments), dtype=bool)
         self.opening: Masks | None = None
         if halves:  # method="contextcite"'s subsets for the same seed, nothing after them
             self.opening = ContextCite().sampler(n_segments, budget, rng).next_masks()
@@ -183,17 +176,15 @@ class AutoSampler(Sampler):
     def next_masks(self) -> Masks | None:
         batch, self.opening = self.opening, None
         if batch is None:
-            batch = self.thompson.next_masks()
+            batch = super().next_masks()
         if batch is None or len(batch) == 0:
             return batch
-        later = self.budget - len(self.seen) - len(batch)
-        return separate_ties(self.seen, batch, later, self.rng, self.thompson._unseen)
+        later = self.total - len(self.rows) - len(batch)
+        return separate_ties(self.rows, batch, later, self.rng, self._unseen)
 
     def observe(self, masks: Masks, rewards: FloatArray) -> None:
-        self.seen = np.concatenate([self.seen, np.asarray(masks, dtype=bool)])
-        self.thompson.observe(masks, rewards)
-        self.n_redrawn = self.thompson.n_redrawn
-        self.stopped_early = self.thompson.stopped_early
+        self.rows = np.concatenate([self.rows, np.asarray(masks, dtype=bool)])
+        super().observe(masks, rewards)
 
 
 @dataclass
@@ -220,10 +211,12 @@ class Auto(Method):
 
     @classmethod
     def _variant(cls, **options: Any) -> Auto:
-        """Benchmarks and stored results only: ``auto`` with :class:`_Switches` set."""
+        """Benchmarks and stored results only: ``auto`` with :class:`_Switches` set (the
+        switches of earlier research runs a stored config may hold are dropped)."""
         switch_names = {f.name for f in fields(_Switches)}
         lexical = options.pop("lexical_weights", None)
-        options = {k: v for k, v in options.items() if k not in _RETIRED}
+        known = switch_names | {f.name for f in fields(cls)}
+        options = {k: v for k, v in options.items() if k in known}
         switches = {k: v for k, v in options.items() if k in switch_names}
         public = {k: v for k, v in options.items() if k not in switch_names}
         return cls(**public, _switches=_Switches(**switches)).with_lexical(lexical)

@@ -5,6 +5,7 @@ base with ``joint_fit`` is fitted once over every subset instead)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -14,20 +15,18 @@ from camab_rag.methods.auto import Auto
 from camab_rag.methods.base import FloatArray, Masks, Method, Sampler, plan_sampler
 
 
+@dataclass
 class _Stage:
     """One level's sampler in full coordinates; rows in ``known`` are answered from it."""
 
-    def __init__(
-        self,
-        inner: Sampler,
-        to_full: Callable[[Masks], Masks],
-        known: dict[bytes, float],
-        max_calls: int | None,
-    ) -> None:
-        self.inner, self.to_full, self.known, self.max_calls = inner, to_full, known, max_calls
-        self.calls, self.done = 0, False
-        self.buffer: list[tuple[NDArray[np.bool_], NDArray[np.bool_]]] = []
-        self.pending: Masks = np.zeros((0, 0), dtype=bool)
+    inner: Sampler
+    to_full: Callable[[Masks], Masks]
+    known: dict[bytes, float]
+    max_calls: int | None
+    calls: int = 0
+    done: bool = False
+    buffer: list[tuple[NDArray[np.bool_], NDArray[np.bool_]]] = field(default_factory=list)
+    pending: Masks = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
 
     def next_masks(self) -> Masks | None:
         while not self.buffer and not self.done:
