@@ -64,8 +64,7 @@ def finite_reward(value: object, source: str, mask: NDArray[np.bool_]) -> float:
 
 
 class _Oracle:
-    """Rewards priced once per subset, ``per_call`` new subsets a call, then
-    ``on_scored(n_queries)``."""
+    """Rewards priced once per subset, ``per_call`` a call, each followed by ``on_scored``."""
 
     per_call = PROGRESS_EVERY
     _price: Callable[[list[NDArray[np.bool_]]], Steps[None]]

@@ -1,6 +1,5 @@
-"""Rule-based sentence splitting across scripts (Latin, Cyrillic, Arabic, Indic, CJK): a
-terminator (and closers) before whitespace, or a line break, ends a sentence; abbreviations,
-initials, decimals and ordinals do not."""
+"""Rule-based sentence splitting across scripts: a terminator (and closers) before
+whitespace, or a line break, ends a sentence; abbreviations, initials and ordinals do not."""
 
 from __future__ import annotations
 

@@ -21,9 +21,8 @@ from camab_rag.methods.base import (
 
 
 class KernelShap(Method):
-    """KernelSHAP: the empty and full contexts, then coalitions from the Shapley kernel's
-    size distribution, each with its complement (every subset, exact weights, when the
-    budget covers ``2^N``); least squares with ``sum(phi) = v(full) - v(empty)``."""
+    """KernelSHAP: the empty and full contexts, then coalitions of the Shapley kernel's sizes
+    with their complements; least squares with ``sum(phi) = v(full) - v(empty)``."""
 
     name = "kernelshap"
 

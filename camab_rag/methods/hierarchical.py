@@ -57,9 +57,8 @@ class _Stage:
 
 
 def document_calls(base: Method, n_docs: int, budget: int) -> int:
-    """The document level's calls: ``D + 1`` (each document left out once) when that leaves
-    a third of the budget (whenever it fits for ``auto``), else half the budget; at most
-    every subset of the documents."""
+    """The document level's calls: ``D + 1`` when that leaves a third of the budget (when it
+    fits, for ``auto``), else half the budget; at most every subset of the documents."""
     d = n_docs
     cap = max(d + 1 if 3 * (d + 1) <= 2 * budget else budget // 2, 1)
     if isinstance(base, Auto) and base._switches.document_opening and d + 1 <= budget:
