@@ -7,11 +7,10 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 _WORD = re.compile(r"\w+")
 
 
@@ -19,7 +18,7 @@ def _words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
-def lexical_scores(segments: Sequence[str], query: str) -> FloatArray:
+def lexical_scores(segments: Sequence[str], query: str) -> NDArray[np.float64]:
     """TF-IDF cosine of each segment with ``query`` (sublinear tf, idf over the segments)."""
     counts = [Counter(_words(s)) for s in segments]
     n = len(counts)

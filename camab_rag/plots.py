@@ -23,13 +23,6 @@ def _pyplot() -> Any:
     return plt
 
 
-def _tight(ax: Axes) -> Axes:
-    layout = getattr(ax.get_figure(), "tight_layout", None)
-    if callable(layout):
-        layout()
-    return ax
-
-
 def plot_attribution(
     result: AttributionResult,
     *,
@@ -40,8 +33,8 @@ def plot_attribution(
     top: int | None = 20,
     title: str | None = None,
 ) -> Axes:
-    """Horizontal bar chart of the scores ``by`` segment or document: ``gold`` indices starred,
-    ``cited`` ones outlined, only the ``top`` highest (``None``: all)."""
+    """Bar chart of the scores ``by`` segment or document: ``gold`` indices starred, ``cited``
+    ones outlined, the ``top`` highest (``None``: all)."""
     if by not in ("segment", "document"):
         raise InputError(f"by must be 'segment' or 'document', got {by!r}")
     plt = _pyplot()
@@ -53,9 +46,8 @@ def plot_attribution(
         labels = [f"{i}: {t if len(t) <= 40 else t[:39] + '…'}" for i, t in enumerate(flat)]
     else:
         labels = [f"{by} {i}" for i in range(scores.size)]
-    order = list(range(scores.size))
-    if top is not None:
-        order = list(np.argsort(-scores, kind="stable"))[:top]
+    ranked = np.argsort(-scores, kind="stable")[:top]
+    order = list(range(scores.size) if top is None else ranked)
     gold_set, cited_set = set(gold), set(cited)
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 0.35 * len(order) + 1.2))
@@ -66,13 +58,14 @@ def plot_attribution(
         if i in cited_set:
             bar.set_edgecolor("#d62728")
             bar.set_linewidth(2.0)
-    ax.set_yticks(positions)
-    ax.set_yticklabels([("★ " if i in gold_set else "") + labels[i] for i in order], fontsize=8)
+    names = [("★ " if i in gold_set else "") + labels[i] for i in order]
+    ax.set_yticks(positions, names, fontsize=8)
     ax.invert_yaxis()
     ax.axvline(0.0, color="#333", linewidth=0.8)
     ax.set_xlabel(f"attribution score ({result.method}, {result.n_queries} model calls)")
     ax.set_title(title or "Attribution: gold = ★/yellow, cited = red outline", fontsize=10)
-    return _tight(ax)
+    getattr(ax.get_figure(), "tight_layout", lambda: None)()  # not on a subfigure
+    return ax
 
 
 def plot_correlation(
@@ -94,9 +87,8 @@ def plot_correlation(
     names = list(labels) if labels is not None else [str(i) for i in range(n)]
     if len(names) != n:
         raise InputError(f"labels has {len(names)} entries for {n} segments")
-    ax.set_xticks(range(n))
-    ax.set_yticks(range(n))
-    ax.set_xticklabels(names, fontsize=7, rotation=90)
-    ax.set_yticklabels(names, fontsize=7)
+    ax.set_xticks(range(n), names, fontsize=7, rotation=90)
+    ax.set_yticks(range(n), names, fontsize=7)
     ax.set_title(title or "CAMAB posterior correlation of segment weights", fontsize=10)
-    return _tight(ax)
+    getattr(ax.get_figure(), "tight_layout", lambda: None)()  # not on a subfigure
+    return ax

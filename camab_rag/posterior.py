@@ -1,5 +1,5 @@
-"""Gaussian posterior of Bayesian linear regression, one rank-one Cholesky update per
-observation (O(d^2))."""
+"""Gaussian posterior of Bayesian linear regression, one rank-one Cholesky update (O(d^2))
+per observation."""
 
 from __future__ import annotations
 
@@ -22,17 +22,13 @@ class GaussianLinearPosterior:
         prior_variance: float = 1.0,
         noise_variance: float = 0.01,
     ) -> None:
-        if dim < 1:
-            raise ValueError(f"dim must be >= 1, got {dim}")
         if prior_variance <= 0 or noise_variance <= 0:
             raise ValueError("prior_variance and noise_variance must be positive")
-        self.dim = dim
-        self.prior_variance = float(prior_variance)
-        self.noise_variance = float(noise_variance)
-        self.prior_mean = np.broadcast_to(np.asarray(prior_mean, dtype=float), (dim,)).copy()
-        self._factor = np.eye(dim) / np.sqrt(self.prior_variance)  # upper Cholesky of B
-        self._information = self.prior_mean / self.prior_variance  # f = B0 mu0 + X^T v / s2
-        self._mean = self.prior_mean.copy()
+        self.dim, self.noise_variance = dim, float(noise_variance)
+        mean = np.broadcast_to(np.asarray(prior_mean, dtype=float), (dim,)).copy()
+        self._factor = np.eye(dim) / np.sqrt(float(prior_variance))  # upper Cholesky of B
+        self._information = mean / float(prior_variance)  # f = B0 mu0 + X^T v / s2
+        self._mean = mean.copy()
 
     def update(self, x: ArrayLike, value: float) -> None:
         """Absorb one observation ``(x, v)``: ``B += x x^T / s2``, ``f += v x / s2``."""
@@ -51,16 +47,14 @@ class GaussianLinearPosterior:
         return np.array(self._mean, dtype=float)
 
     def covariance(self) -> FloatArray:
-        """Posterior covariance ``B^-1`` (O(d^3): call once, not per round)."""
+        """Posterior covariance ``B^-1`` (O(d^3))."""
         return np.asarray(cho_solve((self._factor, False), np.eye(self.dim)), dtype=float)
 
     def correlation(self) -> FloatArray:
         """Posterior correlation matrix of the weights."""
         covariance = self.covariance()
-        std = np.sqrt(np.clip(np.diag(covariance), 1e-300, None))
-        correlation = covariance / np.outer(std, std)
-        np.fill_diagonal(correlation, 1.0)
-        return np.asarray(correlation, dtype=float)
+        std = np.sqrt(np.diag(covariance))
+        return np.asarray(covariance / np.outer(std, std), dtype=float)
 
     def predictive_variance(self, features: ArrayLike) -> FloatArray:
         """``x^T B^-1 x`` for each row of ``features`` (the uncertainty of its reward)."""
@@ -70,7 +64,6 @@ class GaussianLinearPosterior:
 
     def sample(self, rng: np.random.Generator, size: int = 1) -> FloatArray:
         """``size`` weight vectors drawn from the posterior, shape ``(size, dim)``."""
-        # U w = z  =>  Cov(w) = U^-1 U^-T = B^-1
         offsets = solve_triangular(self._factor, rng.standard_normal((self.dim, size)))
         return np.asarray((self._mean[:, None] + offsets).T, dtype=float)
 

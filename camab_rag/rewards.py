@@ -1,5 +1,5 @@
-"""Rewards V(S) from the response's log-probs under a subset's prompt, priced once per
-subset by an oracle."""
+"""Rewards V(S): a function of the response's log-probs under a subset's prompt (or any
+``mask -> float``), priced once per subset by an oracle."""
 
 from __future__ import annotations
 
@@ -49,71 +49,7 @@ def get_reward(reward: str | RewardFn) -> tuple[str, RewardFn]:
         raise InputError(f"unknown reward {reward!r}; choose one of {sorted(REWARDS)}") from None
 
 
-Masks = NDArray[np.bool_]
-FloatArray = NDArray[np.float64]
-ScoredHook = Callable[[int], object]
-#: new subsets per scorer call at most (unless the scorer runs more at once): progress
-PROGRESS_EVERY = 4
-
-
-class ScorerOracle:
-    """Rewards from a scorer, cached by subset; ``on_scored(n_queries)`` after each call."""
-
-    def __init__(
-        self, builder: PromptBuilder, scorer: Scorer, response: str, reward_fn: RewardFn
-    ) -> None:
-        self.builder = builder
-        self.scorer = scorer
-        self.response = response
-        self.reward_fn = reward_fn
-        self.cache: dict[bytes, ResponseLogprobs] = {}
-        self.n_queries = 0
-        self.prompt_tokens = 0
-        self.per_call = max(PROGRESS_EVERY, parallel_requests(scorer))
-        self.on_scored: ScoredHook | None = None
-
-    def _store(self, keys: Sequence[bytes], results: list[ResponseLogprobs]) -> None:
-        if len(results) != len(keys):
-            raise ScorerError(
-                f"the scorer returned {len(results)} results for {len(keys)} requests"
-            )
-        for key, result in zip(keys, results):
-            if not isinstance(result, ResponseLogprobs):
-                raise ScorerError(
-                    f"the scorer returned {type(result).__name__}, expected ResponseLogprobs"
-                )
-            self.cache[key] = result
-            self.n_queries += 1
-            self.prompt_tokens += int(result.prompt_tokens)
-
-    def rewards(self, masks: Masks) -> Steps[FloatArray]:
-        """The rewards of ``masks``, asking only for new subsets."""
-        new = {m.tobytes(): m for m in masks if m.tobytes() not in self.cache}
-        for part in _chunked(list(new.values()), self.per_call):
-            requests = [ScoreRequest(self.builder.build(mask), self.response) for mask in part]
-            self._store([mask.tobytes() for mask in part], (yield ScoreCall(self.scorer, requests)))
-            if self.on_scored is not None:
-                self.on_scored(self.n_queries)
-        reward = self.reward_fn
-        return np.array(
-            [
-                finite_reward(reward(self.cache[m.tobytes()].logprobs), "the reward function", m)
-                for m in masks
-            ]
-        )
-
-    def prompt_logprobs(self, name: str, prompt: Prompt) -> Steps[ResponseLogprobs]:
-        """The response's log-probs under a prompt no subset builds (cached, counted)."""
-        key = b"prompt:" + name.encode()
-        if key not in self.cache:
-            request = ScoreRequest(prompt, self.response)
-            self._store([key], (yield ScoreCall(self.scorer, [request])))
-            if self.on_scored is not None:
-                self.on_scored(self.n_queries)
-        return self.cache[key]
-
-    def logprobs(self, mask: NDArray[np.bool_]) -> ResponseLogprobs:
-        return self.cache[mask.tobytes()]
+PROGRESS_EVERY = 4  # new subsets a call at most (unless the scorer runs more at once)
 
 
 def finite_reward(value: object, source: str, mask: NDArray[np.bool_]) -> float:
@@ -127,34 +63,89 @@ def finite_reward(value: object, source: str, mask: NDArray[np.bool_]) -> float:
     return number
 
 
-class FunctionOracle:
-    """Rewards from a ``mask -> float`` function, cached by subset."""
+class _Oracle:
+    """Rewards priced once per subset, ``per_call`` a call, each followed by ``on_scored``."""
 
-    def __init__(self, value_fn: Callable[[NDArray[np.bool_]], float]) -> None:
-        self.value_fn = value_fn
-        self.cache: dict[bytes, float] = {}
+    per_call = PROGRESS_EVERY
+    _price: Callable[[list[NDArray[np.bool_]]], Steps[None]]
+
+    def __init__(self) -> None:
+        self.values: dict[bytes, float] = {}
         self.n_queries = 0
         self.prompt_tokens = 0
-        self.on_scored: ScoredHook | None = None
+        self.on_scored: Callable[[int], object] | None = None
 
-    def rewards(self, masks: Masks) -> Steps[FloatArray]:
-        new = [m for m in masks if m.tobytes() not in self.cache]
-        for part in _chunked(list({m.tobytes(): m for m in new}.values()), PROGRESS_EVERY):
-            yield BlockingCall(partial(self.evaluate, np.array(part)))
+    def rewards(self, masks: NDArray[np.bool_]) -> Steps[NDArray[np.float64]]:
+        """The rewards of ``masks``, pricing only new subsets."""
+        new = list({m.tobytes(): m for m in masks if m.tobytes() not in self.values}.values())
+        for start in range(0, len(new), self.per_call):
+            yield from self._price(new[start : start + self.per_call])
             if self.on_scored is not None:
                 self.on_scored(self.n_queries)
-        return self.evaluate(masks)
+        return np.array([self.values[m.tobytes()] for m in masks], dtype=float)
 
-    def evaluate(self, masks: Masks) -> FloatArray:
-        values = []
+
+class FunctionOracle(_Oracle):
+    """Rewards from a ``mask -> float`` function."""
+
+    def __init__(self, value_fn: Callable[[NDArray[np.bool_]], float]) -> None:
+        super().__init__()
+        self.value_fn = value_fn
+
+    def _price(self, masks: list[NDArray[np.bool_]]) -> Steps[None]:
+        yield BlockingCall(partial(self._evaluate, masks))
+
+    def _evaluate(self, masks: list[NDArray[np.bool_]]) -> None:
         for mask in masks:
-            key = mask.tobytes()
-            if key not in self.cache:
-                self.cache[key] = finite_reward(self.value_fn(mask.copy()), "value_fn", mask)
-                self.n_queries += 1
-            values.append(self.cache[key])
-        return np.asarray(values, dtype=float)
+            self.values[mask.tobytes()] = finite_reward(
+                self.value_fn(mask.copy()), "value_fn", mask
+            )
+            self.n_queries += 1
 
 
-def _chunked(masks: Sequence[NDArray[np.bool_]], size: int) -> list[list[NDArray[np.bool_]]]:
-    return [list(masks[start : start + size]) for start in range(0, len(masks), size)]
+class ScorerOracle(_Oracle):
+    """Rewards from a scorer: ``reward_fn`` of the response's log-probs under each
+    subset's prompt (kept: :meth:`logprobs`)."""
+
+    def __init__(
+        self, builder: PromptBuilder, scorer: Scorer, response: str, reward_fn: RewardFn
+    ) -> None:
+        super().__init__()
+        self.builder, self.scorer, self.response, self.reward_fn = (
+            builder,
+            scorer,
+            response,
+            reward_fn,
+        )
+        self.cache: dict[bytes, ResponseLogprobs] = {}
+        self.per_call = max(PROGRESS_EVERY, parallel_requests(scorer))
+
+    def _price(self, masks: list[NDArray[np.bool_]]) -> Steps[None]:
+        requests = [ScoreRequest(self.builder.build(mask), self.response) for mask in masks]
+        self._store([mask.tobytes() for mask in masks], (yield ScoreCall(self.scorer, requests)))
+        for mask in masks:
+            value = self.reward_fn(self.cache[mask.tobytes()].logprobs)
+            self.values[mask.tobytes()] = finite_reward(value, "the reward function", mask)
+
+    def _store(self, keys: Sequence[bytes], results: list[ResponseLogprobs]) -> None:
+        if len(results) != len(keys):
+            raise ScorerError(f"the scorer gave {len(results)} results for {len(keys)} requests")
+        for key, result in zip(keys, results):
+            if not isinstance(result, ResponseLogprobs):
+                raise ScorerError(f"the scorer gave {type(result).__name__}, not ResponseLogprobs")
+            self.cache[key] = result
+            self.n_queries += 1
+            self.prompt_tokens += int(result.prompt_tokens)
+
+    def prompt_logprobs(self, name: str, prompt: Prompt) -> Steps[ResponseLogprobs]:
+        """The response's log-probs under a prompt no subset builds (cached, counted)."""
+        key = b"prompt:" + name.encode()
+        if key not in self.cache:
+            request = ScoreRequest(prompt, self.response)
+            self._store([key], (yield ScoreCall(self.scorer, [request])))
+            if self.on_scored is not None:
+                self.on_scored(self.n_queries)
+        return self.cache[key]
+
+    def logprobs(self, mask: NDArray[np.bool_]) -> ResponseLogprobs:
+        return self.cache[mask.tobytes()]

@@ -53,21 +53,17 @@ def to_document(item: object, index: int = 0) -> SourceDocument:
     if isinstance(item, str):
         return SourceDocument(item)
     text: object = None
-    metadata: object = {}
     if isinstance(item, Mapping):
         text = next((item[key] for key in ("text", "page_content", "content") if key in item), None)
-        metadata = dict(item.get("metadata") or {})
+        metadata: object = dict(item.get("metadata") or {})
         for key in ("title", "url", "source"):  # a record's own title and link
             if key in item and isinstance(metadata, dict):
                 metadata.setdefault(key, item[key])
     else:
         node = getattr(item, "node", None)  # LlamaIndex NodeWithScore wraps a node
-        target = node if node is not None else item
-        for attr in ("page_content", "text"):
-            value = getattr(target, attr, None)
-            if isinstance(value, str):
-                text = value
-                break
+        target = item if node is None else node
+        texts = [getattr(target, attr, None) for attr in ("page_content", "text")]
+        text = next((value for value in texts if isinstance(value, str)), None)
         get_content = getattr(target, "get_content", None)
         if text is None and callable(get_content):
             text = get_content()
@@ -106,14 +102,9 @@ def segment_documents(
 ) -> list[Segment]:
     """Split documents into segments by ``"chunk"``, ``"sentence"`` or a callable giving
     ``(start, end)`` spans; :class:`InputError` when nothing is left to attribute."""
-    splitter: Splitter
-    if callable(granularity):
-        splitter = granularity
-    elif granularity == "chunk":
-        splitter = _chunk_span
-    elif granularity == "sentence":
-        splitter = split_sentences
-    else:
+    named: dict[object, Splitter] = {"chunk": _chunk_span, "sentence": split_sentences}
+    splitter = granularity if callable(granularity) else named.get(str(granularity))
+    if splitter is None:
         raise InputError(
             f"granularity must be 'chunk', 'sentence' or a callable, got {granularity!r}"
         )
@@ -146,8 +137,5 @@ def _spans(splitter: Splitter, text: str, doc_index: int) -> list[tuple[int, int
 
 
 def _chunk_span(text: str) -> list[tuple[int, int]]:
-    stripped = text.strip()
-    if not stripped:
-        return []
-    start = text.index(stripped)
-    return [(start, start + len(stripped))]
+    start, end = len(text) - len(text.lstrip()), len(text.rstrip())
+    return [(start, end)] if end > start else []

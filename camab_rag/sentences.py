@@ -1,6 +1,5 @@
-"""Rule-based sentence splitting across scripts (Latin, Cyrillic, Arabic, Indic, CJK): a
-terminator (and closers) before whitespace, or a line break, ends a sentence; abbreviations,
-initials, decimals and ordinals do not."""
+"""Rule-based sentence splitting across scripts: a terminator (and closers) before
+whitespace, or a line break, ends a sentence; abbreviations, initials and ordinals do not."""
 
 from __future__ import annotations
 
@@ -60,9 +59,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 
 
 def _append_span(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
+    piece = text[start:end]
+    start, end = start + len(piece) - len(piece.lstrip()), start + len(piece.rstrip())
     if end > start:
         spans.append((start, end))

@@ -1,6 +1,5 @@
-"""Attribution methods, selectable by name (:data:`METHODS`): ``auto`` (the default),
-``camab``, ``kernelshap``, ``contextcite``, ``loo`` and ``random``; any of them can run
-hierarchically (:class:`Hierarchical`)."""
+"""Attribution methods by name (:data:`METHODS`): ``auto`` (the default), ``camab``,
+``kernelshap``, ``contextcite``, ``loo`` and ``random``, each also hierarchical."""
 
 from __future__ import annotations
 

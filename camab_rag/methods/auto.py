@@ -1,13 +1,8 @@
-"""``method="auto"``, the default, chosen for quality per model call.
-
-Every subset when ``2**N`` calls fit. Over several documents, hierarchically: each level
-opens with every unit left out once, then CAMAB's Thompson draws, read with a
-flat-intercept posterior per level. On one level, a KernelSHAP opening; on one document's
-sentences, LASSO or ContextCite's random halves. Under some calls per unit the scores are
-read with the answer's lexical scores as a prior (:mod:`~camab_rag.methods.prior`). The
-rule is :func:`budget_rule` (measured in ``benchmarks/results/quality``); tied units are
-separated before the budget runs out (:func:`separate_ties`).
-"""
+"""``method="auto"``, the default, chosen for quality per model call: every subset when
+``2**N`` calls fit; over several documents, hierarchically, each level opening with every
+unit left out once, then CAMAB's Thompson draws read with a flat-intercept posterior; on
+one document's sentences, LASSO or ContextCite's random halves; under few calls per unit,
+the answer's lexical scores as a prior. The rule is :func:`budget_rule`."""
 
 from __future__ import annotations
 
@@ -29,43 +24,27 @@ from camab_rag.methods.base import (
 )
 from camab_rag.methods.baselines import ContextCite, KernelShap
 from camab_rag.methods.camab import Camab, CamabSampler
-from camab_rag.methods.prior import posterior, target_weights
+from camab_rag.methods.prior import FreePrior
 
-#: the most Thompson draws per round ``auto`` takes from a scorer's parallel capacity
-MAX_AUTO_BATCH = 2
-#: the share of a one-level run's budget ``auto`` opens with KernelSHAP's design
-SHAPLEY_OPENING = 0.75
-#: calls per unit (``N + 1``) under which a hierarchical run reads both levels from one fit
+MAX_AUTO_BATCH = 2  # the most Thompson draws per round
+SHAPLEY_OPENING = 0.75  # the share of a one-level run opened with KernelSHAP's design
+# cuts in calls per unit (``N + 1``): one fit over both levels; one document's random
+# halves; one document's LASSO; the lexical prior on one document
 JOINT_FIT_BELOW = 0.25
-#: calls per unit under which one document's sentences use the random halves and LASSO
 ONE_DOCUMENT_HALVES_BELOW = 0.25
-#: calls per unit from which one document's adaptive design is read with LASSO
 ONE_DOCUMENT_LASSO_FROM = 0.0
-#: calls per unit under which one document's scores are read with the lexical prior
 LEXICAL_PRIOR_BELOW = 1.25
-#: the most words of an answer read with the lexical prior over several documents
-SHORT_ANSWER_WORDS = 6
-#: calls per unit under which such a short answer's scores are read with the prior
-SHORT_LEXICAL_BELOW = 0.5
+SHORT_ANSWER_WORDS = 6  # over several documents, the prior for answers this short ...
+SHORT_LEXICAL_BELOW = 0.5  # ... under this many calls per unit
 _CHOICES = {
     "design": ("adaptive", "random_halves"),
     "estimator": ("flat_intercept", "posterior_mean", "lasso"),
     "halves_estimator": ("flat_intercept", "posterior_mean", "lasso"),
 }
-_CUTS = ("joint_fit_below", "one_document_halves_below", "lexical_prior_below")
-#: switches of earlier research runs a stored config may hold (:meth:`Auto._variant`)
-_RETIRED = (
-    "shapley_opening",
-    "refine_opening",
-    "random_halves_below",
-    "kernelshap_below",
-    "one_document_kernelshap_below",
-)
 
 
 def auto_batch_size(parallel: int, budget: int) -> int:
-    """Thompson draws per round: ``parallel``, at most :data:`MAX_AUTO_BATCH` and
-    ``budget // 4``, at least 1."""
+    """Thompson draws per round: ``parallel``, at most 2 and ``budget // 4``, at least 1."""
     return max(1, min(int(parallel), MAX_AUTO_BATCH, int(budget) // 4))
 
 
@@ -87,26 +66,6 @@ def one_level_opening(
     return None
 
 
-def _column_classes(masks: Masks, n_segments: int) -> np.ndarray:
-    """One label per unit, shared by units whose columns in ``masks`` are identical."""
-    if len(masks) == 0:
-        return np.zeros(n_segments, dtype=np.int64)
-    _, labels = np.unique(np.asarray(masks, dtype=bool).T, axis=0, return_inverse=True)
-    return np.asarray(labels, dtype=np.int64).reshape(-1)
-
-
-def _fit_row(row: np.ndarray, labels: np.ndarray, rows_left: int, rng: np.random.Generator) -> None:
-    """Move, in place, as few random units of ``row`` as it takes so that no class of tied
-    units keeps more than ``2 ** (rows_left - 1)`` on one side."""
-    most = 2 ** min(max(rows_left - 1, 0), 62)
-    for label in np.flatnonzero(np.bincount(labels) > most):
-        members = np.flatnonzero(labels == label)
-        inside = members[row[members]]
-        larger = inside if 2 * inside.size >= members.size else np.setdiff1d(members, inside)
-        if larger.size > most:
-            row[rng.choice(larger, size=larger.size - most, replace=False)] ^= True
-
-
 def separate_ties(
     seen: Masks,
     batch: Masks,
@@ -114,30 +73,36 @@ def separate_ties(
     rng: np.random.Generator,
     fresh: Callable[[np.ndarray, set[bytes]], np.ndarray],
 ) -> Masks:
-    """``batch`` after ``seen``, changed only where it must be so that no two units'
-    columns (which any fit scores alike) are identical once the ``later`` rows are spent:
-    row by row a tied class keeps at most ``2 ** (r - 1)`` units on one side, ``r`` the
-    rows left; a row repeating an earlier one is replaced by ``fresh(row, earlier)``."""
+    """``batch`` after ``seen``, changed only where it must be so that no two units' columns
+    (which any fit scores alike) are identical once the ``later`` rows are spent; a row
+    repeating an earlier one is replaced by ``fresh(row, earlier)``."""
     n_segments = batch.shape[1]
-    rows = [np.asarray(r, dtype=bool) for r in np.asarray(seen, dtype=bool).reshape(-1, n_segments)]
+    rows = np.asarray(seen, dtype=bool).reshape(-1, n_segments)
     proposed = {r.tobytes() for r in rows}
     out = np.array(batch, dtype=bool, copy=True)
     for i in range(len(out)):
         row = out[i]
         if row.tobytes() in proposed:
             row = np.array(fresh(row, proposed), dtype=bool)
-        labels = _column_classes(np.array(rows, dtype=bool).reshape(-1, n_segments), n_segments)
-        _fit_row(row, labels, len(out) - i + later, rng)
+        labels = np.zeros(n_segments, dtype=np.int64)
+        if len(rows):  # one label per unit, shared by units of identical columns
+            labels = np.unique(rows.T, axis=0, return_inverse=True)[1].reshape(-1)
+        most = 2 ** min(max(len(out) - i + later - 1, 0), 62)  # per side of a tied class
+        for label in np.flatnonzero(np.bincount(labels) > most):
+            members = np.flatnonzero(labels == label)
+            inside = members[row[members]]
+            larger = inside if 2 * inside.size >= members.size else np.setdiff1d(members, inside)
+            if larger.size > most:
+                row[rng.choice(larger, size=larger.size - most, replace=False)] ^= True
         out[i] = row
-        rows.append(row)
+        rows = np.vstack([rows, row])
         proposed.add(row.tobytes())
     return out
 
 
 @dataclass(frozen=True)
 class _Switches:
-    """The design and estimator choices ``auto`` was measured against (benchmarks only;
-    the cuts are :func:`budget_rule`'s)."""
+    """The design and estimator choices ``auto`` was measured against (benchmarks only)."""
 
     leave_one_out_first: bool = True
     estimator: str = "flat_intercept"
@@ -156,7 +121,7 @@ class _Switches:
         for name, allowed in _CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"unknown {name} {getattr(self, name)!r}; choose one of {allowed}")
-        for name in (*_CUTS, "one_document_lasso_from"):
+        for name in (f.name for f in fields(self) if f.type == "float"):  # the cuts
             below = getattr(self, name)
             if isinstance(below, bool) or not isinstance(below, (int, float)) or below < 0:
                 raise ValueError(f"{name} must be a number >= 0, got {below!r}")
@@ -165,19 +130,16 @@ class _Switches:
 def budget_rule(
     switches: _Switches, n_segments: int, budget: int, n_docs: int, answer_words: int | None = None
 ) -> _Switches:
-    """``auto``'s design for one run: on one document, the random halves under
-    ``one_document_halves_below`` calls per unit, else LASSO; over several documents, one
-    joint fit under ``joint_fit_below``. The lexical prior on one document under
-    ``lexical_prior_below``, over several for an answer of at most
-    :data:`SHORT_ANSWER_WORDS` words under :data:`SHORT_LEXICAL_BELOW`."""
+    """``auto``'s design for one run: on one document the random halves under a cut of
+    calls per unit, else LASSO; over several, one joint fit under a cut; the lexical prior
+    under a cut on one document, over several only for a short answer."""
     short = answer_words is not None and answer_words <= SHORT_ANSWER_WORDS
     lexical = (
         scarce_budget(n_segments, budget, switches.lexical_prior_below)
         if n_docs <= 1
         else short and scarce_budget(n_segments, budget, SHORT_LEXICAL_BELOW)
     )
-    if lexical != switches.lexical_prior:
-        switches = replace(switches, lexical_prior=lexical)
+    switches = replace(switches, lexical_prior=lexical)
     if n_docs <= 1 and scarce_budget(n_segments, budget, switches.one_document_halves_below):
         return replace(switches, design="random_halves")
     every_subset = n_segments < 62 and 2**n_segments <= budget
@@ -192,22 +154,20 @@ def budget_rule(
     return switches
 
 
-class AutoSampler(Sampler):
+class AutoSampler(CamabSampler):
     """One opening batch when it fits, then distinct Thompson draws (:func:`separate_ties`)."""
 
     def __init__(self, method: Auto, n_segments: int, budget: int, rng: np.random.Generator):
         switches = method._switches
-        self.budget, self.rng = budget, rng
-        self.seen = np.zeros((0, n_segments), dtype=bool)
-        self.thompson = CamabSampler(method.bandit(), n_segments, budget, rng)
+        halves = switches.design == "random_halves"
+        super().__init__(method.bandit(), n_segments, 0 if halves else budget, rng)
+        self.total = budget
+        self.rows = np.zeros((0, n_segments), dtype=bool)
         self.opening: Masks | None = None
-        if switches.design == "random_halves":
-            # method="contextcite"'s subsets for the same seed, nothing after them
+        if halves:  # method="contextcite"'s subsets for the same seed, nothing after them
             self.opening = ContextCite().sampler(n_segments, budget, rng).next_masks()
-            self.thompson = CamabSampler(method.bandit(), n_segments, 0, rng)
         elif switches.leave_one_out_first:
-            if n_segments + 1 <= budget:
-                self.opening = leave_one_out_rows(n_segments)
+            self.opening = leave_one_out_rows(n_segments) if n_segments < budget else None
         else:
             self.opening = one_level_opening(
                 n_segments, budget, SHAPLEY_OPENING, switches.documents, rng
@@ -216,17 +176,15 @@ class AutoSampler(Sampler):
     def next_masks(self) -> Masks | None:
         batch, self.opening = self.opening, None
         if batch is None:
-            batch = self.thompson.next_masks()
+            batch = super().next_masks()
         if batch is None or len(batch) == 0:
             return batch
-        later = self.budget - len(self.seen) - len(batch)
-        return separate_ties(self.seen, batch, later, self.rng, self.thompson._unseen)
+        later = self.total - len(self.rows) - len(batch)
+        return separate_ties(self.rows, batch, later, self.rng, self._unseen)
 
     def observe(self, masks: Masks, rewards: FloatArray) -> None:
-        self.seen = np.concatenate([self.seen, np.asarray(masks, dtype=bool)])
-        self.thompson.observe(masks, rewards)
-        self.n_redrawn = self.thompson.n_redrawn
-        self.stopped_early = self.thompson.stopped_early
+        self.rows = np.concatenate([self.rows, np.asarray(masks, dtype=bool)])
+        super().observe(masks, rewards)
 
 
 @dataclass
@@ -242,8 +200,7 @@ class Auto(Method):
     _answer_words: int | None = field(default=None, repr=False, kw_only=True)
 
     name = "auto"
-    #: a prefix is a valid fit, but not the run a smaller budget would make
-    anytime = False
+    anytime = False  # a prefix is a valid fit, but not the run a smaller budget would make
 
     def __post_init__(self) -> None:
         size = self.batch_size
@@ -254,10 +211,12 @@ class Auto(Method):
 
     @classmethod
     def _variant(cls, **options: Any) -> Auto:
-        """Benchmarks and stored results only: ``auto`` with :class:`_Switches` set."""
+        """Benchmarks and stored results only: ``auto`` with :class:`_Switches` set (the
+        switches of earlier research runs a stored config may hold are dropped)."""
         switch_names = {f.name for f in fields(_Switches)}
         lexical = options.pop("lexical_weights", None)
-        options = {k: v for k, v in options.items() if k not in _RETIRED}
+        known = switch_names | {f.name for f in fields(cls)}
+        options = {k: v for k, v in options.items() if k in known}
         switches = {k: v for k, v in options.items() if k in switch_names}
         public = {k: v for k, v in options.items() if k not in switch_names}
         return cls(**public, _switches=_Switches(**switches)).with_lexical(lexical)
@@ -275,7 +234,6 @@ class Auto(Method):
 
     @property
     def lexical_prior(self) -> bool:
-        """Whether this run's scores are read with the lexical prior."""
         return self._switches.lexical_prior and self._lexical is not None
 
     @property
@@ -284,20 +242,15 @@ class Auto(Method):
         return self._switches.joint_fit or self.lexical_prior
 
     @property
-    def opens_documents(self) -> bool:
-        """Whether a run opens with every document left out once when ``D + 1`` calls fit."""
-        return self._switches.document_opening
+    def fixed_design(self) -> bool:
+        """Whether this run asks for the random halves (one level, nothing after them)."""
+        return self._switches.design != "adaptive"
 
     def for_scorer(self, parallel: int, budget: int) -> Auto:
         """These settings with ``batch_size`` for a scorer of ``parallel`` requests, if unset."""
         if self.batch_size is not None:
             return self
         return replace(self, batch_size=auto_batch_size(parallel, budget))
-
-    @property
-    def fixed_design(self) -> bool:
-        """Whether this run asks for the random halves (one level, nothing after them)."""
-        return self._switches.design != "adaptive"
 
     def for_budget(self, n_segments: int, budget: int, n_docs: int = 1) -> Auto:
         """These settings for a run over ``n_segments`` units of ``n_docs`` documents."""
@@ -306,14 +259,12 @@ class Auto(Method):
 
     def one_level(self, documents: bool = False) -> Auto:
         """These settings for a one-level run (``documents``: the units are documents)."""
-        switches = replace(
-            self._switches,
-            leave_one_out_first=False,
-            documents=bool(documents and self.opens_documents),
-        )
+        documents = bool(documents and self._switches.document_opening)
+        switches = replace(self._switches, leave_one_out_first=False, documents=documents)
         return replace(self, _switches=switches)
 
     def bandit(self) -> Camab:
+        """The CAMAB whose draws steer the design (and whose means rank the documents)."""
         return Camab(
             noise_variance=self.noise_variance,
             prior_variance=self.prior_variance,
@@ -323,21 +274,13 @@ class Auto(Method):
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
         return AutoSampler(self, n_segments, budget, rng)
 
-    def design_fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
-        """The scores that steer the design (CAMAB's posterior means), apart from :meth:`fit`."""
-        return self.bandit().fit(masks, rewards, seed)
-
-    def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
-        return np.asarray(self.fit_many(masks, rewards[:, None], seed)[0], dtype=float)
-
     def fit_many(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
         if self.lexical_prior and self._lexical is not None:
-            free = np.asarray(self._lexical, dtype=float)
-            if len(free) != masks.shape[1]:
-                raise InputError(f"{len(free)} lexical scores for {masks.shape[1]} segments")
-            columns = np.asarray(rewards, dtype=float).reshape(len(masks), -1).T
-            fits = [posterior(masks, column, free, self.noise_variance) for column in columns]
-            return np.stack([target_weights(post.mean, free)[0] for post in fits])
+            n = len(self._lexical)
+            if n != masks.shape[1]:
+                raise InputError(f"{n} lexical scores for {masks.shape[1]} segments")
+            prior = FreePrior(np.array(self._lexical), noise_variance=self.noise_variance)
+            return prior.fit_many(masks, rewards, seed)
         estimator = self._switches.estimator
         if self.fixed_design:
             estimator = self._switches.halves_estimator
@@ -346,10 +289,7 @@ class Auto(Method):
         if estimator == "lasso":
             return np.stack([lasso_scores(masks, column) for column in np.asarray(rewards).T])
         return flat_intercept_posterior_mean(
-            masks,
-            rewards,
-            noise_variance=self.noise_variance,
-            prior_variance=self.prior_variance,
+            masks, rewards, noise_variance=self.noise_variance, prior_variance=self.prior_variance
         )
 
     def config(self) -> dict[str, Any]:

@@ -1,10 +1,11 @@
-"""A method is a sampler of subsets to evaluate and an estimator (:meth:`Method.fit`) of
-per-segment scores from them, split so one run serves many fits; the shared estimators."""
+"""A method: a sampler of subsets to evaluate and an estimator of per-segment scores from
+them (:meth:`Method.fit`), apart so one run serves many fits; the shared estimators."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import asdict, is_dataclass
 from typing import Any
 
 import numpy as np
@@ -12,23 +13,20 @@ from numpy.typing import NDArray
 
 Masks = NDArray[np.bool_]
 FloatArray = NDArray[np.float64]
-LASSO_ALPHA = 0.01
 
 
 class Sampler(ABC):
-    """Proposes batches of distinct inclusion masks (each a model call; CAMAB's
-    ``redraw=False`` may repeat); adaptive samplers learn from the rewards."""
+    """Proposes batches of inclusion masks (each a model call); may learn from the rewards."""
 
     stopped_early: bool = False
-    #: rounds whose first draw landed on a subset already paid for and was drawn again
-    n_redrawn: int = 0
+    n_redrawn: int = 0  # draws that repeated a subset already paid for and were redrawn
 
     @abstractmethod
     def next_masks(self) -> Masks | None:
-        """The next batch to evaluate, shape ``(m, N)``, or ``None`` when done."""
+        """The next batch, shape ``(m, N)``, or ``None`` when done."""
 
     def observe(self, masks: Masks, rewards: FloatArray) -> None:  # noqa: B027
-        """Receive the rewards of the batch last proposed (non-adaptive samplers ignore them)."""
+        """The rewards of the batch last proposed."""
 
     def planned(self) -> Masks | None:
         """Every mask a fixed design will propose (a progress total); ``None`` if adaptive."""
@@ -36,7 +34,7 @@ class Sampler(ABC):
 
 
 class FixedDesignSampler(Sampler):
-    """A non-adaptive sampler: all masks proposed in one batch (scored concurrently)."""
+    """All masks in one batch (scored concurrently)."""
 
     def __init__(self, masks: Masks) -> None:
         self._masks: Masks | None = masks
@@ -54,20 +52,18 @@ class Method(ABC):
     """An attribution method, selectable by :attr:`name`."""
 
     name: str = ""
-    #: whether a prefix of a run is itself a valid run at a smaller budget
-    anytime: bool = True
-    #: whether :meth:`fit` accepts any prefix of the design (not leave-one-out's)
-    prefix_fit: bool = True
-    #: whether the scores model the reward (not the random baseline's)
-    models_reward: bool = True
+    anytime: bool = True  # a prefix of a run is the run of a smaller budget
+    prefix_fit: bool = True  # fit() accepts any prefix of the design
+    models_reward: bool = True  # the scores model the reward (not random's)
 
     @abstractmethod
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
         """A fresh sampler for one attribution run."""
 
-    @abstractmethod
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
-        """Per-segment scores from evaluated masks ``(m, N)`` and rewards ``(m,)``."""
+        """Per-segment scores from evaluated masks ``(m, N)`` and rewards ``(m,)`` (a method
+        overrides this or :meth:`fit_many`)."""
+        return np.asarray(self.fit_many(masks, rewards[:, None], seed)[0], dtype=float)
 
     def fit_many(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
         """Scores for several reward vectors on the same masks: ``(m, K)`` to ``(K, N)``."""
@@ -75,15 +71,7 @@ class Method(ABC):
 
     def config(self) -> dict[str, Any]:
         """The method's settings, for the result's JSON form."""
-        return {}
-
-
-def all_masks(n_segments: int) -> Masks:
-    """Every subset of ``n_segments`` segments, the full context first, then the empty one."""
-    codes = np.arange(2**n_segments)[::-1]
-    masks = ((codes[:, None] >> np.arange(n_segments)[::-1]) & 1).astype(bool)
-    order = np.r_[0, len(masks) - 1, 1 : len(masks) - 1]
-    return np.asarray(masks[order], dtype=bool)
+        return asdict(self) if is_dataclass(self) else {}
 
 
 def leave_one_out_rows(n_segments: int) -> Masks:
@@ -94,18 +82,21 @@ def leave_one_out_rows(n_segments: int) -> Masks:
 
 
 def enumerates(method: Method, n_segments: int, budget: int) -> bool:
-    """Whether a run affords every subset (``2**N <= budget``) and so fits exactly
-    (never leave-one-out, random or CAMAB's ``redraw=False``)."""
+    """Whether a run scores every subset (``2**N <= budget``; never for leave-one-out,
+    random or CAMAB's ``redraw=False``)."""
     if method.name in ("loo", "random") or getattr(method, "redraw", True) is False:
         return False
     return n_segments < 62 and 2**n_segments <= budget
 
 
 def plan_sampler(method: Method, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
-    """Every subset once when the budget covers them all, else the method's sampler."""
-    if enumerates(method, n_segments, budget):
-        return FixedDesignSampler(all_masks(n_segments))
-    return method.sampler(n_segments, budget, rng)
+    """Every subset once (the full context first, then the empty one) when the budget
+    covers them all, else the method's sampler."""
+    if not enumerates(method, n_segments, budget):
+        return method.sampler(n_segments, budget, rng)
+    codes = np.arange(2**n_segments)[::-1]
+    masks = ((codes[:, None] >> np.arange(n_segments)[::-1]) & 1).astype(bool)
+    return FixedDesignSampler(masks[np.r_[0, len(masks) - 1, 1 : len(masks) - 1]])
 
 
 def distinct_rows(
@@ -124,15 +115,11 @@ def distinct_rows(
     return np.array(list(seen.values()), dtype=bool).reshape(-1, n_segments)
 
 
-def rows_by_mask(masks: Masks, rewards: FloatArray) -> dict[bytes, float]:
-    return {mask.tobytes(): float(value) for mask, value in zip(masks, rewards)}
-
-
 def lasso(
     x: FloatArray, y: FloatArray, alpha: float, *, max_iter: int = 2000, tol: float = 1e-8
 ) -> FloatArray:
-    """Coordinate-descent LASSO on centred data (no intercept):
-    ``1/(2m) ||y - Xw||^2 + alpha ||w||_1`` (keeps scikit-learn out of the core)."""
+    """Coordinate-descent LASSO on centred data, ``1/(2m) ||y - Xw||^2 + alpha ||w||_1``
+    (keeps scikit-learn out of the core)."""
     m, n = x.shape
     weights = np.zeros(n)
     residual = y.astype(float).copy()
@@ -154,9 +141,8 @@ def lasso(
     return weights
 
 
-def lasso_scores(masks: Masks, rewards: FloatArray, alpha: float = LASSO_ALPHA) -> FloatArray:
-    """ContextCite's fit: standardised features, LASSO with an intercept, coefficients
-    mapped back to the unstandardised scale."""
+def lasso_scores(masks: Masks, rewards: FloatArray, alpha: float = 0.01) -> FloatArray:
+    """ContextCite's fit: LASSO on standardised features, mapped back to their scale."""
     x = masks.astype(float)
     if x.shape[0] == 0:
         return np.zeros(x.shape[1])
@@ -170,9 +156,8 @@ def lasso_scores(masks: Masks, rewards: FloatArray, alpha: float = LASSO_ALPHA) 
 def flat_intercept_posterior_mean(
     masks: Masks, rewards: FloatArray, *, noise_variance: float = 0.01, prior_variance: float = 1.0
 ) -> FloatArray:
-    """CAMAB's posterior means with a flat prior on the intercept: ridge regression on
-    centred data, so scores read from different rows stay comparable. ``(m,)`` or
-    ``(m, K)`` rewards give ``(N,)`` or ``(K, N)``; no rows give zeros."""
+    """CAMAB's posterior means with a flat prior on the intercept (ridge regression on
+    centred data): ``(m,)`` or ``(m, K)`` rewards give ``(N,)`` or ``(K, N)``."""
     x = masks.astype(float)
     y = np.asarray(rewards, dtype=float)
     y2 = y[:, None] if y.ndim == 1 else y

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from math import comb
-from typing import Any
 
 import numpy as np
 
@@ -18,27 +16,21 @@ from camab_rag.methods.base import (
     distinct_rows,
     lasso_scores,
     leave_one_out_rows,
-    rows_by_mask,
+    plan_sampler,
 )
 
 
 class KernelShap(Method):
-    """KernelSHAP: the empty and full contexts, then coalitions from the Shapley kernel's
-    size distribution, each with its complement (all of them, exact weights, when the
-    budget covers ``2^N``); least squares with ``sum(phi) = v(full) - v(empty)``."""
+    """KernelSHAP: the empty and full contexts, then coalitions of the Shapley kernel's sizes
+    with their complements; least squares with ``sum(phi) = v(full) - v(empty)``."""
 
     name = "kernelshap"
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
         n = n_segments
-        empty, full = np.zeros(n, dtype=bool), np.ones(n, dtype=bool)
         if n == 1 or budget >= 2**n:
-            coalitions = [
-                np.array(bits, dtype=bool)
-                for bits in itertools.product([False, True], repeat=n)
-                if 0 < sum(bits) < n
-            ]
-            return FixedDesignSampler(np.array([empty, full, *coalitions], dtype=bool))
+            return plan_sampler(self, n, max(budget, 2), rng)
+        empty, full = np.zeros(n, dtype=bool), np.ones(n, dtype=bool)
         sizes = np.arange(1, n)
         size_probs = (n - 1) / (sizes * (n - sizes))
         size_probs = size_probs / size_probs.sum()
@@ -58,12 +50,11 @@ class KernelShap(Method):
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
         n = masks.shape[1]
-        table = rows_by_mask(masks, rewards)
-        empty_key, full_key = np.zeros(n, bool).tobytes(), np.ones(n, bool).tobytes()
-        if empty_key not in table or full_key not in table:
+        table = {m.tobytes(): float(v) for m, v in zip(masks, rewards)}
+        if bytes(n) not in table or b"\x01" * n not in table:
             raise ValueError("KernelSHAP needs the empty and the full context evaluated")
-        v_empty, v_full = table[empty_key], table[full_key]
-        total = v_full - v_empty
+        v_empty = table[bytes(n)]
+        total = table[b"\x01" * n] - v_empty
         sizes = masks.sum(axis=1)
         inner = (sizes > 0) & (sizes < n)
         z, y = masks[inner].astype(float), rewards[inner] - v_empty
@@ -107,9 +98,6 @@ class ContextCite(Method):
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
         return lasso_scores(masks, rewards, self.alpha)
 
-    def config(self) -> dict[str, Any]:
-        return {"alpha": self.alpha, "keep_probability": self.keep_probability}
-
 
 class LeaveOneOut(Method):
     """``score_i = V(C) - V(C without segment i)``: ``N + 1`` calls whatever the budget."""
@@ -122,16 +110,13 @@ class LeaveOneOut(Method):
         return FixedDesignSampler(leave_one_out_rows(n_segments))
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
-        table = rows_by_mask(masks, rewards)
-        rows = leave_one_out_rows(masks.shape[1])
-        if rows[0].tobytes() not in table:
-            raise ValueError("leave-one-out needs the full context evaluated")
-        scores = np.empty(masks.shape[1])
-        for i, without in enumerate(rows[1:]):
-            if without.tobytes() not in table:
-                raise ValueError(f"leave-one-out needs the context without segment {i}")
-            scores[i] = table[rows[0].tobytes()] - table[without.tobytes()]
-        return scores
+        table = {m.tobytes(): float(v) for m, v in zip(masks, rewards)}
+        rows = [row.tobytes() for row in leave_one_out_rows(masks.shape[1])]
+        missing = [i for i, row in enumerate(rows) if row not in table]
+        if missing:
+            what = f"without segment {missing[0] - 1}" if missing[0] else "in full"
+            raise ValueError(f"leave-one-out needs the context {what} evaluated")
+        return np.array([table[rows[0]] - table[row] for row in rows[1:]])
 
 
 class RandomScores(Method):

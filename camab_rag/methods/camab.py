@@ -1,13 +1,11 @@
 """CAMAB (Algorithm 1): each round draws ``w ~ N(mu, B^-1)`` over ``[intercept, w_1..w_N]``,
 queries the segments of positive weight, observes ``v = V(S)`` and updates the posterior;
-the scores are ``mu_1..mu_N``. Defaults follow the paper. A draw repeating a paid-for
-subset is drawn again (``MAX_REDRAWS`` times), then the unseen subset of largest predictive
-variance is taken; ``redraw=False`` is the paper's loop exactly."""
+the scores are ``mu_1..mu_N``. A draw repeating a paid-for subset is drawn again, then the
+unseen subset of largest predictive variance is taken; ``redraw=False`` is the paper's loop."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,9 +36,7 @@ class CamabSampler(Sampler):
     def __init__(
         self, method: Camab, n_segments: int, budget: int, rng: np.random.Generator
     ) -> None:
-        self.method = method
-        self.budget = budget
-        self.rng = rng
+        self.method, self.budget, self.rng = method, budget, rng
         self.posterior = method.posterior_from(np.zeros((0, n_segments), dtype=bool), np.zeros(0))
         self.n_evaluated = 0
         self.seen: set[bytes] = set()
@@ -70,7 +66,7 @@ class CamabSampler(Sampler):
         flips = np.repeat(first[None, :], n, axis=0) ^ np.eye(n, dtype=bool)
         candidates = np.concatenate([flips, self.rng.random((4 * n + 16, n)) < 0.5])
         unseen = np.array([c.tobytes() not in proposed for c in candidates])
-        if not unseen.any():  # vanishingly rare once 2**N > budget: scan for any unseen one
+        if not unseen.any():  # rare: the first unseen subset in order
             for code in range(2**n):
                 mask = ((code >> np.arange(n)) & 1).astype(bool)
                 if mask.tobytes() not in proposed:
@@ -88,7 +84,6 @@ class CamabSampler(Sampler):
         self.n_evaluated += len(masks)
         stop = self.method.early_stop
         if stop is not None and self.n_evaluated >= stop.min_rounds:
-            # the share of posterior draws whose top-k equals the posterior mean's
             weights = self.posterior.mean[1:]
             k = min(stop.k, weights.size)
             target = np.sort(np.argsort(-weights, kind="stable")[:k])
@@ -120,9 +115,6 @@ class Camab(Method):
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> CamabSampler:
         return CamabSampler(self, n_segments, budget, rng)
 
-    def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
-        return np.asarray(self.fit_many(masks, rewards[:, None], seed)[0], dtype=float)
-
     def fit_many(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
         features = np.hstack([np.ones((masks.shape[0], 1)), masks.astype(float)])
         dim = features.shape[1]
@@ -144,6 +136,3 @@ class Camab(Method):
         for mask, value in zip(masks, rewards):
             posterior.update(np.concatenate(([1.0], mask.astype(float))), float(value))
         return posterior
-
-    def config(self) -> dict[str, Any]:
-        return asdict(self)

@@ -1,41 +1,32 @@
-"""Hierarchical attribution: whole documents first (:func:`document_calls`), then the
-segments of the top documents that fit in the rest of the budget, the others kept.
-
-Document scores come from the subsets that keep or drop whole documents, segment scores
-from those that keep every other document; an unrefined document's segments share its
-score (a base with ``joint_fit`` is fitted once over every subset instead)."""
+"""Hierarchical attribution: whole documents first, then the segments of the top documents
+that fit in the rest of the budget; an unrefined document's segments share its score (a
+base with ``joint_fit`` is fitted once over every subset instead)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from camab_rag.methods.auto import Auto
 from camab_rag.methods.base import FloatArray, Masks, Method, Sampler, plan_sampler
 
-IntArray = NDArray[np.int64]
 
-
+@dataclass
 class _Stage:
     """One level's sampler in full coordinates; rows in ``known`` are answered from it."""
 
-    def __init__(
-        self,
-        inner: Sampler,
-        to_full: Callable[[Masks], Masks],
-        known: dict[bytes, float],
-        max_calls: int | None,
-    ) -> None:
-        self.inner = inner
-        self.to_full = to_full
-        self.known = known
-        self.max_calls = max_calls
-        self.calls = 0
-        self.buffer: list[tuple[NDArray[np.bool_], NDArray[np.bool_]]] = []
-        self.done = False
-        self.pending: Masks = np.zeros((0, 0), dtype=bool)
+    inner: Sampler
+    to_full: Callable[[Masks], Masks]
+    known: dict[bytes, float]
+    max_calls: int | None
+    calls: int = 0
+    done: bool = False
+    buffer: list[tuple[NDArray[np.bool_], NDArray[np.bool_]]] = field(default_factory=list)
+    pending: Masks = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
 
     def next_masks(self) -> Masks | None:
         while not self.buffer and not self.done:
@@ -44,14 +35,12 @@ class _Stage:
                 self.done = True
                 break
             full = self.to_full(batch)
-            keys = [row.tobytes() for row in full]
-            known = [k in self.known for k in keys]
-            if any(known):
-                rows = np.flatnonzero(known)
-                self.inner.observe(batch[rows], np.array([self.known[keys[i]] for i in rows]))
-            self.buffer.extend((batch[i], full[i]) for i in np.flatnonzero(~np.array(known)))
-        if not self.buffer:
-            return None
+            known = np.array([row.tobytes() in self.known for row in full], dtype=bool)
+            if known.any():
+                self.inner.observe(
+                    batch[known], np.array([self.known[r.tobytes()] for r in full[known]])
+                )
+            self.buffer.extend(zip(batch[~known], full[~known]))
         room = len(self.buffer)
         if self.max_calls is not None:
             room = min(room, self.max_calls - self.calls)
@@ -68,20 +57,18 @@ class _Stage:
 
 
 def document_calls(base: Method, n_docs: int, budget: int) -> int:
-    """The document level's calls: ``D + 1`` (each document left out once) when that leaves
-    a third of the budget (whenever it fits for a base that ``opens_documents``), else half
-    the budget; at most every subset of the documents."""
+    """The document level's calls: ``D + 1`` when that leaves a third of the budget (when it
+    fits, for ``auto``), else half the budget; at most every subset of the documents."""
     d = n_docs
     cap = max(d + 1 if 3 * (d + 1) <= 2 * budget else budget // 2, 1)
-    if getattr(base, "opens_documents", False) and d + 1 <= budget:
+    if isinstance(base, Auto) and base._switches.document_opening and d + 1 <= budget:
         cap = d + 1
     return min(cap, 2**d) if d < 62 else cap
 
 
 def most_calls(base: Method, groups: Sequence[int], budget: int) -> int:
     """An upper bound on a hierarchical run's distinct calls: its document level and every
-    subset of the segments of documents of two or more (e.g. 6 for 4 sentences in 3
-    documents)."""
+    subset of the segments of documents of two or more."""
     sizes = np.bincount(np.asarray(groups, dtype=np.int64))
     refinable = int(sizes[sizes >= 2].sum())
     if refinable >= 62:
@@ -91,85 +78,67 @@ def most_calls(base: Method, groups: Sequence[int], budget: int) -> int:
 
 class HierarchicalSampler(Sampler):
     def __init__(self, method: Hierarchical, budget: int, rng: np.random.Generator) -> None:
-        self.method = method
-        self.budget = budget
-        self.rng = rng
-        self.groups = np.asarray(method.groups, dtype=np.int64)
-        self.n_docs = int(self.groups.max()) + 1
+        self.method, self.budget, self.rng = method, budget, rng
         self.members = method.members()
         self.known: dict[bytes, float] = {}
         self.history: list[tuple[NDArray[np.bool_], float]] = []
-        base = method.base
-        cap = document_calls(base, self.n_docs, budget)
-        self.stage1 = _Stage(
-            plan_sampler(base, self.n_docs, cap, rng),
-            lambda doc_masks: np.asarray(doc_masks[:, self.groups], dtype=bool),
-            self.known,
-            cap if base.prefix_fit else None,  # leave-one-out keeps its own cost
-        )
-        self.stage2: _Stage | None = None
-        self.stage = 1
+        self.refined = False  # whether the segment level was planned
+        base, groups = method.base, method.groups
+        cap = document_calls(base, len(self.members), budget)
+        self.stages = [
+            _Stage(
+                plan_sampler(base, len(self.members), cap, rng),
+                lambda doc_masks: np.asarray(doc_masks[:, groups], dtype=bool),
+                self.known,
+                cap if base.prefix_fit else None,  # leave-one-out keeps its own cost
+            )
+        ]
 
     def next_masks(self) -> Masks | None:
-        if self.stage == 1:
-            batch = self.stage1.next_masks()
-            if batch is not None:
-                return batch
-            self._start_stage2()
-        if self.stage2 is None:
-            return None
-        return self.stage2.next_masks()
+        batch = self.stages[-1].next_masks()
+        if batch is None and not self.refined:
+            self.refined = True
+            self._start_segments()
+            batch = self.stages[-1].next_masks()
+        return batch
 
     def observe(self, masks: Masks, rewards: FloatArray) -> None:
         for mask, value in zip(masks, rewards):
             self.known[mask.tobytes()] = float(value)
             self.history.append((mask.copy(), float(value)))
-        if self.stage == 1:
-            self.stage1.observe(rewards)
-        elif self.stage2 is not None:
-            self.stage2.observe(rewards)
-        self.n_redrawn = self.stage1.inner.n_redrawn + (
-            self.stage2.inner.n_redrawn if self.stage2 is not None else 0
-        )
+        self.stages[-1].observe(rewards)
+        self.n_redrawn = sum(stage.inner.n_redrawn for stage in self.stages)
 
-    def _plan(self) -> list[int]:
-        masks = np.array([m for m, _ in self.history], dtype=bool).reshape(-1, self.groups.size)
+    def _start_segments(self) -> None:
+        """Refine the top documents (by the design's scores) whose segments fit the budget."""
+        n_segments = self.method.groups.size
+        self.method.stage1_calls = len(self.history)
+        remaining = self.budget - len(self.history)
+        masks = np.array([m for m, _ in self.history], dtype=bool).reshape(-1, n_segments)
         rewards = np.array([v for _, v in self.history])
         doc_scores = self.method.document_scores(masks, rewards, design=True)
-        remaining = self.budget - len(self.history)
         refined: list[int] = []
         count = 0
         for d in np.argsort(-doc_scores, kind="stable"):
             size = self.members[d].size
-            if size < 2:  # a one-segment document is already attributed
-                continue
-            if refined and count + size > remaining:
-                continue  # a smaller document further down may still fit
-            refined.append(int(d))
-            count += size
-        return refined
-
-    def _start_stage2(self) -> None:
-        self.stage = 2
-        self.method.stage1_calls = len(self.history)
-        remaining = self.budget - len(self.history)
-        refined = self._plan()
+            # a one-segment document is already attributed; a smaller one further down may fit
+            if size >= 2 and not (refined and count + size > remaining):
+                refined.append(int(d))
+                count += size
         if remaining <= 0 or not refined:
             return
         columns = np.sort(np.concatenate([self.members[d] for d in refined]))
-        n_columns = columns.size
-        known_here = sum(
-            1 for mask, _ in self.history if mask[np.setdiff1d(np.arange(mask.size), columns)].all()
-        )
+        known_here = int(masks[:, np.setdiff1d(np.arange(n_segments), columns)].all(axis=1).sum())
 
         def to_full(sub: Masks) -> Masks:
-            full = np.ones((sub.shape[0], self.groups.size), dtype=bool)
+            full = np.ones((sub.shape[0], n_segments), dtype=bool)
             full[:, columns] = sub
             return full
 
         base = self.method.base
-        inner = plan_sampler(base, n_columns, remaining + known_here, self.rng)
-        self.stage2 = _Stage(inner, to_full, self.known, remaining if base.prefix_fit else None)
+        inner = plan_sampler(base, columns.size, remaining + known_here, self.rng)
+        cap = remaining if base.prefix_fit else None
+        self.stages.append(_Stage(inner, to_full, self.known, cap))
 
 
 class Hierarchical(Method):
@@ -181,36 +150,32 @@ class Hierarchical(Method):
         self, base: Method, groups: Sequence[int], stage1_calls: int | None = None
     ) -> None:
         ids = np.asarray(groups, dtype=np.int64).reshape(-1)
-        if ids.size == 0 or ids.min() < 0:
-            raise ValueError("groups must be non-negative document indices, one per segment")
-        if set(np.unique(ids).tolist()) != set(range(int(ids.max()) + 1)):
-            raise ValueError("groups must number the documents 0..D-1 with none missing")
-        self.base = base
-        self.groups = ids
-        self.name = base.name
-        #: the document stage's calls (set by the run; document scores read those rows)
-        self.stage1_calls = stage1_calls
+        if ids.size == 0 or not np.array_equal(np.unique(ids), np.arange(ids.max() + 1)):
+            raise ValueError("groups must number the documents 0..D-1, one per segment")
+        self.base, self.groups, self.name = base, ids, base.name
+        self.stage1_calls = stage1_calls  # the document level's calls (set by the run)
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
         if n_segments != self.groups.size:
             raise ValueError(f"groups has {self.groups.size} entries for {n_segments} segments")
         return HierarchicalSampler(self, budget, rng)
 
-    def members(self) -> list[IntArray]:
+    def members(self) -> list[NDArray[np.int64]]:
         return [np.flatnonzero(self.groups == d) for d in range(int(self.groups.max()) + 1)]
 
     def document_scores(
         self, masks: Masks, rewards: FloatArray, seed: int = 0, *, design: bool = False
     ) -> FloatArray:
-        """The documents' scores from the subsets that keep or drop whole documents (with
-        the base's ``design_fit``, when it has one, for ``design=True``)."""
+        """The documents' scores from the subsets that keep or drop whole documents (for
+        ``design=True`` with ``auto``, the means of the CAMAB that steers its draws)."""
         first = np.array([m[0] for m in self.members()])
         whole = np.all(masks == masks[:, first][:, self.groups], axis=1)
         if self.stage1_calls is not None:
             whole[self.stage1_calls :] = False
         if not whole.any():
             return np.zeros(first.size)
-        fit = getattr(self.base, "design_fit", self.base.fit) if design else self.base.fit
+        base = self.base
+        fit = base.bandit().fit if design and isinstance(base, Auto) else base.fit
         return np.asarray(fit(masks[whole][:, first], rewards[whole], seed), dtype=float)
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
@@ -221,18 +186,12 @@ class Hierarchical(Method):
         scores = (self.document_scores(masks, rewards, seed) / sizes)[self.groups]
         first = np.array([m[0] for m in members])
         varies = np.any(masks != masks[:, first][:, self.groups], axis=0)
-        refined = np.unique(self.groups[varies])
-        if refined.size:
-            columns = np.flatnonzero(np.isin(self.groups, refined))
-            others = np.flatnonzero(~np.isin(self.groups, refined))
-            rows = masks[:, others].all(axis=1)
-            scores[columns] = self.base.fit(masks[rows][:, columns], rewards[rows], seed)
+        refined = np.isin(self.groups, np.unique(self.groups[varies]))
+        if refined.any():
+            rows = masks[:, ~refined].all(axis=1)
+            scores[refined] = self.base.fit(masks[rows][:, refined], rewards[rows], seed)
         return np.asarray(scores, dtype=float)
 
     def config(self) -> dict[str, Any]:
-        return {
-            **self.base.config(),
-            "hierarchical": True,
-            "groups": [int(g) for g in self.groups],
-            "stage1_calls": self.stage1_calls,
-        }
+        where = {"groups": self.groups.tolist(), "stage1_calls": self.stage1_calls}
+        return {**self.base.config(), "hierarchical": True, **where}

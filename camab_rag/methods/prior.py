@@ -14,10 +14,8 @@ from scipy.linalg import cho_factor, cho_solve
 from camab_rag.methods.base import FloatArray, Masks, Method, Sampler
 from camab_rag.methods.camab import Camab
 
-#: calls of the free model per answer (they cost nothing the user pays for)
-FREE_CALLS = 64
-#: candidate variances of the corrections ``d``, up to CAMAB's own prior variance
-TAU2_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+FREE_CALLS = 64  # calls of the free model per answer (they cost nothing the user pays for)
+TAU2_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)  # candidate variances of the corrections ``d``
 INTERCEPT_VARIANCE = 10.0
 AGREEMENT_VARIANCE = 1.0
 
